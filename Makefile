@@ -1,0 +1,43 @@
+# The two commands of the README: `make run` and `make test`. Both set up .venv when it is missing.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+EXAMPLE ?= resources/examples/refund_workflow.json
+
+.PHONY: run test lint typecheck contracts test-engine-headless test-suite bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/contextdeck gui $(EXAMPLE)
+
+test: $(STAMP) lint typecheck contracts test-engine-headless test-suite
+
+lint: $(STAMP)
+	$(BIN)/ruff check engine gui packaging tests benchmarks
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+contracts: $(STAMP)
+	PYTHONPATH=. $(BIN)/lint-imports
+
+# The engine's tests again, in an interpreter where importing Qt fails: the boundary is a checked fact.
+test-engine-headless: $(STAMP)
+	CONTEXTDECK_BLOCK_QT=1 $(BIN)/python -m pytest -q -p no:pytest-qt -W ignore::pytest.PytestConfigWarning tests/engine tests/cli
+
+test-suite: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
+
+bench: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(BIN)/python benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,39 @@
+"""Errors are data: small frozen exceptions that say what went wrong and where."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ExpressionError(ValueError):
+    """A malformed `†` expression; `position` is the 0-based offset of the problem in `expression`."""
+
+    expression: str
+    position: int
+    reason: str
+
+    def __str__(self) -> str:
+        caret = " " * self.position + "^"
+        return f"{self.reason} at position {self.position}\n  {self.expression}\n  {caret}"
+
+
+@dataclass(frozen=True)
+class DocumentError(ValueError):
+    """A document that cannot be loaded; names the file and, where known, line, column or message index."""
+
+    path: str
+    reason: str
+    line: int | None = None
+    column: int | None = None
+    message_index: int | None = None
+
+    def __str__(self) -> str:
+        where = self.path
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        if self.message_index is not None:
+            where += f": message {self.message_index}"
+        return f"{where}: {self.reason}"

@@ -1,0 +1,143 @@
+"""The `†` expression language of SPEC 3.
+
+    expr := alt ("||" alt)*     the first alternative that is found
+    alt  := ref ("&&" ref)*     all must be found; the value is the last one's
+    ref  := "†" kind ("." segment)*
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from ._errors import ExpressionError
+
+DAGGER = "†"
+_STOP = frozenset(".|&")
+
+
+@dataclass(frozen=True)
+class Reference:
+    """`†kind.seg.seg`: a kind and a path of segments; `start` is its offset in the source text."""
+
+    kind: str
+    path: tuple[str, ...]
+    start: int = 0
+
+    def __str__(self) -> str:
+        return DAGGER + ".".join((self.kind, *self.path))
+
+
+@dataclass(frozen=True)
+class Expression:
+    """Alternatives (`||`) of gates (`&&`) of references."""
+
+    source: str
+    alternatives: tuple[tuple[Reference, ...], ...]
+
+    @property
+    def references(self) -> tuple[Reference, ...]:
+        return tuple(ref for gate in self.alternatives for ref in gate)
+
+    def __str__(self) -> str:
+        return " || ".join(" && ".join(str(ref) for ref in gate) for gate in self.alternatives)
+
+
+def is_expression(value: Any) -> bool:
+    """A string that starts with `†` but not `††` (the escape of a literal dagger)."""
+    return isinstance(value, str) and value.startswith(DAGGER) and not value.startswith(DAGGER * 2)
+
+
+def unescape(value: str) -> str:
+    """`††text` is the literal `†text`."""
+    return value[1:] if value.startswith(DAGGER * 2) else value
+
+
+@lru_cache(maxsize=4096)
+def parse_expression(source: str) -> Expression:
+    """Parse `source`, or raise `ExpressionError` naming the position of the first problem."""
+    return _Parser(source).expression()
+
+
+class _Parser:
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.pos = 0
+
+    def fail(self, reason: str, position: int | None = None) -> ExpressionError:
+        return ExpressionError(self.source, self.pos if position is None else position, reason)
+
+    def skip_space(self) -> None:
+        while self.pos < len(self.source) and self.source[self.pos].isspace():
+            self.pos += 1
+
+    def operator(self) -> str | None:
+        """Consume `||` or `&&` if next; refuse any other run of `|` or `&`."""
+        self.skip_space()
+        rest = self.source[self.pos :]
+        for op in ("||", "&&"):
+            if rest.startswith(op):
+                if rest[2:3] in ("|", "&"):
+                    raise self.fail(f"unexpected {rest[2]!r} after {op!r}", self.pos + 2)
+                self.pos += 2
+                return op
+        if rest[:1] in ("|", "&"):
+            raise self.fail(f"expected '{rest[0] * 2}', found a single {rest[0]!r}")
+        return None
+
+    def expression(self) -> Expression:
+        alternatives: list[tuple[Reference, ...]] = []
+        gate = [self.reference()]
+        while True:
+            op = self.operator()
+            if op is None:
+                break
+            if op == "||":
+                alternatives.append(tuple(gate))
+                gate = []
+            gate.append(self.reference())
+        alternatives.append(tuple(gate))
+        self.skip_space()
+        if self.pos != len(self.source):
+            raise self.fail(f"unexpected {self.source[self.pos]!r}")
+        return Expression(self.source, tuple(alternatives))
+
+    def reference(self) -> Reference:
+        self.skip_space()
+        start = self.pos
+        if self.pos >= len(self.source):
+            raise self.fail("expected a reference starting with '†', found the end")
+        if self.source[self.pos] != DAGGER:
+            raise self.fail(f"expected a reference starting with '†', found {self.source[self.pos]!r}")
+        self.pos += 1
+        kind = self.segment("a kind after '†'")
+        path: list[str] = []
+        while self.pos < len(self.source) and self.source[self.pos] == ".":
+            self.pos += 1
+            path.append(self.segment("a path segment after '.'"))
+        return Reference(kind, tuple(path), start)
+
+    def segment(self, what: str) -> str:
+        start = self.pos
+        source = self.source
+        while self.pos < len(source) and source[self.pos] not in _STOP and not source[self.pos].isspace():
+            self.pos += 1
+        if self.pos == start:
+            found = repr(source[self.pos]) if self.pos < len(source) else "the end"
+            raise self.fail(f"expected {what}, found {found}")
+        return source[start : self.pos]
+
+
+def find_expressions(value: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    """Every expression string in nested call parameters, with where it sits."""
+    if isinstance(value, str):
+        if is_expression(value):
+            yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from find_expressions(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from find_expressions(item, (*path, index))

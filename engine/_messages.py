@@ -1,0 +1,178 @@
+"""What a message is (SPEC 2): its form, its identity, and the write it makes to its kind."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from ._errors import ExpressionError
+from ._expressions import parse_expression
+
+AUDIT_KEYS = ("_call", "_date", "_outputMethod", "_outputPath")
+METHODS = ("set", "merge", "assign", "push", "concat")
+_NOT_PAYLOAD = frozenset(("type", "schema", "description"))
+
+Path = tuple[str, ...]
+
+
+class Form(StrEnum):
+    TEXT = "text"
+    DATA = "data"
+    TOOL = "tool"
+    PLAN = "plan"
+
+
+class _Missing:
+    """The value of a path that is not there (distinct from JSON null)."""
+
+    _instance: _Missing | None = None
+
+    def __new__(cls) -> _Missing:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+MISSING: Any = _Missing()
+
+
+@dataclass(frozen=True)
+class Write:
+    """How one data message changes the value of its identity: `method` at `path` with `value`.
+
+    `problem` is set when the message's output path cannot be used; the write is then skipped.
+    """
+
+    path: Path
+    method: str
+    value: Any
+    problem: str | None = None
+
+
+@dataclass(frozen=True)
+class MessageInfo:
+    """The parsed view of one raw message; the raw dict stays the document's own."""
+
+    form: Form
+    kind: str | None = None
+    instance: str | None = None
+    write: Write | None = None
+
+    @property
+    def identity(self) -> tuple[str, str | None] | None:
+        return None if self.kind is None else (self.kind, self.instance)
+
+
+def payload_of(message: dict[str, Any]) -> Any:
+    """The data a data message carries (SPEC 2's shorthand rules)."""
+    kind = message.get("type")
+    if kind == "data":
+        if "data" in message:
+            return message["data"]
+        return {k: v for k, v in message.items() if k not in _NOT_PAYLOAD and k != "kind" and k[:1] != "_"}
+    if isinstance(kind, str) and kind in message:
+        return message[kind]
+    if "data" in message:
+        return message["data"]
+    return {k: v for k, v in message.items() if k not in _NOT_PAYLOAD and k[:1] != "_"}
+
+
+def payload_key(message: dict[str, Any]) -> str | None:
+    """The key that holds the payload, or None when the payload is the loose keys."""
+    kind = message.get("type")
+    if kind != "data" and isinstance(kind, str) and kind in message:
+        return kind
+    return "data" if "data" in message else None
+
+
+def kind_of(message: dict[str, Any]) -> str | None:
+    """The kind of a data message, None for text, tool and plan messages."""
+    kind = message.get("type")
+    if kind in ("text", "tool", "plan"):
+        return None
+    if kind == "data":
+        declared = message.get("kind", "data")
+        return declared if isinstance(declared, str) else "data"
+    return kind if isinstance(kind, str) else None
+
+
+def get_path(value: Any, path: Path) -> Any:
+    """The value at `path`, or MISSING. Numeric segments index arrays; a null value is found."""
+    for segment in path:
+        if isinstance(value, dict):
+            value = value.get(segment, MISSING)
+            if value is MISSING:
+                return MISSING
+        elif isinstance(value, list) and segment.isdigit() and int(segment) < len(value):
+            value = value[int(segment)]
+        else:
+            return MISSING
+    return value
+
+
+def _destination_path(message: dict[str, Any], kind: str, payload: Any) -> tuple[Path | None, str | None]:
+    """The one concrete path an output message wrote (SPEC 4.4), or a reason it has none."""
+    explicit = message.get("_outputPath")
+    if explicit is not None:
+        if not isinstance(explicit, str):
+            return None, "_outputPath is not a string"
+        try:
+            expression = parse_expression(explicit)
+        except ExpressionError as error:
+            return None, f"_outputPath: {error.reason} at position {error.position}"
+        refs = expression.references
+        if len(refs) != 1:
+            return None, "_outputPath of an output message must name one destination"
+        return refs[0].path, None
+    call = message.get("_call")
+    declared = call.get("_outputPath") if isinstance(call, dict) else None
+    if not isinstance(declared, str):
+        return None, None
+    try:
+        expression = parse_expression(declared)
+    except ExpressionError as error:
+        return None, f"_call._outputPath: {error.reason} at position {error.position}"
+    for ref in expression.references:
+        if ref.kind == kind and get_path(payload, ref.path) is not MISSING:
+            return ref.path, None
+    return None, f"no destination of {declared!r} is present in the data"
+
+
+def write_of(message: dict[str, Any], kind: str) -> Write:
+    """The write a data message makes. Without an output path it is a deep merge at the root."""
+    payload = payload_of(message)
+    method = message.get("_outputMethod")
+    if method is not None and method not in METHODS:
+        return Write((), "merge", payload, f"unknown _outputMethod {method!r}")
+    is_output = "_outputPath" in message or "_call" in message
+    path, problem = _destination_path(message, kind, payload) if is_output else (None, None)
+    if problem is not None:
+        return Write((), method or "set", payload, problem)
+    if path is None:
+        return Write((), method or "merge", payload)
+    value = get_path(payload, path)
+    if value is MISSING:
+        return Write(path, method or "set", payload, f"the data holds no value at {'.'.join(path)}")
+    return Write(path, method or "set", value)
+
+
+def classify(message: dict[str, Any]) -> MessageInfo:
+    """Parse one raw message. Never raises: problems travel inside the write."""
+    kind_name = message.get("type")
+    if kind_name == "text":
+        return MessageInfo(Form.TEXT)
+    if kind_name == "tool":
+        return MessageInfo(Form.TOOL)
+    if kind_name == "plan":
+        return MessageInfo(Form.PLAN)
+    kind = kind_of(message)
+    assert kind is not None
+    instance = message.get("_instance")
+    return MessageInfo(Form.DATA, kind, None if instance is None else str(instance), write_of(message, kind))

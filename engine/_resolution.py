@@ -1,0 +1,71 @@
+"""What a resolution returns (SPEC 4.8): found or not, the value, where it came from, what went wrong."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Indices(tuple[int, ...]):
+    """Message indices in ascending order; compares equal to a list of the same indices too."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, list):
+            return list(self) == other
+        return tuple.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = tuple.__hash__
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """A problem found while folding: which message, which path, and why."""
+
+    message_index: int | None
+    path: str
+    reason: str
+    severity: str = "error"
+
+    def __str__(self) -> str:
+        where = f"message {self.message_index}: " if self.message_index is not None else ""
+        return f"{where}{self.path}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """The result of resolving an expression: `value` is None when not `found`.
+
+    `missing` names, for each alternative that was not found, its first reference that was not found.
+    """
+
+    expression: str
+    found: bool
+    value: Any = None
+    sources: Indices = field(default_factory=Indices)
+    diagnostics: tuple[Diagnostic, ...] = ()
+    missing: tuple[str, ...] = ()
+
+    def same_result(self, other: Resolution | None) -> bool:
+        """Whether a watcher would see a change: found, value or sources differ."""
+        return (
+            other is not None
+            and self.found == other.found
+            and self.sources == other.sources
+            and _same_json(self.value, other.value)
+        )
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    # JSON equality: 1 == 1.0 but True != 1, and key order does not matter.
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same_json(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same_json(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and a == b if not isinstance(a, int | float) else a == b

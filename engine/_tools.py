@@ -1,0 +1,61 @@
+"""Tool definitions from tool messages (SPEC 2, 6.1): the latest definition of a name wins."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ._context import Context
+from ._messages import Form
+
+
+@dataclass(frozen=True)
+class ToolDefinition:
+    """A tool's name, its JSON Schema, and the message that defined it (None when from code)."""
+
+    name: str
+    schema: dict[str, Any]
+    message_index: int | None = None
+
+
+def tools_in(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The (name, schema) pairs one tool message defines."""
+    body = message.get("tool")
+    if isinstance(body, dict):
+        name = _const_name(body)
+        if name is not None:
+            return [(name, body)]
+        return [(key, schema) for key, schema in body.items() if isinstance(schema, dict)]
+    if isinstance(body, list):
+        return [(name, schema) for schema in body if isinstance(schema, dict) and (name := _const_name(schema))]
+    name = _const_name(message)
+    return [(name, message)] if name is not None else []
+
+
+def _const_name(schema: dict[str, Any]) -> str | None:
+    properties = schema.get("properties")
+    tool = properties.get("_tool") if isinstance(properties, dict) else None
+    name = tool.get("const") if isinstance(tool, dict) else None
+    return name if isinstance(name, str) else None
+
+
+def tool_definitions(context: Context, at: int | None = None) -> dict[str, ToolDefinition]:
+    """Every tool the context defines, as of the first `at` messages; later definitions win."""
+    limit = len(context) if at is None else at
+    found: dict[str, ToolDefinition] = {}
+    for index in range(limit):
+        if context.info(index).form is Form.TOOL:
+            for name, schema in tools_in(context[index]):
+                found[name] = ToolDefinition(name, schema, index)
+    return found
+
+
+def pending_calls(context: Context, solution: Any = None) -> tuple[list[Any], int | None]:
+    """The calls to run: the solution's `calls`, else the last plan message's (with its index)."""
+    if isinstance(solution, dict) and isinstance(solution.get("calls"), list):
+        return list(solution["calls"]), None
+    for index in range(len(context) - 1, -1, -1):
+        if context.info(index).form is Form.PLAN:
+            plan = context[index].get("plan")
+            return (list(plan) if isinstance(plan, list) else []), index
+    return [], None

@@ -1,0 +1,3 @@
+from contextdeck._cli import main
+
+raise SystemExit(main())
