@@ -5,6 +5,7 @@ Never imports Qt: the GUI and the command line stand on this package, not the ot
 
 from ._context import Context, Watch
 from ._document import Document, Shape, load_document, parse_document, write_atomically
+from ._edits import Edit, Insert, Move, Remove, Replace
 from ._errors import DocumentError, ExpressionError
 from ._expressions import Expression, Reference, find_expressions, is_expression, parse_expression, unescape
 from ._messages import AUDIT_KEYS, MISSING, Form, MessageInfo, Write, classify, get_path, kind_of, payload_of
@@ -21,13 +22,18 @@ __all__ = [
     "Diagnostic",
     "Document",
     "DocumentError",
+    "Edit",
     "Expression",
     "ExpressionError",
     "Form",
     "Indices",
+    "Insert",
     "LLMMessage",
     "MessageInfo",
+    "Move",
     "Reference",
+    "Remove",
+    "Replace",
     "Resolution",
     "Shape",
     "ToolDefinition",

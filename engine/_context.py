@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from psygnal import Signal
 
+from ._edits import Edit
 from ._expressions import Expression, Reference, parse_expression
 from ._fold import PathValue, fold
 from ._messages import MessageInfo, Write, classify
@@ -61,10 +63,13 @@ class Context:
     def __init__(self, messages: Iterable[Message] = ()) -> None:
         self._messages: list[Message] = []
         self._infos: list[MessageInfo] = []
+        self._ids: list[int] = []
+        self._next_id = itertools.count(1)
         self._watches: list[Watch] = []
         for message in messages:
             self._messages.append(_checked(message, len(self._messages)))
             self._infos.append(classify(message))
+            self._ids.append(next(self._next_id))
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -83,19 +88,37 @@ class Context:
         """The parsed view of message `index`: form, kind, instance and write."""
         return self._infos[index]
 
+    def id_at(self, index: int) -> int:
+        """The stable id of the message at `index`: it survives replace, move and other edits."""
+        return self._ids[index]
+
+    def index_of(self, message_id: int) -> int:
+        """Where the message with `message_id` is now; raises KeyError when it was removed."""
+        try:
+            return self._ids.index(message_id)
+        except ValueError:
+            raise KeyError(message_id) from None
+
     # -- editing -------------------------------------------------------------------------------
+
+    def apply(self, edit: Edit) -> Edit:
+        """Apply an edit command; returns the edit that undoes it."""
+        return edit.apply(self)
 
     def append(self, message: Message) -> None:
         self.insert(len(self._messages), message)
 
-    def insert(self, index: int, message: Message) -> None:
+    def insert(self, index: int, message: Message) -> int:
+        """Insert as `list.insert` does; returns the index the message now has."""
         index = _clamp(index, len(self._messages))
         message = _checked(message, index)
         self.inserting.emit(index)
         self._messages.insert(index, message)
         self._infos.insert(index, classify(message))
+        self._ids.insert(index, next(self._next_id))
         self.inserted.emit(index)
         self._changed()
+        return index
 
     def replace(self, index: int, message: Message) -> None:
         index = self._valid(index)
@@ -111,6 +134,7 @@ class Context:
         self.removing.emit(index)
         message = self._messages.pop(index)
         del self._infos[index]
+        del self._ids[index]
         self.removed.emit(index)
         self._changed()
         return message
@@ -123,6 +147,7 @@ class Context:
         self.moving.emit(src, dst)
         self._messages.insert(dst, self._messages.pop(src))
         self._infos.insert(dst, self._infos.pop(src))
+        self._ids.insert(dst, self._ids.pop(src))
         self.moved.emit(src, dst)
         self._changed()
 

@@ -6,9 +6,10 @@ import os
 import sys
 from pathlib import Path
 
-from contextdeck.engine import Context, DocumentError, load_document
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtWidgets import QApplication, QMainWindow, QTableView
+
+from contextdeck.engine import Context, DocumentError, load_document
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "resources" / "examples"
 

@@ -1,0 +1,69 @@
+"""Edits as data: each is a small frozen command; applying one to a context returns its inverse.
+
+The GUI wraps these in QUndoCommands; impact previews and tests use them without Qt.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._context import Context
+
+
+@dataclass(frozen=True)
+class Insert:
+    """Insert `message` so that it is at `index`."""
+
+    index: int
+    message: dict[str, Any]
+
+    def apply(self, context: Context) -> Edit:
+        return Remove(context.insert(self.index, self.message))
+
+
+@dataclass(frozen=True)
+class Remove:
+    """Remove the message at `index`."""
+
+    index: int
+
+    def apply(self, context: Context) -> Edit:
+        index = _absolute(self.index, context)
+        return Insert(index, context.remove(index))
+
+
+@dataclass(frozen=True)
+class Replace:
+    """Replace the message at `index` with `message`."""
+
+    index: int
+    message: dict[str, Any]
+
+    def apply(self, context: Context) -> Edit:
+        index = _absolute(self.index, context)
+        previous = context[index]
+        context.replace(index, self.message)
+        return Replace(index, previous)
+
+
+@dataclass(frozen=True)
+class Move:
+    """Move the message at `src` so that it is afterwards at `dst`."""
+
+    src: int
+    dst: int
+
+    def apply(self, context: Context) -> Edit:
+        src, dst = _absolute(self.src, context), _absolute(self.dst, context)
+        context.move(src, dst)
+        return Move(dst, src)
+
+
+Edit = Insert | Remove | Replace | Move
+
+
+def _absolute(index: int, context: Context) -> int:
+    # Negative indices count from the end, as in a list; the inverse must name the real position.
+    return index + len(context) if index < 0 else index
