@@ -21,7 +21,7 @@ run: $(STAMP)
 test: $(STAMP) lint typecheck contracts test-engine-headless test-suite
 
 lint: $(STAMP)
-	$(BIN)/ruff check engine gui packaging tests benchmarks
+	$(BIN)/ruff check .
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
