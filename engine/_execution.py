@@ -180,6 +180,10 @@ class Execution:
                 self._fail(index, [Problem("cycle", text)])
         self._refresh()
 
+    def describe_cycle(self, cycle: tuple[int, ...]) -> str:
+        """A refused cycle in words: its calls and the paths that link them."""
+        return self._graph.describe_cycle(cycle, self.plans)
+
     def _literal_problems(self, plan: CallPlan) -> list[Problem]:
         """Parameters without references are checked before anything runs (SPEC 6.7)."""
         if plan.tool is None or any(True for _ in find_expressions(parameters_of(plan.call))):
