@@ -58,7 +58,8 @@ def test_unknown_tool_is_latent_not_an_error() -> None:
 def test_tool_naming_an_unloaded_activity_is_a_structural_error() -> None:
     """A document cannot run code: `_activity` naming nothing loaded fails the call, nothing runs."""
     context, execution, _ = execute([tool("t", _activity="os.system")], [{"_tool": "t", "_output": 1}])
-    assert errors(context) == [{"type": "activity", "message": "the tool names activity 'os.system', which is not loaded"}]
+    message = "the tool names activity 'os.system', which is not loaded"
+    assert errors(context) == [{"type": "activity", "message": message}]
     assert execution.state(0).status is Status.FAILED
 
 
@@ -124,11 +125,12 @@ def test_bad_expression_in_parameters_is_structural() -> None:
     """A malformed reference fails its call before anything runs, naming where and the position."""
     ran = []
     calls = [{"_tool": "t", "x": "†state..a"}, {"_tool": "u", "_outputPath": "†state.u"}]
-    context, execution, _ = execute([], calls, registry(t=lambda *a: ran.append("t"), u=lambda *a: ran.append("u")))
+    context, _execution, _ = execute([], calls, registry(t=lambda *a: ran.append("t"), u=lambda *a: ran.append("u")))
     assert ran == ["u"]
     error = errors(context)[0]
     assert error["type"] == "expression"
-    assert error["message"].startswith("$.x:") and "position" in error["message"]
+    assert error["message"].startswith("$.x:")
+    assert "position" in error["message"]
 
 
 def test_bad_output_path_expression_is_structural() -> None:
@@ -226,7 +228,7 @@ def test_hanging_sync_activity_never_blocks_the_tick() -> None:
         return "too late"
 
     try:
-        context, execution, _ = execute([], [{"_tool": "stuck", "_outputPath": "†state.a"}],
+        context, _execution, _ = execute([], [{"_tool": "stuck", "_outputPath": "†state.a"}],
                                         registry(stuck=stuck), timeout=0.05)
     finally:
         gate.set()
@@ -254,4 +256,5 @@ def test_sync_activity_runs_off_the_event_loop_thread() -> None:
         return 1
 
     execute([], [{"_tool": "where", "_outputPath": "†state.a"}], registry(where=where))
-    assert threads and threads[0] is not threading.main_thread()
+    assert threads
+    assert threads[0] is not threading.main_thread()

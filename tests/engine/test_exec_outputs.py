@@ -67,7 +67,8 @@ def test_call_is_recorded_as_written_with_references_unresolved() -> None:
 
 def test_fan_out_writes_the_same_value_to_each_destination() -> None:
     """`a && b` (generateSummary) appends one message per destination, both holding the value."""
-    call = {"_tool": "generateSummary", "text": "Long body", "_outputPath": "†state.user.summary && †state.audit.summary"}
+    call = {"_tool": "generateSummary", "text": "Long body",
+            "_outputPath": "†state.user.summary && †state.audit.summary"}
     context, _, _ = execute([], [call], registry(generateSummary=lambda c, t, x: "short"))
     assert [m["_outputPath"] for m in context.messages] == ["†state.user.summary", "†state.audit.summary"]
     assert context.resolve("†state.user.summary").value == "short"
@@ -75,7 +76,8 @@ def test_fan_out_writes_the_same_value_to_each_destination() -> None:
     assert context[0]["data"] == {"user": {"summary": "short"}}
 
 
-VERIFY = {"_tool": "verifyUser", "userId": "perfect-stranger", "_outputPath": "†state.user.verified || †state.user.failed"}
+VERIFY = {"_tool": "verifyUser", "userId": "perfect-stranger",
+          "_outputPath": "†state.user.verified || †state.user.failed"}
 
 
 def test_branch_plain_value_goes_to_the_first_alternative() -> None:
@@ -158,7 +160,8 @@ def test_latent_call_without_output_path_is_an_ephemeral_thought() -> None:
 
 def test_every_date_comes_from_the_clock() -> None:
     """`_date` on outputs and errors is what the injected clock says."""
-    calls = [{"_tool": "a", "_outputPath": "†state.a", "_output": 1}, {"_tool": "b", "_outputPath": "†state.", "_output": 1}]
+    calls = [{"_tool": "a", "_outputPath": "†state.a", "_output": 1},
+             {"_tool": "b", "_outputPath": "†state.", "_output": 1}]
     context, _, _ = execute([], calls)
     assert {m["_date"] for m in context.messages} == {NOW}
     assert [m["type"] for m in context.messages] == ["data", "error"]

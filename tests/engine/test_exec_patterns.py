@@ -191,7 +191,7 @@ def test_fire_and_forget_failure_is_recorded_not_appended() -> None:
 def test_fire_and_forget_with_a_tiny_timeout_is_recorded_as_timed_out() -> None:
     """The per-activity timeout applies to fire-and-forget runs too."""
     record = []
-    context, execution = plan_execution([{"_tool": "slow"}], registry(slow=slow_recorder(record)), timeout=0.05)
+    _context, execution = plan_execution([{"_tool": "slow"}], registry(slow=slow_recorder(record)), timeout=0.05)
 
     async def scenario():
         await execution.run()

@@ -28,7 +28,7 @@ def greet(call, tool, context):
 
 def test_call_reading_a_missing_path_is_blocked_and_reported_with_it() -> None:
     """greetUser without an input waits: the report names the call once with the path it waits for."""
-    context, execution = make([], [GREET], registry(greetUser=greet))
+    _context, execution = make([], [GREET], registry(greetUser=greet))
     report = asyncio.run(execution.run())
     assert report.blocked == ((0, ("†input.userName",)),)
     assert report.ran == ()
@@ -49,7 +49,7 @@ def test_blocked_call_runs_once_its_path_appears() -> None:
 def test_each_call_runs_at_most_once() -> None:
     """A second tick runs nothing that already ran."""
     count = []
-    context, execution = make([], [{"_tool": "t", "_outputPath": "†state.a"}], registry(t=lambda *a: count.append(1)))
+    _context, execution = make([], [{"_tool": "t", "_outputPath": "†state.a"}], registry(t=lambda *a: count.append(1)))
     asyncio.run(execution.run())
     report = asyncio.run(execution.run())
     assert (count, report.ran) == ([1], ())
@@ -57,13 +57,14 @@ def test_each_call_runs_at_most_once() -> None:
 
 def test_output_path_is_never_a_read() -> None:
     """A destination that does not exist yet does not block its call."""
-    context, execution = make([], [{"_tool": "t", "_outputPath": "†state.deep.new", "_output": 1}])
+    _context, execution = make([], [{"_tool": "t", "_outputPath": "†state.deep.new", "_output": 1}])
     assert execution.ready() == [0]
 
 
 def test_found_alternative_is_enough_and_null_is_found() -> None:
     """`†a || †b` is ready when one is found; a null value counts as found."""
-    calls = [{"_tool": "t", "x": "†input.nope || †state.nothing", "_outputPath": "†state.r", "_output": "†state.nothing"}]
+    calls = [{"_tool": "t", "x": "†input.nope || †state.nothing", "_outputPath": "†state.r",
+              "_output": "†state.nothing"}]
     context, execution = make([{"type": "state", "data": {"nothing": None}}], calls)
     asyncio.run(execution.run())
     assert context.resolve("†state.r").found
@@ -89,7 +90,7 @@ def test_reader_waits_for_its_writer_even_when_the_old_value_exists() -> None:
 
     calls = [{"_tool": "check", "order": "†state.order", "_outputPath": "†state.eligibility"},
              {"_tool": "lookup", "_outputPath": "†state.order", "_output": {"id": "A"}}]
-    context, execution = make([{"type": "state", "data": {"order": None}}], calls, registry(check=check))
+    _context, execution = make([{"type": "state", "data": {"order": None}}], calls, registry(check=check))
     assert execution.state(0).waiting_for == ("†state.order",)
     asyncio.run(execution.run())
     assert seen == [{"id": "A"}]
@@ -102,7 +103,7 @@ def test_reader_of_a_failed_writer_stays_blocked() -> None:
 
     calls = [{"_tool": "lookup", "_outputPath": "†state.order"},
              {"_tool": "check", "order": "†state.order", "_outputPath": "†state.ok", "_output": 1}]
-    context, execution = make([{"type": "state", "data": {"order": None}}], calls, registry(lookup=boom))
+    _context, execution = make([{"type": "state", "data": {"order": None}}], calls, registry(lookup=boom))
     report = asyncio.run(execution.run())
     assert report.blocked == ((1, ("†state.order",)),)
 
@@ -133,7 +134,8 @@ def test_approvals_path_makes_a_call_awaiting_approval() -> None:
     context, execution = make([], calls)
     report = asyncio.run(execution.run())
     assert report.awaiting_approval == ((0, ("†state.approvals.refund",)),)
-    assert report.blocked == () and report.errors == ()
+    assert report.blocked == ()
+    assert report.errors == ()
     assert execution.state(0).status is Status.AWAITING_APPROVAL
     context.append({"type": "state", "data": {"approvals": {"refund": "manager"}}})
     asyncio.run(execution.run())
@@ -142,7 +144,7 @@ def test_approvals_path_makes_a_call_awaiting_approval() -> None:
 
 def test_approvals_prefix_must_be_a_whole_segment() -> None:
     """†state.approvalsLog is an ordinary blocked path."""
-    context, execution = make([], [{"_tool": "t", "x": "†state.approvalsLog"}])
+    _context, execution = make([], [{"_tool": "t", "x": "†state.approvalsLog"}])
     assert execution.state(0).status is Status.BLOCKED
 
 
@@ -175,7 +177,7 @@ def test_activity_context_is_limited_by_scopes_and_instance() -> None:
     ]
     calls = [{"_tool": "t", "_instance": "①", "_scopes": ["state"], "_outputPath": "†state.r"},
              {"_tool": "t", "_outputPath": "†state.s"}]
-    make_ctx, execution = make(messages, calls, registry(t=lambda call, tool, ctx: seen.append(ctx) or 1))
+    _make_ctx, execution = make(messages, calls, registry(t=lambda call, tool, ctx: seen.append(ctx) or 1))
     asyncio.run(execution.run())
     assert seen[0] == [messages[0], messages[1]]
     assert seen[1] == []
@@ -192,7 +194,8 @@ def test_cycle_is_refused_before_anything_runs() -> None:
     assert report.ran == ()
     cycle_errors = [m["data"]["error"] for m in context.messages if m["type"] == "error"]
     assert [e["type"] for e in cycle_errors] == ["cycle", "cycle"]
-    assert "call 0 (x)" in cycle_errors[0]["message"] and "call 1 (y)" in cycle_errors[0]["message"]
+    assert "call 0 (x)" in cycle_errors[0]["message"]
+    assert "call 1 (y)" in cycle_errors[0]["message"]
     assert "†state.a" in cycle_errors[0]["message"]
     assert not context.resolve("†state.c").found
 
@@ -201,7 +204,7 @@ def test_cycle_through_a_parent_path_is_found() -> None:
     """Writing †state.a.b feeds a reader of †state.a (a parent), closing the loop."""
     calls = [{"_tool": "x", "v": "†state.c", "_outputPath": "†state.a.b"},
              {"_tool": "y", "v": "†state.a", "_outputPath": "†state.c.d"}]
-    context, execution = make([], calls)
+    _context, execution = make([], calls)
     assert execution.refused == ((0, 1),)
 
 
@@ -217,7 +220,7 @@ def test_different_instances_do_not_feed_each_other() -> None:
     """Calls of instances ① and ② reading and writing the same path are not a cycle."""
     calls = [{"_tool": "x", "_instance": "①", "v": "†state.a", "_outputPath": "†state.b", "_output": 1},
              {"_tool": "y", "_instance": "②", "v": "†state.b", "_outputPath": "†state.a", "_output": 1}]
-    context, execution = make([{"type": "state", "data": {"a": 0, "b": 0}}], calls)
+    _context, execution = make([{"type": "state", "data": {"a": 0, "b": 0}}], calls)
     assert execution.refused == ()
 
 
@@ -262,7 +265,8 @@ def test_solution_calls_win_over_the_plan_message() -> None:
     plan = {"type": "plan", "plan": [{"_tool": "p", "_outputPath": "†state.p", "_output": 1}]}
     context, execution = make([plan], [{"_tool": "s", "_outputPath": "†state.s", "_output": 1}])
     asyncio.run(execution.run())
-    assert context.resolve("†state.s").found and not context.resolve("†state.p").found
+    assert context.resolve("†state.s").found
+    assert not context.resolve("†state.p").found
 
 
 def test_delegate_paths_are_never_opened(tmp_path, monkeypatch) -> None:

@@ -75,7 +75,7 @@ def test_tick_finished_signal_carries_the_report() -> None:
 
 def test_breakpoint_by_tool_name_stops_before_the_call() -> None:
     """run() stops before a call of a breakpoint tool, and continuing runs it."""
-    context, execution = make(breakpoints={"b"})
+    _context, execution = make(breakpoints={"b"})
     report = asyncio.run(execution.run())
     assert (report.stopped_at, execution.state(1).status) == (1, Status.READY)
     assert execution.state(0).status is Status.DONE
@@ -109,7 +109,7 @@ def test_async_approval_hook_is_awaited() -> None:
     async def hook(state):
         return reject("not now") if state.index == 1 else approve()
 
-    context, execution = make(approver=hook)
+    _context, execution = make(approver=hook)
     asyncio.run(execution.run())
     assert execution.state(1).error == {"type": "rejected", "message": "not now"}
 
@@ -200,7 +200,7 @@ def test_reset_after_restoring_the_context_runs_again() -> None:
 
 def test_two_executions_share_no_state() -> None:
     """A second execution over a copy of the messages is independent of the first."""
-    one, first = make()
+    _one, first = make()
     two, second = make()
     asyncio.run(first.run())
     assert len(two) == 0
