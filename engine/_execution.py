@@ -150,12 +150,19 @@ class Execution:
         self._tasks: dict[int, asyncio.Future[Any]] = {}
         self._background: dict[int, asyncio.Future[Any]] = {}
         self._ticking = False
+        self._generation = 0
         self.reset()
 
     # -- set-up --------------------------------------------------------------------------------
 
     def reset(self) -> None:
-        """Forget every run and read the calls again (restore the context first to start over)."""
+        """Forget every run and read the calls again (restore the context first to start over).
+
+        Refused during a tick: `cancel()` and let the tick end first.
+        """
+        if self._ticking:
+            raise RuntimeError("cannot reset during a tick: cancel() it and let it end first")
+        self._generation += 1  # fire-and-forget runs of the old generation no longer report
         for task in {*self._tasks.values(), *self._background.values()}:
             task.cancel()
         self._tasks, self._background = {}, {}
@@ -413,17 +420,21 @@ class Execution:
             return
         self._set(plan.index, status=Status.FIRE_AND_FORGET, waiting_for=())
 
+        generation = self._generation
+
         async def background() -> None:
+            changes: dict[str, Any] = {"finished": True}
             try:
-                result = await invoke(plan, resolved, self.context, self.timeout)
-                self._set(plan.index, result=result, finished=True)
+                changes["result"] = await invoke(plan, resolved, self.context, self.timeout)
             except asyncio.CancelledError:
-                self._set(plan.index, error={"type": "cancelled", "message": "cancelled"}, finished=True)
+                changes["error"] = {"type": "cancelled", "message": "cancelled"}
             except Exception as error:
-                outcome = failure(plan, error, self.timeout)
-                assert outcome.error is not None
-                self._set(plan.index, error=dict(zip(("type", "message"), outcome.error, strict=True)), finished=True)
+                kind, text = failure(plan, error, self.timeout).error or ("error", "")
+                changes["error"] = {"type": kind, "message": text}
+            if generation != self._generation:
+                return  # reset meanwhile: this run belongs to a run that no longer exists
             self._background.pop(plan.index, None)
+            self._set(plan.index, **changes)
             self.background_finished.emit(self._states[plan.index])
 
         self._background[plan.index] = asyncio.ensure_future(background())

@@ -126,5 +126,5 @@ class Graph:
         members = set(cycle)
         links = [f"call {writer} feeds call {reader} through {', '.join(paths)}"
                  for reader in cycle for writer, paths in sorted(self.feeders[reader].items()) if writer in members]
-        names = ", ".join(plans[i].label for i in cycle)
-        return f"the calls {names} form a cycle: " + "; ".join(links)
+        names = ", ".join(f"{i} ({plans[i].tool_name or '?'})" for i in cycle)
+        return f"calls {names} form a cycle: " + "; ".join(links)

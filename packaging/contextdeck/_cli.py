@@ -115,7 +115,7 @@ def _report(execution: Execution, ran: int) -> None:
     for state in execution.states:
         label = execution.plans[state.index].label
         waits = ", ".join(state.waiting_for)
-        if state.status is Status.FAILED and state.error is not None:
+        if state.status is Status.FAILED and state.error is not None and state.error["type"] != "cycle":
             say(f"{label} failed: {state.error['type']}: {state.error['message']}")
         elif state.status is Status.FIRE_AND_FORGET and state.error is not None:
             say(f"{label} (fire-and-forget) failed: {state.error['type']}: {state.error['message']}")
