@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, replace
-from enum import StrEnum
+from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from psygnal import Signal
@@ -34,76 +33,8 @@ from ._outputs import Clock, OutputError, check_json, error_message, utc_now
 from ._patterns import Settle, run_pattern
 from ._plan import Graph, Unit, feeds, flatten
 from ._running import Outcome, conclude, failure, invoke, perform, prepare
+from ._status import OPEN, SETTLED, Approver, CallState, Decision, Status, TickReport
 from ._tools import merged_tools, pending_calls
-
-
-class Status(StrEnum):
-    PENDING = "pending"
-    READY = "ready"
-    BLOCKED = "blocked"
-    AWAITING_APPROVAL = "awaiting approval"
-    WAITING_FOR_OUTPUT = "waiting for output"
-    RUNNING = "running"
-    DONE = "done"
-    FAILED = "failed"
-    FIRE_AND_FORGET = "fire-and-forget"
-    CANCELLED = "cancelled"
-
-
-SETTLED = frozenset({Status.DONE, Status.FAILED, Status.FIRE_AND_FORGET, Status.CANCELLED})
-_OPEN = frozenset({Status.PENDING, Status.READY, Status.BLOCKED, Status.AWAITING_APPROVAL,
-                   Status.WAITING_FOR_OUTPUT})
-
-
-@dataclass(frozen=True)
-class CallState:
-    """Where one call stands: `waiting_for` names the paths of a blocked call; `outputs` are message ids."""
-
-    index: int
-    call: Any
-    status: Status = Status.PENDING
-    waiting_for: tuple[str, ...] = ()
-    error: dict[str, str] | None = None
-    outputs: tuple[int, ...] = ()
-    result: Any = None
-    finished: bool = False  # a fire-and-forget run has ended (with `result` or `error`)
-
-
-@dataclass(frozen=True)
-class Decision:
-    """What the approval hook says about a call: approve, reject (with a reason) or edit (with the new call)."""
-
-    action: str
-    reason: str = ""
-    call: Any = None
-
-
-def approve() -> Decision:
-    return Decision("approve")
-
-
-def reject(reason: str = "rejected by the approval hook") -> Decision:
-    return Decision("reject", reason)
-
-
-def edit(call: Any) -> Decision:
-    return Decision("edit", call=call)
-
-
-Approver = Callable[[CallState], "Decision | Awaitable[Decision]"]
-
-
-@dataclass(frozen=True)
-class TickReport:
-    """What a tick (or a step) did and left: calls started, blocked ones with their paths, errors appended."""
-
-    ran: tuple[int, ...] = ()
-    blocked: tuple[tuple[int, tuple[str, ...]], ...] = ()
-    awaiting_approval: tuple[tuple[int, tuple[str, ...]], ...] = ()
-    waiting_for_output: tuple[int, ...] = ()
-    errors: tuple[dict[str, Any], ...] = ()
-    refused: tuple[tuple[int, ...], ...] = ()
-    stopped_at: int | None = None
 
 
 def _is_approval(path: str) -> bool:
@@ -267,7 +198,7 @@ class Execution:
 
     def _refresh(self) -> None:
         for state in self._states:
-            if state.status in _OPEN:
+            if state.status in OPEN:
                 status, paths = self._readiness(state.index)
                 self._set(state.index, status=status, waiting_for=paths)
 
@@ -497,7 +428,7 @@ class Execution:
         plan, state = self.plans[index], self._states[index]
         if plan.mode is not Mode.LATENT or plan.destinations is None or plan.has_output:
             raise ValueError(f"call {index} does not wait for an output")
-        if state.status not in _OPEN:
+        if state.status not in OPEN:
             raise ValueError(f"call {index} is already {state.status}")
         try:
             check_json(value, "output")

@@ -220,3 +220,55 @@ def test_a_tick_cannot_start_inside_another() -> None:
         await first
 
     asyncio.run(scenario())
+
+
+def test_reset_is_refused_during_a_tick() -> None:
+    """reset() while a tick runs raises instead of mixing two runs."""
+    _, execution = make()
+
+    async def scenario():
+        tick = asyncio.ensure_future(execution.run())
+        await asyncio.sleep(0)
+        with pytest.raises(RuntimeError, match="cannot reset during a tick"):
+            execution.reset()
+        await tick
+
+    asyncio.run(scenario())
+
+
+def test_fire_and_forget_of_a_reset_run_reports_nothing() -> None:
+    """A background run cancelled by reset() does not touch the fresh states."""
+    async def notify(*args):
+        await asyncio.Event().wait()
+
+    activities = Activities()
+    activities.add(notify, "notify")
+    context = Context([])
+    execution = Execution(context, {"calls": [{"_tool": "notify"}]}, activities=activities)
+    finished = []
+    execution.background_finished.connect(finished.append)
+
+    async def scenario():
+        await execution.run()
+        execution.reset()
+        for _ in range(3):
+            await asyncio.sleep(0)
+
+    asyncio.run(scenario())
+    assert finished == []
+    assert execution.state(0).status is Status.READY
+
+
+def test_latent_output_with_a_type_key_is_a_plain_value() -> None:
+    """Only an activity's result can be a message: a latent `_output` with `type` is written as a value."""
+    context, execution = make([latent("t", "†state.a", {"type": "premium"})])
+    asyncio.run(execution.run())
+    assert context.resolve("†state.a").value == {"type": "premium"}
+
+
+def test_finished_says_when_nothing_is_left_to_do() -> None:
+    """`finished` is false while calls are ready and true once the plan has run."""
+    _, execution = make()
+    assert not execution.finished
+    asyncio.run(execution.run())
+    assert execution.finished
