@@ -16,7 +16,7 @@ from ._methods import deep_merge
 from ._outputs import error_message, fixed_clock, output_messages, utc_now
 from ._render import LLMMessage, render, render_text
 from ._resolution import Diagnostic, Indices, Resolution
-from ._status import CallState, Decision, Status, TickReport, approve, edit, reject
+from ._status import CallState, Decision, Status, TickReport
 from ._tools import ToolDefinition, merged_tools, pending_calls, tool_definitions
 from ._validate import validate
 
@@ -57,10 +57,8 @@ __all__ = [
     "Write",
     "activity",
     "analyse_call",
-    "approve",
     "classify",
     "deep_merge",
-    "edit",
     "error_message",
     "find_expressions",
     "fixed_clock",
@@ -75,7 +73,6 @@ __all__ = [
     "parse_expression",
     "payload_of",
     "pending_calls",
-    "reject",
     "render",
     "render_text",
     "tool_definitions",

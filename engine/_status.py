@@ -48,17 +48,18 @@ class Decision:
     reason: str = ""
     call: Any = None
 
+    @classmethod
+    def approve(cls) -> Decision:
+        return cls("approve")
 
-def approve() -> Decision:
-    return Decision("approve")
+    @classmethod
+    def reject(cls, reason: str = "rejected by the approval hook") -> Decision:
+        return cls("reject", reason)
 
-
-def reject(reason: str = "rejected by the approval hook") -> Decision:
-    return Decision("reject", reason)
-
-
-def edit(call: Any) -> Decision:
-    return Decision("edit", call=call)
+    @classmethod
+    def edit(cls, call: Any) -> Decision:
+        """Run `call` instead (it is re-checked; outputs record it as `_call`)."""
+        return cls("edit", call=call)
 
 
 Approver = Callable[[CallState], "Decision | Awaitable[Decision]"]

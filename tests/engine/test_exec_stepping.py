@@ -10,10 +10,7 @@ from contextdeck.engine import (
     Decision,
     Execution,
     Status,
-    approve,
-    edit,
     fixed_clock,
-    reject,
 )
 
 CLOCK = fixed_clock("2026-01-01T00:00:00Z")
@@ -97,7 +94,7 @@ def test_approval_hook_is_asked_before_each_call() -> None:
 
     def hook(state):
         asked.append((state.index, state.status))
-        return approve()
+        return Decision.approve()
 
     _, execution = make(approver=hook)
     asyncio.run(execution.run())
@@ -107,7 +104,7 @@ def test_approval_hook_is_asked_before_each_call() -> None:
 def test_async_approval_hook_is_awaited() -> None:
     """The hook may be a coroutine (a dialog in the GUI)."""
     async def hook(state):
-        return reject("not now") if state.index == 1 else approve()
+        return Decision.reject("not now") if state.index == 1 else Decision.approve()
 
     _context, execution = make(approver=hook)
     asyncio.run(execution.run())
@@ -116,7 +113,10 @@ def test_async_approval_hook_is_awaited() -> None:
 
 def test_rejection_becomes_an_error_message() -> None:
     """A rejected call fails with a `rejected` error message and writes nothing."""
-    context, execution = make(approver=lambda state: reject("too risky") if state.index == 0 else approve())
+    def hook(state):
+        return Decision.reject("too risky") if state.index == 0 else Decision.approve()
+
+    context, execution = make(approver=hook)
     asyncio.run(execution.run())
     errors = [m for m in context.messages if m["type"] == "error"]
     assert errors[0]["data"] == {"call": CALLS[0], "error": {"type": "rejected", "message": "too risky"}}
@@ -127,7 +127,7 @@ def test_rejection_becomes_an_error_message() -> None:
 def test_edited_call_runs_and_is_recorded_as_edited() -> None:
     """Editing a call in the hook runs the edit; `_call` on the output is the edited call."""
     edited = latent("a", "†state.a", 100)
-    context, execution = make(approver=lambda state: edit(edited) if state.index == 0 else approve())
+    context, execution = make(approver=lambda state: Decision.edit(edited) if state.index == 0 else Decision.approve())
     asyncio.run(execution.run())
     assert context.resolve("†state.c").value == 100
     assert context[0]["_call"] == edited
@@ -136,7 +136,10 @@ def test_edited_call_runs_and_is_recorded_as_edited() -> None:
 
 def test_edit_that_breaks_the_call_fails_it() -> None:
     """An edit with a malformed output path is a structural error of that call."""
-    _, execution = make(approver=lambda state: edit(latent("a", "†", 1)) if state.index == 0 else approve())
+    def hook(state):
+        return Decision.edit(latent("a", "†", 1)) if state.index == 0 else Decision.approve()
+
+    _, execution = make(approver=hook)
     asyncio.run(execution.run())
     assert execution.state(0).status is Status.FAILED
 
@@ -146,7 +149,6 @@ def test_hook_answering_nonsense_fails_the_call() -> None:
     _, execution = make(approver=lambda state: "yes")
     asyncio.run(execution.run())
     assert execution.state(0).error["type"] == "approval"
-    assert isinstance(approve(), Decision)
 
 
 def test_latent_call_without_output_waits_for_one_from_outside() -> None:
