@@ -99,6 +99,7 @@ class Execution:
         self._tasks, self._background = {}, {}
         entries, self.plan_index = pending_calls(self.context, self.solution)
         calls, self.units = flatten(entries)
+        self._unit_of = {index: unit for unit in self.units for index in unit.members}
         self._tools = merged_tools(self.context, self.code_tools)
         self.plans = [analyse_call(i, call, self._tools, self.activities) for i, call in enumerate(calls)]
         self._graph = Graph.of(self.plans)
@@ -184,9 +185,8 @@ class Execution:
         plan = self.plans[index]
         waiting: list[str] = []
         for writer, paths in self._graph.feeders[index].items():
-            status = self._states[writer].status
-            if status not in SETTLED or status in (Status.FAILED, Status.CANCELLED):
-                waiting.extend(paths)  # wait for the writer; a writer that failed leaves it blocked
+            if not self._writer_done(writer):
+                waiting.extend(paths)
         waiting.extend(missing_reads(self.context, plan))
         paths = tuple(dict.fromkeys(waiting))
         if paths:
@@ -195,6 +195,21 @@ class Execution:
         if latent_without_output and index not in self._provided:
             return Status.WAITING_FOR_OUTPUT, ()
         return Status.READY, ()
+
+    def _writer_done(self, writer: int) -> bool:
+        """Whether a reader may go past this writer: it ran, or its group's winner did.
+
+        A writer that failed or was cancelled leaves its readers blocked (they never read a stale value),
+        unless it lost an `any`/`race` that another member of its group won.
+        """
+        status = self._states[writer].status
+        if status in (Status.DONE, Status.FIRE_AND_FORGET):
+            return True
+        if status in (Status.FAILED, Status.CANCELLED):
+            unit = self._unit_of[writer]
+            return unit.pattern in ("any", "race") and any(
+                self._states[i].status is Status.DONE for i in unit.members)
+        return False
 
     def _refresh(self) -> None:
         for state in self._states:

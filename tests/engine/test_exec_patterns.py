@@ -200,3 +200,28 @@ def test_fire_and_forget_with_a_tiny_timeout_is_recorded_as_timed_out() -> None:
     asyncio.run(scenario())
     assert execution.state(0).error["type"] == "timeout"
     assert record == ["started", "cancelled"]
+
+
+def test_reader_after_an_any_group_reads_the_winner() -> None:
+    """Two members write the same path; the loser being cancelled does not block the reader."""
+    record = []
+    entries = [
+        {"any": [call("slow", "†state.quote"), call("ok", "†state.quote")]},
+        {"_tool": "use", "q": "†state.quote", "_outputPath": "†state.used", "_output": "†state.quote"},
+    ]
+    context, execution = plan_execution(entries, registry(ok=ok, slow=slow_recorder(record)))
+    asyncio.run(execution.run())
+    assert context.resolve("†state.used").value == "ok"
+
+
+def test_reader_after_a_failed_all_group_stays_blocked() -> None:
+    """When an `all` group fails, readers of its destinations are blocked, not run on old values."""
+    entries = [
+        {"all": [call("ok", "†state.a"), call("fails", "†state.b")]},
+        {"_tool": "use", "a": "†state.a", "_outputPath": "†state.used", "_output": 1},
+    ]
+    context, execution = plan_execution(entries, registry(ok=ok, fails=fails))
+    context.append({"type": "state", "data": {"a": "old"}})
+    execution.reset()
+    report = asyncio.run(execution.run())
+    assert report.blocked == ((2, ("†state.a",)),)
