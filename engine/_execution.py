@@ -187,7 +187,8 @@ class Execution:
         for writer, paths in self._graph.feeders[index].items():
             if not self._writer_done(writer):
                 waiting.extend(paths)
-        waiting.extend(missing_reads(self.context, plan))
+        # Reads a pending writer will provide are already named; resolve only the others (the costly part).
+        waiting.extend(missing_reads(self.context, plan, skip=frozenset(waiting)))
         paths = tuple(dict.fromkeys(waiting))
         if paths:
             return (Status.AWAITING_APPROVAL if any(map(_is_approval, paths)) else Status.BLOCKED), paths

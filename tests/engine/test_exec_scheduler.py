@@ -282,3 +282,14 @@ def test_delegate_paths_are_never_opened(tmp_path, monkeypatch) -> None:
     asyncio.run(execution.run())
     assert opened == []
     assert context.resolve("†state.a").value == 1
+
+
+def test_three_call_cycle_and_long_chain_are_told_apart() -> None:
+    """A 3-cycle is found among other calls; a chain of 2000 calls is no cycle (and no recursion limit)."""
+    loop = [{"_tool": f"c{i}", "v": f"†state.c{(i + 1) % 3}", "_outputPath": f"†state.c{i}"} for i in range(3)]
+    free = [{"_tool": "free", "_outputPath": "†state.free"}]
+    _, execution = make([], free + loop)
+    assert execution.refused == ((1, 2, 3),)
+    chain = [{"_tool": "t", "x": f"†state.p{i - 1}", "_outputPath": f"†state.p{i}"} for i in range(2000)]
+    _, long_one = make([], chain)
+    assert long_one.refused == ()
