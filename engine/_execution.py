@@ -213,6 +213,8 @@ class Execution:
         return False
 
     def _refresh(self) -> None:
+        if self.refused:
+            return  # a refused plan runs nothing: its other calls stay pending
         for state in self._states:
             if state.status in OPEN:
                 status, paths = self._readiness(state.index)

@@ -197,6 +197,7 @@ def test_cycle_is_refused_before_anything_runs() -> None:
     assert cycle_errors[0]["message"] == (
         "calls 0 (x), 1 (y) form a cycle: call 1 feeds call 0 through †state.b; call 0 feeds call 1 through †state.a")
     assert not context.resolve("†state.c").found
+    assert execution.state(2).status is Status.PENDING
 
 
 def test_cycle_through_a_parent_path_is_found() -> None:
