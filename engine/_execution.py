@@ -45,7 +45,7 @@ def _is_approval(path: str) -> bool:
 class Execution:
     """The calls of a document's solution (else its last plan), run against its context.
 
-    Signals: `status_changed(CallState)`, `message_appended(context index, call index or -1)`,
+    Signals: `status_changed(CallState)`, `message_appended(context index, index of the call it is from)`,
     `tick_finished(TickReport)`, `background_finished(CallState)` (a fire-and-forget run ended).
     """
 
