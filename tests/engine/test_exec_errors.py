@@ -212,8 +212,10 @@ def test_async_activity_past_its_timeout_fails_and_others_finish() -> None:
     async def hang(*args):
         await asyncio.sleep(3600)
 
+    activities = registry(ok=lambda *a: "fine")  # the default timeout: a busy machine cannot fail it
+    activities.add(hang, "hang", timeout=0.05)
     calls = [{"_tool": "hang", "_outputPath": "†state.a"}, {"_tool": "ok", "_outputPath": "†state.b"}]
-    context, execution, _ = execute([], calls, registry(hang=hang, ok=lambda *a: "fine"), timeout=0.05)
+    context, execution, _ = execute([], calls, activities)
     assert context.resolve("†state.b").value == "fine"
     assert errors(context) == [{"type": "timeout", "message": "activity 'hang' did not finish within 0.05 s"}]
     assert execution.state(0).status is Status.FAILED
