@@ -153,3 +153,11 @@ def test_process_render_and_validate(examples) -> None:
     assert rendered.returncode == 0
     assert "## Data: ¶user" in rendered.stdout
     assert cli("validate", str(examples / "refund_workflow.json")).returncode == 0
+
+
+def test_a_terminal_without_unicode_gets_escapes_not_a_crash(doc) -> None:
+    """With an ASCII-only stdout the value prints with escapes and the command still succeeds."""
+    result = subprocess.run([sys.executable, "-m", "contextdeck", "render", str(doc)], capture_output=True,
+                            env={"PYTHONIOENCODING": "ascii", "PATH": ""}, check=False)
+    assert result.returncode == 0
+    assert b"## Data: \\xb6data" in result.stdout

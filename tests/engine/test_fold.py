@@ -278,3 +278,10 @@ def test_resolution_never_raises_for_bad_data() -> None:
     for expr in ("†state", "†state.a", "†state.b.0.x", "†data.a"):
         ctx.resolve(expr)
     assert ctx.resolve("†state.a").value == 1
+
+
+def test_at_beyond_the_end_never_raises() -> None:
+    """value_of and identities accept any at, like resolve: past the end means everything."""
+    ctx = Context(SEED_000)
+    assert ctx.value_of("data", at=99) == ctx.value_of("data")
+    assert ctx.identities(at=99) == [("data", None)]
