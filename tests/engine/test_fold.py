@@ -285,3 +285,19 @@ def test_at_beyond_the_end_never_raises() -> None:
     ctx = Context(SEED_000)
     assert ctx.value_of("data", at=99) == ctx.value_of("data")
     assert ctx.identities(at=99) == [("data", None)]
+
+
+def test_tools_in_both_forms_and_the_latest_definition_wins() -> None:
+    """A tool message is a name → schema map or one schema named by properties._tool.const; later wins."""
+    from contextdeck.engine import tool_definitions
+
+    single = {"type": "object", "properties": {"_tool": {"const": "greetUser"}, "name": {"type": "string"}}}
+    messages = [
+        {"type": "tool", "tool": {"greetUser": {"type": "object"}, "other": {"type": "object"}}},
+        {"type": "tool", "tool": single},
+        {"type": "text", "text": "not a tool"},
+    ]
+    tools = tool_definitions(Context(messages))
+    assert sorted(tools) == ["greetUser", "other"]
+    assert (tools["greetUser"].schema, tools["greetUser"].message_index) == (single, 1)
+    assert tool_definitions(Context(messages), at=1)["greetUser"].schema == {"type": "object"}
