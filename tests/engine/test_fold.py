@@ -301,3 +301,25 @@ def test_tools_in_both_forms_and_the_latest_definition_wins() -> None:
     assert sorted(tools) == ["greetUser", "other"]
     assert (tools["greetUser"].schema, tools["greetUser"].message_index) == (single, 1)
     assert tool_definitions(Context(messages), at=1)["greetUser"].schema == {"type": "object"}
+
+
+def test_seed_variables_branch_and_fan_out(examples) -> None:
+    """seed 002: the plan's references resolve; verifyUser's `||` output lands on one branch, generateSummary's
+    `&&` outputs on both, each message carrying its call and concrete destination as SPEC 6.5 writes them."""
+    from contextdeck.engine import load_document, pending_calls
+
+    ctx = load_document(examples / "seed_variables.json").context
+    calls, _ = pending_calls(ctx)
+    assert [ctx.resolve(call[key]).value for call, key in zip(calls, ("userName", "userId", "text"), strict=True)] \
+        == ["Ada", "perfect-stranger", "Long body of text here..."]
+    verify, summary = calls[1], calls[2]
+    ctx.append({"type": "data", "kind": "state", "data": {"user": {"failed": "unknown id"}}, "_call": verify,
+                "_outputPath": "†state.user.failed", "_date": "2026-01-01T00:00:00Z"})
+    for destination in ("user", "audit"):
+        ctx.append({"type": "data", "kind": "state", "data": {destination: {"summary": "S"}}, "_call": summary,
+                    "_outputPath": f"†state.{destination}.summary", "_date": "2026-01-01T00:00:01Z"})
+    branch = ctx.resolve(verify["_outputPath"])
+    assert (branch.found, branch.value, list(branch.sources)) == (True, "unknown id", [5])
+    fan_out = ctx.resolve(summary["_outputPath"])
+    assert (fan_out.value, list(fan_out.sources)) == ("S", [6, 7])
+    assert ctx.resolve("†state").value == {"user": {"failed": "unknown id", "summary": "S"}, "audit": {"summary": "S"}}

@@ -92,3 +92,27 @@ def test_load_then_save_gives_back_the_same_json(msgs, shape, data) -> None:
     # json.dumps writes every key in order and tells true from 1: equal text means equal value and order.
     assert json.dumps(reloaded) == json.dumps(original)
     assert document.shape == shape
+
+
+meta_values = st.one_of(json_values, st.sampled_from(["†state.a", "†state..a", "†data.0 || †state.a", "push", "set"]))
+messy_messages = st.builds(
+    lambda kind, payload, meta: {"type": kind, **payload, **meta},
+    st.sampled_from(["text", "tool", "plan", "state", "data", "error"]),
+    st.dictionaries(st.sampled_from(["data", "state", "text", "kind", "tool", "plan", "schema", "a"]), json_values,
+                    max_size=3),
+    st.dictionaries(st.sampled_from(["_outputPath", "_outputMethod", "_call", "_instance"]), meta_values, max_size=3),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(messy_messages, max_size=6), expressions)
+def test_nothing_raises_on_messy_messages(msgs, expression) -> None:
+    """Whatever the messages hold, resolve, render and validate return (diagnostics), never raise."""
+    from contextdeck.engine import validate
+
+    ctx = Context(msgs)
+    for instance in (None, "①"):
+        result = ctx.resolve(expression, instance=instance)
+        assert result.found or result.value is None
+    assert isinstance(render_text(ctx), str)
+    assert all(d.reason for d in validate(ctx, {"calls": [m for m in msgs if m["type"] == "plan"]}))
