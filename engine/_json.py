@@ -38,8 +38,15 @@ def _position(text: str, offset: int) -> tuple[int, int]:
 
 
 # orjson reads integers beyond 64 bits as floats, silently changing the value: such documents
-# (any run of 19 or more digits, even inside a string) go through the standard library.
-_LONG_DIGITS = re.compile(rb"[0-9]{19,}")
+# (any run of 19 or more digits, even inside a string) go through the standard library. Found by mapping
+# digits to "0" and the rest to " ": several times faster than a regular expression on large files.
+_DIGITS_ONLY = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
+_LONG_RUN = b"0" * 19
+
+
+def _has_long_digits(raw: bytes) -> bool:
+    return _LONG_RUN in raw.translate(_DIGITS_ONLY)
+
 # Tokens that change nesting depth, strings skipped whole (only used to locate a depth error).
 _TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
 
@@ -88,7 +95,7 @@ def parse(text: str | bytes) -> Any:
         # orjson refuses some valid JSON (huge integers, lone surrogates): the standard library decides.
         value = _fallback(decoded, line, column)
     else:
-        if _LONG_DIGITS.search(raw) is not None:
+        if _has_long_digits(raw):
             value = _fallback(raw.decode("utf-8"), 1, 1)
     _check_depth(value, raw)
     return value
