@@ -42,11 +42,24 @@ def test_found_values_never_depend_on_how_the_path_is_split(messages, kind, path
         assert same(part.value, reference.at_path(whole.value, path))
 
 
+audit_laden = st.recursive(
+    st.one_of(st.none(), st.integers(), st.sampled_from(["x", "†state.a"])),
+    lambda children: st.one_of(st.lists(children, max_size=2),
+                               st.dictionaries(st.sampled_from(("a", *AUDIT_KEYS)), children, max_size=3)),
+    max_leaves=8,
+)
+audit_messages = st.builds(
+    lambda kind, data, schema, description: {"type": kind, "data": data, "schema": schema,
+                                             "description": description, "_date": "2026-01-01T00:00:00Z"},
+    st.sampled_from(["state", "input", "error"]), audit_laden, audit_laden, st.sampled_from(["d", None]),
+)
+
+
 @settings(max_examples=150, deadline=None)
-@given(contexts)
-def test_render_never_shows_audit_metadata(messages) -> None:
-    """Whatever the context, the rendered text holds none of _call, _date, _outputMethod, _outputPath."""
-    text = render_text(Context(messages))
+@given(st.lists(st.one_of(contexts, st.lists(audit_messages, max_size=3)), max_size=2))
+def test_render_never_shows_audit_metadata(parts) -> None:
+    """Whatever the context (audit keys even inside data and schemas), the rendered text holds none of them."""
+    text = render_text(Context([message for part in parts for message in part]))
     assert not [key for key in AUDIT_KEYS if key in text]
 
 
