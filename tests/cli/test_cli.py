@@ -161,3 +161,22 @@ def test_a_terminal_without_unicode_gets_escapes_not_a_crash(doc) -> None:
                             env={"PYTHONIOENCODING": "ascii", "PATH": ""}, check=False)
     assert result.returncode == 0
     assert b"## Data: \\xb6data" in result.stdout
+
+
+def test_render_at_and_jsonl_documents(capsys, tmp_path) -> None:
+    """render --at N shows the first N messages; JSON Lines documents work like arrays."""
+    path = tmp_path / "doc.jsonl"
+    path.write_text("".join(json.dumps(m, ensure_ascii=False) + "\n" for m in SEED), encoding="utf-8")
+    code, out, _ = run(capsys, "render", str(path), "--at", "1")
+    assert code == 0
+    assert '"status": "active"' in out
+    assert run(capsys, "resolve", str(path), "†data.user.status")[:2] == (0, '"inactive"\n')
+
+
+def test_bad_jsonl_line_names_file_and_line(capsys, tmp_path) -> None:
+    """A JSON Lines message that is not an object exits 1 naming the file, the line and the message."""
+    path = tmp_path / "doc.jsonl"
+    path.write_text('{"type": "text", "text": "a"}\n[1]\n', encoding="utf-8")
+    code, _, err = run(capsys, "validate", str(path))
+    assert code == 1
+    assert f"{path}:2: message 1: expected a message object, got array" in err

@@ -244,3 +244,17 @@ def test_context_refuses_non_messages() -> None:
     with pytest.raises(TypeError):
         ctx.append({"type": ""})
     assert len(ctx) == 0
+
+
+def test_save_is_atomic_and_leaves_no_temporary_files(tmp_path) -> None:
+    """A save that fails keeps the old file intact; a save that works leaves only the document."""
+    path, _ = shapes(tmp_path)[Shape.ARRAY]
+    before = path.read_bytes()
+    document = load_document(path)
+    document.context.append({"type": "state", "data": {"not json": {1, 2}}})
+    with pytest.raises(TypeError):
+        document.save()
+    assert path.read_bytes() == before
+    document.context.remove(-1)
+    document.save()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "l.jsonl", "r.json"]
