@@ -11,10 +11,9 @@ from ._context import Context
 from ._errors import ExpressionError
 from ._expressions import find_expressions, parse_expression
 from ._fold import fold
-from ._messages import METHODS, MISSING, Write
+from ._messages import METHODS, MISSING, Form, Write
 from ._methods import type_name
 from ._resolution import Diagnostic
-from ._tools import pending_calls
 
 
 def json_path(path: Any) -> str:
@@ -105,9 +104,22 @@ def _check(context: Context, writes: list[tuple[int, Write]], label: str) -> lis
 
 
 def _call_problems(context: Context, solution: Any) -> list[Diagnostic]:
-    """Malformed expressions anywhere in the pending calls' parameters and output paths."""
-    calls, plan_index = pending_calls(context, solution)
-    where = "solution" if plan_index is None else f"plan at message {plan_index}"
+    """Malformed expressions in the calls of the solution and of every plan message (earlier plans too)."""
+    problems: list[Diagnostic] = []
+    if isinstance(solution, dict) and isinstance(solution.get("calls"), list):
+        problems.extend(_calls_problems(solution["calls"], None, "solution"))
+    for index in range(len(context)):
+        if context.info(index).form is Form.PLAN:
+            plan = context[index].get("plan")
+            if not isinstance(plan, list):
+                problems.append(Diagnostic(index, f"plan at message {index}", "'plan' must be an array of calls"))
+                continue
+            problems.extend(_calls_problems(plan, index, f"plan at message {index}"))
+    return problems
+
+
+def _calls_problems(calls: list[Any], plan_index: int | None, where: str) -> list[Diagnostic]:
+    """Malformed expressions anywhere in these calls' parameters and output paths; bad output methods."""
     problems: list[Diagnostic] = []
     for number, call in enumerate(calls):
         if not isinstance(call, dict):

@@ -108,3 +108,13 @@ def test_a_conflict_only_the_instance_meets_is_reported_for_the_instance() -> No
                 {"type": "state", "_instance": "①", "data": {"n": 1}, "_outputPath": "†state.n",
                  "_outputMethod": "push"}]
     assert [(i, p) for i, p, _ in problems(messages)] == [(1, "¶state[①]")]
+
+
+def test_every_plan_is_checked_not_only_the_last() -> None:
+    """Calls of earlier plans and of the solution are all checked; a plan that is not an array is reported."""
+    messages = [{"type": "plan", "plan": [{"_tool": "t", "p": "†a..b"}]},
+                {"type": "plan", "plan": "nope"},
+                {"type": "plan", "plan": [{"_tool": "t", "p": "†ok"}]}]
+    found = problems(messages, {"calls": [{"_tool": "t", "p": "†"}]})
+    assert [(i, p) for i, p, _ in found] == [(None, "solution, call 0 $.p"), (0, "plan at message 0, call 0 $.p"),
+                                             (1, "plan at message 1")]
