@@ -111,7 +111,7 @@ def _fallback(decoded: str, line: int, column: int) -> Any:
         where = _position(decoded, offset) if offset >= 0 else (line, column)
         raise JSONSyntaxError(error.reason, *where) from None
     except RecursionError:
-        raise JSONSyntaxError(f"nesting deeper than {MAX_DEPTH} levels", line, column) from None
+        raise _too_deep(decoded) from None
     except ValueError as error:  # an integer with more digits than Python converts (4300)
         raise JSONSyntaxError(str(error).split(";")[0], line, column) from None
 

@@ -258,3 +258,19 @@ def test_save_is_atomic_and_leaves_no_temporary_files(tmp_path) -> None:
     document.context.remove(-1)
     document.save()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "l.jsonl", "r.json"]
+
+
+def test_a_lone_surrogate_is_kept_and_written_back_as_an_escape() -> None:
+    """orjson refuses "\\ud800" but it is valid JSON: it loads and saves as the same escaped string."""
+    raw = b'[{"type": "state", "data": "\\ud800", "n": 18446744073709551616}]'
+    document = parse_document(raw)
+    assert document.context[0]["data"] == "\ud800"
+    assert json.loads(document.dumps()) == json.loads(raw)
+    assert "\\ud800" in document.dumps()
+
+
+def test_deep_nesting_is_refused_on_the_slow_path_too() -> None:
+    """A document the standard library parses (a lone surrogate) is still held to the depth limit."""
+    error = error_of(b'["\\ud800",' + b"[" * 2000 + b"]" * 2000 + b"]")
+    assert "nesting deeper than" in error.reason
+    assert error.column == len('["\\ud800",') + MAX_DEPTH
