@@ -323,3 +323,10 @@ def test_seed_variables_branch_and_fan_out(examples) -> None:
     fan_out = ctx.resolve(summary["_outputPath"])
     assert (fan_out.value, list(fan_out.sources)) == ("S", [6, 7])
     assert ctx.resolve("†state").value == {"user": {"failed": "unknown id", "summary": "S"}, "audit": {"summary": "S"}}
+
+
+def test_the_method_is_the_messages_own_not_the_calls() -> None:
+    """An output without _outputMethod sets, even when its _call asked for push."""
+    call = {"_tool": "t", "_outputPath": "†state.log", "_outputMethod": "push"}
+    messages = [output({"log": ["a"]}, _outputPath="†state.log"), output({"log": "b"}, _call=call)]
+    assert resolve(messages, "†state.log") == (True, "b", [1])
