@@ -129,3 +129,25 @@ def test_nothing_raises_on_messy_messages(msgs, expression) -> None:
         assert result.found or result.value is None
     assert isinstance(render_text(ctx), str)
     assert all(d.reason for d in validate(ctx, {"calls": [m for m in msgs if m["type"] == "plan"]}))
+
+
+@settings(max_examples=150, deadline=None)
+@given(contexts, expressions, st.sampled_from(INSTANCES), st.integers(0, 10))
+def test_at_is_the_same_as_cutting_the_context(msgs, expression, instance, at) -> None:
+    """Resolving as of the first n messages equals resolving a context of only those messages."""
+    early = Context(msgs).resolve(expression, instance=instance, at=at)
+    cut = Context(msgs[:at]).resolve(expression, instance=instance)
+    assert (early.found, list(early.sources)) == (cut.found, list(cut.sources))
+    assert same(early.value, cut.value)
+
+
+@settings(max_examples=150, deadline=None)
+@given(contexts, expressions, st.sampled_from(["①", "②"]))
+def test_the_instance_layer_wins_whatever_the_order(msgs, expression, instance) -> None:
+    """Moving every global message before the instance's own ones changes no instance value."""
+    own = [m for m in msgs if m.get("_instance") == instance]
+    reordered = [m for m in msgs if m.get("_instance") != instance] + own
+    before = Context(msgs).resolve(expression, instance=instance)
+    after = Context(reordered).resolve(expression, instance=instance)
+    assert before.found == after.found
+    assert same(before.value, after.value)
