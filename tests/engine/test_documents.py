@@ -274,3 +274,8 @@ def test_deep_nesting_is_refused_on_the_slow_path_too() -> None:
     error = error_of(b'["\\ud800",' + b"[" * 2000 + b"]" * 2000 + b"]")
     assert "nesting deeper than" in error.reason
     assert error.column == len('["\\ud800",') + MAX_DEPTH
+
+
+def test_duplicate_keys_keep_the_last_value() -> None:
+    """In an object with a repeated key the last value wins, as in JavaScript's JSON.parse."""
+    assert parse_document(b'[{"type": "state", "data": 1, "data": 2}]').context[0] == {"type": "state", "data": 2}

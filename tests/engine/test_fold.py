@@ -330,3 +330,9 @@ def test_the_method_is_the_messages_own_not_the_calls() -> None:
     call = {"_tool": "t", "_outputPath": "†state.log", "_outputMethod": "push"}
     messages = [output({"log": ["a"]}, _outputPath="†state.log"), output({"log": "b"}, _call=call)]
     assert resolve(messages, "†state.log") == (True, "b", [1])
+
+
+def test_null_instance_is_global_and_a_non_string_kind_is_data() -> None:
+    """_instance: null belongs to the global layer; a data message whose kind is not a string is of kind data."""
+    assert classify({"type": "state", "data": 1, "_instance": None}).identity == ("state", None)
+    assert kind_of({"type": "data", "kind": 7, "data": 1}) == "data"
