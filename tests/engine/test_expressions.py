@@ -124,6 +124,7 @@ CTX = Context(
         ("†state.items.2", False, None),
         ("†state.items.01", False, None),
         ("†state.items.-1", False, None),
+        ("†state.items.¹", False, None),
         ("†state.0", True, "key"),
         ("†state.user.name.first", False, None),
         ("†input.userName", True, "Sam"),

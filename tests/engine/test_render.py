@@ -112,3 +112,15 @@ def test_tool_and_plan_messages_are_not_rendered_as_text() -> None:
     """Tools and plans are not data: they produce no text block."""
     messages = [{"type": "tool", "tool": {"t": {"type": "object"}}}, {"type": "plan", "plan": []}]
     assert render(Context(messages)) == []
+
+
+def test_latest_description_and_schema_win_and_skipped_writes_show_null() -> None:
+    """A block shows its identity's latest description and schema; a value no write produced shows null."""
+    messages = [
+        {"type": "state", "data": {"a": 1}, "description": "old", "schema": {"type": "array"}},
+        {"type": "state", "data": {"b": 2}, "description": "new", "schema": {"type": "object"}},
+        {"type": "log", "data": 1, "_outputMethod": "concat"},
+    ]
+    first, second = render(Context(messages))
+    assert first.text.endswith('new\nSchema for ¶state:\n{\n  "type": "object"\n}')
+    assert second.text == "## Data: ¶log\nnull"
