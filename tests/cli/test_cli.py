@@ -180,3 +180,18 @@ def test_bad_jsonl_line_names_file_and_line(capsys, tmp_path) -> None:
     code, _, err = run(capsys, "validate", str(path))
     assert code == 1
     assert f"{path}:2: message 1: expected a message object, got array" in err
+
+
+def test_a_closed_pipe_ends_quietly(tmp_path) -> None:
+    """`contextdeck render doc | head -c 10`: the reader leaving is no error and prints no traceback."""
+    path = tmp_path / "long.json"
+    # Far more output than a pipe buffers, so the command is still writing when the reader leaves.
+    path.write_text(json.dumps([{"type": "text", "text": "x" * 1000}] * 5000))
+    process = subprocess.Popen([sys.executable, "-m", "contextdeck", "render", str(path)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout is not None and process.stderr is not None
+    assert process.stdout.read(10) == b"x" * 10
+    process.stdout.close()
+    errors = process.stderr.read()
+    assert process.wait() == 0
+    assert errors == b""
