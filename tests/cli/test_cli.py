@@ -187,11 +187,12 @@ def test_a_closed_pipe_ends_quietly(tmp_path) -> None:
     path = tmp_path / "long.json"
     # Far more output than a pipe buffers, so the command is still writing when the reader leaves.
     path.write_text(json.dumps([{"type": "text", "text": "x" * 1000}] * 5000))
-    process = subprocess.Popen([sys.executable, "-m", "contextdeck", "render", str(path)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert process.stdout is not None and process.stderr is not None
-    assert process.stdout.read(10) == b"x" * 10
-    process.stdout.close()
-    errors = process.stderr.read()
-    assert process.wait() == 0
-    assert errors == b""
+    with subprocess.Popen([sys.executable, "-m", "contextdeck", "render", str(path)],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        assert process.stdout is not None
+        assert process.stderr is not None
+        head = process.stdout.read(10)
+        process.stdout.close()
+        errors = process.stderr.read()
+        code = process.wait(timeout=60)
+    assert (head, code, errors) == (b"x" * 10, 0, b"")
