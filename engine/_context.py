@@ -188,7 +188,7 @@ class Context:
 
     def value_of(self, kind: str, instance: str | None = None, at: int | None = None) -> Any:
         """The whole folded value of `kind` (MISSING when nothing of that kind exists)."""
-        limit = len(self._messages) if at is None else at
+        limit = len(self._messages) if at is None else max(0, min(at, len(self._messages)))
         return fold(self._writes(kind, instance, limit), (), "†" + kind)[0]
 
     def _writes(self, kind: str, instance: str | None, limit: int) -> list[tuple[int, Write]]:

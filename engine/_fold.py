@@ -32,11 +32,20 @@ def _is_prefix(short: Path, long: Path) -> bool:
     return len(short) <= len(long) and long[: len(short)] == short
 
 
-def _effect(write: Write, before: Any, target: Path) -> str | None:
-    """How a write at a parent, the target or a child changes the target: "reset", "add" or None."""
+def _effect(write: Write, root: Any, target: Path) -> str | None:
+    """How a write changes the value at `target`: "reset" (replaced it), "add" (changed part of it) or None.
+
+    A message is a source of the target's value when it wrote that value or any part of it since the
+    value was last replaced as a whole (see docs/format.md, "Sources"). `root` is the value before.
+    """
     path, method, new = write.path, write.method, write.value
     if not _is_prefix(path, target):
-        return "add" if _is_prefix(target, path) else None
+        if not _is_prefix(target, path):
+            return None
+        # A write below the target changes part of it, unless the target was not a container and is
+        # replaced by the objects the write creates on its way down.
+        return "add" if isinstance(get_path(root, target), dict | list) else "reset"
+    before = get_path(root, path)
     rest = target[len(path) :]
     if method == "set":
         return "reset"
@@ -56,12 +65,11 @@ def _effect(write: Write, before: Any, target: Path) -> str | None:
             return "add"
         return "reset" if rest[0] in new else None
     # push and concat: the target is the array itself, or one of the elements they append.
-    if before is MISSING:
-        before = []
+    existing = before if isinstance(before, list) else []
     if not rest:
-        return "add" if before else "reset"
+        return "add" if isinstance(before, list) else "reset"
     appended = 1 if method == "push" else len(new) if isinstance(new, list) else 0
-    added = {str(i) for i in range(len(before), len(before) + appended)}
+    added = {str(i) for i in range(len(existing), len(existing) + appended)}
     return "reset" if rest[0] in added else None
 
 
@@ -78,15 +86,18 @@ def fold(writes: Iterable[tuple[int, Write]], target: Path, label: str) -> tuple
         if write.problem is not None:
             diagnostics.append(Diagnostic(index, label, write.problem))
             continue
-        before = get_path(root, write.path)
         try:
-            root = write_at(root, write.path, write.method, write.value)
+            updated = write_at(root, write.path, write.method, write.value)
         except Conflict as conflict:
             if relevant:
                 where = ".".join(write.path) or "the root"
                 diagnostics.append(Diagnostic(index, label, f"{write.method} at {where}: {conflict.reason}"))
             continue
-        effect = _effect(write, before, target) if relevant else None
+        except RecursionError:
+            diagnostics.append(Diagnostic(index, label, "the data is nested too deeply to merge"))
+            continue
+        effect = _effect(write, root, target) if relevant else None
+        root = updated
         if effect == "reset":
             sources = [index]
         elif effect == "add":

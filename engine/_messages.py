@@ -103,6 +103,11 @@ def kind_of(message: dict[str, Any]) -> str | None:
     return kind if isinstance(kind, str) else None
 
 
+def is_index(segment: str) -> bool:
+    """Whether a segment addresses an array element: `0` or ASCII digits without a leading zero."""
+    return segment.isascii() and segment.isdigit() and (segment == "0" or segment[0] != "0")
+
+
 def get_path(value: Any, path: Path) -> Any:
     """The value at `path`, or MISSING. Numeric segments index arrays; a null value is found."""
     for segment in path:
@@ -110,7 +115,7 @@ def get_path(value: Any, path: Path) -> Any:
             value = value.get(segment, MISSING)
             if value is MISSING:
                 return MISSING
-        elif isinstance(value, list) and segment.isdigit() and int(segment) < len(value):
+        elif isinstance(value, list) and is_index(segment) and int(segment) < len(value):
             value = value[int(segment)]
         else:
             return MISSING
@@ -130,6 +135,8 @@ def _destination_path(message: dict[str, Any], kind: str, payload: Any) -> tuple
         refs = expression.references
         if len(refs) != 1:
             return None, "_outputPath of an output message must name one destination"
+        if refs[0].kind != kind:
+            return None, f"_outputPath names kind {refs[0].kind!r} but the message is of kind {kind!r}"
         return refs[0].path, None
     call = message.get("_call")
     declared = call.get("_outputPath") if isinstance(call, dict) else None

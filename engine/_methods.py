@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ._messages import MISSING, Path
+from ._messages import MISSING, Path, is_index
 
 
 class Conflict(Exception):
@@ -96,7 +96,7 @@ def _write(node: Any, path: Path, depth: int, apply: Callable[[Any, Any], Any], 
     segment = path[depth]
     last = depth == len(path) - 1
     if isinstance(node, list):
-        if not segment.isdigit() or int(segment) > len(node):
+        if not is_index(segment) or int(segment) > len(node):
             where = ".".join(path[: depth + 1])
             raise Conflict(f"{where}: index {segment!r} outside an array of {len(node)}")
         index = int(segment)

@@ -8,7 +8,7 @@ from typing import Any
 from . import _json
 from ._context import Context
 from ._fold import fold
-from ._messages import MISSING, Form, Write
+from ._messages import AUDIT_KEYS, MISSING, Form, Write
 
 INPUT_NOTICE = "Input data MUST be treated as a structured prompt"
 
@@ -73,13 +73,29 @@ def _data_block(context: Context, identity: tuple[str, str | None], indices: lis
     lines = [heading(kind, instance)]
     if kind == "input":
         lines.append(INPUT_NOTICE)
-    lines.append(_json.dumps(None if value is MISSING else value))
+    lines.append(_shown(None if value is MISSING else value))
     if isinstance(description, str) and description:
         lines.append(description)
     if schema is not None:
         lines.append(f"Schema for ¶{kind}:")
-        lines.append(_json.dumps(schema))
+        lines.append(_shown(schema))
     return "\n".join(lines)
+
+
+def without_audit(value: Any) -> Any:
+    """`value` without the audit keys at any depth (an error's `call` carries `_outputPath`, for one)."""
+    if isinstance(value, dict):
+        return {key: without_audit(item) for key, item in value.items() if key not in AUDIT_KEYS}
+    if isinstance(value, list):
+        return [without_audit(item) for item in value]
+    return value
+
+
+def _shown(value: Any) -> str:
+    try:
+        return _json.dumps(without_audit(value))
+    except (ValueError, RecursionError):
+        return "(nested too deeply to show)"
 
 
 def _latest(context: Context, indices: list[int], key: str) -> Any:

@@ -41,7 +41,7 @@ def _const_name(schema: dict[str, Any]) -> str | None:
 
 def tool_definitions(context: Context, at: int | None = None) -> dict[str, ToolDefinition]:
     """Every tool the context defines, as of the first `at` messages; later definitions win."""
-    limit = len(context) if at is None else at
+    limit = len(context) if at is None else max(0, min(at, len(context)))
     found: dict[str, ToolDefinition] = {}
     for index in range(limit):
         if context.info(index).form is Form.TOOL:

@@ -11,9 +11,9 @@ from ._context import Context
 from ._errors import ExpressionError
 from ._expressions import find_expressions, parse_expression
 from ._fold import fold
-from ._messages import MISSING, Write
+from ._messages import METHODS, MISSING, Form, Write
+from ._methods import type_name
 from ._resolution import Diagnostic
-from ._tools import pending_calls
 
 
 def json_path(path: Any) -> str:
@@ -29,52 +29,106 @@ def validate(context: Context, solution: Any = None) -> list[Diagnostic]:
     return [*_schema_problems(context), *_call_problems(context, solution), *_write_problems(context)]
 
 
-def _identity_writes(context: Context) -> dict[tuple[str, str | None], list[tuple[int, Write]]]:
-    groups: dict[tuple[str, str | None], list[tuple[int, Write]]] = {}
+Layers = dict[str, tuple[list[tuple[int, Write]], dict[str | None, list[tuple[int, Write]]]]]
+
+
+def _layers(context: Context) -> Layers:
+    """Per kind: the global layer's writes and each instance's own writes, in context order."""
+    kinds: Layers = {}
     for index in range(len(context)):
         info = context.info(index)
-        if info.identity is not None and info.write is not None:
-            groups.setdefault(info.identity, []).append((index, info.write))
-    return groups
+        if info.kind is None or info.write is None:
+            continue
+        global_layer, instances = kinds.setdefault(info.kind, ([], {}))
+        if info.instance is None:
+            global_layer.append((index, info.write))
+        else:
+            instances.setdefault(info.instance, []).append((index, info.write))
+    return kinds
 
 
-def _label(identity: tuple[str, str | None]) -> str:
-    kind, instance = identity
+def _label(kind: str, instance: str | None) -> str:
     return f"¶{kind}" + (f"[{instance}]" if instance is not None else "")
 
 
 def _schema_problems(context: Context) -> list[Diagnostic]:
-    """Each identity's merged value against the latest schema given for it."""
+    """The value each identity resolves to (an instance: its layer over the global one) against its schema.
+
+    The schema is the latest one given among those messages. A violation an instance inherits unchanged
+    from the global value is reported once, for the global value.
+    """
     problems: list[Diagnostic] = []
-    for identity, writes in _identity_writes(context).items():
-        schema_at = next((i for i, _ in reversed(writes) if "schema" in context[i]), None)
-        if schema_at is None:
-            continue
-        schema = context[schema_at]["schema"]
-        value = fold(writes, (), _label(identity))[0]
-        if value is MISSING:
-            continue
-        try:
-            validator_class = jsonschema.validators.validator_for(schema)
-            validator_class.check_schema(schema)
-        except SchemaError as error:
-            problems.append(Diagnostic(schema_at, _label(identity), f"invalid schema: {error.message}"))
-            continue
-        for violation in validator_class(schema).iter_errors(value):
-            path = _label(identity) + json_path(violation.absolute_path)[1:]
-            problems.append(Diagnostic(schema_at, path, violation.message))
+    for kind, (global_layer, instances) in _layers(context).items():
+        inherited: set[tuple[str, str]] = set()
+        layered = [(None, global_layer)] + [(name, global_layer + own) for name, own in instances.items()]
+        for instance, writes in layered:
+            if not writes:
+                continue
+            label = _label(kind, instance)
+            for problem in _check(context, writes, label):
+                key = (problem.path[len(label) :], problem.reason)
+                if instance is None:
+                    inherited.add(key)
+                elif key in inherited:
+                    continue
+                problems.append(problem)
     return problems
 
 
+def _check(context: Context, writes: list[tuple[int, Write]], label: str) -> list[Diagnostic]:
+    schema_at = next((i for i, _ in reversed(writes) if "schema" in context[i]), None)
+    if schema_at is None:
+        return []
+    value = fold(writes, (), label)[0]
+    if value is MISSING:
+        return []
+    schema = context[schema_at]["schema"]
+    if isinstance(schema, bool):  # JSON Schema's `true` accepts everything, `false` nothing
+        schema = {} if schema else {"not": {}}
+    if not isinstance(schema, dict):
+        return [Diagnostic(schema_at, label, f"invalid schema: expected an object, got {type_name(schema)}")]
+    try:
+        validator_class = jsonschema.validators.validator_for(schema)
+        validator_class.check_schema(schema)
+        violations = list(validator_class(schema).iter_errors(value))
+    except SchemaError as error:
+        return [Diagnostic(schema_at, label, f"invalid schema: {error.message}")]
+    except RecursionError:
+        return [Diagnostic(schema_at, label, "the data or schema is nested too deeply to check")]
+    except Exception as error:  # an unresolvable $ref and the like: reported, never a crash
+        return [Diagnostic(schema_at, label, f"cannot check the schema: {error}")]
+    return [
+        Diagnostic(schema_at, label + json_path(violation.absolute_path)[1:], violation.message)
+        for violation in violations
+    ]
+
+
 def _call_problems(context: Context, solution: Any) -> list[Diagnostic]:
-    """Malformed expressions anywhere in the pending calls' parameters and output paths."""
-    calls, plan_index = pending_calls(context, solution)
-    where = "solution" if plan_index is None else f"plan at message {plan_index}"
+    """Malformed expressions in the calls of the solution and of every plan message (earlier plans too)."""
+    problems: list[Diagnostic] = []
+    if isinstance(solution, dict) and isinstance(solution.get("calls"), list):
+        problems.extend(_calls_problems(solution["calls"], None, "solution"))
+    for index in range(len(context)):
+        if context.info(index).form is Form.PLAN:
+            plan = context[index].get("plan")
+            if not isinstance(plan, list):
+                problems.append(Diagnostic(index, f"plan at message {index}", "'plan' must be an array of calls"))
+                continue
+            problems.extend(_calls_problems(plan, index, f"plan at message {index}"))
+    return problems
+
+
+def _calls_problems(calls: list[Any], plan_index: int | None, where: str) -> list[Diagnostic]:
+    """Malformed expressions anywhere in these calls' parameters and output paths; bad output methods."""
     problems: list[Diagnostic] = []
     for number, call in enumerate(calls):
         if not isinstance(call, dict):
             problems.append(Diagnostic(plan_index, f"{where}, call {number}", "a call must be an object"))
             continue
+        method = call.get("_outputMethod")
+        if method is not None and method not in METHODS:
+            problems.append(Diagnostic(plan_index, f"{where}, call {number} $._outputMethod",
+                                       f"unknown _outputMethod {method!r}; expected one of {', '.join(METHODS)}"))
         found = list(find_expressions(call))
         destination = call.get("_outputPath")
         if isinstance(destination, str) and not any(path == ("_outputPath",) for path, _ in found):
@@ -90,9 +144,13 @@ def _call_problems(context: Context, solution: Any) -> list[Diagnostic]:
 
 
 def _write_problems(context: Context) -> list[Diagnostic]:
-    """Conflicts and unusable output paths, over every identity's full fold."""
+    """Conflicts and unusable output paths, as resolution meets them (an instance over the global layer)."""
     problems: list[Diagnostic] = []
-    for identity, writes in _identity_writes(context).items():
+    for kind, (global_layer, instances) in _layers(context).items():
         # A fold targeting the root collects every conflict (every write is relevant to the root).
-        problems.extend(fold(writes, (), _label(identity))[1].diagnostics)
+        problems.extend(fold(global_layer, (), _label(kind, None))[1].diagnostics)
+        for instance, own in instances.items():
+            mine = {index for index, _ in own}
+            found = fold(global_layer + own, (), _label(kind, instance))[1].diagnostics
+            problems.extend(d for d in found if d.message_index in mine)
     return problems

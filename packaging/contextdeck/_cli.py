@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -186,6 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    _tolerant_streams()
     args = build_parser().parse_args(argv)
     run: Any = args.run
     try:
@@ -193,3 +195,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     except DocumentError as error:
         print(f"contextdeck: {error}", file=sys.stderr)
         return EXIT_DOCUMENT
+    except BrokenPipeError:
+        # `contextdeck render doc | head`: the reader left; exit quietly instead of a traceback.
+        _silence_stdout()
+        return EXIT_OK
+
+
+def _tolerant_streams() -> None:
+    """A terminal that cannot show † or ¶ gets escapes instead of a UnicodeEncodeError."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass

@@ -1,0 +1,198 @@
+"""The headless commands: exact exit codes, what goes to stdout and to stderr."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from contextdeck._cli import main
+
+SEED = [
+    {"type": "data", "data": {"user": {"name": "Alex", "status": "active"}}},
+    {"type": "data", "data": {"user": {"status": "inactive"}},
+     "_call": {"_tool": "updateUserStatus", "_outputPath": "†data.user.status"}},
+    {"type": "state", "_instance": "①", "data": {"n": None}},
+]
+
+
+@pytest.fixture
+def doc(tmp_path: Path) -> Path:
+    """The seed-000 document with one instanced state message."""
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps(SEED, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_resolve_prints_the_value_as_json(capsys, doc) -> None:
+    """A found expression prints its JSON value and exits 0."""
+    code, out, _ = run(capsys, "resolve", str(doc), "†data.user")
+    assert code == 0
+    assert json.loads(out) == {"name": "Alex", "status": "inactive"}
+
+
+def test_resolve_null_is_found(capsys, doc) -> None:
+    """A path whose value is null is found: prints null, exits 0."""
+    assert run(capsys, "resolve", str(doc), "†state.n", "--instance", "①")[:2] == (0, "null\n")
+
+
+def test_resolve_at_and_instance(capsys, doc) -> None:
+    """--at N resolves as of the first N messages; --instance selects the instance layer."""
+    assert run(capsys, "resolve", str(doc), "†data.user.status", "--at", "1")[:2] == (0, '"active"\n')
+    assert run(capsys, "resolve", str(doc), "†state.n")[0] == 3
+
+
+def test_resolve_not_found_exits_3_naming_the_path(capsys, doc) -> None:
+    """Not found exits 3 and stderr names the missing reference of each alternative."""
+    code, out, err = run(capsys, "resolve", str(doc), "†data.user.age || †state.x")
+    assert (code, out) == (3, "")
+    assert "†data.user.age" in err
+    assert "†state.x" in err
+
+
+@pytest.mark.parametrize(("expr", "position"), [("†", 1), ("†state.", 7), ("†a | †b", 3), ("†a &&& †b", 5)])
+def test_resolve_malformed_exits_2_with_the_position(capsys, doc, expr, position) -> None:
+    """A malformed expression exits 2 and stderr gives the position."""
+    code, out, err = run(capsys, "resolve", str(doc), expr)
+    assert (code, out) == (2, "")
+    assert f"position {position}" in err
+
+
+def test_resolve_unreadable_document_exits_1(capsys, tmp_path) -> None:
+    """A missing file exits 1 and names it."""
+    code, _, err = run(capsys, "resolve", str(tmp_path / "absent.json"), "†a")
+    assert code == 1
+    assert "absent.json" in err
+
+
+def test_malformed_document_exits_1_with_file_line_column(capsys, tmp_path) -> None:
+    """Malformed JSON exits 1 with file:line:column on stderr, for every command."""
+    bad = tmp_path / "bad.json"
+    bad.write_text('[\n  {"type": "text",}\n]')
+    for argv in (["resolve", str(bad), "†a"], ["render", str(bad)], ["validate", str(bad)]):
+        code, out, err = run(capsys, *argv)
+        assert (code, out) == (1, "")
+        assert f"{bad}:2:19:" in err
+
+
+def test_render_prints_what_the_llm_sees(capsys, doc) -> None:
+    """render prints the blocks and no audit metadata."""
+    code, out, _ = run(capsys, "render", str(doc))
+    assert code == 0
+    assert out.startswith("## Data: ¶data\n{")
+    assert "_call" not in out
+    assert '"status": "inactive"' in out
+
+
+def test_validate_clean_document_exits_0(capsys, doc) -> None:
+    """validate on a clean document says ok and exits 0."""
+    code, out, _ = run(capsys, "validate", str(doc))
+    assert code == 0
+    assert "ok (3 messages)" in out
+
+
+def test_validate_problems_exit_1(capsys, tmp_path) -> None:
+    """Schema violations, bad references and conflicts are listed, one per line, and exit 1."""
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps([
+        {"type": "user", "data": {"age": "x"}, "schema": {"properties": {"age": {"type": "number"}}}},
+        {"type": "user", "data": {"age": 1}, "_outputPath": "†user.age", "_outputMethod": "push"},
+        {"type": "plan", "plan": [{"_tool": "t", "p": "†user..age"}]},
+    ]))
+    code, out, err = run(capsys, "validate", str(path))
+    assert code == 1
+    lines = out.splitlines()
+    assert len(lines) == 3
+    assert "¶user.age: 'x' is not of type 'number'" in lines[0]
+    assert "position 6" in out
+    assert "push onto a string" in out
+    assert "3 problem(s)" in err
+
+
+def test_negative_at_is_a_usage_error(capsys, doc) -> None:
+    """--at must be 0 or more."""
+    with pytest.raises(SystemExit) as caught:
+        main(["resolve", str(doc), "†a", "--at", "-1"])
+    assert caught.value.code == 2
+
+
+# -- as a real process ---------------------------------------------------------------------------
+
+
+def cli(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "contextdeck", *argv], capture_output=True, text=True,
+                          encoding="utf-8", check=False)
+
+
+def test_process_exit_codes(doc, tmp_path) -> None:
+    """Run as a process: 0 found, 3 not found, 2 malformed, 1 unreadable, with stdout and stderr as promised."""
+    found = cli("resolve", str(doc), "†data.user.name")
+    assert (found.returncode, found.stdout) == (0, '"Alex"\n')
+    missing = cli("resolve", str(doc), "†data.user.age")
+    assert (missing.returncode, missing.stdout) == (3, "")
+    assert "†data.user.age" in missing.stderr
+    malformed = cli("resolve", str(doc), "†data..user")
+    assert malformed.returncode == 2
+    assert "position 6" in malformed.stderr
+    unreadable = cli("resolve", str(tmp_path / "none.json"), "†a")
+    assert unreadable.returncode == 1
+
+
+def test_process_render_and_validate(examples) -> None:
+    """render and validate run as processes on a bundled example."""
+    rendered = cli("render", str(examples / "seed_user_merge.json"))
+    assert rendered.returncode == 0
+    assert "## Data: ¶user" in rendered.stdout
+    assert cli("validate", str(examples / "refund_workflow.json")).returncode == 0
+
+
+def test_a_terminal_without_unicode_gets_escapes_not_a_crash(doc) -> None:
+    """With an ASCII-only stdout the value prints with escapes and the command still succeeds."""
+    result = subprocess.run([sys.executable, "-m", "contextdeck", "render", str(doc)], capture_output=True,
+                            env={"PYTHONIOENCODING": "ascii", "PATH": ""}, check=False)
+    assert result.returncode == 0
+    assert b"## Data: \\xb6data" in result.stdout
+
+
+def test_render_at_and_jsonl_documents(capsys, tmp_path) -> None:
+    """render --at N shows the first N messages; JSON Lines documents work like arrays."""
+    path = tmp_path / "doc.jsonl"
+    path.write_text("".join(json.dumps(m, ensure_ascii=False) + "\n" for m in SEED), encoding="utf-8")
+    code, out, _ = run(capsys, "render", str(path), "--at", "1")
+    assert code == 0
+    assert '"status": "active"' in out
+    assert run(capsys, "resolve", str(path), "†data.user.status")[:2] == (0, '"inactive"\n')
+
+
+def test_bad_jsonl_line_names_file_and_line(capsys, tmp_path) -> None:
+    """A JSON Lines message that is not an object exits 1 naming the file, the line and the message."""
+    path = tmp_path / "doc.jsonl"
+    path.write_text('{"type": "text", "text": "a"}\n[1]\n', encoding="utf-8")
+    code, _, err = run(capsys, "validate", str(path))
+    assert code == 1
+    assert f"{path}:2: message 1: expected a message object, got array" in err
+
+
+def test_a_closed_pipe_ends_quietly(tmp_path) -> None:
+    """`contextdeck render doc | head -c 10`: the reader leaving is no error and prints no traceback."""
+    path = tmp_path / "long.json"
+    # Far more output than a pipe buffers, so the command is still writing when the reader leaves.
+    path.write_text(json.dumps([{"type": "text", "text": "x" * 1000}] * 5000))
+    with subprocess.Popen([sys.executable, "-m", "contextdeck", "render", str(path)],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        assert process.stdout is not None
+        assert process.stderr is not None
+        head = process.stdout.read(10)
+        process.stdout.close()
+        errors = process.stderr.read()
+        code = process.wait(timeout=60)
+    assert (head, code, errors) == (b"x" * 10, 0, b"")

@@ -1,0 +1,126 @@
+"""What the LLM sees (SPEC 5)."""
+
+from __future__ import annotations
+
+from contextdeck.engine import Context, load_document, render, render_text
+
+SEED_005 = [
+    {"type": "text", "text": "Update the user's city to Austin"},
+    {"type": "data", "kind": "user", "description": "Represents the current user.", "data": {"name": "John Doe"},
+     "schema": {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "number"},
+                                                 "city": {"type": "string"}}}},
+    {"type": "data", "kind": "user", "data": {"age": 30}},
+]
+
+EXPECTED_BLOCK = """## Data: ¶user
+{
+  "name": "John Doe",
+  "age": 30
+}
+Represents the current user.
+Schema for ¶user:
+{
+  "type": "object",
+  "properties": {
+    "name": {
+      "type": "string"
+    },
+    "age": {
+      "type": "number"
+    },
+    "city": {
+      "type": "string"
+    }
+  }
+}"""
+
+
+def test_seed_005_example_renders_as_the_seed_shows() -> None:
+    """The text passes through; the two ¶user messages become one block: heading, value, description, schema."""
+    rendered = render(Context(SEED_005))
+    assert [(m.role, m.text, m.sources) for m in rendered] == [
+        ("user", "Update the user's city to Austin", (0,)),
+        ("user", EXPECTED_BLOCK, (1, 2)),
+    ]
+
+
+def test_bundled_seed_example_renders_the_same(examples) -> None:
+    """The bundled seed_user_merge.json renders the seed's block."""
+    assert EXPECTED_BLOCK in render_text(load_document(examples / "seed_user_merge.json").context)
+
+
+def test_text_passes_through_with_its_role() -> None:
+    """A text message keeps its text exactly and its role (user by default)."""
+    messages = [{"type": "text", "role": "system", "text": "  be brief \n"}, {"type": "text", "text": "hi"}]
+    assert [(m.role, m.text) for m in render(Context(messages))] == [("system", "  be brief \n"), ("user", "hi")]
+
+
+def test_a_block_sits_where_its_identity_first_appears() -> None:
+    """Data of one identity is one block, placed at its first message, whatever comes in between."""
+    messages = [
+        {"type": "state", "data": {"a": 1}},
+        {"type": "text", "text": "between"},
+        {"type": "note", "data": "n"},
+        {"type": "state", "data": {"b": 2}},
+    ]
+    rendered = render(Context(messages))
+    assert [m.sources for m in rendered] == [(0, 3), (1,), (2,)]
+    assert rendered[0].text == '## Data: ¶state\n{\n  "a": 1,\n  "b": 2\n}'
+
+
+def test_instances_get_their_own_block_with_the_instance_in_the_heading() -> None:
+    """Each (kind, instance) is its own block; the heading names the instance; it merges its own messages."""
+    messages = [
+        {"type": "state", "data": {"shared": True}},
+        {"type": "state", "_instance": "①", "data": {"v": 1}},
+        {"type": "state", "_instance": "①", "data": {"w": 2}},
+    ]
+    texts = [m.text for m in render(Context(messages))]
+    assert texts[1] == '## Data: ¶state (instance ①)\n{\n  "v": 1,\n  "w": 2\n}'
+
+
+def test_input_carries_the_structured_prompt_line() -> None:
+    """Input data has the line saying it MUST be treated as a structured prompt; other kinds do not."""
+    text = render_text(Context([{"type": "input", "input": {"q": 1}}, {"type": "state", "data": {}}]))
+    assert text.count("Input data MUST be treated as a structured prompt") == 1
+    assert text.startswith("## Data: ¶input\nInput data MUST be treated as a structured prompt\n{")
+
+
+def test_outputs_render_their_folded_value_without_audit_metadata() -> None:
+    """An output message contributes its write; _call, _date, _outputMethod and _outputPath never show."""
+    messages = [
+        {"type": "state", "data": {"log": ["a"]}},
+        {"type": "state", "data": {"log": "b"}, "_outputPath": "†state.log", "_outputMethod": "push",
+         "_call": {"_tool": "t", "_outputPath": "†state.log"}, "_date": "2026-01-01T00:00:00Z"},
+        {"type": "error", "data": {"call": {"_tool": "t", "_outputPath": "†state.x", "_outputMethod": "set"},
+                                   "error": {"type": "E", "message": "m"}}, "_date": "2026-01-01T00:00:00Z"},
+    ]
+    text = render_text(Context(messages))
+    assert '"log": [\n    "a",\n    "b"\n  ]' in text
+    assert '"_tool": "t"' in text
+    for key in ("_call", "_date", "_outputMethod", "_outputPath"):
+        assert key not in text
+
+
+def test_render_at_shows_the_context_as_of_n_messages() -> None:
+    """render(at=n) uses the first n messages only."""
+    assert render_text(Context(SEED_005), at=2).count('"age"') == 1  # only in the schema
+    assert render_text(Context(SEED_005), at=0) == ""
+
+
+def test_tool_and_plan_messages_are_not_rendered_as_text() -> None:
+    """Tools and plans are not data: they produce no text block."""
+    messages = [{"type": "tool", "tool": {"t": {"type": "object"}}}, {"type": "plan", "plan": []}]
+    assert render(Context(messages)) == []
+
+
+def test_latest_description_and_schema_win_and_skipped_writes_show_null() -> None:
+    """A block shows its identity's latest description and schema; a value no write produced shows null."""
+    messages = [
+        {"type": "state", "data": {"a": 1}, "description": "old", "schema": {"type": "array"}},
+        {"type": "state", "data": {"b": 2}, "description": "new", "schema": {"type": "object"}},
+        {"type": "log", "data": 1, "_outputMethod": "concat"},
+    ]
+    first, second = render(Context(messages))
+    assert first.text.endswith('new\nSchema for ¶state:\n{\n  "type": "object"\n}')
+    assert second.text == "## Data: ¶log\nnull"

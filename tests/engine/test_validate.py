@@ -1,0 +1,120 @@
+"""validate: schema violations with their path, malformed references in calls, conflicts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from contextdeck.engine import Context, load_document, validate
+
+SCHEMA = {"type": "object", "properties": {"age": {"type": "number"}, "tags": {"type": "array",
+                                                                             "items": {"type": "string"}}}}
+
+
+def problems(messages: list[dict[str, Any]], solution: Any = None) -> list[tuple[int | None, str, str]]:
+    return [(d.message_index, d.path, d.reason) for d in validate(Context(messages), solution)]
+
+
+def test_bundled_examples_are_valid(examples) -> None:
+    """Every bundled example validates clean."""
+    for path in sorted(examples.glob("*.json")):
+        document = load_document(path)
+        assert validate(document.context, document.solution) == [], path.name
+
+
+def test_the_merged_value_is_checked_against_the_latest_schema() -> None:
+    """A later message's data is merged before checking; the violation names the JSON path."""
+    messages = [{"type": "user", "data": {"age": 1}, "schema": SCHEMA},
+                {"type": "user", "data": {"tags": ["a", 5]}}]
+    assert problems(messages) == [(0, "¶user.tags[1]", "5 is not of type 'string'")]
+
+
+def test_an_instance_is_checked_over_the_global_layer() -> None:
+    """An instance's value (its layer over the global one) is checked against the global schema."""
+    messages = [{"type": "user", "data": {"age": 1}, "schema": SCHEMA},
+                {"type": "user", "_instance": "①", "data": {"age": "old"}}]
+    assert problems(messages) == [(0, "¶user[①].age", "'old' is not of type 'number'")]
+
+
+def test_a_global_violation_is_reported_once() -> None:
+    """A violation every instance inherits from the global value is reported for the global value only."""
+    messages = [{"type": "user", "data": {"age": "x"}, "schema": SCHEMA},
+                {"type": "user", "_instance": "①", "data": {"tags": []}},
+                {"type": "user", "_instance": "②", "data": {"tags": []}}]
+    assert problems(messages) == [(0, "¶user.age", "'x' is not of type 'number'")]
+
+
+@pytest.mark.parametrize(
+    ("schema", "words"),
+    [(5, "expected an object"), ({"type": "nonsense"}, "invalid schema"),
+     ({"$ref": "https://example.invalid/schema.json"}, "cannot check the schema")],
+)
+def test_a_bad_schema_is_a_problem_not_a_crash(schema, words) -> None:
+    """An invalid or unresolvable schema is reported at its message."""
+    ((index, path, reason),) = problems([{"type": "user", "data": {}, "schema": schema}])
+    assert (index, path) == (0, "¶user")
+    assert words in reason
+
+
+def test_boolean_schemas() -> None:
+    """The schema true accepts anything; false refuses everything."""
+    assert problems([{"type": "user", "data": {"a": 1}, "schema": True}]) == []
+    assert len(problems([{"type": "user", "data": {"a": 1}, "schema": False}])) == 1
+
+
+def test_malformed_references_in_plan_calls_name_call_field_and_position() -> None:
+    """A malformed expression anywhere in a call is reported with the call, the field and the position."""
+    plan = {"type": "plan", "plan": [
+        {"_tool": "a", "x": {"deep": ["ok", "†state..x"]}, "_outputPath": "†state.y"},
+        {"_tool": "b", "_outputPath": "state.z"},
+        {"_tool": "c", "_outputPath": "†state.w", "_outputMethod": "append"},
+    ]}
+    assert problems([plan]) == [
+        (0, "plan at message 0, call 0 $.x.deep[1]", "expected a path segment after '.', found '.' at position 7"),
+        (0, "plan at message 0, call 1 $._outputPath",
+         "expected a reference starting with '†', found 's' at position 0"),
+        (0, "plan at message 0, call 2 $._outputMethod",
+         "unknown _outputMethod 'append'; expected one of set, merge, assign, push, concat"),
+    ]
+
+
+def test_solution_calls_are_checked_instead_of_the_plan() -> None:
+    """A saved request's solution calls are the pending calls; a call must be an object."""
+    found = problems([], {"calls": [{"_tool": "t", "p": "†a | †b"}, 5]})
+    assert found == [(None, "solution, call 0 $.p", "expected '||', found a single '|' at position 3"),
+                     (None, "solution, call 1", "a call must be an object")]
+
+
+def test_escaped_daggers_are_not_references() -> None:
+    """A parameter starting with †† is a literal and never a malformed reference."""
+    assert problems([{"type": "plan", "plan": [{"_tool": "t", "p": "††not a ref.."}]}]) == []
+
+
+def test_conflicts_and_unusable_outputs_are_reported() -> None:
+    """A push onto an object and an output without a usable path both show up, naming their message."""
+    messages = [{"type": "state", "data": {"a": {}}},
+                {"type": "state", "data": {"a": 1}, "_outputPath": "†state.a", "_outputMethod": "push"},
+                {"type": "state", "data": {"b": 1}, "_call": {"_tool": "t", "_outputPath": "†state.c"}}]
+    found = problems(messages)
+    assert [(i, p) for i, p, _ in found] == [(1, "¶state"), (2, "¶state")]
+    assert "push onto a object" in found[0][2]
+    assert "no destination" in found[1][2]
+
+
+def test_a_conflict_only_the_instance_meets_is_reported_for_the_instance() -> None:
+    """An instance write that conflicts with the global value is reported once, under the instance."""
+    messages = [{"type": "state", "data": {"n": 5}},
+                {"type": "state", "_instance": "①", "data": {"n": 1}, "_outputPath": "†state.n",
+                 "_outputMethod": "push"}]
+    assert [(i, p) for i, p, _ in problems(messages)] == [(1, "¶state[①]")]
+
+
+def test_every_plan_is_checked_not_only_the_last() -> None:
+    """Calls of earlier plans and of the solution are all checked; a plan that is not an array is reported."""
+    messages = [{"type": "plan", "plan": [{"_tool": "t", "p": "†a..b"}]},
+                {"type": "plan", "plan": "nope"},
+                {"type": "plan", "plan": [{"_tool": "t", "p": "†ok"}]}]
+    found = problems(messages, {"calls": [{"_tool": "t", "p": "†"}]})
+    assert [(i, p) for i, p, _ in found] == [(None, "solution, call 0 $.p"), (0, "plan at message 0, call 0 $.p"),
+                                             (1, "plan at message 1")]
