@@ -28,10 +28,11 @@ from ._calls import (
 from ._context import Context
 from ._document import Document
 from ._expressions import find_expressions, parse_expression
+from ._groups import Unit, flatten
 from ._messages import MISSING
 from ._outputs import Clock, OutputError, check_json, error_message, utc_now
 from ._patterns import Settle, run_pattern
-from ._plan import Graph, Unit, feeds, flatten
+from ._plan import Graph, feeds
 from ._running import Outcome, conclude, failure, invoke, perform, prepare
 from ._status import OPEN, SETTLED, Approver, CallState, Decision, Status, TickReport
 from ._tools import merged_tools, pending_calls

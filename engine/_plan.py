@@ -1,55 +1,11 @@
-"""The plan as a graph (SPEC 6.9–6.10): units of execution, who feeds whom, and cycles.
-
-A plan entry is a call, or a pattern group `{"all" | "any" | "race": [call, ...]}` (the seeds name the
-patterns but give no syntax; this is ContextDeck's). Calls are numbered in plan order, group members
-included, so "call 3" means the same thing in the plan, the debugger and the error messages.
-"""
+"""The plan as a graph (SPEC 6.9): who feeds whom, and cycles. Plan entries and groups: `_groups`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from ._calls import CallPlan
 from ._expressions import Reference
-
-PATTERNS = ("all", "any", "race")
-
-
-@dataclass(frozen=True)
-class Unit:
-    """What the scheduler starts at once: one call (`pattern` "one") or a pattern group of calls."""
-
-    pattern: str
-    members: tuple[int, ...]
-    entry: int  # its position among the plan's entries
-
-
-def group_of(entry: Any) -> tuple[str, Any] | None:
-    """(pattern, members) when a plan entry is a pattern group, else None."""
-    if isinstance(entry, dict) and len(entry) == 1:
-        (key, members), = entry.items()
-        if key in PATTERNS:
-            return key, members
-    return None
-
-
-def flatten(entries: list[Any]) -> tuple[list[Any], list[Unit]]:
-    """The calls of a plan in order, and the units that group them."""
-    calls: list[Any] = []
-    units: list[Unit] = []
-    for position, entry in enumerate(entries):
-        group = group_of(entry)
-        if group is None:
-            units.append(Unit("one", (len(calls),), position))
-            calls.append(entry)
-            continue
-        pattern, members = group
-        members = members if isinstance(members, list) else [members]
-        start = len(calls)
-        calls.extend(members)
-        units.append(Unit(pattern, tuple(range(start, len(calls))), position))
-    return calls, units
 
 
 def _overlaps(a: Reference, b: Reference) -> bool:

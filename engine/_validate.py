@@ -11,6 +11,7 @@ from ._context import Context
 from ._errors import ExpressionError
 from ._expressions import find_expressions, parse_expression
 from ._fold import fold
+from ._groups import flatten
 from ._messages import METHODS, MISSING, Form, Write
 from ._methods import type_name
 from ._resolution import Diagnostic
@@ -121,7 +122,8 @@ def _call_problems(context: Context, solution: Any) -> list[Diagnostic]:
 def _calls_problems(calls: list[Any], plan_index: int | None, where: str) -> list[Diagnostic]:
     """Malformed expressions anywhere in these calls' parameters and output paths; bad output methods."""
     problems: list[Diagnostic] = []
-    for number, call in enumerate(calls):
+    # Members of all/any/race groups are numbered along with the other calls, as the executor numbers them.
+    for number, call in enumerate(flatten(calls)[0]):
         if not isinstance(call, dict):
             problems.append(Diagnostic(plan_index, f"{where}, call {number}", "a call must be an object"))
             continue

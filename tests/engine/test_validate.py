@@ -118,3 +118,13 @@ def test_every_plan_is_checked_not_only_the_last() -> None:
     found = problems(messages, {"calls": [{"_tool": "t", "p": "†"}]})
     assert [(i, p) for i, p, _ in found] == [(None, "solution, call 0 $.p"), (0, "plan at message 0, call 0 $.p"),
                                              (1, "plan at message 1")]
+
+
+def test_calls_inside_pattern_groups_are_checked() -> None:
+    """A malformed reference in a member of an `all` group is reported, numbered as the executor numbers it."""
+    ctx = Context([{"type": "plan", "plan": [
+        {"_tool": "a"},
+        {"all": [{"_tool": "b"}, {"_tool": "c", "x": "†state..y"}]},
+    ]}])
+    problems = validate(ctx)
+    assert any("call 2" in p.path and "position 7" in p.reason for p in problems), problems
