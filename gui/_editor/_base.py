@@ -78,6 +78,7 @@ class FieldSlot(QWidget):
     def replace_editor(self, editor: FieldEditor) -> None:
         """Swaps in a new editor (the value changed kind); errors are cleared until the next validation."""
         self._layout.replaceWidget(self.editor, editor)
+        self.editor.setParent(None)
         self.editor.deleteLater()
         self.editor = editor
         self._base_tooltip = editor.toolTip()

@@ -73,6 +73,7 @@ class _Group(FieldEditor):
     def _clear(self) -> None:
         for widget in self._rows:
             self.grid.removeWidget(widget)
+            widget.setParent(None)  # gone from the tree at once, not only when deleteLater runs
             widget.deleteLater()
         self._rows.clear()
         self.slots.clear()
@@ -302,13 +303,14 @@ class NullableEditor(FieldEditor):
         self.inner_field = replace(field, nullable=False)
         self.null = QCheckBox("null")
         self.null.setToolTip("the value is null")
-        self.inner = FieldSlot(make(self.inner_field, default(self.inner_field)))
+        self.read_only = False
+        self.inner = FieldSlot(make(Field(), None))
+        self._show(default(self.inner_field))
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.inner, 1)
         layout.addWidget(self.null, 0, Qt.AlignmentFlag.AlignTop)
         self.null.toggled.connect(self._toggled)
-        self.read_only = False
 
     def set_value(self, value: Any) -> None:
         super().set_value(value)

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Final
 
-from PySide6.QtCore import QRegularExpression, Qt, Signal
+from PySide6.QtCore import QEvent, QRegularExpression, Qt, Signal
 from PySide6.QtGui import (
     QColor,
     QFontDatabase,
@@ -16,7 +15,7 @@ from PySide6.QtGui import (
     QTextCursor,
     QTextDocument,
 )
-from PySide6.QtWidgets import QLabel, QPlainTextEdit, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTextEdit, QVBoxLayout, QWidget
 
 from ._base import ERROR_COLOR
 
@@ -39,10 +38,20 @@ class JsonHighlighter(QSyntaxHighlighter):
     def __init__(self, document: QTextDocument, dark: bool) -> None:
         super().__init__(document)
         self._rules: list[tuple[QRegularExpression, QTextCharFormat]] = []
+        self.dark: bool | None = None
+        self.set_dark(dark)
+
+    def set_dark(self, dark: bool) -> None:
+        """Picks the colours for a dark (or light) background and recolours the text."""
+        if dark == self.dark:
+            return
+        self.dark = dark
+        self._rules = []
         for _name, pattern, (light, night) in _RULES:
             form = QTextCharFormat()
             form.setForeground(QColor(night if dark else light))
             self._rules.append((QRegularExpression(pattern), form))
+        self.rehighlight()
 
     def highlightBlock(self, text: str) -> None:
         for pattern, form in self._rules:
@@ -91,6 +100,11 @@ class JsonEditor(QWidget):
             self._loading = False
         self._show_problem(None)
 
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange:
+            self.highlighter.set_dark(_dark(self.palette()))
+        super().changeEvent(event)
+
     def value(self) -> Any:
         """The last valid value (the text may be mid-edit and invalid)."""
         return self._value
@@ -104,7 +118,7 @@ class JsonEditor(QWidget):
         try:
             value = json.loads(self.text.toPlainText())
         except json.JSONDecodeError as error:
-            self._show_problem((error.lineno, error.colno, _plain(error.msg)))
+            self._show_problem((error.lineno, error.colno, error.msg))
             return
         self._show_problem(None)
         if value != self._value or json.dumps(value) != json.dumps(self._value):
@@ -120,7 +134,7 @@ class JsonEditor(QWidget):
         line, column, message = problem
         self.status.setText(f"Line {line}, column {column}: {message} — the last valid value is kept")
         self.status.show()
-        mark = QPlainTextEdit.ExtraSelection()
+        mark = QTextEdit.ExtraSelection()
         mark.format.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
         mark.format.setUnderlineColor(ERROR_COLOR)
         mark.format.setBackground(QColor(ERROR_COLOR.red(), ERROR_COLOR.green(), ERROR_COLOR.blue(), 60))
@@ -130,8 +144,3 @@ class JsonEditor(QWidget):
         cursor.movePosition(QTextCursor.MoveOperation.Right, QTextCursor.MoveMode.KeepAnchor)
         mark.cursor = cursor
         self.text.setExtraSelections([mark])
-
-
-def _plain(message: str) -> str:
-    """`json`'s message without its own position suffix (we say line and column ourselves)."""
-    return re.sub(r":\s*line \d+ column \d+.*$", "", message)
