@@ -53,11 +53,15 @@ class FieldEditor(QWidget):
 
 
 class FieldSlot(QWidget):
-    """Holds one editor; when its path has validation errors, a red frame, the message below, and a tooltip."""
+    """Holds one editor (relaying its `edited`); when its path has validation errors, a red frame, the message
+    below, and a tooltip."""
+
+    edited = Signal()
 
     def __init__(self, editor: FieldEditor, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.editor = editor
+        editor.edited.connect(self.edited)
         self._layout = QVBoxLayout(self)
         self._layout.setContentsMargins(2, 2, 2, 2)
         self._layout.setSpacing(1)
@@ -78,16 +82,27 @@ class FieldSlot(QWidget):
     def replace_editor(self, editor: FieldEditor) -> None:
         """Swaps in a new editor (the value changed kind); errors are cleared until the next validation."""
         self._layout.replaceWidget(self.editor, editor)
+        self.editor.edited.disconnect(self.edited)
         self.editor.setParent(None)
         self.editor.deleteLater()
         self.editor = editor
-        self._base_tooltip = editor.toolTip()
-        self.show_errors(())
+        editor.edited.connect(self.edited)
+        self.messages = ()
+        self._render()
+
+    def set_tooltip(self, tip: str) -> None:
+        """The field's own tooltip (its description); error messages are added below it."""
+        self._base_tooltip = tip
+        self._render()
 
     def show_errors(self, messages: tuple[str, ...]) -> None:
         if messages == self.messages:
             return
         self.messages = messages
+        self._render()
+
+    def _render(self) -> None:
+        messages = self.messages
         self._message.setText("\n".join(messages))
         self._message.setVisible(bool(messages))
         tip = "\n".join(part for part in (self._base_tooltip, *(f"⚠ {m}" for m in messages)) if part)

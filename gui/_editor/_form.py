@@ -9,9 +9,10 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from ._base import ERROR_COLOR, FieldSlot
+from ._containers import refill
 from ._field import Field, field_from_schema, field_from_value
 from ._validation import Problem
-from ._widgets import make_editor
+from ._widgets import KIT, make_editor
 
 
 def describe(path: tuple[Any, ...]) -> str:
@@ -45,6 +46,7 @@ class FormView(QScrollArea):
         self.summary.hide()
         self._layout.addWidget(self.summary)
         self.root: FieldSlot = FieldSlot(make_editor(Field(), None))
+        self.root.edited.connect(self.edited)
         self._layout.addWidget(self.root)
         self._layout.addStretch(1)
         self.setWidget(inner)
@@ -58,11 +60,8 @@ class FormView(QScrollArea):
         self.reload(value)
 
     def reload(self, value: Any) -> None:
-        """Rebuilds the widgets for a new value under the same schema; emits nothing."""
-        editor = make_editor(self.field, value)
-        editor.set_read_only(self._read_only)
-        editor.edited.connect(self.edited)
-        self.root.replace_editor(editor)
+        """Shows a new value under the same schema, in place where its shape allows; emits nothing."""
+        refill(KIT, self.root, self.field, value, self._read_only)
         self.show_problems(self._problems)
 
     def value(self) -> Any:

@@ -28,6 +28,14 @@ _RULES: Final = (
 )
 
 
+_UNSET: Final = object()
+
+
+def _same(a: Any, b: Any) -> bool:
+    """The same JSON value (`1` is not `true`, `1.0` is not `1`, key order counts)."""
+    return a is not _UNSET and json.dumps(a) == json.dumps(b)
+
+
 def _dark(palette: QPalette) -> bool:
     return palette.color(QPalette.ColorRole.Base).lightness() < 128
 
@@ -91,8 +99,10 @@ class JsonEditor(QWidget):
         self.text.textChanged.connect(self._changed)
 
     def set_value(self, value: Any) -> None:
-        """Shows `value` as indented JSON; emits nothing."""
+        """Shows `value` as indented JSON; emits nothing. Text that already says `value` is left alone."""
         self._value = value
+        if self.problem is None and _same(self._parsed(), value):
+            return  # an echo of the user's own edit: the cursor stays where it is
         self._loading = True
         try:
             self.text.setPlainText(json.dumps(value, indent=2, ensure_ascii=False))
@@ -112,6 +122,12 @@ class JsonEditor(QWidget):
     def set_read_only(self, flag: bool) -> None:
         self.text.setReadOnly(flag)
 
+    def _parsed(self) -> Any:
+        try:
+            return json.loads(self.text.toPlainText())
+        except ValueError:
+            return _UNSET
+
     def _changed(self) -> None:
         if self._loading:
             return
@@ -121,7 +137,7 @@ class JsonEditor(QWidget):
             self._show_problem((error.lineno, error.colno, error.msg))
             return
         self._show_problem(None)
-        if value != self._value or json.dumps(value) != json.dumps(self._value):
+        if not _same(value, self._value):
             self._value = value
             self.edited.emit(value)
 

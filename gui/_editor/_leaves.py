@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from ._base import FieldEditor
-from ._field import Field
+from ._field import MISSING, Field
 
 
 def dumps(value: Any) -> str:
@@ -48,8 +48,9 @@ class StringEditor(FieldEditor):
 
     def set_value(self, value: Any) -> None:
         super().set_value(value)
-        with QSignalBlocker(self.line):
-            self.line.setText(value)
+        if self.line.text() != value:  # an echo of the user's own typing keeps the cursor where it is
+            with QSignalBlocker(self.line):
+                self.line.setText(value)
 
     def set_read_only(self, flag: bool) -> None:
         self.line.setReadOnly(flag)
@@ -68,8 +69,9 @@ class TextEditor(FieldEditor):
 
     def set_value(self, value: Any) -> None:
         super().set_value(value)
-        with QSignalBlocker(self.text):
-            self.text.setPlainText(value)
+        if self.text.toPlainText() != value:
+            with QSignalBlocker(self.text):
+                self.text.setPlainText(value)
 
     def set_read_only(self, flag: bool) -> None:
         self.text.setReadOnly(flag)
@@ -180,8 +182,11 @@ class NumberEditor(FieldEditor):
 
     def set_value(self, value: Any) -> None:
         super().set_value(value)
-        with QSignalBlocker(self.box.lineEdit()):
-            self.box.show(value)
+        shown = self.box.parse(self.box.lineEdit().text())
+        if shown != value or type(shown) is not type(value):
+            with QSignalBlocker(self.box.lineEdit()):
+                self.box.show(value)
+        self.box.number = value
 
     def set_read_only(self, flag: bool) -> None:
         self.box.setReadOnly(flag)
@@ -307,9 +312,14 @@ class RawEditor(FieldEditor):
 
     def set_value(self, value: Any) -> None:
         super().set_value(value)
-        with QSignalBlocker(self.line):
-            self.line.setText(dumps(value))
-            self.line.setCursorPosition(0)
+        try:
+            shown = json.loads(self.line.text())
+        except ValueError:
+            shown = MISSING
+        if shown != value or dumps(shown) != dumps(value):
+            with QSignalBlocker(self.line):
+                self.line.setText(dumps(value))
+                self.line.setCursorPosition(0)
 
     def set_read_only(self, flag: bool) -> None:
         self.line.setReadOnly(flag)

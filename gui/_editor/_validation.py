@@ -62,6 +62,7 @@ class Validator(QObject):
         self._deadline.stop()
         if self._process is not None:
             self._stop(self._process)
+            self._process.waitForFinished(500)  # SIGKILLed: a few ms; spares Qt's "destroyed while running"
             self._process = None
 
     def _worker(self) -> QProcess:

@@ -336,3 +336,26 @@ def test_read_only_disables_editing(editor: DataEditor) -> None:
     assert at(editor, "name").findChild(QLineEdit).isReadOnly()
     assert at(editor, "tags").findChild(QToolButton, "add-item") is None
     assert editor.json.text.isReadOnly()
+
+
+def test_an_echoed_value_updates_in_place(editor: DataEditor, qtbot: Any) -> None:
+    """Loading back the value the user just typed keeps the same widget and its cursor."""
+    editor.set_value(VALUE, SCHEMA)
+    line = at(editor, "address", "city").findChild(QLineEdit)
+    line.setCursorPosition(2)
+    qtbot.keyClicks(line, "X")
+    editor.set_value(editor.value(), SCHEMA)
+    assert at(editor, "address", "city").findChild(QLineEdit) is line
+    assert line.text() == "LyXon"
+    assert line.cursorPosition() == 3
+
+
+def test_a_new_value_of_the_same_shape_is_shown(editor: DataEditor) -> None:
+    """Loading another value (an undo, say) shows it in the existing widgets."""
+    editor.set_value(VALUE, SCHEMA)
+    editor.set_value({**VALUE, "name": "Zoe", "tags": ["x"], "nick": "z"}, SCHEMA)
+    assert at(editor, "name").findChild(QLineEdit).text() == "Zoe"
+    assert at(editor, "tags", 0).findChild(QLineEdit).text() == "x"
+    assert editor.form.locate(("tags", 1)) is None
+    assert at(editor, "nick").findChild(QLineEdit).text() == "z"
+    assert editor.form.value() == {**VALUE, "name": "Zoe", "tags": ["x"], "nick": "z"}

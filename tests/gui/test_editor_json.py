@@ -107,3 +107,15 @@ def test_highlighting_follows_the_palette(qtbot: Any, dark: bool) -> None:
     colours = {r.format.foreground().color().name() for r in block.layout().formats()}
     assert ("#85e89d" in colours) is dark
     assert ("#22863a" in colours) is not dark
+
+
+def test_an_echoed_value_keeps_the_json_cursor(editor: DataEditor, qtbot: Any) -> None:
+    """Loading back the value just typed in the JSON tab leaves its text and cursor alone."""
+    editor.set_value({"name": "Maya", "n": 1}, SCHEMA)
+    editor.json.text.setPlainText('{"name": "Maya", "n": 12}')
+    cursor = editor.json.text.textCursor()
+    cursor.setPosition(10)
+    editor.json.text.setTextCursor(cursor)
+    editor.set_value({"name": "Maya", "n": 12}, SCHEMA)
+    assert editor.json.text.toPlainText() == '{"name": "Maya", "n": 12}'
+    assert editor.json.text.textCursor().position() == 10
