@@ -251,9 +251,9 @@ class ArrayEditor(_Group):
         layout = QHBoxLayout(buttons)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
-        up = _button("▲", "move up", lambda: self.move(index, index - 1))
-        down = _button("▼", "move down", lambda: self.move(index, index + 1))
-        remove = _button("✕", "remove", lambda: self.remove(index))
+        up = _button("▲", "move up", lambda: self.move_item(index, index - 1))
+        down = _button("▼", "move down", lambda: self.move_item(index, index + 1))
+        remove = _button("✕", "remove", lambda: self.remove_item(index))
         up.setEnabled(index > 0)
         down.setEnabled(index < len(self._value) - 1)
         for name, button in (("up", up), ("down", down), ("remove", remove)):
@@ -276,7 +276,7 @@ class ArrayEditor(_Group):
         self._rebuild()
         self.edited.emit()
 
-    def move(self, src: int, dst: int) -> None:
+    def move_item(self, src: int, dst: int) -> None:
         """Moves the item at `src` to `dst` (the user's reorder)."""
         if not (0 <= src < len(self._value) and 0 <= dst < len(self._value)) or src == dst:
             return
@@ -286,7 +286,7 @@ class ArrayEditor(_Group):
         self._rebuild()
         self.edited.emit()
 
-    def remove(self, index: int) -> None:
+    def remove_item(self, index: int) -> None:
         """Removes the item at `index` (the user's delete)."""
         self._value = [v for i, v in enumerate(self._value) if i != index]
         self._rebuild()

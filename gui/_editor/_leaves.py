@@ -28,11 +28,12 @@ def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _wrap(editor: FieldEditor, inner: QWidget) -> None:
+def _wrap(editor: FieldEditor, inner: QWidget) -> QHBoxLayout:
     layout = QHBoxLayout(editor)
     layout.setContentsMargins(0, 0, 0, 0)
     layout.addWidget(inner)
     editor.setFocusProxy(inner)
+    return layout
 
 
 class StringEditor(FieldEditor):
@@ -115,14 +116,14 @@ class NumberBox(QAbstractSpinBox):
             return None
         return number if math.isfinite(number) else None
 
-    def validate(self, text: str, pos: int) -> QValidator.State:
+    def validate(self, text: str, pos: int) -> tuple[QValidator.State, str, int]:
         if self.parse(text) is not None:
-            return QValidator.State.Acceptable
+            return QValidator.State.Acceptable, text, pos
         allowed = set("0123456789+-") | (set() if self.integer else set(".eE"))
         ok = all(ch in allowed for ch in text.strip())
-        return QValidator.State.Intermediate if ok else QValidator.State.Invalid
+        return (QValidator.State.Intermediate if ok else QValidator.State.Invalid), text, pos
 
-    def show(self, number: int | float) -> None:
+    def display(self, number: int | float) -> None:
         self.number = number
         self.lineEdit().setText(repr(number) if isinstance(number, float) else str(number))
 
@@ -148,7 +149,7 @@ class NumberBox(QAbstractSpinBox):
         keep_int = isinstance(self.number, int) and isinstance(self._step(), int) and float(number).is_integer()
         if self.integer or keep_int:
             number = int(number)
-        self.show(number)
+        self.display(number)
         self.lineEdit().textEdited.emit(self.lineEdit().text())
 
     def stepEnabled(self) -> QAbstractSpinBox.StepEnabledFlag:
@@ -185,7 +186,7 @@ class NumberEditor(FieldEditor):
         shown = self.box.parse(self.box.lineEdit().text())
         if shown != value or type(shown) is not type(value):
             with QSignalBlocker(self.box.lineEdit()):
-                self.box.show(value)
+                self.box.display(value)
         self.box.number = value
 
     def set_read_only(self, flag: bool) -> None:
@@ -218,8 +219,7 @@ class EnumEditor(FieldEditor):
         self._choices = list(field.enum or ())
         for choice in self._choices:
             self.combo.addItem(choice if isinstance(choice, str) else dumps(choice))
-        _wrap(self, self.combo)
-        self.layout().addStretch(1)
+        _wrap(self, self.combo).addStretch(1)
         self.combo.activated.connect(lambda i: self._user_changed(self._choices[i]))
 
     def set_value(self, value: Any) -> None:
@@ -270,8 +270,7 @@ class DateTimeEditor(FieldEditor):
         self.edit.setTimeZone(QTimeZone.utc())
         self.edit.setDisplayFormat("yyyy-MM-dd HH:mm:ss 'UTC'")
         self.edit.setCalendarPopup(True)
-        _wrap(self, self.edit)
-        self.layout().addStretch(1)
+        _wrap(self, self.edit).addStretch(1)
         self.edit.dateTimeChanged.connect(self._changed)
 
     def _changed(self, moment: QDateTime) -> None:

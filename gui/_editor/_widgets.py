@@ -137,4 +137,4 @@ WIDGETS: Final[dict[str, Factory]] = {
     "choice": lambda field: ChoiceEditor(field, KIT),
     "nullable": lambda field: NullableEditor(field, KIT),
 }
-KIT: Final = Kit(make=make_editor, key=widget_key, default=default_value, pick=pick_branch)
+KIT: Final[Kit] = Kit(make=make_editor, key=widget_key, default=default_value, pick=pick_branch)

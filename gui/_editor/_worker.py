@@ -23,10 +23,11 @@ def _errors(schema: Any, value: Any) -> list[list[Any]]:
         return [[[], f"the schema is invalid: {error.message}"]]
     validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
     found = []
-    for error in validator.iter_errors(value):
-        if error.context and error.validator in ("oneOf", "anyOf"):
-            error = exceptions.best_match(error.context) or error  # the branch's own error, at its own path
-        found.append([list(error.absolute_path), error.message])
+    for problem in validator.iter_errors(value):
+        shown = problem
+        if problem.context and problem.validator in ("oneOf", "anyOf"):
+            shown = exceptions.best_match(problem.context) or problem  # the branch's own error, at its own path
+        found.append([list(shown.absolute_path), shown.message])
     return sorted(found, key=lambda item: [str(step) for step in item[0]])
 
 
