@@ -13,6 +13,7 @@ import sys
 from typing import Any
 
 from jsonschema import exceptions, validators
+from referencing import Registry
 
 
 def _errors(schema: Any, value: Any) -> list[list[Any]]:
@@ -21,7 +22,8 @@ def _errors(schema: Any, value: Any) -> list[list[Any]]:
         cls.check_schema(schema)
     except exceptions.SchemaError as error:
         return [[[], f"the schema is invalid: {error.message}"]]
-    validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
+    # an empty registry: a remote `$ref` is reported as unresolvable, never fetched from the network
+    validator = cls(schema, format_checker=cls.FORMAT_CHECKER, registry=Registry())
     found = []
     for problem in validator.iter_errors(value):
         shown = problem
