@@ -208,8 +208,14 @@ class ObjectEditor(_Group):
         self.edited.emit()
 
 
+PAGE = 50  # array items built at first; building widgets costs ~1 ms per field, so long arrays come in pages
+
+
 class ArrayEditor(_Group):
-    """An array: one row per item with move up, move down and remove; an add button below."""
+    """An array: one row per item with move up, move down and remove; an add button below. Long arrays show
+    their first items and a button for more (the JSON tab always has all of them)."""
+
+    shown = PAGE
 
     def item_field(self, index: int) -> Field:
         if self.field.items is not None:
@@ -230,7 +236,7 @@ class ArrayEditor(_Group):
 
     def _rebuild(self) -> None:
         self._clear()
-        for index, item in enumerate(self._value):
+        for index, item in enumerate(self._value[: self.shown]):
             slot = FieldSlot(self.kit.make(self.item_field(index), item))
             slot.edited.connect(lambda i=index, s=slot: self._child_edited(i, s))
             self._place(index, f"{index}", "", slot, index)
@@ -238,11 +244,16 @@ class ArrayEditor(_Group):
                 slot.editor.set_title(f"[{index}]", "")
             if not self.read_only:
                 self._add(self._buttons(index), index, 2, align=Qt.AlignmentFlag.AlignTop)
+        row = min(len(self._value), self.shown)
+        if len(self._value) > self.shown:
+            more = _button(f"Show more ({self.shown} of {len(self._value)} shown)", "build the next items", self._more)
+            more.setObjectName("more-items")
+            self._add(more, row, 0, 2, Qt.AlignmentFlag.AlignLeft)
+            row += 1
         if not self.read_only:
             add = _button("+ Add item", "append an item", self._append)
             add.setObjectName("add-item")
-            add.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-            self._add(add, len(self._value), 0, 2, Qt.AlignmentFlag.AlignLeft)
+            self._add(add, row, 0, 2, Qt.AlignmentFlag.AlignLeft)
         elif not self._value:
             self._add(QLabel("(empty)"), 0, 0, 2)
 
@@ -273,8 +284,14 @@ class ArrayEditor(_Group):
         else:  # no schema for items: a new item shaped like the last one
             field = field_from_value(self._value[-1]) if self._value else Field()
         self._value = [*self._value, self.kit.default(field)]
+        if len(self._value) - 1 <= self.shown:  # all were shown: show the new one too
+            self.shown = max(self.shown, len(self._value))
         self._rebuild()
         self.edited.emit()
+
+    def _more(self) -> None:
+        self.shown += PAGE
+        self._rebuild()
 
     def move_item(self, src: int, dst: int) -> None:
         """Moves the item at `src` to `dst` (the user's reorder)."""

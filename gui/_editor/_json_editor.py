@@ -10,6 +10,7 @@ from PySide6.QtGui import (
     QColor,
     QFontDatabase,
     QPalette,
+    QShowEvent,
     QSyntaxHighlighter,
     QTextCharFormat,
     QTextCursor,
@@ -96,11 +97,28 @@ class JsonEditor(QWidget):
         self.problem: tuple[int, int, str] | None = None  # (line, column, message), 1-based
         self._value: Any = None
         self._loading = False
+        self._stale = False
         self.text.textChanged.connect(self._changed)
 
     def set_value(self, value: Any) -> None:
-        """Shows `value` as indented JSON; emits nothing. Text that already says `value` is left alone."""
+        """Shows `value` as indented JSON; emits nothing. Text that already says `value` is left alone.
+
+        While the tab is hidden the text is only marked stale (formatting and highlighting a big value
+        costs more than building its form) and written when the tab is shown."""
         self._value = value
+        if not self.isVisible():
+            self._stale = True
+            return
+        self._render()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        if self._stale:
+            self._render()
+        super().showEvent(event)
+
+    def _render(self) -> None:
+        self._stale = False
+        value = self._value
         if self.problem is None and _same(self._parsed(), value):
             return  # an echo of the user's own edit: the cursor stays where it is
         self._loading = True

@@ -359,3 +359,15 @@ def test_a_new_value_of_the_same_shape_is_shown(editor: DataEditor) -> None:
     assert editor.form.locate(("tags", 1)) is None
     assert at(editor, "nick").findChild(QLineEdit).text() == "z"
     assert editor.form.value() == {**VALUE, "name": "Zoe", "tags": ["x"], "nick": "z"}
+
+
+def test_long_arrays_come_in_pages(editor: DataEditor, qtbot: Any) -> None:
+    """A long array builds its first items and a button for more; the value keeps every item."""
+    value = {"tags": [f"t{i}" for i in range(120)]}
+    editor.set_value(value, SCHEMA)
+    assert editor.form.locate(("tags", 49)) is not None
+    assert editor.form.locate(("tags", 50)) is None
+    qtbot.mouseClick(button(at(editor, "tags"), "more-items"), Qt.MouseButton.LeftButton)
+    assert at(editor, "tags", 99).findChild(QLineEdit).text() == "t99"
+    edit_line(qtbot, at(editor, "tags", 0).findChild(QLineEdit), "first")
+    assert editor.value()["tags"] == ["first", *value["tags"][1:]]

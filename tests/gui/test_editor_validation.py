@@ -142,3 +142,10 @@ def test_a_broken_schema_is_reported_not_raised(qtbot: Any, editor: DataEditor) 
     problems = load(qtbot, editor, {"a": 1}, {"type": "object", "properties": {"a": {"type": "nonsense"}}})
     assert problems[0][1].startswith("the schema is invalid")
     assert editor.form.summary.isVisible()
+
+
+def test_errors_in_items_not_built_go_to_the_summary(qtbot: Any, editor: DataEditor) -> None:
+    """An error in an array item beyond the built page is listed in the summary with its path."""
+    lines = [{"qty": 1}] * 60 + [{"qty": 0}]
+    load(qtbot, editor, {"orderId": "A-1042", "lines": lines}, SCHEMA)
+    assert "lines[60].qty: 0 is less than the minimum of 1" in editor.form.summary.text()
