@@ -66,15 +66,7 @@ class FieldSlot(QWidget):
         self._layout.setContentsMargins(2, 2, 2, 2)
         self._layout.setSpacing(1)
         self._layout.addWidget(editor)
-        self._message = QLabel(self)
-        self._message.setObjectName("fieldError")
-        self._message.setWordWrap(True)
-        self._message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        palette = self._message.palette()
-        palette.setColor(self._message.foregroundRole(), ERROR_COLOR)
-        self._message.setPalette(palette)
-        self._message.hide()
-        self._layout.addWidget(self._message)
+        self._message: QLabel | None = None  # made on the first error: most fields never need one
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Maximum)
         self._base_tooltip = editor.toolTip()
         self.messages: tuple[str, ...] = ()
@@ -101,17 +93,26 @@ class FieldSlot(QWidget):
         self.messages = messages
         self._render()
 
+    def _label(self) -> QLabel:
+        if self._message is None:
+            self._message = QLabel(self)
+            self._message.setObjectName("fieldError")
+            self._message.setWordWrap(True)
+            self._message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            palette = self._message.palette()
+            palette.setColor(self._message.foregroundRole(), ERROR_COLOR)
+            self._message.setPalette(palette)
+            self._layout.addWidget(self._message)
+        return self._message
+
     def _render(self) -> None:
         messages = self.messages
-        self._message.setText("\n".join(messages))
-        self._message.setVisible(bool(messages))
+        if messages or self._message is not None:
+            self._label().setText("\n".join(messages))
+            self._label().setVisible(bool(messages))
         tip = "\n".join(part for part in (self._base_tooltip, *(f"⚠ {m}" for m in messages)) if part)
         self.editor.setToolTip(tip)
         self.update()
-
-    @property
-    def message_text(self) -> str:
-        return self._message.text() if self.messages else ""
 
     def paintEvent(self, event: QPaintEvent) -> None:
         super().paintEvent(event)

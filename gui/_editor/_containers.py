@@ -208,7 +208,7 @@ class ObjectEditor(_Group):
         self.edited.emit()
 
 
-PAGE = 50  # array items built at first; building widgets costs ~1 ms per field, so long arrays come in pages
+PAGE = 20  # array items built at first; building widgets costs ~1 ms per field, so long arrays come in pages
 
 
 class ArrayEditor(_Group):

@@ -312,7 +312,7 @@ class RawEditor(FieldEditor):
     def set_value(self, value: Any) -> None:
         super().set_value(value)
         try:
-            shown = json.loads(self.line.text())
+            shown = json.loads(self.line.text()) if self.line.text() else MISSING
         except ValueError:
             shown = MISSING
         if shown != value or dumps(shown) != dumps(value):

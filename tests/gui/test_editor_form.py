@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QDateTimeEdit, QLineEdit, QT
 
 from contextdeck.gui._editor import DataEditor
 from contextdeck.gui._editor._base import FieldEditor
+from contextdeck.gui._editor._containers import PAGE
 
 pytestmark = pytest.mark.usefixtures("qapp")
 
@@ -365,9 +366,10 @@ def test_long_arrays_come_in_pages(editor: DataEditor, qtbot: Any) -> None:
     """A long array builds its first items and a button for more; the value keeps every item."""
     value = {"tags": [f"t{i}" for i in range(120)]}
     editor.set_value(value, SCHEMA)
-    assert editor.form.locate(("tags", 49)) is not None
-    assert editor.form.locate(("tags", 50)) is None
+    assert editor.form.locate(("tags", PAGE - 1)) is not None
+    assert editor.form.locate(("tags", PAGE)) is None
     qtbot.mouseClick(button(at(editor, "tags"), "more-items"), Qt.MouseButton.LeftButton)
-    assert at(editor, "tags", 99).findChild(QLineEdit).text() == "t99"
+    assert at(editor, "tags", 2 * PAGE - 1).findChild(QLineEdit).text() == f"t{2 * PAGE - 1}"
+    assert editor.form.locate(("tags", 2 * PAGE)) is None
     edit_line(qtbot, at(editor, "tags", 0).findChild(QLineEdit), "first")
     assert editor.value()["tags"] == ["first", *value["tags"][1:]]
