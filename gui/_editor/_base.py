@@ -37,6 +37,10 @@ class FieldEditor(QWidget):
         self._value = value
 
     def set_read_only(self, flag: bool) -> None:
+        """Read-only when the editor is, or when the schema says `readOnly`."""
+        self.apply_read_only(flag or self.field.read_only)
+
+    def apply_read_only(self, flag: bool) -> None:
         self.setEnabled(not flag)
 
     def slot(self, key: Any) -> FieldSlot | None:

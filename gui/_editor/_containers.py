@@ -91,7 +91,7 @@ class _Group(FieldEditor):
     def slot(self, key: Any) -> FieldSlot | None:
         return self.slots.get(key)
 
-    def set_read_only(self, flag: bool) -> None:
+    def apply_read_only(self, flag: bool) -> None:
         if flag == self.read_only:
             return
         self.read_only = flag
@@ -182,7 +182,7 @@ class ObjectEditor(_Group):
             absent.setMinimumHeight(_row_height())
             self._add(absent, row, 0, align=Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             if not self.read_only:
-                add = _button("+", f"add {name}", lambda: self._set_key(name, self.kit.default(sub)))
+                add = _button("+ add", f"add {name}", lambda: self._set_key(name, self.kit.default(sub)))
                 add.setObjectName(f"add:{name}")
                 self._add(add, row, 1, align=Qt.AlignmentFlag.AlignLeft)
             return row + 1
@@ -357,7 +357,7 @@ class ChoiceEditor(FieldEditor):
     def slot(self, key: Any) -> FieldSlot | None:
         return self.inner.editor.slot(key)
 
-    def set_read_only(self, flag: bool) -> None:
+    def apply_read_only(self, flag: bool) -> None:
         self.read_only = flag
         self.combo.setEnabled(not flag)
         self.inner.editor.set_read_only(flag)
@@ -396,7 +396,7 @@ class NullableEditor(FieldEditor):
     def slot(self, key: Any) -> FieldSlot | None:
         return None if self._value is None else self.inner.editor.slot(key)
 
-    def set_read_only(self, flag: bool) -> None:
+    def apply_read_only(self, flag: bool) -> None:
         self.read_only = flag
         self.null.setEnabled(not flag)
         self.inner.editor.set_read_only(flag)

@@ -12,7 +12,6 @@ from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from referencing import Registry, Resource
-from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012
 
 _ROOT_URI: Final = "urn:contextdeck:editor-schema"
@@ -102,10 +101,10 @@ class _Builder:
         self._expanding: list[str] = []
 
     def build(self, node: Any) -> Field:
-        if node is True or not isinstance(node, Mapping):
-            return Field()
-        if node is False:
+        if node is False:  # nothing is valid here: show what there is, read-only
             return Field(read_only=True)
+        if not isinstance(node, Mapping):  # `true`, or junk where a schema should be: anything goes
+            return Field()
         if "$ref" in node:
             return self._ref(node)
         return self._plain(node)
@@ -116,8 +115,10 @@ class _Builder:
             return Field(description=f"recursive reference {ref} (deeper levels as JSON)")
         try:
             target = self._resolver.lookup(ref).contents
-        except Unresolvable:
+        except Exception:  # Unresolvable, or a reference too malformed to parse: the form must still open
             return Field(description=f"unresolvable reference {ref}")
+        if not isinstance(target, Mapping):
+            return self.build(target)
         self._expanding.append(ref)
         try:
             merged = {**target, **{k: v for k, v in node.items() if k != "$ref"}}

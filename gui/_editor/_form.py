@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from ._base import ERROR_COLOR, FieldSlot
@@ -42,7 +43,12 @@ class FormView(QScrollArea):
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         palette = self.summary.palette()
         palette.setColor(self.summary.foregroundRole(), ERROR_COLOR)
+        tint = QColor(ERROR_COLOR)
+        tint.setAlpha(36)  # a tint over the window colour reads on light and dark palettes
+        palette.setColor(QPalette.ColorRole.Window, tint)
         self.summary.setPalette(palette)
+        self.summary.setAutoFillBackground(True)
+        self.summary.setMargin(6)
         self.summary.hide()
         self._layout.addWidget(self.summary)
         self.root: FieldSlot = FieldSlot(make_editor(Field(), None))
@@ -54,9 +60,10 @@ class FormView(QScrollArea):
         self._read_only = False
         self._problems: list[Problem] = []
 
-    def set_value(self, value: Any, schema: Mapping[str, Any] | None) -> None:
+    def set_value(self, value: Any, schema: Any) -> None:
         """Rebuilds the form for `value` (inferring a form from it when there is no schema); emits nothing."""
-        self.field = field_from_schema(schema) if schema is not None else field_from_value(value)
+        # a schema that is not an object (a list, say) gets the inferred form; validation reports the schema
+        self.field = field_from_schema(schema) if isinstance(schema, Mapping) else field_from_value(value)
         self.reload(value)
 
     def reload(self, value: Any) -> None:

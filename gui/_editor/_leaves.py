@@ -7,7 +7,7 @@ import math
 from typing import Any
 
 from PySide6.QtCore import QDateTime, QSignalBlocker, Qt, QTimeZone
-from PySide6.QtGui import QFontDatabase, QValidator
+from PySide6.QtGui import QFontDatabase, QPalette, QValidator
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
     QCheckBox,
@@ -53,7 +53,7 @@ class StringEditor(FieldEditor):
             with QSignalBlocker(self.line):
                 self.line.setText(value)
 
-    def set_read_only(self, flag: bool) -> None:
+    def apply_read_only(self, flag: bool) -> None:
         self.line.setReadOnly(flag)
 
 
@@ -74,7 +74,7 @@ class TextEditor(FieldEditor):
             with QSignalBlocker(self.text):
                 self.text.setPlainText(value)
 
-    def set_read_only(self, flag: bool) -> None:
+    def apply_read_only(self, flag: bool) -> None:
         self.text.setReadOnly(flag)
 
 
@@ -189,7 +189,7 @@ class NumberEditor(FieldEditor):
                 self.box.display(value)
         self.box.number = value
 
-    def set_read_only(self, flag: bool) -> None:
+    def apply_read_only(self, flag: bool) -> None:
         self.box.setReadOnly(flag)
 
 
@@ -245,13 +245,17 @@ class ConstEditor(FieldEditor):
         self.line = QLineEdit()
         self.line.setReadOnly(True)
         self.line.setFrame(False)
+        self.line.setToolTip("const: fixed by the schema")
+        palette = self.line.palette()  # the window's colour: plainly not a box to type in
+        palette.setColor(QPalette.ColorRole.Base, palette.color(QPalette.ColorRole.Window))
+        self.line.setPalette(palette)
         _wrap(self, self.line)
 
     def set_value(self, value: Any) -> None:
         super().set_value(value)
         self.line.setText(value if isinstance(value, str) else dumps(value))
 
-    def set_read_only(self, flag: bool) -> None:
+    def apply_read_only(self, flag: bool) -> None:
         pass
 
 
@@ -283,7 +287,7 @@ class DateTimeEditor(FieldEditor):
             with QSignalBlocker(self.edit):
                 self.edit.setDateTime(moment.toUTC())
 
-    def set_read_only(self, flag: bool) -> None:
+    def apply_read_only(self, flag: bool) -> None:
         self.edit.setReadOnly(flag)
 
 
@@ -320,5 +324,5 @@ class RawEditor(FieldEditor):
                 self.line.setText(dumps(value))
                 self.line.setCursorPosition(0)
 
-    def set_read_only(self, flag: bool) -> None:
+    def apply_read_only(self, flag: bool) -> None:
         self.line.setReadOnly(flag)

@@ -373,3 +373,28 @@ def test_long_arrays_come_in_pages(editor: DataEditor, qtbot: Any) -> None:
     assert editor.form.locate(("tags", 2 * PAGE)) is None
     edit_line(qtbot, at(editor, "tags", 0).findChild(QLineEdit), "first")
     assert editor.value()["tags"] == ["first", *value["tags"][1:]]
+
+
+def test_read_only_keyword_locks_its_field(editor: DataEditor) -> None:
+    """A property marked `readOnly` in the schema cannot be edited; its neighbours can."""
+    schema = {"type": "object", "properties": {"id": {"type": "string", "readOnly": True}, "n": {"type": "string"}}}
+    editor.set_value({"id": "x", "n": "y"}, schema)
+    assert at(editor, "id").findChild(QLineEdit).isReadOnly()
+    assert not at(editor, "n").findChild(QLineEdit).isReadOnly()
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "object", "properties": {"a": {"$ref": 5}}},
+        {"type": "object", "properties": {"a": {"$ref": "http://example.com/remote.json"}}},
+        {"type": "object", "properties": {"a": "not a schema"}},
+        ["not", "a", "schema"],
+        True,
+    ],
+)
+def test_a_broken_schema_still_opens_the_value(editor: DataEditor, schema: Any) -> None:
+    """A schema the form cannot use gives raw or inferred fields and keeps the value."""
+    editor.set_value({"a": {"b": 1}}, schema)
+    assert editor.form.value() == {"a": {"b": 1}}
+    assert editor.form.locate(("a",)) is not None
