@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QCheckBox, QComboBox, QDateTimeEdit, QLineEdit, QToolButton, QWidget
+from PySide6.QtGui import QTextCursor
+from PySide6.QtWidgets import QCheckBox, QComboBox, QDateTimeEdit, QLineEdit, QPlainTextEdit, QToolButton, QWidget
 
 from contextdeck.gui._editor import DataEditor
 from contextdeck.gui._editor._base import FieldEditor
@@ -398,3 +399,13 @@ def test_a_broken_schema_still_opens_the_value(editor: DataEditor, schema: Any) 
     editor.set_value({"a": {"b": 1}}, schema)
     assert editor.form.value() == {"a": {"b": 1}}
     assert editor.form.locate(("a",)) is not None
+
+
+def test_multi_line_strings_get_a_text_box(editor: DataEditor, qtbot: Any) -> None:
+    """A string with line breaks is edited in a multi-line box, and typing there updates the value."""
+    editor.set_value({"name": "line one\nline two", "age": 1}, SCHEMA)
+    box = at(editor, "name").findChild(QPlainTextEdit)
+    assert box.toPlainText() == "line one\nline two"
+    box.moveCursor(QTextCursor.MoveOperation.End)
+    qtbot.keyClicks(box, "!")
+    assert editor.value()["name"] == "line one\nline two!"

@@ -132,3 +132,14 @@ def test_a_hidden_json_tab_catches_up_when_shown(editor: DataEditor, qtbot: Any)
     qtbot.keyClicks(line, "Ann")
     editor.tabs.setCurrentWidget(editor.json)
     assert json.loads(editor.json.text.toPlainText()) == {"name": "Ann", "n": 1}
+
+
+def test_the_parse_error_spot_is_marked(editor: DataEditor) -> None:
+    """The character where parsing failed is underlined in the text, and the mark goes once the text is fixed."""
+    editor.set_value({"n": 1}, SCHEMA)
+    editor.json.text.setPlainText('{"n": 1,, "m": 2}')
+    marks = editor.json.text.extraSelections()
+    assert len(marks) == 1
+    assert marks[0].cursor.selectionStart() == 8  # line 1, column 9: the second comma
+    editor.json.text.setPlainText('{"n": 1, "m": 2}')
+    assert editor.json.text.extraSelections() == []
