@@ -43,6 +43,10 @@ class FieldEditor(QWidget):
     def apply_read_only(self, flag: bool) -> None:
         self.setEnabled(not flag)
 
+    def focus_first(self) -> None:
+        """Puts the keyboard focus where typing edits this value (leaves proxy it to their widget)."""
+        self.setFocus()
+
     def slot(self, key: Any) -> FieldSlot | None:
         """The slot of the child at `key` (a property name or an array index), None for leaves."""
         return None

@@ -91,6 +91,11 @@ class _Group(FieldEditor):
     def slot(self, key: Any) -> FieldSlot | None:
         return self.slots.get(key)
 
+    def focus_first(self) -> None:
+        for slot in self.slots.values():
+            slot.editor.focus_first()
+            return
+
     def apply_read_only(self, flag: bool) -> None:
         if flag == self.read_only:
             return
@@ -202,6 +207,7 @@ class ObjectEditor(_Group):
     def _set_key(self, name: str, value: Any) -> None:
         self.set_value({**self._value, name: value})
         self.edited.emit()
+        self.slots[name].editor.focus_first()  # the user added it to type into it
 
     def _remove_key(self, name: str) -> None:
         self.set_value({k: v for k, v in self._value.items() if k != name})
@@ -288,6 +294,8 @@ class ArrayEditor(_Group):
             self.shown = max(self.shown, len(self._value))
         self._rebuild()
         self.edited.emit()
+        if len(self._value) - 1 in self.slots:
+            self.slots[len(self._value) - 1].editor.focus_first()
 
     def _more(self) -> None:
         self.shown += PAGE
@@ -357,6 +365,9 @@ class ChoiceEditor(FieldEditor):
     def slot(self, key: Any) -> FieldSlot | None:
         return self.inner.editor.slot(key)
 
+    def focus_first(self) -> None:
+        self.combo.setFocus()
+
     def apply_read_only(self, flag: bool) -> None:
         self.read_only = flag
         self.combo.setEnabled(not flag)
@@ -395,6 +406,12 @@ class NullableEditor(FieldEditor):
 
     def slot(self, key: Any) -> FieldSlot | None:
         return None if self._value is None else self.inner.editor.slot(key)
+
+    def focus_first(self) -> None:
+        if self._value is None:
+            self.null.setFocus()
+        else:
+            self.inner.editor.focus_first()
 
     def apply_read_only(self, flag: bool) -> None:
         self.read_only = flag

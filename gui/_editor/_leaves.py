@@ -6,7 +6,7 @@ import json
 import math
 from typing import Any
 
-from PySide6.QtCore import QDateTime, QSignalBlocker, Qt, QTimeZone
+from PySide6.QtCore import QDateTime, QEvent, QObject, QSignalBlocker, Qt, QTimeZone
 from PySide6.QtGui import QFontDatabase, QPalette, QValidator
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
@@ -19,13 +19,32 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ._base import FieldEditor
+from ._base import ERROR_COLOR, FieldEditor
 from ._field import MISSING, Field
 
 
 def dumps(value: Any) -> str:
     """Compact one-line JSON, as shown in raw fields and combo boxes."""
     return json.dumps(value, ensure_ascii=False)
+
+
+class _WheelGuard(QObject):
+    """Scrolling the form over a spin box, combo box or date editor scrolls the form, not the value,
+    unless that widget has focus."""
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Wheel and isinstance(watched, QWidget) and not watched.hasFocus():
+            event.ignore()
+            return True
+        return False
+
+
+_WHEEL_GUARD = _WheelGuard()
+
+
+def _guard_wheel(widget: QWidget) -> None:
+    widget.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+    widget.installEventFilter(_WHEEL_GUARD)
 
 
 def _wrap(editor: FieldEditor, inner: QWidget) -> QHBoxLayout:
@@ -170,7 +189,9 @@ class NumberEditor(FieldEditor):
         super().__init__(field, parent)
         self.box = NumberBox(field, integer="integer" in field.type and "number" not in field.type)
         _wrap(self, self.box)
+        _guard_wheel(self.box)
         self.box.lineEdit().textEdited.connect(self._typed)
+        self.box.editingFinished.connect(self._finished)
         bounds = bounds_text(field)
         if bounds:
             self.box.lineEdit().setPlaceholderText(bounds)
@@ -180,6 +201,12 @@ class NumberEditor(FieldEditor):
         if number is not None:
             self.box.number = number
             self._user_changed(number)
+
+    def _finished(self) -> None:
+        """Leaving the box with text that is not a number shows the value again (which never changed)."""
+        if self.box.parse(self.box.lineEdit().text()) is None:
+            with QSignalBlocker(self.box.lineEdit()):
+                self.box.display(self._value)
 
     def set_value(self, value: Any) -> None:
         super().set_value(value)
@@ -220,6 +247,7 @@ class EnumEditor(FieldEditor):
         for choice in self._choices:
             self.combo.addItem(choice if isinstance(choice, str) else dumps(choice))
         _wrap(self, self.combo).addStretch(1)
+        _guard_wheel(self.combo)
         self.combo.activated.connect(lambda i: self._user_changed(self._choices[i]))
 
     def set_value(self, value: Any) -> None:
@@ -246,10 +274,19 @@ class ConstEditor(FieldEditor):
         self.line.setReadOnly(True)
         self.line.setFrame(False)
         self.line.setToolTip("const: fixed by the schema")
-        palette = self.line.palette()  # the window's colour: plainly not a box to type in
-        palette.setColor(QPalette.ColorRole.Base, palette.color(QPalette.ColorRole.Window))
-        self.line.setPalette(palette)
         _wrap(self, self.line)
+        self._blend()
+
+    def _blend(self) -> None:
+        """The window's colour behind the text: plainly not a box to type in, in light and dark themes."""
+        palette = self.line.palette()
+        palette.setColor(QPalette.ColorRole.Base, self.palette().color(QPalette.ColorRole.Window))
+        self.line.setPalette(palette)
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange:
+            self._blend()
+        super().changeEvent(event)
 
     def set_value(self, value: Any) -> None:
         super().set_value(value)
@@ -275,6 +312,7 @@ class DateTimeEditor(FieldEditor):
         self.edit.setDisplayFormat("yyyy-MM-dd HH:mm:ss 'UTC'")
         self.edit.setCalendarPopup(True)
         _wrap(self, self.edit).addStretch(1)
+        _guard_wheel(self.edit)
         self.edit.dateTimeChanged.connect(self._changed)
 
     def _changed(self, moment: QDateTime) -> None:
@@ -298,6 +336,7 @@ class RawEditor(FieldEditor):
         super().__init__(field, parent)
         self.line = QLineEdit()
         self.line.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.line.setPlaceholderText("JSON")
         _wrap(self, self.line)
         self.line.textEdited.connect(self._typed)
         self.problem = ""
@@ -306,12 +345,19 @@ class RawEditor(FieldEditor):
         try:
             value = json.loads(text)
         except ValueError as error:
-            self.problem = f"not JSON: {error}"
-            self.line.setToolTip(self.problem)
+            self._show_problem(f"not JSON yet ({error}): the value is unchanged")
             return
-        self.problem = ""
-        self.line.setToolTip("")
+        self._show_problem("")
         self._user_changed(value)
+
+    def _show_problem(self, problem: str) -> None:
+        self.problem = problem
+        self.line.setToolTip(problem)
+        palette = self.line.palette()
+        palette.setColor(
+            QPalette.ColorRole.Text, ERROR_COLOR if problem else self.palette().color(QPalette.ColorRole.Text)
+        )
+        self.line.setPalette(palette)
 
     def set_value(self, value: Any) -> None:
         super().set_value(value)
@@ -320,6 +366,7 @@ class RawEditor(FieldEditor):
         except ValueError:
             shown = MISSING
         if shown != value or dumps(shown) != dumps(value):
+            self._show_problem("")
             with QSignalBlocker(self.line):
                 self.line.setText(dumps(value))
                 self.line.setCursorPosition(0)

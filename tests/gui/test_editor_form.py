@@ -5,9 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QTextCursor
-from PySide6.QtWidgets import QCheckBox, QComboBox, QDateTimeEdit, QLineEdit, QPlainTextEdit, QToolButton, QWidget
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QTextCursor, QWheelEvent
+from PySide6.QtWidgets import (
+    QAbstractSpinBox,
+    QApplication,
+    QCheckBox,
+    QComboBox,
+    QDateTimeEdit,
+    QLineEdit,
+    QPlainTextEdit,
+    QToolButton,
+    QWidget,
+)
 
 from contextdeck.gui._editor import DataEditor
 from contextdeck.gui._editor._base import FieldEditor
@@ -409,3 +419,56 @@ def test_multi_line_strings_get_a_text_box(editor: DataEditor, qtbot: Any) -> No
     box.moveCursor(QTextCursor.MoveOperation.End)
     qtbot.keyClicks(box, "!")
     assert editor.value()["name"] == "line one\nline two!"
+
+
+def test_the_wheel_over_an_unfocused_number_scrolls_past_it(editor: DataEditor) -> None:
+    """Scrolling the form over a number it has not focused leaves the number alone."""
+    editor.set_value(VALUE, SCHEMA)
+    box = at(editor, "age").findChild(QAbstractSpinBox)
+    centre = QPointF(box.rect().center())
+    wheel = QWheelEvent(
+        centre,
+        box.mapToGlobal(centre),
+        QPoint(0, 0),
+        QPoint(0, 120),
+        Qt.MouseButton.NoButton,
+        Qt.KeyboardModifier.NoModifier,
+        Qt.ScrollPhase.NoScrollPhase,
+        False,
+    )
+    QApplication.sendEvent(box, wheel)
+    assert editor.form.value()["age"] == 30
+    assert box.lineEdit().text() == "30"
+
+
+def test_text_that_is_not_a_number_is_undone_on_leaving(editor: DataEditor, qtbot: Any) -> None:
+    """Typing letters into a number changes nothing, and leaving the box shows the number again."""
+    editor.set_value(VALUE, SCHEMA)
+    box = at(editor, "age").findChild(QAbstractSpinBox)
+    box.lineEdit().setText("")
+    qtbot.keyClicks(box.lineEdit(), "-")
+    assert editor.form.value()["age"] == 30
+    box.editingFinished.emit()
+    assert box.lineEdit().text() == "30"
+
+
+def test_invalid_raw_json_is_flagged_and_not_applied(editor: DataEditor, qtbot: Any) -> None:
+    """A raw field whose text is not JSON keeps the last value and says so in its tooltip."""
+    editor.set_value({"name": "Maya", "age": 3, "extra": [1]}, SCHEMA)
+    raw = at(editor, "extra")
+    edit_line(qtbot, raw.findChild(QLineEdit), "[1,")
+    assert editor.value()["extra"] == [1]
+    assert "not JSON" in raw.findChild(QLineEdit).toolTip()
+    qtbot.keyClicks(raw.findChild(QLineEdit), "2]")
+    assert editor.value()["extra"] == [1, 2]
+    assert raw.findChild(QLineEdit).toolTip() == ""
+
+
+def test_an_added_property_takes_the_focus(editor: DataEditor, qtbot: Any) -> None:
+    """After "+ add", typing goes into the new field."""
+    editor.set_value({"name": "Maya", "age": 3}, SCHEMA)
+    editor.activateWindow()
+    qtbot.waitUntil(editor.isActiveWindow)
+    qtbot.mouseClick(button(editor, "add:nick"), Qt.MouseButton.LeftButton)
+    qtbot.keyClicks(QApplication.focusWidget(), "mc")
+    assert editor.value()["nick"] == "mc"
