@@ -83,6 +83,7 @@ class _Group(FieldEditor):
         self.slots: dict[Any, FieldSlot] = {}
         self.read_only = False
         self._rows: list[QWidget] = []
+        self._roles: dict[QWidget, str] = {}  # "edit": shown only when editable; "view": only when read-only
 
     def set_title(self, title: str, tooltip: str) -> None:
         self.box.setTitle(title)
@@ -97,11 +98,14 @@ class _Group(FieldEditor):
             return
 
     def apply_read_only(self, flag: bool) -> None:
+        """Hides the add, remove and move buttons rather than rebuilding: the main window switches this often."""
         if flag == self.read_only:
             return
         self.read_only = flag
-        if self._value is not None:
-            self._rebuild()  # with or without the add, remove and move buttons
+        for slot in self.slots.values():
+            slot.editor.set_read_only(flag)
+        for widget, role in self._roles.items():
+            widget.setVisible((role == "view") == flag)
 
     def _rebuild(self) -> None:
         raise NotImplementedError
@@ -112,14 +116,21 @@ class _Group(FieldEditor):
             widget.setParent(None)  # gone from the tree at once, not only when deleteLater runs
             widget.deleteLater()
         self._rows.clear()
+        self._roles.clear()
         self.slots.clear()
 
-    def _add(self, widget: QWidget, row: int, col: int, span: int = 1, align: Qt.AlignmentFlag | None = None) -> None:
+    def _add(
+        self, widget: QWidget, row: int, col: int, span: int = 1, align: Qt.AlignmentFlag | None = None, role: str = ""
+    ) -> None:
         self._rows.append(widget)
         if align is None:
             self.grid.addWidget(widget, row, col, 1, span)
         else:
             self.grid.addWidget(widget, row, col, 1, span, align)
+        if role:
+            self._roles[widget] = role
+            if (role == "view") != self.read_only:
+                widget.hide()
 
     def _place(self, row: int, label: str, tip: str, slot: FieldSlot, key: Any) -> None:
         """A leaf sits right of its label; a container spans the row under its own title."""
@@ -186,18 +197,17 @@ class ObjectEditor(_Group):
             absent.setToolTip(tip)
             absent.setMinimumHeight(_row_height())
             self._add(absent, row, 0, align=Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-            if not self.read_only:
-                add = _button("+ add", f"add {name}", lambda: self._set_key(name, self.kit.default(sub)))
-                add.setObjectName(f"add:{name}")
-                self._add(add, row, 1, align=Qt.AlignmentFlag.AlignLeft)
+            add = _button("+ add", f"add {name}", lambda: self._set_key(name, self.kit.default(sub)))
+            add.setObjectName(f"add:{name}")
+            self._add(add, row, 1, align=Qt.AlignmentFlag.AlignLeft, role="edit")
             return row + 1
         slot = FieldSlot(self.kit.make(sub, self._value[name]))
         slot.edited.connect(lambda: self._child_edited(name, slot))
         self._place(row, label, tip, slot, name)
-        if not required and not self.read_only and not self.field.inferred:
+        if not required and not self.field.inferred:
             remove = _button("✕", f"remove {name}", lambda: self._remove_key(name))
             remove.setObjectName(f"remove:{name}")
-            self._add(remove, row, 2, align=Qt.AlignmentFlag.AlignTop)
+            self._add(remove, row, 2, align=Qt.AlignmentFlag.AlignTop, role="edit")
         return row + 1
 
     def _child_edited(self, name: str, slot: FieldSlot) -> None:
@@ -248,20 +258,18 @@ class ArrayEditor(_Group):
             self._place(index, f"{index}", "", slot, index)
             if slot.editor.container:  # a container spans label and slot; its index is its title
                 slot.editor.set_title(f"[{index}]", "")
-            if not self.read_only:
-                self._add(self._buttons(index), index, 2, align=Qt.AlignmentFlag.AlignTop)
+            self._add(self._buttons(index), index, 2, align=Qt.AlignmentFlag.AlignTop, role="edit")
         row = min(len(self._value), self.shown)
         if len(self._value) > self.shown:
             more = _button(f"Show more ({self.shown} of {len(self._value)} shown)", "build the next items", self._more)
             more.setObjectName("more-items")
             self._add(more, row, 0, 2, Qt.AlignmentFlag.AlignLeft)
             row += 1
-        if not self.read_only:
-            add = _button("+ Add item", "append an item", self._append)
-            add.setObjectName("add-item")
-            self._add(add, row, 0, 2, Qt.AlignmentFlag.AlignLeft)
-        elif not self._value:
-            self._add(QLabel("(empty)"), 0, 0, 2)
+        add = _button("+ Add item", "append an item", self._append)
+        add.setObjectName("add-item")
+        self._add(add, row, 0, 2, Qt.AlignmentFlag.AlignLeft, role="edit")
+        if not self._value:
+            self._add(QLabel("(empty)"), row + 1, 0, 2, role="view")
 
     def _buttons(self, index: int) -> QWidget:
         buttons = QWidget()

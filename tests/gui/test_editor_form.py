@@ -346,7 +346,11 @@ def test_read_only_disables_editing(editor: DataEditor) -> None:
     editor.set_value(VALUE, SCHEMA)
     editor.set_read_only(True)
     assert at(editor, "name").findChild(QLineEdit).isReadOnly()
-    assert at(editor, "tags").findChild(QToolButton, "add-item") is None
+    assert button(at(editor, "tags"), "add-item").isHidden()
+    assert button(at(editor, "tags"), "remove:0").isHidden()
+    editor.set_read_only(False)
+    assert not button(at(editor, "tags"), "add-item").isHidden()
+    assert not at(editor, "name").findChild(QLineEdit).isReadOnly()
     assert editor.json.text.isReadOnly()
 
 
