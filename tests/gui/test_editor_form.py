@@ -348,10 +348,11 @@ def test_read_only_disables_editing(editor: DataEditor) -> None:
     assert at(editor, "name").findChild(QLineEdit).isReadOnly()
     assert button(at(editor, "tags"), "add-item").isHidden()
     assert button(at(editor, "tags"), "remove:0").parentWidget().isHidden()  # the row's button strip
+    assert editor.json.text.isReadOnly()
     editor.set_read_only(False)
     assert not button(at(editor, "tags"), "add-item").isHidden()
     assert not at(editor, "name").findChild(QLineEdit).isReadOnly()
-    assert editor.json.text.isReadOnly()
+    assert not editor.json.text.isReadOnly()
 
 
 def test_an_echoed_value_updates_in_place(editor: DataEditor, qtbot: Any) -> None:
