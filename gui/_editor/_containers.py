@@ -175,6 +175,39 @@ class ObjectEditor(_Group):
         for name in self._value:
             if name not in listed:
                 row = self._row(row, name)
+        free_form = not self.field.properties or self.field.additional_properties is not None or self.field.inferred
+        if free_form and not self.field.closed:
+            self._key_row(row)
+
+    def _key_row(self, row: int) -> None:
+        """A free-form object takes new keys: a name box and an add button."""
+        strip = QWidget()
+        layout = QHBoxLayout(strip)
+        layout.setContentsMargins(2, 0, 0, 0)
+        name = QLineEdit()
+        name.setObjectName("new-key")
+        name.setPlaceholderText("new key")
+        name.setMaximumWidth(160)
+        add = _button("+ add key", "add a property with this name", lambda: self._new_key(name))
+        add.setObjectName("add-key")
+        name.returnPressed.connect(add.click)
+        layout.addWidget(name)
+        layout.addWidget(add)
+        layout.addStretch(1)
+        self._add(strip, row, 1, role="edit")
+
+    def _new_key(self, box: QLineEdit) -> None:
+        name = box.text().strip()
+        if not name or name in self._value:
+            box.selectAll()  # nothing to add, or already there: a key is never overwritten
+            return
+        self._set_key(name, self.kit.default(self._field_of_new(name)))
+
+    def _field_of_new(self, name: str) -> Field:
+        listed = dict(self.field.properties)
+        if name in listed:
+            return listed[name]
+        return self.field.additional_properties or Field()
 
     def _field_of(self, name: str) -> Field:
         for key, sub in self.field.properties:
@@ -406,10 +439,15 @@ class NullableEditor(FieldEditor):
             self.null.setChecked(value is None)
         if value is not None:
             refill(self.kit, self.inner, self.inner_field, value, self.read_only)
-        self.inner.setEnabled(value is not None)
+        self._show_inner(value is not None)
+
+    def _show_inner(self, shown: bool) -> None:
+        """Null: a leaf stays in view, disabled (it shows what a value would be); a group is hidden."""
+        self.inner.setEnabled(shown)
+        self.inner.setVisible(shown or not self.inner.editor.container)
 
     def _toggled(self, null: bool) -> None:
-        self.inner.setEnabled(not null)
+        self._show_inner(not null)
         self._user_changed(None if null else self.inner.editor.value())
 
     def slot(self, key: Any) -> FieldSlot | None:

@@ -49,6 +49,7 @@ class Field:
     properties: tuple[tuple[str, Field], ...] = ()
     required: frozenset[str] = frozenset()
     additional_properties: Field | None = None  # schema for keys not in `properties`, when one is given
+    closed: bool = False  # `additionalProperties: false`: no keys beyond `properties`
     items: Field | None = None  # None: infer each item from its value
     one_of: tuple[Field, ...] = ()
     any_of: tuple[Field, ...] = ()
@@ -164,6 +165,7 @@ class _Builder:
                 else (),
                 required=frozenset(r for r in node.get("required", ()) if isinstance(r, str)),
                 additional_properties=self.build(additional) if isinstance(additional, Mapping) else None,
+                closed=additional is False,
                 items=self.build(items) if isinstance(items, Mapping) else None,
                 one_of=tuple(self.build(b) for b in node.get("oneOf", ()) if isinstance(b, Mapping | bool)),
                 any_of=tuple(self.build(b) for b in node.get("anyOf", ()) if isinstance(b, Mapping | bool)),

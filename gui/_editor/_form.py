@@ -57,13 +57,18 @@ class FormView(QScrollArea):
         self._layout.addStretch(1)
         self.setWidget(inner)
         self.field = Field()
+        self._schema: Mapping[str, Any] | None = None  # the schema `field` was made from
         self._read_only = False
         self._problems: list[Problem] = []
 
     def set_value(self, value: Any, schema: Any) -> None:
         """Rebuilds the form for `value` (inferring a form from it when there is no schema); emits nothing."""
         # a schema that is not an object (a list, say) gets the inferred form; validation reports the schema
-        self.field = field_from_schema(schema) if isinstance(schema, Mapping) else field_from_value(value)
+        if not isinstance(schema, Mapping):
+            self.field = field_from_value(value)
+        elif schema is not self._schema and schema != self._schema:  # the same schema again: same descriptor
+            self.field = field_from_schema(schema)
+        self._schema = schema if isinstance(schema, Mapping) else None
         self.reload(value)
 
     def reload(self, value: Any) -> None:

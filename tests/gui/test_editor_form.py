@@ -477,3 +477,42 @@ def test_an_added_property_takes_the_focus(editor: DataEditor, qtbot: Any) -> No
     qtbot.mouseClick(button(editor, "add:nick"), Qt.MouseButton.LeftButton)
     qtbot.keyClicks(QApplication.focusWidget(), "mc")
     assert editor.value()["nick"] == "mc"
+
+
+def test_free_form_objects_take_new_keys(editor: DataEditor, qtbot: Any) -> None:
+    """An object without listed properties gets new keys by name; an existing key is never overwritten."""
+    schema = {"type": "object", "properties": {"meta": {"type": "object"}}}
+    editor.set_value({"meta": {"a": 1}}, schema)
+    meta = at(editor, "meta")
+    box = meta.findChild(QLineEdit, "new-key")
+    qtbot.keyClicks(box, "a")
+    qtbot.keyClick(box, Qt.Key.Key_Return)
+    assert editor.value() == {"meta": {"a": 1}}
+    box.clear()
+    qtbot.keyClicks(box, "b")
+    with qtbot.waitSignal(editor.value_edited) as blocker:
+        qtbot.keyClick(box, Qt.Key.Key_Return)
+    assert blocker.args[0] == {"meta": {"a": 1, "b": None}}
+    edit_line(qtbot, at(editor, "meta", "b").findChild(QLineEdit), '"x"')
+    assert editor.value() == {"meta": {"a": 1, "b": "x"}}
+
+
+def test_closed_objects_take_no_new_keys(editor: DataEditor) -> None:
+    """`additionalProperties: false` offers no way to add other keys."""
+    schema = {"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": False}
+    editor.set_value({"a": "x"}, schema)
+    assert editor.findChild(QLineEdit, "new-key") is None
+
+
+def test_a_null_group_is_hidden_until_unticked(editor: DataEditor, qtbot: Any) -> None:
+    """A nullable object that is null shows only its null box; unticking it shows the object's fields."""
+    schema = {
+        "type": "object",
+        "properties": {"order": {"type": ["object", "null"], "properties": {"id": {"type": "string"}}}},
+    }
+    editor.set_value({"order": None}, schema)
+    nullable = at(editor, "order")
+    assert nullable.inner.isHidden()
+    nullable.findChild(QCheckBox).click()
+    assert not nullable.inner.isHidden()
+    assert editor.value() == {"order": {}}
