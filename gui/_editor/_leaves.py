@@ -308,7 +308,10 @@ class DateTimeEditor(FieldEditor):
     def __init__(self, field: Field, parent: QWidget | None = None) -> None:
         super().__init__(field, parent)
         self.edit = QDateTimeEdit()
-        self.edit.setTimeZone(QTimeZone.utc())
+        if hasattr(self.edit, "setTimeZone"):  # Qt 6.7+
+            self.edit.setTimeZone(QTimeZone.utc())
+        else:
+            self.edit.setTimeSpec(Qt.TimeSpec.UTC)
         self.edit.setDisplayFormat("yyyy-MM-dd HH:mm:ss 'UTC'")
         self.edit.setCalendarPopup(True)
         _wrap(self, self.edit).addStretch(1)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
@@ -39,6 +40,10 @@ class Validator(QObject):
         self._process: QProcess | None = None
         self._ready = False
         self._buffer = b""
+        # the running worker, in a plain list that outlives this object's C++ half: when the editor is destroyed
+        # without a close (its window closes, not it), the worker is still stopped, before Qt would warn
+        self._live: list[QProcess] = []
+        self.destroyed.connect(partial(_reap, self._live))
 
     def request(self, value: Any, schema: dict[str, Any] | None) -> None:
         """Asks for a validation of `value`; earlier requests not yet answered are superseded."""
@@ -60,10 +65,8 @@ class Validator(QObject):
         """Stops the worker (it also stops by itself when this process ends and its stdin closes)."""
         self._debounce.stop()
         self._deadline.stop()
-        if self._process is not None:
-            self._stop(self._process)
-            self._process.waitForFinished(500)  # SIGKILLed: a few ms; spares Qt's "destroyed while running"
-            self._process = None
+        _reap(self._live)
+        self._process = None
 
     def _worker(self) -> QProcess:
         if self._process is None:
@@ -74,6 +77,7 @@ class Validator(QObject):
             process.readyReadStandardOutput.connect(lambda: self._read(process))
             process.errorOccurred.connect(lambda error: self._failed(process, error))
             self._process, self._ready, self._buffer = process, False, b""
+            self._live[:] = [process]
             process.start()
         return self._process
 
@@ -108,7 +112,8 @@ class Validator(QObject):
 
     def _overrun(self) -> None:
         if self._process is not None:
-            self._stop(self._process)
+            _stop(self._process)
+            self._live.clear()
             self._process = None
         stale = self._running != self._next_id
         self._running = None
@@ -120,16 +125,29 @@ class Validator(QObject):
     def _failed(self, process: QProcess, error: QProcess.ProcessError) -> None:
         if process is not self._process or (error == QProcess.ProcessError.Crashed and self._running is None):
             return
+        _stop(process)
+        self._live.clear()
         self._process = None
         self._running = None
         self._deadline.stop()
-        process.deleteLater()
         self.finished.emit([((), f"validation unavailable: {process.errorString()}")])
 
-    @staticmethod
-    def _stop(process: QProcess) -> None:
-        process.readyReadStandardOutput.disconnect()
-        process.errorOccurred.disconnect()
-        process.closeWriteChannel()
-        process.kill()
-        process.finished.connect(process.deleteLater)
+
+def _stop(process: QProcess) -> None:
+    """Kills a worker without waiting; its output is no longer read, and it deletes itself once it has ended."""
+    if process.property("stopped"):
+        return
+    process.setProperty("stopped", True)
+    process.readyReadStandardOutput.disconnect()
+    process.errorOccurred.disconnect()
+    process.finished.connect(process.deleteLater)
+    process.closeWriteChannel()
+    process.kill()
+
+
+def _reap(live: list[QProcess], *_: object) -> None:
+    """Kills the workers in `live` and waits for them (a few ms after SIGKILL)."""
+    for process in live:
+        _stop(process)
+        process.waitForFinished(500)
+    live.clear()

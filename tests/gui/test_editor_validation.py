@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
@@ -227,3 +228,26 @@ def test_an_ambiguous_one_of_failure_shows_at_the_choice(qtbot: Any, editor: Dat
     messages = editor.form.locate(("pay",)).messages
     assert len(messages) == 1
     assert "is not valid under any of the given schemas" in messages[0]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_the_worker_ends_with_its_editor(qtbot: Any, qtlog: Any) -> None:
+    """Destroying the editor (without closing it) stops its worker process cleanly, before Qt would have to."""
+    widget = DataEditor()
+    with qtbot.waitSignal(widget.validation_changed, timeout=WAIT):
+        widget.set_value({"a": 1}, {"type": "object"})
+    pid = widget.validator._process.processId()
+    assert _alive(pid)
+    gone: list[bool] = []
+    widget.destroyed.connect(lambda: gone.append(True))
+    widget.deleteLater()
+    qtbot.waitUntil(lambda: gone == [True])
+    assert not _alive(pid)
+    assert not [r for r in qtlog.records if "Destroyed while process" in r.message]
