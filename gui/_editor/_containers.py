@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from ._base import FieldEditor, FieldSlot
-from ._field import MISSING, Field, field_from_value
+from ._field import MISSING, Field, describe_field, field_from_value
 
 
 @dataclass(frozen=True)
@@ -223,7 +223,7 @@ class ObjectEditor(_Group):
         sub = self._field_of(name) if name in self._value else dict(self.field.properties)[name]
         required = name in self.field.required and not self.field.inferred
         label = f"{sub.title or name}{' *' if required else ''}"
-        tip = "\n".join(p for p in (sub.description, "required" if required else "") if p)
+        tip = describe_field(sub, required)
         if name not in self._value:
             absent = QLabel(label)
             absent.setEnabled(False)

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from ._base import ERROR_COLOR, FieldEditor
-from ._field import MISSING, Field
+from ._field import MISSING, Field, bounds_text
 
 
 def dumps(value: Any) -> str:
@@ -218,22 +218,6 @@ class NumberEditor(FieldEditor):
 
     def apply_read_only(self, flag: bool) -> None:
         self.box.setReadOnly(flag)
-
-
-def bounds_text(field: Field) -> str:
-    """The numeric bounds as a short phrase, e.g. `≥ 0, < 100`."""
-    parts = []
-    if field.minimum is not None:
-        parts.append(f"≥ {field.minimum:g}")
-    if field.exclusive_minimum is not None:
-        parts.append(f"> {field.exclusive_minimum:g}")
-    if field.maximum is not None:
-        parts.append(f"≤ {field.maximum:g}")
-    if field.exclusive_maximum is not None:
-        parts.append(f"< {field.exclusive_maximum:g}")
-    if field.multiple_of is not None:
-        parts.append(f"multiple of {field.multiple_of:g}")
-    return ", ".join(parts)
 
 
 class EnumEditor(FieldEditor):
