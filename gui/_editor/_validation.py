@@ -34,7 +34,8 @@ class Validator(QObject):
         self._debounce.timeout.connect(self._send)
         self._deadline = QTimer(self, singleShot=True, interval=limit_ms)
         self._deadline.timeout.connect(self._overrun)
-        self._wanted: tuple[int, str] | None = None  # (id, request line) not yet sent
+        # the latest request not yet sent: (id, request line), or (id, problems) known without the worker
+        self._wanted: tuple[int, str | list[Problem]] | None = None
         self._running: int | None = None  # id of the request the worker is on
         self._next_id = 0
         self._process: QProcess | None = None
@@ -46,19 +47,18 @@ class Validator(QObject):
         self.destroyed.connect(partial(_reap, self._live))
 
     def request(self, value: Any, schema: dict[str, Any] | None) -> None:
-        """Asks for a validation of `value`; earlier requests not yet answered are superseded."""
+        """Asks for a validation of `value`; earlier requests not yet answered are superseded. The answer
+        always comes later, through `finished`, never during this call."""
         self._next_id += 1
+        answer: str | list[Problem]
         if schema is None:
-            self._wanted = None
-            self._debounce.stop()
-            self.finished.emit([])
-            return
-        try:
-            line = json.dumps({"id": self._next_id, "schema": schema, "value": value}) + "\n"
-        except (TypeError, ValueError) as error:
-            self.finished.emit([((), f"not JSON: {error}")])
-            return
-        self._wanted = (self._next_id, line)
+            answer = []  # nothing to validate against
+        else:
+            try:
+                answer = json.dumps({"id": self._next_id, "schema": schema, "value": value}) + "\n"
+            except (TypeError, ValueError) as error:
+                answer = [((), f"not JSON: {error}")]
+        self._wanted = (self._next_id, answer)
         self._debounce.start()
 
     def shutdown(self) -> None:
@@ -66,7 +66,7 @@ class Validator(QObject):
         self._debounce.stop()
         self._deadline.stop()
         _reap(self._live)
-        self._process = None
+        self._process, self._running, self._ready = None, None, False  # a later request starts a new worker
 
     def _worker(self) -> QProcess:
         if self._process is None:
@@ -82,14 +82,20 @@ class Validator(QObject):
         return self._process
 
     def _send(self) -> None:
-        if self._wanted is None or self._running is not None:
+        if self._wanted is None:
+            return
+        ident, answer = self._wanted
+        if isinstance(answer, list):
+            self._wanted = None
+            self.finished.emit(answer)
+            return
+        if self._running is not None:
             return  # the answer to the running request sends the wanted one
         process = self._worker()
         if not self._ready:
             return  # sent once the worker says it is ready
-        self._running, line = self._wanted
-        self._wanted = None
-        process.write(line.encode())
+        self._running, self._wanted = ident, None
+        process.write(answer.encode())
         self._deadline.start()
 
     def _read(self, process: QProcess) -> None:
@@ -127,8 +133,7 @@ class Validator(QObject):
             return
         _stop(process)
         self._live.clear()
-        self._process = None
-        self._running = None
+        self._process, self._running, self._ready = None, None, False  # a later request starts a new worker
         self._deadline.stop()
         self.finished.emit([((), f"validation unavailable: {process.errorString()}")])
 
