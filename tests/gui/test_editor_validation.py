@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from typing import Any
 
 import pytest
@@ -270,3 +271,15 @@ def test_set_value_never_reports_during_the_call(qtbot: Any, editor: DataEditor)
     editor.set_value({"x": 1}, None)
     assert reports == []
     qtbot.waitUntil(lambda: reports == [[]], timeout=WAIT)
+
+
+def test_a_crashed_worker_is_reported_and_replaced(qtbot: Any, editor: DataEditor) -> None:
+    """A worker that dies mid-validation is reported in the summary, and the next validation starts a new one."""
+    load(qtbot, editor, {"code": "aaa"}, CATASTROPHIC)
+    editor.set_value({"code": "a" * 40 + "!"}, CATASTROPHIC)
+    qtbot.waitUntil(lambda: editor.validator._running is not None, timeout=WAIT)
+    with qtbot.waitSignal(editor.validation_changed, timeout=WAIT) as blocker:
+        os.kill(editor.validator._process.processId(), signal.SIGKILL)
+    assert blocker.args[0][0][1].startswith("validation unavailable")
+    assert "validation unavailable" in editor.form.summary.text()
+    assert load(qtbot, editor, {"code": "b"}, CATASTROPHIC) == [(("code",), "'b' does not match '^(a+)+$'")]
