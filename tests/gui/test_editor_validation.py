@@ -1,0 +1,285 @@
+"""The data editor's validation: off the GUI process, shown at the field the error's path names."""
+
+from __future__ import annotations
+
+import os
+import signal
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QLabel, QLineEdit
+
+from contextdeck.gui._editor import DataEditor
+from contextdeck.gui._editor._validation import TIMED_OUT
+
+pytestmark = pytest.mark.usefixtures("qapp")
+
+WAIT = 10_000  # a worker process starting on a busy machine; the wait ends as soon as the signal comes
+
+
+@pytest.fixture
+def editor(qtbot: Any) -> DataEditor:
+    widget = DataEditor()
+    qtbot.addWidget(widget)
+    widget.resize(600, 500)
+    widget.show()
+    return widget
+
+
+def load(qtbot: Any, editor: DataEditor, value: Any, schema: dict[str, Any] | None) -> list[Any]:
+    """Loads a value and waits for its validation; returns the problems."""
+    with qtbot.waitSignal(editor.validation_changed, timeout=WAIT) as blocker:
+        editor.set_value(value, schema)
+    problems: list[Any] = blocker.args[0]
+    return problems
+
+
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "orderId": {"type": "string", "pattern": "^[A-Z]-[0-9]{4}$"},
+        "customer": {
+            "type": "object",
+            "properties": {"email": {"type": "string"}, "age": {"type": "integer", "minimum": 18}},
+            "required": ["email"],
+        },
+        "lines": {
+            "type": "array",
+            "items": {"type": "object", "properties": {"qty": {"type": "integer", "minimum": 1}}},
+        },
+    },
+    "required": ["orderId"],
+    "additionalProperties": False,
+}
+
+
+def test_a_valid_value_has_no_problems(qtbot: Any, editor: DataEditor) -> None:
+    """A value the schema accepts validates to an empty list and shows no error."""
+    problems = load(qtbot, editor, {"orderId": "A-1042", "customer": {"email": "m@x"}}, SCHEMA)
+    assert problems == []
+    assert editor.errors() == []
+    assert not editor.form.summary.isVisible()
+
+
+def test_errors_show_at_nested_fields(qtbot: Any, editor: DataEditor) -> None:
+    """An error inside a nested object shows under that field, with a red frame and in its tooltip."""
+    load(qtbot, editor, {"orderId": "A-1042", "customer": {"email": "m@x", "age": 12}}, SCHEMA)
+    assert editor.errors() == [(("customer", "age"), "12 is less than the minimum of 18")]
+    slot = editor.form.locate(("customer", "age"))
+    assert slot is not None
+    assert slot.messages == ("12 is less than the minimum of 18",)
+    assert slot.findChild(QLabel, "fieldError").isVisible()
+    assert "minimum of 18" in slot.editor.toolTip()
+    assert editor.form.locate(("orderId",)).messages == ()
+
+
+def test_errors_show_at_array_items(qtbot: Any, editor: DataEditor) -> None:
+    """An error in the second item of an array shows at that item's field, not the first's."""
+    load(qtbot, editor, {"orderId": "A-1042", "lines": [{"qty": 2}, {"qty": 0}]}, SCHEMA)
+    assert editor.form.locate(("lines", 1, "qty")).messages == ("0 is less than the minimum of 1",)
+    assert editor.form.locate(("lines", 0, "qty")).messages == ()
+
+
+def test_root_errors_go_to_the_summary(qtbot: Any, editor: DataEditor) -> None:
+    """Errors about the whole value (a missing required key, an unknown key) show in the summary on top."""
+    load(qtbot, editor, {"customer": {"email": "m@x"}, "zzz": 1}, SCHEMA)
+    assert editor.form.summary.isVisible()
+    assert "'orderId' is a required property" in editor.form.summary.text()
+    assert "'zzz' was unexpected" in editor.form.summary.text()
+
+
+def test_editing_a_field_revalidates(qtbot: Any, editor: DataEditor) -> None:
+    """Fixing a field's value clears its error after the next validation."""
+    load(qtbot, editor, {"orderId": "bad"}, SCHEMA)
+    slot = editor.form.locate(("orderId",))
+    assert "does not match" in slot.messages[0]
+    line = slot.editor.findChild(QLineEdit)
+    line.selectAll()
+    with qtbot.waitSignal(editor.validation_changed, timeout=WAIT, check_params_cb=lambda p: p == []):
+        qtbot.keyClicks(line, "B-2000")
+    assert editor.form.locate(("orderId",)).messages == ()
+
+
+def test_only_the_latest_request_is_reported(qtbot: Any, editor: DataEditor) -> None:
+    """Several quick edits give one validation, of the last value."""
+    reports: list[Any] = []
+    editor.validation_changed.connect(reports.append)
+    editor.set_value({"orderId": "bad"}, SCHEMA)
+    editor.set_value({"orderId": "A-0001"}, SCHEMA)
+    qtbot.waitUntil(lambda: reports != [], timeout=WAIT)
+    # the worker answers in order, so a stale answer would come before the answer to this next request
+    problems = load(qtbot, editor, {"orderId": "A-0001", "zzz": 1}, SCHEMA)
+    assert reports == [[], problems]
+
+
+CATASTROPHIC = {"type": "object", "properties": {"code": {"type": "string", "pattern": "^(a+)+$"}}}
+
+
+def test_a_catastrophic_pattern_does_not_block_the_event_loop(qtbot: Any, editor: DataEditor) -> None:
+    """While `^(a+)+$` backtracks on "aaa…!", the event loop keeps running, and the validation times out."""
+    load(qtbot, editor, {"code": "aaa"}, CATASTROPHIC)  # the worker is up
+    ticks: list[int] = []
+    timer = QTimer(interval=10)
+    timer.timeout.connect(lambda: ticks.append(1))
+    timer.start()
+    with qtbot.waitSignal(editor.validation_changed, timeout=WAIT) as blocker:
+        editor.set_value({"code": "a" * 40 + "!"}, CATASTROPHIC)
+    timer.stop()
+    assert blocker.args[0] == [((), TIMED_OUT)]
+    # the match ran for the whole ~1 s limit: a blocked loop would have ticked a handful of times at most
+    assert len(ticks) >= 30
+    assert TIMED_OUT in editor.form.summary.text()
+    # and the next validation works (the stuck worker was replaced)
+    assert load(qtbot, editor, {"code": "aaa"}, CATASTROPHIC) == []
+
+
+def test_without_a_schema_there_is_nothing_to_validate(qtbot: Any, editor: DataEditor) -> None:
+    """An inferred form reports no problems."""
+    assert load(qtbot, editor, {"a": 1}, None) == []
+
+
+def test_a_broken_schema_is_reported_not_raised(qtbot: Any, editor: DataEditor) -> None:
+    """A schema that is not a valid JSON Schema is named in the summary."""
+    problems = load(qtbot, editor, {"a": 1}, {"type": "object", "properties": {"a": {"type": "nonsense"}}})
+    assert problems[0][1].startswith("the schema is invalid")
+    assert editor.form.summary.isVisible()
+
+
+def test_errors_in_items_not_built_go_to_the_summary(qtbot: Any, editor: DataEditor) -> None:
+    """An error in an array item beyond the built page is listed in the summary with its path."""
+    lines = [{"qty": 1}] * 60 + [{"qty": 0}]
+    load(qtbot, editor, {"orderId": "A-1042", "lines": lines}, SCHEMA)
+    assert "lines[60].qty: 0 is less than the minimum of 1" in editor.form.summary.text()
+
+
+def test_a_late_answer_for_an_older_schema_is_dropped(qtbot: Any, editor: DataEditor) -> None:
+    """After switching to a value without schema, the answer still due for the previous value is not shown."""
+    reports: list[Any] = []
+    editor.validation_changed.connect(reports.append)
+    load(qtbot, editor, {"code": "aaa"}, CATASTROPHIC)  # the worker is up
+    reports.clear()
+    editor.set_value({"code": "a" * 40 + "!"}, CATASTROPHIC)
+    qtbot.waitUntil(lambda: editor.validator._running is not None, timeout=WAIT)  # sent, and stuck
+    editor.set_value({"x": 1}, None)
+    qtbot.waitUntil(lambda: reports == [[]], timeout=WAIT)
+    # the stuck request times out silently; the next validation is the next thing reported
+    problems = load(qtbot, editor, {"orderId": 5}, SCHEMA)
+    assert reports == [[], problems]
+    assert problems == [(("orderId",), "5 is not of type 'string'")]
+
+
+def test_errors_inside_one_of_show_at_the_branch_field(qtbot: Any, editor: DataEditor) -> None:
+    """An error inside the chosen oneOf branch is shown at that branch's field."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "pay": {
+                "oneOf": [
+                    {
+                        "type": "object",
+                        "properties": {"m": {"const": "card"}, "last4": {"type": "string", "maxLength": 4}},
+                    },
+                    {"type": "object", "properties": {"m": {"const": "iban"}, "iban": {"type": "string"}}},
+                ]
+            }
+        },
+    }
+    load(qtbot, editor, {"pay": {"m": "card", "last4": "123456"}}, schema)
+    assert editor.form.locate(("pay", "last4")).messages == ("'123456' is too long",)
+
+
+def test_formats_are_checked(qtbot: Any, editor: DataEditor) -> None:
+    """`format: email` is checked, as in the refund example's input."""
+    schema = {"type": "object", "properties": {"email": {"type": "string", "format": "email"}}}
+    load(qtbot, editor, {"email": "maya at example"}, schema)
+    assert editor.form.locate(("email",)).messages == ("'maya at example' is not a 'email'",)
+
+
+def test_remote_refs_are_not_fetched(qtbot: Any, editor: DataEditor) -> None:
+    """A `$ref` to a URL is reported as unresolvable instead of being downloaded."""
+    schema = {"type": "object", "properties": {"a": {"$ref": "https://example.invalid/schema.json"}}}
+    problems = load(qtbot, editor, {"a": 1}, schema)
+    assert "Unresolvable" in problems[0][1]
+
+
+def test_the_refund_example_input_is_valid(qtbot: Any, editor: DataEditor, examples: Any) -> None:
+    """The bundled refund workflow's input opens as a form with no problems."""
+    from contextdeck.engine import load_document, payload_of
+
+    message = load_document(examples / "refund_workflow.json").context[1]
+    assert load(qtbot, editor, payload_of(message), message["schema"]) == []
+    assert editor.form.locate(("customer", "tier")).editor.key == "enum"
+
+
+def test_an_ambiguous_one_of_failure_shows_at_the_choice(qtbot: Any, editor: DataEditor) -> None:
+    """When no single oneOf branch fits the value's discriminator, the failure shows at the oneOf field."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "pay": {
+                "oneOf": [
+                    {"type": "object", "properties": {"m": {"const": "card"}}},
+                    {"type": "object", "properties": {"m": {"const": "iban"}}},
+                ]
+            }
+        },
+    }
+    load(qtbot, editor, {"pay": {"m": "cash"}}, schema)
+    messages = editor.form.locate(("pay",)).messages
+    assert len(messages) == 1
+    assert "is not valid under any of the given schemas" in messages[0]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_the_worker_ends_with_its_editor(qtbot: Any, qtlog: Any) -> None:
+    """Destroying the editor (without closing it) stops its worker process cleanly, before Qt would have to."""
+    widget = DataEditor()
+    with qtbot.waitSignal(widget.validation_changed, timeout=WAIT):
+        widget.set_value({"a": 1}, {"type": "object"})
+    pid = widget.validator._process.processId()
+    assert _alive(pid)
+    gone: list[bool] = []
+    widget.destroyed.connect(lambda: gone.append(True))
+    widget.deleteLater()
+    qtbot.waitUntil(lambda: gone == [True])
+    assert not _alive(pid)
+    assert not [r for r in qtlog.records if "Destroyed while process" in r.message]
+
+
+def test_validation_resumes_after_a_close(qtbot: Any, editor: DataEditor) -> None:
+    """An editor closed mid-validation (its worker stopped) and shown again validates again."""
+    load(qtbot, editor, {"code": "aaa"}, CATASTROPHIC)
+    editor.set_value({"code": "a" * 40 + "!"}, CATASTROPHIC)
+    qtbot.waitUntil(lambda: editor.validator._running is not None, timeout=WAIT)
+    editor.close()
+    editor.show()
+    assert load(qtbot, editor, {"orderId": 1}, SCHEMA) == [(("orderId",), "1 is not of type 'string'")]
+
+
+def test_set_value_never_reports_during_the_call(qtbot: Any, editor: DataEditor) -> None:
+    """validation_changed comes after set_value returns, even when there is nothing to validate."""
+    reports: list[Any] = []
+    editor.validation_changed.connect(reports.append)
+    editor.set_value({"x": 1}, None)
+    assert reports == []
+    qtbot.waitUntil(lambda: reports == [[]], timeout=WAIT)
+
+
+def test_a_crashed_worker_is_reported_and_replaced(qtbot: Any, editor: DataEditor) -> None:
+    """A worker that dies mid-validation is reported in the summary, and the next validation starts a new one."""
+    load(qtbot, editor, {"code": "aaa"}, CATASTROPHIC)
+    editor.set_value({"code": "a" * 40 + "!"}, CATASTROPHIC)
+    qtbot.waitUntil(lambda: editor.validator._running is not None, timeout=WAIT)
+    with qtbot.waitSignal(editor.validation_changed, timeout=WAIT) as blocker:
+        os.kill(editor.validator._process.processId(), signal.SIGKILL)
+    assert blocker.args[0][0][1].startswith("validation unavailable")
+    assert "validation unavailable" in editor.form.summary.text()
+    assert load(qtbot, editor, {"code": "b"}, CATASTROPHIC) == [(("code",), "'b' does not match '^(a+)+$'")]
