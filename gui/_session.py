@@ -105,6 +105,10 @@ class DocumentSession(QObject):
     def is_loading(self) -> bool:
         return self._load is not None
 
+    def wait_idle(self, msecs: int = -1) -> bool:
+        """Block until the worker threads (loading, autosave) are done; for quitting and for tests."""
+        return self._pool.waitForDone(msecs)
+
     def externally_modified(self) -> bool:
         """The file on disk was changed by another program since we loaded or saved it."""
         return self._external
