@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from contextdeck.engine import Shape, write_atomically
+from contextdeck.engine._document import sync_directory
 
 from ._disk import Fingerprint
 
@@ -89,11 +92,13 @@ class RecoveryStore:
     def paths(self, key: str) -> tuple[Path, Path]:
         return self.directory / f"{key}{DATA_SUFFIX}", self.directory / f"{key}{SIDECAR_SUFFIX}"
 
-    def write(self, key: str, data: bytes, original: Path | None, shape: Shape, base: Fingerprint | None) -> Path:
-        """Write the document, then its sidecar (both atomically): a listed sidecar always has its data."""
+    def write(self, key: str, data: Iterable[bytes], original: Path | None, shape: Shape,
+              base: Fingerprint | None) -> Path:
+        """Write the document (given in pieces), then its sidecar, both atomically: a listed sidecar
+        always has its whole data file."""
         data_path, sidecar = self.paths(key)
         self.directory.mkdir(parents=True, exist_ok=True)
-        write_atomically(data_path, data)
+        _write_pieces(data_path, data)
         self._write_sidecar(sidecar, original, shape, base)
         return data_path
 
@@ -150,3 +155,19 @@ class RecoveryStore:
         if not data_path.is_file() or _process_alive(pid, meta.get("started")):
             return None
         return candidate
+
+
+def _write_pieces(path: Path, pieces: Iterable[bytes]) -> None:
+    """Like the engine's `write_atomically`, writing piece by piece (never one large buffer)."""
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            for piece in pieces:
+                stream.write(piece)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    sync_directory(path.parent)

@@ -68,11 +68,10 @@ class DocumentSession(QObject):
 
         self._autosave_timer = QTimer(self, singleShot=True, interval=autosave_delay_ms)
         self._autosave_timer.timeout.connect(self._autosave)
-        self._thorough = False  # the next check reads the file (the watcher saw the file itself change)
         self._disk_timer = QTimer(self, singleShot=True, interval=DISK_CHECK_DELAY_MS)
         self._disk_timer.timeout.connect(self._timed_check)
         self._watcher = QFileSystemWatcher(self)
-        self._watcher.fileChanged.connect(self._file_changed)
+        self._watcher.fileChanged.connect(self._disk_timer.start)
         self._watcher.directoryChanged.connect(self._disk_timer.start)
         self.undo_stack.indexChanged.connect(self._stack_changed)
         self.undo_stack.cleanChanged.connect(self._update_dirty)
@@ -280,14 +279,10 @@ class DocumentSession(QObject):
         return self._known is None or now.digest != self._known.digest
 
     @Slot()
-    def _file_changed(self) -> None:
-        self._thorough = True
-        self._disk_timer.start()
-
-    @Slot()
     def _timed_check(self) -> None:
-        thorough, self._thorough = self._thorough, False
-        self.check_disk(thorough=thorough)
+        # Size and time first: the file is read and hashed only when they moved (never after our own
+        # save). A same-size rewrite within one tick of the clock slips past here, not past save().
+        self.check_disk(thorough=False)
 
     def check_disk(self, *, thorough: bool = True) -> None:
         """Compare the file with what we loaded or saved; report a change once (`externallyModified`).

@@ -14,7 +14,8 @@ import pytest
 from PySide6.QtCore import QSettings
 from PySide6.QtGui import QUndoCommand
 
-from contextdeck.engine import Insert, Shape
+from contextdeck.engine import Insert, Shape, parse_document
+from contextdeck.gui._autosave import serialise
 from contextdeck.gui._recovery import RecoveryStore
 from contextdeck.gui._session import DocumentSession
 
@@ -330,10 +331,28 @@ def test_recovery_after_a_crash_restores_the_unsaved_edits(qtbot, session: Docum
 def test_the_store_writes_and_removes_both_files(tmp_path: Path) -> None:
     """A recovery entry is a data file and its sidecar; removing it removes both."""
     store = RecoveryStore(tmp_path / "new" / "folder")
-    store.write("k", b"[]\n", None, Shape.ARRAY, None)
+    store.write("k", [b"[", b"]\n"], None, Shape.ARRAY, None)
     data, sidecar = store.paths("k")
     assert data.read_bytes() == b"[]\n"
     assert json.loads(sidecar.read_text())["shape"] == "array"
     store.remove("k")
     assert not data.exists()
     assert not sidecar.exists()
+
+
+@pytest.mark.parametrize(
+    ("raw", "jsonl"),
+    [
+        (b'[{"type":"state","n":123456789012345678901234567890,"s":"caf\xc3\xa9"},{"type":"text","text":"x"}]', False),
+        (b"[]", False),
+        (b'{"z":1,"context":[{"type":"text","text":"x"}],"schema":{"type":"object"},"solution":{"calls":[]}}', False),
+        (b'{"context":[]}', False),
+        (b'{"type":"text","text":"a"}\n{"type":"state","x":[1,2]}\n', True),
+    ],
+)
+def test_recovery_data_reads_back_as_the_same_document(raw: bytes, jsonl: bool) -> None:
+    """The recovery file (written a message at a time) parses to the same document, shape and key order."""
+    document = parse_document(raw, "doc", jsonl=jsonl)
+    again = parse_document(b"".join(serialise(document)), "recovery", jsonl=jsonl)
+    assert again.shape is document.shape
+    assert again.dumps() == document.dumps()
