@@ -16,7 +16,7 @@ from PySide6.QtGui import QUndoCommand
 
 from contextdeck.engine import Insert, Shape, parse_document
 from contextdeck.gui._autosave import serialise
-from contextdeck.gui._recovery import RecoveryStore
+from contextdeck.gui._recovery import RecoveryStore, process_start
 from contextdeck.gui._session import DocumentSession
 
 TEXT = {"type": "text", "role": "user", "text": "hello"}
@@ -158,6 +158,24 @@ def test_a_live_sessions_recovery_is_not_offered(qtbot, session: DocumentSession
         change(session)
     other = DocumentSession(settings, recovery)
     assert other.recovery_candidates() == []
+
+
+def test_recovery_of_another_live_process_is_not_offered(qtbot, session: DocumentSession, recovery: Path,
+                                                         doc: Path) -> None:
+    """A sidecar written by another process that is still running (another ContextDeck) is not offered."""
+    open_and_wait(qtbot, session, doc)
+    with qtbot.waitSignal(session.autosaved, timeout=5_000):
+        change(session)
+    abandon(recovery)
+    other = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    try:
+        for sidecar in recovery.glob("dead-*.json"):
+            meta = json.loads(sidecar.read_text())
+            sidecar.write_text(json.dumps({**meta, "pid": other.pid, "started": process_start(other.pid)}))
+        assert session.recovery_candidates() == []
+    finally:
+        other.communicate(b"")
+    assert len(session.recovery_candidates()) == 1, "once it has exited, its work is offered"
 
 
 def test_a_reused_pid_does_not_hide_a_dead_sessions_recovery(qtbot, session: DocumentSession, recovery: Path,
