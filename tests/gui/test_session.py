@@ -269,3 +269,30 @@ def test_opening_while_loading_cancels_the_first(qtbot, session: DocumentSession
     QCoreApplication.processEvents()
     assert session.path == small
     assert len(session.document.context) == 1
+
+
+def test_new_replaces_the_document_with_an_empty_untitled_one(qtbot, session: DocumentSession,
+                                                               tmp_path: Path) -> None:
+    """new() gives an empty bare array without a path, not dirty, with an empty undo history."""
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps([TEXT]))
+    open_and_wait(qtbot, session, path)
+    edit(session)
+    with qtbot.waitSignals([session.documentReplaced, session.pathChanged, session.dirtyChanged]):
+        session.new()
+    assert len(session.document.context) == 0
+    assert session.path is None
+    assert not session.is_dirty()
+    assert session.undo_stack.count() == 0
+
+
+def test_json_lines_saved_as_json_become_an_array(qtbot, session: DocumentSession, tmp_path: Path) -> None:
+    """Save As with a .json name turns JSON Lines into a bare array (and it is in the recent files)."""
+    lines = tmp_path / "lines.jsonl"
+    lines.write_text(json.dumps(TEXT) + "\n")
+    open_and_wait(qtbot, session, lines)
+    target = tmp_path / "array.json"
+    assert session.save_as(target)
+    assert json.loads(target.read_text()) == [TEXT]
+    assert session.document.shape is Shape.ARRAY
+    assert session.recent_files()[0] == str(target)
