@@ -23,6 +23,8 @@ from ._loader import Loaded, LoadTask
 from ._recovery import RecoveryCandidate, RecoveryStore, new_key
 from ._watch import FileWatch
 
+__all__ = ["DocumentSession", "RecoveryCandidate"]
+
 AUTOSAVE_DELAY_MS = 2000
 # Changes that never pause still autosave: at most this long after the first unsaved one.
 AUTOSAVE_MAX_WAIT_S = 10.0
