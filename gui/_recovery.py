@@ -8,6 +8,7 @@ A sidecar whose process is still running belongs to a live session and is never 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -114,7 +115,7 @@ class RecoveryStore:
         """Write the document (given in pieces), then its sidecar, both atomically: a listed sidecar
         always has its whole data file."""
         data_path, sidecar = self.paths(key)
-        self.directory.mkdir(parents=True, exist_ok=True)
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)  # unsaved work is private
         _write_pieces(data_path, data)
         self._write_sidecar(sidecar, original, shape, base)
         return data_path
@@ -138,8 +139,10 @@ class RecoveryStore:
 
     def remove(self, key: str) -> None:
         # The sidecar first: without it the data file is never offered.
+        # Best effort: an unusable folder (where nothing was written) or a file we may not remove.
         for path in reversed(self.paths(key)):
-            path.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                path.unlink(missing_ok=True)
 
     def candidates(self) -> list[RecoveryCandidate]:
         """Recovery files whose writer is no longer running, newest first; unreadable sidecars are skipped."""

@@ -44,6 +44,7 @@ class DocumentSession(QObject):
     saveFailed = Signal(str)
     externallyModified = Signal(str)
     autosaved = Signal(object)  # Path of the recovery file just written
+    autosaveFailed = Signal(str)  # the recovery file could not be written (a background matter: no dialog)
 
     def __init__(self, settings: QSettings, recovery_dir: Path | None = None, parent: QObject | None = None,
                  *, autosave_delay_ms: int = AUTOSAVE_DELAY_MS) -> None:
@@ -304,7 +305,7 @@ class DocumentSession(QObject):
         elif isinstance(result, Path):
             self.autosaved.emit(result)
         else:
-            self.saveFailed.emit(f"Could not write the recovery file: {result}")
+            self.autosaveFailed.emit(f"Could not write the recovery file in {self._recovery.directory}: {result}")
         if self._autosave_again:
             self._autosave_again = False
             self._autosave()

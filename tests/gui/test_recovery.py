@@ -374,3 +374,18 @@ def test_recovery_data_reads_back_as_the_same_document(raw: bytes, jsonl: bool) 
     again = parse_document(b"".join(serialise(document)), "recovery", jsonl=jsonl)
     assert again.shape is document.shape
     assert again.dumps() == document.dumps()
+
+
+def test_a_failed_autosave_is_reported_without_touching_the_document(qtbot, settings: QSettings, tmp_path: Path,
+                                                                      doc: Path) -> None:
+    """When the recovery folder cannot be written, autosaveFailed says where; the document stays dirty."""
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the recovery folder should be")
+    session = DocumentSession(settings, blocker / "recovery", autosave_delay_ms=50)
+    open_and_wait(qtbot, session, doc)
+    with qtbot.waitSignal(session.autosaveFailed, timeout=5_000) as failed:
+        change(session)
+    assert "not-a-folder" in failed.args[0]
+    assert session.is_dirty()
+    assert json.loads(doc.read_text()) == [TEXT]
+    session.close()
