@@ -120,7 +120,7 @@ class DocumentSession(QObject):
 
     def open(self, path: str | os.PathLike[str]) -> None:
         """Read and parse `path` on a worker thread; `documentReplaced` or `loadFailed` tells the end."""
-        source = Path(path)
+        source = Path(path).absolute()  # recovery and recent files outlive the working directory
         self._start(LoadTask(source, source), None)
 
     def recover(self, candidate: RecoveryCandidate) -> None:
@@ -205,7 +205,7 @@ class DocumentSession(QObject):
     def save_as(self, path: str | os.PathLike[str], *, force: bool = False) -> bool:
         """Save to `path` (the caller has confirmed replacing another file). A `.jsonl` name writes JSON
         Lines, any other name JSON; a saved request keeps its envelope and cannot become JSON Lines."""
-        return self._save(Path(path), force=force)
+        return self._save(Path(path).absolute(), force=force)
 
     def _save(self, target: Path, *, force: bool) -> bool:
         shape = _shape_for(self._document.shape, target)

@@ -296,3 +296,17 @@ def test_json_lines_saved_as_json_become_an_array(qtbot, session: DocumentSessio
     assert json.loads(target.read_text()) == [TEXT]
     assert session.document.shape is Shape.ARRAY
     assert session.recent_files()[0] == str(target)
+
+
+def test_relative_paths_are_made_absolute(qtbot, session: DocumentSession, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file opened or saved by a relative name keeps its absolute path (recovery outlives the directory)."""
+    monkeypatch.chdir(tmp_path)
+    Path("rel.json").write_text(json.dumps([TEXT]))
+    open_and_wait(qtbot, session, Path("rel.json"))
+    assert session.path is not None
+    assert session.path.is_absolute()
+    assert session.path.resolve() == (tmp_path / "rel.json").resolve()
+    assert session.save_as("other.json")
+    assert session.path.is_absolute()
+    assert session.path.resolve() == (tmp_path / "other.json").resolve()
