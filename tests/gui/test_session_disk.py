@@ -45,6 +45,10 @@ def test_a_change_by_another_program_is_reported(qtbot, session: DocumentSession
         opened.write_text(json.dumps([TEXT, TEXT]))
     assert str(opened) in changed.args[0]
     assert session.externally_modified()
+    with qtbot.assertNotEmitted(session.externallyModified):
+        session.check_disk()  # the same change again: already said
+    with qtbot.waitSignal(session.externallyModified, timeout=5_000):
+        opened.write_text("[]")  # a new change: said again
 
 
 def test_an_editor_that_replaces_the_file_is_noticed_every_time(qtbot, session: DocumentSession,
