@@ -70,8 +70,28 @@ def _finite_float(literal: str) -> float:
     return value
 
 
+# The standard library's decoder with the engine's rules (no NaN or Infinity, no float overflow). The GUI's
+# stepwise loader decodes with this same object, so both read a document alike.
+DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
+
+
 def _stdlib_loads(decoded: str) -> Any:
-    return json.loads(decoded, parse_constant=_reject_constant, parse_float=_finite_float)
+    return DECODER.decode(decoded)
+
+
+def nests_within(value: Any, outer: int) -> bool:
+    """Whether `value`, under `outer` enclosing containers, passes the check `parse` makes on nesting.
+
+    False also for what orjson cannot write (huge integers, lone surrogates): there `parse` decides.
+    """
+    wrapped = value
+    for _ in range(outer):
+        wrapped = [wrapped]
+    try:
+        orjson.dumps(wrapped)
+    except orjson.JSONEncodeError:
+        return False
+    return True
 
 
 def parse(text: str | bytes) -> Any:

@@ -13,7 +13,6 @@ standard library decides, NaN and Infinity are refused as the engine does).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -38,11 +37,7 @@ class _GiveUp(Exception):
     """Not a shape the stepwise reader takes on: the engine's parser decides."""
 
 
-def _reject_constant(name: str) -> Any:
-    raise _GiveUp(f"{name} is not JSON")
-
-
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+_DECODER = engine_json.DECODER  # the engine's own rules: NaN, Infinity and float overflow refused
 
 
 def parse_stepwise(raw: bytes | list[bytes], name: str, *, jsonl: bool, path: Path | None, report: Report,
@@ -87,7 +82,7 @@ class _Reader:
             self.text = self.raw.decode("utf-8")
         start = self.space(0)
         if self.text.startswith("[", start):
-            items, end = self.array(start)
+            items, end = self.array(start, outer=1)
             self.after(end)
             return Document(self.context(_messages(items, self.name)), Shape.ARRAY, path=self.path)
         if not self.text.startswith("{", start):
@@ -147,8 +142,11 @@ class _Reader:
         assert self.text is not None
         return _DECODER.raw_decode(self.text, index)
 
-    def array(self, index: int) -> tuple[list[Any], int]:
-        """The array at `index` (a `[`), an element per call: the GIL is free between elements."""
+    def array(self, index: int, outer: int) -> tuple[list[Any], int]:
+        """The array at `index` (a `[`), an element per call: the GIL is free between elements.
+
+        `outer` counts the containers around each element, for the engine's limit on nesting.
+        """
         assert self.text is not None
         text, total = self.text, max(len(self.text), 1)
         items: list[Any] = []
@@ -157,6 +155,8 @@ class _Reader:
             return items, index + 1
         while True:
             item, index = self.value(index)
+            if not engine_json.nests_within(item, outer):
+                raise _GiveUp("nested deeper than the engine reads")
             items.append(item)
             if len(items) % STEP == 0:
                 self.tick(PARSED * index / total)
@@ -186,9 +186,11 @@ class _Reader:
             index = self.space(index + 1)
             if key == "context" and text.startswith("[", index):
                 value: Any
-                value, index = self.array(index)
+                value, index = self.array(index, outer=2)
             else:
                 value, index = self.value(index)
+                if not engine_json.nests_within(value, 1):
+                    raise _GiveUp("nested deeper than the engine reads")
             result[key] = value
             index = self.space(index)
             if text.startswith(",", index):

@@ -22,6 +22,8 @@ CASES = [
     b'{"schema":{"type":"object"},"context":[{"type":"text","text":"x"}],"extra":[1,2]}',
     b'{"context":[],"context":[{"type":"text","text":"later"}]}',
     b'{"context":[{"type":"text","text":"x"}],"solution":{"calls":[],"output":null}}',
+    b"\xef\xbb\xbf[]",
+    b'[{"type":"state","x":' + b"[" * 250 + b"]" * 250 + b"}]",
 ]
 
 BAD = [
@@ -31,8 +33,10 @@ BAD = [
     b'[{"type":"text"}] trailing',
     b'[{"type":"state","x":NaN}]',
     b'[{"type":"state","x":Infinity}]',
-    b"\xef\xbb\xbf[]",
     b'[{"type":"text","text":"\xff"}]',
+    b'[{"type":"state","x":1e400}]',
+    b'[{"type":"state","x":' + b"[" * 300 + b"]" * 300 + b"}]",
+    b'{"context":[], "schema":' + b"[" * 300 + b"]" * 300 + b"}",
     b"[5]",
     b'[{"text":"no type"}]',
     b'{"schema":{}}',
