@@ -125,7 +125,7 @@ class TimelinePanel(QWidget):
         self._filter.setSourceModel(model)
         self._detach_calls()
         model.rowsAboutToBeRemoved.connect(self._rows_leaving)
-        self._show(self._filter if self._filter_active() else model)
+        self._show(self._filter if self._filter_active() else model, keep_current=False)
 
     def model(self) -> TimelineModel | None:
         return self._model
@@ -133,11 +133,11 @@ class TimelinePanel(QWidget):
     def _filter_active(self) -> bool:
         return bool(self.filter_box.text().strip())
 
-    def _show(self, model: Any) -> None:
+    def _show(self, model: Any, keep_current: bool = True) -> None:
         # The proxy is only in the way while a filter is typed: unfiltered, the table reads the model directly.
         if self.table.model() is model:
             return
-        current = self.current_index()
+        current = self.current_index() if keep_current else QModelIndex()
         self.table.setModel(model)
         self.table.selectionModel().currentRowChanged.connect(self._current_row_changed)
         if current.isValid():
@@ -169,6 +169,8 @@ class TimelinePanel(QWidget):
 
     def _current_row_changed(self, current: QModelIndex, previous: QModelIndex) -> None:
         source = self._filter.mapToSource(current) if current.model() is self._filter else current
+        if source.isValid() and source.model() is not self._model:
+            return  # the previous document's model, on its way out
         self._show_calls(source)
         self.currentChanged.emit(source)
 

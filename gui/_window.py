@@ -79,7 +79,7 @@ class MainWindow(QMainWindow):
         self.watch_dock = self.add_dock(self.watches, "Watches", Qt.DockWidgetArea.BottomDockWidgetArea)
         self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
-        self.llm_dock.visibilityChanged.connect(lambda visible: visible and self.llm_view.render_now())
+        self.llm_dock.visibilityChanged.connect(self._llm_visibility)
         self.setTabPosition(Qt.DockWidgetArea.RightDockWidgetArea, QTabWidget.TabPosition.North)
 
         self.diagnostics = DiagnosticsRunner(self)
@@ -96,9 +96,10 @@ class MainWindow(QMainWindow):
         self.watches.jumpRequested.connect(self.select_message)
         self.editor.value_edited.connect(self._editor_edited)
         self.session.documentReplaced.connect(self._document_replaced)
-        self.session.dirtyChanged.connect(lambda _dirty: self._update_title())
-        self.session.pathChanged.connect(lambda _path: self._update_title())
-        self.session.undo_stack.indexChanged.connect(lambda _i: self._schedule())
+        # Bound methods, never lambdas: Qt drops these connections when the window is destroyed.
+        self.session.dirtyChanged.connect(self._update_title)
+        self.session.pathChanged.connect(self._update_title)
+        self.session.undo_stack.indexChanged.connect(self._schedule)
         self._document_replaced()
         self._restore_layout()
 
@@ -150,7 +151,7 @@ class MainWindow(QMainWindow):
             self._follow = follow
             self.actions_by_name["follow"].setChecked(follow)
             self.cursorChanged.emit(self.cursor())
-            self._schedule()
+            self._refresh_views()
 
     # -- the document ------------------------------------------------------------------------------
 
@@ -170,7 +171,7 @@ class MainWindow(QMainWindow):
             self.select_message(0)
         self._schedule()
 
-    def _update_title(self) -> None:
+    def _update_title(self, *_changed: object) -> None:
         path = self.session.path
         name = path.name if path is not None else "Untitled"
         self.setWindowTitle(f"{name}[*] — ContextDeck")
@@ -274,7 +275,7 @@ class MainWindow(QMainWindow):
 
     # -- refreshing the views (debounced) -----------------------------------------------------------
 
-    def _schedule(self) -> None:
+    def _schedule(self, *_changed: object) -> None:
         self._refresh_timer.start()
         self.diagnostics.schedule(self.session.document)
 
@@ -284,6 +285,10 @@ class MainWindow(QMainWindow):
         self.state_view.refresh(context, at, self.selected_message())
         self.llm_view.show_context(context, at)
         self.watches.model.set_cursor(at)
+
+    def _llm_visibility(self, visible: bool) -> None:
+        if visible:
+            self.llm_view.render_now()
 
     def _show_diagnostics(self, count: int) -> None:
         self.diagnostics_label.setText("No problems" if count == 0 else f"⚠ {count} problem{'s' * (count != 1)}")
