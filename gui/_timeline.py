@@ -39,6 +39,7 @@ class TimelineFilter(QSortFilterProxyModel):
         self._words: list[str] = []
 
     def set_query(self, query: str) -> None:
+        self.beginFilterChange()
         kinds, instances, words = [], [], []
         for token in query.split():
             lowered = token.lower()
@@ -49,7 +50,7 @@ class TimelineFilter(QSortFilterProxyModel):
             else:
                 words.append(lowered)
         self._kinds, self._instances, self._words = kinds, instances, words
-        self.invalidateFilter()
+        self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
 
     def filterAcceptsRow(self, source_row: int, source_parent: _Index) -> bool:
         if source_parent.isValid():

@@ -226,7 +226,7 @@ class TimelineModel(QAbstractItemModel):
     def flags(self, index: _Index) -> Qt.ItemFlag:
         base = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
         if not index.isValid():
-            return base | Qt.ItemFlag.ItemIsDropEnabled
+            return Qt.ItemFlag.ItemIsDropEnabled
         if index.internalId() == _TOP and index.row() < self._count():
             return base | Qt.ItemFlag.ItemIsDragEnabled
         return base
