@@ -107,7 +107,8 @@ def test_watch_model_obeys_qt_rules_and_reports_missing_and_malformed(qtmodeltes
     qtmodeltester.check(model, force_py=True)
     assert model.index(0, 1).data() == "2"
     assert model.index(1, 1).data() == "missing †state.z, †input.z"
-    assert model.index(2, 1).data().startswith("malformed:") and "position 7" in model.index(2, 1).data()
+    assert model.index(2, 1).data().startswith("malformed:")
+    assert "position 7" in model.index(2, 1).data()
     context.append({"type": "state", "data": {"z": "now"}})
     assert model.index(1, 1).data() == '"now"'
 

@@ -20,8 +20,8 @@ ORDERED = [
     {"type": "text", "role": "system", "text": "Be brief."},
     {"type": "state", "data": {"user": "Alex"}},
     {"type": "state", "data": {"user": "Sam"}},
-    {"type": "input", "input": {"amount": 5}, "schema": {"type": "object",
-                                                          "properties": {"amount": {"type": "integer", "maximum": 10}}}},
+    {"type": "input", "input": {"amount": 5},
+     "schema": {"type": "object", "properties": {"amount": {"type": "integer", "maximum": 10}}}},
 ]
 
 
@@ -73,7 +73,8 @@ def test_reordering_a_message_changes_the_watched_value_and_the_state_view(qtbot
     """Moving the later state message first makes the other one win: the watch and the state view follow."""
     window.set_follow_latest(True)
     pin = window.watches.model.add("†state.user")
-    assert pin.resolution is not None and pin.resolution.value == "Sam"
+    assert pin.resolution is not None
+    assert pin.resolution.value == "Sam"
     window._refresh_views()
     assert state_value(window, "¶state.user") == ('"Sam"', 2)
     window.select_message(2)
@@ -114,7 +115,8 @@ def test_a_form_edit_updates_validation_and_resolution(qtbot: Any, window: MainW
     qtbot.waitUntil(lambda: window.diagnostics_label.text() == "No problems")
     window.select_message(3)
     window.editor.value_edited.emit({"amount": 50})
-    assert pin.resolution is not None and pin.resolution.value == 50
+    assert pin.resolution is not None
+    assert pin.resolution.value == 50
     qtbot.waitUntil(lambda: window.diagnostics_label.text() == "⚠ 1 problem")
     qtbot.waitUntil(lambda: state_value(window, "¶input.amount")[0] == "50")
 
@@ -240,7 +242,8 @@ def test_theme_and_layout_live_in_the_settings(qtbot: Any, window: MainWindow, s
     window.actions_by_name["theme_dark"].trigger()
     window.close()
     assert settings.value("view/theme") == "dark"
-    assert settings.contains("window/state") and settings.contains("window/geometry")
+    assert settings.contains("window/state")
+    assert settings.contains("window/geometry")
     window.actions_by_name["theme_system"].trigger()
 
 
