@@ -43,13 +43,18 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def current(path: Path, known: Fingerprint | None) -> Fingerprint | None:
-    """What `path` holds now (None when missing or unreadable); rehashes only when size or time moved."""
+def current(path: Path, known: Fingerprint | None, *, thorough: bool = True) -> Fingerprint | None:
+    """What `path` holds now (None when missing or unreadable).
+
+    Not `thorough`: trust an unchanged size and time. File times tick coarsely (a few ms), so a
+    same-size rewrite within one tick keeps both: when it matters (before a save, after a change
+    the watcher saw in the file itself) we read and hash.
+    """
     try:
         status = path.stat()
     except OSError:
         return None
-    if known is not None and (status.st_size, status.st_mtime_ns) == (known.size, known.mtime_ns):
+    if not thorough and known is not None and (status.st_size, status.st_mtime_ns) == (known.size, known.mtime_ns):
         return known
     try:
         data = path.read_bytes()

@@ -52,7 +52,7 @@ class DocumentSession(QObject):
         self._document = Document(Context([]), Shape.ARRAY)
         self._path: Path | None = None
         self._known: Fingerprint | None = None  # what the file held when we last loaded or saved it
-        self._reported: Fingerprint | None = None  # the external change already reported
+        self._reported: str | None = None  # the external change already reported: its digest, or "gone"
         self._external = False  # the file on disk differs from what we loaded or saved
         self._forced_dirty = False  # recovered content: unsaved although the undo stack is clean
         self._dirty = False
@@ -68,10 +68,11 @@ class DocumentSession(QObject):
 
         self._autosave_timer = QTimer(self, singleShot=True, interval=autosave_delay_ms)
         self._autosave_timer.timeout.connect(self._autosave)
+        self._thorough = False  # the next check reads the file (the watcher saw the file itself change)
         self._disk_timer = QTimer(self, singleShot=True, interval=DISK_CHECK_DELAY_MS)
-        self._disk_timer.timeout.connect(self.check_disk)
+        self._disk_timer.timeout.connect(self._timed_check)
         self._watcher = QFileSystemWatcher(self)
-        self._watcher.fileChanged.connect(self._disk_timer.start)
+        self._watcher.fileChanged.connect(self._file_changed)
         self._watcher.directoryChanged.connect(self._disk_timer.start)
         self.undo_stack.indexChanged.connect(self._stack_changed)
         self.undo_stack.cleanChanged.connect(self._update_dirty)
@@ -178,7 +179,8 @@ class DocumentSession(QObject):
         """Make `document` the open one; the previous one's recovery files go."""
         self._autosave_timer.stop()
         self._pending_since = None
-        self._drop_recovery()
+        if recovered is None or recovered.key != self._key:
+            self._drop_recovery()
         if recovered is not None:
             self._key = self._recovery.claim(recovered)
             self._has_recovery = True
@@ -274,22 +276,35 @@ class DocumentSession(QObject):
         return self._known is None or now.digest != self._known.digest
 
     @Slot()
-    def check_disk(self) -> None:
-        """Compare the file with what we loaded or saved; report a change once (`externallyModified`)."""
+    def _file_changed(self) -> None:
+        self._thorough = True
+        self._disk_timer.start()
+
+    @Slot()
+    def _timed_check(self) -> None:
+        thorough, self._thorough = self._thorough, False
+        self.check_disk(thorough=thorough)
+
+    def check_disk(self, *, thorough: bool = True) -> None:
+        """Compare the file with what we loaded or saved; report a change once (`externallyModified`).
+
+        The watcher calls this; the window may too (say, when it is activated again).
+        """
         if self._path is None:
             return
         self._watch()
-        now = _disk.current(self._path, self._known)
+        now = _disk.current(self._path, self._known, thorough=thorough)
         if now is not None and self._known is not None and now.digest == self._known.digest:
             self._known = now  # touched, same content: remember the new time, so we need not rehash
-            self._external = False
+            self._external, self._reported = False, None
             return
         if now is None and self._known is None:
             return
         self._external = True
-        if now == self._reported:
-            return
-        self._reported = now
+        state = now.digest if now is not None else "gone"
+        if state == self._reported:
+            return  # this very change was reported already
+        self._reported = state
         if now is None:
             self.externallyModified.emit(f"{self._path} was deleted or moved by another program.")
         else:
