@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import QLineEdit
 
 from contextdeck.engine import load_document
 from contextdeck.gui._app import create_window
@@ -109,16 +110,31 @@ def test_the_time_cursor_shows_the_state_as_of_the_selected_message(qtbot: Any, 
 
 
 def test_a_form_edit_updates_validation_and_resolution(qtbot: Any, window: MainWindow) -> None:
-    """Typing an amount above the schema's maximum shows a problem in the status bar and the new value resolves."""
+    """Typing an amount above the schema's maximum in the form shows the problem at the field and in the
+    status bar, and the watch and the state view resolve the new value; it is one undo step."""
     window.set_follow_latest(True)
     pin = window.watches.model.add("†input.amount")
     qtbot.waitUntil(lambda: window.diagnostics_label.text() == "No problems")
     window.select_message(3)
-    window.editor.value_edited.emit({"amount": 50})
+    slot = window.editor.form.locate(("amount",))
+    assert slot is not None
+    line = slot.editor.findChild(QLineEdit)
+    line.selectAll()
+    qtbot.keyClick(line, Qt.Key.Key_Backspace)
+    qtbot.keyClicks(line, "50")
+    assert window.context()[3]["input"] == {"amount": 50}
     assert pin.resolution is not None
     assert pin.resolution.value == 50
     qtbot.waitUntil(lambda: window.diagnostics_label.text() == "⚠ 1 problem")
+    qtbot.waitUntil(lambda: any(path == ("amount",) for path, _ in window.editor.errors()), timeout=10000)
     qtbot.waitUntil(lambda: state_value(window, "¶input.amount")[0] == "50")
+    assert window.session.undo_stack.count() == 1
+    window.session.undo_stack.undo()
+    assert window.context()[3] == ORDERED[3]
+    assert window.editor.value() == {"amount": 5}  # the form shows the undone value
+    slot = window.editor.form.locate(("amount",))
+    assert slot is not None
+    assert slot.editor.findChild(QLineEdit).text() == "5"
 
 
 def test_consecutive_typing_in_one_message_is_one_undo_step(window: MainWindow) -> None:
