@@ -1,12 +1,147 @@
-"""Which message set a value: the one lookup the state view uses (swap in `ctx.blame` when the engine has it)."""
+"""The state at the cursor and which message set each value, computed in small slices off the event loop.
+
+`state_steps` is a generator: each `next()` does a few milliseconds of work, so the GUI thread is never
+blocked for long, however many messages there are. It folds each identity's writes exactly as the
+engine's reference fold does (engine/_fold.py: the same `write_at` and `_effect`), tracking the sources
+of many paths in one pass instead of one resolution per path. This is the one place that answers
+"which message set this value": switch it to the engine's `ctx.blame` when the engine has it.
+"""
 
 from __future__ import annotations
 
-from contextdeck.engine import Context, Reference
+from bisect import bisect_left
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from contextdeck.engine import MISSING, Context, Write, get_path
+from contextdeck.engine._fold import _effect, _is_prefix
+from contextdeck.engine._methods import Conflict, write_at
+
+Identity = tuple[str, str | None]
+Path = tuple[str, ...]
+Writes = list[tuple[int, Write]]
+SLICE = 2000  # messages scanned, or writes folded, between two looks at the clock
+MAX_PATHS = 4000  # paths per identity whose source is tracked (the rest are looked up on demand)
+MAX_CHILDREN = 200
 
 
-def last_writer(context: Context, kind: str, instance: str | None, path: tuple[str, ...], at: int | None) -> int | None:
-    """The message that last set `†kind.path` (or a parent) as of the first `at` messages, or None."""
+@dataclass
+class Layers:
+    """Every data message's write, by kind (global layer) and by identity (instance layer), in order."""
+
+    order: dict[Identity, int] = field(default_factory=dict)  # identity -> index of its first message
+    global_writes: dict[str, Writes] = field(default_factory=dict)
+    instance_writes: dict[Identity, Writes] = field(default_factory=dict)
+    complete: bool = False  # the scan reached the end of the context
+
+    def writes(self, identity: Identity, at: int) -> Writes:
+        """The writes of `identity` among the first `at` messages: global layer, then its instance layer."""
+        kind, instance = identity
+        base = _before(self.global_writes.get(kind, []), at)
+        if instance is None:
+            return base
+        return base + _before(self.instance_writes.get(identity, []), at)
+
+    def identities(self, at: int) -> list[Identity]:
+        return [identity for identity, first in self.order.items() if first < at]
+
+
+def _before(writes: Writes, at: int) -> Writes:
+    return writes[: bisect_left(writes, at, key=lambda pair: pair[0])]
+
+
+def scan_steps(context: Context, out: Layers) -> Iterator[None]:
+    """Fill `out` from `context`, yielding every `SLICE` messages."""
+    index = 0
+    while index < len(context):  # re-read: the context may change between two slices (then this is discarded)
+        if index % SLICE == 0 and index:
+            yield
+        info = context.info(index)
+        identity = info.identity
+        if identity is None or info.write is None:
+            index += 1
+            continue
+        out.order.setdefault(identity, index)
+        kind, instance = identity
+        if instance is None:
+            out.global_writes.setdefault(kind, []).append((index, info.write))
+        else:
+            out.instance_writes.setdefault(identity, []).append((index, info.write))
+        index += 1
+
+
+@dataclass
+class Folded:
+    """An identity's value at the cursor, and the message that last set each tracked path."""
+
+    identity: Identity
+    value: Any = MISSING
+    writer: dict[Path, int] = field(default_factory=dict)
+
+
+def fold_steps(writes: Writes, targets: list[Path], out: Folded) -> Iterator[None]:
+    """Fold `writes` (as engine/_fold.py's `fold` does) into `out.value`, with the last source of each target."""
+    root: Any = MISSING
+    sources: dict[Path, int] = {}
+    for number, (index, write) in enumerate(writes):
+        if number % SLICE == 0 and number:
+            yield
+        if write.problem is not None:
+            continue
+        before = get_path(root, write.path)
+        try:
+            root = write_at(root, write.path, write.method, write.value)
+        except Conflict:
+            continue
+        for target in targets:
+            if (_is_prefix(write.path, target) or _is_prefix(target, write.path)) and _effect(write, before, target):
+                sources[target] = index  # "reset" or "add": either way the latest source is this write
+    out.value = root
+    out.writer = {target: index for target, index in sources.items() if get_path(root, target) is not MISSING}
+
+
+def paths_of(value: Any, limit: int = MAX_PATHS) -> list[Path]:
+    """The paths of a value's nodes, breadth first, at most `limit` (and `MAX_CHILDREN` per container)."""
+    paths: list[Path] = [()]
+    queue: list[tuple[Path, Any]] = [((), value)]
+    while queue and len(paths) < limit:
+        path, node = queue.pop(0)
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for count, (key, child) in enumerate(items):
+            if count >= MAX_CHILDREN or len(paths) >= limit:
+                break
+            child_path = (*path, str(key))
+            paths.append(child_path)
+            queue.append((child_path, child))
+    return paths
+
+
+def state_steps(context: Context, at: int | None, layers: Layers, out: list[Folded]) -> Iterator[None]:
+    """The whole state as of the first `at` messages into `out`, one identity after another.
+
+    `layers` scanned earlier from the same (unchanged) context is reused; an incomplete one is filled here.
+    """
+    limit = len(context) if at is None else min(at, len(context))
+    if not layers.complete:
+        layers.order.clear()
+        layers.global_writes.clear()
+        layers.instance_writes.clear()
+        yield from scan_steps(context, layers)
+        layers.complete = True
+    for identity in layers.identities(limit):
+        writes = layers.writes(identity, limit)
+        folded = Folded(identity)
+        yield from fold_steps(writes, [], folded)
+        yield from fold_steps(writes, paths_of(folded.value), folded)
+        out.append(folded)
+        yield
+
+
+def last_writer(context: Context, kind: str, instance: str | None, path: Path, at: int | None) -> int | None:
+    """The message that last set `†kind.path` (or a parent), for a path the snapshot did not track."""
+    from contextdeck.engine import Reference
+
     limit = len(context) if at is None else at
     sources = context.resolve_reference(Reference(kind, path), instance, limit).sources
     return max(sources) if sources else None

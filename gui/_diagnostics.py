@@ -61,6 +61,13 @@ class DiagnosticsRunner(QObject):
         if generation == self._generation:
             self.finished.emit(count)
 
+    def shutdown(self) -> None:
+        """Stop counting and wait for a count under way (before the window goes)."""
+        self._timer.stop()
+        self._document = None
+        self._pool.clear()
+        self._pool.waitForDone()
+
     def flush(self) -> None:
         """Count now and wait for the result (screenshots, benchmarks)."""
         self._timer.stop()

@@ -23,7 +23,7 @@ class LLMView(QPlainTextEdit):
     def show_context(self, context: Context, at: int | None) -> None:
         """Render `context` as of the first `at` messages now if visible, else when it is shown."""
         self._context, self._at, self._stale = context, at, True
-        if self.isVisible():
+        if self.isVisible() and not self.visibleRegion().isEmpty():  # a dock tabbed behind another is not seen
             self.render_now()
 
     def render_now(self) -> None:

@@ -1,27 +1,29 @@
 """The state view: every kind's (and instance's) resolved value at the time cursor, as a tree.
 
-`StateModel` is a thin model over a snapshot the view rebuilds (debounced) when the context or the
-cursor changes; which message set a node is looked up lazily, only for the rows a view asks about.
+`StateModel` is a thin model over a snapshot the view computes (in slices of a few milliseconds, see
+`_blame.py`) when the context or the cursor changes, with the message that set each value.
 """
 
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeView, QWidget
 
 from contextdeck.engine import MISSING, Context
 
-from ._blame import last_writer
+from ._blame import MAX_CHILDREN, Folded, Layers, last_writer, state_steps
 from ._summary import short_json
 
 _Index = QModelIndex | QPersistentModelIndex
 _ROOT = QModelIndex()
-MAX_CHILDREN = 200  # a huge array shows its first items and a "… more" row
+BUDGET_S = 0.008  # work per turn of the event loop while the state is computed
 
 NodeRole = Qt.ItemDataRole.UserRole + 1  # the StateNode
 SourceRole = Qt.ItemDataRole.UserRole + 2  # index of the message that set the value (or None)
@@ -50,7 +52,7 @@ class StateNode:
         return ".".join((identity, *self.path))
 
 
-def _children(node: StateNode) -> list[StateNode]:
+def _children(node: StateNode, writers: dict[tuple[str, ...], int]) -> list[StateNode]:
     value = node.value
     items: list[tuple[str, Any]]
     if isinstance(value, dict):
@@ -59,7 +61,8 @@ def _children(node: StateNode) -> list[StateNode]:
         items = [(str(i), v) for i, v in enumerate(value)]
     else:
         return []
-    nodes = [StateNode(k, v, node.kind, node.instance, (*node.path, k), node, row)
+    nodes = [StateNode(k, v, node.kind, node.instance, (*node.path, k), node, row,
+                       _source=writers.get((*node.path, k), False))
              for row, (k, v) in enumerate(items[:MAX_CHILDREN])]
     if len(items) > MAX_CHILDREN:
         more = StateNode(f"… {len(items) - MAX_CHILDREN} more", MISSING, node.kind, node.instance, node.path, node,
@@ -68,13 +71,12 @@ def _children(node: StateNode) -> list[StateNode]:
     return nodes
 
 
-def snapshot(context: Context, at: int | None) -> list[StateNode]:
-    """The top-level nodes (one per identity) of the state as of the first `at` messages."""
-    roots: list[StateNode] = []
-    for row, (kind, instance) in enumerate(context.identities(at)):
-        label = f"¶{kind}" + (f" [{instance}]" if instance is not None else "")
-        roots.append(StateNode(label, context.value_of(kind, instance, at), kind, instance, (), None, row))
-    return roots
+def snapshot(context: Context, at: int | None) -> list[Folded]:
+    """The state as of the first `at` messages, computed in one go (tests and small documents)."""
+    folded: list[Folded] = []
+    for _ in state_steps(context, at, Layers(), folded):
+        pass
+    return folded
 
 
 class StateModel(QAbstractItemModel):
@@ -86,21 +88,30 @@ class StateModel(QAbstractItemModel):
         self._at: int | None = None
         self._selected: int | None = None
         self._roots: list[StateNode] = []
-        self._expanded: dict[int, list[StateNode]] = {}
+        self._writers: dict[tuple[str, str | None], dict[tuple[str, ...], int]] = {}
 
     def refresh(self, context: Context, at: int | None, selected: int | None) -> None:
-        """Rebuild from `context` as of the first `at` messages; `selected` is highlighted as the changer."""
+        """Rebuild from `context` as of the first `at` messages, computed at once."""
+        self.set_state(context, at, selected, snapshot(context, at))
+
+    def set_state(self, context: Context, at: int | None, selected: int | None, state: list[Folded]) -> None:
+        """Show a computed state; `selected` (a message index) is highlighted where it set a value."""
         self.beginResetModel()
         self._context, self._at, self._selected = context, at, selected
-        self._roots = snapshot(context, at)
-        self._expanded.clear()
+        self._writers = {folded.identity: folded.writer for folded in state}
+        self._roots = []
+        for row, folded in enumerate(state):
+            kind, instance = folded.identity
+            label = f"¶{kind}" + (f" [{instance}]" if instance is not None else "")
+            self._roots.append(StateNode(label, folded.value, kind, instance, (), None, row,
+                                         _source=folded.writer.get((), False)))
         self.endResetModel()
 
     def _kids(self, node: StateNode | None) -> list[StateNode]:
         if node is None:
             return self._roots
         if not node.children and isinstance(node.value, dict | list) and node.value:
-            node.children = _children(node)
+            node.children = _children(node, self._writers.get((node.kind, node.instance), {}))
         return node.children
 
     def getItem(self, index: _Index) -> StateNode | None:
@@ -200,9 +211,16 @@ class StateView(QTreeView):
     """The state tree; clicking "Set by" (or double-clicking a row) asks to jump to that message."""
 
     jumpRequested = Signal(int)
+    updated = Signal()  # a newly computed state is shown
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self._context: Context | None = None
+        self._layers = Layers()
+        self._steps: Iterator[None] | None = None
+        self._job: tuple[Context, int | None, int | None, list[Folded]] | None = None
+        self._timer = QTimer(self, singleShot=True, interval=0)
+        self._timer.timeout.connect(self._work)
         self.state_model = StateModel(self)
         self.setModel(self.state_model)
         self.setUniformRowHeights(True)
@@ -221,12 +239,54 @@ class StateView(QTreeView):
         self.collapsed.connect(lambda index: self._expanded.discard(str(index.data(PathRole))))
 
     def refresh(self, context: Context, at: int | None, selected: int | None) -> None:
-        """Rebuild, keeping which nodes were open (top-level ones open by default)."""
+        """Recompute the state as of the first `at` messages: a slice now, the rest on later turns of the
+        event loop (a small document is done at once). The previous state stays until the new one is ready."""
+        if context is not self._context:
+            self._follow(context)
+        state: list[Folded] = []
+        self._job = (context, at, selected, state)
+        self._steps = state_steps(context, at, self._layers, state)
+        self._work()
+
+    def _follow(self, context: Context) -> None:
+        # The scan of the messages is kept between refreshes until the context changes.
+        if self._context is not None:
+            for signal in (self._context.inserted, self._context.removed, self._context.moved,
+                           self._context.replaced):
+                signal.disconnect(self._stale)
+        self._context, self._layers = context, Layers()
+        for signal in (context.inserted, context.removed, context.moved, context.replaced):
+            signal.connect(self._stale)
+
+    def _stale(self, *_args: object) -> None:
+        self._layers = Layers()  # a computation under way keeps the old one and is restarted by the window
+
+    def is_busy(self) -> bool:
+        return self._steps is not None
+
+    def _work(self) -> None:
+        steps = self._steps
+        if steps is None:
+            return
+        deadline = time.perf_counter() + BUDGET_S
+        try:
+            while time.perf_counter() < deadline:
+                next(steps)
+        except StopIteration:
+            self._steps = None
+            self._finish()
+            return
+        self._timer.start()
+
+    def _finish(self) -> None:
+        assert self._job is not None
+        context, at, selected, state = self._job
         keep = set(self._expanded)
         first = not keep and not self.state_model.rowCount()
-        self.state_model.refresh(context, at, selected)
+        self.state_model.set_state(context, at, selected, state)
         self._expanded = set()
         self._restore(QModelIndex(), keep, first)
+        self.updated.emit()
 
     def _restore(self, parent: QModelIndex, keep: set[str], first: bool) -> None:
         model = self.state_model

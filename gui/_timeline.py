@@ -123,7 +123,9 @@ class TimelinePanel(QWidget):
 
     def set_model(self, model: TimelineModel) -> None:
         self._model = model
-        self._filter.setSourceModel(model)
+        # The proxy follows the model only while a filter is typed: otherwise each insertion would make it
+        # filter every row again.
+        self._filter.setSourceModel(model if self._filter_active() else None)  # type: ignore[arg-type]
         self._detach_calls()
         model.rowsAboutToBeRemoved.connect(self._rows_leaving)
         self._show(self._filter if self._filter_active() else model, keep_current=False)
@@ -147,8 +149,17 @@ class TimelinePanel(QWidget):
     def _filter_changed(self, text: str) -> None:
         if self._model is None:
             return
-        self._filter.set_query(text)
-        self._show(self._filter if text.strip() else self._model)
+        current = self.current_index()
+        if text.strip():
+            if self._filter.sourceModel() is not self._model:
+                self._filter.setSourceModel(self._model)
+            self._filter.set_query(text)
+            self._show(self._filter, keep_current=False)
+        else:
+            self._show(self._model, keep_current=False)
+            self._filter.setSourceModel(None)  # type: ignore[arg-type]
+        if current.isValid():
+            self.set_current(current)
 
     # -- selection -------------------------------------------------------------------------------
 

@@ -53,6 +53,8 @@ class MainWindow(QMainWindow):
         self._from_editor = False  # a Replace the editor made: the editor already shows it
         self._refresh_timer = QTimer(self, singleShot=True, interval=REFRESH_MS)
         self._refresh_timer.timeout.connect(self._refresh_views)
+        self._select_timer = QTimer(self, singleShot=True, interval=0)
+        self._select_timer.timeout.connect(self._refresh_views)
 
         self.timeline = TimelinePanel()
         self.editor = DataEditor()
@@ -190,7 +192,9 @@ class MainWindow(QMainWindow):
             self.messageSelected.emit(message)
         if not self._follow:
             self.cursorChanged.emit(self.cursor())
-        self._refresh_views()  # selecting updates the state view at once, not after the debounce
+        # The state and watches follow on the next turn of the event loop (not after the edit debounce):
+        # the editor shows first, and neither step holds the GUI thread for long.
+        self._select_timer.start()
 
     def _show_message(self, index: int | None) -> None:
         if index is None:
@@ -281,6 +285,7 @@ class MainWindow(QMainWindow):
 
     def _refresh_views(self) -> None:
         self._refresh_timer.stop()
+        self._select_timer.stop()
         context, at = self.context(), self.at()
         self.state_view.refresh(context, at, self.selected_message())
         self.llm_view.show_context(context, at)
@@ -322,6 +327,7 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         self.save_layout()
+        self.diagnostics.shutdown()
         self.session.close()
         event.accept()
 

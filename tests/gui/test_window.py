@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QLineEdit
 
-from contextdeck.engine import load_document
+from contextdeck.engine import load_document, render_text
 from contextdeck.gui._app import create_window
 from contextdeck.gui._state import SourceRole
 from contextdeck.gui._window import MainWindow
@@ -102,8 +102,11 @@ def test_the_time_cursor_shows_the_state_as_of_the_selected_message(qtbot: Any, 
     window.cursorChanged.connect(cursors.append)
     window.select_message(1)
     assert cursors[-1] == 1
-    assert state_value(window, "¶state.user") == ('"Alex"', 1)
-    assert "Alex" in window.llm_view.toPlainText() or not window.llm_view.isVisible()
+    qtbot.waitUntil(lambda: state_value(window, "¶state.user") == ('"Alex"', 1))
+    window.llm_dock.raise_()
+    expected = render_text(window.context(), 2)
+    assert "Sam" not in expected
+    qtbot.waitUntil(lambda: window.llm_view.toPlainText() == expected)  # exactly what `contextdeck render` prints
     window.set_follow_latest(True)
     assert cursors[-1] is None
     qtbot.waitUntil(lambda: state_value(window, "¶state.user")[0] == '"Sam"')
