@@ -91,6 +91,8 @@ def build_actions(window: MainWindow) -> dict[str, QAction]:
         themes.addAction(action)
         actions[f"theme_{theme}"] = action
 
+    add("check", "Run", "&Check Document", lambda: window.diagnostics.check(window.session.document), "F7")
+
     add("about", "Help", "&About ContextDeck", lambda: QMessageBox.about(
         window, "About ContextDeck", "<b>ContextDeck</b><br>A workbench for designing and debugging LLM agent "
         "contexts."), Key.HelpContents)

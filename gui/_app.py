@@ -82,7 +82,7 @@ def main(doc: str | None = None, screenshot: str | None = None) -> int:
         window.watches.model.add("†state.refund.amount || †input.amount")
         window.watches.model.add("†input.customer.name")
         window.watches.model.add("†state.approvals.manager")
-        window.diagnostics.schedule(window.session.document)
+        window.diagnostics.check(window.session.document)
         window.diagnostics.flush()
         for _ in range(5):
             app.processEvents()

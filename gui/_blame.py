@@ -15,14 +15,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contextdeck.engine import MISSING, Context, Write, get_path
-from contextdeck.engine._fold import _effect, _is_prefix
+from contextdeck.engine._fold import _effect, _is_prefix, fold
 from contextdeck.engine._methods import Conflict, write_at
 
 Identity = tuple[str, str | None]
 Path = tuple[str, ...]
 Writes = list[tuple[int, Write]]
-SLICE = 2000  # messages scanned, or writes folded, between two looks at the clock
-MAX_PATHS = 4000  # paths per identity whose source is tracked (the rest are looked up on demand)
+SLICE = 2000  # messages scanned between two looks at the clock
+FOLD_SLICE = 200  # writes folded between two looks at the clock
+MAX_PATHS = 300  # paths per identity whose source is tracked while folding (others: `Layers.last_writer`)
 MAX_CHILDREN = 200
 
 
@@ -45,6 +46,11 @@ class Layers:
 
     def identities(self, at: int) -> list[Identity]:
         return [identity for identity, first in self.order.items() if first < at]
+
+    def last_writer(self, identity: Identity, path: Path, at: int) -> int | None:
+        """The message that last set `path` of `identity` (or a parent of it) among the first `at` messages."""
+        sources = fold(self.writes(identity, at), path, "")[1].sources
+        return max(sources) if sources else None
 
 
 def _before(writes: Writes, at: int) -> Writes:
@@ -85,7 +91,7 @@ def fold_steps(writes: Writes, targets: list[Path], out: Folded) -> Iterator[Non
     root: Any = MISSING
     sources: dict[Path, int] = {}
     for number, (index, write) in enumerate(writes):
-        if number % SLICE == 0 and number:
+        if number % FOLD_SLICE == 0 and number:
             yield
         if write.problem is not None:
             continue
@@ -136,12 +142,3 @@ def state_steps(context: Context, at: int | None, layers: Layers, out: list[Fold
         yield from fold_steps(writes, paths_of(folded.value), folded)
         out.append(folded)
         yield
-
-
-def last_writer(context: Context, kind: str, instance: str | None, path: Path, at: int | None) -> int | None:
-    """The message that last set `†kind.path` (or a parent), for a path the snapshot did not track."""
-    from contextdeck.engine import Reference
-
-    limit = len(context) if at is None else at
-    sources = context.resolve_reference(Reference(kind, path), instance, limit).sources
-    return max(sources) if sources else None

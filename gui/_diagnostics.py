@@ -2,75 +2,51 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from PySide6.QtCore import QCoreApplication, QObject, QRunnable, QThreadPool, QTimer, Signal
+from PySide6.QtCore import QObject, Signal
 
 from contextdeck.engine import Context, Document, validate
 
-DELAY_MS = 300
+from ._background import BackgroundRunner
 
-
-class _Signals(QObject):
-    done = Signal(int, int)  # generation, count
-
-
-class _Task(QRunnable):
-    def __init__(self, messages: list[dict[str, Any]], solution: Any, generation: int) -> None:
-        super().__init__()
-        self.signals = _Signals()
-        self._messages, self._solution, self._generation = messages, solution, generation
-
-    def run(self) -> None:
-        # The dicts are shared with the GUI's context; they are never mutated (edits replace them).
-        count = len(validate(Context(self._messages), self._solution))
-        self.signals.done.emit(self._generation, count)
+DELAY_MS = 500
+# Past this size counting is done on request (Run → Check Document): validating 100,000 messages takes
+# seconds of Python, and a worker thread that long slows the GUI thread down (they share the GIL).
+AUTOMATIC_LIMIT = 20_000
 
 
 class DiagnosticsRunner(QObject):
     """`schedule(document)` after every change; `finished(count)` with the latest document's count."""
 
     finished = Signal(int)
+    stale = Signal()  # the document changed and is too big to count automatically
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._pool = QThreadPool(self)
-        self._pool.setMaxThreadCount(1)
-        self._generation = 0
+        self._runner = BackgroundRunner(DELAY_MS, self)
+        self._runner.finished.connect(self._finished)
         self._document: Document | None = None
-        self._timer = QTimer(self, singleShot=True, interval=DELAY_MS)
-        self._timer.timeout.connect(self._start)
-        self._tasks: set[_Task] = set()
 
     def schedule(self, document: Document) -> None:
         self._document = document
-        self._generation += 1
-        self._timer.start()
+        if len(document.context) > AUTOMATIC_LIMIT:
+            self.stale.emit()
+        else:
+            self.check(document)
 
-    def _start(self) -> None:
-        if self._document is None:
+    def check(self, document: Document | None = None) -> None:
+        """Count now (in the background), whatever the size."""
+        document = document or self._document
+        if document is None:
             return
-        task = _Task(self._document.context.messages, self._document.solution, self._generation)
-        task.setAutoDelete(False)
-        task.signals.done.connect(self._done)
-        self._tasks.add(task)
-        self._pool.start(task)
+        messages, solution = document.context.messages, document.solution
+        self._runner.request(lambda: len(validate(Context(messages), solution)))
 
-    def _done(self, generation: int, count: int) -> None:
-        self._tasks = {t for t in self._tasks if t.signals is not self.sender()}
-        if generation == self._generation:
-            self.finished.emit(count)
+    def _finished(self, result: object) -> None:
+        if isinstance(result, int):
+            self.finished.emit(result)
 
     def shutdown(self) -> None:
-        """Stop counting and wait for a count under way (before the window goes)."""
-        self._timer.stop()
-        self._document = None
-        self._pool.clear()
-        self._pool.waitForDone()
+        self._runner.shutdown()
 
     def flush(self) -> None:
-        """Count now and wait for the result (screenshots, benchmarks)."""
-        self._timer.stop()
-        self._start()
-        self._pool.waitForDone()
-        QCoreApplication.sendPostedEvents()
+        self._runner.flush()

@@ -1,4 +1,7 @@
-"""The LLM view: exactly the text `contextdeck render` prints, as of the time cursor, rendered lazily."""
+"""The LLM view: exactly the text `contextdeck render` prints, as of the time cursor.
+
+Rendered only while the view is seen, and in the background for big documents (see `_background.py`).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +9,10 @@ from PySide6.QtGui import QFontDatabase, QShowEvent
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
 from contextdeck.engine import Context, render_text
+
+from ._background import BackgroundRunner
+
+BACKGROUND_FROM = 5_000  # messages: smaller contexts render at once (a few milliseconds)
 
 
 class LLMView(QPlainTextEdit):
@@ -16,12 +23,15 @@ class LLMView(QPlainTextEdit):
         self.setReadOnly(True)
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.setPlaceholderText("Nothing reaches the LLM yet.")
         self._context: Context | None = None
         self._at: int | None = None
         self._stale = False
+        self.runner = BackgroundRunner(0, self)
+        self.runner.finished.connect(self._rendered)
 
     def show_context(self, context: Context, at: int | None) -> None:
-        """Render `context` as of the first `at` messages now if visible, else when it is shown."""
+        """Render `context` as of the first `at` messages now if seen, else when it is shown."""
         self._context, self._at, self._stale = context, at, True
         if self.isVisible() and not self.visibleRegion().isEmpty():  # a dock tabbed behind another is not seen
             self.render_now()
@@ -30,8 +40,17 @@ class LLMView(QPlainTextEdit):
         if self._context is None or not self._stale:
             return
         self._stale = False
-        text = render_text(self._context, self._at)
-        if text != self.toPlainText():
+        context, at = self._context, self._at
+        if len(context) < BACKGROUND_FROM:
+            self._rendered(render_text(context, at))
+            return
+        messages = context.messages
+        self.runner.request(lambda: render_text(Context(messages), at))
+
+    def _rendered(self, text: object) -> None:
+        if isinstance(text, Exception):
+            text = f"Could not render: {text}"
+        if isinstance(text, str) and text != self.toPlainText():
             bar = self.verticalScrollBar().value()
             self.setPlainText(text)
             self.verticalScrollBar().setValue(bar)

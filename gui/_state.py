@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeView, QWidget
 
 from contextdeck.engine import MISSING, Context
 
-from ._blame import MAX_CHILDREN, Folded, Layers, last_writer, state_steps
+from ._blame import MAX_CHILDREN, Folded, Layers, state_steps
 from ._summary import short_json
 
 _Index = QModelIndex | QPersistentModelIndex
@@ -71,14 +71,6 @@ def _children(node: StateNode, writers: dict[tuple[str, ...], int]) -> list[Stat
     return nodes
 
 
-def snapshot(context: Context, at: int | None) -> list[Folded]:
-    """The state as of the first `at` messages, computed in one go (tests and small documents)."""
-    folded: list[Folded] = []
-    for _ in state_steps(context, at, Layers(), folded):
-        pass
-    return folded
-
-
 class StateModel(QAbstractItemModel):
     """The state snapshot as a tree: key, value, and the message that set it."""
 
@@ -87,17 +79,23 @@ class StateModel(QAbstractItemModel):
         self._context: Context | None = None
         self._at: int | None = None
         self._selected: int | None = None
+        self._layers = Layers()
         self._roots: list[StateNode] = []
         self._writers: dict[tuple[str, str | None], dict[tuple[str, ...], int]] = {}
 
     def refresh(self, context: Context, at: int | None, selected: int | None) -> None:
         """Rebuild from `context` as of the first `at` messages, computed at once."""
-        self.set_state(context, at, selected, snapshot(context, at))
+        layers = Layers()
+        state: list[Folded] = []
+        for _ in state_steps(context, at, layers, state):
+            pass
+        self.set_state(context, at, selected, state, layers)
 
-    def set_state(self, context: Context, at: int | None, selected: int | None, state: list[Folded]) -> None:
+    def set_state(self, context: Context, at: int | None, selected: int | None, state: list[Folded],
+                  layers: Layers) -> None:
         """Show a computed state; `selected` (a message index) is highlighted where it set a value."""
         self.beginResetModel()
-        self._context, self._at, self._selected = context, at, selected
+        self._context, self._at, self._selected, self._layers = context, at, selected, layers
         self._writers = {folded.identity: folded.writer for folded in state}
         self._roots = []
         for row, folded in enumerate(state):
@@ -121,10 +119,11 @@ class StateModel(QAbstractItemModel):
     def source_of(self, node: StateNode) -> int | None:
         """The message that set `node` (looked up once, when first shown)."""
         if node._source is False:
-            if self._context is None or (node.value is MISSING and node.parent is not None):
+            if self._context is None or not self._layers.complete or node.value is MISSING:
                 node._source = None
             else:
-                node._source = last_writer(self._context, node.kind, node.instance, node.path, self._at)
+                at = len(self._context) if self._at is None else self._at
+                node._source = self._layers.last_writer((node.kind, node.instance), node.path, at)
         return None if isinstance(node._source, bool) else node._source
 
     def index(self, row: int, column: int = 0, parent: _Index = _ROOT) -> QModelIndex:
@@ -218,7 +217,7 @@ class StateView(QTreeView):
         self._context: Context | None = None
         self._layers = Layers()
         self._steps: Iterator[None] | None = None
-        self._job: tuple[Context, int | None, int | None, list[Folded]] | None = None
+        self._job: tuple[Context, int | None, int | None, list[Folded], Layers] | None = None
         self._timer = QTimer(self, singleShot=True, interval=0)
         self._timer.timeout.connect(self._work)
         self.state_model = StateModel(self)
@@ -244,7 +243,7 @@ class StateView(QTreeView):
         if context is not self._context:
             self._follow(context)
         state: list[Folded] = []
-        self._job = (context, at, selected, state)
+        self._job = (context, at, selected, state, self._layers)
         self._steps = state_steps(context, at, self._layers, state)
         self._work()
 
@@ -280,10 +279,10 @@ class StateView(QTreeView):
 
     def _finish(self) -> None:
         assert self._job is not None
-        context, at, selected, state = self._job
+        context, at, selected, state, layers = self._job
         keep = set(self._expanded)
         first = not keep and not self.state_model.rowCount()
-        self.state_model.set_state(context, at, selected, state)
+        self.state_model.set_state(context, at, selected, state, layers)
         self._expanded = set()
         self._restore(QModelIndex(), keep, first)
         self.updated.emit()

@@ -88,6 +88,7 @@ class MainWindow(QMainWindow):
         self.diagnostics_label = QLabel()
         self.statusBar().addPermanentWidget(self.diagnostics_label)
         self.diagnostics.finished.connect(self._show_diagnostics)
+        self.diagnostics.stale.connect(self._diagnostics_stale)
         self.files = FilesUI(self)
         self.actions_by_name: dict[str, QAction] = build_actions(self)
         self.timeline.add_actions([self.actions_by_name[name] for name in (
@@ -291,6 +292,10 @@ class MainWindow(QMainWindow):
         self.llm_view.show_context(context, at)
         self.watches.model.set_cursor(at)
 
+    def _diagnostics_stale(self) -> None:
+        self.diagnostics_label.setText("Problems: press F7 to check")
+        self.diagnostics_label.setToolTip("Big documents are checked on request (Run → Check Document)")
+
     def _llm_visibility(self, visible: bool) -> None:
         if visible:
             self.llm_view.render_now()
@@ -328,6 +333,7 @@ class MainWindow(QMainWindow):
             return
         self.save_layout()
         self.diagnostics.shutdown()
+        self.llm_view.runner.shutdown()
         self.session.close()
         event.accept()
 
