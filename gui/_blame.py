@@ -35,6 +35,9 @@ class Layers:
     global_writes: dict[str, Writes] = field(default_factory=dict)
     instance_writes: dict[Identity, Writes] = field(default_factory=dict)
     complete: bool = False  # the scan reached the end of the context
+    # Folds already done, by identity and number of writes: moving the cursor refolds only the identities
+    # that have writes between the old and the new position.
+    folds: dict[tuple[Identity, int], Folded] = field(default_factory=dict)
 
     def writes(self, identity: Identity, at: int) -> Writes:
         """The writes of `identity` among the first `at` messages: global layer, then its instance layer."""
@@ -133,12 +136,17 @@ def state_steps(context: Context, at: int | None, layers: Layers, out: list[Fold
         layers.order.clear()
         layers.global_writes.clear()
         layers.instance_writes.clear()
+        layers.folds.clear()
         yield from scan_steps(context, layers)
         layers.complete = True
     for identity in layers.identities(limit):
         writes = layers.writes(identity, limit)
-        folded = Folded(identity)
-        yield from fold_steps(writes, [], folded)
-        yield from fold_steps(writes, paths_of(folded.value), folded)
+        key = (identity, len(writes))
+        folded = layers.folds.get(key)
+        if folded is None:
+            folded = Folded(identity)
+            yield from fold_steps(writes, [], folded)
+            yield from fold_steps(writes, paths_of(folded.value), folded)
+            layers.folds[key] = folded
+            yield
         out.append(folded)
-        yield

@@ -5,7 +5,8 @@ Rendered only while the view is seen, and in the background for big documents (s
 
 from __future__ import annotations
 
-from PySide6.QtGui import QFontDatabase, QShowEvent
+from PySide6.QtCore import QTimer
+from PySide6.QtGui import QFontDatabase, QShowEvent, QTextCursor
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
 from contextdeck.engine import Context, render_text
@@ -13,6 +14,7 @@ from contextdeck.engine import Context, render_text
 from ._background import BackgroundRunner
 
 BACKGROUND_FROM = 5_000  # messages: smaller contexts render at once (a few milliseconds)
+CHUNK = 64_000  # characters added to the view per turn of the event loop
 
 
 class LLMView(QPlainTextEdit):
@@ -27,6 +29,10 @@ class LLMView(QPlainTextEdit):
         self._context: Context | None = None
         self._at: int | None = None
         self._stale = False
+        self._text = ""
+        self._filled = 0
+        self._fill_timer = QTimer(self, singleShot=True, interval=0)
+        self._fill_timer.timeout.connect(self._fill)
         self.runner = BackgroundRunner(0, self)
         self.runner.finished.connect(self._rendered)
 
@@ -50,10 +56,29 @@ class LLMView(QPlainTextEdit):
     def _rendered(self, text: object) -> None:
         if isinstance(text, Exception):
             text = f"Could not render: {text}"
-        if isinstance(text, str) and text != self.toPlainText():
-            bar = self.verticalScrollBar().value()
-            self.setPlainText(text)
-            self.verticalScrollBar().setValue(bar)
+        if not isinstance(text, str) or text == self._text:
+            return
+        self._text = text
+        bar = self.verticalScrollBar().value()
+        self.setPlainText(text[:CHUNK])
+        self.verticalScrollBar().setValue(bar)
+        self._filled = min(CHUNK, len(text))
+        if self._filled < len(text):
+            self._fill_timer.start()
+
+    def _fill(self) -> None:
+        # Megabytes of text go in piece by piece: one setPlainText of it all would hold the GUI thread.
+        piece = self._text[self._filled : self._filled + CHUNK]
+        cursor = QTextCursor(self.document())
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.insertText(piece)
+        self._filled += len(piece)
+        if self._filled < len(self._text):
+            self._fill_timer.start()
+
+    def text(self) -> str:
+        """The whole rendered text (the widget may still be filling in)."""
+        return self._text
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)

@@ -222,6 +222,7 @@ class StateView(QTreeView):
         self._timer.timeout.connect(self._work)
         self.state_model = StateModel(self)
         self.setModel(self.state_model)
+        self.setObjectName("state")
         self.setUniformRowHeights(True)
         self.setAlternatingRowColors(True)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)

@@ -84,12 +84,13 @@ def tool_names(message: dict[str, Any]) -> list[str]:
     return []
 
 
-def call_summary(call: Any) -> str:
-    """`tool(param: value, …) → †destination` for one call of a plan or solution."""
+def call_summary(call: Any, with_tool: bool = True) -> str:
+    """`tool(param: value, …) → †destination` for one call of a plan or solution (`with_tool`: the name too)."""
     if not isinstance(call, dict):
         return short_json(call)
     params = {k: v for k, v in call.items() if not k.startswith("_")}
-    text = f"{call.get('_tool', '?')}({short_json(params, 90)[1:-1] if params else ''})"
+    arguments = f"({short_json(params, 90)[1:-1] if params else ''})"
+    text = f"{call.get('_tool', '?')}{arguments}" if with_tool else arguments
     if isinstance(call.get("_outputPath"), str):
         text += f" → {call['_outputPath']}"
     return one_line(text)

@@ -106,7 +106,10 @@ class TimelinePanel(QWidget):
         self.calls.setHeaderHidden(True)
         self.calls.setRootIsDecorated(False)
         self.calls.setUniformRowHeights(True)
-        self.calls.setItemDelegate(TimelineDelegate(self.calls))
+        calls_delegate = TimelineDelegate(self.calls)
+        calls_delegate.show_numbers = False
+        self.calls.setItemDelegate(calls_delegate)
+        self.calls.setIndentation(0)
         self.calls.hide()
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(self.table)

@@ -189,8 +189,10 @@ class TimelineModel(QAbstractItemModel):
 
     def _call_data(self, index: _Index, role: int) -> Any:
         call = self.getItem(index)
-        if role in (Qt.ItemDataRole.DisplayRole, SummaryRole):
+        if role == Qt.ItemDataRole.DisplayRole:
             return call_summary(call)
+        if role == SummaryRole:
+            return call_summary(call, with_tool=False)
         if role == Qt.ItemDataRole.DecorationRole:
             return icon("msg-call")
         if role == KindRole:

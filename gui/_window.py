@@ -317,8 +317,8 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(geometry)
         else:
             self.resize(1400, 860)
-            self.resizeDocks([self.timeline_dock, self.state_dock], [430, 420], Qt.Orientation.Horizontal)
-            self.resizeDocks([self.watch_dock], [170], Qt.Orientation.Vertical)
+            self.resizeDocks([self.timeline_dock, self.state_dock], [420, 440], Qt.Orientation.Horizontal)
+            self.resizeDocks([self.watch_dock], [210], Qt.Orientation.Vertical)
         if isinstance(state, QByteArray):
             self.restoreState(state)
 
