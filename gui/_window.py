@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QByteArray, QModelIndex, QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMenu, QTabWidget, QVBoxLayout, QWidget
 
 from contextdeck.engine import Context, Edit, Insert, Move, Remove, Replace
@@ -103,6 +103,7 @@ class MainWindow(QMainWindow):
         self.session.dirtyChanged.connect(self._update_title)
         self.session.pathChanged.connect(self._update_title)
         self.session.undo_stack.indexChanged.connect(self._schedule)
+        QGuiApplication.styleHints().colorSchemeChanged.connect(self._system_scheme_changed)
         self._document_replaced()
         self._restore_layout()
 
@@ -307,8 +308,13 @@ class MainWindow(QMainWindow):
     # -- theme, layout, closing ------------------------------------------------------------------------
 
     def set_theme(self, theme: str) -> None:
+        """"system" (follow the desktop's light or dark), "light" or "dark"; remembered in the settings."""
         self.settings.setValue("view/theme", theme)
         apply_theme(theme)
+
+    def _system_scheme_changed(self, _scheme: object) -> None:
+        if str(self.settings.value("view/theme", "system")) == "system":
+            apply_theme("system")
 
     def _restore_layout(self) -> None:
         geometry = self.settings.value("window/geometry")

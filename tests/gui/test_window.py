@@ -284,3 +284,84 @@ def test_the_hooks_for_other_panels(window: MainWindow) -> None:
     window.select_message(2)
     assert selected == [2]
     assert window.context() is window.session.document.context
+
+
+def test_the_filter_box_narrows_the_timeline(qtbot: Any, window: MainWindow) -> None:
+    """Typing `kind:state` leaves the two state messages; selecting one still selects the real message."""
+    qtbot.keyClicks(window.timeline.filter_box, "kind:state")
+    table = window.timeline.table
+    assert table.model().rowCount() == 2
+    table.setCurrentIndex(table.model().index(1, 0))
+    assert window.selected_message() == 2
+    window.timeline.filter_box.clear()
+    assert table.model().rowCount() == len(ORDERED)
+    assert window.selected_message() == 2
+
+
+def test_delete_and_duplicate_from_the_keyboard(qtbot: Any, window: MainWindow) -> None:
+    """Delete removes the selected message and Ctrl+D duplicates it, while the timeline has the focus."""
+    window.activateWindow()
+    window.select_message(1)
+    window.timeline.table.setFocus()
+    qtbot.waitUntil(window.timeline.table.hasFocus)
+    qtbot.keyClick(window.timeline.table, Qt.Key.Key_D, Qt.KeyboardModifier.ControlModifier)
+    assert window.context().messages == [ORDERED[0], ORDERED[1], ORDERED[1], *ORDERED[2:]]
+    qtbot.keyClick(window.timeline.table, Qt.Key.Key_Delete)
+    assert len(window.context()) == len(ORDERED)
+
+
+def test_a_file_dropped_on_the_window_opens(qtbot: Any, window: MainWindow, examples: Path) -> None:
+    """Dropping a JSON file on the window opens it (after the unsaved-changes guard)."""
+    from PySide6.QtCore import QMimeData, QPointF, QUrl
+    from PySide6.QtGui import QDropEvent
+
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(examples / "moderation_batch.json"))])
+    event = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                       Qt.KeyboardModifier.NoModifier)
+    with qtbot.waitSignal(window.session.documentReplaced, timeout=10000):
+        window.dropEvent(event)
+    assert window.session.path == examples / "moderation_batch.json"
+    assert window.windowTitle().startswith("moderation_batch.json")
+
+
+def test_recent_files_menu_reopens_a_file(qtbot: Any, window: MainWindow, tmp_path: Path) -> None:
+    """The file just opened is first in File → Open Recent, and choosing it opens it."""
+    from PySide6.QtWidgets import QMenu
+
+    menu = QMenu()
+    window.files.fill_recent_menu(menu)
+    first = menu.actions()[0]
+    assert first.toolTip() == str((tmp_path / "ordered.json").resolve())
+    window.files.new()
+    with qtbot.waitSignal(window.session.documentReplaced, timeout=10000):
+        first.trigger()
+    assert len(window.context()) == len(ORDERED)
+
+
+def test_a_change_on_disk_is_reported_and_never_overwritten_silently(qtbot: Any, window: MainWindow,
+                                                                     tmp_path: Path) -> None:
+    """Another program rewriting the file shows a banner; Save then refuses and offers Overwrite."""
+    path = tmp_path / "ordered.json"
+    with qtbot.waitSignal(window.session.externallyModified, timeout=10000):
+        path.write_text(json.dumps(ORDERED[:2]), encoding="utf-8")
+        window.session.check_disk()
+    assert window.banner.isVisible()
+    assert "Changed outside" in window.banner.label.text()
+    window.select_message(1)
+    window.editor.value_edited.emit({"user": "Mine"})
+    assert not window.files.save()
+    assert json.loads(path.read_text()) == ORDERED[:2]
+    assert [button.text() for button in window.banner.buttons()] == ["Overwrite", "Save As…"]
+
+
+def test_a_big_document_is_checked_on_request(qtbot: Any, window: MainWindow, monkeypatch: Any) -> None:
+    """Past the automatic limit the status bar asks for F7, and Run → Check Document counts."""
+    from contextdeck.gui import _diagnostics
+
+    monkeypatch.setattr(_diagnostics, "AUTOMATIC_LIMIT", 2)
+    window.select_message(3)
+    window.editor.value_edited.emit({"amount": 50})
+    qtbot.waitUntil(lambda: "F7" in window.diagnostics_label.text())
+    window.actions_by_name["check"].trigger()
+    qtbot.waitUntil(lambda: window.diagnostics_label.text() == "⚠ 1 problem")
