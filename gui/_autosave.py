@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
 from PySide6.QtCore import QObject, QRunnable, Signal
 
-from contextdeck.engine import Context, Document
+from contextdeck.engine import Context, Document, Shape
+from contextdeck.engine import _json as engine_json
 
 from ._disk import Fingerprint
 from ._recovery import RecoveryStore
@@ -31,6 +33,39 @@ def snapshot(document: Document) -> Document:
     return dataclasses.replace(document, context=frozen, envelope=dict(document.envelope))
 
 
+def serialise(document: Document) -> Iterator[bytes]:
+    """The document in its shape, a message per piece (compact, a line each).
+
+    One `dumps` of a large document is a single C call that keeps the GIL, and the GUI thread with
+    it, for as long as it runs; a piece per message leaves room between pieces.
+    """
+    messages = document.context.messages
+    if document.shape is Shape.JSONL:
+        for message in messages:
+            yield (engine_json.dumps(message, indent=False) + "\n").encode("utf-8")
+        return
+    if document.shape is Shape.ARRAY:
+        yield from _array(messages)
+        yield b"\n"
+        return
+    request = document.to_json()
+    yield b"{"
+    for number, (key, value) in enumerate(request.items()):
+        yield (",\n" if number else "\n").encode() + engine_json.dumps(key, indent=False).encode("utf-8") + b": "
+        if key == "context":
+            yield from _array(messages)
+        else:
+            yield engine_json.dumps(value, indent=False).encode("utf-8")
+    yield b"\n}\n"
+
+
+def _array(messages: list[Any]) -> Iterator[bytes]:
+    yield b"["
+    for number, message in enumerate(messages):
+        yield (",\n" if number else "\n").encode() + engine_json.dumps(message, indent=False).encode("utf-8")
+    yield b"\n]"
+
+
 class _Signals(QObject):
     done = Signal(object)  # the recovery file's Path, or the error's text
 
@@ -49,8 +84,8 @@ class AutosaveTask(QRunnable):
 
     def run(self) -> None:
         try:
-            data = self.document.dumps().encode("utf-8")
-            result: object = self.store.write(self.key, data, self.original, self.document.shape, self.base)
+            result: object = self.store.write(self.key, serialise(self.document), self.original,
+                                              self.document.shape, self.base)
         except Exception as error:  # reported to the window as a failed save, never a dead worker
             result = f"{type(error).__name__}: {error}"
         self.signals.done.emit(result)

@@ -2,17 +2,55 @@
 
 from __future__ import annotations
 
+import codecs
+import gc
+import hashlib
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QRunnable, Signal
 
-from contextdeck.engine import Document, DocumentError, Shape, parse_document
+from contextdeck.engine import Document, DocumentError, Shape
 
-from ._disk import Fingerprint, digest
+from ._disk import Fingerprint
+from ._stepwise import Cancelled, parse_stepwise
 
 CHUNK = 1 << 20  # progress is reported once per MiB read
+TOTAL = 1000  # progress is in thousandths of the whole load
+READ_SHARE = 0.1  # reading the bytes; parsing and building the context are the rest
+
+
+_collector = threading.Lock()
+_loading = 0  # loads under way, across sessions
+_collector_was_enabled = True
+
+
+def _pause_collector() -> None:
+    """Keep Python's cyclic collector off while messages are built.
+
+    Building 100,000 messages makes millions of objects; each full collection scans them all while
+    holding the GIL (0.1 s and more), and the GUI thread cannot run Python meanwhile. Parsed JSON
+    holds no cycles, so nothing is lost by not looking.
+    """
+    global _loading, _collector_was_enabled
+    with _collector:
+        if _loading == 0:
+            _collector_was_enabled = gc.isenabled()
+            gc.disable()
+        _loading += 1
+
+
+def _resume_collector() -> None:
+    """Back on, with everything alive now frozen: the collector will not scan the document again
+    (freed objects still go by reference counting; only cycles among them would wait)."""
+    global _loading
+    with _collector:
+        _loading -= 1
+        if _loading == 0:
+            gc.freeze()
+            if _collector_was_enabled:
+                gc.enable()
 
 
 @dataclass(frozen=True)
@@ -30,7 +68,9 @@ class _Signals(QObject):
 
 
 class LoadTask(QRunnable):
-    """Read `source` in chunks (reporting progress), then parse it; `cancel()` drops the result.
+    """Read `source` in chunks, then parse it a message at a time; `cancel()` drops the result.
+
+    Progress goes out as (done, 1000), at most once per thousandth.
 
     `document_path` becomes the document's path (a recovery file's is its original); `shape` says
     whether to read JSON Lines (else the extension of `source` decides).
@@ -45,6 +85,7 @@ class LoadTask(QRunnable):
         self.jsonl = shape is Shape.JSONL if shape is not None else source.suffix.lower() == ".jsonl"
         self.signals = _Signals()
         self._cancelled = threading.Event()
+        self._reported = -1
 
     def cancel(self) -> None:
         self._cancelled.set()
@@ -55,14 +96,19 @@ class LoadTask(QRunnable):
 
     def run(self) -> None:
         result: Loaded | str | None
+        _pause_collector()
         try:
             result = self._load()
+        except Cancelled:
+            return
         except DocumentError as error:
             result = str(error)
         except OSError as error:
             result = f"{self.name}: {error.strerror or error}"
         except Exception as error:  # never let a worker die silently: the window must hear of it
             result = f"{self.name}: {type(error).__name__}: {error}"
+        finally:
+            _resume_collector()
         if self.cancelled:
             return
         if isinstance(result, Loaded):
@@ -70,20 +116,48 @@ class LoadTask(QRunnable):
         elif result is not None:
             self.signals.failed.emit(result)
 
-    def _load(self) -> Loaded | None:
+    def _progress(self, fraction: float) -> None:
+        done = min(int(fraction * TOTAL), TOTAL)
+        if done > self._reported:
+            self._reported = done
+            self.signals.progress.emit(done, TOTAL)
+
+    def _load(self) -> Loaded:
+        # Hash and decode a chunk at a time too: one call over a whole 100 MB file would keep the GIL.
         chunks: list[bytes] = []
+        parts: list[str] | None = None if self.jsonl else []
+        decoder = codecs.getincrementaldecoder("utf-8")()
+        hasher = hashlib.sha256()
+        self._progress(0)
         with self.source.open("rb") as stream:
             status = self.source.stat()
-            total = max(status.st_size, 1)
+            size = max(status.st_size, 1)
             done = 0
-            self.signals.progress.emit(0, total)
             while chunk := stream.read(CHUNK):
                 if self.cancelled:
-                    return None
+                    raise Cancelled
                 chunks.append(chunk)
+                hasher.update(chunk)
+                parts = _decoded(decoder, parts, chunk)
                 done += len(chunk)
-                self.signals.progress.emit(min(done, total), total)
-        raw = b"".join(chunks)
-        fingerprint = Fingerprint(len(raw), status.st_mtime_ns, digest(raw))
-        document = parse_document(raw, self.name, jsonl=self.jsonl, path=self.document_path)
-        return None if self.cancelled else Loaded(document, fingerprint)
+                self._progress(READ_SHARE * min(done / size, 1))
+        parts = _decoded(decoder, parts, b"", final=True)
+        text = "".join(parts) if parts is not None else None
+        fingerprint = Fingerprint(done, status.st_mtime_ns, hasher.hexdigest())
+        document = parse_stepwise(chunks, self.name, jsonl=self.jsonl, path=self.document_path, text=text,
+                                  report=lambda part: self._progress(READ_SHARE + (1 - READ_SHARE) * part),
+                                  cancelled=lambda: self.cancelled)
+        self._progress(1)
+        return Loaded(document, fingerprint)
+
+
+def _decoded(decoder: codecs.IncrementalDecoder, parts: list[str] | None, chunk: bytes, *,
+             final: bool = False) -> list[str] | None:
+    """`parts` with `chunk` decoded onto it; None once the bytes are not UTF-8 (the engine will say where)."""
+    if parts is None:
+        return None
+    try:
+        parts.append(decoder.decode(chunk, final))
+    except UnicodeDecodeError:
+        return None
+    return parts

@@ -8,14 +8,19 @@ A sidecar whose process is still running belongs to a live session and is never 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import sys
+import tempfile
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from contextdeck.engine import Shape, write_atomically
+from contextdeck.engine._document import sync_directory
 
 from ._disk import Fingerprint
 
@@ -60,9 +65,25 @@ def process_start(pid: int) -> str | None:
     return fields[19] if len(fields) > 19 else None
 
 
+def _windows_process_alive(pid: int) -> bool:
+    import ctypes
+
+    kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]
+    handle = kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
+    if not handle:
+        return False
+    code = ctypes.c_ulong()
+    try:
+        return not kernel32.GetExitCodeProcess(handle, ctypes.byref(code)) or code.value == 259  # STILL_ACTIVE
+    finally:
+        kernel32.CloseHandle(handle)
+
+
 def _process_alive(pid: int, started: str | None) -> bool:
     if pid == os.getpid():
         return True
+    if sys.platform == "win32":
+        return _windows_process_alive(pid)  # os.kill(pid, 0) would terminate it there
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -89,11 +110,13 @@ class RecoveryStore:
     def paths(self, key: str) -> tuple[Path, Path]:
         return self.directory / f"{key}{DATA_SUFFIX}", self.directory / f"{key}{SIDECAR_SUFFIX}"
 
-    def write(self, key: str, data: bytes, original: Path | None, shape: Shape, base: Fingerprint | None) -> Path:
-        """Write the document, then its sidecar (both atomically): a listed sidecar always has its data."""
+    def write(self, key: str, data: Iterable[bytes], original: Path | None, shape: Shape,
+              base: Fingerprint | None) -> Path:
+        """Write the document (given in pieces), then its sidecar, both atomically: a listed sidecar
+        always has its whole data file."""
         data_path, sidecar = self.paths(key)
-        self.directory.mkdir(parents=True, exist_ok=True)
-        write_atomically(data_path, data)
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)  # unsaved work is private
+        _write_pieces(data_path, data)
         self._write_sidecar(sidecar, original, shape, base)
         return data_path
 
@@ -116,8 +139,10 @@ class RecoveryStore:
 
     def remove(self, key: str) -> None:
         # The sidecar first: without it the data file is never offered.
+        # Best effort: an unusable folder (where nothing was written) or a file we may not remove.
         for path in reversed(self.paths(key)):
-            path.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                path.unlink(missing_ok=True)
 
     def candidates(self) -> list[RecoveryCandidate]:
         """Recovery files whose writer is no longer running, newest first; unreadable sidecars are skipped."""
@@ -150,3 +175,19 @@ class RecoveryStore:
         if not data_path.is_file() or _process_alive(pid, meta.get("started")):
             return None
         return candidate
+
+
+def _write_pieces(path: Path, pieces: Iterable[bytes]) -> None:
+    """Like the engine's `write_atomically`, writing piece by piece (never one large buffer)."""
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            for piece in pieces:
+                stream.write(piece)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    sync_directory(path.parent)

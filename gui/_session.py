@@ -11,7 +11,7 @@ import os
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QFileSystemWatcher, QObject, QSettings, QThreadPool, QTimer, Signal, Slot
+from PySide6.QtCore import QObject, QSettings, QThreadPool, QTimer, Signal, Slot
 from PySide6.QtGui import QUndoStack
 
 from contextdeck.engine import Context, Document, Shape
@@ -21,11 +21,13 @@ from ._autosave import AutosaveTask, snapshot
 from ._disk import Fingerprint
 from ._loader import Loaded, LoadTask
 from ._recovery import RecoveryCandidate, RecoveryStore, new_key
+from ._watch import FileWatch
+
+__all__ = ["DocumentSession", "RecoveryCandidate"]
 
 AUTOSAVE_DELAY_MS = 2000
 # Changes that never pause still autosave: at most this long after the first unsaved one.
 AUTOSAVE_MAX_WAIT_S = 10.0
-DISK_CHECK_DELAY_MS = 100  # editors replace files in several steps; look once they are done
 
 
 class DocumentSession(QObject):
@@ -42,6 +44,7 @@ class DocumentSession(QObject):
     saveFailed = Signal(str)
     externallyModified = Signal(str)
     autosaved = Signal(object)  # Path of the recovery file just written
+    autosaveFailed = Signal(str)  # the recovery file could not be written (a background matter: no dialog)
 
     def __init__(self, settings: QSettings, recovery_dir: Path | None = None, parent: QObject | None = None,
                  *, autosave_delay_ms: int = AUTOSAVE_DELAY_MS) -> None:
@@ -51,13 +54,9 @@ class DocumentSession(QObject):
         self._recovery = RecoveryStore(recovery_dir if recovery_dir is not None else _settings.default_recovery_dir())
         self._document = Document(Context([]), Shape.ARRAY)
         self._path: Path | None = None
-        self._known: Fingerprint | None = None  # what the file held when we last loaded or saved it
-        self._reported: str | None = None  # the external change already reported: its digest, or "gone"
-        self._external = False  # the file on disk differs from what we loaded or saved
         self._forced_dirty = False  # recovered content: unsaved although the undo stack is clean
         self._dirty = False
         self._key = new_key()  # this document's recovery files
-        self._has_recovery = False
         self._pool = QThreadPool(self)
         self._pool.setMaxThreadCount(2)
         self._load: LoadTask | None = None
@@ -68,12 +67,8 @@ class DocumentSession(QObject):
 
         self._autosave_timer = QTimer(self, singleShot=True, interval=autosave_delay_ms)
         self._autosave_timer.timeout.connect(self._autosave)
-        self._thorough = False  # the next check reads the file (the watcher saw the file itself change)
-        self._disk_timer = QTimer(self, singleShot=True, interval=DISK_CHECK_DELAY_MS)
-        self._disk_timer.timeout.connect(self._timed_check)
-        self._watcher = QFileSystemWatcher(self)
-        self._watcher.fileChanged.connect(self._file_changed)
-        self._watcher.directoryChanged.connect(self._disk_timer.start)
+        self._watch = FileWatch(self)
+        self._watch.changed.connect(self.externallyModified)
         self.undo_stack.indexChanged.connect(self._stack_changed)
         self.undo_stack.cleanChanged.connect(self._update_dirty)
 
@@ -105,9 +100,13 @@ class DocumentSession(QObject):
     def is_loading(self) -> bool:
         return self._load is not None
 
+    def wait_idle(self, msecs: int = -1) -> bool:
+        """Block until the worker threads (loading, autosave) are done; for quitting and for tests."""
+        return self._pool.waitForDone(msecs)
+
     def externally_modified(self) -> bool:
         """The file on disk was changed by another program since we loaded or saved it."""
-        return self._external
+        return self._watch.external
 
     def recent_files(self) -> list[str]:
         return _settings.recent_files(self.settings)
@@ -121,7 +120,7 @@ class DocumentSession(QObject):
 
     def open(self, path: str | os.PathLike[str]) -> None:
         """Read and parse `path` on a worker thread; `documentReplaced` or `loadFailed` tells the end."""
-        source = Path(path)
+        source = Path(path).absolute()  # recovery and recent files outlive the working directory
         self._start(LoadTask(source, source), None)
 
     def recover(self, candidate: RecoveryCandidate) -> None:
@@ -183,7 +182,6 @@ class DocumentSession(QObject):
             self._drop_recovery()
         if recovered is not None:
             self._key = self._recovery.claim(recovered)
-            self._has_recovery = True
         document.path = path
         self._document = document
         self._forced_dirty = recovered is not None
@@ -207,7 +205,7 @@ class DocumentSession(QObject):
     def save_as(self, path: str | os.PathLike[str], *, force: bool = False) -> bool:
         """Save to `path` (the caller has confirmed replacing another file). A `.jsonl` name writes JSON
         Lines, any other name JSON; a saved request keeps its envelope and cannot become JSON Lines."""
-        return self._save(Path(path), force=force)
+        return self._save(Path(path).absolute(), force=force)
 
     def _save(self, target: Path, *, force: bool) -> bool:
         shape = _shape_for(self._document.shape, target)
@@ -217,7 +215,7 @@ class DocumentSession(QObject):
                 "as JSON Lines; choose a .json name."
             )
             return False
-        if not force and self._path is not None and _same_file(target, self._path) and self._changed_on_disk():
+        if not force and self._path is not None and _same_file(target, self._path) and self._watch.differs():
             self.saveFailed.emit(
                 f"{target} was changed on disk by another program since it was opened; "
                 "reload it, save under another name, or overwrite it deliberately."
@@ -249,66 +247,16 @@ class DocumentSession(QObject):
     def _set_file(self, path: Path | None, known: Fingerprint | None) -> None:
         changed = path != self._path
         self._path = path
-        self._known = known
-        self._reported = None
-        self._external = False
-        watched = self._watcher.files() + self._watcher.directories()
-        if watched:
-            self._watcher.removePaths(watched)
-        if path is not None:
-            self._watch()
+        self._watch.follow(path, known)
         if changed:
             self.pathChanged.emit(path)
-
-    def _watch(self) -> None:
-        assert self._path is not None
-        # The folder too: an editor that saves by renaming a new file over ours drops the file watch.
-        for candidate in (self._path, self._path.parent):
-            if candidate.exists() and os.fspath(candidate) not in self._watcher.files() + self._watcher.directories():
-                self._watcher.addPath(os.fspath(candidate))
-
-    def _changed_on_disk(self) -> bool:
-        if self._path is None:
-            return False
-        now = _disk.current(self._path, self._known)
-        if now is None:
-            return False  # gone: writing it back replaces nothing
-        return self._known is None or now.digest != self._known.digest
-
-    @Slot()
-    def _file_changed(self) -> None:
-        self._thorough = True
-        self._disk_timer.start()
-
-    @Slot()
-    def _timed_check(self) -> None:
-        thorough, self._thorough = self._thorough, False
-        self.check_disk(thorough=thorough)
 
     def check_disk(self, *, thorough: bool = True) -> None:
         """Compare the file with what we loaded or saved; report a change once (`externallyModified`).
 
-        The watcher calls this; the window may too (say, when it is activated again).
+        The file watcher calls this; the window may too (say, when it is activated again).
         """
-        if self._path is None:
-            return
-        self._watch()
-        now = _disk.current(self._path, self._known, thorough=thorough)
-        if now is not None and self._known is not None and now.digest == self._known.digest:
-            self._known = now  # touched, same content: remember the new time, so we need not rehash
-            self._external, self._reported = False, None
-            return
-        if now is None and self._known is None:
-            return
-        self._external = True
-        state = now.digest if now is not None else "gone"
-        if state == self._reported:
-            return  # this very change was reported already
-        self._reported = state
-        if now is None:
-            self.externallyModified.emit(f"{self._path} was deleted or moved by another program.")
-        else:
-            self.externallyModified.emit(f"{self._path} was changed on disk by another program.")
+        self._watch.check(thorough=thorough)
 
     # -- dirty state and autosave ---------------------------------------------------------------------
 
@@ -342,7 +290,7 @@ class DocumentSession(QObject):
         if self._autosave_task is not None:
             self._autosave_again = True  # one write at a time, so an older one never lands last
             return
-        task = AutosaveTask(self._recovery, self._key, snapshot(self._document), self._path, self._known)
+        task = AutosaveTask(self._recovery, self._key, snapshot(self._document), self._path, self._watch.known)
         task.signals.done.connect(self._autosaved)
         self._autosave_task = task
         self._pool.start(task)
@@ -355,10 +303,9 @@ class DocumentSession(QObject):
         if task.key != self._key or not self.is_dirty():
             self._recovery.remove(task.key)  # saved or replaced while it was being written
         elif isinstance(result, Path):
-            self._has_recovery = True
             self.autosaved.emit(result)
         else:
-            self.saveFailed.emit(f"Could not write the recovery file: {result}")
+            self.autosaveFailed.emit(f"Could not write the recovery file in {self._recovery.directory}: {result}")
         if self._autosave_again:
             self._autosave_again = False
             self._autosave()
@@ -368,7 +315,6 @@ class DocumentSession(QObject):
             self._recovery.remove(self._key)
         # else: the write under way removes its file when it sees it is no longer wanted
         self._key = new_key()
-        self._has_recovery = False
 
     def recovery_candidates(self) -> list[RecoveryCandidate]:
         """Unsaved work left behind by sessions that are no longer running, newest first."""
@@ -386,9 +332,7 @@ class DocumentSession(QObject):
         if task is not None:
             self._recovery.remove(task.key)  # its late `done` finds no task and does nothing
         self._drop_recovery()
-        watched = self._watcher.files() + self._watcher.directories()
-        if watched:
-            self._watcher.removePaths(watched)
+        self._watch.stop()
 
 
 def _shape_for(shape: Shape, target: Path) -> Shape | None:

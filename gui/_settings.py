@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, QStandardPaths
+from PySide6.QtCore import QCoreApplication, QSettings, QStandardPaths
 
 ORGANIZATION = "ContextDeck"
 APPLICATION = "ContextDeck"
@@ -19,9 +19,17 @@ def default_settings() -> QSettings:
 
 
 def default_recovery_dir() -> Path:
-    """The platform's application-data folder, `recovery/` inside it."""
-    base = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppDataLocation)
-    return Path(base) / "recovery"
+    """`recovery/` in the platform's application-data folder (e.g. ~/.local/share/ContextDeck/ContextDeck/).
+
+    That folder is named after the application's organisation and name; before `main` sets them
+    (a test, a script) it would be named after the Python executable, so ours is used instead.
+    """
+    if QCoreApplication.organizationName() and QCoreApplication.applicationName():
+        base = Path(QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppDataLocation))
+    else:
+        generic = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.GenericDataLocation)
+        base = Path(generic) / ORGANIZATION / APPLICATION
+    return base / "recovery"
 
 
 def _read(settings: QSettings) -> list[str]:

@@ -37,7 +37,15 @@ class FieldEditor(QWidget):
         self._value = value
 
     def set_read_only(self, flag: bool) -> None:
+        """Read-only when the editor is, or when the schema says `readOnly`."""
+        self.apply_read_only(flag or self.field.read_only)
+
+    def apply_read_only(self, flag: bool) -> None:
         self.setEnabled(not flag)
+
+    def focus_first(self) -> None:
+        """Puts the keyboard focus where typing edits this value (leaves proxy it to their widget)."""
+        self.setFocus()
 
     def slot(self, key: Any) -> FieldSlot | None:
         """The slot of the child at `key` (a property name or an array index), None for leaves."""
@@ -53,24 +61,20 @@ class FieldEditor(QWidget):
 
 
 class FieldSlot(QWidget):
-    """Holds one editor; when its path has validation errors, a red frame, the message below, and a tooltip."""
+    """Holds one editor (relaying its `edited`); when its path has validation errors, a red frame, the message
+    below, and a tooltip."""
+
+    edited = Signal()
 
     def __init__(self, editor: FieldEditor, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.editor = editor
+        editor.edited.connect(self.edited)
         self._layout = QVBoxLayout(self)
         self._layout.setContentsMargins(2, 2, 2, 2)
         self._layout.setSpacing(1)
         self._layout.addWidget(editor)
-        self._message = QLabel(self)
-        self._message.setObjectName("fieldError")
-        self._message.setWordWrap(True)
-        self._message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        palette = self._message.palette()
-        palette.setColor(self._message.foregroundRole(), ERROR_COLOR)
-        self._message.setPalette(palette)
-        self._message.hide()
-        self._layout.addWidget(self._message)
+        self._message: QLabel | None = None  # made on the first error: most fields never need one
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Maximum)
         self._base_tooltip = editor.toolTip()
         self.messages: tuple[str, ...] = ()
@@ -78,25 +82,45 @@ class FieldSlot(QWidget):
     def replace_editor(self, editor: FieldEditor) -> None:
         """Swaps in a new editor (the value changed kind); errors are cleared until the next validation."""
         self._layout.replaceWidget(self.editor, editor)
+        self.editor.edited.disconnect(self.edited)
         self.editor.setParent(None)
         self.editor.deleteLater()
         self.editor = editor
-        self._base_tooltip = editor.toolTip()
-        self.show_errors(())
+        editor.edited.connect(self.edited)
+        self.messages = ()
+        self._render()
+
+    def set_tooltip(self, tip: str) -> None:
+        """The field's own tooltip (its description); error messages are added below it."""
+        self._base_tooltip = tip
+        self._render()
 
     def show_errors(self, messages: tuple[str, ...]) -> None:
         if messages == self.messages:
             return
         self.messages = messages
-        self._message.setText("\n".join(messages))
-        self._message.setVisible(bool(messages))
+        self._render()
+
+    def _label(self) -> QLabel:
+        if self._message is None:
+            self._message = QLabel(self)
+            self._message.setObjectName("fieldError")
+            self._message.setWordWrap(True)
+            self._message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            palette = self._message.palette()
+            palette.setColor(self._message.foregroundRole(), ERROR_COLOR)
+            self._message.setPalette(palette)
+            self._layout.addWidget(self._message)
+        return self._message
+
+    def _render(self) -> None:
+        messages = self.messages
+        if messages or self._message is not None:
+            self._label().setText("\n".join(messages))
+            self._label().setVisible(bool(messages))
         tip = "\n".join(part for part in (self._base_tooltip, *(f"⚠ {m}" for m in messages)) if part)
         self.editor.setToolTip(tip)
         self.update()
-
-    @property
-    def message_text(self) -> str:
-        return self._message.text() if self.messages else ""
 
     def paintEvent(self, event: QPaintEvent) -> None:
         super().paintEvent(event)

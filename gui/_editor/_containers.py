@@ -1,10 +1,15 @@
 """Field widgets that hold other fields: objects (titled groups), arrays (add, remove, reorder),
-a choice of `oneOf`/`anyOf` branch, and the null toggle of a nullable value."""
+a choice of `oneOf`/`anyOf` branch, and the null toggle of a nullable value.
+
+A new value of the same shape updates the widgets in place (focus and cursor survive an echo of the user's
+own edit); a value of another shape rebuilds them.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from functools import cache
 from typing import Any
 
 from PySide6.QtCore import QSignalBlocker, Qt
@@ -15,6 +20,7 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -23,9 +29,29 @@ from PySide6.QtWidgets import (
 from ._base import FieldEditor, FieldSlot
 from ._field import MISSING, Field, field_from_value
 
-Make = Callable[[Field, Any], FieldEditor]  # builds the editor for a field and a value (the widget table)
-Default = Callable[[Field], Any]  # the value a new field starts with
-Pick = Callable[[Field, Any], int]  # the index of the branch of a choice that a value fits
+
+@dataclass(frozen=True)
+class Kit:
+    """What containers need from the widget table (passed in, so the table can import the containers)."""
+
+    make: Callable[[Field, Any], FieldEditor]  # the editor for a field and a value, filled
+    key: Callable[[Field, Any], str]  # the table key `make` would pick
+    default: Callable[[Field], Any]  # the value a new field starts with
+    pick: Callable[[Field, Any], int]  # the branch of a choice that a value fits best
+
+
+def refill(kit: Kit, slot: FieldSlot, field: Field, value: Any, read_only: bool) -> None:
+    """Shows `value` in `slot`: in place when its editor is of the right kind, else in a new editor."""
+    if slot.editor.field == field and slot.editor.key == kit.key(field, value):
+        slot.editor.set_value(value)
+    else:
+        slot.replace_editor(kit.make(field, value))
+    slot.editor.set_read_only(read_only)
+
+
+@cache
+def _row_height() -> int:
+    return QLineEdit().sizeHint().height() + 4  # + the slot's margins
 
 
 def _button(text: str, tip: str, slot: Callable[[], None]) -> QToolButton:
@@ -42,9 +68,9 @@ class _Group(FieldEditor):
 
     container = True
 
-    def __init__(self, field: Field, make: Make, default: Default, parent: QWidget | None = None) -> None:
+    def __init__(self, field: Field, kit: Kit, parent: QWidget | None = None) -> None:
         super().__init__(field, parent)
-        self._make, self._default = make, default
+        self.kit = kit
         self.box = QGroupBox()
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
@@ -57,6 +83,7 @@ class _Group(FieldEditor):
         self.slots: dict[Any, FieldSlot] = {}
         self.read_only = False
         self._rows: list[QWidget] = []
+        self._roles: dict[QWidget, str] = {}  # "edit": shown only when editable; "view": only when read-only
 
     def set_title(self, title: str, tooltip: str) -> None:
         self.box.setTitle(title)
@@ -65,10 +92,23 @@ class _Group(FieldEditor):
     def slot(self, key: Any) -> FieldSlot | None:
         return self.slots.get(key)
 
-    def set_read_only(self, flag: bool) -> None:
+    def focus_first(self) -> None:
+        for slot in self.slots.values():
+            slot.editor.focus_first()
+            return
+
+    def apply_read_only(self, flag: bool) -> None:
+        """Hides the add, remove and move buttons rather than rebuilding: the main window switches this often."""
+        if flag == self.read_only:
+            return
         self.read_only = flag
-        if self._value is not None:
-            self.set_value(self._value)  # rebuilt without the add, remove and move buttons
+        for slot in self.slots.values():
+            slot.editor.set_read_only(flag)
+        for widget, role in self._roles.items():
+            widget.setVisible((role == "view") == flag)
+
+    def _rebuild(self) -> None:
+        raise NotImplementedError
 
     def _clear(self) -> None:
         for widget in self._rows:
@@ -76,23 +116,28 @@ class _Group(FieldEditor):
             widget.setParent(None)  # gone from the tree at once, not only when deleteLater runs
             widget.deleteLater()
         self._rows.clear()
+        self._roles.clear()
         self.slots.clear()
 
-    def _add(self, widget: QWidget, row: int, col: int, span: int = 1, align: Qt.AlignmentFlag | None = None) -> None:
+    def _add(
+        self, widget: QWidget, row: int, col: int, span: int = 1, align: Qt.AlignmentFlag | None = None, role: str = ""
+    ) -> None:
         self._rows.append(widget)
         if align is None:
             self.grid.addWidget(widget, row, col, 1, span)
         else:
             self.grid.addWidget(widget, row, col, 1, span, align)
+        if role:
+            self._roles[widget] = role
+            if (role == "view") != self.read_only:
+                widget.hide()
 
     def _place(self, row: int, label: str, tip: str, slot: FieldSlot, key: Any) -> None:
         """A leaf sits right of its label; a container spans the row under its own title."""
         self.slots[key] = slot
         slot.editor.set_read_only(self.read_only)
         if tip:
-            slot.editor.setToolTip(tip)
-            slot.show_errors(())
-            slot._base_tooltip = tip
+            slot.set_tooltip(tip)
         if slot.editor.container:
             slot.editor.set_title(label, tip)
             self._add(slot, row, 0, 2)
@@ -100,7 +145,8 @@ class _Group(FieldEditor):
         name = QLabel(label)
         name.setToolTip(tip)
         name.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        name.setMinimumHeight(slot.editor.sizeHint().height() + 4)  # centred on the widget, not the error below
+        # as tall as one line of widgets, so the label sits level with the first line, not with an error below
+        name.setMinimumHeight(_row_height())
         name.setBuddy(slot.editor)
         self._add(name, row, 0, align=Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignRight)
         self._add(slot, row, 1)
@@ -111,24 +157,70 @@ class ObjectEditor(_Group):
     the schema does not describe, as raw JSON. Absent properties can be added, optional ones removed."""
 
     def set_value(self, value: Any) -> None:
-        super().set_value(dict(value))
+        value = dict(value)
+        same_keys = self._value is not None and list(value) == list(self._value)
+        super().set_value(value)
+        if not same_keys:
+            self._rebuild()
+            return
+        for name, slot in self.slots.items():
+            refill(self.kit, slot, self._field_of(name), value[name], self.read_only)
+
+    def _rebuild(self) -> None:
         self._clear()
         row = 0
         listed = {name for name, _ in self.field.properties}
-        for name, sub in self.field.properties:
-            row = self._row(row, name, sub)
+        for name, _sub in self.field.properties:
+            row = self._row(row, name)
         for name in self._value:
             if name not in listed:
-                row = self._row(row, name, self._extra_field(name))
+                row = self._row(row, name)
+        free_form = not self.field.properties or self.field.additional_properties is not None or self.field.inferred
+        if free_form and not self.field.closed:
+            self._key_row(row)
 
-    def _extra_field(self, name: str) -> Field:
+    def _key_row(self, row: int) -> None:
+        """A free-form object takes new keys: a name box and an add button."""
+        strip = QWidget()
+        layout = QHBoxLayout(strip)
+        layout.setContentsMargins(2, 0, 0, 0)
+        name = QLineEdit()
+        name.setObjectName("new-key")
+        name.setPlaceholderText("new key")
+        name.setMaximumWidth(160)
+        add = _button("+ add key", "add a property with this name", lambda: self._new_key(name))
+        add.setObjectName("add-key")
+        name.returnPressed.connect(add.click)
+        layout.addWidget(name)
+        layout.addWidget(add)
+        layout.addStretch(1)
+        self._add(strip, row, 1, role="edit")
+
+    def _new_key(self, box: QLineEdit) -> None:
+        name = box.text().strip()
+        if not name or name in self._value:
+            box.selectAll()  # nothing to add, or already there: a key is never overwritten
+            return
+        self._set_key(name, self.kit.default(self._field_of_new(name)))
+
+    def _field_of_new(self, name: str) -> Field:
+        listed = dict(self.field.properties)
+        if name in listed:
+            return listed[name]
+        return self.field.additional_properties or Field()
+
+    def _field_of(self, name: str) -> Field:
+        for key, sub in self.field.properties:
+            if key == name:
+                return sub
         if self.field.inferred:
             return field_from_value(self._value[name])
         if self.field.additional_properties is not None:
             return self.field.additional_properties
         return Field(description="not described by the schema")
 
-    def _row(self, row: int, name: str, sub: Field) -> int:
+    def _row(self, row: int, name: str) -> int:
+        sub = self._field_of(name) if name in self._value else dict(self.field.properties)[name]
         required = name in self.field.required and not self.field.inferred
         label = f"{sub.title or name}{' *' if required else ''}"
         tip = "\n".join(p for p in (sub.description, "required" if required else "") if p)
@@ -136,19 +228,19 @@ class ObjectEditor(_Group):
             absent = QLabel(label)
             absent.setEnabled(False)
             absent.setToolTip(tip)
+            absent.setMinimumHeight(_row_height())
             self._add(absent, row, 0, align=Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-            if not self.read_only:
-                add = _button("＋", f"add {name}", lambda: self._set_key(name, self._default(sub)))
-                add.setObjectName(f"add:{name}")
-                self._add(add, row, 1, align=Qt.AlignmentFlag.AlignLeft)
+            add = _button("+ add", f"add {name}", lambda: self._set_key(name, self.kit.default(sub)))
+            add.setObjectName(f"add:{name}")
+            self._add(add, row, 1, align=Qt.AlignmentFlag.AlignLeft, role="edit")
             return row + 1
-        slot = FieldSlot(self._make(sub, self._value[name]))
-        slot.editor.edited.connect(lambda: self._child_edited(name, slot))
+        slot = FieldSlot(self.kit.make(sub, self._value[name]))
+        slot.edited.connect(lambda: self._child_edited(name, slot))
         self._place(row, label, tip, slot, name)
-        if not required and not self.read_only and not self.field.inferred:
+        if not required and not self.field.inferred:
             remove = _button("✕", f"remove {name}", lambda: self._remove_key(name))
             remove.setObjectName(f"remove:{name}")
-            self._add(remove, row, 2, align=Qt.AlignmentFlag.AlignTop)
+            self._add(remove, row, 2, align=Qt.AlignmentFlag.AlignTop, role="edit")
         return row + 1
 
     def _child_edited(self, name: str, slot: FieldSlot) -> None:
@@ -158,52 +250,68 @@ class ObjectEditor(_Group):
     def _set_key(self, name: str, value: Any) -> None:
         self.set_value({**self._value, name: value})
         self.edited.emit()
+        self.slots[name].editor.focus_first()  # the user added it to type into it
 
     def _remove_key(self, name: str) -> None:
         self.set_value({k: v for k, v in self._value.items() if k != name})
         self.edited.emit()
 
 
+PAGE = 20  # array items built at first; building widgets costs ~1 ms per field, so long arrays come in pages
+
+
 class ArrayEditor(_Group):
-    """An array: one row per item with move up, move down and remove; an add button below."""
+    """An array: one row per item with move up, move down and remove; an add button below. Long arrays show
+    their first items and a button for more (the JSON tab always has all of them)."""
+
+    shown = PAGE
 
     def item_field(self, index: int) -> Field:
         if self.field.items is not None:
             return self.field.items
         if self.field.inferred:
-            return field_from_value(self._value[index]) if index < len(self._value) else self._like_last()
+            return field_from_value(self._value[index])
         return Field()
 
-    def _like_last(self) -> Field:
-        return field_from_value(self._value[-1]) if self._value else Field()
-
     def set_value(self, value: Any) -> None:
-        super().set_value(list(value))
+        value = list(value)
+        same_length = self._value is not None and len(value) == len(self._value)
+        super().set_value(value)
+        if not same_length:
+            self._rebuild()
+            return
+        for index, slot in self.slots.items():
+            refill(self.kit, slot, self.item_field(index), value[index], self.read_only)
+
+    def _rebuild(self) -> None:
         self._clear()
-        for index, item in enumerate(self._value):
-            slot = FieldSlot(self._make(self.item_field(index), item))
-            slot.editor.edited.connect(lambda i=index, s=slot: self._child_edited(i, s))
+        for index, item in enumerate(self._value[: self.shown]):
+            slot = FieldSlot(self.kit.make(self.item_field(index), item))
+            slot.edited.connect(lambda i=index, s=slot: self._child_edited(i, s))
             self._place(index, f"{index}", "", slot, index)
             if slot.editor.container:  # a container spans label and slot; its index is its title
                 slot.editor.set_title(f"[{index}]", "")
-            if not self.read_only:
-                self._add(self._buttons(index), index, 2, align=Qt.AlignmentFlag.AlignTop)
-        if not self.read_only:
-            add = _button("＋ Add item", "append an item", self._append)
-            add.setObjectName("add-item")
-            add.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-            self._add(add, len(self._value), 0, 2, Qt.AlignmentFlag.AlignLeft)
-        if not self._value and self.read_only:
-            self._add(QLabel("(empty)"), 0, 0, 2)
+            self._add(self._buttons(index), index, 2, align=Qt.AlignmentFlag.AlignTop, role="edit")
+        row = min(len(self._value), self.shown)
+        if len(self._value) > self.shown:
+            more = _button(f"Show more ({self.shown} of {len(self._value)} shown)", "build the next items", self._more)
+            more.setObjectName("more-items")
+            self._add(more, row, 0, 2, Qt.AlignmentFlag.AlignLeft)
+            row += 1
+        add = _button("+ Add item", "append an item", self._append)
+        add.setObjectName("add-item")
+        self._add(add, row, 0, 2, Qt.AlignmentFlag.AlignLeft, role="edit")
+        if not self._value:
+            self._add(QLabel("(empty)"), row + 1, 0, 2, role="view")
 
     def _buttons(self, index: int) -> QWidget:
         buttons = QWidget()
         layout = QHBoxLayout(buttons)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
-        up = _button("▲", "move up", lambda: self.move(index, index - 1))
-        down = _button("▼", "move down", lambda: self.move(index, index + 1))
-        remove = _button("✕", "remove", lambda: self.remove(index))
+        up = _button("▲", "move up", lambda: self.move_item(index, index - 1))
+        down = _button("▼", "move down", lambda: self.move_item(index, index + 1))
+        remove = _button("✕", "remove", lambda: self.remove_item(index))
         up.setEnabled(index > 0)
         down.setEnabled(index < len(self._value) - 1)
         for name, button in (("up", up), ("down", down), ("remove", remove)):
@@ -218,38 +326,55 @@ class ArrayEditor(_Group):
         self.edited.emit()
 
     def _append(self) -> None:
-        field = self.field.items if self.field.items is not None else self._like_last()
-        self.set_value([*self._value, self._default(field)])
+        if self.field.items is not None:
+            field = self.field.items
+        else:  # no schema for items: a new item shaped like the last one
+            field = field_from_value(self._value[-1]) if self._value else Field()
+        self._value = [*self._value, self.kit.default(field)]
+        if len(self._value) - 1 <= self.shown:  # all were shown: show the new one too
+            self.shown = max(self.shown, len(self._value))
+        self._rebuild()
         self.edited.emit()
+        if len(self._value) - 1 in self.slots:
+            self.slots[len(self._value) - 1].editor.focus_first()
 
-    def move(self, src: int, dst: int) -> None:
+    def _more(self) -> None:
+        self.shown += PAGE
+        self._rebuild()
+
+    def move_item(self, src: int, dst: int) -> None:
         """Moves the item at `src` to `dst` (the user's reorder)."""
         if not (0 <= src < len(self._value) and 0 <= dst < len(self._value)) or src == dst:
             return
         items = list(self._value)
         items.insert(dst, items.pop(src))
-        self.set_value(items)
+        self._value = items
+        self._rebuild()
         self.edited.emit()
 
-    def remove(self, index: int) -> None:
+    def remove_item(self, index: int) -> None:
         """Removes the item at `index` (the user's delete)."""
-        self.set_value([v for i, v in enumerate(self._value) if i != index])
+        self._value = [v for i, v in enumerate(self._value) if i != index]
+        self._rebuild()
         self.edited.emit()
 
 
 class ChoiceEditor(FieldEditor):
     """`oneOf`/`anyOf` (or several types): a combo box of branches above the editor of the chosen one."""
 
-    def __init__(self, field: Field, make: Make, default: Default, pick: Pick, parent: QWidget | None = None) -> None:
+    def __init__(self, field: Field, kit: Kit, parent: QWidget | None = None) -> None:
         super().__init__(field, parent)
-        self._make, self._default, self._pick = make, default, pick
+        self.kit = kit
         self.branches = field.branches
+        self.read_only = False
         self.combo = QComboBox()
         for i, branch in enumerate(self.branches):
             self.combo.addItem(branch.label if branch.label != "any" else f"option {i + 1}")
             self.combo.setItemData(i, branch.description, Qt.ItemDataRole.ToolTipRole)
         self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-        self.inner = FieldSlot(make(Field(), None))
+        self.combo.setToolTip("oneOf" if field.one_of else "anyOf" if field.any_of else "type")
+        self.inner = FieldSlot(kit.make(Field(), None))
+        self.inner.edited.connect(lambda: self._user_changed(self.inner.editor.value()))
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
@@ -259,36 +384,32 @@ class ChoiceEditor(FieldEditor):
         layout.addLayout(top)
         layout.addWidget(self.inner)
         self.combo.activated.connect(self._switch)
-        self.read_only = False
 
     def set_value(self, value: Any) -> None:
         super().set_value(value)
-        index = self._pick(self.field, value)
+        index = self.kit.pick(self.field, value)
         with QSignalBlocker(self.combo):
             self.combo.setCurrentIndex(index)
         self._show(index, value)
 
     def _show(self, index: int, value: Any) -> None:
-        editor = self._make(self.branches[index], value)
-        editor.set_read_only(self.read_only)
-        editor.edited.connect(self._inner_edited)
-        self.inner.replace_editor(editor)
-
-    def _inner_edited(self) -> None:
-        self._user_changed(self.inner.editor.value())
+        refill(self.kit, self.inner, self.branches[index], value, self.read_only)
 
     def _switch(self, index: int) -> None:
         """The user chose another branch: keep the value when it fits that branch, else start from its default."""
         branch = self.branches[index]
-        value = self._value if self._pick(self.field, self._value) == index else self._default(branch)
+        value = self._value if self.kit.pick(self.field, self._value) == index else self.kit.default(branch)
         self._show(index, value)
-        self._value = MISSING  # force the signal even when the value stays the same
+        self._value = MISSING  # the branch changed: signal even when the value is the same
         self._user_changed(value)
 
     def slot(self, key: Any) -> FieldSlot | None:
         return self.inner.editor.slot(key)
 
-    def set_read_only(self, flag: bool) -> None:
+    def focus_first(self) -> None:
+        self.combo.setFocus()
+
+    def apply_read_only(self, flag: bool) -> None:
         self.read_only = flag
         self.combo.setEnabled(not flag)
         self.inner.editor.set_read_only(flag)
@@ -297,15 +418,15 @@ class ChoiceEditor(FieldEditor):
 class NullableEditor(FieldEditor):
     """A value that may be null: a "null" check box beside the editor of the non-null value."""
 
-    def __init__(self, field: Field, make: Make, default: Default, parent: QWidget | None = None) -> None:
+    def __init__(self, field: Field, kit: Kit, parent: QWidget | None = None) -> None:
         super().__init__(field, parent)
-        self._make, self._default = make, default
+        self.kit = kit
         self.inner_field = replace(field, nullable=False)
+        self.read_only = False
         self.null = QCheckBox("null")
         self.null.setToolTip("the value is null")
-        self.read_only = False
-        self.inner = FieldSlot(make(Field(), None))
-        self._show(default(self.inner_field))
+        self.inner = FieldSlot(kit.make(self.inner_field, kit.default(self.inner_field)))
+        self.inner.edited.connect(lambda: self._user_changed(self.inner.editor.value()))
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.inner, 1)
@@ -317,26 +438,28 @@ class NullableEditor(FieldEditor):
         with QSignalBlocker(self.null):
             self.null.setChecked(value is None)
         if value is not None:
-            self._show(value)
-        self._sync_enabled()
+            refill(self.kit, self.inner, self.inner_field, value, self.read_only)
+        self._show_inner(value is not None)
 
-    def _show(self, value: Any) -> None:
-        editor = self._make(self.inner_field, value)
-        editor.set_read_only(self.read_only)
-        editor.edited.connect(lambda: self._user_changed(self.inner.editor.value()))
-        self.inner.replace_editor(editor)
-
-    def _sync_enabled(self) -> None:
-        self.inner.setEnabled(not self.null.isChecked())
+    def _show_inner(self, shown: bool) -> None:
+        """Null: a leaf stays in view, disabled (it shows what a value would be); a group is hidden."""
+        self.inner.setEnabled(shown)
+        self.inner.setVisible(shown or not self.inner.editor.container)
 
     def _toggled(self, null: bool) -> None:
-        self._sync_enabled()
+        self._show_inner(not null)
         self._user_changed(None if null else self.inner.editor.value())
 
     def slot(self, key: Any) -> FieldSlot | None:
         return None if self._value is None else self.inner.editor.slot(key)
 
-    def set_read_only(self, flag: bool) -> None:
+    def focus_first(self) -> None:
+        if self._value is None:
+            self.null.setFocus()
+        else:
+            self.inner.editor.focus_first()
+
+    def apply_read_only(self, flag: bool) -> None:
         self.read_only = flag
         self.null.setEnabled(not flag)
         self.inner.editor.set_read_only(flag)

@@ -12,11 +12,10 @@ from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from referencing import Registry, Resource
-from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012
 
 _ROOT_URI: Final = "urn:contextdeck:editor-schema"
-JSON_TYPES: Final = ("object", "array", "string", "number", "integer", "boolean", "null")
+_RECURSION: Final = 3  # how many times one `$ref` may nest inside itself before the form stops expanding it
 
 
 class _Missing:
@@ -50,6 +49,7 @@ class Field:
     properties: tuple[tuple[str, Field], ...] = ()
     required: frozenset[str] = frozenset()
     additional_properties: Field | None = None  # schema for keys not in `properties`, when one is given
+    closed: bool = False  # `additionalProperties: false`: no keys beyond `properties`
     items: Field | None = None  # None: infer each item from its value
     one_of: tuple[Field, ...] = ()
     any_of: tuple[Field, ...] = ()
@@ -79,6 +79,8 @@ class Field:
             return self.title
         if self.const is not MISSING:
             return f"= {_short(self.const)}"
+        if not self.type and self.nullable:
+            return "null"
         return " | ".join(self.type) if self.type else "any"
 
 
@@ -100,22 +102,24 @@ class _Builder:
         self._expanding: list[str] = []
 
     def build(self, node: Any) -> Field:
-        if node is True or not isinstance(node, Mapping):
-            return Field()
-        if node is False:
+        if node is False:  # nothing is valid here: show what there is, read-only
             return Field(read_only=True)
+        if not isinstance(node, Mapping):  # `true`, or junk where a schema should be: anything goes
+            return Field()
         if "$ref" in node:
             return self._ref(node)
         return self._plain(node)
 
     def _ref(self, node: Mapping[str, Any]) -> Field:
         ref = str(node["$ref"])
-        if ref in self._expanding:  # a recursive schema: deeper levels are edited as raw JSON
-            return Field(description=f"recursive reference {ref}")
+        if self._expanding.count(ref) >= _RECURSION:  # a recursive schema: deeper levels are edited as raw JSON
+            return Field(description=f"recursive reference {ref} (deeper levels as JSON)")
         try:
             target = self._resolver.lookup(ref).contents
-        except Unresolvable:
+        except Exception:  # Unresolvable, or a reference too malformed to parse: the form must still open
             return Field(description=f"unresolvable reference {ref}")
+        if not isinstance(target, Mapping):
+            return self.build(target)
         self._expanding.append(ref)
         try:
             merged = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
@@ -140,31 +144,54 @@ class _Builder:
         properties = node.get("properties") or {}
         additional = node.get("additionalProperties")
         items = node.get("items")
-        return Field(
-            type=tuple(t for t in types if t != "null"),
-            nullable=nullable,
-            title=_text(node.get("title")),
-            description=_text(node.get("description")),
-            default=node.get("default", MISSING),
-            const=const,
-            enum=tuple(e for e in enum if not (nullable and e is None)) if isinstance(enum, list) else None,
-            format=_text(node.get("format")),
-            pattern=_text(node.get("pattern")),
-            minimum=_number(node.get("minimum")),
-            maximum=_number(node.get("maximum")),
-            exclusive_minimum=_number(node.get("exclusiveMinimum")),
-            exclusive_maximum=_number(node.get("exclusiveMaximum")),
-            multiple_of=_number(node.get("multipleOf")),
-            properties=tuple((str(k), self.build(v)) for k, v in properties.items())
-            if isinstance(properties, Mapping)
-            else (),
-            required=frozenset(r for r in node.get("required", ()) if isinstance(r, str)),
-            additional_properties=self.build(additional) if isinstance(additional, Mapping) else None,
-            items=self.build(items) if isinstance(items, Mapping) else None,
-            one_of=tuple(self.build(b) for b in node.get("oneOf", ()) if isinstance(b, Mapping | bool)),
-            any_of=tuple(self.build(b) for b in node.get("anyOf", ()) if isinstance(b, Mapping | bool)),
-            read_only=bool(node.get("readOnly", False)),
+        return _fold_null(
+            Field(
+                type=tuple(t for t in types if t != "null"),
+                nullable=nullable,
+                title=_text(node.get("title")),
+                description=_text(node.get("description")),
+                default=node.get("default", MISSING),
+                const=const,
+                enum=tuple(e for e in enum if not (nullable and e is None)) if isinstance(enum, list) else None,
+                format=_text(node.get("format")),
+                pattern=_text(node.get("pattern")),
+                minimum=_number(node.get("minimum")),
+                maximum=_number(node.get("maximum")),
+                exclusive_minimum=_number(node.get("exclusiveMinimum")),
+                exclusive_maximum=_number(node.get("exclusiveMaximum")),
+                multiple_of=_number(node.get("multipleOf")),
+                properties=tuple((str(k), self.build(v)) for k, v in properties.items())
+                if isinstance(properties, Mapping)
+                else (),
+                required=frozenset(r for r in node.get("required", ()) if isinstance(r, str)),
+                additional_properties=self.build(additional) if isinstance(additional, Mapping) else None,
+                closed=additional is False,
+                items=self.build(items) if isinstance(items, Mapping) else None,
+                one_of=tuple(self.build(b) for b in node.get("oneOf", ()) if isinstance(b, Mapping | bool)),
+                any_of=tuple(self.build(b) for b in node.get("anyOf", ()) if isinstance(b, Mapping | bool)),
+                read_only=bool(node.get("readOnly", False)),
+            )
         )
+
+
+_NULL: Final = Field(nullable=True)
+
+
+def _fold_null(field: Field) -> Field:
+    """`anyOf: [X, {type: null}]` (how pydantic writes Optional) is a nullable X, not a choice of two."""
+    branches = field.one_of or field.any_of
+    others = [b for b in branches if replace(b, title=None, description=None) != _NULL]
+    if len(branches) < 2 or len(others) != 1 or field.type or field.properties:
+        return field
+    (other,) = others
+    return replace(
+        other,
+        nullable=True,
+        title=field.title or other.title,
+        description=field.description or other.description,
+        default=other.default if field.default is MISSING else field.default,
+        read_only=field.read_only or other.read_only,
+    )
 
 
 def _text(value: Any) -> str | None:

@@ -6,12 +6,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from ._base import ERROR_COLOR, FieldSlot
+from ._containers import refill
 from ._field import Field, field_from_schema, field_from_value
 from ._validation import Problem
-from ._widgets import make_editor
+from ._widgets import KIT, make_editor
 
 
 def describe(path: tuple[Any, ...]) -> str:
@@ -41,28 +43,37 @@ class FormView(QScrollArea):
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         palette = self.summary.palette()
         palette.setColor(self.summary.foregroundRole(), ERROR_COLOR)
+        tint = QColor(ERROR_COLOR)
+        tint.setAlpha(36)  # a tint over the window colour reads on light and dark palettes
+        palette.setColor(QPalette.ColorRole.Window, tint)
         self.summary.setPalette(palette)
+        self.summary.setAutoFillBackground(True)
+        self.summary.setMargin(6)
         self.summary.hide()
         self._layout.addWidget(self.summary)
         self.root: FieldSlot = FieldSlot(make_editor(Field(), None))
+        self.root.edited.connect(self.edited)
         self._layout.addWidget(self.root)
         self._layout.addStretch(1)
         self.setWidget(inner)
         self.field = Field()
+        self._schema: Mapping[str, Any] | None = None  # the schema `field` was made from
         self._read_only = False
         self._problems: list[Problem] = []
 
-    def set_value(self, value: Any, schema: Mapping[str, Any] | None) -> None:
+    def set_value(self, value: Any, schema: Any) -> None:
         """Rebuilds the form for `value` (inferring a form from it when there is no schema); emits nothing."""
-        self.field = field_from_schema(schema) if schema is not None else field_from_value(value)
+        # a schema that is not an object (a list, say) gets the inferred form; validation reports the schema
+        if not isinstance(schema, Mapping):
+            self.field = field_from_value(value)
+        elif schema is not self._schema and schema != self._schema:  # the same schema again: same descriptor
+            self.field = field_from_schema(schema)
+        self._schema = schema if isinstance(schema, Mapping) else None
         self.reload(value)
 
     def reload(self, value: Any) -> None:
-        """Rebuilds the widgets for a new value under the same schema; emits nothing."""
-        editor = make_editor(self.field, value)
-        editor.set_read_only(self._read_only)
-        editor.edited.connect(self.edited)
-        self.root.replace_editor(editor)
+        """Shows a new value under the same schema, in place where its shape allows; emits nothing."""
+        refill(KIT, self.root, self.field, value, self._read_only)
         self.show_problems(self._problems)
 
     def value(self) -> Any:

@@ -10,6 +10,7 @@ from PySide6.QtGui import (
     QColor,
     QFontDatabase,
     QPalette,
+    QShowEvent,
     QSyntaxHighlighter,
     QTextCharFormat,
     QTextCursor,
@@ -26,6 +27,14 @@ _RULES: Final = (
     ("string", r'"(?:[^"\\]|\\.)*"', ("#22863a", "#85e89d")),
     ("key", r'"(?:[^"\\]|\\.)*"(?=\s*:)', ("#6f42c1", "#b392f0")),
 )
+
+
+_UNSET: Final = object()
+
+
+def _same(a: Any, b: Any) -> bool:
+    """The same JSON value (`1` is not `true`, `1.0` is not `1`, key order counts)."""
+    return a is not _UNSET and json.dumps(a) == json.dumps(b)
 
 
 def _dark(palette: QPalette) -> bool:
@@ -88,11 +97,30 @@ class JsonEditor(QWidget):
         self.problem: tuple[int, int, str] | None = None  # (line, column, message), 1-based
         self._value: Any = None
         self._loading = False
+        self._stale = False
         self.text.textChanged.connect(self._changed)
 
     def set_value(self, value: Any) -> None:
-        """Shows `value` as indented JSON; emits nothing."""
+        """Shows `value` as indented JSON; emits nothing. Text that already says `value` is left alone.
+
+        While the tab is hidden the text is only marked stale (formatting and highlighting a big value
+        costs more than building its form) and written when the tab is shown."""
         self._value = value
+        if not self.isVisible():
+            self._stale = True
+            return
+        self._render()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        if self._stale:
+            self._render()
+        super().showEvent(event)
+
+    def _render(self) -> None:
+        self._stale = False
+        value = self._value
+        if self.problem is None and _same(self._parsed(), value):
+            return  # an echo of the user's own edit: the cursor stays where it is
         self._loading = True
         try:
             self.text.setPlainText(json.dumps(value, indent=2, ensure_ascii=False))
@@ -112,6 +140,12 @@ class JsonEditor(QWidget):
     def set_read_only(self, flag: bool) -> None:
         self.text.setReadOnly(flag)
 
+    def _parsed(self) -> Any:
+        try:
+            return json.loads(self.text.toPlainText())
+        except ValueError:
+            return _UNSET
+
     def _changed(self) -> None:
         if self._loading:
             return
@@ -121,7 +155,7 @@ class JsonEditor(QWidget):
             self._show_problem((error.lineno, error.colno, error.msg))
             return
         self._show_problem(None)
-        if value != self._value or json.dumps(value) != json.dumps(self._value):
+        if not _same(value, self._value):
             self._value = value
             self.edited.emit(value)
 

@@ -6,8 +6,8 @@ import json
 import math
 from typing import Any
 
-from PySide6.QtCore import QDateTime, QSignalBlocker, Qt, QTimeZone
-from PySide6.QtGui import QFontDatabase, QValidator
+from PySide6.QtCore import QDateTime, QEvent, QObject, QSignalBlocker, Qt, QTimeZone
+from PySide6.QtGui import QFontDatabase, QPalette, QValidator
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
     QCheckBox,
@@ -19,8 +19,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ._base import FieldEditor
-from ._field import Field
+from ._base import ERROR_COLOR, FieldEditor
+from ._field import MISSING, Field
 
 
 def dumps(value: Any) -> str:
@@ -28,11 +28,31 @@ def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _wrap(editor: FieldEditor, inner: QWidget) -> None:
+class _WheelGuard(QObject):
+    """Scrolling the form over a spin box, combo box or date editor scrolls the form, not the value,
+    unless that widget has focus."""
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Wheel and isinstance(watched, QWidget) and not watched.hasFocus():
+            event.ignore()
+            return True
+        return False
+
+
+_WHEEL_GUARD = _WheelGuard()
+
+
+def _guard_wheel(widget: QWidget) -> None:
+    widget.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+    widget.installEventFilter(_WHEEL_GUARD)
+
+
+def _wrap(editor: FieldEditor, inner: QWidget) -> QHBoxLayout:
     layout = QHBoxLayout(editor)
     layout.setContentsMargins(0, 0, 0, 0)
     layout.addWidget(inner)
     editor.setFocusProxy(inner)
+    return layout
 
 
 class StringEditor(FieldEditor):
@@ -48,10 +68,11 @@ class StringEditor(FieldEditor):
 
     def set_value(self, value: Any) -> None:
         super().set_value(value)
-        with QSignalBlocker(self.line):
-            self.line.setText(value)
+        if self.line.text() != value:  # an echo of the user's own typing keeps the cursor where it is
+            with QSignalBlocker(self.line):
+                self.line.setText(value)
 
-    def set_read_only(self, flag: bool) -> None:
+    def apply_read_only(self, flag: bool) -> None:
         self.line.setReadOnly(flag)
 
 
@@ -68,10 +89,11 @@ class TextEditor(FieldEditor):
 
     def set_value(self, value: Any) -> None:
         super().set_value(value)
-        with QSignalBlocker(self.text):
-            self.text.setPlainText(value)
+        if self.text.toPlainText() != value:
+            with QSignalBlocker(self.text):
+                self.text.setPlainText(value)
 
-    def set_read_only(self, flag: bool) -> None:
+    def apply_read_only(self, flag: bool) -> None:
         self.text.setReadOnly(flag)
 
 
@@ -113,14 +135,14 @@ class NumberBox(QAbstractSpinBox):
             return None
         return number if math.isfinite(number) else None
 
-    def validate(self, text: str, pos: int) -> QValidator.State:
+    def validate(self, text: str, pos: int) -> tuple[QValidator.State, str, int]:
         if self.parse(text) is not None:
-            return QValidator.State.Acceptable
+            return QValidator.State.Acceptable, text, pos
         allowed = set("0123456789+-") | (set() if self.integer else set(".eE"))
         ok = all(ch in allowed for ch in text.strip())
-        return QValidator.State.Intermediate if ok else QValidator.State.Invalid
+        return (QValidator.State.Intermediate if ok else QValidator.State.Invalid), text, pos
 
-    def show(self, number: int | float) -> None:
+    def display(self, number: int | float) -> None:
         self.number = number
         self.lineEdit().setText(repr(number) if isinstance(number, float) else str(number))
 
@@ -146,7 +168,7 @@ class NumberBox(QAbstractSpinBox):
         keep_int = isinstance(self.number, int) and isinstance(self._step(), int) and float(number).is_integer()
         if self.integer or keep_int:
             number = int(number)
-        self.show(number)
+        self.display(number)
         self.lineEdit().textEdited.emit(self.lineEdit().text())
 
     def stepEnabled(self) -> QAbstractSpinBox.StepEnabledFlag:
@@ -167,7 +189,9 @@ class NumberEditor(FieldEditor):
         super().__init__(field, parent)
         self.box = NumberBox(field, integer="integer" in field.type and "number" not in field.type)
         _wrap(self, self.box)
+        _guard_wheel(self.box)
         self.box.lineEdit().textEdited.connect(self._typed)
+        self.box.editingFinished.connect(self._finished)
         bounds = bounds_text(field)
         if bounds:
             self.box.lineEdit().setPlaceholderText(bounds)
@@ -178,12 +202,21 @@ class NumberEditor(FieldEditor):
             self.box.number = number
             self._user_changed(number)
 
+    def _finished(self) -> None:
+        """Leaving the box with text that is not a number shows the value again (which never changed)."""
+        if self.box.parse(self.box.lineEdit().text()) is None:
+            with QSignalBlocker(self.box.lineEdit()):
+                self.box.display(self._value)
+
     def set_value(self, value: Any) -> None:
         super().set_value(value)
-        with QSignalBlocker(self.box.lineEdit()):
-            self.box.show(value)
+        shown = self.box.parse(self.box.lineEdit().text())
+        if shown != value or type(shown) is not type(value):
+            with QSignalBlocker(self.box.lineEdit()):
+                self.box.display(value)
+        self.box.number = value
 
-    def set_read_only(self, flag: bool) -> None:
+    def apply_read_only(self, flag: bool) -> None:
         self.box.setReadOnly(flag)
 
 
@@ -213,8 +246,8 @@ class EnumEditor(FieldEditor):
         self._choices = list(field.enum or ())
         for choice in self._choices:
             self.combo.addItem(choice if isinstance(choice, str) else dumps(choice))
-        _wrap(self, self.combo)
-        self.layout().addStretch(1)
+        _wrap(self, self.combo).addStretch(1)
+        _guard_wheel(self.combo)
         self.combo.activated.connect(lambda i: self._user_changed(self._choices[i]))
 
     def set_value(self, value: Any) -> None:
@@ -240,13 +273,26 @@ class ConstEditor(FieldEditor):
         self.line = QLineEdit()
         self.line.setReadOnly(True)
         self.line.setFrame(False)
+        self.line.setToolTip("const: fixed by the schema")
         _wrap(self, self.line)
+        self._blend()
+
+    def _blend(self) -> None:
+        """The window's colour behind the text: plainly not a box to type in, in light and dark themes."""
+        palette = self.line.palette()
+        palette.setColor(QPalette.ColorRole.Base, self.palette().color(QPalette.ColorRole.Window))
+        self.line.setPalette(palette)
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange:
+            self._blend()
+        super().changeEvent(event)
 
     def set_value(self, value: Any) -> None:
         super().set_value(value)
         self.line.setText(value if isinstance(value, str) else dumps(value))
 
-    def set_read_only(self, flag: bool) -> None:
+    def apply_read_only(self, flag: bool) -> None:
         pass
 
 
@@ -265,8 +311,8 @@ class DateTimeEditor(FieldEditor):
         self.edit.setTimeZone(QTimeZone.utc())
         self.edit.setDisplayFormat("yyyy-MM-dd HH:mm:ss 'UTC'")
         self.edit.setCalendarPopup(True)
-        _wrap(self, self.edit)
-        self.layout().addStretch(1)
+        _wrap(self, self.edit).addStretch(1)
+        _guard_wheel(self.edit)
         self.edit.dateTimeChanged.connect(self._changed)
 
     def _changed(self, moment: QDateTime) -> None:
@@ -279,7 +325,7 @@ class DateTimeEditor(FieldEditor):
             with QSignalBlocker(self.edit):
                 self.edit.setDateTime(moment.toUTC())
 
-    def set_read_only(self, flag: bool) -> None:
+    def apply_read_only(self, flag: bool) -> None:
         self.edit.setReadOnly(flag)
 
 
@@ -290,6 +336,7 @@ class RawEditor(FieldEditor):
         super().__init__(field, parent)
         self.line = QLineEdit()
         self.line.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.line.setPlaceholderText("JSON")
         _wrap(self, self.line)
         self.line.textEdited.connect(self._typed)
         self.problem = ""
@@ -298,18 +345,31 @@ class RawEditor(FieldEditor):
         try:
             value = json.loads(text)
         except ValueError as error:
-            self.problem = f"not JSON: {error}"
-            self.line.setToolTip(self.problem)
+            self._show_problem(f"not JSON yet ({error}): the value is unchanged")
             return
-        self.problem = ""
-        self.line.setToolTip("")
+        self._show_problem("")
         self._user_changed(value)
+
+    def _show_problem(self, problem: str) -> None:
+        self.problem = problem
+        self.line.setToolTip(problem)
+        palette = self.line.palette()
+        palette.setColor(
+            QPalette.ColorRole.Text, ERROR_COLOR if problem else self.palette().color(QPalette.ColorRole.Text)
+        )
+        self.line.setPalette(palette)
 
     def set_value(self, value: Any) -> None:
         super().set_value(value)
-        with QSignalBlocker(self.line):
-            self.line.setText(dumps(value))
-            self.line.setCursorPosition(0)
+        try:
+            shown = json.loads(self.line.text()) if self.line.text() else MISSING
+        except ValueError:
+            shown = MISSING
+        if shown != value or dumps(shown) != dumps(value):
+            self._show_problem("")
+            with QSignalBlocker(self.line):
+                self.line.setText(dumps(value))
+                self.line.setCursorPosition(0)
 
-    def set_read_only(self, flag: bool) -> None:
+    def apply_read_only(self, flag: bool) -> None:
         self.line.setReadOnly(flag)

@@ -62,6 +62,7 @@ class Validator(QObject):
         self._deadline.stop()
         if self._process is not None:
             self._stop(self._process)
+            self._process.waitForFinished(500)  # SIGKILLed: a few ms; spares Qt's "destroyed while running"
             self._process = None
 
     def _worker(self) -> QProcess:
@@ -101,7 +102,7 @@ class Validator(QObject):
         elif message.get("id") == self._running:
             self._deadline.stop()
             self._running = None
-            if self._wanted is None:  # otherwise stale: a newer request is waiting
+            if message["id"] == self._next_id:  # otherwise stale: a newer request came since
                 self.finished.emit([(tuple(path), text) for path, text in message["errors"]])
         self._send()
 
@@ -109,11 +110,12 @@ class Validator(QObject):
         if self._process is not None:
             self._stop(self._process)
             self._process = None
+        stale = self._running != self._next_id
         self._running = None
-        if self._wanted is None:
-            self.finished.emit([((), TIMED_OUT)])
-        else:
+        if stale:
             self._send()
+        else:
+            self.finished.emit([((), TIMED_OUT)])
 
     def _failed(self, process: QProcess, error: QProcess.ProcessError) -> None:
         if process is not self._process or (error == QProcess.ProcessError.Crashed and self._running is None):
@@ -121,6 +123,7 @@ class Validator(QObject):
         self._process = None
         self._running = None
         self._deadline.stop()
+        process.deleteLater()
         self.finished.emit([((), f"validation unavailable: {process.errorString()}")])
 
     @staticmethod

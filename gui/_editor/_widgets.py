@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from ._base import FieldEditor
-from ._containers import ArrayEditor, ChoiceEditor, NullableEditor, ObjectEditor
+from ._containers import ArrayEditor, ChoiceEditor, Kit, NullableEditor, ObjectEditor
 from ._field import MISSING, Field, type_of
 from ._leaves import (
     BooleanEditor,
@@ -132,8 +132,9 @@ WIDGETS: Final[dict[str, Factory]] = {
     "integer": NumberEditor,
     "boolean": BooleanEditor,
     "raw": RawEditor,
-    "object": lambda field: ObjectEditor(field, make_editor, default_value),
-    "array": lambda field: ArrayEditor(field, make_editor, default_value),
-    "choice": lambda field: ChoiceEditor(field, make_editor, default_value, pick_branch),
-    "nullable": lambda field: NullableEditor(field, make_editor, default_value),
+    "object": lambda field: ObjectEditor(field, KIT),
+    "array": lambda field: ArrayEditor(field, KIT),
+    "choice": lambda field: ChoiceEditor(field, KIT),
+    "nullable": lambda field: NullableEditor(field, KIT),
 }
+KIT: Final[Kit] = Kit(make=make_editor, key=widget_key, default=default_value, pick=pick_branch)

@@ -13,6 +13,7 @@ import sys
 from typing import Any
 
 from jsonschema import exceptions, validators
+from referencing import Registry
 
 
 def _errors(schema: Any, value: Any) -> list[list[Any]]:
@@ -21,13 +22,37 @@ def _errors(schema: Any, value: Any) -> list[list[Any]]:
         cls.check_schema(schema)
     except exceptions.SchemaError as error:
         return [[[], f"the schema is invalid: {error.message}"]]
-    validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
-    found = []
-    for error in validator.iter_errors(value):
-        if error.context and error.validator in ("oneOf", "anyOf"):
-            error = exceptions.best_match(error.context) or error  # the branch's own error, at its own path
-        found.append([list(error.absolute_path), error.message])
+    # an empty registry: a remote `$ref` is reported as unresolvable, never fetched from the network
+    validator = cls(schema, format_checker=cls.FORMAT_CHECKER, registry=Registry())
+    found = [
+        [list(shown.absolute_path), shown.message]
+        for problem in validator.iter_errors(value)
+        for shown in _expand(problem)
+    ]
     return sorted(found, key=lambda item: [str(step) for step in item[0]])
+
+
+def _discriminates(error: exceptions.ValidationError) -> bool:
+    """The branch's own type, or a const/enum of one of its properties, failed: the value is not for it."""
+    depth = len(error.relative_path)
+    return (depth == 0 and error.validator in ("type", "const", "enum")) or (
+        depth == 1 and error.validator in ("const", "enum")
+    )
+
+
+def _expand(error: exceptions.ValidationError) -> list[exceptions.ValidationError]:
+    """A oneOf/anyOf failure as the errors of the one branch the value was plausibly meant for (the only
+    branch whose own type, consts and enums it meets, as the form picks it), so they show at their fields;
+    the failure itself when no single branch stands out."""
+    if not error.context or error.validator not in ("oneOf", "anyOf"):
+        return [error]
+    branches: dict[Any, list[exceptions.ValidationError]] = {}
+    for sub in error.context:
+        branches.setdefault(sub.relative_schema_path[0], []).append(sub)
+    plausible = [errors for errors in branches.values() if not any(_discriminates(e) for e in errors)]
+    if len(plausible) != 1:
+        return [error]
+    return [shown for sub in plausible[0] for shown in _expand(sub)]
 
 
 def main() -> None:

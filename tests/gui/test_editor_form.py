@@ -5,11 +5,23 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QCheckBox, QComboBox, QDateTimeEdit, QLineEdit, QToolButton, QWidget
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QTextCursor, QWheelEvent
+from PySide6.QtWidgets import (
+    QAbstractSpinBox,
+    QApplication,
+    QCheckBox,
+    QComboBox,
+    QDateTimeEdit,
+    QLineEdit,
+    QPlainTextEdit,
+    QToolButton,
+    QWidget,
+)
 
 from contextdeck.gui._editor import DataEditor
 from contextdeck.gui._editor._base import FieldEditor
+from contextdeck.gui._editor._containers import PAGE
 
 pytestmark = pytest.mark.usefixtures("qapp")
 
@@ -334,5 +346,173 @@ def test_read_only_disables_editing(editor: DataEditor) -> None:
     editor.set_value(VALUE, SCHEMA)
     editor.set_read_only(True)
     assert at(editor, "name").findChild(QLineEdit).isReadOnly()
-    assert at(editor, "tags").findChild(QToolButton, "add-item") is None
+    assert button(at(editor, "tags"), "add-item").isHidden()
+    assert button(at(editor, "tags"), "remove:0").parentWidget().isHidden()  # the row's button strip
     assert editor.json.text.isReadOnly()
+    editor.set_read_only(False)
+    assert not button(at(editor, "tags"), "add-item").isHidden()
+    assert not at(editor, "name").findChild(QLineEdit).isReadOnly()
+    assert not editor.json.text.isReadOnly()
+
+
+def test_an_echoed_value_updates_in_place(editor: DataEditor, qtbot: Any) -> None:
+    """Loading back the value the user just typed keeps the same widget and its cursor."""
+    editor.set_value(VALUE, SCHEMA)
+    line = at(editor, "address", "city").findChild(QLineEdit)
+    line.setCursorPosition(2)
+    qtbot.keyClicks(line, "X")
+    editor.set_value(editor.value(), SCHEMA)
+    assert at(editor, "address", "city").findChild(QLineEdit) is line
+    assert line.text() == "LyXon"
+    assert line.cursorPosition() == 3
+
+
+def test_a_new_value_of_the_same_shape_is_shown(editor: DataEditor) -> None:
+    """Loading another value (an undo, say) shows it in the existing widgets."""
+    editor.set_value(VALUE, SCHEMA)
+    editor.set_value({**VALUE, "name": "Zoe", "tags": ["x"], "nick": "z"}, SCHEMA)
+    assert at(editor, "name").findChild(QLineEdit).text() == "Zoe"
+    assert at(editor, "tags", 0).findChild(QLineEdit).text() == "x"
+    assert editor.form.locate(("tags", 1)) is None
+    assert at(editor, "nick").findChild(QLineEdit).text() == "z"
+    assert editor.form.value() == {**VALUE, "name": "Zoe", "tags": ["x"], "nick": "z"}
+
+
+def test_long_arrays_come_in_pages(editor: DataEditor, qtbot: Any) -> None:
+    """A long array builds its first items and a button for more; the value keeps every item."""
+    value = {"tags": [f"t{i}" for i in range(120)]}
+    editor.set_value(value, SCHEMA)
+    assert editor.form.locate(("tags", PAGE - 1)) is not None
+    assert editor.form.locate(("tags", PAGE)) is None
+    qtbot.mouseClick(button(at(editor, "tags"), "more-items"), Qt.MouseButton.LeftButton)
+    assert at(editor, "tags", 2 * PAGE - 1).findChild(QLineEdit).text() == f"t{2 * PAGE - 1}"
+    assert editor.form.locate(("tags", 2 * PAGE)) is None
+    edit_line(qtbot, at(editor, "tags", 0).findChild(QLineEdit), "first")
+    assert editor.value()["tags"] == ["first", *value["tags"][1:]]
+
+
+def test_read_only_keyword_locks_its_field(editor: DataEditor) -> None:
+    """A property marked `readOnly` in the schema cannot be edited; its neighbours can."""
+    schema = {"type": "object", "properties": {"id": {"type": "string", "readOnly": True}, "n": {"type": "string"}}}
+    editor.set_value({"id": "x", "n": "y"}, schema)
+    assert at(editor, "id").findChild(QLineEdit).isReadOnly()
+    assert not at(editor, "n").findChild(QLineEdit).isReadOnly()
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "object", "properties": {"a": {"$ref": 5}}},
+        {"type": "object", "properties": {"a": {"$ref": "http://example.com/remote.json"}}},
+        {"type": "object", "properties": {"a": "not a schema"}},
+        ["not", "a", "schema"],
+        True,
+    ],
+)
+def test_a_broken_schema_still_opens_the_value(editor: DataEditor, schema: Any) -> None:
+    """A schema the form cannot use gives raw or inferred fields and keeps the value."""
+    editor.set_value({"a": {"b": 1}}, schema)
+    assert editor.form.value() == {"a": {"b": 1}}
+    assert editor.form.locate(("a",)) is not None
+
+
+def test_multi_line_strings_get_a_text_box(editor: DataEditor, qtbot: Any) -> None:
+    """A string with line breaks is edited in a multi-line box, and typing there updates the value."""
+    editor.set_value({"name": "line one\nline two", "age": 1}, SCHEMA)
+    box = at(editor, "name").findChild(QPlainTextEdit)
+    assert box.toPlainText() == "line one\nline two"
+    box.moveCursor(QTextCursor.MoveOperation.End)
+    qtbot.keyClicks(box, "!")
+    assert editor.value()["name"] == "line one\nline two!"
+
+
+def test_the_wheel_over_an_unfocused_number_scrolls_past_it(editor: DataEditor) -> None:
+    """Scrolling the form over a number it has not focused leaves the number alone."""
+    editor.set_value(VALUE, SCHEMA)
+    box = at(editor, "age").findChild(QAbstractSpinBox)
+    centre = QPointF(box.rect().center())
+    wheel = QWheelEvent(
+        centre,
+        box.mapToGlobal(centre),
+        QPoint(0, 0),
+        QPoint(0, 120),
+        Qt.MouseButton.NoButton,
+        Qt.KeyboardModifier.NoModifier,
+        Qt.ScrollPhase.NoScrollPhase,
+        False,
+    )
+    QApplication.sendEvent(box, wheel)
+    assert editor.form.value()["age"] == 30
+    assert box.lineEdit().text() == "30"
+
+
+def test_text_that_is_not_a_number_is_undone_on_leaving(editor: DataEditor, qtbot: Any) -> None:
+    """Typing letters into a number changes nothing, and leaving the box shows the number again."""
+    editor.set_value(VALUE, SCHEMA)
+    box = at(editor, "age").findChild(QAbstractSpinBox)
+    box.lineEdit().setText("")
+    qtbot.keyClicks(box.lineEdit(), "-")
+    assert editor.form.value()["age"] == 30
+    box.editingFinished.emit()
+    assert box.lineEdit().text() == "30"
+
+
+def test_invalid_raw_json_is_flagged_and_not_applied(editor: DataEditor, qtbot: Any) -> None:
+    """A raw field whose text is not JSON keeps the last value and says so in its tooltip."""
+    editor.set_value({"name": "Maya", "age": 3, "extra": [1]}, SCHEMA)
+    raw = at(editor, "extra")
+    edit_line(qtbot, raw.findChild(QLineEdit), "[1,")
+    assert editor.value()["extra"] == [1]
+    assert "not JSON" in raw.findChild(QLineEdit).toolTip()
+    qtbot.keyClicks(raw.findChild(QLineEdit), "2]")
+    assert editor.value()["extra"] == [1, 2]
+    assert raw.findChild(QLineEdit).toolTip() == ""
+
+
+def test_an_added_property_takes_the_focus(editor: DataEditor, qtbot: Any) -> None:
+    """After "+ add", typing goes into the new field."""
+    editor.set_value({"name": "Maya", "age": 3}, SCHEMA)
+    editor.activateWindow()
+    qtbot.waitUntil(editor.isActiveWindow)
+    qtbot.mouseClick(button(editor, "add:nick"), Qt.MouseButton.LeftButton)
+    qtbot.keyClicks(QApplication.focusWidget(), "mc")
+    assert editor.value()["nick"] == "mc"
+
+
+def test_free_form_objects_take_new_keys(editor: DataEditor, qtbot: Any) -> None:
+    """An object without listed properties gets new keys by name; an existing key is never overwritten."""
+    schema = {"type": "object", "properties": {"meta": {"type": "object"}}}
+    editor.set_value({"meta": {"a": 1}}, schema)
+    meta = at(editor, "meta")
+    box = meta.findChild(QLineEdit, "new-key")
+    qtbot.keyClicks(box, "a")
+    qtbot.keyClick(box, Qt.Key.Key_Return)
+    assert editor.value() == {"meta": {"a": 1}}
+    box.clear()
+    qtbot.keyClicks(box, "b")
+    with qtbot.waitSignal(editor.value_edited) as blocker:
+        qtbot.keyClick(box, Qt.Key.Key_Return)
+    assert blocker.args[0] == {"meta": {"a": 1, "b": None}}
+    edit_line(qtbot, at(editor, "meta", "b").findChild(QLineEdit), '"x"')
+    assert editor.value() == {"meta": {"a": 1, "b": "x"}}
+
+
+def test_closed_objects_take_no_new_keys(editor: DataEditor) -> None:
+    """`additionalProperties: false` offers no way to add other keys."""
+    schema = {"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": False}
+    editor.set_value({"a": "x"}, schema)
+    assert editor.findChild(QLineEdit, "new-key") is None
+
+
+def test_a_null_group_is_hidden_until_unticked(editor: DataEditor, qtbot: Any) -> None:
+    """A nullable object that is null shows only its null box; unticking it shows the object's fields."""
+    schema = {
+        "type": "object",
+        "properties": {"order": {"type": ["object", "null"], "properties": {"id": {"type": "string"}}}},
+    }
+    editor.set_value({"order": None}, schema)
+    nullable = at(editor, "order")
+    assert nullable.inner.isHidden()
+    nullable.findChild(QCheckBox).click()
+    assert not nullable.inner.isHidden()
+    assert editor.value() == {"order": {}}

@@ -102,8 +102,44 @@ def test_highlighting_follows_the_palette(qtbot: Any, dark: bool) -> None:
     palette = widget.palette()
     palette.setColor(QPalette.ColorRole.Base, Qt.GlobalColor.black if dark else Qt.GlobalColor.white)
     widget.json.setPalette(palette)
+    widget.show()
+    widget.tabs.setCurrentWidget(widget.json)
     widget.set_value({"k": "v"}, None)
     block = widget.json.text.document().findBlockByNumber(1)  # '  "k": "v"'
     colours = {r.format.foreground().color().name() for r in block.layout().formats()}
     assert ("#85e89d" in colours) is dark
     assert ("#22863a" in colours) is not dark
+
+
+def test_an_echoed_value_keeps_the_json_cursor(editor: DataEditor, qtbot: Any) -> None:
+    """Loading back the value just typed in the JSON tab leaves its text and cursor alone."""
+    editor.set_value({"name": "Maya", "n": 1}, SCHEMA)
+    editor.json.text.setPlainText('{"name": "Maya", "n": 12}')
+    cursor = editor.json.text.textCursor()
+    cursor.setPosition(10)
+    editor.json.text.setTextCursor(cursor)
+    editor.set_value({"name": "Maya", "n": 12}, SCHEMA)
+    assert editor.json.text.toPlainText() == '{"name": "Maya", "n": 12}'
+    assert editor.json.text.textCursor().position() == 10
+
+
+def test_a_hidden_json_tab_catches_up_when_shown(editor: DataEditor, qtbot: Any) -> None:
+    """Edits made in the form while the JSON tab is hidden are in its text once it is shown."""
+    editor.set_value({"name": "Maya", "n": 1}, SCHEMA)
+    editor.tabs.setCurrentWidget(editor.form)
+    line = editor.form.locate(("name",)).editor.findChild(QLineEdit)
+    line.selectAll()
+    qtbot.keyClicks(line, "Ann")
+    editor.tabs.setCurrentWidget(editor.json)
+    assert json.loads(editor.json.text.toPlainText()) == {"name": "Ann", "n": 1}
+
+
+def test_the_parse_error_spot_is_marked(editor: DataEditor) -> None:
+    """The character where parsing failed is underlined in the text, and the mark goes once the text is fixed."""
+    editor.set_value({"n": 1}, SCHEMA)
+    editor.json.text.setPlainText('{"n": 1,, "m": 2}')
+    marks = editor.json.text.extraSelections()
+    assert len(marks) == 1
+    assert marks[0].cursor.selectionStart() == 8  # line 1, column 9: the second comma
+    editor.json.text.setPlainText('{"n": 1, "m": 2}')
+    assert editor.json.text.extraSelections() == []

@@ -142,3 +142,88 @@ def test_a_broken_schema_is_reported_not_raised(qtbot: Any, editor: DataEditor) 
     problems = load(qtbot, editor, {"a": 1}, {"type": "object", "properties": {"a": {"type": "nonsense"}}})
     assert problems[0][1].startswith("the schema is invalid")
     assert editor.form.summary.isVisible()
+
+
+def test_errors_in_items_not_built_go_to_the_summary(qtbot: Any, editor: DataEditor) -> None:
+    """An error in an array item beyond the built page is listed in the summary with its path."""
+    lines = [{"qty": 1}] * 60 + [{"qty": 0}]
+    load(qtbot, editor, {"orderId": "A-1042", "lines": lines}, SCHEMA)
+    assert "lines[60].qty: 0 is less than the minimum of 1" in editor.form.summary.text()
+
+
+def test_a_late_answer_for_an_older_schema_is_dropped(qtbot: Any, editor: DataEditor) -> None:
+    """After switching to a value without schema, the answer still due for the previous value is not shown."""
+    reports: list[Any] = []
+    editor.validation_changed.connect(reports.append)
+    load(qtbot, editor, {"code": "aaa"}, CATASTROPHIC)  # the worker is up
+    reports.clear()
+    editor.set_value({"code": "a" * 40 + "!"}, CATASTROPHIC)
+    qtbot.waitUntil(lambda: editor.validator._running is not None, timeout=WAIT)  # sent, and stuck
+    editor.set_value({"x": 1}, None)
+    assert reports == [[]]
+    # the stuck request times out silently; the next validation is the next thing reported
+    problems = load(qtbot, editor, {"orderId": 5}, SCHEMA)
+    assert reports == [[], problems]
+    assert problems == [(("orderId",), "5 is not of type 'string'")]
+
+
+def test_errors_inside_one_of_show_at_the_branch_field(qtbot: Any, editor: DataEditor) -> None:
+    """An error inside the chosen oneOf branch is shown at that branch's field."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "pay": {
+                "oneOf": [
+                    {
+                        "type": "object",
+                        "properties": {"m": {"const": "card"}, "last4": {"type": "string", "maxLength": 4}},
+                    },
+                    {"type": "object", "properties": {"m": {"const": "iban"}, "iban": {"type": "string"}}},
+                ]
+            }
+        },
+    }
+    load(qtbot, editor, {"pay": {"m": "card", "last4": "123456"}}, schema)
+    assert editor.form.locate(("pay", "last4")).messages == ("'123456' is too long",)
+
+
+def test_formats_are_checked(qtbot: Any, editor: DataEditor) -> None:
+    """`format: email` is checked, as in the refund example's input."""
+    schema = {"type": "object", "properties": {"email": {"type": "string", "format": "email"}}}
+    load(qtbot, editor, {"email": "maya at example"}, schema)
+    assert editor.form.locate(("email",)).messages == ("'maya at example' is not a 'email'",)
+
+
+def test_remote_refs_are_not_fetched(qtbot: Any, editor: DataEditor) -> None:
+    """A `$ref` to a URL is reported as unresolvable instead of being downloaded."""
+    schema = {"type": "object", "properties": {"a": {"$ref": "https://example.invalid/schema.json"}}}
+    problems = load(qtbot, editor, {"a": 1}, schema)
+    assert "Unresolvable" in problems[0][1]
+
+
+def test_the_refund_example_input_is_valid(qtbot: Any, editor: DataEditor, examples: Any) -> None:
+    """The bundled refund workflow's input opens as a form with no problems."""
+    from contextdeck.engine import load_document, payload_of
+
+    message = load_document(examples / "refund_workflow.json").context[1]
+    assert load(qtbot, editor, payload_of(message), message["schema"]) == []
+    assert editor.form.locate(("customer", "tier")).editor.key == "enum"
+
+
+def test_an_ambiguous_one_of_failure_shows_at_the_choice(qtbot: Any, editor: DataEditor) -> None:
+    """When no single oneOf branch fits the value's discriminator, the failure shows at the oneOf field."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "pay": {
+                "oneOf": [
+                    {"type": "object", "properties": {"m": {"const": "card"}}},
+                    {"type": "object", "properties": {"m": {"const": "iban"}}},
+                ]
+            }
+        },
+    }
+    load(qtbot, editor, {"pay": {"m": "cash"}}, schema)
+    messages = editor.form.locate(("pay",)).messages
+    assert len(messages) == 1
+    assert "is not valid under any of the given schemas" in messages[0]

@@ -14,8 +14,9 @@ import pytest
 from PySide6.QtCore import QSettings
 from PySide6.QtGui import QUndoCommand
 
-from contextdeck.engine import Insert, Shape
-from contextdeck.gui._recovery import RecoveryStore
+from contextdeck.engine import Insert, Shape, parse_document
+from contextdeck.gui._autosave import serialise
+from contextdeck.gui._recovery import RecoveryStore, process_start
 from contextdeck.gui._session import DocumentSession
 
 TEXT = {"type": "text", "role": "user", "text": "hello"}
@@ -157,6 +158,24 @@ def test_a_live_sessions_recovery_is_not_offered(qtbot, session: DocumentSession
         change(session)
     other = DocumentSession(settings, recovery)
     assert other.recovery_candidates() == []
+
+
+def test_recovery_of_another_live_process_is_not_offered(qtbot, session: DocumentSession, recovery: Path,
+                                                         doc: Path) -> None:
+    """A sidecar written by another process that is still running (another ContextDeck) is not offered."""
+    open_and_wait(qtbot, session, doc)
+    with qtbot.waitSignal(session.autosaved, timeout=5_000):
+        change(session)
+    abandon(recovery)
+    other = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    try:
+        for sidecar in recovery.glob("dead-*.json"):
+            meta = json.loads(sidecar.read_text())
+            sidecar.write_text(json.dumps({**meta, "pid": other.pid, "started": process_start(other.pid)}))
+        assert session.recovery_candidates() == []
+    finally:
+        other.communicate(b"")
+    assert len(session.recovery_candidates()) == 1, "once it has exited, its work is offered"
 
 
 def test_a_reused_pid_does_not_hide_a_dead_sessions_recovery(qtbot, session: DocumentSession, recovery: Path,
@@ -330,10 +349,43 @@ def test_recovery_after_a_crash_restores_the_unsaved_edits(qtbot, session: Docum
 def test_the_store_writes_and_removes_both_files(tmp_path: Path) -> None:
     """A recovery entry is a data file and its sidecar; removing it removes both."""
     store = RecoveryStore(tmp_path / "new" / "folder")
-    store.write("k", b"[]\n", None, Shape.ARRAY, None)
+    store.write("k", [b"[", b"]\n"], None, Shape.ARRAY, None)
     data, sidecar = store.paths("k")
     assert data.read_bytes() == b"[]\n"
     assert json.loads(sidecar.read_text())["shape"] == "array"
     store.remove("k")
     assert not data.exists()
     assert not sidecar.exists()
+
+
+@pytest.mark.parametrize(
+    ("raw", "jsonl"),
+    [
+        (b'[{"type":"state","n":123456789012345678901234567890,"s":"caf\xc3\xa9"},{"type":"text","text":"x"}]', False),
+        (b"[]", False),
+        (b'{"z":1,"context":[{"type":"text","text":"x"}],"schema":{"type":"object"},"solution":{"calls":[]}}', False),
+        (b'{"context":[]}', False),
+        (b'{"type":"text","text":"a"}\n{"type":"state","x":[1,2]}\n', True),
+    ],
+)
+def test_recovery_data_reads_back_as_the_same_document(raw: bytes, jsonl: bool) -> None:
+    """The recovery file (written a message at a time) parses to the same document, shape and key order."""
+    document = parse_document(raw, "doc", jsonl=jsonl)
+    again = parse_document(b"".join(serialise(document)), "recovery", jsonl=jsonl)
+    assert again.shape is document.shape
+    assert again.dumps() == document.dumps()
+
+
+def test_a_failed_autosave_is_reported_without_touching_the_document(qtbot, settings: QSettings, tmp_path: Path,
+                                                                      doc: Path) -> None:
+    """When the recovery folder cannot be written, autosaveFailed says where; the document stays dirty."""
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the recovery folder should be")
+    session = DocumentSession(settings, blocker / "recovery", autosave_delay_ms=50)
+    open_and_wait(qtbot, session, doc)
+    with qtbot.waitSignal(session.autosaveFailed, timeout=5_000) as failed:
+        change(session)
+    assert "not-a-folder" in failed.args[0]
+    assert session.is_dirty()
+    assert json.loads(doc.read_text()) == [TEXT]
+    session.close()

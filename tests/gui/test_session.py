@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QCoreApplication, QSettings
 from PySide6.QtGui import QUndoCommand
 
 from contextdeck.engine import Insert, Shape
@@ -215,3 +215,98 @@ def test_recent_files_most_recent_first_at_most_ten_missing_pruned(qtbot, sessio
     assert len(session.recent_files()) == 9
     reread = QSettings(settings.fileName(), QSettings.Format.IniFormat)
     assert str(paths[5]) in reread.value("files/recent")
+
+
+# -- large documents: progress and cancel -----------------------------------------------------------
+
+LARGE = 100_000
+
+
+@pytest.fixture(scope="module")
+def large(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A generated document of 100,000 messages (several MiB)."""
+    path = tmp_path_factory.mktemp("large") / "large.json"
+    messages = [{"type": "text", "role": "user", "text": f"message {number}"} for number in range(LARGE)]
+    path.write_text(json.dumps(messages, indent=1))
+    return path
+
+
+def test_a_large_file_loads_with_progress(qtbot, session: DocumentSession, large: Path) -> None:
+    """Loading reports growing progress (thousandths) up to the whole, then the whole document arrives."""
+    progress: list[tuple[int, int]] = []
+    session.loadProgress.connect(lambda done, total: progress.append((done, total)))
+    with qtbot.waitSignals([session.loadFinished, session.documentReplaced], timeout=60_000):
+        session.open(large)
+    assert len(progress) > 3
+    assert [done for done, _ in progress] == sorted(done for done, _ in progress)
+    assert progress[-1] == (1000, 1000)
+    assert len(session.document.context) == LARGE
+
+
+def test_cancelling_a_load_keeps_the_open_document(qtbot, session: DocumentSession, large: Path) -> None:
+    """cancel_load() during a load emits loadCancelled, and the parsed result never replaces the document."""
+    before = session.document
+    session.loadProgress.connect(lambda *_: session.cancel_load())
+    with qtbot.assertNotEmitted(session.documentReplaced), qtbot.assertNotEmitted(session.loadFinished):
+        with qtbot.waitSignal(session.loadCancelled, timeout=60_000):
+            session.open(large)
+        assert session.wait_idle(60_000)
+        QCoreApplication.processEvents()  # deliver whatever the worker sent before it noticed (then dropped)
+    assert session.document is before
+    assert not session.is_loading()
+
+
+def test_opening_while_loading_cancels_the_first(qtbot, session: DocumentSession, large: Path,
+                                                 tmp_path: Path) -> None:
+    """A second open() during a load cancels the first: the second file is what ends up open."""
+    small = tmp_path / "small.json"
+    small.write_text(json.dumps([TEXT]))
+    with qtbot.waitSignal(session.loadCancelled, timeout=10_000):
+        session.open(large)
+        session.open(small)
+    qtbot.waitUntil(lambda: session.path == small, timeout=60_000)
+    assert session.wait_idle(60_000)
+    QCoreApplication.processEvents()
+    assert session.path == small
+    assert len(session.document.context) == 1
+
+
+def test_new_replaces_the_document_with_an_empty_untitled_one(qtbot, session: DocumentSession,
+                                                               tmp_path: Path) -> None:
+    """new() gives an empty bare array without a path, not dirty, with an empty undo history."""
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps([TEXT]))
+    open_and_wait(qtbot, session, path)
+    edit(session)
+    with qtbot.waitSignals([session.documentReplaced, session.pathChanged, session.dirtyChanged]):
+        session.new()
+    assert len(session.document.context) == 0
+    assert session.path is None
+    assert not session.is_dirty()
+    assert session.undo_stack.count() == 0
+
+
+def test_json_lines_saved_as_json_become_an_array(qtbot, session: DocumentSession, tmp_path: Path) -> None:
+    """Save As with a .json name turns JSON Lines into a bare array (and it is in the recent files)."""
+    lines = tmp_path / "lines.jsonl"
+    lines.write_text(json.dumps(TEXT) + "\n")
+    open_and_wait(qtbot, session, lines)
+    target = tmp_path / "array.json"
+    assert session.save_as(target)
+    assert json.loads(target.read_text()) == [TEXT]
+    assert session.document.shape is Shape.ARRAY
+    assert session.recent_files()[0] == str(target)
+
+
+def test_relative_paths_are_made_absolute(qtbot, session: DocumentSession, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file opened or saved by a relative name keeps its absolute path (recovery outlives the directory)."""
+    monkeypatch.chdir(tmp_path)
+    Path("rel.json").write_text(json.dumps([TEXT]))
+    open_and_wait(qtbot, session, Path("rel.json"))
+    assert session.path is not None
+    assert session.path.is_absolute()
+    assert session.path.resolve() == (tmp_path / "rel.json").resolve()
+    assert session.save_as("other.json")
+    assert session.path.is_absolute()
+    assert session.path.resolve() == (tmp_path / "other.json").resolve()

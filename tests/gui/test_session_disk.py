@@ -40,11 +40,15 @@ def opened(qtbot, session: DocumentSession, tmp_path: Path) -> Path:
 
 
 def test_a_change_by_another_program_is_reported(qtbot, session: DocumentSession, opened: Path) -> None:
-    """Writing the open file in place (as another program would) emits externallyModified naming it."""
+    """Writing the open file in place (as another program would) emits externallyModified naming it, once per change."""
     with qtbot.waitSignal(session.externallyModified, timeout=5_000) as changed:
         opened.write_text(json.dumps([TEXT, TEXT]))
     assert str(opened) in changed.args[0]
     assert session.externally_modified()
+    with qtbot.assertNotEmitted(session.externallyModified):
+        session.check_disk()  # the same change again: already said
+    with qtbot.waitSignal(session.externallyModified, timeout=5_000):
+        opened.write_text("[]")  # a new change: said again
 
 
 def test_an_editor_that_replaces_the_file_is_noticed_every_time(qtbot, session: DocumentSession,

@@ -1,0 +1,200 @@
+"""Parsing a document one message at a time, so that a worker thread never holds the GIL for long.
+
+One `orjson.loads` of a large file is a single C call that keeps the GIL for its whole length
+(0.4 s for 15 MB, 2 s for 120 MB): the GUI thread, which needs the GIL to run any Python slot,
+freezes that long although the parse is "off the GUI thread". Here each message is its own short
+call (the standard library's C scanner), with progress and a cancel check between messages.
+
+The engine stays the judge: on any failure the engine's `parse_document` reads the bytes again
+and raises its own `DocumentError` (file, line, column, message index), so errors read the same
+everywhere. Where the stepwise reader accepts a file, the result equals the engine's (the same
+standard library decides, NaN and Infinity are refused as the engine does).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from contextdeck.engine import Context, Document, Shape, parse_document
+from contextdeck.engine import _json as engine_json
+from contextdeck.engine._document import _messages
+
+Report = Callable[[float], None]  # the fraction of the parse done, 0..1
+STEP = 512  # messages between progress reports and cancel checks
+PARSED = 0.7  # the share of the work that is parsing; building the context is the rest
+
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+class Cancelled(Exception):
+    """The load was cancelled between two messages."""
+
+
+class _GiveUp(Exception):
+    """Not a shape the stepwise reader takes on: the engine's parser decides."""
+
+
+def _reject_constant(name: str) -> Any:
+    raise _GiveUp(f"{name} is not JSON")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+def parse_stepwise(raw: bytes | list[bytes], name: str, *, jsonl: bool, path: Path | None, report: Report,
+                   cancelled: Callable[[], bool], text: str | None = None) -> Document:
+    """The document in `raw`, as `parse_document` would give it; raises `DocumentError` or `Cancelled`.
+
+    `raw` may be the list of chunks read (joined only when needed: one large join keeps the GIL);
+    `text` is `raw` already decoded, when the caller decoded it piecemeal.
+    """
+    reader = _Reader(raw if isinstance(raw, list) else [raw], name, path, report, cancelled, text)
+    try:
+        return reader.document(jsonl)
+    except Cancelled:
+        raise
+    except Exception:  # malformed, or a corner the reader does not take: the engine reads it and words the error
+        if cancelled():
+            raise Cancelled from None
+        return parse_document(reader.raw, name, jsonl=jsonl, path=path)
+
+
+class _Reader:
+    def __init__(self, chunks: list[bytes], name: str, path: Path | None, report: Report,
+                 cancelled: Callable[[], bool], text: str | None) -> None:
+        self.chunks = chunks
+        self.name = name
+        self.path = path
+        self.report = report
+        self.cancelled = cancelled
+        self.text = text
+
+    @property
+    def raw(self) -> bytes:
+        if len(self.chunks) != 1:
+            self.chunks = [b"".join(self.chunks)]
+        return self.chunks[0]
+
+    def document(self, jsonl: bool) -> Document:
+        if jsonl:
+            lines, values = self.lines()
+            return Document(self.context(_messages(values, self.name, lines)), Shape.JSONL, path=self.path)
+        if self.text is None:
+            self.text = self.raw.decode("utf-8")
+        start = self.space(0)
+        if self.text.startswith("[", start):
+            items, end = self.array(start)
+            self.after(end)
+            return Document(self.context(_messages(items, self.name)), Shape.ARRAY, path=self.path)
+        if not self.text.startswith("{", start):
+            raise _GiveUp("not an array or an object")
+        value, end = self.object(start)
+        self.after(end)
+        if not isinstance(value.get("context"), list):
+            raise _GiveUp("no context array")
+        return Document(self.context(_messages(value["context"], self.name)), Shape.REQUEST,
+                        schema=value.get("schema"), solution=value.get("solution"), path=self.path, envelope=value)
+
+    def after(self, end: int) -> None:
+        assert self.text is not None
+        if self.space(end) != len(self.text):
+            raise _GiveUp("text after the document")
+
+    # -- steps ---------------------------------------------------------------------------------------
+
+    def tick(self, fraction: float) -> None:
+        if self.cancelled():
+            raise Cancelled
+        self.report(fraction)
+
+    def context(self, messages: list[dict[str, Any]]) -> Context:
+        return Context(self.counted(messages))
+
+    def counted(self, messages: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        total = max(len(messages), 1)
+        for index, message in enumerate(messages):
+            if index % STEP == 0:
+                self.tick(PARSED + (1 - PARSED) * index / total)
+            yield message
+
+    def lines(self) -> tuple[list[int], list[Any]]:
+        """JSON Lines: each non-blank line is one value (as the engine reads them)."""
+        numbers: list[int] = []
+        values: list[Any] = []
+        lines = self.raw.split(b"\n")
+        total = max(len(lines), 1)
+        for number, line in enumerate(lines, start=1):
+            if number % STEP == 0:
+                self.tick(PARSED * number / total)
+            if line.strip():
+                values.append(engine_json.parse(line))
+                numbers.append(number)
+        return numbers, values
+
+    # -- JSON, one value at a time --------------------------------------------------------------------
+
+    def space(self, index: int) -> int:
+        assert self.text is not None
+        match = _SPACE.match(self.text, index)
+        assert match is not None  # the pattern matches the empty string
+        return match.end()
+
+    def value(self, index: int) -> tuple[Any, int]:
+        assert self.text is not None
+        return _DECODER.raw_decode(self.text, index)
+
+    def array(self, index: int) -> tuple[list[Any], int]:
+        """The array at `index` (a `[`), an element per call: the GIL is free between elements."""
+        assert self.text is not None
+        text, total = self.text, max(len(self.text), 1)
+        items: list[Any] = []
+        index = self.space(index + 1)
+        if text.startswith("]", index):
+            return items, index + 1
+        while True:
+            item, index = self.value(index)
+            items.append(item)
+            if len(items) % STEP == 0:
+                self.tick(PARSED * index / total)
+            index = self.space(index)
+            if text.startswith(",", index):
+                index = self.space(index + 1)
+            elif text.startswith("]", index):
+                return items, index + 1
+            else:
+                raise _GiveUp("expected , or ]")
+
+    def object(self, index: int) -> tuple[dict[str, Any], int]:
+        """A saved request: its members one by one, the `context` array element by element."""
+        assert self.text is not None
+        text = self.text
+        result: dict[str, Any] = {}
+        index = self.space(index + 1)
+        if text.startswith("}", index):
+            return result, index + 1
+        while True:
+            if not text.startswith('"', index):
+                raise _GiveUp("expected a key")
+            key, index = self.value(index)
+            index = self.space(index)
+            if not text.startswith(":", index):
+                raise _GiveUp("expected :")
+            index = self.space(index + 1)
+            if key == "context" and text.startswith("[", index):
+                value: Any
+                value, index = self.array(index)
+            else:
+                value, index = self.value(index)
+            result[key] = value
+            index = self.space(index)
+            if text.startswith(",", index):
+                index = self.space(index + 1)
+            elif text.startswith("}", index):
+                return result, index + 1
+            else:
+                raise _GiveUp("expected , or }")
+
