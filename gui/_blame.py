@@ -9,6 +9,7 @@ of many paths in one pass instead of one resolution per path. This is the one pl
 
 from __future__ import annotations
 
+import time
 from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -20,11 +21,26 @@ from contextdeck.engine._methods import Conflict, write_at
 
 Identity = tuple[str, str | None]
 Path = tuple[str, ...]
-Writes = list[tuple[int, Write]]
-SLICE = 2000  # messages scanned between two looks at the clock
-FOLD_SLICE = 200  # writes folded between two looks at the clock
+SLICE = 1000  # messages scanned between two looks at the clock
+FOLD_WORK = 1000  # (writes × tracked paths) folded between two looks at the clock
 MAX_PATHS = 300  # paths per identity whose source is tracked while folding (others: `Layers.last_writer`)
 MAX_CHILDREN = 200
+
+
+@dataclass
+class Lane:
+    """The writes of one layer, in context order, as two parallel lists.
+
+    Not a list of (index, write) pairs: 100,000 tuples would be 100,000 objects for the cyclic garbage
+    collector to walk on every full pass, pausing the GUI; lists of ints and of existing writes are not.
+    """
+
+    indices: list[int] = field(default_factory=list)
+    writes: list[Write] = field(default_factory=list)
+
+    def before(self, at: int) -> tuple[list[int], list[Write]]:
+        end = bisect_left(self.indices, at)
+        return self.indices[:end], self.writes[:end]
 
 
 @dataclass
@@ -32,32 +48,58 @@ class Layers:
     """Every data message's write, by kind (global layer) and by identity (instance layer), in order."""
 
     order: dict[Identity, int] = field(default_factory=dict)  # identity -> index of its first message
-    global_writes: dict[str, Writes] = field(default_factory=dict)
-    instance_writes: dict[Identity, Writes] = field(default_factory=dict)
+    global_lanes: dict[str, Lane] = field(default_factory=dict)
+    instance_lanes: dict[Identity, Lane] = field(default_factory=dict)
     complete: bool = False  # the scan reached the end of the context
     # Folds already done, by identity and number of writes: moving the cursor refolds only the identities
     # that have writes between the old and the new position.
     folds: dict[tuple[Identity, int], Folded] = field(default_factory=dict)
 
-    def writes(self, identity: Identity, at: int) -> Writes:
+    def writes(self, identity: Identity, at: int) -> tuple[list[int], list[Write]]:
         """The writes of `identity` among the first `at` messages: global layer, then its instance layer."""
         kind, instance = identity
-        base = _before(self.global_writes.get(kind, []), at)
-        if instance is None:
-            return base
-        return base + _before(self.instance_writes.get(identity, []), at)
+        indices, writes = self.global_lanes.get(kind, Lane()).before(at)
+        if instance is not None:
+            more_indices, more_writes = self.instance_lanes.get(identity, Lane()).before(at)
+            indices, writes = indices + more_indices, writes + more_writes
+        return indices, writes
 
     def identities(self, at: int) -> list[Identity]:
         return [identity for identity, first in self.order.items() if first < at]
 
     def last_writer(self, identity: Identity, path: Path, at: int) -> int | None:
         """The message that last set `path` of `identity` (or a parent of it) among the first `at` messages."""
-        sources = fold(self.writes(identity, at), path, "")[1].sources
+        sources = fold(zip(*self.writes(identity, at), strict=True), path, "")[1].sources
         return max(sources) if sources else None
 
 
-def _before(writes: Writes, at: int) -> Writes:
-    return writes[: bisect_left(writes, at, key=lambda pair: pair[0])]
+# Freeing a scan of 100,000 messages at once takes milliseconds that add up: a dropped scan's lists wait
+# here and are freed a few at a time (`free_some`).
+_graveyard: list[list[Any]] = []
+
+
+def bury(layers: Layers) -> None:
+    """Empty `layers`, keeping its contents alive until `free_some` frees them in small pieces."""
+    for lane in (*layers.global_lanes.values(), *layers.instance_lanes.values()):
+        _graveyard.extend((lane.indices, lane.writes))
+    _graveyard.append(list(layers.folds.values()))
+    layers.order.clear()
+    layers.global_lanes.clear()
+    layers.instance_lanes.clear()
+    layers.folds.clear()
+    layers.complete = False
+
+
+def free_some(deadline: float) -> bool:
+    """Free buried lists until `deadline` (a `time.perf_counter()` value); True when none are left."""
+    while _graveyard and time.perf_counter() < deadline:
+        chunk = _graveyard.pop()
+        while len(chunk) > SLICE:  # a long list goes in slices too
+            del chunk[-SLICE:]
+            if time.perf_counter() >= deadline:
+                _graveyard.append(chunk)
+                return False
+    return not _graveyard
 
 
 def scan_steps(context: Context, out: Layers) -> Iterator[None]:
@@ -68,15 +110,15 @@ def scan_steps(context: Context, out: Layers) -> Iterator[None]:
             yield
         info = context.info(index)
         identity = info.identity
-        if identity is None or info.write is None:
-            index += 1
-            continue
-        out.order.setdefault(identity, index)
-        kind, instance = identity
-        if instance is None:
-            out.global_writes.setdefault(kind, []).append((index, info.write))
-        else:
-            out.instance_writes.setdefault(identity, []).append((index, info.write))
+        if identity is not None and info.write is not None:
+            out.order.setdefault(identity, index)
+            kind, instance = identity
+            if instance is None:
+                lane = out.global_lanes.get(kind) or out.global_lanes.setdefault(kind, Lane())
+            else:
+                lane = out.instance_lanes.get(identity) or out.instance_lanes.setdefault(identity, Lane())
+            lane.indices.append(index)
+            lane.writes.append(info.write)
         index += 1
 
 
@@ -89,12 +131,13 @@ class Folded:
     writer: dict[Path, int] = field(default_factory=dict)
 
 
-def fold_steps(writes: Writes, targets: list[Path], out: Folded) -> Iterator[None]:
-    """Fold `writes` (as engine/_fold.py's `fold` does) into `out.value`, with the last source of each target."""
+def fold_steps(indices: list[int], writes: list[Write], targets: list[Path], out: Folded) -> Iterator[None]:
+    """Fold the writes (as engine/_fold.py's `fold` does) into `out.value`, with the last source of each target."""
     root: Any = MISSING
     sources: dict[Path, int] = {}
-    for number, (index, write) in enumerate(writes):
-        if number % FOLD_SLICE == 0 and number:
+    every = max(1, FOLD_WORK // (len(targets) + 1))
+    for number, (index, write) in enumerate(zip(indices, writes, strict=True)):
+        if number % every == 0 and number:
             yield
         if write.problem is not None:
             continue
@@ -133,20 +176,19 @@ def state_steps(context: Context, at: int | None, layers: Layers, out: list[Fold
     """
     limit = len(context) if at is None else min(at, len(context))
     if not layers.complete:
-        layers.order.clear()
-        layers.global_writes.clear()
-        layers.instance_writes.clear()
-        layers.folds.clear()
+        bury(layers)
         yield from scan_steps(context, layers)
         layers.complete = True
-    for identity in layers.identities(limit):
-        writes = layers.writes(identity, limit)
+    for number, identity in enumerate(layers.identities(limit)):
+        if number % 20 == 19:
+            yield
+        indices, writes = layers.writes(identity, limit)
         key = (identity, len(writes))
         folded = layers.folds.get(key)
         if folded is None:
             folded = Folded(identity)
-            yield from fold_steps(writes, [], folded)
-            yield from fold_steps(writes, paths_of(folded.value), folded)
+            yield from fold_steps(indices, writes, [], folded)
+            yield from fold_steps(indices, writes, paths_of(folded.value), folded)
             layers.folds[key] = folded
             yield
         out.append(folded)

@@ -18,11 +18,12 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeView, QWidget
 
 from contextdeck.engine import MISSING, Context
 
-from ._blame import MAX_CHILDREN, Folded, Layers, state_steps
+from ._blame import MAX_CHILDREN, Folded, Layers, bury, free_some, state_steps
 from ._summary import short_json
 
 _Index = QModelIndex | QPersistentModelIndex
 _ROOT = QModelIndex()
+OPEN_AT_FIRST = 8  # identities shown open the first time (more: all closed, the list stays readable)
 BUDGET_S = 0.008  # work per turn of the event loop while the state is computed
 
 NodeRole = Qt.ItemDataRole.UserRole + 1  # the StateNode
@@ -243,6 +244,8 @@ class StateView(QTreeView):
         event loop (a small document is done at once). The previous state stays until the new one is ready."""
         if context is not self._context:
             self._follow(context)
+        if self._job is not None and self._job[4] is not self._layers:
+            bury(self._job[4])  # the interrupted computation's scan of an older context
         state: list[Folded] = []
         self._job = (context, at, selected, state, self._layers)
         self._steps = state_steps(context, at, self._layers, state)
@@ -259,16 +262,21 @@ class StateView(QTreeView):
             signal.connect(self._stale)
 
     def _stale(self, *_args: object) -> None:
-        self._layers = Layers()  # a computation under way keeps the old one and is restarted by the window
+        old, self._layers = self._layers, Layers()
+        if self._steps is None:  # else the computation under way still reads it; it is buried when refreshed
+            bury(old)
+        self._timer.start()  # to free the old scan in slices
 
     def is_busy(self) -> bool:
         return self._steps is not None
 
     def _work(self) -> None:
+        deadline = time.perf_counter() + BUDGET_S
         steps = self._steps
         if steps is None:
+            if not free_some(deadline):
+                self._timer.start()
             return
-        deadline = time.perf_counter() + BUDGET_S
         try:
             while time.perf_counter() < deadline:
                 next(steps)
@@ -293,7 +301,7 @@ class StateView(QTreeView):
         for row in range(model.rowCount(parent)):
             index = model.index(row, 0, parent)
             key = str(index.data(PathRole))
-            if key in keep or (first and not parent.isValid()):
+            if key in keep or (first and not parent.isValid() and model.rowCount() <= OPEN_AT_FIRST):
                 self.expand(index)
                 self._restore(index, keep, False)
 
