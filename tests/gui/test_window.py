@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QSettings, Qt
-from PySide6.QtWidgets import QLineEdit
+from PySide6.QtWidgets import QLineEdit, QPushButton
 
 from contextdeck.engine import load_document, render_text
 from contextdeck.gui._app import create_window
@@ -365,3 +365,28 @@ def test_a_big_document_is_checked_on_request(qtbot: Any, window: MainWindow, mo
     qtbot.waitUntil(lambda: "F7" in window.diagnostics_label.text())
     window.actions_by_name["check"].trigger()
     qtbot.waitUntil(lambda: window.diagnostics_label.text() == "⚠ 1 problem")
+
+
+def test_cancelling_the_load_progress_keeps_the_open_document(qtbot: Any, window: MainWindow,
+                                                             examples: Path) -> None:
+    """Cancel in the progress dialog stops the load; the document that was open stays."""
+    before = document_json(window)
+    window.session.open(examples / "moderation_batch.json")
+    dialog = window.files._progress
+    assert dialog is not None
+    cancel = dialog.findChild(QPushButton)
+    assert cancel.text() == "Cancel"
+    with qtbot.waitSignal(window.session.loadCancelled, timeout=5000):
+        cancel.click()
+    assert window.files._progress is None
+    assert document_json(window) == before
+
+
+def test_the_timeline_context_menu_offers_the_edits(window: MainWindow) -> None:
+    """Insert, duplicate, delete and move are in the timeline's context menu."""
+    names = [action.objectName() for action in window.timeline.table.actions()]
+    assert names == ["insert_text", "insert_data", "duplicate", "delete", "move_up", "move_down"]
+    window.select_message(0)
+    window.timeline.table.actions()[0].trigger()
+    assert window.context()[1] == {"type": "text", "role": "user", "text": ""}
+    assert window.selected_message() == 1
