@@ -89,6 +89,34 @@ def _short(value: Any) -> str:
     return text if len(text) <= 24 else text[:23] + "…"
 
 
+def bounds_text(field: Field) -> str:
+    """The numeric bounds as a short phrase, e.g. `≥ 0, < 100`."""
+    parts = []
+    if field.minimum is not None:
+        parts.append(f"≥ {field.minimum:g}")
+    if field.exclusive_minimum is not None:
+        parts.append(f"> {field.exclusive_minimum:g}")
+    if field.maximum is not None:
+        parts.append(f"≤ {field.maximum:g}")
+    if field.exclusive_maximum is not None:
+        parts.append(f"< {field.exclusive_maximum:g}")
+    if field.multiple_of is not None:
+        parts.append(f"multiple of {field.multiple_of:g}")
+    return ", ".join(parts)
+
+
+def describe_field(field: Field, required: bool) -> str:
+    """The tooltip of a field: its description, then its constraints (bounds, pattern, format, required)."""
+    parts = [
+        field.description or "",
+        bounds_text(field),
+        f"pattern: {field.pattern}" if field.pattern else "",
+        f"format: {field.format}" if field.format else "",
+        "required" if required else "",
+    ]
+    return "\n".join(part for part in parts if part)
+
+
 def _number(value: Any) -> float | None:
     return value if isinstance(value, int | float) and not isinstance(value, bool) else None
 

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from ._base import ERROR_COLOR, FieldEditor
-from ._field import MISSING, Field
+from ._field import MISSING, Field, bounds_text
 
 
 def dumps(value: Any) -> str:
@@ -220,22 +220,6 @@ class NumberEditor(FieldEditor):
         self.box.setReadOnly(flag)
 
 
-def bounds_text(field: Field) -> str:
-    """The numeric bounds as a short phrase, e.g. `≥ 0, < 100`."""
-    parts = []
-    if field.minimum is not None:
-        parts.append(f"≥ {field.minimum:g}")
-    if field.exclusive_minimum is not None:
-        parts.append(f"> {field.exclusive_minimum:g}")
-    if field.maximum is not None:
-        parts.append(f"≤ {field.maximum:g}")
-    if field.exclusive_maximum is not None:
-        parts.append(f"< {field.exclusive_maximum:g}")
-    if field.multiple_of is not None:
-        parts.append(f"multiple of {field.multiple_of:g}")
-    return ", ".join(parts)
-
-
 class EnumEditor(FieldEditor):
     """A combo box of the `enum` values. A value outside the enum is kept and listed, marked, not replaced."""
 
@@ -308,7 +292,10 @@ class DateTimeEditor(FieldEditor):
     def __init__(self, field: Field, parent: QWidget | None = None) -> None:
         super().__init__(field, parent)
         self.edit = QDateTimeEdit()
-        self.edit.setTimeZone(QTimeZone.utc())
+        if hasattr(self.edit, "setTimeZone"):  # Qt 6.7+
+            self.edit.setTimeZone(QTimeZone.utc())
+        else:
+            self.edit.setTimeSpec(Qt.TimeSpec.UTC)
         self.edit.setDisplayFormat("yyyy-MM-dd HH:mm:ss 'UTC'")
         self.edit.setCalendarPopup(True)
         _wrap(self, self.edit).addStretch(1)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
@@ -33,37 +34,39 @@ class Validator(QObject):
         self._debounce.timeout.connect(self._send)
         self._deadline = QTimer(self, singleShot=True, interval=limit_ms)
         self._deadline.timeout.connect(self._overrun)
-        self._wanted: tuple[int, str] | None = None  # (id, request line) not yet sent
+        # the latest request not yet sent: (id, request line), or (id, problems) known without the worker
+        self._wanted: tuple[int, str | list[Problem]] | None = None
         self._running: int | None = None  # id of the request the worker is on
         self._next_id = 0
         self._process: QProcess | None = None
         self._ready = False
         self._buffer = b""
+        # the running worker, in a plain list that outlives this object's C++ half: when the editor is destroyed
+        # without a close (its window closes, not it), the worker is still stopped, before Qt would warn
+        self._live: list[QProcess] = []
+        self.destroyed.connect(partial(_reap, self._live))
 
     def request(self, value: Any, schema: dict[str, Any] | None) -> None:
-        """Asks for a validation of `value`; earlier requests not yet answered are superseded."""
+        """Asks for a validation of `value`; earlier requests not yet answered are superseded. The answer
+        always comes later, through `finished`, never during this call."""
         self._next_id += 1
+        answer: str | list[Problem]
         if schema is None:
-            self._wanted = None
-            self._debounce.stop()
-            self.finished.emit([])
-            return
-        try:
-            line = json.dumps({"id": self._next_id, "schema": schema, "value": value}) + "\n"
-        except (TypeError, ValueError) as error:
-            self.finished.emit([((), f"not JSON: {error}")])
-            return
-        self._wanted = (self._next_id, line)
+            answer = []  # nothing to validate against
+        else:
+            try:
+                answer = json.dumps({"id": self._next_id, "schema": schema, "value": value}) + "\n"
+            except (TypeError, ValueError) as error:
+                answer = [((), f"not JSON: {error}")]
+        self._wanted = (self._next_id, answer)
         self._debounce.start()
 
     def shutdown(self) -> None:
         """Stops the worker (it also stops by itself when this process ends and its stdin closes)."""
         self._debounce.stop()
         self._deadline.stop()
-        if self._process is not None:
-            self._stop(self._process)
-            self._process.waitForFinished(500)  # SIGKILLed: a few ms; spares Qt's "destroyed while running"
-            self._process = None
+        _reap(self._live)
+        self._process, self._running, self._ready = None, None, False  # a later request starts a new worker
 
     def _worker(self) -> QProcess:
         if self._process is None:
@@ -74,18 +77,25 @@ class Validator(QObject):
             process.readyReadStandardOutput.connect(lambda: self._read(process))
             process.errorOccurred.connect(lambda error: self._failed(process, error))
             self._process, self._ready, self._buffer = process, False, b""
+            self._live[:] = [process]
             process.start()
         return self._process
 
     def _send(self) -> None:
-        if self._wanted is None or self._running is not None:
+        if self._wanted is None:
+            return
+        ident, answer = self._wanted
+        if isinstance(answer, list):
+            self._wanted = None
+            self.finished.emit(answer)
+            return
+        if self._running is not None:
             return  # the answer to the running request sends the wanted one
         process = self._worker()
         if not self._ready:
             return  # sent once the worker says it is ready
-        self._running, line = self._wanted
-        self._wanted = None
-        process.write(line.encode())
+        self._running, self._wanted = ident, None
+        process.write(answer.encode())
         self._deadline.start()
 
     def _read(self, process: QProcess) -> None:
@@ -108,7 +118,8 @@ class Validator(QObject):
 
     def _overrun(self) -> None:
         if self._process is not None:
-            self._stop(self._process)
+            _stop(self._process)
+            self._live.clear()
             self._process = None
         stale = self._running != self._next_id
         self._running = None
@@ -120,16 +131,28 @@ class Validator(QObject):
     def _failed(self, process: QProcess, error: QProcess.ProcessError) -> None:
         if process is not self._process or (error == QProcess.ProcessError.Crashed and self._running is None):
             return
-        self._process = None
-        self._running = None
+        _stop(process)
+        self._live.clear()
+        self._process, self._running, self._ready = None, None, False  # a later request starts a new worker
         self._deadline.stop()
-        process.deleteLater()
         self.finished.emit([((), f"validation unavailable: {process.errorString()}")])
 
-    @staticmethod
-    def _stop(process: QProcess) -> None:
-        process.readyReadStandardOutput.disconnect()
-        process.errorOccurred.disconnect()
-        process.closeWriteChannel()
-        process.kill()
-        process.finished.connect(process.deleteLater)
+
+def _stop(process: QProcess) -> None:
+    """Kills a worker without waiting; its output is no longer read, and it deletes itself once it has ended."""
+    if process.property("stopped"):
+        return
+    process.setProperty("stopped", True)
+    process.readyReadStandardOutput.disconnect()
+    process.errorOccurred.disconnect()
+    process.finished.connect(process.deleteLater)
+    process.closeWriteChannel()
+    process.kill()
+
+
+def _reap(live: list[QProcess], *_: object) -> None:
+    """Kills the workers in `live` and waits for them (a few ms after SIGKILL)."""
+    for process in live:
+        _stop(process)
+        process.waitForFinished(500)
+    live.clear()

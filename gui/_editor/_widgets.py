@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from ._base import FieldEditor
-from ._containers import ArrayEditor, ChoiceEditor, Kit, NullableEditor, ObjectEditor
+from ._containers import ArrayEditor, Kit, ObjectEditor
 from ._field import MISSING, Field, type_of
 from ._leaves import (
     BooleanEditor,
@@ -25,6 +25,7 @@ from ._leaves import (
     TextEditor,
     parse_date_time,
 )
+from ._wrappers import ChoiceEditor, NullableEditor
 
 Factory = Callable[[Field], FieldEditor]
 

@@ -516,3 +516,14 @@ def test_a_null_group_is_hidden_until_unticked(editor: DataEditor, qtbot: Any) -
     nullable.findChild(QCheckBox).click()
     assert not nullable.inner.isHidden()
     assert editor.value() == {"order": {}}
+
+
+def test_tooltips_list_the_constraints(editor: DataEditor) -> None:
+    """A field's tooltip gives its description, bounds, pattern and whether it is required."""
+    schema = {
+        "type": "object",
+        "properties": {"n": {"type": "number", "minimum": 0, "exclusiveMaximum": 10, "description": "How many"}},
+        "required": ["n"],
+    }
+    editor.set_value({"n": 1}, schema)
+    assert at(editor, "n").toolTip() == "How many\n≥ 0, < 10\nrequired"

@@ -143,3 +143,24 @@ def test_the_parse_error_spot_is_marked(editor: DataEditor) -> None:
     assert marks[0].cursor.selectionStart() == 8  # line 1, column 9: the second comma
     editor.json.text.setPlainText('{"n": 1, "m": 2}')
     assert editor.json.text.extraSelections() == []
+
+
+def test_reformatting_the_text_is_not_an_edit(editor: DataEditor, qtbot: Any) -> None:
+    """Text that parses to the same value (other spacing) emits nothing."""
+    editor.set_value({"name": "Maya", "n": 1}, SCHEMA)
+    with qtbot.assertNotEmitted(editor.value_edited):
+        editor.json.text.setPlainText('{"name":"Maya","n":1}')
+
+
+def test_a_form_edit_replaces_invalid_json_text(editor: DataEditor, qtbot: Any) -> None:
+    """After a parse error, an edit in the form writes the new value over the broken text."""
+    editor.set_value({"name": "Maya", "n": 1}, SCHEMA)
+    editor.json.text.setPlainText('{"name": ')
+    editor.tabs.setCurrentWidget(editor.form)
+    line = editor.form.locate(("name",)).editor.findChild(QLineEdit)
+    line.selectAll()
+    qtbot.keyClicks(line, "Zoe")
+    editor.tabs.setCurrentWidget(editor.json)
+    assert json.loads(editor.json.text.toPlainText()) == {"name": "Zoe", "n": 1}
+    assert editor.json.problem is None
+    assert not editor.json.status.isVisible()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 from typing import Any
 
 import pytest
@@ -160,7 +162,7 @@ def test_a_late_answer_for_an_older_schema_is_dropped(qtbot: Any, editor: DataEd
     editor.set_value({"code": "a" * 40 + "!"}, CATASTROPHIC)
     qtbot.waitUntil(lambda: editor.validator._running is not None, timeout=WAIT)  # sent, and stuck
     editor.set_value({"x": 1}, None)
-    assert reports == [[]]
+    qtbot.waitUntil(lambda: reports == [[]], timeout=WAIT)
     # the stuck request times out silently; the next validation is the next thing reported
     problems = load(qtbot, editor, {"orderId": 5}, SCHEMA)
     assert reports == [[], problems]
@@ -227,3 +229,57 @@ def test_an_ambiguous_one_of_failure_shows_at_the_choice(qtbot: Any, editor: Dat
     messages = editor.form.locate(("pay",)).messages
     assert len(messages) == 1
     assert "is not valid under any of the given schemas" in messages[0]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_the_worker_ends_with_its_editor(qtbot: Any, qtlog: Any) -> None:
+    """Destroying the editor (without closing it) stops its worker process cleanly, before Qt would have to."""
+    widget = DataEditor()
+    with qtbot.waitSignal(widget.validation_changed, timeout=WAIT):
+        widget.set_value({"a": 1}, {"type": "object"})
+    pid = widget.validator._process.processId()
+    assert _alive(pid)
+    gone: list[bool] = []
+    widget.destroyed.connect(lambda: gone.append(True))
+    widget.deleteLater()
+    qtbot.waitUntil(lambda: gone == [True])
+    assert not _alive(pid)
+    assert not [r for r in qtlog.records if "Destroyed while process" in r.message]
+
+
+def test_validation_resumes_after_a_close(qtbot: Any, editor: DataEditor) -> None:
+    """An editor closed mid-validation (its worker stopped) and shown again validates again."""
+    load(qtbot, editor, {"code": "aaa"}, CATASTROPHIC)
+    editor.set_value({"code": "a" * 40 + "!"}, CATASTROPHIC)
+    qtbot.waitUntil(lambda: editor.validator._running is not None, timeout=WAIT)
+    editor.close()
+    editor.show()
+    assert load(qtbot, editor, {"orderId": 1}, SCHEMA) == [(("orderId",), "1 is not of type 'string'")]
+
+
+def test_set_value_never_reports_during_the_call(qtbot: Any, editor: DataEditor) -> None:
+    """validation_changed comes after set_value returns, even when there is nothing to validate."""
+    reports: list[Any] = []
+    editor.validation_changed.connect(reports.append)
+    editor.set_value({"x": 1}, None)
+    assert reports == []
+    qtbot.waitUntil(lambda: reports == [[]], timeout=WAIT)
+
+
+def test_a_crashed_worker_is_reported_and_replaced(qtbot: Any, editor: DataEditor) -> None:
+    """A worker that dies mid-validation is reported in the summary, and the next validation starts a new one."""
+    load(qtbot, editor, {"code": "aaa"}, CATASTROPHIC)
+    editor.set_value({"code": "a" * 40 + "!"}, CATASTROPHIC)
+    qtbot.waitUntil(lambda: editor.validator._running is not None, timeout=WAIT)
+    with qtbot.waitSignal(editor.validation_changed, timeout=WAIT) as blocker:
+        os.kill(editor.validator._process.processId(), signal.SIGKILL)
+    assert blocker.args[0][0][1].startswith("validation unavailable")
+    assert "validation unavailable" in editor.form.summary.text()
+    assert load(qtbot, editor, {"code": "b"}, CATASTROPHIC) == [(("code",), "'b' does not match '^(a+)+$'")]
