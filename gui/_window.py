@@ -347,6 +347,7 @@ class MainWindow(QMainWindow):
         self.save_layout()
         self.diagnostics.shutdown()
         self.llm_view.runner.shutdown()
+        self.editor.close()  # stops its validation worker process
         self.session.close()
         event.accept()
 
