@@ -46,6 +46,7 @@ class StateNode:
     row: int = 0
     children: list[StateNode] = field(default_factory=list)
     _source: int | bool | None = False  # False: not looked up yet
+    text: str | None = None  # the value column, made once
 
     @property
     def key(self) -> str:
@@ -159,42 +160,57 @@ class StateModel(QAbstractItemModel):
         return None
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        node = self.getItem(index)
-        if node is None:
-            return None
-        column = index.column()
-        if role == Qt.ItemDataRole.DisplayRole:
-            if column == 0:
-                return node.label
-            if column == 1:
-                return _value_text(node.value)
+        # One small function per role, looked up by the role's int: views ask for a dozen roles per cell
+        # on every repaint, and most of them have nothing to say.
+        handler = _ROLES.get(int(role))
+        node = self.getItem(index) if handler is not None else None
+        return None if node is None or handler is None else handler(self, node, index.column())
+
+    def _display(self, node: StateNode, column: int) -> Any:
+        if column == 0:
+            return node.label
+        if column == 1:
+            if node.text is None:
+                node.text = _value_text(node.value)
+            return node.text
+        source = self.source_of(node)
+        return "" if source is None else f"#{source}"
+
+    def _tooltip(self, node: StateNode, column: int) -> Any:
+        if column == 2:
             source = self.source_of(node)
-            return "" if source is None else f"#{source}"
-        if role == Qt.ItemDataRole.ToolTipRole:
-            if column == 2:
-                source = self.source_of(node)
-                return None if source is None else f"Set by message {source}; click to jump there"
-            text = json.dumps(node.value, ensure_ascii=False, indent=2) if node.value is not MISSING else ""
-            return node.key + ("\n" + text[:2000] if text else "")
-        if role == NodeRole:
-            return node
-        if role == SourceRole:
-            return self.source_of(node)
-        if role == PathRole:
-            return node.key
-        if role == ChangedRole:
-            return self._selected is not None and self.source_of(node) == self._selected
-        if role == Qt.ItemDataRole.BackgroundRole:
-            if self._selected is not None and self.source_of(node) == self._selected:
-                return QBrush(QColor(250, 204, 21, 70))  # the selected message set this
-            return None
-        if role == Qt.ItemDataRole.FontRole and column == 0 and node.parent is None:
-            font = QFont()
-            font.setBold(True)
-            return font
-        if role == Qt.ItemDataRole.ForegroundRole and column == 2:
-            return QBrush(QColor("#4f6bed"))
-        return None
+            return None if source is None else f"Set by message {source}; click to jump there"
+        text = json.dumps(node.value, ensure_ascii=False, indent=2) if node.value is not MISSING else ""
+        return node.key + ("\n" + text[:2000] if text else "")
+
+    def _changed(self, node: StateNode, column: int) -> bool:
+        return self._selected is not None and self.source_of(node) == self._selected
+
+    def _background(self, node: StateNode, column: int) -> Any:
+        return _CHANGED_BRUSH if self._changed(node, column) else None  # the selected message set this
+
+    def _font(self, node: StateNode, column: int) -> Any:
+        return _BOLD if column == 0 and node.parent is None else None
+
+    def _foreground(self, node: StateNode, column: int) -> Any:
+        return _LINK_BRUSH if column == 2 else None
+
+
+_CHANGED_BRUSH = QBrush(QColor(250, 204, 21, 70))
+_LINK_BRUSH = QBrush(QColor("#4f6bed"))
+_BOLD = QFont()
+_BOLD.setBold(True)
+_ROLES: dict[int, Any] = {
+    int(Qt.ItemDataRole.DisplayRole): StateModel._display,
+    int(Qt.ItemDataRole.ToolTipRole): StateModel._tooltip,
+    int(Qt.ItemDataRole.BackgroundRole): StateModel._background,
+    int(Qt.ItemDataRole.FontRole): StateModel._font,
+    int(Qt.ItemDataRole.ForegroundRole): StateModel._foreground,
+    int(NodeRole): lambda model, node, column: node,
+    int(SourceRole): lambda model, node, column: model.source_of(node),
+    int(PathRole): lambda model, node, column: node.key,
+    int(ChangedRole): StateModel._changed,
+}
 
 
 def _value_text(value: Any) -> str:
