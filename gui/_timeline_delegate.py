@@ -10,7 +10,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetrics, QIcon, QPainter, QPalette
 from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
 from ._theme import type_color
-from ._timeline_model import InstanceRole, IsOutputRole, KindRole, MessageIndexRole, SummaryRole, TypeRole
+from ._timeline_model import LookRole
 
 _Index = QModelIndex | QPersistentModelIndex
 _PAD = 6
@@ -41,34 +41,29 @@ class TimelineDelegate(QStyledItemDelegate):
         metrics = QFontMetrics(font)
         painter.save()
         x = rect.left() + _PAD
-        message_index = index.data(MessageIndexRole)
+        message_index, kind, instance, summary, colour, decoration = index.data(LookRole)
         if self.show_numbers:
             gutter = metrics.horizontalAdvance("000000")
-            if isinstance(message_index, int) and message_index >= 0 and index.parent() == QModelIndex():
+            if message_index >= 0:
                 painter.setPen(dim)
                 painter.drawText(QRect(x, rect.top(), gutter, rect.height()),
                                  Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, str(message_index))
             x += gutter + _PAD
-        decoration = index.data(Qt.ItemDataRole.DecorationRole)
         if isinstance(decoration, QIcon):
             top = rect.top() + (rect.height() - _ICON) // 2
             decoration.paint(painter, QRect(x, top, _ICON, _ICON))
         x += _ICON + _PAD
-        message_type = str(index.data(TypeRole))
-        color = type_color("output" if index.data(IsOutputRole) else message_type)
+        color = type_color(colour)
         bold = QFont(font)
         bold.setBold(True)
         painter.setFont(bold)
         painter.setPen(text_color if selected else color.darker(115) if _light(palette) else color.lighter(125))
-        kind = str(index.data(KindRole) or "")
         kind_width = QFontMetrics(bold).horizontalAdvance(kind)
         painter.drawText(QRect(x, rect.top(), kind_width + 2, rect.height()), Qt.AlignmentFlag.AlignVCenter, kind)
         x += kind_width + _PAD
         painter.setFont(font)
-        instance = str(index.data(InstanceRole) or "")
         if instance:
             x = _badge(painter, metrics, instance, x, rect, color, selected) + _PAD
-        summary = str(index.data(SummaryRole) or "")
         painter.setPen(dim if not selected else text_color)
         room = rect.right() - x - _PAD
         if room > 0:

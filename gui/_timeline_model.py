@@ -29,6 +29,8 @@ TypeRole = Qt.ItemDataRole.UserRole + 4  # the message's `type` ("call" for call
 MessageIndexRole = Qt.ItemDataRole.UserRole + 5  # the message index a row stands for (-1: solution row)
 ItemRole = Qt.ItemDataRole.UserRole + 6  # the engine object: the message dict or the call
 IsOutputRole = Qt.ItemDataRole.UserRole + 7  # whether a data message is the output of a call
+# Everything the delegate paints, in one call: (number or -1, kind, instance, summary, colour key, icon).
+LookRole = Qt.ItemDataRole.UserRole + 8
 
 MIME_TYPE = "application/x-contextdeck-rows"
 # internalId of a top-level row; a child row's internalId is its parent message's stable id (ids start at 1);
@@ -156,6 +158,8 @@ class TimelineModel(QAbstractItemModel):
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():
             return None
+        if role == LookRole:
+            return self._look(index)
         if index.internalId() != _TOP:
             return self._call_data(index, role)
         if index.row() == self._count():
@@ -186,6 +190,14 @@ class TimelineModel(QAbstractItemModel):
             text = json.dumps(message, ensure_ascii=False, indent=2)
             return text if len(text) < 2000 else text[:2000] + "\n…"
         return None
+
+    def _look(self, index: _Index) -> tuple[int, str, str, str, str, Any]:
+        top = index.internalId() == _TOP
+        number = self.data(index, MessageIndexRole) if top else -1
+        kind_of_row = self.data(index, TypeRole)
+        colour = "output" if self.data(index, IsOutputRole) else kind_of_row
+        return (number, self.data(index, KindRole), self.data(index, InstanceRole), self.data(index, SummaryRole),
+                colour, self.data(index, Qt.ItemDataRole.DecorationRole))
 
     def _call_data(self, index: _Index, role: int) -> Any:
         call = self.getItem(index)
