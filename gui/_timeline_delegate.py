@@ -41,7 +41,9 @@ class TimelineDelegate(QStyledItemDelegate):
         metrics = QFontMetrics(font)
         painter.save()
         x = rect.left() + _PAD
-        message_index, kind, instance, summary, colour, decoration = index.data(LookRole)
+        message_index, kind, instance, summary, colour, decoration, future = index.data(LookRole)
+        if future and not selected:
+            painter.setOpacity(0.45)  # after the time cursor: not part of what the views show
         if self.show_numbers:
             gutter = metrics.horizontalAdvance("000000")
             if message_index >= 0:

@@ -29,7 +29,8 @@ TypeRole = Qt.ItemDataRole.UserRole + 4  # the message's `type` ("call" for call
 MessageIndexRole = Qt.ItemDataRole.UserRole + 5  # the message index a row stands for (-1: solution row)
 ItemRole = Qt.ItemDataRole.UserRole + 6  # the engine object: the message dict or the call
 IsOutputRole = Qt.ItemDataRole.UserRole + 7  # whether a data message is the output of a call
-# Everything the delegate paints, in one call: (number or -1, kind, instance, summary, colour key, icon).
+# Everything the delegate paints, in one call:
+# (number or -1, kind, instance, summary, colour key, icon, after the time cursor).
 LookRole = Qt.ItemDataRole.UserRole + 8
 
 MIME_TYPE = "application/x-contextdeck-rows"
@@ -51,6 +52,7 @@ class TimelineModel(QAbstractItemModel):
         self._rows_by_id: dict[int, int] = {}
         self._hidden_children: int | None = None  # a plan row whose children are being replaced
         self._gap: int | None = None  # a message hidden from views while it moves (see `_moving`)
+        self._cursor: int | None = None  # the time cursor, for painting (see `set_cursor`)
         for signal, slot in (
             (context.inserting, self._inserting), (context.inserted, self._inserted),
             (context.removing, self._removing), (context.removed, self._removed),
@@ -191,13 +193,21 @@ class TimelineModel(QAbstractItemModel):
             return text if len(text) < 2000 else text[:2000] + "\n…"
         return None
 
-    def _look(self, index: _Index) -> tuple[int, str, str, str, str, Any]:
+    def set_cursor(self, message: int | None) -> None:
+        """Rows after `message` (the time cursor) are painted as the future; None: no cursor."""
+        if message != self._cursor:
+            self._cursor = message
+            if self.rowCount():
+                self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, 0), [LookRole])
+
+    def _look(self, index: _Index) -> tuple[int, str, str, str, str, Any, bool]:
         top = index.internalId() == _TOP
         number = self.data(index, MessageIndexRole) if top else -1
         kind_of_row = self.data(index, TypeRole)
         colour = "output" if self.data(index, IsOutputRole) else kind_of_row
+        future = self._cursor is not None and top and (number > self._cursor or number < 0)
         return (number, self.data(index, KindRole), self.data(index, InstanceRole), self.data(index, SummaryRole),
-                colour, self.data(index, Qt.ItemDataRole.DecorationRole))
+                colour, self.data(index, Qt.ItemDataRole.DecorationRole), future)
 
     def _call_data(self, index: _Index, role: int) -> Any:
         call = self.getItem(index)

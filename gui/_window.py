@@ -296,6 +296,8 @@ class MainWindow(QMainWindow):
         self._refresh_timer.stop()
         self._select_timer.stop()
         context, at = self.context(), self.at()
+        if self._model is not None:
+            self._model.set_cursor(self.cursor())
         self.state_view.refresh(context, at, self.selected_message())
         self.llm_view.show_context(context, at)
         self.watches.model.set_cursor(at)

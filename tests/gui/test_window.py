@@ -390,3 +390,15 @@ def test_the_timeline_context_menu_offers_the_edits(window: MainWindow) -> None:
     window.timeline.table.actions()[0].trigger()
     assert window.context()[1] == {"type": "text", "role": "user", "text": ""}
     assert window.selected_message() == 1
+
+
+def test_rows_after_the_cursor_are_marked_as_the_future(qtbot: Any, window: MainWindow) -> None:
+    """Selecting message 1 marks later rows for dimming; following the latest marks none."""
+    from contextdeck.gui._timeline_model import LookRole
+
+    model = window.timeline.model()
+    assert model is not None
+    window.select_message(1)
+    qtbot.waitUntil(lambda: [model.index(row, 0).data(LookRole)[-1] for row in range(3)] == [False, False, True])
+    window.set_follow_latest(True)
+    assert [model.index(row, 0).data(LookRole)[-1] for row in range(len(ORDERED))] == [False] * len(ORDERED)
