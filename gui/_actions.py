@@ -102,12 +102,12 @@ def build_actions(window: MainWindow) -> dict[str, QAction]:
     toolbar.setObjectName("MainToolBar")
     toolbar.setIconSize(QSize(18, 18))
     toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonIconOnly)
-    for name in ("new", "open", "save", None, "undo", "redo", None, "insert_data", "duplicate", "delete", "move_up",
-                 "move_down", None, "follow"):
-        if name is None:
+    for entry in ("new", "open", "save", None, "undo", "redo", None, "insert_data", "duplicate", "delete", "move_up",
+                  "move_down", None, "follow"):
+        if entry is None:
             toolbar.addSeparator()
         else:
-            toolbar.addAction(actions[name])
+            toolbar.addAction(actions[entry])
     window.addToolBar(toolbar)
     for action in actions.values():  # shortcuts in tooltips, so they can be learnt
         if not action.shortcut().isEmpty():

@@ -29,7 +29,7 @@ class Banner(QFrame):
         self._layout.addWidget(close)
         self.hide()
 
-    def show_message(self, text: str, actions: dict[str, Callable[[], None]] | None = None) -> None:
+    def show_message(self, text: str, actions: dict[str, Callable[[], object]] | None = None) -> None:
         """Show `text` with one button per action (clicking one runs it and dismisses the banner)."""
         for button in self._buttons:
             button.deleteLater()

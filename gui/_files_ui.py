@@ -3,6 +3,7 @@ external changes, recovery at start, and errors shown without blocking (status b
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -167,7 +168,7 @@ class FilesUI(QObject):
 
     def _save_failed(self, message: str) -> None:
         self.window.statusBar().showMessage(message, 10000)
-        actions = {}
+        actions: dict[str, Callable[[], object]] = {}
         if self.session.externally_modified():
             actions = {"Overwrite": lambda: self.session.save(force=True), "Save As…": self.save_as_dialog}
         self.window.banner.show_message(f"<b>Not saved.</b> {message}", actions)
@@ -175,6 +176,8 @@ class FilesUI(QObject):
     def _externally_modified(self, message: str) -> None:
         self.window.statusBar().showMessage(message, 10000)
         path = self.session.path
-        actions = {"Reload": lambda: path is not None and self.open_path(path)} if path and path.exists() else {}
+        actions: dict[str, Callable[[], object]] = {}
+        if path is not None and path.exists():
+            actions["Reload"] = lambda: self.open_path(path)
         self.window.banner.show_message(f"<b>Changed outside ContextDeck.</b> {message} "
                                         "Your version is kept until you reload or save.", actions)

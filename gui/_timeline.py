@@ -201,7 +201,7 @@ class TimelinePanel(QWidget):
     def _detach_calls(self) -> None:
         # Without its root the calls view would show (and lay out) every message: let go of the model.
         self.calls.hide()
-        self.calls.setModel(None)  # type: ignore[arg-type]
+        self.calls.setModel(None)
 
     def _rows_leaving(self, parent: QModelIndex, first: int, last: int) -> None:
         root = self.calls.rootIndex()

@@ -25,19 +25,19 @@ class TimelineDelegate(QStyledItemDelegate):
         self.show_numbers = True
 
     def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:
-        return QSize(200, row_height(option.fontMetrics))  # type: ignore[attr-defined]
+        return QSize(200, row_height(option.fontMetrics))
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index) -> None:
-        widget = option.widget  # type: ignore[attr-defined]
+        widget = option.widget
         style = widget.style() if widget is not None else QApplication.style()
         style.drawPrimitive(QStyle.PrimitiveElement.PE_PanelItemViewItem, option, painter, widget)
-        rect: QRect = option.rect  # type: ignore[attr-defined]
-        palette: QPalette = option.palette  # type: ignore[attr-defined]
-        selected = bool(option.state & QStyle.StateFlag.State_Selected)  # type: ignore[attr-defined]
+        rect: QRect = option.rect
+        palette: QPalette = option.palette
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
         text_color = palette.color(QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text)
         dim = QColor(text_color)
         dim.setAlphaF(0.6)
-        font = QFont(option.font)  # type: ignore[attr-defined]
+        font = QFont(option.font)
         metrics = QFontMetrics(font)
         painter.save()
         x = rect.left() + _PAD

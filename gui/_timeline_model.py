@@ -352,6 +352,5 @@ def _label(message: dict[str, Any], kind: str | None) -> str:
 
 
 def _solution_calls(solution: Any) -> list[Any] | None:
-    if isinstance(solution, dict) and isinstance(solution.get("calls"), list):
-        return solution["calls"]
-    return None
+    calls = solution.get("calls") if isinstance(solution, dict) else None
+    return calls if isinstance(calls, list) else None

@@ -123,7 +123,10 @@ class MainWindow(QMainWindow):
         dock.setWidget(widget)
         self.addDockWidget(area, dock)
         view = self._menus["View"]
-        view.insertAction(view.actions()[0] if view.actions() else None, dock.toggleViewAction())
+        if view.actions():
+            view.insertAction(view.actions()[0], dock.toggleViewAction())
+        else:
+            view.addAction(dock.toggleViewAction())
         return dock
 
     def menu(self, name: str) -> QMenu:
@@ -140,24 +143,24 @@ class MainWindow(QMainWindow):
         if self._selected_id is None:
             return None
         try:
-            return self.context().index_of(self._selected_id)
+            return int(self.context().index_of(self._selected_id))
         except KeyError:
             return None
 
-    def cursor(self) -> int | None:
+    def time_cursor(self) -> int | None:
         """The message the views show the context as of, or None when they follow the latest."""
         return None if self._follow else self.selected_message()
 
     def at(self) -> int | None:
         """The cursor as the engine's `at` (a count of messages), None for all."""
-        cursor = self.cursor()
+        cursor = self.time_cursor()
         return None if cursor is None else cursor + 1
 
     def set_follow_latest(self, follow: bool) -> None:
         if follow != self._follow:
             self._follow = follow
             self.actions_by_name["follow"].setChecked(follow)
-            self.cursorChanged.emit(self.cursor())
+            self.cursorChanged.emit(self.time_cursor())
             self._refresh_views()
 
     # -- the document ------------------------------------------------------------------------------
@@ -200,7 +203,7 @@ class MainWindow(QMainWindow):
             self._show_message(message)
             self.messageSelected.emit(message)
         if not self._follow:
-            self.cursorChanged.emit(self.cursor())
+            self.cursorChanged.emit(self.time_cursor())
         # The state and watches follow on the next turn of the event loop (not after the edit debounce):
         # the editor shows first, and neither step holds the GUI thread for long.
         self._select_timer.start()
@@ -297,7 +300,7 @@ class MainWindow(QMainWindow):
         self._select_timer.stop()
         context, at = self.context(), self.at()
         if self._model is not None:
-            self._model.set_cursor(self.cursor())
+            self._model.set_cursor(self.time_cursor())
         self.state_view.refresh(context, at, self.selected_message())
         self.llm_view.show_context(context, at)
         self.watches.model.set_cursor(at)
