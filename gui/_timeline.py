@@ -70,6 +70,7 @@ class TimelinePanel(QWidget):
     """Filter box, message table, calls of the selected row. Emits `currentChanged(row index)`."""
 
     currentChanged = Signal(QModelIndex)  # an index of the TimelineModel (invalid when none)
+    callActivated = Signal(QModelIndex)  # a call row clicked in the calls list
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -110,8 +111,9 @@ class TimelinePanel(QWidget):
         calls_delegate.show_numbers = False
         self.calls.setItemDelegate(calls_delegate)
         self.calls.setIndentation(0)
+        self.calls.clicked.connect(self.callActivated)
         self.calls.hide()
-        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter = self._splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(self.table)
         splitter.addWidget(self.calls)
         splitter.setStretchFactor(0, 4)
@@ -195,6 +197,10 @@ class TimelinePanel(QWidget):
                 self.calls.setModel(self._model)
             self.calls.setRootIndex(index)
             self.calls.show()
+            sizes = self._splitter.sizes()
+            if sizes[1] == 0:  # the first time, or after the user collapsed it: give the calls a third
+                total = sum(sizes)
+                self._splitter.setSizes([total - total // 3, total // 3])
         else:
             self._detach_calls()
 

@@ -7,6 +7,7 @@ Public hooks for other panels (the call inspector): `session`, `context()`, `add
 from __future__ import annotations
 
 import gc
+from html import escape
 from typing import Any
 
 from PySide6.QtCore import QByteArray, QModelIndex, QSettings, Qt, QTimer, Signal
@@ -98,6 +99,7 @@ class MainWindow(QMainWindow):
             "insert_text", "insert_data", "duplicate", "delete", "move_up", "move_down")])
 
         self.timeline.currentChanged.connect(self._current_changed)
+        self.timeline.callActivated.connect(self._show_item)
         self.state_view.jumpRequested.connect(self.select_message)
         self.watches.jumpRequested.connect(self.select_message)
         self.editor.value_edited.connect(self._editor_edited)
@@ -174,7 +176,7 @@ class MainWindow(QMainWindow):
             self._model.detach()
         context = self.context()
         self._model = TimelineModel(context, self.session.document.solution, self)
-        self._model.moveRequested.connect(lambda src, dst: self.apply_edit(Move(src, dst)))
+        self._model.moveRequested.connect(self._move_requested)
         context.replaced.connect(self._message_replaced)
         self.timeline.set_model(self._model)
         self._selected_id = None
@@ -216,11 +218,11 @@ class MainWindow(QMainWindow):
             return
         message, info = self.context()[index], self.context().info(index)
         value, schema = editable_value(message, info)
-        what = info.kind if info.kind is not None else str(message.get("type"))
-        badge = f" <span style='color:#8b5cf6'>[{info.instance}]</span>" if info.instance is not None else ""
+        what = escape(info.kind if info.kind is not None else str(message.get("type")))
+        badge = f" <span style='color:#8b5cf6'>[{escape(info.instance)}]</span>" if info.instance is not None else ""
         part = "payload" if info.kind is not None else "whole message"
         description = message.get("description")
-        note = f" — {description}" if isinstance(description, str) else ""
+        note = f" — {escape(description)}" if isinstance(description, str) else ""
         self.editor_title.setText(f"<b>#{index} · {what}</b>{badge} <span style='color:gray'>({part}){note}</span>")
         self.editor.set_value(value, schema)
         self.editor.set_read_only(False)
@@ -247,6 +249,9 @@ class MainWindow(QMainWindow):
             self.select_message(target.dst)
         elif isinstance(target, Remove) and len(self.context()):
             self.select_message(min(target.index, len(self.context()) - 1))
+
+    def _move_requested(self, src: int, dst: int) -> None:
+        self.apply_edit(Move(src, dst))
 
     def _editor_edited(self, value: Any) -> None:
         index = self.selected_message()

@@ -402,3 +402,17 @@ def test_rows_after_the_cursor_are_marked_as_the_future(qtbot: Any, window: Main
     qtbot.waitUntil(lambda: [model.index(row, 0).data(LookRole)[-1] for row in range(3)] == [False, False, True])
     window.set_follow_latest(True)
     assert [model.index(row, 0).data(LookRole)[-1] for row in range(len(ORDERED))] == [False] * len(ORDERED)
+
+
+def test_a_plan_shows_its_calls_and_a_call_opens_read_only(qtbot: Any, window: MainWindow, examples: Path) -> None:
+    """Selecting the refund plan lists its five calls; clicking one shows it in the editor, read-only."""
+    open_doc(qtbot, window, examples / "refund_workflow.json")
+    window.select_message(4)
+    calls = window.timeline.calls
+    assert calls.isVisibleTo(window)
+    assert calls.model().rowCount(calls.rootIndex()) == 5
+    first = calls.model().index(0, 0, calls.rootIndex())
+    qtbot.waitUntil(lambda: not calls.visualRect(first).isEmpty())
+    qtbot.mouseClick(calls.viewport(), Qt.MouseButton.LeftButton, pos=calls.visualRect(first).center())
+    assert window.editor.value()["_tool"] == "lookupOrder"
+    assert "read-only" in window.editor_title.text()
