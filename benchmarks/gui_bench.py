@@ -1,0 +1,214 @@
+"""GUI benchmark (offscreen): the workbench on a 100,000-message document.
+
+Run: `QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/gui_bench.py [--messages N] [--views]`.
+Prints one line per measurement (milliseconds on the GUI thread) and the targets of issue 5:
+window ready <= 3 s after parse; no single operation blocks > 16 ms; selection updates editor and state <= 50 ms.
+`--views` also times QTreeView, QTableView and QListView over the timeline model (docs/workbench.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from PySide6.QtCore import QEventLoop, QSettings, QTimer
+from PySide6.QtWidgets import QApplication, QHeaderView, QListView, QTableView, QTreeView
+
+from contextdeck.engine import Context, Insert, Move, Remove
+from contextdeck.gui._app import create_window
+from contextdeck.gui._timeline_model import TimelineModel
+
+
+def make_messages(count: int) -> list[dict[str, Any]]:
+    """A long agent run: text turns, per-instance state, outputs of calls, a tool and a plan."""
+    messages: list[dict[str, Any]] = [
+        {"type": "text", "role": "system", "text": "You moderate posts."},
+        {"type": "tool", "tool": {"classify": {"type": "object", "properties": {"text": {"type": "string"}}}}},
+        {"type": "state", "data": {"policy": {"strict": True}, "counts": {}},
+         "schema": {"type": "object", "properties": {"policy": {"type": "object"}}}},
+    ]
+    index = 0
+    while len(messages) < count - 1:
+        instance = f"p{index % 50}"
+        kind = index % 4
+        if kind == 0:
+            messages.append({"type": "text", "role": "user", "text": f"Post {index}: is this fine?"})
+        elif kind == 1:
+            messages.append({"type": "input", "_instance": instance, "input": {"post": index, "text": "hello"}})
+        elif kind == 2:
+            messages.append({"type": "state", "_instance": instance, "data": {"label": "ok", "n": index}})
+        else:
+            messages.append({"type": "data", "kind": "state", "_instance": instance, "data": {"verdict": "ok"},
+                             "_call": {"_tool": "classify", "_outputPath": "†state.verdict"},
+                             "_outputPath": "†state.verdict", "_date": "2026-01-01T00:00:00Z"})
+        index += 1
+    messages.append({"type": "plan", "plan": [{"_tool": "classify", "text": "†input.text",
+                                               "_outputPath": "†state.verdict"}]})
+    return messages
+
+
+class Bench:
+    """Times operations two ways: the call itself, and the longest time the GUI thread was blocked
+    while the operation and everything it scheduled (timers, slices, repaints) ran to the end."""
+
+    def __init__(self, app: QApplication) -> None:
+        self.app = app
+        self.results: dict[str, list[tuple[float, float]]] = {}
+        self._ticks: list[float] = []
+        self._heart = QTimer(interval=0)  # fires on every turn of the event loop
+        self._heart.timeout.connect(self._tick)
+
+    def _tick(self) -> None:
+        self._ticks.append(time.perf_counter())
+
+    def time(self, name: str, run: Callable[[], object], settle_ms: int = 150) -> None:
+        self._ticks = [time.perf_counter()]
+        self._heart.start()
+        start = time.perf_counter()
+        run()
+        call = (time.perf_counter() - start) * 1000
+        self._ticks.append(time.perf_counter())
+        end = time.perf_counter() + settle_ms / 1000
+        while time.perf_counter() < end:
+            self.app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 5)
+        self._heart.stop()
+        blocked = max(b - a for a, b in itertools.pairwise(self._ticks)) * 1000
+        self.results.setdefault(name, []).append((call, blocked))
+
+    def report(self) -> None:
+        print(f"{'operation':<40} {'call (max/median)':>22} {'longest GUI block (max/median)':>34}")
+        for name, values in self.results.items():
+            calls, blocks = [v[0] for v in values], [v[1] for v in values]
+            print(f"{name:<40} {max(calls):9.1f} / {statistics.median(calls):6.1f} ms"
+                  f"      {max(blocks):9.1f} / {statistics.median(blocks):6.1f} ms   n={len(values)}")
+
+
+def wait_state(app: QApplication, window: Any) -> None:
+    """Run the event loop until the state view shows the state for the current cursor."""
+    app.processEvents()
+    while window.state_view.is_busy() or window._select_timer.isActive():
+        app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 5)
+
+
+def run_window(count: int) -> None:
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    bench = Bench(app)
+    folder = Path(tempfile.mkdtemp(prefix="contextdeck-bench-"))
+    path = folder / "big.json"
+    path.write_text(json.dumps(make_messages(count)), encoding="utf-8")
+    settings = QSettings(str(folder / "settings.ini"), QSettings.Format.IniFormat)
+    window = create_window(settings, folder / "recovery")
+    window.resize(1440, 900)
+    window.show()
+    app.processEvents()
+    marks: dict[str, float] = {}
+    loop = QEventLoop()
+
+    def mark(name: str) -> Callable[..., None]:
+        def record(*_args: object) -> None:  # slots return None: PySide mishandles returned values
+            marks.setdefault(name, time.perf_counter())
+            if name == "parsed":
+                loop.quit()
+        return record
+
+    window.session.loadStarted.connect(mark("start"))
+    window.session.documentReplaced.connect(mark("replaced"))
+    window.session.loadFinished.connect(mark("parsed"))
+    window.session.open(path)
+    loop.exec()
+    app.processEvents()
+    ready = time.perf_counter()
+    parse = marks["replaced"] - marks["start"]
+    print(f"document: {count} messages, {path.stat().st_size / 1e6:.1f} MB")
+    print(f"{'parse (worker thread, incl. hand-over)':<44} {parse * 1000:8.1f} ms")
+    print(f"{'window ready after parse':<44} {(ready - marks['replaced']) * 1000:8.1f} ms   (target <= 3000)")
+    context = window.context()
+    shown: list[float] = []
+    table = window.timeline.table
+    bar = table.verticalScrollBar()
+    for step in range(20):
+        bench.time("scroll (a jump)", lambda s=step: bar.setValue(bar.maximum() * s // 20), settle_ms=30)
+    for _page in range(20):
+        bench.time("scroll (a page)", lambda: bar.setValue(bar.value() + table.viewport().height()), settle_ms=30)
+    targets = [5, count // 2, count - 10, 100, count // 3, 2]
+    for target in targets:
+        start = time.perf_counter()
+        bench.time("select a message", lambda t=target: (window.select_message(t), wait_state(app, window)))
+        shown.append((time.perf_counter() - start) * 1000)
+    for target in targets:
+        window.select_message(target)
+        wait_state(app, window)
+        bench.time("insert a row (undoable)", window.duplicate_selected)
+        bench.time("move a row (undoable)", lambda: window.move_selected(-1))
+        bench.time("delete a row (undoable)", window.delete_selected)
+        bench.time("undo", window.session.undo_stack.undo)
+    # A form edit on a state message near the end: the edit itself, then the debounced refresh of views.
+    window.set_follow_latest(True)
+    window.watches.model.add("†state.verdict || †state.label")
+    window.watches.model.add("†state.policy.strict")
+    edit_target = next(i for i in range(count - 1, 0, -1) if context[i].get("type") == "state")
+    window.select_message(edit_target)
+    app.processEvents()
+    for n in range(10):
+        bench.time("form edit → state view and watches", lambda n=n: window.editor.value_edited.emit(
+            {"label": f"edited {n}", "n": n}))
+    window.llm_dock.raise_()
+    bench.time("show the LLM view (renders once)", lambda: wait_state(app, window))
+    bench.report()
+    print(f"{'select → editor and state view shown':<40} max {max(shown):6.1f} ms, median "
+          f"{statistics.median(shown):6.1f} ms (target <= 50)")
+    window.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
+    window.close()
+
+
+def run_views(count: int) -> None:
+    """The timeline's view class: the same model under QTreeView, QTableView and QListView."""
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    bench = Bench(app)
+    messages = make_messages(count)
+    for cls in (QTableView, QTreeView, QListView):
+        context = Context(list(messages))
+        model = TimelineModel(context)
+        view = cls()
+        if isinstance(view, QTreeView):
+            view.setUniformRowHeights(True)
+        if isinstance(view, QListView):
+            view.setUniformItemSizes(True)
+        if isinstance(view, QTableView):
+            view.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+            view.verticalHeader().setDefaultSectionSize(24)
+        view.resize(400, 800)
+        view.show()
+        name = cls.__name__
+        bench.time(f"{name}: set model and show", lambda v=view, m=model: v.setModel(m))
+        row = {"type": "text", "text": "x"}
+        bench.time(f"{name}: insert a row", lambda c=context, r=row: c.apply(Insert(count // 2, r)))
+        bench.time(f"{name}: move a row", lambda c=context: c.apply(Move(10, 20)))
+        bench.time(f"{name}: delete a row", lambda c=context: c.apply(Remove(5)))
+        view.close()
+    bench.report()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--messages", type=int, default=100_000)
+    parser.add_argument("--views", action="store_true", help="also compare the view classes")
+    args = parser.parse_args()
+    run_window(args.messages)
+    if args.views:
+        run_views(args.messages)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,331 @@
+"""The state view: every kind's (and instance's) resolved value at the time cursor, as a tree.
+
+`StateModel` is a thin model over a snapshot the view computes (in slices of a few milliseconds, see
+`_blame.py`) when the context or the cursor changes, with the message that set each value.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
+from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeView, QWidget
+
+from contextdeck.engine import MISSING, Context
+
+from ._blame import MAX_CHILDREN, Folded, Layers, bury, free_some, state_steps
+from ._summary import short_json
+
+_Index = QModelIndex | QPersistentModelIndex
+_ROOT = QModelIndex()
+OPEN_AT_FIRST = 8  # identities shown open the first time (more: all closed, the list stays readable)
+BUDGET_S = 0.008  # work per turn of the event loop while the state is computed
+
+NodeRole = Qt.ItemDataRole.UserRole + 1  # the StateNode
+SourceRole = Qt.ItemDataRole.UserRole + 2  # index of the message that set the value (or None)
+ChangedRole = Qt.ItemDataRole.UserRole + 3  # whether the selected message set this value
+PathRole = Qt.ItemDataRole.UserRole + 4  # "¶kind[instance].a.b", the node's stable key
+COLUMNS = ("Key", "Value", "Set by")
+
+
+@dataclass(eq=False)
+class StateNode:
+    """One value in the tree: an identity's whole value, or a key or item inside it."""
+
+    label: str
+    value: Any
+    kind: str
+    instance: str | None
+    path: tuple[str, ...]
+    parent: StateNode | None = None
+    row: int = 0
+    children: list[StateNode] = field(default_factory=list)
+    _source: int | bool | None = False  # False: not looked up yet
+    text: str | None = None  # the value column, made once
+
+    @property
+    def key(self) -> str:
+        identity = f"¶{self.kind}" + (f"[{self.instance}]" if self.instance is not None else "")
+        return ".".join((identity, *self.path))
+
+
+def _children(node: StateNode, writers: dict[tuple[str, ...], int]) -> list[StateNode]:
+    value = node.value
+    items: list[tuple[str, Any]]
+    if isinstance(value, dict):
+        items = [(str(k), v) for k, v in value.items()]
+    elif isinstance(value, list):
+        items = [(str(i), v) for i, v in enumerate(value)]
+    else:
+        return []
+    nodes = [StateNode(k, v, node.kind, node.instance, (*node.path, k), node, row,
+                       _source=writers.get((*node.path, k), False))
+             for row, (k, v) in enumerate(items[:MAX_CHILDREN])]
+    if len(items) > MAX_CHILDREN:
+        more = StateNode(f"… {len(items) - MAX_CHILDREN} more", MISSING, node.kind, node.instance, node.path, node,
+                         MAX_CHILDREN, _source=None)
+        nodes.append(more)
+    return nodes
+
+
+class StateModel(QAbstractItemModel):
+    """The state snapshot as a tree: key, value, and the message that set it."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self._context: Context | None = None
+        self._at: int | None = None
+        self._selected: int | None = None
+        self._layers = Layers()
+        self._roots: list[StateNode] = []
+        self._writers: dict[tuple[str, str | None], dict[tuple[str, ...], int]] = {}
+
+    def refresh(self, context: Context, at: int | None, selected: int | None) -> None:
+        """Rebuild from `context` as of the first `at` messages, computed at once."""
+        layers = Layers()
+        state: list[Folded] = []
+        for _ in state_steps(context, at, layers, state):
+            pass
+        self.set_state(context, at, selected, state, layers)
+
+    def set_state(self, context: Context, at: int | None, selected: int | None, state: list[Folded],
+                  layers: Layers) -> None:
+        """Show a computed state; `selected` (a message index) is highlighted where it set a value."""
+        self.beginResetModel()
+        self._context, self._at, self._selected, self._layers = context, at, selected, layers
+        self._writers = {folded.identity: folded.writer for folded in state}
+        self._roots = []
+        for row, folded in enumerate(state):
+            kind, instance = folded.identity
+            label = f"¶{kind}" + (f" [{instance}]" if instance is not None else "")
+            self._roots.append(StateNode(label, folded.value, kind, instance, (), None, row,
+                                         _source=folded.writer.get((), False)))
+        self.endResetModel()
+
+    def _kids(self, node: StateNode | None) -> list[StateNode]:
+        if node is None:
+            return self._roots
+        if not node.children and isinstance(node.value, dict | list) and node.value:
+            node.children = _children(node, self._writers.get((node.kind, node.instance), {}))
+        return node.children
+
+    def getItem(self, index: _Index) -> StateNode | None:
+        node = index.internalPointer() if index.isValid() else None
+        return node if isinstance(node, StateNode) else None
+
+    def source_of(self, node: StateNode) -> int | None:
+        """The message that set `node` (looked up once, when first shown)."""
+        if node._source is False:
+            if self._context is None or not self._layers.complete or node.value is MISSING:
+                node._source = None
+            else:
+                at = len(self._context) if self._at is None else self._at
+                node._source = self._layers.last_writer((node.kind, node.instance), node.path, at)
+        return None if isinstance(node._source, bool) else node._source
+
+    def index(self, row: int, column: int = 0, parent: _Index = _ROOT) -> QModelIndex:
+        if not 0 <= column < len(COLUMNS) or (parent.isValid() and parent.column() != 0):
+            return QModelIndex()
+        kids = self._kids(self.getItem(parent))
+        return self.createIndex(row, column, kids[row]) if 0 <= row < len(kids) else QModelIndex()
+
+    def parent(self, child: _Index = _ROOT) -> QModelIndex:  # type: ignore[override]
+        node = self.getItem(child)
+        if node is None or node.parent is None:
+            return QModelIndex()
+        return self.createIndex(node.parent.row, 0, node.parent)
+
+    def rowCount(self, parent: _Index = _ROOT) -> int:
+        if parent.isValid() and parent.column() != 0:
+            return 0
+        return len(self._kids(self.getItem(parent)))
+
+    def columnCount(self, parent: _Index = _ROOT) -> int:
+        return len(COLUMNS)
+
+    def hasChildren(self, parent: _Index = _ROOT) -> bool:
+        node = self.getItem(parent)
+        if node is None:
+            return not parent.isValid() and bool(self._roots)
+        return parent.column() == 0 and isinstance(node.value, dict | list) and bool(node.value)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section]
+        return None
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        # One small function per role, looked up by the role's int: views ask for a dozen roles per cell
+        # on every repaint, and most of them have nothing to say.
+        handler = _ROLES.get(int(role))
+        node = self.getItem(index) if handler is not None else None
+        return None if node is None or handler is None else handler(self, node, index.column())
+
+    def _display(self, node: StateNode, column: int) -> Any:
+        if column == 0:
+            return node.label
+        if column == 1:
+            if node.text is None:
+                node.text = _value_text(node.value)
+            return node.text
+        source = self.source_of(node)
+        return "" if source is None else f"#{source}"
+
+    def _tooltip(self, node: StateNode, column: int) -> Any:
+        if column == 2:
+            source = self.source_of(node)
+            return None if source is None else f"Set by message {source}; click to jump there"
+        text = json.dumps(node.value, ensure_ascii=False, indent=2) if node.value is not MISSING else ""
+        return node.key + ("\n" + text[:2000] if text else "")
+
+    def _changed(self, node: StateNode, column: int) -> bool:
+        return self._selected is not None and self.source_of(node) == self._selected
+
+    def _background(self, node: StateNode, column: int) -> Any:
+        return _CHANGED_BRUSH if self._changed(node, column) else None  # the selected message set this
+
+    def _font(self, node: StateNode, column: int) -> Any:
+        return _BOLD if column == 0 and node.parent is None else None
+
+    def _foreground(self, node: StateNode, column: int) -> Any:
+        return _LINK_BRUSH if column == 2 else None
+
+
+_CHANGED_BRUSH = QBrush(QColor(250, 204, 21, 70))
+_LINK_BRUSH = QBrush(QColor("#4f6bed"))
+_BOLD = QFont()
+_BOLD.setBold(True)
+_ROLES: dict[int, Any] = {
+    int(Qt.ItemDataRole.DisplayRole): StateModel._display,
+    int(Qt.ItemDataRole.ToolTipRole): StateModel._tooltip,
+    int(Qt.ItemDataRole.BackgroundRole): StateModel._background,
+    int(Qt.ItemDataRole.FontRole): StateModel._font,
+    int(Qt.ItemDataRole.ForegroundRole): StateModel._foreground,
+    int(NodeRole): lambda model, node, column: node,
+    int(SourceRole): lambda model, node, column: model.source_of(node),
+    int(PathRole): lambda model, node, column: node.key,
+    int(ChangedRole): StateModel._changed,
+}
+
+
+def _value_text(value: Any) -> str:
+    if value is MISSING:
+        return ""
+    if isinstance(value, dict):
+        return f"{{{len(value)} key{'s' if len(value) != 1 else ''}}}  " + short_json(value, 80)
+    if isinstance(value, list):
+        return f"[{len(value)} item{'s' if len(value) != 1 else ''}]  " + short_json(value, 80)
+    return short_json(value, 200)
+
+
+class StateView(QTreeView):
+    """The state tree; clicking "Set by" (or double-clicking a row) asks to jump to that message."""
+
+    jumpRequested = Signal(int)
+    updated = Signal()  # a newly computed state is shown
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._context: Context | None = None
+        self._layers = Layers()
+        self._steps: Iterator[None] | None = None
+        self._job: tuple[Context, int | None, int | None, list[Folded], Layers] | None = None
+        self._timer = QTimer(self, singleShot=True, interval=0)
+        self._timer.timeout.connect(self._work)
+        self.state_model = StateModel(self)
+        self.setModel(self.state_model)
+        self.setObjectName("state")
+        self.setUniformRowHeights(True)
+        self.setAlternatingRowColors(True)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        header = self.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        header.resizeSection(0, 150)
+        self.clicked.connect(self._clicked)
+        self.doubleClicked.connect(self._jump)
+        self._expanded: set[str] = set()
+        self.expanded.connect(lambda index: self._expanded.add(str(index.data(PathRole))))
+        self.collapsed.connect(lambda index: self._expanded.discard(str(index.data(PathRole))))
+
+    def refresh(self, context: Context, at: int | None, selected: int | None) -> None:
+        """Recompute the state as of the first `at` messages: a slice now, the rest on later turns of the
+        event loop (a small document is done at once). The previous state stays until the new one is ready."""
+        if context is not self._context:
+            self._follow(context)
+        if self._job is not None and self._job[4] is not self._layers:
+            bury(self._job[4])  # the interrupted computation's scan of an older context
+        state: list[Folded] = []
+        self._job = (context, at, selected, state, self._layers)
+        self._steps = state_steps(context, at, self._layers, state)
+        self._work()
+
+    def _follow(self, context: Context) -> None:
+        # The scan of the messages is kept between refreshes until the context changes.
+        if self._context is not None:
+            for signal in (self._context.inserted, self._context.removed, self._context.moved,
+                           self._context.replaced):
+                signal.disconnect(self._stale)
+        self._context, self._layers = context, Layers()
+        for signal in (context.inserted, context.removed, context.moved, context.replaced):
+            signal.connect(self._stale)
+
+    def _stale(self, *_args: object) -> None:
+        old, self._layers = self._layers, Layers()
+        if self._steps is None:  # else the computation under way still reads it; it is buried when refreshed
+            bury(old)
+        self._timer.start()  # to free the old scan in slices
+
+    def is_busy(self) -> bool:
+        return self._steps is not None
+
+    def _work(self) -> None:
+        deadline = time.perf_counter() + BUDGET_S
+        steps = self._steps
+        if steps is None:
+            if not free_some(deadline):
+                self._timer.start()
+            return
+        try:
+            while time.perf_counter() < deadline:
+                next(steps)
+        except StopIteration:
+            self._steps = None
+            self._finish()
+            return
+        self._timer.start()
+
+    def _finish(self) -> None:
+        assert self._job is not None
+        context, at, selected, state, layers = self._job
+        keep = set(self._expanded)
+        first = not keep and not self.state_model.rowCount()
+        self.state_model.set_state(context, at, selected, state, layers)
+        self._expanded = set()
+        self._restore(QModelIndex(), keep, first)
+        self.updated.emit()
+
+    def _restore(self, parent: QModelIndex, keep: set[str], first: bool) -> None:
+        model = self.state_model
+        for row in range(model.rowCount(parent)):
+            index = model.index(row, 0, parent)
+            key = str(index.data(PathRole))
+            if key in keep or (first and not parent.isValid() and model.rowCount() <= OPEN_AT_FIRST):
+                self.expand(index)
+                self._restore(index, keep, False)
+
+    def _clicked(self, index: QModelIndex) -> None:
+        if index.column() == 2:
+            self._jump(index)
+
+    def _jump(self, index: QModelIndex) -> None:
+        source = index.siblingAtColumn(2).data(SourceRole)
+        if isinstance(source, int):
+            self.jumpRequested.emit(source)
