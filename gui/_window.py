@@ -16,7 +16,6 @@ from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMenu, QTabWidge
 
 from contextdeck.engine import Context, Edit, Insert, Move, Remove, Replace
 
-from . import _none_guard as none_guard
 from ._actions import build_actions
 from ._banner import Banner
 from ._commands import EditCommand, TypingCommand, describe
@@ -44,7 +43,6 @@ class MainWindow(QMainWindow):
 
     def __init__(self, settings: QSettings, session: DocumentSession | None = None) -> None:
         super().__init__()
-        none_guard.install()
         self.settings = settings
         self.session = session if session is not None else DocumentSession(settings, parent=self)
         self.setWindowIcon(icon("app"))
