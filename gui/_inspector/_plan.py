@@ -1,0 +1,128 @@
+"""The plan as a graph (SPEC 6.9): a call that writes P feeds every call that reads P, a parent or a child of P.
+
+Qt-free (it belongs in the engine beside the scheduler's cycle check): edges, cycles and a layered layout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from contextdeck.engine import Reference
+
+from ._analysis import CallAnalysis
+
+
+@dataclass(frozen=True)
+class Edge:
+    """`source` writes `path`, which `target` reads (the path shown is the written one)."""
+
+    source: int
+    target: int
+    path: str
+
+
+@dataclass(frozen=True)
+class PlanGraph:
+    """Nodes are call indices; `cycles` are the strongly connected groups of more than one call."""
+
+    nodes: tuple[int, ...]
+    edges: tuple[Edge, ...]
+    cycles: tuple[tuple[int, ...], ...]
+    layers: tuple[tuple[int, ...], ...]
+
+    def in_cycle(self, node: int) -> bool:
+        return any(node in cycle for cycle in self.cycles)
+
+    def edge_in_cycle(self, edge: Edge) -> bool:
+        return any(edge.source in cycle and edge.target in cycle for cycle in self.cycles)
+
+
+def _related(a: Reference, b: Reference) -> bool:
+    """Same kind, and one path is a prefix of the other (the same path, a parent or a child)."""
+    if a.kind != b.kind:
+        return False
+    shorter = min(len(a.path), len(b.path))
+    return a.path[:shorter] == b.path[:shorter]
+
+
+def _sees(writer: CallAnalysis, reader: CallAnalysis) -> bool:
+    """A global write is seen by every instance; an instance's write only by calls of that instance."""
+    return writer.instance is None or writer.instance == reader.instance
+
+
+def plan_graph(calls: Sequence[CallAnalysis]) -> PlanGraph:
+    """The data-flow graph of the calls, its cycles, and layers for drawing (cycles share a layer)."""
+    edges: list[Edge] = []
+    for writer in calls:
+        for reader in calls:
+            if writer.index == reader.index or not _sees(writer, reader):
+                continue  # a call reading what it writes reads the value before its own write: no cycle
+            path = next((w for w in writer.writes for r in reader.reads if _related(w, r)), None)
+            if path is not None:
+                edges.append(Edge(writer.index, reader.index, str(path)))
+    nodes = tuple(c.index for c in calls)
+    cycles = _cycles(nodes, edges)
+    return PlanGraph(nodes, tuple(edges), cycles, _layers(nodes, edges, cycles))
+
+
+def _cycles(nodes: tuple[int, ...], edges: list[Edge]) -> tuple[tuple[int, ...], ...]:
+    """Tarjan's strongly connected components with more than one node, each sorted, in plan order."""
+    successors: dict[int, list[int]] = {n: [] for n in nodes}
+    for edge in edges:
+        successors[edge.source].append(edge.target)
+    index_of: dict[int, int] = {}
+    low: dict[int, int] = {}
+    stack: list[int] = []
+    on_stack: set[int] = set()
+    found: list[tuple[int, ...]] = []
+
+    def visit(node: int) -> None:
+        index_of[node] = low[node] = len(index_of)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in successors[node]:
+            if nxt not in index_of:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index_of[nxt])
+        if low[node] == index_of[node]:
+            group = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                group.append(top)
+                if top == node:
+                    break
+            if len(group) > 1:
+                found.append(tuple(sorted(group)))
+
+    for node in nodes:
+        if node not in index_of:
+            visit(node)
+    return tuple(sorted(found))
+
+
+def _layers(
+    nodes: tuple[int, ...], edges: list[Edge], cycles: tuple[tuple[int, ...], ...]
+) -> tuple[tuple[int, ...], ...]:
+    """Longest-path layering over the graph with each cycle collapsed to one node."""
+    group_of = {n: min(cycle) for cycle in cycles for n in cycle}
+    rep = {n: group_of.get(n, n) for n in nodes}
+    preds: dict[int, set[int]] = {rep[n]: set() for n in nodes}
+    for edge in edges:
+        if rep[edge.source] != rep[edge.target]:
+            preds[rep[edge.target]].add(rep[edge.source])
+    depth: dict[int, int] = {}
+
+    def level(node: int) -> int:
+        if node not in depth:
+            depth[node] = 0  # guards recursion; the collapsed graph is acyclic
+            depth[node] = max((level(p) + 1 for p in preds[node]), default=0)
+        return depth[node]
+
+    layers: dict[int, list[int]] = {}
+    for node in nodes:
+        layers.setdefault(level(rep[node]), []).append(node)
+    return tuple(tuple(layers[k]) for k in sorted(layers))
