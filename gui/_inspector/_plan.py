@@ -107,22 +107,25 @@ def _cycles(nodes: tuple[int, ...], edges: list[Edge]) -> tuple[tuple[int, ...],
 def _layers(
     nodes: tuple[int, ...], edges: list[Edge], cycles: tuple[tuple[int, ...], ...]
 ) -> tuple[tuple[int, ...], ...]:
-    """Longest-path layering over the graph with each cycle collapsed to one node."""
-    group_of = {n: min(cycle) for cycle in cycles for n in cycle}
-    rep = {n: group_of.get(n, n) for n in nodes}
-    preds: dict[int, set[int]] = {rep[n]: set() for n in nodes}
+    """Longest-path layering, with the back edges of each cycle (to an earlier call of it) left out.
+
+    Inside a cycle only edges to later calls remain and the cycles' condensation is acyclic, so what is
+    left is acyclic and a cycle reads left to right, its closing edge drawn backwards.
+    """
+    cycle_of = {n: cycle for cycle in cycles for n in cycle}
+    preds: dict[int, set[int]] = {n: set() for n in nodes}
     for edge in edges:
-        if rep[edge.source] != rep[edge.target]:
-            preds[rep[edge.target]].add(rep[edge.source])
+        if not (edge.source in cycle_of.get(edge.target, ()) and edge.source > edge.target):
+            preds[edge.target].add(edge.source)
     depth: dict[int, int] = {}
 
     def level(node: int) -> int:
         if node not in depth:
-            depth[node] = 0  # guards recursion; the collapsed graph is acyclic
+            depth[node] = 0  # guards recursion; what is left is acyclic
             depth[node] = max((level(p) + 1 for p in preds[node]), default=0)
         return depth[node]
 
     layers: dict[int, list[int]] = {}
     for node in nodes:
-        layers.setdefault(level(rep[node]), []).append(node)
+        layers.setdefault(level(node), []).append(node)
     return tuple(tuple(layers[k]) for k in sorted(layers))
