@@ -3,26 +3,37 @@
 Never imports Qt: the GUI and the command line stand on this package, not the other way round.
 """
 
+from ._activities import Activities, Activity, ActivityLoadError, activity, load_activities
+from ._calls import CallPlan, Mode, Problem, analyse_call
 from ._context import Context, Watch
 from ._document import Document, Shape, load_document, parse_document, write_atomically
 from ._edits import Edit, Insert, Move, Remove, Replace
 from ._errors import DocumentError, ExpressionError
+from ._execution import CallState, Decision, Execution, Status, TickReport, approve, edit, reject
 from ._expressions import Expression, Reference, find_expressions, is_expression, parse_expression, unescape
 from ._messages import AUDIT_KEYS, MISSING, Form, MessageInfo, Write, classify, get_path, kind_of, payload_of
 from ._methods import deep_merge
+from ._outputs import error_message, fixed_clock, output_messages, utc_now
 from ._render import LLMMessage, render, render_text
 from ._resolution import Diagnostic, Indices, Resolution
-from ._tools import ToolDefinition, pending_calls, tool_definitions
+from ._tools import ToolDefinition, merged_tools, pending_calls, tool_definitions
 from ._validate import validate
 
 __all__ = [
     "AUDIT_KEYS",
     "MISSING",
+    "Activities",
+    "Activity",
+    "ActivityLoadError",
+    "CallPlan",
+    "CallState",
     "Context",
+    "Decision",
     "Diagnostic",
     "Document",
     "DocumentError",
     "Edit",
+    "Execution",
     "Expression",
     "ExpressionError",
     "Form",
@@ -30,30 +41,45 @@ __all__ = [
     "Insert",
     "LLMMessage",
     "MessageInfo",
+    "Mode",
     "Move",
+    "Problem",
     "Reference",
     "Remove",
     "Replace",
     "Resolution",
     "Shape",
+    "Status",
+    "TickReport",
     "ToolDefinition",
     "Watch",
     "Write",
+    "activity",
+    "analyse_call",
+    "approve",
     "classify",
     "deep_merge",
+    "edit",
+    "error_message",
     "find_expressions",
+    "fixed_clock",
     "get_path",
     "is_expression",
     "kind_of",
+    "load_activities",
     "load_document",
+    "merged_tools",
+    "output_messages",
     "parse_document",
     "parse_expression",
     "payload_of",
     "pending_calls",
+    "reject",
     "render",
     "render_text",
     "tool_definitions",
     "unescape",
+    "utc_now",
     "validate",
     "write_atomically",
 ]

@@ -59,3 +59,12 @@ def pending_calls(context: Context, solution: Any = None) -> tuple[list[Any], in
             plan = context[index].get("plan")
             return (list(plan) if isinstance(plan, list) else []), index
     return [], None
+
+
+def merged_tools(
+    context: Context, code_tools: dict[str, dict[str, Any]] | None = None, at: int | None = None
+) -> dict[str, ToolDefinition]:
+    """Tools registered in code, then the context's tool messages over them (the context is later: it wins)."""
+    found = {name: ToolDefinition(name, schema, None) for name, schema in (code_tools or {}).items()}
+    found.update(tool_definitions(context, at))
+    return found

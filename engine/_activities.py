@@ -1,0 +1,131 @@
+"""Activities (SPEC 6.3–6.4): deterministic code that runs a call, registered in code or loaded from a file.
+
+Code runs only from what the user registers or names: a document can name an activity, never supply one.
+There is no global registry: `@activity` only marks a function; an `Activities` object collects them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+F = TypeVar("F", bound=Callable[..., Any])
+_MARK = "__contextdeck_activity__"
+_module_numbers = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class Activity:
+    """A named function `fn(call, tool, context)`, sync or async; `timeout` in seconds overrides the run's."""
+
+    name: str
+    fn: Callable[..., Any]
+    timeout: float | None = None
+
+
+@dataclass(frozen=True)
+class ActivityLoadError(Exception):
+    """An activities file that cannot be loaded: which file and why."""
+
+    path: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+def activity(name: str, *, timeout: float | None = None) -> Callable[[F], F]:
+    """Mark a function as the activity `name`; the function itself is returned unchanged."""
+    if not isinstance(name, str) or not name:
+        raise ValueError("an activity needs a non-empty name")
+
+    def mark(fn: F) -> F:
+        setattr(fn, _MARK, Activity(name, fn, timeout))
+        return fn
+
+    return mark
+
+
+class Activities:
+    """A registry of activities by name; a later registration of a name replaces the earlier one."""
+
+    def __init__(self, activities: Iterable[Activity] = ()) -> None:
+        self._by_name: dict[str, Activity] = {}
+        for item in activities:
+            self._by_name[item.name] = item
+
+    def add(self, fn: Callable[..., Any], name: str | None = None, *, timeout: float | None = None) -> Activity:
+        """Register `fn` under `name` (default: the name its `@activity` mark gives)."""
+        marked = getattr(fn, _MARK, None)
+        if name is None:
+            if not isinstance(marked, Activity):
+                raise ValueError(f"{getattr(fn, '__name__', fn)!r} has no @activity mark; give a name")
+            name = marked.name
+        if timeout is None and isinstance(marked, Activity):
+            timeout = marked.timeout
+        if not callable(fn):
+            raise TypeError(f"activity {name!r} is not callable")
+        entry = Activity(name, fn, timeout)
+        self._by_name[name] = entry
+        return entry
+
+    def update(self, other: Activities) -> None:
+        for item in other:
+            self._by_name[item.name] = item
+
+    def get(self, name: str) -> Activity | None:
+        return self._by_name.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._by_name
+
+    def __iter__(self) -> Iterator[Activity]:
+        return iter(list(self._by_name.values()))
+
+    def __len__(self) -> int:
+        return len(self._by_name)
+
+    @property
+    def names(self) -> list[str]:
+        return sorted(self._by_name)
+
+
+def load_activities(path: str | Path) -> Activities:
+    """Import the Python file the user named and collect its activities.
+
+    It may define a module-level `ACTIVITIES = {"name": fn}` dict, decorate functions with `@activity`,
+    or both (the dict wins for a name given twice). Raises `ActivityLoadError` for anything else.
+    """
+    file = Path(path)
+    if not file.is_file():
+        raise ActivityLoadError(str(file), "no such file")
+    module_name = f"_contextdeck_activities_{next(_module_numbers)}"
+    spec = importlib.util.spec_from_file_location(module_name, file)
+    if spec is None or spec.loader is None:
+        raise ActivityLoadError(str(file), "not a loadable Python file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module  # dataclasses and pickling inside the file need it registered
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as error:
+        raise ActivityLoadError(str(file), f"syntax error at line {error.lineno}: {error.msg}") from None
+    except Exception as error:
+        raise ActivityLoadError(str(file), f"importing it raised {type(error).__name__}: {error}") from None
+    found = Activities(value for value in (getattr(v, _MARK, None) for v in vars(module).values())
+                       if isinstance(value, Activity))
+    table = getattr(module, "ACTIVITIES", None)
+    if table is not None:
+        if not isinstance(table, dict):
+            raise ActivityLoadError(str(file), "ACTIVITIES must be a dict of name -> function")
+        for name, fn in table.items():
+            if not isinstance(name, str) or not callable(fn):
+                raise ActivityLoadError(str(file), f"ACTIVITIES[{name!r}] must map a name to a function")
+            found.add(fn, name)
+    if not found:
+        raise ActivityLoadError(str(file), "defines no activities (an ACTIVITIES dict or @activity functions)")
+    return found

@@ -1,0 +1,217 @@
+"""What a call is before it runs (SPEC 6.1–6.3, 6.7): its tool, mode, reads, destinations and structural errors."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+import jsonschema
+from jsonschema.exceptions import SchemaError
+
+from ._activities import Activities, Activity
+from ._context import Context
+from ._errors import ExpressionError
+from ._expressions import Expression, Reference, find_expressions, is_expression, parse_expression, unescape
+from ._messages import METHODS, Form
+from ._tools import ToolDefinition
+from ._validate import json_path
+
+
+class Mode(StrEnum):
+    EXPLICIT = "explicit"  # an activity runs it
+    LATENT = "latent"  # its result is its `_output`, or one given from outside
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A structural error: `type` is a keyword (expression, parameters, outputPath, ...), `message` says where."""
+
+    type: str
+    message: str
+
+
+@dataclass(frozen=True)
+class CallPlan:
+    """One call as analysed before running: `call` is as written (never modified)."""
+
+    index: int
+    call: Any
+    tool_name: str | None
+    tool: ToolDefinition | None
+    instance: str | None
+    mode: Mode
+    activity: Activity | None
+    output_path: str | None  # the call's own, or the tool's prescribed `const`
+    destinations: Expression | None
+    method: str
+    reads: tuple[Expression, ...]  # in parameters and `_output`; `_outputPath` is never a read
+    problems: tuple[Problem, ...]
+
+    @property
+    def writes(self) -> tuple[Reference, ...]:
+        return () if self.destinations is None else self.destinations.references
+
+    @property
+    def has_output(self) -> bool:
+        return isinstance(self.call, dict) and "_output" in self.call
+
+    @property
+    def label(self) -> str:
+        return f"call {self.index} ({self.tool_name or '?'})"
+
+
+def parameters_of(call: dict[str, Any]) -> dict[str, Any]:
+    """The parameters of a call: its keys that do not start with `_`."""
+    return {key: value for key, value in call.items() if not key.startswith("_")}
+
+
+def _reads(call: dict[str, Any]) -> tuple[list[Expression], list[Problem]]:
+    readable: dict[str, Any] = parameters_of(call)
+    if "_output" in call:
+        readable["_output"] = call["_output"]
+    found: list[Expression] = []
+    problems: list[Problem] = []
+    for where, text in find_expressions(readable):
+        try:
+            found.append(parse_expression(text))
+        except ExpressionError as error:
+            problems.append(Problem("expression", f"{json_path(where)}: {error.reason} at position {error.position}"))
+    return found, problems
+
+
+def _output_path(call: dict[str, Any], tool: ToolDefinition | None) -> tuple[str | None, list[Problem]]:
+    """The effective output path (SPEC 6.2): prescribed by `const`, else the call's, checked against the schema."""
+    path = call.get("_outputPath")
+    properties = tool.schema.get("properties") if tool is not None else None
+    rule = properties.get("_outputPath") if isinstance(properties, dict) else None
+    if path is None:
+        if isinstance(rule, dict) and isinstance(rule.get("const"), str):
+            return rule["const"], []
+        return None, []
+    if not isinstance(path, str):
+        return None, [Problem("outputPath", "_outputPath must be a string")]
+    if isinstance(rule, dict):
+        if "const" in rule and path != rule["const"]:
+            return None, [Problem("outputPath", f"the tool prescribes _outputPath {rule['const']!r}, not {path!r}")]
+        try:
+            jsonschema.validators.validator_for(rule)(rule).validate(path)
+        except jsonschema.ValidationError as error:
+            return None, [Problem("outputPath", f"_outputPath {path!r} is not allowed by the tool: {error.message}")]
+        except SchemaError as error:
+            return None, [Problem("outputPath", f"the tool's _outputPath schema is invalid: {error.message}")]
+    return path, []
+
+
+def _mode(tool_name: str, tool: ToolDefinition | None, activities: Activities) -> tuple[Activity | None, list[Problem]]:
+    named = tool.schema.get("_activity") if tool is not None else None
+    if named is not None:
+        found = activities.get(named) if isinstance(named, str) else None
+        if found is None:
+            return None, [Problem("activity", f"the tool names activity {named!r}, which is not loaded")]
+        return found, []
+    return activities.get(tool_name), []
+
+
+def analyse_call(index: int, call: Any, tools: dict[str, ToolDefinition], activities: Activities) -> CallPlan:
+    """Everything about a call that can be known before it runs, with its structural errors."""
+    if not isinstance(call, dict) or not isinstance(call.get("_tool"), str) or not call["_tool"]:
+        problem = Problem("call", "a call must be an object with a non-empty string _tool")
+        name = call.get("_tool") if isinstance(call, dict) and isinstance(call.get("_tool"), str) else None
+        return CallPlan(index, call, name, None, None, Mode.LATENT, None, None, None, "set", (), (problem,))
+    name = call["_tool"]
+    tool = tools.get(name)
+    instance = None if call.get("_instance") is None else str(call["_instance"])
+    reads, problems = _reads(call)
+    activity, activity_problems = _mode(name, tool, activities)
+    problems += activity_problems
+    path, path_problems = _output_path(call, tool)
+    problems += path_problems
+    destinations = None
+    if path is not None:
+        try:
+            destinations = parse_expression(path)
+        except ExpressionError as error:
+            problems.append(Problem("expression", f"$._outputPath: {error.reason} at position {error.position}"))
+    method = call.get("_outputMethod", "set")
+    if method not in METHODS:
+        problems.append(Problem("outputMethod", f"unknown _outputMethod {method!r}; expected one of {list(METHODS)}"))
+        method = "set"
+    scopes = call.get("_scopes")
+    if scopes is not None and not (isinstance(scopes, list) and all(isinstance(s, str) for s in scopes)):
+        problems.append(Problem("scopes", "_scopes must be a list of kinds"))
+    mode = Mode.EXPLICIT if activity is not None else Mode.LATENT
+    return CallPlan(index, call, name, tool, instance, mode, activity, path, destinations, method,
+                    tuple(reads), tuple(problems))
+
+
+def missing_reads(context: Context, plan: CallPlan) -> tuple[str, ...]:
+    """The references the call waits for: for each read not found, the first missing reference of each alternative."""
+    missing: list[str] = []
+    for expression in plan.reads:
+        resolution = context.resolve(expression, instance=plan.instance)
+        if not resolution.found:
+            missing.extend(path for path in resolution.missing if path not in missing)
+    return tuple(missing)
+
+
+def resolve_call(context: Context, plan: CallPlan) -> dict[str, Any]:
+    """The call with its parameters and `_output` resolved for its instance (a deep copy; `††` unescaped)."""
+    def resolve(value: Any) -> Any:
+        if isinstance(value, str):
+            if is_expression(value):
+                return copy.deepcopy(context.resolve(value, instance=plan.instance).value)
+            return unescape(value)
+        if isinstance(value, dict):
+            return {key: resolve(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [resolve(item) for item in value]
+        return value
+
+    call: dict[str, Any] = plan.call
+    return {key: resolve(value) if not key.startswith("_") or key == "_output" else copy.deepcopy(value)
+            for key, value in call.items()}
+
+
+def _parameter_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The tool schema for parameters only: meta-properties (`_...`) are not parameters."""
+    result = {key: value for key, value in schema.items() if not key.startswith("_")}
+    properties = schema.get("properties")
+    if isinstance(properties, dict):
+        result["properties"] = {k: v for k, v in properties.items() if not k.startswith("_")}
+    required = schema.get("required")
+    if isinstance(required, list):
+        result["required"] = [name for name in required if not (isinstance(name, str) and name.startswith("_"))]
+    return result
+
+
+def check_parameters(plan: CallPlan, resolved: dict[str, Any]) -> Problem | None:
+    """Validate the resolved parameters against the tool's JSON Schema (SPEC 6.1); None when valid or no tool."""
+    if plan.tool is None:
+        return None
+    schema = _parameter_schema(plan.tool.schema)
+    try:
+        validator_class = jsonschema.validators.validator_for(schema)
+        validator_class.check_schema(schema)
+    except SchemaError as error:
+        return Problem("parameters", f"the schema of tool {plan.tool_name!r} is invalid: {error.message}")
+    errors = sorted(validator_class(schema).iter_errors(parameters_of(resolved)), key=lambda e: list(e.path))
+    if not errors:
+        return None
+    text = "; ".join(f"{json_path(error.absolute_path)}: {error.message}" for error in errors)
+    return Problem("parameters", f"invalid parameters for {plan.tool_name!r}: {text}")
+
+
+def scoped_context(context: Context, plan: CallPlan) -> list[dict[str, Any]]:
+    """The messages `_scopes` allow (SPEC 6.4): data messages of those kinds, global or of the call's instance."""
+    scopes = plan.call.get("_scopes") if isinstance(plan.call, dict) else None
+    if not isinstance(scopes, list) or not scopes:
+        return []
+    kinds = {kind for kind in scopes if isinstance(kind, str)}
+    chosen = []
+    for index in range(len(context)):
+        info = context.info(index)
+        if info.form is Form.DATA and info.kind in kinds and info.instance in (None, plan.instance):
+            chosen.append(copy.deepcopy(context[index]))
+    return chosen

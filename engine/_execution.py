@@ -1,0 +1,514 @@
+"""`Execution`: a plan run tick by tick or step by step (SPEC 6.8–6.11), announcing everything it does.
+
+Plain asyncio: the GUI drives it through qasync, the command line through `asyncio.run`. All state lives
+on the object (no globals): to start again, restore the context and call `reset()` or make a new one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from typing import Any
+
+from psygnal import Signal
+
+from ._activities import Activities
+from ._calls import (
+    CallPlan,
+    Mode,
+    Problem,
+    analyse_call,
+    check_parameters,
+    missing_reads,
+    parameters_of,
+    resolve_call,
+)
+from ._context import Context
+from ._document import Document
+from ._expressions import find_expressions, parse_expression
+from ._messages import MISSING
+from ._outputs import Clock, OutputError, check_json, error_message, utc_now
+from ._patterns import Settle, run_pattern
+from ._plan import Graph, Unit, feeds, flatten
+from ._running import Outcome, conclude, failure, invoke, perform, prepare
+from ._tools import merged_tools, pending_calls
+
+
+class Status(StrEnum):
+    PENDING = "pending"
+    READY = "ready"
+    BLOCKED = "blocked"
+    AWAITING_APPROVAL = "awaiting approval"
+    WAITING_FOR_OUTPUT = "waiting for output"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    FIRE_AND_FORGET = "fire-and-forget"
+    CANCELLED = "cancelled"
+
+
+SETTLED = frozenset({Status.DONE, Status.FAILED, Status.FIRE_AND_FORGET, Status.CANCELLED})
+_OPEN = frozenset({Status.PENDING, Status.READY, Status.BLOCKED, Status.AWAITING_APPROVAL,
+                   Status.WAITING_FOR_OUTPUT})
+
+
+@dataclass(frozen=True)
+class CallState:
+    """Where one call stands: `waiting_for` names the paths of a blocked call; `outputs` are message ids."""
+
+    index: int
+    call: Any
+    status: Status = Status.PENDING
+    waiting_for: tuple[str, ...] = ()
+    error: dict[str, str] | None = None
+    outputs: tuple[int, ...] = ()
+    result: Any = None
+    finished: bool = False  # a fire-and-forget run has ended (with `result` or `error`)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the approval hook says about a call: approve, reject (with a reason) or edit (with the new call)."""
+
+    action: str
+    reason: str = ""
+    call: Any = None
+
+
+def approve() -> Decision:
+    return Decision("approve")
+
+
+def reject(reason: str = "rejected by the approval hook") -> Decision:
+    return Decision("reject", reason)
+
+
+def edit(call: Any) -> Decision:
+    return Decision("edit", call=call)
+
+
+Approver = Callable[[CallState], "Decision | Awaitable[Decision]"]
+
+
+@dataclass(frozen=True)
+class TickReport:
+    """What a tick (or a step) did and left: calls started, blocked ones with their paths, errors appended."""
+
+    ran: tuple[int, ...] = ()
+    blocked: tuple[tuple[int, tuple[str, ...]], ...] = ()
+    awaiting_approval: tuple[tuple[int, tuple[str, ...]], ...] = ()
+    waiting_for_output: tuple[int, ...] = ()
+    errors: tuple[dict[str, Any], ...] = ()
+    refused: tuple[tuple[int, ...], ...] = ()
+    stopped_at: int | None = None
+
+
+def _is_approval(path: str) -> bool:
+    ref = parse_expression(path).references[0]
+    return ref.kind == "state" and ref.path[:1] == ("approvals",)
+
+
+class Execution:
+    """The calls of a document's solution (else its last plan), run against its context.
+
+    Signals: `status_changed(CallState)`, `message_appended(context index, call index or -1)`,
+    `tick_finished(TickReport)`, `background_finished(CallState)` (a fire-and-forget run ended).
+    """
+
+    status_changed = Signal(object)
+    message_appended = Signal(int, int)
+    tick_finished = Signal(object)
+    background_finished = Signal(object)
+
+    def __init__(
+        self,
+        source: Document | Context,
+        solution: Any = None,
+        *,
+        activities: Activities | None = None,
+        tools: dict[str, dict[str, Any]] | None = None,
+        clock: Clock = utc_now,
+        timeout: float = 60.0,
+        approver: Approver | None = None,
+        breakpoints: Iterable[int | str] = (),
+    ) -> None:
+        if isinstance(source, Document):
+            self.context = source.context
+            solution = source.solution if solution is None else solution
+        else:
+            self.context = source
+        self.solution = solution
+        self.activities = activities if activities is not None else Activities()
+        self.code_tools = dict(tools or {})
+        self.clock = clock
+        self.timeout = timeout
+        self.approver = approver
+        self.breakpoints: set[int | str] = set(breakpoints)
+        self._tasks: dict[int, asyncio.Future[Any]] = {}
+        self._background: dict[int, asyncio.Future[Any]] = {}
+        self._ticking = False
+        self.reset()
+
+    # -- set-up --------------------------------------------------------------------------------
+
+    def reset(self) -> None:
+        """Forget every run and read the calls again (restore the context first to start over)."""
+        for task in {*self._tasks.values(), *self._background.values()}:
+            task.cancel()
+        self._tasks, self._background = {}, {}
+        entries, self.plan_index = pending_calls(self.context, self.solution)
+        calls, self.units = flatten(entries)
+        self._tools = merged_tools(self.context, self.code_tools)
+        self.plans = [analyse_call(i, call, self._tools, self.activities) for i, call in enumerate(calls)]
+        self._graph = Graph.of(self.plans)
+        self._states = [CallState(i, call) for i, call in enumerate(calls)]
+        self._provided: dict[int, Any] = {}
+        self._errors: list[tuple[int, dict[str, Any]]] = []
+        self._resume: int | None = None
+        for plan in self.plans:
+            problems = list(plan.problems) or self._literal_problems(plan)
+            if problems:
+                self._fail(plan.index, problems)
+        self._check_groups()
+        self.refused = tuple(self._graph.cycles())
+        for cycle in self.refused:
+            text = self._graph.describe_cycle(cycle, self.plans)
+            for index in cycle:
+                self._fail(index, [Problem("cycle", text)])
+        self._refresh()
+
+    def _literal_problems(self, plan: CallPlan) -> list[Problem]:
+        """Parameters without references are checked before anything runs (SPEC 6.7)."""
+        if plan.tool is None or any(True for _ in find_expressions(parameters_of(plan.call))):
+            return []
+        problem = check_parameters(plan, resolve_call(self.context, plan))
+        return [] if problem is None else [problem]
+
+    def _check_groups(self) -> None:
+        for unit in self.units:
+            if unit.pattern == "one":
+                continue
+            plans = [self.plans[i] for i in unit.members]
+            linked = [(a.index, b.index) for a in plans for b in plans if feeds(a, b)]
+            if linked:
+                text = f"calls of one {unit.pattern!r} group run together and cannot feed each other: " + ", ".join(
+                    f"call {a} feeds call {b}" for a, b in linked)
+                for i in unit.members:
+                    if self._states[i].status is not Status.FAILED:
+                        self._fail(i, [Problem("group", text)])
+            elif unit.pattern == "all" and any(self._states[i].status is Status.FAILED for i in unit.members):
+                for i in unit.members:
+                    if self._states[i].status is not Status.FAILED:
+                        self._set(i, status=Status.CANCELLED)
+
+    # -- reading -------------------------------------------------------------------------------
+
+    @property
+    def states(self) -> list[CallState]:
+        return list(self._states)
+
+    def state(self, index: int) -> CallState:
+        return self._states[index]
+
+    def ready(self) -> list[int]:
+        """The calls that would start now, in plan order (group members together)."""
+        return [i for unit in self._ready_units() for i in unit.members if self._states[i].status is Status.READY]
+
+    @property
+    def finished(self) -> bool:
+        """Nothing is running and nothing is ready (the next tick would do nothing)."""
+        return not self._tasks and not self._ready_units()
+
+    # -- state changes -------------------------------------------------------------------------
+
+    def _set(self, index: int, **changes: Any) -> None:
+        old = self._states[index]
+        new = replace(old, **changes)
+        if new != old:
+            self._states[index] = new
+            self.status_changed.emit(new)
+
+    def _fail(self, index: int, problems: list[Problem], *, report: bool = True) -> None:
+        first = problems[0]
+        self._set(index, status=Status.FAILED, waiting_for=(), error={"type": first.type, "message": first.message})
+        if report:
+            call = self._states[index].call
+            self._errors.extend((index, error_message(call, p.type, p.message, self.clock)) for p in problems)
+
+    def _readiness(self, index: int) -> tuple[Status, tuple[str, ...]]:
+        plan = self.plans[index]
+        waiting: list[str] = []
+        for writer, paths in self._graph.feeders[index].items():
+            status = self._states[writer].status
+            if status not in SETTLED or status in (Status.FAILED, Status.CANCELLED):
+                waiting.extend(paths)  # wait for the writer; a writer that failed leaves it blocked
+        waiting.extend(missing_reads(self.context, plan))
+        paths = tuple(dict.fromkeys(waiting))
+        if paths:
+            return (Status.AWAITING_APPROVAL if any(map(_is_approval, paths)) else Status.BLOCKED), paths
+        latent_without_output = plan.mode is Mode.LATENT and plan.destinations is not None and not plan.has_output
+        if latent_without_output and index not in self._provided:
+            return Status.WAITING_FOR_OUTPUT, ()
+        return Status.READY, ()
+
+    def _refresh(self) -> None:
+        for state in self._states:
+            if state.status in _OPEN:
+                status, paths = self._readiness(state.index)
+                self._set(state.index, status=status, waiting_for=paths)
+
+    def _ready_units(self) -> list[Unit]:
+        if self.refused:
+            return []
+        ready = []
+        for unit in self.units:
+            open_members = [i for i in unit.members if self._states[i].status not in SETTLED]
+            if open_members and all(self._states[i].status is Status.READY for i in open_members):
+                ready.append(unit)
+        return ready
+
+    # -- running -------------------------------------------------------------------------------
+
+    async def run(self) -> TickReport:
+        """One tick: run ready calls concurrently until nothing is ready and nothing runs, or a breakpoint."""
+        return await self._tick(stepping=False)
+
+    async def step(self, index: int | None = None) -> TickReport:
+        """Run the next ready call in plan order (or call `index`, which must be ready), and wait for it.
+
+        A step is a tick of its own: its errors are appended when it ends. Breakpoints do not stop a step.
+        """
+        if index is not None and index not in self.ready():
+            state = self._states[index]
+            raise ValueError(f"call {index} is not ready: it is {state.status}")
+        return await self._tick(stepping=True, target=index)
+
+    async def _tick(self, *, stepping: bool, target: int | None = None) -> TickReport:
+        if self._ticking:
+            raise RuntimeError("a tick is already running")
+        self._ticking = True
+        ran: list[int] = []
+        stopped: int | None = None
+        running: dict[asyncio.Future[Any], Unit] = {}
+        try:
+            self._refresh()
+            while True:
+                progressed = False
+                if stopped is None and not (stepping and ran):
+                    for unit in self._ready_units():
+                        if target is not None and target not in unit.members:
+                            continue
+                        if not stepping and self._hits_breakpoint(unit):
+                            stopped = next(i for i in unit.members if self._states[i].status is Status.READY)
+                            self._resume = unit.entry
+                            break
+                        if self._resume == unit.entry:
+                            self._resume = None
+                        progressed = True
+                        members = await self._approve(unit)
+                        if members:
+                            ran.extend(members)
+                            task = self._start(unit, members)
+                            if task is not None:
+                                running[task] = unit
+                        if stepping:
+                            break
+                if not running:
+                    if progressed and not stepping:
+                        self._refresh()
+                        continue
+                    break
+                done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                for task in sorted(done, key=lambda t: running[t].entry):
+                    self._finish(running.pop(task), task)
+                self._refresh()
+        finally:
+            self._ticking = False
+            for task, unit in running.items():  # the tick itself was cancelled
+                task.cancel()
+                for i in unit.members:
+                    self._tasks.pop(i, None)
+                    if self._states[i].status is Status.RUNNING:
+                        self._set(i, status=Status.CANCELLED)
+        return self._end_tick(ran, stopped)
+
+    def _hits_breakpoint(self, unit: Unit) -> bool:
+        if self._resume == unit.entry:
+            return False  # stopped here last time: continuing runs it
+        return any(i in self.breakpoints or self.plans[i].tool_name in self.breakpoints for i in unit.members)
+
+    async def _approve(self, unit: Unit) -> list[int]:
+        """Ask the approval hook about each ready member; returns the members that may run."""
+        approved: list[int] = []
+        for index in unit.members:
+            if self._states[index].status is not Status.READY:
+                continue
+            if self.approver is None:
+                approved.append(index)
+                continue
+            try:
+                decision = self.approver(self._states[index])
+                if inspect.isawaitable(decision):
+                    decision = await decision
+            except Exception as error:
+                self._fail(index, [Problem("approval", f"the approval hook raised {type(error).__name__}: {error}")])
+                continue
+            if isinstance(decision, Decision) and decision.action == "approve":
+                approved.append(index)
+            elif isinstance(decision, Decision) and decision.action == "reject":
+                self._fail(index, [Problem("rejected", decision.reason or "rejected by the approval hook")])
+            elif isinstance(decision, Decision) and decision.action == "edit":
+                if self._edit(index, decision.call):
+                    approved.append(index)
+            else:
+                self._fail(index, [Problem("approval", f"the approval hook answered {decision!r}, not a Decision")])
+        if unit.pattern == "all" and len(approved) < len(unit.members):
+            for index in approved:  # all or nothing: one member refused cancels the group
+                self._set(index, status=Status.CANCELLED)
+            return []
+        return approved
+
+    def _edit(self, index: int, call: Any) -> bool:
+        """Replace the call with the hook's edit; True when the edited call is valid and ready."""
+        plan = analyse_call(index, call, self._tools, self.activities)
+        self.plans[index] = plan
+        self._graph = Graph.of(self.plans)
+        self._set(index, call=call)
+        problems = list(plan.problems) or self._literal_problems(plan)
+        if problems:
+            self._fail(index, problems)
+            return False
+        status, paths = self._readiness(index)
+        self._set(index, status=status, waiting_for=paths)
+        return status is Status.READY
+
+    def _start(self, unit: Unit, members: list[int]) -> asyncio.Future[Any] | None:
+        plan = self.plans[members[0]]
+        if unit.pattern == "one" and plan.mode is Mode.EXPLICIT and plan.destinations is None:
+            self._fire_and_forget(plan)
+            return None
+        for index in members:
+            self._set(index, status=Status.RUNNING, waiting_for=())
+        task = asyncio.ensure_future(run_pattern(unit.pattern, members, self._perform))
+        for index in members:
+            self._tasks[index] = task
+        return task
+
+    async def _perform(self, index: int) -> Outcome:
+        provided = self._provided.get(index, MISSING)
+        return await perform(self.plans[index], self.context, self.clock, self.timeout, provided)
+
+    def _fire_and_forget(self, plan: CallPlan) -> None:
+        """Run, don't wait, drop the result, record the run (SPEC 6.6)."""
+        resolved, problem = prepare(plan, self.context)
+        if problem is not None:
+            self._fail(plan.index, [problem])
+            return
+        self._set(plan.index, status=Status.FIRE_AND_FORGET, waiting_for=())
+
+        async def background() -> None:
+            try:
+                result = await invoke(plan, resolved, self.context, self.timeout)
+                self._set(plan.index, result=result, finished=True)
+            except asyncio.CancelledError:
+                self._set(plan.index, error={"type": "cancelled", "message": "cancelled"}, finished=True)
+            except Exception as error:
+                outcome = failure(plan, error, self.timeout)
+                assert outcome.error is not None
+                self._set(plan.index, error=dict(zip(("type", "message"), outcome.error, strict=True)), finished=True)
+            self._background.pop(plan.index, None)
+            self.background_finished.emit(self._states[plan.index])
+
+        self._background[plan.index] = asyncio.ensure_future(background())
+
+    def _finish(self, unit: Unit, task: asyncio.Future[Any]) -> None:
+        for index in unit.members:
+            self._tasks.pop(index, None)
+        if task.cancelled():
+            settles: list[Settle] = [(i, None, True) for i in unit.members if self._states[i].status is Status.RUNNING]
+        else:
+            settles = task.result()
+        for index, outcome, keep in settles:
+            self._settle(index, outcome, keep)
+
+    def _settle(self, index: int, outcome: Outcome | None, keep: bool) -> None:
+        if outcome is None:
+            self._set(index, status=Status.CANCELLED)
+        elif outcome.error is not None:
+            self._fail(index, [Problem(*outcome.error)], report=keep)
+            self._set(index, result=outcome.result)
+        elif not keep:
+            self._set(index, status=Status.CANCELLED, result=outcome.result)
+        else:
+            ids = tuple(self._append(message, index) for message in outcome.messages)
+            self._set(index, status=Status.DONE, outputs=ids, result=outcome.result)
+
+    def _append(self, message: dict[str, Any], call_index: int) -> int:
+        self.context.append(message)
+        position = len(self.context) - 1
+        self.message_appended.emit(position, call_index)
+        return self.context.id_at(position)
+
+    def _end_tick(self, ran: list[int], stopped: int | None) -> TickReport:
+        errors = [message for _, message in self._errors]
+        for index, message in self._errors:
+            self._append(message, index)
+        self._errors = []
+        self._refresh()
+        by_status = {status: [s for s in self._states if s.status is status] for status in Status}
+        report = TickReport(
+            ran=tuple(ran),
+            blocked=tuple((s.index, s.waiting_for) for s in by_status[Status.BLOCKED]),
+            awaiting_approval=tuple((s.index, s.waiting_for) for s in by_status[Status.AWAITING_APPROVAL]),
+            waiting_for_output=tuple(s.index for s in by_status[Status.WAITING_FOR_OUTPUT]),
+            errors=tuple(errors),
+            refused=self.refused,
+            stopped_at=stopped,
+        )
+        self.tick_finished.emit(report)
+        return report
+
+    # -- from outside --------------------------------------------------------------------------
+
+    def provide_output(self, index: int, value: Any) -> CallState:
+        """Give a latent call without `_output` its result (an LLM's, or a person's).
+
+        When the call is ready it is written at once (its own tick: errors are appended now); otherwise
+        the value is kept and written when the call becomes ready.
+        """
+        plan, state = self.plans[index], self._states[index]
+        if plan.mode is not Mode.LATENT or plan.destinations is None or plan.has_output:
+            raise ValueError(f"call {index} does not wait for an output")
+        if state.status not in _OPEN:
+            raise ValueError(f"call {index} is already {state.status}")
+        try:
+            check_json(value, "output")
+        except OutputError as error:
+            raise ValueError(str(error)) from None
+        self._provided[index] = value
+        self._refresh()
+        unit = next(u for u in self.units if index in u.members)
+        if unit.pattern == "one" and self._states[index].status is Status.READY:
+            _, problem = prepare(plan, self.context)
+            outcome = conclude(plan, value, self.clock) if problem is None else Outcome(
+                index, error=(problem.type, problem.message))
+            self._settle(index, outcome, True)
+            self._end_tick([index], None)
+        return self._states[index]
+
+    def cancel(self, index: int | None = None) -> None:
+        """Cancel the running call `index` (its whole group), or everything running and in the background."""
+        if index is None:
+            tasks = {*self._tasks.values(), *self._background.values()}
+        else:
+            tasks = {task for task in (self._tasks.get(index), self._background.get(index)) if task is not None}
+        for task in tasks:
+            task.cancel()
+
+    async def drain(self) -> None:
+        """Wait for every fire-and-forget run to end."""
+        while self._background:
+            await asyncio.gather(*self._background.values(), return_exceptions=True)

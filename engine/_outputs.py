@@ -1,0 +1,134 @@
+"""The messages a call leaves behind (SPEC 6.5, 6.7): outputs with audit metadata, and error messages."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Callable
+from typing import Any
+
+from ._calls import CallPlan, Problem
+from ._expressions import Reference
+from ._messages import MISSING, get_path, kind_of, payload_of
+
+Clock = Callable[[], str]
+Message = dict[str, Any]
+
+
+class OutputError(Exception):
+    """A result that cannot be written (not JSON, or a returned message that fits no destination)."""
+
+
+def utc_now() -> str:
+    """The default clock: ISO 8601 UTC to the second, as the seeds write `_date`."""
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def fixed_clock(moment: str) -> Clock:
+    """A clock that always answers `moment` (normalised to UTC `...Z`), so runs can be reproduced."""
+    parsed = dt.datetime.fromisoformat(moment.replace("Z", "+00:00"))
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=dt.UTC)
+    parsed = parsed.astimezone(dt.UTC)
+    text = parsed.strftime("%Y-%m-%dT%H:%M:%S") + (f".{parsed.microsecond:06d}" if parsed.microsecond else "") + "Z"
+    return lambda: text
+
+
+def check_json(value: Any, where: str = "$") -> None:
+    """Raise `OutputError` unless `value` is plain JSON (what a document can hold)."""
+    if value is None or isinstance(value, str | bool | int):
+        return
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise OutputError(f"{where}: {value} is not a JSON number")
+        return
+    if isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            check_json(item, f"{where}[{index}]")
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise OutputError(f"{where}: key {key!r} is not a string")
+            check_json(item, f"{where}.{key}")
+        return
+    raise OutputError(f"{where}: a {type(value).__name__} is not JSON")
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple | list):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    return value
+
+
+def wrap(path: tuple[str, ...], value: Any) -> Any:
+    """`value` wrapped in objects along `path`: ("user", "status") -> {"user": {"status": value}}."""
+    for segment in reversed(path):
+        value = {segment: value}
+    return value
+
+
+def is_message(result: Any) -> bool:
+    """An activity's result that is a data message (a dict with a string `type`) is appended as it is."""
+    return isinstance(result, dict) and isinstance(result.get("type"), str)
+
+
+def _audit(plan: CallPlan, destination: Reference | None, clock: Clock) -> Message:
+    audit: Message = {}
+    if plan.instance is not None:
+        audit["_instance"] = plan.call["_instance"]
+    audit["_call"] = plan.call
+    audit["_date"] = clock()
+    if plan.method != "set":
+        audit["_outputMethod"] = plan.method
+    if destination is not None:
+        audit["_outputPath"] = str(destination)
+    return audit
+
+
+def output_messages(plan: CallPlan, result: Any, clock: Clock) -> list[Message]:
+    """The messages that write `result` to the call's destinations (SPEC 6.5)."""
+    if plan.destinations is None:
+        return []
+    check_json(result, "result")
+    if is_message(result):
+        return [_adopt(plan, _plain(result), clock)]
+    first = plan.destinations.alternatives[0]  # `a || b`: a plain value goes to the first alternative
+    value = _plain(result)
+    return [
+        {"type": "data", "kind": ref.kind, "data": wrap(ref.path, value), **_audit(plan, ref, clock)}
+        for ref in first  # `a && b`: the same value to each
+    ]
+
+
+def _adopt(plan: CallPlan, message: Message, clock: Clock) -> Message:
+    """A data message an activity returned: its destination is the first one it fills; audit keys added if missing."""
+    kind = kind_of(message)
+    if kind is None or message.get("type") == "error":
+        raise OutputError(f"the returned message of type {message.get('type')!r} is not a data message")
+    assert plan.destinations is not None
+    payload = payload_of(message)
+    chosen = message.get("_outputPath")
+    if chosen is None:
+        fitting = [ref for ref in plan.destinations.references
+                   if ref.kind == kind and get_path(payload, ref.path) is not MISSING]
+        if not fitting:
+            raise OutputError(
+                f"the returned ¶{kind} message fills none of the destinations {plan.output_path!r}")
+        chosen = str(fitting[0])
+    adopted = dict(message)
+    for key, value in _audit(plan, None, clock).items():
+        adopted.setdefault(key, value)
+    adopted.setdefault("_outputPath", chosen)
+    return adopted
+
+
+def error_message(call: Any, error_type: str, text: str, clock: Clock) -> Message:
+    """`{"type":"error","data":{"call":...,"error":{"type":...,"message":...}},"_date":...}` (SPEC 6.7)."""
+    return {"type": "error", "data": {"call": call, "error": {"type": error_type, "message": text}}, "_date": clock()}
+
+
+def problem_message(plan: CallPlan, problem: Problem, clock: Clock) -> Message:
+    return error_message(plan.call, problem.type, problem.message, clock)
