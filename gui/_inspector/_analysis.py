@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
@@ -45,12 +45,19 @@ class Status(StrEnum):
     READY = "ready"
     BLOCKED = "blocked"
     AWAITING_APPROVAL = "awaiting approval"
-    AWAITING_OUTPUT = "awaiting output"
+    WAITING_FOR_OUTPUT = "waiting for output"
     RUNNING = "running"
     DONE = "done"
     FAILED = "failed"
     FIRE_AND_FORGET = "fire-and-forget"
+    CANCELLED = "cancelled"
     INVALID = "invalid"
+
+
+# The engine's execution statuses use the same words; these are the ones a call does not leave.
+SETTLED = frozenset({Status.DONE, Status.FAILED, Status.FIRE_AND_FORGET, Status.CANCELLED})
+OPEN = frozenset({Status.READY, Status.BLOCKED, Status.AWAITING_APPROVAL, Status.WAITING_FOR_OUTPUT})
+PATTERNS = ("all", "any", "race")
 
 
 class Mode(StrEnum):
@@ -141,8 +148,9 @@ class CallAnalysis:
 
     @property
     def needs_output(self) -> bool:
-        """A latent call without `_output` waits for a result given from outside (an LLM, a person)."""
-        return self.mode is Mode.LATENT and isinstance(self.call, dict) and "_output" not in self.call
+        """A latent call with a destination and no `_output` waits for a result given from outside."""
+        return (self.mode is Mode.LATENT and bool(self.output_path) and isinstance(self.call, dict)
+                and "_output" not in self.call)
 
     @property
     def resolved_call(self) -> dict[str, Any]:
@@ -161,10 +169,26 @@ class CallAnalysis:
 def analyse_calls(
     context: Context, solution: Any = None, activities: Collection[str] = ()
 ) -> tuple[list[CallAnalysis], int | None]:
-    """Analyse the pending calls (the solution's, else the last plan's); returns them and the plan's index."""
-    calls, plan_index = pending_calls(context, solution)
+    """Analyse the pending calls (the solution's, else the last plan's); returns them and the plan's index.
+
+    Calls are numbered as the engine numbers them: pattern groups (`{"all": [...]}`) are flattened.
+    """
+    entries, plan_index = pending_calls(context, solution)
     tools = tool_definitions(context)
-    return [analyse_call(context, index, call, tools, activities) for index, call in enumerate(calls)], plan_index
+    calls = [analyse_call(context, index, call, tools, activities) for index, call in enumerate(flatten(entries))]
+    return calls, plan_index
+
+
+def flatten(entries: list[Any]) -> list[Any]:
+    """The calls of a plan in order, members of pattern groups included (as the engine's scheduler numbers them)."""
+    calls: list[Any] = []
+    for entry in entries:
+        if isinstance(entry, dict) and len(entry) == 1 and next(iter(entry)) in PATTERNS:
+            members = next(iter(entry.values()))
+            calls.extend(members if isinstance(members, list) else [members])
+        else:
+            calls.append(entry)
+    return calls
 
 
 def analyse_call(
@@ -186,7 +210,7 @@ def analyse_call(
         problems.append(Problem("$._tool", "a call needs a string _tool"))
         tool = None
     definition = tools.get(tool) if tool else None
-    mode = _mode(tool, definition, activities)
+    mode = _mode(tool, definition, activities, problems)
     instance = None if call.get("_instance") is None else str(call["_instance"])
     params = tuple(_param(context, name, value, instance) for name, value in call.items() if _reads(name))
     for param in params:
@@ -207,8 +231,11 @@ def analyse_call(
     status = _status(problems, missing, done_at, context)
     reads = tuple(ref for p in params for lk in p.lookups if lk.resolution is not None
                   for ref in parse_expression(lk.expression).references)
-    return CallAnalysis(index, call, tool, definition, mode, params, output_path, prescribed, branches, method,
-                        instance, scope_kinds, tuple(problems), status, missing, done_at, reads)
+    analysis = CallAnalysis(index, call, tool, definition, mode, params, output_path, prescribed, branches, method,
+                            instance, scope_kinds, tuple(problems), status, missing, done_at, reads)
+    if status is Status.READY and analysis.needs_output:
+        analysis = replace(analysis, status=Status.WAITING_FOR_OUTPUT)
+    return analysis
 
 
 def _reads(name: str) -> bool:
@@ -216,10 +243,16 @@ def _reads(name: str) -> bool:
     return not name.startswith("_") or name == "_output"
 
 
-def _mode(tool: str | None, definition: ToolDefinition | None, activities: Collection[str]) -> Mode:
+def _mode(
+    tool: str | None, definition: ToolDefinition | None, activities: Collection[str], problems: list[Problem]
+) -> Mode:
+    """SPEC 6.3: the tool's `_activity`, else an activity of the tool's name, else latent."""
     explicit = definition.schema.get("_activity") if definition is not None else None
-    if isinstance(explicit, str) and explicit in activities:
-        return Mode.ACTIVITY
+    if explicit is not None:
+        if isinstance(explicit, str) and explicit in activities:
+            return Mode.ACTIVITY
+        problems.append(Problem("$._tool", f"the tool names activity {explicit!r}, which is not loaded"))
+        return Mode.LATENT
     return Mode.ACTIVITY if tool is not None and tool in activities else Mode.LATENT
 
 
@@ -392,3 +425,21 @@ def describe(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
         return repr(value)
+
+
+def wait_for_feeders(calls: list[CallAnalysis], feeders: dict[int, dict[int, tuple[str, ...]]],
+                     settled: Collection[int]) -> list[CallAnalysis]:
+    """An open call also waits for every call that may write what it reads until that one has settled.
+
+    This is the engine's rule (a writer that failed leaves its readers blocked): `feeders[i]` maps each
+    writer of call i to the paths of i it may write; `settled` are the calls that are done.
+    """
+    result = []
+    for call in calls:
+        waiting = [p for writer, paths in feeders.get(call.index, {}).items() if writer not in settled for p in paths]
+        if call.status in OPEN and waiting:
+            missing = tuple(dict.fromkeys((*waiting, *call.missing)))
+            status = Status.AWAITING_APPROVAL if any(map(is_approval, missing)) else Status.BLOCKED
+            call = replace(call, status=status, missing=missing)
+        result.append(call)
+    return result

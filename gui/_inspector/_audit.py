@@ -75,7 +75,8 @@ class OutputAudit(QWidget):
                              + (f" · instance {html.escape(found.instance)}" if found.instance else ""))
         tool = found.call.get("_tool", "?") if isinstance(found.call, dict) else "?"
         if found.call_index is None:
-            self.call_link.setText(f"{html.escape(str(tool))} <span style='color:gray'>(not in the pending calls)</span>")
+            note = "<span style='color:gray'>(not in the pending calls)</span>"
+            self.call_link.setText(f"{html.escape(str(tool))} {note}")
         else:
             self.call_link.setText(f"<a href='call:{found.call_index}' style='color:{LINK_COLOUR}'>"
                                    f"#{found.call_index} {html.escape(str(tool))}</a>")

@@ -11,7 +11,8 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidge
 
 from contextdeck.engine import Context
 
-from ._analysis import CallAnalysis, Status, analyse_calls
+from ._analysis import OPEN, CallAnalysis, Status, analyse_calls, wait_for_feeders
+from ._plan import PlanGraph, plan_graph
 from ._style import breakpoint_icon, status_colour, status_icon
 
 _Index = QModelIndex | QPersistentModelIndex
@@ -66,6 +67,7 @@ class CallsModel(QAbstractTableModel):
         self._solution: Any = None
         self._activities = activities
         self._calls: list[CallAnalysis] = []
+        self._graph = plan_graph([])
         self._plan_index: int | None = None
         self._runtime: dict[int, RunState] = {}
         self._breakpoints: set[int] = set()
@@ -118,6 +120,11 @@ class CallsModel(QAbstractTableModel):
             self._plan_index = None
         else:
             fresh, self._plan_index = analyse_calls(self._context, self._solution, self._activities())
+        self._graph = plan_graph(fresh)
+        if [c.call for c in fresh] != [c.call for c in self._calls]:
+            self._runtime.clear()
+        fed = {c.index for c in fresh if self._status_of(c) in (Status.DONE, Status.FIRE_AND_FORGET)}
+        fresh = wait_for_feeders(fresh, self._graph.feeders, fed)
         if [c.call for c in fresh] != [c.call for c in self._calls]:
             self.beginResetModel()
             self._calls = fresh
@@ -138,13 +145,11 @@ class CallsModel(QAbstractTableModel):
             self._runtime.pop(row, None)
         else:
             self._runtime[row] = state
-        if 0 <= row < len(self._calls):
-            self.dataChanged.emit(self.index(row, 0), self.index(row, len(HEADERS) - 1))
+        self.schedule_refresh()  # readers of this call may stop waiting for it
 
     def clear_run_states(self) -> None:
         self._runtime.clear()
-        if self._calls:
-            self.dataChanged.emit(self.index(0, 0), self.index(len(self._calls) - 1, len(HEADERS) - 1))
+        self.schedule_refresh()
 
     def toggle_breakpoint(self, row: int) -> None:
         self.set_breakpoint(row, row not in self._breakpoints)
@@ -171,13 +176,26 @@ class CallsModel(QAbstractTableModel):
     def getItem(self, row: int) -> CallAnalysis:
         return self._calls[row]
 
+    @property
+    def graph(self) -> PlanGraph:
+        return self._graph
+
+    def _status_of(self, call: CallAnalysis) -> Status:
+        state = self._runtime.get(call.index)
+        # A run state that is still open (ready, blocked...) may be stale after an edit: analysis decides those.
+        return state.status if state is not None and state.status not in OPEN else call.status
+
     def status(self, row: int) -> Status:
-        state = self._runtime.get(row)
-        return state.status if state is not None else self._calls[row].status
+        return self._status_of(self._calls[row])
+
+    def statuses(self) -> list[Status]:
+        return [self._status_of(c) for c in self._calls]
 
     def detail(self, row: int) -> str:
         state = self._runtime.get(row)
-        return state.detail if state is not None and state.detail else detail_of(self._calls[row])
+        if state is not None and state.status not in OPEN and state.detail:
+            return state.detail
+        return detail_of(self._calls[row])
 
     def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008 - Qt's names
         return 0 if parent.isValid() else len(self._calls)

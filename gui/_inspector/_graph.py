@@ -36,7 +36,7 @@ class CallNode(QGraphicsItem):
         self.setAcceptHoverEvents(True)
         self.setToolTip(f"{call.label}: {status}" + (" · part of a cycle" if in_cycle else ""))
 
-    def boundingRect(self) -> QRectF:  # noqa: N802 - Qt's name
+    def boundingRect(self) -> QRectF:
         return QRectF(-2, -2, NODE_W + 4, NODE_H + 4)
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
@@ -69,7 +69,7 @@ class CallNode(QGraphicsItem):
         label = str(self.status) + (f" · {self.call.instance}" if self.call.instance else "")
         painter.drawText(QRectF(16, 30, NODE_W - 20, 20), Qt.AlignmentFlag.AlignVCenter, label)
 
-    def mousePressEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802 - Qt's name
+    def mousePressEvent(self, event: QGraphicsSceneMouseEvent) -> None:
         self._on_click(self.call.index)
         event.accept()
 

@@ -15,11 +15,15 @@ from ._analysis import CallAnalysis
 
 @dataclass(frozen=True)
 class Edge:
-    """`source` writes `path`, which `target` reads (the path shown is the written one)."""
+    """`source` may write `paths`, which `target` reads (the reader's references, as the engine names them)."""
 
     source: int
     target: int
-    path: str
+    paths: tuple[str, ...]
+
+    @property
+    def path(self) -> str:
+        return ", ".join(self.paths)
 
 
 @dataclass(frozen=True)
@@ -36,6 +40,14 @@ class PlanGraph:
 
     def edge_in_cycle(self, edge: Edge) -> bool:
         return any(edge.source in cycle and edge.target in cycle for cycle in self.cycles)
+
+    @property
+    def feeders(self) -> dict[int, dict[int, tuple[str, ...]]]:
+        """For each call, the calls that feed it and the paths they may write (the engine's `Graph.feeders`)."""
+        found: dict[int, dict[int, tuple[str, ...]]] = {node: {} for node in self.nodes}
+        for edge in self.edges:
+            found[edge.target][edge.source] = edge.paths
+        return found
 
 
 def _related(a: Reference, b: Reference) -> bool:
@@ -58,9 +70,9 @@ def plan_graph(calls: Sequence[CallAnalysis]) -> PlanGraph:
         for reader in calls:
             if writer.index == reader.index or not _sees(writer, reader):
                 continue  # a call reading what it writes reads the value before its own write: no cycle
-            path = next((w for w in writer.writes for r in reader.reads if _related(w, r)), None)
-            if path is not None:
-                edges.append(Edge(writer.index, reader.index, str(path)))
+            hits = [str(r) for r in reader.reads if any(_related(w, r) for w in writer.writes)]
+            if hits:
+                edges.append(Edge(writer.index, reader.index, tuple(dict.fromkeys(hits))))
     nodes = tuple(c.index for c in calls)
     cycles = _cycles(nodes, edges)
     return PlanGraph(nodes, tuple(edges), cycles, _layers(nodes, edges, cycles))

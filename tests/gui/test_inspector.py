@@ -64,7 +64,7 @@ def test_structural_problems_make_a_call_invalid() -> None:
         {"_tool": "t"},
     ]}])
     calls, _ = analyse_calls(context)
-    assert [c.status for c in calls] == [Status.INVALID, Status.INVALID, Status.INVALID, Status.READY]
+    assert [c.status for c in calls] == [Status.INVALID, Status.INVALID, Status.INVALID, Status.WAITING_FOR_OUTPUT]
     assert calls[0].problems[0].where == "$.x"
     assert "prescribes" in calls[1].problems[0].message
     assert "append" in calls[2].problems[0].message
@@ -107,13 +107,13 @@ def test_calls_model_passes_the_model_tester(qtbot, qtmodeltester, refund: tuple
 
 
 def test_status_follows_the_context(qtbot, refund: tuple[Context, object]) -> None:  # type: ignore[no-untyped-def]
-    """Writing the approval a call waits for makes it ready in the panel, without any explicit refresh."""
+    """Writing the approval a call waits for unblocks it in the panel, without any explicit refresh."""
     context, solution = refund
     model = CallsModel(context, solution)
     assert model.index(3, STATUS).data() == "awaiting approval"
     assert "†state.approvals.refund" in model.index(3, DETAIL).data()
     context.append({"type": "state", "data": {"approvals": {"refund": "lead"}}})
-    qtbot.waitUntil(lambda: model.index(3, STATUS).data() == "ready")
+    qtbot.waitUntil(lambda: model.index(3, STATUS).data() == "waiting for output")
 
 
 def test_gutter_click_toggles_a_breakpoint(qtbot, refund: tuple[Context, object]) -> None:  # type: ignore[no-untyped-def]
@@ -160,3 +160,19 @@ def test_inspector_draws_branches_and_fan_out(qtbot, examples: Path) -> None:  #
     assert inspector.destinations.destinations() == [(0, 0, "†state.user.verified"), (1, 0, "†state.user.failed")]
     inspector.show_call(document.context, calls[2])
     assert inspector.destinations.destinations() == [(0, 0, "†state.user.summary"), (0, 1, "†state.audit.summary")]
+
+
+def test_a_reader_waits_for_the_call_that_writes_its_path(qtbot, refund: tuple[Context, object]) -> None:  # type: ignore[no-untyped-def]
+    """checkEligibility reads †state.order, which lookupOrder writes: it is blocked on it until that call is done."""
+    context, solution = refund
+    model = CallsModel(context, solution)
+    assert model.status(2) is Status.BLOCKED
+    assert model.getItem(2).missing == ("†state.order",)
+    assert [(e.source, e.target, e.paths) for e in model.graph.edges] == [(0, 2, ("†state.order",))]
+
+
+def test_pattern_groups_are_numbered_like_the_engine() -> None:
+    """The members of an `all` group are calls of their own, numbered in plan order."""
+    context = Context([{"type": "plan", "plan": [{"_tool": "a"}, {"all": [{"_tool": "b"}, {"_tool": "c"}]}]}])
+    calls, _ = analyse_calls(context)
+    assert [c.tool for c in calls] == ["a", "b", "c"]

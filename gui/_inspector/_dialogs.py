@@ -1,0 +1,201 @@
+"""The two questions the debugger asks a person, as non-modal dialogs that answer through a signal.
+
+`ApprovalDialog`: approve, reject (with a reason) or edit a call before it runs. `OutputDialog`: type the
+result of a latent call that has no `_output`, checked against the tool's `_output` schema when it has one.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import jsonschema
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from contextdeck.engine import Decision, approve, edit, reject
+
+from ._analysis import CallAnalysis
+from ._style import MISSING_COLOUR
+
+
+def _mono() -> QFont:
+    font = QFont("monospace")
+    font.setStyleHint(QFont.StyleHint.Monospace)
+    return font
+
+
+def parse_json(text: str) -> tuple[Any, str | None]:
+    """The JSON value of `text`, or an error naming the line and column."""
+    try:
+        return json.loads(text), None
+    except json.JSONDecodeError as error:
+        return None, f"line {error.lineno}, column {error.colno}: {error.msg}"
+
+
+class ApprovalDialog(QDialog):
+    """Shows the call as it will run; `decided(Decision)` once the person chooses."""
+
+    decided = Signal(object)
+
+    def __init__(self, call: CallAnalysis, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(f"Approve {call.label}?")
+        self.setModal(False)
+        self._original = call.call
+        intro = QLabel(f"<b>{call.tool}</b> is about to run ({call.mode}). Its parameters resolve to:")
+        intro.setTextFormat(Qt.TextFormat.RichText)
+        resolved = QPlainTextEdit(json.dumps(call.resolved_call, indent=2, ensure_ascii=False), readOnly=True)
+        resolved.setFont(_mono())
+        self.editor = QPlainTextEdit(json.dumps(call.call, indent=2, ensure_ascii=False))
+        self.editor.setFont(_mono())
+        self.reason = QLineEdit(placeholderText="Why it is rejected (goes into the error message)")
+        self.error = QLabel()
+        self.error.setStyleSheet(f"color: {MISSING_COLOUR}")
+        buttons = QDialogButtonBox()
+        self.approve_button = buttons.addButton("Approve", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.edit_button = buttons.addButton("Run edited call", QDialogButtonBox.ButtonRole.ApplyRole)
+        self.reject_button = buttons.addButton("Reject", QDialogButtonBox.ButtonRole.RejectRole)
+        self.approve_button.clicked.connect(lambda: self._answer(approve()))
+        self.reject_button.clicked.connect(self._reject)
+        self.edit_button.clicked.connect(self._edit)
+        layout = QVBoxLayout(self)
+        layout.addWidget(intro)
+        layout.addWidget(resolved, 1)
+        layout.addWidget(QLabel("The call as written (edit it to change what runs):"))
+        layout.addWidget(self.editor, 2)
+        layout.addWidget(self.reason)
+        layout.addWidget(self.error)
+        layout.addWidget(buttons)
+        self.resize(560, 520)
+        self._done = False
+
+    def _answer(self, decision: Decision) -> None:
+        if not self._done:
+            self._done = True
+            self.decided.emit(decision)
+            self.close()
+
+    def _reject(self) -> None:
+        self._answer(reject(self.reason.text().strip() or "rejected in the debugger"))
+
+    def _edit(self) -> None:
+        value, problem = parse_json(self.editor.toPlainText())
+        if problem is None and not isinstance(value, dict):
+            problem = "a call must be a JSON object"
+        if problem is not None:
+            self.error.setText(problem)
+            return
+        self._answer(approve() if value == self._original else edit(value))
+
+    def closeEvent(self, event: Any) -> None:
+        if not self._done:  # closing the window is a rejection, never a silent approval
+            self._done = True
+            self.decided.emit(reject("the approval dialog was closed"))
+        super().closeEvent(event)
+
+
+class OutputDialog(QDialog):
+    """Asks for the result of a latent call; `answered(value)` or `cancelled()`."""
+
+    answered = Signal(object)
+    cancelled = Signal()
+
+    def __init__(self, call: CallAnalysis, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(f"Output of {call.label}")
+        self.setModal(False)
+        rule = _output_schema(call)
+        self.schema = rule
+        targets = " or ".join(" and ".join(str(r) for r in gate) for gate in call.branches)
+        intro = QLabel(f"<b>{call.tool}</b> is latent and has no <code>_output</code>: type its result. "
+                       f"It will be written to <code>{targets}</code>.")
+        intro.setWordWrap(True)
+        intro.setTextFormat(Qt.TextFormat.RichText)
+        self.editor = QPlainTextEdit(json.dumps(_example(rule), indent=2, ensure_ascii=False))
+        self.editor.setFont(_mono())
+        self.editor.setToolTip("JSON" + (f" matching:\n{json.dumps(rule, indent=2)}" if rule else ""))
+        self.error = QLabel()
+        self.error.setWordWrap(True)
+        self.error.setStyleSheet(f"color: {MISSING_COLOUR}")
+        buttons = QDialogButtonBox()
+        self.write_button = QPushButton("Write output")
+        buttons.addButton(self.write_button, QDialogButtonBox.ButtonRole.AcceptRole)
+        cancel = buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
+        self.write_button.clicked.connect(self._write)
+        cancel.clicked.connect(self.close)
+        layout = QVBoxLayout(self)
+        layout.addWidget(intro)
+        if rule:
+            schema_view = QPlainTextEdit(json.dumps(rule, indent=2, ensure_ascii=False), readOnly=True)
+            schema_view.setFont(_mono())
+            schema_view.setMaximumHeight(120)
+            layout.addWidget(QLabel("The tool's _output schema:"))
+            layout.addWidget(schema_view)
+        layout.addWidget(self.editor, 1)
+        layout.addWidget(self.error)
+        layout.addWidget(buttons)
+        self.resize(520, 380)
+        self._done = False
+
+    def set_text(self, text: str) -> None:
+        self.editor.setPlainText(text)
+
+    def _write(self) -> None:
+        value, problem = parse_json(self.editor.toPlainText())
+        if problem is None and self.schema:
+            problem = _violation(self.schema, value)
+        if problem is not None:
+            self.error.setText(problem)
+            return
+        self._done = True
+        self.answered.emit(value)
+        self.close()
+
+    def closeEvent(self, event: Any) -> None:
+        if not self._done:
+            self._done = True
+            self.cancelled.emit()
+        super().closeEvent(event)
+
+
+def _output_schema(call: CallAnalysis) -> dict[str, Any]:
+    properties = call.definition.schema.get("properties") if call.definition is not None else None
+    rule = properties.get("_output") if isinstance(properties, dict) else None
+    return rule if isinstance(rule, dict) else {}
+
+
+def _example(schema: dict[str, Any]) -> Any:
+    """A starting value of the schema's type, so the person edits rather than types from nothing."""
+    kind = schema.get("type")
+    starts = {"object": {}, "array": [], "string": "", "number": 0, "integer": 0, "boolean": True, "null": None}
+    if "default" in schema:
+        return schema["default"]
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return schema["enum"][0]
+    if kind == "object" and isinstance(schema.get("properties"), dict):
+        return {name: _example(sub) for name, sub in schema["properties"].items() if isinstance(sub, dict)}
+    return starts.get(kind, "") if isinstance(kind, str) else ""
+
+
+def _violation(schema: dict[str, Any], value: Any) -> str | None:
+    try:
+        validator_class = jsonschema.validators.validator_for(schema)
+        validator_class.check_schema(schema)
+    except jsonschema.SchemaError as error:
+        return f"the tool's _output schema is invalid: {error.message}"
+    error = jsonschema.exceptions.best_match(validator_class(schema).iter_errors(value))
+    if error is None:
+        return None
+    where = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+    return f"{where}: {error.message}"
