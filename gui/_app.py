@@ -1,4 +1,4 @@
-"""Start the workbench: load a document, show the window, or render it to a PNG and exit."""
+"""Start the workbench: show the window on a document, or render it to a PNG and exit."""
 
 from __future__ import annotations
 
@@ -6,70 +6,90 @@ import os
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
-from PySide6.QtWidgets import QApplication, QMainWindow, QTableView
+from PySide6.QtCore import QCoreApplication, QEventLoop, QSettings, Qt, QTimer
+from PySide6.QtWidgets import QApplication
 
-from contextdeck.engine import Context, DocumentError, load_document
+from ._session import DocumentSession
+from ._settings import default_settings
+from ._theme import RESOURCES, apply_theme
+from ._window import MainWindow
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "resources" / "examples"
+EXAMPLES = RESOURCES / "examples"
+FIRST_DOCUMENT = EXAMPLES / "refund_workflow.json"
 
-_Index = QModelIndex | QPersistentModelIndex
+
+def create_window(settings: QSettings, recovery_dir: Path | None = None) -> MainWindow:
+    """A window with its own session (and the theme from `settings` applied)."""
+    apply_theme(str(settings.value("view/theme", "system")))
+    session = DocumentSession(settings, recovery_dir)
+    window = MainWindow(settings, session)
+    session.setParent(window)
+    return window
 
 
-class MessagesModel(QAbstractTableModel):
-    """One row per message: type, kind, instance, summary."""
+def open_and_wait(window: MainWindow, path: Path, timeout_ms: int = 60000) -> bool:
+    """Open `path` and run the event loop until it is loaded (or failed); True when loaded."""
+    loop = QEventLoop()
+    result: list[bool] = []
 
-    HEADERS = ("type", "kind", "instance", "summary")
+    def loaded() -> None:
+        result.append(True)
+        loop.quit()
 
-    def __init__(self, context: Context) -> None:
-        super().__init__()
-        self._context = context
+    def failed(_message: str) -> None:
+        result.append(False)
+        loop.quit()
 
-    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008 - Qt's names
-        return 0 if parent.isValid() else len(self._context)
-
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008 - Qt's names
-        return 0 if parent.isValid() else len(self.HEADERS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> object:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return self.HEADERS[section]
-        return None
-
-    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:
-        if role != Qt.ItemDataRole.DisplayRole or not index.isValid():
-            return None
-        message = self._context[index.row()]
-        info = self._context.info(index.row())
-        column = self.HEADERS[index.column()]
-        if column == "type":
-            return message.get("type")
-        if column == "kind":
-            return info.kind or ""
-        if column == "instance":
-            return info.instance or ""
-        return str(message)[:120]
+    session = window.session
+    session.documentReplaced.connect(loaded)
+    session.loadFailed.connect(failed)
+    QTimer.singleShot(timeout_ms, loop.quit)
+    session.open(path)
+    if not result:
+        loop.exec()
+    session.documentReplaced.disconnect(loaded)
+    session.loadFailed.disconnect(failed)
+    return bool(result and result[0])
 
 
 def main(doc: str | None = None, screenshot: str | None = None) -> int:
+    """`contextdeck gui [DOC] [--screenshot PNG]`: the window, or a PNG of it rendered offscreen."""
     if screenshot and "QT_QPA_PLATFORM" not in os.environ:
         os.environ["QT_QPA_PLATFORM"] = "offscreen"  # a screenshot needs no screen
+    QCoreApplication.setOrganizationName("ContextDeck")
+    QCoreApplication.setApplicationName("ContextDeck")
+    QApplication.setHighDpiScaleFactorRoundingPolicy(Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
     app = QApplication.instance() or QApplication(sys.argv[:1])
-    path = Path(doc) if doc else EXAMPLES / "refund_workflow.json"
-    try:
-        document = load_document(path)
-    except DocumentError as error:
-        print(f"contextdeck: {error}", file=sys.stderr)
-        return 1
-    window = QMainWindow()
-    window.setWindowTitle(f"ContextDeck — {path.name}")
-    view = QTableView()
-    view.setModel(MessagesModel(document.context))
-    window.setCentralWidget(view)
-    window.resize(1000, 640)
-    window.show()
+    assert isinstance(app, QApplication)
+    app.setStyle("Fusion")
+    settings = default_settings()
     if screenshot:
-        app.processEvents()
+        settings = QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, "ContextDeck", "Screenshot")
+        settings.clear()  # the picture shows the default layout, not the user's
+    window = create_window(settings)
+    first_start = not settings.contains("window/geometry")
+    if doc is not None:
+        path: Path | None = Path(doc)
+    else:
+        path = FIRST_DOCUMENT if first_start or screenshot else None
+    if screenshot:
+        window.resize(1440, 880)
+        window.show()
+        if path is not None and not open_and_wait(window, path):
+            print(f"contextdeck: could not open {path}", file=sys.stderr)
+            return 1
+        window.select_message(min(2, len(window.context()) - 1))
+        window.watches.model.add("†state.refund.amount || †input.amount")
+        window.watches.model.add("†input.customer.name")
+        window.watches.model.add("†state.approvals.manager")
+        window.diagnostics.schedule(window.session.document)
+        window.diagnostics.flush()
+        for _ in range(5):
+            app.processEvents()
         window.grab().save(screenshot)
+        window.session.close()
         return 0
+    window.show()
+    if not window.files.offer_recovery() and path is not None:
+        window.session.open(path)
     return app.exec()

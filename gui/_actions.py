@@ -1,0 +1,122 @@
+"""The window's actions, menus and toolbar: one table, with a shortcut for every action."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtWidgets import QApplication, QMessageBox, QToolBar
+
+from ._theme import THEMES, icon
+
+if TYPE_CHECKING:
+    from ._window import MainWindow
+
+Key = QKeySequence.StandardKey
+Shortcut = QKeySequence.StandardKey | str
+
+
+def build_actions(window: MainWindow) -> dict[str, QAction]:
+    """Create every action, put it in its menu (and the main ones in the toolbar); returns them by name."""
+    files, stack = window.files, window.session.undo_stack
+    actions: dict[str, QAction] = {}
+
+    def add(name: str, menu: str, text: str, run: Callable[[], object], shortcut: Shortcut | None = None,
+            icon_name: str | None = None) -> QAction:
+        action = QAction(text, window)
+        action.setObjectName(name)
+        if icon_name:
+            action.setIcon(icon(icon_name))
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+            action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        action.triggered.connect(lambda _checked=False: run())
+        window.menu(menu).addAction(action)
+        actions[name] = action
+        return action
+
+    add("new", "File", "&New", files.new, Key.New, "new")
+    add("open", "File", "&Open…", files.open_dialog, Key.Open, "open")
+    recent = window.menu("File").addMenu("Open &Recent")
+    recent.aboutToShow.connect(lambda: files.fill_recent_menu(recent))
+    files.fill_recent_menu(recent)
+    add("save", "File", "&Save", files.save, Key.Save, "save")
+    add("save_as", "File", "Save &As…", files.save_as_dialog, Key.SaveAs if not QKeySequence(Key.SaveAs).isEmpty()
+        else "Ctrl+Shift+S", "save-as")
+    window.menu("File").addSeparator()
+    add("quit", "File", "&Quit", window.close, Key.Quit if not QKeySequence(Key.Quit).isEmpty() else "Ctrl+Q")
+
+    undo = stack.createUndoAction(window, "&Undo")
+    undo.setShortcut(QKeySequence(Key.Undo))
+    undo.setIcon(icon("undo"))
+    redo = stack.createRedoAction(window, "&Redo")
+    redo.setShortcut(QKeySequence(Key.Redo))
+    redo.setIcon(icon("redo"))
+    window.menu("Edit").addActions([undo, redo])
+    actions["undo"], actions["redo"] = undo, redo
+    window.menu("Edit").addSeparator()
+    add("insert_text", "Edit", "Insert &Text Message", lambda: window.insert_message("Text"), "Ctrl+Shift+T",
+        "insert")
+    add("insert_data", "Edit", "&Insert Data Message", lambda: window.insert_message("Data"), "Ctrl+Shift+N",
+        "insert")
+    add("duplicate", "Edit", "D&uplicate Message", window.duplicate_selected, "Ctrl+D", "duplicate")
+    add("delete", "Edit", "&Delete Message", window.delete_selected, Key.Delete, "delete")
+    add("move_up", "Edit", "Move &Up", lambda: window.move_selected(-1), "Alt+Up", "up")
+    add("move_down", "Edit", "Move Do&wn", lambda: window.move_selected(1), "Alt+Down", "down")
+    for name in ("delete", "move_up", "move_down"):
+        # Keys that text fields use too: only while the timeline has the focus.
+        actions[name].setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+    window.menu("Edit").addSeparator()
+    add("find", "Edit", "&Filter Messages", _focus(window.timeline.filter_box), Key.Find, "filter")
+    add("watch", "Edit", "&Pin Watch…", _focus(window.watches.entry), "Ctrl+Shift+W", "watch")
+
+    view = window.menu("View")
+    view.addSeparator()
+    follow = add("follow", "View", "&Follow Latest", lambda: window.set_follow_latest(follow.isChecked()), "Ctrl+L",
+                 "follow")
+    follow.setCheckable(True)
+    follow.setToolTip("Show the state, LLM view and watches as of the latest message, not the selected one")
+    themes = view.addMenu(icon("theme"), "&Theme")
+    group = QActionGroup(window)
+    current = str(window.settings.value("view/theme", "system"))
+    for number, theme in enumerate(THEMES, start=1):
+        action = QAction(theme.capitalize(), window, checkable=True)
+        action.setObjectName(f"theme_{theme}")
+        action.setShortcut(QKeySequence(f"Ctrl+Alt+{number}"))
+        action.setChecked(theme == current)
+        action.triggered.connect(lambda _checked=False, t=theme: window.set_theme(t))
+        group.addAction(action)
+        themes.addAction(action)
+        actions[f"theme_{theme}"] = action
+
+    add("about", "Help", "&About ContextDeck", lambda: QMessageBox.about(
+        window, "About ContextDeck", "<b>ContextDeck</b><br>A workbench for designing and debugging LLM agent "
+        "contexts."), Key.HelpContents)
+    add("about_qt", "Help", "About &Qt", QApplication.aboutQt, "Ctrl+Alt+F1")
+
+    toolbar = QToolBar("Main", window)
+    toolbar.setObjectName("MainToolBar")
+    toolbar.setIconSize(QSize(18, 18))
+    toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonIconOnly)
+    for name in ("new", "open", "save", None, "undo", "redo", None, "insert_data", "duplicate", "delete", "move_up",
+                 "move_down", None, "follow"):
+        if name is None:
+            toolbar.addSeparator()
+        else:
+            toolbar.addAction(actions[name])
+    window.addToolBar(toolbar)
+    for action in actions.values():  # shortcuts in tooltips, so they can be learnt
+        if not action.shortcut().isEmpty():
+            text = action.text().replace("&", "").rstrip("…")
+            action.setToolTip(f"{text} ({action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)})")
+    return actions
+
+
+def _focus(widget: object) -> Callable[[], None]:
+    def run() -> None:
+        widget.setFocus()  # type: ignore[attr-defined]
+        widget.selectAll()  # type: ignore[attr-defined]
+
+    return run

@@ -1,0 +1,86 @@
+"""What a file on disk holds (size, time, hash) and writing one atomically with `QSaveFile`."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import QIODevice, QSaveFile
+
+from contextdeck.engine._document import sync_directory
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """A file's content as last seen: size and time decide quickly, the hash decides for sure."""
+
+    size: int
+    mtime_ns: int
+    digest: str
+
+    @classmethod
+    def of(cls, path: Path, data: bytes) -> Fingerprint:
+        """The fingerprint of `path`, known to hold `data` (raises OSError when it is gone)."""
+        status = path.stat()
+        return cls(status.st_size, status.st_mtime_ns, digest(data))
+
+    def to_json(self) -> dict[str, object]:
+        return {"size": self.size, "mtime_ns": self.mtime_ns, "digest": self.digest}
+
+    @classmethod
+    def from_json(cls, value: object) -> Fingerprint | None:
+        if not isinstance(value, dict):
+            return None
+        try:
+            return cls(int(value["size"]), int(value["mtime_ns"]), str(value["digest"]))
+        except (KeyError, TypeError, ValueError):
+            return None
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def current(path: Path, known: Fingerprint | None, *, thorough: bool = True) -> Fingerprint | None:
+    """What `path` holds now (None when missing or unreadable).
+
+    Not `thorough`: trust an unchanged size and time. File times tick coarsely (a few ms), so a
+    same-size rewrite within one tick keeps both: when it matters (before a save, after a change
+    the watcher saw in the file itself) we read and hash.
+    """
+    try:
+        status = path.stat()
+    except OSError:
+        return None
+    if not thorough and known is not None and (status.st_size, status.st_mtime_ns) == (known.size, known.mtime_ns):
+        return known
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return Fingerprint(len(data), status.st_mtime_ns, digest(data))
+
+
+def write_file(path: Path, data: bytes) -> str | None:
+    """Replace `path` with `data` atomically; None on success, else why not.
+
+    `QSaveFile` writes a temporary sibling, flushes it to disk and renames it over `path`; the rename
+    itself is made durable by syncing the directory, which `QSaveFile` does not do.
+    """
+    saver = QSaveFile(os.fspath(path))
+    # Never fall back to writing in place (which a crash could leave half-written).
+    saver.setDirectWriteFallback(False)
+    if not saver.open(QIODevice.OpenModeFlag.WriteOnly):
+        return saver.errorString() or "cannot open the file for writing"
+    written = saver.write(data)
+    if written != len(data):
+        reason = saver.errorString() or "the write was incomplete"
+        saver.cancelWriting()
+        saver.commit()  # after cancelWriting, commit removes the temporary file and reports failure
+        return reason
+    if not saver.commit():
+        return saver.errorString() or "the file could not be replaced"
+    sync_directory(path.parent)
+    return None

@@ -1,0 +1,5 @@
+"""The data editor: a form generated from a JSON Schema beside a raw JSON tab, validated off the GUI thread."""
+
+from ._editor import DataEditor
+
+__all__ = ["DataEditor"]

@@ -1,0 +1,208 @@
+"""One frozen field descriptor per schema node, named after the JSON Schema keywords it carries.
+
+`field_from_schema` normalises a schema node (resolving local `$ref`s with `referencing`), `field_from_value`
+infers one from data when there is no schema. Widgets are then picked from the descriptor alone.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Final
+
+from referencing import Registry, Resource
+from referencing.exceptions import Unresolvable
+from referencing.jsonschema import DRAFT202012
+
+_ROOT_URI: Final = "urn:contextdeck:editor-schema"
+JSON_TYPES: Final = ("object", "array", "string", "number", "integer", "boolean", "null")
+
+
+class _Missing:
+    """The absence of a keyword (distinct from a keyword whose value is null)."""
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Final = _Missing()
+
+
+@dataclass(frozen=True)
+class Field:
+    """What the form needs to know about one schema node; attribute names follow the JSON Schema keywords."""
+
+    type: tuple[str, ...] = ()  # the allowed JSON types other than "null"; () means any
+    nullable: bool = False  # "null" was among the types
+    title: str | None = None
+    description: str | None = None
+    default: Any = MISSING
+    const: Any = MISSING
+    enum: tuple[Any, ...] | None = None
+    format: str | None = None
+    pattern: str | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+    exclusive_minimum: float | None = None
+    exclusive_maximum: float | None = None
+    multiple_of: float | None = None
+    properties: tuple[tuple[str, Field], ...] = ()
+    required: frozenset[str] = frozenset()
+    additional_properties: Field | None = None  # schema for keys not in `properties`, when one is given
+    items: Field | None = None  # None: infer each item from its value
+    one_of: tuple[Field, ...] = ()
+    any_of: tuple[Field, ...] = ()
+    read_only: bool = False
+    inferred: bool = False  # made from data, not from a schema
+
+    def property_field(self, name: str) -> Field | None:
+        """The descriptor of the property `name`, or None when the schema does not list it."""
+        for key, field in self.properties:
+            if key == name:
+                return field
+        return self.additional_properties
+
+    @property
+    def branches(self) -> tuple[Field, ...]:
+        """The alternatives of `oneOf`/`anyOf` (or of several types), empty when there is no choice."""
+        if self.one_of or self.any_of:
+            return self.one_of or self.any_of
+        if len(self.type) > 1:
+            return tuple(replace(self, type=(t,), nullable=False, title=t) for t in self.type)
+        return ()
+
+    @property
+    def label(self) -> str:
+        """A short human name for this node: its title, else its type."""
+        if self.title:
+            return self.title
+        if self.const is not MISSING:
+            return f"= {_short(self.const)}"
+        return " | ".join(self.type) if self.type else "any"
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 24 else text[:23] + "…"
+
+
+def _number(value: Any) -> float | None:
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+class _Builder:
+    """Walks a schema, following `$ref`s through a `referencing` resolver, cutting reference cycles."""
+
+    def __init__(self, root: Mapping[str, Any]) -> None:
+        resource = Resource.from_contents(root, default_specification=DRAFT202012)
+        self._resolver = Registry().with_resource(_ROOT_URI, resource).resolver(base_uri=_ROOT_URI)
+        self._expanding: list[str] = []
+
+    def build(self, node: Any) -> Field:
+        if node is True or not isinstance(node, Mapping):
+            return Field()
+        if node is False:
+            return Field(read_only=True)
+        if "$ref" in node:
+            return self._ref(node)
+        return self._plain(node)
+
+    def _ref(self, node: Mapping[str, Any]) -> Field:
+        ref = str(node["$ref"])
+        if ref in self._expanding:  # a recursive schema: deeper levels are edited as raw JSON
+            return Field(description=f"recursive reference {ref}")
+        try:
+            target = self._resolver.lookup(ref).contents
+        except Unresolvable:
+            return Field(description=f"unresolvable reference {ref}")
+        self._expanding.append(ref)
+        try:
+            merged = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+            return self.build(merged)
+        finally:
+            self._expanding.pop()
+
+    def _plain(self, node: Mapping[str, Any]) -> Field:
+        types = node.get("type", ())
+        types = (types,) if isinstance(types, str) else tuple(t for t in types if isinstance(t, str))
+        const = node.get("const", MISSING)
+        enum = node.get("enum")
+        if not types and const is not MISSING:
+            types = (type_of(const),)
+        if not types and isinstance(enum, list) and enum:
+            types = tuple(dict.fromkeys(type_of(item) for item in enum))
+        if not types and "properties" in node:
+            types = ("object",)
+        if not types and ("items" in node or "prefixItems" in node):
+            types = ("array",)
+        nullable = "null" in types or (isinstance(enum, list) and None in enum and len(enum) > 1)
+        properties = node.get("properties") or {}
+        additional = node.get("additionalProperties")
+        items = node.get("items")
+        return Field(
+            type=tuple(t for t in types if t != "null"),
+            nullable=nullable,
+            title=_text(node.get("title")),
+            description=_text(node.get("description")),
+            default=node.get("default", MISSING),
+            const=const,
+            enum=tuple(e for e in enum if not (nullable and e is None)) if isinstance(enum, list) else None,
+            format=_text(node.get("format")),
+            pattern=_text(node.get("pattern")),
+            minimum=_number(node.get("minimum")),
+            maximum=_number(node.get("maximum")),
+            exclusive_minimum=_number(node.get("exclusiveMinimum")),
+            exclusive_maximum=_number(node.get("exclusiveMaximum")),
+            multiple_of=_number(node.get("multipleOf")),
+            properties=tuple((str(k), self.build(v)) for k, v in properties.items())
+            if isinstance(properties, Mapping)
+            else (),
+            required=frozenset(r for r in node.get("required", ()) if isinstance(r, str)),
+            additional_properties=self.build(additional) if isinstance(additional, Mapping) else None,
+            items=self.build(items) if isinstance(items, Mapping) else None,
+            one_of=tuple(self.build(b) for b in node.get("oneOf", ()) if isinstance(b, Mapping | bool)),
+            any_of=tuple(self.build(b) for b in node.get("anyOf", ()) if isinstance(b, Mapping | bool)),
+            read_only=bool(node.get("readOnly", False)),
+        )
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def type_of(value: Any) -> str:
+    """The JSON type name of a decoded JSON value (`integer` for numbers written without a fraction)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def field_from_schema(schema: Mapping[str, Any]) -> Field:
+    """The descriptor of a whole schema, its local `$ref`s (`#/$defs/...`) resolved."""
+    return _Builder(schema).build(schema)
+
+
+def field_from_value(value: Any) -> Field:
+    """A descriptor inferred from data alone: each key and item gets the widget its value calls for."""
+    kind = type_of(value)
+    if kind == "object":
+        return Field(
+            type=("object",),
+            properties=tuple((k, field_from_value(v)) for k, v in value.items()),
+            required=frozenset(value),
+            inferred=True,
+        )
+    if kind == "array":
+        return Field(type=("array",), inferred=True)
+    if kind == "null":
+        return Field(inferred=True)
+    return Field(type=(kind,), inferred=True)

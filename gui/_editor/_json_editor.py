@@ -1,0 +1,146 @@
+"""The raw JSON tab: highlighted text, parse errors shown at line and column, the last valid value kept."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+from PySide6.QtCore import QEvent, QRegularExpression, Qt, Signal
+from PySide6.QtGui import (
+    QColor,
+    QFontDatabase,
+    QPalette,
+    QSyntaxHighlighter,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+)
+from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTextEdit, QVBoxLayout, QWidget
+
+from ._base import ERROR_COLOR
+
+# One rule per JSON token kind; keys before strings so a key keeps its colour. (light, dark) colours.
+_RULES: Final = (
+    ("number", r"-?\b\d+(?:\.\d+)?(?:[eE][+-]?\d+)?\b", ("#005cc5", "#79b8ff")),
+    ("literal", r"\b(?:true|false|null)\b", ("#d73a49", "#f97583")),
+    ("string", r'"(?:[^"\\]|\\.)*"', ("#22863a", "#85e89d")),
+    ("key", r'"(?:[^"\\]|\\.)*"(?=\s*:)', ("#6f42c1", "#b392f0")),
+)
+
+
+def _dark(palette: QPalette) -> bool:
+    return palette.color(QPalette.ColorRole.Base).lightness() < 128
+
+
+class JsonHighlighter(QSyntaxHighlighter):
+    """Colours JSON tokens, with colours picked for the palette's light or dark base."""
+
+    def __init__(self, document: QTextDocument, dark: bool) -> None:
+        super().__init__(document)
+        self._rules: list[tuple[QRegularExpression, QTextCharFormat]] = []
+        self.dark: bool | None = None
+        self.set_dark(dark)
+
+    def set_dark(self, dark: bool) -> None:
+        """Picks the colours for a dark (or light) background and recolours the text."""
+        if dark == self.dark:
+            return
+        self.dark = dark
+        self._rules = []
+        for _name, pattern, (light, night) in _RULES:
+            form = QTextCharFormat()
+            form.setForeground(QColor(night if dark else light))
+            self._rules.append((QRegularExpression(pattern), form))
+        self.rehighlight()
+
+    def highlightBlock(self, text: str) -> None:
+        for pattern, form in self._rules:
+            matches = pattern.globalMatch(text)
+            while matches.hasNext():
+                match = matches.next()
+                self.setFormat(match.capturedStart(), match.capturedLength(), form)
+
+
+class JsonEditor(QWidget):
+    """JSON text; `edited` carries each new valid value the user types. Invalid text is reported, not applied."""
+
+    edited = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.text = QPlainTextEdit()
+        self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.text.setTabStopDistance(self.text.fontMetrics().horizontalAdvance(" ") * 2)
+        self.highlighter = JsonHighlighter(self.text.document(), _dark(self.palette()))
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        palette = self.status.palette()
+        palette.setColor(self.status.foregroundRole(), ERROR_COLOR)
+        self.status.setPalette(palette)
+        self.status.hide()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        layout.addWidget(self.text)
+        layout.addWidget(self.status)
+        self.problem: tuple[int, int, str] | None = None  # (line, column, message), 1-based
+        self._value: Any = None
+        self._loading = False
+        self.text.textChanged.connect(self._changed)
+
+    def set_value(self, value: Any) -> None:
+        """Shows `value` as indented JSON; emits nothing."""
+        self._value = value
+        self._loading = True
+        try:
+            self.text.setPlainText(json.dumps(value, indent=2, ensure_ascii=False))
+        finally:
+            self._loading = False
+        self._show_problem(None)
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange:
+            self.highlighter.set_dark(_dark(self.palette()))
+        super().changeEvent(event)
+
+    def value(self) -> Any:
+        """The last valid value (the text may be mid-edit and invalid)."""
+        return self._value
+
+    def set_read_only(self, flag: bool) -> None:
+        self.text.setReadOnly(flag)
+
+    def _changed(self) -> None:
+        if self._loading:
+            return
+        try:
+            value = json.loads(self.text.toPlainText())
+        except json.JSONDecodeError as error:
+            self._show_problem((error.lineno, error.colno, error.msg))
+            return
+        self._show_problem(None)
+        if value != self._value or json.dumps(value) != json.dumps(self._value):
+            self._value = value
+            self.edited.emit(value)
+
+    def _show_problem(self, problem: tuple[int, int, str] | None) -> None:
+        self.problem = problem
+        if problem is None:
+            self.status.hide()
+            self.text.setExtraSelections([])
+            return
+        line, column, message = problem
+        self.status.setText(f"Line {line}, column {column}: {message} — the last valid value is kept")
+        self.status.show()
+        mark = QTextEdit.ExtraSelection()
+        mark.format.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
+        mark.format.setUnderlineColor(ERROR_COLOR)
+        mark.format.setBackground(QColor(ERROR_COLOR.red(), ERROR_COLOR.green(), ERROR_COLOR.blue(), 60))
+        block = self.text.document().findBlockByNumber(line - 1)
+        cursor = QTextCursor(block)
+        cursor.movePosition(QTextCursor.MoveOperation.Right, n=max(0, min(column - 1, block.length() - 1)))
+        cursor.movePosition(QTextCursor.MoveOperation.Right, QTextCursor.MoveMode.KeepAnchor)
+        mark.cursor = cursor
+        self.text.setExtraSelections([mark])

@@ -1,0 +1,180 @@
+"""The file side of the window: new, open, save, recent files, the unsaved-changes guard, load progress,
+external changes, recovery at start, and errors shown without blocking (status bar and banner)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QProgressDialog
+
+from ._recovery import RecoveryCandidate
+
+if TYPE_CHECKING:
+    from ._window import MainWindow
+
+FILTERS = "Contexts (*.json *.jsonl);;JSON (*.json);;JSON Lines (*.jsonl);;All files (*)"
+SAVE, DISCARD, CANCEL = "save", "discard", "cancel"
+
+
+class FilesUI(QObject):
+    """Dialogs and prompts around `window.session`; the ask_* methods are the only blocking ones (tests
+    replace them)."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.session = window.session
+        self._progress: QProgressDialog | None = None
+        session = self.session
+        session.loadStarted.connect(self._load_started)
+        session.loadProgress.connect(self._load_progress)
+        for signal in (session.loadFinished, session.loadCancelled):
+            signal.connect(self._load_ended)
+        session.loadFailed.connect(self._load_failed)
+        session.saveFailed.connect(self._save_failed)
+        session.externallyModified.connect(self._externally_modified)
+
+    # -- prompts (blocking dialogs; replaced in tests) -------------------------------------------
+
+    def ask_unsaved(self, doing: str) -> str:
+        """SAVE, DISCARD or CANCEL for unsaved changes before `doing`."""
+        box = QMessageBox(QMessageBox.Icon.Warning, "Unsaved changes",
+                          f"The document has unsaved changes. Save them before {doing}?",
+                          QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
+                          | QMessageBox.StandardButton.Cancel, self.window)
+        answer = box.exec()
+        return {QMessageBox.StandardButton.Save: SAVE, QMessageBox.StandardButton.Discard: DISCARD}.get(
+            QMessageBox.StandardButton(answer), CANCEL)
+
+    def ask_open_path(self) -> str | None:
+        path, _ = QFileDialog.getOpenFileName(self.window, "Open context", self._folder(), FILTERS)
+        return path or None
+
+    def ask_save_path(self) -> str | None:
+        path, _ = QFileDialog.getSaveFileName(self.window, "Save context as", self._folder(), FILTERS)
+        return path or None
+
+    def ask_recover(self, candidate: RecoveryCandidate) -> str:
+        """"recover", "discard" or "later" for unsaved work a previous session left."""
+        name = candidate.original_path.name if candidate.original_path is not None else "an untitled document"
+        box = QMessageBox(QMessageBox.Icon.Question, "Recover unsaved work",
+                          f"ContextDeck closed unexpectedly with unsaved changes to {name} "
+                          f"({candidate.time:%Y-%m-%d %H:%M}). Recover them?", parent=self.window)
+        recover = box.addButton("Recover", QMessageBox.ButtonRole.AcceptRole)
+        discard = box.addButton("Discard", QMessageBox.ButtonRole.DestructiveRole)
+        box.addButton("Later", QMessageBox.ButtonRole.RejectRole)
+        box.exec()
+        clicked = box.clickedButton()
+        return "recover" if clicked is recover else "discard" if clicked is discard else "later"
+
+    def _folder(self) -> str:
+        path = self.session.path
+        return str(path.parent) if path is not None else ""
+
+    # -- commands ---------------------------------------------------------------------------------
+
+    def confirm_discard(self, doing: str) -> bool:
+        """Whether the open document may be replaced or closed (asking to save unsaved changes)."""
+        if not self.session.is_dirty():
+            return True
+        answer = self.ask_unsaved(doing)
+        if answer == SAVE:
+            return self.save()
+        return answer == DISCARD
+
+    def new(self) -> None:
+        if self.confirm_discard("starting a new document"):
+            self.session.new()
+
+    def open_dialog(self) -> None:
+        if self.confirm_discard("opening another document"):
+            path = self.ask_open_path()
+            if path:
+                self.session.open(path)
+
+    def open_path(self, path: str | Path) -> None:
+        """Open `path` (dropped on the window, from the recent files or the command line)."""
+        if self.confirm_discard("opening another document"):
+            self.session.open(path)
+
+    def save(self) -> bool:
+        if self.session.path is None:
+            return self.save_as_dialog()
+        return self.session.save()
+
+    def save_as_dialog(self) -> bool:
+        path = self.ask_save_path()
+        return bool(path) and self.session.save_as(str(path))
+
+    def fill_recent_menu(self, menu: QMenu) -> None:
+        menu.clear()
+        recent = self.session.recent_files()
+        for number, path in enumerate(recent, start=1):
+            action = menu.addAction(f"&{number % 10}  {Path(path).name}")
+            action.setToolTip(path)
+            action.setStatusTip(path)
+            action.triggered.connect(lambda _checked=False, p=path: self.open_path(p))
+        if not recent:
+            menu.addAction("No recent files").setEnabled(False)
+
+    def offer_recovery(self) -> bool:
+        """At start: offer each piece of unsaved work a crashed session left; True when one is recovered."""
+        for candidate in self.session.recovery_candidates():
+            answer = self.ask_recover(candidate)
+            if answer == "recover":
+                self.session.recover(candidate)
+                return True
+            if answer == "discard":
+                self.session.discard_recovery(candidate)
+        return False
+
+    # -- reports from the session -------------------------------------------------------------------
+
+    def _load_started(self, path: str) -> None:
+        self.window.statusBar().showMessage(f"Opening {path}…")
+        dialog = QProgressDialog(f"Opening {Path(path).name}…", "Cancel", 0, 0, self.window)
+        dialog.setWindowTitle("Opening")
+        dialog.setWindowModality(Qt.WindowModality.WindowModal)
+        dialog.setMinimumDuration(400)  # small files open before it would appear
+        dialog.canceled.connect(self.session.cancel_load)
+        self._close_progress()
+        self._progress = dialog
+
+    def _load_progress(self, done: int, total: int) -> None:
+        if self._progress is not None and total > 0:
+            self._progress.setMaximum(total)
+            self._progress.setValue(min(done, total))
+
+    def _load_ended(self) -> None:
+        self._close_progress()
+        self.window.statusBar().showMessage("Ready", 3000)
+        self.window.banner.hide()
+
+    def _close_progress(self) -> None:
+        if self._progress is not None:
+            dialog, self._progress = self._progress, None
+            dialog.canceled.disconnect(self.session.cancel_load)
+            dialog.reset()
+            dialog.deleteLater()
+
+    def _load_failed(self, message: str) -> None:
+        self._close_progress()
+        self.window.statusBar().showMessage(f"Could not open: {message}", 10000)
+        self.window.banner.show_message(f"<b>Could not open the file.</b> {message}<br>"
+                                        "The open document was left as it was.")
+
+    def _save_failed(self, message: str) -> None:
+        self.window.statusBar().showMessage(message, 10000)
+        actions = {}
+        if self.session.externally_modified():
+            actions = {"Overwrite": lambda: self.session.save(force=True), "Save As…": self.save_as_dialog}
+        self.window.banner.show_message(f"<b>Not saved.</b> {message}", actions)
+
+    def _externally_modified(self, message: str) -> None:
+        self.window.statusBar().showMessage(message, 10000)
+        path = self.session.path
+        actions = {"Reload": lambda: path is not None and self.open_path(path)} if path and path.exists() else {}
+        self.window.banner.show_message(f"<b>Changed outside ContextDeck.</b> {message} "
+                                        "Your version is kept until you reload or save.", actions)

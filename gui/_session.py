@@ -1,0 +1,405 @@
+"""The document session: the open document, its file, saving, autosave and recovery, recent files.
+
+A Qt object without a window: the main window shows `session.document`, pushes its edits on
+`session.undo_stack` (whose clean state is the saved state) and listens to the signals.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from pathlib import Path
+
+from PySide6.QtCore import QFileSystemWatcher, QObject, QSettings, QThreadPool, QTimer, Signal, Slot
+from PySide6.QtGui import QUndoStack
+
+from contextdeck.engine import Context, Document, Shape
+
+from . import _disk, _settings
+from ._autosave import AutosaveTask, snapshot
+from ._disk import Fingerprint
+from ._loader import Loaded, LoadTask
+from ._recovery import RecoveryCandidate, RecoveryStore, new_key
+
+AUTOSAVE_DELAY_MS = 2000
+# Changes that never pause still autosave: at most this long after the first unsaved one.
+AUTOSAVE_MAX_WAIT_S = 10.0
+DISK_CHECK_DELAY_MS = 100  # editors replace files in several steps; look once they are done
+
+
+class DocumentSession(QObject):
+    """One open document and everything about its file (see docs/files.md)."""
+
+    documentReplaced = Signal()
+    pathChanged = Signal(object)  # Path | None
+    dirtyChanged = Signal(bool)
+    loadStarted = Signal(str)
+    loadProgress = Signal(int, int)
+    loadFinished = Signal()
+    loadCancelled = Signal()
+    loadFailed = Signal(str)
+    saveFailed = Signal(str)
+    externallyModified = Signal(str)
+    autosaved = Signal(object)  # Path of the recovery file just written
+
+    def __init__(self, settings: QSettings, recovery_dir: Path | None = None, parent: QObject | None = None,
+                 *, autosave_delay_ms: int = AUTOSAVE_DELAY_MS) -> None:
+        super().__init__(parent)
+        self.settings = settings
+        self.undo_stack = QUndoStack(self)
+        self._recovery = RecoveryStore(recovery_dir if recovery_dir is not None else _settings.default_recovery_dir())
+        self._document = Document(Context([]), Shape.ARRAY)
+        self._path: Path | None = None
+        self._known: Fingerprint | None = None  # what the file held when we last loaded or saved it
+        self._reported: str | None = None  # the external change already reported: its digest, or "gone"
+        self._external = False  # the file on disk differs from what we loaded or saved
+        self._forced_dirty = False  # recovered content: unsaved although the undo stack is clean
+        self._dirty = False
+        self._key = new_key()  # this document's recovery files
+        self._has_recovery = False
+        self._pool = QThreadPool(self)
+        self._pool.setMaxThreadCount(2)
+        self._load: LoadTask | None = None
+        self._recovering: RecoveryCandidate | None = None
+        self._autosave_task: AutosaveTask | None = None
+        self._autosave_again = False
+        self._pending_since: float | None = None
+
+        self._autosave_timer = QTimer(self, singleShot=True, interval=autosave_delay_ms)
+        self._autosave_timer.timeout.connect(self._autosave)
+        self._thorough = False  # the next check reads the file (the watcher saw the file itself change)
+        self._disk_timer = QTimer(self, singleShot=True, interval=DISK_CHECK_DELAY_MS)
+        self._disk_timer.timeout.connect(self._timed_check)
+        self._watcher = QFileSystemWatcher(self)
+        self._watcher.fileChanged.connect(self._file_changed)
+        self._watcher.directoryChanged.connect(self._disk_timer.start)
+        self.undo_stack.indexChanged.connect(self._stack_changed)
+        self.undo_stack.cleanChanged.connect(self._update_dirty)
+
+    # -- state -------------------------------------------------------------------------------------
+
+    @property
+    def document(self) -> Document:
+        return self._document
+
+    @property
+    def path(self) -> Path | None:
+        return self._path
+
+    @property
+    def recovery_dir(self) -> Path:
+        return self._recovery.directory
+
+    @property
+    def autosave_delay_ms(self) -> int:
+        return self._autosave_timer.interval()
+
+    @autosave_delay_ms.setter
+    def autosave_delay_ms(self, value: int) -> None:
+        self._autosave_timer.setInterval(value)
+
+    def is_dirty(self) -> bool:
+        return self._forced_dirty or not self.undo_stack.isClean()
+
+    def is_loading(self) -> bool:
+        return self._load is not None
+
+    def externally_modified(self) -> bool:
+        """The file on disk was changed by another program since we loaded or saved it."""
+        return self._external
+
+    def recent_files(self) -> list[str]:
+        return _settings.recent_files(self.settings)
+
+    # -- new, open, recover ---------------------------------------------------------------------------
+
+    def new(self) -> None:
+        """An empty untitled document (the caller has asked about unsaved changes)."""
+        self.cancel_load(quiet=True)
+        self._adopt(Document(Context([]), Shape.ARRAY), None, None)
+
+    def open(self, path: str | os.PathLike[str]) -> None:
+        """Read and parse `path` on a worker thread; `documentReplaced` or `loadFailed` tells the end."""
+        source = Path(path)
+        self._start(LoadTask(source, source), None)
+
+    def recover(self, candidate: RecoveryCandidate) -> None:
+        """Open a recovery file as an unsaved document at its original path (loaded like `open`)."""
+        task = LoadTask(candidate.recovery_file, candidate.original_path, shape=candidate.shape)
+        self._start(task, candidate)
+
+    def cancel_load(self, *, quiet: bool = False) -> None:
+        """Stop the load under way, if any; its result is discarded and the open document stays."""
+        task, self._load, self._recovering = self._load, None, None
+        if task is None:
+            return
+        task.cancel()
+        if not quiet:
+            self.loadCancelled.emit()
+
+    def _start(self, task: LoadTask, candidate: RecoveryCandidate | None) -> None:
+        self.cancel_load()
+        self._load, self._recovering = task, candidate
+        task.signals.progress.connect(self._load_progress)
+        task.signals.loaded.connect(self._loaded)
+        task.signals.failed.connect(self._load_failed)
+        self.loadStarted.emit(str(task.source))
+        self._pool.start(task)
+
+    @Slot(int, int)
+    def _load_progress(self, done: int, total: int) -> None:
+        if self._load is not None and self.sender() is self._load.signals:
+            self.loadProgress.emit(done, total)
+
+    @Slot(object)
+    def _loaded(self, loaded: Loaded) -> None:
+        if self._load is None or self.sender() is not self._load.signals:
+            return  # a cancelled load that finished anyway
+        candidate, self._load, self._recovering = self._recovering, None, None
+        if candidate is None:
+            path = self._adopt(loaded.document, loaded.document.path, loaded.fingerprint)
+            if path is not None:
+                _settings.remember(self.settings, path)
+        else:
+            self._adopt(loaded.document, candidate.original_path, candidate.base, candidate)
+        self.loadFinished.emit()
+        if candidate is not None:
+            self.check_disk()
+
+    @Slot(str)
+    def _load_failed(self, message: str) -> None:
+        if self._load is None or self.sender() is not self._load.signals:
+            return
+        self._load, self._recovering = None, None
+        self.loadFailed.emit(message)
+
+    def _adopt(self, document: Document, path: Path | None, known: Fingerprint | None,
+               recovered: RecoveryCandidate | None = None) -> Path | None:
+        """Make `document` the open one; the previous one's recovery files go."""
+        self._autosave_timer.stop()
+        self._pending_since = None
+        if recovered is None or recovered.key != self._key:
+            self._drop_recovery()
+        if recovered is not None:
+            self._key = self._recovery.claim(recovered)
+            self._has_recovery = True
+        document.path = path
+        self._document = document
+        self._forced_dirty = recovered is not None
+        self.undo_stack.clear()
+        self.undo_stack.setClean()
+        self._set_file(path, known)
+        self.documentReplaced.emit()
+        self._update_dirty()
+        return path
+
+    # -- save ---------------------------------------------------------------------------------------
+
+    def save(self, *, force: bool = False) -> bool:
+        """Save to the document's file; refuses (False, `saveFailed`) when another program changed it,
+        unless `force`."""
+        if self._path is None:
+            self.saveFailed.emit("The document has no file yet: use Save As.")
+            return False
+        return self._save(self._path, force=force)
+
+    def save_as(self, path: str | os.PathLike[str], *, force: bool = False) -> bool:
+        """Save to `path` (the caller has confirmed replacing another file). A `.jsonl` name writes JSON
+        Lines, any other name JSON; a saved request keeps its envelope and cannot become JSON Lines."""
+        return self._save(Path(path), force=force)
+
+    def _save(self, target: Path, *, force: bool) -> bool:
+        shape = _shape_for(self._document.shape, target)
+        if shape is None:
+            self.saveFailed.emit(
+                f"Could not save {target}: a saved request (with its schema and solution) cannot be written "
+                "as JSON Lines; choose a .json name."
+            )
+            return False
+        if not force and self._path is not None and _same_file(target, self._path) and self._changed_on_disk():
+            self.saveFailed.emit(
+                f"{target} was changed on disk by another program since it was opened; "
+                "reload it, save under another name, or overwrite it deliberately."
+            )
+            return False
+        data = dataclasses.replace(self._document, shape=shape).dumps().encode("utf-8")
+        error = _disk.write_file(target, data)
+        if error is not None:
+            self.saveFailed.emit(f"Could not save {target}: {error}")
+            return False
+        try:
+            known: Fingerprint | None = Fingerprint.of(target, data)
+        except OSError:
+            known = None
+        self._document.shape = shape
+        self._document.path = target
+        self._forced_dirty = False
+        self.undo_stack.setClean()
+        self._set_file(target, known)
+        self._autosave_timer.stop()
+        self._pending_since = None
+        self._drop_recovery()
+        _settings.remember(self.settings, target)
+        self._update_dirty()
+        return True
+
+    # -- the file on disk --------------------------------------------------------------------------
+
+    def _set_file(self, path: Path | None, known: Fingerprint | None) -> None:
+        changed = path != self._path
+        self._path = path
+        self._known = known
+        self._reported = None
+        self._external = False
+        watched = self._watcher.files() + self._watcher.directories()
+        if watched:
+            self._watcher.removePaths(watched)
+        if path is not None:
+            self._watch()
+        if changed:
+            self.pathChanged.emit(path)
+
+    def _watch(self) -> None:
+        assert self._path is not None
+        # The folder too: an editor that saves by renaming a new file over ours drops the file watch.
+        for candidate in (self._path, self._path.parent):
+            if candidate.exists() and os.fspath(candidate) not in self._watcher.files() + self._watcher.directories():
+                self._watcher.addPath(os.fspath(candidate))
+
+    def _changed_on_disk(self) -> bool:
+        if self._path is None:
+            return False
+        now = _disk.current(self._path, self._known)
+        if now is None:
+            return False  # gone: writing it back replaces nothing
+        return self._known is None or now.digest != self._known.digest
+
+    @Slot()
+    def _file_changed(self) -> None:
+        self._thorough = True
+        self._disk_timer.start()
+
+    @Slot()
+    def _timed_check(self) -> None:
+        thorough, self._thorough = self._thorough, False
+        self.check_disk(thorough=thorough)
+
+    def check_disk(self, *, thorough: bool = True) -> None:
+        """Compare the file with what we loaded or saved; report a change once (`externallyModified`).
+
+        The watcher calls this; the window may too (say, when it is activated again).
+        """
+        if self._path is None:
+            return
+        self._watch()
+        now = _disk.current(self._path, self._known, thorough=thorough)
+        if now is not None and self._known is not None and now.digest == self._known.digest:
+            self._known = now  # touched, same content: remember the new time, so we need not rehash
+            self._external, self._reported = False, None
+            return
+        if now is None and self._known is None:
+            return
+        self._external = True
+        state = now.digest if now is not None else "gone"
+        if state == self._reported:
+            return  # this very change was reported already
+        self._reported = state
+        if now is None:
+            self.externallyModified.emit(f"{self._path} was deleted or moved by another program.")
+        else:
+            self.externallyModified.emit(f"{self._path} was changed on disk by another program.")
+
+    # -- dirty state and autosave ---------------------------------------------------------------------
+
+    @Slot()
+    def _update_dirty(self) -> None:
+        dirty = self.is_dirty()
+        if dirty != self._dirty:
+            self._dirty = dirty
+            self.dirtyChanged.emit(dirty)
+
+    @Slot()
+    def _stack_changed(self) -> None:
+        self._update_dirty()
+        self.mark_changed()
+
+    def mark_changed(self) -> None:
+        """The document was edited: autosave a few seconds after the changes pause (or at most
+        `AUTOSAVE_MAX_WAIT_S` after the first)."""
+        now = time.monotonic()
+        if self._pending_since is None:
+            self._pending_since = now
+        if now - self._pending_since < AUTOSAVE_MAX_WAIT_S or not self._autosave_timer.isActive():
+            self._autosave_timer.start()
+
+    @Slot()
+    def _autosave(self) -> None:
+        self._pending_since = None
+        if not self.is_dirty():
+            self._drop_recovery()
+            return
+        if self._autosave_task is not None:
+            self._autosave_again = True  # one write at a time, so an older one never lands last
+            return
+        task = AutosaveTask(self._recovery, self._key, snapshot(self._document), self._path, self._known)
+        task.signals.done.connect(self._autosaved)
+        self._autosave_task = task
+        self._pool.start(task)
+
+    @Slot(object)
+    def _autosaved(self, result: object) -> None:
+        task, self._autosave_task = self._autosave_task, None
+        if task is None:
+            return
+        if task.key != self._key or not self.is_dirty():
+            self._recovery.remove(task.key)  # saved or replaced while it was being written
+        elif isinstance(result, Path):
+            self._has_recovery = True
+            self.autosaved.emit(result)
+        else:
+            self.saveFailed.emit(f"Could not write the recovery file: {result}")
+        if self._autosave_again:
+            self._autosave_again = False
+            self._autosave()
+
+    def _drop_recovery(self) -> None:
+        if self._autosave_task is None:
+            self._recovery.remove(self._key)
+        # else: the write under way removes its file when it sees it is no longer wanted
+        self._key = new_key()
+        self._has_recovery = False
+
+    def recovery_candidates(self) -> list[RecoveryCandidate]:
+        """Unsaved work left behind by sessions that are no longer running, newest first."""
+        return self._recovery.candidates()
+
+    def discard_recovery(self, candidate: RecoveryCandidate) -> None:
+        self._recovery.remove(candidate.key)
+
+    def close(self) -> None:
+        """End the session (the caller has asked about unsaved changes): no recovery file is left."""
+        self.cancel_load(quiet=True)
+        self._autosave_timer.stop()
+        self._pool.waitForDone()
+        task, self._autosave_task = self._autosave_task, None
+        if task is not None:
+            self._recovery.remove(task.key)  # its late `done` finds no task and does nothing
+        self._drop_recovery()
+        watched = self._watcher.files() + self._watcher.directories()
+        if watched:
+            self._watcher.removePaths(watched)
+
+
+def _shape_for(shape: Shape, target: Path) -> Shape | None:
+    """The shape to write at `target`: JSON Lines by extension; a request cannot be JSON Lines."""
+    if target.suffix.lower() == ".jsonl":
+        return None if shape is Shape.REQUEST else Shape.JSONL
+    return Shape.ARRAY if shape is Shape.JSONL else shape
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return a == b

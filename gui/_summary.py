@@ -1,0 +1,99 @@
+"""One-line summaries of messages and calls, bounded in length whatever the size of the payload."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from contextdeck.engine import Form, MessageInfo, payload_of
+
+LIMIT = 160
+
+
+def short_json(value: Any, limit: int = LIMIT) -> str:
+    """Compact JSON of `value`, cut at about `limit` characters without serializing all of a huge value."""
+    parts: list[str] = []
+    budget = [limit]
+
+    def emit(text: str) -> bool:
+        parts.append(text)
+        budget[0] -= len(text)
+        return budget[0] > 0
+
+    def walk(item: Any) -> bool:
+        if isinstance(item, dict):
+            if not emit("{"):
+                return False
+            for position, (key, sub) in enumerate(item.items()):
+                if (position and not emit(", ")) or not emit(f"{key}: ") or not walk(sub):
+                    return False
+            return emit("}")
+        if isinstance(item, list):
+            if not emit("["):
+                return False
+            for position, sub in enumerate(item):
+                if (position and not emit(", ")) or not walk(sub):
+                    return False
+            return emit("]")
+        return emit(json.dumps(item, ensure_ascii=False)[: max(budget[0], 0) + 1])
+
+    complete = walk(value)
+    text = "".join(parts)
+    return text if complete and len(text) <= limit else text[:limit].rstrip() + "…"
+
+
+def one_line(text: str, limit: int = LIMIT) -> str:
+    flat = " ".join(text[: limit * 2].split())
+    return flat if len(flat) <= limit else flat[:limit].rstrip() + "…"
+
+
+def message_summary(message: dict[str, Any], info: MessageInfo) -> str:
+    """What a timeline row says about a message after its kind and instance."""
+    if info.form is Form.TEXT:
+        role = message.get("role")
+        text = message.get("text")
+        body = one_line(text) if isinstance(text, str) else short_json(text)
+        return f"{role}: {body}" if isinstance(role, str) else body
+    if info.form is Form.TOOL:
+        names = tool_names(message)
+        return "defines " + ", ".join(names) if names else "tool definition"
+    if info.form is Form.PLAN:
+        plan = message.get("plan")
+        calls = plan if isinstance(plan, list) else []
+        names = [str(call.get("_tool", "?")) if isinstance(call, dict) else "?" for call in calls]
+        return f"{len(calls)} call{'s' if len(calls) != 1 else ''}: " + " → ".join(names)
+    write = info.write
+    if write is not None and write.path:
+        call = message.get("_call")
+        tool = call.get("_tool") if isinstance(call, dict) else None
+        where = "." .join(write.path)
+        prefix = f"{tool} → {where}" if tool else f"→ {where}"
+        method = f" ({write.method})" if write.method != "set" else ""
+        return f"{prefix}{method} = {short_json(write.value)}"
+    return short_json(payload_of(message))
+
+
+def tool_names(message: dict[str, Any]) -> list[str]:
+    body = message.get("tool")
+    if isinstance(body, dict):
+        properties = body.get("properties")
+        const = properties.get("_tool", {}).get("const") if isinstance(properties, dict) else None
+        if isinstance(const, str):
+            return [const]
+        return [str(name) for name, schema in body.items() if isinstance(schema, dict)]
+    return []
+
+
+def call_summary(call: Any) -> str:
+    """`tool(param: value, …) → †destination` for one call of a plan or solution."""
+    if not isinstance(call, dict):
+        return short_json(call)
+    params = {k: v for k, v in call.items() if not k.startswith("_")}
+    text = f"{call.get('_tool', '?')}({short_json(params, 90)[1:-1] if params else ''})"
+    if isinstance(call.get("_outputPath"), str):
+        text += f" → {call['_outputPath']}"
+    return one_line(text)
+
+
+def is_output(message: dict[str, Any]) -> bool:
+    return "_outputPath" in message or "_call" in message

@@ -1,0 +1,93 @@
+"""Icons from resources/icons and the light and dark palettes (following the system unless overridden)."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPalette
+
+RESOURCES = Path(__file__).resolve().parent.parent / "resources"
+ICONS = RESOURCES / "icons"
+
+THEMES = ("system", "light", "dark")
+
+# Message types that have their own icon; any other kind of data uses the generic data icon.
+_TYPE_ICONS = {"text": "msg-text", "input": "msg-input", "state": "msg-state", "tool": "msg-tool",
+               "plan": "msg-plan", "error": "msg-error", "data": "msg-data"}
+
+
+@cache
+def icon(name: str) -> QIcon:
+    """The SVG icon `resources/icons/<name>.svg` (an empty icon when there is none)."""
+    path = ICONS / f"{name}.svg"
+    return QIcon(str(path)) if path.exists() else QIcon()
+
+
+def message_icon(message_type: str, is_output: bool = False) -> QIcon:
+    """The icon for a message of `type` (outputs of calls get the output icon)."""
+    if is_output and message_type not in ("text", "tool", "plan", "error"):
+        return icon("msg-output")
+    return icon(_TYPE_ICONS.get(message_type, "msg-data"))
+
+
+# Accent colours per message type (badges and the timeline's stripe); readable on light and dark.
+TYPE_COLORS = {"text": "#3b82f6", "input": "#10b981", "state": "#8b5cf6", "tool": "#f59e0b",
+               "plan": "#ec4899", "error": "#ef4444", "data": "#0ea5e9", "output": "#14b8a6"}
+
+
+def type_color(message_type: str) -> QColor:
+    return QColor(TYPE_COLORS.get(message_type, TYPE_COLORS["data"]))
+
+
+def _palette(dark: bool) -> QPalette:
+    colors = {
+        QPalette.ColorRole.Window: ("#f5f6f8", "#1f2228"),
+        QPalette.ColorRole.WindowText: ("#1f2328", "#e6e8eb"),
+        QPalette.ColorRole.Base: ("#ffffff", "#17191d"),
+        QPalette.ColorRole.AlternateBase: ("#f7f8fa", "#1c1f24"),
+        QPalette.ColorRole.ToolTipBase: ("#ffffff", "#2a2e35"),
+        QPalette.ColorRole.ToolTipText: ("#1f2328", "#e6e8eb"),
+        QPalette.ColorRole.PlaceholderText: ("#8a929c", "#7d8590"),
+        QPalette.ColorRole.Text: ("#1f2328", "#e6e8eb"),
+        QPalette.ColorRole.Button: ("#eef0f3", "#2a2e35"),
+        QPalette.ColorRole.ButtonText: ("#1f2328", "#e6e8eb"),
+        QPalette.ColorRole.BrightText: ("#d1242f", "#ff7b72"),
+        QPalette.ColorRole.Highlight: ("#4f6bed", "#3d5afe"),
+        QPalette.ColorRole.HighlightedText: ("#ffffff", "#ffffff"),
+        QPalette.ColorRole.Link: ("#2f5bd8", "#79a6ff"),
+        QPalette.ColorRole.Mid: ("#c9ced6", "#3a3f47"),
+        QPalette.ColorRole.Midlight: ("#e3e6ea", "#30343b"),
+        QPalette.ColorRole.Dark: ("#9aa1ab", "#121417"),
+        QPalette.ColorRole.Light: ("#ffffff", "#3a3f47"),
+    }
+    palette = QPalette()
+    for role, (light, night) in colors.items():
+        palette.setColor(role, QColor(night if dark else light))
+    disabled = QColor("#8a929c" if not dark else "#6b7280")
+    for role in (QPalette.ColorRole.Text, QPalette.ColorRole.WindowText, QPalette.ColorRole.ButtonText):
+        palette.setColor(QPalette.ColorGroup.Disabled, role, disabled)
+    return palette
+
+
+def system_is_dark() -> bool:
+    hints = QGuiApplication.styleHints()
+    return bool(hints.colorScheme() == Qt.ColorScheme.Dark)
+
+
+def is_dark(theme: str) -> bool:
+    """Whether `theme` ("system", "light", "dark") means the dark palette right now."""
+    return theme == "dark" or (theme == "system" and system_is_dark())
+
+
+def apply_theme(theme: str) -> bool:
+    """Set the application's palette and style sheet for `theme`; returns whether it is dark."""
+    app = QGuiApplication.instance()
+    dark = is_dark(theme)
+    if isinstance(app, QGuiApplication):
+        QGuiApplication.setPalette(_palette(dark))
+        sheet = RESOURCES / "styles" / ("dark.qss" if dark else "light.qss")
+        if sheet.exists() and hasattr(app, "setStyleSheet"):
+            app.setStyleSheet(sheet.read_text(encoding="utf-8"))
+    return dark

@@ -1,0 +1,235 @@
+"""Watches: pinned `†` expressions shown live at the time cursor (value, or the path that is missing)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import QHBoxLayout, QHeaderView, QLineEdit, QTableView, QToolButton, QVBoxLayout, QWidget
+
+from contextdeck.engine import Context, ExpressionError, Resolution, Watch, parse_expression
+
+from ._summary import short_json
+from ._theme import icon
+
+_Index = QModelIndex | QPersistentModelIndex
+_ROOT = QModelIndex()
+COLUMNS = ("Expression", "Value", "From")
+
+ResolutionRole = Qt.ItemDataRole.UserRole + 1  # the Resolution (None when malformed)
+ErrorRole = Qt.ItemDataRole.UserRole + 2  # "reason at position N" for a malformed expression, else None
+WatchRole = Qt.ItemDataRole.UserRole + 3  # the PinnedWatch
+
+
+@dataclass
+class PinnedWatch:
+    """One pinned expression (with an optional instance) and what it resolves to now."""
+
+    expression: str
+    instance: str | None = None
+    resolution: Resolution | None = None
+    error: str | None = None
+    handle: Watch | None = None
+
+    @property
+    def label(self) -> str:
+        return self.expression + (f" @{self.instance}" if self.instance else "")
+
+
+def parse_pin(text: str) -> tuple[str, str | None]:
+    """`†state.user @①` → ("†state.user", "①"): an instance after " @" (segments never hold spaces)."""
+    expression, sep, instance = text.strip().rpartition(" @")
+    if sep and instance.strip() and expression.strip():
+        return expression.strip(), instance.strip()
+    return text.strip(), None
+
+
+class WatchModel(QAbstractTableModel):
+    """The pinned expressions. Following the latest message they use `ctx.watch`; at a cursor, `resolve(at=)`."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self._context: Context | None = None
+        self._at: int | None = None
+        self._pins: list[PinnedWatch] = []
+
+    @property
+    def pins(self) -> list[PinnedWatch]:
+        return list(self._pins)
+
+    def set_context(self, context: Context | None, at: int | None = None) -> None:
+        for pin in self._pins:
+            self._close(pin)
+        self._context, self._at = context, at
+        for pin in self._pins:
+            self._evaluate(pin)
+        self._all_changed()
+
+    def set_cursor(self, at: int | None) -> None:
+        """Show the values as of the first `at` messages (None: the latest, followed live)."""
+        if at == self._at and all(p.handle is not None or p.error for p in self._pins):
+            return
+        self._at = at
+        self.refresh()
+
+    def refresh(self) -> None:
+        for pin in self._pins:
+            self._close(pin)
+            self._evaluate(pin)
+        self._all_changed()
+
+    def add(self, text: str) -> PinnedWatch:
+        expression, instance = parse_pin(text)
+        pin = PinnedWatch(expression, instance)
+        self.beginInsertRows(_ROOT, len(self._pins), len(self._pins))
+        self._pins.append(pin)
+        self._evaluate(pin)
+        self.endInsertRows()
+        return pin
+
+    def remove(self, row: int) -> None:
+        self.beginRemoveRows(_ROOT, row, row)
+        self._close(self._pins.pop(row))
+        self.endRemoveRows()
+
+    def getItem(self, index: _Index) -> PinnedWatch | None:
+        return self._pins[index.row()] if index.isValid() and index.row() < len(self._pins) else None
+
+    def _evaluate(self, pin: PinnedWatch) -> None:
+        pin.error, pin.resolution = None, None
+        try:
+            parse_expression(pin.expression)
+        except ExpressionError as error:
+            pin.error = f"{error.reason} at position {error.position}"
+            return
+        if self._context is None:
+            return
+        if self._at is None:
+            pin.handle = self._context.watch(pin.expression, lambda r, p=pin: self._changed(p, r), pin.instance)
+            pin.resolution = pin.handle.current
+        else:
+            pin.resolution = self._context.resolve(pin.expression, pin.instance, self._at)
+
+    def _close(self, pin: PinnedWatch) -> None:
+        if pin.handle is not None:
+            pin.handle.close()
+            pin.handle = None
+
+    def _changed(self, pin: PinnedWatch, resolution: Resolution) -> None:
+        pin.resolution = resolution
+        row = self._pins.index(pin)
+        self.dataChanged.emit(self.index(row, 0), self.index(row, len(COLUMNS) - 1))
+
+    def _all_changed(self) -> None:
+        if self._pins:
+            self.dataChanged.emit(self.index(0, 0), self.index(len(self._pins) - 1, len(COLUMNS) - 1))
+
+    def rowCount(self, parent: _Index = _ROOT) -> int:
+        return 0 if parent.isValid() else len(self._pins)
+
+    def columnCount(self, parent: _Index = _ROOT) -> int:
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section]
+        return None
+
+    def flags(self, index: _Index) -> Qt.ItemFlag:
+        flags = super().flags(index)
+        return flags | Qt.ItemFlag.ItemIsEditable if index.isValid() and index.column() == 0 else flags
+
+    def setData(self, index: _Index, value: Any, role: int = Qt.ItemDataRole.EditRole) -> bool:
+        pin = self.getItem(index)
+        if pin is None or role != Qt.ItemDataRole.EditRole or index.column() != 0 or not str(value).strip():
+            return False
+        self._close(pin)
+        pin.expression, pin.instance = parse_pin(str(value))
+        self._evaluate(pin)
+        self.dataChanged.emit(self.index(index.row(), 0), self.index(index.row(), len(COLUMNS) - 1))
+        return True
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        pin = self.getItem(index)
+        if pin is None:
+            return None
+        column, result = index.column(), pin.resolution
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole):
+            if column == 0:
+                return pin.label
+            if column == 1:
+                if pin.error is not None:
+                    return f"malformed: {pin.error}"
+                if result is None:
+                    return ""
+                return short_json(result.value) if result.found else "missing " + ", ".join(result.missing)
+            if result is not None and result.found and result.sources:
+                return ", ".join(f"#{i}" for i in result.sources[-3:])
+            return ""
+        if role == Qt.ItemDataRole.ForegroundRole and column == 1:
+            if pin.error is not None:
+                return QBrush(QColor("#dc2626"))
+            if result is not None and not result.found:
+                return QBrush(QColor("#b45309"))
+        if role == Qt.ItemDataRole.ToolTipRole and column == 1 and result is not None and result.found:
+            return short_json(result.value, 2000)
+        if role == ResolutionRole:
+            return result
+        if role == ErrorRole:
+            return pin.error
+        if role == WatchRole:
+            return pin
+        return None
+
+
+class WatchPanel(QWidget):
+    """A box to pin an expression, and the table of pinned ones (Delete removes the selected)."""
+
+    jumpRequested = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = WatchModel(self)
+        self.entry = QLineEdit(placeholderText="Pin an expression: †state.user || †input.user  (@instance)")
+        self.entry.returnPressed.connect(self._add)
+        add = QToolButton()
+        add.setIcon(icon("watch"))
+        add.setToolTip("Pin the expression")
+        add.clicked.connect(self._add)
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.verticalHeader().hide()
+        self.table.setShowGrid(False)
+        self.table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        header.resizeSection(0, 200)
+        self.table.doubleClicked.connect(self._jump)
+        top = QHBoxLayout()
+        top.setContentsMargins(0, 0, 0, 0)
+        top.addWidget(self.entry)
+        top.addWidget(add)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.setSpacing(4)
+        layout.addLayout(top)
+        layout.addWidget(self.table)
+
+    def _add(self) -> None:
+        if self.entry.text().strip():
+            self.model.add(self.entry.text())
+            self.entry.clear()
+
+    def remove_selected(self) -> None:
+        rows = sorted({i.row() for i in self.table.selectionModel().selectedRows()}, reverse=True)
+        for row in rows:
+            self.model.remove(row)
+
+    def _jump(self, index: QModelIndex) -> None:
+        result = index.data(ResolutionRole)
+        if index.column() != 0 and isinstance(result, Resolution) and result.sources:
+            self.jumpRequested.emit(result.sources[-1])

@@ -1,0 +1,337 @@
+"""`MainWindow`: the timeline, the data editor, the state, LLM and watch views over one `DocumentSession`.
+
+Public hooks for other panels (the call inspector): `session`, `context()`, `add_dock`, `menu(name)`,
+`select_message`, and the signals `messageSelected(int)` and `cursorChanged(object)`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QByteArray, QModelIndex, QSettings, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMenu, QTabWidget, QVBoxLayout, QWidget
+
+from contextdeck.engine import Context, Edit, Insert, Move, Remove, Replace
+
+from ._actions import build_actions
+from ._banner import Banner
+from ._commands import EditCommand, TypingCommand, describe
+from ._diagnostics import DiagnosticsRunner
+from ._editor import DataEditor
+from ._files_ui import FilesUI
+from ._llm import LLMView
+from ._messages_edit import NEW_MESSAGES, editable_value, edited_message
+from ._session import DocumentSession
+from ._state import StateView
+from ._theme import apply_theme, icon
+from ._timeline import TimelinePanel
+from ._timeline_model import TimelineModel
+from ._watches import WatchPanel
+
+REFRESH_MS = 40  # debounce of the state, LLM and watch views: typing stays cheap
+MENUS = ("File", "Edit", "View", "Run", "Help")
+
+
+class MainWindow(QMainWindow):
+    """The workbench window over `session.document`."""
+
+    messageSelected = Signal(int)  # the selected message's index
+    cursorChanged = Signal(object)  # the message the views show the context as of (int), or None: the latest
+
+    def __init__(self, settings: QSettings, session: DocumentSession | None = None) -> None:
+        super().__init__()
+        self.settings = settings
+        self.session = session if session is not None else DocumentSession(settings, parent=self)
+        self.setWindowIcon(icon("app"))
+        self.setAcceptDrops(True)
+        self.setDockOptions(QMainWindow.DockOption.AnimatedDocks | QMainWindow.DockOption.AllowTabbedDocks)
+        self._menus: dict[str, QMenu] = {name: self.menuBar().addMenu(f"&{name}") for name in MENUS}
+        self._model: TimelineModel | None = None
+        self._selected_id: int | None = None  # the selected message's stable id
+        self._follow = False
+        self._from_editor = False  # a Replace the editor made: the editor already shows it
+        self._refresh_timer = QTimer(self, singleShot=True, interval=REFRESH_MS)
+        self._refresh_timer.timeout.connect(self._refresh_views)
+
+        self.timeline = TimelinePanel()
+        self.editor = DataEditor()
+        self.editor_title = QLabel()
+        self.editor_title.setObjectName("editorTitle")
+        self.editor_title.setTextFormat(Qt.TextFormat.RichText)
+        self.banner = Banner()
+        centre = QWidget()
+        layout = QVBoxLayout(centre)
+        layout.setContentsMargins(8, 6, 8, 6)
+        layout.setSpacing(6)
+        layout.addWidget(self.banner)
+        layout.addWidget(self.editor_title)
+        layout.addWidget(self.editor, 1)
+        self.setCentralWidget(centre)
+        self.state_view = StateView()
+        self.llm_view = LLMView()
+        self.watches = WatchPanel()
+        self.timeline_dock = self.add_dock(self.timeline, "Timeline", Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.state_dock = self.add_dock(self.state_view, "State", Qt.DockWidgetArea.RightDockWidgetArea)
+        self.llm_dock = self.add_dock(self.llm_view, "LLM view", Qt.DockWidgetArea.RightDockWidgetArea)
+        self.tabifyDockWidget(self.state_dock, self.llm_dock)
+        self.state_dock.raise_()
+        self.watch_dock = self.add_dock(self.watches, "Watches", Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.llm_dock.visibilityChanged.connect(self._llm_visibility)
+        self.setTabPosition(Qt.DockWidgetArea.RightDockWidgetArea, QTabWidget.TabPosition.North)
+
+        self.diagnostics = DiagnosticsRunner(self)
+        self.diagnostics_label = QLabel()
+        self.statusBar().addPermanentWidget(self.diagnostics_label)
+        self.diagnostics.finished.connect(self._show_diagnostics)
+        self.files = FilesUI(self)
+        self.actions_by_name: dict[str, QAction] = build_actions(self)
+        self.timeline.add_actions([self.actions_by_name[name] for name in (
+            "insert_text", "insert_data", "duplicate", "delete", "move_up", "move_down")])
+
+        self.timeline.currentChanged.connect(self._current_changed)
+        self.state_view.jumpRequested.connect(self.select_message)
+        self.watches.jumpRequested.connect(self.select_message)
+        self.editor.value_edited.connect(self._editor_edited)
+        self.session.documentReplaced.connect(self._document_replaced)
+        # Bound methods, never lambdas: Qt drops these connections when the window is destroyed.
+        self.session.dirtyChanged.connect(self._update_title)
+        self.session.pathChanged.connect(self._update_title)
+        self.session.undo_stack.indexChanged.connect(self._schedule)
+        self._document_replaced()
+        self._restore_layout()
+
+    # -- public hooks --------------------------------------------------------------------------------
+
+    def context(self) -> Context:
+        """The open document's context (the engine's own object)."""
+        return self.session.document.context
+
+    def add_dock(self, widget: QWidget, title: str, area: Qt.DockWidgetArea) -> QDockWidget:
+        """Add a panel as a dock (listed in View, its place saved with the layout)."""
+        dock = QDockWidget(title, self)
+        dock.setObjectName(title.replace(" ", "") + "Dock")
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        view = self._menus["View"]
+        view.insertAction(view.actions()[0] if view.actions() else None, dock.toggleViewAction())
+        return dock
+
+    def menu(self, name: str) -> QMenu:
+        """The menu `name`: File, Edit, View, Run or Help."""
+        return self._menus[name]
+
+    def select_message(self, index: int) -> None:
+        """Select message `index` in the timeline (this moves the time cursor there)."""
+        if self._model is not None and 0 <= index < len(self.context()):
+            self.timeline.set_current(self._model.index(index, 0))
+
+    def selected_message(self) -> int | None:
+        """The index of the selected message, or None."""
+        if self._selected_id is None:
+            return None
+        try:
+            return self.context().index_of(self._selected_id)
+        except KeyError:
+            return None
+
+    def cursor(self) -> int | None:
+        """The message the views show the context as of, or None when they follow the latest."""
+        return None if self._follow else self.selected_message()
+
+    def at(self) -> int | None:
+        """The cursor as the engine's `at` (a count of messages), None for all."""
+        cursor = self.cursor()
+        return None if cursor is None else cursor + 1
+
+    def set_follow_latest(self, follow: bool) -> None:
+        if follow != self._follow:
+            self._follow = follow
+            self.actions_by_name["follow"].setChecked(follow)
+            self.cursorChanged.emit(self.cursor())
+            self._refresh_views()
+
+    # -- the document ------------------------------------------------------------------------------
+
+    def _document_replaced(self) -> None:
+        if self._model is not None:
+            self._model.detach()
+        context = self.context()
+        self._model = TimelineModel(context, self.session.document.solution, self)
+        self._model.moveRequested.connect(lambda src, dst: self.apply_edit(Move(src, dst)))
+        context.replaced.connect(self._message_replaced)
+        self.timeline.set_model(self._model)
+        self._selected_id = None
+        self.watches.model.set_context(context, self.at())
+        self._update_title()
+        self._show_message(None)
+        if len(context):
+            self.select_message(0)
+        self._schedule()
+
+    def _update_title(self, *_changed: object) -> None:
+        path = self.session.path
+        name = path.name if path is not None else "Untitled"
+        self.setWindowTitle(f"{name}[*] — ContextDeck")
+        self.setWindowModified(self.session.is_dirty())
+
+    # -- selection and the time cursor ---------------------------------------------------------------
+
+    def _current_changed(self, index: QModelIndex) -> None:
+        message = self._model.message_index(index) if self._model is not None else -1
+        if (index.isValid() and index.parent().isValid()) or message < 0:
+            self._selected_id = None
+            self._show_item(index)
+        else:
+            self._selected_id = self.context().id_at(message)
+            self._show_message(message)
+            self.messageSelected.emit(message)
+        if not self._follow:
+            self.cursorChanged.emit(self.cursor())
+        self._refresh_views()  # selecting updates the state view at once, not after the debounce
+
+    def _show_message(self, index: int | None) -> None:
+        if index is None:
+            self.editor_title.setText("<b>No message selected</b>")
+            self.editor.set_value(None, None)
+            self.editor.set_read_only(True)
+            return
+        message, info = self.context()[index], self.context().info(index)
+        value, schema = editable_value(message, info)
+        what = info.kind if info.kind is not None else str(message.get("type"))
+        badge = f" <span style='color:#8b5cf6'>[{info.instance}]</span>" if info.instance is not None else ""
+        part = "payload" if info.kind is not None else "whole message"
+        description = message.get("description")
+        note = f" — {description}" if isinstance(description, str) else ""
+        self.editor_title.setText(f"<b>#{index} · {what}</b>{badge} <span style='color:gray'>({part}){note}</span>")
+        self.editor.set_value(value, schema)
+        self.editor.set_read_only(False)
+
+    def _show_item(self, index: QModelIndex) -> None:
+        """A call or the solution: shown read-only (calls are edited inside their plan message)."""
+        item = self._model.getItem(index) if self._model is not None else None
+        self.editor_title.setText("<b>Call</b> <span style='color:gray'>(read-only; edit it in its plan)</span>"
+                                  if index.parent().isValid() else "<b>Solution</b> <span style='color:gray'>"
+                                  "(read-only)</span>")
+        self.editor.set_value(item, None)
+        self.editor.set_read_only(True)
+
+    # -- edits ------------------------------------------------------------------------------------------
+
+    def apply_edit(self, edit: Edit, text: str | None = None) -> None:
+        """Apply an engine edit through the undo stack, then select what it touched."""
+        command = EditCommand(self.context(), edit, text or describe(edit))
+        self.session.undo_stack.push(command)
+        target = command.edit
+        if isinstance(target, Insert | Replace):
+            self.select_message(min(target.index, len(self.context()) - 1))
+        elif isinstance(target, Move):
+            self.select_message(target.dst)
+        elif isinstance(target, Remove) and len(self.context()):
+            self.select_message(min(target.index, len(self.context()) - 1))
+
+    def _editor_edited(self, value: Any) -> None:
+        index = self.selected_message()
+        if index is None:
+            return
+        context = self.context()
+        message = edited_message(context[index], context.info(index), value)
+        if not isinstance(message, dict) or not isinstance(message.get("type"), str) or not message["type"]:
+            self.statusBar().showMessage("Not applied: a message must be an object with a non-empty string 'type'.",
+                                         5000)
+            return
+        self._from_editor = True
+        try:
+            self.session.undo_stack.push(TypingCommand(context, index, message, f"Edit message {index}"))
+        finally:
+            self._from_editor = False
+
+    def _message_replaced(self, index: int) -> None:
+        # An undo, a redo or another panel changed the selected message: show its new value.
+        if not self._from_editor and index == self.selected_message():
+            self._show_message(index)
+
+    def insert_message(self, template: str) -> None:
+        at = self.selected_message()
+        index = len(self.context()) if at is None else at + 1
+        self.apply_edit(Insert(index, dict(NEW_MESSAGES[template])), f"Insert {template.lower()} message")
+
+    def duplicate_selected(self) -> None:
+        index = self.selected_message()
+        if index is not None:
+            self.apply_edit(Insert(index + 1, dict(self.context()[index])), f"Duplicate message {index}")
+
+    def delete_selected(self) -> None:
+        index = self.selected_message()
+        if index is not None:
+            self.apply_edit(Remove(index))
+
+    def move_selected(self, step: int) -> None:
+        index = self.selected_message()
+        if index is not None and 0 <= index + step < len(self.context()):
+            self.apply_edit(Move(index, index + step))
+
+    # -- refreshing the views (debounced) -----------------------------------------------------------
+
+    def _schedule(self, *_changed: object) -> None:
+        self._refresh_timer.start()
+        self.diagnostics.schedule(self.session.document)
+
+    def _refresh_views(self) -> None:
+        self._refresh_timer.stop()
+        context, at = self.context(), self.at()
+        self.state_view.refresh(context, at, self.selected_message())
+        self.llm_view.show_context(context, at)
+        self.watches.model.set_cursor(at)
+
+    def _llm_visibility(self, visible: bool) -> None:
+        if visible:
+            self.llm_view.render_now()
+
+    def _show_diagnostics(self, count: int) -> None:
+        self.diagnostics_label.setText("No problems" if count == 0 else f"⚠ {count} problem{'s' * (count != 1)}")
+        self.diagnostics_label.setToolTip("Diagnostics from validate(): schemas, references and write conflicts")
+
+    # -- theme, layout, closing ------------------------------------------------------------------------
+
+    def set_theme(self, theme: str) -> None:
+        self.settings.setValue("view/theme", theme)
+        apply_theme(theme)
+
+    def _restore_layout(self) -> None:
+        geometry = self.settings.value("window/geometry")
+        state = self.settings.value("window/state")
+        if isinstance(geometry, QByteArray):
+            self.restoreGeometry(geometry)
+        else:
+            self.resize(1400, 860)
+            self.resizeDocks([self.timeline_dock, self.state_dock], [430, 420], Qt.Orientation.Horizontal)
+            self.resizeDocks([self.watch_dock], [170], Qt.Orientation.Vertical)
+        if isinstance(state, QByteArray):
+            self.restoreState(state)
+
+    def save_layout(self) -> None:
+        self.settings.setValue("window/geometry", self.saveGeometry())
+        self.settings.setValue("window/state", self.saveState())
+        self.settings.sync()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if not self.files.confirm_discard("closing"):
+            event.ignore()
+            return
+        self.save_layout()
+        self.session.close()
+        event.accept()
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if event.mimeData().hasUrls() and any(url.isLocalFile() for url in event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        files = [url.toLocalFile() for url in event.mimeData().urls() if url.isLocalFile()]
+        if files:
+            event.acceptProposedAction()
+            self.files.open_path(files[0])
+

@@ -1,0 +1,109 @@
+"""The data editor's JSON tab: highlighted text, parse errors at line and column, kept in step with the form."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QPalette, QTextCursor
+from PySide6.QtWidgets import QLineEdit
+
+from contextdeck.gui._editor import DataEditor
+
+pytestmark = pytest.mark.usefixtures("qapp")
+
+SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "n": {"type": "integer"}}}
+
+
+@pytest.fixture
+def editor(qtbot: Any) -> DataEditor:
+    widget = DataEditor()
+    qtbot.addWidget(widget)
+    widget.resize(600, 500)
+    widget.show()
+    widget.tabs.setCurrentWidget(widget.json)
+    return widget
+
+
+def type_at_end(qtbot: Any, editor: DataEditor, text: str) -> None:
+    editor.json.text.moveCursor(QTextCursor.MoveOperation.End)
+    qtbot.keyClicks(editor.json.text, text)
+
+
+def test_the_json_tab_shows_the_value(editor: DataEditor) -> None:
+    """The JSON tab holds the value as indented JSON."""
+    editor.set_value({"name": "Maya", "n": 1}, SCHEMA)
+    assert json.loads(editor.json.text.toPlainText()) == {"name": "Maya", "n": 1}
+    assert "\n  " in editor.json.text.toPlainText()
+
+
+def test_a_parse_error_names_line_and_column_and_keeps_the_value(editor: DataEditor, qtbot: Any) -> None:
+    """Invalid JSON is reported at its line and column; the value and the form stay as they were."""
+    editor.set_value({"name": "Maya", "n": 1}, SCHEMA)
+    with qtbot.assertNotEmitted(editor.value_edited):
+        editor.json.text.setPlainText('{\n  "name": "Maya",\n  "n": 1,\n}')
+    assert editor.json.problem is not None
+    line, column, _ = editor.json.problem
+    assert (line, column) == (4, 1)
+    assert editor.json.status.isVisible()
+    assert "Line 4, column 1" in editor.json.status.text()
+    assert editor.value() == {"name": "Maya", "n": 1}
+    assert editor.form.value() == {"name": "Maya", "n": 1}
+
+
+def test_a_json_edit_updates_the_form(editor: DataEditor, qtbot: Any) -> None:
+    """A valid edit in the JSON tab emits the new value and shows it in the form."""
+    editor.set_value({"name": "Maya", "n": 1}, SCHEMA)
+    with qtbot.waitSignal(editor.value_edited) as blocker:
+        editor.json.text.setPlainText('{"name": "Ann", "n": 2}')
+    assert blocker.args[0] == {"name": "Ann", "n": 2}
+    assert editor.form.locate(("name",)).editor.findChild(QLineEdit).text() == "Ann"
+    assert editor.form.value() == {"name": "Ann", "n": 2}
+    assert not editor.json.status.isVisible()
+
+
+def test_typing_through_an_invalid_state(editor: DataEditor, qtbot: Any) -> None:
+    """Keystrokes that pass through invalid JSON apply once the text is valid again."""
+    editor.set_value([1, 2], None)
+    editor.json.text.setPlainText("[1, 2]")
+    edits: list[Any] = []
+    editor.value_edited.connect(edits.append)
+    cursor = editor.json.text.textCursor()
+    cursor.setPosition(5)  # before "]"
+    editor.json.text.setTextCursor(cursor)
+    qtbot.keyClicks(editor.json.text, ", 3")
+    assert edits == [[1, 2, 3]]  # "[1, 2,]" and "[1, 2, ]" were invalid and emitted nothing
+    assert editor.form.value() == [1, 2, 3]
+
+
+def test_a_form_edit_updates_the_json_text(editor: DataEditor, qtbot: Any) -> None:
+    """Typing in the form rewrites the JSON tab's text."""
+    editor.set_value({"name": "Maya", "n": 1}, SCHEMA)
+    line = editor.form.locate(("name",)).editor.findChild(QLineEdit)
+    line.selectAll()
+    qtbot.keyClicks(line, "Zoe")
+    assert json.loads(editor.json.text.toPlainText()) == {"name": "Zoe", "n": 1}
+
+
+def test_a_json_edit_without_schema_reshapes_the_inferred_form(editor: DataEditor) -> None:
+    """Without a schema, a new key typed in JSON gets its own inferred field."""
+    editor.set_value({"a": 1}, None)
+    editor.json.text.setPlainText('{"a": 1, "b": true}')
+    assert editor.form.locate(("b",)).editor.key == "boolean"
+
+
+@pytest.mark.parametrize("dark", [False, True])
+def test_highlighting_follows_the_palette(qtbot: Any, dark: bool) -> None:
+    """Strings are coloured, in a colour that differs between light and dark palettes."""
+    widget = DataEditor()
+    qtbot.addWidget(widget)
+    palette = widget.palette()
+    palette.setColor(QPalette.ColorRole.Base, Qt.GlobalColor.black if dark else Qt.GlobalColor.white)
+    widget.json.setPalette(palette)
+    widget.set_value({"k": "v"}, None)
+    block = widget.json.text.document().findBlockByNumber(1)  # '  "k": "v"'
+    colours = {r.format.foreground().color().name() for r in block.layout().formats()}
+    assert ("#85e89d" in colours) is dark
+    assert ("#22863a" in colours) is not dark

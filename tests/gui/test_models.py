@@ -1,0 +1,139 @@
+"""The thin item models over the engine: Qt's model rules hold through every kind of edit."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QModelIndex, Qt
+
+from contextdeck.engine import Context, Form, Insert, Move, Remove, Replace, load_document
+from contextdeck.gui._messages_edit import edited_message, with_payload
+from contextdeck.gui._state import StateModel
+from contextdeck.gui._timeline import TimelineFilter
+from contextdeck.gui._timeline_model import InstanceRole, ItemRole, KindRole, TimelineModel
+from contextdeck.gui._watches import WatchModel, parse_pin
+
+PLAN = {"type": "plan", "plan": [{"_tool": "a", "_outputPath": "†state.x"}, {"_tool": "b", "q": "†state.x"}]}
+
+
+def small_context() -> Context:
+    return Context([
+        {"type": "text", "role": "user", "text": "hi"},
+        {"type": "state", "_instance": "①", "data": {"x": 1}},
+        dict(PLAN),
+        {"type": "state", "data": {"y": [1, 2]}},
+    ])
+
+
+def test_timeline_model_obeys_qt_rules_through_every_edit(qtmodeltester: Any) -> None:
+    """Inserts, removals, moves and replacements (a plan's calls changing too) keep the model consistent."""
+    context = small_context()
+    model = TimelineModel(context, {"calls": [{"_tool": "z"}]})
+    qtmodeltester.check(model, force_py=True)
+    for edit in (Insert(0, {"type": "text", "text": "new"}), Move(3, 0), Move(0, 4), Remove(1),
+                 Replace(2, {"type": "plan", "plan": [{"_tool": "only"}]}), Replace(1, {"type": "text", "text": "t"})):
+        context.apply(edit)  # the tester, still connected, checks every begin/end pair and the model after it
+
+
+def test_timeline_rows_follow_the_context(qtbot: Any) -> None:
+    """Row n is message n; plan calls and the solution's calls are child rows; getItem gives engine objects."""
+    context = small_context()
+    model = TimelineModel(context, {"calls": [{"_tool": "z"}]})
+    assert model.rowCount() == len(context) + 1
+    plan = model.index(2, 0)
+    assert model.rowCount(plan) == 2
+    assert model.getItem(model.index(1, 0, plan)) == PLAN["plan"][1]
+    assert model.index(1, 0).data(InstanceRole) == "①"
+    assert model.index(1, 0).data(KindRole) == "state"
+    assert model.getItem(model.index(4, 0)) == [{"_tool": "z"}]
+    context.move(2, 0)
+    assert model.getItem(model.index(0, 0)) is context[0]
+    assert model.index(0, 0).data(ItemRole) == context[0]
+    assert model.rowCount(model.index(0, 0)) == 2
+
+
+def test_a_drop_asks_for_a_move_and_changes_nothing_itself(qtbot: Any) -> None:
+    """dropMimeData emits moveRequested(src, dst) and leaves the context alone (the undo stack edits it)."""
+    context = small_context()
+    model = TimelineModel(context)
+    with qtbot.waitSignal(model.moveRequested) as blocker:
+        assert not model.dropMimeData(model.mimeData([model.index(0, 0)]), Qt.DropAction.MoveAction, 3, 0,
+                                      QModelIndex())
+    assert blocker.args == [0, 2]
+    assert context[0]["type"] == "text"
+
+
+def test_the_filter_matches_kind_instance_and_text(qtbot: Any) -> None:
+    """`kind:state`, `@①` and free words each narrow the rows."""
+    proxy = TimelineFilter()
+    proxy.setSourceModel(TimelineModel(small_context()))
+    counts = {}
+    for query in ("kind:state", "@①", "instance:①", "hi", "kind:plan b", ""):
+        proxy.set_query(query)
+        counts[query] = proxy.rowCount()
+    assert counts == {"kind:state": 2, "@①": 1, "instance:①": 1, "hi": 1, "kind:plan b": 1, "": 4}
+
+
+def test_state_model_obeys_qt_rules(qtmodeltester: Any, examples: Path) -> None:
+    """The state tree of the refund example is a valid model."""
+    model = StateModel()
+    model.refresh(load_document(examples / "refund_workflow.json").context, None, 2)
+    qtmodeltester.check(model, force_py=True)
+
+
+def test_state_model_names_the_message_that_set_each_value(qtbot: Any) -> None:
+    """The instance's value node says message 1 set it, and message 1 is highlighted as the changer."""
+    context = small_context()
+    model = StateModel()
+    model.refresh(context, None, 3)
+    labels = [model.index(row, 0).data() for row in range(model.rowCount())]
+    assert labels == ["¶state [①]", "¶state"]
+    y = model.index(0, 0, model.index(1, 0))
+    assert y.data() == "y"
+    assert y.siblingAtColumn(2).data() == "#3"
+    assert y.data(Qt.ItemDataRole.UserRole + 3) is True  # ChangedRole: the selected message set it
+
+
+def test_watch_model_obeys_qt_rules_and_reports_missing_and_malformed(qtmodeltester: Any) -> None:
+    """A found value, a missing path and a malformed expression with its position, live after an edit."""
+    context = small_context()
+    model = WatchModel()
+    model.set_context(context)
+    model.add("†state.y.1")
+    model.add("†state.z || †input.z")
+    model.add("†state..a")
+    qtmodeltester.check(model, force_py=True)
+    assert model.index(0, 1).data() == "2"
+    assert model.index(1, 1).data() == "missing †state.z, †input.z"
+    assert model.index(2, 1).data().startswith("malformed:")
+    assert "position 7" in model.index(2, 1).data()
+    context.append({"type": "state", "data": {"z": "now"}})
+    assert model.index(1, 1).data() == '"now"'
+
+
+def test_a_pinned_instance_is_read_after_the_at_sign() -> None:
+    """`expr @①` watches for instance ①."""
+    assert parse_pin("†state.x @①") == ("†state.x", "①")
+    assert parse_pin("†state.x") == ("†state.x", None)
+
+
+def test_payload_goes_back_under_its_key() -> None:
+    """Shorthand, `data` and loose-key payloads are written back where they were read from, order kept."""
+    assert with_payload({"type": "input", "input": {"a": 1}, "schema": {}}, {"a": 2}) == \
+        {"type": "input", "input": {"a": 2}, "schema": {}}
+    assert list(with_payload({"type": "state", "data": 1, "_instance": "i"}, 2)) == ["type", "data", "_instance"]
+    assert with_payload({"type": "note", "_instance": "i", "a": 1}, {"b": 2}) == \
+        {"type": "note", "_instance": "i", "b": 2}
+    assert with_payload({"type": "note", "a": 1}, {"type": 2}) == {"type": "note", "data": {"type": 2}}
+
+
+def test_a_non_data_message_is_edited_whole() -> None:
+    """For text, tool and plan messages the editor's value is the new message itself."""
+    message = {"type": "text", "text": "a"}
+    info = Context([message]).info(0)
+    assert info.form is Form.TEXT
+    assert edited_message(message, info, {"type": "text", "text": "b"}) == {"type": "text", "text": "b"}
+    assert json.dumps(with_payload({"type": "data", "kind": "k", "x": 1}, {"y": 2})) == \
+        '{"type": "data", "kind": "k", "y": 2}'

@@ -1,0 +1,339 @@
+"""Autosave and recovery: unsaved edits are written aside within seconds and offered back after a crash."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QSettings
+from PySide6.QtGui import QUndoCommand
+
+from contextdeck.engine import Insert, Shape
+from contextdeck.gui._recovery import RecoveryStore
+from contextdeck.gui._session import DocumentSession
+
+TEXT = {"type": "text", "role": "user", "text": "hello"}
+EDIT = {"type": "state", "step": "unsaved edit"}
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> QSettings:
+    """A settings file under tmp_path: never the user's own."""
+    return QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+
+
+@pytest.fixture
+def recovery(tmp_path: Path) -> Path:
+    return tmp_path / "recovery"
+
+
+@pytest.fixture
+def session(qtbot, settings: QSettings, recovery: Path):
+    """A session autosaving 50 ms after a change."""
+    made = DocumentSession(settings, recovery, autosave_delay_ms=50)
+    yield made
+    made.close()
+
+
+@pytest.fixture
+def doc(tmp_path: Path) -> Path:
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps([TEXT]))
+    return path
+
+
+def open_and_wait(qtbot, session: DocumentSession, path: Path) -> None:
+    with qtbot.waitSignal(session.documentReplaced, timeout=10_000):
+        session.open(path)
+
+
+def change(session: DocumentSession) -> None:
+    """An edit outside the undo stack, announced as the window does."""
+    session.document.context.apply(Insert(len(session.document.context), EDIT))
+    session.undo_stack.resetClean()  # the stack no longer matches the file
+    session.mark_changed()
+
+
+class Edit(QUndoCommand):
+    """An engine edit as an undo command, as the window pushes them."""
+
+    def __init__(self, session: DocumentSession, edit: Insert) -> None:
+        super().__init__("edit")
+        self._context = session.document.context
+        self._edit = edit
+
+    def redo(self) -> None:
+        self._edit = self._context.apply(self._edit)
+
+    def undo(self) -> None:
+        self._edit = self._context.apply(self._edit)
+
+
+def dead_pid() -> int:
+    """The pid of a process that has exited (and been reaped)."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def abandon(recovery: Path) -> None:
+    """Make every recovery file look left behind by a process that died (its pid, its own file names)."""
+    pid = dead_pid()
+    for sidecar in recovery.glob("*.json"):
+        meta = json.loads(sidecar.read_text())
+        (recovery / f"dead-{sidecar.name}").write_text(json.dumps({**meta, "pid": pid}))
+        sidecar.unlink()
+        data = sidecar.with_suffix(".data")
+        data.rename(recovery / f"dead-{data.name}")
+
+
+# -- autosave --------------------------------------------------------------------------------------
+
+
+def test_a_change_is_autosaved_with_a_sidecar(qtbot, session: DocumentSession, doc: Path, recovery: Path) -> None:
+    """After mark_changed a recovery file with the edited document appears, with its original path and shape."""
+    open_and_wait(qtbot, session, doc)
+    with qtbot.waitSignal(session.autosaved, timeout=5_000) as saved:
+        change(session)
+    data = Path(saved.args[0])
+    assert json.loads(data.read_text()) == [TEXT, EDIT]
+    meta = json.loads(data.with_suffix(".json").read_text())
+    assert meta["original"] == str(doc)
+    assert meta["shape"] == "array"
+    assert meta["pid"] == os.getpid()
+    assert json.loads(doc.read_text()) == [TEXT], "autosave never touches the document's own file"
+
+
+def test_a_clean_save_removes_the_recovery_file(qtbot, session: DocumentSession, doc: Path, recovery: Path) -> None:
+    """Saving the document removes its recovery files."""
+    open_and_wait(qtbot, session, doc)
+    with qtbot.waitSignal(session.autosaved, timeout=5_000):
+        change(session)
+    assert list(recovery.iterdir())
+    assert session.save()
+    assert not list(recovery.iterdir())
+
+
+def test_undoing_back_to_the_saved_state_removes_the_recovery_file(qtbot, session: DocumentSession, doc: Path,
+                                                                   recovery: Path) -> None:
+    """When undo brings the document back to what is saved, there is nothing to recover."""
+    open_and_wait(qtbot, session, doc)
+    with qtbot.waitSignal(session.autosaved, timeout=5_000):
+        session.undo_stack.push(Edit(session, Insert(1, EDIT)))
+    session.undo_stack.undo()
+    qtbot.waitUntil(lambda: not list(recovery.iterdir()), timeout=5_000)
+
+
+def test_closing_removes_the_recovery_file(qtbot, settings: QSettings, recovery: Path, doc: Path) -> None:
+    """close() (after the window asked about unsaved changes) leaves no recovery file."""
+    session = DocumentSession(settings, recovery, autosave_delay_ms=50)
+    open_and_wait(qtbot, session, doc)
+    with qtbot.waitSignal(session.autosaved, timeout=5_000):
+        change(session)
+    session.close()
+    assert not list(recovery.iterdir())
+
+
+def test_changes_in_quick_succession_are_written_once_they_pause(qtbot, session: DocumentSession, doc: Path) -> None:
+    """Autosave is debounced: several quick changes lead to one recovery file holding all of them."""
+    open_and_wait(qtbot, session, doc)
+    with qtbot.waitSignal(session.autosaved, timeout=5_000) as saved:
+        for _ in range(5):
+            change(session)
+    assert json.loads(Path(saved.args[0]).read_text()) == [TEXT, *[EDIT] * 5]
+
+
+def test_a_live_sessions_recovery_is_not_offered(qtbot, session: DocumentSession, settings: QSettings,
+                                                 recovery: Path, doc: Path) -> None:
+    """Recovery files of a running process (another window, this one) are never offered."""
+    open_and_wait(qtbot, session, doc)
+    with qtbot.waitSignal(session.autosaved, timeout=5_000):
+        change(session)
+    other = DocumentSession(settings, recovery)
+    assert other.recovery_candidates() == []
+
+
+def test_a_reused_pid_does_not_hide_a_dead_sessions_recovery(qtbot, session: DocumentSession, recovery: Path,
+                                                             doc: Path) -> None:
+    """A sidecar whose pid now names a different (live) process is offered: its start time differs."""
+    open_and_wait(qtbot, session, doc)
+    with qtbot.waitSignal(session.autosaved, timeout=5_000):
+        change(session)
+    if not Path(f"/proc/{os.getppid()}/stat").exists():
+        pytest.skip("needs /proc to tell processes apart")
+    for sidecar in recovery.glob("*.json"):
+        meta = json.loads(sidecar.read_text())
+        sidecar.write_text(json.dumps({**meta, "pid": os.getppid(), "started": "1"}))
+    assert [candidate.original_path for candidate in session.recovery_candidates()] == [doc]
+
+
+def test_unreadable_sidecars_are_skipped(session: DocumentSession, recovery: Path) -> None:
+    """A damaged sidecar or one without its data file is not offered (and does not break the list)."""
+    recovery.mkdir()
+    (recovery / "broken.json").write_text("{not json")
+    (recovery / "orphan.json").write_text(json.dumps({"pid": dead_pid(), "time": "2026-01-01T00:00:00+00:00",
+                                                      "shape": "array", "original": None}))
+    assert session.recovery_candidates() == []
+
+
+# -- recovering --------------------------------------------------------------------------------------
+
+
+def test_recover_opens_the_unsaved_edits_dirty_at_the_original_path(qtbot, session: DocumentSession,
+                                                                    settings: QSettings, recovery: Path,
+                                                                    doc: Path) -> None:
+    """A left-behind recovery file is listed with its path and time, and recovers as a dirty document."""
+    open_and_wait(qtbot, session, doc)
+    with qtbot.waitSignal(session.autosaved, timeout=5_000):
+        change(session)
+    abandon(recovery)
+    fresh = DocumentSession(settings, recovery, autosave_delay_ms=50)
+    (candidate,) = fresh.recovery_candidates()
+    assert candidate.original_path == doc
+    assert candidate.shape is Shape.ARRAY
+    with qtbot.waitSignals([fresh.documentReplaced, fresh.dirtyChanged], timeout=10_000):
+        fresh.recover(candidate)
+    assert fresh.document.context.messages == [TEXT, EDIT]
+    assert fresh.path == doc
+    assert fresh.is_dirty()
+    assert fresh.recovery_candidates() == [], "a recovered file belongs to the session that took it"
+    assert fresh.save()
+    assert json.loads(doc.read_text()) == [TEXT, EDIT]
+    assert not list(recovery.iterdir())
+    fresh.close()
+
+
+def test_an_untitled_document_recovers_untitled(qtbot, session: DocumentSession, settings: QSettings,
+                                                recovery: Path) -> None:
+    """Unsaved work in a never-saved document comes back with no path (Save As will ask for one)."""
+    with qtbot.waitSignal(session.autosaved, timeout=5_000):
+        change(session)
+    abandon(recovery)
+    (candidate,) = session.recovery_candidates()
+    assert candidate.original_path is None
+    assert candidate.title == "Untitled"
+    with qtbot.waitSignal(session.documentReplaced, timeout=10_000):
+        session.recover(candidate)
+    assert session.path is None
+    assert session.document.context.messages == [EDIT]
+    assert session.is_dirty()
+
+
+def test_jsonl_recovers_as_jsonl(qtbot, session: DocumentSession, recovery: Path, tmp_path: Path) -> None:
+    """A JSON Lines document's recovery file keeps its shape."""
+    path = tmp_path / "lines.jsonl"
+    path.write_text(json.dumps(TEXT) + "\n")
+    open_and_wait(qtbot, session, path)
+    with qtbot.waitSignal(session.autosaved, timeout=5_000):
+        change(session)
+    abandon(recovery)
+    (candidate,) = session.recovery_candidates()
+    session.new()
+    with qtbot.waitSignal(session.documentReplaced, timeout=10_000):
+        session.recover(candidate)
+    assert session.document.shape is Shape.JSONL
+    assert session.document.context.messages == [TEXT, EDIT]
+
+
+def test_discard_recovery_deletes_it(qtbot, session: DocumentSession, recovery: Path) -> None:
+    """A discarded candidate's files are gone and it is not offered again."""
+    with qtbot.waitSignal(session.autosaved, timeout=5_000):
+        change(session)
+    abandon(recovery)
+    (candidate,) = session.recovery_candidates()
+    session.discard_recovery(candidate)
+    assert session.recovery_candidates() == []
+    assert not candidate.recovery_file.exists()
+
+
+def test_a_file_changed_since_the_crash_is_reported_after_recovery(qtbot, session: DocumentSession,
+                                                                   recovery: Path, doc: Path) -> None:
+    """If the original changed after the crash, recovering says so and save() will not overwrite it."""
+    open_and_wait(qtbot, session, doc)
+    with qtbot.waitSignal(session.autosaved, timeout=5_000):
+        change(session)
+    abandon(recovery)
+    (candidate,) = session.recovery_candidates()
+    session.new()
+    doc.write_text("[]")
+    with qtbot.waitSignals([session.documentReplaced, session.externallyModified], timeout=10_000):
+        session.recover(candidate)
+    with qtbot.waitSignal(session.saveFailed):
+        assert not session.save()
+    assert doc.read_text() == "[]"
+
+
+CRASHER = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from PySide6.QtCore import QEventLoop, QSettings
+    from PySide6.QtGui import QGuiApplication, QUndoCommand
+    from contextdeck.engine import Insert
+    from contextdeck.gui._session import DocumentSession
+
+    class Edit(QUndoCommand):
+        def __init__(self, context, edit):
+            super().__init__("edit")
+            self.context, self.edit = context, edit
+        def redo(self):
+            self.edit = self.context.apply(self.edit)
+        def undo(self):
+            self.edit = self.context.apply(self.edit)
+
+    app = QGuiApplication([])
+    path, folder = Path(sys.argv[1]), Path(sys.argv[2])
+    session = DocumentSession(QSettings(str(folder / "child.ini"), QSettings.Format.IniFormat), folder / "recovery",
+                              autosave_delay_ms=50)
+    loop = QEventLoop()
+    session.documentReplaced.connect(loop.quit)
+    session.open(path)
+    loop.exec()
+    session.autosaved.connect(lambda path: print("autosaved", flush=True))
+    context = session.document.context
+    for number in range(3):
+        session.undo_stack.push(Edit(context, Insert(len(context), {"type": "state", "step": number})))
+        session.mark_changed()
+    app.exec()
+    """
+)
+
+
+def test_recovery_after_a_crash_restores_the_unsaved_edits(qtbot, session: DocumentSession, doc: Path,
+                                                           tmp_path: Path) -> None:
+    """A process that edits, autosaves and is SIGKILLed leaves its edits for the next session to recover."""
+    script = tmp_path / "crasher.py"
+    script.write_text(CRASHER)
+    child = subprocess.Popen([sys.executable, str(script), str(doc), str(tmp_path)], stdout=subprocess.PIPE,
+                             text=True, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    assert child.stdout is not None
+    assert child.stdout.readline().strip() == "autosaved"
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    (candidate,) = session.recovery_candidates()
+    assert candidate.pid == child.pid
+    assert candidate.original_path == doc
+    with qtbot.waitSignal(session.documentReplaced, timeout=10_000):
+        session.recover(candidate)
+    assert session.document.context.messages == [TEXT, *({"type": "state", "step": number} for number in range(3))]
+    assert session.is_dirty()
+    assert session.path == doc
+    assert json.loads(doc.read_text()) == [TEXT], "the crash left the saved file as it was"
+
+
+def test_the_store_writes_and_removes_both_files(tmp_path: Path) -> None:
+    """A recovery entry is a data file and its sidecar; removing it removes both."""
+    store = RecoveryStore(tmp_path / "new" / "folder")
+    store.write("k", b"[]\n", None, Shape.ARRAY, None)
+    data, sidecar = store.paths("k")
+    assert data.read_bytes() == b"[]\n"
+    assert json.loads(sidecar.read_text())["shape"] == "array"
+    store.remove("k")
+    assert not data.exists()
+    assert not sidecar.exists()

@@ -1,0 +1,217 @@
+"""The document session: opening each shape, malformed files, saving, recent files, load progress and cancel."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QSettings
+from PySide6.QtGui import QUndoCommand
+
+from contextdeck.engine import Insert, Shape
+from contextdeck.gui._session import DocumentSession
+
+TEXT = {"type": "text", "role": "user", "text": "hello"}
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> QSettings:
+    """A settings file under tmp_path: never the user's own."""
+    return QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+
+
+@pytest.fixture
+def session(qtbot, settings: QSettings, tmp_path: Path):
+    """A session with its recovery folder under tmp_path and a short autosave delay."""
+    made = DocumentSession(settings, tmp_path / "recovery", autosave_delay_ms=50)
+    yield made
+    made.close()
+
+
+def open_and_wait(qtbot, session: DocumentSession, path: Path) -> None:
+    with qtbot.waitSignal(session.documentReplaced, timeout=10_000):
+        session.open(path)
+
+
+class Edit(QUndoCommand):
+    """An engine edit as an undo command, as the window pushes them."""
+
+    def __init__(self, session: DocumentSession, edit: object) -> None:
+        super().__init__("edit")
+        self._context = session.document.context
+        self._edit = edit
+
+    def redo(self) -> None:
+        self._edit = self._context.apply(self._edit)
+
+    def undo(self) -> None:
+        self._edit = self._context.apply(self._edit)
+
+
+def edit(session: DocumentSession, message: dict[str, object] | None = None) -> None:
+    session.undo_stack.push(Edit(session, Insert(len(session.document.context), message or TEXT)))
+    session.mark_changed()
+
+
+# -- opening ---------------------------------------------------------------------------------------
+
+
+def test_starts_with_an_empty_untitled_document(session: DocumentSession) -> None:
+    """A new session holds an empty bare-array document with no file, not dirty."""
+    assert len(session.document.context) == 0
+    assert session.document.shape is Shape.ARRAY
+    assert session.path is None
+    assert not session.is_dirty()
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "shape"),
+    [
+        ("bare.json", json.dumps([TEXT, TEXT]), Shape.ARRAY),
+        ("request.json", json.dumps({"context": [TEXT, TEXT], "schema": {"type": "object"}}), Shape.REQUEST),
+        ("lines.jsonl", json.dumps(TEXT) + "\n" + json.dumps(TEXT) + "\n", Shape.JSONL),
+    ],
+)
+def test_opens_each_shape(qtbot, session: DocumentSession, tmp_path: Path, name: str, content: str,
+                          shape: Shape) -> None:
+    """A bare array, a saved request and JSON Lines each open with their messages, shape and path."""
+    path = tmp_path / name
+    path.write_text(content)
+    with qtbot.waitSignals([session.loadStarted, session.loadFinished, session.pathChanged], timeout=10_000):
+        open_and_wait(qtbot, session, path)
+    assert len(session.document.context) == 2
+    assert session.document.shape is shape
+    assert session.path == path
+    assert not session.is_dirty()
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "where"),
+    [
+        ("broken.json", '[\n  {"type": "text",\n   "text": }\n]', "broken.json:3:"),
+        ("broken.jsonl", json.dumps(TEXT) + "\n{oops\n", "broken.jsonl:2:"),
+        ("notmessage.json", json.dumps([TEXT, 5]), "message 1"),
+    ],
+)
+def test_a_malformed_file_leaves_the_document_untouched(qtbot, session: DocumentSession, tmp_path: Path,
+                                                       name: str, content: str, where: str) -> None:
+    """A malformed file reports file and line/column or message index; the open document stays as it was."""
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps([TEXT]))
+    open_and_wait(qtbot, session, good)
+    edit(session)
+    before = session.document
+    bad = tmp_path / name
+    bad.write_text(content)
+    with qtbot.waitSignal(session.loadFailed, timeout=10_000) as failed:
+        session.open(bad)
+    assert where in failed.args[0]
+    assert session.document is before
+    assert len(before.context) == 2
+    assert session.path == good
+    assert session.is_dirty()
+
+
+def test_a_missing_file_fails_with_its_name(qtbot, session: DocumentSession, tmp_path: Path) -> None:
+    """Opening a file that does not exist reports its name and keeps the open document."""
+    before = session.document
+    with qtbot.waitSignal(session.loadFailed, timeout=10_000) as failed:
+        session.open(tmp_path / "nowhere.json")
+    assert "nowhere.json" in failed.args[0]
+    assert session.document is before
+
+
+# -- saving ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("example", ["refund_workflow.json", "moderation_batch.json", "seed_output.json"])
+def test_save_then_reopen_gives_identical_json(qtbot, session: DocumentSession, examples: Path, tmp_path: Path,
+                                               example: str) -> None:
+    """Saving an opened example and opening it again gives the same JSON value, keys in the same order."""
+    original = json.loads((examples / example).read_text())
+    copy = tmp_path / example
+    copy.write_text((examples / example).read_text())
+    open_and_wait(qtbot, session, copy)
+    edit(session)
+    assert session.is_dirty()
+    with qtbot.waitSignal(session.dirtyChanged) as dirty:
+        assert session.save()
+    assert dirty.args == [False]
+    saved = json.loads(copy.read_text())
+    if isinstance(original, list):
+        expected = [*original, TEXT]
+    else:
+        expected = {**original, "context": [*original["context"], TEXT]}
+    assert json.dumps(saved) == json.dumps(expected)
+    open_and_wait(qtbot, session, copy)
+    assert json.dumps(session.document.to_json()) == json.dumps(expected)
+
+
+def test_save_as_jsonl_writes_lines_and_a_request_cannot(qtbot, session: DocumentSession, tmp_path: Path) -> None:
+    """Save As to .jsonl writes one message per line; a saved request refuses to lose its schema that way."""
+    edit(session)
+    target = tmp_path / "out.jsonl"
+    assert session.save_as(target)
+    assert session.path == target
+    assert [json.loads(line) for line in target.read_text().splitlines()] == [TEXT]
+    request = tmp_path / "request.json"
+    request.write_text(json.dumps({"context": [TEXT], "schema": {"type": "object"}}))
+    open_and_wait(qtbot, session, request)
+    with qtbot.waitSignal(session.saveFailed) as failed:
+        assert not session.save_as(tmp_path / "request.jsonl")
+    assert "JSON Lines" in failed.args[0]
+    assert not (tmp_path / "request.jsonl").exists()
+
+
+def test_save_without_a_path_asks_for_save_as(qtbot, session: DocumentSession) -> None:
+    """An untitled document cannot be saved in place: save() fails with a message."""
+    with qtbot.waitSignal(session.saveFailed) as failed:
+        assert not session.save()
+    assert "Save As" in failed.args[0]
+
+
+def test_a_failed_save_reports_and_keeps_the_document_dirty(qtbot, session: DocumentSession, tmp_path: Path) -> None:
+    """Saving into a folder that does not exist fails with saveFailed; nothing changes."""
+    edit(session)
+    with qtbot.waitSignal(session.saveFailed) as failed:
+        assert not session.save_as(tmp_path / "no" / "such" / "folder.json")
+    assert "folder.json" in failed.args[0]
+    assert session.is_dirty()
+    assert session.path is None
+
+
+def test_undo_back_to_the_saved_state_is_clean(qtbot, session: DocumentSession, tmp_path: Path) -> None:
+    """The undo stack's clean state is the saved state: undoing to it clears dirty, redoing sets it."""
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps([TEXT]))
+    open_and_wait(qtbot, session, path)
+    with qtbot.waitSignal(session.dirtyChanged) as dirty:
+        edit(session)
+    assert dirty.args == [True]
+    with qtbot.waitSignal(session.dirtyChanged) as dirty:
+        session.undo_stack.undo()
+    assert dirty.args == [False]
+    assert not session.is_dirty()
+
+
+# -- recent files ----------------------------------------------------------------------------------
+
+
+def test_recent_files_most_recent_first_at_most_ten_missing_pruned(qtbot, session: DocumentSession,
+                                                                   settings: QSettings, tmp_path: Path) -> None:
+    """Opened and saved files go first in the recent list, at most ten, and deleted ones disappear."""
+    paths = []
+    for number in range(12):
+        path = tmp_path / f"doc{number}.json"
+        path.write_text(json.dumps([TEXT]))
+        paths.append(path)
+        open_and_wait(qtbot, session, path)
+    assert session.recent_files() == [str(path) for path in reversed(paths[2:])]
+    open_and_wait(qtbot, session, paths[5])
+    assert session.recent_files()[:2] == [str(paths[5]), str(paths[11])]
+    paths[11].unlink()
+    assert str(paths[11]) not in session.recent_files()
+    assert len(session.recent_files()) == 9
+    reread = QSettings(settings.fileName(), QSettings.Format.IniFormat)
+    assert str(paths[5]) in reread.value("files/recent")

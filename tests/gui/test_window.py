@@ -1,0 +1,283 @@
+"""The main window, driven as a user would: reorder, edit, undo, save, open, recover."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import QLineEdit
+
+from contextdeck.engine import load_document
+from contextdeck.gui._app import create_window
+from contextdeck.gui._state import SourceRole
+from contextdeck.gui._window import MainWindow
+
+ORDERED = [
+    {"type": "text", "role": "system", "text": "Be brief."},
+    {"type": "state", "data": {"user": "Alex"}},
+    {"type": "state", "data": {"user": "Sam"}},
+    {"type": "input", "input": {"amount": 5},
+     "schema": {"type": "object", "properties": {"amount": {"type": "integer", "maximum": 10}}}},
+]
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> QSettings:
+    """Settings in an INI file under tmp_path, never the user's."""
+    return QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+
+
+def new_window(qtbot: Any, settings: QSettings, recovery: Path) -> MainWindow:
+    window = create_window(settings, recovery)
+    qtbot.addWidget(window)
+    window.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
+    window.show()
+    return window
+
+
+def open_doc(qtbot: Any, window: MainWindow, path: Path) -> None:
+    with qtbot.waitSignal(window.session.documentReplaced, timeout=10000):
+        window.session.open(path)
+
+
+@pytest.fixture
+def window(qtbot: Any, settings: QSettings, tmp_path: Path) -> MainWindow:
+    """The real window on a small document whose state depends on message order."""
+    path = tmp_path / "ordered.json"
+    path.write_text(json.dumps(ORDERED), encoding="utf-8")
+    win = new_window(qtbot, settings, tmp_path / "recovery")
+    open_doc(qtbot, win, path)
+    yield win
+    win.session.close()
+
+
+def state_value(window: MainWindow, key: str) -> tuple[str, Any]:
+    """(value text, set-by message) of the state view node whose path is `key`."""
+    model = window.state_view.state_model
+    matches = model.match(model.index(0, 0), Qt.ItemDataRole.UserRole + 4, key, 1,
+                          Qt.MatchFlag.MatchExactly | Qt.MatchFlag.MatchRecursive)
+    assert matches, f"no node {key}"
+    index = matches[0]
+    return str(index.siblingAtColumn(1).data()), index.siblingAtColumn(2).data(SourceRole)
+
+
+def document_json(window: MainWindow) -> Any:
+    return json.loads(window.session.document.dumps())
+
+
+def test_reordering_a_message_changes_the_watched_value_and_the_state_view(qtbot: Any, window: MainWindow) -> None:
+    """Moving the later state message first makes the other one win: the watch and the state view follow."""
+    window.set_follow_latest(True)
+    pin = window.watches.model.add("†state.user")
+    assert pin.resolution is not None
+    assert pin.resolution.value == "Sam"
+    window._refresh_views()
+    assert state_value(window, "¶state.user") == ('"Sam"', 2)
+    window.select_message(2)
+    window.move_selected(-1)  # the Move goes through the undo stack, like a drag
+    assert window.context()[1] == ORDERED[2]
+    qtbot.waitUntil(lambda: state_value(window, "¶state.user") == ('"Alex"', 2))
+    assert pin.resolution.value == "Alex"
+
+
+def test_a_drop_on_the_timeline_moves_the_message_undoably(qtbot: Any, window: MainWindow) -> None:
+    """Dropping row 2 above row 1 asks for a Move that the undo stack can take back."""
+    model = window.timeline.model()
+    assert model is not None
+    data = model.mimeData([model.index(2, 0)])
+    model.dropMimeData(data, Qt.DropAction.MoveAction, 1, 0, model.index(-1, 0))
+    assert window.context()[1] == ORDERED[2]
+    window.session.undo_stack.undo()
+    assert window.context().messages == ORDERED
+
+
+def test_the_time_cursor_shows_the_state_as_of_the_selected_message(qtbot: Any, window: MainWindow) -> None:
+    """Selecting message 1 shows Alex (message 2 is in the future); Follow latest shows Sam again."""
+    cursors: list[Any] = []
+    window.cursorChanged.connect(cursors.append)
+    window.select_message(1)
+    assert cursors[-1] == 1
+    assert state_value(window, "¶state.user") == ('"Alex"', 1)
+    assert "Alex" in window.llm_view.toPlainText() or not window.llm_view.isVisible()
+    window.set_follow_latest(True)
+    assert cursors[-1] is None
+    qtbot.waitUntil(lambda: state_value(window, "¶state.user")[0] == '"Sam"')
+
+
+def test_a_form_edit_updates_validation_and_resolution(qtbot: Any, window: MainWindow) -> None:
+    """Typing an amount above the schema's maximum in the form shows the problem at the field and in the
+    status bar, and the watch and the state view resolve the new value; it is one undo step."""
+    window.set_follow_latest(True)
+    pin = window.watches.model.add("†input.amount")
+    qtbot.waitUntil(lambda: window.diagnostics_label.text() == "No problems")
+    window.select_message(3)
+    slot = window.editor.form.locate(("amount",))
+    assert slot is not None
+    line = slot.editor.findChild(QLineEdit)
+    line.selectAll()
+    qtbot.keyClick(line, Qt.Key.Key_Backspace)
+    qtbot.keyClicks(line, "50")
+    assert window.context()[3]["input"] == {"amount": 50}
+    assert pin.resolution is not None
+    assert pin.resolution.value == 50
+    qtbot.waitUntil(lambda: window.diagnostics_label.text() == "⚠ 1 problem")
+    qtbot.waitUntil(lambda: any(path == ("amount",) for path, _ in window.editor.errors()), timeout=10000)
+    qtbot.waitUntil(lambda: state_value(window, "¶input.amount")[0] == "50")
+    assert window.session.undo_stack.count() == 1
+    window.session.undo_stack.undo()
+    assert window.context()[3] == ORDERED[3]
+    assert window.editor.value() == {"amount": 5}  # the form shows the undone value
+    slot = window.editor.form.locate(("amount",))
+    assert slot is not None
+    assert slot.editor.findChild(QLineEdit).text() == "5"
+
+
+def test_consecutive_typing_in_one_message_is_one_undo_step(window: MainWindow) -> None:
+    """Three edits of the same message merge: one undo restores the message before the first."""
+    window.select_message(3)
+    for amount in (6, 7, 8):
+        window.editor.value_edited.emit({"amount": amount})
+    assert window.session.undo_stack.count() == 1
+    window.session.undo_stack.undo()
+    assert window.context()[3] == ORDERED[3]
+
+
+def test_undo_and_redo_of_every_kind_of_edit_give_back_identical_documents(window: MainWindow) -> None:
+    """Insert, duplicate, delete, move, form and JSON edits all undo to the original and redo to the edited."""
+    original = document_json(window)
+    window.select_message(0)
+    window.insert_message("Data")
+    window.select_message(1)
+    window.duplicate_selected()
+    window.select_message(2)
+    window.move_selected(1)
+    window.select_message(4)
+    window.editor.value_edited.emit({"amount": 9})  # the input's payload, as the form sends it
+    window.select_message(0)
+    window.editor.value_edited.emit({"type": "text", "role": "system", "text": "Be long."})  # whole-message JSON
+    window.select_message(5)
+    window.delete_selected()
+    edited = document_json(window)
+    assert edited != original
+    stack = window.session.undo_stack
+    while stack.canUndo():
+        stack.undo()
+    assert document_json(window) == original
+    assert json.dumps(document_json(window)) == json.dumps(original)  # same key order too
+    while stack.canRedo():
+        stack.redo()
+    assert document_json(window) == edited
+
+
+def test_a_non_message_from_the_json_editor_is_refused(window: MainWindow) -> None:
+    """Editing a text message into something without a type changes nothing and says why."""
+    window.select_message(0)
+    window.editor.value_edited.emit({"text": "no type"})
+    assert window.context()[0] == ORDERED[0]
+    assert "type" in window.statusBar().currentMessage()
+
+
+def test_save_then_reopen_gives_the_same_document(qtbot: Any, window: MainWindow, tmp_path: Path) -> None:
+    """An edited document saved under a new name reopens equal, and the window is clean after saving."""
+    window.select_message(1)
+    window.editor.value_edited.emit({"user": "Kim"})
+    assert window.isWindowModified()
+    target = tmp_path / "saved.json"
+    window.files.ask_save_path = lambda: str(target)  # type: ignore[method-assign]
+    assert window.files.save_as_dialog()
+    assert not window.isWindowModified()
+    before = document_json(window)
+    assert load_document(target).to_json() == before
+    open_doc(qtbot, window, target)
+    assert document_json(window) == before
+
+
+def test_a_malformed_file_leaves_the_open_document_as_it_was(qtbot: Any, window: MainWindow, tmp_path: Path) -> None:
+    """Opening broken JSON shows a banner and a status message; the open document and its edits stay."""
+    window.select_message(1)
+    window.editor.value_edited.emit({"user": "Kim"})
+    before = document_json(window)
+    broken = tmp_path / "broken.json"
+    broken.write_text('[{"type": "text", "text": "a"},\n  {"type": ', encoding="utf-8")
+    with qtbot.waitSignal(window.session.loadFailed, timeout=10000):
+        window.files.open_path(broken)
+    assert document_json(window) == before
+    assert window.banner.isVisible()
+    assert "broken.json:2:" in window.banner.label.text()  # names the line
+    assert "Could not open" in window.statusBar().currentMessage()
+    assert window.session.undo_stack.canUndo()
+
+
+def test_unsaved_changes_are_guarded_on_new(window: MainWindow) -> None:
+    """Cancel at the unsaved-changes question keeps the document; Discard replaces it."""
+    window.select_message(1)
+    window.editor.value_edited.emit({"user": "Kim"})
+    window.files.ask_unsaved = lambda doing: "cancel"  # type: ignore[method-assign]
+    window.files.new()
+    assert len(window.context()) == len(ORDERED)
+    window.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
+    window.files.new()
+    assert len(window.context()) == 0
+
+
+def test_recovery_after_a_crash_restores_the_unsaved_edits(qtbot: Any, settings: QSettings, tmp_path: Path) -> None:
+    """Edits autosaved by a session that died are offered at the next start and come back unsaved."""
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps(ORDERED), encoding="utf-8")
+    recovery = tmp_path / "recovery"
+    first = new_window(qtbot, settings, recovery)
+    open_doc(qtbot, first, path)
+    first.session.autosave_delay_ms = 10
+    first.select_message(1)
+    with qtbot.waitSignal(first.session.autosaved, timeout=10000):
+        first.editor.value_edited.emit({"user": "Recovered"})
+    edited = document_json(first)
+    # The crash: the writer's process is gone (a finished child's pid) and nothing was cleaned up.
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    for sidecar in recovery.iterdir():
+        if sidecar.suffix == ".json" and "pid" in sidecar.read_text():
+            meta = json.loads(sidecar.read_text())
+            meta["pid"] = int(dead.stdout)
+            sidecar.write_text(json.dumps(meta))
+    second = new_window(qtbot, QSettings(str(tmp_path / "second.ini"), QSettings.Format.IniFormat), recovery)
+    second.files.ask_recover = lambda candidate: "recover"  # type: ignore[method-assign]
+    with qtbot.waitSignal(second.session.documentReplaced, timeout=10000):
+        assert second.files.offer_recovery()
+    assert document_json(second) == edited
+    assert second.isWindowModified()
+    second.session.close()
+
+
+def test_theme_and_layout_live_in_the_settings(qtbot: Any, window: MainWindow, settings: QSettings) -> None:
+    """Choosing the dark theme and closing stores both the theme and the window layout."""
+    window.actions_by_name["theme_dark"].trigger()
+    window.close()
+    assert settings.value("view/theme") == "dark"
+    assert settings.contains("window/state")
+    assert settings.contains("window/geometry")
+    window.actions_by_name["theme_system"].trigger()
+
+
+def test_every_action_has_a_shortcut(window: MainWindow) -> None:
+    """Keyboard users reach every menu action."""
+    missing = [name for name, action in window.actions_by_name.items() if action.shortcut().isEmpty()]
+    assert missing == []
+
+
+def test_the_hooks_for_other_panels(window: MainWindow) -> None:
+    """A panel can be docked, menus found by name, and selections observed."""
+    from PySide6.QtWidgets import QLabel
+
+    dock = window.add_dock(QLabel("calls"), "Calls", Qt.DockWidgetArea.RightDockWidgetArea)
+    assert dock.toggleViewAction() in window.menu("View").actions()
+    assert window.menu("Run").title() == "&Run"
+    selected: list[int] = []
+    window.messageSelected.connect(selected.append)
+    window.select_message(2)
+    assert selected == [2]
+    assert window.context() is window.session.document.context
