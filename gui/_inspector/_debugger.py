@@ -87,6 +87,7 @@ class Debugger(QObject):
         self.approver: Approver | None = None  # None: ask through an ApprovalDialog
         self.ask_output: OutputAsker | None = None  # None: ask through an OutputDialog
         self.apply_edits: EditSink | None = None  # None: apply to the context directly (no undo)
+        self.record_run: EditSink | None = None  # told of each step's appended messages (for undo)
         self.dialog_parent: QWidget | None = None
         self.execution: Execution | None = None
         self.snapshot: list[dict[str, Any]] | None = None
@@ -225,6 +226,16 @@ class Debugger(QObject):
     # -- inside a step ----------------------------------------------------------------------------
 
     async def _run(self, target: int) -> bool:
+        context = self.model.context
+        before = len(context) if context is not None else 0
+        try:
+            return await self._run_call(target)
+        finally:
+            if context is not None and self.record_run is not None and len(context) > before:
+                appended: list[Edit] = [Insert(i, context[i]) for i in range(before, len(context))]
+                self.record_run(f"Run call #{target} ({self.model.getItem(target).tool})", appended)
+
+    async def _run_call(self, target: int) -> bool:
         execution = self._ensure()
         self.callFocused.emit(target)
         self._stopped_at = None
