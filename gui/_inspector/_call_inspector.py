@@ -9,8 +9,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QFrame,
-    QGroupBox,
+    QAbstractScrollArea,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -24,9 +23,9 @@ from PySide6.QtWidgets import (
 
 from contextdeck.engine import MISSING, Context, get_path
 
-from ._analysis import CallAnalysis, Param, Status, describe, scoped_messages
+from ._analysis import CallAnalysis, Param, Status, describe, is_approval, scoped_messages
 from ._destinations import DestinationsView
-from ._style import LINK_COLOUR, MISSING_COLOUR, STATUS_COLOURS
+from ._style import LINK_COLOUR, MISSING_COLOUR, STATUS_COLOURS, WARNING_COLOUR
 
 PARAM, WRITTEN, RESOLVED, SOURCE = range(4)
 SOURCE_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -39,6 +38,17 @@ def _json(value: Any) -> str:
 def _badge(text: str, colour: str) -> str:
     return (f'<span style="background-color:{colour}; color:white; font-weight:600;">'
             f"&nbsp;{text}&nbsp;</span>")
+
+
+def _heading(text: str) -> QLabel:
+    label = QLabel(text.upper())
+    font = label.font()
+    font.setBold(True)
+    font.setPointSizeF(font.pointSizeF() * 0.85)
+    font.setLetterSpacing(QFont.SpacingType.PercentageSpacing, 108)
+    label.setFont(font)
+    label.setStyleSheet("color: #6b7f8e; padding-top: 6px;")
+    return label
 
 
 def _source_label(context: Context, index: int) -> str:
@@ -77,7 +87,8 @@ class CallInspector(QWidget):
         self.problems = QLabel()
         self.problems.setWordWrap(True)
         self.problems.setTextFormat(Qt.TextFormat.RichText)
-        self.problems.setFrameShape(QFrame.Shape.StyledPanel)
+        self.problems.setStyleSheet(
+            "QLabel { background: #fff8e6; border: 1px solid #f0d9a8; border-radius: 4px; padding: 6px; }")
         self.schema = QPlainTextEdit(readOnly=True)
         self.resolved_call = QPlainTextEdit(readOnly=True)
         mono = QFont("monospace")
@@ -94,12 +105,12 @@ class CallInspector(QWidget):
         self.show_call(None, None)
 
     def _layout(self) -> None:
-        params_box = QGroupBox("Parameters")
-        QVBoxLayout(params_box).addWidget(self.params)
-        output_box = QGroupBox("Output")
-        output_layout = QVBoxLayout(output_box)
-        output_layout.addWidget(self.destinations)
-        output_layout.addWidget(self.method)
+        self.params.setUniformRowHeights(True)
+        self.params.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.params.setSizeAdjustPolicy(QAbstractScrollArea.SizeAdjustPolicy.AdjustToContents)
+        self.params.setMaximumHeight(280)
+        self.params.setStyleSheet("QTreeWidget::item { padding: 3px 2px; }")
+        self.destinations.setStyleSheet("")
         scoped_page = QWidget()
         scoped_layout = QVBoxLayout(scoped_page)
         scoped_layout.setContentsMargins(4, 4, 4, 4)
@@ -113,12 +124,17 @@ class CallInspector(QWidget):
         header.addWidget(self.title)
         header.addStretch(1)
         layout = QVBoxLayout(self)
+        layout.setSpacing(6)
         layout.addLayout(header)
         layout.addWidget(self.summary)
         layout.addWidget(self.problems)
-        layout.addWidget(params_box, 3)
-        layout.addWidget(output_box)
-        layout.addWidget(self.tabs, 2)
+        layout.addWidget(_heading("Parameters"))
+        layout.addWidget(self.params)
+        layout.addWidget(_heading("Output"))
+        layout.addWidget(self.destinations)
+        layout.addWidget(self.method)
+        layout.addSpacing(4)
+        layout.addWidget(self.tabs, 1)
 
     # -- showing ----------------------------------------------------------------------------------
 
@@ -144,7 +160,7 @@ class CallInspector(QWidget):
         name = call.tool or "(no _tool)"
         badge = _badge(str(status), STATUS_COLOURS[status])
         self.title.setText(f"<b>{name}</b> &nbsp;<span style='color:gray'>call #{call.index}</span> &nbsp;{badge}")
-        self.summary.setText(self._summary(call))
+        self.summary.setText(self._summary(call, status))
         self._show_problems(call)
         for param in call.params:
             self.params.addTopLevelItem(self._param_item(context, param))
@@ -163,7 +179,8 @@ class CallInspector(QWidget):
         self.resolved_call.setPlainText(_json(call.resolved_call))
         self._show_scope(context, call)
 
-    def _summary(self, call: CallAnalysis) -> str:
+    def _summary(self, call: CallAnalysis, status: Status) -> str:
+        """Mode, tool, instance, what it waits for, and its reason, on one wrapped line."""
         parts = [f"<b>{call.mode}</b>"]
         if call.definition is not None:
             origin = call.definition.message_index
@@ -175,6 +192,9 @@ class CallInspector(QWidget):
             parts.append("no tool definition")
         if call.instance is not None:
             parts.append(f"instance <b>{call.instance}</b>")
+        if call.missing and status in (Status.BLOCKED, Status.AWAITING_APPROVAL):
+            paths = ", ".join(f"<code style='color:{MISSING_COLOUR}'>{m}</code>" for m in call.missing)
+            parts.append(f"waits for {paths}")
         if call.needs_output:
             parts.append("waits for an output typed in or given by an LLM")
         reasoning = call.call.get("_reasoningForCall") if isinstance(call.call, dict) else None
@@ -186,8 +206,10 @@ class CallInspector(QWidget):
         if not call.problems:
             self.problems.hide()
             return
-        colour = MISSING_COLOUR
-        lines = [f"<span style='color:{colour}'>⚠ <code>{p.where}</code> {p.message}</span>" for p in call.problems]
+        lines = [f"<span style='color:{MISSING_COLOUR if p.severity == 'structure' else WARNING_COLOUR}'>"
+                 f"⚠ <code>{p.where}</code> {p.message}"
+                 + (" <i>(with the values resolved now)</i>" if p.severity == "params" else "")
+                 + "</span>" for p in call.problems]
         self.problems.setText("<br>".join(lines))
         self.problems.show()
 
@@ -199,6 +221,9 @@ class CallInspector(QWidget):
             item.setForeground(RESOLVED, QBrush(QColor(MISSING_COLOUR)))
         elif param.resolved is MISSING:
             item.setText(RESOLVED, "missing " + ", ".join(param.missing))
+            approval = any(is_approval(m) for m in param.missing)
+            item.setText(SOURCE, "an approval, not yet given" if approval else "not written yet")
+            item.setForeground(SOURCE, QBrush(QColor("gray")))
             item.setForeground(RESOLVED, QBrush(QColor(MISSING_COLOUR)))
             font = item.font(RESOLVED)
             font.setBold(True)

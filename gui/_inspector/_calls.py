@@ -73,7 +73,8 @@ class CallsModel(QAbstractTableModel):
         self._breakpoints: set[int] = set()
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
-        self._timer.setInterval(0)  # coalesce the many edits of one user action into one re-analysis
+        # Coalesce the edits of one action (a run appends several messages) into one re-analysis.
+        self._timer.setInterval(30)
         self._timer.timeout.connect(self.refresh)
         if context is not None:
             self.set_source(context, solution)

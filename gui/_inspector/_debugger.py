@@ -258,6 +258,9 @@ class Debugger(QObject):
 
     def _why_nothing(self) -> str:
         execution = self._ensure()
+        if execution.refused:
+            cycles = "; ".join(" → ".join(f"#{i}" for i in cycle) for cycle in execution.refused)
+            return f"nothing runs: the plan has a cycle ({cycles}); break it to run the plan"
         waiting = [s for s in execution.states if s.status in (RunStatus.BLOCKED, RunStatus.AWAITING_APPROVAL)]
         if waiting:
             return "nothing is ready: " + "; ".join(

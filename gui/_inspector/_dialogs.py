@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import jsonschema
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
@@ -25,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from contextdeck.engine import Decision, approve, edit, reject
 
+from .._editor import DataEditor
 from ._analysis import CallAnalysis
 from ._style import MISSING_COLOUR
 
@@ -106,7 +106,11 @@ class ApprovalDialog(QDialog):
 
 
 class OutputDialog(QDialog):
-    """Asks for the result of a latent call; `answered(value)` or `cancelled()`."""
+    """Asks for the result of a latent call; `answered(value)` or `cancelled()`.
+
+    With an `_output` schema the value is edited in the workbench's DataEditor (a form from the schema,
+    validated off the GUI thread; Write waits for the validation of the latest edit). Without one, as JSON.
+    """
 
     answered = Signal(object)
     cancelled = Signal()
@@ -124,7 +128,7 @@ class OutputDialog(QDialog):
         intro.setTextFormat(Qt.TextFormat.RichText)
         self.editor = QPlainTextEdit(json.dumps(_example(rule), indent=2, ensure_ascii=False))
         self.editor.setFont(_mono())
-        self.editor.setToolTip("JSON" + (f" matching:\n{json.dumps(rule, indent=2)}" if rule else ""))
+        self.form: DataEditor | None = None
         self.error = QLabel()
         self.error.setWordWrap(True)
         self.error.setStyleSheet(f"color: {MISSING_COLOUR}")
@@ -137,24 +141,41 @@ class OutputDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(intro)
         if rule:
-            schema_view = QPlainTextEdit(json.dumps(rule, indent=2, ensure_ascii=False), readOnly=True)
-            schema_view.setFont(_mono())
-            schema_view.setMaximumHeight(120)
-            layout.addWidget(QLabel("The tool's _output schema:"))
-            layout.addWidget(schema_view)
-        layout.addWidget(self.editor, 1)
+            self.form = DataEditor()
+            self.form.value_edited.connect(lambda _value: self.write_button.setEnabled(False))
+            self.form.validation_changed.connect(self._validated)
+            self.write_button.setEnabled(False)  # until the first validation answers
+            self.form.set_value(_example(rule), rule)
+            layout.addWidget(self.form, 1)
+        else:
+            layout.addWidget(self.editor, 1)
         layout.addWidget(self.error)
         layout.addWidget(buttons)
         self.resize(520, 380)
         self._done = False
 
     def set_text(self, text: str) -> None:
-        self.editor.setPlainText(text)
+        """Type `text` as JSON (into the JSON tab when there is a form)."""
+        if self.form is not None:
+            self.form.tabs.setCurrentWidget(self.form.json)
+            self.form.json.text.setPlainText(text)
+        else:
+            self.editor.setPlainText(text)
+
+    def _validated(self, problems: list[Any]) -> None:
+        self.write_button.setEnabled(True)
+        self.error.setText("; ".join(_problem_text(p) for p in problems))
 
     def _write(self) -> None:
-        value, problem = parse_json(self.editor.toPlainText())
-        if problem is None and self.schema:
-            problem = _violation(self.schema, value)
+        if self.form is not None:
+            value, problem = self.form.value(), None
+            if self.form.json.problem is not None:
+                line, column, message = self.form.json.problem
+                problem = f"line {line}, column {column}: {message}"
+            elif self.form.errors():
+                problem = "; ".join(_problem_text(p) for p in self.form.errors())
+        else:
+            value, problem = parse_json(self.editor.toPlainText())
         if problem is not None:
             self.error.setText(problem)
             return
@@ -188,14 +209,7 @@ def _example(schema: dict[str, Any]) -> Any:
     return starts.get(kind, "") if isinstance(kind, str) else ""
 
 
-def _violation(schema: dict[str, Any], value: Any) -> str | None:
-    try:
-        validator_class = jsonschema.validators.validator_for(schema)
-        validator_class.check_schema(schema)
-    except jsonschema.SchemaError as error:
-        return f"the tool's _output schema is invalid: {error.message}"
-    error = jsonschema.exceptions.best_match(validator_class(schema).iter_errors(value))
-    if error is None:
-        return None
-    where = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
-    return f"{where}: {error.message}"
+def _problem_text(problem: Any) -> str:
+    """A DataEditor problem (path, message) as `$.a.b: message`."""
+    path, message = problem
+    return "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path) + f": {message}"

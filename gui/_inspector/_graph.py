@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPainterPath, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPainterPath, QPen, QResizeEvent
 from PySide6.QtWidgets import (
     QGraphicsItem,
     QGraphicsPathItem,
@@ -104,18 +104,54 @@ class PlanGraphView(QGraphicsView):
                 item.setPos(column * (NODE_W + LAYER_GAP), row * (NODE_H + ROW_GAP))
                 scene.addItem(item)
                 self.nodes[node] = item
+        ports = self._ports(graph.edges)
         for edge in graph.edges:
-            self._add_edge(edge, graph.edge_in_cycle(edge))
+            self._add_edge(edge, graph.edge_in_cycle(edge), ports[edge])
         if not calls:
             text = scene.addSimpleText("No calls: the document has no solution and no plan message.")
             text.setBrush(QColor("#6b7f8e"))
+        else:
+            shown = [statuses[n] if statuses is not None else by_index[n].status for n in graph.nodes]
+            self._legend(shown, bool(graph.cycles))
         scene.setSceneRect(scene.itemsBoundingRect().adjusted(-30, -30, 30, 30))
+        self.fit()
 
-    def _add_edge(self, edge: Edge, in_cycle: bool) -> None:
+    def _legend(self, statuses: list[Status], cycle: bool) -> None:
+        """A key under the graph: the colours of the statuses shown, and the cycle's red."""
+        entries = [(str(s), QColor(STATUS_COLOURS[s])) for s in dict.fromkeys(statuses)]
+        if cycle:
+            entries.append(("cycle (refused: nothing runs until it is broken)", QColor(CYCLE_COLOUR)))
+        y = self.scene().itemsBoundingRect().bottom() + 24
+        x = 0.0
+        for text, colour in entries:
+            self.scene().addEllipse(x, y + 3, 10, 10, QPen(colour), QBrush(colour))
+            label = self.scene().addSimpleText(text)
+            label.setBrush(QColor("#4a5866"))
+            label.setPos(x + 16, y)
+            x += 16 + label.boundingRect().width() + 22
+
+    def _ports(self, edges: Sequence[Edge]) -> dict[Edge, tuple[float, float]]:
+        """Where each edge leaves its source and enters its target (y offsets), spread so edges never share one."""
+        outgoing: dict[int, list[Edge]] = {}
+        incoming: dict[int, list[Edge]] = {}
+        for edge in edges:
+            outgoing.setdefault(edge.source, []).append(edge)
+            incoming.setdefault(edge.target, []).append(edge)
+
+        def spread(group: list[Edge], other: Callable[[Edge], int]) -> dict[Edge, float]:
+            group = sorted(group, key=lambda e: (self.nodes[other(e)].pos().y(), self.nodes[other(e)].pos().x()))
+            step = NODE_H / (len(group) + 1)
+            return {edge: step * (i + 1) for i, edge in enumerate(group)}
+
+        out_y = {e: y for group in outgoing.values() for e, y in spread(group, lambda e: e.target).items()}
+        in_y = {e: y for group in incoming.values() for e, y in spread(group, lambda e: e.source).items()}
+        return {edge: (out_y[edge], in_y[edge]) for edge in edges}
+
+    def _add_edge(self, edge: Edge, in_cycle: bool, ports: tuple[float, float]) -> None:
         source, target = self.nodes[edge.source], self.nodes[edge.target]
         colour = QColor(CYCLE_COLOUR if in_cycle else "#7a8b99")
-        start = source.pos() + QPointF(NODE_W, NODE_H / 2)
-        end = target.pos() + QPointF(0, NODE_H / 2)
+        start = source.pos() + QPointF(NODE_W, ports[0])
+        end = target.pos() + QPointF(0, ports[1])
         backwards = end.x() <= start.x()
         path = QPainterPath(start)
         if backwards:  # the edge that closes a cycle: around, below both nodes
@@ -139,10 +175,26 @@ class PlanGraphView(QGraphicsView):
         arrow.setZValue(-1)
         label = QGraphicsSimpleTextItem(edge.path)
         label.setBrush(colour)
-        middle = path.pointAtPercent(0.5)
-        label.setPos(middle + QPointF(-label.boundingRect().width() / 2, -18))
+        # In the gap before the target, so a label never sits on a node the edge passes by.
+        anchor = _point_at_x(path, end.x() - LAYER_GAP / 2) if not backwards else path.pointAtPercent(0.5)
+        label.setPos(anchor + QPointF(-label.boundingRect().width() / 2, -18))
         self.scene().addItem(label)
         self.edge_items.append((edge, item))
 
     def fit(self) -> None:
-        self.fitInView(self.scene().sceneRect(), Qt.AspectRatioMode.KeepAspectRatio)
+        """Show the whole plan, shrinking a large one but never blowing a small one up."""
+        self.resetTransform()
+        rect = self.scene().sceneRect()
+        view = self.viewport().rect()
+        if rect.width() > view.width() or rect.height() > view.height():
+            self.fitInView(rect, Qt.AspectRatioMode.KeepAspectRatio)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.fit()
+
+
+def _point_at_x(path: QPainterPath, x: float) -> QPointF:
+    """The point of a left-to-right path whose x is nearest `x` (sampled: edges are short curves)."""
+    samples = (path.pointAtPercent(step / 40) for step in range(41))
+    return min(samples, key=lambda point: abs(point.x() - x))

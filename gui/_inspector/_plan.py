@@ -140,4 +140,13 @@ def _layers(
     layers: dict[int, list[int]] = {}
     for node in nodes:
         layers.setdefault(level(node), []).append(node)
-    return tuple(tuple(layers[k]) for k in sorted(layers))
+    ordered = [layers[k] for k in sorted(layers)]
+    # One barycentre pass: a node sits near the average row of the nodes that feed it (fewer crossings).
+    row: dict[int, float] = {n: float(i) for i, n in enumerate(ordered[0])} if ordered else {}
+    for layer in ordered[1:]:
+        def centre(node: int) -> float:
+            rows = [row[p] for p in preds[node] if p in row]
+            return sum(rows) / len(rows) if rows else float("inf")
+        layer.sort(key=lambda n: (centre(n), n))
+        row.update({n: float(i) for i, n in enumerate(layer)})
+    return tuple(tuple(layer) for layer in ordered)

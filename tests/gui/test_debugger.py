@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
-from contextdeck.engine import Document, edit, fixed_clock, load_document, reject
+from contextdeck.engine import Context, Document, edit, fixed_clock, load_document, reject
 from contextdeck.gui._inspector._analysis import Status
 from contextdeck.gui._inspector._async import release, spawn
 from contextdeck.gui._inspector._calls import CallsModel
@@ -60,7 +60,7 @@ def test_breakpoint_stops_continue(qtbot: Any, examples: Path) -> None:
         run(qtbot, debugger.continue_())
     assert stop.args == ["breakpoint at #2"]
     assert model.status(1) is Status.DONE
-    assert model.status(2) is Status.READY
+    qtbot.waitUntil(lambda: model.status(2) is Status.READY)  # the panel re-analyses after the outputs land
     run(qtbot, debugger.continue_())
     assert model.status(2) is Status.DONE
     assert document.context.resolve("†state.eligibility.eligible").value is True
@@ -177,4 +177,30 @@ def test_pause_stops_continue_after_the_running_call(qtbot: Any, examples: Path)
     run(qtbot, debugger.continue_())
     assert debugger.last_stop == "paused"
     assert model.status(0) is Status.DONE
-    assert model.status(1) is Status.READY
+    qtbot.waitUntil(lambda: model.status(1) is Status.READY)
+
+
+def test_output_form_follows_the_tools_output_schema(qtbot: Any) -> None:
+    """With an `_output` schema the form refuses a value that breaks it and writes one that fits."""
+    tool = {"type": "tool", "tool": {"rate": {"type": "object", "properties": {
+        "_output": {"type": "object", "properties": {"score": {"type": "integer", "minimum": 1, "maximum": 5}},
+                    "required": ["score"]}}}}}
+    document = Document(Context([{"type": "state", "data": {}}, tool,
+                                 {"type": "plan", "plan": [{"_tool": "rate", "_outputPath": "†state.rating"}]}]))
+    model = CallsModel(document.context)
+    debugger = Debugger(model, clock=fixed_clock(NOW))
+    task = spawn(debugger.step())
+    qtbot.waitUntil(lambda: isinstance(debugger.open_dialog, OutputDialog))
+    dialog = debugger.open_dialog
+    assert isinstance(dialog, OutputDialog)
+    assert dialog.form is not None
+    dialog.set_text('{"score": 9}')
+    qtbot.waitUntil(dialog.write_button.isEnabled, timeout=10000)
+    qtbot.mouseClick(dialog.write_button, Qt.MouseButton.LeftButton)
+    assert "$.score" in dialog.error.text()
+    assert not task.done()
+    dialog.set_text('{"score": 4}')
+    qtbot.waitUntil(lambda: dialog.write_button.isEnabled() and not dialog.error.text(), timeout=10000)
+    qtbot.mouseClick(dialog.write_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(task.done)
+    assert document.context.resolve("†state.rating.score").value == 4
