@@ -9,13 +9,14 @@ from ._context import Context, Watch
 from ._document import Document, Shape, load_document, parse_document, write_atomically
 from ._edits import Edit, Insert, Move, Remove, Replace
 from ._errors import DocumentError, ExpressionError
-from ._execution import CallState, Decision, Execution, Status, TickReport, approve, edit, reject
+from ._execution import Execution
 from ._expressions import Expression, Reference, find_expressions, is_expression, parse_expression, unescape
 from ._messages import AUDIT_KEYS, MISSING, Form, MessageInfo, Write, classify, get_path, kind_of, payload_of
 from ._methods import deep_merge
 from ._outputs import error_message, fixed_clock, output_messages, utc_now
 from ._render import LLMMessage, render, render_text
 from ._resolution import Diagnostic, Indices, Resolution
+from ._status import CallState, Decision, Status, TickReport
 from ._tools import ToolDefinition, merged_tools, pending_calls, tool_definitions
 from ._validate import validate
 
@@ -56,10 +57,8 @@ __all__ = [
     "Write",
     "activity",
     "analyse_call",
-    "approve",
     "classify",
     "deep_merge",
-    "edit",
     "error_message",
     "find_expressions",
     "fixed_clock",
@@ -74,7 +73,6 @@ __all__ = [
     "parse_expression",
     "payload_of",
     "pending_calls",
-    "reject",
     "render",
     "render_text",
     "tool_definitions",

@@ -146,10 +146,15 @@ def analyse_call(index: int, call: Any, tools: dict[str, ToolDefinition], activi
                     tuple(reads), tuple(problems))
 
 
-def missing_reads(context: Context, plan: CallPlan) -> tuple[str, ...]:
-    """The references the call waits for: for each read not found, the first missing reference of each alternative."""
+def missing_reads(context: Context, plan: CallPlan, skip: frozenset[str] = frozenset()) -> tuple[str, ...]:
+    """The references the call waits for: for each read not found, the first missing reference of each alternative.
+
+    Reads that mention a reference in `skip` are not resolved (the caller already knows they wait).
+    """
     missing: list[str] = []
     for expression in plan.reads:
+        if skip and any(str(ref) in skip for ref in expression.references):
+            continue
         resolution = context.resolve(expression, instance=plan.instance)
         if not resolution.found:
             missing.extend(path for path in resolution.missing if path not in missing)

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, replace
-from enum import StrEnum
+from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from psygnal import Signal
@@ -34,76 +33,8 @@ from ._outputs import Clock, OutputError, check_json, error_message, utc_now
 from ._patterns import Settle, run_pattern
 from ._plan import Graph, Unit, feeds, flatten
 from ._running import Outcome, conclude, failure, invoke, perform, prepare
+from ._status import OPEN, SETTLED, Approver, CallState, Decision, Status, TickReport
 from ._tools import merged_tools, pending_calls
-
-
-class Status(StrEnum):
-    PENDING = "pending"
-    READY = "ready"
-    BLOCKED = "blocked"
-    AWAITING_APPROVAL = "awaiting approval"
-    WAITING_FOR_OUTPUT = "waiting for output"
-    RUNNING = "running"
-    DONE = "done"
-    FAILED = "failed"
-    FIRE_AND_FORGET = "fire-and-forget"
-    CANCELLED = "cancelled"
-
-
-SETTLED = frozenset({Status.DONE, Status.FAILED, Status.FIRE_AND_FORGET, Status.CANCELLED})
-_OPEN = frozenset({Status.PENDING, Status.READY, Status.BLOCKED, Status.AWAITING_APPROVAL,
-                   Status.WAITING_FOR_OUTPUT})
-
-
-@dataclass(frozen=True)
-class CallState:
-    """Where one call stands: `waiting_for` names the paths of a blocked call; `outputs` are message ids."""
-
-    index: int
-    call: Any
-    status: Status = Status.PENDING
-    waiting_for: tuple[str, ...] = ()
-    error: dict[str, str] | None = None
-    outputs: tuple[int, ...] = ()
-    result: Any = None
-    finished: bool = False  # a fire-and-forget run has ended (with `result` or `error`)
-
-
-@dataclass(frozen=True)
-class Decision:
-    """What the approval hook says about a call: approve, reject (with a reason) or edit (with the new call)."""
-
-    action: str
-    reason: str = ""
-    call: Any = None
-
-
-def approve() -> Decision:
-    return Decision("approve")
-
-
-def reject(reason: str = "rejected by the approval hook") -> Decision:
-    return Decision("reject", reason)
-
-
-def edit(call: Any) -> Decision:
-    return Decision("edit", call=call)
-
-
-Approver = Callable[[CallState], "Decision | Awaitable[Decision]"]
-
-
-@dataclass(frozen=True)
-class TickReport:
-    """What a tick (or a step) did and left: calls started, blocked ones with their paths, errors appended."""
-
-    ran: tuple[int, ...] = ()
-    blocked: tuple[tuple[int, tuple[str, ...]], ...] = ()
-    awaiting_approval: tuple[tuple[int, tuple[str, ...]], ...] = ()
-    waiting_for_output: tuple[int, ...] = ()
-    errors: tuple[dict[str, Any], ...] = ()
-    refused: tuple[tuple[int, ...], ...] = ()
-    stopped_at: int | None = None
 
 
 def _is_approval(path: str) -> bool:
@@ -114,7 +45,7 @@ def _is_approval(path: str) -> bool:
 class Execution:
     """The calls of a document's solution (else its last plan), run against its context.
 
-    Signals: `status_changed(CallState)`, `message_appended(context index, call index or -1)`,
+    Signals: `status_changed(CallState)`, `message_appended(context index, index of the call it is from)`,
     `tick_finished(TickReport)`, `background_finished(CallState)` (a fire-and-forget run ended).
     """
 
@@ -150,17 +81,25 @@ class Execution:
         self._tasks: dict[int, asyncio.Future[Any]] = {}
         self._background: dict[int, asyncio.Future[Any]] = {}
         self._ticking = False
+        self._generation = 0
         self.reset()
 
     # -- set-up --------------------------------------------------------------------------------
 
     def reset(self) -> None:
-        """Forget every run and read the calls again (restore the context first to start over)."""
+        """Forget every run and read the calls again (restore the context first to start over).
+
+        Refused during a tick: `cancel()` and let the tick end first.
+        """
+        if self._ticking:
+            raise RuntimeError("cannot reset during a tick: cancel() it and let it end first")
+        self._generation += 1  # fire-and-forget runs of the old generation no longer report
         for task in {*self._tasks.values(), *self._background.values()}:
             task.cancel()
         self._tasks, self._background = {}, {}
         entries, self.plan_index = pending_calls(self.context, self.solution)
         calls, self.units = flatten(entries)
+        self._unit_of = {index: unit for unit in self.units for index in unit.members}
         self._tools = merged_tools(self.context, self.code_tools)
         self.plans = [analyse_call(i, call, self._tools, self.activities) for i, call in enumerate(calls)]
         self._graph = Graph.of(self.plans)
@@ -179,6 +118,10 @@ class Execution:
             for index in cycle:
                 self._fail(index, [Problem("cycle", text)])
         self._refresh()
+
+    def describe_cycle(self, cycle: tuple[int, ...]) -> str:
+        """A refused cycle in words: its calls and the paths that link them."""
+        return self._graph.describe_cycle(cycle, self.plans)
 
     def _literal_problems(self, plan: CallPlan) -> list[Problem]:
         """Parameters without references are checked before anything runs (SPEC 6.7)."""
@@ -242,10 +185,10 @@ class Execution:
         plan = self.plans[index]
         waiting: list[str] = []
         for writer, paths in self._graph.feeders[index].items():
-            status = self._states[writer].status
-            if status not in SETTLED or status in (Status.FAILED, Status.CANCELLED):
-                waiting.extend(paths)  # wait for the writer; a writer that failed leaves it blocked
-        waiting.extend(missing_reads(self.context, plan))
+            if not self._writer_done(writer):
+                waiting.extend(paths)
+        # Reads a pending writer will provide are already named; resolve only the others (the costly part).
+        waiting.extend(missing_reads(self.context, plan, skip=frozenset(waiting)))
         paths = tuple(dict.fromkeys(waiting))
         if paths:
             return (Status.AWAITING_APPROVAL if any(map(_is_approval, paths)) else Status.BLOCKED), paths
@@ -254,9 +197,26 @@ class Execution:
             return Status.WAITING_FOR_OUTPUT, ()
         return Status.READY, ()
 
+    def _writer_done(self, writer: int) -> bool:
+        """Whether a reader may go past this writer: it ran, or its group's winner did.
+
+        A writer that failed or was cancelled leaves its readers blocked (they never read a stale value),
+        unless it lost an `any`/`race` that another member of its group won.
+        """
+        status = self._states[writer].status
+        if status in (Status.DONE, Status.FIRE_AND_FORGET):
+            return True
+        if status in (Status.FAILED, Status.CANCELLED):
+            unit = self._unit_of[writer]
+            return unit.pattern in ("any", "race") and any(
+                self._states[i].status is Status.DONE for i in unit.members)
+        return False
+
     def _refresh(self) -> None:
+        if self.refused:
+            return  # a refused plan runs nothing: its other calls stay pending
         for state in self._states:
-            if state.status in _OPEN:
+            if state.status in OPEN:
                 status, paths = self._readiness(state.index)
                 self._set(state.index, status=status, waiting_for=paths)
 
@@ -409,17 +369,21 @@ class Execution:
             return
         self._set(plan.index, status=Status.FIRE_AND_FORGET, waiting_for=())
 
+        generation = self._generation
+
         async def background() -> None:
+            changes: dict[str, Any] = {"finished": True}
             try:
-                result = await invoke(plan, resolved, self.context, self.timeout)
-                self._set(plan.index, result=result, finished=True)
+                changes["result"] = await invoke(plan, resolved, self.context, self.timeout)
             except asyncio.CancelledError:
-                self._set(plan.index, error={"type": "cancelled", "message": "cancelled"}, finished=True)
+                changes["error"] = {"type": "cancelled", "message": "cancelled"}
             except Exception as error:
-                outcome = failure(plan, error, self.timeout)
-                assert outcome.error is not None
-                self._set(plan.index, error=dict(zip(("type", "message"), outcome.error, strict=True)), finished=True)
+                kind, text = failure(plan, error, self.timeout).error or ("error", "")
+                changes["error"] = {"type": kind, "message": text}
+            if generation != self._generation:
+                return  # reset meanwhile: this run belongs to a run that no longer exists
             self._background.pop(plan.index, None)
+            self._set(plan.index, **changes)
             self.background_finished.emit(self._states[plan.index])
 
         self._background[plan.index] = asyncio.ensure_future(background())
@@ -482,7 +446,7 @@ class Execution:
         plan, state = self.plans[index], self._states[index]
         if plan.mode is not Mode.LATENT or plan.destinations is None or plan.has_output:
             raise ValueError(f"call {index} does not wait for an output")
-        if state.status not in _OPEN:
+        if state.status not in OPEN:
             raise ValueError(f"call {index} is already {state.status}")
         try:
             check_json(value, "output")

@@ -7,7 +7,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from ._calls import CallPlan, Problem
+from ._calls import CallPlan, Mode, Problem
 from ._expressions import Reference
 from ._messages import MISSING, get_path, kind_of, payload_of
 
@@ -93,7 +93,7 @@ def output_messages(plan: CallPlan, result: Any, clock: Clock) -> list[Message]:
     if plan.destinations is None:
         return []
     check_json(result, "result")
-    if is_message(result):
+    if plan.mode is Mode.EXPLICIT and is_message(result):  # a latent `_output` is always a plain value
         return [_adopt(plan, _plain(result), clock)]
     first = plan.destinations.alternatives[0]  # `a || b`: a plain value goes to the first alternative
     value = _plain(result)

@@ -3,18 +3,28 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from contextdeck.engine import (
+    Activities,
+    ActivityLoadError,
     Document,
     DocumentError,
+    Execution,
     ExpressionError,
+    Status,
+    fixed_clock,
+    load_activities,
     load_document,
     parse_expression,
     render_text,
+    utc_now,
     validate,
+    write_atomically,
 )
 from contextdeck.engine._json import dumps
 
@@ -60,6 +70,72 @@ def _validate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _run(args: argparse.Namespace) -> int:
+    document = _load(args.doc)
+    activities = Activities()
+    for file in args.activities:
+        try:
+            activities.update(load_activities(file))
+        except ActivityLoadError as error:
+            print(f"contextdeck: cannot load activities from {error}", file=sys.stderr)
+            return EXIT_DOCUMENT
+    execution = Execution(document, activities=activities, clock=fixed_clock(args.now) if args.now else utc_now)
+    ran = asyncio.run(_drive(execution, args.steps))
+    text = document.dumps()
+    if args.out is not None:
+        write_atomically(Path(args.out), text.encode("utf-8"))
+    else:
+        sys.stdout.write(text)
+    _report(execution, ran)
+    return EXIT_OK
+
+
+async def _drive(execution: Execution, steps: int | None) -> int:
+    """Run to the end (or `steps` steps), then wait for fire-and-forget activities; returns calls started."""
+    ran = 0
+    if steps is None:
+        ran = len((await execution.run()).ran)
+    else:
+        for _ in range(steps):
+            report = await execution.step()
+            if not report.ran and not report.errors:
+                break
+            ran += len(report.ran)
+    await execution.drain()
+    return ran
+
+
+def _report(execution: Execution, ran: int) -> None:
+    """Errors, refused cycles, and calls left blocked, awaiting approval or waiting for an output, on stderr."""
+    def say(text: str) -> None:
+        print(f"contextdeck: {text}", file=sys.stderr)
+
+    for cycle in execution.refused:
+        say("refused: " + execution.describe_cycle(cycle))
+    for state in execution.states:
+        label = execution.plans[state.index].label
+        waits = ", ".join(state.waiting_for)
+        if state.status is Status.FAILED and state.error is not None and state.error["type"] != "cycle":
+            say(f"{label} failed: {state.error['type']}: {state.error['message']}")
+        elif state.status is Status.FIRE_AND_FORGET and state.error is not None:
+            say(f"{label} (fire-and-forget) failed: {state.error['type']}: {state.error['message']}")
+        elif state.status is Status.AWAITING_APPROVAL:
+            say(f"{label} is awaiting approval: {waits}")
+        elif state.status is Status.BLOCKED:
+            say(f"{label} is blocked, waiting for {waits}")
+        elif state.status is Status.WAITING_FOR_OUTPUT:
+            say(f"{label} is latent and waits for an output (give it `_output`)")
+    say(f"{ran} call(s) run")
+
+
+def _moment(text: str) -> str:
+    try:
+        fixed_clock(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an ISO 8601 date and time: {text!r}") from None
+    return text
+
+
 def _gui(args: argparse.Namespace) -> int:
     from contextdeck.gui import main as gui_main  # Qt is loaded only for this subcommand
 
@@ -92,6 +168,15 @@ def build_parser() -> argparse.ArgumentParser:
     check = commands.add_parser("validate", help="check data against schemas, references and conflicts")
     check.add_argument("doc")
     check.set_defaults(run=_validate)
+
+    run = commands.add_parser("run", help="run the plan's calls and write the resulting document")
+    run.add_argument("doc")
+    run.add_argument("--activities", metavar="FILE.py", action="extend", nargs="+", default=[],
+                     help="a Python file of activities (repeatable); the only code that ever runs")
+    run.add_argument("--out", metavar="FILE", default=None, help="write here (atomically) instead of stdout")
+    run.add_argument("--steps", type=_non_negative, default=None, help="run at most N steps, one call at a time")
+    run.add_argument("--now", type=_moment, default=None, help="the _date of every message written (ISO 8601)")
+    run.set_defaults(run=_run)
 
     gui = commands.add_parser("gui", help="open the workbench")
     gui.add_argument("doc", nargs="?", default=None)

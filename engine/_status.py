@@ -1,0 +1,78 @@
+"""Where calls stand and what a tick did (SPEC 6.8, 6.11): frozen values the debugger shows."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+
+class Status(StrEnum):
+    PENDING = "pending"
+    READY = "ready"
+    BLOCKED = "blocked"
+    AWAITING_APPROVAL = "awaiting approval"
+    WAITING_FOR_OUTPUT = "waiting for output"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    FIRE_AND_FORGET = "fire-and-forget"
+    CANCELLED = "cancelled"
+
+
+SETTLED = frozenset({Status.DONE, Status.FAILED, Status.FIRE_AND_FORGET, Status.CANCELLED})
+OPEN = frozenset({Status.PENDING, Status.READY, Status.BLOCKED, Status.AWAITING_APPROVAL,
+                   Status.WAITING_FOR_OUTPUT})
+
+
+@dataclass(frozen=True)
+class CallState:
+    """Where one call stands: `waiting_for` names the paths of a blocked call; `outputs` are message ids."""
+
+    index: int
+    call: Any
+    status: Status = Status.PENDING
+    waiting_for: tuple[str, ...] = ()
+    error: dict[str, str] | None = None
+    outputs: tuple[int, ...] = ()
+    result: Any = None
+    finished: bool = False  # a fire-and-forget run has ended (with `result` or `error`)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the approval hook says about a call: approve, reject (with a reason) or edit (with the new call)."""
+
+    action: str
+    reason: str = ""
+    call: Any = None
+
+    @classmethod
+    def approve(cls) -> Decision:
+        return cls("approve")
+
+    @classmethod
+    def reject(cls, reason: str = "rejected by the approval hook") -> Decision:
+        return cls("reject", reason)
+
+    @classmethod
+    def edit(cls, call: Any) -> Decision:
+        """Run `call` instead (it is re-checked; outputs record it as `_call`)."""
+        return cls("edit", call=call)
+
+
+Approver = Callable[[CallState], "Decision | Awaitable[Decision]"]
+
+
+@dataclass(frozen=True)
+class TickReport:
+    """What a tick (or a step) did and left: calls started, blocked ones with their paths, errors appended."""
+
+    ran: tuple[int, ...] = ()
+    blocked: tuple[tuple[int, tuple[str, ...]], ...] = ()
+    awaiting_approval: tuple[tuple[int, tuple[str, ...]], ...] = ()
+    waiting_for_output: tuple[int, ...] = ()
+    errors: tuple[dict[str, Any], ...] = ()
+    refused: tuple[tuple[int, ...], ...] = ()
+    stopped_at: int | None = None

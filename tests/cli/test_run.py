@@ -1,0 +1,154 @@
+"""`contextdeck run DOC [--activities FILE.py ...] [--out FILE] [--steps N] [--now ISO]`."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from contextdeck._cli import main
+
+NOW = "2026-03-01T10:00:00Z"
+
+
+def run(capsys, *argv):
+    code = main(["run", *map(str, argv)])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_run_writes_the_resulting_request_to_stdout(capsys, examples) -> None:
+    """The refund request comes back as a request, with the outputs appended and dated by --now."""
+    code, out, err = run(capsys, examples / "refund_workflow.json", "--now", NOW)
+    result = json.loads(out)
+    assert code == 0
+    assert list(result) == ["schema", "context"]
+    added = result["context"][5:]
+    assert [m["_outputPath"] for m in added] == ["†state.order", "†state.log", "†state.eligibility"]
+    assert {m["_date"] for m in added} == {NOW}
+    assert "call 3 (issueRefund) is awaiting approval: †state.approvals.refund" in err
+
+
+def test_run_writes_atomically_to_out(capsys, examples, tmp_path) -> None:
+    """--out receives the document (nothing on stdout); no temporary file is left behind."""
+    target = tmp_path / "out.json"
+    code, out, _ = run(capsys, examples / "refund_workflow.json", "--out", target)
+    assert (code, out) == (0, "")
+    assert len(json.loads(target.read_text())["context"]) == 8
+    assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
+
+
+def test_run_keeps_a_bare_array_an_array(capsys, tmp_path) -> None:
+    """A bare-context document is written back as an array."""
+    path = tmp_path / "bare.json"
+    path.write_text(json.dumps([{"type": "plan", "plan": [{"_tool": "t", "_outputPath": "†state.a", "_output": 1}]}]))
+    code, out, _ = run(capsys, path)
+    result = json.loads(out)
+    assert code == 0
+    assert isinstance(result, list)
+    assert result[1]["data"] == {"a": 1}
+
+
+def test_run_keeps_jsonl_lines(capsys, tmp_path) -> None:
+    """A JSON Lines document is written back one message per line."""
+    path = tmp_path / "doc.jsonl"
+    plan = {"type": "plan", "plan": [{"_tool": "t", "_outputPath": "†state.a", "_output": 1}]}
+    path.write_text(json.dumps(plan) + "\n")
+    code, out, _ = run(capsys, path)
+    lines = out.splitlines()
+    assert code == 0
+    assert len(lines) == 2
+    assert json.loads(lines[1])["_outputPath"] == "†state.a"
+
+
+def test_steps_limits_how_many_calls_run(capsys, examples) -> None:
+    """--steps 1 runs only the first ready call."""
+    code, out, _ = run(capsys, examples / "refund_workflow.json", "--steps", 1)
+    assert code == 0
+    assert [m.get("_outputPath") for m in json.loads(out)["context"][5:]] == ["†state.order"]
+
+
+def test_activities_file_runs_and_fire_and_forget_is_awaited(capsys, examples, tmp_path) -> None:
+    """With approval given and the example activities, the refund is paid; notifyCustomer finishes before exit."""
+    doc = json.loads((examples / "refund_workflow.json").read_text())
+    doc["context"].insert(3, {"type": "state", "data": {"approvals": {"refund": "lead"}}})
+    path = tmp_path / "approved.json"
+    path.write_text(json.dumps(doc))
+    log = tmp_path / "sent.txt"
+    notifier = tmp_path / "notify.py"
+    notifier.write_text(
+        "import asyncio\n"
+        "async def notify(call, tool, context):\n"
+        "    for _ in range(3):\n"
+        "        await asyncio.sleep(0)\n"
+        f"    open({str(log)!r}, 'w').write(call['email'])\n"
+        "ACTIVITIES = {'notifyCustomer': notify}\n"
+    )
+    code, out, err = run(capsys, path, "--activities", examples / "refund_activities.py", notifier)
+    assert code == 0, err
+    refund = [m for m in json.loads(out)["context"] if m.get("_outputPath") == "†state.refund"]
+    assert refund[0]["data"]["refund"]["refundId"] == "R-A-1042"
+    assert log.read_text() == "maya@example.com"
+
+
+def test_errors_and_blocked_calls_are_reported_on_stderr(capsys, tmp_path) -> None:
+    """A failing call and a blocked call are named on stderr; the exit code stays 0."""
+    doc = [{"type": "plan", "plan": [
+        {"_tool": "t", "_outputPath": "†state.a", "_outputMethod": "bogus", "_output": 1},
+        {"_tool": "u", "x": "†input.x", "_outputPath": "†state.b", "_output": 1},
+    ]}]
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps(doc))
+    code, out, err = run(capsys, path)
+    assert code == 0
+    assert "call 0 (t) failed: outputMethod: unknown _outputMethod 'bogus'" in err
+    assert "call 1 (u) is blocked, waiting for †input.x" in err
+    assert json.loads(out)[1]["type"] == "error"
+
+
+def test_refused_cycle_is_reported(capsys, tmp_path) -> None:
+    """A cycle is named on stderr and nothing runs."""
+    doc = [{"type": "plan", "plan": [
+        {"_tool": "x", "v": "†state.b", "_outputPath": "†state.a", "_output": 1},
+        {"_tool": "y", "v": "†state.a", "_outputPath": "†state.b", "_output": 1},
+    ]}]
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps(doc))
+    code, _, err = run(capsys, path)
+    assert code == 0
+    assert err.count("form a cycle") == 1
+    assert "refused: calls 0 (x), 1 (y) form a cycle: call 1 feeds call 0 through †state.b" in err
+
+
+def test_unloadable_activities_file_exits_1(capsys, examples, tmp_path) -> None:
+    """A broken activities file stops the run before anything happens, with exit 1 and the reason."""
+    bad = tmp_path / "bad.py"
+    bad.write_text("def (:\n")
+    code, out, err = run(capsys, examples / "refund_workflow.json", "--activities", bad)
+    assert (code, out) == (1, "")
+    assert f"cannot load activities from {bad}: syntax error at line 1" in err
+
+
+def test_unreadable_document_exits_1(capsys, tmp_path) -> None:
+    """A missing document is exit 1 with the file named."""
+    code, _, err = run(capsys, tmp_path / "missing.json")
+    assert code == 1
+    assert "missing.json" in err
+
+
+def test_bad_now_is_a_usage_error(capsys, examples) -> None:
+    """--now must be ISO 8601."""
+    with pytest.raises(SystemExit) as caught:
+        main(["run", str(examples / "refund_workflow.json"), "--now", "yesterday"])
+    assert caught.value.code == 2
+    assert "not an ISO 8601" in capsys.readouterr().err
+
+
+def test_run_as_a_process(examples) -> None:
+    """The installed command runs the refund plan end to end."""
+    result = subprocess.run(
+        [sys.executable, "-m", "contextdeck", "run", str(examples / "refund_workflow.json"), "--now", NOW],
+        capture_output=True, text=True, check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["context"][-1]["_outputPath"] == "†state.eligibility"

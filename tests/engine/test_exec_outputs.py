@@ -1,0 +1,185 @@
+"""Writing results (SPEC 6.5–6.6, 6.12): one audited output message per destination, with the seeds' examples."""
+
+import asyncio
+
+from contextdeck.engine import Activities, Context, Execution, Status, fixed_clock
+
+NOW = "2025-10-26T12:00:00Z"
+CLOCK = fixed_clock(NOW)
+
+
+def execute(messages, calls, activities=None, **options):
+    """Run `calls` as a solution over `messages`; returns (context, execution, report)."""
+    context = Context(messages)
+    execution = Execution(context, {"calls": calls}, activities=activities, clock=CLOCK, **options)
+    report = asyncio.run(execution.run())
+    return context, execution, report
+
+
+def registry(**functions):
+    activities = Activities()
+    for name, fn in functions.items():
+        activities.add(fn, name)
+    return activities
+
+
+USER = {"type": "data", "data": {"user": {"name": "Alex", "status": "active"}}}
+UPDATE = {"_tool": "updateUserStatus", "newStatus": "inactive", "_outputPath": "†data.user.status"}
+
+
+def test_update_user_status_appends_the_seed_output_message() -> None:
+    """Seed 000: the appended message wraps the value at the path and carries _call, _date and _outputPath."""
+    context, _, _ = execute([USER], [UPDATE], registry(updateUserStatus=lambda call, tool, ctx: call["newStatus"]))
+    assert context[1] == {
+        "type": "data",
+        "kind": "data",
+        "data": {"user": {"status": "inactive"}},
+        "_call": UPDATE,
+        "_date": NOW,
+        "_outputPath": "†data.user.status",
+    }
+
+
+def test_update_user_status_resolves_as_the_seed_says() -> None:
+    """After the write, status comes from the output, name from the first message, user from both."""
+    context, _, _ = execute([USER], [UPDATE], registry(updateUserStatus=lambda call, tool, ctx: call["newStatus"]))
+    status = context.resolve("†data.user.status")
+    assert (status.value, status.sources) == ("inactive", [1])
+    assert context.resolve("†data.user.name").value == "Alex"
+    user = context.resolve("†data.user")
+    assert (user.value, user.sources) == ({"name": "Alex", "status": "inactive"}, [0, 1])
+
+
+def test_call_is_recorded_as_written_with_references_unresolved() -> None:
+    """`_call` keeps the `†` references; the activity received their values."""
+    seen = []
+    call = {"_tool": "greetUser", "userName": "†input.userName", "_outputPath": "†state.greeting"}
+
+    def greet(call, tool, ctx):
+        seen.append(call["userName"])
+        return "Hello, " + call["userName"]
+
+    context, _, _ = execute([{"type": "input", "input": {"userName": "Maya"}}], [call], registry(greetUser=greet))
+    assert seen == ["Maya"]
+    assert context[-1]["_call"] == call
+    assert context.resolve("†state.greeting").value == "Hello, Maya"
+
+
+def test_fan_out_writes_the_same_value_to_each_destination() -> None:
+    """`a && b` (generateSummary) appends one message per destination, both holding the value."""
+    call = {"_tool": "generateSummary", "text": "Long body",
+            "_outputPath": "†state.user.summary && †state.audit.summary"}
+    context, _, _ = execute([], [call], registry(generateSummary=lambda c, t, x: "short"))
+    assert [m["_outputPath"] for m in context.messages] == ["†state.user.summary", "†state.audit.summary"]
+    assert context.resolve("†state.user.summary").value == "short"
+    assert context.resolve("†state.audit.summary").value == "short"
+    assert context[0]["data"] == {"user": {"summary": "short"}}
+
+
+VERIFY = {"_tool": "verifyUser", "userId": "perfect-stranger",
+          "_outputPath": "†state.user.verified || †state.user.failed"}
+
+
+def test_branch_plain_value_goes_to_the_first_alternative() -> None:
+    """`a || b` with a plain returned value writes `a` only."""
+    context, _, _ = execute([], [VERIFY], registry(verifyUser=lambda c, t, x: True))
+    assert len(context) == 1
+    assert context.resolve("†state.user.verified").value is True
+    assert not context.resolve("†state.user.failed").found
+
+
+def test_branch_activity_picks_the_second_by_returning_a_data_message() -> None:
+    """A returned data message is appended as is, with the audit metadata and the branch it fills."""
+    def verify(call, tool, ctx):
+        return {"type": "state", "data": {"user": {"failed": {"reason": "unknown user"}}}}
+
+    context, _, _ = execute([], [VERIFY], registry(verifyUser=verify))
+    message = context[0]
+    assert message["type"] == "state"
+    assert message["_outputPath"] == "†state.user.failed"
+    assert (message["_call"], message["_date"]) == (VERIFY, NOW)
+    assert context.resolve("†state.user.failed.reason").value == "unknown user"
+    assert not context.resolve("†state.user.verified").found
+
+
+def test_returned_message_keeps_its_own_metadata() -> None:
+    """Audit metadata is only added where missing: an activity's own `_date` stays."""
+    def verify(call, tool, ctx):
+        return {"type": "state", "data": {"user": {"verified": 1}}, "_date": "2020-01-01T00:00:00Z"}
+
+    context, _, _ = execute([], [VERIFY], registry(verifyUser=verify))
+    assert context[0]["_date"] == "2020-01-01T00:00:00Z"
+    assert context[0]["_outputPath"] == "†state.user.verified"
+
+
+def test_returned_message_that_fills_no_destination_is_an_error() -> None:
+    """A message that writes none of the call's destinations is refused as an output error."""
+    context, execution, _ = execute([], [VERIFY], registry(verifyUser=lambda c, t, x: {"type": "state", "x": 1}))
+    assert [m["type"] for m in context.messages] == ["error"]
+    assert context[0]["data"]["error"]["type"] == "output"
+    assert execution.state(0).status is Status.FAILED
+
+
+def test_output_method_and_instance_are_recorded() -> None:
+    """`_outputMethod` (when not set) and the call's `_instance` go on the output message, and the fold uses them."""
+    call = {"_tool": "logStep", "_instance": "①", "_outputPath": "†state.log", "_outputMethod": "push", "_output": "a"}
+    context, _, _ = execute([{"type": "state", "_instance": "①", "data": {"log": ["x"]}}], [call])
+    message = context[1]
+    assert (message["_instance"], message["_outputMethod"]) == ("①", "push")
+    assert context.resolve("†state.log", instance="①").value == ["x", "a"]
+    assert not context.resolve("†state.log").found
+
+
+def test_set_method_is_not_written() -> None:
+    """The default method `set` is left implicit on the output message."""
+    call = {"_tool": "t", "_outputPath": "†state.a", "_outputMethod": "set", "_output": 1}
+    context, _, _ = execute([], [call])
+    assert "_outputMethod" not in context[0]
+
+
+def test_numeric_segments_write_into_arrays() -> None:
+    """A destination with an array index resolves to the written element."""
+    call = {"_tool": "t", "_outputPath": "†state.items.1", "_output": "B"}
+    context, _, _ = execute([{"type": "state", "data": {"items": ["a", "b"]}}], [call])
+    assert context.resolve("†state.items").value == ["a", "B"]
+
+
+def test_latent_call_writes_its_output_with_references_resolved() -> None:
+    """A latent call's result is its `_output`, references inside it resolved."""
+    call = {"_tool": "think", "_outputPath": "†state.copy", "_output": {"name": "†data.user.name", "tag": "††lit"}}
+    context, _, _ = execute([USER], [call])
+    assert context.resolve("†state.copy").value == {"name": "Alex", "tag": "†lit"}
+
+
+def test_latent_call_without_output_path_is_an_ephemeral_thought() -> None:
+    """No output path on a latent call: nothing is appended, the call is done."""
+    context, execution, _ = execute([USER], [{"_tool": "think", "_output": "a plan"}])
+    assert len(context) == 1
+    assert execution.state(0).status is Status.DONE
+
+
+def test_every_date_comes_from_the_clock() -> None:
+    """`_date` on outputs and errors is what the injected clock says."""
+    calls = [{"_tool": "a", "_outputPath": "†state.a", "_output": 1},
+             {"_tool": "b", "_outputPath": "†state.", "_output": 1}]
+    context, _, _ = execute([], calls)
+    assert {m["_date"] for m in context.messages} == {NOW}
+    assert [m["type"] for m in context.messages] == ["data", "error"]
+
+
+def test_non_json_result_is_an_output_error() -> None:
+    """An activity returning something a document cannot hold fails with an output error."""
+    context, _, _ = execute([], [{"_tool": "t", "_outputPath": "†state.a"}], registry(t=lambda c, t, x: {1, 2}))
+    assert context[0]["data"]["error"]["type"] == "output"
+    assert "set" in context[0]["data"]["error"]["message"]
+
+
+def test_message_appended_signal_names_each_output() -> None:
+    """`message_appended` fires with the context index and the call index for every output."""
+    context = Context([])
+    execution = Execution(context, {"calls": [VERIFY | {"_output": 1, "_outputPath": "†s.a && †s.b"}]}, clock=CLOCK)
+    seen = []
+    execution.message_appended.connect(lambda index, call: seen.append((index, call)))
+    asyncio.run(execution.run())
+    assert seen == [(0, 0), (1, 0)]
+    assert execution.state(0).outputs == (context.id_at(0), context.id_at(1))
