@@ -23,7 +23,6 @@ from contextdeck.engine import (
     Execution,
     Insert,
     Remove,
-    approve,
     utc_now,
 )
 from contextdeck.engine import Status as RunStatus
@@ -312,4 +311,4 @@ async def _answer(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
-__all__ = ["CANCEL", "Debugger", "approve", "restore_edits"]
+__all__ = ["CANCEL", "Debugger", "restore_edits"]

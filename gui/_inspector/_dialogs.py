@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from contextdeck.engine import Decision, approve, edit, reject
+from contextdeck.engine import Decision
 
 from .._editor import DataEditor
 from ._analysis import CallAnalysis
@@ -66,7 +66,7 @@ class ApprovalDialog(QDialog):
         self.approve_button = buttons.addButton("Approve", QDialogButtonBox.ButtonRole.AcceptRole)
         self.edit_button = buttons.addButton("Run edited call", QDialogButtonBox.ButtonRole.ApplyRole)
         self.reject_button = buttons.addButton("Reject", QDialogButtonBox.ButtonRole.RejectRole)
-        self.approve_button.clicked.connect(lambda: self._answer(approve()))
+        self.approve_button.clicked.connect(lambda: self._answer(Decision.approve()))
         self.reject_button.clicked.connect(self._reject)
         self.edit_button.clicked.connect(self._edit)
         layout = QVBoxLayout(self)
@@ -87,7 +87,7 @@ class ApprovalDialog(QDialog):
             self.close()
 
     def _reject(self) -> None:
-        self._answer(reject(self.reason.text().strip() or "rejected in the debugger"))
+        self._answer(Decision.reject(self.reason.text().strip() or "rejected in the debugger"))
 
     def _edit(self) -> None:
         value, problem = parse_json(self.editor.toPlainText())
@@ -96,12 +96,12 @@ class ApprovalDialog(QDialog):
         if problem is not None:
             self.error.setText(problem)
             return
-        self._answer(approve() if value == self._original else edit(value))
+        self._answer(Decision.approve() if value == self._original else Decision.edit(value))
 
     def closeEvent(self, event: Any) -> None:
         if not self._done:  # closing the window is a rejection, never a silent approval
             self._done = True
-            self.decided.emit(reject("the approval dialog was closed"))
+            self.decided.emit(Decision.reject("the approval dialog was closed"))
         super().closeEvent(event)
 
 

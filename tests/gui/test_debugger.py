@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
-from contextdeck.engine import Context, Document, edit, fixed_clock, load_document, reject
+from contextdeck.engine import Context, Decision, Document, fixed_clock, load_document
 from contextdeck.gui._inspector._analysis import Status
 from contextdeck.gui._inspector._async import release, spawn
 from contextdeck.gui._inspector._calls import CallsModel
@@ -81,7 +81,7 @@ def test_approval_edit_changes_what_runs(qtbot: Any, examples: Path) -> None:
     debugger.approval_enabled = True
     edited = {"_tool": "greetUser", "userName": "†input.userName", "_outputPath": "†state.greeting",
               "_output": "Hi, Ada."}
-    debugger.approver = lambda call: edit(edited)
+    debugger.approver = lambda call: Decision.edit(edited)
     run(qtbot, debugger.step())
     assert document.context.resolve("†state.greeting").value == "Hi, Ada."
     assert document.context[len(document.context) - 1]["_call"] == edited
@@ -91,7 +91,7 @@ def test_rejected_call_becomes_an_error_message(qtbot: Any, examples: Path) -> N
     """A rejection appends an error message naming the call and the reason, and the call is failed."""
     document, model, debugger = debugger_for(examples / "seed_variables.json")
     debugger.approval_enabled = True
-    debugger.approver = lambda call: reject("not today")
+    debugger.approver = lambda call: Decision.reject("not today")
     run(qtbot, debugger.step())
     error = document.context[len(document.context) - 1]
     assert error["type"] == "error"
@@ -155,7 +155,7 @@ def test_restart_returns_the_identical_document(qtbot: Any, examples: Path) -> N
     document, model, debugger = debugger_for(examples / "refund_workflow.json")
     original = document.dumps()
     debugger.approval_enabled = True
-    debugger.approver = lambda call: reject("no") if call.tool == "logStep" else edit(call.call)
+    debugger.approver = lambda call: Decision.reject("no") if call.tool == "logStep" else Decision.edit(call.call)
     run(qtbot, debugger.continue_())
     assert document.dumps() != original
     debugger.restart()
@@ -170,7 +170,7 @@ def test_pause_stops_continue_after_the_running_call(qtbot: Any, examples: Path)
 
     def approve_and_pause(call: Any) -> Any:
         debugger.pause()
-        return edit(call.call)
+        return Decision.edit(call.call)
 
     debugger.approval_enabled = True
     debugger.approver = approve_and_pause
