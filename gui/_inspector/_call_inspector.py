@@ -163,7 +163,9 @@ class CallInspector(QWidget):
         self.summary.setText(self._summary(call, status))
         self._show_problems(call)
         for param in call.params:
-            self.params.addTopLevelItem(self._param_item(context, param))
+            item = self._param_item(context, param)
+            self._mark_problems(item, param.name, call)
+            self.params.addTopLevelItem(item)
         for column in (PARAM, WRITTEN, RESOLVED):
             self.params.resizeColumnToContents(column)
             self.params.setColumnWidth(column, min(self.params.columnWidth(column) + 12, 260))
@@ -241,6 +243,16 @@ class CallInspector(QWidget):
             item.setText(SOURCE, "literal")
             item.setForeground(SOURCE, QBrush(QColor("gray")))
         return item
+
+    def _mark_problems(self, item: QTreeWidgetItem, name: str, call: CallAnalysis) -> None:
+        """A problem about this parameter shows on its row too (the banner lists them all)."""
+        own = [p for p in call.problems if p.where == f"$.{name}" or p.where.startswith((f"$.{name}.", f"$.{name}["))]
+        if not own:
+            return
+        colour = MISSING_COLOUR if any(p.severity == "structure" for p in own) else WARNING_COLOUR
+        item.setText(RESOLVED, "⚠ " + item.text(RESOLVED))
+        item.setForeground(RESOLVED, QBrush(QColor(colour)))
+        item.setToolTip(RESOLVED, "\n".join(f"{p.where}: {p.message}" for p in own))
 
     def _show_scope(self, context: Context, call: CallAnalysis) -> None:
         if not call.scopes:

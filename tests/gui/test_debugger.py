@@ -204,3 +204,30 @@ def test_output_form_follows_the_tools_output_schema(qtbot: Any) -> None:
     qtbot.mouseClick(dialog.write_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(task.done)
     assert document.context.resolve("†state.rating.score").value == 4
+
+
+def test_closing_the_approval_dialog_rejects(qtbot: Any, examples: Path) -> None:
+    """Closing the approval window never approves silently: the call fails with a rejection."""
+    document, model, debugger = debugger_for(examples / "seed_variables.json")
+    debugger.approval_enabled = True
+    task = spawn(debugger.step())
+    qtbot.waitUntil(lambda: isinstance(debugger.open_dialog, ApprovalDialog))
+    assert debugger.open_dialog is not None
+    debugger.open_dialog.close()
+    qtbot.waitUntil(task.done)
+    assert document.context[len(document.context) - 1]["data"]["error"]["type"] == "rejected"
+    assert model.status(0) is Status.FAILED
+
+
+def test_approval_dialog_edit_runs_the_edited_call(qtbot: Any, examples: Path) -> None:
+    """Editing the call's JSON in the dialog and choosing 'Run edited call' runs the edit."""
+    document, _model, debugger = debugger_for(examples / "seed_variables.json")
+    debugger.approval_enabled = True
+    task = spawn(debugger.step())
+    qtbot.waitUntil(lambda: isinstance(debugger.open_dialog, ApprovalDialog))
+    dialog = debugger.open_dialog
+    assert isinstance(dialog, ApprovalDialog)
+    dialog.editor.setPlainText(dialog.editor.toPlainText().replace("Hello, Ada!", "Welcome back, Ada."))
+    qtbot.mouseClick(dialog.edit_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(task.done)
+    assert document.context.resolve("†state.greeting").value == "Welcome back, Ada."

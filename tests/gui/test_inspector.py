@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 
-from contextdeck.engine import Context, load_document
+from contextdeck.engine import Context, Execution, load_document
 from contextdeck.gui._inspector._analysis import Mode, Status, analyse_calls, scoped_messages
 from contextdeck.gui._inspector._call_inspector import RESOLVED, SOURCE, CallInspector
 from contextdeck.gui._inspector._calls import DETAIL, GUTTER, STATUS, CallsModel, CallsView
@@ -176,3 +176,28 @@ def test_pattern_groups_are_numbered_like_the_engine() -> None:
     context = Context([{"type": "plan", "plan": [{"_tool": "a"}, {"all": [{"_tool": "b"}, {"_tool": "c"}]}]}])
     calls, _ = analyse_calls(context)
     assert [c.tool for c in calls] == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize("name", ["refund_workflow", "seed_variables", "moderation_batch", "seed_output"])
+def test_panel_statuses_agree_with_the_engine(qtbot, examples: Path, name: str) -> None:  # type: ignore[no-untyped-def]
+    """Before anything runs, the panel's statuses and waited-for paths are the engine's own."""
+    document = load_document(examples / f"{name}.json")
+    model = CallsModel(document.context, document.solution)
+    execution = Execution(document)
+    assert [str(model.status(i)) for i in range(model.rowCount())] == [str(s.status) for s in execution.states]
+    for state in execution.states:
+        if state.waiting_for:
+            assert model.getItem(state.index).missing == state.waiting_for
+
+
+def test_a_parameter_problem_is_marked_on_its_row(qtbot, refund: tuple[Context, object]) -> None:  # type: ignore[no-untyped-def]
+    """checkEligibility's order resolves to null, which its schema refuses: the row says so in its tooltip."""
+    context, solution = refund
+    inspector = CallInspector()
+    qtbot.addWidget(inspector)
+    inspector.show_call(context, analyse_calls(context, solution)[0][2])
+    row = inspector.source_item("order")
+    assert row is not None
+    assert row.text(RESOLVED).startswith("⚠ ")
+    assert "is not of type 'object'" in row.toolTip(RESOLVED)
+    assert not inspector.problems.isHidden()
