@@ -175,8 +175,21 @@ def analyse_calls(
     """
     entries, plan_index = pending_calls(context, solution)
     tools = tool_definitions(context)
-    calls = [analyse_call(context, index, call, tools, activities) for index, call in enumerate(flatten(entries))]
+    records = run_records(context)
+    calls = [analyse_call(context, index, call, tools, activities, records)
+             for index, call in enumerate(flatten(entries))]
     return calls, plan_index
+
+
+def run_records(context: Context) -> list[tuple[int, Any]]:
+    """(index, call) of every message that records a run: outputs (`_call`) and error messages (one pass)."""
+    found = []
+    for index, message in enumerate(context.messages):
+        if "_call" in message:
+            found.append((index, message["_call"]))
+        elif message.get("type") == "error" and isinstance(data := message.get("data"), dict) and "call" in data:
+            found.append((index, data["call"]))
+    return found
 
 
 def flatten(entries: list[Any]) -> list[Any]:
@@ -197,6 +210,7 @@ def analyse_call(
     call: Any,
     tools: dict[str, ToolDefinition] | None = None,
     activities: Collection[str] = (),
+    records: list[tuple[int, Any]] | None = None,
 ) -> CallAnalysis:
     """The analysis of one call, resolved for its `_instance` against the whole context."""
     tools = tool_definitions(context) if tools is None else tools
@@ -227,7 +241,8 @@ def analyse_call(
     if definition is not None:
         problems.extend(_schema_problems(definition, params))
     missing = tuple(dict.fromkeys(m for p in params for m in p.missing))
-    done_at = _evidence(context, call)
+    records = run_records(context) if records is None else records
+    done_at = tuple(index for index, recorded in records if recorded == call)
     status = _status(problems, missing, done_at, context)
     reads = tuple(ref for p in params for lk in p.lookups if lk.resolution is not None
                   for ref in parse_expression(lk.expression).references)
@@ -362,18 +377,6 @@ def _schema_problems(definition: ToolDefinition, params: Iterable[Param]) -> lis
             continue
         problems.append(Problem(_json_path(tuple(error.absolute_path)), error.message, "params"))
     return problems
-
-
-def _evidence(context: Context, call: dict[str, Any]) -> tuple[int, ...]:
-    """Messages that record this call having run: its outputs (`_call`) and its error messages."""
-    return tuple(index for index in range(len(context)) if _records(context[index], call))
-
-
-def _records(message: dict[str, Any], call: dict[str, Any]) -> bool:
-    if message.get("_call") == call:
-        return True
-    data = message.get("data")
-    return message.get("type") == "error" and isinstance(data, dict) and data.get("call") == call
 
 
 def _status(problems: list[Problem], missing: tuple[str, ...], done_at: tuple[int, ...], context: Context) -> Status:

@@ -22,6 +22,7 @@ STATUS_ROLE = Qt.ItemDataRole.UserRole + 2
 BREAKPOINT_ROLE = Qt.ItemDataRole.UserRole + 3
 
 GUTTER, NUMBER, TOOL, STATUS, DETAIL = range(5)
+LARGE_CONTEXT = 10_000
 HEADERS = ("", "#", "tool", "status", "detail")
 
 
@@ -74,7 +75,6 @@ class CallsModel(QAbstractTableModel):
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         # Coalesce the edits of one action (a run appends several messages) into one re-analysis.
-        self._timer.setInterval(30)
         self._timer.timeout.connect(self.refresh)
         if context is not None:
             self.set_source(context, solution)
@@ -111,6 +111,9 @@ class CallsModel(QAbstractTableModel):
         return self._plan_index
 
     def schedule_refresh(self, *_: object) -> None:
+        # A big context costs more to re-analyse (each resolution folds its kind): wait for a longer pause.
+        size = len(self._context) if self._context is not None else 0
+        self._timer.setInterval(30 if size < LARGE_CONTEXT else 300)
         self._timer.start()
 
     def refresh(self) -> None:
