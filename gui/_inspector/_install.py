@@ -45,6 +45,7 @@ class _Wiring(QObject):
         self.window, self.parts = window, parts
         self._timer = QTimer(self, singleShot=True, interval=0)
         self._timer.timeout.connect(self.refresh_views)
+        self._message: int | None = None
 
     def document_replaced(self) -> None:
         parts = self.parts
@@ -52,6 +53,7 @@ class _Wiring(QObject):
         parts.debugger.snapshot = None
         parts.model.set_source(self.window.context(), self.window.session.document.solution)
         parts.audit.show_message(None, None)
+        self._message = None
 
     def schedule(self, *_: object) -> None:
         self._timer.start()
@@ -66,6 +68,10 @@ class _Wiring(QObject):
         if isinstance(selected, int):
             self.show_message(selected)
 
+    def audit_visible(self, visible: bool) -> None:
+        if visible and self._message is not None:
+            self.show_message(self._message)
+
     def show_call(self, row: int | None) -> None:
         model = self.parts.model
         if row is None or not 0 <= row < model.rowCount():
@@ -74,7 +80,10 @@ class _Wiring(QObject):
         self.parts.inspector.show_call(model.context, model.getItem(row), model.status(row))
 
     def show_message(self, index: int) -> None:
-        self.parts.audit.show_message(self.window.context(), index, self.window.session.document.solution)
+        # Resolving before and after folds the whole kind: only while the audit can be seen.
+        self._message = index
+        if self.parts.audit.isVisible():
+            self.parts.audit.show_message(self.window.context(), index, self.window.session.document.solution)
 
     def select_call(self, row: int) -> None:
         self.parts.panel.view.select_call(row)
@@ -114,6 +123,7 @@ def install_inspector(window: Any) -> Inspector:
     parts.audit.callActivated.connect(wiring.select_call)
     parts.inspector.sourceActivated.connect(window.select_message)
     window.messageSelected.connect(wiring.show_message)
+    docks["Output audit"].visibilityChanged.connect(wiring.audit_visible)
     model.refreshed.connect(wiring.schedule)
     model.dataChanged.connect(wiring.schedule)
     window.session.documentReplaced.connect(wiring.document_replaced)

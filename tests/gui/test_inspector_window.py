@@ -68,6 +68,7 @@ def test_step_from_the_menu_shows_the_output_in_the_timeline_and_audit(qtbot: An
     qtbot.waitUntil(lambda: len(window.context()) == before + 1)
     qtbot.waitUntil(lambda: not inspector.debugger.running)
     window.select_message(before)
+    inspector.docks["Output audit"].raise_()
     qtbot.waitUntil(lambda: inspector.audit.audit is not None)
     audit = inspector.audit.audit
     assert audit is not None
