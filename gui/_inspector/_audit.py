@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QFormLayout, QLabel, QTextBrowser, QVBoxLayout, QW
 from contextdeck.engine import Context
 
 from ._audit_data import Audit, audit
-from ._style import LINK_COLOUR
+from ._style import LINK_COLOUR, heading
 
 _DIFF_COLOURS = {"+": ("#1f7a3f", "#e6f6ea"), "-": ("#a52a2a", "#fbeaea"), "@": ("#6b7f8e", "transparent")}
 
@@ -49,9 +49,9 @@ class OutputAudit(QWidget):
         layout = QVBoxLayout(self)
         layout.addWidget(self.heading)
         layout.addLayout(form)
-        layout.addWidget(QLabel("_call as written"))
+        layout.addWidget(heading("Call as written"))
         layout.addWidget(self.call_json, 1)
-        layout.addWidget(QLabel("value at the path, before → after"))
+        layout.addWidget(heading("Value at the path, before → after"))
         layout.addWidget(self.diff, 2)
         self.show_message(None, None)
 

@@ -25,7 +25,7 @@ from contextdeck.engine import MISSING, Context, get_path
 
 from ._analysis import CallAnalysis, Param, Status, describe, is_approval, scoped_messages
 from ._destinations import DestinationsView
-from ._style import LINK_COLOUR, MISSING_COLOUR, STATUS_COLOURS, WARNING_COLOUR
+from ._style import LINK_COLOUR, MISSING_COLOUR, STATUS_COLOURS, WARNING_COLOUR, heading
 
 PARAM, WRITTEN, RESOLVED, SOURCE = range(4)
 SOURCE_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -38,17 +38,6 @@ def _json(value: Any) -> str:
 def _badge(text: str, colour: str) -> str:
     return (f'<span style="background-color:{colour}; color:white; font-weight:600;">'
             f"&nbsp;{text}&nbsp;</span>")
-
-
-def _heading(text: str) -> QLabel:
-    label = QLabel(text.upper())
-    font = label.font()
-    font.setBold(True)
-    font.setPointSizeF(font.pointSizeF() * 0.85)
-    font.setLetterSpacing(QFont.SpacingType.PercentageSpacing, 108)
-    label.setFont(font)
-    label.setStyleSheet("color: #6b7f8e; padding-top: 6px;")
-    return label
 
 
 def _source_label(context: Context, index: int) -> str:
@@ -128,9 +117,9 @@ class CallInspector(QWidget):
         layout.addLayout(header)
         layout.addWidget(self.summary)
         layout.addWidget(self.problems)
-        layout.addWidget(_heading("Parameters"))
+        layout.addWidget(heading("Parameters"))
         layout.addWidget(self.params)
-        layout.addWidget(_heading("Output"))
+        layout.addWidget(heading("Output"))
         layout.addWidget(self.destinations)
         layout.addWidget(self.method)
         layout.addSpacing(4)

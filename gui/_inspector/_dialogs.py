@@ -121,9 +121,10 @@ class OutputDialog(QDialog):
         self.setModal(False)
         rule = _output_schema(call)
         self.schema = rule
-        targets = " or ".join(" and ".join(str(r) for r in gate) for gate in call.branches)
-        intro = QLabel(f"<b>{call.tool}</b> is latent and has no <code>_output</code>: type its result. "
-                       f"It will be written to <code>{targets}</code>.")
+        first = " and ".join(f"<code>{r}</code>" for r in call.branches[0]) if call.branches else "nowhere"
+        others = " (the first of its branches)" if len(call.branches) > 1 else ""
+        intro = QLabel(f"<b>{call.tool}</b> is latent and has no <code>_output</code>: type its result as JSON. "
+                       f"It will be written to {first}{others}.")
         intro.setWordWrap(True)
         intro.setTextFormat(Qt.TextFormat.RichText)
         self.editor = QPlainTextEdit(json.dumps(_example(rule), indent=2, ensure_ascii=False))

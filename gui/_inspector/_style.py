@@ -5,7 +5,8 @@ from __future__ import annotations
 from functools import cache
 
 from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QColor, QIcon, QPainter, QPen, QPixmap
+from PySide6.QtGui import QColor, QFont, QIcon, QPainter, QPen, QPixmap
+from PySide6.QtWidgets import QLabel
 
 from ._analysis import Status
 
@@ -57,3 +58,15 @@ def _dot(colour: str, ring: bool) -> QPixmap:
     painter.drawEllipse(QRectF(5, 5, 18, 18))
     painter.end()
     return pixmap
+
+
+def heading(text: str) -> QLabel:
+    """A small grey capitalised section title, as the inspector panels use."""
+    label = QLabel(text.upper())
+    font = label.font()
+    font.setBold(True)
+    font.setPointSizeF(font.pointSizeF() * 0.85)
+    font.setLetterSpacing(QFont.SpacingType.PercentageSpacing, 108)
+    label.setFont(font)
+    label.setStyleSheet("color: #6b7f8e; padding-top: 6px;")
+    return label
