@@ -7,8 +7,9 @@ outputs of latent calls, and keeps the calls panel's run states in step with the
 
 from __future__ import annotations
 
+import asyncio
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
@@ -215,12 +216,22 @@ class Debugger(QObject):
         self.model.refresh()
         self._stop("restarted")
 
-    def start_step(self) -> None:
+    def start_step(self) -> asyncio.Task[Any]:
         """Step from a button: the coroutine runs on the Qt event loop."""
-        event_loop().create_task(self.step())
+        return self._spawn(self.step())
 
-    def start_continue(self) -> None:
-        event_loop().create_task(self.continue_())
+    def start_continue(self) -> asyncio.Task[Any]:
+        return self._spawn(self.continue_())
+
+    def _spawn(self, coroutine: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        task = event_loop().create_task(coroutine)
+        task.add_done_callback(self._task_done)
+        return task
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        """A failure inside a step is shown, never lost in the event loop's log."""
+        if not task.cancelled() and (error := task.exception()) is not None:
+            self._stop(f"the debugger stopped on an error: {type(error).__name__}: {error}")
 
     # -- inside a step ----------------------------------------------------------------------------
 

@@ -231,3 +231,22 @@ def test_approval_dialog_edit_runs_the_edited_call(qtbot: Any, examples: Path) -
     qtbot.mouseClick(dialog.edit_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(task.done)
     assert document.context.resolve("†state.greeting").value == "Welcome back, Ada."
+
+
+def test_a_failing_step_is_reported_not_lost(qtbot: Any, examples: Path) -> None:
+    """An exception inside a step started from a button stops the debugger with a message saying what failed."""
+    _document, _model, debugger = debugger_for(examples / "refund_workflow.json")
+
+    def broken(call: Any) -> Any:
+        raise OSError("disk on fire")
+
+    debugger.approval_enabled = True
+    debugger.approver = broken
+    task = debugger.start_step()
+    qtbot.waitUntil(task.done)
+    assert debugger.last_stop == "stepped over #0"  # the engine turns a raising hook into a failed call
+    debugger.model.set_source(None)
+    task = debugger.start_step()
+    qtbot.waitUntil(task.done)
+    assert debugger.last_stop == "the debugger stopped on an error: RuntimeError: no document is open"
+    assert not debugger.running
