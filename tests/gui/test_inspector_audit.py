@@ -68,3 +68,17 @@ def test_audit_panel_link_selects_the_call(qtbot: Any, examples: Path) -> None:
     panel.show_message(context, 0)
     assert panel.audit is None
     assert "Not an output message" in panel.heading.text()
+
+
+def test_seed_output_audit_derives_the_path_from_the_call(qtbot: Any, examples: Path) -> None:
+    """Seed 000's output has no _outputPath of its own: the audit takes it from _call and shows active → inactive."""
+    context = load_document(examples / "seed_output.json").context
+    found = audit(context, 1)
+    assert found is not None
+    assert (found.path, found.method, found.date) == ("†data.user.status", "set", "2025-10-26T12:00:00Z")
+    assert (found.before, found.after) == ("active", "inactive")
+    assert found.call_index is None
+    panel = OutputAudit()
+    qtbot.addWidget(panel)
+    panel.show_message(context, 1)
+    assert "not in the pending calls" in panel.call_link.text()
