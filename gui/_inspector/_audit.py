@@ -1,0 +1,101 @@
+"""The output audit panel: for an output message, the call that made it and what it changed at its path."""
+
+from __future__ import annotations
+
+import html
+import json
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import QFormLayout, QLabel, QTextBrowser, QVBoxLayout, QWidget
+
+from contextdeck.engine import Context
+
+from ._audit_data import Audit, audit
+from ._style import LINK_COLOUR, heading
+
+_DIFF_COLOURS = {"+": ("#1f7a3f", "#e6f6ea"), "-": ("#a52a2a", "#fbeaea"), "@": ("#6b7f8e", "transparent")}
+
+
+class OutputAudit(QWidget):
+    """Shows the audit of the selected message; `callActivated(call index)` when the call link is clicked."""
+
+    callActivated = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._audit: Audit | None = None
+        self.heading = QLabel()
+        self.heading.setTextFormat(Qt.TextFormat.RichText)
+        self.call_link = QLabel()
+        self.call_link.setTextFormat(Qt.TextFormat.RichText)
+        self.call_link.linkActivated.connect(self._link)
+        self.date = QLabel()
+        self.method = QLabel()
+        self.path = QLabel()
+        for label in (self.date, self.method, self.path):
+            label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.call_json = QTextBrowser()
+        self.diff = QTextBrowser()
+        mono = QFont("monospace")
+        mono.setStyleHint(QFont.StyleHint.Monospace)
+        self.call_json.setFont(mono)
+        self.diff.setFont(mono)
+        form = QFormLayout()
+        form.addRow("call", self.call_link)
+        form.addRow("_date", self.date)
+        form.addRow("_outputMethod", self.method)
+        form.addRow("_outputPath", self.path)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.heading)
+        layout.addLayout(form)
+        layout.addWidget(heading("Call as written"))
+        layout.addWidget(self.call_json, 1)
+        layout.addWidget(heading("Value at the path, before → after"))
+        layout.addWidget(self.diff, 2)
+        self.show_message(None, None)
+
+    @property
+    def audit(self) -> Audit | None:
+        return self._audit
+
+    def show_message(self, context: Context | None, index: int | None, solution: object = None) -> None:
+        """Audit message `index` of `context`; anything that is not an output message says so."""
+        found = audit(context, index, solution) if context is not None and index is not None else None
+        self._audit = found
+        if found is None:
+            self.heading.setText("<b>Not an output message</b><br><span style='color:gray'>Select a message "
+                                 "that a call wrote (it carries <code>_call</code>).</span>")
+            for label in (self.call_link, self.date, self.method, self.path):
+                label.setText("—")
+            self.call_json.setPlainText("")
+            self.diff.setPlainText("")
+            return
+        self.heading.setText(f"<b>Output message #{found.message_index}</b>"
+                             + (f" · instance {html.escape(found.instance)}" if found.instance else ""))
+        tool = found.call.get("_tool", "?") if isinstance(found.call, dict) else "?"
+        if found.call_index is None:
+            note = "<span style='color:gray'>(not in the pending calls)</span>"
+            self.call_link.setText(f"{html.escape(str(tool))} {note}")
+        else:
+            self.call_link.setText(f"<a href='call:{found.call_index}' style='color:{LINK_COLOUR}'>"
+                                   f"#{found.call_index} {html.escape(str(tool))}</a>")
+        self.date.setText(found.date or "—")
+        self.method.setText(found.method)
+        self.path.setText((found.path or "—") + (f"  ⚠ {found.problem}" if found.problem else ""))
+        self.call_json.setPlainText(json.dumps(found.call, indent=2, ensure_ascii=False))
+        self.diff.setHtml(_diff_html(found.diff))
+
+    def _link(self, href: str) -> None:
+        if href.startswith("call:"):
+            self.callActivated.emit(int(href[5:]))
+
+
+def _diff_html(lines: list[str]) -> str:
+    if not lines:
+        return "<i>no change at the path</i>"
+    rows = []
+    for line in lines[2:]:  # the ---/+++ file header says nothing here
+        colour, background = _DIFF_COLOURS.get(line[:1], ("inherit", "transparent"))
+        rows.append(f"<div style='color:{colour}; background:{background}; white-space:pre'>{html.escape(line)}</div>")
+    return "<pre style='margin:0'>" + "".join(rows) + "</pre>"

@@ -1,0 +1,76 @@
+"""The audit of one output message (SPEC 6.5): its call, date, method, path, and the value before and after.
+
+Qt-free: the audit panel renders this value.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from contextdeck.engine import MISSING, Context, pending_calls
+
+
+@dataclass(frozen=True)
+class Audit:
+    """What an output message says about how it was made, and what it changed at its path."""
+
+    message_index: int
+    call: Any
+    call_index: int | None
+    date: str | None
+    method: str
+    path: str | None
+    instance: str | None
+    before: Any
+    after: Any
+    problem: str | None = None
+
+    @property
+    def diff(self) -> list[str]:
+        """A unified diff of the value at the path, before and after the message."""
+        before, after = _lines(self.before), _lines(self.after)
+        return list(difflib.unified_diff(before, after, "before", "after", lineterm="", n=3))
+
+
+def _lines(value: Any) -> list[str]:
+    if value is MISSING:
+        return ["(not set)"]
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False).splitlines()
+
+
+def is_output(message: Any) -> bool:
+    return isinstance(message, dict) and "_call" in message
+
+
+def audit(context: Context, index: int, solution: Any = None) -> Audit | None:
+    """The audit of message `index`, or None when it is not an output message (it has no `_call`)."""
+    message = context[index]
+    if not is_output(message):
+        return None
+    info = context.info(index)
+    write = info.write
+    path = "†" + ".".join((info.kind or "data", *write.path)) if write is not None and write.path else None
+    explicit = message.get("_outputPath")
+    if isinstance(explicit, str):
+        path = explicit
+    before = after = MISSING
+    if path is not None and write is not None and write.problem is None:
+        before = _value(context, path, info.instance, index)
+        after = _value(context, path, info.instance, index + 1)
+    calls, _ = pending_calls(context, solution)
+    call_index = next((i for i, c in enumerate(calls) if c == message["_call"]), None)
+    method = message.get("_outputMethod", "set")
+    date = message.get("_date")
+    return Audit(index, message["_call"], call_index, date if isinstance(date, str) else None, str(method), path,
+                 info.instance, before, after, write.problem if write is not None else None)
+
+
+def _value(context: Context, path: str, instance: str | None, at: int) -> Any:
+    try:
+        resolution = context.resolve(path, instance=instance, at=at)
+    except ValueError:
+        return MISSING
+    return resolution.value if resolution.found else MISSING

@@ -1,0 +1,268 @@
+"""The call inspector: what the selected call will receive, where each value came from, where its output goes."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QAbstractScrollArea,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPlainTextEdit,
+    QTabWidget,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from contextdeck.engine import MISSING, Context, get_path
+
+from ._analysis import CallAnalysis, Param, Status, describe, is_approval, scoped_messages
+from ._destinations import DestinationsView
+from ._style import LINK_COLOUR, MISSING_COLOUR, STATUS_COLOURS, WARNING_COLOUR, heading
+
+PARAM, WRITTEN, RESOLVED, SOURCE = range(4)
+SOURCE_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def _badge(text: str, colour: str) -> str:
+    return (f'<span style="background-color:{colour}; color:white; font-weight:600;">'
+            f"&nbsp;{text}&nbsp;</span>")
+
+
+def _source_label(context: Context, index: int) -> str:
+    info = context.info(index)
+    name = info.kind or str(context[index].get("type"))
+    return f"#{index} {name}" + (f"[{info.instance}]" if info.instance else "")
+
+
+class CallInspector(QWidget):
+    """Shows one `CallAnalysis`; `sourceActivated(message index)` when a value's source is clicked."""
+
+    sourceActivated = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._context: Context | None = None
+        self._call: CallAnalysis | None = None
+        self.title = QLabel()
+        self.title.setTextFormat(Qt.TextFormat.RichText)
+        title_font = self.title.font()
+        title_font.setPointSizeF(title_font.pointSizeF() * 1.25)
+        self.title.setFont(title_font)
+        self.summary = QLabel()
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
+        self.summary.setWordWrap(True)
+        self.params = QTreeWidget()
+        self.params.setHeaderLabels(["parameter", "as written", "resolved", "from"])
+        self.params.setRootIsDecorated(False)
+        self.params.setAlternatingRowColors(True)
+        self.params.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.params.header().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.params.header().setStretchLastSection(True)
+        self.params.itemClicked.connect(self._item_clicked)
+        self.destinations = DestinationsView()
+        self.method = QLabel()
+        self.problems = QLabel()
+        self.problems.setWordWrap(True)
+        self.problems.setTextFormat(Qt.TextFormat.RichText)
+        self.problems.setStyleSheet(
+            "QLabel { background: #fff8e6; border: 1px solid #f0d9a8; border-radius: 4px; padding: 6px; }")
+        self.schema = QPlainTextEdit(readOnly=True)
+        self.resolved_call = QPlainTextEdit(readOnly=True)
+        mono = QFont("monospace")
+        mono.setStyleHint(QFont.StyleHint.Monospace)
+        for edit in (self.schema, self.resolved_call):
+            edit.setFont(mono)
+        self.scoped = QTreeWidget()
+        self.scoped.setHeaderLabels(["message", "value it sees"])
+        self.scoped.setRootIsDecorated(False)
+        self.scoped.itemClicked.connect(self._item_clicked)
+        self.scope_note = QLabel()
+        self.scope_note.setWordWrap(True)
+        self._layout()
+        self.show_call(None, None)
+
+    def _layout(self) -> None:
+        self.params.setUniformRowHeights(True)
+        self.params.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.params.setSizeAdjustPolicy(QAbstractScrollArea.SizeAdjustPolicy.AdjustToContents)
+        self.params.setMaximumHeight(280)
+        self.params.setStyleSheet("QTreeWidget::item { padding: 3px 2px; }")
+        self.destinations.setStyleSheet("")
+        scoped_page = QWidget()
+        scoped_layout = QVBoxLayout(scoped_page)
+        scoped_layout.setContentsMargins(4, 4, 4, 4)
+        scoped_layout.addWidget(self.scope_note)
+        scoped_layout.addWidget(self.scoped)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.resolved_call, "Call as it will run")
+        self.tabs.addTab(self.schema, "Tool schema")
+        self.tabs.addTab(scoped_page, "Context it receives")
+        header = QHBoxLayout()
+        header.addWidget(self.title)
+        header.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.setSpacing(6)
+        layout.addLayout(header)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.problems)
+        layout.addWidget(heading("Parameters"))
+        layout.addWidget(self.params)
+        layout.addWidget(heading("Output"))
+        layout.addWidget(self.destinations)
+        layout.addWidget(self.method)
+        layout.addSpacing(4)
+        layout.addWidget(self.tabs, 1)
+
+    # -- showing ----------------------------------------------------------------------------------
+
+    @property
+    def call(self) -> CallAnalysis | None:
+        return self._call
+
+    def show_call(self, context: Context | None, call: CallAnalysis | None, status: Status | None = None) -> None:
+        """Show `call` as analysed against `context` (None clears the inspector)."""
+        self._context, self._call = context, call
+        self.params.clear()
+        self.scoped.clear()
+        if context is None or call is None:
+            self.title.setText("<b>No call selected</b>")
+            self.summary.setText("Select a call in the Calls panel or the plan graph.")
+            self.problems.hide()
+            self.destinations.set_output("", (), "")
+            self.method.setText("")
+            self.schema.setPlainText("")
+            self.resolved_call.setPlainText("")
+            return
+        status = call.status if status is None else status
+        name = call.tool or "(no _tool)"
+        badge = _badge(str(status), STATUS_COLOURS[status])
+        self.title.setText(f"<b>{name}</b> &nbsp;<span style='color:gray'>call #{call.index}</span> &nbsp;{badge}")
+        self.summary.setText(self._summary(call, status))
+        self._show_problems(call)
+        for param in call.params:
+            item = self._param_item(context, param)
+            self._mark_problems(item, param.name, call)
+            self.params.addTopLevelItem(item)
+        for column in (PARAM, WRITTEN, RESOLVED):
+            self.params.resizeColumnToContents(column)
+            self.params.setColumnWidth(column, min(self.params.columnWidth(column) + 12, 260))
+        note = "no _outputPath: " + ("fire-and-forget (run, not awaited)" if call.fire_and_forget
+                                     else "an ephemeral thought (nothing is written)")
+        self.destinations.set_output(call.tool or "call", call.branches, note)
+        drawn = self.destinations.destinations()
+        self.destinations.setToolTip("\n".join(f"branch {b + 1}: {ref}" for b, _f, ref in drawn))
+        prescribed = " (prescribed by the tool)" if call.prescribed else ""
+        self.method.setText(f"method <b>{call.method}</b> · path <code>{call.output_path or '—'}</code>{prescribed}")
+        self.schema.setPlainText(_json(call.definition.schema) if call.definition else
+                                 f"No tool named {call.tool!r} is defined: the call is latent.")
+        self.resolved_call.setPlainText(_json(call.resolved_call))
+        self._show_scope(context, call)
+
+    def _summary(self, call: CallAnalysis, status: Status) -> str:
+        """Mode, tool, instance, what it waits for, and its reason, on one wrapped line."""
+        parts = [f"<b>{call.mode}</b>"]
+        if call.definition is not None:
+            origin = call.definition.message_index
+            parts.append("tool from code" if origin is None else f"tool defined at message #{origin}")
+            description = call.definition.schema.get("description")
+            if isinstance(description, str):
+                parts.append(f"<i>{description}</i>")
+        else:
+            parts.append("no tool definition")
+        if call.instance is not None:
+            parts.append(f"instance <b>{call.instance}</b>")
+        if call.missing and status in (Status.BLOCKED, Status.AWAITING_APPROVAL):
+            paths = ", ".join(f"<code style='color:{MISSING_COLOUR}'>{m}</code>" for m in call.missing)
+            parts.append(f"waits for {paths}")
+        if call.needs_output:
+            parts.append("waits for an output typed in or given by an LLM")
+        reasoning = call.call.get("_reasoningForCall") if isinstance(call.call, dict) else None
+        if isinstance(reasoning, str):
+            parts.append(f"reason: <i>{reasoning}</i>")
+        return " · ".join(parts)
+
+    def _show_problems(self, call: CallAnalysis) -> None:
+        if not call.problems:
+            self.problems.hide()
+            return
+        lines = [f"<span style='color:{MISSING_COLOUR if p.severity == 'structure' else WARNING_COLOUR}'>"
+                 f"⚠ <code>{p.where}</code> {p.message}"
+                 + (" <i>(with the values resolved now)</i>" if p.severity == "params" else "")
+                 + "</span>" for p in call.problems]
+        self.problems.setText("<br>".join(lines))
+        self.problems.show()
+
+    def _param_item(self, context: Context, param: Param) -> QTreeWidgetItem:
+        item = QTreeWidgetItem([param.name, describe(param.written), "", ""])
+        item.setToolTip(WRITTEN, _json(param.written))
+        if param.error:
+            item.setText(RESOLVED, f"malformed: {param.error}")
+            item.setForeground(RESOLVED, QBrush(QColor(MISSING_COLOUR)))
+        elif param.resolved is MISSING:
+            item.setText(RESOLVED, "missing " + ", ".join(param.missing))
+            approval = any(is_approval(m) for m in param.missing)
+            item.setText(SOURCE, "an approval, not yet given" if approval else "not written yet")
+            item.setForeground(SOURCE, QBrush(QColor("gray")))
+            item.setForeground(RESOLVED, QBrush(QColor(MISSING_COLOUR)))
+            font = item.font(RESOLVED)
+            font.setBold(True)
+            item.setFont(RESOLVED, font)
+        else:
+            item.setText(RESOLVED, describe(param.resolved))
+            item.setToolTip(RESOLVED, _json(param.resolved))
+        sources = param.sources
+        if sources:
+            item.setText(SOURCE, ", ".join(_source_label(context, i) for i in sources))
+            item.setData(SOURCE, SOURCE_ROLE, sources[-1])
+            item.setForeground(SOURCE, QBrush(QColor(LINK_COLOUR)))
+            item.setToolTip(SOURCE, "Click to select that message in the timeline")
+        elif not param.lookups:
+            item.setText(SOURCE, "literal")
+            item.setForeground(SOURCE, QBrush(QColor("gray")))
+        return item
+
+    def _mark_problems(self, item: QTreeWidgetItem, name: str, call: CallAnalysis) -> None:
+        """A problem about this parameter shows on its row too (the banner lists them all)."""
+        own = [p for p in call.problems if p.where == f"$.{name}" or p.where.startswith((f"$.{name}.", f"$.{name}["))]
+        if not own:
+            return
+        colour = MISSING_COLOUR if any(p.severity == "structure" for p in own) else WARNING_COLOUR
+        item.setText(RESOLVED, "⚠ " + item.text(RESOLVED))
+        item.setForeground(RESOLVED, QBrush(QColor(colour)))
+        item.setToolTip(RESOLVED, "\n".join(f"{p.where}: {p.message}" for p in own))
+
+    def _show_scope(self, context: Context, call: CallAnalysis) -> None:
+        if not call.scopes:
+            self.scope_note.setText("No _scopes: the call receives no context messages.")
+            return
+        where = f"instance {call.instance} and global" if call.instance else "global"
+        self.scope_note.setText(f"_scopes {', '.join(call.scopes)} → the {where} messages of those kinds:")
+        for index in scoped_messages(context, call.scopes, call.instance):
+            value = context.info(index).write
+            shown = describe(get_path(value.value, ()) if value is not None else MISSING)
+            item = QTreeWidgetItem([_source_label(context, index), shown])
+            item.setData(0, SOURCE_ROLE, index)
+            item.setForeground(0, QBrush(QColor(LINK_COLOUR)))
+            self.scoped.addTopLevelItem(item)
+
+    def _item_clicked(self, item: QTreeWidgetItem, column: int) -> None:
+        index = item.data(column, SOURCE_ROLE)
+        if isinstance(index, int):
+            self.sourceActivated.emit(index)
+
+    def source_item(self, name: str) -> QTreeWidgetItem | None:
+        """The parameters row of `name` (tests and keyboard users reach the source through it)."""
+        found = self.params.findItems(name, Qt.MatchFlag.MatchExactly, PARAM)
+        return found[0] if found else None

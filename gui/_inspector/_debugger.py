@@ -1,0 +1,325 @@
+"""The stepping debugger: Step, Continue, Pause and Restart over the engine's `Execution`.
+
+The engine runs the calls and appends their outputs to the context (so the timeline shows each as it
+lands); this controller decides which call goes next, stops at breakpoints, asks for approval and for the
+outputs of latent calls, and keeps the calls panel's run states in step with the engine's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QWidget
+
+from contextdeck.engine import (
+    Activities,
+    CallState,
+    Context,
+    Decision,
+    Edit,
+    Execution,
+    Insert,
+    Remove,
+    utc_now,
+)
+from contextdeck.engine import Status as RunStatus
+
+from ._analysis import CallAnalysis, Status
+from ._async import event_loop
+from ._calls import CallsModel, RunState
+from ._dialogs import ApprovalDialog, OutputDialog
+
+Approver = Callable[[CallAnalysis], "Decision | Awaitable[Decision]"]
+OutputAsker = Callable[[CallAnalysis], Any]  # returns the value, or CANCEL (maybe awaitable)
+EditSink = Callable[[str, list[Edit]], None]
+
+
+class _Cancel:
+    def __repr__(self) -> str:
+        return "CANCEL"
+
+
+CANCEL: Any = _Cancel()
+
+
+def restore_edits(context: Context, snapshot: list[dict[str, Any]]) -> list[Edit]:
+    """The fewest removes and inserts that turn the context back into `snapshot`.
+
+    Messages are immutable dicts shared with the snapshot, so identity tells which ones are unchanged:
+    a run only appends, so this is usually just the removal of the outputs.
+    """
+    current = context.messages
+    start = 0
+    while start < min(len(current), len(snapshot)) and current[start] is snapshot[start]:
+        start += 1
+    end = 0
+    while (end < min(len(current), len(snapshot)) - start
+           and current[len(current) - 1 - end] is snapshot[len(snapshot) - 1 - end]):
+        end += 1
+    edits: list[Edit] = [Remove(i) for i in range(len(current) - end - 1, start - 1, -1)]
+    edits += [Insert(i, snapshot[i]) for i in range(start, len(snapshot) - end)]
+    return edits
+
+
+class Debugger(QObject):
+    """Drives an `Execution` over the calls model's context, one call at a time."""
+
+    stateChanged = Signal()  # running or not, paused, restarted
+    stopped = Signal(str)  # why it stopped: a breakpoint, the end, a question left unanswered
+    callFocused = Signal(int)  # the call that is about to run or just ran
+
+    def __init__(
+        self,
+        model: CallsModel,
+        activities: Activities | None = None,
+        clock: Callable[[], str] = utc_now,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.model = model
+        self.activities = activities if activities is not None else Activities()
+        self.clock = clock
+        self.approval_enabled = False
+        self.approver: Approver | None = None  # None: ask through an ApprovalDialog
+        self.ask_output: OutputAsker | None = None  # None: ask through an OutputDialog
+        self.apply_edits: EditSink | None = None  # None: apply to the context directly (no undo)
+        self.record_run: EditSink | None = None  # told of each step's appended messages (for undo)
+        self.dialog_parent: QWidget | None = None
+        self.execution: Execution | None = None
+        self.snapshot: list[dict[str, Any]] | None = None
+        self.running = False
+        self.last_stop = ""
+        self._pause = False
+        self._stopped_at: int | None = None
+        self.open_dialog: ApprovalDialog | OutputDialog | None = None
+        model.modelReset.connect(self._calls_changed)
+
+    # -- the execution ----------------------------------------------------------------------------
+
+    def _ensure(self) -> Execution:
+        context = self.model.context
+        if context is None:
+            raise RuntimeError("no document is open")
+        if self.execution is None:
+            if self.snapshot is None:
+                self.snapshot = context.messages  # the dicts are immutable: a list of them is a full copy
+            self.execution = Execution(context, self.model.solution, activities=self.activities, clock=self.clock)
+            self.execution.status_changed.connect(self._status_changed)
+            for state in self.execution.states:
+                self._status_changed(state)
+        self.execution.approver = self._approval if self.approval_enabled else None
+        self.execution.breakpoints = set(self.model.breakpoints)
+        return self.execution
+
+    def _calls_changed(self) -> None:
+        if not self.running:  # the plan was edited: the next step analyses it afresh
+            self.execution = None
+
+    def _status_changed(self, state: CallState) -> None:
+        if state.status is RunStatus.PENDING:
+            self.model.set_run_state(state.index, None)
+            return
+        self.model.set_run_state(state.index, RunState(Status(state.status.value), self._detail(state)))
+
+    def _detail(self, state: CallState) -> str:
+        if state.error is not None:
+            return f"{state.error.get('type')}: {state.error.get('message')}"
+        if state.status is RunStatus.FIRE_AND_FORGET:
+            return "finished in the background" if state.finished else "running in the background"
+        if state.status is RunStatus.DONE and self.model.context is not None:
+            places = []
+            for message_id in state.outputs:
+                try:
+                    places.append(f"#{self.model.context.index_of(message_id)}")
+                except KeyError:
+                    continue
+            return "wrote " + ", ".join(places) if places else "done (nothing written)"
+        return ""
+
+    def next_call(self) -> int | None:
+        """The call Step would run: the first in plan order that is ready or waits for an output."""
+        execution = self._ensure()
+        candidates = set(execution.ready())
+        candidates |= {s.index for s in execution.states if s.status is RunStatus.WAITING_FOR_OUTPUT}
+        return min(candidates) if candidates else None
+
+    # -- commands ---------------------------------------------------------------------------------
+
+    async def step(self) -> bool:
+        """Run the next call; False when nothing could run (and `stopped` says why)."""
+        if self.running:
+            return False
+        self._set_running(True)
+        try:
+            target = self.next_call()
+            if target is None:
+                self._stop(self._why_nothing())
+                return False
+            ran = await self._run(target)
+            if ran:
+                self._stop(f"stepped over #{target}")
+            return ran
+        finally:
+            self._set_running(False)
+
+    async def continue_(self) -> None:
+        """Run calls until a breakpoint, a pause, an unanswered question, or nothing is left."""
+        if self.running:
+            return
+        self._pause = False
+        self._set_running(True)
+        try:
+            while True:
+                if self._pause:
+                    self._stop("paused")
+                    return
+                target = self.next_call()
+                if target is None:
+                    self._stop(self._why_nothing())
+                    return
+                if self._is_breakpoint(target) and self._stopped_at != target:
+                    self._stopped_at = target
+                    self.callFocused.emit(target)
+                    self._stop(f"breakpoint at #{target}")
+                    return
+                if not await self._run(target):
+                    return
+        finally:
+            self._set_running(False)
+
+    def pause(self) -> None:
+        """Stop Continue after the call that is running now."""
+        self._pause = True
+
+    def restart(self) -> None:
+        """Back to the document exactly as it was before the first step: outputs and errors removed."""
+        if self.execution is not None:
+            self.execution.cancel()
+        self._pause = True
+        context = self.model.context
+        if context is not None and self.snapshot is not None:
+            edits = restore_edits(context, self.snapshot)
+            if edits:
+                if self.apply_edits is not None:
+                    self.apply_edits("Restart the run", edits)
+                else:
+                    for item in edits:
+                        context.apply(item)
+        self.execution = None
+        self.snapshot = None
+        self._stopped_at = None
+        self.model.clear_run_states()
+        self.model.refresh()
+        self._stop("restarted")
+
+    def start_step(self) -> asyncio.Task[Any]:
+        """Step from a button: the coroutine runs on the Qt event loop."""
+        return self._spawn(self.step())
+
+    def start_continue(self) -> asyncio.Task[Any]:
+        return self._spawn(self.continue_())
+
+    def _spawn(self, coroutine: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        task = event_loop().create_task(coroutine)
+        task.add_done_callback(self._task_done)
+        return task
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        """A failure inside a step is shown, never lost in the event loop's log."""
+        if not task.cancelled() and (error := task.exception()) is not None:
+            self._stop(f"the debugger stopped on an error: {type(error).__name__}: {error}")
+
+    # -- inside a step ----------------------------------------------------------------------------
+
+    async def _run(self, target: int) -> bool:
+        context = self.model.context
+        before = len(context) if context is not None else 0
+        try:
+            return await self._run_call(target)
+        finally:
+            if context is not None and self.record_run is not None and len(context) > before:
+                appended: list[Edit] = [Insert(i, context[i]) for i in range(before, len(context))]
+                self.record_run(f"Run call #{target} ({self.model.getItem(target).tool})", appended)
+
+    async def _run_call(self, target: int) -> bool:
+        execution = self._ensure()
+        self.callFocused.emit(target)
+        self._stopped_at = None
+        if execution.state(target).status is RunStatus.WAITING_FOR_OUTPUT:
+            value = await _answer(self._ask_output(self.model.getItem(target)))
+            if value is CANCEL:
+                self._stop(f"#{target} waits for an output")
+                return False
+            try:
+                execution.provide_output(target, value)
+            except ValueError as error:
+                self._stop(f"#{target}: {error}")
+                return False
+            return True
+        await execution.step(target)
+        return True
+
+    def _is_breakpoint(self, index: int) -> bool:
+        return index in self.model.breakpoints
+
+    def _why_nothing(self) -> str:
+        execution = self._ensure()
+        if execution.refused:
+            cycles = "; ".join(" → ".join(f"#{i}" for i in cycle) for cycle in execution.refused)
+            return f"nothing runs: the plan has a cycle ({cycles}); break it to run the plan"
+        waiting = [s for s in execution.states if s.status in (RunStatus.BLOCKED, RunStatus.AWAITING_APPROVAL)]
+        if waiting:
+            return "nothing is ready: " + "; ".join(
+                f"#{s.index} {s.status} on {', '.join(s.waiting_for)}" for s in waiting)
+        return "finished: every call has run"
+
+    async def _approval(self, state: CallState) -> Decision:
+        call = self.model.getItem(state.index)
+        if self.approver is not None:
+            return await _answer(self.approver(call))
+        dialog = ApprovalDialog(call, self.dialog_parent)
+        return await self._dialog_answer(dialog, dialog.decided, None)
+
+    def _ask_output(self, call: CallAnalysis) -> Any:
+        if self.ask_output is not None:
+            return self.ask_output(call)
+        dialog = OutputDialog(call, self.dialog_parent)
+        return self._dialog_answer(dialog, dialog.answered, dialog.cancelled)
+
+    async def _dialog_answer(self, dialog: ApprovalDialog | OutputDialog, answer: Any, cancel: Any) -> Any:
+        future = event_loop().create_future()
+
+        def settle(value: Any) -> None:
+            if not future.done():
+                future.set_result(value)
+
+        answer.connect(settle)
+        if cancel is not None:
+            cancel.connect(lambda: settle(CANCEL))
+        self.open_dialog = dialog
+        dialog.show()
+        try:
+            return await future
+        finally:
+            self.open_dialog = None
+            dialog.deleteLater()
+
+    def _set_running(self, running: bool) -> None:
+        self.running = running
+        self.stateChanged.emit()
+
+    def _stop(self, reason: str) -> None:
+        self.last_stop = reason
+        self.stopped.emit(reason)
+
+
+async def _answer(value: Any) -> Any:
+    """A hook may answer at once or later (a coroutine, a future)."""
+    return await value if inspect.isawaitable(value) else value
+
+
+__all__ = ["CANCEL", "Debugger", "restore_edits"]

@@ -1,0 +1,151 @@
+"""`install_inspector(window)`: the calls panel, call inspector, plan graph and output audit as docks.
+
+Uses only the window's public hooks: `session`, `context()`, `add_dock`, `menu(name)`, `select_message`
+and the `messageSelected` signal. The lead calls it once from the window's constructor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtWidgets import QDockWidget, QMenu
+
+from contextdeck.engine import Activities, Edit
+
+from ._audit import OutputAudit
+from ._call_inspector import CallInspector
+from ._calls import CallsModel
+from ._debugger import Debugger
+from ._graph import PlanGraphView
+from ._panel import CallsPanel
+from ._undo import AppliedEdits
+
+
+@dataclass
+class Inspector:
+    """The installed parts, for tests and for the window (`window.inspector`)."""
+
+    model: CallsModel
+    debugger: Debugger
+    panel: CallsPanel
+    inspector: CallInspector
+    graph: PlanGraphView
+    audit: OutputAudit
+    docks: dict[str, QDockWidget]
+    wiring: QObject
+
+
+class _Wiring(QObject):
+    """Keeps the panels in step: selection, refreshes (coalesced), documents replaced."""
+
+    def __init__(self, window: Any, parts: Inspector) -> None:
+        super().__init__(parts.panel)
+        self.window, self.parts = window, parts
+        self._timer = QTimer(self, singleShot=True, interval=0)
+        self._timer.timeout.connect(self.refresh_views)
+        self._message: int | None = None
+
+    def document_replaced(self) -> None:
+        parts = self.parts
+        parts.debugger.execution = None
+        parts.debugger.snapshot = None
+        parts.model.set_source(self.window.context(), self.window.session.document.solution)
+        parts.audit.show_message(None, None)
+        self._message = None
+
+    def schedule(self, *_: object) -> None:
+        self._timer.start()
+
+    def refresh_views(self) -> None:
+        parts = self.parts
+        parts.graph.show_plan(parts.model.calls(), parts.model.statuses())
+        current = parts.panel.view.currentIndex()
+        row = current.row() if current.isValid() else None
+        self.show_call(row)
+        selected = getattr(self.window, "selected_message", lambda: None)()
+        if isinstance(selected, int):
+            self.show_message(selected)
+
+    def audit_visible(self, visible: bool) -> None:
+        if visible and self._message is not None:
+            self.show_message(self._message)
+
+    def show_call(self, row: int | None) -> None:
+        model = self.parts.model
+        if row is None or not 0 <= row < model.rowCount():
+            self.parts.inspector.show_call(None, None)
+            return
+        self.parts.inspector.show_call(model.context, model.getItem(row), model.status(row))
+
+    def show_message(self, index: int) -> None:
+        # Resolving before and after folds the whole kind: only while the audit can be seen.
+        self._message = index
+        if self.parts.audit.isVisible():
+            self.parts.audit.show_message(self.window.context(), index, self.window.session.document.solution)
+
+    def select_call(self, row: int) -> None:
+        self.parts.panel.view.select_call(row)
+        self.parts.docks["Call inspector"].raise_()
+
+    def push(self, text: str, edits: list[Edit], applied: bool) -> None:
+        stack = self.window.session.undo_stack
+        stack.push(AppliedEdits(self.window.context(), edits, text, applied=applied))
+
+
+def install_inspector(window: Any) -> Inspector:
+    """Add the inspector's docks and actions to `window`; returns the parts (also set as `window.inspector`)."""
+    activities = Activities()
+    model = CallsModel(activities=lambda: activities)
+    debugger = Debugger(model, activities)
+    debugger.dialog_parent = window
+    panel = CallsPanel(model, debugger)
+    parts = Inspector(model, debugger, panel, CallInspector(), PlanGraphView(), OutputAudit(), {}, QObject())
+    wiring = _Wiring(window, parts)
+    parts.wiring = wiring
+    left, right, bottom = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea,
+                           Qt.DockWidgetArea.BottomDockWidgetArea)
+    docks = parts.docks
+    docks["Calls"] = window.add_dock(panel, "Calls", left)
+    docks["Call inspector"] = window.add_dock(parts.inspector, "Call inspector", right)
+    docks["Output audit"] = window.add_dock(parts.audit, "Output audit", right)
+    docks["Plan graph"] = window.add_dock(parts.graph, "Plan graph", bottom)
+    for name in ("Call inspector", "Output audit"):
+        _tabify(window, "state_dock", docks[name])
+    _tabify(window, "watch_dock", docks["Plan graph"])
+
+    debugger.apply_edits = lambda text, edits: wiring.push(text, edits, applied=False)
+    debugger.record_run = lambda text, edits: wiring.push(text, edits, applied=True)
+    panel.view.callSelected.connect(wiring.show_call)
+    panel.view.callSelected.connect(lambda _row: docks["Call inspector"].raise_())
+    parts.graph.callClicked.connect(wiring.select_call)
+    parts.audit.callActivated.connect(wiring.select_call)
+    parts.inspector.sourceActivated.connect(window.select_message)
+    window.messageSelected.connect(wiring.show_message)
+    docks["Output audit"].visibilityChanged.connect(wiring.audit_visible)
+    model.refreshed.connect(wiring.schedule)
+    model.dataChanged.connect(wiring.schedule)
+    window.session.documentReplaced.connect(wiring.document_replaced)
+
+    run = window.menu("Run")
+    for name in ("step", "continue", "pause", "restart"):
+        run.addAction(panel.actions_by_name[name])
+    run.addSeparator()
+    run.addAction(panel.actions_by_name["approval"])
+    file_menu = window.menu("File")
+    file_menu.insertAction(_after_open(file_menu), panel.actions_by_name["load_activities"])
+    wiring.document_replaced()
+    window.inspector = parts
+    return parts
+
+
+def _tabify(window: Any, existing: str, dock: QDockWidget) -> None:
+    other = getattr(window, existing, None)
+    if isinstance(other, QDockWidget):
+        window.tabifyDockWidget(other, dock)
+
+
+def _after_open(menu: QMenu) -> Any:
+    """The File menu entry before which Load activities… goes: the first separator, else the end."""
+    return next((action for action in menu.actions() if action.isSeparator()), None)

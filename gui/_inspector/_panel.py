@@ -1,0 +1,123 @@
+"""The calls panel with its debugger toolbar, and the actions of the Run menu."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QFileDialog, QLabel, QMessageBox, QToolBar, QVBoxLayout, QWidget
+
+from contextdeck.engine import ActivityLoadError, load_activities
+
+from ._calls import CallsModel, CallsView
+from ._debugger import Debugger
+
+
+def confirm_code(parent: QWidget | None, path: str) -> bool:
+    """Ask before running code: loading an activities file executes it."""
+    answer = QMessageBox.warning(
+        parent,
+        "Load activities?",
+        f"<p><b>{Path(path).name}</b> is Python code. Loading it runs it now, with your permissions, and its "
+        "activities will run when calls to their tools are stepped.</p>"
+        "<p>Load only files you trust. A document can never load code by itself.</p>",
+        QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+        QMessageBox.StandardButton.Cancel,
+    )
+    return answer == QMessageBox.StandardButton.Yes
+
+
+def ask_activities_path(parent: QWidget | None) -> str | None:
+    path, _ = QFileDialog.getOpenFileName(parent, "Load activities", "", "Python files (*.py)")
+    return path or None
+
+
+class CallsPanel(QWidget):
+    """The calls table under a toolbar: Step, Continue, Pause, Restart, approval before each call."""
+
+    def __init__(self, model: CallsModel, debugger: Debugger, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = model
+        self.debugger = debugger
+        self.view = CallsView(model)
+        self.message = QLabel()
+        self.message.setWordWrap(True)
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # Injected in tests; by default a file dialog and a warning box.
+        self.ask_path: Callable[[QWidget | None], str | None] = ask_activities_path
+        self.confirm: Callable[[QWidget | None, str], bool] = confirm_code
+        self.actions_by_name = self._actions()
+        toolbar = QToolBar("Debugger")
+        toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        for name in ("step", "continue", "pause", "restart", None, "approval"):
+            if name is None:
+                toolbar.addSeparator()
+            else:
+                toolbar.addAction(self.actions_by_name[name])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        layout.addWidget(toolbar)
+        layout.addWidget(self.view, 1)
+        layout.addWidget(self.message)
+        debugger.stateChanged.connect(self._update)
+        debugger.stopped.connect(self.message.setText)
+        debugger.callFocused.connect(self.view.select_call)
+        model.modelReset.connect(self._update)
+        self._update()
+
+    def _actions(self) -> dict[str, QAction]:
+        debugger = self.debugger
+        table: list[tuple[str, str, QKeySequence | str, Callable[[], object], str]] = [
+            ("step", "Step", QKeySequence("F10"), debugger.start_step, "Run the next ready call"),
+            ("continue", "Continue", QKeySequence("F5"), debugger.start_continue,
+             "Run calls until a breakpoint or until nothing is ready"),
+            ("pause", "Pause", QKeySequence("Shift+F5"), debugger.pause, "Stop after the running call"),
+            ("restart", "Restart", QKeySequence("Ctrl+Shift+F5"), debugger.restart,
+             "Back to the document as it was before the first step"),
+            ("load_activities", "Load Activities…", "", self.load_activities,
+             "Load a Python file of activities (it is code: you are asked first)"),
+        ]
+        actions: dict[str, QAction] = {}
+        for name, text, shortcut, slot, tip in table:
+            action = QAction(text, self)
+            if shortcut:
+                action.setShortcut(shortcut)
+            action.setToolTip(tip)
+            action.setStatusTip(tip)
+            action.triggered.connect(lambda _checked=False, run=slot: run())
+            actions[name] = action
+        approval = QAction("Approve each call", self)
+        approval.setCheckable(True)
+        approval.setToolTip("Ask before each call runs: approve, reject, or edit it")
+        approval.toggled.connect(lambda on: setattr(debugger, "approval_enabled", on))
+        actions["approval"] = approval
+        return actions
+
+    def _update(self) -> None:
+        running = self.debugger.running
+        has_calls = self.model.rowCount() > 0
+        self.actions_by_name["step"].setEnabled(has_calls and not running)
+        self.actions_by_name["continue"].setEnabled(has_calls and not running)
+        self.actions_by_name["pause"].setEnabled(running)
+        self.actions_by_name["restart"].setEnabled(not running)
+        if not has_calls:
+            self.message.setText("No calls: the document has no solution and no plan message.")
+
+    def load_activities(self, path: str | None = None) -> bool:
+        """File → Load activities…: asks for a file, warns that it is code, then loads it."""
+        path = path or self.ask_path(self)
+        if not path or not self.confirm(self, path):
+            return False
+        try:
+            loaded = load_activities(path)
+        except ActivityLoadError as error:
+            self.message.setText(f"Activities not loaded: {error}")
+            return False
+        self.debugger.activities.update(loaded)
+        self.debugger.execution = None  # modes change: the next step analyses the calls again
+        self.model.refresh()
+        self.message.setText(f"Loaded {len(loaded)} activities from {Path(path).name}: {', '.join(loaded.names)}")
+        return True

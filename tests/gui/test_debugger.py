@@ -1,0 +1,252 @@
+"""The stepping debugger over the bundled refund workflow and the seeds' examples."""
+
+from __future__ import annotations
+
+from collections.abc import Coroutine, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+
+from contextdeck.engine import Context, Decision, Document, fixed_clock, load_document
+from contextdeck.gui._inspector._analysis import Status
+from contextdeck.gui._inspector._async import release, spawn
+from contextdeck.gui._inspector._calls import CallsModel
+from contextdeck.gui._inspector._debugger import CANCEL, Debugger
+from contextdeck.gui._inspector._dialogs import ApprovalDialog, OutputDialog
+
+NOW = "2026-01-02T03:04:05Z"
+
+
+@pytest.fixture(autouse=True)
+def _loop(qapp: Any) -> Iterator[None]:
+    yield
+    release()
+
+
+def run(qtbot: Any, coroutine: Coroutine[Any, Any, Any]) -> Any:
+    """Drive a debugger coroutine on the Qt event loop until it ends, and return its result."""
+    task = spawn(coroutine)
+    qtbot.waitUntil(task.done, timeout=5000)
+    return task.result()
+
+
+def debugger_for(path: Path) -> tuple[Document, CallsModel, Debugger]:
+    document = load_document(path)
+    model = CallsModel(document.context, document.solution)
+    return document, model, Debugger(model, clock=fixed_clock(NOW))
+
+
+def test_step_appends_an_audited_output(qtbot: Any, examples: Path) -> None:
+    """Step runs lookupOrder: its output lands at †state.order with _call, _date and _outputPath."""
+    document, model, debugger = debugger_for(examples / "refund_workflow.json")
+    before = len(document.context)
+    assert run(qtbot, debugger.step()) is True
+    output = document.context[before]
+    assert output["_call"] == model.getItem(0).call
+    assert output["_date"] == NOW
+    assert output["_outputPath"] == "†state.order"
+    assert document.context.resolve("†state.order.total").value == 89.5
+    assert model.status(0) is Status.DONE
+    qtbot.waitUntil(lambda: model.status(2) is Status.READY)  # its reader no longer waits
+
+
+def test_breakpoint_stops_continue(qtbot: Any, examples: Path) -> None:
+    """Continue stops before a call with a breakpoint; continuing again runs it."""
+    document, model, debugger = debugger_for(examples / "refund_workflow.json")
+    model.set_breakpoint(2, True)
+    with qtbot.waitSignal(debugger.stopped) as stop:
+        run(qtbot, debugger.continue_())
+    assert stop.args == ["breakpoint at #2"]
+    assert model.status(1) is Status.DONE
+    qtbot.waitUntil(lambda: model.status(2) is Status.READY)  # the panel re-analyses after the outputs land
+    run(qtbot, debugger.continue_())
+    assert model.status(2) is Status.DONE
+    assert document.context.resolve("†state.eligibility.eligible").value is True
+
+
+def test_blocked_call_is_named_when_nothing_is_ready(qtbot: Any, examples: Path) -> None:
+    """At the end of the refund plan, issueRefund waits for its approval path, and the stop says so."""
+    _document, model, debugger = debugger_for(examples / "refund_workflow.json")
+    run(qtbot, debugger.continue_())
+    assert debugger.last_stop == "nothing is ready: #3 awaiting approval on †state.approvals.refund"
+    assert model.status(3) is Status.AWAITING_APPROVAL
+    assert model.status(4) is Status.DONE
+
+
+def test_approval_edit_changes_what_runs(qtbot: Any, examples: Path) -> None:
+    """An approver that edits greetUser's _output makes the edited value land, with the edited call as _call."""
+    document, _model, debugger = debugger_for(examples / "seed_variables.json")
+    debugger.approval_enabled = True
+    edited = {"_tool": "greetUser", "userName": "†input.userName", "_outputPath": "†state.greeting",
+              "_output": "Hi, Ada."}
+    debugger.approver = lambda call: Decision.edit(edited)
+    run(qtbot, debugger.step())
+    assert document.context.resolve("†state.greeting").value == "Hi, Ada."
+    assert document.context[len(document.context) - 1]["_call"] == edited
+
+
+def test_rejected_call_becomes_an_error_message(qtbot: Any, examples: Path) -> None:
+    """A rejection appends an error message naming the call and the reason, and the call is failed."""
+    document, model, debugger = debugger_for(examples / "seed_variables.json")
+    debugger.approval_enabled = True
+    debugger.approver = lambda call: Decision.reject("not today")
+    run(qtbot, debugger.step())
+    error = document.context[len(document.context) - 1]
+    assert error["type"] == "error"
+    assert error["data"]["call"] == model.getItem(0).call
+    assert error["data"]["error"]["message"] == "not today"
+    assert model.status(0) is Status.FAILED
+
+
+def test_approval_dialog_reject_with_a_reason(qtbot: Any, examples: Path) -> None:
+    """Without an injected approver a non-modal dialog asks; its Reject button rejects with the typed reason."""
+    document, model, debugger = debugger_for(examples / "seed_variables.json")
+    debugger.approval_enabled = True
+    task = spawn(debugger.step())
+    qtbot.waitUntil(lambda: isinstance(debugger.open_dialog, ApprovalDialog))
+    dialog = debugger.open_dialog
+    assert isinstance(dialog, ApprovalDialog)
+    dialog.reason.setText("wrong greeting")
+    qtbot.mouseClick(dialog.reject_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(task.done)
+    assert document.context[len(document.context) - 1]["data"]["error"]["message"] == "wrong greeting"
+    assert model.status(0) is Status.FAILED
+
+
+def test_latent_output_typed_in_the_form_is_written(qtbot: Any, examples: Path) -> None:
+    """verifyUser has no _output: the output form asks, and the typed value lands on the first branch."""
+    document, model, debugger = debugger_for(examples / "seed_variables.json")
+    run(qtbot, debugger.step())  # greetUser
+    task = spawn(debugger.step())
+    qtbot.waitUntil(lambda: isinstance(debugger.open_dialog, OutputDialog))
+    dialog = debugger.open_dialog
+    assert isinstance(dialog, OutputDialog)
+    dialog.set_text("{not json")
+    qtbot.mouseClick(dialog.write_button, Qt.MouseButton.LeftButton)
+    assert dialog.error.text().startswith("line 1, column 2")
+    dialog.set_text('{"level": "strong"}')
+    qtbot.mouseClick(dialog.write_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(task.done)
+    assert document.context.resolve("†state.user.verified.level").value == "strong"
+    assert document.context[len(document.context) - 1]["_outputPath"] == "†state.user.verified"
+    assert model.status(1) is Status.DONE
+
+
+def test_fan_out_output_writes_every_destination(qtbot: Any, examples: Path) -> None:
+    """generateSummary's `&&` path writes the typed summary to both destinations, one message each."""
+    document, _model, debugger = debugger_for(examples / "seed_variables.json")
+    debugger.ask_output = lambda call: "A short summary" if call.tool == "generateSummary" else CANCEL
+    model = debugger.model
+    model.set_breakpoint(1, False)
+    run(qtbot, debugger.step())  # greetUser
+    run(qtbot, debugger.step())  # verifyUser: cancelled, stays waiting
+    assert debugger.last_stop == "#1 waits for an output"
+    debugger.ask_output = lambda call: "A short summary"
+    run(qtbot, debugger.continue_())
+    paths = [m.get("_outputPath") for m in document.context.messages[-2:]]
+    assert paths == ["†state.user.summary", "†state.audit.summary"]
+    assert document.context.resolve("†state.audit.summary").value == "A short summary"
+
+
+def test_restart_returns_the_identical_document(qtbot: Any, examples: Path) -> None:
+    """After running and failing calls, Restart gives back the document byte for byte, and can run again."""
+    document, model, debugger = debugger_for(examples / "refund_workflow.json")
+    original = document.dumps()
+    debugger.approval_enabled = True
+    debugger.approver = lambda call: Decision.reject("no") if call.tool == "logStep" else Decision.edit(call.call)
+    run(qtbot, debugger.continue_())
+    assert document.dumps() != original
+    debugger.restart()
+    assert document.dumps() == original
+    assert model.status(0) is Status.READY
+    assert run(qtbot, debugger.step()) is True
+
+
+def test_pause_stops_continue_after_the_running_call(qtbot: Any, examples: Path) -> None:
+    """Pause during Continue lets the current call finish and then stops."""
+    _document, model, debugger = debugger_for(examples / "refund_workflow.json")
+
+    def approve_and_pause(call: Any) -> Any:
+        debugger.pause()
+        return Decision.edit(call.call)
+
+    debugger.approval_enabled = True
+    debugger.approver = approve_and_pause
+    run(qtbot, debugger.continue_())
+    assert debugger.last_stop == "paused"
+    assert model.status(0) is Status.DONE
+    qtbot.waitUntil(lambda: model.status(1) is Status.READY)
+
+
+def test_output_form_follows_the_tools_output_schema(qtbot: Any) -> None:
+    """With an `_output` schema the form refuses a value that breaks it and writes one that fits."""
+    tool = {"type": "tool", "tool": {"rate": {"type": "object", "properties": {
+        "_output": {"type": "object", "properties": {"score": {"type": "integer", "minimum": 1, "maximum": 5}},
+                    "required": ["score"]}}}}}
+    document = Document(Context([{"type": "state", "data": {}}, tool,
+                                 {"type": "plan", "plan": [{"_tool": "rate", "_outputPath": "†state.rating"}]}]))
+    model = CallsModel(document.context)
+    debugger = Debugger(model, clock=fixed_clock(NOW))
+    task = spawn(debugger.step())
+    qtbot.waitUntil(lambda: isinstance(debugger.open_dialog, OutputDialog))
+    dialog = debugger.open_dialog
+    assert isinstance(dialog, OutputDialog)
+    assert dialog.form is not None
+    dialog.set_text('{"score": 9}')
+    qtbot.waitUntil(dialog.write_button.isEnabled, timeout=10000)
+    qtbot.mouseClick(dialog.write_button, Qt.MouseButton.LeftButton)
+    assert "$.score" in dialog.error.text()
+    assert not task.done()
+    dialog.set_text('{"score": 4}')
+    qtbot.waitUntil(lambda: dialog.write_button.isEnabled() and not dialog.error.text(), timeout=10000)
+    qtbot.mouseClick(dialog.write_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(task.done)
+    assert document.context.resolve("†state.rating.score").value == 4
+
+
+def test_closing_the_approval_dialog_rejects(qtbot: Any, examples: Path) -> None:
+    """Closing the approval window never approves silently: the call fails with a rejection."""
+    document, model, debugger = debugger_for(examples / "seed_variables.json")
+    debugger.approval_enabled = True
+    task = spawn(debugger.step())
+    qtbot.waitUntil(lambda: isinstance(debugger.open_dialog, ApprovalDialog))
+    assert debugger.open_dialog is not None
+    debugger.open_dialog.close()
+    qtbot.waitUntil(task.done)
+    assert document.context[len(document.context) - 1]["data"]["error"]["type"] == "rejected"
+    assert model.status(0) is Status.FAILED
+
+
+def test_approval_dialog_edit_runs_the_edited_call(qtbot: Any, examples: Path) -> None:
+    """Editing the call's JSON in the dialog and choosing 'Run edited call' runs the edit."""
+    document, _model, debugger = debugger_for(examples / "seed_variables.json")
+    debugger.approval_enabled = True
+    task = spawn(debugger.step())
+    qtbot.waitUntil(lambda: isinstance(debugger.open_dialog, ApprovalDialog))
+    dialog = debugger.open_dialog
+    assert isinstance(dialog, ApprovalDialog)
+    dialog.editor.setPlainText(dialog.editor.toPlainText().replace("Hello, Ada!", "Welcome back, Ada."))
+    qtbot.mouseClick(dialog.edit_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(task.done)
+    assert document.context.resolve("†state.greeting").value == "Welcome back, Ada."
+
+
+def test_a_failing_step_is_reported_not_lost(qtbot: Any, examples: Path) -> None:
+    """An exception inside a step started from a button stops the debugger with a message saying what failed."""
+    _document, _model, debugger = debugger_for(examples / "refund_workflow.json")
+
+    def broken(call: Any) -> Any:
+        raise OSError("disk on fire")
+
+    debugger.approval_enabled = True
+    debugger.approver = broken
+    task = debugger.start_step()
+    qtbot.waitUntil(task.done)
+    assert debugger.last_stop == "stepped over #0"  # the engine turns a raising hook into a failed call
+    debugger.model.set_source(None)
+    task = debugger.start_step()
+    qtbot.waitUntil(task.done)
+    assert debugger.last_stop == "the debugger stopped on an error: RuntimeError: no document is open"
+    assert not debugger.running

@@ -1,0 +1,84 @@
+"""The output audit: an output message's call, date, method, path, and the value before and after it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from contextdeck.engine import Context, load_document
+from contextdeck.gui._inspector._audit import OutputAudit
+from contextdeck.gui._inspector._audit_data import audit
+
+REFUND_OUTPUTS = [
+    {"type": "data", "kind": "state", "data": {"order": {"id": "A-1042"}},
+     "_call": {"_tool": "lookupOrder", "orderId": "†input.orderId", "_outputPath": "†state.order",
+               "_output": {"id": "A-1042", "total": 89.5, "daysSinceDelivery": 4, "items": ["kettle"]}},
+     "_date": "2026-01-02T03:04:05Z", "_outputPath": "†state.order"},
+    {"type": "data", "kind": "state", "data": {"log": "order looked up"},
+     "_call": {"_tool": "logStep", "entry": "order looked up", "_outputPath": "†state.log",
+               "_outputMethod": "push", "_output": "order looked up"},
+     "_date": "2026-01-02T03:04:06Z", "_outputMethod": "push", "_outputPath": "†state.log"},
+]
+
+
+def refund_after_two_calls(examples: Path) -> Context:
+    document = load_document(examples / "refund_workflow.json")
+    for message in REFUND_OUTPUTS:
+        document.context.append(message)
+    return document.context
+
+
+def test_audit_reads_the_metadata_and_links_the_call(examples: Path) -> None:
+    """The audit of lookupOrder's output names call #0, its date, method and path, and null → the order."""
+    context = refund_after_two_calls(examples)
+    found = audit(context, 5)
+    assert found is not None
+    assert (found.call_index, found.date) == (0, "2026-01-02T03:04:05Z")
+    assert (found.method, found.path) == ("set", "†state.order")
+    assert found.before is None
+    assert found.after == {"id": "A-1042"}
+    assert "-null" in found.diff
+    assert '+  "id": "A-1042"' in found.diff
+
+
+def test_push_shows_the_array_growing(examples: Path) -> None:
+    """logStep's push: the log was [] before and holds the entry after."""
+    found = audit(refund_after_two_calls(examples), 6)
+    assert found is not None
+    assert (found.method, found.before, found.after) == ("push", [], ["order looked up"])
+
+
+def test_a_message_without_call_is_not_audited(examples: Path) -> None:
+    """Only output messages (with _call) have an audit."""
+    assert audit(refund_after_two_calls(examples), 1) is None
+
+
+def test_audit_panel_link_selects_the_call(qtbot: Any, examples: Path) -> None:
+    """The panel shows the audit; clicking the call link emits that call's index."""
+    context = refund_after_two_calls(examples)
+    panel = OutputAudit()
+    qtbot.addWidget(panel)
+    panel.show_message(context, 6)
+    assert panel.method.text() == "push"
+    assert panel.path.text() == "†state.log"
+    assert "#1 logStep" in panel.call_link.text()
+    with qtbot.waitSignal(panel.callActivated) as link:
+        panel.call_link.linkActivated.emit("call:1")
+    assert link.args == [1]
+    panel.show_message(context, 0)
+    assert panel.audit is None
+    assert "Not an output message" in panel.heading.text()
+
+
+def test_seed_output_audit_derives_the_path_from_the_call(qtbot: Any, examples: Path) -> None:
+    """Seed 000's output has no _outputPath of its own: the audit takes it from _call and shows active → inactive."""
+    context = load_document(examples / "seed_output.json").context
+    found = audit(context, 1)
+    assert found is not None
+    assert (found.path, found.method, found.date) == ("†data.user.status", "set", "2025-10-26T12:00:00Z")
+    assert (found.before, found.after) == ("active", "inactive")
+    assert found.call_index is None
+    panel = OutputAudit()
+    qtbot.addWidget(panel)
+    panel.show_message(context, 1)
+    assert "not in the pending calls" in panel.call_link.text()

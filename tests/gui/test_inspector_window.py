@@ -1,0 +1,129 @@
+"""The inspector installed in the real main window: docks, Run menu, timeline, undo, activities."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QSettings
+
+from contextdeck.engine import fixed_clock
+from contextdeck.gui._app import create_window
+from contextdeck.gui._inspector import Inspector, Status, install_inspector
+from contextdeck.gui._inspector._async import release, spawn
+from contextdeck.gui._inspector._call_inspector import SOURCE
+from contextdeck.gui._window import MainWindow
+
+ACTIVITIES = '''
+from contextdeck.engine import activity
+
+SENT = []
+
+@activity("notifyCustomer")
+def notify(call, tool, context):
+    SENT.append(call["email"])
+'''
+
+
+@pytest.fixture
+def window(qtbot: Any, tmp_path: Path, examples: Path) -> Iterator[MainWindow]:
+    """The real window with the inspector installed, on the refund workflow."""
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    win = create_window(settings, tmp_path / "recovery")
+    qtbot.addWidget(win)
+    win.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
+    install_inspector(win)
+    win.show()
+    with qtbot.waitSignal(win.session.documentReplaced, timeout=10000):
+        win.session.open(examples / "refund_workflow.json")
+    yield win
+    win.session.close()
+    release()
+
+
+def parts(window: MainWindow) -> Inspector:
+    found = window.inspector  # type: ignore[attr-defined]
+    assert isinstance(found, Inspector)
+    return found
+
+
+def test_docks_and_run_menu_are_installed(window: MainWindow) -> None:
+    """The four docks exist and the Run menu holds Step, Continue, Pause, Restart and the approval toggle."""
+    inspector = parts(window)
+    assert set(inspector.docks) == {"Calls", "Call inspector", "Output audit", "Plan graph"}
+    texts = [a.text() for a in window.menu("Run").actions() if not a.isSeparator()]
+    assert texts[:4] == ["Step", "Continue", "Pause", "Restart"]
+    assert "Load Activities…" in [a.text() for a in window.menu("File").actions()]
+    assert inspector.model.rowCount() == 5
+
+
+def test_step_from_the_menu_shows_the_output_in_the_timeline_and_audit(qtbot: Any, window: MainWindow) -> None:
+    """Run → Step appends lookupOrder's output; the timeline grows; selecting it shows its audit; undo removes it."""
+    inspector = parts(window)
+    inspector.debugger.clock = fixed_clock("2026-01-02T03:04:05Z")
+    before = len(window.context())
+    next(a for a in window.menu("Run").actions() if a.text() == "Step").trigger()
+    qtbot.waitUntil(lambda: len(window.context()) == before + 1)
+    qtbot.waitUntil(lambda: not inspector.debugger.running)
+    window.select_message(before)
+    inspector.docks["Output audit"].raise_()
+    qtbot.waitUntil(lambda: inspector.audit.audit is not None)
+    audit = inspector.audit.audit
+    assert audit is not None
+    assert (audit.call_index, audit.date, audit.path) == (0, "2026-01-02T03:04:05Z", "†state.order")
+    window.session.undo_stack.undo()
+    assert len(window.context()) == before
+
+
+def test_restart_through_the_undo_stack(qtbot: Any, window: MainWindow) -> None:
+    """Continue then Restart gives back the identical document; undoing the Restart brings the outputs back."""
+    inspector = parts(window)
+    original = window.session.document.dumps()
+    task = spawn(inspector.debugger.continue_())
+    qtbot.waitUntil(task.done)
+    ran = window.session.document.dumps()
+    assert ran != original
+    inspector.debugger.restart()
+    assert window.session.document.dumps() == original
+    window.session.undo_stack.undo()
+    assert window.session.document.dumps() == ran
+
+
+def test_source_click_selects_the_message_in_the_timeline(qtbot: Any, window: MainWindow) -> None:
+    """Clicking where issueRefund's amount came from selects the input message in the timeline."""
+    inspector = parts(window)
+    inspector.panel.view.select_call(3)
+    item = inspector.inspector.source_item("amount")
+    assert item is not None
+    with qtbot.waitSignal(window.messageSelected) as selected:
+        inspector.inspector.params.itemClicked.emit(item, SOURCE)
+    assert selected.args == [1]
+
+
+def test_loading_activities_asks_first_and_changes_the_mode(qtbot: Any, window: MainWindow, tmp_path: Path) -> None:
+    """Refusing the warning loads nothing; accepting it makes notifyCustomer a fire-and-forget activity."""
+    inspector = parts(window)
+    path = tmp_path / "activities.py"
+    path.write_text(ACTIVITIES, encoding="utf-8")
+    inspector.panel.confirm = lambda parent, file: False
+    assert inspector.panel.load_activities(str(path)) is False
+    assert "notifyCustomer" not in inspector.debugger.activities
+    inspector.panel.confirm = lambda parent, file: True
+    assert inspector.panel.load_activities(str(path)) is True
+    assert inspector.model.getItem(4).fire_and_forget
+    inspector.model.set_breakpoint(4, False)
+    task = spawn(inspector.debugger.continue_())
+    qtbot.waitUntil(task.done)
+    qtbot.waitUntil(lambda: inspector.model.status(4) is Status.FIRE_AND_FORGET)
+
+
+def test_a_broken_activities_file_says_why(window: MainWindow, tmp_path: Path) -> None:
+    """A file with a syntax error is refused with its line, and nothing changes."""
+    inspector = parts(window)
+    path = tmp_path / "broken.py"
+    path.write_text("def (:\n", encoding="utf-8")
+    inspector.panel.confirm = lambda parent, file: True
+    assert inspector.panel.load_activities(str(path)) is False
+    assert "syntax error at line 1" in inspector.panel.message.text()
