@@ -22,6 +22,7 @@ from ._commands import EditCommand, TypingCommand, describe
 from ._diagnostics import DiagnosticsRunner
 from ._editor import DataEditor
 from ._files_ui import FilesUI
+from ._inspector import install_inspector
 from ._llm import LLMView
 from ._messages_edit import NEW_MESSAGES, editable_value, edited_message
 from ._session import DocumentSession
@@ -108,6 +109,7 @@ class MainWindow(QMainWindow):
         self.session.undo_stack.indexChanged.connect(self._schedule)
         QGuiApplication.styleHints().colorSchemeChanged.connect(self._system_scheme_changed)
         self._document_replaced()
+        install_inspector(self)  # before the layout is restored, so the saved layout covers its docks
         self._restore_layout()
 
     # -- public hooks --------------------------------------------------------------------------------

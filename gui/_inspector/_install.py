@@ -95,7 +95,13 @@ class _Wiring(QObject):
 
 
 def install_inspector(window: Any) -> Inspector:
-    """Add the inspector's docks and actions to `window`; returns the parts (also set as `window.inspector`)."""
+    """Add the inspector's docks and actions to `window`; returns the parts (also set as `window.inspector`).
+
+    The main window installs it when it is built; a second call returns what is installed.
+    """
+    installed = getattr(window, "inspector", None)
+    if isinstance(installed, Inspector):
+        return installed
     activities = Activities()
     model = CallsModel(activities=lambda: activities)
     debugger = Debugger(model, activities)

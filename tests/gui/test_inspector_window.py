@@ -29,12 +29,11 @@ def notify(call, tool, context):
 
 @pytest.fixture
 def window(qtbot: Any, tmp_path: Path, examples: Path) -> Iterator[MainWindow]:
-    """The real window with the inspector installed, on the refund workflow."""
+    """The real window (which installs the inspector itself) on the refund workflow."""
     settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
     win = create_window(settings, tmp_path / "recovery")
     qtbot.addWidget(win)
     win.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
-    install_inspector(win)
     win.show()
     with qtbot.waitSignal(win.session.documentReplaced, timeout=10000):
         win.session.open(examples / "refund_workflow.json")
@@ -52,9 +51,11 @@ def parts(window: MainWindow) -> Inspector:
 def test_docks_and_run_menu_are_installed(window: MainWindow) -> None:
     """The four docks exist and the Run menu holds Step, Continue, Pause, Restart and the approval toggle."""
     inspector = parts(window)
+    assert install_inspector(window) is inspector  # installing again adds nothing
     assert set(inspector.docks) == {"Calls", "Call inspector", "Output audit", "Plan graph"}
     texts = [a.text() for a in window.menu("Run").actions() if not a.isSeparator()]
-    assert texts[:4] == ["Step", "Continue", "Pause", "Restart"]
+    start = texts.index("Step")
+    assert texts[start : start + 4] == ["Step", "Continue", "Pause", "Restart"]
     assert "Load Activities…" in [a.text() for a in window.menu("File").actions()]
     assert inspector.model.rowCount() == 5
 
