@@ -120,6 +120,10 @@ def install_inspector(window: Any) -> Inspector:
     for name in ("Call inspector", "Output audit"):
         _tabify(window, "state_dock", docks[name])
     _tabify(window, "watch_dock", docks["Plan graph"])
+    for existing in ("state_dock", "watch_dock"):  # the window's own views stay in front at first
+        front = getattr(window, existing, None)
+        if isinstance(front, QDockWidget):
+            front.raise_()
 
     debugger.apply_edits = lambda text, edits: wiring.push(text, edits, applied=False)
     debugger.record_run = lambda text, edits: wiring.push(text, edits, applied=True)

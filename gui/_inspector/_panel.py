@@ -33,6 +33,8 @@ def ask_activities_path(parent: QWidget | None) -> str | None:
     path, _ = QFileDialog.getOpenFileName(parent, "Load activities", "", "Python files (*.py)")
     return path or None
 
+NO_CALLS = "No calls: the document has no solution and no plan message."
+
 
 class CallsPanel(QWidget):
     """The calls table under a toolbar: Step, Continue, Pause, Restart, approval before each call."""
@@ -104,7 +106,9 @@ class CallsPanel(QWidget):
         self.actions_by_name["pause"].setEnabled(running)
         self.actions_by_name["restart"].setEnabled(not running)
         if not has_calls:
-            self.message.setText("No calls: the document has no solution and no plan message.")
+            self.message.setText(NO_CALLS)
+        elif self.message.text() == NO_CALLS:
+            self.message.clear()  # a document with calls replaced one without
 
     def load_activities(self, path: str | None = None) -> bool:
         """File → Load activities…: asks for a file, warns that it is code, then loads it."""

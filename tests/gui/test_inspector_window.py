@@ -128,3 +128,16 @@ def test_a_broken_activities_file_says_why(window: MainWindow, tmp_path: Path) -
     inspector.panel.confirm = lambda parent, file: True
     assert inspector.panel.load_activities(str(path)) is False
     assert "syntax error at line 1" in inspector.panel.message.text()
+
+
+def test_no_calls_notice_clears_on_a_document_with_calls(qtbot: Any, window: MainWindow, examples: Path) -> None:
+    """After a document without calls, opening one with a plan removes the "No calls" notice."""
+    from contextdeck.gui._inspector._panel import NO_CALLS
+
+    panel = parts(window).panel
+    with qtbot.waitSignal(window.session.documentReplaced, timeout=10000):
+        window.session.open(examples / "seed_output.json")
+    qtbot.waitUntil(lambda: panel.message.text() == NO_CALLS)
+    with qtbot.waitSignal(window.session.documentReplaced, timeout=10000):
+        window.session.open(examples / "refund_workflow.json")
+    qtbot.waitUntil(lambda: panel.message.text() != NO_CALLS)
