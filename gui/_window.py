@@ -184,7 +184,8 @@ class MainWindow(QMainWindow):
         self._update_title()
         self._show_message(None)
         if len(context):
-            self.select_message(0)
+            # The last message: every view opens on the whole context, as of its latest message.
+            self.select_message(len(context) - 1)
         self._schedule()
 
     def _update_title(self, *_changed: object) -> None:

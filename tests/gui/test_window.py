@@ -96,6 +96,12 @@ def test_a_drop_on_the_timeline_moves_the_message_undoably(qtbot: Any, window: M
     assert window.context().messages == ORDERED
 
 
+def test_an_opened_document_shows_its_latest_state(qtbot: Any, window: MainWindow) -> None:
+    """After opening, the last message is selected, so the state view shows the whole context (Sam, not Alex)."""
+    assert window.selected_message() == len(ORDERED) - 1
+    qtbot.waitUntil(lambda: state_value(window, "¶state.user") == ('"Sam"', 2))
+
+
 def test_the_time_cursor_shows_the_state_as_of_the_selected_message(qtbot: Any, window: MainWindow) -> None:
     """Selecting message 1 shows Alex (message 2 is in the future); Follow latest shows Sam again."""
     cursors: list[Any] = []
