@@ -11,9 +11,11 @@ from ._edits import Edit, Insert, Move, Remove, Replace
 from ._errors import DocumentError, ExpressionError
 from ._execution import Execution
 from ._expressions import Expression, Reference, find_expressions, is_expression, parse_expression, unescape
-from ._messages import AUDIT_KEYS, MISSING, Form, MessageInfo, Write, classify, get_path, kind_of, payload_of
+from ._groups import flatten
+from ._messages import AUDIT_KEYS, METHODS, MISSING, Form, MessageInfo, Write, classify, get_path, kind_of, payload_of
 from ._methods import deep_merge
 from ._outputs import error_message, fixed_clock, output_messages, utc_now
+from ._plan import Graph
 from ._render import LLMMessage, render, render_text
 from ._resolution import Diagnostic, Indices, Resolution
 from ._status import CallState, Decision, Status, TickReport
@@ -22,6 +24,7 @@ from ._validate import validate
 
 __all__ = [
     "AUDIT_KEYS",
+    "METHODS",
     "MISSING",
     "Activities",
     "Activity",
@@ -38,6 +41,7 @@ __all__ = [
     "Expression",
     "ExpressionError",
     "Form",
+    "Graph",
     "Indices",
     "Insert",
     "LLMMessage",
@@ -62,6 +66,7 @@ __all__ = [
     "error_message",
     "find_expressions",
     "fixed_clock",
+    "flatten",
     "get_path",
     "is_expression",
     "kind_of",

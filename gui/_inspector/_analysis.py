@@ -16,6 +16,7 @@ import jsonschema
 from jsonschema.exceptions import SchemaError
 
 from contextdeck.engine import (
+    METHODS,
     MISSING,
     Context,
     ExpressionError,
@@ -24,6 +25,7 @@ from contextdeck.engine import (
     Resolution,
     ToolDefinition,
     find_expressions,
+    flatten,
     is_expression,
     parse_expression,
     pending_calls,
@@ -31,7 +33,6 @@ from contextdeck.engine import (
     unescape,
 )
 
-METHODS = ("set", "merge", "assign", "push", "concat")
 APPROVALS = ("state", ("approvals",))
 # A pattern from a document runs through `re`, which has no time limit: only short subjects are matched.
 _PATTERN_SUBJECT_LIMIT = 256
@@ -57,7 +58,6 @@ class Status(StrEnum):
 # The engine's execution statuses use the same words; these are the ones a call does not leave.
 SETTLED = frozenset({Status.DONE, Status.FAILED, Status.FIRE_AND_FORGET, Status.CANCELLED})
 OPEN = frozenset({Status.READY, Status.BLOCKED, Status.AWAITING_APPROVAL, Status.WAITING_FOR_OUTPUT})
-PATTERNS = ("all", "any", "race")
 
 
 class Mode(StrEnum):
@@ -177,7 +177,7 @@ def analyse_calls(
     tools = tool_definitions(context)
     records = run_records(context)
     calls = [analyse_call(context, index, call, tools, activities, records)
-             for index, call in enumerate(flatten(entries))]
+             for index, call in enumerate(flatten(entries)[0])]
     return calls, plan_index
 
 
@@ -190,18 +190,6 @@ def run_records(context: Context) -> list[tuple[int, Any]]:
         elif message.get("type") == "error" and isinstance(data := message.get("data"), dict) and "call" in data:
             found.append((index, data["call"]))
     return found
-
-
-def flatten(entries: list[Any]) -> list[Any]:
-    """The calls of a plan in order, members of pattern groups included (as the engine's scheduler numbers them)."""
-    calls: list[Any] = []
-    for entry in entries:
-        if isinstance(entry, dict) and len(entry) == 1 and next(iter(entry)) in PATTERNS:
-            members = next(iter(entry.values()))
-            calls.extend(members if isinstance(members, list) else [members])
-        else:
-            calls.append(entry)
-    return calls
 
 
 def analyse_call(

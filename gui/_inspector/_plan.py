@@ -1,14 +1,11 @@
-"""The plan as a graph (SPEC 6.9): a call that writes P feeds every call that reads P, a parent or a child of P.
-
-Qt-free (it belongs in the engine beside the scheduler's cycle check): edges, cycles and a layered layout.
-"""
+"""The plan as a graph (SPEC 6.9), for drawing: the engine's edges and cycles, and a layered layout (Qt-free)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from contextdeck.engine import Reference
+from contextdeck.engine import Activities, Graph, analyse_call
 
 from ._analysis import CallAnalysis
 
@@ -50,70 +47,16 @@ class PlanGraph:
         return found
 
 
-def _related(a: Reference, b: Reference) -> bool:
-    """Same kind, and one path is a prefix of the other (the same path, a parent or a child)."""
-    if a.kind != b.kind:
-        return False
-    shorter = min(len(a.path), len(b.path))
-    return a.path[:shorter] == b.path[:shorter]
-
-
-def _sees(writer: CallAnalysis, reader: CallAnalysis) -> bool:
-    """A global write is seen by every instance; an instance's write only by calls of that instance."""
-    return writer.instance is None or writer.instance == reader.instance
-
-
 def plan_graph(calls: Sequence[CallAnalysis]) -> PlanGraph:
-    """The data-flow graph of the calls, its cycles, and layers for drawing (cycles share a layer)."""
-    edges: list[Edge] = []
-    for writer in calls:
-        for reader in calls:
-            if writer.index == reader.index or not _sees(writer, reader):
-                continue  # a call reading what it writes reads the value before its own write: no cycle
-            hits = [str(r) for r in reader.reads if any(_related(w, r) for w in writer.writes)]
-            if hits:
-                edges.append(Edge(writer.index, reader.index, tuple(dict.fromkeys(hits))))
+    """The data-flow graph of the calls (the engine's, as the scheduler sees it), and layers for drawing."""
+    tools = {c.tool: c.definition for c in calls if c.tool is not None and c.definition is not None}
+    plans = [analyse_call(c.index, c.call, tools, Activities()) for c in calls]
+    graph = Graph.of(plans)
+    edges = [Edge(writer, reader, paths)
+             for reader in sorted(graph.feeders) for writer, paths in sorted(graph.feeders[reader].items())]
     nodes = tuple(c.index for c in calls)
-    cycles = _cycles(nodes, edges)
+    cycles = tuple(graph.cycles())
     return PlanGraph(nodes, tuple(edges), cycles, _layers(nodes, edges, cycles))
-
-
-def _cycles(nodes: tuple[int, ...], edges: list[Edge]) -> tuple[tuple[int, ...], ...]:
-    """Tarjan's strongly connected components with more than one node, each sorted, in plan order."""
-    successors: dict[int, list[int]] = {n: [] for n in nodes}
-    for edge in edges:
-        successors[edge.source].append(edge.target)
-    index_of: dict[int, int] = {}
-    low: dict[int, int] = {}
-    stack: list[int] = []
-    on_stack: set[int] = set()
-    found: list[tuple[int, ...]] = []
-
-    def visit(node: int) -> None:
-        index_of[node] = low[node] = len(index_of)
-        stack.append(node)
-        on_stack.add(node)
-        for nxt in successors[node]:
-            if nxt not in index_of:
-                visit(nxt)
-                low[node] = min(low[node], low[nxt])
-            elif nxt in on_stack:
-                low[node] = min(low[node], index_of[nxt])
-        if low[node] == index_of[node]:
-            group = []
-            while True:
-                top = stack.pop()
-                on_stack.discard(top)
-                group.append(top)
-                if top == node:
-                    break
-            if len(group) > 1:
-                found.append(tuple(sorted(group)))
-
-    for node in nodes:
-        if node not in index_of:
-            visit(node)
-    return tuple(sorted(found))
 
 
 def _layers(
