@@ -18,7 +18,7 @@ from ._outputs import error_message, fixed_clock, output_messages, utc_now
 from ._plan import Graph
 from ._render import LLMMessage, render, render_text
 from ._resolution import Diagnostic, Indices, Resolution
-from ._status import CallState, Decision, Status, TickReport
+from ._status import OPEN, SETTLED, CallState, Decision, Status, TickReport
 from ._tools import ToolDefinition, merged_tools, pending_calls, tool_definitions
 from ._validate import validate
 
@@ -26,6 +26,8 @@ __all__ = [
     "AUDIT_KEYS",
     "METHODS",
     "MISSING",
+    "OPEN",
+    "SETTLED",
     "Activities",
     "Activity",
     "ActivityLoadError",

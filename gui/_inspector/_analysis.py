@@ -18,11 +18,13 @@ from jsonschema.exceptions import SchemaError
 from contextdeck.engine import (
     METHODS,
     MISSING,
+    OPEN,
     Context,
     ExpressionError,
     Form,
     Reference,
     Resolution,
+    Status,
     ToolDefinition,
     find_expressions,
     flatten,
@@ -38,26 +40,6 @@ APPROVALS = ("state", ("approvals",))
 _PATTERN_SUBJECT_LIMIT = 256
 
 JsonPath = tuple[str | int, ...]
-
-
-class Status(StrEnum):
-    """What a call is doing or waiting for (SPEC 6.8, 6.11)."""
-
-    READY = "ready"
-    BLOCKED = "blocked"
-    AWAITING_APPROVAL = "awaiting approval"
-    WAITING_FOR_OUTPUT = "waiting for output"
-    RUNNING = "running"
-    DONE = "done"
-    FAILED = "failed"
-    FIRE_AND_FORGET = "fire-and-forget"
-    CANCELLED = "cancelled"
-    INVALID = "invalid"
-
-
-# The engine's execution statuses use the same words; these are the ones a call does not leave.
-SETTLED = frozenset({Status.DONE, Status.FAILED, Status.FIRE_AND_FORGET, Status.CANCELLED})
-OPEN = frozenset({Status.READY, Status.BLOCKED, Status.AWAITING_APPROVAL, Status.WAITING_FOR_OUTPUT})
 
 
 class Mode(StrEnum):
