@@ -3,6 +3,7 @@
 Never imports Qt: the GUI and the command line stand on this package, not the other way round.
 """
 
+from ._blame import Blame, BlameEntry
 from ._context import Context, Watch
 from ._document import Document, Shape, load_document, parse_document, write_atomically
 from ._edits import Edit, Insert, Move, Remove, Replace
@@ -18,6 +19,8 @@ from ._validate import validate
 __all__ = [
     "AUDIT_KEYS",
     "MISSING",
+    "Blame",
+    "BlameEntry",
     "Context",
     "Diagnostic",
     "Document",
