@@ -8,7 +8,6 @@ kept current by incremental tracks (`_watches`).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from functools import partial
 from typing import Any
 
 from psygnal import Signal
@@ -21,7 +20,8 @@ from ._index import Layer, Probe, State, fold_lane, path_value
 from ._messages import MessageInfo, Write, classify
 from ._order import Order
 from ._resolution import Resolution
-from ._watches import APPEND, INSTANCE, Plan, Shift, Watch, Watchers, combine
+from ._shift import Shift
+from ._watches import APPEND, INSTANCE, Plan, Watch, Watchers, combine
 
 Message = dict[str, Any]
 Identity = tuple[str, str | None]
@@ -191,7 +191,7 @@ class Context:
         self._order.insert(index, message_id)
         plan: Plan = {}
         self._add_write(plan, message_id, APPEND if index == len(self) - 1 else INSTANCE)
-        return plan, Shift(index, lambda i: i + 1 if i >= index else i)
+        return plan, Shift.insert(index)
 
     def _remove(self, index: int) -> tuple[Message, int, Plan, Shift]:
         message_id = self._order.ids[index]
@@ -199,7 +199,7 @@ class Context:
         self._drop_write(plan, message_id)
         self._order.pop(index)
         del self._info[message_id]
-        return self._message.pop(message_id), message_id, plan, Shift(index, lambda i: i - 1 if i > index else i)
+        return self._message.pop(message_id), message_id, plan, Shift.remove(index)
 
     def _replace(self, index: int, message: Message) -> tuple[Message, Plan]:
         message_id = self._order.ids[index]
@@ -217,7 +217,7 @@ class Context:
         self._order.pop(src)
         self._order.insert(dst, message_id)
         self._add_write(plan, message_id, INSTANCE)
-        return plan, Shift(min(src, dst), partial(_moved, src, dst))
+        return plan, Shift.move(src, dst)
 
     def _silently(self, edit: Edit) -> tuple[Plan, Shift | None, Callable[[], None]]:
         """Make `edit` without signals or watch updates; returns its plan, its shift and how to undo it."""
@@ -313,16 +313,6 @@ class Context:
         state = State([probe])
         self._fold(state, ref.kind, instance, ref.path[0] if ref.path else None, limit)
         return state, path_value(state, probe, str(ref), self._order.index_of), probe
-
-
-def _moved(src: int, dst: int, index: int) -> int:
-    if index == src:
-        return dst
-    if src < index <= dst:
-        return index - 1
-    if dst <= index < src:
-        return index + 1
-    return index
 
 
 def _clamp(index: int, size: int) -> int:

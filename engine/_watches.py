@@ -2,9 +2,12 @@
 
 A `Track` is the incremental fold of every watched path of one view (kind, instance) and one lane (first
 segment): all the watches that read `†state.user.…` for instance ① share one fold, and each watched
-path is a probe in it. After an edit, only the tracks whose lane the edited write can change are folded
-again (an append is one step; an edit in the instance layer refolds only that layer); every other track
-only renumbers its message indices when the edit shifted them. A watch is called back only when its
+path is a probe in it. The global track of a lane (instance None) follows the paths of every view, and
+the instance tracks continue from its state, so the global layer is folded once for all instances.
+
+After an edit, only the tracks whose lane the edited write can change are folded again (an append is
+one step; an edit in an instance layer refolds only that layer); every other watch only renumbers the
+message indices it names, and only when the edit shifted them. A watch is called back only when its
 found, value or sources changed.
 """
 
@@ -20,12 +23,13 @@ from ._fold import PathValue
 from ._index import Gap, Probe, State, fold_lane, in_gap, lanes_of, path_value
 from ._messages import Path, Write
 from ._resolution import Diagnostic, Indices, Resolution
+from ._shift import Shift, highest, shift_resolution, shift_value
 
 if TYPE_CHECKING:
     from ._context import Context
 
-# How much of a track an edit forces to fold again, from least to most.
-APPEND, GLOBAL_APPEND, INSTANCE, ALL = 1, 2, 3, 4
+# How much of a track an edit forces to fold again: one step, the instance layer, everything.
+APPEND, INSTANCE, ALL = 1, 2, 3
 
 
 def combine(expression: Expression, value_of: Callable[[Reference], PathValue]) -> Resolution:
@@ -38,7 +42,8 @@ def combine(expression: Expression, value_of: Callable[[Reference], PathValue]) 
             diagnostics.extend(d for d in path_value_.diagnostics if d not in diagnostics)
         absent = next((ref for ref, v in zip(gate, values, strict=True) if not v.found), None)
         if absent is None:
-            sources = sorted({i for v in values for i in v.sources})
+            # One value's sources are already sorted and unique.
+            sources = values[0].sources if len(values) == 1 else sorted({i for v in values for i in v.sources})
             return Resolution(expression.source, True, values[-1].value, Indices(sources), tuple(diagnostics))
         missing.append(str(absent))
     return Resolution(expression.source, False, None, Indices(), tuple(diagnostics), tuple(missing))
@@ -76,9 +81,9 @@ class Watch:
 
 @dataclass
 class Fold:
-    """One track's fold: after the global layer, after the instance layer, and the gaps it scanned."""
+    """One track's fold: the global track's state it continued from, its own state, the gaps it scanned."""
 
-    global_state: State
+    base: State
     state: State
     gaps: list[Gap]
 
@@ -88,23 +93,15 @@ class Track:
 
     def __init__(self, kind: str, instance: str | None, lane: str | None) -> None:
         self.kind, self.instance, self.lane = kind, instance, lane
-        self.paths: dict[Path, int] = {}  # path -> how many watches read it
+        self.paths: dict[Path, int] = {}  # path -> how many references read it (for a global track: in any view)
         self.watches: set[Watch] = set()
         self.fold: Fold | None = None
         self.results: dict[Path, PathValue] = {}
         self.high = -1  # the highest message index any result names
 
 
-@dataclass(frozen=True)
-class Shift:
-    """How an edit renumbered the messages: `low` is the first index that may change, `new` maps old to new."""
-
-    low: int
-    new: Callable[[int], int]
-
-
-# track -> (level, id of the message when appending, whether it is a global write)
-Plan = dict[Track, tuple[int, int | None, bool]]
+# track -> (level, id of the message when appending)
+Plan = dict[Track, tuple[int, int | None]]
 
 
 @dataclass
@@ -123,11 +120,8 @@ class Watchers:
         self._context = context
         self._tracks: dict[tuple[str, str | None, str | None], Track] = {}
         self._by_kind: dict[str, list[Track]] = {}
+        self._watches: set[Watch] = set()
         self._serial = itertools.count()
-
-    @property
-    def watches(self) -> set[Watch]:
-        return {watch for track in self._tracks.values() for watch in track.watches}
 
     # -- adding and removing -------------------------------------------------------------------
 
@@ -136,35 +130,50 @@ class Watchers:
         fresh: set[Track] = set()
         for ref in expression.references:
             lane = ref.path[0] if ref.path else None
-            track = self._tracks.get((ref.kind, instance, lane))
-            if track is None:
-                track = self._tracks[ref.kind, instance, lane] = Track(ref.kind, instance, lane)
-                self._by_kind.setdefault(ref.kind, []).append(track)
-            if ref.path not in track.paths:
-                fresh.add(track)
-            track.paths[ref.path] = track.paths.get(ref.path, 0) + 1
+            views = [None] if instance is None else [None, instance]
+            for view in views:
+                track = self._track(ref.kind, view, lane)
+                if ref.path not in track.paths:
+                    fresh.add(track)
+                track.paths[ref.path] = track.paths.get(ref.path, 0) + 1
             track.watches.add(handle)
             handle.tracks[ref] = track
-        for track in fresh:
-            self._install(track, self._refold(track, ALL, None, False))
+        # Global tracks first: instance tracks continue from their state.
+        for track in sorted(fresh, key=lambda track: track.instance is not None):
+            track.fold = self._refold(track, ALL, None, {})
+            track.results, track.high = self._results(track, track.fold)
         handle.current = handle.evaluate(lambda track: track.results)
+        self._watches.add(handle)
         return handle
 
     def remove(self, handle: Watch) -> None:
+        self._watches.discard(handle)
         for ref, track in handle.tracks.items():
-            track.paths[ref.path] -= 1
-            if not track.paths[ref.path]:
-                del track.paths[ref.path]
-                track.results.pop(ref.path, None)
             track.watches.discard(handle)
-            if not track.paths:
-                del self._tracks[track.kind, track.instance, track.lane]
-                self._by_kind[track.kind].remove(track)
+            views = [None] if track.instance is None else [None, track.instance]
+            for view in views:
+                self._release(self._tracks[track.kind, view, track.lane], ref.path)
+
+    def _track(self, kind: str, instance: str | None, lane: str | None) -> Track:
+        track = self._tracks.get((kind, instance, lane))
+        if track is None:
+            track = self._tracks[kind, instance, lane] = Track(kind, instance, lane)
+            self._by_kind.setdefault(kind, []).append(track)
+        return track
+
+    def _release(self, track: Track, path: Path) -> None:
+        track.paths[path] -= 1
+        if not track.paths[path]:
+            del track.paths[path]
+            track.results.pop(path, None)
+        if not track.paths:
+            del self._tracks[track.kind, track.instance, track.lane]
+            self._by_kind[track.kind].remove(track)
 
     # -- after an edit -------------------------------------------------------------------------
 
     def touch(self, plan: Plan, identity: tuple[str, str | None], write: Write, message_id: int, level: int) -> None:
-        """Note in `plan` the tracks a write (added or about to be removed) can change, and how much."""
+        """Note in `plan` the tracks a write (added, or about to be removed) can change, and how much."""
         kind, instance = identity
         tracks = self._by_kind.get(kind)
         if not tracks:
@@ -186,33 +195,40 @@ class Watchers:
             ):
                 continue
             wanted = level
-            if instance is None:
-                # A global write in the middle changes the global layer, so the whole fold.
-                wanted = ALL if level == INSTANCE else level
-                if wanted == APPEND and track.instance is not None and context._layer((kind, track.instance)).all:
-                    # ...and appended, it still comes before the whole instance layer.
-                    wanted = GLOBAL_APPEND
+            if level == INSTANCE and instance is None:
+                wanted = ALL  # a global write in the middle: the whole fold
+            elif level == APPEND and track.instance is not None and instance is None:
+                # An appended global write still comes before the whole instance layer.
+                wanted = INSTANCE if context._layer((kind, track.instance)).all else APPEND
             previous = plan.get(track)
             if previous is None:
-                plan[track] = (wanted, message_id, instance is None)
+                plan[track] = (wanted, message_id)
             else:
-                # Two changes to one track in one edit: fold again from where the larger one needs.
-                level_ = ALL if min(previous[0], wanted) <= GLOBAL_APPEND else max(previous[0], wanted)
-                plan[track] = (level_, None, False)
+                # Two changes to one track in one edit (a replace, a move): fold again.
+                plan[track] = (max(previous[0], wanted, INSTANCE if track.instance else ALL), None)
 
     def outcome(self, plan: Plan, shift: Shift | None) -> Outcome:
         """The new folds of the planned tracks and the new resolution of every watch that may change."""
-        folds = {track: self._refold(track, *how) for track, how in plan.items()}
+        folds: dict[Track, Fold] = {}
+        for track in sorted(plan, key=lambda track: track.instance is not None):
+            folds[track] = self._refold(track, *plan[track], folds)
         results = {track: self._results(track, fold) for track, fold in folds.items()}
+        refolded = {watch for track in folds for watch in track.watches}
         if shift is not None:
             for track in self._tracks.values():
                 if track not in results and track.high >= shift.low:
-                    results[track] = _shifted(track.results, shift)
-        touched = {watch for track in results for watch in track.watches}
+                    results[track] = shift_results(track.results, shift)
         fresh = [
             (watch, watch.evaluate(lambda track: results[track][0] if track in results else track.results))
-            for watch in sorted(touched, key=lambda watch: watch.serial)
+            for watch in refolded
         ]
+        if shift is not None:
+            fresh.extend(
+                (watch, shift_resolution(watch.current, shift))
+                for watch in self._watches
+                if watch not in refolded and highest(watch.current) >= shift.low
+            )
+        fresh.sort(key=lambda pair: pair[0].serial)
         return Outcome(folds, results, fresh)
 
     def commit(self, outcome: Outcome) -> None:
@@ -232,42 +248,35 @@ class Watchers:
 
     # -- folding -------------------------------------------------------------------------------
 
-    def _install(self, track: Track, fold: Fold) -> None:
-        track.fold = fold
-        track.results, track.high = self._results(track, fold)
-
-    def _refold(self, track: Track, level: int, appended: int | None, global_write: bool) -> Fold:
+    def _refold(self, track: Track, level: int, appended: int | None, folds: dict[Track, Fold]) -> Fold:
         context = self._context
         writes, key = context._writes, context._order.key.__getitem__
         old = track.fold
-        global_layer = context._layer((track.kind, None))
-        if level == ALL or old is None:
-            global_state = State([Probe(path) for path in track.paths])
-            gaps: list[Gap] = []
-            fold_lane(global_state, global_layer, track.lane, writes, key, gaps=gaps)
-        elif global_write and level <= GLOBAL_APPEND:
-            assert appended is not None
-            global_state = _stepped(old.global_state, appended, writes[appended])
-            gaps = [gap for gap in old.gaps if gap[0] is global_layer]
-            if not isinstance(global_state.root, dict):
-                gaps.append((global_layer, appended, None))
-        else:
-            global_state = old.global_state
-            gaps = [gap for gap in old.gaps if gap[0] is global_layer]
-        if track.instance is None:
-            return Fold(global_state, global_state, gaps)
-        instance_layer = context._layer((track.kind, track.instance))
-        if old is not None and level == APPEND:
-            # The appended write is the last one of this view's fold.
-            assert appended is not None
+        if old is not None and level == APPEND and appended is not None:
+            # The appended write is the last of this view's fold: one step.
             state = _stepped(old.state, appended, writes[appended])
-            gaps.extend(gap for gap in old.gaps if gap[0] is instance_layer)
+            gaps = list(old.gaps)
             if not isinstance(state.root, dict):
-                gaps.append((global_layer if global_write else instance_layer, appended, None))
-            return Fold(global_state, state, gaps)
-        state = global_state.copy()
-        fold_lane(state, instance_layer, track.lane, writes, key, gaps=gaps)
-        return Fold(global_state, state, gaps)
+                gaps.append((context._layer(context._info[appended].identity or ("", None)), appended, None))
+            base = state if track.instance is None else self._base(track, folds).state
+            return Fold(base, state, gaps)
+        if track.instance is None:
+            state = State([Probe(path) for path in track.paths])
+            gaps = []
+            fold_lane(state, context._layer((track.kind, None)), track.lane, writes, key, gaps=gaps)
+            return Fold(state, state, gaps)
+        base_fold = self._base(track, folds)
+        state = base_fold.state.copy()
+        gaps = list(base_fold.gaps)
+        fold_lane(state, context._layer((track.kind, track.instance)), track.lane, writes, key, gaps=gaps)
+        return Fold(base_fold.state, state, gaps)
+
+    def _base(self, track: Track, folds: dict[Track, Fold]) -> Fold:
+        """The fold of the global track an instance track continues from (new when this edit made one)."""
+        base_track = self._tracks[track.kind, None, track.lane]
+        fold = folds.get(base_track) or base_track.fold
+        assert fold is not None
+        return fold
 
     def _results(self, track: Track, fold: Fold) -> tuple[dict[Path, PathValue], int]:
         index_of = self._context._order.index_of
@@ -278,14 +287,8 @@ class Watchers:
                 continue
             label = "†" + ".".join((track.kind, *probe.path))
             value = values[probe.path] = path_value(fold.state, probe, label, index_of)
-            high = max(high, _highest(value))
+            high = max(high, highest(value))
         return values, high
-
-
-def _highest(value: PathValue) -> int:
-    """The highest message index a result names (-1 for none)."""
-    indices = [*value.sources, *(d.message_index for d in value.diagnostics if d.message_index is not None)]
-    return max(indices, default=-1)
 
 
 def _stepped(state: State, message_id: int, write: Write) -> State:
@@ -294,17 +297,7 @@ def _stepped(state: State, message_id: int, write: Write) -> State:
     return twin
 
 
-def _shifted(results: dict[Path, PathValue], shift: Shift) -> tuple[dict[Path, PathValue], int]:
-    new = shift.new
-    values: dict[Path, PathValue] = {}
-    high = -1
-    for path, value in results.items():
-        sources = tuple(new(i) for i in value.sources)
-        diagnostics = tuple(
-            d if d.message_index is None else Diagnostic(new(d.message_index), d.path, d.reason, d.severity)
-            for d in value.diagnostics
-        )
-        values[path] = PathValue(value.value, sources, diagnostics)
-        high = max(high, _highest(values[path]))
-    return values, high
-
+def shift_results(results: dict[Path, PathValue], shift: Shift) -> tuple[dict[Path, PathValue], int]:
+    """A track's results with their message indices renumbered."""
+    values = {path: shift_value(value, shift) for path, value in results.items()}
+    return values, max((highest(value) for value in values.values()), default=-1)
