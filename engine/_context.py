@@ -146,7 +146,7 @@ class Context:
             outcome = self._watchers.outcome(plan, shift)
         finally:
             undo()
-        return [(watch, watch.current, new) for watch, new in outcome.fresh if not new.same_result(watch.current)]
+        return [(watch, watch.current, new) for watch, new, changed in outcome.fresh if changed]
 
     def _valid(self, index: int) -> int:
         size = len(self)
@@ -185,12 +185,15 @@ class Context:
         self._layer(info.identity).discard(message_id, info.write, self._order.key.__getitem__)
         del self._writes[message_id]
 
-    def _insert(self, index: int, message: Message, message_id: int) -> tuple[Plan, Shift]:
+    def _insert(self, index: int, message: Message, message_id: int) -> tuple[Plan, Shift | None]:
         self._message[message_id] = message
         self._info[message_id] = classify(message)
         self._order.insert(index, message_id)
         plan: Plan = {}
-        self._add_write(plan, message_id, APPEND if index == len(self) - 1 else INSTANCE)
+        if index == len(self) - 1:  # an append renumbers nothing
+            self._add_write(plan, message_id, APPEND)
+            return plan, None
+        self._add_write(plan, message_id, INSTANCE)
         return plan, Shift.insert(index)
 
     def _remove(self, index: int) -> tuple[Message, int, Plan, Shift]:

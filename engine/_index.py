@@ -21,10 +21,10 @@ hold persistent values: `write_at` copies only the containers along a path, so a
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right, insort
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Container, Mapping
 from typing import Any
 
-from ._fold import PathValue, _effect, _is_prefix
+from ._fold import PathValue, _effect
 from ._messages import MISSING, Path, Write, get_path
 from ._methods import Conflict, write_at
 from ._resolution import Diagnostic
@@ -124,8 +124,10 @@ class State:
         self.root = root
         self.probes = probes
 
-    def copy(self) -> State:
-        return State([probe.copy() for probe in self.probes], self.root)
+    def copy(self, paths: Container[Path] | None = None) -> State:
+        """A state that continues independently (following only `paths` when given)."""
+        probes = self.probes if paths is None else [probe for probe in self.probes if probe.path in paths]
+        return State([probe.copy() for probe in probes], self.root)
 
     def step(self, message_id: int, write: Write) -> None:
         """One step of `_fold.fold`, for every probe at once."""
@@ -134,18 +136,19 @@ class State:
                 probe.diagnostics.append((message_id, write.problem))
             return
         path = write.path
+        size = len(path)
         before = get_path(self.root, path)
         try:
             root = write_at(self.root, path, write.method, write.value)
         except Conflict as conflict:
             where = ".".join(path) or "the root"
             for probe in self.probes:
-                if _is_prefix(path, probe.path) or _is_prefix(probe.path, path):
+                if probe.path[:size] == path[: len(probe.path)]:  # one is a prefix of the other
                     probe.diagnostics.append((message_id, f"{write.method} at {where}: {conflict.reason}"))
             return
         old_root, self.root = self.root, root
         for probe in self.probes:
-            if not (_is_prefix(path, probe.path) or _is_prefix(probe.path, path)):
+            if probe.path[:size] != path[: len(probe.path)]:  # neither is a prefix of the other
                 continue
             effect = _effect(write, before, probe.path)
             if effect == "reset":

@@ -21,6 +21,8 @@ class Order:
     def __init__(self) -> None:
         self.ids: list[int] = []
         self.key: dict[int, int] = {}
+        # Indices already looked up; valid until an edit renumbers (an append renumbers nothing).
+        self._known: dict[int, int] = {}
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -35,7 +37,10 @@ class Order:
 
     def index_of(self, message_id: int) -> int:
         """The current index of `message_id`; KeyError when it is not in the context."""
-        return bisect_left(self.ids, self.key[message_id], key=self.key.__getitem__)
+        index = self._known.get(message_id)
+        if index is None:
+            index = self._known[message_id] = bisect_left(self.ids, self.key[message_id], key=self.key.__getitem__)
+        return index
 
     def insert(self, index: int, message_id: int) -> None:
         """Put `message_id` at `index` (0 <= index <= len) with a key between its neighbours."""
@@ -44,12 +49,17 @@ class Order:
             self._relabel()
             low, high = self._room(index)
         self.key[message_id] = (low + high) // 2
+        if index < len(self.ids):
+            self._known.clear()
         self.ids.insert(index, message_id)
 
     def pop(self, index: int) -> int:
         """Take the id at `index` out of the order (its key is forgotten)."""
+        if index not in (-1, len(self.ids) - 1):
+            self._known.clear()
         message_id = self.ids.pop(index)
         del self.key[message_id]
+        self._known.pop(message_id, None)
         return message_id
 
     def _room(self, index: int) -> tuple[int, int]:

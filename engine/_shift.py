@@ -63,7 +63,9 @@ def shift_value(value: PathValue, shift: Shift) -> PathValue:
 
 def shift_resolution(resolution: Resolution, shift: Shift) -> Resolution:
     diagnostics = shift.diagnostics(resolution.diagnostics) if resolution.diagnostics else ()
-    return replace(resolution, sources=Indices(shift.indices(resolution.sources)), diagnostics=diagnostics)
+    sources = Indices(shift.indices(resolution.sources))
+    found, value = resolution.found, resolution.value
+    return Resolution(resolution.expression, found, value, sources, diagnostics, resolution.missing)
 
 
 def highest(value: PathValue | Resolution) -> int:

@@ -96,8 +96,25 @@ class Track:
         self.paths: dict[Path, int] = {}  # path -> how many references read it (for a global track: in any view)
         self.watches: set[Watch] = set()
         self.fold: Fold | None = None
-        self.results: dict[Path, PathValue] = {}
-        self.high = -1  # the highest message index any result names
+        self._results: dict[Path, PathValue] = {}
+        self.pending: list[Shift] = []  # renumberings not yet applied to the results (done when read)
+        self.high = -1  # an upper bound of the highest message index any result names
+
+    @property
+    def results(self) -> dict[Path, PathValue]:
+        """The result of every watched path, with message indices as they are now."""
+        if self.pending:
+            for shift in self.pending:
+                self._results = {path: shift_value(value, shift) for path, value in self._results.items()}
+            self.pending = []
+        return self._results
+
+    def settle(self, results: dict[Path, PathValue], high: int) -> None:
+        self._results, self.high, self.pending = results, high, []
+
+    def renumbered(self, shift: Shift) -> None:
+        self.pending.append(shift)
+        self.high += max(shift.delta, 0)
 
 
 # track -> (level, id of the message when appending)
@@ -110,7 +127,9 @@ class Outcome:
 
     folds: dict[Track, Fold]
     results: dict[Track, tuple[dict[Path, PathValue], int]]
-    fresh: list[tuple[Watch, Resolution]]
+    shifted: list[Track]
+    shift: Shift | None
+    fresh: list[tuple[Watch, Resolution, bool]]  # (watch, its new resolution, whether it changed)
 
 
 class Watchers:
@@ -141,7 +160,7 @@ class Watchers:
         # Global tracks first: instance tracks continue from their state.
         for track in sorted(fresh, key=lambda track: track.instance is not None):
             track.fold = self._refold(track, ALL, None, {})
-            track.results, track.high = self._results(track, track.fold)
+            track.settle(*self._results(track, track.fold))
         handle.current = handle.evaluate(lambda track: track.results)
         self._watches.add(handle)
         return handle
@@ -213,33 +232,47 @@ class Watchers:
         for track in sorted(plan, key=lambda track: track.instance is not None):
             folds[track] = self._refold(track, *plan[track], folds)
         results = {track: self._results(track, fold) for track, fold in folds.items()}
-        refolded = {watch for track in folds for watch in track.watches}
+        shifted: dict[Track, dict[Path, PathValue] | None] = {}
         if shift is not None:
             for track in self._tracks.values():
                 if track not in results and track.high >= shift.low:
-                    results[track] = shift_results(track.results, shift)
-        fresh = [
-            (watch, watch.evaluate(lambda track: results[track][0] if track in results else track.results))
-            for watch in refolded
-        ]
+                    shifted[track] = None  # renumbered only when a refolded watch reads it
+
+        def now(track: Track) -> dict[Path, PathValue]:
+            if track in results:
+                return results[track][0]
+            if shift is not None and track in shifted:
+                values = shifted[track]
+                if values is None:
+                    values = shifted[track] = {path: shift_value(v, shift) for path, v in track.results.items()}
+                return values
+            return track.results
+
+        fresh: list[tuple[Watch, Resolution, bool]] = []
+        refolded = {watch for track in folds for watch in track.watches}
+        for watch in refolded:
+            resolution = watch.evaluate(now)
+            fresh.append((watch, resolution, _changed(watch.current, resolution)))
         if shift is not None:
-            fresh.extend(
-                (watch, shift_resolution(watch.current, shift))
-                for watch in self._watches
-                if watch not in refolded and highest(watch.current) >= shift.low
-            )
-        fresh.sort(key=lambda pair: pair[0].serial)
-        return Outcome(folds, results, fresh)
+            for watch in self._watches:
+                if watch not in refolded and highest(watch.current) >= shift.low:
+                    resolution = shift_resolution(watch.current, shift)
+                    fresh.append((watch, resolution, resolution.sources != watch.current.sources))
+        fresh.sort(key=lambda entry: entry[0].serial)
+        return Outcome(folds, results, list(shifted), shift, fresh)
 
     def commit(self, outcome: Outcome) -> None:
         """Make an outcome current and call back the watches whose found, value or sources changed."""
         for track, fold in outcome.folds.items():
             track.fold = fold
         for track, (values, high) in outcome.results.items():
-            track.results, track.high = values, high
+            track.settle(values, high)
+        if outcome.shift is not None:
+            for track in outcome.shifted:
+                track.renumbered(outcome.shift)
         changed = []
-        for watch, resolution in outcome.fresh:
-            if not resolution.same_result(watch.current):
+        for watch, resolution, differs in outcome.fresh:
+            if differs:
                 changed.append(watch)
             watch.current = resolution
         for watch in changed:
@@ -266,7 +299,7 @@ class Watchers:
             fold_lane(state, context._layer((track.kind, None)), track.lane, writes, key, gaps=gaps)
             return Fold(state, state, gaps)
         base_fold = self._base(track, folds)
-        state = base_fold.state.copy()
+        state = base_fold.state.copy(track.paths)  # the global track follows every view's paths
         gaps = list(base_fold.gaps)
         fold_lane(state, context._layer((track.kind, track.instance)), track.lane, writes, key, gaps=gaps)
         return Fold(base_fold.state, state, gaps)
@@ -297,7 +330,8 @@ def _stepped(state: State, message_id: int, write: Write) -> State:
     return twin
 
 
-def shift_results(results: dict[Path, PathValue], shift: Shift) -> tuple[dict[Path, PathValue], int]:
-    """A track's results with their message indices renumbered."""
-    values = {path: shift_value(value, shift) for path, value in results.items()}
-    return values, max((highest(value) for value in values.values()), default=-1)
+def _changed(old: Resolution, new: Resolution) -> bool:
+    """Whether a watcher sees a change: found, sources or value (compared only when not the same object)."""
+    if old.found != new.found or tuple.__ne__(old.sources, new.sources):
+        return True
+    return old.value is not new.value and not new.same_result(old)
