@@ -226,10 +226,10 @@ def table(results: dict[str, Any]) -> str:
         ("memory: indexes / parsed JSON", f"{memory['context_indexes']:.0f} MB / {memory['parsed_json']:.0f} MB = "
          f"{memory['ratio']:.2f}×", "≤ 4×"),
     ]
-    width = max(len(row[0]) for row in rows)
-    value_width = max(len(row[1]) for row in rows)
-    lines = [f"| {'measure':<{width}} | {'result':<{value_width}} | target |", f"|{'-' * (width + 2)}|{'-' * (value_width + 2)}|--------|"]
-    lines += [f"| {a:<{width}} | {b:<{value_width}} | {c:<6} |" for a, b, c in rows]
+    rows.insert(0, ("measure", "result", "target"))
+    widths = [max(len(row[column]) for row in rows) for column in range(3)]
+    lines = ["| " + " | ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) + " |" for row in rows]
+    lines.insert(1, "|" + "|".join("-" * (width + 2) for width in widths) + "|")
     return "\n".join(lines)
 
 

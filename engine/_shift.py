@@ -44,7 +44,8 @@ class Shift:
         if start == len(indices):
             return indices
         end = bisect_left(indices, self.high, start)
-        return (*indices[:start], *map(self.delta.__add__, indices[start:end]), *indices[end:])
+        moved = tuple(map(self.delta.__add__, indices[start:end]))
+        return indices[:start] + moved + indices[end:] if start or end < len(indices) else moved
 
     def index(self, index: int) -> int:
         return index + self.delta if self.low <= index < self.high else index
