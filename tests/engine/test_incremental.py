@@ -123,3 +123,16 @@ def test_move_keeps_ids_and_shifts_sources() -> None:
     ctx.apply(Move(1, 0))
     assert handle.current.sources == [1]
     assert [r.sources for r in seen] == [[1]]
+
+
+def test_many_inserts_at_one_spot_keep_the_order() -> None:
+    """Inserting again and again at one place (which exhausts the room between order keys) keeps ids,
+    order and watches right."""
+    ctx = Context([{"type": "state", "data": {"n": 0}}, {"type": "state", "data": {"n": -1}}])
+    handle = ctx.watch("†state.n", lambda _: None)
+    last = ctx.id_at(1)
+    for n in range(1, 150):
+        ctx.insert(1, {"type": "state", "data": {"n": n}})
+    assert [m["data"]["n"] for m in ctx.messages] == [0, *range(149, 0, -1), -1]
+    assert ctx.index_of(last) == len(ctx) - 1
+    assert handle.current == reference(ctx.messages, "†state.n", None)
