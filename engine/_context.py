@@ -21,7 +21,7 @@ from ._messages import MessageInfo, Write, classify
 from ._order import Order
 from ._resolution import Resolution
 from ._shift import Shift
-from ._watches import APPEND, INSTANCE, Plan, Watch, Watchers, combine
+from ._watches import Plan, Watch, Watchers, combine
 
 Message = dict[str, Any]
 Identity = tuple[str, str | None]
@@ -169,19 +169,19 @@ class Context:
             layer = self._layers[identity] = Layer()
         return layer
 
-    def _add_write(self, plan: Plan, message_id: int, level: int) -> None:
+    def _add_write(self, plan: Plan, message_id: int, appended: bool) -> None:
         info = self._info[message_id]
         if info.write is None or info.identity is None:
             return
         self._writes[message_id] = info.write
         self._layer(info.identity).add(message_id, info.write, self._order.key.__getitem__)
-        self._watchers.touch(plan, info.identity, info.write, message_id, level)
+        self._watchers.touch(plan, info.identity, info.write, message_id, appended)
 
     def _drop_write(self, plan: Plan, message_id: int) -> None:
         info = self._info[message_id]
         if info.write is None or info.identity is None:
             return
-        self._watchers.touch(plan, info.identity, info.write, message_id, INSTANCE)
+        self._watchers.touch(plan, info.identity, info.write, message_id, False)
         self._layer(info.identity).discard(message_id, info.write, self._order.key.__getitem__)
         del self._writes[message_id]
 
@@ -191,9 +191,9 @@ class Context:
         self._order.insert(index, message_id)
         plan: Plan = {}
         if index == len(self) - 1:  # an append renumbers nothing
-            self._add_write(plan, message_id, APPEND)
+            self._add_write(plan, message_id, True)
             return plan, None
-        self._add_write(plan, message_id, INSTANCE)
+        self._add_write(plan, message_id, False)
         return plan, Shift.insert(index)
 
     def _remove(self, index: int) -> tuple[Message, int, Plan, Shift]:
@@ -210,7 +210,7 @@ class Context:
         self._drop_write(plan, message_id)
         previous, self._message[message_id] = self._message[message_id], message
         self._info[message_id] = classify(message)
-        self._add_write(plan, message_id, INSTANCE)
+        self._add_write(plan, message_id, False)
         return previous, plan
 
     def _move(self, src: int, dst: int) -> tuple[Plan, Shift]:
@@ -219,7 +219,7 @@ class Context:
         self._drop_write(plan, message_id)
         self._order.pop(src)
         self._order.insert(dst, message_id)
-        self._add_write(plan, message_id, INSTANCE)
+        self._add_write(plan, message_id, False)
         return plan, Shift.move(src, dst)
 
     def _silently(self, edit: Edit) -> tuple[Plan, Shift | None, Callable[[], None]]:

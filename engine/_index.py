@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Callable, Container, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ._fold import PathValue, _effect
@@ -98,12 +99,13 @@ def _delete(ids: list[int], message_id: int, key: Key) -> None:
 class Probe:
     """One path followed by a fold: the ids of its sources so far and its diagnostics (id, reason)."""
 
-    __slots__ = ("diagnostics", "path", "sources", "trail")
+    __slots__ = ("diagnostics", "path", "resets", "sources", "trail")
 
     def __init__(self, path: Path, trail: bool = False) -> None:
         self.path = path
         self.sources: list[int] = []
         self.diagnostics: list[tuple[int, str]] = []
+        self.resets = 0  # how many writes reset the sources so far
         # For blame: (id, write, value before, value after) of every write that changed the path.
         self.trail: list[tuple[int, Write, Any, Any]] | None = [] if trail else None
 
@@ -111,6 +113,7 @@ class Probe:
         twin = Probe(self.path)
         twin.sources = list(self.sources)
         twin.diagnostics = list(self.diagnostics)
+        twin.resets = self.resets
         twin.trail = None if self.trail is None else list(self.trail)
         return twin
 
@@ -153,6 +156,7 @@ class State:
             effect = _effect(write, before, probe.path)
             if effect == "reset":
                 probe.sources = [message_id]
+                probe.resets += 1
             elif effect == "add":
                 probe.sources.append(message_id)
             else:
@@ -170,6 +174,39 @@ class State:
 Gap = tuple[Layer, int | None, int | None]
 
 
+@dataclass(frozen=True)
+class Checkpoint:
+    """A track's fold just after the write `message_id` of `layer`: enough to resume it or to splice.
+
+    Per probe (in the state's order): its sources, how many diagnostics and resets it had so far.
+    """
+
+    layer: Layer
+    message_id: int
+    root: Any
+    sources: tuple[tuple[int, ...], ...]
+    diagnostics: tuple[int, ...]
+    resets: tuple[int, ...]
+    gaps: int
+
+
+def checkpoint(state: State, layer: Layer, message_id: int, gaps: int) -> Checkpoint:
+    probes = state.probes
+    return Checkpoint(
+        layer,
+        message_id,
+        state.root,
+        tuple(tuple(p.sources) for p in probes),
+        tuple(len(p.diagnostics) for p in probes),
+        tuple(p.resets for p in probes),
+        gaps,
+    )
+
+
+# Writes between two checkpoints of a track (a module global so that tests can make it small).
+CHECKPOINT_EVERY = 16
+
+
 def fold_lane(
     state: State,
     layer: Layer,
@@ -178,25 +215,40 @@ def fold_lane(
     key: Key,
     limit: int | None = None,
     gaps: list[Gap] | None = None,
-) -> None:
+    *,
+    after: int | None = None,
+    checkpoints: list[Checkpoint] | None = None,
+    converge: Callable[[int, State], Checkpoint | None] | None = None,
+) -> Checkpoint | None:
     """Fold into `state` the writes of `layer` that can matter to `lane`, up to order key `limit`.
 
     Gaps scanned while the root was not an object are recorded in `gaps`: an edit inside one may
-    change the result even though it is outside the lane.
+    change the result even though it is outside the lane. Tracks also pass: `after`, the write to
+    resume after; `checkpoints`, to collect one every few writes; and `converge(id, state)`, which
+    returns an old checkpoint when the fold has become equivalent to it: the fold then stops there and
+    returns it, so the caller can splice the old rest on.
     """
     subset = layer.subset(lane)
     stop = len(subset) if limit is None else bisect_right(subset, limit, key=key)
-    previous: int | None = None
-    for position in range(stop + 1):
+    first = 0 if after is None else bisect_right(subset, key(after), key=key)
+    previous = after
+    for steps, position in enumerate(range(first, stop + 1), start=1):
         following = subset[position] if position < stop else None
         if lane is not None and not isinstance(state.root, dict):
             _scan_gap(state, layer, writes, key, previous, following, limit)
             if gaps is not None:
                 gaps.append((layer, previous, following))
         if following is None:
-            return
+            return None
         state.step(following, writes[following])
         previous = following
+        if converge is not None:
+            matched = converge(following, state)
+            if matched is not None:
+                return matched
+        if checkpoints is not None and steps % CHECKPOINT_EVERY == 0:
+            checkpoints.append(checkpoint(state, layer, following, len(gaps or ())))
+    return None
 
 
 def _scan_gap(

@@ -23,6 +23,7 @@ class Order:
         self.key: dict[int, int] = {}
         # Indices already looked up; valid until an edit renumbers (an append renumbers nothing).
         self._known: dict[int, int] = {}
+        self.generation = 0  # how many relabels so far: keys taken before one are not comparable after
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -68,5 +69,6 @@ class Order:
         return low, high
 
     def _relabel(self) -> None:
+        self.generation += 1
         for position, message_id in enumerate(self.ids, start=1):
             self.key[message_id] = position * _GAP

@@ -20,16 +20,15 @@ from typing import TYPE_CHECKING, Any
 
 from ._expressions import Expression, Reference
 from ._fold import PathValue
-from ._index import Gap, Probe, State, fold_lane, in_gap, lanes_of, path_value
+from ._index import in_gap, lanes_of, path_value
 from ._messages import Path, Write
 from ._resolution import Diagnostic, Indices, Resolution
 from ._shift import Shift, highest, shift_resolution, shift_value
+from ._tracks import Fold, Work, full, repair, step
 
 if TYPE_CHECKING:
     from ._context import Context
 
-# How much of a track an edit forces to fold again: one step, the instance layer, everything.
-APPEND, INSTANCE, ALL = 1, 2, 3
 
 
 def combine(expression: Expression, value_of: Callable[[Reference], PathValue]) -> Resolution:
@@ -79,15 +78,6 @@ class Watch:
         return combine(self.parsed, lambda ref: results(self.tracks[ref])[ref.path])
 
 
-@dataclass
-class Fold:
-    """One track's fold: the global track's state it continued from, its own state, the gaps it scanned."""
-
-    base: State
-    state: State
-    gaps: list[Gap]
-
-
 class Track:
     """The shared fold of the watched paths of one (kind, instance, lane)."""
 
@@ -117,8 +107,8 @@ class Track:
         self.high += max(shift.delta, 0)
 
 
-# track -> (level, id of the message when appending)
-Plan = dict[Track, tuple[int, int | None]]
+Plan = dict[Track, Work]
+Identity = tuple[str, str | None]
 
 
 @dataclass
@@ -159,7 +149,8 @@ class Watchers:
             handle.tracks[ref] = track
         # Global tracks first: instance tracks continue from their state.
         for track in sorted(fresh, key=lambda track: track.instance is not None):
-            track.fold = self._refold(track, ALL, None, {})
+            base = self._base(track, {})
+            track.fold = full(self._context, track.kind, track.instance, track.lane, list(track.paths), base)
             track.settle(*self._results(track, track.fold))
         handle.current = handle.evaluate(lambda track: track.results)
         self._watches.add(handle)
@@ -191,8 +182,11 @@ class Watchers:
 
     # -- after an edit -------------------------------------------------------------------------
 
-    def touch(self, plan: Plan, identity: tuple[str, str | None], write: Write, message_id: int, level: int) -> None:
-        """Note in `plan` the tracks a write (added, or about to be removed) can change, and how much."""
+    def touch(self, plan: Plan, identity: Identity, write: Write, message_id: int, appended: bool) -> None:
+        """Note in `plan` the tracks a write (added, or about to be removed) can change, and how.
+
+        `appended`: the write was just added as the last message of the context.
+        """
         kind, instance = identity
         tracks = self._by_kind.get(kind)
         if not tracks:
@@ -205,7 +199,9 @@ class Watchers:
         for track in tracks:
             if instance is not None and track.instance != instance:
                 continue
-            gaps = track.fold.gaps if track.fold is not None else ()
+            # The gaps a global write can fall in are the global track's.
+            owner = track if track.instance == instance else self._tracks.get((kind, None, track.lane))
+            gaps = owner.fold.gaps if owner is not None and owner.fold is not None else ()
             if not (
                 track.lane is None
                 or lanes is None
@@ -213,24 +209,29 @@ class Watchers:
                 or any(in_gap(gap, layer, order_key, key) for gap in gaps)
             ):
                 continue
-            wanted = level
-            if level == INSTANCE and instance is None:
-                wanted = ALL  # a global write in the middle: the whole fold
-            elif level == APPEND and track.instance is not None and instance is None:
-                # An appended global write still comes before the whole instance layer.
-                wanted = INSTANCE if context._layer((kind, track.instance)).all else APPEND
-            previous = plan.get(track)
-            if previous is None:
-                plan[track] = (wanted, message_id)
+            work = plan.get(track)
+            first = work is None
+            if work is None:
+                work = plan[track] = Work(generation=context._order.generation)
+            if track.instance == instance:
+                work.ids.add(message_id)
+                if appended and first:
+                    work.appended = message_id
+                else:
+                    work.appended = None
+                    work.low = order_key if work.low is None else min(work.low, order_key)
+                    work.high = order_key if work.high is None else max(work.high, order_key)
+            elif appended and first and not context._layer((kind, track.instance)).all:
+                work.appended = message_id  # no instance layer: the global write is still last
             else:
-                # Two changes to one track in one edit (a replace, a move): fold again.
-                plan[track] = (max(previous[0], wanted, INSTANCE if track.instance else ALL), None)
+                work.appended = None
+                work.base = True
 
     def outcome(self, plan: Plan, shift: Shift | None) -> Outcome:
         """The new folds of the planned tracks and the new resolution of every watch that may change."""
         folds: dict[Track, Fold] = {}
         for track in sorted(plan, key=lambda track: track.instance is not None):
-            folds[track] = self._refold(track, *plan[track], folds)
+            folds[track] = self._refold(track, plan[track], folds)
         results = {track: self._results(track, fold) for track, fold in folds.items()}
         shifted: dict[Track, dict[Path, PathValue] | None] = {}
         if shift is not None:
@@ -281,31 +282,21 @@ class Watchers:
 
     # -- folding -------------------------------------------------------------------------------
 
-    def _refold(self, track: Track, level: int, appended: int | None, folds: dict[Track, Fold]) -> Fold:
+    def _refold(self, track: Track, work: Work, folds: dict[Track, Fold]) -> Fold:
         context = self._context
-        writes, key = context._writes, context._order.key.__getitem__
+        base = self._base(track, folds)
         old = track.fold
-        if old is not None and level == APPEND and appended is not None:
-            # The appended write is the last of this view's fold: one step.
-            state = _stepped(old.state, appended, writes[appended])
-            gaps = list(old.gaps)
-            if not isinstance(state.root, dict):
-                gaps.append((context._layer(context._info[appended].identity or ("", None)), appended, None))
-            base = state if track.instance is None else self._base(track, folds).state
-            return Fold(base, state, gaps)
-        if track.instance is None:
-            state = State([Probe(path) for path in track.paths])
-            gaps = []
-            fold_lane(state, context._layer((track.kind, None)), track.lane, writes, key, gaps=gaps)
-            return Fold(state, state, gaps)
-        base_fold = self._base(track, folds)
-        state = base_fold.state.copy(track.paths)  # the global track follows every view's paths
-        gaps = list(base_fold.gaps)
-        fold_lane(state, context._layer((track.kind, track.instance)), track.lane, writes, key, gaps=gaps)
-        return Fold(base_fold.state, state, gaps)
+        if old is None:
+            return full(context, track.kind, track.instance, track.lane, list(track.paths), base)
+        if work.appended is not None:
+            own = context._info[work.appended].instance == track.instance
+            return step(context, old, work.appended, own, base)
+        return repair(context, work, old, track.kind, track.instance, track.lane, base)
 
-    def _base(self, track: Track, folds: dict[Track, Fold]) -> Fold:
+    def _base(self, track: Track, folds: dict[Track, Fold]) -> Fold | None:
         """The fold of the global track an instance track continues from (new when this edit made one)."""
+        if track.instance is None:
+            return None
         base_track = self._tracks[track.kind, None, track.lane]
         fold = folds.get(base_track) or base_track.fold
         assert fold is not None
@@ -322,12 +313,6 @@ class Watchers:
             value = values[probe.path] = path_value(fold.state, probe, label, index_of)
             high = max(high, highest(value))
         return values, high
-
-
-def _stepped(state: State, message_id: int, write: Write) -> State:
-    twin = state.copy()
-    twin.step(message_id, write)
-    return twin
 
 
 def _changed(old: Resolution, new: Resolution) -> bool:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from incremental_strategies import INSTANCES, documents, edits, expressions
+from incremental_strategies import INSTANCES, documents, edits, expressions, messages
 
-from contextdeck.engine import Context, Insert, Move, Remove, Replace, Resolution, classify, parse_expression
+from contextdeck.engine import Context, Insert, Move, Remove, Replace, Resolution, _index, classify, parse_expression
 from contextdeck.engine._fold import fold
 from contextdeck.engine._resolution import Diagnostic, Indices
 
@@ -43,10 +46,28 @@ def reference(messages: list[dict[str, Any]], expr: str, instance: str | None, a
 watched = st.lists(st.tuples(expressions(), st.sampled_from(INSTANCES)), min_size=1, max_size=6)
 
 
-@settings(max_examples=150, deadline=None)
-@given(documents, watched, st.data())
-def test_watches_follow_every_edit(document: list[dict[str, Any]], watches: list[Any], data: st.DataObject) -> None:
+@contextmanager
+def checkpoints_every(writes: int) -> Iterator[None]:
+    """Tracks keep a checkpoint every `writes` writes (small, so that small documents resume and splice)."""
+    saved, _index.CHECKPOINT_EVERY = _index.CHECKPOINT_EVERY, writes
+    try:
+        yield
+    finally:
+        _index.CHECKPOINT_EVERY = saved
+
+
+@pytest.mark.parametrize("spacing", [1, 3, 16])
+@settings(max_examples=60, deadline=None)
+@given(document=st.lists(messages(), max_size=24), watches=watched, data=st.data())
+def test_watches_follow_every_edit(
+    spacing: int, document: list[dict[str, Any]], watches: list[Any], data: st.DataObject
+) -> None:
     """After every edit each watch equals a fresh fold, and is called back exactly when its result changed."""
+    with checkpoints_every(spacing):
+        _follow_edits(document, watches, data)
+
+
+def _follow_edits(document: list[dict[str, Any]], watches: list[Any], data: st.DataObject) -> None:
     ctx = Context(document)
     calls: dict[int, list[Resolution]] = {}
     handles = []
@@ -54,7 +75,7 @@ def test_watches_follow_every_edit(document: list[dict[str, Any]], watches: list
         calls[number] = []
         handles.append(ctx.watch(expr, calls[number].append, instance=instance))
         assert handles[-1].current == reference(ctx.messages, expr, instance)
-    for _ in range(data.draw(st.integers(1, 8))):
+    for _ in range(data.draw(st.integers(1, 12))):
         edit = data.draw(edits(len(ctx)))
         before = [handle.current for handle in handles]
         predicted = {id(watch): new for watch, _, new in ctx.preview(edit)}

@@ -1,0 +1,204 @@
+"""A track's fold, kept and repaired: one step for an append, a partial refold that splices otherwise.
+
+A track folds the writes of one lane (see `_index`). Every few writes it keeps a `Checkpoint`. After an
+edit in the middle it resumes from the last checkpoint before the edit and folds on; at each old
+checkpoint past the edit it asks whether the new fold has become *equivalent* to the old one: the same
+root type and the same lane value, exactly. From there the future is the same sequence of writes on the
+same state, so the old rest is spliced on instead of folded again. Sources and diagnostics are the only
+things that remember the past, and they compose: diagnostics are appended, and sources are appended to
+until a reset — so the new sources are the new prefix plus what the old fold added since, unless the old
+fold reset them later (then they are the old ones).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from . import _index
+from ._index import Checkpoint, Gap, Layer, Probe, State, checkpoint, fold_lane
+from ._messages import MISSING, Path
+
+if TYPE_CHECKING:
+    from ._context import Context
+
+
+@dataclass
+class Fold:
+    """One track's fold: the global state it continued from, its own state, gaps and checkpoints."""
+
+    base: State
+    state: State
+    gaps: list[Gap]
+    checkpoints: list[Checkpoint]
+    steps: int = 0  # writes folded since the last checkpoint
+
+
+@dataclass
+class Work:
+    """What an edit asks of one track.
+
+    `appended`: the id of a write that is now the last of this view's fold (one step will do);
+    `base`: the global layer changed under an instance track (fold its own layer again from the start);
+    `low`, `high`: the order keys of the edits in the track's own layer (None: none there).
+    """
+
+    appended: int | None = None
+    base: bool = False
+    low: int | None = None
+    high: int | None = None
+    generation: int = 0
+    ids: set[int] = field(default_factory=set)
+
+
+def full(
+    context: Context, kind: str, instance: str | None, lane: str | None, paths: list[Path], base: Fold | None
+) -> Fold:
+    """Fold a track from scratch (an instance track from its global track's fold `base`)."""
+    writes, key = context._writes, context._order.key.__getitem__
+    layer = context._layer((kind, instance))
+    state = State([Probe(path) for path in paths]) if base is None else _restart_from_base(base, paths)
+    gaps: list[Gap] = []
+    checkpoints: list[Checkpoint] = []
+    fold_lane(state, layer, lane, writes, key, gaps=gaps, checkpoints=checkpoints)
+    return Fold(state if base is None else base.state, state, gaps, checkpoints)
+
+
+def step(context: Context, old: Fold, message_id: int, own: bool, base: Fold | None) -> Fold:
+    """The fold after an appended write (`own`: it belongs to the track's own layer)."""
+    state = old.state.copy()
+    write = context._writes[message_id]
+    state.step(message_id, write)
+    gaps, checkpoints, steps = old.gaps, old.checkpoints, old.steps
+    if own:
+        layer = context._layer(context._info[message_id].identity or ("", None))
+        if not isinstance(state.root, dict):
+            gaps = [*gaps, (layer, message_id, None)]
+        steps += 1
+        if steps >= _index.CHECKPOINT_EVERY:
+            checkpoints = [*checkpoints, checkpoint(state, layer, message_id, len(gaps))]
+            steps = 0
+    return Fold(state if base is None else base.state, state, gaps, checkpoints, steps)
+
+
+def repair(
+    context: Context, work: Work, old: Fold, kind: str, instance: str | None, lane: str | None, base: Fold | None
+) -> Fold:
+    """The fold after an edit in the middle: resume before it, splice the old rest on once equivalent."""
+    order = context._order
+    keys = order.key
+    layer = context._layer((kind, instance))
+    paths = [probe.path for probe in old.state.probes]
+    if work.low is not None and work.generation != order.generation:
+        work = Work(base=work.base)  # keys were renumbered during the edit: resume from the start
+    restart: int | None = None
+    if not work.base and work.low is not None:
+        for position in range(len(old.checkpoints) - 1, -1, -1):
+            at = keys.get(old.checkpoints[position].message_id)
+            if at is not None and at < work.low and old.checkpoints[position].message_id not in work.ids:
+                restart = position
+                break
+    if restart is None:
+        state = State([Probe(path) for path in paths]) if base is None else _restart_from_base(base, paths)
+        gaps: list[Gap] = []
+        checkpoints: list[Checkpoint] = []
+        after = None
+    else:
+        mark = old.checkpoints[restart]
+        state = State([_probe_at(probe, mark, i) for i, probe in enumerate(old.state.probes)], mark.root)
+        gaps = old.gaps[: mark.gaps]
+        checkpoints = old.checkpoints[: restart + 1]
+        after = mark.message_id
+    if [probe.path for probe in state.probes] != paths:
+        matches: dict[int, Checkpoint] = {}
+    else:
+        matches = {mark.message_id: mark for mark in old.checkpoints[(restart or -1) + 1 :]}
+    high = work.high
+
+    def converge(message_id: int, now: State) -> Checkpoint | None:
+        mark = matches.get(message_id)
+        if mark is None or message_id in work.ids or (high is not None and keys.get(message_id, -1) <= high):
+            return None
+        return mark if _equivalent(now.root, mark.root, lane) else None
+
+    writes, key = context._writes, keys.__getitem__
+    matched = fold_lane(
+        state, layer, lane, writes, key, gaps=gaps, after=after, checkpoints=checkpoints, converge=converge
+    )
+    if matched is not None:
+        return _splice(state, gaps, checkpoints, matched, old, base)
+    return Fold(state if base is None else base.state, state, gaps, checkpoints)
+
+
+def _restart_from_base(base: Fold, paths: list[Path]) -> State:
+    wanted = set(paths)
+    by_path = {probe.path: probe for probe in base.state.probes if probe.path in wanted}
+    return State([by_path[path].copy() if path in by_path else Probe(path) for path in paths], base.state.root)
+
+
+def _probe_at(probe: Probe, mark: Checkpoint, index: int) -> Probe:
+    twin = Probe(probe.path)
+    twin.sources = list(mark.sources[index])
+    twin.diagnostics = probe.diagnostics[: mark.diagnostics[index]]
+    twin.resets = mark.resets[index]
+    return twin
+
+
+def _splice(
+    state: State, gaps: list[Gap], checkpoints: list[Checkpoint], matched: Checkpoint, old: Fold, base: Fold | None
+) -> Fold:
+    here = checkpoint(state, matched.layer, matched.message_id, len(gaps))
+    probes = []
+    for index, (now, final) in enumerate(zip(state.probes, old.state.probes, strict=True)):
+        probe = Probe(now.path)
+        if final.resets == matched.resets[index]:
+            probe.sources = now.sources + final.sources[len(matched.sources[index]) :]
+            probe.resets = now.resets
+        else:
+            probe.sources = list(final.sources)
+            probe.resets = now.resets + final.resets - matched.resets[index]
+        probe.diagnostics = now.diagnostics + final.diagnostics[matched.diagnostics[index] :]
+        probes.append(probe)
+    spliced = State(probes, old.state.root)
+    later = old.checkpoints[old.checkpoints.index(matched) + 1 :]
+    moved = [_rebased(mark, matched, here) for mark in later]
+    new_gaps = gaps + old.gaps[matched.gaps :]
+    return Fold(spliced if base is None else base.state, spliced, new_gaps, [*checkpoints, here, *moved], old.steps)
+
+
+def _rebased(mark: Checkpoint, matched: Checkpoint, here: Checkpoint) -> Checkpoint:
+    """An old checkpoint after the splice point, as the new fold would have made it."""
+    same = (here.sources, here.diagnostics, here.resets, here.gaps)
+    if same == (matched.sources, matched.diagnostics, matched.resets, matched.gaps):
+        return mark
+    sources = tuple(
+        here.sources[i] + mark.sources[i][len(matched.sources[i]) :] if mark.resets[i] == matched.resets[i] else s
+        for i, s in enumerate(mark.sources)
+    )
+    diagnostics = tuple(d - matched.diagnostics[i] + here.diagnostics[i] for i, d in enumerate(mark.diagnostics))
+    resets = tuple(r - matched.resets[i] + here.resets[i] for i, r in enumerate(mark.resets))
+    gaps = mark.gaps - matched.gaps + here.gaps
+    return Checkpoint(mark.layer, mark.message_id, mark.root, sources, diagnostics, resets, gaps)
+
+
+def _equivalent(a: Any, b: Any, lane: str | None) -> bool:
+    """Whether two roots fold the same from here on, for one lane: same root type, same lane value."""
+    if lane is None or not isinstance(a, dict) or not isinstance(b, dict):
+        return _identical(a, b)
+    return _identical(a.get(lane, MISSING), b.get(lane, MISSING))
+
+
+def _identical(a: Any, b: Any) -> bool:
+    """JSON values equal in type, value and key order (1, 1.0 and True are three different values)."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_identical(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_identical(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+__all__ = ["Fold", "Layer", "Work", "full", "repair", "step"]
