@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from ._expressions import Expression, Reference
 from ._fold import PathValue
-from ._index import in_gap, lanes_of, path_value
-from ._messages import Path, Write
+from ._index import Probe, State, in_gap, lanes_of, path_value
+from ._messages import MISSING, Path, Write, get_path
 from ._resolution import Diagnostic, Indices, Resolution
 from ._shift import Shift, highest, shift_resolution, shift_value
 from ._tracks import Fold, Work, full, repair, step
@@ -232,7 +232,7 @@ class Watchers:
         folds: dict[Track, Fold] = {}
         for track in sorted(plan, key=lambda track: track.instance is not None):
             folds[track] = self._refold(track, plan[track], folds)
-        results = {track: self._results(track, fold) for track, fold in folds.items()}
+        results = {track: self._results(track, fold, shift is None) for track, fold in folds.items()}
         shifted: dict[Track, dict[Path, PathValue] | None] = {}
         if shift is not None:
             for track in self._tracks.values():
@@ -302,17 +302,53 @@ class Watchers:
         assert fold is not None
         return fold
 
-    def _results(self, track: Track, fold: Fold) -> tuple[dict[Path, PathValue], int]:
+    def _results(self, track: Track, fold: Fold, reuse: bool = False) -> tuple[dict[Path, PathValue], int]:
+        """Each watched path's result, with message indices.
+
+        With `reuse` (nothing was renumbered), a probe whose sources only grew since the committed fold
+        keeps its sorted indices and looks up only the new ones.
+        """
         index_of = self._context._order.index_of
+        before = {probe.path: probe for probe in track.fold.state.probes} if reuse and track.fold else {}
+        previous = track.results if before else {}
         values: dict[Path, PathValue] = {}
         high = -1
         for probe in fold.state.probes:
             if probe.path not in track.paths:
                 continue
             label = "†" + ".".join((track.kind, *probe.path))
-            value = values[probe.path] = path_value(fold.state, probe, label, index_of)
+            old, known = before.get(probe.path), previous.get(probe.path)
+            if old is not None and known is not None and known.found and old is not probe:
+                value = _grown(fold.state, probe, old, known, label, index_of)
+            else:
+                value = None
+            if value is None:
+                value = path_value(fold.state, probe, label, index_of)
+            values[probe.path] = value
             high = max(high, highest(value))
         return values, high
+
+
+def _grown(
+    state: State, probe: Probe, old: Probe, known: PathValue, label: str, index_of: Callable[[int], int]
+) -> PathValue | None:
+    """`path_value` of a probe whose sources are the old ones and more, from the old result; else None."""
+    count = len(old.sources)
+    if probe.sources[:count] != old.sources or probe.diagnostics[: len(old.diagnostics)] != old.diagnostics:
+        return None
+    value = get_path(state.root, probe.path)
+    if value is MISSING:
+        return None
+    sources = known.sources
+    if len(probe.sources) > count:
+        added = sorted(index_of(m) for m in probe.sources[count:])
+        in_order = not sources or added[0] > sources[-1]  # appends: the new indices come last
+        sources = (*sources, *added) if in_order else tuple(sorted({*sources, *added}))
+    diagnostics = known.diagnostics
+    if len(probe.diagnostics) > len(old.diagnostics):
+        extra = probe.diagnostics[len(old.diagnostics) :]
+        diagnostics = (*diagnostics, *(Diagnostic(index_of(m), label, reason) for m, reason in extra))
+    return PathValue(value, sources, diagnostics)
 
 
 def _changed(old: Resolution, new: Resolution) -> bool:
