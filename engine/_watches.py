@@ -305,8 +305,8 @@ class Watchers:
     def _results(self, track: Track, fold: Fold, reuse: bool = False) -> tuple[dict[Path, PathValue], int]:
         """Each watched path's result, with message indices.
 
-        With `reuse` (nothing was renumbered), a probe whose sources only grew since the committed fold
-        keeps its sorted indices and looks up only the new ones.
+        With `reuse` (nothing was renumbered), a probe whose sources only gained messages since the
+        committed fold keeps its sorted indices and looks up only the new ones.
         """
         index_of = self._context._order.index_of
         before = {probe.path: probe for probe in track.fold.state.probes} if reuse and track.fold else {}
@@ -333,20 +333,23 @@ def _grown(
     state: State, probe: Probe, old: Probe, known: PathValue, label: str, index_of: Callable[[int], int]
 ) -> PathValue | None:
     """`path_value` of a probe whose sources are the old ones and more, from the old result; else None."""
-    count = len(old.sources)
-    if probe.sources[:count] != old.sources or probe.diagnostics[: len(old.diagnostics)] != old.diagnostics:
+    kept = len(old.diagnostics)
+    if probe.diagnostics[:kept] != old.diagnostics:
         return None
     value = get_path(state.root, probe.path)
     if value is MISSING:
         return None
     sources = known.sources
-    if len(probe.sources) > count:
-        added = sorted(index_of(m) for m in probe.sources[count:])
-        in_order = not sources or added[0] > sources[-1]  # appends: the new indices come last
+    if probe.sources != old.sources:
+        new, before = set(probe.sources), set(old.sources)
+        if not before <= new:
+            return None
+        added = sorted(index_of(m) for m in new - before)
+        in_order = not sources or not added or added[0] > sources[-1]  # appends: the new indices come last
         sources = (*sources, *added) if in_order else tuple(sorted({*sources, *added}))
     diagnostics = known.diagnostics
-    if len(probe.diagnostics) > len(old.diagnostics):
-        extra = probe.diagnostics[len(old.diagnostics) :]
+    if len(probe.diagnostics) > kept:
+        extra = probe.diagnostics[kept:]
         diagnostics = (*diagnostics, *(Diagnostic(index_of(m), label, reason) for m, reason in extra))
     return PathValue(value, sources, diagnostics)
 
