@@ -91,6 +91,10 @@ def repair(
     paths = [probe.path for probe in old.state.probes]
     if work.low is not None and work.generation != order.generation:
         work = Work(base=work.base)  # keys were renumbered during the edit: resume from the start
+    if work.base and work.low is None and base is not None:
+        spliced = _same_base(old, base, lane)
+        if spliced is not None:
+            return spliced
     restart: int | None = None
     if not work.base and work.low is not None:
         for position in range(len(old.checkpoints) - 1, -1, -1):
@@ -130,6 +134,30 @@ def repair(
     return Fold(state if base is None else base.state, state, gaps, checkpoints)
 
 
+def _same_base(old: Fold, base: Fold, lane: str | None) -> Fold | None:
+    """When the global fold ends as before (for this lane), the instance layer folds as before: only the
+    sources and diagnostics it carried over from the global layer change. None when it does not."""
+    if not _equivalent(base.state.root, old.base.root, lane):
+        return None
+    before = {probe.path: probe for probe in old.base.probes}
+    after = {probe.path: probe for probe in base.state.probes}
+    paths = [probe.path for probe in old.state.probes]
+    if not all(path in before and path in after for path in paths):
+        return None
+    matched = _mark(old.state, [before[path] for path in paths], 0)
+    here = _mark(old.state, [after[path] for path in paths], 0)
+    start = State([after[path].copy() for path in paths], base.state.root)
+    return _splice(start, [], [], matched, old, base, here)
+
+
+def _mark(state: State, probes: list[Probe], gaps: int) -> Checkpoint:
+    """A checkpoint at the start of a layer, for `_splice`: where the given probes left off."""
+    return checkpoint(State(probes, state.root), _NOWHERE, 0, gaps)
+
+
+_NOWHERE = Layer()
+
+
 def _restart_from_base(base: Fold, paths: list[Path]) -> State:
     wanted = set(paths)
     by_path = {probe.path: probe for probe in base.state.probes if probe.path in wanted}
@@ -145,9 +173,20 @@ def _probe_at(probe: Probe, mark: Checkpoint, index: int) -> Probe:
 
 
 def _splice(
-    state: State, gaps: list[Gap], checkpoints: list[Checkpoint], matched: Checkpoint, old: Fold, base: Fold | None
+    state: State,
+    gaps: list[Gap],
+    checkpoints: list[Checkpoint],
+    matched: Checkpoint,
+    old: Fold,
+    base: Fold | None,
+    start: Checkpoint | None = None,
 ) -> Fold:
-    here = checkpoint(state, matched.layer, matched.message_id, len(gaps))
+    """The new fold, equivalent at `matched` to the old one: the old rest with the new past.
+
+    `start`: the fold is spliced at the start of its own layer (`matched` is then where the old global
+    fold left the probes, `start` where the new one does).
+    """
+    here = start or checkpoint(state, matched.layer, matched.message_id, len(gaps))
     probes = []
     for index, (now, final) in enumerate(zip(state.probes, old.state.probes, strict=True)):
         probe = Probe(now.path)
@@ -160,10 +199,11 @@ def _splice(
         probe.diagnostics = now.diagnostics + final.diagnostics[matched.diagnostics[index] :]
         probes.append(probe)
     spliced = State(probes, old.state.root)
-    later = old.checkpoints[old.checkpoints.index(matched) + 1 :]
+    later = old.checkpoints if start is not None else old.checkpoints[old.checkpoints.index(matched) + 1 :]
     moved = [_rebased(mark, matched, here) for mark in later]
     new_gaps = gaps + old.gaps[matched.gaps :]
-    return Fold(spliced if base is None else base.state, spliced, new_gaps, [*checkpoints, here, *moved], old.steps)
+    marks = [*checkpoints, *([] if start is not None else [here]), *moved]
+    return Fold(spliced if base is None else base.state, spliced, new_gaps, marks, old.steps)
 
 
 def _rebased(mark: Checkpoint, matched: Checkpoint, here: Checkpoint) -> Checkpoint:
