@@ -8,6 +8,7 @@ kept current by incremental tracks (`_watches`).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Any
 
 from psygnal import Signal
@@ -222,26 +223,26 @@ class Context:
         self._add_write(plan, message_id, False)
         return plan, Shift.move(src, dst)
 
-    def _silently(self, edit: Edit) -> tuple[Plan, Shift | None, Callable[[], None]]:
+    def _silently(self, edit: Edit) -> tuple[Plan, Shift | None, Callable[[], object]]:
         """Make `edit` without signals or watch updates; returns its plan, its shift and how to undo it."""
         if isinstance(edit, Insert):
             index = _clamp(edit.index, len(self))
             message_id = self._next_id  # not taken: the undo gives it back
             plan, shift = self._insert(index, _checked(edit.message, index), message_id)
-            return plan, shift, lambda: self._remove(index) and None
+            return plan, shift, partial(self._remove, index)
         if isinstance(edit, Remove):
             index = self._valid(edit.index)
             message, message_id, plan, shift = self._remove(index)
-            return plan, shift, lambda: self._insert(index, message, message_id) and None
+            return plan, shift, partial(self._insert, index, message, message_id)
         if isinstance(edit, Replace):
             index = self._valid(edit.index)
             previous, plan = self._replace(index, _checked(edit.message, index))
-            return plan, None, lambda: self._replace(index, previous) and None
+            return plan, None, partial(self._replace, index, previous)
         src, dst = self._valid(edit.src), self._valid(edit.dst)
         if src == dst:
             return {}, None, lambda: None
         plan, shift = self._move(src, dst)
-        return plan, shift, lambda: self._move(dst, src) and None
+        return plan, shift, partial(self._move, dst, src)
 
     # -- resolving -----------------------------------------------------------------------------
 
