@@ -76,3 +76,4 @@ def highest(value: PathValue | Resolution) -> int:
         if diagnostic.message_index is not None and diagnostic.message_index > top:
             top = diagnostic.message_index
     return top
+

@@ -108,6 +108,7 @@ class Track:
 
 
 Plan = dict[Track, Work]
+PENDING = 2  # renumberings a track may defer to when it is next read
 Identity = tuple[str, str | None]
 
 
@@ -117,7 +118,7 @@ class Outcome:
 
     folds: dict[Track, Fold]
     results: dict[Track, tuple[dict[Path, PathValue], int]]
-    shifted: list[Track]
+    shifted: dict[Track, dict[Path, PathValue] | None]  # renumbered tracks, with their results when computed
     shift: Shift | None
     fresh: list[tuple[Watch, Resolution, bool]]  # (watch, its new resolution, whether it changed)
 
@@ -260,7 +261,7 @@ class Watchers:
                     resolution = shift_resolution(watch.current, shift)
                     fresh.append((watch, resolution, resolution.sources != watch.current.sources))
         fresh.sort(key=lambda entry: entry[0].serial)
-        return Outcome(folds, results, list(shifted), shift, fresh)
+        return Outcome(folds, results, shifted, shift, fresh)
 
     def commit(self, outcome: Outcome) -> None:
         """Make an outcome current and call back the watches whose found, value or sources changed."""
@@ -269,8 +270,12 @@ class Watchers:
         for track, (values, high) in outcome.results.items():
             track.settle(values, high)
         if outcome.shift is not None:
-            for track in outcome.shifted:
+            for track, renumbered in outcome.shifted.items():
                 track.renumbered(outcome.shift)
+                if renumbered is not None:
+                    track.settle(renumbered, track.high)
+                elif len(track.pending) > PENDING:
+                    track.results  # noqa: B018 -- renumber now: the edits that follow should not pay for many
         changed = []
         for watch, resolution, differs in outcome.fresh:
             if differs:
