@@ -83,7 +83,8 @@ class Track:
 
     def __init__(self, kind: str, instance: str | None, lane: str | None) -> None:
         self.kind, self.instance, self.lane = kind, instance, lane
-        self.paths: dict[Path, int] = {}  # path -> how many references read it (for a global track: in any view)
+        self.paths: dict[Path, int] = {}  # path -> how many references follow it (a global track: in any view)
+        self.read: dict[Path, int] = {}  # path -> how many references of this very view read it
         self.watches: set[Watch] = set()
         self.fold: Fold | None = None
         self._results: dict[Path, PathValue] = {}
@@ -138,6 +139,7 @@ class Watchers:
     def add(self, expression: Expression, callback: Callable[[Resolution], Any], instance: str | None) -> Watch:
         handle = Watch(self, expression, callback, instance, next(self._serial))
         fresh: set[Track] = set()
+        reread: set[Track] = set()
         for ref in expression.references:
             lane = ref.path[0] if ref.path else None
             views = [None] if instance is None else [None, instance]
@@ -146,12 +148,17 @@ class Watchers:
                 if ref.path not in track.paths:
                     fresh.add(track)
                 track.paths[ref.path] = track.paths.get(ref.path, 0) + 1
+            if ref.path not in track.read:
+                reread.add(track)
+            track.read[ref.path] = track.read.get(ref.path, 0) + 1
             track.watches.add(handle)
             handle.tracks[ref] = track
         # Global tracks first: instance tracks continue from their state.
         for track in sorted(fresh, key=lambda track: track.instance is not None):
             base = self._base(track, {})
             track.fold = full(self._context, track.kind, track.instance, track.lane, list(track.paths), base)
+        for track in fresh | reread:
+            assert track.fold is not None
             track.settle(*self._results(track, track.fold))
         handle.current = handle.evaluate(lambda track: track.results)
         self._watches.add(handle)
@@ -163,7 +170,7 @@ class Watchers:
             track.watches.discard(handle)
             views = [None] if track.instance is None else [None, track.instance]
             for view in views:
-                self._release(self._tracks[track.kind, view, track.lane], ref.path)
+                self._release(self._tracks[track.kind, view, track.lane], ref.path, view == track.instance)
 
     def _track(self, kind: str, instance: str | None, lane: str | None) -> Track:
         track = self._tracks.get((kind, instance, lane))
@@ -172,11 +179,15 @@ class Watchers:
             self._by_kind.setdefault(kind, []).append(track)
         return track
 
-    def _release(self, track: Track, path: Path) -> None:
+    def _release(self, track: Track, path: Path, read: bool) -> None:
+        if read:
+            track.read[path] -= 1
+            if not track.read[path]:
+                del track.read[path]
+                track.results.pop(path, None)
         track.paths[path] -= 1
         if not track.paths[path]:
             del track.paths[path]
-            track.results.pop(path, None)
         if not track.paths:
             del self._tracks[track.kind, track.instance, track.lane]
             self._by_kind[track.kind].remove(track)
@@ -319,7 +330,7 @@ class Watchers:
         values: dict[Path, PathValue] = {}
         high = -1
         for probe in fold.state.probes:
-            if probe.path not in track.paths:
+            if probe.path not in track.read:  # followed for instance views only
                 continue
             label = "†" + ".".join((track.kind, *probe.path))
             old, known = before.get(probe.path), previous.get(probe.path)
