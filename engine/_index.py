@@ -28,7 +28,7 @@ from typing import Any
 from ._fold import PathValue, _effect
 from ._messages import MISSING, Path, Write, get_path
 from ._methods import Conflict, write_at
-from ._resolution import Diagnostic
+from ._resolution import Diagnostic, Indices
 
 Lane = str | None  # the first segment of the paths followed; None follows the whole value of a kind
 Key = Callable[[int], int]
@@ -284,6 +284,6 @@ def in_gap(gap: Gap, layer: Layer, order_key: int, key: Key) -> bool:
 def path_value(state: State, probe: Probe, label: str, index_of: Callable[[int], int]) -> PathValue:
     """A probe's result as `_fold.fold` gives it: message indices instead of ids."""
     value = get_path(state.root, probe.path)
-    sources = tuple(sorted({index_of(m) for m in probe.sources})) if value is not MISSING else ()
+    sources = Indices(sorted({index_of(m) for m in probe.sources})) if value is not MISSING else Indices()
     diagnostics = tuple(Diagnostic(index_of(m), label, reason) for m, reason in probe.diagnostics)
     return PathValue(value, sources, diagnostics)

@@ -38,14 +38,13 @@ class Shift:
     def move(cls, src: int, dst: int) -> Shift:
         return cls(src + 1, dst + 1, -1) if src < dst else cls(dst, src, 1)
 
-    def indices(self, indices: tuple[int, ...]) -> tuple[int, ...]:
+    def indices(self, indices: tuple[int, ...]) -> Indices:
         """Sorted indices, renumbered (still sorted: the shifted range cannot cross the others)."""
         start = bisect_left(indices, self.low)
         if start == len(indices):
-            return indices
+            return indices if isinstance(indices, Indices) else Indices(indices)
         end = bisect_left(indices, self.high, start)
-        moved = tuple(map(self.delta.__add__, indices[start:end]))
-        return indices[:start] + moved + indices[end:] if start or end < len(indices) else moved
+        return Indices([*indices[:start], *map(self.delta.__add__, indices[start:end]), *indices[end:]])
 
     def index(self, index: int) -> int:
         return index + self.delta if self.low <= index < self.high else index
@@ -64,7 +63,7 @@ def shift_value(value: PathValue, shift: Shift) -> PathValue:
 
 def shift_resolution(resolution: Resolution, shift: Shift) -> Resolution:
     diagnostics = shift.diagnostics(resolution.diagnostics) if resolution.diagnostics else ()
-    sources = Indices(shift.indices(resolution.sources))
+    sources = shift.indices(resolution.sources)
     found, value = resolution.found, resolution.value
     return Resolution(resolution.expression, found, value, sources, diagnostics, resolution.missing)
 

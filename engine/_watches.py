@@ -41,9 +41,12 @@ def combine(expression: Expression, value_of: Callable[[Reference], PathValue]) 
             diagnostics.extend(d for d in path_value_.diagnostics if d not in diagnostics)
         absent = next((ref for ref, v in zip(gate, values, strict=True) if not v.found), None)
         if absent is None:
-            # One value's sources are already sorted and unique.
-            sources = values[0].sources if len(values) == 1 else sorted({i for v in values for i in v.sources})
-            return Resolution(expression.source, True, values[-1].value, Indices(sources), tuple(diagnostics))
+            if len(values) == 1:  # one value's sources are sorted and unique, often already Indices
+                only = values[0].sources
+                sources = only if isinstance(only, Indices) else Indices(only)
+            else:
+                sources = Indices(sorted({i for v in values for i in v.sources}))
+            return Resolution(expression.source, True, values[-1].value, sources, tuple(diagnostics))
         missing.append(str(absent))
     return Resolution(expression.source, False, None, Indices(), tuple(diagnostics), tuple(missing))
 
@@ -87,29 +90,14 @@ class Track:
         self.read: dict[Path, int] = {}  # path -> how many references of this very view read it
         self.watches: set[Watch] = set()
         self.fold: Fold | None = None
-        self._results: dict[Path, PathValue] = {}
-        self.pending: list[Shift] = []  # renumberings not yet applied to the results (done when read)
-        self.high = -1  # an upper bound of the highest message index any result names
-
-    @property
-    def results(self) -> dict[Path, PathValue]:
-        """The result of every watched path, with message indices as they are now."""
-        if self.pending:
-            for shift in self.pending:
-                self._results = {path: shift_value(value, shift) for path, value in self._results.items()}
-            self.pending = []
-        return self._results
+        self.results: dict[Path, PathValue] = {}  # of every path this view reads, with current indices
+        self.high = -1  # the highest message index any result names
 
     def settle(self, results: dict[Path, PathValue], high: int) -> None:
-        self._results, self.high, self.pending = results, high, []
-
-    def renumbered(self, shift: Shift) -> None:
-        self.pending.append(shift)
-        self.high += max(shift.delta, 0)
+        self.results, self.high = results, high
 
 
 Plan = dict[Track, Work]
-PENDING = 2  # renumberings a track may defer to when it is next read
 Identity = tuple[str, str | None]
 
 
@@ -118,9 +106,7 @@ class Outcome:
     """What an edit does to the watches, computed before it is made current (or only previewed)."""
 
     folds: dict[Track, Fold]
-    results: dict[Track, tuple[dict[Path, PathValue], int]]
-    shifted: dict[Track, dict[Path, PathValue] | None]  # renumbered tracks, with their results when computed
-    shift: Shift | None
+    results: dict[Track, tuple[dict[Path, PathValue], int]]  # refolded and renumbered tracks
     fresh: list[tuple[Watch, Resolution, bool]]  # (watch, its new resolution, whether it changed)
 
 
@@ -245,21 +231,13 @@ class Watchers:
         for track in sorted(plan, key=lambda track: track.instance is not None):
             folds[track] = self._refold(track, plan[track], folds)
         results = {track: self._results(track, fold, shift is None) for track, fold in folds.items()}
-        shifted: dict[Track, dict[Path, PathValue] | None] = {}
         if shift is not None:
             for track in self._tracks.values():
                 if track not in results and track.high >= shift.low:
-                    shifted[track] = None  # renumbered only when a refolded watch reads it
+                    results[track] = _shifted(track.results, shift)
 
         def now(track: Track) -> dict[Path, PathValue]:
-            if track in results:
-                return results[track][0]
-            if shift is not None and track in shifted:
-                values = shifted[track]
-                if values is None:
-                    values = shifted[track] = {path: shift_value(v, shift) for path, v in track.results.items()}
-                return values
-            return track.results
+            return results[track][0] if track in results else track.results
 
         fresh: list[tuple[Watch, Resolution, bool]] = []
         refolded = {watch for track in folds for watch in track.watches}
@@ -269,10 +247,12 @@ class Watchers:
         if shift is not None:
             for watch in self._watches:
                 if watch not in refolded and highest(watch.current) >= shift.low:
-                    resolution = shift_resolution(watch.current, shift)
-                    fresh.append((watch, resolution, resolution.sources != watch.current.sources))
+                    # One reference: its track's renumbered result is the resolution's; else renumber it.
+                    single = len(watch.tracks) == 1
+                    resolution = watch.evaluate(now) if single else shift_resolution(watch.current, shift)
+                    fresh.append((watch, resolution, tuple.__ne__(resolution.sources, watch.current.sources)))
         fresh.sort(key=lambda entry: entry[0].serial)
-        return Outcome(folds, results, shifted, shift, fresh)
+        return Outcome(folds, results, fresh)
 
     def commit(self, outcome: Outcome) -> None:
         """Make an outcome current and call back the watches whose found, value or sources changed."""
@@ -280,13 +260,6 @@ class Watchers:
             track.fold = fold
         for track, (values, high) in outcome.results.items():
             track.settle(values, high)
-        if outcome.shift is not None:
-            for track, renumbered in outcome.shifted.items():
-                track.renumbered(outcome.shift)
-                if renumbered is not None:
-                    track.settle(renumbered, track.high)
-                elif len(track.pending) > PENDING:
-                    track.results  # noqa: B018 -- renumber now: the edits that follow should not pay for many
         changed = []
         for watch, resolution, differs in outcome.fresh:
             if differs:
@@ -362,12 +335,17 @@ def _grown(
             return None
         added = sorted(index_of(m) for m in new - before)
         in_order = not sources or not added or added[0] > sources[-1]  # appends: the new indices come last
-        sources = (*sources, *added) if in_order else tuple(sorted({*sources, *added}))
+        sources = Indices((*sources, *added) if in_order else sorted({*sources, *added}))
     diagnostics = known.diagnostics
     if len(probe.diagnostics) > kept:
         extra = probe.diagnostics[kept:]
         diagnostics = (*diagnostics, *(Diagnostic(index_of(m), label, reason) for m, reason in extra))
     return PathValue(value, sources, diagnostics)
+
+
+def _shifted(results: dict[Path, PathValue], shift: Shift) -> tuple[dict[Path, PathValue], int]:
+    values = {path: shift_value(value, shift) for path, value in results.items()}
+    return values, max((highest(value) for value in values.values()), default=-1)
 
 
 def _changed(old: Resolution, new: Resolution) -> bool:
