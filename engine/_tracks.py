@@ -12,12 +12,13 @@ fold reset them later (then they are the old ones).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from . import _index
-from ._index import Checkpoint, Gap, Layer, Probe, State, checkpoint, fold_lane
-from ._messages import MISSING, Path
+from ._index import Checkpoint, Gap, Key, Layer, Probe, State, checkpoint, fold_lane
+from ._messages import MISSING, Path, Write
 
 if TYPE_CHECKING:
     from ._context import Context
@@ -91,8 +92,10 @@ def repair(
     paths = [probe.path for probe in old.state.probes]
     if work.low is not None and work.generation != order.generation:
         work = Work(base=work.base)  # keys were renumbered during the edit: resume from the start
+    writes, key = context._writes, keys.__getitem__
+    tail = _appends_after(layer, lane, writes, key)
     if work.base and work.low is None and base is not None:
-        spliced = _same_base(old, base, lane)
+        spliced = _same_base(old, base, lane, tail == -1)
         if spliced is not None:
             return spliced
     restart: int | None = None
@@ -118,36 +121,46 @@ def repair(
     else:
         matches = {mark.message_id: mark for mark in old.checkpoints[(restart or -1) + 1 :]}
     high = work.high
+    arrays: list[tuple[str, Any, Any]] = []  # (lane, new, old array) when matched by appending
 
     def converge(message_id: int, now: State) -> Checkpoint | None:
         mark = matches.get(message_id)
         if mark is None or message_id in work.ids or (high is not None and keys.get(message_id, -1) <= high):
             return None
-        return mark if _equivalent(now.root, mark.root, lane) else None
+        if _equivalent(now.root, mark.root, lane):
+            return mark
+        appending = lane is not None and tail is not None and key(message_id) >= tail
+        if appending and lane is not None and _appendable(now.root, mark.root, lane, paths):
+            arrays.append((lane, now.root[lane], mark.root[lane]))
+            return mark
+        return None
 
-    writes, key = context._writes, keys.__getitem__
     matched = fold_lane(
         state, layer, lane, writes, key, gaps=gaps, after=after, checkpoints=checkpoints, converge=converge
     )
     if matched is not None:
-        return _splice(state, gaps, checkpoints, matched, old, base)
+        return _splice(state, gaps, checkpoints, matched, old, base, array=arrays[0] if arrays else None)
     return Fold(state if base is None else base.state, state, gaps, checkpoints)
 
 
-def _same_base(old: Fold, base: Fold, lane: str | None) -> Fold | None:
+def _same_base(old: Fold, base: Fold, lane: str | None, appends: bool) -> Fold | None:
     """When the global fold ends as before (for this lane), the instance layer folds as before: only the
-    sources and diagnostics it carried over from the global layer change. None when it does not."""
+    sources and diagnostics it carried over from the global layer change. So too when the lane's array
+    differs and the instance layer only appends to it (`appends`). None otherwise."""
+    paths = [probe.path for probe in old.state.probes]
+    array = None
     if not _equivalent(base.state.root, old.base.root, lane):
-        return None
+        if not (appends and lane is not None and _appendable(base.state.root, old.base.root, lane, paths)):
+            return None
+        array = (lane, base.state.root[lane], old.base.root[lane])
     before = {probe.path: probe for probe in old.base.probes}
     after = {probe.path: probe for probe in base.state.probes}
-    paths = [probe.path for probe in old.state.probes]
     if not all(path in before and path in after for path in paths):
         return None
     matched = _mark(old.state, [before[path] for path in paths], 0)
     here = _mark(old.state, [after[path] for path in paths], 0)
     start = State([after[path].copy() for path in paths], base.state.root)
-    return _splice(start, [], [], matched, old, base, here)
+    return _splice(start, [], [], matched, old, base, here, array)
 
 
 def _mark(state: State, probes: list[Probe], gaps: int) -> Checkpoint:
@@ -180,11 +193,13 @@ def _splice(
     old: Fold,
     base: Fold | None,
     start: Checkpoint | None = None,
+    array: tuple[str, Any, Any] | None = None,
 ) -> Fold:
     """The new fold, equivalent at `matched` to the old one: the old rest with the new past.
 
     `start`: the fold is spliced at the start of its own layer (`matched` is then where the old global
-    fold left the probes, `start` where the new one does).
+    fold left the probes, `start` where the new one does). `array`: (lane, new, old) when the two differ
+    in the lane's array, which the rest only appends to: the old rest's arrays then start with `new`.
     """
     here = start or checkpoint(state, matched.layer, matched.message_id, len(gaps))
     probes = []
@@ -198,19 +213,22 @@ def _splice(
             probe.resets = now.resets + final.resets - matched.resets[index]
         probe.diagnostics = now.diagnostics + final.diagnostics[matched.diagnostics[index] :]
         probes.append(probe)
-    spliced = State(probes, old.state.root)
+    spliced = State(probes, _with_array(old.state.root, array))
     later = old.checkpoints if start is not None else old.checkpoints[old.checkpoints.index(matched) + 1 :]
-    moved = [_rebased(mark, matched, here) for mark in later]
+    moved = [_rebased(mark, matched, here, array) for mark in later]
     new_gaps = gaps + old.gaps[matched.gaps :]
     marks = [*checkpoints, *([] if start is not None else [here]), *moved]
     return Fold(spliced if base is None else base.state, spliced, new_gaps, marks, old.steps)
 
 
-def _rebased(mark: Checkpoint, matched: Checkpoint, here: Checkpoint) -> Checkpoint:
+def _rebased(
+    mark: Checkpoint, matched: Checkpoint, here: Checkpoint, array: tuple[str, Any, Any] | None = None
+) -> Checkpoint:
     """An old checkpoint after the splice point, as the new fold would have made it."""
     same = (here.sources, here.diagnostics, here.resets, here.gaps)
+    root = _with_array(mark.root, array)
     if same == (matched.sources, matched.diagnostics, matched.resets, matched.gaps):
-        return mark
+        return mark if array is None else replace(mark, root=root)
     sources = tuple(
         here.sources[i] + mark.sources[i][len(matched.sources[i]) :] if mark.resets[i] == matched.resets[i] else s
         for i, s in enumerate(mark.sources)
@@ -218,7 +236,44 @@ def _rebased(mark: Checkpoint, matched: Checkpoint, here: Checkpoint) -> Checkpo
     diagnostics = tuple(d - matched.diagnostics[i] + here.diagnostics[i] for i, d in enumerate(mark.diagnostics))
     resets = tuple(r - matched.resets[i] + here.resets[i] for i, r in enumerate(mark.resets))
     gaps = mark.gaps - matched.gaps + here.gaps
-    return Checkpoint(mark.layer, mark.message_id, mark.root, sources, diagnostics, resets, gaps)
+    return Checkpoint(mark.layer, mark.message_id, root, sources, diagnostics, resets, gaps)
+
+
+def _with_array(root: Any, array: tuple[str, Any, Any] | None) -> Any:
+    """`root` whose lane array starts with the new array where it started with the old one."""
+    if array is None:
+        return root
+    lane, new, old = array
+    return {**root, lane: [*new, *root[lane][len(old) :]]}
+
+
+def _appends_after(layer: Layer, lane: str | None, writes: Mapping[int, Write], key: Key) -> int | None:
+    """The order key after which every write of the lane appends to the lane's array (-1: all do)."""
+    if lane is None:
+        return None
+    subset = layer.subset(lane)
+    position = len(subset)
+    target = (lane,)
+    while position:
+        write = writes[subset[position - 1]]
+        if write.problem is not None or write.path != target or write.method not in ("push", "concat"):
+            break
+        position -= 1
+    return key(subset[position - 1]) if position else -1
+
+
+def _appendable(now: Any, then: Any, lane: str, paths: list[Path]) -> bool:
+    """Whether two roots differ only in their lane's array in a way appending keeps for every probe.
+
+    Pushes and concats at the lane act the same on both when both arrays are empty or both are not
+    (for a probe of the whole array), and when they have the same length (for a probe of an element).
+    """
+    if not (isinstance(now, dict) and isinstance(then, dict)):
+        return False
+    new, old = now.get(lane, MISSING), then.get(lane, MISSING)
+    if not (isinstance(new, list) and isinstance(old, list)):
+        return False
+    return len(new) == len(old) if any(len(path) > 1 for path in paths) else bool(new) == bool(old)
 
 
 def _equivalent(a: Any, b: Any, lane: str | None) -> bool:

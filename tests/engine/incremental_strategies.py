@@ -79,18 +79,30 @@ def expressions(draw: st.DrawFn) -> str:
 
 
 @st.composite
-def edits(draw: st.DrawFn, size: int) -> Any:
-    """An edit that is valid for a context of `size` messages."""
+def array_messages(draw: st.DrawFn) -> dict[str, Any]:
+    """Mostly pushes and concats onto `†s.a` (global or instance ①), now and then a set or a merge there."""
+    method = draw(st.sampled_from(["push", "push", "concat", "concat", "set", "merge"]))
+    value = draw(st.lists(scalars, max_size=2)) if method in ("concat", "set") else draw(scalars)
+    message: dict[str, Any] = {"type": "s", "s": {"a": value}, "_outputPath": "†s.a", "_outputMethod": method}
+    if draw(st.booleans()):
+        message["_instance"] = "1"
+    return message
+
+
+@st.composite
+def edits(draw: st.DrawFn, size: int, new: st.SearchStrategy[dict[str, Any]] | None = None) -> Any:
+    """An edit that is valid for a context of `size` messages (new messages drawn from `new`)."""
+    fresh = messages() if new is None else new
     if size == 0:
-        return Insert(0, draw(messages()))
+        return Insert(0, draw(fresh))
     index = st.integers(0, size - 1)
     choice = draw(st.sampled_from(["append", "insert", "remove", "replace", "move"]))
     if choice == "append":
-        return Insert(size, draw(messages()))
+        return Insert(size, draw(fresh))
     if choice == "insert":
-        return Insert(draw(st.integers(0, size)), draw(messages()))
+        return Insert(draw(st.integers(0, size)), draw(fresh))
     if choice == "remove":
         return Remove(draw(index))
     if choice == "replace":
-        return Replace(draw(index), draw(messages()))
+        return Replace(draw(index), draw(fresh))
     return Move(draw(index), draw(index))

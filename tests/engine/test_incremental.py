@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from incremental_strategies import INSTANCES, documents, edits, expressions, messages
+from incremental_strategies import INSTANCES, array_messages, documents, edits, expressions, messages
 
 from contextdeck.engine import Context, Insert, Move, Remove, Replace, Resolution, _index, classify, parse_expression
 from contextdeck.engine._fold import fold
@@ -67,7 +67,22 @@ def test_watches_follow_every_edit(
         _follow_edits(document, watches, data)
 
 
-def _follow_edits(document: list[dict[str, Any]], watches: list[Any], data: st.DataObject) -> None:
+@pytest.mark.parametrize("spacing", [1, 2])
+@settings(max_examples=60, deadline=None)
+@given(document=st.lists(array_messages(), max_size=24), data=st.data())
+def test_watches_of_arrays_follow_every_edit(spacing: int, document: list[dict[str, Any]], data: st.DataObject) -> None:
+    """Arrays only appended to (where tracks splice by substituting the array's start) stay exact too."""
+    watches = [("†s.a", None), ("†s.a", "1"), ("†s.a.0", "1"), ("†s.a.1 || †s.a", None)]
+    with checkpoints_every(spacing):
+        _follow_edits(document, watches, data, array_messages())
+
+
+def _follow_edits(
+    document: list[dict[str, Any]],
+    watches: list[Any],
+    data: st.DataObject,
+    new: st.SearchStrategy[dict[str, Any]] | None = None,
+) -> None:
     ctx = Context(document)
     calls: dict[int, list[Resolution]] = {}
     handles = []
@@ -76,7 +91,7 @@ def _follow_edits(document: list[dict[str, Any]], watches: list[Any], data: st.D
         handles.append(ctx.watch(expr, calls[number].append, instance=instance))
         assert handles[-1].current == reference(ctx.messages, expr, instance)
     for _ in range(data.draw(st.integers(1, 12))):
-        edit = data.draw(edits(len(ctx)))
+        edit = data.draw(edits(len(ctx), new))
         before = [handle.current for handle in handles]
         predicted = {id(watch): new for watch, _, new in ctx.preview(edit)}
         ctx.apply(edit)
