@@ -12,7 +12,7 @@ fold reset them later (then they are the old ones).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +24,60 @@ if TYPE_CHECKING:
     from ._context import Context
 
 
+Rebase = tuple[int, int, Checkpoint, Checkpoint, "tuple[str, Any, Any] | None"]
+
+
+class Marks:
+    """A track's checkpoints in fold order. A splice rebases the old ones after it lazily: each read
+    applies the pending rebases whose range holds it (they are few, and flattened when they pile up)."""
+
+    __slots__ = ("items", "rebases")
+
+    def __init__(self, items: list[Checkpoint] | None = None, rebases: list[Rebase] | None = None) -> None:
+        self.items = items if items is not None else []
+        self.rebases = rebases if rebases is not None else []  # (start, end, matched, here, array)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def id_at(self, index: int) -> int:
+        return self.items[index].message_id
+
+    def get(self, index: int) -> Checkpoint:
+        mark = self.items[index]
+        for start, end, matched, here, array in self.rebases:
+            if start <= index < end:
+                mark = _rebased(mark, matched, here, array)
+        return mark
+
+    def plus(self, mark: Checkpoint) -> Marks:
+        return Marks([*self.items, mark], self.rebases)
+
+    def head(self, count: int) -> Marks:
+        """The first `count` marks (their rebases end there too: marks added after are new)."""
+        kept: list[Rebase] = [
+            (start, min(end, count), matched, here, array)
+            for start, end, matched, here, array in self.rebases
+            if start < count
+        ]
+        return Marks(self.items[:count], kept)
+
+    def spliced(self, head: Marks, fresh: list[Checkpoint], later: int, rebase: Rebase) -> Marks:
+        """`head`, then `fresh`, then this one's marks from `later` on, rebased by `rebase`."""
+        offset = len(head) + len(fresh) - later
+        items = [*head.items, *fresh, *self.items[later:]]
+        rebases = [*head.rebases]
+        for start, end, matched, here, array in self.rebases:
+            if end > later:
+                rebases.append((max(start, later) + offset, end + offset, matched, here, array))
+        _, _, matched, here, array = rebase
+        rebases.append((later + offset, len(items), matched, here, array))
+        marks = Marks(items, rebases)
+        if len(rebases) > 6:
+            marks = Marks([marks.get(i) for i in range(len(items))])
+        return marks
+
+
 @dataclass
 class Fold:
     """One track's fold: the global state it continued from, its own state, gaps and checkpoints."""
@@ -31,7 +85,7 @@ class Fold:
     base: State
     state: State
     gaps: list[Gap]
-    checkpoints: list[Checkpoint]
+    checkpoints: Marks
     steps: int = 0  # writes folded since the last checkpoint
 
 
@@ -62,7 +116,7 @@ def full(
     gaps: list[Gap] = []
     checkpoints: list[Checkpoint] = []
     fold_lane(state, layer, lane, writes, key, gaps=gaps, checkpoints=checkpoints)
-    return Fold(state if base is None else base.state, state, gaps, checkpoints)
+    return Fold(state if base is None else base.state, state, gaps, Marks(checkpoints))
 
 
 def step(context: Context, old: Fold, message_id: int, own: bool, base: Fold | None) -> Fold:
@@ -77,7 +131,7 @@ def step(context: Context, old: Fold, message_id: int, own: bool, base: Fold | N
             gaps = [*gaps, (layer, message_id, None)]
         steps += 1
         if steps >= _index.CHECKPOINT_EVERY:
-            checkpoints = [*checkpoints, checkpoint(state, layer, message_id, len(gaps))]
+            checkpoints = checkpoints.plus(checkpoint(state, layer, message_id, len(gaps)))
             steps = 0
     return Fold(state if base is None else base.state, state, gaps, checkpoints, steps)
 
@@ -93,64 +147,75 @@ def repair(
     if work.low is not None and work.generation != order.generation:
         work = Work(base=work.base)  # keys were renumbered during the edit: resume from the start
     writes, key = context._writes, keys.__getitem__
-    tail = _appends_after(layer, lane, writes, key)
+    tails: list[int | None] = []
+
+    def tail() -> int | None:  # looked for only when needed
+        if not tails:
+            tails.append(_appends_after(layer, lane, writes, key))
+        return tails[0]
+
     if work.base and work.low is None and base is not None:
-        spliced = _same_base(old, base, lane, tail == -1)
+        spliced = _same_base(old, base, lane, tail)
         if spliced is not None:
             return spliced
+    marks = old.checkpoints
     restart: int | None = None
     if not work.base and work.low is not None:
-        for position in range(len(old.checkpoints) - 1, -1, -1):
-            at = keys.get(old.checkpoints[position].message_id)
-            if at is not None and at < work.low and old.checkpoints[position].message_id not in work.ids:
+        for position in range(len(marks) - 1, -1, -1):
+            message_id = marks.id_at(position)
+            at = keys.get(message_id)
+            if at is not None and at < work.low and message_id not in work.ids:
                 restart = position
                 break
     if restart is None:
         state = State([Probe(path) for path in paths]) if base is None else _restart_from_base(base, paths)
         gaps: list[Gap] = []
-        checkpoints: list[Checkpoint] = []
+        head = Marks()
         after = None
     else:
-        mark = old.checkpoints[restart]
+        mark = marks.get(restart)
         state = State([_probe_at(probe, mark, i) for i, probe in enumerate(old.state.probes)], mark.root)
         gaps = old.gaps[: mark.gaps]
-        checkpoints = old.checkpoints[: restart + 1]
+        head = marks.head(restart + 1)
         after = mark.message_id
-    if [probe.path for probe in state.probes] != paths:
-        matches: dict[int, Checkpoint] = {}
-    else:
-        matches = {mark.message_id: mark for mark in old.checkpoints[(restart or -1) + 1 :]}
+    first = 0 if restart is None else restart + 1
+    aligned = [probe.path for probe in state.probes] == paths
+    matches = {marks.id_at(i): i for i in range(first, len(marks))} if aligned else {}
     high = work.high
-    arrays: list[tuple[str, Any, Any]] = []  # (lane, new, old array) when matched by appending
+    found: list[tuple[int, tuple[str, Any, Any] | None]] = []  # (index, array) of the matched mark
 
     def converge(message_id: int, now: State) -> Checkpoint | None:
-        mark = matches.get(message_id)
-        if mark is None or message_id in work.ids or (high is not None and keys.get(message_id, -1) <= high):
+        index = matches.get(message_id)
+        if index is None or message_id in work.ids or (high is not None and keys.get(message_id, -1) <= high):
             return None
+        mark = marks.get(index)
         if _equivalent(now.root, mark.root, lane):
+            found.append((index, None))
             return mark
-        appending = lane is not None and tail is not None and key(message_id) >= tail
-        if appending and lane is not None and _appendable(now.root, mark.root, lane, paths):
-            arrays.append((lane, now.root[lane], mark.root[lane]))
-            return mark
-        return None
+        if lane is None or not _appendable(now.root, mark.root, lane, paths):
+            return None
+        limit = tail()
+        if limit is None or key(message_id) < limit:
+            return None
+        found.append((index, (lane, now.root[lane], mark.root[lane])))
+        return mark
 
-    matched = fold_lane(
-        state, layer, lane, writes, key, gaps=gaps, after=after, checkpoints=checkpoints, converge=converge
-    )
+    fresh: list[Checkpoint] = []
+    matched = fold_lane(state, layer, lane, writes, key, gaps=gaps, after=after, checkpoints=fresh, converge=converge)
     if matched is not None:
-        return _splice(state, gaps, checkpoints, matched, old, base, array=arrays[0] if arrays else None)
-    return Fold(state if base is None else base.state, state, gaps, checkpoints)
+        index, array = found[-1]
+        return _splice(state, gaps, head, fresh, index + 1, matched, old, base, None, array)
+    return Fold(state if base is None else base.state, state, gaps, Marks([*head.items, *fresh], head.rebases))
 
 
-def _same_base(old: Fold, base: Fold, lane: str | None, appends: bool) -> Fold | None:
+def _same_base(old: Fold, base: Fold, lane: str | None, tail: Callable[[], int | None]) -> Fold | None:
     """When the global fold ends as before (for this lane), the instance layer folds as before: only the
     sources and diagnostics it carried over from the global layer change. So too when the lane's array
     differs and the instance layer only appends to it (`appends`). None otherwise."""
     paths = [probe.path for probe in old.state.probes]
     array = None
     if not _equivalent(base.state.root, old.base.root, lane):
-        if not (appends and lane is not None and _appendable(base.state.root, old.base.root, lane, paths)):
+        if lane is None or not _appendable(base.state.root, old.base.root, lane, paths) or tail() != -1:
             return None
         array = (lane, base.state.root[lane], old.base.root[lane])
     before = {probe.path: probe for probe in old.base.probes}
@@ -160,7 +225,7 @@ def _same_base(old: Fold, base: Fold, lane: str | None, appends: bool) -> Fold |
     matched = _mark(old.state, [before[path] for path in paths], 0)
     here = _mark(old.state, [after[path] for path in paths], 0)
     start = State([after[path].copy() for path in paths], base.state.root)
-    return _splice(start, [], [], matched, old, base, here, array)
+    return _splice(start, [], Marks(), [], 0, matched, old, base, here, array)
 
 
 def _mark(state: State, probes: list[Probe], gaps: int) -> Checkpoint:
@@ -188,7 +253,9 @@ def _probe_at(probe: Probe, mark: Checkpoint, index: int) -> Probe:
 def _splice(
     state: State,
     gaps: list[Gap],
-    checkpoints: list[Checkpoint],
+    head: Marks,
+    fresh: list[Checkpoint],
+    later: int,
     matched: Checkpoint,
     old: Fold,
     base: Fold | None,
@@ -197,9 +264,10 @@ def _splice(
 ) -> Fold:
     """The new fold, equivalent at `matched` to the old one: the old rest with the new past.
 
-    `start`: the fold is spliced at the start of its own layer (`matched` is then where the old global
-    fold left the probes, `start` where the new one does). `array`: (lane, new, old) when the two differ
-    in the lane's array, which the rest only appends to: the old rest's arrays then start with `new`.
+    `head` and `fresh` are the new fold's checkpoints so far; the old ones from index `later` on follow,
+    rebased. `start`: the fold is spliced at the start of its own layer (`matched` is then where the old
+    global fold left the probes, `start` where the new one does). `array`: (lane, new, old) when the two
+    differ in the lane's array, which the rest only appends to: the old rest's arrays start with `new`.
     """
     here = start or checkpoint(state, matched.layer, matched.message_id, len(gaps))
     probes = []
@@ -214,10 +282,9 @@ def _splice(
         probe.diagnostics = now.diagnostics + final.diagnostics[matched.diagnostics[index] :]
         probes.append(probe)
     spliced = State(probes, _with_array(old.state.root, array))
-    later = old.checkpoints if start is not None else old.checkpoints[old.checkpoints.index(matched) + 1 :]
-    moved = [_rebased(mark, matched, here, array) for mark in later]
+    new_marks = fresh if start is not None else [*fresh, here]
+    marks = old.checkpoints.spliced(head, new_marks, later, (0, 0, matched, here, array))
     new_gaps = gaps + old.gaps[matched.gaps :]
-    marks = [*checkpoints, *([] if start is not None else [here]), *moved]
     return Fold(spliced if base is None else base.state, spliced, new_gaps, marks, old.steps)
 
 

@@ -68,7 +68,7 @@ def test_watches_follow_every_edit(
 
 
 @pytest.mark.parametrize("spacing", [1, 2])
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(document=st.lists(array_messages(), max_size=24), data=st.data())
 def test_watches_of_arrays_follow_every_edit(spacing: int, document: list[dict[str, Any]], data: st.DataObject) -> None:
     """Arrays only appended to (where tracks splice by substituting the array's start) stay exact too."""
