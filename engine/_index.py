@@ -48,12 +48,14 @@ def lanes_of(write: Write) -> tuple[str, ...] | None:
 class Layer:
     """The writes of one identity in context order (ids sorted by order key), indexed by lane."""
 
-    __slots__ = ("all", "lanes", "universal")
+    __slots__ = ("all", "lanes", "notes", "universal", "version")
 
     def __init__(self) -> None:
         self.all: list[int] = []
         self.universal: list[int] = []
         self.lanes: dict[str, list[int]] = {}
+        self.version = 0  # changes with every write added or discarded
+        self.notes: dict[Any, tuple[int, Any]] = {}  # facts about the writes, valid for one version
 
     def subset(self, lane: Lane) -> list[int]:
         """The ids that can matter to `lane`, in order."""
@@ -61,16 +63,19 @@ class Layer:
 
     def append(self, message_id: int, write: Write) -> None:
         """Add a write known to come after every write already here (building a context)."""
+        self.version += 1
         self.all.append(message_id)
         for target in self._lists(write, create=True):
             target.append(message_id)
 
     def add(self, message_id: int, write: Write, key: Key) -> None:
+        self.version += 1
         insort(self.all, message_id, key=key)
         for target in self._lists(write, create=True):
             insort(target, message_id, key=key)
 
     def discard(self, message_id: int, write: Write, key: Key) -> None:
+        self.version += 1
         _delete(self.all, message_id, key)
         for target in self._lists(write, create=False):
             _delete(target, message_id, key)

@@ -319,6 +319,10 @@ def _appends_after(layer: Layer, lane: str | None, writes: Mapping[int, Write], 
     if lane is None:
         return None
     subset = layer.subset(lane)
+    note = layer.notes.get(("appends", lane))
+    if note is not None and note[0] == layer.version:
+        position = note[1]
+        return key(subset[position - 1]) if position else -1
     position = len(subset)
     target = (lane,)
     while position:
@@ -326,6 +330,7 @@ def _appends_after(layer: Layer, lane: str | None, writes: Mapping[int, Write], 
         if write.problem is not None or write.path != target or write.method not in ("push", "concat"):
             break
         position -= 1
+    layer.notes["appends", lane] = (layer.version, position)
     return key(subset[position - 1]) if position else -1
 
 

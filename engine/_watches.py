@@ -294,8 +294,8 @@ class Watchers:
     def _results(self, track: Track, fold: Fold, reuse: bool = False) -> tuple[dict[Path, PathValue], int]:
         """Each watched path's result, with message indices.
 
-        With `reuse` (nothing was renumbered), a probe whose sources only gained messages since the
-        committed fold keeps its sorted indices and looks up only the new ones.
+        With `reuse` (nothing was renumbered), a probe keeps the sorted indices it had and looks up only
+        the messages its sources gained or lost since the committed fold.
         """
         index_of = self._context._order.index_of
         before = {probe.path: probe for probe in track.fold.state.probes} if reuse and track.fold else {}
@@ -321,7 +321,10 @@ class Watchers:
 def _grown(
     state: State, probe: Probe, old: Probe, known: PathValue, label: str, index_of: Callable[[int], int]
 ) -> PathValue | None:
-    """`path_value` of a probe whose sources are the old ones and more, from the old result; else None."""
+    """`path_value` of a probe from the old result: only the sources gained or lost are looked up.
+
+    None when that does not hold (the old diagnostics are not kept, or the value is not found).
+    """
     kept = len(old.diagnostics)
     if probe.diagnostics[:kept] != old.diagnostics:
         return None
@@ -331,11 +334,14 @@ def _grown(
     sources = known.sources
     if probe.sources != old.sources:
         new, before = set(probe.sources), set(old.sources)
-        if not before <= new:
-            return None
         added = sorted(index_of(m) for m in new - before)
-        in_order = not sources or not added or added[0] > sources[-1]  # appends: the new indices come last
-        sources = Indices((*sources, *added) if in_order else sorted({*sources, *added}))
+        gone = before - new
+        if gone:
+            sources = Indices(sorted(set(sources).difference(index_of(m) for m in gone).union(added)))
+        elif not sources or not added or added[0] > sources[-1]:  # appends: the new indices come last
+            sources = Indices((*sources, *added))
+        else:
+            sources = Indices(sorted({*sources, *added}))
     diagnostics = known.diagnostics
     if len(probe.diagnostics) > kept:
         extra = probe.diagnostics[kept:]
