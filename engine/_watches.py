@@ -117,6 +117,8 @@ class Watchers:
         self._context = context
         self._tracks: dict[tuple[str, str | None, str | None], Track] = {}
         self._by_kind: dict[str, list[Track]] = {}
+        self._by_lane: dict[tuple[str, str | None], list[Track]] = {}
+        self._open: set[Track] = set()  # tracks whose fold scanned to the end with a root not an object
         self._watches: set[Watch] = set()
         self._serial = itertools.count()
 
@@ -142,7 +144,7 @@ class Watchers:
         # Global tracks first: instance tracks continue from their state.
         for track in sorted(fresh, key=lambda track: track.instance is not None):
             base = self._base(track, {})
-            track.fold = full(self._context, track.kind, track.instance, track.lane, list(track.paths), base)
+            self._install(track, full(self._context, track.kind, track.instance, track.lane, list(track.paths), base))
         for track in fresh | reread:
             assert track.fold is not None
             track.settle(*self._results(track, track.fold))
@@ -163,6 +165,7 @@ class Watchers:
         if track is None:
             track = self._tracks[kind, instance, lane] = Track(kind, instance, lane)
             self._by_kind.setdefault(kind, []).append(track)
+            self._by_lane.setdefault((kind, lane), []).append(track)
         return track
 
     def _release(self, track: Track, path: Path, read: bool) -> None:
@@ -177,6 +180,8 @@ class Watchers:
         if not track.paths:
             del self._tracks[track.kind, track.instance, track.lane]
             self._by_kind[track.kind].remove(track)
+            self._by_lane[track.kind, track.lane].remove(track)
+            self._open.discard(track)
 
     # -- after an edit -------------------------------------------------------------------------
 
@@ -194,6 +199,14 @@ class Watchers:
         key = context._order.key.__getitem__
         order_key = key(message_id)
         lanes = lanes_of(write)
+        if appended and lanes is not None:
+            # Only the lanes it writes, whole-kind tracks, and gaps still open at the end can hold it.
+            tracks = [t for lane in (*lanes, None) for t in self._by_lane.get((kind, lane), ())]
+            tracks += [t for t in self._open if t.kind == kind and t not in tracks]
+            tracks += [
+                t for o in self._open if o.kind == kind and o.instance is None
+                for t in self._by_lane.get((kind, o.lane), ()) if t not in tracks
+            ]
         for track in tracks:
             if instance is not None and track.instance != instance:
                 continue
@@ -257,7 +270,7 @@ class Watchers:
     def commit(self, outcome: Outcome) -> None:
         """Make an outcome current and call back the watches whose found, value or sources changed."""
         for track, fold in outcome.folds.items():
-            track.fold = fold
+            self._install(track, fold)
         for track, (values, high) in outcome.results.items():
             track.settle(values, high)
         changed = []
@@ -270,6 +283,13 @@ class Watchers:
                 watch._callback(watch.current)
 
     # -- folding -------------------------------------------------------------------------------
+
+    def _install(self, track: Track, fold: Fold) -> None:
+        track.fold = fold
+        if any(gap[2] is None for gap in fold.gaps):
+            self._open.add(track)
+        else:
+            self._open.discard(track)
 
     def _refold(self, track: Track, work: Work, folds: dict[Track, Fold]) -> Fold:
         context = self._context
