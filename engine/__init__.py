@@ -4,6 +4,7 @@ Never imports Qt: the GUI and the command line stand on this package, not the ot
 """
 
 from ._activities import Activities, Activity, ActivityLoadError, activity, load_activities
+from ._blame import Blame, BlameEntry
 from ._calls import CallPlan, Mode, Problem, analyse_call
 from ._context import Context, Watch
 from ._document import Document, Shape, load_document, parse_document, write_atomically
@@ -31,6 +32,8 @@ __all__ = [
     "Activities",
     "Activity",
     "ActivityLoadError",
+    "Blame",
+    "BlameEntry",
     "CallPlan",
     "CallState",
     "Context",

@@ -1,47 +1,33 @@
-"""`Context`: the ordered messages of a document, resolution over them, and change notification."""
+"""`Context`: the ordered messages of a document, resolution over them, and change notification.
+
+Messages are kept by stable id (`_order` knows where each id is); their writes are indexed per identity
+and lane (`_index`), so resolving a path folds only the writes that can matter to it, and watches are
+kept current by incremental tracks (`_watches`).
+"""
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Any
 
 from psygnal import Signal
 
-from ._edits import Edit
+from ._blame import Blame, blame_of
+from ._edits import Edit, Insert, Remove, Replace
 from ._expressions import Expression, Reference, parse_expression
-from ._fold import PathValue, fold
+from ._fold import PathValue
+from ._index import Layer, Probe, State, fold_lane, path_value
 from ._messages import MessageInfo, Write, classify
-from ._resolution import Diagnostic, Indices, Resolution
+from ._order import Order
+from ._resolution import Resolution
+from ._shift import Shift
+from ._watches import Plan, Watch, Watchers, combine
 
 Message = dict[str, Any]
+Identity = tuple[str, str | None]
 
-
-class Watch:
-    """A live resolution: `current` is the latest, `callback(resolution)` runs when it changes."""
-
-    def __init__(
-        self, context: Context, expression: str, callback: Callable[[Resolution], Any], instance: str | None
-    ) -> None:
-        self.expression = expression
-        self.instance = instance
-        self._context: Context | None = context
-        self._callback = callback
-        self.current: Resolution = context.resolve(expression, instance=instance)
-
-    def _refresh(self) -> None:
-        if self._context is None:
-            return
-        fresh = self._context.resolve(self.expression, instance=self.instance)
-        if not fresh.same_result(self.current):
-            self.current = fresh
-            self._callback(fresh)
-
-    def close(self) -> None:
-        """Stop watching; the callback is not called again."""
-        if self._context is not None:
-            self._context._watches.remove(self)
-            self._context = None
+__all__ = ["Context", "Watch"]
 
 
 class Context:
@@ -61,43 +47,50 @@ class Context:
     replaced = Signal(int)
 
     def __init__(self, messages: Iterable[Message] = ()) -> None:
-        self._messages: list[Message] = []
-        self._infos: list[MessageInfo] = []
-        self._ids: list[int] = []
-        self._next_id = itertools.count(1)
-        self._watches: list[Watch] = []
+        self._order = Order()
+        self._message: dict[int, Message] = {}
+        self._info: dict[int, MessageInfo] = {}
+        self._writes: dict[int, Write] = {}
+        self._layers: dict[Identity, Layer] = {}
+        self._next_id = 1
+        self._watchers = Watchers(self)
+        ids: list[int] = []
         for message in messages:
-            self._messages.append(_checked(message, len(self._messages)))
-            self._infos.append(classify(message))
-            self._ids.append(next(self._next_id))
+            message_id = self._new_id()
+            message = _checked(message, len(ids))
+            info = self._info[message_id] = classify(message)
+            self._message[message_id] = message
+            if info.write is not None and info.identity is not None:
+                self._writes[message_id] = info.write
+                self._layer(info.identity).append(message_id, info.write)
+            ids.append(message_id)
+        self._order.extend(ids)
 
     # -- reading -------------------------------------------------------------------------------
 
     @property
     def messages(self) -> list[Message]:
         """The messages in their current order (a new list; the dicts are the context's own)."""
-        return list(self._messages)
+        message = self._message
+        return [message[i] for i in self._order.ids]
 
     def __len__(self) -> int:
-        return len(self._messages)
+        return len(self._order)
 
     def __getitem__(self, index: int) -> Message:
-        return self._messages[index]
+        return self._message[self._order.ids[index]]
 
     def info(self, index: int) -> MessageInfo:
         """The parsed view of message `index`: form, kind, instance and write."""
-        return self._infos[index]
+        return self._info[self._order.ids[index]]
 
     def id_at(self, index: int) -> int:
         """The stable id of the message at `index`: it survives replace, move and other edits."""
-        return self._ids[index]
+        return self._order.ids[index]
 
     def index_of(self, message_id: int) -> int:
-        """Where the message with `message_id` is now; raises KeyError when it was removed."""
-        try:
-            return self._ids.index(message_id)
-        except ValueError:
-            raise KeyError(message_id) from None
+        """Where the message with `message_id` is now (O(log n)); raises KeyError when it was removed."""
+        return self._order.index_of(message_id)
 
     # -- editing -------------------------------------------------------------------------------
 
@@ -106,37 +99,32 @@ class Context:
         return edit.apply(self)
 
     def append(self, message: Message) -> None:
-        self.insert(len(self._messages), message)
+        self.insert(len(self), message)
 
     def insert(self, index: int, message: Message) -> int:
         """Insert as `list.insert` does; returns the index the message now has."""
-        index = _clamp(index, len(self._messages))
+        index = _clamp(index, len(self))
         message = _checked(message, index)
         self.inserting.emit(index)
-        self._messages.insert(index, message)
-        self._infos.insert(index, classify(message))
-        self._ids.insert(index, next(self._next_id))
+        plan, shift = self._insert(index, message, self._new_id())
         self.inserted.emit(index)
-        self._changed()
+        self._settle(plan, shift)
         return index
 
     def replace(self, index: int, message: Message) -> None:
         index = self._valid(index)
         message = _checked(message, index)
         self.replacing.emit(index)
-        self._messages[index] = message
-        self._infos[index] = classify(message)
+        _, plan = self._replace(index, message)
         self.replaced.emit(index)
-        self._changed()
+        self._settle(plan, None)
 
     def remove(self, index: int) -> Message:
         index = self._valid(index)
         self.removing.emit(index)
-        message = self._messages.pop(index)
-        del self._infos[index]
-        del self._ids[index]
+        message, _, plan, shift = self._remove(index)
         self.removed.emit(index)
-        self._changed()
+        self._settle(plan, shift)
         return message
 
     def move(self, src: int, dst: int) -> None:
@@ -145,86 +133,190 @@ class Context:
         if src == dst:
             return
         self.moving.emit(src, dst)
-        self._messages.insert(dst, self._messages.pop(src))
-        self._infos.insert(dst, self._infos.pop(src))
-        self._ids.insert(dst, self._ids.pop(src))
+        plan, shift = self._move(src, dst)
         self.moved.emit(src, dst)
-        self._changed()
+        self._settle(plan, shift)
+
+    def preview(self, edit: Edit) -> list[tuple[Watch, Resolution, Resolution]]:
+        """What `apply(edit)` would do to the watches: (watch, old, new) for each whose result would change.
+
+        The context is left exactly as it was: same messages, same ids, no signal, no callback.
+        """
+        plan, shift, undo = self._silently(edit)
+        try:
+            outcome = self._watchers.outcome(plan, shift)
+        finally:
+            undo()
+        return [(watch, watch.current, new) for watch, new, changed in outcome.fresh if changed]
 
     def _valid(self, index: int) -> int:
-        size = len(self._messages)
+        size = len(self)
         if not -size <= index < size:
             raise IndexError(f"message index {index} out of range for {size} messages")
         return index % size
+
+    def _new_id(self) -> int:
+        message_id, self._next_id = self._next_id, self._next_id + 1
+        return message_id
+
+    def _settle(self, plan: Plan, shift: Shift | None) -> None:
+        self._watchers.commit(self._watchers.outcome(plan, shift))
+
+    # -- the edits themselves, without signals: they keep the indexes and plan the watches' work ---
+
+    def _layer(self, identity: Identity) -> Layer:
+        layer = self._layers.get(identity)
+        if layer is None:
+            layer = self._layers[identity] = Layer()
+        return layer
+
+    def _add_write(self, plan: Plan, message_id: int, appended: bool) -> None:
+        info = self._info[message_id]
+        if info.write is None or info.identity is None:
+            return
+        self._writes[message_id] = info.write
+        self._layer(info.identity).add(message_id, info.write, self._order.key.__getitem__)
+        self._watchers.touch(plan, info.identity, info.write, message_id, appended)
+
+    def _drop_write(self, plan: Plan, message_id: int) -> None:
+        info = self._info[message_id]
+        if info.write is None or info.identity is None:
+            return
+        self._watchers.touch(plan, info.identity, info.write, message_id, False)
+        self._layer(info.identity).discard(message_id, info.write, self._order.key.__getitem__)
+        del self._writes[message_id]
+
+    def _insert(self, index: int, message: Message, message_id: int) -> tuple[Plan, Shift | None]:
+        self._message[message_id] = message
+        self._info[message_id] = classify(message)
+        self._order.insert(index, message_id)
+        plan: Plan = {}
+        if index == len(self) - 1:  # an append renumbers nothing
+            self._add_write(plan, message_id, True)
+            return plan, None
+        self._add_write(plan, message_id, False)
+        return plan, Shift.insert(index)
+
+    def _remove(self, index: int) -> tuple[Message, int, Plan, Shift]:
+        message_id = self._order.ids[index]
+        plan: Plan = {}
+        self._drop_write(plan, message_id)
+        self._order.pop(index)
+        del self._info[message_id]
+        return self._message.pop(message_id), message_id, plan, Shift.remove(index)
+
+    def _replace(self, index: int, message: Message) -> tuple[Message, Plan]:
+        message_id = self._order.ids[index]
+        plan: Plan = {}
+        self._drop_write(plan, message_id)
+        previous, self._message[message_id] = self._message[message_id], message
+        self._info[message_id] = classify(message)
+        self._add_write(plan, message_id, False)
+        return previous, plan
+
+    def _move(self, src: int, dst: int) -> tuple[Plan, Shift]:
+        message_id = self._order.ids[src]
+        plan: Plan = {}
+        self._drop_write(plan, message_id)
+        self._order.pop(src)
+        self._order.insert(dst, message_id)
+        self._add_write(plan, message_id, False)
+        return plan, Shift.move(src, dst)
+
+    def _silently(self, edit: Edit) -> tuple[Plan, Shift | None, Callable[[], object]]:
+        """Make `edit` without signals or watch updates; returns its plan, its shift and how to undo it."""
+        if isinstance(edit, Insert):
+            index = _clamp(edit.index, len(self))
+            message_id = self._next_id  # not taken: the undo gives it back
+            plan, shift = self._insert(index, _checked(edit.message, index), message_id)
+            return plan, shift, partial(self._remove, index)
+        if isinstance(edit, Remove):
+            index = self._valid(edit.index)
+            message, message_id, plan, shift = self._remove(index)
+            return plan, shift, partial(self._insert, index, message, message_id)
+        if isinstance(edit, Replace):
+            index = self._valid(edit.index)
+            previous, plan = self._replace(index, _checked(edit.message, index))
+            return plan, None, partial(self._replace, index, previous)
+        src, dst = self._valid(edit.src), self._valid(edit.dst)
+        if src == dst:
+            return {}, None, lambda: None
+        plan, shift = self._move(src, dst)
+        return plan, shift, partial(self._move, dst, src)
 
     # -- resolving -----------------------------------------------------------------------------
 
     def resolve(self, expr: str | Expression, instance: str | None = None, at: int | None = None) -> Resolution:
         """Resolve `expr` for `instance` as of the first `at` messages (all when None).
 
-        Raises `ExpressionError` for a malformed expression; never raises for bad data.
+        Only the writes that can matter to each path are folded (see `_index`); `at` cuts the indexes
+        at an order key, so time travel copies nothing. Raises `ExpressionError` for a malformed
+        expression; never raises for bad data.
         """
         expression = parse_expression(expr) if isinstance(expr, str) else expr
         instance = None if instance is None else str(instance)
-        limit = len(self._messages) if at is None else max(0, min(at, len(self._messages)))
-        diagnostics: list[Diagnostic] = []
-        missing: list[str] = []
-        for gate in expression.alternatives:
-            values = [self.resolve_reference(ref, instance, limit) for ref in gate]
-            for path_value in values:
-                diagnostics.extend(d for d in path_value.diagnostics if d not in diagnostics)
-            absent = next((ref for ref, v in zip(gate, values, strict=True) if not v.found), None)
-            if absent is None:
-                sources = sorted({i for v in values for i in v.sources})
-                return Resolution(
-                    expression.source, True, values[-1].value, Indices(sources), tuple(diagnostics)
-                )
-            missing.append(str(absent))
-        return Resolution(expression.source, False, None, Indices(), tuple(diagnostics), tuple(missing))
+        limit = self._limit_key(at)
+        return combine(expression, lambda ref: self._fold_reference(ref, instance, limit)[1])
 
     def resolve_reference(self, ref: Reference, instance: str | None, limit: int) -> PathValue:
         """The fold of one reference over the first `limit` messages."""
-        return fold(self._writes(ref.kind, instance, limit), ref.path, str(ref))[1]
+        return self._fold_reference(ref, instance, self._limit_key(limit))[1]
 
     def value_of(self, kind: str, instance: str | None = None, at: int | None = None) -> Any:
         """The whole folded value of `kind` (MISSING when nothing of that kind exists)."""
-        limit = len(self._messages) if at is None else max(0, min(at, len(self._messages)))
-        return fold(self._writes(kind, instance, limit), (), "†" + kind)[0]
-
-    def _writes(self, kind: str, instance: str | None, limit: int) -> list[tuple[int, Write]]:
-        global_layer: list[tuple[int, Write]] = []
-        instance_layer: list[tuple[int, Write]] = []
-        for index in range(limit):
-            info = self._infos[index]
-            if info.kind != kind or info.write is None:
-                continue
-            if info.instance is None:
-                global_layer.append((index, info.write))
-            elif info.instance == instance:
-                instance_layer.append((index, info.write))
-        return global_layer + instance_layer
+        state = State([])
+        self._fold(state, kind, None if instance is None else str(instance), None, self._limit_key(at))
+        return state.root
 
     def identities(self, at: int | None = None) -> list[tuple[str, str | None]]:
         """Every (kind, instance) that has a data message, in order of first appearance."""
-        limit = len(self._messages) if at is None else at
-        seen: dict[tuple[str, str | None], None] = {}
-        for info in self._infos[:limit]:
-            if info.identity is not None:
-                seen.setdefault(info.identity, None)
-        return list(seen)
+        limit, key = self._limit_key(at), self._order.key
+        firsts = [
+            (key[layer.all[0]], identity)
+            for identity, layer in self._layers.items()
+            if layer.all and (limit is None or key[layer.all[0]] <= limit)
+        ]
+        return [identity for _, identity in sorted(firsts, key=lambda first: first[0])]
+
+    def blame(self, expr: str | Expression, instance: str | None = None, at: int | None = None) -> Blame:
+        """Who made the value of `expr` what it is: the write that set its base, every later write that
+        changed it (index, id, method, `_call`, `_date`), and the value each write shadowed."""
+        expression = parse_expression(expr) if isinstance(expr, str) else expr
+        instance = None if instance is None else str(instance)
+        limit = self._limit_key(at)
+        resolution = self.resolve(expression, instance, at)
+        return blame_of(self, expression, resolution, lambda ref: self._fold_reference(ref, instance, limit, True))
 
     def watch(
         self, expr: str, callback: Callable[[Resolution], Any], instance: str | None = None
     ) -> Watch:
-        """Follow `expr`: `callback(resolution)` after every edit that changes found, value or sources."""
-        parse_expression(expr)
-        handle = Watch(self, expr, callback, None if instance is None else str(instance))
-        self._watches.append(handle)
-        return handle
+        """Follow `expr`: `callback(resolution)` after every edit that changes found, value or sources.
 
-    def _changed(self) -> None:
-        for handle in list(self._watches):
-            handle._refresh()
+        Watches of the same kind, instance and first path segment share one incremental fold.
+        """
+        expression = parse_expression(expr)
+        return self._watchers.add(expression, callback, None if instance is None else str(instance))
+
+    def _limit_key(self, at: int | None) -> int | None:
+        """The order key of the last message among the first `at` (None: no limit; 0: nothing)."""
+        if at is None or at >= len(self):
+            return None
+        return 0 if at <= 0 else self._order.key[self._order.ids[at - 1]]
+
+    def _fold(self, state: State, kind: str, instance: str | None, lane: str | None, limit: int | None) -> None:
+        key = self._order.key.__getitem__
+        layer = self._layers.get((kind, None))
+        fold_lane(state, layer or Layer(), lane, self._writes, key, limit)
+        if instance is not None:
+            fold_lane(state, self._layers.get((kind, instance)) or Layer(), lane, self._writes, key, limit)
+
+    def _fold_reference(
+        self, ref: Reference, instance: str | None, limit: int | None, trail: bool = False
+    ) -> tuple[State, PathValue, Probe]:
+        probe = Probe(ref.path, trail)
+        state = State([probe])
+        self._fold(state, ref.kind, instance, ref.path[0] if ref.path else None, limit)
+        return state, path_value(state, probe, str(ref), self._order.index_of), probe
 
 
 def _clamp(index: int, size: int) -> int:

@@ -14,6 +14,8 @@ from ._messages import MISSING, Path, Write, get_path
 from ._methods import Conflict, write_at
 from ._resolution import Diagnostic
 
+TOO_DEEP = "the data is nested too deeply to merge"
+
 
 @dataclass(frozen=True)
 class PathValue:
@@ -94,7 +96,7 @@ def fold(writes: Iterable[tuple[int, Write]], target: Path, label: str) -> tuple
                 diagnostics.append(Diagnostic(index, label, f"{write.method} at {where}: {conflict.reason}"))
             continue
         except RecursionError:
-            diagnostics.append(Diagnostic(index, label, "the data is nested too deeply to merge"))
+            diagnostics.append(Diagnostic(index, label, TOO_DEEP))
             continue
         effect = _effect(write, root, target) if relevant else None
         root = updated

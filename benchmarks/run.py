@@ -1,0 +1,259 @@
+"""`make bench`: the incremental context against the issue's targets, side by side in one run.
+
+Workload: 100,000 messages (four kinds, global and two instances, plain data and outputs with all five
+methods at explicit and derived paths), 1,000 watched expressions (single references, `||`, `&&`), then a
+random sequence of appends, inserts, replaces, moves and removes. Prints a table and writes
+benchmarks/latest.json. Not part of the test suite: timings are never asserted in tests.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import platform
+import random
+import statistics
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+from contextdeck.engine import Context, Insert, Move, Remove, Replace, classify, parse_expression
+from contextdeck.engine._fold import fold
+
+MESSAGES, WATCHES, EDITS = (int(a) for a in sys.argv[1:4]) if len(sys.argv) > 3 else (100_000, 1_000, 2_000)
+SEED = 20261122
+KINDS = ("state", "user", "order", "memory")
+INSTANCES = (None, "①", "②")
+OBJECTS = tuple(f"k{n}" for n in range(30))  # object-valued keys: set, merge, assign below them
+LISTS = tuple(f"log{n}" for n in range(6))  # array-valued keys: push and concat
+FIELDS = ("name", "status", "count", "flag", "note")
+HERE = Path(__file__).resolve().parent
+
+
+def message(rng: random.Random) -> dict[str, Any]:
+    """One message of the workload."""
+    roll = rng.random()
+    if roll < 0.1:
+        return {"type": "text", "role": "user", "text": f"turn {rng.randrange(10**6)}"}
+    kind = rng.choice(KINDS)
+    base: dict[str, Any] = {"type": "data", "kind": kind}
+    instance = rng.choice(INSTANCES)
+    if instance is not None:
+        base["_instance"] = instance
+    if roll < 0.35:  # plain data: a deep merge at the root
+        base["data"] = {rng.choice(OBJECTS): {rng.choice(FIELDS): rng.randrange(100)} for _ in range(rng.randint(1, 3))}
+        return base
+    method = rng.choice(("set", "set", "merge", "assign", "push", "concat"))
+    if method in ("push", "concat"):
+        path: tuple[str, ...] = (rng.choice(LISTS),)
+        value: Any = {"n": rng.randrange(100)} if method == "push" else [rng.randrange(100)]
+    elif method == "set":
+        path = (rng.choice(OBJECTS), rng.choice(FIELDS))
+        value = rng.choice((rng.randrange(100), f"v{rng.randrange(100)}", True, None))
+    else:
+        path = (rng.choice(OBJECTS),)
+        value = {rng.choice(FIELDS): rng.randrange(100)}
+    data: Any = value
+    for segment in reversed(path):
+        data = {segment: data}
+    base["data"] = data
+    if method != "set":
+        base["_outputMethod"] = method
+    destination = "†" + ".".join((kind, *path))
+    call = {"_tool": "update", "_outputPath": destination, "id": rng.randrange(1000)}
+    base["_call"] = call
+    base["_date"] = "2026-11-22T00:00:00Z"
+    if rng.random() < 0.5:  # explicit path; otherwise derived from the call
+        base["_outputPath"] = destination
+    return base
+
+
+def expression(rng: random.Random) -> str:
+    def ref() -> str:
+        kind = rng.choice(KINDS)
+        if rng.random() < 0.2:
+            return f"†{kind}.{rng.choice(LISTS)}"
+        key = rng.choice(OBJECTS)
+        return f"†{kind}.{key}" if rng.random() < 0.3 else f"†{kind}.{key}.{rng.choice(FIELDS)}"
+
+    roll = rng.random()
+    if roll < 0.5:
+        return ref()
+    return f"{ref()} || {ref()}" if roll < 0.75 else f"{ref()} && {ref()}"
+
+
+def edit(rng: random.Random, size: int) -> Any:
+    roll = rng.random()
+    if roll < 0.5:
+        return Insert(size, message(rng))
+    if roll < 0.65:
+        return Insert(rng.randrange(size + 1), message(rng))
+    if roll < 0.8:
+        return Replace(rng.randrange(size), message(rng))
+    if roll < 0.9:
+        return Move(rng.randrange(size), rng.randrange(size))
+    return Remove(rng.randrange(size))
+
+
+def reference_resolution(infos: list[Any], expr: str, instance: str | None) -> Any:
+    """What the engine did before indexes: scan every message, fold the writes of each reference."""
+    for gate in parse_expression(expr).alternatives:
+        values = []
+        for ref in gate:
+            writes = [(i, w.write) for i, w in enumerate(infos) if w.kind == ref.kind and w.instance is None]
+            writes += [(i, w.write) for i, w in enumerate(infos) if w.kind == ref.kind and w.instance == instance]
+            values.append(fold(writes, ref.path, str(ref))[1])
+        if all(v.found for v in values):
+            return values[-1].value
+    return None
+
+
+def percentile(samples: list[float], fraction: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def main() -> None:
+    rng = random.Random(SEED)
+    document = [message(rng) for _ in range(MESSAGES)]
+    text = json.dumps(document, ensure_ascii=False)
+    gc.collect()
+
+    start = time.perf_counter()
+    messages = json.loads(text)
+    loads = time.perf_counter() - start
+    start = time.perf_counter()
+    ctx = Context(messages)
+    build = time.perf_counter() - start
+
+    tracemalloc.start()
+    parsed = json.loads(text)
+    json_bytes = tracemalloc.get_traced_memory()[0]
+    tracemalloc.reset_peak()
+    before = tracemalloc.get_traced_memory()[0]
+    measured = Context(parsed)
+    context_bytes = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    del measured, parsed
+    gc.collect()
+
+    watched = [(expression(rng), rng.choice(INSTANCES)) for _ in range(WATCHES)]
+    calls = [0]
+
+    def count(_: Any) -> None:
+        calls[0] += 1
+
+    start = time.perf_counter()
+    handles = [ctx.watch(expr, count, instance=instance) for expr, instance in watched]
+    watch_setup = time.perf_counter() - start
+    mean_sources = statistics.mean(len(handle.current.sources) for handle in handles)
+
+    latencies: dict[str, list[float]] = {}
+    # The long-lived objects (messages, indexes) go to the permanent generation, as an application
+    # does after loading a document, so that collections during edits only walk what edits allocate.
+    gc.collect()
+    gc.freeze()
+    for _ in range(EDITS):
+        change = edit(rng, len(ctx))
+        start = time.perf_counter()
+        ctx.apply(change)
+        elapsed = time.perf_counter() - start
+        name = type(change).__name__.lower()
+        if isinstance(change, Insert) and change.index == len(ctx) - 1:
+            name = "append"
+        latencies.setdefault(name, []).append(elapsed)
+    every = [t for samples in latencies.values() for t in samples]
+
+    infos = [classify(m) for m in ctx.messages]
+    sample = watched[:: WATCHES // 20]
+    start = time.perf_counter()
+    for expr, instance in sample:
+        reference_resolution(infos, expr, instance)
+    per_watch = (time.perf_counter() - start) / len(sample)
+    naive_all_watches = per_watch * WATCHES
+    start = time.perf_counter()
+    identities = ctx.identities()
+    for kind, instance in identities:
+        ctx.value_of(kind, instance)
+    one_fold_per_identity = time.perf_counter() - start
+
+    median, p99 = statistics.median(every), percentile(every, 0.99)
+    results = {
+        "machine": {"python": sys.version.split()[0], "platform": platform.platform(), "cpus": 2},
+        "workload": {"messages": MESSAGES, "watches": WATCHES, "edits": EDITS, "seed": SEED, "callbacks": calls[0],
+                     "mean_sources_per_watch": mean_sources},
+        "edit_latency_ms": {
+            "median": median * 1e3,
+            "p99": p99 * 1e3,
+            **{f"{name}_median": statistics.median(s) * 1e3 for name, s in sorted(latencies.items())},
+            **{f"{name}_p99": percentile(s, 0.99) * 1e3 for name, s in sorted(latencies.items())},
+        },
+        "from_scratch_s": {
+            "every_watch_refolded": naive_all_watches,
+            "one_fold_per_identity": one_fold_per_identity,
+        },
+        "speedup": {
+            "vs_every_watch_refolded": naive_all_watches / median,
+            "vs_one_fold_per_identity": one_fold_per_identity / median,
+        },
+        "build_s": {"json_loads": loads, "context": build, "ratio": build / loads, "watches_setup": watch_setup},
+        "memory_mb": {
+            "parsed_json": json_bytes / 2**20,
+            "context_indexes": context_bytes / 2**20,
+            "ratio": context_bytes / json_bytes,
+        },
+    }
+    (HERE / "latest.json").write_text(json.dumps(results, indent=2) + "\n")
+    print(table(results))
+    if (MESSAGES, WATCHES, EDITS) == (100_000, 1_000, 2_000):
+        publish(table(results), results)
+
+
+def publish(text: str, results: dict[str, Any]) -> None:
+    """Put the table of a full run into docs/performance.md, between its bench-table markers."""
+    doc = HERE.parent / "docs" / "performance.md"
+    if not doc.exists():
+        return
+    start, end = "<!-- bench-table: written by benchmarks/run.py -->", "<!-- /bench-table -->"
+    page = doc.read_text()
+    if start in page and end in page:
+        head, rest = page.split(start, 1)
+        workload = results["workload"]
+        note = (
+            f"\n{text}\n\nMean sources per watch: {workload['mean_sources_per_watch']:.0f}; "
+            f"callbacks during the edits: {workload['callbacks']:,}.\n"
+        )
+        doc.write_text(head + start + note + end + rest.split(end, 1)[1])
+
+
+def table(results: dict[str, Any]) -> str:
+    lat, scratch, speed = results["edit_latency_ms"], results["from_scratch_s"], results["speedup"]
+    build, memory = results["build_s"], results["memory_mb"]
+    rows = [
+        ("after one edit, all watches current: median", f"{lat['median']:.3f} ms", "≤ 1 ms"),
+        ("after one edit, all watches current: p99", f"{lat['p99']:.3f} ms", "≤ 16 ms"),
+        *[
+            (f"  {name}: median / p99", f"{lat[name + '_median']:.3f} / {lat[name + '_p99']:.3f} ms", "")
+            for name in ("append", "insert", "replace", "move", "remove")
+            if name + "_median" in lat
+        ],
+        ("from scratch: every watch refolded (old engine)", f"{scratch['every_watch_refolded']:.2f} s", ""),
+        ("from scratch: one fold per identity", f"{scratch['one_fold_per_identity']:.3f} s", ""),
+        ("speed-up vs every watch refolded", f"{speed['vs_every_watch_refolded']:,.0f}×", "≥ 1000×"),
+        ("speed-up vs one fold per identity", f"{speed['vs_one_fold_per_identity']:,.0f}×", "≥ 1000×"),
+        ("build Context / json.loads", f"{build['context']:.2f} s / {build['json_loads']:.2f} s = "
+         f"{build['ratio']:.2f}×", "≤ 3×"),
+        ("memory: indexes / parsed JSON", f"{memory['context_indexes']:.0f} MB / {memory['parsed_json']:.0f} MB = "
+         f"{memory['ratio']:.2f}×", "≤ 4×"),
+    ]
+    rows.insert(0, ("measure", "result", "target"))
+    widths = [max(len(row[column]) for row in rows) for column in range(3)]
+    lines = ["| " + " | ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) + " |" for row in rows]
+    lines.insert(1, "|" + "|".join("-" * (width + 2) for width in widths) + "|")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+"""Blame: who made a resolved value what it is, and what each write shadowed.
+
+The entries are exactly the resolution's sources, in the order the fold applied them (the global layer
+before the instance layer): the first set the base (a `set` at the path or a parent, or the write that
+created it), every later one changed it. Each entry carries the value at the path just before the write
+(what it shadowed) and just after.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ._expressions import Expression, Reference
+from ._fold import PathValue
+from ._index import Probe, State
+from ._messages import Write
+from ._resolution import Resolution
+
+if TYPE_CHECKING:
+    from ._context import Context
+
+
+@dataclass(frozen=True)
+class BlameEntry:
+    """One write that made the value what it is.
+
+    `path` is where the message wrote ("" for the root), `call` and `date` its `_call` and `_date`
+    (None when absent), `shadowed` the value at the blamed path just before it (MISSING when there was
+    none) and `value` the value just after it.
+    """
+
+    index: int
+    message_id: int
+    method: str
+    path: str
+    call: Any
+    date: Any
+    shadowed: Any
+    value: Any
+
+
+@dataclass(frozen=True)
+class Blame:
+    """The history of a resolved value: `entries[0]` set the base, the rest changed it, in fold order.
+
+    `reference` is the reference the value came from (the last one of the alternative that was found);
+    None, with no entries, when the expression is not found.
+    """
+
+    expression: str
+    reference: str | None
+    found: bool
+    value: Any
+    entries: tuple[BlameEntry, ...] = ()
+
+    @property
+    def base(self) -> BlameEntry | None:
+        """The write that set the base of the value."""
+        return self.entries[0] if self.entries else None
+
+    @property
+    def changes(self) -> tuple[BlameEntry, ...]:
+        """Every later write that changed the value."""
+        return self.entries[1:]
+
+
+Folder = Callable[[Reference], tuple[State, PathValue, Probe]]
+
+
+def blame_of(context: Context, expression: Expression, resolution: Resolution, fold: Folder) -> Blame:
+    """The blame of `expression`, given its resolution and a way to fold one reference with a trail."""
+    if not resolution.found:
+        return Blame(expression.source, None, False, None)
+    for gate in expression.alternatives:
+        folds = [fold(ref) for ref in gate]
+        if all(value.found for _, value, _ in folds):
+            _, value, probe = folds[-1]
+            entries = tuple(_entry(context, *change) for change in probe.trail or ())
+            return Blame(expression.source, str(gate[-1]), True, value.value, entries)
+    raise AssertionError("a found resolution has a found alternative")  # pragma: no cover
+
+
+def _entry(context: Context, message_id: int, write: Write, shadowed: Any, value: Any) -> BlameEntry:
+    index = context.index_of(message_id)
+    call, date = context[index].get("_call"), context[index].get("_date")
+    return BlameEntry(index, message_id, write.method, ".".join(write.path), call, date, shadowed, value)

@@ -1,0 +1,297 @@
+"""Indexes of writes, and the fold of SPEC 4 run over only the writes that can matter to a path.
+
+Per identity (kind, instance) a `Layer` keeps the ids of its writing messages in context order, and per
+*lane* (the first segment of a path) the ids of the writes that can change a path in that lane:
+
+- a write at `s.…` belongs to lane `s`;
+- a deep merge or assign of an object at the root belongs to the lanes of its keys;
+- every other root write (a `set`, a merge of a non-object, push, concat, a write with a problem) is
+  *universal*: it belongs to every lane.
+
+While the folded root is an object, a write outside a path's lane cannot change the value, the sources
+or the diagnostics at that path (it only touches other keys). While the root is not an object (at the
+start, after a root `set` of a scalar or an array), any write may turn it into one, so the fold then
+scans every write of the layer until the root is an object again. That keeps `fold_lane` equal to
+`_fold.fold` over all the writes, while touching only the lane in the common case.
+
+Writes are folded as operations, never pre-merged (deep merge is not associative), and the states
+hold persistent values: `write_at` copies only the containers along a path, so a state is cheap to keep.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right, insort
+from collections.abc import Callable, Container, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ._fold import TOO_DEEP, PathValue, _effect
+from ._messages import MISSING, Path, Write, get_path
+from ._methods import Conflict, write_at
+from ._resolution import Diagnostic, Indices
+
+Lane = str | None  # the first segment of the paths followed; None follows the whole value of a kind
+Key = Callable[[int], int]
+
+
+def lanes_of(write: Write) -> tuple[str, ...] | None:
+    """The lanes a write can change; None when it can change every lane (a universal write)."""
+    if write.problem is not None:
+        return None
+    if write.path:
+        return (write.path[0],)
+    if write.method in ("merge", "assign") and isinstance(write.value, dict):
+        return tuple(write.value)
+    return None
+
+
+class Layer:
+    """The writes of one identity in context order (ids sorted by order key), indexed by lane."""
+
+    __slots__ = ("all", "lanes", "notes", "universal", "version")
+
+    def __init__(self) -> None:
+        self.all: list[int] = []
+        self.universal: list[int] = []
+        self.lanes: dict[str, list[int]] = {}
+        self.version = 0  # changes with every write added or discarded
+        self.notes: dict[Any, tuple[int, Any]] = {}  # facts about the writes, valid for one version
+
+    def subset(self, lane: Lane) -> list[int]:
+        """The ids that can matter to `lane`, in order."""
+        return self.all if lane is None else self.lanes.get(lane, self.universal)
+
+    def append(self, message_id: int, write: Write) -> None:
+        """Add a write known to come after every write already here (building a context)."""
+        self.version += 1
+        self.all.append(message_id)
+        for target in self._lists(write, create=True):
+            target.append(message_id)
+
+    def add(self, message_id: int, write: Write, key: Key) -> None:
+        self.version += 1
+        insort(self.all, message_id, key=key)
+        for target in self._lists(write, create=True):
+            insort(target, message_id, key=key)
+
+    def discard(self, message_id: int, write: Write, key: Key) -> None:
+        self.version += 1
+        _delete(self.all, message_id, key)
+        for target in self._lists(write, create=False):
+            _delete(target, message_id, key)
+
+    def _lists(self, write: Write, create: bool) -> list[list[int]]:
+        segments = lanes_of(write)
+        if segments is None:
+            return [self.universal, *self.lanes.values()]
+        found = []
+        for segment in segments:
+            target = self.lanes.get(segment)
+            if target is None:
+                if not create:
+                    continue
+                target = self.lanes[segment] = list(self.universal)
+            found.append(target)
+        return found
+
+
+def _delete(ids: list[int], message_id: int, key: Key) -> None:
+    position = bisect_left(ids, key(message_id), key=key)
+    if position < len(ids) and ids[position] == message_id:
+        del ids[position]
+
+
+class Probe:
+    """One path followed by a fold: the ids of its sources so far and its diagnostics (id, reason)."""
+
+    __slots__ = ("diagnostics", "path", "resets", "sources", "trail")
+
+    def __init__(self, path: Path, trail: bool = False) -> None:
+        self.path = path
+        self.sources: list[int] = []
+        self.diagnostics: list[tuple[int, str]] = []
+        self.resets = 0  # how many writes reset the sources so far
+        # For blame: (id, write, value before, value after) of every write that changed the path.
+        self.trail: list[tuple[int, Write, Any, Any]] | None = [] if trail else None
+
+    def copy(self) -> Probe:
+        twin = Probe(self.path)
+        twin.sources = list(self.sources)
+        twin.diagnostics = list(self.diagnostics)
+        twin.resets = self.resets
+        twin.trail = None if self.trail is None else list(self.trail)
+        return twin
+
+
+class State:
+    """A fold in progress: the root so far (a persistent value) and the probes following it."""
+
+    __slots__ = ("probes", "root")
+
+    def __init__(self, probes: list[Probe], root: Any = MISSING) -> None:
+        self.root = root
+        self.probes = probes
+
+    def copy(self, paths: Container[Path] | None = None) -> State:
+        """A state that continues independently (following only `paths` when given)."""
+        probes = self.probes if paths is None else [probe for probe in self.probes if probe.path in paths]
+        return State([probe.copy() for probe in probes], self.root)
+
+    def step(self, message_id: int, write: Write) -> None:
+        """One step of `_fold.fold`, for every probe at once."""
+        if write.problem is not None:
+            for probe in self.probes:
+                probe.diagnostics.append((message_id, write.problem))
+            return
+        path = write.path
+        size = len(path)
+        try:
+            root = write_at(self.root, path, write.method, write.value)
+        except Conflict as conflict:
+            where = ".".join(path) or "the root"
+            for probe in self.probes:
+                if probe.path[:size] == path[: len(probe.path)]:  # one is a prefix of the other
+                    probe.diagnostics.append((message_id, f"{write.method} at {where}: {conflict.reason}"))
+            return
+        except RecursionError:
+            for probe in self.probes:
+                probe.diagnostics.append((message_id, TOO_DEEP))
+            return
+        old_root, self.root = self.root, root
+        for probe in self.probes:
+            if probe.path[:size] != path[: len(probe.path)]:  # neither is a prefix of the other
+                continue
+            effect = _effect(write, old_root, probe.path)
+            if effect == "reset":
+                probe.sources = [message_id]
+                probe.resets += 1
+            elif effect == "add":
+                probe.sources.append(message_id)
+            else:
+                continue
+            if probe.trail is not None:
+                # The trail follows the sources: a reset starts it again.
+                change = (message_id, write, get_path(old_root, probe.path), get_path(root, probe.path))
+                if effect == "reset":
+                    probe.trail = [change]
+                else:
+                    probe.trail.append(change)
+
+
+# A gap the fold scanned because the root was not an object: (layer, id before it, id after it).
+Gap = tuple[Layer, int | None, int | None]
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A track's fold just after the write `message_id` of `layer`: enough to resume it or to splice.
+
+    Per probe (in the state's order): its sources, how many diagnostics and resets it had so far.
+    """
+
+    layer: Layer
+    message_id: int
+    root: Any
+    sources: tuple[tuple[int, ...], ...]
+    diagnostics: tuple[int, ...]
+    resets: tuple[int, ...]
+    gaps: int
+
+
+def checkpoint(state: State, layer: Layer, message_id: int, gaps: int) -> Checkpoint:
+    probes = state.probes
+    return Checkpoint(
+        layer,
+        message_id,
+        state.root,
+        tuple(tuple(p.sources) for p in probes),
+        tuple(len(p.diagnostics) for p in probes),
+        tuple(p.resets for p in probes),
+        gaps,
+    )
+
+
+# Writes between two checkpoints of a track (a module global so that tests can make it small).
+CHECKPOINT_EVERY = 16
+
+
+def fold_lane(
+    state: State,
+    layer: Layer,
+    lane: Lane,
+    writes: Mapping[int, Write],
+    key: Key,
+    limit: int | None = None,
+    gaps: list[Gap] | None = None,
+    *,
+    after: int | None = None,
+    checkpoints: list[Checkpoint] | None = None,
+    converge: Callable[[int, State], Checkpoint | None] | None = None,
+) -> Checkpoint | None:
+    """Fold into `state` the writes of `layer` that can matter to `lane`, up to order key `limit`.
+
+    Gaps scanned while the root was not an object are recorded in `gaps`: an edit inside one may
+    change the result even though it is outside the lane. Tracks also pass: `after`, the write to
+    resume after; `checkpoints`, to collect one every few writes; and `converge(id, state)`, which
+    returns an old checkpoint when the fold has become equivalent to it: the fold then stops there and
+    returns it, so the caller can splice the old rest on.
+    """
+    subset = layer.subset(lane)
+    stop = len(subset) if limit is None else bisect_right(subset, limit, key=key)
+    first = 0 if after is None else bisect_right(subset, key(after), key=key)
+    previous = after
+    for steps, position in enumerate(range(first, stop + 1), start=1):
+        following = subset[position] if position < stop else None
+        if lane is not None and not isinstance(state.root, dict):
+            _scan_gap(state, layer, writes, key, previous, following, limit)
+            if gaps is not None:
+                gaps.append((layer, previous, following))
+        if following is None:
+            return None
+        state.step(following, writes[following])
+        previous = following
+        if converge is not None:
+            matched = converge(following, state)
+            if matched is not None:
+                return matched
+        if checkpoints is not None and steps % CHECKPOINT_EVERY == 0:
+            checkpoints.append(checkpoint(state, layer, following, len(gaps or ())))
+    return None
+
+
+def _scan_gap(
+    state: State,
+    layer: Layer,
+    writes: Mapping[int, Write],
+    key: Key,
+    previous: int | None,
+    following: int | None,
+    limit: int | None,
+) -> None:
+    every = layer.all
+    start = 0 if previous is None else bisect_right(every, key(previous), key=key)
+    if following is not None:
+        end = bisect_left(every, key(following), key=key)
+    else:
+        end = len(every) if limit is None else bisect_right(every, limit, key=key)
+    for position in range(start, end):
+        message_id = every[position]
+        state.step(message_id, writes[message_id])
+        if isinstance(state.root, dict):
+            return
+
+
+def in_gap(gap: Gap, layer: Layer, order_key: int, key: Key) -> bool:
+    """Whether a write of `layer` at `order_key` falls inside a scanned gap."""
+    owner, previous, following = gap
+    if owner is not layer:
+        return False
+    return (previous is None or key(previous) < order_key) and (following is None or order_key < key(following))
+
+
+def path_value(state: State, probe: Probe, label: str, index_of: Callable[[int], int]) -> PathValue:
+    """A probe's result as `_fold.fold` gives it: message indices instead of ids."""
+    value = get_path(state.root, probe.path)
+    sources = Indices(sorted({index_of(m) for m in probe.sources})) if value is not MISSING else Indices()
+    diagnostics = tuple(Diagnostic(index_of(m), label, reason) for m, reason in probe.diagnostics)
+    return PathValue(value, sources, diagnostics)

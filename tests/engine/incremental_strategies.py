@@ -1,0 +1,108 @@
+"""Hypothesis strategies shared by the incremental-engine tests: small documents, expressions, edits.
+
+The alphabet is tiny on purpose (two kinds, two instances, four path segments, two of them numeric) so
+that random writes collide: sets under merges, pushes onto scalars, arrays indexed by segments.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+from contextdeck.engine import Insert, Move, Remove, Replace
+
+KINDS = ("s", "t")
+SEGMENTS = ("a", "b", "0", "1")
+INSTANCES = (None, "1", "2")
+METHODS = ("set", "merge", "assign", "push", "concat")
+
+scalars = st.one_of(st.none(), st.booleans(), st.integers(-2, 2), st.sampled_from(["x", "y"]))
+values: st.SearchStrategy[Any] = st.recursive(
+    scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=2), st.dictionaries(st.sampled_from(SEGMENTS), inner, max_size=2)
+    ),
+    max_leaves=4,
+)
+paths = st.lists(st.sampled_from(SEGMENTS), max_size=3).map(tuple)
+
+
+def _wrapped(path: tuple[str, ...], value: Any) -> Any:
+    for segment in reversed(path):
+        value = {segment: value}
+    return value
+
+
+@st.composite
+def messages(draw: st.DrawFn) -> dict[str, Any]:
+    """A text, a plain data message, an output (explicit or derived path), or a broken output."""
+    shape = draw(st.sampled_from(["text", "data", "data", "output", "output", "derived", "broken"]))
+    if shape == "text":
+        return {"type": "text", "text": "hi"}
+    kind = draw(st.sampled_from(KINDS))
+    message: dict[str, Any] = {"type": kind} if draw(st.booleans()) else {"type": "data", "kind": kind}
+    instance = draw(st.sampled_from(INSTANCES))
+    if instance is not None:
+        message["_instance"] = instance
+    payload_key = kind if message["type"] == kind else "data"
+    if shape == "data":
+        message[payload_key] = draw(values)
+        return message
+    path = draw(paths)
+    method = draw(st.sampled_from(METHODS))
+    message[payload_key] = _wrapped(path, draw(values))
+    if method != "set" or draw(st.booleans()):
+        message["_outputMethod"] = method
+    target = "†" + ".".join((kind, *path))
+    if shape == "output":
+        message["_outputPath"] = target
+    elif shape == "derived":
+        other = "†" + ".".join((kind, *draw(paths)))
+        message["_call"] = {"_tool": "t", "_outputPath": f"{other} || {target}"}
+        message["_date"] = "2026-01-01T00:00:00Z"
+    else:
+        message["_outputPath"] = draw(st.sampled_from(["†", 5, "†a || †b"]))
+    return message
+
+
+documents = st.lists(messages(), max_size=12)
+
+
+@st.composite
+def expressions(draw: st.DrawFn) -> str:
+    def ref() -> str:
+        return "†" + ".".join((draw(st.sampled_from(KINDS)), *draw(paths)))
+
+    gates = [" && ".join(ref() for _ in range(draw(st.integers(1, 2)))) for _ in range(draw(st.integers(1, 2)))]
+    return " || ".join(gates)
+
+
+@st.composite
+def array_messages(draw: st.DrawFn) -> dict[str, Any]:
+    """Mostly pushes and concats onto `†s.a` (global or instance ①), now and then a set or a merge there."""
+    method = draw(st.sampled_from(["push", "push", "concat", "concat", "set", "merge"]))
+    value = draw(st.lists(scalars, max_size=2)) if method in ("concat", "set") else draw(scalars)
+    message: dict[str, Any] = {"type": "s", "s": {"a": value}, "_outputPath": "†s.a", "_outputMethod": method}
+    if draw(st.booleans()):
+        message["_instance"] = "1"
+    return message
+
+
+@st.composite
+def edits(draw: st.DrawFn, size: int, new: st.SearchStrategy[dict[str, Any]] | None = None) -> Any:
+    """An edit that is valid for a context of `size` messages (new messages drawn from `new`)."""
+    fresh = messages() if new is None else new
+    if size == 0:
+        return Insert(0, draw(fresh))
+    index = st.integers(0, size - 1)
+    choice = draw(st.sampled_from(["append", "insert", "remove", "replace", "move"]))
+    if choice == "append":
+        return Insert(size, draw(fresh))
+    if choice == "insert":
+        return Insert(draw(st.integers(0, size)), draw(fresh))
+    if choice == "remove":
+        return Remove(draw(index))
+    if choice == "replace":
+        return Replace(draw(index), draw(fresh))
+    return Move(draw(index), draw(index))

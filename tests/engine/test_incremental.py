@@ -1,0 +1,174 @@
+"""The indexed, incremental context agrees with the reference fold after any sequence of edits."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from incremental_strategies import INSTANCES, array_messages, documents, edits, expressions, messages
+
+from contextdeck.engine import Context, Insert, Move, Remove, Replace, Resolution, _index, classify, parse_expression
+from contextdeck.engine._fold import fold
+from contextdeck.engine._resolution import Diagnostic, Indices
+
+
+def reference(messages: list[dict[str, Any]], expr: str, instance: str | None, at: int | None = None) -> Resolution:
+    """SPEC 4 the slow way: every write of the kind, global layer then instance layer, through `_fold.fold`."""
+    expression = parse_expression(expr)
+    infos = [classify(m) for m in messages[: len(messages) if at is None else max(0, at)]]
+    diagnostics: list[Diagnostic] = []
+    missing: list[str] = []
+    for gate in expression.alternatives:
+        values = []
+        for ref in gate:
+            layers: tuple[list[Any], list[Any]] = ([], [])
+            for index, info in enumerate(infos):
+                if info.kind == ref.kind and info.write is not None:
+                    if info.instance is None:
+                        layers[0].append((index, info.write))
+                    elif info.instance == instance:
+                        layers[1].append((index, info.write))
+            values.append(fold(layers[0] + layers[1], ref.path, str(ref))[1])
+        for value in values:
+            diagnostics.extend(d for d in value.diagnostics if d not in diagnostics)
+        absent = next((ref for ref, v in zip(gate, values, strict=True) if not v.found), None)
+        if absent is None:
+            sources = sorted({i for v in values for i in v.sources})
+            return Resolution(expr, True, values[-1].value, Indices(sources), tuple(diagnostics))
+        missing.append(str(absent))
+    return Resolution(expr, False, None, Indices(), tuple(diagnostics), tuple(missing))
+
+
+watched = st.lists(st.tuples(expressions(), st.sampled_from(INSTANCES)), min_size=1, max_size=6)
+
+
+@contextmanager
+def checkpoints_every(writes: int) -> Iterator[None]:
+    """Tracks keep a checkpoint every `writes` writes (small, so that small documents resume and splice)."""
+    saved, _index.CHECKPOINT_EVERY = _index.CHECKPOINT_EVERY, writes
+    try:
+        yield
+    finally:
+        _index.CHECKPOINT_EVERY = saved
+
+
+@pytest.mark.parametrize("spacing", [1, 3, 16])
+@settings(max_examples=60, deadline=None)
+@given(document=st.lists(messages(), max_size=24), watches=watched, data=st.data())
+def test_watches_follow_every_edit(
+    spacing: int, document: list[dict[str, Any]], watches: list[Any], data: st.DataObject
+) -> None:
+    """After every edit each watch equals a fresh fold, and is called back exactly when its result changed."""
+    with checkpoints_every(spacing):
+        _follow_edits(document, watches, data)
+
+
+@pytest.mark.parametrize("spacing", [1, 2])
+@settings(max_examples=150, deadline=None)
+@given(document=st.lists(array_messages(), max_size=24), data=st.data())
+def test_watches_of_arrays_follow_every_edit(spacing: int, document: list[dict[str, Any]], data: st.DataObject) -> None:
+    """Arrays only appended to (where tracks splice by substituting the array's start) stay exact too."""
+    watches = [("†s.a", None), ("†s.a", "1"), ("†s.a.0", "1"), ("†s.a.1 || †s.a", None)]
+    with checkpoints_every(spacing):
+        _follow_edits(document, watches, data, array_messages())
+
+
+def _follow_edits(
+    document: list[dict[str, Any]],
+    watches: list[Any],
+    data: st.DataObject,
+    new: st.SearchStrategy[dict[str, Any]] | None = None,
+) -> None:
+    ctx = Context(document)
+    calls: dict[int, list[Resolution]] = {}
+    handles = []
+    for number, (expr, instance) in enumerate(watches):
+        calls[number] = []
+        handles.append(ctx.watch(expr, calls[number].append, instance=instance))
+        assert handles[-1].current == reference(ctx.messages, expr, instance)
+    for _ in range(data.draw(st.integers(1, 12))):
+        edit = data.draw(edits(len(ctx), new))
+        before = [handle.current for handle in handles]
+        predicted = {id(watch): new for watch, _, new in ctx.preview(edit)}
+        ctx.apply(edit)
+        for number, (handle, (expr, instance)) in enumerate(zip(handles, watches, strict=True)):
+            fresh = reference(ctx.messages, expr, instance)
+            assert handle.current == fresh, (edit, expr, instance)
+            changed = not fresh.same_result(before[number])
+            assert calls[number] == ([fresh] if changed else [])
+            assert (id(handle) in predicted) == changed
+            if changed:
+                assert predicted[id(handle)] == fresh
+        for number in calls:
+            calls[number].clear()
+
+
+@settings(max_examples=150, deadline=None)
+@given(documents, expressions(), st.sampled_from(INSTANCES), st.integers(-1, 14))
+def test_resolve_and_time_travel_match_the_fold(
+    document: list[dict[str, Any]], expr: str, instance: str | None, at: int
+) -> None:
+    """`resolve` with and without `at` equals the fold over the first `at` messages."""
+    ctx = Context(document)
+    assert ctx.resolve(expr, instance) == reference(document, expr, instance)
+    assert ctx.resolve(expr, instance, at=at) == reference(document, expr, instance, at)
+
+
+@settings(max_examples=100, deadline=None)
+@given(documents, st.data())
+def test_ids_stay_with_their_messages(document: list[dict[str, Any]], data: st.DataObject) -> None:
+    """Through any edits, `index_of(id)` finds the very message the id was given to; removed ids are gone."""
+    ctx = Context(document)
+    owners = {ctx.id_at(i): ctx[i] for i in range(len(ctx))}
+    for _ in range(data.draw(st.integers(1, 10))):
+        edit = data.draw(edits(len(ctx)))
+        if isinstance(edit, Remove):
+            owners.pop(ctx.id_at(edit.index))
+        ctx.apply(edit)
+        if isinstance(edit, Insert):
+            index = min(edit.index, len(ctx) - 1)
+            owners[ctx.id_at(index)] = ctx[index]
+        if isinstance(edit, Replace):
+            owners[ctx.id_at(edit.index)] = ctx[edit.index]
+        assert {ctx.id_at(i) for i in range(len(ctx))} == set(owners)
+        for message_id, message in owners.items():
+            assert ctx[ctx.index_of(message_id)] is message
+
+
+def test_removed_id_is_a_key_error() -> None:
+    """`index_of` of a removed message raises KeyError."""
+    ctx = Context([{"type": "text", "text": "a"}, {"type": "text", "text": "b"}])
+    gone = ctx.id_at(0)
+    ctx.remove(0)
+    try:
+        ctx.index_of(gone)
+    except KeyError:
+        return
+    raise AssertionError("index_of of a removed id must raise KeyError")
+
+
+def test_move_keeps_ids_and_shifts_sources() -> None:
+    """Moving a text message before a data message renumbers the watch's sources and calls it back."""
+    ctx = Context([{"type": "state", "data": {"a": 1}}, {"type": "text", "text": "x"}])
+    seen: list[Resolution] = []
+    handle = ctx.watch("†state.a", seen.append)
+    ctx.apply(Move(1, 0))
+    assert handle.current.sources == [1]
+    assert [r.sources for r in seen] == [[1]]
+
+
+def test_many_inserts_at_one_spot_keep_the_order() -> None:
+    """Inserting again and again at one place (which exhausts the room between order keys) keeps ids,
+    order and watches right."""
+    ctx = Context([{"type": "state", "data": {"n": 0}}, {"type": "state", "data": {"n": -1}}])
+    handle = ctx.watch("†state.n", lambda _: None)
+    last = ctx.id_at(1)
+    for n in range(1, 150):
+        ctx.insert(1, {"type": "state", "data": {"n": n}})
+    assert [m["data"]["n"] for m in ctx.messages] == [0, *range(149, 0, -1), -1]
+    assert ctx.index_of(last) == len(ctx) - 1
+    assert handle.current == reference(ctx.messages, "†state.n", None)

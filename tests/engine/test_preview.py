@@ -1,0 +1,86 @@
+"""Impact preview predicts exactly what an edit does to the watches, and changes nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from incremental_strategies import INSTANCES, documents, edits, expressions
+
+from contextdeck.engine import Context, Insert, Move, Remove, Replace, Resolution
+
+SIGNALS = ("inserting", "inserted", "removing", "removed", "moving", "moved", "replacing", "replaced")
+
+
+def _snapshot(ctx: Context) -> tuple[list[Any], list[int]]:
+    return ctx.messages, [ctx.id_at(i) for i in range(len(ctx))]
+
+
+def test_preview_lists_old_and_new() -> None:
+    """Previewing a replace names the watch it would change, with its current and its new resolution."""
+    ctx = Context([{"type": "state", "data": {"a": 1}}])
+    handle = ctx.watch("†state.a", lambda _: None)
+    untouched = ctx.watch("†state.b", lambda _: None)
+    [(watch, old, new)] = ctx.preview(Replace(0, {"type": "state", "data": {"a": 2}}))
+    assert watch is handle
+    assert (old.value, new.value) == (1, 2)
+    assert untouched.current.found is False
+
+
+def test_preview_changes_nothing() -> None:
+    """After a preview the messages, ids and watches are as before, and no signal or callback ran."""
+    ctx = Context([{"type": "state", "data": {"a": 1}}, {"type": "text", "text": "x"}])
+    heard: list[str] = []
+    for name in SIGNALS:
+        getattr(ctx, name).connect(lambda *args, name=name: heard.append(name))
+    calls: list[Resolution] = []
+    handle = ctx.watch("†state.a", calls.append)
+    before, current = _snapshot(ctx), handle.current
+    for edit in (Insert(0, {"type": "state", "data": {"a": 5}}), Remove(0), Move(1, 0), Replace(0, {"type": "text"})):
+        ctx.preview(edit)
+        assert _snapshot(ctx) == before
+        assert handle.current is current
+    assert heard == []
+    assert calls == []
+
+
+def test_preview_of_an_insert_uses_no_id() -> None:
+    """A previewed insert does not consume an id: the next real insert gets the id it would have had."""
+    ctx, twin = Context([]), Context([])
+    ctx.preview(Insert(0, {"type": "text", "text": "x"}))
+    ctx.insert(0, {"type": "text", "text": "x"})
+    twin.insert(0, {"type": "text", "text": "x"})
+    assert ctx.id_at(0) == twin.id_at(0)
+
+
+def test_preview_of_an_invalid_edit_raises_and_changes_nothing() -> None:
+    """A preview of an edit that cannot apply raises as applying it would, and leaves the context alone."""
+    ctx = Context([{"type": "state", "data": {"a": 1}}])
+    before = _snapshot(ctx)
+    with pytest.raises(IndexError):
+        ctx.preview(Remove(3))
+    with pytest.raises(TypeError):
+        ctx.preview(Insert(0, "not a message"))  # type: ignore[arg-type]
+    assert _snapshot(ctx) == before
+
+
+@settings(max_examples=120, deadline=None)
+@given(documents, st.lists(st.tuples(expressions(), st.sampled_from(INSTANCES)), min_size=1, max_size=5), st.data())
+def test_preview_predicts_apply(document: list[dict[str, Any]], watched: list[Any], data: st.DataObject) -> None:
+    """For random edits, the previewed changes are exactly the callbacks that applying the edit then makes."""
+    ctx = Context(document)
+    calls: list[tuple[int, Resolution]] = []
+    handles = [
+        ctx.watch(expr, lambda r, n=n: calls.append((n, r)), instance=instance)
+        for n, (expr, instance) in enumerate(watched)
+    ]
+    for _ in range(data.draw(st.integers(1, 5))):
+        edit = data.draw(edits(len(ctx)))
+        before = _snapshot(ctx)
+        predicted = [(handles.index(watch), new) for watch, _, new in ctx.preview(edit)]
+        assert _snapshot(ctx) == before
+        calls.clear()
+        ctx.apply(edit)
+        assert calls == predicted

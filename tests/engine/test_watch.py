@@ -1,0 +1,100 @@
+"""Watches are called back exactly when found, value or sources change, and stay current otherwise."""
+
+from __future__ import annotations
+
+import pytest
+
+from contextdeck.engine import Context, ExpressionError, Resolution
+
+
+def _state(data: object, **extra: object) -> dict[str, object]:
+    return {"type": "state", "data": data, **extra}
+
+
+def test_callback_on_value_change_only() -> None:
+    """A write to the watched path calls back; a write elsewhere does not."""
+    ctx = Context([_state({"a": 1})])
+    calls: list[Resolution] = []
+    handle = ctx.watch("†state.a", calls.append)
+    ctx.append(_state({"b": 2}))
+    assert calls == []
+    ctx.append(_state({"a": 3}))
+    assert [r.value for r in calls] == [3]
+    assert handle.current.value == 3
+
+
+def test_sources_only_change_calls_back() -> None:
+    """Inserting a text message before the source renumbers it, which is a change."""
+    ctx = Context([_state({"a": 1})])
+    calls: list[Resolution] = []
+    ctx.watch("†state.a", calls.append)
+    ctx.insert(0, {"type": "text", "text": "hi"})
+    assert [r.sources for r in calls] == [[1]]
+
+
+def test_edit_after_the_sources_is_silent() -> None:
+    """Inserting after every source of a watch changes nothing it names, so it is not called."""
+    ctx = Context([_state({"a": 1}), {"type": "text", "text": "x"}])
+    calls: list[Resolution] = []
+    ctx.watch("†state.a", calls.append)
+    ctx.insert(1, {"type": "text", "text": "y"})
+    ctx.move(2, 1)
+    assert calls == []
+
+
+def test_close_stops_callbacks() -> None:
+    """After `close` the callback is not called again."""
+    ctx = Context([])
+    calls: list[Resolution] = []
+    handle = ctx.watch("†state.a", calls.append)
+    handle.close()
+    handle.close()
+    ctx.append(_state({"a": 1}))
+    assert calls == []
+
+
+def test_watches_of_one_path_all_hear() -> None:
+    """Several watches of the same path (they share one fold) are each called back, in creation order."""
+    ctx = Context([])
+    order: list[str] = []
+    ctx.watch("†state.a", lambda _: order.append("first"))
+    second = ctx.watch("†state.a.b || †state.a", lambda _: order.append("second"))
+    ctx.watch("†state.a", lambda _: order.append("third"))
+    second.close()
+    ctx.append(_state({"a": 1}))
+    assert order == ["first", "third"]
+
+
+def test_instance_layer_wins_whatever_the_order() -> None:
+    """A global write appended after an instance write changes nothing for that instance: no callback."""
+    ctx = Context([_state({"a": "mine"}, _instance="①")])
+    calls: list[Resolution] = []
+    handle = ctx.watch("†state.a", calls.append, instance="①")
+    ctx.append(_state({"a": "global"}))
+    assert (handle.current.value, handle.current.sources) == ("mine", [0])
+    assert calls == []
+
+
+def test_diagnostics_stay_current_without_callback() -> None:
+    """A broken output adds a diagnostic to `current` but is not a change of the result."""
+    ctx = Context([_state({"a": 1})])
+    calls: list[Resolution] = []
+    handle = ctx.watch("†state.a", calls.append)
+    ctx.append(_state({"a": 2}, _outputMethod="bogus"))
+    assert calls == []
+    assert [d.message_index for d in handle.current.diagnostics] == [1]
+
+
+def test_whole_kind_watch() -> None:
+    """A watch of `†kind` follows every write of that kind, moves included."""
+    ctx = Context([_state({"a": 1}), _state({"b": 2})])
+    handle = ctx.watch("†state", lambda _: None)
+    ctx.move(1, 0)
+    ctx.remove(1)
+    assert (handle.current.value, handle.current.sources) == ({"b": 2}, [0])
+
+
+def test_malformed_expression_is_refused() -> None:
+    """Watching a malformed expression raises ExpressionError naming the position."""
+    with pytest.raises(ExpressionError):
+        Context([]).watch("†state..a", lambda _: None)
