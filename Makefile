@@ -36,8 +36,12 @@ test-engine-headless: $(STAMP)
 test-suite: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
 
+# The engine (writes benchmarks/latest.json and the table in docs/performance.md), then the window and the
+# document session on 100,000 messages, offscreen. Several minutes; never part of `make test`.
 bench: $(STAMP)
-	QT_QPA_PLATFORM=offscreen $(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/run.py
+	QT_QPA_PLATFORM=offscreen $(BIN)/python benchmarks/gui_bench.py
+	QT_QPA_PLATFORM=offscreen $(BIN)/python benchmarks/session_files.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
