@@ -52,10 +52,21 @@ def open_and_wait(window: MainWindow, path: Path, timeout_ms: int = 60000) -> bo
     return bool(result and result[0])
 
 
+def _has_display() -> bool:
+    """Whether Qt can open a window here: a platform chosen explicitly, or (on Linux) an X or Wayland display."""
+    if os.environ.get("QT_QPA_PLATFORM") or not sys.platform.startswith("linux"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
 def main(doc: str | None = None, screenshot: str | None = None) -> int:
     """`contextdeck gui [DOC] [--screenshot PNG]`: the window, or a PNG of it rendered offscreen."""
     if screenshot and "QT_QPA_PLATFORM" not in os.environ:
         os.environ["QT_QPA_PLATFORM"] = "offscreen"  # a screenshot needs no screen
+    if not _has_display():
+        print("contextdeck: no display to open a window on (DISPLAY and WAYLAND_DISPLAY are unset); "
+              "use --screenshot PNG to render offscreen, or run under Xvfb", file=sys.stderr)
+        return 1
     QCoreApplication.setOrganizationName("ContextDeck")
     QCoreApplication.setApplicationName("ContextDeck")
     QApplication.setHighDpiScaleFactorRoundingPolicy(Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
@@ -78,10 +89,11 @@ def main(doc: str | None = None, screenshot: str | None = None) -> int:
         if path is not None and not open_and_wait(window, path):
             print(f"contextdeck: could not open {path}", file=sys.stderr)
             return 1
-        window.select_message(min(2, len(window.context()) - 1))
-        window.watches.model.add("†state.refund.amount || †input.amount")
-        window.watches.model.add("†input.customer.name")
-        window.watches.model.add("†state.approvals.manager")
+        if path == FIRST_DOCUMENT:  # the README's picture: the refund example with a few pinned watches
+            window.select_message(2)
+            window.watches.model.add("†state.refund.amount || †input.amount")
+            window.watches.model.add("†input.customer.name")
+            window.watches.model.add("†state.approvals.manager")
         window.diagnostics.check(window.session.document)
         window.diagnostics.flush()
         for _ in range(5):

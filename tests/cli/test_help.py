@@ -1,5 +1,6 @@
 """The command line introduces itself."""
 
+import os
 import subprocess
 import sys
 
@@ -12,3 +13,13 @@ def test_help_lists_every_subcommand() -> None:
     assert result.returncode == 0, result.stderr
     for command in ("resolve", "render", "validate", "gui"):
         assert command in result.stdout
+
+
+def test_gui_without_a_display_says_so() -> None:
+    """`contextdeck gui` with no display and no platform chosen exits 1 with a clear message, not a Qt abort."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    result = subprocess.run(
+        [sys.executable, "-m", "contextdeck", "gui"], capture_output=True, text=True, env=env, check=False, timeout=60
+    )
+    assert result.returncode == 1
+    assert "no display" in result.stderr
