@@ -24,7 +24,7 @@ Identity = tuple[str, str | None]
 Path = tuple[str, ...]
 SLICE = 1000  # messages scanned between two looks at the clock
 FOLD_WORK = 1000  # (writes × paths they touch) folded between two looks at the clock
-SPACING = 32  # writes between two marks of a track (at least): a cursor move refolds fewer than this
+SPACING = 16  # writes between two marks of a track (at least): a cursor move refolds fewer than this
 MAX_CHILDREN = 200
 
 
@@ -235,9 +235,8 @@ def state_steps(context: Context, at: int | None, layers: Layers, out: list[Fold
         bury(layers)
         yield from scan_steps(context, layers)
         layers.complete = True
-    for number, identity in enumerate(layers.identities(limit)):
-        if number % 20 == 19:
-            yield
+    for identity in layers.identities(limit):
         mark: list[Mark] = []
         yield from layers.fold_steps(identity, limit, mark)
         out.append(Folded(identity, mark[0].value, mark[0].writer))
+        yield  # between two identities: each refolds at most `SPACING` writes after a jump
