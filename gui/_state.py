@@ -237,8 +237,11 @@ class StateView(QTreeView):
         header.setStretchLastSection(False)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        # Not ResizeToContents: it asks the model for every shown row's text again after each change,
+        # which doubled the cost of repainting the tree after a cursor move. Wide enough for "#1000000".
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Interactive)
         header.resizeSection(0, 150)
+        header.resizeSection(2, self.fontMetrics().horizontalAdvance("#0000000") + 16)
         self.clicked.connect(self._clicked)
         self.doubleClicked.connect(self._jump)
         self._expanded: set[str] = set()
@@ -246,8 +249,10 @@ class StateView(QTreeView):
         self.collapsed.connect(lambda index: self._expanded.discard(str(index.data(PathRole))))
 
     def refresh(self, context: Context, at: int | None, selected: int | None) -> None:
-        """Recompute the state as of the first `at` messages: a slice now, the rest on later turns of the
-        event loop (a small document is done at once). The previous state stays until the new one is ready."""
+        """Recompute the state as of the first `at` messages, in slices on the next turns of the event loop.
+
+        Not at once: the selection that moved the cursor has just asked for a repaint of the window, and the
+        first slice waits until it is done. The previous state stays until the new one is ready."""
         if context is not self._context:
             self._follow(context)
         if self._job is not None and self._job[4] is not self._layers:
@@ -255,7 +260,7 @@ class StateView(QTreeView):
         state: list[Folded] = []
         self._job = (context, at, selected, state, self._layers)
         self._steps = state_steps(context, at, self._layers, state)
-        self._work()
+        self._timer.start()
 
     def _follow(self, context: Context) -> None:
         # The scan of the messages is kept between refreshes until the context changes.
