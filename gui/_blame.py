@@ -39,96 +39,6 @@ class Lane:
     indices: list[int] = field(default_factory=list)
     writes: list[Write] = field(default_factory=list)
 
-    def before(self, at: int) -> tuple[list[int], list[Write]]:
-        end = bisect_left(self.indices, at)
-        return self.indices[:end], self.writes[:end]
-
-
-@dataclass
-class Layers:
-    """Every data message's write, by kind (global layer) and by identity (instance layer), in order, and
-    the folds of those lanes (`Track`) kept while the context is unchanged."""
-
-    order: dict[Identity, int] = field(default_factory=dict)  # identity -> index of its first message
-    global_lanes: dict[str, Lane] = field(default_factory=dict)
-    instance_lanes: dict[Identity, Lane] = field(default_factory=dict)
-    complete: bool = False  # the scan reached the end of the context
-    global_tracks: dict[str, Track] = field(default_factory=dict)
-    # An instance lane folds on top of its kind's global layer as of the cursor: its track holds for one
-    # count of global writes (the int), and starts again when a cursor move changes that count.
-    instance_tracks: dict[Identity, tuple[int, Track]] = field(default_factory=dict)
-
-    def identities(self, at: int) -> list[Identity]:
-        return [identity for identity, first in self.order.items() if first < at]
-
-    def fold_steps(self, identity: Identity, at: int, out: list[Mark]) -> Iterator[None]:
-        """The fold of `identity` over the first `at` messages (global layer, then its instance layer)."""
-        kind, instance = identity
-        lane = self.global_lanes.get(kind, Lane())
-        track = self.global_tracks.get(kind) or self.global_tracks.setdefault(kind, Track(lane, Mark(0, MISSING, {})))
-        base: list[Mark] = []
-        yield from track.steps(bisect_left(lane.indices, at), base)
-        if instance is None:
-            out.append(base[0])
-            return
-        lane = self.instance_lanes.get(identity, Lane())
-        known = self.instance_tracks.get(identity)
-        if known is None or known[0] != base[0].count:
-            known = (base[0].count, Track(lane, Mark(0, base[0].value, base[0].writer)))
-            self.instance_tracks[identity] = known
-        yield from known[1].steps(bisect_left(lane.indices, at), out)
-
-
-# Freeing a scan of 100,000 messages at once takes milliseconds that add up: a dropped scan's lists wait
-# here and are freed a few at a time (`free_some`).
-_graveyard: list[list[Any]] = []
-
-
-def bury(layers: Layers) -> None:
-    """Empty `layers`, keeping its contents alive until `free_some` frees them in small pieces."""
-    for lane in (*layers.global_lanes.values(), *layers.instance_lanes.values()):
-        _graveyard.extend((lane.indices, lane.writes))
-    _graveyard.extend(track.marks for track in layers.global_tracks.values())
-    _graveyard.extend(track.marks for _, track in layers.instance_tracks.values())
-    layers.order.clear()
-    layers.global_lanes.clear()
-    layers.instance_lanes.clear()
-    layers.global_tracks.clear()
-    layers.instance_tracks.clear()
-    layers.complete = False
-
-
-def free_some(deadline: float) -> bool:
-    """Free buried lists until `deadline` (a `time.perf_counter()` value); True when none are left."""
-    while _graveyard and time.perf_counter() < deadline:
-        chunk = _graveyard.pop()
-        while len(chunk) > SLICE:  # a long list goes in slices too
-            del chunk[-SLICE:]
-            if time.perf_counter() >= deadline:
-                _graveyard.append(chunk)
-                return False
-    return not _graveyard
-
-
-def scan_steps(context: Context, out: Layers) -> Iterator[None]:
-    """Fill `out` from `context`, yielding every `SLICE` messages."""
-    index = 0
-    while index < len(context):  # re-read: the context may change between two slices (then this is discarded)
-        if index % SLICE == 0 and index:
-            yield
-        info = context.info(index)
-        identity = info.identity
-        if identity is not None and info.write is not None:
-            out.order.setdefault(identity, index)
-            kind, instance = identity
-            if instance is None:
-                lane = out.global_lanes.get(kind) or out.global_lanes.setdefault(kind, Lane())
-            else:
-                lane = out.instance_lanes.get(identity) or out.instance_lanes.setdefault(identity, Lane())
-            lane.indices.append(index)
-            lane.writes.append(info.write)
-        index += 1
-
 
 @dataclass
 class Folded:
@@ -222,6 +132,92 @@ class Track:
                 writer, work = dict(writer), work + len(writer)
         self.last = Mark(done, root, writer)
         out.append(self.last)
+
+
+@dataclass
+class Layers:
+    """Every data message's write, by kind (global layer) and by identity (instance layer), in order, and
+    the folds of those lanes (`Track`) kept while the context is unchanged."""
+
+    order: dict[Identity, int] = field(default_factory=dict)  # identity -> index of its first message
+    global_lanes: dict[str, Lane] = field(default_factory=dict)
+    instance_lanes: dict[Identity, Lane] = field(default_factory=dict)
+    complete: bool = False  # the scan reached the end of the context
+    global_tracks: dict[str, Track] = field(default_factory=dict)
+    # An instance lane folds on top of its kind's global layer as of the cursor: its track holds for one
+    # count of global writes (the int), and starts again when a cursor move changes that count.
+    instance_tracks: dict[Identity, tuple[int, Track]] = field(default_factory=dict)
+
+    def identities(self, at: int) -> list[Identity]:
+        return [identity for identity, first in self.order.items() if first < at]
+
+    def fold_steps(self, identity: Identity, at: int, out: list[Mark]) -> Iterator[None]:
+        """The fold of `identity` over the first `at` messages (global layer, then its instance layer)."""
+        kind, instance = identity
+        lane = self.global_lanes.get(kind, Lane())
+        track = self.global_tracks.get(kind) or self.global_tracks.setdefault(kind, Track(lane, Mark(0, MISSING, {})))
+        base: list[Mark] = []
+        yield from track.steps(bisect_left(lane.indices, at), base)
+        if instance is None:
+            out.append(base[0])
+            return
+        lane = self.instance_lanes.get(identity, Lane())
+        known = self.instance_tracks.get(identity)
+        if known is None or known[0] != base[0].count:
+            known = (base[0].count, Track(lane, Mark(0, base[0].value, base[0].writer)))
+            self.instance_tracks[identity] = known
+        yield from known[1].steps(bisect_left(lane.indices, at), out)
+
+
+# Freeing a scan of 100,000 messages at once takes milliseconds that add up: a dropped scan's lists wait
+# here and are freed a few at a time (`free_some`).
+_graveyard: list[list[Any]] = []
+
+
+def bury(layers: Layers) -> None:
+    """Empty `layers`, keeping its contents alive until `free_some` frees them in small pieces."""
+    for lane in (*layers.global_lanes.values(), *layers.instance_lanes.values()):
+        _graveyard.extend((lane.indices, lane.writes))
+    _graveyard.extend(track.marks for track in layers.global_tracks.values())
+    _graveyard.extend(track.marks for _, track in layers.instance_tracks.values())
+    layers.order.clear()
+    layers.global_lanes.clear()
+    layers.instance_lanes.clear()
+    layers.global_tracks.clear()
+    layers.instance_tracks.clear()
+    layers.complete = False
+
+
+def free_some(deadline: float) -> bool:
+    """Free buried lists until `deadline` (a `time.perf_counter()` value); True when none are left."""
+    while _graveyard and time.perf_counter() < deadline:
+        chunk = _graveyard.pop()
+        while len(chunk) > SLICE:  # a long list goes in slices too
+            del chunk[-SLICE:]
+            if time.perf_counter() >= deadline:
+                _graveyard.append(chunk)
+                return False
+    return not _graveyard
+
+
+def scan_steps(context: Context, out: Layers) -> Iterator[None]:
+    """Fill `out` from `context`, yielding every `SLICE` messages."""
+    index = 0
+    while index < len(context):  # re-read: the context may change between two slices (then this is discarded)
+        if index % SLICE == 0 and index:
+            yield
+        info = context.info(index)
+        identity = info.identity
+        if identity is not None and info.write is not None:
+            out.order.setdefault(identity, index)
+            kind, instance = identity
+            if instance is None:
+                lane = out.global_lanes.get(kind) or out.global_lanes.setdefault(kind, Lane())
+            else:
+                lane = out.instance_lanes.get(identity) or out.instance_lanes.setdefault(identity, Lane())
+            lane.indices.append(index)
+            lane.writes.append(info.write)
+        index += 1
 
 
 def state_steps(context: Context, at: int | None, layers: Layers, out: list[Folded]) -> Iterator[None]:

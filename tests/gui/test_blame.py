@@ -93,8 +93,12 @@ def test_a_step_forward_folds_one_write(monkeypatch: pytest.MonkeyPatch) -> None
     _state(context, 70, layers)
     folded: list[int] = []
     step = _blame.fold_step
-    monkeypatch.setattr(_blame, "fold_step", lambda root, writer, index, write: (
-        folded.append(index), step(root, writer, index, write))[1])
+
+    def counted(root: Any, writer: dict[tuple[str, ...], int], index: int, write: Any) -> tuple[Any, int]:
+        folded.append(index)
+        return step(root, writer, index, write)
+
+    monkeypatch.setattr(_blame, "fold_step", counted)
     state = _state(context, 71, layers)
     assert folded == [70]
     assert (state[0].value, state[0].writer[("n",)]) == ({"n": 70}, 70)
