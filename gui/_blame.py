@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +23,8 @@ from contextdeck.engine._methods import Conflict, write_at
 Identity = tuple[str, str | None]
 Path = tuple[str, ...]
 SLICE = 1000  # messages scanned between two looks at the clock
-FOLD_WORK = 1000  # (writes × paths they touch) folded between two looks at the clock
+FOLD_WRITES = 100  # writes folded between two looks at the clock
+FOLD_WORK = 1000  # paths of one big write noted between two looks at the clock
 SPACING = 16  # writes between two marks of a track (at least): a cursor move refolds fewer than this
 MAX_CHILDREN = 200
 
@@ -85,21 +86,21 @@ def _touched(write: Write, root: Any) -> Iterator[Path]:
         yield from ((*path, str(start + offset), *sub) for sub in _all_paths(item))
 
 
-def fold_step(root: Any, writer: dict[Path, int], index: int, write: Write) -> tuple[Any, int]:
-    """Apply one write as engine/_fold.py's `fold` does; note it in `writer` as the latest source of every
-    path it reset or added to. Returns the new root and the work done (for slicing)."""
+def fold_step(root: Any, writer: dict[Path, int], index: int, write: Write) -> Generator[None, None, Any]:
+    """Apply one write as engine/_fold.py's `fold` does and return the new root; note the write in
+    `writer` as the latest source of every path it reset or added to (a big value: in slices)."""
     if write.problem is not None:
-        return root, 1
+        return root
     try:
         updated = write_at(root, write.path, write.method, write.value)
     except (Conflict, RecursionError):
-        return root, 1
-    work = 1
-    for target in _touched(write, root):
-        work += 1
+        return root
+    for number, target in enumerate(_touched(write, root), 1):
+        if number % FOLD_WORK == 0:
+            yield
         if _effect(write, root, target) is not None:
             writer[target] = index
-    return updated, work
+    return updated
 
 
 class Track:
@@ -119,17 +120,17 @@ class Track:
         mark = marks[bisect_right(marks, count, key=lambda m: m.count) - 1]
         if mark.count < self.last.count <= count:
             mark = self.last
-        root, writer, done, work = mark.value, dict(mark.writer), mark.count, 0
+        root, writer, done = mark.value, dict(mark.writer), mark.count
         while done < count:
-            if work >= FOLD_WORK:
+            if done % FOLD_WRITES == 0:
                 yield
-                work = 0
-            root, cost = fold_step(root, writer, self.lane.indices[done], self.lane.writes[done])
-            done, work = done + 1, work + cost
+            root = yield from fold_step(root, writer, self.lane.indices[done], self.lane.writes[done])
+            done += 1
+            # A mark copies `writer` (which keeps paths gone since: they are never looked up, and pruning
+            # would cost more than it saves), so marks are further apart when it is big.
             if done > marks[-1].count and done - marks[-1].count >= max(SPACING, len(writer) // 8):
-                writer = {path: i for path, i in writer.items() if get_path(root, path) is not MISSING}
                 marks.append(Mark(done, root, writer))
-                writer, work = dict(writer), work + len(writer)
+                writer = dict(writer)
         self.last = Mark(done, root, writer)
         out.append(self.last)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from typing import Any
 
 import pytest
@@ -94,9 +95,9 @@ def test_a_step_forward_folds_one_write(monkeypatch: pytest.MonkeyPatch) -> None
     folded: list[int] = []
     step = _blame.fold_step
 
-    def counted(root: Any, writer: dict[tuple[str, ...], int], index: int, write: Any) -> tuple[Any, int]:
+    def counted(root: Any, writer: dict[tuple[str, ...], int], index: int, write: Any) -> Generator[None, None, Any]:
         folded.append(index)
-        return step(root, writer, index, write)
+        return (yield from step(root, writer, index, write))
 
     monkeypatch.setattr(_blame, "fold_step", counted)
     state = _state(context, 71, layers)
@@ -106,3 +107,15 @@ def test_a_step_forward_folds_one_write(monkeypatch: pytest.MonkeyPatch) -> None
     state = _state(context, 40, layers)
     assert 0 < len(folded) < _blame.SPACING
     assert (state[0].value, state[0].writer[("n",)]) == ({"n": 39}, 39)
+
+
+def test_a_big_value_is_noted_in_slices() -> None:
+    """One message with a 5,000-key object is folded in several slices, not one long step, and every key
+    names its setter; a later merge of one key names the later message for that key only."""
+    big = {f"k{n}": {"v": n} for n in range(5000)}
+    context = Context([{"type": "state", "data": big}, {"type": "state", "data": {"k7": {"v": -1}}}])
+    out: list[Folded] = []
+    slices = sum(1 for _ in state_steps(context, None, Layers(), out))
+    assert slices >= 5000 * 2 // _blame.FOLD_WORK
+    writer = out[0].writer
+    assert (writer[("k7", "v")], writer[("k8", "v")], writer[("k4999",)], writer[()]) == (1, 0, 0, 1)
