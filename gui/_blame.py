@@ -2,8 +2,9 @@
 
 `state_steps` is a generator: each `next()` does a few milliseconds of work, so the GUI thread is never
 blocked for long, however many messages there are. It folds each identity's writes exactly as the
-engine's reference fold does (engine/_fold.py: the same `write_at` and `_effect`), noting for every path
-the last message that set it, in one pass instead of one resolution per path. The folds keep marks
+engine's reference fold does (engine/_fold.py: the same `write_at`, and `_touched` agrees with its
+`_effect`), noting for every path the last message that set it, in one pass instead of one resolution
+per path. The folds keep marks
 (`Track`), so that moving the cursor refolds a few writes per identity, not the whole history. This is
 the one place that answers "which message set this value".
 """
@@ -17,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contextdeck.engine import MISSING, Context, Write, get_path
-from contextdeck.engine._fold import _effect
 from contextdeck.engine._methods import Conflict, write_at
 
 Identity = tuple[str, str | None]
@@ -61,6 +61,9 @@ class Mark:
 
 def _all_paths(value: Any) -> Iterator[Path]:
     """Every path inside `value`, itself included (iteratively: values may be deep)."""
+    if not isinstance(value, dict | list):
+        yield ()
+        return
     stack: list[tuple[Path, Any]] = [((), value)]
     while stack:
         path, node = stack.pop()
@@ -70,8 +73,14 @@ def _all_paths(value: Any) -> Iterator[Path]:
 
 
 def _touched(write: Write, root: Any) -> Iterator[Path]:
-    """The paths a write may change: its ancestors, and what it writes at its path (what push and concat
-    append). A path that exists after the write and is not among these kept its value (see `_effect`)."""
+    """The paths a write resets or adds to, among those that exist after it: its ancestors, its path and
+    what it writes there (what push and concat append).
+
+    These are exactly the existing paths for which engine/_fold.py's `_effect` is "reset" or "add": above
+    the write always; at and below it, every path inside the written value (a merge or an assign walks
+    the new value, so any path in it is reached), and nothing else (a path the write does not reach keeps
+    its value). So the setter of a path is the last write that listed it (tests/gui/test_state_folds.py
+    checks this against `ctx.blame`)."""
     path = write.path
     for depth in range(len(path)):
         yield path[:depth]
@@ -98,8 +107,7 @@ def fold_step(root: Any, writer: dict[Path, int], index: int, write: Write) -> G
     for number, target in enumerate(_touched(write, root), 1):
         if number % FOLD_WORK == 0:
             yield
-        if _effect(write, root, target) is not None:
-            writer[target] = index
+        writer[target] = index
     return updated
 
 
