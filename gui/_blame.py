@@ -151,6 +151,7 @@ class Layers:
     order: dict[Identity, int] = field(default_factory=dict)  # identity -> index of its first message
     global_lanes: dict[str, Lane] = field(default_factory=dict)
     instance_lanes: dict[Identity, Lane] = field(default_factory=dict)
+    scanned: int = 0  # messages scanned so far (a scan interrupted by a new cursor resumes there)
     complete: bool = False  # the scan reached the end of the context
     global_tracks: dict[str, Track] = field(default_factory=dict)
     # An instance lane folds on top of its kind's global layer as of the cursor: its track holds for one
@@ -194,7 +195,7 @@ def bury(layers: Layers) -> None:
     layers.instance_lanes.clear()
     layers.global_tracks.clear()
     layers.instance_tracks.clear()
-    layers.complete = False
+    layers.scanned, layers.complete = 0, False
 
 
 def free_some(deadline: float) -> bool:
@@ -210,10 +211,14 @@ def free_some(deadline: float) -> bool:
 
 
 def scan_steps(context: Context, out: Layers) -> Iterator[None]:
-    """Fill `out` from `context`, yielding every `SLICE` messages."""
-    index = 0
-    while index < len(context):  # re-read: the context may change between two slices (then this is discarded)
-        if index % SLICE == 0 and index:
+    """Fill `out` from `context` (from where an earlier scan stopped), yielding every `SLICE` messages.
+
+    The context does not change meanwhile: `StateView` starts new `Layers` when it does.
+    """
+    index = out.scanned
+    while index < len(context):
+        if index % SLICE == 0 and index > out.scanned:
+            out.scanned = index
             yield
         info = context.info(index)
         identity = info.identity
@@ -227,6 +232,7 @@ def scan_steps(context: Context, out: Layers) -> Iterator[None]:
             lane.indices.append(index)
             lane.writes.append(info.write)
         index += 1
+    out.scanned, out.complete = index, True
 
 
 def state_steps(context: Context, at: int | None, layers: Layers, out: list[Folded]) -> Iterator[None]:
@@ -237,9 +243,7 @@ def state_steps(context: Context, at: int | None, layers: Layers, out: list[Fold
     """
     limit = len(context) if at is None else min(at, len(context))
     if not layers.complete:
-        bury(layers)
         yield from scan_steps(context, layers)
-        layers.complete = True
     for identity in layers.identities(limit):
         mark: list[Mark] = []
         yield from layers.fold_steps(identity, limit, mark)

@@ -119,3 +119,23 @@ def test_a_big_value_is_noted_in_slices() -> None:
     assert slices >= 5000 * 2 // _blame.FOLD_WORK
     writer = out[0].writer
     assert (writer[("k7", "v")], writer[("k8", "v")], writer[("k4999",)], writer[()]) == (1, 0, 0, 1)
+
+
+def test_a_new_cursor_resumes_an_interrupted_scan(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Moving the cursor while the messages are being scanned carries on the scan where it stopped (no
+    message scanned twice) and gives the same state as an uninterrupted computation."""
+    monkeypatch.setattr(_blame, "SLICE", 10)
+    context = Context([{"type": "state", "_instance": f"p{n % 3}", "data": {"n": n}} for n in range(100)])
+    layers = Layers()
+    steps = state_steps(context, 50, layers, [])
+    for _ in range(3):
+        next(steps)
+    assert 0 < layers.scanned < 100
+    seen: list[int] = []
+    info = context.info
+    monkeypatch.setattr(context, "info", lambda index: (seen.append(index), info(index))[1])
+    resumed = _state(context, 80, layers)
+    assert seen == list(range(seen[0], 100))
+    assert seen[0] > 0
+    expected = _state(Context(context.messages), 80, Layers())
+    assert [(f.identity, f.value, f.writer) for f in resumed] == [(f.identity, f.value, f.writer) for f in expected]
