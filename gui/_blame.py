@@ -2,28 +2,30 @@
 
 `state_steps` is a generator: each `next()` does a few milliseconds of work, so the GUI thread is never
 blocked for long, however many messages there are. It folds each identity's writes exactly as the
-engine's reference fold does (engine/_fold.py: the same `write_at` and `_effect`), tracking the sources
-of many paths in one pass instead of one resolution per path. This is the one place that answers
-"which message set this value": switch it to the engine's `ctx.blame` when the engine has it.
+engine's reference fold does (engine/_fold.py: the same `write_at`, and `_touched` agrees with its
+`_effect`), noting for every path the last message that set it, in one pass instead of one resolution
+per path. The folds keep marks
+(`Track`), so that moving the cursor refolds a few writes per identity, not the whole history. This is
+the one place that answers "which message set this value".
 """
 
 from __future__ import annotations
 
 import time
-from bisect import bisect_left
-from collections.abc import Iterator
+from bisect import bisect_left, bisect_right
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from contextdeck.engine import MISSING, Context, Write, get_path
-from contextdeck.engine._fold import _effect, _is_prefix, fold
 from contextdeck.engine._methods import Conflict, write_at
 
 Identity = tuple[str, str | None]
 Path = tuple[str, ...]
 SLICE = 1000  # messages scanned between two looks at the clock
-FOLD_WORK = 1000  # (writes × tracked paths) folded between two looks at the clock
-MAX_PATHS = 300  # paths per identity whose source is tracked while folding (others: `Layers.last_writer`)
+FOLD_WRITES = 100  # writes folded between two looks at the clock
+FOLD_WORK = 1000  # paths of one big write noted between two looks at the clock
+SPACING = 16  # writes between two marks of a track (at least): a cursor move refolds fewer than this
 MAX_CHILDREN = 200
 
 
@@ -38,39 +40,143 @@ class Lane:
     indices: list[int] = field(default_factory=list)
     writes: list[Write] = field(default_factory=list)
 
-    def before(self, at: int) -> tuple[list[int], list[Write]]:
-        end = bisect_left(self.indices, at)
-        return self.indices[:end], self.writes[:end]
+
+@dataclass
+class Folded:
+    """An identity's value at the cursor, and the message that last set each of its paths."""
+
+    identity: Identity
+    value: Any = MISSING
+    writer: dict[Path, int] = field(default_factory=dict)  # may name paths gone since: look up existing ones
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A lane's fold after its first `count` writes (`writer` is never changed once in a mark)."""
+
+    count: int
+    value: Any
+    writer: dict[Path, int]
+
+
+def _all_paths(value: Any) -> Iterator[Path]:
+    """Every path inside `value`, itself included (iteratively: values may be deep)."""
+    if not isinstance(value, dict | list):
+        yield ()
+        return
+    stack: list[tuple[Path, Any]] = [((), value)]
+    while stack:
+        path, node = stack.pop()
+        yield path
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        stack.extend(((*path, str(key)), child) for key, child in items)
+
+
+def _touched(write: Write, root: Any) -> Iterator[Path]:
+    """The paths a write resets or adds to, among those that exist after it: its ancestors, its path and
+    what it writes there (what push and concat append).
+
+    These are exactly the existing paths for which engine/_fold.py's `_effect` is "reset" or "add": above
+    the write always; at and below it, every path inside the written value (a merge or an assign walks
+    the new value, so any path in it is reached), and nothing else (a path the write does not reach keeps
+    its value). So the setter of a path is the last write that listed it (tests/gui/test_state_folds.py
+    checks this against `ctx.blame`)."""
+    path = write.path
+    for depth in range(len(path)):
+        yield path[:depth]
+    if write.method not in ("push", "concat"):
+        yield from ((*path, *sub) for sub in _all_paths(write.value))
+        return
+    yield path
+    before = get_path(root, path)
+    start = len(before) if isinstance(before, list) else 0
+    items = [write.value] if write.method == "push" else write.value if isinstance(write.value, list) else []
+    for offset, item in enumerate(items):
+        yield from ((*path, str(start + offset), *sub) for sub in _all_paths(item))
+
+
+def fold_step(root: Any, writer: dict[Path, int], index: int, write: Write) -> Generator[None, None, Any]:
+    """Apply one write as engine/_fold.py's `fold` does and return the new root; note the write in
+    `writer` as the latest source of every path it reset or added to (a big value: in slices)."""
+    if write.problem is not None:
+        return root
+    try:
+        updated = write_at(root, write.path, write.method, write.value)
+    except (Conflict, RecursionError):
+        return root
+    for number, target in enumerate(_touched(write, root), 1):
+        if number % FOLD_WORK == 0:
+            yield
+        writer[target] = index
+    return updated
+
+
+class Track:
+    """The fold of one lane from a starting mark, with a `Mark` kept every `SPACING` writes or more (more
+    when the value is big, so that the marks take memory in proportion to the writes): a cursor anywhere
+    resumes from the nearest mark before it, or from the last answer when that is nearer (a step forward)."""
+
+    def __init__(self, lane: Lane, start: Mark) -> None:
+        self.lane, self.marks, self.last = lane, [start], start
+
+    def steps(self, count: int, out: list[Mark]) -> Iterator[None]:
+        """The fold of the lane's first `count` writes (appended to `out`), in slices."""
+        if count == self.last.count:
+            out.append(self.last)
+            return
+        marks = self.marks
+        mark = marks[bisect_right(marks, count, key=lambda m: m.count) - 1]
+        if mark.count < self.last.count <= count:
+            mark = self.last
+        root, writer, done = mark.value, dict(mark.writer), mark.count
+        while done < count:
+            if done % FOLD_WRITES == 0:
+                yield
+            root = yield from fold_step(root, writer, self.lane.indices[done], self.lane.writes[done])
+            done += 1
+            # A mark copies `writer` (which keeps paths gone since: they are never looked up, and pruning
+            # would cost more than it saves), so marks are further apart when it is big.
+            if done > marks[-1].count and done - marks[-1].count >= max(SPACING, len(writer) // 8):
+                marks.append(Mark(done, root, writer))
+                writer = dict(writer)
+        self.last = Mark(done, root, writer)
+        out.append(self.last)
 
 
 @dataclass
 class Layers:
-    """Every data message's write, by kind (global layer) and by identity (instance layer), in order."""
+    """Every data message's write, by kind (global layer) and by identity (instance layer), in order, and
+    the folds of those lanes (`Track`) kept while the context is unchanged."""
 
     order: dict[Identity, int] = field(default_factory=dict)  # identity -> index of its first message
     global_lanes: dict[str, Lane] = field(default_factory=dict)
     instance_lanes: dict[Identity, Lane] = field(default_factory=dict)
+    scanned: int = 0  # messages scanned so far (a scan interrupted by a new cursor resumes there)
     complete: bool = False  # the scan reached the end of the context
-    # Folds already done, by identity and number of writes: moving the cursor refolds only the identities
-    # that have writes between the old and the new position.
-    folds: dict[tuple[Identity, int], Folded] = field(default_factory=dict)
-
-    def writes(self, identity: Identity, at: int) -> tuple[list[int], list[Write]]:
-        """The writes of `identity` among the first `at` messages: global layer, then its instance layer."""
-        kind, instance = identity
-        indices, writes = self.global_lanes.get(kind, Lane()).before(at)
-        if instance is not None:
-            more_indices, more_writes = self.instance_lanes.get(identity, Lane()).before(at)
-            indices, writes = indices + more_indices, writes + more_writes
-        return indices, writes
+    global_tracks: dict[str, Track] = field(default_factory=dict)
+    # An instance lane folds on top of its kind's global layer as of the cursor: its track holds for one
+    # count of global writes (the int), and starts again when a cursor move changes that count.
+    instance_tracks: dict[Identity, tuple[int, Track]] = field(default_factory=dict)
 
     def identities(self, at: int) -> list[Identity]:
         return [identity for identity, first in self.order.items() if first < at]
 
-    def last_writer(self, identity: Identity, path: Path, at: int) -> int | None:
-        """The message that last set `path` of `identity` (or a parent of it) among the first `at` messages."""
-        sources = fold(zip(*self.writes(identity, at), strict=True), path, "")[1].sources
-        return max(sources) if sources else None
+    def fold_steps(self, identity: Identity, at: int, out: list[Mark]) -> Iterator[None]:
+        """The fold of `identity` over the first `at` messages (global layer, then its instance layer)."""
+        kind, instance = identity
+        lane = self.global_lanes.get(kind, Lane())
+        track = self.global_tracks.get(kind) or self.global_tracks.setdefault(kind, Track(lane, Mark(0, MISSING, {})))
+        base: list[Mark] = []
+        yield from track.steps(bisect_left(lane.indices, at), base)
+        if instance is None:
+            out.append(base[0])
+            return
+        lane = self.instance_lanes.get(identity, Lane())
+        known = self.instance_tracks.get(identity)
+        if known is None or known[0] != base[0].count:
+            known = (base[0].count, Track(lane, Mark(0, base[0].value, base[0].writer)))
+            self.instance_tracks[identity] = known
+        yield from known[1].steps(bisect_left(lane.indices, at), out)
 
 
 # Freeing a scan of 100,000 messages at once takes milliseconds that add up: a dropped scan's lists wait
@@ -82,12 +188,14 @@ def bury(layers: Layers) -> None:
     """Empty `layers`, keeping its contents alive until `free_some` frees them in small pieces."""
     for lane in (*layers.global_lanes.values(), *layers.instance_lanes.values()):
         _graveyard.extend((lane.indices, lane.writes))
-    _graveyard.append(list(layers.folds.values()))
+    _graveyard.extend(track.marks for track in layers.global_tracks.values())
+    _graveyard.extend(track.marks for _, track in layers.instance_tracks.values())
     layers.order.clear()
     layers.global_lanes.clear()
     layers.instance_lanes.clear()
-    layers.folds.clear()
-    layers.complete = False
+    layers.global_tracks.clear()
+    layers.instance_tracks.clear()
+    layers.scanned, layers.complete = 0, False
 
 
 def free_some(deadline: float) -> bool:
@@ -103,10 +211,14 @@ def free_some(deadline: float) -> bool:
 
 
 def scan_steps(context: Context, out: Layers) -> Iterator[None]:
-    """Fill `out` from `context`, yielding every `SLICE` messages."""
-    index = 0
-    while index < len(context):  # re-read: the context may change between two slices (then this is discarded)
-        if index % SLICE == 0 and index:
+    """Fill `out` from `context` (from where an earlier scan stopped), yielding every `SLICE` messages.
+
+    The context does not change meanwhile: `StateView` starts new `Layers` when it does.
+    """
+    index = out.scanned
+    while index < len(context):
+        if index % SLICE == 0 and index > out.scanned:
+            out.scanned = index
             yield
         info = context.info(index)
         identity = info.identity
@@ -120,75 +232,20 @@ def scan_steps(context: Context, out: Layers) -> Iterator[None]:
             lane.indices.append(index)
             lane.writes.append(info.write)
         index += 1
-
-
-@dataclass
-class Folded:
-    """An identity's value at the cursor, and the message that last set each tracked path."""
-
-    identity: Identity
-    value: Any = MISSING
-    writer: dict[Path, int] = field(default_factory=dict)
-
-
-def fold_steps(indices: list[int], writes: list[Write], targets: list[Path], out: Folded) -> Iterator[None]:
-    """Fold the writes (as engine/_fold.py's `fold` does) into `out.value`, with the last source of each target."""
-    root: Any = MISSING
-    sources: dict[Path, int] = {}
-    every = max(1, FOLD_WORK // (len(targets) + 1))
-    for number, (index, write) in enumerate(zip(indices, writes, strict=True)):
-        if number % every == 0 and number:
-            yield
-        if write.problem is not None:
-            continue
-        before = get_path(root, write.path)
-        try:
-            root = write_at(root, write.path, write.method, write.value)
-        except Conflict:
-            continue
-        for target in targets:
-            if (_is_prefix(write.path, target) or _is_prefix(target, write.path)) and _effect(write, before, target):
-                sources[target] = index  # "reset" or "add": either way the latest source is this write
-    out.value = root
-    out.writer = {target: index for target, index in sources.items() if get_path(root, target) is not MISSING}
-
-
-def paths_of(value: Any, limit: int = MAX_PATHS) -> list[Path]:
-    """The paths of a value's nodes, breadth first, at most `limit` (and `MAX_CHILDREN` per container)."""
-    paths: list[Path] = [()]
-    queue: list[tuple[Path, Any]] = [((), value)]
-    while queue and len(paths) < limit:
-        path, node = queue.pop(0)
-        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
-        for count, (key, child) in enumerate(items):
-            if count >= MAX_CHILDREN or len(paths) >= limit:
-                break
-            child_path = (*path, str(key))
-            paths.append(child_path)
-            queue.append((child_path, child))
-    return paths
+    out.scanned, out.complete = index, True
 
 
 def state_steps(context: Context, at: int | None, layers: Layers, out: list[Folded]) -> Iterator[None]:
     """The whole state as of the first `at` messages into `out`, one identity after another.
 
-    `layers` scanned earlier from the same (unchanged) context is reused; an incomplete one is filled here.
+    `layers` scanned earlier from the same (unchanged) context is reused, with its folds; an incomplete
+    one is filled here.
     """
     limit = len(context) if at is None else min(at, len(context))
     if not layers.complete:
-        bury(layers)
         yield from scan_steps(context, layers)
-        layers.complete = True
-    for number, identity in enumerate(layers.identities(limit)):
-        if number % 20 == 19:
-            yield
-        indices, writes = layers.writes(identity, limit)
-        key = (identity, len(writes))
-        folded = layers.folds.get(key)
-        if folded is None:
-            folded = Folded(identity)
-            yield from fold_steps(indices, writes, [], folded)
-            yield from fold_steps(indices, writes, paths_of(folded.value), folded)
-            layers.folds[key] = folded
-            yield
-        out.append(folded)
+    for identity in layers.identities(limit):
+        mark: list[Mark] = []
+        yield from layers.fold_steps(identity, limit, mark)
+        out.append(Folded(identity, mark[0].value, mark[0].writer))
+        yield  # between two identities: each refolds at most `SPACING` writes after a jump

@@ -45,7 +45,7 @@ class StateNode:
     parent: StateNode | None = None
     row: int = 0
     children: list[StateNode] = field(default_factory=list)
-    _source: int | bool | None = False  # False: not looked up yet
+    source: int | None = None  # the message that set the value
     text: str | None = None  # the value column, made once
 
     @property
@@ -64,11 +64,11 @@ def _children(node: StateNode, writers: dict[tuple[str, ...], int]) -> list[Stat
     else:
         return []
     nodes = [StateNode(k, v, node.kind, node.instance, (*node.path, k), node, row,
-                       _source=writers.get((*node.path, k), False))
+                       source=writers.get((*node.path, k)))
              for row, (k, v) in enumerate(items[:MAX_CHILDREN])]
     if len(items) > MAX_CHILDREN:
         more = StateNode(f"… {len(items) - MAX_CHILDREN} more", MISSING, node.kind, node.instance, node.path, node,
-                         MAX_CHILDREN, _source=None)
+                         MAX_CHILDREN)
         nodes.append(more)
     return nodes
 
@@ -78,10 +78,7 @@ class StateModel(QAbstractItemModel):
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
-        self._context: Context | None = None
-        self._at: int | None = None
         self._selected: int | None = None
-        self._layers = Layers()
         self._roots: list[StateNode] = []
         self._writers: dict[tuple[str, str | None], dict[tuple[str, ...], int]] = {}
 
@@ -91,20 +88,19 @@ class StateModel(QAbstractItemModel):
         state: list[Folded] = []
         for _ in state_steps(context, at, layers, state):
             pass
-        self.set_state(context, at, selected, state, layers)
+        self.set_state(selected, state)
 
-    def set_state(self, context: Context, at: int | None, selected: int | None, state: list[Folded],
-                  layers: Layers) -> None:
+    def set_state(self, selected: int | None, state: list[Folded]) -> None:
         """Show a computed state; `selected` (a message index) is highlighted where it set a value."""
         self.beginResetModel()
-        self._context, self._at, self._selected, self._layers = context, at, selected, layers
+        self._selected = selected
         self._writers = {folded.identity: folded.writer for folded in state}
         self._roots = []
         for row, folded in enumerate(state):
             kind, instance = folded.identity
             label = f"¶{kind}" + (f" [{instance}]" if instance is not None else "")
             self._roots.append(StateNode(label, folded.value, kind, instance, (), None, row,
-                                         _source=folded.writer.get((), False)))
+                                         source=folded.writer.get(())))
         self.endResetModel()
 
     def _kids(self, node: StateNode | None) -> list[StateNode]:
@@ -119,14 +115,8 @@ class StateModel(QAbstractItemModel):
         return node if isinstance(node, StateNode) else None
 
     def source_of(self, node: StateNode) -> int | None:
-        """The message that set `node` (looked up once, when first shown)."""
-        if node._source is False:
-            if self._context is None or not self._layers.complete or node.value is MISSING:
-                node._source = None
-            else:
-                at = len(self._context) if self._at is None else self._at
-                node._source = self._layers.last_writer((node.kind, node.instance), node.path, at)
-        return None if isinstance(node._source, bool) else node._source
+        """The message that set `node`."""
+        return node.source
 
     def index(self, row: int, column: int = 0, parent: _Index = _ROOT) -> QModelIndex:
         if not 0 <= column < len(COLUMNS) or (parent.isValid() and parent.column() != 0):
@@ -247,8 +237,11 @@ class StateView(QTreeView):
         header.setStretchLastSection(False)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        # Not ResizeToContents: it asks the model for every shown row's text again after each change,
+        # which doubled the cost of repainting the tree after a cursor move. Wide enough for "#1000000".
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Interactive)
         header.resizeSection(0, 150)
+        header.resizeSection(2, self.fontMetrics().horizontalAdvance("#0000000") + 16)
         self.clicked.connect(self._clicked)
         self.doubleClicked.connect(self._jump)
         self._expanded: set[str] = set()
@@ -256,8 +249,10 @@ class StateView(QTreeView):
         self.collapsed.connect(lambda index: self._expanded.discard(str(index.data(PathRole))))
 
     def refresh(self, context: Context, at: int | None, selected: int | None) -> None:
-        """Recompute the state as of the first `at` messages: a slice now, the rest on later turns of the
-        event loop (a small document is done at once). The previous state stays until the new one is ready."""
+        """Recompute the state as of the first `at` messages, in slices on the next turns of the event loop.
+
+        Not at once: the selection that moved the cursor has just asked for a repaint of the window, and the
+        first slice waits until it is done. The previous state stays until the new one is ready."""
         if context is not self._context:
             self._follow(context)
         if self._job is not None and self._job[4] is not self._layers:
@@ -265,7 +260,7 @@ class StateView(QTreeView):
         state: list[Folded] = []
         self._job = (context, at, selected, state, self._layers)
         self._steps = state_steps(context, at, self._layers, state)
-        self._work()
+        self._timer.start()
 
     def _follow(self, context: Context) -> None:
         # The scan of the messages is kept between refreshes until the context changes.
@@ -304,10 +299,10 @@ class StateView(QTreeView):
 
     def _finish(self) -> None:
         assert self._job is not None
-        context, at, selected, state, layers = self._job
+        _context, _at, selected, state, _layers = self._job
         keep = set(self._expanded)
         first = not keep and not self.state_model.rowCount()
-        self.state_model.set_state(context, at, selected, state, layers)
+        self.state_model.set_state(selected, state)
         self._expanded = set()
         self._restore(QModelIndex(), keep, first)
         self.updated.emit()
