@@ -2,24 +2,45 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Any
 
 
 class Indices(tuple[int, ...]):
-    """Message indices in ascending order; compares equal to a list of the same indices too."""
+    """Message indices in ascending order; compares equal to a list of the same indices too.
+
+    A renumbered result may be a lazy subclass (`_shift.Shifted`) that works out its indices only when
+    they are read; `_plain`, `_last` and `_touches` let the engine ask about it without that.
+    """
 
     __slots__ = ()
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, list):
-            return list(self) == other
-        return tuple.__eq__(self, other)
+            return list(self._plain()) == other
+        if isinstance(other, Indices):
+            other = other._plain()
+        return tuple.__eq__(self._plain(), other)
 
     def __ne__(self, other: object) -> bool:
         return not self == other
 
-    __hash__ = tuple.__hash__
+    def __hash__(self) -> int:
+        return tuple.__hash__(self._plain())
+
+    def _plain(self) -> tuple[int, ...]:
+        """The indices as a tuple (this one: it holds them itself)."""
+        return self
+
+    def _last(self) -> int:
+        """The highest index (-1 for none)."""
+        return self[-1] if self else -1
+
+    def _touches(self, low: int, high: int) -> bool:
+        """Whether any index lies in `low <= i < high`."""
+        start = bisect_left(self, low)
+        return start < len(self) and self[start] < high
 
 
 @dataclass(frozen=True)

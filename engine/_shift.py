@@ -1,14 +1,19 @@
 """Renumbering message indices after an edit, without folding anything again.
 
 An insert, a remove or a move changes the indices of a contiguous range of messages by one; results
-that name only messages outside the range stay as they are, and the ones inside are shifted with
-slices of sorted tuples (the work is in C, not per index in Python).
+that name only messages outside the range stay as they are, and the others are renumbered lazily: a
+`Shifted` keeps the sorted indices it started from and the shifts since, and works out its indices only
+when they are read (then in one pass of slices, whatever the number of shifts). Until then, its highest
+index and whether it has any in a range take a few integer steps per shift and a binary search.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from itertools import pairwise
+from typing import Any, SupportsIndex, overload
 
 from ._fold import PathValue
 from ._resolution import Diagnostic, Indices, Resolution
@@ -39,12 +44,24 @@ class Shift:
         return cls(src + 1, dst + 1, -1) if src < dst else cls(dst, src, 1)
 
     def indices(self, indices: tuple[int, ...]) -> Indices:
-        """Sorted indices, renumbered (still sorted: the shifted range cannot cross the others)."""
-        start = bisect_left(indices, self.low)
-        if start == len(indices):
-            return indices if isinstance(indices, Indices) else Indices(indices)
-        end = bisect_left(indices, self.high, start)
-        return Indices([*indices[:start], *map(self.delta.__add__, indices[start:end]), *indices[end:]])
+        """Sorted indices, renumbered (lazily: see `Shifted`)."""
+        if not isinstance(indices, Indices):
+            indices = Indices(indices)
+        if indices._last() < self.low:
+            return indices
+        return Shifted.of(indices, self)
+
+    def pull(self, bound: int) -> int:
+        """The smallest index that this shift takes to `bound` or beyond.
+
+        The shift is non-decreasing over all integers, so for the indices of a result (which never
+        include the moved or removed message) `index(i) >= bound` exactly when `i >= pull(bound)`.
+        """
+        low, high, delta = self.low, self.high, self.delta
+        if bound < low:
+            return bound
+        start = max(low, bound - delta)
+        return start if start < high else max(high, bound)
 
     def index(self, index: int) -> int:
         return index + self.delta if self.low <= index < self.high else index
@@ -54,6 +71,168 @@ class Shift:
             d if d.message_index is None else replace(d, message_index=self.index(d.message_index))
             for d in diagnostics
         )
+
+
+Span = tuple[int, int, int]
+
+
+class Chain:
+    """A sequence of shifts, shared by every result renumbered by the same edits since its base.
+
+    Every result shifted by an edit gets the same next link (`then` remembers the last one made), so
+    pulling the edit's bounds back through the earlier shifts is done once per chain, not per result.
+    """
+
+    __slots__ = ("depth", "last", "parent", "pulls", "shift")
+
+    def __init__(self, parent: Chain | None = None, shift: Shift | None = None) -> None:
+        self.parent, self.shift = parent, shift
+        self.depth: int = 0 if parent is None else parent.depth + 1
+        self.last: tuple[Shift, Chain] | None = None
+        self.pulls: dict[int, int] = {}
+
+    def then(self, shift: Shift) -> Chain:
+        last = self.last
+        if last is None or last[0] is not shift:
+            last = self.last = (shift, Chain(self, shift))
+        return last[1]
+
+    def pull(self, bound: int) -> int:
+        """The smallest base index that the whole chain takes to `bound` or beyond."""
+        pulled = self.pulls.get(bound)
+        if pulled is None:
+            if self.parent is None or self.shift is None:
+                return bound
+            pulled = self.parent.pull(self.shift.pull(bound))
+            if len(self.pulls) > 64:  # only the latest edits' bounds are asked for again
+                self.pulls.clear()
+            self.pulls[bound] = pulled
+        return pulled
+
+
+START = Chain()
+
+
+class Shifted(Indices):
+    """Sorted indices renumbered by shifts, worked out on first read; equal to that tuple in every way.
+
+    It holds the sorted tuple it started from, the chain of shifts since, and per shift the range of
+    positions in the tuple that it moved (its bounds pulled back through the earlier shifts): a
+    snapshot, which later edits cannot change. Reading it builds the tuple once, in one pass of slices.
+    """
+
+    LONGEST = 16  # shifts kept before they are worked out
+
+    _base: tuple[int, ...]
+    _chain: Chain
+    _spans: tuple[Span, ...]  # per shift: (first position, end position, delta)
+    _top: int  # the highest index
+
+    def __new__(cls, base: tuple[int, ...], chain: Chain, spans: tuple[Span, ...], top: int) -> Shifted:
+        self = tuple.__new__(cls)  # holds nothing itself: every read goes through `_plain`
+        self._base, self._chain, self._spans, self._top = base, chain, spans, top
+        return self
+
+    @classmethod
+    def of(cls, indices: Indices, shift: Shift) -> Shifted:
+        """`indices` renumbered by `shift`."""
+        if isinstance(indices, Shifted):
+            base, chain, spans = indices._base, indices._chain, indices._spans
+            if chain.depth >= cls.LONGEST:
+                base, chain, spans = indices._plain(), START, ()
+        else:
+            base, chain, spans = indices, START, ()
+        span = (bisect_left(base, chain.pull(shift.low)), bisect_left(base, chain.pull(shift.high)), shift.delta)
+        return cls(base, chain.then(shift), (*spans, span), shift.index(indices._last()))
+
+    def _moved(self) -> bool:
+        """Whether the last shift changed any index."""
+        start, end, _ = self._spans[-1]
+        return start < end
+
+    def _plain(self) -> tuple[int, ...]:
+        if self._spans:
+            base = self._base
+            steps: dict[int, int] = {}
+            for start, end, delta in self._spans:
+                steps[start] = steps.get(start, 0) + delta
+                steps[end] = steps.get(end, 0) - delta
+            items: list[int] = []
+            offset = 0
+            for start, end in pairwise(sorted({0, len(base), *steps})):
+                offset += steps.get(start, 0)
+                piece = base[start:end]
+                items.extend(map(offset.__add__, piece) if offset else piece)
+            # Worked out once: the value is the same, so the snapshot does not change.
+            self._base, self._chain, self._spans = tuple(items), START, ()
+        return self._base
+
+    def _last(self) -> int:
+        return self._top
+
+    def _touches(self, low: int, high: int) -> bool:
+        chain = self._chain
+        return bisect_left(self._base, chain.pull(low)) < bisect_left(self._base, chain.pull(high))
+
+    def __len__(self) -> int:
+        return len(self._base)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._plain())
+
+    def __reversed__(self) -> Iterator[int]:
+        return reversed(self._plain())
+
+    def __contains__(self, item: object) -> bool:
+        return item in self._plain()
+
+    @overload
+    def __getitem__(self, key: SupportsIndex) -> int: ...
+
+    @overload
+    def __getitem__(self, key: slice) -> tuple[int, ...]: ...
+
+    def __getitem__(self, key: SupportsIndex | slice) -> int | tuple[int, ...]:
+        return self._plain()[key]
+
+    def __lt__(self, other: tuple[int, ...]) -> bool:
+        return self._plain() < _plain(other)
+
+    def __le__(self, other: tuple[int, ...]) -> bool:
+        return self._plain() <= _plain(other)
+
+    def __gt__(self, other: tuple[int, ...]) -> bool:
+        return self._plain() > _plain(other)
+
+    def __ge__(self, other: tuple[int, ...]) -> bool:
+        return self._plain() >= _plain(other)
+
+    def __add__(self, other: tuple[Any, ...]) -> tuple[Any, ...]:
+        return self._plain() + _plain(other)
+
+    def __radd__(self, other: tuple[Any, ...]) -> tuple[Any, ...]:
+        return _plain(other) + self._plain()
+
+    def __mul__(self, count: SupportsIndex) -> tuple[int, ...]:
+        return self._plain() * count
+
+    __rmul__ = __mul__
+
+    def count(self, value: Any) -> int:
+        return self._plain().count(value)
+
+    def index(self, value: Any, start: SupportsIndex = 0, stop: SupportsIndex = 1 << 62) -> int:
+        return self._plain().index(value, start, stop)
+
+    def __repr__(self) -> str:
+        return repr(self._plain())
+
+    def __reduce__(self) -> tuple[type[Indices], tuple[tuple[int, ...]]]:
+        return Indices, (self._plain(),)
+
+
+def _plain(value: tuple[Any, ...]) -> tuple[Any, ...]:
+    return value._plain() if isinstance(value, Indices) else value
 
 
 def shift_value(value: PathValue, shift: Shift) -> PathValue:
@@ -70,7 +249,8 @@ def shift_resolution(resolution: Resolution, shift: Shift) -> Resolution:
 
 def highest(value: PathValue | Resolution) -> int:
     """The highest message index a result names (-1 for none)."""
-    top = value.sources[-1] if value.sources else -1
+    sources = value.sources
+    top = sources._last() if isinstance(sources, Indices) else sources[-1] if sources else -1
     for diagnostic in value.diagnostics:
         if diagnostic.message_index is not None and diagnostic.message_index > top:
             top = diagnostic.message_index

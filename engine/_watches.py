@@ -23,7 +23,7 @@ from ._fold import PathValue
 from ._index import Probe, State, in_gap, lanes_of, path_value
 from ._messages import MISSING, Path, Write, get_path
 from ._resolution import Diagnostic, Indices, Resolution
-from ._shift import Shift, highest, shift_resolution, shift_value
+from ._shift import Shift, Shifted, highest, shift_resolution, shift_value
 from ._tracks import Fold, Work, full, repair, step
 
 if TYPE_CHECKING:
@@ -259,11 +259,13 @@ class Watchers:
             fresh.append((watch, resolution, _changed(watch.current, resolution)))
         if shift is not None:
             for watch in self._watches:
-                if watch not in refolded and highest(watch.current) >= shift.low:
-                    # One reference: its track's renumbered result is the resolution's; else renumber it.
-                    single = len(watch.tracks) == 1
-                    resolution = watch.evaluate(now) if single else shift_resolution(watch.current, shift)
-                    fresh.append((watch, resolution, tuple.__ne__(resolution.sources, watch.current.sources)))
+                current = watch.current
+                if watch not in refolded and highest(current) >= shift.low:
+                    # Only indices change: renumber the resolution (lazily), nothing to combine again.
+                    resolution = shift_resolution(current, shift)
+                    sources = resolution.sources
+                    changed = sources is not current.sources and isinstance(sources, Shifted) and sources._moved()
+                    fresh.append((watch, resolution, changed))
         fresh.sort(key=lambda entry: entry[0].serial)
         return Outcome(folds, results, fresh)
 
@@ -376,6 +378,6 @@ def _shifted(results: dict[Path, PathValue], shift: Shift) -> tuple[dict[Path, P
 
 def _changed(old: Resolution, new: Resolution) -> bool:
     """Whether a watcher sees a change: found, sources or value (compared only when not the same object)."""
-    if old.found != new.found or tuple.__ne__(old.sources, new.sources):
+    if old.found != new.found or (old.sources is not new.sources and old.sources != new.sources):
         return True
     return old.value is not new.value and not new.same_result(old)
