@@ -79,23 +79,25 @@ Span = tuple[int, int, int]
 class Chain:
     """A sequence of shifts, shared by every result renumbered by the same edits since its base.
 
-    Every result shifted by an edit gets the same next link (`then` remembers the last one made), so
+    Every result shifted by an edit gets the same next link (`then` remembers the links it made), so
     pulling the edit's bounds back through the earlier shifts is done once per chain, not per result.
     """
 
-    __slots__ = ("depth", "last", "parent", "pulls", "shift")
+    __slots__ = ("children", "depth", "parent", "pulls", "shift")
 
     def __init__(self, parent: Chain | None = None, shift: Shift | None = None) -> None:
         self.parent, self.shift = parent, shift
         self.depth: int = 0 if parent is None else parent.depth + 1
-        self.last: tuple[Shift, Chain] | None = None
+        self.children: dict[Shift, Chain] = {}
         self.pulls: dict[int, int] = {}
 
     def then(self, shift: Shift) -> Chain:
-        last = self.last
-        if last is None or last[0] is not shift:
-            last = self.last = (shift, Chain(self, shift))
-        return last[1]
+        child = self.children.get(shift)
+        if child is None:
+            if len(self.children) > 16:  # only the latest edits' shifts are asked for again
+                self.children.clear()
+            child = self.children[shift] = Chain(self, shift)
+        return child
 
     def pull(self, bound: int) -> int:
         """The smallest base index that the whole chain takes to `bound` or beyond."""
@@ -144,6 +146,14 @@ class Shifted(Indices):
             base, chain, spans = indices, START, ()
         span = (bisect_left(base, chain.pull(shift.low)), bisect_left(base, chain.pull(shift.high)), shift.delta)
         return cls(base, chain.then(shift), (*spans, span), shift.index(indices._last()))
+
+    def __eq__(self, other: object) -> bool:
+        # The same base renumbered by the same chain (shared by the results an edit renumbered alike).
+        if isinstance(other, Shifted) and other._base is self._base and other._chain is self._chain:
+            return True
+        return Indices.__eq__(self, other)
+
+    __hash__ = Indices.__hash__
 
     def _moved(self) -> bool:
         """Whether the last shift changed any index."""

@@ -77,8 +77,8 @@ class Watch:
             self._owner.remove(self)
             self._owner = None
 
-    def evaluate(self, results: Callable[[Track], dict[Path, PathValue]]) -> Resolution:
-        return combine(self.parsed, lambda ref: results(self.tracks[ref])[ref.path])
+    def evaluate(self, result: Callable[[Track, Path], PathValue]) -> Resolution:
+        return combine(self.parsed, lambda ref: result(self.tracks[ref], ref.path))
 
 
 class Track:
@@ -90,11 +90,44 @@ class Track:
         self.read: dict[Path, int] = {}  # path -> how many references of this very view read it
         self.watches: set[Watch] = set()
         self.fold: Fold | None = None
-        self.results: dict[Path, PathValue] = {}  # of every path this view reads, with current indices
-        self.high = -1  # the highest message index any result names
+        self._results: dict[Path, PathValue] = {}  # of every path this view reads
+        # Renumberings since the results were settled, applied to a result when it is read (most are
+        # not read before the next edit); `_applied`: how many of them each result has had so far.
+        self._pending: list[Shift] = []
+        self._applied: dict[Path, int] = {}
+        self.high = -1  # the highest message index any result names (renumbered already)
+
+    def result(self, path: Path) -> PathValue:
+        """The result of a path this view reads, with current indices."""
+        value = self._results[path]
+        pending = self._pending
+        if pending:
+            applied = self._applied.get(path, 0)
+            if applied < len(pending):
+                for shift in pending[applied:]:
+                    value = shift_value(value, shift)
+                self._results[path] = value
+                self._applied[path] = len(pending)
+        return value
+
+    @property
+    def results(self) -> dict[Path, PathValue]:
+        """The result of every path this view reads, with current indices."""
+        if self._pending:
+            for path in self._results:
+                self.result(path)
+            self._pending, self._applied = [], {}
+        return self._results
 
     def settle(self, results: dict[Path, PathValue], high: int) -> None:
-        self.results, self.high = results, high
+        self._results, self._pending, self._applied, self.high = results, [], {}, high
+
+    def renumber(self, shift: Shift) -> None:
+        """Renumber the results when they are next read (most tracks are not read before the next edit)."""
+        self._pending.append(shift)
+        self.high = shift.index(self.high)  # the shift keeps the order of the indices a result names
+        if len(self._pending) > 16:
+            self.results  # noqa: B018 (applies them: a result read rarely does not keep a long list)
 
 
 Plan = dict[Track, Work]
@@ -106,8 +139,9 @@ class Outcome:
     """What an edit does to the watches, computed before it is made current (or only previewed)."""
 
     folds: dict[Track, Fold]
-    results: dict[Track, tuple[dict[Path, PathValue], int]]  # refolded and renumbered tracks
+    results: dict[Track, tuple[dict[Path, PathValue], int]]  # refolded tracks (and renumbered ones read)
     fresh: list[tuple[Watch, Resolution, bool]]  # (watch, its new resolution, whether it changed)
+    shift: Shift | None  # how the edit renumbered messages: the other tracks' results are renumbered lazily
 
 
 class Watchers:
@@ -148,7 +182,7 @@ class Watchers:
         for track in fresh | reread:
             assert track.fold is not None
             track.settle(*self._results(track, track.fold))
-        handle.current = handle.evaluate(lambda track: track.results)
+        handle.current = handle.evaluate(Track.result)
         self._watches.add(handle)
         return handle
 
@@ -244,13 +278,15 @@ class Watchers:
         for track in sorted(plan, key=lambda track: track.instance is not None):
             folds[track] = self._refold(track, plan[track], folds)
         results = {track: self._results(track, fold, shift is None) for track, fold in folds.items()}
-        if shift is not None:
-            for track in self._tracks.values():
-                if track not in results and track.high >= shift.low:
-                    results[track] = _shifted(track.results, shift)
 
-        def now(track: Track) -> dict[Path, PathValue]:
-            return results[track][0] if track in results else track.results
+        def now(track: Track, path: Path) -> PathValue:
+            computed = results.get(track)
+            if computed is not None:
+                return computed[0][path]
+            value = track.result(path)
+            if shift is not None and track.high >= shift.low:  # renumbered by this edit (in commit)
+                value = shift_value(value, shift)
+            return value
 
         fresh: list[tuple[Watch, Resolution, bool]] = []
         refolded = {watch for track in folds for watch in track.watches}
@@ -267,7 +303,7 @@ class Watchers:
                     changed = sources is not current.sources and isinstance(sources, Shifted) and sources._moved()
                     fresh.append((watch, resolution, changed))
         fresh.sort(key=lambda entry: entry[0].serial)
-        return Outcome(folds, results, fresh)
+        return Outcome(folds, results, fresh, shift)
 
     def commit(self, outcome: Outcome) -> None:
         """Make an outcome current and call back the watches whose found, value or sources changed."""
@@ -275,6 +311,11 @@ class Watchers:
             self._install(track, fold)
         for track, (values, high) in outcome.results.items():
             track.settle(values, high)
+        shift = outcome.shift
+        if shift is not None:
+            for track in self._tracks.values():
+                if track not in outcome.results and track.high >= shift.low:
+                    track.renumber(shift)
         changed = []
         for watch, resolution, differs in outcome.fresh:
             if differs:
