@@ -12,7 +12,6 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from itertools import pairwise
 from typing import Any, SupportsIndex, overload
 
 from ._fold import PathValue
@@ -73,9 +72,6 @@ class Shift:
         )
 
 
-Span = tuple[int, int, int]
-
-
 class Chain:
     """A sequence of shifts, shared by every result renumbered by the same edits since its base.
 
@@ -83,18 +79,19 @@ class Chain:
     pulling the edit's bounds back through the earlier shifts is done once per chain, not per result.
     """
 
-    __slots__ = ("children", "depth", "parent", "pulls", "shift")
+    __slots__ = ("_offsets", "children", "depth", "parent", "pulls", "shift")
 
     def __init__(self, parent: Chain | None = None, shift: Shift | None = None) -> None:
         self.parent, self.shift = parent, shift
         self.depth: int = 0 if parent is None else parent.depth + 1
         self.children: dict[Shift, Chain] = {}
         self.pulls: dict[int, int] = {}
+        self._offsets: tuple[tuple[int, int], ...] | None = None
 
     def then(self, shift: Shift) -> Chain:
         child = self.children.get(shift)
         if child is None:
-            if len(self.children) > 16:  # only the latest edits' shifts are asked for again
+            if len(self.children) > 8:  # only the latest edits' shifts are asked for again
                 self.children.clear()
             child = self.children[shift] = Chain(self, shift)
         return child
@@ -111,6 +108,26 @@ class Chain:
             self.pulls[bound] = pulled
         return pulled
 
+    def offsets(self) -> tuple[tuple[int, int], ...]:
+        """The whole chain as (from base index, offset) pairs, ascending: from each index on (up to the
+        next pair) the chain adds that offset. Each shift adds its delta to the base indices it reaches
+        in its range, which are a range too: its bounds pulled back through the shifts before it."""
+        if self._offsets is None:
+            steps: dict[int, int] = {}
+            node = self
+            while node.parent is not None and node.shift is not None:
+                shift, node = node.shift, node.parent
+                low, high = node.pull(shift.low), node.pull(shift.high)
+                steps[low] = steps.get(low, 0) + shift.delta
+                steps[high] = steps.get(high, 0) - shift.delta
+            offset = 0
+            pairs = []
+            for index in sorted(steps):
+                offset += steps[index]
+                pairs.append((index, offset))
+            self._offsets = tuple(pairs)
+        return self._offsets
+
 
 START = Chain()
 
@@ -118,34 +135,32 @@ START = Chain()
 class Shifted(Indices):
     """Sorted indices renumbered by shifts, worked out on first read; equal to that tuple in every way.
 
-    It holds the sorted tuple it started from, the chain of shifts since, and per shift the range of
-    positions in the tuple that it moved (its bounds pulled back through the earlier shifts): a
-    snapshot, which later edits cannot change. Reading it builds the tuple once, in one pass of slices.
+    It holds the sorted tuple it started from and the chain of shifts since (shared with every result
+    renumbered by the same edits): a snapshot, which later edits cannot change. Reading it builds the
+    tuple once, in one pass of slices.
     """
 
-    LONGEST = 16  # shifts kept before they are worked out
+    LONGEST = 32  # shifts in a chain before a result is worked out and starts a new one
 
     _base: tuple[int, ...]
     _chain: Chain
-    _spans: tuple[Span, ...]  # per shift: (first position, end position, delta)
     _top: int  # the highest index
 
-    def __new__(cls, base: tuple[int, ...], chain: Chain, spans: tuple[Span, ...], top: int) -> Shifted:
+    def __new__(cls, base: tuple[int, ...], chain: Chain, top: int) -> Shifted:
         self = tuple.__new__(cls)  # holds nothing itself: every read goes through `_plain`
-        self._base, self._chain, self._spans, self._top = base, chain, spans, top
+        self._base, self._chain, self._top = base, chain, top
         return self
 
     @classmethod
     def of(cls, indices: Indices, shift: Shift) -> Shifted:
         """`indices` renumbered by `shift`."""
         if isinstance(indices, Shifted):
-            base, chain, spans = indices._base, indices._chain, indices._spans
+            base, chain = indices._base, indices._chain
             if chain.depth >= cls.LONGEST:
-                base, chain, spans = indices._plain(), START, ()
+                base, chain = indices._plain(), START
         else:
-            base, chain, spans = indices, START, ()
-        span = (bisect_left(base, chain.pull(shift.low)), bisect_left(base, chain.pull(shift.high)), shift.delta)
-        return cls(base, chain.then(shift), (*spans, span), shift.index(indices._last()))
+            base, chain = indices, START
+        return cls(base, chain.then(shift), shift.index(indices._last()))
 
     def __eq__(self, other: object) -> bool:
         # The same base renumbered by the same chain (shared by the results an edit renumbered alike).
@@ -157,24 +172,27 @@ class Shifted(Indices):
 
     def _moved(self) -> bool:
         """Whether the last shift changed any index."""
-        start, end, _ = self._spans[-1]
-        return start < end
+        chain, base = self._chain, self._base
+        parent, shift = chain.parent, chain.shift
+        if parent is None or shift is None:
+            return False
+        return bisect_left(base, parent.pull(shift.low)) < bisect_left(base, parent.pull(shift.high))
 
     def _plain(self) -> tuple[int, ...]:
-        if self._spans:
+        if self._chain.parent is not None:
             base = self._base
-            steps: dict[int, int] = {}
-            for start, end, delta in self._spans:
-                steps[start] = steps.get(start, 0) + delta
-                steps[end] = steps.get(end, 0) - delta
             items: list[int] = []
-            offset = 0
-            for start, end in pairwise(sorted({0, len(base), *steps})):
-                offset += steps.get(start, 0)
-                piece = base[start:end]
-                items.extend(map(offset.__add__, piece) if offset else piece)
+            position, offset = 0, 0
+            for index, following in self._chain.offsets():
+                cut = bisect_left(base, index, position)
+                if cut > position:
+                    piece = base[position:cut]
+                    items.extend(map(offset.__add__, piece) if offset else piece)
+                position, offset = cut, following
+            piece = base[position:]
+            items.extend(map(offset.__add__, piece) if offset else piece)
             # Worked out once: the value is the same, so the snapshot does not change.
-            self._base, self._chain, self._spans = tuple(items), START, ()
+            self._base, self._chain = tuple(items), START
         return self._base
 
     def _last(self) -> int:

@@ -126,8 +126,8 @@ class Track:
         """Renumber the results when they are next read (most tracks are not read before the next edit)."""
         self._pending.append(shift)
         self.high = shift.index(self.high)  # the shift keeps the order of the indices a result names
-        if len(self._pending) > 16:
-            self.results  # noqa: B018 (applies them: a result read rarely does not keep a long list)
+        if len(self._pending) > 1024:  # bounds the list; applying it costs what renumbering eagerly would
+            self.results  # noqa: B018
 
 
 Plan = dict[Track, Work]
