@@ -9,7 +9,7 @@ index and whether it has any in a range take a few integer steps per shift and a
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any, SupportsIndex, overload
@@ -91,7 +91,7 @@ class Chain:
     def then(self, shift: Shift) -> Chain:
         child = self.children.get(shift)
         if child is None:
-            if len(self.children) > 8:  # only the latest edits' shifts are asked for again
+            if len(self.children) > 64:  # only the latest edits' shifts are asked for again
                 self.children.clear()
             child = self.children[shift] = Chain(self, shift)
         return child
@@ -103,29 +103,29 @@ class Chain:
             if self.parent is None or self.shift is None:
                 return bound
             pulled = self.parent.pull(self.shift.pull(bound))
-            if len(self.pulls) > 64:  # only the latest edits' bounds are asked for again
+            if len(self.pulls) > 256:  # only the latest edits' bounds are asked for again
                 self.pulls.clear()
             self.pulls[bound] = pulled
         return pulled
 
     def offsets(self) -> tuple[tuple[int, int], ...]:
         """The whole chain as (from base index, offset) pairs, ascending: from each index on (up to the
-        next pair) the chain adds that offset. Each shift adds its delta to the base indices it reaches
-        in its range, which are a range too: its bounds pulled back through the shifts before it."""
+        next pair) the chain adds that offset. A shift adds its delta to the base indices that reach its
+        range, which are a range too: its bounds pulled back through the shifts before it."""
         if self._offsets is None:
-            steps: dict[int, int] = {}
-            node = self
-            while node.parent is not None and node.shift is not None:
-                shift, node = node.shift, node.parent
-                low, high = node.pull(shift.low), node.pull(shift.high)
-                steps[low] = steps.get(low, 0) + shift.delta
-                steps[high] = steps.get(high, 0) - shift.delta
-            offset = 0
-            pairs = []
-            for index in sorted(steps):
-                offset += steps[index]
-                pairs.append((index, offset))
-            self._offsets = tuple(pairs)
+            parent, shift = self.parent, self.shift
+            if parent is None or shift is None:
+                self._offsets = ()
+            else:  # the parent's offsets, plus this shift's delta over its range pulled back to the base
+                pairs = parent.offsets()
+                low, high = parent.pull(shift.low), parent.pull(shift.high)
+                starts = [index for index, _ in pairs]
+                offsets = []
+                for index in sorted({*starts, low, high}):
+                    at = bisect_right(starts, index) - 1
+                    offset = pairs[at][1] if at >= 0 else 0
+                    offsets.append((index, offset + shift.delta if low <= index < high else offset))
+                self._offsets = tuple(offsets)
         return self._offsets
 
 
