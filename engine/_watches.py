@@ -90,44 +90,14 @@ class Track:
         self.read: dict[Path, int] = {}  # path -> how many references of this very view read it
         self.watches: set[Watch] = set()
         self.fold: Fold | None = None
-        self._results: dict[Path, PathValue] = {}  # of every path this view reads
-        # Renumberings since the results were settled, applied to a result when it is read (most are
-        # not read before the next edit); `_applied`: how many of them each result has had so far.
-        self._pending: list[Shift] = []
-        self._applied: dict[Path, int] = {}
-        self.high = -1  # the highest message index any result names (renumbered already)
+        self.results: dict[Path, PathValue] = {}  # of every path this view reads, with current indices
+        self.high = -1  # the highest message index any result names
 
     def result(self, path: Path) -> PathValue:
-        """The result of a path this view reads, with current indices."""
-        value = self._results[path]
-        pending = self._pending
-        if pending:
-            applied = self._applied.get(path, 0)
-            if applied < len(pending):
-                for shift in pending[applied:]:
-                    value = shift_value(value, shift)
-                self._results[path] = value
-                self._applied[path] = len(pending)
-        return value
-
-    @property
-    def results(self) -> dict[Path, PathValue]:
-        """The result of every path this view reads, with current indices."""
-        if self._pending:
-            for path in self._results:
-                self.result(path)
-            self._pending, self._applied = [], {}
-        return self._results
+        return self.results[path]
 
     def settle(self, results: dict[Path, PathValue], high: int) -> None:
-        self._results, self._pending, self._applied, self.high = results, [], {}, high
-
-    def renumber(self, shift: Shift) -> None:
-        """Renumber the results when they are next read (most tracks are not read before the next edit)."""
-        self._pending.append(shift)
-        self.high = shift.index(self.high)  # the shift keeps the order of the indices a result names
-        if len(self._pending) > 1024:  # bounds the list; applying it costs what renumbering eagerly would
-            self.results  # noqa: B018
+        self.results, self.high = results, high
 
 
 Plan = dict[Track, Work]
@@ -141,7 +111,7 @@ class Outcome:
     folds: dict[Track, Fold]
     results: dict[Track, tuple[dict[Path, PathValue], int]]  # refolded tracks (and renumbered ones read)
     fresh: list[tuple[Watch, Resolution, bool]]  # (watch, its new resolution, whether it changed)
-    shift: Shift | None  # how the edit renumbered messages: the other tracks' results are renumbered lazily
+    shift: Shift | None  # how the edit renumbered messages: commit renumbers the other tracks
 
 
 class Watchers:
@@ -283,10 +253,10 @@ class Watchers:
             computed = results.get(track)
             if computed is not None:
                 return computed[0][path]
-            value = track.result(path)
-            if shift is not None and track.high >= shift.low:  # renumbered by this edit (in commit)
-                value = shift_value(value, shift)
-            return value
+            if shift is not None and track.high >= shift.low:  # renumbered by this edit
+                results[track] = _shifted(track.results, shift)
+                return results[track][0][path]
+            return track.results[path]
 
         fresh: list[tuple[Watch, Resolution, bool]] = []
         refolded = {watch for track in folds for watch in track.watches}
@@ -312,10 +282,10 @@ class Watchers:
         for track, (values, high) in outcome.results.items():
             track.settle(values, high)
         shift = outcome.shift
-        if shift is not None:
+        if shift is not None:  # renumbered lazily (see `_shift.Shifted`): a few steps per result
             for track in self._tracks.values():
                 if track not in outcome.results and track.high >= shift.low:
-                    track.renumber(shift)
+                    track.settle(*_shifted(track.results, shift))
         changed = []
         for watch, resolution, differs in outcome.fresh:
             if differs:

@@ -112,9 +112,9 @@ def test_shifted_indices_compare_in_order_and_concatenate() -> None:
     assert lazy <= (1, 3)
     assert lazy > (1, 2)
     assert lazy >= (1, 3)
-    assert lazy + (9,) == (1, 3, 9)
+    assert lazy + (9,) == (1, 3, 9)  # noqa: RUF005 (the operator itself is under test)
     assert (0, *lazy) == (0, 1, 3)
-    assert (0,) + lazy == (0, 1, 3)
+    assert (0,) + lazy == (0, 1, 3)  # noqa: RUF005
     assert lazy * 2 == (1, 3, 1, 3)
     assert lazy.count(3) == 1
     assert lazy.index(3) == 1
