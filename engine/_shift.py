@@ -156,7 +156,8 @@ class Shifted(Indices):
         """`indices` renumbered by `shift`."""
         if isinstance(indices, Shifted):
             base, chain = indices._base, indices._chain
-            if chain.depth >= cls.LONGEST:
+            # Spread over a few edits: results renumbered together would all be worked out at once.
+            if chain.depth >= cls.LONGEST + len(base) % 16:
                 base, chain = indices._plain(), START
         else:
             base, chain = indices, START
@@ -166,6 +167,8 @@ class Shifted(Indices):
         # The same base renumbered by the same chain (shared by the results an edit renumbered alike).
         if isinstance(other, Shifted) and other._base is self._base and other._chain is self._chain:
             return True
+        if isinstance(other, tuple | list) and len(other) != len(self._base):
+            return False
         return Indices.__eq__(self, other)
 
     __hash__ = Indices.__hash__
