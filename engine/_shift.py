@@ -140,7 +140,7 @@ class Shifted(Indices):
     tuple once, in one pass of slices.
     """
 
-    LONGEST = 32  # shifts in a chain before a result is worked out and starts a new one
+    LONGEST = 8  # shifts in a chain before a result is worked out and starts a new one
 
     _base: tuple[int, ...]
     _chain: Chain
@@ -157,7 +157,7 @@ class Shifted(Indices):
         if isinstance(indices, Shifted):
             base, chain = indices._base, indices._chain
             # Spread over a few edits: results renumbered together would all be worked out at once.
-            if chain.depth >= cls.LONGEST + len(base) % 16:
+            if chain.depth >= cls.LONGEST + len(base) % 8:
                 base, chain = indices._plain(), START
         else:
             base, chain = indices, START
