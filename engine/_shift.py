@@ -17,6 +17,8 @@ from typing import Any, SupportsIndex, overload
 from ._fold import PathValue
 from ._resolution import Diagnostic, Indices, Resolution
 
+UNBOUNDED = 1 << 62  # above every index
+
 
 @dataclass(frozen=True)
 class Shift:
@@ -32,11 +34,11 @@ class Shift:
 
     @classmethod
     def insert(cls, index: int) -> Shift:
-        return cls(index, 1 << 62, 1)
+        return cls(index, UNBOUNDED, 1)
 
     @classmethod
     def remove(cls, index: int) -> Shift:
-        return cls(index + 1, 1 << 62, -1)
+        return cls(index + 1, UNBOUNDED, -1)
 
     @classmethod
     def move(cls, src: int, dst: int) -> Shift:
@@ -84,16 +86,17 @@ class Chain:
     def __init__(self, parent: Chain | None = None, shift: Shift | None = None) -> None:
         self.parent, self.shift = parent, shift
         self.depth: int = 0 if parent is None else parent.depth + 1
-        self.children: dict[Shift, Chain] = {}
+        self.children: dict[tuple[int, int, int], Chain] = {}
         self.pulls: dict[int, int] = {}
         self._offsets: tuple[tuple[int, int], ...] | None = None
 
     def then(self, shift: Shift) -> Chain:
-        child = self.children.get(shift)
+        key = (shift.low, shift.high, shift.delta)  # hashing the dataclass would cost more
+        child = self.children.get(key)
         if child is None:
             if len(self.children) > 64:  # only the latest edits' shifts are asked for again
                 self.children.clear()
-            child = self.children[shift] = Chain(self, shift)
+            child = self.children[key] = Chain(self, shift)
         return child
 
     def pull(self, bound: int) -> int:
@@ -179,6 +182,8 @@ class Shifted(Indices):
         parent, shift = chain.parent, chain.shift
         if parent is None or shift is None:
             return False
+        if shift.high == UNBOUNDED:  # an insert or a remove: it moves every index from `low` on
+            return self._top >= shift.low + min(shift.delta, 0)
         return bisect_left(base, parent.pull(shift.low)) < bisect_left(base, parent.pull(shift.high))
 
     def _plain(self) -> tuple[int, ...]:
