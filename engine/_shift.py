@@ -276,9 +276,13 @@ def shift_value(value: PathValue, shift: Shift) -> PathValue:
     return PathValue(value.value, shift.indices(value.sources), diagnostics)
 
 
-def shift_resolution(resolution: Resolution, shift: Shift) -> Resolution:
+def shift_resolution(resolution: Resolution, shift: Shift, known: tuple[int, ...] | None = None) -> Resolution:
+    """`resolution` renumbered (`known`: its sources renumbered already, when known)."""
     diagnostics = shift.diagnostics(resolution.diagnostics) if resolution.diagnostics else ()
-    sources = shift.indices(resolution.sources)
+    if known is None:
+        sources = shift.indices(resolution.sources)
+    else:
+        sources = known if isinstance(known, Indices) else Indices(known)
     found, value = resolution.found, resolution.value
     return Resolution(resolution.expression, found, value, sources, diagnostics, resolution.missing)
 

@@ -268,7 +268,12 @@ class Watchers:
                 current = watch.current
                 if watch not in refolded and highest(current) >= shift.low:
                     # Only indices change: renumber the resolution (lazily), nothing to combine again.
-                    resolution = shift_resolution(current, shift)
+                    # One reference: its track's renumbered sources are the resolution's.
+                    sources = None
+                    if len(watch.tracks) == 1:
+                        ((ref, track),) = watch.tracks.items()
+                        sources = now(track, ref.path).sources
+                    resolution = shift_resolution(current, shift, sources)
                     sources = resolution.sources
                     changed = sources is not current.sources and isinstance(sources, Shifted) and sources._moved()
                     fresh.append((watch, resolution, changed))
