@@ -2,9 +2,11 @@
 
 An insert, a remove or a move changes the indices of a contiguous range of messages by one; results
 that name only messages outside the range stay as they are, and the others are renumbered lazily: a
-`Shifted` keeps the sorted indices it started from and the shifts since, and works out its indices only
-when they are read (then in one pass of slices, whatever the number of shifts). Until then, its highest
-index and whether it has any in a range take a few integer steps per shift and a binary search.
+`Shifted` keeps the sorted indices it started from and a `Chain` of the shifts since, and works out its
+indices only when they are read (then in one pass of slices). Every result an edit renumbers gets the
+same next link of the chain, so what depends only on the shifts (their bounds pulled back to the base
+indices, the offsets they add) is worked out once per chain, not per result: renumbering a result
+costs a few steps whatever its size, and its highest index is kept as it goes.
 """
 
 from __future__ import annotations

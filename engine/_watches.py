@@ -7,8 +7,9 @@ the instance tracks continue from its state, so the global layer is folded once 
 
 After an edit, only the tracks whose lane the edited write can change are folded again (an append is
 one step; an edit in an instance layer refolds only that layer); every other watch only renumbers the
-message indices it names, and only when the edit shifted them. A watch is called back only when its
-found, value or sources changed.
+message indices it names (lazily, see `_shift`), and only when the edit shifted them: its value and
+found cannot change, so nothing is combined again. A watch is called back only when its found, value
+or sources changed.
 """
 
 from __future__ import annotations
