@@ -150,10 +150,11 @@ class Shifted(Indices):
     _base: tuple[int, ...]
     _chain: Chain
     _top: int  # the highest index
+    _items: tuple[int, ...] | None  # once worked out (base and chain stay: they answer `_moved`)
 
     def __new__(cls, base: tuple[int, ...], chain: Chain, top: int) -> Shifted:
         self = tuple.__new__(cls)  # holds nothing itself: every read goes through `_plain`
-        self._base, self._chain, self._top = base, chain, top
+        self._base, self._chain, self._top, self._items = base, chain, top, None
         return self
 
     @classmethod
@@ -162,7 +163,7 @@ class Shifted(Indices):
         if isinstance(indices, Shifted):
             base, chain = indices._base, indices._chain
             # Spread over a few edits: results renumbered together would all be worked out at once.
-            if chain.depth >= cls.LONGEST + len(base) % 8:
+            if indices._items is not None or chain.depth >= cls.LONGEST + len(base) % 8:
                 base, chain = indices._plain(), START
         else:
             base, chain = indices, START
@@ -189,7 +190,7 @@ class Shifted(Indices):
         return bisect_left(base, parent.pull(shift.low)) < bisect_left(base, parent.pull(shift.high))
 
     def _plain(self) -> tuple[int, ...]:
-        if self._chain.parent is not None:
+        if self._items is None:
             base = self._base
             items: list[int] = []
             position, offset = 0, 0
@@ -201,9 +202,8 @@ class Shifted(Indices):
                 position, offset = cut, following
             piece = base[position:]
             items.extend(map(offset.__add__, piece) if offset else piece)
-            # Worked out once: the value is the same, so the snapshot does not change.
-            self._base, self._chain = tuple(items), START
-        return self._base
+            self._items = tuple(items)  # worked out once
+        return self._items
 
     def _last(self) -> int:
         return self._top

@@ -80,9 +80,11 @@ def test_shifted_indices_equal_the_eagerly_renumbered_tuple(history: tuple[list[
         low, high = shift.low, shift.high
         assert lazy._touches(low, high) == any(low <= i < high for i in expected)
         renumbered = shift.indices(lazy)
-        moved = isinstance(renumbered, Shifted) and renumbered._moved()
+        before = list(lazy)
         expected = [shift.index(i) for i in expected]
-        assert moved == (renumbered != lazy)
+        assert list(renumbered) == expected  # worked out first: `_moved` must not depend on it
+        moved = renumbered is not lazy and isinstance(renumbered, Shifted) and renumbered._moved()
+        assert moved == (expected != before)
         lazy = renumbered
         assert lazy._last() == (expected[-1] if expected else -1)
     check_same(lazy, expected)
@@ -154,3 +156,20 @@ def test_delivered_resolutions_keep_their_sources_after_later_edits() -> None:
     assert handle.current.sources == [1, 5, 6]
     assert any(isinstance(r.sources, Shifted) for r in seen)  # the lazy path was taken
     assert pickle.loads(pickle.dumps(handle.current)) == ctx.resolve("†state.log")
+
+
+def test_a_renumbered_watch_is_called_back_even_when_its_sources_were_read_first() -> None:
+    """A watch whose sources an edit renumbered is called back, even if another watch read them first."""
+    ctx = Context(
+        [
+            {"type": "data", "kind": "state", "data": {"other": 1}},
+            {"type": "data", "kind": "state", "data": {"log": [1]}},
+            {"type": "text", "role": "user", "text": "hi"},
+        ]
+    )
+    calls: list[list[int]] = []
+    both = ctx.watch("†state.other && †state.log", lambda _: None)  # refolded: it reads the log first
+    ctx.watch("†state.log", lambda r: calls.append(list(r.sources)))
+    ctx.move(0, 2)
+    assert calls == [[0]]
+    assert both.current == ctx.resolve("†state.other && †state.log")
