@@ -160,16 +160,18 @@ def test_delivered_resolutions_keep_their_sources_after_later_edits() -> None:
 
 def test_a_renumbered_watch_is_called_back_even_when_its_sources_were_read_first() -> None:
     """A watch whose sources an edit renumbered is called back, even if another watch read them first."""
+    push = {"type": "data", "kind": "state", "_outputPath": "†state.log", "_outputMethod": "push", "data": {"log": 2}}
     ctx = Context(
         [
-            {"type": "data", "kind": "state", "data": {"other": 1}},
             {"type": "data", "kind": "state", "data": {"log": [1]}},
+            {"type": "data", "kind": "state", "data": {"other": 1}},
+            push,
             {"type": "text", "role": "user", "text": "hi"},
         ]
     )
     calls: list[list[int]] = []
     both = ctx.watch("†state.other && †state.log", lambda _: None)  # refolded: it reads the log first
     ctx.watch("†state.log", lambda r: calls.append(list(r.sources)))
-    ctx.move(0, 2)
-    assert calls == [[0]]
+    ctx.move(1, 3)
+    assert calls == [[0, 1]]
     assert both.current == ctx.resolve("†state.other && †state.log")
