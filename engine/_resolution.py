@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,7 +10,7 @@ class Indices(tuple[int, ...]):
     """Message indices in ascending order; compares equal to a list of the same indices too.
 
     A renumbered result may be a lazy subclass (`_shift.Shifted`) that works out its indices only when
-    they are read; `_plain`, `_last` and `_touches` let the engine ask about it without that.
+    they are read; `_plain` and `_last` let the engine ask about them without that.
     """
 
     __slots__ = ()
@@ -36,11 +35,6 @@ class Indices(tuple[int, ...]):
     def _last(self) -> int:
         """The highest index (-1 for none)."""
         return self[-1] if self else -1
-
-    def _touches(self, low: int, high: int) -> bool:
-        """Whether any index lies in `low <= i < high`."""
-        start = bisect_left(self, low)
-        return start < len(self) and self[start] < high
 
 
 @dataclass(frozen=True)

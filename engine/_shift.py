@@ -208,10 +208,6 @@ class Shifted(Indices):
     def _last(self) -> int:
         return self._top
 
-    def _touches(self, low: int, high: int) -> bool:
-        chain = self._chain
-        return bisect_left(self._base, chain.pull(low)) < bisect_left(self._base, chain.pull(high))
-
     def __len__(self) -> int:
         return len(self._base)
 

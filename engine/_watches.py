@@ -95,6 +95,7 @@ class Track:
         self.high = -1  # the highest message index any result names
 
     def result(self, path: Path) -> PathValue:
+        """The current result of a path this view reads."""
         return self.results[path]
 
     def settle(self, results: dict[Path, PathValue], high: int) -> None:
