@@ -7,19 +7,34 @@ from typing import Any
 
 
 class Indices(tuple[int, ...]):
-    """Message indices in ascending order; compares equal to a list of the same indices too."""
+    """Message indices in ascending order; compares equal to a list of the same indices too.
+
+    A renumbered result may be a lazy subclass (`_shift.Shifted`) that works out its indices only when
+    they are read; `_plain` and `_last` let the engine ask about them without that.
+    """
 
     __slots__ = ()
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, list):
-            return list(self) == other
-        return tuple.__eq__(self, other)
+            return list(self._plain()) == other
+        if isinstance(other, Indices):
+            other = other._plain()
+        return tuple.__eq__(self._plain(), other)
 
     def __ne__(self, other: object) -> bool:
         return not self == other
 
-    __hash__ = tuple.__hash__
+    def __hash__(self) -> int:
+        return tuple.__hash__(self._plain())
+
+    def _plain(self) -> tuple[int, ...]:
+        """The indices as a tuple (this one: it holds them itself)."""
+        return self
+
+    def _last(self) -> int:
+        """The highest index (-1 for none)."""
+        return self[-1] if self else -1
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,9 @@ the instance tracks continue from its state, so the global layer is folded once 
 
 After an edit, only the tracks whose lane the edited write can change are folded again (an append is
 one step; an edit in an instance layer refolds only that layer); every other watch only renumbers the
-message indices it names, and only when the edit shifted them. A watch is called back only when its
-found, value or sources changed.
+message indices it names (lazily, see `_shift`), and only when the edit shifted them: its value and
+found cannot change, so nothing is combined again. A watch is called back only when its found, value
+or sources changed.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from ._fold import PathValue
 from ._index import Probe, State, in_gap, lanes_of, path_value
 from ._messages import MISSING, Path, Write, get_path
 from ._resolution import Diagnostic, Indices, Resolution
-from ._shift import Shift, highest, shift_resolution, shift_value
+from ._shift import Shift, Shifted, highest, shift_resolution, shift_value
 from ._tracks import Fold, Work, full, repair, step
 
 if TYPE_CHECKING:
@@ -77,8 +78,8 @@ class Watch:
             self._owner.remove(self)
             self._owner = None
 
-    def evaluate(self, results: Callable[[Track], dict[Path, PathValue]]) -> Resolution:
-        return combine(self.parsed, lambda ref: results(self.tracks[ref])[ref.path])
+    def evaluate(self, result: Callable[[Track, Path], PathValue]) -> Resolution:
+        return combine(self.parsed, lambda ref: result(self.tracks[ref], ref.path))
 
 
 class Track:
@@ -93,6 +94,10 @@ class Track:
         self.results: dict[Path, PathValue] = {}  # of every path this view reads, with current indices
         self.high = -1  # the highest message index any result names
 
+    def result(self, path: Path) -> PathValue:
+        """The current result of a path this view reads."""
+        return self.results[path]
+
     def settle(self, results: dict[Path, PathValue], high: int) -> None:
         self.results, self.high = results, high
 
@@ -106,8 +111,9 @@ class Outcome:
     """What an edit does to the watches, computed before it is made current (or only previewed)."""
 
     folds: dict[Track, Fold]
-    results: dict[Track, tuple[dict[Path, PathValue], int]]  # refolded and renumbered tracks
+    results: dict[Track, tuple[dict[Path, PathValue], int]]  # refolded tracks (and renumbered ones read)
     fresh: list[tuple[Watch, Resolution, bool]]  # (watch, its new resolution, whether it changed)
+    shift: Shift | None  # how the edit renumbered messages: commit renumbers the other tracks
 
 
 class Watchers:
@@ -148,7 +154,7 @@ class Watchers:
         for track in fresh | reread:
             assert track.fold is not None
             track.settle(*self._results(track, track.fold))
-        handle.current = handle.evaluate(lambda track: track.results)
+        handle.current = handle.evaluate(Track.result)
         self._watches.add(handle)
         return handle
 
@@ -244,13 +250,15 @@ class Watchers:
         for track in sorted(plan, key=lambda track: track.instance is not None):
             folds[track] = self._refold(track, plan[track], folds)
         results = {track: self._results(track, fold, shift is None) for track, fold in folds.items()}
-        if shift is not None:
-            for track in self._tracks.values():
-                if track not in results and track.high >= shift.low:
-                    results[track] = _shifted(track.results, shift)
 
-        def now(track: Track) -> dict[Path, PathValue]:
-            return results[track][0] if track in results else track.results
+        def now(track: Track, path: Path) -> PathValue:
+            computed = results.get(track)
+            if computed is not None:
+                return computed[0][path]
+            if shift is not None and track.high >= shift.low:  # renumbered by this edit
+                results[track] = _shifted(track.results, shift)
+                return results[track][0][path]
+            return track.results[path]
 
         fresh: list[tuple[Watch, Resolution, bool]] = []
         refolded = {watch for track in folds for watch in track.watches}
@@ -259,13 +267,20 @@ class Watchers:
             fresh.append((watch, resolution, _changed(watch.current, resolution)))
         if shift is not None:
             for watch in self._watches:
-                if watch not in refolded and highest(watch.current) >= shift.low:
-                    # One reference: its track's renumbered result is the resolution's; else renumber it.
-                    single = len(watch.tracks) == 1
-                    resolution = watch.evaluate(now) if single else shift_resolution(watch.current, shift)
-                    fresh.append((watch, resolution, tuple.__ne__(resolution.sources, watch.current.sources)))
+                current = watch.current
+                if watch not in refolded and highest(current) >= shift.low:
+                    # Only indices change: renumber the resolution (lazily), nothing to combine again.
+                    # One reference: its track's renumbered sources are the resolution's.
+                    sources = None
+                    if len(watch.tracks) == 1:
+                        ((ref, track),) = watch.tracks.items()
+                        sources = now(track, ref.path).sources
+                    resolution = shift_resolution(current, shift, sources)
+                    sources = resolution.sources
+                    changed = sources is not current.sources and isinstance(sources, Shifted) and sources._moved()
+                    fresh.append((watch, resolution, changed))
         fresh.sort(key=lambda entry: entry[0].serial)
-        return Outcome(folds, results, fresh)
+        return Outcome(folds, results, fresh, shift)
 
     def commit(self, outcome: Outcome) -> None:
         """Make an outcome current and call back the watches whose found, value or sources changed."""
@@ -273,6 +288,11 @@ class Watchers:
             self._install(track, fold)
         for track, (values, high) in outcome.results.items():
             track.settle(values, high)
+        shift = outcome.shift
+        if shift is not None:  # renumbered lazily (see `_shift.Shifted`): a few steps per result
+            for track in self._tracks.values():
+                if track not in outcome.results and track.high >= shift.low:
+                    track.settle(*_shifted(track.results, shift))
         changed = []
         for watch, resolution, differs in outcome.fresh:
             if differs:
@@ -376,6 +396,6 @@ def _shifted(results: dict[Path, PathValue], shift: Shift) -> tuple[dict[Path, P
 
 def _changed(old: Resolution, new: Resolution) -> bool:
     """Whether a watcher sees a change: found, sources or value (compared only when not the same object)."""
-    if old.found != new.found or tuple.__ne__(old.sources, new.sources):
+    if old.found != new.found or (old.sources is not new.sources and old.sources != new.sources):
         return True
     return old.value is not new.value and not new.same_result(old)
