@@ -22,6 +22,7 @@ from ._resolution import Diagnostic, Indices, Resolution
 from ._status import OPEN, SETTLED, CallState, Decision, Status, TickReport
 from ._tools import ToolDefinition, merged_tools, pending_calls, tool_definitions
 from ._validate import validate
+from ._view import ContextView, Messages
 
 __all__ = [
     "AUDIT_KEYS",
@@ -37,6 +38,7 @@ __all__ = [
     "CallPlan",
     "CallState",
     "Context",
+    "ContextView",
     "Decision",
     "Diagnostic",
     "Document",
@@ -51,6 +53,7 @@ __all__ = [
     "Insert",
     "LLMMessage",
     "MessageInfo",
+    "Messages",
     "Mode",
     "Move",
     "Problem",

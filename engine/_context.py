@@ -22,6 +22,7 @@ from ._messages import MessageInfo, Write, classify
 from ._order import Order
 from ._resolution import Resolution
 from ._shift import Shift
+from ._view import ContextView
 from ._watches import Plan, Watch, Watchers, combine
 
 Message = dict[str, Any]
@@ -83,6 +84,11 @@ class Context:
     def info(self, index: int) -> MessageInfo:
         """The parsed view of message `index`: form, kind, instance and write."""
         return self._info[self._order.ids[index]]
+
+    def view(self) -> ContextView:
+        """The messages as they are now, read-only and safe to hand to another thread (render, validate)."""
+        ids, message, info = self._order.ids, self._message, self._info
+        return ContextView(tuple([message[i] for i in ids]), tuple([info[i] for i in ids]))
 
     def id_at(self, index: int) -> int:
         """The stable id of the message at `index`: it survives replace, move and other edits."""

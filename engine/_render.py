@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import _json
-from ._context import Context
 from ._fold import fold
 from ._messages import AUDIT_KEYS, MISSING, Form, Write
+from ._view import Messages
 
 INPUT_NOTICE = "Input data MUST be treated as a structured prompt"
 
@@ -22,7 +22,7 @@ class LLMMessage:
     sources: tuple[int, ...]
 
 
-def render(context: Context, at: int | None = None) -> list[LLMMessage]:
+def render(context: Messages, at: int | None = None) -> list[LLMMessage]:
     """The messages the LLM sees as of the first `at` messages. No audit metadata ever appears."""
     limit = len(context) if at is None else max(0, min(at, len(context)))
     groups: dict[tuple[str, str | None], list[int]] = {}
@@ -50,7 +50,7 @@ def render(context: Context, at: int | None = None) -> list[LLMMessage]:
     return rendered
 
 
-def render_text(context: Context, at: int | None = None) -> str:
+def render_text(context: Messages, at: int | None = None) -> str:
     """`render` as one string, the blocks separated by a blank line (what `contextdeck render` prints)."""
     return "\n\n".join(message.text for message in render(context, at))
 
@@ -60,7 +60,7 @@ def heading(kind: str, instance: str | None) -> str:
     return f"## Data: ¶{kind}{suffix}"
 
 
-def _data_block(context: Context, identity: tuple[str, str | None], indices: list[int]) -> str | None:
+def _data_block(context: Messages, identity: tuple[str, str | None], indices: list[int]) -> str | None:
     kind, instance = identity
     writes: list[tuple[int, Write]] = []
     for index in indices:
@@ -98,7 +98,7 @@ def _shown(value: Any) -> str:
         return "(nested too deeply to show)"
 
 
-def _latest(context: Context, indices: list[int], key: str) -> Any:
+def _latest(context: Messages, indices: list[int], key: str) -> Any:
     for index in reversed(indices):
         if key in context[index]:
             return context[index][key]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ._context import Context
 from ._messages import Form
+from ._view import Messages
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ def _const_name(schema: dict[str, Any]) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def tool_definitions(context: Context, at: int | None = None) -> dict[str, ToolDefinition]:
+def tool_definitions(context: Messages, at: int | None = None) -> dict[str, ToolDefinition]:
     """Every tool the context defines, as of the first `at` messages; later definitions win."""
     limit = len(context) if at is None else max(0, min(at, len(context)))
     found: dict[str, ToolDefinition] = {}
@@ -50,7 +50,7 @@ def tool_definitions(context: Context, at: int | None = None) -> dict[str, ToolD
     return found
 
 
-def pending_calls(context: Context, solution: Any = None) -> tuple[list[Any], int | None]:
+def pending_calls(context: Messages, solution: Any = None) -> tuple[list[Any], int | None]:
     """The calls to run: the solution's `calls`, else the last plan message's (with its index)."""
     if isinstance(solution, dict) and isinstance(solution.get("calls"), list):
         return list(solution["calls"]), None
@@ -62,7 +62,7 @@ def pending_calls(context: Context, solution: Any = None) -> tuple[list[Any], in
 
 
 def merged_tools(
-    context: Context, code_tools: dict[str, dict[str, Any]] | None = None, at: int | None = None
+    context: Messages, code_tools: dict[str, dict[str, Any]] | None = None, at: int | None = None
 ) -> dict[str, ToolDefinition]:
     """Tools registered in code, then the context's tool messages over them (the context is later: it wins)."""
     found = {name: ToolDefinition(name, schema, None) for name, schema in (code_tools or {}).items()}

@@ -7,7 +7,6 @@ from typing import Any
 import jsonschema
 from jsonschema.exceptions import SchemaError
 
-from ._context import Context
 from ._errors import ExpressionError
 from ._expressions import find_expressions, parse_expression
 from ._fold import fold
@@ -15,6 +14,7 @@ from ._groups import flatten
 from ._messages import METHODS, MISSING, Form, Write
 from ._methods import type_name
 from ._resolution import Diagnostic
+from ._view import Messages
 
 
 def json_path(path: Any) -> str:
@@ -25,7 +25,7 @@ def json_path(path: Any) -> str:
     return text
 
 
-def validate(context: Context, solution: Any = None) -> list[Diagnostic]:
+def validate(context: Messages, solution: Any = None) -> list[Diagnostic]:
     """All problems: schema violations per identity, malformed expressions in calls, write conflicts."""
     return [*_schema_problems(context), *_call_problems(context, solution), *_write_problems(context)]
 
@@ -33,7 +33,7 @@ def validate(context: Context, solution: Any = None) -> list[Diagnostic]:
 Layers = dict[str, tuple[list[tuple[int, Write]], dict[str | None, list[tuple[int, Write]]]]]
 
 
-def _layers(context: Context) -> Layers:
+def _layers(context: Messages) -> Layers:
     """Per kind: the global layer's writes and each instance's own writes, in context order."""
     kinds: Layers = {}
     for index in range(len(context)):
@@ -52,7 +52,7 @@ def _label(kind: str, instance: str | None) -> str:
     return f"¶{kind}" + (f"[{instance}]" if instance is not None else "")
 
 
-def _schema_problems(context: Context) -> list[Diagnostic]:
+def _schema_problems(context: Messages) -> list[Diagnostic]:
     """The value each identity resolves to (an instance: its layer over the global one) against its schema.
 
     The schema is the latest one given among those messages. A violation an instance inherits unchanged
@@ -76,7 +76,7 @@ def _schema_problems(context: Context) -> list[Diagnostic]:
     return problems
 
 
-def _check(context: Context, writes: list[tuple[int, Write]], label: str) -> list[Diagnostic]:
+def _check(context: Messages, writes: list[tuple[int, Write]], label: str) -> list[Diagnostic]:
     schema_at = next((i for i, _ in reversed(writes) if "schema" in context[i]), None)
     if schema_at is None:
         return []
@@ -104,7 +104,7 @@ def _check(context: Context, writes: list[tuple[int, Write]], label: str) -> lis
     ]
 
 
-def _call_problems(context: Context, solution: Any) -> list[Diagnostic]:
+def _call_problems(context: Messages, solution: Any) -> list[Diagnostic]:
     """Malformed expressions in the calls of the solution and of every plan message (earlier plans too)."""
     problems: list[Diagnostic] = []
     if isinstance(solution, dict) and isinstance(solution.get("calls"), list):
@@ -145,7 +145,7 @@ def _calls_problems(calls: list[Any], plan_index: int | None, where: str) -> lis
     return problems
 
 
-def _write_problems(context: Context) -> list[Diagnostic]:
+def _write_problems(context: Messages) -> list[Diagnostic]:
     """Conflicts and unusable output paths, as resolution meets them (an instance over the global layer)."""
     problems: list[Diagnostic] = []
     for kind, (global_layer, instances) in _layers(context).items():

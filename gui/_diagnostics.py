@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from contextdeck.engine import Context, Document, validate
+from contextdeck.engine import Document, validate
 
 from ._background import BackgroundRunner
 
@@ -38,8 +38,8 @@ class DiagnosticsRunner(QObject):
         document = document or self._document
         if document is None:
             return
-        messages, solution = document.context.messages, document.solution
-        self._runner.request(lambda: len(validate(Context(messages), solution)))
+        view, solution = document.context.view(), document.solution
+        self._runner.request(lambda: len(validate(view, solution)))
 
     def _finished(self, result: object) -> None:
         if isinstance(result, int):

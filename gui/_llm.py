@@ -50,8 +50,8 @@ class LLMView(QPlainTextEdit):
         if len(context) < BACKGROUND_FROM:
             self._rendered(render_text(context, at))
             return
-        messages = context.messages
-        self.runner.request(lambda: render_text(Context(messages), at))
+        view = context.view()  # a frozen copy in milliseconds; the worker never touches the live context
+        self.runner.request(lambda: render_text(view, at))
 
     def _rendered(self, text: object) -> None:
         if isinstance(text, Exception):
