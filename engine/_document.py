@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -59,13 +60,17 @@ class Document:
         self.path = target
 
 
-def write_atomically(path: Path, data: bytes) -> None:
-    """Write a sibling temporary file, fsync it, rename it over `path`, fsync the directory."""
+def write_atomically(path: Path, data: bytes | Iterable[bytes]) -> None:
+    """Write a sibling temporary file, fsync it, rename it over `path`, fsync the directory.
+
+    `data` may come in pieces, so that a large document is never joined into one buffer.
+    """
     directory = path.parent if str(path.parent) else Path(".")
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
+            for piece in (data,) if isinstance(data, bytes) else data:
+                stream.write(piece)
             stream.flush()
             os.fsync(stream.fileno())
         os.replace(temporary, path)

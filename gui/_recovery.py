@@ -12,7 +12,6 @@ import contextlib
 import json
 import os
 import sys
-import tempfile
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -20,7 +19,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from contextdeck.engine import Shape, write_atomically
-from contextdeck.engine._document import sync_directory
 
 from ._disk import Fingerprint
 
@@ -116,7 +114,7 @@ class RecoveryStore:
         always has its whole data file."""
         data_path, sidecar = self.paths(key)
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)  # unsaved work is private
-        _write_pieces(data_path, data)
+        write_atomically(data_path, data)
         self._write_sidecar(sidecar, original, shape, base)
         return data_path
 
@@ -177,17 +175,3 @@ class RecoveryStore:
         return candidate
 
 
-def _write_pieces(path: Path, pieces: Iterable[bytes]) -> None:
-    """Like the engine's `write_atomically`, writing piece by piece (never one large buffer)."""
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            for piece in pieces:
-                stream.write(piece)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    sync_directory(path.parent)
