@@ -3,6 +3,8 @@
 import asyncio
 import threading
 
+from exec_support import execute, registry
+
 from contextdeck.engine import Activities, Context, Execution, Mode, Status, fixed_clock
 
 NOW = "2026-01-01T00:00:00Z"
@@ -11,20 +13,6 @@ CLOCK = fixed_clock(NOW)
 
 def tool(name, **schema):
     return {"type": "tool", "tool": {name: {"type": "object", **schema}}}
-
-
-def execute(messages, calls, activities=None, **options):
-    context = Context(messages)
-    execution = Execution(context, {"calls": calls}, activities=activities, clock=CLOCK, **options)
-    report = asyncio.run(execution.run())
-    return context, execution, report
-
-
-def registry(**functions):
-    activities = Activities()
-    for name, fn in functions.items():
-        activities.add(fn, name)
-    return activities
 
 
 def errors(context):

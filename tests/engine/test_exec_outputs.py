@@ -2,25 +2,17 @@
 
 import asyncio
 
-from contextdeck.engine import Activities, Context, Execution, Status, fixed_clock
+import exec_support as support
+from exec_support import registry
+
+from contextdeck.engine import Context, Execution, Status, fixed_clock
 
 NOW = "2025-10-26T12:00:00Z"
 CLOCK = fixed_clock(NOW)
 
 
 def execute(messages, calls, activities=None, **options):
-    """Run `calls` as a solution over `messages`; returns (context, execution, report)."""
-    context = Context(messages)
-    execution = Execution(context, {"calls": calls}, activities=activities, clock=CLOCK, **options)
-    report = asyncio.run(execution.run())
-    return context, execution, report
-
-
-def registry(**functions):
-    activities = Activities()
-    for name, fn in functions.items():
-        activities.add(fn, name)
-    return activities
+    return support.execute(messages, calls, activities, clock=CLOCK, **options)
 
 
 USER = {"type": "data", "data": {"user": {"name": "Alex", "status": "active"}}}

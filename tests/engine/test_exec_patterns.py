@@ -2,16 +2,11 @@
 
 import asyncio
 
-from contextdeck.engine import Activities, Context, Execution, Status, fixed_clock
+from exec_support import registry
+
+from contextdeck.engine import Context, Execution, Status, fixed_clock
 
 CLOCK = fixed_clock("2026-01-01T00:00:00Z")
-
-
-def registry(**functions):
-    activities = Activities()
-    for name, fn in functions.items():
-        activities.add(fn, name)
-    return activities
 
 
 def plan_execution(entries, activities=None, **options):

@@ -2,16 +2,11 @@
 
 import asyncio
 
-from contextdeck.engine import Activities, Context, Execution, Status, fixed_clock, load_activities, load_document
+from exec_support import registry
+
+from contextdeck.engine import Context, Execution, Status, fixed_clock, load_activities, load_document
 
 CLOCK = fixed_clock("2026-01-01T00:00:00Z")
-
-
-def registry(**functions):
-    activities = Activities()
-    for name, fn in functions.items():
-        activities.add(fn, name)
-    return activities
 
 
 def make(messages, calls, activities=None, **options):

@@ -26,15 +26,6 @@ from contextdeck.gui._editor._containers import PAGE
 pytestmark = pytest.mark.usefixtures("qapp")
 
 
-@pytest.fixture
-def editor(qtbot: Any) -> DataEditor:
-    widget = DataEditor()
-    qtbot.addWidget(widget)
-    widget.resize(600, 500)
-    widget.show()
-    return widget
-
-
 def at(editor: DataEditor, *path: Any) -> FieldEditor:
     slot = editor.form.locate(path)
     assert slot is not None, f"no field at {path}"

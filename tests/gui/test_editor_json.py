@@ -18,13 +18,10 @@ SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "n": {"ty
 
 
 @pytest.fixture
-def editor(qtbot: Any) -> DataEditor:
-    widget = DataEditor()
-    qtbot.addWidget(widget)
-    widget.resize(600, 500)
-    widget.show()
-    widget.tabs.setCurrentWidget(widget.json)
-    return widget
+def editor(editor: DataEditor) -> DataEditor:
+    """The shared editor, on its JSON tab."""
+    editor.tabs.setCurrentWidget(editor.json)
+    return editor
 
 
 def type_at_end(qtbot: Any, editor: DataEditor, text: str) -> None:

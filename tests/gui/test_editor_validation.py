@@ -18,15 +18,6 @@ pytestmark = pytest.mark.usefixtures("qapp")
 WAIT = 10_000  # a worker process starting on a busy machine; the wait ends as soon as the signal comes
 
 
-@pytest.fixture
-def editor(qtbot: Any) -> DataEditor:
-    widget = DataEditor()
-    qtbot.addWidget(widget)
-    widget.resize(600, 500)
-    widget.show()
-    return widget
-
-
 def load(qtbot: Any, editor: DataEditor, value: Any, schema: dict[str, Any] | None) -> list[Any]:
     """Loads a value and waits for its validation; returns the problems."""
     with qtbot.waitSignal(editor.validation_changed, timeout=WAIT) as blocker:
