@@ -9,13 +9,14 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 from PySide6.QtCore import QSettings
-from PySide6.QtGui import QUndoCommand
 
 from contextdeck.engine import Insert, Shape, parse_document
 from contextdeck.gui._autosave import serialise
+from contextdeck.gui._commands import EditCommand
 from contextdeck.gui._recovery import RecoveryStore, process_start
 from contextdeck.gui._session import DocumentSession
 
@@ -61,19 +62,9 @@ def change(session: DocumentSession) -> None:
     session.mark_changed()
 
 
-class Edit(QUndoCommand):
-    """An engine edit as an undo command, as the window pushes them."""
-
-    def __init__(self, session: DocumentSession, edit: Insert) -> None:
-        super().__init__("edit")
-        self._context = session.document.context
-        self._edit = edit
-
-    def redo(self) -> None:
-        self._edit = self._context.apply(self._edit)
-
-    def undo(self) -> None:
-        self._edit = self._context.apply(self._edit)
+def edit_command(session: DocumentSession, edit: Any) -> EditCommand:
+    """An engine edit as the window's own undo command."""
+    return EditCommand(session.document.context, edit, "edit")
 
 
 def dead_pid() -> int:
@@ -126,7 +117,7 @@ def test_undoing_back_to_the_saved_state_removes_the_recovery_file(qtbot, sessio
     """When undo brings the document back to what is saved, there is nothing to recover."""
     open_and_wait(qtbot, session, doc)
     with qtbot.waitSignal(session.autosaved, timeout=5_000):
-        session.undo_stack.push(Edit(session, Insert(1, EDIT)))
+        session.undo_stack.push(edit_command(session, Insert(1, EDIT)))
     session.undo_stack.undo()
     qtbot.waitUntil(lambda: not list(recovery.iterdir()), timeout=5_000)
 
@@ -293,18 +284,11 @@ CRASHER = textwrap.dedent(
     import sys
     from pathlib import Path
     from PySide6.QtCore import QEventLoop, QSettings
-    from PySide6.QtGui import QGuiApplication, QUndoCommand
+    from PySide6.QtGui import QGuiApplication
     from contextdeck.engine import Insert
+    from contextdeck.gui._commands import EditCommand
     from contextdeck.gui._session import DocumentSession
 
-    class Edit(QUndoCommand):
-        def __init__(self, context, edit):
-            super().__init__("edit")
-            self.context, self.edit = context, edit
-        def redo(self):
-            self.edit = self.context.apply(self.edit)
-        def undo(self):
-            self.edit = self.context.apply(self.edit)
 
     app = QGuiApplication([])
     path, folder = Path(sys.argv[1]), Path(sys.argv[2])
@@ -317,7 +301,7 @@ CRASHER = textwrap.dedent(
     session.autosaved.connect(lambda path: print("autosaved", flush=True))
     context = session.document.context
     for number in range(3):
-        session.undo_stack.push(Edit(context, Insert(len(context), {"type": "state", "step": number})))
+        session.undo_stack.push(EditCommand(context, Insert(len(context), {"type": "state", "step": number}), "edit"))
         session.mark_changed()
     app.exec()
     """

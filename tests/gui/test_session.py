@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from PySide6.QtCore import QCoreApplication, QSettings
-from PySide6.QtGui import QUndoCommand
 
 from contextdeck.engine import Insert, Shape
+from contextdeck.gui._commands import EditCommand
 from contextdeck.gui._session import DocumentSession
 
 TEXT = {"type": "text", "role": "user", "text": "hello"}
@@ -34,23 +35,13 @@ def open_and_wait(qtbot, session: DocumentSession, path: Path) -> None:
         session.open(path)
 
 
-class Edit(QUndoCommand):
-    """An engine edit as an undo command, as the window pushes them."""
-
-    def __init__(self, session: DocumentSession, edit: object) -> None:
-        super().__init__("edit")
-        self._context = session.document.context
-        self._edit = edit
-
-    def redo(self) -> None:
-        self._edit = self._context.apply(self._edit)
-
-    def undo(self) -> None:
-        self._edit = self._context.apply(self._edit)
+def edit_command(session: DocumentSession, edit: Any) -> EditCommand:
+    """An engine edit as the window's own undo command."""
+    return EditCommand(session.document.context, edit, "edit")
 
 
 def edit(session: DocumentSession, message: dict[str, object] | None = None) -> None:
-    session.undo_stack.push(Edit(session, Insert(len(session.document.context), message or TEXT)))
+    session.undo_stack.push(edit_command(session, Insert(len(session.document.context), message or TEXT)))
     session.mark_changed()
 
 
