@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTableView, QWidget
 
 from contextdeck.engine import Context
 
@@ -72,6 +72,7 @@ class CallsModel(QAbstractTableModel):
         self._plan_index: int | None = None
         self._runtime: dict[int, RunState] = {}
         self._breakpoints: set[int] = set()
+        self._tool_breakpoints: set[str] = set()  # stop at every call of these tools
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         # Coalesce the edits of one action (a run appends several messages) into one re-analysis.
@@ -92,6 +93,7 @@ class CallsModel(QAbstractTableModel):
                 signal.connect(self.schedule_refresh)
         self._runtime.clear()
         self._breakpoints.clear()
+        self._tool_breakpoints.clear()
         self.refresh()
 
     @staticmethod
@@ -168,9 +170,24 @@ class CallsModel(QAbstractTableModel):
         self.dataChanged.emit(self.index(row, GUTTER), self.index(row, GUTTER))
         self.breakpointsChanged.emit()
 
+    def toggle_tool_breakpoint(self, tool: str) -> None:
+        """Stop at every call of `tool` (the engine's breakpoints by tool name), or no longer."""
+        self._tool_breakpoints ^= {tool}
+        if self._calls:
+            self.dataChanged.emit(self.index(0, GUTTER), self.index(len(self._calls) - 1, GUTTER))
+        self.breakpointsChanged.emit()
+
     @property
     def breakpoints(self) -> frozenset[int]:
         return frozenset(self._breakpoints)
+
+    @property
+    def tool_breakpoints(self) -> frozenset[str]:
+        return frozenset(self._tool_breakpoints)
+
+    def stops_at(self, row: int) -> bool:
+        """Whether a breakpoint holds call `row`: its own, or one on its tool."""
+        return row in self._breakpoints or self._calls[row].tool in self._tool_breakpoints
 
     # -- reading ----------------------------------------------------------------------------------
 
@@ -226,7 +243,7 @@ class CallsModel(QAbstractTableModel):
         if role == STATUS_ROLE:
             return self.status(row)
         if role == BREAKPOINT_ROLE:
-            return row in self._breakpoints
+            return self.stops_at(row)
         return _CELLS.get((column, role), _nothing)(self, row, call)
 
 
@@ -236,7 +253,7 @@ def _nothing(model: CallsModel, row: int, call: CallAnalysis) -> object:
 
 _Display = Qt.ItemDataRole.DisplayRole
 _CELLS: dict[tuple[int, Qt.ItemDataRole | int], Callable[[CallsModel, int, CallAnalysis], object]] = {
-    (GUTTER, Qt.ItemDataRole.DecorationRole): lambda m, r, c: breakpoint_icon(r in m.breakpoints),
+    (GUTTER, Qt.ItemDataRole.DecorationRole): lambda m, r, c: breakpoint_icon(m.stops_at(r)),
     (GUTTER, Qt.ItemDataRole.ToolTipRole): lambda m, r, c: "Breakpoint (click to toggle)",
     (NUMBER, _Display): lambda m, r, c: str(r),
     (TOOL, _Display): lambda m, r, c: c.tool or "(no _tool)",
@@ -275,6 +292,9 @@ class CallsView(QTableView):
         header.setSectionResizeMode(STATUS, QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(True)
         self.clicked.connect(self._clicked)
+        self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.customContextMenuRequested.connect(lambda point: self.tool_menu(self.indexAt(point)).popup(
+            self.viewport().mapToGlobal(point)))
         self.selectionModel().currentRowChanged.connect(self._current_changed)
         model.modelReset.connect(self._restore_selection)
         self._selected: int | None = None
@@ -283,6 +303,18 @@ class CallsView(QTableView):
         model = self.model()
         assert isinstance(model, CallsModel)
         return model
+
+    def tool_menu(self, index: QModelIndex) -> QMenu:
+        """The context menu of a row: break on every call of its tool."""
+        menu = QMenu(self)
+        model = self.calls_model()
+        tool = model.getItem(index.row()).tool if index.isValid() else None
+        if tool is not None:
+            action = menu.addAction(f"Break on every {tool} call")
+            action.setCheckable(True)
+            action.setChecked(tool in model.tool_breakpoints)
+            action.triggered.connect(lambda _checked=False: model.toggle_tool_breakpoint(tool))
+        return menu
 
     def _clicked(self, index: QModelIndex) -> None:
         if index.column() == GUTTER:

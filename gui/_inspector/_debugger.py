@@ -112,7 +112,7 @@ class Debugger(QObject):
             for state in self.execution.states:
                 self._status_changed(state)
         self.execution.approver = self._approval if self.approval_enabled else None
-        self.execution.breakpoints = set(self.model.breakpoints)
+        self.execution.breakpoints = {*self.model.breakpoints, *self.model.tool_breakpoints}
         return self.execution
 
     def _calls_changed(self) -> None:
@@ -264,7 +264,7 @@ class Debugger(QObject):
         return True
 
     def _is_breakpoint(self, index: int) -> bool:
-        return index in self.model.breakpoints
+        return self.model.stops_at(index)
 
     def _why_nothing(self) -> str:
         execution = self._ensure()

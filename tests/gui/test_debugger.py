@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 from contextdeck.engine import Context, Decision, Document, fixed_clock, load_document
 from contextdeck.gui._inspector._analysis import Status
 from contextdeck.gui._inspector._async import release, spawn
-from contextdeck.gui._inspector._calls import CallsModel
+from contextdeck.gui._inspector._calls import BREAKPOINT_ROLE, CallsModel, CallsView
 from contextdeck.gui._inspector._debugger import CANCEL, Debugger
 from contextdeck.gui._inspector._dialogs import ApprovalDialog, OutputDialog
 
@@ -64,6 +64,25 @@ def test_breakpoint_stops_continue(qtbot: Any, examples: Path) -> None:
     run(qtbot, debugger.continue_())
     assert model.status(2) is Status.DONE
     assert document.context.resolve("†state.eligibility.eligible").value is True
+
+
+def test_a_breakpoint_on_a_tool_stops_at_its_call(qtbot: Any, examples: Path) -> None:
+    """Break on every checkEligibility call (from the row's context menu): Continue stops before call 2."""
+    _document, model, debugger = debugger_for(examples / "refund_workflow.json")
+    view = CallsView(model)
+    qtbot.addWidget(view)
+    menu = view.tool_menu(model.index(2, 0))
+    (action,) = menu.actions()
+    assert action.text() == "Break on every checkEligibility call"
+    action.trigger()
+    assert model.tool_breakpoints == {"checkEligibility"}
+    assert model.index(2, 0).data(BREAKPOINT_ROLE) is True
+    assert model.index(1, 0).data(BREAKPOINT_ROLE) is False
+    with qtbot.waitSignal(debugger.stopped) as stop:
+        run(qtbot, debugger.continue_())
+    assert stop.args == ["breakpoint at #2"]
+    assert model.status(1) is Status.DONE
+    assert model.status(2) is not Status.DONE
 
 
 def test_blocked_call_is_named_when_nothing_is_ready(qtbot: Any, examples: Path) -> None:
