@@ -10,7 +10,7 @@ from ._context import Context, Watch
 from ._document import Document, Shape, load_document, parse_document, write_atomically
 from ._edits import Edit, Insert, Move, Remove, Replace
 from ._errors import DocumentError, ExpressionError
-from ._execution import Execution
+from ._execution import Execution, is_approval
 from ._expressions import Expression, Reference, find_expressions, is_expression, parse_expression, unescape
 from ._groups import flatten
 from ._messages import AUDIT_KEYS, METHODS, MISSING, Form, MessageInfo, Write, classify, get_path, kind_of, payload_of
@@ -76,6 +76,7 @@ __all__ = [
     "fixed_clock",
     "flatten",
     "get_path",
+    "is_approval",
     "is_expression",
     "kind_of",
     "load_activities",

@@ -27,6 +27,7 @@ from ._calls import (
 )
 from ._context import Context
 from ._document import Document
+from ._errors import ExpressionError
 from ._expressions import find_expressions, parse_expression
 from ._groups import Unit, flatten
 from ._messages import MISSING
@@ -38,9 +39,13 @@ from ._status import OPEN, SETTLED, Approver, CallState, Decision, Status, TickR
 from ._tools import merged_tools, pending_calls
 
 
-def _is_approval(path: str) -> bool:
-    ref = parse_expression(path).references[0]
-    return ref.kind == "state" and ref.path[:1] == ("approvals",)
+def is_approval(path: str) -> bool:
+    """A reference under `†state.approvals` is a gate a person opens (SPEC 6.8), not an error."""
+    try:
+        refs = parse_expression(path).references
+    except ExpressionError:
+        return False
+    return len(refs) == 1 and refs[0].kind == "state" and refs[0].path[:1] == ("approvals",)
 
 
 class Execution:
@@ -192,7 +197,7 @@ class Execution:
         waiting.extend(missing_reads(self.context, plan, skip=frozenset(waiting)))
         paths = tuple(dict.fromkeys(waiting))
         if paths:
-            return (Status.AWAITING_APPROVAL if any(map(_is_approval, paths)) else Status.BLOCKED), paths
+            return (Status.AWAITING_APPROVAL if any(map(is_approval, paths)) else Status.BLOCKED), paths
         latent_without_output = plan.mode is Mode.LATENT and plan.destinations is not None and not plan.has_output
         if latent_without_output and index not in self._provided:
             return Status.WAITING_FOR_OUTPUT, ()

@@ -28,6 +28,7 @@ from contextdeck.engine import (
     ToolDefinition,
     find_expressions,
     flatten,
+    is_approval,
     is_expression,
     parse_expression,
     pending_calls,
@@ -35,7 +36,6 @@ from contextdeck.engine import (
     unescape,
 )
 
-APPROVALS = ("state", ("approvals",))
 # A pattern from a document runs through `re`, which has no time limit: only short subjects are matched.
 _PATTERN_SUBJECT_LIMIT = 256
 
@@ -358,15 +358,6 @@ def _status(problems: list[Problem], missing: tuple[str, ...], done_at: tuple[in
     if any(is_approval(m) for m in missing):
         return Status.AWAITING_APPROVAL
     return Status.BLOCKED if missing else Status.READY
-
-
-def is_approval(path: str) -> bool:
-    """A reference under `†state.approvals` is a gate a person opens (SPEC 6.8)."""
-    try:
-        (ref,) = parse_expression(path).references
-    except (ExpressionError, ValueError):
-        return False
-    return ref.kind == APPROVALS[0] and ref.path[: len(APPROVALS[1])] == APPROVALS[1]
 
 
 def _json_path(path: JsonPath) -> str:

@@ -21,9 +21,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from contextdeck.engine import MISSING, Context, get_path
+from contextdeck.engine import MISSING, Context, get_path, is_approval
 
-from ._analysis import CallAnalysis, Param, Status, describe, is_approval, scoped_messages
+from ._analysis import CallAnalysis, Param, Status, describe, scoped_messages
 from ._destinations import DestinationsView
 from ._style import LINK_COLOUR, MISSING_COLOUR, STATUS_COLOURS, WARNING_COLOUR, heading
 
