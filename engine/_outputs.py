@@ -7,7 +7,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from ._calls import CallPlan, Mode, Problem
+from ._calls import CallPlan, Mode
 from ._expressions import Reference
 from ._messages import MISSING, get_path, kind_of, payload_of
 
@@ -128,7 +128,3 @@ def _adopt(plan: CallPlan, message: Message, clock: Clock) -> Message:
 def error_message(call: Any, error_type: str, text: str, clock: Clock) -> Message:
     """`{"type":"error","data":{"call":...,"error":{"type":...,"message":...}},"_date":...}` (SPEC 6.7)."""
     return {"type": "error", "data": {"call": call, "error": {"type": error_type, "message": text}}, "_date": clock()}
-
-
-def problem_message(plan: CallPlan, problem: Problem, clock: Clock) -> Message:
-    return error_message(plan.call, problem.type, problem.message, clock)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtGui import QAction, QBrush, QColor, QKeySequence
 from PySide6.QtWidgets import QHBoxLayout, QHeaderView, QLineEdit, QTableView, QToolButton, QVBoxLayout, QWidget
 
 from contextdeck.engine import Context, ExpressionError, Resolution, Watch, parse_expression
@@ -212,6 +212,12 @@ class WatchPanel(QWidget):
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
         header.resizeSection(0, 260)
         self.table.doubleClicked.connect(self._jump)
+        remove = QAction("Remove Watch", self.table)
+        remove.setShortcut(QKeySequence(QKeySequence.StandardKey.Delete))
+        remove.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)  # the timeline has its own Delete
+        remove.triggered.connect(self.remove_selected)
+        self.table.addAction(remove)
+        self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
         top = QHBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)
         top.addWidget(self.entry)

@@ -96,6 +96,19 @@ def test_a_drop_on_the_timeline_moves_the_message_undoably(qtbot: Any, window: M
     assert window.context().messages == ORDERED
 
 
+def test_delete_in_the_watch_table_removes_the_selected_watch(qtbot: Any, window: MainWindow) -> None:
+    """Select a pinned watch and press Delete: that watch goes, the other stays, no message is deleted."""
+    panel = window.watches
+    panel.model.add("†state.user")
+    panel.model.add("†input.amount")
+    panel.table.setFocus()
+    panel.table.selectRow(0)
+    qtbot.keyClick(panel.table, Qt.Key.Key_Delete)
+    assert [pin.expression for pin in panel.model.pins] == ["†input.amount"]
+    assert window.context().messages == ORDERED
+    assert [a.text() for a in panel.table.actions()] == ["Remove Watch"]  # also its context menu
+
+
 def test_an_opened_document_shows_its_latest_state(qtbot: Any, window: MainWindow) -> None:
     """After opening, the last message is selected, so the state view shows the whole context (Sam, not Alex)."""
     assert window.selected_message() == len(ORDERED) - 1
