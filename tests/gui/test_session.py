@@ -10,6 +10,7 @@ import pytest
 from PySide6.QtCore import QCoreApplication, QSettings
 
 from contextdeck.engine import Insert, Shape
+from contextdeck.gui import _loader
 from contextdeck.gui._commands import EditCommand
 from contextdeck.gui._session import DocumentSession
 
@@ -301,3 +302,18 @@ def test_relative_paths_are_made_absolute(qtbot, session: DocumentSession, tmp_p
     assert session.save_as("other.json")
     assert session.path.is_absolute()
     assert session.path.resolve() == (tmp_path / "other.json").resolve()
+
+
+def test_load_progress_is_reported_at_most_once_a_frame(monkeypatch, tmp_path: Path) -> None:
+    """Within one PROGRESS_INTERVAL only the first report goes out (the whole load always does)."""
+    now = [100.0]
+    monkeypatch.setattr(_loader.time, "monotonic", lambda: now[0])
+    task = _loader.LoadTask(tmp_path / "doc.json", None)
+    sent: list[int] = []
+    task.signals.progress.connect(lambda done, _total: sent.append(done))
+    task._progress(0.1)
+    task._progress(0.2)  # same instant: held back
+    now[0] += _loader.PROGRESS_INTERVAL
+    task._progress(0.3)
+    task._progress(1.0)  # the end is always reported
+    assert sent == [100, 300, 1000]
