@@ -14,16 +14,15 @@ from typing import Any
 from psygnal import Signal
 
 from ._blame import Blame, blame_of
-from ._edits import Edit, Insert, Remove, Replace
+from ._edits import Edit, Insert, Move, Remove, Replace
 from ._expressions import Expression, Reference, parse_expression
 from ._fold import PathValue
 from ._index import Layer, Probe, State, fold_lane, path_value
 from ._messages import MessageInfo, Write, classify
 from ._order import Order
 from ._resolution import Resolution
-from ._shift import Shift
 from ._view import ContextView
-from ._watches import Plan, Watch, Watchers, combine
+from ._watches import Interval, Plan, Watch, Watchers, combine
 
 Message = dict[str, Any]
 Identity = tuple[str, str | None]
@@ -112,9 +111,9 @@ class Context:
         index = _clamp(index, len(self))
         message = _checked(message, index)
         self.inserting.emit(index)
-        plan, shift = self._insert(index, message, self._new_id())
+        plan, moved = self._insert(index, message, self._new_id())
         self.inserted.emit(index)
-        self._settle(plan, shift)
+        self._settle(plan, moved)
         return index
 
     def replace(self, index: int, message: Message) -> None:
@@ -128,9 +127,9 @@ class Context:
     def remove(self, index: int) -> Message:
         index = self._valid(index)
         self.removing.emit(index)
-        message, _, plan, shift = self._remove(index)
+        message, _, plan, moved = self._remove(index)
         self.removed.emit(index)
-        self._settle(plan, shift)
+        self._settle(plan, moved)
         return message
 
     def move(self, src: int, dst: int) -> None:
@@ -139,21 +138,21 @@ class Context:
         if src == dst:
             return
         self.moving.emit(src, dst)
-        plan, shift = self._move(src, dst)
+        plan, moved = self._move(src, dst)
         self.moved.emit(src, dst)
-        self._settle(plan, shift)
+        self._settle(plan, moved, reuse=False)
 
     def preview(self, edit: Edit) -> list[tuple[Watch, Resolution, Resolution]]:
         """What `apply(edit)` would do to the watches: (watch, old, new) for each whose result would change.
 
         The context is left exactly as it was: same messages, same ids, no signal, no callback.
         """
-        plan, shift, undo = self._silently(edit)
+        plan, moved, undo = self._silently(edit)
         try:
-            outcome = self._watchers.outcome(plan, shift)
+            outcome = self._watchers.outcome(plan, moved, reuse=not isinstance(edit, Move))
         finally:
             undo()
-        return [(watch, watch.current, new) for watch, new, changed in outcome.fresh if changed]
+        return [(watch, watch.current, new) for watch, new, _, changed in outcome.fresh if changed]
 
     def _valid(self, index: int) -> int:
         size = len(self)
@@ -165,8 +164,8 @@ class Context:
         message_id, self._next_id = self._next_id, self._next_id + 1
         return message_id
 
-    def _settle(self, plan: Plan, shift: Shift | None) -> None:
-        self._watchers.commit(self._watchers.outcome(plan, shift))
+    def _settle(self, plan: Plan, moved: Interval | None, reuse: bool = True) -> None:
+        self._watchers.commit(self._watchers.outcome(plan, moved, reuse))
 
     # -- the edits themselves, without signals: they keep the indexes and plan the watches' work ---
 
@@ -192,24 +191,27 @@ class Context:
         self._layer(info.identity).discard(message_id, info.write, self._order.key.__getitem__)
         del self._writes[message_id]
 
-    def _insert(self, index: int, message: Message, message_id: int) -> tuple[Plan, Shift | None]:
+    def _insert(
+        self, index: int, message: Message, message_id: int, key: int | None = None
+    ) -> tuple[Plan, Interval | None]:
         self._message[message_id] = message
         self._info[message_id] = classify(message)
-        self._order.insert(index, message_id)
+        self._order.insert(index, message_id, key)
         plan: Plan = {}
         if index == len(self) - 1:  # an append renumbers nothing
             self._add_write(plan, message_id, True)
             return plan, None
         self._add_write(plan, message_id, False)
-        return plan, Shift.insert(index)
+        return plan, (self._order.key[message_id], None)  # every later message moved up one
 
-    def _remove(self, index: int) -> tuple[Message, int, Plan, Shift]:
+    def _remove(self, index: int) -> tuple[Message, int, Plan, Interval]:
         message_id = self._order.ids[index]
+        key = self._order.key[message_id]
         plan: Plan = {}
         self._drop_write(plan, message_id)
         self._order.pop(index)
         del self._info[message_id]
-        return self._message.pop(message_id), message_id, plan, Shift.remove(index)
+        return self._message.pop(message_id), message_id, plan, (key, None)
 
     def _replace(self, index: int, message: Message) -> tuple[Message, Plan]:
         message_id = self._order.ids[index]
@@ -220,26 +222,29 @@ class Context:
         self._add_write(plan, message_id, False)
         return previous, plan
 
-    def _move(self, src: int, dst: int) -> tuple[Plan, Shift]:
+    def _move(self, src: int, dst: int, key: int | None = None) -> tuple[Plan, Interval]:
         message_id = self._order.ids[src]
+        before = self._order.key[message_id]
         plan: Plan = {}
         self._drop_write(plan, message_id)
         self._order.pop(src)
-        self._order.insert(dst, message_id)
+        self._order.insert(dst, message_id, key)
         self._add_write(plan, message_id, False)
-        return plan, Shift.move(src, dst)
+        after = self._order.key[message_id]  # the messages between its old and new place moved by one
+        return plan, (min(before, after), max(before, after))
 
-    def _silently(self, edit: Edit) -> tuple[Plan, Shift | None, Callable[[], object]]:
-        """Make `edit` without signals or watch updates; returns its plan, its shift and how to undo it."""
+    def _silently(self, edit: Edit) -> tuple[Plan, Interval | None, Callable[[], object]]:
+        """Make `edit` without signals or watch updates; returns its plan, the keys it renumbered and how to undo it."""
         if isinstance(edit, Insert):
             index = _clamp(edit.index, len(self))
             message_id = self._next_id  # not taken: the undo gives it back
-            plan, shift = self._insert(index, _checked(edit.message, index), message_id)
-            return plan, shift, partial(self._remove, index)
+            plan, moved = self._insert(index, _checked(edit.message, index), message_id)
+            return plan, moved, partial(self._remove, index)
         if isinstance(edit, Remove):
             index = self._valid(edit.index)
-            message, message_id, plan, shift = self._remove(index)
-            return plan, shift, partial(self._insert, index, message, message_id)
+            key = self._order.key[self._order.ids[index]]
+            message, message_id, plan, moved = self._remove(index)
+            return plan, moved, partial(self._insert, index, message, message_id, key)
         if isinstance(edit, Replace):
             index = self._valid(edit.index)
             previous, plan = self._replace(index, _checked(edit.message, index))
@@ -247,8 +252,9 @@ class Context:
         src, dst = self._valid(edit.src), self._valid(edit.dst)
         if src == dst:
             return {}, None, lambda: None
-        plan, shift = self._move(src, dst)
-        return plan, shift, partial(self._move, dst, src)
+        key = self._order.key[self._order.ids[src]]
+        plan, moved = self._move(src, dst)
+        return plan, moved, partial(self._move, dst, src, key)
 
     # -- resolving -----------------------------------------------------------------------------
 

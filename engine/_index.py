@@ -108,7 +108,9 @@ class Probe:
 
     def __init__(self, path: Path, trail: bool = False) -> None:
         self.path = path
-        self.sources: list[int] = []
+        # A tuple once a fold that holds it is kept (`freeze`): copies share it, and a step that adds
+        # a source makes its own list. Tuples of ints are not tracked by the cycle collector.
+        self.sources: list[int] | tuple[int, ...] = []
         self.diagnostics: list[tuple[int, str]] = []
         self.resets = 0  # how many writes reset the sources so far
         # For blame: (id, write, value before, value after) of every write that changed the path.
@@ -116,7 +118,7 @@ class Probe:
 
     def copy(self) -> Probe:
         twin = Probe(self.path)
-        twin.sources = list(self.sources)
+        twin.sources = self.sources if type(self.sources) is tuple else tuple(self.sources)
         twin.diagnostics = list(self.diagnostics)
         twin.resets = self.resets
         twin.trail = None if self.trail is None else list(self.trail)
@@ -131,6 +133,12 @@ class State:
     def __init__(self, probes: list[Probe], root: Any = MISSING) -> None:
         self.root = root
         self.probes = probes
+
+    def freeze(self) -> None:
+        """Make the probes' sources tuples: the state is kept, and copies of it share them."""
+        for probe in self.probes:
+            if type(probe.sources) is list:
+                probe.sources = tuple(probe.sources)
 
     def copy(self, paths: Container[Path] | None = None) -> State:
         """A state that continues independently (following only `paths` when given)."""
@@ -166,7 +174,11 @@ class State:
                 probe.sources = [message_id]
                 probe.resets += 1
             elif effect == "add":
-                probe.sources.append(message_id)
+                sources = probe.sources
+                if isinstance(sources, list):
+                    sources.append(message_id)
+                else:
+                    probe.sources = [*sources, message_id]
             else:
                 continue
             if probe.trail is not None:
@@ -182,7 +194,7 @@ class State:
 Gap = tuple[Layer, int | None, int | None]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Checkpoint:
     """A track's fold just after the write `message_id` of `layer`: enough to resume it or to splice.
 

@@ -16,59 +16,107 @@ _GAP = 1 << 64
 
 
 class Order:
-    """The ids of a context's messages in order, each with an order key (`key[id]`)."""
+    """The ids of a context's messages in order, each with an order key (`key[id]`).
+
+    `keys` is the sorted list of the keys, parallel to `ids`: the index of a key is its rank there.
+    `snapshot()` hands out that list as it is now; an edit that would change it under a snapshot
+    copies it first (an append does not: a snapshot only ranks keys it already had).
+    """
 
     def __init__(self) -> None:
         self.ids: list[int] = []
+        self.keys: list[int] = []
         self.key: dict[int, int] = {}
-        # Indices already looked up; valid until an edit renumbers (an append renumbers nothing).
-        self._known: dict[int, int] = {}
         self.generation = 0  # how many relabels so far: keys taken before one are not comparable after
+        self._shared = False  # whether a snapshot holds `keys`
+        self._snapshot: Ranks | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
 
     def extend(self, ids: Iterable[int]) -> None:
         """Append ids at the end (the fast path of building a context)."""
-        key, order = self.key, self.ids
-        last = key[order[-1]] if order else 0
+        key, order, keys = self.key, self.ids, self.keys
+        last = keys[-1] if keys else 0
         for offset, message_id in enumerate(ids, start=1):
             key[message_id] = last + offset * _GAP
             order.append(message_id)
+            keys.append(last + offset * _GAP)
 
     def index_of(self, message_id: int) -> int:
-        """The current index of `message_id`; KeyError when it is not in the context."""
-        index = self._known.get(message_id)
-        if index is None:
-            index = self._known[message_id] = bisect_left(self.ids, self.key[message_id], key=self.key.__getitem__)
-        return index
+        """The current index of `message_id` (O(log n)); KeyError when it is not in the context."""
+        return bisect_left(self.keys, self.key[message_id])
 
-    def insert(self, index: int, message_id: int) -> None:
-        """Put `message_id` at `index` (0 <= index <= len) with a key between its neighbours."""
+    def snapshot(self) -> Ranks:
+        """The indices of keys as they are now, for as long as it is kept (see `Ranks`)."""
+        ranks = self._snapshot
+        if ranks is None or ranks.size != len(self.keys):
+            ranks = self._snapshot = Ranks(self.keys, len(self.keys))
+            self._shared = True
+        return ranks
+
+    def insert(self, index: int, message_id: int, key: int | None = None) -> None:
+        """Put `message_id` at `index` (0 <= index <= len) with a key between its neighbours.
+
+        `key`: the one it had there before (undoing a preview), so that keys kept elsewhere stay right.
+        """
         low, high = self._room(index)
-        if high - low < 2:
-            self._relabel()
-            low, high = self._room(index)
-        self.key[message_id] = (low + high) // 2
-        if index < len(self.ids):
-            self._known.clear()
+        if key is None or not low < key < high:
+            if high - low < 2:
+                self._relabel()
+                low, high = self._room(index)
+            key = (low + high) // 2
+        self.key[message_id] = key
         self.ids.insert(index, message_id)
+        if index == len(self.keys):
+            self.keys.append(key)  # a snapshot never ranks a key beyond its size
+        else:
+            self._unshare().insert(index, key)
 
     def pop(self, index: int) -> int:
         """Take the id at `index` out of the order (its key is forgotten)."""
-        if index not in (-1, len(self.ids) - 1):
-            self._known.clear()
         message_id = self.ids.pop(index)
         del self.key[message_id]
-        self._known.pop(message_id, None)
+        self._unshare().pop(index)
         return message_id
 
+    def _unshare(self) -> list[int]:
+        if self._shared:
+            self.keys, self._shared, self._snapshot = list(self.keys), False, None
+        return self.keys
+
     def _room(self, index: int) -> tuple[int, int]:
-        low = self.key[self.ids[index - 1]] if index > 0 else 0
-        high = self.key[self.ids[index]] if index < len(self.ids) else low + 2 * _GAP
+        keys = self.keys
+        low = keys[index - 1] if index > 0 else 0
+        high = keys[index] if index < len(keys) else low + 2 * _GAP
         return low, high
 
     def _relabel(self) -> None:
         self.generation += 1
+        self.keys, self._shared, self._snapshot = [], False, None
         for position, message_id in enumerate(self.ids, start=1):
             self.key[message_id] = position * _GAP
+            self.keys.append(position * _GAP)
+
+
+class Ranks:
+    """A snapshot of the order's keys: `rank(key)` is the index the message with `key` had then.
+
+    Shares the order's list; the order copies the list before an edit that would change these ranks.
+    """
+
+    __slots__ = ("keys", "size")
+
+    def __init__(self, keys: list[int], size: int) -> None:
+        self.keys, self.size = keys, size
+
+    def rank(self, key: int) -> int:
+        return bisect_left(self.keys, key, 0, self.size)
+
+    def ranks(self, keys: tuple[int, ...]) -> tuple[int, ...]:
+        """The indices of sorted keys, in one pass (each search starts where the last one ended)."""
+        table, size, found, low = self.keys, self.size, [], 0
+        for key in keys:
+            low = bisect_left(table, key, low, size)
+            found.append(low)
+        return tuple(found)

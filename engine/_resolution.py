@@ -51,7 +51,7 @@ class Diagnostic:
         return f"{where}{self.path}: {self.reason}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Resolution:
     """The result of resolving an expression: `value` is None when not `found`.
 
@@ -71,16 +71,16 @@ class Resolution:
             other is not None
             and self.found == other.found
             and self.sources == other.sources
-            and _same_json(self.value, other.value)
+            and same_json(self.value, other.value)
         )
 
 
-def _same_json(a: Any, b: Any) -> bool:
+def same_json(a: Any, b: Any) -> bool:
     # JSON equality: 1 == 1.0 but True != 1, and key order does not matter.
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
     if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same_json(a[k], b[k]) for k in a)
+        return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same_json(x, y) for x, y in zip(a, b, strict=True))
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
     return type(a) is type(b) and a == b if not isinstance(a, int | float) else a == b

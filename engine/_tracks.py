@@ -88,6 +88,9 @@ class Fold:
     checkpoints: Marks
     steps: int = 0  # writes folded since the last checkpoint
 
+    def __post_init__(self) -> None:
+        self.state.freeze()
+
 
 @dataclass
 class Work:
@@ -244,7 +247,7 @@ def _restart_from_base(base: Fold, paths: list[Path]) -> State:
 
 def _probe_at(probe: Probe, mark: Checkpoint, index: int) -> Probe:
     twin = Probe(probe.path)
-    twin.sources = list(mark.sources[index])
+    twin.sources = mark.sources[index]
     twin.diagnostics = probe.diagnostics[: mark.diagnostics[index]]
     twin.resets = mark.resets[index]
     return twin
@@ -274,10 +277,10 @@ def _splice(
     for index, (now, final) in enumerate(zip(state.probes, old.state.probes, strict=True)):
         probe = Probe(now.path)
         if final.resets == matched.resets[index]:
-            probe.sources = now.sources + final.sources[len(matched.sources[index]) :]
+            probe.sources = (*now.sources, *final.sources[len(matched.sources[index]) :])
             probe.resets = now.resets
         else:
-            probe.sources = list(final.sources)
+            probe.sources = tuple(final.sources)
             probe.resets = now.resets + final.resets - matched.resets[index]
         probe.diagnostics = now.diagnostics + final.diagnostics[matched.diagnostics[index] :]
         probes.append(probe)

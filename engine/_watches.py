@@ -6,25 +6,28 @@ path is a probe in it. The global track of a lane (instance None) follows the pa
 the instance tracks continue from its state, so the global layer is folded once for all instances.
 
 After an edit, only the tracks whose lane the edited write can change are folded again (an append is
-one step; an edit in an instance layer refolds only that layer); every other watch only renumbers the
-message indices it names (lazily, see `_shift`), and only when the edit shifted them: its value and
-found cannot change, so nothing is combined again. A watch is called back only when its found, value
-or sources changed.
+one step; an edit in an instance layer refolds only that layer). Tracks and watches keep sources as
+order keys, which edits elsewhere do not change: after an insert, a remove or a move, every other watch
+whose sources lie past the edit only gets a new resolution over a new snapshot of the order (`_ranked`),
+its value and found unchanged, so nothing is folded, combined or renumbered. A watch is called back only
+when its found, value or sources (as message indices) changed.
 """
 
 from __future__ import annotations
 
 import itertools
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ._expressions import Expression, Reference
 from ._fold import PathValue
-from ._index import Probe, State, in_gap, lanes_of, path_value
+from ._index import Probe, State, in_gap, lanes_of
 from ._messages import MISSING, Path, Write, get_path
-from ._resolution import Diagnostic, Indices, Resolution
-from ._shift import Shift, Shifted, highest, shift_resolution, shift_value
+from ._order import Ranks
+from ._ranked import Ranked
+from ._resolution import Diagnostic, Indices, Resolution, same_json
 from ._tracks import Fold, Work, full, repair, step
 
 if TYPE_CHECKING:
@@ -52,6 +55,44 @@ def combine(expression: Expression, value_of: Callable[[Reference], PathValue]) 
     return Resolution(expression.source, False, None, Indices(), tuple(diagnostics), tuple(missing))
 
 
+class Found(NamedTuple):
+    """A watched path's result in a track: its sources as sorted order keys, its problems by message id."""
+
+    value: Any  # MISSING when not found
+    keys: tuple[int, ...]
+    problems: tuple[tuple[int, str, str], ...]  # (message id, path, reason)
+
+
+Keys = tuple[int, ...]
+Interval = tuple[int, int | None]  # the order keys strictly between these changed index (None: no end)
+
+
+def combine_keys(expression: Expression, found_of: Callable[[Reference], Found], ranks: Ranks,
+                 index_of: Callable[[int], int]) -> tuple[Resolution, Keys]:
+    """`combine` over key-space results: the resolution (its sources ranked lazily) and its source keys."""
+    diagnostics: list[Diagnostic] = []
+    missing: list[str] = []
+    for gate in expression.alternatives:
+        values = [found_of(ref) for ref in gate]
+        for found in values:
+            for message_id, path, reason in found.problems:
+                diagnostic = Diagnostic(index_of(message_id), path, reason)
+                if diagnostic not in diagnostics:
+                    diagnostics.append(diagnostic)
+        absent = next((ref for ref, v in zip(gate, values, strict=True) if v.value is MISSING), None)
+        if absent is None:
+            keys = values[0].keys if len(values) == 1 else _union([v.keys for v in values])
+            resolution = Resolution(expression.source, True, values[-1].value, Ranked(keys, ranks), tuple(diagnostics))
+            return resolution, keys
+        missing.append(str(absent))
+    return Resolution(expression.source, False, None, Indices(), tuple(diagnostics), tuple(missing)), ()
+
+
+def _union(parts: list[Keys]) -> Keys:
+    """The sorted union of sorted keys."""
+    return tuple(sorted(set().union(*parts)))
+
+
 class Watch:
     """A live resolution: `current` is always up to date; `callback(resolution)` runs when it changes."""
 
@@ -71,15 +112,17 @@ class Watch:
         self._callback = callback
         self.tracks: dict[Reference, Track] = {}
         self.current: Resolution = Resolution(expression.source, False)
+        self.keys: Keys = ()  # the order keys of `current`'s sources
+
+    def evaluate(self, result: Callable[[Track, Path], Found], ranks: Ranks,
+                 index_of: Callable[[int], int]) -> tuple[Resolution, Keys]:
+        return combine_keys(self.parsed, lambda ref: result(self.tracks[ref], ref.path), ranks, index_of)
 
     def close(self) -> None:
         """Stop watching; the callback is not called again."""
         if self._owner is not None:
             self._owner.remove(self)
             self._owner = None
-
-    def evaluate(self, result: Callable[[Track, Path], PathValue]) -> Resolution:
-        return combine(self.parsed, lambda ref: result(self.tracks[ref], ref.path))
 
 
 class Track:
@@ -91,15 +134,11 @@ class Track:
         self.read: dict[Path, int] = {}  # path -> how many references of this very view read it
         self.watches: set[Watch] = set()
         self.fold: Fold | None = None
-        self.results: dict[Path, PathValue] = {}  # of every path this view reads, with current indices
-        self.high = -1  # the highest message index any result names
+        self.results: dict[Path, Found] = {}  # of every path this view reads
 
-    def result(self, path: Path) -> PathValue:
+    def result(self, path: Path) -> Found:
         """The current result of a path this view reads."""
         return self.results[path]
-
-    def settle(self, results: dict[Path, PathValue], high: int) -> None:
-        self.results, self.high = results, high
 
 
 Plan = dict[Track, Work]
@@ -111,9 +150,9 @@ class Outcome:
     """What an edit does to the watches, computed before it is made current (or only previewed)."""
 
     folds: dict[Track, Fold]
-    results: dict[Track, tuple[dict[Path, PathValue], int]]  # refolded tracks (and renumbered ones read)
-    fresh: list[tuple[Watch, Resolution, bool]]  # (watch, its new resolution, whether it changed)
-    shift: Shift | None  # how the edit renumbered messages: commit renumbers the other tracks
+    results: dict[Track, dict[Path, Found]]  # of the refolded tracks (of every track after a relabel)
+    fresh: list[tuple[Watch, Resolution, Keys, bool]]  # (watch, new resolution, its keys, whether it changed)
+    generation: int  # the order's relabels: keys of another generation are not comparable
 
 
 class Watchers:
@@ -127,10 +166,13 @@ class Watchers:
         self._open: set[Track] = set()  # tracks whose fold scanned to the end with a root not an object
         self._watches: set[Watch] = set()
         self._serial = itertools.count()
+        self._generation = context._order.generation  # of the keys in every track and watch
 
     # -- adding and removing -------------------------------------------------------------------
 
     def add(self, expression: Expression, callback: Callable[[Resolution], Any], instance: str | None) -> Watch:
+        if self._generation != self._context._order.generation:
+            self.commit(self._relabelled({}, {}))
         handle = Watch(self, expression, callback, instance, next(self._serial))
         fresh: set[Track] = set()
         reread: set[Track] = set()
@@ -153,8 +195,9 @@ class Watchers:
             self._install(track, full(self._context, track.kind, track.instance, track.lane, list(track.paths), base))
         for track in fresh | reread:
             assert track.fold is not None
-            track.settle(*self._results(track, track.fold))
-        handle.current = handle.evaluate(Track.result)
+            track.results = self._results(track, track.fold)
+        order = self._context._order
+        handle.current, handle.keys = handle.evaluate(Track.result, order.snapshot(), order.index_of)
         self._watches.add(handle)
         return handle
 
@@ -244,60 +287,75 @@ class Watchers:
                 work.appended = None
                 work.base = True
 
-    def outcome(self, plan: Plan, shift: Shift | None) -> Outcome:
-        """The new folds of the planned tracks and the new resolution of every watch that may change."""
+    def outcome(self, plan: Plan, moved: Interval | None, reuse: bool = True) -> Outcome:
+        """The new folds of the planned tracks and the new resolution of every watch that may change.
+
+        `moved`: the order keys whose messages the edit renumbered (an insert, a remove or a move);
+        `reuse`: whether kept source keys are still right (not after a move: the moved message has a new key).
+        """
         folds: dict[Track, Fold] = {}
         for track in sorted(plan, key=lambda track: track.instance is not None):
             folds[track] = self._refold(track, plan[track], folds)
-        results = {track: self._results(track, fold, shift is None) for track, fold in folds.items()}
+        if self._generation != self._context._order.generation:
+            return self._relabelled(folds, plan)
+        results = {track: self._results(track, fold, reuse) for track, fold in folds.items()}
+        order = self._context._order
+        ranks, index_of = order.snapshot(), order.index_of
 
-        def now(track: Track, path: Path) -> PathValue:
+        def now(track: Track, path: Path) -> Found:
             computed = results.get(track)
-            if computed is not None:
-                return computed[0][path]
-            if shift is not None and track.high >= shift.low:  # renumbered by this edit
-                results[track] = _shifted(track.results, shift)
-                return results[track][0][path]
-            return track.results[path]
+            return computed[path] if computed is not None else track.results[path]
 
-        fresh: list[tuple[Watch, Resolution, bool]] = []
+        fresh: list[tuple[Watch, Resolution, Keys, bool]] = []
         refolded = {watch for track in folds for watch in track.watches}
         for watch in refolded:
-            resolution = watch.evaluate(now)
-            fresh.append((watch, resolution, _changed(watch.current, resolution)))
-        if shift is not None:
+            resolution, keys = watch.evaluate(now, ranks, index_of)
+            fresh.append((watch, resolution, keys, _changed(watch, resolution, keys, moved)))
+        if moved is not None:
+            low, high = moved
             for watch in self._watches:
-                current = watch.current
-                if watch not in refolded and highest(current) >= shift.low:
-                    # Only indices change: renumber the resolution (lazily), nothing to combine again.
-                    # One reference: its track's renumbered sources are the resolution's.
-                    sources = None
-                    if len(watch.tracks) == 1:
-                        ((ref, track),) = watch.tracks.items()
-                        sources = now(track, ref.path).sources
-                    resolution = shift_resolution(current, shift, sources)
-                    sources = resolution.sources
-                    changed = sources is not current.sources and isinstance(sources, Shifted) and sources._moved()
-                    fresh.append((watch, resolution, changed))
+                if watch in refolded:
+                    continue
+                current, keys = watch.current, watch.keys
+                if current.diagnostics:  # they name message indices: work them out again
+                    resolution, keys = watch.evaluate(now, ranks, index_of)
+                    fresh.append((watch, resolution, keys, _changed(watch, resolution, keys, moved)))
+                elif keys and keys[-1] > low and (high is None or bisect_right(keys, low) < bisect_left(keys, high)):
+                    # Only indices changed: the same keys, ranked in the new order.
+                    resolution = Resolution(current.expression, current.found, current.value, Ranked(keys, ranks))
+                    fresh.append((watch, resolution, keys, True))
         fresh.sort(key=lambda entry: entry[0].serial)
-        return Outcome(folds, results, fresh, shift)
+        return Outcome(folds, results, fresh, order.generation)
+
+    def _relabelled(self, folds: dict[Track, Fold], plan: Plan) -> Outcome:
+        """After the order was relabelled every key changed: every result is worked out again, and a
+        watch is compared by its indices."""
+        order = self._context._order
+        ranks, index_of = order.snapshot(), order.index_of
+        results: dict[Track, dict[Path, Found]] = {}
+        for track in self._tracks.values():
+            fold = folds.get(track) or track.fold
+            assert fold is not None
+            results[track] = self._results(track, fold, False)
+        fresh = []
+        for watch in self._watches:
+            resolution, keys = watch.evaluate(lambda track, path: results[track][path], ranks, index_of)
+            fresh.append((watch, resolution, keys, not resolution.same_result(watch.current)))
+        fresh.sort(key=lambda entry: entry[0].serial)
+        return Outcome(folds, results, fresh, order.generation)
 
     def commit(self, outcome: Outcome) -> None:
         """Make an outcome current and call back the watches whose found, value or sources changed."""
         for track, fold in outcome.folds.items():
             self._install(track, fold)
-        for track, (values, high) in outcome.results.items():
-            track.settle(values, high)
-        shift = outcome.shift
-        if shift is not None:  # renumbered lazily (see `_shift.Shifted`): a few steps per result
-            for track in self._tracks.values():
-                if track not in outcome.results and track.high >= shift.low:
-                    track.settle(*_shifted(track.results, shift))
+        for track, values in outcome.results.items():
+            track.results = values
+        self._generation = outcome.generation
         changed = []
-        for watch, resolution, differs in outcome.fresh:
+        for watch, resolution, keys, differs in outcome.fresh:
             if differs:
                 changed.append(watch)
-            watch.current = resolution
+            watch.current, watch.keys = resolution, keys
         for watch in changed:
             if watch._owner is not None:
                 watch._callback(watch.current)
@@ -331,39 +389,39 @@ class Watchers:
         assert fold is not None
         return fold
 
-    def _results(self, track: Track, fold: Fold, reuse: bool = False) -> tuple[dict[Path, PathValue], int]:
-        """Each watched path's result, with message indices.
+    def _results(self, track: Track, fold: Fold, reuse: bool = False) -> dict[Path, Found]:
+        """Each watched path's result, its sources as order keys.
 
-        With `reuse` (nothing was renumbered), a probe keeps the sorted indices it had and looks up only
-        the messages its sources gained or lost since the committed fold.
+        With `reuse` (no key changed), a probe keeps the sorted keys it had and looks up only the
+        messages its sources gained since the committed fold.
         """
-        index_of = self._context._order.index_of
+        key = self._context._order.key
         before = {probe.path: probe for probe in track.fold.state.probes} if reuse and track.fold else {}
         previous = track.results if before else {}
-        values: dict[Path, PathValue] = {}
-        high = -1
+        values: dict[Path, Found] = {}
         for probe in fold.state.probes:
             if probe.path not in track.read:  # followed for instance views only
                 continue
             label = "†" + ".".join((track.kind, *probe.path))
             old, known = before.get(probe.path), previous.get(probe.path)
-            if old is not None and known is not None and known.found and old is not probe:
-                value = _grown(fold.state, probe, old, known, label, index_of)
-            else:
-                value = None
-            if value is None:
-                value = path_value(fold.state, probe, label, index_of)
-            values[probe.path] = value
-            high = max(high, highest(value))
-        return values, high
+            value = None
+            if old is not None and known is not None and known.value is not MISSING and old is not probe:
+                value = _grown(fold.state, probe, old, known, label, key)
+            values[probe.path] = value or _found(fold.state, probe, label, key)
+        return values
 
 
-def _grown(
-    state: State, probe: Probe, old: Probe, known: PathValue, label: str, index_of: Callable[[int], int]
-) -> PathValue | None:
-    """`path_value` of a probe from the old result: only the sources gained or lost are looked up.
+def _found(state: State, probe: Probe, label: str, key: dict[int, int]) -> Found:
+    """A probe's result: what `path_value` gives, with order keys instead of message indices."""
+    value = get_path(state.root, probe.path)
+    keys = tuple(sorted({key[m] for m in probe.sources})) if value is not MISSING else ()
+    return Found(value, keys, tuple((m, label, reason) for m, reason in probe.diagnostics))
 
-    None when that does not hold (the old diagnostics are not kept, or the value is not found).
+
+def _grown(state: State, probe: Probe, old: Probe, known: Found, label: str, key: dict[int, int]) -> Found | None:
+    """`_found` of a probe from the old result: only the sources gained are looked up.
+
+    None when that does not hold (the old diagnostics are not kept, a source was lost, or not found).
     """
     kept = len(old.diagnostics)
     if probe.diagnostics[:kept] != old.diagnostics:
@@ -371,31 +429,47 @@ def _grown(
     value = get_path(state.root, probe.path)
     if value is MISSING:
         return None
-    sources = known.sources
-    if probe.sources != old.sources:
+    keys = known.keys
+    if tuple(probe.sources) != tuple(old.sources):
         new, before = set(probe.sources), set(old.sources)
-        added = sorted(index_of(m) for m in new - before)
-        gone = before - new
-        if gone:
-            sources = Indices(sorted(set(sources).difference(index_of(m) for m in gone).union(added)))
-        elif not sources or not added or added[0] > sources[-1]:  # appends: the new indices come last
-            sources = Indices((*sources, *added))
-        else:
-            sources = Indices(sorted({*sources, *added}))
-    diagnostics = known.diagnostics
+        if not before <= new:
+            return None
+        added = sorted(key[m] for m in new - before)
+        appended = not keys or not added or added[0] > keys[-1]  # the new keys come last
+        keys = (*keys, *added) if appended else tuple(sorted({*keys, *added}))
+    problems = known.problems
     if len(probe.diagnostics) > kept:
-        extra = probe.diagnostics[kept:]
-        diagnostics = (*diagnostics, *(Diagnostic(index_of(m), label, reason) for m, reason in extra))
-    return PathValue(value, sources, diagnostics)
+        problems = (*problems, *((m, label, reason) for m, reason in probe.diagnostics[kept:]))
+    return Found(value, keys, problems)
 
 
-def _shifted(results: dict[Path, PathValue], shift: Shift) -> tuple[dict[Path, PathValue], int]:
-    values = {path: shift_value(value, shift) for path, value in results.items()}
-    return values, max((highest(value) for value in values.values()), default=-1)
+def _same_indices(old: Resolution, new: Resolution, before: Keys, after: Keys, moved: Interval) -> bool:
+    """Whether two key tuples name the same indices, the first in the order before an edit that renumbered
+    the keys in `moved` (the moved or inserted message at its ends), the second after it.
+
+    Outside that range a message keeps its index, so those keys compare as keys; inside, as indices.
+    """
+    low, high = moved
+    cut = bisect_left(before, low), bisect_left(after, low)
+    end = (len(before), len(after)) if high is None else (bisect_right(before, high), bisect_right(after, high))
+    if before[: cut[0]] != after[: cut[1]] or before[end[0] :] != after[end[1] :]:
+        return False
+    assert isinstance(old.sources, Ranked)
+    assert isinstance(new.sources, Ranked)
+    return old.sources._ranks.ranks(before[cut[0] : end[0]]) == new.sources._ranks.ranks(after[cut[1] : end[1]])
 
 
-def _changed(old: Resolution, new: Resolution) -> bool:
-    """Whether a watcher sees a change: found, sources or value (compared only when not the same object)."""
-    if old.found != new.found or (old.sources is not new.sources and old.sources != new.sources):
+def _changed(watch: Watch, new: Resolution, keys: Keys, moved: Interval | None) -> bool:
+    """Whether a watcher sees a change: found, sources (as indices) or value."""
+    old = watch.current
+    if old.found != new.found:
         return True
-    return old.value is not new.value and not new.same_result(old)
+    if keys != watch.keys:
+        # Without renumbering, other keys are other indices; with it, compare the indices themselves.
+        if moved is None or len(keys) != len(watch.keys) or not _same_indices(old, new, watch.keys, keys, moved):
+            return True
+    elif moved is not None and keys:
+        low, high = moved
+        if keys[-1] > low and (high is None or bisect_right(keys, low) < bisect_left(keys, high)):
+            return True
+    return old.value is not new.value and not same_json(old.value, new.value)

@@ -84,3 +84,35 @@ def test_preview_predicts_apply(document: list[dict[str, Any]], watched: list[An
         calls.clear()
         ctx.apply(edit)
         assert calls == predicted
+
+
+@settings(max_examples=120, deadline=None)
+@given(documents, st.lists(st.tuples(expressions(), st.sampled_from(INSTANCES)), min_size=1, max_size=5), st.data())
+def test_watches_stay_exact_after_previews(
+    document: list[dict[str, Any]], watched: list[Any], data: st.DataObject
+) -> None:
+    """Previews of other edits between real ones leave nothing behind: every watch still equals a fresh fold."""
+    ctx = Context(document)
+    handles = [(ctx.watch(expr, lambda _: None, instance=instance), expr, instance) for expr, instance in watched]
+    for _ in range(data.draw(st.integers(1, 6))):
+        for _ in range(data.draw(st.integers(1, 3))):
+            ctx.preview(data.draw(edits(len(ctx))))
+        ctx.apply(data.draw(edits(len(ctx))))
+        fresh = Context(ctx.messages)
+        for handle, expr, instance in handles:
+            expected = fresh.resolve(expr, instance)
+            assert (handle.current.found, handle.current.sources) == (expected.found, expected.sources)
+            assert handle.current.same_result(expected)
+
+
+@pytest.mark.parametrize("previewed", [Remove(1), Move(1, 3)])
+def test_a_previewed_edit_puts_the_message_back_exactly(previewed: Any) -> None:
+    """Undoing a previewed remove or move restores the message's place in the order exactly, so a watch
+    naming it still reads the right index after later edits around it."""
+    ctx = Context([{"type": "state", "data": {"a": 1}}, {"type": "text", "text": "end"}])
+    ctx.insert(1, {"type": "state", "data": {"a": 2}})  # between two messages: its order key is a midpoint
+    ctx.insert(2, {"type": "text", "text": "after it"})
+    handle = ctx.watch("†state.a", lambda _: None)
+    ctx.preview(previewed)
+    ctx.insert(0, {"type": "text", "text": "first"})
+    assert handle.current.sources == [2] == ctx.resolve("†state.a").sources
