@@ -9,6 +9,8 @@ from pathlib import Path
 from PySide6.QtCore import QCoreApplication, QEventLoop, QSettings, Qt, QTimer
 from PySide6.QtWidgets import QApplication
 
+from contextdeck._runtime import tune_collector
+
 from ._session import DocumentSession
 from ._settings import default_settings
 from ._theme import RESOURCES, apply_theme
@@ -67,6 +69,7 @@ def main(doc: str | None = None, screenshot: str | None = None) -> int:
         print("contextdeck: no display to open a window on (DISPLAY and WAYLAND_DISPLAY are unset); "
               "use --screenshot PNG to render offscreen, or run under Xvfb", file=sys.stderr)
         return 1
+    tune_collector()
     QCoreApplication.setOrganizationName("ContextDeck")
     QCoreApplication.setApplicationName("ContextDeck")
     QApplication.setHighDpiScaleFactorRoundingPolicy(Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)

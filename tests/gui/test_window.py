@@ -435,3 +435,23 @@ def test_a_plan_shows_its_calls_and_a_call_opens_read_only(qtbot: Any, window: M
     qtbot.mouseClick(calls.viewport(), Qt.MouseButton.LeftButton, pos=calls.visualRect(first).center())
     assert window.editor.value()["_tool"] == "lookupOrder"
     assert "read-only" in window.editor_title.text()
+
+
+def test_the_application_tunes_the_collector_before_the_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`contextdeck gui` sets the collector thresholds that benchmarks/run.py measures edits under."""
+    from contextdeck.gui import _app
+
+    calls: list[str] = []
+
+    class Stop(Exception):
+        pass
+
+    def window(*_: object) -> None:
+        calls.append("window")
+        raise Stop
+
+    monkeypatch.setattr(_app, "tune_collector", lambda: calls.append("tune"))
+    monkeypatch.setattr(_app, "create_window", window)
+    with pytest.raises(Stop):
+        _app.main(None, "unused.png")
+    assert calls == ["tune", "window"]
