@@ -61,7 +61,7 @@ class Order:
         `key`: the one it had there before (undoing a preview), so that keys kept elsewhere stay right.
         """
         low, high = self._room(index)
-        if key is None or not low < key < high:
+        if key is None or not low < key < (high if index < len(self.keys) else key + 1):  # the end has no bound
             if high - low < 2:
                 self._relabel()
                 low, high = self._room(index)

@@ -116,3 +116,14 @@ def test_a_previewed_edit_puts_the_message_back_exactly(previewed: Any) -> None:
     ctx.preview(previewed)
     ctx.insert(0, {"type": "text", "text": "first"})
     assert handle.current.sources == [2] == ctx.resolve("†state.a").sources
+
+
+def test_a_previewed_remove_of_the_only_message_puts_its_key_back() -> None:
+    """Found by hypothesis: with nothing after it, the message's old key lies beyond the usual room at the
+    end of the order; it is still the key it gets back."""
+    ctx = Context([{"type": "text"}, {"type": "state", "data": None}])
+    ctx.remove(0)
+    handle = ctx.watch("†state", lambda _: None)
+    ctx.preview(Remove(0))
+    ctx.insert(0, {"type": "text"})
+    assert handle.current.sources == [1] == ctx.resolve("†state").sources
