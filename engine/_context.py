@@ -14,7 +14,7 @@ from typing import Any
 from psygnal import Signal
 
 from ._blame import Blame, blame_of
-from ._edits import Edit, Insert, Move, Remove, Replace
+from ._edits import Edit, Insert, Remove, Replace
 from ._expressions import Expression, Reference, parse_expression
 from ._fold import PathValue
 from ._index import Layer, Probe, State, fold_lane, path_value
@@ -140,7 +140,7 @@ class Context:
         self.moving.emit(src, dst)
         plan, moved = self._move(src, dst)
         self.moved.emit(src, dst)
-        self._settle(plan, moved, reuse=False)
+        self._settle(plan, moved)
 
     def preview(self, edit: Edit) -> list[tuple[Watch, Resolution, Resolution]]:
         """What `apply(edit)` would do to the watches: (watch, old, new) for each whose result would change.
@@ -149,7 +149,7 @@ class Context:
         """
         plan, moved, undo = self._silently(edit)
         try:
-            outcome = self._watchers.outcome(plan, moved, reuse=not isinstance(edit, Move))
+            outcome = self._watchers.outcome(plan, moved)
         finally:
             undo()
         return [(watch, watch.current, new) for watch, new, _, changed in outcome.fresh if changed]
@@ -164,8 +164,8 @@ class Context:
         message_id, self._next_id = self._next_id, self._next_id + 1
         return message_id
 
-    def _settle(self, plan: Plan, moved: Interval | None, reuse: bool = True) -> None:
-        self._watchers.commit(self._watchers.outcome(plan, moved, reuse))
+    def _settle(self, plan: Plan, moved: Interval | None) -> None:
+        self._watchers.commit(self._watchers.outcome(plan, moved))
 
     # -- the edits themselves, without signals: they keep the indexes and plan the watches' work ---
 
@@ -234,7 +234,7 @@ class Context:
         return plan, (min(before, after), max(before, after))
 
     def _silently(self, edit: Edit) -> tuple[Plan, Interval | None, Callable[[], object]]:
-        """Make `edit` without signals or watch updates; returns its plan, the keys it renumbered and how to undo it."""
+        """Make `edit` without signals or watch updates; returns its plan, the keys it renumbered and its undo."""
         if isinstance(edit, Insert):
             index = _clamp(edit.index, len(self))
             message_id = self._next_id  # not taken: the undo gives it back
@@ -242,9 +242,8 @@ class Context:
             return plan, moved, partial(self._remove, index)
         if isinstance(edit, Remove):
             index = self._valid(edit.index)
-            key = self._order.key[self._order.ids[index]]
             message, message_id, plan, moved = self._remove(index)
-            return plan, moved, partial(self._insert, index, message, message_id, key)
+            return plan, moved, partial(self._insert, index, message, message_id, moved[0])
         if isinstance(edit, Replace):
             index = self._valid(edit.index)
             previous, plan = self._replace(index, _checked(edit.message, index))

@@ -28,8 +28,7 @@ class Order:
         self.keys: list[int] = []
         self.key: dict[int, int] = {}
         self.generation = 0  # how many relabels so far: keys taken before one are not comparable after
-        self._shared = False  # whether a snapshot holds `keys`
-        self._snapshot: Ranks | None = None
+        self._snapshot: Ranks | None = None  # the one handed out over `keys`, if any
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -52,7 +51,6 @@ class Order:
         ranks = self._snapshot
         if ranks is None or ranks.size != len(self.keys):
             ranks = self._snapshot = Ranks(self.keys, len(self.keys))
-            self._shared = True
         return ranks
 
     def insert(self, index: int, message_id: int, key: int | None = None) -> None:
@@ -81,8 +79,8 @@ class Order:
         return message_id
 
     def _unshare(self) -> list[int]:
-        if self._shared:
-            self.keys, self._shared, self._snapshot = list(self.keys), False, None
+        if self._snapshot is not None:  # it holds this list: edit a copy
+            self.keys, self._snapshot = list(self.keys), None
         return self.keys
 
     def _room(self, index: int) -> tuple[int, int]:
@@ -93,7 +91,7 @@ class Order:
 
     def _relabel(self) -> None:
         self.generation += 1
-        self.keys, self._shared, self._snapshot = [], False, None
+        self.keys, self._snapshot = [], None
         for position, message_id in enumerate(self.ids, start=1):
             self.key[message_id] = position * _GAP
             self.keys.append(position * _GAP)

@@ -35,24 +35,38 @@ if TYPE_CHECKING:
 
 
 
-def combine(expression: Expression, value_of: Callable[[Reference], PathValue]) -> Resolution:
-    """A resolution from the values of its references (SPEC 3): the first found alternative wins."""
+def _choose(
+    expression: Expression, value_of: Callable[[Reference], Any], found: Callable[[Any], bool],
+    problems: Callable[[Any], list[Diagnostic]],
+) -> tuple[list[Any] | None, tuple[Diagnostic, ...], tuple[str, ...]]:
+    """SPEC 3: the values of the first alternative whose references are all found (None if none is), the
+    diagnostics of every reference looked at, and the first missing reference of each failed alternative."""
     diagnostics: list[Diagnostic] = []
     missing: list[str] = []
     for gate in expression.alternatives:
         values = [value_of(ref) for ref in gate]
-        for path_value_ in values:
-            diagnostics.extend(d for d in path_value_.diagnostics if d not in diagnostics)
-        absent = next((ref for ref, v in zip(gate, values, strict=True) if not v.found), None)
+        for value in values:
+            diagnostics.extend(d for d in problems(value) if d not in diagnostics)
+        absent = next((ref for ref, v in zip(gate, values, strict=True) if not found(v)), None)
         if absent is None:
-            if len(values) == 1:  # one value's sources are sorted and unique, often already Indices
-                only = values[0].sources
-                sources = only if isinstance(only, Indices) else Indices(only)
-            else:
-                sources = Indices(sorted({i for v in values for i in v.sources}))
-            return Resolution(expression.source, True, values[-1].value, sources, tuple(diagnostics))
+            return values, tuple(diagnostics), ()
         missing.append(str(absent))
-    return Resolution(expression.source, False, None, Indices(), tuple(diagnostics), tuple(missing))
+    return None, tuple(diagnostics), tuple(missing)
+
+
+def combine(expression: Expression, value_of: Callable[[Reference], PathValue]) -> Resolution:
+    """A resolution from the values of its references (SPEC 3): the first found alternative wins."""
+    values, diagnostics, missing = _choose(
+        expression, value_of, lambda v: v.found, lambda v: list(v.diagnostics)
+    )
+    if values is None:
+        return Resolution(expression.source, False, None, Indices(), diagnostics, missing)
+    if len(values) == 1:  # one value's sources are sorted and unique, often already Indices
+        only = values[0].sources
+        sources = only if isinstance(only, Indices) else Indices(only)
+    else:
+        sources = Indices(sorted({i for v in values for i in v.sources}))
+    return Resolution(expression.source, True, values[-1].value, sources, diagnostics)
 
 
 class Found(NamedTuple):
@@ -70,22 +84,14 @@ Interval = tuple[int, int | None]  # the order keys strictly between these chang
 def combine_keys(expression: Expression, found_of: Callable[[Reference], Found], ranks: Ranks,
                  index_of: Callable[[int], int]) -> tuple[Resolution, Keys]:
     """`combine` over key-space results: the resolution (its sources ranked lazily) and its source keys."""
-    diagnostics: list[Diagnostic] = []
-    missing: list[str] = []
-    for gate in expression.alternatives:
-        values = [found_of(ref) for ref in gate]
-        for found in values:
-            for message_id, path, reason in found.problems:
-                diagnostic = Diagnostic(index_of(message_id), path, reason)
-                if diagnostic not in diagnostics:
-                    diagnostics.append(diagnostic)
-        absent = next((ref for ref, v in zip(gate, values, strict=True) if v.value is MISSING), None)
-        if absent is None:
-            keys = values[0].keys if len(values) == 1 else _union([v.keys for v in values])
-            resolution = Resolution(expression.source, True, values[-1].value, Ranked(keys, ranks), tuple(diagnostics))
-            return resolution, keys
-        missing.append(str(absent))
-    return Resolution(expression.source, False, None, Indices(), tuple(diagnostics), tuple(missing)), ()
+    values, diagnostics, missing = _choose(
+        expression, found_of, lambda v: v.value is not MISSING,
+        lambda v: [Diagnostic(index_of(m), path, reason) for m, path, reason in v.problems],
+    )
+    if values is None:
+        return Resolution(expression.source, False, None, Indices(), diagnostics, missing), ()
+    keys = values[0].keys if len(values) == 1 else _union([v.keys for v in values])
+    return Resolution(expression.source, True, values[-1].value, Ranked(keys, ranks), diagnostics), keys
 
 
 def _union(parts: list[Keys]) -> Keys:
@@ -172,7 +178,7 @@ class Watchers:
 
     def add(self, expression: Expression, callback: Callable[[Resolution], Any], instance: str | None) -> Watch:
         if self._generation != self._context._order.generation:
-            self.commit(self._relabelled({}, {}))
+            self.commit(self._relabelled({}))
         handle = Watch(self, expression, callback, instance, next(self._serial))
         fresh: set[Track] = set()
         reread: set[Track] = set()
@@ -287,17 +293,19 @@ class Watchers:
                 work.appended = None
                 work.base = True
 
-    def outcome(self, plan: Plan, moved: Interval | None, reuse: bool = True) -> Outcome:
+    def outcome(self, plan: Plan, moved: Interval | None) -> Outcome:
         """The new folds of the planned tracks and the new resolution of every watch that may change.
 
-        `moved`: the order keys whose messages the edit renumbered (an insert, a remove or a move);
-        `reuse`: whether kept source keys are still right (not after a move: the moved message has a new key).
+        `moved`: the order keys whose messages the edit renumbered: from the inserted or removed key on,
+        or between the old and new key of a moved message. A move is the one edit that changes a kept key
+        (its message's), so only then are the refolded results' keys not reused.
         """
+        reuse = moved is None or moved[1] is None
         folds: dict[Track, Fold] = {}
         for track in sorted(plan, key=lambda track: track.instance is not None):
             folds[track] = self._refold(track, plan[track], folds)
         if self._generation != self._context._order.generation:
-            return self._relabelled(folds, plan)
+            return self._relabelled(folds)
         results = {track: self._results(track, fold, reuse) for track, fold in folds.items()}
         order = self._context._order
         ranks, index_of = order.snapshot(), order.index_of
@@ -312,7 +320,6 @@ class Watchers:
             resolution, keys = watch.evaluate(now, ranks, index_of)
             fresh.append((watch, resolution, keys, _changed(watch, resolution, keys, moved)))
         if moved is not None:
-            low, high = moved
             for watch in self._watches:
                 if watch in refolded:
                     continue
@@ -320,14 +327,14 @@ class Watchers:
                 if current.diagnostics:  # they name message indices: work them out again
                     resolution, keys = watch.evaluate(now, ranks, index_of)
                     fresh.append((watch, resolution, keys, _changed(watch, resolution, keys, moved)))
-                elif keys and keys[-1] > low and (high is None or bisect_right(keys, low) < bisect_left(keys, high)):
+                elif _renumbered(keys, moved):
                     # Only indices changed: the same keys, ranked in the new order.
                     resolution = Resolution(current.expression, current.found, current.value, Ranked(keys, ranks))
                     fresh.append((watch, resolution, keys, True))
         fresh.sort(key=lambda entry: entry[0].serial)
         return Outcome(folds, results, fresh, order.generation)
 
-    def _relabelled(self, folds: dict[Track, Fold], plan: Plan) -> Outcome:
+    def _relabelled(self, folds: dict[Track, Fold]) -> Outcome:
         """After the order was relabelled every key changed: every result is worked out again, and a
         watch is compared by its indices."""
         order = self._context._order
@@ -443,6 +450,12 @@ def _grown(state: State, probe: Probe, old: Probe, known: Found, label: str, key
     return Found(value, keys, problems)
 
 
+def _renumbered(keys: Keys, moved: Interval) -> bool:
+    """Whether an edit that renumbered the messages strictly inside `moved` changed the index of a key."""
+    low, high = moved
+    return bool(keys) and keys[-1] > low and (high is None or bisect_right(keys, low) < bisect_left(keys, high))
+
+
 def _same_indices(old: Resolution, new: Resolution, before: Keys, after: Keys, moved: Interval) -> bool:
     """Whether two key tuples name the same indices, the first in the order before an edit that renumbered
     the keys in `moved` (the moved or inserted message at its ends), the second after it.
@@ -468,8 +481,6 @@ def _changed(watch: Watch, new: Resolution, keys: Keys, moved: Interval | None) 
         # Without renumbering, other keys are other indices; with it, compare the indices themselves.
         if moved is None or len(keys) != len(watch.keys) or not _same_indices(old, new, watch.keys, keys, moved):
             return True
-    elif moved is not None and keys:
-        low, high = moved
-        if keys[-1] > low and (high is None or bisect_right(keys, low) < bisect_left(keys, high)):
-            return True
+    elif moved is not None and _renumbered(keys, moved):
+        return True
     return old.value is not new.value and not same_json(old.value, new.value)
