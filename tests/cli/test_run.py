@@ -17,6 +17,11 @@ def run(capsys, *argv):
     return code, captured.out, captured.err
 
 
+def _written(path, doc):
+    path.write_text(json.dumps(doc))
+    return path
+
+
 def test_run_writes_the_resulting_request_to_stdout(capsys, examples) -> None:
     """The refund request comes back as a request, with the outputs appended and dated by --now."""
     code, out, err = run(capsys, examples / "refund_workflow.json", "--now", NOW)
@@ -72,8 +77,7 @@ def test_activities_file_runs_and_fire_and_forget_is_awaited(capsys, examples, t
     """With approval given and the example activities, the refund is paid; notifyCustomer finishes before exit."""
     doc = json.loads((examples / "refund_workflow.json").read_text())
     doc["context"].insert(3, {"type": "state", "data": {"approvals": {"refund": "lead"}}})
-    path = tmp_path / "approved.json"
-    path.write_text(json.dumps(doc))
+    path = _written(tmp_path / "approved.json", doc)
     log = tmp_path / "sent.txt"
     notifier = tmp_path / "notify.py"
     notifier.write_text(
@@ -97,8 +101,7 @@ def test_errors_and_blocked_calls_are_reported_on_stderr(capsys, tmp_path) -> No
         {"_tool": "t", "_outputPath": "†state.a", "_outputMethod": "bogus", "_output": 1},
         {"_tool": "u", "x": "†input.x", "_outputPath": "†state.b", "_output": 1},
     ]}]
-    path = tmp_path / "doc.json"
-    path.write_text(json.dumps(doc))
+    path = _written(tmp_path / "doc.json", doc)
     code, out, err = run(capsys, path)
     assert code == 0
     assert "call 0 (t) failed: outputMethod: unknown _outputMethod 'bogus'" in err
@@ -112,8 +115,7 @@ def test_refused_cycle_is_reported(capsys, tmp_path) -> None:
         {"_tool": "x", "v": "†state.b", "_outputPath": "†state.a", "_output": 1},
         {"_tool": "y", "v": "†state.a", "_outputPath": "†state.b", "_output": 1},
     ]}]
-    path = tmp_path / "doc.json"
-    path.write_text(json.dumps(doc))
+    path = _written(tmp_path / "doc.json", doc)
     code, _, err = run(capsys, path)
     assert code == 0
     assert err.count("form a cycle") == 1

@@ -29,6 +29,13 @@ def type_at_end(qtbot: Any, editor: DataEditor, text: str) -> None:
     qtbot.keyClicks(editor.json.text, text)
 
 
+def type_name(qtbot: Any, editor: DataEditor, text: str) -> None:
+    """Replace the form's name field by typing `text`, as a user would."""
+    line = editor.form.locate(("name",)).editor.findChild(QLineEdit)
+    line.selectAll()
+    qtbot.keyClicks(line, text)
+
+
 def test_the_json_tab_shows_the_value(editor: DataEditor) -> None:
     """The JSON tab holds the value as indented JSON."""
     editor.set_value({"name": "Maya", "n": 1}, SCHEMA)
@@ -78,9 +85,7 @@ def test_typing_through_an_invalid_state(editor: DataEditor, qtbot: Any) -> None
 def test_a_form_edit_updates_the_json_text(editor: DataEditor, qtbot: Any) -> None:
     """Typing in the form rewrites the JSON tab's text."""
     editor.set_value({"name": "Maya", "n": 1}, SCHEMA)
-    line = editor.form.locate(("name",)).editor.findChild(QLineEdit)
-    line.selectAll()
-    qtbot.keyClicks(line, "Zoe")
+    type_name(qtbot, editor, "Zoe")
     assert json.loads(editor.json.text.toPlainText()) == {"name": "Zoe", "n": 1}
 
 
@@ -124,9 +129,7 @@ def test_a_hidden_json_tab_catches_up_when_shown(editor: DataEditor, qtbot: Any)
     """Edits made in the form while the JSON tab is hidden are in its text once it is shown."""
     editor.set_value({"name": "Maya", "n": 1}, SCHEMA)
     editor.tabs.setCurrentWidget(editor.form)
-    line = editor.form.locate(("name",)).editor.findChild(QLineEdit)
-    line.selectAll()
-    qtbot.keyClicks(line, "Ann")
+    type_name(qtbot, editor, "Ann")
     editor.tabs.setCurrentWidget(editor.json)
     assert json.loads(editor.json.text.toPlainText()) == {"name": "Ann", "n": 1}
 
@@ -154,9 +157,7 @@ def test_a_form_edit_replaces_invalid_json_text(editor: DataEditor, qtbot: Any) 
     editor.set_value({"name": "Maya", "n": 1}, SCHEMA)
     editor.json.text.setPlainText('{"name": ')
     editor.tabs.setCurrentWidget(editor.form)
-    line = editor.form.locate(("name",)).editor.findChild(QLineEdit)
-    line.selectAll()
-    qtbot.keyClicks(line, "Zoe")
+    type_name(qtbot, editor, "Zoe")
     editor.tabs.setCurrentWidget(editor.json)
     assert json.loads(editor.json.text.toPlainText()) == {"name": "Zoe", "n": 1}
     assert editor.json.problem is None
