@@ -46,59 +46,95 @@ def lanes_of(write: Write) -> tuple[str, ...] | None:
 
 
 class Layer:
-    """The writes of one identity in context order (ids sorted by order key), indexed by lane."""
+    """The writes of one identity in context order (ids sorted by order key), indexed by lane.
 
-    __slots__ = ("all", "lanes", "notes", "universal", "version")
+    Per lane it also keeps where the lane's writes start to only append to the lane's array (`push` or
+    `concat` at the lane itself): tracks splice past such a tail (`_tracks`).
+    """
+
+    __slots__ = ("all", "lanes", "tails", "universal")
 
     def __init__(self) -> None:
         self.all: list[int] = []
         self.universal: list[int] = []
         self.lanes: dict[str, list[int]] = {}
-        self.version = 0  # changes with every write added or discarded
-        self.notes: dict[Any, tuple[int, Any]] = {}  # facts about the writes, valid for one version
+        self.tails: dict[str, int | None] = {}  # lane -> position of its appending tail (None: not known)
 
     def subset(self, lane: Lane) -> list[int]:
         """The ids that can matter to `lane`, in order."""
         return self.all if lane is None else self.lanes.get(lane, self.universal)
 
+    def appends_from(self, lane: str, writes: Mapping[int, Write]) -> int:
+        """The position in `subset(lane)` from which every write only appends to the lane's array."""
+        subset = self.subset(lane)
+        position = self.tails.get(lane)
+        if position is None:
+            position = len(subset)
+            while position and _appends(writes[subset[position - 1]], lane):
+                position -= 1
+            if lane in self.lanes:
+                self.tails[lane] = position
+        return position
+
     def append(self, message_id: int, write: Write) -> None:
         """Add a write known to come after every write already here (building a context)."""
-        self.version += 1
         self.all.append(message_id)
-        for target in self._lists(write, create=True):
+        for lane, target in self._lists(write, create=True):
             target.append(message_id)
+            self._added(lane, len(target) - 1, write)
 
     def add(self, message_id: int, write: Write, key: Key) -> None:
-        self.version += 1
         insort(self.all, message_id, key=key)
-        for target in self._lists(write, create=True):
-            insort(target, message_id, key=key)
+        for lane, target in self._lists(write, create=True):
+            position = bisect_left(target, key(message_id), key=key)
+            target.insert(position, message_id)
+            self._added(lane, position, write)
 
     def discard(self, message_id: int, write: Write, key: Key) -> None:
-        self.version += 1
         _delete(self.all, message_id, key)
-        for target in self._lists(write, create=False):
-            _delete(target, message_id, key)
+        for lane, target in self._lists(write, create=False):
+            position = _delete(target, message_id, key)
+            tail = self.tails.get(lane) if lane is not None else None
+            if lane is not None and tail is not None and position is not None and position < tail:
+                # The tail may now reach further back when the write just before it is gone.
+                self.tails[lane] = None if position == tail - 1 else tail - 1
 
-    def _lists(self, write: Write, create: bool) -> list[list[int]]:
+    def _added(self, lane: str | None, position: int, write: Write) -> None:
+        tail = self.tails.get(lane) if lane is not None else None
+        if lane is None or tail is None:
+            return
+        if position < tail:
+            self.tails[lane] = tail + 1
+        elif not _appends(write, lane):
+            self.tails[lane] = position + 1
+
+    def _lists(self, write: Write, create: bool) -> list[tuple[str | None, list[int]]]:
         segments = lanes_of(write)
         if segments is None:
-            return [self.universal, *self.lanes.values()]
-        found = []
+            return [(None, self.universal), *self.lanes.items()]
+        found: list[tuple[str | None, list[int]]] = []
         for segment in segments:
             target = self.lanes.get(segment)
             if target is None:
                 if not create:
                     continue
                 target = self.lanes[segment] = list(self.universal)
-            found.append(target)
+                self.tails[segment] = len(target)  # root writes never append at a lane
+            found.append((segment, target))
         return found
 
 
-def _delete(ids: list[int], message_id: int, key: Key) -> None:
+def _appends(write: Write, lane: str | None) -> bool:
+    """Whether a write only appends to the array at `lane`."""
+    return write.problem is None and write.method in ("push", "concat") and write.path == (lane,)
+
+
+def _delete(ids: list[int], message_id: int, key: Key) -> int | None:
     position = bisect_left(ids, key(message_id), key=key)
     if position < len(ids) and ids[position] == message_id:
         del ids[position]
+        return position
+    return None
 
 
 class Probe:

@@ -12,19 +12,31 @@ fold reset them later (then they are the old ones).
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import _index
 from ._index import Checkpoint, Gap, Key, Layer, Probe, State, checkpoint, fold_lane
-from ._messages import MISSING, Path, Write
+from ._messages import MISSING, Path, Write, get_path
 
 if TYPE_CHECKING:
     from ._context import Context
 
 
-Rebase = tuple[int, int, Checkpoint, Checkpoint, "tuple[str, Any, Any] | None"]
+class Patch(NamedTuple):
+    """Where the roots of a new fold differ from an old one's, in a way later writes keep: at `path`
+    the value is `new` instead of `old`; with `prefix`, the array there starts with `new` instead of
+    `old` (the writes in between appended the same elements to both)."""
+
+    path: Path
+    new: Any
+    old: Any
+    prefix: bool = False
+
+
+Rebase = tuple[int, int, Checkpoint, Checkpoint, Patch | None]
 
 
 class Marks:
@@ -35,7 +47,7 @@ class Marks:
 
     def __init__(self, items: list[Checkpoint] | None = None, rebases: list[Rebase] | None = None) -> None:
         self.items = items if items is not None else []
-        self.rebases = rebases if rebases is not None else []  # (start, end, matched, here, array)
+        self.rebases = rebases if rebases is not None else []  # (start, end, matched, here, patch)
 
     def __len__(self) -> int:
         return len(self.items)
@@ -45,9 +57,9 @@ class Marks:
 
     def get(self, index: int) -> Checkpoint:
         mark = self.items[index]
-        for start, end, matched, here, array in self.rebases:
+        for start, end, matched, here, patch in self.rebases:
             if start <= index < end:
-                mark = _rebased(mark, matched, here, array)
+                mark = _rebased(mark, matched, here, patch)
         return mark
 
     def plus(self, mark: Checkpoint) -> Marks:
@@ -56,24 +68,30 @@ class Marks:
     def head(self, count: int) -> Marks:
         """The first `count` marks (their rebases end there too: marks added after are new)."""
         kept: list[Rebase] = [
-            (start, min(end, count), matched, here, array)
-            for start, end, matched, here, array in self.rebases
+            (start, min(end, count), matched, here, patch)
+            for start, end, matched, here, patch in self.rebases
             if start < count
         ]
         return Marks(self.items[:count], kept)
 
-    def spliced(self, head: Marks, fresh: list[Checkpoint], later: int, rebase: Rebase) -> Marks:
-        """`head`, then `fresh`, then this one's marks from `later` on, rebased by `rebase`."""
+    def spliced(
+        self, head: Marks, fresh: list[Checkpoint], later: int, matched: Checkpoint, here: Checkpoint,
+        patch: Patch | None, until: int | None,
+    ) -> Marks:
+        """`head`, then `fresh`, then this one's marks from `later` on, rebased from `matched` to `here`,
+        their roots patched by `patch` up to mark `until` (None: all of them)."""
         offset = len(head) + len(fresh) - later
         items = [*head.items, *fresh, *self.items[later:]]
         rebases = [*head.rebases]
-        for start, end, matched, here, array in self.rebases:
+        for start, end, old_matched, old_here, old_patch in self.rebases:
             if end > later:
-                rebases.append((max(start, later) + offset, end + offset, matched, here, array))
-        _, _, matched, here, array = rebase
-        rebases.append((later + offset, len(items), matched, here, array))
+                rebases.append((max(start, later) + offset, end + offset, old_matched, old_here, old_patch))
+        cut = len(items) if until is None else max(later, until) + offset
+        rebases.append((later + offset, cut, matched, here, patch))
+        if cut < len(items):
+            rebases.append((cut, len(items), matched, here, None))
         marks = Marks(items, rebases)
-        if len(rebases) > 6:
+        if len(rebases) > 16:
             marks = Marks([marks.get(i) for i in range(len(items))])
         return marks
 
@@ -158,7 +176,7 @@ def repair(
         return tails[0]
 
     if work.base and work.low is None and base is not None:
-        spliced = _same_base(old, base, lane, tail)
+        spliced = _same_base(old, base, lane, layer, writes, key, tail)
         if spliced is not None:
             return spliced
     marks = old.checkpoints
@@ -185,7 +203,8 @@ def repair(
     aligned = [probe.path for probe in state.probes] == paths
     matches = {marks.id_at(i): i for i in range(first, len(marks))} if aligned else {}
     high = work.high
-    found: list[tuple[int, tuple[str, Any, Any] | None]] = []  # (index, array) of the matched mark
+    found: list[tuple[int, Patch | None, int | None]] = []  # the matched mark, and how to patch the old rest
+    blocked: dict[Path, int] = {}  # a difference, and the lane position of the first write it cannot pass
 
     def converge(message_id: int, now: State) -> Checkpoint | None:
         index = matches.get(message_id)
@@ -193,34 +212,64 @@ def repair(
             return None
         mark = marks.get(index)
         if _equivalent(now.root, mark.root, lane):
-            found.append((index, None))
+            found.append((index, None, None))
             return mark
-        if lane is None or not _appendable(now.root, mark.root, lane, paths):
+        if lane is None:
             return None
-        limit = tail()
-        if limit is None or key(message_id) < limit:
+        if _appendable(now.root, mark.root, lane, paths):
+            limit = tail()
+            if limit is None or key(message_id) < limit:
+                return None
+            found.append((index, Patch((lane,), now.root[lane], mark.root[lane], prefix=True), None))
+            return mark
+        target = _difference(now.root, mark.root, lane)
+        if target is None:
             return None
-        found.append((index, (lane, now.root[lane], mark.root[lane])))
+        position = bisect_right(subset, key(message_id), key=key)
+        if position < blocked.get(target, 0):
+            return None
+        cover, covers = _cover(subset, position, writes, target)
+        if covers is False:
+            blocked[target] = cover
+            return None
+        patch = Patch(target, get_path(now.root, target), get_path(mark.root, target))
+        found.append((index, patch, None if covers is None else _marks_before(marks, index, subset[cover], key)))
         return mark
 
     fresh: list[Checkpoint] = []
+    subset = layer.subset(lane)
     matched = fold_lane(state, layer, lane, writes, key, gaps=gaps, after=after, checkpoints=fresh, converge=converge)
     if matched is not None:
-        index, array = found[-1]
-        return _splice(state, gaps, head, fresh, index + 1, matched, old, base, None, array)
+        index, patch, until = found[-1]
+        return _splice(state, gaps, head, fresh, index + 1, matched, old, base, None, patch, until)
     return Fold(state if base is None else base.state, state, gaps, Marks([*head.items, *fresh], head.rebases))
 
 
-def _same_base(old: Fold, base: Fold, lane: str | None, tail: Callable[[], int | None]) -> Fold | None:
+def _same_base(old: Fold, base: Fold, lane: str | None, layer: Layer, writes: Mapping[int, Write], key: Key,
+               tail: Callable[[], int | None]) -> Fold | None:
     """When the global fold ends as before (for this lane), the instance layer folds as before: only the
-    sources and diagnostics it carried over from the global layer change. So too when the lane's array
-    differs and the instance layer only appends to it (`appends`). None otherwise."""
+    sources and diagnostics it carried over from the global layer change. So too when the two differ at
+    one path that the instance layer keeps apart (`_cover`), or in the lane's array when the instance
+    layer only appends to it. None otherwise."""
     paths = [probe.path for probe in old.state.probes]
-    array = None
-    if not _equivalent(base.state.root, old.base.root, lane):
-        if lane is None or not _appendable(base.state.root, old.base.root, lane, paths) or tail() != -1:
+    patch, until = None, None
+    now, then = base.state.root, old.base.root
+    if not _equivalent(now, then, lane):
+        if lane is None:
             return None
-        array = (lane, base.state.root[lane], old.base.root[lane])
+        if _appendable(now, then, lane, paths) and tail() == -1:
+            patch = Patch((lane,), now[lane], then[lane], prefix=True)
+        else:
+            target = _difference(now, then, lane)
+            if target is None:
+                return None
+            subset = layer.subset(lane)
+            cover, covers = _cover(subset, 0, writes, target)
+            if covers is False:
+                return None
+            patch = Patch(target, get_path(now, target), get_path(then, target))
+            if covers:
+                until = _marks_before(old.checkpoints, -1, subset[cover], key)
     before = {probe.path: probe for probe in old.base.probes}
     after = {probe.path: probe for probe in base.state.probes}
     if not all(path in before and path in after for path in paths):
@@ -228,7 +277,7 @@ def _same_base(old: Fold, base: Fold, lane: str | None, tail: Callable[[], int |
     matched = _mark(old.state, [before[path] for path in paths], 0)
     here = _mark(old.state, [after[path] for path in paths], 0)
     start = State([after[path].copy() for path in paths], base.state.root)
-    return _splice(start, [], Marks(), [], 0, matched, old, base, here, array)
+    return _splice(start, [], Marks(), [], 0, matched, old, base, here, patch, until)
 
 
 def _mark(state: State, probes: list[Probe], gaps: int) -> Checkpoint:
@@ -263,14 +312,15 @@ def _splice(
     old: Fold,
     base: Fold | None,
     start: Checkpoint | None = None,
-    array: tuple[str, Any, Any] | None = None,
+    patch: Patch | None = None,
+    until: int | None = None,
 ) -> Fold:
     """The new fold, equivalent at `matched` to the old one: the old rest with the new past.
 
     `head` and `fresh` are the new fold's checkpoints so far; the old ones from index `later` on follow,
     rebased. `start`: the fold is spliced at the start of its own layer (`matched` is then where the old
-    global fold left the probes, `start` where the new one does). `array`: (lane, new, old) when the two
-    differ in the lane's array, which the rest only appends to: the old rest's arrays start with `new`.
+    global fold left the probes, `start` where the new one does). `patch`: how the new roots differ from
+    the old rest's, up to the old mark `until`, from where a write made them the same (None: to the end).
     """
     here = start or checkpoint(state, matched.layer, matched.message_id, len(gaps))
     probes = []
@@ -284,21 +334,19 @@ def _splice(
             probe.resets = now.resets + final.resets - matched.resets[index]
         probe.diagnostics = now.diagnostics + final.diagnostics[matched.diagnostics[index] :]
         probes.append(probe)
-    spliced = State(probes, _with_array(old.state.root, array))
+    spliced = State(probes, _patched(old.state.root, patch) if until is None else old.state.root)
     new_marks = fresh if start is not None else [*fresh, here]
-    marks = old.checkpoints.spliced(head, new_marks, later, (0, 0, matched, here, array))
+    marks = old.checkpoints.spliced(head, new_marks, later, matched, here, patch, until)
     new_gaps = gaps + old.gaps[matched.gaps :]
     return Fold(spliced if base is None else base.state, spliced, new_gaps, marks, old.steps)
 
 
-def _rebased(
-    mark: Checkpoint, matched: Checkpoint, here: Checkpoint, array: tuple[str, Any, Any] | None = None
-) -> Checkpoint:
+def _rebased(mark: Checkpoint, matched: Checkpoint, here: Checkpoint, patch: Patch | None = None) -> Checkpoint:
     """An old checkpoint after the splice point, as the new fold would have made it."""
     same = (here.sources, here.diagnostics, here.resets, here.gaps)
-    root = _with_array(mark.root, array)
+    root = _patched(mark.root, patch)
     if same == (matched.sources, matched.diagnostics, matched.resets, matched.gaps):
-        return mark if array is None else replace(mark, root=root)
+        return mark if patch is None else replace(mark, root=root)
     sources = tuple(
         here.sources[i] + mark.sources[i][len(matched.sources[i]) :] if mark.resets[i] == matched.resets[i] else s
         for i, s in enumerate(mark.sources)
@@ -309,32 +357,94 @@ def _rebased(
     return Checkpoint(mark.layer, mark.message_id, root, sources, diagnostics, resets, gaps)
 
 
-def _with_array(root: Any, array: tuple[str, Any, Any] | None) -> Any:
-    """`root` whose lane array starts with the new array where it started with the old one."""
-    if array is None:
+def _patched(root: Any, patch: Patch | None) -> Any:
+    """An old root as the new fold has it (the objects along the patch's path are copied)."""
+    if patch is None:
         return root
-    lane, new, old = array
-    return {**root, lane: [*new, *root[lane][len(old) :]]}
+    path, new, old, prefix = patch
+
+    def rebuild(node: Any, depth: int) -> Any:
+        if depth == len(path):
+            return [*new, *node[len(old) :]] if prefix else new
+        return {**node, path[depth]: rebuild(node[path[depth]], depth + 1)}
+
+    return rebuild(root, 0)
+
+
+def _difference(now: Any, then: Any, lane: str) -> Path | None:
+    """The one path of the lane where two roots differ, when the rest of the lane is identical and the
+    objects down to it have the same keys in the same order (so that replacing the value there keeps
+    the order); None when the roots are not objects or the lane is missing from one."""
+    if not (isinstance(now, dict) and isinstance(then, dict)):
+        return None
+    new, old = now.get(lane, MISSING), then.get(lane, MISSING)
+    if new is MISSING or old is MISSING:
+        return None
+    path: Path = (lane,)
+    while isinstance(new, dict) and isinstance(old, dict) and list(new) == list(old):
+        differing = [k for k in new if new[k] is not old[k] and not _identical(new[k], old[k])]
+        if len(differing) != 1:
+            break
+        path += (differing[0],)
+        new, old = new[differing[0]], old[differing[0]]
+    return path
+
+
+def _cover(subset: list[int], position: int, writes: Mapping[int, Write], target: Path) -> tuple[int, bool | None]:
+    """How the writes of a lane from `position` on act on two roots that differ only at `target`
+    (`_difference`): the position of the first write that acts on the value there and whether it
+    replaces it whatever it was (True: from there on the two are the same) or acts by what it is
+    (False: they may fold apart). (len(subset), None) when no write acts on it: they fold the same."""
+    for index in range(position, len(subset)):
+        covers = _covers(writes[subset[index]], target)
+        if covers is not None:
+            return index, covers
+    return len(subset), None
+
+
+def _covers(write: Write, target: Path) -> bool | None:
+    """How one write acts on the value at `target` (whose parents are objects): None when it leaves it
+    alone (and then acts the same whatever that value is), True when it replaces it or a parent whatever
+    it was, False when what it does depends on that value."""
+    if write.problem is not None:
+        return None
+    path = write.path
+    if path != target[: len(path)]:
+        return False if target == path[: len(target)] else None  # inside the target, or elsewhere
+    method, rest = write.method, target[len(path) :]
+    if method == "set":
+        return True
+    if method == "assign":  # at a parent, which is an object: a key of the new value replaces that child
+        if not rest:
+            return False
+        return True if not isinstance(write.value, dict) or rest[0] in write.value else None
+    if method == "merge":  # walks down the new value: a non-object replaces, a missing key stops
+        node = write.value
+        for segment in rest:
+            if not isinstance(node, dict):
+                return True
+            if segment not in node:
+                return None
+            node = node[segment]
+        return not isinstance(node, dict)
+    return False  # push and concat at the target or above it
+
+
+def _marks_before(marks: Marks, index: int, message_id: int, key: Key) -> int:
+    """The index of the first mark after `index` at or past the write `message_id` in order."""
+    limit = key(message_id)
+    position = index + 1
+    while position < len(marks) and key(marks.id_at(position)) < limit:
+        position += 1
+    return position
 
 
 def _appends_after(layer: Layer, lane: str | None, writes: Mapping[int, Write], key: Key) -> int | None:
     """The order key after which every write of the lane appends to the lane's array (-1: all do)."""
     if lane is None:
         return None
-    subset = layer.subset(lane)
-    note = layer.notes.get(("appends", lane))
-    if note is not None and note[0] == layer.version:
-        position = note[1]
-        return key(subset[position - 1]) if position else -1
-    position = len(subset)
-    target = (lane,)
-    while position:
-        write = writes[subset[position - 1]]
-        if write.problem is not None or write.path != target or write.method not in ("push", "concat"):
-            break
-        position -= 1
-    layer.notes["appends", lane] = (layer.version, position)
-    return key(subset[position - 1]) if position else -1
+    position = layer.appends_from(lane, writes)
+    return key(layer.subset(lane)[position - 1]) if position else -1
 
 
 def _appendable(now: Any, then: Any, lane: str, paths: list[Path]) -> bool:

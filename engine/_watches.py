@@ -95,8 +95,8 @@ def combine_keys(expression: Expression, found_of: Callable[[Reference], Found],
 
 
 def _union(parts: list[Keys]) -> Keys:
-    """The sorted union of sorted keys."""
-    return tuple(sorted(set().union(*parts)))
+    """The sorted union of sorted keys (sorting concatenated runs merges them)."""
+    return tuple(dict.fromkeys(sorted(itertools.chain.from_iterable(parts))))
 
 
 class Watch:

@@ -90,6 +90,25 @@ def array_messages(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @st.composite
+def nested_messages(draw: st.DrawFn) -> dict[str, Any]:
+    """Writes under `†s.a` (global or instance ①) that often differ at one nested field only, which later
+    writes leave alone, replace, or act on by what it is."""
+    path = draw(st.sampled_from([("a",), ("a", "b"), ("a", "b", "c"), ("a", "d"), ("a", "b", "d")]))
+    method = draw(st.sampled_from(["set", "set", "merge", "merge", "assign", "push"]))
+    inner = st.one_of(scalars, st.dictionaries(st.sampled_from(["c", "d"]), scalars, max_size=2))
+    leaf = st.one_of(scalars, st.dictionaries(st.sampled_from(["b", "c", "d"]), inner, max_size=2))
+    message: dict[str, Any] = {
+        "type": "s",
+        "s": _wrapped(path, draw(leaf)),
+        "_outputPath": "†" + ".".join(("s", *path)),
+        "_outputMethod": method,
+    }
+    if draw(st.booleans()):
+        message["_instance"] = "1"
+    return message
+
+
+@st.composite
 def edits(draw: st.DrawFn, size: int, new: st.SearchStrategy[dict[str, Any]] | None = None) -> Any:
     """An edit that is valid for a context of `size` messages (new messages drawn from `new`)."""
     fresh = messages() if new is None else new

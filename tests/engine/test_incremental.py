@@ -9,7 +9,15 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from incremental_strategies import INSTANCES, array_messages, documents, edits, expressions, messages
+from incremental_strategies import (
+    INSTANCES,
+    array_messages,
+    documents,
+    edits,
+    expressions,
+    messages,
+    nested_messages,
+)
 
 from contextdeck.engine import Context, Insert, Move, Remove, Replace, Resolution, _index, classify, parse_expression
 from contextdeck.engine._fold import fold
@@ -75,6 +83,19 @@ def test_watches_of_arrays_follow_every_edit(spacing: int, document: list[dict[s
     watches = [("†s.a", None), ("†s.a", "1"), ("†s.a.0", "1"), ("†s.a.1 || †s.a", None)]
     with checkpoints_every(spacing):
         _follow_edits(document, watches, data, array_messages())
+
+
+@pytest.mark.parametrize("spacing", [1, 4])
+@settings(max_examples=150, deadline=None)
+@given(document=st.lists(nested_messages(), max_size=30), data=st.data())
+def test_watches_of_nested_fields_follow_every_edit(
+    spacing: int, document: list[dict[str, Any]], data: st.DataObject
+) -> None:
+    """Folds that differ at one nested field (where tracks splice with that field patched, up to a write
+    that replaces it) stay exact too, for the global view and under an instance layer."""
+    watches = [("†s.a", None), ("†s.a.b", "1"), ("†s.a.b.c", "1"), ("†s.a.d || †s.a", "1"), ("†s", "1")]
+    with checkpoints_every(spacing):
+        _follow_edits(document, watches, data, nested_messages())
 
 
 def _follow_edits(

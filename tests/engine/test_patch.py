@@ -1,0 +1,169 @@
+"""The lemma behind patched splices (`_tracks`): when two folds differ at one path only, a write that
+leaves that path alone acts the same on both, and one that covers it makes them the same again.
+
+Tracks rely on it to splice an old fold after an edit that changed one nested field (a global write
+under an instance layer, a replace in the middle), instead of folding the rest of the lane again.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from contextdeck.engine._fold import _effect
+from contextdeck.engine._index import Layer
+from contextdeck.engine._messages import Write, get_path
+from contextdeck.engine._methods import Conflict, write_at
+from contextdeck.engine._tracks import Patch, _covers, _difference, _equivalent, _identical, _patched
+
+SEGMENTS = ("a", "b", "c")
+scalars = st.one_of(st.none(), st.booleans(), st.integers(0, 2), st.just("x"))
+values: st.SearchStrategy[Any] = st.recursive(
+    scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=2), st.dictionaries(st.sampled_from(SEGMENTS), inner, max_size=3)),
+    max_leaves=6,
+)
+paths = st.lists(st.sampled_from(SEGMENTS), min_size=0, max_size=3).map(tuple)
+writes = st.builds(Write, paths, st.sampled_from(["set", "merge", "assign", "push", "concat"]), values)
+
+
+@st.composite
+def differing_roots(draw: st.DrawFn) -> tuple[Any, Any]:
+    """Two roots (objects) that differ somewhere under lane "a"."""
+    lane = draw(st.dictionaries(st.sampled_from(SEGMENTS), values, min_size=1, max_size=3))
+    root = {"a": lane, **draw(st.dictionaries(st.sampled_from(("b", "c")), values, max_size=1))}
+    depth = draw(st.integers(1, 3))
+    node, path = root, ["a"]
+    for _ in range(depth - 1):
+        child = node[path[-1]]
+        if not isinstance(child, dict) or not child:
+            break
+        node, path = child, [*path, draw(st.sampled_from(sorted(child)))]
+    other = _patched(root, Patch(tuple(path), draw(values), get_path(root, tuple(path))))
+    return root, other
+
+
+class Refused(str):
+    """A write's conflict, told apart from a string it sets."""
+
+
+def _apply(root: Any, write: Write) -> Any:
+    try:
+        return write_at(root, write.path, write.method, write.value)
+    except Conflict as conflict:
+        return Refused(conflict.reason)
+
+
+@settings(max_examples=600, deadline=None)
+@given(differing_roots(), writes, paths)
+def test_a_write_that_leaves_the_difference_alone_acts_the_same(
+    pair: tuple[Any, Any], write: Write, probe: Any
+) -> None:
+    new, old = pair
+    target = _difference(new, old, "a")
+    if target is None or _identical(new["a"], old["a"]):
+        return
+    # The difference is exactly at `target`: patching it there gives the other lane, key order and all.
+    assert _identical(_patched(old, Patch(target, get_path(new, target), get_path(old, target)))["a"], new["a"])
+    covers = _covers(write, target)
+    after_new, after_old = _apply(new, write), _apply(old, write)
+    probe = ("a", *probe)
+    if covers is None:
+        if isinstance(after_new, Refused) or isinstance(after_old, Refused):
+            assert (type(after_new), after_new) == (type(after_old), after_old)  # the same conflict on both sides
+            return
+        assert _identical(get_path(after_new, target), get_path(new, target))
+        assert _identical(get_path(after_old, target), get_path(old, target))
+        patch = Patch(target, get_path(new, target), get_path(old, target))
+        assert _identical(_patched(after_old, patch)["a"], after_new["a"])
+        assert _effect(write, new, probe) == _effect(write, old, probe)
+    elif covers:
+        assert not isinstance(after_new, Refused)
+        assert not isinstance(after_old, Refused)
+        assert _equivalent(after_new, after_old, "a")
+        assert _effect(write, new, probe) == _effect(write, old, probe)
+
+
+def test_writes_that_cover_a_field_or_leave_it() -> None:
+    """Each rule of `_covers`, for a difference at a.b (so a is an object on both sides)."""
+    target = ("a", "b")
+    cases = [
+        (Write(("a", "b"), "set", 1), True),
+        (Write(("a",), "set", {}), True),
+        (Write((), "set", 5), True),
+        (Write(("a", "c"), "set", 1), None),
+        (Write(("a", "b", "c"), "set", 1), False),  # inside it: depends on what it is
+        (Write(("a", "b"), "merge", 1), True),
+        (Write(("a", "b"), "merge", {"c": 1}), False),  # merged into what it is
+        (Write(("a",), "merge", {"c": 1}), None),
+        (Write(("a",), "merge", {"b": 2}), True),
+        (Write(("a",), "merge", {"b": {"c": 1}}), False),
+        (Write(("a",), "merge", 3), True),
+        (Write((), "merge", {"a": {"b": [1]}}), True),
+        (Write(("a",), "assign", {"b": {"c": 1}}), True),  # assign replaces the keys it names
+        (Write(("a",), "assign", {"c": 1}), None),
+        (Write(("a",), "assign", [1]), True),
+        (Write(("a", "b"), "assign", {"c": 1}), False),
+        (Write(("a", "b"), "push", 1), False),
+        (Write(("a",), "concat", [1]), False),
+        (Write(("a", "b"), "set", 1, problem="bad path"), None),
+    ]
+    assert [(write, _covers(write, target)) for write, _ in cases] == cases
+
+
+def test_the_difference_is_the_deepest_single_path() -> None:
+    new = {"a": {"x": 1, "b": {"c": 1, "d": [1]}}, "z": 0}
+    assert _difference(new, {"a": {"x": 1, "b": {"c": 2, "d": [1]}}, "z": 9}, "a") == ("a", "b", "c")
+    assert _difference(new, {"a": {"x": 2, "b": {"c": 2, "d": [1]}}}, "a") == ("a",)  # two fields
+    assert _difference(new, {"a": {"b": {"c": 1, "d": [1]}, "x": 1}}, "a") == ("a",)  # key order
+    assert _difference(new, {"a": {"x": 1, "b": {"c": 1}}}, "a") == ("a", "b")  # keys differ there
+    assert _difference(new, {"b": 1}, "a") is None  # not in the other
+    assert _difference([1], new, "a") is None
+
+
+ops = st.lists(
+    st.tuples(
+        st.booleans(),
+        st.integers(0, 40),
+        st.sampled_from(
+            [
+                Write(("a",), "push", 1),
+                Write(("a",), "concat", [1]),
+                Write(("a", "x"), "set", 1),
+                Write((), "set", {}),
+                Write(("b",), "push", 1),
+                Write(("a",), "push", 1, problem="bad"),
+            ]
+        ),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ops)
+def test_the_appending_tail_of_each_lane_is_kept_up_to_date(steps: list[tuple[bool, int, Write]]) -> None:
+    """Through any adds and removes, where a lane's writes start only appending to its array is what a
+    walk back from the end finds."""
+    layer, written = Layer(), {}
+    key = float  # ids are their own order keys
+    for number, (adding, slot, write) in enumerate(steps):
+        if adding:
+            message_id = slot + number / 100  # distinct, anywhere in the order
+            written[message_id] = write
+            layer.add(message_id, write, key)
+        elif written:
+            message_id = sorted(written)[slot % len(written)]
+            layer.discard(message_id, written.pop(message_id), key)
+        for lane in ("a", "b"):
+            subset = layer.subset(lane)
+            walked = len(subset)
+            while walked and _appends_at(written[subset[walked - 1]], lane):
+                walked -= 1
+            assert layer.appends_from(lane, written) == walked
+
+
+def _appends_at(write: Write, lane: str) -> bool:
+    return write.problem is None and write.method in ("push", "concat") and write.path == (lane,)
