@@ -187,7 +187,7 @@ class Context:
         info = self._info[message_id]
         if info.write is None or info.identity is None:
             return
-        self._watchers.touch(plan, info.identity, info.write, message_id, False)
+        self._watchers.touch(plan, info.identity, info.write, message_id, False, dropped=True)
         self._layer(info.identity).discard(message_id, info.write, self._order.key.__getitem__)
         del self._writes[message_id]
 

@@ -12,7 +12,7 @@ fold reset them later (then they are the old ones).
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -116,7 +116,8 @@ class Work:
 
     `appended`: the id of a write that is now the last of this view's fold (one step will do);
     `base`: the global layer changed under an instance track (fold its own layer again from the start);
-    `low`, `high`: the order keys of the edits in the track's own layer (None: none there).
+    `low`, `high`: the order keys of the edits in the track's own layer (None: none there);
+    `ids` the messages edited there, and `dropped` the writes they had before the edit.
     """
 
     appended: int | None = None
@@ -125,6 +126,11 @@ class Work:
     high: int | None = None
     generation: int = 0
     ids: set[int] = field(default_factory=set)
+    dropped: dict[int, Write] = field(default_factory=dict)
+
+    def ids_at_one_key(self) -> bool:
+        """Whether the edit in the track's own layer is one write at one place (not a move)."""
+        return len(self.ids) == 1 and self.low is not None and self.low == self.high
 
 
 def full(
@@ -205,44 +211,96 @@ def repair(
     high = work.high
     found: list[tuple[int, Patch | None, int | None]] = []  # the matched mark, and how to patch the old rest
     blocked: dict[Path, int] = {}  # a difference, and the lane position of the first write it cannot pass
+    subset = layer.subset(lane)
+
+    def appends_after(message_id: int | None) -> bool:
+        limit = tail()
+        return limit is not None and (limit == -1 or (message_id is not None and key(message_id) >= limit))
 
     def converge(message_id: int, now: State) -> Checkpoint | None:
         index = matches.get(message_id)
         if index is None or message_id in work.ids or (high is not None and keys.get(message_id, -1) <= high):
             return None
         mark = marks.get(index)
-        if _equivalent(now.root, mark.root, lane):
-            found.append((index, None, None))
-            return mark
-        if lane is None:
-            return None
-        if _appendable(now.root, mark.root, lane, paths):
-            limit = tail()
-            if limit is None or key(message_id) < limit:
-                return None
-            found.append((index, Patch((lane,), now.root[lane], mark.root[lane], prefix=True), None))
-            return mark
-        target = _difference(now.root, mark.root, lane)
-        if target is None:
-            return None
         position = bisect_right(subset, key(message_id), key=key)
-        if position < blocked.get(target, 0):
+        way = _patch_to(now.root, mark.root, lane, paths, subset, position, writes, appends_after(message_id), blocked)
+        if way is None:
             return None
-        cover, covers = _cover(subset, position, writes, target)
-        if covers is False:
-            blocked[target] = cover
-            return None
-        patch = Patch(target, get_path(now.root, target), get_path(mark.root, target))
-        found.append((index, patch, None if covers is None else _marks_before(marks, index, subset[cover], key)))
+        patch, cover = way
+        found.append((index, patch, None if cover is None else _marks_before(marks, index, subset[cover], key)))
         return mark
 
     fresh: list[Checkpoint] = []
-    subset = layer.subset(lane)
+    if not work.base and aligned and lane is not None and work.ids_at_one_key():
+        # One write edited: fold up to it, and compare the fold with and without the edit right there.
+        (edited,) = work.ids
+        assert work.low is not None
+        ahead, ahead_gaps, ahead_marks = state.copy(), list(gaps), list(fresh)
+        fold_lane(ahead, layer, lane, writes, key, work.low - 1, ahead_gaps, after=after, checkpoints=ahead_marks)
+        if isinstance(ahead.root, dict):  # else fold the usual way
+            state, gaps, fresh = ahead, ahead_gaps, ahead_marks
+            position = bisect_left(subset, work.low, key=key)
+            previous = subset[position - 1] if position else None
+            then = state.copy()
+            dropped = work.dropped.get(edited)
+            if dropped is not None and _in_lane(dropped, lane):
+                then.step(edited, dropped)
+            if position < len(subset) and subset[position] == edited:
+                state.step(edited, writes[edited])
+                position, previous = position + 1, edited
+            way = _patch_to(state.root, then.root, lane, paths, subset, position, writes, appends_after(previous))
+            if way is not None and isinstance(state.root, dict) and isinstance(then.root, dict):
+                patch, cover = way
+                later = first
+                while later < len(marks) and (keys.get(marks.id_at(later)) or -1) <= work.low:
+                    later += 1
+                until = None if cover is None else _marks_before(marks, later - 1, subset[cover], key)
+                was, is_now = (checkpoint(now, layer, edited, len(gaps)) for now in (then, state))
+                return _splice(state, gaps, head, fresh, later, was, old, base, is_now, patch, until)
+            if previous is not None and (after is None or key(previous) > key(after)):
+                after = previous
     matched = fold_lane(state, layer, lane, writes, key, gaps=gaps, after=after, checkpoints=fresh, converge=converge)
     if matched is not None:
         index, patch, until = found[-1]
         return _splice(state, gaps, head, fresh, index + 1, matched, old, base, None, patch, until)
     return Fold(state if base is None else base.state, state, gaps, Marks([*head.items, *fresh], head.rebases))
+
+
+def _in_lane(write: Write, lane: str) -> bool:
+    lanes = _index.lanes_of(write)
+    return lanes is None or lane in lanes
+
+
+def _patch_to(
+    now: Any,
+    then: Any,
+    lane: str | None,
+    paths: list[Path],
+    subset: list[int],
+    position: int,
+    writes: Mapping[int, Write],
+    appends: bool,
+    blocked: dict[Path, int] | None = None,
+) -> tuple[Patch | None, int | None] | None:
+    """How an old fold's rest, from lane position `position` on, becomes the new fold's, given their
+    roots there: (the patch, if any, and the lane position of the write from which the roots are the
+    same again, if any); None when the old rest cannot be reused. `appends`: every write of the rest
+    appends to the lane's array. `blocked` remembers differences the rest cannot pass, and where."""
+    if _equivalent(now, then, lane):
+        return None, None
+    if lane is None:
+        return None
+    if _appendable(now, then, lane, paths):
+        return (Patch((lane,), now[lane], then[lane], prefix=True), None) if appends else None
+    target = _difference(now, then, lane)
+    if target is None or (blocked is not None and position < blocked.get(target, 0)):
+        return None
+    cover, covers = _cover(subset, position, writes, target)
+    if covers is False:
+        if blocked is not None:
+            blocked[target] = cover
+        return None
+    return Patch(target, get_path(now, target), get_path(then, target)), cover if covers else None
 
 
 def _same_base(old: Fold, base: Fold, lane: str | None, layer: Layer, writes: Mapping[int, Write], key: Key,
@@ -252,24 +310,12 @@ def _same_base(old: Fold, base: Fold, lane: str | None, layer: Layer, writes: Ma
     one path that the instance layer keeps apart (`_cover`), or in the lane's array when the instance
     layer only appends to it. None otherwise."""
     paths = [probe.path for probe in old.state.probes]
-    patch, until = None, None
-    now, then = base.state.root, old.base.root
-    if not _equivalent(now, then, lane):
-        if lane is None:
-            return None
-        if _appendable(now, then, lane, paths) and tail() == -1:
-            patch = Patch((lane,), now[lane], then[lane], prefix=True)
-        else:
-            target = _difference(now, then, lane)
-            if target is None:
-                return None
-            subset = layer.subset(lane)
-            cover, covers = _cover(subset, 0, writes, target)
-            if covers is False:
-                return None
-            patch = Patch(target, get_path(now, target), get_path(then, target))
-            if covers:
-                until = _marks_before(old.checkpoints, -1, subset[cover], key)
+    subset = layer.subset(lane)
+    way = _patch_to(base.state.root, old.base.root, lane, paths, subset, 0, writes, tail() == -1)
+    if way is None:
+        return None
+    patch, cover = way
+    until = None if cover is None else _marks_before(old.checkpoints, -1, subset[cover], key)
     before = {probe.path: probe for probe in old.base.probes}
     after = {probe.path: probe for probe in base.state.probes}
     if not all(path in before and path in after for path in paths):

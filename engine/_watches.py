@@ -240,10 +240,13 @@ class Watchers:
 
     # -- after an edit -------------------------------------------------------------------------
 
-    def touch(self, plan: Plan, identity: Identity, write: Write, message_id: int, appended: bool) -> None:
+    def touch(
+        self, plan: Plan, identity: Identity, write: Write, message_id: int, appended: bool, dropped: bool = False
+    ) -> None:
         """Note in `plan` the tracks a write (added, or about to be removed) can change, and how.
 
-        `appended`: the write was just added as the last message of the context.
+        `appended`: the write was just added as the last message of the context; `dropped`: it is about
+        to be removed.
         """
         kind, instance = identity
         tracks = self._by_kind.get(kind)
@@ -281,6 +284,8 @@ class Watchers:
                 work = plan[track] = Work(generation=context._order.generation)
             if track.instance == instance:
                 work.ids.add(message_id)
+                if dropped:
+                    work.dropped[message_id] = write
                 if appended and first:
                     work.appended = message_id
                 else:
@@ -426,9 +431,9 @@ def _found(state: State, probe: Probe, label: str, key: dict[int, int]) -> Found
 
 
 def _grown(state: State, probe: Probe, old: Probe, known: Found, label: str, key: dict[int, int]) -> Found | None:
-    """`_found` of a probe from the old result: only the sources gained are looked up.
+    """`_found` of a probe from the old result: only the sources gained or lost are looked up.
 
-    None when that does not hold (the old diagnostics are not kept, a source was lost, or not found).
+    None when that does not hold (the old diagnostics are not kept, most sources changed, or not found).
     """
     kept = len(old.diagnostics)
     if probe.diagnostics[:kept] != old.diagnostics:
@@ -439,8 +444,14 @@ def _grown(state: State, probe: Probe, old: Probe, known: Found, label: str, key
     keys = known.keys
     if tuple(probe.sources) != tuple(old.sources):
         new, before = set(probe.sources), set(old.sources)
-        if not before <= new:
+        lost = before - new
+        if 2 * len(lost) > len(new):
             return None
+        if lost:
+            gone = {key.get(m) for m in lost}
+            if None in gone:
+                return None
+            keys = tuple(k for k in keys if k not in gone)
         added = sorted(key[m] for m in new - before)
         appended = not keys or not added or added[0] > keys[-1]  # the new keys come last
         keys = (*keys, *added) if appended else tuple(sorted({*keys, *added}))
