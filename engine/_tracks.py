@@ -37,6 +37,7 @@ class Patch(NamedTuple):
 
 
 Rebase = tuple[int, int, Checkpoint, Checkpoint, Patch | None]
+Patches = list[tuple[Patch, int | None]]  # each with the old mark (or lane position) where it stops applying
 
 
 class Marks:
@@ -76,20 +77,20 @@ class Marks:
 
     def spliced(
         self, head: Marks, fresh: list[Checkpoint], later: int, matched: Checkpoint, here: Checkpoint,
-        patch: Patch | None, until: int | None,
+        patches: Patches,
     ) -> Marks:
         """`head`, then `fresh`, then this one's marks from `later` on, rebased from `matched` to `here`,
-        their roots patched by `patch` up to mark `until` (None: all of them)."""
+        their roots patched by each patch up to the mark it stops at (None: all of them)."""
         offset = len(head) + len(fresh) - later
         items = [*head.items, *fresh, *self.items[later:]]
         rebases = [*head.rebases]
         for start, end, old_matched, old_here, old_patch in self.rebases:
             if end > later:
                 rebases.append((max(start, later) + offset, end + offset, old_matched, old_here, old_patch))
-        cut = len(items) if until is None else max(later, until) + offset
-        rebases.append((later + offset, cut, matched, here, patch))
-        if cut < len(items):
-            rebases.append((cut, len(items), matched, here, None))
+        rebases.append((later + offset, len(items), matched, here, None))
+        for patch, until in patches:  # a rebase from `here` to itself only patches the root
+            cut = len(items) if until is None else max(later, until) + offset
+            rebases.append((later + offset, cut, here, here, patch))
         marks = Marks(items, rebases)
         if len(rebases) > 16:
             marks = Marks([marks.get(i) for i in range(len(items))])
@@ -209,8 +210,8 @@ def repair(
     aligned = [probe.path for probe in state.probes] == paths
     matches = {marks.id_at(i): i for i in range(first, len(marks))} if aligned else {}
     high = work.high
-    found: list[tuple[int, Patch | None, int | None]] = []  # the matched mark, and how to patch the old rest
-    blocked: dict[Path, int] = {}  # a difference, and the lane position of the first write it cannot pass
+    found: list[tuple[int, Patches]] = []  # the matched mark, and how to patch the old rest
+    blocked: dict[tuple[Path, ...], int] = {}  # differences, and the lane position of the first write they cannot pass
     subset = layer.subset(lane)
 
     def appends_after(message_id: int | None) -> bool:
@@ -226,8 +227,7 @@ def repair(
         way = _patch_to(now.root, mark.root, lane, paths, subset, position, writes, appends_after(message_id), blocked)
         if way is None:
             return None
-        patch, cover = way
-        found.append((index, patch, None if cover is None else _marks_before(marks, index, subset[cover], key)))
+        found.append((index, [(patch, _until(marks, index, subset, cover, key)) for patch, cover in way]))
         return mark
 
     fresh: list[Checkpoint] = []
@@ -250,19 +250,18 @@ def repair(
                 position, previous = position + 1, edited
             way = _patch_to(state.root, then.root, lane, paths, subset, position, writes, appends_after(previous))
             if way is not None and isinstance(state.root, dict) and isinstance(then.root, dict):
-                patch, cover = way
                 later = first
                 while later < len(marks) and (keys.get(marks.id_at(later)) or -1) <= work.low:
                     later += 1
-                until = None if cover is None else _marks_before(marks, later - 1, subset[cover], key)
+                patches = [(patch, _until(marks, later - 1, subset, cover, key)) for patch, cover in way]
                 was, is_now = (checkpoint(now, layer, edited, len(gaps)) for now in (then, state))
-                return _splice(state, gaps, head, fresh, later, was, old, base, is_now, patch, until)
+                return _splice(state, gaps, head, fresh, later, was, old, base, is_now, patches)
             if previous is not None and (after is None or key(previous) > key(after)):
                 after = previous
     matched = fold_lane(state, layer, lane, writes, key, gaps=gaps, after=after, checkpoints=fresh, converge=converge)
     if matched is not None:
-        index, patch, until = found[-1]
-        return _splice(state, gaps, head, fresh, index + 1, matched, old, base, None, patch, until)
+        index, patches = found[-1]
+        return _splice(state, gaps, head, fresh, index + 1, matched, old, base, None, patches)
     return Fold(state if base is None else base.state, state, gaps, Marks([*head.items, *fresh], head.rebases))
 
 
@@ -280,27 +279,33 @@ def _patch_to(
     position: int,
     writes: Mapping[int, Write],
     appends: bool,
-    blocked: dict[Path, int] | None = None,
-) -> tuple[Patch | None, int | None] | None:
+    blocked: dict[tuple[Path, ...], int] | None = None,
+) -> Patches | None:
     """How an old fold's rest, from lane position `position` on, becomes the new fold's, given their
-    roots there: (the patch, if any, and the lane position of the write from which the roots are the
-    same again, if any); None when the old rest cannot be reused. `appends`: every write of the rest
-    appends to the lane's array. `blocked` remembers differences the rest cannot pass, and where."""
+    roots there: the patches (none when the two are equivalent), each with the lane position of the
+    write from which the two agree there again (None: none); None when the old rest cannot be reused.
+    `appends`: every write of the rest appends to the lane's array. `blocked` remembers differences
+    the rest cannot pass, and where."""
     if _equivalent(now, then, lane):
-        return None, None
+        return []
     if lane is None:
         return None
     if _appendable(now, then, lane, paths):
-        return (Patch((lane,), now[lane], then[lane], prefix=True), None) if appends else None
-    target = _difference(now, then, lane)
-    if target is None or (blocked is not None and position < blocked.get(target, 0)):
+        return [(Patch((lane,), now[lane], then[lane], prefix=True), None)] if appends else None
+    targets = _differences(now, then, lane)
+    if targets is None or (blocked is not None and position < blocked.get(targets, 0)):
         return None
-    cover, covers = _cover(subset, position, writes, target)
-    if covers is False:
+    covers, stop = _cover(subset, position, writes, targets)
+    if stop is not None:
         if blocked is not None:
-            blocked[target] = cover
+            blocked[targets] = stop
         return None
-    return Patch(target, get_path(now, target), get_path(then, target)), cover if covers else None
+    return [(Patch(t, get_path(now, t), get_path(then, t)), cover) for t, cover in zip(targets, covers, strict=True)]
+
+
+def _until(marks: Marks, index: int, subset: list[int], cover: int | None, key: Key) -> int | None:
+    """The first old mark after `index` that the write at lane position `cover` comes before (None: none)."""
+    return None if cover is None else _marks_before(marks, index, subset[cover], key)
 
 
 def _same_base(old: Fold, base: Fold, lane: str | None, layer: Layer, writes: Mapping[int, Write], key: Key,
@@ -314,8 +319,7 @@ def _same_base(old: Fold, base: Fold, lane: str | None, layer: Layer, writes: Ma
     way = _patch_to(base.state.root, old.base.root, lane, paths, subset, 0, writes, tail() == -1)
     if way is None:
         return None
-    patch, cover = way
-    until = None if cover is None else _marks_before(old.checkpoints, -1, subset[cover], key)
+    patches = [(patch, _until(old.checkpoints, -1, subset, cover, key)) for patch, cover in way]
     before = {probe.path: probe for probe in old.base.probes}
     after = {probe.path: probe for probe in base.state.probes}
     if not all(path in before and path in after for path in paths):
@@ -323,7 +327,7 @@ def _same_base(old: Fold, base: Fold, lane: str | None, layer: Layer, writes: Ma
     matched = _mark(old.state, [before[path] for path in paths], 0)
     here = _mark(old.state, [after[path] for path in paths], 0)
     start = State([after[path].copy() for path in paths], base.state.root)
-    return _splice(start, [], Marks(), [], 0, matched, old, base, here, patch, until)
+    return _splice(start, [], Marks(), [], 0, matched, old, base, here, patches)
 
 
 def _mark(state: State, probes: list[Probe], gaps: int) -> Checkpoint:
@@ -357,16 +361,15 @@ def _splice(
     matched: Checkpoint,
     old: Fold,
     base: Fold | None,
-    start: Checkpoint | None = None,
-    patch: Patch | None = None,
-    until: int | None = None,
+    start: Checkpoint | None,
+    patches: Patches,
 ) -> Fold:
     """The new fold, equivalent at `matched` to the old one: the old rest with the new past.
 
     `head` and `fresh` are the new fold's checkpoints so far; the old ones from index `later` on follow,
     rebased. `start`: the fold is spliced at the start of its own layer (`matched` is then where the old
-    global fold left the probes, `start` where the new one does). `patch`: how the new roots differ from
-    the old rest's, up to the old mark `until`, from where a write made them the same (None: to the end).
+    global fold left the probes, `start` where the new one does). `patches`: where the new roots differ
+    from the old rest's, each up to the old mark from which a write made them the same (None: the end).
     """
     here = start or checkpoint(state, matched.layer, matched.message_id, len(gaps))
     probes = []
@@ -380,9 +383,13 @@ def _splice(
             probe.resets = now.resets + final.resets - matched.resets[index]
         probe.diagnostics = now.diagnostics + final.diagnostics[matched.diagnostics[index] :]
         probes.append(probe)
-    spliced = State(probes, _patched(old.state.root, patch) if until is None else old.state.root)
+    root = old.state.root
+    for patch, until in patches:
+        if until is None:
+            root = _patched(root, patch)
+    spliced = State(probes, root)
     new_marks = fresh if start is not None else [*fresh, here]
-    marks = old.checkpoints.spliced(head, new_marks, later, matched, here, patch, until)
+    marks = old.checkpoints.spliced(head, new_marks, later, matched, here, patches)
     new_gaps = gaps + old.gaps[matched.gaps :]
     return Fold(spliced if base is None else base.state, spliced, new_gaps, marks, old.steps)
 
@@ -417,35 +424,49 @@ def _patched(root: Any, patch: Patch | None) -> Any:
     return rebuild(root, 0)
 
 
-def _difference(now: Any, then: Any, lane: str) -> Path | None:
-    """The one path of the lane where two roots differ, when the rest of the lane is identical and the
-    objects down to it have the same keys in the same order (so that replacing the value there keeps
-    the order); None when the roots are not objects or the lane is missing from one."""
+def _differences(now: Any, then: Any, lane: str, most: int = 4) -> tuple[Path, ...] | None:
+    """The paths of the lane where two roots differ, each as deep as objects with the same keys in the
+    same order lead (so that replacing the values there keeps the order); None when the roots are not
+    objects, the lane is missing from one, or they differ in more than `most` places."""
     if not (isinstance(now, dict) and isinstance(then, dict)):
         return None
     new, old = now.get(lane, MISSING), then.get(lane, MISSING)
     if new is MISSING or old is MISSING:
         return None
-    path: Path = (lane,)
-    while isinstance(new, dict) and isinstance(old, dict) and list(new) == list(old):
-        differing = [k for k in new if new[k] is not old[k] and not _identical(new[k], old[k])]
-        if len(differing) != 1:
-            break
-        path += (differing[0],)
-        new, old = new[differing[0]], old[differing[0]]
-    return path
+    found: list[Path] = []
+
+    def walk(a: Any, b: Any, path: Path) -> bool:
+        if not (isinstance(a, dict) and isinstance(b, dict) and list(a) == list(b)):
+            found.append(path)
+            return len(found) <= most
+        return all(walk(a[k], b[k], (*path, k)) for k in a if a[k] is not b[k] and not _identical(a[k], b[k]))
+
+    return tuple(found) if walk(new, old, (lane,)) and found else None
 
 
-def _cover(subset: list[int], position: int, writes: Mapping[int, Write], target: Path) -> tuple[int, bool | None]:
-    """How the writes of a lane from `position` on act on two roots that differ only at `target`
-    (`_difference`): the position of the first write that acts on the value there and whether it
-    replaces it whatever it was (True: from there on the two are the same) or acts by what it is
-    (False: they may fold apart). (len(subset), None) when no write acts on it: they fold the same."""
+def _cover(
+    subset: list[int], position: int, writes: Mapping[int, Write], targets: tuple[Path, ...]
+) -> tuple[list[int | None], int | None]:
+    """How the writes of a lane from `position` on act on two roots that differ only at `targets`
+    (`_differences`): for each target, the position of the first write that replaces it (or a parent)
+    whatever it was, from where the two agree there (None: no write does, and none acts on it), and the
+    position of a write that acts on one by what it is, from where they may fold apart (None: none)."""
+    covered: list[int | None] = [None] * len(targets)
+    left = len(targets)
     for index in range(position, len(subset)):
-        covers = _covers(writes[subset[index]], target)
-        if covers is not None:
-            return index, covers
-    return len(subset), None
+        write = writes[subset[index]]
+        for number, target in enumerate(targets):
+            if covered[number] is not None:
+                continue
+            covers = _covers(write, target)
+            if covers is False:
+                return covered, index
+            if covers:
+                covered[number] = index
+                left -= 1
+        if not left:
+            break
+    return covered, None
 
 
 def _covers(write: Write, target: Path) -> bool | None:

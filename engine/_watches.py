@@ -82,21 +82,60 @@ Interval = tuple[int, int | None]  # the order keys strictly between these chang
 
 
 def combine_keys(expression: Expression, found_of: Callable[[Reference], Found], ranks: Ranks,
-                 index_of: Callable[[int], int]) -> tuple[Resolution, Keys]:
-    """`combine` over key-space results: the resolution (its sources ranked lazily) and its source keys."""
+                 index_of: Callable[[int], int], union: Callable[[tuple[Keys, ...]], Keys] | None = None
+                 ) -> tuple[Resolution, Keys]:
+    """`combine` over key-space results: the resolution (its sources ranked lazily) and its source keys.
+
+    `union` unites the keys of several values (`Union`, which remembers the last one)."""
     values, diagnostics, missing = _choose(
         expression, found_of, lambda v: v.value is not MISSING,
         lambda v: [Diagnostic(index_of(m), path, reason) for m, path, reason in v.problems],
     )
     if values is None:
         return Resolution(expression.source, False, None, Indices(), diagnostics, missing), ()
-    keys = values[0].keys if len(values) == 1 else _union([v.keys for v in values])
+    parts = tuple(v.keys for v in values)
+    keys = parts[0] if len(parts) == 1 else (union or _union)(parts)
     return Resolution(expression.source, True, values[-1].value, Ranked(keys, ranks), diagnostics), keys
 
 
-def _union(parts: list[Keys]) -> Keys:
+def _union(parts: tuple[Keys, ...]) -> Keys:
     """The sorted union of sorted keys (sorting concatenated runs merges them)."""
     return tuple(dict.fromkeys(sorted(itertools.chain.from_iterable(parts))))
+
+
+class Union:
+    """`_union`, remembering the last parts and their union: after an edit most parts are the very same
+    tuples, or the same keys with newer ones after them (an append), so the union is the old one or
+    the old one with the new keys after it."""
+
+    __slots__ = ("keys", "parts")
+
+    def __init__(self) -> None:
+        self.parts: tuple[Keys, ...] = ()
+        self.keys: Keys = ()
+
+    def __call__(self, parts: tuple[Keys, ...]) -> Keys:
+        keys = self._grown(parts)
+        if keys is None:
+            keys = _union(parts)
+        self.parts, self.keys = parts, keys
+        return keys
+
+    def _grown(self, parts: tuple[Keys, ...]) -> Keys | None:
+        if len(parts) != len(self.parts):
+            return None
+        gained: list[int] = []
+        for new, old in zip(parts, self.parts, strict=True):
+            if new is not old:
+                if new[: len(old)] != old:
+                    return None
+                gained.extend(new[len(old) :])
+        if not gained:
+            return self.keys
+        gained.sort()
+        if self.keys and gained[0] <= self.keys[-1]:
+            return None
+        return self.keys + tuple(dict.fromkeys(gained))
 
 
 class Watch:
@@ -119,10 +158,12 @@ class Watch:
         self.tracks: dict[Reference, Track] = {}
         self.current: Resolution = Resolution(expression.source, False)
         self.keys: Keys = ()  # the order keys of `current`'s sources
+        self._union = Union()  # a memo: evaluating in a preview may leave it set
 
     def evaluate(self, result: Callable[[Track, Path], Found], ranks: Ranks,
                  index_of: Callable[[int], int]) -> tuple[Resolution, Keys]:
-        return combine_keys(self.parsed, lambda ref: result(self.tracks[ref], ref.path), ranks, index_of)
+        found_of = lambda ref: result(self.tracks[ref], ref.path)  # noqa: E731
+        return combine_keys(self.parsed, found_of, ranks, index_of, self._union)
 
     def close(self) -> None:
         """Stop watching; the callback is not called again."""
@@ -442,17 +483,25 @@ def _grown(state: State, probe: Probe, old: Probe, known: Found, label: str, key
     if value is MISSING:
         return None
     keys = known.keys
-    if tuple(probe.sources) != tuple(old.sources):
-        new, before = set(probe.sources), set(old.sources)
-        lost = before - new
-        if 2 * len(lost) > len(new):
-            return None
-        if lost:
-            gone = {key.get(m) for m in lost}
-            if None in gone:
+    now, before = tuple(probe.sources), tuple(old.sources)
+    if now != before:
+        if now[: len(before)] == before:  # only gained some (an append): the common case
+            fresh = now[len(before) :]
+        else:
+            gained, lost = set(now), set(before)
+            gained, lost = gained - lost, lost - gained
+            if 2 * len(lost) > len(now):
                 return None
-            keys = tuple(k for k in keys if k not in gone)
-        added = sorted(key[m] for m in new - before)
+            for message_id in lost:
+                at = key.get(message_id)
+                if at is None:
+                    return None
+                position = bisect_left(keys, at)
+                if position == len(keys) or keys[position] != at:
+                    return None
+                keys = keys[:position] + keys[position + 1 :]
+            fresh = tuple(gained)
+        added = sorted(key[m] for m in fresh)
         appended = not keys or not added or added[0] > keys[-1]  # the new keys come last
         keys = (*keys, *added) if appended else tuple(sorted({*keys, *added}))
     problems = known.problems

@@ -1,7 +1,7 @@
-"""The lemma behind patched splices (`_tracks`): when two folds differ at one path only, a write that
-leaves that path alone acts the same on both, and one that covers it makes them the same again.
+"""The lemma behind patched splices (`_tracks`): when two folds differ at a few paths only, a write
+that leaves those paths alone acts the same on both, and one that covers a path makes them agree there.
 
-Tracks rely on it to splice an old fold after an edit that changed one nested field (a global write
+Tracks rely on it to splice an old fold after an edit that changed a few nested fields (a global write
 under an instance layer, a replace in the middle), instead of folding the rest of the lane again.
 """
 
@@ -16,7 +16,7 @@ from contextdeck.engine._fold import _effect
 from contextdeck.engine._index import Layer
 from contextdeck.engine._messages import Write, get_path
 from contextdeck.engine._methods import Conflict, write_at
-from contextdeck.engine._tracks import Patch, _covers, _difference, _equivalent, _identical, _patched
+from contextdeck.engine._tracks import Patch, _cover, _covers, _differences, _equivalent, _identical, _patched
 
 SEGMENTS = ("a", "b", "c")
 scalars = st.one_of(st.none(), st.booleans(), st.integers(0, 2), st.just("x"))
@@ -31,18 +31,25 @@ writes = st.builds(Write, paths, st.sampled_from(["set", "merge", "assign", "pus
 
 @st.composite
 def differing_roots(draw: st.DrawFn) -> tuple[Any, Any]:
-    """Two roots (objects) that differ somewhere under lane "a"."""
+    """Two roots (objects) that differ in one or two places under lane "a"."""
     lane = draw(st.dictionaries(st.sampled_from(SEGMENTS), values, min_size=1, max_size=3))
     root = {"a": lane, **draw(st.dictionaries(st.sampled_from(("b", "c")), values, max_size=1))}
-    depth = draw(st.integers(1, 3))
-    node, path = root, ["a"]
-    for _ in range(depth - 1):
-        child = node[path[-1]]
-        if not isinstance(child, dict) or not child:
-            break
-        node, path = child, [*path, draw(st.sampled_from(sorted(child)))]
-    other = _patched(root, Patch(tuple(path), draw(values), get_path(root, tuple(path))))
+    other = root
+    for _ in range(draw(st.integers(1, 2))):
+        node, path = other, ["a"]
+        for _ in range(draw(st.integers(0, 2))):
+            child = node[path[-1]]
+            if not isinstance(child, dict) or not child:
+                break
+            node, path = child, [*path, draw(st.sampled_from(sorted(child)))]
+        other = _patched(other, Patch(tuple(path), draw(values), get_path(other, tuple(path))))
     return root, other
+
+
+def _patch_all(root: Any, targets: tuple[Any, ...], source: Any) -> Any:
+    for target in targets:
+        root = _patched(root, Patch(target, get_path(source, target), get_path(root, target)))
+    return root
 
 
 class Refused(str):
@@ -62,28 +69,28 @@ def test_a_write_that_leaves_the_difference_alone_acts_the_same(
     pair: tuple[Any, Any], write: Write, probe: Any
 ) -> None:
     new, old = pair
-    target = _difference(new, old, "a")
-    if target is None or _identical(new["a"], old["a"]):
+    targets = _differences(new, old, "a")
+    if targets is None:
         return
-    # The difference is exactly at `target`: patching it there gives the other lane, key order and all.
-    assert _identical(_patched(old, Patch(target, get_path(new, target), get_path(old, target)))["a"], new["a"])
-    covers = _covers(write, target)
+    # The differences are exactly there: patching them gives the other lane, key order and all.
+    assert _identical(_patch_all(old, targets, new)["a"], new["a"])
+    covers = [_covers(write, target) for target in targets]
+    if False in covers:
+        return  # no claim: it acts on a difference by what it is
     after_new, after_old = _apply(new, write), _apply(old, write)
-    probe = ("a", *probe)
-    if covers is None:
-        if isinstance(after_new, Refused) or isinstance(after_old, Refused):
-            assert (type(after_new), after_new) == (type(after_old), after_old)  # the same conflict on both sides
-            return
+    if isinstance(after_new, Refused) or isinstance(after_old, Refused):
+        assert (type(after_new), after_new) == (type(after_old), after_old)  # the same conflict on both sides
+        return
+    left = tuple(target for target, covered in zip(targets, covers, strict=True) if not covered)
+    for target in left:  # left alone on both sides
         assert _identical(get_path(after_new, target), get_path(new, target))
         assert _identical(get_path(after_old, target), get_path(old, target))
-        patch = Patch(target, get_path(new, target), get_path(old, target))
-        assert _identical(_patched(after_old, patch)["a"], after_new["a"])
-        assert _effect(write, new, probe) == _effect(write, old, probe)
-    elif covers:
-        assert not isinstance(after_new, Refused)
-        assert not isinstance(after_old, Refused)
+    if left:
+        assert _identical(_patch_all(after_old, left, new)["a"], after_new["a"])
+    else:
         assert _equivalent(after_new, after_old, "a")
-        assert _effect(write, new, probe) == _effect(write, old, probe)
+    probe = ("a", *probe)
+    assert _effect(write, new, probe) == _effect(write, old, probe)
 
 
 def test_writes_that_cover_a_field_or_leave_it() -> None:
@@ -113,14 +120,32 @@ def test_writes_that_cover_a_field_or_leave_it() -> None:
     assert [(write, _covers(write, target)) for write, _ in cases] == cases
 
 
-def test_the_difference_is_the_deepest_single_path() -> None:
+def test_the_differences_are_as_deep_as_the_same_keys_lead() -> None:
     new = {"a": {"x": 1, "b": {"c": 1, "d": [1]}}, "z": 0}
-    assert _difference(new, {"a": {"x": 1, "b": {"c": 2, "d": [1]}}, "z": 9}, "a") == ("a", "b", "c")
-    assert _difference(new, {"a": {"x": 2, "b": {"c": 2, "d": [1]}}}, "a") == ("a",)  # two fields
-    assert _difference(new, {"a": {"b": {"c": 1, "d": [1]}, "x": 1}}, "a") == ("a",)  # key order
-    assert _difference(new, {"a": {"x": 1, "b": {"c": 1}}}, "a") == ("a", "b")  # keys differ there
-    assert _difference(new, {"b": 1}, "a") is None  # not in the other
-    assert _difference([1], new, "a") is None
+    assert _differences(new, {"a": {"x": 1, "b": {"c": 2, "d": [1]}}, "z": 9}, "a") == (("a", "b", "c"),)
+    assert _differences(new, {"a": {"x": 2, "b": {"c": 2, "d": [1]}}}, "a") == (("a", "x"), ("a", "b", "c"))
+    assert _differences(new, {"a": {"b": {"c": 1, "d": [1]}, "x": 1}}, "a") == (("a",),)  # key order
+    assert _differences(new, {"a": {"x": 1, "b": {"c": 1}}}, "a") == (("a", "b"),)  # keys differ there
+    assert _differences(new, {"a": {"x": 1, "b": {"c": 1, "d": [2]}}}, "a") == (("a", "b", "d"),)  # arrays whole
+    assert _differences(new, {"b": 1}, "a") is None  # not in the other
+    assert _differences([1], new, "a") is None
+    many = {"a": dict.fromkeys("pqrst", 0)}
+    assert _differences(many, {"a": dict.fromkeys("pqrst", 1)}, "a") is None  # more than four
+    assert _differences(many, {"a": dict.fromkeys("pqrst", 1)}, "a", most=5) == tuple(("a", k) for k in "pqrst")
+
+
+def test_the_writes_after_a_difference_cover_it_leave_it_or_stop() -> None:
+    """`_cover` reads the writes of a lane until each difference is covered, or one acts on it."""
+    writes = {
+        1: Write(("a", "x"), "set", 1),  # covers a.x
+        2: Write(("a", "y"), "set", 1),  # elsewhere
+        3: Write(("a", "b", "c"), "set", 1),  # inside a.b: depends on it
+        4: Write(("a", "b"), "set", 1),  # covers a.b
+    }
+    assert _cover([1, 2, 3, 4], 0, writes, (("a", "x"),)) == ([0], None)
+    assert _cover([1, 2, 3, 4], 1, writes, (("a", "x"),)) == ([None], None)
+    assert _cover([1, 2, 3, 4], 0, writes, (("a", "x"), ("a", "b"))) == ([0, None], 2)
+    assert _cover([1, 2, 4, 3], 0, writes, (("a", "x"), ("a", "b"))) == ([0, 2], None)
 
 
 ops = st.lists(

@@ -1,0 +1,46 @@
+"""A watch of several references unites their source keys; `Union` remembers the last union."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from contextdeck.engine._watches import Union, _union
+
+keys = st.lists(st.integers(0, 60), unique=True).map(lambda ks: tuple(sorted(ks)))
+
+
+@st.composite
+def evolving(draw: st.DrawFn) -> list[tuple[tuple[int, ...], ...]]:
+    """Successive parts of a watch: kept as they were, grown by newer keys, or anything else."""
+    count = draw(st.integers(2, 3))
+    parts = tuple(draw(keys) for _ in range(count))
+    steps = [parts]
+    for _ in range(draw(st.integers(1, 6))):
+        changed = []
+        for part in parts:
+            how = draw(st.sampled_from(["same", "grown", "other"]))
+            if how == "grown":
+                start = (part[-1] + 1) if part else 0
+                part = part + tuple(range(start, start + draw(st.integers(0, 3))))
+            elif how == "other":
+                part = draw(keys)
+            changed.append(part)
+        parts = tuple(changed)
+        steps.append(parts)
+    return steps
+
+
+@settings(max_examples=300, deadline=None)
+@given(evolving())
+def test_the_remembered_union_is_the_union(steps: list[tuple[tuple[int, ...], ...]]) -> None:
+    union = Union()
+    for parts in steps:
+        assert union(parts) == _union(parts) == tuple(sorted(set().union(*parts)))
+
+
+def test_unchanged_parts_reuse_the_union() -> None:
+    union = Union()
+    first = union(((1, 5), (2, 3)))
+    assert union(union.parts) is first  # the very same parts: the very same union
+    assert union((union.parts[0] + (9,), union.parts[1])) == (1, 2, 3, 5, 9)
