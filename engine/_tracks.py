@@ -13,7 +13,7 @@ fold reset them later (then they are the old ones).
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -376,7 +376,7 @@ def _splice(
     for index, (now, final) in enumerate(zip(state.probes, old.state.probes, strict=True)):
         probe = Probe(now.path)
         if final.resets == matched.resets[index]:
-            probe.sources = (*now.sources, *final.sources[len(matched.sources[index]) :])
+            probe.sources = _rebased_sources(now.sources, matched.sources[index], final.sources)
             probe.resets = now.resets
         else:
             probe.sources = tuple(final.sources)
@@ -401,7 +401,7 @@ def _rebased(mark: Checkpoint, matched: Checkpoint, here: Checkpoint, patch: Pat
     if same == (matched.sources, matched.diagnostics, matched.resets, matched.gaps):
         return mark if patch is None else replace(mark, root=root)
     sources = tuple(
-        here.sources[i] + mark.sources[i][len(matched.sources[i]) :] if mark.resets[i] == matched.resets[i] else s
+        _rebased_sources(here.sources[i], matched.sources[i], s) if mark.resets[i] == matched.resets[i] else s
         for i, s in enumerate(mark.sources)
     )
     diagnostics = tuple(d - matched.diagnostics[i] + here.diagnostics[i] for i, d in enumerate(mark.diagnostics))
@@ -410,18 +410,28 @@ def _rebased(mark: Checkpoint, matched: Checkpoint, here: Checkpoint, patch: Pat
     return Checkpoint(mark.layer, mark.message_id, root, sources, diagnostics, resets, gaps)
 
 
+def _rebased_sources(now: Sequence[int], matched: tuple[int, ...], later: Sequence[int]) -> tuple[int, ...]:
+    """Sources that were `matched` at the splice and `later` after it, when they are `now` at the splice.
+
+    The very tuple `later` when nothing changed before the splice: most probes of a spliced track, and
+    keeping them shared keeps the cycle collector from walking copies of them.
+    """
+    if len(now) == len(matched) and (now is matched or tuple(now) == matched):
+        return later if type(later) is tuple else tuple(later)
+    return (*now, *later[len(matched) :])
+
+
 def _patched(root: Any, patch: Patch | None) -> Any:
     """An old root as the new fold has it (the objects along the patch's path are copied)."""
-    if patch is None:
-        return root
+    return root if patch is None else _rebuilt(root, patch, 0)
+
+
+def _rebuilt(node: Any, patch: Patch, depth: int) -> Any:
+    # A module function, not a closure calling itself: that would be a reference cycle per call.
     path, new, old, prefix = patch
-
-    def rebuild(node: Any, depth: int) -> Any:
-        if depth == len(path):
-            return [*new, *node[len(old) :]] if prefix else new
-        return {**node, path[depth]: rebuild(node[path[depth]], depth + 1)}
-
-    return rebuild(root, 0)
+    if depth == len(path):
+        return [*new, *node[len(old) :]] if prefix else new
+    return {**node, path[depth]: _rebuilt(node[path[depth]], patch, depth + 1)}
 
 
 def _differences(now: Any, then: Any, lane: str, most: int = 4) -> tuple[Path, ...] | None:
@@ -434,14 +444,17 @@ def _differences(now: Any, then: Any, lane: str, most: int = 4) -> tuple[Path, .
     if new is MISSING or old is MISSING:
         return None
     found: list[Path] = []
+    return tuple(found) if _walk_apart(new, old, (lane,), found, most) and found else None
 
-    def walk(a: Any, b: Any, path: Path) -> bool:
-        if not (isinstance(a, dict) and isinstance(b, dict) and list(a) == list(b)):
-            found.append(path)
-            return len(found) <= most
-        return all(walk(a[k], b[k], (*path, k)) for k in a if a[k] is not b[k] and not _identical(a[k], b[k]))
 
-    return tuple(found) if walk(new, old, (lane,)) and found else None
+def _walk_apart(a: Any, b: Any, path: Path, found: list[Path], most: int) -> bool:
+    """Add to `found` where `a` and `b` (at `path`) differ; False once there are more than `most`."""
+    if not (isinstance(a, dict) and isinstance(b, dict) and list(a) == list(b)):
+        found.append(path)
+        return len(found) <= most
+    return all(
+        _walk_apart(a[k], b[k], (*path, k), found, most) for k in a if a[k] is not b[k] and not _identical(a[k], b[k])
+    )
 
 
 def _cover(

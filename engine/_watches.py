@@ -361,7 +361,12 @@ class Watchers:
             return computed[path] if computed is not None else track.results[path]
 
         fresh: list[tuple[Watch, Resolution, Keys, bool]] = []
-        refolded = {watch for track in folds for watch in track.watches}
+        refolded = {
+            watch
+            for track in folds
+            for watch in track.watches
+            if any(now(t, ref.path) is not t.results.get(ref.path) for ref, t in watch.tracks.items())
+        }
         for watch in refolded:
             resolution, keys = watch.evaluate(now, ranks, index_of)
             fresh.append((watch, resolution, keys, _changed(watch, resolution, keys, moved)))
@@ -504,9 +509,12 @@ def _grown(state: State, probe: Probe, old: Probe, known: Found, label: str, key
         added = sorted(key[m] for m in fresh)
         appended = not keys or not added or added[0] > keys[-1]  # the new keys come last
         keys = (*keys, *added) if appended else tuple(sorted({*keys, *added}))
-    problems = known.problems
     if len(probe.diagnostics) > kept:
-        problems = (*problems, *((m, label, reason) for m, reason in probe.diagnostics[kept:]))
+        problems = (*known.problems, *((m, label, reason) for m, reason in probe.diagnostics[kept:]))
+    elif keys is known.keys and value is known.value:
+        return known  # the very same result: watches that read only such results are not evaluated again
+    else:
+        problems = known.problems
     return Found(value, keys, problems)
 
 
