@@ -19,7 +19,7 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
-from contextdeck._runtime import GC_THRESHOLDS, tune_collector
+from contextdeck._runtime import GC_THRESHOLDS, IDLE_YOUNG, collect_when_idle, tune_collector
 from contextdeck.engine import Context, Insert, Move, Remove, Replace, classify, parse_expression
 from contextdeck.engine._fold import fold
 
@@ -151,22 +151,16 @@ def main() -> None:
     watch_setup = time.perf_counter() - start
     mean_sources = statistics.mean(len(handle.current.sources) for handle in handles)
 
-    latencies: dict[str, list[float]] = {}
     # The long-lived objects (messages, indexes) go to the permanent generation, as an application
     # does after loading a document, so that collections during edits only walk what edits allocate.
     gc.collect()
     gc.freeze()
     tune_collector()  # the collector settings the window runs with (contextdeck/_runtime.py)
-    for _ in range(EDITS):
-        change = edit(rng, len(ctx))
-        start = time.perf_counter()
-        ctx.apply(change)
-        elapsed = time.perf_counter() - start
-        name = type(change).__name__.lower()
-        if isinstance(change, Insert) and change.index == len(ctx) - 1:
-            name = "append"
-        latencies.setdefault(name, []).append(elapsed)
+    latencies, idle = run_edits(ctx, rng, EDITS, between=True)
     every = [t for samples in latencies.values() for t in samples]
+    # The same kind of edits again, the collector left to run inside them: what the idle collection saves.
+    unscheduled, _ = run_edits(ctx, rng, EDITS, between=False)
+    inside = [t for samples in unscheduled.values() for t in samples]
 
     infos = [classify(m) for m in ctx.messages]
     sample = watched[:: WATCHES // 20]
@@ -192,14 +186,24 @@ def main() -> None:
     median, p99 = statistics.median(every), percentile(every, 0.99)
     results = {
         "machine": {"python": sys.version.split()[0], "platform": platform.platform(), "cpus": 2,
-                    "gc_thresholds": list(GC_THRESHOLDS)},
+                    "gc_thresholds": list(GC_THRESHOLDS), "idle_young": IDLE_YOUNG},
         "workload": {"messages": MESSAGES, "watches": WATCHES, "edits": EDITS, "seed": SEED, "callbacks": calls[0],
                      "mean_sources_per_watch": mean_sources},
         "edit_latency_ms": {
             "median": median * 1e3,
             "p99": p99 * 1e3,
+            "collector_inside_edits_median": statistics.median(inside) * 1e3,
+            "collector_inside_edits_p99": percentile(inside, 0.99) * 1e3,
             **{f"{name}_median": statistics.median(s) * 1e3 for name, s in sorted(latencies.items())},
             **{f"{name}_p99": percentile(s, 0.99) * 1e3 for name, s in sorted(latencies.items())},
+        },
+        "collector_between_edits_ms": {
+            f"generation_{generation}": {
+                "runs": len(pauses),
+                "median": statistics.median(pauses) * 1e3 if pauses else 0.0,
+                "max": max(pauses, default=0.0) * 1e3,
+            }
+            for generation, pauses in sorted(idle.items())
         },
         "from_scratch_s": {
             "every_watch_refolded": naive_all_watches,
@@ -224,6 +228,30 @@ def main() -> None:
         publish(table(results), results)
 
 
+def run_edits(
+    ctx: Context, rng: random.Random, count: int, between: bool
+) -> tuple[dict[str, list[float]], dict[int, list[float]]]:
+    """Apply `count` random edits; the seconds each took (by kind), and, with `between`, the pauses of
+    the collections run between edits as the window runs them when idle (by generation)."""
+    latencies: dict[str, list[float]] = {}
+    pauses: dict[int, list[float]] = {0: [], 1: [], 2: []}
+    for _ in range(count):
+        change = edit(rng, len(ctx))
+        start = time.perf_counter()
+        ctx.apply(change)
+        elapsed = time.perf_counter() - start
+        name = type(change).__name__.lower()
+        if isinstance(change, Insert) and change.index == len(ctx) - 1:
+            name = "append"
+        latencies.setdefault(name, []).append(elapsed)
+        if between:
+            start = time.perf_counter()
+            generation = collect_when_idle()
+            if generation is not None:
+                pauses[generation].append(time.perf_counter() - start)
+    return latencies, pauses
+
+
 def publish(text: str, results: dict[str, Any]) -> None:
     """Put the table of a full run into docs/performance.md, between its bench-table markers."""
     doc = HERE.parent / "docs" / "performance.md"
@@ -243,6 +271,7 @@ def publish(text: str, results: dict[str, Any]) -> None:
 
 def table(results: dict[str, Any]) -> str:
     lat, scratch, speed = results["edit_latency_ms"], results["from_scratch_s"], results["speedup"]
+    idle = results["collector_between_edits_ms"]
     build, memory = results["build_s"], results["memory_mb"]
     rows = [
         ("after one edit, all watches current: median", f"{lat['median']:.3f} ms", "≤ 1 ms"),
@@ -252,6 +281,15 @@ def table(results: dict[str, Any]) -> str:
             for name in ("append", "insert", "replace", "move", "remove")
             if name + "_median" in lat
         ],
+        *[
+            (f"  collector between edits, generation {n}: runs, median / max",
+             f"{idle[f'generation_{n}']['runs']}, {idle[f'generation_{n}']['median']:.1f} / "
+             f"{idle[f'generation_{n}']['max']:.1f} ms", "")
+            for n in range(3)
+            if idle[f"generation_{n}"]["runs"]
+        ],
+        ("  as many edits again, collector inside them: median / p99",
+         f"{lat['collector_inside_edits_median']:.3f} / {lat['collector_inside_edits_p99']:.3f} ms", ""),
         ("from scratch: every watch refolded (old engine)", f"{scratch['every_watch_refolded']:.2f} s", ""),
         ("from scratch: from the messages, every identity folded", f"{scratch['from_the_messages']:.3f} s", ""),
         ("from scratch: every identity folded over built indexes", f"{scratch['one_fold_per_identity']:.3f} s", ""),

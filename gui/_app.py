@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QApplication
 
 from contextdeck._runtime import tune_collector
 
+from ._idle import collect_while_idle
 from ._session import DocumentSession
 from ._settings import default_settings
 from ._theme import RESOURCES, apply_theme
@@ -75,6 +76,7 @@ def main(doc: str | None = None, screenshot: str | None = None) -> int:
     QApplication.setHighDpiScaleFactorRoundingPolicy(Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
     app = QApplication.instance() or QApplication(sys.argv[:1])
     assert isinstance(app, QApplication)
+    collect_while_idle(app)
     app.setStyle("Fusion")
     settings = default_settings()
     if screenshot:
