@@ -43,22 +43,3 @@ def test_the_event_loop_collects_when_it_waits(qtbot: QtBot) -> None:
     assert gc.get_count()[0] < IDLE_YOUNG
     del kept
 
-
-def test_the_application_collects_while_idle(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`contextdeck gui` installs the idle collector before it makes the window."""
-    from contextdeck.gui import _app
-
-    calls: list[str] = []
-
-    class Stop(Exception):
-        pass
-
-    def window(*_: object) -> None:
-        calls.append("window")
-        raise Stop
-
-    monkeypatch.setattr(_app, "collect_while_idle", lambda app: calls.append(type(app).__name__))
-    monkeypatch.setattr(_app, "create_window", window)
-    with pytest.raises(Stop):
-        _app.main(None, "unused.png")
-    assert calls == ["QApplication", "window"]

@@ -437,8 +437,9 @@ def test_a_plan_shows_its_calls_and_a_call_opens_read_only(qtbot: Any, window: M
     assert "read-only" in window.editor_title.text()
 
 
-def test_the_application_tunes_the_collector_before_the_window(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`contextdeck gui` sets the collector thresholds that benchmarks/run.py measures edits under."""
+def test_the_application_sets_up_the_collector_before_the_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`contextdeck gui` sets the collector thresholds that benchmarks/run.py measures edits under, and
+    has the event loop collect while it waits (contextdeck/_runtime.py)."""
     from contextdeck.gui import _app
 
     calls: list[str] = []
@@ -451,7 +452,8 @@ def test_the_application_tunes_the_collector_before_the_window(monkeypatch: pyte
         raise Stop
 
     monkeypatch.setattr(_app, "tune_collector", lambda: calls.append("tune"))
+    monkeypatch.setattr(_app, "collect_while_idle", lambda app: calls.append(type(app).__name__))
     monkeypatch.setattr(_app, "create_window", window)
     with pytest.raises(Stop):
         _app.main(None, "unused.png")
-    assert calls == ["tune", "window"]
+    assert calls == ["tune", "QApplication", "window"]
