@@ -493,8 +493,8 @@ def _grown(state: State, probe: Probe, old: Probe, known: Found, label: str, key
         if now[: len(before)] == before:  # only gained some (an append): the common case
             fresh = now[len(before) :]
         else:
-            gained, lost = set(now), set(before)
-            gained, lost = gained - lost, lost - gained
+            gained = set(now).difference(before)
+            lost = set(before).difference(now) if len(now) - len(gained) != len(before) else ()
             if 2 * len(lost) > len(now):
                 return None
             for message_id in lost:
