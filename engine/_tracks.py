@@ -1,13 +1,19 @@
 """A track's fold, kept and repaired: one step for an append, a partial refold that splices otherwise.
 
 A track folds the writes of one lane (see `_index`). Every few writes it keeps a `Checkpoint`. After an
-edit in the middle it resumes from the last checkpoint before the edit and folds on; at each old
-checkpoint past the edit it asks whether the new fold has become *equivalent* to the old one: the same
-root type and the same lane value, exactly. From there the future is the same sequence of writes on the
-same state, so the old rest is spliced on instead of folded again. Sources and diagnostics are the only
-things that remember the past, and they compose: diagnostics are appended, and sources are appended to
-until a reset — so the new sources are the new prefix plus what the old fold added since, unless the old
-fold reset them later (then they are the old ones).
+edit in the middle it resumes from the last checkpoint before the edit and folds on; it asks whether the
+new fold has become *equivalent* to the old one — the same root type and the same lane value, exactly —
+right at the edited write when the edit is one write at one place, else at each old checkpoint past the
+edit. From there the future is the same sequence of writes on the same state, so the old rest is spliced
+on instead of folded again. Sources and diagnostics are the only things that remember the past, and they
+compose: diagnostics are appended, and sources are appended to until a reset — so the new sources are
+the new prefix plus what the old fold added since, unless the old fold reset them later (then they are
+the old ones).
+
+The two folds need not be equal: when they differ at a few paths that the rest of the lane leaves alone
+or replaces whatever they hold (`_cover`), the old rest is spliced on with those values put back
+(`Patch`), up to the write that replaced each. An instance track under a changed global fold does the
+same at the start of its own layer (`_same_base`).
 """
 
 from __future__ import annotations
