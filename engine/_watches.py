@@ -489,7 +489,7 @@ def _grown(state: State, probe: Probe, old: Probe, known: Found, label: str, key
         return None
     keys = known.keys
     now, before = tuple(probe.sources), tuple(old.sources)
-    if now != before:
+    if now is not before and now != before:  # a splice often hands on the very same tuple
         if now[: len(before)] == before:  # only gained some (an append): the common case
             fresh = now[len(before) :]
         else:
