@@ -306,19 +306,19 @@ class Watchers:
                 t for o in self._open if o.kind == kind and o.instance is None
                 for t in self._by_lane.get((kind, o.lane), ()) if t not in tracks
             ]
+        inside: dict[Track | None, bool] = {}  # whether the write falls in a gap of this owner's fold
         for track in tracks:
             if instance is not None and track.instance != instance:
                 continue
-            # The gaps a global write can fall in are the global track's.
-            owner = track if track.instance == instance else self._tracks.get((kind, None, track.lane))
-            gaps = owner.fold.gaps if owner is not None and owner.fold is not None else ()
-            if not (
-                track.lane is None
-                or lanes is None
-                or track.lane in lanes
-                or any(in_gap(gap, layer, order_key, key) for gap in gaps)
-            ):
-                continue
+            if not (track.lane is None or lanes is None or track.lane in lanes):
+                # The gaps a global write can fall in are the global track's.
+                owner = track if track.instance == instance else self._tracks.get((kind, None, track.lane))
+                found = inside.get(owner)
+                if found is None:
+                    gaps = owner.fold.gaps if owner is not None and owner.fold is not None else ()
+                    found = inside[owner] = any(in_gap(gap, layer, order_key, key) for gap in gaps)
+                if not found:
+                    continue
             work = plan.get(track)
             first = work is None
             if work is None:
