@@ -17,36 +17,48 @@ from ._resolution import Indices
 
 
 class Ranked(Indices):
-    """The indices of sorted order keys in one snapshot of the order; equal to that tuple in every way."""
+    """The indices of sorted order keys in one snapshot of the order; equal to that tuple in every way.
 
-    _keys: tuple[int, ...]
-    _ranks: Ranks
-    _items: tuple[int, ...] | None  # once worked out
+    Its own tuple items are its state — (keys, snapshot, [indices once worked out]) — and every read
+    goes through `_plain`: one object per renumbered watch, with no attribute dict to make and fill.
+    """
+
+    __slots__ = ()
 
     def __new__(cls, keys: tuple[int, ...], ranks: Ranks) -> Ranked:
-        self = tuple.__new__(cls)  # holds nothing itself: every read goes through `_plain`
-        self._keys, self._ranks, self._items = keys, ranks, None
-        return self
+        return tuple.__new__(cls, (keys, ranks, [None]))
+
+    @property
+    def _keys(self) -> tuple[int, ...]:
+        return _state(self)[0]
+
+    @property
+    def _ranks(self) -> Ranks:
+        return _state(self)[1]
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, Ranked) and other._ranks is self._ranks:  # one snapshot: same keys, same indices
-            return other._keys == self._keys
-        if isinstance(other, tuple | list) and len(other) != len(self._keys):
+        keys, ranks, _ = _state(self)
+        if isinstance(other, Ranked) and other._ranks is ranks:  # one snapshot: same keys, same indices
+            return other._keys == keys
+        if isinstance(other, tuple | list) and len(other) != len(keys):
             return False
         return Indices.__eq__(self, other)
 
     __hash__ = Indices.__hash__
 
     def _plain(self) -> tuple[int, ...]:
-        if self._items is None:
-            self._items = self._ranks.ranks(self._keys)
-        return self._items
+        keys, ranks, cache = _state(self)
+        if cache[0] is None:
+            cache[0] = ranks.ranks(keys)
+        items: tuple[int, ...] = cache[0]
+        return items
 
     def _last(self) -> int:
-        return self._ranks.rank(self._keys[-1]) if self._keys else -1
+        keys, ranks, _ = _state(self)
+        return ranks.rank(keys[-1]) if keys else -1
 
     def __len__(self) -> int:
-        return len(self._keys)
+        return len(_state(self)[0])
 
     def __iter__(self) -> Iterator[int]:
         return iter(self._plain())
@@ -100,6 +112,12 @@ class Ranked(Indices):
 
     def __reduce__(self) -> tuple[type[Indices], tuple[tuple[int, ...]]]:
         return Indices, (self._plain(),)
+
+
+def _state(ranked: Ranked) -> tuple[tuple[int, ...], Ranks, list[Any]]:
+    """A Ranked's own items: its keys, its snapshot of the order, and the cache of its indices."""
+    raw: Any = ranked  # typed as a tuple of indices, which its items are not
+    return tuple.__getitem__(raw, 0), tuple.__getitem__(raw, 1), tuple.__getitem__(raw, 2)
 
 
 def _plain(value: tuple[Any, ...]) -> tuple[Any, ...]:

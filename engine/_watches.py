@@ -211,7 +211,7 @@ class Watchers:
         self._by_kind: dict[str, list[Track]] = {}
         self._by_lane: dict[tuple[str, str | None], list[Track]] = {}
         self._open: set[Track] = set()  # tracks whose fold scanned to the end with a root not an object
-        self._watches: set[Watch] = set()
+        self._watches: dict[Watch, None] = {}  # in creation order, which is callback order
         self._serial = itertools.count()
         self._generation = context._order.generation  # of the keys in every track and watch
 
@@ -245,11 +245,11 @@ class Watchers:
             track.results = self._results(track, track.fold)
         order = self._context._order
         handle.current, handle.keys = handle.evaluate(Track.result, order.snapshot(), order.index_of)
-        self._watches.add(handle)
+        self._watches[handle] = None
         return handle
 
     def remove(self, handle: Watch) -> None:
-        self._watches.discard(handle)
+        self._watches.pop(handle, None)
         for ref, track in handle.tracks.items():
             track.watches.discard(handle)
             views = [None] if track.instance is None else [None, track.instance]
@@ -360,29 +360,33 @@ class Watchers:
             computed = results.get(track)
             return computed[path] if computed is not None else track.results[path]
 
-        fresh: list[tuple[Watch, Resolution, Keys, bool]] = []
         refolded = {
             watch
             for track in folds
             for watch in track.watches
             if any(now(t, ref.path) is not t.results.get(ref.path) for ref, t in watch.tracks.items())
         }
+        computed: dict[Watch, tuple[Resolution, Keys, bool]] = {}
         for watch in refolded:
             resolution, keys = watch.evaluate(now, ranks, index_of)
-            fresh.append((watch, resolution, keys, _changed(watch, resolution, keys, moved)))
-        if moved is not None:
-            for watch in self._watches:
-                if watch in refolded:
-                    continue
-                current, keys = watch.current, watch.keys
-                if current.diagnostics:  # they name message indices: work them out again
-                    resolution, keys = watch.evaluate(now, ranks, index_of)
-                    fresh.append((watch, resolution, keys, _changed(watch, resolution, keys, moved)))
-                elif _renumbered(keys, moved):
-                    # Only indices changed: the same keys, ranked in the new order.
-                    resolution = Resolution(current.expression, current.found, current.value, Ranked(keys, ranks))
-                    fresh.append((watch, resolution, keys, True))
-        fresh.sort(key=lambda entry: entry[0].serial)
+            computed[watch] = (resolution, keys, _changed(watch, resolution, keys, moved))
+        if moved is None:  # nothing renumbered: only the refolded watches can change
+            fresh = [(watch, *computed[watch]) for watch in sorted(computed, key=lambda watch: watch.serial)]
+            return Outcome(folds, results, fresh, order.generation)
+        fresh = []
+        low, high = moved
+        for watch in self._watches:  # in creation order
+            entry = computed.get(watch)
+            if entry is not None:
+                fresh.append((watch, *entry))
+                continue
+            current, keys = watch.current, watch.keys
+            if current.diagnostics:  # they name message indices: work them out again
+                resolution, keys = watch.evaluate(now, ranks, index_of)
+                fresh.append((watch, resolution, keys, _changed(watch, resolution, keys, moved)))
+            elif keys and keys[-1] > low and (high is None or _renumbered(keys, moved)):
+                # Only indices changed: the same keys, ranked in the new order.
+                fresh.append((watch, current.with_sources(Ranked(keys, ranks)), keys, True))
         return Outcome(folds, results, fresh, order.generation)
 
     def _relabelled(self, folds: dict[Track, Fold]) -> Outcome:
@@ -399,7 +403,6 @@ class Watchers:
         for watch in self._watches:
             resolution, keys = watch.evaluate(lambda track, path: results[track][path], ranks, index_of)
             fresh.append((watch, resolution, keys, not resolution.same_result(watch.current)))
-        fresh.sort(key=lambda entry: entry[0].serial)
         return Outcome(folds, results, fresh, order.generation)
 
     def commit(self, outcome: Outcome) -> None:

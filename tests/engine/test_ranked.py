@@ -3,10 +3,12 @@ they stand for, and stay what they were when delivered, whatever is edited after
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import pickle
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from incremental_strategies import INSTANCES, documents, edits, expressions
@@ -14,6 +16,7 @@ from incremental_strategies import INSTANCES, documents, edits, expressions
 from contextdeck.engine import Context, Resolution
 from contextdeck.engine._order import Order
 from contextdeck.engine._ranked import Ranked
+from contextdeck.engine._resolution import Diagnostic, Indices
 
 
 @settings(max_examples=150, deadline=None)
@@ -55,9 +58,27 @@ def test_ranked_reads_as_the_tuple_it_stands_for() -> None:
     assert 3 in ranked
     assert ranked.index(3) == 1
     assert pickle.loads(pickle.dumps(ranked)) == (1, 3)
+    assert tuple(ranked) == (1, 3)
+    assert sorted(ranked, reverse=True) == [3, 1]
+    first, second = ranked
+    assert (first, second) == (1, 3)
     empty = Ranked((), order.snapshot())
     assert empty == ()
     assert empty._last() == -1
+
+
+def test_a_resolution_with_other_sources_is_the_same_frozen_resolution() -> None:
+    """`with_sources` (made without the dataclass's `__init__`) equals `dataclasses.replace`."""
+    diagnostic = Diagnostic(0, "†s.a", "conflict")
+    resolution = Resolution("†s.a", True, {"x": [1]}, Indices((0, 2)), (diagnostic,), ())
+    twin = resolution.with_sources(Indices((1, 3)))
+    assert twin == dataclasses.replace(resolution, sources=Indices((1, 3)))
+    assert (twin.expression, twin.found, twin.value, twin.diagnostics, twin.missing) == (
+        "†s.a", True, {"x": [1]}, (diagnostic,), ()
+    )
+    assert twin.sources == (1, 3)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        twin.value = 2  # type: ignore[misc]
 
 
 def test_a_snapshot_survives_edits_to_the_order() -> None:
