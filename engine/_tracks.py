@@ -93,10 +93,13 @@ class Marks:
         for start, end, old_matched, old_here, old_patch in self.rebases:
             if end > later:
                 rebases.append((max(start, later) + offset, end + offset, old_matched, old_here, old_patch))
-        rebases.append((later + offset, len(items), matched, here, None))
+        start = later + offset
+        if start < len(items) and not _same_marks(matched, here):
+            rebases.append((start, len(items), matched, here, None))
         for patch, until in patches:  # a rebase from `here` to itself only patches the root
             cut = len(items) if until is None else max(later, until) + offset
-            rebases.append((later + offset, cut, here, here, patch))
+            if start < cut:
+                rebases.append((start, cut, here, here, patch))
         marks = Marks(items, rebases)
         if len(rebases) > 16:
             marks = Marks([marks.get(i) for i in range(len(items))])
@@ -195,12 +198,7 @@ def repair(
     marks = old.checkpoints
     restart: int | None = None
     if not work.base and work.low is not None:
-        for position in range(len(marks) - 1, -1, -1):
-            message_id = marks.id_at(position)
-            at = keys.get(message_id)
-            if at is not None and at < work.low and message_id not in work.ids:
-                restart = position
-                break
+        restart = _last_mark_before(marks, work.low, work.ids, keys)
     if restart is None:
         state = State([Probe(path) for path in paths]) if base is None else _restart_from_base(base, paths)
         gaps: list[Gap] = []
@@ -400,11 +398,17 @@ def _splice(
     return Fold(spliced if base is None else base.state, spliced, new_gaps, marks, old.steps)
 
 
+def _same_marks(matched: Checkpoint, here: Checkpoint) -> bool:
+    """Whether rebasing from `matched` to `here` changes nothing but roots (the probes are where they were)."""
+    return (here.sources, here.diagnostics, here.resets, here.gaps) == (
+        matched.sources, matched.diagnostics, matched.resets, matched.gaps
+    )
+
+
 def _rebased(mark: Checkpoint, matched: Checkpoint, here: Checkpoint, patch: Patch | None = None) -> Checkpoint:
     """An old checkpoint after the splice point, as the new fold would have made it."""
-    same = (here.sources, here.diagnostics, here.resets, here.gaps)
     root = _patched(mark.root, patch)
-    if same == (matched.sources, matched.diagnostics, matched.resets, matched.gaps):
+    if matched is here or _same_marks(matched, here):
         return mark if patch is None else replace(mark, root=root)
     sources = tuple(
         _rebased_sources(here.sources[i], matched.sources[i], s) if mark.resets[i] == matched.resets[i] else s
@@ -514,6 +518,25 @@ def _covers(write: Write, target: Path) -> bool | None:
             node = node[segment]
         return not isinstance(node, dict)
     return False  # push and concat at the target or above it
+
+
+def _last_mark_before(marks: Marks, low: int, edited: set[int], keys: Mapping[int, int]) -> int | None:
+    """The last mark of an unedited message before order key `low` (None: there is none).
+
+    The marks are in order, so a binary search finds it; a mark of a message no longer in the order
+    (which a touched track never keeps) would make the search walk back instead.
+    """
+    try:
+        position = bisect_left(range(len(marks)), low, key=lambda index: keys[marks.id_at(index)]) - 1
+    except KeyError:
+        position = len(marks) - 1
+    while position >= 0:
+        message_id = marks.id_at(position)
+        at = keys.get(message_id)
+        if at is not None and at < low and message_id not in edited:
+            return position
+        position -= 1
+    return None
 
 
 def _marks_before(marks: Marks, index: int, message_id: int, key: Key) -> int:
