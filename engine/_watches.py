@@ -510,8 +510,15 @@ def _grown(state: State, probe: Probe, old: Probe, known: Found, label: str, key
                 keys = keys[:position] + keys[position + 1 :]
             fresh = tuple(gained)
         added = sorted(key[m] for m in fresh)
-        appended = not keys or not added or added[0] > keys[-1]  # the new keys come last
-        keys = (*keys, *added) if appended else tuple(sorted({*keys, *added}))
+        if not keys or not added or added[0] > keys[-1]:  # the new keys come last
+            keys = (*keys, *added)
+        elif len(added) > 4:
+            keys = tuple(sorted({*keys, *added}))
+        else:  # a few in the middle (a replace): put each in its place
+            for at in added:
+                position = bisect_left(keys, at)
+                if position == len(keys) or keys[position] != at:
+                    keys = (*keys[:position], at, *keys[position:])
     if len(probe.diagnostics) > kept:
         problems = (*known.problems, *((m, label, reason) for m, reason in probe.diagnostics[kept:]))
     elif keys is known.keys and value is known.value:
