@@ -25,8 +25,10 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import QEventLoop, QSettings, QTimer
 from PySide6.QtWidgets import QApplication, QHeaderView, QListView, QTableView, QTreeView
 
+from contextdeck._runtime import tune_collector
 from contextdeck.engine import Context, Insert, Move, Remove
 from contextdeck.gui._app import create_window
+from contextdeck.gui._idle import collect_while_idle
 from contextdeck.gui._timeline_model import TimelineModel
 
 
@@ -102,7 +104,9 @@ def wait_state(app: QApplication, window: Any) -> None:
 
 
 def run_window(count: int) -> None:
+    tune_collector()  # the collector as `contextdeck gui` sets it up (contextdeck/_runtime.py)
     app = QApplication.instance() or QApplication(sys.argv[:1])
+    collect_while_idle(app)
     bench = Bench(app)
     folder = Path(tempfile.mkdtemp(prefix="contextdeck-bench-"))
     path = folder / "big.json"
