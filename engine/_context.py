@@ -21,8 +21,9 @@ from ._index import Layer, Probe, State, fold_lane, path_value
 from ._messages import MessageInfo, Write, classify
 from ._order import Order
 from ._resolution import Resolution
+from ._tracks import Fold
 from ._view import ContextView
-from ._watches import Interval, Plan, Watch, Watchers, combine
+from ._watches import Interval, Plan, Track, Watch, Watchers, combine
 
 Message = dict[str, Any]
 Identity = tuple[str, str | None]
@@ -138,18 +139,18 @@ class Context:
         if src == dst:
             return
         self.moving.emit(src, dst)
-        plan, moved = self._move(src, dst)
+        plan, moved, prior = self._move(src, dst)
         self.moved.emit(src, dst)
-        self._settle(plan, moved)
+        self._settle(plan, moved, prior)
 
     def preview(self, edit: Edit) -> list[tuple[Watch, Resolution, Resolution]]:
         """What `apply(edit)` would do to the watches: (watch, old, new) for each whose result would change.
 
         The context is left exactly as it was: same messages, same ids, no signal, no callback.
         """
-        plan, moved, undo = self._silently(edit)
+        plan, moved, prior, undo = self._silently(edit)
         try:
-            outcome = self._watchers.outcome(plan, moved)
+            outcome = self._watchers.outcome(plan, moved, prior)
         finally:
             undo()
         return [(watch, watch.current, new) for watch, new, _, changed in outcome.fresh if changed]
@@ -164,8 +165,8 @@ class Context:
         message_id, self._next_id = self._next_id, self._next_id + 1
         return message_id
 
-    def _settle(self, plan: Plan, moved: Interval | None) -> None:
-        self._watchers.commit(self._watchers.outcome(plan, moved))
+    def _settle(self, plan: Plan, moved: Interval | None, prior: dict[Track, Fold] | None = None) -> None:
+        self._watchers.commit(self._watchers.outcome(plan, moved, prior))
 
     # -- the edits themselves, without signals: they keep the indexes and plan the watches' work ---
 
@@ -222,38 +223,48 @@ class Context:
         self._add_write(plan, message_id, False)
         return previous, plan
 
-    def _move(self, src: int, dst: int, key: int | None = None) -> tuple[Plan, Interval]:
+    def _move(
+        self, src: int, dst: int, key: int | None = None, halves: bool = True
+    ) -> tuple[Plan, Interval, dict[Track, Fold]]:
+        """Move a message as a remove and then an insert. With `halves`, the tracks are refolded for the
+        remove first (returned as prior folds), so that each half repairs one write at one place instead
+        of the whole stretch between the two."""
         message_id = self._order.ids[src]
         before = self._order.key[message_id]
         plan: Plan = {}
         self._drop_write(plan, message_id)
         self._order.pop(src)
+        prior = self._watchers.refolds(plan) if halves and plan else {}
+        if prior:
+            plan = {}
         self._order.insert(dst, message_id, key)
-        self._add_write(plan, message_id, False)
+        with self._watchers.staging(prior):  # the insert is planned against the remove's folds
+            self._add_write(plan, message_id, False)
         after = self._order.key[message_id]  # the messages between its old and new place moved by one
-        return plan, (min(before, after), max(before, after))
+        return plan, (min(before, after), max(before, after)), prior
 
-    def _silently(self, edit: Edit) -> tuple[Plan, Interval | None, Callable[[], object]]:
-        """Make `edit` without signals or watch updates; returns its plan, the keys it renumbered and its undo."""
+    def _silently(self, edit: Edit) -> tuple[Plan, Interval | None, dict[Track, Fold], Callable[[], object]]:
+        """Make `edit` without signals or watch updates; returns its plan, the keys it renumbered, the
+        folds already made for it (a move's first half) and its undo."""
         if isinstance(edit, Insert):
             index = _clamp(edit.index, len(self))
             message_id = self._next_id  # not taken: the undo gives it back
             plan, moved = self._insert(index, _checked(edit.message, index), message_id)
-            return plan, moved, partial(self._remove, index)
+            return plan, moved, {}, partial(self._remove, index)
         if isinstance(edit, Remove):
             index = self._valid(edit.index)
             message, message_id, plan, moved = self._remove(index)
-            return plan, moved, partial(self._insert, index, message, message_id, moved[0])
+            return plan, moved, {}, partial(self._insert, index, message, message_id, moved[0])
         if isinstance(edit, Replace):
             index = self._valid(edit.index)
             previous, plan = self._replace(index, _checked(edit.message, index))
-            return plan, None, partial(self._replace, index, previous)
+            return plan, None, {}, partial(self._replace, index, previous)
         src, dst = self._valid(edit.src), self._valid(edit.dst)
         if src == dst:
-            return {}, None, lambda: None
+            return {}, None, {}, lambda: None
         key = self._order.key[self._order.ids[src]]
-        plan, moved = self._move(src, dst)
-        return plan, moved, partial(self._move, dst, src, key)
+        plan, moved, prior = self._move(src, dst)
+        return plan, moved, prior, partial(self._move, dst, src, key, False)
 
     # -- resolving -----------------------------------------------------------------------------
 

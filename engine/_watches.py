@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import itertools
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -214,6 +215,7 @@ class Watchers:
         self._watches: dict[Watch, None] = {}  # in creation order, which is callback order
         self._serial = itertools.count()
         self._generation = context._order.generation  # of the keys in every track and watch
+        self._staged: dict[Track, Fold] = {}  # folds made for an edit still being planned (`staging`)
 
     # -- adding and removing -------------------------------------------------------------------
 
@@ -315,7 +317,8 @@ class Watchers:
                 owner = track if track.instance == instance else self._tracks.get((kind, None, track.lane))
                 found = inside.get(owner)
                 if found is None:
-                    gaps = owner.fold.gaps if owner is not None and owner.fold is not None else ()
+                    fold = None if owner is None else self._staged.get(owner) or owner.fold
+                    gaps = fold.gaps if fold is not None else ()
                     found = inside[owner] = any(in_gap(gap, layer, order_key, key) for gap in gaps)
                 if not found:
                     continue
@@ -339,15 +342,32 @@ class Watchers:
                 work.appended = None
                 work.base = True
 
-    def outcome(self, plan: Plan, moved: Interval | None) -> Outcome:
+    @contextmanager
+    def staging(self, folds: dict[Track, Fold]) -> Iterator[None]:
+        """Plan against `folds` (a move's remove, made but not committed) instead of the committed ones."""
+        self._staged = folds
+        try:
+            yield
+        finally:
+            self._staged = {}
+
+    def refolds(self, plan: Plan) -> dict[Track, Fold]:
+        """The new folds of the planned tracks, and nothing else: the first half of a move (`outcome`)."""
+        folds: dict[Track, Fold] = {}
+        for track in sorted(plan, key=lambda track: track.instance is not None):
+            folds[track] = self._refold(track, plan[track], folds)
+        return folds
+
+    def outcome(self, plan: Plan, moved: Interval | None, prior: dict[Track, Fold] | None = None) -> Outcome:
         """The new folds of the planned tracks and the new resolution of every watch that may change.
 
         `moved`: the order keys whose messages the edit renumbered: from the inserted or removed key on,
         or between the old and new key of a moved message. A move is the one edit that changes a kept key
-        (its message's), so only then are the refolded results' keys not reused.
+        (its message's), so only then are the refolded results' keys not reused. `prior`: folds already
+        made for the first half of a move (its remove), which the plan (its insert) continues from.
         """
         reuse = moved is None or moved[1] is None
-        folds: dict[Track, Fold] = {}
+        folds: dict[Track, Fold] = dict(prior or {})
         for track in sorted(plan, key=lambda track: track.instance is not None):
             folds[track] = self._refold(track, plan[track], folds)
         if self._generation != self._context._order.generation:
@@ -433,7 +453,7 @@ class Watchers:
     def _refold(self, track: Track, work: Work, folds: dict[Track, Fold]) -> Fold:
         context = self._context
         base = self._base(track, folds)
-        old = track.fold
+        old = folds.get(track) or track.fold
         if old is None:
             return full(context, track.kind, track.instance, track.lane, list(track.paths), base)
         if work.appended is not None:
