@@ -378,14 +378,17 @@ def _splice(
     here = start or checkpoint(state, matched.layer, matched.message_id, len(gaps))
     probes = []
     for index, (now, final) in enumerate(zip(state.probes, old.state.probes, strict=True)):
-        probe = Probe(now.path)
         if final.resets == matched.resets[index]:
-            probe.sources = _rebased_sources(now.sources, matched.sources[index], final.sources)
-            probe.resets = now.resets
+            sources = _rebased_sources(now.sources, matched.sources[index], final.sources)
+            resets = now.resets
         else:
-            probe.sources = tuple(final.sources)
-            probe.resets = now.resets + final.resets - matched.resets[index]
-        probe.diagnostics = now.diagnostics + final.diagnostics[matched.diagnostics[index] :]
+            sources, resets = tuple(final.sources), now.resets + final.resets - matched.resets[index]
+        diagnostics = now.diagnostics + final.diagnostics[matched.diagnostics[index] :]
+        if sources is final.sources and resets == final.resets and diagnostics == final.diagnostics:
+            probes.append(final)  # unchanged: folds are never stepped in place, so they can share it
+            continue
+        probe = Probe(now.path)
+        probe.sources, probe.resets, probe.diagnostics = sources, resets, diagnostics
         probes.append(probe)
     root = old.state.root
     for patch, until in patches:

@@ -486,7 +486,7 @@ class Watchers:
             label = "†" + ".".join((track.kind, *probe.path))
             old, known = before.get(probe.path), previous.get(probe.path)
             value = None
-            if old is not None and known is not None and known.value is not MISSING and old is not probe:
+            if old is not None and known is not None and known.value is not MISSING:
                 value = _grown(fold.state, probe, old, known, label, key)
             values[probe.path] = value or _found(fold.state, probe, label, key)
         return values
