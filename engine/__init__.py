@@ -7,14 +7,34 @@ from ._activities import Activities, Activity, ActivityLoadError, activity, load
 from ._blame import Blame, BlameEntry
 from ._calls import CallPlan, Mode, Problem, analyse_call
 from ._context import Context, Watch
-from ._document import Document, Shape, load_document, parse_document, write_atomically
+from ._document import (
+    Document,
+    Shape,
+    checked_messages,
+    load_document,
+    parse_document,
+    sync_directory,
+    write_atomically,
+)
 from ._edits import Edit, Insert, Move, Remove, Replace
 from ._errors import DocumentError, ExpressionError
 from ._execution import Execution, is_approval
 from ._expressions import Expression, Reference, find_expressions, is_expression, parse_expression, unescape
 from ._groups import flatten
-from ._messages import AUDIT_KEYS, METHODS, MISSING, Form, MessageInfo, Write, classify, get_path, kind_of, payload_of
-from ._methods import deep_merge
+from ._messages import (
+    AUDIT_KEYS,
+    METHODS,
+    MISSING,
+    Form,
+    MessageInfo,
+    Write,
+    classify,
+    get_path,
+    kind_of,
+    payload_key,
+    payload_of,
+)
+from ._methods import Conflict, deep_merge, write_at
 from ._outputs import error_message, fixed_clock, output_messages, utc_now
 from ._plan import Graph
 from ._render import LLMMessage, render, render_text
@@ -37,6 +57,7 @@ __all__ = [
     "BlameEntry",
     "CallPlan",
     "CallState",
+    "Conflict",
     "Context",
     "ContextView",
     "Decision",
@@ -69,6 +90,7 @@ __all__ = [
     "Write",
     "activity",
     "analyse_call",
+    "checked_messages",
     "classify",
     "deep_merge",
     "error_message",
@@ -85,13 +107,16 @@ __all__ = [
     "output_messages",
     "parse_document",
     "parse_expression",
+    "payload_key",
     "payload_of",
     "pending_calls",
     "render",
     "render_text",
+    "sync_directory",
     "tool_definitions",
     "unescape",
     "utc_now",
     "validate",
+    "write_at",
     "write_atomically",
 ]

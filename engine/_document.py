@@ -108,20 +108,20 @@ def parse_document(raw: bytes, name: str = "<document>", *, jsonl: bool = False,
     """Parse the bytes of a document (see `load_document`)."""
     if jsonl:
         lines, values = _jsonl_lines(raw, name)
-        return Document(Context(_messages(values, name, lines)), Shape.JSONL, path=path)
+        return Document(Context(checked_messages(values, name, lines)), Shape.JSONL, path=path)
     try:
         value = _json.parse(raw)
     except _json.JSONSyntaxError as error:
         raise DocumentError(name, error.reason, error.line, error.column) from None
     if isinstance(value, list):
-        return Document(Context(_messages(value, name)), Shape.ARRAY, path=path)
+        return Document(Context(checked_messages(value, name)), Shape.ARRAY, path=path)
     if isinstance(value, dict):
         if "context" not in value:
             raise DocumentError(name, "a saved request needs a 'context' array of messages")
         if not isinstance(value["context"], list):
             raise DocumentError(name, "'context' must be an array of messages")
         return Document(
-            Context(_messages(value["context"], name)),
+            Context(checked_messages(value["context"], name)),
             Shape.REQUEST,
             schema=value.get("schema"),
             solution=value.get("solution"),
@@ -146,7 +146,7 @@ def _jsonl_lines(raw: bytes, name: str) -> tuple[list[int], list[Any]]:
     return numbers, messages
 
 
-def _messages(values: list[Any], name: str, lines: list[int] | None = None) -> list[dict[str, Any]]:
+def checked_messages(values: list[Any], name: str, lines: list[int] | None = None) -> list[dict[str, Any]]:
     """Refuse anything that is not a message object with a string `type`, naming where it is."""
     for index, message in enumerate(values):
         problem = None

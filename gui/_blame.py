@@ -17,8 +17,7 @@ from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from contextdeck.engine import MISSING, Context, Write, get_path
-from contextdeck.engine._methods import Conflict, write_at
+from contextdeck.engine import MISSING, Conflict, Context, Write, get_path, write_at
 
 Identity = tuple[str, str | None]
 Path = tuple[str, ...]

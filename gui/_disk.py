@@ -9,7 +9,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QIODevice, QSaveFile
 
-from contextdeck.engine._document import sync_directory
+from contextdeck.engine import sync_directory
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from contextdeck.engine import Form, MessageInfo, payload_of
-from contextdeck.engine._messages import payload_key
+from contextdeck.engine import Form, MessageInfo, payload_key, payload_of
 
 _KEPT = ("type", "schema", "description")
 

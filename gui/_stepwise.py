@@ -18,9 +18,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from contextdeck.engine import Context, Document, Shape, parse_document
+from contextdeck.engine import Context, Document, Shape, checked_messages, parse_document
 from contextdeck.engine import _json as engine_json
-from contextdeck.engine._document import _messages
 
 Report = Callable[[float], None]  # the fraction of the parse done, 0..1
 STEP = 512  # messages between progress reports and cancel checks
@@ -77,21 +76,21 @@ class _Reader:
     def document(self, jsonl: bool) -> Document:
         if jsonl:
             lines, values = self.lines()
-            return Document(self.context(_messages(values, self.name, lines)), Shape.JSONL, path=self.path)
+            return Document(self.context(checked_messages(values, self.name, lines)), Shape.JSONL, path=self.path)
         if self.text is None:
             self.text = self.raw.decode("utf-8")
         start = self.space(0)
         if self.text.startswith("[", start):
             items, end = self.array(start, outer=1)
             self.after(end)
-            return Document(self.context(_messages(items, self.name)), Shape.ARRAY, path=self.path)
+            return Document(self.context(checked_messages(items, self.name)), Shape.ARRAY, path=self.path)
         if not self.text.startswith("{", start):
             raise _GiveUp("not an array or an object")
         value, end = self.object(start)
         self.after(end)
         if not isinstance(value.get("context"), list):
             raise _GiveUp("no context array")
-        return Document(self.context(_messages(value["context"], self.name)), Shape.REQUEST,
+        return Document(self.context(checked_messages(value["context"], self.name)), Shape.REQUEST,
                         schema=value.get("schema"), solution=value.get("solution"), path=self.path, envelope=value)
 
     def after(self, end: int) -> None:
