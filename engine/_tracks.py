@@ -11,7 +11,7 @@ the new prefix plus what the old fold added since, unless the old fold reset the
 the old ones).
 
 The two folds need not be equal: when they differ at a few paths that the rest of the lane leaves alone
-or replaces whatever they hold (`_cover`), the old rest is spliced on with those values put back
+or replaces whatever they hold (`_patches`), the old rest is spliced on with those values put back
 (`Patch`), up to the write that replaced each. An instance track under a changed global fold does the
 same at the start of its own layer (`_same_base`).
 """
@@ -21,29 +21,18 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING
 
 from . import _index
 from ._index import Checkpoint, Gap, Key, Layer, Probe, State, checkpoint, fold_lane
-from ._messages import MISSING, Path, Write, get_path
+from ._messages import Path, Write
+from ._patches import Patch, Patches, patch_to, patched
 
 if TYPE_CHECKING:
     from ._context import Context
 
 
-class Patch(NamedTuple):
-    """Where the roots of a new fold differ from an old one's, in a way later writes keep: at `path`
-    the value is `new` instead of `old`; with `prefix`, the array there starts with `new` instead of
-    `old` (the writes in between appended the same elements to both)."""
-
-    path: Path
-    new: Any
-    old: Any
-    prefix: bool = False
-
-
 Rebase = tuple[int, int, Checkpoint, Checkpoint, Patch | None]
-Patches = list[tuple[Patch, int | None]]  # each with the old mark (or lane position) where it stops applying
 
 
 class Marks:
@@ -228,7 +217,7 @@ def repair(
             return None
         mark = marks.get(index)
         position = bisect_right(subset, key(message_id), key=key)
-        way = _patch_to(now.root, mark.root, lane, paths, subset, position, writes, appends_after(message_id), blocked)
+        way = patch_to(now.root, mark.root, lane, paths, subset, position, writes, appends_after(message_id), blocked)
         if way is None:
             return None
         found.append((index, [(patch, _until(marks, index, subset, cover, key)) for patch, cover in way]))
@@ -252,7 +241,7 @@ def repair(
             if position < len(subset) and subset[position] == edited:
                 state.step(edited, writes[edited])
                 position, previous = position + 1, edited
-            way = _patch_to(state.root, then.root, lane, paths, subset, position, writes, appends_after(previous))
+            way = patch_to(state.root, then.root, lane, paths, subset, position, writes, appends_after(previous))
             if way is not None and isinstance(state.root, dict) and isinstance(then.root, dict):
                 later = first
                 while later < len(marks) and (keys.get(marks.id_at(later)) or -1) <= work.low:
@@ -274,39 +263,6 @@ def _in_lane(write: Write, lane: str) -> bool:
     return lanes is None or lane in lanes
 
 
-def _patch_to(
-    now: Any,
-    then: Any,
-    lane: str | None,
-    paths: list[Path],
-    subset: list[int],
-    position: int,
-    writes: Mapping[int, Write],
-    appends: bool,
-    blocked: dict[tuple[Path, ...], int] | None = None,
-) -> Patches | None:
-    """How an old fold's rest, from lane position `position` on, becomes the new fold's, given their
-    roots there: the patches (none when the two are equivalent), each with the lane position of the
-    write from which the two agree there again (None: none); None when the old rest cannot be reused.
-    `appends`: every write of the rest appends to the lane's array. `blocked` remembers differences
-    the rest cannot pass, and where."""
-    if _equivalent(now, then, lane):
-        return []
-    if lane is None:
-        return None
-    if _appendable(now, then, lane, paths):
-        return [(Patch((lane,), now[lane], then[lane], prefix=True), None)] if appends else None
-    targets = _differences(now, then, lane)
-    if targets is None or (blocked is not None and position < blocked.get(targets, 0)):
-        return None
-    covers, stop = _cover(subset, position, writes, targets)
-    if stop is not None:
-        if blocked is not None:
-            blocked[targets] = stop
-        return None
-    return [(Patch(t, get_path(now, t), get_path(then, t)), cover) for t, cover in zip(targets, covers, strict=True)]
-
-
 def _until(marks: Marks, index: int, subset: list[int], cover: int | None, key: Key) -> int | None:
     """The first old mark after `index` that the write at lane position `cover` comes before (None: none)."""
     return None if cover is None else _marks_before(marks, index, subset[cover], key)
@@ -316,11 +272,11 @@ def _same_base(old: Fold, base: Fold, lane: str | None, layer: Layer, writes: Ma
                tail: Callable[[], int | None]) -> Fold | None:
     """When the global fold ends as before (for this lane), the instance layer folds as before: only the
     sources and diagnostics it carried over from the global layer change. So too when the two differ at
-    one path that the instance layer keeps apart (`_cover`), or in the lane's array when the instance
+    one path that the instance layer keeps apart (`_patches.cover`), or in the lane's array when the instance
     layer only appends to it. None otherwise."""
     paths = [probe.path for probe in old.state.probes]
     subset = layer.subset(lane)
-    way = _patch_to(base.state.root, old.base.root, lane, paths, subset, 0, writes, tail() == -1)
+    way = patch_to(base.state.root, old.base.root, lane, paths, subset, 0, writes, tail() == -1)
     if way is None:
         return None
     patches = [(patch, _until(old.checkpoints, -1, subset, cover, key)) for patch, cover in way]
@@ -393,7 +349,7 @@ def _splice(
     root = old.state.root
     for patch, until in patches:
         if until is None:
-            root = _patched(root, patch)
+            root = patched(root, patch)
     spliced = State(probes, root)
     new_marks = fresh if start is not None else [*fresh, here]
     marks = old.checkpoints.spliced(head, new_marks, later, matched, here, patches)
@@ -410,7 +366,7 @@ def _same_marks(matched: Checkpoint, here: Checkpoint) -> bool:
 
 def _rebased(mark: Checkpoint, matched: Checkpoint, here: Checkpoint, patch: Patch | None = None) -> Checkpoint:
     """An old checkpoint after the splice point, as the new fold would have made it."""
-    root = _patched(mark.root, patch)
+    root = patched(mark.root, patch)
     if matched is here or _same_marks(matched, here):
         return mark if patch is None else replace(mark, root=root)
     sources = tuple(
@@ -432,95 +388,6 @@ def _rebased_sources(now: Sequence[int], matched: tuple[int, ...], later: Sequen
     if len(now) == len(matched) and (now is matched or tuple(now) == matched):
         return later if type(later) is tuple else tuple(later)
     return (*now, *later[len(matched) :])
-
-
-def _patched(root: Any, patch: Patch | None) -> Any:
-    """An old root as the new fold has it (the objects along the patch's path are copied)."""
-    return root if patch is None else _rebuilt(root, patch, 0)
-
-
-def _rebuilt(node: Any, patch: Patch, depth: int) -> Any:
-    # A module function, not a closure calling itself: that would be a reference cycle per call.
-    path, new, old, prefix = patch
-    if depth == len(path):
-        return [*new, *node[len(old) :]] if prefix else new
-    return {**node, path[depth]: _rebuilt(node[path[depth]], patch, depth + 1)}
-
-
-def _differences(now: Any, then: Any, lane: str, most: int = 4) -> tuple[Path, ...] | None:
-    """The paths of the lane where two roots differ, each as deep as objects with the same keys in the
-    same order lead (so that replacing the values there keeps the order); None when the roots are not
-    objects, the lane is missing from one, or they differ in more than `most` places."""
-    if not (isinstance(now, dict) and isinstance(then, dict)):
-        return None
-    new, old = now.get(lane, MISSING), then.get(lane, MISSING)
-    if new is MISSING or old is MISSING:
-        return None
-    found: list[Path] = []
-    return tuple(found) if _walk_apart(new, old, (lane,), found, most) and found else None
-
-
-def _walk_apart(a: Any, b: Any, path: Path, found: list[Path], most: int) -> bool:
-    """Add to `found` where `a` and `b` (at `path`) differ; False once there are more than `most`."""
-    if not (isinstance(a, dict) and isinstance(b, dict) and list(a) == list(b)):
-        found.append(path)
-        return len(found) <= most
-    return all(
-        _walk_apart(a[k], b[k], (*path, k), found, most) for k in a if a[k] is not b[k] and not _identical(a[k], b[k])
-    )
-
-
-def _cover(
-    subset: list[int], position: int, writes: Mapping[int, Write], targets: tuple[Path, ...]
-) -> tuple[list[int | None], int | None]:
-    """How the writes of a lane from `position` on act on two roots that differ only at `targets`
-    (`_differences`): for each target, the position of the first write that replaces it (or a parent)
-    whatever it was, from where the two agree there (None: no write does, and none acts on it), and the
-    position of a write that acts on one by what it is, from where they may fold apart (None: none)."""
-    covered: list[int | None] = [None] * len(targets)
-    left = len(targets)
-    for index in range(position, len(subset)):
-        write = writes[subset[index]]
-        for number, target in enumerate(targets):
-            if covered[number] is not None:
-                continue
-            covers = _covers(write, target)
-            if covers is False:
-                return covered, index
-            if covers:
-                covered[number] = index
-                left -= 1
-        if not left:
-            break
-    return covered, None
-
-
-def _covers(write: Write, target: Path) -> bool | None:
-    """How one write acts on the value at `target` (whose parents are objects): None when it leaves it
-    alone (and then acts the same whatever that value is), True when it replaces it or a parent whatever
-    it was, False when what it does depends on that value."""
-    if write.problem is not None:
-        return None
-    path = write.path
-    if path != target[: len(path)]:
-        return False if target == path[: len(target)] else None  # inside the target, or elsewhere
-    method, rest = write.method, target[len(path) :]
-    if method == "set":
-        return True
-    if method == "assign":  # at a parent, which is an object: a key of the new value replaces that child
-        if not rest:
-            return False
-        return True if not isinstance(write.value, dict) or rest[0] in write.value else None
-    if method == "merge":  # walks down the new value: a non-object replaces, a missing key stops
-        node = write.value
-        for segment in rest:
-            if not isinstance(node, dict):
-                return True
-            if segment not in node:
-                return None
-            node = node[segment]
-        return not isinstance(node, dict)
-    return False  # push and concat at the target or above it
 
 
 def _last_mark_before(marks: Marks, low: int, edited: set[int], keys: Mapping[int, int]) -> int | None:
@@ -557,40 +424,6 @@ def _appends_after(layer: Layer, lane: str | None, writes: Mapping[int, Write], 
         return None
     position = layer.appends_from(lane, writes)
     return key(layer.subset(lane)[position - 1]) if position else -1
-
-
-def _appendable(now: Any, then: Any, lane: str, paths: list[Path]) -> bool:
-    """Whether two roots differ only in their lane's array in a way appending keeps for every probe.
-
-    Pushes and concats at the lane act the same on both when both arrays are empty or both are not
-    (for a probe of the whole array), and when they have the same length (for a probe of an element).
-    """
-    if not (isinstance(now, dict) and isinstance(then, dict)):
-        return False
-    new, old = now.get(lane, MISSING), then.get(lane, MISSING)
-    if not (isinstance(new, list) and isinstance(old, list)):
-        return False
-    return len(new) == len(old) if any(len(path) > 1 for path in paths) else bool(new) == bool(old)
-
-
-def _equivalent(a: Any, b: Any, lane: str | None) -> bool:
-    """Whether two roots fold the same from here on, for one lane: same root type, same lane value."""
-    if lane is None or not isinstance(a, dict) or not isinstance(b, dict):
-        return _identical(a, b)
-    return _identical(a.get(lane, MISSING), b.get(lane, MISSING))
-
-
-def _identical(a: Any, b: Any) -> bool:
-    """JSON values equal in type, value and key order (1, 1.0 and True are three different values)."""
-    if a is b:
-        return True
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return list(a) == list(b) and all(_identical(a[k], b[k]) for k in a)
-    if isinstance(a, list):
-        return len(a) == len(b) and all(_identical(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b)
 
 
 __all__ = ["Fold", "Layer", "Work", "full", "repair", "step"]

@@ -1,4 +1,4 @@
-"""The lemma behind patched splices (`_tracks`): when two folds differ at a few paths only, a write
+"""The lemma behind patched splices (`_patches`, used by `_tracks`): when two folds differ at a few paths only, a write
 that leaves those paths alone acts the same on both, and one that covers a path makes them agree there.
 
 Tracks rely on it to splice an old fold after an edit that changed a few nested fields (a global write
@@ -16,7 +16,7 @@ from contextdeck.engine._fold import _effect
 from contextdeck.engine._index import Layer
 from contextdeck.engine._messages import Write, get_path
 from contextdeck.engine._methods import Conflict, write_at
-from contextdeck.engine._tracks import Patch, _cover, _covers, _differences, _equivalent, _identical, _patched
+from contextdeck.engine._patches import Patch, cover, covers, differences, equivalent, identical, patched
 
 SEGMENTS = ("a", "b", "c")
 scalars = st.one_of(st.none(), st.booleans(), st.integers(0, 2), st.just("x"))
@@ -42,13 +42,13 @@ def differing_roots(draw: st.DrawFn) -> tuple[Any, Any]:
             if not isinstance(child, dict) or not child:
                 break
             node, path = child, [*path, draw(st.sampled_from(sorted(child)))]
-        other = _patched(other, Patch(tuple(path), draw(values), get_path(other, tuple(path))))
+        other = patched(other, Patch(tuple(path), draw(values), get_path(other, tuple(path))))
     return root, other
 
 
 def _patch_all(root: Any, targets: tuple[Any, ...], source: Any) -> Any:
     for target in targets:
-        root = _patched(root, Patch(target, get_path(source, target), get_path(root, target)))
+        root = patched(root, Patch(target, get_path(source, target), get_path(root, target)))
     return root
 
 
@@ -69,32 +69,32 @@ def test_a_write_that_leaves_the_difference_alone_acts_the_same(
     pair: tuple[Any, Any], write: Write, probe: Any
 ) -> None:
     new, old = pair
-    targets = _differences(new, old, "a")
+    targets = differences(new, old, "a")
     if targets is None:
         return
     # The differences are exactly there: patching them gives the other lane, key order and all.
-    assert _identical(_patch_all(old, targets, new)["a"], new["a"])
-    covers = [_covers(write, target) for target in targets]
-    if False in covers:
+    assert identical(_patch_all(old, targets, new)["a"], new["a"])
+    acts = [covers(write, target) for target in targets]
+    if False in acts:
         return  # no claim: it acts on a difference by what it is
     after_new, after_old = _apply(new, write), _apply(old, write)
     if isinstance(after_new, Refused) or isinstance(after_old, Refused):
         assert (type(after_new), after_new) == (type(after_old), after_old)  # the same conflict on both sides
         return
-    left = tuple(target for target, covered in zip(targets, covers, strict=True) if not covered)
+    left = tuple(target for target, covered in zip(targets, acts, strict=True) if not covered)
     for target in left:  # left alone on both sides
-        assert _identical(get_path(after_new, target), get_path(new, target))
-        assert _identical(get_path(after_old, target), get_path(old, target))
+        assert identical(get_path(after_new, target), get_path(new, target))
+        assert identical(get_path(after_old, target), get_path(old, target))
     if left:
-        assert _identical(_patch_all(after_old, left, new)["a"], after_new["a"])
+        assert identical(_patch_all(after_old, left, new)["a"], after_new["a"])
     else:
-        assert _equivalent(after_new, after_old, "a")
+        assert equivalent(after_new, after_old, "a")
     probe = ("a", *probe)
     assert _effect(write, new, probe) == _effect(write, old, probe)
 
 
 def test_writes_that_cover_a_field_or_leave_it() -> None:
-    """Each rule of `_covers`, for a difference at a.b (so a is an object on both sides)."""
+    """Each rule of `covers`, for a difference at a.b (so a is an object on both sides)."""
     target = ("a", "b")
     cases = [
         (Write(("a", "b"), "set", 1), True),
@@ -117,35 +117,35 @@ def test_writes_that_cover_a_field_or_leave_it() -> None:
         (Write(("a",), "concat", [1]), False),
         (Write(("a", "b"), "set", 1, problem="bad path"), None),
     ]
-    assert [(write, _covers(write, target)) for write, _ in cases] == cases
+    assert [(write, covers(write, target)) for write, _ in cases] == cases
 
 
 def test_the_differences_are_as_deep_as_the_same_keys_lead() -> None:
     new = {"a": {"x": 1, "b": {"c": 1, "d": [1]}}, "z": 0}
-    assert _differences(new, {"a": {"x": 1, "b": {"c": 2, "d": [1]}}, "z": 9}, "a") == (("a", "b", "c"),)
-    assert _differences(new, {"a": {"x": 2, "b": {"c": 2, "d": [1]}}}, "a") == (("a", "x"), ("a", "b", "c"))
-    assert _differences(new, {"a": {"b": {"c": 1, "d": [1]}, "x": 1}}, "a") == (("a",),)  # key order
-    assert _differences(new, {"a": {"x": 1, "b": {"c": 1}}}, "a") == (("a", "b"),)  # keys differ there
-    assert _differences(new, {"a": {"x": 1, "b": {"c": 1, "d": [2]}}}, "a") == (("a", "b", "d"),)  # arrays whole
-    assert _differences(new, {"b": 1}, "a") is None  # not in the other
-    assert _differences([1], new, "a") is None
+    assert differences(new, {"a": {"x": 1, "b": {"c": 2, "d": [1]}}, "z": 9}, "a") == (("a", "b", "c"),)
+    assert differences(new, {"a": {"x": 2, "b": {"c": 2, "d": [1]}}}, "a") == (("a", "x"), ("a", "b", "c"))
+    assert differences(new, {"a": {"b": {"c": 1, "d": [1]}, "x": 1}}, "a") == (("a",),)  # key order
+    assert differences(new, {"a": {"x": 1, "b": {"c": 1}}}, "a") == (("a", "b"),)  # keys differ there
+    assert differences(new, {"a": {"x": 1, "b": {"c": 1, "d": [2]}}}, "a") == (("a", "b", "d"),)  # arrays whole
+    assert differences(new, {"b": 1}, "a") is None  # not in the other
+    assert differences([1], new, "a") is None
     many = {"a": dict.fromkeys("pqrst", 0)}
-    assert _differences(many, {"a": dict.fromkeys("pqrst", 1)}, "a") is None  # more than four
-    assert _differences(many, {"a": dict.fromkeys("pqrst", 1)}, "a", most=5) == tuple(("a", k) for k in "pqrst")
+    assert differences(many, {"a": dict.fromkeys("pqrst", 1)}, "a") is None  # more than four
+    assert differences(many, {"a": dict.fromkeys("pqrst", 1)}, "a", most=5) == tuple(("a", k) for k in "pqrst")
 
 
 def test_the_writes_after_a_difference_cover_it_leave_it_or_stop() -> None:
-    """`_cover` reads the writes of a lane until each difference is covered, or one acts on it."""
+    """`cover` reads the writes of a lane until each difference is covered, or one acts on it."""
     writes = {
         1: Write(("a", "x"), "set", 1),  # covers a.x
         2: Write(("a", "y"), "set", 1),  # elsewhere
         3: Write(("a", "b", "c"), "set", 1),  # inside a.b: depends on it
         4: Write(("a", "b"), "set", 1),  # covers a.b
     }
-    assert _cover([1, 2, 3, 4], 0, writes, (("a", "x"),)) == ([0], None)
-    assert _cover([1, 2, 3, 4], 1, writes, (("a", "x"),)) == ([None], None)
-    assert _cover([1, 2, 3, 4], 0, writes, (("a", "x"), ("a", "b"))) == ([0, None], 2)
-    assert _cover([1, 2, 4, 3], 0, writes, (("a", "x"), ("a", "b"))) == ([0, 2], None)
+    assert cover([1, 2, 3, 4], 0, writes, (("a", "x"),)) == ([0], None)
+    assert cover([1, 2, 3, 4], 1, writes, (("a", "x"),)) == ([None], None)
+    assert cover([1, 2, 3, 4], 0, writes, (("a", "x"), ("a", "b"))) == ([0, None], 2)
+    assert cover([1, 2, 4, 3], 0, writes, (("a", "x"), ("a", "b"))) == ([0, 2], None)
 
 
 ops = st.lists(

@@ -1,0 +1,203 @@
+"""Where two folds of a lane differ, and whether the rest of the lane keeps them apart.
+
+A track repairs its fold after an edit by splicing the old rest on once the new fold is *equivalent* to
+the old one (`_tracks`). Often the two never become equal: a replaced `set` of a field nobody sets later,
+or a global write under an instance layer, leaves one field different for good. But when the two roots
+differ only at a few paths (`differences`), and every later write of the lane either leaves those paths
+alone or replaces what is there whatever it was (`cover`), the later writes act the same on both: the
+old rest is the new fold with the differing values put back (`Patch`), up to the write that replaced
+each. Arrays only appended to get the same treatment with their start substituted.
+
+Decided from the writes' paths, methods and values alone; `tests/engine/test_patch.py` checks the lemma.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from ._messages import MISSING, Path, Write, get_path
+
+
+class Patch(NamedTuple):
+    """Where the roots of a new fold differ from an old one's, in a way later writes keep: at `path`
+    the value is `new` instead of `old`; with `prefix`, the array there starts with `new` instead of
+    `old` (the writes in between appended the same elements to both)."""
+
+    path: Path
+    new: Any
+    old: Any
+    prefix: bool = False
+
+
+Patches = list[tuple[Patch, int | None]]  # each with the old mark (or lane position) where it stops applying
+
+
+def patch_to(
+    now: Any,
+    then: Any,
+    lane: str | None,
+    paths: list[Path],
+    subset: list[int],
+    position: int,
+    writes: Mapping[int, Write],
+    appends: bool,
+    blocked: dict[tuple[Path, ...], int] | None = None,
+) -> Patches | None:
+    """How an old fold's rest, from lane position `position` on, becomes the new fold's, given their
+    roots there: the patches (none when the two are equivalent), each with the lane position of the
+    write from which the two agree there again (None: none); None when the old rest cannot be reused.
+    `appends`: every write of the rest appends to the lane's array. `blocked` remembers differences
+    the rest cannot pass, and where."""
+    if equivalent(now, then, lane):
+        return []
+    if lane is None:
+        return None
+    if appendable(now, then, lane, paths):
+        return [(Patch((lane,), now[lane], then[lane], prefix=True), None)] if appends else None
+    targets = differences(now, then, lane)
+    if targets is None or (blocked is not None and position < blocked.get(targets, 0)):
+        return None
+    covered, stop = cover(subset, position, writes, targets)
+    if stop is not None:
+        if blocked is not None:
+            blocked[targets] = stop
+        return None
+    return [(Patch(t, get_path(now, t), get_path(then, t)), at) for t, at in zip(targets, covered, strict=True)]
+
+
+def patched(root: Any, patch: Patch | None) -> Any:
+    """An old root as the new fold has it (the objects along the patch's path are copied)."""
+    return root if patch is None else _rebuilt(root, patch, 0)
+
+
+def _rebuilt(node: Any, patch: Patch, depth: int) -> Any:
+    # A module function, not a closure calling itself: that would be a reference cycle per call.
+    path, new, old, prefix = patch
+    if depth == len(path):
+        return [*new, *node[len(old) :]] if prefix else new
+    return {**node, path[depth]: _rebuilt(node[path[depth]], patch, depth + 1)}
+
+
+def differences(now: Any, then: Any, lane: str, most: int = 4) -> tuple[Path, ...] | None:
+    """The paths of the lane where two roots differ, each as deep as objects with the same keys in the
+    same order lead (so that replacing the values there keeps the order); None when the roots are not
+    objects, the lane is missing from one, or they differ in more than `most` places."""
+    if not (isinstance(now, dict) and isinstance(then, dict)):
+        return None
+    new, old = now.get(lane, MISSING), then.get(lane, MISSING)
+    if new is MISSING or old is MISSING:
+        return None
+    found: list[Path] = []
+    return tuple(found) if _walk_apart(new, old, (lane,), found, most) and found else None
+
+
+def _walk_apart(a: Any, b: Any, path: Path, found: list[Path], most: int) -> bool:
+    """Add to `found` where `a` and `b` (at `path`) differ; False once there are more than `most`."""
+    if not (isinstance(a, dict) and isinstance(b, dict) and list(a) == list(b)):
+        found.append(path)
+        return len(found) <= most
+    return all(
+        _walk_apart(a[k], b[k], (*path, k), found, most) for k in a if a[k] is not b[k] and not identical(a[k], b[k])
+    )
+
+
+def cover(
+    subset: list[int], position: int, writes: Mapping[int, Write], targets: tuple[Path, ...]
+) -> tuple[list[int | None], int | None]:
+    """How the writes of a lane from `position` on act on two roots that differ only at `targets`
+    (`differences`): for each target, the position of the first write that replaces it (or a parent)
+    whatever it was, from where the two agree there (None: no write does, and none acts on it), and the
+    position of a write that acts on one by what it is, from where they may fold apart (None: none)."""
+    covered: list[int | None] = [None] * len(targets)
+    left = len(targets)
+    for index in range(position, len(subset)):
+        write = writes[subset[index]]
+        for number, target in enumerate(targets):
+            if covered[number] is not None:
+                continue
+            acts = covers(write, target)
+            if acts is False:
+                return covered, index
+            if acts:
+                covered[number] = index
+                left -= 1
+        if not left:
+            break
+    return covered, None
+
+
+def covers(write: Write, target: Path) -> bool | None:
+    """How one write acts on the value at `target` (whose parents are objects): None when it leaves it
+    alone (and then acts the same whatever that value is), True when it replaces it or a parent whatever
+    it was, False when what it does depends on that value."""
+    if write.problem is not None:
+        return None
+    path = write.path
+    if path != target[: len(path)]:
+        return False if target == path[: len(target)] else None  # inside the target, or elsewhere
+    method, rest = write.method, target[len(path) :]
+    if method == "set":
+        return True
+    if method == "assign":  # at a parent, which is an object: a key of the new value replaces that child
+        if not rest:
+            return False
+        return True if not isinstance(write.value, dict) or rest[0] in write.value else None
+    if method == "merge":  # walks down the new value: a non-object replaces, a missing key stops
+        node = write.value
+        for segment in rest:
+            if not isinstance(node, dict):
+                return True
+            if segment not in node:
+                return None
+            node = node[segment]
+        return not isinstance(node, dict)
+    return False  # push and concat at the target or above it
+
+
+def appendable(now: Any, then: Any, lane: str, paths: list[Path]) -> bool:
+    """Whether two roots differ only in their lane's array in a way appending keeps for every probe.
+
+    Pushes and concats at the lane act the same on both when both arrays are empty or both are not
+    (for a probe of the whole array), and when they have the same length (for a probe of an element).
+    """
+    if not (isinstance(now, dict) and isinstance(then, dict)):
+        return False
+    new, old = now.get(lane, MISSING), then.get(lane, MISSING)
+    if not (isinstance(new, list) and isinstance(old, list)):
+        return False
+    return len(new) == len(old) if any(len(path) > 1 for path in paths) else bool(new) == bool(old)
+
+
+def equivalent(a: Any, b: Any, lane: str | None) -> bool:
+    """Whether two roots fold the same from here on, for one lane: same root type, same lane value."""
+    if lane is None or not isinstance(a, dict) or not isinstance(b, dict):
+        return identical(a, b)
+    return identical(a.get(lane, MISSING), b.get(lane, MISSING))
+
+
+def identical(a: Any, b: Any) -> bool:
+    """JSON values equal in type, value and key order (1, 1.0 and True are three different values)."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(identical(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(identical(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+__all__ = [
+    "Patch",
+    "Patches",
+    "appendable",
+    "cover",
+    "covers",
+    "differences",
+    "equivalent",
+    "identical",
+    "patch_to",
+    "patched",
+]
