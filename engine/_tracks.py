@@ -19,12 +19,12 @@ same at the start of its own layer (`_same_base`).
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from . import _index
-from ._index import Checkpoint, Gap, Key, Layer, Probe, State, checkpoint, fold_lane
+from ._index import Checkpoint, Gap, Layer, Probe, State, checkpoint, fold_lane
 from ._messages import Path, Write
 from ._patches import Patch, Patches, patch_to, patched
 
@@ -173,15 +173,13 @@ def repair(
     if work.low is not None and work.generation != order.generation:
         work = Work(base=work.base)  # keys were renumbered during the edit: resume from the start
     writes, key = context._writes, keys.__getitem__
-    tails: list[int | None] = []
 
-    def tail() -> int | None:  # looked for only when needed
-        if not tails:
-            tails.append(_appends_after(layer, lane, writes, key))
-        return tails[0]
+    def appends_from(position: int) -> bool:
+        """Whether every write of the lane from `position` on appends to the lane's array."""
+        return lane is not None and position >= layer.appends_from(lane, writes)
 
     if work.base and work.low is None and base is not None:
-        spliced = _same_base(old, base, lane, layer, writes, key, tail)
+        spliced = _same_base(old, base, lane, layer, writes, keys, appends_from(0))
         if spliced is not None:
             return spliced
     marks = old.checkpoints
@@ -207,20 +205,16 @@ def repair(
     blocked: dict[tuple[Path, ...], int] = {}  # differences, and the lane position of the first write they cannot pass
     subset = layer.subset(lane)
 
-    def appends_after(message_id: int | None) -> bool:
-        limit = tail()
-        return limit is not None and (limit == -1 or (message_id is not None and key(message_id) >= limit))
-
     def converge(message_id: int, now: State) -> Checkpoint | None:
         index = matches.get(message_id)
         if index is None or message_id in work.ids or (high is not None and keys.get(message_id, -1) <= high):
             return None
         mark = marks.get(index)
         position = bisect_right(subset, key(message_id), key=key)
-        way = patch_to(now.root, mark.root, lane, paths, subset, position, writes, appends_after(message_id), blocked)
+        way = patch_to(now.root, mark.root, lane, paths, subset, position, writes, appends_from(position), blocked)
         if way is None:
             return None
-        found.append((index, [(patch, _until(marks, index, subset, cover, key)) for patch, cover in way]))
+        found.append((index, [(patch, _until(marks, index + 1, subset, cover, keys)) for patch, cover in way]))
         return mark
 
     fresh: list[Checkpoint] = []
@@ -241,12 +235,10 @@ def repair(
             if position < len(subset) and subset[position] == edited:
                 state.step(edited, writes[edited])
                 position, previous = position + 1, edited
-            way = patch_to(state.root, then.root, lane, paths, subset, position, writes, appends_after(previous))
+            way = patch_to(state.root, then.root, lane, paths, subset, position, writes, appends_from(position))
             if way is not None and isinstance(state.root, dict) and isinstance(then.root, dict):
-                later = first
-                while later < len(marks) and (keys.get(marks.id_at(later)) or -1) <= work.low:
-                    later += 1
-                patches = [(patch, _until(marks, later - 1, subset, cover, key)) for patch, cover in way]
+                later = _first_mark_from(marks, first, work.low + 1, keys)  # the old marks past the edit
+                patches = [(patch, _until(marks, later, subset, cover, keys)) for patch, cover in way]
                 was, is_now = (checkpoint(now, layer, edited, len(gaps)) for now in (then, state))
                 return _splice(state, gaps, head, fresh, later, was, old, base, is_now, patches)
             if previous is not None and (after is None or key(previous) > key(after)):
@@ -263,23 +255,23 @@ def _in_lane(write: Write, lane: str) -> bool:
     return lanes is None or lane in lanes
 
 
-def _until(marks: Marks, index: int, subset: list[int], cover: int | None, key: Key) -> int | None:
-    """The first old mark after `index` that the write at lane position `cover` comes before (None: none)."""
-    return None if cover is None else _marks_before(marks, index, subset[cover], key)
+def _until(marks: Marks, start: int, subset: list[int], cover: int | None, keys: Mapping[int, int]) -> int | None:
+    """The first old mark from `start` on that the write at lane position `cover` comes before (None: none)."""
+    return None if cover is None else _first_mark_from(marks, start, keys[subset[cover]], keys)
 
 
-def _same_base(old: Fold, base: Fold, lane: str | None, layer: Layer, writes: Mapping[int, Write], key: Key,
-               tail: Callable[[], int | None]) -> Fold | None:
+def _same_base(old: Fold, base: Fold, lane: str | None, layer: Layer, writes: Mapping[int, Write],
+               keys: Mapping[int, int], appends: bool) -> Fold | None:
     """When the global fold ends as before (for this lane), the instance layer folds as before: only the
     sources and diagnostics it carried over from the global layer change. So too when the two differ at
     one path that the instance layer keeps apart (`_patches.cover`), or in the lane's array when the instance
     layer only appends to it. None otherwise."""
     paths = [probe.path for probe in old.state.probes]
     subset = layer.subset(lane)
-    way = patch_to(base.state.root, old.base.root, lane, paths, subset, 0, writes, tail() == -1)
+    way = patch_to(base.state.root, old.base.root, lane, paths, subset, 0, writes, appends)
     if way is None:
         return None
-    patches = [(patch, _until(old.checkpoints, -1, subset, cover, key)) for patch, cover in way]
+    patches = [(patch, _until(old.checkpoints, 0, subset, cover, keys)) for patch, cover in way]
     before = {probe.path: probe for probe in old.base.probes}
     after = {probe.path: probe for probe in base.state.probes}
     if not all(path in before and path in after for path in paths):
@@ -409,21 +401,14 @@ def _last_mark_before(marks: Marks, low: int, edited: set[int], keys: Mapping[in
     return None
 
 
-def _marks_before(marks: Marks, index: int, message_id: int, key: Key) -> int:
-    """The index of the first mark after `index` at or past the write `message_id` in order."""
-    limit = key(message_id)
-    position = index + 1
-    while position < len(marks) and key(marks.id_at(position)) < limit:
+def _first_mark_from(marks: Marks, start: int, limit: int, keys: Mapping[int, int]) -> int:
+    """The index of the first mark from `start` on at or past order key `limit` (len(marks): none).
+
+    A mark of a message no longer in the order (a removed one) counts as before every key."""
+    position = start
+    while position < len(marks) and keys.get(marks.id_at(position), -1) < limit:
         position += 1
     return position
-
-
-def _appends_after(layer: Layer, lane: str | None, writes: Mapping[int, Write], key: Key) -> int | None:
-    """The order key after which every write of the lane appends to the lane's array (-1: all do)."""
-    if lane is None:
-        return None
-    position = layer.appends_from(lane, writes)
-    return key(layer.subset(lane)[position - 1]) if position else -1
 
 
 __all__ = ["Fold", "Layer", "Work", "full", "repair", "step"]

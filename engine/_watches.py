@@ -106,8 +106,7 @@ def _union(parts: tuple[Keys, ...]) -> Keys:
 
 class Union:
     """`_union`, remembering the last parts and their union: after an edit most parts are the very same
-    tuples, or the same keys with newer ones after them (an append), so the union is the old one or
-    the old one with the new keys after it."""
+    tuples, or the same keys with more after them, so the union is the old one with what they gained."""
 
     __slots__ = ("keys", "parts")
 
@@ -133,10 +132,7 @@ class Union:
                 gained.extend(new[len(old) :])
         if not gained:
             return self.keys
-        gained.sort()
-        if self.keys and gained[0] <= self.keys[-1]:
-            return None
-        return self.keys + tuple(dict.fromkeys(gained))
+        return _with_keys(self.keys, sorted(gained))
 
 
 class Watch:
@@ -351,10 +347,11 @@ class Watchers:
         finally:
             self._staged = {}
 
-    def refolds(self, plan: Plan) -> dict[Track, Fold]:
-        """The new folds of the planned tracks, and nothing else: the first half of a move (`outcome`)."""
-        folds: dict[Track, Fold] = {}
-        for track in sorted(plan, key=lambda track: track.instance is not None):
+    def refolds(self, plan: Plan, prior: dict[Track, Fold] | None = None) -> dict[Track, Fold]:
+        """The new folds of the planned tracks (continuing from `prior` folds where given), and nothing
+        else: alone, the first half of a move; `outcome` works out what they change."""
+        folds = dict(prior or {})
+        for track in sorted(plan, key=lambda track: track.instance is not None):  # global tracks first
             folds[track] = self._refold(track, plan[track], folds)
         return folds
 
@@ -367,9 +364,7 @@ class Watchers:
         made for the first half of a move (its remove), which the plan (its insert) continues from.
         """
         reuse = moved is None or moved[1] is None
-        folds: dict[Track, Fold] = dict(prior or {})
-        for track in sorted(plan, key=lambda track: track.instance is not None):
-            folds[track] = self._refold(track, plan[track], folds)
+        folds = self.refolds(plan, prior)
         if self._generation != self._context._order.generation:
             return self._relabelled(folds)
         results = {track: self._results(track, fold, reuse) for track, fold in folds.items()}
@@ -394,7 +389,6 @@ class Watchers:
             fresh = [(watch, *computed[watch]) for watch in sorted(computed, key=lambda watch: watch.serial)]
             return Outcome(folds, results, fresh, order.generation)
         fresh = []
-        low, high = moved
         for watch in self._watches:  # in creation order
             entry = computed.get(watch)
             if entry is not None:
@@ -404,7 +398,7 @@ class Watchers:
             if current.diagnostics:  # they name message indices: work them out again
                 resolution, keys = watch.evaluate(now, ranks, index_of)
                 fresh.append((watch, resolution, keys, _changed(watch, resolution, keys, moved)))
-            elif keys and keys[-1] > low and (high is None or _renumbered(keys, moved)):
+            elif _renumbered(keys, moved):
                 # Only indices changed: the same keys, ranked in the new order.
                 fresh.append((watch, current.with_sources(Ranked(keys, ranks)), keys, True))
         return Outcome(folds, results, fresh, order.generation)
@@ -483,7 +477,7 @@ class Watchers:
         for probe in fold.state.probes:
             if probe.path not in track.read:  # followed for instance views only
                 continue
-            label = "†" + ".".join((track.kind, *probe.path))
+            label = "†" + ".".join((track.kind, *probe.path)) if probe.diagnostics else ""  # names problems only
             old, known = before.get(probe.path), previous.get(probe.path)
             value = None
             if old is not None and known is not None and known.value is not MISSING:
@@ -529,16 +523,7 @@ def _grown(state: State, probe: Probe, old: Probe, known: Found, label: str, key
                     return None
                 keys = keys[:position] + keys[position + 1 :]
             fresh = tuple(gained)
-        added = sorted(key[m] for m in fresh)
-        if not keys or not added or added[0] > keys[-1]:  # the new keys come last
-            keys = (*keys, *added)
-        elif len(added) > 4:
-            keys = tuple(sorted({*keys, *added}))
-        else:  # a few in the middle (a replace): put each in its place
-            for at in added:
-                position = bisect_left(keys, at)
-                if position == len(keys) or keys[position] != at:
-                    keys = (*keys[:position], at, *keys[position:])
+        keys = _with_keys(keys, sorted(key[m] for m in fresh))
     if len(probe.diagnostics) > kept:
         problems = (*known.problems, *((m, label, reason) for m, reason in probe.diagnostics[kept:]))
     elif keys is known.keys and value is known.value:
@@ -546,6 +531,21 @@ def _grown(state: State, probe: Probe, old: Probe, known: Found, label: str, key
     else:
         problems = known.problems
     return Found(value, keys, problems)
+
+
+def _with_keys(keys: Keys, added: list[int]) -> Keys:
+    """Sorted unique keys with some more (sorted; some may be there already)."""
+    if not added:
+        return keys
+    if not keys or added[0] > keys[-1]:  # after all of them: an append
+        return (*keys, *dict.fromkeys(added))
+    if len(added) > 4:
+        return tuple(sorted({*keys, *added}))
+    for at in added:  # a few in the middle (a replace): each in its place
+        position = bisect_left(keys, at)
+        if position == len(keys) or keys[position] != at:
+            keys = (*keys[:position], at, *keys[position:])
+    return keys
 
 
 def _renumbered(keys: Keys, moved: Interval) -> bool:
