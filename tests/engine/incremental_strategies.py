@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from hypothesis import strategies as st
+from strategies import ref, wrap
 
 from contextdeck.engine import Insert, Move, Remove, Replace
 
@@ -28,12 +29,6 @@ values: st.SearchStrategy[Any] = st.recursive(
 paths = st.lists(st.sampled_from(SEGMENTS), max_size=3).map(tuple)
 
 
-def _wrapped(path: tuple[str, ...], value: Any) -> Any:
-    for segment in reversed(path):
-        value = {segment: value}
-    return value
-
-
 @st.composite
 def messages(draw: st.DrawFn) -> dict[str, Any]:
     """A text, a plain data message, an output (explicit or derived path), or a broken output."""
@@ -51,14 +46,14 @@ def messages(draw: st.DrawFn) -> dict[str, Any]:
         return message
     path = draw(paths)
     method = draw(st.sampled_from(METHODS))
-    message[payload_key] = _wrapped(path, draw(values))
+    message[payload_key] = wrap(path, draw(values))
     if method != "set" or draw(st.booleans()):
         message["_outputMethod"] = method
-    target = "†" + ".".join((kind, *path))
+    target = ref(kind, path)
     if shape == "output":
         message["_outputPath"] = target
     elif shape == "derived":
-        other = "†" + ".".join((kind, *draw(paths)))
+        other = ref(kind, draw(paths))
         message["_call"] = {"_tool": "t", "_outputPath": f"{other} || {target}"}
         message["_date"] = "2026-01-01T00:00:00Z"
     else:
@@ -71,11 +66,16 @@ documents = st.lists(messages(), max_size=12)
 
 @st.composite
 def expressions(draw: st.DrawFn) -> str:
-    def ref() -> str:
-        return "†" + ".".join((draw(st.sampled_from(KINDS)), *draw(paths)))
+    def reference() -> str:
+        return ref(draw(st.sampled_from(KINDS)), draw(paths))
 
-    gates = [" && ".join(ref() for _ in range(draw(st.integers(1, 2)))) for _ in range(draw(st.integers(1, 2)))]
+    gates = [" && ".join(reference() for _ in range(draw(st.integers(1, 2)))) for _ in range(draw(st.integers(1, 2)))]
     return " || ".join(gates)
+
+
+def watch_lists(most: int) -> st.SearchStrategy[list[tuple[str, str | None]]]:
+    """One to `most` watches: (expression, instance)."""
+    return st.lists(st.tuples(expressions(), st.sampled_from(INSTANCES)), min_size=1, max_size=most)
 
 
 @st.composite
@@ -99,8 +99,8 @@ def nested_messages(draw: st.DrawFn) -> dict[str, Any]:
     leaf = st.one_of(scalars, st.dictionaries(st.sampled_from(["b", "c", "d"]), inner, max_size=2))
     message: dict[str, Any] = {
         "type": "s",
-        "s": _wrapped(path, draw(leaf)),
-        "_outputPath": "†" + ".".join(("s", *path)),
+        "s": wrap(path, draw(leaf)),
+        "_outputPath": ref("s", path),
         "_outputMethod": method,
     }
     if draw(st.booleans()):

@@ -17,6 +17,7 @@ from incremental_strategies import (
     expressions,
     messages,
     nested_messages,
+    watch_lists,
 )
 
 from contextdeck.engine import Context, Insert, Move, Remove, Replace, Resolution, _index, classify, parse_expression
@@ -51,7 +52,7 @@ def reference(messages: list[dict[str, Any]], expr: str, instance: str | None, a
     return Resolution(expr, False, None, Indices(), tuple(diagnostics), tuple(missing))
 
 
-watched = st.lists(st.tuples(expressions(), st.sampled_from(INSTANCES)), min_size=1, max_size=6)
+watched = watch_lists(6)
 
 
 @contextmanager

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from incremental_strategies import INSTANCES, documents, edits, expressions
+from incremental_strategies import documents, edits, watch_lists
 
 from contextdeck.engine import Context, Insert, Move, Remove, Replace, Resolution
 
@@ -67,7 +67,7 @@ def test_preview_of_an_invalid_edit_raises_and_changes_nothing() -> None:
 
 
 @settings(max_examples=120, deadline=None)
-@given(documents, st.lists(st.tuples(expressions(), st.sampled_from(INSTANCES)), min_size=1, max_size=5), st.data())
+@given(documents, watch_lists(5), st.data())
 def test_preview_predicts_apply(document: list[dict[str, Any]], watched: list[Any], data: st.DataObject) -> None:
     """For random edits, the previewed changes are exactly the callbacks that applying the edit then makes."""
     ctx = Context(document)
@@ -87,7 +87,7 @@ def test_preview_predicts_apply(document: list[dict[str, Any]], watched: list[An
 
 
 @settings(max_examples=120, deadline=None)
-@given(documents, st.lists(st.tuples(expressions(), st.sampled_from(INSTANCES)), min_size=1, max_size=5), st.data())
+@given(documents, watch_lists(5), st.data())
 def test_watches_stay_exact_after_previews(
     document: list[dict[str, Any]], watched: list[Any], data: st.DataObject
 ) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from incremental_strategies import INSTANCES, documents, edits, expressions
+from incremental_strategies import documents, edits, watch_lists
 
 from contextdeck.engine import Context, Resolution
 from contextdeck.engine._order import Order
@@ -20,7 +20,7 @@ from contextdeck.engine._resolution import Diagnostic, Indices
 
 
 @settings(max_examples=150, deadline=None)
-@given(documents, st.lists(st.tuples(expressions(), st.sampled_from(INSTANCES)), min_size=1, max_size=4), st.data())
+@given(documents, watch_lists(4), st.data())
 def test_delivered_sources_stay_snapshots(
     document: list[dict[str, Any]], watched: list[Any], data: st.DataObject
 ) -> None:

@@ -38,6 +38,17 @@ def debugger_for(path: Path) -> tuple[Document, CallsModel, Debugger]:
     return document, model, Debugger(model, clock=fixed_clock(NOW))
 
 
+def awaiting_approval(qtbot: Any, path: Path) -> tuple[Document, CallsModel, Debugger, Any, ApprovalDialog]:
+    """A debugger stepping with approval on, its approval dialog open (no approver injected)."""
+    document, model, debugger = debugger_for(path)
+    debugger.approval_enabled = True
+    task = spawn(debugger.step())
+    qtbot.waitUntil(lambda: isinstance(debugger.open_dialog, ApprovalDialog))
+    dialog = debugger.open_dialog
+    assert isinstance(dialog, ApprovalDialog)
+    return document, model, debugger, task, dialog
+
+
 def test_step_appends_an_audited_output(qtbot: Any, examples: Path) -> None:
     """Step runs lookupOrder: its output lands at †state.order with _call, _date and _outputPath."""
     document, model, debugger = debugger_for(examples / "refund_workflow.json")
@@ -121,12 +132,7 @@ def test_rejected_call_becomes_an_error_message(qtbot: Any, examples: Path) -> N
 
 def test_approval_dialog_reject_with_a_reason(qtbot: Any, examples: Path) -> None:
     """Without an injected approver a non-modal dialog asks; its Reject button rejects with the typed reason."""
-    document, model, debugger = debugger_for(examples / "seed_variables.json")
-    debugger.approval_enabled = True
-    task = spawn(debugger.step())
-    qtbot.waitUntil(lambda: isinstance(debugger.open_dialog, ApprovalDialog))
-    dialog = debugger.open_dialog
-    assert isinstance(dialog, ApprovalDialog)
+    document, model, _debugger, task, dialog = awaiting_approval(qtbot, examples / "seed_variables.json")
     dialog.reason.setText("wrong greeting")
     qtbot.mouseClick(dialog.reject_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(task.done)
@@ -227,12 +233,8 @@ def test_output_form_follows_the_tools_output_schema(qtbot: Any) -> None:
 
 def test_closing_the_approval_dialog_rejects(qtbot: Any, examples: Path) -> None:
     """Closing the approval window never approves silently: the call fails with a rejection."""
-    document, model, debugger = debugger_for(examples / "seed_variables.json")
-    debugger.approval_enabled = True
-    task = spawn(debugger.step())
-    qtbot.waitUntil(lambda: isinstance(debugger.open_dialog, ApprovalDialog))
-    assert debugger.open_dialog is not None
-    debugger.open_dialog.close()
+    document, model, _debugger, task, dialog = awaiting_approval(qtbot, examples / "seed_variables.json")
+    dialog.close()
     qtbot.waitUntil(task.done)
     assert document.context[len(document.context) - 1]["data"]["error"]["type"] == "rejected"
     assert model.status(0) is Status.FAILED
@@ -240,12 +242,7 @@ def test_closing_the_approval_dialog_rejects(qtbot: Any, examples: Path) -> None
 
 def test_approval_dialog_edit_runs_the_edited_call(qtbot: Any, examples: Path) -> None:
     """Editing the call's JSON in the dialog and choosing 'Run edited call' runs the edit."""
-    document, _model, debugger = debugger_for(examples / "seed_variables.json")
-    debugger.approval_enabled = True
-    task = spawn(debugger.step())
-    qtbot.waitUntil(lambda: isinstance(debugger.open_dialog, ApprovalDialog))
-    dialog = debugger.open_dialog
-    assert isinstance(dialog, ApprovalDialog)
+    document, _model, _debugger, task, dialog = awaiting_approval(qtbot, examples / "seed_variables.json")
     dialog.editor.setPlainText(dialog.editor.toPlainText().replace("Hello, Ada!", "Welcome back, Ada."))
     qtbot.mouseClick(dialog.edit_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(task.done)

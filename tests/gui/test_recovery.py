@@ -74,6 +74,13 @@ def dead_pid() -> int:
     return child.pid
 
 
+def crash_after_autosave(qtbot: Any, session: DocumentSession, recovery: Path) -> None:
+    """An edit autosaved, then its recovery files left behind as by a process that died."""
+    with qtbot.waitSignal(session.autosaved, timeout=5_000):
+        change(session)
+    abandon(recovery)
+
+
 def abandon(recovery: Path) -> None:
     """Make every recovery file look left behind by a process that died (its pid, its own file names)."""
     pid = dead_pid()
@@ -155,9 +162,7 @@ def test_recovery_of_another_live_process_is_not_offered(qtbot, session: Documen
                                                          doc: Path) -> None:
     """A sidecar written by another process that is still running (another ContextDeck) is not offered."""
     open_and_wait(qtbot, session, doc)
-    with qtbot.waitSignal(session.autosaved, timeout=5_000):
-        change(session)
-    abandon(recovery)
+    crash_after_autosave(qtbot, session, recovery)
     other = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
     try:
         for sidecar in recovery.glob("dead-*.json"):
@@ -200,9 +205,7 @@ def test_recover_opens_the_unsaved_edits_dirty_at_the_original_path(qtbot, sessi
                                                                     doc: Path) -> None:
     """A left-behind recovery file is listed with its path and time, and recovers as a dirty document."""
     open_and_wait(qtbot, session, doc)
-    with qtbot.waitSignal(session.autosaved, timeout=5_000):
-        change(session)
-    abandon(recovery)
+    crash_after_autosave(qtbot, session, recovery)
     fresh = DocumentSession(settings, recovery, autosave_delay_ms=50)
     (candidate,) = fresh.recovery_candidates()
     assert candidate.original_path == doc
@@ -222,9 +225,7 @@ def test_recover_opens_the_unsaved_edits_dirty_at_the_original_path(qtbot, sessi
 def test_an_untitled_document_recovers_untitled(qtbot, session: DocumentSession, settings: QSettings,
                                                 recovery: Path) -> None:
     """Unsaved work in a never-saved document comes back with no path (Save As will ask for one)."""
-    with qtbot.waitSignal(session.autosaved, timeout=5_000):
-        change(session)
-    abandon(recovery)
+    crash_after_autosave(qtbot, session, recovery)
     (candidate,) = session.recovery_candidates()
     assert candidate.original_path is None
     assert candidate.title == "Untitled"
@@ -240,9 +241,7 @@ def test_jsonl_recovers_as_jsonl(qtbot, session: DocumentSession, recovery: Path
     path = tmp_path / "lines.jsonl"
     path.write_text(json.dumps(TEXT) + "\n")
     open_and_wait(qtbot, session, path)
-    with qtbot.waitSignal(session.autosaved, timeout=5_000):
-        change(session)
-    abandon(recovery)
+    crash_after_autosave(qtbot, session, recovery)
     (candidate,) = session.recovery_candidates()
     session.new()
     with qtbot.waitSignal(session.documentReplaced, timeout=10_000):
@@ -253,9 +252,7 @@ def test_jsonl_recovers_as_jsonl(qtbot, session: DocumentSession, recovery: Path
 
 def test_discard_recovery_deletes_it(qtbot, session: DocumentSession, recovery: Path) -> None:
     """A discarded candidate's files are gone and it is not offered again."""
-    with qtbot.waitSignal(session.autosaved, timeout=5_000):
-        change(session)
-    abandon(recovery)
+    crash_after_autosave(qtbot, session, recovery)
     (candidate,) = session.recovery_candidates()
     session.discard_recovery(candidate)
     assert session.recovery_candidates() == []
@@ -266,9 +263,7 @@ def test_a_file_changed_since_the_crash_is_reported_after_recovery(qtbot, sessio
                                                                    recovery: Path, doc: Path) -> None:
     """If the original changed after the crash, recovering says so and save() will not overwrite it."""
     open_and_wait(qtbot, session, doc)
-    with qtbot.waitSignal(session.autosaved, timeout=5_000):
-        change(session)
-    abandon(recovery)
+    crash_after_autosave(qtbot, session, recovery)
     (candidate,) = session.recovery_candidates()
     session.new()
     doc.write_text("[]")
