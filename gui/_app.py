@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QEventLoop, QSettings, Qt, QTimer
@@ -82,7 +83,9 @@ def main(doc: str | None = None, screenshot: str | None = None) -> int:
     if screenshot:
         settings = QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, "ContextDeck", "Screenshot")
         settings.clear()  # the picture shows the default layout, not the user's
-    window = create_window(settings)
+    # A screenshot keeps nothing: its recovery files and document settings go to a scratch folder.
+    scratch = tempfile.TemporaryDirectory(prefix="contextdeck-shot-") if screenshot else None
+    window = create_window(settings, Path(scratch.name) / "recovery" if scratch is not None else None)
     first_start = not settings.contains("window/geometry")
     if doc is not None:
         path: Path | None = Path(doc)
@@ -106,6 +109,7 @@ def main(doc: str | None = None, screenshot: str | None = None) -> int:
         window.grab().save(screenshot)
         window.session.close()
         return 0
+    window.session.sidecar.store.prune()  # the settings of documents deleted since
     window.show()
     if not window.files.offer_recovery() and path is not None:
         window.session.open(path)

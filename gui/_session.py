@@ -21,6 +21,7 @@ from ._autosave import AutosaveTask, snapshot
 from ._disk import Fingerprint
 from ._loader import Loaded, LoadTask
 from ._recovery import RecoveryCandidate, RecoveryStore, new_key
+from ._sidecar import DocumentSidecar, SidecarStore
 from ._watch import FileWatch
 
 __all__ = ["DocumentSession", "RecoveryCandidate"]
@@ -52,6 +53,8 @@ class DocumentSession(QObject):
         self.settings = settings
         self.undo_stack = QUndoStack(self)
         self._recovery = RecoveryStore(recovery_dir if recovery_dir is not None else _settings.default_recovery_dir())
+        # The open document's own settings (watches, breakpoints, expanded paths), beside the recovery folder.
+        self.sidecar = DocumentSidecar(SidecarStore(self._recovery.directory.parent / "documents"), self)
         self._document = Document(Context([]), Shape.ARRAY)
         self._path: Path | None = None
         self._forced_dirty = False  # recovered content: unsaved although the undo stack is clean
@@ -184,6 +187,7 @@ class DocumentSession(QObject):
             self._key = self._recovery.claim(recovered)
         document.path = path
         self._document = document
+        self.sidecar.switch(path)
         self._forced_dirty = recovered is not None
         self.undo_stack.clear()
         self.undo_stack.setClean()
@@ -232,6 +236,7 @@ class DocumentSession(QObject):
             known = None
         self._document.shape = shape
         self._document.path = target
+        self.sidecar.move(target)
         self._forced_dirty = False
         self.undo_stack.setClean()
         self._set_file(target, known)
@@ -333,6 +338,7 @@ class DocumentSession(QObject):
             self._recovery.remove(task.key)  # its late `done` finds no task and does nothing
         self._drop_recovery()
         self._watch.stop()
+        self.sidecar.flush()
 
 
 def _shape_for(shape: Shape, target: Path) -> Shape | None:

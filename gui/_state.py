@@ -248,6 +248,14 @@ class StateView(QTreeView):
         self.expanded.connect(lambda index: self._expanded.add(str(index.data(PathRole))))
         self.collapsed.connect(lambda index: self._expanded.discard(str(index.data(PathRole))))
 
+    def expanded_paths(self) -> list[str]:
+        """The paths of the expanded rows (kept per document in its settings)."""
+        return sorted(self._expanded)
+
+    def set_expanded_paths(self, paths: list[str]) -> None:
+        """Expand these paths when the next state is shown (another document was opened)."""
+        self._expanded = set(paths)
+
     def refresh(self, context: Context, at: int | None, selected: int | None) -> None:
         """Recompute the state as of the first `at` messages, in slices on the next turns of the event loop.
 

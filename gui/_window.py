@@ -20,6 +20,7 @@ from ._actions import build_actions
 from ._banner import Banner
 from ._commands import EditCommand, TypingCommand, describe
 from ._diagnostics import DiagnosticsRunner
+from ._document_settings import DocumentSettings
 from ._editor import DataEditor
 from ._files_ui import FilesUI
 from ._inspector import install_inspector
@@ -109,6 +110,7 @@ class MainWindow(QMainWindow):
         self.session.undo_stack.indexChanged.connect(self._schedule)
         QGuiApplication.styleHints().colorSchemeChanged.connect(self._system_scheme_changed)
         self._document_replaced()
+        self.document_settings = DocumentSettings(self)  # after the first document: it restores that one's
         install_inspector(self)  # before the layout is restored, so the saved layout covers its docks
         self._restore_layout()
 

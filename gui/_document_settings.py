@@ -1,0 +1,59 @@
+"""The window's part of the per-document settings (`_sidecar.py`): pinned watches and expanded state paths.
+
+Read when a document is opened, kept as they change. Breakpoints are kept by the debugger itself
+(`window.session.sidecar`, key "breakpoints").
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._window import MainWindow
+
+WATCHES = "watches"
+EXPANDED = "expanded"
+
+
+class DocumentSettings:
+    """Restores a document's watches and expanded paths when it opens; keeps them when they change."""
+
+    def __init__(self, window: MainWindow) -> None:
+        self._window = window
+        self._restoring = False  # from a switch of documents to the end of `restore`: the panels show the old one's
+        window.session.sidecar.switched.connect(self._switched)
+        model = window.watches.model
+        for signal in (model.rowsInserted, model.rowsRemoved, model.dataChanged, model.modelReset):
+            signal.connect(self._keep_watches)
+        for signal in (window.state_view.expanded, window.state_view.collapsed, window.state_view.updated):
+            signal.connect(self._keep_expanded)
+        window.session.documentReplaced.connect(self.restore)
+        self.restore()
+
+    def _switched(self) -> None:
+        self._restoring = True
+
+    def restore(self) -> None:
+        sidecar, model = self._window.session.sidecar, self._window.watches.model
+        self._restoring = True
+        try:
+            for row in reversed(range(model.rowCount())):
+                model.remove(row)
+            for text in _strings(sidecar.value(WATCHES, [])):
+                model.add(text)
+            self._window.state_view.set_expanded_paths(_strings(sidecar.value(EXPANDED, [])))
+        finally:
+            self._restoring = False
+
+    def _keep_watches(self, *_changed: object) -> None:
+        if not self._restoring:
+            self._window.session.sidecar.set_value(WATCHES, [pin.label for pin in self._window.watches.model.pins])
+
+    def _keep_expanded(self, *_changed: object) -> None:
+        if not self._restoring:
+            self._window.session.sidecar.set_value(EXPANDED, self._window.state_view.expanded_paths())
+
+
+def _strings(value: Any) -> list[str]:
+    """A stored list of strings; anything else (a hand-edited or damaged file) is ignored."""
+    return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []

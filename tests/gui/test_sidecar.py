@@ -1,0 +1,190 @@
+"""Per-document settings (watches, expanded state paths, breakpoints) kept across restarts, never in the document."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QModelIndex, QSettings
+
+from contextdeck.gui._app import create_window
+from contextdeck.gui._sidecar import DocumentSidecar, SidecarStore
+from contextdeck.gui._state import PathRole
+from contextdeck.gui._window import MainWindow
+
+DOC = [
+    {"type": "text", "role": "system", "text": "Be brief."},
+    {"type": "state", "data": {"user": {"name": "Alex", "tier": "gold"}}},
+    {"type": "input", "input": {"amount": 5}},
+]
+
+
+@pytest.fixture
+def document(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    path = folder / "doc.json"
+    path.write_text(json.dumps(DOC), encoding="utf-8")
+    return path
+
+
+def open_window(qtbot: Any, tmp_path: Path, path: Path | None) -> MainWindow:
+    """A window as a fresh start of the application would make it (same settings and data folders)."""
+    window = create_window(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat), tmp_path / "recovery")
+    qtbot.addWidget(window)
+    window.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
+    window.show()
+    if path is not None:
+        with qtbot.waitSignal(window.session.documentReplaced, timeout=10000):
+            window.session.open(path)
+    return window
+
+
+def state_index(window: MainWindow, key: str, parent: QModelIndex | None = None) -> QModelIndex:
+    model = window.state_view.state_model
+    parent = parent if parent is not None else QModelIndex()
+    for row in range(model.rowCount(parent)):
+        index = model.index(row, 0, parent)
+        if index.data(PathRole) == key:
+            return index
+        if model.rowCount(index):
+            found = state_index(window, key, index)
+            if found.isValid():
+                return found
+    return QModelIndex()
+
+
+def test_watches_and_expanded_paths_come_back_after_a_restart(qtbot: Any, tmp_path: Path, document: Path) -> None:
+    """Pin two watches and expand a state path, close the window; a new window on the same document shows them."""
+    first = open_window(qtbot, tmp_path, document)
+    first.watches.entry.setText("†state.user.name")
+    qtbot.keyClick(first.watches.entry, "\r")
+    first.watches.model.add("†input.amount @①")
+    qtbot.waitUntil(lambda: state_index(first, "¶state.user").isValid())
+    first.state_view.expand(state_index(first, "¶state.user"))
+    first.close()
+    assert not first.isVisible()
+
+    second = open_window(qtbot, tmp_path, document)
+    assert [pin.label for pin in second.watches.model.pins] == ["†state.user.name", "†input.amount @①"]
+    qtbot.waitUntil(lambda: state_index(second, "¶state.user").isValid())
+    qtbot.waitUntil(lambda: second.state_view.isExpanded(state_index(second, "¶state.user")))
+    assert second.watches.model.pins[0].resolution is not None
+    assert second.watches.model.pins[0].resolution.value == "Alex"
+    second.close()
+
+
+def test_each_document_has_its_own_watches(qtbot: Any, tmp_path: Path, document: Path) -> None:
+    """Opening another document shows that document's watches (none), and coming back shows the first's."""
+    other = document.with_name("other.json")
+    other.write_text(json.dumps(DOC[:1]), encoding="utf-8")
+    window = open_window(qtbot, tmp_path, document)
+    window.watches.model.add("†state.user")
+    with qtbot.waitSignal(window.session.documentReplaced):
+        window.session.open(other)
+    assert window.watches.model.pins == []
+    with qtbot.waitSignal(window.session.documentReplaced):
+        window.session.open(document)
+    assert [pin.label for pin in window.watches.model.pins] == ["†state.user"]
+    window.close()
+
+
+def test_the_settings_never_touch_the_documents_folder(qtbot: Any, tmp_path: Path, document: Path) -> None:
+    """The document and its folder are byte for byte as before; the settings are one JSON file in the data folder."""
+    before = document.read_bytes()
+    window = open_window(qtbot, tmp_path, document)
+    window.watches.model.add("†state.user")
+    window.session.sidecar.flush()
+    files = list((tmp_path / "documents").glob("*.json"))
+    assert len(files) == 1
+    kept = json.loads(files[0].read_text(encoding="utf-8"))
+    assert kept["document"] == str(document.resolve())
+    assert kept["values"]["watches"] == ["†state.user"]
+    assert sorted(p.name for p in document.parent.iterdir()) == ["doc.json"]
+    assert document.read_bytes() == before
+    window.close()
+
+
+def test_save_as_takes_the_settings_along(qtbot: Any, tmp_path: Path, document: Path) -> None:
+    """After Save As, the new file has the watches (the old one keeps its own)."""
+    window = open_window(qtbot, tmp_path, document)
+    window.watches.model.add("†state.user")
+    copy = document.with_name("copy.json")
+    assert window.session.save_as(copy)
+    window.close()
+    reopened = open_window(qtbot, tmp_path, copy)
+    assert [pin.label for pin in reopened.watches.model.pins] == ["†state.user"]
+    reopened.close()
+
+
+def test_an_untitled_document_writes_no_settings(qtbot: Any, tmp_path: Path) -> None:
+    """Watches pinned on a new, unsaved document stay in memory: nothing is written anywhere."""
+    window = open_window(qtbot, tmp_path, None)
+    window.watches.model.add("†state.user")
+    window.close()
+    assert not (tmp_path / "documents").exists()
+
+
+def test_a_damaged_settings_file_is_ignored(qtbot: Any, tmp_path: Path, document: Path) -> None:
+    """Garbage, another document's record, or a wrong shape: the document opens with no watches, no error."""
+    store = SidecarStore(tmp_path / "documents")
+    store.directory.mkdir()
+    for garbage in ("{not json", json.dumps({"format": "contextdeck-document-settings/1", "document": "/elsewhere",
+                                             "values": {"watches": ["†x"]}}), json.dumps([1, 2])):
+        store.file_for(document).write_text(garbage, encoding="utf-8")
+        assert store.read(document) == {}
+    store.file_for(document).write_text(json.dumps({"format": "contextdeck-document-settings/1",
+                                                    "document": str(document.resolve()),
+                                                    "values": {"watches": ["†ok", 3, None]}}), encoding="utf-8")
+    window = open_window(qtbot, tmp_path, document)
+    assert [pin.label for pin in window.watches.model.pins] == ["†ok"]  # the non-strings are dropped
+    window.close()
+
+
+def test_breakpoints_are_kept_for_the_debugger(qtbot: Any, tmp_path: Path) -> None:
+    """Any JSON value under a key comes back after switching away and back; values are copies, not shared."""
+    store = SidecarStore(tmp_path / "documents")
+    doc = tmp_path / "d.json"
+    doc.write_text("[]", encoding="utf-8")
+    sidecar = DocumentSidecar(store)
+    sidecar.switch(doc)
+    points = [{"plan": 3, "call": "lookup#0", "condition": "†state.x > 1"}]
+    sidecar.set_value("breakpoints", points)
+    points.append({"plan": 9})  # the caller's list is not the kept one
+    with pytest.raises(ValueError, match="breakpoints"):
+        sidecar.set_value("breakpoints", {1, 2})
+    sidecar.switch(None)  # writes what is pending
+    assert sidecar.value("breakpoints", []) == []
+    sidecar.switch(doc)
+    assert sidecar.value("breakpoints") == [{"plan": 3, "call": "lookup#0", "condition": "†state.x > 1"}]
+
+
+def test_an_unwritable_settings_folder_is_reported_and_changes_nothing(qtbot: Any, tmp_path: Path) -> None:
+    """A file where the folder should be: `writeFailed` says so; the values stay in memory."""
+    blocker = tmp_path / "documents"
+    blocker.write_text("not a folder", encoding="utf-8")
+    doc = tmp_path / "d.json"
+    doc.write_text("[]", encoding="utf-8")
+    sidecar = DocumentSidecar(SidecarStore(blocker))
+    sidecar.switch(doc)
+    sidecar.set_value("watches", ["†a"])
+    with qtbot.waitSignal(sidecar.writeFailed) as failed:
+        sidecar.flush()
+    assert "d.json" in failed.args[0]
+    assert sidecar.value("watches") == ["†a"]
+    assert blocker.read_text(encoding="utf-8") == "not a folder"
+
+
+def test_settings_of_deleted_documents_are_pruned(tmp_path: Path) -> None:
+    """`prune` removes the settings of a document that is gone and keeps the others."""
+    store = SidecarStore(tmp_path / "documents")
+    kept, gone = tmp_path / "kept.json", tmp_path / "gone.json"
+    for path in (kept, gone):
+        path.write_text("[]", encoding="utf-8")
+        assert store.write(path, {"watches": ["†a"]}) is None
+    gone.unlink()
+    assert store.prune() == 1
+    assert store.read(kept) == {"watches": ["†a"]}
+    assert not store.file_for(gone).exists()
