@@ -14,7 +14,8 @@ from ._activities import Activities, Activity
 from ._context import Context
 from ._errors import ExpressionError
 from ._expressions import Expression, Reference, find_expressions, is_expression, parse_expression, unescape
-from ._messages import METHODS, Form
+from ._messages import METHODS
+from ._scopes import call_scopes, scoped_messages
 from ._tools import ToolDefinition
 from ._validate import json_path
 
@@ -48,6 +49,7 @@ class CallPlan:
     method: str
     reads: tuple[Expression, ...]  # in parameters and `_output`; `_outputPath` is never a read
     problems: tuple[Problem, ...]
+    scopes: tuple[str, ...] = ()  # the kinds it sees: the call's `_scopes`, or the tool's `const` (015)
 
     @property
     def writes(self) -> tuple[Reference, ...]:
@@ -106,6 +108,8 @@ def _output_path(call: dict[str, Any], tool: ToolDefinition | None) -> tuple[str
 
 def _mode(tool_name: str, tool: ToolDefinition | None, activities: Activities) -> tuple[Activity | None, list[Problem]]:
     named = tool.schema.get("_activity") if tool is not None else None
+    if named == "":  # 003: an empty `_activity` is the latent fallback, stated outright
+        return None, []
     if named is not None:
         found = activities.get(named) if isinstance(named, str) else None
         if found is None:
@@ -138,12 +142,12 @@ def analyse_call(index: int, call: Any, tools: dict[str, ToolDefinition], activi
     if method not in METHODS:
         problems.append(Problem("outputMethod", f"unknown _outputMethod {method!r}; expected one of {list(METHODS)}"))
         method = "set"
-    scopes = call.get("_scopes")
-    if scopes is not None and not (isinstance(scopes, list) and all(isinstance(s, str) for s in scopes)):
-        problems.append(Problem("scopes", "_scopes must be a list of kinds"))
+    scopes, refusal = call_scopes(call, tool)
+    if refusal is not None:
+        problems.append(Problem("scopes", refusal))
     mode = Mode.EXPLICIT if activity is not None else Mode.LATENT
     return CallPlan(index, call, name, tool, instance, mode, activity, path, destinations, method,
-                    tuple(reads), tuple(problems))
+                    tuple(reads), tuple(problems), scopes)
 
 
 def missing_reads(context: Context, plan: CallPlan, skip: frozenset[str] = frozenset()) -> tuple[str, ...]:
@@ -209,14 +213,5 @@ def check_parameters(plan: CallPlan, resolved: dict[str, Any]) -> Problem | None
 
 
 def scoped_context(context: Context, plan: CallPlan) -> list[dict[str, Any]]:
-    """The messages `_scopes` allow (SPEC 6.4): data messages of those kinds, global or of the call's instance."""
-    scopes = plan.call.get("_scopes") if isinstance(plan.call, dict) else None
-    if not isinstance(scopes, list) or not scopes:
-        return []
-    kinds = {kind for kind in scopes if isinstance(kind, str)}
-    chosen = []
-    for index in range(len(context)):
-        info = context.info(index)
-        if info.form is Form.DATA and info.kind in kinds and info.instance in (None, plan.instance):
-            chosen.append(copy.deepcopy(context[index]))
-    return chosen
+    """The messages the call's scopes allow (SPEC 6.4, 015): data of those kinds, global or of its instance."""
+    return scoped_messages(context, plan.scopes, plan.instance)

@@ -212,6 +212,8 @@ class Execution:
         status = self._states[writer].status
         if status in (Status.DONE, Status.FIRE_AND_FORGET):
             return True
+        if status is Status.FAILED and self._states[writer].outputs:
+            return True  # it failed into its error branch: what it wrote is there to read
         if status in (Status.FAILED, Status.CANCELLED):
             unit = self._unit_of[writer]
             return unit.pattern in ("any", "race") and any(
@@ -408,8 +410,10 @@ class Execution:
         if outcome is None:
             self._set(index, status=Status.CANCELLED)
         elif outcome.error is not None:
-            self._fail(index, [Problem(*outcome.error)], report=keep)
-            self._set(index, result=outcome.result)
+            # A failure the plan has a branch for is written there instead of an error message (012).
+            self._fail(index, [Problem(*outcome.error)], report=keep and not outcome.messages)
+            ids = tuple(self._append(message, index) for message in outcome.messages) if keep else ()
+            self._set(index, result=outcome.result, outputs=ids)
         elif not keep:
             self._set(index, status=Status.CANCELLED, result=outcome.result)
         else:

@@ -95,12 +95,25 @@ def output_messages(plan: CallPlan, result: Any, clock: Clock) -> list[Message]:
     check_json(result, "result")
     if plan.mode is Mode.EXPLICIT and is_message(result):  # a latent `_output` is always a plain value
         return [_adopt(plan, _plain(result), clock)]
-    first = plan.destinations.alternatives[0]  # `a || b`: a plain value goes to the first alternative
-    value = _plain(result)
+    return _written(plan, plan.destinations.alternatives[0], result, clock)  # `a || b`: a plain value to `a`
+
+
+def _written(plan: CallPlan, alternative: tuple[Reference, ...], value: Any, clock: Clock) -> list[Message]:
+    value = _plain(value)
     return [
         {"type": "data", "kind": ref.kind, "data": wrap(ref.path, value), **_audit(plan, ref, clock)}
-        for ref in first  # `a && b`: the same value to each
+        for ref in alternative  # `a && b`: the same value to each
     ]
+
+
+def failure_messages(plan: CallPlan, error: dict[str, str], clock: Clock) -> list[Message]:
+    """A run-time failure written to the call's last branch of `a || b` (012: the engine fills †state.error).
+
+    Empty when the output path has no second branch: the failure is then an error message (SPEC 6.7).
+    """
+    if plan.destinations is None or len(plan.destinations.alternatives) < 2:
+        return []
+    return _written(plan, plan.destinations.alternatives[-1], error, clock)
 
 
 def _adopt(plan: CallPlan, message: Message, clock: Clock) -> Message:

@@ -11,13 +11,13 @@ import contextlib
 import inspect
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ._calls import CallPlan, Mode, Problem, check_parameters, resolve_call, scoped_context
 from ._context import Context
 from ._messages import MISSING
-from ._outputs import Clock, OutputError, output_messages
+from ._outputs import Clock, OutputError, failure_messages, output_messages
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,7 @@ class Outcome:
     """What running a call gave: messages to append, or an error (`type`, `message`); `result` for the debugger."""
 
     index: int
-    messages: tuple[dict[str, Any], ...] = ()
+    messages: tuple[dict[str, Any], ...] = ()  # with an error: the failure written to its `a || b` branch
     error: tuple[str, str] | None = None
     result: Any = None
     ephemeral: bool = False  # ran, and has nowhere to write (a latent thought or fire-and-forget)
@@ -113,5 +113,8 @@ async def perform(plan: CallPlan, context: Context, clock: Clock, timeout: float
     except asyncio.CancelledError:
         raise
     except Exception as error:
-        return failure(plan, error, timeout)
+        failed = failure(plan, error, timeout)
+        assert failed.error is not None
+        kind, text = failed.error
+        return replace(failed, messages=tuple(failure_messages(plan, {"type": kind, "message": text}, clock)))
     return conclude(plan, result, clock)

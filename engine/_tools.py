@@ -51,7 +51,12 @@ def tool_definitions(context: Messages, at: int | None = None) -> dict[str, Tool
 
 
 def pending_calls(context: Messages, solution: Any = None) -> tuple[list[Any], int | None]:
-    """The calls to run: the solution's `calls`, else the last plan message's (with its index)."""
+    """The calls to run: the solution's `calls`, else the last plan message's (with its index).
+
+    A solution that is an array is its calls (202: a Vessel's solution is the calls it chose).
+    """
+    if isinstance(solution, list):
+        return list(solution), None
     if isinstance(solution, dict) and isinstance(solution.get("calls"), list):
         return list(solution["calls"]), None
     for index in range(len(context) - 1, -1, -1):
