@@ -4,8 +4,9 @@ Never imports Qt: the GUI and the command line stand on this package, not the ot
 """
 
 from ._activities import Activities, Activity, ActivityLoadError, activity, load_activities
+from ._analysis import CallAnalysis, Lookup, Parameter, analyse_call
 from ._blame import Blame, BlameEntry
-from ._calls import CallPlan, Mode, Problem, analyse_call
+from ._calls import CallPlan, Mode, Problem, plan_call
 from ._context import Context, Watch
 from ._document import (
     Document,
@@ -39,6 +40,7 @@ from ._outputs import error_message, fixed_clock, output_messages, utc_now
 from ._plan import Graph
 from ._render import LLMMessage, render, render_text
 from ._resolution import Diagnostic, Indices, Resolution
+from ._scopes import scoped_indices
 from ._status import OPEN, SETTLED, CallState, Decision, Status, TickReport
 from ._tools import ToolDefinition, merged_tools, pending_calls, tool_definitions
 from ._validate import validate
@@ -55,6 +57,7 @@ __all__ = [
     "ActivityLoadError",
     "Blame",
     "BlameEntry",
+    "CallAnalysis",
     "CallPlan",
     "CallState",
     "Conflict",
@@ -73,10 +76,12 @@ __all__ = [
     "Indices",
     "Insert",
     "LLMMessage",
+    "Lookup",
     "MessageInfo",
     "Messages",
     "Mode",
     "Move",
+    "Parameter",
     "Problem",
     "Reference",
     "Remove",
@@ -110,8 +115,10 @@ __all__ = [
     "payload_key",
     "payload_of",
     "pending_calls",
+    "plan_call",
     "render",
     "render_text",
+    "scoped_indices",
     "sync_directory",
     "tool_definitions",
     "unescape",

@@ -27,10 +27,12 @@ class Mode(StrEnum):
 
 @dataclass(frozen=True)
 class Problem:
-    """A structural error: `type` is a keyword (expression, parameters, outputPath, ...), `message` says where."""
+    """A problem of a call: `type` is a keyword (expression, parameters, outputPath, cycle, ...), `message`
+    says what and where; `where` is the JSON path in the call it is about ("$" for the whole call)."""
 
     type: str
     message: str
+    where: str = "$"
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,7 @@ class CallPlan:
     method: str
     reads: tuple[Expression, ...]  # in parameters and `_output`; `_outputPath` is never a read
     problems: tuple[Problem, ...]
+    prescribed: bool = False  # `output_path` is the tool's `const`, the call wrote none
     scopes: tuple[str, ...] = ()  # the kinds it sees: the call's `_scopes`, or the tool's `const` (015)
 
     @property
@@ -79,31 +82,37 @@ def _reads(call: dict[str, Any]) -> tuple[list[Expression], list[Problem]]:
         try:
             found.append(parse_expression(text))
         except ExpressionError as error:
-            problems.append(Problem("expression", f"{json_path(where)}: {error.reason} at position {error.position}"))
+            path = json_path(where)
+            problems.append(Problem("expression", f"{path}: {error.reason} at position {error.position}", path))
     return found, problems
 
 
-def _output_path(call: dict[str, Any], tool: ToolDefinition | None) -> tuple[str | None, list[Problem]]:
-    """The effective output path (SPEC 6.2): prescribed by `const`, else the call's, checked against the schema."""
+def _output_path(call: dict[str, Any], tool: ToolDefinition | None) -> tuple[str | None, bool, list[Problem]]:
+    """The effective output path (SPEC 6.2), whether the tool prescribed it (`const`, the call wrote none),
+    and the problems of the call's own path checked against the tool's `_outputPath` schema."""
     path = call.get("_outputPath")
     properties = tool.schema.get("properties") if tool is not None else None
     rule = properties.get("_outputPath") if isinstance(properties, dict) else None
     if path is None:
         if isinstance(rule, dict) and isinstance(rule.get("const"), str):
-            return rule["const"], []
-        return None, []
+            return rule["const"], True, []
+        return None, False, []
+    where = "$._outputPath"
     if not isinstance(path, str):
-        return None, [Problem("outputPath", "_outputPath must be a string")]
+        return None, False, [Problem("outputPath", "_outputPath must be a string", where)]
     if isinstance(rule, dict):
         if "const" in rule and path != rule["const"]:
-            return None, [Problem("outputPath", f"the tool prescribes _outputPath {rule['const']!r}, not {path!r}")]
+            text = f"the tool prescribes _outputPath {rule['const']!r}, not {path!r}"
+            return None, False, [Problem("outputPath", text, where)]
         try:
             jsonschema.validators.validator_for(rule)(rule).validate(path)
         except jsonschema.ValidationError as error:
-            return None, [Problem("outputPath", f"_outputPath {path!r} is not allowed by the tool: {error.message}")]
+            text = f"_outputPath {path!r} is not allowed by the tool: {error.message}"
+            return None, False, [Problem("outputPath", text, where)]
         except SchemaError as error:
-            return None, [Problem("outputPath", f"the tool's _outputPath schema is invalid: {error.message}")]
-    return path, []
+            return None, False, [Problem("outputPath", f"the tool's _outputPath schema is invalid: {error.message}",
+                                         where)]
+    return path, False, []
 
 
 def _mode(tool_name: str, tool: ToolDefinition | None, activities: Activities) -> tuple[Activity | None, list[Problem]]:
@@ -113,15 +122,19 @@ def _mode(tool_name: str, tool: ToolDefinition | None, activities: Activities) -
     if named is not None:
         found = activities.get(named) if isinstance(named, str) else None
         if found is None:
-            return None, [Problem("activity", f"the tool names activity {named!r}, which is not loaded")]
+            text = f"the tool names activity {named!r}, which is not loaded"
+            return None, [Problem("activity", text, "$._tool")]
         return found, []
     return activities.get(tool_name), []
 
 
-def analyse_call(index: int, call: Any, tools: dict[str, ToolDefinition], activities: Activities) -> CallPlan:
-    """Everything about a call that can be known before it runs, with its structural errors."""
+def plan_call(index: int, call: Any, tools: dict[str, ToolDefinition], activities: Activities) -> CallPlan:
+    """Everything about a call that can be known from the call and the tools alone, with its structural errors.
+
+    What the context adds (parameters resolved, readiness, cycles) is `analyse_call`'s (`_analysis`).
+    """
     if not isinstance(call, dict) or not isinstance(call.get("_tool"), str) or not call["_tool"]:
-        problem = Problem("call", "a call must be an object with a non-empty string _tool")
+        problem = Problem("call", "a call must be an object with a non-empty string _tool", "$._tool")
         name = call.get("_tool") if isinstance(call, dict) and isinstance(call.get("_tool"), str) else None
         return CallPlan(index, call, name, None, None, Mode.LATENT, None, None, None, "set", (), (problem,))
     name = call["_tool"]
@@ -130,24 +143,26 @@ def analyse_call(index: int, call: Any, tools: dict[str, ToolDefinition], activi
     reads, problems = _reads(call)
     activity, activity_problems = _mode(name, tool, activities)
     problems += activity_problems
-    path, path_problems = _output_path(call, tool)
+    path, prescribed, path_problems = _output_path(call, tool)
     problems += path_problems
     destinations = None
     if path is not None:
         try:
             destinations = parse_expression(path)
         except ExpressionError as error:
-            problems.append(Problem("expression", f"$._outputPath: {error.reason} at position {error.position}"))
+            text = f"$._outputPath: {error.reason} at position {error.position}"
+            problems.append(Problem("expression", text, "$._outputPath"))
     method = call.get("_outputMethod", "set")
     if method not in METHODS:
-        problems.append(Problem("outputMethod", f"unknown _outputMethod {method!r}; expected one of {list(METHODS)}"))
+        text = f"unknown _outputMethod {method!r}; expected one of {list(METHODS)}"
+        problems.append(Problem("outputMethod", text, "$._outputMethod"))
         method = "set"
     scopes, refusal = call_scopes(call, tool)
     if refusal is not None:
-        problems.append(Problem("scopes", refusal))
+        problems.append(Problem("scopes", refusal, "$._scopes"))
     mode = Mode.EXPLICIT if activity is not None else Mode.LATENT
     return CallPlan(index, call, name, tool, instance, mode, activity, path, destinations, method,
-                    tuple(reads), tuple(problems), scopes)
+                    tuple(reads), tuple(problems), prescribed, scopes)
 
 
 def missing_reads(context: Context, plan: CallPlan, skip: frozenset[str] = frozenset()) -> tuple[str, ...]:
@@ -195,20 +210,46 @@ def _parameter_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
+def _tool_schema_problem(plan: CallPlan) -> Problem | None:
+    assert plan.tool is not None
+    try:
+        jsonschema.validators.validator_for(plan.tool.schema).check_schema(_parameter_schema(plan.tool.schema))
+    except SchemaError as error:
+        return Problem("parameters", f"the schema of tool {plan.tool_name!r} is invalid: {error.message}")
+    return None
+
+
+def parameter_problems(plan: CallPlan, parameters: dict[str, Any], unresolved: frozenset[str] = frozenset()
+                       ) -> list[Problem]:
+    """Each way the parameters break the tool's JSON Schema (SPEC 6.1), where it is; a parameter named in
+    `unresolved` is not judged yet (not even as missing when required). An invalid tool schema is one problem."""
+    if plan.tool is None:
+        return []
+    broken = _tool_schema_problem(plan)
+    if broken is not None:
+        return [broken]
+    schema = _parameter_schema(plan.tool.schema)
+    problems = []
+    for error in sorted(jsonschema.validators.validator_for(schema)(schema).iter_errors(parameters),
+                        key=lambda e: list(e.path)):
+        if error.validator == "required" and any(error.message.startswith(repr(name)) for name in unresolved):
+            continue
+        where = json_path(error.absolute_path)
+        problems.append(Problem("parameters", f"{where}: {error.message}", where))
+    return problems
+
+
 def check_parameters(plan: CallPlan, resolved: dict[str, Any]) -> Problem | None:
     """Validate the resolved parameters against the tool's JSON Schema (SPEC 6.1); None when valid or no tool."""
     if plan.tool is None:
         return None
-    schema = _parameter_schema(plan.tool.schema)
-    try:
-        validator_class = jsonschema.validators.validator_for(schema)
-        validator_class.check_schema(schema)
-    except SchemaError as error:
-        return Problem("parameters", f"the schema of tool {plan.tool_name!r} is invalid: {error.message}")
-    errors = sorted(validator_class(schema).iter_errors(parameters_of(resolved)), key=lambda e: list(e.path))
-    if not errors:
+    broken = _tool_schema_problem(plan)
+    if broken is not None:
+        return broken
+    problems = parameter_problems(plan, parameters_of(resolved))
+    if not problems:
         return None
-    text = "; ".join(f"{json_path(error.absolute_path)}: {error.message}" for error in errors)
+    text = "; ".join(problem.message for problem in problems)
     return Problem("parameters", f"invalid parameters for {plan.tool_name!r}: {text}")
 
 

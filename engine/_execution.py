@@ -19,10 +19,10 @@ from ._calls import (
     CallPlan,
     Mode,
     Problem,
-    analyse_call,
     check_parameters,
     missing_reads,
     parameters_of,
+    plan_call,
     resolve_call,
 )
 from ._context import Context
@@ -107,9 +107,11 @@ class Execution:
         calls, self.units = flatten(entries)
         self._unit_of = {index: unit for unit in self.units for index in unit.members}
         self._tools = merged_tools(self.context, self.code_tools)
-        self.plans = [analyse_call(i, call, self._tools, self.activities) for i, call in enumerate(calls)]
+        self.plans = [plan_call(i, call, self._tools, self.activities) for i, call in enumerate(calls)]
         self._graph = Graph.of(self.plans)
         self._states = [CallState(i, call) for i, call in enumerate(calls)]
+        self._problems: dict[int, tuple[Problem, ...]] = {}  # found before running (see `problems`)
+        self._planning = True  # failures now are problems of the plan, not of a run
         self._provided: dict[int, Any] = {}
         self._errors: list[tuple[int, dict[str, Any]]] = []
         self._resume: int | None = None
@@ -123,6 +125,21 @@ class Execution:
             text = self._graph.describe_cycle(cycle, self.plans)
             for index in cycle:
                 self._fail(index, [Problem("cycle", text)])
+        self._planning = False
+        self._refresh()
+
+    def problems(self, index: int) -> tuple[Problem, ...]:
+        """What keeps call `index` from running, found before anything ran: its structure, literal
+        parameters, its group, a cycle (the call is failed; its first problem is its `error`)."""
+        return self._problems.get(index, ())
+
+    @property
+    def graph(self) -> Graph:
+        """Who feeds whom among the calls (`Graph.feeders`) and the cycles that refuse the plan."""
+        return self._graph
+
+    def refresh(self) -> None:
+        """Judge the open calls again against the context as it is now (after an edit made from outside)."""
         self._refresh()
 
     def describe_cycle(self, cycle: tuple[int, ...]) -> str:
@@ -181,6 +198,8 @@ class Execution:
             self.status_changed.emit(new)
 
     def _fail(self, index: int, problems: list[Problem], *, report: bool = True) -> None:
+        if self._planning:
+            self._problems[index] = (*self._problems.get(index, ()), *problems)
         first = problems[0]
         self._set(index, status=Status.FAILED, waiting_for=(), error={"type": first.type, "message": first.message})
         if report:
@@ -341,7 +360,7 @@ class Execution:
 
     def _edit(self, index: int, call: Any) -> bool:
         """Replace the call with the hook's edit; True when the edited call is valid and ready."""
-        plan = analyse_call(index, call, self._tools, self.activities)
+        plan = plan_call(index, call, self._tools, self.activities)
         self.plans[index] = plan
         self._graph = Graph.of(self.plans)
         self._set(index, call=call)

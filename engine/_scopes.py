@@ -44,14 +44,16 @@ def call_scopes(call: dict[str, Any], tool: ToolDefinition | None) -> tuple[tupl
     return tuple(dict.fromkeys(asked)), None
 
 
-def scoped_messages(context: Messages, kinds: tuple[str, ...], instance: str | None) -> list[dict[str, Any]]:
-    """Copies of the data messages of those kinds, global or of `instance` (015: instance-aware)."""
+def scoped_indices(context: Messages, kinds: tuple[str, ...], instance: str | None) -> list[int]:
+    """The data messages of those kinds, global or of `instance` (015: instance-aware), by index."""
     if not kinds:
         return []
     wanted = set(kinds)
-    chosen = []
-    for index in range(len(context)):
-        info = context.info(index)
-        if info.form is Form.DATA and info.kind in wanted and info.instance in (None, instance):
-            chosen.append(copy.deepcopy(context[index]))
-    return chosen
+    return [index for index in range(len(context))
+            if (info := context.info(index)).form is Form.DATA and info.kind in wanted
+            and info.instance in (None, instance)]
+
+
+def scoped_messages(context: Messages, kinds: tuple[str, ...], instance: str | None) -> list[dict[str, Any]]:
+    """Copies of the messages `scoped_indices` names: what the call's activity receives."""
+    return [copy.deepcopy(context[index]) for index in scoped_indices(context, kinds, instance)]

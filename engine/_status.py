@@ -19,7 +19,6 @@ class Status(StrEnum):
     FAILED = "failed"
     FIRE_AND_FORGET = "fire-and-forget"
     CANCELLED = "cancelled"
-    INVALID = "invalid"  # a structural error, found by analysing the call before anything runs
 
 
 SETTLED = frozenset({Status.DONE, Status.FAILED, Status.FIRE_AND_FORGET, Status.CANCELLED})

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ._catalogue import catalogue_of
+from ._context import Context
 from ._messages import Form
 from ._view import Messages
 
@@ -43,11 +45,17 @@ def tool_definitions(context: Messages, at: int | None = None) -> dict[str, Tool
     """Every tool the context defines, as of the first `at` messages; later definitions win."""
     limit = len(context) if at is None else max(0, min(at, len(context)))
     found: dict[str, ToolDefinition] = {}
-    for index in range(limit):
-        if context.info(index).form is Form.TOOL:
-            for name, schema in tools_in(context[index]):
-                found[name] = ToolDefinition(name, schema, index)
+    for index in _indices(context, Form.TOOL, limit):
+        for name, schema in tools_in(context[index]):
+            found[name] = ToolDefinition(name, schema, index)
     return found
+
+
+def _indices(context: Messages, form: Form, limit: int) -> list[int]:
+    """The messages of `form` among the first `limit`: a context keeps a catalogue, a view is scanned."""
+    if isinstance(context, Context):
+        return list(catalogue_of(context).indices(form, limit))
+    return [index for index in range(limit) if context.info(index).form is form]
 
 
 def pending_calls(context: Messages, solution: Any = None) -> tuple[list[Any], int | None]:
@@ -59,11 +67,11 @@ def pending_calls(context: Messages, solution: Any = None) -> tuple[list[Any], i
         return list(solution), None
     if isinstance(solution, dict) and isinstance(solution.get("calls"), list):
         return list(solution["calls"]), None
-    for index in range(len(context) - 1, -1, -1):
-        if context.info(index).form is Form.PLAN:
-            plan = context[index].get("plan")
-            return (list(plan) if isinstance(plan, list) else []), index
-    return [], None
+    plans = _indices(context, Form.PLAN, len(context))
+    if not plans:
+        return [], None
+    plan = context[plans[-1]].get("plan")
+    return (list(plan) if isinstance(plan, list) else []), plans[-1]
 
 
 def merged_tools(

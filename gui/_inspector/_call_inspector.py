@@ -21,14 +21,32 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from contextdeck.engine import MISSING, Context, get_path, is_approval
+from contextdeck.engine import (
+    MISSING,
+    CallAnalysis,
+    Context,
+    Parameter,
+    Problem,
+    get_path,
+    is_approval,
+    scoped_indices,
+)
 
-from ._analysis import CallAnalysis, Param, Status, describe, scoped_messages
 from ._destinations import DestinationsView
 from ._style import LINK_COLOUR, MISSING_COLOUR, STATUS_COLOURS, WARNING_COLOUR, heading
 
 PARAM, WRITTEN, RESOLVED, SOURCE = range(4)
 SOURCE_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+def describe(value: Any) -> str:
+    """A value as one line of JSON for tables; MISSING says so."""
+    if value is MISSING:
+        return "—"
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)
 
 
 def _json(value: Any) -> str:
@@ -131,8 +149,8 @@ class CallInspector(QWidget):
     def call(self) -> CallAnalysis | None:
         return self._call
 
-    def show_call(self, context: Context | None, call: CallAnalysis | None, status: Status | None = None) -> None:
-        """Show `call` as analysed against `context` (None clears the inspector)."""
+    def show_call(self, context: Context | None, call: CallAnalysis | None) -> None:
+        """Show the engine's analysis of a call of `context` (None clears the inspector)."""
         self._context, self._call = context, call
         self.params.clear()
         self.scoped.clear()
@@ -145,13 +163,12 @@ class CallInspector(QWidget):
             self.schema.setPlainText("")
             self.resolved_call.setPlainText("")
             return
-        status = call.status if status is None else status
-        name = call.tool or "(no _tool)"
-        badge = _badge(str(status), STATUS_COLOURS[status])
+        name = call.tool_name or "(no _tool)"
+        badge = _badge(str(call.status), STATUS_COLOURS[call.status])
         self.title.setText(f"<b>{name}</b> &nbsp;<span style='color:gray'>call #{call.index}</span> &nbsp;{badge}")
-        self.summary.setText(self._summary(call, status))
+        self.summary.setText(self._summary(call))
         self._show_problems(call)
-        for param in call.params:
+        for param in call.parameters:
             item = self._param_item(context, param)
             self._mark_problems(item, param.name, call)
             self.params.addTopLevelItem(item)
@@ -160,31 +177,32 @@ class CallInspector(QWidget):
             self.params.setColumnWidth(column, min(self.params.columnWidth(column) + 12, 260))
         note = "no _outputPath: " + ("fire-and-forget (run, not awaited)" if call.fire_and_forget
                                      else "an ephemeral thought (nothing is written)")
-        self.destinations.set_output(call.tool or "call", call.branches, note)
+        self.destinations.set_output(call.tool_name or "call", call.branches, note)
         drawn = self.destinations.destinations()
         self.destinations.setToolTip("\n".join(f"branch {b + 1}: {ref}" for b, _f, ref in drawn))
-        prescribed = " (prescribed by the tool)" if call.prescribed else ""
-        self.method.setText(f"method <b>{call.method}</b> · path <code>{call.output_path or '—'}</code>{prescribed}")
-        self.schema.setPlainText(_json(call.definition.schema) if call.definition else
-                                 f"No tool named {call.tool!r} is defined: the call is latent.")
+        plan = call.plan
+        prescribed = " (prescribed by the tool)" if plan.prescribed else ""
+        self.method.setText(f"method <b>{plan.method}</b> · path <code>{plan.output_path or '—'}</code>{prescribed}")
+        self.schema.setPlainText(_json(call.tool.schema) if call.tool else
+                                 f"No tool named {call.tool_name!r} is defined: the call is latent.")
         self.resolved_call.setPlainText(_json(call.resolved_call))
         self._show_scope(context, call)
 
-    def _summary(self, call: CallAnalysis, status: Status) -> str:
+    def _summary(self, call: CallAnalysis) -> str:
         """Mode, tool, instance, what it waits for, and its reason, on one wrapped line."""
         parts = [f"<b>{call.mode}</b>"]
-        if call.definition is not None:
-            origin = call.definition.message_index
+        if call.tool is not None:
+            origin = call.tool.message_index
             parts.append("tool from code" if origin is None else f"tool defined at message #{origin}")
-            description = call.definition.schema.get("description")
+            description = call.tool.schema.get("description")
             if isinstance(description, str):
                 parts.append(f"<i>{description}</i>")
         else:
             parts.append("no tool definition")
         if call.instance is not None:
             parts.append(f"instance <b>{call.instance}</b>")
-        if call.missing and status in (Status.BLOCKED, Status.AWAITING_APPROVAL):
-            paths = ", ".join(f"<code style='color:{MISSING_COLOUR}'>{m}</code>" for m in call.missing)
+        if call.waiting_for:
+            paths = ", ".join(f"<code style='color:{MISSING_COLOUR}'>{m}</code>" for m in call.waiting_for)
             parts.append(f"waits for {paths}")
         if call.needs_output:
             parts.append("waits for an output typed in or given by an LLM")
@@ -194,17 +212,18 @@ class CallInspector(QWidget):
         return " · ".join(parts)
 
     def _show_problems(self, call: CallAnalysis) -> None:
-        if not call.problems:
+        """What keeps the call from running (red), then parameters judged with the values resolved now."""
+        if not call.problems and not call.warnings:
             self.problems.hide()
             return
-        lines = [f"<span style='color:{MISSING_COLOUR if p.severity == 'structure' else WARNING_COLOUR}'>"
-                 f"⚠ <code>{p.where}</code> {p.message}"
-                 + (" <i>(with the values resolved now)</i>" if p.severity == "params" else "")
-                 + "</span>" for p in call.problems]
+        lines = [f"<span style='color:{MISSING_COLOUR}'>⚠ <code>{p.where}</code> {p.type}: {p.message}</span>"
+                 for p in call.problems]
+        lines += [f"<span style='color:{WARNING_COLOUR}'>⚠ <code>{p.where}</code> {p.message}"
+                  " <i>(with the values resolved now)</i></span>" for p in call.warnings]
         self.problems.setText("<br>".join(lines))
         self.problems.show()
 
-    def _param_item(self, context: Context, param: Param) -> QTreeWidgetItem:
+    def _param_item(self, context: Context, param: Parameter) -> QTreeWidgetItem:
         item = QTreeWidgetItem([param.name, describe(param.written), "", ""])
         item.setToolTip(WRITTEN, _json(param.written))
         if param.error:
@@ -235,21 +254,25 @@ class CallInspector(QWidget):
 
     def _mark_problems(self, item: QTreeWidgetItem, name: str, call: CallAnalysis) -> None:
         """A problem about this parameter shows on its row too (the banner lists them all)."""
-        own = [p for p in call.problems if p.where == f"$.{name}" or p.where.startswith((f"$.{name}.", f"$.{name}["))]
+        def about(problems: tuple[Problem, ...]) -> list[Problem]:
+            return [p for p in problems if p.where == f"$.{name}" or p.where.startswith((f"$.{name}.", f"$.{name}["))]
+
+        blocking, own = about(call.problems), about(call.problems) + about(call.warnings)
         if not own:
             return
-        colour = MISSING_COLOUR if any(p.severity == "structure" for p in own) else WARNING_COLOUR
+        colour = MISSING_COLOUR if blocking else WARNING_COLOUR
         item.setText(RESOLVED, "⚠ " + item.text(RESOLVED))
         item.setForeground(RESOLVED, QBrush(QColor(colour)))
         item.setToolTip(RESOLVED, "\n".join(f"{p.where}: {p.message}" for p in own))
 
     def _show_scope(self, context: Context, call: CallAnalysis) -> None:
-        if not call.scopes:
+        scopes = call.plan.scopes
+        if not scopes:
             self.scope_note.setText("No _scopes: the call receives no context messages.")
             return
         where = f"instance {call.instance} and global" if call.instance else "global"
-        self.scope_note.setText(f"_scopes {', '.join(call.scopes)} → the {where} messages of those kinds:")
-        for index in scoped_messages(context, call.scopes, call.instance):
+        self.scope_note.setText(f"_scopes {', '.join(scopes)} → the {where} messages of those kinds:")
+        for index in scoped_indices(context, call.plan.scopes, call.instance):
             value = context.info(index).write
             shown = describe(get_path(value.value, ()) if value is not None else MISSING)
             item = QTreeWidgetItem([_source_label(context, index), shown])

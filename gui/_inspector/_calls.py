@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTableView, QWidget
 
-from contextdeck.engine import Context
+from contextdeck.engine import (
+    Activities,
+    CallAnalysis,
+    CallPlan,
+    CallState,
+    Context,
+    Execution,
+    Status,
+    analyse_call,
+    flatten,
+    pending_calls,
+)
 
-from ._analysis import OPEN, CallAnalysis, Status, analyse_calls, wait_for_feeders
 from ._plan import PlanGraph, plan_graph
 from ._style import breakpoint_icon, status_colour, status_icon
 
@@ -26,32 +35,39 @@ LARGE_CONTEXT = 10_000
 HEADERS = ("", "#", "tool", "status", "detail")
 
 
-@dataclass(frozen=True)
-class RunState:
-    """What the debugger knows about a call beyond the static analysis: a status and a line of detail."""
-
-    status: Status
-    detail: str = ""
-
-
-def detail_of(call: CallAnalysis) -> str:
-    """The one line the panel shows beside the status."""
-    if call.status is Status.INVALID:
-        return call.problems[0].message if call.problems else "invalid"
-    if call.status in (Status.BLOCKED, Status.AWAITING_APPROVAL):
-        return "waits for " + ", ".join(call.missing)
-    if call.status in (Status.DONE, Status.FAILED):
-        return "recorded at " + ", ".join(f"#{i}" for i in call.done_at)
-    if call.fire_and_forget:
-        return "fire-and-forget (no _outputPath)"
-    if call.ephemeral:
-        return "thought (no _outputPath)"
-    suffix = " · needs an output" if call.needs_output else ""
-    return f"→ {call.output_path}{suffix}"
+def detail_of(plan: CallPlan, state: CallState, context: Context) -> str:
+    """The one line the panel shows beside the status: the engine's error, wait, outputs or destination."""
+    if state.error is not None and state.status is not Status.FIRE_AND_FORGET:
+        return f"{state.error.get('type')}: {state.error.get('message')}"
+    if state.status in (Status.BLOCKED, Status.AWAITING_APPROVAL):
+        return "waits for " + ", ".join(state.waiting_for)
+    if state.status is Status.DONE:
+        places = []
+        for message_id in state.outputs:
+            try:
+                places.append(f"#{context.index_of(message_id)}")
+            except KeyError:  # removed since
+                continue
+        return "wrote " + ", ".join(places) if places else "done (nothing written)"
+    if state.status is Status.FIRE_AND_FORGET:
+        if state.error is not None:
+            return f"finished in the background with {state.error.get('type')}: {state.error.get('message')}"
+        return "finished in the background" if state.finished else "running in the background"
+    if state.status in (Status.RUNNING, Status.CANCELLED):
+        return str(state.status)
+    if plan.output_path is None:
+        return "fire-and-forget (no _outputPath)" if plan.activity is not None else "thought (no _outputPath)"
+    suffix = " · needs an output" if state.status is Status.WAITING_FOR_OUTPUT else ""
+    return f"→ {plan.output_path}{suffix}"
 
 
 class CallsModel(QAbstractTableModel):
-    """The calls of the solution (or last plan) of a context, re-analysed after every edit of the context."""
+    """The calls of the solution (or last plan) of a context, with the statuses of the engine's `Execution`.
+
+    Before the debugger runs anything, a fresh `Execution` is made after each edit pause: the statuses
+    shown are the engine's own (invalid calls and cycles failed, blocked ones with their paths). Once the
+    debugger has one (`follow`), its live statuses are shown, judged again after each edit.
+    """
 
     breakpointsChanged = Signal()
     refreshed = Signal()
@@ -60,17 +76,17 @@ class CallsModel(QAbstractTableModel):
         self,
         context: Context | None = None,
         solution: Any = None,
-        activities: Callable[[], Collection[str]] = tuple,
+        activities: Callable[[], Activities] = Activities,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
         self._context: Context | None = None
         self._solution: Any = None
         self._activities = activities
-        self._calls: list[CallAnalysis] = []
+        self._execution: Execution | None = None
+        self._live = False  # the execution is the debugger's: runs are kept
+        self._analyses: dict[int, CallAnalysis] = {}
         self._graph = plan_graph([])
-        self._plan_index: int | None = None
-        self._runtime: dict[int, RunState] = {}
         self._breakpoints: set[int] = set()
         self._tool_breakpoints: set[str] = set()  # stop at every call of these tools
         self._timer = QTimer(self)
@@ -91,7 +107,7 @@ class CallsModel(QAbstractTableModel):
         if context is not None:
             for signal in self._signals(context):
                 signal.connect(self.schedule_refresh)
-        self._runtime.clear()
+        self._live = False
         self._breakpoints.clear()
         self._tool_breakpoints.clear()
         self.refresh()
@@ -110,58 +126,75 @@ class CallsModel(QAbstractTableModel):
 
     @property
     def plan_index(self) -> int | None:
-        return self._plan_index
+        return None if self._execution is None else self._execution.plan_index
+
+    @property
+    def execution(self) -> Execution | None:
+        """The execution whose statuses are shown: the debugger's, else a fresh one (nothing run)."""
+        return self._execution
+
+    def follow(self, execution: Execution | None) -> None:
+        """Show the debugger's live `execution`; None: back to a fresh one after each edit."""
+        self._live = execution is not None
+        if execution is not None:
+            self._show(execution)
+        else:
+            self.schedule_refresh()
 
     def schedule_refresh(self, *_: object) -> None:
-        # A big context costs more to re-analyse (each resolution folds its kind): wait for a longer pause.
+        # A big context costs more to re-analyse: wait for a longer pause.
         size = len(self._context) if self._context is not None else 0
         self._timer.setInterval(30 if size < LARGE_CONTEXT else 300)
         self._timer.start()
 
     def refresh(self) -> None:
-        """Re-analyse now; rows are reset only when the list of calls itself changed."""
+        """Judge the calls again now; rows are reset only when the list of calls itself changed."""
         self._timer.stop()
+        execution = self._execution
         if self._context is None:
-            fresh: list[CallAnalysis] = []
-            self._plan_index = None
+            self._live, execution = False, None
+        elif self._live and execution is not None and self._same_calls(execution):
+            execution.refresh()
         else:
-            fresh, self._plan_index = analyse_calls(self._context, self._solution, self._activities())
-        self._graph = plan_graph(fresh)
-        if [c.call for c in fresh] != [c.call for c in self._calls]:
-            self._runtime.clear()
-        fed = {c.index for c in fresh if self._status_of(c) in (Status.DONE, Status.FIRE_AND_FORGET)}
-        fresh = wait_for_feeders(fresh, self._graph.feeders, fed)
-        if [c.call for c in fresh] != [c.call for c in self._calls]:
+            self._live = False  # a new plan (or none yet run): the engine judges it afresh
+            execution = Execution(self._context, self._solution, activities=self._activities())
+        self._show(execution)
+
+    def _same_calls(self, execution: Execution) -> bool:
+        assert self._context is not None
+        calls, _ = flatten(pending_calls(self._context, self._solution)[0])
+        return calls == [plan.call for plan in execution.plans]
+
+    def _show(self, execution: Execution | None) -> None:
+        before = [] if self._execution is None else [plan.call for plan in self._execution.plans]
+        plans = [] if execution is None else execution.plans
+        self._analyses.clear()
+        if [plan.call for plan in plans] != before:
             self.beginResetModel()
-            self._calls = fresh
-            self._runtime.clear()
-            self._breakpoints = {b for b in self._breakpoints if b < len(fresh)}
+            self._execution = execution
+            self._graph = plan_graph(plans)
+            self._breakpoints = {b for b in self._breakpoints if b < len(plans)}
             self.endResetModel()
         else:
-            self._calls = fresh
-            if fresh:
-                self.dataChanged.emit(self.index(0, 0), self.index(len(fresh) - 1, len(HEADERS) - 1))
+            self._execution = execution
+            self._graph = plan_graph(plans)
+            if plans:
+                self.dataChanged.emit(self.index(0, 0), self.index(len(plans) - 1, len(HEADERS) - 1))
         self.refreshed.emit()
 
-    # -- what the debugger adds -----------------------------------------------------------------
+    def state_changed(self, state: CallState) -> None:
+        """The live execution moved a call on (the debugger forwards `Execution.status_changed`)."""
+        self._analyses.pop(state.index, None)
+        if 0 <= state.index < self.rowCount():
+            self.dataChanged.emit(self.index(state.index, 0), self.index(state.index, len(HEADERS) - 1))
 
-    def set_run_state(self, row: int, state: RunState | None) -> None:
-        """Overlay a run status (running, done, failed...) on a call; None returns to the static one."""
-        if state is None:
-            self._runtime.pop(row, None)
-        else:
-            self._runtime[row] = state
-        self.schedule_refresh()  # readers of this call may stop waiting for it
-
-    def clear_run_states(self) -> None:
-        self._runtime.clear()
-        self.schedule_refresh()
+    # -- breakpoints ------------------------------------------------------------------------------
 
     def toggle_breakpoint(self, row: int) -> None:
         self.set_breakpoint(row, row not in self._breakpoints)
 
     def set_breakpoint(self, row: int, enabled: bool) -> None:
-        if not 0 <= row < len(self._calls):
+        if not 0 <= row < self.rowCount():
             return
         if enabled:
             self._breakpoints.add(row)
@@ -173,8 +206,8 @@ class CallsModel(QAbstractTableModel):
     def toggle_tool_breakpoint(self, tool: str) -> None:
         """Stop at every call of `tool` (the engine's breakpoints by tool name), or no longer."""
         self._tool_breakpoints ^= {tool}
-        if self._calls:
-            self.dataChanged.emit(self.index(0, GUTTER), self.index(len(self._calls) - 1, GUTTER))
+        if self.rowCount():
+            self.dataChanged.emit(self.index(0, GUTTER), self.index(self.rowCount() - 1, GUTTER))
         self.breakpointsChanged.emit()
 
     @property
@@ -187,39 +220,43 @@ class CallsModel(QAbstractTableModel):
 
     def stops_at(self, row: int) -> bool:
         """Whether a breakpoint holds call `row`: its own, or one on its tool."""
-        return row in self._breakpoints or self._calls[row].tool in self._tool_breakpoints
+        return row in self._breakpoints or self.plan(row).tool_name in self._tool_breakpoints
 
     # -- reading ----------------------------------------------------------------------------------
 
-    def calls(self) -> list[CallAnalysis]:
-        return list(self._calls)
+    def plans(self) -> list[CallPlan]:
+        return [] if self._execution is None else list(self._execution.plans)
 
     def getItem(self, row: int) -> CallAnalysis:
-        return self._calls[row]
+        """The engine's analysis of call `row` as it stands now (made when first asked after a change)."""
+        found = self._analyses.get(row)
+        if found is None:
+            assert self._execution is not None
+            found = self._analyses[row] = analyse_call(self._execution, row)
+        return found
 
     @property
     def graph(self) -> PlanGraph:
         return self._graph
 
-    def _status_of(self, call: CallAnalysis) -> Status:
-        state = self._runtime.get(call.index)
-        # A run state that is still open (ready, blocked...) may be stale after an edit: analysis decides those.
-        return state.status if state is not None and state.status not in OPEN else call.status
+    def plan(self, row: int) -> CallPlan:
+        assert self._execution is not None
+        return self._execution.plans[row]
 
     def status(self, row: int) -> Status:
-        return self._status_of(self._calls[row])
+        assert self._execution is not None
+        return self._execution.state(row).status
 
     def statuses(self) -> list[Status]:
-        return [self._status_of(c) for c in self._calls]
+        return [] if self._execution is None else [state.status for state in self._execution.states]
 
     def detail(self, row: int) -> str:
-        state = self._runtime.get(row)
-        if state is not None and state.status not in OPEN and state.detail:
-            return state.detail
-        return detail_of(self._calls[row])
+        assert self._execution is not None
+        assert self._context is not None
+        return detail_of(self._execution.plans[row], self._execution.state(row), self._context)
 
     def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008 - Qt's names
-        return 0 if parent.isValid() else len(self._calls)
+        return 0 if parent.isValid() or self._execution is None else len(self._execution.plans)
 
     def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008 - Qt's names
         return 0 if parent.isValid() else len(HEADERS)
@@ -234,37 +271,37 @@ class CallsModel(QAbstractTableModel):
         return None
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:
-        if not index.isValid() or not 0 <= index.row() < len(self._calls):
+        if not index.isValid() or not 0 <= index.row() < self.rowCount():
             return None
         row, column = index.row(), index.column()
-        call = self._calls[row]
+        plan = self.plan(row)
         if role == CALL_ROLE:
-            return call
+            return self.getItem(row)
         if role == STATUS_ROLE:
             return self.status(row)
         if role == BREAKPOINT_ROLE:
             return self.stops_at(row)
-        return _CELLS.get((column, role), _nothing)(self, row, call)
+        return _CELLS.get((column, role), _nothing)(self, row, plan)
 
 
-def _nothing(model: CallsModel, row: int, call: CallAnalysis) -> object:
+def _nothing(model: CallsModel, row: int, plan: CallPlan) -> object:
     return None
 
 
 _Display = Qt.ItemDataRole.DisplayRole
-_CELLS: dict[tuple[int, Qt.ItemDataRole | int], Callable[[CallsModel, int, CallAnalysis], object]] = {
+_CELLS: dict[tuple[int, Qt.ItemDataRole | int], Callable[[CallsModel, int, CallPlan], object]] = {
     (GUTTER, Qt.ItemDataRole.DecorationRole): lambda m, r, c: breakpoint_icon(m.stops_at(r)),
     (GUTTER, Qt.ItemDataRole.ToolTipRole): lambda m, r, c: "Breakpoint (click to toggle)",
     (NUMBER, _Display): lambda m, r, c: str(r),
-    (TOOL, _Display): lambda m, r, c: c.tool or "(no _tool)",
+    (TOOL, _Display): lambda m, r, c: c.tool_name or "(no _tool)",
     (TOOL, Qt.ItemDataRole.ToolTipRole): lambda m, r, c: f"{c.mode} call"
     + (f", instance {c.instance}" if c.instance else ""),
     (STATUS, _Display): lambda m, r, c: str(m.status(r)),
     (STATUS, Qt.ItemDataRole.DecorationRole): lambda m, r, c: status_icon(m.status(r)),
     (STATUS, Qt.ItemDataRole.ForegroundRole): lambda m, r, c: status_colour(m.status(r)),
     (DETAIL, _Display): lambda m, r, c: m.detail(r),
-    (DETAIL, Qt.ItemDataRole.ToolTipRole): lambda m, r, c: "\n".join(f"{p.where}: {p.message}" for p in c.problems)
-    or m.detail(r),
+    (DETAIL, Qt.ItemDataRole.ToolTipRole): lambda m, r, c: "\n".join(
+        f"{p.where}: {p.message}" for p in m.getItem(r).problems) or m.detail(r),
 }
 
 
@@ -308,7 +345,7 @@ class CallsView(QTableView):
         """The context menu of a row: break on every call of its tool."""
         menu = QMenu(self)
         model = self.calls_model()
-        tool = model.getItem(index.row()).tool if index.isValid() else None
+        tool = model.plan(index.row()).tool_name if index.isValid() else None
         if tool is not None:
             action = menu.addAction(f"Break on every {tool} call")
             action.setCheckable(True)

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QWidget
 
 from contextdeck.engine import (
     Activities,
+    CallAnalysis,
     CallState,
     Context,
     Decision,
@@ -24,13 +25,12 @@ from contextdeck.engine import (
     Execution,
     Insert,
     Remove,
+    Status,
     utc_now,
 )
-from contextdeck.engine import Status as RunStatus
 
-from ._analysis import CallAnalysis, Status
 from ._async import event_loop
-from ._calls import CallsModel, RunState
+from ._calls import CallsModel
 from ._dialogs import ApprovalDialog, OutputDialog
 
 Approver = Callable[[CallAnalysis], "Decision | Awaitable[Decision]"]
@@ -89,7 +89,7 @@ class Debugger(QObject):
         self.apply_edits: EditSink | None = None  # None: apply to the context directly (no undo)
         self.record_run: EditSink | None = None  # told of each step's appended messages (for undo)
         self.dialog_parent: QWidget | None = None
-        self.execution: Execution | None = None
+        self._execution: Execution | None = None
         self.snapshot: list[dict[str, Any]] | None = None
         self.running = False
         self.last_stop = ""
@@ -100,6 +100,20 @@ class Debugger(QObject):
 
     # -- the execution ----------------------------------------------------------------------------
 
+    @property
+    def execution(self) -> Execution | None:
+        """The engine's execution of the calls, once a step or Continue made one; the calls panel shows it."""
+        return self._execution
+
+    @execution.setter
+    def execution(self, execution: Execution | None) -> None:
+        if self._execution is not None:
+            self._execution.status_changed.disconnect(self.model.state_changed)
+        self._execution = execution
+        if execution is not None:
+            execution.status_changed.connect(self.model.state_changed)
+        self.model.follow(execution)
+
     def _ensure(self) -> Execution:
         context = self.model.context
         if context is None:
@@ -108,9 +122,7 @@ class Debugger(QObject):
             if self.snapshot is None:
                 self.snapshot = context.messages  # the dicts are immutable: a list of them is a full copy
             self.execution = Execution(context, self.model.solution, activities=self.activities, clock=self.clock)
-            self.execution.status_changed.connect(self._status_changed)
-            for state in self.execution.states:
-                self._status_changed(state)
+        assert self.execution is not None
         self.execution.approver = self._approval if self.approval_enabled else None
         self.execution.breakpoints = {*self.model.breakpoints, *self.model.tool_breakpoints}
         return self.execution
@@ -119,32 +131,11 @@ class Debugger(QObject):
         if not self.running:  # the plan was edited: the next step analyses it afresh
             self.execution = None
 
-    def _status_changed(self, state: CallState) -> None:
-        if state.status is RunStatus.PENDING:
-            self.model.set_run_state(state.index, None)
-            return
-        self.model.set_run_state(state.index, RunState(Status(state.status.value), self._detail(state)))
-
-    def _detail(self, state: CallState) -> str:
-        if state.error is not None:
-            return f"{state.error.get('type')}: {state.error.get('message')}"
-        if state.status is RunStatus.FIRE_AND_FORGET:
-            return "finished in the background" if state.finished else "running in the background"
-        if state.status is RunStatus.DONE and self.model.context is not None:
-            places = []
-            for message_id in state.outputs:
-                try:
-                    places.append(f"#{self.model.context.index_of(message_id)}")
-                except KeyError:
-                    continue
-            return "wrote " + ", ".join(places) if places else "done (nothing written)"
-        return ""
-
     def next_call(self) -> int | None:
         """The call Step would run: the first in plan order that is ready or waits for an output."""
         execution = self._ensure()
         candidates = set(execution.ready())
-        candidates |= {s.index for s in execution.states if s.status is RunStatus.WAITING_FOR_OUTPUT}
+        candidates |= {s.index for s in execution.states if s.status is Status.WAITING_FOR_OUTPUT}
         return min(candidates) if candidates else None
 
     # -- commands ---------------------------------------------------------------------------------
@@ -212,7 +203,6 @@ class Debugger(QObject):
         self.execution = None
         self.snapshot = None
         self._stopped_at = None
-        self.model.clear_run_states()
         self.model.refresh()
         self._stop("restarted")
 
@@ -243,13 +233,13 @@ class Debugger(QObject):
         finally:
             if context is not None and self.record_run is not None and len(context) > before:
                 appended: list[Edit] = [Insert(i, context[i]) for i in range(before, len(context))]
-                self.record_run(f"Run call #{target} ({self.model.getItem(target).tool})", appended)
+                self.record_run(f"Run call #{target} ({self.model.plan(target).tool_name})", appended)
 
     async def _run_call(self, target: int) -> bool:
         execution = self._ensure()
         self.callFocused.emit(target)
         self._stopped_at = None
-        if execution.state(target).status is RunStatus.WAITING_FOR_OUTPUT:
+        if execution.state(target).status is Status.WAITING_FOR_OUTPUT:
             value = await _answer(self._ask_output(self.model.getItem(target)))
             if value is CANCEL:
                 self._stop(f"#{target} waits for an output")
@@ -271,7 +261,7 @@ class Debugger(QObject):
         if execution.refused:
             cycles = "; ".join(" → ".join(f"#{i}" for i in cycle) for cycle in execution.refused)
             return f"nothing runs: the plan has a cycle ({cycles}); break it to run the plan"
-        waiting = [s for s in execution.states if s.status in (RunStatus.BLOCKED, RunStatus.AWAITING_APPROVAL)]
+        waiting = [s for s in execution.states if s.status in (Status.BLOCKED, Status.AWAITING_APPROVAL)]
         if waiting:
             return "nothing is ready: " + "; ".join(
                 f"#{s.index} {s.status} on {', '.join(s.waiting_for)}" for s in waiting)

@@ -22,10 +22,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from contextdeck.engine import Decision
+from contextdeck.engine import CallAnalysis, Decision
 
 from .._editor import DataEditor
-from ._analysis import CallAnalysis
 from ._style import MISSING_COLOUR
 
 
@@ -53,7 +52,7 @@ class ApprovalDialog(QDialog):
         self.setWindowTitle(f"Approve {call.label}?")
         self.setModal(False)
         self._original = call.call
-        intro = QLabel(f"<b>{call.tool}</b> is about to run ({call.mode}). Its parameters resolve to:")
+        intro = QLabel(f"<b>{call.tool_name}</b> is about to run ({call.mode}). Its parameters resolve to:")
         intro.setTextFormat(Qt.TextFormat.RichText)
         resolved = QPlainTextEdit(json.dumps(call.resolved_call, indent=2, ensure_ascii=False), readOnly=True)
         resolved.setFont(_mono())
@@ -123,7 +122,7 @@ class OutputDialog(QDialog):
         self.schema = rule
         first = " and ".join(f"<code>{r}</code>" for r in call.branches[0]) if call.branches else "nowhere"
         others = " (the first of its branches)" if len(call.branches) > 1 else ""
-        intro = QLabel(f"<b>{call.tool}</b> is latent and has no <code>_output</code>: type its result as JSON. "
+        intro = QLabel(f"<b>{call.tool_name}</b> is latent and has no <code>_output</code>: type its result as JSON. "
                        f"It will be written to {first}{others}.")
         intro.setWordWrap(True)
         intro.setTextFormat(Qt.TextFormat.RichText)
@@ -192,7 +191,7 @@ class OutputDialog(QDialog):
 
 
 def _output_schema(call: CallAnalysis) -> dict[str, Any]:
-    properties = call.definition.schema.get("properties") if call.definition is not None else None
+    properties = call.tool.schema.get("properties") if call.tool is not None else None
     rule = properties.get("_output") if isinstance(properties, dict) else None
     return rule if isinstance(rule, dict) else {}
 

@@ -17,7 +17,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ._analysis import CallAnalysis, Status
+from contextdeck.engine import CallPlan, Status
+
 from ._plan import Edge, PlanGraph, plan_graph
 from ._style import CYCLE_COLOUR, STATUS_COLOURS
 
@@ -28,7 +29,7 @@ LAYER_GAP, ROW_GAP = 120.0, 34.0
 class CallNode(QGraphicsItem):
     """One call: its tool, number and status; a click selects the call."""
 
-    def __init__(self, call: CallAnalysis, status: Status, in_cycle: bool, on_click: Callable[[int], None]) -> None:
+    def __init__(self, call: CallPlan, status: Status, in_cycle: bool, on_click: Callable[[int], None]) -> None:
         super().__init__()
         self.call, self.status, self.in_cycle = call, status, in_cycle
         self._on_click = on_click
@@ -58,7 +59,7 @@ class CallNode(QGraphicsItem):
         font.setBold(True)
         painter.setFont(font)
         painter.setPen(QColor("#1d2733"))
-        name = QFontMetrics(font).elidedText(self.call.tool or "(no _tool)", Qt.TextElideMode.ElideRight, 150)
+        name = QFontMetrics(font).elidedText(self.call.tool_name or "(no _tool)", Qt.TextElideMode.ElideRight, 150)
         painter.drawText(QRectF(16, 6, NODE_W - 20, 22), Qt.AlignmentFlag.AlignVCenter, name)
         font.setBold(False)
         painter.setFont(font)
@@ -89,8 +90,8 @@ class PlanGraphView(QGraphicsView):
         self.nodes: dict[int, CallNode] = {}
         self.edge_items: list[tuple[Edge, QGraphicsPathItem]] = []
 
-    def show_plan(self, calls: Sequence[CallAnalysis], statuses: Sequence[Status] | None = None) -> None:
-        """Lay out `calls` left to right by data flow; `statuses` overrides each call's static status."""
+    def show_plan(self, calls: Sequence[CallPlan], statuses: Sequence[Status]) -> None:
+        """Lay out `calls` left to right by data flow, each with its status (the engine's)."""
         scene = self.scene()
         scene.clear()
         self.nodes.clear()
@@ -99,8 +100,7 @@ class PlanGraphView(QGraphicsView):
         by_index = {c.index: c for c in calls}
         for column, layer in enumerate(graph.layers):
             for row, node in enumerate(layer):
-                status = statuses[node] if statuses is not None else by_index[node].status
-                item = CallNode(by_index[node], status, graph.in_cycle(node), self.callClicked.emit)
+                item = CallNode(by_index[node], statuses[node], graph.in_cycle(node), self.callClicked.emit)
                 item.setPos(column * (NODE_W + LAYER_GAP), row * (NODE_H + ROW_GAP))
                 scene.addItem(item)
                 self.nodes[node] = item
@@ -111,8 +111,7 @@ class PlanGraphView(QGraphicsView):
             text = scene.addSimpleText("No calls: the document has no solution and no plan message.")
             text.setBrush(QColor("#6b7f8e"))
         else:
-            shown = [statuses[n] if statuses is not None else by_index[n].status for n in graph.nodes]
-            self._legend(shown, bool(graph.cycles))
+            self._legend([statuses[n] for n in graph.nodes], bool(graph.cycles))
         scene.setSceneRect(scene.itemsBoundingRect().adjusted(-30, -30, 30, 30))
         self.fit()
 

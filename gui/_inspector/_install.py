@@ -60,7 +60,7 @@ class _Wiring(QObject):
 
     def refresh_views(self) -> None:
         parts = self.parts
-        parts.graph.show_plan(parts.model.calls(), parts.model.statuses())
+        parts.graph.show_plan(parts.model.plans(), parts.model.statuses())
         current = parts.panel.view.currentIndex()
         row = current.row() if current.isValid() else None
         self.show_call(row)
@@ -77,7 +77,7 @@ class _Wiring(QObject):
         if row is None or not 0 <= row < model.rowCount():
             self.parts.inspector.show_call(None, None)
             return
-        self.parts.inspector.show_call(model.context, model.getItem(row), model.status(row))
+        self.parts.inspector.show_call(model.context, model.getItem(row))
 
     def show_message(self, index: int) -> None:
         # Resolving before and after folds the whole kind: only while the audit can be seen.

@@ -5,9 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from contextdeck.engine import Activities, Graph, analyse_call
-
-from ._analysis import CallAnalysis
+from contextdeck.engine import CallPlan, Graph
 
 
 @dataclass(frozen=True)
@@ -47,14 +45,12 @@ class PlanGraph:
         return found
 
 
-def plan_graph(calls: Sequence[CallAnalysis]) -> PlanGraph:
-    """The data-flow graph of the calls (the engine's, as the scheduler sees it), and layers for drawing."""
-    tools = {c.tool: c.definition for c in calls if c.tool is not None and c.definition is not None}
-    plans = [analyse_call(c.index, c.call, tools, Activities()) for c in calls]
-    graph = Graph.of(plans)
+def plan_graph(plans: Sequence[CallPlan]) -> PlanGraph:
+    """The data-flow graph of the calls (the engine's `Graph`, as the scheduler sees it), and layers for drawing."""
+    graph = Graph.of(list(plans))
     edges = [Edge(writer, reader, paths)
              for reader in sorted(graph.feeders) for writer, paths in sorted(graph.feeders[reader].items())]
-    nodes = tuple(c.index for c in calls)
+    nodes = tuple(plan.index for plan in plans)
     cycles = tuple(graph.cycles())
     return PlanGraph(nodes, tuple(edges), cycles, _layers(nodes, edges, cycles))
 

@@ -8,9 +8,10 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QIcon, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import QLabel
 
-from ._analysis import Status
+from contextdeck.engine import Status
 
 STATUS_COLOURS: dict[Status, str] = {
+    Status.PENDING: "#8c96a0",
     Status.READY: "#2e9d5b",
     Status.BLOCKED: "#d08a1c",
     Status.AWAITING_APPROVAL: "#8a55c9",
@@ -20,7 +21,6 @@ STATUS_COLOURS: dict[Status, str] = {
     Status.DONE: "#6b7f8e",
     Status.FAILED: "#d64545",
     Status.FIRE_AND_FORGET: "#1b9aa6",
-    Status.INVALID: "#d64545",
 }
 MISSING_COLOUR = "#d64545"
 WARNING_COLOUR = "#b7791f"

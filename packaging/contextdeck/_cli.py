@@ -18,6 +18,7 @@ from contextdeck.engine import (
     Execution,
     ExpressionError,
     Status,
+    analyse_call,
     fixed_clock,
     load_activities,
     load_document,
@@ -113,18 +114,18 @@ def _report(execution: Execution, ran: int) -> None:
 
     for cycle in execution.refused:
         say("refused: " + execution.describe_cycle(cycle))
-    for state in execution.states:
-        label = execution.plans[state.index].label
-        waits = ", ".join(state.waiting_for)
-        if state.status is Status.FAILED and state.error is not None and state.error["type"] != "cycle":
-            say(f"{label} failed: {state.error['type']}: {state.error['message']}")
-        elif state.status is Status.FIRE_AND_FORGET and state.error is not None:
-            say(f"{label} (fire-and-forget) failed: {state.error['type']}: {state.error['message']}")
-        elif state.status is Status.AWAITING_APPROVAL:
+    for index in range(len(execution.plans)):
+        call = analyse_call(execution, index)  # the same analysis the window's calls panel shows
+        label, error, waits = call.label, call.state.error, ", ".join(call.waiting_for)
+        if call.status is Status.FAILED and error is not None and error["type"] != "cycle":
+            say(f"{label} failed: {error['type']}: {error['message']}")
+        elif call.status is Status.FIRE_AND_FORGET and error is not None:
+            say(f"{label} (fire-and-forget) failed: {error['type']}: {error['message']}")
+        elif call.status is Status.AWAITING_APPROVAL:
             say(f"{label} is awaiting approval: {waits}")
-        elif state.status is Status.BLOCKED:
+        elif call.status is Status.BLOCKED:
             say(f"{label} is blocked, waiting for {waits}")
-        elif state.status is Status.WAITING_FOR_OUTPUT:
+        elif call.status is Status.WAITING_FOR_OUTPUT:
             say(f"{label} is latent and waits for an output (give it `_output`)")
     say(f"{ran} call(s) run")
 

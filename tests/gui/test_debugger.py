@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
-from contextdeck.engine import Context, Decision, Document, fixed_clock, load_document
-from contextdeck.gui._inspector._analysis import Status
+from contextdeck.engine import Context, Decision, Document, Status, fixed_clock, load_document
 from contextdeck.gui._inspector._async import release, spawn
 from contextdeck.gui._inspector._calls import BREAKPOINT_ROLE, CallsModel, CallsView
 from contextdeck.gui._inspector._debugger import CANCEL, Debugger
@@ -162,7 +161,7 @@ def test_latent_output_typed_in_the_form_is_written(qtbot: Any, examples: Path) 
 def test_fan_out_output_writes_every_destination(qtbot: Any, examples: Path) -> None:
     """generateSummary's `&&` path writes the typed summary to both destinations, one message each."""
     document, _model, debugger = debugger_for(examples / "seed_variables.json")
-    debugger.ask_output = lambda call: "A short summary" if call.tool == "generateSummary" else CANCEL
+    debugger.ask_output = lambda call: "A short summary" if call.tool_name == "generateSummary" else CANCEL
     model = debugger.model
     model.set_breakpoint(1, False)
     run(qtbot, debugger.step())  # greetUser
@@ -180,7 +179,7 @@ def test_restart_returns_the_identical_document(qtbot: Any, examples: Path) -> N
     document, model, debugger = debugger_for(examples / "refund_workflow.json")
     original = document.dumps()
     debugger.approval_enabled = True
-    debugger.approver = lambda call: Decision.reject("no") if call.tool == "logStep" else Decision.edit(call.call)
+    debugger.approver = lambda call: Decision.reject("no") if call.tool_name == "logStep" else Decision.edit(call.call)
     run(qtbot, debugger.continue_())
     assert document.dumps() != original
     debugger.restart()

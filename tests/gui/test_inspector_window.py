@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QSettings
 
-from contextdeck.engine import fixed_clock
+from contextdeck.engine import Status, fixed_clock
 from contextdeck.gui._app import create_window
-from contextdeck.gui._inspector import Inspector, Status, install_inspector
+from contextdeck.gui._inspector import Inspector, install_inspector
 from contextdeck.gui._inspector._async import release, spawn
 from contextdeck.gui._inspector._call_inspector import SOURCE
 from contextdeck.gui._window import MainWindow
