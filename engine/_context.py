@@ -23,7 +23,7 @@ from ._order import Order
 from ._resolution import Resolution
 from ._tracks import Fold
 from ._view import ContextView
-from ._watches import Interval, Plan, Track, Watch, Watchers, combine
+from ._watches import Found, Interval, Plan, Track, Watch, Watchers, combine_keys, probe_result
 
 Message = dict[str, Any]
 Identity = tuple[str, str | None]
@@ -277,12 +277,17 @@ class Context:
         """
         expression = parse_expression(expr) if isinstance(expr, str) else expr
         instance = None if instance is None else str(instance)
-        limit = self._limit_key(at)
-        return combine(expression, lambda ref: self._fold_reference(ref, instance, limit)[1])
+        limit, key = self._limit_key(at), self._order.key
+
+        def found(ref: Reference) -> Found:
+            state, probe = self._fold_reference(ref, instance, limit)
+            return probe_result(state, probe, key)
+
+        return combine_keys(expression, found, self._order.snapshot())[0]
 
     def resolve_reference(self, ref: Reference, instance: str | None, limit: int) -> PathValue:
         """The fold of one reference over the first `limit` messages."""
-        return self._fold_reference(ref, instance, self._limit_key(limit))[1]
+        return self._path_value(ref, *self._fold_reference(ref, instance, self._limit_key(limit)))
 
     def value_of(self, kind: str, instance: str | None = None, at: int | None = None) -> Any:
         """The whole folded value of `kind` (MISSING when nothing of that kind exists)."""
@@ -307,7 +312,12 @@ class Context:
         instance = None if instance is None else str(instance)
         limit = self._limit_key(at)
         resolution = self.resolve(expression, instance, at)
-        return blame_of(self, expression, resolution, lambda ref: self._fold_reference(ref, instance, limit, True))
+
+        def fold(ref: Reference) -> tuple[State, PathValue, Probe]:
+            state, probe = self._fold_reference(ref, instance, limit, True)
+            return state, self._path_value(ref, state, probe), probe
+
+        return blame_of(self, expression, resolution, fold)
 
     def watch(
         self, expr: str, callback: Callable[[Resolution], Any], instance: str | None = None
@@ -334,11 +344,14 @@ class Context:
 
     def _fold_reference(
         self, ref: Reference, instance: str | None, limit: int | None, trail: bool = False
-    ) -> tuple[State, PathValue, Probe]:
+    ) -> tuple[State, Probe]:
         probe = Probe(ref.path, trail)
         state = State([probe])
         self._fold(state, ref.kind, instance, ref.path[0] if ref.path else None, limit)
-        return state, path_value(state, probe, str(ref), self._order.index_of), probe
+        return state, probe
+
+    def _path_value(self, ref: Reference, state: State, probe: Probe) -> PathValue:
+        return path_value(state, probe, str(ref), self._order.index_of, self._order.rank)
 
 
 def _clamp(index: int, size: int) -> int:

@@ -25,10 +25,11 @@ from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ._chain import EMPTY, Chain
 from ._fold import TOO_DEEP, PathValue, _effect
 from ._messages import MISSING, Path, Write, get_path
 from ._methods import Conflict, write_at
-from ._resolution import Diagnostic, Indices
+from ._resolution import Diagnostic
 
 Lane = str | None  # the first segment of the paths followed; None follows the whole value of a kind
 Key = Callable[[int], int]
@@ -138,7 +139,8 @@ def _delete(ids: list[int], message_id: int, key: Key) -> int | None:
 
 
 class Probe:
-    """One path followed by a fold: the ids of its sources so far and its diagnostics (id, reason)."""
+    """One path followed by a fold: the ids of its sources so far and its diagnostics, a `Chain` of
+    (order key, reason): kept once per failed write, shared by every copy, checkpoint and splice."""
 
     __slots__ = ("diagnostics", "path", "resets", "sources", "trail")
 
@@ -147,7 +149,7 @@ class Probe:
         # A tuple once a fold that holds it is kept (`freeze`): copies share it, and a step that adds
         # a source makes its own list. Tuples of ints are not tracked by the cycle collector.
         self.sources: list[int] | tuple[int, ...] = []
-        self.diagnostics: list[tuple[int, str]] = []
+        self.diagnostics: Chain = EMPTY
         self.resets = 0  # how many writes reset the sources so far
         # For blame: (id, write, value before, value after) of every write that changed the path.
         self.trail: list[tuple[int, Write, Any, Any]] | None = [] if trail else None
@@ -155,7 +157,7 @@ class Probe:
     def copy(self) -> Probe:
         twin = Probe(self.path)
         twin.sources = self.sources if type(self.sources) is tuple else tuple(self.sources)
-        twin.diagnostics = list(self.diagnostics)
+        twin.diagnostics = self.diagnostics
         twin.resets = self.resets
         twin.trail = None if self.trail is None else list(self.trail)
         return twin
@@ -181,11 +183,10 @@ class State:
         probes = self.probes if paths is None else [probe for probe in self.probes if probe.path in paths]
         return State([probe.copy() for probe in probes], self.root)
 
-    def step(self, message_id: int, write: Write) -> None:
-        """One step of `_fold.fold`, for every probe at once."""
+    def step(self, message_id: int, write: Write, order_key: int) -> None:
+        """One step of `_fold.fold`, for every probe at once (`order_key`: the message's, for diagnostics)."""
         if write.problem is not None:
-            for probe in self.probes:
-                probe.diagnostics.append((message_id, write.problem))
+            self._failed(order_key, write.problem, None)
             return
         path = write.path
         size = len(path)
@@ -193,13 +194,10 @@ class State:
             root = write_at(self.root, path, write.method, write.value)
         except Conflict as conflict:
             where = ".".join(path) or "the root"
-            for probe in self.probes:
-                if probe.path[:size] == path[: len(probe.path)]:  # one is a prefix of the other
-                    probe.diagnostics.append((message_id, f"{write.method} at {where}: {conflict.reason}"))
+            self._failed(order_key, f"{write.method} at {where}: {conflict.reason}", path)
             return
         except RecursionError:
-            for probe in self.probes:
-                probe.diagnostics.append((message_id, TOO_DEEP))
+            self._failed(order_key, TOO_DEEP, None)
             return
         old_root, self.root = self.root, root
         for probe in self.probes:
@@ -226,6 +224,16 @@ class State:
                     probe.trail.append(change)
 
 
+    def _failed(self, order_key: int, reason: str, path: Path | None) -> None:
+        """A write that could not be applied: one problem, kept once, for the probes it concerns (those on
+        its path, above or below it; every probe when `path` is None)."""
+        problem = (order_key, reason)
+        size = 0 if path is None else len(path)
+        for probe in self.probes:
+            if path is None or probe.path[:size] == path[: len(probe.path)]:  # one is a prefix of the other
+                probe.diagnostics = probe.diagnostics.plus(problem)
+
+
 # A gap the fold scanned because the root was not an object: (layer, id before it, id after it).
 Gap = tuple[Layer, int | None, int | None]
 
@@ -234,14 +242,14 @@ Gap = tuple[Layer, int | None, int | None]
 class Checkpoint:
     """A track's fold just after the write `message_id` of `layer`: enough to resume it or to splice.
 
-    Per probe (in the state's order): its sources, how many diagnostics and resets it had so far.
+    Per probe (in the state's order): its sources, its diagnostics and how many resets it had so far.
     """
 
     layer: Layer
     message_id: int
     root: Any
     sources: tuple[tuple[int, ...], ...]
-    diagnostics: tuple[int, ...]
+    diagnostics: tuple[Chain, ...]
     resets: tuple[int, ...]
     gaps: int
 
@@ -253,7 +261,7 @@ def checkpoint(state: State, layer: Layer, message_id: int, gaps: int) -> Checkp
         message_id,
         state.root,
         tuple(tuple(p.sources) for p in probes),
-        tuple(len(p.diagnostics) for p in probes),
+        tuple(p.diagnostics for p in probes),
         tuple(p.resets for p in probes),
         gaps,
     )
@@ -296,7 +304,7 @@ def fold_lane(
                 gaps.append((layer, previous, following))
         if following is None:
             return None
-        state.step(following, writes[following])
+        state.step(following, writes[following], key(following))
         previous = following
         if converge is not None:
             matched = converge(following, state)
@@ -324,7 +332,7 @@ def _scan_gap(
         end = len(every) if limit is None else bisect_right(every, limit, key=key)
     for position in range(start, end):
         message_id = every[position]
-        state.step(message_id, writes[message_id])
+        state.step(message_id, writes[message_id], key(message_id))
         if isinstance(state.root, dict):
             return
 
@@ -337,9 +345,11 @@ def in_gap(gap: Gap, layer: Layer, order_key: int, key: Key) -> bool:
     return (previous is None or key(previous) < order_key) and (following is None or order_key < key(following))
 
 
-def path_value(state: State, probe: Probe, label: str, index_of: Callable[[int], int]) -> PathValue:
-    """A probe's result as `_fold.fold` gives it: message indices instead of ids."""
+def path_value(
+    state: State, probe: Probe, label: str, index_of: Callable[[int], int], rank: Callable[[int], int]
+) -> PathValue:
+    """A probe's result as `_fold.fold` gives it: message indices (`index_of` an id, `rank` an order key)."""
     value = get_path(state.root, probe.path)
-    sources = Indices(sorted({index_of(m) for m in probe.sources})) if value is not MISSING else Indices()
-    diagnostics = tuple(Diagnostic(index_of(m), label, reason) for m, reason in probe.diagnostics)
+    sources = tuple(sorted({index_of(m) for m in probe.sources})) if value is not MISSING else ()
+    diagnostics = tuple(Diagnostic(rank(key), label, reason) for key, reason in probe.diagnostics.items())
     return PathValue(value, sources, diagnostics)

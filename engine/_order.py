@@ -46,6 +46,10 @@ class Order:
         """The current index of `message_id` (O(log n)); KeyError when it is not in the context."""
         return bisect_left(self.keys, self.key[message_id])
 
+    def rank(self, key: int) -> int:
+        """The current index of the message with order `key`."""
+        return bisect_left(self.keys, key)
+
     def snapshot(self) -> Ranks:
         """The indices of keys as they are now, for as long as it is kept (see `Ranks`)."""
         ranks = self._snapshot

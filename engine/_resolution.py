@@ -2,39 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Iterable
+from dataclasses import FrozenInstanceError, dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._chain import Chain
+    from ._order import Ranks
 
 
-class Indices(tuple[int, ...]):
-    """Message indices in ascending order; compares equal to a list of the same indices too.
-
-    A renumbered result may be a lazy subclass (`_shift.Shifted`) that works out its indices only when
-    they are read; `_plain` and `_last` let the engine ask about them without that.
-    """
-
-    __slots__ = ()
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, list):
-            return list(self._plain()) == other
-        if isinstance(other, Indices):
-            other = other._plain()
-        return tuple.__eq__(self._plain(), other)
-
-    def __ne__(self, other: object) -> bool:
-        return not self == other
-
-    def __hash__(self) -> int:
-        return tuple.__hash__(self._plain())
-
-    def _plain(self) -> tuple[int, ...]:
-        """The indices as a tuple (this one: it holds them itself)."""
-        return self
-
-    def _last(self) -> int:
-        """The highest index (-1 for none)."""
-        return self[-1] if self else -1
+# Message indices in ascending order: a plain tuple, so that it serialises as what it is (json, orjson).
+Indices = tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -51,34 +29,122 @@ class Diagnostic:
         return f"{where}{self.path}: {self.reason}"
 
 
-@dataclass(frozen=True, slots=True)
 class Resolution:
     """The result of resolving an expression: `value` is None when not `found`.
 
-    `missing` names, for each alternative that was not found, its first reference that was not found.
+    `sources` are the message indices the value came from, `diagnostics` the problems met on the way
+    (de-duplicated, in the order of the references looked at), and `missing` names, for each
+    alternative that was not found, its first reference that was not found.
+
+    Frozen. A watch's resolution is made from order keys and the problems its folds keep once per write
+    (`_chain`), over a snapshot of the order (`_order.Ranks`): its sources and diagnostics are worked out
+    when first read, so renewing a thousand watches after an edit costs one small object each, however
+    many sources and conflicts they have. They are what they were when it was made, whatever is edited
+    afterwards.
     """
+
+    __slots__ = ("_diagnostics", "_keys", "_parts", "_ranks", "_sources", "expression", "found", "missing", "value")
 
     expression: str
     found: bool
-    value: Any = None
-    sources: Indices = field(default_factory=Indices)
-    diagnostics: tuple[Diagnostic, ...] = ()
-    missing: tuple[str, ...] = ()
+    value: Any
+    missing: tuple[str, ...]
+    _sources: Indices | None  # None until first read (then worked out from `_keys` in `_ranks`)
+    _diagnostics: tuple[Diagnostic, ...] | None  # the same, from `_parts`
+    _keys: tuple[int, ...]
+    _parts: Problems
+    _ranks: Ranks | None
 
-    def with_sources(self, sources: Indices) -> Resolution:
-        """This resolution with other sources: the same messages, renumbered by an edit elsewhere.
+    def __init__(
+        self,
+        expression: str,
+        found: bool,
+        value: Any = None,
+        sources: Iterable[int] = (),
+        diagnostics: Iterable[Diagnostic] = (),
+        missing: tuple[str, ...] = (),
+    ) -> None:
+        _init(self, expression, found, value, missing)
+        _set(self, "_sources", tuple(sources))
+        _set(self, "_diagnostics", tuple(diagnostics))
+        _set(self, "_keys", ())
+        _set(self, "_parts", ())
+        _set(self, "_ranks", None)
 
-        Made by setting the slots directly: the dataclass's frozen `__init__` costs twice as much, and a
-        middle edit renumbers the sources of about every watch.
-        """
-        twin = _new(Resolution)
-        _set_expression(twin, self.expression)
-        _set_found(twin, self.found)
-        _set_value(twin, self.value)
-        _set_sources(twin, sources)
-        _set_diagnostics(twin, self.diagnostics)
-        _set_missing(twin, self.missing)
+    @classmethod
+    def _ranked(
+        cls, expression: str, found: bool, value: Any, keys: tuple[int, ...], parts: Problems, ranks: Ranks,
+        missing: tuple[str, ...] = (),
+    ) -> Resolution:
+        """A resolution whose sources are the order keys `keys` and whose diagnostics are the problems of
+        `parts` ((label, chain of (order key, reason)) per reference), both ranked in `ranks` when read."""
+        twin = _new(cls)
+        _init(twin, expression, found, value, missing)
+        _set(twin, "_sources", None)
+        _set(twin, "_diagnostics", None)
+        _set(twin, "_keys", keys)
+        _set(twin, "_parts", parts)
+        _set(twin, "_ranks", ranks)
         return twin
+
+    def _renumbered(self, ranks: Ranks) -> Resolution:
+        """This resolution in a later snapshot of the order (the same messages, perhaps other indices)."""
+        if self._ranks is None:
+            return self
+        return Resolution._ranked(
+            self.expression, self.found, self.value, self._keys, self._parts, ranks, self.missing
+        )
+
+    @property
+    def sources(self) -> Indices:
+        sources: Indices | None = self._sources
+        if sources is None:
+            assert self._ranks is not None
+            sources = self._ranks.ranks(self._keys)
+            _set(self, "_sources", sources)
+        return sources
+
+    @property
+    def diagnostics(self) -> tuple[Diagnostic, ...]:
+        diagnostics: tuple[Diagnostic, ...] | None = self._diagnostics
+        if diagnostics is None:
+            assert self._ranks is not None
+            rank = self._ranks.rank
+            diagnostics = tuple(
+                Diagnostic(rank(key), label, reason) for label, chain in self._parts for key, reason in chain.items()
+            )
+            _set(self, "_diagnostics", diagnostics)
+        return diagnostics
+
+    def _has_diagnostics(self) -> bool:
+        """Whether there are any, without working them out."""
+        if self._diagnostics is not None:
+            return bool(self._diagnostics)
+        return any(chain for _, chain in self._parts)
+
+    def _fields(self) -> tuple[Any, ...]:
+        return (self.expression, self.found, self.value, self.sources, self.diagnostics, self.missing)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Resolution):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        names = ("expression", "found", "value", "sources", "diagnostics", "missing")
+        return "Resolution(" + ", ".join(f"{n}={v!r}" for n, v in zip(names, self._fields(), strict=True)) + ")"
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __reduce__(self) -> tuple[type[Resolution], tuple[Any, ...]]:
+        return Resolution, self._fields()
 
     def same_result(self, other: Resolution | None) -> bool:
         """Whether a watcher would see a change: found, value or sources differ."""
@@ -90,14 +156,24 @@ class Resolution:
         )
 
 
+# Labels and the problems of each reference a resolution looked at (`_chain.Chain` of (key, reason)).
+Problems = tuple[tuple[str, "Chain"], ...]
+
 _new = object.__new__
-_set_expression, _set_found, _set_value, _set_sources, _set_diagnostics, _set_missing = (
-    Resolution.__dict__[name].__set__ for name in ("expression", "found", "value", "sources", "diagnostics", "missing")
-)
+_set = object.__setattr__
+
+
+def _init(resolution: Resolution, expression: str, found: bool, value: Any, missing: tuple[str, ...]) -> None:
+    _set(resolution, "expression", expression)
+    _set(resolution, "found", found)
+    _set(resolution, "value", value)
+    _set(resolution, "missing", missing)
 
 
 def same_json(a: Any, b: Any) -> bool:
     # JSON equality: 1 == 1.0 but True != 1, and key order does not matter.
+    if a is b:  # persistent values share what did not change
+        return True
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
     if isinstance(a, dict) and isinstance(b, dict):

@@ -149,7 +149,7 @@ def step(context: Context, old: Fold, message_id: int, own: bool, base: Fold | N
     """The fold after an appended write (`own`: it belongs to the track's own layer)."""
     state = old.state.copy()
     write = context._writes[message_id]
-    state.step(message_id, write)
+    state.step(message_id, write, context._order.key[message_id])
     gaps, checkpoints, steps = old.gaps, old.checkpoints, old.steps
     if own:
         layer = context._layer(context._info[message_id].identity or ("", None))
@@ -231,9 +231,9 @@ def repair(
             then = state.copy()
             dropped = work.dropped.get(edited)
             if dropped is not None and _in_lane(dropped, lane):
-                then.step(edited, dropped)
+                then.step(edited, dropped, work.low)  # only its root is compared
             if position < len(subset) and subset[position] == edited:
-                state.step(edited, writes[edited])
+                state.step(edited, writes[edited], key(edited))
                 position, previous = position + 1, edited
             way = patch_to(state.root, then.root, lane, paths, subset, position, writes, appends_from(position))
             if way is not None and isinstance(state.root, dict) and isinstance(then.root, dict):
@@ -299,7 +299,7 @@ def _restart_from_base(base: Fold, paths: list[Path]) -> State:
 def _probe_at(probe: Probe, mark: Checkpoint, index: int) -> Probe:
     twin = Probe(probe.path)
     twin.sources = mark.sources[index]
-    twin.diagnostics = probe.diagnostics[: mark.diagnostics[index]]
+    twin.diagnostics = mark.diagnostics[index]
     twin.resets = mark.resets[index]
     return twin
 
@@ -331,8 +331,8 @@ def _splice(
             resets = now.resets
         else:
             sources, resets = tuple(final.sources), now.resets + final.resets - matched.resets[index]
-        diagnostics = now.diagnostics + final.diagnostics[matched.diagnostics[index] :]
-        if sources is final.sources and resets == final.resets and diagnostics == final.diagnostics:
+        diagnostics = now.diagnostics.joined(final.diagnostics, matched.diagnostics[index])
+        if sources is final.sources and resets == final.resets and diagnostics is final.diagnostics:
             probes.append(final)  # unchanged: folds are never stepped in place, so they can share it
             continue
         probe = Probe(now.path)
@@ -365,7 +365,7 @@ def _rebased(mark: Checkpoint, matched: Checkpoint, here: Checkpoint, patch: Pat
         _rebased_sources(here.sources[i], matched.sources[i], s) if mark.resets[i] == matched.resets[i] else s
         for i, s in enumerate(mark.sources)
     )
-    diagnostics = tuple(d - matched.diagnostics[i] + here.diagnostics[i] for i, d in enumerate(mark.diagnostics))
+    diagnostics = tuple(here.diagnostics[i].joined(d, matched.diagnostics[i]) for i, d in enumerate(mark.diagnostics))
     resets = tuple(r - matched.resets[i] + here.resets[i] for i, r in enumerate(mark.resets))
     gaps = mark.gaps - matched.gaps + here.gaps
     return Checkpoint(mark.layer, mark.message_id, root, sources, diagnostics, resets, gaps)

@@ -22,13 +22,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ._chain import Chain
 from ._expressions import Expression, Reference
-from ._fold import PathValue
 from ._index import Probe, State, in_gap, lanes_of
 from ._messages import MISSING, Path, Write, get_path
 from ._order import Ranks
-from ._ranked import Ranked
-from ._resolution import Diagnostic, Indices, Resolution, same_json
+from ._resolution import Resolution, same_json
 from ._tracks import Fold, Work, full, repair, step
 
 if TYPE_CHECKING:
@@ -36,46 +35,13 @@ if TYPE_CHECKING:
 
 
 
-def _choose(
-    expression: Expression, value_of: Callable[[Reference], Any], found: Callable[[Any], bool],
-    problems: Callable[[Any], list[Diagnostic]],
-) -> tuple[list[Any] | None, tuple[Diagnostic, ...], tuple[str, ...]]:
-    """SPEC 3: the values of the first alternative whose references are all found (None if none is), the
-    diagnostics of every reference looked at, and the first missing reference of each failed alternative."""
-    diagnostics: list[Diagnostic] = []
-    missing: list[str] = []
-    for gate in expression.alternatives:
-        values = [value_of(ref) for ref in gate]
-        for value in values:
-            diagnostics.extend(d for d in problems(value) if d not in diagnostics)
-        absent = next((ref for ref, v in zip(gate, values, strict=True) if not found(v)), None)
-        if absent is None:
-            return values, tuple(diagnostics), ()
-        missing.append(str(absent))
-    return None, tuple(diagnostics), tuple(missing)
-
-
-def combine(expression: Expression, value_of: Callable[[Reference], PathValue]) -> Resolution:
-    """A resolution from the values of its references (SPEC 3): the first found alternative wins."""
-    values, diagnostics, missing = _choose(
-        expression, value_of, lambda v: v.found, lambda v: list(v.diagnostics)
-    )
-    if values is None:
-        return Resolution(expression.source, False, None, Indices(), diagnostics, missing)
-    if len(values) == 1:  # one value's sources are sorted and unique, often already Indices
-        only = values[0].sources
-        sources = only if isinstance(only, Indices) else Indices(only)
-    else:
-        sources = Indices(sorted({i for v in values for i in v.sources}))
-    return Resolution(expression.source, True, values[-1].value, sources, diagnostics)
-
-
 class Found(NamedTuple):
-    """A watched path's result in a track: its sources as sorted order keys, its problems by message id."""
+    """A watched path's result in a track: its sources as sorted order keys, its problems as the fold
+    keeps them (a `Chain` of (order key, reason))."""
 
     value: Any  # MISSING when not found
     keys: tuple[int, ...]
-    problems: tuple[tuple[int, str, str], ...]  # (message id, path, reason)
+    problems: Chain
 
 
 Keys = tuple[int, ...]
@@ -83,20 +49,31 @@ Interval = tuple[int, int | None]  # the order keys strictly between these chang
 
 
 def combine_keys(expression: Expression, found_of: Callable[[Reference], Found], ranks: Ranks,
-                 index_of: Callable[[int], int], union: Callable[[tuple[Keys, ...]], Keys] | None = None
-                 ) -> tuple[Resolution, Keys]:
-    """`combine` over key-space results: the resolution (its sources ranked lazily) and its source keys.
+                 union: Callable[[tuple[Keys, ...]], Keys] | None = None) -> tuple[Resolution, Keys]:
+    """SPEC 3 over key-space results: the first alternative whose references are all found wins; the
+    resolution (its sources and diagnostics ranked in `ranks` when read) and its source keys.
 
-    `union` unites the keys of several values (`Union`, which remembers the last one)."""
-    values, diagnostics, missing = _choose(
-        expression, found_of, lambda v: v.value is not MISSING,
-        lambda v: [Diagnostic(index_of(m), path, reason) for m, path, reason in v.problems],
-    )
-    if values is None:
-        return Resolution(expression.source, False, None, Indices(), diagnostics, missing), ()
-    parts = tuple(v.keys for v in values)
-    keys = parts[0] if len(parts) == 1 else (union or _union)(parts)
-    return Resolution(expression.source, True, values[-1].value, Ranked(keys, ranks), diagnostics), keys
+    The diagnostics are those of every reference looked at. A reference looked at twice has the very
+    same problems, and two references never share one (each names its own path), so they are
+    de-duplicated by reference, in O(1) each. `union` unites the keys of several values (`Union`)."""
+    parts: list[tuple[str, Chain]] = []
+    seen: set[str] = set()
+    missing: list[str] = []
+    for gate in expression.alternatives:
+        values = [found_of(ref) for ref in gate]
+        absent = None
+        for ref, value in zip(gate, values, strict=True):
+            label = str(ref)
+            if value.problems and label not in seen:
+                seen.add(label)
+                parts.append((label, value.problems))
+            if absent is None and value.value is MISSING:
+                absent = label
+        if absent is None:
+            keys = values[0].keys if len(values) == 1 else (union or _union)(tuple(v.keys for v in values))
+            return Resolution._ranked(expression.source, True, values[-1].value, keys, tuple(parts), ranks), keys
+        missing.append(absent)
+    return Resolution._ranked(expression.source, False, None, (), tuple(parts), ranks, tuple(missing)), ()
 
 
 def _union(parts: tuple[Keys, ...]) -> Keys:
@@ -157,10 +134,9 @@ class Watch:
         self.keys: Keys = ()  # the order keys of `current`'s sources
         self._union = Union()  # a memo: evaluating in a preview may leave it set
 
-    def evaluate(self, result: Callable[[Track, Path], Found], ranks: Ranks,
-                 index_of: Callable[[int], int]) -> tuple[Resolution, Keys]:
+    def evaluate(self, result: Callable[[Track, Path], Found], ranks: Ranks) -> tuple[Resolution, Keys]:
         found_of = lambda ref: result(self.tracks[ref], ref.path)  # noqa: E731
-        return combine_keys(self.parsed, found_of, ranks, index_of, self._union)
+        return combine_keys(self.parsed, found_of, ranks, self._union)
 
     def close(self) -> None:
         """Stop watching; the callback is not called again."""
@@ -217,7 +193,7 @@ class Watchers:
 
     def add(self, expression: Expression, callback: Callable[[Resolution], Any], instance: str | None) -> Watch:
         if self._generation != self._context._order.generation:
-            self.commit(self._relabelled({}))
+            self.commit(self._relabelled())
         handle = Watch(self, expression, callback, instance, next(self._serial))
         fresh: set[Track] = set()
         reread: set[Track] = set()
@@ -242,7 +218,7 @@ class Watchers:
             assert track.fold is not None
             track.results = self._results(track, track.fold)
         order = self._context._order
-        handle.current, handle.keys = handle.evaluate(Track.result, order.snapshot(), order.index_of)
+        handle.current, handle.keys = handle.evaluate(Track.result, order.snapshot())
         self._watches[handle] = None
         return handle
 
@@ -366,10 +342,10 @@ class Watchers:
         reuse = moved is None or moved[1] is None
         folds = self.refolds(plan, prior)
         if self._generation != self._context._order.generation:
-            return self._relabelled(folds)
+            return self._relabelled()
         results = {track: self._results(track, fold, reuse) for track, fold in folds.items()}
         order = self._context._order
-        ranks, index_of = order.snapshot(), order.index_of
+        ranks = order.snapshot()
 
         def now(track: Track, path: Path) -> Found:
             computed = results.get(track)
@@ -383,7 +359,7 @@ class Watchers:
         }
         computed: dict[Watch, tuple[Resolution, Keys, bool]] = {}
         for watch in refolded:
-            resolution, keys = watch.evaluate(now, ranks, index_of)
+            resolution, keys = watch.evaluate(now, ranks)
             computed[watch] = (resolution, keys, _changed(watch, resolution, keys, moved))
         if moved is None:  # nothing renumbered: only the refolded watches can change
             fresh = [(watch, *computed[watch]) for watch in sorted(computed, key=lambda watch: watch.serial)]
@@ -395,27 +371,27 @@ class Watchers:
                 fresh.append((watch, *entry))
                 continue
             current, keys = watch.current, watch.keys
-            if current.diagnostics:  # they name message indices: work them out again
-                resolution, keys = watch.evaluate(now, ranks, index_of)
-                fresh.append((watch, resolution, keys, _changed(watch, resolution, keys, moved)))
-            elif _renumbered(keys, moved):
+            if _renumbered(keys, moved):
                 # Only indices changed: the same keys, ranked in the new order.
-                fresh.append((watch, current.with_sources(Ranked(keys, ranks)), keys, True))
+                fresh.append((watch, current._renumbered(ranks), keys, True))
+            elif current._has_diagnostics():  # they may name other indices now: silently renumbered
+                fresh.append((watch, current._renumbered(ranks), keys, False))
         return Outcome(folds, results, fresh, order.generation)
 
-    def _relabelled(self, folds: dict[Track, Fold]) -> Outcome:
-        """After the order was relabelled every key changed: every result is worked out again, and a
-        watch is compared by its indices."""
+    def _relabelled(self) -> Outcome:
+        """After the order was relabelled every key changed, those the folds keep with their problems
+        too: every track is folded again from the start (global tracks first), and a watch is compared
+        by its indices. Rare: it takes about sixty inserts at one spot in a row (`_order`)."""
         order = self._context._order
-        ranks, index_of = order.snapshot(), order.index_of
-        results: dict[Track, dict[Path, Found]] = {}
-        for track in self._tracks.values():
-            fold = folds.get(track) or track.fold
-            assert fold is not None
-            results[track] = self._results(track, fold, False)
+        ranks = order.snapshot()
+        folds: dict[Track, Fold] = {}
+        for track in sorted(self._tracks.values(), key=lambda track: track.instance is not None):
+            base = self._base(track, folds)
+            folds[track] = full(self._context, track.kind, track.instance, track.lane, list(track.paths), base)
+        results = {track: self._results(track, fold, False) for track, fold in folds.items()}
         fresh = []
         for watch in self._watches:
-            resolution, keys = watch.evaluate(lambda track, path: results[track][path], ranks, index_of)
+            resolution, keys = watch.evaluate(lambda track, path: results[track][path], ranks)
             fresh.append((watch, resolution, keys, not resolution.same_result(watch.current)))
         return Outcome(folds, results, fresh, order.generation)
 
@@ -477,30 +453,26 @@ class Watchers:
         for probe in fold.state.probes:
             if probe.path not in track.read:  # followed for instance views only
                 continue
-            label = "†" + ".".join((track.kind, *probe.path)) if probe.diagnostics else ""  # names problems only
             old, known = before.get(probe.path), previous.get(probe.path)
             value = None
             if old is not None and known is not None and known.value is not MISSING:
-                value = _grown(fold.state, probe, old, known, label, key)
-            values[probe.path] = value or _found(fold.state, probe, label, key)
+                value = _grown(fold.state, probe, old, known, key)
+            values[probe.path] = value or probe_result(fold.state, probe, key)
         return values
 
 
-def _found(state: State, probe: Probe, label: str, key: dict[int, int]) -> Found:
+def probe_result(state: State, probe: Probe, key: dict[int, int]) -> Found:
     """A probe's result: what `path_value` gives, with order keys instead of message indices."""
     value = get_path(state.root, probe.path)
     keys = tuple(sorted({key[m] for m in probe.sources})) if value is not MISSING else ()
-    return Found(value, keys, tuple((m, label, reason) for m, reason in probe.diagnostics))
+    return Found(value, keys, probe.diagnostics)
 
 
-def _grown(state: State, probe: Probe, old: Probe, known: Found, label: str, key: dict[int, int]) -> Found | None:
-    """`_found` of a probe from the old result: only the sources gained or lost are looked up.
+def _grown(state: State, probe: Probe, old: Probe, known: Found, key: dict[int, int]) -> Found | None:
+    """`probe_result` of a probe from the old result: only the sources gained or lost are looked up.
 
-    None when that does not hold (the old diagnostics are not kept, most sources changed, or not found).
+    None when that does not hold (most sources changed, or not found).
     """
-    kept = len(old.diagnostics)
-    if probe.diagnostics[:kept] != old.diagnostics:
-        return None
     value = get_path(state.root, probe.path)
     if value is MISSING:
         return None
@@ -524,13 +496,9 @@ def _grown(state: State, probe: Probe, old: Probe, known: Found, label: str, key
                 keys = keys[:position] + keys[position + 1 :]
             fresh = tuple(gained)
         keys = _with_keys(keys, sorted(key[m] for m in fresh))
-    if len(probe.diagnostics) > kept:
-        problems = (*known.problems, *((m, label, reason) for m, reason in probe.diagnostics[kept:]))
-    elif keys is known.keys and value is known.value:
+    if keys is known.keys and value is known.value and probe.diagnostics is known.problems:
         return known  # the very same result: watches that read only such results are not evaluated again
-    else:
-        problems = known.problems
-    return Found(value, keys, problems)
+    return Found(value, keys, probe.diagnostics)
 
 
 def _with_keys(keys: Keys, added: list[int]) -> Keys:
@@ -565,9 +533,9 @@ def _same_indices(old: Resolution, new: Resolution, before: Keys, after: Keys, m
     end = (len(before), len(after)) if high is None else (bisect_right(before, high), bisect_right(after, high))
     if before[: cut[0]] != after[: cut[1]] or before[end[0] :] != after[end[1] :]:
         return False
-    assert isinstance(old.sources, Ranked)
-    assert isinstance(new.sources, Ranked)
-    return old.sources._ranks.ranks(before[cut[0] : end[0]]) == new.sources._ranks.ranks(after[cut[1] : end[1]])
+    assert old._ranks is not None
+    assert new._ranks is not None
+    return old._ranks.ranks(before[cut[0] : end[0]]) == new._ranks.ranks(after[cut[1] : end[1]])
 
 
 def _changed(watch: Watch, new: Resolution, keys: Keys, moved: Interval | None) -> bool:

@@ -36,10 +36,10 @@ def test_update_user_status_resolves_as_the_seed_says() -> None:
     """After the write, status comes from the output, name from the first message, user from both."""
     context, _, _ = execute([USER], [UPDATE], registry(updateUserStatus=lambda call, tool, ctx: call["newStatus"]))
     status = context.resolve("†data.user.status")
-    assert (status.value, status.sources) == ("inactive", [1])
+    assert (status.value, status.sources) == ("inactive", (1,))
     assert context.resolve("†data.user.name").value == "Alex"
     user = context.resolve("†data.user")
-    assert (user.value, user.sources) == ({"name": "Alex", "status": "inactive"}, [0, 1])
+    assert (user.value, user.sources) == ({"name": "Alex", "status": "inactive"}, (0, 1))
 
 
 def test_call_is_recorded_as_written_with_references_unresolved() -> None:

@@ -155,7 +155,7 @@ def test_not_found_names_the_first_missing_reference_of_each_alternative() -> No
 
 def test_a_gate_takes_sources_from_all_its_references() -> None:
     """The sources of a && b are the messages of both references."""
-    assert CTX.resolve("†state.user && †input.userName").sources == [0, 1]
+    assert CTX.resolve("†state.user && †input.userName").sources == (0, 1)
 
 
 def test_malformed_expression_raises_from_resolve() -> None:

@@ -22,7 +22,7 @@ from incremental_strategies import (
 
 from contextdeck.engine import Context, Insert, Move, Remove, Replace, Resolution, _index, classify, parse_expression
 from contextdeck.engine._fold import fold
-from contextdeck.engine._resolution import Diagnostic, Indices
+from contextdeck.engine._resolution import Diagnostic
 
 
 def reference(messages: list[dict[str, Any]], expr: str, instance: str | None, at: int | None = None) -> Resolution:
@@ -47,9 +47,9 @@ def reference(messages: list[dict[str, Any]], expr: str, instance: str | None, a
         absent = next((ref for ref, v in zip(gate, values, strict=True) if not v.found), None)
         if absent is None:
             sources = sorted({i for v in values for i in v.sources})
-            return Resolution(expr, True, values[-1].value, Indices(sources), tuple(diagnostics))
+            return Resolution(expr, True, values[-1].value, sources, tuple(diagnostics))
         missing.append(str(absent))
-    return Resolution(expr, False, None, Indices(), tuple(diagnostics), tuple(missing))
+    return Resolution(expr, False, None, (), tuple(diagnostics), tuple(missing))
 
 
 watched = watch_lists(6)
@@ -179,8 +179,8 @@ def test_move_keeps_ids_and_shifts_sources() -> None:
     seen: list[Resolution] = []
     handle = ctx.watch("†state.a", seen.append)
     ctx.apply(Move(1, 0))
-    assert handle.current.sources == [1]
-    assert [r.sources for r in seen] == [[1]]
+    assert handle.current.sources == (1,)
+    assert [r.sources for r in seen] == [(1,)]
 
 
 def test_many_inserts_at_one_spot_keep_the_order() -> None:

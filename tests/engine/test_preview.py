@@ -115,7 +115,7 @@ def test_a_previewed_edit_puts_the_message_back_exactly(previewed: Any) -> None:
     handle = ctx.watch("†state.a", lambda _: None)
     ctx.preview(previewed)
     ctx.insert(0, {"type": "text", "text": "first"})
-    assert handle.current.sources == [2] == ctx.resolve("†state.a").sources
+    assert handle.current.sources == (2,) == ctx.resolve("†state.a").sources
 
 
 def test_a_previewed_remove_of_the_only_message_puts_its_key_back() -> None:
@@ -126,4 +126,4 @@ def test_a_previewed_remove_of_the_only_message_puts_its_key_back() -> None:
     handle = ctx.watch("†state", lambda _: None)
     ctx.preview(Remove(0))
     ctx.insert(0, {"type": "text"})
-    assert handle.current.sources == [1] == ctx.resolve("†state").sources
+    assert handle.current.sources == (1,) == ctx.resolve("†state").sources

@@ -1,5 +1,6 @@
-"""Watch sources kept as order keys and ranked lazily (`_ranked.Ranked`) read exactly like the indices
-they stand for, and stay what they were when delivered, whatever is edited afterwards."""
+"""Watch resolutions keep order keys and the problems of their folds and work out indices only when read:
+they read exactly like the plain tuples they stand for, and stay what they were when delivered,
+whatever is edited afterwards."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import json
 import pickle
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -15,8 +17,7 @@ from incremental_strategies import documents, edits, watch_lists
 
 from contextdeck.engine import Context, Resolution
 from contextdeck.engine._order import Order
-from contextdeck.engine._ranked import Ranked
-from contextdeck.engine._resolution import Diagnostic, Indices
+from contextdeck.engine._resolution import Diagnostic
 
 
 @settings(max_examples=150, deadline=None)
@@ -24,61 +25,54 @@ from contextdeck.engine._resolution import Diagnostic, Indices
 def test_delivered_sources_stay_snapshots(
     document: list[dict[str, Any]], watched: list[Any], data: st.DataObject
 ) -> None:
-    """Every resolution a callback got still reads, after all later edits, the indices a fresh fold gave then."""
+    """Every resolution a callback got still reads, after all later edits, the sources and diagnostics a fresh
+    fold gave then."""
     ctx = Context(document)
     delivered: list[tuple[Resolution, str, str | None]] = []
     for expr, instance in watched:
         ctx.watch(expr, lambda r, e=expr, i=instance: delivered.append((r, e, i)), instance=instance)
-    expected: list[tuple[int, ...]] = []
+    expected: list[Resolution] = []
     for _ in range(data.draw(st.integers(1, 8))):
         ctx.apply(data.draw(edits(len(ctx))))
         fresh = Context(ctx.messages)
-        expected += [tuple(fresh.resolve(e, i).sources) for _, e, i in delivered[len(expected) :]]
-    assert [tuple(r.sources) for r, _, _ in delivered] == expected
+        expected += [fresh.resolve(e, i) for _, e, i in delivered[len(expected) :]]
+    assert [(r.sources, r.diagnostics) for r, _, _ in delivered] == [(r.sources, r.diagnostics) for r in expected]
 
 
-def test_ranked_reads_as_the_tuple_it_stands_for() -> None:
-    """Length, items, order, equality with tuples and lists, hashing, repr, JSON and pickling."""
-    order = Order()
-    order.extend([10, 11, 12, 13])
-    keys = (order.key[11], order.key[13])
-    ranked = Ranked(keys, order.snapshot())
-    assert len(ranked) == 2
-    assert list(ranked) == [1, 3]
-    assert (ranked[-1], ranked[:1]) == (3, (1,))
-    assert ranked == (1, 3) == ranked
-    assert ranked == [1, 3]
-    assert ranked != (1, 2)
-    assert ranked != (1,)
-    assert hash(ranked) == hash((1, 3))
-    assert repr(ranked) == "(1, 3)"
-    assert json.dumps(ranked) == "[1, 3]"
-    assert ranked < (2,)
-    assert ranked + (5,) == (1, 3, 5)  # noqa: RUF005 -- concatenation is what is tested
-    assert 3 in ranked
-    assert ranked.index(3) == 1
-    assert pickle.loads(pickle.dumps(ranked)) == (1, 3)
-    assert tuple(ranked) == (1, 3)
-    assert sorted(ranked, reverse=True) == [3, 1]
-    first, second = ranked
-    assert (first, second) == (1, 3)
-    empty = Ranked((), order.snapshot())
-    assert empty == ()
-    assert empty._last() == -1
+def test_sources_and_diagnostics_are_plain_tuples_that_serialise() -> None:
+    """A watch's sources are a plain tuple of message indices and its diagnostics a tuple of
+    Diagnostic: json and orjson write them, pickle keeps the resolution, and nothing reads as anything
+    but what it is."""
+    ctx = Context([
+        {"type": "state", "data": {"log": "oops"}},
+        {"type": "text", "text": "x"},
+        {"type": "state", "data": {"log": 1}, "_outputPath": "†state.log", "_outputMethod": "push"},
+        {"type": "state", "data": {"log": 2}, "_outputPath": "†state.log", "_outputMethod": "push"},
+    ])
+    handle = ctx.watch("†state.log", lambda _: None)
+    ctx.insert(0, {"type": "text", "text": "renumbers everything"})
+    current = handle.current
+    assert type(current.sources) is tuple
+    assert current.sources == (1,)
+    assert orjson.loads(orjson.dumps(current.sources)) == [1]
+    assert json.loads(json.dumps(current.sources)) == [1]
+    assert [d.message_index for d in current.diagnostics] == [3, 4]
+    assert orjson.loads(orjson.dumps(current.diagnostics))[0]["message_index"] == 3
+    assert pickle.loads(pickle.dumps(current)) == current == ctx.resolve("†state.log")
+    assert hash(Resolution("†s.a", True, 1, (0, 2))) == hash(Resolution("†s.a", True, 1, [0, 2]))
 
 
-def test_a_resolution_with_other_sources_is_the_same_frozen_resolution() -> None:
-    """`with_sources` (made without the dataclass's `__init__`) equals `dataclasses.replace`."""
+def test_a_resolution_is_frozen() -> None:
+    """No field of a resolution can be set or deleted, the lazily worked out ones included."""
     diagnostic = Diagnostic(0, "†s.a", "conflict")
-    resolution = Resolution("†s.a", True, {"x": [1]}, Indices((0, 2)), (diagnostic,), ())
-    twin = resolution.with_sources(Indices((1, 3)))
-    assert twin == dataclasses.replace(resolution, sources=Indices((1, 3)))
-    assert (twin.expression, twin.found, twin.value, twin.diagnostics, twin.missing) == (
-        "†s.a", True, {"x": [1]}, (diagnostic,), ()
-    )
-    assert twin.sources == (1, 3)
+    resolution = Resolution("†s.a", True, {"x": [1]}, (0, 2), (diagnostic,), ())
+    assert (resolution.sources, resolution.diagnostics) == ((0, 2), (diagnostic,))
+    assert repr(resolution).startswith("Resolution(expression='†s.a', found=True, value={'x': [1]}, sources=(0, 2)")
+    for name in ("value", "sources", "diagnostics", "_sources"):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(resolution, name, 2)
     with pytest.raises(dataclasses.FrozenInstanceError):
-        twin.value = 2  # type: ignore[misc]
+        del resolution.found
 
 
 def test_a_snapshot_survives_edits_to_the_order() -> None:

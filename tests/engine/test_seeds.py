@@ -7,20 +7,20 @@ def test_output_example_status_comes_from_the_output(examples) -> None:
     """†data.user.status is the output's "inactive", from message 1 only."""
     ctx = load_document(examples / "seed_output.json").context
     r = ctx.resolve("†data.user.status")
-    assert (r.found, r.value, r.sources) == (True, "inactive", [1])
+    assert (r.found, r.value, r.sources) == (True, "inactive", (1,))
 
 
 def test_output_example_name_comes_from_the_first_message(examples) -> None:
     """†data.user.name is "Alex", from the initial data message."""
     r = load_document(examples / "seed_output.json").context.resolve("†data.user.name")
-    assert (r.found, r.value, r.sources) == (True, "Alex", [0])
+    assert (r.found, r.value, r.sources) == (True, "Alex", (0,))
 
 
 def test_output_example_user_comes_from_both(examples) -> None:
     """†data.user merges both messages."""
     r = load_document(examples / "seed_output.json").context.resolve("†data.user")
     assert r.value == {"name": "Alex", "status": "inactive"}
-    assert r.sources == [0, 1]
+    assert r.sources == (0, 1)
 
 
 def test_merged_user_renders_as_one_block(examples) -> None:

@@ -29,7 +29,7 @@ def test_sources_only_change_calls_back() -> None:
     calls: list[Resolution] = []
     ctx.watch("†state.a", calls.append)
     ctx.insert(0, {"type": "text", "text": "hi"})
-    assert [r.sources for r in calls] == [[1]]
+    assert [r.sources for r in calls] == [(1,)]
 
 
 def test_edit_after_the_sources_is_silent() -> None:
@@ -71,7 +71,7 @@ def test_instance_layer_wins_whatever_the_order() -> None:
     calls: list[Resolution] = []
     handle = ctx.watch("†state.a", calls.append, instance="①")
     ctx.append(_state({"a": "global"}))
-    assert (handle.current.value, handle.current.sources) == ("mine", [0])
+    assert (handle.current.value, handle.current.sources) == ("mine", (0,))
     assert calls == []
 
 
@@ -91,7 +91,7 @@ def test_whole_kind_watch() -> None:
     handle = ctx.watch("†state", lambda _: None)
     ctx.move(1, 0)
     ctx.remove(1)
-    assert (handle.current.value, handle.current.sources) == ({"b": 2}, [0])
+    assert (handle.current.value, handle.current.sources) == ({"b": 2}, (0,))
 
 
 def test_malformed_expression_is_refused() -> None:

@@ -1,0 +1,93 @@
+"""A persistent sequence that only grows at its end: the diagnostics a fold collects, kept once.
+
+A fold appends a problem per failed write; folds are copied at every step, kept at checkpoints and
+spliced onto the old rest of a fold after an edit. With a `Chain` each of those is O(1) — appending
+links one node onto the shared past, a checkpoint keeps the node it is at, a splice is one node saying
+"these, then the old one's items from here on" — so what an edit costs does not grow with the number
+of conflicts a document has. The items are worked out only when read (`items`), which is what a
+resolution's `diagnostics` does the first time it is read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# A splice of a splice of ... is read recursively: past this depth the items are worked out once.
+_DEEPEST = 24
+
+
+class Chain:
+    """The empty chain; every other chain is a `_Link`, a `_Joined` or a `_Flat` of one."""
+
+    __slots__ = ("depth", "size")
+
+    def __init__(self, size: int = 0, depth: int = 0) -> None:
+        self.size, self.depth = size, depth
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __bool__(self) -> bool:
+        return self.size > 0
+
+    def plus(self, item: Any) -> Chain:
+        """This chain with `item` at the end (this one is shared, not copied)."""
+        return _Link(self, item)
+
+    def joined(self, rest: Chain, cut: Chain) -> Chain:
+        """This chain, then the items of `rest` after its first `len(cut)` ones (`cut` is a chain that
+        `rest` grew from). `rest` itself when this chain is `cut`."""
+        if self is cut:
+            return rest
+        if rest is cut:
+            return self
+        joined = _Joined(self, rest, cut.size)
+        return _Flat(joined.items()) if joined.depth > _DEEPEST else joined
+
+    def items(self) -> tuple[Any, ...]:
+        """The items, first to last."""
+        found: list[Any] = []
+        _collect(self, found)
+        return tuple(found)
+
+
+EMPTY = Chain()
+
+
+class _Link(Chain):
+    __slots__ = ("before", "item")
+
+    def __init__(self, before: Chain, item: Any) -> None:
+        super().__init__(before.size + 1, before.depth)
+        self.before, self.item = before, item
+
+
+class _Joined(Chain):
+    __slots__ = ("cut", "head", "tail")
+
+    def __init__(self, head: Chain, tail: Chain, cut: int) -> None:
+        super().__init__(head.size + tail.size - cut, max(head.depth, tail.depth) + 1)
+        self.head, self.tail, self.cut = head, tail, cut
+
+
+class _Flat(Chain):
+    __slots__ = ("flat",)
+
+    def __init__(self, items: tuple[Any, ...]) -> None:
+        super().__init__(len(items), 0)
+        self.flat = items
+
+
+def _collect(chain: Chain, found: list[Any]) -> None:
+    """Append the items of `chain` to `found` (links are walked back, in a loop: chains are long)."""
+    links: list[Any] = []
+    while isinstance(chain, _Link):
+        links.append(chain.item)
+        chain = chain.before
+    if isinstance(chain, _Joined):
+        _collect(chain.head, found)
+        found.extend(chain.tail.items()[chain.cut :])
+    elif isinstance(chain, _Flat):
+        found.extend(chain.flat)
+    links.reverse()
+    found.extend(links)
