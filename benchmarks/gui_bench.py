@@ -172,7 +172,7 @@ def run_window(count: int) -> None:
     window.select_message(edit_target)
     app.processEvents()
     for n in range(10):
-        bench.time("form edit → state view and watches", lambda n=n: window.editor.value_edited.emit(
+        bench.time("form edit → state view and watches", lambda n=n: window.editor.payload.value_edited.emit(
             {"label": f"edited {n}", "n": n}))
     window.llm_dock.raise_()
     bench.time("show the LLM view (renders once)", lambda: wait_state(app, window))

@@ -7,7 +7,6 @@ Public hooks for other panels (the call inspector): `session`, `context()`, `add
 from __future__ import annotations
 
 import gc
-from html import escape
 from typing import Any
 
 from PySide6.QtCore import QByteArray, QModelIndex, QSettings, Qt, QTimer, Signal
@@ -21,11 +20,10 @@ from ._banner import Banner
 from ._commands import EditCommand, TypingCommand, describe
 from ._diagnostics import DiagnosticsRunner
 from ._document_settings import DocumentSettings
-from ._editor import DataEditor
 from ._files_ui import FilesUI
 from ._inspector import install_inspector
 from ._llm import LLMView
-from ._messages_edit import NEW_MESSAGES, editable_value, edited_message
+from ._message_editor import NEW_MESSAGES, MessageEditor
 from ._session import DocumentSession
 from ._state import StateView
 from ._theme import apply_theme, icon
@@ -54,24 +52,20 @@ class MainWindow(QMainWindow):
         self._model: TimelineModel | None = None
         self._selected_id: int | None = None  # the selected message's stable id
         self._follow = False
-        self._from_editor = False  # a Replace the editor made: the editor already shows it
         self._refresh_timer = QTimer(self, singleShot=True, interval=REFRESH_MS)
         self._refresh_timer.timeout.connect(self._refresh_views)
         self._select_timer = QTimer(self, singleShot=True, interval=0)
         self._select_timer.timeout.connect(self._refresh_views)
 
         self.timeline = TimelinePanel()
-        self.editor = DataEditor()
-        self.editor_title = QLabel()
-        self.editor_title.setObjectName("editorTitle")
-        self.editor_title.setTextFormat(Qt.TextFormat.RichText)
+        self.editor = MessageEditor()
+        self.editor_title = self.editor.title
         self.banner = Banner()
         centre = QWidget()
         layout = QVBoxLayout(centre)
         layout.setContentsMargins(8, 6, 8, 6)
         layout.setSpacing(6)
         layout.addWidget(self.banner)
-        layout.addWidget(self.editor_title)
         layout.addWidget(self.editor, 1)
         self.setCentralWidget(centre)
         self.state_view = StateView()
@@ -102,7 +96,7 @@ class MainWindow(QMainWindow):
         self.timeline.callActivated.connect(self._show_item)
         self.state_view.jumpRequested.connect(self.select_message)
         self.watches.jumpRequested.connect(self.select_message)
-        self.editor.value_edited.connect(self._editor_edited)
+        self.editor.message_edited.connect(self._editor_edited)
         self.session.documentReplaced.connect(self._document_replaced)
         # Bound methods, never lambdas: Qt drops these connections when the window is destroyed.
         self.session.dirtyChanged.connect(self._update_title)
@@ -214,30 +208,14 @@ class MainWindow(QMainWindow):
         self._select_timer.start()
 
     def _show_message(self, index: int | None) -> None:
-        if index is None:
-            self.editor_title.setText("<b>No message selected</b>")
-            self.editor.set_value(None, None)
-            self.editor.set_read_only(True)
-            return
-        message, info = self.context()[index], self.context().info(index)
-        value, schema = editable_value(message, info)
-        what = escape(info.kind if info.kind is not None else str(message.get("type")))
-        badge = f" <span style='color:#8b5cf6'>[{escape(info.instance)}]</span>" if info.instance is not None else ""
-        part = "payload" if info.kind is not None else "whole message"
-        description = message.get("description")
-        note = f" — {escape(description)}" if isinstance(description, str) else ""
-        self.editor_title.setText(f"<b>#{index} · {what}</b>{badge} <span style='color:gray'>({part}){note}</span>")
-        self.editor.set_value(value, schema)
-        self.editor.set_read_only(False)
+        self.editor.set_message(index, None if index is None else self.context()[index])
 
     def _show_item(self, index: QModelIndex) -> None:
         """A call or the solution: shown read-only (calls are edited inside their plan message)."""
         item = self._model.getItem(index) if self._model is not None else None
-        self.editor_title.setText("<b>Call</b> <span style='color:gray'>(read-only; edit it in its plan)</span>"
-                                  if index.parent().isValid() else "<b>Solution</b> <span style='color:gray'>"
-                                  "(read-only)</span>")
-        self.editor.set_value(item, None)
-        self.editor.set_read_only(True)
+        self.editor.show_item(item, "<b>Call</b> <span style='color:gray'>(read-only; edit it in its plan)</span>"
+                              if index.parent().isValid() else "<b>Solution</b> <span style='color:gray'>"
+                              "(read-only)</span>")
 
     # -- edits ------------------------------------------------------------------------------------------
 
@@ -256,25 +234,16 @@ class MainWindow(QMainWindow):
     def _move_requested(self, src: int, dst: int) -> None:
         self.apply_edit(Move(src, dst))
 
-    def _editor_edited(self, value: Any) -> None:
+    def _editor_edited(self, message: dict[str, Any]) -> None:
+        # The editor sends whole messages only (never a value without a `type`): it refuses those itself.
         index = self.selected_message()
-        if index is None:
-            return
-        context = self.context()
-        message = edited_message(context[index], context.info(index), value)
-        if not isinstance(message, dict) or not isinstance(message.get("type"), str) or not message["type"]:
-            self.statusBar().showMessage("Not applied: a message must be an object with a non-empty string 'type'.",
-                                         5000)
-            return
-        self._from_editor = True
-        try:
-            self.session.undo_stack.push(TypingCommand(context, index, message, f"Edit message {index}"))
-        finally:
-            self._from_editor = False
+        if index is not None:
+            self.session.undo_stack.push(TypingCommand(self.context(), index, message, f"Edit message {index}"))
 
     def _message_replaced(self, index: int) -> None:
-        # An undo, a redo or another panel changed the selected message: show its new value.
-        if not self._from_editor and index == self.selected_message():
+        # An undo, a redo or another panel changed the selected message: show it (the echo of the editor's own
+        # edit changes nothing on screen).
+        if index == self.selected_message():
             self._show_message(index)
 
     def insert_message(self, template: str) -> None:
@@ -360,7 +329,7 @@ class MainWindow(QMainWindow):
         self.save_layout()
         self.diagnostics.shutdown()
         self.llm_view.runner.shutdown()
-        self.editor.close()  # stops its validation worker process
+        self.editor.shutdown()  # stops its validation worker processes
         self.session.close()
         event.accept()
 

@@ -24,7 +24,8 @@ class DataEditor(QWidget):
     value_edited = Signal(object)
     validation_changed = Signal(list)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, json_tab: bool = True) -> None:
+        """`json_tab=False`: the form alone (the message editor has one JSON tab for the whole message)."""
         super().__init__(parent)
         self._value: Any = None
         self._schema: dict[str, Any] | None = None
@@ -34,7 +35,9 @@ class DataEditor(QWidget):
         self.tabs = QTabWidget(self)
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.form, "Form")
-        self.tabs.addTab(self.json, "JSON")
+        if json_tab:
+            self.tabs.addTab(self.json, "JSON")
+        self.tabs.tabBar().setVisible(json_tab)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.tabs)

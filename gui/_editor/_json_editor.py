@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any, Final
 
 from PySide6.QtCore import QEvent, QRegularExpression, Qt, Signal
@@ -71,12 +72,17 @@ class JsonHighlighter(QSyntaxHighlighter):
 
 
 class JsonEditor(QWidget):
-    """JSON text; `edited` carries each new valid value the user types. Invalid text is reported, not applied."""
+    """JSON text; `edited` carries each new valid value the user types. Invalid text is reported, not applied.
+
+    `check` (optional) says why a parsed value is refused (a message without a `type`, say), or None: a
+    refused value is reported under the text like a parse error and not applied either.
+    """
 
     edited = Signal(object)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, check: Callable[[Any], str | None] | None = None) -> None:
         super().__init__(parent)
+        self._check = check
         self.text = QPlainTextEdit()
         self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
@@ -94,7 +100,7 @@ class JsonEditor(QWidget):
         layout.setSpacing(2)
         layout.addWidget(self.text)
         layout.addWidget(self.status)
-        self.problem: tuple[int, int, str] | None = None  # (line, column, message), 1-based
+        self.problem: tuple[int, int, str] | None = None  # (line, column, message), 1-based; 0, 0: refused
         self._value: Any = None
         self._loading = False
         self._stale = False
@@ -153,6 +159,13 @@ class JsonEditor(QWidget):
             value = json.loads(self.text.toPlainText())
         except json.JSONDecodeError as error:
             self._show_problem((error.lineno, error.colno, error.msg))
+            return
+        refusal = self._check(value) if self._check is not None else None
+        if refusal is not None:
+            self._show_problem(None)
+            self.problem = (0, 0, refusal)
+            self.status.setText(f"{refusal} — the last valid value is kept")
+            self.status.show()
             return
         self._show_problem(None)
         if not _same(value, self._value):

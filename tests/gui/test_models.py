@@ -9,7 +9,7 @@ from typing import Any
 from PySide6.QtCore import QModelIndex, Qt
 
 from contextdeck.engine import Context, Form, Insert, Move, Remove, Replace, load_document
-from contextdeck.gui._messages_edit import edited_message, with_payload
+from contextdeck.gui._message_editor._model import with_body, with_payload
 from contextdeck.gui._state import StateModel
 from contextdeck.gui._timeline import TimelineFilter
 from contextdeck.gui._timeline_model import InstanceRole, ItemRole, KindRole, TimelineModel
@@ -129,11 +129,10 @@ def test_payload_goes_back_under_its_key() -> None:
     assert with_payload({"type": "note", "a": 1}, {"type": 2}) == {"type": "note", "data": {"type": 2}}
 
 
-def test_a_non_data_message_is_edited_whole() -> None:
-    """For text, tool and plan messages the editor's value is the new message itself."""
-    message = {"type": "text", "text": "a"}
-    info = Context([message]).info(0)
-    assert info.form is Form.TEXT
-    assert edited_message(message, info, {"type": "text", "text": "b"}) == {"type": "text", "text": "b"}
+def test_a_text_message_body_is_its_text() -> None:
+    """For a text message the form edits the `text` string; the rest of the message stays."""
+    message = {"type": "text", "role": "system", "text": "a"}
+    assert Context([message]).info(0).form is Form.TEXT
+    assert with_body(message, "b\nc") == {"type": "text", "role": "system", "text": "b\nc"}
     assert json.dumps(with_payload({"type": "data", "kind": "k", "x": 1}, {"y": 2})) == \
         '{"type": "data", "kind": "k", "y": 2}'

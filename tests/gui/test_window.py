@@ -138,7 +138,7 @@ def test_a_form_edit_updates_validation_and_resolution(qtbot: Any, window: MainW
     pin = window.watches.model.add("†input.amount")
     qtbot.waitUntil(lambda: window.diagnostics_label.text() == "No problems")
     window.select_message(3)
-    slot = window.editor.form.locate(("amount",))
+    slot = window.editor.payload.form.locate(("amount",))
     assert slot is not None
     line = slot.editor.findChild(QLineEdit)
     line.selectAll()
@@ -148,13 +148,13 @@ def test_a_form_edit_updates_validation_and_resolution(qtbot: Any, window: MainW
     assert pin.resolution is not None
     assert pin.resolution.value == 50
     qtbot.waitUntil(lambda: window.diagnostics_label.text() == "⚠ 1 problem")
-    qtbot.waitUntil(lambda: any(path == ("amount",) for path, _ in window.editor.errors()), timeout=10000)
+    qtbot.waitUntil(lambda: any(path == ("amount",) for path, _ in window.editor.payload.errors()), timeout=10000)
     qtbot.waitUntil(lambda: state_value(window, "¶input.amount")[0] == "50")
     assert window.session.undo_stack.count() == 1
     window.session.undo_stack.undo()
     assert window.context()[3] == ORDERED[3]
-    assert window.editor.value() == {"amount": 5}  # the form shows the undone value
-    slot = window.editor.form.locate(("amount",))
+    assert window.editor.payload.value() == {"amount": 5}  # the form shows the undone value
+    slot = window.editor.payload.form.locate(("amount",))
     assert slot is not None
     assert slot.editor.findChild(QLineEdit).text() == "5"
 
@@ -163,7 +163,7 @@ def test_consecutive_typing_in_one_message_is_one_undo_step(window: MainWindow) 
     """Three edits of the same message merge: one undo restores the message before the first."""
     window.select_message(3)
     for amount in (6, 7, 8):
-        window.editor.value_edited.emit({"amount": amount})
+        window.editor.payload.value_edited.emit({"amount": amount})
     assert window.session.undo_stack.count() == 1
     window.session.undo_stack.undo()
     assert window.context()[3] == ORDERED[3]
@@ -179,9 +179,9 @@ def test_undo_and_redo_of_every_kind_of_edit_give_back_identical_documents(windo
     window.select_message(2)
     window.move_selected(1)
     window.select_message(4)
-    window.editor.value_edited.emit({"amount": 9})  # the input's payload, as the form sends it
+    window.editor.payload.value_edited.emit({"amount": 9})  # the input's payload, as the form sends it
     window.select_message(0)
-    window.editor.value_edited.emit({"type": "text", "role": "system", "text": "Be long."})  # whole-message JSON
+    window.editor.json.edited.emit({"type": "text", "role": "system", "text": "Be long."})  # whole-message JSON
     window.select_message(5)
     window.delete_selected()
     edited = document_json(window)
@@ -196,18 +196,22 @@ def test_undo_and_redo_of_every_kind_of_edit_give_back_identical_documents(windo
     assert document_json(window) == edited
 
 
-def test_a_non_message_from_the_json_editor_is_refused(window: MainWindow) -> None:
-    """Editing a text message into something without a type changes nothing and says why."""
+def test_a_non_message_from_the_json_editor_is_refused(qtbot: Any, window: MainWindow) -> None:
+    """Typing a message without a type in the JSON tab changes nothing and says why under the text."""
     window.select_message(0)
-    window.editor.value_edited.emit({"text": "no type"})
+    window.editor.tabs.setCurrentWidget(window.editor.json)
+    text = window.editor.json.text
+    text.selectAll()
+    qtbot.keyClicks(text, '{"text": "no type"}')
     assert window.context()[0] == ORDERED[0]
-    assert "type" in window.statusBar().currentMessage()
+    assert "non-empty string 'type'" in window.editor.json.status.text()
+    assert not window.session.undo_stack.canUndo()
 
 
 def test_save_then_reopen_gives_the_same_document(qtbot: Any, window: MainWindow, tmp_path: Path) -> None:
     """An edited document saved under a new name reopens equal, and the window is clean after saving."""
     window.select_message(1)
-    window.editor.value_edited.emit({"user": "Kim"})
+    window.editor.payload.value_edited.emit({"user": "Kim"})
     assert window.isWindowModified()
     target = tmp_path / "saved.json"
     window.files.ask_save_path = lambda: str(target)  # type: ignore[method-assign]
@@ -222,7 +226,7 @@ def test_save_then_reopen_gives_the_same_document(qtbot: Any, window: MainWindow
 def test_a_malformed_file_leaves_the_open_document_as_it_was(qtbot: Any, window: MainWindow, tmp_path: Path) -> None:
     """Opening broken JSON shows a banner and a status message; the open document and its edits stay."""
     window.select_message(1)
-    window.editor.value_edited.emit({"user": "Kim"})
+    window.editor.payload.value_edited.emit({"user": "Kim"})
     before = document_json(window)
     broken = tmp_path / "broken.json"
     broken.write_text('[{"type": "text", "text": "a"},\n  {"type": ', encoding="utf-8")
@@ -238,7 +242,7 @@ def test_a_malformed_file_leaves_the_open_document_as_it_was(qtbot: Any, window:
 def test_unsaved_changes_are_guarded_on_new(window: MainWindow) -> None:
     """Cancel at the unsaved-changes question keeps the document; Discard replaces it."""
     window.select_message(1)
-    window.editor.value_edited.emit({"user": "Kim"})
+    window.editor.payload.value_edited.emit({"user": "Kim"})
     window.files.ask_unsaved = lambda doing: "cancel"  # type: ignore[method-assign]
     window.files.new()
     assert len(window.context()) == len(ORDERED)
@@ -257,7 +261,7 @@ def test_recovery_after_a_crash_restores_the_unsaved_edits(qtbot: Any, settings:
     first.session.autosave_delay_ms = 10
     first.select_message(1)
     with qtbot.waitSignal(first.session.autosaved, timeout=10000):
-        first.editor.value_edited.emit({"user": "Recovered"})
+        first.editor.payload.value_edited.emit({"user": "Recovered"})
     edited = document_json(first)
     # The crash: the writer's process is gone (a finished child's pid) and nothing was cleaned up.
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
@@ -368,7 +372,7 @@ def test_a_change_on_disk_is_reported_and_never_overwritten_silently(qtbot: Any,
     assert window.banner.isVisible()
     assert "Changed outside" in window.banner.label.text()
     window.select_message(1)
-    window.editor.value_edited.emit({"user": "Mine"})
+    window.editor.payload.value_edited.emit({"user": "Mine"})
     assert not window.files.save()
     assert json.loads(path.read_text()) == ORDERED[:2]
     assert [button.text() for button in window.banner.buttons()] == ["Overwrite", "Save As…"]
@@ -380,7 +384,7 @@ def test_a_big_document_is_checked_on_request(qtbot: Any, window: MainWindow, mo
 
     monkeypatch.setattr(_diagnostics, "AUTOMATIC_LIMIT", 2)
     window.select_message(3)
-    window.editor.value_edited.emit({"amount": 50})
+    window.editor.payload.value_edited.emit({"amount": 50})
     qtbot.waitUntil(lambda: "F7" in window.diagnostics_label.text())
     window.actions_by_name["check"].trigger()
     qtbot.waitUntil(lambda: window.diagnostics_label.text() == "⚠ 1 problem")

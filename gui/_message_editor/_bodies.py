@@ -1,0 +1,85 @@
+"""The editors below the header, one per `Body`: multi-line text, the payload form, and a note for raw shapes.
+
+Each has `load(model)` (emits nothing; a value equal to the shown one leaves the widgets and the focus alone),
+`set_read_only(flag)` and the signal `edited(value)` carrying the body's whole new value.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QSignalBlocker, Qt, Signal
+from PySide6.QtWidgets import QLabel, QPlainTextEdit, QVBoxLayout, QWidget
+
+from .._editor import DataEditor
+from ._model import Body, MessageModel
+
+
+class TextBody(QWidget):
+    """A text message's `text`: several lines; Enter is a line break."""
+
+    edited = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.text = QPlainTextEdit()
+        self.text.setObjectName("messageText")
+        self.text.setPlaceholderText("What the LLM reads")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 0, 8, 8)
+        layout.addWidget(self.text)
+        self.text.textChanged.connect(lambda: self.edited.emit(self.text.toPlainText()))
+
+    def load(self, model: MessageModel) -> None:
+        if self.text.toPlainText() != model.value:
+            with QSignalBlocker(self.text):
+                self.text.setPlainText(model.value)
+
+    def set_read_only(self, flag: bool) -> None:
+        self.text.setReadOnly(flag)
+
+
+class FormBody(QWidget):
+    """A value edited in the data editor's form: a payload under its schema, or tools and calls (inferred)."""
+
+    edited = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.data = DataEditor(json_tab=False)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.data)
+        self.data.value_edited.connect(self.edited)
+
+    def load(self, model: MessageModel) -> None:
+        self.data.set_value(model.value, model.schema)
+
+    def set_read_only(self, flag: bool) -> None:
+        self.data.set_read_only(flag)
+
+
+class RawBody(QLabel):
+    """A shape the form has no editor for (a form the engine knows and this editor does not)."""
+
+    edited = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("This message is edited in the JSON tab.", parent)
+        self.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.setMargin(8)
+
+    def load(self, model: MessageModel) -> None:
+        pass
+
+    def set_read_only(self, flag: bool) -> None:
+        pass
+
+
+BODIES: dict[Body, type[Any]] = {
+    Body.TEXT: TextBody,
+    Body.PAYLOAD: FormBody,
+    Body.TOOLS: FormBody,
+    Body.CALLS: FormBody,
+    Body.RAW: RawBody,
+}

@@ -1,0 +1,175 @@
+"""`MessageEditor`: the selected message, through its header, a form for its body, and its whole JSON."""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QLabel, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
+
+from contextdeck.engine import Form
+
+from .._editor import DataEditor
+from .._editor._json_editor import JsonEditor
+from ._bodies import BODIES
+from ._header import HeaderEditor
+from ._model import Body, MessageModel, problem_of, read_message, retyped, with_body, with_key
+
+
+def _same(a: Any, b: Any) -> bool:
+    """The same JSON value, key order included (an edit that reorders keys is an edit)."""
+    return json.dumps(a) == json.dumps(b)
+
+
+class MessageEditor(QWidget):
+    """Edits one message. Every edit — header, form or JSON tab — produces the whole new message
+    (`message_edited`), and the editor then reads that message again (`read_message`): the header, the body's
+    editor and the JSON tab always show what the message is now, whichever part made the change.
+
+    `set_message(index, message)` loads a message (emits nothing; the echo of the editor's own edit changes
+    nothing on screen); `show_item(value, title)` shows a value that is not a message, read-only.
+    """
+
+    message_edited = Signal(dict)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.title = QLabel()
+        self.title.setObjectName("editorTitle")
+        self.title.setTextFormat(Qt.TextFormat.RichText)
+        self.header = HeaderEditor()
+        self.bodies = QStackedWidget()
+        self._pages: dict[Body, Any] = {}
+        self.json = JsonEditor(check=problem_of)
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(self.bodies, "Form")
+        self.tabs.addTab(self.json, "JSON")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(4)
+        layout.addWidget(self.title)
+        layout.addWidget(self.header)
+        layout.addWidget(self.tabs, 1)
+        self._index: int | None = None
+        self._message: dict[str, Any] | None = None
+        self._model: MessageModel | None = None
+        self._item: Any = None
+        self.header.retyped.connect(lambda type_name: self._commit(retyped(self._current(), type_name), None))
+        self.header.edited.connect(lambda key, value: self._commit(with_key(self._current(), key, value),
+                                                                   self.header))
+        self.json.edited.connect(lambda value: self._commit(value, self.json))
+        self.set_message(None, None)
+
+    # -- what is shown -----------------------------------------------------------------------------------
+
+    def set_message(self, index: int | None, message: dict[str, Any] | None) -> None:
+        """Shows message `index` (None: nothing selected); emits nothing."""
+        if index is not None and index == self._index and message is not None and self._message is not None \
+                and _same(message, self._message):
+            return  # the echo of our own edit, coming back through the undo stack
+        self._index, self._message, self._item = index, message, None
+        if message is None:
+            self._model = None
+            self.title.setText("<b>No message selected</b>")
+            self.header.hide()
+            self._show_value(None)
+            return
+        self._refresh(None)
+        self._set_read_only(False)
+
+    def show_item(self, value: Any, title: str) -> None:
+        """A value that is not a message (a call, the solution), read-only, under `title` (rich text)."""
+        self._index, self._message, self._model, self._item = None, None, None, value
+        self.title.setText(title)
+        self.header.hide()
+        self._show_value(value)
+
+    def _show_value(self, value: Any) -> None:
+        page = self._page(Body.PAYLOAD)
+        self.bodies.setCurrentWidget(page)
+        page.load(MessageModel(Form.DATA, "data", Body.PAYLOAD, value))
+        self.json.set_value(value)
+        self._set_read_only(True)
+
+    def message(self) -> dict[str, Any] | None:
+        """The message being edited (None when none, or when a read-only item is shown)."""
+        return self._message
+
+    def model(self) -> MessageModel | None:
+        """What the edited message is, as of its latest edit."""
+        return self._model
+
+    def value(self) -> Any:
+        """What is shown: the message, or the read-only item."""
+        return self._message if self._message is not None else self._item
+
+    @property
+    def payload(self) -> DataEditor:
+        """The data editor of a data message's payload (and of the read-only items)."""
+        return self._page(Body.PAYLOAD).data  # type: ignore[no-any-return]
+
+    def body(self) -> Any:
+        """The body editor on screen."""
+        return self.bodies.currentWidget()
+
+    # -- edits -------------------------------------------------------------------------------------------
+
+    def _current(self) -> dict[str, Any]:
+        assert self._message is not None
+        return self._message
+
+    def _body_edited(self, value: Any) -> None:
+        if self._message is not None:
+            self._commit(with_body(self._message, value), self.bodies.currentWidget())
+
+    def _commit(self, message: dict[str, Any], source: QWidget | None) -> None:
+        if self._message is None or _same(message, self._message):
+            return
+        self._message = message
+        self._refresh(source)
+        self.message_edited.emit(message)
+
+    def _refresh(self, source: QWidget | None) -> None:
+        """Reads the message again and shows it in every part but the one that made the edit."""
+        message = self._current()
+        model = self._model = read_message(message)
+        self.title.setText(self._title(model))
+        self.header.show()
+        self.header.show_message(message, model)
+        page = self._page(model.body)
+        if self.bodies.currentWidget() is not page:
+            self.bodies.setCurrentWidget(page)
+        if source is not page:
+            page.load(model)
+        if source is not self.json:
+            self.json.set_value(message)
+
+    def _title(self, model: MessageModel) -> str:
+        what = escape(model.kind if model.kind is not None else model.type)
+        badge = f" <span style='color:#8b5cf6'>[{escape(model.instance)}]</span>" if model.instance is not None else ""
+        part = {Body.PAYLOAD: "payload", Body.TEXT: "text", Body.TOOLS: "tools", Body.CALLS: "calls"}.get(
+            model.body, "JSON")
+        return f"<b>#{self._index} · {what}</b>{badge} <span style='color:gray'>({model.form} message; {part})</span>"
+
+    def _page(self, body: Body) -> Any:
+        page = self._pages.get(body)
+        if page is None:
+            page = self._pages[body] = BODIES[body]()
+            page.edited.connect(self._body_edited)
+            self.bodies.addWidget(page)
+        return page
+
+    def _set_read_only(self, flag: bool) -> None:
+        self.header.set_read_only(flag)
+        for page in self._pages.values():
+            page.set_read_only(flag)
+        self.json.set_read_only(flag)
+
+    def shutdown(self) -> None:
+        """Stops the payload editors' validation workers."""
+        for page in self._pages.values():
+            if hasattr(page, "data"):
+                page.data.close()
