@@ -32,7 +32,7 @@ class MessageEditor(QWidget):
     nothing on screen); `show_item(value, title)` shows a value that is not a message, read-only.
     """
 
-    message_edited = Signal(dict)
+    message_edited = Signal(object)  # dict: `object` passes it as is (a `dict` signal would sort its keys)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
