@@ -41,6 +41,7 @@ from ._plan import Graph
 from ._render import LLMMessage, render, render_text
 from ._resolution import Diagnostic, Indices, Resolution
 from ._scopes import scoped_indices
+from ._state import CursorState, IdentityState
 from ._status import OPEN, SETTLED, CallState, Decision, Status, TickReport
 from ._tools import ToolDefinition, merged_tools, pending_calls, tool_definitions
 from ._validate import validate
@@ -63,6 +64,7 @@ __all__ = [
     "Conflict",
     "Context",
     "ContextView",
+    "CursorState",
     "Decision",
     "Diagnostic",
     "Document",
@@ -73,6 +75,7 @@ __all__ = [
     "ExpressionError",
     "Form",
     "Graph",
+    "IdentityState",
     "Indices",
     "Insert",
     "LLMMessage",

@@ -1,7 +1,8 @@
 """The state view: every kind's (and instance's) resolved value at the time cursor, as a tree.
 
-`StateModel` is a thin model over a snapshot the view computes (in slices of a few milliseconds, see
-`_blame.py`) when the context or the cursor changes, with the message that set each value.
+`StateModel` is a thin model over the engine's state at the cursor (`CursorState`: every identity's
+value with the message that set each path, computed in slices of a few milliseconds) when the context or
+the cursor changes. What a value shadowed comes from the engine's blame, when its tooltip is asked for.
 """
 
 from __future__ import annotations
@@ -16,13 +17,13 @@ from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelInde
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeView, QWidget
 
-from contextdeck.engine import MISSING, Context
+from contextdeck.engine import MISSING, Context, CursorState, IdentityState
 
-from ._blame import MAX_CHILDREN, Folded, Layers, bury, free_some, state_steps
 from ._summary import short_json
 
 _Index = QModelIndex | QPersistentModelIndex
 _ROOT = QModelIndex()
+MAX_CHILDREN = 200  # items of one value shown (then "… N more")
 OPEN_AT_FIRST = 8  # identities shown open the first time (more: all closed, the list stays readable)
 BUDGET_S = 0.008  # work per turn of the event loop while the state is computed
 
@@ -81,19 +82,21 @@ class StateModel(QAbstractItemModel):
         self._selected: int | None = None
         self._roots: list[StateNode] = []
         self._writers: dict[tuple[str, str | None], dict[tuple[str, ...], int]] = {}
+        self._source: CursorState | None = None
+        self._at: int | None = None
 
     def refresh(self, context: Context, at: int | None, selected: int | None) -> None:
         """Rebuild from `context` as of the first `at` messages, computed at once."""
-        layers = Layers()
-        state: list[Folded] = []
-        for _ in state_steps(context, at, layers, state):
-            pass
-        self.set_state(selected, state)
+        source = CursorState(context)
+        self.set_state(selected, source.at(at), source, at)
+        source.close()
 
-    def set_state(self, selected: int | None, state: list[Folded]) -> None:
+    def set_state(self, selected: int | None, state: list[IdentityState], source: CursorState | None = None,
+                  at: int | None = None) -> None:
         """Show a computed state; `selected` (a message index) is highlighted where it set a value."""
         self.beginResetModel()
         self._selected = selected
+        self._source, self._at = source, at
         self._writers = {folded.identity: folded.writer for folded in state}
         self._roots = []
         for row, folded in enumerate(state):
@@ -166,10 +169,24 @@ class StateModel(QAbstractItemModel):
         source = self.source_of(node)
         return "" if source is None else f"#{source}"
 
+    def shadowed(self, node: StateNode) -> str | None:
+        """What the write that set `node` replaced there, from the engine's blame (None when unknown)."""
+        if self._source is None or node.value is MISSING:
+            return None
+        entries = self._source.blame(node.kind, node.instance, node.path, self._at).entries
+        if not entries or entries[-1].index != node.source:
+            return None
+        before = entries[-1].shadowed
+        return "nothing (it was not set)" if before is MISSING else short_json(before, 200)
+
     def _tooltip(self, node: StateNode, column: int) -> Any:
         if column == 2:
             source = self.source_of(node)
-            return None if source is None else f"Set by message {source}; click to jump there"
+            if source is None:
+                return None
+            shadowed = self.shadowed(node)
+            return f"Set by message {source}; click to jump there" + (
+                f"\nIt replaced: {shadowed}" if shadowed is not None else "")
         text = json.dumps(node.value, ensure_ascii=False, indent=2) if node.value is not MISSING else ""
         return node.key + ("\n" + text[:2000] if text else "")
 
@@ -203,6 +220,10 @@ _ROLES: dict[int, Any] = {
 }
 
 
+def _edits(context: Context) -> tuple[Any, ...]:
+    return (context.inserted, context.removed, context.moved, context.replaced)
+
+
 def _value_text(value: Any) -> str:
     if value is MISSING:
         return ""
@@ -221,10 +242,9 @@ class StateView(QTreeView):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._context: Context | None = None
-        self._layers = Layers()
+        self._source: CursorState | None = None
         self._steps: Iterator[None] | None = None
-        self._job: tuple[Context, int | None, int | None, list[Folded], Layers] | None = None
+        self._job: tuple[int | None, int | None, list[IdentityState]] | None = None
         self._timer = QTimer(self, singleShot=True, interval=0)
         self._timer.timeout.connect(self._work)
         self.state_model = StateModel(self)
@@ -261,30 +281,26 @@ class StateView(QTreeView):
 
         Not at once: the selection that moved the cursor has just asked for a repaint of the window, and the
         first slice waits until it is done. The previous state stays until the new one is ready."""
-        if context is not self._context:
+        if self._source is None or context is not self._source.context:
             self._follow(context)
-        if self._job is not None and self._job[4] is not self._layers:
-            bury(self._job[4])  # the interrupted computation's scan of an older context
-        state: list[Folded] = []
-        self._job = (context, at, selected, state, self._layers)
-        self._steps = state_steps(context, at, self._layers, state)
+        assert self._source is not None
+        state: list[IdentityState] = []
+        self._job = (at, selected, state)
+        self._steps = self._source.steps(at, state)
         self._timer.start()
 
     def _follow(self, context: Context) -> None:
-        # The scan of the messages is kept between refreshes until the context changes.
-        if self._context is not None:
-            for signal in (self._context.inserted, self._context.removed, self._context.moved,
-                           self._context.replaced):
-                signal.disconnect(self._stale)
-        self._context, self._layers = context, Layers()
-        for signal in (context.inserted, context.removed, context.moved, context.replaced):
-            signal.connect(self._stale)
+        # The engine keeps the scan of the messages between refreshes until the context changes.
+        if self._source is not None:
+            for signal in _edits(self._source.context):
+                signal.disconnect(self._edited)
+            self._source.close()
+        self._source = CursorState(context)
+        for signal in _edits(context):
+            signal.connect(self._edited)
 
-    def _stale(self, *_args: object) -> None:
-        old, self._layers = self._layers, Layers()
-        if self._steps is None:  # else the computation under way still reads it; it is buried when refreshed
-            bury(old)
-        self._timer.start()  # to free the old scan in slices
+    def _edited(self, *_args: object) -> None:
+        self._timer.start()  # the engine dropped its folds: they are freed in slices
 
     def is_busy(self) -> bool:
         return self._steps is not None
@@ -293,7 +309,7 @@ class StateView(QTreeView):
         deadline = time.perf_counter() + BUDGET_S
         steps = self._steps
         if steps is None:
-            if not free_some(deadline):
+            if not CursorState.free_some(deadline):
                 self._timer.start()
             return
         try:
@@ -307,10 +323,10 @@ class StateView(QTreeView):
 
     def _finish(self) -> None:
         assert self._job is not None
-        _context, _at, selected, state, _layers = self._job
+        at, selected, state = self._job
         keep = set(self._expanded)
         first = not keep and not self.state_model.rowCount()
-        self.state_model.set_state(selected, state)
+        self.state_model.set_state(selected, state, self._source, at)
         self._expanded = set()
         self._restore(QModelIndex(), keep, first)
         self.updated.emit()

@@ -58,8 +58,7 @@ def audit(context: Context, index: int, solution: Any = None) -> Audit | None:
         path = explicit
     before = after = MISSING
     if path is not None and write is not None and write.problem is None:
-        before = _value(context, path, info.instance, index)
-        after = _value(context, path, info.instance, index + 1)
+        before, after = _change(context, path, info.instance, index)
     calls, _ = pending_calls(context, solution)
     call_index = next((i for i, c in enumerate(calls) if c == message["_call"]), None)
     method = message.get("_outputMethod", "set")
@@ -68,9 +67,15 @@ def audit(context: Context, index: int, solution: Any = None) -> Audit | None:
                  info.instance, before, after, write.problem if write is not None else None)
 
 
-def _value(context: Context, path: str, instance: str | None, at: int) -> Any:
+def _change(context: Context, path: str, instance: str | None, index: int) -> tuple[Any, Any]:
+    """The value at `path` before and after message `index`, from the engine's blame up to it: what the
+    message shadowed and what it made (the same value twice when it did not change the path)."""
     try:
-        resolution = context.resolve(path, instance=instance, at=at)
+        blame = context.blame(path, instance=instance, at=index + 1)
     except ValueError:
-        return MISSING
-    return resolution.value if resolution.found else MISSING
+        return MISSING, MISSING
+    last = blame.entries[-1] if blame.entries else None
+    if last is not None and last.index == index:
+        return last.shadowed, last.value
+    value = blame.value if blame.found else MISSING
+    return value, value

@@ -96,6 +96,20 @@ def test_state_model_names_the_message_that_set_each_value(qtbot: Any) -> None:
     assert y.data(Qt.ItemDataRole.UserRole + 3) is True  # ChangedRole: the selected message set it
 
 
+def test_state_model_says_what_the_setter_replaced(qtbot: Any) -> None:
+    """The "Set by" tooltip names the setter and the value it shadowed, as the engine's blame has them."""
+    context = Context([{"type": "state", "data": {"n": 1}}, {"type": "state", "data": {"n": 2}},
+                       {"type": "state", "data": {"m": 0}}])
+    model = StateModel()
+    model.refresh(context, None, None)
+    n = model.index(0, 2, model.index(0, 0))
+    assert n.data() == "#1"
+    assert n.data(Qt.ItemDataRole.ToolTipRole) == "Set by message 1; click to jump there\nIt replaced: 1"
+    assert context.blame("†state.n").entries[-1].shadowed == 1
+    m = model.index(1, 2, model.index(0, 0))
+    assert m.data(Qt.ItemDataRole.ToolTipRole).endswith("It replaced: nothing (it was not set)")
+
+
 def test_watch_model_obeys_qt_rules_and_reports_missing_and_malformed(qtmodeltester: Any) -> None:
     """A found value, a missing path and a malformed expression with its position, live after an edit."""
     context = small_context()

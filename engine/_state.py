@@ -1,12 +1,12 @@
-"""The state at the cursor and which message set each value, computed in small slices off the event loop.
+"""The whole state at a cursor, with the message that set each path: `CursorState`, in small slices.
 
-`state_steps` is a generator: each `next()` does a few milliseconds of work, so the GUI thread is never
-blocked for long, however many messages there are. It folds each identity's writes exactly as the
-engine's reference fold does (engine/_fold.py: the same `write_at`, and `_touched` agrees with its
+`CursorState.steps` is a generator: each `next()` does a few milliseconds of work, so a window painting
+the state never blocks for long, however many messages there are. It folds each identity's writes
+exactly as the reference fold does (`_fold.py`: the same `write_at`, and `_touched` agrees with its
 `_effect`), noting for every path the last message that set it, in one pass instead of one resolution
-per path. The folds keep marks
-(`Track`), so that moving the cursor refolds a few writes per identity, not the whole history. This is
-the one place that answers "which message set this value".
+per path. The folds keep marks (`Track`), so that moving the cursor refolds a few writes per identity,
+not the whole history. What a write shadowed, and every earlier write, is `Context.blame`'s
+(`CursorState.blame`). This is the one place that answers "which message set this value".
 """
 
 from __future__ import annotations
@@ -17,7 +17,11 @@ from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from contextdeck.engine import MISSING, Conflict, Context, Write, get_path, write_at
+from ._blame import Blame
+from ._context import Context
+from ._expressions import Expression, Reference
+from ._messages import MISSING, Write, get_path
+from ._methods import Conflict, write_at
 
 Identity = tuple[str, str | None]
 Path = tuple[str, ...]
@@ -25,7 +29,6 @@ SLICE = 1000  # messages scanned between two looks at the clock
 FOLD_WRITES = 100  # writes folded between two looks at the clock
 FOLD_WORK = 1000  # paths of one big write noted between two looks at the clock
 SPACING = 16  # writes between two marks of a track (at least): a cursor move refolds fewer than this
-MAX_CHILDREN = 200
 
 
 @dataclass
@@ -40,13 +43,17 @@ class Lane:
     writes: list[Write] = field(default_factory=list)
 
 
-@dataclass
-class Folded:
-    """An identity's value at the cursor, and the message that last set each of its paths."""
+@dataclass(frozen=True)
+class IdentityState:
+    """An identity's (kind, instance) whole value at the cursor, and the message that last set each path."""
 
     identity: Identity
     value: Any = MISSING
     writer: dict[Path, int] = field(default_factory=dict)  # may name paths gone since: look up existing ones
+
+    def set_by(self, path: Path) -> int | None:
+        """The index of the message that set the value at `path` (a path inside `value`)."""
+        return self.writer.get(path)
 
 
 @dataclass(frozen=True)
@@ -234,7 +241,7 @@ def scan_steps(context: Context, out: Layers) -> Iterator[None]:
     out.scanned, out.complete = index, True
 
 
-def state_steps(context: Context, at: int | None, layers: Layers, out: list[Folded]) -> Iterator[None]:
+def state_steps(context: Context, at: int | None, layers: Layers, out: list[IdentityState]) -> Iterator[None]:
     """The whole state as of the first `at` messages into `out`, one identity after another.
 
     `layers` scanned earlier from the same (unchanged) context is reused, with its folds; an incomplete
@@ -246,5 +253,64 @@ def state_steps(context: Context, at: int | None, layers: Layers, out: list[Fold
     for identity in layers.identities(limit):
         mark: list[Mark] = []
         yield from layers.fold_steps(identity, limit, mark)
-        out.append(Folded(identity, mark[0].value, mark[0].writer))
+        out.append(IdentityState(identity, mark[0].value, mark[0].writer))
         yield  # between two identities: each refolds at most `SPACING` writes after a jump
+
+
+
+class CursorState:
+    """The state of one context at any cursor: every identity's value and who set each of its paths.
+
+    The scan of the messages and the folds are kept between cursor moves while the context is unchanged;
+    an edit drops them (`free_some` frees them in slices). `steps` computes in slices, `at` at once.
+    """
+
+    def __init__(self, context: Context) -> None:
+        self.context = context
+        self._layers = Layers()
+        self._busy: Layers | None = None  # what an unfinished `steps` reads
+        for signal in self._signals():
+            signal.connect(self._stale)
+
+    def _signals(self) -> tuple[Any, ...]:
+        context = self.context
+        return (context.inserted, context.removed, context.moved, context.replaced)
+
+    def close(self) -> None:
+        """Stop following the context and drop the folds (for good: make a new one to compute again)."""
+        for signal in self._signals():
+            signal.disconnect(self._stale)
+        self._stale()
+
+    def _stale(self, *_args: object) -> None:
+        old, self._layers = self._layers, Layers()
+        if old is not self._busy:  # else the computation under way still reads it: buried when replaced
+            bury(old)
+
+    def steps(self, at: int | None, out: list[IdentityState]) -> Iterator[None]:
+        """The state as of the first `at` messages (None: all) into `out`, yielding every few milliseconds.
+
+        Starting another computation abandons an unfinished one (its results are not complete)."""
+        if self._busy is not None and self._busy is not self._layers:
+            bury(self._busy)  # an interrupted computation's scan of an older context
+        layers = self._busy = self._layers
+        yield from state_steps(self.context, at, layers, out)
+        if self._busy is layers:
+            self._busy = None
+
+    def at(self, at: int | None = None) -> list[IdentityState]:
+        """The state as of the first `at` messages, computed at once."""
+        out: list[IdentityState] = []
+        for _ in self.steps(at, out):
+            pass
+        return out
+
+    def blame(self, kind: str, instance: str | None, path: Path, at: int | None = None) -> Blame:
+        """Who made the value at `path` of (kind, instance) what it is and what each write shadowed."""
+        reference = Reference(kind, path)
+        return self.context.blame(Expression(str(reference), ((reference,),)), instance, at)
+
+    @staticmethod
+    def free_some(deadline: float) -> bool:
+        """Free dropped folds until `deadline` (a `time.perf_counter()` value); True when none are left."""
+        return free_some(deadline)

@@ -1,4 +1,5 @@
-"""The state view's folds (gui/_blame.py) agree with the engine wherever the cursor goes, marks or not."""
+"""The state at the cursor (`CursorState`, engine/_state.py) agrees with resolve and blame wherever the
+cursor goes, marks or not, and follows edits of the context."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contextdeck.engine import MISSING, Context
-from contextdeck.gui import _blame
-from contextdeck.gui._blame import Folded, Layers, state_steps
+from contextdeck.engine import MISSING, Context, CursorState, IdentityState
+from contextdeck.engine import _state as _blame
+from contextdeck.engine._state import Layers, state_steps
 
 SEGMENTS = ("a", "b", "0", "1")
 keys = st.sampled_from(SEGMENTS)
@@ -46,8 +47,8 @@ def writes(draw: st.DrawFn) -> dict[str, Any]:
 contexts = st.lists(st.one_of(writes(), writes(), st.just({"type": "text", "text": "hi"})), max_size=14)
 
 
-def _state(context: Context, at: int, layers: Layers) -> list[Folded]:
-    out: list[Folded] = []
+def _state(context: Context, at: int, layers: Layers) -> list[IdentityState]:
+    out: list[IdentityState] = []
     for _ in state_steps(context, at, layers, out):
         pass
     return out
@@ -114,7 +115,7 @@ def test_a_big_value_is_noted_in_slices() -> None:
     names its setter; a later merge of one key names the later message for that key only."""
     big = {f"k{n}": {"v": n} for n in range(5000)}
     context = Context([{"type": "state", "data": big}, {"type": "state", "data": {"k7": {"v": -1}}}])
-    out: list[Folded] = []
+    out: list[IdentityState] = []
     slices = sum(1 for _ in state_steps(context, None, Layers(), out))
     assert slices >= 5000 * 2 // _blame.FOLD_WORK
     writer = out[0].writer
@@ -139,3 +140,18 @@ def test_a_new_cursor_resumes_an_interrupted_scan(monkeypatch: pytest.MonkeyPatc
     assert seen[0] > 0
     expected = _state(Context(context.messages), 80, Layers())
     assert [(f.identity, f.value, f.writer) for f in resumed] == [(f.identity, f.value, f.writer) for f in expected]
+
+
+def test_the_state_follows_edits_and_knows_what_each_write_shadowed() -> None:
+    """After an edit the next computation sees the new messages; blame names what the setter replaced."""
+    context = Context([{"type": "state", "data": {"n": 1}}, {"type": "state", "data": {"n": 2}}])
+    state = CursorState(context)
+    assert state.at()[0].value == {"n": 2}
+    context.append({"type": "state", "data": {"n": 3, "m": 0}})
+    (identity,) = state.at()
+    assert identity.value == {"n": 3, "m": 0}
+    assert identity.set_by(("n",)) == 2
+    entry = state.blame("state", None, ("n",)).entries[-1]
+    assert (entry.index, entry.shadowed, entry.value) == (2, 2, 3)
+    assert state.at(1)[0].value == {"n": 1}
+    state.close()
