@@ -7,6 +7,7 @@ from ._activities import Activities, Activity, ActivityLoadError, activity, load
 from ._analysis import CallAnalysis, Lookup, Parameter, analyse_call
 from ._blame import Blame, BlameEntry
 from ._calls import CallPlan, Mode, Problem, plan_call
+from ._checks import validate
 from ._context import Context, Watch
 from ._document import (
     Document,
@@ -32,19 +33,22 @@ from ._messages import (
     classify,
     get_path,
     kind_of,
+    message_problem,
     payload_key,
     payload_of,
+    text_of,
 )
 from ._methods import Conflict, deep_merge, write_at
 from ._outputs import error_message, fixed_clock, output_messages, utc_now
 from ._plan import Graph
+from ._registry import ToolLoadError, load_tools
 from ._render import LLMMessage, render, render_text
+from ._request import ComposedTool, Request, compose_request
 from ._resolution import Diagnostic, Indices, Resolution
 from ._scopes import scoped_indices
 from ._state import CursorState, IdentityState
 from ._status import OPEN, SETTLED, CallState, Decision, Status, TickReport
-from ._tools import ToolDefinition, merged_tools, pending_calls, tool_definitions
-from ._validate import validate
+from ._tools import ToolDefinition, merged_tools, pending_calls, tool_definitions, unknown_references
 from ._view import ContextView, Messages
 
 __all__ = [
@@ -61,6 +65,7 @@ __all__ = [
     "CallAnalysis",
     "CallPlan",
     "CallState",
+    "ComposedTool",
     "Conflict",
     "Context",
     "ContextView",
@@ -89,17 +94,20 @@ __all__ = [
     "Reference",
     "Remove",
     "Replace",
+    "Request",
     "Resolution",
     "Shape",
     "Status",
     "TickReport",
     "ToolDefinition",
+    "ToolLoadError",
     "Watch",
     "Write",
     "activity",
     "analyse_call",
     "checked_messages",
     "classify",
+    "compose_request",
     "deep_merge",
     "error_message",
     "find_expressions",
@@ -111,7 +119,9 @@ __all__ = [
     "kind_of",
     "load_activities",
     "load_document",
+    "load_tools",
     "merged_tools",
+    "message_problem",
     "output_messages",
     "parse_document",
     "parse_expression",
@@ -123,8 +133,10 @@ __all__ = [
     "render_text",
     "scoped_indices",
     "sync_directory",
+    "text_of",
     "tool_definitions",
     "unescape",
+    "unknown_references",
     "utc_now",
     "validate",
     "write_at",

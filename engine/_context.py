@@ -18,7 +18,7 @@ from ._edits import Edit, Insert, Remove, Replace
 from ._expressions import Expression, Reference, parse_expression
 from ._fold import PathValue
 from ._index import Layer, Probe, State, fold_lane, path_value
-from ._messages import MessageInfo, Write, classify
+from ._messages import MessageInfo, Write, classify, message_problem
 from ._order import Order
 from ._resolution import Resolution
 from ._tracks import Fold
@@ -362,11 +362,11 @@ def _clamp(index: int, size: int) -> int:
 
 
 def _checked(message: Any, index: int) -> Message:
-    """A message must be an object with a string `type`; anything else is refused at the door."""
+    """A message must be an object with a string `type` or `role`; anything else is refused at the door."""
     if not isinstance(message, dict):
         raise TypeError(f"message {index}: expected an object, got {type(message).__name__}")
-    kind = message.get("type")
-    if not isinstance(kind, str) or not kind:
-        raise TypeError(f"message {index}: 'type' must be a non-empty string")
+    problem = message_problem(message)
+    if problem is not None:
+        raise TypeError(f"message {index}: {problem}")
     return message
 

@@ -13,6 +13,7 @@ from typing import Any
 from . import _json
 from ._context import Context
 from ._errors import DocumentError
+from ._messages import message_problem
 from ._methods import type_name
 
 
@@ -147,13 +148,13 @@ def _jsonl_lines(raw: bytes, name: str) -> tuple[list[int], list[Any]]:
 
 
 def checked_messages(values: list[Any], name: str, lines: list[int] | None = None) -> list[dict[str, Any]]:
-    """Refuse anything that is not a message object with a string `type`, naming where it is."""
+    """Refuse anything that is not a message object (a string `type`, or a `role`), naming where it is."""
     for index, message in enumerate(values):
         problem = None
         if not isinstance(message, dict):
             problem = f"expected a message object, got {type_name(message)}"
-        elif not isinstance(message.get("type"), str) or not message["type"]:
-            problem = "a message needs a non-empty string 'type'"
+        else:
+            problem = message_problem(message)
         if problem is not None:
             line = lines[index] if lines is not None else None
             raise DocumentError(name, problem, line=line, message_index=index)

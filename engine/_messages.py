@@ -17,10 +17,17 @@ Path = tuple[str, ...]
 
 
 class Form(StrEnum):
-    TEXT = "text"
-    DATA = "data"
+    TEXT = "text"  # text with a role: `{"type": "text"}`, `{"type": "system"}` or a bare `{role, content}` (001)
+    DATA = "data"  # any other type: its kind (input, state, error, meta, ...)
     TOOL = "tool"
     PLAN = "plan"
+    ADVISOR = "advisor"  # a persona whose advice the solution gives first (017); not data
+    PRESET = "preset"  # settings of the model call (001's "LLM config"); never shown to the model
+
+
+# The message types that are not data; every other `type` names a kind of data (SPEC 2).
+FORMS = {"text": Form.TEXT, "system": Form.TEXT, "tool": Form.TOOL, "plan": Form.PLAN,
+         "advisor": Form.ADVISOR, "preset": Form.PRESET}
 
 
 class _Missing:
@@ -93,14 +100,27 @@ def payload_key(message: dict[str, Any]) -> str | None:
 
 
 def kind_of(message: dict[str, Any]) -> str | None:
-    """The kind of a data message, None for text, tool and plan messages."""
+    """The kind of a data message, None for the other forms (text, system, tool, plan, advisor, preset)."""
     kind = message.get("type")
-    if kind in ("text", "tool", "plan"):
+    if kind in FORMS or "type" not in message:
         return None
     if kind == "data":
         declared = message.get("kind", "data")
         return declared if isinstance(declared, str) else "data"
     return kind if isinstance(kind, str) else None
+
+
+TEXT_KEYS = ("text", "content", "message")  # where a text-form message holds its text, first found wins
+
+
+def text_of(message: dict[str, Any]) -> tuple[str, Any]:
+    """The role and text of a text-form message (001): `role` and `content`, `text` or `message`.
+
+    A `system` message's role is always system; any other role defaults to user.
+    """
+    role = "system" if message.get("type") == "system" else message.get("role", "user")
+    text = next((message[key] for key in TEXT_KEYS if key in message), "")
+    return (role if isinstance(role, str) else "user"), text
 
 
 def is_index(segment: str) -> bool:
@@ -170,15 +190,22 @@ def write_of(message: dict[str, Any], kind: str) -> Write:
     return Write(path, method or "set", value)
 
 
+def message_problem(message: dict[str, Any]) -> str | None:
+    """Why an object is not a message: it needs a non-empty string `type`, or a string `role` (001)."""
+    if "type" not in message and isinstance(message.get("role"), str):
+        return None
+    kind = message.get("type")
+    if not isinstance(kind, str) or not kind:
+        return "a message needs a non-empty string 'type' (or a 'role' and 'content')"
+    return None
+
+
 def classify(message: dict[str, Any]) -> MessageInfo:
     """Parse one raw message. Never raises: problems travel inside the write."""
-    kind_name = message.get("type")
-    if kind_name == "text":
-        return MessageInfo(Form.TEXT)
-    if kind_name == "tool":
-        return MessageInfo(Form.TOOL)
-    if kind_name == "plan":
-        return MessageInfo(Form.PLAN)
+    name = message.get("type")
+    form = FORMS.get(name) if isinstance(name, str) else Form.TEXT  # no type: a `{role, content}` message (001)
+    if form is not None:
+        return MessageInfo(form)
     kind = kind_of(message)
     assert kind is not None
     instance = message.get("_instance")

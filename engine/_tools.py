@@ -1,13 +1,16 @@
-"""Tool definitions from tool messages (SPEC 2, 6.1): the latest definition of a name wins."""
+"""Tool definitions from tool messages (SPEC 2, 6.1) and registry references (012): the latest of a name wins."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ._catalogue import catalogue_of
 from ._context import Context
 from ._messages import Form
+from ._registry import const_name, named_schemas, reference_name
+from ._resolution import Diagnostic
 from ._view import Messages
 
 
@@ -21,32 +24,33 @@ class ToolDefinition:
 
 
 def tools_in(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """The (name, schema) pairs one tool message defines."""
+    """The (name, schema) pairs one tool message defines (a reference by name defines none itself)."""
     body = message.get("tool")
-    if isinstance(body, dict):
-        name = _const_name(body)
-        if name is not None:
-            return [(name, body)]
-        return [(key, schema) for key, schema in body.items() if isinstance(schema, dict)]
-    if isinstance(body, list):
-        return [(name, schema) for schema in body if isinstance(schema, dict) and (name := _const_name(schema))]
-    name = _const_name(message)
-    return [(name, message)] if name is not None else []
+    if body is None:
+        name = const_name(message)
+        return [(name, message)] if name is not None else []
+    return named_schemas(body)
 
 
-def _const_name(schema: dict[str, Any]) -> str | None:
-    properties = schema.get("properties")
-    tool = properties.get("_tool") if isinstance(properties, dict) else None
-    name = tool.get("const") if isinstance(tool, dict) else None
-    return name if isinstance(name, str) else None
+def references_in(message: dict[str, Any]) -> list[str]:
+    """The registry names a tool message refers to (012): `"tool": "Tool.x"` or a list of such strings."""
+    body = message.get("tool")
+    names = [body] if isinstance(body, str) else body if isinstance(body, list) else []
+    return [reference_name(name) for name in names if isinstance(name, str)]
 
 
-def tool_definitions(context: Messages, at: int | None = None) -> dict[str, ToolDefinition]:
-    """Every tool the context defines, as of the first `at` messages; later definitions win."""
+def tool_definitions(
+    context: Messages, at: int | None = None, registry: Mapping[str, dict[str, Any]] | None = None
+) -> dict[str, ToolDefinition]:
+    """Every tool the context defines or names from `registry`, as of the first `at` messages; later wins."""
     limit = len(context) if at is None else max(0, min(at, len(context)))
     found: dict[str, ToolDefinition] = {}
     for index in _indices(context, Form.TOOL, limit):
-        for name, schema in tools_in(context[index]):
+        message = context[index]
+        for name in references_in(message):
+            if registry is not None and name in registry:
+                found[name] = ToolDefinition(name, registry[name], index)
+        for name, schema in tools_in(message):
             found[name] = ToolDefinition(name, schema, index)
     return found
 
@@ -56,6 +60,24 @@ def _indices(context: Messages, form: Form, limit: int) -> list[int]:
     if isinstance(context, Context):
         return list(catalogue_of(context).indices(form, limit))
     return [index for index in range(limit) if context.info(index).form is form]
+
+
+def unknown_references(
+    context: Messages, registry: Mapping[str, dict[str, Any]] | None, at: int | None = None
+) -> list[Diagnostic]:
+    """A tool message naming what the registry does not hold is a problem, never silently dropped."""
+    limit = len(context) if at is None else max(0, min(at, len(context)))
+    problems: list[Diagnostic] = []
+    for index in _indices(context, Form.TOOL, limit):
+        message = context[index]
+        if not isinstance(message.get("tool"), str | list | dict | None):
+            problems.append(Diagnostic(index, "tool", "expected a schema, {name: schema}, a list, "
+                                                       "or a registry name such as \"Tool.name\""))
+        for name in references_in(message):
+            if registry is None or name not in registry:
+                where = "no tool registry is loaded" if not registry else "the tool registry has no such tool"
+                problems.append(Diagnostic(index, "tool", f"unknown tool {name!r}: {where}"))
+    return problems
 
 
 def pending_calls(context: Messages, solution: Any = None) -> tuple[list[Any], int | None]:
@@ -79,5 +101,5 @@ def merged_tools(
 ) -> dict[str, ToolDefinition]:
     """Tools registered in code, then the context's tool messages over them (the context is later: it wins)."""
     found = {name: ToolDefinition(name, schema, None) for name, schema in (code_tools or {}).items()}
-    found.update(tool_definitions(context, at))
+    found.update(tool_definitions(context, at, code_tools))
     return found

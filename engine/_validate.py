@@ -1,4 +1,4 @@
-"""`validate`: everything wrong with a document, as diagnostics (data vs schema, references, conflicts)."""
+"""What is wrong with a document's data, as diagnostics (data vs schema, references, conflicts); see `_checks`."""
 
 from __future__ import annotations
 
@@ -25,8 +25,8 @@ def json_path(path: Any) -> str:
     return text
 
 
-def validate(context: Messages, solution: Any = None) -> list[Diagnostic]:
-    """All problems: schema violations per identity, malformed expressions in calls, write conflicts."""
+def data_problems(context: Messages, solution: Any = None) -> list[Diagnostic]:
+    """Schema violations per identity, malformed expressions in calls, write conflicts (see `validate`)."""
     return [*_schema_problems(context), *_call_problems(context, solution), *_write_problems(context)]
 
 
@@ -83,23 +83,27 @@ def _check(context: Messages, writes: list[tuple[int, Write]], label: str) -> li
     value = fold(writes, (), label)[0]
     if value is MISSING:
         return []
-    schema = context[schema_at]["schema"]
+    return schema_violations(context[schema_at]["schema"], value, schema_at, label)
+
+
+def schema_violations(schema: Any, value: Any, message_index: int | None, label: str) -> list[Diagnostic]:
+    """`value` against `schema`, each violation with its JSON path under `label`; a bad schema is one problem."""
     if isinstance(schema, bool):  # JSON Schema's `true` accepts everything, `false` nothing
         schema = {} if schema else {"not": {}}
     if not isinstance(schema, dict):
-        return [Diagnostic(schema_at, label, f"invalid schema: expected an object, got {type_name(schema)}")]
+        return [Diagnostic(message_index, label, f"invalid schema: expected an object, got {type_name(schema)}")]
     try:
         validator_class = jsonschema.validators.validator_for(schema)
         validator_class.check_schema(schema)
         violations = list(validator_class(schema).iter_errors(value))
     except SchemaError as error:
-        return [Diagnostic(schema_at, label, f"invalid schema: {error.message}")]
+        return [Diagnostic(message_index, label, f"invalid schema: {error.message}")]
     except RecursionError:
-        return [Diagnostic(schema_at, label, "the data or schema is nested too deeply to check")]
+        return [Diagnostic(message_index, label, "the data or schema is nested too deeply to check")]
     except Exception as error:  # an unresolvable $ref and the like: reported, never a crash
-        return [Diagnostic(schema_at, label, f"cannot check the schema: {error}")]
+        return [Diagnostic(message_index, label, f"cannot check the schema: {error}")]
     return [
-        Diagnostic(schema_at, label + json_path(violation.absolute_path)[1:], violation.message)
+        Diagnostic(message_index, label + json_path(violation.absolute_path)[1:], violation.message)
         for violation in violations
     ]
 

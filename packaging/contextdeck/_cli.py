@@ -18,12 +18,14 @@ from contextdeck.engine import (
     Execution,
     ExpressionError,
     Status,
+    ToolLoadError,
     analyse_call,
+    compose_request,
     fixed_clock,
     load_activities,
     load_document,
+    load_tools,
     parse_expression,
-    render_text,
     utc_now,
     validate,
     write_atomically,
@@ -56,13 +58,18 @@ def _resolve(args: argparse.Namespace) -> int:
 
 def _render(args: argparse.Namespace) -> int:
     document = _load(args.doc)
-    print(render_text(document.context, at=args.at))
+    request = compose_request(document.context, document.schema, at=args.at,
+                              activities=_activities(args.activities), tools=_tools(args.tools))
+    for problem in request.problems:
+        print(f"contextdeck: warning: {problem}", file=sys.stderr)
+    print(dumps(request.to_json()) if args.json else request.text())
     return EXIT_OK
 
 
 def _validate(args: argparse.Namespace) -> int:
     document = _load(args.doc)
-    problems = validate(document.context, document.solution)
+    activities = _activities(args.activities) if args.activities else None
+    problems = validate(document.context, document.solution, activities=activities, tools=_tools(args.tools))
     for problem in problems:
         print(f"{args.doc}: {problem}")
     if problems:
@@ -72,16 +79,37 @@ def _validate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _run(args: argparse.Namespace) -> int:
-    document = _load(args.doc)
+class _CannotLoad(Exception):
+    """Activities or tools the user named that cannot be loaded: the command stops with exit 1."""
+
+
+def _activities(files: list[str]) -> Activities:
     activities = Activities()
-    for file in args.activities:
+    for file in files:
         try:
             activities.update(load_activities(file))
         except ActivityLoadError as error:
-            print(f"contextdeck: cannot load activities from {error}", file=sys.stderr)
-            return EXIT_DOCUMENT
-    execution = Execution(document, activities=activities, clock=fixed_clock(args.now) if args.now else utc_now)
+            raise _CannotLoad(f"cannot load activities from {error}") from None
+    return activities
+
+
+def _tools(places: list[str]) -> dict[str, Any] | None:
+    """The tool registry the user pointed at (folders of JSON files or Python files), None when none."""
+    if not places:
+        return None
+    registry: dict[str, Any] = {}
+    for place in places:
+        try:
+            registry.update(load_tools(place))
+        except ToolLoadError as error:
+            raise _CannotLoad(f"cannot load tools from {error}") from None
+    return registry
+
+
+def _run(args: argparse.Namespace) -> int:
+    document = _load(args.doc)
+    execution = Execution(document, activities=_activities(args.activities), tools=_tools(args.tools),
+                          clock=fixed_clock(args.now) if args.now else utc_now)
     ran = asyncio.run(_drive(execution, args.steps))
     text = document.dumps()
     if args.out is not None:
@@ -151,6 +179,14 @@ def _non_negative(text: str) -> int:
     return value
 
 
+def _code_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--activities", metavar="FILE.py", action="extend", nargs="+", default=[],
+                         help="a Python file of activities (repeatable); the only code that ever runs")
+    command.add_argument("--tools", metavar="PATH", action="extend", nargs="+", default=[],
+                         help="a tool registry: a folder of tool JSON files or a Python file with TOOLS "
+                              "(repeatable); `{\"type\": \"tool\", \"tool\": \"Tool.name\"}` names its tools")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="contextdeck", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -162,19 +198,22 @@ def build_parser() -> argparse.ArgumentParser:
     resolve.add_argument("--at", type=_non_negative, default=None, help="as of the first N messages")
     resolve.set_defaults(run=_resolve)
 
-    render = commands.add_parser("render", help="print what the LLM sees")
+    render = commands.add_parser("render", help="print the request as the model receives it: messages and schema")
     render.add_argument("doc")
     render.add_argument("--at", type=_non_negative, default=None, help="as of the first N messages")
+    render.add_argument("--json", action="store_true",
+                        help="print the exact request as JSON: {messages: [{role, content}], schema, config}")
+    _code_options(render)
     render.set_defaults(run=_render)
 
-    check = commands.add_parser("validate", help="check data against schemas, references and conflicts")
+    check = commands.add_parser("validate", help="check everything run checks before it starts, and the data")
     check.add_argument("doc")
+    _code_options(check)
     check.set_defaults(run=_validate)
 
     run = commands.add_parser("run", help="run the plan's calls and write the resulting document")
     run.add_argument("doc")
-    run.add_argument("--activities", metavar="FILE.py", action="extend", nargs="+", default=[],
-                     help="a Python file of activities (repeatable); the only code that ever runs")
+    _code_options(run)
     run.add_argument("--out", metavar="FILE", default=None, help="write here (atomically) instead of stdout")
     run.add_argument("--steps", type=_non_negative, default=None, help="run at most N steps, one call at a time")
     run.add_argument("--now", type=_moment, default=None, help="the _date of every message written (ISO 8601)")
@@ -193,7 +232,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     run: Any = args.run
     try:
         return int(run(args))
-    except DocumentError as error:
+    except (DocumentError, _CannotLoad) as error:
         print(f"contextdeck: {error}", file=sys.stderr)
         return EXIT_DOCUMENT
     except BrokenPipeError:

@@ -85,10 +85,11 @@ def test_malformed_document_exits_1_with_file_line_column(capsys, tmp_path) -> N
 
 
 def test_render_prints_what_the_llm_sees(capsys, doc) -> None:
-    """render prints the blocks and no audit metadata."""
+    """render prints the messages under their roles, then the schema, and no audit metadata."""
     code, out, _ = run(capsys, "render", str(doc))
     assert code == 0
-    assert out.startswith("## Data: ¶data\n{")
+    assert out.startswith("--- user ---\n## Data: ¶data\n{")
+    assert "\n--- schema ---\n{" in out
     assert "_call" not in out
     assert '"status": "inactive"' in out
 
@@ -195,4 +196,4 @@ def test_a_closed_pipe_ends_quietly(tmp_path) -> None:
         process.stdout.close()
         errors = process.stderr.read()
         code = process.wait(timeout=60)
-    assert (head, code, errors) == (b"x" * 10, 0, b"")
+    assert (head, code, errors) == (b"--- user -", 0, b"")

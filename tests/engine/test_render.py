@@ -83,23 +83,26 @@ def test_input_carries_the_structured_prompt_line() -> None:
     """Input data has the line saying it MUST be treated as a structured prompt; other kinds do not."""
     text = render_text(Context([{"type": "input", "input": {"q": 1}}, {"type": "state", "data": {}}]))
     assert text.count("Input data MUST be treated as a structured prompt") == 1
-    assert text.startswith("## Data: ¶input\nInput data MUST be treated as a structured prompt\n{")
+    assert text.startswith("--- user ---\n## Data: ¶input\nInput data MUST be treated as a structured prompt\n{")
 
 
-def test_outputs_render_their_folded_value_without_audit_metadata() -> None:
-    """An output message contributes its write; _call, _date, _outputMethod and _outputPath never show."""
+def test_outputs_render_their_folded_value_and_hide_only_top_level_audit_metadata() -> None:
+    """An output contributes its write and its own _call/_date/_outputMethod/_outputPath never show; an
+    error's call is shown whole (010), and a user value named `_outputPath` deep in data stays."""
     messages = [
-        {"type": "state", "data": {"log": ["a"]}},
+        {"type": "state", "data": {"log": ["a"], "form": {"_outputPath": "user value"}}},
         {"type": "state", "data": {"log": "b"}, "_outputPath": "†state.log", "_outputMethod": "push",
-         "_call": {"_tool": "t", "_outputPath": "†state.log"}, "_date": "2026-01-01T00:00:00Z"},
+         "_call": {"_tool": "audit-only", "_outputPath": "†state.log"}, "_date": "2026-01-01T00:00:00Z"},
         {"type": "error", "data": {"call": {"_tool": "t", "_outputPath": "†state.x", "_outputMethod": "set"},
                                    "error": {"type": "E", "message": "m"}}, "_date": "2026-01-01T00:00:00Z"},
     ]
     text = render_text(Context(messages))
     assert '"log": [\n    "a",\n    "b"\n  ]' in text
-    assert '"_tool": "t"' in text
-    for key in ("_call", "_date", "_outputMethod", "_outputPath"):
-        assert key not in text
+    assert '"_outputPath": "user value"' in text
+    assert '"call": {\n    "_tool": "t",\n    "_outputPath": "†state.x",\n    "_outputMethod": "set"\n  }' in text
+    assert "audit-only" not in text
+    assert "2026-01-01" not in text
+    assert '"_outputPath": "†state.log"' not in text
 
 
 def test_render_at_shows_the_context_as_of_n_messages() -> None:
@@ -108,10 +111,12 @@ def test_render_at_shows_the_context_as_of_n_messages() -> None:
     assert render_text(Context(SEED_005), at=0) == ""
 
 
-def test_tool_and_plan_messages_are_not_rendered_as_text() -> None:
-    """Tools and plans are not data: they produce no text block."""
-    messages = [{"type": "tool", "tool": {"t": {"type": "object"}}}, {"type": "plan", "plan": []}]
-    assert render(Context(messages)) == []
+def test_tools_and_presets_shape_the_schema_and_call_not_the_messages() -> None:
+    """Tool and preset messages produce no message; a plan is a block where it stands (012)."""
+    messages = [{"type": "tool", "tool": {"t": {"type": "object"}}}, {"type": "preset", "model": "m"},
+                {"type": "plan", "plan": []}]
+    assert [(m.role, m.text, m.sources, m.form) for m in render(Context(messages))] == [
+        ("user", "## Plan\n[]", (2,), "plan")]
 
 
 def test_latest_description_and_schema_win_and_skipped_writes_show_null() -> None:

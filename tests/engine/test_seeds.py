@@ -26,7 +26,7 @@ def test_output_example_user_comes_from_both(examples) -> None:
 def test_merged_user_renders_as_one_block(examples) -> None:
     """The two ¶user messages become one block with the merged value, description and schema."""
     text = render_text(load_document(examples / "seed_user_merge.json").context)
-    assert text.startswith("Update the user's city to Austin\n\n## Data: ¶user\n")
+    assert text.startswith("--- user ---\nUpdate the user's city to Austin\n\n--- user ---\n## Data: ¶user\n")
     assert '"name": "John Doe",\n  "age": 30' in text
     assert "Represents the current user.\nSchema for ¶user:" in text
     assert text.count("## Data:") == 1

@@ -19,5 +19,5 @@ def test_a_view_is_a_snapshot() -> None:
     view = ctx.view()
     ctx.append({"type": "text", "text": "second"})
     ctx.replace(0, {"type": "text", "text": "changed"})
-    assert render_text(view) == "first"
+    assert render_text(view) == "--- user ---\nfirst"
     assert len(view) == 1

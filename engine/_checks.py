@@ -1,0 +1,104 @@
+"""`validate`: every problem of a document that can be known without running anything.
+
+The data checks (`_validate`), unknown tool references and advisors, and every static check `run` makes
+before it starts a call: the same `Execution` set-up, so the two can never disagree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _json
+from ._activities import Activities
+from ._context import Context
+from ._execution import Execution
+from ._registry import Registry
+from ._request import advisors_in
+from ._resolution import Diagnostic
+from ._status import Status
+from ._tools import pending_calls, unknown_references
+from ._validate import data_problems, schema_violations
+from ._view import Messages
+
+# Problems `data_problems` already reports (with the expression's position) for every plan and the solution.
+_REPORTED = frozenset(("expression", "outputMethod"))
+
+
+def validate(
+    context: Messages,
+    solution: Any = None,
+    *,
+    activities: Activities | None = None,
+    tools: Registry | None = None,
+) -> list[Diagnostic]:
+    """All problems: data against schemas, malformed references, write conflicts, unknown tool references,
+    advisors and their advice, and what `run` would refuse before starting a call (parameters against the
+    tool's schema, prescribed output paths, cycles, groups, ...), each with its message index and call.
+
+    Without `activities` nothing is known about which are loaded, so a tool naming one is not a problem.
+    """
+    advisors, advisor_problems = advisors_in(context, len(context))
+    return [
+        *data_problems(context, solution),
+        *unknown_references(context, tools),
+        *advisor_problems,
+        *_advice_problems(solution, advisors),
+        *_run_problems(context, solution, activities, tools),
+    ]
+
+
+def _run_problems(
+    context: Messages, solution: Any, activities: Activities | None, tools: Registry | None
+) -> list[Diagnostic]:
+    calls, plan_index = pending_calls(context, solution)
+    if not calls:
+        return []
+    live = context if isinstance(context, Context) else Context(context[i] for i in range(len(context)))
+    execution = Execution(live, solution, activities=activities or Activities(), tools=tools)
+    where = "solution" if plan_index is None else f"plan at message {plan_index}"
+    problems: list[Diagnostic] = []
+    for plan, state in zip(execution.plans, execution.states, strict=True):
+        if not isinstance(plan.call, dict):
+            continue  # `data_problems` said so already
+        found = [(p.type, p.message) for p in plan.problems]
+        if state.status is Status.FAILED and state.error is not None:
+            found.append((state.error["type"], state.error["message"]))
+        for kind, message in dict.fromkeys(found):
+            if kind in _REPORTED or (kind == "activity" and activities is None):
+                continue
+            problems.append(Diagnostic(plan_index, f"{where}, {plan.label}", f"{kind}: {message}"))
+    return problems
+
+
+def _advice_problems(solution: Any, advisors: list[dict[str, Any]]) -> list[Diagnostic]:
+    """Each advice in the solution against its own advisor's schema (017), never another's."""
+    advice = solution.get("advisors") if isinstance(solution, dict) else None
+    if advice is None:
+        return []
+    if not isinstance(advice, list):
+        return [Diagnostic(None, "solution.advisors", "must be an array of advice")]
+    by_id = {advisor["id"]: advisor for advisor in advisors}
+    problems: list[Diagnostic] = []
+    for number, item in enumerate(advice):
+        where = f"solution.advisors[{number}]"
+        advisor = by_id.get(item.get("id")) if isinstance(item, dict) else None
+        if advisor is None:
+            name = item.get("id") if isinstance(item, dict) else None
+            problems.append(Diagnostic(None, where, f"no advisor has the id {name!r}"))
+            continue
+        votes = item.get("calls")
+        if votes is not None and not _is_inline_json_object(votes):
+            problems.append(Diagnostic(None, where + ".calls", "votes must be inline JSON: a string holding an object"))
+        own = {key: value for key, value in item.items() if key not in ("id", "calls", "_instance")}
+        if isinstance(advisor.get("schema"), dict):
+            problems.extend(schema_violations(advisor["schema"], own, None, where))
+    return problems
+
+
+def _is_inline_json_object(text: Any) -> bool:
+    if not isinstance(text, str):
+        return False
+    try:
+        return isinstance(_json.parse(text.encode("utf-8")), dict)
+    except _json.JSONSyntaxError:
+        return False

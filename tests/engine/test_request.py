@@ -1,0 +1,182 @@
+"""The request as the model receives it: messages with roles, the composed schema, settings, problems."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from contextdeck.engine import (
+    Activities,
+    Context,
+    Form,
+    ToolLoadError,
+    classify,
+    compose_request,
+    load_tools,
+    parse_document,
+    validate,
+)
+
+GREET = {"greetUser": {"type": "object", "properties": {"userName": {"type": "string"}}, "required": ["userName"]}}
+WEATHER = {"type": "object", "description": "Gets the current weather for a location.",
+           "properties": {"_tool": {"type": "string", "const": "weatherCheck"}, "location": {"type": "string"},
+                          "_output": {"type": "object", "properties": {"temperature": {"type": "number"}}}},
+           "required": ["location"]}
+
+
+def calls_items(request) -> list[dict]:
+    items = request.schema["properties"]["calls"]["items"]
+    return items.get("anyOf", [items])
+
+
+def test_role_content_and_system_messages_keep_their_roles() -> None:
+    """001's `{role, content}` messages and `system` messages reach the model with their roles, in order."""
+    context = Context([{"role": "system", "content": "You are a helpful assistant."},
+                       {"role": "user", "content": "What is the capital of France?"},
+                       {"type": "system", "message": "You are a translator."},
+                       {"role": "assistant", "content": "Paris."}])
+    request = compose_request(context)
+    assert request.to_json()["messages"] == [
+        {"role": "system", "content": "You are a helpful assistant."},
+        {"role": "user", "content": "What is the capital of France?"},
+        {"role": "system", "content": "You are a translator."},
+        {"role": "assistant", "content": "Paris."},
+    ]
+    assert [classify(m).form for m in context.messages] == [Form.TEXT] * 4
+
+
+def test_a_role_message_loads_from_a_document() -> None:
+    """A document of `{role, content}` messages loads (no `type` needed) and is text, not data."""
+    document = parse_document(b'[{"role": "user", "content": "hi"}]')
+    assert document.context.info(0).form is Form.TEXT
+    assert validate(document.context) == []
+
+
+def test_each_error_is_its_own_block_with_its_whole_call() -> None:
+    """Two errors are two blocks, each with the call that failed (its `_outputPath` too), never merged."""
+    first = {"call": {"_tool": "pay", "amount": 5, "_outputPath": "†state.receipt"}, "error": "declined"}
+    second = {"call": {"_tool": "ship"}, "error": {"type": "E", "message": "no address"}}
+    request = compose_request(Context([{"type": "error", "data": first}, {"type": "error", "data": second}]))
+    assert [(m.form, m.sources) for m in request.messages] == [("error", (0,)), ("error", (1,))]
+    assert json.loads(request.messages[0].text.split("\n", 1)[1]) == first
+    assert json.loads(request.messages[1].text.split("\n", 1)[1]) == second
+
+
+def test_composed_schema_is_002s_example() -> None:
+    """A tool and an output schema compose into 002's schema: meta, nullable output, calls of the tool."""
+    request = compose_request(Context([{"type": "tool", "tool": GREET}, {"type": "text", "text": "some prompt here"}]),
+                              {"type": "object", "properties": {"summary": {"type": "string"}},
+                               "required": ["summary"]})
+    assert request.schema == {
+        "type": "object",
+        "properties": {
+            "meta": {"type": "object",
+                     "description": "Metadata about the idea, including version and identity. The LLM is expected "
+                                    "to update this, for example by bumping the version.",
+                     "properties": {"path": {"type": "string"}, "version": {"type": "string"}}},
+            "output": {"type": ["object", "null"], "properties": {"summary": {"type": "string"}},
+                       "required": ["summary"], "additionalProperties": False},
+            "calls": {"type": "array", "items": {"type": "object",
+                                                 "properties": {"_tool": {"const": "greetUser"},
+                                                                "userName": {"type": "string"}},
+                                                 "required": ["_tool", "userName"]}},
+        },
+        "required": ["meta", "calls", "output"],
+    }
+
+
+def test_output_is_kept_for_latent_tools_and_removed_for_explicit_ones() -> None:
+    """002: a latent tool's `_output` is the model's to write; an explicit (or delegated) tool's is not."""
+    context = Context([{"type": "tool", "tool": WEATHER},
+                       {"type": "tool", "tool": {"think": {"properties": {"_output": {"type": "string"}}}}},
+                       {"type": "tool", "tool": {"ask": {"_delegate": "ask.json",
+                                                         "properties": {"_output": {"type": "string"}}}}},
+                       {"type": "tool", "tool": {"off": {"_activity": "", "properties": {"_output": {}}}}}])
+    activities = Activities()
+    activities.add(lambda call, tool, context: None, "weatherCheck")
+    request = compose_request(context, activities=activities)
+    latent = {tool.name: tool.latent for tool in request.tools}
+    assert latent == {"weatherCheck": False, "think": True, "ask": False, "off": True}
+    items = {item["properties"]["_tool"]["const"]: item for item in calls_items(request)}
+    assert "_output" not in items["weatherCheck"]["properties"]
+    assert items["weatherCheck"]["properties"]["_tool"] == {"const": "weatherCheck"}
+    assert items["weatherCheck"]["description"] == "Gets the current weather for a location."
+    assert "_output" in items["think"]["properties"]
+    assert "_output" not in items["ask"]["properties"]
+    assert "_delegate" not in items["ask"]
+    assert "_output" in items["off"]["properties"]
+    without = compose_request(context)  # nothing loaded: every tool without an activity is latent
+    assert "_output" in {t.name: t for t in without.tools}["weatherCheck"].item["properties"]
+
+
+def test_nullable_output_forms() -> None:
+    """Null always means "not finished": OpenAPI's `nullable`, enums, refs and no schema at all."""
+    def output(schema):
+        return compose_request(Context([]), schema).schema["properties"]["output"]
+
+    assert output(None) == {}
+    assert output({"type": "object", "nullable": True, "properties": {}}) == {
+        "type": ["object", "null"], "properties": {}, "additionalProperties": False}
+    assert output({"type": "string", "enum": ["a"]}) == {"type": ["string", "null"], "enum": ["a", None]}
+    assert output({"$ref": "#/x"}) == {"anyOf": [{"$ref": "#/x"}, {"type": "null"}]}
+
+
+def test_a_solution_schema_gives_its_output_and_keeps_its_own_fields() -> None:
+    """012 and 016 give the whole solution's schema: its `output` is the output, its other fields stay."""
+    schema = {"type": "object", "properties": {"thought": {"type": "string"}, "calls": {"type": "array"},
+                                               "output": {"type": "object", "nullable": True}}}
+    properties = compose_request(Context([]), schema).schema["properties"]
+    assert list(properties) == ["thought", "meta", "output", "calls"]
+    assert properties["output"] == {"type": ["object", "null"], "additionalProperties": False}
+    assert properties["calls"] == {"type": "array", "maxItems": 0}
+
+
+def test_tool_references_come_from_the_registry_and_unknown_ones_are_problems(tmp_path) -> None:
+    """`"tool": "Tool.detectLanguage"` takes the registry's schema; a name it lacks is a problem everywhere."""
+    folder = tmp_path / "tools"
+    folder.mkdir()
+    (folder / "detect.json").write_text(json.dumps(
+        {"type": "object", "properties": {"_tool": {"const": "detectLanguage"}, "text": {"type": "string"}}}))
+    registry = load_tools(folder)
+    context = Context([{"type": "tool", "tool": "Tool.detectLanguage"}, {"type": "tool", "tool": "Tool.nope"}])
+    request = compose_request(context, tools=registry)
+    assert [tool.name for tool in request.tools] == ["detectLanguage"]
+    assert [(p.message_index, p.reason) for p in request.problems] == [
+        (1, "unknown tool 'nope': the tool registry has no such tool")]
+    assert [(p.message_index, p.reason) for p in validate(context, tools=registry)] == [
+        (1, "unknown tool 'nope': the tool registry has no such tool")]
+    assert [p.reason for p in validate(context)] == [
+        "unknown tool 'detectLanguage': no tool registry is loaded", "unknown tool 'nope': no tool registry is loaded"]
+
+
+def test_a_python_registry_and_bad_registries(tmp_path) -> None:
+    """A Python file's TOOLS is a registry; a file that defines none, or broken JSON, is a clear error."""
+    module = tmp_path / "tools.py"
+    module.write_text("TOOLS = {'isEnglish': {'type': 'object', 'properties': {'language': {'type': 'string'}}}}\n")
+    assert list(load_tools(module)) == ["isEnglish"]
+    empty = tmp_path / "empty.py"
+    empty.write_text("x = 1\n")
+    with pytest.raises(ToolLoadError, match="defines no TOOLS"):
+        load_tools(empty)
+    broken = tmp_path / "broken.json"
+    broken.write_text("{")
+    with pytest.raises(ToolLoadError, match=r"broken\.json: line 1"):
+        load_tools(broken)
+
+
+def test_presets_set_the_call_and_are_never_shown() -> None:
+    """Preset messages give the model call's settings (a later key wins); the model never reads them."""
+    context = Context([{"type": "preset", "model": "a", "temperature": 0.2},
+                       {"type": "preset", "preset": {"model": "b"}}, {"type": "text", "text": "hi"}])
+    request = compose_request(context)
+    assert request.config == {"model": "b", "temperature": 0.2}
+    assert [m.text for m in request.messages] == ["hi"]
+
+
+def test_at_cuts_messages_tools_and_settings() -> None:
+    """As of the first `at` messages: later tools, presets and messages are not part of the request."""
+    context = Context([{"type": "text", "text": "a"}, {"type": "tool", "tool": GREET},
+                       {"type": "preset", "model": "m"}])
+    request = compose_request(context, at=1)
+    assert (len(request.messages), request.tools, dict(request.config)) == (1, (), {})
