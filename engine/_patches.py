@@ -13,10 +13,16 @@ Decided from the writes' paths, methods and values alone; `tests/engine/test_pat
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, NamedTuple
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Mapping
+from itertools import compress
+from operator import is_not
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ._messages import MISSING, Path, Write, get_path
+
+if TYPE_CHECKING:
+    from ._index import Layer
 
 
 class Patch(NamedTuple):
@@ -30,7 +36,7 @@ class Patch(NamedTuple):
     prefix: bool = False
 
 
-Patches = list[tuple[Patch, int | None]]  # each with the old mark (or lane position) where it stops applying
+Patches = list[tuple[Patch, int | None]]  # each with the order key of the write where it stops applying
 
 
 def patch_to(
@@ -38,32 +44,42 @@ def patch_to(
     then: Any,
     lane: str | None,
     paths: list[Path],
-    subset: list[int],
-    position: int,
+    layer: Layer,
+    after: int | None,
     writes: Mapping[int, Write],
+    key: Callable[[int], int],
     appends: bool,
     blocked: dict[tuple[Path, ...], int] | None = None,
 ) -> Patches | None:
-    """How an old fold's rest, from lane position `position` on, becomes the new fold's, given their
-    roots there: the patches (none when the two are equivalent), each with the lane position of the
-    write from which the two agree there again (None: none); None when the old rest cannot be reused.
-    `appends`: every write of the rest appends to the lane's array. `blocked` remembers differences
-    the rest cannot pass, and where."""
+    """How an old fold's rest — the writes of `layer` after order key `after` (None: all of them) —
+    becomes the new fold's, given their roots there: the patches (none when the two are equivalent),
+    each with the order key of the write from which the two agree there again (None: none); None when
+    the old rest cannot be reused. `appends`: every write of the rest appends to the lane's array.
+    `blocked` remembers differences the rest cannot pass, and the key of the write that stops them.
+
+    A whole-kind track (`lane` None) is patched the same way: each difference lies in some lane, and
+    only that lane's writes (`Layer.subset`) can act on it."""
     if equivalent(now, then, lane):
         return []
-    if lane is None:
-        return None
-    if appendable(now, then, lane, paths):
+    if lane is not None and appendable(now, then, lane, paths):
         return [(Patch((lane,), now[lane], then[lane], prefix=True), None)] if appends else None
     targets = differences(now, then, lane)
-    if targets is None or (blocked is not None and position < blocked.get(targets, 0)):
+    if targets is None:
         return None
-    covered, stop = cover(subset, position, writes, targets)
-    if stop is not None:
-        if blocked is not None:
-            blocked[targets] = stop
+    if blocked is not None and targets in blocked and (after is None or after < blocked[targets]):
         return None
-    return [(Patch(t, get_path(now, t), get_path(then, t)), at) for t, at in zip(targets, covered, strict=True)]
+    until: dict[Path, int | None] = {}
+    for first in dict.fromkeys(target[0] for target in targets):
+        group = tuple(target for target in targets if target[0] == first)
+        subset = layer.subset(first)
+        position = 0 if after is None else bisect_right(subset, after, key=key)
+        covered, stop = cover(subset, position, writes, group)
+        if stop is not None:
+            if blocked is not None:
+                blocked[targets] = key(subset[stop])
+            return None
+        until.update((t, None if at is None else key(subset[at])) for t, at in zip(group, covered, strict=True))
+    return [(Patch(t, get_path(now, t), get_path(then, t)), until[t]) for t in targets]
 
 
 def patched(root: Any, patch: Patch | None) -> Any:
@@ -79,16 +95,20 @@ def _rebuilt(node: Any, patch: Patch, depth: int) -> Any:
     return {**node, path[depth]: _rebuilt(node[path[depth]], patch, depth + 1)}
 
 
-def differences(now: Any, then: Any, lane: str, most: int = 4) -> tuple[Path, ...] | None:
-    """The paths of the lane where two roots differ, each as deep as objects with the same keys in the
-    same order lead (so that replacing the values there keeps the order); None when the roots are not
-    objects, the lane is missing from one, or they differ in more than `most` places."""
+def differences(now: Any, then: Any, lane: str | None, most: int = 4) -> tuple[Path, ...] | None:
+    """The paths of the lane (of the whole value when `lane` is None) where two roots differ, each as
+    deep as objects with the same keys in the same order lead (so that replacing the values there keeps
+    the order); None when the roots are not objects, the lane is missing from one, they differ at the
+    root itself, or in more than `most` places."""
     if not (isinstance(now, dict) and isinstance(then, dict)):
         return None
+    found: list[Path] = []
+    if lane is None:
+        apart = _walk_apart(now, then, (), found, most)
+        return tuple(found) if apart and found and () not in found else None
     new, old = now.get(lane, MISSING), then.get(lane, MISSING)
     if new is MISSING or old is MISSING:
         return None
-    found: list[Path] = []
     return tuple(found) if _walk_apart(new, old, (lane,), found, most) and found else None
 
 
@@ -183,10 +203,16 @@ def identical(a: Any, b: Any) -> bool:
     if type(a) is not type(b):
         return False
     if isinstance(a, dict):
-        return list(a) == list(b) and all(identical(a[k], b[k]) for k in a)
+        return list(a) == list(b) and _pairwise(a.values(), b.values())
     if isinstance(a, list):
-        return len(a) == len(b) and all(identical(x, y) for x, y in zip(a, b, strict=True))
+        return len(a) == len(b) and _pairwise(a, b)
     return bool(a == b)
+
+
+def _pairwise(a: Iterable[Any], b: Iterable[Any]) -> bool:
+    """`identical` item by item, of same-length items; the pairs that are the very same object (most of
+    two folds' roots: persistent values share what did not change) are skipped in C, not visited."""
+    return all(identical(x, y) for x, y in compress(zip(a, b, strict=True), map(is_not, a, b)))
 
 
 __all__ = [

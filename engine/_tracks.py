@@ -210,15 +210,16 @@ def repair(
         if index is None or message_id in work.ids or (high is not None and keys.get(message_id, -1) <= high):
             return None
         mark = marks.get(index)
-        position = bisect_right(subset, key(message_id), key=key)
-        way = patch_to(now.root, mark.root, lane, paths, subset, position, writes, appends_from(position), blocked)
+        at = key(message_id)
+        appends = appends_from(bisect_right(subset, at, key=key))
+        way = patch_to(now.root, mark.root, lane, paths, layer, at, writes, key, appends, blocked)
         if way is None:
             return None
-        found.append((index, [(patch, _until(marks, index + 1, subset, cover, keys)) for patch, cover in way]))
+        found.append((index, [(patch, _until(marks, index + 1, cover, keys)) for patch, cover in way]))
         return mark
 
     fresh: list[Checkpoint] = []
-    if not work.base and aligned and lane is not None and work.ids_at_one_key():
+    if not work.base and aligned and work.ids_at_one_key():
         # One write edited: fold up to it, and compare the fold with and without the edit right there.
         (edited,) = work.ids
         assert work.low is not None
@@ -235,10 +236,10 @@ def repair(
             if position < len(subset) and subset[position] == edited:
                 state.step(edited, writes[edited], key(edited))
                 position, previous = position + 1, edited
-            way = patch_to(state.root, then.root, lane, paths, subset, position, writes, appends_from(position))
+            way = patch_to(state.root, then.root, lane, paths, layer, work.low, writes, key, appends_from(position))
             if way is not None and isinstance(state.root, dict) and isinstance(then.root, dict):
                 later = _first_mark_from(marks, first, work.low + 1, keys)  # the old marks past the edit
-                patches = [(patch, _until(marks, later, subset, cover, keys)) for patch, cover in way]
+                patches = [(patch, _until(marks, later, cover, keys)) for patch, cover in way]
                 was, is_now = (checkpoint(now, layer, edited, len(gaps)) for now in (then, state))
                 return _splice(state, gaps, head, fresh, later, was, old, base, is_now, patches)
             if previous is not None and (after is None or key(previous) > key(after)):
@@ -250,14 +251,14 @@ def repair(
     return Fold(state if base is None else base.state, state, gaps, Marks([*head.items, *fresh], head.rebases))
 
 
-def _in_lane(write: Write, lane: str) -> bool:
+def _in_lane(write: Write, lane: str | None) -> bool:
     lanes = _index.lanes_of(write)
-    return lanes is None or lane in lanes
+    return lane is None or lanes is None or lane in lanes
 
 
-def _until(marks: Marks, start: int, subset: list[int], cover: int | None, keys: Mapping[int, int]) -> int | None:
-    """The first old mark from `start` on that the write at lane position `cover` comes before (None: none)."""
-    return None if cover is None else _first_mark_from(marks, start, keys[subset[cover]], keys)
+def _until(marks: Marks, start: int, cover: int | None, keys: Mapping[int, int]) -> int | None:
+    """The first old mark from `start` on that the write at order key `cover` comes before (None: none)."""
+    return None if cover is None else _first_mark_from(marks, start, cover, keys)
 
 
 def _same_base(old: Fold, base: Fold, lane: str | None, layer: Layer, writes: Mapping[int, Write],
@@ -267,11 +268,10 @@ def _same_base(old: Fold, base: Fold, lane: str | None, layer: Layer, writes: Ma
     one path that the instance layer keeps apart (`_patches.cover`), or in the lane's array when the instance
     layer only appends to it. None otherwise."""
     paths = [probe.path for probe in old.state.probes]
-    subset = layer.subset(lane)
-    way = patch_to(base.state.root, old.base.root, lane, paths, subset, 0, writes, appends)
+    way = patch_to(base.state.root, old.base.root, lane, paths, layer, None, writes, keys.__getitem__, appends)
     if way is None:
         return None
-    patches = [(patch, _until(old.checkpoints, 0, subset, cover, keys)) for patch, cover in way]
+    patches = [(patch, _until(old.checkpoints, 0, cover, keys)) for patch, cover in way]
     before = {probe.path: probe for probe in old.base.probes}
     after = {probe.path: probe for probe in base.state.probes}
     if not all(path in before and path in after for path in paths):

@@ -109,6 +109,38 @@ def nested_messages(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @st.composite
+def untidy_messages(draw: st.DrawFn) -> dict[str, Any]:
+    """Documents as agent runs leave them (global or instance ①): a string where an array belongs
+    (`†s.a`) and pushes onto it, keys written under an array (`†s.b.x` where `b` is one) and into its
+    elements, nested objects merged and assigned, and now and then a write with an unusable path."""
+    shape = draw(st.sampled_from(["bad", "push", "push", "push", "array", "under", "nested", "nested", "broken"]))
+    path: tuple[str, ...]
+    if shape == "bad":
+        path, method, value = ("a",), "set", draw(st.sampled_from(["oops", 3, None]))
+    elif shape == "push":
+        path, method, value = ("a",), "push", draw(scalars)
+    elif shape == "array":
+        path, method = ("b",), draw(st.sampled_from(["push", "concat", "set"]))
+        value = draw(st.lists(scalars, max_size=2)) if method != "push" else {"x": draw(scalars)}
+    elif shape == "under":
+        path = draw(st.sampled_from([("b", "x"), ("b", "0", "x"), ("b", "1"), ("b", "0")]))
+        method, value = draw(st.sampled_from(["set", "merge"])), draw(scalars)
+    else:
+        path = draw(st.sampled_from([("c",), ("c", "d"), ("c", "d", "e")]))
+        method = draw(st.sampled_from(["set", "merge", "assign", "concat"]))
+        inner = st.dictionaries(st.sampled_from(["d", "e", "f"]), scalars, max_size=2)
+        value = draw(st.one_of(scalars, st.dictionaries(st.sampled_from(["d", "e"]), inner, max_size=2)))
+    message: dict[str, Any] = {"type": "s", "s": wrap(path, value), "_outputPath": ref("s", path)}
+    if method != "set":
+        message["_outputMethod"] = method
+    if shape == "broken":
+        message["_outputPath"] = "†t.a"  # another kind: the write has a problem and is skipped
+    if draw(st.booleans()):
+        message["_instance"] = "1"
+    return message
+
+
+@st.composite
 def edits(draw: st.DrawFn, size: int, new: st.SearchStrategy[dict[str, Any]] | None = None) -> Any:
     """An edit that is valid for a context of `size` messages (new messages drawn from `new`)."""
     fresh = messages() if new is None else new

@@ -17,6 +17,7 @@ from incremental_strategies import (
     expressions,
     messages,
     nested_messages,
+    untidy_messages,
     watch_lists,
 )
 
@@ -97,6 +98,20 @@ def test_watches_of_nested_fields_follow_every_edit(
     watches = [("†s.a", None), ("†s.a.b", "1"), ("†s.a.b.c", "1"), ("†s.a.d || †s.a", "1"), ("†s", "1")]
     with checkpoints_every(spacing):
         _follow_edits(document, watches, data, nested_messages())
+
+
+@pytest.mark.parametrize("spacing", [1, 3])
+@settings(max_examples=150, deadline=None)
+@given(document=st.lists(untidy_messages(), max_size=30), data=st.data())
+def test_watches_of_untidy_documents_follow_every_edit(
+    spacing: int, document: list[dict[str, Any]], data: st.DataObject
+) -> None:
+    """Conflicts (pushes onto a string, keys under an array, unusable paths) and whole-kind watches: after
+    every edit each watch's value, sources and every diagnostic equal a fresh fold."""
+    watches = [("†s", None), ("†s", "1"), ("†s.a", None), ("†s.a || †s.a", "1"), ("†s.b.x", "1"),
+               ("†s.b.0 && †s.c.d", None), ("†s.c.d.e || †s", "1"), ("†s.a.0 || †s.b", None)]
+    with checkpoints_every(spacing):
+        _follow_edits(document, watches, data, untidy_messages())
 
 
 def _follow_edits(
