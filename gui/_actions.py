@@ -70,6 +70,7 @@ def build_actions(window: MainWindow) -> dict[str, QAction]:
         actions[name].setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
     window.menu("Edit").addSeparator()
     add("find", "Edit", "&Filter Messages", _focus(window.timeline.filter_box), Key.Find, "filter")
+    add("goto", "Edit", "&Go to Message…", window.go_to_dialog, "Ctrl+G")
     add("watch", "Edit", "&Pin Watch…", _focus(window.watches.entry), "Ctrl+Shift+W", "watch")
 
     view = window.menu("View")

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QHBoxLayout,
     QHeaderView,
+    QLabel,
     QLineEdit,
     QSplitter,
     QTableView,
@@ -24,46 +26,11 @@ from PySide6.QtWidgets import (
 
 from ._theme import icon
 from ._timeline_delegate import TimelineDelegate, row_height
-from ._timeline_model import InstanceRole, KindRole, SummaryRole, TimelineModel, TypeRole
+from ._timeline_model import TimelineModel
+from ._timeline_search import FilteredTimeline, Haystacks, Query, TimelineSearch
 
 _Index = QModelIndex | QPersistentModelIndex
-
-
-class TimelineFilter(QSortFilterProxyModel):
-    """Keeps the rows that match every word of the filter: `kind:K`, `instance:I` (or `@I`), or text."""
-
-    def __init__(self, parent: Any = None) -> None:
-        super().__init__(parent)
-        self._kinds: list[str] = []
-        self._instances: list[str] = []
-        self._words: list[str] = []
-
-    def set_query(self, query: str) -> None:
-        self.beginFilterChange()
-        kinds, instances, words = [], [], []
-        for token in query.split():
-            lowered = token.lower()
-            if lowered.startswith("kind:"):
-                kinds.append(lowered[5:])
-            elif lowered.startswith(("instance:", "@")):
-                instances.append(token.split(":", 1)[1] if ":" in token else token[1:])
-            else:
-                words.append(lowered)
-        self._kinds, self._instances, self._words = kinds, instances, words
-        self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
-
-    def filterAcceptsRow(self, source_row: int, source_parent: _Index) -> bool:
-        if source_parent.isValid():
-            return True  # calls follow their plan
-        index = self.sourceModel().index(source_row, 0)
-        kind = str(index.data(KindRole)).lower()
-        kinds = (kind, str(index.data(TypeRole)).lower())
-        if self._kinds and not any(k in kinds for k in self._kinds):
-            return False
-        if self._instances and str(index.data(InstanceRole)) not in self._instances:
-            return False
-        text = f"{kind} {index.data(SummaryRole)}".lower()
-        return all(word in text for word in self._words)
+DEBOUNCE_MS = 150  # the filter is searched once typing pauses this long
 
 
 class TimelinePanel(QWidget):
@@ -75,11 +42,21 @@ class TimelinePanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._model: TimelineModel | None = None
-        self._filter = TimelineFilter(self)
-        self.filter_box = QLineEdit(placeholderText="Filter — kind:state @① or any text")
+        self._haystacks: Haystacks | None = None
+        self._filter = FilteredTimeline(self)
+        self._filter.staleResult.connect(self._search_now)
+        self.search = TimelineSearch(self)
+        self.search.progress.connect(self._search_progress)
+        self.search.finished.connect(self._search_finished)
+        self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
+        self._debounce.timeout.connect(self._search_now)
+        self.filter_box = QLineEdit(placeholderText="Filter — kind:state @① or any text, in values too")
         self.filter_box.setClearButtonEnabled(True)
         self.filter_box.addAction(icon("filter"), QLineEdit.ActionPosition.LeadingPosition)
         self.filter_box.textChanged.connect(self._filter_changed)
+        self.filter_status = QLabel()
+        self.filter_status.setObjectName("filterStatus")
+        self.filter_status.hide()
         self.table = QTableView()
         self.table.setObjectName("timeline")
         self._delegate = TimelineDelegate(self.table)
@@ -121,28 +98,46 @@ class TimelinePanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.setSpacing(4)
-        layout.addWidget(self.filter_box)
+        top = QHBoxLayout()
+        top.setContentsMargins(0, 0, 0, 0)
+        top.addWidget(self.filter_box, 1)
+        top.addWidget(self.filter_status)
+        layout.addLayout(top)
         layout.addWidget(splitter)
 
     # -- model -----------------------------------------------------------------------------------
 
     def set_model(self, model: TimelineModel) -> None:
+        if self._model is not None:
+            for signal in (self._model.rowsInserted, self._model.rowsRemoved):
+                signal.disconnect(self._model_changed)
+        if self._haystacks is not None:
+            self._haystacks.detach()
         self._model = model
-        # The proxy follows the model only while a filter is typed: otherwise each insertion would make it
-        # filter every row again.
-        self._filter.setSourceModel(model if self._filter_active() else None)  # type: ignore[arg-type]
+        self._haystacks = Haystacks(model)
+        for signal in (model.rowsInserted, model.rowsRemoved):
+            signal.connect(self._model_changed)
+        # The filtered rows follow the model only while a filter is shown: otherwise each edit would pay for it.
+        self._filter.setSourceModel(None)
+        self.search.cancel()
         self._detach_calls()
         model.rowsAboutToBeRemoved.connect(self._rows_leaving)
-        self._show(self._filter if self._filter_active() else model, keep_current=False)
+        self._show(model, keep_current=False)
+        self._filter_changed(self.filter_box.text())
 
     def model(self) -> TimelineModel | None:
         return self._model
 
-    def _filter_active(self) -> bool:
-        return bool(self.filter_box.text().strip())
+    def query(self) -> Query:
+        """The query the shown rows match (empty: every row is shown)."""
+        return self._filter.query if self.table.model() is self._filter else Query()
+
+    def is_searching(self) -> bool:
+        """A query is typed but its result is not shown yet (waiting for typing to pause, or searching)."""
+        return self._debounce.isActive() or self.search.is_busy()
 
     def _show(self, model: Any, keep_current: bool = True) -> None:
-        # The proxy is only in the way while a filter is typed: unfiltered, the table reads the model directly.
+        # The filtered rows are only in the way while a filter is typed: unfiltered, the table reads the model.
         if self.table.model() is model:
             return
         current = self.current_index() if keep_current else QModelIndex()
@@ -152,19 +147,52 @@ class TimelinePanel(QWidget):
             self.set_current(current)
 
     def _filter_changed(self, text: str) -> None:
+        """Typing restarts the pause; an emptied box shows every row at once."""
         if self._model is None:
             return
-        current = self.current_index()
-        if text.strip():
-            if self._filter.sourceModel() is not self._model:
-                self._filter.setSourceModel(self._model)
-            self._filter.set_query(text)
-            self._show(self._filter, keep_current=False)
-        else:
+        if Query.parse(text):
+            self._debounce.start()
+            return
+        self._debounce.stop()
+        self.search.cancel()
+        self.filter_status.hide()
+        if self.table.model() is self._filter:
+            current = self.current_index()
             self._show(self._model, keep_current=False)
-            self._filter.setSourceModel(None)  # type: ignore[arg-type]
+            self._filter.setSourceModel(None)
+            if current.isValid():
+                self.set_current(current)
+
+    def _search_now(self) -> None:
+        self._debounce.stop()
+        query = Query.parse(self.filter_box.text())
+        if self._model is None or self._haystacks is None or not query:
+            return
+        self.filter_status.setText("Searching…")
+        self.filter_status.show()
+        self.search.start(self._haystacks, self._model, query)
+
+    def _model_changed(self, parent: QModelIndex, *_rows: int) -> None:
+        # The search under way counted rows that have moved: start it again (the shown rows follow by themselves).
+        if self.search.is_busy() and not parent.isValid():
+            self._search_now()
+
+    def _search_progress(self, done: int, total: int) -> None:
+        self.filter_status.setText(f"Searching… {100 * done // max(total, 1)}%")
+
+    def _search_finished(self, query: Query, rows: list[int]) -> None:
+        if self._model is None or self._haystacks is None or query != Query.parse(self.filter_box.text()):
+            return  # typed over since: a newer search follows
+        current = self.current_index()
+        if self._filter.sourceModel() is not self._model:
+            self._filter.setSourceModel(self._model)
+        self._filter.set_result(self._haystacks, query, rows)
+        self._show(self._filter, keep_current=False)
         if current.isValid():
             self.set_current(current)
+        total = self._model.rowCount()
+        self.filter_status.setText(f"{len(rows):,} of {total:,}")
+        self.filter_status.setToolTip(f"{len(rows):,} of the {total:,} rows match the filter")
 
     # -- selection -------------------------------------------------------------------------------
 
@@ -183,6 +211,12 @@ class TimelinePanel(QWidget):
             return
         self.table.setCurrentIndex(index)
         self.table.scrollTo(index)
+
+    def reveal(self, index: _Index) -> None:
+        """Select a row like `set_current`, clearing the filter first when it hides the row."""
+        if self.table.model() is self._filter and not self._filter.mapFromSource(index).isValid():
+            self.filter_box.clear()
+        self.set_current(index)
 
     def _current_row_changed(self, current: QModelIndex, previous: QModelIndex) -> None:
         source = self._filter.mapToSource(current) if current.model() is self._filter else current

@@ -120,6 +120,10 @@ class TimelineModel(QAbstractItemModel):
         internal = _SOLUTION if prow == self._count() else self._context.id_at(self._message(prow))
         return self.createIndex(row, 0, internal)
 
+    def row_index(self, row: int) -> QModelIndex:
+        """The index of top-level `row`, unchecked: for the filtered rows, which know it exists (and ask often)."""
+        return self.createIndex(row, 0, _TOP)
+
     def parent(self, child: _Index = _ROOT) -> QModelIndex:  # type: ignore[override]
         if not child.isValid() or child.internalId() == _TOP:
             return QModelIndex()

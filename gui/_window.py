@@ -11,7 +11,16 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, QModelIndex, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication
-from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMenu, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QInputDialog,
+    QLabel,
+    QMainWindow,
+    QMenu,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from contextdeck.engine import Context, Edit, Insert, Move, Remove, Replace
 
@@ -94,8 +103,8 @@ class MainWindow(QMainWindow):
 
         self.timeline.currentChanged.connect(self._current_changed)
         self.timeline.callActivated.connect(self._show_item)
-        self.state_view.jumpRequested.connect(self.select_message)
-        self.watches.jumpRequested.connect(self.select_message)
+        self.state_view.jumpRequested.connect(self.go_to)
+        self.watches.jumpRequested.connect(self.go_to)
         self.editor.message_edited.connect(self._editor_edited)
         self.session.documentReplaced.connect(self._document_replaced)
         # Bound methods, never lambdas: Qt drops these connections when the window is destroyed.
@@ -135,6 +144,26 @@ class MainWindow(QMainWindow):
         """Select message `index` in the timeline (this moves the time cursor there)."""
         if self._model is not None and 0 <= index < len(self.context()):
             self.timeline.set_current(self._model.index(index, 0))
+
+    def go_to(self, index: int) -> None:
+        """Select message `index`, clearing a timeline filter that hides it (Go to Message, jumps from views)."""
+        if self._model is not None and 0 <= index < len(self.context()):
+            self.timeline.reveal(self._model.index(index, 0))
+
+    def go_to_dialog(self) -> None:
+        """Ask for a message number (Ctrl+G) and go there."""
+        count = len(self.context())
+        if not count:
+            return
+        dialog = QInputDialog(self)
+        dialog.setWindowTitle("Go to Message")
+        dialog.setInputMode(QInputDialog.InputMode.IntInput)
+        dialog.setLabelText(f"Message number (0 to {count - 1}):")
+        dialog.setIntRange(0, count - 1)
+        dialog.setIntValue(self.selected_message() or 0)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.intValueSelected.connect(self.go_to)
+        dialog.open()
 
     def selected_message(self) -> int | None:
         """The index of the selected message, or None."""

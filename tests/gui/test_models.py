@@ -11,7 +11,6 @@ from PySide6.QtCore import QModelIndex, Qt
 from contextdeck.engine import Context, Form, Insert, Move, Remove, Replace, load_document
 from contextdeck.gui._message_editor._model import with_body, with_payload
 from contextdeck.gui._state import StateModel
-from contextdeck.gui._timeline import TimelineFilter
 from contextdeck.gui._timeline_model import InstanceRole, ItemRole, KindRole, TimelineModel
 from contextdeck.gui._watches import WatchModel, parse_pin
 
@@ -63,17 +62,6 @@ def test_a_drop_asks_for_a_move_and_changes_nothing_itself(qtbot: Any) -> None:
                                       QModelIndex())
     assert blocker.args == [0, 2]
     assert context[0]["type"] == "text"
-
-
-def test_the_filter_matches_kind_instance_and_text(qtbot: Any) -> None:
-    """`kind:state`, `@①` and free words each narrow the rows."""
-    proxy = TimelineFilter()
-    proxy.setSourceModel(TimelineModel(small_context()))
-    counts = {}
-    for query in ("kind:state", "@①", "instance:①", "hi", "kind:plan b", ""):
-        proxy.set_query(query)
-        counts[query] = proxy.rowCount()
-    assert counts == {"kind:state": 2, "@①": 1, "instance:①": 1, "hi": 1, "kind:plan b": 1, "": 4}
 
 
 def test_state_model_obeys_qt_rules(qtmodeltester: Any, examples: Path) -> None:

@@ -312,6 +312,7 @@ def test_the_hooks_for_other_panels(window: MainWindow) -> None:
 def test_the_filter_box_narrows_the_timeline(qtbot: Any, window: MainWindow) -> None:
     """Typing `kind:state` leaves the two state messages; selecting one still selects the real message."""
     qtbot.keyClicks(window.timeline.filter_box, "kind:state")
+    qtbot.waitUntil(lambda: not window.timeline.is_searching())
     table = window.timeline.table
     assert table.model().rowCount() == 2
     table.setCurrentIndex(table.model().index(1, 0))
