@@ -42,12 +42,13 @@ from ._methods import Conflict, deep_merge, write_at
 from ._outputs import error_message, fixed_clock, output_messages, utc_now
 from ._plan import Graph
 from ._registry import ToolLoadError, load_tools
+from ._record import CallRecord, Entry, Record, digest, read_record
 from ._render import LLMMessage, render, render_text
 from ._request import ComposedTool, Request, compose_request
 from ._resolution import Diagnostic, Indices, Resolution
 from ._scopes import scoped_indices
 from ._state import CursorState, IdentityState
-from ._status import OPEN, SETTLED, CallState, Decision, Status, TickReport
+from ._status import OPEN, SETTLED, CallState, Decision, Stale, Status, TickReport
 from ._tools import ToolDefinition, merged_tools, pending_calls, tool_definitions, unknown_references
 from ._view import ContextView, Messages
 
@@ -64,6 +65,7 @@ __all__ = [
     "BlameEntry",
     "CallAnalysis",
     "CallPlan",
+    "CallRecord",
     "CallState",
     "ComposedTool",
     "Conflict",
@@ -75,6 +77,7 @@ __all__ = [
     "Document",
     "DocumentError",
     "Edit",
+    "Entry",
     "Execution",
     "Expression",
     "ExpressionError",
@@ -91,12 +94,14 @@ __all__ = [
     "Move",
     "Parameter",
     "Problem",
+    "Record",
     "Reference",
     "Remove",
     "Replace",
     "Request",
     "Resolution",
     "Shape",
+    "Stale",
     "Status",
     "TickReport",
     "ToolDefinition",
@@ -109,6 +114,7 @@ __all__ = [
     "classify",
     "compose_request",
     "deep_merge",
+    "digest",
     "error_message",
     "find_expressions",
     "fixed_clock",
@@ -129,6 +135,7 @@ __all__ = [
     "payload_of",
     "pending_calls",
     "plan_call",
+    "read_record",
     "render",
     "render_text",
     "scoped_indices",

@@ -180,12 +180,15 @@ def missing_reads(context: Context, plan: CallPlan, skip: frozenset[str] = froze
     return tuple(missing)
 
 
-def resolve_call(context: Context, plan: CallPlan) -> dict[str, Any]:
-    """The call with its parameters and `_output` resolved for its instance (a deep copy; `††` unescaped)."""
+def resolve_call(context: Context, plan: CallPlan, at: int | None = None) -> dict[str, Any]:
+    """The call with its parameters and `_output` resolved for its instance (a deep copy; `††` unescaped).
+
+    `at`: as of the first `at` messages (None: all of them).
+    """
     def resolve(value: Any) -> Any:
         if isinstance(value, str):
             if is_expression(value):
-                return copy.deepcopy(context.resolve(value, instance=plan.instance).value)
+                return copy.deepcopy(context.resolve(value, instance=plan.instance, at=at).value)
             return unescape(value)
         if isinstance(value, dict):
             return {key: resolve(item) for key, item in value.items()}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import time
 from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
@@ -31,11 +32,12 @@ from ._errors import ExpressionError
 from ._expressions import find_expressions, parse_expression
 from ._groups import Unit, flatten
 from ._messages import MISSING
-from ._outputs import Clock, OutputError, check_json, error_message, utc_now
-from ._patterns import Settle, run_pattern
-from ._plan import Graph, feeds
-from ._running import Outcome, conclude, failure, invoke, perform, prepare
-from ._status import OPEN, SETTLED, Approver, CallState, Decision, Status, TickReport
+from ._outputs import Clock, OutputError, check_json, error_message, run_record_message, utc_now
+from ._patterns import run_pattern
+from ._plan import Graph, feeds, reads_own_writes
+from ._record import Record, digest, read_record
+from ._running import Outcome, Timer, conclude, failure, inputs_of, invoke, perform, prepare, started_audit
+from ._status import OPEN, SETTLED, Approver, CallState, Decision, Stale, Status, TickReport
 from ._tools import merged_tools, pending_calls
 
 
@@ -50,6 +52,9 @@ def is_approval(path: str) -> bool:
 
 class Execution:
     """The calls of a document's solution (else its last plan), run against its context.
+
+    Whether a call has run, and how, is read from the context's run record (`_record`) at every refresh:
+    the object holds only what is under way (running tasks, errors of the tick not yet appended).
 
     Signals: `status_changed(CallState)`, `message_appended(context index, index of the call it is from)`,
     `tick_finished(TickReport)`, `background_finished(CallState)` (a fire-and-forget run ended).
@@ -71,6 +76,7 @@ class Execution:
         timeout: float = 60.0,
         approver: Approver | None = None,
         breakpoints: Iterable[int | str] = (),
+        timer: Timer = time.perf_counter,
     ) -> None:
         if isinstance(source, Document):
             self.context = source.context
@@ -82,6 +88,7 @@ class Execution:
         self.code_tools = dict(tools or {})
         self.clock = clock
         self.timeout = timeout
+        self.timer = timer  # measures each run's `_run.seconds`
         self.approver = approver
         self.breakpoints: set[int | str] = set(breakpoints)
         self._tasks: dict[int, asyncio.Future[Any]] = {}
@@ -93,9 +100,10 @@ class Execution:
     # -- set-up --------------------------------------------------------------------------------
 
     def reset(self) -> None:
-        """Forget every run and read the calls again (restore the context first to start over).
+        """Read the calls again and derive every status from the context's run record.
 
-        Refused during a tick: `cancel()` and let the tick end first.
+        To start over, restore the context first (remove the outputs). Refused during a tick: `cancel()`
+        and let the tick end first.
         """
         if self._ticking:
             raise RuntimeError("cannot reset during a tick: cancel() it and let it end first")
@@ -105,42 +113,38 @@ class Execution:
         self._tasks, self._background = {}, {}
         entries, self.plan_index = pending_calls(self.context, self.solution)
         calls, self.units = flatten(entries)
+        self.calls: list[Any] = calls  # as written: what the record matches against
         self._unit_of = {index: unit for unit in self.units for index in unit.members}
         self._tools = merged_tools(self.context, self.code_tools)
         self.plans = [plan_call(i, call, self._tools, self.activities) for i, call in enumerate(calls)]
         self._graph = Graph.of(self.plans)
         self._states = [CallState(i, call) for i, call in enumerate(calls)]
-        self._problems: dict[int, tuple[Problem, ...]] = {}  # found before running (see `problems`)
-        self._planning = True  # failures now are problems of the plan, not of a run
         self._provided: dict[int, Any] = {}
         self._errors: list[tuple[int, dict[str, Any]]] = []
         self._resume: int | None = None
+        self._again: dict[int, frozenset[int]] = {}  # re-run: the record messages of earlier runs to leave out
+        self._structural: dict[int, list[Problem]] = {}
         for plan in self.plans:
             problems = list(plan.problems) or self._literal_problems(plan)
             if problems:
-                self._fail(plan.index, problems)
+                self._structural[plan.index] = problems
         self._check_groups()
         self.refused = tuple(self._graph.cycles())
         for cycle in self.refused:
             text = self._graph.describe_cycle(cycle, self.plans)
             for index in cycle:
-                self._fail(index, [Problem("cycle", text)])
-        self._planning = False
+                self._structural.setdefault(index, []).append(Problem("cycle", text))
         self._refresh()
 
     def problems(self, index: int) -> tuple[Problem, ...]:
         """What keeps call `index` from running, found before anything ran: its structure, literal
         parameters, its group, a cycle (the call is failed; its first problem is its `error`)."""
-        return self._problems.get(index, ())
+        return tuple(self._structural.get(index, ()))
 
     @property
     def graph(self) -> Graph:
         """Who feeds whom among the calls (`Graph.feeders`) and the cycles that refuse the plan."""
         return self._graph
-
-    def refresh(self) -> None:
-        """Judge the open calls again against the context as it is now (after an edit made from outside)."""
-        self._refresh()
 
     def describe_cycle(self, cycle: tuple[int, ...]) -> str:
         """A refused cycle in words: its calls and the paths that link them."""
@@ -163,12 +167,7 @@ class Execution:
                 text = f"calls of one {unit.pattern!r} group run together and cannot feed each other: " + ", ".join(
                     f"call {a} feeds call {b}" for a, b in linked)
                 for i in unit.members:
-                    if self._states[i].status is not Status.FAILED:
-                        self._fail(i, [Problem("group", text)])
-            elif unit.pattern == "all" and any(self._states[i].status is Status.FAILED for i in unit.members):
-                for i in unit.members:
-                    if self._states[i].status is not Status.FAILED:
-                        self._set(i, status=Status.CANCELLED)
+                    self._structural.setdefault(i, [Problem("group", text)])
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -178,6 +177,15 @@ class Execution:
 
     def state(self, index: int) -> CallState:
         return self._states[index]
+
+    @property
+    def record(self) -> Record:
+        """The run record as of the last refresh: which calls ran, with which messages and audit."""
+        return self._record
+
+    def refresh(self) -> None:
+        """Read the record and readiness again after the context was edited (Step and Continue do it too)."""
+        self._refresh()
 
     def ready(self) -> list[int]:
         """The calls that would start now, in plan order (group members together)."""
@@ -197,14 +205,22 @@ class Execution:
             self._states[index] = new
             self.status_changed.emit(new)
 
-    def _fail(self, index: int, problems: list[Problem], *, report: bool = True) -> None:
-        if self._planning:
-            self._problems[index] = (*self._problems.get(index, ()), *problems)
+    def _fail(self, index: int, problems: list[Problem], *, report: bool = True,
+              audit: dict[str, Any] | None = None) -> None:
         first = problems[0]
-        self._set(index, status=Status.FAILED, waiting_for=(), error={"type": first.type, "message": first.message})
+        status = Status.CANCELLED if first.type == "cancelled" else Status.FAILED
+        self._set(index, status=status, waiting_for=(), error={"type": first.type, "message": first.message})
         if report:
             call = self._states[index].call
-            self._errors.extend((index, error_message(call, p.type, p.message, self.clock)) for p in problems)
+            run = {**self._identity(index), **(audit or {})}
+            self._errors.extend((index, error_message(call, p.type, p.message, self.clock, run)) for p in problems)
+
+    def _identity(self, index: int) -> dict[str, Any]:
+        """What ties a record message to its call: its position, and the call as planned when an approval edited it."""
+        identity: dict[str, Any] = {"call": index}
+        if self.plans[index].call is not self.calls[index]:
+            identity["planned"] = self.calls[index]
+        return identity
 
     def _readiness(self, index: int) -> tuple[Status, tuple[str, ...]]:
         plan = self.plans[index]
@@ -240,12 +256,50 @@ class Execution:
         return False
 
     def _refresh(self) -> None:
+        ignore = frozenset().union(*self._again.values()) if self._again else frozenset()
+        self._record = read_record(self.context, self.calls, self.plan_index, ignore)
+        reported = {index for index, _ in self._errors}
+        for index, problems in self._structural.items():  # found before running: reported unless recorded
+            if index not in reported and self._record.of(index) is None:
+                self._fail(index, problems)
+                reported.add(index)
+        for unit in self.units:
+            # A group that ran is over for all its members: the losers and discarded ones are cancelled.
+            # A member refused before running does not end an `any` or a `race`: the others may still win.
+            forgiving = unit.pattern in ("any", "race")
+            settled = any((self._record.of(i) is not None or i in reported)
+                          and not (forgiving and i in self._structural) for i in unit.members)
+            for index in unit.members:
+                self._derive(index, reported, group_settled=settled and unit.pattern != "one")
         if self.refused:
             return  # a refused plan runs nothing: its other calls stay pending
         for state in self._states:
             if state.status in OPEN:
                 status, paths = self._readiness(state.index)
                 self._set(state.index, status=status, waiting_for=paths)
+
+    def _derive(self, index: int, reported: set[int], *, group_settled: bool) -> None:
+        """A call's status from the record; only what is under way is taken from memory."""
+        state = self._states[index]
+        if state.status is Status.RUNNING or index in self._background or index in reported:
+            return
+        found = self._record.of(index)
+        if found is not None:
+            error = found.error
+            if error is not None:
+                status = Status.CANCELLED if error.get("type") == "cancelled" else Status.FAILED
+                self._set(index, status=status, waiting_for=(), error=error, outputs=())
+            elif self.plans[index].mode is Mode.EXPLICIT and self.plans[index].destinations is None:
+                finished = state.finished or state.status is not Status.FIRE_AND_FORGET
+                self._set(index, status=Status.FIRE_AND_FORGET, waiting_for=(), finished=finished)
+            else:
+                self._set(index, status=Status.DONE, waiting_for=(), error=None, outputs=found.outputs)
+        elif group_settled:  # a member that failed and was forgiven keeps its error until the group is undone
+            if state.status is not Status.FAILED:
+                self._set(index, status=Status.CANCELLED, waiting_for=())
+        elif state.status not in OPEN:  # its record was removed (an undo): it has not run
+            self._set(index, status=Status.PENDING, waiting_for=(), error=None, outputs=(), result=None,
+                      finished=False)
 
     def _ready_units(self) -> list[Unit]:
         if self.refused:
@@ -268,6 +322,8 @@ class Execution:
 
         A step is a tick of its own: its errors are appended when it ends. Breakpoints do not stop a step.
         """
+        if not self._ticking:
+            self._refresh()  # the context may have been edited since (an approval, an undo)
         if index is not None and index not in self.ready():
             state = self._states[index]
             raise ValueError(f"call {index} is not ready: it is {state.status}")
@@ -386,15 +442,18 @@ class Execution:
 
     async def _perform(self, index: int) -> Outcome:
         provided = self._provided.get(index, MISSING)
-        return await perform(self.plans[index], self.context, self.clock, self.timeout, provided)
+        return await perform(self.plans[index], self.context, self.clock, self.timeout, provided,
+                             self._identity(index), self.timer)
 
     def _fire_and_forget(self, plan: CallPlan) -> None:
-        """Run, don't wait, drop the result, record the run (SPEC 6.6)."""
+        """Run, don't wait, drop the result; a run record says it started (SPEC 6.6)."""
         resolved, problem = prepare(plan, self.context)
         if problem is not None:
             self._fail(plan.index, [problem])
             return
-        self._set(plan.index, status=Status.FIRE_AND_FORGET, waiting_for=())
+        self._set(plan.index, status=Status.FIRE_AND_FORGET, waiting_for=(), finished=False)
+        self._append(run_record_message(plan.call, self.clock,
+                                        started_audit(self._identity(plan.index), resolved, self.clock)), plan.index)
 
         generation = self._generation
 
@@ -418,11 +477,12 @@ class Execution:
     def _finish(self, unit: Unit, task: asyncio.Future[Any]) -> None:
         for index in unit.members:
             self._tasks.pop(index, None)
-        if task.cancelled():
-            settles: list[Settle] = [(i, None, True) for i in unit.members if self._states[i].status is Status.RUNNING]
-        else:
-            settles = task.result()
-        for index, outcome, keep in settles:
+        if task.cancelled():  # cancel(): recorded, so that it does not start again by itself
+            for index in unit.members:
+                if self._states[index].status is Status.RUNNING:
+                    self._fail(index, [Problem("cancelled", "cancelled while running")])
+            return
+        for index, outcome, keep in task.result():
             self._settle(index, outcome, keep)
 
     def _settle(self, index: int, outcome: Outcome | None, keep: bool) -> None:
@@ -430,7 +490,7 @@ class Execution:
             self._set(index, status=Status.CANCELLED)
         elif outcome.error is not None:
             # A failure the plan has a branch for is written there instead of an error message (012).
-            self._fail(index, [Problem(*outcome.error)], report=keep and not outcome.messages)
+            self._fail(index, [Problem(*outcome.error)], report=keep and not outcome.messages, audit=outcome.audit)
             ids = tuple(self._append(message, index) for message in outcome.messages) if keep else ()
             self._set(index, result=outcome.result, outputs=ids)
         elif not keep:
@@ -485,12 +545,56 @@ class Execution:
         self._refresh()
         unit = next(u for u in self.units if index in u.members)
         if unit.pattern == "one" and self._states[index].status is Status.READY:
-            _, problem = prepare(plan, self.context)
-            outcome = conclude(plan, value, self.clock) if problem is None else Outcome(
-                index, error=(problem.type, problem.message))
+            resolved, problem = prepare(plan, self.context)
+            audit = started_audit(self._identity(index), resolved, self.clock)
+            outcome = conclude(plan, value, self.clock, audit) if problem is None else Outcome(
+                index, error=(problem.type, problem.message), audit=audit)
             self._settle(index, outcome, True)
             self._end_tick([index], None)
         return self._states[index]
+
+    def rerun(self, indices: Iterable[int], *, dependents: bool = True) -> tuple[int, ...]:
+        """Let calls that ran run again: their earlier outputs stay, and the new ones shadow them in the fold.
+
+        A group runs again whole. With `dependents`, so does every call that ran on what they write.
+        Returns the calls now pending again.
+        """
+        chosen = {member for index in indices for member in self._unit_of[index].members}
+        if dependents:
+            readers: dict[int, set[int]] = {}
+            for reader, feeders in self._graph.feeders.items():
+                for writer in feeders:
+                    readers.setdefault(writer, set()).add(reader)
+            todo = list(chosen)
+            while todo:
+                for reader in readers.get(todo.pop(), ()):
+                    for member in self._unit_of[reader].members:
+                        if member not in chosen and self._record.of(member) is not None:
+                            chosen.add(member)
+                            todo.append(member)
+        for index in chosen:
+            found = self._record.of(index)
+            if found is not None:
+                self._again[index] = self._again.get(index, frozenset()) | {e.message_id for e in found.entries}
+        self._refresh()
+        return tuple(sorted(i for i in chosen if self._states[i].status in OPEN))
+
+    def stale(self) -> list[Stale]:
+        """The calls that ran with inputs other than the ones they would receive now (or were edited since)."""
+        found: list[Stale] = []
+        for index, recorded in sorted(self._record.calls.items()):
+            if self._states[index].status in (Status.RUNNING, *OPEN):
+                continue
+            audit = recorded.audit
+            if "digest" not in audit and not recorded.edited:
+                continue  # written before inputs were recorded: nothing to compare with
+            plan = self.plans[index]
+            # A call reading its own destination is compared as of just before its own latest write.
+            at = recorded.last[0].position if reads_own_writes(plan) else None
+            now = inputs_of(resolve_call(self.context, plan, at=at))
+            if recorded.edited or digest(now) != audit.get("digest"):
+                found.append(Stale(index, audit.get("inputs"), now, recorded.edited))
+        return found
 
     def cancel(self, index: int | None = None) -> None:
         """Cancel the running call `index` (its whole group), or everything running and in the background."""

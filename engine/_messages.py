@@ -9,7 +9,8 @@ from typing import Any
 from ._errors import ExpressionError
 from ._expressions import parse_expression
 
-AUDIT_KEYS = ("_call", "_date", "_outputMethod", "_outputPath")
+AUDIT_KEYS = ("_call", "_date", "_outputMethod", "_outputPath", "_run")
+RECORD_TYPE = "_run"  # a run record: a call ran and wrote nothing (audit only, docs/format.md §9)
 METHODS = ("set", "merge", "assign", "push", "concat")
 _NOT_PAYLOAD = frozenset(("type", "schema", "description"))
 
@@ -23,11 +24,12 @@ class Form(StrEnum):
     PLAN = "plan"
     ADVISOR = "advisor"  # a persona whose advice the solution gives first (017); not data
     PRESET = "preset"  # settings of the model call (001's "LLM config"); never shown to the model
+    RECORD = "record"  # a run record (`{"type": "_run"}`): audit only, never data nor shown to the model
 
 
 # The message types that are not data; every other `type` names a kind of data (SPEC 2).
 FORMS = {"text": Form.TEXT, "system": Form.TEXT, "tool": Form.TOOL, "plan": Form.PLAN,
-         "advisor": Form.ADVISOR, "preset": Form.PRESET}
+         "advisor": Form.ADVISOR, "preset": Form.PRESET, RECORD_TYPE: Form.RECORD}
 
 
 class _Missing:

@@ -9,7 +9,7 @@ from typing import Any
 
 from ._calls import CallPlan, Mode
 from ._expressions import Reference
-from ._messages import MISSING, get_path, kind_of, payload_of
+from ._messages import MISSING, RECORD_TYPE, get_path, kind_of, payload_of
 
 Clock = Callable[[], str]
 Message = dict[str, Any]
@@ -75,7 +75,7 @@ def is_message(result: Any) -> bool:
     return isinstance(result, dict) and isinstance(result.get("type"), str)
 
 
-def _audit(plan: CallPlan, destination: Reference | None, clock: Clock) -> Message:
+def _audit(plan: CallPlan, destination: Reference | None, clock: Clock, run: Message | None) -> Message:
     audit: Message = {}
     if plan.instance is not None:
         audit["_instance"] = plan.call["_instance"]
@@ -85,38 +85,48 @@ def _audit(plan: CallPlan, destination: Reference | None, clock: Clock) -> Messa
         audit["_outputMethod"] = plan.method
     if destination is not None:
         audit["_outputPath"] = str(destination)
+    if run is not None:
+        audit["_run"] = run
     return audit
 
 
-def output_messages(plan: CallPlan, result: Any, clock: Clock) -> list[Message]:
-    """The messages that write `result` to the call's destinations (SPEC 6.5)."""
+def output_messages(plan: CallPlan, result: Any, clock: Clock, run: Message | None = None) -> list[Message]:
+    """The messages that write `result` to the call's destinations (SPEC 6.5); `run` is their `_run` audit."""
     if plan.destinations is None:
         return []
     check_json(result, "result")
     if plan.mode is Mode.EXPLICIT and is_message(result):  # a latent `_output` is always a plain value
-        return [_adopt(plan, _plain(result), clock)]
-    return _written(plan, plan.destinations.alternatives[0], result, clock)  # `a || b`: a plain value to `a`
+        return [_adopt(plan, _plain(result), clock, run)]
+    return _written(plan, plan.destinations.alternatives[0], result, clock, run)  # `a || b`: a plain value to `a`
 
 
-def _written(plan: CallPlan, alternative: tuple[Reference, ...], value: Any, clock: Clock) -> list[Message]:
+def _written(plan: CallPlan, alternative: tuple[Reference, ...], value: Any, clock: Clock,
+             run: Message | None) -> list[Message]:
     value = _plain(value)
     return [
-        {"type": "data", "kind": ref.kind, "data": wrap(ref.path, value), **_audit(plan, ref, clock)}
+        {"type": "data", "kind": ref.kind, "data": wrap(ref.path, value), **_audit(plan, ref, clock, run)}
         for ref in alternative  # `a && b`: the same value to each
     ]
 
 
-def failure_messages(plan: CallPlan, error: dict[str, str], clock: Clock) -> list[Message]:
+def failure_messages(plan: CallPlan, error: dict[str, str], clock: Clock, run: Message | None = None) -> list[Message]:
     """A run-time failure written to the call's last branch of `a || b` (012: the engine fills †state.error).
 
     Empty when the output path has no second branch: the failure is then an error message (SPEC 6.7).
+    The `_run` audit names the error, so the record knows the call failed.
     """
     if plan.destinations is None or len(plan.destinations.alternatives) < 2:
         return []
-    return _written(plan, plan.destinations.alternatives[-1], error, clock)
+    run = {**(run or {}), "error": error}
+    return _written(plan, plan.destinations.alternatives[-1], error, clock, run)
 
 
-def _adopt(plan: CallPlan, message: Message, clock: Clock) -> Message:
+def run_record_message(call: Any, clock: Clock, run: Message) -> Message:
+    """What a call that ran and writes nothing leaves (a latent thought, a fire-and-forget start): audit only."""
+    return {"type": RECORD_TYPE, "_call": call, "_date": clock(), "_run": run}
+
+
+def _adopt(plan: CallPlan, message: Message, clock: Clock, run: Message | None) -> Message:
     """A data message an activity returned: its destination is the first one it fills; audit keys added if missing."""
     kind = kind_of(message)
     if kind is None or message.get("type") == "error":
@@ -132,12 +142,16 @@ def _adopt(plan: CallPlan, message: Message, clock: Clock) -> Message:
                 f"the returned ¶{kind} message fills none of the destinations {plan.output_path!r}")
         chosen = str(fitting[0])
     adopted = dict(message)
-    for key, value in _audit(plan, None, clock).items():
+    for key, value in _audit(plan, None, clock, run).items():
         adopted.setdefault(key, value)
     adopted.setdefault("_outputPath", chosen)
     return adopted
 
 
-def error_message(call: Any, error_type: str, text: str, clock: Clock) -> Message:
-    """`{"type":"error","data":{"call":...,"error":{"type":...,"message":...}},"_date":...}` (SPEC 6.7)."""
-    return {"type": "error", "data": {"call": call, "error": {"type": error_type, "message": text}}, "_date": clock()}
+def error_message(call: Any, error_type: str, text: str, clock: Clock, run: Message | None = None) -> Message:
+    """`{"type":"error","data":{"call":…,"error":{"type":…,"message":…}},"_date":…}` (SPEC 6.7), with `_run`."""
+    message: Message = {"type": "error", "data": {"call": call, "error": {"type": error_type, "message": text}},
+                        "_date": clock()}
+    if run is not None:
+        message["_run"] = run
+    return message

@@ -25,6 +25,12 @@ def feeds(writer: CallPlan, reader: CallPlan) -> tuple[str, ...]:
     return tuple(dict.fromkeys(hit))
 
 
+def reads_own_writes(plan: CallPlan) -> bool:
+    """Whether a call reads what it writes (a counter): it reads the value from before its own write."""
+    return any(_overlaps(ref, destination) for expr in plan.reads for ref in expr.references
+               for destination in plan.writes)
+
+
 @dataclass(frozen=True)
 class Graph:
     """`feeders[i]` maps each call that feeds call i to the paths of i it may write."""

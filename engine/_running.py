@@ -10,6 +10,8 @@ import asyncio
 import contextlib
 import inspect
 import threading
+import time
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -17,7 +19,8 @@ from typing import Any
 from ._calls import CallPlan, Mode, Problem, check_parameters, resolve_call, scoped_context
 from ._context import Context
 from ._messages import MISSING
-from ._outputs import Clock, OutputError, failure_messages, output_messages
+from ._outputs import Clock, OutputError, failure_messages, output_messages, run_record_message
+from ._record import inputs_audit
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,7 @@ class Outcome:
     error: tuple[str, str] | None = None
     result: Any = None
     ephemeral: bool = False  # ran, and has nowhere to write (a latent thought or fire-and-forget)
+    audit: dict[str, Any] | None = None  # the `_run` audit its messages carry (docs/format.md §9)
 
     @property
     def ok(self) -> bool:
@@ -75,13 +79,15 @@ async def invoke(plan: CallPlan, resolved: dict[str, Any], context: Context, tim
     return result
 
 
-def failure(plan: CallPlan, error: BaseException, timeout: float) -> Outcome:
+def failure(plan: CallPlan, error: BaseException, timeout: float, audit: dict[str, Any] | None = None) -> Outcome:
     if isinstance(error, TimeoutError):
         assert plan.activity is not None
         limit = plan.activity.timeout if plan.activity.timeout is not None else timeout
         text = f"activity {plan.activity.name!r} did not finish within {limit:g} s"
-        return Outcome(plan.index, error=("timeout", text))
-    return Outcome(plan.index, error=(type(error).__name__, str(error) or type(error).__name__))
+        return Outcome(plan.index, error=("timeout", text), audit=audit)
+    if audit is not None:  # the activity raised: where, for the audit view (never shown to the LLM)
+        audit = {**audit, "traceback": "".join(traceback.format_exception(error)).rstrip()}
+    return Outcome(plan.index, error=(type(error).__name__, str(error) or type(error).__name__), audit=audit)
 
 
 def prepare(plan: CallPlan, context: Context) -> tuple[dict[str, Any], Problem | None]:
@@ -90,31 +96,57 @@ def prepare(plan: CallPlan, context: Context) -> tuple[dict[str, Any], Problem |
     return resolved, check_parameters(plan, resolved)
 
 
-def conclude(plan: CallPlan, result: Any, clock: Clock) -> Outcome:
-    """The outcome of a result: output messages, nothing (no destination), or an output error."""
+def inputs_of(resolved: dict[str, Any]) -> dict[str, Any]:
+    """What a call reads, resolved: its parameters, and a latent call's `_output`."""
+    return {key: value for key, value in resolved.items() if not key.startswith("_") or key == "_output"}
+
+
+def started_audit(audit: dict[str, Any], resolved: dict[str, Any], clock: Clock) -> dict[str, Any]:
+    """The `_run` audit of a run that starts now: the call's position, its start, and what it received."""
+    return {**audit, "started": clock(), **inputs_audit(inputs_of(resolved))}
+
+
+def conclude(plan: CallPlan, result: Any, clock: Clock, audit: dict[str, Any] | None = None) -> Outcome:
+    """The outcome of a result: output messages, a run record (no destination), or an output error."""
     if plan.destinations is None:
-        return Outcome(plan.index, result=result, ephemeral=True)
+        records = () if audit is None else (run_record_message(plan.call, clock, audit),)
+        return Outcome(plan.index, records, result=result, ephemeral=True, audit=audit)
     try:
-        messages = output_messages(plan, result, clock)
+        messages = output_messages(plan, result, clock, audit)
     except OutputError as error:
-        return Outcome(plan.index, error=("output", str(error)), result=result)
-    return Outcome(plan.index, tuple(messages), result=result)
+        return Outcome(plan.index, error=("output", str(error)), result=result, audit=audit)
+    return Outcome(plan.index, tuple(messages), result=result, audit=audit)
 
 
-async def perform(plan: CallPlan, context: Context, clock: Clock, timeout: float, provided: Any = MISSING) -> Outcome:
-    """Run one ready call to its outcome. Cancellation propagates; everything else is an error outcome."""
+Timer = Callable[[], float]
+
+
+async def perform(plan: CallPlan, context: Context, clock: Clock, timeout: float, provided: Any = MISSING,
+                  audit: dict[str, Any] | None = None, timer: Timer = time.perf_counter) -> Outcome:
+    """Run one ready call to its outcome. Cancellation propagates; everything else is an error outcome.
+
+    `audit` (the call's identity) is completed with the start, the inputs and the duration (`timer`, seconds).
+    """
+    start = timer()
+
+    def _timed(audit: dict[str, Any], start: float) -> dict[str, Any]:
+        return {**audit, "seconds": round(timer() - start, 6)}
+
     resolved, problem = prepare(plan, context)
+    audit = started_audit(audit or {}, resolved, clock)
     if problem is not None:
-        return Outcome(plan.index, error=(problem.type, problem.message))
+        return Outcome(plan.index, error=(problem.type, problem.message), audit=_timed(audit, start))
     if plan.mode is Mode.LATENT:
-        return conclude(plan, provided if provided is not MISSING else resolved.get("_output"), clock)
+        result = provided if provided is not MISSING else resolved.get("_output")
+        return conclude(plan, result, clock, _timed(audit, start))
     try:
         result = await invoke(plan, resolved, context, timeout)
     except asyncio.CancelledError:
         raise
     except Exception as error:
-        failed = failure(plan, error, timeout)
+        failed = failure(plan, error, timeout, _timed(audit, start))
         assert failed.error is not None
         kind, text = failed.error
-        return replace(failed, messages=tuple(failure_messages(plan, {"type": kind, "message": text}, clock)))
-    return conclude(plan, result, clock)
+        branch = failure_messages(plan, {"type": kind, "message": text}, clock, failed.audit)
+        return replace(failed, messages=tuple(branch))
+    return conclude(plan, result, clock, _timed(audit, start))

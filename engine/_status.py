@@ -76,3 +76,25 @@ class TickReport:
     errors: tuple[dict[str, Any], ...] = ()
     refused: tuple[tuple[int, ...], ...] = ()
     stopped_at: int | None = None
+
+
+@dataclass(frozen=True)
+class Stale:
+    """A call that ran with other inputs than it would receive now: `before` is what it received (None when
+    only its digest was kept), `now` what it would receive; `edited` when the call itself changed since."""
+
+    index: int
+    before: dict[str, Any] | None
+    now: dict[str, Any]
+    edited: bool = False
+
+    @property
+    def changed(self) -> tuple[str, ...]:
+        """The inputs whose values differ (all of them when only the digest was kept)."""
+        if self.before is None:
+            return tuple(self.now)
+        keys = dict.fromkeys([*self.before, *self.now])
+        return tuple(key for key in keys if self.before.get(key, _ABSENT) != self.now.get(key, _ABSENT))
+
+
+_ABSENT = object()

@@ -45,7 +45,7 @@ def tool_definitions(
     """Every tool the context defines or names from `registry`, as of the first `at` messages; later wins."""
     limit = len(context) if at is None else max(0, min(at, len(context)))
     found: dict[str, ToolDefinition] = {}
-    for index in _indices(context, Form.TOOL, limit):
+    for index in form_indices(context, Form.TOOL, limit):
         message = context[index]
         for name in references_in(message):
             if registry is not None and name in registry:
@@ -55,7 +55,7 @@ def tool_definitions(
     return found
 
 
-def _indices(context: Messages, form: Form, limit: int) -> list[int]:
+def form_indices(context: Messages, form: Form, limit: int) -> list[int]:
     """The messages of `form` among the first `limit`: a context keeps a catalogue, a view is scanned."""
     if isinstance(context, Context):
         return list(catalogue_of(context).indices(form, limit))
@@ -68,7 +68,7 @@ def unknown_references(
     """A tool message naming what the registry does not hold is a problem, never silently dropped."""
     limit = len(context) if at is None else max(0, min(at, len(context)))
     problems: list[Diagnostic] = []
-    for index in _indices(context, Form.TOOL, limit):
+    for index in form_indices(context, Form.TOOL, limit):
         message = context[index]
         if not isinstance(message.get("tool"), str | list | dict | None):
             problems.append(Diagnostic(index, "tool", "expected a schema, {name: schema}, a list, "
@@ -89,7 +89,7 @@ def pending_calls(context: Messages, solution: Any = None) -> tuple[list[Any], i
         return list(solution), None
     if isinstance(solution, dict) and isinstance(solution.get("calls"), list):
         return list(solution["calls"]), None
-    plans = _indices(context, Form.PLAN, len(context))
+    plans = form_indices(context, Form.PLAN, len(context))
     if not plans:
         return [], None
     plan = context[plans[-1]].get("plan")

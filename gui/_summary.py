@@ -62,6 +62,10 @@ def message_summary(message: dict[str, Any], info: MessageInfo) -> str:
         calls = plan if isinstance(plan, list) else []
         names = [str(call.get("_tool", "?")) if isinstance(call, dict) else "?" for call in calls]
         return f"{len(calls)} call{'s' if len(calls) != 1 else ''}: " + " → ".join(names)
+    if info.form is Form.RECORD:
+        call = message.get("_call")
+        tool = call.get("_tool") if isinstance(call, dict) else None
+        return f"{tool or '?'} ran (run record: it writes nothing)"
     write = info.write
     if write is not None and write.path:
         call = message.get("_call")

@@ -29,8 +29,10 @@ def test_run_writes_the_resulting_request_to_stdout(capsys, examples) -> None:
     assert code == 0
     assert list(result) == ["schema", "context"]
     added = result["context"][5:]
-    assert [m["_outputPath"] for m in added] == ["†state.order", "†state.log", "†state.eligibility"]
+    assert [m.get("_outputPath") for m in added] == ["†state.order", "†state.log", None, "†state.eligibility"]
+    assert added[2]["type"] == "_run"  # notifyCustomer, latent without activities: a thought, recorded
     assert {m["_date"] for m in added} == {NOW}
+    assert [m["_run"]["call"] for m in added] == [0, 1, 4, 2]
     assert "call 3 (issueRefund) is awaiting approval: †state.approvals.refund" in err
 
 
@@ -39,7 +41,7 @@ def test_run_writes_atomically_to_out(capsys, examples, tmp_path) -> None:
     target = tmp_path / "out.json"
     code, out, _ = run(capsys, examples / "refund_workflow.json", "--out", target)
     assert (code, out) == (0, "")
-    assert len(json.loads(target.read_text())["context"]) == 8
+    assert len(json.loads(target.read_text())["context"]) == 9
     assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
 
 
@@ -154,3 +156,50 @@ def test_run_as_a_process(examples) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["context"][-1]["_outputPath"] == "†state.eligibility"
+
+
+def _approved_refund(tmp_path, examples):
+    """The refund example with the approval given, and activities that append a line to a log per side effect."""
+    doc = json.loads((examples / "refund_workflow.json").read_text())
+    doc["context"].insert(3, {"type": "state", "data": {"approvals": {"refund": "lead"}}})
+    log = tmp_path / "effects.txt"
+    effects = tmp_path / "effects.py"
+    effects.write_text(
+        "def pay(call, tool, context):\n"
+        f"    open({str(log)!r}, 'a').write('paid\\n')\n"
+        "    return {'refundId': 'R-' + call['orderId']}\n"
+        "def notify(call, tool, context):\n"
+        f"    open({str(log)!r}, 'a').write('mailed\\n')\n"
+        "ACTIVITIES = {'issueRefund': pay, 'notifyCustomer': notify}\n"
+    )
+    return _written(tmp_path / "approved.json", doc), effects, log
+
+
+def test_run_on_its_own_output_appends_nothing_and_repeats_no_side_effect(capsys, examples, tmp_path) -> None:
+    """Run, then run the result: the second document is identical and no activity ran again."""
+    path, effects, log = _approved_refund(tmp_path, examples)
+    first = tmp_path / "first.json"
+    code, _, err = run(capsys, path, "--activities", effects, "--out", first)
+    assert code == 0, err
+    assert sorted(log.read_text().split()) == ["mailed", "paid"]
+    second = tmp_path / "second.json"
+    code, _, err = run(capsys, first, "--activities", effects, "--out", second)
+    assert code == 0, err
+    assert second.read_text() == first.read_text()
+    assert sorted(log.read_text().split()) == ["mailed", "paid"]
+    assert "0 call(s) run" in err
+
+
+def test_run_where_the_first_call_has_run_runs_only_the_rest(capsys, examples, tmp_path) -> None:
+    """--steps 1 runs lookupOrder; running that output runs the other calls, and lookupOrder once in all."""
+    path, effects, log = _approved_refund(tmp_path, examples)
+    one = tmp_path / "one.json"
+    code, _, err = run(capsys, path, "--activities", effects, "--steps", "1", "--out", one)
+    assert code == 0, err
+    rest = tmp_path / "rest.json"
+    code, _, err = run(capsys, one, "--activities", effects, "--out", rest)
+    assert code == 0, err
+    assert "4 call(s) run" in err
+    written = [m["_run"]["call"] for m in json.loads(rest.read_text())["context"] if "_run" in m]
+    assert sorted(written) == [0, 1, 2, 3, 4]
+    assert sorted(log.read_text().split()) == ["mailed", "paid"]

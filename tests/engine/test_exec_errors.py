@@ -171,9 +171,13 @@ def test_error_message_has_the_spec_shape() -> None:
         raise KeyError("nope")
 
     context, execution, _ = execute([], [call], registry(boom=boom))
-    assert context.messages == [
-        {"type": "error", "data": {"call": call, "error": {"type": "KeyError", "message": "'nope'"}}, "_date": NOW}
-    ]
+    [message] = context.messages
+    audit = message.pop("_run")
+    assert message == {"type": "error", "data": {"call": call, "error": {"type": "KeyError", "message": "'nope'"}},
+                       "_date": NOW}
+    assert (audit["call"], audit["started"], audit["inputs"]) == (0, NOW, {})
+    assert audit["traceback"].startswith("Traceback")
+    assert audit["traceback"].endswith("KeyError: 'nope'")
     assert execution.state(0).error == {"type": "KeyError", "message": "'nope'"}
 
 

@@ -5,7 +5,7 @@ import asyncio
 import exec_support as support
 from exec_support import registry
 
-from contextdeck.engine import Context, Execution, Status, fixed_clock
+from contextdeck.engine import Context, Execution, Status, digest, fixed_clock
 
 NOW = "2025-10-26T12:00:00Z"
 CLOCK = fixed_clock(NOW)
@@ -21,7 +21,8 @@ UPDATE = {"_tool": "updateUserStatus", "newStatus": "inactive", "_outputPath": "
 
 def test_update_user_status_appends_the_seed_output_message() -> None:
     """Seed 000: the appended message wraps the value at the path and carries _call, _date and _outputPath."""
-    context, _, _ = execute([USER], [UPDATE], registry(updateUserStatus=lambda call, tool, ctx: call["newStatus"]))
+    context, _, _ = execute([USER], [UPDATE], registry(updateUserStatus=lambda call, tool, ctx: call["newStatus"]),
+                            timer=lambda: 0.0)
     assert context[1] == {
         "type": "data",
         "kind": "data",
@@ -29,6 +30,8 @@ def test_update_user_status_appends_the_seed_output_message() -> None:
         "_call": UPDATE,
         "_date": NOW,
         "_outputPath": "†data.user.status",
+        "_run": {"call": 0, "started": NOW, "digest": digest({"newStatus": "inactive"}),
+                 "inputs": {"newStatus": "inactive"}, "seconds": 0.0},
     }
 
 
@@ -144,9 +147,10 @@ def test_latent_call_writes_its_output_with_references_resolved() -> None:
 
 
 def test_latent_call_without_output_path_is_an_ephemeral_thought() -> None:
-    """No output path on a latent call: nothing is appended, the call is done."""
+    """No output path on a latent call: no data is written, only a run record (audit only), and the call is done."""
     context, execution, _ = execute([USER], [{"_tool": "think", "_output": "a plan"}])
-    assert len(context) == 1
+    assert [m["type"] for m in context.messages] == ["data", "_run"]
+    assert context.identities() == [("data", None)]
     assert execution.state(0).status is Status.DONE
 
 

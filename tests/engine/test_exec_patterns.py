@@ -140,7 +140,8 @@ def test_cancel_stops_a_running_call() -> None:
     assert report.ran == (0,)
     assert execution.state(0).status is Status.CANCELLED
     assert record == ["started", "cancelled"]
-    assert len(context) == 1
+    assert context[1]["data"]["error"] == {"type": "cancelled", "message": "cancelled while running"}
+    assert len(context) == 2  # recorded: it does not start again by itself
 
 
 def test_fire_and_forget_is_not_awaited_and_writes_nothing() -> None:
@@ -167,7 +168,8 @@ def test_fire_and_forget_is_not_awaited_and_writes_nothing() -> None:
     assert during == (Status.FIRE_AND_FORGET, False)
     assert (execution.state(0).finished, execution.state(0).result) == (True, "sent")
     assert [s.index for s in finished] == [0]
-    assert len(context) == 1
+    assert context[1]["type"] == "_run"
+    assert len(context) == 2
 
 
 def test_fire_and_forget_failure_is_recorded_not_appended() -> None:
@@ -180,7 +182,7 @@ def test_fire_and_forget_failure_is_recorded_not_appended() -> None:
 
     asyncio.run(scenario())
     assert execution.state(0).error == {"type": "ValueError", "message": "no"}
-    assert len(context) == 1
+    assert [m["type"] for m in context.messages] == ["plan", "_run"]
 
 
 def test_fire_and_forget_with_a_tiny_timeout_is_recorded_as_timed_out() -> None:
