@@ -288,7 +288,7 @@ class Execution:
             error = found.error
             if error is not None:
                 status = Status.CANCELLED if error.get("type") == "cancelled" else Status.FAILED
-                self._set(index, status=status, waiting_for=(), error=error, outputs=())
+                self._set(index, status=status, waiting_for=(), error=error, outputs=found.outputs)
             elif self.plans[index].mode is Mode.EXPLICIT and self.plans[index].destinations is None:
                 finished = state.finished or state.status is not Status.FIRE_AND_FORGET
                 self._set(index, status=Status.FIRE_AND_FORGET, waiting_for=(), finished=finished)

@@ -54,6 +54,7 @@ class Entry:
     error: dict[str, Any] | None  # the error of an error message
     audit: dict[str, Any]  # the `_run` object ({} for a message written before it existed)
     ran: bool  # a run record: the call ran and had nowhere to write
+    output: bool  # an output message (a failure written to an error branch is one too)
 
 
 
@@ -88,7 +89,7 @@ class CallRecord:
 
     @property
     def outputs(self) -> tuple[int, ...]:
-        return tuple(entry.message_id for entry in self.last if entry.error is None and not entry.ran)
+        return tuple(entry.message_id for entry in self.last if entry.output)
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,7 @@ def _entry(context: Messages, position: int) -> Entry | None:
     audit = audit if isinstance(audit, dict) else {}
     hint = audit.get("call") if isinstance(audit.get("call"), int) and not isinstance(audit.get("call"), bool) else None
     error = None
+    output = False
     if info.form is Form.RECORD:
         written = message.get("_call")
     elif kind_of(message) == "error" and "_call" not in message:
@@ -120,6 +122,7 @@ def _entry(context: Messages, position: int) -> Entry | None:
         written, error = payload["call"], payload["error"]
     else:
         written = message.get("_call")
+        output = True
         if isinstance(audit.get("error"), dict):  # a failure written to the call's error branch (012)
             error = audit["error"]
     if not isinstance(written, dict) and "planned" not in audit:
@@ -127,7 +130,7 @@ def _entry(context: Messages, position: int) -> Entry | None:
     planned = audit.get("planned", written)
     path = message.get("_outputPath")
     return Entry(position, message_id(context, position), planned, hint, path if isinstance(path, str) else None,
-                 error, audit, info.form is Form.RECORD)
+                 error, audit, info.form is Form.RECORD, output)
 
 
 def message_id(context: Messages, position: int) -> int:

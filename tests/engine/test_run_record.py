@@ -236,3 +236,17 @@ def test_stepping_undoing_and_resuming_in_any_order_gives_the_uninterrupted_fold
     assert fold(context) == fold(straight)
     assert [s.status for s in execution.states] == [
         s.status for s in Execution(straight, activities=activities, clock=CLOCK).states]
+
+
+def test_a_failure_written_to_the_error_branch_is_read_back_as_failed() -> None:
+    """012: a failure filling `†state.error` is an output message; its `_run.error` keeps the call failed on reopen."""
+    def declined(call, tool, context):
+        raise ValueError("declined")
+
+    call = {"_tool": "pay", "_outputPath": "†state.receipt || †state.error"}
+    context = Context([{"type": "plan", "plan": [call]}])
+    run_to_end(Execution(context, activities=registry(pay=declined), clock=CLOCK))
+    reopened = Execution(Context(context.messages), activities=registry(pay=declined), clock=CLOCK)
+    state = reopened.state(0)
+    assert (state.status, state.error) == (Status.FAILED, {"type": "ValueError", "message": "declined"})
+    assert len(state.outputs) == 1
