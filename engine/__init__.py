@@ -41,8 +41,8 @@ from ._messages import (
 from ._methods import Conflict, deep_merge, write_at
 from ._outputs import error_message, fixed_clock, output_messages, utc_now
 from ._plan import Graph
-from ._registry import ToolLoadError, load_tools
 from ._record import CallRecord, Entry, Record, digest, read_record
+from ._registry import ToolLoadError, load_tools
 from ._render import LLMMessage, render, render_text
 from ._request import ComposedTool, Request, compose_request
 from ._resolution import Diagnostic, Indices, Resolution
