@@ -9,6 +9,7 @@ from ._blame import Blame, BlameEntry
 from ._calls import CallPlan, Mode, Problem, plan_call
 from ._checks import validate
 from ._context import Context, Watch
+from ._cursor import Cursor, CursorWatch
 from ._document import (
     Document,
     Shape,
@@ -23,6 +24,10 @@ from ._errors import DocumentError, ExpressionError
 from ._execution import Execution, is_approval
 from ._expressions import Expression, Reference, find_expressions, is_expression, parse_expression, unescape
 from ._groups import flatten
+from ._json import DECODER as JSON_DECODER
+from ._json import dumps as json_dumps
+from ._json import nests_within as json_nests_within
+from ._json import parse as json_parse
 from ._messages import (
     AUDIT_KEYS,
     METHODS,
@@ -54,6 +59,7 @@ from ._view import ContextView, Messages
 
 __all__ = [
     "AUDIT_KEYS",
+    "JSON_DECODER",
     "METHODS",
     "MISSING",
     "OPEN",
@@ -71,7 +77,9 @@ __all__ = [
     "Conflict",
     "Context",
     "ContextView",
+    "Cursor",
     "CursorState",
+    "CursorWatch",
     "Decision",
     "Diagnostic",
     "Document",
@@ -122,6 +130,9 @@ __all__ = [
     "get_path",
     "is_approval",
     "is_expression",
+    "json_dumps",
+    "json_nests_within",
+    "json_parse",
     "kind_of",
     "load_activities",
     "load_document",

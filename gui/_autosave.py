@@ -9,8 +9,7 @@ from typing import Any, cast
 
 from PySide6.QtCore import QObject, QRunnable, Signal
 
-from contextdeck.engine import Context, Document, Shape
-from contextdeck.engine import _json as engine_json
+from contextdeck.engine import Context, Document, Shape, json_dumps
 
 from ._disk import Fingerprint
 from ._recovery import RecoveryStore
@@ -42,7 +41,7 @@ def serialise(document: Document) -> Iterator[bytes]:
     messages = document.context.messages
     if document.shape is Shape.JSONL:
         for message in messages:
-            yield (engine_json.dumps(message, indent=False) + "\n").encode("utf-8")
+            yield (json_dumps(message, indent=False) + "\n").encode("utf-8")
         return
     if document.shape is Shape.ARRAY:
         yield from _array(messages)
@@ -51,18 +50,18 @@ def serialise(document: Document) -> Iterator[bytes]:
     request = document.to_json()
     yield b"{"
     for number, (key, value) in enumerate(request.items()):
-        yield (",\n" if number else "\n").encode() + engine_json.dumps(key, indent=False).encode("utf-8") + b": "
+        yield (",\n" if number else "\n").encode() + json_dumps(key, indent=False).encode("utf-8") + b": "
         if key == "context":
             yield from _array(messages)
         else:
-            yield engine_json.dumps(value, indent=False).encode("utf-8")
+            yield json_dumps(value, indent=False).encode("utf-8")
     yield b"\n}\n"
 
 
 def _array(messages: list[Any]) -> Iterator[bytes]:
     yield b"["
     for number, message in enumerate(messages):
-        yield (",\n" if number else "\n").encode() + engine_json.dumps(message, indent=False).encode("utf-8")
+        yield (",\n" if number else "\n").encode() + json_dumps(message, indent=False).encode("utf-8")
     yield b"\n]"
 
 

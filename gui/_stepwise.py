@@ -18,8 +18,16 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from contextdeck.engine import Context, Document, Shape, checked_messages, parse_document
-from contextdeck.engine import _json as engine_json
+from contextdeck.engine import (
+    JSON_DECODER,
+    Context,
+    Document,
+    Shape,
+    checked_messages,
+    json_nests_within,
+    json_parse,
+    parse_document,
+)
 
 Report = Callable[[float], None]  # the fraction of the parse done, 0..1
 STEP = 512  # messages between progress reports and cancel checks
@@ -36,7 +44,7 @@ class _GiveUp(Exception):
     """Not a shape the stepwise reader takes on: the engine's parser decides."""
 
 
-_DECODER = engine_json.DECODER  # the engine's own rules: NaN, Infinity and float overflow refused
+_DECODER = JSON_DECODER  # the engine's own rules: NaN, Infinity and float overflow refused
 
 
 def parse_stepwise(raw: bytes | list[bytes], name: str, *, jsonl: bool, path: Path | None, report: Report,
@@ -125,7 +133,7 @@ class _Reader:
             if number % STEP == 0:
                 self.tick(PARSED * number / total)
             if line.strip():
-                values.append(engine_json.parse(line))
+                values.append(json_parse(line))
                 numbers.append(number)
         return numbers, values
 
@@ -154,7 +162,7 @@ class _Reader:
             return items, index + 1
         while True:
             item, index = self.value(index)
-            if not engine_json.nests_within(item, outer):
+            if not json_nests_within(item, outer):
                 raise _GiveUp("nested deeper than the engine reads")
             items.append(item)
             if len(items) % STEP == 0:
@@ -188,7 +196,7 @@ class _Reader:
                 value, index = self.array(index, outer=2)
             else:
                 value, index = self.value(index)
-                if not engine_json.nests_within(value, 1):
+                if not json_nests_within(value, 1):
                     raise _GiveUp("nested deeper than the engine reads")
             result[key] = value
             index = self.space(index)

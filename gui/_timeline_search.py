@@ -13,7 +13,7 @@ import time
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import orjson
 from PySide6.QtCore import QAbstractProxyModel, QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer, Signal
@@ -225,7 +225,7 @@ class FilteredTimeline(QAbstractProxyModel):
         source = self.sourceModel()
         if source is None or not proxy.isValid() or proxy.row() >= len(self._rows):
             return QModelIndex()
-        return source.row_index(self._rows[proxy.row()])  # type: ignore[no-any-return]
+        return cast(TimelineModel, source).row_index(self._rows[proxy.row()])  # the source is always one
 
     def mapFromSource(self, source: _Index) -> QModelIndex:
         if not source.isValid() or source.parent().isValid():

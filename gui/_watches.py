@@ -9,7 +9,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QAction, QBrush, QColor, QKeySequence
 from PySide6.QtWidgets import QHBoxLayout, QHeaderView, QLineEdit, QTableView, QToolButton, QVBoxLayout, QWidget
 
-from contextdeck.engine import Context, ExpressionError, Resolution, Watch, parse_expression
+from contextdeck.engine import Context, Cursor, CursorWatch, ExpressionError, Resolution, parse_expression
 
 from ._summary import short_json
 from ._theme import icon
@@ -31,7 +31,7 @@ class PinnedWatch:
     instance: str | None = None
     resolution: Resolution | None = None
     error: str | None = None
-    handle: Watch | None = None
+    handle: CursorWatch | None = None
 
     @property
     def label(self) -> str:
@@ -47,12 +47,13 @@ def parse_pin(text: str) -> tuple[str, str | None]:
 
 
 class WatchModel(QAbstractTableModel):
-    """The pinned expressions. Following the latest message they use `ctx.watch`; at a cursor, `resolve(at=)`."""
+    """The pinned expressions, followed at the time cursor by the engine's `Cursor`: following the latest
+    they are the context's incremental watches; at a cursor only those a move or an edit can change are
+    resolved again. A row is repainted when the engine calls its watch back."""
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
-        self._context: Context | None = None
-        self._at: int | None = None
+        self._cursor: Cursor | None = None
         self._pins: list[PinnedWatch] = []
 
     @property
@@ -62,23 +63,17 @@ class WatchModel(QAbstractTableModel):
     def set_context(self, context: Context | None, at: int | None = None) -> None:
         for pin in self._pins:
             self._close(pin)
-        self._context, self._at = context, at
+        if self._cursor is not None:
+            self._cursor.close()
+        self._cursor = None if context is None else Cursor(context, at)
         for pin in self._pins:
             self._evaluate(pin)
         self._all_changed()
 
     def set_cursor(self, at: int | None) -> None:
         """Show the values as of the first `at` messages (None: the latest, followed live)."""
-        if at == self._at and all(p.handle is not None or p.error for p in self._pins):
-            return
-        self._at = at
-        self.refresh()
-
-    def refresh(self) -> None:
-        for pin in self._pins:
-            self._close(pin)
-            self._evaluate(pin)
-        self._all_changed()
+        if self._cursor is not None:
+            self._cursor.move(at)
 
     def add(self, text: str) -> PinnedWatch:
         expression, instance = parse_pin(text)
@@ -99,18 +94,22 @@ class WatchModel(QAbstractTableModel):
 
     def _evaluate(self, pin: PinnedWatch) -> None:
         pin.error, pin.resolution = None, None
+        if self._cursor is None:
+            try:
+                parse_expression(pin.expression)
+            except ExpressionError as error:
+                pin.error = f"{error.reason} at position {error.position}"
+            return
+
+        def changed(resolution: Resolution) -> None:
+            self._changed(pin, resolution)
+
         try:
-            parse_expression(pin.expression)
+            pin.handle = self._cursor.watch(pin.expression, changed, pin.instance)
         except ExpressionError as error:
             pin.error = f"{error.reason} at position {error.position}"
             return
-        if self._context is None:
-            return
-        if self._at is None:
-            pin.handle = self._context.watch(pin.expression, lambda r, p=pin: self._changed(p, r), pin.instance)
-            pin.resolution = pin.handle.current
-        else:
-            pin.resolution = self._context.resolve(pin.expression, pin.instance, self._at)
+        pin.resolution = pin.handle.current
 
     def _close(self, pin: PinnedWatch) -> None:
         if pin.handle is not None:

@@ -13,7 +13,7 @@ from typing import Any
 import qasync
 from PySide6.QtWidgets import QApplication
 
-_attached: qasync.QEventLoop | None = None
+_attached: asyncio.AbstractEventLoop | None = None  # a qasync.QEventLoop
 
 
 def event_loop() -> asyncio.AbstractEventLoop:

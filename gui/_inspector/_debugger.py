@@ -267,7 +267,8 @@ class Debugger(QObject):
                 f"#{s.index} {s.status} on {', '.join(s.waiting_for)}" for s in waiting)
         return "finished: every call has run"
 
-    async def _approval(self, state: CallState) -> Decision:
+    async def _approval(self, state: CallState) -> Any:
+        """The hook's or the dialog's answer, as given: the engine refuses what is not a Decision, saying so."""
         call = self.model.getItem(state.index)
         if self.approver is not None:
             return await _answer(self.approver(call))

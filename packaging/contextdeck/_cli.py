@@ -22,6 +22,7 @@ from contextdeck.engine import (
     analyse_call,
     compose_request,
     fixed_clock,
+    json_dumps,
     load_activities,
     load_document,
     load_tools,
@@ -30,7 +31,6 @@ from contextdeck.engine import (
     validate,
     write_atomically,
 )
-from contextdeck.engine._json import dumps
 
 EXIT_OK, EXIT_DOCUMENT, EXIT_EXPRESSION, EXIT_NOT_FOUND = 0, 1, 2, 3
 
@@ -52,7 +52,7 @@ def _resolve(args: argparse.Namespace) -> int:
     if not result.found:
         print(f"contextdeck: not found: {', '.join(result.missing)}", file=sys.stderr)
         return EXIT_NOT_FOUND
-    print(dumps(result.value))
+    print(json_dumps(result.value))
     return EXIT_OK
 
 
@@ -62,7 +62,7 @@ def _render(args: argparse.Namespace) -> int:
                               activities=_activities(args.activities), tools=_tools(args.tools))
     for problem in request.problems:
         print(f"contextdeck: warning: {problem}", file=sys.stderr)
-    print(dumps(request.to_json()) if args.json else request.text())
+    print(json_dumps(request.to_json()) if args.json else request.text())
     return EXIT_OK
 
 

@@ -98,6 +98,24 @@ def test_state_model_says_what_the_setter_replaced(qtbot: Any) -> None:
     assert m.data(Qt.ItemDataRole.ToolTipRole).endswith("It replaced: nothing (it was not set)")
 
 
+def test_watches_at_a_cursor_follow_edits_and_moves_through_the_engine(qtbot: Any) -> None:
+    """At a cursor, an edit before it updates the pinned values (no refresh asked for); a move too."""
+    context = Context([{"type": "state", "data": {"n": n}} for n in range(4)])
+    model = WatchModel()
+    model.set_context(context, 2)
+    model.add("†state.n")
+    assert model.index(0, 1).data() == "1"
+    with qtbot.waitSignal(model.dataChanged):
+        context.insert(0, {"type": "state", "data": {"n": 9}})
+    assert model.index(0, 1).data() == "0"
+    assert model.index(0, 2).data() == "#1"
+    model.set_cursor(1)
+    assert model.index(0, 1).data() == "9"
+    model.set_cursor(None)
+    context.append({"type": "state", "data": {"n": 7}})
+    assert model.index(0, 1).data() == "7"
+
+
 def test_watch_model_obeys_qt_rules_and_reports_missing_and_malformed(qtmodeltester: Any) -> None:
     """A found value, a missing path and a malformed expression with its position, live after an edit."""
     context = small_context()

@@ -1,0 +1,184 @@
+"""Watches that follow a time cursor: `Cursor(context, at).watch(expr, callback)`.
+
+Following the latest message (`at` None) a cursor's watches are the context's own incremental watches
+(`Context.watch`). At an earlier cursor, a watch is resolved again only when a cursor move or an edit
+can change it: when a message it may read from (same kind, the global layer or its instance, a lane it
+reads) entered or left the first `at` messages, or when an edit renumbered the messages its value came
+from. A long stretch of messages is not scanned: every watch is resolved again instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from ._context import Context, Watch
+from ._expressions import Expression, parse_expression
+from ._messages import MessageInfo
+from ._resolution import Resolution, same_json
+
+SCAN_LIMIT = 2000  # messages looked at to find what a move or an edit touched; beyond: resolve every watch
+
+Head = tuple[str, str | None, str | None]  # (kind, instance, lane): what a write can change
+
+
+def _head(info: MessageInfo) -> Head | None:
+    if info.write is None or info.identity is None:
+        return None
+    kind, instance = info.identity
+    return kind, instance, info.write.path[0] if info.write.path else None
+
+
+class CursorWatch:
+    """One expression followed at its cursor: `current` is its resolution; `callback(resolution)` on change."""
+
+    def __init__(self, cursor: Cursor, expression: Expression, callback: Callable[[Resolution], Any],
+                 instance: str | None) -> None:
+        self.cursor, self.expression, self.callback, self.instance = cursor, expression, callback, instance
+        self.current = Resolution(expression.source, False)
+        self.live: Watch | None = None
+        self._reads = {(ref.kind, ref.path[0] if ref.path else None) for ref in expression.references}
+
+    def reads(self, head: Head) -> bool:
+        """Whether a write at `head` can change this watch's value."""
+        kind, instance, lane = head
+        if instance is not None and instance != self.instance:
+            return False
+        return any(kind == read_kind and (lane is None or read_lane is None or lane == read_lane)
+                   for read_kind, read_lane in self._reads)
+
+    def close(self) -> None:
+        """Stop following (the callback is not called again)."""
+        if self.live is not None:
+            self.live.close()
+            self.live = None
+        self.cursor._forget(self)
+
+
+class Cursor:
+    """A time cursor over a context (the first `at` messages, None for all) and the watches following it."""
+
+    def __init__(self, context: Context, at: int | None = None) -> None:
+        self.context = context
+        self._at = at
+        self._watches: list[CursorWatch] = []
+        self._before: list[MessageInfo] = []  # what an edit under way removes or replaces
+        context.removing.connect(self._note)
+        context.replacing.connect(self._note)
+        context.moving.connect(self._note_move)
+        context.inserted.connect(self._inserted)
+        context.removed.connect(self._removed)
+        context.replaced.connect(self._replaced)
+        context.moved.connect(self._moved)
+
+    @property
+    def at(self) -> int | None:
+        return self._at
+
+    def watch(self, expr: str, callback: Callable[[Resolution], Any], instance: str | None = None) -> CursorWatch:
+        """Follow `expr` at this cursor. Raises `ExpressionError` for a malformed expression."""
+        watch = CursorWatch(self, parse_expression(expr), callback, None if instance is None else str(instance))
+        self._watches.append(watch)
+        if self._at is None:
+            self._go_live(watch)
+        else:
+            watch.current = self.context.resolve(watch.expression, watch.instance, self._at)
+        return watch
+
+    def move(self, at: int | None) -> None:
+        """Put the cursor at `at` (None: follow the latest); watches whose result changes are called back."""
+        old, self._at = self._at, at
+        if at == old:
+            return
+        if at is None:
+            for watch in list(self._watches):
+                self._go_live(watch, announce=True)
+            return
+        if old is None:
+            for watch in self._watches:
+                if watch.live is not None:
+                    watch.live.close()
+                    watch.live = None
+            old = len(self.context)
+        size = len(self.context)
+        low, high = sorted((min(old, size), min(at, size)))
+        self._update(self._touched(range(low, high)))
+
+    def close(self) -> None:
+        """Close every watch and stop following the context."""
+        for watch in list(self._watches):
+            watch.close()
+        context = self.context
+        for signal, slot in ((context.removing, self._note), (context.replacing, self._note),
+                             (context.moving, self._note_move), (context.inserted, self._inserted),
+                             (context.removed, self._removed), (context.replaced, self._replaced),
+                             (context.moved, self._moved)):
+            signal.disconnect(slot)
+
+    # -- inside ----------------------------------------------------------------------------------
+
+    def _forget(self, watch: CursorWatch) -> None:
+        if watch in self._watches:
+            self._watches.remove(watch)
+
+    def _go_live(self, watch: CursorWatch, announce: bool = False) -> None:
+        def changed(resolution: Resolution) -> None:
+            watch.current = resolution
+            watch.callback(resolution)
+
+        watch.live = self.context.watch(watch.expression.source, changed, watch.instance)
+        self._set(watch, watch.live.current, announce)
+
+    def _set(self, watch: CursorWatch, resolution: Resolution, announce: bool = True) -> None:
+        old, watch.current = watch.current, resolution
+        same = (old.found, old.sources) == (resolution.found, resolution.sources) and (
+            not resolution.found or same_json(old.value, resolution.value))
+        if announce and not same:
+            watch.callback(resolution)
+
+    def _touched(self, indices: range, also: Iterable[MessageInfo] = ()) -> set[Head] | None:
+        """The heads written by the messages at `indices` and `also`; None when there are too many to look."""
+        if len(indices) > SCAN_LIMIT:
+            return None
+        infos = [*(self.context.info(i) for i in indices), *also]
+        return {head for info in infos if (head := _head(info)) is not None}
+
+    def _update(self, touched: set[Head] | None, renumbered_from: int | None = None) -> None:
+        """Resolve again the watches a change can matter to (all when `touched` is None)."""
+        at = self._at
+        if at is None:
+            return
+        for watch in list(self._watches):
+            moved = renumbered_from is not None and watch.current.found and any(
+                i >= renumbered_from for i in watch.current.sources)
+            if touched is None or moved or any(watch.reads(head) for head in touched):
+                self._set(watch, self.context.resolve(watch.expression, watch.instance, at))
+
+    # -- edits at a cursor: the messages that entered or left the first `at`, and renumbering --------
+
+    def _note(self, index: int) -> None:
+        if self._at is not None and index < self._at:
+            self._before.append(self.context.info(index))
+
+    def _note_move(self, src: int, dst: int) -> None:
+        self._note(src)
+
+    def _edited(self, low: int, renumbers: bool) -> None:
+        at, before, self._before = self._at, self._before, []
+        if at is None or low >= at:
+            return
+        last = min(at, len(self.context) - 1)  # the message at `at` may just have left the first `at`
+        self._update(self._touched(range(low, last + 1), before), low if renumbers else None)
+
+    def _inserted(self, index: int) -> None:
+        self._edited(index, True)
+
+    def _removed(self, index: int) -> None:
+        self._edited(index, True)
+
+    def _replaced(self, index: int) -> None:
+        self._edited(index, False)
+
+    def _moved(self, src: int, dst: int) -> None:
+        self._edited(min(src, dst), True)
+

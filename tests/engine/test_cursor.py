@@ -1,0 +1,63 @@
+"""`Cursor`: watches follow a time cursor through cursor moves and edits, always equal to `Context.resolve`,
+and are called back exactly when their result changed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from incremental_strategies import documents, edits, watch_lists
+
+from contextdeck.engine import Context, Cursor, Resolution
+
+
+def key(resolution: Resolution) -> tuple[Any, ...]:
+    return (resolution.found, resolution.value if resolution.found else None, tuple(resolution.sources))
+
+
+@settings(max_examples=150, deadline=None)
+@given(documents, watch_lists(4), st.data())
+def test_watches_at_a_cursor_equal_resolve_after_every_move_and_edit(
+    messages: list[dict[str, Any]], pins: list[tuple[str, str | None]], data: st.DataObject
+) -> None:
+    """After any sequence of cursor moves (None is the latest) and edits, every watch's `current` is what
+    `Context.resolve` gives at the cursor; a changed watch was called back, with the new result."""
+    context = Context(messages)
+    cursor = Cursor(context, data.draw(st.one_of(st.none(), st.integers(0, len(messages) + 1))))
+    calls: list[list[Resolution]] = [[] for _ in pins]
+    watches = [cursor.watch(expression, calls[n].append, instance) for n, (expression, instance) in enumerate(pins)]
+    for _ in range(data.draw(st.integers(1, 6))):
+        before = [key(w.current) for w in watches]
+        for log in calls:
+            log.clear()
+        if data.draw(st.booleans()):
+            cursor.move(data.draw(st.one_of(st.none(), st.integers(0, len(context) + 1))))
+        else:
+            context.apply(data.draw(edits(len(context))))
+        for n, watch in enumerate(watches):
+            expression, instance = pins[n]
+            expected = context.resolve(expression, instance, cursor.at)
+            assert key(watch.current) == key(expected), (expression, instance, cursor.at)
+            if before[n] != key(expected):
+                assert calls[n], "a changed watch is called back"
+            if calls[n]:
+                assert key(calls[n][-1]) == key(expected)
+            else:
+                assert before[n] == key(expected)
+    cursor.close()
+
+
+def test_a_move_resolves_only_the_watches_it_can_change(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stepping over a `state` write resolves the `state` watch again, not the `input` one."""
+    context = Context([{"type": "input", "input": {"n": 0}}, *({"type": "state", "data": {"n": n}} for n in range(5))])
+    cursor = Cursor(context, 3)
+    state = cursor.watch("†state.n", lambda r: None)
+    cursor.watch("†input.n", lambda r: None)
+    resolved: list[str] = []
+    resolve = context.resolve
+    monkeypatch.setattr(context, "resolve", lambda e, *a: (resolved.append(str(e.source)), resolve(e, *a))[1])
+    cursor.move(4)
+    assert resolved == ["†state.n"]
+    assert state.current.value == 2
