@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from attrs import frozen
+
 F = TypeVar("F", bound=Callable[..., Any])
 _MARK = "__contextdeck_activity__"
 _module_numbers = itertools.count(1)
@@ -28,7 +30,7 @@ class Activity:
     timeout: float | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class ActivityLoadError(Exception):
     """An activities file that cannot be loaded: which file and why."""
 

@@ -1,37 +1,15 @@
-"""Errors are data: small frozen exceptions that say what went wrong and where."""
+"""Errors are data: small frozen exceptions (attrs `@frozen`) that say what went wrong and where."""
 
 from __future__ import annotations
 
-from dataclasses import astuple, dataclass
-from typing import Any, TypeVar
+from attrs import frozen
 
-E = TypeVar("E", bound=BaseException)
-
-
-def _error_data(cls: type[E]) -> type[E]:
-    """Let Python itself still set `__traceback__`, `__cause__` and `__notes__` on a frozen error.
-
-    A frozen dataclass refuses every attribute, and contextlib, `raise ... from` inside generators and
-    `add_note` assign those; the fields stay frozen. Also pickles by its fields (for other processes).
-    """
-    frozen = cls.__setattr__
-
-    def __setattr__(self: E, name: str, value: Any) -> None:
-        if name.startswith("__") and name.endswith("__"):
-            object.__setattr__(self, name, value)
-        else:
-            frozen(self, name, value)
-
-    def __reduce__(self: Any) -> tuple[type[E], tuple[Any, ...]]:
-        return cls, astuple(self)
-
-    cls.__setattr__ = __setattr__  # type: ignore[assignment,method-assign]
-    cls.__reduce__ = __reduce__  # type: ignore[method-assign]
-    return cls
+# attrs, not frozen dataclasses: an attrs exception class stays frozen in its fields but lets Python set
+# `__traceback__`, `__context__`, `__cause__` and `__notes__` (contextlib, `raise ... from`, `add_note`
+# do), keeps its fields in `args` (so it pickles), and compares by identity like every exception.
 
 
-@_error_data
-@dataclass(frozen=True)
+@frozen
 class ExpressionError(ValueError):
     """A malformed `†` expression; `position` is the 0-based offset of the problem in `expression`."""
 
@@ -44,8 +22,7 @@ class ExpressionError(ValueError):
         return f"{self.reason} at position {self.position}\n  {self.expression}\n  {caret}"
 
 
-@_error_data
-@dataclass(frozen=True)
+@frozen
 class DocumentError(ValueError):
     """A document that cannot be loaded; names the file and, where known, line, column or message index."""
 

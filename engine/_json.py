@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 import orjson
+from attrs import frozen
 
 # orjson writes at most 254 levels; past that every recursive walk in Python (deep merge, the standard
 # library's encoder, jsonschema) comes near the interpreter's recursion limit. Deeper is refused at load.
@@ -21,14 +22,16 @@ MAX_DEPTH = 254
 _BOM = b"\xef\xbb\xbf"
 
 
+@frozen
 class JSONSyntaxError(ValueError):
     """Malformed JSON, with a 1-based line and column."""
 
-    def __init__(self, reason: str, line: int, column: int) -> None:
-        super().__init__(f"{reason} (line {line}, column {column})")
-        self.reason = reason
-        self.line = line
-        self.column = column
+    reason: str
+    line: int
+    column: int
+
+    def __str__(self) -> str:
+        return f"{self.reason} (line {self.line}, column {self.column})"
 
 
 def _position(text: str, offset: int) -> tuple[int, int]:

@@ -8,15 +8,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from attrs import frozen
+
 from ._messages import MISSING, Path, is_index
 
 
+@frozen
 class Conflict(Exception):
     """A write that cannot be applied; the fold skips it and reports `reason`."""
 
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+    reason: str
+
+    def __str__(self) -> str:
+        return self.reason
 
 
 def deep_merge(existing: Any, new: Any) -> Any:

@@ -7,6 +7,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from attrs import frozen
+
 from ._calls import CallPlan, Mode
 from ._expressions import Reference
 from ._messages import MISSING, RECORD_TYPE, get_path, kind_of, payload_of
@@ -15,8 +17,14 @@ Clock = Callable[[], str]
 Message = dict[str, Any]
 
 
+@frozen
 class OutputError(Exception):
     """A result that cannot be written (not JSON, or a returned message that fits no destination)."""
+
+    reason: str
+
+    def __str__(self) -> str:
+        return self.reason
 
 
 def utc_now() -> str:

@@ -10,9 +10,10 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from attrs import frozen
 
 from . import _json
 
@@ -22,7 +23,7 @@ _module_numbers = itertools.count(1)
 Registry = dict[str, dict[str, Any]]
 
 
-@dataclass(frozen=True)
+@frozen
 class ToolLoadError(Exception):
     """A registry that cannot be loaded: which file and why."""
 

@@ -162,22 +162,3 @@ def test_malformed_expression_raises_from_resolve() -> None:
     """resolve raises ExpressionError for a malformed expression (never for bad data)."""
     with pytest.raises(ExpressionError):
         CTX.resolve("†state..a")
-
-
-def test_errors_survive_context_managers_notes_and_pickling() -> None:
-    """Frozen errors still work with contextlib, add_note and pickle; their fields stay frozen."""
-    import contextlib
-    import dataclasses
-    import pickle
-
-    @contextlib.contextmanager
-    def around() -> Iterator[None]:
-        yield
-
-    with pytest.raises(ExpressionError) as caught, around():
-        parse_expression("†a |")
-    error = caught.value
-    error.add_note("while resolving a call")
-    assert pickle.loads(pickle.dumps(error)) == error
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        error.position = 0  # type: ignore[misc]
