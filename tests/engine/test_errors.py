@@ -32,15 +32,19 @@ def around() -> Iterator[None]:
     yield
 
 
+def _raise_from_a_cause(error: Exception) -> None:
+    try:
+        raise KeyError("cause")
+    except KeyError as cause:
+        raise error from cause
+
+
 @pytest.mark.parametrize("error", ERRORS, ids=lambda error: type(error).__name__)
 def test_an_error_passes_through_context_managers_notes_chains_and_pickle(error: Exception) -> None:
     """Raised inside a generator context manager and an ExitStack, chained, annotated and pickled, an
     error stays itself; its fields cannot be assigned."""
     with pytest.raises(type(error)) as caught, around(), contextlib.ExitStack():
-        try:
-            raise KeyError("cause")
-        except KeyError as cause:
-            raise error from cause
+        _raise_from_a_cause(error)
     assert caught.value is error
     assert isinstance(error.__cause__, KeyError)
     error.add_note("while loading")
