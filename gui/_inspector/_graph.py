@@ -4,9 +4,24 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPainterPath, QPen, QResizeEvent
+from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import (
+    QAction,
+    QBrush,
+    QColor,
+    QFont,
+    QFontMetrics,
+    QKeySequence,
+    QPainter,
+    QPainterPath,
+    QPalette,
+    QPen,
+    QResizeEvent,
+    QTransform,
+    QWheelEvent,
+)
 from PySide6.QtWidgets import (
+    QApplication,
     QGraphicsItem,
     QGraphicsPathItem,
     QGraphicsScene,
@@ -24,6 +39,15 @@ from ._style import CYCLE_COLOUR, STATUS_COLOURS
 
 NODE_W, NODE_H = 190.0, 58.0
 LAYER_GAP, ROW_GAP = 120.0, 34.0
+# Zoom: fitting a big plan never shrinks it below READABLE (its text stays legible; scroll instead);
+# Ctrl+wheel and Ctrl+=/- zoom between MIN_ZOOM and MAX_ZOOM, Ctrl+0 fits again.
+READABLE, MIN_ZOOM, MAX_ZOOM, ZOOM_STEP = 0.85, 0.2, 4.0, 1.25
+TEXT_ROLE = 0  # QGraphicsItem data key: "text" or "muted", so a theme change recolours the plain labels
+
+
+def _colour(role: QPalette.ColorRole) -> QColor:
+    """A colour of the application's palette (light or dark, as the theme is now)."""
+    return QApplication.palette().color(role)
 
 
 class CallNode(QGraphicsItem):
@@ -47,7 +71,7 @@ class CallNode(QGraphicsItem):
         border = QColor(CYCLE_COLOUR) if self.in_cycle else colour
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.setPen(QPen(border, 3.0 if self.in_cycle or self.isSelected() else 1.6))
-        painter.setBrush(QColor("white"))
+        painter.setBrush(_colour(QPalette.ColorRole.Base))
         rect = QRectF(0, 0, NODE_W, NODE_H)
         painter.drawRoundedRect(rect, 8, 8)
         painter.setBrush(fill)
@@ -58,12 +82,12 @@ class CallNode(QGraphicsItem):
         font = QFont(painter.font())
         font.setBold(True)
         painter.setFont(font)
-        painter.setPen(QColor("#1d2733"))
+        painter.setPen(_colour(QPalette.ColorRole.Text))
         name = QFontMetrics(font).elidedText(self.call.tool_name or "(no _tool)", Qt.TextElideMode.ElideRight, 150)
         painter.drawText(QRectF(16, 6, NODE_W - 20, 22), Qt.AlignmentFlag.AlignVCenter, name)
         font.setBold(False)
         painter.setFont(font)
-        painter.setPen(QColor("#6b7f8e"))
+        painter.setPen(_colour(QPalette.ColorRole.PlaceholderText))
         painter.drawText(QRectF(NODE_W - 44, 6, 38, 22), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
                          f"#{self.call.index}")
         painter.setPen(colour)
@@ -84,11 +108,26 @@ class PlanGraphView(QGraphicsView):
         super().__init__(parent)
         self.setScene(QGraphicsScene(self))
         self.setRenderHint(QPainter.RenderHint.Antialiasing)
-        self.setBackgroundBrush(QBrush(QColor("#f6f8fa")))
+        self.setBackgroundBrush(QBrush(_colour(QPalette.ColorRole.Window)))
         self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
         self.graph: PlanGraph | None = None
         self.nodes: dict[int, CallNode] = {}
         self.edge_items: list[tuple[Edge, QGraphicsPathItem]] = []
+        self._zoomed = False  # the user chose a zoom: keep it (until Ctrl+0) instead of fitting on resize
+        for name, text, keys, run in (
+            ("zoom_in", "Zoom In", [QKeySequence.StandardKey.ZoomIn, "Ctrl+="], self.zoom_in),
+            ("zoom_out", "Zoom Out", [QKeySequence.StandardKey.ZoomOut, "Ctrl+-"], self.zoom_out),
+            ("zoom_fit", "Fit the Plan", ["Ctrl+0"], self.zoom_fit),
+        ):
+            action = QAction(text, self)
+            action.setObjectName(name)
+            # The platform's zoom keys and the ones people type (Ctrl+= is Ctrl++ without Shift); once each.
+            action.setShortcuts(list(dict.fromkeys(QKeySequence(key) for key in keys)))
+            action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            action.triggered.connect(run)
+            self.addAction(action)
+        self.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
 
     def show_plan(self, calls: Sequence[CallPlan], statuses: Sequence[Status]) -> None:
         """Lay out `calls` left to right by data flow, each with its status (the engine's)."""
@@ -109,7 +148,8 @@ class PlanGraphView(QGraphicsView):
             self._add_edge(edge, graph.edge_in_cycle(edge), ports[edge])
         if not calls:
             text = scene.addSimpleText("No calls: the document has no solution and no plan message.")
-            text.setBrush(QColor("#6b7f8e"))
+            text.setData(TEXT_ROLE, "muted")
+            text.setBrush(_colour(QPalette.ColorRole.PlaceholderText))
         else:
             self._legend([statuses[n] for n in graph.nodes], bool(graph.cycles))
         scene.setSceneRect(scene.itemsBoundingRect().adjusted(-30, -30, 30, 30))
@@ -125,7 +165,8 @@ class PlanGraphView(QGraphicsView):
         for text, colour in entries:
             self.scene().addEllipse(x, y + 3, 10, 10, QPen(colour), QBrush(colour))
             label = self.scene().addSimpleText(text)
-            label.setBrush(QColor("#4a5866"))
+            label.setData(TEXT_ROLE, "text")
+            label.setBrush(_colour(QPalette.ColorRole.Text))
             label.setPos(x + 16, y)
             x += 16 + label.boundingRect().width() + 22
 
@@ -181,16 +222,63 @@ class PlanGraphView(QGraphicsView):
         self.edge_items.append((edge, item))
 
     def fit(self) -> None:
-        """Show the whole plan, shrinking a large one but never blowing a small one up."""
-        self.resetTransform()
+        """Show the whole plan at its natural size, shrinking a large one but never below `READABLE`
+        (scroll to see the rest) and never blowing a small one up. A zoom the user chose is kept."""
+        if self._zoomed:
+            return
         rect = self.scene().sceneRect()
         view = self.viewport().rect()
-        if rect.width() > view.width() or rect.height() > view.height():
-            self.fitInView(rect, Qt.AspectRatioMode.KeepAspectRatio)
+        scale = min(1.0, view.width() / max(rect.width(), 1.0), view.height() / max(rect.height(), 1.0))
+        self._set_zoom(max(scale, READABLE))
+        for bar in (self.horizontalScrollBar(), self.verticalScrollBar()):  # too big to fit: from its start
+            bar.setValue(bar.minimum())
+
+    def zoom(self) -> float:
+        """The scale the plan is drawn at (1.0: natural size)."""
+        return float(self.transform().m11())
+
+    def zoom_by(self, factor: float) -> None:
+        self._zoomed = True
+        self._set_zoom(self.zoom() * factor)
+
+    def zoom_in(self) -> None:
+        self.zoom_by(ZOOM_STEP)
+
+    def zoom_out(self) -> None:
+        self.zoom_by(1 / ZOOM_STEP)
+
+    def zoom_fit(self) -> None:
+        """Back to the default: the whole plan, as large as fits but readable (Ctrl+0)."""
+        self._zoomed = False
+        self.fit()
+
+    def _set_zoom(self, scale: float) -> None:
+        scale = min(max(scale, MIN_ZOOM), MAX_ZOOM)
+        self.setTransform(QTransform.fromScale(scale, scale))
+
+    def wheelEvent(self, event: QWheelEvent) -> None:
+        if event.modifiers() & Qt.KeyboardModifier.ControlModifier:
+            self.zoom_by(ZOOM_STEP ** (event.angleDelta().y() / 120))
+            event.accept()
+        else:
+            super().wheelEvent(event)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self.fit()
+
+    def changeEvent(self, event: QEvent) -> None:
+        # The theme changed (View → Theme, or the system's scheme): the background and the plain labels
+        # follow; the nodes read the palette whenever they paint.
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
+            self.setBackgroundBrush(QBrush(_colour(QPalette.ColorRole.Window)))
+            roles = {"text": QPalette.ColorRole.Text, "muted": QPalette.ColorRole.PlaceholderText}
+            for item in self.scene().items():
+                role = roles.get(str(item.data(TEXT_ROLE)))
+                if role is not None and isinstance(item, QGraphicsSimpleTextItem):
+                    item.setBrush(_colour(role))
+            self.scene().update()
+        super().changeEvent(event)
 
 
 def _point_at_x(path: QPainterPath, x: float) -> QPointF:

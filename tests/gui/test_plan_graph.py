@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor
+import pytest
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QColor, QFontMetrics, QWheelEvent
+from PySide6.QtWidgets import QApplication, QGraphicsSimpleTextItem
 
 from contextdeck.engine import CallPlan, Context, Execution, Status, load_document
-from contextdeck.gui._inspector._graph import PlanGraphView
+from contextdeck.gui._inspector._graph import NODE_H, NODE_W, READABLE, ZOOM_STEP, PlanGraphView
 from contextdeck.gui._inspector._plan import plan_graph
 from contextdeck.gui._inspector._style import CYCLE_COLOUR, STATUS_COLOURS
+from contextdeck.gui._theme import apply_theme
 
 CYCLE = [{"_tool": "a", "x": "†state.p", "_outputPath": "†state.q"},
          {"_tool": "b", "x": "†state.q.deep", "_outputPath": "†state.p"},
@@ -70,3 +74,68 @@ def test_clicking_a_node_selects_its_call(qtbot: Any, examples: Path) -> None:
     with qtbot.waitSignal(view.callClicked) as clicked:
         qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=point)
     assert clicked.args == [2]
+
+
+@pytest.fixture
+def refund_graph(qtbot: Any, examples: Path) -> Iterator[PlanGraphView]:
+    """The refund plan's graph in a view as small as the docked pane at its default size."""
+    execution = Execution(load_document(examples / "refund_workflow.json"))
+    view = PlanGraphView()
+    qtbot.addWidget(view)
+    view.resize(560, 160)
+    view.show()
+    view.show_plan(execution.plans, [state.status for state in execution.states])
+    yield view
+    apply_theme("light")
+
+
+def pixel_lightness(view: PlanGraphView, scene_point: QPointF) -> int:
+    image = view.grab().toImage()
+    point = view.mapFromScene(scene_point)
+    return QColor(image.pixel(point.x() + view.viewport().x(), point.y() + view.viewport().y())).lightness()
+
+
+def test_the_graph_follows_the_dark_theme(qtbot: Any, refund_graph: PlanGraphView) -> None:
+    """Switching to the dark theme turns the background and the inside of the nodes dark, and back."""
+    node = refund_graph.nodes[0]
+    inside = node.mapToScene(QPointF(NODE_W - 30, NODE_H - 8))  # inside the node, away from its text
+    apply_theme("dark")
+    qtbot.waitUntil(lambda: refund_graph.backgroundBrush().color().lightness() < 80)
+    assert pixel_lightness(refund_graph, inside) < 80
+    legend = [item for item in refund_graph.scene().items() if isinstance(item, QGraphicsSimpleTextItem)
+              and item.data(0) == "text"]
+    assert legend
+    assert all(item.brush().color().lightness() > 160 for item in legend)  # light text on the dark ground
+    apply_theme("light")
+    qtbot.waitUntil(lambda: refund_graph.backgroundBrush().color().lightness() > 200)
+    assert pixel_lightness(refund_graph, inside) > 200
+
+
+def test_the_graph_is_readable_at_its_default_size_and_zooms(qtbot: Any, refund_graph: PlanGraphView) -> None:
+    """At the pane's default size the plan is not shrunk to illegible text; Ctrl+=, Ctrl+-, Ctrl+wheel zoom,
+    Ctrl+0 fits again; a chosen zoom survives a resize."""
+    default = refund_graph.zoom()
+    assert default >= READABLE
+    assert QFontMetrics(refund_graph.font()).height() * default >= 11  # pixels of a line of text (was 6)
+    refund_graph.setFocus()
+    qtbot.keyClick(refund_graph, Qt.Key.Key_Equal, Qt.KeyboardModifier.ControlModifier)
+    assert refund_graph.zoom() == pytest.approx(default * ZOOM_STEP)
+    qtbot.keyClick(refund_graph, Qt.Key.Key_Minus, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(refund_graph, Qt.Key.Key_Minus, Qt.KeyboardModifier.ControlModifier)
+    assert refund_graph.zoom() == pytest.approx(default / ZOOM_STEP)
+    refund_graph.resize(600, 200)
+    assert refund_graph.zoom() == pytest.approx(default / ZOOM_STEP)
+    centre = QPointF(refund_graph.viewport().rect().center())
+    wheel = QWheelEvent(centre, refund_graph.viewport().mapToGlobal(centre), QPoint(), QPoint(0, 240),
+                        Qt.MouseButton.NoButton, Qt.KeyboardModifier.ControlModifier, Qt.ScrollPhase.NoScrollPhase,
+                        False)
+    QApplication.sendEvent(refund_graph.viewport(), wheel)
+    assert refund_graph.zoom() == pytest.approx(default * ZOOM_STEP)
+    qtbot.keyClick(refund_graph, Qt.Key.Key_0, Qt.KeyboardModifier.ControlModifier)
+    assert refund_graph.zoom() == pytest.approx(refund_graph_fit(refund_graph))
+
+
+def refund_graph_fit(view: PlanGraphView) -> float:
+    """The zoom `fit` chooses for the view's size now."""
+    rect, size = view.scene().sceneRect(), view.viewport().rect()
+    return max(min(1.0, size.width() / rect.width(), size.height() / rect.height()), READABLE)
