@@ -115,15 +115,18 @@ class PlanGraphView(QGraphicsView):
         self.nodes: dict[int, CallNode] = {}
         self.edge_items: list[tuple[Edge, QGraphicsPathItem]] = []
         self._zoomed = False  # the user chose a zoom: keep it (until Ctrl+0) instead of fitting on resize
-        for name, text, keys, run in (
-            ("zoom_in", "Zoom In", [QKeySequence.StandardKey.ZoomIn, "Ctrl+="], self.zoom_in),
-            ("zoom_out", "Zoom Out", [QKeySequence.StandardKey.ZoomOut, "Ctrl+-"], self.zoom_out),
-            ("zoom_fit", "Fit the Plan", ["Ctrl+0"], self.zoom_fit),
-        ):
+        zooms: list[tuple[str, str, list[QKeySequence], Callable[[], None]]] = [
+            ("zoom_in", "Zoom In", [QKeySequence(QKeySequence.StandardKey.ZoomIn), QKeySequence("Ctrl+=")],
+             self.zoom_in),
+            ("zoom_out", "Zoom Out", [QKeySequence(QKeySequence.StandardKey.ZoomOut), QKeySequence("Ctrl+-")],
+             self.zoom_out),
+            ("zoom_fit", "Fit the Plan", [QKeySequence("Ctrl+0")], self.zoom_fit),
+        ]
+        for name, text, keys, run in zooms:
             action = QAction(text, self)
             action.setObjectName(name)
             # The platform's zoom keys and the ones people type (Ctrl+= is Ctrl++ without Shift); once each.
-            action.setShortcuts(list(dict.fromkeys(QKeySequence(key) for key in keys)))
+            action.setShortcuts(list(dict.fromkeys(keys)))
             action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
             action.triggered.connect(run)
             self.addAction(action)
