@@ -94,6 +94,7 @@ class Execution:
         self._tasks: dict[int, asyncio.Future[Any]] = {}
         self._background: dict[int, asyncio.Future[Any]] = {}
         self._ticking = False
+        self._holding = False  # pause(): the tick starts nothing more
         self._generation = 0
         self.reset()
 
@@ -340,8 +341,10 @@ class Execution:
             self._refresh()
             while True:
                 progressed = False
-                if stopped is None and not (stepping and ran):
+                if stopped is None and not (stepping and ran) and not self._holding:
                     for unit in self._ready_units():
+                        if self._holding:  # paused while an earlier unit was being approved
+                            break
                         if target is not None and target not in unit.members:
                             continue
                         if not stepping and self._hits_breakpoint(unit):
@@ -370,6 +373,7 @@ class Execution:
                 self._refresh()
         finally:
             self._ticking = False
+            self._holding = False
             for task, unit in running.items():  # the tick itself was cancelled
                 task.cancel()
                 for i in unit.members:
@@ -552,6 +556,11 @@ class Execution:
             self._settle(index, outcome, True)
             self._end_tick([index], None)
         return self._states[index]
+
+    def pause(self) -> None:
+        """The running tick starts no more calls; it ends when the calls already running have finished."""
+        if self._ticking:
+            self._holding = True
 
     def rerun(self, indices: Iterable[int], *, dependents: bool = True) -> tuple[int, ...]:
         """Let calls that ran run again: their earlier outputs stay, and the new ones shadow them in the fold.

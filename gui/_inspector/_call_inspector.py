@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from contextdeck.engine import (
     MISSING,
     CallAnalysis,
+    CallRecord,
     Context,
     Parameter,
     Problem,
@@ -35,7 +36,8 @@ from contextdeck.engine import (
 from ._destinations import DestinationsView
 from ._style import LINK_COLOUR, MISSING_COLOUR, STATUS_COLOURS, WARNING_COLOUR, heading
 
-PARAM, WRITTEN, RESOLVED, SOURCE = range(4)
+PARAM, WRITTEN, RESOLVED, SOURCE, RECEIVED = range(5)
+STALE_BACKGROUND = "#fff3d6"
 SOURCE_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
@@ -82,7 +84,7 @@ class CallInspector(QWidget):
         self.summary.setTextFormat(Qt.TextFormat.RichText)
         self.summary.setWordWrap(True)
         self.params = QTreeWidget()
-        self.params.setHeaderLabels(["parameter", "as written", "resolved", "from"])
+        self.params.setHeaderLabels(["parameter", "as written", "resolved now", "from", "received then"])
         self.params.setRootIsDecorated(False)
         self.params.setAlternatingRowColors(True)
         self.params.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
@@ -98,9 +100,14 @@ class CallInspector(QWidget):
             "QLabel { background: #fff8e6; border: 1px solid #f0d9a8; border-radius: 4px; padding: 6px; }")
         self.schema = QPlainTextEdit(readOnly=True)
         self.resolved_call = QPlainTextEdit(readOnly=True)
+        self.ran = QPlainTextEdit(readOnly=True)
+        self.ran_links = QLabel()
+        self.ran_links.setTextFormat(Qt.TextFormat.RichText)
+        self.ran_links.setWordWrap(True)
+        self.ran_links.linkActivated.connect(lambda link: self.sourceActivated.emit(int(link)))
         mono = QFont("monospace")
         mono.setStyleHint(QFont.StyleHint.Monospace)
-        for edit in (self.schema, self.resolved_call):
+        for edit in (self.schema, self.resolved_call, self.ran):
             edit.setFont(mono)
         self.scoped = QTreeWidget()
         self.scoped.setHeaderLabels(["message", "value it sees"])
@@ -123,8 +130,14 @@ class CallInspector(QWidget):
         scoped_layout.setContentsMargins(4, 4, 4, 4)
         scoped_layout.addWidget(self.scope_note)
         scoped_layout.addWidget(self.scoped)
+        ran_page = QWidget()
+        ran_layout = QVBoxLayout(ran_page)
+        ran_layout.setContentsMargins(4, 4, 4, 4)
+        ran_layout.addWidget(self.ran_links)
+        ran_layout.addWidget(self.ran, 1)
         self.tabs = QTabWidget()
         self.tabs.addTab(self.resolved_call, "Call as it will run")
+        self.tabs.addTab(ran_page, "Call as it ran")
         self.tabs.addTab(self.schema, "Tool schema")
         self.tabs.addTab(scoped_page, "Context it receives")
         header = QHBoxLayout()
@@ -149,11 +162,15 @@ class CallInspector(QWidget):
     def call(self) -> CallAnalysis | None:
         return self._call
 
-    def show_call(self, context: Context | None, call: CallAnalysis | None) -> None:
-        """Show the engine's analysis of a call of `context` (None clears the inspector)."""
+    def show_call(self, context: Context | None, call: CallAnalysis | None, record: CallRecord | None = None) -> None:
+        """Show the engine's analysis of a call of `context` (None clears the inspector).
+
+        `record`: what the document says the call did (its latest run), shown beside what it would do now.
+        """
         self._context, self._call = context, call
         self.params.clear()
         self.scoped.clear()
+        self._show_run(context, record)
         if context is None or call is None:
             self.title.setText("<b>No call selected</b>")
             self.summary.setText("Select a call in the Calls panel or the plan graph.")
@@ -168,11 +185,18 @@ class CallInspector(QWidget):
         self.title.setText(f"<b>{name}</b> &nbsp;<span style='color:gray'>call #{call.index}</span> &nbsp;{badge}")
         self.summary.setText(self._summary(call))
         self._show_problems(call)
+        received = record.audit.get("inputs") if record is not None else None
+        self.params.setColumnHidden(RECEIVED, not isinstance(received, dict))
+        changed = False
         for param in call.parameters:
             item = self._param_item(context, param)
             self._mark_problems(item, param.name, call)
+            if isinstance(received, dict):
+                changed |= self._mark_received(item, param, received)
             self.params.addTopLevelItem(item)
-        for column in (PARAM, WRITTEN, RESOLVED):
+        if changed or (record is not None and record.edited):
+            self.title.setText(self.title.text() + " " + _badge("stale", WARNING_COLOUR))
+        for column in (PARAM, WRITTEN, RESOLVED, RECEIVED):
             self.params.resizeColumnToContents(column)
             self.params.setColumnWidth(column, min(self.params.columnWidth(column) + 12, 260))
         note = "no _outputPath: " + ("fire-and-forget (run, not awaited)" if call.fire_and_forget
@@ -186,7 +210,52 @@ class CallInspector(QWidget):
         self.schema.setPlainText(_json(call.tool.schema) if call.tool else
                                  f"No tool named {call.tool_name!r} is defined: the call is latent.")
         self.resolved_call.setPlainText(_json(call.resolved_call))
+        self.tabs.setTabText(0, "Call as it would run now" if record is not None else "Call as it will run")
         self._show_scope(context, call)
+
+    def _mark_received(self, item: QTreeWidgetItem, param: Parameter, received: dict[str, Any]) -> bool:
+        """What the call received when it ran; a value that differs now is highlighted. True when it differs."""
+        then = received.get(param.name, MISSING)
+        item.setText(RECEIVED, describe(then))
+        item.setToolTip(RECEIVED, "what the call received when it ran")
+        if then != param.resolved:
+            for column in range(self.params.columnCount()):
+                item.setBackground(column, QBrush(QColor(STALE_BACKGROUND)))
+            item.setToolTip(RESOLVED, f"changed since it ran: it received {describe(then)}")
+            return True
+        return False
+
+    def _show_run(self, context: Context | None, record: CallRecord | None) -> None:
+        """The "Call as it ran" tab: start, duration, inputs, error and traceback, and the messages it left."""
+        self.tabs.setTabEnabled(1, record is not None)
+        if context is None or record is None:
+            self.ran.setPlainText("")
+            self.ran_links.setText("")
+            return
+        audit = record.audit
+        lines = []
+        if "started" in audit:
+            lines.append(f"started  {audit['started']}")
+        if isinstance(audit.get("seconds"), int | float):
+            lines.append(f"took     {audit['seconds']:.3f} s")
+        if record.error is not None:
+            lines.append(f"failed   {record.error.get('type')}: {record.error.get('message')}")
+        if record.edited:
+            lines.append("the call was edited in the plan since it ran")
+        if "inputs" in audit:
+            lines += ["", "received:", _json(audit["inputs"])]
+        elif "digest" in audit:
+            lines += ["", f"received inputs with digest {audit['digest']} (too large to keep)"]
+        if isinstance(audit.get("traceback"), str):
+            lines += ["", audit["traceback"]]
+        if not audit:
+            lines.append("recorded before runs kept their inputs and times (only the call as written)")
+        self.ran.setPlainText("\n".join(lines))
+        links = []
+        for entry in record.last:
+            what = "error" if entry.error is not None and not entry.output else "run record" if entry.ran else "output"
+            links.append(f"<a href='{entry.position}' style='color:{LINK_COLOUR}'>#{entry.position}</a> {what}")
+        self.ran_links.setText("Left " + ", ".join(links) + " (click to select in the timeline)")
 
     def _summary(self, call: CallAnalysis) -> str:
         """Mode, tool, instance, what it waits for, and its reason, on one wrapped line."""

@@ -6,15 +6,19 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTableView, QWidget
 
 from contextdeck.engine import (
+    OPEN,
     Activities,
     CallAnalysis,
     CallPlan,
+    CallRecord,
     CallState,
     Context,
     Execution,
+    Stale,
     Status,
     analyse_call,
     flatten,
@@ -22,7 +26,7 @@ from contextdeck.engine import (
 )
 
 from ._plan import PlanGraph, plan_graph
-from ._style import breakpoint_icon, status_colour, status_icon
+from ._style import WARNING_COLOUR, breakpoint_icon, status_colour, status_icon
 
 _Index = QModelIndex | QPersistentModelIndex
 
@@ -86,6 +90,7 @@ class CallsModel(QAbstractTableModel):
         self._execution: Execution | None = None
         self._live = False  # the execution is the debugger's: runs are kept
         self._analyses: dict[int, CallAnalysis] = {}
+        self._stale: dict[int, Stale] = {}  # finished calls whose inputs changed since they ran
         self._graph = plan_graph([])
         self._breakpoints: set[int] = set()
         self._tool_breakpoints: set[str] = set()  # stop at every call of these tools
@@ -169,6 +174,7 @@ class CallsModel(QAbstractTableModel):
         before = [] if self._execution is None else [plan.call for plan in self._execution.plans]
         plans = [] if execution is None else execution.plans
         self._analyses.clear()
+        self._stale = {} if execution is None else {found.index: found for found in execution.stale()}
         if [plan.call for plan in plans] != before:
             self.beginResetModel()
             self._execution = execution
@@ -250,9 +256,27 @@ class CallsModel(QAbstractTableModel):
     def statuses(self) -> list[Status]:
         return [] if self._execution is None else [state.status for state in self._execution.states]
 
+    def recorded(self, row: int) -> CallRecord | None:
+        """What the document's run record says call `row` did (None: it has not run)."""
+        return None if self._execution is None else self._execution.record.of(row)
+
+    def stale(self, row: int) -> Stale | None:
+        """How a finished call's inputs changed since it ran (None: not stale)."""
+        return self._stale.get(row)
+
+    def stale_rows(self) -> list[int]:
+        return sorted(self._stale)
+
+    def status_text(self, row: int) -> str:
+        return f"{self.status(row)} · stale" if row in self._stale else str(self.status(row))
+
     def detail(self, row: int) -> str:
         assert self._execution is not None
         assert self._context is not None
+        stale = self._stale.get(row)
+        if stale is not None:
+            what = "the call was edited" if stale.edited else ", ".join(stale.changed) + " changed"
+            return f"stale: {what} since it ran"
         return detail_of(self._execution.plans[row], self._execution.state(row), self._context)
 
     def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008 - Qt's names
@@ -296,9 +320,10 @@ _CELLS: dict[tuple[int, Qt.ItemDataRole | int], Callable[[CallsModel, int, CallP
     (TOOL, _Display): lambda m, r, c: c.tool_name or "(no _tool)",
     (TOOL, Qt.ItemDataRole.ToolTipRole): lambda m, r, c: f"{c.mode} call"
     + (f", instance {c.instance}" if c.instance else ""),
-    (STATUS, _Display): lambda m, r, c: str(m.status(r)),
+    (STATUS, _Display): lambda m, r, c: m.status_text(r),
     (STATUS, Qt.ItemDataRole.DecorationRole): lambda m, r, c: status_icon(m.status(r)),
-    (STATUS, Qt.ItemDataRole.ForegroundRole): lambda m, r, c: status_colour(m.status(r)),
+    (STATUS, Qt.ItemDataRole.ForegroundRole): lambda m, r, c: QColor(WARNING_COLOUR) if m.stale(r)
+    else status_colour(m.status(r)),
     (DETAIL, _Display): lambda m, r, c: m.detail(r),
     (DETAIL, Qt.ItemDataRole.ToolTipRole): lambda m, r, c: "\n".join(
         f"{p.where}: {p.message}" for p in m.getItem(r).problems) or m.detail(r),
@@ -309,6 +334,8 @@ class CallsView(QTableView):
     """The calls table; a click in the gutter column toggles a breakpoint, selecting a row selects the call."""
 
     callSelected = Signal(int)
+    runCallRequested = Signal(int)  # "Run This Call" from the row's menu
+    runToRequested = Signal(int)  # "Run to Here"
 
     def __init__(self, model: CallsModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -342,9 +369,16 @@ class CallsView(QTableView):
         return model
 
     def tool_menu(self, index: QModelIndex) -> QMenu:
-        """The context menu of a row: break on every call of its tool."""
+        """The context menu of a row: run this call, run to here, break on every call of its tool."""
         menu = QMenu(self)
         model = self.calls_model()
+        if index.isValid():
+            row = index.row()
+            done = model.status(row) not in OPEN
+            menu.addAction("Run This Call Again" if done else "Run This Call").triggered.connect(
+                lambda _checked=False: self.runCallRequested.emit(row))
+            menu.addAction("Run to Here").triggered.connect(lambda _checked=False: self.runToRequested.emit(row))
+            menu.addSeparator()
         tool = model.plan(index.row()).tool_name if index.isValid() else None
         if tool is not None:
             action = menu.addAction(f"Break on every {tool} call")

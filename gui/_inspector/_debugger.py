@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from typing import Any, TypeVar
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
@@ -36,6 +36,8 @@ from ._dialogs import ApprovalDialog, OutputDialog
 Approver = Callable[[CallAnalysis], "Decision | Awaitable[Decision]"]
 OutputAsker = Callable[[CallAnalysis], Any]  # returns the value, or CANCEL (maybe awaitable)
 EditSink = Callable[[str, list[Edit]], None]
+T = TypeVar("T")
+DEFAULT_TIMEOUT = 60.0
 
 
 class _Cancel:
@@ -94,7 +96,8 @@ class Debugger(QObject):
         self.running = False
         self.last_stop = ""
         self._pause = False
-        self._stopped_at: int | None = None
+        self._run_to: int | None = None  # Run to here: a breakpoint for one Continue
+        self.timeout = DEFAULT_TIMEOUT  # seconds an activity may run (Run → Activity timeout…)
         self.open_dialog: ApprovalDialog | OutputDialog | None = None
         model.modelReset.connect(self._calls_changed)
 
@@ -115,6 +118,7 @@ class Debugger(QObject):
         self.model.follow(execution)
 
     def _ensure(self) -> Execution:
+        """The debugger's execution, made at the first command; statuses come from the document's run record."""
         context = self.model.context
         if context is None:
             raise RuntimeError("no document is open")
@@ -124,18 +128,27 @@ class Debugger(QObject):
             self.execution = Execution(context, self.model.solution, activities=self.activities, clock=self.clock)
         assert self.execution is not None
         self.execution.approver = self._approval if self.approval_enabled else None
-        self.execution.breakpoints = {*self.model.breakpoints, *self.model.tool_breakpoints}
+        self.execution.timeout = self.timeout
+        extra = set() if self._run_to is None else {self._run_to}
+        self.execution.breakpoints = {*self.model.breakpoints, *self.model.tool_breakpoints, *extra}
         return self.execution
 
     def _calls_changed(self) -> None:
         if not self.running:  # the plan was edited: the next step analyses it afresh
             self.execution = None
 
-    def next_call(self) -> int | None:
-        """The call Step would run: the first in plan order that is ready or waits for an output."""
+    def next_call(self, among: frozenset[int] | None = None) -> int | None:
+        """The call Step would run: the first in plan order that is ready or waits for an output.
+
+        The execution reads the document again first, so an edit made a moment ago counts (an approval
+        added, a step undone).
+        """
         execution = self._ensure()
+        execution.refresh()
         candidates = set(execution.ready())
         candidates |= {s.index for s in execution.states if s.status is Status.WAITING_FOR_OUTPUT}
+        if among is not None:
+            candidates &= among
         return min(candidates) if candidates else None
 
     # -- commands ---------------------------------------------------------------------------------
@@ -157,34 +170,95 @@ class Debugger(QObject):
         finally:
             self._set_running(False)
 
-    async def continue_(self) -> None:
-        """Run calls until a breakpoint, a pause, an unanswered question, or nothing is left."""
+    async def continue_(self, to: int | None = None) -> None:
+        """Run as `contextdeck run` does (the engine's tick: ready calls together) until a breakpoint, a
+        pause, an unanswered question, or nothing is left. `to`: stop before that call too (Run to here)."""
         if self.running:
             return
         self._pause = False
+        self._run_to = to
         self._set_running(True)
         try:
             while True:
+                execution = self._ensure()
+                execution.refresh()
+                report = await self._recorded("Continue", execution.run())
+                if report.stopped_at is not None:
+                    self.callFocused.emit(report.stopped_at)
+                    self._stop(f"breakpoint at #{report.stopped_at}" if report.stopped_at != to
+                               else f"ran to #{to}")
+                    return
                 if self._pause:
                     self._stop("paused")
                     return
-                target = self.next_call()
-                if target is None:
+                waiting = self.next_call()  # what a tick does not do: ask for a latent call's output
+                if waiting is None:
                     self._stop(self._why_nothing())
                     return
-                if self._is_breakpoint(target) and self._stopped_at != target:
-                    self._stopped_at = target
-                    self.callFocused.emit(target)
-                    self._stop(f"breakpoint at #{target}")
-                    return
-                if not await self._run(target):
+                if not await self._run(waiting):
                     return
         finally:
+            self._run_to = None
             self._set_running(False)
 
     def pause(self) -> None:
-        """Stop Continue after the call that is running now."""
+        """Stop Continue once the calls running now have finished."""
         self._pause = True
+        if self.execution is not None:
+            self.execution.pause()
+
+    def cancel(self) -> None:
+        """Cancel the calls running now: each gets a `cancelled` error message, so it does not start again."""
+        if self.execution is not None and self.running:
+            self.execution.cancel()
+
+    async def run_only(self, calls: Iterable[int], text: str) -> tuple[int, ...]:
+        """Run again exactly `calls` (recorded ones are let run again), one at a time in plan order."""
+        if self.running:
+            return ()
+        execution = self._ensure()
+        execution.refresh()
+        chosen = frozenset(calls)
+        execution.rerun([i for i in chosen if execution.record.of(i) is not None], dependents=False)
+        ran: list[int] = []
+        self._set_running(True)
+        try:
+            while (target := self.next_call(among=chosen - set(ran))) is not None:
+                if not await self._run(target, text):
+                    break
+                ran.append(target)
+        finally:
+            self._set_running(False)
+        self._stop(f"{text}: ran " + (", ".join(f"#{i}" for i in ran) or "nothing") + self._left(chosen, ran))
+        return tuple(ran)
+
+    def _left(self, chosen: frozenset[int], ran: list[int]) -> str:
+        left = sorted(chosen - set(ran))
+        return "; not ready: " + ", ".join(f"#{i}" for i in left) if left else ""
+
+    async def rerun_stale(self) -> tuple[int, ...]:
+        """Run again the calls whose inputs changed since they ran, and the finished calls that read their outputs."""
+        execution = self._ensure()
+        execution.refresh()
+        stale = [found.index for found in execution.stale()]
+        if not stale:
+            self._stop("nothing is stale")
+            return ()
+        chosen = execution.rerun(stale)
+        return await self.run_only(chosen, "Re-run stale calls")
+
+    async def run_call(self, index: int) -> tuple[int, ...]:
+        """Run this call now (again, when it has run), whatever its place in the plan."""
+        return await self.run_only([index], f"Run #{index}")
+
+    def start_rerun_stale(self) -> asyncio.Task[Any]:
+        return self._spawn(self.rerun_stale())
+
+    def start_run_call(self, index: int) -> asyncio.Task[Any]:
+        return self._spawn(self.run_call(index))
+
+    def start_run_to(self, index: int) -> asyncio.Task[Any]:
+        return self._spawn(self.continue_(to=index))
 
     def restart(self) -> None:
         """Back to the document exactly as it was before the first step: outputs and errors removed."""
@@ -202,7 +276,6 @@ class Debugger(QObject):
                         context.apply(item)
         self.execution = None
         self.snapshot = None
-        self._stopped_at = None
         self.model.refresh()
         self._stop("restarted")
 
@@ -225,20 +298,24 @@ class Debugger(QObject):
 
     # -- inside a step ----------------------------------------------------------------------------
 
-    async def _run(self, target: int) -> bool:
+    async def _run(self, target: int, text: str = "Run") -> bool:
+        return await self._recorded(f"{text} call #{target} ({self.model.plan(target).tool_name})",
+                                    self._run_call(target))
+
+    async def _recorded(self, text: str, work: Awaitable[T]) -> T:
+        """Await `work`; what it appended becomes one step of the undo stack."""
         context = self.model.context
         before = len(context) if context is not None else 0
         try:
-            return await self._run_call(target)
+            return await work
         finally:
             if context is not None and self.record_run is not None and len(context) > before:
                 appended: list[Edit] = [Insert(i, context[i]) for i in range(before, len(context))]
-                self.record_run(f"Run call #{target} ({self.model.plan(target).tool_name})", appended)
+                self.record_run(text, appended)
 
     async def _run_call(self, target: int) -> bool:
         execution = self._ensure()
         self.callFocused.emit(target)
-        self._stopped_at = None
         if execution.state(target).status is Status.WAITING_FOR_OUTPUT:
             value = await _answer(self._ask_output(self.model.getItem(target)))
             if value is CANCEL:
@@ -252,9 +329,6 @@ class Debugger(QObject):
             return True
         await execution.step(target)
         return True
-
-    def _is_breakpoint(self, index: int) -> bool:
-        return self.model.stops_at(index)
 
     def _why_nothing(self) -> str:
         execution = self._ensure()

@@ -77,7 +77,7 @@ class _Wiring(QObject):
         if row is None or not 0 <= row < model.rowCount():
             self.parts.inspector.show_call(None, None)
             return
-        self.parts.inspector.show_call(model.context, model.getItem(row))
+        self.parts.inspector.show_call(model.context, model.getItem(row), model.recorded(row))
 
     def show_message(self, index: int) -> None:
         # Resolving before and after folds the whole kind: only while the audit can be seen.
@@ -139,10 +139,12 @@ def install_inspector(window: Any) -> Inspector:
     window.session.documentReplaced.connect(wiring.document_replaced)
 
     run = window.menu("Run")
-    for name in ("step", "continue", "pause", "restart"):
+    for name in ("step", "continue", "pause", "restart", "cancel"):
         run.addAction(panel.actions_by_name[name])
     run.addSeparator()
+    run.addAction(panel.actions_by_name["rerun_stale"])
     run.addAction(panel.actions_by_name["approval"])
+    run.addAction(panel.actions_by_name["timeout"])
     file_menu = window.menu("File")
     file_menu.insertAction(_after_open(file_menu), panel.actions_by_name["load_activities"])
     wiring.document_replaced()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QLabel, QMessageBox, QToolBar, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QLabel, QMessageBox, QToolBar, QVBoxLayout, QWidget
 
 from contextdeck.engine import ActivityLoadError, load_activities
 
@@ -53,7 +53,7 @@ class CallsPanel(QWidget):
         self.actions_by_name = self._actions()
         toolbar = QToolBar("Debugger")
         toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-        for name in ("step", "continue", "pause", "restart", None, "approval"):
+        for name in ("step", "continue", "pause", "cancel", "restart", None, "rerun_stale", None, "approval"):
             if name is None:
                 toolbar.addSeparator()
             else:
@@ -67,6 +67,8 @@ class CallsPanel(QWidget):
         debugger.stateChanged.connect(self._update)
         debugger.stopped.connect(self.message.setText)
         debugger.callFocused.connect(self.view.select_call)
+        self.view.runCallRequested.connect(debugger.start_run_call)
+        self.view.runToRequested.connect(debugger.start_run_to)
         model.modelReset.connect(self._update)
         self._update()
 
@@ -76,7 +78,12 @@ class CallsPanel(QWidget):
             ("step", "Step", QKeySequence("F10"), debugger.start_step, "Run the next ready call"),
             ("continue", "Continue", QKeySequence("F5"), debugger.start_continue,
              "Run calls until a breakpoint or until nothing is ready"),
-            ("pause", "Pause", QKeySequence("Shift+F5"), debugger.pause, "Stop after the running call"),
+            ("pause", "Pause", QKeySequence("Shift+F5"), debugger.pause, "Stop once the running calls have finished"),
+            ("cancel", "Cancel Running Calls", QKeySequence("Ctrl+F2"), debugger.cancel,
+             "Cancel the calls running now (each gets a 'cancelled' error message)"),
+            ("rerun_stale", "Re-run Stale Calls", QKeySequence("Ctrl+Shift+R"), debugger.start_rerun_stale,
+             "Run again the calls whose inputs changed since they ran, and what read their outputs"),
+            ("timeout", "Activity Timeout…", "", self.ask_timeout, "How long an activity may run before it fails"),
             ("restart", "Restart", QKeySequence("Ctrl+Shift+F5"), debugger.restart,
              "Back to the document as it was before the first step"),
             ("load_activities", "Load Activities…", "", self.load_activities,
@@ -104,11 +111,22 @@ class CallsPanel(QWidget):
         self.actions_by_name["step"].setEnabled(has_calls and not running)
         self.actions_by_name["continue"].setEnabled(has_calls and not running)
         self.actions_by_name["pause"].setEnabled(running)
+        self.actions_by_name["cancel"].setEnabled(running)
+        self.actions_by_name["rerun_stale"].setEnabled(has_calls and not running)
         self.actions_by_name["restart"].setEnabled(not running)
         if not has_calls:
             self.message.setText(NO_CALLS)
         elif self.message.text() == NO_CALLS:
             self.message.clear()  # a document with calls replaced one without
+
+    def ask_timeout(self) -> None:
+        """Run → Activity Timeout…: the seconds an activity may run (an activity's own `timeout` wins)."""
+        value, accepted = QInputDialog.getDouble(
+            self, "Activity timeout", "Seconds an activity may run before it fails with a timeout error:",
+            self.debugger.timeout, 0.1, 86_400.0, 1)
+        if accepted:
+            self.debugger.timeout = value
+            self.message.setText(f"Activities now time out after {value:g} s")
 
     def load_activities(self, path: str | None = None) -> bool:
         """File → Load activities…: asks for a file, warns that it is code, then loads it."""

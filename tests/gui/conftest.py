@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtCore import QSettings
 
+from contextdeck.gui._app import create_window
 from contextdeck.gui._editor import DataEditor
+from contextdeck.gui._inspector._async import release
+from contextdeck.gui._window import MainWindow
 
 
 @pytest.fixture
@@ -17,3 +23,18 @@ def editor(qtbot: Any) -> DataEditor:
     widget.resize(600, 500)
     widget.show()
     return widget
+
+
+@pytest.fixture
+def refund_window(qtbot: Any, tmp_path: Path, examples: Path) -> Iterator[MainWindow]:
+    """The real window (which installs the inspector itself) on the refund workflow; settings in tmp_path."""
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    win = create_window(settings, tmp_path / "recovery")
+    qtbot.addWidget(win)
+    win.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
+    win.show()
+    with qtbot.waitSignal(win.session.documentReplaced, timeout=10000):
+        win.session.open(examples / "refund_workflow.json")
+    yield win
+    win.session.close()
+    release()

@@ -82,8 +82,9 @@ def test_a_breakpoint_on_a_tool_stops_at_its_call(qtbot: Any, examples: Path) ->
     view = CallsView(model)
     qtbot.addWidget(view)
     menu = view.tool_menu(model.index(2, 0))
-    (action,) = menu.actions()
-    assert action.text() == "Break on every checkEligibility call"
+    texts = [a.text() for a in menu.actions() if not a.isSeparator()]
+    assert texts == ["Run This Call", "Run to Here", "Break on every checkEligibility call"]
+    action = menu.actions()[-1]
     action.trigger()
     assert model.tool_breakpoints == {"checkEligibility"}
     assert model.index(2, 0).data(BREAKPOINT_ROLE) is True

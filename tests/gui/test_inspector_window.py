@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QSettings
 
 from contextdeck.engine import Status, fixed_clock
-from contextdeck.gui._app import create_window
 from contextdeck.gui._inspector import Inspector, install_inspector
-from contextdeck.gui._inspector._async import release, spawn
+from contextdeck.gui._inspector._async import spawn
 from contextdeck.gui._inspector._call_inspector import SOURCE
 from contextdeck.gui._window import MainWindow
 
@@ -28,18 +25,9 @@ def notify(call, tool, context):
 
 
 @pytest.fixture
-def window(qtbot: Any, tmp_path: Path, examples: Path) -> Iterator[MainWindow]:
+def window(refund_window: MainWindow) -> MainWindow:
     """The real window (which installs the inspector itself) on the refund workflow."""
-    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
-    win = create_window(settings, tmp_path / "recovery")
-    qtbot.addWidget(win)
-    win.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
-    win.show()
-    with qtbot.waitSignal(win.session.documentReplaced, timeout=10000):
-        win.session.open(examples / "refund_workflow.json")
-    yield win
-    win.session.close()
-    release()
+    return refund_window
 
 
 def parts(window: MainWindow) -> Inspector:

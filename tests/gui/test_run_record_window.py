@@ -1,0 +1,160 @@
+"""The debugger reads the document's run record, driven through the real window: reopen, approve, undo, stale."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import test_inspector_window as shared
+
+from contextdeck.engine import Replace, Status, fixed_clock
+from contextdeck.gui._inspector import Inspector
+from contextdeck.gui._window import MainWindow
+
+NOW = "2026-01-02T03:04:05Z"
+
+
+@pytest.fixture
+def effects(tmp_path: Path) -> tuple[Path, Path]:
+    """An activities file whose side effects append a line to a log: (activities file, log)."""
+    log = tmp_path / "effects.txt"
+    code = tmp_path / "effects.py"
+    code.write_text(
+        "def pay(call, tool, context):\n"
+        f"    open({str(log)!r}, 'a').write('paid\\n')\n"
+        "    return {'refundId': 'R-' + call['orderId']}\n"
+        "def notify(call, tool, context):\n"
+        f"    open({str(log)!r}, 'a').write('mailed\\n')\n"
+        "ACTIVITIES = {'issueRefund': pay, 'notifyCustomer': notify}\n",
+        encoding="utf-8",
+    )
+    return code, log
+
+
+parts = shared.parts
+
+
+@pytest.fixture
+def window(refund_window: MainWindow) -> MainWindow:
+    return refund_window
+
+
+def open_document(qtbot: Any, window: MainWindow, path: Path) -> None:
+    with qtbot.waitSignal(window.session.documentReplaced, timeout=10000):
+        window.session.open(path)
+
+
+def load(inspector: Inspector, path: Path) -> None:
+    inspector.panel.confirm = lambda parent, file: True
+    assert inspector.panel.load_activities(str(path))
+    inspector.debugger.clock = fixed_clock(NOW)
+
+
+def trigger(qtbot: Any, window: MainWindow, name: str) -> None:
+    """Press a Run menu command as a user would, and wait until the debugger is idle again."""
+    inspector = parts(window)
+    action = next(a for a in window.menu("Run").actions() if a.text() == name)
+    assert action.isEnabled(), name
+    with qtbot.waitSignal(inspector.debugger.stopped, timeout=10000):
+        action.trigger()
+    qtbot.waitUntil(lambda: not inspector.debugger.running)
+
+
+def outputs_of(window: MainWindow, call: int) -> list[int]:
+    context = window.context()
+    return [i for i in range(len(context)) if context[i].get("_run", {}).get("call") == call]
+
+
+def approve(window: MainWindow) -> None:
+    """Add the refund's approval to the state message, as the editor would (one undoable edit)."""
+    state = next(i for i in range(len(window.context())) if window.context()[i].get("type") == "state")
+    message = json.loads(json.dumps(window.context()[state]))
+    message["data"]["approvals"] = {"refund": "lead"}
+    window.apply_edit(Replace(state, message))
+
+
+def test_reopen_then_continue_runs_only_what_has_not_run(qtbot: Any, window: MainWindow, tmp_path: Path,
+                                                         effects: tuple[Path, Path]) -> None:
+    """Step once, save, reopen: the calls panel says lookupOrder is done; Continue runs the rest, once each."""
+    code, log = effects
+    inspector = parts(window)
+    load(inspector, code)
+    approve(window)
+    trigger(qtbot, window, "Step")
+    assert window.session.save_as(tmp_path / "half.json")
+    open_document(qtbot, window, tmp_path / "half.json")
+    inspector = parts(window)
+    load(inspector, code)
+    qtbot.waitUntil(lambda: inspector.model.rowCount() == 5 and inspector.model.status(0) is Status.DONE)
+    assert inspector.model.status(1) is Status.READY
+    trigger(qtbot, window, "Continue")
+    assert [len(outputs_of(window, call)) for call in range(5)] == [1, 1, 1, 1, 1]
+    assert sorted(log.read_text().split()) == ["mailed", "paid"]
+    assert window.session.save_as(tmp_path / "done.json")
+    before = window.session.document.dumps()
+    open_document(qtbot, window, tmp_path / "done.json")
+    inspector = parts(window)
+    load(inspector, code)
+    trigger(qtbot, window, "Continue")
+    assert window.session.document.dumps() == before
+    assert sorted(log.read_text().split()) == ["mailed", "paid"]
+    assert inspector.debugger.last_stop == "finished: every call has run"
+
+
+def test_approving_mid_run_lets_step_run_the_approved_call(qtbot: Any, window: MainWindow,
+                                                           effects: tuple[Path, Path]) -> None:
+    """Continue stops with issueRefund awaiting approval; adding the approval and pressing F10 runs it."""
+    code, log = effects
+    inspector = parts(window)
+    load(inspector, code)
+    trigger(qtbot, window, "Continue")
+    assert "#3 awaiting approval on †state.approvals.refund" in inspector.debugger.last_stop
+    approve(window)
+    trigger(qtbot, window, "Step")
+    assert inspector.debugger.last_stop == "stepped over #3"
+    assert len(outputs_of(window, 3)) == 1
+    assert "paid" in log.read_text().split()
+
+
+def test_undoing_a_step_makes_the_call_pending_and_step_runs_it_again(qtbot: Any, window: MainWindow) -> None:
+    """F10, then Edit → Undo: lookupOrder is pending again (not "done"), and F10 runs it again, writing one output."""
+    inspector = parts(window)
+    inspector.debugger.clock = fixed_clock(NOW)
+    trigger(qtbot, window, "Step")
+    assert inspector.model.status(0) is Status.DONE
+    window.session.undo_stack.undo()
+    assert outputs_of(window, 0) == []
+    qtbot.waitUntil(lambda: inspector.model.status(0) is Status.READY)
+    trigger(qtbot, window, "Step")
+    assert inspector.debugger.last_stop == "stepped over #0"
+    assert len(outputs_of(window, 0)) == 1
+    assert inspector.model.status(0) is Status.DONE
+
+
+def test_an_edited_input_makes_its_readers_stale_and_rerun_stale_runs_exactly_them(
+        qtbot: Any, window: MainWindow) -> None:
+    """After Continue, edit the input's reason: only checkEligibility is stale; Re-run Stale Calls runs only it."""
+    inspector = parts(window)
+    inspector.debugger.clock = fixed_clock(NOW)
+    trigger(qtbot, window, "Continue")
+    written = {call: outputs_of(window, call) for call in range(5)}
+    message = json.loads(json.dumps(window.context()[1]))
+    message["input"]["reason"] = "Arrived broken"
+    window.apply_edit(Replace(1, message))
+    qtbot.waitUntil(lambda: inspector.model.stale_rows() == [2])
+    assert inspector.model.index(2, 3).data() == "done · stale"
+    assert inspector.model.detail(2) == "stale: reason changed since it ran"
+    inspector.panel.view.select_call(2)
+    qtbot.waitUntil(lambda: inspector.inspector.call is not None and inspector.inspector.call.index == 2)
+    reason = inspector.inspector.source_item("reason")
+    assert reason is not None
+    assert (reason.text(2), reason.text(4)) == ('"Arrived broken"', '"Arrived damaged"')
+    trigger(qtbot, window, "Re-run Stale Calls")
+    after = {call: outputs_of(window, call) for call in range(5)}
+    assert len(after[2]) == 2
+    assert after[2][0] == written[2][0]
+    assert {call: after[call] for call in (0, 1, 3, 4)} == {call: written[call] for call in (0, 1, 3, 4)}
+    qtbot.waitUntil(lambda: inspector.model.stale_rows() == [])
+    assert window.context().resolve("†state.eligibility").sources[-1] == after[2][1]
