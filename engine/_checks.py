@@ -16,7 +16,7 @@ from ._registry import Registry
 from ._request import advisors_in
 from ._resolution import Diagnostic
 from ._status import Status
-from ._tools import pending_calls, unknown_references
+from ._tools import merged_tools, pending_calls, unknown_references
 from ._validate import data_problems, schema_violations
 from ._view import Messages
 
@@ -35,7 +35,8 @@ def validate(
     advisors and their advice, and what `run` would refuse before starting a call (parameters against the
     tool's schema, prescribed output paths, cycles, groups, ...), each with its message index and call.
 
-    Without `activities` nothing is known about which are loaded, so a tool naming one is not a problem.
+    Without `activities` nothing is known about which will be loaded: every activity a tool names is taken
+    as loaded, so naming one is not a problem and its call's parameters are still checked.
     """
     advisors, advisor_problems = advisors_in(context, len(context))
     return [
@@ -54,7 +55,7 @@ def _run_problems(
     if not calls:
         return []
     live = context if isinstance(context, Context) else Context(context[i] for i in range(len(context)))
-    execution = Execution(live, solution, activities=activities or Activities(), tools=tools)
+    execution = Execution(live, solution, activities=activities if activities is not None else _assumed(live, tools), tools=tools)
     where = "solution" if plan_index is None else f"plan at message {plan_index}"
     problems: list[Diagnostic] = []
     for plan, state in zip(execution.plans, execution.states, strict=True):
@@ -64,10 +65,25 @@ def _run_problems(
         if state.status is Status.FAILED and state.error is not None:
             found.append((state.error["type"], state.error["message"]))
         for kind, message in dict.fromkeys(found):
-            if kind in _REPORTED or (kind == "activity" and activities is None):
+            if kind in _REPORTED:
                 continue
             problems.append(Diagnostic(plan_index, f"{where}, {plan.label}", f"{kind}: {message}"))
     return problems
+
+
+def _assumed(context: Context, tools: Registry | None) -> Activities:
+    """Without knowing what will be loaded, every activity a tool names is taken as loaded (never run here),
+    so that the checks after it (the parameters) still speak."""
+    assumed = Activities()
+    for definition in merged_tools(context, tools).values():
+        name = definition.schema.get("_activity")
+        if isinstance(name, str) and name:
+            assumed.add(_never_run, name)
+    return assumed
+
+
+def _never_run(call: Any, tool: Any, context: Any) -> None:
+    raise AssertionError("validate never runs an activity")
 
 
 def _advice_problems(solution: Any, advisors: list[dict[str, Any]]) -> list[Diagnostic]:

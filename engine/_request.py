@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from . import _json
 from ._activities import Activities
 from ._messages import Form, payload_of
 from ._registry import Registry
@@ -55,10 +56,22 @@ class Request:
             "config": copy.deepcopy(dict(self.config)),
         }
 
+    def messages_text(self) -> str:
+        """The messages as text: each under a `--- role ---` line (what `render_text` gives)."""
+        return messages_text(self.messages)
+
+    def schema_text(self) -> str:
+        """The composed schema as indented JSON."""
+        return shown(self.schema)
+
+    def config_text(self) -> str:
+        """The model settings as one line of JSON."""
+        return _json.dumps(dict(self.config), indent=False)
+
     def text(self) -> str:
         """The text form `contextdeck render` prints: the messages, then the schema."""
-        parts = [messages_text(self.messages)] if self.messages else []
-        parts.append("--- schema ---\n" + shown(self.schema))
+        parts = [self.messages_text()] if self.messages else []
+        parts.append("--- schema ---\n" + self.schema_text())
         return "\n\n".join(parts)
 
 
@@ -127,13 +140,32 @@ def tool_item(name: str, schema: Mapping[str, Any], latent: bool) -> dict[str, A
     properties: dict[str, Any] = {"_tool": {"const": name}}
     for key, value in _properties(schema).items():
         if key != "_tool" and (latent or key != "_output"):
-            properties[key] = copy.deepcopy(value)
+            properties[key] = copy.deepcopy(value) if key.startswith("_") else or_reference(value)
     item.setdefault("type", "object")
     item["properties"] = properties
     required = schema.get("required")
     kept = [key for key in required if key != "_tool" and key in properties] if isinstance(required, list) else []
     item["required"] = ["_tool", *kept]
     return item
+
+
+def or_reference(schema: Any) -> Any:
+    """A parameter's schema that also takes a `†` reference (007: a parameter may hold one instead of its value).
+
+    A schema that takes any string already takes a reference and stays as it is (002's `userName`).
+    """
+    if schema is True or schema == {}:
+        return copy.deepcopy(schema)
+    if isinstance(schema, dict):
+        kind = schema.get("type")
+        strings = kind == "string" or (isinstance(kind, list) and "string" in kind)
+        if strings and not any(key in schema for key in _STRING_LIMITS):
+            return copy.deepcopy(schema)
+    return {"anyOf": [copy.deepcopy(schema), REFERENCE]}
+
+
+REFERENCE = {"type": "string", "pattern": "^†", "description": "a reference to a value in the context, as †state.path"}
+_STRING_LIMITS = ("enum", "const", "pattern", "format", "minLength", "maxLength", "not", "anyOf", "oneOf", "allOf")
 
 
 def _composed(definition: ToolDefinition, activities: Activities | None) -> ComposedTool:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from PySide6.QtCore import QObject, Signal
 
 from contextdeck.engine import Document, validate
@@ -25,6 +28,7 @@ class DiagnosticsRunner(QObject):
         self._runner = BackgroundRunner(DELAY_MS, self)
         self._runner.finished.connect(self._finished)
         self._document: Document | None = None
+        self.tools: Callable[[], dict[str, Any] | None] = lambda: None  # the loaded tool registry
 
     def schedule(self, document: Document) -> None:
         self._document = document
@@ -38,8 +42,8 @@ class DiagnosticsRunner(QObject):
         document = document or self._document
         if document is None:
             return
-        view, solution = document.context.view(), document.solution
-        self._runner.request(lambda: len(validate(view, solution)))
+        view, solution, tools = document.context.view(), document.solution, self.tools()
+        self._runner.request(lambda: len(validate(view, solution, tools=tools)))
 
     def _finished(self, result: object) -> None:
         if isinstance(result, int):

@@ -1,64 +1,76 @@
-"""The LLM view: exactly the text `contextdeck render` prints, as of the time cursor.
+"""The LLM view: the request exactly as the model receives it, as of the time cursor (engine `compose_request`).
 
-Rendered only while the view is seen, and in the background for big documents (see `_background.py`).
+Two tabs: Messages (each under its role, the text `contextdeck render` prints) and Schema (the composed
+solution schema, with the tools offered and the model settings). Problems of the request (an unknown tool
+reference) show above the tabs. Rendered only while the view is seen, in the background for big documents.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QTimer
-from PySide6.QtGui import QFontDatabase, QShowEvent, QTextCursor
-from PySide6.QtWidgets import QPlainTextEdit, QWidget
+from collections.abc import Callable
+from typing import Any
 
-from contextdeck.engine import Context, render_text
+from PySide6.QtCore import QRegularExpression, QTimer
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontDatabase,
+    QShowEvent,
+    QSyntaxHighlighter,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+)
+from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTabWidget, QVBoxLayout, QWidget
+
+from contextdeck.engine import Activities, Context, Request, compose_request
 
 from ._background import BackgroundRunner
 
 BACKGROUND_FROM = 5_000  # messages: smaller contexts render at once (a few milliseconds)
 CHUNK = 64_000  # characters added to the view per turn of the event loop
+ROLE_COLOURS = {"system": "#d97706", "user": "#2563eb", "assistant": "#059669", "schema": "#7c3aed"}
 
 
-class LLMView(QPlainTextEdit):
-    """Read-only text of what the LLM sees; rendering waits until the view is visible."""
+class _RoleHighlighter(QSyntaxHighlighter):
+    """Role lines (`--- system ---`) stand out in their role's colour; block headings (`## ...`) in bold."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+    def __init__(self, document: QTextDocument) -> None:
+        super().__init__(document)
+        self._role = QRegularExpression(r"^--- (\w+) ---$")
+        self._heading = QFont.Weight.Bold
+
+    def highlightBlock(self, text: str) -> None:
+        match = self._role.match(text)
+        if match.hasMatch():
+            style = QTextCharFormat()
+            style.setForeground(QColor(ROLE_COLOURS.get(match.captured(1), "#6b7280")))
+            style.setFontWeight(QFont.Weight.Bold)
+            self.setFormat(0, len(text), style)
+        elif text.startswith("## "):
+            style = QTextCharFormat()
+            style.setFontWeight(self._heading)
+            self.setFormat(0, len(text), style)
+
+
+class _TextPane(QPlainTextEdit):
+    """Read-only monospace text filled piece by piece: one setPlainText of megabytes would hold the GUI."""
+
+    def __init__(self, placeholder: str) -> None:
+        super().__init__()
         self.setReadOnly(True)
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.setPlaceholderText("Nothing reaches the LLM yet.")
-        self._context: Context | None = None
-        self._at: int | None = None
-        self._stale = False
-        self._text = ""
+        self.setPlaceholderText(placeholder)
+        self.full_text = ""
         self._filled = 0
         self._fill_timer = QTimer(self, singleShot=True, interval=0)
         self._fill_timer.timeout.connect(self._fill)
-        self.runner = BackgroundRunner(0, self)
-        self.runner.finished.connect(self._rendered)
 
-    def show_context(self, context: Context, at: int | None) -> None:
-        """Render `context` as of the first `at` messages now if seen, else when it is shown."""
-        self._context, self._at, self._stale = context, at, True
-        if self.isVisible() and not self.visibleRegion().isEmpty():  # a dock tabbed behind another is not seen
-            self.render_now()
-
-    def render_now(self) -> None:
-        if self._context is None or not self._stale:
+    def show_text(self, text: str) -> None:
+        if text == self.full_text:
             return
-        self._stale = False
-        context, at = self._context, self._at
-        if len(context) < BACKGROUND_FROM:
-            self._rendered(render_text(context, at))
-            return
-        view = context.view()  # a frozen copy in milliseconds; the worker never touches the live context
-        self.runner.request(lambda: render_text(view, at))
-
-    def _rendered(self, text: object) -> None:
-        if isinstance(text, Exception):
-            text = f"Could not render: {text}"
-        if not isinstance(text, str) or text == self._text:
-            return
-        self._text = text
+        self.full_text = text
         bar = self.verticalScrollBar().value()
         self.setPlainText(text[:CHUNK])
         self.verticalScrollBar().setValue(bar)
@@ -67,19 +79,105 @@ class LLMView(QPlainTextEdit):
             self._fill_timer.start()
 
     def _fill(self) -> None:
-        # Megabytes of text go in piece by piece: one setPlainText of it all would hold the GUI thread.
-        piece = self._text[self._filled : self._filled + CHUNK]
+        piece = self.full_text[self._filled : self._filled + CHUNK]
         cursor = QTextCursor(self.document())
         cursor.movePosition(QTextCursor.MoveOperation.End)
         cursor.insertText(piece)
         self._filled += len(piece)
-        if self._filled < len(self._text):
+        if self._filled < len(self.full_text):
             self._fill_timer.start()
 
+
+class LLMView(QWidget):
+    """The request as the model receives it; composing waits until the view is visible.
+
+    `activities` and `tools` are asked for at each render (the loaded activities decide which tools are
+    explicit; the tool registry answers `"tool": "Tool.name"`).
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.problems = QLabel()
+        self.problems.setObjectName("llmProblems")
+        self.problems.setWordWrap(True)
+        self.problems.setStyleSheet("color: #dc2626;")
+        self.problems.hide()
+        self.messages = _TextPane("Nothing reaches the model yet.")
+        self._highlighter = _RoleHighlighter(self.messages.document())
+        self.schema = _TextPane("No schema yet.")
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(self.messages, "Messages")
+        self.tabs.addTab(self.schema, "Schema")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        layout.addWidget(self.problems)
+        layout.addWidget(self.tabs, 1)
+        self.activities: Callable[[], Activities | None] = lambda: None
+        self.tools: Callable[[], dict[str, Any] | None] = lambda: None
+        self.request: Request | None = None
+        self._context: Context | None = None
+        self._at: int | None = None
+        self._document_schema: Any = None
+        self._stale = False
+        self.runner = BackgroundRunner(0, self)
+        self.runner.finished.connect(self._rendered)
+
+    def show_context(self, context: Context, at: int | None, schema: Any = None) -> None:
+        """Compose the request of `context` (the document's `schema`) as of the first `at` messages now if
+        seen, else when it is shown."""
+        self._context, self._at, self._document_schema, self._stale = context, at, schema, True
+        if self.isVisible() and not self.visibleRegion().isEmpty():  # a dock tabbed behind another is not seen
+            self.render_now()
+
+    def refresh(self) -> None:
+        """Compose again (activities or the tool registry changed)."""
+        if self._context is not None:
+            self.show_context(self._context, self._at, self._document_schema)
+
+    def render_now(self) -> None:
+        if self._context is None or not self._stale:
+            return
+        self._stale = False
+        context, at, schema = self._context, self._at, self._document_schema
+        activities, tools = self.activities(), self.tools()
+
+        def compose(source: Any) -> Request:
+            return compose_request(source, schema, at=at, activities=activities, tools=tools)
+
+        if len(context) < BACKGROUND_FROM:
+            self._rendered(compose(context))
+            return
+        view = context.view()  # a frozen copy in milliseconds; the worker never touches the live context
+        self.runner.request(lambda: compose(view))
+
+    def _rendered(self, request: object) -> None:
+        if isinstance(request, Exception):
+            self.messages.show_text(f"Could not compose the request: {request}")
+            return
+        if not isinstance(request, Request):
+            return
+        self.request = request
+        self.messages.show_text(request.messages_text())
+        self.schema.show_text(_schema_text(request))
+        problems = [str(problem) for problem in request.problems]
+        self.problems.setText("⚠ " + "\n⚠ ".join(problems) if problems else "")
+        self.problems.setVisible(bool(problems))
+
     def text(self) -> str:
-        """The whole rendered text (the widget may still be filling in)."""
-        return self._text
+        """The whole Messages text (the widget may still be filling in)."""
+        return self.messages.full_text
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         self.render_now()
+
+
+def _schema_text(request: Request) -> str:
+    offered = ", ".join(f"{tool.name} ({'latent' if tool.latent else 'explicit: no _output'})"
+                        for tool in request.tools)
+    lines = [f"Tools offered: {offered or 'none'}"]
+    if request.config:
+        lines.append(f"Model settings (presets): {request.config_text()}")
+    return "\n".join(lines) + "\n\n" + request.schema_text()

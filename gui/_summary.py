@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from contextdeck.engine import Form, MessageInfo, payload_of
+from contextdeck.engine import Form, MessageInfo, payload_of, text_of
 
 LIMIT = 160
 
@@ -50,10 +50,14 @@ def one_line(text: str, limit: int = LIMIT) -> str:
 def message_summary(message: dict[str, Any], info: MessageInfo) -> str:
     """What a timeline row says about a message after its kind and instance."""
     if info.form is Form.TEXT:
-        role = message.get("role")
-        text = message.get("text")
+        role, text = text_of(message)
         body = one_line(text) if isinstance(text, str) else short_json(text)
-        return f"{role}: {body}" if isinstance(role, str) else body
+        return f"{role}: {body}"
+    if info.form is Form.ADVISOR:
+        role = message.get("role")
+        return f"{message.get('id')}, on {message.get('on')}" + (f": {one_line(role)}" if isinstance(role, str) else "")
+    if info.form is Form.PRESET:
+        return short_json({key: value for key, value in message.items() if key != "type"})
     if info.form is Form.TOOL:
         names = tool_names(message)
         return "defines " + ", ".join(names) if names else "tool definition"
@@ -98,6 +102,12 @@ def call_summary(call: Any, with_tool: bool = True) -> str:
     if isinstance(call.get("_outputPath"), str):
         text += f" → {call['_outputPath']}"
     return one_line(text)
+
+
+def type_label(message: dict[str, Any]) -> str:
+    """The type a row shows: a `{role, content}` message (001) has none and is text."""
+    kind = message.get("type")
+    return kind if isinstance(kind, str) else "text"
 
 
 def is_output(message: dict[str, Any]) -> bool:

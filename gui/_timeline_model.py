@@ -15,7 +15,7 @@ from PySide6.QtCore import QAbstractItemModel, QByteArray, QMimeData, QModelInde
 
 from contextdeck.engine import Context, Form
 
-from ._summary import call_summary, is_output, message_summary
+from ._summary import call_summary, is_output, message_summary, type_label
 from ._theme import icon, message_icon
 
 _Index = QModelIndex | QPersistentModelIndex
@@ -179,7 +179,7 @@ class TimelineModel(QAbstractItemModel):
             badge = f" [{info.instance}]" if info.instance is not None else ""
             return f"{_label(message, info.kind)}{badge}  {message_summary(message, info)}"
         if role == Qt.ItemDataRole.DecorationRole:
-            return message_icon(str(message.get("type")), is_output(message))
+            return message_icon(type_label(message), is_output(message))
         if role == KindRole:
             return _label(message, info.kind)
         if role == InstanceRole:
@@ -187,7 +187,7 @@ class TimelineModel(QAbstractItemModel):
         if role == SummaryRole:
             return message_summary(message, info)
         if role == TypeRole:
-            return str(message.get("type"))
+            return type_label(message)
         if role == ItemRole:
             return message
         if role == IsOutputRole:
@@ -352,7 +352,7 @@ class TimelineModel(QAbstractItemModel):
 
 
 def _label(message: dict[str, Any], kind: str | None) -> str:
-    return kind if kind is not None else str(message.get("type"))
+    return kind if kind is not None else type_label(message)
 
 
 def _solution_calls(solution: Any) -> list[Any] | None:

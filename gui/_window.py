@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from contextdeck.engine import Context, Edit, Insert, Move, Remove, Replace
+from contextdeck.engine import Activities, Context, Edit, Insert, Move, Remove, Replace
 
 from ._actions import build_actions
 from ._banner import Banner
@@ -38,6 +38,7 @@ from ._state import StateView
 from ._theme import apply_theme, icon
 from ._timeline import TimelinePanel
 from ._timeline_model import TimelineModel
+from ._tool_registry import ToolRegistryUI
 from ._watches import WatchPanel
 
 REFRESH_MS = 40  # debounce of the state, LLM and watch views: typing stays cheap
@@ -114,8 +115,37 @@ class MainWindow(QMainWindow):
         QGuiApplication.styleHints().colorSchemeChanged.connect(self._system_scheme_changed)
         self._document_replaced()
         self.document_settings = DocumentSettings(self)  # after the first document: it restores that one's
-        install_inspector(self)  # before the layout is restored, so the saved layout covers its docks
+        self.inspector = install_inspector(self)  # before the layout is restored, so the saved layout covers its docks
+        self.tool_registry = ToolRegistryUI(self)
+        self._install_tool_registry()
         self._restore_layout()
+
+    def _install_tool_registry(self) -> None:
+        """File → Load Tool Registry… and Load Tool Folder…, after Load Activities…; every view asks the registry."""
+        registry = self.tool_registry
+        file_menu = self.menu("File")
+        before = next((action for action in file_menu.actions() if action.isSeparator()), None)
+        for name in ("load_tools", "load_tool_folder"):
+            if before is None:
+                file_menu.addAction(registry.actions_by_name[name])
+            else:
+                file_menu.insertAction(before, registry.actions_by_name[name])
+        self.llm_view.tools = registry.tools
+        self.llm_view.activities = self._activities
+        self.diagnostics.tools = registry.tools
+        self.inspector.model.tools = registry.tools
+        registry.changed.connect(self._tools_changed)
+
+    def _activities(self) -> Activities:
+        """The activities the user loaded (they decide which tools are explicit)."""
+        activities: Activities = self.inspector.debugger.activities
+        return activities
+
+    def _tools_changed(self, message: str) -> None:
+        self.statusBar().showMessage(message, 10_000)
+        self.inspector.model.refresh()
+        self.llm_view.refresh()
+        self._schedule()
 
     # -- public hooks --------------------------------------------------------------------------------
 
@@ -308,7 +338,7 @@ class MainWindow(QMainWindow):
         if self._model is not None:
             self._model.set_cursor(self.time_cursor())
         self.state_view.refresh(context, at, self.selected_message())
-        self.llm_view.show_context(context, at)
+        self.llm_view.show_context(context, at, self.session.document.schema)
         self.watches.model.set_cursor(at)
 
     def _diagnostics_stale(self) -> None:

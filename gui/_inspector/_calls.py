@@ -87,6 +87,7 @@ class CallsModel(QAbstractTableModel):
         self._context: Context | None = None
         self._solution: Any = None
         self._activities = activities
+        self.tools: Callable[[], dict[str, Any] | None] = lambda: None  # the tool registry (`Tool.name`)
         self._execution: Execution | None = None
         self._live = False  # the execution is the debugger's: runs are kept
         self._analyses: dict[int, CallAnalysis] = {}
@@ -162,7 +163,7 @@ class CallsModel(QAbstractTableModel):
             execution.refresh()
         else:
             self._live = False  # a new plan (or none yet run): the engine judges it afresh
-            execution = Execution(self._context, self._solution, activities=self._activities())
+            execution = Execution(self._context, self._solution, activities=self._activities(), tools=self.tools())
         self._show(execution)
 
     def _same_calls(self, execution: Execution) -> bool:

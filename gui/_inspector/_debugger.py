@@ -125,7 +125,8 @@ class Debugger(QObject):
         if self.execution is None:
             if self.snapshot is None:
                 self.snapshot = context.messages  # the dicts are immutable: a list of them is a full copy
-            self.execution = Execution(context, self.model.solution, activities=self.activities, clock=self.clock)
+            self.execution = Execution(context, self.model.solution, activities=self.activities, clock=self.clock,
+                                       tools=self.model.tools())
         assert self.execution is not None
         self.execution.approver = self._approval if self.approval_enabled else None
         self.execution.timeout = self.timeout

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from contextdeck.engine import Form, classify, payload_key, payload_of
+from contextdeck.engine import TEXT_KEYS, Form, classify, payload_key, payload_of
 
 _KEPT = ("type", "schema", "description")
 HEADER_ORDER = ("type", "kind", "role", "_instance", "description")
@@ -44,10 +44,13 @@ class MessageModel:
 
 
 def _text(message: dict[str, Any], form: Form) -> MessageModel:
-    text = message.get("text", "")
+    # The text lives in `text`, `content` ({role, content}, 001) or `message` (system, 014): the engine's keys.
+    key = next((name for name in TEXT_KEYS if name in message), "text")
+    text = message.get(key, "")
+    kind = message.get("type", "text")  # a `{role, content}` message has no type: it is text
     if not isinstance(text, str):
-        return MessageModel(form, message["type"], Body.RAW, message)
-    return MessageModel(form, message["type"], Body.TEXT, text, "text")
+        return MessageModel(form, kind, Body.RAW, message)
+    return MessageModel(form, kind, Body.TEXT, text, key)
 
 
 def _keyed(body: Body, key: str, shape: type) -> Callable[[dict[str, Any], Form], MessageModel]:

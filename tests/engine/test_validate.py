@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from contextdeck.engine import Context, load_document, validate
+from contextdeck.engine import Activities, Context, Execution, Status, load_document, validate
 
 SCHEMA = {"type": "object", "properties": {"age": {"type": "number"}, "tags": {"type": "array",
                                                                              "items": {"type": "string"}}}}
@@ -128,3 +128,46 @@ def test_calls_inside_pattern_groups_are_checked() -> None:
     ]}])
     problems = validate(ctx)
     assert any("call 2" in p.path and "position 7" in p.reason for p in problems), problems
+
+
+# -- everything `run` checks before it starts a call (issue 13 part 6) ------------------------------------------
+
+GREET_TOOL = {"type": "tool", "tool": {"greet": {
+    "type": "object", "properties": {"name": {"type": "string"}, "_outputPath": {"const": "†state.greeting"}},
+    "required": ["name"]}}}
+
+
+def test_validate_reports_what_run_refuses_with_the_message_and_the_call() -> None:
+    """Parameters against the tool's schema, a prescribed output path, a cycle: each with the plan's message
+    index and the call, exactly the calls `run` fails before starting anything."""
+    plan = {"type": "plan", "plan": [
+        {"_tool": "greet", "name": 5},
+        {"_tool": "greet", "name": "a", "_outputPath": "†state.other"},
+        {"_tool": "x", "v": "†state.b", "_outputPath": "†state.a"},
+        {"_tool": "y", "v": "†state.a", "_outputPath": "†state.b"},
+    ]}
+    cycle = ("cycle: calls 2 (x), 3 (y) form a cycle: call 3 feeds call 2 through †state.b; "
+             "call 2 feeds call 3 through †state.a")
+    assert problems([GREET_TOOL, plan]) == [
+        (1, "plan at message 1, call 0 (greet)", "parameters: invalid parameters for 'greet': $.name: 5 is not of "
+                                                  "type 'string'"),
+        (1, "plan at message 1, call 1 (greet)",
+         "outputPath: the tool prescribes _outputPath '†state.greeting', not '†state.other'"),
+        (1, "plan at message 1, call 2 (x)", cycle),
+        (1, "plan at message 1, call 3 (y)", cycle),
+    ]
+    execution = Execution(Context([GREET_TOOL, plan]))
+    assert [state.index for state in execution.states if state.status is Status.FAILED] == [0, 1, 2, 3]
+
+
+def test_validate_checks_the_solutions_calls_and_names_activities_only_when_it_knows_them() -> None:
+    """The solution's calls are what run runs (no message index); a tool naming an activity that is not
+    loaded is a problem only when validate is told which activities are loaded."""
+    tool = {"type": "tool", "tool": {"pay": {"type": "object", "_activity": "charge",
+                                             "properties": {"amount": {"type": "number"}}}}}
+    solution = {"calls": [{"_tool": "pay", "amount": "50"}]}
+    assert problems([tool], solution) == [
+        (None, "solution, call 0 (pay)", "parameters: invalid parameters for 'pay': $.amount: '50' is not of type "
+                                         "'number'")]
+    loaded = [(d.path, d.reason) for d in validate(Context([tool]), solution, activities=Activities())]
+    assert ("solution, call 0 (pay)", "activity: the tool names activity 'charge', which is not loaded") in loaded

@@ -125,7 +125,8 @@ def test_the_time_cursor_shows_the_state_as_of_the_selected_message(qtbot: Any, 
     window.llm_dock.raise_()
     expected = render_text(window.context(), 2)
     assert "Sam" not in expected
-    qtbot.waitUntil(lambda: window.llm_view.toPlainText() == expected)  # exactly what `contextdeck render` prints
+    # Exactly the messages `contextdeck render` prints.
+    qtbot.waitUntil(lambda: window.llm_view.messages.toPlainText() == expected)
     window.set_follow_latest(True)
     assert cursors[-1] is None
     qtbot.waitUntil(lambda: state_value(window, "¶state.user")[0] == '"Sam"')

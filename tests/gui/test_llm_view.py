@@ -1,0 +1,117 @@
+"""The LLM view shows the request as the model receives it: messages under their roles, and the schema."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QSettings
+
+from contextdeck.engine import compose_request, load_document
+from contextdeck.gui._app import create_window
+from contextdeck.gui._window import MainWindow
+
+DOCUMENT = {
+    "schema": {"type": "object", "properties": {"summary": {"type": "string"}}},
+    "context": [
+        {"role": "system", "content": "You are a helpful assistant."},
+        {"type": "tool", "tool": "Tool.detectLanguage"},
+        {"type": "tool", "tool": {"greetUser": {"type": "object", "properties": {"userName": {"type": "string"}}}}},
+        {"type": "error", "data": {"call": {"_tool": "a", "_outputPath": "†state.x"}, "error": "first"}},
+        {"type": "error", "data": {"call": {"_tool": "b"}, "error": "second"}},
+        {"role": "user", "content": "Summarise."},
+    ],
+}
+
+
+@pytest.fixture
+def window(qtbot: Any, tmp_path: Path) -> MainWindow:
+    """The real window on a document with roles, a tool reference, two errors and an output schema."""
+    path = tmp_path / "request.json"
+    path.write_text(json.dumps(DOCUMENT), encoding="utf-8")
+    win = create_window(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat), tmp_path / "recovery")
+    qtbot.addWidget(win)
+    win.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
+    win.show()
+    with qtbot.waitSignal(win.session.documentReplaced, timeout=10000):
+        win.session.open(path)
+    win.llm_dock.raise_()
+    yield win
+    win.session.close()
+
+
+def test_the_messages_tab_shows_each_message_under_its_role(qtbot: Any, window: MainWindow) -> None:
+    """System and user messages print differently; each error is its own block; it is `render`'s text."""
+    document = window.session.document
+    expected = compose_request(document.context, document.schema).messages_text()
+    qtbot.waitUntil(lambda: window.llm_view.messages.toPlainText() == expected)
+    text = window.llm_view.messages.toPlainText()
+    assert text.startswith("--- system ---\nYou are a helpful assistant.\n\n--- user ---\n## Data: ¶error")
+    assert text.count("## Data: ¶error") == 2
+    assert text.endswith("--- user ---\nSummarise.")
+
+
+def test_the_schema_tab_shows_the_composed_schema_and_the_tools(qtbot: Any, window: MainWindow) -> None:
+    """The Schema tab holds the composed schema: meta, nullable output, calls of the tools offered."""
+    window.llm_view.tabs.setCurrentWidget(window.llm_view.schema)
+    qtbot.waitUntil(lambda: "Tools offered: greetUser (latent)" in window.llm_view.schema.toPlainText())
+    text = window.llm_view.schema.toPlainText()
+    schema = json.loads(text[text.index("\n\n") + 2 :])
+    assert list(schema["properties"]) == ["meta", "output", "calls"]
+    assert schema["properties"]["output"]["type"] == ["object", "null"]
+    assert schema["properties"]["calls"]["items"]["properties"]["_tool"] == {"const": "greetUser"}
+
+
+def test_an_unknown_reference_shows_until_a_registry_names_it(qtbot: Any, window: MainWindow, tmp_path: Path) -> None:
+    """`Tool.detectLanguage` without a registry is a problem above the tabs; File → Load Tool Folder… loads
+    one, and the tool joins the schema while the problem goes."""
+    view = window.llm_view
+    qtbot.waitUntil(lambda: "unknown tool 'detectLanguage'" in view.problems.text())
+    assert view.problems.isVisible()
+    folder = tmp_path / "tools"
+    folder.mkdir()
+    (folder / "detect.json").write_text(json.dumps(
+        {"type": "object", "properties": {"_tool": {"const": "detectLanguage"}, "text": {"type": "string"}}}))
+    registry = window.tool_registry
+    registry.ask_folder = lambda parent: str(folder)
+    action = registry.actions_by_name["load_tool_folder"]
+    assert action in window.menu("File").actions()
+    action.trigger()
+    qtbot.waitUntil(lambda: not view.problems.isVisible())
+    view.tabs.setCurrentWidget(view.schema)
+    qtbot.waitUntil(lambda: "detectLanguage (latent)" in view.schema.toPlainText())
+    assert "Loaded 1 tools from tools: detectLanguage" in window.statusBar().currentMessage()
+
+
+def test_a_python_registry_asks_first_and_a_broken_one_says_why(qtbot: Any, window: MainWindow, tmp_path: Path) -> None:
+    """A Python registry is code: refused when the user says no; a file that defines nothing is reported."""
+    registry = window.tool_registry
+    module = tmp_path / "tools.py"
+    module.write_text("TOOLS = {'detectLanguage': {'type': 'object'}}\n")
+    registry.confirm = lambda parent, path: False
+    assert registry.load_file(str(module)) is False
+    assert registry.tools() is None
+    broken = tmp_path / "nothing.py"
+    broken.write_text("x = 1\n")
+    registry.confirm = lambda parent, path: True
+    assert registry.load_file(str(broken)) is False
+    assert "defines no TOOLS" in window.statusBar().currentMessage()
+    assert registry.load_file(str(module)) is True
+    qtbot.waitUntil(lambda: not window.llm_view.problems.isVisible())
+
+
+def test_the_bundled_translate_example_shows_roles_and_explicit_tools(qtbot: Any, examples: Path, tmp_path: Path,
+                                                                       window: MainWindow) -> None:
+    """The bundled example: a system role, a meta block, an advisor, and translateText offered without _output."""
+    with qtbot.waitSignal(window.session.documentReplaced, timeout=10000):
+        window.session.open(examples / "translate_request.json")
+    view = window.llm_view
+    qtbot.waitUntil(lambda: view.messages.toPlainText().startswith("--- system ---\nYou translate"))
+    assert "## Advisor: qualityReviewer" in view.messages.toPlainText()
+    document = load_document(examples / "translate_request.json")
+    request = compose_request(document.context, document.schema)
+    assert {tool.name: tool.latent for tool in request.tools} == {
+        "detectLanguage": True, "isEnglish": True, "translateText": False}
+    assert dict(request.config) == {"model": "gpt-4o-mini", "temperature": 0}
