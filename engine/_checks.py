@@ -55,7 +55,8 @@ def _run_problems(
     if not calls:
         return []
     live = context if isinstance(context, Context) else Context(context[i] for i in range(len(context)))
-    execution = Execution(live, solution, activities=activities if activities is not None else _assumed(live, tools), tools=tools)
+    known = activities if activities is not None else _assumed(live, tools)
+    execution = Execution(live, solution, activities=known, tools=tools)
     where = "solution" if plan_index is None else f"plan at message {plan_index}"
     problems: list[Diagnostic] = []
     for plan, state in zip(execution.plans, execution.states, strict=True):

@@ -42,7 +42,8 @@ def test_render_json_is_the_exact_request(capsys, doc) -> None:
     code, out, err = run(capsys, "render", str(doc), "--json", "--tools", str(doc.parent / "tools"))
     assert (code, err) == (0, "")
     request = json.loads(out)
-    assert request["messages"] == [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Greet Ann."}]
+    assert request["messages"] == [{"role": "system", "content": "Be brief."},
+                                   {"role": "user", "content": "Greet Ann."}]
     assert request["config"] == {"model": "small"}
     assert request["schema"]["properties"]["calls"]["items"]["properties"]["_tool"] == {"const": "greetUser"}
     assert request["schema"]["required"] == ["meta", "calls", "output"]

@@ -102,7 +102,7 @@ def test_002_explicit_tool_output_is_removed_from_the_schema() -> None:
     """002/003: weatherCheck backed by an activity is explicit: its `_output` is removed, its description kept."""
     activities = Activities()
     activities.add(lambda call, tool, context: {"temperature": 20, "conditions": "sun"}, "weatherCheck")
-    document, request = request_of("003_weather_check.json", activities=activities)
+    _document, request = request_of("003_weather_check.json", activities=activities)
     item = items_by_tool(request)["weatherCheck"]
     assert "_output" not in item["properties"]
     assert item["description"] == "Gets the current weather for a location."
@@ -249,7 +249,7 @@ def test_017_advisor_is_not_data_and_its_advice_comes_first() -> None:
     assert message.text.split("\n")[:4] == [
         "## Advisor: riskAnalyst", "Analyze risks and Vote for deployment actions.",
         "Consulted: on every request", "Focus on: †state.deploymentHistory"]
-    assert list(request.schema["properties"])[0] == "advisors"
+    assert next(iter(request.schema["properties"])) == "advisors"
     advice = request.schema["properties"]["advisors"]["items"]
     assert advice["properties"]["id"] == {"const": "riskAnalyst"}
     assert advice["required"] == ["id", "thought"]
