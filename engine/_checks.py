@@ -15,7 +15,6 @@ from ._execution import Execution
 from ._registry import Registry
 from ._request import advisors_in
 from ._resolution import Diagnostic
-from ._status import Status
 from ._tools import merged_tools, pending_calls, unknown_references
 from ._validate import data_problems, schema_violations
 from ._view import Messages
@@ -59,16 +58,13 @@ def _run_problems(
     execution = Execution(live, solution, activities=known, tools=tools)
     where = "solution" if plan_index is None else f"plan at message {plan_index}"
     problems: list[Diagnostic] = []
-    for plan, state in zip(execution.plans, execution.states, strict=True):
+    for plan in execution.plans:
         if not isinstance(plan.call, dict):
             continue  # `data_problems` said so already
-        found = [(p.type, p.message) for p in plan.problems]
-        if state.status is Status.FAILED and state.error is not None:
-            found.append((state.error["type"], state.error["message"]))
-        for kind, message in dict.fromkeys(found):
-            if kind in _REPORTED:
-                continue
-            problems.append(Diagnostic(plan_index, f"{where}, {plan.label}", f"{kind}: {message}"))
+        found = dict.fromkeys((p.type, p.message) for p in execution.problems(plan.index))
+        for kind, message in found:
+            if kind not in _REPORTED:
+                problems.append(Diagnostic(plan_index, f"{where}, {plan.label}", f"{kind}: {message}"))
     return problems
 
 
