@@ -54,8 +54,9 @@ def message_summary(message: dict[str, Any], info: MessageInfo) -> str:
         body = one_line(text) if isinstance(text, str) else short_json(text)
         return f"{role}: {body}"
     if info.form is Form.ADVISOR:
-        role = message.get("role")
-        return f"{message.get('id')}, on {message.get('on')}" + (f": {one_line(role)}" if isinstance(role, str) else "")
+        persona = message.get("role")
+        said = f": {one_line(persona)}" if isinstance(persona, str) else ""
+        return f"{message.get('id')}, on {message.get('on')}{said}"
     if info.form is Form.PRESET:
         return short_json({key: value for key, value in message.items() if key != "type"})
     if info.form is Form.TOOL:
