@@ -14,12 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from ._expressions import Expression, Reference
 from ._fold import PathValue
-from ._index import Probe, State
-from ._messages import Write
+from ._index import Change, Probe, State
 from ._resolution import Resolution
 
 if TYPE_CHECKING:
-    from ._context import Context
+    from ._store import Store
 
 
 @dataclass(frozen=True)
@@ -69,7 +68,7 @@ class Blame:
 Folder = Callable[[Reference], tuple[State, PathValue, Probe]]
 
 
-def blame_of(context: Context, expression: Expression, resolution: Resolution, fold: Folder) -> Blame:
+def blame_of(store: Store, expression: Expression, resolution: Resolution, fold: Folder) -> Blame:
     """The blame of `expression`, given its resolution and a way to fold one reference with a trail."""
     if not resolution.found:
         return Blame(expression.source, None, False, None)
@@ -77,12 +76,15 @@ def blame_of(context: Context, expression: Expression, resolution: Resolution, f
         folds = [fold(ref) for ref in gate]
         if all(value.found for _, value, _ in folds):
             _, value, probe = folds[-1]
-            entries = tuple(_entry(context, *change) for change in probe.trail or ())
+            entries = tuple(_entry(store, change) for change in probe.trail or ())
             return Blame(expression.source, str(gate[-1]), True, value.value, entries)
     raise AssertionError("a found resolution has a found alternative")  # pragma: no cover
 
 
-def _entry(context: Context, message_id: int, write: Write, shadowed: Any, value: Any) -> BlameEntry:
-    index = context.index_of(message_id)
-    call, date = context[index].get("_call"), context[index].get("_date")
-    return BlameEntry(index, message_id, write.method, ".".join(write.path), call, date, shadowed, value)
+def _entry(store: Store, change: Change) -> BlameEntry:
+    message_id, write = change.message_id, change.write
+    message = store.messages[message_id]
+    return BlameEntry(
+        store.order.index_of(message_id), message_id, write.method, ".".join(write.path),
+        message.get("_call"), message.get("_date"), change.before, change.after,
+    )

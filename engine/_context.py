@@ -18,9 +18,9 @@ from ._edits import Edit, Insert, Remove, Replace
 from ._expressions import Expression, Reference, parse_expression
 from ._fold import PathValue
 from ._index import Layer, Probe, State, fold_lane, path_value
-from ._messages import MessageInfo, Write, classify, message_problem
-from ._order import Order
+from ._messages import MessageInfo, classify, message_problem
 from ._resolution import Resolution
+from ._store import Store
 from ._tracks import Fold
 from ._view import ContextView
 from ._watches import Found, Interval, Plan, Track, Watch, Watchers, combine_keys, probe_result
@@ -48,55 +48,51 @@ class Context:
     replaced = Signal(int)
 
     def __init__(self, messages: Iterable[Message] = ()) -> None:
-        self._order = Order()
-        self._message: dict[int, Message] = {}
-        self._info: dict[int, MessageInfo] = {}
-        self._writes: dict[int, Write] = {}
-        self._layers: dict[Identity, Layer] = {}
+        self._store = Store()
         self._next_id = 1
-        self._watchers = Watchers(self)
+        self._watchers = Watchers(self._store)
         ids: list[int] = []
         for message in messages:
             message_id = self._new_id()
             message = _checked(message, len(ids))
-            info = self._info[message_id] = classify(message)
-            self._message[message_id] = message
+            info = self._store.infos[message_id] = classify(message)
+            self._store.messages[message_id] = message
             if info.write is not None and info.identity is not None:
-                self._writes[message_id] = info.write
-                self._layer(info.identity).append(message_id, info.write)
+                self._store.writes[message_id] = info.write
+                self._store.layer(info.identity).append(message_id, info.write)
             ids.append(message_id)
-        self._order.extend(ids)
+        self._store.order.extend(ids)
 
     # -- reading -------------------------------------------------------------------------------
 
     @property
     def messages(self) -> list[Message]:
         """The messages in their current order (a new list; the dicts are the context's own)."""
-        message = self._message
-        return [message[i] for i in self._order.ids]
+        message = self._store.messages
+        return [message[i] for i in self._store.order.ids]
 
     def __len__(self) -> int:
-        return len(self._order)
+        return len(self._store.order)
 
     def __getitem__(self, index: int) -> Message:
-        return self._message[self._order.ids[index]]
+        return self._store.messages[self._store.order.ids[index]]
 
     def info(self, index: int) -> MessageInfo:
         """The parsed view of message `index`: form, kind, instance and write."""
-        return self._info[self._order.ids[index]]
+        return self._store.infos[self._store.order.ids[index]]
 
     def view(self) -> ContextView:
         """The messages as they are now, read-only and safe to hand to another thread (render, validate)."""
-        ids, message, info = self._order.ids, self._message, self._info
+        ids, message, info = self._store.order.ids, self._store.messages, self._store.infos
         return ContextView(tuple([message[i] for i in ids]), tuple([info[i] for i in ids]))
 
     def id_at(self, index: int) -> int:
         """The stable id of the message at `index`: it survives replace, move and other edits."""
-        return self._order.ids[index]
+        return self._store.order.ids[index]
 
     def index_of(self, message_id: int) -> int:
         """Where the message with `message_id` is now (O(log n)); raises KeyError when it was removed."""
-        return self._order.index_of(message_id)
+        return self._store.order.index_of(message_id)
 
     # -- editing -------------------------------------------------------------------------------
 
@@ -153,7 +149,7 @@ class Context:
             outcome = self._watchers.outcome(plan, moved, prior)
         finally:
             undo()
-        return [(watch, watch.current, new) for watch, new, _, changed in outcome.fresh if changed]
+        return [(new.watch, new.watch.current, new.resolution) for new in outcome.fresh if new.changed]
 
     def _valid(self, index: int) -> int:
         size = len(self)
@@ -170,56 +166,50 @@ class Context:
 
     # -- the edits themselves, without signals: they keep the indexes and plan the watches' work ---
 
-    def _layer(self, identity: Identity) -> Layer:
-        layer = self._layers.get(identity)
-        if layer is None:
-            layer = self._layers[identity] = Layer()
-        return layer
-
     def _add_write(self, plan: Plan, message_id: int, appended: bool) -> None:
-        info = self._info[message_id]
+        info = self._store.infos[message_id]
         if info.write is None or info.identity is None:
             return
-        self._writes[message_id] = info.write
-        self._layer(info.identity).add(message_id, info.write, self._order.key.__getitem__)
+        self._store.writes[message_id] = info.write
+        self._store.layer(info.identity).add(message_id, info.write, self._store.order.key.__getitem__)
         self._watchers.touch(plan, info.identity, info.write, message_id, appended)
 
     def _drop_write(self, plan: Plan, message_id: int) -> None:
-        info = self._info[message_id]
+        info = self._store.infos[message_id]
         if info.write is None or info.identity is None:
             return
         self._watchers.touch(plan, info.identity, info.write, message_id, False, dropped=True)
-        self._layer(info.identity).discard(message_id, info.write, self._order.key.__getitem__)
-        del self._writes[message_id]
+        self._store.layer(info.identity).discard(message_id, info.write, self._store.order.key.__getitem__)
+        del self._store.writes[message_id]
 
     def _insert(
         self, index: int, message: Message, message_id: int, key: int | None = None
     ) -> tuple[Plan, Interval | None]:
-        self._message[message_id] = message
-        self._info[message_id] = classify(message)
-        self._order.insert(index, message_id, key)
+        self._store.messages[message_id] = message
+        self._store.infos[message_id] = classify(message)
+        self._store.order.insert(index, message_id, key)
         plan: Plan = {}
         if index == len(self) - 1:  # an append renumbers nothing
             self._add_write(plan, message_id, True)
             return plan, None
         self._add_write(plan, message_id, False)
-        return plan, (self._order.key[message_id], None)  # every later message moved up one
+        return plan, Interval(self._store.order.key[message_id], None)  # every later message moved up one
 
     def _remove(self, index: int) -> tuple[Message, int, Plan, Interval]:
-        message_id = self._order.ids[index]
-        key = self._order.key[message_id]
+        message_id = self._store.order.ids[index]
+        key = self._store.order.key[message_id]
         plan: Plan = {}
         self._drop_write(plan, message_id)
-        self._order.pop(index)
-        del self._info[message_id]
-        return self._message.pop(message_id), message_id, plan, (key, None)
+        self._store.order.pop(index)
+        del self._store.infos[message_id]
+        return self._store.messages.pop(message_id), message_id, plan, Interval(key, None)
 
     def _replace(self, index: int, message: Message) -> tuple[Message, Plan]:
-        message_id = self._order.ids[index]
+        message_id = self._store.order.ids[index]
         plan: Plan = {}
         self._drop_write(plan, message_id)
-        previous, self._message[message_id] = self._message[message_id], message
-        self._info[message_id] = classify(message)
+        previous, self._store.messages[message_id] = self._store.messages[message_id], message
+        self._store.infos[message_id] = classify(message)
         self._add_write(plan, message_id, False)
         return previous, plan
 
@@ -229,19 +219,19 @@ class Context:
         """Move a message as a remove and then an insert. With `halves`, the tracks are refolded for the
         remove first (returned as prior folds), so that each half repairs one write at one place instead
         of the whole stretch between the two."""
-        message_id = self._order.ids[src]
-        before = self._order.key[message_id]
+        message_id = self._store.order.ids[src]
+        before = self._store.order.key[message_id]
         plan: Plan = {}
         self._drop_write(plan, message_id)
-        self._order.pop(src)
+        self._store.order.pop(src)
         prior = self._watchers.refolds(plan) if halves and plan else {}
         if prior:
             plan = {}
-        self._order.insert(dst, message_id, key)
+        self._store.order.insert(dst, message_id, key)
         with self._watchers.staging(prior):  # the insert is planned against the remove's folds
             self._add_write(plan, message_id, False)
-        after = self._order.key[message_id]  # the messages between its old and new place moved by one
-        return plan, (min(before, after), max(before, after)), prior
+        after = self._store.order.key[message_id]  # the messages between its old and new place moved by one
+        return plan, Interval(min(before, after), max(before, after)), prior
 
     def _silently(self, edit: Edit) -> tuple[Plan, Interval | None, dict[Track, Fold], Callable[[], object]]:
         """Make `edit` without signals or watch updates; returns its plan, the keys it renumbered, the
@@ -254,7 +244,7 @@ class Context:
         if isinstance(edit, Remove):
             index = self._valid(edit.index)
             message, message_id, plan, moved = self._remove(index)
-            return plan, moved, {}, partial(self._insert, index, message, message_id, moved[0])
+            return plan, moved, {}, partial(self._insert, index, message, message_id, moved.low)
         if isinstance(edit, Replace):
             index = self._valid(edit.index)
             previous, plan = self._replace(index, _checked(edit.message, index))
@@ -262,7 +252,7 @@ class Context:
         src, dst = self._valid(edit.src), self._valid(edit.dst)
         if src == dst:
             return {}, None, {}, lambda: None
-        key = self._order.key[self._order.ids[src]]
+        key = self._store.order.key[self._store.order.ids[src]]
         plan, moved, prior = self._move(src, dst)
         return plan, moved, prior, partial(self._move, dst, src, key, False)
 
@@ -277,13 +267,13 @@ class Context:
         """
         expression = parse_expression(expr) if isinstance(expr, str) else expr
         instance = None if instance is None else str(instance)
-        limit, key = self._limit_key(at), self._order.key
+        limit, key = self._limit_key(at), self._store.order.key
 
         def found(ref: Reference) -> Found:
             state, probe = self._fold_reference(ref, instance, limit)
             return probe_result(state, probe, key)
 
-        return combine_keys(expression, found, self._order.snapshot())[0]
+        return combine_keys(expression, found, self._store.order.snapshot())[0]
 
     def resolve_reference(self, ref: Reference, instance: str | None, limit: int) -> PathValue:
         """The fold of one reference over the first `limit` messages."""
@@ -297,10 +287,10 @@ class Context:
 
     def identities(self, at: int | None = None) -> list[tuple[str, str | None]]:
         """Every (kind, instance) that has a data message, in order of first appearance."""
-        limit, key = self._limit_key(at), self._order.key
+        limit, key = self._limit_key(at), self._store.order.key
         firsts = [
             (key[layer.all[0]], identity)
-            for identity, layer in self._layers.items()
+            for identity, layer in self._store.layers.items()
             if layer.all and (limit is None or key[layer.all[0]] <= limit)
         ]
         return [identity for _, identity in sorted(firsts, key=lambda first: first[0])]
@@ -317,7 +307,7 @@ class Context:
             state, probe = self._fold_reference(ref, instance, limit, True)
             return state, self._path_value(ref, state, probe), probe
 
-        return blame_of(self, expression, resolution, fold)
+        return blame_of(self._store, expression, resolution, fold)
 
     def watch(
         self, expr: str, callback: Callable[[Resolution], Any], instance: str | None = None
@@ -333,14 +323,14 @@ class Context:
         """The order key of the last message among the first `at` (None: no limit; 0: nothing)."""
         if at is None or at >= len(self):
             return None
-        return 0 if at <= 0 else self._order.key[self._order.ids[at - 1]]
+        return 0 if at <= 0 else self._store.order.key[self._store.order.ids[at - 1]]
 
     def _fold(self, state: State, kind: str, instance: str | None, lane: str | None, limit: int | None) -> None:
-        key = self._order.key.__getitem__
-        layer = self._layers.get((kind, None))
-        fold_lane(state, layer or Layer(), lane, self._writes, key, limit)
+        key = self._store.order.key.__getitem__
+        layer = self._store.layers.get((kind, None))
+        fold_lane(state, layer or Layer(), lane, self._store.writes, key, limit)
         if instance is not None:
-            fold_lane(state, self._layers.get((kind, instance)) or Layer(), lane, self._writes, key, limit)
+            fold_lane(state, self._store.layers.get((kind, instance)) or Layer(), lane, self._store.writes, key, limit)
 
     def _fold_reference(
         self, ref: Reference, instance: str | None, limit: int | None, trail: bool = False
@@ -351,7 +341,7 @@ class Context:
         return state, probe
 
     def _path_value(self, ref: Reference, state: State, probe: Probe) -> PathValue:
-        return path_value(state, probe, str(ref), self._order.index_of, self._order.rank)
+        return path_value(state, probe, str(ref), self._store.order.index_of, self._store.order.rank)
 
 
 def _clamp(index: int, size: int) -> int:

@@ -6,10 +6,23 @@ The GUI wraps these in QUndoCommands; impact previews and tests use them without
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from ._context import Context
+
+class Context(Protocol):
+    """What an edit is applied to (`contextdeck.engine.Context`, without importing it)."""
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+
+    def insert(self, index: int, message: dict[str, Any]) -> int: ...
+
+    def remove(self, index: int) -> dict[str, Any]: ...
+
+    def replace(self, index: int, message: dict[str, Any]) -> None: ...
+
+    def move(self, src: int, dst: int) -> None: ...
 
 
 @dataclass(frozen=True)

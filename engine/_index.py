@@ -138,6 +138,16 @@ def _delete(ids: list[int], message_id: int, key: Key) -> int | None:
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class Change:
+    """A write that changed a followed path: its message, the write, the value there before and after."""
+
+    message_id: int
+    write: Write
+    before: Any
+    after: Any
+
+
 class Probe:
     """One path followed by a fold: the ids of its sources so far and its diagnostics, a `Chain` of
     (order key, reason): kept once per failed write, shared by every copy, checkpoint and splice."""
@@ -151,8 +161,8 @@ class Probe:
         self.sources: list[int] | tuple[int, ...] = []
         self.diagnostics: Chain = EMPTY
         self.resets = 0  # how many writes reset the sources so far
-        # For blame: (id, write, value before, value after) of every write that changed the path.
-        self.trail: list[tuple[int, Write, Any, Any]] | None = [] if trail else None
+        # For blame: every write that changed the path.
+        self.trail: list[Change] | None = [] if trail else None
 
     def copy(self) -> Probe:
         twin = Probe(self.path)
@@ -217,7 +227,7 @@ class State:
                 continue
             if probe.trail is not None:
                 # The trail follows the sources: a reset starts it again.
-                change = (message_id, write, get_path(old_root, probe.path), get_path(root, probe.path))
+                change = Change(message_id, write, get_path(old_root, probe.path), get_path(root, probe.path))
                 if effect == "reset":
                     probe.trail = [change]
                 else:
@@ -234,8 +244,14 @@ class State:
                 probe.diagnostics = probe.diagnostics.plus(problem)
 
 
-# A gap the fold scanned because the root was not an object: (layer, id before it, id after it).
-Gap = tuple[Layer, int | None, int | None]
+@dataclass(frozen=True, slots=True)
+class Gap:
+    """Writes of `layer` the fold scanned because the root was not an object: those strictly between the
+    ids `before` and `after` (None: from the start, to the end)."""
+
+    layer: Layer
+    before: int | None
+    after: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,7 +317,7 @@ def fold_lane(
         if lane is not None and not isinstance(state.root, dict):
             _scan_gap(state, layer, writes, key, previous, following, limit)
             if gaps is not None:
-                gaps.append((layer, previous, following))
+                gaps.append(Gap(layer, previous, following))
         if following is None:
             return None
         state.step(following, writes[following], key(following))
@@ -339,10 +355,10 @@ def _scan_gap(
 
 def in_gap(gap: Gap, layer: Layer, order_key: int, key: Key) -> bool:
     """Whether a write of `layer` at `order_key` falls inside a scanned gap."""
-    owner, previous, following = gap
-    if owner is not layer:
+    if gap.layer is not layer:
         return False
-    return (previous is None or key(previous) < order_key) and (following is None or order_key < key(following))
+    before, after = gap.before, gap.after
+    return (before is None or key(before) < order_key) and (after is None or order_key < key(after))
 
 
 def path_value(

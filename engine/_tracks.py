@@ -29,10 +29,19 @@ from ._messages import Path, Write
 from ._patches import Patch, Patches, patch_to, patched
 
 if TYPE_CHECKING:
-    from ._context import Context
+    from ._store import Store
 
 
-Rebase = tuple[int, int, Checkpoint, Checkpoint, Patch | None]
+@dataclass(frozen=True, slots=True)
+class Rebase:
+    """Old marks `start` to `end` (exclusive) as a splice left them: rebased from the checkpoint `matched`
+    to `here`, their roots patched by `patch` (None: none)."""
+
+    start: int
+    end: int
+    matched: Checkpoint
+    here: Checkpoint
+    patch: Patch | None = None
 
 
 class Marks:
@@ -43,7 +52,7 @@ class Marks:
 
     def __init__(self, items: list[Checkpoint] | None = None, rebases: list[Rebase] | None = None) -> None:
         self.items = items if items is not None else []
-        self.rebases = rebases if rebases is not None else []  # (start, end, matched, here, patch)
+        self.rebases = rebases if rebases is not None else []
 
     def __len__(self) -> int:
         return len(self.items)
@@ -53,9 +62,9 @@ class Marks:
 
     def get(self, index: int) -> Checkpoint:
         mark = self.items[index]
-        for start, end, matched, here, patch in self.rebases:
-            if start <= index < end:
-                mark = _rebased(mark, matched, here, patch)
+        for rebase in self.rebases:
+            if rebase.start <= index < rebase.end:
+                mark = _rebased(mark, rebase.matched, rebase.here, rebase.patch)
         return mark
 
     def plus(self, mark: Checkpoint) -> Marks:
@@ -63,11 +72,7 @@ class Marks:
 
     def head(self, count: int) -> Marks:
         """The first `count` marks (their rebases end there too: marks added after are new)."""
-        kept: list[Rebase] = [
-            (start, min(end, count), matched, here, patch)
-            for start, end, matched, here, patch in self.rebases
-            if start < count
-        ]
+        kept = [replace(rebase, end=min(rebase.end, count)) for rebase in self.rebases if rebase.start < count]
         return Marks(self.items[:count], kept)
 
     def spliced(
@@ -79,16 +84,18 @@ class Marks:
         offset = len(head) + len(fresh) - later
         items = [*head.items, *fresh, *self.items[later:]]
         rebases = [*head.rebases]
-        for start, end, old_matched, old_here, old_patch in self.rebases:
-            if end > later:
-                rebases.append((max(start, later) + offset, end + offset, old_matched, old_here, old_patch))
+        rebases += [
+            replace(old, start=max(old.start, later) + offset, end=old.end + offset)
+            for old in self.rebases
+            if old.end > later
+        ]
         start = later + offset
         if start < len(items) and not _same_marks(matched, here):
-            rebases.append((start, len(items), matched, here, None))
+            rebases.append(Rebase(start, len(items), matched, here))
         for patch, until in patches:  # a rebase from `here` to itself only patches the root
             cut = len(items) if until is None else max(later, until) + offset
             if start < cut:
-                rebases.append((start, cut, here, here, patch))
+                rebases.append(Rebase(start, cut, here, here, patch))
         marks = Marks(items, rebases)
         if len(rebases) > 16:
             marks = Marks([marks.get(i) for i in range(len(items))])
@@ -133,11 +140,11 @@ class Work:
 
 
 def full(
-    context: Context, kind: str, instance: str | None, lane: str | None, paths: list[Path], base: Fold | None
+    store: Store, kind: str, instance: str | None, lane: str | None, paths: list[Path], base: Fold | None
 ) -> Fold:
     """Fold a track from scratch (an instance track from its global track's fold `base`)."""
-    writes, key = context._writes, context._order.key.__getitem__
-    layer = context._layer((kind, instance))
+    writes, key = store.writes, store.order.key.__getitem__
+    layer = store.layer((kind, instance))
     state = State([Probe(path) for path in paths]) if base is None else _restart_from_base(base, paths)
     gaps: list[Gap] = []
     checkpoints: list[Checkpoint] = []
@@ -145,16 +152,16 @@ def full(
     return Fold(state if base is None else base.state, state, gaps, Marks(checkpoints))
 
 
-def step(context: Context, old: Fold, message_id: int, own: bool, base: Fold | None) -> Fold:
+def step(store: Store, old: Fold, message_id: int, own: bool, base: Fold | None) -> Fold:
     """The fold after an appended write (`own`: it belongs to the track's own layer)."""
     state = old.state.copy()
-    write = context._writes[message_id]
-    state.step(message_id, write, context._order.key[message_id])
+    write = store.writes[message_id]
+    state.step(message_id, write, store.order.key[message_id])
     gaps, checkpoints, steps = old.gaps, old.checkpoints, old.steps
     if own:
-        layer = context._layer(context._info[message_id].identity or ("", None))
+        layer = store.layer(store.infos[message_id].identity or ("", None))
         if not isinstance(state.root, dict):
-            gaps = [*gaps, (layer, message_id, None)]
+            gaps = [*gaps, Gap(layer, message_id, None)]
         steps += 1
         if steps >= _index.CHECKPOINT_EVERY:
             checkpoints = checkpoints.plus(checkpoint(state, layer, message_id, len(gaps)))
@@ -163,16 +170,16 @@ def step(context: Context, old: Fold, message_id: int, own: bool, base: Fold | N
 
 
 def repair(
-    context: Context, work: Work, old: Fold, kind: str, instance: str | None, lane: str | None, base: Fold | None
+    store: Store, work: Work, old: Fold, kind: str, instance: str | None, lane: str | None, base: Fold | None
 ) -> Fold:
     """The fold after an edit in the middle: resume before it, splice the old rest on once equivalent."""
-    order = context._order
+    order = store.order
     keys = order.key
-    layer = context._layer((kind, instance))
+    layer = store.layer((kind, instance))
     paths = [probe.path for probe in old.state.probes]
     if work.low is not None and work.generation != order.generation:
         work = Work(base=work.base)  # keys were renumbered during the edit: resume from the start
-    writes, key = context._writes, keys.__getitem__
+    writes, key = store.writes, keys.__getitem__
 
     def appends_from(position: int) -> bool:
         """Whether every write of the lane from `position` on appends to the lane's array."""

@@ -31,7 +31,7 @@ from ._resolution import Resolution, same_json
 from ._tracks import Fold, Work, full, repair, step
 
 if TYPE_CHECKING:
-    from ._context import Context
+    from ._store import Store
 
 
 
@@ -45,7 +45,12 @@ class Found(NamedTuple):
 
 
 Keys = tuple[int, ...]
-Interval = tuple[int, int | None]  # the order keys strictly between these changed index (None: no end)
+class Interval(NamedTuple):
+    """The order keys whose messages an edit renumbered: those strictly between `low` and `high` (None:
+    every key past `low`)."""
+
+    low: int
+    high: int | None
 
 
 def combine_keys(expression: Expression, found_of: Callable[[Reference], Found], ranks: Ranks,
@@ -165,34 +170,43 @@ Plan = dict[Track, Work]
 Identity = tuple[str, str | None]
 
 
+class Renewal(NamedTuple):
+    """A watch's new resolution after an edit, its source keys, and whether its watcher sees a change."""
+
+    watch: Watch
+    resolution: Resolution
+    keys: Keys
+    changed: bool
+
+
 @dataclass
 class Outcome:
     """What an edit does to the watches, computed before it is made current (or only previewed)."""
 
     folds: dict[Track, Fold]
     results: dict[Track, dict[Path, Found]]  # of the refolded tracks (of every track after a relabel)
-    fresh: list[tuple[Watch, Resolution, Keys, bool]]  # (watch, new resolution, its keys, whether it changed)
+    fresh: list[Renewal]
     generation: int  # the order's relabels: keys of another generation are not comparable
 
 
 class Watchers:
     """Every watch of one context, its tracks, and the work after an edit."""
 
-    def __init__(self, context: Context) -> None:
-        self._context = context
+    def __init__(self, store: Store) -> None:
+        self._store = store
         self._tracks: dict[tuple[str, str | None, str | None], Track] = {}
         self._by_kind: dict[str, list[Track]] = {}
         self._by_lane: dict[tuple[str, str | None], list[Track]] = {}
         self._open: set[Track] = set()  # tracks whose fold scanned to the end with a root not an object
         self._watches: dict[Watch, None] = {}  # in creation order, which is callback order
         self._serial = itertools.count()
-        self._generation = context._order.generation  # of the keys in every track and watch
+        self._generation = store.order.generation  # of the keys in every track and watch
         self._staged: dict[Track, Fold] = {}  # folds made for an edit still being planned (`staging`)
 
     # -- adding and removing -------------------------------------------------------------------
 
     def add(self, expression: Expression, callback: Callable[[Resolution], Any], instance: str | None) -> Watch:
-        if self._generation != self._context._order.generation:
+        if self._generation != self._store.order.generation:
             self.commit(self._relabelled())
         handle = Watch(self, expression, callback, instance, next(self._serial))
         fresh: set[Track] = set()
@@ -213,11 +227,11 @@ class Watchers:
         # Global tracks first: instance tracks continue from their state.
         for track in sorted(fresh, key=lambda track: track.instance is not None):
             base = self._base(track, {})
-            self._install(track, full(self._context, track.kind, track.instance, track.lane, list(track.paths), base))
+            self._install(track, full(self._store, track.kind, track.instance, track.lane, list(track.paths), base))
         for track in fresh | reread:
             assert track.fold is not None
             track.results = self._results(track, track.fold)
-        order = self._context._order
+        order = self._store.order
         handle.current, handle.keys = handle.evaluate(Track.result, order.snapshot())
         self._watches[handle] = None
         return handle
@@ -267,9 +281,9 @@ class Watchers:
         tracks = self._by_kind.get(kind)
         if not tracks:
             return
-        context = self._context
-        layer = context._layer(identity)
-        key = context._order.key.__getitem__
+        store = self._store
+        layer = store.layer(identity)
+        key = store.order.key.__getitem__
         order_key = key(message_id)
         lanes = lanes_of(write)
         if appended and lanes is not None:
@@ -297,7 +311,7 @@ class Watchers:
             work = plan.get(track)
             first = work is None
             if work is None:
-                work = plan[track] = Work(generation=context._order.generation)
+                work = plan[track] = Work(generation=store.order.generation)
             if track.instance == instance:
                 work.ids.add(message_id)
                 if dropped:
@@ -308,7 +322,7 @@ class Watchers:
                     work.appended = None
                     work.low = order_key if work.low is None else min(work.low, order_key)
                     work.high = order_key if work.high is None else max(work.high, order_key)
-            elif appended and first and not context._layer((kind, track.instance)).all:
+            elif appended and first and not store.layer((kind, track.instance)).all:
                 work.appended = message_id  # no instance layer: the global write is still last
             else:
                 work.appended = None
@@ -339,12 +353,12 @@ class Watchers:
         (its message's), so only then are the refolded results' keys not reused. `prior`: folds already
         made for the first half of a move (its remove), which the plan (its insert) continues from.
         """
-        reuse = moved is None or moved[1] is None
+        reuse = moved is None or moved.high is None
         folds = self.refolds(plan, prior)
-        if self._generation != self._context._order.generation:
+        if self._generation != self._store.order.generation:
             return self._relabelled()
         results = {track: self._results(track, fold, reuse) for track, fold in folds.items()}
-        order = self._context._order
+        order = self._store.order
         ranks = order.snapshot()
 
         def now(track: Track, path: Path) -> Found:
@@ -357,42 +371,42 @@ class Watchers:
             for watch in track.watches
             if any(now(t, ref.path) is not t.results.get(ref.path) for ref, t in watch.tracks.items())
         }
-        computed: dict[Watch, tuple[Resolution, Keys, bool]] = {}
+        computed: dict[Watch, Renewal] = {}
         for watch in refolded:
             resolution, keys = watch.evaluate(now, ranks)
-            computed[watch] = (resolution, keys, _changed(watch, resolution, keys, moved))
+            computed[watch] = Renewal(watch, resolution, keys, _changed(watch, resolution, keys, moved))
         if moved is None:  # nothing renumbered: only the refolded watches can change
-            fresh = [(watch, *computed[watch]) for watch in sorted(computed, key=lambda watch: watch.serial)]
+            fresh = [computed[watch] for watch in sorted(computed, key=lambda watch: watch.serial)]
             return Outcome(folds, results, fresh, order.generation)
         fresh = []
         for watch in self._watches:  # in creation order
             entry = computed.get(watch)
             if entry is not None:
-                fresh.append((watch, *entry))
+                fresh.append(entry)
                 continue
             current, keys = watch.current, watch.keys
             if _renumbered(keys, moved):
                 # Only indices changed: the same keys, ranked in the new order.
-                fresh.append((watch, current._renumbered(ranks), keys, True))
+                fresh.append(Renewal(watch, current._renumbered(ranks), keys, True))
             elif current._has_diagnostics():  # they may name other indices now: silently renumbered
-                fresh.append((watch, current._renumbered(ranks), keys, False))
+                fresh.append(Renewal(watch, current._renumbered(ranks), keys, False))
         return Outcome(folds, results, fresh, order.generation)
 
     def _relabelled(self) -> Outcome:
         """After the order was relabelled every key changed, those the folds keep with their problems
         too: every track is folded again from the start (global tracks first), and a watch is compared
         by its indices. Rare: it takes about sixty inserts at one spot in a row (`_order`)."""
-        order = self._context._order
+        order = self._store.order
         ranks = order.snapshot()
         folds: dict[Track, Fold] = {}
         for track in sorted(self._tracks.values(), key=lambda track: track.instance is not None):
             base = self._base(track, folds)
-            folds[track] = full(self._context, track.kind, track.instance, track.lane, list(track.paths), base)
+            folds[track] = full(self._store, track.kind, track.instance, track.lane, list(track.paths), base)
         results = {track: self._results(track, fold, False) for track, fold in folds.items()}
-        fresh = []
+        fresh: list[Renewal] = []
         for watch in self._watches:
             resolution, keys = watch.evaluate(lambda track, path: results[track][path], ranks)
-            fresh.append((watch, resolution, keys, not resolution.same_result(watch.current)))
+            fresh.append(Renewal(watch, resolution, keys, not resolution.same_result(watch.current)))
         return Outcome(folds, results, fresh, order.generation)
 
     def commit(self, outcome: Outcome) -> None:
@@ -403,10 +417,11 @@ class Watchers:
             track.results = values
         self._generation = outcome.generation
         changed = []
-        for watch, resolution, keys, differs in outcome.fresh:
-            if differs:
+        for renewal in outcome.fresh:
+            watch = renewal.watch
+            if renewal.changed:
                 changed.append(watch)
-            watch.current, watch.keys = resolution, keys
+            watch.current, watch.keys = renewal.resolution, renewal.keys
         for watch in changed:
             if watch._owner is not None:
                 watch._callback(watch.current)
@@ -415,21 +430,21 @@ class Watchers:
 
     def _install(self, track: Track, fold: Fold) -> None:
         track.fold = fold
-        if any(gap[2] is None for gap in fold.gaps):
+        if any(gap.after is None for gap in fold.gaps):
             self._open.add(track)
         else:
             self._open.discard(track)
 
     def _refold(self, track: Track, work: Work, folds: dict[Track, Fold]) -> Fold:
-        context = self._context
+        store = self._store
         base = self._base(track, folds)
         old = folds.get(track) or track.fold
         if old is None:
-            return full(context, track.kind, track.instance, track.lane, list(track.paths), base)
+            return full(store, track.kind, track.instance, track.lane, list(track.paths), base)
         if work.appended is not None:
-            own = context._info[work.appended].instance == track.instance
-            return step(context, old, work.appended, own, base)
-        return repair(context, work, old, track.kind, track.instance, track.lane, base)
+            own = store.infos[work.appended].instance == track.instance
+            return step(store, old, work.appended, own, base)
+        return repair(store, work, old, track.kind, track.instance, track.lane, base)
 
     def _base(self, track: Track, folds: dict[Track, Fold]) -> Fold | None:
         """The fold of the global track an instance track continues from (new when this edit made one)."""
@@ -446,7 +461,7 @@ class Watchers:
         With `reuse` (no key changed), a probe keeps the sorted keys it had and looks up only the
         messages its sources gained since the committed fold.
         """
-        key = self._context._order.key
+        key = self._store.order.key
         before = {probe.path: probe for probe in track.fold.state.probes} if reuse and track.fold else {}
         previous = track.results if before else {}
         values: dict[Path, Found] = {}

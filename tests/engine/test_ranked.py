@@ -100,6 +100,6 @@ def test_watches_stay_exact_across_a_relabel() -> None:
     for n in range(70):
         ctx.insert(1, {"type": "state", "_outputMethod": "push", "data": {"a": n}} if n % 2 else {"type": "text"})
         assert handle.current == Context(ctx.messages).resolve("†state.b")
-    assert ctx._order.generation > 0
+    assert ctx._store.order.generation > 0
     assert [tuple(r.sources) for r in seen] == [(n,) for n in range(2, 72)]
     assert first.sources == (0,)

@@ -1,0 +1,37 @@
+"""What a context's incremental machinery reads: its messages by id, their order, parsed views and writes.
+
+`Context` owns one `Store` and keeps it current through every edit; watches, tracks and blame read it
+(never `Context` itself), so the engine's modules import in one direction: `_context` on top.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._index import Layer
+from ._messages import MessageInfo, Write
+from ._order import Order
+
+Message = dict[str, Any]
+Identity = tuple[str, str | None]
+
+
+class Store:
+    """The messages by stable id (`messages`), where each id is (`order`), what each is (`infos`), the
+    writes of the data messages (`writes`), and those writes per identity and lane (`layers`)."""
+
+    __slots__ = ("infos", "layers", "messages", "order", "writes")
+
+    def __init__(self) -> None:
+        self.order = Order()
+        self.messages: dict[int, Message] = {}
+        self.infos: dict[int, MessageInfo] = {}
+        self.writes: dict[int, Write] = {}
+        self.layers: dict[Identity, Layer] = {}
+
+    def layer(self, identity: Identity) -> Layer:
+        """The writes of one identity (made empty on first use)."""
+        layer = self.layers.get(identity)
+        if layer is None:
+            layer = self.layers[identity] = Layer()
+        return layer
