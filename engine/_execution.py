@@ -277,7 +277,10 @@ class Execution:
         for state in self._states:
             if state.status in OPEN:
                 status, paths = self._readiness(state.index)
-                self._set(state.index, status=status, waiting_for=paths)
+                failed = tuple(writer for writer in self._graph.feeders[state.index]
+                               if self._states[writer].status in (Status.FAILED, Status.CANCELLED)
+                               and not self._writer_done(writer))
+                self._set(state.index, status=status, waiting_for=paths, failed_writers=failed)
 
     def _derive(self, index: int, reported: set[int], *, group_settled: bool) -> None:
         """A call's status from the record; only what is under way is taken from memory."""

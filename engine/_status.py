@@ -38,6 +38,7 @@ class CallState:
     outputs: tuple[int, ...] = ()
     result: Any = None
     finished: bool = False  # a fire-and-forget run has ended (with `result` or `error`)
+    failed_writers: tuple[int, ...] = ()  # a blocked call's writers that failed or were cancelled: it waits on them
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont
@@ -33,7 +34,9 @@ class OutputAudit(QWidget):
         self.date = QLabel()
         self.method = QLabel()
         self.path = QLabel()
-        for label in (self.date, self.method, self.path):
+        self.run = QLabel()
+        self.run.setWordWrap(True)
+        for label in (self.date, self.method, self.path, self.run):
             label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.call_json = QTextBrowser()
         self.diff = QTextBrowser()
@@ -46,6 +49,7 @@ class OutputAudit(QWidget):
         form.addRow("_date", self.date)
         form.addRow("_outputMethod", self.method)
         form.addRow("_outputPath", self.path)
+        form.addRow("_run", self.run)
         layout = QVBoxLayout(self)
         layout.addWidget(self.heading)
         layout.addLayout(form)
@@ -66,7 +70,7 @@ class OutputAudit(QWidget):
         if found is None:
             self.heading.setText("<b>Not an output message</b><br><span style='color:gray'>Select a message "
                                  "that a call wrote (it carries <code>_call</code>).</span>")
-            for label in (self.call_link, self.date, self.method, self.path):
+            for label in (self.call_link, self.date, self.method, self.path, self.run):
                 label.setText("—")
             self.call_json.setPlainText("")
             self.diff.setPlainText("")
@@ -83,12 +87,31 @@ class OutputAudit(QWidget):
         self.date.setText(found.date or "—")
         self.method.setText(found.method)
         self.path.setText((found.path or "—") + (f"  ⚠ {found.problem}" if found.problem else ""))
+        self.run.setText(run_summary(found.run))
+        self.run.setToolTip(json.dumps(found.run.get("inputs"), indent=2, ensure_ascii=False)
+                            if found.run and "inputs" in found.run else "")
         self.call_json.setPlainText(json.dumps(found.call, indent=2, ensure_ascii=False))
         self.diff.setHtml(_diff_html(found.diff))
 
     def _link(self, href: str) -> None:
         if href.startswith("call:"):
             self.callActivated.emit(int(href[5:]))
+
+
+def run_summary(run: dict[str, Any] | None) -> str:
+    """One line about how the call ran: when, how long, what it received (hover for the inputs)."""
+    if not run:
+        return "— (written before runs were recorded)"
+    parts = []
+    if "started" in run:
+        parts.append(f"started {run['started']}")
+    if isinstance(run.get("seconds"), int | float):
+        parts.append(f"took {run['seconds']:.3f} s")
+    if isinstance(run.get("inputs"), dict):
+        parts.append("received " + ", ".join(run["inputs"]) if run["inputs"] else "received nothing")
+    elif "digest" in run:
+        parts.append("inputs kept as a digest")
+    return " · ".join(parts) or "—"
 
 
 def _diff_html(lines: list[str]) -> str:

@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from contextdeck.engine import MISSING, Context, pending_calls
+from contextdeck.engine import MISSING, Context, flatten, pending_calls, read_record
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,7 @@ class Audit:
     before: Any
     after: Any
     problem: str | None = None
+    run: dict[str, Any] | None = None  # its `_run` audit: start, duration, inputs (docs/format.md §9)
 
     @property
     def diff(self) -> list[str]:
@@ -59,12 +60,22 @@ def audit(context: Context, index: int, solution: Any = None) -> Audit | None:
     before = after = MISSING
     if path is not None and write is not None and write.problem is None:
         before, after = _change(context, path, info.instance, index)
-    calls, _ = pending_calls(context, solution)
-    call_index = next((i for i, c in enumerate(calls) if c == message["_call"]), None)
+    call_index = _call_of(context, index, solution)
     method = message.get("_outputMethod", "set")
     date = message.get("_date")
+    run = message.get("_run")
     return Audit(index, message["_call"], call_index, date if isinstance(date, str) else None, str(method), path,
-                 info.instance, before, after, write.problem if write is not None else None)
+                 info.instance, before, after, write.problem if write is not None else None,
+                 run if isinstance(run, dict) else None)
+
+
+def _call_of(context: Context, index: int, solution: Any) -> int | None:
+    """The pending call the message is a record of, as the engine's run record matches them."""
+    entries, plan_index = pending_calls(context, solution)
+    calls, _ = flatten(entries)
+    record = read_record(context, calls, plan_index)
+    return next((call for call, found in record.calls.items() if any(e.position == index for e in found.entries)),
+                None)
 
 
 def _change(context: Context, path: str, instance: str | None, index: int) -> tuple[Any, Any]:

@@ -44,7 +44,8 @@ def detail_of(plan: CallPlan, state: CallState, context: Context) -> str:
     if state.error is not None and state.status is not Status.FIRE_AND_FORGET:
         return f"{state.error.get('type')}: {state.error.get('message')}"
     if state.status in (Status.BLOCKED, Status.AWAITING_APPROVAL):
-        return "waits for " + ", ".join(state.waiting_for)
+        failed = ", ".join(f"#{writer}" for writer in state.failed_writers)
+        return "waits for " + ", ".join(state.waiting_for) + (f" (its writer {failed} failed)" if failed else "")
     if state.status is Status.DONE:
         places = []
         for message_id in state.outputs:

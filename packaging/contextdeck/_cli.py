@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -109,7 +110,7 @@ def _tools(places: list[str]) -> dict[str, Any] | None:
 def _run(args: argparse.Namespace) -> int:
     document = _load(args.doc)
     execution = Execution(document, activities=_activities(args.activities), tools=_tools(args.tools),
-                          clock=fixed_clock(args.now) if args.now else utc_now)
+                          clock=fixed_clock(args.now) if args.now else utc_now, timeout=args.timeout)
     ran = asyncio.run(_drive(execution, args.steps))
     text = document.dumps()
     if args.out is not None:
@@ -152,7 +153,8 @@ def _report(execution: Execution, ran: int) -> None:
         elif call.status is Status.AWAITING_APPROVAL:
             say(f"{label} is awaiting approval: {waits}")
         elif call.status is Status.BLOCKED:
-            say(f"{label} is blocked, waiting for {waits}")
+            failed = ", ".join(f"call {writer}" for writer in call.state.failed_writers)
+            say(f"{label} is blocked, waiting for {waits}" + (f" (its writer {failed} failed)" if failed else ""))
         elif call.status is Status.WAITING_FOR_OUTPUT:
             say(f"{label} is latent and waits for an output (give it `_output`)")
     say(f"{ran} call(s) run")
@@ -170,6 +172,16 @@ def _gui(args: argparse.Namespace) -> int:
     from contextdeck.gui import main as gui_main  # Qt is loaded only for this subcommand
 
     return gui_main(args.doc, screenshot=args.screenshot)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"not a positive number of seconds: {text!r}")
+    return value
 
 
 def _non_negative(text: str) -> int:
@@ -217,6 +229,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", metavar="FILE", default=None, help="write here (atomically) instead of stdout")
     run.add_argument("--steps", type=_non_negative, default=None, help="run at most N steps, one call at a time")
     run.add_argument("--now", type=_moment, default=None, help="the _date of every message written (ISO 8601)")
+    run.add_argument("--timeout", type=_seconds, default=60.0, metavar="SECONDS",
+                     help="how long an activity may run before it fails (default 60; an activity's own wins)")
     run.set_defaults(run=_run)
 
     gui = commands.add_parser("gui", help="open the workbench")

@@ -203,3 +203,24 @@ def test_run_where_the_first_call_has_run_runs_only_the_rest(capsys, examples, t
     written = [m["_run"]["call"] for m in json.loads(rest.read_text())["context"] if "_run" in m]
     assert sorted(written) == [0, 1, 2, 3, 4]
     assert sorted(log.read_text().split()) == ["mailed", "paid"]
+
+
+def test_timeout_fails_a_slow_activity_and_names_the_blocked_reader(capsys, tmp_path) -> None:
+    """--timeout 0.2: a hung activity fails with a timeout error; the call reading its output names it."""
+    slow = tmp_path / "slow.py"
+    slow.write_text("import time\ndef hang(call, tool, context):\n    time.sleep(30)\nACTIVITIES = {'hang': hang}\n")
+    doc = _written(tmp_path / "doc.json", [{"type": "plan", "plan": [
+        {"_tool": "hang", "_outputPath": "†state.a"}, {"_tool": "use", "a": "†state.a", "_output": 1}]}])
+    code, out, err = run(capsys, doc, "--activities", slow, "--timeout", "0.2")
+    assert code == 0
+    assert "call 0 (hang) failed: timeout: activity 'hang' did not finish within 0.2 s" in err
+    assert "call 1 (use) is blocked, waiting for †state.a (its writer call 0 failed)" in err
+    assert json.loads(out)[1]["data"]["error"]["type"] == "timeout"
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "soon", "nan"])
+def test_timeout_must_be_a_positive_number(capsys, examples, value) -> None:
+    """--timeout takes seconds above zero; anything else is a usage error."""
+    with pytest.raises(SystemExit) as caught:
+        main(["run", str(examples / "refund_workflow.json"), "--timeout", value])
+    assert caught.value.code == 2

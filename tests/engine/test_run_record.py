@@ -250,3 +250,17 @@ def test_a_failure_written_to_the_error_branch_is_read_back_as_failed() -> None:
     state = reopened.state(0)
     assert (state.status, state.error) == (Status.FAILED, {"type": "ValueError", "message": "declined"})
     assert len(state.outputs) == 1
+
+
+def test_a_blocked_call_names_the_failed_writer_it_waits_for() -> None:
+    """The reader of a failed call's destination stays blocked, and its state names that writer."""
+    def boom(call, tool, context):
+        raise ValueError("no")
+
+    calls = [{"_tool": "boom", "_outputPath": "†state.a"}, {"_tool": "use", "a": "†state.a", "_output": 1}]
+    context = Context([{"type": "plan", "plan": calls}])
+    execution = Execution(context, activities=registry(boom=boom), clock=CLOCK)
+    assert execution.state(1).failed_writers == ()
+    run_to_end(execution)
+    state = execution.state(1)
+    assert (state.status, state.waiting_for, state.failed_writers) == (Status.BLOCKED, ("†state.a",), (0,))

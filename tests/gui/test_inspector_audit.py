@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
-from contextdeck.engine import Context, load_document
+from contextdeck.engine import Context, Execution, fixed_clock, load_document
 from contextdeck.gui._inspector._audit import OutputAudit
 from contextdeck.gui._inspector._audit_data import audit
 
@@ -82,3 +83,20 @@ def test_seed_output_audit_derives_the_path_from_the_call(qtbot: Any, examples: 
     qtbot.addWidget(panel)
     panel.show_message(context, 1)
     assert "not in the pending calls" in panel.call_link.text()
+
+
+def test_audit_shows_how_the_call_ran(qtbot: Any, examples: Path) -> None:
+    """An output written by a run: the `_run` row says when it started, how long it took and what it received;
+    a message from before runs were recorded says so."""
+    document = load_document(examples / "refund_workflow.json")
+    context = document.context
+    ticks = iter([1.0, 1.5])
+    asyncio.run(Execution(document, clock=fixed_clock("2026-01-02T03:04:05Z"), timer=lambda: next(ticks)).step())
+    panel = OutputAudit()
+    qtbot.addWidget(panel)
+    panel.show_message(context, len(context) - 1)
+    assert panel.run.text() == "started 2026-01-02T03:04:05Z · took 0.500 s · received orderId, _output"
+    assert '"orderId": "A-1042"' in panel.run.toolTip()
+    assert "#0 lookupOrder" in panel.call_link.text()
+    panel.show_message(refund_after_two_calls(examples), 5)
+    assert panel.run.text() == "— (written before runs were recorded)"
