@@ -13,7 +13,7 @@ from ._activities import Activities
 from ._context import Context
 from ._execution import Execution
 from ._registry import Registry
-from ._request import advisors_in
+from ._request import survey
 from ._resolution import Diagnostic
 from ._tools import merged_tools, pending_calls, unknown_references
 from ._validate import data_problems, schema_violations
@@ -37,12 +37,12 @@ def validate(
     Without `activities` nothing is known about which will be loaded: every activity a tool names is taken
     as loaded, so naming one is not a problem and its call's parameters are still checked.
     """
-    advisors, advisor_problems = advisors_in(context, len(context))
+    seen = survey(context, len(context))
     return [
         *data_problems(context, solution),
         *unknown_references(context, tools),
-        *advisor_problems,
-        *_advice_problems(solution, advisors),
+        *seen.advisor_problems,
+        *_advice_problems(solution, seen.advisors),
         *_run_problems(context, solution, activities, tools),
     ]
 

@@ -96,22 +96,57 @@ def compose_request(
     """The request as of the first `at` messages: `schema` is the document's, `tools` the registry that
     `"tool": "Tool.name"` references look up, `activities` decide which tools are explicit."""
     limit = limit_of(context, at)
-    definitions = tool_definitions(context, limit, tools)
-    advisors, advisor_problems = advisors_in(context, limit)
-    composed = [_composed(definition, activities) for definition in definitions.values()]
-    on_demand = [message for message in advisors if message.get("on") is None]
+    seen = survey(context, limit)
+    composed = [_composed(definition, activities) for definition in tool_definitions(context, limit, tools).values()]
+    on_demand = [message for message in seen.advisors if message.get("on") is None]
     if on_demand:
-        composed.append(ComposedTool(CONSULT_ADVISOR, True, _consult_item(on_demand, context, limit), None))
-    consulted = [message for message in advisors if _consulted(message, context, limit)]
-    solution_schema = _solution_schema(schema, composed, consulted, _meta_message(context, limit),
-                                       _instances(context, limit))
+        composed.append(ComposedTool(CONSULT_ADVISOR, True, _consult_item(on_demand, seen.instances), None))
+    consulted = [message for message in seen.advisors if _consulted(message, seen.later_request)]
     return Request(
         messages=tuple(render(context, limit)),
-        schema=solution_schema,
+        schema=_solution_schema(schema, composed, consulted, seen.meta, seen.instances),
         tools=tuple(composed),
-        config=_config(context, limit),
-        problems=tuple(unknown_references(context, tools, limit) + advisor_problems),
+        config=seen.config,
+        problems=tuple(unknown_references(context, tools, limit) + seen.advisor_problems),
     )
+
+
+@dataclass(frozen=True)
+class Survey:
+    """What the messages other than tools say about the request, gathered in one pass over the context."""
+
+    advisors: list[dict[str, Any]]  # the latest definition of each id, by first appearance
+    advisor_problems: list[Diagnostic]
+    config: dict[str, Any]  # presets: a later key wins (001's "LLM config")
+    meta: Any  # the latest global `meta` value (016), or None
+    instances: list[str]
+    later_request: bool  # a plan, an error or an output: an earlier request has been made
+
+
+def survey(context: Messages, limit: int) -> Survey:
+    advisors: dict[str, dict[str, Any]] = {}
+    problems: list[Diagnostic] = []
+    config: dict[str, Any] = {}
+    meta: Any = None
+    instances: dict[str, None] = {}
+    later = False
+    for index in range(limit):
+        info = context.info(index)
+        message = context[index]
+        if info.instance is not None:
+            instances[info.instance] = None
+        if info.form is Form.ADVISOR:
+            _advisor(message, index, advisors, problems)
+        elif info.form is Form.PRESET:
+            body = message.get("preset")
+            if not isinstance(body, dict):
+                body = {key: value for key, value in message.items() if key != "type" and not key.startswith("_")}
+            config.update(copy.deepcopy(body))
+        elif info.kind == "meta" and info.instance is None:
+            meta = payload_of(message)
+        if not later:
+            later = info.form is Form.PLAN or info.kind == "error" or "_call" in message or "_outputPath" in message
+    return Survey(list(advisors.values()), problems, config, meta, list(instances), later)
 
 
 # -- tools ---------------------------------------------------------------------------------------------
@@ -182,46 +217,31 @@ def _properties(schema: Mapping[str, Any]) -> dict[str, Any]:
 # -- advisors (017) --------------------------------------------------------------------------------------
 
 
-def advisors_in(context: Messages, limit: int) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
-    """The latest definition of each advisor id, in order of first appearance, and what is wrong with them."""
-    latest: dict[str, dict[str, Any]] = {}
-    problems: list[Diagnostic] = []
-    for index in range(limit):
-        if context.info(index).form is not Form.ADVISOR:
-            continue
-        message = context[index]
-        if not isinstance(message.get("id"), str) or not message["id"]:
-            problems.append(Diagnostic(index, "advisor", "an advisor needs a non-empty string 'id'"))
-            continue
-        if "schema" in message and not isinstance(message["schema"], dict):
-            problems.append(Diagnostic(index, f"advisor {message['id']}", "'schema' must be an object"))
-        if message.get("on") not in ADVISOR_ON:
-            problems.append(Diagnostic(index, f"advisor {message['id']}",
-                                       f"'on' must be start, finish, request or null, not {message.get('on')!r}"))
-        latest[message["id"]] = message
-    return list(latest.values()), problems
+def _advisor(message: dict[str, Any], index: int, found: dict[str, dict[str, Any]],
+             problems: list[Diagnostic]) -> None:
+    """Keep an advisor under its id (a later definition replaces the earlier), or say what is wrong with it."""
+    name = message.get("id")
+    if not isinstance(name, str) or not name:
+        problems.append(Diagnostic(index, "advisor", "an advisor needs a non-empty string 'id'"))
+        return
+    if "schema" in message and not isinstance(message["schema"], dict):
+        problems.append(Diagnostic(index, f"advisor {name}", "'schema' must be an object"))
+    if message.get("on") not in ADVISOR_ON:
+        problems.append(Diagnostic(index, f"advisor {name}",
+                                   f"'on' must be start, finish, request or null, not {message.get('on')!r}"))
+    found[name] = message
 
 
 ADVISOR_ON = ("start", "finish", "request", None)
 
 
-def _consulted(advisor: dict[str, Any], context: Messages, limit: int) -> bool:
+def _consulted(advisor: dict[str, Any], later_request: bool) -> bool:
     """Whether an advisor gives advice in this request: `request` and `finish` always (the solution may end
     the loop in any request), `start` in the first request only, on-demand ones through ConsultAdvisor."""
     when = advisor.get("on")
     if when == "start":
-        return not _after_first_request(context, limit)
+        return not later_request
     return when in ("request", "finish")
-
-
-def _after_first_request(context: Messages, limit: int) -> bool:
-    """A plan, an error or a call's output in the context means an earlier request has been made."""
-    for index in range(limit):
-        info = context.info(index)
-        message = context[index]
-        if info.form is Form.PLAN or info.kind == "error" or "_call" in message or "_outputPath" in message:
-            return True
-    return False
 
 
 def advice_item(advisor: Mapping[str, Any], instances: list[str]) -> dict[str, Any]:
@@ -240,9 +260,9 @@ def advice_item(advisor: Mapping[str, Any], instances: list[str]) -> dict[str, A
     return {"type": "object", "properties": properties, "required": required}
 
 
-def _consult_item(advisors: list[dict[str, Any]], context: Messages, limit: int) -> dict[str, Any]:
+def _consult_item(advisors: list[dict[str, Any]], instances: list[str]) -> dict[str, Any]:
     ids = [advisor["id"] for advisor in advisors]
-    advice = [advice_item(advisor, _instances(context, limit)) for advisor in advisors]
+    advice = [advice_item(advisor, instances) for advisor in advisors]
     return {
         "type": "object",
         "description": "Ask an on-demand advisor for its advice when the situation is ambiguous (017).",
@@ -336,36 +356,3 @@ def _json_type(value: Any) -> str:
     if isinstance(value, int | float):
         return "number"
     return {dict: "object", list: "array", type(None): "null"}.get(type(value), "string")
-
-
-# -- what else the context says --------------------------------------------------------------------------
-
-
-def _meta_message(context: Messages, limit: int) -> Any:
-    """The latest `meta` value (016), or None."""
-    for index in range(limit - 1, -1, -1):
-        if context.info(index).kind == "meta" and context.info(index).instance is None:
-            return payload_of(context[index])
-    return None
-
-
-def _instances(context: Messages, limit: int) -> list[str]:
-    found: dict[str, None] = {}
-    for index in range(limit):
-        instance = context.info(index).instance
-        if instance is not None:
-            found[instance] = None
-    return list(found)
-
-
-def _config(context: Messages, limit: int) -> dict[str, Any]:
-    """The model call's settings from preset messages; a later preset's key wins (001's "LLM config")."""
-    config: dict[str, Any] = {}
-    for index in range(limit):
-        if context.info(index).form is Form.PRESET:
-            message = context[index]
-            body = message.get("preset")
-            if not isinstance(body, dict):
-                body = {key: value for key, value in message.items() if key != "type" and not key.startswith("_")}
-            config.update(copy.deepcopy(body))
-    return config

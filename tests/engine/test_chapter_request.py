@@ -290,3 +290,14 @@ def test_017_when_advisors_are_consulted() -> None:
     later = compose_request(Context([*advisors, {"type": "plan", "plan": []}]))
     later_items = later.schema["properties"]["advisors"]["items"]["anyOf"]
     assert [item["properties"]["id"]["const"] for item in later_items] == ["always", "closer"]
+
+
+def test_017_an_instanced_advisor_gives_advice_per_instance() -> None:
+    """017's `isInstanced`: the advice names the instance it is about, one of the context's instances."""
+    context = Context([{"type": "state", "_instance": "①", "text": "Hello"},
+                       {"type": "state", "_instance": "②", "text": "Bonjour"},
+                       {"type": "advisor", "id": "tone", "on": "request", "isInstanced": True, "role": "Tone."}])
+    item = compose_request(context).schema["properties"]["advisors"]["items"]
+    assert item["properties"]["_instance"] == {"enum": ["①", "②"]}
+    assert item["required"] == ["id", "_instance"]
+    assert validate(context, {"advisors": [{"id": "tone", "_instance": "①"}], "calls": []}) == []
