@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QEventLoop, QSettings, Qt, QTimer
@@ -63,8 +64,9 @@ def _has_display() -> bool:
     return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
-def main(doc: str | None = None, screenshot: str | None = None) -> int:
-    """`contextdeck gui [DOC] [--screenshot PNG]`: the window, or a PNG of it rendered offscreen."""
+def main(doc: str | None = None, screenshot: str | None = None, tools: Sequence[str] = ()) -> int:
+    """`contextdeck gui [DOC] [--screenshot PNG] [--tools PATH ...]`: the window, or a PNG of it rendered
+    offscreen; `tools` are tool registries loaded first (as File → Load Tool Registry… does)."""
     if screenshot and "QT_QPA_PLATFORM" not in os.environ:
         os.environ["QT_QPA_PLATFORM"] = "offscreen"  # a screenshot needs no screen
     if not _has_display():
@@ -86,6 +88,9 @@ def main(doc: str | None = None, screenshot: str | None = None) -> int:
     # A screenshot keeps nothing: its recovery files and document settings go to a scratch folder.
     scratch = tempfile.TemporaryDirectory(prefix="contextdeck-shot-") if screenshot else None
     window = create_window(settings, Path(scratch.name) / "recovery" if scratch is not None else None)
+    for place in tools:
+        if not window.tool_registry.load(place):
+            print(f"contextdeck: cannot load tools from {place}", file=sys.stderr)
     first_start = not settings.contains("window/geometry")
     if doc is not None:
         path: Path | None = Path(doc)

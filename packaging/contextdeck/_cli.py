@@ -171,7 +171,7 @@ def _moment(text: str) -> str:
 def _gui(args: argparse.Namespace) -> int:
     from contextdeck.gui import main as gui_main  # Qt is loaded only for this subcommand
 
-    return gui_main(args.doc, screenshot=args.screenshot)
+    return gui_main(args.doc, screenshot=args.screenshot, tools=args.tools)
 
 
 def _seconds(text: str) -> float:
@@ -236,6 +236,8 @@ def build_parser() -> argparse.ArgumentParser:
     gui = commands.add_parser("gui", help="open the workbench")
     gui.add_argument("doc", nargs="?", default=None)
     gui.add_argument("--screenshot", metavar="PNG", default=None, help="render the window to PNG and exit")
+    gui.add_argument("--tools", metavar="PATH", action="extend", nargs="+", default=[],
+                     help="a tool registry to load first: a folder of tool JSON files or a Python file with TOOLS")
     gui.set_defaults(run=_gui)
     return parser
 

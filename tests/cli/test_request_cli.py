@@ -74,3 +74,11 @@ def test_a_registry_that_cannot_load_exits_1(capsys, doc, tmp_path) -> None:
         code, out, err = run(capsys, command, str(doc), "--tools", str(tmp_path / "missing"))
         assert (code, out) == (1, "")
         assert err == f"contextdeck: cannot load tools from {tmp_path / 'missing'}: no such file or folder\n"
+
+
+def test_gui_takes_tool_registries_too() -> None:
+    """`contextdeck gui DOC --tools PATH ...` names the registries the window loads first."""
+    from contextdeck._cli import build_parser
+
+    args = build_parser().parse_args(["gui", "doc.json", "--tools", "a", "b"])
+    assert (args.doc, args.tools) == ("doc.json", ["a", "b"])

@@ -301,3 +301,24 @@ def test_017_an_instanced_advisor_gives_advice_per_instance() -> None:
     assert item["properties"]["_instance"] == {"enum": ["①", "②"]}
     assert item["required"] == ["id", "_instance"]
     assert validate(context, {"advisors": [{"id": "tone", "_instance": "①"}], "calls": []}) == []
+
+
+def test_005_and_008_plain_data_merges_and_an_output_sets_its_path() -> None:
+    """005 vs 008: plain data messages of one identity merge (005's patches); an output message without a
+    method sets its concrete path (008), replacing what was there and keeping the rest (008's example)."""
+    context = Context([
+        {"type": "data", "data": {"user": {"name": "Alex", "status": "active"}}},
+        {"type": "data", "data": {"user": {"age": 30}}},
+        {"type": "data", "data": {"user": {"status": "inactive"}}, "_outputPath": "†data.user.status",
+         "_call": {"_tool": "updateUserStatus", "newStatus": "inactive", "_outputPath": "†data.user.status"}},
+        {"type": "data", "data": {"user": {"address": {"city": "Austin"}}}, "_outputPath": "†data.user.address",
+         "_call": {"_tool": "setAddress", "_outputPath": "†data.user.address"}},
+        {"type": "data", "data": {"user": {"address": {"zip": "78701"}}}, "_outputPath": "†data.user.address",
+         "_call": {"_tool": "setAddress", "_outputPath": "†data.user.address"}},
+    ])
+    assert context.resolve("†data.user", at=2).value == {"name": "Alex", "status": "active", "age": 30}
+    assert context.resolve("†data.user.status").value == "inactive"
+    assert context.resolve("†data.user.name").value == "Alex"
+    assert context.resolve("†data.user.address").value == {"zip": "78701"}  # the newer set replaced the older
+    block = render(context)[0].text
+    assert '"address": {\n      "zip": "78701"\n    }' in block
