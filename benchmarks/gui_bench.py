@@ -246,12 +246,68 @@ def run_views(count: int) -> None:
     bench.report()
 
 
+def pinned_watches(count: int) -> list[str]:
+    """`count` pins over the bench document: per instance and global, found and missing, one with `||`."""
+    forms = ("†state.label @{i}", "†state.verdict || †state.label @{i}", "†input.text @{i}", "†state.n @{i}",
+             "†state.policy.strict", "†state.missing.{n} @{i}")
+    return [forms[n % len(forms)].format(i=f"p{n % 50}", n=n) for n in range(count)]
+
+
+def run_watches(count: int, pins: int) -> dict[str, tuple[float, float]]:
+    """Issue 11: the window at `count` messages, `pins` pinned watches, the state view open, at a time
+    cursor. The longest GUI-thread block (max, median) of select, edit, insert, move and undo, each waited
+    for until everything it scheduled ran: the state view's slices, the watches, and the calls panel's
+    debounced re-analysis (300 ms at this size, so each is followed for 600 ms)."""
+    tune_collector()
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    collect_while_idle(app)
+    bench = Bench(app)
+    folder = Path(tempfile.mkdtemp(prefix="contextdeck-bench-"))
+    path = folder / "big.json"
+    path.write_text(json.dumps(make_messages(count)), encoding="utf-8")
+    window = create_window(QSettings(str(folder / "settings.ini"), QSettings.Format.IniFormat), folder / "recovery")
+    window.resize(1440, 900)
+    window.show()
+    loop = QEventLoop()
+    window.session.loadFinished.connect(lambda *_: loop.quit())
+    window.session.open(path)
+    loop.exec()
+    window.state_dock.raise_()
+    for text in pinned_watches(pins):
+        window.watches.model.add(text)
+    window.set_follow_latest(False)
+    context = window.context()
+    wait_state(app, window)
+    settle = 600
+    for target in (count // 2, count - 10, 100, count // 3, count // 3 + 1, count // 3 + 2):
+        bench.time("select a message (cursor moves)", lambda t=target: window.select_message(t), settle_ms=settle)
+    states = [i for i in range(count - 2, count // 2, -1) if context[i].get("type") == "state"][:3]
+    for n, target in enumerate(states):
+        window.select_message(target)
+        wait_state(app, window)
+        bench.time("form edit of the selected state message", lambda n=n: window.editor.payload.value_edited.emit(
+            {"label": f"edited {n}", "n": n}), settle_ms=settle)
+        bench.time("insert a row (duplicate)", window.duplicate_selected, settle_ms=settle)
+        bench.time("move a row", lambda: window.move_selected(-1), settle_ms=settle)
+        bench.time("undo", window.session.undo_stack.undo, settle_ms=settle)
+    print(f"window at {count:,} messages, {pins} pinned watches, state view open, at a time cursor:")
+    bench.report()
+    window.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
+    window.close()
+    return {name: (max(b for _c, b in values), statistics.median(b for _c, b in values))
+            for name, values in bench.results.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--messages", type=int, default=100_000)
     parser.add_argument("--views", action="store_true", help="also compare the view classes")
+    parser.add_argument("--watches", type=int, default=200, help="pinned watches of the issue 11 workload")
+    parser.add_argument("--only-watches", action="store_true", help="run only the issue 11 workload")
     args = parser.parse_args()
-    run_window(args.messages)
+    if not args.only_watches:
+        run_window(args.messages)
+    run_watches(args.messages, args.watches)
     if args.views:
         run_views(args.messages)
 

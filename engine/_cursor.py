@@ -9,7 +9,7 @@ from. A long stretch of messages is not scanned: every watch is resolved again i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from ._context import Context, Watch
@@ -18,6 +18,7 @@ from ._messages import MessageInfo
 from ._resolution import Resolution, same_json
 
 SCAN_LIMIT = 2000  # messages looked at to find what a move or an edit touched; beyond: resolve every watch
+SLICE = 16  # watches resolved between two yields of `steps`
 
 Head = tuple[str, str | None, str | None]  # (kind, instance, lane): what a write can change
 
@@ -56,12 +57,19 @@ class CursorWatch:
 
 
 class Cursor:
-    """A time cursor over a context (the first `at` messages, None for all) and the watches following it."""
+    """A time cursor over a context (the first `at` messages, None for all) and the watches following it.
 
-    def __init__(self, context: Context, at: int | None = None) -> None:
+    `move(at)` brings every watch up to date at once. With `sliced` set, a move or an edit only notes the
+    watches it can change (`pending`), and the owner resolves them in slices with `steps()` (a window
+    paints progressively instead of blocking for hundreds of watches after a far jump).
+    """
+
+    def __init__(self, context: Context, at: int | None = None, *, sliced: bool = False) -> None:
         self.context = context
+        self.sliced = sliced
         self._at = at
         self._watches: list[CursorWatch] = []
+        self._pending: dict[CursorWatch, None] = {}  # to resolve again at `at`, in order
         self._before: list[MessageInfo] = []  # what an edit under way removes or replaces
         context.removing.connect(self._note)
         context.replacing.connect(self._note)
@@ -85,12 +93,19 @@ class Cursor:
             watch.current = self.context.resolve(watch.expression, watch.instance, self._at)
         return watch
 
+    @property
+    def pending(self) -> int:
+        """How many watches wait to be resolved again (only with `sliced`)."""
+        return len(self._pending)
+
     def move(self, at: int | None) -> None:
-        """Put the cursor at `at` (None: follow the latest); watches whose result changes are called back."""
+        """Put the cursor at `at` (None: follow the latest); watches whose result changes are called back
+        (with `sliced`, at an earlier cursor they are noted as pending instead: see `steps`)."""
         old, self._at = self._at, at
         if at == old:
             return
         if at is None:
+            self._pending.clear()
             for watch in list(self._watches):
                 self._go_live(watch, announce=True)
             return
@@ -103,6 +118,17 @@ class Cursor:
         size = len(self.context)
         low, high = sorted((min(old, size), min(at, size)))
         self._update(self._touched(range(low, high)))
+
+    def steps(self) -> Iterator[None]:
+        """Resolve the pending watches at the cursor, yielding every few; callbacks as each one changes."""
+        while self._pending and self._at is not None:
+            for _ in range(SLICE):
+                if not self._pending:
+                    break
+                watch = next(iter(self._pending))
+                del self._pending[watch]
+                self._set(watch, self.context.resolve(watch.expression, watch.instance, self._at))
+            yield
 
     def close(self) -> None:
         """Close every watch and stop following the context."""
@@ -120,6 +146,7 @@ class Cursor:
     def _forget(self, watch: CursorWatch) -> None:
         if watch in self._watches:
             self._watches.remove(watch)
+        self._pending.pop(watch, None)
 
     def _go_live(self, watch: CursorWatch, announce: bool = False) -> None:
         def changed(resolution: Resolution) -> None:
@@ -145,14 +172,16 @@ class Cursor:
 
     def _update(self, touched: set[Head] | None, renumbered_from: int | None = None) -> None:
         """Resolve again the watches a change can matter to (all when `touched` is None)."""
-        at = self._at
-        if at is None:
+        if self._at is None:
             return
-        for watch in list(self._watches):
+        for watch in self._watches:
             moved = renumbered_from is not None and watch.current.found and any(
                 i >= renumbered_from for i in watch.current.sources)
             if touched is None or moved or any(watch.reads(head) for head in touched):
-                self._set(watch, self.context.resolve(watch.expression, watch.instance, at))
+                self._pending[watch] = None
+        if not self.sliced:
+            for _ in self.steps():
+                pass
 
     # -- edits at a cursor: the messages that entered or left the first `at`, and renumbering --------
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QBrush, QColor, QKeySequence
 from PySide6.QtWidgets import QHBoxLayout, QHeaderView, QLineEdit, QTableView, QToolButton, QVBoxLayout, QWidget
 
@@ -17,6 +18,7 @@ from ._theme import icon
 _Index = QModelIndex | QPersistentModelIndex
 _ROOT = QModelIndex()
 COLUMNS = ("Expression", "Value", "From")
+BUDGET_S = 0.008  # resolving per turn of the event loop after a far jump
 
 ResolutionRole = Qt.ItemDataRole.UserRole + 1  # the Resolution (None when malformed)
 ErrorRole = Qt.ItemDataRole.UserRole + 2  # "reason at position N" for a malformed expression, else None
@@ -38,6 +40,10 @@ class PinnedWatch:
         return self.expression + (f" @{self.instance}" if self.instance else "")
 
 
+def _edits(context: Context) -> tuple[Any, ...]:
+    return (context.inserted, context.removed, context.moved, context.replaced)
+
+
 def parse_pin(text: str) -> tuple[str, str | None]:
     """`†state.user @①` → ("†state.user", "①"): an instance after " @" (segments never hold spaces)."""
     expression, sep, instance = text.strip().rpartition(" @")
@@ -55,6 +61,13 @@ class WatchModel(QAbstractTableModel):
         super().__init__(parent)
         self._cursor: Cursor | None = None
         self._pins: list[PinnedWatch] = []
+        # The engine calls back each watch that changed; the rows are repainted once, after the move or edit.
+        self._dirty: set[int] = set()
+        self._flush = QTimer(self, singleShot=True, interval=0)
+        self._flush.timeout.connect(self._repaint_dirty)
+        # After a far jump hundreds of pins may need resolving: the engine's cursor does it in slices.
+        self._worker = QTimer(self, singleShot=True, interval=0)
+        self._worker.timeout.connect(self._work)
 
     @property
     def pins(self) -> list[PinnedWatch]:
@@ -64,8 +77,13 @@ class WatchModel(QAbstractTableModel):
         for pin in self._pins:
             self._close(pin)
         if self._cursor is not None:
+            for signal in _edits(self._cursor.context):
+                signal.disconnect(self._edited)
             self._cursor.close()
-        self._cursor = None if context is None else Cursor(context, at)
+        self._cursor = None if context is None else Cursor(context, at, sliced=True)
+        if context is not None:
+            for signal in _edits(context):  # after the cursor's own handlers: its pending watches
+                signal.connect(self._edited)
         for pin in self._pins:
             self._evaluate(pin)
         self._all_changed()
@@ -74,6 +92,23 @@ class WatchModel(QAbstractTableModel):
         """Show the values as of the first `at` messages (None: the latest, followed live)."""
         if self._cursor is not None:
             self._cursor.move(at)
+            self._worker.start()
+
+    def _edited(self, *_args: object) -> None:
+        self._worker.start()
+
+    def is_busy(self) -> bool:
+        """Whether some pins still show the value of an earlier cursor (being resolved in slices)."""
+        return self._cursor is not None and self._cursor.pending > 0
+
+    def _work(self) -> None:
+        if self._cursor is None:
+            return
+        deadline = time.perf_counter() + BUDGET_S
+        for _ in self._cursor.steps():
+            if time.perf_counter() >= deadline:
+                self._worker.start()
+                return
 
     def add(self, text: str) -> PinnedWatch:
         expression, instance = parse_pin(text)
@@ -118,8 +153,14 @@ class WatchModel(QAbstractTableModel):
 
     def _changed(self, pin: PinnedWatch, resolution: Resolution) -> None:
         pin.resolution = resolution
-        row = self._pins.index(pin)
-        self.dataChanged.emit(self.index(row, 0), self.index(row, len(COLUMNS) - 1))
+        self._dirty.add(id(pin))
+        self._flush.start()
+
+    def _repaint_dirty(self) -> None:
+        rows = [row for row, pin in enumerate(self._pins) if id(pin) in self._dirty]
+        self._dirty.clear()
+        if rows:
+            self.dataChanged.emit(self.index(rows[0], 0), self.index(rows[-1], len(COLUMNS) - 1))
 
     def _all_changed(self) -> None:
         if self._pins:

@@ -23,9 +23,11 @@ def test_watches_at_a_cursor_equal_resolve_after_every_move_and_edit(
     messages: list[dict[str, Any]], pins: list[tuple[str, str | None]], data: st.DataObject
 ) -> None:
     """After any sequence of cursor moves (None is the latest) and edits, every watch's `current` is what
-    `Context.resolve` gives at the cursor; a changed watch was called back, with the new result."""
+    `Context.resolve` gives at the cursor (sliced or not: once its steps ran); a changed watch was called
+    back, with the new result."""
     context = Context(messages)
-    cursor = Cursor(context, data.draw(st.one_of(st.none(), st.integers(0, len(messages) + 1))))
+    sliced = data.draw(st.booleans())
+    cursor = Cursor(context, data.draw(st.one_of(st.none(), st.integers(0, len(messages) + 1))), sliced=sliced)
     calls: list[list[Resolution]] = [[] for _ in pins]
     watches = [cursor.watch(expression, calls[n].append, instance) for n, (expression, instance) in enumerate(pins)]
     for _ in range(data.draw(st.integers(1, 6))):
@@ -36,6 +38,9 @@ def test_watches_at_a_cursor_equal_resolve_after_every_move_and_edit(
             cursor.move(data.draw(st.one_of(st.none(), st.integers(0, len(context) + 1))))
         else:
             context.apply(data.draw(edits(len(context))))
+        for _ in cursor.steps():  # sliced: the pending watches, a few at a time
+            pass
+        assert cursor.pending == 0
         for n, watch in enumerate(watches):
             expression, instance = pins[n]
             expected = context.resolve(expression, instance, cursor.at)
@@ -61,3 +66,16 @@ def test_a_move_resolves_only_the_watches_it_can_change(monkeypatch: pytest.Monk
     cursor.move(4)
     assert resolved == ["†state.n"]
     assert state.current.value == 2
+
+
+def test_a_sliced_cursor_resolves_pending_watches_in_slices() -> None:
+    """With `sliced`, a far jump notes every watch as pending and `steps` resolves them a few at a time."""
+    context = Context([{"type": "state", "data": {"n": n}} for n in range(3000)])
+    cursor = Cursor(context, 10, sliced=True)
+    watches = [cursor.watch("†state.n", lambda r: None) for _ in range(40)]
+    cursor.move(2900)
+    assert cursor.pending == 40
+    assert watches[0].current.value == 9
+    slices = sum(1 for _ in cursor.steps())
+    assert slices == 3
+    assert {w.current.value for w in watches} == {2899}
