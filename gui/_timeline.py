@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QSplitter,
+    QStackedWidget,
     QTableView,
     QTreeView,
     QVBoxLayout,
@@ -79,6 +80,7 @@ class TimelinePanel(QWidget):
         self.table.setDragDropMode(QAbstractItemView.DragDropMode.InternalMove)
         self.table.setDefaultDropAction(Qt.DropAction.MoveAction)
         self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+        self.table.setTabKeyNavigation(False)  # Tab leaves the table; the arrows move the time cursor
         self.calls = QTreeView()
         self.calls.setObjectName("calls")
         self.calls.setHeaderHidden(True)
@@ -89,11 +91,20 @@ class TimelinePanel(QWidget):
         self.calls.setItemDelegate(calls_delegate)
         self.calls.setIndentation(0)
         self.calls.clicked.connect(self.callActivated)
-        self.calls.hide()
+        # The calls' place is always there (a note when the selected row has no calls): showing or hiding
+        # it would resize the table under the pointer on every selection, and a drag just begun is lost.
+        self.calls_note = QLabel("Select a plan message (or the solution) to see its calls here.")
+        self.calls_note.setObjectName("callsNote")
+        self.calls_note.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.calls_note.setWordWrap(True)
+        self.calls_note.setEnabled(False)  # drawn in the palette's disabled (muted) text colour
+        self._calls_area = QStackedWidget()
+        self._calls_area.addWidget(self.calls_note)
+        self._calls_area.addWidget(self.calls)
         splitter = self._splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(self.table)
-        splitter.addWidget(self.calls)
-        splitter.setStretchFactor(0, 4)
+        splitter.addWidget(self._calls_area)
+        splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -230,17 +241,13 @@ class TimelinePanel(QWidget):
             if self.calls.model() is not self._model:
                 self.calls.setModel(self._model)
             self.calls.setRootIndex(index)
-            self.calls.show()
-            sizes = self._splitter.sizes()
-            if sizes[1] == 0:  # the first time, or after the user collapsed it: give the calls a third
-                total = sum(sizes)
-                self._splitter.setSizes([total - total // 3, total // 3])
+            self._calls_area.setCurrentWidget(self.calls)
         else:
             self._detach_calls()
 
     def _detach_calls(self) -> None:
         # Without its root the calls view would show (and lay out) every message: let go of the model.
-        self.calls.hide()
+        self._calls_area.setCurrentWidget(self.calls_note)
         self.calls.setModel(None)
 
     def _rows_leaving(self, parent: QModelIndex, first: int, last: int) -> None:

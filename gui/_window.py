@@ -31,6 +31,7 @@ from ._diagnostics import DiagnosticsRunner
 from ._document_settings import DocumentSettings
 from ._files_ui import FilesUI
 from ._inspector import install_inspector
+from ._keyboard import install_keyboard
 from ._llm import LLMView
 from ._message_editor import NEW_MESSAGES, MessageEditor
 from ._session import DocumentSession
@@ -118,6 +119,7 @@ class MainWindow(QMainWindow):
         self.inspector = install_inspector(self)  # before the layout is restored, so the saved layout covers its docks
         self.tool_registry = ToolRegistryUI(self)
         self._install_tool_registry()
+        self.pane_actions = install_keyboard(self)  # after every panel: Tab leaves all their tables
         self._restore_layout()
 
     def _install_tool_registry(self) -> None:

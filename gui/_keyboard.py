@@ -1,0 +1,131 @@
+"""A keyboard-first window: a shortcut to each pane, Tab that leaves tables, and Ctrl+Z that reaches the
+document's undo from inside a form field once the field has nothing left to undo (docs/workbench.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QAbstractSpinBox,
+    QApplication,
+    QComboBox,
+    QDockWidget,
+    QLineEdit,
+    QPlainTextEdit,
+    QTextEdit,
+    QWidget,
+)
+
+from ._inspector import install_inspector
+
+if TYPE_CHECKING:
+    from ._window import MainWindow
+
+
+@dataclass(frozen=True)
+class Pane:
+    """A pane the keyboard can go to: its name, its keys, its dock, and the widget that takes the focus."""
+
+    name: str
+    keys: str
+    dock: QDockWidget | None
+    target: Callable[[], QWidget]
+
+
+def panes(window: MainWindow) -> list[Pane]:
+    """The window's panes, in the order of their keys (Alt+1 … Alt+8)."""
+    inspector = install_inspector(window)  # the installed one
+    watches = window.watches
+    return [
+        Pane("Timeline", "Alt+1", window.timeline_dock, lambda: window.timeline.table),
+        Pane("Editor", "Alt+2", None, lambda: window.editor),
+        Pane("State", "Alt+3", window.state_dock, lambda: window.state_view),
+        Pane("Watches", "Alt+4", window.watch_dock,
+             lambda: watches.table if watches.model.rowCount() else watches.entry),
+        Pane("Calls", "Alt+5", inspector.docks["Calls"], lambda: inspector.panel.view),
+        Pane("Call inspector", "Alt+6", inspector.docks["Call inspector"], lambda: inspector.inspector),
+        Pane("LLM view", "Alt+7", window.llm_dock, lambda: window.llm_view),
+        Pane("Plan graph", "Alt+8", inspector.docks["Plan graph"], lambda: inspector.graph),
+    ]
+
+
+def install_keyboard(window: MainWindow) -> dict[str, QAction]:
+    """View → Go to Pane (one shortcut per pane), Tab out of every table, field undo handing over to the
+    document's. Returns the pane actions by name."""
+    menu = window.menu("View").addMenu("&Go to Pane")
+    actions = {}
+    for pane in panes(window):
+        action = QAction(pane.name, window)
+        action.setObjectName(f"focus_{pane.name.lower().replace(' ', '_')}")
+        action.setShortcut(QKeySequence(pane.keys))
+        action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        action.setToolTip(f"Go to the {pane.name} pane ({pane.keys})")
+        action.triggered.connect(lambda _checked=False, p=pane: focus_pane(window, p))
+        menu.addAction(action)
+        actions[pane.name] = action
+    for view in window.findChildren(QAbstractItemView):
+        # Tab goes on to the next control; the arrows move in the table (and so the time cursor).
+        view.setTabKeyNavigation(False)
+    FieldUndo(window)  # a child of the window: lives as long as it
+    return actions
+
+
+def focus_pane(window: MainWindow, pane: Pane) -> None:
+    """Show the pane's dock (in front of its tab group) and put the focus in it."""
+    if pane.dock is not None:
+        pane.dock.show()
+        pane.dock.raise_()
+    target = pane.target()
+    focusable = target if target.focusPolicy() & Qt.FocusPolicy.TabFocus else _first_focusable(target)
+    (focusable or target).setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+
+def _first_focusable(widget: QWidget) -> QWidget | None:
+    return next((child for child in widget.findChildren(QWidget)
+                 if child.isVisible() and child.isEnabled() and child.focusPolicy() & Qt.FocusPolicy.TabFocus), None)
+
+
+TEXT_FIELDS = (QLineEdit, QPlainTextEdit, QTextEdit, QAbstractSpinBox, QComboBox)
+
+
+def _can(widget: QObject, redo: bool) -> bool:
+    """Whether a text field has typing of its own to undo (or redo)."""
+    if isinstance(widget, QAbstractSpinBox | QComboBox):
+        inner = widget.lineEdit()
+        return inner is not None and _can(inner, redo)
+    if isinstance(widget, QLineEdit):
+        return widget.isRedoAvailable() if redo else widget.isUndoAvailable()
+    if isinstance(widget, QPlainTextEdit | QTextEdit):
+        document = widget.document()
+        return document.isRedoAvailable() if redo else document.isUndoAvailable()
+    return True
+
+
+class FieldUndo(QObject):
+    """Ctrl+Z in a field of the editor undoes the field's own typing first; once the field has nothing
+    left, the key is not taken by the field and the window's Undo (the document's history) runs. Redo
+    likewise. Installed on each field of the editor as it gets the focus."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self._window = window
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            app.focusChanged.connect(self._focus_changed)
+
+    def _focus_changed(self, _old: QWidget | None, new: QWidget | None) -> None:
+        if isinstance(new, TEXT_FIELDS) and self._window.editor.isAncestorOf(new):
+            new.installEventFilter(self)  # once: installing the same filter again only moves it first
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent):
+            for key, redo in ((QKeySequence.StandardKey.Undo, False), (QKeySequence.StandardKey.Redo, True)):
+                if event.matches(key) and not _can(watched, redo):
+                    event.ignore()  # not the field's: the shortcut (the window's Undo or Redo) takes it
+                    return True
+        return False

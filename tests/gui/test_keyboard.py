@@ -1,0 +1,188 @@
+"""A keyboard-first window: Tab leaves tables, a key per pane, field undo hands over to the document's undo,
+and the timeline keeps still under the pointer."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import QApplication, QLineEdit, QWidget
+
+from contextdeck.engine import Move
+from contextdeck.gui._app import create_window
+from contextdeck.gui._window import MainWindow
+
+DOC = [
+    {"type": "text", "role": "system", "text": "Be brief."},
+    {"type": "state", "data": {"user": "Alex"}},
+    {"type": "state", "data": {"user": "Sam"}},
+    {"type": "input", "input": {"amount": 5}},
+]
+
+
+def open_window(qtbot: Any, tmp_path: Path, path: Path) -> MainWindow:
+    window = create_window(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat), tmp_path / "rec")
+    qtbot.addWidget(window)
+    window.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
+    window.show()
+    with qtbot.waitSignal(window.session.documentReplaced, timeout=10000):
+        window.session.open(path)
+    window.activateWindow()  # after the load's progress dialog
+    qtbot.waitUntil(window.isActiveWindow)
+    return window
+
+
+@pytest.fixture
+def window(qtbot: Any, tmp_path: Path) -> Iterator[MainWindow]:
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps(DOC), encoding="utf-8")
+    win = open_window(qtbot, tmp_path, path)
+    yield win
+    win.session.close()
+
+
+@pytest.fixture
+def refund(qtbot: Any, tmp_path: Path, examples: Path) -> Iterator[MainWindow]:
+    win = open_window(qtbot, tmp_path, examples / "refund_workflow.json")
+    yield win
+    win.session.close()
+
+
+def focused() -> QWidget | None:
+    return QApplication.focusWidget()
+
+
+def test_tab_leaves_the_timeline_without_moving_the_time_cursor(qtbot: Any, window: MainWindow) -> None:
+    """Tab in the timeline moves the focus on; the selected message and the cursor stay where they were."""
+    window.select_message(1)
+    table = window.timeline.table
+    table.setFocus()
+    qtbot.waitUntil(table.hasFocus)
+    qtbot.keyClick(table, Qt.Key.Key_Tab)
+    assert not table.hasFocus()
+    assert window.selected_message() == 1
+    assert table.currentIndex().row() == 1
+    qtbot.keyClick(focused(), Qt.Key.Key_Tab, Qt.KeyboardModifier.ShiftModifier)  # and back with Shift+Tab
+    assert table.hasFocus()
+    assert window.selected_message() == 1
+
+
+def test_tab_leaves_the_calls_table(qtbot: Any, refund: MainWindow) -> None:
+    """In the Calls pane, Tab leaves the table and the selected call stays selected."""
+    view = refund.inspector.panel.view
+    refund.inspector.docks["Calls"].raise_()
+    view.setCurrentIndex(view.model().index(1, 0))
+    view.setFocus()
+    qtbot.waitUntil(view.hasFocus)
+    qtbot.keyClick(view, Qt.Key.Key_Tab)
+    assert not view.hasFocus()
+    assert view.currentIndex().row() == 1
+
+
+@pytest.mark.parametrize(("keys", "expected"), [
+    ("Alt+1", lambda w: w.timeline.table), ("Alt+2", lambda w: w.editor), ("Alt+3", lambda w: w.state_view),
+    ("Alt+4", lambda w: w.watches.entry), ("Alt+5", lambda w: w.inspector.panel.view),
+    ("Alt+6", lambda w: w.inspector.inspector), ("Alt+7", lambda w: w.llm_view),
+    ("Alt+8", lambda w: w.inspector.graph),
+])
+def test_a_key_puts_the_focus_in_each_pane(qtbot: Any, refund: MainWindow, keys: str, expected: Any) -> None:
+    """Each pane's key shows its dock (in front of its tabs) and puts the focus in it."""
+    refund.timeline.filter_box.setFocus()  # somewhere else first
+    qtbot.waitUntil(refund.timeline.filter_box.hasFocus)
+    key = getattr(Qt.Key, f"Key_{keys[-1]}")
+    qtbot.keyClick(refund.timeline.filter_box, key, Qt.KeyboardModifier.AltModifier)
+    pane = expected(refund)
+    widget = focused()
+    assert widget is not None
+    assert widget is pane or pane.isAncestorOf(widget)
+    assert pane.isVisible()
+
+
+def test_the_panes_are_listed_in_the_view_menu_with_their_keys(window: MainWindow) -> None:
+    """View → Go to Pane names every pane and its shortcut."""
+    menu = next(a.menu() for a in window.menu("View").actions() if a.text() == "&Go to Pane")
+    listed = [(a.text(), a.shortcut().toString()) for a in menu.actions()]
+    assert listed == [("Timeline", "Alt+1"), ("Editor", "Alt+2"), ("State", "Alt+3"), ("Watches", "Alt+4"),
+                      ("Calls", "Alt+5"), ("Call inspector", "Alt+6"), ("LLM view", "Alt+7"),
+                      ("Plan graph", "Alt+8")]
+
+
+def click_row(qtbot: Any, window: MainWindow, row: int) -> None:
+    table = window.timeline.table
+    rect = table.visualRect(table.model().index(row, 0))
+    qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert window.selected_message() == row
+    # The editor's form flashes a parentless ObjectEditor as a window while it rebuilds, which takes the
+    # activation away on the offscreen platform: give it back, as a desktop's window manager does.
+    qtbot.wait(50)
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+
+
+def user_field(qtbot: Any, window: MainWindow) -> QLineEdit:
+    """The form's field of `user` (the editor builds its form on the next turns of the event loop)."""
+    def fields() -> list[QLineEdit]:
+        return [f for f in window.editor.findChildren(QLineEdit) if f.text() == "Alex" and f.isVisible()]
+
+    qtbot.waitUntil(lambda: len(fields()) == 1)
+    return fields()[0]
+
+
+def test_ctrl_z_in_a_field_undoes_its_typing_then_the_documents_edits(qtbot: Any, window: MainWindow) -> None:
+    """Type in a form field, press Ctrl+Z: first the field's typing goes; once it has nothing left, Ctrl+Z
+    reaches the document's history and takes back the edit made before (a move)."""
+    window.apply_edit(Move(3, 0))  # an edit before the typing, in the document's history
+    click_row(qtbot, window, 2)  # {"user": "Alex"}, now at 2
+    field = user_field(qtbot, window)
+    field.setFocus()
+    qtbot.waitUntil(field.hasFocus)
+    field.end(False)
+    qtbot.keyClicks(field, "ia")
+    assert window.context()[2]["data"] == {"user": "Alexia"}
+    while field.isUndoAvailable():  # the field's own typing, as Ctrl+Z takes it back
+        qtbot.keyClick(field, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert field.text() == "Alex"
+    assert window.context()[2]["data"] == {"user": "Alex"}
+    assert window.context().messages[0] == DOC[3]  # the move is still there
+    stack = window.session.undo_stack
+    steps = stack.index()
+    qtbot.keyClick(field, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)  # nothing left in the field
+    assert stack.index() == steps - 1  # one step of the document's history
+    while window.session.undo_stack.canUndo():
+        window.session.undo_stack.undo()
+    assert window.context().messages == DOC
+
+
+def test_ctrl_z_in_a_fresh_field_undoes_the_last_document_edit(qtbot: Any, window: MainWindow) -> None:
+    """A field with no typing of its own hands Ctrl+Z to the document at once."""
+    window.apply_edit(Move(3, 0))
+    click_row(qtbot, window, 2)
+    field = user_field(qtbot, window)
+    field.setFocus()
+    qtbot.waitUntil(field.hasFocus)
+    assert not field.isUndoAvailable()
+    qtbot.keyClick(field, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert window.context().messages == DOC
+
+
+def test_the_timeline_keeps_still_when_a_plan_shows_its_calls(qtbot: Any, refund: MainWindow) -> None:
+    """Clicking the plan row (calls shown) and a text row (no calls) never moves or resizes the rows."""
+    table = refund.timeline.table
+    refund.select_message(0)
+    qtbot.waitUntil(lambda: not table.visualRect(table.model().index(4, 0)).isEmpty())
+    before = (table.geometry(), table.viewport().geometry(), table.verticalScrollBar().value(),
+              [table.visualRect(table.model().index(row, 0)) for row in range(5)])
+    for row in (4, 0, 4, 2):
+        qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton,
+                         pos=table.visualRect(table.model().index(row, 0)).center())
+        assert refund.selected_message() == row
+        assert (table.geometry(), table.viewport().geometry(), table.verticalScrollBar().value(),
+                [table.visualRect(table.model().index(r, 0)) for r in range(5)]) == before
+    refund.select_message(4)
+    assert refund.timeline.calls.isVisibleTo(refund)
+    refund.select_message(0)
+    assert refund.timeline.calls_note.isVisibleTo(refund)
