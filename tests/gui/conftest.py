@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,3 +38,31 @@ def refund_window(qtbot: Any, tmp_path: Path, examples: Path) -> Iterator[MainWi
     yield win
     win.session.close()
     release()
+
+
+WindowMaker = Callable[[Path | None], MainWindow]
+
+
+@pytest.fixture
+def open_window(qtbot: Any, tmp_path: Path) -> Iterator[WindowMaker]:
+    """Makes real windows as a start of the application would (its settings and data folders in tmp_path,
+    so a second window is the next start), each on a document (or none) and active; closed after the test."""
+    made: list[MainWindow] = []
+
+    def make(path: Path | None) -> MainWindow:
+        settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+        window = create_window(settings, tmp_path / "recovery")
+        qtbot.addWidget(window)
+        window.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
+        window.show()
+        if path is not None:
+            with qtbot.waitSignal(window.session.documentReplaced, timeout=10000):
+                window.session.open(path)
+        window.activateWindow()  # after the load's progress dialog
+        qtbot.waitUntil(window.isActiveWindow)
+        made.append(window)
+        return window
+
+    yield make
+    for window in made:
+        window.session.close()

@@ -4,16 +4,14 @@ and the timeline keeps still under the pointer."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QLineEdit, QWidget
 
 from contextdeck.engine import Move
-from contextdeck.gui._app import create_window
 from contextdeck.gui._window import MainWindow
 
 DOC = [
@@ -24,32 +22,16 @@ DOC = [
 ]
 
 
-def open_window(qtbot: Any, tmp_path: Path, path: Path) -> MainWindow:
-    window = create_window(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat), tmp_path / "rec")
-    qtbot.addWidget(window)
-    window.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
-    window.show()
-    with qtbot.waitSignal(window.session.documentReplaced, timeout=10000):
-        window.session.open(path)
-    window.activateWindow()  # after the load's progress dialog
-    qtbot.waitUntil(window.isActiveWindow)
-    return window
-
-
 @pytest.fixture
-def window(qtbot: Any, tmp_path: Path) -> Iterator[MainWindow]:
+def window(open_window: Any, tmp_path: Path) -> MainWindow:
     path = tmp_path / "doc.json"
     path.write_text(json.dumps(DOC), encoding="utf-8")
-    win = open_window(qtbot, tmp_path, path)
-    yield win
-    win.session.close()
+    return open_window(path)  # type: ignore[no-any-return]
 
 
 @pytest.fixture
-def refund(qtbot: Any, tmp_path: Path, examples: Path) -> Iterator[MainWindow]:
-    win = open_window(qtbot, tmp_path, examples / "refund_workflow.json")
-    yield win
-    win.session.close()
+def refund(open_window: Any, examples: Path) -> MainWindow:
+    return open_window(examples / "refund_workflow.json")  # type: ignore[no-any-return]
 
 
 def focused() -> QWidget | None:

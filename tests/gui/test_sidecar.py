@@ -7,9 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QModelIndex, QSettings
+from PySide6.QtCore import QModelIndex
 
-from contextdeck.gui._app import create_window
 from contextdeck.gui._sidecar import DocumentSidecar, SidecarStore
 from contextdeck.gui._state import PathRole
 from contextdeck.gui._window import MainWindow
@@ -30,18 +29,6 @@ def document(tmp_path: Path) -> Path:
     return path
 
 
-def open_window(qtbot: Any, tmp_path: Path, path: Path | None) -> MainWindow:
-    """A window as a fresh start of the application would make it (same settings and data folders)."""
-    window = create_window(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat), tmp_path / "recovery")
-    qtbot.addWidget(window)
-    window.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
-    window.show()
-    if path is not None:
-        with qtbot.waitSignal(window.session.documentReplaced, timeout=10000):
-            window.session.open(path)
-    return window
-
-
 def state_index(window: MainWindow, key: str, parent: QModelIndex | None = None) -> QModelIndex:
     model = window.state_view.state_model
     parent = parent if parent is not None else QModelIndex()
@@ -56,9 +43,9 @@ def state_index(window: MainWindow, key: str, parent: QModelIndex | None = None)
     return QModelIndex()
 
 
-def test_watches_and_expanded_paths_come_back_after_a_restart(qtbot: Any, tmp_path: Path, document: Path) -> None:
+def test_watches_and_expanded_paths_come_back_after_a_restart(qtbot: Any, open_window: Any, document: Path) -> None:
     """Pin two watches and expand a state path, close the window; a new window on the same document shows them."""
-    first = open_window(qtbot, tmp_path, document)
+    first = open_window(document)
     first.watches.entry.setText("†state.user.name")
     qtbot.keyClick(first.watches.entry, "\r")
     first.watches.model.add("†input.amount @①")
@@ -67,7 +54,7 @@ def test_watches_and_expanded_paths_come_back_after_a_restart(qtbot: Any, tmp_pa
     first.close()
     assert not first.isVisible()
 
-    second = open_window(qtbot, tmp_path, document)
+    second = open_window(document)
     assert [pin.label for pin in second.watches.model.pins] == ["†state.user.name", "†input.amount @①"]
     qtbot.waitUntil(lambda: state_index(second, "¶state.user").isValid())
     qtbot.waitUntil(lambda: second.state_view.isExpanded(state_index(second, "¶state.user")))
@@ -76,11 +63,11 @@ def test_watches_and_expanded_paths_come_back_after_a_restart(qtbot: Any, tmp_pa
     second.close()
 
 
-def test_each_document_has_its_own_watches(qtbot: Any, tmp_path: Path, document: Path) -> None:
+def test_each_document_has_its_own_watches(qtbot: Any, open_window: Any, document: Path) -> None:
     """Opening another document shows that document's watches (none), and coming back shows the first's."""
     other = document.with_name("other.json")
     other.write_text(json.dumps(DOC[:1]), encoding="utf-8")
-    window = open_window(qtbot, tmp_path, document)
+    window = open_window(document)
     window.watches.model.add("†state.user")
     with qtbot.waitSignal(window.session.documentReplaced):
         window.session.open(other)
@@ -91,10 +78,11 @@ def test_each_document_has_its_own_watches(qtbot: Any, tmp_path: Path, document:
     window.close()
 
 
-def test_the_settings_never_touch_the_documents_folder(qtbot: Any, tmp_path: Path, document: Path) -> None:
+def test_the_settings_never_touch_the_documents_folder(qtbot: Any, open_window: Any, tmp_path: Path,
+                                                       document: Path) -> None:
     """The document and its folder are byte for byte as before; the settings are one JSON file in the data folder."""
     before = document.read_bytes()
-    window = open_window(qtbot, tmp_path, document)
+    window = open_window(document)
     window.watches.model.add("†state.user")
     window.session.sidecar.flush()
     files = list((tmp_path / "documents").glob("*.json"))
@@ -107,27 +95,27 @@ def test_the_settings_never_touch_the_documents_folder(qtbot: Any, tmp_path: Pat
     window.close()
 
 
-def test_save_as_takes_the_settings_along(qtbot: Any, tmp_path: Path, document: Path) -> None:
+def test_save_as_takes_the_settings_along(qtbot: Any, open_window: Any, document: Path) -> None:
     """After Save As, the new file has the watches (the old one keeps its own)."""
-    window = open_window(qtbot, tmp_path, document)
+    window = open_window(document)
     window.watches.model.add("†state.user")
     copy = document.with_name("copy.json")
     assert window.session.save_as(copy)
     window.close()
-    reopened = open_window(qtbot, tmp_path, copy)
+    reopened = open_window(copy)
     assert [pin.label for pin in reopened.watches.model.pins] == ["†state.user"]
     reopened.close()
 
 
-def test_an_untitled_document_writes_no_settings(qtbot: Any, tmp_path: Path) -> None:
+def test_an_untitled_document_writes_no_settings(qtbot: Any, open_window: Any, tmp_path: Path) -> None:
     """Watches pinned on a new, unsaved document stay in memory: nothing is written anywhere."""
-    window = open_window(qtbot, tmp_path, None)
+    window = open_window(None)
     window.watches.model.add("†state.user")
     window.close()
     assert not (tmp_path / "documents").exists()
 
 
-def test_a_damaged_settings_file_is_ignored(qtbot: Any, tmp_path: Path, document: Path) -> None:
+def test_a_damaged_settings_file_is_ignored(qtbot: Any, open_window: Any, tmp_path: Path, document: Path) -> None:
     """Garbage, another document's record, or a wrong shape: the document opens with no watches, no error."""
     store = SidecarStore(tmp_path / "documents")
     store.directory.mkdir()
@@ -138,7 +126,7 @@ def test_a_damaged_settings_file_is_ignored(qtbot: Any, tmp_path: Path, document
     store.file_for(document).write_text(json.dumps({"format": "contextdeck-document-settings/1",
                                                     "document": str(document.resolve()),
                                                     "values": {"watches": ["†ok", 3, None]}}), encoding="utf-8")
-    window = open_window(qtbot, tmp_path, document)
+    window = open_window(document)
     assert [pin.label for pin in window.watches.model.pins] == ["†ok"]  # the non-strings are dropped
     window.close()
 

@@ -7,12 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QInputDialog
 
 from contextdeck.engine import Context, Insert, Move, Remove, Replace
 from contextdeck.gui import _timeline_search
-from contextdeck.gui._app import create_window
 from contextdeck.gui._timeline_model import TimelineModel
 from contextdeck.gui._timeline_search import FilteredTimeline, Haystacks, Query, TimelineSearch
 from contextdeck.gui._window import MainWindow
@@ -76,19 +75,12 @@ def test_a_replaced_message_is_searched_in_its_new_values(qtbot: Any) -> None:
 
 
 @pytest.fixture
-def window(qtbot: Any, tmp_path: Path) -> MainWindow:
+def window(open_window: Any, tmp_path: Path) -> MainWindow:
     """The window on a document of 600 messages: a search takes several slices when slices are short."""
     path = tmp_path / "doc.json"
     messages = [{"type": "state", "_instance": f"i{n % 7}", "data": {"n": n, "word": f"w{n}"}} for n in range(600)]
     path.write_text(json.dumps(messages), encoding="utf-8")
-    win = create_window(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat), tmp_path / "recovery")
-    qtbot.addWidget(win)
-    win.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
-    win.show()
-    with qtbot.waitSignal(win.session.documentReplaced, timeout=10000):
-        win.session.open(path)
-    yield win
-    win.session.close()
+    return open_window(path)  # type: ignore[no-any-return]
 
 
 def shown_messages(window: MainWindow) -> list[int]:
