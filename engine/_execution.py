@@ -91,6 +91,8 @@ class Execution:
         self.timer = timer  # measures each run's `_run.seconds`
         self.approver = approver
         self.breakpoints: set[int | str] = set(breakpoints)
+        self.conditions: dict[int, str] = {}  # call index -> a `†` expression: its breakpoint holds only when truthy
+        self.break_on_failure = False  # run() starts nothing more once a call has failed
         self._tasks: dict[int, asyncio.Future[Any]] = {}
         self._background: dict[int, asyncio.Future[Any]] = {}
         self._ticking = False
@@ -339,6 +341,7 @@ class Execution:
         self._ticking = True
         ran: list[int] = []
         stopped: int | None = None
+        failed: int | None = None
         running: dict[asyncio.Future[Any], Unit] = {}
         try:
             self._refresh()
@@ -358,6 +361,7 @@ class Execution:
                             self._resume = None
                         progressed = True
                         members = await self._approve(unit)
+                        failed = failed if failed is not None or stepping else self._failure_in(unit)
                         if members:
                             ran.extend(members)
                             task = self._start(unit, members)
@@ -372,7 +376,9 @@ class Execution:
                     break
                 done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
                 for task in sorted(done, key=lambda t: running[t].entry):
-                    self._finish(running.pop(task), task)
+                    unit = running.pop(task)
+                    self._finish(unit, task)
+                    failed = failed if failed is not None or stepping else self._failure_in(unit)
                 self._refresh()
         finally:
             self._ticking = False
@@ -383,12 +389,36 @@ class Execution:
                     self._tasks.pop(i, None)
                     if self._states[i].status is Status.RUNNING:
                         self._set(i, status=Status.CANCELLED)
-        return self._end_tick(ran, stopped)
+        return self._end_tick(ran, stopped, failed)
 
     def _hits_breakpoint(self, unit: Unit) -> bool:
         if self._resume == unit.entry:
             return False  # stopped here last time: continuing runs it
-        return any(i in self.breakpoints or self.plans[i].tool_name in self.breakpoints for i in unit.members)
+        return any((i in self.breakpoints or self.plans[i].tool_name in self.breakpoints) and self._condition_holds(i)
+                   for i in unit.members)
+
+    def _failure_in(self, unit: Unit) -> int | None:
+        """With `break_on_failure`: the member of `unit` that failed (refused, rejected, raised); the tick then
+        starts nothing more."""
+        if not self.break_on_failure:
+            return None
+        failed = next((i for i in unit.members if self._states[i].status is Status.FAILED), None)
+        self._holding = self._holding or failed is not None
+        return failed
+
+    def _condition_holds(self, index: int) -> bool:
+        """A conditional breakpoint holds when its expression is found, for the call's instance, and truthy.
+
+        A malformed condition always stops (better a stop too many than a side effect run past unseen).
+        """
+        condition = self.conditions.get(index)
+        if condition is None:
+            return True
+        try:
+            found = self.context.resolve(condition, instance=self.plans[index].instance)
+        except ExpressionError:
+            return True
+        return found.found and bool(found.value)
 
     async def _approve(self, unit: Unit) -> list[int]:
         """Ask the approval hook about each ready member; returns the members that may run."""
@@ -512,7 +542,7 @@ class Execution:
         self.message_appended.emit(position, call_index)
         return self.context.id_at(position)
 
-    def _end_tick(self, ran: list[int], stopped: int | None) -> TickReport:
+    def _end_tick(self, ran: list[int], stopped: int | None, failed: int | None = None) -> TickReport:
         errors = [message for _, message in self._errors]
         for index, message in self._errors:
             self._append(message, index)
@@ -527,6 +557,7 @@ class Execution:
             errors=tuple(errors),
             refused=self.refused,
             stopped_at=stopped,
+            failed_at=failed,
         )
         self.tick_finished.emit(report)
         return report

@@ -77,6 +77,7 @@ class TickReport:
     errors: tuple[dict[str, Any], ...] = ()
     refused: tuple[tuple[int, ...], ...] = ()
     stopped_at: int | None = None
+    failed_at: int | None = None  # with `break_on_failure`: the call whose failure ended the tick early
 
 
 @dataclass(frozen=True)

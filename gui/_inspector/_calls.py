@@ -25,6 +25,7 @@ from contextdeck.engine import (
     pending_calls,
 )
 
+from ._breakpoints import entries_of, place
 from ._plan import PlanGraph, plan_graph
 from ._style import WARNING_COLOUR, breakpoint_icon, status_colour, status_icon
 
@@ -94,8 +95,12 @@ class CallsModel(QAbstractTableModel):
         self._analyses: dict[int, CallAnalysis] = {}
         self._stale: dict[int, Stale] = {}  # finished calls whose inputs changed since they ran
         self._graph = plan_graph([])
-        self._breakpoints: set[int] = set()
+        self._breakpoints: dict[int, str | None] = {}  # row -> its condition (a `†` expression) or None
         self._tool_breakpoints: set[str] = set()  # stop at every call of these tools
+        # Where breakpoints are kept across sessions (the window: the document's sidecar settings).
+        self.kept_breakpoints: Callable[[], Any] = dict
+        self.keep_breakpoints: Callable[[Any], None] = lambda value: None
+        self._restore_kept = False  # a new document: its kept breakpoints are placed on its calls
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         # Coalesce the edits of one action (a run appends several messages) into one re-analysis.
@@ -117,6 +122,7 @@ class CallsModel(QAbstractTableModel):
         self._live = False
         self._breakpoints.clear()
         self._tool_breakpoints.clear()
+        self._restore_kept = True
         self.refresh()
 
     @staticmethod
@@ -177,11 +183,12 @@ class CallsModel(QAbstractTableModel):
         plans = [] if execution is None else execution.plans
         self._analyses.clear()
         self._stale = {} if execution is None else {found.index: found for found in execution.stale()}
-        if [plan.call for plan in plans] != before:
+        calls = [plan.call for plan in plans]
+        if calls != before or self._restore_kept:
             self.beginResetModel()
             self._execution = execution
             self._graph = plan_graph(plans)
-            self._breakpoints = {b for b in self._breakpoints if b < len(plans)}
+            self._place_breakpoints(before, calls)
             self.endResetModel()
         else:
             self._execution = execution
@@ -198,17 +205,38 @@ class CallsModel(QAbstractTableModel):
 
     # -- breakpoints ------------------------------------------------------------------------------
 
+    def _place_breakpoints(self, before: list[Any], calls: list[Any]) -> None:
+        """The breakpoints follow their calls' identity through a plan edit, or come from the kept settings."""
+        if self._restore_kept:
+            self._restore_kept = False
+            kept = self.kept_breakpoints()
+            kept = kept if isinstance(kept, dict) else {}
+            self._breakpoints = place(kept.get("calls"), calls)
+            tools = kept.get("tools")
+            self._tool_breakpoints = {t for t in tools if isinstance(t, str)} if isinstance(tools, list) else set()
+            return
+        self._breakpoints = place(entries_of(self._breakpoints, before), calls)
+        self._keep()
+
+    def _keep(self) -> None:
+        if self._execution is not None:
+            calls = [plan.call for plan in self._execution.plans]
+            self.keep_breakpoints({"calls": entries_of(self._breakpoints, calls),
+                                   "tools": sorted(self._tool_breakpoints)})
+
     def toggle_breakpoint(self, row: int) -> None:
         self.set_breakpoint(row, row not in self._breakpoints)
 
-    def set_breakpoint(self, row: int, enabled: bool) -> None:
+    def set_breakpoint(self, row: int, enabled: bool, condition: str | None = None) -> None:
+        """Set (with an optional condition: a `†` expression that must be truthy) or clear the breakpoint of `row`."""
         if not 0 <= row < self.rowCount():
             return
         if enabled:
-            self._breakpoints.add(row)
+            self._breakpoints[row] = condition.strip() if condition and condition.strip() else None
         else:
-            self._breakpoints.discard(row)
+            self._breakpoints.pop(row, None)
         self.dataChanged.emit(self.index(row, GUTTER), self.index(row, GUTTER))
+        self._keep()
         self.breakpointsChanged.emit()
 
     def toggle_tool_breakpoint(self, tool: str) -> None:
@@ -216,11 +244,17 @@ class CallsModel(QAbstractTableModel):
         self._tool_breakpoints ^= {tool}
         if self.rowCount():
             self.dataChanged.emit(self.index(0, GUTTER), self.index(self.rowCount() - 1, GUTTER))
+        self._keep()
         self.breakpointsChanged.emit()
 
     @property
     def breakpoints(self) -> frozenset[int]:
         return frozenset(self._breakpoints)
+
+    @property
+    def conditions(self) -> dict[int, str]:
+        """The conditions of conditional breakpoints, by row."""
+        return {row: condition for row, condition in self._breakpoints.items() if condition is not None}
 
     @property
     def tool_breakpoints(self) -> frozenset[str]:
@@ -317,7 +351,8 @@ def _nothing(model: CallsModel, row: int, plan: CallPlan) -> object:
 _Display = Qt.ItemDataRole.DisplayRole
 _CELLS: dict[tuple[int, Qt.ItemDataRole | int], Callable[[CallsModel, int, CallPlan], object]] = {
     (GUTTER, Qt.ItemDataRole.DecorationRole): lambda m, r, c: breakpoint_icon(m.stops_at(r)),
-    (GUTTER, Qt.ItemDataRole.ToolTipRole): lambda m, r, c: "Breakpoint (click to toggle)",
+    (GUTTER, Qt.ItemDataRole.ToolTipRole): lambda m, r, c: f"Breakpoint when {m.conditions[r]} (click to clear)"
+    if r in m.conditions else "Breakpoint (click to toggle)",
     (NUMBER, _Display): lambda m, r, c: str(r),
     (TOOL, _Display): lambda m, r, c: c.tool_name or "(no _tool)",
     (TOOL, Qt.ItemDataRole.ToolTipRole): lambda m, r, c: f"{c.mode} call"
@@ -338,6 +373,7 @@ class CallsView(QTableView):
     callSelected = Signal(int)
     runCallRequested = Signal(int)  # "Run This Call" from the row's menu
     runToRequested = Signal(int)  # "Run to Here"
+    conditionRequested = Signal(int)  # "Breakpoint Condition…"
 
     def __init__(self, model: CallsModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -381,6 +417,8 @@ class CallsView(QTableView):
                 lambda _checked=False: self.runCallRequested.emit(row))
             menu.addAction("Run to Here").triggered.connect(lambda _checked=False: self.runToRequested.emit(row))
             menu.addSeparator()
+            menu.addAction("Breakpoint Condition…").triggered.connect(
+                lambda _checked=False: self.conditionRequested.emit(row))
         tool = model.plan(index.row()).tool_name if index.isValid() else None
         if tool is not None:
             action = menu.addAction(f"Break on every {tool} call")

@@ -98,6 +98,7 @@ class Debugger(QObject):
         self._pause = False
         self._run_to: int | None = None  # Run to here: a breakpoint for one Continue
         self.timeout = DEFAULT_TIMEOUT  # seconds an activity may run (Run → Activity timeout…)
+        self.break_on_failure = False  # Continue stops once a call has failed
         self.open_dialog: ApprovalDialog | OutputDialog | None = None
         model.modelReset.connect(self._calls_changed)
 
@@ -132,6 +133,8 @@ class Debugger(QObject):
         self.execution.timeout = self.timeout
         extra = set() if self._run_to is None else {self._run_to}
         self.execution.breakpoints = {*self.model.breakpoints, *self.model.tool_breakpoints, *extra}
+        self.execution.conditions = self.model.conditions
+        self.execution.break_on_failure = self.break_on_failure
         return self.execution
 
     def _calls_changed(self) -> None:
@@ -188,6 +191,11 @@ class Debugger(QObject):
                     self.callFocused.emit(report.stopped_at)
                     self._stop(f"breakpoint at #{report.stopped_at}" if report.stopped_at != to
                                else f"ran to #{to}")
+                    return
+                if report.failed_at is not None:
+                    error = execution.state(report.failed_at).error or {}
+                    self.callFocused.emit(report.failed_at)
+                    self._stop(f"#{report.failed_at} failed: {error.get('type')}: {error.get('message')}")
                     return
                 if self._pause:
                     self._stop("paused")

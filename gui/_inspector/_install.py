@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QDockWidget, QMenu
 from contextdeck.engine import Activities, Edit
 
 from ._audit import OutputAudit
+from ._breakpoints import SIDECAR_KEY
 from ._call_inspector import CallInspector
 from ._calls import CallsModel
 from ._debugger import Debugger
@@ -125,6 +126,9 @@ def install_inspector(window: Any) -> Inspector:
         if isinstance(front, QDockWidget):
             front.raise_()
 
+    sidecar = window.session.sidecar  # breakpoints are kept per document, by the calls' identity
+    model.kept_breakpoints = lambda: sidecar.value(SIDECAR_KEY, {})
+    model.keep_breakpoints = lambda value: sidecar.set_value(SIDECAR_KEY, value)
     debugger.apply_edits = lambda text, edits: wiring.push(text, edits, applied=False)
     debugger.record_run = lambda text, edits: wiring.push(text, edits, applied=True)
     panel.view.callSelected.connect(wiring.show_call)
@@ -143,6 +147,7 @@ def install_inspector(window: Any) -> Inspector:
         run.addAction(panel.actions_by_name[name])
     run.addSeparator()
     run.addAction(panel.actions_by_name["rerun_stale"])
+    run.addAction(panel.actions_by_name["break_on_failure"])
     run.addAction(panel.actions_by_name["approval"])
     run.addAction(panel.actions_by_name["timeout"])
     file_menu = window.menu("File")

@@ -69,6 +69,7 @@ class CallsPanel(QWidget):
         debugger.callFocused.connect(self.view.select_call)
         self.view.runCallRequested.connect(debugger.start_run_call)
         self.view.runToRequested.connect(debugger.start_run_to)
+        self.view.conditionRequested.connect(self.ask_condition)
         model.modelReset.connect(self._update)
         self._update()
 
@@ -98,6 +99,11 @@ class CallsPanel(QWidget):
             action.setStatusTip(tip)
             action.triggered.connect(lambda _checked=False, run=slot: run())
             actions[name] = action
+        on_failure = QAction("Break on Failure", self)
+        on_failure.setCheckable(True)
+        on_failure.setToolTip("Continue stops once a call has failed (the calls already running finish)")
+        on_failure.toggled.connect(lambda on: setattr(debugger, "break_on_failure", on))
+        actions["break_on_failure"] = on_failure
         approval = QAction("Approve each call", self)
         approval.setCheckable(True)
         approval.setToolTip("Ask before each call runs: approve, reject, or edit it")
@@ -118,6 +124,15 @@ class CallsPanel(QWidget):
             self.message.setText(NO_CALLS)
         elif self.message.text() == NO_CALLS:
             self.message.clear()  # a document with calls replaced one without
+
+    def ask_condition(self, row: int) -> None:
+        """A row's "Breakpoint Condition…": stop at the call only while a `†` expression is truthy (empty: always)."""
+        current = self.model.conditions.get(row, "")
+        text, accepted = QInputDialog.getText(
+            self, "Breakpoint condition", f"Stop before call #{row} when this expression is found and truthy "
+            "(for example †state.refund.amount; empty: always):", text=current)
+        if accepted:
+            self.model.set_breakpoint(row, True, text)
 
     def ask_timeout(self) -> None:
         """Run → Activity Timeout…: the seconds an activity may run (an activity's own `timeout` wins)."""

@@ -264,3 +264,32 @@ def test_a_blocked_call_names_the_failed_writer_it_waits_for() -> None:
     run_to_end(execution)
     state = execution.state(1)
     assert (state.status, state.waiting_for, state.failed_writers) == (Status.BLOCKED, ("†state.a",), (0,))
+
+
+def test_a_conditional_breakpoint_stops_only_when_its_expression_is_truthy() -> None:
+    """A breakpoint on call 1 with condition †state.big: no stop while it is false; a stop once it is true."""
+    calls = [latent(0), latent(1)]
+    flag = {"type": "state", "data": {"big": False}}
+    context = Context([flag, {"type": "plan", "plan": calls}])
+    execution = Execution(context, clock=CLOCK, breakpoints={1})
+    execution.conditions = {1: "†state.big"}
+    assert asyncio.run(execution.run()).stopped_at is None
+    context.replace(0, {"type": "state", "data": {"big": True}})
+    execution.rerun([1])
+    assert asyncio.run(execution.run()).stopped_at == 1
+    execution.conditions = {1: "†state..bad"}  # a malformed condition stops rather than run past unseen
+    assert execution._condition_holds(1)
+
+
+def test_break_on_failure_starts_nothing_after_a_failed_call() -> None:
+    """With break_on_failure, run() ends once a call failed; the next run() goes on."""
+    def boom(call, tool, context):
+        raise ValueError("no")
+
+    calls = [{"_tool": "boom", "_outputPath": "†state.a"}, latent(1, "†state.p9"), latent(9)]
+    execution = Execution(Context([{"type": "plan", "plan": calls}]), activities=registry(boom=boom), clock=CLOCK)
+    execution.break_on_failure = True
+    report = asyncio.run(execution.run())
+    assert (report.failed_at, report.ran) == (0, (0, 2))
+    assert execution.state(1).status is Status.READY
+    assert asyncio.run(execution.run()).ran == (1,)

@@ -83,7 +83,7 @@ def test_a_breakpoint_on_a_tool_stops_at_its_call(qtbot: Any, examples: Path) ->
     qtbot.addWidget(view)
     menu = view.tool_menu(model.index(2, 0))
     texts = [a.text() for a in menu.actions() if not a.isSeparator()]
-    assert texts == ["Run This Call", "Run to Here", "Break on every checkEligibility call"]
+    assert texts == ["Run This Call", "Run to Here", "Breakpoint Condition…", "Break on every checkEligibility call"]
     action = menu.actions()[-1]
     action.trigger()
     assert model.tool_breakpoints == {"checkEligibility"}
