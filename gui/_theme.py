@@ -14,8 +14,8 @@ ICONS = RESOURCES / "icons"
 THEMES = ("system", "light", "dark")
 
 # Message types that have their own icon; any other kind of data uses the generic data icon.
-_TYPE_ICONS = {"text": "msg-text", "input": "msg-input", "state": "msg-state", "tool": "msg-tool",
-               "plan": "msg-plan", "error": "msg-error", "data": "msg-data"}
+_TYPE_ICONS = {"text": "msg-text", "system": "msg-text", "input": "msg-input", "state": "msg-state",
+               "tool": "msg-tool", "plan": "msg-plan", "error": "msg-error", "data": "msg-data"}
 
 
 @cache
@@ -27,14 +27,15 @@ def icon(name: str) -> QIcon:
 
 def message_icon(message_type: str, is_output: bool = False) -> QIcon:
     """The icon for a message of `type` (outputs of calls get the output icon)."""
-    if is_output and message_type not in ("text", "tool", "plan", "error"):
+    if is_output and message_type not in ("text", "system", "tool", "plan", "error"):
         return icon("msg-output")
     return icon(_TYPE_ICONS.get(message_type, "msg-data"))
 
 
 # Accent colours per message type (badges and the timeline's stripe); readable on light and dark.
-TYPE_COLORS = {"text": "#3b82f6", "input": "#10b981", "state": "#8b5cf6", "tool": "#f59e0b",
-               "plan": "#ec4899", "error": "#ef4444", "data": "#0ea5e9", "output": "#14b8a6"}
+TYPE_COLORS = {"text": "#3b82f6", "system": "#d97706", "input": "#10b981", "state": "#8b5cf6", "tool": "#f59e0b",
+               "plan": "#ec4899", "error": "#ef4444", "data": "#0ea5e9", "output": "#14b8a6",
+               "advisor": "#0d9488", "preset": "#64748b"}
 
 
 def type_color(message_type: str) -> QColor:
