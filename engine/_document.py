@@ -14,7 +14,7 @@ from . import _json
 from ._context import Context
 from ._errors import DocumentError
 from ._messages import message_problem
-from ._methods import type_name
+from ._values import type_name
 
 
 class Shape(StrEnum):

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._messages import MISSING, Path, Write, get_path
-from ._methods import Conflict, write_at
+from ._methods import WRITE_METHODS, Conflict, write_at
 from ._resolution import Diagnostic
 
 TOO_DEEP = "the data is nested too deeply to merge"
@@ -47,32 +47,7 @@ def _effect(write: Write, root: Any, target: Path) -> str | None:
         # A write below the target changes part of it, unless the target was not a container and is
         # replaced by the objects the write creates on its way down.
         return "add" if isinstance(get_path(root, target), dict | list) else "reset"
-    before = get_path(root, path)
-    rest = target[len(path) :]
-    if method == "set":
-        return "reset"
-    if method == "merge":
-        node = new
-        for segment in rest:
-            if not (isinstance(before, dict) and isinstance(node, dict)):
-                return "reset"
-            if segment not in node:
-                return None
-            node, before = node[segment], before.get(segment, MISSING)
-        return "add" if isinstance(before, dict) and isinstance(node, dict) else "reset"
-    if method == "assign":
-        if not (isinstance(before, dict) and isinstance(new, dict)):
-            return "reset"
-        if not rest:
-            return "add"
-        return "reset" if rest[0] in new else None
-    # push and concat: the target is the array itself, or one of the elements they append.
-    existing = before if isinstance(before, list) else []
-    if not rest:
-        return "add" if isinstance(before, list) else "reset"
-    appended = 1 if method == "push" else len(new) if isinstance(new, list) else 0
-    added = {str(i) for i in range(len(existing), len(existing) + appended)}
-    return "reset" if rest[0] in added else None
+    return WRITE_METHODS[method].effect(get_path(root, path), new, target[len(path) :])
 
 
 def fold(writes: Iterable[tuple[int, Write]], target: Path, label: str) -> tuple[Any, PathValue]:

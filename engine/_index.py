@@ -28,7 +28,7 @@ from typing import Any
 from ._chain import EMPTY, Chain
 from ._fold import TOO_DEEP, PathValue, _effect
 from ._messages import MISSING, Path, Write, get_path
-from ._methods import Conflict, write_at
+from ._methods import WRITE_METHODS, Conflict, write_at
 from ._resolution import Diagnostic
 
 Lane = str | None  # the first segment of the paths followed; None follows the whole value of a kind
@@ -41,7 +41,7 @@ def lanes_of(write: Write) -> tuple[str, ...] | None:
         return None
     if write.path:
         return (write.path[0],)
-    if write.method in ("merge", "assign") and isinstance(write.value, dict):
+    if WRITE_METHODS[write.method].root_lanes and isinstance(write.value, dict):
         return tuple(write.value)
     return None
 
@@ -127,7 +127,7 @@ class Layer:
 
 def _appends(write: Write, lane: str | None) -> bool:
     """Whether a write only appends to the array at `lane`."""
-    return write.problem is None and write.method in ("push", "concat") and write.path == (lane,)
+    return write.problem is None and WRITE_METHODS[write.method].appends is not None and write.path == (lane,)
 
 
 def _delete(ids: list[int], message_id: int, key: Key) -> int | None:

@@ -8,13 +8,17 @@ from typing import Any
 
 from ._errors import ExpressionError
 from ._expressions import parse_expression
+from ._methods import WRITE_METHODS
+from ._values import MISSING, Path, get_path, is_index
+
+__all__ = ["AUDIT_KEYS", "METHODS", "MISSING", "Form", "MessageInfo", "Path", "Write", "classify", "get_path",
+           "is_index", "kind_of", "payload_key", "payload_of", "write_of"]
 
 AUDIT_KEYS = ("_call", "_date", "_outputMethod", "_outputPath", "_run")
 RECORD_TYPE = "_run"  # a run record: a call ran and wrote nothing (audit only, docs/format.md §9)
-METHODS = ("set", "merge", "assign", "push", "concat")
+METHODS = tuple(WRITE_METHODS)  # the names `_outputMethod` may take
 _NOT_PAYLOAD = frozenset(("type", "schema", "description"))
 
-Path = tuple[str, ...]
 
 
 class Form(StrEnum):
@@ -30,26 +34,6 @@ class Form(StrEnum):
 # The message types that are not data; every other `type` names a kind of data (SPEC 2).
 FORMS = {"text": Form.TEXT, "system": Form.TEXT, "tool": Form.TOOL, "plan": Form.PLAN,
          "advisor": Form.ADVISOR, "preset": Form.PRESET, RECORD_TYPE: Form.RECORD}
-
-
-class _Missing:
-    """The value of a path that is not there (distinct from JSON null)."""
-
-    _instance: _Missing | None = None
-
-    def __new__(cls) -> _Missing:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "MISSING"
-
-    def __bool__(self) -> bool:
-        return False
-
-
-MISSING: Any = _Missing()
 
 
 @dataclass(frozen=True)
@@ -125,25 +109,6 @@ def text_of(message: dict[str, Any]) -> tuple[str, Any]:
     return (role if isinstance(role, str) else "user"), text
 
 
-def is_index(segment: str) -> bool:
-    """Whether a segment addresses an array element: `0` or ASCII digits without a leading zero."""
-    return segment.isascii() and segment.isdigit() and (segment == "0" or segment[0] != "0")
-
-
-def get_path(value: Any, path: Path) -> Any:
-    """The value at `path`, or MISSING. Numeric segments index arrays; a null value is found."""
-    for segment in path:
-        if isinstance(value, dict):
-            value = value.get(segment, MISSING)
-            if value is MISSING:
-                return MISSING
-        elif isinstance(value, list) and is_index(segment) and int(segment) < len(value):
-            value = value[int(segment)]
-        else:
-            return MISSING
-    return value
-
-
 def _destination_path(message: dict[str, Any], kind: str, payload: Any) -> tuple[Path | None, str | None]:
     """The one concrete path an output message wrote (SPEC 4.4), or a reason it has none."""
     explicit = message.get("_outputPath")
@@ -178,7 +143,7 @@ def write_of(message: dict[str, Any], kind: str) -> Write:
     """The write a data message makes. Without an output path it is a deep merge at the root."""
     payload = payload_of(message)
     method = message.get("_outputMethod")
-    if method is not None and method not in METHODS:
+    if method is not None and method not in WRITE_METHODS:
         return Write((), "merge", payload, f"unknown _outputMethod {method!r}")
     is_output = "_outputPath" in message or "_call" in message
     path, problem = _destination_path(message, kind, payload) if is_output else (None, None)

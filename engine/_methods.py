@@ -1,4 +1,4 @@
-"""The five output methods (SPEC 4.5), one small function each, and writing at a path (SPEC 4.6).
+"""The five output methods (SPEC 4.5), one record each, and writing at a path (SPEC 4.6).
 
 Values are never mutated: a write copies the containers along its path and shares the rest.
 """
@@ -6,11 +6,12 @@ Values are never mutated: a write copies the containers along its path and share
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from attrs import frozen
 
-from ._messages import MISSING, Path, is_index
+from ._values import MISSING, Path, is_index, type_name
 
 
 @frozen
@@ -65,32 +66,120 @@ def _concat(existing: Any, new: Any) -> Any:
     raise Conflict(f"concat onto a {type_name(existing)}, not an array")
 
 
-METHODS: dict[str, Callable[[Any, Any], Any]] = {
-    "set": _set,
-    "merge": _merge,
-    "assign": _assign,
-    "push": _push,
-    "concat": _concat,
+# Effects on a path at or below the write's path (`rest`: the part below), given the value at the write's
+# path before it: "reset" (replaced the value there), "add" (changed part of it) or None (left it alone).
+# They decide sources (see docs/format.md, "Sources"); `_fold._effect` handles paths above the write.
+
+
+def _set_effect(before: Any, new: Any, rest: Path) -> Effect:
+    return "reset"
+
+
+def _merge_effect(before: Any, new: Any, rest: Path) -> Effect:
+    node = new
+    for segment in rest:
+        if not (isinstance(before, dict) and isinstance(node, dict)):
+            return "reset"
+        if segment not in node:
+            return None
+        node, before = node[segment], before.get(segment, MISSING)
+    return "add" if isinstance(before, dict) and isinstance(node, dict) else "reset"
+
+
+def _assign_effect(before: Any, new: Any, rest: Path) -> Effect:
+    if not (isinstance(before, dict) and isinstance(new, dict)):
+        return "reset"
+    if not rest:
+        return "add"
+    return "reset" if rest[0] in new else None
+
+
+def _appending_effect(appends: Callable[[Any], list[Any]]) -> Callable[[Any, Any, Path], Effect]:
+    def effect(before: Any, new: Any, rest: Path) -> Effect:
+        # The path is the array itself, or one of the elements appended.
+        if not rest:
+            return "add" if isinstance(before, list) else "reset"
+        start = len(before) if isinstance(before, list) else 0
+        return "reset" if rest[0] in {str(i) for i in range(start, start + len(appends(new)))} else None
+
+    return effect
+
+
+# How a write acts on the value at a path at or below its own (`rest`: the part below), when the parents
+# there are objects (`_patches.covers`): None leaves it alone (so acts the same whatever it is), True
+# replaces it or a parent whatever it was, False acts on it by what it is.
+
+
+def _set_covers(new: Any, rest: Path) -> bool | None:
+    return True
+
+
+def _merge_covers(new: Any, rest: Path) -> bool | None:
+    node = new  # walks down the new value: a non-object replaces, a missing key stops
+    for segment in rest:
+        if not isinstance(node, dict):
+            return True
+        if segment not in node:
+            return None
+        node = node[segment]
+    return not isinstance(node, dict)
+
+
+def _assign_covers(new: Any, rest: Path) -> bool | None:
+    if not rest:  # the object itself: keys are added to it
+        return False
+    return True if not isinstance(new, dict) or rest[0] in new else None
+
+
+def _appending_covers(new: Any, rest: Path) -> bool | None:
+    return False
+
+
+Effect = str | None
+
+
+@dataclass(frozen=True)
+class Method:
+    """Everything the engine knows about one write method (SPEC 4.5), in one place: a sixth method is one
+    more record here (plus its tests and docs).
+
+    `apply(existing, new)`: the value after the write (raises `Conflict`); `effect(before, new, rest)`:
+    what it does to the sources of a path at or below its own; `covers(new, rest)`: how it acts on a value
+    there that two folds disagree on; `root_lanes`: at the root with an object, it only writes the keys of
+    that object (each key's lane, see `_index`), else a root write can change every lane; `appends(new)`:
+    the elements it appends to an array (None: it does not append)."""
+
+    name: str
+    apply: Callable[[Any, Any], Any]
+    effect: Callable[[Any, Any, Path], Effect]
+    covers: Callable[[Any, Path], bool | None]
+    root_lanes: bool = False
+    appends: Callable[[Any], list[Any]] | None = None
+
+
+def _pushed(new: Any) -> list[Any]:
+    return [new]
+
+
+def _concatenated(new: Any) -> list[Any]:
+    return new if isinstance(new, list) else []
+
+
+WRITE_METHODS: dict[str, Method] = {
+    method.name: method
+    for method in (
+        Method("set", _set, _set_effect, _set_covers),
+        Method("merge", _merge, _merge_effect, _merge_covers, root_lanes=True),
+        Method("assign", _assign, _assign_effect, _assign_covers, root_lanes=True),
+        Method("push", _push, _appending_effect(_pushed), _appending_covers, appends=_pushed),
+        Method("concat", _concat, _appending_effect(_concatenated), _appending_covers, appends=_concatenated),
+    )
 }
-
-
-def type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, dict):
-        return "object"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, str):
-        return "string"
-    return "number"
 
 
 def write_at(root: Any, path: Path, method: str, new: Any) -> Any:
     """`root` with `method` applied at `path`; raises `Conflict` and leaves `root` untouched."""
-    apply = METHODS[method]
+    apply = WRITE_METHODS[method].apply
     if not path:
         return apply(root, new)
     return _write(root, path, 0, apply, new)

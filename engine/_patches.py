@@ -20,6 +20,7 @@ from operator import is_not
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ._messages import MISSING, Path, Write, get_path
+from ._methods import WRITE_METHODS
 
 if TYPE_CHECKING:
     from ._index import Layer
@@ -156,23 +157,7 @@ def covers(write: Write, target: Path) -> bool | None:
     path = write.path
     if path != target[: len(path)]:
         return False if target == path[: len(target)] else None  # inside the target, or elsewhere
-    method, rest = write.method, target[len(path) :]
-    if method == "set":
-        return True
-    if method == "assign":  # at a parent, which is an object: a key of the new value replaces that child
-        if not rest:
-            return False
-        return True if not isinstance(write.value, dict) or rest[0] in write.value else None
-    if method == "merge":  # walks down the new value: a non-object replaces, a missing key stops
-        node = write.value
-        for segment in rest:
-            if not isinstance(node, dict):
-                return True
-            if segment not in node:
-                return None
-            node = node[segment]
-        return not isinstance(node, dict)
-    return False  # push and concat at the target or above it
+    return WRITE_METHODS[write.method].covers(write.value, target[len(path) :])
 
 
 def appendable(now: Any, then: Any, lane: str, paths: list[Path]) -> bool:

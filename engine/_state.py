@@ -21,7 +21,7 @@ from ._blame import Blame
 from ._context import Context
 from ._expressions import Expression, Reference
 from ._messages import MISSING, Write, get_path
-from ._methods import Conflict, write_at
+from ._methods import WRITE_METHODS, Conflict, write_at
 
 Identity = tuple[str, str | None]
 Path = tuple[str, ...]
@@ -90,14 +90,14 @@ def _touched(write: Write, root: Any) -> Iterator[Path]:
     path = write.path
     for depth in range(len(path)):
         yield path[:depth]
-    if write.method not in ("push", "concat"):
+    appends = WRITE_METHODS[write.method].appends
+    if appends is None:
         yield from ((*path, *sub) for sub in _all_paths(write.value))
         return
     yield path
     before = get_path(root, path)
     start = len(before) if isinstance(before, list) else 0
-    items = [write.value] if write.method == "push" else write.value if isinstance(write.value, list) else []
-    for offset, item in enumerate(items):
+    for offset, item in enumerate(appends(write.value)):
         yield from ((*path, str(start + offset), *sub) for sub in _all_paths(item))
 
 

@@ -12,8 +12,8 @@ from ._expressions import find_expressions, parse_expression
 from ._fold import fold
 from ._groups import flatten
 from ._messages import METHODS, MISSING, Form, Write
-from ._methods import type_name
 from ._resolution import Diagnostic
+from ._values import type_name
 from ._view import Messages
 
 

@@ -23,6 +23,8 @@ from incremental_strategies import (
 
 from contextdeck.engine import Context, Insert, Move, Remove, Replace, Resolution, _index, classify, parse_expression
 from contextdeck.engine._fold import fold
+from contextdeck.engine._messages import MISSING
+from contextdeck.engine._methods import WRITE_METHODS, Method
 from contextdeck.engine._resolution import Diagnostic
 
 
@@ -112,6 +114,47 @@ def test_watches_of_untidy_documents_follow_every_edit(
                ("†s.b.0 && †s.c.d", None), ("†s.c.d.e || †s", "1"), ("†s.a.0 || †s.b", None)]
     with checkpoints_every(spacing):
         _follow_edits(document, watches, data, untidy_messages())
+
+
+@contextmanager
+def a_sixth_method() -> Iterator[None]:
+    """`default` — write the value only where there is none yet — registered as one more `Method` record."""
+
+    def apply(existing: Any, new: Any) -> Any:
+        return new if existing is MISSING else existing
+
+    def effect(before: Any, new: Any, rest: tuple[str, ...]) -> str | None:
+        return "reset" if before is MISSING else None
+
+    def covers(new: Any, rest: tuple[str, ...]) -> bool | None:
+        return False  # what it does depends on what is there
+
+    WRITE_METHODS["default"] = Method("default", apply, effect, covers)
+    try:
+        yield
+    finally:
+        del WRITE_METHODS["default"]
+
+
+@st.composite
+def defaulting_messages(draw: st.DrawFn) -> dict[str, Any]:
+    message = draw(nested_messages())
+    if draw(st.booleans()):
+        message["_outputMethod"] = "default"
+    return message
+
+
+@settings(max_examples=100, deadline=None)
+@given(document=st.lists(defaulting_messages(), max_size=20), data=st.data())
+def test_a_sixth_method_is_one_record(document: list[dict[str, Any]], data: st.DataObject) -> None:
+    """A write method added as one record in `_methods.WRITE_METHODS` is classified, indexed, folded,
+    spliced and watched like the five (every watch equals a fresh fold after every edit), with no other
+    change to the engine."""
+    watches = [("†s.a", None), ("†s.a.b", "1"), ("†s", "1"), ("†s.a.d || †s.a.b.c", None)]
+    with a_sixth_method(), checkpoints_every(2):
+        ctx = Context(document)
+        assert all(ctx.info(i).write.problem is None for i in range(len(ctx)))  # type: ignore[union-attr]
+        _follow_edits(document, watches, data, defaulting_messages())
 
 
 def _follow_edits(
