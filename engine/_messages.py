@@ -143,7 +143,7 @@ def write_of(message: dict[str, Any], kind: str) -> Write:
     """The write a data message makes. Without an output path it is a deep merge at the root."""
     payload = payload_of(message)
     method = message.get("_outputMethod")
-    if method is not None and method not in WRITE_METHODS:
+    if method is not None and (not isinstance(method, str) or method not in WRITE_METHODS):
         return Write((), "merge", payload, f"unknown _outputMethod {method!r}")
     is_output = "_outputPath" in message or "_call" in message
     path, problem = _destination_path(message, kind, payload) if is_output else (None, None)
