@@ -134,11 +134,11 @@ def type_filter(app: QApplication, bench: Bench, window: Any, text: str) -> tupl
     return max(blocks), shown_after
 
 
-def run_window(count: int) -> None:
+def new_window(count: int) -> tuple[QApplication, Any, Path]:
+    """The app set up as `contextdeck gui` does, a shown window, and the bench document written to disk."""
     tune_collector()  # the collector as `contextdeck gui` sets it up (contextdeck/_runtime.py)
     app = QApplication.instance() or QApplication(sys.argv[:1])
     collect_while_idle(app)
-    bench = Bench(app)
     folder = Path(tempfile.mkdtemp(prefix="contextdeck-bench-"))
     path = folder / "big.json"
     path.write_text(json.dumps(make_messages(count)), encoding="utf-8")
@@ -147,6 +147,12 @@ def run_window(count: int) -> None:
     window.resize(1440, 900)
     window.show()
     app.processEvents()
+    return app, window, path
+
+
+def run_window(count: int) -> None:
+    app, window, path = new_window(count)
+    bench = Bench(app)
     marks: dict[str, float] = {}
     loop = QEventLoop()
 
@@ -258,16 +264,8 @@ def run_watches(count: int, pins: int) -> dict[str, tuple[float, float]]:
     cursor. The longest GUI-thread block (max, median) of select, edit, insert, move and undo, each waited
     for until everything it scheduled ran: the state view's slices, the watches, and the calls panel's
     debounced re-analysis (300 ms at this size, so each is followed for 600 ms)."""
-    tune_collector()
-    app = QApplication.instance() or QApplication(sys.argv[:1])
-    collect_while_idle(app)
+    app, window, path = new_window(count)
     bench = Bench(app)
-    folder = Path(tempfile.mkdtemp(prefix="contextdeck-bench-"))
-    path = folder / "big.json"
-    path.write_text(json.dumps(make_messages(count)), encoding="utf-8")
-    window = create_window(QSettings(str(folder / "settings.ini"), QSettings.Format.IniFormat), folder / "recovery")
-    window.resize(1440, 900)
-    window.show()
     loop = QEventLoop()
     window.session.loadFinished.connect(lambda *_: loop.quit())
     window.session.open(path)

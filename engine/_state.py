@@ -26,7 +26,7 @@ from ._methods import WRITE_METHODS, Conflict, write_at
 Identity = tuple[str, str | None]
 Path = tuple[str, ...]
 SLICE = 1000  # messages scanned between two looks at the clock
-FOLD_WRITES = 100  # writes folded between two looks at the clock
+FOLD_WRITES = 25  # writes folded between two looks at the clock
 FOLD_WORK = 1000  # paths of one big write noted between two looks at the clock
 SPACING = 16  # writes between two marks of a track (at least): a cursor move refolds fewer than this
 

@@ -25,7 +25,7 @@ _Index = QModelIndex | QPersistentModelIndex
 _ROOT = QModelIndex()
 MAX_CHILDREN = 200  # items of one value shown (then "… N more")
 OPEN_AT_FIRST = 8  # identities shown open the first time (more: all closed, the list stays readable)
-BUDGET_S = 0.008  # work per turn of the event loop while the state is computed
+BUDGET_S = 0.005  # work per turn of the event loop while the state is computed (the watches take as much)
 
 NodeRole = Qt.ItemDataRole.UserRole + 1  # the StateNode
 SourceRole = Qt.ItemDataRole.UserRole + 2  # index of the message that set the value (or None)
