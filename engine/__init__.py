@@ -5,8 +5,20 @@ Never imports Qt: the GUI and the command line stand on this package, not the ot
 
 from ._activities import Activities, Activity, ActivityLoadError, activity, load_activities
 from ._analysis import CallAnalysis, Lookup, Parameter, analyse_call
+from ._ask import (
+    Answer,
+    Asker,
+    ModelRun,
+    answer_call,
+    apply_solution,
+    ask_request,
+    parse_answer,
+    run_with_model,
+    waiting_calls,
+)
 from ._blame import Blame, BlameEntry
 from ._calls import CallPlan, Mode, Problem, plan_call
+from ._cassette import MODES, Cassette, cassette_path
 from ._checks import validate
 from ._context import Context, Watch
 from ._cursor import Cursor, CursorWatch
@@ -47,6 +59,8 @@ from ._messages import (
 from ._methods import Conflict, deep_merge, write_at
 from ._outputs import error_message, fixed_clock, output_messages, utc_now
 from ._plan import Graph
+from ._prompt import STRATEGIES, Prompt, call_prompt, context_messages, request_prompt
+from ._provider import Completion, Endpoint, ModelError, Provider
 from ._record import CallRecord, Entry, Record, digest, read_record
 from ._registry import ToolLoadError, load_tools
 from ._render import LLMMessage, render, render_text
@@ -63,18 +77,24 @@ __all__ = [
     "JSON_DECODER",
     "METHODS",
     "MISSING",
+    "MODES",
     "OPEN",
     "SETTLED",
+    "STRATEGIES",
     "TEXT_KEYS",
     "Activities",
     "Activity",
     "ActivityLoadError",
+    "Answer",
+    "Asker",
     "Blame",
     "BlameEntry",
     "CallAnalysis",
     "CallPlan",
     "CallRecord",
     "CallState",
+    "Cassette",
+    "Completion",
     "ComposedTool",
     "Conflict",
     "Context",
@@ -87,6 +107,7 @@ __all__ = [
     "Document",
     "DocumentError",
     "Edit",
+    "Endpoint",
     "Entry",
     "Execution",
     "Expression",
@@ -101,9 +122,13 @@ __all__ = [
     "MessageInfo",
     "Messages",
     "Mode",
+    "ModelError",
+    "ModelRun",
     "Move",
     "Parameter",
     "Problem",
+    "Prompt",
+    "Provider",
     "Record",
     "Reference",
     "Remove",
@@ -120,9 +145,15 @@ __all__ = [
     "Write",
     "activity",
     "analyse_call",
+    "answer_call",
+    "apply_solution",
+    "ask_request",
+    "call_prompt",
+    "cassette_path",
     "checked_messages",
     "classify",
     "compose_request",
+    "context_messages",
     "deep_merge",
     "digest",
     "error_message",
@@ -142,6 +173,7 @@ __all__ = [
     "merged_tools",
     "message_problem",
     "output_messages",
+    "parse_answer",
     "parse_document",
     "parse_expression",
     "payload_key",
@@ -151,6 +183,8 @@ __all__ = [
     "read_record",
     "render",
     "render_text",
+    "request_prompt",
+    "run_with_model",
     "scoped_indices",
     "sync_directory",
     "text_of",
@@ -159,6 +193,7 @@ __all__ = [
     "unknown_references",
     "utc_now",
     "validate",
+    "waiting_calls",
     "write_at",
     "write_atomically",
 ]

@@ -31,12 +31,11 @@ from ._document import Document
 from ._errors import ExpressionError
 from ._expressions import find_expressions, parse_expression
 from ._groups import Unit, flatten
-from ._messages import MISSING
 from ._outputs import Clock, OutputError, check_json, error_message, run_record_message, utc_now
 from ._patterns import run_pattern
 from ._plan import Graph, feeds, reads_own_writes
 from ._record import Record, digest, read_record
-from ._running import Outcome, Timer, conclude, failure, inputs_of, invoke, perform, prepare, started_audit
+from ._running import Outcome, Provided, Timer, conclude, failure, inputs_of, invoke, perform, prepare, started_audit
 from ._status import OPEN, SETTLED, Approver, CallState, Decision, Stale, Status, TickReport
 from ._tools import merged_tools, pending_calls
 
@@ -122,7 +121,7 @@ class Execution:
         self.plans = [plan_call(i, call, self._tools, self.activities) for i, call in enumerate(calls)]
         self._graph = Graph.of(self.plans)
         self._states = [CallState(i, call) for i, call in enumerate(calls)]
-        self._provided: dict[int, Any] = {}
+        self._provided: dict[int, Provided] = {}
         self._errors: list[tuple[int, dict[str, Any]]] = []
         self._resume: int | None = None
         self._again: dict[int, frozenset[int]] = {}  # re-run: the record messages of earlier runs to leave out
@@ -478,7 +477,7 @@ class Execution:
         return task
 
     async def _perform(self, index: int) -> Outcome:
-        provided = self._provided.get(index, MISSING)
+        provided = self._provided.get(index)
         return await perform(self.plans[index], self.context, self.clock, self.timeout, provided,
                              self._identity(index), self.timer)
 
@@ -564,32 +563,54 @@ class Execution:
 
     # -- from outside --------------------------------------------------------------------------
 
-    def provide_output(self, index: int, value: Any) -> CallState:
+    def provide_output(
+        self, index: int, value: Any, *, alternative: int = 0, audit: dict[str, Any] | None = None
+    ) -> CallState:
         """Give a latent call without `_output` its result (an LLM's, or a person's).
 
-        When the call is ready it is written at once (its own tick: errors are appended now); otherwise
-        the value is kept and written when the call becomes ready.
+        `alternative` picks the branch of `a || b` it goes to; `audit` adds keys to its `_run` (a model's
+        exchange). When the call is ready it is written at once (its own tick: errors are appended now);
+        otherwise the value is kept and written when the call becomes ready.
         """
+        plan, _ = self._waiting(index)
+        try:
+            check_json(value, "output")
+        except OutputError as error:
+            raise ValueError(str(error)) from None
+        assert plan.destinations is not None
+        if not 0 <= alternative < len(plan.destinations.alternatives):
+            raise ValueError(f"call {index} has no alternative {alternative} in {plan.output_path!r}")
+        self._provided[index] = Provided(value, alternative, audit)
+        self._refresh()
+        unit = next(u for u in self.units if index in u.members)
+        if unit.pattern == "one" and self._states[index].status is Status.READY:
+            resolved, problem = prepare(plan, self.context)
+            run = {**started_audit(self._identity(index), resolved, self.clock), **(audit or {})}
+            outcome = conclude(plan, value, self.clock, run, alternative) if problem is None else Outcome(
+                index, error=(problem.type, problem.message), audit=run)
+            self._settle(index, outcome, True)
+            self._end_tick([index], None)
+        return self._states[index]
+
+    def fail_output(self, index: int, error_type: str, text: str, *, audit: dict[str, Any] | None = None,
+                    details: dict[str, Any] | None = None) -> CallState:
+        """A latent call waiting for its output gets an error instead: a model whose answer did not validate
+        (`details` carry its raw reply, `audit` its exchange). Appended at once, as a tick of its own."""
+        plan, _ = self._waiting(index)
+        self._set(index, status=Status.FAILED, waiting_for=(), error={"type": error_type, "message": text})
+        resolved, _ = prepare(plan, self.context)
+        run = {**started_audit(self._identity(index), resolved, self.clock), **(audit or {})}
+        self._errors.append((index, error_message(plan.call, error_type, text, self.clock, run, details)))
+        self._end_tick([index], None)
+        return self._states[index]
+
+    def _waiting(self, index: int) -> tuple[CallPlan, CallState]:
         plan, state = self.plans[index], self._states[index]
         if plan.mode is not Mode.LATENT or plan.destinations is None or plan.has_output:
             raise ValueError(f"call {index} does not wait for an output")
         if state.status not in OPEN:
             raise ValueError(f"call {index} is already {state.status}")
-        try:
-            check_json(value, "output")
-        except OutputError as error:
-            raise ValueError(str(error)) from None
-        self._provided[index] = value
-        self._refresh()
-        unit = next(u for u in self.units if index in u.members)
-        if unit.pattern == "one" and self._states[index].status is Status.READY:
-            resolved, problem = prepare(plan, self.context)
-            audit = started_audit(self._identity(index), resolved, self.clock)
-            outcome = conclude(plan, value, self.clock, audit) if problem is None else Outcome(
-                index, error=(problem.type, problem.message), audit=audit)
-            self._settle(index, outcome, True)
-            self._end_tick([index], None)
-        return self._states[index]
+        return plan, state
 
     def pause(self) -> None:
         """The running tick starts no more calls; it ends when the calls already running have finished."""

@@ -98,14 +98,21 @@ def _audit(plan: CallPlan, destination: Reference | None, clock: Clock, run: Mes
     return audit
 
 
-def output_messages(plan: CallPlan, result: Any, clock: Clock, run: Message | None = None) -> list[Message]:
-    """The messages that write `result` to the call's destinations (SPEC 6.5); `run` is their `_run` audit."""
+def output_messages(plan: CallPlan, result: Any, clock: Clock, run: Message | None = None, *,
+                    alternative: int = 0) -> list[Message]:
+    """The messages that write `result` to the call's destinations (SPEC 6.5); `run` is their `_run` audit.
+
+    `a || b`: a plain value goes to `a`, unless `alternative` picks another (a model may choose).
+    """
     if plan.destinations is None:
         return []
     check_json(result, "result")
     if plan.mode is Mode.EXPLICIT and is_message(result):  # a latent `_output` is always a plain value
         return [_adopt(plan, _plain(result), clock, run)]
-    return _written(plan, plan.destinations.alternatives[0], result, clock, run)  # `a || b`: a plain value to `a`
+    alternatives = plan.destinations.alternatives
+    if not 0 <= alternative < len(alternatives):
+        raise OutputError(f"there is no alternative {alternative} in {plan.output_path!r}")
+    return _written(plan, alternatives[alternative], result, clock, run)
 
 
 def _written(plan: CallPlan, alternative: tuple[Reference, ...], value: Any, clock: Clock,
@@ -156,10 +163,14 @@ def _adopt(plan: CallPlan, message: Message, clock: Clock, run: Message | None) 
     return adopted
 
 
-def error_message(call: Any, error_type: str, text: str, clock: Clock, run: Message | None = None) -> Message:
-    """`{"type":"error","data":{"call":…,"error":{"type":…,"message":…}},"_date":…}` (SPEC 6.7), with `_run`."""
-    message: Message = {"type": "error", "data": {"call": call, "error": {"type": error_type, "message": text}},
-                        "_date": clock()}
+def error_message(call: Any, error_type: str, text: str, clock: Clock, run: Message | None = None,
+                  details: Message | None = None) -> Message:
+    """`{"type":"error","data":{"call":…,"error":{"type":…,"message":…}},"_date":…}` (SPEC 6.7), with `_run`.
+
+    `details` add keys to the error (a model's raw `reply` when its answer did not validate).
+    """
+    error = {"type": error_type, "message": text, **(details or {})}
+    message: Message = {"type": "error", "data": {"call": call, "error": error}, "_date": clock()}
     if run is not None:
         message["_run"] = run
     return message

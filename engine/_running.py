@@ -18,7 +18,6 @@ from typing import Any
 
 from ._calls import CallPlan, Mode, Problem, check_parameters, resolve_call, scoped_context
 from ._context import Context
-from ._messages import MISSING
 from ._outputs import Clock, OutputError, failure_messages, output_messages, run_record_message
 from ._record import inputs_audit
 
@@ -106,13 +105,24 @@ def started_audit(audit: dict[str, Any], resolved: dict[str, Any], clock: Clock)
     return {**audit, "started": clock(), **inputs_audit(inputs_of(resolved))}
 
 
-def conclude(plan: CallPlan, result: Any, clock: Clock, audit: dict[str, Any] | None = None) -> Outcome:
+@dataclass(frozen=True)
+class Provided:
+    """A result given from outside to a latent call: the value, the branch of `a || b` it goes to, and
+    `_run` keys to add (a model's exchange, `model`)."""
+
+    value: Any
+    alternative: int = 0
+    audit: dict[str, Any] | None = None
+
+
+def conclude(plan: CallPlan, result: Any, clock: Clock, audit: dict[str, Any] | None = None,
+             alternative: int = 0) -> Outcome:
     """The outcome of a result: output messages, a run record (no destination), or an output error."""
     if plan.destinations is None:
         records = () if audit is None else (run_record_message(plan.call, clock, audit),)
         return Outcome(plan.index, records, result=result, ephemeral=True, audit=audit)
     try:
-        messages = output_messages(plan, result, clock, audit)
+        messages = output_messages(plan, result, clock, audit, alternative=alternative)
     except OutputError as error:
         return Outcome(plan.index, error=("output", str(error)), result=result, audit=audit)
     return Outcome(plan.index, tuple(messages), result=result, audit=audit)
@@ -121,7 +131,7 @@ def conclude(plan: CallPlan, result: Any, clock: Clock, audit: dict[str, Any] | 
 Timer = Callable[[], float]
 
 
-async def perform(plan: CallPlan, context: Context, clock: Clock, timeout: float, provided: Any = MISSING,
+async def perform(plan: CallPlan, context: Context, clock: Clock, timeout: float, provided: Provided | None = None,
                   audit: dict[str, Any] | None = None, timer: Timer = time.perf_counter) -> Outcome:
     """Run one ready call to its outcome. Cancellation propagates; everything else is an error outcome.
 
@@ -137,8 +147,10 @@ async def perform(plan: CallPlan, context: Context, clock: Clock, timeout: float
     if problem is not None:
         return Outcome(plan.index, error=(problem.type, problem.message), audit=_timed(audit, start))
     if plan.mode is Mode.LATENT:
-        result = provided if provided is not MISSING else resolved.get("_output")
-        return conclude(plan, result, clock, _timed(audit, start))
+        if provided is None:
+            return conclude(plan, resolved.get("_output"), clock, _timed(audit, start))
+        audit = {**audit, **(provided.audit or {})}
+        return conclude(plan, provided.value, clock, _timed(audit, start), provided.alternative)
     try:
         result = await invoke(plan, resolved, context, timeout)
     except asyncio.CancelledError:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import importlib.abc
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,6 +30,15 @@ if os.environ.get("CONTEXTDECK_BLOCK_QT"):
     if any(name.split(".")[0] in _QT_MODULES for name in sys.modules):
         raise RuntimeError("Qt was imported before the block could be installed")
     sys.meta_path.insert(0, _BlockQt())
+
+
+@pytest.fixture
+def fake_llm() -> Iterator[Any]:
+    """An OpenAI-compatible server on 127.0.0.1 with scripted replies (tests/fake_llm.py)."""
+    from fake_llm import FakeLLM
+
+    with FakeLLM() as server:
+        yield server
 
 
 @pytest.fixture

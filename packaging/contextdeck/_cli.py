@@ -12,15 +12,24 @@ from pathlib import Path
 from typing import Any
 
 from contextdeck.engine import (
+    STRATEGIES,
     Activities,
     ActivityLoadError,
+    Asker,
+    Cassette,
     Document,
     DocumentError,
+    Endpoint,
     Execution,
     ExpressionError,
+    ModelError,
+    Provider,
     Status,
     ToolLoadError,
     analyse_call,
+    apply_solution,
+    ask_request,
+    cassette_path,
     compose_request,
     fixed_clock,
     json_dumps,
@@ -28,12 +37,13 @@ from contextdeck.engine import (
     load_document,
     load_tools,
     parse_expression,
+    run_with_model,
     utc_now,
     validate,
     write_atomically,
 )
 
-EXIT_OK, EXIT_DOCUMENT, EXIT_EXPRESSION, EXIT_NOT_FOUND = 0, 1, 2, 3
+EXIT_OK, EXIT_DOCUMENT, EXIT_EXPRESSION, EXIT_NOT_FOUND, EXIT_MODEL = 0, 1, 2, 3, 4
 
 
 def _load(path: str) -> Document:
@@ -107,18 +117,40 @@ def _tools(places: list[str]) -> dict[str, Any] | None:
     return registry
 
 
+def _asker(args: argparse.Namespace) -> Asker | None:
+    """The model the command asks, through the document's cassette (`DOC.models.jsonl`), or None."""
+    if args.llm is None:
+        return None
+    endpoint = Endpoint(args.llm, args.model, api_key_env=args.api_key_env, timeout=args.llm_timeout,
+                        max_retries=args.llm_retries, structured=args.structured)
+    cassette = Cassette.open(args.cassette or cassette_path(args.doc))
+    return Asker(Provider(endpoint), cassette, args.mode)
+
+
 def _run(args: argparse.Namespace) -> int:
     document = _load(args.doc)
+    asker = _asker(args)
     execution = Execution(document, activities=_activities(args.activities), tools=_tools(args.tools),
                           clock=fixed_clock(args.now) if args.now else utc_now, timeout=args.timeout)
-    ran = asyncio.run(_drive(execution, args.steps))
+    failure: ModelError | None = None
+    if asker is None:
+        ran = asyncio.run(_drive(execution, args.steps))
+    else:
+        ran, failure = asyncio.run(_drive_with_model(execution, asker, args.steps))
+    _write(document, args.out)
+    _report(execution, ran)
+    if failure is not None:
+        print(f"contextdeck: the model failed: {failure}", file=sys.stderr)
+        return EXIT_MODEL
+    return EXIT_OK
+
+
+def _write(document: Document, out: str | None) -> None:
     text = document.dumps()
-    if args.out is not None:
-        write_atomically(Path(args.out), text.encode("utf-8"))
+    if out is not None:
+        write_atomically(Path(out), text.encode("utf-8"))
     else:
         sys.stdout.write(text)
-    _report(execution, ran)
-    return EXIT_OK
 
 
 async def _drive(execution: Execution, steps: int | None) -> int:
@@ -134,6 +166,44 @@ async def _drive(execution: Execution, steps: int | None) -> int:
             ran += len(report.ran)
     await execution.drain()
     return ran
+
+
+async def _drive_with_model(execution: Execution, asker: Asker, steps: int | None) -> tuple[int, ModelError | None]:
+    """Run with the model answering latent calls; an endpoint failure stops asking (what ran is kept)."""
+    try:
+        progress = await run_with_model(execution, asker, steps)
+    finally:
+        await execution.drain()
+        await asker.provider.close()
+    return progress.ran, progress.failure
+
+
+def _ask(args: argparse.Namespace) -> int:
+    document = _load(args.doc)
+    activities, tools = _activities(args.activities), _tools(args.tools)
+    asker = _asker(args)
+    assert asker is not None  # --llm is required for ask
+
+    async def ask() -> Any:
+        try:
+            return await ask_request(document, asker, activities=activities, tools=tools)
+        finally:
+            await asker.provider.close()
+
+    try:
+        answer = asyncio.run(ask())
+    except ModelError as error:
+        print(f"contextdeck: the model failed: {error}", file=sys.stderr)
+        if error.reply is not None:
+            print(f"contextdeck: the model's reply was: {error.reply}", file=sys.stderr)
+        return EXIT_MODEL
+    where = apply_solution(document, answer)
+    _write(document, args.out)
+    usage = answer.exchange.get("usage") or {}
+    how = "replayed from the cassette" if answer.replayed else f"in {answer.exchange.get('latency_ms')} ms"
+    print(f"contextdeck: {len(answer.value['calls'])} call(s) from {answer.exchange.get('model')} ({how}, "
+          f"{usage.get('total_tokens', '?')} tokens) written as {where}", file=sys.stderr)
+    return EXIT_OK
 
 
 def _report(execution: Execution, ran: int) -> None:
@@ -199,6 +269,32 @@ def _code_options(command: argparse.ArgumentParser) -> None:
                               "(repeatable); `{\"type\": \"tool\", \"tool\": \"Tool.name\"}` names its tools")
 
 
+def _model_options(parser: argparse.ArgumentParser, *, required: bool) -> None:
+    group = parser.add_argument_group("model", "an OpenAI-compatible endpoint (OpenAI, Ollama, llama.cpp, vLLM, ...)")
+    group.add_argument("--llm", metavar="BASE_URL", required=required, default=None,
+                       help="for example http://localhost:11434/v1" + ("" if required else "; latent calls ask it"))
+    group.add_argument("--model", metavar="NAME", default=None, help="the model name the endpoint knows")
+    group.add_argument("--api-key-env", metavar="VAR", default="OPENAI_API_KEY",
+                       help="the environment variable holding the API key (default OPENAI_API_KEY; "
+                            "a local server needs none)")
+    group.add_argument("--llm-timeout", type=_seconds, default=120.0, metavar="SECONDS",
+                       help="how long to wait for the model's answer (default 120)")
+    group.add_argument("--llm-retries", type=_non_negative, default=2, metavar="N",
+                       help="retries of a request that failed to connect or got HTTP 429/5xx (default 2)")
+    group.add_argument("--structured", choices=["auto", *STRATEGIES], default="auto",
+                       help="how to ask for the result's schema (auto: the first the server accepts)")
+    group.add_argument("--cassette", metavar="FILE", default=None,
+                       help="where exchanges are recorded (default DOC.models.jsonl)")
+    modes = group.add_mutually_exclusive_group()
+    modes.add_argument("--record", dest="mode", action="store_const", const="record",
+                       help="replay what is recorded, ask and record the rest (the default)")
+    modes.add_argument("--replay", dest="mode", action="store_const", const="replay",
+                       help="never ask: a question not recorded is an error")
+    modes.add_argument("--live", dest="mode", action="store_const", const="live",
+                       help="always ask, and record the new answers")
+    parser.set_defaults(mode="record")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="contextdeck", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -231,7 +327,15 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--now", type=_moment, default=None, help="the _date of every message written (ISO 8601)")
     run.add_argument("--timeout", type=_seconds, default=60.0, metavar="SECONDS",
                      help="how long an activity may run before it fails (default 60; an activity's own wins)")
+    _model_options(run, required=False)
     run.set_defaults(run=_run)
+
+    ask = commands.add_parser("ask", help="ask the model for the whole request; write the document with its calls")
+    ask.add_argument("doc")
+    _code_options(ask)
+    ask.add_argument("--out", metavar="FILE", default=None, help="write here (atomically) instead of stdout")
+    _model_options(ask, required=True)
+    ask.set_defaults(run=_ask)
 
     gui = commands.add_parser("gui", help="open the workbench")
     gui.add_argument("doc", nargs="?", default=None)
@@ -244,7 +348,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     _tolerant_streams()
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "llm", None) is not None and not args.model:
+        parser.error("--llm needs --model NAME")
+    if getattr(args, "model", None) and getattr(args, "llm", None) is None:
+        parser.error("--model needs --llm BASE_URL")
     run: Any = args.run
     try:
         return int(run(args))

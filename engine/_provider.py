@@ -1,0 +1,223 @@
+"""Talking to an OpenAI-compatible endpoint through the official `openai` SDK (async, streaming, cancellable).
+
+Every failure of the endpoint (down, slow, HTTP 4xx/5xx, a body that is not a completion) becomes a
+`ModelError` that names the endpoint; cancellation propagates. The API key is read from an environment
+variable when the client is made and is never stored anywhere else.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from attrs import frozen
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+DEFAULT_KEY_VARIABLE = "OPENAI_API_KEY"
+# Local servers (Ollama, llama.cpp, vLLM, LM Studio) accept any key, but the SDK insists on one.
+NO_KEY = "not-needed"
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where to ask and whom: the base URL (`http://localhost:11434/v1`), the model, and the variable of the key.
+
+    `structured` picks how the result's schema is asked for: `json_schema` (response format), `tool` (a
+    forced tool call), `prompt` (the schema in words, the reply validated), or `auto` (the first the
+    server accepts, in that order). `parameters` go into every request (temperature, seed, ...).
+    """
+
+    base_url: str
+    model: str
+    api_key_env: str = DEFAULT_KEY_VARIABLE
+    timeout: float = 120.0
+    max_retries: int = 2
+    structured: str = "auto"
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return f"{self.base_url} (model {self.model})"
+
+    def api_key(self) -> str:
+        """The key from the environment; a missing default variable means a local server that needs none."""
+        value = os.environ.get(self.api_key_env)
+        if value:
+            return value
+        if self.api_key_env != DEFAULT_KEY_VARIABLE:
+            raise ModelError(self.label, "", "key", f"the environment variable {self.api_key_env} is not set")
+        return NO_KEY
+
+
+@frozen
+class ModelError(Exception):
+    """The model could not give an answer: `kind` is unreachable, timeout, status, garbage, key or cancelled.
+
+    `subject` names the call or request it was for; `reply` is what the model said, when it said anything.
+    """
+
+    endpoint: str
+    subject: str
+    kind: str
+    reason: str
+    status: int | None = None
+    reply: str | None = None
+
+    def __str__(self) -> str:
+        about = f"{self.subject}: " if self.subject else ""
+        return f"{about}{self.endpoint}: {self.reason}"
+
+    def about(self, subject: str) -> ModelError:
+        return ModelError(self.endpoint, subject, self.kind, self.reason, self.status, self.reply)
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What the model answered: its text (or the arguments of the tool call it made), usage and latency."""
+
+    text: str
+    tool: str | None  # the name of the function it called, when it answered with a tool call
+    finish_reason: str | None
+    usage: dict[str, int]
+    latency_ms: int
+    model: str
+
+
+def client_for(endpoint: Endpoint, **options: Any) -> AsyncOpenAI:
+    from openai import AsyncOpenAI  # imported when first used: `contextdeck render` stays quick
+
+    return AsyncOpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key(), timeout=endpoint.timeout,
+                       max_retries=endpoint.max_retries, **options)
+
+
+def _failure(endpoint: Endpoint, error: Exception) -> ModelError:
+    import openai
+
+    label = endpoint.label
+    if isinstance(error, openai.APITimeoutError):
+        return ModelError(label, "", "timeout", f"no answer within {endpoint.timeout:g} s")
+    if isinstance(error, openai.APIConnectionError):
+        cause = error.__cause__ or error
+        return ModelError(label, "", "unreachable", f"cannot connect ({type(cause).__name__}: {cause})")
+    if isinstance(error, openai.APIStatusError):
+        detail = _error_text(error.body) or error.message
+        return ModelError(label, "", "status", f"the server answered HTTP {error.status_code}: {detail}",
+                          status=error.status_code)
+    return ModelError(label, "", "garbage", f"the answer is not a chat completion ({type(error).__name__}: {error})")
+
+
+def _error_text(body: Any) -> str:
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        message = inner.get("message") if isinstance(inner, dict) else inner
+        return str(message) if message else ""
+    return str(body)[:300] if body else ""
+
+
+def _usage(usage: Any) -> dict[str, int]:
+    if usage is None:
+        return {}
+    found = {key: getattr(usage, key, None) for key in ("prompt_tokens", "completion_tokens", "total_tokens")}
+    return {key: value for key, value in found.items() if isinstance(value, int)}
+
+
+Delta = Callable[[str], None]
+
+
+class Provider:
+    """One endpoint's client. `complete(body)` sends a chat completion request; `models()` lists models."""
+
+    def __init__(self, endpoint: Endpoint, **client_options: Any) -> None:
+        self.endpoint = endpoint
+        self._client_options = client_options
+        self._client: AsyncOpenAI | None = None
+
+    @property
+    def client(self) -> AsyncOpenAI:
+        if self._client is None:
+            self._client = client_for(self.endpoint, **self._client_options)
+        return self._client
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+    async def models(self) -> list[str]:
+        """The model names the server offers (`GET /models`); a server without the list raises ModelError."""
+        import openai
+
+        try:
+            page = await self.client.models.list()
+            return sorted(model.id for model in page.data)
+        except openai.OpenAIError as error:
+            raise _failure(self.endpoint, error) from None
+        except ValueError as error:  # a body that is not JSON
+            raise _failure(self.endpoint, error) from None
+
+    async def complete(self, body: dict[str, Any], on_delta: Delta | None = None) -> Completion:
+        """Send `body` (messages, response format or tools; the model is added) and gather the answer.
+
+        With `on_delta` the answer is streamed and each piece of text is handed to it as it arrives.
+        """
+        import openai
+
+        request = {"model": self.endpoint.model, **self.endpoint.parameters, **body}
+        started = time.monotonic()
+        try:
+            if on_delta is None:
+                response = await self.client.chat.completions.create(**request)
+                gathered = _gather(response)
+            else:
+                gathered = await self._stream(request, on_delta)
+        except openai.OpenAIError as error:
+            raise _failure(self.endpoint, error) from None
+        except (ValueError, TypeError, AttributeError, KeyError) as error:
+            raise _failure(self.endpoint, error) from None
+        text, tool, finish, usage, model = gathered
+        latency = round((time.monotonic() - started) * 1000)
+        return Completion(text, tool, finish, usage, latency, model or self.endpoint.model)
+
+    async def _stream(self, request: dict[str, Any], on_delta: Delta) -> tuple[Any, ...]:
+        stream = await self.client.chat.completions.create(
+            **request, stream=True, stream_options={"include_usage": True})
+        parts: list[str] = []
+        tool: str | None = None
+        finish: str | None = None
+        usage: dict[str, int] = {}
+        model = ""
+        async with stream:  # closes the connection when cancelled midway
+            async for chunk in stream:
+                model = getattr(chunk, "model", "") or model
+                usage = _usage(getattr(chunk, "usage", None)) or usage
+                for choice in chunk.choices or ():
+                    finish = choice.finish_reason or finish
+                    delta = choice.delta
+                    piece = delta.content or ""
+                    for call in delta.tool_calls or ():
+                        if call.function is not None:
+                            tool = call.function.name or tool
+                            piece += call.function.arguments or ""
+                    if piece:
+                        parts.append(piece)
+                        on_delta(piece)
+        return "".join(parts), tool, finish, usage, model
+
+
+def _gather(response: Any) -> tuple[Any, ...]:
+    if isinstance(response, str) or not getattr(response, "choices", None):
+        raise ValueError(f"no choices in the answer: {str(response)[:200]!r}")
+    choice = response.choices[0]
+    message = choice.message
+    text, tool = message.content or "", None
+    for call in message.tool_calls or ():
+        function = getattr(call, "function", None)
+        if function is not None:
+            tool, text = function.name, function.arguments or ""
+            break
+    return text, tool, choice.finish_reason, _usage(response.usage), response.model
