@@ -114,7 +114,7 @@ def parse(text: str | bytes) -> Any:
         if "recursion" in message or "depth" in message:
             raise _too_deep(decoded) from None
         if "utf-8" in message:
-            raise JSONSyntaxError("not valid UTF-8", line, column) from None
+            raise _not_utf8(raw) from None
         # orjson refuses some valid JSON (huge integers, lone surrogates): the standard library decides.
         value = _fallback(decoded, line, column)
     else:
@@ -122,6 +122,19 @@ def parse(text: str | bytes) -> Any:
             value = _fallback(raw.decode("utf-8"), 1, 1)
     _check_depth(value, raw)
     return value
+
+
+def _not_utf8(raw: bytes) -> JSONSyntaxError:
+    """Where the first byte that is not UTF-8 is (orjson reports position 0 whatever it is): its line, and
+    its column counted in characters like every other column, then which byte it is."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        start = raw.rfind(b"\n", 0, error.start) + 1
+        line = raw.count(b"\n", 0, error.start) + 1
+        column = len(raw[start : error.start].decode("utf-8")) + 1
+        return JSONSyntaxError(f"not valid UTF-8 (byte 0x{raw[error.start]:02x})", line, column)
+    return JSONSyntaxError("not valid UTF-8", 1, 1)  # orjson's own reading of it (a lone surrogate)
 
 
 def _fallback(decoded: str, line: int, column: int) -> Any:

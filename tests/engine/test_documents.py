@@ -138,11 +138,23 @@ def test_malformed_json_names_line_and_column(raw, line, column) -> None:
     assert str(error).startswith(f"doc.json:{line}:{column}: ")
 
 
-def test_invalid_utf8_is_refused_with_a_position() -> None:
-    """Bytes that are not UTF-8 give a clear error, not a UnicodeDecodeError."""
-    error = error_of(b'[{"type": "text", "text": "\xff"}]')
-    assert "UTF-8" in error.reason
-    assert error.line == 1
+@pytest.mark.parametrize(("raw", "line", "column", "byte"), [
+    (b'[{"type": "text", "text": "\xff"}]', 1, 28, "0xff"),
+    (b'[{"type": "text", "text": "ok"},\n {"type": "text", "text": "caf\xe9"}]', 2, 31, "0xe9"),
+    ('[{"type": "text", "text": "\u00e9t\u00e9"},\n\n  "\u00fc'.encode() + b"\xc3", 3, 5, "0xc3"),  # cut-off
+])
+def test_invalid_utf8_is_refused_at_its_line_and_column(raw: bytes, line: int, column: int, byte: str) -> None:
+    """Bytes that are not UTF-8 are reported where they are (columns count the characters before them),
+    with the byte, not at 1:1 and not as a UnicodeDecodeError."""
+    error = error_of(raw)
+    assert (error.line, error.column) == (line, column)
+    assert error.reason == f"not valid UTF-8 (byte {byte})"
+
+
+def test_invalid_utf8_in_json_lines_is_refused_at_its_line() -> None:
+    """In JSON Lines the line is the file's line."""
+    error = error_of(b'{"type": "text", "text": "ok"}\n{"type": "text", "text": "caf\xe9"}\n', jsonl=True)
+    assert (error.line, error.column) == (2, 30)
 
 
 @pytest.mark.parametrize(
