@@ -37,6 +37,7 @@ class BackgroundRunner(QObject):
     """`request(job)` (debounced by `delay_ms`); `finished(result)` with the latest job's result."""
 
     finished = Signal(object)
+    started = Signal()  # a job began on the worker thread (the latest one finishes with `finished`)
 
     def __init__(self, delay_ms: int, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -61,6 +62,7 @@ class BackgroundRunner(QObject):
         task.signals.done.connect(self._done)
         self._tasks.append(task)
         self._pool.start(task)
+        self.started.emit()
 
     def _done(self, generation: int, result: object) -> None:
         self._tasks = [t for t in self._tasks if t.signals is not self.sender()]

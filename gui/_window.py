@@ -27,7 +27,7 @@ from contextdeck.engine import Activities, Context, Edit, Insert, Move, Remove, 
 from ._actions import build_actions
 from ._banner import Banner
 from ._commands import EditCommand, TypingCommand, describe
-from ._diagnostics import DiagnosticsRunner
+from ._diagnostics import CheckProgress, DiagnosticsRunner
 from ._document_settings import DocumentSettings
 from ._files_ui import FilesUI
 from ._inspector import install_inspector
@@ -40,6 +40,7 @@ from ._theme import apply_theme, icon
 from ._timeline import TimelinePanel
 from ._timeline_model import TimelineModel
 from ._tool_registry import ToolRegistryUI
+from ._tooltips import install_elided_tooltips
 from ._watches import WatchPanel
 
 REFRESH_MS = 40  # debounce of the state, LLM and watch views: typing stays cheap
@@ -97,6 +98,10 @@ class MainWindow(QMainWindow):
         self.diagnostics_label = QLabel()
         self.statusBar().addPermanentWidget(self.diagnostics_label)
         self.diagnostics.finished.connect(self._show_diagnostics)
+        self.check_progress = CheckProgress()
+        self.statusBar().addPermanentWidget(self.check_progress)
+        self.diagnostics.checking.connect(self.check_progress.begin)
+        self.diagnostics.checked.connect(self.check_progress.end)
         self.diagnostics.stale.connect(self._diagnostics_stale)
         self.files = FilesUI(self)
         self.actions_by_name: dict[str, QAction] = build_actions(self)
@@ -120,6 +125,7 @@ class MainWindow(QMainWindow):
         self.tool_registry = ToolRegistryUI(self)
         self._install_tool_registry()
         self.pane_actions = install_keyboard(self)  # after every panel: Tab leaves all their tables
+        install_elided_tooltips(self)  # and every cut-off cell of theirs has its whole text on hover
         self._restore_layout()
 
     def _install_tool_registry(self) -> None:

@@ -4,12 +4,14 @@ and the timeline keeps still under the pointer."""
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QLineEdit, QWidget
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtGui import QHelpEvent
+from PySide6.QtWidgets import QApplication, QHeaderView, QLineEdit, QToolTip, QWidget
 
 from contextdeck.engine import Move
 from contextdeck.gui._window import MainWindow
@@ -168,3 +170,51 @@ def test_the_timeline_keeps_still_when_a_plan_shows_its_calls(qtbot: Any, refund
     assert refund.timeline.calls.isVisibleTo(refund)
     refund.select_message(0)
     assert refund.timeline.calls_note.isVisibleTo(refund)
+
+
+def hover_tooltip(qtbot: Any, view: Any, index: Any) -> str:
+    """Hover a cell (a tooltip event where it is) and return the tooltip shown, or ""."""
+    rect = view.visualRect(index)
+    point = rect.center()
+    event = QHelpEvent(QEvent.Type.ToolTip, point, view.viewport().mapToGlobal(point))
+    QApplication.sendEvent(view.viewport(), event)
+    return QToolTip.text() if QToolTip.isVisible() else ""
+
+
+def test_a_cut_off_watch_error_has_its_whole_text_in_a_tooltip(qtbot: Any, window: MainWindow) -> None:
+    """A malformed watch's message, cut off by a narrow column, shows whole on hover; a short value does not."""
+    table = window.watches.table
+    window.watches.model.add("†state.user ||| oops and then a great deal more text that will not fit")
+    window.watches.model.add("†state.user")
+    table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
+    table.horizontalHeader().resizeSection(1, 120)
+    error = table.model().index(0, 1)
+    assert str(error.data()).startswith("malformed: ")
+    assert hover_tooltip(qtbot, table, error) == error.data()
+    qtbot.waitUntil(lambda: table.model().index(1, 1).data() == '"Sam"')
+    assert table.model().index(1, 2).data() == "#2"
+    assert hover_tooltip(qtbot, table, table.model().index(1, 2)) != "#2"  # it fits: no tooltip of it
+
+
+def test_a_long_check_shows_its_progress(qtbot: Any, window: MainWindow, monkeypatch: pytest.MonkeyPatch) -> None:
+    """F7 on a check that takes a while: the status bar shows what is checked and for how long, then the count."""
+    from contextdeck.gui import _diagnostics
+
+    release = threading.Event()
+    real = _diagnostics.validate
+
+    def slow(*args: Any, **kwargs: Any) -> Any:
+        release.wait(10)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_diagnostics, "validate", slow)
+    progress = window.check_progress
+    window.diagnostics.flush()
+    window.setFocus()
+    qtbot.keyClick(window, Qt.Key.Key_F7)
+    qtbot.waitUntil(progress.isVisible)
+    assert progress.label.text().startswith("Checking 4 messages… ")
+    assert progress.bar.maximum() == 0  # busy: validate reports no fraction
+    release.set()
+    qtbot.waitUntil(lambda: not progress.isVisible())
+    assert window.diagnostics_label.text() == "No problems"

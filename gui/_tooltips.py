@@ -1,0 +1,45 @@
+"""Tooltips for cut-off cells: any table or tree cell whose text does not fit (or spans several lines) shows
+the whole text on hover, unless its model gives a tooltip of its own. One filter for every view."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QHelpEvent
+from PySide6.QtWidgets import QAbstractItemView, QToolTip, QWidget
+
+PADDING = 12  # the cell's margins and the text's own side bearings, in pixels
+LONGEST = 4000  # characters a tooltip shows at most
+
+
+class ElidedTooltips(QObject):
+    """Install with `install_elided_tooltips(widget)`: covers every item view inside `widget`."""
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() != QEvent.Type.ToolTip or not isinstance(event, QHelpEvent):
+            return False
+        view = watched.parent()
+        if not isinstance(view, QAbstractItemView):
+            return False
+        index = view.indexAt(event.pos())
+        if not index.isValid() or index.data(Qt.ItemDataRole.ToolTipRole):
+            return False  # nothing there, or the model's own tooltip
+        text = index.data(Qt.ItemDataRole.DisplayRole)
+        if not isinstance(text, str) or not text:
+            return False
+        rect = view.visualRect(index)
+        icon = view.iconSize().width() + 4 if index.data(Qt.ItemDataRole.DecorationRole) is not None else 0
+        fits = "\n" not in text and view.fontMetrics().horizontalAdvance(text) + icon + PADDING <= rect.width()
+        if fits:
+            QToolTip.hideText()
+        else:
+            shown = text if len(text) <= LONGEST else text[:LONGEST] + "…"
+            QToolTip.showText(event.globalPos(), shown, view.viewport(), rect)
+        return True
+
+
+def install_elided_tooltips(widget: QWidget) -> ElidedTooltips:
+    """Give every item view inside `widget` tooltips for its cut-off cells."""
+    tips = ElidedTooltips(widget)
+    for view in widget.findChildren(QAbstractItemView):
+        view.viewport().installEventFilter(tips)
+    return tips
