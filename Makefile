@@ -52,6 +52,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python benchmarks/gui_bench.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python benchmarks/session_files.py
+	QT_QPA_PLATFORM=offscreen $(BIN)/python benchmarks/continue_bench.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

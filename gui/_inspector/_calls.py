@@ -101,6 +101,9 @@ class CallsModel(QAbstractTableModel):
         self.kept_breakpoints: Callable[[], Any] = dict
         self.keep_breakpoints: Callable[[Any], None] = lambda value: None
         self._restore_kept = False  # a new document: its kept breakpoints are placed on its calls
+        self._changed_rows: set[int] = set()
+        self._rows_timer = QTimer(self, singleShot=True, interval=0)
+        self._rows_timer.timeout.connect(self._rows_changed)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         # Coalesce the edits of one action (a run appends several messages) into one re-analysis.
@@ -198,10 +201,22 @@ class CallsModel(QAbstractTableModel):
         self.refreshed.emit()
 
     def state_changed(self, state: CallState) -> None:
-        """The live execution moved a call on (the debugger forwards `Execution.status_changed`)."""
+        """The live execution moved a call on (the debugger forwards `Execution.status_changed`).
+
+        A tick moves many calls at once: the rows are told once per turn of the event loop, in one
+        `dataChanged` (each one makes the view measure its columns again).
+        """
         self._analyses.pop(state.index, None)
         if 0 <= state.index < self.rowCount():
-            self.dataChanged.emit(self.index(state.index, 0), self.index(state.index, len(HEADERS) - 1))
+            self._changed_rows.add(state.index)
+            self._rows_timer.start()
+
+    def _rows_changed(self) -> None:
+        rows, self._changed_rows = self._changed_rows, set()
+        count = self.rowCount()
+        rows = {row for row in rows if row < count}
+        if rows:
+            self.dataChanged.emit(self.index(min(rows), 0), self.index(max(rows), len(HEADERS) - 1))
 
     # -- breakpoints ------------------------------------------------------------------------------
 
@@ -389,9 +404,11 @@ class CallsView(QTableView):
         header = self.horizontalHeader()
         header.setSectionResizeMode(GUTTER, QHeaderView.ResizeMode.Fixed)
         header.resizeSection(GUTTER, 26)
-        header.setSectionResizeMode(NUMBER, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(TOOL, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(STATUS, QHeaderView.ResizeMode.ResizeToContents)
+        # Measured when the calls change, not at every status change: a run changes statuses many times a
+        # second, and measuring a column reads all its rows.
+        for column in (NUMBER, TOOL, STATUS):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
+        model.modelReset.connect(self._fit_columns)
         header.setStretchLastSection(True)
         self.clicked.connect(self._clicked)
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
@@ -400,6 +417,11 @@ class CallsView(QTableView):
         self.selectionModel().currentRowChanged.connect(self._current_changed)
         model.modelReset.connect(self._restore_selection)
         self._selected: int | None = None
+
+    def _fit_columns(self) -> None:
+        for column in (NUMBER, TOOL):
+            self.resizeColumnToContents(column)
+        self.setColumnWidth(STATUS, max(self.sizeHintForColumn(STATUS), 150) + 24)
 
     def calls_model(self) -> CallsModel:
         model = self.model()

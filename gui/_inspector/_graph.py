@@ -113,6 +113,9 @@ class PlanGraphView(QGraphicsView):
         self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
         self.graph: PlanGraph | None = None
         self.nodes: dict[int, CallNode] = {}
+        self._legend_items: list[QGraphicsItem] = []
+        self.redraws = 0  # whole layouts drawn, and nodes repainted for a new status (tests, benchmarks)
+        self.repainted = 0
         self.edge_items: list[tuple[Edge, QGraphicsPathItem]] = []
         self._zoomed = False  # the user chose a zoom: keep it (until Ctrl+0) instead of fitting on resize
         zooms: list[tuple[str, str, list[QKeySequence], Callable[[], None]]] = [
@@ -133,7 +136,16 @@ class PlanGraphView(QGraphicsView):
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
 
     def show_plan(self, calls: Sequence[CallPlan], statuses: Sequence[Status]) -> None:
-        """Lay out `calls` left to right by data flow, each with its status (the engine's)."""
+        """Lay out `calls` left to right by data flow, each with its status (the engine's).
+
+        The same calls with new statuses repaint only the nodes whose status changed (and the legend when
+        the set of statuses did): a run moves statuses on at every step, the layout stays.
+        """
+        drawn = [node.call.call for node in sorted(self.nodes.values(), key=lambda n: n.call.index)]
+        if self.graph is not None and len(drawn) == len(calls) and drawn == [c.call for c in calls]:
+            self._update_statuses(calls, statuses)
+            return
+        self.redraws += 1
         scene = self.scene()
         scene.clear()
         self.nodes.clear()
@@ -158,6 +170,22 @@ class PlanGraphView(QGraphicsView):
         scene.setSceneRect(scene.itemsBoundingRect().adjusted(-30, -30, 30, 30))
         self.fit()
 
+    def _update_statuses(self, calls: Sequence[CallPlan], statuses: Sequence[Status]) -> None:
+        legend_before = {node.status for node in self.nodes.values()}
+        for call in calls:
+            node = self.nodes[call.index]
+            node.call = call
+            if node.status != statuses[call.index]:
+                node.status = statuses[call.index]
+                node.setToolTip(f"{call.label}: {node.status}" + (" · part of a cycle" if node.in_cycle else ""))
+                node.update()
+                self.repainted += 1
+        if {node.status for node in self.nodes.values()} != legend_before:
+            for item in self._legend_items:
+                self.scene().removeItem(item)
+            assert self.graph is not None
+            self._legend([statuses[n] for n in self.graph.nodes], bool(self.graph.cycles))
+
     def _legend(self, statuses: list[Status], cycle: bool) -> None:
         """A key under the graph: the colours of the statuses shown, and the cycle's red."""
         entries = [(str(s), QColor(STATUS_COLOURS[s])) for s in dict.fromkeys(statuses)]
@@ -165,9 +193,11 @@ class PlanGraphView(QGraphicsView):
             entries.append(("cycle (refused: nothing runs until it is broken)", QColor(CYCLE_COLOUR)))
         y = self.scene().itemsBoundingRect().bottom() + 24
         x = 0.0
+        self._legend_items = []
         for text, colour in entries:
-            self.scene().addEllipse(x, y + 3, 10, 10, QPen(colour), QBrush(colour))
+            dot = self.scene().addEllipse(x, y + 3, 10, 10, QPen(colour), QBrush(colour))
             label = self.scene().addSimpleText(text)
+            self._legend_items += [dot, label]
             label.setData(TEXT_ROLE, "text")
             label.setBrush(_colour(QPalette.ColorRole.Text))
             label.setPos(x + 16, y)

@@ -47,6 +47,7 @@ class _Wiring(QObject):
         self._timer = QTimer(self, singleShot=True, interval=0)
         self._timer.timeout.connect(self.refresh_views)
         self._message: int | None = None
+        self._graph_dirty = True
 
     def document_replaced(self) -> None:
         parts = self.parts
@@ -61,13 +62,25 @@ class _Wiring(QObject):
 
     def refresh_views(self) -> None:
         parts = self.parts
-        parts.graph.show_plan(parts.model.plans(), parts.model.statuses())
+        self._graph_dirty = True
+        self.graph_visible(parts.graph.isVisible())
         current = parts.panel.view.currentIndex()
         row = current.row() if current.isValid() else None
         self.show_call(row)
         selected = getattr(self.window, "selected_message", lambda: None)()
         if isinstance(selected, int):
             self.show_message(selected)
+
+    @property
+    def graph_pending(self) -> bool:
+        """The plan graph has changes it will draw when it is shown."""
+        return self._graph_dirty
+
+    def graph_visible(self, visible: bool) -> None:
+        """The plan graph is drawn only while it can be seen; it catches up when it is shown."""
+        if visible and self._graph_dirty:
+            self._graph_dirty = False
+            self.parts.graph.show_plan(self.parts.model.plans(), self.parts.model.statuses())
 
     def audit_visible(self, visible: bool) -> None:
         if visible and self._message is not None:
@@ -138,6 +151,7 @@ def install_inspector(window: Any) -> Inspector:
     parts.inspector.sourceActivated.connect(window.select_message)
     window.messageSelected.connect(wiring.show_message)
     docks["Output audit"].visibilityChanged.connect(wiring.audit_visible)
+    docks["Plan graph"].visibilityChanged.connect(wiring.graph_visible)
     model.refreshed.connect(wiring.schedule)
     model.dataChanged.connect(wiring.schedule)
     window.session.documentReplaced.connect(wiring.document_replaced)

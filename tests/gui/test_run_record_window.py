@@ -158,3 +158,29 @@ def test_an_edited_input_makes_its_readers_stale_and_rerun_stale_runs_exactly_th
     assert {call: after[call] for call in (0, 1, 3, 4)} == {call: written[call] for call in (0, 1, 3, 4)}
     qtbot.waitUntil(lambda: inspector.model.stale_rows() == [])
     assert window.context().resolve("†state.eligibility").sources[-1] == after[2][1]
+
+
+def test_the_plan_graph_is_not_drawn_while_hidden_and_then_repaints_only_changed_nodes(
+        qtbot: Any, window: MainWindow) -> None:
+    """Continue with the graph hidden draws nothing; showing it again catches up on the statuses without a new
+    layout (the calls are the same); a Step repaints only the nodes whose status changed."""
+    inspector = parts(window)
+    graph = inspector.graph
+    inspector.docks["Plan graph"].hide()
+    qtbot.waitUntil(lambda: not graph.isVisible())
+    drawn = graph.redraws
+    repainted = graph.repainted
+    trigger(qtbot, window, "Continue")
+    qtbot.waitUntil(lambda: inspector.wiring.graph_pending)  # type: ignore[attr-defined]  # the views were refreshed: the graph waits
+    assert (graph.redraws, graph.repainted, graph.nodes[0].status) == (drawn, repainted, Status.READY)
+    inspector.docks["Plan graph"].show()
+    inspector.docks["Plan graph"].raise_()
+    qtbot.waitUntil(lambda: graph.nodes[0].status is Status.DONE)
+    assert graph.redraws == drawn
+    trigger(qtbot, window, "Restart")
+    qtbot.waitUntil(lambda: graph.nodes[0].status is Status.READY)
+    repainted = graph.repainted
+    trigger(qtbot, window, "Step")
+    qtbot.waitUntil(lambda: graph.nodes[0].status is Status.DONE)
+    assert graph.redraws == drawn
+    assert 1 <= graph.repainted - repainted <= 3  # lookupOrder done, checkEligibility no longer blocked
