@@ -7,14 +7,16 @@ reference) show above the tabs. Rendered only while the view is seen, in the bac
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QRegularExpression, QTimer
+from PySide6.QtCore import QRegularExpression, QTimer, Signal
 from PySide6.QtGui import (
     QColor,
     QFont,
     QFontDatabase,
+    QMouseEvent,
     QShowEvent,
     QSyntaxHighlighter,
     QTextCharFormat,
@@ -56,6 +58,8 @@ class _RoleHighlighter(QSyntaxHighlighter):
 class _TextPane(QPlainTextEdit):
     """Read-only monospace text filled piece by piece: one setPlainText of megabytes would hold the GUI."""
 
+    doubleClicked = Signal(int)  # the character position double-clicked
+
     def __init__(self, placeholder: str) -> None:
         super().__init__()
         self.setReadOnly(True)
@@ -78,6 +82,10 @@ class _TextPane(QPlainTextEdit):
         if self._filled < len(text):
             self._fill_timer.start()
 
+    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
+        super().mouseDoubleClickEvent(event)
+        self.doubleClicked.emit(self.cursorForPosition(event.position().toPoint()).position())
+
     def _fill(self) -> None:
         piece = self.full_text[self._filled : self._filled + CHUNK]
         cursor = QTextCursor(self.document())
@@ -92,8 +100,11 @@ class LLMView(QWidget):
     """The request as the model receives it; composing waits until the view is visible.
 
     `activities` and `tools` are asked for at each render (the loaded activities decide which tools are
-    explicit; the tool registry answers `"tool": "Tool.name"`).
+    explicit; the tool registry answers `"tool": "Tool.name"`). Double-clicking a message emits
+    `sourceActivated` with the first context message it was made from.
     """
+
+    sourceActivated = Signal(int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -104,6 +115,10 @@ class LLMView(QWidget):
         self.problems.hide()
         self.messages = _TextPane("Nothing reaches the model yet.")
         self._highlighter = _RoleHighlighter(self.messages.document())
+        self.messages.setToolTip("Double-click a message to select the context message it comes from")
+        self.messages.doubleClicked.connect(self._double_clicked)
+        self._starts: list[int] = []  # where each message's text starts, and the messages it came from
+        self._sources: list[tuple[int, ...]] = []
         self.schema = _TextPane("No schema yet.")
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
@@ -160,10 +175,25 @@ class LLMView(QWidget):
             return
         self.request = request
         self.messages.show_text(request.messages_text())
+        self._starts, self._sources, start = [], [], 0
+        for message in request.messages:  # the layout of `messages_text`: role line, text, blank line
+            self._starts.append(start)
+            self._sources.append(message.sources)
+            start += len(f"--- {message.role} ---\n{message.text}\n\n")
         self.schema.show_text(_schema_text(request))
         problems = [str(problem) for problem in request.problems]
         self.problems.setText("⚠ " + "\n⚠ ".join(problems) if problems else "")
         self.problems.setVisible(bool(problems))
+
+    def source_at(self, position: int) -> int | None:
+        """The first context message the message at character `position` of the Messages text comes from."""
+        found = bisect_right(self._starts, position) - 1
+        return self._sources[found][0] if found >= 0 and self._sources[found] else None
+
+    def _double_clicked(self, position: int) -> None:
+        source = self.source_at(position)
+        if source is not None:
+            self.sourceActivated.emit(source)
 
     def text(self) -> str:
         """The whole Messages text (the widget may still be filling in)."""

@@ -112,6 +112,7 @@ class MainWindow(QMainWindow):
         self.timeline.callActivated.connect(self._show_item)
         self.state_view.jumpRequested.connect(self.go_to)
         self.watches.jumpRequested.connect(self.go_to)
+        self.llm_view.sourceActivated.connect(self.go_to)
         self.editor.message_edited.connect(self._editor_edited)
         self.session.documentReplaced.connect(self._document_replaced)
         # Bound methods, never lambdas: Qt drops these connections when the window is destroyed.

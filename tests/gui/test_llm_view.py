@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QSettings, Qt
 
 from contextdeck.engine import compose_request, load_document
 from contextdeck.gui._app import create_window
@@ -115,3 +115,17 @@ def test_the_bundled_translate_example_shows_roles_and_explicit_tools(qtbot: Any
     assert {tool.name: tool.latent for tool in request.tools} == {
         "detectLanguage": True, "isEnglish": True, "translateText": False}
     assert dict(request.config) == {"model": "gpt-4o-mini", "temperature": 0}
+
+
+def test_double_clicking_a_message_selects_where_it_comes_from(qtbot: Any, window: MainWindow) -> None:
+    """A double-click on the second error block selects its error message (4) in the timeline."""
+    pane = window.llm_view.messages
+    qtbot.waitUntil(lambda: pane.toPlainText().count("## Data: ¶error") == 2)
+    text = pane.toPlainText()
+    second = text.index("## Data: ¶error", text.index("## Data: ¶error") + 1)
+    assert window.llm_view.source_at(second) == 4
+    cursor = pane.textCursor()
+    cursor.setPosition(second + 3)
+    rect = pane.cursorRect(cursor)
+    qtbot.mouseDClick(pane.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    qtbot.waitUntil(lambda: window.selected_message() == 4)
