@@ -94,7 +94,7 @@ class _Wiring(QObject):
         self.parts.inspector.show_call(model.context, model.getItem(row), model.recorded(row))
 
     def show_message(self, index: int) -> None:
-        # Resolving before and after folds the whole kind: only while the audit can be seen.
+        # The audit blames the output's path (a fold with a trail): only while the audit can be seen.
         self._message = index
         if self.parts.audit.isVisible():
             self.parts.audit.show_message(self.window.context(), index, self.window.session.document.solution)
