@@ -17,6 +17,7 @@ from ._ask import (
     waiting_calls,
 )
 from ._blame import Blame, BlameEntry
+from ._call_checks import CallProblem, call_problems, reference_problem, written_paths
 from ._calls import CallPlan, Mode, Problem, plan_call
 from ._cassette import MODES, Cassette, cassette_path
 from ._checks import validate
@@ -91,6 +92,7 @@ __all__ = [
     "BlameEntry",
     "CallAnalysis",
     "CallPlan",
+    "CallProblem",
     "CallRecord",
     "CallState",
     "Cassette",
@@ -148,6 +150,7 @@ __all__ = [
     "answer_call",
     "apply_solution",
     "ask_request",
+    "call_problems",
     "call_prompt",
     "cassette_path",
     "checked_messages",
@@ -181,6 +184,7 @@ __all__ = [
     "pending_calls",
     "plan_call",
     "read_record",
+    "reference_problem",
     "render",
     "render_text",
     "request_prompt",
@@ -196,4 +200,5 @@ __all__ = [
     "waiting_calls",
     "write_at",
     "write_atomically",
+    "written_paths",
 ]

@@ -10,6 +10,7 @@ from typing import Any
 
 from . import _json
 from ._activities import Activities
+from ._call_checks import plan_problems
 from ._context import Context
 from ._execution import Execution
 from ._registry import Registry
@@ -31,7 +32,8 @@ def validate(
     tools: Registry | None = None,
 ) -> list[Diagnostic]:
     """All problems: data against schemas, malformed references, write conflicts, unknown tool references,
-    advisors and their advice, and what `run` would refuse before starting a call (parameters against the
+    calls in any plan to tools nothing defines or reading what nothing writes (`plan_problems`), advisors
+    and their advice, and what `run` would refuse before starting a call (parameters against the
     tool's schema, prescribed output paths, cycles, groups, ...), each with its message index and call.
 
     Without `activities` nothing is known about which will be loaded: every activity a tool names is taken
@@ -41,6 +43,7 @@ def validate(
     return [
         *data_problems(context, solution),
         *unknown_references(context, tools),
+        *plan_problems(context),
         *seen.advisor_problems,
         *_advice_problems(solution, seen.advisors),
         *_run_problems(context, solution, activities, tools),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSize, Qt
@@ -61,6 +62,10 @@ def build_actions(window: MainWindow) -> dict[str, QAction]:
         "insert")
     add("insert_data", "Edit", "&Insert Data Message", lambda: window.insert_message("Data"), "Ctrl+Shift+N",
         "insert")
+    # Every message type, each from a starting value (Alt+Shift and the type's letter).
+    for kind, key in (("Input", "I"), ("State", "S"), ("Tool", "O"), ("Plan", "P"), ("Error", "E")):
+        add(f"insert_{kind.lower()}", "Edit", f"Insert {kind} Message", partial(window.insert_message, kind),
+            f"Alt+Shift+{key}", "insert")
     add("duplicate", "Edit", "D&uplicate Message", window.duplicate_selected, "Ctrl+D", "duplicate")
     add("delete", "Edit", "&Delete Message", window.delete_selected, Key.Delete, "delete")
     add("move_up", "Edit", "Move &Up", lambda: window.move_selected(-1), "Alt+Up", "up")

@@ -33,7 +33,7 @@ from ._files_ui import FilesUI
 from ._inspector import install_inspector
 from ._keyboard import install_keyboard
 from ._llm import LLMView
-from ._message_editor import NEW_MESSAGES, MessageEditor
+from ._message_editor import NEW_MESSAGES, MessageEditor, catalog_of
 from ._session import DocumentSession
 from ._state import StateView
 from ._theme import apply_theme, icon
@@ -106,7 +106,8 @@ class MainWindow(QMainWindow):
         self.files = FilesUI(self)
         self.actions_by_name: dict[str, QAction] = build_actions(self)
         self.timeline.add_actions([self.actions_by_name[name] for name in (
-            "insert_text", "insert_data", "duplicate", "delete", "move_up", "move_down")])
+            "insert_text", "insert_input", "insert_state", "insert_data", "insert_tool", "insert_plan", "insert_error",
+            "duplicate", "delete", "move_up", "move_down")])
 
         self.timeline.currentChanged.connect(self._current_changed)
         self.timeline.callActivated.connect(self._show_item)
@@ -114,6 +115,7 @@ class MainWindow(QMainWindow):
         self.watches.jumpRequested.connect(self.go_to)
         self.llm_view.sourceActivated.connect(self.go_to)
         self.editor.message_edited.connect(self._editor_edited)
+        self.editor.set_catalog_source(lambda: catalog_of(self.context()))
         self.session.documentReplaced.connect(self._document_replaced)
         # Bound methods, never lambdas: Qt drops these connections when the window is destroyed.
         self.session.dirtyChanged.connect(self._update_title)

@@ -1,7 +1,19 @@
 """The message editor: a header, a form for the message's body, and the whole message as JSON."""
 
+from ._catalog import Catalog, catalog_of
 from ._editor import MessageEditor
 from ._model import NEW_MESSAGES, Body, MessageModel, read_message, retyped, template, with_body, with_key
 
-__all__ = ["NEW_MESSAGES", "Body", "MessageEditor", "MessageModel", "read_message", "retyped", "template",
-           "with_body", "with_key"]
+__all__ = [
+    "NEW_MESSAGES",
+    "Body",
+    "Catalog",
+    "MessageEditor",
+    "MessageModel",
+    "catalog_of",
+    "read_message",
+    "retyped",
+    "template",
+    "with_body",
+    "with_key",
+]

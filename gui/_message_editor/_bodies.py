@@ -1,7 +1,8 @@
 """The editors below the header, one per `Body`: multi-line text, the payload form, and a note for raw shapes.
 
 Each has `load(model)` (emits nothing; a value equal to the shown one leaves the widgets and the focus alone),
-`set_read_only(flag)` and the signal `edited(value)` carrying the body's whole new value.
+`value()` (what it shows), `set_read_only(flag)` and the signal `edited(value)` carrying the body's whole new
+value.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QVBoxLayout, QWidget
 
 from .._editor import DataEditor
+from ._calls import CallsBody
 from ._model import Body, MessageModel
+from ._tools import ToolsBody
 
 
 class TextBody(QWidget):
@@ -35,6 +38,9 @@ class TextBody(QWidget):
             with QSignalBlocker(self.text):
                 self.text.setPlainText(model.value)
 
+    def value(self) -> str:
+        return self.text.toPlainText()
+
     def set_read_only(self, flag: bool) -> None:
         self.text.setReadOnly(flag)
 
@@ -55,6 +61,9 @@ class FormBody(QWidget):
     def load(self, model: MessageModel) -> None:
         self.data.set_value(model.value, model.schema)
 
+    def value(self) -> Any:
+        return self.data.value()
+
     def set_read_only(self, flag: bool) -> None:
         self.data.set_read_only(flag)
 
@@ -72,6 +81,9 @@ class RawBody(QLabel):
     def load(self, model: MessageModel) -> None:
         pass
 
+    def value(self) -> None:
+        return None
+
     def set_read_only(self, flag: bool) -> None:
         pass
 
@@ -79,7 +91,7 @@ class RawBody(QLabel):
 BODIES: dict[Body, type[Any]] = {
     Body.TEXT: TextBody,
     Body.PAYLOAD: FormBody,
-    Body.TOOLS: FormBody,
-    Body.CALLS: FormBody,
+    Body.TOOLS: ToolsBody,
+    Body.CALLS: CallsBody,
     Body.RAW: RawBody,
 }

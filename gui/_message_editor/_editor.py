@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from html import escape
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QLabel, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QScrollArea, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
 
 from contextdeck.engine import Form
 
 from .._editor import DataEditor
 from .._editor._json_editor import JsonEditor
 from ._bodies import BODIES
+from ._catalog import Catalog
 from ._header import HeaderEditor
 from ._model import Body, MessageModel, problem_of, read_message, retyped, with_body, with_key
+from ._schema import SchemaNode
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -43,9 +46,14 @@ class MessageEditor(QWidget):
         self.bodies = QStackedWidget()
         self._pages: dict[Body, Any] = {}
         self.json = JsonEditor(check=problem_of)
+        self.schema = SchemaNode()  # a data message's `schema`
+        self.schema_page = QScrollArea()
+        self.schema_page.setWidgetResizable(True)
+        self.schema_page.setWidget(self.schema)
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.bodies, "Form")
+        self.tabs.addTab(self.schema_page, "Schema")
         self.tabs.addTab(self.json, "JSON")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -57,10 +65,13 @@ class MessageEditor(QWidget):
         self._message: dict[str, Any] | None = None
         self._model: MessageModel | None = None
         self._item: Any = None
+        self._catalog_of: Callable[[], Catalog] = Catalog
         self.header.retyped.connect(lambda type_name: self._commit(retyped(self._current(), type_name), None))
         self.header.edited.connect(lambda key, value: self._commit(with_key(self._current(), key, value),
                                                                    self.header))
         self.json.edited.connect(lambda value: self._commit(value, self.json))
+        self.schema.edited.connect(lambda schema: self._commit(with_key(self._current(), "schema", schema or None),
+                                                               self.schema_page))
         self.set_message(None, None)
 
     # -- what is shown -----------------------------------------------------------------------------------
@@ -88,6 +99,7 @@ class MessageEditor(QWidget):
         self._show_value(value)
 
     def _show_value(self, value: Any) -> None:
+        self.tabs.setTabVisible(self.tabs.indexOf(self.schema_page), False)
         page = self._page(Body.PAYLOAD)
         self.bodies.setCurrentWidget(page)
         page.load(MessageModel(Form.DATA, "data", Body.PAYLOAD, value))
@@ -144,6 +156,10 @@ class MessageEditor(QWidget):
             self.bodies.setCurrentWidget(page)
         if source is not page:
             page.load(model)
+        has_schema = model.body is Body.PAYLOAD
+        self.tabs.setTabVisible(self.tabs.indexOf(self.schema_page), has_schema)
+        if has_schema and source is not self.schema_page:
+            self.schema.load(message.get("schema"))
         if source is not self.json:
             self.json.set_value(message)
 
@@ -154,16 +170,25 @@ class MessageEditor(QWidget):
             model.body, "JSON")
         return f"<b>#{self._index} · {what}</b>{badge} <span style='color:gray'>({model.form} message; {part})</span>"
 
+    def set_catalog_source(self, source: Callable[[], Catalog]) -> None:
+        """Where the plan form gets the document's tools and references from (called when it shows a plan)."""
+        self._catalog_of = source
+        if Body.CALLS in self._pages:
+            self._pages[Body.CALLS].set_catalog_source(source)
+
     def _page(self, body: Body) -> Any:
         page = self._pages.get(body)
         if page is None:
             page = self._pages[body] = BODIES[body]()
+            if body is Body.CALLS:
+                page.set_catalog_source(self._catalog_of)
             page.edited.connect(self._body_edited)
             self.bodies.addWidget(page)
         return page
 
     def _set_read_only(self, flag: bool) -> None:
         self.header.set_read_only(flag)
+        self.schema.setEnabled(not flag)
         for page in self._pages.values():
             page.set_read_only(flag)
         self.json.set_read_only(flag)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from contextdeck.engine import TEXT_KEYS, Form, classify, payload_key, payload_of
+from contextdeck.engine import TEXT_KEYS, Form, classify, flatten, message_problem, payload_key, payload_of
 
 _KEPT = ("type", "schema", "description")
 HEADER_ORDER = ("type", "kind", "role", "_instance", "description")
@@ -65,10 +65,20 @@ def _keyed(body: Body, key: str, shape: type) -> Callable[[dict[str, Any], Form]
     return read
 
 
+def _plan(message: dict[str, Any], form: Form) -> MessageModel:
+    model = _keyed(Body.CALLS, "plan", list)(message, form)
+    calls = model.value
+    # The call form edits plain calls; a plan with all/any/race groups (or entries that are not objects) is
+    # edited in the JSON tab.
+    if model.body is Body.CALLS and not (all(isinstance(c, dict) for c in calls) and flatten(calls)[0] == calls):
+        return MessageModel(form, message["type"], Body.RAW, message)
+    return model
+
+
 _BODIES: dict[Form, Callable[[dict[str, Any], Form], MessageModel]] = {
     Form.TEXT: _text,
     Form.TOOL: _keyed(Body.TOOLS, "tool", dict),
-    Form.PLAN: _keyed(Body.CALLS, "plan", list),
+    Form.PLAN: _plan,
 }
 
 
@@ -81,7 +91,7 @@ def read_message(message: dict[str, Any]) -> MessageModel:
                             schema if isinstance(schema, dict) else None, info.kind, info.instance)
     read = _BODIES.get(info.form)
     if read is None:  # a form this editor has no body for: the header and the JSON tab still edit it
-        return MessageModel(info.form, message["type"], Body.RAW, message)
+        return MessageModel(info.form, str(message.get("type", "")), Body.RAW, message)
     return read(message, info.form)
 
 
@@ -170,9 +180,5 @@ def retyped(message: dict[str, Any], type_name: str) -> dict[str, Any]:
 
 
 def problem_of(value: Any) -> str | None:
-    """Why `value` cannot be a message, or None."""
-    if not isinstance(value, dict):
-        return "a message must be a JSON object"
-    if not isinstance(value.get("type"), str) or not value["type"]:
-        return "a message needs a non-empty string 'type'"
-    return None
+    """Why `value` cannot be a message (the engine's `message_problem`), or None."""
+    return message_problem(value) if isinstance(value, dict) else "a message must be a JSON object"

@@ -102,7 +102,7 @@ def test_validate_clean_document_exits_0(capsys, doc) -> None:
 
 
 def test_validate_problems_exit_1(capsys, tmp_path) -> None:
-    """Schema violations, bad references and conflicts are listed, one per line, and exit 1."""
+    """Schema violations, bad references, conflicts and unknown tools are listed, one per line, and exit 1."""
     path = tmp_path / "p.json"
     path.write_text(json.dumps([
         {"type": "user", "data": {"age": "x"}, "schema": {"properties": {"age": {"type": "number"}}}},
@@ -112,11 +112,22 @@ def test_validate_problems_exit_1(capsys, tmp_path) -> None:
     code, out, err = run(capsys, "validate", str(path))
     assert code == 1
     lines = out.splitlines()
-    assert len(lines) == 3
+    assert len(lines) == 4
     assert "¶user.age: 'x' is not of type 'number'" in lines[0]
     assert "position 6" in out
     assert "push onto a string" in out
-    assert "3 problem(s)" in err
+    assert "warning: message 2: plan at message 2, call 0 $._tool: unknown tool 't'" in out
+    assert "3 problem(s), 1 warning(s)" in err
+
+
+def test_validate_warnings_alone_exit_0(capsys, tmp_path) -> None:
+    """A call to a tool nothing defines is a warning (it runs latent, SPEC 6.7): printed, exit 0."""
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps([{"type": "plan", "plan": [{"_tool": "t"}]}]))
+    code, out, _err = run(capsys, "validate", str(path))
+    assert code == 0
+    assert "warning: message 0: plan at message 0, call 0 $._tool: unknown tool 't'" in out
+    assert "ok (1 messages, 1 warning(s))" in out
 
 
 def test_negative_at_is_a_usage_error(capsys, doc) -> None:

@@ -63,6 +63,11 @@ def test_boolean_schemas() -> None:
     assert len(problems([{"type": "user", "data": {"a": 1}, "schema": False}])) == 1
 
 
+# Appended after the plans of the tests below: the tools they call and the kinds they read are defined, so
+# only the malformed references are left to report.
+DEFINED = [{"type": "tool", "tool": {"a": {}, "b": {}, "c": {}, "t": {}}}, {"type": "ok", "data": {}}]
+
+
 def test_malformed_references_in_plan_calls_name_call_field_and_position() -> None:
     """A malformed expression anywhere in a call is reported with the call, the field and the position."""
     plan = {"type": "plan", "plan": [
@@ -70,7 +75,7 @@ def test_malformed_references_in_plan_calls_name_call_field_and_position() -> No
         {"_tool": "b", "_outputPath": "state.z"},
         {"_tool": "c", "_outputPath": "†state.w", "_outputMethod": "append"},
     ]}
-    assert problems([plan]) == [
+    assert problems([plan, *DEFINED]) == [
         (0, "plan at message 0, call 0 $.x.deep[1]", "expected a path segment after '.', found '.' at position 7"),
         (0, "plan at message 0, call 1 $._outputPath",
          "expected a reference starting with '†', found 's' at position 0"),
@@ -88,7 +93,7 @@ def test_solution_calls_are_checked_instead_of_the_plan() -> None:
 
 def test_escaped_daggers_are_not_references() -> None:
     """A parameter starting with †† is a literal and never a malformed reference."""
-    assert problems([{"type": "plan", "plan": [{"_tool": "t", "p": "††not a ref.."}]}]) == []
+    assert problems([{"type": "plan", "plan": [{"_tool": "t", "p": "††not a ref.."}]}, *DEFINED]) == []
 
 
 def test_conflicts_and_unusable_outputs_are_reported() -> None:
@@ -114,7 +119,7 @@ def test_every_plan_is_checked_not_only_the_last() -> None:
     """Calls of earlier plans and of the solution are all checked; a plan that is not an array is reported."""
     messages = [{"type": "plan", "plan": [{"_tool": "t", "p": "†a..b"}]},
                 {"type": "plan", "plan": "nope"},
-                {"type": "plan", "plan": [{"_tool": "t", "p": "†ok"}]}]
+                {"type": "plan", "plan": [{"_tool": "t", "p": "†ok"}]}, *DEFINED]
     found = problems(messages, {"calls": [{"_tool": "t", "p": "†"}]})
     assert [(i, p) for i, p, _ in found] == [(None, "solution, call 0 $.p"), (0, "plan at message 0, call 0 $.p"),
                                              (1, "plan at message 1")]
@@ -148,7 +153,10 @@ def test_validate_reports_what_run_refuses_with_the_message_and_the_call() -> No
     ]}
     cycle = ("cycle: calls 2 (x), 3 (y) form a cycle: call 3 feeds call 2 through †state.b; "
              "call 2 feeds call 3 through †state.a")
+    unknown = "no tool message defines it (it would run latent)"
     assert problems([GREET_TOOL, plan]) == [
+        (1, "plan at message 1, call 2 $._tool", f"unknown tool 'x': {unknown}"),  # warnings (_call_checks)
+        (1, "plan at message 1, call 3 $._tool", f"unknown tool 'y': {unknown}"),
         (1, "plan at message 1, call 0 (greet)", "parameters: invalid parameters for 'greet': $.name: 5 is not of "
                                                   "type 'string'"),
         (1, "plan at message 1, call 1 (greet)",

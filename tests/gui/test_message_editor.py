@@ -151,6 +151,7 @@ EDITS = st.one_of(
     st.tuples(st.just("header"), st.sampled_from(["_instance", "description", "kind", "role"]),
               st.text("ab①", max_size=2)),
     st.tuples(st.just("body"), VALUES),
+    st.tuples(st.just("schema"), st.sampled_from(["a", "b", "type"])),
 )
 
 
@@ -164,6 +165,12 @@ def apply(editor: MessageEditor, edit: tuple[Any, ...]) -> Any:
     elif what == "retype":
         editor.header.type.setCurrentText(edit[1])
         editor.header.type.lineEdit().editingFinished.emit()
+    elif what == "schema":
+        if editor.tabs.isTabVisible(editor.tabs.indexOf(editor.schema_page)):
+            editor.tabs.setCurrentWidget(editor.schema_page)
+            editor.schema.type.setCurrentText("object")
+            editor.schema.new_name.setText(edit[1])
+            editor.schema.add_property()
     elif what == "header":
         line = {"_instance": editor.header.instance, "description": editor.header.description,
                 "kind": editor.header.kind}.get(edit[1])
@@ -181,6 +188,23 @@ def apply(editor: MessageEditor, edit: tuple[Any, ...]) -> Any:
             return body.text.toPlainText()
         if model.body is Body.RAW:
             return None
+        if model.body is Body.TOOLS:  # add a tool, or describe the first one
+            if isinstance(edit[1], str) or not body.boxes:
+                body.new_name.setText(str(edit[1])[:3] or "t")
+                body.add_tool()
+            else:
+                line = next(iter(body.boxes.values())).node.description
+                line.setText(json.dumps(edit[1])[:4])
+                line.textEdited.emit(line.text())
+            return body.value()
+        if model.body is Body.CALLS:  # add a call, or give the first one a reason
+            if isinstance(edit[1], str) and body.boxes:
+                line = body.boxes[0].fields["_reasoningForCall"]
+                line.setText(edit[1])
+                line.textEdited.emit(edit[1])
+            else:
+                body.add_call()
+            return body.value()
         value = edit[1] if model.body is Body.PAYLOAD else (
             edit[1] if isinstance(edit[1], type(model.value)) else model.value)
         body.data.form.set_value(value, model.schema)  # what the form holds after the user's typing
@@ -202,11 +226,11 @@ def check(editor: MessageEditor, context: Context) -> None:
     assert context.info(0).kind == model.kind
     body = editor.body()
     assert isinstance(body, BODIES[model.body])
-    if model.body is Body.TEXT:
-        assert body.text.toPlainText() == model.value
-    elif model.body is not Body.RAW:
-        assert body.data.value() == model.value
+    if model.body is not Body.RAW:
+        assert body.value() == model.value
     assert editor.header.type.currentText() == model.type
+    if model.body is Body.PAYLOAD and isinstance(message.get("schema"), dict):
+        assert editor.schema.schema() == message["schema"]
 
 
 @limits(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -410,7 +410,8 @@ def test_cancelling_the_load_progress_keeps_the_open_document(qtbot: Any, window
 def test_the_timeline_context_menu_offers_the_edits(window: MainWindow) -> None:
     """Insert, duplicate, delete and move are in the timeline's context menu."""
     names = [action.objectName() for action in window.timeline.table.actions()]
-    assert names == ["insert_text", "insert_data", "duplicate", "delete", "move_up", "move_down"]
+    assert names == ["insert_text", "insert_input", "insert_state", "insert_data", "insert_tool", "insert_plan",
+                     "insert_error", "duplicate", "delete", "move_up", "move_down"]
     window.select_message(0)
     window.timeline.table.actions()[0].trigger()
     assert window.context()[1] == {"type": "text", "role": "user", "text": ""}

@@ -1,0 +1,325 @@
+"""The schema editor: build a JSON Schema with a form (types, nullable, description, enum, const, pattern, format,
+bounds, properties with required, array items), one `SchemaNode` per schema node, nested.
+
+Each node edits only the keywords it shows and keeps every other key as it is (`title`, `$ref`, `oneOf`, ...:
+those stay editable in the message's JSON tab). An edit emits the node's whole new schema; a parent folds a
+child's schema into its own, so the root emits the whole schema once per keystroke.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from PySide6.QtCore import QSignalBlocker, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ._model import with_key
+
+TYPES = ("any", "string", "number", "integer", "boolean", "object", "array", "null")
+FORMATS = ("", "email", "date-time", "date", "time", "uri", "uuid", "hostname", "ipv4")
+Schema = dict[str, Any]
+
+
+def type_of(schema: Schema) -> tuple[str, bool]:
+    """(the one main type or "any", whether null is allowed too): `["object", "null"]` is ("object", True)."""
+    declared = schema.get("type")
+    if isinstance(declared, str) and declared in TYPES:
+        return declared, False
+    if isinstance(declared, list):
+        others = [name for name in declared if name != "null"]
+        if len(others) == 1 and others[0] in TYPES and len(declared) == 2:
+            return others[0], True
+    return "any", False
+
+
+def with_type(schema: Schema, main: str, nullable: bool) -> Schema:
+    """`type` set to `main` (`[main, "null"]` when nullable); "any" removes it."""
+    value: Any = None if main == "any" else ([main, "null"] if nullable and main != "null" else main)
+    return with_key(schema, "type", value)
+
+
+def parse_values(text: str, main: str) -> list[Any] | None:
+    """The values of a comma-separated list (an `enum`): strings for a string, JSON values otherwise."""
+    values: list[Any] = []
+    for part in (item.strip() for item in text.split(",")):
+        if not part:
+            continue
+        if main == "string":
+            values.append(part)
+            continue
+        try:
+            values.append(json.loads(part))
+        except ValueError:
+            values.append(part)
+    return values or None
+
+
+def show_values(values: Any) -> str:
+    if not isinstance(values, list):
+        return ""
+    return ", ".join(value if isinstance(value, str) else json.dumps(value) for value in values)
+
+
+def parse_number(text: str) -> int | float | None:
+    """A bound as typed, or None (empty, or not a number yet)."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def with_required(schema: Schema, name: str, required: bool) -> Schema:
+    names = [item for item in schema.get("required", []) if item != name]
+    if required:
+        names.append(name)
+    return with_key(schema, "required", names or None)
+
+
+def without_property(schema: Schema, name: str) -> Schema:
+    properties = {key: value for key, value in schema.get("properties", {}).items() if key != name}
+    return with_required(with_key(schema, "properties", properties), name, False)
+
+
+def _line(name: str, placeholder: str, width: int = 0) -> QLineEdit:
+    line = QLineEdit()
+    line.setObjectName(name)
+    line.setPlaceholderText(placeholder)
+    line.setToolTip(placeholder)
+    if width:
+        line.setMaximumWidth(width)
+    return line
+
+
+class SchemaNode(QWidget):
+    """One schema node: its type, nullable and description, the keywords of its type, its properties or items."""
+
+    edited = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._schema: Schema = {}
+        self._loaded = False
+        self.type = QComboBox()
+        self.type.setObjectName("schemaType")
+        self.type.addItems(TYPES)
+        self.nullable = QCheckBox("nullable")
+        self.description = _line("schemaDescription", "description")
+        self.enum = _line("schemaEnum", "enum: a, b, c")
+        self.const = _line("schemaConst", "const")
+        self.pattern = _line("schemaPattern", "pattern (regular expression)")
+        self.format = QComboBox()
+        self.format.setObjectName("schemaFormat")
+        self.format.setEditable(True)
+        self.format.addItems(FORMATS)
+        self.format.setToolTip("format")
+        self.minimum = _line("schemaMinimum", "minimum", 90)
+        self.maximum = _line("schemaMaximum", "maximum", 90)
+        self.new_name = _line("schemaNewProperty", "new property name")
+        self.add_button = QPushButton("+ property")
+        self.rows: dict[str, PropertyRow] = {}
+        self.items: SchemaNode | None = None
+
+        top = QHBoxLayout()
+        top.setContentsMargins(0, 0, 0, 0)
+        top.addWidget(self.type)
+        top.addWidget(self.nullable)
+        top.addWidget(self.description, 1)
+        self.details = QWidget()
+        details = QHBoxLayout(self.details)
+        details.setContentsMargins(0, 0, 0, 0)
+        for widget in (self.enum, self.const, self.pattern, self.format, self.minimum, self.maximum):
+            details.addWidget(widget)
+        self.children_box = QWidget()
+        self.children_layout = QVBoxLayout(self.children_box)
+        self.children_layout.setContentsMargins(16, 0, 0, 0)
+        self.children_layout.setSpacing(4)
+        self.adder = QWidget()
+        adder = QHBoxLayout(self.adder)
+        adder.setContentsMargins(16, 0, 0, 0)
+        adder.addWidget(self.new_name, 1)
+        adder.addWidget(self.add_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(3)
+        layout.addLayout(top)
+        layout.addWidget(self.details)
+        layout.addWidget(self.children_box)
+        layout.addWidget(self.adder)
+
+        self.type.currentTextChanged.connect(lambda _text: self._retype())
+        self.nullable.toggled.connect(lambda _flag: self._retype())
+        self.description.textEdited.connect(lambda text: self._set("description", text or None))
+        self.enum.textEdited.connect(lambda text: self._set("enum", parse_values(text, self._main())))
+        self.const.textEdited.connect(self._const_edited)
+        self.pattern.textEdited.connect(lambda text: self._set("pattern", text or None))
+        self.format.editTextChanged.connect(lambda text: self._set("format", text or None))
+        self.minimum.textEdited.connect(lambda text: self._bound("minimum", text))
+        self.maximum.textEdited.connect(lambda text: self._bound("maximum", text))
+        self.new_name.returnPressed.connect(self.add_property)
+        self.add_button.clicked.connect(self.add_property)
+        self.load({})
+
+    # -- showing -------------------------------------------------------------------------------------------
+
+    def schema(self) -> Schema:
+        return self._schema
+
+    def load(self, schema: Any) -> None:
+        """Shows `schema` (anything but an object shows as an empty schema); emits nothing."""
+        schema = schema if isinstance(schema, dict) else {}
+        if self._loaded and json.dumps(schema) == json.dumps(self._schema):
+            return  # the echo of this node's own edit: every field keeps its focus and cursor
+        self._loaded = True
+        self._schema = schema
+        main, nullable = type_of(schema)
+        for widget, text in ((self.description, schema.get("description")), (self.pattern, schema.get("pattern")),
+                             (self.const, schema.get("const")), (self.enum, show_values(schema.get("enum"))),
+                             (self.minimum, schema.get("minimum")), (self.maximum, schema.get("maximum"))):
+            shown = "" if text is None else (text if isinstance(text, str) else json.dumps(text))
+            if widget.text() != shown:
+                with QSignalBlocker(widget):
+                    widget.setText(shown)
+        with QSignalBlocker(self.type), QSignalBlocker(self.nullable), QSignalBlocker(self.format):
+            self.type.setCurrentText(main)
+            self.nullable.setChecked(nullable)
+            fmt = schema.get("format")
+            self.format.setCurrentText(fmt if isinstance(fmt, str) else "")
+        self._show_details(main)
+        self._rebuild_children()
+
+    def _show_details(self, main: str) -> None:
+        self.nullable.setEnabled(main not in ("any", "null"))
+        for widget, types in ((self.enum, ("string", "number", "integer", "any")), (self.const, ("string", "any")),
+                              (self.pattern, ("string",)), (self.format, ("string",)),
+                              (self.minimum, ("number", "integer")), (self.maximum, ("number", "integer"))):
+            widget.setVisible(main in types)
+        self.adder.setVisible(main == "object")
+
+    def _rebuild_children(self) -> None:
+        while (item := self.children_layout.takeAt(0)) is not None:
+            widget = item.widget()
+            if widget is not None:
+                widget.deleteLater()
+        self.rows, self.items = {}, None
+        main = self._main()
+        if main == "object":
+            properties = self._schema.get("properties")
+            required = self._schema.get("required", [])
+            for name, child in (properties.items() if isinstance(properties, dict) else ()):
+                row = PropertyRow(name, child, isinstance(required, list) and name in required)
+                row.edited.connect(self._property_edited)
+                row.required.toggled.connect(lambda flag, name=name: self._commit(
+                    with_required(self._schema, name, flag)))
+                row.remove.clicked.connect(lambda _checked=False, name=name: self._removed(name))
+                self.children_layout.addWidget(row)
+                self.rows[name] = row
+        elif main == "array":
+            self.items = SchemaNode()
+            self.items.load(self._schema.get("items", {}))
+            self.items.edited.connect(lambda child: self._commit(with_key(self._schema, "items", child)))
+            self.children_layout.addWidget(QLabel("items:"))
+            self.children_layout.addWidget(self.items)
+        self.children_box.setVisible(bool(self.rows) or self.items is not None)
+
+    # -- editing -------------------------------------------------------------------------------------------
+
+    def _main(self) -> str:
+        return type_of(self._schema)[0]
+
+    def _commit(self, schema: Schema) -> None:
+        self._schema = schema
+        self.edited.emit(schema)
+
+    def _set(self, key: str, value: Any) -> None:
+        self._commit(with_key(self._schema, key, value))
+
+    def _retype(self) -> None:
+        before = self._main()
+        main = self.type.currentText()
+        self._commit(with_type(self._schema, main, self.nullable.isChecked() and main not in ("any", "null")))
+        self._show_details(main)
+        if main != before:
+            self._rebuild_children()
+
+    def _const_edited(self, text: str) -> None:
+        if not text:
+            self._set("const", None)
+        elif self._main() == "string":
+            self._set("const", text)
+        else:
+            try:
+                self._set("const", json.loads(text))
+            except ValueError:
+                self._set("const", text)
+
+    def _bound(self, key: str, text: str) -> None:
+        number = parse_number(text)
+        if text and number is None:
+            return  # not a number yet: nothing changes until it is
+        self._set(key, number)
+
+    def _property_edited(self, name: str, child: Schema) -> None:
+        properties = dict(self._schema.get("properties", {}))
+        properties[name] = child
+        self._commit(with_key(self._schema, "properties", properties))
+
+    def _removed(self, name: str) -> None:
+        self._commit(without_property(self._schema, name))
+        self._rebuild_children()
+
+    def add_property(self) -> None:
+        """Adds the property named in the box (a string); a name already there is not overwritten."""
+        name = self.new_name.text().strip()
+        properties = self._schema.get("properties")
+        properties = dict(properties) if isinstance(properties, dict) else {}
+        if not name or name in properties:
+            return
+        properties[name] = {"type": "string"}
+        self.new_name.clear()
+        self._commit(with_key(self._schema, "properties", properties))
+        self._rebuild_children()
+        self.rows[name].node.type.setFocus()
+
+
+class PropertyRow(QFrame):
+    """One property of an object schema: its name, required, remove, and its own schema node."""
+
+    edited = Signal(str, object)
+
+    def __init__(self, name: str, schema: Any, required: bool, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.name = name
+        self.label = QLabel(f"<b>{name}</b>")
+        self.required = QCheckBox("required")
+        self.required.setChecked(required)
+        self.remove = QToolButton()
+        self.remove.setText("✕")
+        self.remove.setToolTip(f"Remove the property {name}")
+        self.node = SchemaNode()
+        self.node.load(schema)
+        self.node.edited.connect(lambda child: self.edited.emit(self.name, child))
+        top = QHBoxLayout()
+        top.setContentsMargins(0, 0, 0, 0)
+        top.addWidget(self.label)
+        top.addStretch(1)
+        top.addWidget(self.required)
+        top.addWidget(self.remove)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 4, 6, 4)
+        layout.setSpacing(2)
+        layout.addLayout(top)
+        layout.addWidget(self.node)

@@ -1,0 +1,67 @@
+"""Plan calls checked against the context: unknown tools, references nothing writes, refused parameters."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from contextdeck.engine import Context, ToolDefinition, call_problems, reference_problem, validate, written_paths
+
+TOOLS: dict[str, Any] = {"lookup": {"type": "object", "properties": {
+    "id": {"type": "string"}, "count": {"type": "integer", "minimum": 1},
+    "_outputPath": {"type": "string", "const": "†state.order"}}, "required": ["id"]}}
+
+
+def context(*plan: dict[str, Any]) -> Context:
+    return Context([
+        {"type": "input", "input": {"id": "A-1", "customer": {"email": "a@b"}}},
+        {"type": "state", "data": {"order": None, "log": []},
+         "schema": {"type": "object", "properties": {"approvals": {"type": "object"}, "policy": {
+             "type": "object", "properties": {"max": {"type": "integer"}}}}}},
+        {"type": "tool", "tool": TOOLS},
+        {"type": "plan", "plan": list(plan)},
+    ])
+
+
+def test_a_call_to_a_tool_nothing_defines_is_a_warning_of_validate() -> None:
+    """`_tool: "lokup"` is reported at the call's `_tool`, by validate as a warning; a defined tool is not."""
+    ctx = context({"_tool": "lokup", "id": "x"}, {"_tool": "lookup", "id": "x"})
+    problems = [(str(problem), problem.severity) for problem in validate(ctx)]
+    assert problems == [("message 3: plan at message 3, call 0 $._tool: unknown tool 'lokup': no tool message "
+                         "defines it (it would run latent)", "warning")]
+
+
+def test_references_to_kinds_and_paths_nothing_writes() -> None:
+    """Unknown kinds and paths are named; values, schema properties, open shapes and output paths count as
+    written."""
+    written = written_paths(context({"_tool": "lookup", "id": "x", "_outputPath": "†result.answer"}))
+    assert reference_problem(written, "†input.customer.email") is None
+    assert reference_problem(written, "†input.customer.phone") == "nothing writes †input.customer.phone"
+    assert reference_problem(written, "†nope.x") == "unknown kind ¶nope: no message or output path writes it"
+    assert reference_problem(written, "†state.order.id") is None  # null: may become anything
+    assert reference_problem(written, "†state.approvals.refund") is None  # an object schema without properties
+    assert reference_problem(written, "†state.policy.max") is None  # declared by the schema
+    assert reference_problem(written, "†state.policy.min") == "nothing writes †state.policy.min"
+    assert reference_problem(written, "†result.answer.text") is None  # an output path writes it
+    assert reference_problem(written, "†input.nope || †input.id") == "nothing writes †input.nope"
+
+
+def test_parameters_the_tool_schema_refuses_but_not_references() -> None:
+    """A wrong type, a missing required parameter and a wrong `_outputPath` const are refused; a `†` value is
+    not judged (its value is not known before the run), a `††` literal is."""
+    calls = [{"_tool": "lookup", "id": "†input.id", "count": 0, "_outputPath": "†state.other"},
+             {"_tool": "lookup", "count": "††5"}]
+    ctx = context(*calls)
+    tools = {name: ToolDefinition(name, schema) for name, schema in TOOLS.items()}
+    problems = call_problems(calls, tools, written_paths(ctx))
+    assert [(p.call, p.field) for p in problems] == [(0, "$._outputPath"), (0, "$.count"), (1, "$"),
+                                                     (1, "$.count")]
+    assert "less than the minimum" in problems[1].reason
+    assert "'id' is a required property" in problems[2].reason
+
+
+def test_the_refund_example_has_no_call_problems(examples: Any) -> None:
+    """The bundled refund workflow calls only defined tools with acceptable parameters and known paths."""
+    from contextdeck.engine import load_document
+
+    document = load_document(examples / "refund_workflow.json")
+    assert validate(document.context, document.solution) == []

@@ -1,0 +1,171 @@
+"""Authoring without JSON: inserting every message type, the schema editor, tool and plan forms, problems."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import QApplication, QLineEdit, QToolButton, QWidget
+from test_window import settings as settings
+from test_window import window as window
+
+from contextdeck.gui._message_editor import Body, MessageEditor
+from contextdeck.gui._message_editor._schema import SchemaNode
+from contextdeck.gui._window import MainWindow
+
+
+def type_text(qtbot: Any, widget: QWidget, text: str) -> None:
+    """Types `text` key by key; characters QTest cannot name (†, ①) arrive as key events carrying the text,
+    as a keyboard layout that has them sends them."""
+    for char in text:
+        if char.isascii():
+            qtbot.keyClicks(widget, char)
+        else:
+            for kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease):
+                QApplication.sendEvent(widget, QKeyEvent(kind, Qt.Key.Key_unknown, Qt.KeyboardModifier.NoModifier,
+                                                         char))
+
+
+@pytest.mark.parametrize(("action", "kind", "body"), [
+    ("insert_text", "text", Body.TEXT), ("insert_input", "input", Body.PAYLOAD),
+    ("insert_state", "state", Body.PAYLOAD), ("insert_data", "data", Body.PAYLOAD),
+    ("insert_tool", "tool", Body.TOOLS), ("insert_plan", "plan", Body.CALLS), ("insert_error", "error", Body.PAYLOAD),
+])
+def test_every_message_type_is_inserted_from_the_menu(window: MainWindow, action: str, kind: str,
+                                                      body: Body) -> None:
+    """Each Insert action puts a message of its type after the selection and opens it in its own form."""
+    window.select_message(1)
+    window.actions_by_name[action].trigger()
+    assert window.selected_message() == 2
+    assert window.context()[2]["type"] == kind
+    assert window.editor.model().body is body
+    assert window.timeline.table.actions()  # the same actions are in the timeline's context menu
+    assert window.actions_by_name[action] in window.timeline.table.actions()
+
+
+def add_property(qtbot: Any, node: SchemaNode, name: str, kind: str) -> SchemaNode:
+    """Adds property `name` of type `kind` through the node's name box and + property button."""
+    qtbot.keyClicks(node.new_name, name)
+    qtbot.mouseClick(node.add_button, Qt.MouseButton.LeftButton)
+    child = node.rows[name].node
+    child.type.setCurrentText(kind)
+    return child
+
+
+def test_the_schema_editor_builds_nested_schemas(qtbot: Any) -> None:
+    """Types, nullable, description, enum, pattern, format, bounds, required, nested objects and array items."""
+    node = SchemaNode()
+    qtbot.addWidget(node)
+    node.show()
+    schemas: list[Any] = []
+    node.edited.connect(schemas.append)
+    node.type.setCurrentText("object")
+    order = add_property(qtbot, node, "orderId", "string")
+    qtbot.keyClicks(order.pattern, "^[A-Z]$")
+    qtbot.keyClicks(order.description, "Order number")
+    node.rows["orderId"].required.setChecked(True)
+    customer = add_property(qtbot, node, "customer", "object")
+    tier = add_property(qtbot, customer, "tier", "string")
+    qtbot.keyClicks(tier.enum, "standard, gold")
+    email = add_property(qtbot, customer, "email", "string")
+    email.format.setCurrentText("email")
+    amount = add_property(qtbot, node, "amount", "number")
+    qtbot.keyClicks(amount.minimum, "0")
+    maybe = add_property(qtbot, node, "order", "object")
+    maybe.nullable.setChecked(True)
+    log = add_property(qtbot, node, "log", "array")
+    assert log.items is not None
+    log.items.type.setCurrentText("string")
+    assert schemas[-1] == node.schema() == {"type": "object", "properties": {
+        "orderId": {"type": "string", "pattern": "^[A-Z]$", "description": "Order number"},
+        "customer": {"type": "object", "properties": {"tier": {"type": "string", "enum": ["standard", "gold"]},
+                                                      "email": {"type": "string", "format": "email"}}},
+        "amount": {"type": "number", "minimum": 0},
+        "order": {"type": ["object", "null"]},
+        "log": {"type": "array", "items": {"type": "string"}},
+    }, "required": ["orderId"]}
+    qtbot.mouseClick(node.rows["orderId"].remove, Qt.MouseButton.LeftButton)
+    assert "orderId" not in node.schema()["properties"]
+    assert "required" not in node.schema()  # an empty list is not left behind
+
+
+def test_a_data_message_schema_is_edited_in_its_tab_and_the_form_follows(qtbot: Any) -> None:
+    """A property added in the Schema tab is offered by the payload form at once; one message throughout."""
+    editor = MessageEditor()
+    qtbot.addWidget(editor)
+    editor.show()
+    messages: list[Any] = []
+    editor.message_edited.connect(messages.append)
+    editor.set_message(0, {"type": "state", "data": {}, "schema": {"type": "object", "properties": {}}})
+    editor.tabs.setCurrentWidget(editor.schema_page)
+    add_property(qtbot, editor.schema, "count", "integer")
+    assert messages[-1] == {"type": "state", "data": {},
+                            "schema": {"type": "object", "properties": {"count": {"type": "integer"}}}}
+    editor.tabs.setCurrentIndex(0)
+    add = editor.payload.findChild(QToolButton, "add:count")
+    assert add is not None
+    qtbot.mouseClick(add, Qt.MouseButton.LeftButton)
+    assert messages[-1]["data"] == {"count": 0}
+    assert editor.schema.rows["count"].node.type.currentText() == "integer"  # the schema tab kept its form
+
+
+def test_tools_are_defined_with_a_form(qtbot: Any) -> None:
+    """A tool gets a name, a description, parameters and an `_outputPath` const, without JSON."""
+    editor = MessageEditor()
+    qtbot.addWidget(editor)
+    editor.show()
+    editor.set_message(0, {"type": "tool", "tool": {}})
+    body = editor.body()
+    qtbot.keyClicks(body.new_name, "lookupOrder")
+    qtbot.keyClick(body.new_name, Qt.Key.Key_Return)
+    node = body.boxes["lookupOrder"].node
+    qtbot.keyClicks(node.description, "Fetch the order.")
+    add_property(qtbot, node, "orderId", "string")
+    node.rows["orderId"].required.setChecked(True)
+    path = add_property(qtbot, node, "_outputPath", "string")
+    type_text(qtbot, path.const, "†state.order")
+    assert editor.message() == {"type": "tool", "tool": {"lookupOrder": {
+        "type": "object", "properties": {"orderId": {"type": "string"},
+                                         "_outputPath": {"type": "string", "const": "†state.order"}},
+        "description": "Fetch the order.", "required": ["orderId"]}}}
+
+
+def test_plan_calls_from_a_form_with_picker_completion_and_problems(qtbot: Any, window: MainWindow) -> None:
+    """A call is made by picking a tool; a parameter takes a † reference picked from the completion list; an
+    unknown tool and a path nothing writes are marked at their fields, listed, and counted by validate."""
+    window.select_message(3)
+    window.actions_by_name["insert_tool"].trigger()
+    tools = window.editor.body()
+    qtbot.keyClicks(tools.new_name, "greet")
+    qtbot.keyClick(tools.new_name, Qt.Key.Key_Return)
+    add_property(qtbot, tools.boxes["greet"].node, "who", "string")
+    window.actions_by_name["insert_plan"].trigger()
+    plan = window.editor.body()
+    qtbot.mouseClick(plan.add_button, Qt.MouseButton.LeftButton)
+    box = plan.boxes[0]
+    assert box.tool.currentText() == "greet"  # the picker offers the defined tools
+    assert [box.tool.itemText(i) for i in range(box.tool.count())] == ["greet"]
+    line = box.fields["who"]
+    assert isinstance(line, QLineEdit)
+    window.activateWindow()
+    line.setFocus()
+    qtbot.keyClicks(line, "user")
+    popup = line.completer().popup()
+    qtbot.waitUntil(popup.isVisible)
+    assert line.completer().currentCompletion() == "†state.user"
+    qtbot.keyClick(popup, Qt.Key.Key_Down)
+    qtbot.keyClick(popup, Qt.Key.Key_Return)
+    assert window.context()[5]["plan"] == [{"_tool": "greet", "who": "†state.user"}]
+    assert not box.fields["who"].property("problems")
+    line.clear()
+    type_text(qtbot, line, "†state.nobody")
+    assert box.fields["who"].property("problems") == ["nothing writes †state.nobody"]
+    assert "nothing writes †state.nobody" in plan.problems.text()
+    box.tool.lineEdit().selectAll()
+    qtbot.keyClicks(box.tool.lineEdit(), "gret")
+    qtbot.keyClick(box.tool.lineEdit(), Qt.Key.Key_Return)
+    assert window.context()[5]["plan"][0]["_tool"] == "gret"
+    assert "unknown tool 'gret'" in box.tool.toolTip()
+    qtbot.waitUntil(lambda: window.diagnostics_label.text() == "⚠ 2 problems")
