@@ -57,6 +57,9 @@ class TimelinePanel(QWidget):
         self.filter_box.textChanged.connect(self._filter_changed)
         self.filter_status = QLabel()
         self.filter_status.setObjectName("filterStatus")
+        # Wide enough for any count: a label that grows would lay out the filter box again while typing.
+        self.filter_status.setMinimumWidth(self.filter_status.fontMetrics().horizontalAdvance("000,000 of 000,000"))
+        self.filter_status.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         self.filter_status.hide()
         self.table = QTableView()
         self.table.setObjectName("timeline")
@@ -189,7 +192,8 @@ class TimelinePanel(QWidget):
             self._search_now()
 
     def _search_progress(self, done: int, total: int) -> None:
-        self.filter_status.setText(f"Searching… {100 * done // max(total, 1)}%")
+        # In tens of percent: the label repaints ten times a search, not once a slice.
+        self.filter_status.setText(f"Searching… {10 * (10 * done // max(total, 1))}%")
 
     def _search_finished(self, query: Query, rows: list[int]) -> None:
         if self._model is None or self._haystacks is None or query != Query.parse(self.filter_box.text()):
