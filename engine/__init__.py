@@ -37,10 +37,12 @@ from ._errors import DocumentError, ExpressionError
 from ._execution import Execution, is_approval
 from ._expressions import Expression, Reference, find_expressions, is_expression, parse_expression, unescape
 from ._groups import flatten
+from ._instancing import expand_instances, instances_of
 from ._json import DECODER as JSON_DECODER
 from ._json import dumps as json_dumps
 from ._json import nests_within as json_nests_within
 from ._json import parse as json_parse
+from ._loop import Loop, LoopStatus, Tick, TurnSource, output_problem, output_schema, turn_problem
 from ._messages import (
     AUDIT_KEYS,
     METHODS,
@@ -70,7 +72,7 @@ from ._resolution import Diagnostic, Indices, Resolution
 from ._scopes import scoped_indices
 from ._state import CursorState, IdentityState
 from ._status import OPEN, SETTLED, CallState, Decision, Stale, Status, TickReport
-from ._tools import ToolDefinition, merged_tools, pending_calls, tool_definitions, unknown_references
+from ._tools import ToolDefinition, merged_tools, pending_calls, plan_mode, tool_definitions, unknown_references
 from ._view import ContextView, Messages
 
 __all__ = [
@@ -121,6 +123,8 @@ __all__ = [
     "Insert",
     "LLMMessage",
     "Lookup",
+    "Loop",
+    "LoopStatus",
     "MessageInfo",
     "Messages",
     "Mode",
@@ -140,9 +144,11 @@ __all__ = [
     "Shape",
     "Stale",
     "Status",
+    "Tick",
     "TickReport",
     "ToolDefinition",
     "ToolLoadError",
+    "TurnSource",
     "Watch",
     "Write",
     "activity",
@@ -160,10 +166,12 @@ __all__ = [
     "deep_merge",
     "digest",
     "error_message",
+    "expand_instances",
     "find_expressions",
     "fixed_clock",
     "flatten",
     "get_path",
+    "instances_of",
     "is_approval",
     "is_expression",
     "json_dumps",
@@ -176,6 +184,8 @@ __all__ = [
     "merged_tools",
     "message_problem",
     "output_messages",
+    "output_problem",
+    "output_schema",
     "parse_answer",
     "parse_document",
     "parse_expression",
@@ -183,6 +193,7 @@ __all__ = [
     "payload_of",
     "pending_calls",
     "plan_call",
+    "plan_mode",
     "read_record",
     "reference_problem",
     "render",
@@ -193,6 +204,7 @@ __all__ = [
     "sync_directory",
     "text_of",
     "tool_definitions",
+    "turn_problem",
     "unescape",
     "unknown_references",
     "utc_now",

@@ -31,13 +31,14 @@ from ._document import Document
 from ._errors import ExpressionError
 from ._expressions import find_expressions, parse_expression
 from ._groups import Unit, flatten
+from ._instancing import expand_instances
 from ._outputs import Clock, OutputError, check_json, error_message, run_record_message, utc_now
 from ._patterns import run_pattern
 from ._plan import Graph, feeds, reads_own_writes
 from ._record import Record, digest, read_record
 from ._running import Outcome, Provided, Timer, conclude, failure, inputs_of, invoke, perform, prepare, started_audit
 from ._status import OPEN, SETTLED, Approver, CallState, Decision, Stale, Status, TickReport
-from ._tools import merged_tools, pending_calls
+from ._tools import merged_tools, pending_calls, plan_mode
 
 
 def is_approval(path: str) -> bool:
@@ -114,8 +115,9 @@ class Execution:
             task.cancel()
         self._tasks, self._background = {}, {}
         entries, self.plan_index = pending_calls(self.context, self.solution)
-        calls, self.units = flatten(entries)
+        calls, self.units = flatten(expand_instances(entries, self.context))
         self.calls: list[Any] = calls  # as written: what the record matches against
+        self.lazy = plan_mode(self.context) == "lazy"  # 012: a lazy plan waits for approve_plan()
         self._unit_of = {index: unit for unit in self.units for index in unit.members}
         self._tools = merged_tools(self.context, self.code_tools)
         self.plans = [plan_call(i, call, self._tools, self.activities) for i, call in enumerate(calls)]
@@ -306,8 +308,12 @@ class Execution:
             self._set(index, status=Status.PENDING, waiting_for=(), error=None, outputs=(), result=None,
                       finished=False)
 
+    def approve_plan(self) -> None:
+        """Let a lazy plan run (012's checkpoint: validated, simulated, then approved)."""
+        self.lazy = False
+
     def _ready_units(self) -> list[Unit]:
-        if self.refused:
+        if self.refused or self.lazy:
             return []
         ready = []
         for unit in self.units:
@@ -327,6 +333,8 @@ class Execution:
 
         A step is a tick of its own: its errors are appended when it ends. Breakpoints do not stop a step.
         """
+        if self.lazy:
+            raise ValueError("the plan is lazy: it waits until approve_plan()")
         if not self._ticking:
             self._refresh()  # the context may have been edited since (an approval, an undo)
         if index is not None and index not in self.ready():
@@ -557,6 +565,7 @@ class Execution:
             refused=self.refused,
             stopped_at=stopped,
             failed_at=failed,
+            lazy=self.lazy,
         )
         self.tick_finished.emit(report)
         return report
@@ -583,7 +592,7 @@ class Execution:
         self._provided[index] = Provided(value, alternative, audit)
         self._refresh()
         unit = next(u for u in self.units if index in u.members)
-        if unit.pattern == "one" and self._states[index].status is Status.READY:
+        if unit.pattern == "one" and self._states[index].status is Status.READY and not self.lazy:
             resolved, problem = prepare(plan, self.context)
             run = {**started_audit(self._identity(index), resolved, self.clock), **(audit or {})}
             outcome = conclude(plan, value, self.clock, run, alternative) if problem is None else Outcome(

@@ -78,6 +78,7 @@ class TickReport:
     refused: tuple[tuple[int, ...], ...] = ()
     stopped_at: int | None = None
     failed_at: int | None = None  # with `break_on_failure`: the call whose failure ended the tick early
+    lazy: bool = False  # the plan is lazy (012): nothing ran, it waits for `approve_plan()`
 
 
 @dataclass(frozen=True)

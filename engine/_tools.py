@@ -96,6 +96,14 @@ def pending_calls(context: Messages, solution: Any = None) -> tuple[list[Any], i
     return (list(plan) if isinstance(plan, list) else []), plans[-1]
 
 
+def plan_mode(context: Messages) -> str:
+    """The mode of the last plan message (012): "eager" (the default) or "lazy" (plan only, wait to run)."""
+    for index in range(len(context) - 1, -1, -1):
+        if context.info(index).form is Form.PLAN:
+            return "lazy" if context[index].get("mode") == "lazy" else "eager"
+    return "eager"
+
+
 def merged_tools(
     context: Messages, code_tools: dict[str, dict[str, Any]] | None = None, at: int | None = None
 ) -> dict[str, ToolDefinition]:

@@ -22,9 +22,12 @@ from contextdeck.engine import (
     Endpoint,
     Execution,
     ExpressionError,
+    Loop,
+    LoopStatus,
     ModelError,
     Provider,
     Status,
+    Tick,
     ToolLoadError,
     analyse_call,
     apply_solution,
@@ -36,8 +39,10 @@ from contextdeck.engine import (
     load_activities,
     load_document,
     load_tools,
+    load_turn,
     parse_expression,
     run_with_model,
+    turn_problem,
     utc_now,
     validate,
     write_atomically,
@@ -133,8 +138,18 @@ def _asker(args: argparse.Namespace) -> Asker | None:
 def _run(args: argparse.Namespace) -> int:
     document = _load(args.doc)
     asker = _asker(args)
-    execution = Execution(document, activities=_activities(args.activities), tools=_tools(args.tools),
-                          clock=fixed_clock(args.now) if args.now else utc_now, timeout=args.timeout)
+    options: dict[str, Any] = {"activities": _activities(args.activities), "tools": _tools(args.tools),
+                               "clock": fixed_clock(args.now) if args.now else utc_now, "timeout": args.timeout}
+    turns = []
+    for file in args.turn:
+        turn = load_turn(file)
+        problem = turn_problem(turn)
+        if problem is not None:
+            raise _CannotLoad(f"{file}: {problem}")
+        turns.append(turn)
+    if asker is None and args.steps is None:
+        return _run_loop(args, document, turns, options)
+    execution = Execution(document, **options)
     failure: ModelError | None = None
     if asker is None:
         ran = asyncio.run(_drive(execution, args.steps))
@@ -146,6 +161,51 @@ def _run(args: argparse.Namespace) -> int:
         print(f"contextdeck: the model failed: {failure}", file=sys.stderr)
         return EXIT_MODEL
     return EXIT_OK
+
+
+def _run_loop(args: argparse.Namespace, document: Document, turns: list[Any], options: dict[str, Any]) -> int:
+    """Tick after tick, each `--turn` the model's next turn typed by hand, until the final output (010)."""
+    given = iter(turns)
+    # The turns typed for the document are its own: a delegate's session (014) waits for its turns instead.
+    loop = Loop(document, turns=lambda request: next(given, None) if request is document else None, **options)
+    lines: list[str] = []
+    loop.tick_finished.connect(lambda tick: lines.extend(_tick_lines(loop, tick)))
+    status = asyncio.run(_drive_loop(loop, args.approve_plan, args.max_ticks))
+    _write(document, args.out)
+    for line in lines:
+        say(line)
+    say(_ending(loop, status, bool(turns)))
+    say(f"{sum(len(tick.report.ran) for tick in loop.ticks)} call(s) run in {len(loop.ticks)} tick(s)")
+    return EXIT_OK
+
+
+async def _drive_loop(loop: Loop, approve: bool, max_ticks: int) -> LoopStatus:
+    status = await loop.run(max_ticks)
+    while status is LoopStatus.LAZY and approve:
+        loop.approve_plan()
+        status = await loop.run(max_ticks)
+    return status
+
+
+def _tick_lines(loop: Loop, tick: Tick) -> list[str]:
+    lines = [f"tick {tick.number}: {len(tick.report.ran)} call(s) run", *_call_lines(loop.execution)]
+    if tick.output_problem is not None:
+        lines.append(f"tick {tick.number}: output refused: {tick.output_problem}")
+    return lines
+
+
+def _ending(loop: Loop, status: LoopStatus, had_turns: bool) -> str:
+    if status is LoopStatus.FINISHED:
+        return f"final output: {json_dumps(loop.output, indent=False)}"
+    if status is LoopStatus.LAZY:
+        waiting = len(loop.execution.states)
+        return f"the plan is lazy: {waiting} call(s) wait for approval (--approve-plan runs them)"
+    more = "another" if had_turns else "one"
+    return f"waiting for the model's next turn (give {more} with --turn FILE.json)"
+
+
+def say(text: str) -> None:
+    print(f"contextdeck: {text}", file=sys.stderr)
 
 
 def _write(document: Document, out: str | None) -> None:
@@ -211,26 +271,31 @@ def _ask(args: argparse.Namespace) -> int:
 
 def _report(execution: Execution, ran: int) -> None:
     """Errors, refused cycles, and calls left blocked, awaiting approval or waiting for an output, on stderr."""
-    def say(text: str) -> None:
-        print(f"contextdeck: {text}", file=sys.stderr)
+    for line in _call_lines(execution):
+        say(line)
+    say(f"{ran} call(s) run")
 
-    for cycle in execution.refused:
-        say("refused: " + execution.describe_cycle(cycle))
+
+def _call_lines(execution: Execution) -> list[str]:
+    """Errors, refused cycles, and calls left blocked, awaiting approval or waiting for an output."""
+    lines = [f"refused: {execution.describe_cycle(cycle)}" for cycle in execution.refused]
     for index in range(len(execution.plans)):
         call = analyse_call(execution, index)  # the same analysis the window's calls panel shows
         label, error, waits = call.label, call.state.error, ", ".join(call.waiting_for)
         if call.status is Status.FAILED and error is not None and error["type"] != "cycle":
-            say(f"{label} failed: {error['type']}: {error['message']}")
+            branch = " (written to its error branch)" if call.state.outputs else ""
+            lines.append(f"{label} failed: {error['type']}: {error['message']}{branch}")
         elif call.status is Status.FIRE_AND_FORGET and error is not None:
-            say(f"{label} (fire-and-forget) failed: {error['type']}: {error['message']}")
+            lines.append(f"{label} (fire-and-forget) failed: {error['type']}: {error['message']}")
         elif call.status is Status.AWAITING_APPROVAL:
-            say(f"{label} is awaiting approval: {waits}")
+            lines.append(f"{label} is awaiting approval: {waits}")
         elif call.status is Status.BLOCKED:
             failed = ", ".join(f"call {writer}" for writer in call.state.failed_writers)
-            say(f"{label} is blocked, waiting for {waits}" + (f" (its writer {failed} failed)" if failed else ""))
+            because = f" (its writer {failed} failed)" if failed else ""
+            lines.append(f"{label} is blocked, waiting for {waits}{because}")
         elif call.status is Status.WAITING_FOR_OUTPUT:
-            say(f"{label} is latent and waits for an output (give it `_output`)")
-    say(f"{ran} call(s) run")
+            lines.append(f"{label} is latent and waits for an output (give it `_output`)")
+    return lines
 
 
 def _moment(text: str) -> str:
@@ -331,6 +396,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--timeout", type=_seconds, default=60.0, metavar="SECONDS",
                      help="how long an activity may run before it fails (default 60; an activity's own wins)")
     _model_options(run, required=False)
+    run.add_argument("--turn", metavar="SOLUTION.json", action="append", default=[],
+                     help="the model's next turn typed by hand (repeatable: one file per turn, in order)")
+    run.add_argument("--approve-plan", action="store_true", help="run a lazy plan (012) instead of waiting")
+    run.add_argument("--max-ticks", type=_non_negative, default=25, help="stop after N ticks (default 25)")
     run.set_defaults(run=_run)
 
     ask = commands.add_parser("ask", help="ask the model for the whole request; write the document with its calls")

@@ -1,0 +1,100 @@
+"""`contextdeck run` as a loop: ticks, turns typed by hand (`--turn`), the final output, lazy plans."""
+
+import json
+import shutil
+from pathlib import Path
+
+from contextdeck._cli import main
+
+CHAPTERS = Path(__file__).resolve().parent.parent / "engine" / "chapters"
+ACTIVITIES = """
+def processPayment(call, tool, context):
+    raise ValueError("Your card was declined.")
+
+def reportFailure(call, tool, context):
+    return None
+
+ACTIVITIES = {"processPayment": processPayment, "reportFailure": reportFailure}
+"""
+
+
+def run(capsys, *argv):
+    code = main(["run", *map(str, argv)])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def failure_case(tmp_path):
+    doc = shutil.copy(CHAPTERS / "012_handling_failure.json", tmp_path / "doc.json")
+    acts = tmp_path / "acts.py"
+    acts.write_text(ACTIVITIES)
+    return doc, acts
+
+
+def test_run_reports_the_tick_and_waits_for_the_next_turn(capsys, tmp_path) -> None:
+    """Without a turn to continue with, the run reports tick 1 and says it waits for the model's turn."""
+    doc, acts = failure_case(tmp_path)
+    code, out, err = run(capsys, doc, "--activities", acts)
+    assert code == 0
+    assert "tick 1: 1 call(s) run" in err
+    assert "call 0 (processPayment) failed: ValueError: Your card was declined. (written to its error branch)" in err
+    assert "waiting for the model's next turn (give one with --turn FILE.json)" in err
+    result = json.loads(out)
+    assert result["solution"] is None  # the turn's calls became the plan of the next request
+    plans = [m for m in result["context"] if m["type"] == "plan"]
+    assert [c["_tool"] for c in plans[-1]["plan"]] == ["processPayment", "confirmOrder"]
+
+
+def test_turns_typed_by_hand_run_to_the_final_output(capsys, tmp_path) -> None:
+    """`--turn` gives the next turn; its output ends the loop and is printed."""
+    doc, acts = failure_case(tmp_path)
+    turn = tmp_path / "turn.json"
+    turn.write_text(json.dumps({"calls": [{"_tool": "reportFailure", "error": "†state.error"}],
+                                "output": {"status": "Failed"}}))
+    code, out, err = run(capsys, doc, "--activities", acts, "--turn", turn)
+    assert code == 0
+    assert "tick 2: 1 call(s) run" in err
+    assert 'final output: {"status":"Failed"}' in err
+    assert "2 call(s) run in 2 tick(s)" in err
+    assert json.loads(out)["solution"]["output"] == {"status": "Failed"}
+
+
+def test_invalid_final_output_is_reported_not_accepted(capsys, tmp_path) -> None:
+    """An output that breaks the request schema is named on stderr, and the loop waits for another turn."""
+    doc, acts = failure_case(tmp_path)
+    turn = tmp_path / "turn.json"
+    turn.write_text(json.dumps({"calls": [], "output": {"status": "Done"}}))
+    code, out, err = run(capsys, doc, "--activities", acts, "--turn", turn)
+    assert code == 0
+    assert "tick 2: output refused: the output does not meet the request schema: $.status: 'Done' is not one of" in err
+    assert "waiting for the model's next turn (give another with --turn FILE.json)" in err
+    assert json.loads(out)["context"][-1]["data"]["error"]["type"] == "output"
+
+
+def test_a_turn_that_is_not_a_solution_is_refused(capsys, tmp_path) -> None:
+    """A malformed turn file stops the run before anything happens: exit 1, file and place named."""
+    doc, _acts = failure_case(tmp_path)
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"calls": [')
+    code, out, err = run(capsys, doc, "--turn", broken)
+    assert (code, out) == (1, "")
+    assert "broken.json:1:12" in err
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text('{"calls": 3}')
+    code, out, err = run(capsys, doc, "--turn", wrong)
+    assert (code, out) == (1, "")
+    assert "wrong.json: the turn's 'calls' must be an array of calls" in err
+
+
+def test_lazy_plan_waits_unless_approved(capsys, tmp_path) -> None:
+    """A lazy plan runs nothing and says so; `--approve-plan` runs it."""
+    doc = shutil.copy(CHAPTERS / "012_lazy_plan.json", tmp_path / "doc.json")
+    code, out, err = run(capsys, doc)
+    assert code == 0
+    assert "the plan is lazy: 2 call(s) wait for approval (--approve-plan runs them)" in err
+    before, after = json.loads(Path(doc).read_text()), json.loads(out)
+    plan = {"type": "plan", "plan": before["solution"]["calls"], "mode": "lazy"}
+    assert after["context"] == [*before["context"], plan]  # the plan to approve, and nothing ran
+    _code, out, err = run(capsys, doc, "--approve-plan")
+    assert "lazy" not in err
+    assert "call 0 (detectLanguage) is latent and waits for an output" in err  # approved: it is scheduled
