@@ -42,7 +42,7 @@ from ._json import DECODER as JSON_DECODER
 from ._json import dumps as json_dumps
 from ._json import nests_within as json_nests_within
 from ._json import parse as json_parse
-from ._loop import Loop, LoopStatus, Tick, TurnSource, output_problem, output_schema, turn_problem
+from ._loop import Loop, LoopStatus, Tick, TurnSource, load_turn, output_problem, output_schema, turn_problem
 from ._messages import (
     AUDIT_KEYS,
     METHODS,
@@ -181,6 +181,7 @@ __all__ = [
     "load_activities",
     "load_document",
     "load_tools",
+    "load_turn",
     "merged_tools",
     "message_problem",
     "output_messages",

@@ -15,6 +15,7 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -23,7 +24,9 @@ from psygnal import Signal
 
 from ._context import Context
 from ._document import Document, Shape
+from ._errors import DocumentError
 from ._execution import Execution
+from ._json import JSONSyntaxError, parse
 from ._messages import MISSING
 from ._outputs import utc_now
 from ._status import TickReport
@@ -37,7 +40,7 @@ TurnSource = Callable[[Document], Any]
 
 class LoopStatus(StrEnum):
     READY = "ready"  # a turn (or the document's plan) is there to run
-    STOPPED = "stopped at a breakpoint"
+    STOPPED = "stopped at a breakpoint"  # or at a failure, with `break_on_failure`
     LAZY = "waiting for plan approval"
     WAITING_FOR_TURN = "waiting for the next turn"
     FINISHED = "finished"
@@ -92,6 +95,19 @@ def turn_problem(solution: Any) -> str | None:
     return None
 
 
+def load_turn(path: str | Path) -> Any:
+    """A turn typed by hand, from a JSON file; a `DocumentError` naming the file and place otherwise."""
+    file = Path(path)
+    try:
+        raw = file.read_bytes()
+    except OSError as error:
+        raise DocumentError(str(file), error.strerror or str(error)) from None
+    try:
+        return parse(raw)
+    except JSONSyntaxError as error:
+        raise DocumentError(str(file), error.reason, error.line, error.column) from None
+
+
 def _calls_of(solution: Any) -> list[Any]:
     return pending_calls(Context(), solution)[0] if solution is not None else []
 
@@ -138,7 +154,7 @@ class Loop:
         await self.execution.drain()
         if report.lazy:
             self._become(LoopStatus.LAZY)
-        elif report.stopped_at is not None:
+        elif report.stopped_at is not None or report.failed_at is not None:
             self._become(LoopStatus.STOPPED)
         else:
             self._conclude(report)
