@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import os
 import tempfile
 from collections.abc import Iterable
@@ -59,6 +60,20 @@ class Document:
             raise ValueError("the document has no path; give one")
         write_atomically(target, self.dumps().encode("utf-8"))
         self.path = target
+
+
+def fork(document: Document, at: int) -> Document:
+    """A new document with the messages up to and including `at`, in the same shape, with the same schema,
+    solution and request keys, and no path: a branch to try an alternative from that point.
+
+    Nothing is run: the outputs before `at` are its run record, so the calls that ran stay done in it.
+    """
+    size = len(document.context)
+    if not 0 <= at < size:
+        raise IndexError(f"cannot fork at message {at}: the document has {size} messages")
+    messages = document.context.messages[: at + 1]
+    return Document(Context(copy.deepcopy(messages)), document.shape, copy.deepcopy(document.schema),
+                    copy.deepcopy(document.solution), None, copy.deepcopy(document.envelope))
 
 
 def write_atomically(path: Path, data: bytes | Iterable[bytes]) -> None:

@@ -6,13 +6,15 @@ and the `messageSelected` signal. The lead calls it once from the window's const
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QMenu
 
-from contextdeck.engine import Activities, Edit
+from contextdeck.engine import Activities, Edit, fork
 
 from ._audit import OutputAudit
 from ._breakpoints import SIDECAR_KEY
@@ -48,6 +50,7 @@ class _Wiring(QObject):
         self._timer.timeout.connect(self.refresh_views)
         self._message: int | None = None
         self._graph_dirty = True
+        self.ask_fork_path: Callable[[], str | None] = window.files.ask_save_path
 
     def document_replaced(self) -> None:
         parts = self.parts
@@ -98,6 +101,31 @@ class _Wiring(QObject):
         self._message = index
         if self.parts.audit.isVisible():
             self.parts.audit.show_message(self.window.context(), index, self.window.session.document.solution)
+
+    def fork_here(self) -> Path | None:
+        """Run → Fork Here…: the document up to the selected message, saved under a new name and opened.
+
+        Nothing is run: what ran before that message stays done in the fork (its outputs are its record).
+        The open document is left as it is (its unsaved changes are asked about first).
+        """
+        window = self.window
+        index = window.selected_message()
+        if not isinstance(index, int):
+            self.parts.panel.message.setText("Fork Here: select the message to fork at in the timeline first")
+            return None
+        if not window.files.confirm_discard("forking the document"):
+            return None
+        chosen = self.ask_fork_path()
+        if not chosen:
+            return None
+        branch = fork(window.session.document, index)
+        try:
+            branch.save(chosen)
+        except OSError as error:
+            self.parts.panel.message.setText(f"Fork Here: could not write {chosen}: {error}")
+            return None
+        window.session.open(chosen)
+        return Path(chosen)
 
     def select_call(self, row: int) -> None:
         self.parts.panel.view.select_call(row)
@@ -164,6 +192,10 @@ def install_inspector(window: Any) -> Inspector:
     run.addAction(panel.actions_by_name["break_on_failure"])
     run.addAction(panel.actions_by_name["approval"])
     run.addAction(panel.actions_by_name["timeout"])
+    run.addSeparator()
+    fork_action = run.addAction("Fork Here…")
+    fork_action.setToolTip("A new document with the messages up to the selected one (nothing is run again)")
+    fork_action.triggered.connect(lambda _checked=False: wiring.fork_here())
     file_menu = window.menu("File")
     file_menu.insertAction(_after_open(file_menu), panel.actions_by_name["load_activities"])
     wiring.document_replaced()

@@ -6,11 +6,12 @@ import asyncio
 import copy
 from typing import Any
 
+import pytest
 from exec_support import CLOCK, registry
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contextdeck.engine import Context, Execution, Status, read_record
+from contextdeck.engine import Context, Document, Execution, Shape, Status, fork, read_record
 
 INPUT = {"type": "input", "input": {"x": 1}}
 
@@ -293,3 +294,16 @@ def test_break_on_failure_starts_nothing_after_a_failed_call() -> None:
     assert (report.failed_at, report.ran) == (0, (0, 2))
     assert execution.state(1).status is Status.READY
     assert asyncio.run(execution.run()).ran == (1,)
+
+
+def test_fork_keeps_the_messages_up_to_the_cursor_and_the_record_in_them() -> None:
+    """fork(document, at): the messages up to `at`, the same shape and solution, no path; a bad index is refused."""
+    calls = [latent(0, "†input.x"), latent(1, "†state.p0")]
+    document = Document(Context([INPUT]), Shape.REQUEST, solution={"calls": calls}, path=None)
+    run_to_end(Execution(document, clock=CLOCK))
+    branch = fork(document, 1)
+    assert (len(branch.context), branch.shape, branch.solution, branch.path) == (2, Shape.REQUEST, {"calls": calls},
+                                                                                None)
+    assert [s.status for s in Execution(branch, clock=CLOCK).states] == [Status.DONE, Status.READY]
+    with pytest.raises(IndexError, match="cannot fork at message 9"):
+        fork(document, 9)

@@ -184,3 +184,27 @@ def test_the_plan_graph_is_not_drawn_while_hidden_and_then_repaints_only_changed
     qtbot.waitUntil(lambda: graph.nodes[0].status is Status.DONE)
     assert graph.redraws == drawn
     assert 1 <= graph.repainted - repainted <= 3  # lookupOrder done, checkEligibility no longer blocked
+
+
+def test_fork_here_opens_the_document_up_to_the_selected_message_and_runs_only_the_rest(
+        qtbot: Any, window: MainWindow, tmp_path: Path) -> None:
+    """Continue, select lookupOrder's output, Fork Here…: the fork ends there; Continue in it runs the calls
+    whose outputs came later, and lookupOrder is not run again. The original file is untouched."""
+    inspector = parts(window)
+    inspector.debugger.clock = fixed_clock(NOW)
+    source = window.session.path
+    assert source is not None
+    original = source.read_text(encoding="utf-8")
+    trigger(qtbot, window, "Continue")
+    [lookup] = outputs_of(window, 0)
+    window.select_message(lookup)
+    inspector.wiring.ask_fork_path = lambda: str(tmp_path / "fork.json")  # type: ignore[attr-defined]
+    with qtbot.waitSignal(window.session.documentReplaced, timeout=10000):
+        next(a for a in window.menu("Run").actions() if a.text() == "Fork Here…").trigger()
+    assert window.session.path == tmp_path / "fork.json"
+    assert len(window.context()) == lookup + 1
+    inspector = parts(window)
+    qtbot.waitUntil(lambda: inspector.model.rowCount() == 5 and inspector.model.status(0) is Status.DONE)
+    trigger(qtbot, window, "Continue")
+    assert [len(outputs_of(window, call)) for call in (0, 1, 2, 4)] == [1, 1, 1, 1]
+    assert source.read_text(encoding="utf-8") == original
