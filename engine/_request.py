@@ -25,8 +25,6 @@ META_DESCRIPTION = ("Metadata about the idea, including version and identity. "
 ADVICE_CALLS = {"type": "string", "description": "Inline JSON: a vote from 0 to 100 for each tool name, "
                                                   "for example {\"deploy\": 10, \"delay\": 95}"}
 CONSULT_ADVISOR = "ConsultAdvisor"
-# A request schema naming these is the whole solution's schema (012, 016), not the output's (002).
-SOLUTION_KEYS = ("output", "calls")
 _ENGINE_KEYS = ("meta", "output", "calls", "advisors")
 
 
@@ -288,11 +286,11 @@ def _solution_schema(
 ) -> dict[str, Any]:
     """002's composition: `meta`, the nullable `output`, `calls` of the tools; `advisors` first when any.
 
-    A request schema whose properties name `output` or `calls` (012, 016) is the solution's own: its
+    A request schema whose properties name `output` beside `calls` or `meta` (012, 016) is the solution's own: its
     `output` is the output schema and its other properties stay, before `meta`.
     """
     output, extra = schema, {}
-    if isinstance(schema, dict) and any(key in _properties(schema) for key in SOLUTION_KEYS):
+    if is_solution_schema(schema):
         own = _properties(schema)
         output = own.get("output")
         extra = {key: copy.deepcopy(value) for key, value in own.items() if key not in _ENGINE_KEYS}
@@ -308,6 +306,13 @@ def _solution_schema(
     properties["calls"] = {"type": "array", "items": _one_of(items)} if items else {"type": "array", "maxItems": 0}
     required += ["meta", "calls", "output"]
     return {"type": "object", "properties": properties, "required": required}
+
+
+def is_solution_schema(schema: Any) -> bool:
+    """Whether a request's schema is the whole solution's (012, 016: `output` beside `calls` or `meta`)
+    rather than the output's (002)."""
+    own = _properties(schema) if isinstance(schema, dict) else {}
+    return "output" in own and ("calls" in own or "meta" in own)
 
 
 def meta_schema(meta: Any) -> dict[str, Any]:
