@@ -144,11 +144,13 @@ class Context:
 
         The context is left exactly as it was: same messages, same ids, no signal, no callback.
         """
+        current = self._watchers.current
         plan, moved, prior, undo = self._silently(edit)
         try:
             outcome = self._watchers.outcome(plan, moved, prior)
         finally:
             undo()
+            self._watchers.current = current  # the folds are those of the context as it is again
         return [(new.watch, new.watch.current, new.resolution) for new in outcome.fresh if new.changed]
 
     def _valid(self, index: int) -> int:
@@ -261,8 +263,9 @@ class Context:
     def resolve(self, expr: str | Expression, instance: str | None = None, at: int | None = None) -> Resolution:
         """Resolve `expr` for `instance` as of the first `at` messages (all when None).
 
-        Only the writes that can matter to each path are folded (see `_index`); `at` cuts the indexes
-        at an order key, so time travel copies nothing. Raises `ExpressionError` for a malformed
+        Only the writes that can matter to each path are folded (see `_index`), and a path a watch of
+        the same view reads is not folded at all: the watch's fold is current. `at` cuts the indexes at
+        an order key, so time travel copies nothing. Raises `ExpressionError` for a malformed
         expression; never raises for bad data.
         """
         expression = parse_expression(expr) if isinstance(expr, str) else expr
@@ -270,6 +273,9 @@ class Context:
         limit, key = self._limit_key(at), self._store.order.key
 
         def found(ref: Reference) -> Found:
+            watched = self._watchers.result_of(ref, instance) if limit is None else None
+            if watched is not None:  # a watch keeps this very fold current: read it
+                return watched
             state, probe = self._fold_reference(ref, instance, limit)
             return probe_result(state, probe, key)
 

@@ -321,6 +321,11 @@ def fold_lane(
         if following is None:
             return None
         state.step(following, writes[following], key(following))
+        root = state.root
+        if lane is not None and type(root) is dict and len(root) > 1:
+            # While the root is an object only the lane's key matters here: keeping that one key alone
+            # spares every later write the copy of the whole root (writes copy the objects on their path).
+            state.root = {lane: root[lane]} if lane in root else {}
         previous = following
         if converge is not None:
             matched = converge(following, state)

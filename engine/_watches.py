@@ -202,6 +202,7 @@ class Watchers:
         self._serial = itertools.count()
         self._generation = store.order.generation  # of the keys in every track and watch
         self._staged: dict[Track, Fold] = {}  # folds made for an edit still being planned (`staging`)
+        self.current = True  # whether every track's results are those of the store as it is
 
     # -- adding and removing -------------------------------------------------------------------
 
@@ -235,6 +236,14 @@ class Watchers:
         handle.current, handle.keys = handle.evaluate(Track.result, order.snapshot())
         self._watches[handle] = None
         return handle
+
+    def result_of(self, ref: Reference, instance: str | None) -> Found | None:
+        """The current result of `ref` in the view of `instance` when a watch of that view reads it (the
+        fold is already made and kept current); None otherwise, or in the middle of an edit."""
+        if not self.current or self._generation != self._store.order.generation:
+            return None
+        track = self._tracks.get((ref.kind, instance, ref.path[0] if ref.path else None))
+        return None if track is None else track.results.get(ref.path)
 
     def remove(self, handle: Watch) -> None:
         self._watches.pop(handle, None)
@@ -277,6 +286,7 @@ class Watchers:
         `appended`: the write was just added as the last message of the context; `dropped`: it is about
         to be removed.
         """
+        self.current = False  # until the edit is committed
         kind, instance = identity
         tracks = self._by_kind.get(kind)
         if not tracks:
@@ -416,6 +426,7 @@ class Watchers:
         for track, values in outcome.results.items():
             track.results = values
         self._generation = outcome.generation
+        self.current = True
         changed = []
         for renewal in outcome.fresh:
             watch = renewal.watch

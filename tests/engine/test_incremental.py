@@ -178,6 +178,7 @@ def _follow_edits(
         for number, (handle, (expr, instance)) in enumerate(zip(handles, watches, strict=True)):
             fresh = reference(ctx.messages, expr, instance)
             assert handle.current == fresh, (edit, expr, instance)
+            assert ctx.resolve(expr, instance) == fresh  # read from the watches' folds
             changed = not fresh.same_result(before[number])
             assert calls[number] == ([fresh] if changed else [])
             assert (id(handle) in predicted) == changed

@@ -98,3 +98,15 @@ def test_malformed_expression_is_refused() -> None:
     """Watching a malformed expression raises ExpressionError naming the position."""
     with pytest.raises(ExpressionError):
         Context([]).watch("†state..a", lambda _: None)
+
+
+def test_resolve_during_an_edit_signal_folds_the_messages_as_they_are() -> None:
+    """A slot connected to `inserted` resolves before the watches are brought up to date: it gets the
+    fold of the messages as they are, not the watch's result from before the edit."""
+    ctx = Context([_state({"a": 1})])
+    ctx.watch("†state.a", lambda _: None)
+    seen: list[object] = []
+    ctx.inserted.connect(lambda index: seen.append(ctx.resolve("†state.a").value))
+    ctx.insert(1, _state({"a": 2}))
+    assert seen == [2]
+    assert ctx.resolve("†state.a").value == 2
