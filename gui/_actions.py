@@ -10,6 +10,7 @@ from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QApplication, QMessageBox, QToolBar
 
+from ._request_schema import edit_request_schema
 from ._theme import THEMES, icon
 
 if TYPE_CHECKING:
@@ -66,6 +67,7 @@ def build_actions(window: MainWindow) -> dict[str, QAction]:
     for kind, key in (("Input", "I"), ("State", "S"), ("Tool", "O"), ("Plan", "P"), ("Error", "E")):
         add(f"insert_{kind.lower()}", "Edit", f"Insert {kind} Message", partial(window.insert_message, kind),
             f"Alt+Shift+{key}", "insert")
+    add("request_schema", "Edit", "Request &Schema…", partial(edit_request_schema, window), "Ctrl+Alt+R", "insert")
     add("duplicate", "Edit", "D&uplicate Message", window.duplicate_selected, "Ctrl+D", "duplicate")
     add("delete", "Edit", "&Delete Message", window.delete_selected, Key.Delete, "delete")
     add("move_up", "Edit", "Move &Up", lambda: window.move_selected(-1), "Alt+Up", "up")
