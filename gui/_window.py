@@ -34,6 +34,7 @@ from ._inspector import install_inspector
 from ._keyboard import install_keyboard
 from ._llm import LLMView
 from ._message_editor import NEW_MESSAGES, MessageEditor, catalog_of
+from ._models import install_models
 from ._session import DocumentSession
 from ._state import StateView
 from ._theme import apply_theme, icon
@@ -127,6 +128,7 @@ class MainWindow(QMainWindow):
         self.inspector = install_inspector(self)  # before the layout is restored, so the saved layout covers its docks
         self.tool_registry = ToolRegistryUI(self)
         self._install_tool_registry()
+        self.models = install_models(self)
         self.pane_actions = install_keyboard(self)  # after every panel: Tab leaves all their tables
         install_elided_tooltips(self)  # and every cut-off cell of theirs has its whole text on hover
         self._restore_layout()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import qasync
@@ -25,6 +26,9 @@ def event_loop() -> asyncio.AbstractEventLoop:
         pass
     if _attached is None or _attached.is_closed():
         _attached = qasync.QEventLoop(QApplication.instance(), already_running=True)
+        # Python threads, not qasync's QThreads, for `run_in_executor` (the model client resolves addresses
+        # there): a QThread still alive when the application quits aborts the process.
+        _attached.set_default_executor(ThreadPoolExecutor(thread_name_prefix="contextdeck-loop"))
     else:
         asyncio.events._set_running_loop(_attached)  # attached again after a `release()`
     return _attached

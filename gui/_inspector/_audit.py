@@ -111,7 +111,19 @@ def run_summary(run: dict[str, Any] | None) -> str:
         parts.append("received " + ", ".join(run["inputs"]) if run["inputs"] else "received nothing")
     elif "digest" in run:
         parts.append("inputs kept as a digest")
+    if isinstance(run.get("model"), dict):
+        parts.append(model_summary(run["model"]))
     return " · ".join(parts) or "—"
+
+
+def model_summary(model: dict[str, Any]) -> str:
+    """Who answered a latent call and what it cost: `answered by M (T tokens: I in, O out; L ms)`."""
+    found = model.get("usage")
+    usage: dict[str, Any] = found if isinstance(found, dict) else {}
+    tokens = f"{usage.get('total_tokens', '?')} tokens: {usage.get('prompt_tokens', '?')} in, " \
+             f"{usage.get('completion_tokens', '?')} out"
+    replayed = ", replayed from the recording" if model.get("replayed") else ""
+    return f"answered by {model.get('model', '?')} ({tokens}; {model.get('latency_ms', '?')} ms{replayed})"
 
 
 def _diff_html(lines: list[str]) -> str:

@@ -34,7 +34,9 @@ from ._calls import CallsModel
 from ._dialogs import ApprovalDialog, OutputDialog
 
 Approver = Callable[[CallAnalysis], "Decision | Awaitable[Decision]"]
-OutputAsker = Callable[[CallAnalysis], Any]  # returns the value, or CANCEL (maybe awaitable)
+OutputAsker = Callable[[CallAnalysis], Any]  # returns the value, CANCEL or ASK_MODEL (maybe awaitable)
+# Asks the model for a latent call and writes its answer; None when answered, else why nothing was written.
+ModelAnswer = Callable[[Execution, int], Awaitable["str | None"]]
 EditSink = Callable[[str, list[Edit]], None]
 T = TypeVar("T")
 DEFAULT_TIMEOUT = 60.0
@@ -46,6 +48,7 @@ class _Cancel:
 
 
 CANCEL: Any = _Cancel()
+ASK_MODEL: Any = object()  # the output dialog's "Ask model": the model answers instead of the person
 
 
 def restore_edits(context: Context, snapshot: list[dict[str, Any]]) -> list[Edit]:
@@ -88,6 +91,8 @@ class Debugger(QObject):
         self.approval_enabled = False
         self.approver: Approver | None = None  # None: ask through an ApprovalDialog
         self.ask_output: OutputAsker | None = None  # None: ask through an OutputDialog
+        self.model_answer: ModelAnswer | None = None  # a model is set up (gui/_models.py)
+        self.use_model = False  # Step and Continue ask the model for latent calls without asking the person
         self.apply_edits: EditSink | None = None  # None: apply to the context directly (no undo)
         self.record_run: EditSink | None = None  # told of each step's appended messages (for undo)
         self.dialog_parent: QWidget | None = None
@@ -136,6 +141,28 @@ class Debugger(QObject):
         self.execution.conditions = self.model.conditions
         self.execution.break_on_failure = self.break_on_failure
         return self.execution
+
+    def prepared(self) -> Execution:
+        """The execution the next step uses (made now when there is none): what a prompt is built from."""
+        return self._ensure()
+
+    async def ask_model(self, target: int) -> str | None:
+        """Ask the model for latent call `target` now; None when it answered, else why nothing was written."""
+        if self.running:
+            return "the debugger is running: wait for it or pause it"
+        if self.model_answer is None:
+            return "no model is set up: Run → Models…"
+        self._set_running(True)
+        try:
+            text = f"Ask the model for call #{target} ({self.model.plan(target).tool_name})"
+            return await self._recorded(text, self._model_answer(target))
+        finally:
+            self._set_running(False)
+
+    async def _model_answer(self, target: int) -> str | None:
+        assert self.model_answer is not None
+        self.callFocused.emit(target)
+        return await self.model_answer(self._ensure(), target)
 
     def _calls_changed(self) -> None:
         if not self.running:  # the plan was edited: the next step analyses it afresh
@@ -326,7 +353,12 @@ class Debugger(QObject):
         execution = self._ensure()
         self.callFocused.emit(target)
         if execution.state(target).status is Status.WAITING_FOR_OUTPUT:
-            value = await _answer(self._ask_output(self.model.getItem(target)))
+            value = ASK_MODEL if self.use_model else await _answer(self._ask_output(self.model.getItem(target)))
+            if value is ASK_MODEL:
+                problem = await self._model_answer(target)
+                if problem is not None:
+                    self._stop(f"#{target} waits for an output: {problem}")
+                return problem is None
             if value is CANCEL:
                 self._stop(f"#{target} waits for an output")
                 return False
@@ -361,7 +393,8 @@ class Debugger(QObject):
     def _ask_output(self, call: CallAnalysis) -> Any:
         if self.ask_output is not None:
             return self.ask_output(call)
-        dialog = OutputDialog(call, self.dialog_parent)
+        dialog = OutputDialog(call, self.dialog_parent, can_ask_model=self.model_answer is not None)
+        dialog.askModel.connect(lambda: dialog.answered.emit(ASK_MODEL))
         return self._dialog_answer(dialog, dialog.answered, dialog.cancelled)
 
     async def _dialog_answer(self, dialog: ApprovalDialog | OutputDialog, answer: Any, cancel: Any) -> Any:
@@ -396,4 +429,4 @@ async def _answer(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
-__all__ = ["CANCEL", "Debugger", "restore_edits"]
+__all__ = ["ASK_MODEL", "CANCEL", "Debugger", "restore_edits"]

@@ -113,8 +113,9 @@ class OutputDialog(QDialog):
 
     answered = Signal(object)
     cancelled = Signal()
+    askModel = Signal()  # "Ask model": the model gives the result instead (shown when one is set up)
 
-    def __init__(self, call: CallAnalysis, parent: QWidget | None = None) -> None:
+    def __init__(self, call: CallAnalysis, parent: QWidget | None = None, *, can_ask_model: bool = False) -> None:
         super().__init__(parent)
         self.setWindowTitle(f"Output of {call.label}")
         self.setModal(False)
@@ -135,6 +136,11 @@ class OutputDialog(QDialog):
         buttons = QDialogButtonBox()
         self.write_button = QPushButton("Write output")
         buttons.addButton(self.write_button, QDialogButtonBox.ButtonRole.AcceptRole)
+        self.ask_model_button = QPushButton("Ask model")
+        self.ask_model_button.setToolTip("Ask the model set up in Run → Models… for this result (validated)")
+        self.ask_model_button.setVisible(can_ask_model)
+        buttons.addButton(self.ask_model_button, QDialogButtonBox.ButtonRole.ActionRole)
+        self.ask_model_button.clicked.connect(self._ask_model)
         cancel = buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
         self.write_button.clicked.connect(self._write)
         cancel.clicked.connect(self.close)
@@ -181,6 +187,11 @@ class OutputDialog(QDialog):
             return
         self._done = True
         self.answered.emit(value)
+        self.close()
+
+    def _ask_model(self) -> None:
+        self._done = True
+        self.askModel.emit()
         self.close()
 
     def closeEvent(self, event: Any) -> None:

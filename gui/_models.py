@@ -1,0 +1,539 @@
+"""Models in the window: the Models settings page, the model answering latent calls, and the prompt of a call.
+
+`install_models(window)` adds Run → Models…, Use the Model for Latent Calls, and Prompt for This Call…. The
+endpoint is kept in the settings without its key (only the name of the variable that holds it); the
+exchanges are recorded beside the document (`DOC.models.jsonl`), or in memory until it is saved.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, QSettings, Qt, Signal
+from PySide6.QtGui import QAction, QFontDatabase, QTextCursor, QUndoCommand
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from contextdeck.engine import (
+    MODES,
+    STRATEGIES,
+    Asker,
+    Cassette,
+    Endpoint,
+    Execution,
+    Insert,
+    ModelError,
+    Prompt,
+    Provider,
+    Shape,
+    Status,
+    answer_call,
+    call_prompt,
+    cassette_path,
+    request_prompt,
+)
+
+from ._inspector._async import spawn
+
+PREFIX = "models/"
+DEFAULT_KEY_VARIABLE = "OPENAI_API_KEY"
+CHARACTERS_PER_TOKEN = 4
+TOOL_KEY = '"_tool"'  # counted in a streamed solution: one per call received so far
+ESTIMATE = "estimate: about 4 characters a token (no tokenizer offline)"
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """The endpoint the window asks, as kept in the settings: never the key, only its variable's name."""
+
+    base_url: str = ""
+    model: str = ""
+    api_key_env: str = DEFAULT_KEY_VARIABLE
+    structured: str = "auto"
+    mode: str = "record"
+    timeout: float = 120.0
+    use_for_latent: bool = False
+
+    @property
+    def ready(self) -> bool:
+        return bool(self.base_url.strip() and self.model.strip())
+
+    def endpoint(self) -> Endpoint:
+        return Endpoint(self.base_url.strip(), self.model.strip(), api_key_env=self.api_key_env.strip() or
+                        DEFAULT_KEY_VARIABLE, timeout=self.timeout, max_retries=1, structured=self.structured)
+
+
+def load_config(settings: QSettings) -> ModelConfig:
+    defaults = ModelConfig()
+    values: dict[str, Any] = {}
+    for name in ("base_url", "model", "api_key_env", "structured", "mode"):
+        values[name] = str(settings.value(PREFIX + name, getattr(defaults, name)))
+    try:
+        values["timeout"] = float(settings.value(PREFIX + "timeout", defaults.timeout))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        values["timeout"] = defaults.timeout
+    values["use_for_latent"] = str(settings.value(PREFIX + "use_for_latent", "false")).lower() == "true"
+    if values["structured"] not in ("auto", *STRATEGIES):
+        values["structured"] = "auto"
+    if values["mode"] not in MODES:
+        values["mode"] = "record"
+    return ModelConfig(**values)
+
+
+def save_config(settings: QSettings, config: ModelConfig) -> None:
+    for name, value in config.__dict__.items():
+        settings.setValue(PREFIX + name, "true" if value is True else "false" if value is False else value)
+    settings.sync()
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens of `text`, estimated: no tokenizer of the user's model is available offline."""
+    return math.ceil(len(text) / CHARACTERS_PER_TOKEN)
+
+
+class Models(QObject):
+    """The window's model: settings, the asker over the document's cassette, and answers for latent calls."""
+
+    changed = Signal()
+    delta = Signal(str)  # a piece of the answer as it streams in
+
+    def __init__(self, settings: QSettings, document_path: Callable[[], Path | None],
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.settings = settings
+        self.document_path = document_path
+        self.config = load_config(settings)
+        self.memory = Cassette()  # an unsaved document's exchanges
+
+    def set_config(self, config: ModelConfig) -> None:
+        self.config = config
+        save_config(self.settings, config)
+        self.changed.emit()
+
+    def asker(self) -> Asker:
+        path = self.document_path()
+        cassette = Cassette.open(cassette_path(path)) if path is not None else self.memory
+        return Asker(Provider(self.config.endpoint()), cassette, self.config.mode)
+
+    async def answer(self, execution: Execution, index: int) -> str | None:
+        """Ask for latent call `index`; None once it is answered (written, or failed as `modelOutput`),
+        else why nothing was written (the endpoint failed: the call keeps waiting)."""
+        if not self.config.ready:
+            return "no model is set up: Run → Models…"
+        asker = self.asker()
+        try:
+            await answer_call(execution, index, asker, self.delta.emit)
+        except ModelError as error:
+            return str(error)
+        finally:
+            await asker.provider.close()
+        return None
+
+    async def models(self, config: ModelConfig) -> list[str]:
+        provider = Provider(config.endpoint())
+        try:
+            return await provider.models()
+        finally:
+            await provider.close()
+
+
+class ModelsDialog(QDialog):
+    """The Models settings page: the endpoint, how to ask, record/replay/live, and a connection test."""
+
+    def __init__(self, models: Models, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Models")
+        self.models = models
+        config = models.config
+        self.base_url = QLineEdit(config.base_url)
+        self.base_url.setPlaceholderText("http://localhost:11434/v1")
+        self.model = QComboBox()
+        self.model.setEditable(True)
+        self.model.setEditText(config.model)
+        self.key_variable = QLineEdit(config.api_key_env)
+        self.key_state = QLabel()
+        self.key_variable.textChanged.connect(self._show_key_state)
+        self.structured = QComboBox()
+        self.structured.addItems(["auto", *STRATEGIES])
+        self.structured.setCurrentText(config.structured)
+        self.mode = QComboBox()
+        self.mode.addItems(list(MODES))
+        self.mode.setCurrentText(config.mode)
+        self.timeout = QDoubleSpinBox()
+        self.timeout.setRange(1, 3600)
+        self.timeout.setSuffix(" s")
+        self.timeout.setValue(config.timeout)
+        self.use_for_latent = QCheckBox("Use the model for latent calls on Step and Continue")
+        self.use_for_latent.setChecked(config.use_for_latent)
+        self.test_button = QPushButton("Test connection")
+        self.test_button.clicked.connect(self.test_connection)
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        form = QFormLayout()
+        form.addRow("Base URL", self.base_url)
+        form.addRow("Model", self.model)
+        key_row = QHBoxLayout()
+        key_row.addWidget(self.key_variable, 1)
+        key_row.addWidget(self.key_state)
+        form.addRow("API key variable", key_row)
+        form.addRow("Structured output", self.structured)
+        form.addRow("Recording", self.mode)
+        form.addRow("Timeout", self.timeout)
+        note = QLabel("The key is read from the environment variable when a request is made; it is never "
+                      "saved. Exchanges are recorded beside the document (<code>DOC.models.jsonl</code>): "
+                      "<b>record</b> replays what is recorded and asks the rest, <b>replay</b> never asks, "
+                      "<b>live</b> always asks.")
+        note.setWordWrap(True)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.save)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(self.use_for_latent)
+        test_row = QHBoxLayout()
+        test_row.addWidget(self.test_button)
+        test_row.addWidget(self.status, 1)
+        layout.addLayout(test_row)
+        layout.addWidget(note)
+        layout.addWidget(buttons)
+        self.resize(560, 360)
+        self._show_key_state()
+        self.test_task: asyncio.Task[Any] | None = None
+
+    def config(self) -> ModelConfig:
+        return ModelConfig(self.base_url.text().strip(), self.model.currentText().strip(),
+                           self.key_variable.text().strip() or DEFAULT_KEY_VARIABLE, self.structured.currentText(),
+                           self.mode.currentText(), self.timeout.value(), self.use_for_latent.isChecked())
+
+    def _show_key_state(self) -> None:
+        name = self.key_variable.text().strip() or DEFAULT_KEY_VARIABLE
+        self.key_state.setText("set" if os.environ.get(name) else "not set")
+
+    def test_connection(self) -> asyncio.Task[Any]:
+        """Ask the server for its models; fills the model list, or says what went wrong."""
+        config = self.config()
+        self.test_button.setEnabled(False)
+        self.status.setText(f"Connecting to {config.base_url}…")
+        self.test_task = spawn(self._test(config))
+        return self.test_task
+
+    async def _test(self, config: ModelConfig) -> None:
+        try:
+            names = await self.models.models(replace(config, model=config.model or "?"))
+        except ModelError as error:
+            self.status.setText(f"Cannot use it: {error}")
+        else:
+            current = self.model.currentText()
+            self.model.clear()
+            self.model.addItems(names)
+            self.model.setEditText(current or (names[0] if names else ""))
+            self.status.setText(f"Connected: {len(names)} model(s) offered.")
+        finally:
+            self.test_button.setEnabled(True)
+
+    def save(self) -> None:
+        self.models.set_config(self.config())
+        self.accept()
+
+
+class PromptView(QDialog):
+    """A prompt exactly as it will be sent, with token estimates; Ask, the streamed reply, Cancel.
+
+    Subclasses say what the prompt is for (`_answer`: ask and write; None when written, else why not).
+    """
+
+    def __init__(self, models: Models, prompt: Prompt, title: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.models, self.prompt = models, prompt
+        self.setWindowTitle(title)
+        self.table = QTableWidget(len(prompt.messages), 3)
+        self.table.setHorizontalHeaderLabels(["Role", "Tokens (≈)", "Content"])
+        self.table.verticalHeader().setVisible(False)
+        self.table.horizontalHeader().setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+        for row, message in enumerate(prompt.messages):
+            first_line = message["content"].splitlines()[0] if message["content"] else ""
+            for column, text in enumerate((message["role"], str(estimate_tokens(message["content"])), first_line)):
+                self.table.setItem(row, column, QTableWidgetItem(text))
+        self.content = _text_view()
+        self.table.currentCellChanged.connect(self._show_message)
+        self.schema = _text_view(json.dumps(prompt.schema, indent=2, ensure_ascii=False))
+        strategy = models.config.structured if models.config.structured != "auto" else STRATEGIES[0]
+        self.body = _text_view(json.dumps({"model": models.config.model, **prompt.body(strategy)},
+                                          indent=2, ensure_ascii=False))
+        messages = QSplitter(Qt.Orientation.Vertical)
+        messages.addWidget(self.table)
+        messages.addWidget(self.content)
+        tabs = QTabWidget()
+        tabs.addTab(messages, "Messages")
+        tabs.addTab(self.schema, "Answer schema")
+        tabs.addTab(self.body, "Request body")
+        total = sum(estimate_tokens(m["content"]) for m in prompt.messages)
+        total += estimate_tokens(json.dumps(prompt.schema))
+        self.total = QLabel(f"Whole prompt: ≈ {total} tokens ({ESTIMATE}).")
+        self.reply = _text_view()
+        self.reply.setPlaceholderText("The model's reply streams here.")
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        self.ask_button = QPushButton("Ask model")
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        close = QPushButton("Close")
+        self.ask_button.clicked.connect(self.ask)
+        self.cancel_button.clicked.connect(self.cancel)
+        close.clicked.connect(self.close)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.status, 1)
+        for button in (self.ask_button, self.cancel_button, close):
+            buttons.addWidget(button)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(tabs)
+        split.addWidget(self.reply)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.total)
+        layout.addWidget(split, 1)
+        layout.addLayout(buttons)
+        self.resize(760, 620)
+        self.table.setCurrentCell(len(prompt.messages) - 1, 0)
+        self.task: asyncio.Task[Any] | None = None
+        models.delta.connect(self._delta)
+        if not models.config.ready:
+            self.refuse("No model is set up: Run → Models….")
+
+    def refuse(self, why: str) -> None:
+        self.ask_button.setEnabled(False)
+        self.status.setText(why)
+
+    def _show_message(self, row: int, *_: object) -> None:
+        if 0 <= row < len(self.prompt.messages):
+            self.content.setPlainText(self.prompt.messages[row]["content"])
+
+    def _delta(self, piece: str) -> None:
+        if self.task is not None and not self.task.done():
+            self.reply.moveCursor(QTextCursor.MoveOperation.End)
+            self.reply.insertPlainText(piece)
+            self.streamed(self.reply.toPlainText())
+
+    def streamed(self, text: str) -> None:
+        """The reply so far (a subclass may show what it makes of it)."""
+
+    def ask(self) -> asyncio.Task[Any]:
+        self.reply.clear()
+        self.ask_button.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+        self.status.setText(f"Asking {self.models.config.endpoint().label}…")
+        self.task = spawn(self._ask())
+        return self.task
+
+    async def _ask(self) -> None:
+        try:
+            problem = await self._answer()
+        except asyncio.CancelledError:
+            self.status.setText("Cancelled: nothing was written.")
+            self.ask_button.setEnabled(True)
+            raise
+        finally:
+            self.cancel_button.setEnabled(False)
+        if problem is not None:
+            self.status.setText(problem)
+            self.ask_button.setEnabled(True)
+
+    async def _answer(self) -> str | None:
+        raise NotImplementedError
+
+    def cancel(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+
+    def closeEvent(self, event: Any) -> None:
+        self.cancel()
+        self.models.delta.disconnect(self._delta)
+        super().closeEvent(event)
+
+
+def _text_view(text: str = "") -> QPlainTextEdit:
+    view = QPlainTextEdit(text)
+    view.setReadOnly(True)
+    view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+    return view
+
+
+class PromptDialog(PromptView):
+    """The prompt of one latent call; what the model answers is written through the debugger (undoable)."""
+
+    def __init__(self, models: Models, debugger: Any, index: int, parent: QWidget | None = None) -> None:
+        execution: Execution = debugger.prepared()
+        plan = execution.plans[index]
+        super().__init__(models, call_prompt(execution.context, plan), f"Prompt for {plan.label}", parent)
+        self.debugger, self.index = debugger, index
+        state = execution.state(index)
+        if models.config.ready and state.status is not Status.WAITING_FOR_OUTPUT:
+            self.refuse(f"{plan.label} is {state.status}: only a latent call that waits for its output can be asked.")
+
+    async def _answer(self) -> str | None:
+        problem: str | None = await self.debugger.ask_model(self.index)
+        if problem is not None:
+            return problem
+        state = self.debugger.prepared().state(self.index)
+        if state.status is Status.FAILED and state.error is not None:
+            self.status.setText(f"The answer did not validate: {state.error['message']}")
+        else:
+            self.status.setText(f"Written: {state.status}.")
+        return None
+
+
+class RequestDialog(PromptView):
+    """The whole request (the Vessel): the model's calls become the request's solution, or a plan message
+    in a bare context; streamed, the calls are counted as they arrive. Undoable."""
+
+    def __init__(self, models: Models, window: Any, parent: QWidget | None = None) -> None:
+        self.main = window
+        self.activities = window.inspector.debugger.activities
+        self.tools = window.tool_registry.tools()
+        document = window.session.document
+        prompt = request_prompt(document.context, document.schema, activities=self.activities, tools=self.tools)
+        super().__init__(models, prompt, "Ask the model for the whole request", parent)
+
+    def streamed(self, text: str) -> None:
+        self.status.setText(f"Receiving: {text.count(TOOL_KEY)} call(s) so far…")
+
+    async def _answer(self) -> str | None:
+        document = self.main.session.document
+        asker = self.models.asker()
+        try:
+            answer = await asker.ask(self.prompt, self.models.delta.emit)
+        except ModelError as error:
+            return str(error)
+        finally:
+            await asker.provider.close()
+        calls = len(answer.value["calls"])
+        if document.shape is Shape.REQUEST:
+            self.main.session.undo_stack.push(SolutionCommand(self.main, document.solution, {
+                **answer.value, "_model": answer.summary}))
+            where = "the request's solution"
+        else:
+            message = {"type": "plan", "plan": answer.value["calls"], "_model": answer.summary}
+            if answer.value.get("output") is not None:
+                message["output"] = answer.value["output"]
+            self.main.apply_edit(Insert(len(document.context), message), "Ask the model for a plan")
+            where = "a plan message"
+        self.status.setText(f"Written: {calls} call(s) from {answer.exchange.get('model')} as {where}.")
+        return None
+
+
+class SolutionCommand(QUndoCommand):
+    """The request's solution replaced by the model's (undo gives the old one back)."""
+
+    def __init__(self, window: Any, old: Any, new: Any) -> None:
+        super().__init__("Ask the model for the whole request")
+        self.window, self.old, self.new = window, old, new
+
+    def _show(self, solution: Any) -> None:
+        self.window.session.document.solution = solution
+        self.window.inspector.wiring.document_replaced()
+
+    def redo(self) -> None:
+        self._show(self.new)
+
+    def undo(self) -> None:
+        self._show(self.old)
+
+
+class ModelsUI(QObject):
+    """What `install_models` adds to the window (`window.models`): the actions, and the dialogs open now."""
+
+    def __init__(self, window: Any) -> None:
+        super().__init__(window)
+        self.window = window
+        self.models = Models(window.settings, lambda: window.session.path, self)
+        self.debugger = window.inspector.debugger
+        self.dialogs: list[QDialog] = []
+        settings_action = QAction("&Models…", window)
+        settings_action.triggered.connect(self.open_settings)
+        self.use = QAction("Use the Model for &Latent Calls", window, checkable=True)
+        self.use.toggled.connect(self._use_toggled)
+        prompt_action = QAction("&Prompt for This Call…", window)
+        prompt_action.triggered.connect(self.open_prompt)
+        request_action = QAction("Ask the Model for the &Whole Request…", window)
+        request_action.triggered.connect(self.open_request)
+        self.actions_by_name = {"models": settings_action, "use_for_latent": self.use, "prompt": prompt_action,
+                                "request": request_action}
+        run = window.menu("Run")
+        run.addSeparator()
+        for action in self.actions_by_name.values():
+            run.addAction(action)
+        self.models.changed.connect(self.follow)
+        self.follow()
+
+    def follow(self) -> None:
+        """The debugger asks the model when one is set up; on its own only when the user turned that on."""
+        config = self.models.config
+        self.debugger.model_answer = self.models.answer if config.ready else None
+        self.debugger.use_model = config.use_for_latent and config.ready
+        self.use.blockSignals(True)
+        self.use.setChecked(config.use_for_latent)
+        self.use.blockSignals(False)
+
+    def _use_toggled(self, on: bool) -> None:
+        self.models.set_config(replace(self.models.config, use_for_latent=on))
+        if on and not self.models.config.ready:
+            self.open_settings()
+
+    def _keep(self, dialog: QDialog) -> None:
+        self.dialogs.append(dialog)
+        dialog.finished.connect(lambda _code: self.dialogs.remove(dialog) if dialog in self.dialogs else None)
+        dialog.show()
+
+    def open_settings(self) -> ModelsDialog:
+        dialog = ModelsDialog(self.models, self.window)
+        self._keep(dialog)
+        return dialog
+
+    def open_prompt(self) -> PromptDialog | None:
+        """The prompt of the call selected in the Calls panel (else the next to run)."""
+        current = self.window.inspector.panel.view.currentIndex()
+        row = current.row() if current.isValid() else self.debugger.next_call()
+        if row is None:
+            self.window.statusBar().showMessage("Select a call in the Calls panel first.", 10_000)
+            return None
+        dialog = PromptDialog(self.models, self.debugger, row, self.window)
+        self._keep(dialog)
+        return dialog
+
+
+    def open_request(self) -> RequestDialog:
+        dialog = RequestDialog(self.models, self.window, self.window)
+        self._keep(dialog)
+        return dialog
+
+
+def install_models(window: Any) -> ModelsUI:
+    """Run → Models…, Use the Model for Latent Calls, Prompt for This Call…; the debugger asks the model."""
+    return ModelsUI(window)

@@ -1,0 +1,206 @@
+"""Models in the window, through the real widgets, against the fake OpenAI-compatible server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QSettings
+
+from contextdeck.engine import Status, compose_request
+from contextdeck.gui._app import create_window
+from contextdeck.gui._inspector._async import release
+from contextdeck.gui._inspector._dialogs import OutputDialog
+from contextdeck.gui._models import (
+    ESTIMATE,
+    ModelConfig,
+    ModelsDialog,
+    PromptDialog,
+    RequestDialog,
+    estimate_tokens,
+    load_config,
+)
+from contextdeck.gui._window import MainWindow
+from fake_llm import Reply, ticket_document
+
+ANSWER = {"result": {"label": "damage"}}
+
+
+@pytest.fixture
+def window(qtbot: Any, tmp_path: Path, fake_llm: Any) -> Iterator[MainWindow]:
+    """The real window on the ticket document (saved in tmp_path), a model set up on the fake server."""
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    path = tmp_path / "ticket.json"
+    path.write_text(json.dumps(ticket_document()))
+    win = create_window(settings, tmp_path / "recovery")
+    qtbot.addWidget(win)
+    win.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
+    win.show()
+    with qtbot.waitSignal(win.session.documentReplaced, timeout=10000):
+        win.session.open(path)
+    win.models.models.set_config(ModelConfig(fake_llm.url, "fake-small", timeout=5))  # type: ignore[attr-defined]
+    yield win
+    for dialog in list(win.models.dialogs):  # type: ignore[attr-defined]
+        dialog.close()
+    win.session.close()
+    release()
+
+
+def action(window: MainWindow, text: str) -> Any:
+    return next(a for a in window.menu("Run").actions() if a.text().replace("&", "") == text)
+
+
+def outputs(window: MainWindow) -> list[dict[str, Any]]:
+    return [m for m in window.context().messages if m.get("_outputPath") == "†state.label"]
+
+
+def test_the_settings_page_tests_the_connection_and_lists_the_models(qtbot: Any, window: MainWindow) -> None:
+    """Test connection fills the model list from the server; Save keeps the endpoint, never a key."""
+    action(window, "Models…").trigger()
+    dialog = window.models.dialogs[-1]  # type: ignore[attr-defined]
+    assert isinstance(dialog, ModelsDialog)
+    dialog.test_button.click()
+    qtbot.waitUntil(lambda: dialog.status.text().startswith("Connected"), timeout=5000)
+    assert dialog.status.text() == "Connected: 2 model(s) offered."
+    assert [dialog.model.itemText(i) for i in range(dialog.model.count())] == ["fake-large", "fake-small"]
+    dialog.model.setEditText("fake-large")
+    dialog.use_for_latent.setChecked(True)
+    dialog.key_variable.setText("CONTEXTDECK_TEST_KEY_THAT_IS_NOT_SET")
+    assert dialog.key_state.text() == "not set"
+    dialog.save()
+    stored = load_config(window.settings)
+    assert (stored.model, stored.use_for_latent, stored.api_key_env) == (
+        "fake-large", True, "CONTEXTDECK_TEST_KEY_THAT_IS_NOT_SET")
+    assert action(window, "Use the Model for Latent Calls").isChecked()
+    assert "sk-" not in Path(window.settings.fileName()).read_text()
+
+
+def test_a_connection_test_to_nothing_says_why(qtbot: Any, window: MainWindow) -> None:
+    """A base URL where nothing listens: the page says it cannot connect, naming the address."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+    dialog = window.models.open_settings()  # type: ignore[attr-defined]
+    dialog.base_url.setText(url)
+    dialog.test_button.click()
+    qtbot.waitUntil(lambda: dialog.status.text().startswith("Cannot use it"), timeout=5000)
+    assert url in dialog.status.text()
+    assert "cannot connect" in dialog.status.text()
+
+
+def test_continue_uses_the_model_then_replays_after_restart(qtbot: Any, window: MainWindow, fake_llm: Any) -> None:
+    """With the model on, Continue writes its validated answer with its exchange; Restart then Continue
+    replays the recording: the same output, no second request."""
+    fake_llm.push(Reply.json(ANSWER))
+    action(window, "Use the Model for Latent Calls").setChecked(True)
+    inspector = window.inspector  # type: ignore[attr-defined]
+    action(window, "Continue").trigger()
+    qtbot.waitUntil(lambda: len(outputs(window)) == 1, timeout=5000)
+    qtbot.waitUntil(lambda: not inspector.debugger.running)
+    first = outputs(window)[0]
+    assert first["data"] == {"label": {"label": "damage"}}
+    assert first["_run"]["model"]["usage"]["total_tokens"] == 18
+    assert first["_run"]["model"]["replayed"] is False
+    assert inspector.model.status(0) is Status.DONE
+    window.select_message(window.context().messages.index(first))
+    inspector.docks["Output audit"].raise_()
+    qtbot.waitUntil(lambda: "answered by fake-small" in inspector.audit.run.text())
+    assert "18 tokens: 11 in, 7 out" in inspector.audit.run.text()
+    action(window, "Restart").trigger()
+    qtbot.waitUntil(lambda: not outputs(window))
+    action(window, "Continue").trigger()
+    qtbot.waitUntil(lambda: len(outputs(window)) == 1, timeout=5000)
+    assert outputs(window)[0]["_run"]["model"]["replayed"] is True
+    assert len(fake_llm.completions) == 1
+    assert (Path(window.session.path).parent / "ticket.json.models.jsonl").exists()
+
+
+def test_the_prompt_view_shows_what_is_sent_and_streams_the_reply(qtbot: Any, window: MainWindow,
+                                                                  fake_llm: Any) -> None:
+    """The prompt dialog lists the messages with token estimates; Ask streams the reply and writes it."""
+    fake_llm.push(Reply.json(ANSWER, pieces=4))
+    action(window, "Prompt for This Call…").trigger()
+    dialog = window.models.dialogs[-1]  # type: ignore[attr-defined]
+    assert isinstance(dialog, PromptDialog)
+    rows = dialog.table.rowCount()
+    assert rows == len(dialog.prompt.messages)
+    assert dialog.table.item(0, 0).text() == "system"
+    last = dialog.prompt.messages[-1]["content"]
+    assert dialog.table.item(rows - 1, 1).text() == str(estimate_tokens(last))
+    assert dialog.content.toPlainText() == last
+    assert ESTIMATE in dialog.total.text()
+    assert json.loads(dialog.body.toPlainText())["messages"] == list(dialog.prompt.messages)
+    dialog.ask_button.click()
+    qtbot.waitUntil(lambda: dialog.status.text().startswith("Written"), timeout=5000)
+    assert dialog.reply.toPlainText() == json.dumps(ANSWER)
+    assert fake_llm.completions[0]["messages"] == list(dialog.prompt.messages)
+    assert outputs(window)[0]["data"] == {"label": {"label": "damage"}}
+    window.session.undo_stack.undo()  # the model's answer is one undoable step
+    assert outputs(window) == []
+
+
+def test_cancel_stops_the_stream_and_writes_nothing(qtbot: Any, window: MainWindow, fake_llm: Any) -> None:
+    """Cancel during a slow streamed reply: nothing is written and the call still waits for its output."""
+    fake_llm.push(Reply.json(ANSWER, pieces=30, delay=15.0))
+    dialog = window.models.open_prompt()  # type: ignore[attr-defined]
+    before = len(window.context())
+    dialog.ask_button.click()
+    qtbot.waitUntil(lambda: dialog.reply.toPlainText() != "", timeout=5000)
+    dialog.cancel_button.click()
+    qtbot.waitUntil(lambda: dialog.status.text().startswith("Cancelled"), timeout=5000)
+    assert len(window.context()) == before
+    assert window.inspector.debugger.prepared().state(0).status is Status.WAITING_FOR_OUTPUT  # type: ignore[attr-defined]
+    assert dialog.ask_button.isEnabled()
+
+
+def test_ask_model_in_the_output_dialog(qtbot: Any, window: MainWindow, fake_llm: Any) -> None:
+    """With the model off, Step opens the output dialog; its Ask model button lets the model answer."""
+    fake_llm.push(Reply.json(ANSWER))
+    debugger = window.inspector.debugger  # type: ignore[attr-defined]
+    action(window, "Step").trigger()
+    qtbot.waitUntil(lambda: isinstance(debugger.open_dialog, OutputDialog), timeout=5000)
+    dialog = debugger.open_dialog
+    assert dialog.ask_model_button.isVisibleTo(dialog)
+    dialog.ask_model_button.click()
+    qtbot.waitUntil(lambda: len(outputs(window)) == 1, timeout=5000)
+    assert outputs(window)[0]["_run"]["model"]["model"] == "fake-small"
+
+
+def test_an_answer_that_does_not_validate_is_shown(qtbot: Any, window: MainWindow, fake_llm: Any) -> None:
+    """A reply outside `_output`'s enum: the prompt dialog says so and the call fails with the reply kept."""
+    fake_llm.push(Reply.json({"result": {"label": "fire"}}))
+    dialog = window.models.open_prompt()  # type: ignore[attr-defined]
+    dialog.ask_button.click()
+    qtbot.waitUntil(lambda: dialog.status.text().startswith("The answer did not validate"), timeout=5000)
+    error = window.context()[len(window.context()) - 1]["data"]["error"]
+    assert (error["type"], error["reply"]) == ("modelOutput", json.dumps({"result": {"label": "fire"}}))
+
+
+def test_the_whole_request_becomes_the_solution_and_undo_takes_it_back(qtbot: Any, window: MainWindow,
+                                                                      fake_llm: Any) -> None:
+    """Ask the model for the whole request: the composed request is sent, the streamed calls are counted,
+    the answer becomes the solution the Calls panel shows; undo gives the old solution back."""
+    calls = [{"_tool": "classify", "ticket": "†input.ticket", "_outputPath": "†state.label"},
+             {"_tool": "classify", "ticket": "spare", "_outputPath": "†state.spare"}]
+    fake_llm.push(Reply.json({"meta": {}, "calls": calls, "output": None}, pieces=8))
+    action(window, "Ask the Model for the Whole Request…").trigger()
+    dialog = window.models.dialogs[-1]  # type: ignore[attr-defined]
+    assert isinstance(dialog, RequestDialog)
+    document = window.session.document
+    composed = compose_request(document.context, document.schema).to_json()
+    assert list(dialog.prompt.messages) == composed["messages"]
+    assert dialog.prompt.schema == composed["schema"]
+    dialog.ask_button.click()
+    qtbot.waitUntil(lambda: dialog.status.text().startswith("Written"), timeout=5000)
+    assert dialog.status.text() == "Written: 2 call(s) from fake-small as the request's solution."
+    assert document.solution["calls"] == calls
+    assert fake_llm.completions[0]["messages"] == composed["messages"]
+    model = window.inspector.model  # type: ignore[attr-defined]
+    assert model.rowCount() == 2
+    window.session.undo_stack.undo()
+    assert window.session.document.solution is None
+    assert model.rowCount() == 1
