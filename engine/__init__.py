@@ -37,7 +37,7 @@ from ._edits import Edit, Insert, Move, Remove, Replace
 from ._errors import DocumentError, ExpressionError
 from ._execution import Execution, is_approval
 from ._expressions import Expression, Reference, find_expressions, is_expression, parse_expression, unescape
-from ._groups import flatten
+from ._groups import flatten, group_of
 from ._instancing import expand_instances, instances_of
 from ._json import DECODER as JSON_DECODER
 from ._json import dumps as json_dumps
@@ -173,6 +173,7 @@ __all__ = [
     "flatten",
     "fork",
     "get_path",
+    "group_of",
     "instances_of",
     "is_approval",
     "is_expression",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from contextdeck.engine import Form, MessageInfo, payload_of, text_of
+from contextdeck.engine import Form, MessageInfo, group_of, payload_of, text_of
 
 LIMIT = 160
 
@@ -65,8 +65,7 @@ def message_summary(message: dict[str, Any], info: MessageInfo) -> str:
     if info.form is Form.PLAN:
         plan = message.get("plan")
         calls = plan if isinstance(plan, list) else []
-        names = [str(call.get("_tool", "?")) if isinstance(call, dict) else "?" for call in calls]
-        return f"{len(calls)} call{'s' if len(calls) != 1 else ''}: " + " → ".join(names)
+        return f"{len(calls)} call{'s' if len(calls) != 1 else ''}: " + " → ".join(map(entry_name, calls))
     if info.form is Form.RECORD:
         call = message.get("_call")
         tool = call.get("_tool") if isinstance(call, dict) else None
@@ -80,6 +79,18 @@ def message_summary(message: dict[str, Any], info: MessageInfo) -> str:
         method = f" ({write.method})" if write.method != "set" else ""
         return f"{prefix}{method} = {short_json(write.value)}"
     return short_json(payload_of(message))
+
+
+def entry_name(entry: Any) -> str:
+    """A plan entry in a few words: its tool (with its instance), or a group as `any(a | b)`."""
+    group = group_of(entry)
+    if group is not None:
+        pattern, members = group
+        return f"{pattern}(" + " | ".join(map(entry_name, members if isinstance(members, list) else [members])) + ")"
+    if not isinstance(entry, dict):
+        return "?"
+    instance = entry.get("_instance")
+    return str(entry.get("_tool", "?")) + (f"@{instance}" if instance is not None else "")
 
 
 def tool_names(message: dict[str, Any]) -> list[str]:

@@ -307,6 +307,13 @@ class CallsModel(QAbstractTableModel):
     def statuses(self) -> list[Status]:
         return [] if self._execution is None else [state.status for state in self._execution.states]
 
+    def group_prefix(self, row: int) -> str:
+        """`any ▸ ` for a member of an `all`/`any`/`race` group (its members run together), else nothing."""
+        if self._execution is None:
+            return ""
+        unit = next((u for u in self._execution.units if row in u.members), None)
+        return "" if unit is None or unit.pattern == "one" else f"{unit.pattern} ▸ "
+
     def recorded(self, row: int) -> CallRecord | None:
         """What the document's run record says call `row` did (None: it has not run)."""
         return None if self._execution is None else self._execution.record.of(row)
@@ -369,7 +376,8 @@ _CELLS: dict[tuple[int, Qt.ItemDataRole | int], Callable[[CallsModel, int, CallP
     (GUTTER, Qt.ItemDataRole.ToolTipRole): lambda m, r, c: f"Breakpoint when {m.conditions[r]} (click to clear)"
     if r in m.conditions else "Breakpoint (click to toggle)",
     (NUMBER, _Display): lambda m, r, c: str(r),
-    (TOOL, _Display): lambda m, r, c: c.tool_name or "(no _tool)",
+    (TOOL, _Display): lambda m, r, c: m.group_prefix(r) + (c.tool_name or "(no _tool)")
+    + (f" @{c.instance}" if c.instance else ""),
     (TOOL, Qt.ItemDataRole.ToolTipRole): lambda m, r, c: f"{c.mode} call"
     + (f", instance {c.instance}" if c.instance else ""),
     (STATUS, _Display): lambda m, r, c: m.status_text(r),

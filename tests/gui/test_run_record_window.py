@@ -9,8 +9,10 @@ from typing import Any
 import pytest
 import test_inspector_window as shared
 
-from contextdeck.engine import Replace, Status, fixed_clock
+from contextdeck.engine import Context, Replace, Status, classify, fixed_clock
 from contextdeck.gui._inspector import Inspector
+from contextdeck.gui._inspector._calls import CallsModel
+from contextdeck.gui._summary import message_summary
 from contextdeck.gui._window import MainWindow
 
 NOW = "2026-01-02T03:04:05Z"
@@ -208,3 +210,12 @@ def test_fork_here_opens_the_document_up_to_the_selected_message_and_runs_only_t
     trigger(qtbot, window, "Continue")
     assert [len(outputs_of(window, call)) for call in (0, 1, 2, 4)] == [1, 1, 1, 1]
     assert source.read_text(encoding="utf-8") == original
+
+
+def test_groups_and_instances_are_named_in_the_timeline_and_the_calls_panel(qtbot: Any) -> None:
+    """A plan with an `any` group and an instanced call: the timeline says `any(a | b)`, the panel `any ▸ a`."""
+    plan = {"type": "plan", "plan": [{"any": [{"_tool": "quoteA", "_output": 1}, {"_tool": "quoteB", "_output": 2}]},
+                                     {"_tool": "label", "_instance": "①", "_output": 3}]}
+    assert message_summary(plan, classify(plan)) == "2 calls: any(quoteA | quoteB) → label@①"
+    model = CallsModel(Context([plan]))
+    assert [model.index(row, 2).data() for row in range(3)] == ["any ▸ quoteA", "any ▸ quoteB", "label @①"]
