@@ -29,6 +29,7 @@ from ._execution import Execution
 from ._json import JSONSyntaxError, parse
 from ._messages import MISSING
 from ._outputs import utc_now
+from ._request import is_solution_schema
 from ._status import TickReport
 from ._tools import pending_calls, plan_mode
 from ._validate import json_path
@@ -61,10 +62,7 @@ def output_schema(schema: Any) -> Any:
 
     A solution schema (002's composed schema, 012's examples) has `output` beside `calls` or `meta`.
     """
-    properties = schema.get("properties") if isinstance(schema, dict) else None
-    if isinstance(properties, dict) and "output" in properties and ("calls" in properties or "meta" in properties):
-        return properties["output"]
-    return schema
+    return schema["properties"]["output"] if is_solution_schema(schema) else schema
 
 
 def output_problem(schema: Any, output: Any) -> str | None:
