@@ -11,6 +11,7 @@ import inspect
 import time
 from collections.abc import Iterable
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from psygnal import Signal
@@ -27,6 +28,7 @@ from ._calls import (
     resolve_call,
 )
 from ._context import Context
+from ._delegate import Delegate, delegate_document, delegate_for
 from ._document import Document
 from ._errors import ExpressionError
 from ._expressions import find_expressions, parse_expression
@@ -77,12 +79,20 @@ class Execution:
         approver: Approver | None = None,
         breakpoints: Iterable[int | str] = (),
         timer: Timer = time.perf_counter,
+        turns: Any = None,
+        base: Path | None = None,
+        chain: tuple[Path, ...] = (),
     ) -> None:
         if isinstance(source, Document):
             self.context = source.context
             solution = source.solution if solution is None else solution
+            if source.path is not None:  # delegate files are found next to the document (014)
+                base = source.path.parent if base is None else base
+                chain = chain or (source.path.resolve(),)
         else:
             self.context = source
+        self.turns = turns  # who produces a delegate's turns (the Loop's `turns`)
+        self.base, self.chain = base, chain
         self.solution = solution
         self.activities = activities if activities is not None else Activities()
         self.code_tools = dict(tools or {})
@@ -128,8 +138,15 @@ class Execution:
         self._resume: int | None = None
         self._again: dict[int, frozenset[int]] = {}  # re-run: the record messages of earlier runs to leave out
         self._structural: dict[int, list[Problem]] = {}
+        self.delegates: dict[int, Delegate] = {}
+        self.delegations: dict[int, Any] = {}  # the nested session (a Loop) of each delegated call that ran
         for plan in self.plans:
             problems = list(plan.problems) or self._literal_problems(plan)
+            found, refusal = delegate_for(plan, self.base, self.chain, self.code_tools)
+            if refusal is not None:
+                problems.append(refusal)
+            elif found is not None:
+                self.delegates[plan.index] = found
             if problems:
                 self._structural[plan.index] = problems
         self._check_groups()
@@ -237,6 +254,9 @@ class Execution:
         paths = tuple(dict.fromkeys(waiting))
         if paths:
             return (Status.AWAITING_APPROVAL if any(map(is_approval, paths)) else Status.BLOCKED), paths
+        if index in self.delegates:  # its delegate's session runs, or it waits for that session's output
+            pending = index in self.delegations and index not in self._provided
+            return (Status.WAITING_FOR_OUTPUT if pending else Status.READY), ()
         latent_without_output = plan.mode is Mode.LATENT and plan.destinations is not None and not plan.has_output
         if latent_without_output and index not in self._provided:
             return Status.WAITING_FOR_OUTPUT, ()
@@ -296,7 +316,8 @@ class Execution:
             if error is not None:
                 status = Status.CANCELLED if error.get("type") == "cancelled" else Status.FAILED
                 self._set(index, status=status, waiting_for=(), error=error, outputs=found.outputs)
-            elif self.plans[index].mode is Mode.EXPLICIT and self.plans[index].destinations is None:
+            elif (self.plans[index].mode is Mode.EXPLICIT and self.plans[index].destinations is None
+                  and index not in self.delegates):
                 finished = state.finished or state.status is not Status.FIRE_AND_FORGET
                 self._set(index, status=Status.FIRE_AND_FORGET, waiting_for=(), finished=finished)
             else:
@@ -474,7 +495,8 @@ class Execution:
 
     def _start(self, unit: Unit, members: list[int]) -> asyncio.Future[Any] | None:
         plan = self.plans[members[0]]
-        if unit.pattern == "one" and plan.mode is Mode.EXPLICIT and plan.destinations is None:
+        explicit = plan.mode is Mode.EXPLICIT and members[0] not in self.delegates
+        if unit.pattern == "one" and explicit and plan.destinations is None:
             self._fire_and_forget(plan)
             return None
         for index in members:
@@ -485,9 +507,46 @@ class Execution:
         return task
 
     async def _perform(self, index: int) -> Outcome:
+        if index in self.delegates:
+            return await self._delegate(index)
         provided = self._provided.get(index)
         return await perform(self.plans[index], self.context, self.clock, self.timeout, provided,
                              self._identity(index), self.timer)
+
+    async def _delegate(self, index: int) -> Outcome:
+        """Run call `index` in its delegate (014): a nested loop over the clean-room request, whose final
+        output is the call's result. Without one yet (no turn to take), the call waits for that output."""
+        from ._loop import Loop, LoopStatus  # the loop is built on Execution
+
+        plan, spec = self.plans[index], self.delegates[index]
+        resolved, problem = prepare(plan, self.context)
+        audit = started_audit(self._identity(index), resolved, self.clock)
+        if problem is not None:
+            return Outcome(index, error=(problem.type, problem.message), audit=audit)
+        provided = self._provided.get(index)
+        if provided is not None:  # given by hand, or by its finished session (complete_delegation)
+            return conclude(plan, provided.value, self.clock, {**audit, **(provided.audit or {})},
+                            provided.alternative)
+        loop = self.delegations.get(index)
+        if loop is None:
+            base = spec.path.parent if spec.path is not None else self.base
+            chain = (*self.chain, spec.path) if spec.path is not None else self.chain
+            loop = Loop(delegate_document(spec, plan, resolved, self.context), turns=self.turns, base=base,
+                        chain=chain, activities=self.activities, tools=self.code_tools, clock=self.clock,
+                        timeout=self.timeout, timer=self.timer)
+            self.delegations[index] = loop
+        if await loop.run() is not LoopStatus.FINISHED:
+            return Outcome(index, waiting=True)
+        return conclude(plan, loop.output, self.clock, audit)
+
+    def complete_delegation(self, index: int) -> CallState:
+        """Write the output of call `index`'s nested session, once that session has finished."""
+        from ._loop import LoopStatus
+
+        loop = self.delegations.get(index)
+        if loop is None or loop.status is not LoopStatus.FINISHED:
+            raise ValueError(f"call {index} has no finished delegate session")
+        return self.provide_output(index, loop.output)
 
     def _fire_and_forget(self, plan: CallPlan) -> None:
         """Run, don't wait, drop the result; a run record says it started (SPEC 6.6)."""
@@ -530,7 +589,9 @@ class Execution:
             self._settle(index, outcome, keep)
 
     def _settle(self, index: int, outcome: Outcome | None, keep: bool) -> None:
-        if outcome is None:
+        if outcome is not None and outcome.waiting:  # a delegate session waits for its next turn
+            self._set(index, status=Status.WAITING_FOR_OUTPUT, waiting_for=())
+        elif outcome is None:
             self._set(index, status=Status.CANCELLED)
         elif outcome.error is not None:
             # A failure the plan has a branch for is written there instead of an error message (012).
@@ -615,7 +676,8 @@ class Execution:
 
     def _waiting(self, index: int) -> tuple[CallPlan, CallState]:
         plan, state = self.plans[index], self._states[index]
-        if plan.mode is not Mode.LATENT or plan.destinations is None or plan.has_output:
+        waits = (plan.mode is Mode.LATENT and not plan.has_output) or index in self.delegates
+        if not waits or plan.destinations is None:
             raise ValueError(f"call {index} does not wait for an output")
         if state.status not in OPEN:
             raise ValueError(f"call {index} is already {state.status}")

@@ -129,7 +129,10 @@ class Loop:
         self.clock = options.get("clock", utc_now)
         self.solution = document.solution
         self._plan_turn()
-        self.execution = Execution(document.context, self.solution, **options)
+        path = document.path
+        base = options.pop("base", None) or (path.parent if path is not None else None)
+        chain = (*options.pop("chain", ()), *((path.resolve(),) if path is not None else ()))
+        self.execution = Execution(document.context, self.solution, turns=turns, base=base, chain=chain, **options)
         self.ticks: list[Tick] = []
         self.output: Any = MISSING  # the final output, once the loop has finished
         # Nothing to run: a fresh request, or a document saved while it waited for its next turn (its plan's

@@ -293,6 +293,9 @@ def _call_lines(execution: Execution) -> list[str]:
             failed = ", ".join(f"call {writer}" for writer in call.state.failed_writers)
             because = f" (its writer {failed} failed)" if failed else ""
             lines.append(f"{label} is blocked, waiting for {waits}{because}")
+        elif call.status is Status.WAITING_FOR_OUTPUT and index in execution.delegates:
+            lines.append(f"{label} waits for the output of its delegate {execution.delegates[index].name!r}, "
+                         "whose session waits for a turn")
         elif call.status is Status.WAITING_FOR_OUTPUT:
             lines.append(f"{label} is latent and waits for an output (give it `_output`)")
     return lines

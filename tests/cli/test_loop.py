@@ -98,3 +98,13 @@ def test_lazy_plan_waits_unless_approved(capsys, tmp_path) -> None:
     _code, out, err = run(capsys, doc, "--approve-plan")
     assert "lazy" not in err
     assert "call 0 (detectLanguage) is latent and waits for an output" in err  # approved: it is scheduled
+
+
+def test_a_delegated_call_is_run_and_reported(capsys, tmp_path) -> None:
+    """A delegate next to the document is followed; without a turn for it, the call says what it waits for."""
+    folder = CHAPTERS / "delegates"
+    for name in ("015_scoping_a_delegate.json", "SummarizerAgent.json"):
+        shutil.copy(folder / name, tmp_path / name)
+    code, _out, err = run(capsys, tmp_path / "015_scoping_a_delegate.json")
+    assert code == 0
+    assert "call 0 (summarizeArticle) waits for the output of its delegate 'SummarizerAgent'" in err

@@ -264,8 +264,8 @@ def test_solution_calls_win_over_the_plan_message() -> None:
     assert not context.resolve("†state.p").found
 
 
-def test_delegate_paths_are_never_opened(tmp_path, monkeypatch) -> None:
-    """A `_delegate` naming a file is not followed: the engine opens no file while running."""
+def test_delegate_files_outside_the_document_are_never_opened(tmp_path, monkeypatch) -> None:
+    """A `_delegate` is followed only next to a saved document (014): here no file is opened, the call fails."""
     import builtins
 
     opened = []
@@ -277,7 +277,9 @@ def test_delegate_paths_are_never_opened(tmp_path, monkeypatch) -> None:
     context, execution = make([], calls)
     asyncio.run(execution.run())
     assert opened == []
-    assert context.resolve("†state.a").value == 1
+    assert not context.resolve("†state.a").found
+    assert execution.state(0).error["type"] == "delegate"
+    assert "this document is not saved" in execution.state(0).error["message"]
 
 
 def test_three_call_cycle_and_long_chain_are_told_apart() -> None:
