@@ -247,8 +247,9 @@ def main() -> None:
         results[workload.name] = measure(workload)
         tables.append((workload.name, table(results[workload.name])))
         print(f"\n{workload.name}\n{tables[-1][1]}", flush=True)
+        if (MESSAGES, WATCHES, EDITS) == FULL:  # after each workload: a long run leaves what it measured
+            (HERE / "latest.json").write_text(json.dumps(results, indent=2) + "\n")
     if (MESSAGES, WATCHES, EDITS) == FULL and ONLY is None:
-        (HERE / "latest.json").write_text(json.dumps(results, indent=2) + "\n")
         publish(tables, results)
 
 
