@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QBrush, QColor, QKeySequence
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QStringListModel,
+    Qt,
+    QTimer,
+    Signal,
+)
+from PySide6.QtGui import QAction, QBrush, QColor, QFocusEvent, QKeySequence
 from PySide6.QtWidgets import QHBoxLayout, QHeaderView, QLineEdit, QTableView, QToolButton, QVBoxLayout, QWidget
 
 from contextdeck.engine import Context, Cursor, CursorWatch, ExpressionError, Resolution, parse_expression
 
+from ._message_editor import reference_completer
 from ._summary import short_json
 from ._theme import icon
 
@@ -224,6 +234,21 @@ class WatchModel(QAbstractTableModel):
         return None
 
 
+class _ReferenceEntry(QLineEdit):
+    """The watch box: completes the `†` references the document writes, read again whenever it takes focus."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.references: Callable[[], Sequence[str]] = tuple
+        self.setCompleter(reference_completer((), self))
+
+    def focusInEvent(self, event: QFocusEvent) -> None:
+        model = self.completer().model()
+        assert isinstance(model, QStringListModel)
+        model.setStringList(list(self.references()))
+        super().focusInEvent(event)
+
+
 class WatchPanel(QWidget):
     """A box to pin an expression, and the table of pinned ones (Delete removes the selected)."""
 
@@ -232,7 +257,7 @@ class WatchPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model = WatchModel(self)
-        self.entry = QLineEdit(placeholderText="Pin an expression: †state.user || †input.user  (@instance)")
+        self.entry = _ReferenceEntry(placeholderText="Pin an expression: †state.user || †input.user  (@instance)")
         self.entry.returnPressed.connect(self._add)
         add = QToolButton()
         add.setIcon(icon("watch"))
@@ -270,6 +295,10 @@ class WatchPanel(QWidget):
         layout.setSpacing(4)
         layout.addLayout(top)
         layout.addWidget(self.table)
+
+    def set_reference_source(self, source: Callable[[], Sequence[str]]) -> None:
+        """Where the entry's `†` completion comes from; read each time the entry takes focus, not per edit."""
+        self.entry.references = source
 
     def _add(self) -> None:
         if self.entry.text().strip():

@@ -117,6 +117,7 @@ class MainWindow(QMainWindow):
         self.llm_view.sourceActivated.connect(self.go_to)
         self.editor.message_edited.connect(self._editor_edited)
         self.editor.set_catalog_source(lambda: catalog_of(self.context()))
+        self.watches.set_reference_source(lambda: catalog_of(self.context()).references)
         self.session.documentReplaced.connect(self._document_replaced)
         # Bound methods, never lambdas: Qt drops these connections when the window is destroyed.
         self.session.dirtyChanged.connect(self._update_title)

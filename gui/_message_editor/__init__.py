@@ -1,5 +1,6 @@
 """The message editor: a header, a form for the message's body, and the whole message as JSON."""
 
+from ._calls import reference_completer
 from ._catalog import Catalog, catalog_of
 from ._editor import MessageEditor
 from ._model import NEW_MESSAGES, Body, MessageModel, read_message, retyped, template, with_body, with_key
@@ -12,6 +13,7 @@ __all__ = [
     "MessageModel",
     "catalog_of",
     "read_message",
+    "reference_completer",
     "retyped",
     "template",
     "with_body",

@@ -169,3 +169,19 @@ def test_plan_calls_from_a_form_with_picker_completion_and_problems(qtbot: Any, 
     assert window.context()[5]["plan"][0]["_tool"] == "gret"
     assert "unknown tool 'gret'" in box.tool.toolTip()
     qtbot.waitUntil(lambda: window.diagnostics_label.text() == "⚠ 2 problems")
+
+
+def test_the_watch_box_completes_references_something_writes(qtbot: Any, window: MainWindow) -> None:
+    """Typing in the watch box offers the † references the document writes; a pick is pinned with Enter."""
+    window.activateWindow()
+    entry = window.watches.entry
+    entry.setFocus()
+    qtbot.keyClicks(entry, "user")
+    popup = entry.completer().popup()
+    qtbot.waitUntil(popup.isVisible)
+    assert entry.completer().currentCompletion() == "†state.user"
+    qtbot.keyClick(popup, Qt.Key.Key_Down)
+    qtbot.keyClick(popup, Qt.Key.Key_Return)
+    assert entry.text() == "†state.user"
+    qtbot.keyClick(entry, Qt.Key.Key_Return)
+    assert [pin.label for pin in window.watches.model.pins][-1] == "†state.user"
