@@ -329,6 +329,9 @@ class StateView(QTreeView):
         self.state_model.set_state(selected, state, self._source, at)
         self._expanded = set()
         self._restore(QModelIndex(), keep, first)
+        # A path whose row is not shown (a state that finished before the document's paths could apply, a key
+        # that comes back later) stays expanded for the next state instead of being forgotten.
+        self._expanded |= keep
         self.updated.emit()
 
     def _restore(self, parent: QModelIndex, keep: set[str], first: bool) -> None:

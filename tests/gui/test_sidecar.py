@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QModelIndex
 
+from contextdeck.engine import Context
 from contextdeck.gui._sidecar import DocumentSidecar, SidecarStore
 from contextdeck.gui._state import PathRole
 from contextdeck.gui._window import MainWindow
@@ -176,3 +177,17 @@ def test_settings_of_deleted_documents_are_pruned(tmp_path: Path) -> None:
     assert store.prune() == 1
     assert store.read(kept) == {"watches": ["†a"]}
     assert not store.file_for(gone).exists()
+
+
+def test_expanded_paths_survive_a_state_that_finished_without_their_rows(qtbot: Any, open_window: Any,
+                                                                          document: Path) -> None:
+    """Paths handed to the state view outlive a state that has no rows for them (a refresh of the previous,
+    empty context finishing late): the next state with those rows shows them expanded."""
+    window = open_window(document)
+    view = window.state_view
+    view.set_expanded_paths(["¶state", "¶state.user"])
+    view.refresh(Context(), None, None)
+    qtbot.waitUntil(lambda: not view.is_busy())
+    view.refresh(window.context(), None, None)
+    qtbot.waitUntil(lambda: not view.is_busy())
+    assert view.isExpanded(state_index(window, "¶state.user"))
