@@ -6,9 +6,6 @@ There is no global registry: `@activity` only marks a function; an `Activities` 
 
 from __future__ import annotations
 
-import importlib.util
-import itertools
-import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,9 +13,10 @@ from typing import Any, TypeVar
 
 from attrs import frozen
 
+from ._user_code import import_user_file
+
 F = TypeVar("F", bound=Callable[..., Any])
 _MARK = "__contextdeck_activity__"
-_module_numbers = itertools.count(1)
 
 
 @dataclass(frozen=True)
@@ -106,18 +104,7 @@ def load_activities(path: str | Path) -> Activities:
     file = Path(path)
     if not file.is_file():
         raise ActivityLoadError(str(file), "no such file")
-    module_name = f"_contextdeck_activities_{next(_module_numbers)}"
-    spec = importlib.util.spec_from_file_location(module_name, file)
-    if spec is None or spec.loader is None:
-        raise ActivityLoadError(str(file), "not a loadable Python file")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module  # dataclasses and pickling inside the file need it registered
-    try:
-        spec.loader.exec_module(module)
-    except SyntaxError as error:
-        raise ActivityLoadError(str(file), f"syntax error at line {error.lineno}: {error.msg}") from None
-    except Exception as error:
-        raise ActivityLoadError(str(file), f"importing it raised {type(error).__name__}: {error}") from None
+    module = import_user_file(file, "_contextdeck_activities_", ActivityLoadError)
     found = Activities(value for value in (getattr(v, _MARK, None) for v in vars(module).values())
                        if isinstance(value, Activity))
     table = getattr(module, "ACTIVITIES", None)

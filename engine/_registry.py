@@ -7,18 +7,15 @@ take it as the tools registered in code.
 
 from __future__ import annotations
 
-import importlib.util
-import itertools
-import sys
 from pathlib import Path
 from typing import Any
 
 from attrs import frozen
 
 from . import _json
+from ._user_code import import_user_file
 
 REFERENCE_PREFIX = "Tool."
-_module_numbers = itertools.count(1)
 
 Registry = dict[str, dict[str, Any]]
 
@@ -98,18 +95,7 @@ def _json_tools(file: Path) -> Registry:
 
 
 def _python_tools(file: Path) -> Registry:
-    module_name = f"_contextdeck_tools_{next(_module_numbers)}"
-    spec = importlib.util.spec_from_file_location(module_name, file)
-    if spec is None or spec.loader is None:
-        raise ToolLoadError(str(file), "not a loadable Python file")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
-    try:
-        spec.loader.exec_module(module)
-    except SyntaxError as error:
-        raise ToolLoadError(str(file), f"syntax error at line {error.lineno}: {error.msg}") from None
-    except Exception as error:
-        raise ToolLoadError(str(file), f"importing it raised {type(error).__name__}: {error}") from None
+    module = import_user_file(file, "_contextdeck_tools_", ToolLoadError)
     table = getattr(module, "TOOLS", None)
     found = dict(named_schemas(table))
     if not found:
