@@ -148,9 +148,11 @@ def read_record(
     """
     since = _since(context, plan_index)
     by_text: dict[str, list[int]] = {}
+    by_loose: dict[str, list[int]] = {}
     for index, call in enumerate(calls):
         try:
             by_text.setdefault(canonical(call), []).append(index)
+            by_loose.setdefault(canonical(_without_result(call)), []).append(index)
         except (TypeError, ValueError):
             continue
     entries: list[Entry] = []
@@ -162,13 +164,18 @@ def read_record(
     unmatched: list[Entry] = []
     hinted: dict[str, list[Entry]] = {}
     legacy: dict[str, list[Entry]] = {}
+    loose_legacy: dict[str, list[Entry]] = {}
     for entry in entries:
         try:
             text = canonical(entry.call)
         except (TypeError, ValueError):
             continue
         if text not in by_text:
-            unmatched.append(entry)
+            loose = canonical(_without_result(entry.call))
+            if entry.hint is None and loose in by_loose:  # written elsewhere, with the latent result in `_call`
+                loose_legacy.setdefault(loose, []).append(entry)
+            else:
+                unmatched.append(entry)
         elif entry.hint is not None:
             hinted.setdefault(text, []).append(entry)
         else:
@@ -177,6 +184,8 @@ def read_record(
         _assign_hinted(by_text[text], group, assigned)
     for text, group in legacy.items():
         _assign_legacy(by_text[text], group, assigned)
+    for text, group in loose_legacy.items():
+        _assign_legacy(by_loose[text], group, assigned)
     edited: set[int] = set()
     for entry in unmatched:  # the call was edited after it ran: the same position, the same tool
         at = entry.hint
@@ -197,6 +206,12 @@ def _since(context: Messages, plan_index: int | None) -> int:
         return plan_index + 1
     plans = form_indices(context, Form.PLAN, len(context))
     return plans[-1] + 1 if plans else 0
+
+
+def _without_result(call: Any) -> Any:
+    """A call without its latent result: documents written by other tools put the `_output` a latent call
+    received into its `_call`, which the plan's call does not have."""
+    return {key: value for key, value in call.items() if key != "_output"} if isinstance(call, dict) else call
 
 
 def _tool(call: Any) -> Any:

@@ -103,6 +103,18 @@ def test_records_written_before_the_run_key_still_count() -> None:
     assert [s.status for s in execution.states] == [Status.DONE, Status.READY]
 
 
+def test_a_record_written_elsewhere_with_the_latent_result_in_its_call_counts() -> None:
+    """A document written by another tool puts the `_output` a latent call received into `_call`; that output
+    still marks its plan call (which has no `_output`) done, and a call that reads it is not blocked."""
+    calls = [{"_tool": "detect", "_outputPath": "†state.language"},
+             {"_tool": "check", "language": "†state.language", "_outputPath": "†state.ok"}]
+    output = {"type": "state", "data": {"language": "fr"}, "_outputPath": "†state.language",
+              "_call": {**calls[0], "_output": "fr"}, "_date": "2026-11-20T09:00:00Z"}
+    execution = Execution(Context([{"type": "plan", "plan": calls}, output]), clock=CLOCK)
+    assert execution.states[0].status == Status.DONE
+    assert execution.states[1].status != Status.BLOCKED
+
+
 def test_records_before_the_plan_message_belong_to_an_earlier_plan() -> None:
     """A new plan message starts a new record: an identical call in it has not run yet."""
     call = latent(0)
