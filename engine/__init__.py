@@ -43,7 +43,7 @@ from ._json import DECODER as JSON_DECODER
 from ._json import dumps as json_dumps
 from ._json import nests_within as json_nests_within
 from ._json import parse as json_parse
-from ._loop import Loop, LoopStatus, Tick, TurnSource, load_turn, output_problem, output_schema, turn_problem
+from ._loop import Loop, LoopStatus, Tick, TurnRefused, TurnSource, load_turn
 from ._messages import (
     AUDIT_KEYS,
     METHODS,
@@ -74,6 +74,19 @@ from ._scopes import scoped_indices
 from ._state import CursorState, IdentityState
 from ._status import OPEN, SETTLED, CallState, Decision, Stale, Status, TickReport
 from ._tools import ToolDefinition, merged_tools, pending_calls, plan_mode, tool_definitions, unknown_references
+from ._turns import (
+    Conclusion,
+    TurnChange,
+    as_turn,
+    conclude,
+    current_turn,
+    output_problem,
+    output_schema,
+    output_violations,
+    turn_change,
+    turn_problem,
+    turn_problems,
+)
 from ._view import ContextView, Messages
 
 __all__ = [
@@ -101,6 +114,7 @@ __all__ = [
     "Cassette",
     "Completion",
     "ComposedTool",
+    "Conclusion",
     "Conflict",
     "Context",
     "ContextView",
@@ -149,6 +163,8 @@ __all__ = [
     "TickReport",
     "ToolDefinition",
     "ToolLoadError",
+    "TurnChange",
+    "TurnRefused",
     "TurnSource",
     "Watch",
     "Write",
@@ -156,6 +172,7 @@ __all__ = [
     "analyse_call",
     "answer_call",
     "apply_solution",
+    "as_turn",
     "ask_request",
     "call_problems",
     "call_prompt",
@@ -163,7 +180,9 @@ __all__ = [
     "checked_messages",
     "classify",
     "compose_request",
+    "conclude",
     "context_messages",
+    "current_turn",
     "deep_merge",
     "digest",
     "error_message",
@@ -190,6 +209,7 @@ __all__ = [
     "output_messages",
     "output_problem",
     "output_schema",
+    "output_violations",
     "parse_answer",
     "parse_document",
     "parse_expression",
@@ -208,7 +228,9 @@ __all__ = [
     "sync_directory",
     "text_of",
     "tool_definitions",
+    "turn_change",
     "turn_problem",
+    "turn_problems",
     "unescape",
     "unknown_references",
     "utc_now",

@@ -13,10 +13,12 @@ from ._activities import Activities
 from ._call_checks import plan_problems
 from ._context import Context
 from ._execution import Execution
+from ._messages import Form
 from ._registry import Registry
 from ._request import survey
 from ._resolution import Diagnostic
-from ._tools import merged_tools, pending_calls, unknown_references
+from ._tools import form_indices, merged_tools, pending_calls, unknown_references
+from ._turns import output_violations
 from ._validate import data_problems, schema_violations
 from ._view import Messages
 
@@ -30,11 +32,13 @@ def validate(
     *,
     activities: Activities | None = None,
     tools: Registry | None = None,
+    schema: Any = None,
 ) -> list[Diagnostic]:
     """All problems: data against schemas, malformed references, write conflicts, unknown tool references,
     calls in any plan to tools nothing defines or reading what nothing writes (`plan_problems`), advisors
-    and their advice, and what `run` would refuse before starting a call (parameters against the
-    tool's schema, prescribed output paths, cycles, groups, ...), each with its message index and call.
+    and their advice, what `run` would refuse before starting a call (parameters against the
+    tool's schema, prescribed output paths, cycles, groups, ...), each with its message index and call,
+    and a final output (the solution's, a plan message's) that breaks the request `schema`.
 
     Without `activities` nothing is known about which will be loaded: every activity a tool names is taken
     as loaded, so naming one is not a problem and its call's parameters are still checked.
@@ -47,7 +51,21 @@ def validate(
         *seen.advisor_problems,
         *_advice_problems(solution, seen.advisors),
         *_run_problems(context, solution, activities, tools),
+        *_output_problems(context, solution, schema),
     ]
+
+
+def _output_problems(context: Messages, solution: Any, schema: Any) -> list[Diagnostic]:
+    """The non-null `output` of the solution and of each plan message (a turn's, format.md §8) against the
+    request schema, as the loop checks it at the end of the tick."""
+    problems: list[Diagnostic] = []
+    if isinstance(solution, dict) and solution.get("output") is not None:
+        problems += output_violations(schema, solution["output"], None, "solution.output")
+    for index in form_indices(context, Form.PLAN, len(context)):
+        output = context[index].get("output")
+        if output is not None:
+            problems += output_violations(schema, output, index, "output")
+    return problems
 
 
 def _run_problems(

@@ -1,16 +1,16 @@
 """The loop (010, 012): turn after turn, a solution's calls run, then become the plan of the next request.
 
 A *turn* is a solution (`{"calls": [...], "output": ...}`, or an array of calls) from whoever produces
-the next turn: a person typing it, or a model provider (`turns`). A *tick* runs the turn's calls with an
+the next turn: a person typing it, or a model provider (`turns`); it is checked against the composed
+request schema before it is taken (`_turns.turn_problems`). A *tick* runs the turn's calls with an
 `Execution` until nothing is ready, then concludes: a non-null `output` valid against the request schema
-ends the loop; an invalid one is an error message and the loop goes on; a null one carries the turn's
+ends the loop; an invalid one is an error message and the loop goes on; with a null one the turn's
 calls stay in the context as the plan message they became when the turn was taken (012: "becomes the
 new Plan for the next step").
 """
 
 from __future__ import annotations
 
-import copy
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,21 +18,17 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-from jsonschema.exceptions import SchemaError
 from psygnal import Signal
 
-from ._context import Context
 from ._document import Document, Shape
 from ._errors import DocumentError
 from ._execution import Execution
 from ._json import JSONSyntaxError, parse
 from ._messages import MISSING
 from ._outputs import utc_now
-from ._request import is_solution_schema
+from ._resolution import Diagnostic
 from ._status import TickReport
-from ._tools import pending_calls, plan_mode
-from ._validate import json_path
+from ._turns import conclude, turn_change, turn_problems
 
 # Who produces the next turn: given the document as the request stands, a solution (or an awaitable of
 # one), or None when it has none to give. A model provider plugs in here.
@@ -57,42 +53,6 @@ class Tick:
     output_problem: str | None = None
 
 
-def output_schema(schema: Any) -> Any:
-    """The schema the final output must meet: `properties.output` of a solution schema, else the schema.
-
-    A solution schema (002's composed schema, 012's examples) has `output` beside `calls` or `meta`.
-    """
-    return schema["properties"]["output"] if is_solution_schema(schema) else schema
-
-
-def output_problem(schema: Any, output: Any) -> str | None:
-    """Why `output` does not meet the request schema, or None (no schema accepts anything)."""
-    target = output_schema(schema)
-    if not isinstance(target, dict):
-        return None
-    try:
-        validator = jsonschema.validators.validator_for(target)
-        validator.check_schema(target)
-    except SchemaError as error:
-        return f"the request's output schema is invalid: {error.message}"
-    errors = sorted(validator(target).iter_errors(output), key=lambda e: list(e.absolute_path))
-    if not errors:
-        return None
-    return "the output does not meet the request schema: " + "; ".join(
-        f"{json_path(error.absolute_path)}: {error.message}" for error in errors)
-
-
-def turn_problem(solution: Any) -> str | None:
-    """Why a turn is not a solution (an object with `calls` and/or `output`, or an array of calls)."""
-    if isinstance(solution, list):
-        return None
-    if not isinstance(solution, dict):
-        return "a turn is a solution: an object with 'calls' and 'output', or an array of calls"
-    if "calls" in solution and not isinstance(solution["calls"], list):
-        return "the turn's 'calls' must be an array of calls"
-    return None
-
-
 def load_turn(path: str | Path) -> Any:
     """A turn typed by hand, from a JSON file; a `DocumentError` naming the file and place otherwise."""
     file = Path(path)
@@ -106,12 +66,12 @@ def load_turn(path: str | Path) -> Any:
         raise DocumentError(str(file), error.reason, error.line, error.column) from None
 
 
-def _calls_of(solution: Any) -> list[Any]:
-    return pending_calls(Context(), solution)[0] if solution is not None else []
+class TurnRefused(ValueError):
+    """A turn the loop does not take: its problems (each with its JSON path), nothing changed."""
 
-
-def _output_of(solution: Any) -> Any:
-    return solution.get("output") if isinstance(solution, dict) else None
+    def __init__(self, problems: list[Diagnostic]) -> None:
+        super().__init__("; ".join(str(problem) for problem in problems))
+        self.problems = tuple(problems)
 
 
 class Loop:
@@ -168,14 +128,12 @@ class Loop:
             self._become(LoopStatus.READY)
 
     def _conclude(self, report: TickReport) -> None:
-        output = _output_of(self.solution)
-        problem = None if output is None else output_problem(self.document.schema, output)
-        if output is not None and problem is None:
-            self.output = output
-        elif problem is not None:  # not silently accepted: the next turn sees why (010's self-correction)
-            self.document.context.append({"type": "error", "data": {
-                "output": output, "error": {"type": "output", "message": problem}}, "_date": self.clock()})
-        tick = Tick(len(self.ticks) + 1, report, output, problem)
+        ending = conclude(self.document, self.solution, self.clock())
+        if ending.finished:
+            self.output = ending.output
+        elif ending.error is not None:  # not silently accepted: the next turn sees why (010's self-correction)
+            self.document.context.append(ending.error)
+        tick = Tick(len(self.ticks) + 1, report, ending.output, ending.problem)
         self.ticks.append(tick)
         if self.output is MISSING:  # the turn is spent: its calls are the plan in the context
             self.solution = None
@@ -185,27 +143,25 @@ class Loop:
         self._become(LoopStatus.FINISHED if self.output is not MISSING else LoopStatus.WAITING_FOR_TURN)
 
     def _plan_turn(self) -> None:
-        """The turn's calls become a plan message (012/203), with the current plan's mode, before they run.
-
-        So the context the next request sees holds the plan, and the run record of these calls follows
-        their plan (format.md §9). A document reopened with the same solution gets no second plan.
-        """
-        calls = _calls_of(self.solution)
-        entries, index = pending_calls(self.document.context)
-        if not calls or (index is not None and entries == calls):
+        """The turn's calls become a plan message before they run (`turn_change`)."""
+        if self.solution is None:
             return
-        plan: dict[str, Any] = {"type": "plan", "plan": copy.deepcopy(calls)}
-        if plan_mode(self.document.context) == "lazy":
-            plan["mode"] = "lazy"
-        self.document.context.append(plan)
+        change = turn_change(self.document, self.solution)
+        if change.plan is not None:
+            self.document.context.append(change.plan)
 
     def take_turn(self, solution: Any) -> None:
-        """The next turn (typed by hand, or from the model provider): its calls run at the next `tick()`."""
+        """The next turn (typed by hand, or from the model provider): its calls run at the next `tick()`.
+
+        A turn that breaks the request's composed schema is refused (`TurnRefused`), and nothing changes.
+        """
         if self.status is not LoopStatus.WAITING_FOR_TURN:
             raise RuntimeError(f"the loop is {self.status}, not waiting for a turn")
-        problem = turn_problem(solution)
-        if problem is not None:
-            raise ValueError(problem)
+        problems = turn_problems(self.document, solution, activities=self.execution.activities,
+                                 tools=self.execution.code_tools)
+        errors = [problem for problem in problems if problem.severity == "error"]
+        if errors:
+            raise TurnRefused(errors)
         self.solution = solution
         if self.document.shape is Shape.REQUEST:
             self.document.solution = solution

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import jsonschema
-from jsonschema.exceptions import SchemaError
+from jsonschema.exceptions import SchemaError, ValidationError
 
 from ._errors import ExpressionError
 from ._expressions import find_expressions, parse_expression
@@ -86,8 +87,12 @@ def _check(context: Messages, writes: list[tuple[int, Write]], label: str) -> li
     return schema_violations(context[schema_at]["schema"], value, schema_at, label)
 
 
-def schema_violations(schema: Any, value: Any, message_index: int | None, label: str) -> list[Diagnostic]:
-    """`value` against `schema`, each violation with its JSON path under `label`; a bad schema is one problem."""
+def schema_violations(schema: Any, value: Any, message_index: int | None, label: str,
+                      explain: Callable[[ValidationError], ValidationError] | None = None) -> list[Diagnostic]:
+    """`value` against `schema`, each violation with its JSON path under `label`; a bad schema is one problem.
+
+    `explain` may replace a violation by the one that says best what is wrong (inside an `anyOf`, say).
+    """
     if isinstance(schema, bool):  # JSON Schema's `true` accepts everything, `false` nothing
         schema = {} if schema else {"not": {}}
     if not isinstance(schema, dict):
@@ -102,6 +107,8 @@ def schema_violations(schema: Any, value: Any, message_index: int | None, label:
         return [Diagnostic(message_index, label, "the data or schema is nested too deeply to check")]
     except Exception as error:  # an unresolvable $ref and the like: reported, never a crash
         return [Diagnostic(message_index, label, f"cannot check the schema: {error}")]
+    if explain is not None:
+        violations = [explain(violation) for violation in violations]
     return [
         Diagnostic(message_index, label + json_path(violation.absolute_path)[1:], violation.message)
         for violation in violations

@@ -49,9 +49,9 @@ class DiagnosticsRunner(QObject):
         document = document or self._document
         if document is None:
             return
-        view, solution, tools = document.context.view(), document.solution, self.tools()
+        view, solution, schema, tools = document.context.view(), document.solution, document.schema, self.tools()
         self._size = len(view)
-        self._runner.request(lambda: len(validate(view, solution, tools=tools)))
+        self._runner.request(lambda: len(validate(view, solution, tools=tools, schema=schema)))
 
     def _started(self) -> None:
         self.checking.emit(self._size)

@@ -29,6 +29,7 @@ from contextdeck.engine import (
     Status,
     Tick,
     ToolLoadError,
+    TurnRefused,
     analyse_call,
     apply_solution,
     ask_request,
@@ -85,7 +86,8 @@ def _render(args: argparse.Namespace) -> int:
 def _validate(args: argparse.Namespace) -> int:
     document = _load(args.doc)
     activities = _activities(args.activities) if args.activities else None
-    problems = validate(document.context, document.solution, activities=activities, tools=_tools(args.tools))
+    problems = validate(document.context, document.solution, activities=activities, tools=_tools(args.tools),
+                        schema=document.schema)
     errors = [problem for problem in problems if problem.severity == "error"]
     for problem in problems:
         print(f"{args.doc}: {'warning: ' * (problem.severity == 'warning')}{problem}")
@@ -165,12 +167,29 @@ def _run(args: argparse.Namespace) -> int:
 
 def _run_loop(args: argparse.Namespace, document: Document, turns: list[Any], options: dict[str, Any]) -> int:
     """Tick after tick, each `--turn` the model's next turn typed by hand, until the final output (010)."""
-    given = iter(turns)
-    # The turns typed for the document are its own: a delegate's session (014) waits for its turns instead.
-    loop = Loop(document, turns=lambda request: next(given, None) if request is document else None, **options)
+    given = iter(zip(args.turn, turns, strict=True))
+    taking: list[str] = []  # the file of the turn being taken, to name it when it is refused
+
+    def next_turn(request: Document) -> Any:
+        # The turns typed for the document are its own: a delegate's session (014) waits for its turns instead.
+        if request is not document:
+            return None
+        file, turn = next(given, (None, None))
+        taking[:] = [file] if file is not None else []
+        return turn
+
+    loop = Loop(document, turns=next_turn, **options)
     lines: list[str] = []
     loop.tick_finished.connect(lambda tick: lines.extend(_tick_lines(loop, tick)))
-    status = asyncio.run(_drive_loop(loop, args.approve_plan, args.max_ticks))
+    try:
+        status = asyncio.run(_drive_loop(loop, args.approve_plan, args.max_ticks))
+    except TurnRefused as refused:  # what ran before is kept and written; the refused turn changed nothing
+        _write(document, args.out)
+        for line in lines:
+            say(line)
+        for problem in refused.problems:
+            say(f"{taking[0]}: turn refused: {problem}")
+        return EXIT_DOCUMENT
     _write(document, args.out)
     for line in lines:
         say(line)

@@ -59,15 +59,34 @@ def test_turns_typed_by_hand_run_to_the_final_output(capsys, tmp_path) -> None:
     assert json.loads(out)["solution"]["output"] == {"status": "Failed"}
 
 
-def test_invalid_final_output_is_reported_not_accepted(capsys, tmp_path) -> None:
-    """An output that breaks the request schema is named on stderr, and the loop waits for another turn."""
+def test_a_turn_that_breaks_the_request_schema_is_refused(capsys, tmp_path) -> None:
+    """A turn whose output or calls break the composed request schema is refused before it is taken: exit 1,
+    each problem with the turn's file and JSON path; what ran before is written, the turn appended nothing."""
     doc, acts = failure_case(tmp_path)
     turn = tmp_path / "turn.json"
-    turn.write_text(json.dumps({"calls": [], "output": {"status": "Done"}}))
+    turn.write_text(json.dumps({"calls": [{"_tool": "processPayment", "amount": "fifty"}],
+                                "output": {"status": "Done"}}))
     code, out, err = run(capsys, doc, "--activities", acts, "--turn", turn)
+    assert code == 1
+    assert "tick 1: 1 call(s) run" in err
+    assert f"{turn}: turn refused: $.output.status: 'Done' is not one of ['Success', 'Failed']" in err
+    assert f"{turn}: turn refused: $.calls[0].amount: 'fifty' is not of type 'number'" in err
+    written = json.loads(out)
+    plans = [m for m in written["context"] if m["type"] == "plan"]
+    assert [c["_tool"] for c in plans[-1]["plan"]] == ["processPayment", "confirmOrder"]  # tick 1's, no other
+
+
+def test_an_invalid_output_of_the_documents_own_solution_is_an_error_message(capsys, tmp_path) -> None:
+    """The saved solution's own output breaks the schema: the tick ends with an output error message, and
+    the loop waits for another turn (010's self-correction)."""
+    doc, acts = failure_case(tmp_path)
+    document = json.loads(Path(doc).read_text())
+    document["solution"]["output"] = {"status": "Done"}
+    Path(doc).write_text(json.dumps(document))
+    code, out, err = run(capsys, doc, "--activities", acts)
     assert code == 0
-    assert "tick 2: output refused: the output does not meet the request schema: $.status: 'Done' is not one of" in err
-    assert "waiting for the model's next turn (give another with --turn FILE.json)" in err
+    assert "tick 1: output refused: the output does not meet the request schema: $.status: 'Done' is not one of" in err
+    assert "waiting for the model's next turn (give one with --turn FILE.json)" in err
     assert json.loads(out)["context"][-1]["data"]["error"]["type"] == "output"
 
 
@@ -108,3 +127,17 @@ def test_a_delegated_call_is_run_and_reported(capsys, tmp_path) -> None:
     code, _out, err = run(capsys, tmp_path / "015_scoping_a_delegate.json")
     assert code == 0
     assert "call 0 (summarizeArticle) waits for the output of its delegate 'SummarizerAgent'" in err
+
+
+def test_validate_reports_a_final_output_that_breaks_the_request_schema(capsys, tmp_path) -> None:
+    """`validate` checks the solution's output and a plan message's output, naming the message index."""
+    doc, _acts = failure_case(tmp_path)
+    document = json.loads(Path(doc).read_text())
+    document["solution"]["output"] = {"status": "Done"}
+    document["context"].append({"type": "plan", "plan": [], "output": {"status": "Nope"}})
+    Path(doc).write_text(json.dumps(document))
+    code = main(["validate", str(doc)])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert f"{doc}: solution.output.status: 'Done' is not one of ['Success', 'Failed']" in captured.out
+    assert f"{doc}: message 4: output.status: 'Nope' is not one of ['Success', 'Failed']" in captured.out

@@ -1,0 +1,127 @@
+"""A turn as data: checked against the composed request schema, appended as a plan, concluded once."""
+
+import asyncio
+
+import pytest
+from chapter_support import chapter
+from exec_support import CLOCK
+
+from contextdeck.engine import (
+    MISSING,
+    Context,
+    Document,
+    Loop,
+    LoopStatus,
+    Remove,
+    Shape,
+    TurnRefused,
+    conclude,
+    current_turn,
+    turn_change,
+    turn_problems,
+    validate,
+)
+
+
+def problems(document: Document, turn: object) -> list[tuple[str, str, str]]:
+    return [(p.path, p.reason, p.severity) for p in turn_problems(document, turn)]
+
+
+def test_a_valid_turn_has_no_problems_and_meta_may_be_left_out() -> None:
+    """012's replanned turn meets the composed schema; `meta` (002 asks it of a model) is not asked of a person."""
+    document = chapter("012_handling_failure.json")
+    assert problems(document, {"calls": [{"_tool": "reportFailure", "error": "†state.error"}],
+                               "output": {"status": "Failed"}}) == []
+    assert problems(document, {"output": {"status": "Success"}}) == []  # no calls: none
+    assert problems(document, [{"_tool": "confirmOrder", "receipt": 1}]) == []  # an array is its calls (202)
+
+
+def test_each_problem_says_what_and_where() -> None:
+    """Output and parameters are checked where they are, a parameter's own schema before the † alternative."""
+    document = chapter("012_handling_failure.json")
+    found = problems(document, {"calls": [{"receipt": 1}, {"_tool": "processPayment", "amount": "fifty"}],
+                                "output": {"status": "Done", "extra": 1}})
+    assert found == [
+        ("$.calls[0]", "a call needs '_tool': the name of a tool", "error"),
+        ("$.calls[1].amount", "'fifty' is not of type 'number'", "error"),
+        ("$.output", "Additional properties are not allowed ('extra' was unexpected)", "error"),
+        ("$.output.status", "'Done' is not one of ['Success', 'Failed']", "error"),
+    ]
+
+
+def test_a_call_to_a_tool_not_offered_is_a_warning_and_groups_are_checked_by_member() -> None:
+    """SPEC 6.7: a call to a tool nothing defines runs latent (a warning); group members are checked too."""
+    document = chapter("012_handling_failure.json")
+    found = problems(document, {"calls": [{"_tool": "sendFax"},
+                                          {"any": [{"_tool": "processPayment", "amount": True}]}]})
+    assert found[0][0] == "$.calls[0]._tool"
+    assert found[0][2] == "warning"
+    assert "offers no tool 'sendFax' (it offers: confirmOrder, processPayment, reportFailure)" in found[0][1]
+    assert found[1] == ("$.calls[1].any[0].amount", "True is not of type 'number'", "error")
+
+
+def test_a_turn_that_is_not_a_solution_is_one_problem() -> None:
+    document = Document(Context([]))
+    assert problems(document, "calls please")[0][1].startswith("a turn is a solution")
+    assert problems(document, {"calls": {}}) == [("$", "the turn's 'calls' must be an array of calls", "error")]
+
+
+def test_the_loop_refuses_an_invalid_turn_and_changes_nothing() -> None:
+    """take_turn checks the turn first: TurnRefused with every error, the context and the solution untouched."""
+    loop = Loop(chapter("012_handling_failure.json"), clock=CLOCK)
+    asyncio.run(loop.run())
+    before = loop.document.context.messages
+    with pytest.raises(TurnRefused) as refused:
+        loop.take_turn({"output": {"status": "Done"}})
+    assert [p.path for p in refused.value.problems] == ["$.output.status"]
+    assert loop.document.context.messages == before
+    assert loop.document.solution is None
+    assert loop.status is LoopStatus.WAITING_FOR_TURN
+
+
+def test_turn_change_appends_the_plan_once_and_keeps_a_bare_contexts_output() -> None:
+    """A request keeps its output in the solution; a bare context in the plan message; a plan already there
+    is not appended again; a lazy plan's mode and the model's audit are carried."""
+    request = chapter("012_handling_failure.json")
+    turn = {"calls": [{"_tool": "reportFailure", "error": "†state.error"}], "output": {"status": "Failed"}}
+    change = turn_change(request, turn)
+    assert change.plan == {"type": "plan", "plan": turn["calls"]}
+    assert change.solution == turn
+    bare = Document(Context([{"type": "plan", "plan": [], "mode": "lazy"}]))
+    assert bare.shape is not Shape.REQUEST
+    change = turn_change(bare, turn, {"model": "fake"})
+    assert change.plan == {"type": "plan", "plan": turn["calls"], "mode": "lazy", "output": {"status": "Failed"},
+                           "_model": {"model": "fake"}}
+    assert change.solution is MISSING
+    bare.context.append(change.plan)
+    assert turn_change(bare, turn).plan is None
+    assert current_turn(bare) == turn
+
+
+def test_a_refused_output_is_concluded_once() -> None:
+    """The error message for a refused output is given once: concluding the same turn again appends nothing."""
+    document = chapter("012_handling_failure.json")
+    turn = {"calls": [], "output": {"status": "Done"}}
+    first = conclude(document, turn, CLOCK())
+    assert not first.finished
+    assert first.error is not None
+    assert first.error["data"]["error"]["type"] == "output"
+    document.context.append(first.error)
+    again = conclude(document, turn, CLOCK())
+    assert (again.problem, again.error) == (first.problem, None)
+    assert conclude(document, {"output": {"status": "Failed"}}, CLOCK()).finished
+    assert not conclude(document, {"output": None}, CLOCK()).finished
+
+
+def test_validate_checks_final_outputs_against_the_request_schema() -> None:
+    """The solution's output and a plan message's output (a turn's) are checked, the plan's with its message index."""
+    document = chapter("012_handling_failure.json")
+    document.solution["output"] = {"status": "Done"}
+    document.context.append({"type": "plan", "plan": [], "output": {"status": "Nope"}})
+    found = [str(p) for p in validate(document.context, document.solution, schema=document.schema)]
+    assert "solution.output.status: 'Done' is not one of ['Success', 'Failed']" in found
+    assert "message 4: output.status: 'Nope' is not one of ['Success', 'Failed']" in found
+    document.solution["output"] = {"status": "Failed"}
+    document.context.apply(Remove(len(document.context) - 1))
+    found = [str(p) for p in validate(document.context, document.solution, schema=document.schema)]
+    assert not [text for text in found if "output" in text]
