@@ -44,6 +44,7 @@ class TimelinePanel(QWidget):
         super().__init__(parent)
         self._model: TimelineModel | None = None
         self._haystacks: Haystacks | None = None
+        self._announced = QPersistentModelIndex()  # the row `currentChanged` last announced (it follows edits)
         self._filter = FilteredTimeline(self)
         self._filter.staleResult.connect(self._search_now)
         self.search = TimelineSearch(self)
@@ -165,6 +166,7 @@ class TimelinePanel(QWidget):
         if self._model is None:
             return
         if Query.parse(text):
+            self.search.cancel()  # its rows would be thrown away: the query it answers is gone
             self._debounce.start()
             return
         self._debounce.stop()
@@ -184,7 +186,9 @@ class TimelinePanel(QWidget):
             return
         self.filter_status.setText("Searching…")
         self.filter_status.show()
-        self.search.start(self._haystacks, self._model, query)
+        shown = self.query()  # typing on narrows it (`refund` after `ref`): only its rows can match
+        among = self._filter.source_rows() if shown and self._filter.is_exact() and query.narrows(shown) else None
+        self.search.start(self._haystacks, self._model, query, among)
 
     def _model_changed(self, parent: QModelIndex, *_rows: int) -> None:
         # The search under way counted rows that have moved: start it again (the shown rows follow by themselves).
@@ -237,6 +241,9 @@ class TimelinePanel(QWidget):
         source = self._filter.mapToSource(current) if current.model() is self._filter else current
         if source.isValid() and source.model() is not self._model:
             return  # the previous document's model, on its way out
+        if source.isValid() and self._announced == source:
+            return  # the same row again, as the filtered rows replace the table's model: nothing to show anew
+        self._announced = QPersistentModelIndex(source)
         self._show_calls(source)
         self.currentChanged.emit(source)
 

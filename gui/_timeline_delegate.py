@@ -23,6 +23,13 @@ class TimelineDelegate(QStyledItemDelegate):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.show_numbers = True
+        self._fonts: _Fonts | None = None
+
+    def _fonts_for(self, font: QFont) -> _Fonts:
+        # Made once per font: a screen of rows would otherwise make two fonts and their metrics per row.
+        if self._fonts is None or self._fonts.font != font:
+            self._fonts = _Fonts(font)
+        return self._fonts
 
     def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:
         return QSize(200, row_height(option.fontMetrics))
@@ -37,15 +44,15 @@ class TimelineDelegate(QStyledItemDelegate):
         text_color = palette.color(QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text)
         dim = QColor(text_color)
         dim.setAlphaF(0.6)
-        font = QFont(option.font)
-        metrics = QFontMetrics(font)
+        fonts = self._fonts_for(option.font)
+        font, metrics = fonts.font, fonts.metrics
         painter.save()
         x = rect.left() + _PAD
         message_index, kind, instance, summary, colour, decoration, future = index.data(LookRole)
         if future and not selected:
             painter.setOpacity(0.45)  # after the time cursor: not part of what the views show
         if self.show_numbers:
-            gutter = metrics.horizontalAdvance("000000")
+            gutter = fonts.gutter
             if message_index >= 0:
                 painter.setPen(dim)
                 painter.drawText(QRect(x, rect.top(), gutter, rect.height()),
@@ -56,11 +63,9 @@ class TimelineDelegate(QStyledItemDelegate):
             decoration.paint(painter, QRect(x, top, _ICON, _ICON))
         x += _ICON + _PAD
         color = type_color(colour)
-        bold = QFont(font)
-        bold.setBold(True)
-        painter.setFont(bold)
+        painter.setFont(fonts.bold)
         painter.setPen(text_color if selected else color.darker(115) if _light(palette) else color.lighter(125))
-        kind_width = QFontMetrics(bold).horizontalAdvance(kind)
+        kind_width = fonts.bold_metrics.horizontalAdvance(kind)
         painter.drawText(QRect(x, rect.top(), kind_width + 2, rect.height()), Qt.AlignmentFlag.AlignVCenter, kind)
         x += kind_width + _PAD
         painter.setFont(font)
@@ -72,6 +77,18 @@ class TimelineDelegate(QStyledItemDelegate):
             elided = metrics.elidedText(summary, Qt.TextElideMode.ElideRight, room)
             painter.drawText(QRect(x, rect.top(), room, rect.height()), Qt.AlignmentFlag.AlignVCenter, elided)
         painter.restore()
+
+
+class _Fonts:
+    """A row's font, its bold, their metrics and the width of the number column."""
+
+    def __init__(self, font: QFont) -> None:
+        self.font = QFont(font)
+        self.metrics = QFontMetrics(self.font)
+        self.bold = QFont(font)
+        self.bold.setBold(True)
+        self.bold_metrics = QFontMetrics(self.bold)
+        self.gutter = self.metrics.horizontalAdvance("000000")
 
 
 def row_height(metrics: QFontMetrics) -> int:

@@ -38,6 +38,7 @@ MIME_TYPE = "application/x-contextdeck-rows"
 # children of the solution row carry this one.
 _TOP = 0
 _SOLUTION = 1 << 40
+LOOKS_KEPT = 4096  # rows whose look is kept (a few screens, and the rows a filter shows most often)
 
 
 class TimelineModel(QAbstractItemModel):
@@ -53,6 +54,9 @@ class TimelineModel(QAbstractItemModel):
         self._hidden_children: int | None = None  # a plan row whose children are being replaced
         self._gap: int | None = None  # a message hidden from views while it moves (see `_moving`)
         self._cursor: int | None = None  # the time cursor, for painting (see `set_cursor`)
+        # What a message's row paints but its number and shade, by stable id: made once per version of the message
+        # (a summary costs more than the paint itself), so showing a screen of rows again costs only the paint.
+        self._looks: dict[int, tuple[str, str, str, str, Any]] = {}
         for signal, slot in (
             (context.inserting, self._inserting), (context.inserted, self._inserted),
             (context.removing, self._removing), (context.removed, self._removed),
@@ -207,11 +211,18 @@ class TimelineModel(QAbstractItemModel):
     def _look(self, index: _Index) -> tuple[int, str, str, str, str, Any, bool]:
         top = index.internalId() == _TOP
         number = self.data(index, MessageIndexRole) if top else -1
-        kind_of_row = self.data(index, TypeRole)
-        colour = "output" if self.data(index, IsOutputRole) else kind_of_row
         future = self._cursor is not None and top and (number > self._cursor or number < 0)
-        return (number, self.data(index, KindRole), self.data(index, InstanceRole), self.data(index, SummaryRole),
-                colour, self.data(index, Qt.ItemDataRole.DecorationRole), future)
+        key = self._context.id_at(number) if number >= 0 else None
+        look = self._looks.get(key) if key is not None else None
+        if look is None:
+            colour = "output" if self.data(index, IsOutputRole) else self.data(index, TypeRole)
+            look = (self.data(index, KindRole), self.data(index, InstanceRole), self.data(index, SummaryRole), colour,
+                    self.data(index, Qt.ItemDataRole.DecorationRole))
+            if key is not None:
+                if len(self._looks) >= LOOKS_KEPT:  # a long scroll: start again rather than keep every row
+                    self._looks.clear()
+                self._looks[key] = look
+        return (number, *look, future)
 
     def _call_data(self, index: _Index, role: int) -> Any:
         call = self.getItem(index)
@@ -308,6 +319,7 @@ class TimelineModel(QAbstractItemModel):
         self.endInsertRows()
 
     def _removing(self, index: int) -> None:
+        self._looks.pop(self._context.id_at(index), None)
         self.beginRemoveRows(_ROOT, index, index)
 
     def _removed(self, index: int) -> None:
@@ -331,6 +343,7 @@ class TimelineModel(QAbstractItemModel):
         self.endInsertRows()
 
     def _replacing(self, index: int) -> None:
+        self._looks.pop(self._context.id_at(index), None)
         old = len(self._calls_of(index))
         if old:
             parent = self.createIndex(index, 0, _TOP)

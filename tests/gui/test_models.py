@@ -11,7 +11,7 @@ from PySide6.QtCore import QModelIndex, Qt
 from contextdeck.engine import Context, Form, Insert, Move, Remove, Replace, load_document
 from contextdeck.gui._message_editor._model import with_body, with_payload
 from contextdeck.gui._state import StateModel
-from contextdeck.gui._timeline_model import InstanceRole, ItemRole, KindRole, TimelineModel
+from contextdeck.gui._timeline_model import InstanceRole, ItemRole, KindRole, LookRole, TimelineModel
 from contextdeck.gui._watches import WatchModel, parse_pin
 
 PLAN = {"type": "plan", "plan": [{"_tool": "a", "_outputPath": "†state.x"}, {"_tool": "b", "q": "†state.x"}]}
@@ -51,6 +51,30 @@ def test_timeline_rows_follow_the_context(qtbot: Any) -> None:
     assert model.getItem(model.index(0, 0)) is context[0]
     assert model.index(0, 0).data(ItemRole) == context[0]
     assert model.rowCount(model.index(0, 0)) == 2
+
+
+def test_a_rows_look_follows_replace_move_and_remove(qtbot: Any) -> None:
+    """What a row paints is kept per message, yet always that of the message as it is now, at its row now."""
+    context = small_context()
+    model = TimelineModel(context)
+
+    def looks() -> list[tuple[Any, ...]]:
+        return [model.index(row, 0).data(LookRole)[:5] for row in range(len(context))]
+
+    def fresh() -> list[tuple[Any, ...]]:
+        new = TimelineModel(context)
+        new.detach()
+        return [new.index(row, 0).data(LookRole)[:5] for row in range(len(context))]
+
+    assert looks() == fresh()
+    context.apply(Replace(1, {"type": "state", "_instance": "②", "data": {"x": "changed"}}))
+    assert model.index(1, 0).data(LookRole)[2] == "②"
+    assert looks() == fresh()
+    context.apply(Move(0, 3))
+    assert looks() == fresh()
+    context.apply(Remove(1))
+    context.apply(Insert(1, {"type": "text", "role": "user", "text": "new"}))
+    assert looks() == fresh()
 
 
 def test_a_drop_asks_for_a_move_and_changes_nothing_itself(qtbot: Any) -> None:

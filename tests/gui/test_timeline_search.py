@@ -7,6 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given
+from hypothesis import settings as limits
+from hypothesis import strategies as st
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QInputDialog
 
@@ -42,6 +45,32 @@ def test_the_query_matches_kind_instance_words_and_values(qtbot: Any, text: str,
     """Each part of the query narrows the rows; words are found in the message's values, not only its summary."""
     model = TimelineModel(Context([dict(m) for m in MESSAGES]), {"calls": [{"_tool": "z"}]})
     assert search(model, text, qtbot) == rows
+
+
+_TOKENS = st.sampled_from(["kind:state", "kind:plan", "kind:input", "@①", "instance:②", "s", "st", "state", "ta",
+                           "x", "hi", "zebra", "zebra-42", "b", "_tool"])
+
+
+@limits(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(_TOKENS, max_size=3), st.lists(_TOKENS, max_size=3))
+def test_a_narrower_query_matches_only_rows_of_the_wider_one(qtbot: Any, wider: list[str], narrower: list[str]) -> None:
+    """What `narrows` promises (typing on searches only the rows shown): each row it matches, the other does."""
+    model = TimelineModel(Context([dict(m) for m in MESSAGES]), {"calls": [{"_tool": "z"}]})
+    haystacks = Haystacks(model)
+    first, second = Query.parse(" ".join(wider)), Query.parse(" ".join(narrower))
+    if second.narrows(first):
+        for row in range(model.rowCount()):
+            assert not haystacks.matches(second, row) or haystacks.matches(first, row), row
+
+
+def test_typing_on_narrows_looks_only_at_the_rows_shown(qtbot: Any) -> None:
+    """`ref` then `refund`, `kind:state` then `kind:state x`: narrower; a new kind, instance or word elsewhere: not."""
+    assert Query.parse("kind:state refund").narrows(Query.parse("kind:state ref"))
+    assert Query.parse("kind:state x").narrows(Query.parse("kind:state"))
+    assert Query.parse("@① kind:state").narrows(Query.parse("kind:state kind:input"))
+    assert not Query.parse("kind:state").narrows(Query.parse("kind:st"))
+    assert not Query.parse("kind:state kind:input").narrows(Query.parse("kind:state"))
+    assert not Query.parse("fund").narrows(Query.parse("refund"))
 
 
 def test_the_filtered_rows_obey_qt_rules_and_follow_every_edit(qtbot: Any, qtmodeltester: Any) -> None:
@@ -117,6 +146,43 @@ def test_a_search_typed_over_never_shows_its_rows(qtbot: Any, window: MainWindow
     qtbot.waitUntil(lambda: not panel.is_searching(), timeout=20000)
     assert [q for q in shown if q] == [Query.parse("w2")]
     assert shown_messages(window) == [n for n in range(600) if str(n).startswith("2")]
+
+
+def test_showing_the_rows_keeps_the_selected_message_without_showing_it_again(qtbot: Any, window: MainWindow) -> None:
+    """The filtered rows replace the table's model with the selection kept: the editor and views are not redone."""
+    window.select_message(59)
+    announced: list[int] = []
+    window.timeline.currentChanged.connect(lambda index: announced.append(index.row()))
+    qtbot.keyClicks(window.timeline.filter_box, "w59")
+    qtbot.waitUntil(lambda: not window.timeline.is_searching())
+    assert shown_messages(window) == [59, *range(590, 600)]
+    assert window.timeline.current_index().row() == 59
+    window.timeline.filter_box.clear()
+    assert window.timeline.current_index().row() == 59
+    assert announced == []
+    window.select_message(60)
+    assert announced == [60]
+
+
+def test_typing_on_searches_only_the_rows_shown(qtbot: Any, window: MainWindow,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """`w5` shows 111 rows; typing `9` after it looks at those 111 rows, not the 600, and finds the right ones."""
+    monkeypatch.setattr(_timeline_search, "SLICE_S", 0.0)
+    monkeypatch.setattr(_timeline_search, "CHECK_EVERY", 1)  # one row per turn: progress says how many in all
+    panel = window.timeline
+    qtbot.keyClicks(panel.filter_box, "w5")
+    qtbot.waitUntil(lambda: not panel.is_searching())
+    assert len(shown_messages(window)) == 111  # w5, w50-w59, w500-w599
+    totals: set[int] = set()
+    panel.search.progress.connect(lambda done, total: totals.add(total))
+    qtbot.keyClicks(panel.filter_box, "9")
+    qtbot.waitUntil(lambda: not panel.is_searching())
+    assert totals == {111}
+    assert shown_messages(window) == [59, *range(590, 600)]
+    panel.filter_box.setText("w6")  # not narrower: every row is searched
+    qtbot.waitUntil(lambda: not panel.is_searching())
+    assert totals == {111, 600}
+    assert shown_messages(window) == [6, *range(60, 70)]
 
 
 def test_an_edit_while_filtered_keeps_the_rows_exact(qtbot: Any, window: MainWindow) -> None:
