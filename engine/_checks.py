@@ -6,6 +6,7 @@ before it starts a call: the same `Execution` set-up, so the two can never disag
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from . import _json
@@ -33,6 +34,7 @@ def validate(
     activities: Activities | None = None,
     tools: Registry | None = None,
     schema: Any = None,
+    path: Path | None = None,
 ) -> list[Diagnostic]:
     """All problems: data against schemas, malformed references, write conflicts, unknown tool references,
     calls in any plan to tools nothing defines or reading what nothing writes (`plan_problems`), advisors
@@ -41,7 +43,8 @@ def validate(
     and a final output (the solution's, a plan message's) that breaks the request `schema`.
 
     Without `activities` nothing is known about which will be loaded: every activity a tool names is taken
-    as loaded, so naming one is not a problem and its call's parameters are still checked.
+    as loaded, so naming one is not a problem and its call's parameters are still checked. `path` is the
+    document's file: the delegate files its calls name are found next to it.
     """
     seen = survey(context, len(context))
     return [
@@ -50,7 +53,7 @@ def validate(
         *plan_problems(context),
         *seen.advisor_problems,
         *_advice_problems(solution, seen.advisors),
-        *_run_problems(context, solution, activities, tools),
+        *_run_problems(context, solution, activities, tools, path),
         *_output_problems(context, solution, schema),
     ]
 
@@ -69,14 +72,14 @@ def _output_problems(context: Messages, solution: Any, schema: Any) -> list[Diag
 
 
 def _run_problems(
-    context: Messages, solution: Any, activities: Activities | None, tools: Registry | None
+    context: Messages, solution: Any, activities: Activities | None, tools: Registry | None, path: Path | None
 ) -> list[Diagnostic]:
     calls, plan_index = pending_calls(context, solution)
     if not calls:
         return []
     live = context if isinstance(context, Context) else Context(context[i] for i in range(len(context)))
     known = activities if activities is not None else _assumed(live, tools)
-    execution = Execution(live, solution, activities=known, tools=tools)
+    execution = Execution(live, solution, activities=known, tools=tools, path=path)
     where = "solution" if plan_index is None else f"plan at message {plan_index}"
     problems: list[Diagnostic] = []
     for plan in execution.plans:

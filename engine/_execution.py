@@ -82,15 +82,17 @@ class Execution:
         turns: Any = None,
         base: Path | None = None,
         chain: tuple[Path, ...] = (),
+        path: Path | None = None,
     ) -> None:
         if isinstance(source, Document):
             self.context = source.context
             solution = source.solution if solution is None else solution
-            if source.path is not None:  # delegate files are found next to the document (014)
-                base = source.path.parent if base is None else base
-                chain = chain or (source.path.resolve(),)
+            path = source.path if path is None else path
         else:
             self.context = source
+        if path is not None:  # the document's file: delegate files are found next to it (014)
+            base = path.parent if base is None else base
+            chain = chain or (path.resolve(),)
         self.turns = turns  # who produces a delegate's turns (the Loop's `turns`)
         self.base, self.chain = base, chain
         self.solution = solution
@@ -516,9 +518,9 @@ class Execution:
     async def _delegate(self, index: int) -> Outcome:
         """Run call `index` in its delegate (014): a nested loop over the clean-room request, whose final
         output is the call's result. Without one yet (no turn to take), the call waits for that output."""
-        from ._loop import Loop, LoopStatus  # the loop is built on Execution
+        from ._loop import LoopStatus  # the loop is built on Execution
 
-        plan, spec = self.plans[index], self.delegates[index]
+        plan = self.plans[index]
         resolved, problem = prepare(plan, self.context)
         audit = started_audit(self._identity(index), resolved, self.clock)
         if problem is not None:
@@ -529,15 +531,45 @@ class Execution:
                             provided.alternative)
         loop = self.delegations.get(index)
         if loop is None:
-            base = spec.path.parent if spec.path is not None else self.base
-            chain = (*self.chain, spec.path) if spec.path is not None else self.chain
-            loop = Loop(delegate_document(spec, plan, resolved, self.context), turns=self.turns, base=base,
-                        chain=chain, activities=self.activities, tools=self.code_tools, clock=self.clock,
-                        timeout=self.timeout, timer=self.timer)
-            self.delegations[index] = loop
+            loop = self._open_delegation(index, resolved)
         if await loop.run() is not LoopStatus.FINISHED:
             return Outcome(index, waiting=True)
         return conclude(plan, loop.output, self.clock, audit)
+
+    def delegation(self, index: int) -> Any:
+        """The nested session (a `Loop`) of delegated call `index`, opened now without running anything when
+        it has none: its clean-room context is resolved up front from the context as it stands (014, 015).
+
+        A debugger steps into it; its output is written at the call's output path by `complete_delegation`.
+        Raises ValueError when the call does not delegate or cannot run now (its parameters break its tool).
+        """
+        found = self.delegations.get(index)
+        if found is not None:
+            return found
+        if index not in self.delegates:
+            problem = self._structural.get(index)
+            raise ValueError(problem[0].message if problem else f"call {index} does not delegate")
+        state = self._states[index]
+        if state.status is not Status.READY:
+            raise ValueError(f"call {index} is not ready: it is {state.status}")
+        resolved, refusal = prepare(self.plans[index], self.context)
+        if refusal is not None:
+            raise ValueError(f"call {index}: {refusal.type}: {refusal.message}")
+        loop = self._open_delegation(index, resolved)
+        self._refresh()  # the call now waits for its session's output
+        return loop
+
+    def _open_delegation(self, index: int, resolved: dict[str, Any]) -> Any:
+        from ._loop import Loop  # the loop is built on Execution
+
+        plan, spec = self.plans[index], self.delegates[index]
+        base = spec.path.parent if spec.path is not None else self.base
+        chain = (*self.chain, spec.path) if spec.path is not None else self.chain
+        loop = Loop(delegate_document(spec, plan, resolved, self.context), turns=self.turns, base=base,
+                    chain=chain, activities=self.activities, tools=self.code_tools, clock=self.clock,
+                    timeout=self.timeout, timer=self.timer)
+        self.delegations[index] = loop
+        return loop
 
     def complete_delegation(self, index: int) -> CallState:
         """Write the output of call `index`'s nested session, once that session has finished."""

@@ -50,8 +50,9 @@ class DiagnosticsRunner(QObject):
         if document is None:
             return
         view, solution, schema, tools = document.context.view(), document.solution, document.schema, self.tools()
+        path = document.path
         self._size = len(view)
-        self._runner.request(lambda: len(validate(view, solution, tools=tools, schema=schema)))
+        self._runner.request(lambda: len(validate(view, solution, tools=tools, schema=schema, path=path)))
 
     def _started(self) -> None:
         self.checking.emit(self._size)

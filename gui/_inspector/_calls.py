@@ -90,6 +90,9 @@ class CallsModel(QAbstractTableModel):
         self._solution: Any = None
         self._activities = activities
         self.tools: Callable[[], dict[str, Any] | None] = lambda: None  # the tool registry (`Tool.name`)
+        # Where the delegate files of the calls are found: `{"path": the document's file}`, or a delegate
+        # session's `{"base": folder, "chain": files}` (the Execution's keywords).
+        self.origin: dict[str, Any] = {}
         self._execution: Execution | None = None
         self._live = False  # the execution is the debugger's: runs are kept
         self._analyses: dict[int, CallAnalysis] = {}
@@ -113,8 +116,11 @@ class CallsModel(QAbstractTableModel):
 
     # -- source ---------------------------------------------------------------------------------
 
-    def set_source(self, context: Context | None, solution: Any = None) -> None:
-        """Follow another context (a newly opened document); breakpoints and run states are cleared."""
+    def set_source(self, context: Context | None, solution: Any = None, origin: dict[str, Any] | None = None) -> None:
+        """Follow another context (a newly opened document); breakpoints and run states are cleared.
+
+        `origin` says where its delegate files are found (see `origin`)."""
+        self.origin = dict(origin or {})
         if self._context is not None:
             for signal in self._signals(self._context):
                 signal.disconnect(self.schedule_refresh)
@@ -173,8 +179,14 @@ class CallsModel(QAbstractTableModel):
             execution.refresh()
         else:
             self._live = False  # a new plan (or none yet run): the engine judges it afresh
-            execution = Execution(self._context, self._solution, activities=self._activities(), tools=self.tools())
+            execution = self.new_execution()
         self._show(execution)
+
+    def new_execution(self, **options: Any) -> Execution:
+        """A fresh execution of the calls (nothing running): the loaded activities and tools, the delegate
+        files found where `origin` says; `options` are the Execution's keywords (the debugger's clock)."""
+        return Execution(self._context or Context(), self._solution,
+                         **{"activities": self._activities(), "tools": self.tools(), **self.origin, **options})
 
     def _same_calls(self, execution: Execution) -> bool:
         assert self._context is not None
@@ -335,6 +347,8 @@ class CallsModel(QAbstractTableModel):
         if stale is not None:
             what = "the call was edited" if stale.edited else ", ".join(stale.changed) + " changed"
             return f"stale: {what} since it ran"
+        if row in self._execution.delegations and self.status(row) is Status.WAITING_FOR_OUTPUT:
+            return f"→ {self.plan(row).output_path} · in its delegate session (Step Out writes its output)"
         return detail_of(self._execution.plans[row], self._execution.state(row), self._context)
 
     def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008 - Qt's names

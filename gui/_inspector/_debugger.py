@@ -97,6 +97,9 @@ class Debugger(QObject):
         self.record_run: EditSink | None = None  # told of each step's appended messages (for undo)
         self.dialog_parent: QWidget | None = None
         self._execution: Execution | None = None
+        # Where the execution comes from: a fresh one over the model's calls, or a delegate session's own.
+        self.source: Callable[[], Execution] = lambda: self.model.new_execution(
+            activities=self.activities, clock=self.clock)
         self.snapshot: list[dict[str, Any]] | None = None
         self.running = False
         self.last_stop = ""
@@ -131,8 +134,7 @@ class Debugger(QObject):
         if self.execution is None:
             if self.snapshot is None:
                 self.snapshot = context.messages  # the dicts are immutable: a list of them is a full copy
-            self.execution = Execution(context, self.model.solution, activities=self.activities, clock=self.clock,
-                                       tools=self.model.tools())
+            self.execution = self.source()
         assert self.execution is not None
         self.execution.approver = self._approval if self.approval_enabled else None
         self.execution.timeout = self.timeout
@@ -338,6 +340,11 @@ class Debugger(QObject):
         return await self._recorded(f"{text} call #{target} ({self.model.plan(target).tool_name})",
                                     self._run_call(target))
 
+    async def recorded(self, text: str, work: Awaitable[T]) -> T:
+        """Await `work` as one step of the undo stack (what it appends to the context); a delegate session
+        writes its output into its caller's context so."""
+        return await self._recorded(text, work)
+
     async def _recorded(self, text: str, work: Awaitable[T]) -> T:
         """Await `work`; what it appended becomes one step of the undo stack."""
         context = self.model.context
@@ -391,9 +398,15 @@ class Debugger(QObject):
         return await self._dialog_answer(dialog, dialog.decided, None)
 
     def _ask_output(self, call: CallAnalysis) -> Any:
+        return self.ask_for_output(call)
+
+    def ask_for_output(self, call: CallAnalysis, *, schema: Any = None, intro: str | None = None) -> Any:
+        """Ask (the `ask_output` hook, else an OutputDialog) for `call`'s result: the value, or CANCEL.
+        `schema` and `intro` stand for the tool's `_output` and the dialog's first line (a delegate's)."""
         if self.ask_output is not None:
             return self.ask_output(call)
-        dialog = OutputDialog(call, self.dialog_parent, can_ask_model=self.model_answer is not None)
+        dialog = OutputDialog(call, self.dialog_parent, can_ask_model=self.model_answer is not None and schema is None,
+                              schema=schema, intro=intro)
         dialog.askModel.connect(lambda: dialog.answered.emit(ASK_MODEL))
         return self._dialog_answer(dialog, dialog.answered, dialog.cancelled)
 

@@ -23,6 +23,8 @@ from ._calls import CallsModel
 from ._debugger import Debugger
 from ._graph import PlanGraphView
 from ._panel import CallsPanel
+from ._session_views import CallStackView, SessionsView
+from ._sessions import Sessions
 from ._undo import AppliedEdits
 
 
@@ -38,6 +40,8 @@ class Inspector:
     audit: OutputAudit
     docks: dict[str, QDockWidget]
     wiring: QObject
+    sessions: Sessions | None = None  # the call stack of delegate sessions (Step Into / Out)
+    session_view: SessionsView | None = None
 
 
 class _Wiring(QObject):
@@ -50,15 +54,41 @@ class _Wiring(QObject):
         self._timer.timeout.connect(self.refresh_views)
         self._message: int | None = None
         self._graph_dirty = True
+        self._shown_session = 0
         self.ask_fork_path: Callable[[], str | None] = window.files.ask_save_path
 
     def document_replaced(self) -> None:
         parts = self.parts
         parts.debugger.execution = None
         parts.debugger.snapshot = None
-        parts.model.set_source(self.window.context(), self.window.session.document.solution)
+        document = self.window.session.document
+        parts.model.set_source(document.context, document.solution, {"path": document.path})
         parts.audit.show_message(None, None)
         self._message = None
+        if parts.sessions is not None:
+            parts.sessions.reset()
+
+    def path_changed(self, path: Path | None) -> None:
+        """Saved under another name: delegate files are now found next to the new file."""
+        self.parts.model.origin = {"path": path}
+        if not self.parts.debugger.running:
+            self.parts.debugger.execution = None  # statuses come from the run record: nothing is lost
+            if self.parts.sessions is not None:
+                self.parts.sessions.reset()
+        self.parts.model.refresh()
+
+    def session_switched(self) -> None:
+        """The call stack's current session in front: the document's calls, or the delegate session."""
+        sessions = self.parts.sessions
+        assert sessions is not None
+        if sessions.current != self._shown_session:
+            self._shown_session = sessions.current
+            docks = self.parts.docks
+            if sessions.current == 0:
+                docks["Calls"].raise_()
+            else:
+                docks["Delegate session"].raise_()
+                docks["Call stack"].raise_()
 
     def schedule(self, *_: object) -> None:
         self._timer.start()
@@ -162,6 +192,7 @@ def install_inspector(window: Any) -> Inspector:
     for name in ("Call inspector", "Output audit"):
         _tabify(window, "state_dock", docks[name])
     _tabify(window, "watch_dock", docks["Plan graph"])
+    _install_sessions(window, parts)
     for existing in ("state_dock", "watch_dock"):  # the window's own views stay in front at first
         front = getattr(window, existing, None)
         if isinstance(front, QDockWidget):
@@ -183,10 +214,15 @@ def install_inspector(window: Any) -> Inspector:
     model.refreshed.connect(wiring.schedule)
     model.dataChanged.connect(wiring.schedule)
     window.session.documentReplaced.connect(wiring.document_replaced)
+    window.session.pathChanged.connect(wiring.path_changed)
 
     run = window.menu("Run")
     for name in ("step", "continue", "pause", "restart", "cancel"):
         run.addAction(panel.actions_by_name[name])
+    assert parts.sessions is not None
+    run.addSeparator()
+    for name in ("step_into", "step_out"):  # Step is Step Over
+        run.addAction(parts.sessions.actions_by_name[name])
     run.addSeparator()
     run.addAction(panel.actions_by_name["rerun_stale"])
     run.addAction(panel.actions_by_name["break_on_failure"])
@@ -201,6 +237,33 @@ def install_inspector(window: Any) -> Inspector:
     wiring.document_replaced()
     window.inspector = parts
     return parts
+
+
+def _install_sessions(window: Any, parts: Inspector) -> None:
+    """Delegate sessions: a dock with the open session (tabbed with the state) and the call stack (with the
+    watches), both brought to the front when a session is stepped into.
+
+    Step (F10) steps the current session: a delegated call runs its whole session as one step (Step Over).
+    """
+    def title() -> str:
+        path = window.session.path
+        return path.name if path is not None else "Untitled"
+
+    sessions = Sessions(parts.model, parts.debugger, title, parts.panel)
+    parts.sessions = sessions
+    parts.session_view = SessionsView(sessions)
+    right, bottom = Qt.DockWidgetArea.RightDockWidgetArea, Qt.DockWidgetArea.BottomDockWidgetArea
+    parts.docks["Delegate session"] = window.add_dock(parts.session_view, "Delegate session", right)
+    parts.docks["Call stack"] = window.add_dock(CallStackView(sessions), "Call stack", bottom)
+    _tabify(window, "state_dock", parts.docks["Delegate session"])
+    _tabify(window, "watch_dock", parts.docks["Call stack"])
+    step = parts.panel.actions_by_name["step"]
+    step.triggered.disconnect()
+    step.triggered.connect(lambda _checked=False: sessions.start_step_over())
+    step.setToolTip("Run the next call of the current session (a delegated call: its whole session)")
+    wiring = parts.wiring
+    assert isinstance(wiring, _Wiring)
+    sessions.changed.connect(wiring.session_switched)
 
 
 def _tabify(window: Any, existing: str, dock: QDockWidget) -> None:

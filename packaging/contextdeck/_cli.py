@@ -87,7 +87,7 @@ def _validate(args: argparse.Namespace) -> int:
     document = _load(args.doc)
     activities = _activities(args.activities) if args.activities else None
     problems = validate(document.context, document.solution, activities=activities, tools=_tools(args.tools),
-                        schema=document.schema)
+                        schema=document.schema, path=document.path)
     errors = [problem for problem in problems if problem.severity == "error"]
     for problem in problems:
         print(f"{args.doc}: {'warning: ' * (problem.severity == 'warning')}{problem}")

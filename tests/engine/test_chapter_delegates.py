@@ -2,11 +2,15 @@
 
 import asyncio
 import copy
+from pathlib import Path
 
+import pytest
 from chapter_support import chapter, errors_of
 from exec_support import CLOCK
 
-from contextdeck.engine import Document, Execution, Loop, LoopStatus, Status
+from contextdeck.engine import Document, Execution, Loop, LoopStatus, Status, load_document, validate
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"
 
 
 def system_of(document: Document) -> str | None:
@@ -168,3 +172,42 @@ def test_a_nested_session_takes_its_turn_by_hand_and_completes_the_call() -> Non
     assert asyncio.run(nested.run()) is LoopStatus.FINISHED
     loop.execution.complete_delegation(0)
     assert loop.document.context.resolve("†state.summary").value == "Typed summary."
+
+
+def test_a_delegation_opens_without_running_and_its_output_is_the_same_record_as_a_run() -> None:
+    """`delegation(i)` opens the clean room up front and runs nothing; completing it by hand writes the
+    message (value, `_call`, `_run`) the delegate writes when its session runs inside a tick."""
+    stepped = Execution(chapter("delegates/015_scoping_a_delegate.json"), clock=CLOCK)
+    session = stepped.delegation(0)
+    assert session.execution.record.calls == {}  # nothing ran: no record, no tick
+    assert session.document.context.messages == [
+        {"type": "system", "message": "You are an expert summarizer."},
+        {"type": "state", "articleText": "A long and complex article..."}]
+    assert stepped.delegation(0) is session  # one session per call
+    assert stepped.state(0).status is Status.WAITING_FOR_OUTPUT
+    session.take_turn({"calls": [], "output": "A summary."})
+    assert asyncio.run(session.run()) is LoopStatus.FINISHED
+    stepped.complete_delegation(0)
+
+    ran = run_loop("015_scoping_a_delegate.json",
+                   turns=lambda d: {"calls": [], "output": "A summary."} if system_of(d) else None)
+    assert stepped.context.messages[-1] == ran.document.context.messages[-1]
+    assert stepped.context.messages[-1]["_run"]["call"] == 0
+
+
+def test_a_delegation_refuses_a_call_that_cannot_delegate() -> None:
+    """A refused delegate, or a call that is not delegated, opens no session and says why."""
+    execution = Execution(chapter("delegates/014_bad_delegates.json"), clock=CLOCK)
+    with pytest.raises(ValueError, match="delegate 'Missing' not found"):
+        execution.delegation(1)
+    report = Execution(load_document(EXAMPLES / "refund_workflow.json"), clock=CLOCK)
+    with pytest.raises(ValueError, match="call 0 does not delegate"):
+        report.delegation(0)
+
+
+def test_validate_finds_delegate_files_next_to_the_document() -> None:
+    """`validate` with the document's path finds its delegates as `run` does (no 'not saved' problem)."""
+    document = load_document(EXAMPLES / "delegates" / "report.json")
+    assert validate(document.context, document.solution, path=document.path) == []
+    without = validate(document.context, document.solution)
+    assert ["this document is not saved" in str(problem) for problem in without] == [True]

@@ -40,7 +40,8 @@ def test_docks_and_run_menu_are_installed(window: MainWindow) -> None:
     """The four docks exist and the Run menu holds Step, Continue, Pause, Restart and the approval toggle."""
     inspector = parts(window)
     assert install_inspector(window) is inspector  # installing again adds nothing
-    assert set(inspector.docks) == {"Calls", "Call inspector", "Output audit", "Plan graph"}
+    assert set(inspector.docks) == {"Calls", "Call inspector", "Output audit", "Plan graph", "Delegate session",
+                                    "Call stack"}
     texts = [a.text() for a in window.menu("Run").actions() if not a.isSeparator()]
     start = texts.index("Step")
     assert texts[start : start + 4] == ["Step", "Continue", "Pause", "Restart"]

@@ -1,0 +1,267 @@
+"""Delegate sessions in the real window: Step Into / Over / Out, the call stack, breadcrumbs, bad delegates."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction
+
+from contextdeck.engine import Document, Loop, LoopStatus, Status, fixed_clock, load_document
+from contextdeck.gui._inspector import Inspector
+from contextdeck.gui._inspector._async import release
+from contextdeck.gui._inspector._dialogs import OutputDialog
+from contextdeck.gui._inspector._sessions import Sessions
+from contextdeck.gui._window import MainWindow
+
+NOW = "2026-01-02T03:04:05Z"
+CHAPTERS = Path(__file__).resolve().parents[1] / "engine" / "chapters" / "delegates"
+SUMMARY = "Tide mills and the Sihwa Lake station turn tides into power."
+
+
+@pytest.fixture(autouse=True)
+def _loop(qapp: Any) -> Iterator[None]:
+    yield
+    release()  # the Qt event loop's asyncio loop is detached: later tests may start their own
+
+
+@pytest.fixture
+def report(tmp_path: Path, examples: Path) -> Path:
+    """The bundled delegate example (report.json → Researcher.json → anonymous), copied: nothing touches it."""
+    folder = tmp_path / "delegates"
+    shutil.copytree(examples / "delegates", folder)
+    return folder / "report.json"
+
+
+def inspector_of(window: MainWindow) -> Inspector:
+    found = window.inspector  # type: ignore[attr-defined]
+    assert isinstance(found, Inspector)
+    return found
+
+
+def sessions_of(window: MainWindow) -> Sessions:
+    sessions = inspector_of(window).sessions
+    assert sessions is not None
+    return sessions
+
+
+def run_action(window: MainWindow, text: str) -> QAction:
+    """Trigger the Run menu's entry `text`, as a click on it does."""
+    action = next(a for a in window.menu("Run").actions() if a.text() == text)
+    assert action.isEnabled(), f"Run → {text} is disabled"
+    action.trigger()
+    return action
+
+
+def opened(open_window: Any, path: Path) -> MainWindow:
+    window: MainWindow = open_window(path)
+    inspector_of(window).debugger.clock = fixed_clock(NOW)
+    return window
+
+
+ANSWERED: list[OutputDialog] = []  # dialogs written already: a new question is another dialog
+
+
+def answer(qtbot: Any, window: MainWindow, text: str, schema: bool = True) -> OutputDialog:
+    """Type `text` into the output dialog open now and press Write output."""
+    def dialog() -> OutputDialog | None:
+        return next((f.debugger.open_dialog for f in sessions_of(window).frames
+                     if isinstance(f.debugger.open_dialog, OutputDialog)
+                     and f.debugger.open_dialog not in ANSWERED and f.debugger.open_dialog.isVisible()), None)
+
+    qtbot.waitUntil(lambda: dialog() is not None)
+    dialog = dialog()
+    assert dialog is not None
+    dialog.set_text(text)
+    if schema:
+        qtbot.waitUntil(dialog.write_button.isEnabled)  # the form's validation of this text has answered
+    qtbot.mouseClick(dialog.write_button, Qt.MouseButton.LeftButton)
+    if not dialog.isVisible():
+        ANSWERED.append(dialog)
+    return dialog
+
+
+def idle(qtbot: Any, window: MainWindow) -> None:
+    sessions = sessions_of(window)
+    qtbot.waitUntil(lambda: not sessions.busy and not any(f.debugger.running for f in sessions.frames))
+
+
+def test_step_into_opens_the_delegate_session_stopped_before_its_first_call(qtbot: Any, open_window: Any,
+                                                                         report: Path) -> None:
+    """Step Into on research (delegated to Researcher.json) shows the delegate's clean-room context, its
+    calls with the first one selected and nothing run, breadcrumbs back to the document and the call stack."""
+    window = opened(open_window, report)
+    inspector, sessions = inspector_of(window), sessions_of(window)
+    assert inspector.model.status(0) is Status.READY  # the delegate file is found next to the document
+    before = window.context().messages
+    run_action(window, "Step Into")
+    qtbot.waitUntil(lambda: sessions.current == 1)
+    idle(qtbot, window)
+    frame = sessions.frame
+    assert frame.title == "#0 research → Researcher.json"
+    assert frame.loop is not None
+    messages = frame.loop.document.context.messages
+    assert [m["type"] for m in messages] == ["system", "tool", "input", "plan", "state"]
+    assert messages[2]["input"] == {"topic": "tidal energy"}  # the call's parameters, resolved up front
+    assert messages[-1] == {"type": "state", "style": "Plain words, under 80 words."}  # its scope: state
+    page = inspector.session_view.page(frame) if inspector.session_view else None
+    assert page is not None
+    assert inspector.session_view.currentWidget() is page
+    assert page.context_model.rowCount() == 5
+    assert page.calls.currentIndex().row() == 0
+    assert page.status.text() == "Stepped into #0: stopped before #0 (search)"
+    assert frame.model.status(0) is Status.READY  # stopped before it: nothing ran
+    assert page.crumbs.text() == '<a href="0">report.json</a> › <b>#0 research → Researcher.json</b>'
+    stack = window.findChild(type(inspector.docks["Call stack"].widget()))
+    assert [stack.item(i).text() for i in range(stack.count())] == ["report.json", "└ #0 research → Researcher.json"]
+    assert stack.currentRow() == 1
+    assert window.context().messages == before  # the caller's context is untouched
+    assert inspector.model.status(0) is Status.WAITING_FOR_OUTPUT
+
+
+def test_step_over_into_and_out_write_the_delegates_output_in_the_caller(qtbot: Any, open_window: Any,
+                                                                        report: Path) -> None:
+    """Inside the session Step runs search there; Step Into the anonymous summarise nests a third session;
+    Step Out twice writes each output one level down, ending in the document with the CLI's run record."""
+    window = opened(open_window, report)
+    inspector, sessions = inspector_of(window), sessions_of(window)
+    stack = inspector.docks["Call stack"].widget()
+    run_action(window, "Step Into")
+    qtbot.waitUntil(lambda: sessions.current == 1)
+    idle(qtbot, window)
+    researcher = sessions.frame
+    assert researcher.loop is not None
+    run_action(window, "Step")  # F10 steps the current session: search runs inside the delegate
+    qtbot.waitUntil(lambda: researcher.model.status(0) is Status.DONE)
+    idle(qtbot, window)
+    assert researcher.loop.document.context.resolve("†state.sources").value == [
+        "tide mills in Brittany", "the Sihwa Lake station"]
+    assert not window.context().resolve("†state.sources").found  # a clean room: nothing leaks up
+
+    run_action(window, "Step Into")  # summarise delegates to an anonymous session: a third level
+    qtbot.waitUntil(lambda: sessions.current == 2)
+    idle(qtbot, window)
+    anonymous = sessions.frame
+    assert anonymous.title == "#1 summarise → anonymous"
+    assert anonymous.loop is not None
+    assert anonymous.loop.document.context.messages == [
+        {"type": "input", "input": {"sources": ["tide mills in Brittany", "the Sihwa Lake station"]}}]
+    assert stack.count() == 3
+    page = inspector.session_view.page(anonymous) if inspector.session_view else None
+    assert page is not None
+    assert page.crumbs.text() == ('<a href="0">report.json</a> › <a href="1">#0 research → Researcher.json</a>'
+                                  ' › <b>#1 summarise → anonymous</b>')
+    assert "no calls to run" in page.status.text()
+
+    stack.setCurrentRow(0)  # the call stack switches session: the document's calls come to the front
+    assert sessions.current == 0
+    qtbot.waitUntil(lambda: not inspector.docks["Calls"].visibleRegion().isEmpty())
+    page.crumbs.linkActivated.emit("1")  # a breadcrumb goes back to the Researcher
+    assert sessions.current == 1
+    stack.setCurrentRow(2)
+    assert sessions.current == 2
+
+    run_action(window, "Step Out")  # the anonymous delegate has no output: asked, then written one level down
+    answer(qtbot, window, f'"{SUMMARY}"')
+    qtbot.waitUntil(lambda: sessions.current == 1)
+    idle(qtbot, window)
+    assert researcher.loop.document.context.resolve("†state.summary").value == SUMMARY
+    assert researcher.model.status(1) is Status.DONE
+    assert stack.count() == 2
+
+    before = len(window.context())
+    run_action(window, "Step Out")  # the Researcher's output, checked against its request schema
+    dialog = answer(qtbot, window, "{}")
+    assert "'summary' is a required property" in dialog.error.text()
+    dialog = answer(qtbot, window, f'{{"summary": "{SUMMARY}"}}')
+    qtbot.waitUntil(lambda: sessions.current == 0)
+    idle(qtbot, window)
+    assert stack.count() == 1
+    assert len(window.context()) == before + 1
+    written = window.context()[before]
+    assert written["_outputPath"] == "†state.findings"
+    assert window.context().resolve("†state.findings.summary").value == SUMMARY
+    qtbot.waitUntil(lambda: inspector.model.status(0) is Status.DONE)
+    qtbot.waitUntil(lambda: inspector.model.status(1) is Status.READY)  # headline reads the findings now
+    assert written == cli_output(report, before)  # the same message and _run as `contextdeck run`
+    assert "Stepped out of #0" in inspector.panel.message.text()
+    window.session.undo_stack.undo()  # the write is one undo step in the document
+    assert len(window.context()) == before
+
+
+def cli_output(path: Path, at: int) -> Any:
+    """What the engine's loop (as `contextdeck run` with turns) writes at message `at` for the same outputs."""
+    def turns(document: Document) -> Any:
+        if document.schema == {"type": "string"}:
+            return {"calls": [], "output": SUMMARY}
+        if document.context.messages[0].get("message", "").startswith("You research"):
+            return {"calls": [], "output": {"summary": SUMMARY}}
+        return None
+
+    loop = Loop(load_document(path), turns=turns, clock=fixed_clock(NOW))
+    with ThreadPoolExecutor(1) as pool:  # its own event loop, away from the window's
+        assert pool.submit(asyncio.run, loop.run()).result() is LoopStatus.WAITING_FOR_TURN
+    return loop.document.context[at]
+
+
+def test_step_over_runs_a_delegated_call_to_its_end_as_one_step(qtbot: Any, open_window: Any, report: Path) -> None:
+    """Step on the document's delegated call runs the whole session (its latent call asked, then its output)
+    without leaving the document's session, and writes the output."""
+    window = opened(open_window, report)
+    inspector, sessions = inspector_of(window), sessions_of(window)
+    run_action(window, "Step")
+    answer(qtbot, window, f'"{SUMMARY}"')  # summarise, inside the Researcher's session
+    answer(qtbot, window, f'{{"summary": "{SUMMARY}"}}')  # the Researcher's output
+    qtbot.waitUntil(lambda: inspector.model.status(0) is Status.DONE)
+    idle(qtbot, window)
+    assert sessions.current == 0
+    assert len(sessions.frames) == 1
+    assert window.context().resolve("†state.findings").value == {"summary": SUMMARY}
+
+
+def test_step_out_of_the_document_is_disabled_and_step_into_a_plain_call_steps(qtbot: Any, open_window: Any,
+                                                                               examples: Path) -> None:
+    """Without a delegate session Step Out is disabled; Step Into on a call that does not delegate runs it."""
+    window = opened(open_window, examples / "refund_workflow.json")
+    inspector = inspector_of(window)
+    step_out = next(a for a in window.menu("Run").actions() if a.text() == "Step Out")
+    assert not step_out.isEnabled()
+    run_action(window, "Step Into")
+    qtbot.waitUntil(lambda: inspector.model.status(0) is Status.DONE)
+    assert sessions_of(window).current == 0
+
+
+def test_missing_malformed_recursive_delegates_are_errors_on_their_calls(qtbot: Any, open_window: Any,
+                                                                        tmp_path: Path) -> None:
+    """014_bad_delegates: each call fails with its delegate's file and reason in the calls panel and the
+    inspector; stepping opens nothing and the document is left as it was."""
+    folder = tmp_path / "delegates"
+    shutil.copytree(CHAPTERS, folder)
+    path = folder / "014_bad_delegates.json"
+    window = opened(open_window, path)
+    inspector = inspector_of(window)
+    model = inspector.model
+    qtbot.waitUntil(lambda: model.rowCount() == 4)
+    details = [model.detail(row) for row in range(4)]
+    assert all(model.status(row) is Status.FAILED for row in range(4))
+    assert details[0].startswith("delegate: delegate 'LoopA': ")
+    assert details[0].endswith("is recursive: LoopA.json → LoopB.json → LoopA.json")
+    assert details[1].startswith(f"delegate: delegate 'Missing' not found: no Missing or Missing.json in {folder}")
+    assert details[2].startswith("delegate: delegate 'Broken' cannot be loaded: ")
+    assert "Broken.json" in details[2]
+    assert "outside the document's folder" in details[3]
+    inspector.panel.view.select_call(1)
+    qtbot.waitUntil(lambda: "delegate 'Missing' not found" in inspector.inspector.problems.text())
+    before = window.context().messages
+    run_action(window, "Step Into")
+    qtbot.waitUntil(lambda: inspector.panel.message.text() == "finished: every call has run")
+    idle(qtbot, window)
+    assert len(sessions_of(window).frames) == 1
+    assert window.context().messages == before
+    assert path.read_bytes() == (CHAPTERS / "014_bad_delegates.json").read_bytes()
