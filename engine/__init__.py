@@ -40,6 +40,7 @@ from ._expressions import Expression, Reference, find_expressions, is_expression
 from ._groups import flatten, group_of
 from ._instancing import expand_instances, instances_of
 from ._json import DECODER as JSON_DECODER
+from ._json import JSONSyntaxError
 from ._json import dumps as json_dumps
 from ._json import nests_within as json_nests_within
 from ._json import parse as json_parse
@@ -92,6 +93,7 @@ from ._view import ContextView, Messages
 __all__ = [
     "AUDIT_KEYS",
     "JSON_DECODER",
+    "JSONSyntaxError",
     "METHODS",
     "MISSING",
     "MODES",

@@ -42,6 +42,7 @@ from ._timeline import TimelinePanel
 from ._timeline_model import TimelineModel
 from ._tool_registry import ToolRegistryUI
 from ._tooltips import install_elided_tooltips
+from ._turns import install_turns
 from ._watches import WatchPanel
 
 REFRESH_MS = 40  # debounce of the state, LLM and watch views: typing stays cheap
@@ -130,6 +131,7 @@ class MainWindow(QMainWindow):
         self.tool_registry = ToolRegistryUI(self)
         self._install_tool_registry()
         self.models = install_models(self)
+        self.turns = install_turns(self)
         self.pane_actions = install_keyboard(self)  # after every panel: Tab leaves all their tables
         install_elided_tooltips(self)  # and every cut-off cell of theirs has its whole text on hover
         self._restore_layout()

@@ -107,6 +107,7 @@ class Debugger(QObject):
         self._run_to: int | None = None  # Run to here: a breakpoint for one Continue
         self.timeout = DEFAULT_TIMEOUT  # seconds an activity may run (Run → Activity timeout…)
         self.break_on_failure = False  # Continue stops once a call has failed
+        self.plan_approved = False  # Run → Approve Plan: a lazy plan (012) runs (until the next turn)
         self.open_dialog: ApprovalDialog | OutputDialog | None = None
         model.modelReset.connect(self._calls_changed)
 
@@ -142,6 +143,8 @@ class Debugger(QObject):
         self.execution.breakpoints = {*self.model.breakpoints, *self.model.tool_breakpoints, *extra}
         self.execution.conditions = self.model.conditions
         self.execution.break_on_failure = self.break_on_failure
+        if self.plan_approved:
+            self.execution.approve_plan()
         return self.execution
 
     def prepared(self) -> Execution:
@@ -178,6 +181,8 @@ class Debugger(QObject):
         """
         execution = self._ensure()
         execution.refresh()
+        if execution.lazy:  # nothing of a lazy plan runs, latent calls included, until it is approved
+            return None
         candidates = set(execution.ready())
         candidates |= {s.index for s in execution.states if s.status is Status.WAITING_FOR_OUTPUT}
         if among is not None:
@@ -380,6 +385,8 @@ class Debugger(QObject):
 
     def _why_nothing(self) -> str:
         execution = self._ensure()
+        if execution.lazy:
+            return "nothing runs: the plan is lazy (012) and waits for approval (Run → Approve Plan)"
         if execution.refused:
             cycles = "; ".join(" → ".join(f"#{i}" for i in cycle) for cycle in execution.refused)
             return f"nothing runs: the plan has a cycle ({cycles}); break it to run the plan"

@@ -1,0 +1,448 @@
+"""The loop in the window (010, 012): a tick ends, the model's next turn is typed (or asked for) and taken.
+
+`install_turns(window)` adds Run → Next Turn… (F8) and Approve Plan, a loop status in the status bar, and
+Next Turn on the debugger's toolbar. The turn is checked with the engine's `turn_problems` and applied
+with `turn_change` (what `contextdeck run --turn` uses), as one step of the undo stack; a tick ends with
+the engine's `conclude`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtGui import QAction, QColor, QFontDatabase, QKeySequence, QUndoCommand
+from PySide6.QtWidgets import (
+    QDialog,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QTabWidget,
+    QToolBar,
+    QVBoxLayout,
+    QWidget,
+)
+
+from contextdeck.engine import (
+    MISSING,
+    Diagnostic,
+    Document,
+    Edit,
+    Insert,
+    JSONSyntaxError,
+    ModelError,
+    Status,
+    TurnChange,
+    compose_request,
+    conclude,
+    current_turn,
+    json_dumps,
+    json_parse,
+    plan_mode,
+    request_prompt,
+    turn_change,
+    turn_problems,
+    utc_now,
+)
+
+from ._inspector._async import spawn
+from ._inspector._style import MISSING_COLOUR, WARNING_COLOUR
+
+CHECK_DELAY_MS = 150  # the turn is checked once typing pauses this long
+TEMPLATE = '{\n  "calls": [],\n  "output": null\n}\n'
+# A call in one of these states can still run in this tick: the tick has not ended.
+UNDER_WAY = frozenset({Status.READY, Status.RUNNING, Status.WAITING_FOR_OUTPUT})
+
+
+class TurnCommand(QUndoCommand):
+    """A turn taken: its plan message appended and (a saved request) its solution set; undo takes both back."""
+
+    def __init__(self, loop: LoopUI, change: TurnChange, text: str) -> None:
+        super().__init__(text)
+        self.loop, self.change = loop, change
+        self.old_solution = loop.document().solution
+        self.inverse: Edit | None = None
+
+    def redo(self) -> None:
+        document = self.loop.document()
+        if self.change.plan is not None:
+            self.inverse = document.context.apply(Insert(len(document.context), self.change.plan))
+        if self.change.solution is not MISSING:
+            document.solution = self.change.solution
+        self.loop.turn_changed()
+
+    def undo(self) -> None:
+        document = self.loop.document()
+        if self.inverse is not None:
+            document.context.apply(self.inverse)
+        document.solution = self.old_solution
+        self.loop.turn_changed()
+
+
+class TurnDialog(QDialog):
+    """Next Turn: the model's turn as JSON, checked live against the composed request schema; Ask Model
+    lets the configured model write it. Take Turn is enabled only for a turn the engine would take."""
+
+    def __init__(self, loop: LoopUI, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Next Turn")
+        self.loop = loop
+        document = loop.document()
+        self.request = compose_request(document.context, document.schema, activities=loop.activities(),
+                                       tools=loop.tools())
+        self.intro = QLabel(loop.intro())
+        self.intro.setWordWrap(True)
+        self.editor = QPlainTextEdit(TEMPLATE)
+        self.editor.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.editor.setTabChangesFocus(True)
+        self.editor.setPlaceholderText('{"calls": [{"_tool": "…"}], "output": null}')
+        self.problems = QListWidget()
+        self.problems.setMaximumHeight(110)
+        self.schema = _read_only(self.request.schema_text())
+        self.messages = _read_only(self.request.messages_text())
+        tabs = QTabWidget()
+        tabs.addTab(self.schema, "Request schema")
+        tabs.addTab(self.messages, "Messages")
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(QLabel("The model's turn (JSON):"))
+        left_layout.addWidget(self.editor, 1)
+        left_layout.addWidget(self.problems)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(left)
+        split.addWidget(tabs)
+        split.setSizes([480, 420])
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.ask_button = QPushButton("Ask Model")
+        self.ask_button.setToolTip("The configured model (Run → Models…) writes the turn; review it, then take it")
+        self.cancel_button = QPushButton("Cancel Asking")
+        self.cancel_button.setEnabled(False)
+        self.take_button = QPushButton("Take Turn")
+        self.take_button.setDefault(True)
+        close = QPushButton("Close")
+        self.ask_button.clicked.connect(self.ask)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.take_button.clicked.connect(self.take)
+        close.clicked.connect(self.reject)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.ask_button)
+        buttons.addWidget(self.cancel_button)
+        buttons.addStretch(1)
+        buttons.addWidget(self.take_button)
+        buttons.addWidget(close)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.intro)
+        layout.addWidget(split, 1)
+        layout.addWidget(self.status)
+        layout.addLayout(buttons)
+        self.resize(960, 620)
+        self.turn: Any = MISSING  # the parsed turn, when the text is JSON
+        self.audit: dict[str, Any] | None = None  # the model's exchange, while the text is its answer
+        self.answer_text: str | None = None
+        self.task: asyncio.Task[Any] | None = None
+        self.asking = False  # Take Turn waits while the model writes
+        self.timer = QTimer(self, singleShot=True, interval=CHECK_DELAY_MS)
+        self.timer.timeout.connect(self.check)
+        self.editor.textChanged.connect(self.timer.start)
+        models = loop.models()
+        if models is None or not models.config.ready:
+            self.ask_button.setEnabled(False)
+            self.ask_button.setToolTip("No model is set up: Run → Models…")
+        self.check()
+
+    # -- the live check -------------------------------------------------------------------------------
+
+    def check(self) -> list[Diagnostic]:
+        """Parse and check the text now: the problems are listed; Take Turn follows whether there are errors."""
+        self.timer.stop()
+        text = self.editor.toPlainText()
+        try:
+            self.turn = json_parse(text)
+        except JSONSyntaxError as error:
+            self.turn = MISSING
+            found = [Diagnostic(None, f"line {error.line}, column {error.column}", f"not JSON: {error.reason}")]
+        else:
+            found = turn_problems(self.loop.document(), self.turn, activities=self.loop.activities(),
+                                  tools=self.loop.tools())
+        self.problems.clear()
+        for problem in found:
+            item = QListWidgetItem(f"{problem.path}: {problem.reason}")
+            item.setForeground(QColor(WARNING_COLOUR if problem.severity == "warning" else MISSING_COLOUR))
+            self.problems.addItem(item)
+        errors = [problem for problem in found if problem.severity == "error"]
+        self.take_button.setEnabled(not errors and self.turn is not MISSING and not self.asking)
+        if errors:
+            self.status.setText(f"Not a turn the request accepts: {len(errors)} problem(s) (listed above).")
+        elif self.turn is not MISSING:
+            self.status.setText("The turn meets the request schema" + (
+                f" ({len(found)} warning(s))." if found else "."))
+        return found
+
+    # -- taking it -------------------------------------------------------------------------------------
+
+    def take(self) -> bool:
+        """Take the turn (checked again first); on a problem nothing changes and the text stays."""
+        if self.check() and not self.take_button.isEnabled():
+            return False
+        audit = self.audit if self.editor.toPlainText() == self.answer_text else None
+        problem = self.loop.take_turn(self.turn, audit)
+        if problem is not None:
+            self.status.setText(problem)
+            return False
+        self.accept()
+        return True
+
+    # -- the model --------------------------------------------------------------------------------------
+
+    def ask(self) -> asyncio.Task[Any] | None:
+        models = self.loop.models()
+        if models is None or not models.config.ready:
+            self.status.setText("No model is set up: Run → Models…")
+            return None
+        self.asking = True
+        self.ask_button.setEnabled(False)
+        self.take_button.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+        self.status.setText(f"Asking {models.config.endpoint().label}…")
+        self.task = spawn(self._ask(models))
+        return self.task
+
+    async def _ask(self, models: Any) -> None:
+        document = self.loop.document()
+        prompt = request_prompt(document.context, document.schema, activities=self.loop.activities(),
+                                tools=self.loop.tools())
+        asker = models.asker()
+        try:
+            answer = await asker.ask(prompt, self._receiving)
+        except asyncio.CancelledError:
+            self._asked("Cancelled: the text is as it was.")
+            raise
+        except ModelError as error:
+            if error.reply:  # the model's words are kept, to read and correct
+                self._show_text(error.reply, None)
+            self._asked(f"The model's answer was not taken: {error}")
+            return
+        finally:
+            await asker.provider.close()
+        self._show_text(json.dumps(answer.value, indent=2, ensure_ascii=False) + "\n", answer.summary)
+        usage = answer.exchange.get("usage") or {}
+        how = "replayed from the recording" if answer.replayed else f"{answer.exchange.get('latency_ms')} ms"
+        self._asked(f"The turn from {answer.exchange.get('model')} ({how}, {usage.get('total_tokens', '?')} "
+                    "tokens): review it, then Take Turn.")
+
+    def _asked(self, text: str) -> None:
+        """The model has answered (or not): the text is checked again, and `text` says what happened."""
+        self.asking = False
+        self.cancel_button.setEnabled(False)
+        self.ask_button.setEnabled(True)
+        found = self.check()
+        errors = sum(problem.severity == "error" for problem in found)
+        self.status.setText(text + (f" {errors} problem(s) listed above." if errors else ""))
+
+    def _receiving(self, piece: str) -> None:
+        self.status.setText(f"Receiving the model's turn… {len(piece)} characters")
+
+    def _show_text(self, text: str, audit: dict[str, Any] | None) -> None:
+        self.editor.setPlainText(text)
+        self.answer_text, self.audit = text, audit
+
+    def cancel(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+
+    def done(self, result: int) -> None:
+        self.cancel()
+        super().done(result)
+
+
+def _read_only(text: str) -> QPlainTextEdit:
+    view = QPlainTextEdit(text)
+    view.setReadOnly(True)
+    view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+    return view
+
+
+class LoopUI(QObject):
+    """The loop's state in the window (`window.turns`): when a tick ends, how it concludes, the next turn."""
+
+    def __init__(self, window: Any) -> None:
+        super().__init__(window)
+        self.window = window
+        inspector = window.inspector
+        self.debugger, self.panel, self.calls = inspector.debugger, inspector.panel, inspector.model
+        self.dialog: TurnDialog | None = None
+        self.next_turn = QAction("Next &Turn…", window)
+        self.next_turn.setShortcut(QKeySequence("F8"))
+        self.next_turn.setToolTip("The model's next turn: typed (checked against the request schema), or asked for")
+        self.next_turn.triggered.connect(lambda _checked=False: self.open_dialog())
+        self.approve = QAction("Approve &Plan", window)
+        self.approve.setToolTip("Let the lazy plan (012) run: Step and Continue then run its calls")
+        self.approve.triggered.connect(lambda _checked=False: self.approve_plan())
+        run = window.menu("Run")
+        run.addSeparator()
+        run.addAction(self.next_turn)
+        run.addAction(self.approve)
+        toolbar = self.panel.findChild(QToolBar)
+        if toolbar is not None:
+            toolbar.addSeparator()
+            toolbar.addAction(self.next_turn)
+        self.label = QLabel()
+        window.statusBar().addPermanentWidget(self.label)
+        self._was_running = False
+        self.debugger.stateChanged.connect(self._debugger_changed)
+        self.calls.refreshed.connect(self.update)
+        window.session.undo_stack.indexChanged.connect(self.update)
+        window.session.documentReplaced.connect(self._document_replaced)
+        self.update()
+
+    # -- what the window knows ------------------------------------------------------------------------
+
+    def document(self) -> Document:
+        document: Document = self.window.session.document
+        return document
+
+    def activities(self) -> Any:
+        return self.debugger.activities
+
+    def tools(self) -> Any:
+        return self.window.tool_registry.tools()
+
+    def models(self) -> Any:
+        ui = getattr(self.window, "models", None)
+        return getattr(ui, "models", None)
+
+    def statuses(self) -> list[Status]:
+        execution = self.debugger.execution
+        if execution is not None:
+            return [state.status for state in execution.states]
+        return list(self.calls.statuses())
+
+    def lazy(self) -> bool:
+        execution = self.debugger.execution
+        lazy = execution.lazy if execution is not None else plan_mode(self.document().context) == "lazy"
+        return bool(lazy) and not self.debugger.plan_approved
+
+    def tick_over(self) -> bool:
+        """Nothing of the current turn can run in this tick any more (010's "no more calls are unblocked")."""
+        return not self.debugger.running and not self.lazy() and not UNDER_WAY.intersection(self.statuses())
+
+    def finished(self) -> Any:
+        """The final output when the loop has finished (the tick is over and its output valid), else MISSING."""
+        if not self.tick_over():
+            return MISSING
+        ending = conclude(self.document(), current_turn(self.document()), "")
+        return ending.output if ending.finished else MISSING
+
+    def intro(self) -> str:
+        return ("The tick has ended without a final output. Type the model's next turn, a solution with "
+                "<code>calls</code> (they become the plan and run on Continue) and/or <code>output</code> (one "
+                "that meets the request schema ends the loop). The request as the model receives it is on the right.")
+
+    # -- following the debugger -------------------------------------------------------------------------
+
+    def _debugger_changed(self) -> None:
+        running = self.debugger.running
+        if self._was_running and not running:
+            self.conclude_tick()
+        self._was_running = running
+        self.update()
+
+    def conclude_tick(self) -> None:
+        """After a run: when the tick is over, its output ends the loop or, refused, is said in an error message."""
+        if not self.tick_over():
+            return
+        document = self.document()
+        ending = conclude(document, current_turn(document), utc_now())
+        if ending.error is not None:
+            self.window.apply_edit(Insert(len(document.context), ending.error), "End of tick: output refused")
+        if ending.finished:
+            self.panel.message.setText(f"Finished: the final output is {json_dumps(ending.output, indent=False)}")
+        elif ending.problem is not None:
+            self.panel.message.setText(f"The output was refused ({ending.problem}): Run → Next Turn… (F8)")
+        else:
+            self.panel.message.setText("The tick has ended without a final output: Run → Next Turn… (F8)")
+
+    def update(self, *_: object) -> None:
+        output = self.finished()
+        lazy = self.lazy()
+        running = self.debugger.running
+        self.next_turn.setEnabled(output is MISSING and self.tick_over())
+        self.approve.setEnabled(lazy and not running)
+        if output is not MISSING:
+            text = f"Loop: finished · output {json_dumps(output, indent=False)}"
+        elif running:
+            text = "Loop: running"
+        elif lazy:
+            text = "Loop: the plan is lazy · Run → Approve Plan"
+        elif self.tick_over():
+            text = "Loop: waiting for the next turn (F8)"
+        else:
+            text = "Loop: in a tick"
+        self.label.setText(_elided(text))
+        self.label.setToolTip(text)
+
+    def _document_replaced(self) -> None:
+        self.debugger.plan_approved = False
+        self.update()
+
+    # -- commands -----------------------------------------------------------------------------------------
+
+    def open_dialog(self) -> TurnDialog | None:
+        if not self.next_turn.isEnabled():
+            return None
+        self.dialog = TurnDialog(self, self.window)
+        self.dialog.finished.connect(self._dialog_closed)
+        self.dialog.open()
+        return self.dialog
+
+    def _dialog_closed(self, _result: int) -> None:
+        self.dialog = None
+
+    def take_turn(self, turn: Any, audit: dict[str, Any] | None = None) -> str | None:
+        """Append the turn as the engine's `turn_change` says, as one undo step; None, else why not."""
+        document = self.document()
+        errors = [p for p in turn_problems(document, turn, activities=self.activities(), tools=self.tools())
+                  if p.severity == "error"]
+        if errors:
+            return "Not taken: " + "; ".join(str(problem) for problem in errors)
+        change = turn_change(document, turn, {"model": audit} if audit else None)
+        if change.plan is None and change.solution is MISSING:
+            return "Not taken: this turn is already the current plan."
+        self.window.session.undo_stack.push(TurnCommand(self, change, "Take the next turn"))
+        self.window.statusBar().showMessage("Turn taken: Continue (F5) runs its calls.", 10_000)
+        return None
+
+    def turn_changed(self) -> None:
+        """The turn changed (taken, undone): the calls panel shows the new calls, the debugger starts afresh."""
+        self.debugger.plan_approved = False
+        self.window.inspector.wiring.document_replaced()
+        self.panel.message.setText("")
+        self.update()
+
+    def approve_plan(self) -> None:
+        """Run → Approve Plan: the lazy plan's calls run on Step and Continue (012's checkpoint, passed)."""
+        self.debugger.plan_approved = True
+        if self.debugger.execution is not None:
+            self.debugger.execution.approve_plan()
+            self.debugger.execution.refresh()
+        self.calls.refresh()
+        self.panel.message.setText("The plan is approved: Continue (F5) runs it.")
+        self.update()
+
+
+def _elided(text: str, limit: int = 90) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def install_turns(window: Any) -> LoopUI:
+    """Run → Next Turn… and Approve Plan, the loop's status in the status bar (`window.turns`)."""
+    return LoopUI(window)

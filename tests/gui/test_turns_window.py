@@ -1,0 +1,236 @@
+"""The loop in the window (010, 012), through the real widgets: a tick ends, the next turn is typed or asked
+for, checked against the composed request schema, taken as one undo step, and a valid output ends the loop."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
+
+from contextdeck.engine import Status
+from contextdeck.gui._inspector._async import release
+from contextdeck.gui._models import ModelConfig
+from contextdeck.gui._turns import TurnDialog
+from contextdeck.gui._window import MainWindow
+from fake_llm import Reply
+
+NOTE = {"type": "object", "description": "Write a note.",
+        "properties": {"text": {"type": "string"}, "_output": {"type": "string"}}, "required": ["text"]}
+SCHEMA = {"type": "object", "properties": {"status": {"type": "string", "enum": ["Success", "Failed"]}},
+          "required": ["status"]}
+
+
+def document(mode: str | None = None) -> dict[str, Any]:
+    """A saved request: a latent tool with its results given, a first plan that writes †state.first."""
+    plan: dict[str, Any] = {"type": "plan", "plan": [
+        {"_tool": "note", "text": "†input.text", "_output": "first", "_outputPath": "†state.first"}]}
+    if mode is not None:
+        plan["mode"] = mode
+    return {"schema": SCHEMA, "context": [
+        {"type": "tool", "tool": {"note": NOTE}},
+        {"type": "input", "input": {"text": "hello"}},
+        plan,
+    ]}
+
+
+@pytest.fixture
+def open_document(open_window: Any, tmp_path: Path) -> Iterator[Callable[[dict[str, Any]], MainWindow]]:
+    """Opens a document (saved in tmp_path) in the real window."""
+
+    def make(content: dict[str, Any]) -> MainWindow:
+        path = tmp_path / "loop.json"
+        path.write_text(json.dumps(content))
+        window: MainWindow = open_window(path)
+        return window
+
+    yield make
+    release()
+
+
+@pytest.fixture
+def window(open_document: Callable[[dict[str, Any]], MainWindow]) -> MainWindow:
+    return open_document(document())
+
+
+def action(window: MainWindow, text: str) -> Any:
+    return next(a for a in window.menu("Run").actions() if a.text().replace("&", "") == text)
+
+
+def state(window: MainWindow, path: str) -> Any:
+    found = window.context().resolve(path)
+    return found.value if found.found else None
+
+
+def run_the_tick(qtbot: Any, window: MainWindow) -> None:
+    """Continue, then wait until the tick has ended (Next Turn is offered)."""
+    action(window, "Continue").trigger()
+    qtbot.waitUntil(lambda: action(window, "Next Turn…").isEnabled(), timeout=5000)
+
+
+def open_turn(qtbot: Any, window: MainWindow) -> TurnDialog:
+    action(window, "Next Turn…").trigger()
+    dialog = window.turns.dialog  # type: ignore[attr-defined]
+    assert isinstance(dialog, TurnDialog)
+    qtbot.waitUntil(dialog.isVisible)
+    return dialog
+
+
+def type_turn(qtbot: Any, dialog: TurnDialog, turn: Any) -> None:
+    """Replace the dialog's text by typing the turn, as a user does; wait for the live check. (QTest types
+    ASCII only: a † is typed as JSON's \\u2020.)"""
+    dialog.editor.setFocus()
+    dialog.editor.selectAll()
+    qtbot.keyClick(dialog.editor, Qt.Key.Key_Delete)
+    qtbot.keyClicks(dialog.editor, turn if isinstance(turn, str) else json.dumps(turn))
+    qtbot.waitUntil(lambda: not dialog.timer.isActive())
+
+
+def problems(dialog: TurnDialog) -> list[str]:
+    return [dialog.problems.item(row).text() for row in range(dialog.problems.count())]
+
+
+SECOND = {"calls": [{"_tool": "note", "text": "†state.first", "_output": "second", "_outputPath": "†state.second"}],
+          "output": None}
+
+
+def test_a_typed_turn_becomes_the_plan_and_its_calls_run_on_continue(qtbot: Any, window: MainWindow) -> None:
+    """Tick 1 ends without an output: Next Turn is offered; the typed turn (checked against the composed
+    schema, shown beside it) is appended as a plan, its call runs on Continue; undo takes the turn back."""
+    assert not action(window, "Next Turn…").isEnabled()  # the first tick has not run
+    run_the_tick(qtbot, window)
+    assert state(window, "†state.first") == "first"
+    assert "waiting for the next turn" in window.turns.label.text()  # type: ignore[attr-defined]
+    assert "Next Turn" in window.inspector.panel.message.text()  # type: ignore[attr-defined]
+    dialog = open_turn(qtbot, window)
+    assert json.loads(dialog.schema.toPlainText())["properties"]["calls"]["items"]["properties"]["_tool"] == {
+        "const": "note"}
+    type_turn(qtbot, dialog, SECOND)
+    assert problems(dialog) == []
+    assert dialog.take_button.isEnabled()
+    before = len(window.context())
+    dialog.take_button.click()
+    qtbot.waitUntil(lambda: not dialog.isVisible())
+    assert window.context()[before] == {"type": "plan", "plan": SECOND["calls"]}
+    model = window.inspector.model  # type: ignore[attr-defined]
+    qtbot.waitUntil(lambda: model.rowCount() == 1 and model.plan(0).call == SECOND["calls"][0])
+    assert model.status(0) is Status.READY
+    action(window, "Continue").trigger()
+    qtbot.waitUntil(lambda: state(window, "†state.second") == "second", timeout=5000)
+    qtbot.waitUntil(lambda: action(window, "Next Turn…").isEnabled(), timeout=5000)
+    stack = window.session.undo_stack
+    stack.undo()  # the second tick's output
+    stack.undo()  # the turn
+    assert len(window.context()) == before
+    assert state(window, "†state.second") is None
+
+
+def test_an_invalid_turn_is_refused_and_the_document_is_unchanged(qtbot: Any, window: MainWindow) -> None:
+    """Errors say what and where (JSON path, or line and column); Take Turn stays off; forcing it changes
+    nothing; the typed text is kept."""
+    run_the_tick(qtbot, window)
+    dialog = open_turn(qtbot, window)
+    type_turn(qtbot, dialog, '{"calls": [')
+    assert problems(dialog)[0].startswith("line 1, column 12: not JSON")
+    assert not dialog.take_button.isEnabled()
+    bad = {"calls": [{"_tool": "note", "text": 5}], "output": {"status": "Done"}}
+    type_turn(qtbot, dialog, bad)
+    assert problems(dialog) == ["$.calls[0].text: 5 is not of type 'string'",
+                                "$.output.status: 'Done' is not one of ['Success', 'Failed']"]
+    assert dialog.problems.item(0).foreground().color() == QColor("#d64545")
+    assert not dialog.take_button.isEnabled()
+    assert "2 problem(s)" in dialog.status.text()
+    messages, undo_index = window.context().messages, window.session.undo_stack.index()
+    assert dialog.take() is False  # Enter on the dialog, say: refused all the same
+    assert window.context().messages == messages
+    assert window.session.undo_stack.index() == undo_index
+    assert window.session.document.solution is None
+    assert json.loads(dialog.editor.toPlainText()) == bad
+    assert dialog.isVisible()
+
+
+def test_a_warning_does_not_refuse_the_turn(qtbot: Any, window: MainWindow) -> None:
+    """A call to a tool the request does not offer runs latent (SPEC 6.7): listed as a warning, takeable."""
+    run_the_tick(qtbot, window)
+    dialog = open_turn(qtbot, window)
+    type_turn(qtbot, dialog, [{"_tool": "sendFax"}])
+    assert problems(dialog)[0].startswith("$.calls[0]._tool: the request offers no tool 'sendFax'")
+    assert dialog.take_button.isEnabled()
+
+
+def test_a_valid_output_ends_the_loop_and_is_shown(qtbot: Any, window: MainWindow) -> None:
+    """A turn with a call and a valid output: Continue runs the call, then the loop has finished; the status
+    bar and the calls panel show the output, and Next Turn is no longer offered."""
+    run_the_tick(qtbot, window)
+    dialog = open_turn(qtbot, window)
+    type_turn(qtbot, dialog, {**SECOND, "output": {"status": "Success"}})
+    dialog.take_button.click()
+    assert window.session.document.solution["output"] == {"status": "Success"}
+    assert not action(window, "Next Turn…").isEnabled()  # its call has not run: the tick is not over
+    action(window, "Continue").trigger()
+    label = window.turns.label  # type: ignore[attr-defined]
+    qtbot.waitUntil(lambda: "finished" in label.text(), timeout=5000)
+    assert label.text() == 'Loop: finished · output {"status":"Success"}'
+    assert state(window, "†state.second") == "second"
+    panel = window.inspector.panel  # type: ignore[attr-defined]
+    assert panel.message.text() == 'Finished: the final output is {"status":"Success"}'
+    assert not action(window, "Next Turn…").isEnabled()
+    window.session.undo_stack.undo()  # the call's output: the tick is open again
+    qtbot.waitUntil(lambda: "finished" not in label.text())
+
+
+def test_ask_model_writes_the_turn_to_review_then_take(qtbot: Any, window: MainWindow, fake_llm: Any) -> None:
+    """Ask Model sends the composed request to the configured model; its turn fills the text (checked), and
+    Take Turn appends it with the model's exchange on the plan message."""
+    window.models.models.set_config(ModelConfig(fake_llm.url, "fake-small", timeout=5))  # type: ignore[attr-defined]
+    fake_llm.push(Reply.json({"meta": {"version": "2"}, **SECOND}))
+    run_the_tick(qtbot, window)
+    dialog = open_turn(qtbot, window)
+    assert dialog.ask_button.isEnabled()
+    dialog.ask_button.click()
+    qtbot.waitUntil(lambda: "review it" in dialog.status.text(), timeout=5000)
+    assert json.loads(dialog.editor.toPlainText())["calls"] == SECOND["calls"]
+    assert problems(dialog) == []
+    sent = fake_llm.completions[0]["messages"]
+    assert sent == [{"role": m.role, "content": m.text} for m in dialog.request.messages]
+    dialog.take_button.click()
+    plan = window.context()[len(window.context()) - 1]
+    assert plan["plan"] == SECOND["calls"]
+    assert plan["_model"]["model"]["model"] == "fake-small"
+
+
+def test_a_model_answer_that_breaks_the_schema_is_kept_to_correct(qtbot: Any, window: MainWindow,
+                                                                  fake_llm: Any) -> None:
+    """The model answers outside the schema: nothing is taken, its reply is in the text with the problems."""
+    window.models.models.set_config(ModelConfig(fake_llm.url, "fake-small", timeout=5))  # type: ignore[attr-defined]
+    fake_llm.push(Reply.json({"meta": {}, "calls": [], "output": {"status": "Maybe"}}))
+    run_the_tick(qtbot, window)
+    dialog = open_turn(qtbot, window)
+    before = window.context().messages
+    dialog.ask_button.click()
+    qtbot.waitUntil(lambda: "was not taken" in dialog.status.text(), timeout=5000)
+    assert json.loads(dialog.editor.toPlainText())["output"] == {"status": "Maybe"}
+    assert problems(dialog) == ["$.output.status: 'Maybe' is not one of ['Success', 'Failed']"]
+    assert window.context().messages == before
+
+
+def test_a_lazy_plan_waits_for_approval(qtbot: Any, open_document: Callable[[dict[str, Any]], MainWindow]) -> None:
+    """A lazy plan (012) runs nothing on Continue and says so; Run → Approve Plan lets it run."""
+    window = open_document(document(mode="lazy"))
+    approve = action(window, "Approve Plan")
+    assert approve.isEnabled()
+    assert "lazy" in window.turns.label.text()  # type: ignore[attr-defined]
+    assert not action(window, "Next Turn…").isEnabled()
+    action(window, "Continue").trigger()
+    panel = window.inspector.panel  # type: ignore[attr-defined]
+    qtbot.waitUntil(lambda: "lazy" in panel.message.text(), timeout=5000)
+    assert state(window, "†state.first") is None
+    approve.trigger()
+    assert not approve.isEnabled()
+    action(window, "Continue").trigger()
+    qtbot.waitUntil(lambda: state(window, "†state.first") == "first", timeout=5000)
+    qtbot.waitUntil(lambda: action(window, "Next Turn…").isEnabled(), timeout=5000)
