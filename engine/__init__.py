@@ -93,7 +93,6 @@ from ._view import ContextView, Messages
 __all__ = [
     "AUDIT_KEYS",
     "JSON_DECODER",
-    "JSONSyntaxError",
     "METHODS",
     "MISSING",
     "MODES",
@@ -138,6 +137,7 @@ __all__ = [
     "IdentityState",
     "Indices",
     "Insert",
+    "JSONSyntaxError",
     "LLMMessage",
     "Lookup",
     "Loop",
