@@ -368,8 +368,8 @@ class LoopUI(QObject):
             self.panel.message.setText(f"Finished: the final output is {json_dumps(ending.output, indent=False)}")
         elif ending.problem is not None:
             self.panel.message.setText(f"The output was refused ({ending.problem}): Run → Next Turn… (F8)")
-        else:
-            self.panel.message.setText("The tick has ended without a final output: Run → Next Turn… (F8)")
+        else:  # the calls panel keeps the debugger's own words; the offer is in the status bar
+            self.window.statusBar().showMessage("The tick has ended without a final output: Run → Next Turn… (F8)")
 
     def update(self, *_: object) -> None:
         output = self.finished()

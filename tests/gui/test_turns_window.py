@@ -105,7 +105,7 @@ def test_a_typed_turn_becomes_the_plan_and_its_calls_run_on_continue(qtbot: Any,
     run_the_tick(qtbot, window)
     assert state(window, "†state.first") == "first"
     assert "waiting for the next turn" in window.turns.label.text()  # type: ignore[attr-defined]
-    assert "Next Turn" in window.inspector.panel.message.text()  # type: ignore[attr-defined]
+    assert "Run → Next Turn… (F8)" in window.statusBar().currentMessage()
     dialog = open_turn(qtbot, window)
     assert json.loads(dialog.schema.toPlainText())["properties"]["calls"]["items"]["properties"]["_tool"] == {
         "const": "note"}
