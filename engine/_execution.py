@@ -743,6 +743,9 @@ class Execution:
             found = self._record.of(index)
             if found is not None:
                 self._again[index] = self._again.get(index, frozenset()) | {e.message_id for e in found.entries}
+            if index in self.delegates:  # a new clean room, from the inputs as they are now
+                self.delegations.pop(index, None)
+                self._provided.pop(index, None)
         self._refresh()
         return tuple(sorted(i for i in chosen if self._states[i].status in OPEN))
 

@@ -211,3 +211,22 @@ def test_validate_finds_delegate_files_next_to_the_document() -> None:
     assert validate(document.context, document.solution, path=document.path) == []
     without = validate(document.context, document.solution)
     assert ["this document is not saved" in str(problem) for problem in without] == [True]
+
+
+def test_running_a_delegated_call_again_opens_a_new_clean_room_from_the_inputs_now() -> None:
+    """After the scoped state changed, re-running the delegated call builds its session again: the new
+    session sees the new state and its output is written again, not the first session's."""
+    execution = Execution(chapter("delegates/015_scoping_a_delegate.json"), clock=CLOCK)
+    first = execution.delegation(0)
+    first.take_turn({"calls": [], "output": "First."})
+    asyncio.run(first.run())
+    execution.complete_delegation(0)
+    execution.context.append({"type": "state", "articleText": "A shorter article."})
+    assert execution.rerun([0]) == (0,)
+    second = execution.delegation(0)
+    assert second is not first
+    assert second.document.context.messages[-1]["articleText"] == "A shorter article."
+    second.take_turn({"calls": [], "output": "Second."})
+    asyncio.run(second.run())
+    execution.complete_delegation(0)
+    assert execution.context.resolve("†state.summary").value == "Second."

@@ -16,6 +16,7 @@ from PySide6.QtGui import QAction
 from contextdeck.engine import Document, Loop, LoopStatus, Status, fixed_clock, load_document
 from contextdeck.gui._inspector import Inspector
 from contextdeck.gui._inspector._async import release
+from contextdeck.gui._inspector._calls import GUTTER
 from contextdeck.gui._inspector._dialogs import OutputDialog
 from contextdeck.gui._inspector._sessions import Sessions
 from contextdeck.gui._window import MainWindow
@@ -265,3 +266,75 @@ def test_missing_malformed_recursive_delegates_are_errors_on_their_calls(qtbot: 
     assert len(sessions_of(window).frames) == 1
     assert window.context().messages == before
     assert path.read_bytes() == (CHAPTERS / "014_bad_delegates.json").read_bytes()
+
+
+def test_step_out_stops_at_a_breakpoint_inside_the_session(qtbot: Any, open_window: Any, report: Path) -> None:
+    """A breakpoint set in the session's calls (its gutter) stops Step Out there; Step Out again finishes."""
+    window = opened(open_window, report)
+    inspector, sessions = inspector_of(window), sessions_of(window)
+    run_action(window, "Step Into")
+    qtbot.waitUntil(lambda: sessions.current == 1)
+    idle(qtbot, window)
+    researcher = sessions.frame
+    page = inspector.session_view.page(researcher) if inspector.session_view else None
+    assert page is not None
+    qtbot.waitUntil(page.calls.isVisible)
+    gutter = page.calls.visualRect(researcher.model.index(1, GUTTER)).center()
+    qtbot.mouseClick(page.calls.viewport(), Qt.MouseButton.LeftButton, pos=gutter)
+    assert researcher.model.breakpoints == frozenset({1})
+    run_action(window, "Step Out")
+    qtbot.waitUntil(lambda: page.status.text() == "breakpoint at #1")
+    idle(qtbot, window)
+    assert sessions.current == 1
+    assert researcher.model.status(0) is Status.DONE
+    assert researcher.model.status(1) is Status.READY
+    assert not window.context().resolve("†state.findings").found
+    run_action(window, "Step Out")
+    answer(qtbot, window, f'"{SUMMARY}"')  # summarise's result, asked as for any waiting call
+    answer(qtbot, window, f'{{"summary": "{SUMMARY}"}}')
+    qtbot.waitUntil(lambda: sessions.current == 0)
+    assert window.context().resolve("†state.findings.summary").value == SUMMARY
+
+
+def test_each_instance_steps_into_a_session_with_its_own_scoped_state(qtbot: Any, open_window: Any,
+                                                                     tmp_path: Path) -> None:
+    """015's instanced delegates: the session of call ① sees only ①'s state, without `_instance`; its output
+    is written for ①; then call ②'s session sees only ②'s."""
+    folder = tmp_path / "delegates"
+    shutil.copytree(CHAPTERS, folder)
+    window = opened(open_window, folder / "015_instanced_delegates.json")
+    sessions = sessions_of(window)
+    run_action(window, "Step Into")
+    qtbot.waitUntil(lambda: sessions.current == 1)
+    idle(qtbot, window)
+    first = sessions.frame
+    assert first.loop is not None
+    assert first.loop.document.context.messages == [{"type": "system", "message": "You are a translator."},
+                                                    {"type": "state", "text": "Hello"}]
+    run_action(window, "Step Out")
+    answer(qtbot, window, '"Hello!"', schema=False)
+    qtbot.waitUntil(lambda: sessions.current == 0)
+    idle(qtbot, window)
+    assert window.context().resolve("†state.translation", instance="①").value == "Hello!"
+    assert not window.context().resolve("†state.translation", instance="②").found
+    run_action(window, "Step Into")
+    qtbot.waitUntil(lambda: sessions.current == 1)
+    second = sessions.frame
+    assert second.title == "#1 translate → translatorDelegate.json"
+    assert second.loop is not None
+    assert second.loop.document.context.messages[-1] == {"type": "state", "text": "Bonjour"}
+
+
+def test_save_as_next_to_the_delegate_finds_it(qtbot: Any, open_window: Any, tmp_path: Path, report: Path) -> None:
+    """A document whose delegate file is not in its folder fails that call, naming the folder; saved where
+    the file is, the call is ready."""
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    shutil.copy(report, alone / "report.json")
+    window = opened(open_window, alone / "report.json")
+    model = inspector_of(window).model
+    qtbot.waitUntil(lambda: model.rowCount() == 2)
+    assert model.status(0) is Status.FAILED
+    assert model.detail(0) == f"delegate: delegate 'Researcher' not found: no Researcher or Researcher.json in {alone}"
+    assert window.session.save_as(report.parent / "report copy.json")
+    qtbot.waitUntil(lambda: model.status(0) is Status.READY)
