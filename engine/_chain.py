@@ -10,10 +10,15 @@ resolution's `diagnostics` does the first time it is read.
 
 from __future__ import annotations
 
+from bisect import insort
+from heapq import merge
+from operator import itemgetter
 from typing import Any
 
 # A splice of a splice of ... is read recursively: past this depth the items are worked out once.
 _DEEPEST = 24
+# Changes an edited chain holds before its items are worked out once.
+_PENDING = 64
 
 
 class Chain:
@@ -44,6 +49,35 @@ class Chain:
         joined = _Joined(self, rest, cut.size)
         return _Flat(joined.items()) if joined.depth > _DEEPEST else joined
 
+    def edited(self, head: Chain, cut: int, lost: frozenset[Any], gained: tuple[Any, ...]) -> Chain:
+        """`head`, then this chain's items after its first `cut` ones, less those in `lost` and with
+        `gained` merged in: items are (order key, ...) and those after `cut` are in key order (the
+        problems of one layer).
+
+        An edit of an edit with the same cut is one edit (its changes united), so repeated edits of one
+        fold do not nest; its items are worked out once the changes pile up."""
+        below, links = self, []
+        while isinstance(below, _Link):  # problems appended since the last edit: changes too
+            links.append(below.item)
+            below = below.before
+        if isinstance(below, _Edited) and below.head.size == cut:
+            dropped = set(below.lost)
+            kept = dict.fromkeys((*below.gained, *reversed(links)))
+            for item in lost:
+                if item in kept:
+                    del kept[item]
+                else:
+                    dropped.add(item)
+            for item in gained:
+                if item in dropped:
+                    dropped.discard(item)
+                else:
+                    kept[item] = None
+            edited = _Edited(head, below.rest, below.cut, frozenset(dropped), tuple(sorted(kept, key=itemgetter(0))))
+            return _Flat(edited.items()) if len(dropped) + len(kept) > _PENDING else edited
+        edited = _Edited(head, self, cut, lost, gained)
+        return _Flat(edited.items()) if edited.depth > _DEEPEST else edited
+
     def items(self) -> tuple[Any, ...]:
         """The items, first to last."""
         found: list[Any] = []
@@ -70,6 +104,14 @@ class _Joined(Chain):
         self.head, self.tail, self.cut = head, tail, cut
 
 
+class _Edited(Chain):
+    __slots__ = ("cut", "gained", "head", "lost", "rest")
+
+    def __init__(self, head: Chain, rest: Chain, cut: int, lost: frozenset[Any], gained: tuple[Any, ...]) -> None:
+        super().__init__(head.size + rest.size - cut - len(lost) + len(gained), max(head.depth, rest.depth) + 1)
+        self.head, self.rest, self.cut, self.lost, self.gained = head, rest, cut, lost, gained
+
+
 class _Flat(Chain):
     __slots__ = ("flat",)
 
@@ -87,6 +129,19 @@ def _collect(chain: Chain, found: list[Any]) -> None:
     if isinstance(chain, _Joined):
         _collect(chain.head, found)
         found.extend(chain.tail.items()[chain.cut :])
+    elif isinstance(chain, _Edited):
+        _collect(chain.head, found)
+        rest: list[Any] = []
+        _collect(chain.rest, rest)
+        del rest[: chain.cut]
+        if chain.lost:
+            rest = [item for item in rest if item not in chain.lost]
+        if len(chain.gained) > 8:
+            rest = list(merge(rest, chain.gained, key=itemgetter(0)))
+        else:
+            for item in chain.gained:
+                insort(rest, item, key=itemgetter(0))
+        found.extend(rest)
     elif isinstance(chain, _Flat):
         found.extend(chain.flat)
     links.reverse()

@@ -23,7 +23,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ._chain import EMPTY, Chain
 from ._fold import TOO_DEEP, PathValue, _effect
@@ -46,20 +46,28 @@ def lanes_of(write: Write) -> tuple[str, ...] | None:
     return None
 
 
+def replaces_root(write: Write) -> bool:
+    """Whether a write replaces the root itself (a universal write that is not just a problem)."""
+    return write.problem is None and lanes_of(write) is None
+
+
 class Layer:
     """The writes of one identity in context order (ids sorted by order key), indexed by lane.
 
     Per lane it also keeps where the lane's writes start to only append to the lane's array (`push` or
-    `concat` at the lane itself): tracks splice past such a tail (`_tracks`).
+    `concat` at the lane itself): tracks splice past such a tail (`_tracks`). And it counts the writes
+    that replace the root itself (universal writes without a problem): while there are none, every lane
+    folds apart from the others, which whole-kind tracks rely on (`_whole`).
     """
 
-    __slots__ = ("all", "lanes", "tails", "universal")
+    __slots__ = ("all", "lanes", "rooted", "tails", "universal")
 
     def __init__(self) -> None:
         self.all: list[int] = []
         self.universal: list[int] = []
         self.lanes: dict[str, list[int]] = {}
         self.tails: dict[str, int | None] = {}  # lane -> position of its appending tail (None: not known)
+        self.rooted = 0  # how many writes replace the root itself
 
     def subset(self, lane: Lane) -> list[int]:
         """The ids that can matter to `lane`, in order."""
@@ -80,19 +88,22 @@ class Layer:
     def append(self, message_id: int, write: Write) -> None:
         """Add a write known to come after every write already here (building a context)."""
         self.all.append(message_id)
+        self.rooted += replaces_root(write)
         for lane, target in self._lists(write, create=True):
             target.append(message_id)
             self._added(lane, len(target) - 1, write)
 
     def add(self, message_id: int, write: Write, key: Key) -> None:
         insort(self.all, message_id, key=key)
+        self.rooted += replaces_root(write)
         for lane, target in self._lists(write, create=True):
             position = bisect_left(target, key(message_id), key=key)
             target.insert(position, message_id)
             self._added(lane, position, write)
 
     def discard(self, message_id: int, write: Write, key: Key) -> None:
-        _delete(self.all, message_id, key)
+        if _delete(self.all, message_id, key) is not None:
+            self.rooted -= replaces_root(write)
         for lane, target in self._lists(write, create=False):
             position = _delete(target, message_id, key)
             tail = self.tails.get(lane) if lane is not None else None
@@ -148,11 +159,20 @@ class Change:
     after: Any
 
 
+class SourceEdit(NamedTuple):
+    """How a probe's sources differ from other sources (the very tuple another probe holds), as order
+    keys: its result's keys are then the other's, changed in place, with no sorting."""
+
+    sources: tuple[int, ...]
+    lost: list[int]
+    gained: list[int]
+
+
 class Probe:
     """One path followed by a fold: the ids of its sources so far and its diagnostics, a `Chain` of
     (order key, reason): kept once per failed write, shared by every copy, checkpoint and splice."""
 
-    __slots__ = ("diagnostics", "path", "resets", "sources", "trail")
+    __slots__ = ("diagnostics", "edit", "path", "resets", "sources", "trail")
 
     def __init__(self, path: Path, trail: bool = False) -> None:
         self.path = path
@@ -163,6 +183,8 @@ class Probe:
         self.resets = 0  # how many writes reset the sources so far
         # For blame: every write that changed the path.
         self.trail: list[Change] | None = [] if trail else None
+        # Set by `_whole`: these sources are those of another probe, less some order keys, plus others.
+        self.edit: SourceEdit | None = None
 
     def copy(self) -> Probe:
         twin = Probe(self.path)
@@ -171,6 +193,20 @@ class Probe:
         twin.resets = self.resets
         twin.trail = None if self.trail is None else list(self.trail)
         return twin
+
+
+def attempt(root: Any, write: Write) -> tuple[Any, str | None, Path | None]:
+    """One write applied to a root: the new root, or the root unchanged with the reason the write could
+    not be applied and the path of the probes that problem concerns (None: every probe)."""
+    if write.problem is not None:
+        return root, write.problem, None
+    try:
+        return write_at(root, write.path, write.method, write.value), None, None
+    except Conflict as conflict:
+        where = ".".join(write.path) or "the root"
+        return root, f"{write.method} at {where}: {conflict.reason}", write.path
+    except RecursionError:
+        return root, TOO_DEEP, None
 
 
 class State:
@@ -195,20 +231,12 @@ class State:
 
     def step(self, message_id: int, write: Write, order_key: int) -> None:
         """One step of `_fold.fold`, for every probe at once (`order_key`: the message's, for diagnostics)."""
-        if write.problem is not None:
-            self._failed(order_key, write.problem, None)
+        root, reason, concerns = attempt(self.root, write)
+        if reason is not None:
+            self._failed(order_key, reason, concerns)
             return
         path = write.path
         size = len(path)
-        try:
-            root = write_at(self.root, path, write.method, write.value)
-        except Conflict as conflict:
-            where = ".".join(path) or "the root"
-            self._failed(order_key, f"{write.method} at {where}: {conflict.reason}", path)
-            return
-        except RecursionError:
-            self._failed(order_key, TOO_DEEP, None)
-            return
         old_root, self.root = self.root, root
         for probe in self.probes:
             if probe.path[:size] != path[: len(probe.path)]:  # neither is a prefix of the other

@@ -10,7 +10,7 @@ by these keys, so they stay valid across relabels: the order never changes, only
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 _GAP = 1 << 64
 
@@ -117,8 +117,11 @@ class Ranks:
 
     def ranks(self, keys: tuple[int, ...]) -> tuple[int, ...]:
         """The indices of sorted keys, in one pass (each search starts where the last one ended)."""
-        table, size, found, low = self.keys, self.size, [], 0
+        return tuple(self.each_rank(keys))
+
+    def each_rank(self, keys: tuple[int, ...]) -> Iterator[int]:
+        """`ranks`, one at a time (a comparison can stop at the first that differs)."""
+        table, size, low = self.keys, self.size, 0
         for key in keys:
             low = bisect_left(table, key, low, size)
-            found.append(low)
-        return tuple(found)
+            yield low

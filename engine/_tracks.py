@@ -23,10 +23,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from . import _index
+from . import _index, _whole
 from ._index import Checkpoint, Gap, Layer, Probe, State, checkpoint, fold_lane
 from ._messages import Path, Write
 from ._patches import Patch, Patches, patch_to, patched
+from ._whole import LaneMarks, marks_after_step
 
 if TYPE_CHECKING:
     from ._store import Store
@@ -104,13 +105,15 @@ class Marks:
 
 @dataclass
 class Fold:
-    """One track's fold: the global state it continued from, its own state, gaps and checkpoints."""
+    """One track's fold: the global state it continued from, its own state, gaps and checkpoints (and,
+    for a whole-kind track, its lanes' marks: `_whole`)."""
 
     base: State
     state: State
     gaps: list[Gap]
     checkpoints: Marks
     steps: int = 0  # writes folded since the last checkpoint
+    lanes: LaneMarks = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.state.freeze()
@@ -157,7 +160,7 @@ def step(store: Store, old: Fold, message_id: int, own: bool, base: Fold | None)
     state = old.state.copy()
     write = store.writes[message_id]
     state.step(message_id, write, store.order.key[message_id])
-    gaps, checkpoints, steps = old.gaps, old.checkpoints, old.steps
+    gaps, checkpoints, steps, lanes = old.gaps, old.checkpoints, old.steps, old.lanes
     if own:
         layer = store.layer(store.infos[message_id].identity or ("", None))
         if not isinstance(state.root, dict):
@@ -166,13 +169,18 @@ def step(store: Store, old: Fold, message_id: int, own: bool, base: Fold | None)
         if steps >= _index.CHECKPOINT_EVERY:
             checkpoints = checkpoints.plus(checkpoint(state, layer, message_id, len(gaps)))
             steps = 0
-    return Fold(state if base is None else base.state, state, gaps, checkpoints, steps)
+        lanes = marks_after_step(lanes, layer, message_id, write, state.root, store.order.key.__getitem__)
+    return Fold(state if base is None else base.state, state, gaps, checkpoints, steps, lanes)
 
 
 def repair(
     store: Store, work: Work, old: Fold, kind: str, instance: str | None, lane: str | None, base: Fold | None
 ) -> Fold:
     """The fold after an edit in the middle: resume before it, splice the old rest on once equivalent."""
+    if lane is None:
+        whole = _repair_whole(store, work, old, kind, instance, base)
+        if whole is not None:
+            return whole
     order = store.order
     keys = order.key
     layer = store.layer((kind, instance))
@@ -256,6 +264,26 @@ def repair(
         index, patches = found[-1]
         return _splice(state, gaps, head, fresh, index + 1, matched, old, base, None, patches)
     return Fold(state if base is None else base.state, state, gaps, Marks([*head.items, *fresh], head.rebases))
+
+
+def _repair_whole(
+    store: Store, work: Work, old: Fold, kind: str, instance: str | None, base: Fold | None
+) -> Fold | None:
+    """A whole-kind fold repaired lane by lane (`_whole`); None where that does not hold. An edit that
+    both changes the global fold and writes the instance layer (a replace that moves a write from one
+    layer to the other) is repaired in two: the own edit over the old global fold, then the global change."""
+    if work.base and work.low is not None and base is not None:
+        own = Work(low=work.low, high=work.high, generation=work.generation, ids=work.ids, dropped=work.dropped)
+        halfway = _repair_whole(store, own, old, kind, instance, Fold(old.base, old.base, [], Marks()))
+        if halfway is None:
+            return None
+        old, work = halfway, Work(base=True, generation=work.generation)
+    whole = _whole.repair(store, work, old, kind, instance, None if base is None else base.state)
+    if whole is None:
+        return None
+    kept = 0 if whole.low is None else _marks_before(old.checkpoints, whole.low, store.order.key)
+    state = whole.state
+    return Fold(state if base is None else base.state, state, [], old.checkpoints.head(kept), old.steps, whole.lanes)
 
 
 def _in_lane(write: Write, lane: str | None) -> bool:
@@ -406,6 +434,11 @@ def _last_mark_before(marks: Marks, low: int, edited: set[int], keys: Mapping[in
             return position
         position -= 1
     return None
+
+
+def _marks_before(marks: Marks, low: int, keys: Mapping[int, int]) -> int:
+    """How many marks come before order key `low` (a mark of a message no longer there counts as at it)."""
+    return bisect_left(range(len(marks)), low, key=lambda index: keys.get(marks.id_at(index), low))
 
 
 def _first_mark_from(marks: Marks, start: int, limit: int, keys: Mapping[int, int]) -> int:

@@ -504,7 +504,15 @@ def _grown(state: State, probe: Probe, old: Probe, known: Found, key: dict[int, 
         return None
     keys = known.keys
     now, before = tuple(probe.sources), tuple(old.sources)
-    if now is not before and now != before:  # a splice often hands on the very same tuple
+    edit = probe.edit
+    if edit is not None and edit.sources is old.sources:  # a whole-kind fold says what changed (`_whole`)
+        for gone in edit.lost:
+            position = bisect_left(keys, gone)
+            if position == len(keys) or keys[position] != gone:
+                return None
+            keys = keys[:position] + keys[position + 1 :]
+        keys = _with_keys(keys, sorted(edit.gained))
+    elif now is not before and now != before:  # a splice often hands on the very same tuple
         if now[: len(before)] == before:  # only gained some (an append): the common case
             fresh = now[len(before) :]
         else:
@@ -561,7 +569,11 @@ def _same_indices(old: Resolution, new: Resolution, before: Keys, after: Keys, m
         return False
     assert old._ranks is not None
     assert new._ranks is not None
-    return old._ranks.ranks(before[cut[0] : end[0]]) == new._ranks.ranks(after[cut[1] : end[1]])
+    inside = before[cut[0] : end[0]], after[cut[1] : end[1]]
+    if len(inside[0]) != len(inside[1]):
+        return False
+    # Most often the first index already differs (a move shifts every source between its two places).
+    return all(map(int.__eq__, old._ranks.each_rank(inside[0]), new._ranks.each_rank(inside[1])))
 
 
 def _changed(watch: Watch, new: Resolution, keys: Keys, moved: Interval | None) -> bool:

@@ -157,3 +157,38 @@ def edits(draw: st.DrawFn, size: int, new: st.SearchStrategy[dict[str, Any]] | N
     if choice == "replace":
         return Replace(draw(index), draw(fresh))
     return Move(draw(index), draw(index))
+
+
+@st.composite
+def lane_messages(draw: st.DrawFn) -> dict[str, Any]:
+    """Writes of one kind across several lanes (global or instance ①), for whole-kind watches: objects
+    merged or assigned at the root over several lanes at once, sets and merges inside a lane, pushes
+    (some onto a string: conflicts), keys under arrays, writes with an unusable path, and now and then a
+    write that replaces the root itself (whole-kind tracks then repair the usual way)."""
+    lanes = ("a", "b", "c", "d")
+    shape = draw(st.sampled_from(["root", "root", "set", "set", "merge", "push", "push", "under", "broken", "whole"]))
+    inner = st.dictionaries(st.sampled_from(["x", "y"]), scalars, max_size=2)
+    message: dict[str, Any] = {"type": "s"}
+    if shape == "root":
+        value = draw(st.dictionaries(st.sampled_from(lanes), st.one_of(scalars, inner), min_size=1, max_size=3))
+        message["s"] = value
+        if draw(st.booleans()):
+            message["_outputMethod"] = draw(st.sampled_from(["merge", "assign"]))
+    elif shape == "whole":
+        message.update({"s": draw(st.one_of(scalars, inner)), "_outputPath": "†s"})
+    else:
+        lane = draw(st.sampled_from(lanes))
+        path: tuple[str, ...] = {"set": (lane,), "merge": (lane,), "push": (lane,), "broken": (lane,)}.get(
+            shape, (lane, "x")
+        )
+        if shape == "set" and draw(st.booleans()):
+            path = (lane, draw(st.sampled_from(["x", "y"])))
+        value = draw(st.one_of(scalars, inner))
+        message.update({"s": wrap(path, value), "_outputPath": ref("s", path)})
+        if shape in ("merge", "push"):
+            message["_outputMethod"] = shape
+        if shape == "broken":
+            message["_outputPath"] = "†t.a"  # another kind: the write has a problem and is skipped
+    if draw(st.booleans()):
+        message["_instance"] = "1"
+    return message

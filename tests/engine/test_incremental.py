@@ -15,6 +15,7 @@ from incremental_strategies import (
     documents,
     edits,
     expressions,
+    lane_messages,
     messages,
     nested_messages,
     untidy_messages,
@@ -114,6 +115,21 @@ def test_watches_of_untidy_documents_follow_every_edit(
                ("†s.b.0 && †s.c.d", None), ("†s.c.d.e || †s", "1"), ("†s.a.0 || †s.b", None)]
     with checkpoints_every(spacing):
         _follow_edits(document, watches, data, untidy_messages())
+
+
+@pytest.mark.parametrize("spacing", [1, 2, 16])
+@settings(max_examples=150, deadline=None)
+@given(document=st.lists(lane_messages(), max_size=30), data=st.data())
+def test_whole_kind_watches_follow_every_edit(
+    spacing: int, document: list[dict[str, Any]], data: st.DataObject
+) -> None:
+    """Whole-kind folds repaired lane by lane (`_whole`: each lane the edit touches folded again from a
+    lane mark, old and new side by side, sources and problems changed in place) equal a fresh fold after
+    every edit: root objects over several lanes, conflicts, unusable paths, instance layers, and writes
+    that replace the root (after which the usual repair takes over)."""
+    watches = [("†s", None), ("†s", "1"), ("†s.a || †s", "1"), ("†s.b", None), ("†s.c.x && †s", "1")]
+    with checkpoints_every(spacing):
+        _follow_edits(document, watches, data, lane_messages())
 
 
 @contextmanager

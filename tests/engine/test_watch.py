@@ -94,6 +94,38 @@ def test_whole_kind_watch() -> None:
     assert (handle.current.value, handle.current.sources) == ({"b": 2}, (0,))
 
 
+def test_whole_kind_watch_is_repaired_lane_by_lane(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After an edit in the middle, a whole-kind watch refolds only the lane the edit writes (`_whole`), not
+    the rest of its kind: a push inserted early onto an array that later writes act on, and the bad write
+    replaced that made a thousand later pushes conflicts. The result is the fold's, conflicts included."""
+    from contextdeck.engine import _whole
+
+    messages = [_state({"log": "not an array"}, _outputPath="†state.log")]
+    for n in range(1000):
+        lane = ("log", "tags", f"k{n % 7}")[n % 3]
+        method = "merge" if lane.startswith("k") else "push"
+        messages.append(_state({lane: {"n": n}}, _outputPath=f"†state.{lane}", _outputMethod=method))
+    ctx = Context(messages)
+    handle = ctx.watch("†state", lambda _: None)
+    repaired: list[object] = []
+    repair = _whole.repair
+
+    def spy(*args: object) -> object:
+        repaired.append(result := repair(*args))  # type: ignore[arg-type]
+        return result
+
+    monkeypatch.setattr("contextdeck.engine._tracks._whole.repair", spy)
+    ctx.insert(5, _state({"tags": {"n": -1}}, _outputPath="†state.tags", _outputMethod="push"))
+    ctx.replace(0, _state({"log": []}, _outputPath="†state.log"))
+    assert len(repaired) == 2
+    assert None not in repaired
+    fresh = Context(ctx.messages).resolve("†state")
+    assert handle.current == fresh
+    assert handle.current.value["tags"][:2] == [{"n": 1}, {"n": -1}]
+    assert len(handle.current.value["log"]) == 334
+    assert not handle.current.diagnostics
+
+
 def test_malformed_expression_is_refused() -> None:
     """Watching a malformed expression raises ExpressionError naming the position."""
     with pytest.raises(ExpressionError):

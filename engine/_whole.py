@@ -1,0 +1,409 @@
+"""Whole-kind tracks (a watch of `†state`) repaired lane by lane.
+
+A whole-kind track folds every write of its kind: its value is the whole root, its sources every write
+that applied, its diagnostics every write that failed. Refolding the rest of the layer after an edit in
+the middle costs O(writes of the kind), and the two folds rarely agree again soon (a push onto the array
+the edit changed acts on it), so `_tracks.repair` is slow for it.
+
+But while no write of the layer replaces the root itself (`Layer.rooted`) and the layer starts from an
+object or from nothing, each key of the root — each lane — is folded by the writes of its lane alone
+(`_index`): a write outside a lane leaves it alone, and whether a write applies depends on its lane only
+(a merge or assign of an object at the root always applies). So after an edit only the lanes the edited
+write touches are folded again (under an instance layer after a global edit: the lanes where the global
+fold changed). Each is folded from a *lane mark* before the edit (its value just after some write of the
+lane), the old write and the new one side by side, until the two sides agree again: equal, or different
+at a few places the rest of the lane keeps apart (`_patches`). Then:
+
+- the root is the old one with those lanes replaced (or patched); key order is kept, which is why the
+  two sides must create a lane that did not exist before the edit with the same write;
+- the sources are the old ones less the writes that applied only on the old side, plus those that
+  applied only on the new side (by order key, in place);
+- the diagnostics likewise, as a lazy `Chain` edit, so no problem is copied.
+
+None is returned where this does not hold, and the track is repaired the usual way.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right, insort
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from . import _index
+from ._chain import EMPTY
+from ._index import Layer, Probe, SourceEdit, State, attempt, lanes_of, replaces_root
+from ._messages import MISSING, Path, Write
+from ._patches import Patch, identical, patch_to, patched
+
+if TYPE_CHECKING:
+    from ._store import Store
+    from ._tracks import Fold, Work
+
+
+class LaneMark(NamedTuple):
+    """The value of a lane (MISSING: none yet) just after one of its writes, `message_id`."""
+
+    message_id: int
+    value: Any
+
+
+LaneMarks = dict[str, tuple[LaneMark, ...]]  # per lane, in order; built lazily, so some may be missing
+
+
+class _Fallback(Exception):
+    """The lanes do not fold apart here: repair the track the usual way."""
+
+
+@dataclass(frozen=True)
+class _Edit:
+    """What one repair compares: the layer, the edited write at order key `low` (None: a change of the
+    global fold under an instance layer, from the start of the layer), its old and new write."""
+
+    layer: Layer
+    writes: Mapping[int, Write]
+    keys: Mapping[int, int]
+    low: int | None
+    edited: int | None
+    old: Write | None
+    new: Write | None
+
+    def key(self, message_id: int) -> int:
+        return self.keys[message_id]
+
+    def mark_key(self, mark: LaneMark) -> int:
+        # A mark of the removed write has no key any more: it counts as being at the edit.
+        return self.keys.get(mark.message_id, self.low if self.low is not None else -1)
+
+
+class _Lane(NamedTuple):
+    """One lane folded again: its new marks, how its final value changes (`value`, or MISSING kept
+    as it was; `patches` applied to the old root) and the writes whose outcome differs."""
+
+    marks: tuple[LaneMark, ...]
+    value: Any
+    patches: list[Patch]
+    lost: list[tuple[int, str | None]]  # (message id, reason; None: it applied) on the old side only
+    gained: list[tuple[int, str | None]]  # on the new side only
+    old_edited: str | None  # the edited write's outcome in this lane (see `_APPLIED`, `_ABSENT`)
+    new_edited: str | None
+
+
+_APPLIED = ""  # an outcome: the write applied
+_ABSENT = None  # an outcome: the write was not folded in this lane
+_KEEP = object()  # a lane's final value: as it was
+
+
+class Repaired(NamedTuple):
+    """A whole-kind fold repaired lane by lane: its new state and lane marks (the track keeps the fold's
+    checkpoints before the edit; `low` None: none)."""
+
+    state: State
+    lanes: LaneMarks
+    low: int | None
+
+
+def repair(
+    store: Store, work: Work, old: Fold, kind: str, instance: str | None, base: State | None
+) -> Repaired | None:
+    """The whole-kind fold after an edit, lane by lane (`base`: the state of the global fold an instance
+    fold continues from); None when the lanes do not fold apart. An edit of the track's own layer is
+    one write at one place; a change of the global fold (`work.base`) comes with no edit of its own."""
+    layer = store.layer((kind, instance))
+    probes = old.state.probes
+    if layer.rooted or len(probes) != 1 or probes[0].path or work.generation != store.order.generation:
+        return None
+    keys = store.order.key
+    start = MISSING if base is None else base.root
+    before = old.base.root if base is not None and work.base else start
+    if not all(root is MISSING or type(root) is dict for root in (start, before)):
+        return None  # the global fold left something else than an object: every write may change it
+    if work.base:
+        if work.low is not None or base is None:
+            return None
+        if (before is MISSING) != (start is MISSING) or (start is not MISSING and list(before) != list(start)):
+            return None  # the global fold created a key: the root's key order may change
+        edit = _Edit(layer, store.writes, keys, None, None, None, None)
+        lanes = [] if start is MISSING else [
+            lane for lane in start if start[lane] is not before[lane] and not identical(start[lane], before[lane])
+        ]
+    else:
+        if not work.ids_at_one_key():
+            return None
+        (edited,) = work.ids
+        old_write = work.dropped.get(edited)
+        new_write = store.writes.get(edited)
+        info = store.infos.get(edited)
+        if new_write is not None and (info is None or info.identity != (kind, instance)):
+            new_write = None  # it now writes another layer
+        edit = _Edit(layer, store.writes, keys, work.low, edited, old_write, new_write)
+        touched: dict[str, None] = {}
+        for write in (old_write, new_write):
+            if write is None or write.problem is not None:
+                continue
+            written = lanes_of(write)
+            if not written:  # the root replaced, or an empty object merged into it (it may create the root)
+                return None
+            touched.update(dict.fromkeys(written))
+        lanes = list(touched)
+    try:
+        redone = {
+            lane: _refold(edit, lane, old.lanes.get(lane), _lane_value(before, lane), _lane_value(start, lane))
+            for lane in lanes
+        }
+    except _Fallback:
+        return None
+    head_before = None if base is None else _base_probe(old.base)
+    head_now = None if base is None else _base_probe(base)
+    if base is not None and (head_before is None or head_now is None):
+        return None
+    probe = _probe(edit, probes[0], redone, head_before, head_now)
+    probe.resets = (0 if head_now is None else head_now.resets) + (
+        start is MISSING and len(probe.sources) > (0 if head_now is None else len(head_now.sources))
+    )
+    root = _root(old.state.root, redone)
+    if root is None:
+        return None
+    lane_marks = {**old.lanes, **{lane: change.marks for lane, change in redone.items()}}
+    state = State([probe], root)
+    state.freeze()
+    return Repaired(state, lane_marks, edit.low)
+
+
+def _probe(edit: _Edit, final: Probe, redone: dict[str, _Lane], head_before: Probe | None,
+           head_now: Probe | None) -> Probe:
+    """The whole-kind probe after the edit: the old one's sources and problems, less what applied or
+    failed on the old side only, plus what did on the new side only (after the global layer's, which
+    `head_now` brings)."""
+    lost = [item for lane in redone.values() for item in lane.lost]
+    gained = [item for lane in redone.values() for item in lane.gained]
+    if edit.edited is not None:
+        was, is_now = _edited_outcome(edit.old, redone, "old"), _edited_outcome(edit.new, redone, "new")
+        if was != is_now:
+            if was is not _ABSENT:
+                lost.append((edit.edited, was or None))
+            if is_now is not _ABSENT:
+                gained.append((edit.edited, is_now or None))
+    low = -1 if edit.low is None else edit.low
+    key_of: Callable[[int], int] = lambda message_id: edit.keys.get(message_id, low)  # noqa: E731
+    probe = Probe(())
+    lost_ids = {m for m, reason in lost if reason is None}
+    gained_ids = [m for m, reason in gained if reason is None]
+    prefix = _changes(head_before, head_now, edit.keys)
+    if prefix is not None:
+        lost_keys = [*prefix.lost, *map(key_of, lost_ids)]
+        gained_keys = [*prefix.gained, *map(edit.keys.__getitem__, gained_ids)]
+        probe.edit = SourceEdit(tuple(final.sources), lost_keys, gained_keys)
+    if lost_ids or gained_ids or head_now is not head_before:
+        cut = 0 if head_before is None else len(head_before.sources)
+        rest = list(final.sources[cut:])  # in order: one layer's writes
+        for message_id in lost_ids:
+            position = bisect_left(rest, key_of(message_id), key=key_of)
+            if position < len(rest) and rest[position] == message_id:
+                del rest[position]
+            else:
+                rest.remove(message_id)
+        for message_id in gained_ids:
+            insort(rest, message_id, key=key_of)
+        probe.sources = (*(() if head_now is None else head_now.sources), *rest)
+    else:
+        probe.sources = final.sources
+    lost_problems = frozenset((key_of(m), reason) for m, reason in lost if reason is not None)
+    gained_problems = tuple(sorted((key_of(m), reason) for m, reason in gained if reason is not None))
+    probe.diagnostics = final.diagnostics
+    if lost_problems or gained_problems or head_now is not head_before:
+        head = EMPTY if head_now is None else head_now.diagnostics
+        cut = 0 if head_before is None else len(head_before.diagnostics)
+        probe.diagnostics = final.diagnostics.edited(head, cut, lost_problems, gained_problems)
+    return probe
+
+
+def _changes(before: Probe | None, now: Probe | None, keys: Mapping[int, int]) -> SourceEdit | None:
+    """How the global fold's sources changed under an instance fold, as order keys (None: not known
+    cheaply): not at all, an edit of its own, or grown at the end."""
+    if before is now or before is None or now is None:
+        return SourceEdit((), [], [])
+    if now.edit is not None and now.edit.sources is before.sources:
+        return now.edit
+    old, new = before.sources, now.sources
+    if len(new) >= len(old) and tuple(new[: len(old)]) == tuple(old):
+        return SourceEdit((), [], [keys[m] for m in new[len(old) :]])
+    return None
+
+
+def _root(root: Any, redone: dict[str, _Lane]) -> Any:
+    """The old root with the refolded lanes replaced or patched (None: that would not be the fold's)."""
+    changed = {lane: change for lane, change in redone.items() if change.value is not _KEEP or change.patches}
+    if not changed:
+        return root
+    if type(root) is not dict:
+        return None
+    root = dict(root)
+    for lane, change in changed.items():
+        if change.value is MISSING:
+            if lane in root:
+                return None
+        elif change.value is not _KEEP:
+            if lane not in root:
+                return None
+            root[lane] = change.value
+        for patch in change.patches:
+            root = patched(root, patch)
+    return root
+
+
+def _lane_value(root: Any, lane: str) -> Any:
+    return root.get(lane, MISSING) if type(root) is dict else MISSING
+
+
+def _base_probe(state: State) -> Probe | None:
+    return next((probe for probe in state.probes if not probe.path), None)
+
+
+def _edited_outcome(write: Write | None, redone: dict[str, _Lane], side: str) -> str | None:
+    """How the edited write fared on one side: a problem of its own, applied (a root object always
+    applies), or what its one lane's fold found."""
+    if write is None:
+        return _ABSENT
+    if write.problem is not None:
+        return write.problem
+    if not write.path:
+        return _APPLIED
+    lane = redone[write.path[0]]
+    return lane.old_edited if side == "old" else lane.new_edited
+
+
+def _step(value: Any, write: Write, lane: str) -> tuple[Any, str]:
+    """A write folded into one lane's value: the new value and `_APPLIED`, or the value and why not."""
+    root, reason, _ = attempt({} if value is MISSING else {lane: value}, write)
+    if reason is not None:
+        if not write.path:  # a root object that failed (nested too deep) fails in every lane at once
+            raise _Fallback
+        return value, reason
+    return root.get(lane, MISSING), _APPLIED
+
+
+def _refold(edit: _Edit, lane: str, old_marks: tuple[LaneMark, ...] | None, then: Any, now: Any) -> _Lane:
+    """Fold one lane again, the old side (`then`) and the new (`now`) from a mark before the edit (from
+    the start of the layer, with the given values, for a change of the global fold)."""
+    layer, writes = edit.layer, edit.writes
+    subset = layer.subset(lane)
+    every = _index.CHECKPOINT_EVERY
+    kept: list[LaneMark] = []
+    position = 0
+    at = 0 if edit.low is None or not old_marks else bisect_left(old_marks, edit.low, key=edit.mark_key)
+    if at:  # the last mark before the edit: both sides agree there
+        assert old_marks is not None
+        kept = list(old_marks[:at])
+        now = then = kept[-1].value
+        position = bisect_right(subset, edit.mark_key(kept[-1]), key=edit.key)
+    fresh: list[LaneMark] = []
+    since = 0
+    old_edited = new_edited = _ABSENT
+    creators: list[int | None] = [None, None]  # the write that created the lane on each side, past the edit
+    present = then is not MISSING
+    if edit.low is not None:
+        end = bisect_left(subset, edit.low, key=edit.key)
+        for message_id in subset[position:end]:  # before the edit both sides fold the same writes
+            write = writes[message_id]
+            if write.problem is None:
+                now, _ = _step(now, write, lane)
+            since += 1
+            if since >= every:
+                fresh.append(LaneMark(message_id, now))
+                since = 0
+        then, position = now, end
+        present = now is not MISSING
+        if edit.old is not None and edit.old.problem is None and lane in (lanes_of(edit.old) or ()):
+            then, old_edited = _step(then, edit.old, lane)
+        if position < len(subset) and subset[position] == edit.edited:
+            new = edit.new
+            if new is not None and new.problem is None and lane in (lanes_of(new) or ()):
+                now, new_edited = _step(now, new, lane)
+                fresh.append(LaneMark(edit.edited, now))
+                since = 0
+            position += 1
+        assert edit.edited is not None
+        creators = [edit.edited if then is not MISSING else None, edit.edited if now is not MISSING else None]
+    lost: list[tuple[int, str | None]] = []
+    gained: list[tuple[int, str | None]] = []
+    blocked: dict[tuple[Path, ...], int] = {}
+    after = edit.low
+    steps = 0
+
+    def finish(value: Any, patches: list[Patch], until: dict[int, int | None], last: int | None) -> _Lane:
+        if not present and creators[0] != creators[1]:
+            raise _Fallback  # the lane's key would take another place in the root
+        rest: list[LaneMark] = []
+        if last is not None and old_marks:
+            for mark in old_marks[bisect_right(old_marks, last, key=edit.mark_key) :]:
+                value_there = mark.value
+                at = edit.mark_key(mark)
+                for number, patch in enumerate(patches):
+                    stop = until[number]
+                    if stop is None or at < stop:
+                        value_there = patched({lane: value_there}, patch)[lane]
+                rest.append(mark._replace(value=value_there))
+        kept.extend(fresh)
+        kept.extend(rest)
+        final_patches = [patch for number, patch in enumerate(patches) if until[number] is None]
+        return _Lane(tuple(kept), value, final_patches, lost, gained, old_edited, new_edited)
+
+    while True:
+        if steps % every == 0:
+            appends = position >= layer.appends_from(lane, writes)
+            way = patch_to(
+                {} if now is MISSING else {lane: now}, {} if then is MISSING else {lane: then},
+                lane, [], layer, after, writes, edit.key, appends, blocked,
+            )
+            if way is not None:
+                if way and (then is MISSING or now is MISSING):
+                    raise _Fallback
+                last = after if after is not None else -1
+                return finish(_KEEP, [patch for patch, _ in way], {n: stop for n, (_, stop) in enumerate(way)}, last)
+        if position == len(subset):
+            return finish(now, [], {}, None)
+        message_id = subset[position]
+        position += 1
+        write = writes[message_id]
+        after = edit.key(message_id)
+        if write.problem is not None:
+            continue  # a problem of the write itself: the same on both sides
+        then, was = _step(then, write, lane)
+        now, is_now = _step(now, write, lane)
+        if was != is_now:
+            lost.append((message_id, was or None))
+            gained.append((message_id, is_now or None))
+        for side, value in enumerate((then, now)):
+            if creators[side] is None and value is not MISSING:
+                creators[side] = message_id
+        since += 1
+        if since >= every:
+            fresh.append(LaneMark(message_id, now))
+            since = 0
+        steps += 1
+        if then is now or identical(then, now):
+            return finish(_KEEP, [], {}, after)
+
+
+def marks_after_step(fold_lanes: LaneMarks, layer: Layer, message_id: int, write: Write, root: Any,
+                     key: Callable[[int], int]) -> LaneMarks:
+    """The lane marks of a whole-kind fold after its own layer's last write was appended: a mark every
+    few writes of a lane (lanes not yet built stay so); none at all after a write that replaces the root."""
+    if not fold_lanes or write.problem is not None:
+        return fold_lanes
+    if replaces_root(write):
+        return {}
+    added: LaneMarks = {}
+    for lane in lanes_of(write) or ():
+        marks = fold_lanes.get(lane)
+        if marks is None:
+            continue
+        subset = layer.subset(lane)
+        since = len(subset) - (bisect_right(subset, key(marks[-1].message_id), key=key) if marks else 0)
+        if since >= _index.CHECKPOINT_EVERY:
+            added[lane] = (*marks, LaneMark(message_id, _lane_value(root, lane)))
+    return {**fold_lanes, **added} if added else fold_lanes
+
+
+__all__ = ["LaneMark", "LaneMarks", "Repaired", "marks_after_step", "repair"]
