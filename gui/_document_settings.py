@@ -1,6 +1,7 @@
-"""The window's part of the per-document settings (`_sidecar.py`): pinned watches and expanded state paths.
+"""The window's part of the per-document settings (`_sidecar.py`): pinned watches, expanded state paths, docks.
 
-Read when a document is opened, kept as they change. Breakpoints are kept by the debugger itself
+Read when a document is opened; watches and paths are kept as they change, the dock layout when the
+document is left (another is opened, or the window closes). Breakpoints are kept by the debugger itself
 (`window.session.sidecar`, key "breakpoints").
 """
 
@@ -8,11 +9,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from PySide6.QtCore import QByteArray
+
 if TYPE_CHECKING:
     from ._window import MainWindow
 
 WATCHES = "watches"
 EXPANDED = "expanded"
+LAYOUT = "layout"
 
 
 class DocumentSettings:
@@ -22,12 +26,14 @@ class DocumentSettings:
         self._window = window
         self._restoring = False  # from a switch of documents to the end of `restore`: the panels show the old one's
         window.session.sidecar.switched.connect(self._switched)
+        window.session.sidecar.switching.connect(self.keep_layout)
         model = window.watches.model
         for signal in (model.rowsInserted, model.rowsRemoved, model.dataChanged, model.modelReset):
             signal.connect(self._keep_watches)
         for signal in (window.state_view.expanded, window.state_view.collapsed, window.state_view.updated):
             signal.connect(self._keep_expanded)
         window.session.documentReplaced.connect(self.restore)
+        window.session.documentReplaced.connect(self._restore_layout)
         self.restore()
 
     def _switched(self) -> None:
@@ -44,6 +50,16 @@ class DocumentSettings:
             self._window.state_view.set_expanded_paths(_strings(sidecar.value(EXPANDED, [])))
         finally:
             self._restoring = False
+
+    def _restore_layout(self) -> None:
+        """The document's own dock layout, else the default (`MainWindow.restore_docks`)."""
+        kept = self._window.session.sidecar.value(LAYOUT)  # base64; anything else (a damaged file) is no layout
+        self._window.restore_docks(QByteArray.fromBase64(kept.encode()) if isinstance(kept, str) else None)
+
+    def keep_layout(self) -> None:
+        """Keep the docks' arrangement as the open document's (on leaving it)."""
+        state = self._window.saveState().toBase64()
+        self._window.session.sidecar.set_value(LAYOUT, bytes(state.data()).decode("ascii"))
 
     def _keep_watches(self, *_changed: object) -> None:
         if not self._restoring:

@@ -1,4 +1,4 @@
-"""Per-document settings kept across restarts: pinned watches, breakpoints, expanded state paths.
+"""Per-document settings kept across restarts: pinned watches, breakpoints, expanded state paths, dock layout.
 
 Never beside the document: its folder is the user's (under version control, shared, read-only). Each
 document has one small JSON file in the application-data folder, named by a hash of the document's
@@ -83,10 +83,12 @@ class DocumentSidecar(QObject):
 
     Values are JSON values (lists, objects, strings, numbers, booleans, None) and are copied in and
     out. An untitled document's settings live in memory until Save As gives it a path. Keys in use:
-    "watches" (pinned expressions, as typed), "expanded" (state view paths), "breakpoints".
+    "watches" (pinned expressions, as typed), "expanded" (state view paths), "breakpoints", "layout" (the
+    window's docks, `QMainWindow.saveState` in base64).
     """
 
     writeFailed = Signal(str)  # the settings file could not be written (a background matter: no dialog)
+    switching = Signal()  # the open document's settings are about to be written: keep what is kept only on leaving
     switched = Signal()  # another document's settings are in (the session then announces the document)
 
     def __init__(self, store: SidecarStore, parent: QObject | None = None) -> None:
@@ -120,6 +122,7 @@ class DocumentSidecar(QObject):
 
     def switch(self, document: Path | None) -> None:
         """Another document is open: write what is pending for this one, then read that one's settings."""
+        self.switching.emit()
         self.flush()
         self._document, self._pending = document, False
         self._values = self.store.read(document) if document is not None else {}

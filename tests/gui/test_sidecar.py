@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QModelIndex
+from PySide6.QtCore import QModelIndex, Qt
 
 from contextdeck.engine import Context
 from contextdeck.gui._sidecar import DocumentSidecar, SidecarStore
@@ -79,6 +79,37 @@ def test_each_document_has_its_own_watches(qtbot: Any, open_window: Any, documen
     window.close()
 
 
+def test_each_document_reopens_in_its_own_dock_layout(qtbot: Any, open_window: Any, document: Path) -> None:
+    """Move the state dock left in one document, hide the watches in another, close: reopened, each has its layout;
+    a document never laid out opens in the layout the window was last closed with."""
+    left, right = Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea
+    other = document.with_name("other.json")
+    other.write_text(json.dumps(DOC[:1]), encoding="utf-8")
+    fresh = document.with_name("fresh.json")
+    fresh.write_text(json.dumps(DOC[:2]), encoding="utf-8")
+    first = open_window(document)
+    assert first.dockWidgetArea(first.state_dock) == right
+    first.addDockWidget(left, first.state_dock)
+    with qtbot.waitSignal(first.session.documentReplaced):
+        first.session.open(other)
+    assert first.dockWidgetArea(first.state_dock) == right  # the default: this window was never closed
+    first.watch_dock.toggleViewAction().trigger()  # View → Watches off
+    assert first.watch_dock.isHidden()
+    first.close()
+
+    second = open_window(document)
+    assert second.dockWidgetArea(second.state_dock) == left
+    assert not second.watch_dock.isHidden()
+    with qtbot.waitSignal(second.session.documentReplaced):
+        second.session.open(other)
+    assert second.dockWidgetArea(second.state_dock) == right
+    assert second.watch_dock.isHidden()
+    with qtbot.waitSignal(second.session.documentReplaced):
+        second.session.open(fresh)
+    assert second.watch_dock.isHidden()  # as the window was closed last (on `other`)
+    second.close()
+
+
 def test_the_settings_never_touch_the_documents_folder(qtbot: Any, open_window: Any, tmp_path: Path,
                                                        document: Path) -> None:
     """The document and its folder are byte for byte as before; the settings are one JSON file in the data folder."""
@@ -126,9 +157,11 @@ def test_a_damaged_settings_file_is_ignored(qtbot: Any, open_window: Any, tmp_pa
         assert store.read(document) == {}
     store.file_for(document).write_text(json.dumps({"format": "contextdeck-document-settings/1",
                                                     "document": str(document.resolve()),
-                                                    "values": {"watches": ["†ok", 3, None]}}), encoding="utf-8")
+                                                    "values": {"watches": ["†ok", 3, None], "layout": "¿no layout?"}}),
+                                         encoding="utf-8")
     window = open_window(document)
     assert [pin.label for pin in window.watches.model.pins] == ["†ok"]  # the non-strings are dropped
+    assert window.dockWidgetArea(window.state_dock) == Qt.DockWidgetArea.RightDockWidgetArea  # the default layout
     window.close()
 
 
