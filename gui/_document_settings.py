@@ -52,9 +52,11 @@ class DocumentSettings:
             self._restoring = False
 
     def _restore_layout(self) -> None:
-        """The document's own dock layout, else the default (`MainWindow.restore_docks`)."""
+        """The document's own dock layout; a document without one (or with one Qt cannot read) leaves the
+        window as it is: opening a file never seen before does not rearrange the window."""
         kept = self._window.session.sidecar.value(LAYOUT)  # base64; anything else (a damaged file) is no layout
-        self._window.restore_docks(QByteArray.fromBase64(kept.encode()) if isinstance(kept, str) else None)
+        if isinstance(kept, str):
+            self._window.restoreState(QByteArray.fromBase64(kept.encode()))
 
     def keep_layout(self) -> None:
         """Keep the docks' arrangement as the open document's (on leaving it)."""

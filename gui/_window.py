@@ -134,7 +134,6 @@ class MainWindow(QMainWindow):
         self.turns = install_turns(self)
         self.pane_actions = install_keyboard(self)  # after every panel: Tab leaves all their tables
         install_elided_tooltips(self)  # and every cut-off cell of theirs has its whole text on hover
-        self._builtin_layout = self.saveState()  # every dock in its first place: the default of last resort
         self._restore_layout()
 
     def _install_tool_registry(self) -> None:
@@ -393,16 +392,8 @@ class MainWindow(QMainWindow):
         if isinstance(state, QByteArray):
             self.restoreState(state)
 
-    def restore_docks(self, state: QByteArray | None) -> None:
-        """Arrange the docks as `state` (a document's own layout); without one, or when it cannot be read, as
-        the default: the layout the window was last closed with, else every dock in its first place."""
-        default = self.settings.value("window/state")
-        for layout in (state, default if isinstance(default, QByteArray) else None, self._builtin_layout):
-            if layout is not None and self.restoreState(layout):
-                return
-
     def save_layout(self) -> None:
-        """The window's place on the screen and the default dock layout (also the open document's own)."""
+        """The window's place on the screen and the dock layout of the next start (also the open document's own)."""
         self.settings.setValue("window/geometry", self.saveGeometry())
         self.settings.setValue("window/state", self.saveState())
         self.settings.sync()

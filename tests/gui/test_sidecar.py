@@ -80,8 +80,8 @@ def test_each_document_has_its_own_watches(qtbot: Any, open_window: Any, documen
 
 
 def test_each_document_reopens_in_its_own_dock_layout(qtbot: Any, open_window: Any, document: Path) -> None:
-    """Move the state dock left in one document, hide the watches in another, close: reopened, each has its layout;
-    a document never laid out opens in the layout the window was last closed with."""
+    """Move the state dock left in one document, back right and hide the watches in another, close: reopened, each
+    has its layout; a document never laid out leaves the window as it is (at start: as it was last closed)."""
     left, right = Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea
     other = document.with_name("other.json")
     other.write_text(json.dumps(DOC[:1]), encoding="utf-8")
@@ -92,13 +92,14 @@ def test_each_document_reopens_in_its_own_dock_layout(qtbot: Any, open_window: A
     first.addDockWidget(left, first.state_dock)
     with qtbot.waitSignal(first.session.documentReplaced):
         first.session.open(other)
-    assert first.dockWidgetArea(first.state_dock) == right  # the default: this window was never closed
+    assert first.dockWidgetArea(first.state_dock) == left  # never laid out: the window as it is
+    first.addDockWidget(right, first.state_dock)
     first.watch_dock.toggleViewAction().trigger()  # View → Watches off
     assert first.watch_dock.isHidden()
     first.close()
 
     second = open_window(document)
-    assert second.dockWidgetArea(second.state_dock) == left
+    assert second.dockWidgetArea(second.state_dock) == left, "the document's own layout, not the last closed"
     assert not second.watch_dock.isHidden()
     with qtbot.waitSignal(second.session.documentReplaced):
         second.session.open(other)
@@ -106,7 +107,8 @@ def test_each_document_reopens_in_its_own_dock_layout(qtbot: Any, open_window: A
     assert second.watch_dock.isHidden()
     with qtbot.waitSignal(second.session.documentReplaced):
         second.session.open(fresh)
-    assert second.watch_dock.isHidden()  # as the window was closed last (on `other`)
+    assert second.watch_dock.isHidden()  # never laid out: as it is
+    assert second.dockWidgetArea(second.state_dock) == right
     second.close()
 
 
