@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._context import Context
 from ._errors import ExpressionError
 from ._expressions import find_expressions, parse_expression
 from ._groups import group_of
@@ -20,12 +21,20 @@ def instances_of(context: Messages) -> tuple[list[str], set[str]]:
     """The instance ids in order of first appearance, and the kinds that have instanced messages."""
     ids: dict[str, None] = {}
     kinds: set[str] = set()
-    for index in range(len(context)):
-        info = context.info(index)
-        if info.form is Form.DATA and info.instance is not None and info.kind is not None:
-            ids[info.instance] = None
-            kinds.add(info.kind)
+    for kind, instance in _identities(context):
+        if instance is not None:
+            ids[instance] = None
+            kinds.add(kind)
     return list(ids), kinds
+
+
+def _identities(context: Messages) -> list[tuple[str, str | None]]:
+    # A Context keeps its writes per identity: asking it costs O(identities), not a scan of every message
+    # (30 ms at 100,000 messages, after every edit pause of the calls panel).
+    if isinstance(context, Context):
+        return context.identities()
+    infos = (context.info(index) for index in range(len(context)))
+    return list(dict.fromkeys(info.identity for info in infos if info.form is Form.DATA and info.identity))
 
 
 def _kinds_touched(call: dict[str, Any]) -> set[str]:

@@ -20,6 +20,7 @@ from contextdeck.engine import (
     Execution,
     Stale,
     Status,
+    Watch,
     analyse_call,
     flatten,
     pending_calls,
@@ -105,6 +106,7 @@ class CallsModel(QAbstractTableModel):
         self.keep_breakpoints: Callable[[Any], None] = lambda value: None
         self._restore_kept = False  # a new document: its kept breakpoints are placed on its calls
         self._changed_rows: set[int] = set()
+        self._reads: dict[tuple[str, str | None], Watch] = {}  # see `_keep_reads_current`
         self._rows_timer = QTimer(self, singleShot=True, interval=0)
         self._rows_timer.timeout.connect(self._rows_changed)
         self._timer = QTimer(self)
@@ -124,6 +126,7 @@ class CallsModel(QAbstractTableModel):
         if self._context is not None:
             for signal in self._signals(self._context):
                 signal.disconnect(self.schedule_refresh)
+        self._keep_reads_current([])
         self._context, self._solution = context, solution
         if context is not None:
             for signal in self._signals(context):
@@ -193,9 +196,23 @@ class CallsModel(QAbstractTableModel):
         calls, _ = flatten(pending_calls(self._context, self._solution)[0])
         return calls == [plan.call for plan in execution.plans]
 
+    def _keep_reads_current(self, plans: list[CallPlan]) -> None:
+        """Hold an engine watch on every read of the shown calls, for as long as they are shown.
+
+        The engine keeps a watched fold current through every edit, and `Context.resolve` reads it instead of
+        folding the lane again: the next analysis (after each edit pause) then costs about a millisecond at
+        100,000 messages instead of 1-2 ms per read (150 ms for a plan run once per 50 instances)."""
+        wanted = {(expression.source, plan.instance) for plan in plans for expression in plan.reads}
+        for read in self._reads.keys() - wanted:
+            self._reads.pop(read).close()
+        if self._context is not None:
+            for source, instance in wanted - self._reads.keys():
+                self._reads[source, instance] = self._context.watch(source, _ignore, instance)
+
     def _show(self, execution: Execution | None) -> None:
         before = [] if self._execution is None else [plan.call for plan in self._execution.plans]
         plans = [] if execution is None else execution.plans
+        self._keep_reads_current(plans)
         self._analyses.clear()
         self._stale = {} if execution is None else {found.index: found for found in execution.stale()}
         calls = [plan.call for plan in plans]
@@ -378,6 +395,10 @@ class CallsModel(QAbstractTableModel):
         if role == BREAKPOINT_ROLE:
             return self.stops_at(row)
         return _CELLS.get((column, role), _nothing)(self, row, plan)
+
+
+def _ignore(_resolution: object) -> None:
+    """A read's watch only keeps its fold current: the next analysis reads it."""
 
 
 def _nothing(model: CallsModel, row: int, plan: CallPlan) -> object:

@@ -1,6 +1,12 @@
 """A context's read-only view renders and validates as the context does, and stays as it was taken."""
 
-from contextdeck.engine import Context, load_document, render_text, validate
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from incremental_strategies import documents, edits
+
+from contextdeck.engine import Context, instances_of, load_document, render_text, validate
 
 
 def test_a_view_renders_and_validates_like_its_context(examples) -> None:
@@ -21,3 +27,14 @@ def test_a_view_is_a_snapshot() -> None:
     ctx.replace(0, {"type": "text", "text": "changed"})
     assert render_text(view) == "--- user ---\nfirst"
     assert len(view) == 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(documents, st.data())
+def test_instances_of_a_context_are_those_of_its_messages(messages: list[Any], data: st.DataObject) -> None:
+    """A context answers `instances_of` from its writes per identity; the answer is a scan of its messages',
+    through edits of every kind (order of first appearance included)."""
+    ctx = Context(messages)
+    for _ in range(data.draw(st.integers(0, 8))):
+        ctx.apply(data.draw(edits(len(ctx))))
+        assert instances_of(ctx) == instances_of(ctx.view())
