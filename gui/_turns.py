@@ -51,6 +51,7 @@ from contextdeck.engine import (
     utc_now,
 )
 
+from ._commands import EditCommand
 from ._inspector._async import spawn
 from ._inspector._style import MISSING_COLOUR, WARNING_COLOUR
 
@@ -351,10 +352,26 @@ class LoopUI(QObject):
 
     def _debugger_changed(self) -> None:
         running = self.debugger.running
-        if self._was_running and not running:
+        if running and not self._was_running:
+            self.plan_solution()
+        elif self._was_running and not running:
             self.conclude_tick()
         self._was_running = running
         self.update()
+
+    def plan_solution(self) -> None:
+        """A saved request's own solution becomes a plan message when its first call is about to run, as
+        `Loop` does when it starts (`turn_change`): the next request sees the plan, and the calls' run record
+        follows it. A solution already planned, or whose calls have run, is left as it is."""
+        document = self.document()
+        execution = self.debugger.execution or self.calls.execution
+        if document.solution is None or execution is None or any(
+                execution.record.of(index) is not None for index in range(len(execution.plans))):
+            return
+        change = turn_change(document, document.solution)
+        if change.plan is not None:
+            self.window.session.undo_stack.push(
+                EditCommand(document.context, Insert(len(document.context), change.plan), "Plan the turn"))
 
     def conclude_tick(self) -> None:
         """After a run: when the tick is over, its output ends the loop or, refused, is said in an error message."""

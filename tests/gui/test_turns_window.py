@@ -234,3 +234,22 @@ def test_a_lazy_plan_waits_for_approval(qtbot: Any, open_document: Callable[[dic
     action(window, "Continue").trigger()
     qtbot.waitUntil(lambda: state(window, "†state.first") == "first", timeout=5000)
     qtbot.waitUntil(lambda: action(window, "Next Turn…").isEnabled(), timeout=5000)
+
+
+def test_a_saved_requests_own_solution_becomes_the_plan_when_it_runs(
+        qtbot: Any, open_document: Callable[[dict[str, Any]], MainWindow]) -> None:
+    """As `contextdeck run` does: the solution's calls are appended as a plan message before they run (one
+    undo step of its own), so the next request holds the plan; a second Continue plans nothing again."""
+    content = document()
+    plan = content["context"].pop()
+    content["solution"] = {"calls": plan["plan"], "output": None}
+    window = open_document(content)
+    action(window, "Continue").trigger()
+    qtbot.waitUntil(lambda: state(window, "†state.first") == "first", timeout=5000)
+    qtbot.waitUntil(lambda: action(window, "Next Turn…").isEnabled(), timeout=5000)
+    types = [message["type"] for message in window.context().messages]
+    assert types == ["tool", "input", "plan", "data"]  # the plan, then the output of its call
+    assert window.context()[2] == {"type": "plan", "plan": plan["plan"]}
+    action(window, "Continue").trigger()
+    qtbot.waitUntil(lambda: not window.inspector.debugger.running)  # type: ignore[attr-defined]
+    assert len(window.context()) == 4
