@@ -394,6 +394,9 @@ class Debugger(QObject):
         if waiting:
             return "nothing is ready: " + "; ".join(
                 f"#{s.index} {s.status} on {', '.join(s.waiting_for)}" for s in waiting)
+        failed = [f"#{s.index}" for s in execution.states if s.status is Status.FAILED]
+        if failed:  # a plan whose calls were all refused has not "run"
+            return f"finished: nothing is left to run; failed: {', '.join(failed)} (the calls panel says why)"
         return "finished: every call has run"
 
     async def _approval(self, state: CallState) -> Any:

@@ -87,6 +87,8 @@ class SessionPage(QWidget):
         layout.addWidget(toolbar)
         layout.addWidget(split, 1)
         layout.addWidget(self.status)
+        for view in (self.messages, self.calls):  # Tab leaves the tables, as in every pane of the window
+            view.setTabKeyNavigation(False)
         self.messages.expandAll()
         self.context_model.rowsInserted.connect(lambda *_: self.messages.expandAll())
 
