@@ -1,5 +1,9 @@
 """The form of a plan message: one box per call with a tool picker, and per parameter a value or a `†` reference
 (with completion of the paths something writes); the problems of each call at its fields and in a list.
+Pattern groups (`{"all" | "any" | "race": [call, ...]}`, SPEC 6.10) are boxes of calls with their pattern picked
+from a list; a call is put in a group of its own, taken out of one, or a group undone into its calls; each
+call's `_instance` is typed or picked from the instances the document names (empty: the engine runs it once
+per instance it touches, 013).
 
 A parameter's text is read by its schema type: a `string` parameter takes the text as it is; any other text is
 read as JSON when it parses (`5`, `true`, `{"a": 1}`) and as a string otherwise. Text starting with `†` is an
@@ -28,13 +32,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from contextdeck.engine import METHODS, call_problems
+from contextdeck.engine import METHODS, call_problems, group_of
 
 from .._editor._base import ERROR_COLOR
 from ._catalog import Catalog
 from ._model import MessageModel
 
-META = ("_outputPath", "_outputMethod", "_output", "_reasoningForCall")
+META = ("_instance", "_outputPath", "_outputMethod", "_output", "_reasoningForCall")
+# The patterns of a group (SPEC 6.10), as the picker offers them.
+PATTERNS = {"all": "all: run together; outputs kept only if all succeed",
+            "any": "any: the first success wins, the rest are cancelled",
+            "race": "race: the first to finish wins, success or failure"}
 
 
 def reference_completer(references: tuple[str, ...] | list[str], parent: QWidget) -> QCompleter:
@@ -93,10 +101,12 @@ class CallBox(QGroupBox):
         self.up.setText("↑")
         self.down = QToolButton()
         self.down.setText("↓")
+        self.regroup = QToolButton()  # into a group of its own, or out of its group (`CallsBody` says which)
+        self.regroup.setObjectName("regroup")
         top = QHBoxLayout()
         top.addWidget(QLabel("Tool"))
         top.addWidget(self.tool, 1)
-        for button in (self.up, self.down, self.remove):
+        for button in (self.up, self.down, self.regroup, self.remove):
             top.addWidget(button)
         self.form = QFormLayout()
         layout = QVBoxLayout(self)
@@ -136,8 +146,11 @@ class CallBox(QGroupBox):
         else:
             line = QLineEdit(show_parameter(self.call[name]) if name in self.call else "")
             line.setPlaceholderText(self._hint(name, schema))
+            if name == "_instance":  # a name, never JSON: `1` stays the instance "1"
+                schema = {"type": "string"}
             if name not in ("_output", "_reasoningForCall"):
-                completer = reference_completer(self.catalog.references, line)
+                choices = self.catalog.instances if name == "_instance" else self.catalog.references
+                completer = reference_completer(choices, line)
                 line.setCompleter(completer)
                 # A pick from the completion list is an edit too (QCompleter sets the text without textEdited).
                 completer.activated.connect(lambda text: self._set(name, parse_parameter(text, schema)))
@@ -152,6 +165,8 @@ class CallBox(QGroupBox):
             return "where the result goes: †kind.path"
         if name == "_output":
             return "the result, as JSON (a latent tool's output)"
+        if name == "_instance":
+            return "every instance it touches (or global)"
         if name == "_reasoningForCall":
             return "why this call"
         declared = schema.get("type", "any") if isinstance(schema, dict) else "not in the tool's schema"
@@ -180,8 +195,53 @@ class CallBox(QGroupBox):
             _mark(widget, reasons)
 
 
+class GroupBox(QGroupBox):
+    """A pattern group: its pattern, its calls (boxes added by `CallsBody`), and what can be done to it."""
+
+    def __init__(self, pattern: str, parent: QWidget | None = None) -> None:
+        super().__init__("Group", parent)
+        self.setObjectName("planGroup")
+        self.pattern = QComboBox()
+        self.pattern.setObjectName("groupPattern")
+        for key, text in PATTERNS.items():
+            self.pattern.addItem(text, key)
+        self.pattern.setCurrentIndex(self.pattern.findData(pattern))
+        self.add_button = QPushButton("+ call in group")
+        self.ungroup = QToolButton()
+        self.ungroup.setText("Ungroup")
+        self.ungroup.setToolTip("Undo the group: its calls stay, one after another")
+        self.up, self.down, self.remove = QToolButton(), QToolButton(), QToolButton()
+        for button, text, tip in ((self.up, "↑", "Move the group up"), (self.down, "↓", "Move the group down"),
+                                  (self.remove, "✕", "Remove the group and its calls")):
+            button.setText(text)
+            button.setToolTip(tip)
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Pattern"))
+        top.addWidget(self.pattern, 1)
+        for button in (self.up, self.down, self.ungroup, self.remove):
+            top.addWidget(button)
+        self.calls = QVBoxLayout()
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addLayout(self.calls)
+        layout.addWidget(self.add_button, 0, Qt.AlignmentFlag.AlignLeft)
+
+
+Where = tuple[int, int | None]  # a call's place: its plan entry, and its position in that entry's group (or None)
+
+
+def _members(entry: Any) -> list[Any]:
+    group = group_of(entry)
+    if group is None:
+        return [entry]
+    return list(group[1]) if isinstance(group[1], list) else [group[1]]
+
+
 class CallsBody(QScrollArea):
-    """The `plan` array of a plan message."""
+    """The `plan` array of a plan message: its entries, each a call or a pattern group of calls.
+
+    `boxes` are the call boxes in call order, group members included (the numbering of `call_problems`, the
+    debugger and `validate`); `groups` the group boxes by plan entry."""
 
     edited = Signal(object)
 
@@ -193,25 +253,34 @@ class CallsBody(QScrollArea):
         inner = QWidget()
         self._layout = QVBoxLayout(inner)
         self.add_button = QPushButton("+ call")
+        self.add_group_button = QPushButton("+ group")
+        self.add_group_button.setToolTip("A group of calls that run by one pattern: all, any or race")
         self.problems = QLabel()
         self.problems.setObjectName("planProblems")
         self.problems.setWordWrap(True)
         self.problems.setStyleSheet(f"color: {ERROR_COLOR.name()};")
+        adding = QHBoxLayout()
+        adding.addWidget(self.add_button)
+        adding.addWidget(self.add_group_button)
+        adding.addStretch(1)
         self._layout.addWidget(self.problems)
-        self._layout.addWidget(self.add_button)
+        self._layout.addLayout(adding)
         self._layout.addStretch(1)
         self.setWidget(inner)
         self.inner = inner
         self.boxes: list[CallBox] = []
+        self.groups: dict[int, GroupBox] = {}
+        self._entries: list[QWidget] = []
         self._calls: list[Any] = []
         self.add_button.clicked.connect(self.add_call)
+        self.add_group_button.clicked.connect(self.add_group)
 
     def set_catalog_source(self, source: Callable[[], Catalog]) -> None:
         self._catalog_of = source
 
     def load(self, model: MessageModel) -> None:
         self.catalog = self._catalog_of()
-        if json.dumps(model.value) != json.dumps(self._calls) or len(self.boxes) != len(model.value):
+        if json.dumps(model.value) != json.dumps(self._calls) or len(self._entries) != len(model.value):
             self._calls = list(model.value)
             self._rebuild()
         self._check()
@@ -222,36 +291,131 @@ class CallsBody(QScrollArea):
     def set_read_only(self, flag: bool) -> None:
         self.inner.setEnabled(not flag)
 
+    # -- the boxes ---------------------------------------------------------------------------------------
+
     def _rebuild(self) -> None:
-        for box in self.boxes:
-            box.deleteLater()
-        self.boxes = []
-        for number, call in enumerate(self._calls):
-            box = CallBox(number, call if isinstance(call, dict) else {}, self.catalog)
-            box.edited.connect(lambda call, number=number: self._call_edited(number, call))
-            box.remove.clicked.connect(lambda _checked=False, number=number: self._commit(
-                [c for i, c in enumerate(self._calls) if i != number], rebuild=True))
-            box.up.clicked.connect(lambda _checked=False, number=number: self._move(number, -1))
-            box.down.clicked.connect(lambda _checked=False, number=number: self._move(number, 1))
-            self._layout.insertWidget(number, box)
-            self.boxes.append(box)
+        for old in self._entries:
+            old.deleteLater()
+        self.boxes, self.groups, self._entries = [], {}, []
+        for entry, item in enumerate(self._calls):
+            group = group_of(item)
+            widget: QWidget
+            if group is None:
+                widget = self._call_box(item, (entry, None))
+            else:
+                widget = self.groups[entry] = self._group_box(entry, group[0], _members(item))
+            self._layout.insertWidget(entry, widget)
+            self._entries.append(widget)
 
-    def _call_edited(self, number: int, call: dict[str, Any]) -> None:
-        calls = list(self._calls)
-        calls[number] = call
-        self._commit(calls)
+    def _call_box(self, call: Any, where: Where) -> CallBox:
+        entry, member = where
+        box = CallBox(len(self.boxes), call if isinstance(call, dict) else {}, self.catalog)
+        box.edited.connect(lambda call: self._replace(where, call))
+        box.remove.clicked.connect(lambda _checked=False: self._remove(where))
+        box.up.clicked.connect(lambda _checked=False: self._move(where, -1))
+        box.down.clicked.connect(lambda _checked=False: self._move(where, 1))
+        if member is None:
+            box.regroup.setText("⊞")
+            box.regroup.setToolTip("Put this call in a group (then add calls to the group)")
+            box.regroup.clicked.connect(lambda _checked=False: self._wrap(entry))
+        else:
+            box.regroup.setText("⇱")
+            box.regroup.setToolTip("Take this call out of its group (it follows the group)")
+            box.regroup.clicked.connect(lambda _checked=False: self._take_out(entry, member))
+        self.boxes.append(box)
+        return box
 
-    def _move(self, number: int, step: int) -> None:
-        target = number + step
-        if 0 <= target < len(self._calls):
-            calls = list(self._calls)
-            calls[number], calls[target] = calls[target], calls[number]
-            self._commit(calls, rebuild=True)
+    def _group_box(self, entry: int, pattern: str, members: list[Any]) -> GroupBox:
+        group = GroupBox(pattern)
+        for member, call in enumerate(members):
+            group.calls.addWidget(self._call_box(call, (entry, member)))
+        group.pattern.activated.connect(lambda _index: self._set_pattern(entry, str(group.pattern.currentData())))
+        group.add_button.clicked.connect(lambda _checked=False: self._add_to_group(entry))
+        group.ungroup.clicked.connect(lambda _checked=False: self._commit(
+            [*self._calls[:entry], *_members(self._calls[entry]), *self._calls[entry + 1:]], rebuild=True))
+        group.remove.clicked.connect(lambda _checked=False: self._remove((entry, None)))
+        group.up.clicked.connect(lambda _checked=False: self._move((entry, None), -1))
+        group.down.clicked.connect(lambda _checked=False: self._move((entry, None), 1))
+        return group
+
+    # -- edits: each makes the whole new plan array --------------------------------------------------------
+
+    def _new_call(self) -> dict[str, Any]:
+        """A call of the first tool the document defines (or an empty tool name to pick)."""
+        return {"_tool": min(self.catalog.tools, default="")}
 
     def add_call(self) -> None:
-        """Appends a call of the first tool the document defines (or an empty tool name to pick)."""
-        self._commit([*self._calls, {"_tool": min(self.catalog.tools, default="")}], rebuild=True)
+        self._commit([*self._calls, self._new_call()], rebuild=True)
         self.boxes[-1].tool.setFocus()
+
+    def add_group(self) -> None:
+        """Appends an `all` group of one new call."""
+        self._commit([*self._calls, {"all": [self._new_call()]}], rebuild=True)
+        self.boxes[-1].tool.setFocus()
+
+    def _add_to_group(self, entry: int) -> None:
+        self._set_members(entry, [*_members(self._calls[entry]), self._new_call()])
+        self.boxes[sum(len(_members(item)) for item in self._calls[:entry + 1]) - 1].tool.setFocus()
+
+    def _set_entry(self, entry: int, value: Any, rebuild: bool = True) -> None:
+        calls = list(self._calls)
+        calls[entry] = value
+        self._commit(calls, rebuild=rebuild)
+
+    def _set_members(self, entry: int, members: list[Any]) -> None:
+        """A group's new calls; a group left with none goes."""
+        group = group_of(self._calls[entry])
+        assert group is not None
+        if members:
+            self._set_entry(entry, {group[0]: members})
+        else:
+            self._commit([c for i, c in enumerate(self._calls) if i != entry], rebuild=True)
+
+    def _replace(self, where: Where, call: dict[str, Any]) -> None:
+        entry, member = where
+        if member is None:
+            self._set_entry(entry, call, rebuild=False)
+            return
+        group = group_of(self._calls[entry])
+        assert group is not None
+        members = _members(self._calls[entry])
+        members[member] = call
+        self._set_entry(entry, {group[0]: members}, rebuild=False)
+
+    def _remove(self, where: Where) -> None:
+        entry, member = where
+        if member is None:
+            self._commit([c for i, c in enumerate(self._calls) if i != entry], rebuild=True)
+        else:
+            self._set_members(entry, [c for i, c in enumerate(_members(self._calls[entry])) if i != member])
+
+    def _move(self, where: Where, step: int) -> None:
+        """One place up or down among the plan's entries, or among its group's calls."""
+        entry, member = where
+        items = list(self._calls) if member is None else _members(self._calls[entry])
+        at = entry if member is None else member
+        if not 0 <= at + step < len(items):
+            return
+        items[at], items[at + step] = items[at + step], items[at]
+        if member is None:
+            self._commit(items, rebuild=True)
+        else:
+            self._set_members(entry, items)
+
+    def _wrap(self, entry: int) -> None:
+        self._set_entry(entry, {"all": [self._calls[entry]]})
+
+    def _take_out(self, entry: int, member: int) -> None:
+        members = _members(self._calls[entry])
+        call = members.pop(member)
+        group = group_of(self._calls[entry])
+        assert group is not None
+        kept = [{group[0]: members}] if members else []
+        self._commit([*self._calls[:entry], *kept, call, *self._calls[entry + 1:]], rebuild=True)
+
+    def _set_pattern(self, entry: int, pattern: str) -> None:
+        if group_of(self._calls[entry]) is not None:
+            self._set_entry(entry, {pattern: _members(self._calls[entry])})
 
     def _commit(self, calls: list[Any], rebuild: bool = False) -> None:
         self._calls = calls

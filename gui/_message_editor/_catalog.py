@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from contextdeck.engine import Messages, ToolDefinition, tool_definitions, written_paths
+from contextdeck.engine import Messages, ToolDefinition, instances_of, tool_definitions, written_paths
 
 MAX_DEPTH = 4  # references offered down to †kind.a.b.c.d
 MAX_REFERENCES = 5000  # a huge document offers its first references, not a list nobody scrolls
@@ -14,11 +14,13 @@ MAX_REFERENCES = 5000  # a huge document offers its first references, not a list
 
 @dataclass(frozen=True)
 class Catalog:
-    """Tools by name, the tree of written paths (engine `written_paths`), and the references it holds."""
+    """Tools by name, the tree of written paths (engine `written_paths`), the references it holds, and the
+    instances the document's data messages name (`_instance`, in order of first appearance)."""
 
     tools: dict[str, ToolDefinition] = field(default_factory=dict)
     written: dict[str, Any] = field(default_factory=dict)
     references: tuple[str, ...] = ()
+    instances: tuple[str, ...] = ()
 
 
 def _walk(prefix: str, node: Any, depth: int) -> Iterator[str]:
@@ -37,4 +39,4 @@ def catalog_of(context: Messages) -> Catalog:
             references.append(reference)
             if len(references) >= MAX_REFERENCES:
                 break
-    return Catalog(tool_definitions(context), written, tuple(references))
+    return Catalog(tool_definitions(context), written, tuple(references), tuple(instances_of(context)[0]))

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from contextdeck.engine import TEXT_KEYS, Form, classify, flatten, message_problem, payload_key, payload_of
+from contextdeck.engine import TEXT_KEYS, Form, classify, group_of, message_problem, payload_key, payload_of
 
 _KEPT = ("type", "schema", "description")
 HEADER_ORDER = ("type", "kind", "role", "_instance", "description")
@@ -68,11 +68,18 @@ def _keyed(body: Body, key: str, shape: type) -> Callable[[dict[str, Any], Form]
 def _plan(message: dict[str, Any], form: Form) -> MessageModel:
     model = _keyed(Body.CALLS, "plan", list)(message, form)
     calls = model.value
-    # The call form edits plain calls; a plan with all/any/race groups (or entries that are not objects) is
-    # edited in the JSON tab.
-    if model.body is Body.CALLS and not (all(isinstance(c, dict) for c in calls) and flatten(calls)[0] == calls):
+    # The call form edits calls and all/any/race groups of calls; a plan with entries that are not objects (or a
+    # group whose calls are not a list of them) is edited in the JSON tab.
+    if model.body is Body.CALLS and not all(_formable(entry) for entry in calls):
         return MessageModel(form, message["type"], Body.RAW, message)
     return model
+
+
+def _formable(entry: Any) -> bool:
+    group = group_of(entry)
+    if group is None:
+        return isinstance(entry, dict)
+    return isinstance(group[1], list) and all(isinstance(call, dict) and group_of(call) is None for call in group[1])
 
 
 _BODIES: dict[Form, Callable[[dict[str, Any], Form], MessageModel]] = {

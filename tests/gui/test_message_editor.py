@@ -197,11 +197,13 @@ def apply(editor: MessageEditor, edit: tuple[Any, ...]) -> Any:
                 line.setText(json.dumps(edit[1])[:4])
                 line.textEdited.emit(line.text())
             return body.value()
-        if model.body is Body.CALLS:  # add a call, or give the first one a reason
+        if model.body is Body.CALLS:  # add a call or a group, or give the first call (perhaps in a group) a reason
             if isinstance(edit[1], str) and body.boxes:
                 line = body.boxes[0].fields["_reasoningForCall"]
                 line.setText(edit[1])
                 line.textEdited.emit(edit[1])
+            elif isinstance(edit[1], int | float) and not isinstance(edit[1], bool):
+                body.add_group()
             else:
                 body.add_call()
             return body.value()
