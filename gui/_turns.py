@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QTimer
-from PySide6.QtGui import QAction, QColor, QFontDatabase, QKeySequence, QUndoCommand
+from PySide6.QtGui import QAction, QColor, QFontDatabase, QKeySequence, QTextCursor, QUndoCommand
 from PySide6.QtWidgets import (
     QDialog,
     QHBoxLayout,
@@ -105,6 +106,8 @@ class TurnDialog(QDialog):
         self.editor.setPlaceholderText('{"calls": [{"_tool": "…"}], "output": null}')
         self.problems = QListWidget()
         self.problems.setMaximumHeight(110)
+        self.problems.setToolTip("Click a problem to select its place in the turn")
+        self.problems.itemClicked.connect(self.show_place)
         self.schema = _read_only(self.request.schema_text())
         self.messages = _read_only(self.request.messages_text())
         tabs = QTabWidget()
@@ -151,6 +154,7 @@ class TurnDialog(QDialog):
         self.answer_text: str | None = None
         self.task: asyncio.Task[Any] | None = None
         self.asking = False  # Take Turn waits while the model writes
+        self.received = 0  # characters of the model's answer streamed so far
         self.timer = QTimer(self, singleShot=True, interval=CHECK_DELAY_MS)
         self.timer.timeout.connect(self.check)
         self.editor.textChanged.connect(self.timer.start)
@@ -177,6 +181,7 @@ class TurnDialog(QDialog):
         self.problems.clear()
         for problem in found:
             item = QListWidgetItem(f"{problem.path}: {problem.reason}")
+            item.setData(Qt.ItemDataRole.UserRole, problem.path)
             item.setForeground(QColor(WARNING_COLOUR if problem.severity == "warning" else MISSING_COLOUR))
             self.problems.addItem(item)
         errors = [problem for problem in found if problem.severity == "error"]
@@ -187,6 +192,19 @@ class TurnDialog(QDialog):
             self.status.setText("The turn meets the request schema" + (
                 f" ({len(found)} warning(s))." if found else "."))
         return found
+
+    def show_place(self, item: QListWidgetItem) -> None:
+        """Select in the text the value a problem is about (its JSON path), or go to its line and column."""
+        where = str(item.data(Qt.ItemDataRole.UserRole))
+        text = self.editor.toPlainText()
+        span = place_of(text, where)
+        if span is None:
+            return
+        cursor = self.editor.textCursor()
+        cursor.setPosition(span[0])
+        cursor.setPosition(span[1], QTextCursor.MoveMode.KeepAnchor)
+        self.editor.setTextCursor(cursor)
+        self.editor.setFocus()
 
     # -- taking it -------------------------------------------------------------------------------------
 
@@ -210,6 +228,7 @@ class TurnDialog(QDialog):
             self.status.setText("No model is set up: Run → Models…")
             return None
         self.asking = True
+        self.received = 0
         self.ask_button.setEnabled(False)
         self.take_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
@@ -250,7 +269,8 @@ class TurnDialog(QDialog):
         self.status.setText(text + (f" {errors} problem(s) listed above." if errors else ""))
 
     def _receiving(self, piece: str) -> None:
-        self.status.setText(f"Receiving the model's turn… {len(piece)} characters")
+        self.received += len(piece)
+        self.status.setText(f"Receiving the model's turn… {self.received} characters")
 
     def _show_text(self, text: str, audit: dict[str, Any] | None) -> None:
         self.editor.setPlainText(text)
@@ -263,6 +283,65 @@ class TurnDialog(QDialog):
     def done(self, result: int) -> None:
         self.cancel()
         super().done(result)
+
+
+_PART = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
+_LINE_COLUMN = re.compile(r"line (\d+), column (\d+)")
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _skip(text: str, position: int) -> int:
+    """Past the white space at `position`."""
+    found = _SPACE.match(text, position)
+    return found.end() if found is not None else position
+
+
+def place_of(text: str, where: str) -> tuple[int, int] | None:
+    """The span of `text` that a problem's place names: `$.calls[0].text` (a JSON path into the text as
+    typed), or `line L, column C` (an empty span there); None when the text does not hold it."""
+    found = _LINE_COLUMN.match(where)
+    if found:
+        lines = text.split("\n")
+        line, column = int(found.group(1)), int(found.group(2))
+        if line > len(lines):
+            return None
+        offset = sum(len(before) + 1 for before in lines[: line - 1]) + column - 1
+        return offset, offset
+    if not where.startswith("$"):
+        return None
+    parts: list[str | int] = [key if key else int(index) for key, index in _PART.findall(where[1:])]
+    decoder = json.JSONDecoder()
+    try:
+        position = _skip(text, 0)
+        for part in parts:
+            position = _member(text, position, part, decoder)
+        _value, end = decoder.raw_decode(text, position)
+    except (ValueError, LookupError):
+        return None
+    return position, end
+
+
+def _member(text: str, position: int, part: str | int, decoder: json.JSONDecoder) -> int:
+    """Where the member `part` of the object or array at `position` starts; LookupError when it has none."""
+    opening = text[position]
+    if (opening, isinstance(part, int)) not in (("{", False), ("[", True)):
+        raise LookupError(part)
+    index = 0
+    position = _skip(text, position + 1)
+    while text[position] not in "}]":
+        if opening == "{":
+            key, position = decoder.raw_decode(text, position)
+            position = _skip(text, _skip(text, position) + 1)  # past the ':'
+            if key == part:
+                return position
+        elif index == part:
+            return position
+        _value, position = decoder.raw_decode(text, position)
+        position = _skip(text, position)
+        if text[position] == ",":
+            position = _skip(text, position + 1)
+        index += 1
+    raise LookupError(part)
 
 
 def _read_only(text: str) -> QPlainTextEdit:

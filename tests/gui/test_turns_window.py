@@ -136,12 +136,18 @@ def test_an_invalid_turn_is_refused_and_the_document_is_unchanged(qtbot: Any, wi
     dialog = open_turn(qtbot, window)
     type_turn(qtbot, dialog, '{"calls": [')
     assert problems(dialog)[0].startswith("line 1, column 12: not JSON")
+    qtbot.mouseClick(dialog.problems.viewport(), Qt.MouseButton.LeftButton,
+                     pos=dialog.problems.visualItemRect(dialog.problems.item(0)).center())
+    assert dialog.editor.textCursor().position() == 11
     assert not dialog.take_button.isEnabled()
     bad = {"calls": [{"_tool": "note", "text": 5}], "output": {"status": "Done"}}
     type_turn(qtbot, dialog, bad)
     assert problems(dialog) == ["$.calls[0].text: 5 is not of type 'string'",
                                 "$.output.status: 'Done' is not one of ['Success', 'Failed']"]
     assert dialog.problems.item(0).foreground().color() == QColor("#d64545")
+    second = dialog.problems.visualItemRect(dialog.problems.item(1)).center()
+    qtbot.mouseClick(dialog.problems.viewport(), Qt.MouseButton.LeftButton, pos=second)
+    assert dialog.editor.textCursor().selectedText() == '"Done"'  # the place of $.output.status
     assert not dialog.take_button.isEnabled()
     assert "2 problem(s)" in dialog.status.text()
     messages, undo_index = window.context().messages, window.session.undo_stack.index()
@@ -253,3 +259,20 @@ def test_a_saved_requests_own_solution_becomes_the_plan_when_it_runs(
     action(window, "Continue").trigger()
     qtbot.waitUntil(lambda: not window.inspector.debugger.running)  # type: ignore[attr-defined]
     assert len(window.context()) == 4
+
+
+def test_cancel_asking_leaves_the_text_as_it_was(qtbot: Any, window: MainWindow, fake_llm: Any) -> None:
+    """A slow streamed answer is cancelled: the text is unchanged, nothing is taken, Ask Model is offered again."""
+    window.models.models.set_config(ModelConfig(fake_llm.url, "fake-small", timeout=30))  # type: ignore[attr-defined]
+    fake_llm.push(Reply.json({"meta": {}, **SECOND}, pieces=30, delay=3.0))
+    run_the_tick(qtbot, window)
+    dialog = open_turn(qtbot, window)
+    text, before = dialog.editor.toPlainText(), window.context().messages
+    dialog.ask_button.click()
+    qtbot.waitUntil(lambda: "Receiving the model's turn" in dialog.status.text(), timeout=5000)
+    dialog.cancel_button.click()
+    qtbot.waitUntil(lambda: dialog.status.text().startswith("Cancelled"), timeout=5000)
+    assert dialog.editor.toPlainText() == text
+    assert window.context().messages == before
+    assert dialog.ask_button.isEnabled()
+    assert dialog.take_button.isEnabled()  # the text it had is a valid turn
