@@ -12,6 +12,7 @@ not the whole history. What a write shadowed, and every earlier write, is `Conte
 from __future__ import annotations
 
 import time
+from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
@@ -33,14 +34,15 @@ SPACING = 16  # writes between two marks of a track (at least): a cursor move re
 
 @dataclass
 class Lane:
-    """The writes of one layer, in context order, as two parallel lists.
+    """The messages of one layer that write, in context order: their indices, in an `array`.
 
-    Not a list of (index, write) pairs: 100,000 tuples would be 100,000 objects for the cyclic garbage
-    collector to walk on every full pass, pausing the GUI; lists of ints and of existing writes are not.
+    Not a list of indices or of writes: the cyclic garbage collector walks every item of a young list,
+    and reading the header of 100,000 scattered objects took a young collection 10-20 ms (inside the
+    state view's slices, after every edit). An array is one buffer the collector never looks into; a
+    fold reads each write from the context when it gets there.
     """
 
-    indices: list[int] = field(default_factory=list)
-    writes: list[Write] = field(default_factory=list)
+    indices: array[int] = field(default_factory=lambda: array("q"))
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,12 @@ def _touched(write: Write, root: Any) -> Iterator[Path]:
         yield from ((*path, str(start + offset), *sub) for sub in _all_paths(item))
 
 
+def _write(context: Context, index: int) -> Write:
+    write = context.info(index).write
+    assert write is not None  # a lane holds only messages that write
+    return write
+
+
 def fold_step(root: Any, writer: dict[Path, int], index: int, write: Write) -> Generator[None, None, Any]:
     """Apply one write as engine/_fold.py's `fold` does and return the new root; note the write in
     `writer` as the latest source of every path it reset or added to (a big value: in slices)."""
@@ -125,8 +133,8 @@ class Track:
     def __init__(self, lane: Lane, start: Mark) -> None:
         self.lane, self.marks, self.last = lane, [start], start
 
-    def steps(self, count: int, out: list[Mark]) -> Iterator[None]:
-        """The fold of the lane's first `count` writes (appended to `out`), in slices."""
+    def steps(self, context: Context, count: int, out: list[Mark]) -> Iterator[None]:
+        """The fold of the lane's first `count` writes of `context` (appended to `out`), in slices."""
         if count == self.last.count:
             out.append(self.last)
             return
@@ -138,7 +146,8 @@ class Track:
         while done < count:
             if done % FOLD_WRITES == 0:
                 yield
-            root = yield from fold_step(root, writer, self.lane.indices[done], self.lane.writes[done])
+            index = self.lane.indices[done]
+            root = yield from fold_step(root, writer, index, _write(context, index))
             done += 1
             # A mark copies `writer` (which keeps paths gone since: they are never looked up, and pruning
             # would cost more than it saves), so marks are further apart when it is big.
@@ -167,13 +176,13 @@ class Layers:
     def identities(self, at: int) -> list[Identity]:
         return [identity for identity, first in self.order.items() if first < at]
 
-    def fold_steps(self, identity: Identity, at: int, out: list[Mark]) -> Iterator[None]:
+    def fold_steps(self, context: Context, identity: Identity, at: int, out: list[Mark]) -> Iterator[None]:
         """The fold of `identity` over the first `at` messages (global layer, then its instance layer)."""
         kind, instance = identity
         lane = self.global_lanes.get(kind, Lane())
         track = self.global_tracks.get(kind) or self.global_tracks.setdefault(kind, Track(lane, Mark(0, MISSING, {})))
         base: list[Mark] = []
-        yield from track.steps(bisect_left(lane.indices, at), base)
+        yield from track.steps(context, bisect_left(lane.indices, at), base)
         if instance is None:
             out.append(base[0])
             return
@@ -182,7 +191,7 @@ class Layers:
         if known is None or known[0] != base[0].count:
             known = (base[0].count, Track(lane, Mark(0, base[0].value, base[0].writer)))
             self.instance_tracks[identity] = known
-        yield from known[1].steps(bisect_left(lane.indices, at), out)
+        yield from known[1].steps(context, bisect_left(lane.indices, at), out)
 
 
 # Freeing a scan of 100,000 messages at once takes milliseconds that add up: a dropped scan's lists wait
@@ -192,8 +201,6 @@ _graveyard: list[list[Any]] = []
 
 def bury(layers: Layers) -> None:
     """Empty `layers`, keeping its contents alive until `free_some` frees them in small pieces."""
-    for lane in (*layers.global_lanes.values(), *layers.instance_lanes.values()):
-        _graveyard.extend((lane.indices, lane.writes))
     _graveyard.extend(track.marks for track in layers.global_tracks.values())
     _graveyard.extend(track.marks for _, track in layers.instance_tracks.values())
     layers.order.clear()
@@ -236,7 +243,6 @@ def scan_steps(context: Context, out: Layers) -> Iterator[None]:
             else:
                 lane = out.instance_lanes.get(identity) or out.instance_lanes.setdefault(identity, Lane())
             lane.indices.append(index)
-            lane.writes.append(info.write)
         index += 1
     out.scanned, out.complete = index, True
 
@@ -252,7 +258,7 @@ def state_steps(context: Context, at: int | None, layers: Layers, out: list[Iden
         yield from scan_steps(context, layers)
     for identity in layers.identities(limit):
         mark: list[Mark] = []
-        yield from layers.fold_steps(identity, limit, mark)
+        yield from layers.fold_steps(context, identity, limit, mark)
         out.append(IdentityState(identity, mark[0].value, mark[0].writer))
         yield  # between two identities: each refolds at most `SPACING` writes after a jump
 
