@@ -45,6 +45,8 @@ class TimelinePanel(QWidget):
         self._model: TimelineModel | None = None
         self._haystacks: Haystacks | None = None
         self._announced = QPersistentModelIndex()  # the row `currentChanged` last announced (it follows edits)
+        self._carried: int | None = None  # while a message moves: its row, when it is the current one
+        self._moving = False
         self._filter = FilteredTimeline(self)
         self._filter.staleResult.connect(self._search_now)
         self.search = TimelineSearch(self)
@@ -137,6 +139,8 @@ class TimelinePanel(QWidget):
         self.search.cancel()
         self._detach_calls()
         model.rowsAboutToBeRemoved.connect(self._rows_leaving)
+        model.rowMoving.connect(self._row_moving)
+        model.rowMoved.connect(self._row_moved)
         self._show(model, keep_current=False)
         self._filter_changed(self.filter_box.text())
 
@@ -237,7 +241,24 @@ class TimelinePanel(QWidget):
             self.filter_box.clear()
         self.set_current(index)
 
+    def _row_moving(self, src: int, dst: int) -> None:
+        # The row leaves the table for a moment and Qt makes its neighbour current: announcing that would
+        # show the neighbour (the editor builds its form) only to show the moved message again after.
+        current = self.current_index()
+        self._carried = src if current.isValid() and not current.parent().isValid() and current.row() == src else None
+        self._moving = True
+
+    def _row_moved(self, src: int, dst: int) -> None:
+        self._moving = False
+        carried, self._carried = self._carried, None
+        if carried is not None and self._model is not None:
+            self.set_current(self._model.index(dst, 0))  # the current row goes where its message went
+        current = self.table.currentIndex()
+        self._current_row_changed(current, current)  # whatever is current now, announced once
+
     def _current_row_changed(self, current: QModelIndex, previous: QModelIndex) -> None:
+        if self._moving:
+            return  # `_row_moved` announces the row that is current once the message is back
         source = self._filter.mapToSource(current) if current.model() is self._filter else current
         if source.isValid() and source.model() is not self._model:
             return  # the previous document's model, on its way out

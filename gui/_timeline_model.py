@@ -45,6 +45,8 @@ class TimelineModel(QAbstractItemModel):
     """Messages as rows, plan and solution calls as children. Drops ask for a move (`moveRequested`)."""
 
     moveRequested = Signal(int, int)  # (src, dst) message indices; the window pushes an undoable Move
+    rowMoving = Signal(int, int)  # (src, dst): a message is about to move (its row leaves, then comes back)
+    rowMoved = Signal(int, int)  # (src, dst): it is back, at dst
 
     def __init__(self, context: Context, solution: Any = None, parent: Any = None) -> None:
         super().__init__(parent)
@@ -331,6 +333,7 @@ class TimelineModel(QAbstractItemModel):
     # While the row is "out", `_gap` hides it: before the engine moves it at `src`, after at `dst`.
 
     def _moving(self, src: int, dst: int) -> None:
+        self.rowMoving.emit(src, dst)
         self.beginRemoveRows(_ROOT, src, src)
         self._gap = src
         self.endRemoveRows()
@@ -341,6 +344,7 @@ class TimelineModel(QAbstractItemModel):
         self.beginInsertRows(_ROOT, dst, dst)
         self._gap = None
         self.endInsertRows()
+        self.rowMoved.emit(src, dst)
 
     def _replacing(self, index: int) -> None:
         self._looks.pop(self._context.id_at(index), None)

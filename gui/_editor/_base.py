@@ -60,6 +60,17 @@ class FieldEditor(QWidget):
             self.edited.emit()
 
 
+def discard(widget: QWidget) -> None:
+    """Take `widget` out of the window now and delete it later.
+
+    Hidden first: a widget added to a shown layout is shown by a queued call, and one replaced within the same
+    turn of the event loop would otherwise be shown by it after losing its parent, as a window of its own.
+    """
+    widget.hide()
+    widget.setParent(None)  # gone from the tree at once, not only when deleteLater runs
+    widget.deleteLater()
+
+
 class FieldSlot(QWidget):
     """Holds one editor (relaying its `edited`); when its path has validation errors, a red frame, the message
     below, and a tooltip."""
@@ -83,8 +94,7 @@ class FieldSlot(QWidget):
         """Swaps in a new editor (the value changed kind); errors are cleared until the next validation."""
         self._layout.replaceWidget(self.editor, editor)
         self.editor.edited.disconnect(self.edited)
-        self.editor.setParent(None)
-        self.editor.deleteLater()
+        discard(self.editor)
         self.editor = editor
         editor.edited.connect(self.edited)
         self.messages = ()

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ._base import FieldEditor, FieldSlot
+from ._base import FieldEditor, FieldSlot, discard
 from ._field import Field, describe_field, field_from_value
 
 
@@ -110,8 +110,7 @@ class _Group(FieldEditor):
     def _clear(self) -> None:
         for widget in self._rows:
             self.grid.removeWidget(widget)
-            widget.setParent(None)  # gone from the tree at once, not only when deleteLater runs
-            widget.deleteLater()
+            discard(widget)
         self._rows.clear()
         self._roles.clear()
         self.slots.clear()

@@ -78,9 +78,14 @@ class MessageEditor(QWidget):
 
     def set_message(self, index: int | None, message: dict[str, Any] | None) -> None:
         """Shows message `index` (None: nothing selected); emits nothing."""
-        if index is not None and index == self._index and message is not None and self._message is not None \
-                and _same(message, self._message):
-            return  # the echo of our own edit, coming back through the undo stack
+        if index is not None and message is not None and self._message is not None and _same(message, self._message):
+            # The echo of our own edit coming back through the undo stack, or the same message at a new
+            # place (it moved): the form is right as it is, only the title's number may change.
+            if index != self._index:
+                self._index = index
+                assert self._model is not None
+                self.title.setText(self._title(self._model))
+            return
         self._index, self._message, self._item = index, message, None
         if message is None:
             self._model = None

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QSettings, Qt
-from PySide6.QtWidgets import QLineEdit, QPushButton
+from PySide6.QtCore import QEvent, QObject, QSettings, Qt
+from PySide6.QtWidgets import QApplication, QLineEdit, QPushButton, QWidget
 
 from contextdeck.engine import load_document, render_text
 from contextdeck.gui._app import create_window
@@ -94,6 +94,61 @@ def test_a_drop_on_the_timeline_moves_the_message_undoably(qtbot: Any, window: M
     assert window.context()[1] == ORDERED[2]
     window.session.undo_stack.undo()
     assert window.context().messages == ORDERED
+
+
+def test_a_moved_message_stays_selected_and_its_neighbour_is_never_shown(qtbot: Any, window: MainWindow) -> None:
+    """Moving the selected message (menu, drag or undo) keeps it selected where it lands: the views are told
+    of that one message only, and the editor keeps its form (only the number in its title changes)."""
+    window.select_message(1)
+    form = window.editor.body()
+    load = form.load
+    loads: list[object] = []
+    form.load = lambda model: (loads.append(model), load(model))[1]  # type: ignore[method-assign]
+    shown: list[int] = []
+    window.messageSelected.connect(shown.append)
+    window.move_selected(1)
+    assert shown == [2]
+    assert window.selected_message() == 2
+    assert window.timeline.current_index().row() == 2
+    assert window.editor.title.text().startswith("<b>#2 ")
+    window.session.undo_stack.undo()
+    assert shown == [2, 1]
+    assert window.timeline.current_index().row() == 1
+    assert window.editor.message() == ORDERED[1]
+    assert loads == []
+
+
+class _WindowShows(QObject):
+    """Notes every window other than `main` that is shown (a widget that lost its parent shows as one)."""
+
+    def __init__(self, main: QWidget) -> None:
+        super().__init__()
+        self.main = main
+        self.shown: list[str] = []
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Show and isinstance(watched, QWidget) and watched.isWindow() \
+                and watched is not self.main:
+            self.shown.append(type(watched).__name__)
+        return False
+
+
+def test_selecting_messages_shows_no_other_window(qtbot: Any, window: MainWindow, examples: Path) -> None:
+    """Selecting every message of every example, one after another, shows no window but the main one (an
+    editor replaced in the turn it was made in used to flash as a window of its own)."""
+    shows = _WindowShows(window)
+    app = QApplication.instance()
+    assert app is not None
+    app.installEventFilter(shows)
+    try:
+        for path in sorted(examples.glob("*.json")):
+            open_doc(qtbot, window, path)
+            for index in range(len(window.context())):
+                window.select_message(index)
+                app.processEvents()
+    finally:
+        app.removeEventFilter(shows)
+    assert shows.shown == []
 
 
 def test_delete_in_the_watch_table_removes_the_selected_watch(qtbot: Any, window: MainWindow) -> None:
