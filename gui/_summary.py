@@ -105,7 +105,12 @@ def tool_names(message: dict[str, Any]) -> list[str]:
 
 
 def call_summary(call: Any, with_tool: bool = True) -> str:
-    """`tool(param: value, …) → †destination` for one call of a plan or solution (`with_tool`: the name too)."""
+    """`tool(param: value, …) → †destination` for one call of a plan or solution (`with_tool`: the name too);
+    a pattern group as `all(a | b)` (`with_tool`: the pattern too)."""
+    group = group_of(call)
+    if group is not None:
+        named = entry_name(call)
+        return named if with_tool else named[len(group[0]):]
     if not isinstance(call, dict):
         return short_json(call)
     params = {k: v for k, v in call.items() if not k.startswith("_")}

@@ -13,7 +13,7 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractItemModel, QByteArray, QMimeData, QModelIndex, QPersistentModelIndex, Qt, Signal
 
-from contextdeck.engine import Context, Form
+from contextdeck.engine import Context, Form, group_of
 
 from ._summary import call_summary, is_output, message_summary, type_label
 from ._theme import icon, message_icon
@@ -234,8 +234,9 @@ class TimelineModel(QAbstractItemModel):
             return call_summary(call, with_tool=False)
         if role == Qt.ItemDataRole.DecorationRole:
             return icon("msg-call")
-        if role == KindRole:
-            return str(call.get("_tool", "?")) if isinstance(call, dict) else "?"
+        if role == KindRole:  # the tool, or a group's pattern
+            group = group_of(call)
+            return group[0] if group is not None else str(call.get("_tool", "?")) if isinstance(call, dict) else "?"
         if role == InstanceRole:
             instance = call.get("_instance") if isinstance(call, dict) else None
             return "" if instance is None else str(instance)

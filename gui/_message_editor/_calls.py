@@ -40,9 +40,9 @@ from ._model import MessageModel
 
 META = ("_instance", "_outputPath", "_outputMethod", "_output", "_reasoningForCall")
 # The patterns of a group (SPEC 6.10), as the picker offers them.
-PATTERNS = {"all": "all: run together; outputs kept only if all succeed",
-            "any": "any: the first success wins, the rest are cancelled",
-            "race": "race: the first to finish wins, success or failure"}
+PATTERNS = {"all": "all: together, kept if all succeed",
+            "any": "any: the first success wins",
+            "race": "race: the first to finish wins"}
 
 
 def reference_completer(references: tuple[str, ...] | list[str], parent: QWidget) -> QCompleter:
@@ -203,8 +203,14 @@ class GroupBox(QGroupBox):
         self.setObjectName("planGroup")
         self.pattern = QComboBox()
         self.pattern.setObjectName("groupPattern")
+        # As wide as the form leaves it, not as its longest text: the plan form must fit beside the timeline.
+        self.pattern.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.pattern.setMinimumContentsLength(8)
         for key, text in PATTERNS.items():
             self.pattern.addItem(text, key)
+        self.pattern.setToolTip("all: the calls run together; their outputs are kept only if all succeed\n"
+                                "any: the first success wins, the rest are cancelled\n"
+                                "race: the first to finish wins, success or failure")
         self.pattern.setCurrentIndex(self.pattern.findData(pattern))
         self.add_button = QPushButton("+ call in group")
         self.ungroup = QToolButton()

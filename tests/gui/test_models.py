@@ -11,7 +11,7 @@ from PySide6.QtCore import QModelIndex, Qt
 from contextdeck.engine import Context, Form, Insert, Move, Remove, Replace, load_document
 from contextdeck.gui._message_editor._model import with_body, with_payload
 from contextdeck.gui._state import StateModel
-from contextdeck.gui._timeline_model import InstanceRole, ItemRole, KindRole, LookRole, TimelineModel
+from contextdeck.gui._timeline_model import InstanceRole, ItemRole, KindRole, LookRole, SummaryRole, TimelineModel
 from contextdeck.gui._watches import WatchModel, parse_pin
 
 PLAN = {"type": "plan", "plan": [{"_tool": "a", "_outputPath": "†state.x"}, {"_tool": "b", "q": "†state.x"}]}
@@ -75,6 +75,15 @@ def test_a_rows_look_follows_replace_move_and_remove(qtbot: Any) -> None:
     context.apply(Remove(1))
     context.apply(Insert(1, {"type": "text", "role": "user", "text": "new"}))
     assert looks() == fresh()
+
+
+def test_a_plan_groups_row_names_its_pattern_and_calls(qtbot: Any) -> None:
+    """A group entry of a plan is a child row `all (a | b@①)`, not a call with an unknown tool."""
+    plan = {"type": "plan", "plan": [{"all": [{"_tool": "a"}, {"_tool": "b", "_instance": "①"}]}, {"_tool": "c"}]}
+    model = TimelineModel(Context([plan]))
+    group = model.index(0, 0, model.index(0, 0))
+    assert (group.data(KindRole), group.data(SummaryRole)) == ("all", "(a | b@①)")
+    assert group.data(Qt.ItemDataRole.DisplayRole) == "all(a | b@①)"
 
 
 def test_a_drop_asks_for_a_move_and_changes_nothing_itself(qtbot: Any) -> None:
