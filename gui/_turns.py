@@ -45,7 +45,6 @@ from contextdeck.engine import (
     current_turn,
     json_dumps,
     json_parse,
-    plan_mode,
     request_prompt,
     turn_change,
     turn_problems,
@@ -407,9 +406,10 @@ class LoopUI(QObject):
         return list(self.calls.statuses())
 
     def lazy(self) -> bool:
-        execution = self.debugger.execution
-        lazy = execution.lazy if execution is not None else plan_mode(self.document().context) == "lazy"
-        return bool(lazy) and not self.debugger.plan_approved
+        """The calls are a lazy plan (012) not approved yet (as the debugger's, else the panel's, execution
+        read it: no scan of the context on every edit)."""
+        execution = self.debugger.execution or self.calls.execution
+        return execution is not None and execution.lazy and not self.debugger.plan_approved
 
     def tick_over(self) -> bool:
         """Nothing of the current turn can run in this tick any more (010's "no more calls are unblocked")."""

@@ -276,3 +276,25 @@ def test_cancel_asking_leaves_the_text_as_it_was(qtbot: Any, window: MainWindow,
     assert window.context().messages == before
     assert dialog.ask_button.isEnabled()
     assert dialog.take_button.isEnabled()  # the text it had is a valid turn
+
+
+def test_a_saved_solutions_refused_output_is_said_once(qtbot: Any,
+                                                       open_document: Callable[[dict[str, Any]], MainWindow]) -> None:
+    """A saved solution whose output breaks the schema: the tick ends with one output error message (one
+    undo step), the calls panel says why, and the next turn is offered; running again adds no second one."""
+    content = document()
+    plan = content["context"].pop()
+    content["solution"] = {"calls": plan["plan"], "output": {"status": "Done"}}
+    window = open_document(content)
+    run_the_tick(qtbot, window)
+    errors = [m for m in window.context().messages if m["type"] == "error"]
+    assert [e["data"]["error"]["type"] for e in errors] == ["output"]
+    assert errors[0]["data"]["output"] == {"status": "Done"}
+    panel = window.inspector.panel  # type: ignore[attr-defined]
+    assert panel.message.text().startswith("The output was refused (the output does not meet the request schema")
+    assert "waiting for the next turn" in window.turns.label.text()  # type: ignore[attr-defined]
+    action(window, "Continue").trigger()
+    qtbot.waitUntil(lambda: not window.inspector.debugger.running)  # type: ignore[attr-defined]
+    assert len([m for m in window.context().messages if m["type"] == "error"]) == 1
+    window.session.undo_stack.undo()
+    assert not [m for m in window.context().messages if m["type"] == "error"]
