@@ -81,7 +81,7 @@ class Chain:
     def items(self) -> tuple[Any, ...]:
         """The items, first to last."""
         found: list[Any] = []
-        _collect(self, found)
+        _emit(self, 0, found)
         return tuple(found)
 
 
@@ -120,29 +120,46 @@ class _Flat(Chain):
         self.flat = items
 
 
-def _collect(chain: Chain, found: list[Any]) -> None:
-    """Append the items of `chain` to `found` (links are walked back, in a loop: chains are long)."""
+def _emit(chain: Chain, start: int, out: list[Any]) -> None:
+    """Append the items of `chain` from index `start` on to `out`.
+
+    A splice is "a new prefix, then an old chain from some index on", and the old chain is often itself
+    a splice of the same past: reading from an index skips straight past what is cut, so every item is
+    visited once (reading each part whole and then cutting it would visit shared parts 2**depth times).
+    """
     links: list[Any] = []
-    while isinstance(chain, _Link):
+    wanted = chain.size - start  # links are walked back only as far as the items read
+    while isinstance(chain, _Link) and len(links) < wanted:  # in a loop: chains are long
         links.append(chain.item)
         chain = chain.before
-    if isinstance(chain, _Joined):
-        _collect(chain.head, found)
-        found.extend(chain.tail.items()[chain.cut :])
-    elif isinstance(chain, _Edited):
-        _collect(chain.head, found)
-        rest: list[Any] = []
-        _collect(chain.rest, rest)
-        del rest[: chain.cut]
-        if chain.lost:
-            rest = [item for item in rest if item not in chain.lost]
-        if len(chain.gained) > 8:
-            rest = list(merge(rest, chain.gained, key=itemgetter(0)))
-        else:
-            for item in chain.gained:
-                insort(rest, item, key=itemgetter(0))
-        found.extend(rest)
-    elif isinstance(chain, _Flat):
-        found.extend(chain.flat)
-    links.reverse()
-    found.extend(links)
+    if isinstance(chain, _Link):  # every item read is one of the links walked
+        links.reverse()
+        out.extend(links)
+        return
+    below = chain.size
+    if start < below:
+        if isinstance(chain, _Joined):
+            if start < chain.head.size:
+                _emit(chain.head, start, out)
+                _emit(chain.tail, chain.cut, out)
+            else:
+                _emit(chain.tail, chain.cut + start - chain.head.size, out)
+        elif isinstance(chain, _Edited):
+            skip = max(0, start - chain.head.size)
+            if not skip:
+                _emit(chain.head, start, out)
+            rest: list[Any] = []
+            _emit(chain.rest, chain.cut, rest)
+            if chain.lost:
+                rest = [item for item in rest if item not in chain.lost]
+            if len(chain.gained) > 8:
+                rest = list(merge(rest, chain.gained, key=itemgetter(0)))
+            else:
+                for item in chain.gained:
+                    insort(rest, item, key=itemgetter(0))
+            out.extend(rest[skip:] if skip else rest)
+        elif isinstance(chain, _Flat):
+            out.extend(chain.flat[start:] if start else chain.flat)
+    if links:
+        links.reverse()
+        out.extend(links[start - below :] if start > below else links)

@@ -167,12 +167,18 @@ class SourceEdit(NamedTuple):
     lost: list[int]
     gained: list[int]
 
+    def then(self, later: SourceEdit) -> SourceEdit:
+        """This change followed by `later` (a change of the sources this one leads to)."""
+        regained, relost = set(later.lost), set(self.gained)
+        lost = [*self.lost, *(key for key in later.lost if key not in relost)]
+        return SourceEdit(self.sources, lost, [*(key for key in self.gained if key not in regained), *later.gained])
+
 
 class Probe:
     """One path followed by a fold: the ids of its sources so far and its diagnostics, a `Chain` of
     (order key, reason): kept once per failed write, shared by every copy, checkpoint and splice."""
 
-    __slots__ = ("diagnostics", "edit", "path", "resets", "sources", "trail")
+    __slots__ = ("diagnostics", "edits", "path", "resets", "sources", "trail")
 
     def __init__(self, path: Path, trail: bool = False) -> None:
         self.path = path
@@ -183,8 +189,10 @@ class Probe:
         self.resets = 0  # how many writes reset the sources so far
         # For blame: every write that changed the path.
         self.trail: list[Change] | None = [] if trail else None
-        # Set by `_whole`: these sources are those of another probe, less some order keys, plus others.
-        self.edit: SourceEdit | None = None
+        # Set by `_whole`: these sources are those of the probe they were repaired from, less some order
+        # keys, plus others; and, when that one was repaired too, the same from the one before it (a
+        # move's two halves), so that results follow from the kept results either way.
+        self.edits: tuple[SourceEdit, ...] = ()
 
     def copy(self) -> Probe:
         twin = Probe(self.path)

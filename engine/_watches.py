@@ -473,7 +473,7 @@ class Watchers:
         messages its sources gained since the committed fold.
         """
         key = self._store.order.key
-        before = {probe.path: probe for probe in track.fold.state.probes} if reuse and track.fold else {}
+        before = {probe.path: probe for probe in track.fold.state.probes} if track.fold else {}
         previous = track.results if before else {}
         values: dict[Path, Found] = {}
         for probe in fold.state.probes:
@@ -481,8 +481,8 @@ class Watchers:
                 continue
             old, known = before.get(probe.path), previous.get(probe.path)
             value = None
-            if old is not None and known is not None and known.value is not MISSING:
-                value = _grown(fold.state, probe, old, known, key)
+            if old is not None and known is not None and known.value is not MISSING and (reuse or probe.edits):
+                value = _grown(fold.state, probe, old, known, key, reuse)
             values[probe.path] = value or probe_result(fold.state, probe, key)
         return values
 
@@ -494,24 +494,27 @@ def probe_result(state: State, probe: Probe, key: dict[int, int]) -> Found:
     return Found(value, keys, probe.diagnostics)
 
 
-def _grown(state: State, probe: Probe, old: Probe, known: Found, key: dict[int, int]) -> Found | None:
+def _grown(state: State, probe: Probe, old: Probe, known: Found, key: dict[int, int], reuse: bool) -> Found | None:
     """`probe_result` of a probe from the old result: only the sources gained or lost are looked up.
 
-    None when that does not hold (most sources changed, or not found).
+    None when that does not hold (most sources changed, or not found, or `reuse` is off — the kept keys
+    may be stale — and the probe does not say how its keys changed).
     """
     value = get_path(state.root, probe.path)
     if value is MISSING:
         return None
     keys = known.keys
     now, before = tuple(probe.sources), tuple(old.sources)
-    edit = probe.edit
-    if edit is not None and edit.sources is old.sources:  # a whole-kind fold says what changed (`_whole`)
+    edit = next((edit for edit in probe.edits if edit.sources is old.sources), None)
+    if edit is not None:  # a whole-kind fold says what changed (`_whole`), even across a move
         for gone in edit.lost:
             position = bisect_left(keys, gone)
             if position == len(keys) or keys[position] != gone:
                 return None
             keys = keys[:position] + keys[position + 1 :]
         keys = _with_keys(keys, sorted(edit.gained))
+    elif not reuse:  # the kept keys may not be the messages' keys any more (a move)
+        return None
     elif now is not before and now != before:  # a splice often hands on the very same tuple
         if now[: len(before)] == before:  # only gained some (an append): the common case
             fresh = now[len(before) :]

@@ -193,7 +193,8 @@ def _probe(edit: _Edit, final: Probe, redone: dict[str, _Lane], head_before: Pro
     if prefix is not None:
         lost_keys = [*prefix.lost, *map(key_of, lost_ids)]
         gained_keys = [*prefix.gained, *map(edit.keys.__getitem__, gained_ids)]
-        probe.edit = SourceEdit(tuple(final.sources), lost_keys, gained_keys)
+        change = SourceEdit(tuple(final.sources), lost_keys, gained_keys)
+        probe.edits = (change,) if not final.edits else (change, final.edits[0].then(change))
     if lost_ids or gained_ids or head_now is not head_before:
         cut = 0 if head_before is None else len(head_before.sources)
         rest = list(final.sources[cut:])  # in order: one layer's writes
@@ -223,8 +224,8 @@ def _changes(before: Probe | None, now: Probe | None, keys: Mapping[int, int]) -
     cheaply): not at all, an edit of its own, or grown at the end."""
     if before is now or before is None or now is None:
         return SourceEdit((), [], [])
-    if now.edit is not None and now.edit.sources is before.sources:
-        return now.edit
+    if now.edits and now.edits[0].sources is before.sources:
+        return now.edits[0]
     old, new = before.sources, now.sources
     if len(new) >= len(old) and tuple(new[: len(old)]) == tuple(old):
         return SourceEdit((), [], [keys[m] for m in new[len(old) :]])

@@ -57,3 +57,29 @@ def test_edits_of_a_chain_read_as_the_list_they_stand_for(data: st.DataObject) -
         assert len(chain) == len(model)
     assert chain.items() == tuple(model)
     assert len(chain) == len(model)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_splices_of_splices_read_as_the_lists_they_stand_for(data: st.DataObject) -> None:
+    """Splices (`joined`: a new prefix, then an old chain past the chain it grew from) nested deep and
+    sharing their pasts, as tracks make them: read from the start or past a cut, every item is there once,
+    in order, however the nodes are shared (a naive read visits shared parts 2**depth times)."""
+    pool: list[tuple[Chain, list[Any], list[int]]] = [(EMPTY, [], [0])]  # chain, items, the chains it grew from
+    counter = 0
+    for _ in range(data.draw(st.integers(1, 80))):
+        if data.draw(st.integers(0, 2)):
+            number = data.draw(st.integers(0, len(pool) - 1))
+            chain, items, grew = pool[number]
+            counter += 1
+            pool.append((chain.plus(counter), [*items, counter], [*grew, len(pool)]))
+        else:
+            head = data.draw(st.integers(0, len(pool) - 1))
+            rest = data.draw(st.integers(0, len(pool) - 1))
+            cut = data.draw(st.sampled_from(pool[rest][2]))
+            chain = pool[head][0].joined(pool[rest][0], pool[cut][0])
+            items = [*pool[head][1], *pool[rest][1][len(pool[cut][1]) :]]
+            pool.append((chain, items, [*pool[head][2], len(pool)]))
+        chain, items, _ = pool[-1]
+        assert chain.items() == tuple(items)
+        assert len(chain) == len(items)
