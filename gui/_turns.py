@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from typing import Any
+from typing import Any, Protocol
 
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QColor, QFontDatabase, QKeySequence, QTextCursor, QUndoCommand
@@ -86,11 +86,23 @@ class TurnCommand(QUndoCommand):
         self.loop.turn_changed()
 
 
+class TurnHost(Protocol):
+    """What the Next Turn dialog asks of the loop it takes a turn for: the window's (`LoopUI`), or a
+    delegate session's (gui/_inspector/_sessions.py)."""
+
+    def document(self) -> Document: ...
+    def activities(self) -> Any: ...
+    def tools(self) -> Any: ...
+    def models(self) -> Any: ...
+    def intro(self) -> str: ...
+    def take_turn(self, turn: Any, audit: dict[str, Any] | None = None) -> str | None: ...
+
+
 class TurnDialog(QDialog):
     """Next Turn: the model's turn as JSON, checked live against the composed request schema; Ask Model
     lets the configured model write it. Take Turn is enabled only for a turn the engine would take."""
 
-    def __init__(self, loop: LoopUI, parent: QWidget | None = None) -> None:
+    def __init__(self, loop: TurnHost, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Next Turn")
         self.loop = loop

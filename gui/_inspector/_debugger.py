@@ -408,15 +408,9 @@ class Debugger(QObject):
         return await self._dialog_answer(dialog, dialog.decided, None)
 
     def _ask_output(self, call: CallAnalysis) -> Any:
-        return self.ask_for_output(call)
-
-    def ask_for_output(self, call: CallAnalysis, *, schema: Any = None, intro: str | None = None) -> Any:
-        """Ask (the `ask_output` hook, else an OutputDialog) for `call`'s result: the value, or CANCEL.
-        `schema` and `intro` stand for the tool's `_output` and the dialog's first line (a delegate's)."""
         if self.ask_output is not None:
             return self.ask_output(call)
-        dialog = OutputDialog(call, self.dialog_parent, can_ask_model=self.model_answer is not None and schema is None,
-                              schema=schema, intro=intro)
+        dialog = OutputDialog(call, self.dialog_parent, can_ask_model=self.model_answer is not None)
         dialog.askModel.connect(lambda: dialog.answered.emit(ASK_MODEL))
         return self._dialog_answer(dialog, dialog.answered, dialog.cancelled)
 

@@ -115,19 +115,18 @@ class OutputDialog(QDialog):
     cancelled = Signal()
     askModel = Signal()  # "Ask model": the model gives the result instead (shown when one is set up)
 
-    def __init__(self, call: CallAnalysis, parent: QWidget | None = None, *, can_ask_model: bool = False,
-                 schema: Any = None, intro: str | None = None) -> None:
+    def __init__(self, call: CallAnalysis, parent: QWidget | None = None, *, can_ask_model: bool = False) -> None:
         super().__init__(parent)
         self.setWindowTitle(f"Output of {call.label}")
         self.setModal(False)
-        rule = schema if isinstance(schema, dict) else _output_schema(call)
+        rule = _output_schema(call)
         self.schema = rule
         first = " and ".join(f"<code>{r}</code>" for r in call.branches[0]) if call.branches else "nowhere"
         others = " (the first of its branches)" if len(call.branches) > 1 else ""
-        what = intro or f"<b>{call.tool_name}</b> is latent and has no <code>_output</code>: type its result as JSON."
-        intro_label = QLabel(f"{what} It will be written to {first}{others}.")
-        intro_label.setWordWrap(True)
-        intro_label.setTextFormat(Qt.TextFormat.RichText)
+        intro = QLabel(f"<b>{call.tool_name}</b> is latent and has no <code>_output</code>: type its result as JSON. "
+                       f"It will be written to {first}{others}.")
+        intro.setWordWrap(True)
+        intro.setTextFormat(Qt.TextFormat.RichText)
         self.editor = QPlainTextEdit(json.dumps(_example(rule), indent=2, ensure_ascii=False))
         self.editor.setFont(_mono())
         self.form: DataEditor | None = None
@@ -146,7 +145,7 @@ class OutputDialog(QDialog):
         self.write_button.clicked.connect(self._write)
         cancel.clicked.connect(self.close)
         layout = QVBoxLayout(self)
-        layout.addWidget(intro_label)
+        layout.addWidget(intro)
         if rule:
             self.form = DataEditor()
             self.form.value_edited.connect(lambda _value: self.write_button.setEnabled(False))

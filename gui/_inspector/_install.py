@@ -250,6 +250,7 @@ def _install_sessions(window: Any, parts: Inspector) -> None:
         return path.name if path is not None else "Untitled"
 
     sessions = Sessions(parts.model, parts.debugger, title, parts.panel)
+    sessions.models = lambda: getattr(getattr(window, "models", None), "models", None)  # installed later
     parts.sessions = sessions
     parts.session_view = SessionsView(sessions)
     right, bottom = Qt.DockWidgetArea.RightDockWidgetArea, Qt.DockWidgetArea.BottomDockWidgetArea

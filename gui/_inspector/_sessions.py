@@ -13,18 +13,20 @@ and stepping into the same call again shows the same session where it was left.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QDialog
 
-from contextdeck.engine import OPEN, Execution, Loop, LoopStatus
+from contextdeck.engine import OPEN, Document, Execution, Loop, LoopStatus
 
 from ._async import event_loop
 from ._calls import CallsModel
-from ._debugger import CANCEL, Debugger, _answer
+from ._debugger import Debugger
 
 
 @dataclass(eq=False)
@@ -51,6 +53,8 @@ class Sessions(QObject):
         self._title = title
         self.current = 0
         self.busy = False
+        self.open_dialog: QDialog | None = None  # the Next Turn dialog of a delegate session, while open
+        self.models: Callable[[], Any] = lambda: None  # the window's model set-up (Ask Model in Next Turn)
         self.actions_by_name = self._actions()
         model.refreshed.connect(self._prune)
         self.changed.connect(self._update)
@@ -194,24 +198,26 @@ class Sessions(QObject):
         return Frame(f"#{caller} {plan.tool_name} → {name}", model, debugger, loop, caller)
 
     async def _finish(self, child: Frame) -> bool:
-        """Run the rest of `child`'s session, get its final output, write it in its caller; True when written."""
+        """Run the rest of `child`'s session, turn after turn, and write its final output in its caller;
+        True when written. Without an output of its own the session asks for its next turn (010)."""
         assert child.loop is not None
         assert child.caller is not None
         loop, parent = child.loop, self.frames[self.frames.index(child) - 1]
         self._set_busy(True)
         try:
-            if loop.status in (LoopStatus.READY, LoopStatus.STOPPED):
-                await child.debugger.continue_()
-                if child.debugger.next_call() is not None:  # a breakpoint, a failure, a question not answered
+            while loop.status is not LoopStatus.FINISHED:
+                if loop.status in (LoopStatus.READY, LoopStatus.STOPPED):
+                    await child.debugger.continue_()
+                    if child.debugger.next_call() is not None:  # a breakpoint, a failure, a question not answered
+                        self._show(child)
+                        return False
+                    await loop.tick()  # nothing left to run: the tick concludes (an output ends the session)
+                elif loop.status is LoopStatus.LAZY:
                     self._show(child)
+                    child.debugger.stopped.emit("the delegate's plan is lazy: approve it to run it")
                     return False
-                await loop.tick()  # nothing left to run: the tick concludes (the template's output ends it)
-            if loop.status is LoopStatus.LAZY:
-                self._show(child)
-                child.debugger.stopped.emit("the delegate's plan is lazy: approve it to run it")
-                return False
-            if loop.status is LoopStatus.WAITING_FOR_TURN and not await self._ask_final_output(parent, child):
-                return False
+                elif not await self._next_turn(parent, child):
+                    return False
             write = _completion(parent.debugger.prepared(), child.caller)
             plan = parent.model.plan(child.caller)
             await parent.debugger.recorded(f"Step out of call #{child.caller} ({plan.tool_name})", write)
@@ -228,30 +234,34 @@ class Sessions(QObject):
                                      + (f" ({detail})" if detail else ""))
         return True
 
-    async def _ask_final_output(self, parent: Frame, child: Frame) -> bool:
-        """The delegate has no output of its own: ask for it, and let its session check it (010)."""
+    async def _next_turn(self, parent: Frame, child: Frame) -> bool:
+        """The session waits for the delegate's next turn: typed (or asked of the model) in the Next Turn
+        dialog, checked against the delegate's composed request; True once taken."""
+        from .._turns import TurnDialog  # the window's loop dialog, which imports this package
+
         assert child.loop is not None
-        assert child.caller is not None
-        loop = child.loop
-        intro = (f"The delegate session of <b>#{child.caller} {parent.model.plan(child.caller).tool_name}</b> "
-                 "has run its calls and has no output: type it as JSON (checked against the delegate's schema).")
-        value = await _answer(parent.debugger.ask_for_output(parent.model.getItem(child.caller),
-                                                             schema=loop.document.schema, intro=intro))
-        if value is CANCEL:
-            self._show(child)
-            child.debugger.stopped.emit("The delegate waits for its output: Step Out again to give it")
-            return False
+        turns = DelegateTurns(self, parent, child)
+        dialog = TurnDialog(turns, parent.debugger.dialog_parent)
+        future = event_loop().create_future()
+
+        def closed(result: int) -> None:
+            if not future.done():
+                future.set_result(result)
+
+        dialog.finished.connect(closed)
+        self.open_dialog = dialog
+        dialog.show()
         try:
-            loop.take_turn({"calls": [], "output": value})
-        except ValueError as refused:  # TurnRefused: it breaks the delegate's request schema; nothing changed
+            accepted = await future == QDialog.DialogCode.Accepted
+        finally:
+            self.open_dialog = None
+            dialog.deleteLater()
+        if not accepted:
             self._show(child)
-            child.debugger.stopped.emit(f"The delegate's output was refused: {refused}")
+            child.debugger.stopped.emit("The delegate waits for its next turn: Step Out again to give it")
             return False
-        if await loop.run() is not LoopStatus.FINISHED:
-            self._show(child)
-            problem = loop.ticks[-1].output_problem if loop.ticks else None
-            child.debugger.stopped.emit(f"The delegate's output was refused: {problem or loop.status}")
-            return False
+        child.model.set_source(child.loop.document.context, child.loop.solution, child.model.origin)
+        child.debugger.execution = child.loop.execution  # the calls panel shows the session's turn
         return True
 
     # -- the stack ----------------------------------------------------------------------------------
@@ -302,6 +312,43 @@ class Sessions(QObject):
     def _task_done(self, task: Any) -> None:
         if not task.cancelled() and (error := task.exception()) is not None:
             self.frame.debugger.stopped.emit(f"the debugger stopped on an error: {type(error).__name__}: {error}")
+
+
+class DelegateTurns:
+    """What the Next Turn dialog asks of a loop, for a delegate session: its document is the delegate's
+    clean room, and the turn taken is the delegate's (its calls run in the session, its output ends it)."""
+
+    def __init__(self, sessions: Sessions, parent: Frame, child: Frame) -> None:
+        assert child.loop is not None
+        self.sessions, self.parent, self.child, self.loop = sessions, parent, child, child.loop
+
+    def document(self) -> Document:
+        return self.loop.document
+
+    def activities(self) -> Any:
+        return self.child.debugger.activities
+
+    def tools(self) -> Any:
+        return self.child.model.tools()
+
+    def models(self) -> Any:
+        return self.sessions.models()
+
+    def intro(self) -> str:
+        caller = self.child.caller
+        tool = self.parent.model.plan(caller).tool_name if caller is not None else "?"
+        return (f"The delegate session of <b>#{caller} {tool}</b> ({html.escape(self.child.title)}) has run its "
+                "calls without a final output. Type the delegate's next turn: <code>calls</code> run in the session "
+                "(Step Out goes on running them), an <code>output</code> that meets the delegate's request schema "
+                "ends it and is written in the caller. The delegate's request is on the right.")
+
+    def take_turn(self, turn: Any, audit: dict[str, Any] | None = None) -> str | None:
+        """Take the turn in the delegate's session; None, else why not (nothing changed)."""
+        try:
+            self.loop.take_turn(turn)
+        except ValueError as refused:  # TurnRefused: it breaks the delegate's composed request schema
+            return f"Not taken: {refused}"
+        return None
 
 
 def execution_delegate_name(execution: Execution, index: int) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -18,7 +19,8 @@ from contextdeck.gui._inspector import Inspector
 from contextdeck.gui._inspector._async import release
 from contextdeck.gui._inspector._calls import GUTTER
 from contextdeck.gui._inspector._dialogs import OutputDialog
-from contextdeck.gui._inspector._sessions import Sessions
+from contextdeck.gui._inspector._sessions import Frame, Sessions
+from contextdeck.gui._turns import TurnDialog
 from contextdeck.gui._window import MainWindow
 
 NOW = "2026-01-02T03:04:05Z"
@@ -66,23 +68,41 @@ def opened(open_window: Any, path: Path) -> MainWindow:
     return window
 
 
-ANSWERED: list[OutputDialog] = []  # dialogs written already: a new question is another dialog
+ANSWERED: list[Any] = []  # dialogs written already: a new question is another dialog
 
 
-def answer(qtbot: Any, window: MainWindow, text: str, schema: bool = True) -> OutputDialog:
-    """Type `text` into the output dialog open now and press Write output."""
+def answer(qtbot: Any, window: MainWindow, text: str) -> OutputDialog:
+    """Type `text` into the output dialog of a latent call open now and press Write output."""
     def dialog() -> OutputDialog | None:
         return next((f.debugger.open_dialog for f in sessions_of(window).frames
                      if isinstance(f.debugger.open_dialog, OutputDialog)
                      and f.debugger.open_dialog not in ANSWERED and f.debugger.open_dialog.isVisible()), None)
 
     qtbot.waitUntil(lambda: dialog() is not None)
-    dialog = dialog()
-    assert dialog is not None
-    dialog.set_text(text)
-    if schema:
-        qtbot.waitUntil(dialog.write_button.isEnabled)  # the form's validation of this text has answered
-    qtbot.mouseClick(dialog.write_button, Qt.MouseButton.LeftButton)
+    found = dialog()
+    assert found is not None
+    found.set_text(text)
+    if found.form is not None:
+        qtbot.waitUntil(found.write_button.isEnabled)  # the form's validation of this text has answered
+    qtbot.mouseClick(found.write_button, Qt.MouseButton.LeftButton)
+    if not found.isVisible():
+        ANSWERED.append(found)
+    return found
+
+
+def take_turn(qtbot: Any, window: MainWindow, turn: Any, valid: bool = True) -> TurnDialog:
+    """Type the delegate's next turn into the Next Turn dialog its session opens, and press Take Turn."""
+    sessions = sessions_of(window)
+    qtbot.waitUntil(lambda: isinstance(sessions.open_dialog, TurnDialog) and sessions.open_dialog not in ANSWERED
+                    and sessions.open_dialog.isVisible())
+    dialog = sessions.open_dialog
+    assert isinstance(dialog, TurnDialog)
+    dialog.editor.setPlainText(json.dumps(turn))
+    if valid:
+        qtbot.waitUntil(dialog.take_button.isEnabled)  # checked once typing pauses
+    else:
+        qtbot.waitUntil(lambda: dialog.problems.count() > 0)
+    qtbot.mouseClick(dialog.take_button, Qt.MouseButton.LeftButton)
     if not dialog.isVisible():
         ANSWERED.append(dialog)
     return dialog
@@ -91,6 +111,22 @@ def answer(qtbot: Any, window: MainWindow, text: str, schema: bool = True) -> Ou
 def idle(qtbot: Any, window: MainWindow) -> None:
     sessions = sessions_of(window)
     qtbot.waitUntil(lambda: not sessions.busy and not any(f.debugger.running for f in sessions.frames))
+
+
+def stepped_into(qtbot: Any, window: MainWindow, depth: int = 1) -> Frame:
+    """Run → Step Into, until the session `depth` levels down is current and idle; that session."""
+    sessions = sessions_of(window)
+    run_action(window, "Step Into")
+    qtbot.waitUntil(lambda: sessions.current == depth)
+    idle(qtbot, window)
+    return sessions.frame
+
+
+def chapter_window(open_window: Any, tmp_path: Path, name: str) -> MainWindow:
+    """A window on chapter example `name`, copied with its delegate files into tmp_path."""
+    folder = tmp_path / "delegates"
+    shutil.copytree(CHAPTERS, folder)
+    return opened(open_window, folder / name)
 
 
 def test_step_into_opens_the_delegate_session_stopped_before_its_first_call(qtbot: Any, open_window: Any,
@@ -168,8 +204,8 @@ def test_step_over_into_and_out_write_the_delegates_output_in_the_caller(qtbot: 
     stack.setCurrentRow(2)
     assert sessions.current == 2
 
-    run_action(window, "Step Out")  # the anonymous delegate has no output: asked, then written one level down
-    answer(qtbot, window, f'"{SUMMARY}"')
+    run_action(window, "Step Out")  # the anonymous delegate has no output: its turn is asked, then written
+    take_turn(qtbot, window, {"calls": [], "output": SUMMARY})
     qtbot.waitUntil(lambda: sessions.current == 1)
     idle(qtbot, window)
     assert researcher.loop.document.context.resolve("†state.summary").value == SUMMARY
@@ -178,9 +214,12 @@ def test_step_over_into_and_out_write_the_delegates_output_in_the_caller(qtbot: 
 
     before = len(window.context())
     run_action(window, "Step Out")  # the Researcher's output, checked against its request schema
-    dialog = answer(qtbot, window, "{}")
-    assert "'summary' is a required property" in dialog.error.text()
-    dialog = answer(qtbot, window, f'{{"summary": "{SUMMARY}"}}')
+    dialog = take_turn(qtbot, window, {"calls": [], "output": {}}, valid=False)
+    problems = [dialog.problems.item(i).text() for i in range(dialog.problems.count())]
+    assert any("'summary' is a required property" in problem for problem in problems)
+    assert dialog.isVisible()  # refused: Take Turn stays disabled, nothing is taken
+    assert not dialog.take_button.isEnabled()
+    take_turn(qtbot, window, {"calls": [], "output": {"summary": SUMMARY}})
     qtbot.waitUntil(lambda: sessions.current == 0)
     idle(qtbot, window)
     assert stack.count() == 1
@@ -218,7 +257,7 @@ def test_step_over_runs_a_delegated_call_to_its_end_as_one_step(qtbot: Any, open
     inspector, sessions = inspector_of(window), sessions_of(window)
     run_action(window, "Step")
     answer(qtbot, window, f'"{SUMMARY}"')  # summarise, inside the Researcher's session
-    answer(qtbot, window, f'{{"summary": "{SUMMARY}"}}')  # the Researcher's output
+    take_turn(qtbot, window, {"calls": [], "output": {"summary": SUMMARY}})  # the Researcher's turn
     qtbot.waitUntil(lambda: inspector.model.status(0) is Status.DONE)
     idle(qtbot, window)
     assert sessions.current == 0
@@ -292,7 +331,7 @@ def test_step_out_stops_at_a_breakpoint_inside_the_session(qtbot: Any, open_wind
     assert not window.context().resolve("†state.findings").found
     run_action(window, "Step Out")
     answer(qtbot, window, f'"{SUMMARY}"')  # summarise's result, asked as for any waiting call
-    answer(qtbot, window, f'{{"summary": "{SUMMARY}"}}')
+    take_turn(qtbot, window, {"calls": [], "output": {"summary": SUMMARY}})
     qtbot.waitUntil(lambda: sessions.current == 0)
     assert window.context().resolve("†state.findings.summary").value == SUMMARY
 
@@ -301,19 +340,14 @@ def test_each_instance_steps_into_a_session_with_its_own_scoped_state(qtbot: Any
                                                                      tmp_path: Path) -> None:
     """015's instanced delegates: the session of call ① sees only ①'s state, without `_instance`; its output
     is written for ①; then call ②'s session sees only ②'s."""
-    folder = tmp_path / "delegates"
-    shutil.copytree(CHAPTERS, folder)
-    window = opened(open_window, folder / "015_instanced_delegates.json")
+    window = chapter_window(open_window, tmp_path, "015_instanced_delegates.json")
     sessions = sessions_of(window)
-    run_action(window, "Step Into")
-    qtbot.waitUntil(lambda: sessions.current == 1)
-    idle(qtbot, window)
-    first = sessions.frame
+    first = stepped_into(qtbot, window)
     assert first.loop is not None
     assert first.loop.document.context.messages == [{"type": "system", "message": "You are a translator."},
                                                     {"type": "state", "text": "Hello"}]
     run_action(window, "Step Out")
-    answer(qtbot, window, '"Hello!"', schema=False)
+    take_turn(qtbot, window, {"calls": [], "output": "Hello!"})
     qtbot.waitUntil(lambda: sessions.current == 0)
     idle(qtbot, window)
     assert window.context().resolve("†state.translation", instance="①").value == "Hello!"
@@ -339,3 +373,24 @@ def test_save_as_next_to_the_delegate_finds_it(qtbot: Any, open_window: Any, tmp
     assert model.detail(0) == f"delegate: delegate 'Researcher' not found: no Researcher or Researcher.json in {alone}"
     assert window.session.save_as(report.parent / "report copy.json")
     qtbot.waitUntil(lambda: model.status(0) is Status.READY)
+
+
+def test_a_delegates_turn_with_calls_runs_them_in_its_session(qtbot: Any, open_window: Any, tmp_path: Path) -> None:
+    """014's music makers: the Composer's session has no calls; its turn typed in Next Turn plans synthesize
+    there (delegated in turn to the Sound-Designer), Step Out runs it, and the next turn's output is the song."""
+    window = chapter_window(open_window, tmp_path, "014_music_makers.json")
+    sessions = sessions_of(window)
+    composer = stepped_into(qtbot, window)
+    assert composer.loop is not None
+    assert composer.title == "#0 makeSong → Composer.json"
+    run_action(window, "Step Out")
+    dialog = take_turn(qtbot, window, {"calls": [
+        {"_tool": "synthesize", "melody": "A minor, slow", "_outputPath": "†state.sound"}], "output": None})
+    assert "Composer.json" in dialog.intro.text()
+    answer(qtbot, window, '"audio of A minor, slow"')  # synthesize's Sound-Designer session waits: its result
+    take_turn(qtbot, window, {"calls": [], "output": {"song": "ballad with audio of A minor, slow"}})
+    qtbot.waitUntil(lambda: sessions.current == 0)
+    idle(qtbot, window)
+    assert composer.loop.document.context.resolve("†state.sound").value == "audio of A minor, slow"
+    assert window.context().resolve("†state.song").value == {"song": "ballad with audio of A minor, slow"}
+    assert not window.context().resolve("†state.sound").found  # the Composer's room stays its own
