@@ -18,7 +18,7 @@ from ._messages import MessageInfo
 from ._resolution import Resolution, same_json
 
 SCAN_LIMIT = 2000  # messages looked at to find what a move or an edit touched; beyond: resolve every watch
-SLICE = 2  # watches resolved between two yields of `steps` (one resolve may take a millisecond or more)
+SLICE = 1  # watches resolved between two yields of `steps` (one resolve at a cursor may take several milliseconds)
 
 Head = tuple[str, str | None, str | None]  # (kind, instance, lane): what a write can change
 

@@ -7,6 +7,7 @@ the cursor changes. What a value shadowed comes from the engine's blame, when it
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from collections.abc import Iterator
@@ -74,6 +75,24 @@ def _children(node: StateNode, writers: dict[tuple[str, ...], int]) -> list[Stat
     return nodes
 
 
+def _root(row: int, folded: IdentityState) -> StateNode:
+    kind, instance = folded.identity
+    label = f"¶{kind}" + (f" [{instance}]" if instance is not None else "")
+    return StateNode(label, folded.value, kind, instance, (), None, row, source=folded.writer.get(()))
+
+
+def _sets_any(node: StateNode, sources: set[int | None]) -> bool:
+    """Whether `node` or one of its rows made so far was set by one of `sources` (its highlight changes)."""
+    return node.source in sources or any(_sets_any(child, sources) for child in node.children)
+
+
+def _runs(rows: list[int]) -> Iterator[tuple[int, int]]:
+    """Sorted rows as (first, last) runs of consecutive rows."""
+    for _, run in itertools.groupby(enumerate(rows), key=lambda item: item[1] - item[0]):
+        block = [row for _, row in run]
+        yield block[0], block[-1]
+
+
 class StateModel(QAbstractItemModel):
     """The state snapshot as a tree: key, value, and the message that set it."""
 
@@ -93,18 +112,58 @@ class StateModel(QAbstractItemModel):
 
     def set_state(self, selected: int | None, state: list[IdentityState], source: CursorState | None = None,
                   at: int | None = None) -> None:
-        """Show a computed state; `selected` (a message index) is highlighted where it set a value."""
-        self.beginResetModel()
+        """Show a computed state; `selected` (a message index) is highlighted where it set a value.
+
+        When the same identities are shown and no changed one has its rows open, only the changed rows are
+        told (`dataChanged`), so the view repaints them alone; otherwise the model is reset."""
+        changed = self._changed_rows(selected, state)
+        if changed is None:
+            self.beginResetModel()
         self._selected = selected
         self._source, self._at = source, at
         self._writers = {folded.identity: folded.writer for folded in state}
-        self._roots = []
-        for row, folded in enumerate(state):
-            kind, instance = folded.identity
-            label = f"¶{kind}" + (f" [{instance}]" if instance is not None else "")
-            self._roots.append(StateNode(label, folded.value, kind, instance, (), None, row,
-                                         source=folded.writer.get(())))
-        self.endResetModel()
+        if changed is None:
+            self._roots = [_root(row, folded) for row, folded in enumerate(state)]
+            self.endResetModel()
+            return
+        for row in changed:
+            self._renew(row, state[row])
+        last = len(COLUMNS) - 1
+        for first, final in _runs(changed):
+            self.dataChanged.emit(self.index(first, 0), self.index(final, last))
+
+    def _renew(self, row: int, folded: IdentityState) -> None:
+        """Show root `row`'s new value in place (the view's indices point at these very nodes); rows made
+        under it are removed and made again from the new value."""
+        node = self._roots[row]
+        parent = self.createIndex(row, 0, node)
+        made = bool(node.children)
+        if made:
+            self.beginRemoveRows(parent, 0, len(node.children) - 1)
+            node.children, node.value = [], MISSING  # no rows until the new ones are inserted
+            self.endRemoveRows()
+        node.value, node.source, node.text = folded.value, folded.writer.get(()), None
+        kids = _children(node, folded.writer) if made else []
+        if kids:
+            self.beginInsertRows(parent, 0, len(kids) - 1)
+            node.children = kids
+            self.endInsertRows()
+
+    def _changed_rows(self, selected: int | None, state: list[IdentityState]) -> list[int] | None:
+        """The roots to show anew, or None when the whole tree must be reset (other identities)."""
+        if len(state) != len(self._roots) or not self._roots:
+            return None
+        marked = {self._selected, selected} - {None} if selected != self._selected else set()
+        changed = []
+        for row, (node, folded) in enumerate(zip(self._roots, state, strict=True)):
+            if (node.kind, node.instance) != folded.identity:
+                return None
+            old = self._writers.get(folded.identity)
+            same = (node.value is folded.value or node.value == folded.value) and (
+                old is folded.writer or old == folded.writer)
+            if not same or (marked and _sets_any(node, marked)):
+                changed.append(row)
+        return changed
 
     def _kids(self, node: StateNode | None) -> list[StateNode]:
         if node is None:

@@ -107,6 +107,7 @@ class CallsModel(QAbstractTableModel):
         self._restore_kept = False  # a new document: its kept breakpoints are placed on its calls
         self._changed_rows: set[int] = set()
         self._reads: dict[tuple[str, str | None], Watch] = {}  # see `_keep_reads_current`
+        self._shown: list[tuple[str, str]] = []  # each row's status and detail as last painted
         self._rows_timer = QTimer(self, singleShot=True, interval=0)
         self._rows_timer.timeout.connect(self._rows_changed)
         self._timer = QTimer(self)
@@ -222,12 +223,20 @@ class CallsModel(QAbstractTableModel):
             self._graph = plan_graph(plans)
             self._place_breakpoints(before, calls)
             self.endResetModel()
+            self._shown = self._looks()
         else:
             self._execution = execution
             self._graph = plan_graph(plans)
-            if plans:
-                self.dataChanged.emit(self.index(0, 0), self.index(len(plans) - 1, len(HEADERS) - 1))
+            looks = self._looks()
+            changed = [row for row, look in enumerate(looks) if row >= len(self._shown) or self._shown[row] != look]
+            if changed:  # only those rows repaint (an edit elsewhere in the document usually changes none)
+                self.dataChanged.emit(self.index(changed[0], 0), self.index(changed[-1], len(HEADERS) - 1))
+            self._shown = looks
         self.refreshed.emit()
+
+    def _looks(self) -> list[tuple[str, str]]:
+        """What each row shows that a refresh can change: its status and its detail."""
+        return [(self.status_text(row), self.detail(row)) for row in range(self.rowCount())]
 
     def state_changed(self, state: CallState) -> None:
         """The live execution moved a call on (the debugger forwards `Execution.status_changed`).

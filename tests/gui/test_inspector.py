@@ -34,6 +34,23 @@ def test_status_follows_the_context(qtbot, refund: tuple[Context, object]) -> No
     qtbot.waitUntil(lambda: model.index(3, STATUS).data() == "waiting for output")
 
 
+def test_a_refresh_tells_the_view_only_the_rows_that_changed(qtbot, refund: tuple[Context, object]) -> None:  # type: ignore[no-untyped-def]
+    """After an edit the calls are judged again, but the view is told only of rows whose status or detail
+    changed: none for a message that no call reads, the unblocked call's row for its approval."""
+    context, solution = refund
+    model = CallsModel(context, solution)
+    told: list[tuple[int, int]] = []
+    model.dataChanged.connect(lambda first, last, *_: told.append((first.row(), last.row())))
+    context.append({"type": "text", "text": "an aside no call reads"})
+    with qtbot.waitSignal(model.refreshed):
+        pass
+    assert told == []
+    context.append({"type": "state", "data": {"approvals": {"refund": "lead"}}})
+    qtbot.waitUntil(lambda: model.index(3, STATUS).data() == "waiting for output")
+    assert told
+    assert all(first <= 3 <= last for first, last in told)
+
+
 def test_gutter_click_toggles_a_breakpoint(qtbot, refund: tuple[Context, object]) -> None:  # type: ignore[no-untyped-def]
     """A click in the gutter column sets a breakpoint; a second click clears it."""
     context, solution = refund

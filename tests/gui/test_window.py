@@ -151,6 +151,23 @@ def test_selecting_messages_shows_no_other_window(qtbot: Any, window: MainWindow
     assert shows.shown == []
 
 
+def test_a_cursor_step_tells_the_state_view_only_the_rows_that_changed(qtbot: Any, window: MainWindow) -> None:
+    """Moving the time cursor one message on changes one identity's value: the state view is told of that
+    row alone (no reset, so it repaints that row and keeps what is open), and shows the new value."""
+    model = window.state_view.state_model
+    window.select_message(1)
+    qtbot.waitUntil(lambda: not window.state_view.is_busy() and "Alex" in str(model.index(0, 1).data()))
+    resets: list[bool] = []
+    changes: list[tuple[int, int]] = []
+    model.modelReset.connect(lambda: resets.append(True))
+    model.dataChanged.connect(lambda first, last, *_: changes.append((first.row(), last.row())))
+    window.select_message(2)
+    qtbot.waitUntil(lambda: not window.state_view.is_busy() and "Sam" in str(model.index(0, 1).data()))
+    assert resets == []
+    assert changes == [(0, 0)]
+    assert model.index(0, 2).data(SourceRole) == 2
+
+
 def test_delete_in_the_watch_table_removes_the_selected_watch(qtbot: Any, window: MainWindow) -> None:
     """Select a pinned watch and press Delete: that watch goes, the other stays, no message is deleted."""
     panel = window.watches
