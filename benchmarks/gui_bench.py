@@ -122,15 +122,21 @@ FILTERS = ("kind:state", "text hello", "verdict ok")
 KEYS_APART_MS = (80, 250)
 
 
+def settle(app: QApplication, ms: int) -> None:
+    """Run the event loop for `ms`: what an action scheduled (deferred layouts, repaints) is done after it."""
+    end = time.perf_counter() + ms / 1000
+    while time.perf_counter() < end:
+        app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 5)
+
+
 def type_filter(app: QApplication, bench: Bench, window: Any, text: str, apart_ms: int) -> tuple[float, float, float]:
     """Type `text` in the timeline's filter box, key by key, then wait until its rows are shown. Returns
     (the longest GUI-thread block from a key to the next, the longest block of a turn that showed rows or of the
     repaint after it, ms from the last key to the rows shown)."""
     panel = window.timeline
     box = panel.filter_box
-    box.setFocus()
-    box.clear()
-    app.processEvents()
+    box.setFocus()  # as Ctrl+F does: its repaint of the window (the focus moved) is not a keystroke's
+    settle(app, 300)
     shown_at: list[float] = []
     shown_blocks: list[float] = []
 
@@ -157,9 +163,7 @@ def type_filter(app: QApplication, bench: Bench, window: Any, text: str, apart_m
     panel.search.finished.disconnect(rows_shown)
     keys = [block for _call, block in bench.results[name][-len(text):]]
     box.clear()
-    settle = time.perf_counter() + 0.3  # every row back and repainted before the next filter's first key
-    while time.perf_counter() < settle:
-        app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 5)
+    settle(app, 300)  # every row back and repainted before the next filter's first key
     return max(keys), max(shown_blocks, default=0.0), shown_after * 1000
 
 
