@@ -44,6 +44,7 @@ from contextdeck.engine import (
     parse_expression,
     run_with_model,
     turn_problem,
+    turn_problems,
     utc_now,
     validate,
     write_atomically,
@@ -169,6 +170,7 @@ def _run_loop(args: argparse.Namespace, document: Document, turns: list[Any], op
     """Tick after tick, each `--turn` the model's next turn typed by hand, until the final output (010)."""
     given = iter(zip(args.turn, turns, strict=True))
     taking: list[str] = []  # the file of the turn being taken, to name it when it is refused
+    lines: list[str] = []
 
     def next_turn(request: Document) -> Any:
         # The turns typed for the document are its own: a delegate's session (014) waits for its turns instead.
@@ -176,10 +178,12 @@ def _run_loop(args: argparse.Namespace, document: Document, turns: list[Any], op
             return None
         file, turn = next(given, (None, None))
         taking[:] = [file] if file is not None else []
+        if turn is not None:  # the loop refuses a turn with errors; its warnings are said here
+            problems = turn_problems(document, turn, activities=options["activities"], tools=options["tools"])
+            lines.extend(f"{file}: warning: {p}" for p in problems if p.severity == "warning")
         return turn
 
     loop = Loop(document, turns=next_turn, **options)
-    lines: list[str] = []
     loop.tick_finished.connect(lambda tick: lines.extend(_tick_lines(loop, tick)))
     try:
         status = asyncio.run(_drive_loop(loop, args.approve_plan, args.max_ticks))

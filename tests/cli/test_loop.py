@@ -141,3 +141,15 @@ def test_validate_reports_a_final_output_that_breaks_the_request_schema(capsys, 
     assert code == 1
     assert f"{doc}: solution.output.status: 'Done' is not one of ['Success', 'Failed']" in captured.out
     assert f"{doc}: message 4: output.status: 'Nope' is not one of ['Success', 'Failed']" in captured.out
+
+
+def test_a_turn_calling_a_tool_the_request_does_not_offer_runs_with_a_warning(capsys, tmp_path) -> None:
+    """SPEC 6.7: the call runs latent; the turn's file and the call's path are named in a warning."""
+    doc, acts = failure_case(tmp_path)
+    turn = tmp_path / "turn.json"
+    turn.write_text(json.dumps([{"_tool": "sendFax", "_outputPath": "†state.fax", "_output": "sent"}]))
+    code, out, err = run(capsys, doc, "--activities", acts, "--turn", turn)
+    assert code == 0
+    assert f"{turn}: warning: $.calls[0]._tool: the request offers no tool 'sendFax'" in err
+    assert "tick 2: 1 call(s) run" in err
+    assert json.loads(out)["context"][-1]["data"] == {"fax": "sent"}
