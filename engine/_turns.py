@@ -18,7 +18,7 @@ from ._document import Document, Shape
 from ._groups import group_of
 from ._messages import MISSING, Form
 from ._registry import Registry
-from ._request import REFERENCE, compose_request, is_solution_schema
+from ._request import REFERENCE, Request, compose_request, is_solution_schema
 from ._resolution import Diagnostic
 from ._tools import pending_calls, plan_mode
 from ._validate import schema_violations
@@ -46,19 +46,22 @@ def as_turn(solution: Any) -> dict[str, Any]:
 
 
 def turn_problems(
-    document: Document, solution: Any, *, activities: Activities | None = None, tools: Registry | None = None
+    document: Document, solution: Any, *, activities: Activities | None = None, tools: Registry | None = None,
+    request: Request | None = None,
 ) -> list[Diagnostic]:
     """What is wrong with a turn against the request as the model receives it (its composed schema).
 
     Errors refuse the turn; each names its JSON path (`$.calls[1].amount`) and what is wrong there. A
     call to a tool the request does not offer is a warning: it runs latent (SPEC 6.7). `meta` may be
-    left out of a turn typed by hand (the engine does not read it).
+    left out of a turn typed by hand (the engine does not read it). `request`: the document's request
+    composed already (a dialog checking as the user types composes it once).
     """
     problem = turn_problem(solution)
     if problem is not None:
         return [Diagnostic(None, "$", problem)]
     turn = as_turn(solution)
-    request = compose_request(document.context, document.schema, activities=activities, tools=tools)
+    if request is None:
+        request = compose_request(document.context, document.schema, activities=activities, tools=tools)
     schema = copy.deepcopy(dict(request.schema))
     schema["properties"]["calls"] = {"type": "array"}  # each call is checked against its own tool below
     schema["required"] = [key for key in schema["required"] if key != "meta"]

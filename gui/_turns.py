@@ -187,8 +187,7 @@ class TurnDialog(QDialog):
             self.turn = MISSING
             found = [Diagnostic(None, f"line {error.line}, column {error.column}", f"not JSON: {error.reason}")]
         else:
-            found = turn_problems(self.loop.document(), self.turn, activities=self.loop.activities(),
-                                  tools=self.loop.tools())
+            found = turn_problems(self.loop.document(), self.turn, request=self.request)
         self.problems.clear()
         for problem in found:
             item = QListWidgetItem(f"{problem.path}: {problem.reason}")
@@ -518,8 +517,10 @@ class LoopUI(QObject):
     def take_turn(self, turn: Any, audit: dict[str, Any] | None = None) -> str | None:
         """Append the turn as the engine's `turn_change` says, as one undo step; None, else why not."""
         document = self.document()
-        errors = [p for p in turn_problems(document, turn, activities=self.activities(), tools=self.tools())
-                  if p.severity == "error"]
+        # The open dialog composed the request (window-modal: the document has not changed since).
+        request = self.dialog.request if self.dialog is not None else None
+        found = turn_problems(document, turn, activities=self.activities(), tools=self.tools(), request=request)
+        errors = [p for p in found if p.severity == "error"]
         if errors:
             return "Not taken: " + "; ".join(str(problem) for problem in errors)
         change = turn_change(document, turn, {"model": audit} if audit else None)
