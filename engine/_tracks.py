@@ -272,7 +272,8 @@ def _repair_whole(
     """A whole-kind fold repaired lane by lane (`_whole`); None where that does not hold. An edit that
     both changes the global fold and writes the instance layer (a replace that moves a write from one
     layer to the other) is repaired in two: the own edit over the old global fold, then the global change."""
-    if work.base and work.low is not None and base is not None:
+    two_halves = work.base and work.low is not None
+    if two_halves and base is not None:
         own = Work(low=work.low, high=work.high, generation=work.generation, ids=work.ids, dropped=work.dropped)
         halfway = _repair_whole(store, own, old, kind, instance, Fold(old.base, old.base, [], Marks()))
         if halfway is None:
@@ -281,6 +282,11 @@ def _repair_whole(
     whole = _whole.repair(store, work, old, kind, instance, None if base is None else base.state)
     if whole is None:
         return None
+    if two_halves:
+        # Halfway the write was a source of both layers (the old global fold's and its own): the sources
+        # are right again at the end, but their changes as keys are not a set's, so they are not told.
+        for probe in whole.state.probes:
+            probe.edits = ()
     kept = 0 if whole.low is None else _marks_before(old.checkpoints, whole.low, store.order.key)
     state = whole.state
     return Fold(state if base is None else base.state, state, [], old.checkpoints.head(kept), old.steps, whole.lanes)

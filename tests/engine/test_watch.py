@@ -126,6 +126,23 @@ def test_whole_kind_watch_is_repaired_lane_by_lane(monkeypatch: pytest.MonkeyPat
     assert not handle.current.diagnostics
 
 
+def test_a_write_moved_from_the_global_layer_to_an_instance_layer_leaves_its_sources() -> None:
+    """A replace that moves a write from the global layer to an instance layer, where it now fails (a key
+    under the array the global layer left): the instance's whole-kind watch drops it from its sources
+    (found by the watch property: it was a source of both layers halfway through its two-step repair)."""
+    ctx = Context([
+        {"type": "s", "s": {"a": {"b": None}}, "_outputPath": "†s.a.b"},
+        {"type": "s", "s": {"a": None}, "_outputPath": "†s.a"},
+        {"type": "s", "s": {"a": None}, "_outputPath": "†s.a"},
+    ])
+    handle = ctx.watch("†s", lambda _: None, instance="1")
+    ctx.remove(1)
+    ctx.insert(0, {"type": "s", "s": {"a": None}, "_outputPath": "†s.a", "_outputMethod": "push"})
+    ctx.replace(2, {"type": "s", "s": {"a": {"b": None}}, "_outputPath": "†s.a.b", "_instance": "1"})
+    assert handle.current == Context(ctx.messages).resolve("†s", "1")
+    assert handle.current.sources == (0,)
+
+
 def test_malformed_expression_is_refused() -> None:
     """Watching a malformed expression raises ExpressionError naming the position."""
     with pytest.raises(ExpressionError):
