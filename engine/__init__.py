@@ -88,6 +88,7 @@ from ._turns import (
     turn_problem,
     turn_problems,
 )
+from ._validate import json_path_parts
 from ._view import ContextView, Messages
 
 __all__ = [
@@ -201,6 +202,7 @@ __all__ = [
     "json_dumps",
     "json_nests_within",
     "json_parse",
+    "json_path_parts",
     "kind_of",
     "load_activities",
     "load_document",

@@ -21,7 +21,7 @@ from ._registry import Registry
 from ._request import REFERENCE, Request, compose_request, is_solution_schema
 from ._resolution import Diagnostic
 from ._tools import pending_calls, plan_mode
-from ._validate import schema_violations
+from ._validate import path_order, schema_violations
 from ._view import Messages
 
 OUTPUT_ERROR = "output"  # the error type of a refused final output
@@ -95,7 +95,7 @@ def _call_problems(call: Any, where: str, offered: dict[str, Any]) -> list[Diagn
 def _explained(schema: Any, value: Any, where: str) -> list[Diagnostic]:
     """Each violation at the place that explains it, in the order of the turn's paths."""
     found = schema_violations(schema, value, None, where, explain=_deepest)
-    return sorted(found, key=lambda problem: problem.path)
+    return sorted(found, key=lambda problem: path_order(problem.path))
 
 
 def _deepest(error: ValidationError) -> ValidationError:

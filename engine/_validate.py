@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -19,11 +21,45 @@ from ._view import Messages
 
 
 def json_path(path: Any) -> str:
-    """`$.a[0].b` for a jsonschema error path."""
+    """`$.a[0].b` for a jsonschema error path; a key that would read as more than one part (empty, or with
+    a dot, a bracket, a quote or a space) is written `["a.b"]`, so that `json_path_parts` reads it back."""
     text = "$"
     for part in path:
-        text += f"[{part}]" if isinstance(part, int) else f".{part}"
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif _PLAIN_KEY.fullmatch(part):
+            text += f".{part}"
+        else:
+            text += f"[{json.dumps(part, ensure_ascii=False)}]"
     return text
+
+
+def json_path_parts(text: str) -> tuple[str | int, ...] | None:
+    """The parts of a path `json_path` wrote (keys and array indices); None when `text` is not one."""
+    if not text.startswith("$"):
+        return None
+    parts: list[str | int] = []
+    position = 1
+    while position < len(text):
+        found = _PATH_PART.match(text, position)
+        if found is None:
+            return None
+        plain, index, quoted = found.groups()
+        parts.append(plain if plain is not None else int(index) if index is not None else json.loads(quoted))
+        position = found.end()
+    return tuple(parts)
+
+
+def path_order(text: str) -> tuple[tuple[int, int | str], ...]:
+    """A sort key that orders paths as their values are laid out: `$.calls[2]` before `$.calls[10]`."""
+    parts = json_path_parts(text)
+    if parts is None:
+        return ((2, text),)
+    return tuple((0, part) if isinstance(part, int) else (1, part) for part in parts)
+
+
+_PLAIN_KEY = re.compile(r"[^.\[\]\"'\s]+")
+_PATH_PART = re.compile(r"\.([^.\[\]\"'\s]+)|\[(\d+)\]|\[(\"(?:[^\"\\]|\\.)*\")\]")
 
 
 def data_problems(context: Messages, solution: Any = None) -> list[Diagnostic]:

@@ -45,6 +45,7 @@ from contextdeck.engine import (
     current_turn,
     json_dumps,
     json_parse,
+    json_path_parts,
     request_prompt,
     turn_change,
     turn_problems,
@@ -295,7 +296,6 @@ class TurnDialog(QDialog):
         super().done(result)
 
 
-_PART = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
 _LINE_COLUMN = re.compile(r"line (\d+), column (\d+)")
 _SPACE = re.compile(r"[ \t\n\r]*")
 
@@ -317,9 +317,9 @@ def place_of(text: str, where: str) -> tuple[int, int] | None:
             return None
         offset = sum(len(before) + 1 for before in lines[: line - 1]) + column - 1
         return offset, offset
-    if not where.startswith("$"):
+    parts = json_path_parts(where)
+    if parts is None:
         return None
-    parts: list[str | int] = [key if key else int(index) for key, index in _PART.findall(where[1:])]
     decoder = json.JSONDecoder()
     try:
         position = _skip(text, 0)

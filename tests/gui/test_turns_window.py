@@ -298,3 +298,27 @@ def test_a_saved_solutions_refused_output_is_said_once(qtbot: Any,
     assert len([m for m in window.context().messages if m["type"] == "error"]) == 1
     window.session.undo_stack.undo()
     assert not [m for m in window.context().messages if m["type"] == "error"]
+
+
+def test_problems_are_listed_in_the_turns_order_and_a_dotted_key_is_found(
+        qtbot: Any, open_document: Callable[[dict[str, Any]], MainWindow]) -> None:
+    """`$.output.lines[2]` comes before `$.output.lines[10]` (not sorted as text), and a key with a dot is
+    named `["a.b"]` and its place is found when the problem is clicked."""
+    content = document()
+    content["schema"] = {"type": "object", "properties": {
+        "lines": {"type": "array", "items": {"type": "string"}}, "a.b": {"type": "string"}}}
+    window = open_document(content)
+    run_the_tick(qtbot, window)
+    dialog = open_turn(qtbot, window)
+    lines: list[Any] = ["x"] * 11
+    lines[2], lines[10] = 2, 10
+    type_turn(qtbot, dialog, {"calls": [], "output": {"lines": lines, "a.b": 5}})
+    assert problems(dialog) == ['$.output["a.b"]: 5 is not of type \'string\'',
+                                "$.output.lines[2]: 2 is not of type 'string'",
+                                "$.output.lines[10]: 10 is not of type 'string'"]
+    first = dialog.problems.visualItemRect(dialog.problems.item(0)).center()
+    qtbot.mouseClick(dialog.problems.viewport(), Qt.MouseButton.LeftButton, pos=first)
+    assert dialog.editor.textCursor().selectedText() == "5"
+    last = dialog.problems.visualItemRect(dialog.problems.item(2)).center()
+    qtbot.mouseClick(dialog.problems.viewport(), Qt.MouseButton.LeftButton, pos=last)
+    assert dialog.editor.textCursor().selectedText() == "10"
