@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ._calls import CallPlan, Mode, Problem, parameters_of
 from ._context import Context
@@ -76,27 +76,43 @@ def find_delegate(name: str, base: Path | None, chain: tuple[Path, ...],
                   code_tools: dict[str, dict[str, Any]] | None = None,
                   depth: int = 0) -> tuple[Delegate | None, str | None]:
     """Load the delegate `name` (relative to `base`), refusing a missing, malformed or recursive one."""
+    found, refusal = _find(name, base, chain, code_tools, depth)
+    return found, None if refusal is None else refusal.reason
+
+
+class _Refusal(NamedTuple):
+    """Why a delegate cannot be followed; `cycle`: the files of the cycle when it is recursive."""
+
+    reason: str
+    cycle: tuple[Path, ...] = ()
+
+
+def _find(name: str, base: Path | None, chain: tuple[Path, ...], code_tools: dict[str, dict[str, Any]] | None,
+          depth: int) -> tuple[Delegate | None, _Refusal | None]:
     if name == ANONYMOUS:
         return Delegate(name), None
     path, problem = _locate(name, base)
     if path is None:
-        return None, problem
+        return None, _Refusal(problem or f"delegate {name!r} not found")
     if path in chain:
-        cycle = " → ".join(p.name for p in (*chain[chain.index(path):], path))
-        return None, f"delegate {name!r} is recursive: {cycle}"
+        cycle = (*chain[chain.index(path):], path)
+        return None, _Refusal(f"delegate {name!r} is recursive: {' → '.join(p.name for p in cycle)}", cycle)
     try:
         template = load_document(path)
     except DocumentError as error:
-        return None, f"delegate {name!r} cannot be loaded: {error}"
+        return None, _Refusal(f"delegate {name!r} cannot be loaded: {error}")
     if depth < _DEPTH:
-        problem = _nested_problem(template, path, (*chain, path), code_tools, depth + 1)
-        if problem is not None:
-            return None, f"delegate {name!r}: {problem}"
+        refusal = _nested_refusal(template, path, (*chain, path), code_tools, depth + 1)
+        if refusal is not None:
+            # A delegate inside the cycle is named by the cycle already; one that leads into it says so.
+            if path in refusal.cycle:
+                return None, refusal
+            return None, _Refusal(f"delegate {name!r}: {refusal.reason}", refusal.cycle)
     return Delegate(name, path, template), None
 
 
-def _nested_problem(template: Document, path: Path, chain: tuple[Path, ...],
-                    code_tools: dict[str, dict[str, Any]] | None, depth: int) -> str | None:
+def _nested_refusal(template: Document, path: Path, chain: tuple[Path, ...],
+                    code_tools: dict[str, dict[str, Any]] | None, depth: int) -> _Refusal | None:
     """The first delegate of the delegate's own calls that cannot be followed (a cycle, say)."""
     tools = merged_tools(template.context, code_tools)
     calls, _ = pending_calls(template.context, template.solution)
@@ -107,9 +123,9 @@ def _nested_problem(template: Document, path: Path, chain: tuple[Path, ...],
         name, _ = delegate_name(call, tools.get(tool_name) if isinstance(tool_name, str) else None)
         if name is None or name == ANONYMOUS:
             continue
-        _, problem = find_delegate(name, path.parent, chain, code_tools, depth)
-        if problem is not None:
-            return problem
+        _, refusal = _find(name, path.parent, chain, code_tools, depth)
+        if refusal is not None:
+            return refusal
     return None
 
 

@@ -5,7 +5,7 @@ import copy
 from pathlib import Path
 
 import pytest
-from chapter_support import chapter, errors_of
+from chapter_support import CHAPTERS, chapter, errors_of
 from exec_support import CLOCK
 
 from contextdeck.engine import Document, Execution, Loop, LoopStatus, Status, load_document, validate
@@ -119,7 +119,8 @@ def test_014_missing_malformed_recursive_or_outside_delegates_fail_on_their_call
     errors = [execution.state(i).error for i in range(4)]
     assert all(execution.state(i).status is Status.FAILED for i in range(4))
     assert [e["type"] for e in errors] == ["delegate"] * 4
-    assert "is recursive: LoopA.json → LoopB.json → LoopA.json" in errors[0]["message"]
+    # The cycle is named once, not once per delegate in it.
+    assert errors[0]["message"] == "delegate 'LoopA' is recursive: LoopA.json → LoopB.json → LoopA.json"
     assert "delegate 'Missing' not found" in errors[1]["message"]
     assert "delegate 'Broken' cannot be loaded: " in errors[2]["message"]
     assert "Broken.json:" in errors[2]["message"]
@@ -230,3 +231,19 @@ def test_running_a_delegated_call_again_opens_a_new_clean_room_from_the_inputs_n
     asyncio.run(second.run())
     execution.complete_delegation(0)
     assert execution.context.resolve("†state.summary").value == "Second."
+
+
+def test_a_delegate_leading_into_a_cycle_is_named_before_the_cycle(tmp_path: Path) -> None:
+    """Entry → LoopA → LoopB → LoopA: the entry is not in the cycle, so the error says how the call reaches it."""
+    for name in ("LoopA.json", "LoopB.json"):
+        (tmp_path / name).write_text((CHAPTERS / "delegates" / name).read_text())
+    (tmp_path / "Entry.json").write_text(
+        '{"context": [], "solution": {"calls": [{"_tool": "go", "_delegate": "LoopA", "_outputPath": "†state.y"}]}}')
+    document = tmp_path / "main.json"
+    document.write_text('{"context": [{"type": "plan", "plan": '
+                        '[{"_tool": "start", "_delegate": "Entry", "_outputPath": "†state.z"}]}]}')
+    execution = Execution(load_document(document), clock=CLOCK, path=document)
+    error = execution.state(0).error
+    assert error is not None
+    assert error["message"] == ("delegate 'Entry': delegate 'LoopA' is recursive: "
+                                "LoopA.json → LoopB.json → LoopA.json")
