@@ -312,9 +312,12 @@ def run_watches(count: int, pins: int) -> dict[str, tuple[float, float]]:
     context = window.context()
     wait_state(app, window)
     settle = 600
-    for target in (count // 2, count - 10, 100, count // 3, count // 3 + 1, count // 3 + 2):
+    # Far jumps (most state rows change) and steps of one message (a row or two), 12 in all, and 8 rounds of
+    # edits: enough for a max that is not one lucky or unlucky turn (about 30 s of settling).
+    far = (count // 2, count - 10, 100, count // 3, count * 3 // 4, count // 5)
+    for target in (*far, *(count // 5 + step for step in range(1, 7))):
         bench.time("select a message (cursor moves)", lambda t=target: window.select_message(t), settle_ms=settle)
-    states = [i for i in range(count - 2, count // 2, -1) if context[i].get("type") == "state"][:3]
+    states = [i for i in range(count - 2, count // 2, -1) if context[i].get("type") == "state"][:8]
     for n, target in enumerate(states):
         window.select_message(target)
         wait_state(app, window)

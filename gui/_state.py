@@ -1,8 +1,13 @@
 """The state view: every kind's (and instance's) resolved value at the time cursor, as a tree.
 
-`StateModel` is a thin model over the engine's state at the cursor (`CursorState`: every identity's
-value with the message that set each path, computed in slices of a few milliseconds) when the context or
-the cursor changes. What a value shadowed comes from the engine's blame, when its tooltip is asked for.
+`StateModel` shows the engine's state at the cursor (`CursorState`: every identity's value with the message
+that set each path, computed in slices of a few milliseconds) in Qt's own items (`QStandardItemModel`): the
+view paints them without calling into Python for each cell (a Python model's repaint cost 14-16 ms at 100,000
+messages, about three times the same tree in Qt's items; docs/performance.md). A value's rows are made when it is
+first shown open (`fetchMore`). What a value shadowed comes from the engine's blame when its tooltip is asked
+for (`StateModel.tooltip`, shown by the window's one tooltip filter, `_tooltips.py`).
+
+Roles: the Key column holds NodeRole, PathRole and ChangedRole, the Set by column SourceRole.
 """
 
 from __future__ import annotations
@@ -14,8 +19,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSignalBlocker, Qt, QTimer, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeView, QWidget
 
 from contextdeck.engine import MISSING, Context, CursorState, IdentityState
@@ -33,6 +38,7 @@ SourceRole = Qt.ItemDataRole.UserRole + 2  # index of the message that set the v
 ChangedRole = Qt.ItemDataRole.UserRole + 3  # whether the selected message set this value
 PathRole = Qt.ItemDataRole.UserRole + 4  # "¶kind[instance].a.b", the node's stable key
 COLUMNS = ("Key", "Value", "Set by")
+_FLAGS = Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsEnabled  # read-only: a double click jumps
 
 
 @dataclass(eq=False)
@@ -46,14 +52,19 @@ class StateNode:
     path: tuple[str, ...]
     parent: StateNode | None = None
     row: int = 0
-    children: list[StateNode] = field(default_factory=list)
+    children: list[StateNode] = field(default_factory=list)  # the nodes of its rows, once made
     source: int | None = None  # the message that set the value
-    text: str | None = None  # the value column, made once
+    items: tuple[QStandardItem, ...] = ()  # its row in the model: key, value, set by
+    made: bool = False  # whether its children's rows are in the model
 
     @property
     def key(self) -> str:
         identity = f"¶{self.kind}" + (f"[{self.instance}]" if self.instance is not None else "")
         return ".".join((identity, *self.path))
+
+    @property
+    def has_children(self) -> bool:
+        return isinstance(self.value, dict | list) and bool(self.value)
 
 
 def _children(node: StateNode, writers: dict[tuple[str, ...], int]) -> list[StateNode]:
@@ -93,11 +104,40 @@ def _runs(rows: list[int]) -> Iterator[tuple[int, int]]:
         yield block[0], block[-1]
 
 
-class StateModel(QAbstractItemModel):
+def _row(node: StateNode, selected: int | None) -> list[QStandardItem]:
+    """`node`'s row: its items, kept on the node to show a new value in place."""
+    key, value, setter = QStandardItem(node.label), QStandardItem(), QStandardItem()
+    for item in (key, value, setter):
+        item.setFlags(_FLAGS)
+    key.setData(node, NodeRole)
+    key.setData(node.key, PathRole)
+    if node.parent is None:
+        key.setFont(_BOLD)
+    setter.setForeground(_LINK_BRUSH)
+    node.items = (key, value, setter)
+    _show(node, selected)
+    return [key, value, setter]
+
+
+def _show(node: StateNode, selected: int | None) -> None:
+    """Put `node`'s value, setter and highlight (whether `selected` set it) in its items."""
+    key, value, setter = node.items
+    value.setText(_value_text(node.value))
+    setter.setText("" if node.source is None else f"#{node.source}")
+    setter.setData(node.source, SourceRole)
+    changed = selected is not None and node.source == selected
+    key.setData(changed, ChangedRole)
+    brush = _CHANGED_BRUSH if changed else None  # the selected message set this
+    for item in node.items:
+        item.setData(brush, Qt.ItemDataRole.BackgroundRole)
+
+
+class StateModel(QStandardItemModel):
     """The state snapshot as a tree: key, value, and the message that set it."""
 
     def __init__(self, parent: Any = None) -> None:
-        super().__init__(parent)
+        super().__init__(0, len(COLUMNS), parent)
+        self.setHorizontalHeaderLabels(list(COLUMNS))
         self._selected: int | None = None
         self._roots: list[StateNode] = []
         self._writers: dict[tuple[str, str | None], dict[tuple[str, ...], int]] = {}
@@ -114,17 +154,14 @@ class StateModel(QAbstractItemModel):
                   at: int | None = None) -> None:
         """Show a computed state; `selected` (a message index) is highlighted where it set a value.
 
-        When the same identities are shown and no changed one has its rows open, only the changed rows are
-        told (`dataChanged`), so the view repaints them alone; otherwise the model is reset."""
+        When the same identities are shown, only the changed rows are told (`dataChanged`, rows made under a
+        changed one are made again), so the view repaints them alone; otherwise the model is reset."""
         changed = self._changed_rows(selected, state)
-        if changed is None:
-            self.beginResetModel()
         self._selected = selected
         self._source, self._at = source, at
         self._writers = {folded.identity: folded.writer for folded in state}
         if changed is None:
-            self._roots = [_root(row, folded) for row, folded in enumerate(state)]
-            self.endResetModel()
+            self._reset(state)
             return
         for row in changed:
             self._renew(row, state[row])
@@ -132,22 +169,33 @@ class StateModel(QAbstractItemModel):
         for first, final in _runs(changed):
             self.dataChanged.emit(self.index(first, 0), self.index(final, last))
 
+    def _reset(self, state: list[IdentityState]) -> None:
+        self.beginResetModel()
+        with QSignalBlocker(self):  # the view hears of it once, by the reset
+            self.setRowCount(0)
+            self._roots = [_root(row, folded) for row, folded in enumerate(state)]
+            for node in self._roots:
+                self.appendRow(_row(node, self._selected))
+        self.endResetModel()
+
     def _renew(self, row: int, folded: IdentityState) -> None:
-        """Show root `row`'s new value in place (the view's indices point at these very nodes); rows made
-        under it are removed and made again from the new value."""
+        """Show root `row`'s new value in place (the view's indices stay valid); rows made under it are
+        removed and, as it is shown open, made again from the new value."""
         node = self._roots[row]
-        parent = self.createIndex(row, 0, node)
-        made = bool(node.children)
-        if made:
-            self.beginRemoveRows(parent, 0, len(node.children) - 1)
-            node.children, node.value = [], MISSING  # no rows until the new ones are inserted
-            self.endRemoveRows()
-        node.value, node.source, node.text = folded.value, folded.writer.get(()), None
-        kids = _children(node, folded.writer) if made else []
-        if kids:
-            self.beginInsertRows(parent, 0, len(kids) - 1)
-            node.children = kids
-            self.endInsertRows()
+        node.value, node.source = folded.value, folded.writer.get(())
+        with QSignalBlocker(self):  # told by `set_state`, one `dataChanged` per run of changed rows
+            _show(node, self._selected)
+        if node.made:
+            key = node.items[0]
+            key.removeRows(0, key.rowCount())
+            node.children, node.made = [], False
+            self._make_children(node)
+
+    def _make_children(self, node: StateNode) -> None:
+        node.children = _children(node, self._writers.get((node.kind, node.instance), {}))
+        node.made = True  # before the rows go in: the view asks again whether there are more to fetch
+        for child in node.children:
+            node.items[0].appendRow(_row(child, self._selected))
 
     def _changed_rows(self, selected: int | None, state: list[IdentityState]) -> list[int] | None:
         """The roots to show anew, or None when the whole tree must be reset (other identities)."""
@@ -165,68 +213,27 @@ class StateModel(QAbstractItemModel):
                 changed.append(row)
         return changed
 
-    def _kids(self, node: StateNode | None) -> list[StateNode]:
-        if node is None:
-            return self._roots
-        if not node.children and isinstance(node.value, dict | list) and node.value:
-            node.children = _children(node, self._writers.get((node.kind, node.instance), {}))
-        return node.children
-
     def getItem(self, index: _Index) -> StateNode | None:
-        node = index.internalPointer() if index.isValid() else None
+        """The node shown in `index`'s row."""
+        node = index.sibling(index.row(), 0).data(NodeRole) if index.isValid() else None
         return node if isinstance(node, StateNode) else None
 
-    def source_of(self, node: StateNode) -> int | None:
-        """The message that set `node`."""
-        return node.source
-
-    def index(self, row: int, column: int = 0, parent: _Index = _ROOT) -> QModelIndex:
-        if not 0 <= column < len(COLUMNS) or (parent.isValid() and parent.column() != 0):
-            return QModelIndex()
-        kids = self._kids(self.getItem(parent))
-        return self.createIndex(row, column, kids[row]) if 0 <= row < len(kids) else QModelIndex()
-
-    def parent(self, child: _Index = _ROOT) -> QModelIndex:  # type: ignore[override]
-        node = self.getItem(child)
-        if node is None or node.parent is None:
-            return QModelIndex()
-        return self.createIndex(node.parent.row, 0, node.parent)
-
-    def rowCount(self, parent: _Index = _ROOT) -> int:
-        if parent.isValid() and parent.column() != 0:
-            return 0
-        return len(self._kids(self.getItem(parent)))
-
-    def columnCount(self, parent: _Index = _ROOT) -> int:
-        return len(COLUMNS)
-
+    # Rows under a value are made the first time it is shown open: hasChildren answers for them before.
     def hasChildren(self, parent: _Index = _ROOT) -> bool:
-        node = self.getItem(parent)
-        if node is None:
-            return not parent.isValid() and bool(self._roots)
-        return parent.column() == 0 and isinstance(node.value, dict | list) and bool(node.value)
+        if not parent.isValid():
+            return bool(self._roots)
+        node = self.getItem(parent) if parent.column() == 0 else None
+        return node is not None and node.has_children
 
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return COLUMNS[section]
-        return None
+    def canFetchMore(self, parent: _Index) -> bool:
+        node = self.getItem(parent) if parent.isValid() and parent.column() == 0 else None
+        return node is not None and not node.made and node.has_children
 
-    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        # One small function per role, looked up by the role's int: views ask for a dozen roles per cell
-        # on every repaint, and most of them have nothing to say.
-        handler = _ROLES.get(int(role))
-        node = self.getItem(index) if handler is not None else None
-        return None if node is None or handler is None else handler(self, node, index.column())
-
-    def _display(self, node: StateNode, column: int) -> Any:
-        if column == 0:
-            return node.label
-        if column == 1:
-            if node.text is None:
-                node.text = _value_text(node.value)
-            return node.text
-        source = self.source_of(node)
-        return "" if source is None else f"#{source}"
+    def fetchMore(self, parent: _Index) -> None:
+        if self.canFetchMore(parent):
+            node = self.getItem(parent)
+            assert node is not None
+            self._make_children(node)
 
     def shadowed(self, node: StateNode) -> str | None:
         """What the write that set `node` replaced there, from the engine's blame (None when unknown)."""
@@ -238,45 +245,25 @@ class StateModel(QAbstractItemModel):
         before = entries[-1].shadowed
         return "nothing (it was not set)" if before is MISSING else short_json(before, 200)
 
-    def _tooltip(self, node: StateNode, column: int) -> Any:
-        if column == 2:
-            source = self.source_of(node)
-            if source is None:
+    def tooltip(self, index: _Index) -> str | None:
+        """The tooltip of a cell, made when asked: the setter and what it replaced, or the whole value."""
+        node = self.getItem(index)
+        if node is None:
+            return None
+        if index.column() == 2:
+            if node.source is None:
                 return None
             shadowed = self.shadowed(node)
-            return f"Set by message {source}; click to jump there" + (
+            return f"Set by message {node.source}; click to jump there" + (
                 f"\nIt replaced: {shadowed}" if shadowed is not None else "")
         text = json.dumps(node.value, ensure_ascii=False, indent=2) if node.value is not MISSING else ""
         return node.key + ("\n" + text[:2000] if text else "")
-
-    def _changed(self, node: StateNode, column: int) -> bool:
-        return self._selected is not None and self.source_of(node) == self._selected
-
-    def _background(self, node: StateNode, column: int) -> Any:
-        return _CHANGED_BRUSH if self._changed(node, column) else None  # the selected message set this
-
-    def _font(self, node: StateNode, column: int) -> Any:
-        return _BOLD if column == 0 and node.parent is None else None
-
-    def _foreground(self, node: StateNode, column: int) -> Any:
-        return _LINK_BRUSH if column == 2 else None
 
 
 _CHANGED_BRUSH = QBrush(QColor(250, 204, 21, 70))
 _LINK_BRUSH = QBrush(QColor("#4f6bed"))
 _BOLD = QFont()
 _BOLD.setBold(True)
-_ROLES: dict[int, Any] = {
-    int(Qt.ItemDataRole.DisplayRole): StateModel._display,
-    int(Qt.ItemDataRole.ToolTipRole): StateModel._tooltip,
-    int(Qt.ItemDataRole.BackgroundRole): StateModel._background,
-    int(Qt.ItemDataRole.FontRole): StateModel._font,
-    int(Qt.ItemDataRole.ForegroundRole): StateModel._foreground,
-    int(NodeRole): lambda model, node, column: node,
-    int(SourceRole): lambda model, node, column: model.source_of(node),
-    int(PathRole): lambda model, node, column: node.key,
-    int(ChangedRole): StateModel._changed,
-}
 
 
 def _edits(context: Context) -> tuple[Any, ...]:
@@ -400,6 +387,7 @@ class StateView(QTreeView):
             key = str(index.data(PathRole))
             if key in keep or (first and not parent.isValid() and model.rowCount() <= OPEN_AT_FIRST):
                 self.expand(index)
+                model.fetchMore(index)  # its rows now, even when the view lays itself out later
                 self._restore(index, keep, False)
 
     def _clicked(self, index: QModelIndex) -> None:

@@ -218,3 +218,18 @@ def test_a_long_check_shows_its_progress(qtbot: Any, window: MainWindow, monkeyp
     release.set()
     qtbot.waitUntil(lambda: not progress.isVisible())
     assert window.diagnostics_label.text() == "No problems"
+
+
+def test_hovering_the_state_view_shows_who_set_a_value_and_what_it_replaced(qtbot: Any, window: MainWindow) -> None:
+    """The state view's tooltips, made when hovered: "Set by" names the setter and the value it shadowed (the
+    engine's blame), the key names the path and the whole value."""
+    view = window.state_view
+    model = view.state_model
+    qtbot.waitUntil(lambda: not view.is_busy() and model.rowCount() > 0 and model.index(0, 2).data() == "#2")
+    assert model.index(0, 0).data() == "¶state"
+    view.expand(model.index(0, 0))
+    user = model.index(0, 0, model.index(0, 0))
+    assert (user.data(), user.siblingAtColumn(1).data()) == ("user", '"Sam"')
+    assert hover_tooltip(qtbot, view, user.siblingAtColumn(2)) == ('Set by message 2; click to jump there\n'
+                                                                   'It replaced: "Alex"')
+    assert hover_tooltip(qtbot, view, user) == '¶state.user\n"Sam"'

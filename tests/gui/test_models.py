@@ -111,6 +111,9 @@ def test_state_model_names_the_message_that_set_each_value(qtbot: Any) -> None:
     model.refresh(context, None, 3)
     labels = [model.index(row, 0).data() for row in range(model.rowCount())]
     assert labels == ["¶state [①]", "¶state"]
+    assert model.hasChildren(model.index(1, 0))
+    assert not model.rowCount(model.index(1, 0))  # its rows are made when it is first shown open
+    model.fetchMore(model.index(1, 0))
     y = model.index(0, 0, model.index(1, 0))
     assert y.data() == "y"
     assert y.siblingAtColumn(2).data() == "#3"
@@ -123,12 +126,14 @@ def test_state_model_says_what_the_setter_replaced(qtbot: Any) -> None:
                        {"type": "state", "data": {"m": 0}}])
     model = StateModel()
     model.refresh(context, None, None)
+    model.fetchMore(model.index(0, 0))
     n = model.index(0, 2, model.index(0, 0))
     assert n.data() == "#1"
-    assert n.data(Qt.ItemDataRole.ToolTipRole) == "Set by message 1; click to jump there\nIt replaced: 1"
+    assert model.tooltip(n) == "Set by message 1; click to jump there\nIt replaced: 1"
     assert context.blame("†state.n").entries[-1].shadowed == 1
     m = model.index(1, 2, model.index(0, 0))
-    assert m.data(Qt.ItemDataRole.ToolTipRole).endswith("It replaced: nothing (it was not set)")
+    assert model.tooltip(m).endswith("It replaced: nothing (it was not set)")
+    assert model.tooltip(m.siblingAtColumn(0)) == "¶state.m\n0"  # the key and value columns: path and JSON
 
 
 def test_watches_at_a_cursor_follow_edits_and_moves_through_the_engine(qtbot: Any) -> None:

@@ -121,6 +121,7 @@ def disagreements(window: MainWindow) -> list[str]:
         return [f"state rows {[(n.kind, n.instance) for n in rows]} != identities {identities}"]
     for row, node in enumerate(rows):
         found += _node_disagreements(context, at, model.index(row, 0), node)
+        model.fetchMore(model.index(row, 0))  # its rows, as when it is shown open
         for child in range(model.rowCount(model.index(row, 0))):
             index = model.index(child, 0, model.index(row, 0))
             found += _node_disagreements(context, at, index, index.data(NodeRole))
