@@ -9,7 +9,7 @@ from __future__ import annotations
 import gc
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QModelIndex, QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QChildEvent, QEvent, QModelIndex, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
     QMenu,
+    QTabBar,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -399,6 +400,14 @@ class MainWindow(QMainWindow):
         self.settings.sync()
         self.document_settings.keep_layout()
 
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ChildPolished:
+            assert isinstance(event, QChildEvent)
+            child = event.child()
+            if isinstance(child, QTabBar):  # the tabs of docks stacked in one place, made by Qt on demand
+                show_whole_titles(child)
+        return super().event(event)
+
     def closeEvent(self, event: QCloseEvent) -> None:
         if not self.files.confirm_discard("closing"):
             event.ignore()
@@ -420,3 +429,10 @@ class MainWindow(QMainWindow):
             event.acceptProposedAction()
             self.files.open_path(files[0])
 
+
+def show_whole_titles(tabs: QTabBar) -> None:
+    """Qt elides every tab of a dock area to fit ("St…", "LLM vi…"); whole titles, with scroll arrows when
+    they do not fit, read better."""
+    tabs.setElideMode(Qt.TextElideMode.ElideNone)
+    tabs.setUsesScrollButtons(True)
+    tabs.setExpanding(False)
