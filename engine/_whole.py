@@ -307,8 +307,11 @@ def _refold(edit: _Edit, lane: str, old_marks: tuple[LaneMark, ...] | None, then
         end = bisect_left(subset, edit.low, key=edit.key)
         for message_id in subset[position:end]:  # before the edit both sides fold the same writes
             write = writes[message_id]
-            if write.problem is None:
-                now, _ = _step(now, write, lane)
+            if write.problem is not None:
+                # Never a mark at a write with a problem of its own: removing it refolds no lane, so the
+                # mark would outlive its message (as `marks_after_step` and the loop below keep it).
+                continue
+            now, _ = _step(now, write, lane)
             since += 1
             if since >= every:
                 fresh.append(LaneMark(message_id, now))

@@ -269,3 +269,21 @@ def test_many_inserts_at_one_spot_keep_the_order() -> None:
     assert [m["data"]["n"] for m in ctx.messages] == [0, *range(149, 0, -1), -1]
     assert ctx.index_of(last) == len(ctx) - 1
     assert handle.current == reference(ctx.messages, "†state.n", None)
+
+
+def test_a_lane_mark_is_never_left_at_a_removed_write_with_a_problem() -> None:
+    """Found by the property above: a repair put a lane mark at a write with a problem of its own (a
+    `_outputPath` of another kind); removing that write refolds no lane, and the next append read the
+    mark's vanished message."""
+    document = [{"type": "s", "s": {"a": None}},
+                {"type": "s", "s": {"a": None}, "_outputPath": "†s.a", "_outputMethod": "merge"}]
+    watches = [("†s", None), ("†s", "1"), ("†s.a || †s", "1")]
+    edits = [Insert(1, {"type": "s", "s": {"a": None}, "_outputPath": "†t.a"}), Remove(2), Remove(1),
+             Insert(1, {"type": "s", "s": {"a": None}})]
+    with checkpoints_every(2):
+        ctx = Context(document)
+        handles = [ctx.watch(expr, lambda _: None, instance=instance) for expr, instance in watches]
+        for edit in edits:
+            ctx.apply(edit)
+            for handle, (expr, instance) in zip(handles, watches, strict=True):
+                assert handle.current == reference(ctx.messages, expr, instance), (edit, expr)
