@@ -243,7 +243,8 @@ def _install_sessions(window: Any, parts: Inspector) -> None:
     """Delegate sessions: a dock with the open session (tabbed with the state) and the call stack (with the
     watches), both brought to the front when a session is stepped into.
 
-    Step (F10) steps the current session: a delegated call runs its whole session as one step (Step Over).
+    Step (F10) and Continue (F5) act on the current session: a delegated call runs its whole session as
+    one step (Step Over).
     """
     def title() -> str:
         path = window.session.path
@@ -258,10 +259,7 @@ def _install_sessions(window: Any, parts: Inspector) -> None:
     parts.docks["Call stack"] = window.add_dock(CallStackView(sessions), "Call stack", bottom)
     _tabify(window, "state_dock", parts.docks["Delegate session"])
     _tabify(window, "watch_dock", parts.docks["Call stack"])
-    step = parts.panel.actions_by_name["step"]
-    step.triggered.disconnect()
-    step.triggered.connect(lambda _checked=False: sessions.start_step_over())
-    step.setToolTip("Run the next call of the current session (a delegated call: its whole session)")
+    parts.panel.commands = sessions  # Step and Continue act on the current session
     wiring = parts.wiring
     assert isinstance(wiring, _Wiring)
     sessions.changed.connect(wiring.session_switched)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, Protocol
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
@@ -36,6 +37,14 @@ def ask_activities_path(parent: QWidget | None) -> str | None:
 NO_CALLS = "No calls: the document has no solution and no plan message."
 
 
+class Commands(Protocol):
+    """Step and Continue, as the calls panel's buttons and F10 / F5 start them."""
+
+    def start_step(self) -> Any: ...
+
+    def start_continue(self) -> Any: ...
+
+
 class CallsPanel(QWidget):
     """The calls table under a toolbar: Step, Continue, Pause, Restart, approval before each call."""
 
@@ -50,6 +59,8 @@ class CallsPanel(QWidget):
         # Injected in tests; by default a file dialog and a warning box.
         self.ask_path: Callable[[QWidget | None], str | None] = ask_activities_path
         self.confirm: Callable[[QWidget | None, str], bool] = confirm_code
+        # What Step and Continue act on: this debugger, or the delegate sessions over it (their current one).
+        self.commands: Commands = debugger
         self.actions_by_name = self._actions()
         toolbar = QToolBar("Debugger")
         toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
@@ -76,9 +87,10 @@ class CallsPanel(QWidget):
     def _actions(self) -> dict[str, QAction]:
         debugger = self.debugger
         table: list[tuple[str, str, QKeySequence | str, Callable[[], object], str]] = [
-            ("step", "Step", QKeySequence("F10"), debugger.start_step, "Run the next ready call"),
-            ("continue", "Continue", QKeySequence("F5"), debugger.start_continue,
-             "Run calls until a breakpoint or until nothing is ready"),
+            ("step", "Step", QKeySequence("F10"), lambda: self.commands.start_step(),
+             "Run the next ready call of the current session"),
+            ("continue", "Continue", QKeySequence("F5"), lambda: self.commands.start_continue(),
+             "Run the current session's calls until a breakpoint or until nothing is ready"),
             ("pause", "Pause", QKeySequence("Shift+F5"), debugger.pause, "Stop once the running calls have finished"),
             ("cancel", "Cancel Running Calls", QKeySequence("Ctrl+F2"), debugger.cancel,
              "Cancel the calls running now (each gets a 'cancelled' error message)"),

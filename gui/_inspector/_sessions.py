@@ -100,6 +100,14 @@ class Sessions(QObject):
 
     # -- commands -----------------------------------------------------------------------------------
 
+    def start_step(self) -> Any:
+        """Step (F10) in the current session: a delegated call runs its whole session as one step."""
+        return self.start_step_over()
+
+    def start_continue(self) -> Any:
+        """Continue (F5) in the current session: the delegate's calls when one is open, not the document's."""
+        return self._spawn(self.continue_())
+
     def start_step_into(self) -> Any:
         return self._spawn(self.step_into())
 
@@ -108,6 +116,12 @@ class Sessions(QObject):
 
     def start_step_out(self) -> Any:
         return self._spawn(self.step_out())
+
+    async def continue_(self) -> None:
+        """Run the current session's calls until a breakpoint or until nothing is ready."""
+        frame = self.frame
+        if not self.busy and not frame.debugger.running:
+            await frame.debugger.continue_()
 
     async def step_into(self) -> bool:
         """The current session's next call: a delegated one opens (or shows again) its session, stopped

@@ -393,3 +393,24 @@ def test_a_delegates_turn_with_calls_runs_them_in_its_session(qtbot: Any, open_w
     assert composer.loop.document.context.resolve("†state.sound").value == "audio of A minor, slow"
     assert window.context().resolve("†state.song").value == {"song": "ballad with audio of A minor, slow"}
     assert not window.context().resolve("†state.sound").found  # the Composer's room stays its own
+
+
+def test_continue_runs_the_current_sessions_calls_not_the_documents(qtbot: Any, open_window: Any,
+                                                                    report: Path) -> None:
+    """F5 inside the Researcher's session runs its calls (search, then the anonymous summarise, asked for
+    its output), stops when nothing is ready there, and leaves the document's calls and context alone."""
+    window = opened(open_window, report)
+    inspector = inspector_of(window)
+    researcher = stepped_into(qtbot, window)
+    assert researcher.loop is not None
+    before = window.context().messages
+    run_action(window, "Continue")
+    answer(qtbot, window, f'"{SUMMARY}"')  # summarise, delegated again: an anonymous latent session
+    qtbot.waitUntil(lambda: researcher.model.status(1) is Status.DONE)
+    idle(qtbot, window)
+    assert researcher.model.status(0) is Status.DONE
+    assert researcher.loop.document.context.resolve("†state.summary").value == SUMMARY
+    assert sessions_of(window).current == 1  # still in the delegate's session
+    assert window.context().messages == before  # nothing of the document ran
+    assert inspector.model.status(0) is Status.WAITING_FOR_OUTPUT
+    assert inspector.model.status(1) is not Status.DONE
