@@ -18,6 +18,7 @@ from ._edits import Edit, Insert, Remove, Replace
 from ._expressions import Expression, Reference, parse_expression
 from ._fold import PathValue
 from ._index import Layer, Probe, State, fold_lane, path_value
+from ._lanes import LaneLogs
 from ._messages import MessageInfo, classify, message_problem
 from ._resolution import Resolution
 from ._store import Store
@@ -51,6 +52,7 @@ class Context:
         self._store = Store()
         self._next_id = 1
         self._watchers = Watchers(self._store)
+        self._lanes = LaneLogs(self._store)  # what `resolve` folded for references nobody watches
         ids: list[int] = []
         for message in messages:
             message_id = self._new_id()
@@ -175,12 +177,14 @@ class Context:
         self._store.writes[message_id] = info.write
         self._store.layer(info.identity).add(message_id, info.write, self._store.order.key.__getitem__)
         self._watchers.touch(plan, info.identity, info.write, message_id, appended)
+        self._lanes.touch(info.identity, info.write, self._store.order.key[message_id])
 
     def _drop_write(self, plan: Plan, message_id: int) -> None:
         info = self._store.infos[message_id]
         if info.write is None or info.identity is None:
             return
         self._watchers.touch(plan, info.identity, info.write, message_id, False, dropped=True)
+        self._lanes.touch(info.identity, info.write, self._store.order.key[message_id])
         self._store.layer(info.identity).discard(message_id, info.write, self._store.order.key.__getitem__)
         del self._store.writes[message_id]
 
@@ -264,8 +268,9 @@ class Context:
         """Resolve `expr` for `instance` as of the first `at` messages (all when None).
 
         Only the writes that can matter to each path are folded (see `_index`), and a path a watch of
-        the same view reads is not folded at all: the watch's fold is current. `at` cuts the indexes at
-        an order key, so time travel copies nothing. Raises `ExpressionError` for a malformed
+        the same view reads is not folded at all: the watch's fold is current. Any other path reads the
+        log of its lane, folded on first use and kept until an edit changes it (`_lanes`). `at` cuts the
+        indexes at an order key, so time travel copies nothing. Raises `ExpressionError` for a malformed
         expression; never raises for bad data.
         """
         expression = parse_expression(expr) if isinstance(expr, str) else expr
@@ -276,6 +281,9 @@ class Context:
             watched = self._watchers.result_of(ref, instance) if limit is None else None
             if watched is not None:  # a watch keeps this very fold current: read it
                 return watched
+            logged = self._lanes.found(ref, instance, limit)
+            if logged is not None:
+                return logged
             state, probe = self._fold_reference(ref, instance, limit)
             return probe_result(state, probe, key)
 
