@@ -54,6 +54,7 @@ from contextdeck.engine import (
 
 from ._commands import EditCommand
 from ._inspector._async import spawn
+from ._inspector._sessions import Frame
 from ._inspector._style import MISSING_COLOUR, WARNING_COLOUR
 
 CHECK_DELAY_MS = 150  # the turn is checked once typing pauses this long
@@ -392,6 +393,9 @@ class LoopUI(QObject):
         self.calls.refreshed.connect(self.update)
         window.session.undo_stack.indexChanged.connect(self.update)
         window.session.documentReplaced.connect(self._document_replaced)
+        self.sessions = getattr(inspector, "sessions", None)
+        if self.sessions is not None:
+            self.sessions.changed.connect(self.update)
         self.update()
 
     # -- what the window knows ------------------------------------------------------------------------
@@ -421,6 +425,15 @@ class LoopUI(QObject):
         read it: no scan of the context on every edit)."""
         execution = self.debugger.execution or self.calls.execution
         return execution is not None and execution.lazy and not self.debugger.plan_approved
+
+    def lazy_session(self) -> Frame | None:
+        """The delegate session the call stack has current, when its plan is lazy and not approved yet."""
+        if self.sessions is None or self.sessions.current == 0:
+            return None
+        frame: Frame = self.sessions.frame
+        execution = frame.debugger.execution or (frame.loop.execution if frame.loop is not None else None)
+        lazy = execution is not None and execution.lazy and not frame.debugger.plan_approved
+        return frame if lazy else None
 
     def tick_over(self) -> bool:
         """Nothing of the current turn can run in this tick any more (010's "no more calls are unblocked")."""
@@ -480,11 +493,13 @@ class LoopUI(QObject):
 
     def update(self, *_: object) -> None:
         output = self.finished()
-        lazy = self.lazy()
+        lazy, session = self.lazy(), self.lazy_session()
         running = self.debugger.running
         self.next_turn.setEnabled(output is MISSING and self.tick_over())
-        self.approve.setEnabled(lazy and not running)
-        if output is not MISSING:
+        self.approve.setEnabled((lazy or session is not None) and not running)
+        if session is not None:
+            text = f"Loop: {session.title}: the delegate's plan is lazy · Run → Approve Plan"
+        elif output is not MISSING:
             text = f"Loop: finished · output {json_dumps(output, indent=False)}"
         elif running:
             text = "Loop: running"
@@ -538,7 +553,17 @@ class LoopUI(QObject):
         self.update()
 
     def approve_plan(self) -> None:
-        """Run → Approve Plan: the lazy plan's calls run on Step and Continue (012's checkpoint, passed)."""
+        """Run → Approve Plan: the lazy plan's calls run on Step and Continue (012's checkpoint, passed) —
+        the current delegate session's plan when it is the lazy one, else the document's."""
+        session = self.lazy_session()
+        if session is not None:
+            assert session.loop is not None
+            session.debugger.plan_approved = True
+            session.loop.approve_plan()
+            session.model.refresh()
+            session.debugger.stopped.emit("The delegate's plan is approved: Step, Continue or Step Out runs it.")
+            self.update()
+            return
         self.debugger.plan_approved = True
         if self.debugger.execution is not None:
             self.debugger.execution.approve_plan()

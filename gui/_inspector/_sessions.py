@@ -137,7 +137,10 @@ class Sessions(QObject):
         if child is None:
             return False
         first = child.debugger.next_call()
-        if first is None:
+        if first is None and child.debugger.prepared().lazy:
+            child.debugger.stopped.emit(f"Stepped into #{target}: the delegate's plan is lazy (012): "
+                                        "Run → Approve Plan lets it run")
+        elif first is None:
             child.debugger.stopped.emit(f"Stepped into #{target}: the delegate has no calls to run; "
                                         "Step Out (Shift+F11) gives its output")
         else:
@@ -228,7 +231,7 @@ class Sessions(QObject):
                     await loop.tick()  # nothing left to run: the tick concludes (an output ends the session)
                 elif loop.status is LoopStatus.LAZY:
                     self._show(child)
-                    child.debugger.stopped.emit("the delegate's plan is lazy: approve it to run it")
+                    child.debugger.stopped.emit("the delegate's plan is lazy: Run → Approve Plan lets it run")
                     return False
                 elif not await self._next_turn(parent, child):
                     return False

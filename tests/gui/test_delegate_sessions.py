@@ -414,3 +414,34 @@ def test_continue_runs_the_current_sessions_calls_not_the_documents(qtbot: Any, 
     assert window.context().messages == before  # nothing of the document ran
     assert inspector.model.status(0) is Status.WAITING_FOR_OUTPUT
     assert inspector.model.status(1) is not Status.DONE
+
+
+def test_a_lazy_plan_in_a_delegate_session_is_approved_there(qtbot: Any, open_window: Any, report: Path) -> None:
+    """The Researcher's plan is lazy (012): stepped into, nothing of it runs and Run → Approve Plan is
+    offered for the session; approving it lets Step run its calls there, and the document's plan is not
+    touched."""
+    researcher_file = report.parent / "Researcher.json"
+    content = json.loads(researcher_file.read_text())
+    plan = next(m for m in content["context"] if m["type"] == "plan")
+    plan["mode"] = "lazy"
+    researcher_file.write_text(json.dumps(content))
+    window = opened(open_window, report)
+    approve = next(a for a in window.menu("Run").actions() if a.text().replace("&", "") == "Approve Plan")
+    assert not approve.isEnabled()  # the document's own plan is not lazy
+    researcher = stepped_into(qtbot, window)
+    assert researcher.loop is not None
+    qtbot.waitUntil(approve.isEnabled)
+    assert "lazy" in window.turns.label.text()  # type: ignore[attr-defined]
+    page = inspector_of(window).session_view.page(researcher)  # type: ignore[union-attr]
+    assert page is not None
+    assert page.status.text() == "Stepped into #0: the delegate's plan is lazy (012): Run → Approve Plan lets it run"
+    run_action(window, "Step")
+    idle(qtbot, window)
+    assert researcher.model.status(0) is Status.READY  # a lazy plan runs nothing before it is approved
+    approve.trigger()
+    assert not approve.isEnabled()
+    run_action(window, "Step")
+    qtbot.waitUntil(lambda: researcher.model.status(0) is Status.DONE)
+    idle(qtbot, window)
+    assert researcher.loop.document.context.resolve("†state.sources").found
+    assert not inspector_of(window).debugger.plan_approved  # the document's plan: not approved by this
