@@ -22,7 +22,7 @@ from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QEventLoop, QSettings, QTimer
+from PySide6.QtCore import QEventLoop, QSettings, Qt, QTimer
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QHeaderView, QListView, QTableView, QTreeView
 
@@ -65,28 +65,42 @@ class Bench:
     """Times operations two ways: the call itself, and the longest time the GUI thread was blocked
     while the operation and everything it scheduled (timers, slices, repaints) ran to the end."""
 
-    def __init__(self, app: QApplication) -> None:
+    def __init__(self, app: QApplication, *, idles: bool = False) -> None:
         self.app = app
         self.results: dict[str, list[tuple[float, float]]] = {}
+        self.cpu: dict[str, list[float]] = {}  # per operation: the most GUI-thread CPU time between two turns
         self._ticks: list[float] = []
-        self._heart = QTimer(interval=0)  # fires on every turn of the event loop
+        self._cpu: list[float] = []
+        # idles=False: the heart fires on every turn of the event loop, which therefore never waits for events.
+        # idles=True: the application's own loop runs and waits when it has nothing to do, as it does for a
+        # user (the window collects garbage then, `collect_while_idle`); a heart every millisecond still
+        # ticks around every turn, so a gap counts at most 1 ms of waiting.
+        self._idles = idles
+        self._heart = QTimer(interval=1 if idles else 0, timerType=Qt.TimerType.PreciseTimer)
         self._heart.timeout.connect(self._tick)
 
     def _tick(self) -> None:
         self._ticks.append(time.perf_counter())
+        self._cpu.append(time.thread_time())
 
     def time(self, name: str, run: Callable[[], object], settle_ms: int = 150) -> None:
-        self._ticks = [time.perf_counter()]
+        self._ticks, self._cpu = [time.perf_counter()], [time.thread_time()]
         self._heart.start()
         start = time.perf_counter()
         run()
         call = (time.perf_counter() - start) * 1000
-        self._ticks.append(time.perf_counter())
-        end = time.perf_counter() + settle_ms / 1000
-        while time.perf_counter() < end:
-            self.app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 5)
+        self._tick()
+        if self._idles:
+            loop = QEventLoop()
+            QTimer.singleShot(settle_ms, loop, loop.quit)
+            loop.exec()
+        else:
+            end = time.perf_counter() + settle_ms / 1000
+            while time.perf_counter() < end:
+                self.app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 5)
         self._heart.stop()
         blocked = max(b - a for a, b in itertools.pairwise(self._ticks)) * 1000
+        self.cpu.setdefault(name, []).append(max(b - a for a, b in itertools.pairwise(self._cpu)) * 1000)
         self.results.setdefault(name, []).append((call, blocked))
 
     def blocks_at(self, moments: list[float]) -> list[float]:
@@ -300,7 +314,7 @@ def run_watches(count: int, pins: int) -> dict[str, tuple[float, float]]:
     for until everything it scheduled ran: the state view's slices, the watches, and the calls panel's
     debounced re-analysis (300 ms at this size, so each is followed for 600 ms)."""
     app, window, path = new_window(count)
-    bench = Bench(app)
+    bench = Bench(app, idles=True)  # the loop waits when idle, as it does for a user
     loop = QEventLoop()
     window.session.loadFinished.connect(lambda *_: loop.quit())
     window.session.open(path)
@@ -331,8 +345,10 @@ def run_watches(count: int, pins: int) -> dict[str, tuple[float, float]]:
     for name, values in bench.results.items():  # issue 11's target, per action
         blocks = [block for _call, block in values]
         verdict = "met" if max(blocks) <= 16 else "MISSED"
+        cpu = bench.cpu[name]  # the same in CPU time: what another process on the machine does not add
         print(f"  {name}: longest GUI-thread block max {max(blocks):.1f} ms, median {statistics.median(blocks):.1f} ms "
-              f"over {len(blocks)} (target: max <= 16 ms, {verdict})")
+              f"over {len(blocks)} (target: max <= 16 ms, {verdict}); in GUI-thread CPU time max {max(cpu):.1f}, "
+              f"median {statistics.median(cpu):.1f} ms")
     window.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
     window.close()
     return {name: (max(b for _c, b in values), statistics.median(b for _c, b in values))

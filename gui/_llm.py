@@ -28,6 +28,7 @@ from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTabWidget, QVBoxLayout, Q
 from contextdeck.engine import Activities, Context, Request, compose_request
 
 from ._background import BackgroundRunner
+from ._seen import seen
 
 BACKGROUND_FROM = 5_000  # messages: smaller contexts render at once (a few milliseconds)
 CHUNK = 64_000  # characters added to the view per turn of the event loop
@@ -143,7 +144,7 @@ class LLMView(QWidget):
         """Compose the request of `context` (the document's `schema`) as of the first `at` messages now if
         seen, else when it is shown."""
         self._context, self._at, self._document_schema, self._stale = context, at, schema, True
-        if self.isVisible() and not self.visibleRegion().isEmpty():  # a dock tabbed behind another is not seen
+        if seen(self):
             self.render_now()
 
     def refresh(self) -> None:

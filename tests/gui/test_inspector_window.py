@@ -67,6 +67,25 @@ def test_step_from_the_menu_shows_the_output_in_the_timeline_and_audit(qtbot: An
     assert len(window.context()) == before
 
 
+def test_the_audit_tabbed_behind_the_state_view_waits_until_its_tab_is_raised(qtbot: Any, window: MainWindow) -> None:
+    """Selecting an output while the audit's tab is behind the state view's audits nothing (a blame of its
+    path); raising the audit's tab shows that output's audit; selected while in front, it follows at once."""
+    inspector = parts(window)
+    inspector.debugger.clock = fixed_clock("2026-01-02T03:04:05Z")
+    before = len(window.context())
+    next(a for a in window.menu("Run").actions() if a.text() == "Step").trigger()
+    qtbot.waitUntil(lambda: len(window.context()) == before + 1 and not inspector.debugger.running)
+    window.state_dock.raise_()
+    qtbot.waitUntil(lambda: window.state_view.visibleRegion().isEmpty() is False)
+    window.select_message(before)
+    assert inspector.audit.audit is None
+    inspector.docks["Output audit"].raise_()
+    qtbot.waitUntil(lambda: inspector.audit.audit is not None)
+    assert inspector.audit.audit.message_index == before
+    window.select_message(0)
+    assert inspector.audit.audit is None  # in front: the text message is audited at once (not an output)
+
+
 def test_restart_through_the_undo_stack(qtbot: Any, window: MainWindow) -> None:
     """Continue then Restart gives back the identical document; undoing the Restart brings the outputs back."""
     inspector = parts(window)

@@ -164,10 +164,15 @@ def test_an_edited_input_makes_its_readers_stale_and_rerun_stale_runs_exactly_th
 
 def test_the_plan_graph_is_not_drawn_while_hidden_and_then_repaints_only_changed_nodes(
         qtbot: Any, window: MainWindow) -> None:
-    """Continue with the graph hidden draws nothing; showing it again catches up on the statuses without a new
+    """Tabbed behind the watches at first, the graph is not drawn until raised; Continue with it hidden draws
+    nothing; showing it again catches up on the statuses without a new
     layout (the calls are the same); a Step repaints only the nodes whose status changed."""
     inspector = parts(window)
     graph = inspector.graph
+    qtbot.waitUntil(lambda: inspector.wiring.graph_pending)  # type: ignore[attr-defined]
+    assert not graph.nodes  # at first it is tabbed behind the watches: not drawn until seen
+    inspector.docks["Plan graph"].raise_()
+    qtbot.waitUntil(lambda: 0 in graph.nodes)
     inspector.docks["Plan graph"].hide()
     qtbot.waitUntil(lambda: not graph.isVisible())
     drawn = graph.redraws
