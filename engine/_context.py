@@ -24,7 +24,7 @@ from ._resolution import Resolution
 from ._store import Store
 from ._tracks import Fold
 from ._view import ContextView
-from ._watches import Found, Interval, Plan, Track, Watch, Watchers, combine_keys, probe_result
+from ._watches import Found, Interval, Plan, Track, Watch, Watchers, combine_keys
 
 Message = dict[str, Any]
 Identity = tuple[str, str | None]
@@ -275,17 +275,13 @@ class Context:
         """
         expression = parse_expression(expr) if isinstance(expr, str) else expr
         instance = None if instance is None else str(instance)
-        limit, key = self._limit_key(at), self._store.order.key
+        limit = self._limit_key(at)
 
         def found(ref: Reference) -> Found:
             watched = self._watchers.result_of(ref, instance) if limit is None else None
             if watched is not None:  # a watch keeps this very fold current: read it
                 return watched
-            logged = self._lanes.found(ref, instance, limit)
-            if logged is not None:
-                return logged
-            state, probe = self._fold_reference(ref, instance, limit)
-            return probe_result(state, probe, key)
+            return self._lanes.found(ref, instance, limit)
 
         return combine_keys(expression, found, self._store.order.snapshot())[0]
 

@@ -8,15 +8,18 @@ in a lane folds it once with no probe and keeps, per write, what any probe would
 - a write that applied: its *shape*, what `_fold._effect` reads of the root before it — whether each
   node strictly above the write's path was a container, and the value at the write's path reduced to
   what a method's `effect` reads of it (`reduced`);
-- every `MARK_EVERY` writes, the root itself (a persistent value: it shares structure).
+- every `MARK_EVERY` writes (more in a long lane: at most `MOST_MARKS` per log), the root itself (a
+  persistent value: it shares structure, but keeps what the writes since the last mark copied).
 
 A resolve of a path in that lane then takes its value from the root (the last one, or a mark and at most
-`MARK_EVERY - 1` writes replayed, for `at`), its sources by walking the log back to the write that last
+the writes after it replayed, for `at`), its sources by walking the log back to the write that last
 replaced the path, and its problems from chains kept per concerned path (`Chain` nodes, shared). The
 result is the probe's result exactly: `tests/engine/test_lanes.py` compares it with the reference fold
 after random edits and at random cuts.
 
-Instance views continue from the log of their lane's global layer (folded once for every instance).
+Instance views continue from the log of their lane's global layer (folded once for every instance), from
+its root after as many of its writes as come before the cut: one instance log per such start, so a cut
+that moves past an instance write reads the same log again.
 Logs are dropped, never repaired, by an edit that can change them — a write in their lane, a universal
 write, a write inside a gap the fold scanned (`_index`), a global write under an instance view — and all
 of them when the order is relabelled. An edit when nothing is kept costs one test. At most `MOST_STEPS`
@@ -40,14 +43,16 @@ from ._watches import Found
 if TYPE_CHECKING:
     from ._store import Store
 
-# A root kept every this many writes of a log: `at` replays fewer than this many.
+# A root kept every this many writes of a log (`at` replays fewer than this many), or fewer roots in a long
+# lane (a whole kind): each keeps the containers the writes since the last one copied.
 MARK_EVERY = 32
-# Folded writes kept over all logs (about 150 bytes each, plus the marks' roots).
-MOST_STEPS = 100_000
+MOST_MARKS = 8
+# Folded writes kept over all logs (see docs/performance.md for what that is in memory).
+MOST_STEPS = 150_000
 # Results of one log remembered per (path, cut), for a path resolved again.
 _RESULTS = 64
 
-LogKey = tuple[str, str | None, Lane]
+LogKey = tuple[str, str | None, Lane, int]  # kind, instance, lane, global steps it continues from
 
 
 class Sized(list[Any]):
@@ -80,8 +85,21 @@ def reduced(before: Any, new: Any) -> Any:
     if isinstance(before, dict):
         if not isinstance(new, dict):
             return _NO_KEYS
-        return {key: reduced(before[key], value) for key, value in new.items() if key in before}
+        kept = {key: reduced(before[key], value) for key, value in new.items() if key in before}
+        return kept or _NO_KEYS
     return before
+
+
+def toward(write: Write, lane: Lane) -> Any:
+    """What of a write's new value the probes of a lane's log walk: its lane's key at the root, nothing
+    in a whole kind's log (whose one probe is the root itself), else all of it. `reduced` reads the value
+    before the write along this only."""
+    if lane is None:
+        return None
+    new = write.value
+    if not write.path and isinstance(new, dict):
+        return {lane: new[lane]} if lane in new else _NO_KEYS
+    return new
 
 
 _SHAPES: dict[tuple[bool, ...], tuple[bool, ...]] = {}  # interned: few distinct ones
@@ -125,7 +143,7 @@ class _Recorder(State):
 
     def step(self, message_id: int, write: Write, order_key: int) -> None:
         log, root = self.log, self.root
-        if len(log.keys) % MARK_EVERY == 0:
+        if len(log.keys) % log.every == 0:
             log.marks.append(root)
         updated, reason, concerns = attempt(root, write)
         log.keys.append(order_key)
@@ -136,7 +154,7 @@ class _Recorder(State):
             log.fail(order_key, reason, concerns)
             return
         log.above.append(above(root, write.path))
-        log.before.append(reduced(get_path(root, write.path), write.value))
+        log.before.append(reduced(get_path(root, write.path), toward(write, log.lane)))
         self.root = updated
 
 
@@ -144,18 +162,20 @@ class LaneLog:
     """One layer's writes that can matter to one lane, folded once: per step its order key and its shape
     (None when it failed), the root every `MARK_EVERY` steps and at the end, and the problems."""
 
-    __slots__ = ("above", "base", "before", "failures", "gaps", "groups", "keys", "lane", "layer", "marks",
-                 "results", "root", "writes")
+    __slots__ = ("above", "base", "before", "dependents", "every", "failures", "gaps", "groups", "keys", "lane",
+                 "layer", "marks", "results", "root", "writes")
 
     def __init__(self, layer: Layer, lane: Lane, base: LaneLog | None) -> None:
         self.layer, self.lane, self.base = layer, lane, base
+        self.every = max(MARK_EVERY, -(-len(layer.subset(lane)) // MOST_MARKS))  # steps between marks
+        self.dependents: list[LogKey] = []  # the instance logs that continue from this one
         # Per step, in parallel lists (no object per step for the collector to walk): its order key, its
         # write, and its shape (`above`, `reduced`; None when it failed).
         self.keys: list[int] = []
         self.writes: list[Write] = []
         self.above: list[tuple[bool, ...] | None] = []
         self.before: list[Any] = []
-        self.marks: list[Any] = []  # the root before steps 0, MARK_EVERY, 2 * MARK_EVERY, ...
+        self.marks: list[Any] = []  # the root before steps 0, every, 2 * every, ...
         self.root: Any = MISSING
         self.gaps: list[tuple[int | None, int | None]] = []  # order keys strictly between which it scanned
         # Per path a failed write concerns (None: every path), the step counts and chains so far.
@@ -181,10 +201,10 @@ class LaneLog:
         """The root after the first `count` steps: from the mark before, the rest replayed."""
         if count == len(self.keys):
             return self.root
-        mark = count // MARK_EVERY
+        mark = count // self.every
         root = self.marks[mark]
         writes = self.writes
-        for position in range(mark * MARK_EVERY, count):
+        for position in range(mark * self.every, count):
             root = attempt(root, writes[position])[0]  # a write that failed leaves it as it is
         return root
 
@@ -223,26 +243,25 @@ class LaneLogs:
         self._steps = 0
         self._generation = store.order.generation
 
-    def found(self, ref: Reference, instance: str | None, limit: int | None) -> Found | None:
-        """`ref`'s result in the view of `instance` up to order key `limit` (None: all), from the logs; None
-        when they cannot say (an instance view cut before its global layer's last write): fold then."""
+    def found(self, ref: Reference, instance: str | None, limit: int | None) -> Found:
+        """`ref`'s result in the view of `instance` up to order key `limit` (None: all), from the logs."""
         store = self._store
         if self._generation != store.order.generation:  # a relabel changed every key
             self.clear()
             self._generation = store.order.generation
         lane = ref.path[0] if ref.path else None
-        glob = self._log(ref.kind, None, lane, None)
-        own = glob if instance is None else self._log(ref.kind, instance, lane, glob)
-        if own is not glob and limit is not None and glob.keys and glob.keys[-1] > limit:
-            return None  # the instance layer was folded from the end of the global one
-        count = own.count(limit)
+        glob = self._log((ref.kind, None, lane, 0), None)
+        parts: tuple[LaneLog, ...] = (glob,)
+        counts = [glob.count(limit)]
+        if instance is not None:  # the instance layer, from the global fold at the cut
+            own = self._log((ref.kind, instance, lane, counts[0]), glob)
+            parts, counts = (glob, own), [counts[0], own.count(limit)]
+        own, count = parts[-1], counts[-1]
         path = ref.path
         memo = (path, count if limit is not None else -1)
         known = own.results.get(memo)
         if known is not None:
             return known
-        parts = (own,) if own is glob else (glob, own)
-        counts = [part.count(limit) for part in parts]
         value = get_path(own.root_at(count), path)
         keys: tuple[int, ...] = ()
         if value is not MISSING:
@@ -256,16 +275,16 @@ class LaneLogs:
         own.results[memo] = found
         return found
 
-    def _log(self, kind: str, instance: str | None, lane: Lane, base: LaneLog | None) -> LaneLog:
-        key = (kind, instance, lane)
+    def _log(self, key: LogKey, base: LaneLog | None) -> LaneLog:
         log = self._logs.get(key)
         if log is not None:
             self._logs.move_to_end(key)
             return log
         store = self._store
+        kind, instance, lane, start = key
         layer = store.layers.get((kind, instance)) or Layer()
         log = LaneLog(layer, lane, base)
-        recorder = _Recorder(log, MISSING if base is None else base.root)
+        recorder = _Recorder(log, MISSING if base is None else base.root_at(start))
         gaps: list[Gap] = []
         order_key = store.order.key.__getitem__
         fold_lane(recorder, layer, lane, store.writes, order_key, None, gaps)
@@ -274,6 +293,8 @@ class LaneLogs:
                     for g in gaps]
         self._logs[key] = log
         self._kinds.setdefault(kind, {})[key] = None
+        if base is not None:
+            base.dependents.append(key)
         self._steps += log.size()
         while self._steps > MOST_STEPS and len(self._logs) > 2:  # keep this one (and its base)
             oldest = next(iter(self._logs))
@@ -289,9 +310,8 @@ class LaneLogs:
             return
         del self._kinds[key[0]][key]
         self._steps -= log.size()
-        if key[1] is None:  # instance logs continue from it
-            for other in [k for k, dependent in self._logs.items() if dependent.base is log]:
-                self._drop(other)
+        for dependent in log.dependents:  # instance logs continue from it
+            self._drop(dependent)
 
     def clear(self) -> None:
         self._logs.clear()
@@ -309,7 +329,7 @@ class LaneLogs:
             log = self._logs.get(key)
             if log is None:
                 continue
-            _, view, lane = key
+            _, view, lane, _ = key
             if instance is not None and view != instance:
                 continue
             if lanes is None or lane is None or lane in lanes or _inside(log, instance, order_key):

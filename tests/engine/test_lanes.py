@@ -26,7 +26,7 @@ from test_incremental import reference
 
 from contextdeck.engine import Context, _lanes
 from contextdeck.engine._fold import _effect
-from contextdeck.engine._lanes import above, effect, reduced
+from contextdeck.engine._lanes import above, effect, reduced, toward
 from contextdeck.engine._messages import Write, get_path
 from contextdeck.engine._methods import WRITE_METHODS, Conflict, write_at
 
@@ -97,17 +97,21 @@ def test_every_method_reads_no_more_of_the_value_before_it_than_its_reduction(be
         assert method.effect(reduced(before, new), new, rest) == method.effect(before, new, rest), method.name
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(root=json_values, path=write_paths, method=st.sampled_from(sorted(WRITE_METHODS)), new=json_values,
-       target=write_paths)
-def test_a_write_shape_tells_its_effect_on_any_path(root: Any, path: Any, method: str, new: Any, target: Any) -> None:
-    """What a log keeps of the root before a write (`above`, `reduced`) gives `_fold._effect` on any path."""
+       lane=st.sampled_from([None, "a", "b", "0"]), below=write_paths)
+def test_a_write_shape_tells_its_effect_on_any_path_of_its_log(
+    root: Any, path: Any, method: str, new: Any, lane: str | None, below: Any
+) -> None:
+    """What a log keeps of the root before a write (`above`, and `reduced` along `toward`) gives
+    `_fold._effect` on any path the log is read for: the lane and below it, or a whole kind's root."""
     write = Write(path, method, new)
     try:
         write_at(root, path, method, new)
     except Conflict:
         return  # a failed write has no effect: logs keep its problem instead
-    shape = above(root, path), reduced(get_path(root, path), new)
+    shape = above(root, path), reduced(get_path(root, path), toward(write, lane))
+    target = () if lane is None else (lane, *below)
     assert effect(write, *shape, target) == _effect(write, root, target)
 
 
@@ -129,12 +133,22 @@ def test_an_edit_in_another_lane_keeps_the_log_and_one_in_the_lane_drops_it() ->
     ctx.insert(0, _state("c", 1, "2"))
     assert dict(ctx._lanes._logs) == logs
     assert ctx.resolve("†s.a.y", "1").sources == (3,)  # another path, read from the kept log
-    assert ctx._lanes._logs[("s", "1", "a")] is logs[("s", "1", "a")]
+    assert ctx._lanes._logs[("s", "1", "a", 1)] is logs[("s", "1", "a", 1)]
     ctx.insert(2, _state("a", {"x": 7}))  # a global write in the lane: both views' logs go
-    assert ("s", "1", "a") not in ctx._lanes._logs
-    assert ("s", None, "a") not in ctx._lanes._logs
+    assert not ctx._lanes._logs
     resolution = ctx.resolve("†s.a.x", "1")
     assert (resolution.value, resolution.sources) == (7, (2,))
+
+
+def test_an_instance_view_at_a_cut_continues_from_the_global_log_there() -> None:
+    """Time travel in an instance view reads one instance log per number of global writes before the cut:
+    a cut moved past an instance write reads the same log, past a global write of the lane another."""
+    ctx = Context([_state("a", 1), _state("a", 2, "1"), _state("a", 3, "1"), _state("a", 4), _state("a", 5, "1")])
+    assert [ctx.resolve("†s.a", "1", at=at).value for at in (1, 2, 3)] == [1, 2, 3]
+    assert set(ctx._lanes._logs) == {("s", None, "a", 0), ("s", "1", "a", 1)}
+    assert ctx.resolve("†s.a", "1", at=4).sources == (2,)  # the global layer first, then the instance one
+    assert ctx.resolve("†s.a", "1").sources == (4,)
+    assert set(ctx._lanes._logs) == {("s", None, "a", 0), ("s", "1", "a", 1), ("s", "1", "a", 2)}
 
 
 def test_logs_keep_at_most_their_budget_of_steps() -> None:
@@ -145,5 +159,5 @@ def test_logs_keep_at_most_their_budget_of_steps() -> None:
         for lane in "abcdefgh":
             assert ctx.resolve(f"†s.{lane}").sources == (32 + "abcdefgh".index(lane),)
             assert ctx._lanes._steps <= 12
-        assert ("s", None, "h") in ctx._lanes._logs
-        assert ("s", None, "a") not in ctx._lanes._logs
+        assert ("s", None, "h", 0) in ctx._lanes._logs
+        assert ("s", None, "a", 0) not in ctx._lanes._logs
