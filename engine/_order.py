@@ -9,7 +9,7 @@ by these keys, so they stay valid across relabels: the order never changes, only
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, insort
 from collections.abc import Iterable, Iterator
 
 _GAP = 1 << 64
@@ -19,8 +19,8 @@ class Order:
     """The ids of a context's messages in order, each with an order key (`key[id]`).
 
     `keys` is the sorted list of the keys, parallel to `ids`: the index of a key is its rank there.
-    `snapshot()` hands out that list as it is now; an edit that would change it under a snapshot
-    copies it first (an append does not: a snapshot only ranks keys it already had).
+    `snapshot()` hands out a `Ranks` over that very list and notes every key added or taken out after
+    it (`Shift`), so that the snapshot can still rank its keys as they were; nothing is copied per edit.
     """
 
     def __init__(self) -> None:
@@ -28,7 +28,9 @@ class Order:
         self.keys: list[int] = []
         self.key: dict[int, int] = {}
         self.generation = 0  # how many relabels so far: keys taken before one are not comparable after
-        self._snapshot: Ranks | None = None  # the one handed out over `keys`, if any
+        self._snapshot: Ranks | None = None  # the latest one handed out, while nothing changed since
+        self._tail = Shift(0, 0)  # the last change to `keys`: snapshots hold the one that was last then
+        self._noting = False  # whether a snapshot was taken over `keys` (then changes are noted)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -41,6 +43,7 @@ class Order:
             key[message_id] = last + offset * _GAP
             order.append(message_id)
             keys.append(last + offset * _GAP)
+            self._shifted(last + offset * _GAP, 1)
 
     def index_of(self, message_id: int) -> int:
         """The current index of `message_id` (O(log n)); KeyError when it is not in the context."""
@@ -53,8 +56,9 @@ class Order:
     def snapshot(self) -> Ranks:
         """The indices of keys as they are now, for as long as it is kept (see `Ranks`)."""
         ranks = self._snapshot
-        if ranks is None or ranks.size != len(self.keys):
-            ranks = self._snapshot = Ranks(self.keys, len(self.keys))
+        if ranks is None:
+            ranks = self._snapshot = Ranks(self.keys, self._tail)
+            self._noting = True
         return ranks
 
     def insert(self, index: int, message_id: int, key: int | None = None) -> None:
@@ -71,21 +75,23 @@ class Order:
         self.key[message_id] = key
         self.ids.insert(index, message_id)
         if index == len(self.keys):
-            self.keys.append(key)  # a snapshot never ranks a key beyond its size
+            self.keys.append(key)
         else:
-            self._unshare().insert(index, key)
+            self.keys.insert(index, key)
+        self._shifted(key, 1)
 
     def pop(self, index: int) -> int:
         """Take the id at `index` out of the order (its key is forgotten)."""
         message_id = self.ids.pop(index)
-        del self.key[message_id]
-        self._unshare().pop(index)
+        self._shifted(self.key.pop(message_id), -1)
+        self.keys.pop(index)
         return message_id
 
-    def _unshare(self) -> list[int]:
-        if self._snapshot is not None:  # it holds this list: edit a copy
-            self.keys, self._snapshot = list(self.keys), None
-        return self.keys
+    def _shifted(self, key: int, change: int) -> None:
+        if not self._noting:  # building, or just relabelled: no snapshot shares this list
+            return
+        self._tail.later = self._tail = Shift(key, change)
+        self._snapshot = None
 
     def _room(self, index: int) -> tuple[int, int]:
         keys = self.keys
@@ -94,26 +100,45 @@ class Order:
         return low, high
 
     def _relabel(self) -> None:
+        # A new list: snapshots keep the old one, which no longer changes, and the notes made up to now.
         self.generation += 1
-        self.keys, self._snapshot = [], None
+        self.keys, self._snapshot, self._tail, self._noting = [], None, Shift(0, 0), False
         for position, message_id in enumerate(self.ids, start=1):
             self.key[message_id] = position * _GAP
             self.keys.append(position * _GAP)
 
 
+class Shift:
+    """A key added to (`change` 1) or taken out of (-1) an order's list; `later`: the next such change.
+    A snapshot holds the one that was last when it was taken, so the changes after it are its `later`
+    chain; changes no snapshot can reach any more are freed with it."""
+
+    __slots__ = ("change", "key", "later")
+
+    def __init__(self, key: int, change: int) -> None:
+        self.key, self.change = key, change
+        self.later: Shift | None = None
+
+
 class Ranks:
     """A snapshot of the order's keys: `rank(key)` is the index the message with `key` had then.
 
-    Shares the order's list; the order copies the list before an edit that would change these ranks.
+    Shares the order's list and the note of what changed in it since (`Shift`). Changes past its
+    largest key (appends) change none of its ranks; each other one shifts by one the ranks of the keys
+    after it, which a read corrects for. Past a few such changes it makes its own copy of the list as
+    it was, once.
     """
 
-    __slots__ = ("keys", "size")
+    __slots__ = ("_checked", "_fixes", "_table", "_top")
 
-    def __init__(self, keys: list[int], size: int) -> None:
-        self.keys, self.size = keys, size
+    def __init__(self, keys: list[int], last: Shift) -> None:
+        self._table = keys
+        self._checked: Shift | None = last  # the last change read (None: `_table` is this snapshot's own)
+        self._fixes: list[tuple[int, int]] = []  # the changes at or below `_top` since, sorted by key
+        self._top = keys[-1] if keys else -1
 
     def rank(self, key: int) -> int:
-        return bisect_left(self.keys, key, 0, self.size)
+        return next(self.each_rank((key,)))
 
     def ranks(self, keys: tuple[int, ...]) -> tuple[int, ...]:
         """The indices of sorted keys, in one pass (each search starts where the last one ended)."""
@@ -121,7 +146,50 @@ class Ranks:
 
     def each_rank(self, keys: tuple[int, ...]) -> Iterator[int]:
         """`ranks`, one at a time (a comparison can stop at the first that differs)."""
-        table, size, low = self.keys, self.size, 0
+        table, fixes = self._read()
+        low = 0
+        if not fixes:
+            for key in keys:
+                low = bisect_left(table, key, low)
+                yield low
+            return
+        # Ranks in the shared list, less the keys added before each (plus those taken out).
+        shift, position, count = 0, 0, len(fixes)
         for key in keys:
-            low = bisect_left(table, key, low, size)
-            yield low
+            low = bisect_left(table, key, low)
+            while position < count and fixes[position][0] < key:
+                shift += fixes[position][1]
+                position += 1
+            yield low - shift
+
+    def _read(self) -> tuple[list[int], list[tuple[int, int]]]:
+        """The list to search and the changes to correct for (see the class)."""
+        checked = self._checked
+        if checked is None:
+            return self._table, self._fixes
+        fixes, top = self._fixes, self._top
+        shift = checked.later
+        while shift is not None:
+            if shift.key <= top:
+                insort(fixes, (shift.key, shift.change))
+            checked, shift = shift, shift.later
+        self._checked = checked
+        if len(fixes) > _FIXES:
+            self._own()
+        return self._table, self._fixes
+
+    def _own(self) -> None:
+        """Copy the list as it was: the shared one without the keys added since, with those taken out."""
+        net: dict[int, int] = {}
+        for key, change in self._fixes:
+            net[key] = net.get(key, 0) + change
+        table = list(self._table)
+        for key, change in net.items():
+            if change > 0:
+                del table[bisect_left(table, key)]
+            elif change < 0:
+                insort(table, key)
+        self._table, self._fixes, self._checked = table, [], None
+
+
+_FIXES = 32  # changes a snapshot corrects for on each read before it copies the list as it was

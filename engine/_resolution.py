@@ -78,22 +78,13 @@ class Resolution:
     ) -> Resolution:
         """A resolution whose sources are the order keys `keys` and whose diagnostics are the problems of
         `parts` ((label, chain of (order key, reason)) per reference), both ranked in `ranks` when read."""
-        twin = _new(cls)
-        _init(twin, expression, found, value, missing)
-        _set(twin, "_sources", None)
-        _set(twin, "_diagnostics", None)
-        _set(twin, "_keys", keys)
-        _set(twin, "_parts", parts)
-        _set(twin, "_ranks", ranks)
-        return twin
+        return _built(expression, found, value, missing, keys, parts, ranks)
 
     def _renumbered(self, ranks: Ranks) -> Resolution:
         """This resolution in a later snapshot of the order (the same messages, perhaps other indices)."""
         if self._ranks is None:
             return self
-        return Resolution._ranked(
-            self.expression, self.found, self.value, self._keys, self._parts, ranks, self.missing
-        )
+        return _built(self.expression, self.found, self.value, self.missing, self._keys, self._parts, ranks)
 
     @property
     def sources(self) -> Indices:
@@ -161,6 +152,35 @@ Problems = tuple[tuple[str, "Chain"], ...]
 
 _new = object.__new__
 _set = object.__setattr__
+
+
+class _Unfrozen:
+    """A `Resolution` being made: the same slots without the guard, so that filling them in is plain
+    attribute stores (a thousand watches are renewed after a middle edit; `object.__setattr__` per slot
+    made that 2 µs a watch). `_built` then gives it its class: the layouts are the same."""
+
+    __slots__ = Resolution.__slots__
+    expression: str
+    found: bool
+    value: Any
+    missing: tuple[str, ...]
+    _sources: Indices | None
+    _diagnostics: tuple[Diagnostic, ...] | None
+    _keys: tuple[int, ...]
+    _parts: Problems
+    _ranks: Ranks | None
+
+
+def _built(
+    expression: str, found: bool, value: Any, missing: tuple[str, ...], keys: tuple[int, ...], parts: Problems,
+    ranks: Ranks,
+) -> Resolution:
+    made = _new(_Unfrozen)
+    made.expression, made.found, made.value, made.missing = expression, found, value, missing
+    made._sources = made._diagnostics = None
+    made._keys, made._parts, made._ranks = keys, parts, ranks
+    _set(made, "__class__", Resolution)
+    return made  # type: ignore[return-value]  # now a Resolution
 
 
 def _init(resolution: Resolution, expression: str, found: bool, value: Any, missing: tuple[str, ...]) -> None:

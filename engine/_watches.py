@@ -179,6 +179,14 @@ class Renewal(NamedTuple):
     changed: bool
 
 
+def _renewed(fields: tuple[Watch, Resolution, Keys, bool]) -> Renewal:
+    """`Renewal(*fields)` without the keyword handling of its constructor."""
+    return _tuple_new(Renewal, fields)
+
+
+_tuple_new = tuple.__new__
+
+
 @dataclass
 class Outcome:
     """What an edit does to the watches, computed before it is made current (or only previewed)."""
@@ -388,18 +396,21 @@ class Watchers:
         if moved is None:  # nothing renumbered: only the refolded watches can change
             fresh = [computed[watch] for watch in sorted(computed, key=lambda watch: watch.serial)]
             return Outcome(folds, results, fresh, order.generation)
+        # The one loop over every watch: per watch it costs a few hundred nanoseconds (`_renewed`).
         fresh = []
+        low, high = moved
         for watch in self._watches:  # in creation order
             entry = computed.get(watch)
             if entry is not None:
                 fresh.append(entry)
                 continue
-            current, keys = watch.current, watch.keys
-            if _renumbered(keys, moved):
+            keys = watch.keys
+            # `_renumbered`, inline: a thousand calls per middle edit
+            if keys and keys[-1] > low and (high is None or bisect_right(keys, low) < bisect_left(keys, high)):
                 # Only indices changed: the same keys, ranked in the new order.
-                fresh.append(Renewal(watch, current._renumbered(ranks), keys, True))
-            elif current._has_diagnostics():  # they may name other indices now: silently renumbered
-                fresh.append(Renewal(watch, current._renumbered(ranks), keys, False))
+                fresh.append(_renewed((watch, watch.current._renumbered(ranks), keys, True)))
+            elif watch.current._has_diagnostics():  # they may name other indices now: silently renumbered
+                fresh.append(_renewed((watch, watch.current._renumbered(ranks), keys, False)))
         return Outcome(folds, results, fresh, order.generation)
 
     def _relabelled(self) -> Outcome:

@@ -76,7 +76,7 @@ def test_a_resolution_is_frozen() -> None:
 
 
 def test_a_snapshot_survives_edits_to_the_order() -> None:
-    """The order copies its keys before an edit that would renumber a snapshot; an append does not need to."""
+    """A snapshot ranks its keys as they were, whatever is inserted, appended or popped after it."""
     order = Order()
     order.extend([1, 2, 3])
     ranks = order.snapshot()
@@ -88,6 +88,60 @@ def test_a_snapshot_survives_edits_to_the_order() -> None:
     order.pop(2)
     assert ranks.ranks((order.key[1], last)) == (0, 2)
     assert (order.index_of(1), order.index_of(3)) == (1, 2)
+
+
+# An edit of the order: ("insert", index, at the same spot as last time), ("pop", index) or ("look",):
+# take a snapshot, or read every snapshot taken so far.
+order_edits = st.lists(
+    st.one_of(
+        st.tuples(st.just("insert"), st.integers(0, 1_000), st.booleans()),
+        st.tuples(st.just("pop"), st.integers(0, 1_000)),
+        st.just(("snapshot",)),
+        st.just(("look",)),
+    ),
+    max_size=120,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 6), order_edits)
+def test_every_snapshot_ranks_its_keys_as_they_were(size: int, steps: list[tuple[Any, ...]]) -> None:
+    """Snapshots share the order's list and its notes of later changes: however many inserts (middle,
+    end, one spot again and again, so that the order relabels), pops and reads follow, each snapshot
+    ranks its keys as they were when it was taken."""
+    order = Order()
+    order.extend(range(size))
+    taken: list[tuple[Any, list[int]]] = []
+    next_id, spot = size, 0
+    for step in steps:
+        if step[0] == "insert":
+            spot = spot if step[2] else step[1] % (len(order) + 1)
+            spot = min(spot, len(order))
+            order.insert(spot, next_id)
+            next_id += 1
+        elif step[0] == "pop" and len(order):
+            order.pop(step[1] % len(order))
+        elif step[0] == "snapshot":
+            taken.append((order.snapshot(), list(order.keys)))
+        else:
+            for ranks, keys in taken:
+                assert ranks.ranks(tuple(keys)) == tuple(range(len(keys)))
+    for ranks, keys in taken:
+        assert ranks.ranks(tuple(keys)) == tuple(range(len(keys)))
+        assert [ranks.rank(key) for key in keys] == list(range(len(keys)))
+
+
+def test_a_snapshot_taken_before_a_relabel_keeps_its_ranks() -> None:
+    order = Order()
+    order.extend([0, 1])
+    before = order.snapshot()
+    keys = tuple(order.keys)
+    order.pop(0)
+    for message_id in range(2, 80):  # one spot: the keys run out of room
+        order.insert(1, message_id)
+    assert order.generation == 1
+    assert before.ranks(keys) == (0, 1)
+    assert order.snapshot().rank(order.key[1]) == 0
 
 
 def test_watches_stay_exact_across_a_relabel() -> None:
