@@ -163,11 +163,14 @@ def step(store: Store, old: Fold, message_id: int, own: bool, base: Fold | None)
     gaps, checkpoints, steps, lanes = old.gaps, old.checkpoints, old.steps, old.lanes
     if own:
         layer = store.layer(store.infos[message_id].identity or ("", None))
+        # A checkpoint counts the gaps before its write, as `fold_lane`'s do: a splice there takes the old
+        # fold's gaps from that count on, the one this write opens included.
+        counted = len(gaps)
         if not isinstance(state.root, dict):
             gaps = [*gaps, Gap(layer, message_id, None)]
         steps += 1
         if steps >= _index.CHECKPOINT_EVERY:
-            checkpoints = checkpoints.plus(checkpoint(state, layer, message_id, len(gaps)))
+            checkpoints = checkpoints.plus(checkpoint(state, layer, message_id, counted))
             steps = 0
         lanes = marks_after_step(lanes, layer, message_id, write, state.root, store.order.key.__getitem__)
     return Fold(state if base is None else base.state, state, gaps, checkpoints, steps, lanes)

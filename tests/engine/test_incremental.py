@@ -80,6 +80,22 @@ def test_watches_follow_every_edit(
         _follow_edits(document, watches, data)
 
 
+def test_a_splice_keeps_the_gap_an_appended_write_left_open() -> None:
+    """A lane's fold appended a root `set` of null (the root is no object: every later write of the kind
+    matters to the lane, a gap open at the end), then an insert before it was spliced at that write's
+    checkpoint. The splice kept the gap, so an empty object merged at the root and a push after it are
+    folded into the lane (found by the property above: the push was said to fail onto a null)."""
+    with checkpoints_every(1):
+        ctx = Context([{"type": "text", "text": "hi"}])
+        handle = ctx.watch("†s.a", lambda _: None)
+        ctx.apply(Insert(1, {"type": "data", "kind": "s", "data": None}))
+        ctx.apply(Insert(0, {"type": "data", "kind": "s", "data": None}))
+        ctx.apply(Insert(3, {"type": "data", "kind": "s", "data": {}, "_outputMethod": "merge", "_outputPath": "†s"}))
+        ctx.apply(Insert(4, {"type": "data", "kind": "s", "data": None, "_outputMethod": "push", "_outputPath": "†s"}))
+        assert handle.current == reference(ctx.messages, "†s.a", None)
+        assert [d.reason for d in handle.current.diagnostics] == ["push at the root: push onto a object, not an array"]
+
+
 @pytest.mark.parametrize("spacing", [1, 2])
 @settings(max_examples=150, deadline=None)
 @given(document=st.lists(array_messages(), max_size=24), data=st.data())
