@@ -77,6 +77,7 @@ def test_reordering_a_message_changes_the_watched_value_and_the_state_view(qtbot
     assert pin.resolution is not None
     assert pin.resolution.value == "Sam"
     window._refresh_views()
+    qtbot.waitUntil(lambda: not window.state_view.is_busy())  # the state is shown in slices
     assert state_value(window, "¶state.user") == ('"Sam"', 2)
     window.select_message(2)
     window.move_selected(-1)  # the Move goes through the undo stack, like a drag
