@@ -319,8 +319,17 @@ def checkpoint(state: State, layer: Layer, message_id: int, gaps: int) -> Checkp
     )
 
 
-# Writes between two checkpoints of a track (a module global so that tests can make it small).
+# Writes between two checkpoints of a track (module globals so that tests can make them small).
 CHECKPOINT_EVERY = 16
+# A whole-kind track's: each of its checkpoints keeps the sources of every write of the kind so far
+# (thousands), and it is repaired lane by lane from lane marks (`_whole`), which drops its checkpoints
+# past the edit. Dense ones cost their making, their freeing and the collector's walks.
+WHOLE_CHECKPOINT_EVERY = 256
+
+
+def checkpoint_every(lane: Lane) -> int:
+    """Writes between two checkpoints of a track of `lane` (None: a whole kind)."""
+    return CHECKPOINT_EVERY if lane is not None else WHOLE_CHECKPOINT_EVERY
 
 
 def fold_lane(
@@ -348,6 +357,7 @@ def fold_lane(
     stop = len(subset) if limit is None else bisect_right(subset, limit, key=key)
     first = 0 if after is None else bisect_right(subset, key(after), key=key)
     previous = after
+    every = checkpoint_every(lane)
     for steps, position in enumerate(range(first, stop + 1), start=1):
         following = subset[position] if position < stop else None
         if lane is not None and not isinstance(state.root, dict):
@@ -367,7 +377,7 @@ def fold_lane(
             matched = converge(following, state)
             if matched is not None:
                 return matched
-        if checkpoints is not None and steps % CHECKPOINT_EVERY == 0:
+        if checkpoints is not None and steps % every == 0:
             checkpoints.append(checkpoint(state, layer, following, len(gaps or ())))
     return None
 

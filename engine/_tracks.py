@@ -155,8 +155,8 @@ def full(
     return Fold(state if base is None else base.state, state, gaps, Marks(checkpoints))
 
 
-def step(store: Store, old: Fold, message_id: int, own: bool, base: Fold | None) -> Fold:
-    """The fold after an appended write (`own`: it belongs to the track's own layer)."""
+def step(store: Store, old: Fold, message_id: int, own: bool, base: Fold | None, lane: str | None) -> Fold:
+    """The fold after an appended write (`own`: it belongs to the track's own layer) to a track of `lane`."""
     state = old.state.copy()
     write = store.writes[message_id]
     state.step(message_id, write, store.order.key[message_id])
@@ -169,7 +169,7 @@ def step(store: Store, old: Fold, message_id: int, own: bool, base: Fold | None)
         if not isinstance(state.root, dict):
             gaps = [*gaps, Gap(layer, message_id, None)]
         steps += 1
-        if steps >= _index.CHECKPOINT_EVERY:
+        if steps >= _index.checkpoint_every(lane):
             checkpoints = checkpoints.plus(checkpoint(state, layer, message_id, counted))
             steps = 0
         lanes = marks_after_step(lanes, layer, message_id, write, state.root, store.order.key.__getitem__)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -206,6 +206,7 @@ class Watchers:
         self._by_kind: dict[str, list[Track]] = {}
         self._by_lane: dict[tuple[str, str | None], list[Track]] = {}
         self._open: set[Track] = set()  # tracks whose fold scanned to the end with a root not an object
+        self._gapped: set[Track] = set()  # tracks whose fold scanned writes with a root not an object
         self._watches: dict[Watch, None] = {}  # in creation order, which is callback order
         self._serial = itertools.count()
         self._generation = store.order.generation  # of the keys in every track and watch
@@ -283,6 +284,7 @@ class Watchers:
             self._by_kind[track.kind].remove(track)
             self._by_lane[track.kind, track.lane].remove(track)
             self._open.discard(track)
+            self._gapped.discard(track)
 
     # -- after an edit -------------------------------------------------------------------------
 
@@ -304,12 +306,16 @@ class Watchers:
         key = store.order.key.__getitem__
         order_key = key(message_id)
         lanes = lanes_of(write)
-        if appended and lanes is not None:
-            # Only the lanes it writes, whole-kind tracks, and gaps still open at the end can hold it.
+        if lanes is not None:
+            # Only the lanes it writes, whole-kind tracks, and tracks with gaps (gaps still open at the
+            # end, for an append; a move plans its insert against its remove's folds) can hold it.
+            gapped: Iterable[Track] = self._open if appended else self._gapped
+            if self._staged:
+                gapped = {*gapped, *(track for track, fold in self._staged.items() if fold.gaps)}
             tracks = [t for lane in (*lanes, None) for t in self._by_lane.get((kind, lane), ())]
-            tracks += [t for t in self._open if t.kind == kind and t not in tracks]
+            tracks += [t for t in gapped if t.kind == kind and t not in tracks]
             tracks += [
-                t for o in self._open if o.kind == kind and o.instance is None
+                t for o in gapped if o.kind == kind and o.instance is None
                 for t in self._by_lane.get((kind, o.lane), ()) if t not in tracks
             ]
         inside: dict[Track | None, bool] = {}  # whether the write falls in a gap of this owner's fold
@@ -456,6 +462,10 @@ class Watchers:
             self._open.add(track)
         else:
             self._open.discard(track)
+        if fold.gaps:
+            self._gapped.add(track)
+        else:
+            self._gapped.discard(track)
 
     def _refold(self, track: Track, work: Work, folds: dict[Track, Fold]) -> Fold:
         store = self._store
@@ -465,7 +475,7 @@ class Watchers:
             return full(store, track.kind, track.instance, track.lane, list(track.paths), base)
         if work.appended is not None:
             own = store.infos[work.appended].instance == track.instance
-            return step(store, old, work.appended, own, base)
+            return step(store, old, work.appended, own, base, track.lane)
         return repair(store, work, old, track.kind, track.instance, track.lane, base)
 
     def _base(self, track: Track, folds: dict[Track, Fold]) -> Fold | None:
@@ -595,9 +605,11 @@ def _changed(watch: Watch, new: Resolution, keys: Keys, moved: Interval | None) 
     old = watch.current
     if old.found != new.found:
         return True
-    if keys != watch.keys:
+    before = watch.keys
+    # Tuples compare item by item even when their lengths differ: a whole kind has thousands of keys.
+    if keys is not before and (len(keys) != len(before) or keys != before):
         # Without renumbering, other keys are other indices; with it, compare the indices themselves.
-        if moved is None or len(keys) != len(watch.keys) or not _same_indices(old, new, watch.keys, keys, moved):
+        if moved is None or len(keys) != len(before) or not _same_indices(old, new, before, keys, moved):
             return True
     elif moved is not None and _renumbered(keys, moved):
         return True

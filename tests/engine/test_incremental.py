@@ -61,12 +61,14 @@ watched = watch_lists(6)
 
 @contextmanager
 def checkpoints_every(writes: int) -> Iterator[None]:
-    """Tracks keep a checkpoint every `writes` writes (small, so that small documents resume and splice)."""
-    saved, _index.CHECKPOINT_EVERY = _index.CHECKPOINT_EVERY, writes
+    """Tracks keep a checkpoint every `writes` writes (small, so that small documents resume and splice),
+    whole-kind tracks too."""
+    saved = _index.CHECKPOINT_EVERY, _index.WHOLE_CHECKPOINT_EVERY
+    _index.CHECKPOINT_EVERY = _index.WHOLE_CHECKPOINT_EVERY = writes
     try:
         yield
     finally:
-        _index.CHECKPOINT_EVERY = saved
+        _index.CHECKPOINT_EVERY, _index.WHOLE_CHECKPOINT_EVERY = saved
 
 
 @pytest.mark.parametrize("spacing", [1, 3, 16])
@@ -78,6 +80,29 @@ def test_watches_follow_every_edit(
     """After every edit each watch equals a fresh fold, and is called back exactly when its result changed."""
     with checkpoints_every(spacing):
         _follow_edits(document, watches, data)
+
+
+@pytest.mark.parametrize("edit", [
+    Insert(2, {"type": "data", "kind": "s", "data": {"b": 1}}),
+    Move(3, 2),  # planned against the folds its remove made
+])
+def test_a_write_of_another_lane_in_a_gap_is_folded_into_the_lane(edit: Any) -> None:
+    """While the root is not an object every write of the kind can matter to a lane (here: make the root
+    an object again, so that a push onto `a` applies); an edit in the middle finds the lanes it can change
+    among the tracks whose folds scanned such gaps, not among all tracks of the kind."""
+    ctx = Context([
+        {"type": "data", "kind": "s", "data": {"a": 1}},
+        {"type": "data", "kind": "s", "data": [1], "_outputPath": "†s"},
+        {"type": "data", "kind": "s", "data": {"a": 7}, "_outputMethod": "push", "_outputPath": "†s.a"},
+        {"type": "data", "kind": "s", "data": {"c": 1}},
+        {"type": "data", "kind": "s", "data": {"a": 8}, "_outputMethod": "push", "_outputPath": "†s.a"},
+    ])
+    handles = [ctx.watch(expr, lambda _: None) for expr in ("†s.a", "†s.c", "†s")]
+    assert handles[0].current.value == [8]
+    ctx.apply(edit)
+    assert handles[0].current.value == [7, 8]
+    for handle in handles:
+        assert handle.current == reference(ctx.messages, handle.expression, None)
 
 
 def test_a_splice_keeps_the_gap_an_appended_write_left_open() -> None:
