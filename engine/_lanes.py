@@ -105,8 +105,9 @@ def toward(write: Write, lane: Lane) -> Any:
 _SHAPES: dict[tuple[bool, ...], tuple[bool, ...]] = {}  # interned: few distinct ones
 
 
-def above(root: Any, path: Path) -> tuple[bool, ...]:
-    """Whether each node strictly above `path` (the root, then each parent) is a container."""
+def along(root: Any, path: Path) -> tuple[tuple[bool, ...], Any]:
+    """Whether each node strictly above `path` (the root, then each parent) is a container, and the value
+    at `path` (as `get_path` reads it: one walk for both)."""
     flags = []
     node = root
     for segment in path:
@@ -118,11 +119,11 @@ def above(root: Any, path: Path) -> tuple[bool, ...]:
         else:
             node = MISSING
     shape = tuple(flags)
-    return _SHAPES.setdefault(shape, shape)
+    return _SHAPES.setdefault(shape, shape), node
 
 
 def effect(write: Write, containers: tuple[bool, ...], before: Any, target: Path) -> str | None:
-    """`_fold._effect(write, root, target)` from the write's shape (`above`, `reduced`) instead of the root."""
+    """`_fold._effect(write, root, target)` from the write's shape (`along`, `reduced`) instead of the root."""
     path = write.path
     size = len(path)
     if target[:size] != path:
@@ -153,8 +154,9 @@ class _Recorder(State):
             log.before.append(None)
             log.fail(order_key, reason, concerns)
             return
-        log.above.append(above(root, write.path))
-        log.before.append(reduced(get_path(root, write.path), toward(write, log.lane)))
+        containers, before = along(root, write.path)
+        log.above.append(containers)
+        log.before.append(reduced(before, toward(write, log.lane)))
         self.root = updated
 
 
@@ -170,7 +172,7 @@ class LaneLog:
         self.every = max(MARK_EVERY, -(-len(layer.subset(lane)) // MOST_MARKS))  # steps between marks
         self.dependents: list[LogKey] = []  # the instance logs that continue from this one
         # Per step, in parallel lists (no object per step for the collector to walk): its order key, its
-        # write, and its shape (`above`, `reduced`; None when it failed).
+        # write, and its shape (`along`, `reduced`; None when it failed).
         self.keys: list[int] = []
         self.writes: list[Write] = []
         self.above: list[tuple[bool, ...] | None] = []

@@ -26,7 +26,7 @@ from test_incremental import reference
 
 from contextdeck.engine import Context, _lanes
 from contextdeck.engine._fold import _effect
-from contextdeck.engine._lanes import above, effect, reduced, toward
+from contextdeck.engine._lanes import along, effect, reduced, toward
 from contextdeck.engine._messages import Write, get_path
 from contextdeck.engine._methods import WRITE_METHODS, Conflict, write_at
 
@@ -103,14 +103,16 @@ def test_every_method_reads_no_more_of_the_value_before_it_than_its_reduction(be
 def test_a_write_shape_tells_its_effect_on_any_path_of_its_log(
     root: Any, path: Any, method: str, new: Any, lane: str | None, below: Any
 ) -> None:
-    """What a log keeps of the root before a write (`above`, and `reduced` along `toward`) gives
+    """What a log keeps of the root before a write (`along`, and `reduced` along `toward`) gives
     `_fold._effect` on any path the log is read for: the lane and below it, or a whole kind's root."""
     write = Write(path, method, new)
     try:
         write_at(root, path, method, new)
     except Conflict:
         return  # a failed write has no effect: logs keep its problem instead
-    shape = above(root, path), reduced(get_path(root, path), toward(write, lane))
+    containers, before = along(root, path)
+    assert before is get_path(root, path)
+    shape = containers, reduced(before, toward(write, lane))
     target = () if lane is None else (lane, *below)
     assert effect(write, *shape, target) == _effect(write, root, target)
 
