@@ -68,7 +68,8 @@ class Sized(list[Any]):
         return self.length
 
 
-_ARRAYS: dict[int, Sized] = {}  # one per length (shared: never written to)
+_ARRAYS: dict[int, Sized] = {}  # one per length (shared: never written to), for the shorter arrays
+_SHARED_LENGTHS = 4096
 _NO_KEYS: dict[str, Any] = {}  # an object whose keys no effect reads (shared: never written to)
 
 
@@ -80,7 +81,9 @@ def reduced(before: Any, new: Any) -> Any:
         length = len(before)
         shape = _ARRAYS.get(length)
         if shape is None:
-            shape = _ARRAYS[length] = Sized(length)
+            shape = Sized(length)
+            if length < _SHARED_LENGTHS:
+                _ARRAYS[length] = shape
         return shape
     if isinstance(before, dict):
         if not isinstance(new, dict):
