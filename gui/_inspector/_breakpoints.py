@@ -39,9 +39,10 @@ def place(entries: Any, calls: list[Any]) -> dict[int, str | None]:
 
 
 def entries_of(rows: dict[int, str | None], calls: list[Any]) -> list[dict[str, Any]]:
-    """What to keep for the breakpoints on `rows`: each call as written, its row, its condition."""
+    """What to keep for the breakpoints on `rows`: each call as written, its row, its condition (a row
+    past `calls`, whose call is gone, keeps nothing)."""
     kept = []
-    for row in sorted(rows):
+    for row in sorted(row for row in rows if row < len(calls)):
         entry: dict[str, Any] = {"call": calls[row], "index": row}
         if rows[row] is not None:
             entry["condition"] = rows[row]

@@ -108,6 +108,9 @@ class CallsModel(QAbstractTableModel):
         self._changed_rows: set[int] = set()
         self._reads: dict[tuple[str, str | None], Watch] = {}  # see `_keep_reads_current`
         self._shown: list[tuple[str, str]] = []  # each row's status and detail as last painted
+        # The calls the rows were made from: an execution's own plans change in place when a loop's next
+        # turn resets it, so they cannot say afterwards which call a breakpoint's row was.
+        self._calls: list[Any] = []
         self._rows_timer = QTimer(self, singleShot=True, interval=0)
         self._rows_timer.timeout.connect(self._rows_changed)
         self._timer = QTimer(self)
@@ -211,12 +214,13 @@ class CallsModel(QAbstractTableModel):
                 self._reads[source, instance] = self._context.watch(source, _ignore, instance)
 
     def _show(self, execution: Execution | None) -> None:
-        before = [] if self._execution is None else [plan.call for plan in self._execution.plans]
+        before = self._calls
         plans = [] if execution is None else execution.plans
         self._keep_reads_current(plans)
         self._analyses.clear()
         self._stale = {} if execution is None else {found.index: found for found in execution.stale()}
         calls = [plan.call for plan in plans]
+        self._calls = calls
         if calls != before or self._restore_kept:
             self.beginResetModel()
             self._execution = execution
@@ -273,8 +277,7 @@ class CallsModel(QAbstractTableModel):
 
     def _keep(self) -> None:
         if self._execution is not None:
-            calls = [plan.call for plan in self._execution.plans]
-            self.keep_breakpoints({"calls": entries_of(self._breakpoints, calls),
+            self.keep_breakpoints({"calls": entries_of(self._breakpoints, self._calls),
                                    "tools": sorted(self._tool_breakpoints)})
 
     def toggle_breakpoint(self, row: int) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
-from contextdeck.engine import Context, Decision, Document, Status, fixed_clock, load_document
+from contextdeck.engine import Context, Decision, Document, Replace, Status, fixed_clock, load_document
 from contextdeck.gui._inspector._async import release, spawn
 from contextdeck.gui._inspector._calls import BREAKPOINT_ROLE, CallsModel, CallsView
 from contextdeck.gui._inspector._debugger import CANCEL, Debugger
@@ -266,3 +266,25 @@ def test_a_failing_step_is_reported_not_lost(qtbot: Any, examples: Path) -> None
     qtbot.waitUntil(task.done)
     assert debugger.last_stop == "the debugger stopped on an error: RuntimeError: no document is open"
     assert not debugger.running
+
+
+def test_breakpoints_survive_an_execution_reset_in_place(qtbot: Any, examples: Path) -> None:
+    """A loop's next turn resets its execution in place (the same object, other plans): the rows the
+    breakpoints were placed on are the model's own, so following another execution afterwards never reads
+    a breakpoint's row in the shrunken plan (it raised IndexError inside a model reset)."""
+    document, model, _debugger = debugger_for(examples / "refund_workflow.json")
+    context = document.context
+    plan_index = len(context) - 1
+    execution = model.new_execution()
+    model.follow(execution)
+    model.set_breakpoint(4, True)
+    one = {"type": "plan", "plan": [{"_tool": "logStep", "entry": "a", "_outputPath": "†state.log"}]}
+    context.apply(Replace(plan_index, one))
+    execution.reset()  # the same execution, one call now
+    assert len(execution.plans) == 1
+    two = {"type": "plan", "plan": [{"_tool": "logStep", "entry": "b", "_outputPath": "†state.log"},
+                                    {"_tool": "logStep", "entry": "c", "_outputPath": "†state.log"}]}
+    context.apply(Replace(plan_index, two))
+    model.follow(model.new_execution())  # no IndexError, and the model is not left inside a reset
+    assert model.rowCount() == 2
+    assert model.breakpoints == frozenset()  # the breakpoint's call is in neither plan
