@@ -423,8 +423,7 @@ class LoopUI(QObject):
     def lazy(self) -> bool:
         """The calls are a lazy plan (012) not approved yet (as the debugger's, else the panel's, execution
         read it: no scan of the context on every edit)."""
-        execution = self.debugger.execution or self.calls.execution
-        return execution is not None and execution.lazy and not self.debugger.plan_approved
+        return _waits_for_approval(self.debugger.execution or self.calls.execution, self.debugger)
 
     def lazy_session(self) -> Frame | None:
         """The delegate session the call stack has current, when its plan is lazy and not approved yet."""
@@ -432,8 +431,7 @@ class LoopUI(QObject):
             return None
         frame: Frame = self.sessions.frame
         execution = frame.debugger.execution or (frame.loop.execution if frame.loop is not None else None)
-        lazy = execution is not None and execution.lazy and not frame.debugger.plan_approved
-        return frame if lazy else None
+        return frame if _waits_for_approval(execution, frame.debugger) else None
 
     def tick_over(self) -> bool:
         """Nothing of the current turn can run in this tick any more (010's "no more calls are unblocked")."""
@@ -571,6 +569,11 @@ class LoopUI(QObject):
         self.calls.refresh()
         self.panel.message.setText("The plan is approved: Continue (F5) runs it.")
         self.update()
+
+
+def _waits_for_approval(execution: Any, debugger: Any) -> bool:
+    """Whether `execution` is a lazy plan (012) its debugger has not been told to run yet."""
+    return execution is not None and bool(execution.lazy) and not debugger.plan_approved
 
 
 def _elided(text: str, limit: int = 90) -> str:
