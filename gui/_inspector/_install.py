@@ -55,6 +55,7 @@ class _Wiring(QObject):
         self._timer.timeout.connect(self.refresh_views)
         self._message: int | None = None
         self._graph_dirty = True
+        self._call_behind: tuple[int | None] | None = None  # (row,) to show when the inspector's tab is raised
         self._shown_session = 0
         self.ask_fork_path: Callable[[], str | None] = window.files.ask_save_path
 
@@ -116,11 +117,21 @@ class _Wiring(QObject):
             self._graph_dirty = False
             self.parts.graph.show_plan(self.parts.model.plans(), self.parts.model.statuses())
 
+    def inspector_visible(self, visible: bool) -> None:
+        if visible and self._call_behind is not None:
+            self.show_call(*self._call_behind)
+
     def audit_visible(self, visible: bool) -> None:
         if visible and self._message is not None:
             self._audit(self._message)
 
     def show_call(self, row: int | None) -> None:
+        # Like the audit: the inspector lists every scoped message of the call (thousands in a big document)
+        # and is rebuilt after each calls refresh, so only while it can be seen; it catches up when raised.
+        if not seen(self.parts.inspector):
+            self._call_behind = (row,)
+            return
+        self._call_behind = None
         model = self.parts.model
         if row is None or not 0 <= row < model.rowCount():
             self.parts.inspector.show_call(None, None)
@@ -208,12 +219,13 @@ def install_inspector(window: Any) -> Inspector:
     model.keep_breakpoints = lambda value: sidecar.set_value(SIDECAR_KEY, value)
     debugger.apply_edits = lambda text, edits: wiring.push(text, edits, applied=False)
     debugger.record_run = lambda text, edits: wiring.push(text, edits, applied=True)
-    panel.view.callSelected.connect(wiring.show_call)
     panel.view.callSelected.connect(lambda _row: docks["Call inspector"].raise_())
+    panel.view.callSelected.connect(wiring.show_call)
     parts.graph.callClicked.connect(wiring.select_call)
     parts.audit.callActivated.connect(wiring.select_call)
     parts.inspector.sourceActivated.connect(window.select_message)
     window.messageSelected.connect(wiring.show_message)
+    docks["Call inspector"].visibilityChanged.connect(wiring.inspector_visible)
     docks["Output audit"].visibilityChanged.connect(wiring.audit_visible)
     docks["Plan graph"].visibilityChanged.connect(wiring.graph_visible)
     model.refreshed.connect(wiring.schedule)
