@@ -59,6 +59,7 @@ class Context:
             message = _checked(message, len(ids))
             info = self._store.infos[message_id] = classify(message)
             self._store.messages[message_id] = message
+            self._store.listed.append(message)
             if info.write is not None and info.identity is not None:
                 self._store.writes[message_id] = info.write
                 self._store.layer(info.identity).append(message_id, info.write)
@@ -70,14 +71,13 @@ class Context:
     @property
     def messages(self) -> list[Message]:
         """The messages in their current order (a new list; the dicts are the context's own)."""
-        message = self._store.messages
-        return [message[i] for i in self._store.order.ids]
+        return self._store.listed.copy()
 
     def __len__(self) -> int:
         return len(self._store.order)
 
     def __getitem__(self, index: int) -> Message:
-        return self._store.messages[self._store.order.ids[index]]
+        return self._store.listed[index]
 
     def info(self, index: int) -> MessageInfo:
         """The parsed view of message `index`: form, kind, instance and write."""
@@ -85,8 +85,8 @@ class Context:
 
     def view(self) -> ContextView:
         """The messages as they are now, read-only and safe to hand to another thread (render, validate)."""
-        ids, message, info = self._store.order.ids, self._store.messages, self._store.infos
-        return ContextView(tuple([message[i] for i in ids]), tuple([info[i] for i in ids]))
+        ids, info = self._store.order.ids, self._store.infos
+        return ContextView(tuple(self._store.listed), tuple([info[i] for i in ids]))
 
     def id_at(self, index: int) -> int:
         """The stable id of the message at `index`: it survives replace, move and other edits."""
@@ -194,6 +194,7 @@ class Context:
         self._store.messages[message_id] = message
         self._store.infos[message_id] = classify(message)
         self._store.order.insert(index, message_id, key)
+        self._store.listed.insert(index, message)
         plan: Plan = {}
         if index == len(self) - 1:  # an append renumbers nothing
             self._add_write(plan, message_id, True)
@@ -207,6 +208,7 @@ class Context:
         plan: Plan = {}
         self._drop_write(plan, message_id)
         self._store.order.pop(index)
+        del self._store.listed[index]
         del self._store.infos[message_id]
         return self._store.messages.pop(message_id), message_id, plan, Interval(key, None)
 
@@ -215,6 +217,7 @@ class Context:
         plan: Plan = {}
         self._drop_write(plan, message_id)
         previous, self._store.messages[message_id] = self._store.messages[message_id], message
+        self._store.listed[index] = message
         self._store.infos[message_id] = classify(message)
         self._add_write(plan, message_id, False)
         return previous, plan
@@ -230,10 +233,12 @@ class Context:
         plan: Plan = {}
         self._drop_write(plan, message_id)
         self._store.order.pop(src)
+        message = self._store.listed.pop(src)
         prior = self._watchers.refolds(plan) if halves and plan else {}
         if prior:
             plan = {}
         self._store.order.insert(dst, message_id, key)
+        self._store.listed.insert(dst, message)
         with self._watchers.staging(prior):  # the insert is planned against the remove's folds
             self._add_write(plan, message_id, False)
         after = self._store.order.key[message_id]  # the messages between its old and new place moved by one

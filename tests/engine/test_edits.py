@@ -1,6 +1,11 @@
 """Edit commands apply and return their inverse; ids survive edits."""
 
+from typing import Any
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from incremental_strategies import edits, messages
 
 from contextdeck.engine import Context, Insert, Move, Remove, Replace
 
@@ -32,3 +37,42 @@ def test_ids_follow_their_message() -> None:
     ctx.remove(1)
     with pytest.raises(KeyError):
         ctx.index_of(last)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_the_messages_in_order_follow_every_edit_preview_and_undo(data: st.DataObject) -> None:
+    """`messages`, indexing and `view()` list what a plain list given the same edits holds, after
+    applies, previews (which change nothing) and undos alike."""
+    model = data.draw(st.lists(messages(), max_size=6))
+    ctx = Context(model)
+    ctx.watch("†state.a", lambda _resolution: None)  # previews fold something
+    undos: list[tuple[Any, list[Any]]] = []  # each edit's undo, and the list before it
+    for _ in range(data.draw(st.integers(1, 12))):
+        step = data.draw(st.sampled_from(["apply", "preview", "undo"]))
+        if step == "undo" and undos:
+            undo, model = undos.pop()
+            ctx.apply(undo)
+        elif step == "preview":
+            ctx.preview(data.draw(edits(len(ctx))))
+        else:
+            edit = data.draw(edits(len(ctx)))
+            undos.append((ctx.apply(edit), model))
+            model = _applied(model, edit)
+        assert ctx.messages == model
+        assert [ctx[index] for index in range(len(ctx))] == model
+        assert list(ctx.view().messages) == model
+
+
+def _applied(model: list[Any], edit: Any) -> list[Any]:
+    """`edit` done on a plain list of messages."""
+    model = list(model)
+    if isinstance(edit, Insert):
+        model.insert(edit.index, edit.message)
+    elif isinstance(edit, Remove):
+        del model[edit.index]
+    elif isinstance(edit, Replace):
+        model[edit.index] = edit.message
+    else:
+        model.insert(edit.dst, model.pop(edit.src))
+    return model

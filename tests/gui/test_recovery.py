@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QSettings
 
-from contextdeck.engine import Insert, Shape, parse_document
-from contextdeck.gui._autosave import serialise
+from contextdeck.engine import Insert, Move, Remove, Replace, Shape, parse_document
+from contextdeck.gui._autosave import serialise, snapshot
 from contextdeck.gui._commands import EditCommand
 from contextdeck.gui._recovery import RecoveryStore, process_start
 from contextdeck.gui._session import DocumentSession
@@ -353,6 +353,22 @@ def test_recovery_data_reads_back_as_the_same_document(raw: bytes, jsonl: bool) 
     again = parse_document(b"".join(serialise(document)), "recovery", jsonl=jsonl)
     assert again.shape is document.shape
     assert again.dumps() == document.dumps()
+
+
+def test_the_recovery_file_is_the_document_as_it_was_when_the_autosave_started() -> None:
+    """The worker writes the snapshot taken on the GUI thread: edits made while it writes (an insert, a
+    replace, a move, a remove) are in the next recovery file, never half in this one."""
+    raw = json.dumps([{"type": "state", "data": {"n": n}} for n in range(6)]).encode()
+    document = parse_document(raw, "doc")
+    before = document.dumps()
+    taken = snapshot(document)
+    context = document.context
+    context.apply(Insert(2, TEXT))
+    context.apply(Replace(0, EDIT))
+    context.apply(Move(5, 1))
+    context.apply(Remove(3))
+    assert document.dumps() != before
+    assert parse_document(b"".join(serialise(taken)), "recovery").dumps() == before
 
 
 def test_a_failed_autosave_is_reported_without_touching_the_document(qtbot, settings: QSettings, tmp_path: Path,
