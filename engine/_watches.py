@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ._chain import Chain
 from ._expressions import Expression, Reference
-from ._index import Probe, State, in_gap, lanes_of
+from ._index import Layer, Probe, State, in_gap, lanes_of
 from ._messages import MISSING, Path, Write, get_path
 from ._order import Ranks
 from ._resolution import Resolution, same_json
@@ -306,31 +306,38 @@ class Watchers:
         key = store.order.key.__getitem__
         order_key = key(message_id)
         lanes = lanes_of(write)
+        inside: dict[Track | None, bool] = {}  # whether the write falls in a gap of this owner's fold
         if lanes is not None:
-            # Only the lanes it writes, whole-kind tracks, and tracks with gaps (gaps still open at the
-            # end, for an append; a move plans its insert against its remove's folds) can hold it.
+            # Only the lanes it writes, whole-kind tracks, and the tracks of a lane whose fold has a gap
+            # the write falls in (gaps still open at the end, for an append; a move plans its insert
+            # against its remove's folds) can hold it. The gaps of a global write are the global
+            # track's, which its instance tracks continue from; an instance write's, its own track's.
             gapped: Iterable[Track] = self._open if appended else self._gapped
             if self._staged:
                 gapped = {*gapped, *(track for track, fold in self._staged.items() if fold.gaps)}
             tracks = [t for lane in (*lanes, None) for t in self._by_lane.get((kind, lane), ())]
-            tracks += [t for t in gapped if t.kind == kind and t not in tracks]
-            tracks += [
-                t for o in gapped if o.kind == kind and o.instance is None
-                for t in self._by_lane.get((kind, o.lane), ()) if t not in tracks
-            ]
-        inside: dict[Track | None, bool] = {}  # whether the write falls in a gap of this owner's fold
+            holding = [o for o in gapped if o.kind == kind and o.instance == instance]
+            if holding:
+                listed = set(tracks)
+                for gapped_track in holding:
+                    inside[gapped_track] = self._in_gaps(gapped_track, layer, order_key, key)
+                    if not inside[gapped_track]:
+                        continue
+                    lane_tracks = self._by_lane.get((kind, gapped_track.lane), ())
+                    for t in lane_tracks if instance is None else (gapped_track,):
+                        if t not in listed:
+                            listed.add(t)
+                            tracks.append(t)
         for track in tracks:
             if instance is not None and track.instance != instance:
                 continue
             if not (track.lane is None or lanes is None or track.lane in lanes):
                 # The gaps a global write can fall in are the global track's.
                 owner = track if track.instance == instance else self._tracks.get((kind, None, track.lane))
-                found = inside.get(owner)
-                if found is None:
-                    fold = None if owner is None else self._staged.get(owner) or owner.fold
-                    gaps = fold.gaps if fold is not None else ()
-                    found = inside[owner] = any(in_gap(gap, layer, order_key, key) for gap in gaps)
-                if not found:
+                known = inside.get(owner)
+                if known is None:
+                    known = inside[owner] = owner is not None and self._in_gaps(owner, layer, order_key, key)
+                if not known:
                     continue
             work = plan.get(track)
             first = work is None
@@ -351,6 +358,11 @@ class Watchers:
             else:
                 work.appended = None
                 work.base = True
+
+    def _in_gaps(self, owner: Track, layer: Layer, order_key: int, key: Callable[[int], int]) -> bool:
+        """Whether a write of `layer` at `order_key` falls in a gap of `owner`'s fold (staged or kept)."""
+        fold = self._staged.get(owner) or owner.fold
+        return fold is not None and any(in_gap(gap, layer, order_key, key) for gap in fold.gaps)
 
     @contextmanager
     def staging(self, folds: dict[Track, Fold]) -> Iterator[None]:

@@ -105,6 +105,29 @@ def test_a_write_of_another_lane_in_a_gap_is_folded_into_the_lane(edit: Any) -> 
         assert handle.current == reference(ctx.messages, handle.expression, None)
 
 
+@pytest.mark.parametrize("edit", [
+    Insert(2, {"type": "data", "kind": "s", "_instance": "1", "data": {"b": 1}}),
+    Move(3, 2),
+])
+def test_a_write_in_a_gap_of_an_instance_layer_is_folded_into_its_lane(edit: Any) -> None:
+    """The same in an instance layer: the gap is the instance track's own, so an instance write in it
+    is folded into the lanes of that view (and the global view's watches are left as they were)."""
+    push = {"_outputMethod": "push", "_outputPath": "†s.a"}
+    layer = [
+        {"type": "data", "kind": "s", "_instance": "1", "data": [1], "_outputPath": "†s"},
+        {"type": "data", "kind": "s", "_instance": "1", "data": {"a": 7}, **push},
+        {"type": "data", "kind": "s", "_instance": "1", "data": {"c": 1}},
+        {"type": "data", "kind": "s", "_instance": "1", "data": {"a": 8}, **push},
+    ]
+    ctx = Context([{"type": "data", "kind": "s", "data": {"a": 1}}, *layer])
+    handles = [ctx.watch(expr, lambda _: None, instance=view) for expr in ("†s.a", "†s.c") for view in ("1", None)]
+    assert handles[0].current.value == [8]
+    ctx.apply(edit)
+    assert handles[0].current.value == [7, 8]
+    for handle in handles:
+        assert handle.current == reference(ctx.messages, handle.expression, handle.instance)
+
+
 def test_a_splice_keeps_the_gap_an_appended_write_left_open() -> None:
     """A lane's fold appended a root `set` of null (the root is no object: every later write of the kind
     matters to the lane, a gap open at the end), then an insert before it was spliced at that write's
