@@ -5,8 +5,10 @@ methods at explicit and derived paths), 1,000 watched expressions (single refere
 `untidy`: the same size, but the way agent documents go wrong: one bad write per kind (a string where
 an array belongs) followed by thousands of conflicting pushes, keys written under arrays, values nested
 four deep, and whole-kind watches such as `†state`. Each: a random sequence of appends, inserts,
-replaces, moves and removes. Prints a table per workload and writes benchmarks/latest.json. Not part of
-the test suite: timings are never asserted in tests.
+replaces, moves and removes. Prints a table per workload and writes benchmarks/latest.json (at full size
+only; a run of one workload replaces only that workload's figures there, and each workload's figures say
+which commit, when and at what load average they were measured). Not part of the test suite: timings
+are never asserted in tests.
 
 `python benchmarks/run.py MESSAGES WATCHES EDITS [tidy|untidy]` runs a smaller size (or one workload).
 """
@@ -15,9 +17,11 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import platform
 import random
 import statistics
+import subprocess
 import sys
 import time
 import tracemalloc
@@ -257,13 +261,31 @@ def main() -> None:
         gc.unfreeze()
         gc.set_threshold(700, 10, 10)
         gc.collect()
+        started, load = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), os.getloadavg()[0]
         results[workload.name] = measure(workload)
+        results[workload.name]["run"] = {"commit": _commit(), "started": started,
+                                         "load_average": [round(load, 2), round(os.getloadavg()[0], 2)]}
         tables.append((workload.name, table(results[workload.name])))
         print(f"\n{workload.name}\n{tables[-1][1]}", flush=True)
         if (MESSAGES, WATCHES, EDITS) == FULL:  # after each workload: a long run leaves what it measured
-            (HERE / "latest.json").write_text(json.dumps(results, indent=2) + "\n")
+            _keep(results)
     if (MESSAGES, WATCHES, EDITS) == FULL and ONLY is None:
         publish(tables, results)
+
+
+def _commit() -> str:
+    try:
+        found = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True)
+    except OSError:
+        return "unknown"
+    return found.stdout.strip() or "unknown"
+
+
+def _keep(results: dict[str, Any]) -> None:
+    """Write latest.json; a run of one workload keeps the other workload's figures from an earlier run."""
+    path = HERE / "latest.json"
+    kept = json.loads(path.read_text()) if ONLY is not None and path.exists() else {}
+    path.write_text(json.dumps(kept | results, indent=2) + "\n")
 
 
 def measure(workload: Workload) -> dict[str, Any]:
