@@ -22,9 +22,9 @@ from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QEventLoop, QSettings, Qt, QTimer
+from PySide6.QtCore import QEvent, QEventLoop, QSettings, Qt, QTimer
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QHeaderView, QListView, QTableView, QTreeView
+from PySide6.QtWidgets import QApplication, QHeaderView, QListView, QTableView, QTreeView, QWidget
 
 from contextdeck._runtime import tune_collector
 from contextdeck.engine import Context, Insert, Move, Remove
@@ -179,6 +179,37 @@ def type_filter(app: QApplication, bench: Bench, window: Any, text: str, apart_m
     box.clear()
     settle(app, 300)  # every row back and repainted before the next filter's first key
     return max(keys), max(shown_blocks, default=0.0), shown_after * 1000
+
+
+class PaintClock(QApplication):
+    """The application, timing each paint of the window's item views in GUI-thread CPU time (`--paints`).
+
+    A paint of a view's viewport is one event, sent inside the window's repaint; what it costs is what that view
+    adds to the turn of the event loop it falls in. Timing every event from Python slows the others a little, so
+    the blocks of a run with `--paints` are not compared with those of a run without."""
+
+    VIEWS = ("timeline", "state", "calls", "CallsView", "watches")
+
+    def __init__(self, argv: list[str]) -> None:
+        super().__init__(argv)
+        self.paints: dict[str, list[float]] = {}
+
+    def notify(self, receiver: Any, event: Any) -> bool:  # type: ignore[override]
+        if event.type() != QEvent.Type.Paint:
+            return super().notify(receiver, event)
+        start = time.thread_time()
+        try:
+            return super().notify(receiver, event)
+        finally:
+            view = receiver.parent() if isinstance(receiver, QWidget) else None
+            name = (view.objectName() or type(view).__name__) if view is not None else ""
+            if name in self.VIEWS:
+                self.paints.setdefault(name, []).append((time.thread_time() - start) * 1000)
+
+    def report(self) -> None:
+        for name, values in sorted(self.paints.items()):
+            print(f"  paint of the {name} view: {len(values)} paints, GUI-thread CPU median "
+                  f"{statistics.median(values):.2f} ms, max {max(values):.2f} ms, total {sum(values):.0f} ms")
 
 
 def new_window(count: int) -> tuple[QApplication, Any, Path]:
@@ -349,6 +380,8 @@ def run_watches(count: int, pins: int) -> dict[str, tuple[float, float]]:
         print(f"  {name}: longest GUI-thread block max {max(blocks):.1f} ms, median {statistics.median(blocks):.1f} ms "
               f"over {len(blocks)} (target: max <= 16 ms, {verdict}); in GUI-thread CPU time max {max(cpu):.1f}, "
               f"median {statistics.median(cpu):.1f} ms")
+    if isinstance(app, PaintClock):
+        app.report()
     window.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
     window.close()
     return {name: (max(b for _c, b in values), statistics.median(b for _c, b in values))
@@ -361,7 +394,10 @@ def main() -> None:
     parser.add_argument("--views", action="store_true", help="also compare the view classes")
     parser.add_argument("--watches", type=int, default=200, help="pinned watches of the issue 11 workload")
     parser.add_argument("--only-watches", action="store_true", help="run only the issue 11 workload")
+    parser.add_argument("--paints", action="store_true", help="also time each paint of the item views (CPU)")
     args = parser.parse_args()
+    if args.paints:
+        PaintClock(sys.argv[:1])
     if not args.only_watches:
         run_window(args.messages)
     run_watches(args.messages, args.watches)

@@ -32,6 +32,7 @@ _ROOT = QModelIndex()
 MAX_CHILDREN = 200  # items of one value shown (then "… N more")
 OPEN_AT_FIRST = 8  # identities shown open the first time (more: all closed, the list stays readable)
 BUDGET_S = 0.005  # work per turn of the event loop while the state is computed (the watches take as much)
+ROWS_PER_PART = 12  # changed identities shown per turn: their repaint stays a few milliseconds (docs/performance.md)
 
 NodeRole = Qt.ItemDataRole.UserRole + 1  # the StateNode
 SourceRole = Qt.ItemDataRole.UserRole + 2  # index of the message that set the value (or None)
@@ -56,6 +57,7 @@ class StateNode:
     source: int | None = None  # the message that set the value
     items: tuple[QStandardItem, ...] = ()  # its row in the model: key, value, set by
     made: bool = False  # whether its children's rows are in the model
+    shown_for: int | None = None  # the selected message its highlight was shown for
 
     @property
     def key(self) -> str:
@@ -125,6 +127,7 @@ def _show(node: StateNode, selected: int | None) -> None:
     value.setText(_value_text(node.value))
     setter.setText("" if node.source is None else f"#{node.source}")
     setter.setData(node.source, SourceRole)
+    node.shown_for = selected
     changed = selected is not None and node.source == selected
     key.setData(changed, ChangedRole)
     brush = _CHANGED_BRUSH if changed else None  # the selected message set this
@@ -138,7 +141,6 @@ class StateModel(QStandardItemModel):
     def __init__(self, parent: Any = None) -> None:
         super().__init__(0, len(COLUMNS), parent)
         self.setHorizontalHeaderLabels(list(COLUMNS))
-        self._selected: int | None = None
         self._roots: list[StateNode] = []
         self._writers: dict[tuple[str, str | None], dict[tuple[str, ...], int]] = {}
         self._source: CursorState | None = None
@@ -152,39 +154,52 @@ class StateModel(QStandardItemModel):
 
     def set_state(self, selected: int | None, state: list[IdentityState], source: CursorState | None = None,
                   at: int | None = None) -> None:
-        """Show a computed state; `selected` (a message index) is highlighted where it set a value.
+        """Show a computed state at once; `selected` (a message index) is highlighted where it set a value."""
+        for _part in self.show_in_parts(selected, state, source, at):
+            pass
+
+    def show_in_parts(self, selected: int | None, state: list[IdentityState], source: CursorState | None = None,
+                      at: int | None = None, rows: int = ROWS_PER_PART) -> Iterator[None]:
+        """Show a computed state `rows` changed identities at a time, pausing (a `yield`) between parts.
 
         When the same identities are shown, only the changed rows are told (`dataChanged`, rows made under a
-        changed one are made again), so the view repaints them alone; otherwise the model is reset."""
+        changed one are made again), so the view repaints them alone, a part per turn of the event loop when the
+        caller pauses between parts (after a far jump most rows change: one repaint of them all is longer than a
+        frame); otherwise the model is reset at once. Each part leaves the model whole: its rows show the new state,
+        the others the previous one, with the writers and highlight that went with it."""
         changed = self._changed_rows(selected, state)
-        self._selected = selected
         self._source, self._at = source, at
-        self._writers = {folded.identity: folded.writer for folded in state}
         if changed is None:
-            self._reset(state)
+            self._writers = {folded.identity: folded.writer for folded in state}
+            self._reset(state, selected)
             return
-        for row in changed:
-            self._renew(row, state[row])
         last = len(COLUMNS) - 1
-        for first, final in _runs(changed):
-            self.dataChanged.emit(self.index(first, 0), self.index(final, last))
+        for start in range(0, len(changed), rows):
+            part = changed[start:start + rows]
+            for row in part:
+                self._renew(row, state[row], selected)
+            for first, final in _runs(part):
+                self.dataChanged.emit(self.index(first, 0), self.index(final, last))
+            if start + rows < len(changed):
+                yield
 
-    def _reset(self, state: list[IdentityState]) -> None:
+    def _reset(self, state: list[IdentityState], selected: int | None) -> None:
         self.beginResetModel()
         with QSignalBlocker(self):  # the view hears of it once, by the reset
             self.setRowCount(0)
             self._roots = [_root(row, folded) for row, folded in enumerate(state)]
             for node in self._roots:
-                self.appendRow(_row(node, self._selected))
+                self.appendRow(_row(node, selected))
         self.endResetModel()
 
-    def _renew(self, row: int, folded: IdentityState) -> None:
+    def _renew(self, row: int, folded: IdentityState, selected: int | None) -> None:
         """Show root `row`'s new value in place (the view's indices stay valid); rows made under it are
         removed and, as it is shown open, made again from the new value."""
         node = self._roots[row]
         node.value, node.source = folded.value, folded.writer.get(())
+        self._writers[folded.identity] = folded.writer
         with QSignalBlocker(self):  # told by `set_state`, one `dataChanged` per run of changed rows
-            _show(node, self._selected)
+            _show(node, selected)
         if node.made:
             key = node.items[0]
             key.removeRows(0, key.rowCount())
@@ -195,13 +210,14 @@ class StateModel(QStandardItemModel):
         node.children = _children(node, self._writers.get((node.kind, node.instance), {}))
         node.made = True  # before the rows go in: the view asks again whether there are more to fetch
         for child in node.children:
-            node.items[0].appendRow(_row(child, self._selected))
+            node.items[0].appendRow(_row(child, node.shown_for))
 
     def _changed_rows(self, selected: int | None, state: list[IdentityState]) -> list[int] | None:
-        """The roots to show anew, or None when the whole tree must be reset (other identities)."""
+        """The roots to show anew, or None when the whole tree must be reset (other identities). A root's
+        highlight is compared with the selection it was shown for (a state shown in parts may have been left
+        half-way for a newer one)."""
         if len(state) != len(self._roots) or not self._roots:
             return None
-        marked = {self._selected, selected} - {None} if selected != self._selected else set()
         changed = []
         for row, (node, folded) in enumerate(zip(self._roots, state, strict=True)):
             if (node.kind, node.instance) != folded.identity:
@@ -209,6 +225,7 @@ class StateModel(QStandardItemModel):
             old = self._writers.get(folded.identity)
             same = (node.value is folded.value or node.value == folded.value) and (
                 old is folded.writer or old == folded.writer)
+            marked = {node.shown_for, selected} - {None} if node.shown_for != selected else set()
             if not same or (marked and _sets_any(node, marked)):
                 changed.append(row)
         return changed
@@ -291,6 +308,9 @@ class StateView(QTreeView):
         self._source: CursorState | None = None
         self._steps: Iterator[None] | None = None
         self._computed = False  # the steps are done: the state is shown on the next turn
+        self._showing: Iterator[None] | None = None  # the computed state being shown, a part per turn
+        self._keep: set[str] = set()  # the paths expanded when it began to be shown
+        self._first = False  # nothing was shown before it (a few identities are opened)
         self._job: tuple[int | None, int | None, list[IdentityState]] | None = None
         self._timer = QTimer(self, singleShot=True, interval=0)
         self._timer.timeout.connect(self._work)
@@ -332,6 +352,7 @@ class StateView(QTreeView):
             self._follow(context)
         assert self._source is not None
         state: list[IdentityState] = []
+        self._showing = None  # a newer state is coming: the rest of the one being shown is not
         self._job = (at, selected, state)
         self._steps, self._computed = self._source.steps(at, state), False
         self._timer.start()
@@ -350,9 +371,12 @@ class StateView(QTreeView):
         self._timer.start()  # the engine dropped its folds: they are freed in slices
 
     def is_busy(self) -> bool:
-        return self._steps is not None
+        return self._steps is not None or self._showing is not None
 
     def _work(self) -> None:
+        if self._showing is not None:
+            self._show_part()
+            return
         deadline = time.perf_counter() + BUDGET_S
         steps = self._steps
         if steps is None:
@@ -361,7 +385,7 @@ class StateView(QTreeView):
             return
         if self._computed:
             self._steps, self._computed = None, False
-            self._finish()
+            self._show()
             return
         try:
             while time.perf_counter() < deadline:
@@ -372,17 +396,30 @@ class StateView(QTreeView):
             self._computed = True
         self._timer.start()
 
-    def _finish(self) -> None:
+    def _show(self) -> None:
+        """Start showing the computed state, its first changed rows in this turn (`_show_part`)."""
         assert self._job is not None
         at, selected, state = self._job
-        keep = set(self._expanded)
-        first = not keep and not self.state_model.rowCount()
-        self.state_model.set_state(selected, state, self._source, at)
-        self._expanded = set()
-        self._restore(QModelIndex(), keep, first)
-        # A path whose row is not shown (a state that finished before the document's paths could apply, a key
-        # that comes back later) stays expanded for the next state instead of being forgotten.
-        self._expanded |= keep
+        self._keep = set(self._expanded)
+        self._first = not self._keep and not self.state_model.rowCount()
+        self._showing = self.state_model.show_in_parts(selected, state, self._source, at)
+        self._show_part()
+
+    def _show_part(self) -> None:
+        assert self._showing is not None
+        try:
+            next(self._showing)
+            done = False
+        except StopIteration:
+            done = True
+        if self._keep or (self._first and done):
+            # Paths expanded before stay expanded (a path whose row is not shown yet, a key that comes back
+            # later, stays in `_expanded` for the next state instead of being forgotten).
+            self._restore(QModelIndex(), self._keep, self._first and done)
+        if not done:
+            self._timer.start()  # the next part on the next turn: each part's repaint is a turn of its own
+            return
+        self._showing = None
         self.updated.emit()
 
     def _restore(self, parent: QModelIndex, keep: set[str], first: bool) -> None:

@@ -1,6 +1,8 @@
 """`TimelineDelegate` paints one timeline row: number, type icon, kind, instance badge, summary.
 
-It paints and nothing else: all data comes from the model's roles, all behaviour lives in the view.
+It paints and nothing else: all data comes from the model's roles, all behaviour lives in the view. What it draws
+is kept as pictures (`Pictures`): the number, and the rest of the row, each keyed by what is drawn in it, so a
+repaint of rows that only moved or were shaded anew copies pictures instead of drawing text (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -9,12 +11,20 @@ from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QIcon, QPainter, QPalette
 from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
+from ._pictures import Pictures
 from ._theme import type_color
 from ._timeline_model import LookRole
 
 _Index = QModelIndex | QPersistentModelIndex
 _PAD = 6
 _ICON = 16
+_FUTURE_OPACITY = 0.45  # rows after the time cursor: not part of what the views show
+_SELECTED = QStyle.StateFlag.State_Selected
+_PANEL = QStyle.PrimitiveElement.PE_PanelItemViewItem
+_NUMBER_ALIGN = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+_MIDDLE = Qt.AlignmentFlag.AlignVCenter
+_TEXT = QPalette.ColorRole.Text
+_HIGHLIGHTED_TEXT = QPalette.ColorRole.HighlightedText
 
 
 class TimelineDelegate(QStyledItemDelegate):
@@ -24,6 +34,7 @@ class TimelineDelegate(QStyledItemDelegate):
         super().__init__(parent)
         self.show_numbers = True
         self._fonts: _Fonts | None = None
+        self._pictures = Pictures()
 
     def _fonts_for(self, font: QFont) -> _Fonts:
         # Made once per font: a screen of rows would otherwise make two fonts and their metrics per row.
@@ -37,46 +48,82 @@ class TimelineDelegate(QStyledItemDelegate):
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index) -> None:
         widget = option.widget
         style = widget.style() if widget is not None else QApplication.style()
-        style.drawPrimitive(QStyle.PrimitiveElement.PE_PanelItemViewItem, option, painter, widget)
+        style.drawPrimitive(_PANEL, option, painter, widget)
         rect: QRect = option.rect
         palette: QPalette = option.palette
-        selected = bool(option.state & QStyle.StateFlag.State_Selected)
-        text_color = palette.color(QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text)
-        dim = QColor(text_color)
-        dim.setAlphaF(0.6)
+        selected = bool(option.state & _SELECTED)
+        text_color = palette.color(_HIGHLIGHTED_TEXT if selected else _TEXT)
         fonts = self._fonts_for(option.font)
-        font, metrics = fonts.font, fonts.metrics
-        painter.save()
-        x = rect.left() + _PAD
+        ratio = painter.device().devicePixelRatioF()
         message_index, kind, instance, summary, colour, decoration, future = index.data(LookRole)
+        opacity = painter.opacity()
         if future and not selected:
-            painter.setOpacity(0.45)  # after the time cursor: not part of what the views show
+            painter.setOpacity(opacity * _FUTURE_OPACITY)
+        x = rect.left() + _PAD
+        top, height = rect.top(), rect.height()
         if self.show_numbers:
-            gutter = fonts.gutter
             if message_index >= 0:
-                painter.setPen(dim)
-                painter.drawText(QRect(x, rect.top(), gutter, rect.height()),
-                                 Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, str(message_index))
-            x += gutter + _PAD
-        if isinstance(decoration, QIcon):
-            top = rect.top() + (rect.height() - _ICON) // 2
-            decoration.paint(painter, QRect(x, top, _ICON, _ICON))
-        x += _ICON + _PAD
-        color = type_color(colour)
-        painter.setFont(fonts.bold)
-        painter.setPen(text_color if selected else color.darker(115) if _light(palette) else color.lighter(125))
-        kind_width = fonts.bold_metrics.horizontalAdvance(kind)
-        painter.drawText(QRect(x, rect.top(), kind_width + 2, rect.height()), Qt.AlignmentFlag.AlignVCenter, kind)
-        x += kind_width + _PAD
-        painter.setFont(font)
-        if instance:
-            x = _badge(painter, metrics, instance, x, rect, color, selected) + _PAD
-        painter.setPen(dim if not selected else text_color)
-        room = rect.right() - x - _PAD
-        if room > 0:
-            elided = metrics.elidedText(summary, Qt.TextElideMode.ElideRight, room)
-            painter.drawText(QRect(x, rect.top(), room, rect.height()), Qt.AlignmentFlag.AlignVCenter, elided)
-        painter.restore()
+                number = str(message_index)
+                number_key = ("number", number, text_color.rgba(), fonts.key, fonts.gutter, height, ratio)
+                picture = self._pictures.get(number_key, QSize(fonts.gutter, height), ratio,
+                                             lambda p: _number(p, fonts, number, text_color, height))
+                painter.drawPixmap(x, top, picture)
+            x += fonts.gutter + _PAD
+        width = rect.right() - x + 1
+        if width > 0:
+            light = _light(palette)
+            icon_key = decoration.cacheKey() if isinstance(decoration, QIcon) else None
+            key = (kind, instance, summary, colour, icon_key, text_color.rgba(), selected, light, fonts.key, width,
+                   height, ratio)
+            look = _Look(kind, instance, summary, colour, decoration, text_color, selected, light)
+            picture = self._pictures.get(key, QSize(width, height), ratio,
+                                         lambda p: _body(p, fonts, look, width, height))
+            painter.drawPixmap(x, top, picture)
+        painter.setOpacity(opacity)
+
+
+class _Look:
+    """What a row's body shows, for drawing it once."""
+
+    def __init__(self, kind: str, instance: str, summary: str, colour: str, decoration: object, text_color: QColor,
+                 selected: bool, light: bool) -> None:
+        self.kind, self.instance, self.summary, self.colour = kind, instance, summary, colour
+        self.decoration, self.text_color, self.selected, self.light = decoration, text_color, selected, light
+
+
+def _dim(color: QColor) -> QColor:
+    dim = QColor(color)
+    dim.setAlphaF(0.6)
+    return dim
+
+
+def _number(painter: QPainter, fonts: _Fonts, number: str, text_color: QColor, height: int) -> None:
+    painter.setFont(fonts.font)
+    painter.setPen(_dim(text_color))
+    painter.drawText(QRect(0, 0, fonts.gutter, height), _NUMBER_ALIGN, number)
+
+
+def _body(painter: QPainter, fonts: _Fonts, look: _Look, width: int, height: int) -> None:
+    """The row after its number, drawn from x = 0: icon, kind, instance badge, elided summary."""
+    rect = QRect(0, 0, width, height)
+    x = 0
+    if isinstance(look.decoration, QIcon):
+        look.decoration.paint(painter, QRect(x, (height - _ICON) // 2, _ICON, _ICON))
+    x += _ICON + _PAD
+    color = type_color(look.colour)
+    painter.setFont(fonts.bold)
+    painter.setPen(look.text_color if look.selected else color.darker(115) if look.light else color.lighter(125))
+    kind_width = fonts.bold_metrics.horizontalAdvance(look.kind)
+    painter.drawText(QRect(x, 0, kind_width + 2, height), _MIDDLE, look.kind)
+    x += kind_width + _PAD
+    painter.setFont(fonts.font)
+    if look.instance:
+        x = _badge(painter, fonts.metrics, look.instance, x, rect, color, look.selected) + _PAD
+    painter.setPen(look.text_color if look.selected else _dim(look.text_color))
+    room = rect.right() - x - _PAD
+    if room > 0:
+        elided = fonts.metrics.elidedText(look.summary, Qt.TextElideMode.ElideRight, room)
+        painter.drawText(QRect(x, 0, room, height), _MIDDLE, elided)
 
 
 class _Fonts:
@@ -84,6 +131,7 @@ class _Fonts:
 
     def __init__(self, font: QFont) -> None:
         self.font = QFont(font)
+        self.key = self.font.key()
         self.metrics = QFontMetrics(self.font)
         self.bold = QFont(font)
         self.bold.setBold(True)

@@ -205,10 +205,19 @@ class TimelineModel(QAbstractItemModel):
 
     def set_cursor(self, message: int | None) -> None:
         """Rows after `message` (the time cursor) are painted as the future; None: no cursor."""
-        if message != self._cursor:
-            self._cursor = message
-            if self.rowCount():
-                self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, 0), [LookRole])
+        if message == self._cursor:
+            return
+        old, self._cursor = self._cursor, message
+        # Only the rows between the old and the new cursor change shade (a step repaints one row, not the screen);
+        # with no cursor before or after, every row past the other one (and the solution row).
+        last = self.rowCount() - 1
+        if old is not None and message is not None:
+            first, last = min(old, message) + 1, max(old, message)
+        else:
+            first = (old if old is not None else message or 0) + 1
+        first, last = max(first, 0), min(last, self.rowCount() - 1)
+        if first <= last:
+            self.dataChanged.emit(self.index(first, 0), self.index(last, 0), [LookRole])
 
     def _look(self, index: _Index) -> tuple[int, str, str, str, str, Any, bool]:
         top = index.internalId() == _TOP

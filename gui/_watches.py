@@ -264,6 +264,7 @@ class WatchPanel(QWidget):
         add.setToolTip("Pin the expression")
         add.clicked.connect(self._add)
         self.table = QTableView()
+        self.table.setObjectName("watches")
         self.table.setModel(self.model)
         self.table.verticalHeader().hide()
         self.table.setWordWrap(False)

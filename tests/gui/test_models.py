@@ -8,9 +8,9 @@ from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt
 
-from contextdeck.engine import Context, Form, Insert, Move, Remove, Replace, load_document
+from contextdeck.engine import Context, CursorState, Form, Insert, Move, Remove, Replace, load_document
 from contextdeck.gui._message_editor._model import with_body, with_payload
-from contextdeck.gui._state import StateModel
+from contextdeck.gui._state import ChangedRole, StateModel
 from contextdeck.gui._timeline_model import InstanceRole, ItemRole, KindRole, LookRole, SummaryRole, TimelineModel
 from contextdeck.gui._watches import WatchModel, parse_pin
 
@@ -136,6 +136,59 @@ def test_state_model_says_what_the_setter_replaced(qtbot: Any) -> None:
     assert model.tooltip(m.siblingAtColumn(0)) == "¶state.m\n0"  # the key and value columns: path and JSON
 
 
+def _state_rows(model: StateModel) -> list[tuple[Any, ...]]:
+    """Each root's key, value, setter and highlight, as the view reads them."""
+    return [(model.index(row, 0).data(), model.index(row, 1).data(), model.index(row, 2).data(),
+             model.index(row, 0).data(ChangedRole)) for row in range(model.rowCount())]
+
+
+def _instances_context() -> Context:
+    """Six instances, each set twice: at 6 every instance has its first value, at 12 its second."""
+    return Context([{"type": "state", "_instance": f"i{n % 6}", "data": {"v": n}} for n in range(12)])
+
+
+def test_a_state_shown_in_parts_tells_each_part_and_ends_as_shown_at_once(qtbot: Any) -> None:
+    """A state whose identities all changed is shown a few rows per part: each part tells the views of its rows
+    only, which show the new state while the rest still show the previous one; the end is the state shown at
+    once."""
+    context = _instances_context()
+    source = CursorState(context)
+    model = StateModel()
+    model.set_state(None, source.at(6), source, 6)
+    old = _state_rows(model)
+    told: list[tuple[int, int]] = []
+    model.dataChanged.connect(lambda first, last, *_: told.append((first.row(), last.row())))
+    parts = model.show_in_parts(11, source.at(12), source, 12, rows=4)
+    next(parts)
+    assert told == [(0, 3)]
+    halfway = _state_rows(model)
+    assert halfway[4:] == old[4:]
+    assert all(new != before for new, before in zip(halfway[:4], old[:4], strict=True))
+    assert list(parts) == []
+    assert told == [(0, 3), (4, 5)]
+    once = StateModel()
+    once.set_state(11, source.at(12), source, 12)
+    assert _state_rows(model) == _state_rows(once)
+    assert [row[3] for row in _state_rows(model)].count(True) == 1  # message 11 set one instance's value
+
+
+def test_a_state_left_half_shown_for_a_newer_one_ends_with_the_newer_highlight(qtbot: Any) -> None:
+    """A newer state (another selected message) may come before the previous one is shown whole: its rows,
+    values and highlights are then those of the newer state alone."""
+    context = _instances_context()
+    source = CursorState(context)
+    model = StateModel()
+    model.set_state(3, source.at(6), source, 6)
+    assert _state_rows(model)[3][3] is True
+    parts = model.show_in_parts(7, source.at(12), source, 12, rows=2)
+    next(parts)  # rows 0 and 1 show the state at 12 with message 7 highlighted; rows 2-5 still the one at 6
+    model.set_state(2, source.at(6), source, 6)
+    once = StateModel()
+    once.set_state(2, source.at(6), source, 6)
+    assert _state_rows(model) == _state_rows(once)
+    assert [row[3] for row in _state_rows(model)] == [False, False, True, False, False, False]
+
+
 def test_watches_at_a_cursor_follow_edits_and_moves_through_the_engine(qtbot: Any) -> None:
     """At a cursor, an edit before it updates the pinned values (no refresh asked for); a move too."""
     context = Context([{"type": "state", "data": {"n": n}} for n in range(4)])
@@ -195,3 +248,29 @@ def test_a_text_message_body_is_its_text() -> None:
     assert with_body(message, "b\nc") == {"type": "text", "role": "system", "text": "b\nc"}
     assert json.dumps(with_payload({"type": "data", "kind": "k", "x": 1}, {"y": 2})) == \
         '{"type": "data", "kind": "k", "y": 2}'
+
+
+def test_moving_the_time_cursor_tells_the_rows_whose_shade_changes(qtbot: Any) -> None:
+    """Rows after the cursor are the future: a cursor move tells the views every row whose look changed, and
+    only the rows between the old and the new cursor (a step repaints a row, not the screen)."""
+    context = Context([{"type": "text", "text": f"m{n}"} for n in range(10)])
+    model = TimelineModel(context, {"calls": [{"_tool": "z"}]})
+    told: list[tuple[int, int]] = []
+    model.dataChanged.connect(lambda first, last, _roles: told.append((first.row(), last.row())))
+
+    def futures() -> list[bool]:
+        return [model.index(row, 0).data(LookRole)[-1] for row in range(model.rowCount())]
+
+    for cursor, expected in ((2, (3, 10)), (5, (3, 5)), (4, (5, 5)), (None, (5, 10)), (0, (1, 10)), (9, (1, 9))):
+        before = futures()
+        model.set_cursor(cursor)
+        after = futures()
+        assert told[-1] == expected
+        changed = [row for row in range(len(after)) if after[row] != before[row]]
+        assert changed == list(range(expected[0], expected[1] + 1))
+        solution = after[-1]  # the solution's row is after every message
+        assert solution is (cursor is not None)
+        assert after[:-1] == [cursor is not None and row > cursor for row in range(len(context))]
+    count = len(told)
+    model.set_cursor(9)
+    assert len(told) == count  # the same cursor again: nothing to repaint
