@@ -34,7 +34,7 @@ class TimelineDelegate(QStyledItemDelegate):
         super().__init__(parent)
         self.show_numbers = True
         self._fonts: _Fonts | None = None
-        self._pictures = Pictures()
+        self.pictures = Pictures(self)
 
     def _fonts_for(self, font: QFont) -> _Fonts:
         # Made once per font: a screen of rows would otherwise make two fonts and their metrics per row.
@@ -56,39 +56,38 @@ class TimelineDelegate(QStyledItemDelegate):
         fonts = self._fonts_for(option.font)
         ratio = painter.device().devicePixelRatioF()
         message_index, kind, instance, summary, colour, decoration, future = index.data(LookRole)
-        opacity = painter.opacity()
-        if future and not selected:
-            painter.setOpacity(opacity * _FUTURE_OPACITY)
+        # Rows after the time cursor are shaded inside their pictures: each thing drawn at this opacity, as when
+        # the row is drawn straight on the view (the badge's text over its fill stays the same).
+        opacity = _FUTURE_OPACITY if future and not selected else 1.0
         x = rect.left() + _PAD
         top, height = rect.top(), rect.height()
         if self.show_numbers:
             if message_index >= 0:
                 number = str(message_index)
-                number_key = ("number", number, text_color.rgba(), fonts.key, fonts.gutter, height, ratio)
-                picture = self._pictures.get(number_key, QSize(fonts.gutter, height), ratio,
-                                             lambda p: _number(p, fonts, number, text_color, height))
-                painter.drawPixmap(x, top, picture)
+                size = QSize(fonts.gutter, height)
+                key = (number, text_color.rgba(), opacity, fonts.key, height, ratio)
+                self.pictures.paint(painter, x, top, key, size, ratio,
+                                    lambda p: _number(p, fonts, number, text_color, opacity, height))
             x += fonts.gutter + _PAD
         width = rect.right() - x + 1
         if width > 0:
             light = _light(palette)
             icon_key = decoration.cacheKey() if isinstance(decoration, QIcon) else None
-            key = (kind, instance, summary, colour, icon_key, text_color.rgba(), selected, light, fonts.key, width,
-                   height, ratio)
-            look = _Look(kind, instance, summary, colour, decoration, text_color, selected, light)
-            picture = self._pictures.get(key, QSize(width, height), ratio,
-                                         lambda p: _body(p, fonts, look, width, height))
-            painter.drawPixmap(x, top, picture)
-        painter.setOpacity(opacity)
+            body = (kind, instance, summary, colour, icon_key, text_color.rgba(), selected, light, opacity, fonts.key,
+                    width, height, ratio)
+            look = _Look(kind, instance, summary, colour, decoration, text_color, selected, light, opacity)
+            self.pictures.paint(painter, x, top, body, QSize(width, height), ratio,
+                                 lambda p: _body(p, fonts, look, width, height))
 
 
 class _Look:
     """What a row's body shows, for drawing it once."""
 
     def __init__(self, kind: str, instance: str, summary: str, colour: str, decoration: object, text_color: QColor,
-                 selected: bool, light: bool) -> None:
+                 selected: bool, light: bool, opacity: float) -> None:
         self.kind, self.instance, self.summary, self.colour = kind, instance, summary, colour
         self.decoration, self.text_color, self.selected, self.light = decoration, text_color, selected, light
+        self.opacity = opacity
 
 
 def _dim(color: QColor) -> QColor:
@@ -97,7 +96,8 @@ def _dim(color: QColor) -> QColor:
     return dim
 
 
-def _number(painter: QPainter, fonts: _Fonts, number: str, text_color: QColor, height: int) -> None:
+def _number(painter: QPainter, fonts: _Fonts, number: str, text_color: QColor, opacity: float, height: int) -> None:
+    painter.setOpacity(painter.opacity() * opacity)
     painter.setFont(fonts.font)
     painter.setPen(_dim(text_color))
     painter.drawText(QRect(0, 0, fonts.gutter, height), _NUMBER_ALIGN, number)
@@ -105,6 +105,7 @@ def _number(painter: QPainter, fonts: _Fonts, number: str, text_color: QColor, h
 
 def _body(painter: QPainter, fonts: _Fonts, look: _Look, width: int, height: int) -> None:
     """The row after its number, drawn from x = 0: icon, kind, instance badge, elided summary."""
+    painter.setOpacity(painter.opacity() * look.opacity)
     rect = QRect(0, 0, width, height)
     x = 0
     if isinstance(look.decoration, QIcon):
