@@ -242,7 +242,7 @@ class Context:
         with self._watchers.staging(prior):  # the insert is planned against the remove's folds
             self._add_write(plan, message_id, False)
         after = self._store.order.key[message_id]  # the messages between its old and new place moved by one
-        return plan, Interval(min(before, after), max(before, after)), prior
+        return plan, Interval(min(before, after), max(before, after), (before, after)), prior
 
     def _silently(self, edit: Edit) -> tuple[Plan, Interval | None, dict[Track, Fold], Callable[[], object]]:
         """Make `edit` without signals or watch updates; returns its plan, the keys it renumbered, the

@@ -73,7 +73,11 @@ class Marks:
 
     def head(self, count: int) -> Marks:
         """The first `count` marks (their rebases end there too: marks added after are new)."""
-        kept = [replace(rebase, end=min(rebase.end, count)) for rebase in self.rebases if rebase.start < count]
+        kept = [
+            rebase if rebase.end <= count else replace(rebase, end=count)
+            for rebase in self.rebases
+            if rebase.start < count
+        ]
         return Marks(self.items[:count], kept)
 
     def spliced(
@@ -86,21 +90,59 @@ class Marks:
         items = [*head.items, *fresh, *self.items[later:]]
         rebases = [*head.rebases]
         rebases += [
+            old if offset == 0 and old.start >= later else
             replace(old, start=max(old.start, later) + offset, end=old.end + offset)
             for old in self.rebases
             if old.end > later
         ]
         start = later + offset
         if start < len(items) and not _same_marks(matched, here):
-            rebases.append(Rebase(start, len(items), matched, here))
+            _add_rebase(rebases, Rebase(start, len(items), matched, here))
         for patch, until in patches:  # a rebase from `here` to itself only patches the root
             cut = len(items) if until is None else max(later, until) + offset
             if start < cut:
-                rebases.append(Rebase(start, cut, here, here, patch))
+                _add_rebase(rebases, Rebase(start, cut, here, here, patch))
         marks = Marks(items, rebases)
         if len(rebases) > 16:
             marks = Marks([marks.get(i) for i in range(len(items))])
         return marks
+
+
+def _add_rebase(rebases: list[Rebase], new: Rebase) -> None:
+    """Add a rebase after `rebases`, composed with an earlier one where the two make one, so that they do
+    not pile up: a global write appended under an instance track rebases all its marks each time.
+
+    A rebase of the probes (no patch) leaves roots alone and a patch leaves the probes alone, so the two
+    kinds commute; two rebases of the probes over the same marks, the second from where the first
+    left them, are one from the first's start to the second's end; a patch that sets a path outright
+    makes an earlier patch of that very path over no more marks needless (unless a patch in between
+    reaches into or above that path)."""
+    patch = new.patch
+    for position in range(len(rebases) - 1, -1, -1):
+        old = rebases[position]
+        if old.end <= new.start or new.end <= old.start:
+            continue  # over other marks
+        if (old.patch is None) != (patch is None):
+            continue  # they commute
+        if patch is None:
+            if (old.start, old.end) == (new.start, new.end) and _same_marks(old.here, new.matched):
+                rebases[position] = Rebase(old.start, old.end, old.matched, new.here)
+                return
+            break
+        assert old.patch is not None
+        if old.patch.path == patch.path:
+            if not patch.prefix and new.start <= old.start and old.end <= new.end:
+                del rebases[position]
+            break
+        if not _apart(old.patch.path, patch.path):
+            break
+    rebases.append(new)
+
+
+def _apart(a: Path, b: Path) -> bool:
+    """Whether neither path is a prefix of the other."""
+    size = min(len(a), len(b))
+    return a[:size] != b[:size]
 
 
 @dataclass

@@ -47,10 +47,12 @@ class Found(NamedTuple):
 Keys = tuple[int, ...]
 class Interval(NamedTuple):
     """The order keys whose messages an edit renumbered: those strictly between `low` and `high` (None:
-    every key past `low`)."""
+    every key past `low`); `rekeyed`, for a move, its message's old and new key (the one key an edit
+    changes)."""
 
     low: int
     high: int | None
+    rekeyed: tuple[int, int] | None = None
 
 
 def combine_keys(expression: Expression, found_of: Callable[[Reference], Found], ranks: Ranks,
@@ -386,14 +388,15 @@ class Watchers:
 
         `moved`: the order keys whose messages the edit renumbered: from the inserted or removed key on,
         or between the old and new key of a moved message. A move is the one edit that changes a kept key
-        (its message's), so only then are the refolded results' keys not reused. `prior`: folds already
-        made for the first half of a move (its remove), which the plan (its insert) continues from.
+        (its message's, `moved.rekeyed`): the refolded results' kept keys get that one replaced. `prior`:
+        folds already made for the first half of a move (its remove), which the plan (its insert) continues
+        from.
         """
-        reuse = moved is None or moved.high is None
+        rekeyed = None if moved is None else moved.rekeyed
         folds = self.refolds(plan, prior)
         if self._generation != self._store.order.generation:
             return self._relabelled()
-        results = {track: self._results(track, fold, reuse) for track, fold in folds.items()}
+        results = {track: self._results(track, fold, True, rekeyed) for track, fold in folds.items()}
         order = self._store.order
         ranks = order.snapshot()
 
@@ -416,7 +419,7 @@ class Watchers:
             return Outcome(folds, results, fresh, order.generation)
         # The one loop over every watch: per watch it costs a few hundred nanoseconds (`_renewed`).
         fresh = []
-        low, high = moved
+        low, high = moved.low, moved.high
         for watch in self._watches:  # in creation order
             entry = computed.get(watch)
             if entry is not None:
@@ -499,11 +502,14 @@ class Watchers:
         assert fold is not None
         return fold
 
-    def _results(self, track: Track, fold: Fold, reuse: bool = False) -> dict[Path, Found]:
+    def _results(
+        self, track: Track, fold: Fold, reuse: bool = False, rekeyed: tuple[int, int] | None = None
+    ) -> dict[Path, Found]:
         """Each watched path's result, its sources as order keys.
 
-        With `reuse` (no key changed), a probe keeps the sorted keys it had and looks up only the
-        messages its sources gained since the committed fold.
+        With `reuse`, a probe keeps the sorted keys it had and looks up only the messages its sources
+        gained or lost since the committed fold; `rekeyed`: a moved message's old and new key, the one
+        kept key that changed.
         """
         key = self._store.order.key
         before = {probe.path: probe for probe in track.fold.state.probes} if track.fold else {}
@@ -515,7 +521,7 @@ class Watchers:
             old, known = before.get(probe.path), previous.get(probe.path)
             value = None
             if old is not None and known is not None and known.value is not MISSING and (reuse or probe.edits):
-                value = _grown(fold.state, probe, old, known, key, reuse)
+                value = _grown(fold.state, probe, old, known, key, reuse, rekeyed)
             values[probe.path] = value or probe_result(fold.state, probe, key)
         return values
 
@@ -527,11 +533,15 @@ def probe_result(state: State, probe: Probe, key: dict[int, int]) -> Found:
     return Found(value, keys, probe.diagnostics)
 
 
-def _grown(state: State, probe: Probe, old: Probe, known: Found, key: dict[int, int], reuse: bool) -> Found | None:
+def _grown(
+    state: State, probe: Probe, old: Probe, known: Found, key: dict[int, int], reuse: bool,
+    rekeyed: tuple[int, int] | None = None,
+) -> Found | None:
     """`probe_result` of a probe from the old result: only the sources gained or lost are looked up.
 
     None when that does not hold (most sources changed, or not found, or `reuse` is off — the kept keys
-    may be stale — and the probe does not say how its keys changed).
+    may be stale — and the probe does not say how its keys changed). `rekeyed`: a moved message's old and
+    new key; the kept keys hold the old one, which is put at the new one's place first.
     """
     value = get_path(state.root, probe.path)
     if value is MISSING:
@@ -539,6 +549,11 @@ def _grown(state: State, probe: Probe, old: Probe, known: Found, key: dict[int, 
     keys = known.keys
     now, before = tuple(probe.sources), tuple(old.sources)
     edit = next((edit for edit in probe.edits if edit.sources is old.sources), None)
+    if edit is None and rekeyed is not None:
+        was, moved_to = rekeyed
+        position = bisect_left(keys, was)
+        if position < len(keys) and keys[position] == was:
+            keys = _with_keys((*keys[:position], *keys[position + 1 :]), [moved_to])
     if edit is not None:  # a whole-kind fold says what changed (`_whole`), even across a move
         for gone in edit.lost:
             position = bisect_left(keys, gone)
@@ -588,7 +603,7 @@ def _with_keys(keys: Keys, added: list[int]) -> Keys:
 
 def _renumbered(keys: Keys, moved: Interval) -> bool:
     """Whether an edit that renumbered the messages strictly inside `moved` changed the index of a key."""
-    low, high = moved
+    low, high = moved.low, moved.high
     return bool(keys) and keys[-1] > low and (high is None or bisect_right(keys, low) < bisect_left(keys, high))
 
 
@@ -598,7 +613,7 @@ def _same_indices(old: Resolution, new: Resolution, before: Keys, after: Keys, m
 
     Outside that range a message keeps its index, so those keys compare as keys; inside, as indices.
     """
-    low, high = moved
+    low, high = moved.low, moved.high
     cut = bisect_left(before, low), bisect_left(after, low)
     end = (len(before), len(after)) if high is None else (bisect_right(before, high), bisect_right(after, high))
     if before[: cut[0]] != after[: cut[1]] or before[end[0] :] != after[end[1] :]:

@@ -128,6 +128,26 @@ def test_a_write_in_a_gap_of_an_instance_layer_is_folded_into_its_lane(edit: Any
         assert handle.current == reference(ctx.messages, handle.expression, handle.instance)
 
 
+@pytest.mark.parametrize("moves", [[(2, 4)], [(4, 1)], [(0, 4), (3, 0)], [(1, 3)]])
+def test_a_moved_source_is_ranked_at_its_new_place(moves: list[tuple[int, int]]) -> None:
+    """A move changes one kept order key, its message's: a watch's kept keys get that one replaced
+    instead of being sorted again, so its sources follow the moved write (and a move of a message
+    that is no source leaves them as they were, renumbered)."""
+    push = {"_outputMethod": "push", "_outputPath": "†s.a"}
+    ctx = Context([
+        {"type": "data", "kind": "s", "data": {"a": [1]}},
+        {"type": "text", "text": "between"},
+        {"type": "data", "kind": "s", "data": {"a": 2}, **push},
+        {"type": "data", "kind": "s", "data": {"b": 1}},
+        {"type": "data", "kind": "s", "data": {"a": 3}, **push},
+    ])
+    handles = [ctx.watch(expr, lambda _: None) for expr in ("†s.a", "†s.a.1", "†s.b || †s.a")]
+    for src, dst in moves:
+        ctx.apply(Move(src, dst))
+        for handle in handles:
+            assert handle.current == reference(ctx.messages, handle.expression, None)
+
+
 def test_a_splice_keeps_the_gap_an_appended_write_left_open() -> None:
     """A lane's fold appended a root `set` of null (the root is no object: every later write of the kind
     matters to the lane, a gap open at the end), then an insert before it was spliced at that write's
