@@ -134,7 +134,8 @@ def resolve_times(ctx: Context, references: list[tuple[str, str | None]]) -> lis
 
 def split_by_lane(references: list[tuple[str, str | None]], times: list[float]) -> tuple[list[float], list[float]]:
     """The times of the references that were the first of their lane in their view (kind, instance, first
-    segment: the resolve folded the lane), and of the others (the lane was folded by an earlier one)."""
+    segment: no earlier resolve folded any of the lane's writes), and of the others (an earlier one read the
+    lane: the same path's log, or another path's, which folds its own writes)."""
     seen: set[tuple[str, str | None, str | None]] = set()
     first, later = [], []
     for (expr, instance), elapsed in zip(references, times, strict=True):
@@ -370,7 +371,7 @@ def measure(workload: Workload) -> dict[str, Any]:
     for expr, instance in watched:
         fresh.resolve(expr, instance)
     rebuilt = time.perf_counter() - start
-    # No watch: the first resolve in a lane (of its view) folds the lane into a log, later ones read it.
+    # No watch: the first resolve of a path (in its view) folds its writes into a log, later ones read it.
     unwatched_context = Context(ctx.messages)
     unwatched = resolve_times(unwatched_context, sample_references)
     again = resolve_times(unwatched_context, sample_references)
@@ -508,7 +509,7 @@ def table(results: dict[str, Any]) -> str:
          f"{resolve['unwatched_median']:.3f} / {resolve['unwatched_p99']:.3f} ms", "≤ 1 ms"),
         (f"  the first in its lane ({resolve['unwatched_first_in_lane_count']}): median / p99",
          f"{resolve['unwatched_first_in_lane_median']:.3f} / {resolve['unwatched_first_in_lane_p99']:.3f} ms", ""),
-        (f"  its lane folded before ({resolve['unwatched_lane_folded_count']}): median / p99",
+        (f"  the others, their lane read before ({resolve['unwatched_lane_folded_count']}): median / p99",
          f"{resolve['unwatched_lane_folded_median']:.3f} / {resolve['unwatched_lane_folded_p99']:.3f} ms", ""),
         ("  the same references again: median / p99",
          f"{resolve['unwatched_again_median']:.3f} / {resolve['unwatched_again_p99']:.3f} ms", ""),

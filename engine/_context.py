@@ -273,8 +273,9 @@ class Context:
         """Resolve `expr` for `instance` as of the first `at` messages (all when None).
 
         Only the writes that can matter to each path are folded (see `_index`), and a path a watch of
-        the same view reads is not folded at all: the watch's fold is current. Any other path reads the
-        log of its lane, folded on first use and kept until an edit changes it (`_lanes`). `at` cuts the
+        the same view reads is not folded at all: the watch's fold is current. Any other path reads its
+        own log, the writes that can matter to it folded on first use and kept until an edit changes them
+        (`_lanes`). `at` cuts the
         indexes at an order key, so time travel copies nothing. Raises `ExpressionError` for a malformed
         expression; never raises for bad data.
         """

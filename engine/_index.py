@@ -46,6 +46,36 @@ def lanes_of(write: Write) -> tuple[str, ...] | None:
     return None
 
 
+_ANY_KEY: Any = object()  # a segment no value names: `covers` of it tells a write that reaches every key
+# Per method: whether, written at the root with an object, it reaches no key below a lane that the object
+# there does not name (a deep merge; an assign replaces each lane it names whatever it held).
+_DEEP = {name: method.covers({"lane": {}}, ("lane", _ANY_KEY)) is None for name, method in WRITE_METHODS.items()}
+
+
+def branches_of(write: Write) -> dict[str, tuple[str, ...] | None] | None:
+    """Per lane a write can change, the second segments of the branches below it that it touches (None: it
+    touches every branch of that lane); None when it touches every branch of every lane (universal).
+
+    A write touches the branch `lane.key` when it can change a path at or below it while the lane is an
+    object (`_branches.touches`): one at or below the branch, or one above it that reaches down to it
+    (`Method.covers` is not None). At a lane, a merge or an assign of an object reaches the keys it names;
+    at the root, a deep merge reaches those its object names at each lane, an assign each lane whole.
+    """
+    if write.problem is not None:
+        return None
+    path = write.path
+    if len(path) >= 2:
+        return {path[0]: (path[1],)}
+    value = write.value
+    if not (WRITE_METHODS[write.method].root_lanes and isinstance(value, dict)):
+        return None if not path else {path[0]: None}
+    if path:
+        return {path[0]: tuple(value)}
+    if not _DEEP[write.method]:
+        return dict.fromkeys(value)
+    return {lane: tuple(below) if type(below) is dict else None for lane, below in value.items()}
+
+
 def replaces_root(write: Write) -> bool:
     """Whether a write replaces the root itself (a universal write that is not just a problem)."""
     return write.problem is None and lanes_of(write) is None
@@ -60,7 +90,7 @@ class Layer:
     folds apart from the others, which whole-kind tracks rely on (`_whole`).
     """
 
-    __slots__ = ("all", "lanes", "rooted", "tails", "universal")
+    __slots__ = ("all", "branches", "lanes", "rooted", "tails", "universal", "wide")
 
     def __init__(self) -> None:
         self.all: list[int] = []
@@ -68,10 +98,20 @@ class Layer:
         self.lanes: dict[str, list[int]] = {}
         self.tails: dict[str, int | None] = {}  # lane -> position of its appending tail (None: not known)
         self.rooted = 0  # how many writes replace the root itself
+        # One level down (`branches_of`): per lane, the ids that touch every branch below it, and per
+        # branch `lane.key` the ids that touch it (a path's fold reads only those, `_branches`).
+        self.wide: dict[str, list[int]] = {}
+        self.branches: dict[str, dict[str, list[int]]] = {}
 
     def subset(self, lane: Lane) -> list[int]:
         """The ids that can matter to `lane`, in order."""
         return self.all if lane is None else self.lanes.get(lane, self.universal)
+
+    def branch(self, lane: str, key: str) -> list[int]:
+        """The ids that can matter to the paths at and below `lane.key` while the lane is an object, in order."""
+        below = self.branches.get(lane)
+        found = below.get(key) if below is not None else None
+        return found if found is not None else self.wide.get(lane, self.universal)
 
     def appends_from(self, lane: str, writes: Mapping[int, Write]) -> int:
         """The position in `subset(lane)` from which every write only appends to the lane's array."""
@@ -92,6 +132,8 @@ class Layer:
         for lane, target in self._lists(write, create=True):
             target.append(message_id)
             self._added(lane, len(target) - 1, write)
+        for target in self._branch_lists(write, create=True):
+            target.append(message_id)
 
     def add(self, message_id: int, write: Write, key: Key) -> None:
         insort(self.all, message_id, key=key)
@@ -100,6 +142,8 @@ class Layer:
             position = bisect_left(target, key(message_id), key=key)
             target.insert(position, message_id)
             self._added(lane, position, write)
+        for target in self._branch_lists(write, create=True):
+            insort(target, message_id, key=key)
 
     def discard(self, message_id: int, write: Write, key: Key) -> None:
         if _delete(self.all, message_id, key) is not None:
@@ -110,6 +154,8 @@ class Layer:
             if lane is not None and tail is not None and position is not None and position < tail:
                 # The tail may now reach further back when the write just before it is gone.
                 self.tails[lane] = None if position == tail - 1 else tail - 1
+        for target in self._branch_lists(write, create=False):
+            _delete(target, message_id, key)
 
     def _added(self, lane: str | None, position: int, write: Write) -> None:
         tail = self.tails.get(lane) if lane is not None else None
@@ -133,6 +179,31 @@ class Layer:
                 target = self.lanes[segment] = list(self.universal)
                 self.tails[segment] = len(target)  # root writes never append at a lane
             found.append((segment, target))
+        return found
+
+
+    def _branch_lists(self, write: Write, create: bool) -> list[list[int]]:
+        """The lists of `wide` and `branches` that hold `write` (made when `create` and missing)."""
+        named = branches_of(write)
+        if named is None:
+            return [*self.wide.values(), *(ids for below in self.branches.values() for ids in below.values())]
+        found: list[list[int]] = []
+        for lane, keys in named.items():
+            below = self.branches.get(lane)
+            if below is None:
+                if not create:
+                    continue
+                self.wide[lane], below = list(self.universal), self.branches.setdefault(lane, {})
+            if keys is None:
+                found += [self.wide[lane], *below.values()]
+                continue
+            for key in keys:
+                target = below.get(key)
+                if target is None:
+                    if not create:
+                        continue
+                    target = below[key] = list(self.wide[lane])
+                found.append(target)
         return found
 
 

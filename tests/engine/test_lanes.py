@@ -22,13 +22,14 @@ from incremental_strategies import (
 )
 from incremental_strategies import paths as write_paths
 from incremental_strategies import values as json_values
+from strategies import wrap
 from test_incremental import reference
 
 from contextdeck.engine import Context, _lanes
+from contextdeck.engine._branches import touches, touching
 from contextdeck.engine._fold import _effect
-from contextdeck.engine._lanes import along, effect, reduced, toward
 from contextdeck.engine._messages import Write, get_path
-from contextdeck.engine._methods import WRITE_METHODS, Conflict, write_at
+from contextdeck.engine._methods import WRITE_METHODS, Conflict, deep_merge, write_at
 
 
 @contextmanager
@@ -88,33 +89,60 @@ def test_unwatched_resolve_equals_the_fold_after_every_edit(
             _check(ctx, data, 4)
 
 
-@settings(max_examples=300, deadline=None)
-@given(before=json_values, new=json_values, rest=write_paths)
-def test_every_method_reads_no_more_of_the_value_before_it_than_its_reduction(before: Any, new: Any, rest: Any) -> None:
-    """A method's effect on any path at or below its own is the same on the reduced value (an array's
-    length, the keys the new value names): a sixth method whose effect reads more fails here."""
-    for method in WRITE_METHODS.values():
-        assert method.effect(reduced(before, new), new, rest) == method.effect(before, new, rest), method.name
+BRANCHES = st.sampled_from([("a",), ("b",), ("0",), ("a", "b"), ("a", "0"), ("b", "0", "a"), ("0", "a", "b")])
+
+
+def _objects_above(root: Any, branch: tuple[str, ...]) -> bool:
+    return all(isinstance(get_path(root, branch[:size]), dict) for size in range(len(branch)))
+
+
+@st.composite
+def _roots(draw: st.DrawFn, branch: tuple[str, ...]) -> Any:
+    """A root whose nodes above `branch` are mostly objects: values merged in at random places along it."""
+    root: Any = {}
+    for _ in range(draw(st.integers(1, 3))):
+        at = branch[: draw(st.integers(0, len(branch)))]
+        root = deep_merge(root, wrap((*at, *draw(write_paths)), draw(json_values)))
+    return root
+
+
+@settings(max_examples=1000, deadline=None)
+@given(data=st.data(), path=write_paths, method=st.sampled_from(sorted(WRITE_METHODS)), new=json_values,
+       branch=BRANCHES, below=write_paths)
+def test_a_write_that_does_not_touch_a_branch_leaves_it_and_every_path_below_alone(
+    data: st.DataObject, path: Any, method: str, new: Any, branch: tuple[str, ...], below: Any
+) -> None:
+    """While every node above a branch is an object, a write that does not touch it (`touches`) keeps them
+    objects, leaves the value at the branch as it was, is no source of any path at or below it, and fails,
+    if it does, with a problem of its own path only: so a path's fold may skip it (`_branches`)."""
+    root = data.draw(_roots(branch))
+    write = Write(path, method, new)
+    if not _objects_above(root, branch) or touches(write, branch):
+        return
+    target = (*branch, *below)
+    try:
+        after = write_at(root, path, method, new)
+    except Conflict:
+        assert path[: len(target)] != target[: len(path)]  # not a problem of the path or anything above it
+        return
+    assert _objects_above(after, branch)
+    assert get_path(after, branch) == get_path(root, branch)
+    assert type(get_path(after, branch)) is type(get_path(root, branch))
+    assert _effect(write, root, target) is None
 
 
 @settings(max_examples=500, deadline=None)
-@given(root=json_values, path=write_paths, method=st.sampled_from(sorted(WRITE_METHODS)), new=json_values,
-       lane=st.sampled_from([None, "a", "b", "0"]), below=write_paths)
-def test_a_write_shape_tells_its_effect_on_any_path_of_its_log(
-    root: Any, path: Any, method: str, new: Any, lane: str | None, below: Any
+@given(path=write_paths, method=st.sampled_from(sorted(WRITE_METHODS)), new=json_values, branch=BRANCHES)
+def test_a_write_that_touches_a_branch_touches_every_node_above_it(
+    path: Any, method: str, new: Any, branch: tuple[str, ...]
 ) -> None:
-    """What a log keeps of the root before a write (`along`, and `reduced` along `toward`) gives
-    `_fold._effect` on any path the log is read for: the lane and below it, or a whole kind's root."""
+    """Touching is inherited upwards, so the writes of a branch are a subset of its parent's (`subsets_of`
+    fills in the levels between the lane and the branch from the lane's writes)."""
     write = Write(path, method, new)
-    try:
-        write_at(root, path, method, new)
-    except Conflict:
-        return  # a failed write has no effect: logs keep its problem instead
-    containers, before = along(root, path)
-    assert before is get_path(root, path)
-    shape = containers, reduced(before, toward(write, lane))
-    target = () if lane is None else (lane, *below)
-    assert effect(write, *shape, target) == _effect(write, root, target)
+    if touches(write, branch):
+        assert all(touches(write, branch[:size]) for size in range(len(branch)))
+    expected = [0, 1, 2] if touches(write, branch) else []
+    assert touching([0, 1, 2], dict.fromkeys(range(3), write), branch) == expected
 
 
 def _state(lane: str, value: Any, instance: str | None = None) -> dict[str, Any]:
@@ -129,13 +157,13 @@ def test_an_edit_in_another_lane_keeps_the_log_and_one_in_the_lane_drops_it() ->
     after one that can (its lane, a global write under an instance view)."""
     merged = {"type": "s", "s": {"a": {"y": 3}}, "_instance": "1"}  # plain data: merged at the root
     ctx = Context([_state("a", {"x": 1}), _state("b", 2), merged])
-    assert ctx.resolve("†s.a.x", "1").value == 1
+    assert ctx.resolve("†s.a", "1").value == {"x": 1, "y": 3}
     logs = dict(ctx._lanes._logs)
     ctx.append(_state("b", 5))
     ctx.insert(0, _state("c", 1, "2"))
     assert dict(ctx._lanes._logs) == logs
-    assert ctx.resolve("†s.a.y", "1").sources == (3,)  # another path, read from the kept log
-    assert ctx._lanes._logs[("s", "1", "a", 1)] is logs[("s", "1", "a", 1)]
+    assert ctx.resolve("†s.a", "1").sources == (1, 3)  # read from the kept logs
+    assert ctx._lanes._logs[("s", "1", ("a",), 1)] is logs[("s", "1", ("a",), 1)]
     ctx.insert(2, _state("a", {"x": 7}))  # a global write in the lane: both views' logs go
     assert not ctx._lanes._logs
     resolution = ctx.resolve("†s.a.x", "1")
@@ -147,10 +175,10 @@ def test_an_instance_view_at_a_cut_continues_from_the_global_log_there() -> None
     a cut moved past an instance write reads the same log, past a global write of the lane another."""
     ctx = Context([_state("a", 1), _state("a", 2, "1"), _state("a", 3, "1"), _state("a", 4), _state("a", 5, "1")])
     assert [ctx.resolve("†s.a", "1", at=at).value for at in (1, 2, 3)] == [1, 2, 3]
-    assert set(ctx._lanes._logs) == {("s", None, "a", 0), ("s", "1", "a", 1)}
+    assert set(ctx._lanes._logs) == {("s", None, ("a",), 0), ("s", "1", ("a",), 1)}
     assert ctx.resolve("†s.a", "1", at=4).sources == (2,)  # the global layer first, then the instance one
     assert ctx.resolve("†s.a", "1").sources == (4,)
-    assert set(ctx._lanes._logs) == {("s", None, "a", 0), ("s", "1", "a", 1), ("s", "1", "a", 2)}
+    assert set(ctx._lanes._logs) == {("s", None, ("a",), 0), ("s", "1", ("a",), 1), ("s", "1", ("a",), 2)}
 
 
 def test_logs_keep_at_most_their_budget_of_steps() -> None:
@@ -161,5 +189,21 @@ def test_logs_keep_at_most_their_budget_of_steps() -> None:
         for lane in "abcdefgh":
             assert ctx.resolve(f"†s.{lane}").sources == (32 + "abcdefgh".index(lane),)
             assert ctx._lanes._steps <= 12
-        assert ("s", None, "h", 0) in ctx._lanes._logs
-        assert ("s", None, "a", 0) not in ctx._lanes._logs
+        assert ("s", None, ("h",), 0) in ctx._lanes._logs
+        assert ("s", None, ("a",), 0) not in ctx._lanes._logs
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_a_layer_keeps_the_writes_of_every_branch_a_level_down(data: st.DataObject) -> None:
+    """After random edits, `Layer.branch(lane, key)` holds exactly the ids of the layer's writes that touch
+    the branch `lane.key`, in order (what a path's fold reads instead of filtering its lane)."""
+    new = data.draw(st.sampled_from(sorted(DOCUMENTS)))
+    ctx = Context(data.draw(st.lists(DOCUMENTS[new], max_size=16)))
+    for _ in range(data.draw(st.integers(0, 8))):
+        ctx.apply(data.draw(edits(len(ctx), DOCUMENTS[new])))
+    store = ctx._store
+    for layer in store.layers.values():
+        for branch in [("a", "b"), ("a", "0"), ("b", "x"), ("b", "0"), ("c", "d"), ("0", "a"), ("x", "y")]:
+            expected = [m for m in layer.all if touches(store.writes[m], branch)]
+            assert layer.branch(*branch) == expected, branch

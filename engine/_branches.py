@@ -1,0 +1,138 @@
+"""Branches: the writes of one layer that can matter to a path and below it, folded without the others.
+
+`_index` folds a *lane* (the first segment of a path) apart from the rest of its identity: while the root
+is an object, a write in another lane only touches other keys. The same holds one level down, and at
+every level: while the node at `branch[:k]` is an object, a write under `branch[:k]` that does not reach
+`branch[:k + 1]` (a sibling's path, or a merge or assign of an object that does not name `branch[k]`) only
+touches other keys of that node. So a fold of the paths at and below `branch` steps only the writes that
+*touch* it (`touches`), and, while the node at some `branch[:k]` is not an object (missing, a scalar, an
+array), every write that touches `branch[:k]` (a *gap* at level k, as `_index`'s gaps are at level 0).
+
+What such a fold gives equals the fold of every write, for `branch` and every path below it: the value,
+which writes applied and what each found there (`_lanes` keeps that as its shape), and which failed
+with a problem that concerns such a path. The nodes above `branch` lack the keys of writes not stepped,
+but their types are right, and everything at and below `branch` is. (One difference, shared with lanes: a
+write elsewhere whose value is nested too deeply to merge is a problem of every path in the full fold.)
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from ._index import Key, Layer
+from ._messages import MISSING, Path, Write
+from ._methods import WRITE_METHODS
+
+COVERS = {name: method.covers for name, method in WRITE_METHODS.items()}
+Branch = Path  # a path a fold follows with everything below it: () is a whole kind, (lane,) a lane
+
+
+def touches(write: Write, branch: Branch) -> bool:
+    """Whether `write` can change the value at `branch` or below it while every node above `branch` is an
+    object: a write with a problem (a problem of every path), a write at or below `branch`, or a write
+    above it that reaches down to it (`Method.covers` is not None)."""
+    if write.problem is not None:
+        return True
+    path = write.path
+    size = len(path)
+    if path[: len(branch)] != branch[:size]:
+        return False  # neither is a prefix of the other
+    return size >= len(branch) or WRITE_METHODS[write.method].covers(write.value, branch[size:]) is not None
+
+
+class Stepper(Protocol):
+    root: Any
+
+    def step(self, message_id: int, write: Write) -> None: ...
+
+
+def _open_level(root: Any, branch: Branch) -> int:
+    """The shallowest level k whose node (at `branch[:k]`) is not an object; `len(branch)` when none is."""
+    node = root
+    for level, segment in enumerate(branch):
+        if type(node) is not dict:
+            return level
+        node = node.get(segment, MISSING)
+    return len(branch)
+
+
+def subsets_of(layer: Layer, branch: Branch, writes: Mapping[int, Write]) -> list[list[int] | None]:
+    """Per level k (0 to `len(branch)`), the ids of the writes that touch `branch[:k]`: every write of the
+    layer, the lane's, the second level's (`Layer.branch`), ..., and those of `branch` itself; the levels
+    between the second and the branch's are filled in when needed."""
+    depth = len(branch)
+    subsets: list[list[int] | None] = [None] * (depth + 1)
+    subsets[0] = layer.all
+    if depth:
+        subsets[1] = layer.subset(branch[0])
+    if depth > 1:  # the layer keeps the second level; touching `branch` implies touching each of its prefixes
+        second = subsets[2] = layer.branch(branch[0], branch[1])
+        if depth > 2:
+            subsets[depth] = touching(second, writes, branch)
+    return subsets
+
+
+def touching(ids: list[int], writes: Mapping[int, Write], branch: Branch) -> list[int]:
+    """The ids among `ids` whose writes touch `branch` (`touches`, inlined: a lane has hundreds)."""
+    found = []
+    size = len(branch)
+    for message_id in ids:
+        write = writes[message_id]
+        if write.problem is None:
+            path = write.path
+            if len(path) >= size:
+                if path[:size] != branch:
+                    continue
+            elif path != branch[: len(path)] or COVERS[write.method](write.value, branch[len(path) :]) is None:
+                continue
+        found.append(message_id)
+    return found
+
+
+def fold_branch(
+    state: Stepper, subsets: list[list[int] | None], branch: Branch, writes: Mapping[int, Write], key: Key
+) -> list[tuple[int | None, int | None]]:
+    """Step into `state` every write of a layer that can matter to `branch` and below, in order (see above;
+    `subsets`: `subsets_of` the layer).
+
+    Returns the level-0 gaps (order keys strictly between which it stepped writes of other lanes because
+    the root was not an object): an edit of a write of another lane there can change the fold; after the
+    root is an object again, only a write of the lane can (a write that replaces the root is in every lane).
+    """
+    depth = len(branch)
+    lane = branch[0] if depth else None
+    gaps: list[tuple[int | None, int | None]] = []
+    level = depth
+    position = 0
+    last: int | None = None  # the id of the last write stepped
+    while True:
+        opened = _open_level(state.root, branch)
+        if opened != level:
+            after = None if last is None else key(last)
+            if level == 0:  # a gap at the root ends with the write that made the root an object
+                gaps[-1] = (gaps[-1][0], None if after is None else after + 1)
+            level = opened
+            found = subsets[level]
+            if found is None:
+                found = subsets[level] = touching(subsets[2] or [], writes, branch[:level])  # level > 2
+            position = 0 if after is None else bisect_right(found, after, key=key)
+            if level == 0:
+                gaps.append((after, None))
+        ids = subsets[level]
+        assert ids is not None
+        for position in range(position, len(ids)):  # noqa: B020 (the position goes on from here)
+            last = ids[position]
+            write = writes[last]
+            state.step(last, write)
+            if lane is not None:
+                root = state.root
+                if type(root) is dict and len(root) > 1:
+                    # Only the lane's key matters: keeping it alone spares later writes the copy of the root.
+                    state.root = {lane: root[lane]} if lane in root else {}
+            # At the branch's level only a write above it can make a node above it something else.
+            if (level < depth or len(write.path) < depth) and _open_level(state.root, branch) != level:
+                break
+        else:
+            return gaps
