@@ -91,14 +91,23 @@ class FieldSlot(QWidget):
         self.messages: tuple[str, ...] = ()
 
     def replace_editor(self, editor: FieldEditor) -> None:
-        """Swaps in a new editor (the value changed kind); errors are cleared until the next validation."""
-        self._layout.replaceWidget(self.editor, editor)
-        self.editor.edited.disconnect(self.edited)
-        discard(self.editor)
+        """Swaps in a new editor (the value changed kind) and deletes the old one; errors are cleared until
+        the next validation."""
+        discard(self.swap_editor(editor))
+
+    def swap_editor(self, editor: FieldEditor) -> FieldEditor:
+        """Swaps in `editor` and returns the one it replaced, hidden and out of the layout (still a child of
+        this slot, which relays only the new one's edits); errors are cleared until the next validation."""
+        old = self.editor
+        self._layout.replaceWidget(old, editor)
+        old.edited.disconnect(self.edited)
+        old.hide()
         self.editor = editor
         editor.edited.connect(self.edited)
+        editor.show()
         self.messages = ()
         self._render()
+        return old
 
     def set_tooltip(self, tip: str) -> None:
         """The field's own tooltip (its description); error messages are added below it."""

@@ -9,11 +9,14 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
-from ._base import ERROR_COLOR, FieldSlot
+from ._base import ERROR_COLOR, FieldEditor, FieldSlot, discard
 from ._containers import refill
 from ._field import Field, field_from_schema, field_from_value
 from ._validation import Problem
 from ._widgets import KIT, make_editor
+
+# Forms of other kinds of value kept for when the user comes back to one (`FormView._take_root`).
+SPARE_FORMS = 6
 
 
 def describe(path: tuple[Any, ...]) -> str:
@@ -60,6 +63,7 @@ class FormView(QScrollArea):
         self._schema: Mapping[str, Any] | None = None  # the schema `field` was made from
         self._read_only = False
         self._problems: list[Problem] = []
+        self._spares: list[FieldEditor] = []  # root editors of other forms, hidden in the root slot (`_take_root`)
 
     def set_value(self, value: Any, schema: Any) -> None:
         """Rebuilds the form for `value` (inferring a form from it when there is no schema); emits nothing."""
@@ -69,7 +73,33 @@ class FormView(QScrollArea):
         elif schema is not self._schema and schema != self._schema:  # the same schema again: same descriptor
             self.field = field_from_schema(schema)
         self._schema = schema if isinstance(schema, Mapping) else None
+        self._take_root(value)
         self.reload(value)
+
+    def _take_root(self, value: Any) -> None:
+        """A value of another form (the user selected another kind of message): the root's editor is put
+        aside, and one made before for this field and kind of value is taken back, when there is one.
+
+        Deleting a form's widgets took 2-17 ms on the next turn of the event loop at every such selection;
+        going back and forth between a few kinds of message is what a user does. At most `SPARE_FORMS` are
+        kept; the least recently shown is deleted when another is put aside.
+        """
+        key = KIT.key(self.field, value)
+        current = self.root.editor
+        if current.field == self.field and current.key == key:
+            return
+        spare = next((editor for editor in self._spares if editor.field == self.field and editor.key == key), None)
+        if spare is None:
+            spare = KIT.make(self.field, value)
+        else:
+            self._spares.remove(spare)
+        aside = self.root.swap_editor(spare)
+        self._problems = []  # another form's problems: the next validation tells this one's
+        for slot in aside.findChildren(FieldSlot):
+            slot.show_errors(())
+        self._spares.append(aside)
+        if len(self._spares) > SPARE_FORMS:
+            discard(self._spares.pop(0))
 
     def reload(self, value: Any) -> None:
         """Shows a new value under the same schema, in place where its shape allows; emits nothing."""
@@ -101,7 +131,7 @@ class FormView(QScrollArea):
                 loose.append(f"{describe(path)}: {message}" if path else message)
             else:
                 placed.setdefault(id(slot), (slot, []))[1].append(message)
-        for slot in self.findChildren(FieldSlot):
+        for slot in (self.root, *self.root.editor.findChildren(FieldSlot)):  # not the spare forms
             entry = placed.get(id(slot))
             slot.show_errors(tuple(entry[1]) if entry else ())
         self.summary.setText("\n".join(f"⚠ {line}" for line in loose))

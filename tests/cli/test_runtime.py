@@ -3,21 +3,47 @@
 from __future__ import annotations
 
 import gc
+import weakref
 from collections.abc import Iterator
 
 import pytest
 
-from contextdeck._runtime import GC_THRESHOLDS, IDLE_YOUNG, collect_when_idle, tune_collector
+from contextdeck import _runtime
+from contextdeck._runtime import (
+    GC_THRESHOLDS,
+    IDLE_YOUNG,
+    collect_everything,
+    collect_when_idle,
+    tune_collector,
+)
+
+
+class Node:
+    """An object in a reference cycle: only the cycle collector frees it."""
+
+    def __init__(self) -> None:
+        self.me = self
 
 
 @pytest.fixture
-def thresholds() -> Iterator[None]:
+def collector() -> Iterator[None]:
+    """Only what the test calls collects; everything it froze is unfrozen afterwards."""
     before = gc.get_threshold()
+    gc.set_threshold(10**8, 10, 10)
+    gc.collect()
+    _runtime._frozen = 0
     yield
+    gc.unfreeze()
+    _runtime._frozen = 0
     gc.set_threshold(*before)
 
 
-@pytest.mark.usefixtures("thresholds")
+def young(count: int) -> list[list[int]]:
+    """`count` new objects the collector tracks."""
+    return [[n] for n in range(count)]
+
+
+@pytest.mark.usefixtures("collector")
 def test_tune_collector_sets_the_thresholds_the_benchmark_measures() -> None:
     """The young generation is collected every 10,000 allocations, not CPython's default 700."""
     gc.set_threshold(700, 10, 10)
@@ -25,33 +51,69 @@ def test_tune_collector_sets_the_thresholds_the_benchmark_measures() -> None:
     assert gc.get_threshold() == GC_THRESHOLDS == (10_000, 10, 10)
 
 
-@pytest.mark.usefixtures("thresholds")
-def test_collect_when_idle_runs_the_collection_that_is_due() -> None:
-    """Nothing below `IDLE_YOUNG` new objects; then the young generation, or an older one that is due."""
-    gc.set_threshold(10**8, 10, 10)  # no collection of its own while this test counts
-    gc.collect()
-    kept = [[n] for n in range(IDLE_YOUNG // 2)]
+@pytest.mark.usefixtures("collector")
+def test_collect_when_idle_frees_the_young_cycles_and_freezes_what_survives() -> None:
+    """Nothing below `IDLE_YOUNG` new objects; then a young collection (a cycle that died is freed) and
+    the survivors go to the permanent generation, which no later collection walks."""
+    kept = young(IDLE_YOUNG // 2)
     assert collect_when_idle() is None
-    kept += [[n] for n in range(IDLE_YOUNG)]
-    assert gc.get_count()[0] >= IDLE_YOUNG
+    dead = Node()
+    gone = weakref.ref(dead)
+    del dead
+    frozen = gc.get_freeze_count()
+    kept += young(IDLE_YOUNG)
     assert collect_when_idle() == 0
-    assert gc.get_count()[0] < IDLE_YOUNG
-    for _ in range(11):  # eleven young collections make the middle generation due (threshold 10)
-        kept += [[n] for n in range(IDLE_YOUNG)]
-        collect_when_idle()
-    kept += [[n] for n in range(IDLE_YOUNG)]
-    assert gc.get_count()[1] == 0  # it was collected along the way, and its count started again
+    assert gone() is None
+    assert gc.get_freeze_count() >= frozen + len(kept)
+    assert gc.get_count()[0] == 0
     del kept
 
 
-@pytest.mark.usefixtures("thresholds")
-def test_collect_when_idle_leaves_a_disabled_collector_alone() -> None:
-    """While a load has the collector off, idle time does not turn collections back on."""
-    gc.set_threshold(10**8, 10, 10)
-    kept = [[n] for n in range(2 * IDLE_YOUNG)]
+@pytest.mark.usefixtures("collector")
+def test_a_cycle_frozen_alive_is_freed_by_collect_everything() -> None:
+    """A cycle that dies after idle time froze it survives collections (the price of freezing) until
+    `collect_everything`, which walks the frozen objects too."""
+    alive = Node()
+    gone = weakref.ref(alive)
+    kept = young(IDLE_YOUNG)
+    assert collect_when_idle() == 0
+    del alive
+    gc.collect()
+    assert gone() is not None
+    assert (collect_everything() or 0) >= 1
+    assert gone() is None
+    assert collect_everything() is None  # nothing frozen since
+    del kept
+
+
+@pytest.mark.usefixtures("collector")
+def test_past_the_limit_idle_time_collects_everything(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once `FREEZE_LIMIT` young objects were frozen since the last collection of everything, the next
+    idle moment runs one: what freezing keeps of cyclic garbage is bounded."""
+    monkeypatch.setattr(_runtime, "FREEZE_LIMIT", 3 * IDLE_YOUNG)
+    alive = Node()
+    gone = weakref.ref(alive)
+    kept = young(IDLE_YOUNG)
+    assert collect_when_idle() == 0
+    del alive
+    kept += young(IDLE_YOUNG)
+    assert collect_when_idle() == 0
+    assert gone() is not None
+    kept += young(IDLE_YOUNG + 10)
+    assert collect_when_idle() == 2
+    assert gone() is None
+    del kept
+
+
+@pytest.mark.usefixtures("collector")
+def test_a_disabled_collector_is_left_alone() -> None:
+    """While a load has the collector off, idle time neither collects nor freezes, nor walks everything."""
+    kept = young(2 * IDLE_YOUNG)
+    _runtime._frozen = 1
     gc.disable()
     try:
         assert collect_when_idle() is None
+        assert collect_everything() is None
         assert gc.get_count()[0] >= IDLE_YOUNG
     finally:
         gc.enable()

@@ -104,7 +104,7 @@ def test_a_data_message_schema_is_edited_in_its_tab_and_the_form_follows(qtbot: 
     assert messages[-1] == {"type": "state", "data": {},
                             "schema": {"type": "object", "properties": {"count": {"type": "integer"}}}}
     editor.tabs.setCurrentIndex(0)
-    add = editor.payload.findChild(QToolButton, "add:count")
+    add = editor.payload.form.root.editor.findChild(QToolButton, "add:count")  # the form on screen
     assert add is not None
     qtbot.mouseClick(add, Qt.MouseButton.LeftButton)
     assert messages[-1]["data"] == {"count": 0}

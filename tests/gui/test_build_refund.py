@@ -53,16 +53,23 @@ def field_line(window: MainWindow, path: tuple[Any, ...]) -> QLineEdit:
     return line
 
 
+def add_button(window: MainWindow, name: str) -> QToolButton:
+    """The + add button of property `name` in the form on screen (forms of other schemas are kept hidden)."""
+    button = window.editor.payload.form.root.editor.findChild(QToolButton, f"add:{name}")
+    assert button is not None, name
+    return button
+
+
 def fill(qtbot: Any, window: MainWindow, path: tuple[Any, ...], text: str) -> None:
     """Adds the field at `path` (its + add button) and types `text` over its starting value."""
-    click(qtbot, window.editor.payload.findChild(QToolButton, f"add:{path[-1]}"))
+    click(qtbot, add_button(window, path[-1]))
     line = field_line(window, path)
     line.selectAll()
     qtbot.keyClicks(line, text)
 
 
 def add_payload(qtbot: Any, window: MainWindow, name: str) -> None:
-    click(qtbot, window.editor.payload.findChild(QToolButton, f"add:{name}"))
+    click(qtbot, add_button(window, name))
 
 
 def header(qtbot: Any, window: MainWindow, description: str) -> None:

@@ -18,10 +18,12 @@ from PySide6.QtWidgets import (
     QToolButton,
     QWidget,
 )
+from shiboken6 import isValid
 
 from contextdeck.gui._editor import DataEditor
-from contextdeck.gui._editor._base import FieldEditor
+from contextdeck.gui._editor._base import FieldEditor, FieldSlot
 from contextdeck.gui._editor._containers import PAGE
+from contextdeck.gui._editor._form import SPARE_FORMS
 
 pytestmark = pytest.mark.usefixtures("qapp")
 
@@ -518,3 +520,56 @@ def test_tooltips_list_the_constraints(editor: DataEditor) -> None:
     }
     editor.set_value({"n": 1}, schema)
     assert at(editor, "n").toolTip() == "How many\n≥ 0, < 10\nrequired"
+
+
+def test_going_back_to_a_form_takes_its_widgets_back(editor: DataEditor, qtbot: Any) -> None:
+    """A value of another form puts the form aside (hidden, nothing deleted); going back shows the new value
+    in the same widgets, and typing there emits the whole value as before."""
+    editor.set_value(VALUE, SCHEMA)
+    form = editor.form.root.editor
+    line = at(editor, "name").findChild(QLineEdit)
+    editor.set_value({"other": 1}, None)
+    assert editor.form.root.editor is not form
+    assert form.isHidden()
+    assert editor.form.value() == {"other": 1}
+    with qtbot.assertNotEmitted(editor.value_edited):
+        editor.set_value({**VALUE, "name": "Zoe"}, SCHEMA)
+    assert editor.form.root.editor is form
+    assert form.isVisible()
+    assert at(editor, "name").findChild(QLineEdit) is line
+    assert line.text() == "Zoe"
+    emitted: list[Any] = []
+    editor.value_edited.connect(emitted.append)
+    edit_line(qtbot, line, "Ada")
+    assert emitted[-1] == {**VALUE, "name": "Ada"}
+
+
+def test_a_form_put_aside_keeps_no_marks(editor: DataEditor, qtbot: Any) -> None:
+    """Problems mark the fields of the form on screen; a form put aside drops its marks, so taken back
+    for another value it shows none of the old value's."""
+    editor.set_value({**VALUE, "age": -1}, SCHEMA)
+    qtbot.waitUntil(lambda: bool(at_slot(editor, "age").messages))
+    form = editor.form.root.editor
+    editor.set_value({"name": 5}, None)
+    assert all(not slot.messages for slot in form.findChildren(FieldSlot))
+    editor.set_value(VALUE, SCHEMA)
+    assert editor.form.root.editor is form
+    assert not at_slot(editor, "age").messages
+
+
+def at_slot(editor: DataEditor, *path: Any) -> FieldSlot:
+    slot = editor.form.locate(path)
+    assert slot is not None, f"no field at {path}"
+    return slot
+
+
+def test_at_most_a_few_forms_are_kept_aside(editor: DataEditor, qtbot: Any) -> None:
+    """Past `SPARE_FORMS` other forms, the least recently shown one is deleted."""
+    editor.set_value(VALUE, SCHEMA)
+    first = editor.form.root.editor
+    for n in range(SPARE_FORMS):
+        editor.set_value({f"key{n}": n}, None)
+    assert isValid(first)
+    editor.set_value({"one more": True}, None)
+    qtbot.waitUntil(lambda: not isValid(first))
+    assert len(editor.form._spares) == SPARE_FORMS
