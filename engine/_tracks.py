@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from . import _index, _whole
-from ._index import Checkpoint, Gap, Layer, Probe, State, checkpoint, fold_lane
+from ._index import Checkpoint, Gap, Layer, Probe, SourceEdit, State, checkpoint, fold_lane
 from ._messages import Path, Write
 from ._patches import Patch, Patches, patch_to, patched
 from ._whole import LaneMarks, marks_after_step
@@ -201,7 +201,13 @@ def step(store: Store, old: Fold, message_id: int, own: bool, base: Fold | None,
     """The fold after an appended write (`own`: it belongs to the track's own layer) to a track of `lane`."""
     state = old.state.copy()
     write = store.writes[message_id]
-    state.step(message_id, write, store.order.key[message_id])
+    order_key = store.order.key[message_id]
+    state.step(message_id, write, order_key)
+    for before, probe in zip(old.state.probes, state.probes, strict=True):
+        if not probe.path and probe.resets == before.resets and len(probe.sources) == len(before.sources) + 1:
+            # A whole kind's thousands of sources grew by this write: say so, so that its result's keys are
+            # the old ones plus one (`_watches._grown`), not found by comparing the two.
+            probe.edits = (SourceEdit(tuple(before.sources), [], [order_key]),)
     gaps, checkpoints, steps, lanes = old.gaps, old.checkpoints, old.steps, old.lanes
     if own:
         layer = store.layer(store.infos[message_id].identity or ("", None))
@@ -465,7 +471,7 @@ def _rebased_sources(now: Sequence[int], matched: tuple[int, ...], later: Sequen
     """
     if len(now) == len(matched) and (now is matched or tuple(now) == matched):
         return later if type(later) is tuple else tuple(later)
-    return (*now, *later[len(matched) :])
+    return tuple(now) + tuple(later[len(matched) :])  # `+`, not unpacking: a whole kind has thousands
 
 
 def _last_mark_before(marks: Marks, low: int, edited: set[int], keys: Mapping[int, int]) -> int | None:

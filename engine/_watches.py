@@ -122,6 +122,11 @@ class Union:
 class Watch:
     """A live resolution: `current` is always up to date; `callback(resolution)` runs when it changes."""
 
+    # Slots: a middle edit reads and renews a thousand of them, and a slot is one load, not a lookup.
+    __slots__ = (
+        "_callback", "_owner", "_union", "current", "expression", "instance", "keys", "parsed", "serial", "tracks"
+    )
+
     def __init__(
         self,
         owner: Watchers,
@@ -460,11 +465,10 @@ class Watchers:
         self._generation = outcome.generation
         self.current = True
         changed = []
-        for renewal in outcome.fresh:
-            watch = renewal.watch
-            if renewal.changed:
+        for watch, resolution, keys, seen in outcome.fresh:  # a thousand after a middle edit: plain unpacking
+            if seen:
                 changed.append(watch)
-            watch.current, watch.keys = renewal.resolution, renewal.keys
+            watch.current, watch.keys = resolution, keys
         for watch in changed:
             if watch._owner is not None:
                 watch._callback(watch.current)
@@ -547,13 +551,12 @@ def _grown(
     if value is MISSING:
         return None
     keys = known.keys
-    now, before = tuple(probe.sources), tuple(old.sources)
     edit = next((edit for edit in probe.edits if edit.sources is old.sources), None)
     if edit is None and rekeyed is not None:
         was, moved_to = rekeyed
         position = bisect_left(keys, was)
         if position < len(keys) and keys[position] == was:
-            keys = _with_keys((*keys[:position], *keys[position + 1 :]), [moved_to])
+            keys = _with_keys(keys[:position] + keys[position + 1 :], [moved_to])
     if edit is not None:  # a whole-kind fold says what changed (`_whole`), even across a move
         for gone in edit.lost:
             position = bisect_left(keys, gone)
@@ -563,7 +566,8 @@ def _grown(
         keys = _with_keys(keys, sorted(edit.gained))
     elif not reuse:  # the kept keys may not be the messages' keys any more (a move)
         return None
-    elif now is not before and now != before:  # a splice often hands on the very same tuple
+    elif (now := tuple(probe.sources)) is not (before := tuple(old.sources)) and now != before:
+        # (a splice often hands on the very same tuple)
         if now[: len(before)] == before:  # only gained some (an append): the common case
             fresh = now[len(before) :]
         else:
@@ -591,7 +595,7 @@ def _with_keys(keys: Keys, added: list[int]) -> Keys:
     if not added:
         return keys
     if not keys or added[0] > keys[-1]:  # after all of them: an append
-        return (*keys, *dict.fromkeys(added))
+        return keys + tuple(dict.fromkeys(added))  # `+`, not unpacking: a whole kind has thousands
     if len(added) > 4:
         return tuple(sorted({*keys, *added}))
     for at in added:  # a few in the middle (a replace): each in its place

@@ -206,7 +206,7 @@ def _probe(edit: _Edit, final: Probe, redone: dict[str, _Lane], head_before: Pro
                 rest.remove(message_id)
         for message_id in gained_ids:
             insort(rest, message_id, key=key_of)
-        probe.sources = (*(() if head_now is None else head_now.sources), *rest)
+        probe.sources = (() if head_now is None else tuple(head_now.sources)) + tuple(rest)
     else:
         probe.sources = final.sources
     lost_problems = frozenset((key_of(m), reason) for m, reason in lost if reason is not None)

@@ -148,6 +148,30 @@ def test_a_moved_source_is_ranked_at_its_new_place(moves: list[tuple[int, int]])
             assert handle.current == reference(ctx.messages, handle.expression, None)
 
 
+def test_a_whole_kind_grown_by_an_append_follows_it_in_every_view() -> None:
+    """An appended write adds one source to a whole kind (or a problem): the step says which key it
+    added, so the result's keys are the old ones plus that one instead of the two being compared; in
+    the global view and under an instance layer, through sets, pushes and a conflict."""
+    ctx = Context([
+        {"type": "data", "kind": "s", "data": {"a": [1], "b": {"c": 1}}},
+        {"type": "data", "kind": "s", "_instance": "1", "data": {"b": {"d": 2}}},
+    ])
+    handles = [ctx.watch("†s", lambda _: None, instance=view) for view in (None, "1")]
+    push = {"_outputMethod": "push"}
+    appended = [
+        {"type": "data", "kind": "s", "data": {"a": 2}, **push, "_outputPath": "†s.a"},
+        {"type": "data", "kind": "s", "_instance": "1", "data": {"e": 3}},
+        {"type": "data", "kind": "s", "data": {"b": 4}, **push, "_outputPath": "†s.b"},  # a conflict
+        {"type": "data", "kind": "s", "_instance": "1", "data": {"a": 5}, **push, "_outputPath": "†s.a"},
+        {"type": "data", "kind": "s", "data": {"f": 6}},
+    ]
+    for message in appended:
+        ctx.append(message)
+        for handle in handles:
+            assert handle.current == reference(ctx.messages, "†s", handle.instance)
+    assert len(handles[1].current.sources) == 6  # every write but the conflict
+
+
 def test_a_splice_keeps_the_gap_an_appended_write_left_open() -> None:
     """A lane's fold appended a root `set` of null (the root is no object: every later write of the kind
     matters to the lane, a gap open at the end), then an insert before it was spliced at that write's
