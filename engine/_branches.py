@@ -91,48 +91,65 @@ def touching(ids: list[int], writes: Mapping[int, Write], branch: Branch) -> lis
     return found
 
 
-def fold_branch(
-    state: Stepper, subsets: list[list[int] | None], branch: Branch, writes: Mapping[int, Write], key: Key
-) -> list[tuple[int | None, int | None]]:
-    """Step into `state` every write of a layer that can matter to `branch` and below, in order (see above;
-    `subsets`: `subsets_of` the layer).
+class BranchFold:
+    """The writes of a layer that can matter to `branch` and below stepped into `state`, in order (see
+    above; `subsets`: `subsets_of` the layer), as far as a resolve needs: `run(limit)` steps those up to
+    order key `limit` and stops before the next, and a later `run` goes on from there.
 
-    Returns the level-0 gaps (order keys strictly between which it stepped writes of other lanes because
-    the root was not an object): an edit of a write of another lane there can change the fold; after the
-    root is an object again, only a write of the lane can (a write that replaces the root is in every lane).
+    `gaps` are the level-0 gaps (order keys strictly between which it stepped writes of other lanes because
+    the root was not an object; one still open ends with None): an edit of a write of another lane there
+    can change the fold; after the root is an object again, only a write of the lane can (a write that
+    replaces the root is in every lane). Any write of the lane drops the fold (`_lanes`), so the lists it
+    walks change under it only when it is dropped.
     """
-    depth = len(branch)
-    lane = branch[0] if depth else None
-    gaps: list[tuple[int | None, int | None]] = []
-    level = depth
-    position = 0
-    last: int | None = None  # the id of the last write stepped
-    while True:
-        opened = _open_level(state.root, branch)
-        if opened != level:
+
+    __slots__ = ("branch", "done", "gaps", "key", "last", "level", "state", "subsets", "writes")
+
+    def __init__(
+        self, state: Stepper, subsets: list[list[int] | None], branch: Branch, writes: Mapping[int, Write], key: Key
+    ) -> None:
+        self.state, self.subsets, self.branch, self.writes, self.key = state, subsets, branch, writes, key
+        self.gaps: list[tuple[int | None, int | None]] = []
+        self.level = len(branch)  # the level whose writes it walks
+        self.last: int | None = None  # the id of the last write stepped
+        self.done = False
+
+    def run(self, limit: int | None = None) -> None:
+        """Step the writes up to order key `limit` (all when None)."""
+        state, branch, subsets, writes, key = self.state, self.branch, self.subsets, self.writes, self.key
+        gaps = self.gaps
+        depth = len(branch)
+        lane = branch[0] if depth else None
+        level, last = self.level, self.last
+        while True:
+            opened = _open_level(state.root, branch)
             after = None if last is None else key(last)
-            if level == 0:  # a gap at the root ends with the write that made the root an object
-                gaps[-1] = (gaps[-1][0], None if after is None else after + 1)
-            level = opened
-            found = subsets[level]
-            if found is None:
-                found = subsets[level] = touching(subsets[2] or [], writes, branch[:level])  # level > 2
-            position = 0 if after is None else bisect_right(found, after, key=key)
-            if level == 0:
-                gaps.append((after, None))
-        ids = subsets[level]
-        assert ids is not None
-        for position in range(position, len(ids)):  # noqa: B020 (the position goes on from here)
-            last = ids[position]
-            write = writes[last]
-            state.step(last, write)
-            if lane is not None:
-                root = state.root
-                if type(root) is dict and len(root) > 1:
-                    # Only the lane's key matters: keeping it alone spares later writes the copy of the root.
-                    state.root = {lane: root[lane]} if lane in root else {}
-            # At the branch's level only a write above it can make a node above it something else.
-            if (level < depth or len(write.path) < depth) and _open_level(state.root, branch) != level:
-                break
-        else:
-            return gaps
+            if opened != level:
+                if level == 0:  # a gap at the root ends with the write that made the root an object
+                    gaps[-1] = (gaps[-1][0], None if after is None else after + 1)
+                level = opened
+                if subsets[level] is None:
+                    subsets[level] = touching(subsets[2] or [], writes, branch[:level])  # level > 2
+                if level == 0:
+                    gaps.append((after, None))
+            ids = subsets[level]
+            assert ids is not None
+            start = 0 if after is None else bisect_right(ids, after, key=key)
+            for message_id in ids[start:] if start else ids:
+                if limit is not None and key(message_id) > limit:
+                    self.level, self.last = level, last
+                    return
+                last = message_id
+                write = writes[message_id]
+                state.step(message_id, write)
+                if lane is not None:
+                    root = state.root
+                    if type(root) is dict and len(root) > 1:
+                        # Only the lane's key matters: keeping it alone spares later writes the copy of the root.
+                        state.root = {lane: root[lane]} if lane in root else {}
+                # At the branch's level only a write above it can make a node above it something else.
+                if (level < depth or len(write.path) < depth) and _open_level(state.root, branch) != level:
+                    break
+            else:
+                self.level, self.last, self.done = level, last, True
+                return

@@ -12,9 +12,10 @@ a node above it is not an object, those that touch that node) into a *path log* 
 - every `MARK_EVERY` steps (more in a long log: at most `MOST_MARKS` per log) the root before the step,
   and the root at the end (persistent values: they share structure).
 
-A resolve of the path then takes its value from the root (the last one, or a mark and at most the
-steps after it replayed, for `at`), its sources from the changes before the cut, its problems from the
-chain cut there. The result is the reference fold's exactly: `tests/engine/test_lanes.py` compares it
+A log is folded only as far as a resolve needs: up to its cut (`at`), and on from there when a later
+resolve cuts further. A resolve of the path then takes its value from the root (the last one, or a mark
+and at most the steps after it replayed), its sources from the changes before the cut, its problems from
+the chain cut there. The result is the reference fold's exactly: `tests/engine/test_lanes.py` compares it
 after random edits and at random cuts.
 
 Instance views continue from the log of the same path in the global layer (folded once for every
@@ -33,7 +34,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ._branches import fold_branch, subsets_of
+from ._branches import BranchFold, subsets_of
 from ._chain import EMPTY, Chain
 from ._expressions import Reference
 from ._index import Key, Layer, attempt, lanes_of
@@ -59,7 +60,7 @@ _EFFECTS = {name: method.effect for name, method in WRITE_METHODS.items()}
 
 
 class _Recorder:
-    """A fold of one path that logs every step (`fold_branch` drives it)."""
+    """A fold of one path that logs every step (`BranchFold` drives it)."""
 
     __slots__ = ("log", "root")
 
@@ -102,7 +103,7 @@ class PathLog:
     problems that concern the path. (Ids, not order keys: a key is looked up only where one is needed,
     and a lookup in the order's table of 100,000 keys is a cache miss.)"""
 
-    __slots__ = ("base", "changes", "dependents", "every", "failed", "gaps", "ids", "key", "marks", "path",
+    __slots__ = ("base", "changes", "dependents", "every", "failed", "fold", "gaps", "ids", "key", "marks", "path",
                  "problems_at", "resets", "results", "root", "writes")
 
     def __init__(
@@ -120,6 +121,20 @@ class PathLog:
         self.failed: list[int] = []  # per problem: how many steps had been folded with it
         self.problems_at: list[Chain] = []  # per problem: the chain of the problems up to it
         self.results: dict[int, Found] = {}
+        self.fold: BranchFold | None = None  # how it goes on, until it has folded every write
+
+    def upto(self, limit: int | None) -> int:
+        """Fold on, if need be, over the writes up to order key `limit` (all when None); how many steps
+        that added."""
+        fold = self.fold
+        if fold is None:
+            return 0
+        size = len(self.ids)
+        fold.run(limit)
+        self.root = fold.state.root
+        if fold.done:
+            self.fold = None
+        return len(self.ids) - size
 
     def fail(self, order_key: int, reason: str) -> None:
         self.failed.append(len(self.ids))
@@ -176,11 +191,11 @@ class LaneLogs:
             self.clear()
             self._generation = store.order.generation
         path = ref.path
-        glob = self._log((ref.kind, None, path, 0), None)
+        glob = self._log((ref.kind, None, path, 0), None, limit)
         parts: tuple[PathLog, ...] = (glob,)
         counts = [glob.count(limit)]
         if instance is not None:  # the instance layer, from the global fold at the cut
-            own = self._log((ref.kind, instance, path, counts[0]), glob)
+            own = self._log((ref.kind, instance, path, counts[0]), glob, limit)
             parts, counts = (glob, own), [counts[0], own.count(limit)]
         own, count = parts[-1], counts[-1]
         memo = count if limit is not None else -1
@@ -203,25 +218,29 @@ class LaneLogs:
         own.results[memo] = found
         return found
 
-    def _log(self, key: LogKey, base: PathLog | None) -> PathLog:
+    def _log(self, key: LogKey, base: PathLog | None, limit: int | None) -> PathLog:
+        """The log of `key`, folded at least up to order key `limit` (all when None)."""
         log = self._logs.get(key)
         if log is not None:
             self._logs.move_to_end(key)
+        else:
+            store = self._store
+            kind, instance, path, start = key
+            layer = store.layers.get((kind, instance)) or Layer()
+            subsets = subsets_of(layer, path, store.writes)
+            order_key = store.order.key.__getitem__
+            log = PathLog(path, base, len(subsets[-1] or ()), store.writes, order_key)
+            recorder = _Recorder(log, MISSING if base is None else base.root_at(start))
+            log.fold = BranchFold(recorder, subsets, path, store.writes, order_key)
+            log.gaps = log.fold.gaps
+            self._logs[key] = log
+            self._kinds.setdefault(kind, {})[key] = None
+            if base is not None:
+                base.dependents.append(key)
+        added = log.upto(limit)
+        if not added:
             return log
-        store = self._store
-        kind, instance, path, start = key
-        layer = store.layers.get((kind, instance)) or Layer()
-        subsets = subsets_of(layer, path, store.writes)
-        order_key = store.order.key.__getitem__
-        log = PathLog(path, base, len(subsets[-1] or ()), store.writes, order_key)
-        recorder = _Recorder(log, MISSING if base is None else base.root_at(start))
-        log.gaps = fold_branch(recorder, subsets, path, store.writes, order_key)
-        log.root = recorder.root
-        self._logs[key] = log
-        self._kinds.setdefault(kind, {})[key] = None
-        if base is not None:
-            base.dependents.append(key)
-        self._steps += log.size()
+        self._steps += added
         while self._steps > MOST_STEPS and len(self._logs) > 2:  # keep this one (and its base)
             oldest = next(iter(self._logs))
             if oldest == key or self._logs[oldest] is base:

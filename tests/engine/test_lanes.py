@@ -207,3 +207,23 @@ def test_a_layer_keeps_the_writes_of_every_branch_a_level_down(data: st.DataObje
         for branch in [("a", "b"), ("a", "0"), ("b", "x"), ("b", "0"), ("c", "d"), ("0", "a"), ("x", "y")]:
             expected = [m for m in layer.all if touches(store.writes[m], branch)]
             assert layer.branch(*branch) == expected, branch
+
+
+def test_a_resolve_at_a_cut_folds_up_to_the_cut_and_a_later_one_goes_on() -> None:
+    """Time travel folds a path's writes only as far as the cut; a resolve past it continues the same log
+    from where it stopped (the marks and the steps before stay), and every result equals the fold."""
+    document = [_state("a", n) if n % 2 else _state("b", n, "1") for n in range(40)]
+    with marks_every(4):
+        ctx = Context(document)
+        messages = ctx.messages
+        assert ctx.resolve("†s.a", at=10).value == 9
+        log = ctx._lanes._logs[("s", None, ("a",), 0)]
+        assert log.size() == 5
+        assert log.fold is not None
+        assert ctx._lanes._steps == 5
+        for at in (30, 12, None, 3):
+            assert ctx.resolve("†s.a", at=at) == reference(messages, "†s.a", None, at), at
+        assert ctx._lanes._logs[("s", None, ("a",), 0)] is log
+        assert log.size() == 20
+        assert log.fold is None
+        assert ctx._lanes._steps == 20
