@@ -19,12 +19,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSignalBlocker, Qt, QTimer, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSignalBlocker, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeView, QWidget
 
 from contextdeck.engine import MISSING, Context, CursorState, IdentityState
 
+from ._slices import slices
 from ._summary import short_json
 
 _Index = QModelIndex | QPersistentModelIndex
@@ -312,8 +313,6 @@ class StateView(QTreeView):
         self._keep: set[str] = set()  # the paths expanded when it began to be shown
         self._first = False  # nothing was shown before it (a few identities are opened)
         self._job: tuple[int | None, int | None, list[IdentityState]] | None = None
-        self._timer = QTimer(self, singleShot=True, interval=0)
-        self._timer.timeout.connect(self._work)
         self.state_model = StateModel(self)
         self.setModel(self.state_model)
         self.setObjectName("state")
@@ -355,7 +354,7 @@ class StateView(QTreeView):
         self._showing = None  # a newer state is coming: the rest of the one being shown is not
         self._job = (at, selected, state)
         self._steps, self._computed = self._source.steps(at, state), False
-        self._timer.start()
+        slices().start(self._work)
 
     def _follow(self, context: Context) -> None:
         # The engine keeps the scan of the messages between refreshes until the context changes.
@@ -368,7 +367,7 @@ class StateView(QTreeView):
             signal.connect(self._edited)
 
     def _edited(self, *_args: object) -> None:
-        self._timer.start()  # the engine dropped its folds: they are freed in slices
+        slices().start(self._work)  # the engine dropped its folds: they are freed in slices
 
     def is_busy(self) -> bool:
         return self._steps is not None or self._showing is not None
@@ -381,7 +380,7 @@ class StateView(QTreeView):
         steps = self._steps
         if steps is None:
             if not CursorState.free_some(deadline):
-                self._timer.start()
+                slices().start(self._work)
             return
         if self._computed:
             self._steps, self._computed = None, False
@@ -394,7 +393,7 @@ class StateView(QTreeView):
             # Shown in a turn of its own: the slice has used its time, and setting the rows after a far jump
             # takes about as much again at 100,000 messages.
             self._computed = True
-        self._timer.start()
+        slices().start(self._work)
 
     def _show(self) -> None:
         """Start showing the computed state, its first changed rows in this turn (`_show_part`)."""
@@ -417,7 +416,7 @@ class StateView(QTreeView):
             # later, stays in `_expanded` for the next state instead of being forgotten).
             self._restore(QModelIndex(), self._keep, self._first and done)
         if not done:
-            self._timer.start()  # the next part on the next turn: each part's repaint is a turn of its own
+            slices().start(self._work)  # the next part on the next turn: each part's repaint is a turn of its own
             return
         self._showing = None
         self.updated.emit()

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QHBoxLayout, QHeaderView, QLineEdit, QTableView, Q
 from contextdeck.engine import Context, Cursor, CursorWatch, ExpressionError, Resolution, parse_expression
 
 from ._message_editor import reference_completer
+from ._slices import slices
 from ._summary import short_json
 from ._theme import icon
 
@@ -75,9 +76,8 @@ class WatchModel(QAbstractTableModel):
         self._dirty: set[int] = set()
         self._flush = QTimer(self, singleShot=True, interval=0)
         self._flush.timeout.connect(self._repaint_dirty)
-        # After a far jump hundreds of pins may need resolving: the engine's cursor does it in slices.
-        self._worker = QTimer(self, singleShot=True, interval=0)
-        self._worker.timeout.connect(self._work)
+        # After a far jump hundreds of pins may need resolving: the engine's cursor does it in slices, taking turns
+        # with the state view's (`slices`).
 
     @property
     def pins(self) -> list[PinnedWatch]:
@@ -102,10 +102,10 @@ class WatchModel(QAbstractTableModel):
         """Show the values as of the first `at` messages (None: the latest, followed live)."""
         if self._cursor is not None:
             self._cursor.move(at)
-            self._worker.start()
+            slices().start(self._work)
 
     def _edited(self, *_args: object) -> None:
-        self._worker.start()
+        slices().start(self._work)
 
     def is_busy(self) -> bool:
         """Whether some pins still show the value of an earlier cursor (being resolved in slices)."""
@@ -117,7 +117,7 @@ class WatchModel(QAbstractTableModel):
         deadline = time.perf_counter() + BUDGET_S
         for _ in self._cursor.steps():
             if time.perf_counter() >= deadline:
-                self._worker.start()
+                slices().start(self._work)
                 return
 
     def add(self, text: str) -> PinnedWatch:
