@@ -26,6 +26,7 @@ from contextdeck.engine import (
     pending_calls,
 )
 
+from .._slices import slices
 from ._breakpoints import entries_of, place
 from ._plan import PlanGraph, plan_graph
 from ._style import WARNING_COLOUR, breakpoint_icon, status_colour, status_icon
@@ -115,8 +116,9 @@ class CallsModel(QAbstractTableModel):
         self._rows_timer.timeout.connect(self._rows_changed)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
-        # Coalesce the edits of one action (a run appends several messages) into one re-analysis.
-        self._timer.timeout.connect(self.refresh)
+        # Coalesce the edits of one action (a run appends several messages) into one re-analysis, run in a turn
+        # of the event loop of its own (`slices`): not added to a slice of the state view or the watches.
+        self._timer.timeout.connect(self._refresh_in_a_turn)
         if context is not None:
             self.set_source(context, solution)
 
@@ -175,6 +177,9 @@ class CallsModel(QAbstractTableModel):
         size = len(self._context) if self._context is not None else 0
         self._timer.setInterval(30 if size < LARGE_CONTEXT else 300)
         self._timer.start()
+
+    def _refresh_in_a_turn(self) -> None:
+        slices().start(self.refresh)
 
     def refresh(self) -> None:
         """Judge the calls again now; rows are reset only when the list of calls itself changed."""
