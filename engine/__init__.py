@@ -35,7 +35,7 @@ from ._document import (
 )
 from ._edits import Edit, Insert, Move, Remove, Replace
 from ._errors import DocumentError, ExpressionError
-from ._execution import Execution, is_approval
+from ._execution import Execution
 from ._expressions import Expression, Reference, find_expressions, is_expression, parse_expression, unescape
 from ._groups import flatten, group_of
 from ._instancing import expand_instances, instances_of
@@ -66,6 +66,7 @@ from ._outputs import error_message, fixed_clock, output_messages, utc_now
 from ._plan import Graph
 from ._prompt import STRATEGIES, Prompt, call_prompt, context_messages, request_prompt
 from ._provider import Completion, Endpoint, ModelError, Provider
+from ._readiness import is_approval
 from ._record import CallRecord, Entry, Record, digest, read_record
 from ._registry import ToolLoadError, load_tools
 from ._render import LLMMessage, render, render_text

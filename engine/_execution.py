@@ -7,7 +7,6 @@ on the object (no globals): to start again, restore the context and call `reset(
 from __future__ import annotations
 
 import asyncio
-import inspect
 import time
 from collections.abc import Iterable
 from dataclasses import replace
@@ -17,39 +16,33 @@ from typing import Any
 from psygnal import Signal
 
 from ._activities import Activities
+from ._approval import approve
+from ._breakpoints import hits_breakpoint
 from ._calls import (
     CallPlan,
     Mode,
     Problem,
     check_parameters,
-    missing_reads,
     parameters_of,
     plan_call,
     resolve_call,
 )
 from ._context import Context
-from ._delegate import Delegate, delegate_document, delegate_for
+from ._delegate import Delegate, delegate_for
+from ._delegation import finished_output, open_delegation, run_delegated
 from ._document import Document
-from ._errors import ExpressionError
-from ._expressions import find_expressions, parse_expression
+from ._expressions import find_expressions
 from ._groups import Unit, flatten
 from ._instancing import expand_instances
 from ._outputs import Clock, OutputError, check_json, error_message, run_record_message, utc_now
 from ._patterns import run_pattern
-from ._plan import Graph, feeds, reads_own_writes
-from ._record import Record, digest, read_record
-from ._running import Outcome, Provided, Timer, conclude, failure, inputs_of, invoke, perform, prepare, started_audit
-from ._status import OPEN, SETTLED, Approver, CallState, Decision, Stale, Status, TickReport
+from ._plan import Graph, feeds
+from ._readiness import derive_statuses, ready_units
+from ._record import Record
+from ._rerun import stale_calls, with_dependents
+from ._running import Outcome, Provided, Timer, conclude, failure, invoke, perform, prepare, started_audit
+from ._status import OPEN, Approver, CallState, Stale, Status, TickReport
 from ._tools import merged_tools, pending_calls, plan_mode
-
-
-def is_approval(path: str) -> bool:
-    """A reference under `†state.approvals` is a gate a person opens (SPEC 6.8), not an error."""
-    try:
-        refs = parse_expression(path).references
-    except ExpressionError:
-        return False
-    return len(refs) == 1 and refs[0].kind == "state" and refs[0].path[:1] == ("approvals",)
 
 
 class Execution:
@@ -66,6 +59,8 @@ class Execution:
     message_appended = Signal(int, int)
     tick_finished = Signal(object)
     background_finished = Signal(object)
+
+    _record: Record  # set by every refresh (`derive_statuses`)
 
     def __init__(
         self,
@@ -157,7 +152,7 @@ class Execution:
             text = self._graph.describe_cycle(cycle, self.plans)
             for index in cycle:
                 self._structural.setdefault(index, []).append(Problem("cycle", text))
-        self._refresh()
+        derive_statuses(self)
 
     def problems(self, index: int) -> tuple[Problem, ...]:
         """What keeps call `index` from running, found before anything ran: its structure, literal
@@ -208,16 +203,16 @@ class Execution:
 
     def refresh(self) -> None:
         """Read the record and readiness again after the context was edited (Step and Continue do it too)."""
-        self._refresh()
+        derive_statuses(self)
 
     def ready(self) -> list[int]:
         """The calls that would start now, in plan order (group members together)."""
-        return [i for unit in self._ready_units() for i in unit.members if self._states[i].status is Status.READY]
+        return [i for unit in ready_units(self) for i in unit.members if self._states[i].status is Status.READY]
 
     @property
     def finished(self) -> bool:
         """Nothing is running and nothing is ready (the next tick would do nothing)."""
-        return not self._tasks and not self._ready_units()
+        return not self._tasks and not ready_units(self)
 
     # -- state changes -------------------------------------------------------------------------
 
@@ -245,105 +240,9 @@ class Execution:
             identity["planned"] = self.calls[index]
         return identity
 
-    def _readiness(self, index: int) -> tuple[Status, tuple[str, ...]]:
-        plan = self.plans[index]
-        waiting: list[str] = []
-        for writer, paths in self._graph.feeders[index].items():
-            if not self._writer_done(writer):
-                waiting.extend(paths)
-        # Reads a pending writer will provide are already named; resolve only the others (the costly part).
-        waiting.extend(missing_reads(self.context, plan, skip=frozenset(waiting)))
-        paths = tuple(dict.fromkeys(waiting))
-        if paths:
-            return (Status.AWAITING_APPROVAL if any(map(is_approval, paths)) else Status.BLOCKED), paths
-        if index in self.delegates:  # its delegate's session runs, or it waits for that session's output
-            pending = index in self.delegations and index not in self._provided
-            return (Status.WAITING_FOR_OUTPUT if pending else Status.READY), ()
-        latent_without_output = plan.mode is Mode.LATENT and plan.destinations is not None and not plan.has_output
-        if latent_without_output and index not in self._provided:
-            return Status.WAITING_FOR_OUTPUT, ()
-        return Status.READY, ()
-
-    def _writer_done(self, writer: int) -> bool:
-        """Whether a reader may go past this writer: it ran, or its group's winner did.
-
-        A writer that failed or was cancelled leaves its readers blocked (they never read a stale value),
-        unless it lost an `any`/`race` that another member of its group won.
-        """
-        status = self._states[writer].status
-        if status in (Status.DONE, Status.FIRE_AND_FORGET):
-            return True
-        if status is Status.FAILED and self._states[writer].outputs:
-            return True  # it failed into its error branch: what it wrote is there to read
-        if status in (Status.FAILED, Status.CANCELLED):
-            unit = self._unit_of[writer]
-            return unit.pattern in ("any", "race") and any(
-                self._states[i].status is Status.DONE for i in unit.members)
-        return False
-
-    def _refresh(self) -> None:
-        ignore = frozenset().union(*self._again.values()) if self._again else frozenset()
-        self._record = read_record(self.context, self.calls, self.plan_index, ignore)
-        reported = {index for index, _ in self._errors}
-        for index, problems in self._structural.items():  # found before running: reported unless recorded
-            if index not in reported and self._record.of(index) is None:
-                self._fail(index, problems)
-                reported.add(index)
-        for unit in self.units:
-            # A group that ran is over for all its members: the losers and discarded ones are cancelled.
-            # A member refused before running does not end an `any` or a `race`: the others may still win.
-            forgiving = unit.pattern in ("any", "race")
-            settled = any((self._record.of(i) is not None or i in reported)
-                          and not (forgiving and i in self._structural) for i in unit.members)
-            for index in unit.members:
-                self._derive(index, reported, group_settled=settled and unit.pattern != "one")
-        if self.refused:
-            return  # a refused plan runs nothing: its other calls stay pending
-        for state in self._states:
-            if state.status in OPEN:
-                status, paths = self._readiness(state.index)
-                failed = tuple(writer for writer in self._graph.feeders[state.index]
-                               if self._states[writer].status in (Status.FAILED, Status.CANCELLED)
-                               and not self._writer_done(writer))
-                self._set(state.index, status=status, waiting_for=paths, failed_writers=failed)
-
-    def _derive(self, index: int, reported: set[int], *, group_settled: bool) -> None:
-        """A call's status from the record; only what is under way is taken from memory."""
-        state = self._states[index]
-        if state.status is Status.RUNNING or index in self._background or index in reported:
-            return
-        found = self._record.of(index)
-        if found is not None:
-            error = found.error
-            if error is not None:
-                status = Status.CANCELLED if error.get("type") == "cancelled" else Status.FAILED
-                self._set(index, status=status, waiting_for=(), error=error, outputs=found.outputs)
-            elif (self.plans[index].mode is Mode.EXPLICIT and self.plans[index].destinations is None
-                  and index not in self.delegates):
-                finished = state.finished or state.status is not Status.FIRE_AND_FORGET
-                self._set(index, status=Status.FIRE_AND_FORGET, waiting_for=(), finished=finished)
-            else:
-                self._set(index, status=Status.DONE, waiting_for=(), error=None, outputs=found.outputs)
-        elif group_settled:  # a member that failed and was forgiven keeps its error until the group is undone
-            if state.status is not Status.FAILED:
-                self._set(index, status=Status.CANCELLED, waiting_for=())
-        elif state.status not in OPEN:  # its record was removed (an undo): it has not run
-            self._set(index, status=Status.PENDING, waiting_for=(), error=None, outputs=(), result=None,
-                      finished=False)
-
     def approve_plan(self) -> None:
         """Let a lazy plan run (012's checkpoint: validated, simulated, then approved)."""
         self.lazy = False
-
-    def _ready_units(self) -> list[Unit]:
-        if self.refused or self.lazy:
-            return []
-        ready = []
-        for unit in self.units:
-            open_members = [i for i in unit.members if self._states[i].status not in SETTLED]
-            if open_members and all(self._states[i].status is Status.READY for i in open_members):
-                ready.append(unit)
-        return ready
 
     # -- running -------------------------------------------------------------------------------
 
@@ -359,7 +258,7 @@ class Execution:
         if self.lazy:
             raise ValueError("the plan is lazy: it waits until approve_plan()")
         if not self._ticking:
-            self._refresh()  # the context may have been edited since (an approval, an undo)
+            derive_statuses(self)  # the context may have been edited since (an approval, an undo)
         if index is not None and index not in self.ready():
             state = self._states[index]
             raise ValueError(f"call {index} is not ready: it is {state.status}")
@@ -374,23 +273,26 @@ class Execution:
         failed: int | None = None
         running: dict[asyncio.Future[Any], Unit] = {}
         try:
-            self._refresh()
+            derive_statuses(self)
             while True:
                 progressed = False
                 if stopped is None and not (stepping and ran) and not self._holding:
-                    for unit in self._ready_units():
+                    for unit in ready_units(self):
                         if self._holding:  # paused while an earlier unit was being approved
                             break
                         if target is not None and target not in unit.members:
                             continue
-                        if not stepping and self._hits_breakpoint(unit):
+                        # Stopped here last time: continuing runs it.
+                        resuming = self._resume == unit.entry
+                        if not stepping and not resuming and hits_breakpoint(
+                                unit, self.plans, self.breakpoints, self.conditions, self.context):
                             stopped = next(i for i in unit.members if self._states[i].status is Status.READY)
                             self._resume = unit.entry
                             break
-                        if self._resume == unit.entry:
+                        if resuming:
                             self._resume = None
                         progressed = True
-                        members = await self._approve(unit)
+                        members = await approve(self, unit)
                         failed = failed if failed is not None or stepping else self._failure_in(unit)
                         if members:
                             ran.extend(members)
@@ -401,7 +303,7 @@ class Execution:
                             break
                 if not running:
                     if progressed and not stepping:
-                        self._refresh()
+                        derive_statuses(self)
                         continue
                     break
                 done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
@@ -409,7 +311,7 @@ class Execution:
                     unit = running.pop(task)
                     self._finish(unit, task)
                     failed = failed if failed is not None or stepping else self._failure_in(unit)
-                self._refresh()
+                derive_statuses(self)
         finally:
             self._ticking = False
             self._holding = False
@@ -421,12 +323,6 @@ class Execution:
                         self._set(i, status=Status.CANCELLED)
         return self._end_tick(ran, stopped, failed)
 
-    def _hits_breakpoint(self, unit: Unit) -> bool:
-        if self._resume == unit.entry:
-            return False  # stopped here last time: continuing runs it
-        return any((i in self.breakpoints or self.plans[i].tool_name in self.breakpoints) and self._condition_holds(i)
-                   for i in unit.members)
-
     def _failure_in(self, unit: Unit) -> int | None:
         """With `break_on_failure`: the member of `unit` that failed (refused, rejected, raised); the tick then
         starts nothing more."""
@@ -435,65 +331,6 @@ class Execution:
         failed = next((i for i in unit.members if self._states[i].status is Status.FAILED), None)
         self._holding = self._holding or failed is not None
         return failed
-
-    def _condition_holds(self, index: int) -> bool:
-        """A conditional breakpoint holds when its expression is found, for the call's instance, and truthy.
-
-        A malformed condition always stops (better a stop too many than a side effect run past unseen).
-        """
-        condition = self.conditions.get(index)
-        if condition is None:
-            return True
-        try:
-            found = self.context.resolve(condition, instance=self.plans[index].instance)
-        except ExpressionError:
-            return True
-        return found.found and bool(found.value)
-
-    async def _approve(self, unit: Unit) -> list[int]:
-        """Ask the approval hook about each ready member; returns the members that may run."""
-        approved: list[int] = []
-        for index in unit.members:
-            if self._states[index].status is not Status.READY:
-                continue
-            if self.approver is None:
-                approved.append(index)
-                continue
-            try:
-                decision = self.approver(self._states[index])
-                if inspect.isawaitable(decision):
-                    decision = await decision
-            except Exception as error:
-                self._fail(index, [Problem("approval", f"the approval hook raised {type(error).__name__}: {error}")])
-                continue
-            if isinstance(decision, Decision) and decision.action == "approve":
-                approved.append(index)
-            elif isinstance(decision, Decision) and decision.action == "reject":
-                self._fail(index, [Problem("rejected", decision.reason or "rejected by the approval hook")])
-            elif isinstance(decision, Decision) and decision.action == "edit":
-                if self._edit(index, decision.call):
-                    approved.append(index)
-            else:
-                self._fail(index, [Problem("approval", f"the approval hook answered {decision!r}, not a Decision")])
-        if unit.pattern == "all" and len(approved) < len(unit.members):
-            for index in approved:  # all or nothing: one member refused cancels the group
-                self._set(index, status=Status.CANCELLED)
-            return []
-        return approved
-
-    def _edit(self, index: int, call: Any) -> bool:
-        """Replace the call with the hook's edit; True when the edited call is valid and ready."""
-        plan = plan_call(index, call, self._tools, self.activities)
-        self.plans[index] = plan
-        self._graph = Graph.of(self.plans)
-        self._set(index, call=call)
-        problems = list(plan.problems) or self._literal_problems(plan)
-        if problems:
-            self._fail(index, problems)
-            return False
-        status, paths = self._readiness(index)
-        self._set(index, status=status, waiting_for=paths)
-        return status is Status.READY
 
     def _start(self, unit: Unit, members: list[int]) -> asyncio.Future[Any] | None:
         plan = self.plans[members[0]]
@@ -510,31 +347,10 @@ class Execution:
 
     async def _perform(self, index: int) -> Outcome:
         if index in self.delegates:
-            return await self._delegate(index)
+            return await run_delegated(self, index)
         provided = self._provided.get(index)
         return await perform(self.plans[index], self.context, self.clock, self.timeout, provided,
                              self._identity(index), self.timer)
-
-    async def _delegate(self, index: int) -> Outcome:
-        """Run call `index` in its delegate (014): a nested loop over the clean-room request, whose final
-        output is the call's result. Without one yet (no turn to take), the call waits for that output."""
-        from ._loop import LoopStatus  # the loop is built on Execution
-
-        plan = self.plans[index]
-        resolved, problem = prepare(plan, self.context)
-        audit = started_audit(self._identity(index), resolved, self.clock)
-        if problem is not None:
-            return Outcome(index, error=(problem.type, problem.message), audit=audit)
-        provided = self._provided.get(index)
-        if provided is not None:  # given by hand, or by its finished session (complete_delegation)
-            return conclude(plan, provided.value, self.clock, {**audit, **(provided.audit or {})},
-                            provided.alternative)
-        loop = self.delegations.get(index)
-        if loop is None:
-            loop = self._open_delegation(index, resolved)
-        if await loop.run() is not LoopStatus.FINISHED:
-            return Outcome(index, waiting=True)
-        return conclude(plan, loop.output, self.clock, audit)
 
     def delegation(self, index: int) -> Any:
         """The nested session (a `Loop`) of delegated call `index`, opened now without running anything when
@@ -543,42 +359,11 @@ class Execution:
         A debugger steps into it; its output is written at the call's output path by `complete_delegation`.
         Raises ValueError when the call does not delegate or cannot run now (its parameters break its tool).
         """
-        found = self.delegations.get(index)
-        if found is not None:
-            return found
-        if index not in self.delegates:
-            problem = self._structural.get(index)
-            raise ValueError(problem[0].message if problem else f"call {index} does not delegate")
-        state = self._states[index]
-        if state.status is not Status.READY:
-            raise ValueError(f"call {index} is not ready: it is {state.status}")
-        resolved, refusal = prepare(self.plans[index], self.context)
-        if refusal is not None:
-            raise ValueError(f"call {index}: {refusal.type}: {refusal.message}")
-        loop = self._open_delegation(index, resolved)
-        self._refresh()  # the call now waits for its session's output
-        return loop
-
-    def _open_delegation(self, index: int, resolved: dict[str, Any]) -> Any:
-        from ._loop import Loop  # the loop is built on Execution
-
-        plan, spec = self.plans[index], self.delegates[index]
-        base = spec.path.parent if spec.path is not None else self.base
-        chain = (*self.chain, spec.path) if spec.path is not None else self.chain
-        loop = Loop(delegate_document(spec, plan, resolved, self.context), turns=self.turns, base=base,
-                    chain=chain, activities=self.activities, tools=self.code_tools, clock=self.clock,
-                    timeout=self.timeout, timer=self.timer)
-        self.delegations[index] = loop
-        return loop
+        return open_delegation(self, index)
 
     def complete_delegation(self, index: int) -> CallState:
         """Write the output of call `index`'s nested session, once that session has finished."""
-        from ._loop import LoopStatus
-
-        loop = self.delegations.get(index)
-        if loop is None or loop.status is not LoopStatus.FINISHED:
-            raise ValueError(f"call {index} has no finished delegate session")
-        return self.provide_output(index, loop.output)
+        return self.provide_output(index, finished_output(self, index))
 
     def _fire_and_forget(self, plan: CallPlan) -> None:
         """Run, don't wait, drop the result; a run record says it started (SPEC 6.6)."""
@@ -647,7 +432,7 @@ class Execution:
         for index, message in self._errors:
             self._append(message, index)
         self._errors = []
-        self._refresh()
+        derive_statuses(self)
         by_status = {status: [s for s in self._states if s.status is status] for status in Status}
         report = TickReport(
             ran=tuple(ran),
@@ -683,7 +468,7 @@ class Execution:
         if not 0 <= alternative < len(plan.destinations.alternatives):
             raise ValueError(f"call {index} has no alternative {alternative} in {plan.output_path!r}")
         self._provided[index] = Provided(value, alternative, audit)
-        self._refresh()
+        derive_statuses(self)
         unit = next(u for u in self.units if index in u.members)
         if unit.pattern == "one" and self._states[index].status is Status.READY and not self.lazy:
             resolved, problem = prepare(plan, self.context)
@@ -728,17 +513,7 @@ class Execution:
         """
         chosen = {member for index in indices for member in self._unit_of[index].members}
         if dependents:
-            readers: dict[int, set[int]] = {}
-            for reader, feeders in self._graph.feeders.items():
-                for writer in feeders:
-                    readers.setdefault(writer, set()).add(reader)
-            todo = list(chosen)
-            while todo:
-                for reader in readers.get(todo.pop(), ()):
-                    for member in self._unit_of[reader].members:
-                        if member not in chosen and self._record.of(member) is not None:
-                            chosen.add(member)
-                            todo.append(member)
+            chosen = with_dependents(chosen, self._graph, self._unit_of, self._record)
         for index in chosen:
             found = self._record.of(index)
             if found is not None:
@@ -746,25 +521,12 @@ class Execution:
             if index in self.delegates:  # a new clean room, from the inputs as they are now
                 self.delegations.pop(index, None)
                 self._provided.pop(index, None)
-        self._refresh()
+        derive_statuses(self)
         return tuple(sorted(i for i in chosen if self._states[i].status in OPEN))
 
     def stale(self) -> list[Stale]:
         """The calls that ran with inputs other than the ones they would receive now (or were edited since)."""
-        found: list[Stale] = []
-        for index, recorded in sorted(self._record.calls.items()):
-            if self._states[index].status in (Status.RUNNING, *OPEN):
-                continue
-            audit = recorded.audit
-            if "digest" not in audit and not recorded.edited:
-                continue  # written before inputs were recorded: nothing to compare with
-            plan = self.plans[index]
-            # A call reading its own destination is compared as of just before its own latest write.
-            at = recorded.last[0].position if reads_own_writes(plan) else None
-            now = inputs_of(resolve_call(self.context, plan, at=at))
-            if recorded.edited or digest(now) != audit.get("digest"):
-                found.append(Stale(index, audit.get("inputs"), now, recorded.edited))
-        return found
+        return stale_calls(self._record, self._states, self.plans, self.context)
 
     def cancel(self, index: int | None = None) -> None:
         """Cancel the running call `index` (its whole group), or everything running and in the background."""

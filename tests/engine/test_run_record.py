@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from contextdeck.engine import Context, Document, Execution, Shape, Status, fork, read_record
+from contextdeck.engine._breakpoints import condition_holds
 
 INPUT = {"type": "input", "input": {"x": 1}}
 
@@ -291,7 +292,7 @@ def test_a_conditional_breakpoint_stops_only_when_its_expression_is_truthy() -> 
     execution.rerun([1])
     assert asyncio.run(execution.run()).stopped_at == 1
     execution.conditions = {1: "†state..bad"}  # a malformed condition stops rather than run past unseen
-    assert execution._condition_holds(1)
+    assert condition_holds(context, execution.conditions[1], execution.plans[1])
 
 
 def test_break_on_failure_starts_nothing_after_a_failed_call() -> None:
