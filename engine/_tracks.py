@@ -197,8 +197,11 @@ def full(
     return Fold(state if base is None else base.state, state, gaps, Marks(checkpoints))
 
 
-def step(store: Store, old: Fold, message_id: int, own: bool, base: Fold | None, lane: str | None) -> Fold:
-    """The fold after an appended write (`own`: it belongs to the track's own layer) to a track of `lane`."""
+def step(
+    store: Store, old: Fold, message_id: int, own: bool, base: Fold | None, lane: str | None, layer: Layer
+) -> Fold:
+    """The fold after an appended write to a track of `lane` whose own layer is `layer` (`own`: the write is
+    in that layer; else it is a global write under an instance track)."""
     state = old.state.copy()
     write = store.writes[message_id]
     order_key = store.order.key[message_id]
@@ -210,7 +213,6 @@ def step(store: Store, old: Fold, message_id: int, own: bool, base: Fold | None,
             probe.edits = (SourceEdit(tuple(before.sources), [], [order_key]),)
     gaps, checkpoints, steps, lanes = old.gaps, old.checkpoints, old.steps, old.lanes
     if own:
-        layer = store.layer(store.infos[message_id].identity or ("", None))
         # A checkpoint counts the gaps before its write, as `fold_lane`'s do: a splice there takes the old
         # fold's gaps from that count on, the one this write opens included.
         counted = len(gaps)
@@ -221,6 +223,11 @@ def step(store: Store, old: Fold, message_id: int, own: bool, base: Fold | None,
             checkpoints = checkpoints.plus(checkpoint(state, layer, message_id, counted))
             steps = 0
         lanes = marks_after_step(lanes, layer, message_id, write, state.root, store.order.key.__getitem__)
+    elif lane is not None:
+        # A global write steps an instance track only while the instance layer is empty (`_note`): that
+        # empty layer is one gap, open to the end, while the root is not an object, as `full` records it.
+        # Without it an instance write appended next is not seen to matter to the lane.
+        gaps = [] if isinstance(state.root, dict) else [Gap(layer, None, None)]
     return Fold(state if base is None else base.state, state, gaps, checkpoints, steps, lanes)
 
 

@@ -494,7 +494,7 @@ class Watchers:
             return full(store, track.kind, track.instance, track.lane, list(track.paths), base)
         if work.appended is not None:
             own = store.infos[work.appended].instance == track.instance
-            return step(store, old, work.appended, own, base, track.lane)
+            return step(store, old, work.appended, own, base, track.lane, store.layer((track.kind, track.instance)))
         return repair(store, work, old, track.kind, track.instance, track.lane, base)
 
     def _base(self, track: Track, folds: dict[Track, Fold]) -> Fold | None:

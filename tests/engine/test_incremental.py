@@ -128,6 +128,22 @@ def test_a_write_in_a_gap_of_an_instance_layer_is_folded_into_its_lane(edit: Any
         assert handle.current == reference(ctx.messages, handle.expression, handle.instance)
 
 
+def test_a_global_root_no_object_appended_before_any_instance_write_leaves_the_instance_layer_a_gap() -> None:
+    """Found by the property below (a hypothesis example): a global append that leaves the root an array
+    steps an instance track whose own layer is still empty; that layer is then one gap, so an empty
+    object appended there next (no key: no lane of its own) still replaces the array for the lane."""
+    ctx = Context([
+        {"type": "data", "kind": "s", "data": {}, "_outputMethod": "merge", "_outputPath": "†s"},
+        {"type": "text", "text": "hi"},
+    ])
+    handle = ctx.watch("†s.0", lambda _: None, instance="1")
+    ctx.apply(Insert(2, {"type": "data", "kind": "s", "data": [None]}))
+    assert handle.current.found
+    ctx.apply(Insert(3, {"type": "data", "kind": "s", "_instance": "1", "data": {}}))
+    assert handle.current == reference(ctx.messages, "†s.0", "1")
+    assert not handle.current.found
+
+
 @pytest.mark.parametrize("moves", [[(2, 4)], [(4, 1)], [(0, 4), (3, 0)], [(1, 3)]])
 def test_a_moved_source_is_ranked_at_its_new_place(moves: list[tuple[int, int]]) -> None:
     """A move changes one kept order key, its message's: a watch's kept keys get that one replaced
