@@ -9,8 +9,8 @@ touches other keys of that node. So a fold of the paths at and below `branch` st
 array), every write that touches `branch[:k]` (a *gap* at level k, as `_index`'s gaps are at level 0).
 
 What such a fold gives equals the fold of every write, for `branch` and every path below it: the value,
-which writes applied and what each found there (`_lanes` keeps that as its shape), and which failed
-with a problem that concerns such a path. The nodes above `branch` lack the keys of writes not stepped,
+which writes changed it (`_lanes` keeps that), and which failed with a problem that concerns such a
+path. The nodes above `branch` lack the keys of writes not stepped,
 but their types are right, and everything at and below `branch` is. (One difference, shared with lanes: a
 write elsewhere whose value is nested too deeply to merge is a problem of every path in the full fold.)
 """
@@ -25,7 +25,6 @@ from ._index import Key, Layer
 from ._messages import MISSING, Path, Write
 from ._methods import WRITE_METHODS
 
-COVERS = {name: method.covers for name, method in WRITE_METHODS.items()}
 Branch = Path  # a path a fold follows with everything below it: () is a whole kind, (lane,) a lane
 
 
@@ -78,6 +77,7 @@ def touching(ids: list[int], writes: Mapping[int, Write], branch: Branch) -> lis
     """The ids among `ids` whose writes touch `branch` (`touches`, inlined: a lane has hundreds)."""
     found = []
     size = len(branch)
+    methods = WRITE_METHODS
     for message_id in ids:
         write = writes[message_id]
         if write.problem is None:
@@ -85,7 +85,7 @@ def touching(ids: list[int], writes: Mapping[int, Write], branch: Branch) -> lis
             if len(path) >= size:
                 if path[:size] != branch:
                     continue
-            elif path != branch[: len(path)] or COVERS[write.method](write.value, branch[len(path) :]) is None:
+            elif path != branch[: len(path)] or methods[write.method].covers(write.value, branch[len(path) :]) is None:
                 continue
         found.append(message_id)
     return found

@@ -47,9 +47,6 @@ def lanes_of(write: Write) -> tuple[str, ...] | None:
 
 
 _ANY_KEY: Any = object()  # a segment no value names: `covers` of it tells a write that reaches every key
-# Per method: whether, written at the root with an object, it reaches no key below a lane that the object
-# there does not name (a deep merge; an assign replaces each lane it names whatever it held).
-_DEEP = {name: method.covers({"lane": {}}, ("lane", _ANY_KEY)) is None for name, method in WRITE_METHODS.items()}
 
 
 def branches_of(write: Write) -> dict[str, tuple[str, ...] | None] | None:
@@ -66,12 +63,12 @@ def branches_of(write: Write) -> dict[str, tuple[str, ...] | None] | None:
     path = write.path
     if len(path) >= 2:
         return {path[0]: (path[1],)}
-    value = write.value
-    if not (WRITE_METHODS[write.method].root_lanes and isinstance(value, dict)):
+    value, method = write.value, WRITE_METHODS[write.method]
+    if not (method.root_lanes and isinstance(value, dict)):
         return None if not path else {path[0]: None}
     if path:
         return {path[0]: tuple(value)}
-    if not _DEEP[write.method]:
+    if method.covers({"lane": {}}, ("lane", _ANY_KEY)) is not None:  # it replaces each lane it names
         return dict.fromkeys(value)
     return {lane: tuple(below) if type(below) is dict else None for lane, below in value.items()}
 

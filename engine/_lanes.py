@@ -56,8 +56,6 @@ _RESULTS = 64
 
 LogKey = tuple[str, str | None, Path, int]  # kind, instance, path, global steps it continues from
 
-_EFFECTS = {name: method.effect for name, method in WRITE_METHODS.items()}
-
 
 class _Recorder:
     """A fold of one path that logs every step (`BranchFold` drives it)."""
@@ -91,7 +89,7 @@ class _Recorder:
         if size > len(target):
             effect = "add" if isinstance(get_path(root, target), dict | list) else "reset"
         else:
-            effect = _EFFECTS[write.method](get_path(root, path), write.value, target[size:])
+            effect = WRITE_METHODS[write.method].effect(get_path(root, path), write.value, target[size:])
         if effect is not None:
             log.changes.append(count)
             log.resets.append(effect == "reset")

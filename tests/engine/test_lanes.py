@@ -23,7 +23,7 @@ from incremental_strategies import (
 from incremental_strategies import paths as write_paths
 from incremental_strategies import values as json_values
 from strategies import wrap
-from test_incremental import reference
+from test_incremental import a_sixth_method, defaulting_messages, reference
 
 from contextdeck.engine import Context, _lanes
 from contextdeck.engine._branches import touches, touching
@@ -227,3 +227,17 @@ def test_a_resolve_at_a_cut_folds_up_to_the_cut_and_a_later_one_goes_on() -> Non
         assert log.size() == 20
         assert log.fold is None
         assert ctx._lanes._steps == 20
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_a_sixth_method_needs_nothing_more_of_path_logs(data: st.DataObject) -> None:
+    """A write method registered as one more record after the engine was imported (`default`: write only
+    where nothing is yet) is indexed a level down and folded into path logs like the five: unwatched
+    resolves equal the fold after every edit."""
+    with a_sixth_method():
+        ctx = Context(data.draw(st.lists(defaulting_messages(), max_size=16)))
+        _check(ctx, data, 6)
+        for _ in range(data.draw(st.integers(1, 6))):
+            ctx.apply(data.draw(edits(len(ctx), defaulting_messages())))
+            _check(ctx, data, 4)
