@@ -86,6 +86,7 @@ def build_actions(window: MainWindow) -> dict[str, QAction]:
                  "follow")
     follow.setCheckable(True)
     follow.setToolTip("Show the state, LLM view and watches as of the latest message, not the selected one")
+    add("reset_layout", "View", "&Reset Layout", window.reset_layout, "Ctrl+Alt+0")
     themes = view.addMenu(icon("theme"), "&Theme")
     group = QActionGroup(window)
     current = str(window.settings.value("view/theme", "system"))

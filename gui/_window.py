@@ -382,16 +382,28 @@ class MainWindow(QMainWindow):
             apply_theme("system")
 
     def _restore_layout(self) -> None:
+        self._default_layout = self.saveState()  # every panel is in its first place: View → Reset Layout's target
         geometry = self.settings.value("window/geometry")
         state = self.settings.value("window/state")
         if isinstance(geometry, QByteArray):
             self.restoreGeometry(geometry)
         else:
             self.resize(1400, 860)
-            self.resizeDocks([self.timeline_dock, self.state_dock], [420, 440], Qt.Orientation.Horizontal)
-            self.resizeDocks([self.watch_dock], [210], Qt.Orientation.Vertical)
+            self._default_dock_sizes()
         if isinstance(state, QByteArray):
             self.restoreState(state)
+
+    def _default_dock_sizes(self) -> None:
+        self.resizeDocks([self.timeline_dock, self.state_dock], [420, 440], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.watch_dock], [210], Qt.Orientation.Vertical)
+
+    def reset_layout(self) -> None:
+        """Every dock and the toolbar back in its first place, shown, docked and sized as on a first start
+        (View → Reset Layout): the way back from a dock closed, floated or dragged somewhere unhelpful.
+        The window's size and place on the screen stay as they are."""
+        self.restoreState(self._default_layout)
+        self._default_dock_sizes()
+        self.state_dock.raise_()
 
     def save_layout(self) -> None:
         """The window's place on the screen and the dock layout of the next start (also the open document's own)."""

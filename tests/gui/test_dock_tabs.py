@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QTabBar
+from PySide6.QtWidgets import QDockWidget, QTabBar
 
 from contextdeck.gui._window import MainWindow
 
@@ -27,3 +27,30 @@ def test_the_right_docks_tabs_show_whole_titles(qtbot: Any, refund_window: MainW
     metrics = bar.fontMetrics()
     for index in range(bar.count()):
         assert bar.tabRect(index).width() >= metrics.horizontalAdvance(bar.tabText(index))
+
+
+def test_reset_layout_brings_every_dock_back_to_its_first_place(qtbot: Any, refund_window: MainWindow) -> None:
+    """View → Reset Layout: a closed dock is shown again, a floating one docked, a moved one put back,
+    and the right-hand docks are tabbed together again with the state view in front."""
+    window = refund_window
+    first = {dock.objectName(): window.dockWidgetArea(dock) for dock in window.findChildren(QDockWidget)
+             if dock.isVisible()}
+    assert first[window.watch_dock.objectName()] == Qt.DockWidgetArea.BottomDockWidgetArea
+    window.watch_dock.close()
+    window.state_dock.setFloating(True)
+    window.removeDockWidget(window.llm_dock)
+    window.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, window.llm_dock)
+    window.llm_dock.show()
+    window.timeline_dock.hide()
+    assert not window.watch_dock.isVisible()
+    assert window.state_dock.isFloating()
+
+    window.actions_by_name["reset_layout"].trigger()
+
+    now = {dock.objectName(): window.dockWidgetArea(dock) for dock in window.findChildren(QDockWidget)
+           if dock.isVisible()}
+    assert now == first
+    assert not any(dock.isFloating() for dock in window.findChildren(QDockWidget))
+    assert window.state_dock in window.tabifiedDockWidgets(window.llm_dock)
+    assert "State" in dock_tabs(window)
+    qtbot.waitUntil(lambda: not window.state_dock.visibleRegion().isEmpty())
