@@ -84,6 +84,16 @@ class Chain:
         _emit(self, 0, found)
         return tuple(found)
 
+    def first(self, count: int) -> Chain:
+        """The chain of this one's first `count` items. Of a flat chain (`flattened`) it shares the items:
+        the checkpoints of one fold hold prefixes of one sequence of problems, read once."""
+        flat = self if isinstance(self, _Flat) else _Flat(self.items())
+        return flat if count == flat.size else _Flat(flat.flat, count)
+
+    def flattened(self) -> Chain:
+        """A chain of the same items that holds them in one tuple (read once here, never again)."""
+        return self if isinstance(self, _Flat) or not self.size else _Flat(self.items())
+
 
 EMPTY = Chain()
 
@@ -113,10 +123,12 @@ class _Edited(Chain):
 
 
 class _Flat(Chain):
+    """The first `size` items of a tuple (all of it, or a prefix shared with a longer chain: `first`)."""
+
     __slots__ = ("flat",)
 
-    def __init__(self, items: tuple[Any, ...]) -> None:
-        super().__init__(len(items), 0)
+    def __init__(self, items: tuple[Any, ...], size: int | None = None) -> None:
+        super().__init__(len(items) if size is None else size, 0)
         self.flat = items
 
 
@@ -159,7 +171,8 @@ def _emit(chain: Chain, start: int, out: list[Any]) -> None:
                     insort(rest, item, key=itemgetter(0))
             out.extend(rest[skip:] if skip else rest)
         elif isinstance(chain, _Flat):
-            out.extend(chain.flat[start:] if start else chain.flat)
+            flat = chain.flat
+            out.extend(flat[start:below] if start or below < len(flat) else flat)
     if links:
         links.reverse()
         out.extend(links[start - below :] if start > below else links)

@@ -103,9 +103,39 @@ class Marks:
             if start < cut:
                 _add_rebase(rebases, Rebase(start, cut, here, here, patch))
         marks = Marks(items, rebases)
-        if len(rebases) > 16:
-            marks = Marks([marks.get(i) for i in range(len(items))])
+        if len(rebases) > MOST_REBASES:
+            marks = Marks(marks.settled())
         return marks
+
+    def settled(self) -> list[Checkpoint]:
+        """Every mark with its pending rebases applied.
+
+        A fold's problems only grow, so each mark's problems are the first ones of the last mark's: those
+        are read once, and every other mark's are a prefix of them (`Chain.first`), its length worked out
+        from the rebases. Rebasing each mark's chain on its own read every problem once per mark, and
+        marks of deep splices were each flattened (the untidy `log0` lanes: 100 marks of 3,000 problems,
+        up to 120 ms in one edit)."""
+        if not self.items:
+            return []
+        last = self.get(len(self.items) - 1)
+        problems = [chain.flattened() for chain in last.diagnostics]
+        settled = []
+        for index, mark in enumerate(self.items[:-1]):
+            sizes = [len(chain) for chain in mark.diagnostics]
+            for rebase in self.rebases:
+                if rebase.start <= index < rebase.end:
+                    matched, here = rebase.matched, rebase.here
+                    if not (matched is here or _same_marks(matched, here)):
+                        sizes = [size - len(cut) + len(head) for size, cut, head in
+                                 zip(sizes, matched.diagnostics, here.diagnostics, strict=True)]
+                    mark = _rebased(mark, matched, here, rebase.patch, problems=False)
+            chains = tuple(chain.first(size) for chain, size in zip(problems, sizes, strict=True))
+            settled.append(replace(mark, diagnostics=chains))
+        return [*settled, replace(last, diagnostics=tuple(problems))]
+
+
+# Pending rebases of a track's marks before they are applied once (module global: tests make it small).
+MOST_REBASES = 16
 
 
 def _add_rebase(rebases: list[Rebase], new: Rebase) -> None:
@@ -455,8 +485,11 @@ def _same_marks(matched: Checkpoint, here: Checkpoint) -> bool:
     )
 
 
-def _rebased(mark: Checkpoint, matched: Checkpoint, here: Checkpoint, patch: Patch | None = None) -> Checkpoint:
-    """An old checkpoint after the splice point, as the new fold would have made it."""
+def _rebased(
+    mark: Checkpoint, matched: Checkpoint, here: Checkpoint, patch: Patch | None = None, problems: bool = True
+) -> Checkpoint:
+    """An old checkpoint after the splice point, as the new fold would have made it (without `problems`,
+    its problems are left as they were: `Marks.settled` works them out)."""
     root = patched(mark.root, patch)
     if matched is here or _same_marks(matched, here):
         return mark if patch is None else replace(mark, root=root)
@@ -464,7 +497,9 @@ def _rebased(mark: Checkpoint, matched: Checkpoint, here: Checkpoint, patch: Pat
         _rebased_sources(here.sources[i], matched.sources[i], s) if mark.resets[i] == matched.resets[i] else s
         for i, s in enumerate(mark.sources)
     )
-    diagnostics = tuple(here.diagnostics[i].joined(d, matched.diagnostics[i]) for i, d in enumerate(mark.diagnostics))
+    diagnostics = mark.diagnostics if not problems else tuple(
+        here.diagnostics[i].joined(d, matched.diagnostics[i]) for i, d in enumerate(mark.diagnostics)
+    )
     resets = tuple(r - matched.resets[i] + here.resets[i] for i, r in enumerate(mark.resets))
     gaps = mark.gaps - matched.gaps + here.gaps
     return Checkpoint(mark.layer, mark.message_id, root, sources, diagnostics, resets, gaps)

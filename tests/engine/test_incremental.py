@@ -22,7 +22,18 @@ from incremental_strategies import (
     watch_lists,
 )
 
-from contextdeck.engine import Context, Insert, Move, Remove, Replace, Resolution, _index, classify, parse_expression
+from contextdeck.engine import (
+    Context,
+    Insert,
+    Move,
+    Remove,
+    Replace,
+    Resolution,
+    _index,
+    _tracks,
+    classify,
+    parse_expression,
+)
 from contextdeck.engine._fold import fold
 from contextdeck.engine._messages import MISSING
 from contextdeck.engine._methods import WRITE_METHODS, Method
@@ -239,6 +250,25 @@ def test_watches_of_untidy_documents_follow_every_edit(
                ("†s.b.0 && †s.c.d", None), ("†s.c.d.e || †s", "1"), ("†s.a.0 || †s.b", None)]
     with checkpoints_every(spacing):
         _follow_edits(document, watches, data, untidy_messages())
+
+
+@pytest.mark.parametrize("spacing", [1, 3])
+@settings(max_examples=60, deadline=None)
+@given(document=st.lists(untidy_messages(), max_size=30), data=st.data())
+def test_checkpoints_rebased_at_once_keep_their_problems(
+    spacing: int, document: list[dict[str, Any]], data: st.DataObject
+) -> None:
+    """Checkpoints whose pending rebases are applied all at once (`Marks.settled`; here after every splice
+    that leaves one pending) hold each probe's problems as a prefix of the last checkpoint's: folds resumed
+    from them after later edits still equal a fresh fold, every diagnostic included."""
+    watches = [("†s", "1"), ("†s.a", None), ("†s.a || †s.a", "1"), ("†s.b.x", "1"), ("†s.a.0 || †s.b", "1")]
+    saved = _tracks.MOST_REBASES
+    _tracks.MOST_REBASES = 0
+    try:
+        with checkpoints_every(spacing):
+            _follow_edits(document, watches, data, untidy_messages())
+    finally:
+        _tracks.MOST_REBASES = saved
 
 
 @pytest.mark.parametrize("spacing", [1, 2, 16])
