@@ -243,6 +243,51 @@ def test_consecutive_typing_in_one_message_is_one_undo_step(window: MainWindow) 
     assert window.context()[3] == ORDERED[3]
 
 
+def test_typing_in_another_field_starts_a_new_undo_step(qtbot: Any, window: MainWindow) -> None:
+    """Typed into the amount, then the description, then the amount again: three steps, and each undo
+    takes back one field's typing, newest first."""
+    window.select_message(3)
+    amount = window.editor.payload.form.locate(("amount",))
+    assert amount is not None
+    amount_box = amount.editor.findChild(QLineEdit)
+    description = window.editor.header.description
+
+    def typed(box: QLineEdit, text: str) -> None:
+        box.setFocus()
+        box.selectAll()
+        qtbot.keyClicks(box, text)
+
+    typed(amount_box, "7")
+    qtbot.waitUntil(lambda: window.context()[3]["input"] == {"amount": 7})
+    typed(description, "The order")
+    typed(amount_box, "9")
+    qtbot.waitUntil(lambda: window.context()[3]["input"] == {"amount": 9})
+    assert window.context()[3]["description"] == "The order"
+    stack = window.session.undo_stack
+    assert stack.count() == 3
+    stack.undo()
+    assert window.context()[3] == ORDERED[3] | {"input": {"amount": 7}, "description": "The order"}
+    stack.undo()
+    assert window.context()[3] == ORDERED[3] | {"input": {"amount": 7}}
+    stack.undo()
+    assert window.context()[3] == ORDERED[3]
+
+
+def test_the_changed_field_of_an_edit() -> None:
+    """What decides whether two edits merge: the path down to the one value that differs."""
+    from contextdeck.gui._commands import changed_field
+
+    message = {"type": "input", "input": {"a": {"b": [1, 2]}, "c": "x"}}
+    assert changed_field(message, message) is None
+    assert changed_field(message, {**message, "input": {"a": {"b": [1, 3]}, "c": "x"}}) == ("input", "a", "b", 1)
+    assert changed_field(message, {**message, "input": {"a": {"b": [1, 2, 3]}, "c": "x"}}) == ("input", "a", "b")
+    assert changed_field(message, {**message, "input": {"a": {"b": [1, 2]}, "c": "y", "d": 1}}) == ("input",)
+    assert changed_field(message, {**message, "input": {"a": {"b": [1, 2]}}}) == ("input", "c")  # removed
+    assert changed_field(message, {**message, "input": {"a": {"b": [0, 0]}, "c": "x"}}) == ("input", "a", "b")
+    assert changed_field(message, {**message, "description": "d"}) == ("description",)  # added
+    assert changed_field(message, {"type": "text", "text": ""}) == ()  # another message altogether
+
+
 def test_undo_and_redo_of_every_kind_of_edit_give_back_identical_documents(window: MainWindow) -> None:
     """Insert, duplicate, delete, move, form and JSON edits all undo to the original and redo to the edited."""
     original = document_json(window)
