@@ -25,13 +25,13 @@ import subprocess
 import sys
 import time
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from contextdeck._runtime import GC_THRESHOLDS, IDLE_YOUNG, collect_when_idle, tune_collector
-from contextdeck.engine import Context, Insert, Move, Remove, Replace, classify, parse_expression
+from contextdeck.engine import Context, Insert, Move, Remove, Replace, Watch, classify, parse_expression
 from contextdeck.engine._fold import fold
 
 FULL = (100_000, 1_000, 2_000)
@@ -331,7 +331,8 @@ def measure(workload: Workload) -> dict[str, Any]:
     gc.collect()
     gc.freeze()
     tune_collector()  # the collector settings the window runs with (contextdeck/_runtime.py)
-    latencies, idle = run_edits(ctx, workload, random.Random(SEED + 1), EDITS, between=True)
+    latencies, idle = run_edits(ctx, workload, random.Random(SEED + 1), EDITS, between=True, read=handles)
+    read = latencies.pop("read")
     every = [t for samples in latencies.values() for t in samples]
     # The very same edits on a twin of the starting context, the collector left to run inside them.
     twin = Context(json.loads(text))
@@ -389,6 +390,8 @@ def measure(workload: Workload) -> dict[str, Any]:
             "max": max(every) * 1e3,
             "collector_inside_edits_median": statistics.median(inside) * 1e3,
             "collector_inside_edits_p99": percentile(inside, 0.99) * 1e3,
+            "and_every_watch_read_median": statistics.median(read) * 1e3,
+            "and_every_watch_read_p99": percentile(read, 0.99) * 1e3,
             **{f"{name}_median": statistics.median(s) * 1e3 for name, s in sorted(latencies.items())},
             **{f"{name}_p99": percentile(s, 0.99) * 1e3 for name, s in sorted(latencies.items())},
         },
@@ -437,10 +440,12 @@ def measure(workload: Workload) -> dict[str, Any]:
 
 
 def run_edits(
-    ctx: Context, workload: Workload, rng: random.Random, count: int, between: bool
+    ctx: Context, workload: Workload, rng: random.Random, count: int, between: bool, read: Sequence[Watch] = ()
 ) -> tuple[dict[str, list[float]], dict[int, list[float]]]:
     """Apply `count` random edits; the seconds each took (by kind), and, with `between`, the pauses of
-    the collections run between edits as the window runs them when idle (by generation)."""
+    the collections run between edits as the window runs them when idle (by generation). With `read`,
+    also the seconds of each edit together with reading every one of those watches' `current.sources`
+    right after it (kind "read"): an edit that only renumbers a watch leaves that to the read."""
     latencies: dict[str, list[float]] = {}
     pauses: dict[int, list[float]] = {0: [], 1: [], 2: []}
     for _ in range(count):
@@ -448,6 +453,10 @@ def run_edits(
         start = time.perf_counter()
         ctx.apply(change)
         elapsed = time.perf_counter() - start
+        for handle in read:
+            handle.current.sources  # noqa: B018  # ranked when read
+        if read:
+            latencies.setdefault("read", []).append(time.perf_counter() - start)
         name = type(change).__name__.lower()
         if isinstance(change, Insert) and change.index == len(ctx) - 1:
             name = "append"
@@ -503,6 +512,8 @@ def table(results: dict[str, Any]) -> str:
         ],
         ("  the same edits, collector inside them: median / p99",
          f"{lat['collector_inside_edits_median']:.3f} / {lat['collector_inside_edits_p99']:.3f} ms", ""),
+        ("after one edit, every watch's current read (sources ranked): median / p99",
+         f"{lat['and_every_watch_read_median']:.3f} / {lat['and_every_watch_read_p99']:.3f} ms", ""),
         ("resolve of one watched reference: median / p99", f"{resolve['median']:.3f} / {resolve['p99']:.3f} ms",
          "≤ 1 ms"),
         ("resolve of one reference nobody watches: median / p99",

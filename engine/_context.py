@@ -146,13 +146,15 @@ class Context:
 
         The context is left exactly as it was: same messages, same ids, no signal, no callback.
         """
-        current = self._watchers.current
+        current, generation = self._watchers.current, self._store.order.generation
         plan, moved, prior, undo = self._silently(edit)
         try:
             outcome = self._watchers.outcome(plan, moved, prior)
         finally:
             undo()
             self._watchers.current = current  # the folds are those of the context as it is again
+            if self._store.order.generation != generation:  # it relabelled the order (rare): follow that now
+                self._watchers.commit(self._watchers.outcome({}, None))  # the same messages: no callback
         return [(new.watch, new.watch.current, new.resolution) for new in outcome.fresh if new.changed]
 
     def _valid(self, index: int) -> int:

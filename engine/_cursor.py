@@ -1,10 +1,12 @@
 """Watches that follow a time cursor: `Cursor(context, at).watch(expr, callback)`.
 
 Following the latest message (`at` None) a cursor's watches are the context's own incremental watches
-(`Context.watch`). At an earlier cursor, a watch is resolved again only when a cursor move or an edit
-can change it: when a message it may read from (same kind, the global layer or its instance, a lane it
-reads) entered or left the first `at` messages, or when an edit renumbered the messages its value came
-from. A long stretch of messages is not scanned: every watch is resolved again instead.
+(`Context.watch`): their `current` is the context watch's. At an earlier cursor, a watch is resolved again
+only when a cursor move or an edit can change it: when a message it may read from (same kind, the global
+layer or its instance, a lane it reads) entered or left the first `at` messages. A long stretch of
+messages is not scanned: every watch is resolved again instead. As with context watches, an edit that
+only renumbers the messages a watch's value came from is no change: no callback, and `current` names
+their new indices when read.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from typing import Any
 from ._context import Context, Watch
 from ._expressions import Expression, parse_expression
 from ._messages import MessageInfo
-from ._resolution import Resolution, same_json
+from ._order import Shift
+from ._resolution import Resolution, in_order_now, same_json
 
 SCAN_LIMIT = 2000  # messages looked at to find what a move or an edit touched; beyond: resolve every watch
 SLICE = 1  # watches resolved between two yields of `steps` (one resolve at a cursor may take several milliseconds)
@@ -31,14 +34,31 @@ def _head(info: MessageInfo) -> Head | None:
 
 
 class CursorWatch:
-    """One expression followed at its cursor: `current` is its resolution; `callback(resolution)` on change."""
+    """One expression followed at its cursor: `current` is its resolution; `callback(resolution)` when its
+    found, value or source messages change."""
 
     def __init__(self, cursor: Cursor, expression: Expression, callback: Callable[[Resolution], Any],
                  instance: str | None) -> None:
         self.cursor, self.expression, self.callback, self.instance = cursor, expression, callback, instance
-        self.current = Resolution(expression.source, False)
         self.live: Watch | None = None
+        self._resolution = Resolution(expression.source, False)  # at the cursor, ranked when it was made
+        self._seen: Shift = cursor.order.tail
         self._reads = {(ref.kind, ref.path[0] if ref.path else None) for ref in expression.references}
+
+    @property
+    def current(self) -> Resolution:
+        """Its resolution now (following the latest: the context watch's), with the indices its messages
+        have now (ranked again when read after an edit shifted them)."""
+        if self.live is not None:
+            return self.live.current
+        now = in_order_now(self._resolution, self._seen, self.cursor.order)
+        if now is not None:  # (None: the order was relabelled since; the cursor resolves every watch again)
+            self._resolution, self._seen = now
+        return self._resolution
+
+    def _keep(self, resolution: Resolution) -> None:
+        self._resolution = resolution
+        self._seen = resolution._ranks.start if resolution._ranks is not None else self.cursor.order.tail
 
     def reads(self, head: Head) -> bool:
         """Whether a write at `head` can change this watch's value."""
@@ -66,6 +86,8 @@ class Cursor:
 
     def __init__(self, context: Context, at: int | None = None, *, sliced: bool = False) -> None:
         self.context = context
+        self.order = context._store.order  # to rank the watches' messages after an edit (`current`)
+        self._generation = self.order.generation  # a relabel changes every key: then all are resolved again
         self.sliced = sliced
         self._at = at
         self._watches: list[CursorWatch] = []
@@ -90,7 +112,7 @@ class Cursor:
         if self._at is None:
             self._go_live(watch)
         else:
-            watch.current = self.context.resolve(watch.expression, watch.instance, self._at)
+            watch._keep(self.context.resolve(watch.expression, watch.instance, self._at))
         return watch
 
     @property
@@ -112,6 +134,7 @@ class Cursor:
         if old is None:
             for watch in self._watches:
                 if watch.live is not None:
+                    watch._keep(watch.live.current)
                     watch.live.close()
                     watch.live = None
             old = len(self.context)
@@ -149,41 +172,39 @@ class Cursor:
         self._pending.pop(watch, None)
 
     def _go_live(self, watch: CursorWatch, announce: bool = False) -> None:
-        def changed(resolution: Resolution) -> None:
-            watch.current = resolution
+        old = watch._resolution
+        watch.live = self.context.watch(watch.expression.source, watch.callback, watch.instance)
+        if announce and not _same(old, watch.live.current):
+            watch.callback(watch.live.current)
+
+    def _set(self, watch: CursorWatch, resolution: Resolution) -> None:
+        old = watch._resolution
+        watch._keep(resolution)
+        if not _same(old, resolution):
             watch.callback(resolution)
 
-        watch.live = self.context.watch(watch.expression.source, changed, watch.instance)
-        self._set(watch, watch.live.current, announce)
-
-    def _set(self, watch: CursorWatch, resolution: Resolution, announce: bool = True) -> None:
-        old, watch.current = watch.current, resolution
-        same = (old.found, old.sources) == (resolution.found, resolution.sources) and (
-            not resolution.found or same_json(old.value, resolution.value))
-        if announce and not same:
-            watch.callback(resolution)
-
-    def _touched(self, indices: range, also: Iterable[MessageInfo] = ()) -> set[Head] | None:
-        """The heads written by the messages at `indices` and `also`; None when there are too many to look."""
+    def _touched(self, indices: range) -> set[Head] | None:
+        """The heads written by the messages at `indices`; None when there are too many to look."""
         if len(indices) > SCAN_LIMIT:
             return None
-        infos = [*(self.context.info(i) for i in indices), *also]
-        return {head for info in infos if (head := _head(info)) is not None}
+        return _heads(self.context.info(i) for i in indices)
 
-    def _update(self, touched: set[Head] | None, renumbered_from: int | None = None) -> None:
-        """Resolve again the watches a change can matter to (all when `touched` is None)."""
+    def _update(self, touched: set[Head] | None) -> None:
+        """Resolve again the watches a change can matter to (all when `touched` is None, or after a relabel
+        of the order). A watch whose messages were only renumbered is not one of them (see `current`)."""
         if self._at is None:
             return
+        if self._generation != self.order.generation:
+            self._generation, touched = self.order.generation, None
         for watch in self._watches:
-            moved = renumbered_from is not None and watch.current.found and any(
-                i >= renumbered_from for i in watch.current.sources)
-            if touched is None or moved or any(watch.reads(head) for head in touched):
+            if touched is None or any(watch.reads(head) for head in touched):
                 self._pending[watch] = None
         if not self.sliced:
             for _ in self.steps():
                 pass
 
-    # -- edits at a cursor: the messages that entered or left the first `at`, and renumbering --------
+    # -- edits at a cursor: the messages that entered or left the first `at` ------------------------
+    # Messages that only shifted inside the first `at` are the same messages, renumbered: no change.
 
     def _note(self, index: int) -> None:
         if self._at is not None and index < self._at:
@@ -192,22 +213,42 @@ class Cursor:
     def _note_move(self, src: int, dst: int) -> None:
         self._note(src)
 
-    def _edited(self, low: int, renumbers: bool) -> None:
+    def _edited(self, low: int, entered: Iterable[int]) -> None:
+        """After an edit at `low`: resolve again the watches that what left (noted before the edit) or what
+        `entered` (indices after it, when inside the first `at`) can change."""
         at, before, self._before = self._at, self._before, []
-        if at is None or low >= at:
+        if at is None:
             return
-        last = min(at, len(self.context) - 1)  # the message at `at` may just have left the first `at`
-        self._update(self._touched(range(low, last + 1), before), low if renumbers else None)
+        if self._generation != self.order.generation:  # relabelled: the keys the watches keep name nothing
+            self._update(None)
+            return
+        if low >= at:
+            return
+        size = len(self.context)
+        infos = [self.context.info(i) for i in entered if 0 <= i < min(at, size)]
+        if at < size:  # the message just past the first `at` may have been pushed out of them
+            infos.append(self.context.info(at))
+        self._update(_heads([*before, *infos]))
 
     def _inserted(self, index: int) -> None:
-        self._edited(index, True)
+        self._edited(index, (index,))
 
     def _removed(self, index: int) -> None:
-        self._edited(index, True)
+        self._edited(index, (self._at - 1,) if self._at is not None else ())  # pulled into the first `at`
 
     def _replaced(self, index: int) -> None:
-        self._edited(index, False)
+        self._edited(index, (index,))
 
     def _moved(self, src: int, dst: int) -> None:
-        self._edited(min(src, dst), True)
+        # The moved message where it is now, and the one pulled in when it moved out of the first `at`.
+        self._edited(min(src, dst), (dst, self._at - 1) if self._at is not None else ())
+
+
+def _heads(infos: Iterable[MessageInfo]) -> set[Head]:
+    return {head for info in infos if (head := _head(info)) is not None}
+
+
+def _same(old: Resolution, new: Resolution) -> bool:
+    """Whether a watcher sees no change: the same found, source messages and value."""
+    return old.found == new.found and old._same_messages(new) and (not new.found or same_json(old.value, new.value))
 

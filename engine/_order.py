@@ -31,6 +31,10 @@ class Order:
         self._snapshot: Ranks | None = None  # the latest one handed out, while nothing changed since
         self._tail = Shift(0, 0)  # the last change to `keys`: snapshots hold the one that was last then
         self._noting = False  # whether a snapshot was taken over `keys` (then changes are noted)
+        self.renumbers = 0  # changes that shifted the rank of some key (not appends, nor pops of the last)
+        # Since which generation, and each key then -> its key now: what the watches need to tell whether a
+        # relabelled result names the same messages (`Watchers._relabelled` takes it).
+        self.renamed: tuple[int, dict[int, int]] | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -57,9 +61,30 @@ class Order:
         """The indices of keys as they are now, for as long as it is kept (see `Ranks`)."""
         ranks = self._snapshot
         if ranks is None:
-            ranks = self._snapshot = Ranks(self.keys, self._tail)
+            ranks = self._snapshot = Ranks(self.keys, self._tail, self.generation)
             self._noting = True
         return ranks
+
+    def shifted(self, since: Shift, reach: int) -> list[Shift] | None:
+        """The keys added or taken out after `since` (a snapshot's `start`, or the last change a holder
+        of keys saw) when one of them may have changed the rank of a key at or below `reach` (appends never
+        do); None when none did. O(changes since)."""
+        shift = since.later
+        while shift is not None:
+            if shift.key <= reach:
+                changes = []
+                shift = since.later
+                while shift is not None:
+                    changes.append(shift)
+                    shift = shift.later
+                return changes
+            shift = shift.later
+        return None
+
+    @property
+    def tail(self) -> Shift:
+        """The last change noted: `shifted(tail, …)` is False until the next one."""
+        return self._tail
 
     def insert(self, index: int, message_id: int, key: int | None = None) -> None:
         """Put `message_id` at `index` (0 <= index <= len) with a key between its neighbours.
@@ -88,6 +113,8 @@ class Order:
         return message_id
 
     def _shifted(self, key: int, change: int) -> None:
+        if key < self.keys[-1]:  # (called with `key` in the list)
+            self.renumbers += 1
         if not self._noting:  # building, or just relabelled: no snapshot shares this list
             return
         self._tail.later = self._tail = Shift(key, change)
@@ -101,11 +128,25 @@ class Order:
 
     def _relabel(self) -> None:
         # A new list: snapshots keep the old one, which no longer changes, and the notes made up to now.
-        self.generation += 1
+        renamed: dict[int, int] = {}
+        self.renumbers += 1
         self.keys, self._snapshot, self._tail, self._noting = [], None, Shift(0, 0), False
         for position, message_id in enumerate(self.ids, start=1):
+            renamed[self.key[message_id]] = position * _GAP
             self.key[message_id] = position * _GAP
             self.keys.append(position * _GAP)
+        if self.renamed is None:
+            self.renamed = (self.generation, renamed)
+        else:  # not taken since an earlier relabel (a preview's): from that one's keys to these
+            since, earlier = self.renamed
+            self.renamed = (since, {old: renamed[key] for old, key in earlier.items() if key in renamed})
+        self.generation += 1
+
+    def renamed_since(self, since: int) -> dict[int, int] | None:
+        """The keys of generation `since` -> their keys now (removed messages left out); None when that is not
+        known. The watches forget it once they follow the relabel (it is one entry per message)."""
+        renamed = self.renamed
+        return renamed[1] if renamed is not None and renamed[0] == since else None
 
 
 class Shift:
@@ -129,9 +170,11 @@ class Ranks:
     it was, once.
     """
 
-    __slots__ = ("_checked", "_fixes", "_table", "_top")
+    __slots__ = ("_checked", "_fixes", "_table", "_top", "generation", "start")
 
-    def __init__(self, keys: list[int], last: Shift) -> None:
+    def __init__(self, keys: list[int], last: Shift, generation: int = 0) -> None:
+        self.start = last  # the order's last change when taken: `Order.shifted(start, …)` says what moved since
+        self.generation = generation  # of the order's keys (a relabel changes every key)
         self._table = keys
         self._checked: Shift | None = last  # the last change read (None: `_table` is this snapshot's own)
         self._fixes: list[tuple[int, int]] = []  # the changes at or below `_top` since, sorted by key

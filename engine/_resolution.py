@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import itertools
+from bisect import bisect_right
+from collections.abc import Iterable, Sequence
 from dataclasses import FrozenInstanceError, dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._chain import Chain
-    from ._order import Ranks
+    from ._order import Order, Ranks, Shift
 
 
 # Message indices in ascending order: a plain tuple, so that it serialises as what it is (json, orjson).
@@ -80,11 +82,17 @@ class Resolution:
         `parts` ((label, chain of (order key, reason)) per reference), both ranked in `ranks` when read."""
         return _built(expression, found, value, missing, keys, parts, ranks)
 
-    def _renumbered(self, ranks: Ranks) -> Resolution:
-        """This resolution in a later snapshot of the order (the same messages, perhaps other indices)."""
+    def _renumbered(self, ranks: Ranks, changes: Sequence[Shift] = ()) -> Resolution:
+        """This resolution in a later snapshot of the order (the same messages, perhaps other indices).
+
+        `changes`: the keys added or taken out since its own snapshot (all of them, or all but some above
+        every key it names): with few, sources already worked out are shifted, not ranked again."""
         if self._ranks is None:
             return self
-        return _built(self.expression, self.found, self.value, self.missing, self._keys, self._parts, ranks)
+        made = _built(self.expression, self.found, self.value, self.missing, self._keys, self._parts, ranks)
+        if self._sources is not None and 0 < len(changes) <= _FEW_CHANGES:
+            _set(made, "_sources", _shifted(self._keys, self._sources, changes))
+        return made
 
     @property
     def sources(self) -> Indices:
@@ -112,6 +120,21 @@ class Resolution:
         if self._diagnostics is not None:
             return bool(self._diagnostics)
         return any(chain for _, chain in self._parts)
+
+    def _reach(self) -> int:
+        """The largest order key whose index it shows: an edit above it renumbers nothing it names."""
+        assert self._ranks is not None
+        if self._has_diagnostics():  # their keys are not sorted: any key the order had then
+            return self._ranks._top
+        return self._keys[-1] if self._keys else -1
+
+    def _same_messages(self, other: Resolution) -> bool:
+        """Whether both name the same source messages: by their order keys when both have them in the same
+        generation of the order (an index alone may now name another message), else by index."""
+        mine, theirs = self._ranks, other._ranks
+        if mine is not None and theirs is not None and mine.generation == theirs.generation:
+            return self._keys == other._keys
+        return self.sources == other.sources
 
     def _fields(self) -> tuple[Any, ...]:
         return (self.expression, self.found, self.value, self.sources, self.diagnostics, self.missing)
@@ -145,6 +168,50 @@ class Resolution:
             and self.sources == other.sources
             and same_json(self.value, other.value)
         )
+
+
+_FEW_CHANGES = 8  # beyond: the sources are ranked again when read
+
+
+def _shifted(keys: tuple[int, ...], sources: Indices, changes: Sequence[Shift]) -> Indices:
+    """The indices of sorted `keys` (`sources` before `changes`) after them: a key added (taken out) below
+    a key moves it up (down) by one. One binary search per change, then slices shifted in bulk."""
+    if len(changes) == 1:  # one insert or remove: the usual case
+        cut = bisect_right(keys, changes[0].key)
+        return sources[:cut] + tuple(map(changes[0].change.__add__, sources[cut:]))
+    parts: list[Iterable[int]] = []
+    start, delta = 0, 0
+    for key, change in sorted((shift.key, shift.change) for shift in changes):
+        cut = bisect_right(keys, key, start)
+        if cut > start:
+            parts.append(sources[start:cut] if not delta else map(delta.__add__, sources[start:cut]))
+        start, delta = cut, delta + change
+    parts.append(sources[start:] if not delta else map(delta.__add__, sources[start:]))
+    return tuple(itertools.chain.from_iterable(parts))
+
+
+def in_order_now(resolution: Resolution, since: Shift, order: Order) -> tuple[Resolution, Shift] | None:
+    """`resolution` with the indices its messages have in `order` now, and the change to read on from next
+    time; `since`: the order's last change when it was last looked at (its snapshot's `start` at first).
+
+    The same object unless an edit since shifted a message it names (an append never does): then the
+    same messages ranked in the latest snapshot, worked out when read. O(edits since). None when the
+    order was relabelled since its snapshot: its keys name nothing now.
+    """
+    tail, ranks = order.tail, resolution._ranks
+    if since is tail or ranks is None:
+        return resolution, tail
+    if ranks.generation != order.generation:
+        return None
+    top, shift = ranks._top, since.later
+    while shift is not None and shift.key > top:  # appends since its snapshot: past every key it names
+        shift = shift.later
+    if shift is None:
+        return resolution, tail
+    changes = order.shifted(since, resolution._reach())
+    if changes is not None:
+        resolution = resolution._renumbered(order.snapshot(), changes)
+    return resolution, tail
 
 
 # Labels and the problems of each reference a resolution looked at (`_chain.Chain` of (key, reason)).

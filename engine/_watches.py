@@ -7,16 +7,17 @@ the instance tracks continue from its state, so the global layer is folded once 
 
 After an edit, only the tracks whose lane the edited write can change are folded again (an append is
 one step; an edit in an instance layer refolds only that layer). Tracks and watches keep sources as
-order keys, which edits elsewhere do not change: after an insert, a remove or a move, every other watch
-whose sources lie past the edit only gets a new resolution over a new snapshot of the order (`_ranked`),
-its value and found unchanged, so nothing is folded, combined or renumbered. A watch is called back only
-when its found, value or sources (as message indices) changed.
+order keys, which edits elsewhere do not change: after an insert, a remove or a move, the watches whose
+tracks were not refolded are not looked at. A watch is called back only when its found, value or source
+messages (their keys) changed; an edit that only renumbered them is no change, and `Watch.current` ranks
+them in the new order when read (`_resolution.in_order_now`), so an edit costs O(refolded watches), not
+O(watches).
 """
 
 from __future__ import annotations
 
 import itertools
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -26,8 +27,8 @@ from ._chain import Chain
 from ._expressions import Expression, Reference
 from ._index import Layer, Probe, State, in_gap, lanes_of
 from ._messages import MISSING, Path, Write, get_path
-from ._order import Ranks
-from ._resolution import Resolution, same_json
+from ._order import Ranks, Shift
+from ._resolution import Resolution, in_order_now, same_json
 from ._tracks import Fold, Work, full, repair, step
 
 if TYPE_CHECKING:
@@ -120,11 +121,14 @@ class Union:
 
 
 class Watch:
-    """A live resolution: `current` is always up to date; `callback(resolution)` runs when it changes."""
+    """A live resolution: `current` is always up to date; `callback(resolution)` runs when its found, value
+    or source messages change. An edit that only renumbers them (an insert, remove or move elsewhere) is no
+    change: `current` is ranked in the new order when read."""
 
-    # Slots: a middle edit reads and renews a thousand of them, and a slot is one load, not a lookup.
+    # Slots: a middle edit reads a few hundred of them, and a slot is one load, not a lookup.
     __slots__ = (
-        "_callback", "_owner", "_union", "current", "expression", "instance", "keys", "parsed", "serial", "tracks"
+        "_callback", "_order", "_owner", "_renumbers", "_resolution", "_seen", "_union", "expression", "instance",
+        "keys", "parsed", "serial", "tracks",
     )
 
     def __init__(
@@ -142,9 +146,34 @@ class Watch:
         self._owner: Watchers | None = owner
         self._callback = callback
         self.tracks: dict[Reference, Track] = {}
-        self.current: Resolution = Resolution(expression.source, False)
-        self.keys: Keys = ()  # the order keys of `current`'s sources
+        self._resolution = Resolution(expression.source, False)  # the last result, ranked when it was made
+        self._order = owner._store.order
+        self._seen: Shift = self._order.tail  # the order's last change when it was last ranked
+        self._renumbers = -1  # the order's `renumbers` then: while it is the same, nothing to rank again
+        self.keys: Keys = ()  # the order keys of its sources
         self._union = Union()  # a memo: evaluating in a preview may leave it set
+
+    @property
+    def current(self) -> Resolution:
+        """The resolution now, equal to a fresh `Context.resolve`: the last result, ranked again when read
+        if an edit since shifted the messages it names (once per edit, O(edits since); a resolution handed out
+        earlier stays what it was). Read in the middle of an edit, before the watches are brought up to
+        date, it is the result before the edit."""
+        order, owner = self._order, self._owner
+        if self._renumbers == order.renumbers or owner is None:  # appends since, at most: as it was
+            return self._resolution
+        if owner.current and owner._generation == order.generation:
+            now = in_order_now(self._resolution, self._seen, order)
+            if now is not None:
+                self._resolution, self._seen = now
+                self._renumbers = order.renumbers
+        return self._resolution
+
+    def _renew(self, resolution: Resolution, keys: Keys) -> None:
+        self._resolution, self.keys = resolution, keys
+        ranks = resolution._ranks
+        self._seen = ranks.start if ranks is not None else self._seen
+        self._renumbers = -1  # (made in this order, perhaps in a preview: checked at the next read)
 
     def evaluate(self, result: Callable[[Track, Path], Found], ranks: Ranks) -> tuple[Resolution, Keys]:
         found_of = lambda ref: result(self.tracks[ref], ref.path)  # noqa: E731
@@ -184,14 +213,6 @@ class Renewal(NamedTuple):
     resolution: Resolution
     keys: Keys
     changed: bool
-
-
-def _renewed(fields: tuple[Watch, Resolution, Keys, bool]) -> Renewal:
-    """`Renewal(*fields)` without the keyword handling of its constructor."""
-    return _tuple_new(Renewal, fields)
-
-
-_tuple_new = tuple.__new__
 
 
 @dataclass
@@ -248,10 +269,14 @@ class Watchers:
         for track in fresh | reread:
             assert track.fold is not None
             track.results = self._results(track, track.fold)
-        order = self._store.order
-        handle.current, handle.keys = handle.evaluate(Track.result, order.snapshot())
+        handle._renew(*handle.evaluate(Track.result, self._store.order.snapshot()))
         self._watches[handle] = None
         return handle
+
+    def settled(self) -> bool:
+        """Whether every watch's last result is that of the context as it is (not in the middle of an edit,
+        nor after a relabel not yet followed), so that only its indices may need to catch up."""
+        return self.current and self._generation == self._store.order.generation
 
     def result_of(self, ref: Reference, instance: str | None) -> Found | None:
         """The current result of `ref` in the view of `instance` when a watch of that view reads it (the
@@ -389,11 +414,11 @@ class Watchers:
         return folds
 
     def outcome(self, plan: Plan, moved: Interval | None, prior: dict[Track, Fold] | None = None) -> Outcome:
-        """The new folds of the planned tracks and the new resolution of every watch that may change.
+        """The new folds of the planned tracks and the new resolution of every watch that reads a result
+        they changed (no other watch can change: a renumbering is none).
 
-        `moved`: the order keys whose messages the edit renumbered: from the inserted or removed key on,
-        or between the old and new key of a moved message. A move is the one edit that changes a kept key
-        (its message's, `moved.rekeyed`): the refolded results' kept keys get that one replaced. `prior`:
+        `moved`: the order keys whose messages the edit renumbered. A move is the one edit that changes a
+        kept key (its message's, `moved.rekeyed`): the refolded results' kept keys get that one replaced. `prior`:
         folds already made for the first half of a move (its remove), which the plan (its insert) continues
         from.
         """
@@ -415,36 +440,23 @@ class Watchers:
             for watch in track.watches
             if any(now(t, ref.path) is not t.results.get(ref.path) for ref, t in watch.tracks.items())
         }
-        computed: dict[Watch, Renewal] = {}
-        for watch in refolded:
-            resolution, keys = watch.evaluate(now, ranks)
-            computed[watch] = Renewal(watch, resolution, keys, _changed(watch, resolution, keys, moved))
-        if moved is None:  # nothing renumbered: only the refolded watches can change
-            fresh = [computed[watch] for watch in sorted(computed, key=lambda watch: watch.serial)]
-            return Outcome(folds, results, fresh, order.generation)
-        # The one loop over every watch: per watch it costs a few hundred nanoseconds (`_renewed`).
+        # Only the refolded watches can change: the others name the same messages (their keys), and a
+        # renumbering alone is no change (`Watch.current` ranks them again when read).
         fresh = []
-        low, high = moved.low, moved.high
-        for watch in self._watches:  # in creation order
-            entry = computed.get(watch)
-            if entry is not None:
-                fresh.append(entry)
-                continue
-            keys = watch.keys
-            # `_renumbered`, inline: a thousand calls per middle edit
-            if keys and keys[-1] > low and (high is None or bisect_right(keys, low) < bisect_left(keys, high)):
-                # Only indices changed: the same keys, ranked in the new order.
-                fresh.append(_renewed((watch, watch.current._renumbered(ranks), keys, True)))
-            elif watch.current._has_diagnostics():  # they may name other indices now: silently renumbered
-                fresh.append(_renewed((watch, watch.current._renumbered(ranks), keys, False)))
+        for watch in sorted(refolded, key=lambda watch: watch.serial):  # in creation order
+            resolution, keys = watch.evaluate(now, ranks)
+            old = watch._resolution
+            fresh.append(Renewal(watch, resolution, keys, _changed(old, watch.keys, resolution, keys)))
         return Outcome(folds, results, fresh, order.generation)
 
     def _relabelled(self) -> Outcome:
         """After the order was relabelled every key changed, those the folds keep with their problems
         too: every track is folded again from the start (global tracks first), and a watch is compared
-        by its indices. Rare: it takes about sixty inserts at one spot in a row (`_order`)."""
+        by the keys its messages have now (`Order.renamed`). Rare: it takes about sixty inserts at one spot
+        in a row (`_order`)."""
         order = self._store.order
         ranks = order.snapshot()
+        renamed = order.renamed_since(self._generation)
         folds: dict[Track, Fold] = {}
         for track in sorted(self._tracks.values(), key=lambda track: track.instance is not None):
             base = self._base(track, folds)
@@ -453,25 +465,32 @@ class Watchers:
         fresh: list[Renewal] = []
         for watch in self._watches:
             resolution, keys = watch.evaluate(lambda track, path: results[track][path], ranks)
-            fresh.append(Renewal(watch, resolution, keys, not resolution.same_result(watch.current)))
+            if renamed is None:  # not known (never so after a relabel in an edit): compared by indices
+                changed = not resolution.same_result(watch._resolution)
+            else:
+                was = tuple(renamed.get(key, -1) for key in watch.keys)  # -1: its message was removed since
+                changed = _changed(watch._resolution, was, resolution, keys)
+            fresh.append(Renewal(watch, resolution, keys, changed))
         return Outcome(folds, results, fresh, order.generation)
 
     def commit(self, outcome: Outcome) -> None:
-        """Make an outcome current and call back the watches whose found, value or sources changed."""
+        """Make an outcome current and call back the watches whose found, value or source messages changed."""
         for track, fold in outcome.folds.items():
             self._install(track, fold)
         for track, values in outcome.results.items():
             track.results = values
+        if self._generation != outcome.generation:  # a relabel followed: the old keys are not needed any more
+            self._store.order.renamed = None
         self._generation = outcome.generation
         self.current = True
         changed = []
-        for watch, resolution, keys, seen in outcome.fresh:  # a thousand after a middle edit: plain unpacking
+        for watch, resolution, keys, seen in outcome.fresh:  # hundreds after a middle edit: plain unpacking
             if seen:
                 changed.append(watch)
-            watch.current, watch.keys = resolution, keys
+            watch._renew(resolution, keys)
         for watch in changed:
             if watch._owner is not None:
-                watch._callback(watch.current)
+                watch._callback(watch._resolution)
 
     # -- folding -------------------------------------------------------------------------------
 
@@ -605,43 +624,13 @@ def _with_keys(keys: Keys, added: list[int]) -> Keys:
     return keys
 
 
-def _renumbered(keys: Keys, moved: Interval) -> bool:
-    """Whether an edit that renumbered the messages strictly inside `moved` changed the index of a key."""
-    low, high = moved.low, moved.high
-    return bool(keys) and keys[-1] > low and (high is None or bisect_right(keys, low) < bisect_left(keys, high))
-
-
-def _same_indices(old: Resolution, new: Resolution, before: Keys, after: Keys, moved: Interval) -> bool:
-    """Whether two key tuples name the same indices, the first in the order before an edit that renumbered
-    the keys in `moved` (the moved or inserted message at its ends), the second after it.
-
-    Outside that range a message keeps its index, so those keys compare as keys; inside, as indices.
-    """
-    low, high = moved.low, moved.high
-    cut = bisect_left(before, low), bisect_left(after, low)
-    end = (len(before), len(after)) if high is None else (bisect_right(before, high), bisect_right(after, high))
-    if before[: cut[0]] != after[: cut[1]] or before[end[0] :] != after[end[1] :]:
-        return False
-    assert old._ranks is not None
-    assert new._ranks is not None
-    inside = before[cut[0] : end[0]], after[cut[1] : end[1]]
-    if len(inside[0]) != len(inside[1]):
-        return False
-    # Most often the first index already differs (a move shifts every source between its two places).
-    return all(map(int.__eq__, old._ranks.each_rank(inside[0]), new._ranks.each_rank(inside[1])))
-
-
-def _changed(watch: Watch, new: Resolution, keys: Keys, moved: Interval | None) -> bool:
-    """Whether a watcher sees a change: found, sources (as indices) or value."""
-    old = watch.current
+def _changed(old: Resolution, before: Keys, new: Resolution, keys: Keys) -> bool:
+    """Whether a watcher sees a change: found, value or the source messages (their order keys, `before` and
+    `keys`: a message moved is at another place in the fold, so a moved source is a change too). Indices
+    that only shifted are not."""
     if old.found != new.found:
         return True
-    before = watch.keys
     # Tuples compare item by item even when their lengths differ: a whole kind has thousands of keys.
     if keys is not before and (len(keys) != len(before) or keys != before):
-        # Without renumbering, other keys are other indices; with it, compare the indices themselves.
-        if moved is None or len(keys) != len(before) or not _same_indices(old, new, before, keys, moved):
-            return True
-    elif moved is not None and _renumbered(keys, moved):
         return True
     return old.value is not new.value and not same_json(old.value, new.value)

@@ -29,6 +29,7 @@ from ._theme import icon
 _Index = QModelIndex | QPersistentModelIndex
 _ROOT = QModelIndex()
 COLUMNS = ("Expression", "Value", "From")
+SOURCES = COLUMNS.index("From")
 BUDGET_S = 0.004  # resolving per turn of the event loop after a far jump (the state view takes 5 ms)
 
 ResolutionRole = Qt.ItemDataRole.UserRole + 1  # the Resolution (None when malformed)
@@ -42,13 +43,18 @@ class PinnedWatch:
 
     expression: str
     instance: str | None = None
-    resolution: Resolution | None = None
     error: str | None = None
     handle: CursorWatch | None = None
 
     @property
     def label(self) -> str:
         return self.expression + (f" @{self.instance}" if self.instance else "")
+
+    @property
+    def resolution(self) -> Resolution | None:
+        """The engine's resolution now (None when malformed or with no document), its sources the indices
+        its messages have now: an edit that only renumbers them calls nothing back, so it is read here."""
+        return None if self.handle is None else self.handle.current
 
 
 def _edits(context: Context) -> tuple[Any, ...]:
@@ -66,7 +72,9 @@ def parse_pin(text: str) -> tuple[str, str | None]:
 class WatchModel(QAbstractTableModel):
     """The pinned expressions, followed at the time cursor by the engine's `Cursor`: following the latest
     they are the context's incremental watches; at a cursor only those a move or an edit can change are
-    resolved again. A row is repainted when the engine calls its watch back."""
+    resolved again. A row is repainted when the engine calls its watch back, and the "From" column of the
+    rows on screen after every edit (an insert, remove or move above a pin's sources renumbers them
+    without a callback: the view asks `current` again, for the visible rows only)."""
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
@@ -74,6 +82,7 @@ class WatchModel(QAbstractTableModel):
         self._pins: list[PinnedWatch] = []
         # The engine calls back each watch that changed; the rows are repainted once, after the move or edit.
         self._dirty: set[int] = set()
+        self._renumbered = False  # an edit since the last repaint: sources may show other indices now
         self._flush = QTimer(self, singleShot=True, interval=0)
         self._flush.timeout.connect(self._repaint_dirty)
         # After a far jump hundreds of pins may need resolving: the engine's cursor does it in slices, taking turns
@@ -105,6 +114,8 @@ class WatchModel(QAbstractTableModel):
             slices().start(self._work)
 
     def _edited(self, *_args: object) -> None:
+        self._renumbered = True
+        self._flush.start()
         slices().start(self._work)
 
     def is_busy(self) -> bool:
@@ -138,7 +149,7 @@ class WatchModel(QAbstractTableModel):
         return self._pins[index.row()] if index.isValid() and index.row() < len(self._pins) else None
 
     def _evaluate(self, pin: PinnedWatch) -> None:
-        pin.error, pin.resolution = None, None
+        pin.error = None
         if self._cursor is None:
             try:
                 parse_expression(pin.expression)
@@ -153,16 +164,13 @@ class WatchModel(QAbstractTableModel):
             pin.handle = self._cursor.watch(pin.expression, changed, pin.instance)
         except ExpressionError as error:
             pin.error = f"{error.reason} at position {error.position}"
-            return
-        pin.resolution = pin.handle.current
 
     def _close(self, pin: PinnedWatch) -> None:
         if pin.handle is not None:
             pin.handle.close()
             pin.handle = None
 
-    def _changed(self, pin: PinnedWatch, resolution: Resolution) -> None:
-        pin.resolution = resolution
+    def _changed(self, pin: PinnedWatch, _resolution: Resolution) -> None:
         self._dirty.add(id(pin))
         self._flush.start()
 
@@ -171,6 +179,11 @@ class WatchModel(QAbstractTableModel):
         self._dirty.clear()
         if rows:
             self.dataChanged.emit(self.index(rows[0], 0), self.index(rows[-1], len(COLUMNS) - 1))
+        if self._renumbered and self._pins:
+            # One signal for the column: a view repaints what it shows, so only the rows on screen read
+            # their watch's `current` again (each ranks its sources once per edit).
+            self._renumbered = False
+            self.dataChanged.emit(self.index(0, SOURCES), self.index(len(self._pins) - 1, SOURCES))
 
     def _all_changed(self) -> None:
         if self._pins:

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from strategies import ref, wrap
 
 from contextdeck.engine import Insert, Move, Remove, Replace
+from contextdeck.engine._resolution import same_json
 
 KINDS = ("s", "t")
 SEGMENTS = ("a", "b", "0", "1")
@@ -192,3 +193,40 @@ def lane_messages(draw: st.DrawFn) -> dict[str, Any]:
     if draw(st.booleans()):
         message["_instance"] = "1"
     return message
+
+
+class Json:
+    """A value compared as JSON (1 == 1.0, True != 1, key order ignored)."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Json) and same_json(self.value, other.value)
+
+    def __hash__(self) -> int:
+        return 0
+
+    def __repr__(self) -> str:
+        return f"Json({self.value!r})"
+
+
+def seen(context: Any, resolution: Any) -> tuple[Any, ...]:
+    """What a watcher is called back for (found, value, the source messages by id), as of now."""
+    ids = tuple(context.id_at(i) for i in resolution.sources)
+    return resolution.found, Json(resolution.value if resolution.found else None), ids
+
+
+def moved_id(context: Any, edit: Any) -> int | None:
+    """The id of the message an edit moves (before it is applied): a moved source is a change too."""
+    if not isinstance(edit, Move) or not len(context):
+        return None
+    src, dst = edit.src % len(context), edit.dst % len(context)
+    return None if src == dst else context.id_at(src)
+
+
+def calls_back(context: Any, before: tuple[Any, ...], moved: int | None, now: Any) -> bool:
+    """Whether a watch whose `seen` was `before` (and an edit moving message `moved`) is called back, now
+    that it resolves to `now`: found, value or source messages changed, or one of them was moved."""
+    after = seen(context, now)
+    return before != after or (moved is not None and moved in after[2])

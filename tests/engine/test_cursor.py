@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from incremental_strategies import documents, edits, watch_lists
+from incremental_strategies import calls_back, documents, edits, moved_id, seen, watch_lists
 
 from contextdeck.engine import Context, Cursor, Resolution
 from contextdeck.engine._cursor import SLICE
@@ -32,27 +32,45 @@ def test_watches_at_a_cursor_equal_resolve_after_every_move_and_edit(
     calls: list[list[Resolution]] = [[] for _ in pins]
     watches = [cursor.watch(expression, calls[n].append, instance) for n, (expression, instance) in enumerate(pins)]
     for _ in range(data.draw(st.integers(1, 6))):
-        before = [key(w.current) for w in watches]
+        before, moved = [seen(context, w.current) for w in watches], None
         for log in calls:
             log.clear()
         if data.draw(st.booleans()):
             cursor.move(data.draw(st.one_of(st.none(), st.integers(0, len(context) + 1))))
         else:
-            context.apply(data.draw(edits(len(context))))
+            edit = data.draw(edits(len(context)))
+            moved = moved_id(context, edit)
+            context.apply(edit)
         for _ in cursor.steps():  # sliced: the pending watches, a few at a time
             pass
         assert cursor.pending == 0
         for n, watch in enumerate(watches):
             expression, instance = pins[n]
             expected = context.resolve(expression, instance, cursor.at)
-            assert key(watch.current) == key(expected), (expression, instance, cursor.at)
-            if before[n] != key(expected):
+            assert key(watch.current) == key(expected), (expression, instance, cursor.at)  # renumbered when read
+            if calls_back(context, before[n], moved, expected):
                 assert calls[n], "a changed watch is called back"
             if calls[n]:
                 assert key(calls[n][-1]) == key(expected)
-            else:
-                assert before[n] == key(expected)
+            else:  # not called back: at most renumbered (the same messages)
+                assert before[n] == seen(context, expected)
     cursor.close()
+
+
+def test_a_renumbering_at_a_cursor_resolves_nothing_and_calls_back_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An insert above the sources, at a past cursor or following the latest, is no change: no resolve, no
+    callback, and `current` names the shifted indices."""
+    context = Context([{"type": "state", "data": {"n": 1}}, {"type": "text"}, {"type": "state", "data": {"m": 2}}])
+    past, latest = Cursor(context, 2), Cursor(context)
+    calls: list[Resolution] = []
+    watches = [past.watch("†state.n", calls.append), latest.watch("†state.n", calls.append)]
+    resolved: list[str] = []
+    resolve = context.resolve
+    monkeypatch.setattr(context, "resolve", lambda e, *a: (resolved.append(str(e.source)), resolve(e, *a))[1])
+    context.insert(0, {"type": "text", "text": "above"})
+    assert (calls, resolved) == ([], [])
+    assert [w.current.sources for w in watches] == [(1,), (1,)]
+    assert watches[1].current is watches[1].live.current  # type: ignore[union-attr]  # a live one is the context's
 
 
 def test_a_move_resolves_only_the_watches_it_can_change(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -41,7 +41,7 @@ def test_preview_changes_nothing() -> None:
     for edit in (Insert(0, {"type": "state", "data": {"a": 5}}), Remove(0), Move(1, 0), Replace(0, {"type": "text"})):
         ctx.preview(edit)
         assert _snapshot(ctx) == before
-        assert handle.current is current
+        assert handle.current == current  # (ranked again if the preview shifted indices: an equal object)
     assert heard == []
     assert calls == []
 
@@ -127,3 +127,42 @@ def test_a_previewed_remove_of_the_only_message_puts_its_key_back() -> None:
     ctx.preview(Remove(0))
     ctx.insert(0, {"type": "text"})
     assert handle.current.sources == (1,) == ctx.resolve("†state").sources
+
+
+def test_preview_of_a_renumbering_lists_no_watch() -> None:
+    """An insert or a move that only renumbers the watched messages is previewed as no change, as applying
+    it calls nothing back; an insert of a message the watch reads is listed, and applying it calls that
+    watch back alone."""
+    ctx = Context([{"type": "text"}, {"type": "state", "data": {"a": {"x": 1}}}, {"type": "state", "data": {"b": 1}}])
+    calls: list[tuple[str, Resolution]] = []
+    a = ctx.watch("†state.a", lambda r: calls.append(("a", r)))
+    ctx.watch("†state.b", lambda r: calls.append(("b", r)))
+    for renumbering in (Insert(0, {"type": "text"}), Move(0, 2)):  # the state messages shift, twice
+        assert ctx.preview(renumbering) == []
+        ctx.apply(renumbering)
+        assert calls == []
+    adding = Insert(1, {"type": "state", "data": {"a": {"y": 2}}})
+    [(watch, old, new)] = ctx.preview(adding)
+    assert (watch, old.sources, new.sources) == (a, (1,), (1, 2))
+    ctx.apply(adding)
+    assert calls == [("a", new)]
+
+
+def test_a_preview_that_relabels_the_order_leaves_every_watch_exact() -> None:
+    """A previewed insert where the order keys have no room left relabels every key (and the preview puts
+    the context back): the watches follow at once, with no callback, and still read the right indices,
+    also those renumbered by earlier edits and not read since."""
+    ctx = Context([{"type": "text"}, {"type": "state", "data": {"a": 1}}])
+    calls: list[Resolution] = []
+    handle = ctx.watch("†state.a", calls.append)
+    keys = ctx._store.order.keys
+    while keys[1] - keys[0] >= 2:  # inserts at one spot, each halving the room there, never read
+        ctx.insert(1, {"type": "text"})
+    generation = ctx._store.order.generation
+    assert ctx.preview(Insert(1, {"type": "text"})) == []
+    assert ctx._store.order.generation == generation + 1
+    assert calls == []
+    assert handle.current == ctx.resolve("†state.a") == Context(ctx.messages).resolve("†state.a")
+    ctx.insert(0, {"type": "text"})
+    assert calls == []
+    assert handle.current.sources == (len(ctx) - 1,)

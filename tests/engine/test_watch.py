@@ -23,12 +23,45 @@ def test_callback_on_value_change_only() -> None:
     assert handle.current.value == 3
 
 
-def test_sources_only_change_calls_back() -> None:
-    """Inserting a text message before the source renumbers it, which is a change."""
-    ctx = Context([_state({"a": 1})])
+def test_a_renumbering_alone_calls_back_no_watch() -> None:
+    """Inserting, removing or moving a text message before the sources only renumbers them: the same
+    messages, so no watch is called back, and `current` names their new indices (as a fresh resolve)."""
+    ctx = Context([{"type": "text"}, _state({"a": 1}), _state({"b": "x"}), _state({"b": [2]}, _outputMethod="push")])
+    calls: list[Resolution] = []
+    plain = ctx.watch("†state.a", calls.append)
+    conflicted = ctx.watch("†state.b", calls.append)  # its diagnostic names a message index too
+    delivered = plain.current
+    ctx.insert(1, {"type": "text", "text": "hi"})
+    assert calls == []
+    assert plain.current.sources == (2,) == ctx.resolve("†state.a").sources
+    assert conflicted.current == ctx.resolve("†state.b")
+    assert [d.message_index for d in conflicted.current.diagnostics] == [4]
+    ctx.move(0, 4)
+    ctx.remove(0)
+    assert calls == []
+    assert plain.current.sources == (0,) == ctx.resolve("†state.a").sources
+    assert conflicted.current == ctx.resolve("†state.b")
+    assert delivered.sources == (1,)  # a resolution handed out earlier stays what it was
+
+
+def test_an_insert_that_changes_the_sources_calls_back_once() -> None:
+    """An insert in the middle that adds a message the watch reads calls it back exactly once, with the
+    new sources; a watch of another path in the same lane is not called back."""
+    ctx = Context([_state({"a": {"x": 1}}), {"type": "text"}, _state({"a": {"y": 2}})])
     calls: list[Resolution] = []
     ctx.watch("†state.a", calls.append)
-    ctx.insert(0, {"type": "text", "text": "hi"})
+    ctx.watch("†state.a.y", lambda _: calls.append(Resolution("other", False)))
+    ctx.insert(1, _state({"a": {"z": 3}}))
+    assert [(r.value, r.sources) for r in calls] == [({"x": 1, "z": 3, "y": 2}, (0, 1, 3))]
+
+
+def test_a_moved_source_calls_back() -> None:
+    """A source message moved to another place (with the same value) is a change of the source messages'
+    place in the fold: called back once, with its new index."""
+    ctx = Context([_state({"a": 1}), {"type": "text"}, _state({"b": 1})])
+    calls: list[Resolution] = []
+    ctx.watch("†state.a", calls.append)
+    ctx.move(0, 1)
     assert [r.sources for r in calls] == [(1,)]
 
 

@@ -182,6 +182,31 @@ def test_delete_in_the_watch_table_removes_the_selected_watch(qtbot: Any, window
     assert [a.text() for a in panel.table.actions()] == ["Remove Watch"]  # also its context menu
 
 
+def test_a_message_inserted_above_a_watch_shows_its_sources_shifted(qtbot: Any, window: MainWindow) -> None:
+    """Duplicating the system message (an insert above the watched state messages) calls no watch back
+    (the same messages), yet the watch panel repaints the "From" column with the shifted indices."""
+    window.set_follow_latest(True)
+    panel = window.watches
+    panel.entry.setText("†state.user")  # (key clicks type ASCII only)
+    qtbot.keyClick(panel.entry, Qt.Key.Key_Return)
+    cell = panel.model.index(0, 2)
+    qtbot.waitUntil(lambda: cell.data() == "#2")
+    repainted: list[tuple[int, int]] = []
+    panel.model.dataChanged.connect(
+        lambda top, bottom, *_: repainted.append((top.row(), top.column())) if top.row() <= 0 <= bottom.row()
+        and top.column() <= 2 <= bottom.column() else None)
+    window.activateWindow()
+    window.select_message(0)
+    window.timeline.table.setFocus()
+    qtbot.waitUntil(window.timeline.table.hasFocus)
+    qtbot.keyClick(window.timeline.table, Qt.Key.Key_D, Qt.KeyboardModifier.ControlModifier)
+    assert window.context().messages[:2] == [ORDERED[0], ORDERED[0]]
+    qtbot.waitUntil(lambda: bool(repainted))  # the view is told to paint the cell again
+    assert cell.data() == "#3"
+    assert panel.table.isRowHidden(0) is False
+    assert panel.table.visualRect(cell).isValid()  # on screen: painted from what `data` now says
+
+
 def test_an_opened_document_shows_its_latest_state(qtbot: Any, window: MainWindow) -> None:
     """After opening, the last message is selected, so the state view shows the whole context (Sam, not Alex)."""
     assert window.selected_message() == len(ORDERED) - 1
