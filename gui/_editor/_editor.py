@@ -31,12 +31,16 @@ class DataEditor(QWidget):
         self._schema: dict[str, Any] | None = None
         self._errors: list[Problem] = []
         self.form = FormView()
-        self.json = JsonEditor()
+        # A child of the editor even without its tab: Qt deletes it with the editor. Left parentless, it outlived
+        # the editor's window until the cycle collector freed it, and that crashed (contextdeck/_runtime.py).
+        self.json = JsonEditor(self)
         self.tabs = QTabWidget(self)
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.form, "Form")
         if json_tab:
             self.tabs.addTab(self.json, "JSON")
+        else:
+            self.json.hide()
         self.tabs.tabBar().setVisible(json_tab)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)

@@ -191,8 +191,9 @@ def install_inspector(window: Any) -> Inspector:
     if isinstance(installed, Inspector):
         return installed
     activities = Activities()
-    model = CallsModel(activities=lambda: activities)
-    debugger = Debugger(model, activities)
+    # Children of the window, deleted with it (never left alive to the cycle collector: contextdeck/_runtime.py).
+    model = CallsModel(activities=lambda: activities, parent=window)
+    debugger = Debugger(model, activities, parent=window)
     debugger.dialog_parent = window
     panel = CallsPanel(model, debugger)
     parts = Inspector(model, debugger, panel, CallInspector(), PlanGraphView(), OutputAudit(), {}, QObject())

@@ -4,17 +4,23 @@ walks everything only when another application is in front."""
 from __future__ import annotations
 
 import gc
+import os
+import subprocess
+import sys
 import weakref
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QAbstractEventDispatcher, Qt
+import shiboken6
+from PySide6.QtCore import QAbstractEventDispatcher, QObject, QSettings, Qt
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from contextdeck import _runtime
 from contextdeck._runtime import IDLE_YOUNG, collect_when_idle
 from contextdeck.gui import _idle
+from contextdeck.gui._app import create_window
 from contextdeck.gui._idle import collect_while_idle
 
 
@@ -83,3 +89,42 @@ def test_leaving_the_application_frees_cycles_that_died_frozen(qtbot: QtBot, app
     app.applicationStateChanged.emit(Qt.ApplicationState.ApplicationInactive)
     assert gone() is None
     del kept
+
+
+def test_a_closed_window_leaves_the_collector_no_live_qt_object(qtbot: QtBot, tmp_path: Path, examples: Path) -> None:
+    """Every Qt object a window makes is deleted with it: what a full collection frees afterwards are wrappers
+    whose Qt objects are gone. (The data editor's JSON editor, without a tab, and the calls model and debugger had
+    no Qt parent: they outlived the window until the collector freed them, see collector_clears_first.py.)"""
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    window = create_window(settings, tmp_path / "recovery")
+    window.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
+    window.show()
+    with qtbot.waitSignal(window.session.documentReplaced, timeout=10000):
+        window.session.open(examples / "refund_workflow.json")
+    for index in range(len(window.context())):  # every kind of message's form
+        window.select_message(index)
+    window.session.close()
+    window.close()
+    with qtbot.waitSignal(window.destroyed, timeout=5000):
+        window.deleteLater()  # as pytest-qt does with the windows of every other test
+    del window
+    gc.unfreeze()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        gc.collect()
+        alive = sorted({type(thing).__name__ for thing in gc.garbage
+                        if isinstance(thing, QObject) and shiboken6.isValid(thing)})
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+    assert alive == []
+
+
+def test_the_collector_clearing_a_deleted_editors_highlighter_first_does_not_crash() -> None:
+    """The crash seen during landings, in a fixed order (collector_clears_first.py): in a process of its own, a
+    closed data editor's JSON highlighter cleared as the collector clears cyclic garbage, then the JSON editor
+    dropped. It ended in a segfault while the JSON editor had no Qt parent."""
+    script = Path(__file__).with_name("collector_clears_first.py")
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=False,
+                            env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    assert (result.returncode, result.stdout.strip()) == (0, "survived"), result.stderr[-2000:]
