@@ -9,10 +9,13 @@ window ready <= 3 s after parse; no single operation blocks > 16 ms; selection u
 from __future__ import annotations
 
 import argparse
+import cProfile
 import gc
+import io
 import itertools
 import json
 import os
+import pstats
 import statistics
 import sys
 import tempfile
@@ -23,7 +26,7 @@ from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QEvent, QEventLoop, QSettings, Qt, QTimer
+from PySide6.QtCore import QAbstractEventDispatcher, QEvent, QEventLoop, QSettings, Qt, QTimer
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QHeaderView, QListView, QTableView, QTreeView, QWidget
 
@@ -79,17 +82,26 @@ class Bench:
         self._idles = idles
         self._heart = QTimer(interval=1 if idles else 0, timerType=Qt.TimerType.PreciseTimer)
         self._heart.timeout.connect(self._tick)
+        self.turns: Turns | None = None  # `--turns`: what each turn of the event loop did
+        self._call_ms: float | None = None
 
     def _tick(self) -> None:
         self._ticks.append(time.perf_counter())
         self._cpu.append(time.thread_time())
+        if self.turns is not None:
+            self.turns.turn_ended(self._cpu[-1] - self._cpu[-2] if len(self._cpu) > 1 else 0.0, self._call_ms)
+            self._call_ms = None
 
     def time(self, name: str, run: Callable[[], object], settle_ms: int = 150) -> None:
         self._ticks, self._cpu = [time.perf_counter()], [time.thread_time()]
+        if self.turns is not None:
+            self.turns.action(name)
         self._heart.start()
         start = time.perf_counter()
+        started = time.thread_time()
         run()
         call = (time.perf_counter() - start) * 1000
+        self._call_ms = (time.thread_time() - started) * 1000
         self._tick()
         if self._idles:
             loop = QEventLoop()
@@ -100,6 +112,9 @@ class Bench:
             while time.perf_counter() < end:
                 self.app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 5)
         self._heart.stop()
+        if self.turns is not None:
+            self.turns.turn_ended(time.thread_time() - self._cpu[-1])
+            self.turns.stop()
         blocked = max(b - a for a, b in itertools.pairwise(self._ticks)) * 1000
         self.cpu.setdefault(name, []).append(max(b - a for a, b in itertools.pairwise(self._cpu)) * 1000)
         self.results.setdefault(name, []).append((call, blocked))
@@ -125,7 +140,7 @@ class Bench:
 def wait_state(app: QApplication, window: Any) -> None:
     """Run the event loop until the state view shows the state for the current cursor."""
     app.processEvents()
-    while window.state_view.is_busy() or window._select_timer.isActive():
+    while window.state_view.is_busy() or window.is_refreshing():
         app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 5)
 
 
@@ -211,6 +226,126 @@ class PaintClock(QApplication):
         for name, values in sorted(self.paints.items()):
             print(f"  paint of the {name} view: {len(values)} paints, GUI-thread CPU median "
                   f"{statistics.median(values):.2f} ms, max {max(values):.2f} ms, total {sum(values):.0f} ms")
+
+
+class TurnClock(QApplication):
+    """The application, timing each event it delivers in GUI-thread CPU time (`--turns`): events delivered from
+    the event loop itself (not inside another), paints inside them attributed to their widget, the work done when
+    the loop is about to wait (the idle collector, the timeline's pictures) and the collector's pauses."""
+
+    def __init__(self, argv: list[str]) -> None:
+        super().__init__(argv)
+        self.events: list[tuple[str, float]] = []  # since the last turn ended: (what, ms)
+        self._depth = 0
+        self._idle_from: float | None = None
+        self._collecting = 0.0
+        dispatcher = QAbstractEventDispatcher.instance(self.thread())
+        assert dispatcher is not None
+        dispatcher.aboutToBlock.connect(self._about_to_block)  # first: before the window's own
+        gc.callbacks.append(self._collector)
+
+    def _about_to_block(self) -> None:
+        self._idle_from = time.thread_time()
+
+    def idle_work(self) -> None:
+        """What ran since the loop was last about to wait (it waits without CPU time)."""
+        if self._idle_from is not None:
+            self.events.append(("idle work (aboutToBlock)", (time.thread_time() - self._idle_from) * 1000))
+            self._idle_from = None
+
+    def _collector(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._collecting = time.thread_time()
+        else:
+            ms = (time.thread_time() - self._collecting) * 1000
+            self.events.append((f"  collection of generation {info['generation']}", ms))
+
+    def notify(self, receiver: Any, event: Any) -> bool:  # type: ignore[override]
+        if self._depth == 0:
+            self.idle_work()
+        self._depth += 1
+        start = time.thread_time()
+        try:
+            return super().notify(receiver, event)
+        finally:
+            self._depth -= 1
+            kind = event.type()
+            if self._depth == 0 or kind == QEvent.Type.Paint:
+                what = _named(receiver)
+                if kind == QEvent.Type.Paint and isinstance(receiver, QWidget) and receiver.parent() is not None:
+                    what = f"{_named(receiver.parent())}/{what}"
+                self.events.append((f"{'  ' if self._depth else ''}{kind.name} → {what}",
+                                    (time.thread_time() - start) * 1000))
+
+
+def _named(thing: Any) -> str:
+    try:
+        name = thing.objectName()
+        owner = thing.parent() if isinstance(thing, QTimer) and thing.parent() is not None else None
+    except RuntimeError:  # deleted by the event it received
+        return "(deleted)"
+    return (f"{type(thing).__name__}" + (f" '{name}'" if name else "")
+            + (f" of {type(owner).__name__}" if owner is not None else ""))
+
+
+class Turns:
+    """`--turns`: each turn of the event loop during the timed actions, with its events (a `TurnClock`) and, with
+    `--profile`, its Python profile; the turns over `worst_ms` of GUI-thread CPU time are kept per action."""
+
+    def __init__(self, app: TurnClock, profile: bool, worst_ms: float = 8.0) -> None:
+        self.app = app
+        self.profile = profile
+        self.worst_ms = worst_ms
+        self.kept: dict[str, list[tuple[float, list[tuple[str, float]], pstats.Stats | None]]] = {}
+        self._name = ""
+        self._profiler: cProfile.Profile | None = None
+
+    def action(self, name: str) -> None:
+        self._name = name
+        self.app.events = []
+        self._restart()
+
+    def _restart(self) -> None:
+        if self.profile:
+            self._profiler = cProfile.Profile()
+            self._profiler.enable()
+
+    def turn_ended(self, cpu_s: float, call_ms: float | None = None) -> None:
+        profiler, self._profiler = self._profiler, None
+        if profiler is not None:
+            profiler.disable()
+        self.app.idle_work()
+        if call_ms is not None:
+            self.app.events.append(("the action's call (select_message, an edit...)", call_ms))
+        events, self.app.events = self.app.events, []
+        outside = cpu_s * 1000 - sum(ms for what, ms in events if not what.startswith(" "))
+        events.append(("(not inside an event: the bench's heart, Python between events)", outside))
+        if cpu_s * 1000 >= self.worst_ms:
+            stats = None
+            if profiler is not None and profiler.getstats():
+                stats = pstats.Stats(profiler, stream=io.StringIO())
+            self.kept.setdefault(self._name, []).append((cpu_s * 1000, events, stats))
+        self._restart()
+
+    def stop(self) -> None:
+        """The action and what it scheduled are over: nothing is recorded until the next."""
+        if self._profiler is not None:
+            self._profiler.disable()
+            self._profiler = None
+
+    def report(self, name: str, worst: int = 10, lines: int = 25) -> None:
+        turns = sorted(self.kept.get(name, []), key=lambda turn: -turn[0])
+        print(f"{name}: {len(turns)} turns of {self.worst_ms:.0f} ms CPU or more; the {worst} longest:")
+        for cpu, events, stats in turns[:worst]:
+            print(f"  a turn of {cpu:.1f} ms CPU, its events (ms CPU, paints inside indented):")
+            for what, ms in events:
+                if ms >= 0.3:
+                    print(f"    {ms:6.2f}  {what}")
+            if stats is not None:
+                out = io.StringIO()
+                stats.stream = out  # type: ignore[attr-defined]
+                stats.sort_stats("cumulative").print_stats(lines)
+                print("\n".join("      " + line for line in out.getvalue().splitlines()[6:] if line.strip()))
 
 
 def new_window(count: int) -> tuple[QApplication, Any, Path]:
@@ -367,13 +502,15 @@ def collector_pauses() -> Pauses:
     return pauses
 
 
-def run_watches(count: int, pins: int) -> dict[str, tuple[float, float]]:
+def run_watches(count: int, pins: int, profile: bool = False) -> dict[str, tuple[float, float]]:
     """Issue 11: the window at `count` messages, `pins` pinned watches, the state view open, at a time
     cursor. The longest GUI-thread block (max, median) of select, edit, insert, move and undo, each waited
     for until everything it scheduled ran: the state view's slices, the watches, and the calls panel's
     debounced re-analysis (300 ms at this size, so each is followed for 600 ms)."""
     app, window, path = new_window(count)
     bench = Bench(app, idles=True)  # the loop waits when idle, as it does for a user
+    if isinstance(app, TurnClock):
+        bench.turns = Turns(app, profile)
     pauses = collector_pauses()
     loop = QEventLoop()
     window.session.loadFinished.connect(lambda *_: loop.quit())
@@ -386,6 +523,11 @@ def run_watches(count: int, pins: int) -> dict[str, tuple[float, float]]:
     context = window.context()
     wait_state(app, window)
     settle = 600
+    # What opening and pinning left for later (the state view's last layout and repaint after its first state) is
+    # done before the first selection, as each action's own leftovers are done before the next.
+    rest = QEventLoop()
+    QTimer.singleShot(settle, rest, rest.quit)
+    rest.exec()
     # Far jumps (most state rows change) and steps of one message (a row or two), 12 in all, and 8 rounds of
     # edits: enough for a max that is not one lucky or unlucky turn (about 30 s of settling).
     far = (count // 2, count - 10, 100, count // 3, count * 3 // 4, count // 5)
@@ -413,6 +555,9 @@ def run_watches(count: int, pins: int) -> dict[str, tuple[float, float]]:
               f"median {statistics.median(cpu):.1f} ms")
     if isinstance(app, PaintClock):
         app.report()
+    if bench.turns is not None:
+        for name in bench.results:
+            bench.turns.report(name)
     window.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
     window.close()
     return {name: (max(b for _c, b in values), statistics.median(b for _c, b in values))
@@ -426,12 +571,17 @@ def main() -> None:
     parser.add_argument("--watches", type=int, default=200, help="pinned watches of the issue 11 workload")
     parser.add_argument("--only-watches", action="store_true", help="run only the issue 11 workload")
     parser.add_argument("--paints", action="store_true", help="also time each paint of the item views (CPU)")
+    parser.add_argument("--turns", action="store_true",
+                        help="print the events of each action's longest turns of the event loop (CPU)")
+    parser.add_argument("--profile", action="store_true", help="with --turns: also each such turn's Python profile")
     args = parser.parse_args()
     if args.paints:
         PaintClock(sys.argv[:1])
+    elif args.turns:
+        TurnClock(sys.argv[:1])
     if not args.only_watches:
         run_window(args.messages)
-    run_watches(args.messages, args.watches)
+    run_watches(args.messages, args.watches, args.profile)
     if args.views:
         run_views(args.messages)
 

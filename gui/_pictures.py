@@ -4,7 +4,8 @@ Drawing a string costs 15-45 µs on a slow machine (Qt lays out and rasterises t
 row's picture about 2 µs; views repaint the same rows over and over (an edit shifts them, the time cursor shades
 them, a selection moves). A picture is keyed by everything that is drawn in it, so a changed row is drawn anew.
 A row not kept yet is drawn straight away as before, and its picture made while the window waits for input
-(`later`): making one costs more than drawing the row, and a far jump paints a screen of rows never seen.
+(`later`): making one costs more than drawing the row. A view about to show a screen of rows never seen (a far
+jump) can have their pictures made at once instead (`making_now`), a turn before it shows them.
 Our own cache rather than `QPixmapCache`: that one is shared with the style's own pictures, which rows would evict.
 Images rather than pixmaps: widgets are painted by Qt's raster engine, which copies either as fast.
 """
@@ -13,7 +14,8 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
 
 from PySide6.QtCore import QAbstractEventDispatcher, QObject, QSize, QTimer
 from PySide6.QtGui import QImage, QPainter
@@ -34,6 +36,7 @@ class Pictures(QObject):
         self._bytes = 0
         self._pictures: OrderedDict[Hashable, QImage] = OrderedDict()
         self._waiting: OrderedDict[Hashable, tuple[QSize, float, Draw]] = OrderedDict()
+        self._now = False  # `making_now`
         dispatcher = QAbstractEventDispatcher.instance(self.thread())
         if dispatcher is not None:
             dispatcher.aboutToBlock.connect(self._make_some)
@@ -42,6 +45,8 @@ class Pictures(QObject):
         """Paint the picture of `key` at (x, y): copied when it is kept, else drawn by `draw` (from (0, 0), in
         `size`) and kept when the event loop is next about to wait."""
         picture = self.find(key)
+        if picture is None and self._now:
+            picture = self._make(key, (size, ratio, draw))
         if picture is not None:
             painter.drawImage(x, y, picture)
             return
@@ -57,6 +62,15 @@ class Pictures(QObject):
         if picture is not None:
             self._pictures.move_to_end(key)
         return picture
+
+    @contextmanager
+    def making_now(self) -> Iterator[None]:
+        """Within it, `paint` makes a missing picture at once (and copies it) instead of drawing the row."""
+        self._now = True
+        try:
+            yield
+        finally:
+            self._now = False
 
     def later(self, key: Hashable, size: QSize, ratio: float, draw: Draw) -> None:
         """Make the picture of `key` when the event loop is about to wait: `draw` paints it on a transparent image
@@ -79,7 +93,8 @@ class Pictures(QObject):
         if self._waiting:
             QTimer.singleShot(0, self, lambda: None)  # a turn of the loop: it is about to wait again, then more
 
-    def _make(self, key: Hashable, waiting: tuple[QSize, float, Draw]) -> None:
+    def _make(self, key: Hashable, waiting: tuple[QSize, float, Draw]) -> QImage:
+        self._waiting.pop(key, None)
         size, ratio, draw = waiting
         picture = QImage(size * ratio, QImage.Format.Format_ARGB32_Premultiplied)
         picture.setDevicePixelRatio(ratio)
@@ -92,6 +107,7 @@ class Pictures(QObject):
         while self._bytes > self._kept and len(self._pictures) > 1:
             _key, old = self._pictures.popitem(last=False)
             self._bytes -= old.sizeInBytes()
+        return picture
 
     def __len__(self) -> int:
         return len(self._pictures)

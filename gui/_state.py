@@ -34,6 +34,7 @@ MAX_CHILDREN = 200  # items of one value shown (then "… N more")
 OPEN_AT_FIRST = 8  # identities shown open the first time (more: all closed, the list stays readable)
 BUDGET_S = 0.005  # work per turn of the event loop while the state is computed (the watches take as much)
 ROWS_PER_PART = 12  # changed identities shown per turn: their repaint stays a few milliseconds (docs/performance.md)
+ROWS_MADE_PER_PART = 50  # rows of other identities made per turn (about 2 ms) before they replace the shown ones
 
 NodeRole = Qt.ItemDataRole.UserRole + 1  # the StateNode
 SourceRole = Qt.ItemDataRole.UserRole + 2  # index of the message that set the value (or None)
@@ -166,13 +167,22 @@ class StateModel(QStandardItemModel):
         When the same identities are shown, only the changed rows are told (`dataChanged`, rows made under a
         changed one are made again), so the view repaints them alone, a part per turn of the event loop when the
         caller pauses between parts (after a far jump most rows change: one repaint of them all is longer than a
-        frame); otherwise the model is reset at once. Each part leaves the model whole: its rows show the new state,
-        the others the previous one, with the writers and highlight that went with it."""
+        frame); otherwise (other identities) their rows are made aside, `ROWS_MADE_PER_PART` per part, and the model is
+        reset with them in a part of its own. Each part leaves the model whole: its rows show the new state, the
+        others the previous one, with the writers and highlight that went with it."""
         changed = self._changed_rows(selected, state)
         self._source, self._at = source, at
         if changed is None:
+            # Other identities: the whole tree is shown anew, and the view repaints all of it (9-12 ms at 100,000
+            # messages). Their rows are made aside first, a part per turn (4-5 ms for 100 identities), so that
+            # repaint follows a part that only puts them in.
+            roots = [_root(row, folded) for row, folded in enumerate(state)]
+            made: list[list[QStandardItem]] = []
+            for start in range(0, len(roots), ROWS_MADE_PER_PART):
+                made += [_row(node, selected) for node in roots[start:start + ROWS_MADE_PER_PART]]
+                yield
             self._writers = {folded.identity: folded.writer for folded in state}
-            self._reset(state, selected)
+            self._reset(roots, made)
             return
         last = len(COLUMNS) - 1
         for start in range(0, len(changed), rows):
@@ -184,13 +194,13 @@ class StateModel(QStandardItemModel):
             if start + rows < len(changed):
                 yield
 
-    def _reset(self, state: list[IdentityState], selected: int | None) -> None:
+    def _reset(self, roots: list[StateNode], rows: list[list[QStandardItem]]) -> None:
         self.beginResetModel()
         with QSignalBlocker(self):  # the view hears of it once, by the reset
             self.setRowCount(0)
-            self._roots = [_root(row, folded) for row, folded in enumerate(state)]
-            for node in self._roots:
-                self.appendRow(_row(node, selected))
+            self._roots = roots
+            for row in rows:
+                self.appendRow(row)
         self.endResetModel()
 
     def _renew(self, row: int, folded: IdentityState, selected: int | None) -> None:

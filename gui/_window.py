@@ -70,7 +70,7 @@ class MainWindow(QMainWindow):
         self._refresh_timer = QTimer(self, singleShot=True, interval=REFRESH_MS)
         self._refresh_timer.timeout.connect(self._refresh_views)
         self._select_timer = QTimer(self, singleShot=True, interval=0)
-        self._select_timer.timeout.connect(self._refresh_views)
+        self._select_timer.timeout.connect(self._selection_shown)
 
         self.timeline = TimelinePanel()
         self.editor = MessageEditor()
@@ -277,11 +277,24 @@ class MainWindow(QMainWindow):
             self._selected_id = self.context().id_at(message)
             self._show_message(message)
             self.messageSelected.emit(message)
+        if self._model is not None:
+            # Now, not with the views: the timeline draws the rows it scrolls to once, in their new shade.
+            self._model.set_cursor(self.time_cursor())
         if not self._follow:
             self.cursorChanged.emit(self.time_cursor())
         # The state and watches follow on the next turn of the event loop (not after the edit debounce):
         # the editor shows first, and neither step holds the GUI thread for long.
         self._select_timer.start()
+
+    def _selection_shown(self) -> None:
+        if self.timeline.table.is_scrolling():
+            self._select_timer.start()  # a far jump's rows take their turns first; the views' slices follow
+            return
+        self._refresh_views()
+
+    def is_refreshing(self) -> bool:
+        """A selection's views are still to be told of the new cursor."""
+        return self._select_timer.isActive()
 
     def _show_message(self, index: int | None) -> None:
         self.editor.set_message(index, None if index is None else self.context()[index])

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from html import escape
 from typing import Any
 
@@ -55,7 +56,7 @@ class MessageEditor(QWidget):
         self.tabs.addTab(self.bodies, "Form")
         self.tabs.addTab(self.schema_page, "Schema")
         self.tabs.addTab(self.json, "JSON")
-        layout = QVBoxLayout(self)
+        layout = self._column = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(4)
         layout.addWidget(self.title)
@@ -78,6 +79,30 @@ class MessageEditor(QWidget):
 
     def set_message(self, index: int | None, message: dict[str, Any] | None) -> None:
         """Shows message `index` (None: nothing selected); emits nothing."""
+        with self._laid_out_once():
+            self._set_message(index, message)
+
+    @contextmanager
+    def _laid_out_once(self) -> Iterator[None]:
+        """The editor is laid out once, on the next turn of the event loop, after everything it shows changed.
+
+        Showing a widget lays out every visible ancestor's layout at once (Qt activates them before the widget
+        appears), so each header row or form widget shown for a message of another kind laid the editor out again:
+        3-5 ms per two rows at 100,000 messages, most of a select's form (docs/performance.md). With the editor's
+        own layout disabled meanwhile, the chain stops there; its layout request, posted by the first change, is
+        handled on the next turn, before the repaint."""
+        layout = self._column
+        if not layout.isEnabled():  # nested: the outer call lays out
+            yield
+            return
+        layout.setEnabled(False)
+        try:
+            yield
+        finally:
+            layout.setEnabled(True)
+            layout.invalidate()
+
+    def _set_message(self, index: int | None, message: dict[str, Any] | None) -> None:
         if index is not None and message is not None and self._message is not None and _same(message, self._message):
             # The echo of our own edit coming back through the undo stack, or the same message at a new
             # place (it moved): the form is right as it is, only the title's number may change.
@@ -98,6 +123,10 @@ class MessageEditor(QWidget):
 
     def show_item(self, value: Any, title: str) -> None:
         """A value that is not a message (a call, the solution), read-only, under `title` (rich text)."""
+        with self._laid_out_once():
+            self._show_item(value, title)
+
+    def _show_item(self, value: Any, title: str) -> None:
         self._index, self._message, self._model, self._item = None, None, None, value
         self.title.setText(title)
         self.header.hide()

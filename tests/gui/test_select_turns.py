@@ -1,0 +1,213 @@
+"""A selection is shown over a few turns of the event loop (the editor first, then the timeline's new rows, then
+the views), and what the user sees and types is the same as when it was shown in one."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QApplication, QLineEdit, QPlainTextEdit
+
+from contextdeck.engine import Context, CursorState
+from contextdeck.gui._state import StateModel
+from contextdeck.gui._timeline import TimelinePanel
+from contextdeck.gui._timeline_delegate import TimelineDelegate
+from contextdeck.gui._timeline_model import TimelineModel
+from contextdeck.gui._window import MainWindow
+
+COUNT = 400  # enough rows that a jump from one end to the middle shows a screen of rows never drawn
+BLENDING = 3  # of 255: a picture blended onto the row may differ from text drawn on it by rounding
+
+
+def _messages() -> list[dict[str, Any]]:
+    """Text and state messages in turn: `text n` and `{"label": "l n", "n": n}` for instance p(n % 5)."""
+    return [{"type": "text", "role": "user", "text": f"text {n}"} if n % 2 == 0 else
+            {"type": "state", "_instance": f"p{n % 5}", "data": {"label": f"l {n}", "n": n}} for n in range(COUNT)]
+
+
+@pytest.fixture
+def window(open_window: Any, tmp_path: Path) -> MainWindow:
+    path = tmp_path / "long.json"
+    path.write_text(json.dumps(_messages()), encoding="utf-8")
+    win = open_window(path)
+    win.set_follow_latest(False)
+    return win
+
+
+def _settled(window: MainWindow) -> bool:
+    return not window.is_refreshing() and not window.timeline.table.is_scrolling() and not window.state_view.is_busy()
+
+
+def _typed_into_focus(qtbot: Any, text: str) -> None:
+    """Keys typed where the keyboard focus is, as a user types."""
+    focus = QApplication.focusWidget()
+    assert focus is not None
+    qtbot.keyClicks(focus, text)
+
+
+def test_typing_right_after_a_far_jump_lands_in_the_selected_message(qtbot: Any, window: MainWindow) -> None:
+    """Typing into the message text, then jumping far to another text message and typing at once (before the
+    timeline and the views have caught up) edits the message now selected, not the one before."""
+    window.select_message(10)
+    qtbot.waitUntil(lambda: _settled(window))
+    body = window.editor.body().text
+    assert isinstance(body, QPlainTextEdit)
+    body.setFocus()
+    qtbot.waitUntil(body.hasFocus)
+    window.go_to(COUNT // 2)
+    _typed_into_focus(qtbot, "<typed>")
+    edited = window.context()[COUNT // 2]["text"]
+    assert "<typed>" in edited
+    assert edited.replace("<typed>", "") == f"text {COUNT // 2}"
+    assert window.context()[10]["text"] == "text 10"
+    qtbot.waitUntil(lambda: _settled(window))
+    assert window.selected_message() == COUNT // 2
+    assert window.editor.body().text.toPlainText() == edited
+
+
+def test_typing_into_a_form_field_right_after_a_far_jump_edits_the_selected_message(
+        qtbot: Any, window: MainWindow) -> None:
+    """The same in a payload form: the field typed into after a far jump to a message of the same form shows and
+    edits the newly selected message."""
+    window.select_message(11)
+    qtbot.waitUntil(lambda: _settled(window))
+    label = next(edit for edit in window.editor.body().findChildren(QLineEdit)
+                 if edit.isVisible() and edit.text() == "l 11")
+    label.setFocus()
+    qtbot.waitUntil(label.hasFocus)
+    window.go_to(COUNT - 3)
+    _typed_into_focus(qtbot, "<typed>")
+    edited = window.context()[COUNT - 3]["data"]["label"]
+    assert "<typed>" in edited
+    assert edited.replace("<typed>", "") == f"l {COUNT - 3}"
+    assert window.context()[11]["data"]["label"] == "l 11"
+
+
+def test_the_editor_shows_the_rows_of_another_kind_of_message_laid_out(qtbot: Any, window: MainWindow) -> None:
+    """Selecting a state message after a text one shows its instance row (hidden for text) laid out below the type
+    row once the turn is over, as a newly made editor lays it out, and the role row is hidden."""
+    header = window.editor.header
+    window.select_message(10)
+    qtbot.waitUntil(lambda: _settled(window))
+    assert header.role.isVisible()
+    assert not header.instance.isVisible()
+    window.select_message(11)
+    assert window.editor.layout().isEnabled()
+    qtbot.waitUntil(lambda: _settled(window))
+    qtbot.waitUntil(lambda: header.instance.isVisible() and not header.role.isVisible())
+    qtbot.waitUntil(lambda: header.instance.geometry().top() > header.type.geometry().bottom())
+    assert header.instance.text() == "p1"
+    rows = [widget.geometry() for widget in (header.type, header.instance, header.description)]
+    assert all(row.height() > 0 and header.rect().contains(row) for row in rows)
+    assert all(upper.bottom() < lower.top() for upper, lower in itertools.pairwise(rows))
+
+
+def _panel(qtbot: Any, context: Context) -> tuple[TimelinePanel, TimelineModel]:
+    panel = TimelinePanel()
+    qtbot.addWidget(panel)
+    model = TimelineModel(context)
+    panel.set_model(model)
+    panel.resize(420, 360)
+    panel.show()
+    qtbot.waitExposed(panel)
+    return panel, model
+
+
+def _painted(panel: TimelinePanel) -> QImage:
+    return panel.table.viewport().grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
+
+
+def _difference(one: QImage, other: QImage) -> int:
+    assert one.size() == other.size()
+    first, second = bytes(one.constBits()), bytes(other.constBits())
+    return max((abs(a - b) for a, b in zip(first, second, strict=True)), default=0)
+
+
+def _top_row(panel: TimelinePanel) -> int:
+    return panel.table.rowAt(0)
+
+
+def test_a_far_jump_shows_the_rows_it_drew_before_showing_them(qtbot: Any) -> None:
+    """After a jump to a row off the screen, the row is on screen and the rows around it, with the time cursor's
+    shade, are the pictures drawn before they were shown: the same as a new delegate draws them, nothing left to
+    draw anew."""
+    panel, model = _panel(qtbot, Context(_messages()))
+    table = panel.table
+    panel.set_current(model.index(5, 0))
+    qtbot.waitUntil(lambda: not table.is_scrolling())
+    delegate = table.itemDelegate()
+    assert isinstance(delegate, TimelineDelegate)
+    drawn_on_screen: list[object] = []  # rows drawn straight on the view (their pictures made later)
+    later = delegate.pictures.later
+    delegate.pictures.later = lambda key, *args: (drawn_on_screen.append(key), later(key, *args))  # type: ignore[method-assign]
+    target = model.index(COUNT // 2, 0)
+    panel.set_current(target)
+    model.set_cursor(COUNT // 2)
+    assert not table.viewport().updatesEnabled()  # the old screen stays until the new rows are drawn
+    qtbot.waitUntil(lambda: not table.is_scrolling())
+    assert table.viewport().updatesEnabled()
+    assert table.viewport().rect().contains(table.visualRect(target))
+    shown = _painted(panel)
+    assert drawn_on_screen == []  # every row on screen was copied from a picture drawn before
+    table.setItemDelegate(TimelineDelegate(table))
+    assert _difference(shown, _painted(panel)) <= BLENDING
+
+
+def test_two_jumps_in_one_turn_scroll_as_one_after_the_other(qtbot: Any) -> None:
+    """A second selection before the first one's scroll ran starts from where the first one's scroll would have
+    left the table: a jump up to row 200 puts it at the top, and row 203 right after is then on screen already."""
+    panel, model = _panel(qtbot, Context(_messages()))
+    panel.set_current(model.index(COUNT - 1, 0))
+    qtbot.waitUntil(lambda: not panel.table.is_scrolling())
+    assert _top_row(panel) > COUNT // 2
+    panel.set_current(model.index(200, 0))
+    panel.set_current(model.index(203, 0))
+    qtbot.waitUntil(lambda: not panel.table.is_scrolling())
+    assert _top_row(panel) == 200
+    assert panel.current_index().row() == 203
+
+
+def test_keys_that_move_far_scroll_the_table_to_the_new_row(qtbot: Any) -> None:
+    """Ctrl+End in the table (Qt's own move, not ours) selects the last row, and the table scrolls to it."""
+    panel, model = _panel(qtbot, Context(_messages()))
+    table = panel.table
+    panel.set_current(model.index(0, 0))
+    qtbot.waitUntil(lambda: not table.is_scrolling())
+    table.setFocus()
+    qtbot.keyClick(table, Qt.Key.Key_End, Qt.KeyboardModifier.ControlModifier)
+    last = model.index(COUNT - 1, 0)
+    assert panel.current_index().row() == COUNT - 1
+    qtbot.waitUntil(lambda: not table.is_scrolling())
+    assert table.viewport().rect().contains(table.visualRect(last))
+
+
+def _state_rows(model: StateModel) -> list[tuple[Any, ...]]:
+    return [tuple(model.index(row, column).data() for column in range(3)) for row in range(model.rowCount())]
+
+
+def test_a_state_of_other_identities_is_made_aside_and_shown_whole_in_a_later_part(qtbot: Any) -> None:
+    """Going back to where fewer instances exist (another set of identities): the first part leaves the model
+    showing the previous state whole (the new rows are made aside), the last shows the new one, as at once."""
+    context = Context([{"type": "state", "_instance": f"i{n}", "data": {"v": n}} for n in range(8)])
+    source = CursorState(context)
+    model = StateModel()
+    model.set_state(None, source.at(8), source, 8)
+    before = _state_rows(model)
+    resets: list[bool] = []
+    model.modelReset.connect(lambda: resets.append(True))
+    parts = model.show_in_parts(2, source.at(3), source, 3)
+    next(parts)
+    assert _state_rows(model) == before
+    assert not resets
+    assert list(parts) == []
+    assert resets == [True]
+    once = StateModel()
+    once.set_state(2, source.at(3), source, 3)
+    assert _state_rows(model) == _state_rows(once)
+    assert len(_state_rows(model)) == 3
+    assert QModelIndex() == model.index(0, 0).parent()
