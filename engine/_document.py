@@ -15,7 +15,7 @@ from . import _json
 from ._context import Context
 from ._errors import DocumentError
 from ._messages import message_problem
-from ._values import type_name
+from ._values import with_article
 
 
 class Shape(StrEnum):
@@ -167,7 +167,7 @@ def checked_messages(values: list[Any], name: str, lines: list[int] | None = Non
     for index, message in enumerate(values):
         problem = None
         if not isinstance(message, dict):
-            problem = f"expected a message object, got {type_name(message)}"
+            problem = f"expected a message object, got {with_article(message)}"
         else:
             problem = message_problem(message)
         if problem is not None:

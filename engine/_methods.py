@@ -11,7 +11,7 @@ from typing import Any
 
 from attrs import frozen
 
-from ._values import MISSING, Path, is_index, type_name
+from ._values import MISSING, Path, is_index, with_article
 
 
 @frozen
@@ -53,17 +53,17 @@ def _push(existing: Any, new: Any) -> Any:
         return [new]
     if isinstance(existing, list):
         return [*existing, new]
-    raise Conflict(f"push onto a {type_name(existing)}, not an array")
+    raise Conflict(f"push onto {with_article(existing)}, not an array")
 
 
 def _concat(existing: Any, new: Any) -> Any:
     if not isinstance(new, list):
-        raise Conflict(f"concat of a {type_name(new)}, not an array")
+        raise Conflict(f"concat of {with_article(new)}, not an array")
     if existing is MISSING:
         return new
     if isinstance(existing, list):
         return [*existing, *new]
-    raise Conflict(f"concat onto a {type_name(existing)}, not an array")
+    raise Conflict(f"concat onto {with_article(existing)}, not an array")
 
 
 # Effects on a path at or below the write's path (`rest`: the part below), given the value at the write's

@@ -46,6 +46,12 @@ def get_path(value: Any, path: Path) -> Any:
     return value
 
 
+def with_article(value: Any) -> str:
+    """The JSON type of a value as a message's sentence names it: "an object", "a string", "null"."""
+    name = type_name(value)
+    return name if name == "null" else ("an " if name[0] in "aeiou" else "a ") + name
+
+
 def type_name(value: Any) -> str:
     """The JSON type of a value, as messages name it ("object", "array", "null", ...)."""
     if value is None:

@@ -191,7 +191,7 @@ def test_bad_jsonl_line_names_file_and_line(capsys, tmp_path) -> None:
     path.write_text('{"type": "text", "text": "a"}\n[1]\n', encoding="utf-8")
     code, _, err = run(capsys, "validate", str(path))
     assert code == 1
-    assert f"{path}:2: message 1: expected a message object, got array" in err
+    assert f"{path}:2: message 1: expected a message object, got an array" in err
 
 
 def test_a_closed_pipe_ends_quietly(tmp_path) -> None:

@@ -160,11 +160,11 @@ def test_invalid_utf8_in_json_lines_is_refused_at_its_line() -> None:
 @pytest.mark.parametrize(
     ("raw", "index", "words"),
     [
-        (b'[{"type": "text"}, 5]', 1, "got number"),
+        (b'[{"type": "text"}, 5]', 1, "got a number"),
         (b'[{"type": "text"}, {"text": "a"}]', 1, "'type'"),
         (b'[{"type": ""}]', 0, "'type'"),
         (b'[{"type": 3}]', 0, "'type'"),
-        (b'{"context": [[]]}', 0, "got array"),
+        (b'{"context": [[]]}', 0, "got an array"),
     ],
 )
 def test_bad_messages_name_their_index(raw, index, words) -> None:

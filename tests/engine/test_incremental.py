@@ -215,7 +215,7 @@ def test_a_splice_keeps_the_gap_an_appended_write_left_open() -> None:
         ctx.apply(Insert(3, {"type": "data", "kind": "s", "data": {}, "_outputMethod": "merge", "_outputPath": "†s"}))
         ctx.apply(Insert(4, {"type": "data", "kind": "s", "data": None, "_outputMethod": "push", "_outputPath": "†s"}))
         assert handle.current == reference(ctx.messages, "†s.a", None)
-        assert [d.reason for d in handle.current.diagnostics] == ["push at the root: push onto a object, not an array"]
+        assert [d.reason for d in handle.current.diagnostics] == ["push at the root: push onto an object, not an array"]
 
 
 @pytest.mark.parametrize("spacing", [1, 2])

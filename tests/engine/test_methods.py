@@ -66,11 +66,11 @@ def test_method_on_an_undefined_value(method, new, after) -> None:
 @pytest.mark.parametrize(
     ("before", "method", "new", "reason"),
     [
-        ({"a": 1}, "push", 1, "push onto a object"),
-        (None, "push", 1, "push onto a null"),
+        ({"a": 1}, "push", 1, "push onto an object"),
+        (None, "push", 1, "push onto null"),
         ("s", "concat", [1], "concat onto a string"),
         ([1], "concat", 2, "concat of a number"),
-        ([1], "concat", {"a": 1}, "concat of a object"),
+        ([1], "concat", {"a": 1}, "concat of an object"),
     ],
 )
 def test_push_and_concat_conflicts(before, method, new, reason) -> None:

@@ -103,7 +103,7 @@ def test_conflicts_and_unusable_outputs_are_reported() -> None:
                 {"type": "state", "data": {"b": 1}, "_call": {"_tool": "t", "_outputPath": "†state.c"}}]
     found = problems(messages)
     assert [(i, p) for i, p, _ in found] == [(1, "¶state"), (2, "¶state")]
-    assert "push onto a object" in found[0][2]
+    assert "push onto an object" in found[0][2]
     assert "no destination" in found[1][2]
 
 
