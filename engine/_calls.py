@@ -185,20 +185,23 @@ def resolve_call(context: Context, plan: CallPlan, at: int | None = None) -> dic
 
     `at`: as of the first `at` messages (None: all of them).
     """
-    def resolve(value: Any) -> Any:
-        if isinstance(value, str):
-            if is_expression(value):
-                return copy.deepcopy(context.resolve(value, instance=plan.instance, at=at).value)
-            return unescape(value)
-        if isinstance(value, dict):
-            return {key: resolve(item) for key, item in value.items()}
-        if isinstance(value, list):
-            return [resolve(item) for item in value]
-        return value
-
     call: dict[str, Any] = plan.call
-    return {key: resolve(value) if not key.startswith("_") or key == "_output" else copy.deepcopy(value)
-            for key, value in call.items()}
+    return {key: _resolved(value, context, plan.instance, at) if not key.startswith("_") or key == "_output"
+            else copy.deepcopy(value) for key, value in call.items()}
+
+
+def _resolved(value: Any, context: Context, instance: str | None, at: int | None) -> Any:
+    # A function of the module, not a closure calling itself: that closure was a reference cycle holding the
+    # context, which outlived a replaced document when the window froze it (contextdeck/_runtime.py).
+    if isinstance(value, str):
+        if is_expression(value):
+            return copy.deepcopy(context.resolve(value, instance=instance, at=at).value)
+        return unescape(value)
+    if isinstance(value, dict):
+        return {key: _resolved(item, context, instance, at) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_resolved(item, context, instance, at) for item in value]
+    return value
 
 
 def _parameter_schema(schema: dict[str, Any]) -> dict[str, Any]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import codecs
-import gc
 import hashlib
 import threading
 import time
@@ -12,6 +11,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QRunnable, Signal
 
+from contextdeck._runtime import loading
 from contextdeck.engine import Document, DocumentError, Shape
 
 from ._disk import Fingerprint
@@ -24,38 +24,6 @@ TOTAL = 1000  # progress is in thousandths of the whole load
 # thread starved for the whole parse (measured: 200+ ms gaps on 100,000 messages, 11 ms without).
 PROGRESS_INTERVAL = 0.016
 READ_SHARE = 0.1  # reading the bytes; parsing and building the context are the rest
-
-
-_collector = threading.Lock()
-_loading = 0  # loads under way, across sessions
-_collector_was_enabled = True
-
-
-def _pause_collector() -> None:
-    """Keep Python's cyclic collector off while messages are built.
-
-    Building 100,000 messages makes millions of objects; each full collection scans them all while
-    holding the GIL (0.1 s and more), and the GUI thread cannot run Python meanwhile. Parsed JSON
-    holds no cycles, so nothing is lost by not looking.
-    """
-    global _loading, _collector_was_enabled
-    with _collector:
-        if _loading == 0:
-            _collector_was_enabled = gc.isenabled()
-            gc.disable()
-        _loading += 1
-
-
-def _resume_collector() -> None:
-    """Back on, with everything alive now frozen: the collector will not scan the document again
-    (freed objects still go by reference counting; only cycles among them would wait)."""
-    global _loading
-    with _collector:
-        _loading -= 1
-        if _loading == 0:
-            gc.freeze()
-            if _collector_was_enabled:
-                gc.enable()
 
 
 @dataclass(frozen=True)
@@ -102,19 +70,17 @@ class LoadTask(QRunnable):
 
     def run(self) -> None:
         result: Loaded | str | None
-        _pause_collector()
-        try:
-            result = self._load()
-        except Cancelled:
-            return
-        except DocumentError as error:
-            result = str(error)
-        except OSError as error:
-            result = f"{self.name}: {error.strerror or error}"
-        except Exception as error:  # never let a worker die silently: the window must hear of it
-            result = f"{self.name}: {type(error).__name__}: {error}"
-        finally:
-            _resume_collector()
+        with loading():  # the collector off while the document is built, the document frozen after
+            try:
+                result = self._load()
+            except Cancelled:
+                return
+            except DocumentError as error:
+                result = str(error)
+            except OSError as error:
+                result = f"{self.name}: {error.strerror or error}"
+            except Exception as error:  # never let a worker die silently: the window must hear of it
+                result = f"{self.name}: {type(error).__name__}: {error}"
         if self.cancelled:
             return
         if isinstance(result, Loaded):

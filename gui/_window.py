@@ -6,7 +6,6 @@ Public hooks for other panels (the call inspector): `session`, `context()`, `add
 
 from __future__ import annotations
 
-import gc
 from typing import Any
 
 from PySide6.QtCore import QByteArray, QChildEvent, QEvent, QModelIndex, QSettings, Qt, QTimer, Signal
@@ -240,17 +239,18 @@ class MainWindow(QMainWindow):
     # -- the document ------------------------------------------------------------------------------
 
     def _document_replaced(self) -> None:
-        # The document's millions of objects live as long as it is open: keep them out of the cyclic
-        # garbage collector's full passes, which would otherwise pause the GUI for tens of milliseconds.
-        gc.unfreeze()
-        gc.freeze()
-        if self._model is not None:
-            self._model.detach()
+        # The load froze the new document (contextdeck/_runtime.py owns the collector). The replaced document's
+        # timeline model is deleted, not kept as the window's child: it held that whole document.
+        old = self._model
+        if old is not None:
+            old.detach()
         context = self.context()
         self._model = TimelineModel(context, self.session.document.solution, self)
         self._model.moveRequested.connect(self._move_requested)
         context.replaced.connect(self._message_replaced)
         self.timeline.set_model(self._model)
+        if old is not None:
+            old.deleteLater()
         self._selected_id = None
         self.watches.model.set_context(context, self.at())
         self._update_title()

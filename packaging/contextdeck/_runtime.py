@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import gc
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 # CPython runs a young collection every 700 allocations by default, a setting for small scripts. An
 # edit in the middle of a 100k-message context renews about a thousand watch results, so at 700 the
@@ -14,13 +17,17 @@ GC_THRESHOLDS = (10_000, 10, 10)
 # Below this many new objects a young collection at idle is not worth waking up for.
 IDLE_YOUNG = 1_000
 
-# What idle time freezes may hold cyclic garbage that only a collection of everything frees (about 1 %
-# of it, measured: psygnal's signal instances of dropped engine objects). Past this many young objects
-# frozen since the last such collection, the next idle moment runs one whatever the user is doing: the
-# bound on what can wait for a moment the user does not wait on (`collect_everything`).
+# What is frozen (at idle, and the documents loads build) may hold cyclic garbage that only a collection of
+# everything frees (at idle about 1 % of it, measured: psygnal's signal instances of dropped engine objects; a
+# document's own cycles once another replaces it). Past this many objects frozen since the last such
+# collection, the next idle moment runs one whatever the user is doing: the bound on what can wait for a
+# moment the user does not wait on (`collect_everything`).
 FREEZE_LIMIT = 10_000_000
 
-_frozen = 0  # young objects frozen at idle since the last collection of everything
+_frozen = 0  # objects frozen (at idle and by loads) since the last collection of everything
+_loads = 0  # documents being built, on any thread
+_loads_lock = threading.Lock()
+_enabled_before_loads = True
 
 
 def tune_collector() -> None:
@@ -37,10 +44,9 @@ def collect_when_idle() -> int | None:
     is about to wait for input: once `IDLE_YOUNG` objects are new, a young collection (about 1 ms) frees
     the cycles that died since the last turn, and what is left is frozen (`gc.freeze`, O(1)), so no later
     collection walks it again. Cycles among frozen objects are freed by `collect_everything`, which this
-    runs itself once `FREEZE_LIMIT` young objects were frozen since the last one. Returns the generation
-    collected (2 for everything), or None when nothing was due or a load has the collector off.
+    runs itself once `FREEZE_LIMIT` objects were frozen (here and by loads) since the last one. Returns the
+    generation collected (2 for everything), or None when nothing was due or a load has the collector off.
     """
-    global _frozen
     young = gc.get_count()[0]
     if young < IDLE_YOUNG or not gc.isenabled():
         return None
@@ -48,18 +54,51 @@ def collect_when_idle() -> int | None:
         collect_everything()
         return 2
     gc.collect(0)
+    _freeze(young)
+    return 0
+
+
+@contextmanager
+def loading() -> Iterator[None]:
+    """The collector off while a document is built (on a worker thread), and the document frozen at the end.
+
+    Building 100,000 messages makes millions of objects; each collection would walk them all while holding
+    the GIL (0.1 s and more), and the GUI thread could not run Python meanwhile. Parsed JSON holds no cycles, so
+    nothing is lost by not looking. What is alive at the end is the document: frozen (O(1)) rather than walked
+    by a young collection, and counted towards `FREEZE_LIMIT`, since it becomes garbage when another document
+    replaces it (its cycles then wait for `collect_everything`). Loads on several threads share one pause: the
+    collector is back (unless it was off before) when the last ends.
+    """
+    global _loads, _enabled_before_loads
+    with _loads_lock:
+        if _loads == 0:
+            _enabled_before_loads = gc.isenabled()
+            gc.disable()
+        _loads += 1
+    try:
+        yield
+    finally:
+        with _loads_lock:
+            _loads -= 1
+            if _loads == 0:
+                _freeze(gc.get_count()[0])
+                if _enabled_before_loads:
+                    gc.enable()
+
+
+def _freeze(young: int) -> None:
+    global _frozen
     gc.freeze()
     _frozen += young
-    return 0
 
 
 def collect_everything() -> int | None:
     """A collection of every object, frozen ones included, then everything left frozen again.
 
-    It walks the whole document (about 0.5 s at 100,000 messages): the window runs it when the user is not
-    waiting on it (another application is in front), and `collect_when_idle` past `FREEZE_LIMIT`. Returns
-    how many unreachable objects it found; None, doing nothing, when nothing was frozen at idle since the
-    last one or a load has the collector off.
+    It walks the whole document (0.3-0.5 s at 100,000 messages): the window runs it when the user is not
+    waiting on it (another application is in front), and `collect_when_idle` past `FREEZE_LIMIT`. It also frees
+    what a replaced document left in cycles. Returns how many unreachable objects it found; None, doing nothing,
+    when nothing was frozen (at idle, by a load) since the last one or a load has the collector off.
     """
     global _frozen
     if not _frozen or not gc.isenabled():

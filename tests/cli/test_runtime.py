@@ -14,6 +14,7 @@ from contextdeck._runtime import (
     IDLE_YOUNG,
     collect_everything,
     collect_when_idle,
+    loading,
     tune_collector,
 )
 
@@ -118,3 +119,37 @@ def test_a_disabled_collector_is_left_alone() -> None:
     finally:
         gc.enable()
     del kept
+
+
+@pytest.mark.usefixtures("collector")
+def test_a_load_keeps_the_collector_off_and_freezes_the_document_it_built() -> None:
+    """While a document is built (loads on several threads share the pause) the collector is off; at the end what
+    was built is frozen and counted, so the next collection of everything runs and frees what the replaced
+    document left in cycles (it was frozen alive by the load)."""
+    previous = Node()  # the open document's cycle, alive while the next one loads
+    gone = weakref.ref(previous)
+    with loading():
+        assert not gc.isenabled()
+        with loading():  # another load, on another thread: they share the pause
+            document = young(2 * IDLE_YOUNG)
+        assert not gc.isenabled()  # the first is still under way
+    assert gc.isenabled()
+    assert gc.get_count()[0] < IDLE_YOUNG  # frozen, not left to a young collection
+    del previous  # replaced
+    gc.collect()
+    assert gone() is not None
+    assert (collect_everything() or 0) >= 1
+    assert gone() is None
+    del document
+
+
+@pytest.mark.usefixtures("collector")
+def test_a_load_leaves_a_collector_that_was_off_off() -> None:
+    """A collector switched off before a load (a benchmark, a test) stays off after it."""
+    gc.disable()
+    try:
+        with loading():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -7,12 +7,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QCoreApplication, QEvent, QSettings
 
 from contextdeck.gui._app import create_window
 from contextdeck.gui._editor import DataEditor
 from contextdeck.gui._inspector._async import release
 from contextdeck.gui._window import MainWindow
+
+
+@pytest.fixture(autouse=True)
+def deleted_after_each_test() -> Iterator[None]:
+    """The widgets pytest-qt closed after the test (`deleteLater`) are deleted at once, by Qt.
+
+    Otherwise they wait for the next test's event loop, and a collection of everything in between (the idle
+    tests run one) frees their wrappers while their Qt objects are alive: the collector then has Python delete
+    Qt objects in an order Qt does not expect, the crash that tests/gui/collector_clears_first.py replays."""
+    yield
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
 
 
 @pytest.fixture
@@ -30,6 +41,7 @@ def refund_window(qtbot: Any, tmp_path: Path, examples: Path) -> Iterator[MainWi
     """The real window (which installs the inspector itself) on the refund workflow; settings in tmp_path."""
     settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
     win = create_window(settings, tmp_path / "recovery")
+    settings.setParent(win)  # deleted with the window, as everything it uses (see deleted_after_each_test)
     qtbot.addWidget(win)
     win.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
     win.show()
@@ -52,6 +64,7 @@ def open_window(qtbot: Any, tmp_path: Path) -> Iterator[WindowMaker]:
     def make(path: Path | None) -> MainWindow:
         settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
         window = create_window(settings, tmp_path / "recovery")
+        settings.setParent(window)
         qtbot.addWidget(window)
         window.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
         window.show()

@@ -10,10 +10,11 @@ import sys
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import shiboken6
-from PySide6.QtCore import QAbstractEventDispatcher, QObject, QSettings, Qt
+from PySide6.QtCore import QAbstractEventDispatcher, QCoreApplication, QEvent, QObject, QSettings, Qt
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
@@ -91,10 +92,34 @@ def test_leaving_the_application_frees_cycles_that_died_frozen(qtbot: QtBot, app
     del kept
 
 
+def test_the_document_a_switch_replaces_is_freed_when_another_application_comes_to_the_front(
+        qtbot: QtBot, app: QApplication, open_window: Any, examples: Path) -> None:
+    """Open A with a cycle holding A's context (as a closure of a view or of the engine can) alive until another
+    document replaces it; open B, and the cycle dies. The load froze it, so ordinary collections leave A's
+    context, and the collection of everything when another application comes to the front frees it. (Before, the
+    window kept every replaced document's timeline model as its child, and that model the whole document.)"""
+    window = open_window(examples / "refund_workflow.json")
+    context = window.context()
+    gone = weakref.ref(context)
+    knot: list[object] = [context]
+    knot.append(knot)
+    del context
+    with qtbot.waitSignal(window.session.documentReplaced, timeout=10000):
+        window.session.open(examples / "moderation_batch.json")
+    del knot
+    qtbot.waitUntil(lambda: not window.state_view.is_busy())  # the views let go of A
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)  # what the window deletes later
+    gc.collect()
+    assert gone() is not None  # frozen: no ordinary collection walks it
+    app.applicationStateChanged.emit(Qt.ApplicationState.ApplicationInactive)
+    assert gone() is None
+
 def test_a_closed_window_leaves_the_collector_no_live_qt_object(qtbot: QtBot, tmp_path: Path, examples: Path) -> None:
     """Every Qt object a window makes is deleted with it: what a full collection frees afterwards are wrappers
     whose Qt objects are gone. (The data editor's JSON editor, without a tab, and the calls model and debugger had
     no Qt parent: they outlived the window until the collector freed them, see collector_clears_first.py.)"""
+    gc.unfreeze()
+    gc.collect()  # what earlier tests left: only this window's garbage is looked at below
     settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
     window = create_window(settings, tmp_path / "recovery")
     window.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
