@@ -189,7 +189,11 @@ def _write(node: Any, path: Path, depth: int, apply: Callable[[Any, Any], Any], 
     segment = path[depth]
     last = depth == len(path) - 1
     if isinstance(node, list):
-        if not is_index(segment) or int(segment) > len(node):
+        if not is_index(segment):
+            # It names no length: the failure does not depend on the array's elements, so two folds whose
+            # arrays differ report it alike (tracks splice over such writes, `_patches.keeps_start`).
+            raise Conflict(f"{'.'.join(path[: depth + 1])}: {segment!r} is not an index of an array")
+        if int(segment) > len(node):
             where = ".".join(path[: depth + 1])
             raise Conflict(f"{where}: index {segment!r} outside an array of {len(node)}")
         index = int(segment)

@@ -19,7 +19,7 @@ from itertools import compress
 from operator import is_not
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ._messages import MISSING, Path, Write, get_path
+from ._messages import MISSING, Path, Write, get_path, is_index
 from ._methods import WRITE_METHODS
 
 if TYPE_CHECKING:
@@ -28,13 +28,15 @@ if TYPE_CHECKING:
 
 class Patch(NamedTuple):
     """Where the roots of a new fold differ from an old one's, in a way later writes keep: at `path`
-    the value is `new` instead of `old`; with `prefix`, the array there starts with `new` instead of
-    `old` (the writes in between appended the same elements to both)."""
+    the value is `new` instead of `old`; with `prefix`, the array there holds `new` instead of `old` from
+    index `at` on, before the elements the writes in between appended to both (its first `at` elements
+    are the same on both sides, and may have been written into alike)."""
 
     path: Path
     new: Any
     old: Any
     prefix: bool = False
+    at: int = 0
 
 
 Patches = list[tuple[Patch, int | None]]  # each with the order key of the write where it stops applying
@@ -62,8 +64,16 @@ def patch_to(
     only that lane's writes (`Layer.subset`) can act on it."""
     if equivalent(now, then, lane):
         return []
-    if lane is not None and appendable(now, then, lane, paths):
-        return [(Patch((lane,), now[lane], then[lane], prefix=True), None)] if appends else None
+    at = None if lane is None else common_start(now, then, lane, paths)
+    if at is not None:
+        assert lane is not None
+        subset = layer.subset(lane)
+        position = 0 if after is None else bisect_right(subset, after, key=key)
+        stop = None if appends else keeps_start(subset, position, writes, lane, at)
+        if stop is False:
+            return None
+        patch = Patch((lane,), now[lane][at:], then[lane][at:], prefix=True, at=at)
+        return [(patch, None if stop is None else key(subset[stop]))]
     targets = differences(now, then, lane)
     if targets is None:
         return None
@@ -90,9 +100,9 @@ def patched(root: Any, patch: Patch | None) -> Any:
 
 def _rebuilt(node: Any, patch: Patch, depth: int) -> Any:
     # A module function, not a closure calling itself: that would be a reference cycle per call.
-    path, new, old, prefix = patch
+    path, new, old, prefix, at = patch
     if depth == len(path):
-        return [*new, *node[len(old) :]] if prefix else new
+        return [*node[:at], *new, *node[at + len(old) :]] if prefix else new
     return {**node, path[depth]: _rebuilt(node[path[depth]], patch, depth + 1)}
 
 
@@ -160,18 +170,54 @@ def covers(write: Write, target: Path) -> bool | None:
     return WRITE_METHODS[write.method].covers(write.value, target[len(path) :])
 
 
-def appendable(now: Any, then: Any, lane: str, paths: list[Path]) -> bool:
-    """Whether two roots differ only in their lane's array in a way appending keeps for every probe.
+def common_start(now: Any, then: Any, lane: str, paths: list[Path]) -> int | None:
+    """When two roots differ only in their lane's array, how many elements the two arrays start with
+    alike (the same objects, or identical); None when they differ otherwise, or when appending would not
+    act the same on both for every probe.
 
-    Pushes and concats at the lane act the same on both when both arrays are empty or both are not
-    (for a probe of the whole array), and when they have the same length (for a probe of an element).
+    Pushes and concats at the lane act the same on both when both arrays are empty or both are not (for
+    a probe of the whole array), and leave a probe of an element of the common start alone; a probe
+    of a key under the array (not an index) is missing on both.
     """
     if not (isinstance(now, dict) and isinstance(then, dict)):
-        return False
+        return None
     new, old = now.get(lane, MISSING), then.get(lane, MISSING)
-    if not (isinstance(new, list) and isinstance(old, list)):
-        return False
-    return len(new) == len(old) if any(len(path) > 1 for path in paths) else bool(new) == bool(old)
+    if not (isinstance(new, list) and isinstance(old, list)) or bool(new) != bool(old):
+        return None
+    at, size = 0, min(len(new), len(old))
+    while at < size and (new[at] is old[at] or identical(new[at], old[at])):
+        at += 1
+    if at == len(new) == len(old):
+        return None  # not different at all: `equivalent` said so
+    if any(len(path) > 1 and is_index(path[1]) and int(path[1]) >= at for path in paths):
+        return None
+    return at
+
+
+def keeps_start(subset: list[int], position: int, writes: Mapping[int, Write], lane: str, at: int) -> int | bool | None:
+    """How the writes of a lane from `position` on act on two arrays there that differ only from index
+    `at` on (`common_start`): the position of the first write that replaces the array whatever it was,
+    from where the two agree (None: none does), or False when one acts on the differing part.
+
+    Kept: a push or a concat at the lane (it appends to both), a write under a key of the array that is
+    not an index (it fails on both alike: its problem names no length), a write into an element of the
+    common start, and a write with a problem of its own."""
+    for index in range(position, len(subset)):
+        write = writes[subset[index]]
+        if write.problem is not None:
+            continue
+        path = write.path
+        if len(path) > 1 and path[0] == lane:
+            if not is_index(path[1]) or int(path[1]) < at:
+                continue
+            return False
+        if path == (lane,) and WRITE_METHODS[write.method].appends is not None:
+            continue
+        acts = covers(write, (lane,))
+        if acts is None:
+            continue
+        return index if acts else False
+    return None
 
 
 def equivalent(a: Any, b: Any, lane: str | None) -> bool:
@@ -203,12 +249,13 @@ def _pairwise(a: Iterable[Any], b: Iterable[Any]) -> bool:
 __all__ = [
     "Patch",
     "Patches",
-    "appendable",
+    "common_start",
     "cover",
     "covers",
     "differences",
     "equivalent",
     "identical",
+    "keeps_start",
     "patch_to",
     "patched",
 ]

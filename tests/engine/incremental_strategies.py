@@ -81,8 +81,14 @@ def watch_lists(most: int) -> st.SearchStrategy[list[tuple[str, str | None]]]:
 
 @st.composite
 def array_messages(draw: st.DrawFn) -> dict[str, Any]:
-    """Mostly pushes and concats onto `†s.a` (global or instance ①), now and then a set or a merge there."""
-    method = draw(st.sampled_from(["push", "push", "concat", "concat", "set", "merge"]))
+    """Mostly pushes and concats onto `†s.a` (global or instance ①), now and then a set or a merge there,
+    a key under the array (a conflict whatever it holds) or a write into an element."""
+    method = draw(st.sampled_from(["push", "push", "concat", "concat", "set", "merge", "under"]))
+    if method == "under":
+        path = ("a", draw(st.sampled_from(["status", "0", "1", "2"])), *draw(st.sampled_from([(), ("n",)])))
+        method = draw(st.sampled_from(["set", "merge", "push"]))
+        return {"type": "s", "s": wrap(path, draw(scalars)), "_outputPath": ref("s", path), "_outputMethod": method,
+                **({"_instance": "1"} if draw(st.booleans()) else {})}
     value = draw(st.lists(scalars, max_size=2)) if method in ("concat", "set") else draw(scalars)
     message: dict[str, Any] = {"type": "s", "s": {"a": value}, "_outputPath": "†s.a", "_outputMethod": method}
     if draw(st.booleans()):

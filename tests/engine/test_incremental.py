@@ -222,8 +222,10 @@ def test_a_splice_keeps_the_gap_an_appended_write_left_open() -> None:
 @settings(max_examples=150, deadline=None)
 @given(document=st.lists(array_messages(), max_size=24), data=st.data())
 def test_watches_of_arrays_follow_every_edit(spacing: int, document: list[dict[str, Any]], data: st.DataObject) -> None:
-    """Arrays only appended to (where tracks splice by substituting the array's start) stay exact too."""
-    watches = [("†s.a", None), ("†s.a", "1"), ("†s.a.0", "1"), ("†s.a.1 || †s.a", None)]
+    """Arrays appended to, with keys written under them and elements written into (where tracks splice by
+    substituting the array past the start the two folds share), stay exact too, whole kinds included."""
+    watches = [("†s.a", None), ("†s.a", "1"), ("†s.a.0", "1"), ("†s.a.1 || †s.a", None), ("†s", "1"),
+               ("†s.a.status", "1"), ("†s.a.0.n && †s", "1")]
     with checkpoints_every(spacing):
         _follow_edits(document, watches, data, array_messages())
 

@@ -120,11 +120,17 @@ def test_numeric_segment_under_an_array_addresses_0_to_len(index, after) -> None
     assert state(out("x", [1, 2]), out(f"x.{index}", "z")) == after
 
 
-@pytest.mark.parametrize("index", ["3", "a", "-1", "01"])
-def test_other_segments_under_an_array_conflict(index) -> None:
-    """An index past len, or a segment that is not an index, under an array is a conflict."""
+@pytest.mark.parametrize(("index", "reason"), [
+    ("3", "index '3' outside an array of 2"),
+    ("a", "'a' is not an index of an array"),
+    ("-1", "'-1' is not an index of an array"),
+    ("01", "'01' is not an index of an array"),
+])
+def test_other_segments_under_an_array_conflict(index, reason) -> None:
+    """An index past len, or a segment that is not an index, under an array is a conflict. Only the index
+    past the end names the array's length: a key under an array fails whatever the array holds."""
     assert state(out("x", [1, 2]), out(f"x.{index}", "z")) == [1, 2]
-    assert "outside an array of 2" in conflicts(out("x", [1, 2]), out(f"x.{index}", "z"))[0]
+    assert conflicts(out("x", [1, 2]), out(f"x.{index}", "z"))[0].endswith(f"x.{index}: {reason}")
 
 
 def test_appending_under_an_array_creates_the_element() -> None:

@@ -159,6 +159,48 @@ def test_whole_kind_watch_is_repaired_lane_by_lane(monkeypatch: pytest.MonkeyPat
     assert not handle.current.diagnostics
 
 
+def test_a_global_push_under_instance_writes_of_keys_and_first_elements_is_spliced(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An instance layer pushes onto an array, writes a key under it (a conflict whatever the array holds:
+    its problem names no length) and writes into its first element. A global push inserted before it
+    changes the array only past the global fold's elements, which none of those writes acts on, so the
+    instance folds (a lane and a whole kind) are spliced with the array's end substituted, not folded
+    again write by write; the results are the fold's, every conflict included."""
+    from contextdeck.engine import _index, _whole
+
+    messages = [_state({"log": [{"n": 0}]}, _outputPath="†state.log")]
+    for n in range(300):
+        shapes = (("log",), "push"), (("log", "status"), "set"), (("log", "0", "n"), "set")
+        where, how = shapes[n % 3]
+        data: object = n
+        for segment in reversed(where):
+            data = {segment: data}
+        messages.append(_state(data, _outputPath="†state." + ".".join(where), _outputMethod=how, _instance="1"))
+    ctx = Context(messages)
+    handles = [ctx.watch(expr, lambda _: None, instance="1") for expr in ("†state", "†state.log", "†state.log.0.n")]
+    steps = [0]
+    whole_step, lane_step = _whole._step, _index.State.step
+
+    def counted_whole(*args: object) -> object:
+        steps[0] += 1
+        return whole_step(*args)  # type: ignore[arg-type]
+
+    def counted_lane(self: _index.State, *args: object) -> None:
+        steps[0] += 1
+        lane_step(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_whole, "_step", counted_whole)
+    monkeypatch.setattr(_index.State, "step", counted_lane)
+    ctx.insert(1, _state({"log": {"n": -1}}, _outputPath="†state.log", _outputMethod="push"))
+    assert steps[0] < 20  # the instance layer has 300 writes of the lane
+    fresh = Context(ctx.messages)
+    for handle in handles:
+        assert handle.current == fresh.resolve(handle.expression, "1")
+    assert handles[1].current.value[:3] == [{"n": 299}, {"n": -1}, 0]
+    assert len(handles[0].current.diagnostics) == 100
+
+
 def test_a_write_moved_from_the_global_layer_to_an_instance_layer_leaves_its_sources() -> None:
     """A replace that moves a write from the global layer to an instance layer, where it now fails (a key
     under the array the global layer left): the instance's whole-kind watch drops it from its sources
