@@ -429,9 +429,9 @@ def fold_lane(
     for steps, position in enumerate(range(first, stop + 1), start=1):
         following = subset[position] if position < stop else None
         if lane is not None and not isinstance(state.root, dict):
-            _scan_gap(state, layer, writes, key, previous, following, limit)
+            end = _scan_gap(state, layer, writes, key, previous, following, limit)
             if gaps is not None:
-                gaps.append(Gap(layer, previous, following))
+                gaps.append(Gap(layer, previous, end))
         if following is None:
             return None
         state.step(following, writes[following], key(following))
@@ -458,7 +458,12 @@ def _scan_gap(
     previous: int | None,
     following: int | None,
     limit: int | None,
-) -> None:
+) -> int | None:
+    """Fold every write of the layer after `previous` and before `following` until the root is an object
+    again; where the gap ends: the write after the one that made it an object (the writes from there on
+    cannot matter to the lane while it stays one: only a write of the lane can make it something else),
+    else `following`. A global fold's root is missing until the kind's first write, so its gap for a lane
+    first written thousands of messages later would otherwise hold every write up to there."""
     every = layer.all
     start = 0 if previous is None else bisect_right(every, key(previous), key=key)
     if following is not None:
@@ -469,7 +474,8 @@ def _scan_gap(
         message_id = every[position]
         state.step(message_id, writes[message_id], key(message_id))
         if isinstance(state.root, dict):
-            return
+            return every[position + 1] if position + 1 < end else following
+    return following
 
 
 def in_gap(gap: Gap, layer: Layer, order_key: int, key: Key) -> bool:

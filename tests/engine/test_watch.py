@@ -201,6 +201,35 @@ def test_a_global_push_under_instance_writes_of_keys_and_first_elements_is_splic
     assert len(handles[0].current.diagnostics) == 100
 
 
+def test_an_early_edit_before_a_lane_is_first_written_leaves_its_track_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A global fold's root is missing until the kind's first write: a track scans every write from there
+    until the root is an object (a gap, where any write of the kind can matter to its lane). That gap ends
+    after the write that made the root an object, not at the lane's own first write: an edit of another
+    lane before `c` is first written repairs the tracks of that lane only (removing the write that made the root an object repairs every lane), and every watch stays
+    the fold's."""
+    from contextdeck.engine import _watches
+
+    messages = [_state({"a": 1}), *(_state({"b": {"n": n}}) for n in range(50)), _state({"c": 1})]
+    ctx = Context(messages)
+    handles = [ctx.watch(expr, lambda _: None) for expr in ("†state.c", "†state.b.n", "†state.a")]
+    repaired: list[str | None] = []
+    repair = _watches.repair
+
+    def spy(store: object, work: object, old: object, kind: str, instance: object, lane: str | None,
+            base: object) -> object:
+        repaired.append(lane)
+        return repair(store, work, old, kind, instance, lane, base)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_watches, "repair", spy)
+    ctx.insert(5, _state({"b": {"n": -1}}))
+    assert repaired == ["b"]
+    ctx.remove(0)  # the write that made the root an object: in every lane's gap
+    assert sorted(repaired[1:]) == ["a", "b", "c"]
+    fresh = Context(ctx.messages)
+    for handle in handles:
+        assert handle.current == fresh.resolve(handle.expression)
+
+
 def test_a_write_moved_from_the_global_layer_to_an_instance_layer_leaves_its_sources() -> None:
     """A replace that moves a write from the global layer to an instance layer, where it now fails (a key
     under the array the global layer left): the instance's whole-kind watch drops it from its sources
