@@ -205,8 +205,8 @@ def test_an_early_edit_before_a_lane_is_first_written_leaves_its_track_alone(mon
     """A global fold's root is missing until the kind's first write: a track scans every write from there
     until the root is an object (a gap, where any write of the kind can matter to its lane). That gap ends
     after the write that made the root an object, not at the lane's own first write: an edit of another
-    lane before `c` is first written repairs the tracks of that lane only (removing the write that made the root an object repairs every lane), and every watch stays
-    the fold's."""
+    lane before `c` is first written repairs the tracks of that lane only (removing the write that made
+    the root an object repairs every lane), and every watch stays the fold's."""
     from contextdeck.engine import _watches
 
     messages = [_state({"a": 1}), *(_state({"b": {"n": n}}) for n in range(50)), _state({"c": 1})]
