@@ -351,11 +351,16 @@ class State:
 @dataclass(frozen=True, slots=True)
 class Gap:
     """Writes of `layer` the fold scanned because the root was not an object: those strictly between the
-    ids `before` and `after` (None: from the start, to the end)."""
+    ids `before` and `after` (None: from the start, to the end), and `after` itself when `through`.
+
+    A gap ends at the lane's next write (`after`), or `through` the write that made the root an object
+    again: a bound whose removal folds the track again (a write of its lane, or one in its gap), so that
+    a gap never names a message no longer there."""
 
     layer: Layer
     before: int | None
     after: int | None
+    through: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -429,9 +434,9 @@ def fold_lane(
     for steps, position in enumerate(range(first, stop + 1), start=1):
         following = subset[position] if position < stop else None
         if lane is not None and not isinstance(state.root, dict):
-            end = _scan_gap(state, layer, writes, key, previous, following, limit)
+            made = _scan_gap(state, layer, writes, key, previous, following, limit)
             if gaps is not None:
-                gaps.append(Gap(layer, previous, end))
+                gaps.append(Gap(layer, previous, following) if made is None else Gap(layer, previous, made, True))
         if following is None:
             return None
         state.step(following, writes[following], key(following))
@@ -460,10 +465,10 @@ def _scan_gap(
     limit: int | None,
 ) -> int | None:
     """Fold every write of the layer after `previous` and before `following` until the root is an object
-    again; where the gap ends: the write after the one that made it an object (the writes from there on
-    cannot matter to the lane while it stays one: only a write of the lane can make it something else),
-    else `following`. A global fold's root is missing until the kind's first write, so its gap for a lane
-    first written thousands of messages later would otherwise hold every write up to there."""
+    again; the write that made it one (None: none did). The gap ends there: the writes after it cannot
+    matter to the lane while the root stays an object, and only a write of the lane can make it something
+    else. A global fold's root is missing until the kind's first write, so a gap up to `following` for a
+    lane first written thousands of messages later held every write up to there."""
     every = layer.all
     start = 0 if previous is None else bisect_right(every, key(previous), key=key)
     if following is not None:
@@ -474,8 +479,8 @@ def _scan_gap(
         message_id = every[position]
         state.step(message_id, writes[message_id], key(message_id))
         if isinstance(state.root, dict):
-            return every[position + 1] if position + 1 < end else following
-    return following
+            return message_id
+    return None
 
 
 def in_gap(gap: Gap, layer: Layer, order_key: int, key: Key) -> bool:
@@ -483,7 +488,9 @@ def in_gap(gap: Gap, layer: Layer, order_key: int, key: Key) -> bool:
     if gap.layer is not layer:
         return False
     before, after = gap.before, gap.after
-    return (before is None or key(before) < order_key) and (after is None or order_key < key(after))
+    if before is not None and key(before) >= order_key:
+        return False
+    return after is None or order_key < key(after) or (gap.through and order_key == key(after))
 
 
 def path_value(
