@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from contextdeck._runtime import tune_collector
 from ._idle import collect_while_idle
 from ._session import DocumentSession
 from ._settings import default_settings
+from ._slices import slices
 from ._theme import RESOURCES, apply_theme
 from ._window import MainWindow
 
@@ -55,6 +57,22 @@ def open_and_wait(window: MainWindow, path: Path, timeout_ms: int = 60000) -> bo
     session.documentReplaced.disconnect(loaded)
     session.loadFailed.disconnect(failed)
     return bool(result and result[0])
+
+
+def settle(window: MainWindow, limit_ms: int = 10_000) -> None:
+    """Run the event loop until the window's deferred work is done: the views fill in over turns of their
+    own (slices, debounces, a far jump's rows), so a picture taken a few events after opening shows them
+    half made. Done when, on three polls 20 ms apart, no slice is queued and no single-shot timer of the
+    window is waiting (repeating ones, such as the autosave's, never stop); at most `limit_ms`."""
+    deadline = time.monotonic() + limit_ms / 1000
+    quiet = 0
+    while quiet < 3 and time.monotonic() < deadline:
+        loop = QEventLoop()
+        QTimer.singleShot(20, loop.quit)
+        loop.exec()
+        waiting = slices().pending or any(
+            timer.isActive() and timer.isSingleShot() for timer in window.findChildren(QTimer))
+        quiet = 0 if waiting else quiet + 1
 
 
 def _has_display() -> bool:
@@ -109,8 +127,7 @@ def main(doc: str | None = None, screenshot: str | None = None, tools: Sequence[
             window.watches.model.add("†state.approvals.manager")
         window.diagnostics.check(window.session.document)
         window.diagnostics.flush()
-        for _ in range(5):
-            app.processEvents()
+        settle(window)
         window.grab().save(screenshot)
         window.session.close()
         return 0

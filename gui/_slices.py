@@ -33,6 +33,11 @@ class Slices(QObject):
         if not self._timer.isActive():
             self._timer.start()
 
+    @property
+    def pending(self) -> bool:
+        """Whether a job waits for its turn."""
+        return bool(self._jobs)
+
     def _run(self) -> None:
         while self._jobs:
             job = self._jobs.pop(0)()

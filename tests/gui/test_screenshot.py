@@ -1,0 +1,44 @@
+"""`contextdeck gui DOC --screenshot PNG`: the picture shows the window once its views have filled in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QSettings
+from PySide6.QtGui import QImage, QPixmap
+
+from contextdeck.gui import _app
+from contextdeck.gui._window import MainWindow
+
+
+def test_the_screenshot_waits_for_the_views_to_fill_in(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, examples: Path
+) -> None:
+    """The state view and the watches fill in over turns of their own after a document opens; the picture is
+    taken when they are done, not a few events after opening (it showed an empty state view)."""
+    seen: dict[str, Any] = {}
+    grab = MainWindow.grab
+
+    def grab_and_look(window: MainWindow, *args: Any) -> QPixmap:
+        model = window.state_view.state_model
+        seen["identities"] = [model.index(row, 0).data() for row in range(model.rowCount())]
+        seen["watches"] = window.watches.model.rowCount()
+        seen["window"] = window
+        return grab(window, *args)
+
+    monkeypatch.setattr(MainWindow, "grab", grab_and_look)
+    monkeypatch.setattr(_app, "tune_collector", lambda: None)  # the test process keeps its own collector
+    monkeypatch.setattr(_app, "collect_while_idle", lambda app: None)
+    ini, user = QSettings.Format.IniFormat, QSettings.Scope.UserScope
+    config = Path(QSettings(ini, user, "ContextDeck", "Screenshot").fileName()).parent.parent
+    QSettings.setPath(ini, user, str(tmp_path))  # the screenshot's own settings file: not the user's
+    shot = tmp_path / "shot.png"
+    try:
+        assert _app.main(str(examples / "refund_workflow.json"), str(shot)) == 0
+    finally:
+        QSettings.setPath(ini, user, str(config))
+    assert seen["identities"] == ["¶input", "¶state"]
+    assert not QImage(str(shot)).isNull()
+    seen["window"].deleteLater()
