@@ -449,3 +449,18 @@ def test_a_lane_mark_is_never_left_at_a_removed_write_with_a_problem() -> None:
             ctx.apply(edit)
             for handle, (expr, instance) in zip(handles, watches, strict=True):
                 assert handle.current == reference(ctx.messages, expr, instance), (edit, expr)
+
+
+@pytest.mark.xfail(strict=True, reason="known defect since 074e69e: docs/performance.md, 'What is left'")
+def test_a_push_inserted_after_a_move_is_folded_from_the_right_checkpoint() -> None:
+    """[A, A, B, A] moved to [B, A, A, A], then a push at `a` inserted at 1: before it only B (a write at `b`)
+    was folded, so the push appends to nothing; the watch reported 'push onto a string' at message 1."""
+    a = {"type": "s", "s": {"a": "oops"}, "_outputPath": "†s.a"}
+    b = {"type": "s", "s": {"b": {"x": None}}, "_outputPath": "†s.b", "_outputMethod": "push"}
+    push = {"type": "s", "s": {"a": None}, "_outputPath": "†s.a", "_outputMethod": "push"}
+    with checkpoints_every(1):
+        ctx = Context([])
+        handle = ctx.watch("†s.a", lambda _: None)
+        for edit in (Insert(0, a), Insert(1, b), Insert(2, a), Insert(0, a), Move(2, 0), Insert(1, push)):
+            ctx.apply(edit)
+        assert handle.current == reference(ctx.messages, "†s.a", None)
