@@ -248,6 +248,13 @@ def step(
         counted = len(gaps)
         if not isinstance(state.root, dict):
             gaps = [*gaps, Gap(layer, message_id, None)]
+        elif lane is not None and gaps and gaps[-1].after is None and gaps[-1].layer is layer:
+            # The gap open to the end closes at this write, as `fold_lane` closes it: at a write of the lane,
+            # or through the write that made the root an object. Left open, it held every later write of
+            # the layer, and the track kept marks at writes outside its lane that a move then left out of
+            # order (a push was folded from a later write's state).
+            written = _index.lanes_of(write)
+            gaps = [*gaps[:-1], Gap(layer, gaps[-1].before, message_id, written is not None and lane not in written)]
         steps += 1
         if steps >= _index.checkpoint_every(lane):
             checkpoints = checkpoints.plus(checkpoint(state, layer, message_id, counted))
