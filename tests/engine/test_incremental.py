@@ -451,7 +451,6 @@ def test_a_lane_mark_is_never_left_at_a_removed_write_with_a_problem() -> None:
                 assert handle.current == reference(ctx.messages, expr, instance), (edit, expr)
 
 
-
 def test_a_push_inserted_after_a_move_is_folded_from_the_right_checkpoint() -> None:
     """[A, A, B, A] moved to [B, A, A, A], then a push at `a` inserted at 1: before it only B (a write at `b`)
     was folded, so the push appends to nothing; the watch reported 'push onto a string' at message 1."""
