@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from contextdeck.engine import Form, MessageInfo, group_of, payload_of, text_of
@@ -13,33 +14,40 @@ LIMIT = 160
 def short_json(value: Any, limit: int = LIMIT) -> str:
     """Compact JSON of `value`, cut at about `limit` characters without serializing all of a huge value."""
     parts: list[str] = []
-    budget = [limit]
+    budget = limit
+    for token in _tokens(value):
+        if budget <= 0:
+            break
+        token = token[: budget + 1]  # a long leaf is cut as soon as it is made
+        parts.append(token)
+        budget -= len(token)
+    else:
+        text = "".join(parts)
+        if len(text) <= limit:
+            return text
+    return "".join(parts)[:limit].rstrip() + "…"
 
-    def emit(text: str) -> bool:
-        parts.append(text)
-        budget[0] -= len(text)
-        return budget[0] > 0
 
-    def walk(item: Any) -> bool:
-        if isinstance(item, dict):
-            if not emit("{"):
-                return False
-            for position, (key, sub) in enumerate(item.items()):
-                if (position and not emit(", ")) or not emit(f"{key}: ") or not walk(sub):
-                    return False
-            return emit("}")
-        if isinstance(item, list):
-            if not emit("["):
-                return False
-            for position, sub in enumerate(item):
-                if (position and not emit(", ")) or not walk(sub):
-                    return False
-            return emit("]")
-        return emit(json.dumps(item, ensure_ascii=False)[: max(budget[0], 0) + 1])
-
-    complete = walk(value)
-    text = "".join(parts)
-    return text if complete and len(text) <= limit else text[:limit].rstrip() + "…"
+def _tokens(item: Any) -> Iterator[str]:
+    """`item` as compact JSON, a piece at a time. A generator rather than a self-calling closure: a summary
+    is made for every row painted, and a closure that calls itself is a cycle only the collector frees."""
+    if isinstance(item, dict):
+        yield "{"
+        for position, (key, sub) in enumerate(item.items()):
+            if position:
+                yield ", "
+            yield f"{key}: "
+            yield from _tokens(sub)
+        yield "}"
+    elif isinstance(item, list):
+        yield "["
+        for position, sub in enumerate(item):
+            if position:
+                yield ", "
+            yield from _tokens(sub)
+        yield "]"
+    else:
+        yield json.dumps(item, ensure_ascii=False)
 
 
 def one_line(text: str, limit: int = LIMIT) -> str:

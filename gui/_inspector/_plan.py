@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from graphlib import TopologicalSorter
 
 from contextdeck.engine import CallPlan, Graph
 
@@ -69,16 +70,12 @@ def _layers(
         if not (edge.source in cycle_of.get(edge.target, ()) and edge.source > edge.target):
             preds[edge.target].add(edge.source)
     depth: dict[int, int] = {}
-
-    def level(node: int) -> int:
-        if node not in depth:
-            depth[node] = 0  # guards recursion; what is left is acyclic
-            depth[node] = max((level(p) + 1 for p in preds[node]), default=0)
-        return depth[node]
+    for node in TopologicalSorter(preds).static_order():  # what is left is acyclic: feeders come first
+        depth[node] = max((depth[p] + 1 for p in preds[node]), default=0)
 
     layers: dict[int, list[int]] = {}
     for node in nodes:
-        layers.setdefault(level(node), []).append(node)
+        layers.setdefault(depth[node], []).append(node)
     ordered = [layers[k] for k in sorted(layers)]
     # One barycentre pass: a node sits near the average row of the nodes that feed it (fewer crossings).
     row: dict[int, float] = {n: float(i) for i, n in enumerate(ordered[0])} if ordered else {}

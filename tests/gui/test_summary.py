@@ -1,0 +1,42 @@
+"""One-line summaries: compact JSON cut at its limit, made without leaving garbage for the collector."""
+
+from __future__ import annotations
+
+import gc
+
+from contextdeck.gui._summary import short_json
+
+
+def test_a_small_value_is_shown_whole_in_compact_json() -> None:
+    assert short_json({"user": {"name": "Ada", "tags": ["a", 1, None]}, "ok": True}) == (
+        '{user: {name: "Ada", tags: ["a", 1, null]}, ok: true}')
+    assert short_json([]) == "[]"
+
+
+def test_a_value_past_the_limit_is_cut_with_an_ellipsis_without_reading_all_of_it() -> None:
+    class Endless(list):  # a list that fails if it is read past what the limit needs
+        def __iter__(self):  # type: ignore[no-untyped-def]
+            for n in range(10**9):
+                if n > 50:
+                    raise AssertionError("read past the limit")
+                yield n
+
+    assert short_json(Endless(), limit=20) == "[0, 1, 2, 3, 4, 5, 6…"
+    assert short_json({"text": "x" * 10_000}, limit=12) == '{text: "xxxx…'
+    exact = short_json({"a": 1}, limit=6)
+    assert exact == "{a: 1}"
+
+
+def test_making_a_summary_leaves_no_cyclic_garbage() -> None:
+    """A summary is made for every timeline row painted: each must be freed by reference counting alone,
+    not left as a cycle to the collector (a self-calling closure was one)."""
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for n in range(200):
+            short_json({"n": n, "nested": {"list": [n, {"deep": [n]}]}})
+        assert gc.collect() == 0
+    finally:
+        if enabled:
+            gc.enable()
