@@ -9,6 +9,7 @@ from typing import Any, cast
 
 from PySide6.QtCore import QObject, QRunnable, Signal
 
+from contextdeck._runtime import freeze_young
 from contextdeck.engine import Context, Document, Shape, json_dumps
 
 from ._disk import Fingerprint
@@ -29,8 +30,11 @@ def snapshot(document: Document) -> Document:
     0.2 ms at 100,000 messages, on the GUI thread); the worker then reads only that list, and the messages
     are immutable dicts that edits replace, never mutate, so what it writes is the document as it was at
     this moment, whatever is edited meanwhile. Building a real `Context` would classify every message again.
+    The copy is frozen at once (`freeze_young`): left young, every collection while the worker writes walked its
+    100,000 items (8-10 ms).
     """
     frozen = cast(Context, _Messages(document.context.messages))
+    freeze_young()
     return dataclasses.replace(document, context=frozen, envelope=dict(document.envelope))
 
 
