@@ -305,8 +305,11 @@ class State:
         probes = self.probes if paths is None else [probe for probe in self.probes if probe.path in paths]
         return State([probe.copy() for probe in probes], self.root)
 
-    def step(self, message_id: int, write: Write, order_key: int) -> None:
-        """One step of `_fold.fold`, for every probe at once (`order_key`: the message's, for diagnostics)."""
+    def step(self, message_id: int, write: Write, order_key: int, last: bool = False) -> None:
+        """One step of `_fold.fold`, for every probe at once (`order_key`: the message's, for diagnostics).
+
+        `last`: no other step follows before the state is kept (an append's one step): kept sources grow by
+        one copy into a new tuple, not into a list that `freeze` copies again (a whole kind has thousands)."""
         root, reason, concerns = attempt(self.root, write)
         if reason is not None:
             self._failed(order_key, reason, concerns)
@@ -325,6 +328,8 @@ class State:
                 sources = probe.sources
                 if isinstance(sources, list):
                     sources.append(message_id)
+                elif last:
+                    probe.sources = sources + (message_id,)  # noqa: RUF005  # `+`: unpacking is slower
                 else:
                     probe.sources = [*sources, message_id]
             else:

@@ -235,7 +235,7 @@ def step(
     state = old.state.copy()
     write = store.writes[message_id]
     order_key = store.order.key[message_id]
-    state.step(message_id, write, order_key)
+    state.step(message_id, write, order_key, last=True)
     for before, probe in zip(old.state.probes, state.probes, strict=True):
         if not probe.path and probe.resets == before.resets and len(probe.sources) == len(before.sources) + 1:
             # A whole kind's thousands of sources grew by this write: say so, so that its result's keys are

@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import itertools
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ._chain import Chain
 from ._expressions import Expression, Reference
-from ._index import Layer, Probe, State, in_gap, lanes_of
+from ._index import Gap, Layer, Probe, State, in_gap, lanes_of
 from ._messages import MISSING, Path, Write, get_path
 from ._order import Ranks, Shift
 from ._resolution import Resolution, in_order_now, same_json
@@ -71,12 +71,13 @@ def combine_keys(expression: Expression, found_of: Callable[[Reference], Found],
         values = [found_of(ref) for ref in gate]
         absent = None
         for ref, value in zip(gate, values, strict=True):
-            label = str(ref)
-            if value.problems and label not in seen:
-                seen.add(label)
-                parts.append((label, value.problems))
+            if value.problems:  # (labels only where needed: a watch is evaluated after every edit of its fold)
+                label = str(ref)
+                if label not in seen:
+                    seen.add(label)
+                    parts.append((label, value.problems))
             if absent is None and value.value is MISSING:
-                absent = label
+                absent = str(ref)
         if absent is None:
             keys = values[0].keys if len(values) == 1 else (union or _union)(tuple(v.keys for v in values))
             return Resolution._ranked(expression.source, True, values[-1].value, keys, tuple(parts), ranks), keys
@@ -233,8 +234,10 @@ class Watchers:
         self._tracks: dict[tuple[str, str | None, str | None], Track] = {}
         self._by_kind: dict[str, list[Track]] = {}
         self._by_lane: dict[tuple[str, str | None], list[Track]] = {}
-        self._open: set[Track] = set()  # tracks whose fold scanned to the end with a root not an object
-        self._gapped: set[Track] = set()  # tracks whose fold scanned writes with a root not an object
+        # Per view (kind, instance), each gap of a kept fold (writes it scanned while the root was not an
+        # object) and the tracks whose fold has it: a global kind's lane tracks mostly share one, the start
+        # of the layer up to the kind's first write, so an edit tests each gap once, not each track.
+        self._gaps: dict[Identity, dict[Gap, set[Track]]] = {}
         self._watches: dict[Watch, None] = {}  # in creation order, which is callback order
         self._serial = itertools.count()
         self._generation = store.order.generation  # of the keys in every track and watch
@@ -315,8 +318,7 @@ class Watchers:
             del self._tracks[track.kind, track.instance, track.lane]
             self._by_kind[track.kind].remove(track)
             self._by_lane[track.kind, track.lane].remove(track)
-            self._open.discard(track)
-            self._gapped.discard(track)
+            self._index_gaps(track, track.fold, None)
 
     # -- after an edit -------------------------------------------------------------------------
 
@@ -344,17 +346,12 @@ class Watchers:
             # the write falls in (gaps still open at the end, for an append; a move plans its insert
             # against its remove's folds) can hold it. The gaps of a global write are the global
             # track's, which its instance tracks continue from; an instance write's, its own track's.
-            gapped: Iterable[Track] = self._open if appended else self._gapped
-            if self._staged:
-                gapped = {*gapped, *(track for track, fold in self._staged.items() if fold.gaps)}
             tracks = [t for lane in (*lanes, None) for t in self._by_lane.get((kind, lane), ())]
-            holding = [o for o in gapped if o.kind == kind and o.instance == instance]
+            holding = self._holding(identity, layer, order_key, key, appended)
             if holding:
                 listed = set(tracks)
                 for gapped_track in holding:
-                    inside[gapped_track] = self._in_gaps(gapped_track, layer, order_key, key)
-                    if not inside[gapped_track]:
-                        continue
+                    inside[gapped_track] = True
                     lane_tracks = self._by_lane.get((kind, gapped_track.lane), ())
                     for t in lane_tracks if instance is None else (gapped_track,):
                         if t not in listed:
@@ -390,6 +387,22 @@ class Watchers:
             else:
                 work.appended = None
                 work.base = True
+
+    def _holding(
+        self, view: Identity, layer: Layer, order_key: int, key: Callable[[int], int], appended: bool
+    ) -> dict[Track, None]:
+        """The tracks of `view` whose fold (staged, for a move's insert, or kept) has a gap that holds a write
+        of `layer` at `order_key` (an appended write: only a gap open to the end can)."""
+        staged = self._staged
+        holding: dict[Track, None] = {}
+        for gap, owners in self._gaps.get(view, {}).items():
+            if (appended and gap.after is not None) or not in_gap(gap, layer, order_key, key):
+                continue
+            holding.update(dict.fromkeys(owner for owner in owners if owner not in staged))
+        for track, fold in staged.items():
+            if (track.kind, track.instance) == view and any(in_gap(gap, layer, order_key, key) for gap in fold.gaps):
+                holding[track] = None
+        return holding
 
     def _in_gaps(self, owner: Track, layer: Layer, order_key: int, key: Callable[[int], int]) -> bool:
         """Whether a write of `layer` at `order_key` falls in a gap of `owner`'s fold (staged or kept)."""
@@ -495,15 +508,21 @@ class Watchers:
     # -- folding -------------------------------------------------------------------------------
 
     def _install(self, track: Track, fold: Fold) -> None:
-        track.fold = fold
-        if any(gap.after is None for gap in fold.gaps):
-            self._open.add(track)
-        else:
-            self._open.discard(track)
-        if fold.gaps:
-            self._gapped.add(track)
-        else:
-            self._gapped.discard(track)
+        old, track.fold = track.fold, fold
+        if old is None or (old.gaps is not fold.gaps and old.gaps != fold.gaps):
+            self._index_gaps(track, old, fold)
+
+    def _index_gaps(self, track: Track, old: Fold | None, new: Fold | None) -> None:
+        """Keep `_gaps` as `track`'s fold goes from `old` to `new` (None: none)."""
+        view = self._gaps.setdefault((track.kind, track.instance), {})
+        for gap in () if old is None else old.gaps:
+            owners = view.get(gap)
+            if owners is not None:
+                owners.discard(track)
+                if not owners:
+                    del view[gap]
+        for gap in () if new is None else new.gaps:
+            view.setdefault(gap, set()).add(track)
 
     def _refold(self, track: Track, work: Work, folds: dict[Track, Fold]) -> Fold:
         store = self._store

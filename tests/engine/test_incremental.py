@@ -361,6 +361,58 @@ def _follow_edits(
                 assert predicted[id(handle)] == fresh
         for number in calls:
             calls[number].clear()
+        assert _indexed_gaps(ctx) == _gaps_of_the_folds(ctx)
+
+
+def _indexed_gaps(ctx: Context) -> dict[tuple[str, str | None], dict[_index.Gap, set[Any]]]:
+    """The watchers' index of gaps, the views with none left out."""
+    return {view: gaps for view, gaps in ctx._watchers._gaps.items() if gaps}
+
+
+def _gaps_of_the_folds(ctx: Context) -> dict[tuple[str, str | None], dict[_index.Gap, set[Any]]]:
+    """Per view, each gap of a kept fold and the tracks whose fold has it: what the watchers' index must hold."""
+    gaps: dict[tuple[str, str | None], dict[_index.Gap, set[Any]]] = {}
+    for track in ctx._watchers._tracks.values():
+        view = gaps.setdefault((track.kind, track.instance), {})
+        for gap in track.fold.gaps:
+            view.setdefault(gap, set()).add(track)
+    return {view: held for view, held in gaps.items() if held}
+
+
+def test_the_gap_index_forgets_a_closed_watchs_tracks() -> None:
+    """Tracks whose folds scanned writes while the root was no object are found by their gaps (one test per
+    gap, not per track); closing the last watch of a track takes its gaps out of that index."""
+    ctx = Context([
+        {"type": "data", "kind": "s", "data": None},
+        {"type": "data", "kind": "s", "data": {"a": 1}},
+        {"type": "data", "kind": "s", "data": {"b": 2}},
+    ])
+    handles = [ctx.watch(expr, lambda _: None) for expr in ("†s.a", "†s.b", "†s.b.c")]
+    view = ctx._watchers._gaps[("s", None)]
+    # Both lanes scanned the start up to the root's `set` of null (one gap, two tracks), then each its own.
+    assert sorted(len(owners) for owners in view.values()) == [1, 1, 2]
+    assert _indexed_gaps(ctx) == _gaps_of_the_folds(ctx)
+    for handle in handles:
+        handle.close()
+        assert _indexed_gaps(ctx) == _gaps_of_the_folds(ctx)
+    assert not ctx._watchers._gaps[("s", None)]
+
+
+def test_an_appended_step_grows_kept_sources_by_one_copy() -> None:
+    """An append's one step grows a kept probe's sources straight into a new tuple (a whole kind has
+    thousands: no list that `freeze` copies again), the same sources as a step inside a fold, and leaves
+    the kept tuple as it was."""
+    state = _index.State([_index.Probe(())])
+    state.step(1, classify({"type": "data", "kind": "s", "data": {"a": 1}}).write, 10)
+    state.freeze()
+    kept = state.probes[0].sources
+    write = classify({"type": "data", "kind": "s", "data": {"b": 2}}).write
+    last, usual = state.copy(), state.copy()
+    last.step(2, write, 20, last=True)
+    usual.step(2, write, 20)
+    assert type(last.probes[0].sources) is tuple
+    assert last.probes[0].sources == tuple(usual.probes[0].sources) == (1, 2)
+    assert kept == (1,)
 
 
 @settings(max_examples=150, deadline=None)
