@@ -553,6 +553,7 @@ def run_watches(count: int, pins: int, profile: bool = False) -> dict[str, tuple
         print(f"  {name}: longest GUI-thread block max {max(blocks):.1f} ms, median {statistics.median(blocks):.1f} ms "
               f"over {len(blocks)} (target: max <= 16 ms, {verdict}); in GUI-thread CPU time max {max(cpu):.1f}, "
               f"median {statistics.median(cpu):.1f} ms")
+        print(f"    each, in order (longest turn, ms CPU): {' '.join(f'{ms:.1f}' for ms in cpu)}")
     if isinstance(app, PaintClock):
         app.report()
     if bench.turns is not None:

@@ -33,9 +33,10 @@ from ._files_ui import FilesUI
 from ._inspector import install_inspector
 from ._keyboard import install_keyboard
 from ._llm import LLMView
-from ._message_editor import NEW_MESSAGES, MessageEditor, catalog_of
+from ._message_editor import NEW_MESSAGES, FormsAhead, MessageEditor, catalog_of
 from ._models import install_models
 from ._session import DocumentSession
+from ._slices import slices
 from ._state import StateView
 from ._theme import apply_theme, icon
 from ._timeline import TimelinePanel
@@ -74,6 +75,7 @@ class MainWindow(QMainWindow):
         self.timeline = TimelinePanel()
         self.editor = MessageEditor()
         self.editor_title = self.editor.title
+        self.forms_ahead = FormsAhead(self.editor, self.context, self._busy, self)
         self.banner = Banner()
         centre = QWidget()
         layout = QVBoxLayout(centre)
@@ -277,6 +279,7 @@ class MainWindow(QMainWindow):
             self._selected_id = self.context().id_at(message)
             self._show_message(message)
             self.messageSelected.emit(message)
+            self.forms_ahead.selected(message)
         if self._model is not None:
             # Now, not with the views: the timeline draws the rows it scrolls to once, in their new shade.
             self._model.set_cursor(self.time_cursor())
@@ -291,6 +294,11 @@ class MainWindow(QMainWindow):
             self._select_timer.start()  # a far jump's rows take their turns first; the views' slices follow
             return
         self._refresh_views()
+
+    def _busy(self) -> bool:
+        """A selection's or an edit's work is still queued (the views' slices, a far jump's rows)."""
+        return self.is_refreshing() or self._refresh_timer.isActive() or slices().pending or \
+            self.timeline.table.is_scrolling()
 
     def is_refreshing(self) -> bool:
         """A selection's views are still to be told of the new cursor."""

@@ -60,6 +60,20 @@ class FieldEditor(QWidget):
             self.edited.emit()
 
 
+OUT_OF_SIGHT = 10_000  # pixels left of its parent: where `show_once` shows a widget
+
+
+def show_once(widget: QWidget) -> None:
+    """Shows hidden `widget` and hides it again at once, out of its parent's sight: nothing is painted or repainted,
+    but its widgets are polished (under the application's style sheet), laid out and shown, which a widget's first
+    `show` costs, so that its next one is cheap."""
+    where = widget.pos()
+    widget.move(where.x() - widget.width() - OUT_OF_SIGHT, where.y())
+    widget.show()
+    widget.hide()
+    widget.move(where)
+
+
 def discard(widget: QWidget) -> None:
     """Take `widget` out of the window now and delete it later.
 

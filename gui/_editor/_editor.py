@@ -60,6 +60,14 @@ class DataEditor(QWidget):
         self.json.set_value(value)
         self.validator.request(value, schema)
 
+    def prepare(self, value: Any, schema: dict[str, Any] | None, *, push_out: bool = False) -> bool:
+        """Makes the form of `value`'s shape ahead of time (`FormView.prepare`); whether it made one."""
+        return self.form.prepare(value, schema, push_out=push_out)
+
+    def show_prepared(self) -> bool:
+        """Shows once, out of sight, a form `prepare` made (`FormView.show_prepared`); whether there was one."""
+        return self.form.show_prepared()
+
     def value(self) -> Any:
         """The current JSON value."""
         return self._value

@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
-from ._base import ERROR_COLOR, FieldEditor, FieldSlot
+from ._base import ERROR_COLOR, FieldEditor, FieldSlot, show_once
 from ._containers import refill
 from ._field import Field, field_from_schema, field_from_value
 from ._validation import Problem
@@ -17,6 +17,22 @@ from ._widgets import KIT, make_editor
 
 # Forms of other kinds of value kept for when the user comes back to one (`FormView._take_root`).
 SPARE_FORMS = 6
+# The most fields a form made ahead of its selection may have (`FormView.prepare`): made at about 1 ms a field, a
+# bigger one would hold the event loop more than a few milliseconds.
+PREPARED_FIELDS = 12
+
+
+def count_fields(value: Any, limit: int = PREPARED_FIELDS + 1) -> int:
+    """How many values `value` holds, itself and nested (counting stops past `limit`)."""
+    count, stack = 0, [value]
+    while stack and count < limit:
+        item = stack.pop()
+        count += 1
+        if isinstance(item, Mapping):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return count
 
 
 def describe(path: tuple[Any, ...]) -> str:
@@ -64,17 +80,61 @@ class FormView(QScrollArea):
         self._read_only = False
         self._problems: list[Problem] = []
         self._spares: list[FieldEditor] = []  # root editors of other forms, hidden in the root slot (`_take_root`)
+        self._unshown: list[FieldEditor] = []  # spares made ahead and never shown yet (`show_prepared`)
 
     def set_value(self, value: Any, schema: Any) -> None:
         """Rebuilds the form for `value` (inferring a form from it when there is no schema); emits nothing."""
-        # a schema that is not an object (a list, say) gets the inferred form; validation reports the schema
-        if not isinstance(schema, Mapping):
-            self.field = field_from_value(value)
-        elif schema is not self._schema and schema != self._schema:  # the same schema again: same descriptor
-            self.field = field_from_schema(schema)
+        self.field = self._field_for(value, schema)
         self._schema = schema if isinstance(schema, Mapping) else None
         self._take_root(value)
         self.reload(value)
+
+    def _field_for(self, value: Any, schema: Any) -> Field:
+        # a schema that is not an object (a list, say) gets the inferred form; validation reports the schema
+        if not isinstance(schema, Mapping):
+            return field_from_value(value)
+        if schema is self._schema or schema == self._schema:  # the same schema again: same descriptor
+            return self.field
+        return field_from_schema(schema)
+
+    def prepare(self, value: Any, schema: Any, *, push_out: bool = False) -> bool:
+        """Makes, ahead of its selection, the form a value of this shape would need, and puts it aside as a form
+        shown before; emits nothing, shows nothing. Whether it made one: not when this form is shown or kept
+        already, not when it has more than `PREPARED_FIELDS` fields (made in one go, it would hold the event loop too
+        long), and not when `SPARE_FORMS` are kept unless `push_out` (then the least recently shown goes).
+
+        A form made the first time it is shown cost 5-10 ms of the selection's call (its widgets made and polished
+        under the application's style sheet, then shown and laid out for the first time); one shown before is
+        swapped in for 1-2 ms (docs/performance.md, "Fifth session"). Making it is one half of that work,
+        `show_prepared` the other."""
+        field = self._field_for(value, schema)
+        key = KIT.key(field, value)
+        if any(editor.field == field and editor.key == key for editor in (self.root.editor, *self._spares)):
+            return False
+        if count_fields(value) > PREPARED_FIELDS or (len(self._spares) >= SPARE_FORMS and not push_out):
+            return False
+        made = KIT.make(field, value)
+        made.setParent(self.root)  # hidden: a child is shown only when asked
+        self._put_aside(made)
+        self._unshown.append(made)
+        return True
+
+    def show_prepared(self) -> bool:
+        """Shows once, out of sight, a form `prepare` made (polished, laid out and shown now, not in the selection
+        that takes it): the second half of making a form ahead, in a turn of its own. Whether there was one."""
+        while self._unshown:
+            made = self._unshown.pop(0)
+            if made in self._spares:  # not taken by a selection, nor pushed out, meanwhile
+                show_once(made)
+                return True
+        return False
+
+    def _put_aside(self, editor: FieldEditor) -> None:
+        self._spares.append(editor)
+        if len(self._spares) > SPARE_FORMS:
+            # Hidden and out of the layout already: `discard`'s reparenting would cost 12-15 ms of style for
+            # a form of 30 fields, for nothing.
+            self._spares.pop(0).deleteLater()
 
     def _take_root(self, value: Any) -> None:
         """A value of another form (the user selected another kind of message): the root's editor is put
@@ -97,11 +157,7 @@ class FormView(QScrollArea):
         self._problems = []  # another form's problems: the next validation tells this one's
         for slot in aside.findChildren(FieldSlot):
             slot.show_errors(())
-        self._spares.append(aside)
-        if len(self._spares) > SPARE_FORMS:
-            # Hidden and out of the layout already: `discard`'s reparenting would cost 12-15 ms of style for
-            # a form of 30 fields, for nothing.
-            self._spares.pop(0).deleteLater()
+        self._put_aside(aside)
 
     def reload(self, value: Any) -> None:
         """Shows a new value under the same schema, in place where its shape allows; emits nothing."""

@@ -1,5 +1,6 @@
 """The message editor: a header, a form for the message's body, and the whole message as JSON."""
 
+from ._ahead import FormsAhead
 from ._calls import reference_completer
 from ._catalog import Catalog, catalog_of
 from ._editor import MessageEditor
@@ -9,6 +10,7 @@ __all__ = [
     "NEW_MESSAGES",
     "Body",
     "Catalog",
+    "FormsAhead",
     "MessageEditor",
     "MessageModel",
     "catalog_of",

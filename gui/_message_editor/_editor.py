@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QLabel, QScrollArea, QStackedWidget, QTabWidget, Q
 from contextdeck.engine import Form
 
 from .._editor import DataEditor
+from .._editor._base import show_once
 from .._editor._json_editor import JsonEditor
 from ._bodies import BODIES
 from ._catalog import Catalog
@@ -46,6 +47,7 @@ class MessageEditor(QWidget):
         self.header = HeaderEditor()
         self.bodies = QStackedWidget()
         self._pages: dict[Body, Any] = {}
+        self._unshown_pages: list[Any] = []  # made ahead, never shown yet (`show_prepared`)
         self.json = JsonEditor(check=problem_of)
         self.schema = SchemaNode()  # a data message's `schema`
         self.schema_page = QScrollArea()
@@ -139,6 +141,29 @@ class MessageEditor(QWidget):
         page.load(MessageModel(Form.DATA, "data", Body.PAYLOAD, value))
         self.json.set_value(value)
         self._set_read_only(True)
+
+    def prepare(self, message: Any, *, push_out: bool = False) -> bool:
+        """Makes now what showing `message` would make (its body's page, a payload's form), shown or not; whether
+        it made anything. Each such piece is a few milliseconds (`FormsAhead` asks for one per turn). `push_out`:
+        a payload's form made ahead may push out the least recently shown of the forms kept aside."""
+        if not isinstance(message, dict) or problem_of(message) is not None:
+            return False
+        model = read_message(message)
+        if model.body not in self._pages:
+            self._unshown_pages.append(self._page(model.body))
+            return True
+        return model.body is Body.PAYLOAD and bool(self._pages[Body.PAYLOAD].prepare(model, push_out=push_out))
+
+    def show_prepared(self) -> bool:
+        """Shows once, out of sight, what `prepare` made last (the other half of its work, in a turn of its own:
+        polished, laid out and shown now, not in the selection that shows it); whether there was anything."""
+        while self._unshown_pages:
+            page = self._unshown_pages.pop(0)
+            if page is not self.bodies.currentWidget():
+                show_once(page)
+                return True
+        payload = self._pages.get(Body.PAYLOAD)
+        return payload is not None and bool(payload.data.show_prepared())
 
     def message(self) -> dict[str, Any] | None:
         """The message being edited (None when none, or when a read-only item is shown)."""

@@ -1,0 +1,81 @@
+"""`FormsAhead`: while the window is idle, the message editor makes the forms the next selections will need.
+
+The first message of each shape a user selects (the first state, input or data message of a kind) used to make its
+form inside the selection's call: 5-10 ms of making widgets, polishing them under the application's style sheet,
+showing and laying them out for the first time (docs/performance.md, "Fifth session"). Here the messages either side
+of the selection and a few spread over the document are shown to the editor's `prepare` while nothing else is
+happening: a form is made in one turn and shown once (out of sight) in the next. A selection that comes first makes its form itself, complete, in
+its own call, as before: what the user sees and types into never depends on this having run.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, QTimer
+
+from contextdeck.engine import Context
+
+from ._editor import MessageEditor
+
+IDLE_MS = 250  # quiet this long after a selection (the views have caught up) before the first form is made
+NEXT_MS = 30  # between two forms made ahead, each in a turn of its own
+NEAR = 3  # messages either side of the selection: stepping through the timeline selects them next
+SPREAD = 32  # messages evenly spread over the document: its common shapes
+LOOK_S = 0.002  # messages looked at per turn when their forms are there already
+
+
+class FormsAhead(QObject):
+    """Shows the editor the messages around the selection, then across the document, when the window is idle.
+
+    `messages()` is the document; `busy()` says the window still has work of its own queued
+    (a selection's views, a far jump's rows), which always goes first."""
+
+    def __init__(self, editor: MessageEditor, messages: Callable[[], Context], busy: Callable[[], bool],
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._editor = editor
+        self._messages = messages
+        self._busy = busy
+        self._document: Context | None = None
+        self._spread: list[int] = []  # the document's messages not looked at yet
+        self._next: deque[tuple[int, bool]] = deque()  # (message, may push out a form seen before)
+        self._timer = QTimer(self, singleShot=True, interval=IDLE_MS)
+        self._timer.timeout.connect(self._work)
+
+    def selected(self, index: int) -> None:
+        """Message `index` was selected: its neighbours come first, once the window has been idle for a while."""
+        document = self._messages()
+        if document is not self._document:
+            self._document = document
+            count = len(document)
+            self._spread = sorted({count * n // SPREAD for n in range(SPREAD)} | {count - 1}) if count else []
+        # The neighbours' forms may push out forms seen before (the user steps through the timeline), those of the
+        # spread only fill free room (a document of many shapes would otherwise replace them all).
+        near = [(index + step * sign, True) for step in range(1, NEAR + 1) for sign in (1, -1)]
+        self._next = deque([*near, *((spread, False) for spread in self._spread)])
+        self._timer.start(IDLE_MS)
+
+    def pending(self) -> bool:
+        """Whether work is still to come (messages to look at, a form to show once)."""
+        return self._timer.isActive()
+
+    def _work(self) -> None:
+        if self._busy():
+            self._timer.start(NEXT_MS)
+            return
+        if self._editor.show_prepared():  # the form made in the last turn is shown once in this one
+            self._timer.start(NEXT_MS)
+            return
+        document = self._document
+        deadline = time.perf_counter() + LOOK_S
+        made = False
+        while self._next and document is not None and not made and time.perf_counter() < deadline:
+            index, push_out = self._next.popleft()
+            if index in self._spread:
+                self._spread.remove(index)
+            made = 0 <= index < len(document) and self._editor.prepare(document[index], push_out=push_out)
+        if self._next or made:
+            self._timer.start(NEXT_MS)
