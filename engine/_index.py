@@ -279,8 +279,7 @@ def attempt(root: Any, write: Write) -> tuple[Any, str | None, Path | None]:
     try:
         return write_at(root, write.path, write.method, write.value), None, None
     except Conflict as conflict:
-        where = ".".join(write.path) or "the root"
-        return root, f"{write.method} at {where}: {conflict.reason}", write.path
+        return root, conflict.reported(write.method, write.path), write.path
     except RecursionError:
         return root, TOO_DEEP, None
 

@@ -23,6 +23,10 @@ class Conflict(Exception):
     def __str__(self) -> str:
         return self.reason
 
+    def reported(self, method: str, path: Path) -> str:
+        """The problem a fold reports for the write that met this conflict."""
+        return f"{method} at {'.'.join(path) or 'the root'}: {self.reason}"
+
 
 def deep_merge(existing: Any, new: Any) -> Any:
     """Objects merge key by key, recursively; anything else replaces."""
@@ -183,6 +187,16 @@ def write_at(root: Any, path: Path, method: str, new: Any) -> Any:
     if not path:
         return apply(root, new)
     return _write(root, path, 0, apply, new)
+
+
+def write_below(value: Any, path: Path, method: str, new: Any) -> Any:
+    """What `write_at` leaves at `path[0]` of a root whose value there is `value` (MISSING: none): `value`
+    with `method` applied at the rest of `path`, with no root made around it (a fold of one lane, `_whole`).
+    Raises `Conflict` with the very reason `write_at` gives (it names the whole path)."""
+    apply = WRITE_METHODS[method].apply
+    if len(path) == 1:
+        return apply(value, new)
+    return _write(value, path, 1, apply, new)
 
 
 def _write(node: Any, path: Path, depth: int, apply: Callable[[Any, Any], Any], new: Any) -> Any:

@@ -25,16 +25,18 @@ None is returned where this does not hold, and the track is repaired the usual w
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right, insort
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import _index
 from ._chain import EMPTY
+from ._fold import TOO_DEEP
 from ._index import Layer, Probe, SourceEdit, State, attempt, lanes_of, replaces_root
-from ._messages import MISSING, Path, Write
-from ._patches import Patch, identical, patch_to, patched
+from ._messages import MISSING, Path, Write, get_path
+from ._methods import Conflict, write_below
+from ._patches import Patch, cover, differences, identical, patch_to, patched
 
 if TYPE_CHECKING:
     from ._store import Store
@@ -197,16 +199,8 @@ def _probe(edit: _Edit, final: Probe, redone: dict[str, _Lane], head_before: Pro
         probe.edits = (change,) if not final.edits else (change, final.edits[0].then(change))
     if lost_ids or gained_ids or head_now is not head_before:
         cut = 0 if head_before is None else len(head_before.sources)
-        rest = list(final.sources[cut:])  # in order: one layer's writes
-        for message_id in lost_ids:
-            position = bisect_left(rest, key_of(message_id), key=key_of)
-            if position < len(rest) and rest[position] == message_id:
-                del rest[position]
-            else:
-                rest.remove(message_id)
-        for message_id in gained_ids:
-            insort(rest, message_id, key=key_of)
-        probe.sources = (() if head_now is None else tuple(head_now.sources)) + tuple(rest)
+        ahead = () if head_now is None else tuple(head_now.sources)
+        probe.sources = _edited_sources(tuple(final.sources), cut, ahead, lost_ids, gained_ids, key_of)
     else:
         probe.sources = final.sources
     lost_problems = frozenset((key_of(m), reason) for m, reason in lost if reason is not None)
@@ -217,6 +211,33 @@ def _probe(edit: _Edit, final: Probe, redone: dict[str, _Lane], head_before: Pro
         cut = 0 if head_before is None else len(head_before.diagnostics)
         probe.diagnostics = final.diagnostics.edited(head, cut, lost_problems, gained_problems)
     return probe
+
+
+def _edited_sources(sources: tuple[int, ...], cut: int, head: tuple[int, ...], lost: set[int], gained: list[int],
+                    key_of: Callable[[int], int]) -> tuple[int, ...]:
+    """`head` followed by `sources` from `cut` on (one layer's writes, in order) less `lost` and with
+    `gained` in place, joined from slices: a whole kind has thousands of sources, and each list or tuple
+    made of them costs a copy of every one."""
+    removed = set()
+    for message_id in lost:
+        position = bisect_left(sources, key_of(message_id), cut, key=key_of)
+        if not (position < len(sources) and sources[position] == message_id):
+            position = sources.index(message_id, cut)
+        removed.add(position)
+    added = sorted((bisect_left(sources, key_of(m), cut, key=key_of), key_of(m), m) for m in gained)
+    if not removed and not added:
+        return head + sources[cut:] if head or cut else sources
+    # The pieces joined from the end, so that the long head is copied once (`+` copies both sides).
+    pieces: list[tuple[int, ...]] = []
+    start = cut
+    for position in sorted({*removed, *(at for at, _, _ in added)}):
+        pieces.append(sources[start:position])
+        pieces.extend((m,) for at, _, m in added if at == position)
+        start = position + (position in removed)
+    rest = sources[start:]
+    for piece in reversed(pieces):
+        rest = piece + rest
+    return head + rest
 
 
 def _changes(before: Probe | None, now: Probe | None, keys: Mapping[int, int]) -> SourceEdit | None:
@@ -276,6 +297,14 @@ def _edited_outcome(write: Write | None, redone: dict[str, _Lane], side: str) ->
 
 def _step(value: Any, write: Write, lane: str) -> tuple[Any, str]:
     """A write folded into one lane's value: the new value and `_APPLIED`, or the value and why not."""
+    path = write.path
+    if path and write.problem is None:  # a write in the lane (path[0] is `lane`): written into its value
+        try:
+            return write_below(value, path, write.method, write.value), _APPLIED
+        except Conflict as conflict:
+            return value, conflict.reported(write.method, path)
+        except RecursionError:
+            return value, TOO_DEEP
     root, reason, _ = attempt({} if value is MISSING else {lane: value}, write)
     if reason is not None:
         if not write.path:  # a root object that failed (nested too deep) fails in every lane at once
@@ -353,18 +382,39 @@ def _refold(edit: _Edit, lane: str, old_marks: tuple[LaneMark, ...] | None, then
         final_patches = [patch for number, patch in enumerate(patches) if until[number] is None]
         return _Lane(tuple(kept), value, final_patches, lost, gained, old_edited, new_edited)
 
+    check = True
     while True:
-        if steps % every == 0:
-            appends = position >= layer.appends_from(lane, writes)
-            way = patch_to(
-                {} if now is MISSING else {lane: now}, {} if then is MISSING else {lane: then},
-                lane, [], layer, after, writes, edit.key, appends, blocked,
-            )
-            if way is not None:
-                if way and (then is MISSING or now is MISSING):
-                    raise _Fallback
-                last = after if after is not None else -1
-                return finish(_KEEP, [patch for patch, _ in way], {n: stop for n, (_, stop) in enumerate(way)}, last)
+        if check:  # after each write both sides stepped (and before the first)
+            if then is now or identical(then, now):
+                return finish(_KEEP, [], {}, -1 if after is None else after)
+            if type(then) is dict and type(now) is dict:
+                # Objects: where they differ, and the next write that acts there, checked after every write;
+                # the writes before that one are not folded twice (`_ahead`).
+                apart = _apart(edit, lane, subset, position, then, now)
+                if apart is not None:
+                    patches, acting = apart
+                    if acting is None:
+                        until = {n: None if at is None else edit.key(subset[at]) for n, (_, at) in enumerate(patches)}
+                        return finish(_KEEP, [patch for patch, _ in patches], until, -1 if after is None else after)
+                    ahead = _ahead(edit, lane, subset, position, acting, old_marks, then, patches, after)
+                    if ahead is not None:
+                        then, now, marks = ahead
+                        position, after = acting, edit.key(subset[acting - 1])
+                        fresh.extend(marks)
+                        since = 0 if marks else since + 1
+            elif steps % every == 0:
+                appends = position >= layer.appends_from(lane, writes)
+                way = patch_to(
+                    {} if now is MISSING else {lane: now}, {} if then is MISSING else {lane: then},
+                    lane, [], layer, after, writes, edit.key, appends, blocked,
+                )
+                if way is not None:
+                    if way and (then is MISSING or now is MISSING):
+                        raise _Fallback
+                    last = after if after is not None else -1
+                    patches_to = [patch for patch, _ in way]
+                    return finish(_KEEP, patches_to, {n: stop for n, (_, stop) in enumerate(way)}, last)
+            check = False
         if position == len(subset):
             return finish(now, [], {}, None)
         message_id = subset[position]
@@ -386,8 +436,70 @@ def _refold(edit: _Edit, lane: str, old_marks: tuple[LaneMark, ...] | None, then
             fresh.append(LaneMark(message_id, now))
             since = 0
         steps += 1
-        if then is now or identical(then, now):
-            return finish(_KEEP, [], {}, after)
+        check = True
+
+
+Placed = list[tuple[Patch, int | None]]  # patches, each with the position of the lane's write that covers it
+
+
+def _apart(
+    edit: _Edit, lane: str, subset: list[int], position: int, then: Any, now: Any
+) -> tuple[Placed, int | None] | None:
+    """Where two objects of a lane differ (`_patches.differences`, as patches) and how the lane's writes from
+    `position` on act there (`_patches.cover`): each patch with the position of the write that replaces it on
+    both sides (None: none before `acting`), and the position of the first write that acts on a difference
+    by what it is (`acting`, None: none, so the old rest is the new one patched); None when they differ
+    otherwise."""
+    targets = differences({lane: now}, {lane: then}, lane)
+    if targets is None:
+        return None
+    covered, acting = cover(subset, position, edit.writes, targets)
+    patches = [
+        (Patch(target, get_path(now, target[1:]), get_path(then, target[1:])), at)
+        for target, at in zip(targets, covered, strict=True)
+    ]
+    return patches, acting
+
+
+def _ahead(
+    edit: _Edit, lane: str, subset: list[int], position: int, acting: int, old_marks: tuple[LaneMark, ...] | None,
+    then: Any, patches: Placed, after: int | None,
+) -> tuple[Any, Any, list[LaneMark]] | None:
+    """Both sides just before the lane's write at `acting`, the first from `position` on that acts on where
+    they differ (`_apart`), with no write in between folded twice: those leave the differences alone or
+    replace them on both sides alike, so the new side there is the old side's value, patched where no write
+    in between replaced it. The old side is the old fold's: from its last lane mark before `acting` (or from
+    `then`), a few writes folded. Also the new side's marks in between: the old ones, patched. None when
+    that folds no fewer writes than stepping both sides there."""
+    first = last = 0
+    start = position
+    if old_marks:
+        first = bisect_right(old_marks, -1 if after is None else after, key=edit.mark_key)
+        last = bisect_left(old_marks, edit.key(subset[acting]), key=edit.mark_key)
+        if last > first:
+            start = bisect_right(subset, edit.mark_key(old_marks[last - 1]), position, acting, key=edit.key)
+    if acting - start >= 2 * (acting - position):
+        return None
+    marks: list[LaneMark] = []
+    for mark in old_marks[first:last] if old_marks else ():
+        at = bisect_right(subset, edit.mark_key(mark), position, acting, key=edit.key)
+        marks.append(LaneMark(mark.message_id, _patched_lane(mark.value, lane, patches, at)))
+    if marks:
+        then = old_marks[last - 1].value if old_marks else then
+    for message_id in subset[start:acting]:
+        write = edit.writes[message_id]
+        if write.problem is None:
+            then, _ = _step(then, write, lane)
+    return then, _patched_lane(then, lane, patches, acting), marks
+
+
+def _patched_lane(value: Any, lane: str, patches: Placed, at: int) -> Any:
+    """A lane's old value just before its write at position `at`, as the new side has it: patched where no
+    write before `at` replaced the difference."""
+    for patch, covered in patches:
+        if covered is None or at <= covered:
+            value = patched({lane: value}, patch)[lane]
+    return value
 
 
 def marks_after_step(fold_lanes: LaneMarks, layer: Layer, message_id: int, write: Write, root: Any,

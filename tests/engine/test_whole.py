@@ -1,0 +1,113 @@
+"""The pieces whole-kind repairs (`_whole`) are made of: writing into one lane's value alone, and the
+sources of a repaired fold edited in place."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from contextdeck.engine._messages import MISSING
+from contextdeck.engine._methods import WRITE_METHODS, Conflict, write_at, write_below
+from contextdeck.engine._whole import _edited_sources
+
+SEGMENTS = ("a", "b", "0", "1")
+scalars = st.one_of(st.none(), st.booleans(), st.integers(0, 2), st.just("x"))
+values: st.SearchStrategy[Any] = st.recursive(
+    scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=2), st.dictionaries(st.sampled_from(SEGMENTS), inner, max_size=3)),
+    max_leaves=6,
+)
+
+
+def _outcome(write: Any) -> tuple[str, Any]:
+    try:
+        return "applied", write()
+    except Conflict as conflict:
+        return "failed", conflict.reason
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    root=st.dictionaries(st.sampled_from(SEGMENTS), values, max_size=3),
+    path=st.lists(st.sampled_from(SEGMENTS), min_size=1, max_size=4).map(tuple),
+    method=st.sampled_from(sorted(WRITE_METHODS)),
+    new=values,
+)
+def test_writing_into_a_lane_alone_is_writing_at_the_root(root: dict[str, Any], path: tuple[str, ...], method: str,
+                                                          new: Any) -> None:
+    """`write_below` of the lane's value gives what `write_at` of the whole root leaves in that lane, and
+    fails with the very same reason (it names the whole path)."""
+    lane = path[0]
+    whole = _outcome(lambda: write_at(root, path, method, new).get(lane, MISSING))
+    alone = _outcome(lambda: write_below(root.get(lane, MISSING), path, method, new))
+    assert alone == whole
+    if whole[0] == "failed":
+        assert Conflict(whole[1]).reported(method, path).startswith(f"{method} at {'.'.join(path)}: ")
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_sources_edited_in_place_equal_the_sorted_set(data: st.DataObject) -> None:
+    """A repaired fold's sources: the new head, then the old ones past the old head less the lost and
+    with the gained in key order, whichever of them lie at the same place or at either end."""
+    keys = data.draw(st.lists(st.integers(0, 60), unique=True, max_size=40).map(sorted))
+    key_of = dict(zip(range(100, 100 + len(keys)), keys, strict=True))
+    ids = list(key_of)
+    cut = data.draw(st.integers(0, len(ids)))
+    sources = tuple(ids)
+    lost = set(data.draw(st.lists(st.sampled_from(ids[cut:]), unique=True)) if ids[cut:] else [])
+    free = [k for k in range(61) if k not in keys]
+    gained = []
+    for number, k in enumerate(data.draw(st.lists(st.sampled_from(free), unique=True, max_size=4))):
+        key_of[1000 + number] = k
+        gained.append(1000 + number)
+    head = tuple(data.draw(st.lists(st.integers(500, 600), max_size=3)))
+    expected = head + tuple(sorted([m for m in sources[cut:] if m not in lost] + gained, key=key_of.__getitem__))
+    got = _edited_sources(sources, cut, head, lost, gained, key_of.__getitem__)
+    assert got == expected
+    assert type(got) is tuple
+    if not (head or cut or lost or gained):
+        assert got is sources  # nothing to change: the very same tuple, which results compare by identity
+
+
+def _state(data: object, **extra: object) -> dict[str, object]:
+    return {"type": "state", "data": data, **extra}
+
+
+def test_a_difference_kept_apart_is_folded_only_at_the_writes_that_act_on_it(monkeypatch: Any) -> None:
+    """A replace early in a lane makes `k.x` an object where it was a number; of the 300 later writes of
+    the lane only two act on `k.x` (they write keys into it). The whole-kind repair folds the old side from
+    a lane mark up to each of them and patches it, instead of folding both sides write by write; the lane
+    marks it leaves in between (the old ones, patched) serve later edits there. Every result is the fold's."""
+    from contextdeck.engine import Context, _whole
+
+    messages = [_state({"k": {"x": 0, "y": 0}})]
+    for n in range(300):
+        where = {100: ("x", "b"), 200: ("x", "c")}.get(n, ("y",))
+        data: object = n
+        for segment in reversed(("k", *where)):
+            data = {segment: data}
+        messages.append(_state(data, _outputPath="†state.k." + ".".join(where)))
+    ctx = Context(messages)
+    handle = ctx.watch("†state", lambda _: None)
+    ctx.replace(300, messages[300])  # the lane's first repair folds it from the start: a mark every 16 writes
+    steps = [0]
+    step = _whole._step
+
+    def counted(*args: Any) -> Any:
+        steps[0] += 1
+        return step(*args)
+
+    monkeypatch.setattr(_whole, "_step", counted)
+    ctx.replace(2, _state({"k": {"x": {"a": 1}}}, _outputPath="†state.k.x"))
+    assert steps[0] < 100  # both sides stepped over every later write: about 600
+    assert handle.current == Context(ctx.messages).resolve("†state")
+    assert handle.current.value["k"] == {"x": {"a": 1, "b": 100, "c": 200}, "y": 299}
+    for index in (150, 120, 260):  # edits in between resume from the marks the repair left
+        ctx.replace(index, _state({"k": {"y": -index}}, _outputPath="†state.k.y"))
+        assert handle.current == Context(ctx.messages).resolve("†state")
+    ctx.insert(180, _state({"k": {"x": 7}}, _outputPath="†state.k.x"))
+    assert handle.current == Context(ctx.messages).resolve("†state")
+    assert handle.current.value["k"]["x"] == {"c": 200}
