@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QAbstractEventDispatcher, QCoreApplication, QEvent, QObject
 
-from contextdeck.gui._slices import slices
+from contextdeck.gui._slices import BUSY_TURN_S, slices
 
 
 class Job(QObject):
@@ -45,3 +46,47 @@ def test_a_deleted_jobs_slices_are_dropped(qtbot: Any) -> None:
     del gone
     qtbot.waitUntil(lambda: ran == ["kept"])
     assert ran == ["kept"]
+
+
+class Painter(Job):
+    """A job whose every slice posts an event that takes a repaint's time to deliver (GUI-thread CPU time)."""
+
+    def work(self) -> None:
+        super().work()
+        QCoreApplication.postEvent(self, QEvent(QEvent.Type.User))
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.User:
+            self.ran.append("posted")
+            busy_until = time.thread_time() + 2 * BUSY_TURN_S
+            while time.thread_time() < busy_until:
+                pass
+            return True
+        return super().event(event)
+
+
+def test_a_slice_does_not_join_a_turn_that_repainted(qtbot: Any) -> None:
+    """Qt delivers a turn's posted events (repaints) before its timers: a slice whose timer comes in a turn that has
+    already spent a repaint's time waits for the next turn, so the repaint that the asker or the previous slice
+    posted is not followed by a slice in the same turn."""
+    ran: list[str] = []
+    dispatcher = QAbstractEventDispatcher.instance()
+    assert dispatcher is not None
+
+    def turn() -> None:
+        ran.append("turn")
+
+    dispatcher.aboutToBlock.connect(turn)  # said at every turn of a running loop, busy or not
+    try:
+        asker, other = Painter("asker", 1, ran), Painter("other", 2, ran)
+        slices().start(asker.work)
+        slices().start(other.work)
+        QCoreApplication.postEvent(asker, QEvent(QEvent.Type.User))  # the asker's own repaint
+        qtbot.waitUntil(lambda: not other.left and ran.count("posted") == 4)
+    finally:
+        dispatcher.aboutToBlock.disconnect(turn)
+    slices_run = [n for n, step in enumerate(ran) if step in ("asker", "other")]
+    assert [ran[n] for n in slices_run] == ["asker", "other", "other"]
+    for n in slices_run:
+        posted = max(m for m in range(n) if ran[m] == "posted")
+        assert "turn" in ran[posted:n], ran  # the posted event was delivered a turn before the slice
