@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contextdeck.engine._watches import Union, _union
+from contextdeck.engine._watches import Union, _edited, _union
 
 keys = st.lists(st.integers(0, 60), unique=True).map(lambda ks: tuple(sorted(ks)))
 
@@ -44,3 +44,20 @@ def test_unchanged_parts_reuse_the_union() -> None:
     first = union(((1, 5), (2, 3)))
     assert union(union.parts) is first  # the very same parts: the very same union
     assert union((union.parts[0] + (9,), union.parts[1])) == (1, 2, 3, 5, 9)
+
+
+@settings(max_examples=300, deadline=None)
+@given(keys, st.data())
+def test_edited_keys_are_the_keys_less_the_lost_with_the_added(before: tuple[int, ...], data: st.DataObject) -> None:
+    """A result's kept keys edited in one copy (`_edited`): sorted and unique, less the lost (None when one
+    of them is not there), with the added (some may be there already); unchanged keys stay the very tuple."""
+    lost = data.draw(st.lists(st.sampled_from(before), unique=True) if before else st.just([]))
+    absent = data.draw(st.lists(st.integers(61, 70), max_size=1))
+    added = sorted(data.draw(st.lists(st.integers(0, 80), unique=True, max_size=7)))
+    edited = _edited(before, [*lost, *absent], added)
+    if absent:
+        assert edited is None
+        return
+    assert edited == tuple(sorted(set(before).difference(lost).union(added)))
+    if not lost and not added:
+        assert edited is before
