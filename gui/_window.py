@@ -87,6 +87,7 @@ class MainWindow(QMainWindow):
         self.state_view = StateView()
         self.llm_view = LLMView()
         self.watches = WatchPanel()
+        self.watches.model.set_busy(self._busy_for_watches)
         self.timeline_dock = self.add_dock(self.timeline, "Timeline", Qt.DockWidgetArea.LeftDockWidgetArea)
         self.state_dock = self.add_dock(self.state_view, "State", Qt.DockWidgetArea.RightDockWidgetArea)
         self.llm_dock = self.add_dock(self.llm_view, "LLM view", Qt.DockWidgetArea.RightDockWidgetArea)
@@ -299,6 +300,10 @@ class MainWindow(QMainWindow):
         """A selection's or an edit's work is still queued (the views' slices, a far jump's rows)."""
         return self.is_refreshing() or self._refresh_timer.isActive() or slices().pending or \
             self.timeline.table.is_scrolling()
+
+    def _busy_for_watches(self) -> bool:
+        """The watches fold ahead after the editor's forms are made ahead: never both in one turn."""
+        return self._busy() or self.forms_ahead.pending()
 
     def is_refreshing(self) -> bool:
         """A selection's views are still to be told of the new cursor."""

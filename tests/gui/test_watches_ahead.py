@@ -1,0 +1,82 @@
+"""While the window is idle, the pinned watches' paths are folded ahead over the whole document
+(`WatchModel._warm`), so that a far jump of the time cursor resolves them without folding writes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from contextdeck.engine import Context, Insert
+from contextdeck.engine._lanes import PathLog
+from contextdeck.gui._watches import WatchModel
+
+COUNT = 1200
+PINS = ("†state.n @p0", "†state.n @p1", "†state.label @p2", "†state.base", "†input.k")
+
+
+def _context() -> Context:
+    """A global state first, then state writes of three instances and global inputs, in turn (the bench's shape: an
+    instance's fold starts from the global one where it ends)."""
+    def message(n: int) -> dict[str, Any]:
+        if n % 4 == 3:
+            return {"type": "input", "input": {"k": n}}
+        return {"type": "state", "_instance": f"p{n % 4}", "data": {"n": n, "label": f"l {n}"}}
+    return Context([{"type": "state", "data": {"base": 0}}, *(message(n) for n in range(COUNT - 1))])
+
+
+@pytest.fixture
+def folded(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many writes each fold of a path log added (a spy on the engine's `PathLog.upto`)."""
+    added: list[int] = []
+    upto = PathLog.upto
+
+    def counting(log: PathLog, limit: int | None) -> int:
+        steps = upto(log, limit)
+        added.append(steps)
+        return steps
+
+    monkeypatch.setattr(PathLog, "upto", counting)
+    return added
+
+
+def _jump(qtbot: Any, model: WatchModel, context: Context, at: int) -> None:
+    model.set_cursor(at)
+    qtbot.waitUntil(lambda: not model.is_busy())
+    for row, text in enumerate(PINS):
+        expression, _, instance = text.partition(" @")
+        assert model.getItem(model.index(row, 0)).resolution == context.resolve(expression, instance or None, at)
+
+
+def _pinned_and_idle(qtbot: Any, context: Context) -> WatchModel:
+    """A model at message 10 of `context` with every pin, left idle until it has folded them ahead."""
+    model = WatchModel()
+    model.set_context(context, 10)
+    for text in PINS:
+        model.add(text)
+    qtbot.waitUntil(lambda: not model.is_warming(), timeout=5000)
+    return model
+
+
+def test_a_far_jump_after_idle_folds_no_write(qtbot: Any, folded: list[int]) -> None:
+    """Pins made at the start of a long document are folded over all of it at idle, a quarter at a time: a jump
+    to its end then resolves every pin from the folds, and shows the engine's values."""
+    context = _context()
+    model = _pinned_and_idle(qtbot, context)
+    assert sum(folded) > 0
+    assert max(folded) <= COUNT // 4 // 4 + 1  # a quarter of one layer's writes per call at most
+    folded.clear()
+    _jump(qtbot, model, context, COUNT - 5)
+    assert sum(folded) == 0
+
+
+def test_an_edit_folds_the_paths_it_changed_again_at_idle(qtbot: Any, folded: list[int]) -> None:
+    """An edit drops the folds of the paths it can change; they are folded again at idle, and a far jump after it
+    folds nothing either."""
+    context = _context()
+    model = _pinned_and_idle(qtbot, context)
+    context.apply(Insert(5, {"type": "state", "_instance": "p0", "data": {"n": -1}}))
+    qtbot.waitUntil(lambda: not model.is_warming() and not model.is_busy(), timeout=5000)
+    folded.clear()
+    _jump(qtbot, model, context, COUNT - 5)
+    assert sum(folded) == 0
