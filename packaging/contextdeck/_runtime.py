@@ -45,12 +45,13 @@ def collect_when_idle() -> int | None:
 
     Edits leave no cyclic garbage (tests/engine/test_garbage.py), so the collector only ever walks what
     they keep: the middle and oldest generations of a window at 100,000 messages took 13-31 and 43-80 ms
-    per collection, whenever CPython's counts made them due. The window calls this whenever its event loop
-    is about to wait for input: once `IDLE_YOUNG` objects are new, a young collection (about 1 ms) frees
-    the cycles that died since the last turn, and what is left is frozen (`gc.freeze`, O(1)), so no later
-    collection walks it again. Cycles among frozen objects are freed by `collect_everything`, which this
-    runs itself once `FREEZE_LIMIT` objects were frozen (here and by loads) since the last one. Returns the
-    generation collected (2 for everything), or None when nothing was due or a load has the collector off.
+    per collection when CPython's counts made them due (`GC_THRESHOLDS` now never does). The window calls
+    this whenever its event loop is about to wait for input: once `IDLE_YOUNG` objects are new, a young
+    collection (about 1 ms) frees the cycles that died since the last turn, and what is left is frozen
+    (`gc.freeze`, O(1)), so no later collection walks it again. Cycles among frozen objects are freed by
+    `collect_everything`, which this runs itself once `FREEZE_LIMIT` objects were frozen (here and by loads)
+    since the last one. Returns the generation collected (2 for everything), or None when nothing was due or
+    a load has the collector off.
     """
     young = gc.get_count()[0]
     if young < IDLE_YOUNG or not gc.isenabled():
