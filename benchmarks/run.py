@@ -146,6 +146,11 @@ def split_by_lane(references: list[tuple[str, str | None]], times: list[float]) 
     return first, later
 
 
+def under_1ms(samples: list[float]) -> float:
+    """The share of `samples` (seconds) at or under 1 ms."""
+    return sum(sample <= 1e-3 for sample in samples) / len(samples)
+
+
 def percentile(samples: list[float], fraction: float) -> float:
     ordered = sorted(samples)
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
@@ -401,6 +406,9 @@ def measure(workload: Workload) -> dict[str, Any]:
             "and_every_watch_read_p99": percentile(read, 0.99) * 1e3,
             **{f"{name}_median": statistics.median(s) * 1e3 for name, s in sorted(latencies.items())},
             **{f"{name}_p99": percentile(s, 0.99) * 1e3 for name, s in sorted(latencies.items())},
+            # The median is at most 1 ms when at least half of all edits are: the share of each kind that is.
+            "share_under_1ms": under_1ms(every),
+            **{f"{name}_share_under_1ms": under_1ms(s) for name, s in sorted(latencies.items())},
         },
         "resolve_one_reference_ms": {
             "median": statistics.median(resolves) * 1e3,
@@ -510,6 +518,10 @@ def table(results: dict[str, Any]) -> str:
             for name in ("append", "insert", "replace", "move", "remove")
             if name + "_median" in lat
         ],
+        ("  edits at or under 1 ms: all; append / insert / replace / move / remove",
+         f"{lat['share_under_1ms']:.0%}; " + " / ".join(
+             f"{lat[name + '_share_under_1ms']:.0%}" for name in ("append", "insert", "replace", "move", "remove")
+             if name + "_share_under_1ms" in lat), ""),
         *[
             (f"  collector between edits, generation {n}: runs, median / max",
              f"{idle[f'generation_{n}']['runs']}, {idle[f'generation_{n}']['median']:.1f} / "

@@ -454,10 +454,17 @@ class Watchers:
             if any(now(t, ref.path) is not t.results.get(ref.path) for ref, t in watch.tracks.items())
         }
         # Only the refolded watches can change: the others name the same messages (their keys), and a
-        # renumbering alone is no change (`Watch.current` ranks them again when read).
+        # renumbering alone is no change (`Watch.current` ranks them again when read). Watches of the same
+        # expression in the same view read the same results: one evaluation serves them all (a resolution
+        # is frozen, so they can share it).
         fresh = []
+        made: dict[tuple[str, str | None], tuple[Resolution, Keys]] = {}
         for watch in sorted(refolded, key=lambda watch: watch.serial):  # in creation order
-            resolution, keys = watch.evaluate(now, ranks)
+            same = (watch.expression, watch.instance)
+            evaluated = made.get(same)
+            if evaluated is None:
+                evaluated = made[same] = watch.evaluate(now, ranks)
+            resolution, keys = evaluated
             old = watch._resolution
             fresh.append(Renewal(watch, resolution, keys, _changed(old, watch.keys, resolution, keys)))
         return Outcome(folds, results, fresh, order.generation)

@@ -98,6 +98,22 @@ def test_watches_of_one_path_all_hear() -> None:
     assert order == ["first", "third"]
 
 
+def test_watches_of_one_expression_in_one_view_share_its_evaluation() -> None:
+    """Watches of the same expression in the same view are evaluated once after an edit and handed the very
+    same (frozen) resolution, each called back in creation order; a watch of another view has its own."""
+    ctx = Context([_state({"a": 1})])
+    calls: list[tuple[str, Resolution]] = []
+    first = ctx.watch("†state", lambda r: calls.append(("first", r)))
+    other = ctx.watch("†state", lambda r: calls.append(("other", r)), instance="1")
+    second = ctx.watch("†state", lambda r: calls.append(("second", r)))
+    ctx.append(_state({"b": 2}))
+    assert [name for name, _ in calls] == ["first", "other", "second"]
+    assert calls[0][1] is calls[2][1] is first.current is second.current
+    assert calls[1][1] is other.current is not first.current
+    assert first.current == ctx.resolve("†state")
+    assert other.current == ctx.resolve("†state", "1")
+
+
 def test_instance_layer_wins_whatever_the_order() -> None:
     """A global write appended after an instance write changes nothing for that instance: no callback."""
     ctx = Context([_state({"a": "mine"}, _instance="①")])
