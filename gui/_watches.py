@@ -43,6 +43,8 @@ WARM_CUTS = 4
 ResolutionRole = Qt.ItemDataRole.UserRole + 1  # the Resolution (None when malformed)
 ErrorRole = Qt.ItemDataRole.UserRole + 2  # "reason at position N" for a malformed expression, else None
 WatchRole = Qt.ItemDataRole.UserRole + 3  # the PinnedWatch
+_ROLES = frozenset({Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole, Qt.ItemDataRole.ForegroundRole,
+                    Qt.ItemDataRole.ToolTipRole, ResolutionRole, ErrorRole, WatchRole})  # what `data` answers
 
 
 @dataclass
@@ -271,6 +273,10 @@ class WatchModel(QAbstractTableModel):
         return True
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        # A repaint asks each cell for seven roles; most are answered here without reading the pin's resolution
+        # (`current` ranks its sources when read).
+        if role not in _ROLES:
+            return None
         pin = self.getItem(index)
         if pin is None:
             return None

@@ -6,10 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from PySide6.QtCore import Qt
 
 from contextdeck.engine import Context, Insert
 from contextdeck.engine._lanes import PathLog
-from contextdeck.gui._watches import WatchModel
+from contextdeck.gui._watches import PinnedWatch, WatchModel
 
 COUNT = 1200
 PINS = ("†state.n @p0", "†state.n @p1", "†state.label @p2", "†state.base", "†input.k")
@@ -80,3 +81,29 @@ def test_an_edit_folds_the_paths_it_changed_again_at_idle(qtbot: Any, folded: li
     folded.clear()
     _jump(qtbot, model, context, COUNT - 5)
     assert sum(folded) == 0
+
+
+def test_a_repaint_reads_a_pins_resolution_only_for_what_it_shows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A view asks each cell for about seven roles per repaint; the roles the model does not answer (size, font,
+    alignment, colours behind, icons, check state) are answered without reading the pin's resolution, whose
+    `current` ranks its sources each time it is read."""
+    context = _context()
+    model = WatchModel()
+    model.set_context(context, 10)
+    model.add("†state.n @p0")
+    reads: list[int] = []
+    resolution = PinnedWatch.resolution
+
+    def counted(pin: PinnedWatch) -> Any:
+        reads.append(1)
+        return resolution.fget(pin)  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(PinnedWatch, "resolution", property(counted))
+    unanswered = (Qt.ItemDataRole.SizeHintRole, Qt.ItemDataRole.FontRole, Qt.ItemDataRole.TextAlignmentRole,
+                  Qt.ItemDataRole.BackgroundRole, Qt.ItemDataRole.DecorationRole, Qt.ItemDataRole.CheckStateRole)
+    for column in range(model.columnCount()):
+        for role in unanswered:
+            assert model.data(model.index(0, column), role) is None
+    assert not reads
+    assert model.data(model.index(0, 1), Qt.ItemDataRole.DisplayRole) == "8"  # n of p0 in the first 10
+    assert reads
