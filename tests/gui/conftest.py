@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -79,3 +80,17 @@ def open_window(qtbot: Any, tmp_path: Path) -> Iterator[WindowMaker]:
     yield make
     for window in made:
         window.session.close()
+
+
+@pytest.fixture
+def open_messages(open_window: WindowMaker, tmp_path: Path) -> Callable[[list[Any], str], MainWindow]:
+    """A window on a document of these messages (written to tmp_path under the name given), its cursor where the
+    test puts it: Follow Latest off."""
+    def make(messages: list[Any], name: str) -> MainWindow:
+        path = tmp_path / name
+        path.write_text(json.dumps(messages), encoding="utf-8")
+        window = open_window(path)
+        window.set_follow_latest(False)
+        return window
+
+    return make

@@ -32,12 +32,8 @@ def _messages() -> list[dict[str, Any]]:
 
 
 @pytest.fixture
-def window(open_window: Any, tmp_path: Path) -> MainWindow:
-    path = tmp_path / "shapes.json"
-    path.write_text(json.dumps(_messages()), encoding="utf-8")
-    win = open_window(path)
-    win.set_follow_latest(False)
-    return win
+def window(open_messages: Any) -> MainWindow:
+    return open_messages(_messages(), "shapes.json")
 
 
 def _spares(window: MainWindow) -> list[Any]:

@@ -4,8 +4,6 @@ the views), and what the user sees and types is the same as when it was shown in
 from __future__ import annotations
 
 import itertools
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,12 +29,8 @@ def _messages() -> list[dict[str, Any]]:
 
 
 @pytest.fixture
-def window(open_window: Any, tmp_path: Path) -> MainWindow:
-    path = tmp_path / "long.json"
-    path.write_text(json.dumps(_messages()), encoding="utf-8")
-    win = open_window(path)
-    win.set_follow_latest(False)
-    return win
+def window(open_messages: Any) -> MainWindow:
+    return open_messages(_messages(), "long.json")
 
 
 def _settled(window: MainWindow) -> bool:
