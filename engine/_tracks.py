@@ -223,8 +223,10 @@ def full(
     state = State([Probe(path) for path in paths]) if base is None else _restart_from_base(base, paths)
     gaps: list[Gap] = []
     checkpoints: list[Checkpoint] = []
-    fold_lane(state, layer, lane, writes, key, gaps=gaps, checkpoints=checkpoints)
-    return Fold(state if base is None else base.state, state, gaps, Marks(checkpoints))
+    maker = _whole.MarksMaker(writes, state.root) if lane is None else None
+    fold_lane(state, layer, lane, writes, key, gaps=gaps, checkpoints=checkpoints, converge=maker)
+    lanes = {} if maker is None else maker.made()
+    return Fold(state if base is None else base.state, state, gaps, Marks(checkpoints), lanes=lanes)
 
 
 def step(

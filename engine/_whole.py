@@ -367,16 +367,11 @@ def _refold(edit: _Edit, lane: str, old_marks: tuple[LaneMark, ...] | None, then
     def finish(value: Any, patches: list[Patch], until: dict[int, int | None], last: int | None) -> _Lane:
         if not present and creators[0] != creators[1]:
             raise _Fallback  # the lane's key would take another place in the root
-        rest: list[LaneMark] = []
+        rest: tuple[LaneMark, ...] = ()
         if last is not None and old_marks:
-            for mark in old_marks[bisect_right(old_marks, last, key=edit.mark_key) :]:
-                value_there = mark.value
-                at = edit.mark_key(mark)
-                for number, patch in enumerate(patches):
-                    stop = until[number]
-                    if stop is None or at < stop:
-                        value_there = patched({lane: value_there}, patch)[lane]
-                rest.append(mark._replace(value=value_there))
+            rest = old_marks[bisect_right(old_marks, last, key=edit.mark_key) :]
+        if patches:  # the old marks past the edit as the new side has them (without patches: the same)
+            rest = tuple(mark._replace(value=_patched_mark(mark, lane, patches, until, edit)) for mark in rest)
         kept.extend(fresh)
         kept.extend(rest)
         final_patches = [patch for number, patch in enumerate(patches) if until[number] is None]
@@ -437,6 +432,16 @@ def _refold(edit: _Edit, lane: str, old_marks: tuple[LaneMark, ...] | None, then
             since = 0
         steps += 1
         check = True
+
+
+def _patched_mark(mark: LaneMark, lane: str, patches: list[Patch], until: dict[int, int | None], edit: _Edit) -> Any:
+    """An old lane mark's value patched by each patch the lane's writes before it did not replace."""
+    value, at = mark.value, edit.mark_key(mark)
+    for number, patch in enumerate(patches):
+        stop = until[number]
+        if stop is None or at < stop:
+            value = patched({lane: value}, patch)[lane]
+    return value
 
 
 Placed = list[tuple[Patch, int | None]]  # patches, each with the position of the lane's write that covers it
@@ -502,6 +507,45 @@ def _patched_lane(value: Any, lane: str, patches: Placed, at: int) -> Any:
     return value
 
 
+class MarksMaker:
+    """The lane marks of a whole-kind track folded from scratch, made as it folds (`fold_lane`'s `converge`,
+    called after each write with the state so far): a mark every few writes of each lane, as `_refold`
+    makes them. Made lazily instead, a lane's first repair folded it from the start of the layer up to
+    the edit (about a hundred writes at 100,000 messages); here each costs a lookup per write.
+
+    None at all when the fold starts from something else than an object (or nothing), or once a write
+    replaces the root: whole-kind repairs do not hold there (`repair`), as `marks_after_step` drops them."""
+
+    __slots__ = ("marks", "since", "writes")
+
+    def __init__(self, writes: Mapping[int, Write], start: Any) -> None:
+        self.writes = writes
+        self.marks: dict[str, list[LaneMark]] | None = {} if start is MISSING or type(start) is dict else None
+        self.since: dict[str, int] = {}
+
+    def __call__(self, message_id: int, state: State) -> None:
+        marks = self.marks
+        write = self.writes[message_id]
+        if marks is None or write.problem is not None:
+            return  # (a write with a problem of its own never gets a mark: `_refold`)
+        lanes = lanes_of(write)
+        if lanes is None:  # it replaces the root
+            self.marks = None
+            return
+        since = self.since
+        for lane in lanes:
+            count = since.get(lane, 0) + 1
+            if count >= _index.CHECKPOINT_EVERY:
+                marks.setdefault(lane, []).append(LaneMark(message_id, _lane_value(state.root, lane)))
+                count = 0
+            else:
+                marks.setdefault(lane, [])
+            since[lane] = count
+
+    def made(self) -> LaneMarks:
+        return {} if self.marks is None else {lane: tuple(marks) for lane, marks in self.marks.items()}
+
+
 def marks_after_step(fold_lanes: LaneMarks, layer: Layer, message_id: int, write: Write, root: Any,
                      key: Callable[[int], int]) -> LaneMarks:
     """The lane marks of a whole-kind fold after its own layer's last write was appended: a mark every
@@ -522,4 +566,4 @@ def marks_after_step(fold_lanes: LaneMarks, layer: Layer, message_id: int, write
     return {**fold_lanes, **added} if added else fold_lanes
 
 
-__all__ = ["LaneMark", "LaneMarks", "Repaired", "marks_after_step", "repair"]
+__all__ = ["LaneMark", "LaneMarks", "MarksMaker", "Repaired", "marks_after_step", "repair"]

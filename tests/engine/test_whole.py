@@ -72,6 +72,21 @@ def test_sources_edited_in_place_equal_the_sorted_set(data: st.DataObject) -> No
         assert got is sources  # nothing to change: the very same tuple, which results compare by identity
 
 
+def _counted_steps(monkeypatch: Any) -> list[int]:
+    """A one-item list counting the writes whole-kind repairs fold into a lane from now on."""
+    from contextdeck.engine import _whole
+
+    steps = [0]
+    step = _whole._step
+
+    def counted(*args: Any) -> Any:
+        steps[0] += 1
+        return step(*args)
+
+    monkeypatch.setattr(_whole, "_step", counted)
+    return steps
+
+
 def _state(data: object, **extra: object) -> dict[str, object]:
     return {"type": "state", "data": data, **extra}
 
@@ -81,7 +96,7 @@ def test_a_difference_kept_apart_is_folded_only_at_the_writes_that_act_on_it(mon
     the lane only two act on `k.x` (they write keys into it). The whole-kind repair folds the old side from
     a lane mark up to each of them and patches it, instead of folding both sides write by write; the lane
     marks it leaves in between (the old ones, patched) serve later edits there. Every result is the fold's."""
-    from contextdeck.engine import Context, _whole
+    from contextdeck.engine import Context
 
     messages = [_state({"k": {"x": 0, "y": 0}})]
     for n in range(300):
@@ -93,14 +108,7 @@ def test_a_difference_kept_apart_is_folded_only_at_the_writes_that_act_on_it(mon
     ctx = Context(messages)
     handle = ctx.watch("†state", lambda _: None)
     ctx.replace(300, messages[300])  # the lane's first repair folds it from the start: a mark every 16 writes
-    steps = [0]
-    step = _whole._step
-
-    def counted(*args: Any) -> Any:
-        steps[0] += 1
-        return step(*args)
-
-    monkeypatch.setattr(_whole, "_step", counted)
+    steps = _counted_steps(monkeypatch)
     ctx.replace(2, _state({"k": {"x": {"a": 1}}}, _outputPath="†state.k.x"))
     assert steps[0] < 100  # both sides stepped over every later write: about 600
     assert handle.current == Context(ctx.messages).resolve("†state")
@@ -111,3 +119,23 @@ def test_a_difference_kept_apart_is_folded_only_at_the_writes_that_act_on_it(mon
     ctx.insert(180, _state({"k": {"x": 7}}, _outputPath="†state.k.x"))
     assert handle.current == Context(ctx.messages).resolve("†state")
     assert handle.current.value["k"]["x"] == {"c": 200}
+
+
+def test_a_whole_kind_track_folded_from_scratch_keeps_lane_marks(monkeypatch: Any) -> None:
+    """A whole-kind track folded from scratch keeps a lane mark every few writes of each lane, so that the
+    first repair of a lane folds it from a mark just before the edit, not from the start of the layer (290
+    writes here, each folded once more); every result is still the fold's."""
+    from contextdeck.engine import Context
+
+    messages = [_state({"k": {"x": n, "y": -n}}, _outputPath="†state.k") for n in range(300)]
+    messages[150] = _state({"other": 1})
+    ctx = Context(messages)
+    handle = ctx.watch("†state", lambda _: None)
+    steps = _counted_steps(monkeypatch)
+    ctx.replace(290, _state({"k": {"x": "new"}}, _outputPath="†state.k"))
+    assert steps[0] < 40  # from the start of the layer: about 300
+    assert handle.current == Context(ctx.messages).resolve("†state")
+    assert handle.current.value == {"k": {"x": 299, "y": -299}, "other": 1}
+    for index in (10, 150, 150, 295):
+        ctx.remove(index)
+        assert handle.current == Context(ctx.messages).resolve("†state")
