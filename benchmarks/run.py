@@ -336,14 +336,14 @@ def measure(workload: Workload) -> dict[str, Any]:
     gc.collect()
     gc.freeze()
     tune_collector()  # the collector settings the window runs with (contextdeck/_runtime.py)
-    latencies, idle = run_edits(ctx, workload, random.Random(SEED + 1), EDITS, between=True)
+    latencies, idle, collected_inside = run_edits(ctx, workload, random.Random(SEED + 1), EDITS, between=True)
     every = [t for samples in latencies.values() for t in samples]
     # The very same edits on a twin of the starting context, the collector left to run inside them.
     twin = Context(json.loads(text))
     twin_handles = [twin.watch(expr, lambda _: None, instance=instance) for expr, instance in watched]
     gc.collect()
     gc.freeze()
-    unscheduled, _ = run_edits(twin, workload, random.Random(SEED + 1), EDITS, between=False)
+    unscheduled, _, unscheduled_inside = run_edits(twin, workload, random.Random(SEED + 1), EDITS, between=False)
     inside = [t for samples in unscheduled.values() for t in samples]
     del twin, twin_handles
     # Once more, each edit followed by reading every watch's `current.sources` (ranked when read): apart,
@@ -425,6 +425,12 @@ def measure(workload: Workload) -> dict[str, Any]:
             "unwatched_again_median": statistics.median(again) * 1e3,
             "unwatched_again_p99": percentile(again, 0.99) * 1e3,
         },
+        # Collections that ran inside the timed edits, by generation: the only way the collector's thresholds
+        # enter the edit latencies (between edits, the older generations are empty: everything is frozen).
+        "collections_inside_edits": {
+            "timed": {f"generation_{n}": runs for n, runs in collected_inside.items()},
+            "collector_inside_them": {f"generation_{n}": runs for n, runs in unscheduled_inside.items()},
+        },
         "collector_between_edits_ms": {
             f"generation_{generation}": {
                 "runs": len(pauses),
@@ -456,18 +462,30 @@ def measure(workload: Workload) -> dict[str, Any]:
 
 def run_edits(
     ctx: Context, workload: Workload, rng: random.Random, count: int, between: bool, read: Sequence[Watch] = ()
-) -> tuple[dict[str, list[float]], dict[int, list[float]]]:
+) -> tuple[dict[str, list[float]], dict[int, list[float]], dict[int, int]]:
     """Apply `count` random edits; the seconds each took (by kind), and, with `between`, the pauses of
-    the collections run between edits as the window runs them when idle (by generation). With `read`,
-    also the seconds of each edit together with reading every one of those watches' `current.sources`
-    right after it (kind "read"): an edit that only renumbers a watch leaves that to the read."""
+    the collections run between edits as the window runs them when idle (by generation); and how many
+    collections of each generation ran inside the timed edits (what the collector's thresholds can change in
+    the latencies). With `read`, also the seconds of each edit together with reading every one of those
+    watches' `current.sources` right after it (kind "read"): an edit that only renumbers a watch leaves that
+    to the read."""
     latencies: dict[str, list[float]] = {}
     pauses: dict[int, list[float]] = {0: [], 1: [], 2: []}
+    inside = {0: 0, 1: 0, 2: 0}
+    applying = False
+
+    def seen(phase: str, info: dict[str, int]) -> None:
+        if applying and phase == "start":
+            inside[info["generation"]] += 1
+
+    gc.callbacks.append(seen)
     for _ in range(count):
         change = edit(rng, len(ctx), workload.message)
+        applying = True
         start = time.perf_counter()
         ctx.apply(change)
         elapsed = time.perf_counter() - start
+        applying = False
         for handle in read:
             handle.current.sources  # noqa: B018  # ranked when read
         if read:
@@ -481,7 +499,8 @@ def run_edits(
             generation = collect_when_idle()
             if generation is not None:
                 pauses[generation].append(time.perf_counter() - start)
-    return latencies, pauses
+    gc.callbacks.remove(seen)
+    return latencies, pauses, inside
 
 
 def publish(tables: list[tuple[str, str]], results: dict[str, Any]) -> None:
@@ -531,6 +550,9 @@ def table(results: dict[str, Any]) -> str:
         ],
         ("  the same edits, collector inside them: median / p99",
          f"{lat['collector_inside_edits_median']:.3f} / {lat['collector_inside_edits_p99']:.3f} ms", ""),
+        ("  collections inside the edits, gen. 0 / 1 / 2: timed; collector inside",
+         "; ".join(" / ".join(str(runs[f"generation_{n}"]) for n in range(3))
+                   for runs in results["collections_inside_edits"].values()), ""),
         ("after one edit, every watch's current read (sources ranked): median / p99",
          f"{lat['and_every_watch_read_median']:.3f} / {lat['and_every_watch_read_p99']:.3f} ms", ""),
         ("resolve of one watched reference: median / p99", f"{resolve['median']:.3f} / {resolve['p99']:.3f} ms",
