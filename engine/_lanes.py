@@ -38,6 +38,7 @@ from ._branches import BranchFold, subsets_of
 from ._chain import EMPTY, Chain
 from ._expressions import Reference
 from ._index import Key, Layer, attempt, lanes_of
+from ._keys import Keys
 from ._messages import MISSING, Path, Write, get_path
 from ._methods import WRITE_METHODS
 from ._watches import Found
@@ -210,7 +211,7 @@ class LaneLogs:
         problems = EMPTY
         for part, done in zip(parts, counts, strict=True):
             problems = part.problems(done, problems)
-        found = Found(value, tuple(keys), problems)
+        found = Found(value, Keys.owning(keys), problems)
         if len(own.results) >= _RESULTS:
             own.results.clear()
         own.results[memo] = found

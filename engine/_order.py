@@ -183,11 +183,11 @@ class Ranks:
     def rank(self, key: int) -> int:
         return next(self.each_rank((key,)))
 
-    def ranks(self, keys: tuple[int, ...]) -> tuple[int, ...]:
+    def ranks(self, keys: Iterable[int]) -> tuple[int, ...]:
         """The indices of sorted keys, in one pass (each search starts where the last one ended)."""
         return tuple(self.each_rank(keys))
 
-    def each_rank(self, keys: tuple[int, ...]) -> Iterator[int]:
+    def each_rank(self, keys: Iterable[int]) -> Iterator[int]:
         """`ranks`, one at a time (a comparison can stop at the first that differs)."""
         table, fixes = self._read()
         low = 0

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import itertools
-from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import FrozenInstanceError, dataclass
 from typing import TYPE_CHECKING, Any
+
+from ._keys import EMPTY_KEYS, Keys
 
 if TYPE_CHECKING:
     from ._chain import Chain
@@ -53,7 +54,7 @@ class Resolution:
     missing: tuple[str, ...]
     _sources: Indices | None  # None until first read (then worked out from `_keys` in `_ranks`)
     _diagnostics: tuple[Diagnostic, ...] | None  # the same, from `_parts`
-    _keys: tuple[int, ...]
+    _keys: Keys
     _parts: Problems
     _ranks: Ranks | None
 
@@ -69,13 +70,13 @@ class Resolution:
         _init(self, expression, found, value, missing)
         _set(self, "_sources", tuple(sources))
         _set(self, "_diagnostics", tuple(diagnostics))
-        _set(self, "_keys", ())
+        _set(self, "_keys", EMPTY_KEYS)
         _set(self, "_parts", ())
         _set(self, "_ranks", None)
 
     @classmethod
     def _ranked(
-        cls, expression: str, found: bool, value: Any, keys: tuple[int, ...], parts: Problems, ranks: Ranks,
+        cls, expression: str, found: bool, value: Any, keys: Keys, parts: Problems, ranks: Ranks,
         missing: tuple[str, ...] = (),
     ) -> Resolution:
         """A resolution whose sources are the order keys `keys` and whose diagnostics are the problems of
@@ -173,16 +174,16 @@ class Resolution:
 _FEW_CHANGES = 8  # beyond: the sources are ranked again when read
 
 
-def _shifted(keys: tuple[int, ...], sources: Indices, changes: Sequence[Shift]) -> Indices:
+def _shifted(keys: Keys, sources: Indices, changes: Sequence[Shift]) -> Indices:
     """The indices of sorted `keys` (`sources` before `changes`) after them: a key added (taken out) below
     a key moves it up (down) by one. One binary search per change, then slices shifted in bulk."""
     if len(changes) == 1:  # one insert or remove: the usual case
-        cut = bisect_right(keys, changes[0].key)
+        cut = keys.after(changes[0].key)
         return sources[:cut] + tuple(map(changes[0].change.__add__, sources[cut:]))
     parts: list[Iterable[int]] = []
     start, delta = 0, 0
     for key, change in sorted((shift.key, shift.change) for shift in changes):
-        cut = bisect_right(keys, key, start)
+        cut = keys.after(key, start)
         if cut > start:
             parts.append(sources[start:cut] if not delta else map(delta.__add__, sources[start:cut]))
         start, delta = cut, delta + change
@@ -233,13 +234,13 @@ class _Unfrozen:
     missing: tuple[str, ...]
     _sources: Indices | None
     _diagnostics: tuple[Diagnostic, ...] | None
-    _keys: tuple[int, ...]
+    _keys: Keys
     _parts: Problems
     _ranks: Ranks | None
 
 
 def _built(
-    expression: str, found: bool, value: Any, missing: tuple[str, ...], keys: tuple[int, ...], parts: Problems,
+    expression: str, found: bool, value: Any, missing: tuple[str, ...], keys: Keys, parts: Problems,
     ranks: Ranks,
 ) -> Resolution:
     made = _new(_Unfrozen)

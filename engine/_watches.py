@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ._chain import Chain
 from ._expressions import Expression, Reference
 from ._index import Gap, Layer, Probe, State, in_gap, lanes_of
+from ._keys import EMPTY_KEYS, Keys
 from ._messages import MISSING, Path, Write, get_path
 from ._order import Ranks, Shift
 from ._resolution import Resolution, in_order_now, same_json
@@ -41,11 +42,10 @@ class Found(NamedTuple):
     keeps them (a `Chain` of (order key, reason))."""
 
     value: Any  # MISSING when not found
-    keys: tuple[int, ...]
+    keys: Keys
     problems: Chain
 
 
-Keys = tuple[int, ...]
 class Interval(NamedTuple):
     """The order keys whose messages an edit renumbered: those strictly between `low` and `high` (None:
     every key past `low`); `rekeyed`, for a move, its message's old and new key (the one key an edit
@@ -82,12 +82,13 @@ def combine_keys(expression: Expression, found_of: Callable[[Reference], Found],
             keys = values[0].keys if len(values) == 1 else (union or _union)(tuple(v.keys for v in values))
             return Resolution._ranked(expression.source, True, values[-1].value, keys, tuple(parts), ranks), keys
         missing.append(absent)
-    return Resolution._ranked(expression.source, False, None, (), tuple(parts), ranks, tuple(missing)), ()
+    missed = Resolution._ranked(expression.source, False, None, EMPTY_KEYS, tuple(parts), ranks, tuple(missing))
+    return missed, EMPTY_KEYS
 
 
 def _union(parts: tuple[Keys, ...]) -> Keys:
     """The sorted union of sorted keys (sorting concatenated runs merges them)."""
-    return tuple(dict.fromkeys(sorted(itertools.chain.from_iterable(parts))))
+    return Keys.owning(list(dict.fromkeys(sorted(itertools.chain.from_iterable(parts)))))
 
 
 class Union:
@@ -98,7 +99,7 @@ class Union:
 
     def __init__(self) -> None:
         self.parts: tuple[Keys, ...] = ()
-        self.keys: Keys = ()
+        self.keys: Keys = EMPTY_KEYS
 
     def __call__(self, parts: tuple[Keys, ...]) -> Keys:
         keys = self._grown(parts)
@@ -113,9 +114,9 @@ class Union:
         gained: list[int] = []
         for new, old in zip(parts, self.parts, strict=True):
             if new is not old:
-                if new[: len(old)] != old:
+                if not new.grows(old):
                     return None
-                gained.extend(new[len(old) :])
+                gained.extend(new.tail(len(old)))
         if not gained:
             return self.keys
         return _with_keys(self.keys, sorted(gained))
@@ -151,7 +152,7 @@ class Watch:
         self._order = owner._store.order
         self._seen: Shift = self._order.tail  # the order's last change when it was last ranked
         self._renumbers = -1  # the order's `renumbers` then: while it is the same, nothing to rank again
-        self.keys: Keys = ()  # the order keys of its sources
+        self.keys: Keys = EMPTY_KEYS  # the order keys of its sources
         self._union = Union()  # a memo: evaluating in a preview may leave it set
 
     @property
@@ -488,7 +489,7 @@ class Watchers:
             if renamed is None:  # not known (never so after a relabel in an edit): compared by indices
                 changed = not resolution.same_result(watch._resolution)
             else:
-                was = tuple(renamed.get(key, -1) for key in watch.keys)  # -1: its message was removed since
+                was = Keys.owning([renamed.get(key, -1) for key in watch.keys])  # -1: removed since
                 changed = _changed(watch._resolution, was, resolution, keys)
             fresh.append(Renewal(watch, resolution, keys, changed))
         return Outcome(folds, results, fresh, order.generation)
@@ -516,6 +517,12 @@ class Watchers:
 
     def _install(self, track: Track, fold: Fold) -> None:
         old, track.fold = track.fold, fold
+        for probe in fold.state.probes:
+            # How its sources changed was read by `_results`; once kept it names sources no later fold is
+            # compared with, and it held them: a whole kind's previous ~11,000 ids, which the collector then
+            # walked (it walks every tuple that lives to a collection once).
+            if probe.edits:
+                probe.edits = ()
         if old is None or (old.gaps is not fold.gaps and old.gaps != fold.gaps):
             self._index_gaps(track, old, fold)
 
@@ -578,7 +585,7 @@ class Watchers:
 def probe_result(state: State, probe: Probe, key: dict[int, int]) -> Found:
     """A probe's result: what `path_value` gives, with order keys instead of message indices."""
     value = get_path(state.root, probe.path)
-    keys = tuple(sorted({key[m] for m in probe.sources})) if value is not MISSING else ()
+    keys = Keys.owning(sorted({key[m] for m in probe.sources})) if value is not MISSING else EMPTY_KEYS
     return Found(value, keys, probe.diagnostics)
 
 
@@ -599,7 +606,7 @@ def _grown(
     edit = next((edit for edit in probe.edits if edit.sources is old.sources), None)
     if edit is None and rekeyed is not None:
         was, moved_to = rekeyed
-        position = bisect_left(keys, was)
+        position = keys.position(was)
         if position < len(keys) and keys[position] == was:
             keys = _edited(keys, (was,), [moved_to]) or keys  # (never None: `was` is there)
     if edit is not None:  # a whole-kind fold says what changed (`_whole`), even across a move
@@ -640,30 +647,31 @@ def _with_keys(keys: Keys, added: list[int]) -> Keys:
 
 def _edited(keys: Keys, lost: Iterable[int], added: list[int]) -> Keys | None:
     """Sorted unique `keys` less `lost` (each must be among them: None otherwise) and with `added` (sorted;
-    some may be there already), copied once.
+    some may be there already), copied at most once.
 
     A whole kind has about 11,000 keys, and every slice, join or unpacking of them walks each key (an
     increment, later a decrement, of its count: a cache miss for keys scattered in memory): a remove in
     the middle was three such walks, an insert five, a move's remove and insert eight. Now a list of them
-    is edited in place (a move of pointers) and made a tuple: three walks, whatever the changes."""
+    is edited in place (a move of pointers) and kept as it is (`Keys`): two walks, whatever the changes,
+    and keys only added after all of them (an append) are not copied at all."""
     if not lost:
         if not added:
             return keys
         if not keys or added[0] > keys[-1]:  # after all of them: an append
-            return keys + tuple(dict.fromkeys(added))  # `+`, not unpacking: one walk
-    kept = list(keys)
+            return keys.plus(dict.fromkeys(added))
+    kept = keys.listed()
     for gone in lost:
         position = bisect_left(kept, gone)
         if position == len(kept) or kept[position] != gone:
             return None
         del kept[position]
     if len(added) > 4:
-        return tuple(sorted({*kept, *added}))
+        return Keys.owning(sorted({*kept, *added}))
     for at in added:  # a few in the middle: each in its place
         position = bisect_left(kept, at)
         if position == len(kept) or kept[position] != at:
             kept.insert(position, at)
-    return tuple(kept)
+    return Keys.owning(kept)
 
 
 def _changed(old: Resolution, before: Keys, new: Resolution, keys: Keys) -> bool:

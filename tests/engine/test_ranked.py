@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from incremental_strategies import documents, edits, watch_lists
 
 from contextdeck.engine import Context, Resolution
+from contextdeck.engine._keys import Keys
 from contextdeck.engine._order import Order
 from contextdeck.engine._resolution import Diagnostic, _shifted
 
@@ -155,7 +156,7 @@ def test_sources_shifted_by_the_changes_since_equal_ranking_again(
     if order.generation:
         return  # relabelled: the keys mean nothing now (the watches fold again)
     changes = order.shifted(ranks.start, kept[-1] if kept else -1) or []
-    assert _shifted(kept, before, changes) == order.snapshot().ranks(kept)
+    assert _shifted(Keys(kept), before, changes) == order.snapshot().ranks(kept)
 
 
 def test_a_snapshot_taken_before_a_relabel_keeps_its_ranks() -> None:

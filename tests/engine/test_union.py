@@ -5,13 +5,14 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from contextdeck.engine._keys import Keys
 from contextdeck.engine._watches import Union, _edited, _union
 
-keys = st.lists(st.integers(0, 60), unique=True).map(lambda ks: tuple(sorted(ks)))
+keys = st.lists(st.integers(0, 60), unique=True).map(lambda ks: Keys(sorted(ks)))
 
 
 @st.composite
-def evolving(draw: st.DrawFn) -> list[tuple[tuple[int, ...], ...]]:
+def evolving(draw: st.DrawFn) -> list[tuple[Keys, ...]]:
     """Successive parts of a watch: kept as they were, grown by newer keys, or anything else."""
     count = draw(st.integers(2, 3))
     parts = tuple(draw(keys) for _ in range(count))
@@ -20,9 +21,9 @@ def evolving(draw: st.DrawFn) -> list[tuple[tuple[int, ...], ...]]:
         changed = []
         for part in parts:
             how = draw(st.sampled_from(["same", "grown", "other"]))
-            if how == "grown":
+            if how == "grown":  # in place (the list shared) or not, as `Keys.plus` decides
                 start = (part[-1] + 1) if part else 0
-                part = part + tuple(range(start, start + draw(st.integers(0, 3))))
+                part = part.plus(range(start, start + draw(st.integers(0, 3))))
             elif how == "other":
                 part = draw(keys)
             changed.append(part)
@@ -33,7 +34,7 @@ def evolving(draw: st.DrawFn) -> list[tuple[tuple[int, ...], ...]]:
 
 @settings(max_examples=300, deadline=None)
 @given(evolving())
-def test_the_remembered_union_is_the_union(steps: list[tuple[tuple[int, ...], ...]]) -> None:
+def test_the_remembered_union_is_the_union(steps: list[tuple[Keys, ...]]) -> None:
     union = Union()
     for parts in steps:
         assert union(parts) == _union(parts) == tuple(sorted(set().union(*parts)))
@@ -41,17 +42,17 @@ def test_the_remembered_union_is_the_union(steps: list[tuple[tuple[int, ...], ..
 
 def test_unchanged_parts_reuse_the_union() -> None:
     union = Union()
-    first = union(((1, 5), (2, 3)))
+    first = union((Keys((1, 5)), Keys((2, 3))))
     assert union(union.parts) is first  # the very same parts: the very same union
-    assert union((union.parts[0] + (9,), union.parts[1])) == (1, 2, 3, 5, 9)
+    assert union((union.parts[0].plus((9,)), union.parts[1])) == (1, 2, 3, 5, 9)
 
 
 @settings(max_examples=300, deadline=None)
 @given(keys, st.data())
-def test_edited_keys_are_the_keys_less_the_lost_with_the_added(before: tuple[int, ...], data: st.DataObject) -> None:
+def test_edited_keys_are_the_keys_less_the_lost_with_the_added(before: Keys, data: st.DataObject) -> None:
     """A result's kept keys edited in one copy (`_edited`): sorted and unique, less the lost (None when one
     of them is not there), with the added (some may be there already); unchanged keys stay the very tuple."""
-    lost = data.draw(st.lists(st.sampled_from(before), unique=True) if before else st.just([]))
+    lost = data.draw(st.lists(st.sampled_from(tuple(before)), unique=True) if before else st.just([]))
     absent = data.draw(st.lists(st.integers(61, 70), max_size=1))
     added = sorted(data.draw(st.lists(st.integers(0, 80), unique=True, max_size=7)))
     edited = _edited(before, [*lost, *absent], added)
