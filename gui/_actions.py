@@ -51,9 +51,11 @@ def build_actions(window: MainWindow) -> dict[str, QAction]:
     add("quit", "File", "&Quit", window.close, Key.Quit if not QKeySequence(Key.Quit).isEmpty() else "Ctrl+Q")
 
     undo = stack.createUndoAction(window, "&Undo")
+    undo.setObjectName("undo")
     undo.setShortcut(QKeySequence(Key.Undo))
     undo.setIcon(icon("undo"))
     redo = stack.createRedoAction(window, "&Redo")
+    redo.setObjectName("redo")
     redo.setShortcut(QKeySequence(Key.Redo))
     redo.setIcon(icon("redo"))
     window.menu("Edit").addActions([undo, redo])
@@ -107,6 +109,10 @@ def build_actions(window: MainWindow) -> dict[str, QAction]:
         "contexts."), Key.HelpContents)
     add("about_qt", "Help", "About &Qt", QApplication.aboutQt, "Ctrl+Alt+F1")
 
+    for action in actions.values():  # shortcuts in tooltips, so they can be learnt
+        if not action.shortcut().isEmpty():
+            text = action.text().replace("&", "").rstrip("…")
+            action.setToolTip(f"{text} ({action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)})")
     toolbar = QToolBar("Main", window)
     toolbar.setObjectName("MainToolBar")
     toolbar.setIconSize(QSize(18, 18))
@@ -115,14 +121,27 @@ def build_actions(window: MainWindow) -> dict[str, QAction]:
                   "move_down", None, "follow"):
         if entry is None:
             toolbar.addSeparator()
+        elif entry in ("undo", "redo"):
+            toolbar.addAction(_steady(actions[entry], window))
         else:
             toolbar.addAction(actions[entry])
     window.addToolBar(toolbar)
-    for action in actions.values():  # shortcuts in tooltips, so they can be learnt
-        if not action.shortcut().isEmpty():
-            text = action.text().replace("&", "").rstrip("…")
-            action.setToolTip(f"{text} ({action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)})")
     return actions
+
+
+def _steady(action: QAction, window: MainWindow) -> QAction:
+    """The toolbar's twin of `action`, which triggers it and follows whether it is enabled, but keeps its text.
+
+    Every edit renames Undo and Redo ("Undo Edit message 12", for the Edit menu), and a toolbar lays itself out again
+    whenever one of its actions changes, and then the whole main window: 1-2 ms of every edit's turns at 100,000
+    messages (docs/performance.md, "Sixth session (i11-idle)"). Its button shows only the icon anyway."""
+    twin = QAction(action.icon(), action.text(), window)
+    twin.setObjectName(f"{action.objectName()}_button")
+    twin.setToolTip(action.toolTip())
+    twin.setEnabled(action.isEnabled())
+    action.enabledChanged.connect(twin.setEnabled)
+    twin.triggered.connect(action.trigger)
+    return twin
 
 
 def _focus(widget: object) -> Callable[[], None]:
