@@ -18,8 +18,18 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSignalBlocker, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QStandardItem, QStandardItemModel
+from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QPoint, QRect, QSignalBlocker, Qt, Signal
+from PySide6.QtGui import (
+    QBrush,
+    QColor,
+    QFont,
+    QHideEvent,
+    QPainter,
+    QPaintEvent,
+    QRegion,
+    QStandardItem,
+    QStandardItemModel,
+)
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeView, QWidget
 
 from contextdeck.engine import MISSING, Context, CursorState, IdentityState
@@ -34,6 +44,7 @@ OPEN_AT_FIRST = 8  # identities shown open the first time (more: all closed, the
 BUDGET_S = 0.005  # work per turn of the event loop while the state is computed (the watches take as much)
 ROWS_PER_PART = 12  # changed identities shown per turn: their repaint stays a few milliseconds (docs/performance.md)
 ROWS_MADE_PER_PART = 50  # rows of other identities made per turn (about 2 ms) before they replace the shown ones
+BAND_ROWS = 16  # after a reset, rows repainted per turn (a screen of rows is 7-8 ms of text; docs/performance.md)
 
 NodeRole = Qt.ItemDataRole.UserRole + 1  # the StateNode
 SourceRole = Qt.ItemDataRole.UserRole + 2  # index of the message that set the value (or None)
@@ -337,6 +348,11 @@ class StateView(QTreeView):
         self._expanded: set[str] = set()
         self.expanded.connect(lambda index: self._expanded.add(str(index.data(PathRole))))
         self.collapsed.connect(lambda index: self._expanded.discard(str(index.data(PathRole))))
+        # After a reset (a far jump to other identities) the repaint of every row shown is spread over turns.
+        self._bands: int | None = None  # bands of `BAND_ROWS` rows due so far, top down (None: paint as asked)
+        self._unpainted = QRegion()  # asked for below the bands due: painted when its band is
+        self._on_screen = False  # the viewport shows this view's rows (what a band leaves below it)
+        self.state_model.modelReset.connect(self._paint_in_bands)
 
     def expanded_paths(self) -> list[str]:
         """The paths of the expanded rows (kept per document in its settings)."""
@@ -374,7 +390,8 @@ class StateView(QTreeView):
         slices().start(self._work)  # the engine dropped its folds: they are freed in slices
 
     def is_busy(self) -> bool:
-        return self._steps is not None or self._showing is not None
+        """Whether a state is being computed or shown (its rows set, or repainted band by band)."""
+        return self._steps is not None or self._showing is not None or self._bands is not None
 
     def _work(self) -> None:
         if self._showing is not None:
@@ -434,6 +451,84 @@ class StateView(QTreeView):
                 self.expand(index)
                 model.fetchMore(index)  # its rows now, even when the view lays itself out later
                 self._restore(index, keep, False)
+
+    def _paint_in_bands(self) -> None:
+        """Repaint the rows after a reset `BAND_ROWS` at a time, one band per turn from the top: a screen of rows
+        costs 7-8 ms of GUI-thread CPU on a quiet machine (most of it laying out text), and the turn that resets
+        also lays out the tree and repaints its scroll bar and the watches. Until its band comes a row keeps
+        the pixels of the previous state, as the rows of a state shown in parts do (`show_in_parts`)."""
+        if not self._on_screen:
+            return  # nothing of this view's own on screen to keep: painted whole, as asked
+        if self._bands is None:
+            self.viewport().setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent, True)  # no background wiped first
+        self._bands = 1
+
+    def _band_bottom(self) -> int:
+        """The bottom of the bands due, in the viewport (a row's edge: the tree scrolls per item)."""
+        assert self._bands is not None
+        top = self.indexAt(QPoint(0, 0))
+        height = self.rowHeight(top) if top.isValid() else 0
+        return self._bands * BAND_ROWS * height if height > 0 else self.viewport().height()
+
+    def _next_band(self) -> None:
+        if self._bands is None:
+            return
+        self._bands += 1
+        if self._band_bottom() >= self.viewport().height():
+            self._paint_whole()
+        else:
+            self.viewport().update(self._unpainted)  # the bands due are painted, the rest asked for again
+            self._unpainted = QRegion()
+
+    def _paint_whole(self) -> None:
+        """Back to painting what is asked: what bands left is repainted (Qt wipes the background first)."""
+        if self._bands is None:
+            return
+        self._bands = None
+        viewport = self.viewport()
+        viewport.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent, False)
+        viewport.update(self._unpainted)
+        self._unpainted = QRegion()
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        if self._bands is None:
+            super().paintEvent(event)
+            self._on_screen = True
+            return
+        self.executeDelayedItemsLayout()  # the rows' places, as the tree's own paint does first
+        viewport = self.viewport()
+        due = event.region().intersected(QRect(0, 0, viewport.width(), self._band_bottom()))
+        self._unpainted += event.region().subtracted(due)
+        if not due.isEmpty():
+            painter = QPainter(viewport)
+            painter.setClipRegion(due)
+            # What Qt does first when the viewport is not opaque (clipped to `due`).
+            painter.fillRect(due.boundingRect(), viewport.palette().brush(viewport.backgroundRole()))
+            self.drawTree(painter, due)
+            painter.end()
+        if self._unpainted.isEmpty():
+            self._paint_whole()  # nothing was left below the bands (a short screen)
+        else:
+            slices().start(self._next_band)
+
+    # Pixels a band leaves are this view's previous rows only while they stay where they were.
+    def scrollContentsBy(self, dx: int, dy: int) -> None:
+        banded = self._bands is not None
+        self._paint_whole()
+        super().scrollContentsBy(dx, dy)  # moves the pixels on screen, the previous rows' with them
+        if banded:
+            self.viewport().update()
+
+    def viewportEvent(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Resize:  # the view's, or a scroll bar shown or hidden
+            self._paint_whole()
+            self._on_screen = False  # until painted at the new size
+        return super().viewportEvent(event)
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        self._paint_whole()
+        self._on_screen = False
+        super().hideEvent(event)
 
     def _clicked(self, index: QModelIndex) -> None:
         if index.column() == 2:

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, QRect
+import pytest
+from PySide6.QtCore import QEvent, QObject, QPoint, QRect
+from PySide6.QtGui import QGuiApplication, QImage
+from PySide6.QtWidgets import QApplication
 
 from contextdeck.engine import Context
-from contextdeck.gui._state import ROWS_PER_PART, StateModel, StateView
+from contextdeck.gui._state import BAND_ROWS, ROWS_PER_PART, StateModel, StateView
+from contextdeck.gui._theme import apply_theme
 
 INSTANCES = 2 * ROWS_PER_PART + 3  # three parts when every instance's value changes
 
@@ -92,3 +96,104 @@ def test_each_part_of_a_far_jump_repaints_its_own_rows(qtbot: Any) -> None:
     first = paints.regions[0]
     assert first
     assert max(rect.bottom() for rect in first) == part_bottom, (part_bottom, first)
+
+
+def _on_screen(view: StateView) -> QImage:
+    """The viewport's pixels as the window shows them now (its backing store), not painted anew."""
+    viewport = view.viewport()
+    top = viewport.mapTo(view.window(), QPoint(0, 0))
+    grabbed = view.screen().grabWindow(view.window().winId(), top.x(), top.y(), viewport.width(), viewport.height())
+    return grabbed.toImage().convertToFormat(QImage.Format.Format_RGB32)
+
+
+def _painted_anew(view: StateView) -> QImage:
+    return view.viewport().grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
+
+
+def _other_identities(count: int) -> Context:
+    """At `count` messages, `count` inputs; at `3 * count` each input set again (its row shows another value), and
+    `count` states: the two cursors show other identities (the model is reset), the rows on top changed."""
+    return Context([{"type": "input", "_instance": f"j{n:02d}", "data": {"w": n}} for n in range(count)] +
+                   [{"type": "input", "_instance": f"j{n:02d}", "data": {"w": -n}} for n in range(count)] +
+                   [{"type": "state", "_instance": f"i{n:02d}", "data": {"v": n}} for n in range(count)])
+
+
+def _painted_at(qtbot: Any, context: Context, at: int) -> StateView:
+    """A state view of `context` at `at` (more rows than it shows), laid out and on screen."""
+    view = StateView()
+    qtbot.addWidget(view)
+    view.resize(500, 600)
+    view.show()
+    qtbot.waitExposed(view)
+    view.refresh(context, at, None)
+    qtbot.waitUntil(lambda: not view.is_busy() and _on_screen(view) == _painted_anew(view))
+    assert view.verticalScrollBar().isVisible()
+    return view
+
+
+def _band(image: QImage, top: int, bottom: int) -> QImage:
+    return image.copy(0, top, image.width(), bottom - top)
+
+
+class HeldBands:
+    """Keeps the state view's bands from going on (the next band waits until `release`), so that a test sees the
+    screen after the first band whatever the speed of the machine."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self._monkeypatch = monkeypatch
+        self.asked = 0
+
+        def hold(_view: StateView) -> None:  # a function: bound to the view, as the method it stands for
+            self.asked += 1
+
+        monkeypatch.setattr(StateView, "_next_band", hold)
+
+    def release(self, view: StateView) -> None:
+        self._monkeypatch.undo()
+        view._next_band()  # the step asked for while held
+
+
+def test_a_reset_repaints_a_band_of_rows_per_turn_and_ends_as_one_repaint(
+        qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a jump to other identities (the model is reset), the first repaint shows the new rows of the first band
+    and leaves the rows below it as they were (they are repainted on later turns, a band a turn); at the end the
+    viewport shows exactly what a repaint of the whole view paints, with the application's style sheet."""
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    sheet, palette = app.styleSheet(), QGuiApplication.palette()
+    apply_theme("light")
+    try:
+        count = 3 * BAND_ROWS
+        context = _other_identities(count)
+        view = _painted_at(qtbot, context, count)
+        before = _on_screen(view)
+        band = view.visualRect(view.state_model.index(BAND_ROWS - 1, 0)).bottom() + 1
+        assert band < view.viewport().height() - 100  # rows below the first band are on screen
+        held = HeldBands(monkeypatch)
+        view.refresh(context, 3 * count, None)  # other identities: the model is reset
+        qtbot.waitUntil(lambda: held.asked > 0)
+        first = _on_screen(view)
+        held.release(view)
+        qtbot.waitUntil(lambda: not view.is_busy() and _on_screen(view) == _painted_anew(view))  # a whole repaint's
+        last = _on_screen(view)
+        assert _band(first, band, first.height()) == _band(before, band, before.height())  # not repainted yet
+        assert _band(first, 0, band) == _band(last, 0, band)  # the first band: its final pixels at once
+        assert _band(first, 0, band) != _band(before, 0, band)
+    finally:
+        app.setStyleSheet(sheet)
+        QGuiApplication.setPalette(palette)
+
+
+def test_a_scroll_before_the_last_band_shows_the_whole_view_as_it_is(
+        qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Scrolling while rows below the first band still show the previous state (their pixels move with the scroll)
+    repaints the whole view: it ends showing what a repaint of the whole view paints, with no old row left."""
+    count = 3 * BAND_ROWS
+    context = _other_identities(count)
+    view = _painted_at(qtbot, context, 3 * count)
+    held = HeldBands(monkeypatch)
+    view.refresh(context, count, None)  # other identities: the model is reset
+    qtbot.waitUntil(lambda: held.asked > 0)
+    view.verticalScrollBar().setValue(BAND_ROWS // 2)
+    held.release(view)
+    qtbot.waitUntil(lambda: not view.is_busy() and _on_screen(view) == _painted_anew(view))
