@@ -153,15 +153,16 @@ class HeldBands:
         view._next_band()  # the step asked for while held
 
 
+@pytest.mark.parametrize("theme", ["light", "dark"])
 def test_a_reset_repaints_a_band_of_rows_per_turn_and_ends_as_one_repaint(
-        qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+        qtbot: Any, monkeypatch: pytest.MonkeyPatch, theme: str) -> None:
     """After a jump to other identities (the model is reset), the first repaint shows the new rows of the first band
     and leaves the rows below it as they were (they are repainted on later turns, a band a turn); at the end the
-    viewport shows exactly what a repaint of the whole view paints, with the application's style sheet."""
+    viewport shows exactly what a repaint of the whole view paints, with each theme's palette and style sheet."""
     app = QApplication.instance()
     assert isinstance(app, QApplication)
     sheet, palette = app.styleSheet(), QGuiApplication.palette()
-    apply_theme("light")
+    apply_theme(theme)
     try:
         count = 3 * BAND_ROWS
         context = _other_identities(count)
