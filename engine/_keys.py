@@ -1,37 +1,51 @@
-"""`Keys`: a result's source messages as sorted order keys, grown at the end without a copy.
+"""`Keys`: a result's source messages as sorted order keys, edited without copying them all.
 
-A watch of a whole kind (`†state`) has about 11,000 sources, and every write of the kind adds one. As a
-tuple each of those appends copied every key into a new tuple and freed the old one (about 35 µs each
-at 100,000 messages: the keys are integers scattered in memory), and the cycle collector walked each new
-tuple once more (about 120 µs). `Keys` are a length over a list that is only ever appended to: the
-keys that grew from others share their list, and an append by the holder that grew it last extends it
-in place, O(1). The items below a holder's length never change, so every holder (a resolution handed to
-another thread included) reads the keys it was made with. Anything other than growth at the end makes a
-list of its own.
+A watch of a whole kind (`†state`) has about 11,000 sources, and every write of the kind adds one; an
+insert or a remove in the middle adds or takes out one more. As a tuple each of those copied every key
+into a new tuple and freed the old one (about 35 µs each at 100,000 messages: the keys are integers
+scattered in memory), and the cycle collector walked each new tuple once more (about 120 µs).
+
+So `Keys` are kept in chunks: sealed tuples of about `CHUNK` keys, shared by every `Keys` edited from
+one another, and a tail list that is only ever appended to, with a length per holder. An append by the
+holder that grew the tail last extends it in place, O(1); an edit in the middle copies the one chunk it
+falls in. The keys below a holder's length never change, so every holder (a resolution handed to another
+thread included) reads the keys it was made with.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator
-from itertools import islice
-from typing import Any
+from itertools import chain, islice
+from operator import ne
+
+# Keys per sealed chunk (a tail is sealed into chunks once it holds twice as many; an edited chunk is
+# split once it holds three times as many).
+CHUNK = 512
+
+Chunk = tuple[int, ...]
 
 
 class Keys:
     """Sorted, unique order keys; frozen for their holder (see the module)."""
 
-    __slots__ = ("_items", "_size")
+    __slots__ = ("_chunks", "_lasts", "_offsets", "_sealed", "_size", "_tail")
+
+    _chunks: tuple[Chunk, ...]  # sealed, each non-empty, in order
+    _lasts: tuple[int, ...]  # the last key of each chunk
+    _offsets: tuple[int, ...]  # where each chunk starts
+    _sealed: int  # how many keys the chunks hold
+    _tail: list[int]  # the keys after them: a list only ever appended to, shared; this holder's part is
+    _size: int  # the first `_size - _sealed` of it
 
     def __init__(self, items: Iterable[int] = ()) -> None:
-        self._items = list(items)
-        self._size = len(self._items)
+        _fill(self, (), list(items))
 
     @classmethod
     def owning(cls, items: list[int]) -> Keys:
-        """Keys over `items` (sorted, unique), which they take as their own: no copy."""
+        """Keys over `items` (sorted, unique), which they may take as their own."""
         made = cls.__new__(cls)
-        made._items, made._size = items, len(items)
+        _fill(made, (), items)
         return made
 
     def __len__(self) -> int:
@@ -41,21 +55,23 @@ class Keys:
         return self._size > 0
 
     def __iter__(self) -> Iterator[int]:
-        items = self._items
-        return iter(items) if len(items) == self._size else islice(items, self._size)
+        tail, visible = self._tail, self._size - self._sealed
+        rest: Iterable[int] = tail if len(tail) == visible else islice(tail, visible)
+        return chain(*self._chunks, rest) if self._chunks else iter(rest)
 
     def __getitem__(self, index: int) -> int:
         if index < 0:
             index += self._size
         if not 0 <= index < self._size:
             raise IndexError("keys index out of range")
-        return self._items[index]
+        if index >= self._sealed:
+            return self._tail[index - self._sealed]
+        number = bisect_right(self._offsets, index) - 1
+        return self._chunks[number][index - self._offsets[number]]
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Keys):
-            if self._size != other._size:
-                return False
-            return self._items is other._items or self._exact() == other._exact()
+            return self._size == other._size and _same_items(self, other)
         if isinstance(other, tuple):
             return self._size == len(other) and tuple(self) == other
         return NotImplemented
@@ -66,49 +82,145 @@ class Keys:
         return f"Keys({self.listed()!r})"
 
     def listed(self) -> list[int]:
-        """The keys as a new list (one copy)."""
-        return self._items[: self._size]
-
-    def _exact(self) -> list[int]:
-        """The keys as a list, only to read: the shared one itself when nothing grew it past them."""
-        items = self._items
-        return items if len(items) == self._size else items[: self._size]
+        """The keys as a new list."""
+        return list(self)
 
     def position(self, key: int) -> int:
         """Where `key` is, or would go (`bisect_left`)."""
-        return bisect_left(self._items, key, 0, self._size)
+        number = bisect_left(self._lasts, key)
+        if number == len(self._chunks):
+            return self._sealed + bisect_left(self._tail, key, 0, self._size - self._sealed)
+        return self._offsets[number] + bisect_left(self._chunks[number], key)
 
     def after(self, key: int, low: int = 0) -> int:
-        """How many keys are at or below `key`, searching from `low` (`bisect_right`)."""
-        return bisect_right(self._items, key, low, self._size)
+        """How many keys are at or below `key`, and at least `low` (`bisect_right` from `low`)."""
+        number = bisect_right(self._lasts, key)
+        if number == len(self._chunks):
+            found = self._sealed + bisect_right(self._tail, key, 0, self._size - self._sealed)
+        else:
+            found = self._offsets[number] + bisect_right(self._chunks[number], key)
+        return max(low, found)
 
     def grows(self, old: Keys) -> bool:
         """Whether these keys are `old` with some more after them (at once when they grew from it)."""
-        size = old._size
-        if self._size < size:
+        if self._size < old._size:
             return False
-        return self._items is old._items or self._items[:size] == old._exact()
+        if self._tail is old._tail and self._chunks is old._chunks:
+            return True
+        return list(islice(self, old._size)) == old.listed()
 
     def tail(self, start: int) -> list[int]:
         """The keys from position `start` on."""
-        return self._items[start : self._size]
+        return list(islice(self, start, None))
 
     def plus(self, added: Iterable[int]) -> Keys:
-        """These keys and then `added` (sorted, each past the last of these): the shared list extended in
-        place when nothing grew it past this holder's length, else a list of their own."""
-        items, size = self._items, self._size
-        if len(items) != size or not size:  # another holder grew it: copy what is ours (never grow the empty)
-            items = items[:size]
-        items.extend(added)
-        return Keys.owning(items)
+        """These keys and then `added` (sorted, each past the last of these): the shared tail extended in
+        place when nothing grew it past this holder's length, else a tail of their own."""
+        tail, visible = self._tail, self._size - self._sealed
+        if len(tail) != visible or not self._size:  # another holder grew it (never grow the empty keys')
+            tail = tail[:visible]
+        tail.extend(added)
+        made = Keys.__new__(Keys)
+        if len(tail) < 2 * CHUNK:
+            made._chunks, made._lasts, made._offsets, made._sealed = (
+                self._chunks, self._lasts, self._offsets, self._sealed
+            )
+            made._tail, made._size = tail, self._sealed + len(tail)
+        else:
+            _fill(made, self._chunks, tail)  # sealed: copied into chunks and a new tail
+        return made
+
+    def edited(self, lost: Iterable[int], added: list[int]) -> Keys | None:
+        """These keys less `lost` (each must be among them: None otherwise) and with `added` (sorted; some
+        may be there already): only the chunks they fall in are copied."""
+        count = len(self._chunks)
+        if not count:  # all in the tail (most results): one list edited
+            kept = self._tail[: self._size]
+            for gone in lost:
+                at = bisect_left(kept, gone)
+                if at == len(kept) or kept[at] != gone:
+                    return None
+                del kept[at]
+            for key in added:
+                at = bisect_left(kept, key)
+                if at == len(kept) or kept[at] != key:
+                    kept.insert(at, key)
+            return Keys.owning(kept)
+        parts: dict[int, list[int]] = {}  # the chunks edited (`count`: the tail), copied
+
+        def part(number: int) -> list[int]:
+            found = parts.get(number)
+            if found is None:
+                found = parts[number] = (
+                    self._tail[: self._size - self._sealed] if number == count else list(self._chunks[number])
+                )
+            return found
+
+        for gone in lost:
+            edited = part(bisect_left(self._lasts, gone))
+            at = bisect_left(edited, gone)
+            if at == len(edited) or edited[at] != gone:
+                return None
+            del edited[at]
+        for key in added:
+            edited = part(bisect_left(self._lasts, key))
+            at = bisect_left(edited, key)
+            if at == len(edited) or edited[at] != key:
+                edited.insert(at, key)
+        if not parts:
+            return self
+        chunks: list[Chunk] = []
+        for number, chunk in enumerate(self._chunks):
+            edited_chunk = parts.get(number)
+            if edited_chunk is None:
+                chunks.append(chunk)
+            elif len(edited_chunk) > 3 * CHUNK:
+                chunks.extend(tuple(edited_chunk[at : at + CHUNK]) for at in range(0, len(edited_chunk), CHUNK))
+            elif edited_chunk:
+                chunks.append(tuple(edited_chunk))
+        tail = parts.get(count)
+        if tail is None:
+            tail = self._tail[: self._size - self._sealed]  # (a holder's own: not shared with these keys)
+        made = Keys.__new__(Keys)
+        _fill(made, tuple(chunks), tail)
+        return made
+
+
+def _same_items(a: Keys, b: Keys) -> bool:
+    """Whether two keys of the same size hold the same items, touching only the chunks they do not share:
+    keys edited from one another share every chunk but those an edit copied (comparing the keys one by one
+    reads each of thousands of integers scattered in memory)."""
+    visible = a._size - a._sealed
+    if visible != b._size - b._sealed or not (a._tail is b._tail or a._tail[:visible] == b._tail[:visible]):
+        return not any(map(ne, a, b))  # (stops at the first that differs)
+    ours, theirs = a._chunks, b._chunks
+    low, high, top = 0, len(ours), len(theirs)
+    while low < min(high, top) and ours[low] is theirs[low]:
+        low += 1
+    while high > low and top > low and ours[high - 1] is theirs[top - 1]:
+        high, top = high - 1, top - 1
+    return not any(map(ne, chain(*ours[low:high]), chain(*theirs[low:top])))
+
+
+def _fill(keys: Keys, chunks: tuple[Chunk, ...], tail: list[int]) -> None:
+    """Set `keys` to `chunks` and then `tail` (taken as it is), the tail sealed into chunks when long."""
+    if not chunks and len(tail) < 2 * CHUNK:  # (most results)
+        keys._chunks = keys._lasts = keys._offsets = ()
+        keys._sealed, keys._tail, keys._size = 0, tail, len(tail)
+        return
+    if len(tail) >= 2 * CHUNK:
+        whole = len(tail) - len(tail) % CHUNK
+        chunks = (*chunks, *(tuple(tail[at : at + CHUNK]) for at in range(0, whole, CHUNK)))
+        tail = tail[whole:]
+    offsets, start = [], 0
+    for chunk in chunks:
+        offsets.append(start)
+        start += len(chunk)
+    keys._chunks, keys._lasts, keys._offsets = chunks, tuple(chunk[-1] for chunk in chunks), tuple(offsets)
+    keys._sealed, keys._tail, keys._size = start, tail, start + len(tail)
 
 
 EMPTY_KEYS = Keys()
 
 
-def keys_of(items: Any) -> Keys:
-    """`items` (sorted, unique) as `Keys`; the very object when it is one."""
-    return items if isinstance(items, Keys) else Keys(items)
-
-
-__all__ = ["EMPTY_KEYS", "Keys", "keys_of"]
+__all__ = ["CHUNK", "EMPTY_KEYS", "Keys"]

@@ -17,7 +17,6 @@ O(watches).
 from __future__ import annotations
 
 import itertools
-from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -647,31 +646,17 @@ def _with_keys(keys: Keys, added: list[int]) -> Keys:
 
 def _edited(keys: Keys, lost: Iterable[int], added: list[int]) -> Keys | None:
     """Sorted unique `keys` less `lost` (each must be among them: None otherwise) and with `added` (sorted;
-    some may be there already), copied at most once.
+    some may be there already).
 
-    A whole kind has about 11,000 keys, and every slice, join or unpacking of them walks each key (an
-    increment, later a decrement, of its count: a cache miss for keys scattered in memory): a remove in
-    the middle was three such walks, an insert five, a move's remove and insert eight. Now a list of them
-    is edited in place (a move of pointers) and kept as it is (`Keys`): two walks, whatever the changes,
-    and keys only added after all of them (an append) are not copied at all."""
+    A whole kind has about 11,000 keys, and every copy of them walks each key (an increment, later a
+    decrement, of its count: a cache miss for keys scattered in memory). Keys only added after all of them
+    (an append) grow in place; others copy only the chunks they fall in (`Keys.edited`)."""
     if not lost:
         if not added:
             return keys
         if not keys or added[0] > keys[-1]:  # after all of them: an append
             return keys.plus(dict.fromkeys(added))
-    kept = keys.listed()
-    for gone in lost:
-        position = bisect_left(kept, gone)
-        if position == len(kept) or kept[position] != gone:
-            return None
-        del kept[position]
-    if len(added) > 4:
-        return Keys.owning(sorted({*kept, *added}))
-    for at in added:  # a few in the middle: each in its place
-        position = bisect_left(kept, at)
-        if position == len(kept) or kept[position] != at:
-            kept.insert(position, at)
-    return Keys.owning(kept)
+    return keys.edited(lost, added)
 
 
 def _changed(old: Resolution, before: Keys, new: Resolution, keys: Keys) -> bool:

@@ -33,6 +33,7 @@ from contextdeck.engine import (
     Replace,
     Resolution,
     _index,
+    _keys,
     _tracks,
     classify,
     parse_expression,
@@ -76,13 +77,13 @@ watched = watch_lists(6)
 @contextmanager
 def checkpoints_every(writes: int) -> Iterator[None]:
     """Tracks keep a checkpoint every `writes` writes (small, so that small documents resume and splice),
-    whole-kind tracks too."""
-    saved = _index.CHECKPOINT_EVERY, _index.WHOLE_CHECKPOINT_EVERY
-    _index.CHECKPOINT_EVERY = _index.WHOLE_CHECKPOINT_EVERY = writes
+    whole-kind tracks too; results keep their keys in chunks of as many (so that they are sealed and split)."""
+    saved = _index.CHECKPOINT_EVERY, _index.WHOLE_CHECKPOINT_EVERY, _keys.CHUNK
+    _index.CHECKPOINT_EVERY = _index.WHOLE_CHECKPOINT_EVERY = _keys.CHUNK = writes
     try:
         yield
     finally:
-        _index.CHECKPOINT_EVERY, _index.WHOLE_CHECKPOINT_EVERY = saved
+        _index.CHECKPOINT_EVERY, _index.WHOLE_CHECKPOINT_EVERY, _keys.CHUNK = saved
 
 
 @pytest.mark.parametrize("spacing", [1, 3, 16])
