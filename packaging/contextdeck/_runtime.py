@@ -60,7 +60,7 @@ def collect_when_idle() -> int | None:
         collect_everything()
         return 2
     gc.collect(0)
-    _freeze(young)
+    _freeze()
     return 0
 
 
@@ -87,7 +87,7 @@ def loading() -> Iterator[None]:
         with _loads_lock:
             _loads -= 1
             if _loads == 0:
-                _freeze(gc.get_count()[0])
+                _freeze()
                 if _enabled_before_loads:
                     gc.enable()
 
@@ -99,13 +99,18 @@ def freeze_young() -> None:
     worker for a second or more) was walked twice by every young collection while it lived, 8-10 ms each time at
     idle or inside a turn, against 0.2 ms for the rest of a young generation. The rest of what is young is frozen
     with it, as at idle (its cycles wait for `collect_everything`)."""
-    _freeze(gc.get_count()[0])
+    _freeze()
 
 
-def _freeze(young: int) -> None:
+def _freeze() -> None:
+    """Freeze every generation, counting what it holds towards `FREEZE_LIMIT`.
+
+    The young generation is counted by its allocation count (a load leaves millions there: listing them would
+    cost more than the load's freeze saves); the older ones by listing them: they hold only what young
+    collections promoted since the last freeze (a busy stretch's survivors), which the young count never saw."""
     global _frozen
+    _frozen += gc.get_count()[0] + len(gc.get_objects(1)) + len(gc.get_objects(2))
     gc.freeze()
-    _frozen += young
 
 
 def collect_everything() -> int | None:

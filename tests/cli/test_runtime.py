@@ -32,6 +32,7 @@ def collector() -> Iterator[None]:
     before = gc.get_threshold()
     gc.set_threshold(10**8, 10, 10)
     gc.collect()
+    gc.freeze()  # as after a load: the generations hold only what the test makes
     _runtime._frozen = 0
     yield
     gc.unfreeze()
@@ -127,6 +128,19 @@ def test_past_the_limit_idle_time_collects_everything(monkeypatch: pytest.Monkey
     assert collect_when_idle() == 2
     assert gone() is None
     del kept
+
+
+@pytest.mark.usefixtures("collector")
+def test_what_young_collections_promoted_counts_towards_the_limit() -> None:
+    """A busy stretch's young collections move their survivors to the middle generation; the next idle freeze
+    takes them with the young ones, so they count towards `FREEZE_LIMIT` (the bound on cycles kept frozen)."""
+    promoted = young(5 * IDLE_YOUNG)
+    gc.collect(0)  # a young collection inside the busy stretch
+    assert gc.get_count()[0] < IDLE_YOUNG
+    fresh = young(IDLE_YOUNG)
+    assert collect_when_idle() == 0
+    assert _runtime._frozen >= 6 * IDLE_YOUNG
+    del promoted, fresh
 
 
 @pytest.mark.usefixtures("collector")

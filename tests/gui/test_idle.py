@@ -40,6 +40,7 @@ def app() -> Iterator[QApplication]:
     before = gc.get_threshold()
     gc.set_threshold(10**8, 10, 10)  # only the idle hook collects while the test runs
     gc.collect()
+    gc.freeze()  # as after a load: the generations hold only what the test makes
     _runtime._frozen = 0
     collect_while_idle(app)
     yield app
