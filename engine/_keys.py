@@ -134,7 +134,19 @@ class Keys:
         """These keys less `lost` (each must be among them: None otherwise) and with `added` (sorted; some
         may be there already): only the chunks they fall in are copied."""
         count = len(self._chunks)
-        parts: dict[int, list[int]] = {}  # the chunks edited, copied (`count`: the tail, all most results have)
+        if not count:  # all in the tail (most results): one list edited, no chunk bookkeeping (1.5 us a call less)
+            kept = self._tail[: self._size]
+            for gone in lost:
+                at = bisect_left(kept, gone)
+                if at == len(kept) or kept[at] != gone:
+                    return None
+                del kept[at]
+            for key in added:
+                at = bisect_left(kept, key)
+                if at == len(kept) or kept[at] != key:
+                    kept.insert(at, key)
+            return Keys.owning(kept)
+        parts: dict[int, list[int]] = {}  # the chunks edited (`count`: the tail), copied
 
         def part(number: int) -> list[int]:
             found = parts.get(number)
