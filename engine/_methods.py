@@ -130,9 +130,11 @@ def _merge_covers(new: Any, rest: Path) -> bool | None:
 
 
 def _assign_covers(new: Any, rest: Path) -> bool | None:
+    if not isinstance(new, dict):  # it replaces what is there
+        return True
     if not rest:  # the object itself: keys are added to it
         return False
-    return True if not isinstance(new, dict) or rest[0] in new else None
+    return True if rest[0] in new else None
 
 
 def _appending_covers(new: Any, rest: Path) -> bool | None:
@@ -151,7 +153,9 @@ class Method:
     what it does to the sources of a path at or below its own; `covers(new, rest)`: how it acts on a value
     there that two folds disagree on; `root_lanes`: at the root with an object, it only writes the keys of
     that object (each key's lane, see `_index`), else a root write can change every lane; `appends(new)`:
-    the elements it appends to an array (None: it does not append)."""
+    the elements it appends to an array (None: it does not append); `keeps_order`: where it acts on an object
+    by what it is (at its path, or below where it merges an object), it keeps the object's keys in their
+    order and adds new ones at the end, so two objects with the same keys in two orders stay so (`_patches`)."""
 
     name: str
     apply: Callable[[Any, Any], Any]
@@ -159,6 +163,7 @@ class Method:
     covers: Callable[[Any, Path], bool | None]
     root_lanes: bool = False
     appends: Callable[[Any], list[Any]] | None = None
+    keeps_order: bool = False
 
 
 def _pushed(new: Any) -> list[Any]:
@@ -173,8 +178,8 @@ WRITE_METHODS: dict[str, Method] = {
     method.name: method
     for method in (
         Method("set", _set, _set_effect, _set_covers),
-        Method("merge", _merge, _merge_effect, _merge_covers, root_lanes=True),
-        Method("assign", _assign, _assign_effect, _assign_covers, root_lanes=True),
+        Method("merge", _merge, _merge_effect, _merge_covers, root_lanes=True, keeps_order=True),
+        Method("assign", _assign, _assign_effect, _assign_covers, root_lanes=True, keeps_order=True),
         Method("push", _push, _appending_effect(_pushed), _appending_covers, appends=_pushed),
         Method("concat", _concat, _appending_effect(_concatenated), _appending_covers, appends=_concatenated),
     )

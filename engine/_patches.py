@@ -6,7 +6,8 @@ or a global write under an instance layer, leaves one field different for good. 
 differ only at a few paths (`differences`), and every later write of the lane either leaves those paths
 alone or replaces what is there whatever it was (`cover`), the later writes act the same on both: the
 old rest is the new fold with the differing values put back (`Patch`), up to the write that replaced
-each. Arrays only appended to get the same treatment with their start substituted.
+each. Arrays only appended to get the same treatment with their start substituted, and objects whose
+keys two folds created in different orders (the same keys) with their order put back.
 
 Decided from the writes' paths, methods and values alone; `tests/engine/test_patch.py` checks the lemma.
 """
@@ -30,16 +31,31 @@ class Patch(NamedTuple):
     """Where the roots of a new fold differ from an old one's, in a way later writes keep: at `path`
     the value is `new` instead of `old`; with `prefix`, the array there holds `new` instead of `old` from
     index `at` on, before the elements the writes in between appended to both (its first `at` elements
-    are the same on both sides, and may have been written into alike)."""
+    are the same on both sides, and may have been written into alike); with `order`, the object there
+    has its first keys in the order `new` (a tuple of keys) instead of `old`, before the keys the writes
+    in between added to both (its values are as they are, or patched by patches of their own)."""
 
     path: Path
     new: Any
     old: Any
     prefix: bool = False
     at: int = 0
+    order: bool = False
+
+
+class Difference(NamedTuple):
+    """A place where two roots differ (`differences`): the value at `path`, or with `order` only the order
+    of the keys of the object there (the same keys on both sides; their values may differ further down)."""
+
+    path: Path
+    order: bool = False
 
 
 Patches = list[tuple[Patch, int | None]]  # each with the order key of the write where it stops applying
+
+
+# Differences the rest of a lane cannot pass, each with the order key of the write that stops them.
+Blocked = dict[tuple[Difference, ...], int]
 
 
 def patch_to(
@@ -52,7 +68,7 @@ def patch_to(
     writes: Mapping[int, Write],
     key: Callable[[int], int],
     appends: bool,
-    blocked: dict[tuple[Path, ...], int] | None = None,
+    blocked: Blocked | None = None,
 ) -> Patches | None:
     """How an old fold's rest — the writes of `layer` after order key `after` (None: all of them) —
     becomes the new fold's, given their roots there: the patches (none when the two are equivalent),
@@ -79,9 +95,9 @@ def patch_to(
         return None
     if blocked is not None and targets in blocked and (after is None or after < blocked[targets]):
         return None
-    until: dict[Path, int | None] = {}
-    for first in dict.fromkeys(target[0] for target in targets):
-        group = tuple(target for target in targets if target[0] == first)
+    until: dict[Difference, int | None] = {}
+    for first in dict.fromkeys(target.path[0] for target in targets):
+        group = tuple(target for target in targets if target.path[0] == first)
         subset = layer.subset(first)
         position = 0 if after is None else bisect_right(subset, after, key=key)
         covered, stop = cover(subset, position, writes, group)
@@ -90,7 +106,13 @@ def patch_to(
                 blocked[targets] = key(subset[stop])
             return None
         until.update((t, None if at is None else key(subset[at])) for t, at in zip(group, covered, strict=True))
-    return [(Patch(t, get_path(now, t), get_path(then, t)), until[t]) for t in targets]
+    return [(patch_at(t, now, then), until[t]) for t in targets]
+
+
+def patch_at(target: Difference, now: Any, then: Any) -> Patch:
+    """The patch that makes root `then` what root `now` is at one of their differences."""
+    new, old = get_path(now, target.path), get_path(then, target.path)
+    return Patch(target.path, tuple(new), tuple(old), order=True) if target.order else Patch(target.path, new, old)
 
 
 def patched(root: Any, patch: Patch | None) -> Any:
@@ -100,41 +122,47 @@ def patched(root: Any, patch: Patch | None) -> Any:
 
 def _rebuilt(node: Any, patch: Patch, depth: int) -> Any:
     # A module function, not a closure calling itself: that would be a reference cycle per call.
-    path, new, old, prefix, at = patch
+    path, new, old, prefix, at, order = patch
     if depth == len(path):
+        if order:  # `new`'s keys first, in its order, then the keys added since (every key of `new` is there)
+            return {key: node[key] for key in new} | node
         return [*node[:at], *new, *node[at + len(old) :]] if prefix else new
     return {**node, path[depth]: _rebuilt(node[path[depth]], patch, depth + 1)}
 
 
-def differences(now: Any, then: Any, lane: str | None, most: int = 4) -> tuple[Path, ...] | None:
-    """The paths of the lane (of the whole value when `lane` is None) where two roots differ, each as
-    deep as objects with the same keys in the same order lead (so that replacing the values there keeps
-    the order); None when the roots are not objects, the lane is missing from one, they differ at the
-    root itself, or in more than `most` places."""
+def differences(now: Any, then: Any, lane: str | None, most: int = 4) -> tuple[Difference, ...] | None:
+    """Where in the lane (in the whole value when `lane` is None) two roots differ, each as deep as objects
+    with the same keys lead: the values where those differ, and the objects whose keys are in another
+    order (their values are compared further down); None when the roots are not objects, the lane is
+    missing from one, they differ at the root itself, or in more than `most` places."""
     if not (isinstance(now, dict) and isinstance(then, dict)):
         return None
-    found: list[Path] = []
+    found: list[Difference] = []
     if lane is None:
         apart = _walk_apart(now, then, (), found, most)
-        return tuple(found) if apart and found and () not in found else None
+        return tuple(found) if apart and found and all(target.path for target in found) else None
     new, old = now.get(lane, MISSING), then.get(lane, MISSING)
     if new is MISSING or old is MISSING:
         return None
     return tuple(found) if _walk_apart(new, old, (lane,), found, most) and found else None
 
 
-def _walk_apart(a: Any, b: Any, path: Path, found: list[Path], most: int) -> bool:
+def _walk_apart(a: Any, b: Any, path: Path, found: list[Difference], most: int) -> bool:
     """Add to `found` where `a` and `b` (at `path`) differ; False once there are more than `most`."""
-    if not (isinstance(a, dict) and isinstance(b, dict) and list(a) == list(b)):
-        found.append(path)
+    if not (isinstance(a, dict) and isinstance(b, dict)):
+        found.append(Difference(path))
         return len(found) <= most
+    if list(a) != list(b):
+        found.append(Difference(path, order=len(a) == len(b) and a.keys() == b.keys()))
+        if not found[-1].order or len(found) > most:
+            return len(found) <= most
     return all(
         _walk_apart(a[k], b[k], (*path, k), found, most) for k in a if a[k] is not b[k] and not identical(a[k], b[k])
     )
 
 
 def cover(
-    subset: list[int], position: int, writes: Mapping[int, Write], targets: tuple[Path, ...]
+    subset: list[int], position: int, writes: Mapping[int, Write], targets: tuple[Difference, ...]
 ) -> tuple[list[int | None], int | None]:
     """How the writes of a lane from `position` on act on two roots that differ only at `targets`
     (`differences`): for each target, the position of the first write that replaces it (or a parent)
@@ -147,7 +175,7 @@ def cover(
         for number, target in enumerate(targets):
             if covered[number] is not None:
                 continue
-            acts = covers(write, target)
+            acts = acts_on(write, target)
             if acts is False:
                 return covered, index
             if acts:
@@ -168,6 +196,18 @@ def covers(write: Write, target: Path) -> bool | None:
     if path != target[: len(path)]:
         return False if target == path[: len(target)] else None  # inside the target, or elsewhere
     return WRITE_METHODS[write.method].covers(write.value, target[len(path) :])
+
+
+def acts_on(write: Write, target: Difference) -> bool | None:
+    """How one write acts on a difference (`covers`). The order of an object's keys is left alone by every
+    write that does not replace the object: a write inside it adds its key at the end if it is new, and a
+    method that `keeps_order` acts on the object by what it is but keeps its keys' order."""
+    acts = covers(write, target.path)
+    if acts is not False or not target.order:
+        return acts
+    if len(write.path) > len(target.path) or WRITE_METHODS[write.method].keeps_order:
+        return None
+    return False
 
 
 def common_start(now: Any, then: Any, lane: str, paths: list[Path]) -> int | None:
@@ -247,8 +287,11 @@ def _pairwise(a: Iterable[Any], b: Iterable[Any]) -> bool:
 
 
 __all__ = [
+    "Blocked",
+    "Difference",
     "Patch",
     "Patches",
+    "acts_on",
     "common_start",
     "cover",
     "covers",
@@ -256,6 +299,7 @@ __all__ = [
     "equivalent",
     "identical",
     "keeps_start",
+    "patch_at",
     "patch_to",
     "patched",
 ]

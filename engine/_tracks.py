@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from . import _index, _whole
 from ._index import Checkpoint, Gap, Layer, Probe, SourceEdit, State, checkpoint, fold_lane
 from ._messages import Path, Write
-from ._patches import Patch, Patches, patch_to, patched
+from ._patches import Blocked, Patch, Patches, patch_to, patched
 from ._whole import LaneMarks, marks_after_step
 
 if TYPE_CHECKING:
@@ -161,7 +161,7 @@ def _add_rebase(rebases: list[Rebase], new: Rebase) -> None:
             break
         assert old.patch is not None
         if old.patch.path == patch.path:
-            if not patch.prefix and new.start <= old.start and old.end <= new.end:
+            if not (patch.prefix or patch.order) and new.start <= old.start and old.end <= new.end:
                 del rebases[position]
             break
         if not _apart(old.patch.path, patch.path):
@@ -314,7 +314,7 @@ def repair(
     matches = {marks.id_at(i): i for i in range(first, len(marks))} if aligned else {}
     high = work.high
     found: list[tuple[int, Patches]] = []  # the matched mark, and how to patch the old rest
-    blocked: dict[tuple[Path, ...], int] = {}  # differences, and the lane position of the first write they cannot pass
+    blocked: Blocked = {}
     subset = layer.subset(lane)
 
     def converge(message_id: int, now: State) -> Checkpoint | None:

@@ -34,9 +34,9 @@ from . import _index
 from ._chain import EMPTY
 from ._fold import TOO_DEEP
 from ._index import Layer, Probe, SourceEdit, State, attempt, lanes_of, replaces_root
-from ._messages import MISSING, Path, Write, get_path
+from ._messages import MISSING, Write
 from ._methods import Conflict, write_below
-from ._patches import Patch, cover, differences, identical, patch_to, patched
+from ._patches import Blocked, Patch, cover, differences, identical, patch_at, patch_to, patched
 
 if TYPE_CHECKING:
     from ._store import Store
@@ -367,7 +367,7 @@ def _refold(edit: _Edit, lane: str, old_marks: tuple[LaneMark, ...] | None, then
         creators = [edit.edited if then is not MISSING else None, edit.edited if now is not MISSING else None]
     lost: list[tuple[int, str | None]] = []
     gained: list[tuple[int, str | None]] = []
-    blocked: dict[tuple[Path, ...], int] = {}
+    blocked: Blocked = {}
     after = edit.low
     steps = 0
 
@@ -466,10 +466,8 @@ def _apart(
     if targets is None:
         return None
     covered, acting = cover(subset, position, edit.writes, targets)
-    patches = [
-        (Patch(target, get_path(now, target[1:]), get_path(then, target[1:])), at)
-        for target, at in zip(targets, covered, strict=True)
-    ]
+    new, old = {lane: now}, {lane: then}
+    patches = [(patch_at(target, new, old), at) for target, at in zip(targets, covered, strict=True)]
     return patches, acting
 
 

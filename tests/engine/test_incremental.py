@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -354,6 +355,7 @@ def _follow_edits(
         for number, (handle, (expr, instance)) in enumerate(zip(handles, watches, strict=True)):
             fresh = reference(ctx.messages, expr, instance)
             assert handle.current == fresh, (edit, expr, instance)  # renumbered when read
+            assert _in_order(handle.current) == _in_order(fresh), (edit, expr, instance)  # key order too
             assert ctx.resolve(expr, instance) == fresh  # read from the watches' folds
             changed = calls_back(ctx, before[number], moved, fresh)  # not when only renumbered
             assert calls[number] == ([fresh] if changed else [])
@@ -363,6 +365,11 @@ def _follow_edits(
         for number in calls:
             calls[number].clear()
         assert _indexed_gaps(ctx) == _gaps_of_the_folds(ctx)
+
+
+def _in_order(resolution: Resolution) -> str:
+    """A resolution's value as JSON text, keys in their order (resolutions compare equal whatever the order)."""
+    return json.dumps(resolution.value if resolution.found else None)
 
 
 def _indexed_gaps(ctx: Context) -> dict[tuple[str, str | None], dict[_index.Gap, set[Any]]]:

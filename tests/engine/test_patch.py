@@ -16,7 +16,18 @@ from contextdeck.engine._fold import _effect
 from contextdeck.engine._index import Layer
 from contextdeck.engine._messages import Write, get_path
 from contextdeck.engine._methods import Conflict, write_at
-from contextdeck.engine._patches import Patch, cover, covers, differences, equivalent, identical, patched
+from contextdeck.engine._patches import (
+    Difference,
+    Patch,
+    acts_on,
+    cover,
+    covers,
+    differences,
+    equivalent,
+    identical,
+    patch_at,
+    patched,
+)
 
 SEGMENTS = ("a", "b", "c")
 scalars = st.one_of(st.none(), st.booleans(), st.integers(0, 2), st.just("x"))
@@ -31,7 +42,8 @@ writes = st.builds(Write, paths, st.sampled_from(["set", "merge", "assign", "pus
 
 @st.composite
 def differing_roots(draw: st.DrawFn) -> tuple[Any, Any]:
-    """Two roots (objects) that differ in one or two places under lane "a"."""
+    """Two roots (objects) that differ in one or two places under lane "a": a value, or the order of an
+    object's keys."""
     lane = draw(st.dictionaries(st.sampled_from(SEGMENTS), values, min_size=1, max_size=3))
     root = {"a": lane, **draw(st.dictionaries(st.sampled_from(("b", "c")), values, max_size=1))}
     other = root
@@ -42,13 +54,18 @@ def differing_roots(draw: st.DrawFn) -> tuple[Any, Any]:
             if not isinstance(child, dict) or not child:
                 break
             node, path = child, [*path, draw(st.sampled_from(sorted(child)))]
-        other = patched(other, Patch(tuple(path), draw(values), get_path(other, tuple(path))))
+        here = get_path(other, tuple(path))
+        if isinstance(here, dict) and len(here) > 1 and draw(st.booleans()):
+            new = {key: here[key] for key in draw(st.permutations(list(here)))}  # its keys in another order
+        else:
+            new = draw(values)
+        other = patched(other, Patch(tuple(path), new, here))
     return root, other
 
 
-def _patch_all(root: Any, targets: tuple[Any, ...], source: Any) -> Any:
+def _patch_all(root: Any, targets: tuple[Difference, ...], source: Any) -> Any:
     for target in targets:
-        root = patched(root, Patch(target, get_path(source, target), get_path(root, target)))
+        root = patched(root, patch_at(target, source, root))
     return root
 
 
@@ -74,7 +91,7 @@ def test_a_write_that_leaves_the_difference_alone_acts_the_same(
         return
     # The differences are exactly there: patching them gives the other lane, key order and all.
     assert identical(_patch_all(old, targets, new)["a"], new["a"])
-    acts = [covers(write, target) for target in targets]
+    acts = [acts_on(write, target) for target in targets]
     if False in acts:
         return  # no claim: it acts on a difference by what it is
     after_new, after_old = _apply(new, write), _apply(old, write)
@@ -82,9 +99,15 @@ def test_a_write_that_leaves_the_difference_alone_acts_the_same(
         assert (type(after_new), after_new) == (type(after_old), after_old)  # the same conflict on both sides
         return
     left = tuple(target for target, covered in zip(targets, acts, strict=True) if not covered)
-    for target in left:  # left alone on both sides
-        assert identical(get_path(after_new, target), get_path(new, target))
-        assert identical(get_path(after_old, target), get_path(old, target))
+    for target in left:
+        if target.order:  # the same keys on both sides still, those of before first
+            first = list(get_path(new, target.path))
+            a, b = get_path(after_new, target.path), get_path(after_old, target.path)
+            assert a.keys() == b.keys()
+            assert list(a)[: len(first)] == first
+        else:  # left alone on both sides
+            assert identical(get_path(after_new, target.path), get_path(new, target.path))
+            assert identical(get_path(after_old, target.path), get_path(old, target.path))
     if left:
         assert identical(_patch_all(after_old, left, new)["a"], after_new["a"])
     else:
@@ -121,17 +144,49 @@ def test_writes_that_cover_a_field_or_leave_it() -> None:
 
 
 def test_the_differences_are_as_deep_as_the_same_keys_lead() -> None:
+    """Values differ where the keys above them are the same; an object whose keys are the same in another
+    order is a difference of its own, and its values are compared further down."""
+    D = Difference
     new = {"a": {"x": 1, "b": {"c": 1, "d": [1]}}, "z": 0}
-    assert differences(new, {"a": {"x": 1, "b": {"c": 2, "d": [1]}}, "z": 9}, "a") == (("a", "b", "c"),)
-    assert differences(new, {"a": {"x": 2, "b": {"c": 2, "d": [1]}}}, "a") == (("a", "x"), ("a", "b", "c"))
-    assert differences(new, {"a": {"b": {"c": 1, "d": [1]}, "x": 1}}, "a") == (("a",),)  # key order
-    assert differences(new, {"a": {"x": 1, "b": {"c": 1}}}, "a") == (("a", "b"),)  # keys differ there
-    assert differences(new, {"a": {"x": 1, "b": {"c": 1, "d": [2]}}}, "a") == (("a", "b", "d"),)  # arrays whole
+    assert differences(new, {"a": {"x": 1, "b": {"c": 2, "d": [1]}}, "z": 9}, "a") == (D(("a", "b", "c")),)
+    assert differences(new, {"a": {"x": 2, "b": {"c": 2, "d": [1]}}}, "a") == (D(("a", "x")), D(("a", "b", "c")))
+    assert differences(new, {"a": {"b": {"c": 1, "d": [1]}, "x": 1}}, "a") == (D(("a",), order=True),)  # key order
+    assert differences(new, {"a": {"b": {"d": [1], "c": 2}, "x": 1}}, "a") == (
+        D(("a",), order=True), D(("a", "b"), order=True), D(("a", "b", "c")),
+    )
+    assert differences(new, {"a": {"x": 1, "b": {"c": 1}}}, "a") == (D(("a", "b")),)  # keys differ there
+    assert differences(new, {"a": {"b": {"c": 1, "d": [1]}, "y": 1}}, "a") == (D(("a",)),)  # and in another order
+    assert differences(new, {"a": {"x": 1, "b": {"c": 1, "d": [2]}}}, "a") == (D(("a", "b", "d")),)  # arrays whole
     assert differences(new, {"b": 1}, "a") is None  # not in the other
     assert differences([1], new, "a") is None
+    assert differences({"b": 1, "a": 1}, {"a": 1, "b": 1}, None) is None  # the root's own keys in another order
     many = {"a": dict.fromkeys("pqrst", 0)}
     assert differences(many, {"a": dict.fromkeys("pqrst", 1)}, "a") is None  # more than four
-    assert differences(many, {"a": dict.fromkeys("pqrst", 1)}, "a", most=5) == tuple(("a", k) for k in "pqrst")
+    assert differences(many, {"a": dict.fromkeys("pqrst", 1)}, "a", most=5) == tuple(D(("a", k)) for k in "pqrst")
+
+
+def test_the_order_of_an_objects_keys_is_kept_by_every_write_that_does_not_replace_it() -> None:
+    """Each rule of `acts_on` for objects at a.b whose keys are in two orders: writes inside it, and merges
+    or assigns of objects into it, keep the order (and add new keys at the end); a write that replaces it
+    ends the difference; any other write at it acts by what it is."""
+    target = Difference(("a", "b"), order=True)
+    cases = [
+        (Write(("a", "b", "c"), "set", 1), None),  # inside it: a new key goes at the end on both sides
+        (Write(("a", "b", "c", "d"), "push", 1), None),
+        (Write(("a", "b"), "merge", {"c": 1}), None),
+        (Write(("a",), "merge", {"b": {"c": 1}}), None),
+        (Write(("a", "b"), "assign", {"c": 1}), None),
+        (Write(("a", "c"), "set", 1), None),  # elsewhere
+        (Write(("a", "b"), "set", {}), True),
+        (Write(("a",), "assign", {"b": {"c": 1}}), True),
+        (Write(("a",), "merge", {"b": 2}), True),
+        (Write(("a", "b"), "push", 1), False),
+        (Write(("a", "b"), "concat", [1]), False),
+    ]
+    assert [(write, acts_on(write, target)) for write, _ in cases] == cases
+    # Patched, an object gets the new side's order first, then the keys added since.
+    old = {"a": {"b": {"x": 1, "y": 2, "z": 3}}}
+    assert list(patched(old, Patch(("a", "b"), ("y", "x"), ("x", "y"), order=True))["a"]["b"]) == ["y", "x", "z"]
 
 
 def test_the_writes_after_a_difference_cover_it_leave_it_or_stop() -> None:
@@ -142,10 +197,12 @@ def test_the_writes_after_a_difference_cover_it_leave_it_or_stop() -> None:
         3: Write(("a", "b", "c"), "set", 1),  # inside a.b: depends on it
         4: Write(("a", "b"), "set", 1),  # covers a.b
     }
-    assert cover([1, 2, 3, 4], 0, writes, (("a", "x"),)) == ([0], None)
-    assert cover([1, 2, 3, 4], 1, writes, (("a", "x"),)) == ([None], None)
-    assert cover([1, 2, 3, 4], 0, writes, (("a", "x"), ("a", "b"))) == ([0, None], 2)
-    assert cover([1, 2, 4, 3], 0, writes, (("a", "x"), ("a", "b"))) == ([0, 2], None)
+    x, b = Difference(("a", "x")), Difference(("a", "b"))
+    assert cover([1, 2, 3, 4], 0, writes, (x,)) == ([0], None)
+    assert cover([1, 2, 3, 4], 1, writes, (x,)) == ([None], None)
+    assert cover([1, 2, 3, 4], 0, writes, (x, b)) == ([0, None], 2)
+    assert cover([1, 2, 4, 3], 0, writes, (x, b)) == ([0, 2], None)
+    assert cover([1, 2, 3, 4], 0, writes, (x, b._replace(order=True))) == ([0, 3], None)  # its keys' order
 
 
 ops = st.lists(

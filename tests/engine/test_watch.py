@@ -175,26 +175,10 @@ def test_whole_kind_watch_is_repaired_lane_by_lane(monkeypatch: pytest.MonkeyPat
     assert not handle.current.diagnostics
 
 
-def test_a_global_push_under_instance_writes_of_keys_and_first_elements_is_spliced(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """An instance layer pushes onto an array, writes a key under it (a conflict whatever the array holds:
-    its problem names no length) and writes into its first element. A global push inserted before it
-    changes the array only past the global fold's elements, which none of those writes acts on, so the
-    instance folds (a lane and a whole kind) are spliced with the array's end substituted, not folded
-    again write by write; the results are the fold's, every conflict included."""
+def _counted_steps(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A one-item list counting the writes folded from now on, by tracks and by whole-kind repairs."""
     from contextdeck.engine import _index, _whole
 
-    messages = [_state({"log": [{"n": 0}]}, _outputPath="†state.log")]
-    for n in range(300):
-        shapes = (("log",), "push"), (("log", "status"), "set"), (("log", "0", "n"), "set")
-        where, how = shapes[n % 3]
-        data: object = n
-        for segment in reversed(where):
-            data = {segment: data}
-        messages.append(_state(data, _outputPath="†state." + ".".join(where), _outputMethod=how, _instance="1"))
-    ctx = Context(messages)
-    handles = [ctx.watch(expr, lambda _: None, instance="1") for expr in ("†state", "†state.log", "†state.log.0.n")]
     steps = [0]
     whole_step, lane_step = _whole._step, _index.State.step
 
@@ -208,6 +192,28 @@ def test_a_global_push_under_instance_writes_of_keys_and_first_elements_is_splic
 
     monkeypatch.setattr(_whole, "_step", counted_whole)
     monkeypatch.setattr(_index.State, "step", counted_lane)
+    return steps
+
+
+def test_a_global_push_under_instance_writes_of_keys_and_first_elements_is_spliced(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An instance layer pushes onto an array, writes a key under it (a conflict whatever the array holds:
+    its problem names no length) and writes into its first element. A global push inserted before it
+    changes the array only past the global fold's elements, which none of those writes acts on, so the
+    instance folds (a lane and a whole kind) are spliced with the array's end substituted, not folded
+    again write by write; the results are the fold's, every conflict included."""
+    messages = [_state({"log": [{"n": 0}]}, _outputPath="†state.log")]
+    for n in range(300):
+        shapes = (("log",), "push"), (("log", "status"), "set"), (("log", "0", "n"), "set")
+        where, how = shapes[n % 3]
+        data: object = n
+        for segment in reversed(where):
+            data = {segment: data}
+        messages.append(_state(data, _outputPath="†state." + ".".join(where), _outputMethod=how, _instance="1"))
+    ctx = Context(messages)
+    handles = [ctx.watch(expr, lambda _: None, instance="1") for expr in ("†state", "†state.log", "†state.log.0.n")]
+    steps = _counted_steps(monkeypatch)
     ctx.insert(1, _state({"log": {"n": -1}}, _outputPath="†state.log", _outputMethod="push"))
     assert steps[0] < 20  # the instance layer has 300 writes of the lane
     fresh = Context(ctx.messages)
@@ -215,6 +221,30 @@ def test_a_global_push_under_instance_writes_of_keys_and_first_elements_is_splic
         assert handle.current == fresh.resolve(handle.expression, "1")
     assert handles[1].current.value[:3] == [{"n": 299}, {"n": -1}, 0]
     assert len(handles[0].current.diagnostics) == 100
+
+
+def test_an_early_write_that_changes_the_order_of_an_objects_keys_is_spliced(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write inserted early creates `k.a.y` before `k.a.x` was first written, so the keys of `k.a` are in
+    another order for the rest of the lane; the 300 later writes write into `k.a` and keep that order. So
+    the folds of the lane (a whole kind, the lane, the object) are spliced with the order put back, not
+    folded to the end of the lane write by write; every result is the fold's, key order included."""
+    import json
+
+    messages = [_state({"k": {"b": 0}}), *(_state({"k": {"a": {"xy"[n % 2]: n}}}) for n in range(300))]
+    ctx = Context(messages)
+    handles = [ctx.watch(expr, lambda _: None) for expr in ("†state", "†state.k", "†state.k.a")]
+    ctx.replace(300, messages[300])  # (lane marks and checkpoints as after any edit)
+    steps = _counted_steps(monkeypatch)
+    ctx.insert(1, _state({"k": {"a": {"y": -1}}}))
+    assert steps[0] < 80  # folded to the end of the lane: about 900
+    fresh = Context(ctx.messages)
+    for handle in handles:
+        assert handle.current == fresh.resolve(handle.expression)
+        assert json.dumps(handle.current.value) == json.dumps(fresh.resolve(handle.expression).value)
+    assert list(handles[2].current.value) == ["y", "x"]
+    ctx.remove(1)  # and back: the order of before
+    assert list(handles[2].current.value) == ["x", "y"]
+    assert json.dumps(handles[0].current.value) == json.dumps(Context(ctx.messages).resolve("†state").value)
 
 
 def test_an_early_edit_before_a_lane_is_first_written_leaves_its_track_alone(monkeypatch: pytest.MonkeyPatch) -> None:
