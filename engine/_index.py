@@ -25,8 +25,10 @@ from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from . import _keys
 from ._chain import EMPTY, Chain
 from ._fold import TOO_DEEP, PathValue, _effect
+from ._keys import Ids
 from ._messages import MISSING, Path, Write, get_path
 from ._methods import WRITE_METHODS, Conflict, write_at
 from ._resolution import Diagnostic
@@ -227,11 +229,29 @@ class Change:
     after: Any
 
 
+Sources = tuple[int, ...] | Ids  # a kept probe's sources
+
+
+def kept(sources: list[int] | Sources) -> Sources:
+    """Sources as a kept fold holds them: a list made a tuple, `Ids` and tuples as they are."""
+    return tuple(sources) if type(sources) is list else sources  # type: ignore[return-value]
+
+
+def _appended(sources: Sources, message_id: int) -> Sources:
+    """Kept sources and one more, for a step no other follows before its state is kept (an append's): a few
+    grow into a new tuple (`+`: unpacking is slower), a whole kind's thousands into `Ids`, in place."""
+    if type(sources) is Ids:
+        return sources.plus((message_id,))
+    if len(sources) < _keys.CHUNK:
+        return sources + (message_id,)  # type: ignore[operator]  # noqa: RUF005
+    return Ids.owning([*sources, message_id])
+
+
 class SourceEdit(NamedTuple):
     """How a probe's sources differ from other sources (the very tuple another probe holds), as order
     keys: its result's keys are then the other's, changed in place, with no sorting."""
 
-    sources: tuple[int, ...]
+    sources: Sources
     lost: list[int]
     gained: list[int]
 
@@ -252,7 +272,8 @@ class Probe:
         self.path = path
         # A tuple once a fold that holds it is kept (`freeze`): copies share it, and a step that adds
         # a source makes its own list. Tuples of ints are not tracked by the cycle collector.
-        self.sources: list[int] | tuple[int, ...] = []
+        # A whole kind's thousands are `Ids` (`_whole`, an appended step): edited by the chunk, never copied.
+        self.sources: list[int] | Sources = []
         self.diagnostics: Chain = EMPTY
         self.resets = 0  # how many writes reset the sources so far
         # For blame: every write that changed the path.
@@ -264,7 +285,7 @@ class Probe:
 
     def copy(self) -> Probe:
         twin = Probe(self.path)
-        twin.sources = self.sources if type(self.sources) is tuple else tuple(self.sources)
+        twin.sources = kept(self.sources)
         twin.diagnostics = self.diagnostics
         twin.resets = self.resets
         twin.trail = None if self.trail is None else list(self.trail)
@@ -328,7 +349,7 @@ class State:
                 if isinstance(sources, list):
                     sources.append(message_id)
                 elif last:
-                    probe.sources = sources + (message_id,)  # noqa: RUF005  # `+`: unpacking is slower
+                    probe.sources = _appended(sources, message_id)
                 else:
                     probe.sources = [*sources, message_id]
             else:
@@ -377,7 +398,7 @@ class Checkpoint:
     layer: Layer
     message_id: int
     root: Any
-    sources: tuple[tuple[int, ...], ...]
+    sources: tuple[Sources, ...]
     diagnostics: tuple[Chain, ...]
     resets: tuple[int, ...]
     gaps: int
@@ -389,7 +410,7 @@ def checkpoint(state: State, layer: Layer, message_id: int, gaps: int) -> Checkp
         layer,
         message_id,
         state.root,
-        tuple(tuple(p.sources) for p in probes),
+        tuple(kept(p.sources) for p in probes),
         tuple(p.diagnostics for p in probes),
         tuple(p.resets for p in probes),
         gaps,

@@ -1,4 +1,7 @@
-"""`Keys`: a result's source messages as sorted order keys, edited without copying them all.
+"""`Keys` and `Ids`: sources kept in chunks, edited without copying them all.
+
+`Keys` are a result's source messages as sorted order keys; `Ids` a whole-kind fold's sources as message ids,
+in fold order (`_whole`).
 
 A watch of a whole kind (`†state`) has about 11,000 sources, and every write of the kind adds one; an
 insert or a remove in the middle adds or takes out one more. As a tuple each of those copied every key
@@ -15,9 +18,10 @@ thread included) reads the keys it was made with.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain, islice
 from operator import ne
+from typing import Any, Self, overload
 
 # Keys per sealed chunk (a tail is sealed into chunks once it holds twice as many; an edited chunk is
 # split once it holds three times as many).
@@ -26,8 +30,8 @@ CHUNK = 512
 Chunk = tuple[int, ...]
 
 
-class Keys:
-    """Sorted, unique order keys; frozen for their holder (see the module)."""
+class _Chunked(Sequence[int]):
+    """Integers in chunks and a growing tail (see the module); frozen for their holder."""
 
     __slots__ = ("_chunks", "_lasts", "_offsets", "_sealed", "_size", "_tail")
 
@@ -42,8 +46,8 @@ class Keys:
         _fill(self, (), list(items))
 
     @classmethod
-    def owning(cls, items: list[int]) -> Keys:
-        """Keys over `items` (sorted, unique), which they may take as their own."""
+    def owning(cls, items: list[int]) -> Self:
+        """A sequence over `items`, which it may take as its own."""
         made = cls.__new__(cls)
         _fill(made, (), items)
         return made
@@ -59,7 +63,16 @@ class Keys:
         rest: Iterable[int] = tail if len(tail) == visible else islice(tail, visible)
         return chain(*self._chunks, rest) if self._chunks else iter(rest)
 
-    def __getitem__(self, index: int) -> int:
+    @overload
+    def __getitem__(self, index: int) -> int: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[int, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> int | tuple[int, ...]:
+        if isinstance(index, slice):  # (a copy: for the rare paths that slice sources)
+            start, stop, step = index.indices(self._size)
+            return tuple(islice(self, start, stop)) if step == 1 else tuple(self)[index]
         if index < 0:
             index += self._size
         if not 0 <= index < self._size:
@@ -70,7 +83,8 @@ class Keys:
         return self._chunks[number][index - self._offsets[number]]
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, Keys):
+        if type(other) is type(self):
+            assert isinstance(other, _Chunked)
             return self._size == other._size and _same_items(self, other)
         if isinstance(other, tuple):
             return self._size == len(other) and tuple(self) == other
@@ -79,11 +93,46 @@ class Keys:
     __hash__ = None  # type: ignore[assignment]  # (equal to tuples, but never a dict key)
 
     def __repr__(self) -> str:
-        return f"Keys({self.listed()!r})"
+        return f"{type(self).__name__}({self.listed()!r})"
 
     def listed(self) -> list[int]:
-        """The keys as a new list."""
+        """The items as a new list."""
         return list(self)
+
+    def grows(self, old: Self) -> bool:
+        """Whether these items are `old` with some more after them (at once when they grew from it)."""
+        if self._size < old._size:
+            return False
+        if self._tail is old._tail and self._chunks is old._chunks:
+            return True
+        return list(islice(self, old._size)) == old.listed()
+
+    def tail(self, start: int) -> list[int]:
+        """The items from position `start` on."""
+        return list(islice(self, start, None))
+
+    def plus(self, added: Iterable[int]) -> Self:
+        """These items and then `added`: the shared tail extended in place when nothing grew it past this
+        holder's length, else a tail of their own."""
+        tail, visible = self._tail, self._size - self._sealed
+        if len(tail) != visible or not self._size:  # another holder grew it (never grow the empty keys')
+            tail = tail[:visible]
+        tail.extend(added)
+        made = type(self).__new__(type(self))
+        if len(tail) < 2 * CHUNK:
+            made._chunks, made._lasts, made._offsets, made._sealed = (
+                self._chunks, self._lasts, self._offsets, self._sealed
+            )
+            made._tail, made._size = tail, self._sealed + len(tail)
+        else:
+            _fill(made, self._chunks, tail)  # sealed: copied into chunks and a new tail
+        return made
+
+
+class Keys(_Chunked):
+    """Sorted, unique order keys; frozen for their holder (see the module)."""
+
+    __slots__ = ()
 
     def position(self, key: int) -> int:
         """Where `key` is, or would go (`bisect_left`)."""
@@ -100,35 +149,6 @@ class Keys:
         else:
             found = self._offsets[number] + bisect_right(self._chunks[number], key)
         return max(low, found)
-
-    def grows(self, old: Keys) -> bool:
-        """Whether these keys are `old` with some more after them (at once when they grew from it)."""
-        if self._size < old._size:
-            return False
-        if self._tail is old._tail and self._chunks is old._chunks:
-            return True
-        return list(islice(self, old._size)) == old.listed()
-
-    def tail(self, start: int) -> list[int]:
-        """The keys from position `start` on."""
-        return list(islice(self, start, None))
-
-    def plus(self, added: Iterable[int]) -> Keys:
-        """These keys and then `added` (sorted, each past the last of these): the shared tail extended in
-        place when nothing grew it past this holder's length, else a tail of their own."""
-        tail, visible = self._tail, self._size - self._sealed
-        if len(tail) != visible or not self._size:  # another holder grew it (never grow the empty keys')
-            tail = tail[:visible]
-        tail.extend(added)
-        made = Keys.__new__(Keys)
-        if len(tail) < 2 * CHUNK:
-            made._chunks, made._lasts, made._offsets, made._sealed = (
-                self._chunks, self._lasts, self._offsets, self._sealed
-            )
-            made._tail, made._size = tail, self._sealed + len(tail)
-        else:
-            _fill(made, self._chunks, tail)  # sealed: copied into chunks and a new tail
-        return made
 
     def edited(self, lost: Iterable[int], added: list[int]) -> Keys | None:
         """These keys less `lost` (each must be among them: None otherwise) and with `added` (sorted; some
@@ -186,7 +206,95 @@ class Keys:
         return made
 
 
-def _same_items(a: Keys, b: Keys) -> bool:
+class Ids(_Chunked):
+    """Message ids in fold order, frozen for their holder: a whole-kind fold's sources (`_whole`), about 11,000
+    at 100,000 messages. As a tuple, each middle edit copied them all into a new one and freed the old one
+    (four walks over integers scattered in memory, about 0.1 ms); in chunks it copies the chunks it edits.
+
+    Their order keys ascend from `cut` on, where an instance fold's own sources follow its global part
+    (`locate`); an instance fold's global part is the global fold's chunks, shared (`edited_at`)."""
+
+    __slots__ = ()
+
+    def locate(self, key: int, key_of: Callable[[int], int], low: int) -> int:
+        """Where an id of order key `key` is, or would go, among the items from position `low` on, whose keys
+        ascend (`bisect_left(self, key, low, key=key_of)`, reading only the chunk it falls in)."""
+        chunks = self._chunks
+        if low < self._sealed:
+            number = bisect_left(chunks, key, bisect_right(self._offsets, low) - 1, key=lambda chunk: key_of(chunk[-1]))
+            if number < len(chunks):
+                start = self._offsets[number]
+                return start + bisect_left(chunks[number], key, max(0, low - start), key=key_of)
+        sealed = self._sealed
+        return sealed + bisect_left(self._tail, key, max(0, low - sealed), self._size - sealed, key=key_of)
+
+    def index(self, value: Any, start: int = 0, stop: int | None = None) -> int:
+        """The first position of `value` from `start` on (ValueError: none)."""
+        for position, found in enumerate(islice(self, start, stop), start):
+            if found == value:
+                return position
+        raise ValueError(f"{value} is not among the ids")
+
+    def edited_at(self, cut: int, head: Sequence[int] | None, removed: set[int], added: dict[int, list[int]]) -> Ids:
+        """`head` (None: the first `cut` items as they are) followed by the items from `cut` on, less those at
+        the positions `removed` and with `added[position]` before the item at each position (both from
+        `cut` on). Only the chunks edited are copied (and the one `cut` falls in, once: then a chunk starts
+        there); a head of `Ids` lends its chunks, and the tail stays the tail (sealed, each edit after an
+        append made a small chunk of it)."""
+        visible = self._size - self._sealed
+        tail = self._tail if len(self._tail) == visible else self._tail[:visible]
+        parts: list[Sequence[int]] = [*self._chunks, tail]  # the last: the tail, a list
+        number = start = 0
+        while number < len(parts) - 1 and start + len(parts[number]) <= cut:  # the chunks wholly before `cut`
+            start += len(parts[number])
+            number += 1
+        front: list[Chunk] = [tuple(part) for part in parts[:number]]
+        parts = parts[number:]
+        if start < cut:  # `cut` falls inside the first of the rest: split there
+            front.append(tuple(parts[0][: cut - start]))
+            parts[0] = parts[0][cut - start :]
+        if head is not None:
+            front = _chunks_of(head)
+        starts, at = [], 0
+        for part in parts:
+            starts.append(at)
+            at += len(part)
+        edited: dict[int, list[int]] = {}
+        for position in sorted({*removed, *added}, reverse=True):  # from the end: positions before stay valid
+            offset = position - cut
+            number = bisect_right(starts, offset) - 1
+            items = edited.get(number)
+            if items is None:
+                items = edited[number] = list(parts[number])
+            offset -= starts[number]
+            if position in removed:
+                del items[offset]
+            if position in added:
+                items[offset:offset] = added[position]
+        chunks = front
+        for number, part in enumerate(parts[:-1]):
+            copied = edited.get(number)
+            if copied is None:
+                chunks.append(part)  # type: ignore[arg-type]  # (a sealed chunk, or one split off: tuples)
+            elif len(copied) > 3 * CHUNK:
+                chunks.extend(tuple(copied[at : at + CHUNK]) for at in range(0, len(copied), CHUNK))
+            elif copied:
+                chunks.append(tuple(copied))
+        last = edited.get(len(parts) - 1, parts[-1])
+        made = Ids.__new__(Ids)
+        _fill(made, tuple(chunk for chunk in chunks if chunk), last)  # type: ignore[arg-type]  # (a list)
+        return made
+
+
+def _chunks_of(items: Sequence[int]) -> list[Chunk]:
+    """Chunks holding `items`: those of `Ids` (their tail copied), else copies."""
+    if isinstance(items, Ids):
+        visible = items._size - items._sealed
+        return [*items._chunks, *([tuple(items._tail[:visible])] if visible else [])]
+    return [tuple(items[at : at + CHUNK]) for at in range(0, len(items), CHUNK)]
+
+
+def _same_items(a: _Chunked, b: _Chunked) -> bool:
     """Whether two keys of the same size hold the same items, touching only the chunks they do not share:
     keys edited from one another share every chunk but those an edit copied (comparing the keys one by one
     reads each of thousands of integers scattered in memory)."""
@@ -202,7 +310,7 @@ def _same_items(a: Keys, b: Keys) -> bool:
     return not any(map(ne, chain(*ours[low:high]), chain(*theirs[low:top])))
 
 
-def _fill(keys: Keys, chunks: tuple[Chunk, ...], tail: list[int]) -> None:
+def _fill(keys: _Chunked, chunks: tuple[Chunk, ...], tail: list[int]) -> None:
     """Set `keys` to `chunks` and then `tail` (taken as it is), the tail sealed into chunks when long."""
     if not chunks and len(tail) < 2 * CHUNK:  # (most results)
         keys._chunks = keys._lasts = keys._offsets = ()
@@ -223,4 +331,4 @@ def _fill(keys: Keys, chunks: tuple[Chunk, ...], tail: list[int]) -> None:
 EMPTY_KEYS = Keys()
 
 
-__all__ = ["CHUNK", "EMPTY_KEYS", "Keys"]
+__all__ = ["CHUNK", "EMPTY_KEYS", "Ids", "Keys"]

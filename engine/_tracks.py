@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from . import _index, _whole
-from ._index import Checkpoint, Gap, Layer, Probe, SourceEdit, State, checkpoint, fold_lane
+from ._index import Checkpoint, Gap, Layer, Probe, SourceEdit, Sources, State, checkpoint, fold_lane, kept
 from ._messages import Path, Write
 from ._patches import Blocked, Patch, Patches, patch_to, patched
 from ._whole import LaneMarks, marks_after_step
@@ -242,7 +242,7 @@ def step(
         if not probe.path and probe.resets == before.resets and len(probe.sources) == len(before.sources) + 1:
             # A whole kind's thousands of sources grew by this write: say so, so that its result's keys are
             # the old ones plus one (`_watches._grown`), not found by comparing the two.
-            probe.edits = (SourceEdit(tuple(before.sources), [], [order_key]),)
+            probe.edits = (SourceEdit(kept(before.sources), [], [order_key]),)
     gaps, checkpoints, steps, lanes = old.gaps, old.checkpoints, old.steps, old.lanes
     if own:
         # A checkpoint counts the gaps before its write, as `fold_lane`'s do: a splice there takes the old
@@ -468,7 +468,7 @@ def _splice(
             sources = _rebased_sources(now.sources, matched.sources[index], final.sources)
             resets = now.resets
         else:
-            sources, resets = tuple(final.sources), now.resets + final.resets - matched.resets[index]
+            sources, resets = kept(final.sources), now.resets + final.resets - matched.resets[index]
         diagnostics = now.diagnostics.joined(final.diagnostics, matched.diagnostics[index])
         if sources is final.sources and resets == final.resets and diagnostics is final.diagnostics:
             probes.append(final)  # unchanged: folds are never stepped in place, so they can share it
@@ -514,14 +514,14 @@ def _rebased(
     return Checkpoint(mark.layer, mark.message_id, root, sources, diagnostics, resets, gaps)
 
 
-def _rebased_sources(now: Sequence[int], matched: tuple[int, ...], later: Sequence[int]) -> tuple[int, ...]:
+def _rebased_sources(now: Sequence[int], matched: Sequence[int], later: Sequence[int]) -> Sources:
     """Sources that were `matched` at the splice and `later` after it, when they are `now` at the splice.
 
     The very tuple `later` when nothing changed before the splice: most probes of a spliced track, and
     keeping them shared keeps the cycle collector from walking copies of them.
     """
-    if len(now) == len(matched) and (now is matched or tuple(now) == matched):
-        return later if type(later) is tuple else tuple(later)
+    if len(now) == len(matched) and (now is matched or tuple(now) == tuple(matched)):
+        return kept(later)  # type: ignore[arg-type]
     return tuple(now) + tuple(later[len(matched) :])  # `+`, not unpacking: a whole kind has thousands
 
 

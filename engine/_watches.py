@@ -615,8 +615,8 @@ def _grown(
         keys = edited
     elif not reuse:  # the kept keys may not be the messages' keys any more (a move)
         return None
-    elif (now := tuple(probe.sources)) is not (before := tuple(old.sources)) and now != before:
-        # (a splice often hands on the very same tuple)
+    elif probe.sources is not old.sources and (now := tuple(probe.sources)) != (before := tuple(old.sources)):
+        # (a splice often hands on the very same sources; `Ids` would be copied by `tuple`)
         if now[: len(before)] == before:  # only gained some (an append): the common case
             fresh = now[len(before) :]
         else:

@@ -26,14 +26,16 @@ None is returned where this does not hold, and the track is repaired the usual w
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import _index
 from ._chain import EMPTY
 from ._fold import TOO_DEEP
-from ._index import Layer, Probe, SourceEdit, State, attempt, lanes_of, replaces_root
+from ._index import Layer, Probe, SourceEdit, Sources, State, attempt, kept, lanes_of, replaces_root
+from ._keys import Ids
 from ._messages import MISSING, Write
 from ._methods import Conflict, write_below
 from ._patches import Blocked, Patch, cover, differences, identical, patch_at, patch_to, patched
@@ -195,12 +197,12 @@ def _probe(edit: _Edit, final: Probe, redone: dict[str, _Lane], head_before: Pro
     if prefix is not None:
         lost_keys = [*prefix.lost, *map(key_of, lost_ids)]
         gained_keys = [*prefix.gained, *map(edit.keys.__getitem__, gained_ids)]
-        change = SourceEdit(tuple(final.sources), lost_keys, gained_keys)
+        change = SourceEdit(kept(final.sources), lost_keys, gained_keys)
         probe.edits = (change,) if not final.edits else (change, final.edits[0].then(change))
     if lost_ids or gained_ids or head_now is not head_before:
         cut = 0 if head_before is None else len(head_before.sources)
-        ahead = None if head_now is head_before else () if head_now is None else tuple(head_now.sources)
-        probe.sources = _edited_sources(tuple(final.sources), cut, ahead, lost_ids, gained_ids, key_of)
+        ahead = None if head_now is head_before else () if head_now is None else head_now.sources
+        probe.sources = _edited_sources(kept(final.sources), cut, ahead, lost_ids, gained_ids, key_of)
     else:
         probe.sources = final.sources
     lost_problems = frozenset((key_of(m), reason) for m, reason in lost if reason is not None)
@@ -213,38 +215,27 @@ def _probe(edit: _Edit, final: Probe, redone: dict[str, _Lane], head_before: Pro
     return probe
 
 
-def _edited_sources(sources: tuple[int, ...], cut: int, head: tuple[int, ...] | None, lost: set[int],
-                    gained: list[int], key_of: Callable[[int], int]) -> tuple[int, ...]:
+def _edited_sources(sources: Sources, cut: int, head: Sequence[int] | None, lost: set[int],
+                    gained: list[int], key_of: Callable[[int], int]) -> Sources:
     """`head` (None: `sources[:cut]` as it is) followed by `sources` from `cut` on (one layer's writes, in
     order) less `lost` and with `gained` in place.
 
-    A whole kind has about 11,000 sources, and each copy of them (a list, a tuple, a slice, a join, and
-    freeing each) walks every one: cache misses on integers scattered in memory. So they are copied into
-    one list, edited there (a move of pointers) and made a tuple: three walks (the list, the tuple, freeing
-    the list). Joining slices took five or six, and the unchanged head of an instance fold was copied twice
-    more."""
+    A whole kind has about 11,000 sources, and each copy of them (and freeing it) walks every one: cache
+    misses on integers scattered in memory. So they are kept as `Ids`, in chunks: an edit copies the
+    chunks it falls in, and an instance fold's global part is the global fold's chunks."""
+    if not lost and not gained and (head is None or (not head and not cut)):
+        return sources
+    ids = sources if type(sources) is Ids else Ids(sources)  # (once per fold: kept as `Ids` from then on)
     removed = set()
     for message_id in lost:
-        position = bisect_left(sources, key_of(message_id), cut, key=key_of)
-        if not (position < len(sources) and sources[position] == message_id):
-            position = sources.index(message_id, cut)
+        position = ids.locate(key_of(message_id), key_of, cut)
+        if not (position < len(ids) and ids[position] == message_id):
+            position = ids.index(message_id, cut)
         removed.add(position)
     added: dict[int, list[int]] = {}
-    for _, at, message_id in sorted((key_of(m), bisect_left(sources, key_of(m), cut, key=key_of), m) for m in gained):
+    for _, at, message_id in sorted((key_of(m), ids.locate(key_of(m), key_of, cut), m) for m in gained):
         added.setdefault(at, []).append(message_id)
-    if not removed and not added:
-        return sources if head is None or (not head and not cut) else head + sources[cut:]
-    kept = list(sources)
-    shift = 0
-    if head is not None:
-        kept[:cut] = head  # (only the head's pointers change)
-        shift = len(head) - cut
-    for position in sorted({*removed, *added}, reverse=True):  # from the end: positions before stay valid
-        if position in removed:
-            del kept[position + shift]
-        if position in added:
-            kept[position + shift : position + shift] = added[position]
-    return tuple(kept)
+    return ids.edited_at(cut, head, removed, added)
 
 
 def _changes(before: Probe | None, now: Probe | None, keys: Mapping[int, int]) -> SourceEdit | None:
@@ -255,9 +246,13 @@ def _changes(before: Probe | None, now: Probe | None, keys: Mapping[int, int]) -
     if now.edits and now.edits[0].sources is before.sources:
         return now.edits[0]
     old, new = before.sources, now.sources
-    if len(new) >= len(old) and tuple(new[: len(old)]) == tuple(old):
-        return SourceEdit((), [], [keys[m] for m in new[len(old) :]])
-    return None
+    if new is old:  # (a write that failed: no source added, no edit told)
+        return SourceEdit((), [], [])
+    if type(new) is Ids and type(old) is Ids:
+        grown = new.grows(old)
+    else:
+        grown = len(new) >= len(old) and tuple(new[: len(old)]) == tuple(old)
+    return SourceEdit((), [], [keys[m] for m in islice(new, len(old), None)]) if grown else None
 
 
 def _root(root: Any, redone: dict[str, _Lane]) -> Any:

@@ -8,6 +8,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from contextdeck.engine import _keys
+from contextdeck.engine._keys import Ids
 from contextdeck.engine._messages import MISSING
 from contextdeck.engine._methods import WRITE_METHODS, Conflict, write_at, write_below
 from contextdeck.engine._whole import _edited_sources
@@ -52,26 +54,55 @@ def test_writing_into_a_lane_alone_is_writing_at_the_root(root: dict[str, Any], 
 def test_sources_edited_in_place_equal_the_sorted_set(data: st.DataObject) -> None:
     """A repaired fold's sources: the new head (or the old one kept), then the old ones past the old head
     less the lost and with the gained in key order, whichever of them lie at the same place or at either
-    end."""
-    keys = data.draw(st.lists(st.integers(0, 60), unique=True, max_size=40).map(sorted))
-    key_of = dict(zip(range(100, 100 + len(keys)), keys, strict=True))
-    ids = list(key_of)
-    cut = data.draw(st.integers(0, len(ids)))
-    sources = tuple(ids)
-    lost = set(data.draw(st.lists(st.sampled_from(ids[cut:]), unique=True)) if ids[cut:] else [])
-    free = [k for k in range(61) if k not in keys]
-    gained = []
-    for number, k in enumerate(data.draw(st.lists(st.sampled_from(free), unique=True, max_size=4))):
-        key_of[1000 + number] = k
-        gained.append(1000 + number)
-    head = data.draw(st.none() | st.lists(st.integers(500, 600), max_size=3).map(tuple))  # None: the same
-    before = sources[:cut] if head is None else head
-    expected = before + tuple(sorted([m for m in sources[cut:] if m not in lost] + gained, key=key_of.__getitem__))
-    got = _edited_sources(sources, cut, head, lost, gained, key_of.__getitem__)
-    assert got == expected
-    assert type(got) is tuple
-    if not (lost or gained) and (head is None or not (head or cut)):
-        assert got is sources  # nothing to change: the very same tuple, which results compare by identity
+    end; from a tuple or from `Ids` in chunks of any size, with a head of either."""
+    saved, _keys.CHUNK = _keys.CHUNK, data.draw(st.integers(1, 8))
+    try:
+        keys = data.draw(st.lists(st.integers(0, 60), unique=True, max_size=40).map(sorted))
+        key_of = dict(zip(range(100, 100 + len(keys)), keys, strict=True))
+        ids = list(key_of)
+        cut = data.draw(st.integers(0, len(ids)))
+        sources = tuple(ids) if data.draw(st.booleans()) else Ids(ids)
+        lost = set(data.draw(st.lists(st.sampled_from(ids[cut:]), unique=True)) if ids[cut:] else [])
+        free = [k for k in range(61) if k not in keys]
+        gained = []
+        for number, k in enumerate(data.draw(st.lists(st.sampled_from(free), unique=True, max_size=4))):
+            key_of[1000 + number] = k
+            gained.append(1000 + number)
+        head = data.draw(st.none() | st.lists(st.integers(500, 600), max_size=9).map(tuple))  # None: the same
+        if head is not None and data.draw(st.booleans()):
+            head = Ids(head)
+        before = tuple(sources[:cut]) if head is None else tuple(head)
+        kept = [m for m in sources[cut:] if m not in lost]
+        expected = before + tuple(sorted(kept + gained, key=key_of.__getitem__))
+        got = _edited_sources(sources, cut, head, lost, gained, key_of.__getitem__)
+        assert tuple(got) == expected
+        if not (lost or gained) and (head is None or not (head or cut)):
+            assert got is sources  # nothing to change: the very same tuple, which results compare by identity
+        else:
+            assert type(got) is Ids
+            assert got == Ids(expected)
+            assert len(got) == len(expected)
+            assert [got[i] for i in range(len(got))] == list(expected)
+    finally:
+        _keys.CHUNK = saved
+
+
+def test_edited_sources_copy_only_the_chunks_they_change() -> None:
+    """An edit of a whole kind's sources copies the chunks it falls in, and shares the others (the head's
+    included when an instance fold's global part is replaced by the global fold's own `Ids`)."""
+    keys = {m: m * 10 for m in range(5000)}
+    sources = Ids(range(5000))
+    edited = _edited_sources(sources, 0, None, {2600}, [], keys.__getitem__)
+    assert isinstance(edited, Ids)
+    assert tuple(edited) == (*range(2600), *range(2601, 5000))
+    shared = {id(chunk) for chunk in sources._chunks} & {id(chunk) for chunk in edited._chunks}
+    assert len(shared) == len(sources._chunks) - 1
+    head = Ids(range(10000, 12048))
+    keys.update({m: m * 10 for m in range(10000, 12048)})
+    keys[7777] = 26005
+    instance = _edited_sources(edited, 1024, head, set(), [7777], keys.__getitem__)
+    assert tuple(instance) == (*range(10000, 12048), *range(1024, 2600), 7777, *range(2601, 5000))
+    assert all(any(chunk is mine for mine in instance._chunks) for chunk in head._chunks)
 
 
 def _counted_steps(monkeypatch: Any) -> list[int]:
@@ -141,3 +172,21 @@ def test_a_whole_kind_track_folded_from_scratch_keeps_lane_marks(monkeypatch: An
     for index in (10, 150, 150, 295):
         ctx.remove(index)
         assert handle.current == Context(ctx.messages).resolve("†state")
+
+
+def test_edited_sources_keep_their_tail_for_appends() -> None:
+    """An instance fold's sources, grown by appends and edited under a changed global part again and again,
+    stay in a few chunks: the tail appends grew stays the tail (sealed at each edit, it made a chunk of a few
+    items each time)."""
+    keys = {m: m for m in range(100_000)}
+    own = list(range(50_000, 53_000))
+    head: tuple[int, ...] = tuple(range(2000))
+    sources = _edited_sources(Ids(own), 0, head, set(), [], keys.__getitem__)
+    for round_ in range(300):
+        sources = sources.plus([60_000 + 3 * round_, 60_001 + 3 * round_])  # (the instance layer's appends)
+        grown = (*head, 10_000 + round_)
+        sources = _edited_sources(sources, len(head), grown, set(), [], keys.__getitem__)
+        head = grown
+    assert isinstance(sources, Ids)
+    assert tuple(sources) == (*head, *own, *sorted(60_000 + 3 * r + k for r in range(300) for k in (0, 1)))
+    assert len(sources._chunks) <= 2 * len(sources) // _keys.CHUNK + 2
