@@ -199,9 +199,14 @@ def _probe(edit: _Edit, final: Probe, redone: dict[str, _Lane], head_before: Pro
         gained_keys = [*prefix.gained, *map(edit.keys.__getitem__, gained_ids)]
         change = SourceEdit(kept(final.sources), lost_keys, gained_keys)
         probe.edits = (change,) if not final.edits else (change, final.edits[0].then(change))
-    if lost_ids or gained_ids or head_now is not head_before:
+    # A global write that failed (a push onto a string) changes the global fold's problems, not its sources:
+    # then the instance fold's thousands of sources are not copied.
+    same_head = head_now is head_before or (
+        head_now is not None and head_before is not None and head_now.sources is head_before.sources
+    )
+    if lost_ids or gained_ids or not same_head:
         cut = 0 if head_before is None else len(head_before.sources)
-        ahead = None if head_now is head_before else () if head_now is None else head_now.sources
+        ahead = None if same_head else () if head_now is None else head_now.sources
         probe.sources = _edited_sources(kept(final.sources), cut, ahead, lost_ids, gained_ids, key_of)
     else:
         probe.sources = final.sources

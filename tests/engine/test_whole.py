@@ -190,3 +190,25 @@ def test_edited_sources_keep_their_tail_for_appends() -> None:
     assert isinstance(sources, Ids)
     assert tuple(sources) == (*head, *own, *sorted(60_000 + 3 * r + k for r in range(300) for k in (0, 1)))
     assert len(sources._chunks) <= 2 * len(sources) // _keys.CHUNK + 2
+
+
+def test_a_failed_global_write_leaves_an_instance_whole_kinds_sources_as_they_are() -> None:
+    """A global push onto a string fails: the global fold's problems grow, its sources do not. The instance
+    view's whole kind then keeps its very sources (thousands, not copied) and gains the problem; every
+    result is the fold's."""
+    from contextdeck.engine import Context
+
+    messages = [_state({"log": "not an array", "k": 0}, _outputPath="†state")]
+    messages += [_state({"k": n}, _outputPath="†state.k", _instance="1") for n in range(50)]
+    ctx = Context(messages)
+    handle = ctx.watch("†state", lambda _: None, instance="1")
+    track = ctx._watchers._tracks["state", "1", None]
+    assert track.fold is not None
+    kept = track.fold.state.probes[0].sources
+    ctx.append(_state({"log": {"n": 1}}, _outputPath="†state.log", _outputMethod="push"))
+    assert track.fold.state.probes[0].sources is kept
+    assert handle.current == Context(ctx.messages).resolve("†state", "1")
+    assert [d.message_index for d in handle.current.diagnostics] == [51]
+    ctx.append(_state({"k": -1}, _outputPath="†state.k"))  # one that applies: a source of both layers
+    assert handle.current == Context(ctx.messages).resolve("†state", "1")
+    assert handle.current.sources == (0, *range(1, 51), 52)
