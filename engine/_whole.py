@@ -14,8 +14,9 @@ fold changed). Each is folded from a *lane mark* before the edit (its value just
 lane), the old write and the new one side by side, until the two sides agree again: equal, or different
 at a few places the rest of the lane keeps apart (`_patches`). Then:
 
-- the root is the old one with those lanes replaced (or patched); key order is kept, which is why the
-  two sides must create a lane that did not exist before the edit with the same write;
+- the root is the old one with those lanes replaced (or patched). Its keys are in the order the lanes were
+  created in (the global fold's first, under an instance layer): when an edit moves where a lane is
+  first written, that order is worked out again from each lane's first write (`_ordered`);
 - the sources are the old ones less the writes that applied only on the old side, plus those that
   applied only on the new side (by order key, in place);
 - the diagnostics likewise, as a lazy `Chain` edit, so no problem is copied.
@@ -91,6 +92,7 @@ class _Lane(NamedTuple):
     gained: list[tuple[int, str | None]]  # on the new side only
     old_edited: str | None  # the edited write's outcome in this lane (see `_APPLIED`, `_ABSENT`)
     new_edited: str | None
+    created: bool  # where the lane is created (its place in the root's keys) may have changed
 
 
 _APPLIED = ""  # an outcome: the write applied
@@ -122,15 +124,21 @@ def repair(
     before = old.base.root if base is not None and work.base else start
     if not all(root is MISSING or type(root) is dict for root in (start, before)):
         return None  # the global fold left something else than an object: every write may change it
+    reorder = False  # the root's keys may be in another order
     if work.base:
         if work.low is not None or base is None:
             return None
-        if (before is MISSING) != (start is MISSING) or (start is not MISSING and list(before) != list(start)):
-            return None  # the global fold created a key: the root's key order may change
+        if (before is MISSING) != (start is MISSING):
+            return None
         edit = _Edit(layer, store.writes, keys, None, None, None, None)
-        lanes = [] if start is MISSING else [
-            lane for lane in start if start[lane] is not before[lane] and not identical(start[lane], before[lane])
-        ]
+        if start is MISSING:
+            lanes = []
+        else:
+            reorder = list(before) != list(start)  # the global fold created a key, or another one first
+            lanes = [
+                lane for lane in {**before, **start}
+                if not identical(_lane_value(start, lane), _lane_value(before, lane))
+            ]
     else:
         if not work.ids_at_one_key():
             return None
@@ -155,6 +163,7 @@ def repair(
             lane: _refold(edit, lane, old.lanes.get(lane), _lane_value(before, lane), _lane_value(start, lane))
             for lane in lanes
         }
+        order = _ordered(edit, start) if reorder or any(change.created for change in redone.values()) else None
     except _Fallback:
         return None
     head_before = None if base is None else _base_probe(old.base)
@@ -165,7 +174,7 @@ def repair(
     probe.resets = (0 if head_now is None else head_now.resets) + (
         start is MISSING and len(probe.sources) > (0 if head_now is None else len(head_now.sources))
     )
-    root = _root(old.state.root, redone)
+    root = _root(old.state.root, redone, order)
     if root is None:
         return None
     lane_marks = {**old.lanes, **{lane: change.marks for lane, change in redone.items()}}
@@ -260,25 +269,50 @@ def _changes(before: Probe | None, now: Probe | None, keys: Mapping[int, int]) -
     return SourceEdit((), [], [keys[m] for m in islice(new, len(old), None)]) if grown else None
 
 
-def _root(root: Any, redone: dict[str, _Lane]) -> Any:
-    """The old root with the refolded lanes replaced or patched (None: that would not be the fold's)."""
+def _root(root: Any, redone: dict[str, _Lane], order: list[str] | None) -> Any:
+    """The old root with the refolded lanes replaced or patched, and, given `order`, its keys in that order
+    (None: that would not be the fold's)."""
     changed = {lane: change for lane, change in redone.items() if change.value is not _KEEP or change.patches}
-    if not changed:
+    if not changed and order is None:
         return root
     if type(root) is not dict:
         return None
     root = dict(root)
     for lane, change in changed.items():
         if change.value is MISSING:
-            if lane in root:
+            if lane in root and order is None:
                 return None
+            root.pop(lane, None)
         elif change.value is not _KEEP:
-            if lane not in root:
+            if lane not in root and order is None:
                 return None
             root[lane] = change.value
         for patch in change.patches:
             root = patched(root, patch)
+    if order is not None:
+        if not order or len(order) != len(root) or not root.keys() >= set(order):
+            return None  # (an empty root may be none at all)
+        root = {lane: root[lane] for lane in order}
     return root
+
+
+def _ordered(edit: _Edit, start: Any) -> list[str]:
+    """The root's keys in order: those of `start` (the global fold's root under an instance layer), then
+    each other lane of the layer by where it is first written (the first write that applies in it, and the
+    lane's place among the keys that write names)."""
+    layer, first = edit.layer, {}
+    for lane in layer.lanes:
+        if start is not MISSING and lane in start:
+            continue
+        for message_id in layer.subset(lane):
+            write = edit.writes[message_id]
+            if write.problem is not None:
+                continue
+            value, outcome = _step(MISSING, write, lane)
+            if outcome == _APPLIED and value is not MISSING:
+                first[lane] = (edit.key(message_id), 0 if write.path else list(write.value).index(lane))
+                break
+    return [*(() if start is MISSING else start), *sorted(first, key=first.__getitem__)]
 
 
 def _lane_value(root: Any, lane: str) -> Any:
@@ -372,8 +406,6 @@ def _refold(edit: _Edit, lane: str, old_marks: tuple[LaneMark, ...] | None, then
     steps = 0
 
     def finish(value: Any, patches: list[Patch], until: dict[int, int | None], last: int | None) -> _Lane:
-        if not present and creators[0] != creators[1]:
-            raise _Fallback  # the lane's key would take another place in the root
         rest: tuple[LaneMark, ...] = ()
         if last is not None and old_marks:
             rest = old_marks[bisect_right(old_marks, last, key=edit.mark_key) :]
@@ -382,7 +414,8 @@ def _refold(edit: _Edit, lane: str, old_marks: tuple[LaneMark, ...] | None, then
         kept.extend(fresh)
         kept.extend(rest)
         final_patches = [patch for number, patch in enumerate(patches) if until[number] is None]
-        return _Lane(tuple(kept), value, final_patches, lost, gained, old_edited, new_edited)
+        created = not present and creators[0] != creators[1]  # the lane's key may take another place
+        return _Lane(tuple(kept), value, final_patches, lost, gained, old_edited, new_edited, created)
 
     check = True
     while True:

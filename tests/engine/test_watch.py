@@ -143,19 +143,10 @@ def test_whole_kind_watch() -> None:
     assert (handle.current.value, handle.current.sources) == ({"b": 2}, (0,))
 
 
-def test_whole_kind_watch_is_repaired_lane_by_lane(monkeypatch: pytest.MonkeyPatch) -> None:
-    """After an edit in the middle, a whole-kind watch refolds only the lane the edit writes (`_whole`), not
-    the rest of its kind: a push inserted early onto an array that later writes act on, and the bad write
-    replaced that made a thousand later pushes conflicts. The result is the fold's, conflicts included."""
+def _whole_repairs(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The list of what each whole-kind repair returns from now on (None: it fell back to the usual repair)."""
     from contextdeck.engine import _whole
 
-    messages = [_state({"log": "not an array"}, _outputPath="†state.log")]
-    for n in range(1000):
-        lane = ("log", "tags", f"k{n % 7}")[n % 3]
-        method = "merge" if lane.startswith("k") else "push"
-        messages.append(_state({lane: {"n": n}}, _outputPath=f"†state.{lane}", _outputMethod=method))
-    ctx = Context(messages)
-    handle = ctx.watch("†state", lambda _: None)
     repaired: list[object] = []
     repair = _whole.repair
 
@@ -164,6 +155,21 @@ def test_whole_kind_watch_is_repaired_lane_by_lane(monkeypatch: pytest.MonkeyPat
         return result
 
     monkeypatch.setattr("contextdeck.engine._tracks._whole.repair", spy)
+    return repaired
+
+
+def test_whole_kind_watch_is_repaired_lane_by_lane(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After an edit in the middle, a whole-kind watch refolds only the lane the edit writes (`_whole`), not
+    the rest of its kind: a push inserted early onto an array that later writes act on, and the bad write
+    replaced that made a thousand later pushes conflicts. The result is the fold's, conflicts included."""
+    messages = [_state({"log": "not an array"}, _outputPath="†state.log")]
+    for n in range(1000):
+        lane = ("log", "tags", f"k{n % 7}")[n % 3]
+        method = "merge" if lane.startswith("k") else "push"
+        messages.append(_state({lane: {"n": n}}, _outputPath=f"†state.{lane}", _outputMethod=method))
+    ctx = Context(messages)
+    handle = ctx.watch("†state", lambda _: None)
+    repaired = _whole_repairs(monkeypatch)
     ctx.insert(5, _state({"tags": {"n": -1}}, _outputPath="†state.tags", _outputMethod="push"))
     ctx.replace(0, _state({"log": []}, _outputPath="†state.log"))
     assert len(repaired) == 2
@@ -193,6 +199,35 @@ def _counted_steps(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     monkeypatch.setattr(_whole, "_step", counted_whole)
     monkeypatch.setattr(_index.State, "step", counted_lane)
     return steps
+
+
+def test_an_edit_that_moves_where_a_lane_is_first_written_is_repaired_lane_by_lane(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The root's keys are in the order its lanes were first written (the global fold's first, under an
+    instance layer). Moving the first write of lane `b` past the first write of `c` puts `b` after `c`: the
+    whole-kind folds, global and instance, are still repaired lane by lane (`_whole`), the root's keys put
+    in their new order, not folded again from their last checkpoint; every result is the fold's, key order
+    included, and so after moving it back."""
+    import json
+
+    from contextdeck.engine import Move
+
+    messages = [_state({"a": 0}), _state({"b": 0}), _state({"c": 0})]
+    messages += [_state({"abcd"[n % 4]: n}, **({"_instance": "1"} if n % 4 == 3 else {})) for n in range(200)]
+    ctx = Context(messages)
+    handles = [ctx.watch("†state", lambda _: None), ctx.watch("†state", lambda _: None, instance="1")]
+    repaired = _whole_repairs(monkeypatch)
+    for move, keys in ((Move(1, 100), "acb"), (Move(100, 1), "abc")):
+        ctx.apply(move)
+        fresh = Context(ctx.messages)
+        for handle, instance in zip(handles, (None, "1"), strict=True):
+            assert handle.current == fresh.resolve("†state", instance)
+            assert json.dumps(handle.current.value) == json.dumps(fresh.resolve("†state", instance).value)
+        assert list(handles[0].current.value) == list(keys)
+        assert list(handles[1].current.value) == [*keys, "d"]
+    assert repaired
+    assert None not in repaired
 
 
 def test_a_global_push_under_instance_writes_of_keys_and_first_elements_is_spliced(
