@@ -19,9 +19,10 @@ same at the start of its own layer (`_same_base`).
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from itertools import islice
+from typing import TYPE_CHECKING, NamedTuple
 
 from . import _index, _whole
 from ._index import Checkpoint, Gap, Layer, Probe, SourceEdit, Sources, State, checkpoint, fold_lane, kept
@@ -341,6 +342,7 @@ def repair(
             state, gaps, fresh = ahead, ahead_gaps, ahead_marks
             position = bisect_left(subset, work.low, key=key)
             previous = subset[position - 1] if position else None
+            bases = [(len(probe.sources), probe.resets) for probe in state.probes]  # what both sides share
             then = state.copy()
             dropped = work.dropped.get(edited)
             if dropped is not None and _in_lane(dropped, lane):
@@ -353,7 +355,9 @@ def repair(
                 later = _first_mark_from(marks, first, work.low + 1, keys)  # the old marks past the edit
                 patches = [(patch, _until(marks, later, cover, keys)) for patch, cover in way]
                 was, is_now = (checkpoint(now, layer, edited, len(gaps)) for now in (then, state))
-                return _splice(state, gaps, head, fresh, later, was, old, base, is_now, patches)
+                low = work.low
+                told = _Told(bases, lambda message_id: keys.get(message_id, low))  # (a removed one: at the edit)
+                return _splice(state, gaps, head, fresh, later, was, old, base, is_now, patches, told)
             if previous is not None and (after is None or key(previous) > key(after)):
                 after = previous
     matched = fold_lane(state, layer, lane, writes, key, gaps=gaps, after=after, checkpoints=fresh, converge=converge)
@@ -453,6 +457,7 @@ def _splice(
     base: Fold | None,
     start: Checkpoint | None,
     patches: Patches,
+    told: _Told | None = None,
 ) -> Fold:
     """The new fold, equivalent at `matched` to the old one: the old rest with the new past.
 
@@ -460,6 +465,9 @@ def _splice(
     rebased. `start`: the fold is spliced at the start of its own layer (`matched` is then where the old
     global fold left the probes, `start` where the new one does). `patches`: where the new roots differ
     from the old rest's, each up to the old mark from which a write made them the same (None: the end).
+    `told`: how many sources `state` and `matched` share (they grew from one state), so that a probe whose
+    sources changed says how, as order keys (`SourceEdit`): its result is its old keys edited, not its
+    sources compared with the old ones (`_watches._grown`).
     """
     here = start or checkpoint(state, matched.layer, matched.message_id, len(gaps))
     probes = []
@@ -475,6 +483,12 @@ def _splice(
             continue
         probe = Probe(now.path)
         probe.sources, probe.resets, probe.diagnostics = sources, resets, diagnostics
+        if sources is final.sources:
+            probe.edits = final.edits  # (a move's second half: how they differ from the kept ones)
+        elif told is not None and final.resets == matched.resets[index]:
+            change = told.change(index, now, matched.sources[index], matched.resets[index], kept(final.sources))
+            if change is not None:
+                probe.edits = (change,) if not final.edits else (change, final.edits[0].then(change))
         probes.append(probe)
     root = old.state.root
     for patch, until in patches:
@@ -485,6 +499,24 @@ def _splice(
     marks = old.checkpoints.spliced(head, new_marks, later, matched, here, patches)
     new_gaps = gaps + old.gaps[matched.gaps :]
     return Fold(spliced if base is None else base.state, spliced, new_gaps, marks, old.steps)
+
+
+class _Told(NamedTuple):
+    """Per probe, how many sources and resets the two sides of a one-write repair shared before the edited
+    write (`bases`), and the order key of a message (`key_of`)."""
+
+    bases: list[tuple[int, int]]
+    key_of: Callable[[int], int]
+
+    def change(self, index: int, now: Probe, was: Sources, resets: int, final: Sources) -> SourceEdit | None:
+        """How the sources `now` + the rest of `final` differ from `final` (`was` + the rest), as order keys;
+        None when a side reset them at the edit (then they share nothing)."""
+        size, before = self.bases[index]
+        if not now.resets == resets == before:
+            return None
+        then, it = set(islice(was, size, None)), set(islice(now.sources, size, None))
+        key_of = self.key_of
+        return SourceEdit(final, [key_of(m) for m in then - it], [key_of(m) for m in it - then])
 
 
 def _same_marks(matched: Checkpoint, here: Checkpoint) -> bool:

@@ -344,3 +344,30 @@ def test_resolve_during_an_edit_signal_folds_the_messages_as_they_are() -> None:
     ctx.insert(1, _state({"a": 2}))
     assert seen == [2]
     assert ctx.resolve("†state.a").value == 2
+
+
+def test_a_one_write_repair_says_how_a_lane_probes_sources_changed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After an insert or a remove in the middle of a lane, a repaired probe of its track says which sources
+    it gained or lost, as order keys (`SourceEdit`), so that its result is its old keys edited; the watches
+    still equal a fresh resolve."""
+    ctx = Context([_state({"k": {"x": n}}) for n in range(40)] + [_state({"k": {"y": n}}) for n in range(40)])
+    paths = ["†state.k", "†state.k.x", "†state.k.y"]
+    handles = [ctx.watch(path, lambda _: None) for path in paths]
+    told: list[tuple[tuple[str, ...], list[int], list[int]]] = []
+    refolds = ctx._watchers.refolds
+
+    def spied(*args: object, **kwargs: object) -> object:
+        folds = refolds(*args, **kwargs)  # type: ignore[arg-type]
+        told.extend((p.path, e.lost, e.gained) for fold in folds.values() for p in fold.state.probes for e in p.edits)
+        return folds
+
+    monkeypatch.setattr(ctx._watchers, "refolds", spied)
+    key = ctx._store.order.key
+    ctx.insert(20, _state({"k": {"x": 100}}))
+    assert told == [(("k",), [], [key[ctx._store.order.ids[20]]])]
+    told.clear()
+    removed = key[ctx._store.order.ids[60]]
+    ctx.remove(60)
+    assert told == [(("k",), [removed], [])]
+    for path, handle in zip(paths, handles, strict=True):
+        assert handle.current == Context(ctx.messages).resolve(path)
