@@ -69,28 +69,31 @@ def patch_to(
     key: Callable[[int], int],
     appends: bool,
     blocked: Blocked | None = None,
+    scans: Scans | None = None,
 ) -> Patches | None:
     """How an old fold's rest — the writes of `layer` after order key `after` (None: all of them) —
     becomes the new fold's, given their roots there: the patches (none when the two are equivalent),
     each with the order key of the write from which the two agree there again (None: none); None when
     the old rest cannot be reused. `appends`: every write of the rest appends to the lane's array.
-    `blocked` remembers differences the rest cannot pass, and the key of the write that stops them.
+    `blocked` remembers differences the rest cannot pass, and the key of the write that stops them;
+    `scans`, what the edit's other repairs found comparing the same values and reading the same writes.
 
     A whole-kind track (`lane` None) is patched the same way: each difference lies in some lane, and
     only that lane's writes (`Layer.subset`) can act on it."""
     if equivalent(now, then, lane):
         return []
+    read = scans or _ALONE
     at = None if lane is None else common_start(now, then, lane, paths)
     if at is not None:
         assert lane is not None
         subset = layer.subset(lane)
         position = 0 if after is None else bisect_right(subset, after, key=key)
-        stop = None if appends else keeps_start(subset, position, writes, lane, at)
+        stop = None if appends else read.keeps_start(subset, position, writes, lane, at)
         if stop is False:
             return None
         patch = Patch((lane,), now[lane][at:], then[lane][at:], prefix=True, at=at)
         return [(patch, None if stop is None else key(subset[stop]))]
-    targets = differences(now, then, lane)
+    targets = read.differences(now, then, lane)
     if targets is None:
         return None
     if blocked is not None and targets in blocked and (after is None or after < blocked[targets]):
@@ -100,7 +103,7 @@ def patch_to(
         group = tuple(target for target in targets if target.path[0] == first)
         subset = layer.subset(first)
         position = 0 if after is None else bisect_right(subset, after, key=key)
-        covered, stop = cover(subset, position, writes, group)
+        covered, stop = read.cover(subset, position, writes, group)
         if stop is not None:
             if blocked is not None:
                 blocked[targets] = key(subset[stop])
@@ -163,7 +166,7 @@ def _walk_apart(a: Any, b: Any, path: Path, found: list[Difference], most: int) 
 
 def cover(
     subset: list[int], position: int, writes: Mapping[int, Write], targets: tuple[Difference, ...]
-) -> tuple[list[int | None], int | None]:
+) -> tuple[tuple[int | None, ...], int | None]:
     """How the writes of a lane from `position` on act on two roots that differ only at `targets`
     (`differences`): for each target, the position of the first write that replaces it (or a parent)
     whatever it was, from where the two agree there (None: no write does, and none acts on it), and the
@@ -177,13 +180,13 @@ def cover(
                 continue
             acts = acts_on(write, target)
             if acts is False:
-                return covered, index
+                return tuple(covered), index
             if acts:
                 covered[number] = index
                 left -= 1
         if not left:
             break
-    return covered, None
+    return tuple(covered), None
 
 
 def covers(write: Write, target: Path) -> bool | None:
@@ -260,6 +263,68 @@ def keeps_start(subset: list[int], position: int, writes: Mapping[int, Write], l
     return None
 
 
+class Scans:
+    """Where two lane values differ (`differences`) and how a lane's writes act there (`cover`, `keeps_start`),
+    worked out once per edit and handed to every repair that asks the same. A global write changes the fold
+    every instance fold continues from: both instances' whole-kind tracks (`_whole`) compare the same two
+    values of the global whole-kind fold, and both instances' tracks of the lane (`_tracks._same_base`) those
+    of the global lane fold; each instance's whole-kind track and its track of the lane then ask how the same
+    writes of that instance's layer act on the same difference (so do a layer's whole-kind track and the
+    edited lane's track after an edit of that layer). Made for one edit's repairs (`Watchers.refolds`), while
+    the store does not change; what was compared or read is kept with what was found, so that the ids of
+    its objects name them while this lives."""
+
+    __slots__ = ("_found",)
+
+    def __init__(self) -> None:
+        self._found: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+
+    def differences(self, now: Any, then: Any, lane: str | None) -> tuple[Difference, ...] | None:
+        """`differences` of a lane, once per pair of lane values (of the whole value: each time)."""
+        if lane is None or type(now) is not dict or type(then) is not dict:
+            return differences(now, then, lane)
+        new, old = now.get(lane, MISSING), then.get(lane, MISSING)
+        key = (id(new), id(old), lane)
+        found = self._found.get(key)
+        if found is None:
+            found = self._found[key] = (new, old, differences(now, then, lane))
+        targets: tuple[Difference, ...] | None = found[-1]
+        return targets
+
+    def cover(
+        self, subset: list[int], position: int, writes: Mapping[int, Write], targets: tuple[Difference, ...]
+    ) -> tuple[tuple[int | None, ...], int | None]:
+        """`cover`, read once per lane, position and differences."""
+        key = (id(subset), position, targets)
+        found = self._found.get(key)
+        if found is None:
+            found = self._found[key] = (subset, cover(subset, position, writes, targets))
+        covered: tuple[tuple[int | None, ...], int | None] = found[-1]
+        return covered
+
+    def keeps_start(
+        self, subset: list[int], position: int, writes: Mapping[int, Write], lane: str, at: int
+    ) -> int | bool | None:
+        """`keeps_start`, read once per lane, position and common start."""
+        key = (id(subset), position, lane, at)
+        found = self._found.get(key)
+        if found is None:
+            found = self._found[key] = (subset, keeps_start(subset, position, writes, lane, at))
+        kept: int | bool | None = found[-1]
+        return kept
+
+
+class _Alone:
+    """No other repair to share with: each comparison and read done on its own."""
+
+    differences = staticmethod(differences)
+    cover = staticmethod(cover)
+    keeps_start = staticmethod(keeps_start)
+
+
+_ALONE = _Alone()
+
+
 def equivalent(a: Any, b: Any, lane: str | None) -> bool:
     """Whether two roots fold the same from here on, for one lane: same root type, same lane value."""
     if lane is None or not isinstance(a, dict) or not isinstance(b, dict):
@@ -291,6 +356,7 @@ __all__ = [
     "Difference",
     "Patch",
     "Patches",
+    "Scans",
     "acts_on",
     "common_start",
     "cover",

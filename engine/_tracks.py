@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from . import _index, _whole
 from ._index import Checkpoint, Gap, Layer, Probe, SourceEdit, Sources, State, checkpoint, fold_lane, kept
 from ._messages import Path, Write
-from ._patches import Blocked, Patch, Patches, patch_to, patched
+from ._patches import Blocked, Patch, Patches, Scans, patch_to, patched
 from ._whole import LaneMarks, marks_after_step
 
 if TYPE_CHECKING:
@@ -272,11 +272,15 @@ def step(
 
 
 def repair(
-    store: Store, work: Work, old: Fold, kind: str, instance: str | None, lane: str | None, base: Fold | None
+    store: Store, work: Work, old: Fold, kind: str, instance: str | None, lane: str | None, base: Fold | None,
+    scans: Scans | None = None,
 ) -> Fold:
-    """The fold after an edit in the middle: resume before it, splice the old rest on once equivalent."""
+    """The fold after an edit in the middle: resume before it, splice the old rest on once equivalent.
+    `scans`: what the edit's other repairs found comparing the same values and reading the same writes."""
+    if scans is None:
+        scans = Scans()
     if lane is None:
-        whole = _repair_whole(store, work, old, kind, instance, base)
+        whole = _repair_whole(store, work, old, kind, instance, base, scans)
         if whole is not None:
             return whole
     order = store.order
@@ -292,7 +296,7 @@ def repair(
         return lane is not None and position >= layer.appends_from(lane, writes)
 
     if work.base and work.low is None and base is not None:
-        spliced = _same_base(old, base, lane, layer, writes, keys, appends_from(0))
+        spliced = _same_base(old, base, lane, layer, writes, keys, appends_from(0), scans)
         if spliced is not None:
             return spliced
     marks = old.checkpoints
@@ -325,7 +329,7 @@ def repair(
         mark = marks.get(index)
         at = key(message_id)
         appends = appends_from(bisect_right(subset, at, key=key))
-        way = patch_to(now.root, mark.root, lane, paths, layer, at, writes, key, appends, blocked)
+        way = patch_to(now.root, mark.root, lane, paths, layer, at, writes, key, appends, blocked, scans)
         if way is None:
             return None
         found.append((index, [(patch, _until(marks, index + 1, cover, keys)) for patch, cover in way]))
@@ -350,7 +354,9 @@ def repair(
             if position < len(subset) and subset[position] == edited:
                 state.step(edited, writes[edited], key(edited))
                 position, previous = position + 1, edited
-            way = patch_to(state.root, then.root, lane, paths, layer, work.low, writes, key, appends_from(position))
+            way = patch_to(
+                state.root, then.root, lane, paths, layer, work.low, writes, key, appends_from(position), None, scans
+            )
             if way is not None and isinstance(state.root, dict) and isinstance(then.root, dict):
                 later = _first_mark_from(marks, first, work.low + 1, keys)  # the old marks past the edit
                 patches = [(patch, _until(marks, later, cover, keys)) for patch, cover in way]
@@ -368,7 +374,7 @@ def repair(
 
 
 def _repair_whole(
-    store: Store, work: Work, old: Fold, kind: str, instance: str | None, base: Fold | None
+    store: Store, work: Work, old: Fold, kind: str, instance: str | None, base: Fold | None, scans: Scans
 ) -> Fold | None:
     """A whole-kind fold repaired lane by lane (`_whole`); None where that does not hold. An edit that
     both changes the global fold and writes the instance layer (a replace that moves a write from one
@@ -376,11 +382,11 @@ def _repair_whole(
     two_halves = work.base and work.low is not None
     if two_halves and base is not None:
         own = Work(low=work.low, high=work.high, generation=work.generation, ids=work.ids, dropped=work.dropped)
-        halfway = _repair_whole(store, own, old, kind, instance, Fold(old.base, old.base, [], Marks()))
+        halfway = _repair_whole(store, own, old, kind, instance, Fold(old.base, old.base, [], Marks()), scans)
         if halfway is None:
             return None
         old, work = halfway, Work(base=True, generation=work.generation)
-    whole = _whole.repair(store, work, old, kind, instance, None if base is None else base.state)
+    whole = _whole.repair(store, work, old, kind, instance, None if base is None else base.state, scans)
     if whole is None:
         return None
     if two_halves:
@@ -404,13 +410,14 @@ def _until(marks: Marks, start: int, cover: int | None, keys: Mapping[int, int])
 
 
 def _same_base(old: Fold, base: Fold, lane: str | None, layer: Layer, writes: Mapping[int, Write],
-               keys: Mapping[int, int], appends: bool) -> Fold | None:
+               keys: Mapping[int, int], appends: bool, scans: Scans) -> Fold | None:
     """When the global fold ends as before (for this lane), the instance layer folds as before: only the
     sources and diagnostics it carried over from the global layer change. So too when the two differ at
     one path that the instance layer keeps apart (`_patches.cover`), or in the lane's array when the instance
     layer only appends to it. None otherwise."""
     paths = [probe.path for probe in old.state.probes]
-    way = patch_to(base.state.root, old.base.root, lane, paths, layer, None, writes, keys.__getitem__, appends)
+    key = keys.__getitem__
+    way = patch_to(base.state.root, old.base.root, lane, paths, layer, None, writes, key, appends, None, scans)
     if way is None:
         return None
     patches = [(patch, _until(old.checkpoints, 0, cover, keys)) for patch, cover in way]

@@ -28,6 +28,7 @@ from ._index import Gap, Layer, Probe, State, in_gap, lanes_of
 from ._keys import EMPTY_KEYS, Keys
 from ._messages import MISSING, Path, Write, get_path
 from ._order import Ranks, Shift
+from ._patches import Scans
 from ._resolution import Resolution, in_order_now, same_json
 from ._tracks import Fold, Work, full, repair, step
 
@@ -422,8 +423,10 @@ class Watchers:
         """The new folds of the planned tracks (continuing from `prior` folds where given), and nothing
         else: alone, the first half of a move; `outcome` works out what they change."""
         folds = dict(prior or {})
+        # Where the same values differ, and how the same writes act there: asked by several tracks.
+        scans = Scans()
         for track in sorted(plan, key=lambda track: track.instance is not None):  # global tracks first
-            folds[track] = self._refold(track, plan[track], folds)
+            folds[track] = self._refold(track, plan[track], folds, scans)
         return folds
 
     def outcome(self, plan: Plan, moved: Interval | None, prior: dict[Track, Fold] | None = None) -> Outcome:
@@ -537,7 +540,7 @@ class Watchers:
         for gap in () if new is None else new.gaps:
             view.setdefault(gap, set()).add(track)
 
-    def _refold(self, track: Track, work: Work, folds: dict[Track, Fold]) -> Fold:
+    def _refold(self, track: Track, work: Work, folds: dict[Track, Fold], scans: Scans) -> Fold:
         store = self._store
         base = self._base(track, folds)
         old = folds.get(track) or track.fold
@@ -546,7 +549,7 @@ class Watchers:
         if work.appended is not None:
             own = store.infos[work.appended].instance == track.instance
             return step(store, old, work.appended, own, base, track.lane, store.layer((track.kind, track.instance)))
-        return repair(store, work, old, track.kind, track.instance, track.lane, base)
+        return repair(store, work, old, track.kind, track.instance, track.lane, base, scans)
 
     def _base(self, track: Track, folds: dict[Track, Fold]) -> Fold | None:
         """The fold of the global track an instance track continues from (new when this edit made one)."""

@@ -39,7 +39,7 @@ from ._index import Layer, Probe, SourceEdit, Sources, State, attempt, kept, lan
 from ._keys import Ids
 from ._messages import MISSING, Write
 from ._methods import Conflict, write_below
-from ._patches import Blocked, Patch, cover, differences, identical, patch_at, patch_to, patched
+from ._patches import Blocked, Patch, Scans, identical, patch_at, patch_to, patched
 
 if TYPE_CHECKING:
     from ._store import Store
@@ -63,7 +63,8 @@ class _Fallback(Exception):
 @dataclass(frozen=True)
 class _Edit:
     """What one repair compares: the layer, the edited write at order key `low` (None: a change of the
-    global fold under an instance layer, from the start of the layer), its old and new write."""
+    global fold under an instance layer, from the start of the layer), its old and new write; `scans`,
+    where values differ and how the layer's writes act there, shared with the edit's other repairs."""
 
     layer: Layer
     writes: Mapping[int, Write]
@@ -72,6 +73,7 @@ class _Edit:
     edited: int | None
     old: Write | None
     new: Write | None
+    scans: Scans
 
     def key(self, message_id: int) -> int:
         return self.keys[message_id]
@@ -110,11 +112,12 @@ class Repaired(NamedTuple):
 
 
 def repair(
-    store: Store, work: Work, old: Fold, kind: str, instance: str | None, base: State | None
+    store: Store, work: Work, old: Fold, kind: str, instance: str | None, base: State | None, scans: Scans
 ) -> Repaired | None:
     """The whole-kind fold after an edit, lane by lane (`base`: the state of the global fold an instance
     fold continues from); None when the lanes do not fold apart. An edit of the track's own layer is
-    one write at one place; a change of the global fold (`work.base`) comes with no edit of its own."""
+    one write at one place; a change of the global fold (`work.base`) comes with no edit of its own.
+    `scans`: what the edit's other repairs found comparing the same values and reading the same writes."""
     layer = store.layer((kind, instance))
     probes = old.state.probes
     if layer.rooted or len(probes) != 1 or probes[0].path or work.generation != store.order.generation:
@@ -130,7 +133,7 @@ def repair(
             return None
         if (before is MISSING) != (start is MISSING):
             return None
-        edit = _Edit(layer, store.writes, keys, None, None, None, None)
+        edit = _Edit(layer, store.writes, keys, None, None, None, None, scans)
         if start is MISSING:
             lanes = []
         else:
@@ -148,7 +151,7 @@ def repair(
         info = store.infos.get(edited)
         if new_write is not None and (info is None or info.identity != (kind, instance)):
             new_write = None  # it now writes another layer
-        edit = _Edit(layer, store.writes, keys, work.low, edited, old_write, new_write)
+        edit = _Edit(layer, store.writes, keys, work.low, edited, old_write, new_write, scans)
         touched: dict[str, None] = {}
         for write in (old_write, new_write):
             if write is None or write.problem is not None:
@@ -441,7 +444,7 @@ def _refold(edit: _Edit, lane: str, old_marks: tuple[LaneMark, ...] | None, then
                 appends = position >= layer.appends_from(lane, writes)
                 way = patch_to(
                     {} if now is MISSING else {lane: now}, {} if then is MISSING else {lane: then},
-                    lane, [], layer, after, writes, edit.key, appends, blocked,
+                    lane, [], layer, after, writes, edit.key, appends, blocked, edit.scans,
                 )
                 if way is not None:
                     if way and (then is MISSING or now is MISSING):
@@ -495,10 +498,10 @@ def _apart(
     both sides (None: none before `acting`), and the position of the first write that acts on a difference
     by what it is (`acting`, None: none, so the old rest is the new one patched); None when they differ
     otherwise."""
-    targets = differences({lane: now}, {lane: then}, lane)
+    targets = edit.scans.differences({lane: now}, {lane: then}, lane)
     if targets is None:
         return None
-    covered, acting = cover(subset, position, edit.writes, targets)
+    covered, acting = edit.scans.cover(subset, position, edit.writes, targets)
     new, old = {lane: now}, {lane: then}
     patches = [(patch_at(target, new, old), at) for target, at in zip(targets, covered, strict=True)]
     return patches, acting

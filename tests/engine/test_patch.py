@@ -198,11 +198,11 @@ def test_the_writes_after_a_difference_cover_it_leave_it_or_stop() -> None:
         4: Write(("a", "b"), "set", 1),  # covers a.b
     }
     x, b = Difference(("a", "x")), Difference(("a", "b"))
-    assert cover([1, 2, 3, 4], 0, writes, (x,)) == ([0], None)
-    assert cover([1, 2, 3, 4], 1, writes, (x,)) == ([None], None)
-    assert cover([1, 2, 3, 4], 0, writes, (x, b)) == ([0, None], 2)
-    assert cover([1, 2, 4, 3], 0, writes, (x, b)) == ([0, 2], None)
-    assert cover([1, 2, 3, 4], 0, writes, (x, b._replace(order=True))) == ([0, 3], None)  # its keys' order
+    assert cover([1, 2, 3, 4], 0, writes, (x,)) == ((0,), None)
+    assert cover([1, 2, 3, 4], 1, writes, (x,)) == ((None,), None)
+    assert cover([1, 2, 3, 4], 0, writes, (x, b)) == ((0, None), 2)
+    assert cover([1, 2, 4, 3], 0, writes, (x, b)) == ((0, 2), None)
+    assert cover([1, 2, 3, 4], 0, writes, (x, b._replace(order=True))) == ((0, 3), None)  # its keys' order
 
 
 ops = st.lists(

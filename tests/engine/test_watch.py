@@ -282,6 +282,66 @@ def test_an_early_write_that_changes_the_order_of_an_objects_keys_is_spliced(mon
     assert json.dumps(handles[0].current.value) == json.dumps(Context(ctx.messages).resolve("†state").value)
 
 
+def test_a_global_write_compares_and_reads_once_for_all_the_instance_tracks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A global write changes the fold both instance layers continue from. Both instances' whole-kind tracks
+    compare the same two values of the global whole-kind fold, and both instances' tracks of the lane those of
+    the global lane fold (`differences`); each instance's whole-kind track and its track of the lane ask how
+    the same writes of its layer act on that difference (`cover` for an object, `keeps_start` for an array
+    only appended to). The edit works each out once and hands it to every track that asks
+    (`_patches.Scans`); the results are the fold's."""
+    from contextdeck.engine import _patches
+
+    messages = [_state({"log": [{"n": 0}], "k": {"x": 0, "y": 0}})]
+    for n in range(200):
+        where, how = ((("log",), "push"), (("k", "y"), "set"), (("log", "status"), "set"))[n % 3]
+        data: object = n
+        for segment in reversed(where):
+            data = {segment: data}
+        for instance in ("1", "2"):
+            path = "†state." + ".".join(where)
+            messages.append(_state(data, _outputPath=path, _outputMethod=how, _instance=instance))
+    ctx = Context(messages)
+    watched = [(expr, instance) for expr in ("†state", "†state.log", "†state.k.x") for instance in ("1", "2")]
+    handles = [ctx.watch(expr, lambda _: None, instance=instance) for expr, instance in watched]
+    asked: list[tuple[object, ...]] = []
+    differences, cover, keeps_start = _patches.differences, _patches.cover, _patches.keeps_start
+
+    def counted_differences(now: dict[str, object], then: dict[str, object], lane: str | None) -> object:
+        asked.append(("differences", lane, id(now.get(lane or "")), id(then.get(lane or ""))))
+        return differences(now, then, lane)
+
+    def counted_cover(subset: list[int], position: int, writes: object, targets: object) -> object:
+        asked.append(("cover", id(subset), position, targets))
+        return cover(subset, position, writes, targets)  # type: ignore[arg-type]
+
+    def counted_keeps(subset: list[int], position: int, writes: object, lane: str, at: int) -> object:
+        asked.append(("keeps_start", id(subset), position, lane, at))
+        return keeps_start(subset, position, writes, lane, at)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_patches, "differences", counted_differences)
+    monkeypatch.setattr(_patches, "cover", counted_cover)
+    monkeypatch.setattr(_patches, "keeps_start", counted_keeps)
+    pushed = _state({"log": {"n": -1}}, _outputPath="†state.log", _outputMethod="push")
+    for edit, question in (
+        (lambda: ctx.append(pushed), "keeps_start"),
+        (lambda: ctx.append(_state({"k": {"x": 1}}, _outputPath="†state.k.x")), "cover"),
+        (lambda: ctx.insert(1, {**pushed, "data": {"log": {"n": -2}}}), "keeps_start"),
+    ):
+        asked.clear()
+        edit()
+        reads = [found for found in asked if found[0] == question]
+        assert len(reads) == 2  # one under each instance (each has a layer of its own) ...
+        assert len(set(reads)) == 2  # ... for both tracks of that instance
+        compared = [found for found in asked if found[0] == "differences"]
+        assert len(compared) == len(set(compared))  # each pair of values compared once
+    fresh = Context(ctx.messages)
+    for handle, (expr, instance) in zip(handles, watched, strict=True):
+        assert handle.current == fresh.resolve(expr, instance)
+    assert handles[0].current.value["log"][:3] == [{"n": 0}, {"n": -2}, {"n": -1}]
+
+
 def test_an_early_edit_before_a_lane_is_first_written_leaves_its_track_alone(monkeypatch: pytest.MonkeyPatch) -> None:
     """A global fold's root is missing until the kind's first write: a track scans every write from there
     until the root is an object (a gap, where any write of the kind can matter to its lane). That gap ends
@@ -297,9 +357,9 @@ def test_an_early_edit_before_a_lane_is_first_written_leaves_its_track_alone(mon
     repair = _watches.repair
 
     def spy(store: object, work: object, old: object, kind: str, instance: object, lane: str | None,
-            base: object) -> object:
+            base: object, *rest: object) -> object:
         repaired.append(lane)
-        return repair(store, work, old, kind, instance, lane, base)  # type: ignore[arg-type]
+        return repair(store, work, old, kind, instance, lane, base, *rest)  # type: ignore[arg-type]
 
     monkeypatch.setattr(_watches, "repair", spy)
     ctx.insert(5, _state({"b": {"n": -1}}))
