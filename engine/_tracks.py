@@ -210,6 +210,10 @@ class Work:
     ids: set[int] = field(default_factory=set)
     dropped: dict[int, Write] = field(default_factory=dict)
 
+    def own_half(self) -> Work:
+        """This work less the change of the global fold: the edit of the track's own layer alone."""
+        return Work(low=self.low, high=self.high, generation=self.generation, ids=self.ids, dropped=self.dropped)
+
     def ids_at_one_key(self) -> bool:
         """Whether the edit in the track's own layer is one write at one place (not a move)."""
         return len(self.ids) == 1 and self.low is not None and self.low == self.high
@@ -289,6 +293,15 @@ def repair(
     paths = [probe.path for probe in old.state.probes]
     if work.low is not None and work.generation != order.generation:
         work = Work(base=work.base)  # keys were renumbered during the edit: resume from the start
+    if work.base and work.low is not None and base is not None:
+        # A replace that moves a write from the global layer to this one (or back) changes both: repaired in
+        # two, its own half over the old global fold, then the global change (which `_same_base` splices).
+        own = work.own_half()
+        halfway = repair(store, own, old, kind, instance, lane, Fold(old.base, old.base, [], Marks()), scans)
+        fold = repair(store, Work(base=True, generation=work.generation), halfway, kind, instance, lane, base, scans)
+        for probe in fold.state.probes:
+            probe.edits = ()  # (how the sources changed as keys: not told, as `_repair_whole` says)
+        return fold
     writes, key = store.writes, keys.__getitem__
 
     def appends_from(position: int) -> bool:
@@ -381,8 +394,8 @@ def _repair_whole(
     layer to the other) is repaired in two: the own edit over the old global fold, then the global change."""
     two_halves = work.base and work.low is not None
     if two_halves and base is not None:
-        own = Work(low=work.low, high=work.high, generation=work.generation, ids=work.ids, dropped=work.dropped)
-        halfway = _repair_whole(store, own, old, kind, instance, Fold(old.base, old.base, [], Marks()), scans)
+        halfway = _repair_whole(store, work.own_half(), old, kind, instance, Fold(old.base, old.base, [], Marks()),
+                                scans)
         if halfway is None:
             return None
         old, work = halfway, Work(base=True, generation=work.generation)

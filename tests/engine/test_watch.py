@@ -388,6 +388,29 @@ def test_a_write_moved_from_the_global_layer_to_an_instance_layer_leaves_its_sou
     assert handle.current.sources == (0,)
 
 
+def test_a_write_moved_from_the_global_layer_to_an_instance_layer_is_repaired_in_two(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A replace that moves a write of a lane from the global layer to an instance layer changes both: the
+    instance's lane track is repaired in two, its own layer's edit over the old global fold (from the
+    checkpoint before it), then the global change (spliced: the instance writes leave `k.x` alone or set
+    it), not folded again from the start of its layer up to the edit; and so back. Every result is the
+    fold's."""
+    messages = [_state({"k": {"x": n}}) for n in range(20)]
+    messages += [_state({"k": {"y": n}}, _instance="1") for n in range(300)]
+    messages += [_state({"k": {"x": 99}}), *(_state({"k": {"y": n}}, _instance="1") for n in range(20))]
+    ctx = Context(messages)
+    handles = [ctx.watch(expr, lambda _: None, instance="1") for expr in ("†state.k", "†state.k.x", "†state.k.y")]
+    steps = _counted_steps(monkeypatch)
+    for message in (_state({"k": {"x": -1}}, _instance="1"), messages[320]):
+        ctx.replace(320, message)
+        fresh = Context(ctx.messages)
+        for handle in handles:
+            assert handle.current == fresh.resolve(handle.expression, "1")
+    assert steps[0] < 80  # folded from the start of the instance layer up to the edit: about 620
+    assert handles[1].current.value == 99
+
+
 def test_malformed_expression_is_refused() -> None:
     """Watching a malformed expression raises ExpressionError naming the position."""
     with pytest.raises(ExpressionError):
