@@ -278,6 +278,38 @@ def test_checkpoints_rebased_at_once_keep_their_problems(
         _tracks.MOST_REBASES = saved
 
 
+@settings(max_examples=80, deadline=None)
+@given(document=st.lists(untidy_messages(), max_size=30), data=st.data())
+def test_checkpoints_settled_at_once_are_those_rebased_one_by_one(
+    document: list[dict[str, Any]], data: st.DataObject
+) -> None:
+    """A track's pending rebases applied to all its checkpoints at once (`Marks.settled`, each rebase's
+    effect on the probes worked out once) give each checkpoint as reading it applies them (`Marks.get`):
+    roots, sources, problems, resets and gaps, whatever rebases pile up over random edits."""
+    watches = [("†s", "1"), ("†s.a", None), ("†s.a || †s.a", "1"), ("†s.b.x", "1"), ("†s.a.0 || †s.b", "1")]
+    saved = _tracks.MOST_REBASES
+    _tracks.MOST_REBASES = 10**6
+    try:
+        with checkpoints_every(1):
+            ctx = Context(document)
+            for expr, instance in watches:
+                ctx.watch(expr, lambda _: None, instance=instance)
+            for _ in range(data.draw(st.integers(1, 12))):
+                ctx.apply(data.draw(edits(len(ctx), untidy_messages())))
+            for track in ctx._watchers._tracks.values():
+                assert track.fold is not None
+                marks = track.fold.checkpoints
+                one_by_one = [marks.get(index) for index in range(len(marks))]
+                for settled, read in zip(marks.settled(), one_by_one, strict=True):
+                    assert repr(settled.root) == repr(read.root)  # key order and number types too
+                    assert [tuple(s) for s in settled.sources] == [tuple(s) for s in read.sources]
+                    assert [d.items() for d in settled.diagnostics] == [d.items() for d in read.diagnostics]
+                    assert (settled.message_id, settled.resets) == (read.message_id, read.resets)
+                    assert settled.gaps == read.gaps
+    finally:
+        _tracks.MOST_REBASES = saved
+
+
 @pytest.mark.parametrize("spacing", [1, 2, 16])
 @settings(max_examples=150, deadline=None)
 @given(document=st.lists(lane_messages(), max_size=30), data=st.data())
