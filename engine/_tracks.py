@@ -22,11 +22,11 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import islice
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import _index, _whole
 from ._index import Checkpoint, Gap, Layer, Probe, SourceEdit, Sources, State, checkpoint, fold_lane, kept
-from ._messages import Path, Write
+from ._messages import MISSING, Path, Write
 from ._patches import Blocked, Patch, Patches, Scans, patch_to, patched
 from ._whole import LaneMarks, marks_after_step
 
@@ -44,6 +44,9 @@ class Rebase:
     matched: Checkpoint
     here: Checkpoint
     patch: Patch | None = None
+
+
+Before = dict[tuple[str, str | None, int], dict[str, Any]]  # (kind, instance, edit's order key) -> lane -> value
 
 
 class Marks:
@@ -321,13 +324,17 @@ def step(
 def repair(
     store: Store, work: Work, old: Fold, kind: str, instance: str | None, lane: str | None, base: Fold | None,
     scans: Scans | None = None,
+    before: Before | None = None,
 ) -> Fold:
     """The fold after an edit in the middle: resume before it, splice the old rest on once equivalent.
-    `scans`: what the edit's other repairs found comparing the same values and reading the same writes."""
+    `scans`: what the edit's other repairs found comparing the same values and reading the same writes.
+    `before`: shared by the tracks of one edit, each lane's value just before a one-write edit, per view and
+    edit (a lane track's, for the whole-kind track of its view: lane tracks are repaired first)."""
     if scans is None:
         scans = Scans()
     if lane is None:
-        whole = _repair_whole(store, work, old, kind, instance, base, scans)
+        known = None if before is None or work.low is None else before.get((kind, instance, work.low))
+        whole = _repair_whole(store, work, old, kind, instance, base, scans, known or _whole._NOTHING)
         if whole is not None:
             return whole
     order = store.order
@@ -400,6 +407,8 @@ def repair(
         fold_lane(ahead, layer, lane, writes, key, work.low - 1, ahead_gaps, after=after, checkpoints=ahead_marks)
         if isinstance(ahead.root, dict):  # else fold the usual way
             state, gaps, fresh = ahead, ahead_gaps, ahead_marks
+            if before is not None and lane is not None:
+                before.setdefault((kind, instance, work.low), {})[lane] = state.root.get(lane, MISSING)
             position = bisect_left(subset, work.low, key=key)
             previous = subset[position - 1] if position else None
             bases = [(len(probe.sources), probe.resets) for probe in state.probes]  # what both sides share
@@ -430,7 +439,8 @@ def repair(
 
 
 def _repair_whole(
-    store: Store, work: Work, old: Fold, kind: str, instance: str | None, base: Fold | None, scans: Scans
+    store: Store, work: Work, old: Fold, kind: str, instance: str | None, base: Fold | None, scans: Scans,
+    ahead: Mapping[str, Any] = _whole._NOTHING,
 ) -> Fold | None:
     """A whole-kind fold repaired lane by lane (`_whole`); None where that does not hold. An edit that
     both changes the global fold and writes the instance layer (a replace that moves a write from one
@@ -442,7 +452,8 @@ def _repair_whole(
         if halfway is None:
             return None
         old, work = halfway, Work(base=True, generation=work.generation)
-    whole = _whole.repair(store, work, old, kind, instance, None if base is None else base.state, scans)
+    whole = _whole.repair(store, work, old, kind, instance, None if base is None else base.state, scans,
+                          _whole._NOTHING if two_halves else ahead)
     if whole is None:
         return None
     if two_halves:

@@ -30,7 +30,7 @@ from ._messages import MISSING, Path, Write, get_path
 from ._order import Ranks, Shift
 from ._patches import Scans
 from ._resolution import Resolution, in_order_now, same_json
-from ._tracks import Fold, Work, full, repair, step
+from ._tracks import Before, Fold, Work, full, repair, step
 
 if TYPE_CHECKING:
     from ._store import Store
@@ -425,8 +425,10 @@ class Watchers:
         folds = dict(prior or {})
         # Where the same values differ, and how the same writes act there: asked by several tracks.
         scans = Scans()
-        for track in sorted(plan, key=lambda track: track.instance is not None):  # global tracks first
-            folds[track] = self._refold(track, plan[track], folds, scans)
+        before: Before = {}  # lane values just before a one-write edit, from lane tracks for whole-kind ones
+        # Global tracks first (instance tracks continue from them), and in each view lane tracks first.
+        for track in sorted(plan, key=lambda track: (track.instance is not None, track.lane is None)):
+            folds[track] = self._refold(track, plan[track], folds, scans, before)
         return folds
 
     def outcome(self, plan: Plan, moved: Interval | None, prior: dict[Track, Fold] | None = None) -> Outcome:
@@ -540,7 +542,9 @@ class Watchers:
         for gap in () if new is None else new.gaps:
             view.setdefault(gap, set()).add(track)
 
-    def _refold(self, track: Track, work: Work, folds: dict[Track, Fold], scans: Scans) -> Fold:
+    def _refold(
+        self, track: Track, work: Work, folds: dict[Track, Fold], scans: Scans, before: Before | None = None
+    ) -> Fold:
         store = self._store
         base = self._base(track, folds)
         old = folds.get(track) or track.fold
@@ -549,7 +553,7 @@ class Watchers:
         if work.appended is not None:
             own = store.infos[work.appended].instance == track.instance
             return step(store, old, work.appended, own, base, track.lane, store.layer((track.kind, track.instance)))
-        return repair(store, work, old, track.kind, track.instance, track.lane, base, scans)
+        return repair(store, work, old, track.kind, track.instance, track.lane, base, scans, before)
 
     def _base(self, track: Track, folds: dict[Track, Fold]) -> Fold | None:
         """The fold of the global track an instance track continues from (new when this edit made one)."""

@@ -56,6 +56,9 @@ class LaneMark(NamedTuple):
 LaneMarks = dict[str, tuple[LaneMark, ...]]  # per lane, in order; built lazily, so some may be missing
 
 
+_NOTHING: Mapping[str, Any] = {}
+
+
 class _Fallback(Exception):
     """The lanes do not fold apart here: repair the track the usual way."""
 
@@ -74,6 +77,7 @@ class _Edit:
     old: Write | None
     new: Write | None
     scans: Scans
+    ahead: Mapping[str, Any] | None = None  # per lane, its value just before the edit, when a lane track knows it
 
     def key(self, message_id: int) -> int:
         return self.keys[message_id]
@@ -112,12 +116,14 @@ class Repaired(NamedTuple):
 
 
 def repair(
-    store: Store, work: Work, old: Fold, kind: str, instance: str | None, base: State | None, scans: Scans
+    store: Store, work: Work, old: Fold, kind: str, instance: str | None, base: State | None, scans: Scans,
+    ahead: Mapping[str, Any] = _NOTHING,
 ) -> Repaired | None:
     """The whole-kind fold after an edit, lane by lane (`base`: the state of the global fold an instance
     fold continues from); None when the lanes do not fold apart. An edit of the track's own layer is
     one write at one place; a change of the global fold (`work.base`) comes with no edit of its own.
-    `scans`: what the edit's other repairs found comparing the same values and reading the same writes."""
+    `scans`: what the edit's other repairs found comparing the same values and reading the same writes.
+    `ahead`: per lane, its value just before the edit, as the lane track of the same view folded it."""
     layer = store.layer((kind, instance))
     probes = old.state.probes
     if layer.rooted or len(probes) != 1 or probes[0].path or work.generation != store.order.generation:
@@ -151,7 +157,7 @@ def repair(
         info = store.infos.get(edited)
         if new_write is not None and (info is None or info.identity != (kind, instance)):
             new_write = None  # it now writes another layer
-        edit = _Edit(layer, store.writes, keys, work.low, edited, old_write, new_write, scans)
+        edit = _Edit(layer, store.writes, keys, work.low, edited, old_write, new_write, scans, ahead)
         touched: dict[str, None] = {}
         for write in (old_write, new_write):
             if write is None or write.problem is not None:
@@ -378,6 +384,10 @@ def _refold(edit: _Edit, lane: str, old_marks: tuple[LaneMark, ...] | None, then
     present = then is not MISSING
     if edit.low is not None:
         end = bisect_left(subset, edit.low, key=edit.key)
+        if edit.ahead and end - position < every and lane in edit.ahead:
+            # The lane track of this view folded the same writes up to the edit (no mark would be due):
+            # both sides are its value there, not folded twice.
+            now, since, position = edit.ahead[lane], end - position, end
         for message_id in subset[position:end]:  # before the edit both sides fold the same writes
             write = writes[message_id]
             if write.problem is not None:
