@@ -89,13 +89,17 @@ class Layer:
     folds apart from the others, which whole-kind tracks rely on (`_whole`).
     """
 
-    __slots__ = ("all", "branches", "lanes", "rooted", "tails", "universal", "wide")
+    __slots__ = ("all", "branches", "known", "lanes", "rooted", "tails", "universal", "wide")
 
     def __init__(self) -> None:
         self.all: list[int] = []
         self.universal: list[int] = []
         self.lanes: dict[str, list[int]] = {}
         self.tails: dict[str, int | None] = {}  # lane -> position of its appending tail (None: not known)
+        # Per lane (with a list of its own), what a reader worked out from the lane's writes in order from the
+        # first (`_patches.keeps_start_from_first`): kept while writes are only added at the lane's end, which
+        # the reader then reads on from; dropped when one is added before the end or taken out.
+        self.known: dict[str, Any] = {}
         self.rooted = 0  # how many writes replace the root itself
         # One level down (`branches_of`): per lane, the ids that touch every branch below it, and per
         # branch `lane.key` the ids that touch it (a path's fold reads only those, `_branches`).
@@ -140,6 +144,8 @@ class Layer:
         for lane, target in self._lists(write, create=True):
             position = bisect_left(target, key(message_id), key=key)
             target.insert(position, message_id)
+            if lane is not None and position < len(target) - 1:
+                self.known.pop(lane, None)
             self._added(lane, position, write)
         for target in self._branch_lists(write, create=True):
             insort(target, message_id, key=key)
@@ -149,6 +155,8 @@ class Layer:
             self.rooted -= replaces_root(write)
         for lane, target in self._lists(write, create=False):
             position = _delete(target, message_id, key)
+            if lane is not None and position is not None:
+                self.known.pop(lane, None)
             tail = self.tails.get(lane) if lane is not None else None
             if lane is not None and tail is not None and position is not None and position < tail:
                 # The tail may now reach further back when the write just before it is gone.

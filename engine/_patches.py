@@ -88,7 +88,12 @@ def patch_to(
         assert lane is not None
         subset = layer.subset(lane)
         position = 0 if after is None else bisect_right(subset, after, key=key)
-        stop = None if appends else read.keeps_start(subset, position, writes, lane, at)
+        if appends:
+            stop = None
+        elif position == 0:
+            stop = keeps_start_from_first(layer, lane, writes, at)
+        else:
+            stop = read.keeps_start(subset, position, writes, lane, at)
         if stop is False:
             return None
         patch = Patch((lane,), now[lane][at:], then[lane][at:], prefix=True, at=at)
@@ -263,6 +268,53 @@ def keeps_start(subset: list[int], position: int, writes: Mapping[int, Write], l
     return None
 
 
+class _FirstWrites(NamedTuple):
+    """What `keeps_start` needs of a lane's writes read from the first (kept by the layer, `Layer.known`): how
+    many were read, the position of the first that replaces the array or acts on it whatever its start is
+    (None: none of those read) and whether it replaces it, and the largest index written into before it
+    (-1: none)."""
+
+    read: int
+    stop: int | None
+    replaces: bool
+    largest: int
+
+
+def keeps_start_from_first(layer: Layer, lane: str, writes: Mapping[int, Write], at: int) -> int | bool | None:
+    """`keeps_start` of every write of the lane, from the first (what a global write asks of an instance
+    layer under it): worked out once for every `at` and kept by the layer while its writes of the lane are
+    only appended to, which are then read on from where it stopped. A global push onto an array read the
+    instance layer's writes of that lane (hundreds) for each instance fold, at every such push."""
+    subset = layer.subset(lane)
+    known = layer.known.get(lane) if lane in layer.lanes else None
+    if type(known) is not _FirstWrites:
+        known = _FirstWrites(0, None, False, -1)
+    if known.stop is None and known.read < len(subset):
+        stop, replaces, largest = None, False, known.largest
+        whole = (lane,)
+        for position in range(known.read, len(subset)):
+            write = writes[subset[position]]
+            if write.problem is not None:
+                continue
+            path = write.path
+            if len(path) > 1 and path[0] == lane:
+                if is_index(path[1]) and int(path[1]) > largest:
+                    largest = int(path[1])
+                continue
+            if path == whole and WRITE_METHODS[write.method].appends is not None:
+                continue
+            acts = covers(write, whole)
+            if acts is not None:
+                stop, replaces = position, acts
+                break
+        known = _FirstWrites(len(subset) if stop is None else stop + 1, stop, replaces, largest)
+        if lane in layer.lanes:
+            layer.known[lane] = known
+    if known.largest >= at:
+        return False
+    return None if known.stop is None else known.stop if known.replaces else False
+
+
 class Scans:
     """Where two lane values differ (`differences`) and how a lane's writes act there (`cover`, `keeps_start`),
     worked out once per edit and handed to every repair that asks the same. A global write changes the fold
@@ -365,6 +417,7 @@ __all__ = [
     "equivalent",
     "identical",
     "keeps_start",
+    "keeps_start_from_first",
     "patch_at",
     "patch_to",
     "patched",

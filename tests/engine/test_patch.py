@@ -25,6 +25,8 @@ from contextdeck.engine._patches import (
     differences,
     equivalent,
     identical,
+    keeps_start,
+    keeps_start_from_first,
     patch_at,
     patched,
 )
@@ -245,6 +247,90 @@ def test_the_appending_tail_of_each_lane_is_kept_up_to_date(steps: list[tuple[bo
             while walked and _appends_at(written[subset[walked - 1]], lane):
                 walked -= 1
             assert layer.appends_from(lane, written) == walked
+
+
+array_ops = st.lists(
+    st.tuples(
+        st.sampled_from(["append", "add", "discard"]),
+        st.integers(0, 40),
+        st.sampled_from(
+            [
+                Write(("a",), "push", 1),
+                Write(("a",), "concat", [1]),
+                Write(("a", "x"), "set", 1),  # a key under the array: kept
+                Write(("a", "0", "n"), "set", 1),  # into an element: kept below the common start
+                Write(("a", "2"), "set", 1),
+                Write(("a",), "set", []),  # replaces the array
+                Write(("a",), "merge", {"x": 1}),  # acts on it by what it is
+                Write((), "set", {}),  # the root: every lane's
+                Write(("b",), "push", 1),
+                Write(("a", "3"), "push", 1, problem="bad"),
+            ]
+        ),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(array_ops)
+def test_what_a_layer_keeps_of_its_first_writes_is_keeps_start_from_the_first(
+    steps: list[tuple[str, int, Write]],
+) -> None:
+    """Through appends, adds anywhere and removes, `keeps_start_from_first` (what the layer keeps, read on as
+    writes are appended) answers for every common start what `keeps_start` of the lane's writes from its
+    first does."""
+    layer, written = Layer(), {}
+    key = float  # ids are their own order keys
+    for number, (how, slot, write) in enumerate(steps):
+        if how == "append":
+            message_id = 100.0 + number  # after every other
+            written[message_id] = write
+            layer.append(message_id, write)
+        elif how == "add":
+            message_id = slot + number / 100  # distinct, anywhere in the order before the appended
+            written[message_id] = write
+            layer.add(message_id, write, key)
+        elif written:
+            message_id = sorted(written)[slot % len(written)]
+            layer.discard(message_id, written.pop(message_id), key)
+        for at in (3, 0, 1, 2, 4):
+            expected = keeps_start(layer.subset("a"), 0, written, "a", at)
+            assert keeps_start_from_first(layer, "a", written, at) == expected
+
+
+def test_a_layer_reads_its_first_writes_once_and_appended_ones_then() -> None:
+    """A lane's writes read for one common start serve every other (a global push onto the array asks again
+    one element further), and only writes appended since are read then; an insert before the end reads them
+    again."""
+
+    class Counted(dict[int, Write]):
+        reads = 0
+
+        def __getitem__(self, message_id: int) -> Write:
+            Counted.reads += 1
+            return super().__getitem__(message_id)
+
+    layer, written = Layer(), Counted()
+    for message_id in range(300):
+        shapes = Write(("a",), "push", 1), Write(("a", "x"), "set", 1), Write(("a", "0", "n"), "set", 1)
+        write = shapes[message_id % 3]
+        written[message_id] = write
+        layer.append(message_id, write)
+    assert keeps_start_from_first(layer, "a", written, 1) is None
+    assert Counted.reads == 300
+    assert keeps_start_from_first(layer, "a", written, 2) is None
+    assert keeps_start_from_first(layer, "a", written, 0) is False  # an element before it is written into
+    assert Counted.reads == 300
+    written[300] = appended = Write(("a", "5"), "set", 1)
+    layer.append(300, appended)
+    assert keeps_start_from_first(layer, "a", written, 3) is False
+    assert keeps_start_from_first(layer, "a", written, 6) is None
+    assert Counted.reads == 301
+    written[150.5] = replacing = Write(("a",), "set", [])  # type: ignore[index]
+    layer.add(150.5, replacing, float)  # type: ignore[arg-type]
+    assert keeps_start_from_first(layer, "a", written, 6) == 151
+    assert Counted.reads > 301
 
 
 def _appends_at(write: Write, lane: str) -> bool:

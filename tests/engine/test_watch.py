@@ -288,9 +288,9 @@ def test_a_global_write_compares_and_reads_once_for_all_the_instance_tracks(
     """A global write changes the fold both instance layers continue from. Both instances' whole-kind tracks
     compare the same two values of the global whole-kind fold, and both instances' tracks of the lane those of
     the global lane fold (`differences`); each instance's whole-kind track and its track of the lane ask how
-    the same writes of its layer act on that difference (`cover` for an object, `keeps_start` for an array
-    only appended to). The edit works each out once and hands it to every track that asks
-    (`_patches.Scans`); the results are the fold's."""
+    the same writes of its layer act on that difference (`cover` for an object; for an array only appended to,
+    `keeps_start`, which each layer keeps: `test_patch.py`). The edit works each out once and hands it to every
+    track that asks (`_patches.Scans`); the results are the fold's."""
     from contextdeck.engine import _patches
 
     messages = [_state({"log": [{"n": 0}], "k": {"x": 0, "y": 0}})]
@@ -327,19 +327,23 @@ def test_a_global_write_compares_and_reads_once_for_all_the_instance_tracks(
     for edit, question in (
         (lambda: ctx.append(pushed), "keeps_start"),
         (lambda: ctx.append(_state({"k": {"x": 1}}, _outputPath="†state.k.x")), "cover"),
+        (lambda: ctx.insert(1, _state({"k": {"x": {"a": 2}}}, _outputPath="†state.k.x")), "cover"),
         (lambda: ctx.insert(1, {**pushed, "data": {"log": {"n": -2}}}), "keeps_start"),
     ):
         asked.clear()
         edit()
-        reads = [found for found in asked if found[0] == question]
-        assert len(reads) == 2  # one under each instance (each has a layer of its own) ...
-        assert len(set(reads)) == 2  # ... for both tracks of that instance
+        if question == "cover":  # (appended: under each instance; inserted: the global layer's, from it on)
+            reads = [found for found in asked if found[0] == question]
+            assert reads
+            assert len(reads) == len(set(reads))  # each once for the whole-kind track and the lane's
         compared = [found for found in asked if found[0] == "differences"]
         assert len(compared) == len(set(compared))  # each pair of values compared once
+        assert all(found[0] != "keeps_start" for found in asked)  # the layers keep that one
     fresh = Context(ctx.messages)
     for handle, (expr, instance) in zip(handles, watched, strict=True):
         assert handle.current == fresh.resolve(expr, instance)
     assert handles[0].current.value["log"][:3] == [{"n": 0}, {"n": -2}, {"n": -1}]
+    assert handles[0].current.value["k"]["x"] == 1
 
 
 def test_an_early_edit_before_a_lane_is_first_written_leaves_its_track_alone(monkeypatch: pytest.MonkeyPatch) -> None:
