@@ -269,6 +269,20 @@ class SourceEdit(NamedTuple):
         lost = [*self.lost, *(key for key in later.lost if key not in relost)]
         return SourceEdit(self.sources, lost, [*(key for key in self.gained if key not in regained), *later.gained])
 
+    def net(self, later: SourceEdit) -> SourceEdit:
+        """This change followed by `later`, counting each key's losses and gains: so it holds also when the
+        sources in between hold a message twice (a replace that moves a write between the global layer and
+        an instance layer: halfway it is a source of both), as long as the first and last sources do not."""
+        counts: dict[int, int] = {}
+        for edit in (self, later):
+            for key in edit.lost:
+                counts[key] = counts.get(key, 0) - 1
+            for key in edit.gained:
+                counts[key] = counts.get(key, 0) + 1
+        lost = [key for key, count in counts.items() if count < 0]
+        gained = [key for key, count in counts.items() if count > 0]
+        return SourceEdit(self.sources, lost, gained)
+
 
 class Probe:
     """One path followed by a fold: the ids of its sources so far and its diagnostics, a `Chain` of

@@ -474,10 +474,12 @@ def _repair_whole(
     if whole is None:
         return None
     if two_halves:
-        # Halfway the write was a source of both layers (the old global fold's and its own): the sources
-        # are right again at the end, but their changes as keys are not a set's, so they are not told.
-        for probe in whole.state.probes:
-            probe.edits = ()
+        # Halfway the write may be a source of both layers (the old global fold's and its own): the two
+        # halves' changes are told as one by counting each key's losses and gains (`SourceEdit.net`), so
+        # that the result's keys are the old ones edited, not found by comparing thousands of sources.
+        for probe, was in zip(whole.state.probes, old.state.probes, strict=True):
+            told = was.edits and probe.edits and probe.edits[0].sources is was.sources
+            probe.edits = (was.edits[0].net(probe.edits[0]),) if told else ()
     kept = 0 if whole.low is None else _marks_before(old.checkpoints, whole.low, store.order.key)
     state = whole.state
     return Fold(state if base is None else base.state, state, [], old.checkpoints.head(kept), old.steps, whole.lanes)

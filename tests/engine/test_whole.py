@@ -240,3 +240,43 @@ def test_a_whole_kind_repair_takes_the_lane_value_before_the_edit_from_the_lane_
             assert handle.current == Context(ctx.messages).resolve(path, view)
     without, with_lane = counted
     assert with_lane + 10 <= without
+
+
+def test_a_write_moved_between_layers_tells_how_an_instance_whole_kinds_sources_changed(monkeypatch: Any) -> None:
+    """A replace that moves a write from the global layer to an instance layer (and back) repairs the
+    instance whole kind in two halves; halfway the write may be a source of both layers. The two halves'
+    changes are told as one (counted, `SourceEdit.net`), so the result's keys are the old ones edited, not
+    found by comparing the thousands of sources; every result is the fold's, whether the write applies or
+    fails on either side."""
+    from contextdeck.engine import Context, _watches
+
+    messages = [_state({"k": n, "log": []}) for n in range(30)]
+    messages += [_state({"k": n}, _instance="1") for n in range(40)]
+    messages += [_state({"m": n}) for n in range(30)]
+    told: list[bool] = []
+    grown = _watches._grown
+
+    def spy(state: Any, probe: Any, old: Any, *args: Any, **kwargs: Any) -> Any:
+        if not probe.path:
+            told.append(any(edit.sources is old.sources for edit in probe.edits))
+        return grown(state, probe, old, *args, **kwargs)
+
+    ctx = Context(messages)
+    handles = [ctx.watch("†state", lambda _: None, instance=view) for view in (None, "1")]
+    monkeypatch.setattr(_watches, "_grown", spy)
+    replacements = [
+        (10, _state({"k": -1}, _instance="1")),  # global to instance, applies on both sides
+        (10, messages[10]),  # and back
+        (85, _state({"m": -1}, _instance="1")),  # after the instance layer's writes
+        (85, _state({"log": 1}, _outputPath="†state.log", _outputMethod="push")),  # back, a push
+        (20, _state({"log": 2}, _outputPath="†state.k", _outputMethod="push", _instance="1")),  # one that fails
+        (20, messages[20]),
+    ]
+    for index, message in replacements:
+        told.clear()
+        ctx.replace(index, message)
+        fresh = Context(ctx.messages)
+        for view, handle in zip((None, "1"), handles, strict=True):
+            assert handle.current == fresh.resolve("†state", view)
+        assert told
+        assert all(told), (index, told)
