@@ -167,6 +167,10 @@ def repair(
                 return None
             touched.update(dict.fromkeys(written))
         lanes = list(touched)
+        if old_write is not None and new_write is not None and not old_write.path and not new_write.path:
+            # One write at the root names its lanes in another order: where it creates two of them, their
+            # keys follow that order on one side and not on the other (neither side's creator moved).
+            reorder = lanes_of(old_write) != lanes_of(new_write)
     try:
         redone = {
             lane: _refold(edit, lane, old.lanes.get(lane), _lane_value(before, lane), _lane_value(start, lane))

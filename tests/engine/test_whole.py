@@ -3,12 +3,13 @@ sources of a repaired fold edited in place."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contextdeck.engine import _keys
+from contextdeck.engine import Context, Replace, _keys
 from contextdeck.engine._keys import Ids
 from contextdeck.engine._messages import MISSING
 from contextdeck.engine._methods import WRITE_METHODS, Conflict, write_at, write_below
@@ -280,3 +281,21 @@ def test_a_write_moved_between_layers_tells_how_an_instance_whole_kinds_sources_
             assert handle.current == fresh.resolve("†state", view)
         assert told
         assert all(told), (index, told)
+
+
+def test_a_replaced_root_write_that_names_the_lanes_it_creates_in_another_order_orders_the_root_again() -> None:
+    """A data message at the root of a kind creates `c` and `d` in its own order; replaced by one that names
+    them the other way round, neither lane's first write moved, yet the root's keys follow the new order
+    (a hypothesis example of `test_whole_kind_watches_follow_every_edit`)."""
+    document = [
+        {"type": "s", "s": {"a": None}},
+        {"type": "s", "s": {"c": None, "d": None}, "_instance": "1"},
+        {"type": "s", "s": {"a": None}},
+    ]
+    ctx = Context(json.loads(json.dumps(document)))
+    handles = [ctx.watch("†s", lambda _: None, instance=view) for view in (None, "1")]
+    ctx.apply(Replace(index=1, message={"type": "s", "s": {"d": None, "a": None, "c": None}, "_instance": "1"}))
+    for handle, view in zip(handles, (None, "1"), strict=True):
+        fresh = Context(ctx.messages).resolve("†s", view)
+        assert handle.current == fresh
+        assert json.dumps(handle.current.value) == json.dumps(fresh.value)  # {"a", "d", "c"}: key order too
