@@ -250,34 +250,47 @@ def keeps_start(subset: list[int], position: int, writes: Mapping[int, Write], l
     Kept: a push or a concat at the lane (it appends to both), a write under a key of the array that is
     not an index (it fails on both alike: its problem names no length), a write into an element of the
     common start, and a write with a problem of its own."""
-    for index in range(position, len(subset)):
-        write = writes[subset[index]]
-        if write.problem is not None:
-            continue
-        path = write.path
-        if len(path) > 1 and path[0] == lane:
-            if not is_index(path[1]) or int(path[1]) < at:
-                continue
-            return False
-        if path == (lane,) and WRITE_METHODS[write.method].appends is not None:
-            continue
-        acts = covers(write, (lane,))
-        if acts is None:
-            continue
-        return index if acts else False
-    return None
+    return _kept(_first_writes(subset, position, writes, lane, -1), at)
 
 
 class _FirstWrites(NamedTuple):
-    """What `keeps_start` needs of a lane's writes read from the first (kept by the layer, `Layer.known`): how
-    many were read, the position of the first that replaces the array or acts on it whatever its start is
-    (None: none of those read) and whether it replaces it, and the largest index written into before it
-    (-1: none)."""
+    """What `keeps_start` needs of a lane's writes read from some position (kept by the layer from the first,
+    `Layer.known`): where the reading stopped, the position of the first that replaces the array or acts on
+    it whatever its start is (None: none of those read) and whether it replaces it, and the largest index
+    written into before it (-1: none)."""
 
     read: int
     stop: int | None
     replaces: bool
     largest: int
+
+
+def _first_writes(subset: list[int], start: int, writes: Mapping[int, Write], lane: str, largest: int) -> _FirstWrites:
+    """The lane's writes read from position `start` on, up to the first that replaces the array whatever it
+    was or acts on it (`largest`: the largest index written into before `start`)."""
+    whole = (lane,)
+    for position in range(start, len(subset)):
+        write = writes[subset[position]]
+        if write.problem is not None:
+            continue
+        path = write.path
+        if len(path) > 1 and path[0] == lane:
+            if is_index(path[1]) and int(path[1]) > largest:
+                largest = int(path[1])
+            continue
+        if path == whole and WRITE_METHODS[write.method].appends is not None:
+            continue
+        acts = covers(write, whole)
+        if acts is not None:
+            return _FirstWrites(position + 1, position, acts, largest)
+    return _FirstWrites(len(subset), None, False, largest)
+
+
+def _kept(found: _FirstWrites, at: int) -> int | bool | None:
+    """`keeps_start`'s answer from what the writes were found to do, for arrays that differ from index `at` on."""
+    if found.largest >= at:
+        return False
+    return None if found.stop is None else found.stop if found.replaces else False
 
 
 def keeps_start_from_first(layer: Layer, lane: str, writes: Mapping[int, Write], at: int) -> int | bool | None:
@@ -290,29 +303,10 @@ def keeps_start_from_first(layer: Layer, lane: str, writes: Mapping[int, Write],
     if type(known) is not _FirstWrites:
         known = _FirstWrites(0, None, False, -1)
     if known.stop is None and known.read < len(subset):
-        stop, replaces, largest = None, False, known.largest
-        whole = (lane,)
-        for position in range(known.read, len(subset)):
-            write = writes[subset[position]]
-            if write.problem is not None:
-                continue
-            path = write.path
-            if len(path) > 1 and path[0] == lane:
-                if is_index(path[1]) and int(path[1]) > largest:
-                    largest = int(path[1])
-                continue
-            if path == whole and WRITE_METHODS[write.method].appends is not None:
-                continue
-            acts = covers(write, whole)
-            if acts is not None:
-                stop, replaces = position, acts
-                break
-        known = _FirstWrites(len(subset) if stop is None else stop + 1, stop, replaces, largest)
+        known = _first_writes(subset, known.read, writes, lane, known.largest)
         if lane in layer.lanes:
             layer.known[lane] = known
-    if known.largest >= at:
-        return False
-    return None if known.stop is None else known.stop if known.replaces else False
+    return _kept(known, at)
 
 
 class Scans:
