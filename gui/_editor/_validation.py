@@ -3,23 +3,24 @@
 Why a process and not a thread: `re` holds the GIL for a whole match, so a thread stuck in a catastrophic
 pattern (`^(a+)+$` against `aaaa…!`) stalls the event loop just the same (measured: a main-thread loop that
 should tick every millisecond ticked once during a 0.5 s match). A small persistent worker process
-(`_worker.py`, driven through `QProcess`, so the event loop is never blocked waiting on it) can be killed
-when it overruns, and is restarted for the next request.
+(`contextdeck._validation_worker`, driven through `QProcess`, so the event loop is never blocked waiting on
+it) can be killed when it overruns, and is restarted for the next request. It is started by
+`contextdeck._child`, which knows how to from a checkout, an installed wheel and a frozen bundle.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from functools import partial
-from pathlib import Path
 from typing import Any, Final
 
 from PySide6.QtCore import QObject, QProcess, QTimer, Signal
 
+from contextdeck._child import child_command
+
 Problem = tuple[tuple[Any, ...], str]  # (path into the value, message)
 
-WORKER: Final = Path(__file__).with_name("_worker.py")
+WORKER: Final = "contextdeck._validation_worker"
 TIMED_OUT: Final = "validation timed out (pattern too slow?)"
 
 
@@ -71,8 +72,9 @@ class Validator(QObject):
     def _worker(self) -> QProcess:
         if self._process is None:
             process = QProcess(self)
-            process.setProgram(sys.executable)
-            process.setArguments(["-P", "-u", str(WORKER)])
+            program, arguments = child_command(WORKER)
+            process.setProgram(program)
+            process.setArguments(arguments)
             process.setProcessChannelMode(QProcess.ProcessChannelMode.ForwardedErrorChannel)
             process.readyReadStandardOutput.connect(lambda: self._read(process))
             process.errorOccurred.connect(lambda error: self._failed(process, error))

@@ -1,4 +1,4 @@
-"""The validation worker, run as a script in its own process (so it imports jsonschema, never Qt).
+"""The validation worker, run in its own process (`_child.child_command`): it imports jsonschema, never Qt.
 
 It reads one JSON request per line from stdin, `{"id", "schema", "value"}`, and answers one line per request,
 `{"id", "errors": [[path, message], ...]}`. A schema `pattern` runs through `re`, which holds the GIL for the
