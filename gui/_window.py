@@ -6,6 +6,7 @@ Public hooks for other panels (the call inspector): `session`, `context()`, `add
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from PySide6.QtCore import QByteArray, QChildEvent, QEvent, QModelIndex, QSettings, Qt, QTimer, Signal
@@ -48,6 +49,7 @@ from ._watches import WatchPanel
 
 REFRESH_MS = 40  # debounce of the state, LLM and watch views: typing stays cheap
 MENUS = ("File", "Edit", "View", "Run", "Help")
+_log = logging.getLogger(__name__)
 
 
 class MainWindow(QMainWindow):
@@ -336,11 +338,19 @@ class MainWindow(QMainWindow):
     def _move_requested(self, src: int, dst: int) -> None:
         self.apply_edit(Move(src, dst))
 
-    def _editor_edited(self, message: dict[str, Any]) -> None:
+    def _editor_edited(self, before: dict[str, Any], message: dict[str, Any]) -> None:
         # The editor sends whole messages only (never a value without a `type`): it refuses those itself.
         index = self.selected_message()
-        if index is not None:
-            self.session.undo_stack.push(TypingCommand(self.context(), index, message, f"Edit message {index}"))
+        if index is None:
+            return
+        current = self.context()[index]
+        if before is not current and before != current:
+            # Made from a message the document no longer holds: writing it would overwrite what the user did
+            # not edit. The editor shows the document's message again.
+            _log.warning("an edit of message %d made from another message was refused", index)
+            self._show_message(index)
+            return
+        self.session.undo_stack.push(TypingCommand(self.context(), index, message, f"Edit message {index}"))
 
     def _message_replaced(self, index: int) -> None:
         # An undo, a redo or another panel changed the selected message: show it (the echo of the editor's own

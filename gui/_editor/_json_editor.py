@@ -104,6 +104,7 @@ class JsonEditor(QWidget):
         self._value: Any = None
         self._loading = False
         self._stale = False
+        self._text = ""  # the text as last written or typed: a change of colours alone is no edit
         self.text.textChanged.connect(self._changed)
 
     def set_value(self, value: Any) -> None:
@@ -129,7 +130,8 @@ class JsonEditor(QWidget):
             return  # an echo of the user's own edit: the cursor stays where it is
         self._loading = True
         try:
-            self.text.setPlainText(json.dumps(value, indent=2, ensure_ascii=False))
+            self._text = json.dumps(value, indent=2, ensure_ascii=False)
+            self.text.setPlainText(self._text)
         finally:
             self._loading = False
         self._show_problem(None)
@@ -153,10 +155,14 @@ class JsonEditor(QWidget):
             return _UNSET
 
     def _changed(self) -> None:
-        if self._loading:
+        # Only typing is an edit. `textChanged` also comes when the highlighter recolours the text (a theme
+        # switch), and a stale text is an older value's: written back, it would overwrite the value shown now.
+        text = self.text.toPlainText()
+        if self._loading or self._stale or text == self._text:
             return
+        self._text = text
         try:
-            value = json.loads(self.text.toPlainText())
+            value = json.loads(text)
         except json.JSONDecodeError as error:
             self._show_problem((error.lineno, error.colno, error.msg))
             return

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from html import escape
 from typing import Any
 
@@ -35,9 +36,15 @@ class MessageEditor(QWidget):
 
     `set_message(index, message)` loads a message (emits nothing; the echo of the editor's own edit changes
     nothing on screen); `show_item(value, title)` shows a value that is not a message, read-only.
+
+    Only the part on screen edits: a body page or a tab that is not shown holds an older message's value, and
+    an event that is not an edit (a theme switch recolouring it) must not write that value back.
+    `message_edited(before, after)` names the message the edit was made from, so that its receiver can refuse
+    an edit made from a message that is no longer the document's.
     """
 
-    message_edited = Signal(object)  # dict: `object` passes it as is (a `dict` signal would sort its keys)
+    # dicts: `object` passes them as they are (a `dict` signal would sort their keys)
+    message_edited = Signal(object, object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -193,16 +200,17 @@ class MessageEditor(QWidget):
         assert self._message is not None
         return self._message
 
-    def _body_edited(self, value: Any) -> None:
-        if self._message is not None:
-            self._commit(with_body(self._message, value), self.bodies.currentWidget())
+    def _body_edited(self, page: QWidget, value: Any) -> None:
+        if self._message is not None and page is self.bodies.currentWidget():
+            self._commit(with_body(self._message, value), page)
 
     def _commit(self, message: dict[str, Any], source: QWidget | None) -> None:
-        if self._message is None or _same(message, self._message):
+        before = self._message
+        if before is None or _same(message, before):
             return
         self._message = message
         self._refresh(source)
-        self.message_edited.emit(message)
+        self.message_edited.emit(before, message)
 
     def _refresh(self, source: QWidget | None) -> None:
         """Reads the message again and shows it in every part but the one that made the edit."""
@@ -249,7 +257,7 @@ class MessageEditor(QWidget):
             page = self._pages[body] = BODIES[body]()
             if body is Body.CALLS:
                 page.set_catalog_source(self._catalog_of)
-            page.edited.connect(self._body_edited)
+            page.edited.connect(partial(self._body_edited, page))
             self.bodies.addWidget(page)
         return page
 

@@ -97,7 +97,7 @@ def test_a_data_message_schema_is_edited_in_its_tab_and_the_form_follows(qtbot: 
     qtbot.addWidget(editor)
     editor.show()
     messages: list[Any] = []
-    editor.message_edited.connect(messages.append)
+    editor.message_edited.connect(lambda _before, message: messages.append(message))
     editor.set_message(0, {"type": "state", "data": {}, "schema": {"type": "object", "properties": {}}})
     editor.tabs.setCurrentWidget(editor.schema_page)
     add_property(qtbot, editor.schema, "count", "integer")

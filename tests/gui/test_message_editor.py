@@ -246,7 +246,7 @@ def test_random_edits_keep_editor_json_and_engine_equal(qtbot: Any, start: dict[
     qtbot.addWidget(editor)
     editor.show()
     context = Context([start])
-    editor.message_edited.connect(lambda message: context.apply(Replace(0, message)))
+    editor.message_edited.connect(lambda _before, message: context.apply(Replace(0, message)))
     editor.set_message(0, context[0])
     try:
         check(editor, context)
