@@ -31,6 +31,8 @@ linked: $(STAMP)
 	mkdir -p $(LINKED)
 	ln -sfn $(CURDIR)/engine $(LINKED)/engine
 	ln -sfn $(CURDIR)/gui $(LINKED)/gui
+	mkdir -p $(LINKED)/resources
+	ln -sfn $(CURDIR)/resources/__init__.py $(LINKED)/resources/  # the module; the examples are users' code
 	for file in $(CURDIR)/packaging/contextdeck/*.py; do ln -sfn $$file $(LINKED)/; done
 
 typecheck: linked
@@ -56,5 +58,7 @@ bench: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python benchmarks/session_files.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python benchmarks/continue_bench.py
 
+# Everything the targets above make: the venv, builds and bundles, every tool's cache.
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis .import_linter_cache
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

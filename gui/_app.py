@@ -12,17 +12,17 @@ from pathlib import Path
 from PySide6.QtCore import QCoreApplication, QEventLoop, QSettings, Qt, QTimer
 from PySide6.QtWidgets import QApplication
 
+from contextdeck import resources
 from contextdeck._runtime import tune_collector
 
 from ._idle import collect_while_idle
 from ._session import DocumentSession
 from ._settings import default_settings
 from ._slices import slices
-from ._theme import RESOURCES, apply_theme
+from ._theme import apply_theme
 from ._window import MainWindow
 
-EXAMPLES = RESOURCES / "examples"
-FIRST_DOCUMENT = EXAMPLES / "refund_workflow.json"
+FIRST_DOCUMENT = resources.path("examples", "refund_workflow.json")
 
 
 def create_window(settings: QSettings, recovery_dir: Path | None = None) -> MainWindow:
@@ -99,12 +99,13 @@ def main(doc: str | None = None, screenshot: str | None = None, tools: Sequence[
     assert isinstance(app, QApplication)
     collect_while_idle(app)
     app.setStyle("Fusion")
-    settings = default_settings()
-    if screenshot:
-        settings = QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, "ContextDeck", "Screenshot")
-        settings.clear()  # the picture shows the default layout, not the user's
-    # A screenshot keeps nothing: its recovery files and document settings go to a scratch folder.
+    # A screenshot keeps nothing: its settings (empty: the picture shows the default layout, not the user's),
+    # recovery files and document settings go to a scratch folder, removed when the process ends.
     scratch = tempfile.TemporaryDirectory(prefix="contextdeck-shot-") if screenshot else None
+    if scratch is not None:
+        settings = QSettings(str(Path(scratch.name) / "settings.ini"), QSettings.Format.IniFormat)
+    else:
+        settings = default_settings()
     window = create_window(settings, Path(scratch.name) / "recovery" if scratch is not None else None)
     for place in tools:
         if not window.tool_registry.load(place):

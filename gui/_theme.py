@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from functools import cache
-from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPalette
 
-RESOURCES = Path(__file__).resolve().parent.parent / "resources"
-ICONS = RESOURCES / "icons"
+from contextdeck import resources
+
+ICONS = resources.path("icons")
 
 THEMES = ("system", "light", "dark")
 
@@ -88,7 +88,7 @@ def apply_theme(theme: str) -> bool:
     dark = is_dark(theme)
     if isinstance(app, QGuiApplication):
         QGuiApplication.setPalette(_palette(dark))
-        sheet = RESOURCES / "styles" / ("dark.qss" if dark else "light.qss")
+        sheet = resources.path("styles", "dark.qss" if dark else "light.qss")
         if sheet.exists() and hasattr(app, "setStyleSheet"):
             app.setStyleSheet(sheet.read_text(encoding="utf-8"))
     return dark

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from contextdeck import __version__
 from contextdeck.engine import (
     STRATEGIES,
     Activities,
@@ -391,6 +392,7 @@ def _model_options(parser: argparse.ArgumentParser, *, required: bool) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="contextdeck", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"contextdeck {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     resolve = commands.add_parser("resolve", help="print the value of an expression as JSON")
@@ -441,7 +443,23 @@ def build_parser() -> argparse.ArgumentParser:
     gui.add_argument("--tools", metavar="PATH", action="extend", nargs="+", default=[],
                      help="a tool registry to load first: a folder of tool JSON files or a Python file with TOOLS")
     gui.set_defaults(run=_gui)
+
+    examples = commands.add_parser("examples", help="print the paths of the bundled example documents")
+    examples.set_defaults(run=_examples)
     return parser
+
+
+def _examples(args: argparse.Namespace) -> int:
+    from contextdeck import resources
+
+    for example in resources.examples():
+        print(example)
+    return EXIT_OK
+
+
+def gui_main() -> int:
+    """`contextdeck-gui [DOC] [options]`: the `gui` subcommand as an executable of its own (the menu entry's)."""
+    return main(["gui", *sys.argv[1:]])
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 
 def test_help_lists_every_subcommand() -> None:
@@ -23,3 +24,21 @@ def test_gui_without_a_display_says_so() -> None:
     )
     assert result.returncode == 1
     assert "no display" in result.stderr
+
+
+def test_version_names_the_package_version() -> None:
+    """`contextdeck --version` prints the version (an error exit 2 before) and exits 0."""
+    from contextdeck import __version__
+
+    result = subprocess.run([sys.executable, "-m", "contextdeck", "--version"], capture_output=True, text=True,
+                            check=False)
+    assert (result.returncode, result.stdout) == (0, f"contextdeck {__version__}\n")
+
+
+def test_examples_lists_the_bundled_documents() -> None:
+    """`contextdeck examples` prints the path of every bundled example document, each one a file."""
+    result = subprocess.run([sys.executable, "-m", "contextdeck", "examples"], capture_output=True, text=True,
+                            check=True)
+    paths = [Path(line) for line in result.stdout.splitlines()]
+    assert "refund_workflow.json" in [path.name for path in paths]
+    assert all(path.is_file() for path in paths)

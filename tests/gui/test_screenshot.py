@@ -33,7 +33,7 @@ def test_the_screenshot_waits_for_the_views_to_fill_in(
     monkeypatch.setattr(_app, "collect_while_idle", lambda app: None)
     ini, user = QSettings.Format.IniFormat, QSettings.Scope.UserScope
     config = Path(QSettings(ini, user, "ContextDeck", "Screenshot").fileName()).parent.parent
-    QSettings.setPath(ini, user, str(tmp_path))  # the screenshot's own settings file: not the user's
+    QSettings.setPath(ini, user, str(tmp_path / "config"))  # where the user's settings would be written
     shot = tmp_path / "shot.png"
     try:
         assert _app.main(str(examples / "refund_workflow.json"), str(shot)) == 0
@@ -41,4 +41,6 @@ def test_the_screenshot_waits_for_the_views_to_fill_in(
         QSettings.setPath(ini, user, str(config))
     assert seen["identities"] == ["¶input", "¶state"]
     assert not QImage(str(shot)).isNull()
+    seen["window"].settings.sync()
+    assert not list((tmp_path / "config").rglob("*")), "a screenshot writes no settings of the user's"
     seen["window"].deleteLater()
