@@ -161,10 +161,12 @@ def waiting_calls(execution: Execution) -> list[int]:
 
 @dataclass(frozen=True)
 class ModelRun:
-    """What `run_with_model` did: calls run (a model's answer counts as one), and the endpoint's failure."""
+    """What `run_with_model` did: calls run (a model's answer counts as one), the endpoint's failure, and the
+    calls whose answer was refused (it did not validate: the call failed with `modelOutput`)."""
 
     ran: int
     failure: ModelError | None = None
+    refused: tuple[int, ...] = ()
 
 
 async def run_with_model(execution: Execution, asker: Asker, steps: int | None = None) -> ModelRun:
@@ -174,6 +176,7 @@ async def run_with_model(execution: Execution, asker: Asker, steps: int | None =
     context, the call stays waiting, and the failure is returned.
     """
     ran = 0
+    refused: list[int] = []
     while steps is None or ran < steps:
         report = await (execution.run() if steps is None else execution.step())
         ran += len(report.ran)
@@ -183,11 +186,13 @@ async def run_with_model(execution: Execution, asker: Asker, steps: int | None =
         if not waiting:
             break
         try:
-            await answer_call(execution, waiting[0], asker)  # written at once; the next tick runs what it unblocks
+            state = await answer_call(execution, waiting[0], asker)  # written at once; the next tick runs the rest
         except ModelError as error:
-            return ModelRun(ran, error)
+            return ModelRun(ran, error, tuple(refused))
+        if state.status is Status.FAILED:
+            refused.append(state.index)
         ran += 1
-    return ModelRun(ran)
+    return ModelRun(ran, None, tuple(refused))
 
 
 # -- the whole request (the Vessel) ------------------------------------------------------------------

@@ -67,8 +67,8 @@ async def run_delegated(execution: Execution, index: int) -> Outcome:
     audit = started_audit(execution._identity(index), resolved, execution.clock)
     if problem is not None:
         return Outcome(index, error=(problem.type, problem.message), audit=audit)
-    provided = execution._provided.get(index)
-    if provided is not None:  # given by hand, or by its finished session (complete_delegation)
+    provided = execution._provided.pop(index, None)
+    if provided is not None:  # given by hand, or by its finished session (complete_delegation): written once
         return conclude(plan, provided.value, execution.clock, {**audit, **(provided.audit or {})},
                         provided.alternative)
     loop = execution.delegations.get(index)

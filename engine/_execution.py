@@ -348,7 +348,8 @@ class Execution:
     async def _perform(self, index: int) -> Outcome:
         if index in self.delegates:
             return await run_delegated(self, index)
-        provided = self._provided.get(index)
+        # A given output is written once: after an undo of what it wrote, the call waits for an output again.
+        provided = self._provided.pop(index, None)
         return await perform(self.plans[index], self.context, self.clock, self.timeout, provided,
                              self._identity(index), self.timer)
 
@@ -471,6 +472,7 @@ class Execution:
         derive_statuses(self)
         unit = next(u for u in self.units if index in u.members)
         if unit.pattern == "one" and self._states[index].status is Status.READY and not self.lazy:
+            del self._provided[index]  # written now: an undo of it leaves the call waiting again
             resolved, problem = prepare(plan, self.context)
             run = {**started_audit(self._identity(index), resolved, self.clock), **(audit or {})}
             outcome = conclude(plan, value, self.clock, run, alternative) if problem is None else Outcome(
@@ -529,8 +531,10 @@ class Execution:
         return stale_calls(self._record, self._states, self.plans, self.context)
 
     def cancel(self, index: int | None = None) -> None:
-        """Cancel the running call `index` (its whole group), or everything running and in the background."""
+        """Cancel the running call `index` (its whole group), or everything running and in the background;
+        cancelling everything also ends the tick: it starts nothing more."""
         if index is None:
+            self.pause()
             tasks = {*self._tasks.values(), *self._background.values()}
         else:
             tasks = {task for task in (self._tasks.get(index), self._background.get(index)) if task is not None}

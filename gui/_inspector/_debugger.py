@@ -104,6 +104,7 @@ class Debugger(QObject):
         self.running = False
         self.last_stop = ""
         self._pause = False
+        self._cancelled = False  # Cancel: the command running now ends, asking nothing more
         self._run_to: int | None = None  # Run to here: a breakpoint for one Continue
         self.timeout = DEFAULT_TIMEOUT  # seconds an activity may run (Run → Activity timeout…)
         self.break_on_failure = False  # Continue stops once a call has failed
@@ -214,6 +215,7 @@ class Debugger(QObject):
         if self.running:
             return
         self._pause = False
+        self._cancelled = False
         self._run_to = to
         self._set_running(True)
         try:
@@ -230,6 +232,9 @@ class Debugger(QObject):
                     error = execution.state(report.failed_at).error or {}
                     self.callFocused.emit(report.failed_at)
                     self._stop(f"#{report.failed_at} failed: {error.get('type')}: {error.get('message')}")
+                    return
+                if self._cancelled:
+                    self._stop("cancelled")
                     return
                 if self._pause:
                     self._stop("paused")
@@ -251,8 +256,10 @@ class Debugger(QObject):
             self.execution.pause()
 
     def cancel(self) -> None:
-        """Cancel the calls running now: each gets a `cancelled` error message, so it does not start again."""
+        """Cancel the calls running now (each gets a `cancelled` error message, so it does not start again) and
+        end the command running: Continue stops there, asking for no output and starting nothing more."""
         if self.execution is not None and self.running:
+            self._cancelled = True
             self.execution.cancel()
 
     async def run_only(self, calls: Iterable[int], text: str) -> tuple[int, ...]:
@@ -264,9 +271,10 @@ class Debugger(QObject):
         chosen = frozenset(calls)
         execution.rerun([i for i in chosen if execution.record.of(i) is not None], dependents=False)
         ran: list[int] = []
+        self._cancelled = False
         self._set_running(True)
         try:
-            while (target := self.next_call(among=chosen - set(ran))) is not None:
+            while not self._cancelled and (target := self.next_call(among=chosen - set(ran))) is not None:
                 if not await self._run(target, text):
                     break
                 ran.append(target)

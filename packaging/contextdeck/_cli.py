@@ -51,7 +51,7 @@ from contextdeck.engine import (
     write_atomically,
 )
 
-EXIT_OK, EXIT_DOCUMENT, EXIT_EXPRESSION, EXIT_NOT_FOUND, EXIT_MODEL = 0, 1, 2, 3, 4
+EXIT_OK, EXIT_DOCUMENT, EXIT_EXPRESSION, EXIT_NOT_FOUND, EXIT_MODEL, EXIT_REFUSED = 0, 1, 2, 3, 4, 5
 
 
 def _load(path: str) -> Document:
@@ -155,15 +155,19 @@ def _run(args: argparse.Namespace) -> int:
         return _run_loop(args, document, turns, options)
     execution = Execution(document, **options)
     failure: ModelError | None = None
+    refused: tuple[int, ...] = ()
     if asker is None:
         ran = asyncio.run(_drive(execution, args.steps))
     else:
-        ran, failure = asyncio.run(_drive_with_model(execution, asker, args.steps))
+        ran, failure, refused = asyncio.run(_drive_with_model(execution, asker, args.steps))
     _write(document, args.out)
     _report(execution, ran)
     if failure is not None:
         print(f"contextdeck: the model failed: {failure}", file=sys.stderr)
         return EXIT_MODEL
+    if refused:  # each is an error message in the document; a script must not take the run for a success
+        say(f"the model's answer was refused for {', '.join(f'call {index}' for index in refused)}")
+        return EXIT_REFUSED
     return EXIT_OK
 
 
@@ -255,14 +259,15 @@ async def _drive(execution: Execution, steps: int | None) -> int:
     return ran
 
 
-async def _drive_with_model(execution: Execution, asker: Asker, steps: int | None) -> tuple[int, ModelError | None]:
+async def _drive_with_model(execution: Execution, asker: Asker,
+                            steps: int | None) -> tuple[int, ModelError | None, tuple[int, ...]]:
     """Run with the model answering latent calls; an endpoint failure stops asking (what ran is kept)."""
     try:
         progress = await run_with_model(execution, asker, steps)
     finally:
         await execution.drain()
         await asker.provider.close()
-    return progress.ran, progress.failure
+    return progress.ran, progress.failure, progress.refused
 
 
 def _ask(args: argparse.Namespace) -> int:

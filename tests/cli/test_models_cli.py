@@ -70,14 +70,16 @@ def test_a_server_that_is_down_is_named_and_the_document_still_written(capsys, t
     assert json.loads(out_file.read_text()) == ticket_document()
 
 
-def test_an_answer_that_does_not_validate_is_an_error_message(capsys, tmp_path, fake_llm) -> None:
-    """The call fails with a `modelOutput` error message carrying the reply; the run itself succeeds."""
+def test_an_answer_that_does_not_validate_is_an_error_message_and_exit_5(capsys, tmp_path, fake_llm) -> None:
+    """The call fails with a `modelOutput` error message carrying the reply; the document is written, and the
+    exit code is 5 (an answer was refused), not 0."""
     fake_llm.push(Reply(content="no idea"))
     code, out, err = call(capsys, "run", written(tmp_path), "--llm", fake_llm.url, "--model", "fake-small")
     error = json.loads(out)["context"][-1]["data"]["error"]
-    assert code == 0
+    assert code == 5
     assert (error["type"], error["reply"]) == ("modelOutput", "no idea")
     assert "call 0 (classify) failed: modelOutput" in err
+    assert "the model's answer was refused for call 0" in err
 
 
 def test_ask_writes_the_models_calls_as_the_solution(capsys, tmp_path, fake_llm) -> None:

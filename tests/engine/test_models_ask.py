@@ -352,3 +352,51 @@ def test_a_solution_that_breaks_the_schema_is_refused_with_the_reply(fake_llm) -
     assert caught.value.subject == "the request"
     assert "launchRockets" in (caught.value.reply or "")
     assert doc.solution is None
+
+
+# -- undo, then ask again -----------------------------------------------------------------------------
+
+
+def answered_then_undone(fake_llm, cassette):
+    """The ticket's call answered by the model through `cassette`, then its output removed (an undo)."""
+    fake_llm.push(Reply.json({"result": {"label": "damage"}}))
+    doc = document()
+    before = len(doc.context)
+    execution, _ = run(doc, asker(fake_llm, cassette))
+    assert execution.state(0).status is Status.DONE
+    doc.context.remove(before)
+    execution.refresh()
+    return doc, execution
+
+
+def test_an_undone_model_answer_waits_for_its_output_again(fake_llm) -> None:
+    """Undoing a model's answer puts the call back to waiting for its output: nothing writes the old answer."""
+    doc, execution = answered_then_undone(fake_llm, Cassette())
+    assert execution.state(0).status is Status.WAITING_FOR_OUTPUT
+    report = asyncio.run(execution.run())
+    assert report.ran == ()
+    assert not doc.context.resolve("†state.label").found
+
+
+def test_asking_again_after_an_undo_replays_and_says_so(fake_llm) -> None:
+    """In `record` mode the next answer after an undo comes from the cassette, marked replayed, unasked."""
+    doc, execution = answered_then_undone(fake_llm, cassette := Cassette())
+    model = asker(fake_llm, cassette)
+    closing(model, run_with_model(execution, model))
+    assert len(fake_llm.completions) == 1
+    written = doc.context[len(doc.context) - 1]
+    assert written["data"] == {"label": {"label": "damage"}}
+    assert written["_run"]["model"]["replayed"] is True
+
+
+def test_asking_live_after_an_undo_with_the_server_down_writes_nothing(fake_llm) -> None:
+    """`live` asks again: with the server answering errors the call keeps waiting and nothing is written."""
+    doc, execution = answered_then_undone(fake_llm, cassette := Cassette())
+    before = list(doc.context.messages)
+    fake_llm.push(Reply.error(503, "down"))
+    model = asker(fake_llm, cassette, mode="live")
+    progress = closing(model, run_with_model(execution, model))
+    assert progress.failure is not None
+    assert len(fake_llm.completions) == 2
+    assert doc.context.messages == before
+    assert execution.state(0).status is Status.WAITING_FOR_OUTPUT

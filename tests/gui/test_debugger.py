@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Coroutine, Iterator
 from pathlib import Path
 from typing import Any
@@ -9,7 +10,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
-from contextdeck.engine import Context, Decision, Document, Replace, Status, fixed_clock, load_document
+from contextdeck.engine import Activities, Context, Decision, Document, Replace, Status, fixed_clock, load_document
 from contextdeck.gui._inspector._async import release, spawn
 from contextdeck.gui._inspector._calls import BREAKPOINT_ROLE, CallsModel, CallsView
 from contextdeck.gui._inspector._debugger import CANCEL, Debugger
@@ -288,3 +289,29 @@ def test_breakpoints_survive_an_execution_reset_in_place(qtbot: Any, examples: P
     model.follow(model.new_execution())  # no IndexError, and the model is not left inside a reset
     assert model.rowCount() == 2
     assert model.breakpoints == frozenset()  # the breakpoint's call is in neither plan
+
+
+def test_cancel_ends_continue_and_opens_no_output_dialog(qtbot: Any) -> None:
+    """Cancel while Continue runs a slow activity: Continue stops, saying so; the latent call beside it,
+    which waits for an output, does not open its dialog afterwards."""
+    started = asyncio.Event()
+
+    async def slow(call: Any, tool: Any, context: Any) -> Any:
+        started.set()
+        await asyncio.sleep(30)
+        return 1
+
+    document = Document(Context([{"type": "state", "data": {}}, {"type": "plan", "plan": [
+        {"_tool": "slow", "_outputPath": "†state.a"}, {"_tool": "think", "_outputPath": "†state.b"}]}]))
+    model = CallsModel(document.context)
+    activities = Activities()
+    activities.add(slow, "slow")
+    debugger = Debugger(model, activities=activities, clock=fixed_clock(NOW))
+    task = spawn(debugger.continue_())
+    qtbot.waitUntil(started.is_set)
+    debugger.cancel()
+    qtbot.waitUntil(task.done, timeout=5000)
+    assert debugger.open_dialog is None
+    assert debugger.last_stop == "cancelled"
+    assert model.status(0) is Status.CANCELLED
+    assert model.status(1) is Status.WAITING_FOR_OUTPUT
