@@ -32,7 +32,7 @@ from typing import Any
 
 from contextdeck._runtime import GC_THRESHOLDS, IDLE_YOUNG, collect_when_idle, tune_collector
 from contextdeck.engine import Context, Insert, Move, Remove, Replace, Watch, classify, parse_expression
-from contextdeck.engine._fold import fold
+from contextdeck.engine.resolve._fold import fold
 
 FULL = (100_000, 1_000, 2_000)
 MESSAGES, WATCHES, EDITS = (int(a) for a in sys.argv[1:4]) if len(sys.argv) > 3 else FULL

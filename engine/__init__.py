@@ -3,9 +3,40 @@
 Never imports Qt: the GUI and the command line stand on this package, not the other way round.
 """
 
-from ._activities import Activities, Activity, ActivityLoadError, activity, load_activities
-from ._analysis import CallAnalysis, Lookup, Parameter, analyse_call
-from ._ask import (
+from .calls._activities import Activities, Activity, ActivityLoadError, activity, load_activities
+from .calls._calls import CallPlan, Mode, Problem, plan_call
+from .calls._outputs import error_message, fixed_clock, output_messages, utc_now
+from .calls._plan import Graph
+from .calls._record import CallRecord, Entry, Record, digest, read_record
+from .calls._registry import ToolLoadError, load_tools
+from .calls._scopes import scoped_indices
+from .calls._status import OPEN, SETTLED, CallState, Decision, Stale, Status, TickReport
+from .calls._tools import ToolDefinition, merged_tools, pending_calls, plan_mode, tool_definitions, unknown_references
+from .checks._analysis import CallAnalysis, Lookup, Parameter, analyse_call
+from .checks._call_checks import CallProblem, call_problems, reference_problem, written_paths
+from .checks._checks import validate
+from .document._context import Context, Watch
+from .document._cursor import Cursor, CursorWatch
+from .document._document import (
+    Document,
+    Shape,
+    checked_messages,
+    fork,
+    load_document,
+    parse_document,
+    sync_directory,
+    write_atomically,
+)
+from .document._edits import Edit, Insert, Move, Remove, Replace
+from .document._json import DECODER as JSON_DECODER
+from .document._json import JSONSyntaxError
+from .document._json import dumps as json_dumps
+from .document._json import nests_within as json_nests_within
+from .document._json import parse as json_parse
+from .document._state import CursorState, IdentityState
+from .document._validate import json_path_parts
+from .document._view import ContextView, Messages
+from .models._ask import (
     Answer,
     Asker,
     ModelRun,
@@ -16,36 +47,13 @@ from ._ask import (
     run_with_model,
     waiting_calls,
 )
-from ._blame import Blame, BlameEntry
-from ._call_checks import CallProblem, call_problems, reference_problem, written_paths
-from ._calls import CallPlan, Mode, Problem, plan_call
-from ._cassette import MODES, Cassette, cassette_path
-from ._checks import validate
-from ._context import Context, Watch
-from ._cursor import Cursor, CursorWatch
-from ._document import (
-    Document,
-    Shape,
-    checked_messages,
-    fork,
-    load_document,
-    parse_document,
-    sync_directory,
-    write_atomically,
-)
-from ._edits import Edit, Insert, Move, Remove, Replace
-from ._errors import DocumentError, ExpressionError
-from ._execution import Execution
-from ._expressions import Expression, Reference, find_expressions, is_expression, parse_expression, unescape
-from ._groups import flatten, group_of
-from ._instancing import expand_instances, instances_of
-from ._json import DECODER as JSON_DECODER
-from ._json import JSONSyntaxError
-from ._json import dumps as json_dumps
-from ._json import nests_within as json_nests_within
-from ._json import parse as json_parse
-from ._loop import Loop, LoopStatus, Tick, TurnRefused, TurnSource, load_turn
-from ._messages import (
+from .models._cassette import MODES, Cassette, cassette_path
+from .models._prompt import STRATEGIES, Prompt, call_prompt, context_messages, request_prompt
+from .models._provider import Completion, Endpoint, ModelError, Provider
+from .protocol._errors import DocumentError, ExpressionError
+from .protocol._expressions import Expression, Reference, find_expressions, is_expression, parse_expression, unescape
+from .protocol._groups import flatten, group_of
+from .protocol._messages import (
     AUDIT_KEYS,
     METHODS,
     MISSING,
@@ -61,22 +69,16 @@ from ._messages import (
     payload_of,
     text_of,
 )
-from ._methods import Conflict, deep_merge, write_at
-from ._outputs import error_message, fixed_clock, output_messages, utc_now
-from ._plan import Graph
-from ._prompt import STRATEGIES, Prompt, call_prompt, context_messages, request_prompt
-from ._provider import Completion, Endpoint, ModelError, Provider
-from ._readiness import is_approval
-from ._record import CallRecord, Entry, Record, digest, read_record
-from ._registry import ToolLoadError, load_tools
-from ._render import LLMMessage, render, render_text
-from ._request import ComposedTool, Request, compose_request
-from ._resolution import Diagnostic, Indices, Resolution
-from ._scopes import scoped_indices
-from ._state import CursorState, IdentityState
-from ._status import OPEN, SETTLED, CallState, Decision, Stale, Status, TickReport
-from ._tools import ToolDefinition, merged_tools, pending_calls, plan_mode, tool_definitions, unknown_references
-from ._turns import (
+from .protocol._methods import Conflict, deep_merge, write_at
+from .request._render import LLMMessage, render, render_text
+from .request._request import ComposedTool, Request, compose_request
+from .resolve._incremental._blame import Blame, BlameEntry
+from .resolve._resolution import Diagnostic, Indices, Resolution
+from .run._execution import Execution
+from .run._instancing import expand_instances, instances_of
+from .run._loop import Loop, LoopStatus, Tick, TurnRefused, TurnSource, load_turn
+from .run._readiness import is_approval
+from .run._turns import (
     Conclusion,
     TurnChange,
     as_turn,
@@ -89,8 +91,6 @@ from ._turns import (
     turn_problem,
     turn_problems,
 )
-from ._validate import json_path_parts
-from ._view import ContextView, Messages
 
 __all__ = [
     "AUDIT_KEYS",

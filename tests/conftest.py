@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -30,6 +31,25 @@ if os.environ.get("CONTEXTDECK_BLOCK_QT"):
     if any(name.split(".")[0] in _QT_MODULES for name in sys.modules):
         raise RuntimeError("Qt was imported before the block could be installed")
     sys.meta_path.insert(0, _BlockQt())
+
+
+# A quick loop while working: `HYPOTHESIS_PROFILE=dev make test-engine-headless` (or the same variable before
+# any pytest command) runs every property test with at most DEV_EXAMPLES examples, even those whose own
+# `@settings` ask for hundreds. Without the variable every test runs as many examples as it asks for.
+DEV_EXAMPLES = 10
+settings.register_profile("dev", max_examples=DEV_EXAMPLES, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under the dev profile, caps the examples of tests whose own settings ask for more."""
+    if os.environ.get("HYPOTHESIS_PROFILE") != "dev":
+        return
+    for item in items:
+        test = getattr(getattr(item, "obj", None), "__func__", getattr(item, "obj", None))
+        own = getattr(test, "_hypothesis_internal_use_settings", None)  # where @given keeps a test's settings
+        if own is not None and own.max_examples > DEV_EXAMPLES:
+            test._hypothesis_internal_use_settings = settings(own, max_examples=DEV_EXAMPLES)  # type: ignore[union-attr]
 
 
 @pytest.fixture

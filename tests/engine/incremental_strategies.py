@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from strategies import ref, wrap
 
 from contextdeck.engine import Insert, Move, Remove, Replace
-from contextdeck.engine._resolution import same_json
+from contextdeck.engine.resolve._resolution import same_json
 
 KINDS = ("s", "t")
 SEGMENTS = ("a", "b", "0", "1")

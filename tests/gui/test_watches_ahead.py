@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from contextdeck.engine import Context, Insert
-from contextdeck.engine._lanes import PathLog
+from contextdeck.engine.resolve._incremental._lanes import PathLog
 from contextdeck.gui._watches import PinnedWatch, WatchModel
 
 COUNT = 1200

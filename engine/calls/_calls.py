@@ -1,0 +1,264 @@
+"""What a call is before it runs (SPEC 6.1–6.3, 6.7): its tool, mode, reads, destinations and structural errors."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+import jsonschema
+from jsonschema.exceptions import SchemaError
+
+from ..document._context import Context
+from ..document._validate import json_path
+from ..protocol._errors import ExpressionError
+from ..protocol._expressions import Expression, Reference, find_expressions, is_expression, parse_expression, unescape
+from ..protocol._messages import METHODS
+from ._activities import Activities, Activity
+from ._scopes import call_scopes, scoped_messages
+from ._tools import ToolDefinition
+
+
+class Mode(StrEnum):
+    EXPLICIT = "explicit"  # an activity runs it
+    LATENT = "latent"  # its result is its `_output`, or one given from outside
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A problem of a call: `type` is a keyword (expression, parameters, outputPath, cycle, ...), `message`
+    says what and where; `where` is the JSON path in the call it is about ("$" for the whole call)."""
+
+    type: str
+    message: str
+    where: str = "$"
+
+
+@dataclass(frozen=True)
+class CallPlan:
+    """One call as analysed before running: `call` is as written (never modified)."""
+
+    index: int
+    call: Any
+    tool_name: str | None
+    tool: ToolDefinition | None
+    instance: str | None
+    mode: Mode
+    activity: Activity | None
+    output_path: str | None  # the call's own, or the tool's prescribed `const`
+    destinations: Expression | None
+    method: str
+    reads: tuple[Expression, ...]  # in parameters and `_output`; `_outputPath` is never a read
+    problems: tuple[Problem, ...]
+    prescribed: bool = False  # `output_path` is the tool's `const`, the call wrote none
+    scopes: tuple[str, ...] = ()  # the kinds it sees: the call's `_scopes`, or the tool's `const` (015)
+
+    @property
+    def writes(self) -> tuple[Reference, ...]:
+        return () if self.destinations is None else self.destinations.references
+
+    @property
+    def has_output(self) -> bool:
+        return isinstance(self.call, dict) and "_output" in self.call
+
+    @property
+    def label(self) -> str:
+        return f"call {self.index} ({self.tool_name or '?'})"
+
+
+def parameters_of(call: dict[str, Any]) -> dict[str, Any]:
+    """The parameters of a call: its keys that do not start with `_`."""
+    return {key: value for key, value in call.items() if not key.startswith("_")}
+
+
+def _reads(call: dict[str, Any]) -> tuple[list[Expression], list[Problem]]:
+    readable: dict[str, Any] = parameters_of(call)
+    if "_output" in call:
+        readable["_output"] = call["_output"]
+    found: list[Expression] = []
+    problems: list[Problem] = []
+    for where, text in find_expressions(readable):
+        try:
+            found.append(parse_expression(text))
+        except ExpressionError as error:
+            path = json_path(where)
+            problems.append(Problem("expression", f"{path}: {error.reason} at position {error.position}", path))
+    return found, problems
+
+
+def _output_path(call: dict[str, Any], tool: ToolDefinition | None) -> tuple[str | None, bool, list[Problem]]:
+    """The effective output path (SPEC 6.2), whether the tool prescribed it (`const`, the call wrote none),
+    and the problems of the call's own path checked against the tool's `_outputPath` schema."""
+    path = call.get("_outputPath")
+    properties = tool.schema.get("properties") if tool is not None else None
+    rule = properties.get("_outputPath") if isinstance(properties, dict) else None
+    if path is None:
+        if isinstance(rule, dict) and isinstance(rule.get("const"), str):
+            return rule["const"], True, []
+        return None, False, []
+    where = "$._outputPath"
+    if not isinstance(path, str):
+        return None, False, [Problem("outputPath", "_outputPath must be a string", where)]
+    if isinstance(rule, dict):
+        if "const" in rule and path != rule["const"]:
+            text = f"the tool prescribes _outputPath {rule['const']!r}, not {path!r}"
+            return None, False, [Problem("outputPath", text, where)]
+        try:
+            jsonschema.validators.validator_for(rule)(rule).validate(path)
+        except jsonschema.ValidationError as error:
+            text = f"_outputPath {path!r} is not allowed by the tool: {error.message}"
+            return None, False, [Problem("outputPath", text, where)]
+        except SchemaError as error:
+            return None, False, [Problem("outputPath", f"the tool's _outputPath schema is invalid: {error.message}",
+                                         where)]
+    return path, False, []
+
+
+def _mode(tool_name: str, tool: ToolDefinition | None, activities: Activities) -> tuple[Activity | None, list[Problem]]:
+    named = tool.schema.get("_activity") if tool is not None else None
+    if named == "":  # 003: an empty `_activity` is the latent fallback, stated outright
+        return None, []
+    if named is not None:
+        found = activities.get(named) if isinstance(named, str) else None
+        if found is None:
+            text = f"the tool names activity {named!r}, which is not loaded"
+            return None, [Problem("activity", text, "$._tool")]
+        return found, []
+    return activities.get(tool_name), []
+
+
+def plan_call(index: int, call: Any, tools: dict[str, ToolDefinition], activities: Activities) -> CallPlan:
+    """Everything about a call that can be known from the call and the tools alone, with its structural errors.
+
+    What the context adds (parameters resolved, readiness, cycles) is `analyse_call`'s (`_analysis`).
+    """
+    if not isinstance(call, dict) or not isinstance(call.get("_tool"), str) or not call["_tool"]:
+        problem = Problem("call", "a call must be an object with a non-empty string _tool", "$._tool")
+        name = call.get("_tool") if isinstance(call, dict) and isinstance(call.get("_tool"), str) else None
+        return CallPlan(index, call, name, None, None, Mode.LATENT, None, None, None, "set", (), (problem,))
+    name = call["_tool"]
+    tool = tools.get(name)
+    instance = None if call.get("_instance") is None else str(call["_instance"])
+    reads, problems = _reads(call)
+    activity, activity_problems = _mode(name, tool, activities)
+    problems += activity_problems
+    path, prescribed, path_problems = _output_path(call, tool)
+    problems += path_problems
+    destinations = None
+    if path is not None:
+        try:
+            destinations = parse_expression(path)
+        except ExpressionError as error:
+            text = f"$._outputPath: {error.reason} at position {error.position}"
+            problems.append(Problem("expression", text, "$._outputPath"))
+    method = call.get("_outputMethod", "set")
+    if method not in METHODS:
+        text = f"unknown _outputMethod {method!r}; expected one of {list(METHODS)}"
+        problems.append(Problem("outputMethod", text, "$._outputMethod"))
+        method = "set"
+    scopes, refusal = call_scopes(call, tool)
+    if refusal is not None:
+        problems.append(Problem("scopes", refusal, "$._scopes"))
+    mode = Mode.EXPLICIT if activity is not None else Mode.LATENT
+    return CallPlan(index, call, name, tool, instance, mode, activity, path, destinations, method,
+                    tuple(reads), tuple(problems), prescribed, scopes)
+
+
+def missing_reads(context: Context, plan: CallPlan, skip: frozenset[str] = frozenset()) -> tuple[str, ...]:
+    """The references the call waits for: for each read not found, the first missing reference of each alternative.
+
+    Reads that mention a reference in `skip` are not resolved (the caller already knows they wait).
+    """
+    missing: list[str] = []
+    for expression in plan.reads:
+        if skip and any(str(ref) in skip for ref in expression.references):
+            continue
+        resolution = context.resolve(expression, instance=plan.instance)
+        if not resolution.found:
+            missing.extend(path for path in resolution.missing if path not in missing)
+    return tuple(missing)
+
+
+def resolve_call(context: Context, plan: CallPlan, at: int | None = None) -> dict[str, Any]:
+    """The call with its parameters and `_output` resolved for its instance (a deep copy; `††` unescaped).
+
+    `at`: as of the first `at` messages (None: all of them).
+    """
+    call: dict[str, Any] = plan.call
+    return {key: _resolved(value, context, plan.instance, at) if not key.startswith("_") or key == "_output"
+            else copy.deepcopy(value) for key, value in call.items()}
+
+
+def _resolved(value: Any, context: Context, instance: str | None, at: int | None) -> Any:
+    # A function of the module, not a closure calling itself: that closure was a reference cycle holding the
+    # context, which outlived a replaced document when the window froze it (contextdeck/_runtime.py).
+    if isinstance(value, str):
+        if is_expression(value):
+            return copy.deepcopy(context.resolve(value, instance=instance, at=at).value)
+        return unescape(value)
+    if isinstance(value, dict):
+        return {key: _resolved(item, context, instance, at) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_resolved(item, context, instance, at) for item in value]
+    return value
+
+
+def _parameter_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The tool schema for parameters only: meta-properties (`_...`) are not parameters."""
+    result = {key: value for key, value in schema.items() if not key.startswith("_")}
+    properties = schema.get("properties")
+    if isinstance(properties, dict):
+        result["properties"] = {k: v for k, v in properties.items() if not k.startswith("_")}
+    required = schema.get("required")
+    if isinstance(required, list):
+        result["required"] = [name for name in required if not (isinstance(name, str) and name.startswith("_"))]
+    return result
+
+
+def _tool_schema_problem(plan: CallPlan) -> Problem | None:
+    assert plan.tool is not None
+    try:
+        jsonschema.validators.validator_for(plan.tool.schema).check_schema(_parameter_schema(plan.tool.schema))
+    except SchemaError as error:
+        return Problem("parameters", f"the schema of tool {plan.tool_name!r} is invalid: {error.message}")
+    return None
+
+
+def parameter_problems(plan: CallPlan, parameters: dict[str, Any], unresolved: frozenset[str] = frozenset()
+                       ) -> list[Problem]:
+    """Each way the parameters break the tool's JSON Schema (SPEC 6.1), where it is; a parameter named in
+    `unresolved` is not judged yet (not even as missing when required). An invalid tool schema is one problem."""
+    if plan.tool is None:
+        return []
+    broken = _tool_schema_problem(plan)
+    if broken is not None:
+        return [broken]
+    schema = _parameter_schema(plan.tool.schema)
+    problems = []
+    for error in sorted(jsonschema.validators.validator_for(schema)(schema).iter_errors(parameters),
+                        key=lambda e: list(e.path)):
+        if error.validator == "required" and any(error.message.startswith(repr(name)) for name in unresolved):
+            continue
+        where = json_path(error.absolute_path)
+        problems.append(Problem("parameters", f"{where}: {error.message}", where))
+    return problems
+
+
+def check_parameters(plan: CallPlan, resolved: dict[str, Any]) -> Problem | None:
+    """Validate the resolved parameters against the tool's JSON Schema (SPEC 6.1); None when valid or no tool."""
+    if plan.tool is None:
+        return None
+    broken = _tool_schema_problem(plan)
+    if broken is not None:
+        return broken
+    problems = parameter_problems(plan, parameters_of(resolved))
+    if not problems:
+        return None
+    text = "; ".join(problem.message for problem in problems)
+    return Problem("parameters", f"invalid parameters for {plan.tool_name!r}: {text}")
+
+
+def scoped_context(context: Context, plan: CallPlan) -> list[dict[str, Any]]:
+    """The messages the call's scopes allow (SPEC 6.4, 015): data of those kinds, global or of its instance."""
+    return scoped_messages(context, plan.scopes, plan.instance)

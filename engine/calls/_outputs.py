@@ -1,0 +1,176 @@
+"""The messages a call leaves behind (SPEC 6.5, 6.7): outputs with audit metadata, and error messages."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Callable
+from typing import Any
+
+from attrs import frozen
+
+from ..protocol._expressions import Reference
+from ..protocol._messages import MISSING, RECORD_TYPE, get_path, kind_of, payload_of
+from ._calls import CallPlan, Mode
+
+Clock = Callable[[], str]
+Message = dict[str, Any]
+
+
+@frozen
+class OutputError(Exception):
+    """A result that cannot be written (not JSON, or a returned message that fits no destination)."""
+
+    reason: str
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+def utc_now() -> str:
+    """The default clock: ISO 8601 UTC to the second, as the seeds write `_date`."""
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def fixed_clock(moment: str) -> Clock:
+    """A clock that always answers `moment` (normalised to UTC `...Z`), so runs can be reproduced."""
+    parsed = dt.datetime.fromisoformat(moment.replace("Z", "+00:00"))
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=dt.UTC)
+    parsed = parsed.astimezone(dt.UTC)
+    text = parsed.strftime("%Y-%m-%dT%H:%M:%S") + (f".{parsed.microsecond:06d}" if parsed.microsecond else "") + "Z"
+    return lambda: text
+
+
+def check_json(value: Any, where: str = "$") -> None:
+    """Raise `OutputError` unless `value` is plain JSON (what a document can hold)."""
+    if value is None or isinstance(value, str | bool | int):
+        return
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise OutputError(f"{where}: {value} is not a JSON number")
+        return
+    if isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            check_json(item, f"{where}[{index}]")
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise OutputError(f"{where}: key {key!r} is not a string")
+            check_json(item, f"{where}.{key}")
+        return
+    raise OutputError(f"{where}: a {type(value).__name__} is not JSON")
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple | list):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    return value
+
+
+def wrap(path: tuple[str, ...], value: Any) -> Any:
+    """`value` wrapped in objects along `path`: ("user", "status") -> {"user": {"status": value}}."""
+    for segment in reversed(path):
+        value = {segment: value}
+    return value
+
+
+def is_message(result: Any) -> bool:
+    """An activity's result that is a data message (a dict with a string `type`) is appended as it is."""
+    return isinstance(result, dict) and isinstance(result.get("type"), str)
+
+
+def _audit(plan: CallPlan, destination: Reference | None, clock: Clock, run: Message | None) -> Message:
+    audit: Message = {}
+    if plan.instance is not None:
+        audit["_instance"] = plan.call["_instance"]
+    audit["_call"] = plan.call
+    audit["_date"] = clock()
+    if plan.method != "set":
+        audit["_outputMethod"] = plan.method
+    if destination is not None:
+        audit["_outputPath"] = str(destination)
+    if run is not None:
+        audit["_run"] = run
+    return audit
+
+
+def output_messages(plan: CallPlan, result: Any, clock: Clock, run: Message | None = None, *,
+                    alternative: int = 0) -> list[Message]:
+    """The messages that write `result` to the call's destinations (SPEC 6.5); `run` is their `_run` audit.
+
+    `a || b`: a plain value goes to `a`, unless `alternative` picks another (a model may choose).
+    """
+    if plan.destinations is None:
+        return []
+    check_json(result, "result")
+    if plan.mode is Mode.EXPLICIT and is_message(result):  # a latent `_output` is always a plain value
+        return [_adopt(plan, _plain(result), clock, run)]
+    alternatives = plan.destinations.alternatives
+    if not 0 <= alternative < len(alternatives):
+        raise OutputError(f"there is no alternative {alternative} in {plan.output_path!r}")
+    return _written(plan, alternatives[alternative], result, clock, run)
+
+
+def _written(plan: CallPlan, alternative: tuple[Reference, ...], value: Any, clock: Clock,
+             run: Message | None) -> list[Message]:
+    value = _plain(value)
+    return [
+        {"type": "data", "kind": ref.kind, "data": wrap(ref.path, value), **_audit(plan, ref, clock, run)}
+        for ref in alternative  # `a && b`: the same value to each
+    ]
+
+
+def failure_messages(plan: CallPlan, error: dict[str, str], clock: Clock, run: Message | None = None) -> list[Message]:
+    """A run-time failure written to the call's last branch of `a || b` (012: the engine fills †state.error).
+
+    Empty when the output path has no second branch: the failure is then an error message (SPEC 6.7).
+    The `_run` audit names the error, so the record knows the call failed.
+    """
+    if plan.destinations is None or len(plan.destinations.alternatives) < 2:
+        return []
+    run = {**(run or {}), "error": error}
+    return _written(plan, plan.destinations.alternatives[-1], error, clock, run)
+
+
+def run_record_message(call: Any, clock: Clock, run: Message) -> Message:
+    """What a call that ran and writes nothing leaves (a latent thought, a fire-and-forget start): audit only."""
+    return {"type": RECORD_TYPE, "_call": call, "_date": clock(), "_run": run}
+
+
+def _adopt(plan: CallPlan, message: Message, clock: Clock, run: Message | None) -> Message:
+    """A data message an activity returned: its destination is the first one it fills; audit keys added if missing."""
+    kind = kind_of(message)
+    if kind is None or message.get("type") == "error":
+        raise OutputError(f"the returned message of type {message.get('type')!r} is not a data message")
+    assert plan.destinations is not None
+    payload = payload_of(message)
+    chosen = message.get("_outputPath")
+    if chosen is None:
+        fitting = [ref for ref in plan.destinations.references
+                   if ref.kind == kind and get_path(payload, ref.path) is not MISSING]
+        if not fitting:
+            raise OutputError(
+                f"the returned ¶{kind} message fills none of the destinations {plan.output_path!r}")
+        chosen = str(fitting[0])
+    adopted = dict(message)
+    for key, value in _audit(plan, None, clock, run).items():
+        adopted.setdefault(key, value)
+    adopted.setdefault("_outputPath", chosen)
+    return adopted
+
+
+def error_message(call: Any, error_type: str, text: str, clock: Clock, run: Message | None = None,
+                  details: Message | None = None) -> Message:
+    """`{"type":"error","data":{"call":…,"error":{"type":…,"message":…}},"_date":…}` (SPEC 6.7), with `_run`.
+
+    `details` add keys to the error (a model's raw `reply` when its answer did not validate).
+    """
+    error = {"type": error_type, "message": text, **(details or {})}
+    message: Message = {"type": "error", "data": {"call": call, "error": error}, "_date": clock()}
+    if run is not None:
+        message["_run"] = run
+    return message

@@ -1,0 +1,113 @@
+"""The plan as a graph (SPEC 6.9): who feeds whom, and cycles. Plan entries and groups: `_groups`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..protocol._expressions import Reference
+from ._calls import CallPlan
+
+
+def _overlaps(a: Reference, b: Reference) -> bool:
+    """Same kind, and one path is the other's parent, child or itself."""
+    if a.kind != b.kind:
+        return False
+    short, long = (a.path, b.path) if len(a.path) <= len(b.path) else (b.path, a.path)
+    return long[: len(short)] == short
+
+
+def feeds(writer: CallPlan, reader: CallPlan) -> tuple[str, ...]:
+    """The reads of `reader` that `writer` may write (an instanced writer feeds only its own instance)."""
+    if writer.index == reader.index or writer.instance not in (None, reader.instance):
+        return ()
+    hit = [str(ref) for expr in reader.reads for ref in expr.references
+           if any(_overlaps(ref, destination) for destination in writer.writes)]
+    return tuple(dict.fromkeys(hit))
+
+
+def reads_own_writes(plan: CallPlan) -> bool:
+    """Whether a call reads what it writes (a counter): it reads the value from before its own write."""
+    return any(_overlaps(ref, destination) for expr in plan.reads for ref in expr.references
+               for destination in plan.writes)
+
+
+@dataclass(frozen=True)
+class Graph:
+    """`feeders[i]` maps each call that feeds call i to the paths of i it may write."""
+
+    feeders: dict[int, dict[int, tuple[str, ...]]]
+
+    @classmethod
+    def of(cls, plans: list[CallPlan]) -> Graph:
+        # Index destinations by (kind, first segment) so each read meets only writers that may overlap it.
+        by_head: dict[tuple[str, str | None], set[int]] = {}
+        for writer in plans:
+            for ref in writer.writes:
+                by_head.setdefault((ref.kind, ref.path[0] if ref.path else None), set()).add(writer.index)
+        heads_of_kind: dict[str, set[int]] = {}
+        for (kind, _), writers in by_head.items():
+            heads_of_kind.setdefault(kind, set()).update(writers)
+        feeders: dict[int, dict[int, tuple[str, ...]]] = {plan.index: {} for plan in plans}
+        for reader in plans:
+            candidates: set[int] = set()
+            for expression in reader.reads:
+                for ref in expression.references:
+                    if not ref.path:
+                        candidates |= heads_of_kind.get(ref.kind, set())
+                    else:
+                        candidates |= by_head.get((ref.kind, ref.path[0]), set())
+                        candidates |= by_head.get((ref.kind, None), set())
+            for index in sorted(candidates):
+                paths = feeds(plans[index], reader)
+                if paths:
+                    feeders[reader.index][index] = paths
+        return cls(feeders)
+
+    def cycles(self) -> list[tuple[int, ...]]:
+        """The strongly connected groups of two or more calls (Tarjan, iterative: long chains are fine)."""
+        order: dict[int, int] = {}
+        low: dict[int, int] = {}
+        stack: list[int] = []
+        on_stack: set[int] = set()
+        found: list[tuple[int, ...]] = []
+        for root in sorted(self.feeders):
+            if root in order:
+                continue
+            work = [(root, iter(self.feeders[root]))]
+            order[root] = low[root] = len(order)
+            stack.append(root)
+            on_stack.add(root)
+            while work:
+                node, edges = work[-1]
+                nxt = next(edges, None)
+                if nxt is not None:
+                    if nxt not in order:
+                        order[nxt] = low[nxt] = len(order)
+                        stack.append(nxt)
+                        on_stack.add(nxt)
+                        work.append((nxt, iter(self.feeders[nxt])))
+                    elif nxt in on_stack:
+                        low[node] = min(low[node], order[nxt])
+                    continue
+                work.pop()
+                if work:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[node])
+                if low[node] == order[node]:
+                    component = []
+                    while True:
+                        top = stack.pop()
+                        on_stack.discard(top)
+                        component.append(top)
+                        if top == node:
+                            break
+                    if len(component) > 1:
+                        found.append(tuple(sorted(component)))
+        return sorted(found)
+
+    def describe_cycle(self, cycle: tuple[int, ...], plans: list[CallPlan]) -> str:
+        members = set(cycle)
+        links = [f"call {writer} feeds call {reader} through {', '.join(paths)}"
+                 for reader in cycle for writer, paths in sorted(self.feeders[reader].items()) if writer in members]
+        names = ", ".join(f"{i} ({plans[i].tool_name or '?'})" for i in cycle)
+        return f"calls {names} form a cycle: " + "; ".join(links)

@@ -1,0 +1,241 @@
+"""The run record: which calls of a plan have run, and how, read from the context itself (docs/format.md §9).
+
+Every output, error and run-record message a call leaves carries its audit metadata (`_call`, and `_run`
+with the call's position in the plan). Nothing else remembers what ran: reopening a document, running it
+twice, undoing a step or redoing it all read this record, so it cannot drift from the document.
+
+A record belongs to the last plan message before it (all records count when the context has none), and
+to the call of that plan that it names: the call as written (`_run.planned` when an approval edited it,
+else `_call`, or `data.call` in an error message), the position `_run.call` telling identical calls apart.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..document._view import Messages
+from ..protocol._messages import Form, kind_of, payload_of
+from ._tools import form_indices
+
+RUN_KEY = "_run"  # the audit object: call position, start, duration, inputs, traceback (see docs/format.md)
+INPUTS_LIMIT = 65_536  # resolved inputs larger than this (as JSON) are kept as their digest only
+
+
+def canonical(value: Any) -> str:
+    """One text per JSON value (keys sorted), so equal calls and inputs compare equal."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def digest(value: Any) -> str:
+    return "sha256:" + hashlib.sha256(canonical(value).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def inputs_audit(inputs: dict[str, Any]) -> dict[str, Any]:
+    """The `_run` keys for a call's resolved inputs: the digest always, the values when they are small."""
+    text = canonical(inputs)
+    audit: dict[str, Any] = {"digest": "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()}
+    if len(text) <= INPUTS_LIMIT:
+        audit["inputs"] = inputs
+    return audit
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One message of the record: where it is, the call it names, and what it says."""
+
+    position: int
+    message_id: int
+    call: Any  # the call it names, as written in the plan
+    hint: int | None  # `_run.call`: the call's position in the plan when it ran
+    path: str | None  # `_outputPath` (legacy assignment of identical calls)
+    error: dict[str, Any] | None  # the error of an error message
+    audit: dict[str, Any]  # the `_run` object ({} for a message written before it existed)
+    ran: bool  # a run record: the call ran and had nowhere to write
+    output: bool  # an output message (a failure written to an error branch is one too)
+
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """What the context says about one call: its record messages, the last run's outcome."""
+
+    entries: tuple[Entry, ...]
+    edited: bool = False  # the call as written has changed since it ran (matched by position and tool)
+
+    @property
+    def last(self) -> tuple[Entry, ...]:
+        """The messages of the latest run (an `a && b` output writes two)."""
+        tail = [self.entries[-1]]
+        for entry in reversed(self.entries[:-1]):  # one run's messages are appended one after another
+            if entry.position != tail[-1].position - 1:
+                break
+            tail.append(entry)
+        return tuple(reversed(tail))
+
+    @property
+    def error(self) -> dict[str, Any] | None:
+        return next((entry.error for entry in reversed(self.last) if entry.error is not None), None)
+
+    @property
+    def audit(self) -> dict[str, Any]:
+        """The `_run` audit of the latest run (merged over its messages)."""
+        merged: dict[str, Any] = {}
+        for entry in self.last:
+            merged.update(entry.audit)
+        return merged
+
+    @property
+    def outputs(self) -> tuple[int, ...]:
+        return tuple(entry.message_id for entry in self.last if entry.output)
+
+
+@dataclass(frozen=True)
+class Record:
+    """The run record of a plan: `calls[i]` for each call with at least one record message."""
+
+    since: int  # records before this position belong to an earlier plan
+    calls: dict[int, CallRecord] = field(default_factory=dict)
+
+    def of(self, index: int) -> CallRecord | None:
+        return self.calls.get(index)
+
+
+def _entry(context: Messages, position: int) -> Entry | None:
+    info = context.info(position)
+    if info.form not in (Form.DATA, Form.RECORD):
+        return None
+    message = context[position]
+    audit = message.get(RUN_KEY)
+    audit = audit if isinstance(audit, dict) else {}
+    hint = audit.get("call") if isinstance(audit.get("call"), int) and not isinstance(audit.get("call"), bool) else None
+    error = None
+    output = False
+    if info.form is Form.RECORD:
+        written = message.get("_call")
+    elif kind_of(message) == "error" and "_call" not in message:
+        payload = payload_of(message)
+        if not (isinstance(payload, dict) and isinstance(payload.get("error"), dict) and "call" in payload):
+            return None
+        written, error = payload["call"], payload["error"]
+    else:
+        written = message.get("_call")
+        output = True
+        if isinstance(audit.get("error"), dict):  # a failure written to the call's error branch (012)
+            error = audit["error"]
+    if not isinstance(written, dict) and "planned" not in audit:
+        return None
+    planned = audit.get("planned", written)
+    path = message.get("_outputPath")
+    return Entry(position, message_id(context, position), planned, hint, path if isinstance(path, str) else None,
+                 error, audit, info.form is Form.RECORD, output)
+
+
+def message_id(context: Messages, position: int) -> int:
+    """The stable id of a message of a live context; a read-only view has none, so its position stands in."""
+    id_at = getattr(context, "id_at", None)
+    return id_at(position) if id_at is not None else position
+
+
+def read_record(
+    context: Messages, calls: list[Any], plan_index: int | None, ignore: frozenset[int] = frozenset()
+) -> Record:
+    """The record of `calls` in `context`: the record messages after the plan message, matched to their calls.
+
+    `ignore` holds message ids left out (the earlier runs of a call asked to run again).
+    """
+    since = _since(context, plan_index)
+    by_text: dict[str, list[int]] = {}
+    by_loose: dict[str, list[int]] = {}
+    for index, call in enumerate(calls):
+        try:
+            by_text.setdefault(canonical(call), []).append(index)
+            by_loose.setdefault(canonical(_without_result(call)), []).append(index)
+        except (TypeError, ValueError):
+            continue
+    entries: list[Entry] = []
+    for position in range(since, len(context)):
+        entry = _entry(context, position)
+        if entry is not None and entry.message_id not in ignore:
+            entries.append(entry)
+    assigned: dict[int, list[Entry]] = {}
+    unmatched: list[Entry] = []
+    hinted: dict[str, list[Entry]] = {}
+    legacy: dict[str, list[Entry]] = {}
+    loose_legacy: dict[str, list[Entry]] = {}
+    for entry in entries:
+        try:
+            text = canonical(entry.call)
+        except (TypeError, ValueError):
+            continue
+        if text not in by_text:
+            loose = canonical(_without_result(entry.call))
+            if entry.hint is None and loose in by_loose:  # written elsewhere, with the latent result in `_call`
+                loose_legacy.setdefault(loose, []).append(entry)
+            else:
+                unmatched.append(entry)
+        elif entry.hint is not None:
+            hinted.setdefault(text, []).append(entry)
+        else:
+            legacy.setdefault(text, []).append(entry)
+    for text, group in hinted.items():
+        _assign_hinted(by_text[text], group, assigned)
+    for text, group in legacy.items():
+        _assign_legacy(by_text[text], group, assigned)
+    for text, group in loose_legacy.items():
+        _assign_legacy(by_loose[text], group, assigned)
+    edited: set[int] = set()
+    for entry in unmatched:  # the call was edited after it ran: the same position, the same tool
+        at = entry.hint
+        if at is None or not 0 <= at < len(calls) or _tool(entry.call) is None:
+            continue
+        if _tool(calls[at]) != _tool(entry.call) or (at in assigned and at not in edited):
+            continue
+        assigned.setdefault(at, []).append(entry)
+        edited.add(at)
+    return Record(since, {
+        index: CallRecord(tuple(sorted(found, key=lambda e: e.position)), index in edited)
+        for index, found in assigned.items()
+    })
+
+
+def _since(context: Messages, plan_index: int | None) -> int:
+    if plan_index is not None:
+        return plan_index + 1
+    plans = form_indices(context, Form.PLAN, len(context))
+    return plans[-1] + 1 if plans else 0
+
+
+def _without_result(call: Any) -> Any:
+    """A call without its latent result: documents written by other tools put the `_output` a latent call
+    received into its `_call`, which the plan's call does not have."""
+    return {key: value for key, value in call.items() if key != "_output"} if isinstance(call, dict) else call
+
+
+def _tool(call: Any) -> Any:
+    return call.get("_tool") if isinstance(call, dict) else None
+
+
+def _assign_hinted(candidates: list[int], group: list[Entry], assigned: dict[int, list[Entry]]) -> None:
+    """Identical calls told apart by position: exact when the plan did not move, else by rank."""
+    hints = sorted({entry.hint for entry in group if entry.hint is not None})
+    if all(hint in candidates for hint in hints):
+        target = {hint: hint for hint in hints}
+    else:  # calls were inserted or removed around them: the k-th recorded one is the k-th identical call
+        target = {hint: candidates[min(rank, len(candidates) - 1)] for rank, hint in enumerate(hints)}
+    for entry in group:
+        assert entry.hint is not None
+        assigned.setdefault(target[entry.hint], []).append(entry)
+
+
+def _assign_legacy(candidates: list[int], group: list[Entry], assigned: dict[int, list[Entry]]) -> None:
+    """Messages written before `_run`: the first identical call that has no record at that path yet."""
+    for entry in group:
+        chosen = candidates[-1]
+        for index in candidates:
+            if all(other.path != entry.path for other in assigned.get(index, [])):
+                chosen = index
+                break
+        assigned.setdefault(chosen, []).append(entry)

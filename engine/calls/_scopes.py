@@ -1,0 +1,59 @@
+"""Scopes (015): which parent messages a call may see, as the call asks and its tool allows.
+
+A tool's `properties._scopes` is a JSON Schema over the call's `_scopes`: a `const` *provisions* the
+scopes (a call without `_scopes` gets them; one asking for others is refused), any other schema
+*limits* what a call may request (an `enum` of kinds, say). A scope is a kind: `"state"`, `"input"`.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import jsonschema
+from jsonschema.exceptions import SchemaError
+
+from ..document._view import Messages
+from ..protocol._messages import Form
+from ._tools import ToolDefinition
+
+
+def _rule(tool: ToolDefinition | None) -> Any:
+    properties = tool.schema.get("properties") if tool is not None else None
+    return properties.get("_scopes") if isinstance(properties, dict) else None
+
+
+def call_scopes(call: dict[str, Any], tool: ToolDefinition | None) -> tuple[tuple[str, ...], str | None]:
+    """The kinds a call sees, and the reason it may not ask for them (None when allowed)."""
+    asked = call.get("_scopes")
+    rule = _rule(tool)
+    if asked is None:
+        provisioned = rule.get("const") if isinstance(rule, dict) else None
+        asked = provisioned if provisioned is not None else []
+    if not (isinstance(asked, list) and all(isinstance(kind, str) for kind in asked)):
+        return (), "_scopes must be a list of kinds"
+    if isinstance(rule, dict):
+        if "const" in rule and asked != rule["const"]:
+            return (), f"the tool provisions _scopes {rule['const']!r}; the call asks for {asked!r}"
+        try:
+            jsonschema.validators.validator_for(rule)(rule).validate(asked)
+        except jsonschema.ValidationError as error:
+            return (), f"_scopes {asked!r} is not allowed by the tool: {error.message}"
+        except SchemaError as error:
+            return (), f"the tool's _scopes schema is invalid: {error.message}"
+    return tuple(dict.fromkeys(asked)), None
+
+
+def scoped_indices(context: Messages, kinds: tuple[str, ...], instance: str | None) -> list[int]:
+    """The data messages of those kinds, global or of `instance` (015: instance-aware), by index."""
+    if not kinds:
+        return []
+    wanted = set(kinds)
+    return [index for index in range(len(context))
+            if (info := context.info(index)).form is Form.DATA and info.kind in wanted
+            and info.instance in (None, instance)]
+
+
+def scoped_messages(context: Messages, kinds: tuple[str, ...], instance: str | None) -> list[dict[str, Any]]:
+    """Copies of the messages `scoped_indices` names: what the call's activity receives."""
+    return [copy.deepcopy(context[index]) for index in scoped_indices(context, kinds, instance)]

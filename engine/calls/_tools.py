@@ -1,0 +1,113 @@
+"""Tool definitions from tool messages (SPEC 2, 6.1) and registry references (012): the latest of a name wins."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..document._catalogue import catalogue_of
+from ..document._context import Context
+from ..document._view import Messages
+from ..protocol._messages import Form
+from ..resolve._resolution import Diagnostic
+from ._registry import const_name, named_schemas, reference_name
+
+
+@dataclass(frozen=True)
+class ToolDefinition:
+    """A tool's name, its JSON Schema, and the message that defined it (None when from code)."""
+
+    name: str
+    schema: dict[str, Any]
+    message_index: int | None = None
+
+
+def tools_in(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The (name, schema) pairs one tool message defines (a reference by name defines none itself)."""
+    body = message.get("tool")
+    if body is None:
+        name = const_name(message)
+        return [(name, message)] if name is not None else []
+    return named_schemas(body)
+
+
+def references_in(message: dict[str, Any]) -> list[str]:
+    """The registry names a tool message refers to (012): `"tool": "Tool.x"` or a list of such strings."""
+    body = message.get("tool")
+    names = [body] if isinstance(body, str) else body if isinstance(body, list) else []
+    return [reference_name(name) for name in names if isinstance(name, str)]
+
+
+def tool_definitions(
+    context: Messages, at: int | None = None, registry: Mapping[str, dict[str, Any]] | None = None
+) -> dict[str, ToolDefinition]:
+    """Every tool the context defines or names from `registry`, as of the first `at` messages; later wins."""
+    limit = len(context) if at is None else max(0, min(at, len(context)))
+    found: dict[str, ToolDefinition] = {}
+    for index in form_indices(context, Form.TOOL, limit):
+        message = context[index]
+        for name in references_in(message):
+            if registry is not None and name in registry:
+                found[name] = ToolDefinition(name, registry[name], index)
+        for name, schema in tools_in(message):
+            found[name] = ToolDefinition(name, schema, index)
+    return found
+
+
+def form_indices(context: Messages, form: Form, limit: int) -> list[int]:
+    """The messages of `form` among the first `limit`: a context keeps a catalogue, a view is scanned."""
+    if isinstance(context, Context):
+        return list(catalogue_of(context).indices(form, limit))
+    return [index for index in range(limit) if context.info(index).form is form]
+
+
+def unknown_references(
+    context: Messages, registry: Mapping[str, dict[str, Any]] | None, at: int | None = None
+) -> list[Diagnostic]:
+    """A tool message naming what the registry does not hold is a problem, never silently dropped."""
+    limit = len(context) if at is None else max(0, min(at, len(context)))
+    problems: list[Diagnostic] = []
+    for index in form_indices(context, Form.TOOL, limit):
+        message = context[index]
+        if not isinstance(message.get("tool"), str | list | dict | None):
+            problems.append(Diagnostic(index, "tool", "expected a schema, {name: schema}, a list, "
+                                                       "or a registry name such as \"Tool.name\""))
+        for name in references_in(message):
+            if registry is None or name not in registry:
+                where = "no tool registry is loaded" if not registry else "the tool registry has no such tool"
+                problems.append(Diagnostic(index, "tool", f"unknown tool {name!r}: {where}"))
+    return problems
+
+
+def pending_calls(context: Messages, solution: Any = None) -> tuple[list[Any], int | None]:
+    """The calls to run: the solution's `calls`, else the last plan message's (with its index).
+
+    A solution that is an array is its calls (202: a Vessel's solution is the calls it chose).
+    """
+    if isinstance(solution, list):
+        return list(solution), None
+    if isinstance(solution, dict) and isinstance(solution.get("calls"), list):
+        return list(solution["calls"]), None
+    plans = form_indices(context, Form.PLAN, len(context))
+    if not plans:
+        return [], None
+    plan = context[plans[-1]].get("plan")
+    return (list(plan) if isinstance(plan, list) else []), plans[-1]
+
+
+def plan_mode(context: Messages) -> str:
+    """The mode of the last plan message (012): "eager" (the default) or "lazy" (plan only, wait to run)."""
+    for index in range(len(context) - 1, -1, -1):
+        if context.info(index).form is Form.PLAN:
+            return "lazy" if context[index].get("mode") == "lazy" else "eager"
+    return "eager"
+
+
+def merged_tools(
+    context: Messages, code_tools: dict[str, dict[str, Any]] | None = None, at: int | None = None
+) -> dict[str, ToolDefinition]:
+    """Tools registered in code, then the context's tool messages over them (the context is later: it wins)."""
+    found = {name: ToolDefinition(name, schema, None) for name, schema in (code_tools or {}).items()}
+    found.update(tool_definitions(context, at, code_tools))
+    return found

@@ -1,0 +1,167 @@
+"""Checks of plan calls against what the context defines: a tool nothing defines, a `†` reference to a kind or
+path nothing writes (both for `validate`), and for the editor's plan form also what the tool's schema or `run`
+refuses (the engine's own `plan_call` and `parameter_problems`, so the form and `run` never disagree).
+
+"Written" is static: a kind is known when a data message has it or a call's `_outputPath` names it; a path is
+known when a message's payload holds it, the kind's schema declares it (`properties`), or an output path
+writes it. Below a place whose shape is open — a value that is not an object (`null` may become anything), an
+object schema without `properties`, an output path's destination — every path is accepted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..calls._activities import Activities
+from ..calls._calls import parameter_problems, parameters_of, plan_call
+from ..calls._tools import ToolDefinition, tool_definitions
+from ..document._validate import json_path
+from ..document._view import Messages
+from ..protocol._errors import ExpressionError
+from ..protocol._expressions import find_expressions, is_expression, parse_expression
+from ..protocol._groups import flatten
+from ..protocol._messages import Form, payload_of
+from ..resolve._resolution import Diagnostic
+
+# A node of the tree of written paths: segment → node; None is open (every path below is accepted).
+Node = dict[str, "Node | None"]
+
+
+@dataclass(frozen=True)
+class CallProblem:
+    """A problem of call number `call` (as the executor numbers them) at `field` (a JSON path, `$` the call)."""
+
+    call: int
+    field: str
+    reason: str
+
+
+def _merge(node: Node | None, other: Node | None) -> Node | None:
+    if node is None or other is None:
+        return None
+    merged = dict(node)
+    for key, child in other.items():
+        merged[key] = _merge(merged[key], child) if key in merged else child
+    return merged
+
+
+def _of_value(value: Any) -> Node | None:
+    if not isinstance(value, dict):
+        return None
+    return {key: _of_value(item) for key, item in value.items()}
+
+
+def _of_schema(schema: Any) -> Node | None:
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(properties, dict) or not properties:
+        return None
+    return {key: _of_schema(item) for key, item in properties.items()}
+
+
+def _of_path(path: tuple[str, ...]) -> Node | None:
+    node: Node | None = None
+    for segment in reversed(path):
+        node = {segment: node}
+    return node
+
+
+def _destinations(calls: list[Any]) -> Iterator[tuple[str, tuple[str, ...]]]:
+    for call in flatten(calls)[0]:
+        destination = call.get("_outputPath") if isinstance(call, dict) else None
+        if isinstance(destination, str):
+            try:
+                references = parse_expression(destination).references
+            except ExpressionError:
+                continue
+            yield from ((reference.kind, reference.path) for reference in references)
+
+
+def written_paths(context: Messages) -> dict[str, Node | None]:
+    """Per kind, the tree of paths something writes (see the module's docstring)."""
+    kinds: dict[str, Node | None] = {}
+
+    def add(kind: str, node: Node | None) -> None:
+        kinds[kind] = _merge(kinds[kind], node) if kind in kinds else node
+
+    for index in range(len(context)):
+        info, message = context.info(index), context[index]
+        if info.kind is not None:
+            add(info.kind, _of_value(payload_of(message)))
+            if "schema" in message:
+                add(info.kind, _of_schema(message["schema"]))
+        elif info.form is Form.PLAN and isinstance(message.get("plan"), list):
+            for kind, path in _destinations(message["plan"]):
+                add(kind, _of_path(path))
+    return kinds
+
+
+def reference_problem(written: Mapping[str, Node | None], text: str) -> str | None:
+    """Why expression `text` reads something nothing writes (its first such reference), or None."""
+    try:
+        references = parse_expression(text).references
+    except ExpressionError:
+        return None  # malformed expressions are validate's own check
+    for reference in references:
+        if reference.kind not in written:
+            return f"unknown kind ¶{reference.kind}: no message or output path writes it"
+        node = written[reference.kind]
+        for depth, segment in enumerate(reference.path):
+            if node is None:
+                break
+            if segment not in node:
+                where = "†" + ".".join((reference.kind, *reference.path[: depth + 1]))
+                return f"nothing writes {where}"
+            node = node[segment]
+    return None
+
+
+def _refusals(number: int, call: dict[str, Any], tools: Mapping[str, ToolDefinition]) -> Iterator[CallProblem]:
+    """What `run` would refuse in this call before starting it: the call's own structural problems (output
+    path against the tool's const or pattern, methods, scopes) and parameters the tool's schema refuses. A
+    `†` parameter is not judged (its value is known only at run time), not even as a missing required one."""
+    plan = plan_call(number, call, dict(tools), Activities())
+    unresolved = frozenset(name for name, value in parameters_of(call).items() if is_expression(value))
+    for problem in (*plan.problems, *parameter_problems(plan, parameters_of(call), unresolved)):
+        if problem.type != "activity":  # which activities are loaded is not known while authoring
+            yield CallProblem(number, problem.where, problem.message.removeprefix(f"{problem.where}: "))
+
+
+def call_problems(calls: list[Any], tools: Mapping[str, ToolDefinition], written: Mapping[str, Node | None],
+                  *, refusals: bool = True) -> list[CallProblem]:
+    """For each call of a plan: an unknown tool, references nothing writes and (with `refusals`) what the
+    tool's schema or `run` refuses."""
+    problems: list[CallProblem] = []
+    for number, call in enumerate(flatten(calls)[0]):
+        if not isinstance(call, dict):
+            continue
+        name = call.get("_tool")
+        if isinstance(name, str) and name not in tools:
+            unknown = f"unknown tool {name!r}: no tool message defines it (it would run latent)"
+            problems.append(CallProblem(number, "$._tool", unknown))
+        elif refusals:
+            problems.extend(_refusals(number, call, tools))
+        for path, text in find_expressions(call):
+            if path == ("_outputPath",):
+                continue  # a destination: writing it is what makes it exist
+            reason = reference_problem(written, text)
+            if reason is not None:
+                problems.append(CallProblem(number, json_path(path), reason))
+    return problems
+
+
+def plan_problems(context: Messages) -> list[Diagnostic]:
+    """Unknown tools and references nothing writes in every plan message, as warnings (for `validate`, whose
+    run checks judge the parameters of the pending calls). Warnings: SPEC 6.7 runs a call to a tool nothing
+    defines as latent, and a path may be written by what the LLM or a person types; both are usually typos."""
+    written = written_paths(context)
+    tools = tool_definitions(context)
+    problems: list[Diagnostic] = []
+    for index in range(len(context)):
+        plan = context[index].get("plan") if context.info(index).form is Form.PLAN else None
+        if isinstance(plan, list):
+            found = call_problems(plan, tools, written, refusals=False)
+            problems.extend(Diagnostic(index, f"plan at message {index}, call {problem.call} {problem.field}",
+                                       problem.reason, "warning") for problem in found)
+    return problems

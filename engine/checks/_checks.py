@@ -1,0 +1,141 @@
+"""`validate`: every problem of a document that can be known without running anything.
+
+The data checks (`_validate`), unknown tool references and advisors, and every static check `run` makes
+before it starts a call: the same `Execution` set-up, so the two can never disagree.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..calls._activities import Activities
+from ..calls._registry import Registry
+from ..calls._tools import form_indices, merged_tools, pending_calls, unknown_references
+from ..document import _json
+from ..document._context import Context
+from ..document._validate import data_problems, schema_violations
+from ..document._view import Messages
+from ..protocol._messages import Form
+from ..request._request import survey
+from ..resolve._resolution import Diagnostic
+from ..run._execution import Execution
+from ..run._turns import output_violations
+from ._call_checks import plan_problems
+
+# Problems `data_problems` already reports (with the expression's position) for every plan and the solution.
+_REPORTED = frozenset(("expression", "outputMethod"))
+
+
+def validate(
+    context: Messages,
+    solution: Any = None,
+    *,
+    activities: Activities | None = None,
+    tools: Registry | None = None,
+    schema: Any = None,
+    path: Path | None = None,
+) -> list[Diagnostic]:
+    """All problems: data against schemas, malformed references, write conflicts, unknown tool references,
+    calls in any plan to tools nothing defines or reading what nothing writes (`plan_problems`), advisors
+    and their advice, what `run` would refuse before starting a call (parameters against the
+    tool's schema, prescribed output paths, cycles, groups, ...), each with its message index and call,
+    and a final output (the solution's, a plan message's) that breaks the request `schema`.
+
+    Without `activities` nothing is known about which will be loaded: every activity a tool names is taken
+    as loaded, so naming one is not a problem and its call's parameters are still checked. `path` is the
+    document's file: the delegate files its calls name are found next to it.
+    """
+    seen = survey(context, len(context))
+    return [
+        *data_problems(context, solution),
+        *unknown_references(context, tools),
+        *plan_problems(context),
+        *seen.advisor_problems,
+        *_advice_problems(solution, seen.advisors),
+        *_run_problems(context, solution, activities, tools, path),
+        *_output_problems(context, solution, schema),
+    ]
+
+
+def _output_problems(context: Messages, solution: Any, schema: Any) -> list[Diagnostic]:
+    """The non-null `output` of the solution and of each plan message (a turn's, format.md §8) against the
+    request schema, as the loop checks it at the end of the tick."""
+    problems: list[Diagnostic] = []
+    if isinstance(solution, dict) and solution.get("output") is not None:
+        problems += output_violations(schema, solution["output"], None, "solution.output")
+    for index in form_indices(context, Form.PLAN, len(context)):
+        output = context[index].get("output")
+        if output is not None:
+            problems += output_violations(schema, output, index, "output")
+    return problems
+
+
+def _run_problems(
+    context: Messages, solution: Any, activities: Activities | None, tools: Registry | None, path: Path | None
+) -> list[Diagnostic]:
+    calls, plan_index = pending_calls(context, solution)
+    if not calls:
+        return []
+    live = context if isinstance(context, Context) else Context(context[i] for i in range(len(context)))
+    known = activities if activities is not None else _assumed(live, tools)
+    execution = Execution(live, solution, activities=known, tools=tools, path=path)
+    where = "solution" if plan_index is None else f"plan at message {plan_index}"
+    problems: list[Diagnostic] = []
+    for plan in execution.plans:
+        if not isinstance(plan.call, dict):
+            continue  # `data_problems` said so already
+        found = dict.fromkeys((p.type, p.message) for p in execution.problems(plan.index))
+        for kind, message in found:
+            if kind not in _REPORTED:
+                problems.append(Diagnostic(plan_index, f"{where}, {plan.label}", f"{kind}: {message}"))
+    return problems
+
+
+def _assumed(context: Context, tools: Registry | None) -> Activities:
+    """Without knowing what will be loaded, every activity a tool names is taken as loaded (never run here),
+    so that the checks after it (the parameters) still speak."""
+    assumed = Activities()
+    for definition in merged_tools(context, tools).values():
+        name = definition.schema.get("_activity")
+        if isinstance(name, str) and name:
+            assumed.add(_never_run, name)
+    return assumed
+
+
+def _never_run(call: Any, tool: Any, context: Any) -> None:
+    raise AssertionError("validate never runs an activity")
+
+
+def _advice_problems(solution: Any, advisors: list[dict[str, Any]]) -> list[Diagnostic]:
+    """Each advice in the solution against its own advisor's schema (017), never another's."""
+    advice = solution.get("advisors") if isinstance(solution, dict) else None
+    if advice is None:
+        return []
+    if not isinstance(advice, list):
+        return [Diagnostic(None, "solution.advisors", "must be an array of advice")]
+    by_id = {advisor["id"]: advisor for advisor in advisors}
+    problems: list[Diagnostic] = []
+    for number, item in enumerate(advice):
+        where = f"solution.advisors[{number}]"
+        advisor = by_id.get(item.get("id")) if isinstance(item, dict) else None
+        if advisor is None:
+            name = item.get("id") if isinstance(item, dict) else None
+            problems.append(Diagnostic(None, where, f"no advisor has the id {name!r}"))
+            continue
+        votes = item.get("calls")
+        if votes is not None and not _is_inline_json_object(votes):
+            problems.append(Diagnostic(None, where + ".calls", "votes must be inline JSON: a string holding an object"))
+        own = {key: value for key, value in item.items() if key not in ("id", "calls", "_instance")}
+        if isinstance(advisor.get("schema"), dict):
+            problems.extend(schema_violations(advisor["schema"], own, None, where))
+    return problems
+
+
+def _is_inline_json_object(text: Any) -> bool:
+    if not isinstance(text, str):
+        return False
+    try:
+        return isinstance(_json.parse(text.encode("utf-8")), dict)
+    except _json.JSONSyntaxError:
+        return False

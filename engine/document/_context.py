@@ -1,0 +1,380 @@
+"""`Context`: the ordered messages of a document, resolution over them, and change notification.
+
+Messages are kept by stable id (`_order` knows where each id is); their writes are indexed per identity
+and lane (`_index`), so resolving a path folds only the writes that can matter to it, and watches are
+kept current by incremental tracks (`_watches`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from functools import partial
+from typing import Any
+
+from psygnal import Signal
+
+from ..protocol._expressions import Expression, Reference, parse_expression
+from ..protocol._messages import MessageInfo, classify, message_problem
+from ..resolve._fold import PathValue
+from ..resolve._incremental._blame import Blame, blame_of
+from ..resolve._incremental._index import Layer, Probe, State, fold_lane, path_value
+from ..resolve._incremental._lanes import LaneLogs
+from ..resolve._incremental._store import Store
+from ..resolve._incremental._tracks import Fold
+from ..resolve._incremental._watches import Found, Interval, Plan, Track, Watch, Watchers, combine_keys
+from ..resolve._resolution import Resolution
+from ._edits import Edit, Insert, Remove, Replace
+from ._view import ContextView
+
+Message = dict[str, Any]
+Identity = tuple[str, str | None]
+
+__all__ = ["Context", "Watch"]
+
+
+class Context:
+    """The ordered messages of a context.
+
+    Messages are the document's own dicts and are treated as immutable: change one with `replace`.
+    Every edit is announced before and after (psygnal signals) so views can follow exactly.
+    """
+
+    inserting = Signal(int)
+    inserted = Signal(int)
+    removing = Signal(int)
+    removed = Signal(int)
+    moving = Signal(int, int)
+    moved = Signal(int, int)
+    replacing = Signal(int)
+    replaced = Signal(int)
+
+    def __init__(self, messages: Iterable[Message] = ()) -> None:
+        self._store = Store()
+        self._next_id = 1
+        self._watchers = Watchers(self._store)
+        self._lanes = LaneLogs(self._store)  # what `resolve` folded for references nobody watches
+        ids: list[int] = []
+        for message in messages:
+            message_id = self._new_id()
+            message = _checked(message, len(ids))
+            info = self._store.infos[message_id] = classify(message)
+            self._store.messages[message_id] = message
+            self._store.listed.append(message)
+            if info.write is not None and info.identity is not None:
+                self._store.writes[message_id] = info.write
+                self._store.layer(info.identity).append(message_id, info.write)
+            ids.append(message_id)
+        self._store.order.extend(ids)
+
+    # -- reading -------------------------------------------------------------------------------
+
+    @property
+    def messages(self) -> list[Message]:
+        """The messages in their current order (a new list; the dicts are the context's own)."""
+        return self._store.listed.copy()
+
+    def __len__(self) -> int:
+        return len(self._store.order)
+
+    def __getitem__(self, index: int) -> Message:
+        return self._store.listed[index]
+
+    def info(self, index: int) -> MessageInfo:
+        """The parsed view of message `index`: form, kind, instance and write."""
+        return self._store.infos[self._store.order.ids[index]]
+
+    def view(self) -> ContextView:
+        """The messages as they are now, read-only and safe to hand to another thread (render, validate)."""
+        ids, info = self._store.order.ids, self._store.infos
+        return ContextView(tuple(self._store.listed), tuple([info[i] for i in ids]))
+
+    def id_at(self, index: int) -> int:
+        """The stable id of the message at `index`: it survives replace, move and other edits."""
+        return self._store.order.ids[index]
+
+    def index_of(self, message_id: int) -> int:
+        """Where the message with `message_id` is now (O(log n)); raises KeyError when it was removed."""
+        return self._store.order.index_of(message_id)
+
+    # -- editing -------------------------------------------------------------------------------
+
+    def apply(self, edit: Edit) -> Edit:
+        """Apply an edit command; returns the edit that undoes it."""
+        return edit.apply(self)
+
+    def append(self, message: Message) -> None:
+        self.insert(len(self), message)
+
+    def insert(self, index: int, message: Message) -> int:
+        """Insert as `list.insert` does; returns the index the message now has."""
+        index = _clamp(index, len(self))
+        message = _checked(message, index)
+        self.inserting.emit(index)
+        plan, moved = self._insert(index, message, self._new_id())
+        self.inserted.emit(index)
+        self._settle(plan, moved)
+        return index
+
+    def replace(self, index: int, message: Message) -> None:
+        index = self._valid(index)
+        message = _checked(message, index)
+        self.replacing.emit(index)
+        _, plan = self._replace(index, message)
+        self.replaced.emit(index)
+        self._settle(plan, None)
+
+    def remove(self, index: int) -> Message:
+        index = self._valid(index)
+        self.removing.emit(index)
+        message, _, plan, moved = self._remove(index)
+        self.removed.emit(index)
+        self._settle(plan, moved)
+        return message
+
+    def move(self, src: int, dst: int) -> None:
+        """Move message `src` so that it is afterwards at index `dst`."""
+        src, dst = self._valid(src), self._valid(dst)
+        if src == dst:
+            return
+        self.moving.emit(src, dst)
+        plan, moved, prior = self._move(src, dst)
+        self.moved.emit(src, dst)
+        self._settle(plan, moved, prior)
+
+    def preview(self, edit: Edit) -> list[tuple[Watch, Resolution, Resolution]]:
+        """What `apply(edit)` would do to the watches: (watch, old, new) for each whose result would change.
+
+        The context is left exactly as it was: same messages, same ids, no signal, no callback.
+        """
+        current, generation = self._watchers.current, self._store.order.generation
+        plan, moved, prior, undo = self._silently(edit)
+        try:
+            outcome = self._watchers.outcome(plan, moved, prior)
+        finally:
+            undo()
+            self._watchers.current = current  # the folds are those of the context as it is again
+            if self._store.order.generation != generation:  # it relabelled the order (rare): follow that now
+                self._watchers.commit(self._watchers.outcome({}, None))  # the same messages: no callback
+        return [(new.watch, new.watch.current, new.resolution) for new in outcome.fresh if new.changed]
+
+    def _valid(self, index: int) -> int:
+        size = len(self)
+        if not -size <= index < size:
+            raise IndexError(f"message index {index} out of range for {size} messages")
+        return index % size
+
+    def _new_id(self) -> int:
+        message_id, self._next_id = self._next_id, self._next_id + 1
+        return message_id
+
+    def _settle(self, plan: Plan, moved: Interval | None, prior: dict[Track, Fold] | None = None) -> None:
+        self._watchers.commit(self._watchers.outcome(plan, moved, prior))
+
+    # -- the edits themselves, without signals: they keep the indexes and plan the watches' work ---
+
+    def _add_write(self, plan: Plan, message_id: int, appended: bool) -> None:
+        info = self._store.infos[message_id]
+        if info.write is None or info.identity is None:
+            return
+        self._store.writes[message_id] = info.write
+        self._store.layer(info.identity).add(message_id, info.write, self._store.order.key.__getitem__)
+        self._watchers.touch(plan, info.identity, info.write, message_id, appended)
+        self._lanes.touch(info.identity, info.write, self._store.order.key[message_id])
+
+    def _drop_write(self, plan: Plan, message_id: int) -> None:
+        info = self._store.infos[message_id]
+        if info.write is None or info.identity is None:
+            return
+        self._watchers.touch(plan, info.identity, info.write, message_id, False, dropped=True)
+        self._lanes.touch(info.identity, info.write, self._store.order.key[message_id])
+        self._store.layer(info.identity).discard(message_id, info.write, self._store.order.key.__getitem__)
+        del self._store.writes[message_id]
+
+    def _insert(
+        self, index: int, message: Message, message_id: int, key: int | None = None
+    ) -> tuple[Plan, Interval | None]:
+        self._store.messages[message_id] = message
+        self._store.infos[message_id] = classify(message)
+        self._store.order.insert(index, message_id, key)
+        self._store.listed.insert(index, message)
+        plan: Plan = {}
+        if index == len(self) - 1:  # an append renumbers nothing
+            self._add_write(plan, message_id, True)
+            return plan, None
+        self._add_write(plan, message_id, False)
+        return plan, Interval(self._store.order.key[message_id], None)  # every later message moved up one
+
+    def _remove(self, index: int) -> tuple[Message, int, Plan, Interval]:
+        message_id = self._store.order.ids[index]
+        key = self._store.order.key[message_id]
+        plan: Plan = {}
+        self._drop_write(plan, message_id)
+        self._store.order.pop(index)
+        del self._store.listed[index]
+        del self._store.infos[message_id]
+        return self._store.messages.pop(message_id), message_id, plan, Interval(key, None)
+
+    def _replace(self, index: int, message: Message) -> tuple[Message, Plan]:
+        message_id = self._store.order.ids[index]
+        plan: Plan = {}
+        self._drop_write(plan, message_id)
+        previous, self._store.messages[message_id] = self._store.messages[message_id], message
+        self._store.listed[index] = message
+        self._store.infos[message_id] = classify(message)
+        self._add_write(plan, message_id, False)
+        return previous, plan
+
+    def _move(
+        self, src: int, dst: int, key: int | None = None, halves: bool = True
+    ) -> tuple[Plan, Interval, dict[Track, Fold]]:
+        """Move a message as a remove and then an insert. With `halves`, the tracks are refolded for the
+        remove first (returned as prior folds), so that each half repairs one write at one place instead
+        of the whole stretch between the two."""
+        message_id = self._store.order.ids[src]
+        before = self._store.order.key[message_id]
+        plan: Plan = {}
+        self._drop_write(plan, message_id)
+        self._store.order.pop(src)
+        message = self._store.listed.pop(src)
+        prior = self._watchers.refolds(plan) if halves and plan else {}
+        if prior:
+            plan = {}
+        self._store.order.insert(dst, message_id, key)
+        self._store.listed.insert(dst, message)
+        with self._watchers.staging(prior):  # the insert is planned against the remove's folds
+            self._add_write(plan, message_id, False)
+        after = self._store.order.key[message_id]  # the messages between its old and new place moved by one
+        return plan, Interval(min(before, after), max(before, after), (before, after)), prior
+
+    def _silently(self, edit: Edit) -> tuple[Plan, Interval | None, dict[Track, Fold], Callable[[], object]]:
+        """Make `edit` without signals or watch updates; returns its plan, the keys it renumbered, the
+        folds already made for it (a move's first half) and its undo."""
+        if isinstance(edit, Insert):
+            index = _clamp(edit.index, len(self))
+            message_id = self._next_id  # not taken: the undo gives it back
+            plan, moved = self._insert(index, _checked(edit.message, index), message_id)
+            return plan, moved, {}, partial(self._remove, index)
+        if isinstance(edit, Remove):
+            index = self._valid(edit.index)
+            message, message_id, plan, moved = self._remove(index)
+            return plan, moved, {}, partial(self._insert, index, message, message_id, moved.low)
+        if isinstance(edit, Replace):
+            index = self._valid(edit.index)
+            previous, plan = self._replace(index, _checked(edit.message, index))
+            return plan, None, {}, partial(self._replace, index, previous)
+        src, dst = self._valid(edit.src), self._valid(edit.dst)
+        if src == dst:
+            return {}, None, {}, lambda: None
+        key = self._store.order.key[self._store.order.ids[src]]
+        plan, moved, prior = self._move(src, dst)
+        return plan, moved, prior, partial(self._move, dst, src, key, False)
+
+    # -- resolving -----------------------------------------------------------------------------
+
+    def resolve(self, expr: str | Expression, instance: str | None = None, at: int | None = None) -> Resolution:
+        """Resolve `expr` for `instance` as of the first `at` messages (all when None).
+
+        Only the writes that can matter to each path are folded (see `_index`), and a path a watch of
+        the same view reads is not folded at all: the watch's fold is current. Any other path reads its
+        own log, the writes that can matter to it folded on first use and kept until an edit changes them
+        (`_lanes`). `at` cuts the
+        indexes at an order key, so time travel copies nothing. Raises `ExpressionError` for a malformed
+        expression; never raises for bad data.
+        """
+        expression = parse_expression(expr) if isinstance(expr, str) else expr
+        instance = None if instance is None else str(instance)
+        limit = self._limit_key(at)
+
+        def found(ref: Reference) -> Found:
+            watched = self._watchers.result_of(ref, instance) if limit is None else None
+            if watched is not None:  # a watch keeps this very fold current: read it
+                return watched
+            return self._lanes.found(ref, instance, limit)
+
+        return combine_keys(expression, found, self._store.order.snapshot())[0]
+
+    def resolve_reference(self, ref: Reference, instance: str | None, limit: int) -> PathValue:
+        """The fold of one reference over the first `limit` messages."""
+        return self._path_value(ref, *self._fold_reference(ref, instance, self._limit_key(limit)))
+
+    def value_of(self, kind: str, instance: str | None = None, at: int | None = None) -> Any:
+        """The whole folded value of `kind` (MISSING when nothing of that kind exists)."""
+        state = State([])
+        self._fold(state, kind, None if instance is None else str(instance), None, self._limit_key(at))
+        return state.root
+
+    def identities(self, at: int | None = None) -> list[tuple[str, str | None]]:
+        """Every (kind, instance) that has a data message, in order of first appearance."""
+        limit, key = self._limit_key(at), self._store.order.key
+        firsts = [
+            (key[layer.all[0]], identity)
+            for identity, layer in self._store.layers.items()
+            if layer.all and (limit is None or key[layer.all[0]] <= limit)
+        ]
+        return [identity for _, identity in sorted(firsts, key=lambda first: first[0])]
+
+    def blame(self, expr: str | Expression, instance: str | None = None, at: int | None = None) -> Blame:
+        """Who made the value of `expr` what it is: the write that set its base, every later write that
+        changed it (index, id, method, `_call`, `_date`), and the value each write shadowed."""
+        expression = parse_expression(expr) if isinstance(expr, str) else expr
+        instance = None if instance is None else str(instance)
+        limit = self._limit_key(at)
+        resolution = self.resolve(expression, instance, at)
+
+        def fold(ref: Reference) -> tuple[State, PathValue, Probe]:
+            state, probe = self._fold_reference(ref, instance, limit, True)
+            return state, self._path_value(ref, state, probe), probe
+
+        return blame_of(self._store, expression, resolution, fold)
+
+    def watch(
+        self, expr: str, callback: Callable[[Resolution], Any], instance: str | None = None
+    ) -> Watch:
+        """Follow `expr`: `callback(resolution)` after every edit that changes found, value or sources.
+
+        Watches of the same kind, instance and first path segment share one incremental fold.
+        """
+        expression = parse_expression(expr)
+        return self._watchers.add(expression, callback, None if instance is None else str(instance))
+
+    def _limit_key(self, at: int | None) -> int | None:
+        """The order key of the last message among the first `at` (None: no limit; 0: nothing)."""
+        if at is None or at >= len(self):
+            return None
+        return 0 if at <= 0 else self._store.order.key[self._store.order.ids[at - 1]]
+
+    def _fold(self, state: State, kind: str, instance: str | None, lane: str | None, limit: int | None) -> None:
+        key = self._store.order.key.__getitem__
+        layer = self._store.layers.get((kind, None))
+        fold_lane(state, layer or Layer(), lane, self._store.writes, key, limit)
+        if instance is not None:
+            fold_lane(state, self._store.layers.get((kind, instance)) or Layer(), lane, self._store.writes, key, limit)
+
+    def _fold_reference(
+        self, ref: Reference, instance: str | None, limit: int | None, trail: bool = False
+    ) -> tuple[State, Probe]:
+        probe = Probe(ref.path, trail)
+        state = State([probe])
+        self._fold(state, ref.kind, instance, ref.path[0] if ref.path else None, limit)
+        return state, probe
+
+    def _path_value(self, ref: Reference, state: State, probe: Probe) -> PathValue:
+        return path_value(state, probe, str(ref), self._store.order.index_of, self._store.order.rank)
+
+
+def _clamp(index: int, size: int) -> int:
+    # The same meaning as list.insert, negative indices included.
+    if index < 0:
+        index += size
+    return max(0, min(index, size))
+
+
+def _checked(message: Any, index: int) -> Message:
+    """A message must be an object with a string `type` or `role`; anything else is refused at the door."""
+    if not isinstance(message, dict):
+        raise TypeError(f"message {index}: expected an object, got {type(message).__name__}")
+    problem = message_problem(message)
+    if problem is not None:
+        raise TypeError(f"message {index}: {problem}")
+    return message
+

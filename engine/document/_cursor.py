@@ -1,0 +1,254 @@
+"""Watches that follow a time cursor: `Cursor(context, at).watch(expr, callback)`.
+
+Following the latest message (`at` None) a cursor's watches are the context's own incremental watches
+(`Context.watch`): their `current` is the context watch's. At an earlier cursor, a watch is resolved again
+only when a cursor move or an edit can change it: when a message it may read from (same kind, the global
+layer or its instance, a lane it reads) entered or left the first `at` messages. A long stretch of
+messages is not scanned: every watch is resolved again instead. As with context watches, an edit that
+only renumbers the messages a watch's value came from is no change: no callback, and `current` names
+their new indices when read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from ..protocol._expressions import Expression, parse_expression
+from ..protocol._messages import MessageInfo
+from ..resolve._order import Shift
+from ..resolve._resolution import Resolution, in_order_now, same_json
+from ._context import Context, Watch
+
+SCAN_LIMIT = 2000  # messages looked at to find what a move or an edit touched; beyond: resolve every watch
+SLICE = 1  # watches resolved between two yields of `steps` (one resolve at a cursor may take several milliseconds)
+
+Head = tuple[str, str | None, str | None]  # (kind, instance, lane): what a write can change
+
+
+def _head(info: MessageInfo) -> Head | None:
+    if info.write is None or info.identity is None:
+        return None
+    kind, instance = info.identity
+    return kind, instance, info.write.path[0] if info.write.path else None
+
+
+class CursorWatch:
+    """One expression followed at its cursor: `current` is its resolution; `callback(resolution)` when its
+    found, value or source messages change."""
+
+    def __init__(self, cursor: Cursor, expression: Expression, callback: Callable[[Resolution], Any],
+                 instance: str | None) -> None:
+        self.cursor, self.expression, self.callback, self.instance = cursor, expression, callback, instance
+        self.live: Watch | None = None
+        self._resolution = Resolution(expression.source, False)  # at the cursor, ranked when it was made
+        self._seen: Shift = cursor.order.tail
+        self._reads = {(ref.kind, ref.path[0] if ref.path else None) for ref in expression.references}
+
+    @property
+    def current(self) -> Resolution:
+        """Its resolution now (following the latest: the context watch's), with the indices its messages
+        have now (ranked again when read after an edit shifted them)."""
+        if self.live is not None:
+            return self.live.current
+        now = in_order_now(self._resolution, self._seen, self.cursor.order)
+        if now is not None:  # (None: the order was relabelled since; the cursor resolves every watch again)
+            self._resolution, self._seen = now
+        return self._resolution
+
+    def _keep(self, resolution: Resolution) -> None:
+        self._resolution = resolution
+        self._seen = resolution._ranks.start if resolution._ranks is not None else self.cursor.order.tail
+
+    def reads(self, head: Head) -> bool:
+        """Whether a write at `head` can change this watch's value."""
+        kind, instance, lane = head
+        if instance is not None and instance != self.instance:
+            return False
+        return any(kind == read_kind and (lane is None or read_lane is None or lane == read_lane)
+                   for read_kind, read_lane in self._reads)
+
+    def close(self) -> None:
+        """Stop following (the callback is not called again)."""
+        if self.live is not None:
+            self.live.close()
+            self.live = None
+        self.cursor._forget(self)
+
+
+class Cursor:
+    """A time cursor over a context (the first `at` messages, None for all) and the watches following it.
+
+    `move(at)` brings every watch up to date at once. With `sliced` set, a move or an edit only notes the
+    watches it can change (`pending`), and the owner resolves them in slices with `steps()` (a window
+    paints progressively instead of blocking for hundreds of watches after a far jump).
+    """
+
+    def __init__(self, context: Context, at: int | None = None, *, sliced: bool = False) -> None:
+        self.context = context
+        self.order = context._store.order  # to rank the watches' messages after an edit (`current`)
+        self._generation = self.order.generation  # a relabel changes every key: then all are resolved again
+        self.sliced = sliced
+        self._at = at
+        self._watches: list[CursorWatch] = []
+        self._pending: dict[CursorWatch, None] = {}  # to resolve again at `at`, in order
+        self._before: list[MessageInfo] = []  # what an edit under way removes or replaces
+        context.removing.connect(self._note)
+        context.replacing.connect(self._note)
+        context.moving.connect(self._note_move)
+        context.inserted.connect(self._inserted)
+        context.removed.connect(self._removed)
+        context.replaced.connect(self._replaced)
+        context.moved.connect(self._moved)
+
+    @property
+    def at(self) -> int | None:
+        return self._at
+
+    def watch(self, expr: str, callback: Callable[[Resolution], Any], instance: str | None = None) -> CursorWatch:
+        """Follow `expr` at this cursor. Raises `ExpressionError` for a malformed expression."""
+        watch = CursorWatch(self, parse_expression(expr), callback, None if instance is None else str(instance))
+        self._watches.append(watch)
+        if self._at is None:
+            self._go_live(watch)
+        else:
+            watch._keep(self.context.resolve(watch.expression, watch.instance, self._at))
+        return watch
+
+    @property
+    def pending(self) -> int:
+        """How many watches wait to be resolved again (only with `sliced`)."""
+        return len(self._pending)
+
+    def move(self, at: int | None) -> None:
+        """Put the cursor at `at` (None: follow the latest); watches whose result changes are called back
+        (with `sliced`, at an earlier cursor they are noted as pending instead: see `steps`)."""
+        old, self._at = self._at, at
+        if at == old:
+            return
+        if at is None:
+            self._pending.clear()
+            for watch in list(self._watches):
+                self._go_live(watch, announce=True)
+            return
+        if old is None:
+            for watch in self._watches:
+                if watch.live is not None:
+                    watch._keep(watch.live.current)
+                    watch.live.close()
+                    watch.live = None
+            old = len(self.context)
+        size = len(self.context)
+        low, high = sorted((min(old, size), min(at, size)))
+        self._update(self._touched(range(low, high)))
+
+    def steps(self) -> Iterator[None]:
+        """Resolve the pending watches at the cursor, yielding every few; callbacks as each one changes."""
+        while self._pending and self._at is not None:
+            for _ in range(SLICE):
+                if not self._pending:
+                    break
+                watch = next(iter(self._pending))
+                del self._pending[watch]
+                self._set(watch, self.context.resolve(watch.expression, watch.instance, self._at))
+            yield
+
+    def close(self) -> None:
+        """Close every watch and stop following the context."""
+        for watch in list(self._watches):
+            watch.close()
+        context = self.context
+        for signal, slot in ((context.removing, self._note), (context.replacing, self._note),
+                             (context.moving, self._note_move), (context.inserted, self._inserted),
+                             (context.removed, self._removed), (context.replaced, self._replaced),
+                             (context.moved, self._moved)):
+            signal.disconnect(slot)
+
+    # -- inside ----------------------------------------------------------------------------------
+
+    def _forget(self, watch: CursorWatch) -> None:
+        if watch in self._watches:
+            self._watches.remove(watch)
+        self._pending.pop(watch, None)
+
+    def _go_live(self, watch: CursorWatch, announce: bool = False) -> None:
+        old = watch._resolution
+        watch.live = self.context.watch(watch.expression.source, watch.callback, watch.instance)
+        if announce and not _same(old, watch.live.current):
+            watch.callback(watch.live.current)
+
+    def _set(self, watch: CursorWatch, resolution: Resolution) -> None:
+        old = watch._resolution
+        watch._keep(resolution)
+        if not _same(old, resolution):
+            watch.callback(resolution)
+
+    def _touched(self, indices: range) -> set[Head] | None:
+        """The heads written by the messages at `indices`; None when there are too many to look."""
+        if len(indices) > SCAN_LIMIT:
+            return None
+        return _heads(self.context.info(i) for i in indices)
+
+    def _update(self, touched: set[Head] | None) -> None:
+        """Resolve again the watches a change can matter to (all when `touched` is None, or after a relabel
+        of the order). A watch whose messages were only renumbered is not one of them (see `current`)."""
+        if self._at is None:
+            return
+        if self._generation != self.order.generation:
+            self._generation, touched = self.order.generation, None
+        for watch in self._watches:
+            if touched is None or any(watch.reads(head) for head in touched):
+                self._pending[watch] = None
+        if not self.sliced:
+            for _ in self.steps():
+                pass
+
+    # -- edits at a cursor: the messages that entered or left the first `at` ------------------------
+    # Messages that only shifted inside the first `at` are the same messages, renumbered: no change.
+
+    def _note(self, index: int) -> None:
+        if self._at is not None and index < self._at:
+            self._before.append(self.context.info(index))
+
+    def _note_move(self, src: int, dst: int) -> None:
+        self._note(src)
+
+    def _edited(self, low: int, entered: Iterable[int]) -> None:
+        """After an edit at `low`: resolve again the watches that what left (noted before the edit) or what
+        `entered` (indices after it, when inside the first `at`) can change."""
+        at, before, self._before = self._at, self._before, []
+        if at is None:
+            return
+        if self._generation != self.order.generation:  # relabelled: the keys the watches keep name nothing
+            self._update(None)
+            return
+        if low >= at:
+            return
+        size = len(self.context)
+        infos = [self.context.info(i) for i in entered if 0 <= i < min(at, size)]
+        if at < size:  # the message just past the first `at` may have been pushed out of them
+            infos.append(self.context.info(at))
+        self._update(_heads([*before, *infos]))
+
+    def _inserted(self, index: int) -> None:
+        self._edited(index, (index,))
+
+    def _removed(self, index: int) -> None:
+        self._edited(index, (self._at - 1,) if self._at is not None else ())  # pulled into the first `at`
+
+    def _replaced(self, index: int) -> None:
+        self._edited(index, (index,))
+
+    def _moved(self, src: int, dst: int) -> None:
+        # The moved message where it is now, and the one pulled in when it moved out of the first `at`.
+        self._edited(min(src, dst), (dst, self._at - 1) if self._at is not None else ())
+
+
+def _heads(infos: Iterable[MessageInfo]) -> set[Head]:
+    return {head for info in infos if (head := _head(info)) is not None}
+
+
+def _same(old: Resolution, new: Resolution) -> bool:
+    """Whether a watcher sees no change: the same found, source messages and value."""
+    return old.found == new.found and old._same_messages(new) and (not new.found or same_json(old.value, new.value))
+

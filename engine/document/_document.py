@@ -1,0 +1,176 @@
+"""Documents (SPEC 1): a bare array, a saved request, or JSON Lines; saved back in the same shape."""
+
+from __future__ import annotations
+
+import copy
+import os
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from ..protocol._errors import DocumentError
+from ..protocol._messages import message_problem
+from ..protocol._values import with_article
+from . import _json
+from ._context import Context
+
+
+class Shape(StrEnum):
+    ARRAY = "array"
+    REQUEST = "request"
+    JSONL = "jsonl"
+
+
+@dataclass
+class Document:
+    """A loaded document: its `context`, the request's `schema` and `solution`, and how to save it."""
+
+    context: Context
+    shape: Shape = Shape.ARRAY
+    schema: Any = None
+    solution: Any = None
+    path: Path | None = None
+    # The saved request's own object, so that keys beyond `context` keep their values and order.
+    envelope: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> Any:
+        """The document as one JSON value, in its shape (JSON Lines: the list of messages)."""
+        messages = self.context.messages
+        if self.shape is not Shape.REQUEST:
+            return messages
+        result = dict(self.envelope)
+        result["context"] = messages
+        for key, value in (("schema", self.schema), ("solution", self.solution)):
+            if value is not None or key in result:
+                result[key] = value
+        return result
+
+    def dumps(self) -> str:
+        if self.shape is Shape.JSONL:
+            return "".join(_json.dumps(message, indent=False) + "\n" for message in self.context.messages)
+        return _json.dumps(self.to_json()) + "\n"
+
+    def save(self, path: str | os.PathLike[str] | None = None) -> None:
+        """Write atomically: a crash leaves the old file or the new one, never a mix."""
+        target = Path(path) if path is not None else self.path
+        if target is None:
+            raise ValueError("the document has no path; give one")
+        write_atomically(target, self.dumps().encode("utf-8"))
+        self.path = target
+
+
+def fork(document: Document, at: int) -> Document:
+    """A new document with the messages up to and including `at`, in the same shape, with the same schema,
+    solution and request keys, and no path: a branch to try an alternative from that point.
+
+    Nothing is run: the outputs before `at` are its run record, so the calls that ran stay done in it.
+    """
+    size = len(document.context)
+    if not 0 <= at < size:
+        raise IndexError(f"cannot fork at message {at}: the document has {size} messages")
+    messages = document.context.messages[: at + 1]
+    return Document(Context(copy.deepcopy(messages)), document.shape, copy.deepcopy(document.schema),
+                    copy.deepcopy(document.solution), None, copy.deepcopy(document.envelope))
+
+
+def write_atomically(path: Path, data: bytes | Iterable[bytes]) -> None:
+    """Write a sibling temporary file, fsync it, rename it over `path`, fsync the directory.
+
+    `data` may come in pieces, so that a large document is never joined into one buffer.
+    """
+    directory = path.parent if str(path.parent) else Path(".")
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            for piece in (data,) if isinstance(data, bytes) else data:
+                stream.write(piece)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    sync_directory(directory)
+
+
+def sync_directory(directory: Path) -> None:
+    """Make a rename in `directory` durable (POSIX); a no-op where directories cannot be opened."""
+    try:
+        descriptor = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)
+
+
+def load_document(path: str | os.PathLike[str]) -> Document:
+    """Load a document; raise `DocumentError` naming the file and line, column or message index."""
+    file = Path(path)
+    try:
+        raw = file.read_bytes()
+    except OSError as error:
+        raise DocumentError(str(file), error.strerror or str(error)) from None
+    return parse_document(raw, str(file), jsonl=file.suffix.lower() == ".jsonl", path=file)
+
+
+def parse_document(raw: bytes, name: str = "<document>", *, jsonl: bool = False, path: Path | None = None) -> Document:
+    """Parse the bytes of a document (see `load_document`)."""
+    if jsonl:
+        lines, values = _jsonl_lines(raw, name)
+        return Document(Context(checked_messages(values, name, lines)), Shape.JSONL, path=path)
+    try:
+        value = _json.parse(raw)
+    except _json.JSONSyntaxError as error:
+        raise DocumentError(name, error.reason, error.line, error.column) from None
+    if isinstance(value, list):
+        return Document(Context(checked_messages(value, name)), Shape.ARRAY, path=path)
+    if isinstance(value, dict):
+        if "context" not in value:
+            raise DocumentError(name, "a saved request needs a 'context' array of messages")
+        if not isinstance(value["context"], list):
+            raise DocumentError(name, "'context' must be an array of messages")
+        return Document(
+            Context(checked_messages(value["context"], name)),
+            Shape.REQUEST,
+            schema=value.get("schema"),
+            solution=value.get("solution"),
+            path=path,
+            envelope=value,
+        )
+    raise DocumentError(name, "expected an array of messages or an object with 'context'")
+
+
+def _jsonl_lines(raw: bytes, name: str) -> tuple[list[int], list[Any]]:
+    """The line number and value of every non-blank line."""
+    numbers: list[int] = []
+    messages: list[Any] = []
+    for number, line in enumerate(raw.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            messages.append(_json.parse(line))
+        except _json.JSONSyntaxError as error:
+            raise DocumentError(name, error.reason, number, error.column) from None
+        numbers.append(number)
+    return numbers, messages
+
+
+def checked_messages(values: list[Any], name: str, lines: list[int] | None = None) -> list[dict[str, Any]]:
+    """Refuse anything that is not a message object (a string `type`, or a `role`), naming where it is."""
+    for index, message in enumerate(values):
+        problem = None
+        if not isinstance(message, dict):
+            problem = f"expected a message object, got {with_article(message)}"
+        else:
+            problem = message_problem(message)
+        if problem is not None:
+            line = lines[index] if lines is not None else None
+            raise DocumentError(name, problem, line=line, message_index=index)
+    return values

@@ -1,0 +1,205 @@
+"""What is wrong with a document's data, as diagnostics (data vs schema, references, conflicts); see `_checks`."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+import jsonschema
+from jsonschema.exceptions import SchemaError, ValidationError
+
+from ..protocol._errors import ExpressionError
+from ..protocol._expressions import find_expressions, parse_expression
+from ..protocol._groups import flatten
+from ..protocol._messages import METHODS, MISSING, Form, Write
+from ..protocol._values import type_name
+from ..resolve._fold import fold
+from ..resolve._resolution import Diagnostic
+from ._view import Messages
+
+
+def json_path(path: Any) -> str:
+    """`$.a[0].b` for a jsonschema error path; a key that would read as more than one part (empty, or with
+    a dot, a bracket, a quote or a space) is written `["a.b"]`, so that `json_path_parts` reads it back."""
+    text = "$"
+    for part in path:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif _PLAIN_KEY.fullmatch(part):
+            text += f".{part}"
+        else:
+            text += f"[{json.dumps(part, ensure_ascii=False)}]"
+    return text
+
+
+def json_path_parts(text: str) -> tuple[str | int, ...] | None:
+    """The parts of a path `json_path` wrote (keys and array indices); None when `text` is not one."""
+    if not text.startswith("$"):
+        return None
+    parts: list[str | int] = []
+    position = 1
+    while position < len(text):
+        found = _PATH_PART.match(text, position)
+        if found is None:
+            return None
+        plain, index, quoted = found.groups()
+        parts.append(plain if plain is not None else int(index) if index is not None else json.loads(quoted))
+        position = found.end()
+    return tuple(parts)
+
+
+def path_order(text: str) -> tuple[tuple[int, int | str], ...]:
+    """A sort key that orders paths as their values are laid out: `$.calls[2]` before `$.calls[10]`."""
+    parts = json_path_parts(text)
+    if parts is None:
+        return ((2, text),)
+    return tuple((0, part) if isinstance(part, int) else (1, part) for part in parts)
+
+
+_PLAIN_KEY = re.compile(r"[^.\[\]\"'\s]+")
+_PATH_PART = re.compile(r"\.([^.\[\]\"'\s]+)|\[(\d+)\]|\[(\"(?:[^\"\\]|\\.)*\")\]")
+
+
+def data_problems(context: Messages, solution: Any = None) -> list[Diagnostic]:
+    """Schema violations per identity, malformed expressions in calls, write conflicts (see `validate`)."""
+    return [*_schema_problems(context), *_call_problems(context, solution), *_write_problems(context)]
+
+
+Layers = dict[str, tuple[list[tuple[int, Write]], dict[str | None, list[tuple[int, Write]]]]]
+
+
+def _layers(context: Messages) -> Layers:
+    """Per kind: the global layer's writes and each instance's own writes, in context order."""
+    kinds: Layers = {}
+    for index in range(len(context)):
+        info = context.info(index)
+        if info.kind is None or info.write is None:
+            continue
+        global_layer, instances = kinds.setdefault(info.kind, ([], {}))
+        if info.instance is None:
+            global_layer.append((index, info.write))
+        else:
+            instances.setdefault(info.instance, []).append((index, info.write))
+    return kinds
+
+
+def _label(kind: str, instance: str | None) -> str:
+    return f"¶{kind}" + (f"[{instance}]" if instance is not None else "")
+
+
+def _schema_problems(context: Messages) -> list[Diagnostic]:
+    """The value each identity resolves to (an instance: its layer over the global one) against its schema.
+
+    The schema is the latest one given among those messages. A violation an instance inherits unchanged
+    from the global value is reported once, for the global value.
+    """
+    problems: list[Diagnostic] = []
+    for kind, (global_layer, instances) in _layers(context).items():
+        inherited: set[tuple[str, str]] = set()
+        layered = [(None, global_layer)] + [(name, global_layer + own) for name, own in instances.items()]
+        for instance, writes in layered:
+            if not writes:
+                continue
+            label = _label(kind, instance)
+            for problem in _check(context, writes, label):
+                key = (problem.path[len(label) :], problem.reason)
+                if instance is None:
+                    inherited.add(key)
+                elif key in inherited:
+                    continue
+                problems.append(problem)
+    return problems
+
+
+def _check(context: Messages, writes: list[tuple[int, Write]], label: str) -> list[Diagnostic]:
+    schema_at = next((i for i, _ in reversed(writes) if "schema" in context[i]), None)
+    if schema_at is None:
+        return []
+    value = fold(writes, (), label)[0]
+    if value is MISSING:
+        return []
+    return schema_violations(context[schema_at]["schema"], value, schema_at, label)
+
+
+def schema_violations(schema: Any, value: Any, message_index: int | None, label: str,
+                      explain: Callable[[ValidationError], ValidationError] | None = None) -> list[Diagnostic]:
+    """`value` against `schema`, each violation with its JSON path under `label`; a bad schema is one problem.
+
+    `explain` may replace a violation by the one that says best what is wrong (inside an `anyOf`, say).
+    """
+    if isinstance(schema, bool):  # JSON Schema's `true` accepts everything, `false` nothing
+        schema = {} if schema else {"not": {}}
+    if not isinstance(schema, dict):
+        return [Diagnostic(message_index, label, f"invalid schema: expected an object, got {type_name(schema)}")]
+    try:
+        validator_class = jsonschema.validators.validator_for(schema)
+        validator_class.check_schema(schema)
+        violations = list(validator_class(schema).iter_errors(value))
+    except SchemaError as error:
+        return [Diagnostic(message_index, label, f"invalid schema: {error.message}")]
+    except RecursionError:
+        return [Diagnostic(message_index, label, "the data or schema is nested too deeply to check")]
+    except Exception as error:  # an unresolvable $ref and the like: reported, never a crash
+        return [Diagnostic(message_index, label, f"cannot check the schema: {error}")]
+    if explain is not None:
+        violations = [explain(violation) for violation in violations]
+    return [
+        Diagnostic(message_index, label + json_path(violation.absolute_path)[1:], violation.message)
+        for violation in violations
+    ]
+
+
+def _call_problems(context: Messages, solution: Any) -> list[Diagnostic]:
+    """Malformed expressions in the calls of the solution and of every plan message (earlier plans too)."""
+    problems: list[Diagnostic] = []
+    if isinstance(solution, dict) and isinstance(solution.get("calls"), list):
+        problems.extend(_calls_problems(solution["calls"], None, "solution"))
+    for index in range(len(context)):
+        if context.info(index).form is Form.PLAN:
+            plan = context[index].get("plan")
+            if not isinstance(plan, list):
+                problems.append(Diagnostic(index, f"plan at message {index}", "'plan' must be an array of calls"))
+                continue
+            problems.extend(_calls_problems(plan, index, f"plan at message {index}"))
+    return problems
+
+
+def _calls_problems(calls: list[Any], plan_index: int | None, where: str) -> list[Diagnostic]:
+    """Malformed expressions anywhere in these calls' parameters and output paths; bad output methods."""
+    problems: list[Diagnostic] = []
+    # Members of all/any/race groups are numbered along with the other calls, as the executor numbers them.
+    for number, call in enumerate(flatten(calls)[0]):
+        if not isinstance(call, dict):
+            problems.append(Diagnostic(plan_index, f"{where}, call {number}", "a call must be an object"))
+            continue
+        method = call.get("_outputMethod")
+        if method is not None and method not in METHODS:
+            problems.append(Diagnostic(plan_index, f"{where}, call {number} $._outputMethod",
+                                       f"unknown _outputMethod {method!r}; expected one of {', '.join(METHODS)}"))
+        found = list(find_expressions(call))
+        destination = call.get("_outputPath")
+        if isinstance(destination, str) and not any(path == ("_outputPath",) for path, _ in found):
+            found.append((("_outputPath",), destination))  # a destination must be an expression
+        for path, text in found:
+            try:
+                parse_expression(text)
+            except ExpressionError as error:
+                field = json_path(path)
+                reason = f"{error.reason} at position {error.position}"
+                problems.append(Diagnostic(plan_index, f"{where}, call {number} {field}", reason))
+    return problems
+
+
+def _write_problems(context: Messages) -> list[Diagnostic]:
+    """Conflicts and unusable output paths, as resolution meets them (an instance over the global layer)."""
+    problems: list[Diagnostic] = []
+    for kind, (global_layer, instances) in _layers(context).items():
+        # A fold targeting the root collects every conflict (every write is relevant to the root).
+        problems.extend(fold(global_layer, (), _label(kind, None))[1].diagnostics)
+        for instance, own in instances.items():
+            mine = {index for index, _ in own}
+            found = fold(global_layer + own, (), _label(kind, instance))[1].diagnostics
+            problems.extend(d for d in found if d.message_index in mine)
+    return problems

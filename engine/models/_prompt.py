@@ -1,0 +1,110 @@
+"""What the model is sent: the prompt for one latent call, and for the whole request (the Vessel, 002/004).
+
+A `Prompt` is the messages (`{role, content}`), the JSON Schema the answer must match, and its name; it
+turns into a chat completion body for each way of asking for structure (`body`). The context part and
+the whole request come from `compose_request` (issue 13), the one place that decides what the model receives.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..calls._activities import Activities
+from ..calls._calls import CallPlan, _parameter_schema, resolve_call
+from ..calls._registry import Registry
+from ..calls._tools import ToolDefinition
+from ..document import _json
+from ..document._context import Context
+from ..document._view import Messages
+from ..request._request import compose_request
+
+STRATEGIES = ("json_schema", "tool", "prompt")
+JSON_ONLY = "Answer with one JSON object that matches this JSON Schema, and nothing else:"
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """Exactly what is asked: `messages`, the answer's `schema` (named `name`), and whom it is for."""
+
+    subject: str  # "call 2 (checkEligibility)" or "the request"
+    messages: tuple[dict[str, str], ...]
+    schema: dict[str, Any]
+    name: str
+    branches: tuple[str, ...] = ()  # the alternatives of `a || b` the answer may choose among
+    config: dict[str, Any] = field(default_factory=dict)  # settings from preset messages (temperature, ...)
+
+    def body(self, strategy: str) -> dict[str, Any]:
+        """The chat completion body (without the model) asking for `schema` as `strategy` says."""
+        messages = [dict(message) for message in self.messages]
+        if strategy == "json_schema":
+            return {**self.config, "messages": messages, "response_format": {
+                "type": "json_schema", "json_schema": {"name": self.name, "schema": self.schema}}}
+        if strategy == "tool":
+            function = {"name": self.name, "description": f"Give the answer for {self.subject}.",
+                        "parameters": self.schema}
+            return {**self.config, "messages": messages, "tools": [{"type": "function", "function": function}],
+                    "tool_choice": {"type": "function", "function": {"name": self.name}}}
+        if strategy == "prompt":
+            instruction = f"{JSON_ONLY}\n{_json.dumps(self.schema)}"
+            return {**self.config, "messages": [*messages, {"role": "user", "content": instruction}]}
+        raise ValueError(f"unknown way to ask for structure {strategy!r}; expected one of {list(STRATEGIES)}")
+
+    def as_json(self) -> dict[str, Any]:
+        """What a digest is taken of: everything that decides the answer except the endpoint."""
+        return {"messages": list(self.messages), "name": self.name, "schema": self.schema, "config": self.config}
+
+
+def context_messages(context: Messages, at: int | None = None) -> list[dict[str, str]]:
+    """What the model sees of the context as of the first `at` messages: `compose_request`'s messages."""
+    messages: list[dict[str, str]] = compose_request(context, at=at).to_json()["messages"]
+    return messages
+
+
+def output_schema(tool: ToolDefinition | None) -> dict[str, Any]:
+    """The tool's `_output` schema (002), or `{}` (any JSON) when it declares none."""
+    properties = tool.schema.get("properties") if tool is not None else None
+    schema = properties.get("_output") if isinstance(properties, dict) else None
+    return copy.deepcopy(schema) if isinstance(schema, dict) else {}
+
+
+def _closed(properties: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": list(properties),
+            "additionalProperties": False}
+
+
+def call_prompt(context: Context, plan: CallPlan) -> Prompt:
+    """The prompt for latent call `plan`: the context as of now, the tool, the resolved call, the result's schema.
+
+    The answer is `{"result": ...}`; when the call writes to `a || b` it is `{"branch": ..., "result": ...}`
+    and the model picks the destination.
+    """
+    branches = tuple(" && ".join(map(str, alt)) for alt in plan.destinations.alternatives) if plan.destinations else ()
+    result = output_schema(plan.tool)
+    properties: dict[str, Any] = {"result": result}
+    if len(branches) > 1:
+        properties = {"branch": {"type": "string", "enum": list(branches)}, **properties}
+    call = {key: value for key, value in resolve_call(context, plan).items() if key != "_output"}
+    lines = [f"Carry out {plan.label} yourself: no code runs this tool, your answer is its result."]
+    if plan.tool is not None:
+        description = plan.tool.schema.get("description")
+        lines += ["", f"Tool `{plan.tool_name}`" + (f": {description}" if isinstance(description, str) else ""),
+                  "Parameters schema:", _json.dumps(_parameter_schema(plan.tool.schema))]
+    lines += ["", "The call, its references resolved:", _json.dumps(call)]
+    lines += ["", "Answer with an object whose `result` is the call's result, matching this schema:",
+              _json.dumps(result)]
+    if len(branches) > 1:
+        choices = ", ".join(f"`{branch}`" for branch in branches)
+        lines += ["", f"The result goes to one of {choices}: name it in `branch` (the first is the usual one)."]
+    messages = (*context_messages(context), {"role": "user", "content": "\n".join(lines)})
+    return Prompt(plan.label, messages, _closed(properties), "result", branches)
+
+
+def request_prompt(context: Context, schema: Any = None, *, activities: Activities | None = None,
+                   tools: Registry | None = None) -> Prompt:
+    """The whole request (the Vessel): exactly `compose_request`'s messages, composed schema and settings."""
+    request = compose_request(context, schema, activities=activities, tools=tools)
+    sent = request.to_json()
+    return Prompt("the request", tuple(sent["messages"]), sent["schema"], "solution",
+                  config={key: value for key, value in sent["config"].items() if key != "model"})

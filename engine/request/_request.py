@@ -1,0 +1,363 @@
+"""The exact request the model receives (001, 002, 012, 016, 017): its messages, its schema, its call settings.
+
+`compose_request` is the one place that decides it: the LLM view, `contextdeck render` and the model
+provider all read the same `Request`.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..calls._activities import Activities
+from ..calls._registry import Registry
+from ..calls._tools import ToolDefinition, tool_definitions, unknown_references
+from ..document import _json
+from ..document._view import Messages
+from ..protocol._messages import Form, payload_of
+from ..resolve._resolution import Diagnostic
+from ._render import LLMMessage, limit_of, messages_text, render, shown
+
+META_DESCRIPTION = ("Metadata about the idea, including version and identity. "
+                    "The LLM is expected to update this, for example by bumping the version.")
+ADVICE_CALLS = {"type": "string", "description": "Inline JSON: a vote from 0 to 100 for each tool name, "
+                                                  "for example {\"deploy\": 10, \"delay\": 95}"}
+CONSULT_ADVISOR = "ConsultAdvisor"
+_ENGINE_KEYS = ("meta", "output", "calls", "advisors")
+
+
+@dataclass(frozen=True)
+class Request:
+    """The request as the model receives it. Frozen; `to_json()` gives a fresh copy to send or print.
+
+    - `messages`: the context as the model reads it, in order (`LLMMessage`: role, text, sources, form).
+    - `schema`: the composed solution schema: `advisors` (when any), `meta`, `output` (nullable: null
+      means "not finished"), `calls` (one item per tool; `_output` kept for latent tools only).
+    - `tools`: the tools in `calls`, in order, with whether each is latent.
+    - `config`: settings for the model call from preset messages (model, temperature, ...).
+    - `problems`: what keeps the request from being what the document says (an unknown tool reference).
+    """
+
+    messages: tuple[LLMMessage, ...]
+    schema: Mapping[str, Any]
+    tools: tuple[ComposedTool, ...]
+    config: Mapping[str, Any]
+    problems: tuple[Diagnostic, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """`{"messages": [{"role", "content"}], "schema": ..., "config": ...}` (a deep copy)."""
+        return {
+            "messages": [{"role": message.role, "content": message.text} for message in self.messages],
+            "schema": copy.deepcopy(dict(self.schema)),
+            "config": copy.deepcopy(dict(self.config)),
+        }
+
+    def messages_text(self) -> str:
+        """The messages as text: each under a `--- role ---` line (what `render_text` gives)."""
+        return messages_text(self.messages)
+
+    def schema_text(self) -> str:
+        """The composed schema as indented JSON."""
+        return shown(self.schema)
+
+    def config_text(self) -> str:
+        """The model settings as one line of JSON."""
+        return _json.dumps(dict(self.config), indent=False)
+
+    def text(self) -> str:
+        """The text form `contextdeck render` prints: the messages, then the schema."""
+        parts = [self.messages_text()] if self.messages else []
+        parts.append("--- schema ---\n" + self.schema_text())
+        return "\n\n".join(parts)
+
+
+@dataclass(frozen=True)
+class ComposedTool:
+    """A tool as offered in `calls`: its name, whether the model produces its `_output`, its item schema."""
+
+    name: str
+    latent: bool
+    item: Mapping[str, Any]
+    message_index: int | None
+
+
+def compose_request(
+    context: Messages,
+    schema: Any = None,
+    *,
+    at: int | None = None,
+    activities: Activities | None = None,
+    tools: Registry | None = None,
+) -> Request:
+    """The request as of the first `at` messages: `schema` is the document's, `tools` the registry that
+    `"tool": "Tool.name"` references look up, `activities` decide which tools are explicit."""
+    limit = limit_of(context, at)
+    seen = survey(context, limit)
+    composed = [_composed(definition, activities) for definition in tool_definitions(context, limit, tools).values()]
+    on_demand = [message for message in seen.advisors if message.get("on") is None]
+    if on_demand:
+        composed.append(ComposedTool(CONSULT_ADVISOR, True, _consult_item(on_demand, seen.instances), None))
+    consulted = [message for message in seen.advisors if _consulted(message, seen.later_request)]
+    return Request(
+        messages=tuple(render(context, limit)),
+        schema=_solution_schema(schema, composed, consulted, seen.meta, seen.instances),
+        tools=tuple(composed),
+        config=seen.config,
+        problems=tuple(unknown_references(context, tools, limit) + seen.advisor_problems),
+    )
+
+
+@dataclass(frozen=True)
+class Survey:
+    """What the messages other than tools say about the request, gathered in one pass over the context."""
+
+    advisors: list[dict[str, Any]]  # the latest definition of each id, by first appearance
+    advisor_problems: list[Diagnostic]
+    config: dict[str, Any]  # presets: a later key wins (001's "LLM config")
+    meta: Any  # the latest global `meta` value (016), or None
+    instances: list[str]
+    later_request: bool  # a plan, an error or an output: an earlier request has been made
+
+
+def survey(context: Messages, limit: int) -> Survey:
+    advisors: dict[str, dict[str, Any]] = {}
+    problems: list[Diagnostic] = []
+    config: dict[str, Any] = {}
+    meta: Any = None
+    instances: dict[str, None] = {}
+    later = False
+    for index in range(limit):
+        info = context.info(index)
+        message = context[index]
+        if info.instance is not None:
+            instances[info.instance] = None
+        if info.form is Form.ADVISOR:
+            _advisor(message, index, advisors, problems)
+        elif info.form is Form.PRESET:
+            body = message.get("preset")
+            if not isinstance(body, dict):
+                body = {key: value for key, value in message.items() if key != "type" and not key.startswith("_")}
+            config.update(copy.deepcopy(body))
+        elif info.kind == "meta" and info.instance is None:
+            meta = payload_of(message)
+        if not later:
+            later = info.form is Form.PLAN or info.kind == "error" or "_call" in message or "_outputPath" in message
+    return Survey(list(advisors.values()), problems, config, meta, list(instances), later)
+
+
+# -- tools ---------------------------------------------------------------------------------------------
+
+
+def is_latent(definition: ToolDefinition, activities: Activities | None) -> bool:
+    """003: `_activity` names the activity (`""`: latent); else one under the tool's name; else latent.
+
+    A tool that delegates (`_delegate`, 014) is not latent either: the delegate produces its output.
+    """
+    schema = definition.schema
+    if "_delegate" in schema or "_delegate" in _properties(schema):
+        return False
+    named = schema.get("_activity")
+    if named is not None:
+        return bool(named == "")  # a named activity that is not loaded is run's error, still not the model's job
+    return activities is None or activities.get(definition.name) is None
+
+
+def tool_item(name: str, schema: Mapping[str, Any], latent: bool) -> dict[str, Any]:
+    """The `calls` item for a tool (002): `_tool` as a const first, `_output` only when the model writes it.
+
+    Top-level keys starting with `_` (`_activity`, `_delegate`, ...) direct the engine and are left out.
+    """
+    item = {key: copy.deepcopy(value) for key, value in schema.items() if not key.startswith("_")}
+    properties: dict[str, Any] = {"_tool": {"const": name}}
+    for key, value in _properties(schema).items():
+        if key != "_tool" and (latent or key != "_output"):
+            properties[key] = copy.deepcopy(value) if key.startswith("_") else or_reference(value)
+    item.setdefault("type", "object")
+    item["properties"] = properties
+    required = schema.get("required")
+    kept = [key for key in required if key != "_tool" and key in properties] if isinstance(required, list) else []
+    item["required"] = ["_tool", *kept]
+    return item
+
+
+def or_reference(schema: Any) -> Any:
+    """A parameter's schema that also takes a `†` reference (007: a parameter may hold one instead of its value).
+
+    A schema that takes any string already takes a reference and stays as it is (002's `userName`).
+    """
+    if schema is True or schema == {}:
+        return copy.deepcopy(schema)
+    if isinstance(schema, dict):
+        kind = schema.get("type")
+        strings = kind == "string" or (isinstance(kind, list) and "string" in kind)
+        if strings and not any(key in schema for key in _STRING_LIMITS):
+            return copy.deepcopy(schema)
+    return {"anyOf": [copy.deepcopy(schema), REFERENCE]}
+
+
+REFERENCE = {"type": "string", "pattern": "^†", "description": "a reference to a value in the context, as †state.path"}
+_STRING_LIMITS = ("enum", "const", "pattern", "format", "minLength", "maxLength", "not", "anyOf", "oneOf", "allOf")
+
+
+def _composed(definition: ToolDefinition, activities: Activities | None) -> ComposedTool:
+    latent = is_latent(definition, activities)
+    return ComposedTool(definition.name, latent, tool_item(definition.name, definition.schema, latent),
+                        definition.message_index)
+
+
+def _properties(schema: Mapping[str, Any]) -> dict[str, Any]:
+    properties = schema.get("properties")
+    return properties if isinstance(properties, dict) else {}
+
+
+# -- advisors (017) --------------------------------------------------------------------------------------
+
+
+def _advisor(message: dict[str, Any], index: int, found: dict[str, dict[str, Any]],
+             problems: list[Diagnostic]) -> None:
+    """Keep an advisor under its id (a later definition replaces the earlier), or say what is wrong with it."""
+    name = message.get("id")
+    if not isinstance(name, str) or not name:
+        problems.append(Diagnostic(index, "advisor", "an advisor needs a non-empty string 'id'"))
+        return
+    if "schema" in message and not isinstance(message["schema"], dict):
+        problems.append(Diagnostic(index, f"advisor {name}", "'schema' must be an object"))
+    if message.get("on") not in ADVISOR_ON:
+        problems.append(Diagnostic(index, f"advisor {name}",
+                                   f"'on' must be start, finish, request or null, not {message.get('on')!r}"))
+    found[name] = message
+
+
+ADVISOR_ON = ("start", "finish", "request", None)
+
+
+def _consulted(advisor: dict[str, Any], later_request: bool) -> bool:
+    """Whether an advisor gives advice in this request: `request` and `finish` always (the solution may end
+    the loop in any request), `start` in the first request only, on-demand ones through ConsultAdvisor."""
+    when = advisor.get("on")
+    if when == "start":
+        return not later_request
+    return when in ("request", "finish")
+
+
+def advice_item(advisor: Mapping[str, Any], instances: list[str]) -> dict[str, Any]:
+    """One advisor's advice in the solution: its id, its own schema's fields, and its inline-JSON votes."""
+    schema = advisor.get("schema")
+    own: dict[str, Any] = schema if isinstance(schema, dict) else {}
+    properties: dict[str, Any] = {"id": {"const": advisor["id"]}}
+    required = ["id"]
+    if advisor.get("isInstanced") is True:
+        properties["_instance"] = {"enum": instances}
+        required.append("_instance")
+    properties.update(copy.deepcopy(_properties(own)))
+    properties.setdefault("calls", ADVICE_CALLS)
+    own_required = own.get("required")
+    required += [key for key in own_required if key not in required] if isinstance(own_required, list) else []
+    return {"type": "object", "properties": properties, "required": required}
+
+
+def _consult_item(advisors: list[dict[str, Any]], instances: list[str]) -> dict[str, Any]:
+    ids = [advisor["id"] for advisor in advisors]
+    advice = [advice_item(advisor, instances) for advisor in advisors]
+    return {
+        "type": "object",
+        "description": "Ask an on-demand advisor for its advice when the situation is ambiguous (017).",
+        "properties": {
+            "_tool": {"const": CONSULT_ADVISOR},
+            "advisor": {"enum": ids},
+            "question": {"type": "string"},
+            "_output": _one_of(advice),
+        },
+        "required": ["_tool", "advisor"],
+    }
+
+
+# -- the solution schema ------------------------------------------------------------------------------
+
+
+def _solution_schema(
+    schema: Any,
+    tools: list[ComposedTool],
+    advisors: list[dict[str, Any]],
+    meta: Any,
+    instances: list[str],
+) -> dict[str, Any]:
+    """002's composition: `meta`, the nullable `output`, `calls` of the tools; `advisors` first when any.
+
+    A request schema whose properties name `output` beside `calls` or `meta` (012, 016) is the solution's own: its
+    `output` is the output schema and its other properties stay, before `meta`.
+    """
+    output, extra = schema, {}
+    if is_solution_schema(schema):
+        own = _properties(schema)
+        output = own.get("output")
+        extra = {key: copy.deepcopy(value) for key, value in own.items() if key not in _ENGINE_KEYS}
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    if advisors:
+        properties["advisors"] = {"type": "array", "items": _one_of([advice_item(a, instances) for a in advisors])}
+        required.append("advisors")
+    properties.update(extra)
+    properties["meta"] = meta_schema(meta)
+    properties["output"] = nullable(output)
+    items = [dict(tool.item) for tool in tools]
+    properties["calls"] = {"type": "array", "items": _one_of(items)} if items else {"type": "array", "maxItems": 0}
+    required += ["meta", "calls", "output"]
+    return {"type": "object", "properties": properties, "required": required}
+
+
+def is_solution_schema(schema: Any) -> bool:
+    """Whether a request's schema is the whole solution's (012, 016: `output` beside `calls` or `meta`)
+    rather than the output's (002)."""
+    own = _properties(schema) if isinstance(schema, dict) else {}
+    return "output" in own and ("calls" in own or "meta" in own)
+
+
+def meta_schema(meta: Any) -> dict[str, Any]:
+    """002's `meta`: `path` and `version`, plus every other field the context's meta message gives (016)."""
+    properties: dict[str, Any] = {"path": {"type": "string"}, "version": {"type": "string"}}
+    if isinstance(meta, dict):
+        for key, value in meta.items():
+            if key not in properties:
+                properties[key] = {"type": _json_type(value)}
+                if isinstance(value, list):
+                    properties[key]["items"] = {"type": "string"}
+    return {"type": "object", "description": META_DESCRIPTION, "properties": properties}
+
+
+def nullable(schema: Any) -> dict[str, Any]:
+    """The output schema with null allowed: null means "not finished yet" (002, 010).
+
+    No schema: any value. OpenAPI's `nullable: true` (012) becomes a JSON Schema type. An object without
+    `additionalProperties` gets `false`, as 002's composed example shows.
+    """
+    if not isinstance(schema, dict):
+        return {} if schema is None or schema is True else {"anyOf": [schema, {"type": "null"}]}
+    result = copy.deepcopy(schema)
+    result.pop("nullable", None)
+    kind = result.get("type")
+    if kind == "object" or (isinstance(kind, list) and "object" in kind):
+        result.setdefault("additionalProperties", False)
+    if isinstance(kind, str) and "const" not in result:
+        result["type"] = [kind, "null"]
+    elif isinstance(kind, list) and "const" not in result:
+        result["type"] = kind if "null" in kind else [*kind, "null"]
+    else:
+        return {"anyOf": [result, {"type": "null"}]}
+    if isinstance(result.get("enum"), list) and None not in result["enum"]:
+        result["enum"] = [*result["enum"], None]
+    return result
+
+
+def _one_of(items: list[dict[str, Any]]) -> dict[str, Any]:
+    return items[0] if len(items) == 1 else {"anyOf": items}
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    return {dict: "object", list: "array", type(None): "null"}.get(type(value), "string")

@@ -1,0 +1,84 @@
+"""The fold of SPEC 4: the value of one identity's path, computed from its writes in order.
+
+This is the definition every faster strategy must agree with; `Context` calls it over the writes of
+one kind (global layer, then the instance layer).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from ..protocol._messages import MISSING, Path, Write, get_path
+from ..protocol._methods import WRITE_METHODS, Conflict, write_at
+from ._resolution import Diagnostic
+
+TOO_DEEP = "the data is nested too deeply to merge"
+
+
+@dataclass(frozen=True)
+class PathValue:
+    """A path's value after a fold, the messages it came from, and the problems on the way."""
+
+    value: Any
+    sources: tuple[int, ...]
+    diagnostics: tuple[Diagnostic, ...]
+
+    @property
+    def found(self) -> bool:
+        return self.value is not MISSING
+
+
+def _is_prefix(short: Path, long: Path) -> bool:
+    return len(short) <= len(long) and long[: len(short)] == short
+
+
+def _effect(write: Write, root: Any, target: Path) -> str | None:
+    """How a write changes the value at `target`: "reset" (replaced it), "add" (changed part of it) or None.
+
+    A message is a source of the target's value when it wrote that value or any part of it since the
+    value was last replaced as a whole (see docs/format.md, "Sources"). `root` is the value before.
+    """
+    path, method, new = write.path, write.method, write.value
+    if not _is_prefix(path, target):
+        if not _is_prefix(target, path):
+            return None
+        # A write below the target changes part of it, unless the target was not a container and is
+        # replaced by the objects the write creates on its way down.
+        return "add" if isinstance(get_path(root, target), dict | list) else "reset"
+    return WRITE_METHODS[method].effect(get_path(root, path), new, target[len(path) :])
+
+
+def fold(writes: Iterable[tuple[int, Write]], target: Path, label: str) -> tuple[Any, PathValue]:
+    """Apply `writes` (index, write) in order; return the whole value and the value at `target`.
+
+    `label` names the target in diagnostics (for instance `†state.user`).
+    """
+    root: Any = MISSING
+    sources: list[int] = []
+    diagnostics: list[Diagnostic] = []
+    for index, write in writes:
+        relevant = _is_prefix(write.path, target) or _is_prefix(target, write.path)
+        if write.problem is not None:
+            diagnostics.append(Diagnostic(index, label, write.problem))
+            continue
+        try:
+            updated = write_at(root, write.path, write.method, write.value)
+        except Conflict as conflict:
+            if relevant:
+                where = ".".join(write.path) or "the root"
+                diagnostics.append(Diagnostic(index, label, f"{write.method} at {where}: {conflict.reason}"))
+            continue
+        except RecursionError:
+            diagnostics.append(Diagnostic(index, label, TOO_DEEP))
+            continue
+        effect = _effect(write, root, target) if relevant else None
+        root = updated
+        if effect == "reset":
+            sources = [index]
+        elif effect == "add":
+            sources.append(index)
+    value = get_path(root, target)
+    found_sources = tuple(sorted(set(sources))) if value is not MISSING else ()
+    return root, PathValue(value, found_sources, tuple(diagnostics))

@@ -1,0 +1,90 @@
+"""Blame: who made a resolved value what it is, and what each write shadowed.
+
+The entries are exactly the resolution's sources, in the order the fold applied them (the global layer
+before the instance layer): the first set the base (a `set` at the path or a parent, or the write that
+created it), every later one changed it. Each entry carries the value at the path just before the write
+(what it shadowed) and just after.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ...protocol._expressions import Expression, Reference
+from .._fold import PathValue
+from .._resolution import Resolution
+from ._index import Change, Probe, State
+
+if TYPE_CHECKING:
+    from ._store import Store
+
+
+@dataclass(frozen=True)
+class BlameEntry:
+    """One write that made the value what it is.
+
+    `path` is where the message wrote ("" for the root), `call` and `date` its `_call` and `_date`
+    (None when absent), `shadowed` the value at the blamed path just before it (MISSING when there was
+    none) and `value` the value just after it.
+    """
+
+    index: int
+    message_id: int
+    method: str
+    path: str
+    call: Any
+    date: Any
+    shadowed: Any
+    value: Any
+
+
+@dataclass(frozen=True)
+class Blame:
+    """The history of a resolved value: `entries[0]` set the base, the rest changed it, in fold order.
+
+    `reference` is the reference the value came from (the last one of the alternative that was found);
+    None, with no entries, when the expression is not found.
+    """
+
+    expression: str
+    reference: str | None
+    found: bool
+    value: Any
+    entries: tuple[BlameEntry, ...] = ()
+
+    @property
+    def base(self) -> BlameEntry | None:
+        """The write that set the base of the value."""
+        return self.entries[0] if self.entries else None
+
+    @property
+    def changes(self) -> tuple[BlameEntry, ...]:
+        """Every later write that changed the value."""
+        return self.entries[1:]
+
+
+Folder = Callable[[Reference], tuple[State, PathValue, Probe]]
+
+
+def blame_of(store: Store, expression: Expression, resolution: Resolution, fold: Folder) -> Blame:
+    """The blame of `expression`, given its resolution and a way to fold one reference with a trail."""
+    if not resolution.found:
+        return Blame(expression.source, None, False, None)
+    for gate in expression.alternatives:
+        folds = [fold(ref) for ref in gate]
+        if all(value.found for _, value, _ in folds):
+            _, value, probe = folds[-1]
+            entries = tuple(_entry(store, change) for change in probe.trail or ())
+            return Blame(expression.source, str(gate[-1]), True, value.value, entries)
+    raise AssertionError("a found resolution has a found alternative")  # pragma: no cover
+
+
+def _entry(store: Store, change: Change) -> BlameEntry:
+    message_id, write = change.message_id, change.write
+    message = store.messages[message_id]
+    return BlameEntry(
+        store.order.index_of(message_id), message_id, write.method, ".".join(write.path),
+        message.get("_call"), message.get("_date"), change.before, change.after,
+    )

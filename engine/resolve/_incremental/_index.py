@@ -1,0 +1,550 @@
+"""Indexes of writes, and the fold of SPEC 4 run over only the writes that can matter to a path.
+
+Per identity (kind, instance) a `Layer` keeps the ids of its writing messages in context order, and per
+*lane* (the first segment of a path) the ids of the writes that can change a path in that lane:
+
+- a write at `s.…` belongs to lane `s`;
+- a deep merge or assign of an object at the root belongs to the lanes of its keys;
+- every other root write (a `set`, a merge of a non-object, push, concat, a write with a problem) is
+  *universal*: it belongs to every lane.
+
+While the folded root is an object, a write outside a path's lane cannot change the value, the sources
+or the diagnostics at that path (it only touches other keys). While the root is not an object (at the
+start, after a root `set` of a scalar or an array), any write may turn it into one, so the fold then
+scans every write of the layer until the root is an object again. That keeps `fold_lane` equal to
+`_fold.fold` over all the writes, while touching only the lane in the common case.
+
+Writes are folded as operations, never pre-merged (deep merge is not associative), and the states
+hold persistent values: `write_at` copies only the containers along a path, so a state is cheap to keep.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right, insort
+from collections.abc import Callable, Container, Mapping
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from ...protocol._messages import MISSING, Path, Write, get_path
+from ...protocol._methods import WRITE_METHODS, Conflict, write_at
+from .. import _keys
+from .._chain import EMPTY, Chain
+from .._fold import TOO_DEEP, PathValue, _effect
+from .._keys import Ids
+from .._resolution import Diagnostic
+
+Lane = str | None  # the first segment of the paths followed; None follows the whole value of a kind
+Key = Callable[[int], int]
+
+
+def lanes_of(write: Write) -> tuple[str, ...] | None:
+    """The lanes a write can change; None when it can change every lane (a universal write)."""
+    if write.problem is not None:
+        return None
+    if write.path:
+        return (write.path[0],)
+    if WRITE_METHODS[write.method].root_lanes and isinstance(write.value, dict):
+        return tuple(write.value)
+    return None
+
+
+_ANY_KEY: Any = object()  # a segment no value names: `covers` of it tells a write that reaches every key
+
+
+def branches_of(write: Write) -> dict[str, tuple[str, ...] | None] | None:
+    """Per lane a write can change, the second segments of the branches below it that it touches (None: it
+    touches every branch of that lane); None when it touches every branch of every lane (universal).
+
+    A write touches the branch `lane.key` when it can change a path at or below it while the lane is an
+    object (`_branches.touches`): one at or below the branch, or one above it that reaches down to it
+    (`Method.covers` is not None). At a lane, a merge or an assign of an object reaches the keys it names;
+    at the root, a deep merge reaches those its object names at each lane, an assign each lane whole.
+    """
+    if write.problem is not None:
+        return None
+    path = write.path
+    if len(path) >= 2:
+        return {path[0]: (path[1],)}
+    value, method = write.value, WRITE_METHODS[write.method]
+    if not (method.root_lanes and isinstance(value, dict)):
+        return None if not path else {path[0]: None}
+    if path:
+        return {path[0]: tuple(value)}
+    if method.covers({"lane": {}}, ("lane", _ANY_KEY)) is not None:  # it replaces each lane it names
+        return dict.fromkeys(value)
+    return {lane: tuple(below) if type(below) is dict else None for lane, below in value.items()}
+
+
+def replaces_root(write: Write) -> bool:
+    """Whether a write replaces the root itself (a universal write that is not just a problem)."""
+    return write.problem is None and lanes_of(write) is None
+
+
+class Layer:
+    """The writes of one identity in context order (ids sorted by order key), indexed by lane.
+
+    Per lane it also keeps where the lane's writes start to only append to the lane's array (`push` or
+    `concat` at the lane itself): tracks splice past such a tail (`_tracks`). And it counts the writes
+    that replace the root itself (universal writes without a problem): while there are none, every lane
+    folds apart from the others, which whole-kind tracks rely on (`_whole`).
+    """
+
+    __slots__ = ("all", "branches", "known", "lanes", "rooted", "tails", "universal", "wide")
+
+    def __init__(self) -> None:
+        self.all: list[int] = []
+        self.universal: list[int] = []
+        self.lanes: dict[str, list[int]] = {}
+        self.tails: dict[str, int | None] = {}  # lane -> position of its appending tail (None: not known)
+        # Per lane (with a list of its own), what a reader worked out from the lane's writes in order from the
+        # first (`_patches.keeps_start_from_first`): kept while writes are only added at the lane's end, which
+        # the reader then reads on from; dropped when one is added before the end or taken out.
+        self.known: dict[str, Any] = {}
+        self.rooted = 0  # how many writes replace the root itself
+        # One level down (`branches_of`): per lane, the ids that touch every branch below it, and per
+        # branch `lane.key` the ids that touch it (a path's fold reads only those, `_branches`).
+        self.wide: dict[str, list[int]] = {}
+        self.branches: dict[str, dict[str, list[int]]] = {}
+
+    def subset(self, lane: Lane) -> list[int]:
+        """The ids that can matter to `lane`, in order."""
+        return self.all if lane is None else self.lanes.get(lane, self.universal)
+
+    def branch(self, lane: str, key: str) -> list[int]:
+        """The ids that can matter to the paths at and below `lane.key` while the lane is an object, in order."""
+        below = self.branches.get(lane)
+        found = below.get(key) if below is not None else None
+        return found if found is not None else self.wide.get(lane, self.universal)
+
+    def appends_from(self, lane: str, writes: Mapping[int, Write]) -> int:
+        """The position in `subset(lane)` from which every write only appends to the lane's array."""
+        subset = self.subset(lane)
+        position = self.tails.get(lane)
+        if position is None:
+            position = len(subset)
+            while position and _appends(writes[subset[position - 1]], lane):
+                position -= 1
+            if lane in self.lanes:
+                self.tails[lane] = position
+        return position
+
+    def append(self, message_id: int, write: Write) -> None:
+        """Add a write known to come after every write already here (building a context)."""
+        self.all.append(message_id)
+        self.rooted += replaces_root(write)
+        for lane, target in self._lists(write, create=True):
+            target.append(message_id)
+            self._added(lane, len(target) - 1, write)
+        for target in self._branch_lists(write, create=True):
+            target.append(message_id)
+
+    def add(self, message_id: int, write: Write, key: Key) -> None:
+        insort(self.all, message_id, key=key)
+        self.rooted += replaces_root(write)
+        for lane, target in self._lists(write, create=True):
+            position = bisect_left(target, key(message_id), key=key)
+            target.insert(position, message_id)
+            if lane is not None and position < len(target) - 1:
+                self.known.pop(lane, None)
+            self._added(lane, position, write)
+        for target in self._branch_lists(write, create=True):
+            insort(target, message_id, key=key)
+
+    def discard(self, message_id: int, write: Write, key: Key) -> None:
+        if _delete(self.all, message_id, key) is not None:
+            self.rooted -= replaces_root(write)
+        for lane, target in self._lists(write, create=False):
+            position = _delete(target, message_id, key)
+            if lane is not None and position is not None:
+                self.known.pop(lane, None)
+            tail = self.tails.get(lane) if lane is not None else None
+            if lane is not None and tail is not None and position is not None and position < tail:
+                # The tail may now reach further back when the write just before it is gone.
+                self.tails[lane] = None if position == tail - 1 else tail - 1
+        for target in self._branch_lists(write, create=False):
+            _delete(target, message_id, key)
+
+    def _added(self, lane: str | None, position: int, write: Write) -> None:
+        tail = self.tails.get(lane) if lane is not None else None
+        if lane is None or tail is None:
+            return
+        if position < tail:
+            self.tails[lane] = tail + 1
+        elif not _appends(write, lane):
+            self.tails[lane] = position + 1
+
+    def _lists(self, write: Write, create: bool) -> list[tuple[str | None, list[int]]]:
+        segments = lanes_of(write)
+        if segments is None:
+            return [(None, self.universal), *self.lanes.items()]
+        found: list[tuple[str | None, list[int]]] = []
+        for segment in segments:
+            target = self.lanes.get(segment)
+            if target is None:
+                if not create:
+                    continue
+                target = self.lanes[segment] = list(self.universal)
+                self.tails[segment] = len(target)  # root writes never append at a lane
+            found.append((segment, target))
+        return found
+
+
+    def _branch_lists(self, write: Write, create: bool) -> list[list[int]]:
+        """The lists of `wide` and `branches` that hold `write` (made when `create` and missing)."""
+        named = branches_of(write)
+        if named is None:
+            return [*self.wide.values(), *(ids for below in self.branches.values() for ids in below.values())]
+        found: list[list[int]] = []
+        for lane, keys in named.items():
+            below = self.branches.get(lane)
+            if below is None:
+                if not create:
+                    continue
+                self.wide[lane], below = list(self.universal), self.branches.setdefault(lane, {})
+            if keys is None:
+                found += [self.wide[lane], *below.values()]
+                continue
+            for key in keys:
+                target = below.get(key)
+                if target is None:
+                    if not create:
+                        continue
+                    target = below[key] = list(self.wide[lane])
+                found.append(target)
+        return found
+
+
+def _appends(write: Write, lane: str | None) -> bool:
+    """Whether a write only appends to the array at `lane`."""
+    return write.problem is None and WRITE_METHODS[write.method].appends is not None and write.path == (lane,)
+
+
+def _delete(ids: list[int], message_id: int, key: Key) -> int | None:
+    position = bisect_left(ids, key(message_id), key=key)
+    if position < len(ids) and ids[position] == message_id:
+        del ids[position]
+        return position
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """A write that changed a followed path: its message, the write, the value there before and after."""
+
+    message_id: int
+    write: Write
+    before: Any
+    after: Any
+
+
+Sources = tuple[int, ...] | Ids  # a kept probe's sources
+
+
+def kept(sources: list[int] | Sources) -> Sources:
+    """Sources as a kept fold holds them: a list made a tuple, `Ids` and tuples as they are."""
+    return tuple(sources) if type(sources) is list else sources  # type: ignore[return-value]
+
+
+def _appended(sources: Sources, message_id: int) -> Sources:
+    """Kept sources and one more, for a step no other follows before its state is kept (an append's): a few
+    grow into a new tuple (`+`: unpacking is slower), a whole kind's thousands into `Ids`, in place."""
+    if type(sources) is Ids:
+        return sources.plus((message_id,))
+    if len(sources) < _keys.CHUNK:
+        return sources + (message_id,)  # type: ignore[operator]  # noqa: RUF005
+    return Ids.owning([*sources, message_id])
+
+
+class SourceEdit(NamedTuple):
+    """How a probe's sources differ from other sources (the very tuple another probe holds), as order
+    keys: its result's keys are then the other's, changed in place, with no sorting."""
+
+    sources: Sources
+    lost: list[int]
+    gained: list[int]
+
+    def then(self, later: SourceEdit) -> SourceEdit:
+        """This change followed by `later` (a change of the sources this one leads to)."""
+        regained, relost = set(later.lost), set(self.gained)
+        lost = [*self.lost, *(key for key in later.lost if key not in relost)]
+        return SourceEdit(self.sources, lost, [*(key for key in self.gained if key not in regained), *later.gained])
+
+    def net(self, later: SourceEdit) -> SourceEdit:
+        """This change followed by `later`, counting each key's losses and gains: so it holds also when the
+        sources in between hold a message twice (a replace that moves a write between the global layer and
+        an instance layer: halfway it is a source of both), as long as the first and last sources do not."""
+        counts: dict[int, int] = {}
+        for edit in (self, later):
+            for key in edit.lost:
+                counts[key] = counts.get(key, 0) - 1
+            for key in edit.gained:
+                counts[key] = counts.get(key, 0) + 1
+        lost = [key for key, count in counts.items() if count < 0]
+        gained = [key for key, count in counts.items() if count > 0]
+        return SourceEdit(self.sources, lost, gained)
+
+
+class Probe:
+    """One path followed by a fold: the ids of its sources so far and its diagnostics, a `Chain` of
+    (order key, reason): kept once per failed write, shared by every copy, checkpoint and splice."""
+
+    __slots__ = ("diagnostics", "edits", "path", "resets", "sources", "trail")
+
+    def __init__(self, path: Path, trail: bool = False) -> None:
+        self.path = path
+        # A tuple once a fold that holds it is kept (`freeze`): copies share it, and a step that adds
+        # a source makes its own list. Tuples of ints are not tracked by the cycle collector.
+        # A whole kind's thousands are `Ids` (`_whole`, an appended step): edited by the chunk, never copied.
+        self.sources: list[int] | Sources = []
+        self.diagnostics: Chain = EMPTY
+        self.resets = 0  # how many writes reset the sources so far
+        # For blame: every write that changed the path.
+        self.trail: list[Change] | None = [] if trail else None
+        # Set by `_whole`: these sources are those of the probe they were repaired from, less some order
+        # keys, plus others; and, when that one was repaired too, the same from the one before it (a
+        # move's two halves), so that results follow from the kept results either way.
+        self.edits: tuple[SourceEdit, ...] = ()
+
+    def copy(self) -> Probe:
+        twin = Probe(self.path)
+        twin.sources = kept(self.sources)
+        twin.diagnostics = self.diagnostics
+        twin.resets = self.resets
+        twin.trail = None if self.trail is None else list(self.trail)
+        return twin
+
+
+def attempt(root: Any, write: Write) -> tuple[Any, str | None, Path | None]:
+    """One write applied to a root: the new root, or the root unchanged with the reason the write could
+    not be applied and the path of the probes that problem concerns (None: every probe)."""
+    if write.problem is not None:
+        return root, write.problem, None
+    try:
+        return write_at(root, write.path, write.method, write.value), None, None
+    except Conflict as conflict:
+        return root, conflict.reported(write.method, write.path), write.path
+    except RecursionError:
+        return root, TOO_DEEP, None
+
+
+class State:
+    """A fold in progress: the root so far (a persistent value) and the probes following it."""
+
+    __slots__ = ("probes", "root")
+
+    def __init__(self, probes: list[Probe], root: Any = MISSING) -> None:
+        self.root = root
+        self.probes = probes
+
+    def freeze(self) -> None:
+        """Make the probes' sources tuples: the state is kept, and copies of it share them."""
+        for probe in self.probes:
+            if type(probe.sources) is list:
+                probe.sources = tuple(probe.sources)
+
+    def copy(self, paths: Container[Path] | None = None) -> State:
+        """A state that continues independently (following only `paths` when given)."""
+        probes = self.probes if paths is None else [probe for probe in self.probes if probe.path in paths]
+        return State([probe.copy() for probe in probes], self.root)
+
+    def step(self, message_id: int, write: Write, order_key: int, last: bool = False) -> None:
+        """One step of `_fold.fold`, for every probe at once (`order_key`: the message's, for diagnostics).
+
+        `last`: no other step follows before the state is kept (an append's one step): kept sources grow by
+        one copy into a new tuple, not into a list that `freeze` copies again (a whole kind has thousands)."""
+        root, reason, concerns = attempt(self.root, write)
+        if reason is not None:
+            self._failed(order_key, reason, concerns)
+            return
+        path = write.path
+        size = len(path)
+        old_root, self.root = self.root, root
+        for probe in self.probes:
+            if probe.path[:size] != path[: len(probe.path)]:  # neither is a prefix of the other
+                continue
+            effect = _effect(write, old_root, probe.path)
+            if effect == "reset":
+                probe.sources = [message_id]
+                probe.resets += 1
+            elif effect == "add":
+                sources = probe.sources
+                if isinstance(sources, list):
+                    sources.append(message_id)
+                elif last:
+                    probe.sources = _appended(sources, message_id)
+                else:
+                    probe.sources = [*sources, message_id]
+            else:
+                continue
+            if probe.trail is not None:
+                # The trail follows the sources: a reset starts it again.
+                change = Change(message_id, write, get_path(old_root, probe.path), get_path(root, probe.path))
+                if effect == "reset":
+                    probe.trail = [change]
+                else:
+                    probe.trail.append(change)
+
+
+    def _failed(self, order_key: int, reason: str, path: Path | None) -> None:
+        """A write that could not be applied: one problem, kept once, for the probes it concerns (those on
+        its path, above or below it; every probe when `path` is None)."""
+        problem = (order_key, reason)
+        size = 0 if path is None else len(path)
+        for probe in self.probes:
+            if path is None or probe.path[:size] == path[: len(probe.path)]:  # one is a prefix of the other
+                probe.diagnostics = probe.diagnostics.plus(problem)
+
+
+@dataclass(frozen=True, slots=True)
+class Gap:
+    """Writes of `layer` the fold scanned because the root was not an object: those strictly between the
+    ids `before` and `after` (None: from the start, to the end), and `after` itself when `through`.
+
+    A gap ends at the lane's next write (`after`), or `through` the write that made the root an object
+    again: a bound whose removal folds the track again (a write of its lane, or one in its gap), so that
+    a gap never names a message no longer there."""
+
+    layer: Layer
+    before: int | None
+    after: int | None
+    through: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """A track's fold just after the write `message_id` of `layer`: enough to resume it or to splice.
+
+    Per probe (in the state's order): its sources, its diagnostics and how many resets it had so far.
+    """
+
+    layer: Layer
+    message_id: int
+    root: Any
+    sources: tuple[Sources, ...]
+    diagnostics: tuple[Chain, ...]
+    resets: tuple[int, ...]
+    gaps: int
+
+
+def checkpoint(state: State, layer: Layer, message_id: int, gaps: int) -> Checkpoint:
+    probes = state.probes
+    return Checkpoint(
+        layer,
+        message_id,
+        state.root,
+        tuple(kept(p.sources) for p in probes),
+        tuple(p.diagnostics for p in probes),
+        tuple(p.resets for p in probes),
+        gaps,
+    )
+
+
+# Writes between two checkpoints of a track (module globals so that tests can make them small).
+CHECKPOINT_EVERY = 16
+# A whole-kind track's: each of its checkpoints keeps the sources of every write of the kind so far
+# (thousands), and it is repaired lane by lane from lane marks (`_whole`), which drops its checkpoints
+# past the edit. Dense ones cost their making, their freeing and the collector's walks.
+WHOLE_CHECKPOINT_EVERY = 256
+
+
+def checkpoint_every(lane: Lane) -> int:
+    """Writes between two checkpoints of a track of `lane` (None: a whole kind)."""
+    return CHECKPOINT_EVERY if lane is not None else WHOLE_CHECKPOINT_EVERY
+
+
+def fold_lane(
+    state: State,
+    layer: Layer,
+    lane: Lane,
+    writes: Mapping[int, Write],
+    key: Key,
+    limit: int | None = None,
+    gaps: list[Gap] | None = None,
+    *,
+    after: int | None = None,
+    checkpoints: list[Checkpoint] | None = None,
+    converge: Callable[[int, State], Checkpoint | None] | None = None,
+) -> Checkpoint | None:
+    """Fold into `state` the writes of `layer` that can matter to `lane`, up to order key `limit`.
+
+    Gaps scanned while the root was not an object are recorded in `gaps`: an edit inside one may
+    change the result even though it is outside the lane. Tracks also pass: `after`, the write to
+    resume after; `checkpoints`, to collect one every few writes; and `converge(id, state)`, which
+    returns an old checkpoint when the fold has become equivalent to it: the fold then stops there and
+    returns it, so the caller can splice the old rest on.
+    """
+    subset = layer.subset(lane)
+    stop = len(subset) if limit is None else bisect_right(subset, limit, key=key)
+    first = 0 if after is None else bisect_right(subset, key(after), key=key)
+    previous = after
+    every = checkpoint_every(lane)
+    for steps, position in enumerate(range(first, stop + 1), start=1):
+        following = subset[position] if position < stop else None
+        if lane is not None and not isinstance(state.root, dict):
+            made = _scan_gap(state, layer, writes, key, previous, following, limit)
+            if gaps is not None:
+                gaps.append(Gap(layer, previous, following) if made is None else Gap(layer, previous, made, True))
+        if following is None:
+            return None
+        state.step(following, writes[following], key(following))
+        root = state.root
+        if lane is not None and type(root) is dict and len(root) > 1:
+            # While the root is an object only the lane's key matters here: keeping that one key alone
+            # spares every later write the copy of the whole root (writes copy the objects on their path).
+            state.root = {lane: root[lane]} if lane in root else {}
+        previous = following
+        if converge is not None:
+            matched = converge(following, state)
+            if matched is not None:
+                return matched
+        if checkpoints is not None and steps % every == 0:
+            checkpoints.append(checkpoint(state, layer, following, len(gaps or ())))
+    return None
+
+
+def _scan_gap(
+    state: State,
+    layer: Layer,
+    writes: Mapping[int, Write],
+    key: Key,
+    previous: int | None,
+    following: int | None,
+    limit: int | None,
+) -> int | None:
+    """Fold every write of the layer after `previous` and before `following` until the root is an object
+    again; the write that made it one (None: none did). The gap ends there: the writes after it cannot
+    matter to the lane while the root stays an object, and only a write of the lane can make it something
+    else. A global fold's root is missing until the kind's first write, so a gap up to `following` for a
+    lane first written thousands of messages later held every write up to there."""
+    every = layer.all
+    start = 0 if previous is None else bisect_right(every, key(previous), key=key)
+    if following is not None:
+        end = bisect_left(every, key(following), key=key)
+    else:
+        end = len(every) if limit is None else bisect_right(every, limit, key=key)
+    for position in range(start, end):
+        message_id = every[position]
+        state.step(message_id, writes[message_id], key(message_id))
+        if isinstance(state.root, dict):
+            return message_id
+    return None
+
+
+def in_gap(gap: Gap, layer: Layer, order_key: int, key: Key) -> bool:
+    """Whether a write of `layer` at `order_key` falls inside a scanned gap."""
+    if gap.layer is not layer:
+        return False
+    before, after = gap.before, gap.after
+    if before is not None and key(before) >= order_key:
+        return False
+    return after is None or order_key < key(after) or (gap.through and order_key == key(after))
+
+
+def path_value(
+    state: State, probe: Probe, label: str, index_of: Callable[[int], int], rank: Callable[[int], int]
+) -> PathValue:
+    """A probe's result as `_fold.fold` gives it: message indices (`index_of` an id, `rank` an order key)."""
+    value = get_path(state.root, probe.path)
+    sources = tuple(sorted({index_of(m) for m in probe.sources})) if value is not MISSING else ()
+    diagnostics = tuple(Diagnostic(rank(key), label, reason) for key, reason in probe.diagnostics.items())
+    return PathValue(value, sources, diagnostics)

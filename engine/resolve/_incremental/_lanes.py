@@ -1,0 +1,286 @@
+"""Path logs: the writes that can matter to one path, folded once for `resolve`, read at any cut after.
+
+A reference nobody watches used to fold its whole lane (`_index.fold_lane`) on every `resolve`, then its
+whole lane into a log that any path of the lane could read. Now the first resolve of a path folds only
+the writes that can matter to it (`_branches`: those that touch the path or a prefix of it, and, while
+a node above it is not an object, those that touch that node) into a *path log* that keeps:
+
+- per step its order key and its write (to replay from a mark);
+- the steps that changed the path (each a reset or an addition, SPEC 4.8), from which its sources at
+  any cut are a walk back to the last reset;
+- the problems of the failed writes that concern the path, as one chain (`Chain` nodes, shared);
+- every `MARK_EVERY` steps (more in a long log: at most `MOST_MARKS` per log) the root before the step,
+  and the root at the end (persistent values: they share structure).
+
+A log is folded only as far as a resolve needs: up to its cut (`at`), and on from there when a later
+resolve cuts further. A resolve of the path then takes its value from the root (the last one, or a mark
+and at most the steps after it replayed), its sources from the changes before the cut, its problems from
+the chain cut there. The result is the reference fold's exactly: `tests/engine/test_lanes.py` compares it
+after random edits and at random cuts.
+
+Instance views continue from the log of the same path in the global layer (folded once for every
+instance), from its root after as many of its steps as come before the cut: one instance log per such
+start, so a cut that moves past an instance write reads the same log again.
+Logs are dropped, never repaired, by an edit that can change them — a write in their lane, a universal
+write, a write inside a gap the fold stepped through (`_branches`), a global write under an instance
+view — and all of them when the order is relabelled. An edit when nothing is kept costs one test. At most
+`MOST_STEPS` folded writes are kept over all logs, the least recently read dropped first.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections import OrderedDict
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ...protocol._expressions import Reference
+from ...protocol._messages import MISSING, Path, Write, get_path
+from ...protocol._methods import WRITE_METHODS
+from .._chain import EMPTY, Chain
+from .._keys import Keys
+from ._branches import BranchFold, subsets_of
+from ._index import Key, Layer, attempt, lanes_of
+from ._watches import Found
+
+if TYPE_CHECKING:
+    from ._store import Store
+
+# A root kept every this many steps of a log (`at` replays fewer than this many), or fewer roots in a long
+# log (a whole kind): each keeps the containers the writes since the last one copied.
+MARK_EVERY = 32
+MOST_MARKS = 8
+# Folded writes kept over all logs (see docs/performance.md for what that is in memory).
+MOST_STEPS = 150_000
+# Results of one log remembered per cut, for a path resolved again.
+_RESULTS = 64
+
+LogKey = tuple[str, str | None, Path, int]  # kind, instance, path, global steps it continues from
+
+
+class _Recorder:
+    """A fold of one path that logs every step (`BranchFold` drives it)."""
+
+    __slots__ = ("log", "root")
+
+    def __init__(self, log: PathLog, root: Any) -> None:
+        self.log, self.root = log, root
+
+    def step(self, message_id: int, write: Write) -> None:
+        log, root = self.log, self.root
+        ids = log.ids
+        count = len(ids)
+        if count % log.every == 0:
+            log.marks.append(root)
+        ids.append(message_id)
+        updated, reason, concerns = attempt(root, write)
+        target = log.path
+        if reason is not None:
+            if concerns is None or concerns[: len(target)] == target[: len(concerns)]:
+                log.fail(log.key(message_id), reason)
+            return
+        self.root = updated
+        path = write.path
+        size = len(path)
+        if path[: len(target)] != target[:size]:
+            return  # neither is a prefix of the other: the write left the path alone
+        # `_fold._effect`: a write below the path changes part of it, unless the path was not a container
+        # (then the objects the write creates on its way down replace it); at or above it, the method says.
+        effect: str | None
+        if size > len(target):
+            effect = "add" if isinstance(get_path(root, target), dict | list) else "reset"
+        else:
+            effect = WRITE_METHODS[write.method].effect(get_path(root, path), write.value, target[size:])
+        if effect is not None:
+            log.changes.append(count)
+            log.resets.append(effect == "reset")
+
+
+class PathLog:
+    """One layer's writes that can matter to one path, folded once: per step its message id, the steps that
+    changed the path (and whether each replaced it), the roots every `every` steps and at the end, and the
+    problems that concern the path. (Ids, not order keys: a key is looked up only where one is needed,
+    and a lookup in the order's table of 100,000 keys is a cache miss.)"""
+
+    __slots__ = ("base", "changes", "dependents", "every", "failed", "fold", "gaps", "ids", "key", "marks", "path",
+                 "problems_at", "resets", "results", "root", "writes")
+
+    def __init__(
+        self, path: Path, base: PathLog | None, expected: int, writes: Mapping[int, Write], key: Key
+    ) -> None:
+        self.path, self.base, self.writes, self.key = path, base, writes, key
+        self.every = max(MARK_EVERY, -(-expected // MOST_MARKS))  # steps between marks
+        self.dependents: list[LogKey] = []  # the instance logs that continue from this one
+        self.ids: list[int] = []  # per step, the message it folded
+        self.changes: list[int] = []  # the steps that changed the path, in order
+        self.resets: list[bool] = []  # per change: it replaced the value at the path
+        self.marks: list[Any] = []  # the root before steps 0, every, 2 * every, ...
+        self.root: Any = MISSING
+        self.gaps: list[tuple[int | None, int | None]] = []  # order keys strictly between which it stepped any write
+        self.failed: list[int] = []  # per problem: how many steps had been folded with it
+        self.problems_at: list[Chain] = []  # per problem: the chain of the problems up to it
+        self.results: dict[int, Found] = {}
+        self.fold: BranchFold | None = None  # how it goes on, until it has folded every write
+
+    def upto(self, limit: int | None) -> int:
+        """Fold on, if need be, over the writes up to order key `limit` (all when None); how many steps
+        that added."""
+        fold = self.fold
+        if fold is None:
+            return 0
+        size = len(self.ids)
+        fold.run(limit)
+        self.root = fold.state.root
+        if fold.done:
+            self.fold = None
+        return len(self.ids) - size
+
+    def fail(self, order_key: int, reason: str) -> None:
+        self.failed.append(len(self.ids))
+        self.problems_at.append((self.problems_at[-1] if self.problems_at else EMPTY).plus((order_key, reason)))
+
+    def size(self) -> int:
+        return len(self.ids)
+
+    def count(self, limit: int | None) -> int:
+        """How many steps have an order key up to `limit` (all when None)."""
+        return len(self.ids) if limit is None else bisect_right(self.ids, limit, key=self.key)
+
+    def root_at(self, count: int) -> Any:
+        """The root after the first `count` steps: from the mark before, the rest replayed."""
+        if count == len(self.ids):
+            return self.root
+        mark = count // self.every
+        root = self.marks[mark]
+        ids, writes = self.ids, self.writes
+        for position in range(mark * self.every, count):
+            root = attempt(root, writes[ids[position]])[0]  # a write that failed leaves it as it is
+        return root
+
+    def problems(self, count: int, chain: Chain) -> Chain:
+        """`chain` and then the problems of the first `count` steps."""
+        at = bisect_right(self.failed, count)
+        return chain.joined(self.problems_at[at - 1], EMPTY) if at else chain
+
+    def sources(self, count: int, keys: list[int]) -> bool:
+        """Add to `keys` (newest first) the order keys of the steps before `count` that changed the path,
+        back to the last that replaced it; whether there was one."""
+        changes, resets, ids, key = self.changes, self.resets, self.ids, self.key
+        for at in range(bisect_left(changes, count) - 1, -1, -1):
+            keys.append(key(ids[changes[at]]))
+            if resets[at]:
+                return True
+        return False
+
+
+class LaneLogs:
+    """The path logs of one context: made on first use, read by `resolve`, dropped by edits (see above)."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._logs: OrderedDict[LogKey, PathLog] = OrderedDict()  # least recently read first
+        self._kinds: dict[str, dict[LogKey, None]] = {}
+        self._steps = 0
+        self._generation = store.order.generation
+
+    def found(self, ref: Reference, instance: str | None, limit: int | None) -> Found:
+        """`ref`'s result in the view of `instance` up to order key `limit` (None: all), from the logs."""
+        store = self._store
+        if self._generation != store.order.generation:  # a relabel changed every key
+            self.clear()
+            self._generation = store.order.generation
+        path = ref.path
+        glob = self._log((ref.kind, None, path, 0), None, limit)
+        parts: tuple[PathLog, ...] = (glob,)
+        counts = [glob.count(limit)]
+        if instance is not None:  # the instance layer, from the global fold at the cut
+            own = self._log((ref.kind, instance, path, counts[0]), glob, limit)
+            parts, counts = (glob, own), [counts[0], own.count(limit)]
+        own, count = parts[-1], counts[-1]
+        memo = count if limit is not None else -1
+        known = own.results.get(memo)
+        if known is not None:
+            return known
+        value = get_path(own.root_at(count), path)
+        keys: list[int] = []
+        if value is not MISSING:
+            for part, done in zip(reversed(parts), reversed(counts), strict=True):
+                if part.sources(done, keys):
+                    break
+            keys.sort()  # the instance layer's keys may come before the global layer's
+        problems = EMPTY
+        for part, done in zip(parts, counts, strict=True):
+            problems = part.problems(done, problems)
+        found = Found(value, Keys.owning(keys), problems)
+        if len(own.results) >= _RESULTS:
+            own.results.clear()
+        own.results[memo] = found
+        return found
+
+    def _log(self, key: LogKey, base: PathLog | None, limit: int | None) -> PathLog:
+        """The log of `key`, folded at least up to order key `limit` (all when None)."""
+        log = self._logs.get(key)
+        if log is not None:
+            self._logs.move_to_end(key)
+        else:
+            store = self._store
+            kind, instance, path, start = key
+            layer = store.layers.get((kind, instance)) or Layer()
+            subsets = subsets_of(layer, path, store.writes)
+            order_key = store.order.key.__getitem__
+            log = PathLog(path, base, len(subsets[-1] or ()), store.writes, order_key)
+            recorder = _Recorder(log, MISSING if base is None else base.root_at(start))
+            log.fold = BranchFold(recorder, subsets, path, store.writes, order_key)
+            log.gaps = log.fold.gaps
+            self._logs[key] = log
+            self._kinds.setdefault(kind, {})[key] = None
+            if base is not None:
+                base.dependents.append(key)
+        added = log.upto(limit)
+        if not added:
+            return log
+        self._steps += added
+        while self._steps > MOST_STEPS and len(self._logs) > 2:  # keep this one (and its base)
+            oldest = next(iter(self._logs))
+            if oldest == key or self._logs[oldest] is base:
+                self._logs.move_to_end(oldest)
+                continue
+            self._drop(oldest)
+        return log
+
+    def _drop(self, key: LogKey) -> None:
+        log = self._logs.pop(key, None)
+        if log is None:
+            return
+        del self._kinds[key[0]][key]
+        self._steps -= log.size()
+        for dependent in log.dependents:  # instance logs continue from it
+            self._drop(dependent)
+
+    def clear(self) -> None:
+        self._logs.clear()
+        self._kinds.clear()
+        self._steps = 0
+
+    def touch(self, identity: tuple[str, str | None], write: Write, order_key: int) -> None:
+        """A write of `identity` at `order_key` is being added or removed: drop every log it can change."""
+        kind, instance = identity
+        keys = self._kinds.get(kind)
+        if not keys:
+            return
+        lanes = lanes_of(write)
+        for key in list(keys):
+            log = self._logs.get(key)
+            if log is None:
+                continue
+            _, view, path, _ = key
+            if instance is not None and view != instance:
+                continue
+            if lanes is None or not path or path[0] in lanes or _inside(log, instance, order_key):
+                self._drop(key)
+
+
+def _inside(log: PathLog, instance: str | None, order_key: int) -> bool:
+    """Whether `order_key` falls in a gap that the fold of the layer of `instance` stepped through for `log`."""
+    part = log.base if instance is None and log.base is not None else log
+    return any((low is None or low < order_key) and (high is None or order_key < high) for low, high in part.gaps)

@@ -1,0 +1,418 @@
+"""Where two folds of a lane differ, and whether the rest of the lane keeps them apart.
+
+A track repairs its fold after an edit by splicing the old rest on once the new fold is *equivalent* to
+the old one (`_tracks`). Often the two never become equal: a replaced `set` of a field nobody sets later,
+or a global write under an instance layer, leaves one field different for good. But when the two roots
+differ only at a few paths (`differences`), and every later write of the lane either leaves those paths
+alone or replaces what is there whatever it was (`cover`), the later writes act the same on both: the
+old rest is the new fold with the differing values put back (`Patch`), up to the write that replaced
+each. Arrays only appended to get the same treatment with their start substituted, and objects whose
+keys two folds created in different orders (the same keys) with their order put back.
+
+Decided from the writes' paths, methods and values alone; `tests/engine/test_patch.py` checks the lemma.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Mapping
+from itertools import compress
+from operator import is_not
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from ...protocol._messages import MISSING, Path, Write, get_path, is_index
+from ...protocol._methods import WRITE_METHODS
+
+if TYPE_CHECKING:
+    from ._index import Layer
+
+
+class Patch(NamedTuple):
+    """Where the roots of a new fold differ from an old one's, in a way later writes keep: at `path`
+    the value is `new` instead of `old`; with `prefix`, the array there holds `new` instead of `old` from
+    index `at` on, before the elements the writes in between appended to both (its first `at` elements
+    are the same on both sides, and may have been written into alike); with `order`, the object there
+    has its first keys in the order `new` (a tuple of keys) instead of `old`, before the keys the writes
+    in between added to both (its values are as they are, or patched by patches of their own)."""
+
+    path: Path
+    new: Any
+    old: Any
+    prefix: bool = False
+    at: int = 0
+    order: bool = False
+
+
+class Difference(NamedTuple):
+    """A place where two roots differ (`differences`): the value at `path`, or with `order` only the order
+    of the keys of the object there (the same keys on both sides; their values may differ further down)."""
+
+    path: Path
+    order: bool = False
+
+
+Patches = list[tuple[Patch, int | None]]  # each with the order key of the write where it stops applying
+
+
+# Differences the rest of a lane cannot pass, each with the order key of the write that stops them.
+Blocked = dict[tuple[Difference, ...], int]
+
+
+def patch_to(
+    now: Any,
+    then: Any,
+    lane: str | None,
+    paths: list[Path],
+    layer: Layer,
+    after: int | None,
+    writes: Mapping[int, Write],
+    key: Callable[[int], int],
+    appends: bool,
+    blocked: Blocked | None = None,
+    scans: Scans | None = None,
+) -> Patches | None:
+    """How an old fold's rest — the writes of `layer` after order key `after` (None: all of them) —
+    becomes the new fold's, given their roots there: the patches (none when the two are equivalent),
+    each with the order key of the write from which the two agree there again (None: none); None when
+    the old rest cannot be reused. `appends`: every write of the rest appends to the lane's array.
+    `blocked` remembers differences the rest cannot pass, and the key of the write that stops them;
+    `scans`, what the edit's other repairs found comparing the same values and reading the same writes.
+
+    A whole-kind track (`lane` None) is patched the same way: each difference lies in some lane, and
+    only that lane's writes (`Layer.subset`) can act on it."""
+    if equivalent(now, then, lane):
+        return []
+    read = scans or _ALONE
+    at = None if lane is None else common_start(now, then, lane, paths)
+    if at is not None:
+        assert lane is not None
+        subset = layer.subset(lane)
+        position = 0 if after is None else bisect_right(subset, after, key=key)
+        if appends:
+            stop = None
+        elif position == 0:
+            stop = keeps_start_from_first(layer, lane, writes, at)
+        else:
+            stop = read.keeps_start(subset, position, writes, lane, at)
+        if stop is False:
+            return None
+        patch = Patch((lane,), now[lane][at:], then[lane][at:], prefix=True, at=at)
+        return [(patch, None if stop is None else key(subset[stop]))]
+    targets = read.differences(now, then, lane)
+    if targets is None:
+        return None
+    if blocked is not None and targets in blocked and (after is None or after < blocked[targets]):
+        return None
+    until: dict[Difference, int | None] = {}
+    for first in dict.fromkeys(target.path[0] for target in targets):
+        group = tuple(target for target in targets if target.path[0] == first)
+        subset = layer.subset(first)
+        position = 0 if after is None else bisect_right(subset, after, key=key)
+        covered, stop = read.cover(subset, position, writes, group)
+        if stop is not None:
+            if blocked is not None:
+                blocked[targets] = key(subset[stop])
+            return None
+        until.update((t, None if at is None else key(subset[at])) for t, at in zip(group, covered, strict=True))
+    return [(patch_at(t, now, then), until[t]) for t in targets]
+
+
+def patch_at(target: Difference, now: Any, then: Any) -> Patch:
+    """The patch that makes root `then` what root `now` is at one of their differences."""
+    new, old = get_path(now, target.path), get_path(then, target.path)
+    return Patch(target.path, tuple(new), tuple(old), order=True) if target.order else Patch(target.path, new, old)
+
+
+def patched(root: Any, patch: Patch | None) -> Any:
+    """An old root as the new fold has it (the objects along the patch's path are copied)."""
+    return root if patch is None else _rebuilt(root, patch, 0)
+
+
+def _rebuilt(node: Any, patch: Patch, depth: int) -> Any:
+    # A module function, not a closure calling itself: that would be a reference cycle per call.
+    path, new, old, prefix, at, order = patch
+    if depth == len(path):
+        if order:  # `new`'s keys first, in its order, then the keys added since (every key of `new` is there)
+            return {key: node[key] for key in new} | node
+        return [*node[:at], *new, *node[at + len(old) :]] if prefix else new
+    return {**node, path[depth]: _rebuilt(node[path[depth]], patch, depth + 1)}
+
+
+def differences(now: Any, then: Any, lane: str | None, most: int = 4) -> tuple[Difference, ...] | None:
+    """Where in the lane (in the whole value when `lane` is None) two roots differ, each as deep as objects
+    with the same keys lead: the values where those differ, and the objects whose keys are in another
+    order (their values are compared further down); None when the roots are not objects, the lane is
+    missing from one, they differ at the root itself, or in more than `most` places."""
+    if not (isinstance(now, dict) and isinstance(then, dict)):
+        return None
+    found: list[Difference] = []
+    if lane is None:
+        apart = _walk_apart(now, then, (), found, most)
+        return tuple(found) if apart and found and all(target.path for target in found) else None
+    new, old = now.get(lane, MISSING), then.get(lane, MISSING)
+    if new is MISSING or old is MISSING:
+        return None
+    return tuple(found) if _walk_apart(new, old, (lane,), found, most) and found else None
+
+
+def _walk_apart(a: Any, b: Any, path: Path, found: list[Difference], most: int) -> bool:
+    """Add to `found` where `a` and `b` (at `path`) differ; False once there are more than `most`."""
+    if not (isinstance(a, dict) and isinstance(b, dict)):
+        found.append(Difference(path))
+        return len(found) <= most
+    if list(a) != list(b):
+        found.append(Difference(path, order=len(a) == len(b) and a.keys() == b.keys()))
+        if not found[-1].order or len(found) > most:
+            return len(found) <= most
+    return all(
+        _walk_apart(a[k], b[k], (*path, k), found, most) for k in a if a[k] is not b[k] and not identical(a[k], b[k])
+    )
+
+
+def cover(
+    subset: list[int], position: int, writes: Mapping[int, Write], targets: tuple[Difference, ...]
+) -> tuple[tuple[int | None, ...], int | None]:
+    """How the writes of a lane from `position` on act on two roots that differ only at `targets`
+    (`differences`): for each target, the position of the first write that replaces it (or a parent)
+    whatever it was, from where the two agree there (None: no write does, and none acts on it), and the
+    position of a write that acts on one by what it is, from where they may fold apart (None: none)."""
+    covered: list[int | None] = [None] * len(targets)
+    left = len(targets)
+    for index in range(position, len(subset)):
+        write = writes[subset[index]]
+        for number, target in enumerate(targets):
+            if covered[number] is not None:
+                continue
+            acts = acts_on(write, target)
+            if acts is False:
+                return tuple(covered), index
+            if acts:
+                covered[number] = index
+                left -= 1
+        if not left:
+            break
+    return tuple(covered), None
+
+
+def covers(write: Write, target: Path) -> bool | None:
+    """How one write acts on the value at `target` (whose parents are objects): None when it leaves it
+    alone (and then acts the same whatever that value is), True when it replaces it or a parent whatever
+    it was, False when what it does depends on that value."""
+    if write.problem is not None:
+        return None
+    path = write.path
+    if path != target[: len(path)]:
+        return False if target == path[: len(target)] else None  # inside the target, or elsewhere
+    return WRITE_METHODS[write.method].covers(write.value, target[len(path) :])
+
+
+def acts_on(write: Write, target: Difference) -> bool | None:
+    """How one write acts on a difference (`covers`). The order of an object's keys is left alone by every
+    write that does not replace the object: a write inside it adds its key at the end if it is new, and a
+    method that `keeps_order` acts on the object by what it is but keeps its keys' order."""
+    acts = covers(write, target.path)
+    if acts is not False or not target.order:
+        return acts
+    if len(write.path) > len(target.path) or WRITE_METHODS[write.method].keeps_order:
+        return None
+    return False
+
+
+def common_start(now: Any, then: Any, lane: str, paths: list[Path]) -> int | None:
+    """When two roots differ only in their lane's array, how many elements the two arrays start with
+    alike (the same objects, or identical); None when they differ otherwise, or when appending would not
+    act the same on both for every probe.
+
+    Pushes and concats at the lane act the same on both when both arrays are empty or both are not (for
+    a probe of the whole array), and leave a probe of an element of the common start alone; a probe
+    of a key under the array (not an index) is missing on both.
+    """
+    if not (isinstance(now, dict) and isinstance(then, dict)):
+        return None
+    new, old = now.get(lane, MISSING), then.get(lane, MISSING)
+    if not (isinstance(new, list) and isinstance(old, list)) or bool(new) != bool(old):
+        return None
+    at, size = 0, min(len(new), len(old))
+    while at < size and (new[at] is old[at] or identical(new[at], old[at])):
+        at += 1
+    if at == len(new) == len(old):
+        return None  # not different at all: `equivalent` said so
+    if any(len(path) > 1 and is_index(path[1]) and int(path[1]) >= at for path in paths):
+        return None
+    return at
+
+
+def keeps_start(subset: list[int], position: int, writes: Mapping[int, Write], lane: str, at: int) -> int | bool | None:
+    """How the writes of a lane from `position` on act on two arrays there that differ only from index
+    `at` on (`common_start`): the position of the first write that replaces the array whatever it was,
+    from where the two agree (None: none does), or False when one acts on the differing part.
+
+    Kept: a push or a concat at the lane (it appends to both), a write under a key of the array that is
+    not an index (it fails on both alike: its problem names no length), a write into an element of the
+    common start, and a write with a problem of its own."""
+    return _kept(_first_writes(subset, position, writes, lane, -1), at)
+
+
+class _FirstWrites(NamedTuple):
+    """What `keeps_start` needs of a lane's writes read from some position (kept by the layer from the first,
+    `Layer.known`): where the reading stopped, the position of the first that replaces the array or acts on
+    it whatever its start is (None: none of those read) and whether it replaces it, and the largest index
+    written into before it (-1: none)."""
+
+    read: int
+    stop: int | None
+    replaces: bool
+    largest: int
+
+
+def _first_writes(subset: list[int], start: int, writes: Mapping[int, Write], lane: str, largest: int) -> _FirstWrites:
+    """The lane's writes read from position `start` on, up to the first that replaces the array whatever it
+    was or acts on it (`largest`: the largest index written into before `start`)."""
+    whole = (lane,)
+    for position in range(start, len(subset)):
+        write = writes[subset[position]]
+        if write.problem is not None:
+            continue
+        path = write.path
+        if len(path) > 1 and path[0] == lane:
+            if is_index(path[1]) and int(path[1]) > largest:
+                largest = int(path[1])
+            continue
+        if path == whole and WRITE_METHODS[write.method].appends is not None:
+            continue
+        acts = covers(write, whole)
+        if acts is not None:
+            return _FirstWrites(position + 1, position, acts, largest)
+    return _FirstWrites(len(subset), None, False, largest)
+
+
+def _kept(found: _FirstWrites, at: int) -> int | bool | None:
+    """`keeps_start`'s answer from what the writes were found to do, for arrays that differ from index `at` on."""
+    if found.largest >= at:
+        return False
+    return None if found.stop is None else found.stop if found.replaces else False
+
+
+def keeps_start_from_first(layer: Layer, lane: str, writes: Mapping[int, Write], at: int) -> int | bool | None:
+    """`keeps_start` of every write of the lane, from the first (what a global write asks of an instance
+    layer under it): worked out once for every `at` and kept by the layer while its writes of the lane are
+    only appended to, which are then read on from where it stopped. A global push onto an array read the
+    instance layer's writes of that lane (hundreds) for each instance fold, at every such push."""
+    subset = layer.subset(lane)
+    known = layer.known.get(lane) if lane in layer.lanes else None
+    if type(known) is not _FirstWrites:
+        known = _FirstWrites(0, None, False, -1)
+    if known.stop is None and known.read < len(subset):
+        known = _first_writes(subset, known.read, writes, lane, known.largest)
+        if lane in layer.lanes:
+            layer.known[lane] = known
+    return _kept(known, at)
+
+
+class Scans:
+    """Where two lane values differ (`differences`) and how a lane's writes act there (`cover`, `keeps_start`),
+    worked out once per edit and handed to every repair that asks the same. A global write changes the fold
+    every instance fold continues from: both instances' whole-kind tracks (`_whole`) compare the same two
+    values of the global whole-kind fold, and both instances' tracks of the lane (`_tracks._same_base`) those
+    of the global lane fold; each instance's whole-kind track and its track of the lane then ask how the same
+    writes of that instance's layer act on the same difference (so do a layer's whole-kind track and the
+    edited lane's track after an edit of that layer). Made for one edit's repairs (`Watchers.refolds`), while
+    the store does not change; what was compared or read is kept with what was found, so that the ids of
+    its objects name them while this lives."""
+
+    __slots__ = ("_found",)
+
+    def __init__(self) -> None:
+        self._found: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+
+    def differences(self, now: Any, then: Any, lane: str | None) -> tuple[Difference, ...] | None:
+        """`differences` of a lane, once per pair of lane values (of the whole value: each time)."""
+        if lane is None or type(now) is not dict or type(then) is not dict:
+            return differences(now, then, lane)
+        new, old = now.get(lane, MISSING), then.get(lane, MISSING)
+        key = (id(new), id(old), lane)
+        found = self._found.get(key)
+        if found is None:
+            found = self._found[key] = (new, old, differences(now, then, lane))
+        targets: tuple[Difference, ...] | None = found[-1]
+        return targets
+
+    def cover(
+        self, subset: list[int], position: int, writes: Mapping[int, Write], targets: tuple[Difference, ...]
+    ) -> tuple[tuple[int | None, ...], int | None]:
+        """`cover`, read once per lane, position and differences."""
+        key = (id(subset), position, targets)
+        found = self._found.get(key)
+        if found is None:
+            found = self._found[key] = (subset, cover(subset, position, writes, targets))
+        covered: tuple[tuple[int | None, ...], int | None] = found[-1]
+        return covered
+
+    def keeps_start(
+        self, subset: list[int], position: int, writes: Mapping[int, Write], lane: str, at: int
+    ) -> int | bool | None:
+        """`keeps_start`, read once per lane, position and common start."""
+        key = (id(subset), position, lane, at)
+        found = self._found.get(key)
+        if found is None:
+            found = self._found[key] = (subset, keeps_start(subset, position, writes, lane, at))
+        kept: int | bool | None = found[-1]
+        return kept
+
+
+class _Alone:
+    """No other repair to share with: each comparison and read done on its own."""
+
+    differences = staticmethod(differences)
+    cover = staticmethod(cover)
+    keeps_start = staticmethod(keeps_start)
+
+
+_ALONE = _Alone()
+
+
+def equivalent(a: Any, b: Any, lane: str | None) -> bool:
+    """Whether two roots fold the same from here on, for one lane: same root type, same lane value."""
+    if lane is None or not isinstance(a, dict) or not isinstance(b, dict):
+        return identical(a, b)
+    return identical(a.get(lane, MISSING), b.get(lane, MISSING))
+
+
+def identical(a: Any, b: Any) -> bool:
+    """JSON values equal in type, value and key order (1, 1.0 and True are three different values)."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and _pairwise(a.values(), b.values())
+    if isinstance(a, list):
+        return len(a) == len(b) and _pairwise(a, b)
+    return bool(a == b)
+
+
+def _pairwise(a: Iterable[Any], b: Iterable[Any]) -> bool:
+    """`identical` item by item, of same-length items; the pairs that are the very same object (most of
+    two folds' roots: persistent values share what did not change) are skipped in C, not visited."""
+    return all(identical(x, y) for x, y in compress(zip(a, b, strict=True), map(is_not, a, b)))
+
+
+__all__ = [
+    "Blocked",
+    "Difference",
+    "Patch",
+    "Patches",
+    "Scans",
+    "acts_on",
+    "common_start",
+    "cover",
+    "covers",
+    "differences",
+    "equivalent",
+    "identical",
+    "keeps_start",
+    "keeps_start_from_first",
+    "patch_at",
+    "patch_to",
+    "patched",
+]

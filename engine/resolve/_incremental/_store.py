@@ -1,0 +1,41 @@
+"""What a context's incremental machinery reads: its messages by id, their order, parsed views and writes.
+
+`Context` owns one `Store` and keeps it current through every edit; watches, tracks and blame read it
+(never `Context` itself), so the engine's modules import in one direction: `_context` on top.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...protocol._messages import MessageInfo, Write
+from .._order import Order
+from ._index import Layer
+
+Message = dict[str, Any]
+Identity = tuple[str, str | None]
+
+
+class Store:
+    """The messages by stable id (`messages`) and in order (`listed`, parallel to `order.ids`), where each
+    id is (`order`), what each is (`infos`), the writes of the data messages (`writes`), and those writes
+    per identity and lane (`layers`)."""
+
+    __slots__ = ("infos", "layers", "listed", "messages", "order", "writes")
+
+    def __init__(self) -> None:
+        self.order = Order()
+        self.messages: dict[int, Message] = {}
+        # A copy of this is a copy of pointers (0.2 ms at 100,000 messages), where reading `messages` id by
+        # id takes 7-20 ms: what the window's autosave snapshot and `Context.messages` cost on the GUI thread.
+        self.listed: list[Message] = []
+        self.infos: dict[int, MessageInfo] = {}
+        self.writes: dict[int, Write] = {}
+        self.layers: dict[Identity, Layer] = {}
+
+    def layer(self, identity: Identity) -> Layer:
+        """The writes of one identity (made empty on first use)."""
+        layer = self.layers.get(identity)
+        if layer is None:
+            layer = self.layers[identity] = Layer()
+        return layer

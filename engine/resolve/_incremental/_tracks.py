@@ -1,0 +1,687 @@
+"""A track's fold, kept and repaired: one step for an append, a partial refold that splices otherwise.
+
+A track folds the writes of one lane (see `_index`). Every few writes it keeps a `Checkpoint`. After an
+edit in the middle it resumes from the last checkpoint before the edit and folds on; it asks whether the
+new fold has become *equivalent* to the old one — the same root type and the same lane value, exactly —
+right at the edited write when the edit is one write at one place, else at each old checkpoint past the
+edit. From there the future is the same sequence of writes on the same state, so the old rest is spliced
+on instead of folded again. Sources and diagnostics are the only things that remember the past, and they
+compose: diagnostics are appended, and sources are appended to until a reset — so the new sources are
+the new prefix plus what the old fold added since, unless the old fold reset them later (then they are
+the old ones).
+
+The two folds need not be equal: when they differ at a few paths that the rest of the lane leaves alone
+or replaces whatever they hold (`_patches`), the old rest is spliced on with those values put back
+(`Patch`), up to the write that replaced each. An instance track under a changed global fold does the
+same at the start of its own layer (`_same_base`).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from itertools import islice
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from ...protocol._messages import MISSING, Path, Write
+from . import _index, _whole
+from ._index import Checkpoint, Gap, Layer, Probe, SourceEdit, Sources, State, checkpoint, fold_lane, kept
+from ._patches import Blocked, Patch, Patches, Scans, patch_to, patched
+from ._whole import LaneMarks, marks_after_step
+
+if TYPE_CHECKING:
+    from ._store import Store
+
+
+@dataclass(frozen=True, slots=True)
+class Rebase:
+    """Old marks `start` to `end` (exclusive) as a splice left them: rebased from the checkpoint `matched`
+    to `here`, their roots patched by `patch` (None: none)."""
+
+    start: int
+    end: int
+    matched: Checkpoint
+    here: Checkpoint
+    patch: Patch | None = None
+
+
+Before = dict[tuple[str, str | None, int], dict[str, Any]]  # (kind, instance, edit's order key) -> lane -> value
+
+
+class Marks:
+    """A track's checkpoints in fold order. A splice rebases the old ones after it lazily: each read
+    applies the pending rebases whose range holds it (they are few, and flattened when they pile up)."""
+
+    __slots__ = ("items", "rebases")
+
+    def __init__(self, items: list[Checkpoint] | None = None, rebases: list[Rebase] | None = None) -> None:
+        self.items = items if items is not None else []
+        self.rebases = rebases if rebases is not None else []
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def id_at(self, index: int) -> int:
+        return self.items[index].message_id
+
+    def get(self, index: int) -> Checkpoint:
+        mark = self.items[index]
+        for rebase in self.rebases:
+            if rebase.start <= index < rebase.end:
+                mark = _rebased(mark, rebase.matched, rebase.here, rebase.patch)
+        return mark
+
+    def plus(self, mark: Checkpoint) -> Marks:
+        return Marks([*self.items, mark], self.rebases)
+
+    def head(self, count: int) -> Marks:
+        """The first `count` marks (their rebases end there too: marks added after are new)."""
+        kept = [
+            rebase if rebase.end <= count else replace(rebase, end=count)
+            for rebase in self.rebases
+            if rebase.start < count
+        ]
+        return Marks(self.items[:count], kept)
+
+    def spliced(
+        self, head: Marks, fresh: list[Checkpoint], later: int, matched: Checkpoint, here: Checkpoint,
+        patches: Patches,
+    ) -> Marks:
+        """`head`, then `fresh`, then this one's marks from `later` on, rebased from `matched` to `here`,
+        their roots patched by each patch up to the mark it stops at (None: all of them)."""
+        offset = len(head) + len(fresh) - later
+        items = [*head.items, *fresh, *self.items[later:]]
+        rebases = [*head.rebases]
+        rebases += [
+            old if offset == 0 and old.start >= later else
+            replace(old, start=max(old.start, later) + offset, end=old.end + offset)
+            for old in self.rebases
+            if old.end > later
+        ]
+        start = later + offset
+        if start < len(items) and not _same_marks(matched, here):
+            _add_rebase(rebases, Rebase(start, len(items), matched, here))
+        for patch, until in patches:  # a rebase from `here` to itself only patches the root
+            cut = len(items) if until is None else max(later, until) + offset
+            if start < cut:
+                _add_rebase(rebases, Rebase(start, cut, here, here, patch))
+        marks = Marks(items, rebases)
+        if len(rebases) > MOST_REBASES:
+            marks = Marks(marks.settled())
+        return marks
+
+    def settled(self) -> list[Checkpoint]:
+        """Every mark with its pending rebases applied.
+
+        A fold's problems only grow, so each mark's problems are the first ones of the last mark's: those
+        are read once, and every other mark's are a prefix of them (`Chain.first`), its length worked out
+        from the rebases. Rebasing each mark's chain on its own read every problem once per mark, and
+        marks of deep splices were each flattened (the untidy `log0` lanes: 100 marks of 3,000 problems,
+        up to 120 ms in one edit). What a rebase does to the probes is worked out once (`_Moved`), not per
+        mark: the untidy `log0` lanes settle about 100 marks through about 20 rebases."""
+        if not self.items:
+            return []
+        last = self.get(len(self.items) - 1)
+        problems = [chain.flattened() for chain in last.diagnostics]
+        # Rebases that only add problems (most: conflicting writes) shift counts, which add up in any order:
+        # summed over the marks they cover in one pass; the others are applied mark by mark, in order.
+        count, stepwise = len(self.items), []
+        shifts = [[0] * len(problems) for _ in range(count + 1)]
+        for rebase in self.rebases:
+            moved = _moved(rebase.matched, rebase.here)
+            if rebase.patch is None and moved is not None and moved.problems_only():
+                for probe, shift in enumerate(moved.problem_shift):
+                    shifts[rebase.start][probe] += shift
+                    shifts[min(rebase.end, count)][probe] -= shift
+            elif rebase.patch is not None or moved is not None:
+                stepwise.append((rebase, moved))
+        running = [0] * len(problems)
+        settled = []
+        for index, mark in enumerate(self.items[:-1]):
+            running = [total + shift for total, shift in zip(running, shifts[index], strict=True)]
+            root, sources, resets, gaps = mark.root, mark.sources, mark.resets, mark.gaps
+            sizes = [len(chain) + total for chain, total in zip(mark.diagnostics, running, strict=True)]
+            for rebase, moved in stepwise:
+                if rebase.start <= index < rebase.end:
+                    root = patched(root, rebase.patch)
+                    if moved is not None:
+                        sources, resets, sizes, gaps = moved.applied(sources, resets, sizes, gaps)
+            chains = tuple(chain.first(size) for chain, size in zip(problems, sizes, strict=True))
+            settled.append(Checkpoint(mark.layer, mark.message_id, root, sources, chains, resets, gaps))
+        return [*settled, replace(last, diagnostics=tuple(problems))]
+
+
+class _Moved(NamedTuple):
+    """What a rebase from `matched` to `here` does to any mark's probes, worked out once (`Marks.settled`, as
+    `_rebased` does it to one mark): per probe, the sources at the splice (None: the same as at the old
+    one) and how many it had at the old one, its resets there and how they shift, how its problems shift;
+    and how the gaps shift. A probe reset since the old splice keeps its sources."""
+
+    prefixes: tuple[tuple[int, ...] | None, ...]
+    cuts: tuple[int, ...]
+    resets: tuple[int, ...]
+    reset_shift: tuple[int, ...]
+    problem_shift: tuple[int, ...]
+    gap_shift: int
+
+    def problems_only(self) -> bool:
+        """Whether the rebase changes nothing of a mark but how many problems its probes have."""
+        return not self.gap_shift and not any(self.reset_shift) and all(prefix is None for prefix in self.prefixes)
+
+    def applied(
+        self, sources: tuple[Sources, ...], resets: tuple[int, ...], sizes: list[int], gaps: int
+    ) -> tuple[tuple[Sources, ...], tuple[int, ...], list[int], int]:
+        """A mark's sources, resets, problem counts and gaps, rebased."""
+        rebased = tuple(
+            s if r != m or p is None else p + tuple(s[c:])
+            for s, r, m, p, c in zip(sources, resets, self.resets, self.prefixes, self.cuts, strict=True)
+        )
+        shifted = tuple(r + d for r, d in zip(resets, self.reset_shift, strict=True))
+        return rebased, shifted, [n + d for n, d in zip(sizes, self.problem_shift, strict=True)], gaps + self.gap_shift
+
+
+def _moved(matched: Checkpoint, here: Checkpoint) -> _Moved | None:
+    """What rebasing from `matched` to `here` does to a mark's probes (None: nothing, only roots change)."""
+    if matched is here or _same_marks(matched, here):
+        return None
+    return _Moved(
+        tuple(
+            None if len(now) == len(was) and (now is was or tuple(now) == tuple(was)) else tuple(now)
+            for now, was in zip(here.sources, matched.sources, strict=True)
+        ),
+        tuple(len(was) for was in matched.sources),
+        matched.resets,
+        tuple(now - was for now, was in zip(here.resets, matched.resets, strict=True)),
+        tuple(len(now) - len(was) for now, was in zip(here.diagnostics, matched.diagnostics, strict=True)),
+        here.gaps - matched.gaps,
+    )
+
+
+# Pending rebases of a track's marks before they are applied once (module global: tests make it small).
+MOST_REBASES = 16
+
+
+def _add_rebase(rebases: list[Rebase], new: Rebase) -> None:
+    """Add a rebase after `rebases`, composed with an earlier one where the two make one, so that they do
+    not pile up: a global write appended under an instance track rebases all its marks each time.
+
+    A rebase of the probes (no patch) leaves roots alone and a patch leaves the probes alone, so the two
+    kinds commute; two rebases of the probes over the same marks, the second from where the first
+    left them, are one from the first's start to the second's end; a patch that sets a path outright
+    makes an earlier patch of that very path over no more marks needless (unless a patch in between
+    reaches into or above that path)."""
+    patch = new.patch
+    for position in range(len(rebases) - 1, -1, -1):
+        old = rebases[position]
+        if old.end <= new.start or new.end <= old.start:
+            continue  # over other marks
+        if (old.patch is None) != (patch is None):
+            continue  # they commute
+        if patch is None:
+            if (old.start, old.end) == (new.start, new.end) and _same_marks(old.here, new.matched):
+                rebases[position] = Rebase(old.start, old.end, old.matched, new.here)
+                return
+            break
+        assert old.patch is not None
+        if old.patch.path == patch.path:
+            if not (patch.prefix or patch.order) and new.start <= old.start and old.end <= new.end:
+                del rebases[position]
+            break
+        if not _apart(old.patch.path, patch.path):
+            break
+    rebases.append(new)
+
+
+def _apart(a: Path, b: Path) -> bool:
+    """Whether neither path is a prefix of the other."""
+    size = min(len(a), len(b))
+    return a[:size] != b[:size]
+
+
+@dataclass
+class Fold:
+    """One track's fold: the global state it continued from, its own state, gaps and checkpoints (and,
+    for a whole-kind track, its lanes' marks: `_whole`)."""
+
+    base: State
+    state: State
+    gaps: list[Gap]
+    checkpoints: Marks
+    steps: int = 0  # writes folded since the last checkpoint
+    lanes: LaneMarks = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.state.freeze()
+
+
+@dataclass
+class Work:
+    """What an edit asks of one track.
+
+    `appended`: the id of a write that is now the last of this view's fold (one step will do);
+    `base`: the global layer changed under an instance track (fold its own layer again from the start);
+    `low`, `high`: the order keys of the edits in the track's own layer (None: none there);
+    `ids` the messages edited there, and `dropped` the writes they had before the edit.
+    """
+
+    appended: int | None = None
+    base: bool = False
+    low: int | None = None
+    high: int | None = None
+    generation: int = 0
+    ids: set[int] = field(default_factory=set)
+    dropped: dict[int, Write] = field(default_factory=dict)
+
+    def own_half(self) -> Work:
+        """This work less the change of the global fold: the edit of the track's own layer alone."""
+        return Work(low=self.low, high=self.high, generation=self.generation, ids=self.ids, dropped=self.dropped)
+
+    def ids_at_one_key(self) -> bool:
+        """Whether the edit in the track's own layer is one write at one place (not a move)."""
+        return len(self.ids) == 1 and self.low is not None and self.low == self.high
+
+
+def full(
+    store: Store, kind: str, instance: str | None, lane: str | None, paths: list[Path], base: Fold | None
+) -> Fold:
+    """Fold a track from scratch (an instance track from its global track's fold `base`)."""
+    writes, key = store.writes, store.order.key.__getitem__
+    layer = store.layer((kind, instance))
+    state = State([Probe(path) for path in paths]) if base is None else _restart_from_base(base, paths)
+    gaps: list[Gap] = []
+    checkpoints: list[Checkpoint] = []
+    maker = _whole.MarksMaker(writes, state.root) if lane is None else None
+    fold_lane(state, layer, lane, writes, key, gaps=gaps, checkpoints=checkpoints, converge=maker)
+    lanes = {} if maker is None else maker.made()
+    return Fold(state if base is None else base.state, state, gaps, Marks(checkpoints), lanes=lanes)
+
+
+def step(
+    store: Store, old: Fold, message_id: int, own: bool, base: Fold | None, lane: str | None, layer: Layer
+) -> Fold:
+    """The fold after an appended write to a track of `lane` whose own layer is `layer` (`own`: the write is
+    in that layer; else it is a global write under an instance track)."""
+    state = old.state.copy()
+    write = store.writes[message_id]
+    order_key = store.order.key[message_id]
+    state.step(message_id, write, order_key, last=True)
+    for before, probe in zip(old.state.probes, state.probes, strict=True):
+        if not probe.path and probe.resets == before.resets and len(probe.sources) == len(before.sources) + 1:
+            # A whole kind's thousands of sources grew by this write: say so, so that its result's keys are
+            # the old ones plus one (`_watches._grown`), not found by comparing the two.
+            probe.edits = (SourceEdit(kept(before.sources), [], [order_key]),)
+    gaps, checkpoints, steps, lanes = old.gaps, old.checkpoints, old.steps, old.lanes
+    if own:
+        # A checkpoint counts the gaps before its write, as `fold_lane`'s do: a splice there takes the old
+        # fold's gaps from that count on, the one this write opens included.
+        counted = len(gaps)
+        if not isinstance(state.root, dict):
+            gaps = [*gaps, Gap(layer, message_id, None)]
+        elif lane is not None and gaps and gaps[-1].after is None and gaps[-1].layer is layer:
+            # The gap open to the end closes at this write, as `fold_lane` closes it: at a write of the lane,
+            # or through the write that made the root an object. Left open, it held every later write of
+            # the layer, and the track kept marks at writes outside its lane that a move then left out of
+            # order (a push was folded from a later write's state).
+            written = _index.lanes_of(write)
+            gaps = [*gaps[:-1], Gap(layer, gaps[-1].before, message_id, written is not None and lane not in written)]
+        steps += 1
+        if steps >= _index.checkpoint_every(lane):
+            checkpoints = checkpoints.plus(checkpoint(state, layer, message_id, counted))
+            steps = 0
+        lanes = marks_after_step(lanes, layer, message_id, write, state.root, store.order.key.__getitem__)
+    elif lane is not None:
+        # A global write steps an instance track only while the instance layer is empty (`_note`): that
+        # empty layer is one gap, open to the end, while the root is not an object, as `full` records it.
+        # Without it an instance write appended next is not seen to matter to the lane.
+        gaps = [] if isinstance(state.root, dict) else [Gap(layer, None, None)]
+    return Fold(state if base is None else base.state, state, gaps, checkpoints, steps, lanes)
+
+
+def repair(
+    store: Store, work: Work, old: Fold, kind: str, instance: str | None, lane: str | None, base: Fold | None,
+    scans: Scans | None = None,
+    before: Before | None = None,
+) -> Fold:
+    """The fold after an edit in the middle: resume before it, splice the old rest on once equivalent.
+    `scans`: what the edit's other repairs found comparing the same values and reading the same writes.
+    `before`: shared by the tracks of one edit, each lane's value just before a one-write edit, per view and
+    edit (a lane track's, for the whole-kind track of its view: lane tracks are repaired first)."""
+    if scans is None:
+        scans = Scans()
+    if lane is None:
+        known = None if before is None or work.low is None else before.get((kind, instance, work.low))
+        whole = _repair_whole(store, work, old, kind, instance, base, scans, known or _whole._NOTHING)
+        if whole is not None:
+            return whole
+    order = store.order
+    keys = order.key
+    layer = store.layer((kind, instance))
+    paths = [probe.path for probe in old.state.probes]
+    if work.low is not None and work.generation != order.generation:
+        work = Work(base=work.base)  # keys were renumbered during the edit: resume from the start
+    if work.base and work.low is not None and base is not None:
+        # A replace that moves a write from the global layer to this one (or back) changes both: repaired in
+        # two, its own half over the old global fold, then the global change (which `_same_base` splices).
+        own = work.own_half()
+        halfway = repair(store, own, old, kind, instance, lane, Fold(old.base, old.base, [], Marks()), scans)
+        fold = repair(store, Work(base=True, generation=work.generation), halfway, kind, instance, lane, base, scans)
+        for probe in fold.state.probes:
+            probe.edits = ()  # (how the sources changed as keys: not told, as `_repair_whole` says)
+        return fold
+    writes, key = store.writes, keys.__getitem__
+
+    def appends_from(position: int) -> bool:
+        """Whether every write of the lane from `position` on appends to the lane's array."""
+        return lane is not None and position >= layer.appends_from(lane, writes)
+
+    if work.base and work.low is None and base is not None:
+        spliced = _same_base(old, base, lane, layer, writes, keys, appends_from(0), scans)
+        if spliced is not None:
+            return spliced
+    marks = old.checkpoints
+    restart: int | None = None
+    if not work.base and work.low is not None:
+        restart = _last_mark_before(marks, work.low, work.ids, keys)
+    if restart is None:
+        state = State([Probe(path) for path in paths]) if base is None else _restart_from_base(base, paths)
+        gaps: list[Gap] = []
+        head = Marks()
+        after = None
+    else:
+        mark = marks.get(restart)
+        state = State([_probe_at(probe, mark, i) for i, probe in enumerate(old.state.probes)], mark.root)
+        gaps = old.gaps[: mark.gaps]
+        head = marks.head(restart + 1)
+        after = mark.message_id
+    first = 0 if restart is None else restart + 1
+    aligned = [probe.path for probe in state.probes] == paths
+    matches = {marks.id_at(i): i for i in range(first, len(marks))} if aligned else {}
+    high = work.high
+    found: list[tuple[int, Patches]] = []  # the matched mark, and how to patch the old rest
+    blocked: Blocked = {}
+    subset = layer.subset(lane)
+
+    def converge(message_id: int, now: State) -> Checkpoint | None:
+        index = matches.get(message_id)
+        if index is None or message_id in work.ids or (high is not None and keys.get(message_id, -1) <= high):
+            return None
+        mark = marks.get(index)
+        at = key(message_id)
+        appends = appends_from(bisect_right(subset, at, key=key))
+        way = patch_to(now.root, mark.root, lane, paths, layer, at, writes, key, appends, blocked, scans)
+        if way is None:
+            return None
+        found.append((index, [(patch, _until(marks, index + 1, cover, keys)) for patch, cover in way]))
+        return mark
+
+    fresh: list[Checkpoint] = []
+    if not work.base and aligned and work.ids_at_one_key():
+        # One write edited: fold up to it, and compare the fold with and without the edit right there.
+        (edited,) = work.ids
+        assert work.low is not None
+        ahead, ahead_gaps, ahead_marks = state.copy(), list(gaps), list(fresh)
+        fold_lane(ahead, layer, lane, writes, key, work.low - 1, ahead_gaps, after=after, checkpoints=ahead_marks)
+        if isinstance(ahead.root, dict):  # else fold the usual way
+            state, gaps, fresh = ahead, ahead_gaps, ahead_marks
+            if before is not None and lane is not None:
+                before.setdefault((kind, instance, work.low), {})[lane] = state.root.get(lane, MISSING)
+            position = bisect_left(subset, work.low, key=key)
+            previous = subset[position - 1] if position else None
+            bases = [(len(probe.sources), probe.resets) for probe in state.probes]  # what both sides share
+            then = state.copy()
+            dropped = work.dropped.get(edited)
+            if dropped is not None and _in_lane(dropped, lane):
+                then.step(edited, dropped, work.low)  # only its root is compared
+            if position < len(subset) and subset[position] == edited:
+                state.step(edited, writes[edited], key(edited))
+                position, previous = position + 1, edited
+            way = patch_to(
+                state.root, then.root, lane, paths, layer, work.low, writes, key, appends_from(position), None, scans
+            )
+            if way is not None and isinstance(state.root, dict) and isinstance(then.root, dict):
+                later = _first_mark_from(marks, first, work.low + 1, keys)  # the old marks past the edit
+                patches = [(patch, _until(marks, later, cover, keys)) for patch, cover in way]
+                was, is_now = (checkpoint(now, layer, edited, len(gaps)) for now in (then, state))
+                low = work.low
+                told = _Told(bases, lambda message_id: keys.get(message_id, low))  # (a removed one: at the edit)
+                return _splice(state, gaps, head, fresh, later, was, old, base, is_now, patches, told)
+            if previous is not None and (after is None or key(previous) > key(after)):
+                after = previous
+    matched = fold_lane(state, layer, lane, writes, key, gaps=gaps, after=after, checkpoints=fresh, converge=converge)
+    if matched is not None:
+        index, patches = found[-1]
+        return _splice(state, gaps, head, fresh, index + 1, matched, old, base, None, patches)
+    return Fold(state if base is None else base.state, state, gaps, Marks([*head.items, *fresh], head.rebases))
+
+
+def _repair_whole(
+    store: Store, work: Work, old: Fold, kind: str, instance: str | None, base: Fold | None, scans: Scans,
+    ahead: Mapping[str, Any] = _whole._NOTHING,
+) -> Fold | None:
+    """A whole-kind fold repaired lane by lane (`_whole`); None where that does not hold. An edit that
+    both changes the global fold and writes the instance layer (a replace that moves a write from one
+    layer to the other) is repaired in two: the own edit over the old global fold, then the global change."""
+    two_halves = work.base and work.low is not None
+    if two_halves and base is not None:
+        halfway = _repair_whole(store, work.own_half(), old, kind, instance, Fold(old.base, old.base, [], Marks()),
+                                scans)
+        if halfway is None:
+            return None
+        old, work = halfway, Work(base=True, generation=work.generation)
+    whole = _whole.repair(store, work, old, kind, instance, None if base is None else base.state, scans,
+                          _whole._NOTHING if two_halves else ahead)
+    if whole is None:
+        return None
+    if two_halves:
+        # Halfway the write may be a source of both layers (the old global fold's and its own): the two
+        # halves' changes are told as one by counting each key's losses and gains (`SourceEdit.net`), so
+        # that the result's keys are the old ones edited, not found by comparing thousands of sources.
+        for probe, was in zip(whole.state.probes, old.state.probes, strict=True):
+            told = was.edits and probe.edits and probe.edits[0].sources is was.sources
+            probe.edits = (was.edits[0].net(probe.edits[0]),) if told else ()
+    kept = 0 if whole.low is None else _marks_before(old.checkpoints, whole.low, store.order.key)
+    state = whole.state
+    return Fold(state if base is None else base.state, state, [], old.checkpoints.head(kept), old.steps, whole.lanes)
+
+
+def _in_lane(write: Write, lane: str | None) -> bool:
+    lanes = _index.lanes_of(write)
+    return lane is None or lanes is None or lane in lanes
+
+
+def _until(marks: Marks, start: int, cover: int | None, keys: Mapping[int, int]) -> int | None:
+    """The first old mark from `start` on that the write at order key `cover` comes before (None: none)."""
+    return None if cover is None else _first_mark_from(marks, start, cover, keys)
+
+
+def _same_base(old: Fold, base: Fold, lane: str | None, layer: Layer, writes: Mapping[int, Write],
+               keys: Mapping[int, int], appends: bool, scans: Scans) -> Fold | None:
+    """When the global fold ends as before (for this lane), the instance layer folds as before: only the
+    sources and diagnostics it carried over from the global layer change. So too when the two differ at
+    one path that the instance layer keeps apart (`_patches.cover`), or in the lane's array when the instance
+    layer only appends to it. None otherwise."""
+    paths = [probe.path for probe in old.state.probes]
+    key = keys.__getitem__
+    way = patch_to(base.state.root, old.base.root, lane, paths, layer, None, writes, key, appends, None, scans)
+    if way is None:
+        return None
+    patches = [(patch, _until(old.checkpoints, 0, cover, keys)) for patch, cover in way]
+    before = {probe.path: probe for probe in old.base.probes}
+    after = {probe.path: probe for probe in base.state.probes}
+    if not all(path in before and path in after for path in paths):
+        return None
+    matched = _mark(old.state, [before[path] for path in paths], 0)
+    here = _mark(old.state, [after[path] for path in paths], 0)
+    start = State([after[path].copy() for path in paths], base.state.root)
+    return _splice(start, [], Marks(), [], 0, matched, old, base, here, patches)
+
+
+def _mark(state: State, probes: list[Probe], gaps: int) -> Checkpoint:
+    """A checkpoint at the start of a layer, for `_splice`: where the given probes left off."""
+    return checkpoint(State(probes, state.root), _NOWHERE, 0, gaps)
+
+
+_NOWHERE = Layer()
+
+
+def _restart_from_base(base: Fold, paths: list[Path]) -> State:
+    wanted = set(paths)
+    by_path = {probe.path: probe for probe in base.state.probes if probe.path in wanted}
+    return State([by_path[path].copy() if path in by_path else Probe(path) for path in paths], base.state.root)
+
+
+def _probe_at(probe: Probe, mark: Checkpoint, index: int) -> Probe:
+    twin = Probe(probe.path)
+    twin.sources = mark.sources[index]
+    twin.diagnostics = mark.diagnostics[index]
+    twin.resets = mark.resets[index]
+    return twin
+
+
+def _splice(
+    state: State,
+    gaps: list[Gap],
+    head: Marks,
+    fresh: list[Checkpoint],
+    later: int,
+    matched: Checkpoint,
+    old: Fold,
+    base: Fold | None,
+    start: Checkpoint | None,
+    patches: Patches,
+    told: _Told | None = None,
+) -> Fold:
+    """The new fold, equivalent at `matched` to the old one: the old rest with the new past.
+
+    `head` and `fresh` are the new fold's checkpoints so far; the old ones from index `later` on follow,
+    rebased. `start`: the fold is spliced at the start of its own layer (`matched` is then where the old
+    global fold left the probes, `start` where the new one does). `patches`: where the new roots differ
+    from the old rest's, each up to the old mark from which a write made them the same (None: the end).
+    `told`: how many sources `state` and `matched` share (they grew from one state), so that a probe whose
+    sources changed says how, as order keys (`SourceEdit`): its result is its old keys edited, not its
+    sources compared with the old ones (`_watches._grown`).
+    """
+    here = start or checkpoint(state, matched.layer, matched.message_id, len(gaps))
+    probes = []
+    for index, (now, final) in enumerate(zip(state.probes, old.state.probes, strict=True)):
+        if final.resets == matched.resets[index]:
+            sources = _rebased_sources(now.sources, matched.sources[index], final.sources)
+            resets = now.resets
+        else:
+            sources, resets = kept(final.sources), now.resets + final.resets - matched.resets[index]
+        diagnostics = now.diagnostics.joined(final.diagnostics, matched.diagnostics[index])
+        if sources is final.sources and resets == final.resets and diagnostics is final.diagnostics:
+            probes.append(final)  # unchanged: folds are never stepped in place, so they can share it
+            continue
+        probe = Probe(now.path)
+        probe.sources, probe.resets, probe.diagnostics = sources, resets, diagnostics
+        if sources is final.sources:
+            probe.edits = final.edits  # (a move's second half: how they differ from the kept ones)
+        elif told is not None and final.resets == matched.resets[index]:
+            change = told.change(index, now, matched.sources[index], matched.resets[index], kept(final.sources))
+            if change is not None:
+                probe.edits = (change,) if not final.edits else (change, final.edits[0].then(change))
+        probes.append(probe)
+    root = old.state.root
+    for patch, until in patches:
+        if until is None:
+            root = patched(root, patch)
+    spliced = State(probes, root)
+    new_marks = fresh if start is not None else [*fresh, here]
+    marks = old.checkpoints.spliced(head, new_marks, later, matched, here, patches)
+    new_gaps = gaps + old.gaps[matched.gaps :]
+    return Fold(spliced if base is None else base.state, spliced, new_gaps, marks, old.steps)
+
+
+class _Told(NamedTuple):
+    """Per probe, how many sources and resets the two sides of a one-write repair shared before the edited
+    write (`bases`), and the order key of a message (`key_of`)."""
+
+    bases: list[tuple[int, int]]
+    key_of: Callable[[int], int]
+
+    def change(self, index: int, now: Probe, was: Sources, resets: int, final: Sources) -> SourceEdit | None:
+        """How the sources `now` + the rest of `final` differ from `final` (`was` + the rest), as order keys;
+        None when a side reset them at the edit (then they share nothing)."""
+        size, before = self.bases[index]
+        if not now.resets == resets == before:
+            return None
+        then, it = set(islice(was, size, None)), set(islice(now.sources, size, None))
+        key_of = self.key_of
+        return SourceEdit(final, [key_of(m) for m in then - it], [key_of(m) for m in it - then])
+
+
+def _same_marks(matched: Checkpoint, here: Checkpoint) -> bool:
+    """Whether rebasing from `matched` to `here` changes nothing but roots (the probes are where they were)."""
+    return (here.sources, here.diagnostics, here.resets, here.gaps) == (
+        matched.sources, matched.diagnostics, matched.resets, matched.gaps
+    )
+
+
+def _rebased(
+    mark: Checkpoint, matched: Checkpoint, here: Checkpoint, patch: Patch | None = None, problems: bool = True
+) -> Checkpoint:
+    """An old checkpoint after the splice point, as the new fold would have made it (without `problems`,
+    its problems are left as they were: `Marks.settled` works them out)."""
+    root = patched(mark.root, patch)
+    if matched is here or _same_marks(matched, here):
+        return mark if patch is None else replace(mark, root=root)
+    sources = tuple(
+        _rebased_sources(here.sources[i], matched.sources[i], s) if mark.resets[i] == matched.resets[i] else s
+        for i, s in enumerate(mark.sources)
+    )
+    diagnostics = mark.diagnostics if not problems else tuple(
+        here.diagnostics[i].joined(d, matched.diagnostics[i]) for i, d in enumerate(mark.diagnostics)
+    )
+    resets = tuple(r - matched.resets[i] + here.resets[i] for i, r in enumerate(mark.resets))
+    gaps = mark.gaps - matched.gaps + here.gaps
+    return Checkpoint(mark.layer, mark.message_id, root, sources, diagnostics, resets, gaps)
+
+
+def _rebased_sources(now: Sequence[int], matched: Sequence[int], later: Sequence[int]) -> Sources:
+    """Sources that were `matched` at the splice and `later` after it, when they are `now` at the splice.
+
+    The very tuple `later` when nothing changed before the splice: most probes of a spliced track, and
+    keeping them shared keeps the cycle collector from walking copies of them.
+    """
+    if len(now) == len(matched) and (now is matched or tuple(now) == tuple(matched)):
+        return kept(later)  # type: ignore[arg-type]
+    return tuple(now) + tuple(later[len(matched) :])  # `+`, not unpacking: a whole kind has thousands
+
+
+def _last_mark_before(marks: Marks, low: int, edited: set[int], keys: Mapping[int, int]) -> int | None:
+    """The last mark of an unedited message before order key `low` (None: there is none).
+
+    The marks are in order, so a binary search finds it; a mark of a message no longer in the order
+    (which a touched track never keeps) would make the search walk back instead.
+    """
+    try:
+        position = bisect_left(range(len(marks)), low, key=lambda index: keys[marks.id_at(index)]) - 1
+    except KeyError:
+        position = len(marks) - 1
+    while position >= 0:
+        message_id = marks.id_at(position)
+        at = keys.get(message_id)
+        if at is not None and at < low and message_id not in edited:
+            return position
+        position -= 1
+    return None
+
+
+def _marks_before(marks: Marks, low: int, keys: Mapping[int, int]) -> int:
+    """How many marks come before order key `low` (a mark of a message no longer there counts as at it)."""
+    return bisect_left(range(len(marks)), low, key=lambda index: keys.get(marks.id_at(index), low))
+
+
+def _first_mark_from(marks: Marks, start: int, limit: int, keys: Mapping[int, int]) -> int:
+    """The index of the first mark from `start` on at or past order key `limit` (len(marks): none).
+
+    A mark of a message no longer in the order (a removed one) counts as before every key."""
+    position = start
+    while position < len(marks) and keys.get(marks.id_at(position), -1) < limit:
+        position += 1
+    return position
+
+
+__all__ = ["Fold", "Layer", "Work", "full", "repair", "step"]

@@ -1,0 +1,678 @@
+"""Watches: live resolutions kept current after every edit, sharing their work through tracks.
+
+A `Track` is the incremental fold of every watched path of one view (kind, instance) and one lane (first
+segment): all the watches that read `†state.user.…` for instance ① share one fold, and each watched
+path is a probe in it. The global track of a lane (instance None) follows the paths of every view, and
+the instance tracks continue from its state, so the global layer is folded once for all instances.
+
+After an edit, only the tracks whose lane the edited write can change are folded again (an append is
+one step; an edit in an instance layer refolds only that layer). Tracks and watches keep sources as
+order keys, which edits elsewhere do not change: after an insert, a remove or a move, the watches whose
+tracks were not refolded are not looked at. A watch is called back only when its found, value or source
+messages (their keys) changed; an edit that only renumbered them is no change, and `Watch.current` ranks
+them in the new order when read (`_resolution.in_order_now`), so an edit costs O(refolded watches), not
+O(watches).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from ...protocol._expressions import Expression, Reference
+from ...protocol._messages import MISSING, Path, Write, get_path
+from .._chain import Chain
+from .._keys import EMPTY_KEYS, Keys
+from .._order import Ranks, Shift
+from .._resolution import Resolution, in_order_now, same_json
+from ._index import Gap, Layer, Probe, State, in_gap, lanes_of
+from ._patches import Scans
+from ._tracks import Before, Fold, Work, full, repair, step
+
+if TYPE_CHECKING:
+    from ._store import Store
+
+
+
+class Found(NamedTuple):
+    """A watched path's result in a track: its sources as sorted order keys, its problems as the fold
+    keeps them (a `Chain` of (order key, reason))."""
+
+    value: Any  # MISSING when not found
+    keys: Keys
+    problems: Chain
+
+
+class Interval(NamedTuple):
+    """The order keys whose messages an edit renumbered: those strictly between `low` and `high` (None:
+    every key past `low`); `rekeyed`, for a move, its message's old and new key (the one key an edit
+    changes)."""
+
+    low: int
+    high: int | None
+    rekeyed: tuple[int, int] | None = None
+
+
+def combine_keys(expression: Expression, found_of: Callable[[Reference], Found], ranks: Ranks,
+                 union: Callable[[tuple[Keys, ...]], Keys] | None = None) -> tuple[Resolution, Keys]:
+    """SPEC 3 over key-space results: the first alternative whose references are all found wins; the
+    resolution (its sources and diagnostics ranked in `ranks` when read) and its source keys.
+
+    The diagnostics are those of every reference looked at. A reference looked at twice has the very
+    same problems, and two references never share one (each names its own path), so they are
+    de-duplicated by reference, in O(1) each. `union` unites the keys of several values (`Union`)."""
+    parts: list[tuple[str, Chain]] = []
+    seen: set[str] = set()
+    missing: list[str] = []
+    for gate in expression.alternatives:
+        values = [found_of(ref) for ref in gate]
+        absent = None
+        for ref, value in zip(gate, values, strict=True):
+            if value.problems:  # (labels only where needed: a watch is evaluated after every edit of its fold)
+                label = str(ref)
+                if label not in seen:
+                    seen.add(label)
+                    parts.append((label, value.problems))
+            if absent is None and value.value is MISSING:
+                absent = str(ref)
+        if absent is None:
+            keys = values[0].keys if len(values) == 1 else (union or _union)(tuple(v.keys for v in values))
+            return Resolution._ranked(expression.source, True, values[-1].value, keys, tuple(parts), ranks), keys
+        missing.append(absent)
+    missed = Resolution._ranked(expression.source, False, None, EMPTY_KEYS, tuple(parts), ranks, tuple(missing))
+    return missed, EMPTY_KEYS
+
+
+def _union(parts: tuple[Keys, ...]) -> Keys:
+    """The sorted union of sorted keys (sorting concatenated runs merges them)."""
+    return Keys.owning(list(dict.fromkeys(sorted(itertools.chain.from_iterable(parts)))))
+
+
+class Union:
+    """`_union`, remembering the last parts and their union: after an edit most parts are the very same
+    tuples, or the same keys with more after them, so the union is the old one with what they gained."""
+
+    __slots__ = ("keys", "parts")
+
+    def __init__(self) -> None:
+        self.parts: tuple[Keys, ...] = ()
+        self.keys: Keys = EMPTY_KEYS
+
+    def __call__(self, parts: tuple[Keys, ...]) -> Keys:
+        keys = self._grown(parts)
+        if keys is None:
+            keys = _union(parts)
+        self.parts, self.keys = parts, keys
+        return keys
+
+    def _grown(self, parts: tuple[Keys, ...]) -> Keys | None:
+        if len(parts) != len(self.parts):
+            return None
+        gained: list[int] = []
+        for new, old in zip(parts, self.parts, strict=True):
+            if new is not old:
+                if not new.grows(old):
+                    return None
+                gained.extend(new.tail(len(old)))
+        if not gained:
+            return self.keys
+        return _with_keys(self.keys, sorted(gained))
+
+
+class Watch:
+    """A live resolution: `current` is always up to date; `callback(resolution)` runs when its found, value
+    or source messages change. An edit that only renumbers them (an insert, remove or move elsewhere) is no
+    change: `current` is ranked in the new order when read."""
+
+    # Slots: a middle edit reads a few hundred of them, and a slot is one load, not a lookup.
+    __slots__ = (
+        "_callback", "_order", "_owner", "_renumbers", "_resolution", "_seen", "_union", "expression", "instance",
+        "keys", "parsed", "serial", "tracks",
+    )
+
+    def __init__(
+        self,
+        owner: Watchers,
+        expression: Expression,
+        callback: Callable[[Resolution], Any],
+        instance: str | None,
+        serial: int,
+    ) -> None:
+        self.expression = expression.source
+        self.instance = instance
+        self.parsed = expression
+        self.serial = serial
+        self._owner: Watchers | None = owner
+        self._callback = callback
+        self.tracks: dict[Reference, Track] = {}
+        self._resolution = Resolution(expression.source, False)  # the last result, ranked when it was made
+        self._order = owner._store.order
+        self._seen: Shift = self._order.tail  # the order's last change when it was last ranked
+        self._renumbers = -1  # the order's `renumbers` then: while it is the same, nothing to rank again
+        self.keys: Keys = EMPTY_KEYS  # the order keys of its sources
+        self._union = Union()  # a memo: evaluating in a preview may leave it set
+
+    @property
+    def current(self) -> Resolution:
+        """The resolution now, equal to a fresh `Context.resolve`: the last result, ranked again when read
+        if an edit since shifted the messages it names (once per edit, O(edits since); a resolution handed out
+        earlier stays what it was). Read in the middle of an edit, before the watches are brought up to
+        date, it is the result before the edit."""
+        order, owner = self._order, self._owner
+        if self._renumbers == order.renumbers or owner is None:  # appends since, at most: as it was
+            return self._resolution
+        if owner.current and owner._generation == order.generation:
+            now = in_order_now(self._resolution, self._seen, order)
+            if now is not None:
+                self._resolution, self._seen = now
+                self._renumbers = order.renumbers
+        return self._resolution
+
+    def _renew(self, resolution: Resolution, keys: Keys) -> None:
+        self._resolution, self.keys = resolution, keys
+        ranks = resolution._ranks
+        self._seen = ranks.start if ranks is not None else self._seen
+        self._renumbers = -1  # (made in this order, perhaps in a preview: checked at the next read)
+
+    def evaluate(self, result: Callable[[Track, Path], Found], ranks: Ranks) -> tuple[Resolution, Keys]:
+        found_of = lambda ref: result(self.tracks[ref], ref.path)  # noqa: E731
+        return combine_keys(self.parsed, found_of, ranks, self._union)
+
+    def close(self) -> None:
+        """Stop watching; the callback is not called again."""
+        if self._owner is not None:
+            self._owner.remove(self)
+            self._owner = None
+
+
+class Track:
+    """The shared fold of the watched paths of one (kind, instance, lane)."""
+
+    def __init__(self, kind: str, instance: str | None, lane: str | None) -> None:
+        self.kind, self.instance, self.lane = kind, instance, lane
+        self.paths: dict[Path, int] = {}  # path -> how many references follow it (a global track: in any view)
+        self.read: dict[Path, int] = {}  # path -> how many references of this very view read it
+        self.watches: set[Watch] = set()
+        self.fold: Fold | None = None
+        self.results: dict[Path, Found] = {}  # of every path this view reads
+
+    def result(self, path: Path) -> Found:
+        """The current result of a path this view reads."""
+        return self.results[path]
+
+
+Plan = dict[Track, Work]
+Identity = tuple[str, str | None]
+
+
+class Renewal(NamedTuple):
+    """A watch's new resolution after an edit, its source keys, and whether its watcher sees a change."""
+
+    watch: Watch
+    resolution: Resolution
+    keys: Keys
+    changed: bool
+
+
+@dataclass
+class Outcome:
+    """What an edit does to the watches, computed before it is made current (or only previewed)."""
+
+    folds: dict[Track, Fold]
+    results: dict[Track, dict[Path, Found]]  # of the refolded tracks (of every track after a relabel)
+    fresh: list[Renewal]
+    generation: int  # the order's relabels: keys of another generation are not comparable
+
+
+class Watchers:
+    """Every watch of one context, its tracks, and the work after an edit."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._tracks: dict[tuple[str, str | None, str | None], Track] = {}
+        self._by_kind: dict[str, list[Track]] = {}
+        self._by_lane: dict[tuple[str, str | None], list[Track]] = {}
+        # Per view (kind, instance), each gap of a kept fold (writes it scanned while the root was not an
+        # object) and the tracks whose fold has it: a global kind's lane tracks mostly share one, the start
+        # of the layer up to the kind's first write, so an edit tests each gap once, not each track.
+        self._gaps: dict[Identity, dict[Gap, set[Track]]] = {}
+        self._watches: dict[Watch, None] = {}  # in creation order, which is callback order
+        self._serial = itertools.count()
+        self._generation = store.order.generation  # of the keys in every track and watch
+        self._staged: dict[Track, Fold] = {}  # folds made for an edit still being planned (`staging`)
+        self.current = True  # whether every track's results are those of the store as it is
+
+    # -- adding and removing -------------------------------------------------------------------
+
+    def add(self, expression: Expression, callback: Callable[[Resolution], Any], instance: str | None) -> Watch:
+        if self._generation != self._store.order.generation:
+            self.commit(self._relabelled())
+        handle = Watch(self, expression, callback, instance, next(self._serial))
+        fresh: set[Track] = set()
+        reread: set[Track] = set()
+        for ref in expression.references:
+            lane = ref.path[0] if ref.path else None
+            views = [None] if instance is None else [None, instance]
+            for view in views:
+                track = self._track(ref.kind, view, lane)
+                if ref.path not in track.paths:
+                    fresh.add(track)
+                track.paths[ref.path] = track.paths.get(ref.path, 0) + 1
+            if ref.path not in track.read:
+                reread.add(track)
+            track.read[ref.path] = track.read.get(ref.path, 0) + 1
+            track.watches.add(handle)
+            handle.tracks[ref] = track
+        # Global tracks first: instance tracks continue from their state.
+        for track in sorted(fresh, key=lambda track: track.instance is not None):
+            base = self._base(track, {})
+            self._install(track, full(self._store, track.kind, track.instance, track.lane, list(track.paths), base))
+        for track in fresh | reread:
+            assert track.fold is not None
+            track.results = self._results(track, track.fold)
+        handle._renew(*handle.evaluate(Track.result, self._store.order.snapshot()))
+        self._watches[handle] = None
+        return handle
+
+    def settled(self) -> bool:
+        """Whether every watch's last result is that of the context as it is (not in the middle of an edit,
+        nor after a relabel not yet followed), so that only its indices may need to catch up."""
+        return self.current and self._generation == self._store.order.generation
+
+    def result_of(self, ref: Reference, instance: str | None) -> Found | None:
+        """The current result of `ref` in the view of `instance` when a watch of that view reads it (the
+        fold is already made and kept current); None otherwise, or in the middle of an edit."""
+        if not self.current or self._generation != self._store.order.generation:
+            return None
+        track = self._tracks.get((ref.kind, instance, ref.path[0] if ref.path else None))
+        return None if track is None else track.results.get(ref.path)
+
+    def remove(self, handle: Watch) -> None:
+        self._watches.pop(handle, None)
+        for ref, track in handle.tracks.items():
+            track.watches.discard(handle)
+            views = [None] if track.instance is None else [None, track.instance]
+            for view in views:
+                self._release(self._tracks[track.kind, view, track.lane], ref.path, view == track.instance)
+
+    def _track(self, kind: str, instance: str | None, lane: str | None) -> Track:
+        track = self._tracks.get((kind, instance, lane))
+        if track is None:
+            track = self._tracks[kind, instance, lane] = Track(kind, instance, lane)
+            self._by_kind.setdefault(kind, []).append(track)
+            self._by_lane.setdefault((kind, lane), []).append(track)
+        return track
+
+    def _release(self, track: Track, path: Path, read: bool) -> None:
+        if read:
+            track.read[path] -= 1
+            if not track.read[path]:
+                del track.read[path]
+                track.results.pop(path, None)
+        track.paths[path] -= 1
+        if not track.paths[path]:
+            del track.paths[path]
+        if not track.paths:
+            del self._tracks[track.kind, track.instance, track.lane]
+            self._by_kind[track.kind].remove(track)
+            self._by_lane[track.kind, track.lane].remove(track)
+            self._index_gaps(track, track.fold, None)
+
+    # -- after an edit -------------------------------------------------------------------------
+
+    def touch(
+        self, plan: Plan, identity: Identity, write: Write, message_id: int, appended: bool, dropped: bool = False
+    ) -> None:
+        """Note in `plan` the tracks a write (added, or about to be removed) can change, and how.
+
+        `appended`: the write was just added as the last message of the context; `dropped`: it is about
+        to be removed.
+        """
+        self.current = False  # until the edit is committed
+        kind, instance = identity
+        tracks = self._by_kind.get(kind)
+        if not tracks:
+            return
+        store = self._store
+        layer = store.layer(identity)
+        key = store.order.key.__getitem__
+        order_key = key(message_id)
+        lanes = lanes_of(write)
+        inside: dict[Track | None, bool] = {}  # whether the write falls in a gap of this owner's fold
+        if lanes is not None:
+            # Only the lanes it writes, whole-kind tracks, and the tracks of a lane whose fold has a gap
+            # the write falls in (gaps still open at the end, for an append; a move plans its insert
+            # against its remove's folds) can hold it. The gaps of a global write are the global
+            # track's, which its instance tracks continue from; an instance write's, its own track's.
+            tracks = [t for lane in (*lanes, None) for t in self._by_lane.get((kind, lane), ())]
+            holding = self._holding(identity, layer, order_key, key, appended)
+            if holding:
+                listed = set(tracks)
+                for gapped_track in holding:
+                    inside[gapped_track] = True
+                    lane_tracks = self._by_lane.get((kind, gapped_track.lane), ())
+                    for t in lane_tracks if instance is None else (gapped_track,):
+                        if t not in listed:
+                            listed.add(t)
+                            tracks.append(t)
+        for track in tracks:
+            if instance is not None and track.instance != instance:
+                continue
+            if not (track.lane is None or lanes is None or track.lane in lanes):
+                # The gaps a global write can fall in are the global track's.
+                owner = track if track.instance == instance else self._tracks.get((kind, None, track.lane))
+                known = inside.get(owner)
+                if known is None:
+                    known = inside[owner] = owner is not None and self._in_gaps(owner, layer, order_key, key)
+                if not known:
+                    continue
+            work = plan.get(track)
+            first = work is None
+            if work is None:
+                work = plan[track] = Work(generation=store.order.generation)
+            if track.instance == instance:
+                work.ids.add(message_id)
+                if dropped:
+                    work.dropped[message_id] = write
+                if appended and first:
+                    work.appended = message_id
+                else:
+                    work.appended = None
+                    work.low = order_key if work.low is None else min(work.low, order_key)
+                    work.high = order_key if work.high is None else max(work.high, order_key)
+            elif appended and first and not store.layer((kind, track.instance)).all:
+                work.appended = message_id  # no instance layer: the global write is still last
+            else:
+                work.appended = None
+                work.base = True
+
+    def _holding(
+        self, view: Identity, layer: Layer, order_key: int, key: Callable[[int], int], appended: bool
+    ) -> dict[Track, None]:
+        """The tracks of `view` whose fold (staged, for a move's insert, or kept) has a gap that holds a write
+        of `layer` at `order_key` (an appended write: only a gap open to the end can)."""
+        staged = self._staged
+        holding: dict[Track, None] = {}
+        for gap, owners in self._gaps.get(view, {}).items():
+            if (appended and gap.after is not None) or not in_gap(gap, layer, order_key, key):
+                continue
+            holding.update(dict.fromkeys(owner for owner in owners if owner not in staged))
+        for track, fold in staged.items():
+            if (track.kind, track.instance) == view and any(in_gap(gap, layer, order_key, key) for gap in fold.gaps):
+                holding[track] = None
+        return holding
+
+    def _in_gaps(self, owner: Track, layer: Layer, order_key: int, key: Callable[[int], int]) -> bool:
+        """Whether a write of `layer` at `order_key` falls in a gap of `owner`'s fold (staged or kept)."""
+        fold = self._staged.get(owner) or owner.fold
+        return fold is not None and any(in_gap(gap, layer, order_key, key) for gap in fold.gaps)
+
+    @contextmanager
+    def staging(self, folds: dict[Track, Fold]) -> Iterator[None]:
+        """Plan against `folds` (a move's remove, made but not committed) instead of the committed ones."""
+        self._staged = folds
+        try:
+            yield
+        finally:
+            self._staged = {}
+
+    def refolds(self, plan: Plan, prior: dict[Track, Fold] | None = None) -> dict[Track, Fold]:
+        """The new folds of the planned tracks (continuing from `prior` folds where given), and nothing
+        else: alone, the first half of a move; `outcome` works out what they change."""
+        folds = dict(prior or {})
+        # Where the same values differ, and how the same writes act there: asked by several tracks.
+        scans = Scans()
+        before: Before = {}  # lane values just before a one-write edit, from lane tracks for whole-kind ones
+        # Global tracks first (instance tracks continue from them), and in each view lane tracks first.
+        for track in sorted(plan, key=lambda track: (track.instance is not None, track.lane is None)):
+            folds[track] = self._refold(track, plan[track], folds, scans, before)
+        return folds
+
+    def outcome(self, plan: Plan, moved: Interval | None, prior: dict[Track, Fold] | None = None) -> Outcome:
+        """The new folds of the planned tracks and the new resolution of every watch that reads a result
+        they changed (no other watch can change: a renumbering is none).
+
+        `moved`: the order keys whose messages the edit renumbered. A move is the one edit that changes a
+        kept key (its message's, `moved.rekeyed`): the refolded results' kept keys get that one replaced. `prior`:
+        folds already made for the first half of a move (its remove), which the plan (its insert) continues
+        from.
+        """
+        rekeyed = None if moved is None else moved.rekeyed
+        folds = self.refolds(plan, prior)
+        if self._generation != self._store.order.generation:
+            return self._relabelled()
+        results = {track: self._results(track, fold, True, rekeyed) for track, fold in folds.items()}
+        order = self._store.order
+        ranks = order.snapshot()
+
+        def now(track: Track, path: Path) -> Found:
+            computed = results.get(track)
+            return computed[path] if computed is not None else track.results[path]
+
+        refolded = {
+            watch
+            for track in folds
+            for watch in track.watches
+            if any(now(t, ref.path) is not t.results.get(ref.path) for ref, t in watch.tracks.items())
+        }
+        # Only the refolded watches can change: the others name the same messages (their keys), and a
+        # renumbering alone is no change (`Watch.current` ranks them again when read). Watches of the same
+        # expression in the same view read the same results: one evaluation serves them all (a resolution
+        # is frozen, so they can share it).
+        fresh = []
+        made: dict[tuple[str, str | None], tuple[Resolution, Keys]] = {}
+        for watch in sorted(refolded, key=lambda watch: watch.serial):  # in creation order
+            same = (watch.expression, watch.instance)
+            evaluated = made.get(same)
+            if evaluated is None:
+                evaluated = made[same] = watch.evaluate(now, ranks)
+            resolution, keys = evaluated
+            old = watch._resolution
+            fresh.append(Renewal(watch, resolution, keys, _changed(old, watch.keys, resolution, keys)))
+        return Outcome(folds, results, fresh, order.generation)
+
+    def _relabelled(self) -> Outcome:
+        """After the order was relabelled every key changed, those the folds keep with their problems
+        too: every track is folded again from the start (global tracks first), and a watch is compared
+        by the keys its messages have now (`Order.renamed`). Rare: it takes about sixty inserts at one spot
+        in a row (`_order`)."""
+        order = self._store.order
+        ranks = order.snapshot()
+        renamed = order.renamed_since(self._generation)
+        folds: dict[Track, Fold] = {}
+        for track in sorted(self._tracks.values(), key=lambda track: track.instance is not None):
+            base = self._base(track, folds)
+            folds[track] = full(self._store, track.kind, track.instance, track.lane, list(track.paths), base)
+        results = {track: self._results(track, fold, False) for track, fold in folds.items()}
+        fresh: list[Renewal] = []
+        for watch in self._watches:
+            resolution, keys = watch.evaluate(lambda track, path: results[track][path], ranks)
+            if renamed is None:  # not known (never so after a relabel in an edit): compared by indices
+                changed = not resolution.same_result(watch._resolution)
+            else:
+                was = Keys.owning([renamed.get(key, -1) for key in watch.keys])  # -1: removed since
+                changed = _changed(watch._resolution, was, resolution, keys)
+            fresh.append(Renewal(watch, resolution, keys, changed))
+        return Outcome(folds, results, fresh, order.generation)
+
+    def commit(self, outcome: Outcome) -> None:
+        """Make an outcome current and call back the watches whose found, value or source messages changed."""
+        for track, fold in outcome.folds.items():
+            self._install(track, fold)
+        for track, values in outcome.results.items():
+            track.results = values
+        if self._generation != outcome.generation:  # a relabel followed: the old keys are not needed any more
+            self._store.order.renamed = None
+        self._generation = outcome.generation
+        self.current = True
+        changed = []
+        for watch, resolution, keys, seen in outcome.fresh:  # hundreds after a middle edit: plain unpacking
+            if seen:
+                changed.append(watch)
+            watch._renew(resolution, keys)
+        for watch in changed:
+            if watch._owner is not None:
+                watch._callback(watch._resolution)
+
+    # -- folding -------------------------------------------------------------------------------
+
+    def _install(self, track: Track, fold: Fold) -> None:
+        old, track.fold = track.fold, fold
+        for probe in fold.state.probes:
+            # How its sources changed was read by `_results`; once kept it names sources no later fold is
+            # compared with, and it held them: a whole kind's previous ~11,000 ids, which the collector then
+            # walked (it walks every tuple that lives to a collection once).
+            if probe.edits:
+                probe.edits = ()
+        if old is None or (old.gaps is not fold.gaps and old.gaps != fold.gaps):
+            self._index_gaps(track, old, fold)
+
+    def _index_gaps(self, track: Track, old: Fold | None, new: Fold | None) -> None:
+        """Keep `_gaps` as `track`'s fold goes from `old` to `new` (None: none)."""
+        view = self._gaps.setdefault((track.kind, track.instance), {})
+        for gap in () if old is None else old.gaps:
+            owners = view.get(gap)
+            if owners is not None:
+                owners.discard(track)
+                if not owners:
+                    del view[gap]
+        for gap in () if new is None else new.gaps:
+            view.setdefault(gap, set()).add(track)
+
+    def _refold(
+        self, track: Track, work: Work, folds: dict[Track, Fold], scans: Scans, before: Before | None = None
+    ) -> Fold:
+        store = self._store
+        base = self._base(track, folds)
+        old = folds.get(track) or track.fold
+        if old is None:
+            return full(store, track.kind, track.instance, track.lane, list(track.paths), base)
+        if work.appended is not None:
+            own = store.infos[work.appended].instance == track.instance
+            return step(store, old, work.appended, own, base, track.lane, store.layer((track.kind, track.instance)))
+        return repair(store, work, old, track.kind, track.instance, track.lane, base, scans, before)
+
+    def _base(self, track: Track, folds: dict[Track, Fold]) -> Fold | None:
+        """The fold of the global track an instance track continues from (new when this edit made one)."""
+        if track.instance is None:
+            return None
+        base_track = self._tracks[track.kind, None, track.lane]
+        fold = folds.get(base_track) or base_track.fold
+        assert fold is not None
+        return fold
+
+    def _results(
+        self, track: Track, fold: Fold, reuse: bool = False, rekeyed: tuple[int, int] | None = None
+    ) -> dict[Path, Found]:
+        """Each watched path's result, its sources as order keys.
+
+        With `reuse`, a probe keeps the sorted keys it had and looks up only the messages its sources
+        gained or lost since the committed fold; `rekeyed`: a moved message's old and new key, the one
+        kept key that changed.
+        """
+        key = self._store.order.key
+        before = {probe.path: probe for probe in track.fold.state.probes} if track.fold else {}
+        previous = track.results if before else {}
+        values: dict[Path, Found] = {}
+        for probe in fold.state.probes:
+            if probe.path not in track.read:  # followed for instance views only
+                continue
+            old, known = before.get(probe.path), previous.get(probe.path)
+            value = None
+            if old is not None and known is not None and known.value is not MISSING and (reuse or probe.edits):
+                value = _grown(fold.state, probe, old, known, key, reuse, rekeyed)
+            values[probe.path] = value or probe_result(fold.state, probe, key)
+        return values
+
+
+def probe_result(state: State, probe: Probe, key: dict[int, int]) -> Found:
+    """A probe's result: what `path_value` gives, with order keys instead of message indices."""
+    value = get_path(state.root, probe.path)
+    keys = Keys.owning(sorted({key[m] for m in probe.sources})) if value is not MISSING else EMPTY_KEYS
+    return Found(value, keys, probe.diagnostics)
+
+
+def _grown(
+    state: State, probe: Probe, old: Probe, known: Found, key: dict[int, int], reuse: bool,
+    rekeyed: tuple[int, int] | None = None,
+) -> Found | None:
+    """`probe_result` of a probe from the old result: only the sources gained or lost are looked up.
+
+    None when that does not hold (most sources changed, or not found, or `reuse` is off — the kept keys
+    may be stale — and the probe does not say how its keys changed). `rekeyed`: a moved message's old and
+    new key; the kept keys hold the old one, which is put at the new one's place first.
+    """
+    value = get_path(state.root, probe.path)
+    if value is MISSING:
+        return None
+    keys = known.keys
+    edit = next((edit for edit in probe.edits if edit.sources is old.sources), None)
+    if edit is None and rekeyed is not None:
+        was, moved_to = rekeyed
+        position = keys.position(was)
+        if position < len(keys) and keys[position] == was:
+            keys = _edited(keys, (was,), [moved_to]) or keys  # (never None: `was` is there)
+    if edit is not None:  # a whole-kind fold says what changed (`_whole`), even across a move
+        edited = _edited(keys, edit.lost, sorted(edit.gained))
+        if edited is None:
+            return None
+        keys = edited
+    elif not reuse:  # the kept keys may not be the messages' keys any more (a move)
+        return None
+    elif probe.sources is not old.sources and (now := tuple(probe.sources)) != (before := tuple(old.sources)):
+        # (a splice often hands on the very same sources; `Ids` would be copied by `tuple`)
+        if now[: len(before)] == before:  # only gained some (an append): the common case
+            fresh = now[len(before) :]
+        else:
+            gained = set(now).difference(before)
+            lost = set(before).difference(now) if len(now) - len(gained) != len(before) else ()
+            if 2 * len(lost) > len(now):
+                return None
+            if any(message_id not in key for message_id in lost):
+                return None
+            edited = _edited(keys, [key[m] for m in lost], sorted(key[m] for m in gained))
+            if edited is None:
+                return None
+            keys = edited
+            fresh = ()
+        keys = _with_keys(keys, sorted(key[m] for m in fresh))
+    if keys is known.keys and value is known.value and probe.diagnostics is known.problems:
+        return known  # the very same result: watches that read only such results are not evaluated again
+    return Found(value, keys, probe.diagnostics)
+
+
+def _with_keys(keys: Keys, added: list[int]) -> Keys:
+    """Sorted unique keys with some more (sorted; some may be there already)."""
+    edited = _edited(keys, (), added)
+    assert edited is not None  # (nothing to take out)
+    return edited
+
+
+def _edited(keys: Keys, lost: Iterable[int], added: list[int]) -> Keys | None:
+    """Sorted unique `keys` less `lost` (each must be among them: None otherwise) and with `added` (sorted;
+    some may be there already).
+
+    A whole kind has about 11,000 keys, and every copy of them walks each key (an increment, later a
+    decrement, of its count: a cache miss for keys scattered in memory). Keys only added after all of them
+    (an append) grow in place; others copy only the chunks they fall in (`Keys.edited`)."""
+    if not lost:
+        if not added:
+            return keys
+        if not keys or added[0] > keys[-1]:  # after all of them: an append
+            return keys.plus(dict.fromkeys(added))
+    return keys.edited(lost, added)
+
+
+def _changed(old: Resolution, before: Keys, new: Resolution, keys: Keys) -> bool:
+    """Whether a watcher sees a change: found, value or the source messages (their order keys, `before` and
+    `keys`: a message moved is at another place in the fold, so a moved source is a change too). Indices
+    that only shifted are not."""
+    if old.found != new.found:
+        return True
+    # Tuples compare item by item even when their lengths differ: a whole kind has thousands of keys.
+    if keys is not before and (len(keys) != len(before) or keys != before):
+        return True
+    return old.value is not new.value and not same_json(old.value, new.value)

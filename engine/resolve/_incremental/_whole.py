@@ -1,0 +1,624 @@
+"""Whole-kind tracks (a watch of `†state`) repaired lane by lane.
+
+A whole-kind track folds every write of its kind: its value is the whole root, its sources every write
+that applied, its diagnostics every write that failed. Refolding the rest of the layer after an edit in
+the middle costs O(writes of the kind), and the two folds rarely agree again soon (a push onto the array
+the edit changed acts on it), so `_tracks.repair` is slow for it.
+
+But while no write of the layer replaces the root itself (`Layer.rooted`) and the layer starts from an
+object or from nothing, each key of the root — each lane — is folded by the writes of its lane alone
+(`_index`): a write outside a lane leaves it alone, and whether a write applies depends on its lane only
+(a merge or assign of an object at the root always applies). So after an edit only the lanes the edited
+write touches are folded again (under an instance layer after a global edit: the lanes where the global
+fold changed). Each is folded from a *lane mark* before the edit (its value just after some write of the
+lane), the old write and the new one side by side, until the two sides agree again: equal, or different
+at a few places the rest of the lane keeps apart (`_patches`). Then:
+
+- the root is the old one with those lanes replaced (or patched). Its keys are in the order the lanes were
+  created in (the global fold's first, under an instance layer): when an edit moves where a lane is
+  first written, that order is worked out again from each lane's first write (`_ordered`);
+- the sources are the old ones less the writes that applied only on the old side, plus those that
+  applied only on the new side (by order key, in place);
+- the diagnostics likewise, as a lazy `Chain` edit, so no problem is copied.
+
+None is returned where this does not hold, and the track is repaired the usual way.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import islice
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from ...protocol._messages import MISSING, Write
+from ...protocol._methods import Conflict, write_below
+from .._chain import EMPTY
+from .._fold import TOO_DEEP
+from .._keys import Ids
+from . import _index
+from ._index import Layer, Probe, SourceEdit, Sources, State, attempt, kept, lanes_of, replaces_root
+from ._patches import Blocked, Patch, Scans, identical, patch_at, patch_to, patched
+
+if TYPE_CHECKING:
+    from ._store import Store
+    from ._tracks import Fold, Work
+
+
+class LaneMark(NamedTuple):
+    """The value of a lane (MISSING: none yet) just after one of its writes, `message_id`."""
+
+    message_id: int
+    value: Any
+
+
+LaneMarks = dict[str, tuple[LaneMark, ...]]  # per lane, in order; built lazily, so some may be missing
+
+
+_NOTHING: Mapping[str, Any] = {}
+
+
+class _Fallback(Exception):
+    """The lanes do not fold apart here: repair the track the usual way."""
+
+
+@dataclass(frozen=True)
+class _Edit:
+    """What one repair compares: the layer, the edited write at order key `low` (None: a change of the
+    global fold under an instance layer, from the start of the layer), its old and new write; `scans`,
+    where values differ and how the layer's writes act there, shared with the edit's other repairs."""
+
+    layer: Layer
+    writes: Mapping[int, Write]
+    keys: Mapping[int, int]
+    low: int | None
+    edited: int | None
+    old: Write | None
+    new: Write | None
+    scans: Scans
+    ahead: Mapping[str, Any] | None = None  # per lane, its value just before the edit, when a lane track knows it
+
+    def key(self, message_id: int) -> int:
+        return self.keys[message_id]
+
+    def mark_key(self, mark: LaneMark) -> int:
+        # A mark of the removed write has no key any more: it counts as being at the edit.
+        return self.keys.get(mark.message_id, self.low if self.low is not None else -1)
+
+
+class _Lane(NamedTuple):
+    """One lane folded again: its new marks, how its final value changes (`value`, or MISSING kept
+    as it was; `patches` applied to the old root) and the writes whose outcome differs."""
+
+    marks: tuple[LaneMark, ...]
+    value: Any
+    patches: list[Patch]
+    lost: list[tuple[int, str | None]]  # (message id, reason; None: it applied) on the old side only
+    gained: list[tuple[int, str | None]]  # on the new side only
+    old_edited: str | None  # the edited write's outcome in this lane (see `_APPLIED`, `_ABSENT`)
+    new_edited: str | None
+    created: bool  # where the lane is created (its place in the root's keys) may have changed
+
+
+_APPLIED = ""  # an outcome: the write applied
+_ABSENT = None  # an outcome: the write was not folded in this lane
+_KEEP = object()  # a lane's final value: as it was
+
+
+class Repaired(NamedTuple):
+    """A whole-kind fold repaired lane by lane: its new state and lane marks (the track keeps the fold's
+    checkpoints before the edit; `low` None: none)."""
+
+    state: State
+    lanes: LaneMarks
+    low: int | None
+
+
+def repair(
+    store: Store, work: Work, old: Fold, kind: str, instance: str | None, base: State | None, scans: Scans,
+    ahead: Mapping[str, Any] = _NOTHING,
+) -> Repaired | None:
+    """The whole-kind fold after an edit, lane by lane (`base`: the state of the global fold an instance
+    fold continues from); None when the lanes do not fold apart. An edit of the track's own layer is
+    one write at one place; a change of the global fold (`work.base`) comes with no edit of its own.
+    `scans`: what the edit's other repairs found comparing the same values and reading the same writes.
+    `ahead`: per lane, its value just before the edit, as the lane track of the same view folded it."""
+    layer = store.layer((kind, instance))
+    probes = old.state.probes
+    if layer.rooted or len(probes) != 1 or probes[0].path or work.generation != store.order.generation:
+        return None
+    keys = store.order.key
+    start = MISSING if base is None else base.root
+    before = old.base.root if base is not None and work.base else start
+    if not all(root is MISSING or type(root) is dict for root in (start, before)):
+        return None  # the global fold left something else than an object: every write may change it
+    reorder = False  # the root's keys may be in another order
+    if work.base:
+        if work.low is not None or base is None:
+            return None
+        if (before is MISSING) != (start is MISSING):
+            return None
+        edit = _Edit(layer, store.writes, keys, None, None, None, None, scans)
+        if start is MISSING:
+            lanes = []
+        else:
+            reorder = list(before) != list(start)  # the global fold created a key, or another one first
+            lanes = [
+                lane for lane in {**before, **start}
+                if not identical(_lane_value(start, lane), _lane_value(before, lane))
+            ]
+    else:
+        if not work.ids_at_one_key():
+            return None
+        (edited,) = work.ids
+        old_write = work.dropped.get(edited)
+        new_write = store.writes.get(edited)
+        info = store.infos.get(edited)
+        if new_write is not None and (info is None or info.identity != (kind, instance)):
+            new_write = None  # it now writes another layer
+        edit = _Edit(layer, store.writes, keys, work.low, edited, old_write, new_write, scans, ahead)
+        touched: dict[str, None] = {}
+        for write in (old_write, new_write):
+            if write is None or write.problem is not None:
+                continue
+            written = lanes_of(write)
+            if not written:  # the root replaced, or an empty object merged into it (it may create the root)
+                return None
+            touched.update(dict.fromkeys(written))
+        lanes = list(touched)
+        if old_write is not None and new_write is not None and not old_write.path and not new_write.path:
+            # One write at the root names its lanes in another order: where it creates two of them, their
+            # keys follow that order on one side and not on the other (neither side's creator moved).
+            reorder = lanes_of(old_write) != lanes_of(new_write)
+    try:
+        redone = {
+            lane: _refold(edit, lane, old.lanes.get(lane), _lane_value(before, lane), _lane_value(start, lane))
+            for lane in lanes
+        }
+        order = _ordered(edit, start) if reorder or any(change.created for change in redone.values()) else None
+    except _Fallback:
+        return None
+    head_before = None if base is None else _base_probe(old.base)
+    head_now = None if base is None else _base_probe(base)
+    if base is not None and (head_before is None or head_now is None):
+        return None
+    probe = _probe(edit, probes[0], redone, head_before, head_now)
+    probe.resets = (0 if head_now is None else head_now.resets) + (
+        start is MISSING and len(probe.sources) > (0 if head_now is None else len(head_now.sources))
+    )
+    root = _root(old.state.root, redone, order)
+    if root is None:
+        return None
+    lane_marks = {**old.lanes, **{lane: change.marks for lane, change in redone.items()}}
+    state = State([probe], root)
+    state.freeze()
+    return Repaired(state, lane_marks, edit.low)
+
+
+def _probe(edit: _Edit, final: Probe, redone: dict[str, _Lane], head_before: Probe | None,
+           head_now: Probe | None) -> Probe:
+    """The whole-kind probe after the edit: the old one's sources and problems, less what applied or
+    failed on the old side only, plus what did on the new side only (after the global layer's, which
+    `head_now` brings)."""
+    lost = [item for lane in redone.values() for item in lane.lost]
+    gained = [item for lane in redone.values() for item in lane.gained]
+    if edit.edited is not None:
+        was, is_now = _edited_outcome(edit.old, redone, "old"), _edited_outcome(edit.new, redone, "new")
+        if was != is_now:
+            if was is not _ABSENT:
+                lost.append((edit.edited, was or None))
+            if is_now is not _ABSENT:
+                gained.append((edit.edited, is_now or None))
+    low = -1 if edit.low is None else edit.low
+    key_of: Callable[[int], int] = lambda message_id: edit.keys.get(message_id, low)  # noqa: E731
+    probe = Probe(())
+    lost_ids = {m for m, reason in lost if reason is None}
+    gained_ids = [m for m, reason in gained if reason is None]
+    prefix = _changes(head_before, head_now, edit.keys)
+    if prefix is not None:
+        lost_keys = [*prefix.lost, *map(key_of, lost_ids)]
+        gained_keys = [*prefix.gained, *map(edit.keys.__getitem__, gained_ids)]
+        change = SourceEdit(kept(final.sources), lost_keys, gained_keys)
+        probe.edits = (change,) if not final.edits else (change, final.edits[0].then(change))
+    # A global write that failed (a push onto a string) changes the global fold's problems, not its sources:
+    # then the instance fold's thousands of sources are not copied.
+    same_head = head_now is head_before or (
+        head_now is not None and head_before is not None and head_now.sources is head_before.sources
+    )
+    if lost_ids or gained_ids or not same_head:
+        cut = 0 if head_before is None else len(head_before.sources)
+        ahead = None if same_head else () if head_now is None else head_now.sources
+        probe.sources = _edited_sources(kept(final.sources), cut, ahead, lost_ids, gained_ids, key_of)
+    else:
+        probe.sources = final.sources
+    lost_problems = frozenset((key_of(m), reason) for m, reason in lost if reason is not None)
+    gained_problems = tuple(sorted((key_of(m), reason) for m, reason in gained if reason is not None))
+    probe.diagnostics = final.diagnostics
+    if lost_problems or gained_problems or head_now is not head_before:
+        head = EMPTY if head_now is None else head_now.diagnostics
+        cut = 0 if head_before is None else len(head_before.diagnostics)
+        probe.diagnostics = final.diagnostics.edited(head, cut, lost_problems, gained_problems)
+    return probe
+
+
+def _edited_sources(sources: Sources, cut: int, head: Sequence[int] | None, lost: set[int],
+                    gained: list[int], key_of: Callable[[int], int]) -> Sources:
+    """`head` (None: `sources[:cut]` as it is) followed by `sources` from `cut` on (one layer's writes, in
+    order) less `lost` and with `gained` in place.
+
+    A whole kind has about 11,000 sources, and each copy of them (and freeing it) walks every one: cache
+    misses on integers scattered in memory. So they are kept as `Ids`, in chunks: an edit copies the
+    chunks it falls in, and an instance fold's global part is the global fold's chunks."""
+    if not lost and not gained and (head is None or (not head and not cut)):
+        return sources
+    ids = sources if type(sources) is Ids else Ids(sources)  # (once per fold: kept as `Ids` from then on)
+    removed = set()
+    for message_id in lost:
+        position = ids.locate(key_of(message_id), key_of, cut)
+        if not (position < len(ids) and ids[position] == message_id):
+            position = ids.index(message_id, cut)
+        removed.add(position)
+    added: dict[int, list[int]] = {}
+    for _, at, message_id in sorted((key_of(m), ids.locate(key_of(m), key_of, cut), m) for m in gained):
+        added.setdefault(at, []).append(message_id)
+    return ids.edited_at(cut, head, removed, added)
+
+
+def _changes(before: Probe | None, now: Probe | None, keys: Mapping[int, int]) -> SourceEdit | None:
+    """How the global fold's sources changed under an instance fold, as order keys (None: not known
+    cheaply): not at all, an edit of its own, or grown at the end."""
+    if before is now or before is None or now is None:
+        return SourceEdit((), [], [])
+    if now.edits and now.edits[0].sources is before.sources:
+        return now.edits[0]
+    old, new = before.sources, now.sources
+    if new is old:  # (a write that failed: no source added, no edit told)
+        return SourceEdit((), [], [])
+    if type(new) is Ids and type(old) is Ids:
+        grown = new.grows(old)
+    else:
+        grown = len(new) >= len(old) and tuple(new[: len(old)]) == tuple(old)
+    return SourceEdit((), [], [keys[m] for m in islice(new, len(old), None)]) if grown else None
+
+
+def _root(root: Any, redone: dict[str, _Lane], order: list[str] | None) -> Any:
+    """The old root with the refolded lanes replaced or patched, and, given `order`, its keys in that order
+    (None: that would not be the fold's)."""
+    changed = {lane: change for lane, change in redone.items() if change.value is not _KEEP or change.patches}
+    if not changed and order is None:
+        return root
+    if type(root) is not dict:
+        return None
+    root = dict(root)
+    for lane, change in changed.items():
+        if change.value is MISSING:
+            if lane in root and order is None:
+                return None
+            root.pop(lane, None)
+        elif change.value is not _KEEP:
+            if lane not in root and order is None:
+                return None
+            root[lane] = change.value
+        for patch in change.patches:
+            root = patched(root, patch)
+    if order is not None:
+        if not order or len(order) != len(root) or not root.keys() >= set(order):
+            return None  # (an empty root may be none at all)
+        root = {lane: root[lane] for lane in order}
+    return root
+
+
+def _ordered(edit: _Edit, start: Any) -> list[str]:
+    """The root's keys in order: those of `start` (the global fold's root under an instance layer), then
+    each other lane of the layer by where it is first written (the first write that applies in it, and the
+    lane's place among the keys that write names)."""
+    layer, first = edit.layer, {}
+    for lane in layer.lanes:
+        if start is not MISSING and lane in start:
+            continue
+        for message_id in layer.subset(lane):
+            write = edit.writes[message_id]
+            if write.problem is not None:
+                continue
+            value, outcome = _step(MISSING, write, lane)
+            if outcome == _APPLIED and value is not MISSING:
+                first[lane] = (edit.key(message_id), 0 if write.path else list(write.value).index(lane))
+                break
+    return [*(() if start is MISSING else start), *sorted(first, key=first.__getitem__)]
+
+
+def _lane_value(root: Any, lane: str) -> Any:
+    return root.get(lane, MISSING) if type(root) is dict else MISSING
+
+
+def _base_probe(state: State) -> Probe | None:
+    return next((probe for probe in state.probes if not probe.path), None)
+
+
+def _edited_outcome(write: Write | None, redone: dict[str, _Lane], side: str) -> str | None:
+    """How the edited write fared on one side: a problem of its own, applied (a root object always
+    applies), or what its one lane's fold found."""
+    if write is None:
+        return _ABSENT
+    if write.problem is not None:
+        return write.problem
+    if not write.path:
+        return _APPLIED
+    lane = redone[write.path[0]]
+    return lane.old_edited if side == "old" else lane.new_edited
+
+
+def _step(value: Any, write: Write, lane: str) -> tuple[Any, str]:
+    """A write folded into one lane's value: the new value and `_APPLIED`, or the value and why not."""
+    path = write.path
+    if path and write.problem is None:  # a write in the lane (path[0] is `lane`): written into its value
+        try:
+            return write_below(value, path, write.method, write.value), _APPLIED
+        except Conflict as conflict:
+            return value, conflict.reported(write.method, path)
+        except RecursionError:
+            return value, TOO_DEEP
+    root, reason, _ = attempt({} if value is MISSING else {lane: value}, write)
+    if reason is not None:
+        if not write.path:  # a root object that failed (nested too deep) fails in every lane at once
+            raise _Fallback
+        return value, reason
+    return root.get(lane, MISSING), _APPLIED
+
+
+def _refold(edit: _Edit, lane: str, old_marks: tuple[LaneMark, ...] | None, then: Any, now: Any) -> _Lane:
+    """Fold one lane again, the old side (`then`) and the new (`now`) from a mark before the edit (from
+    the start of the layer, with the given values, for a change of the global fold)."""
+    layer, writes = edit.layer, edit.writes
+    subset = layer.subset(lane)
+    every = _index.CHECKPOINT_EVERY
+    kept: list[LaneMark] = []
+    position = 0
+    at = 0 if edit.low is None or not old_marks else bisect_left(old_marks, edit.low, key=edit.mark_key)
+    if at:  # the last mark before the edit: both sides agree there
+        assert old_marks is not None
+        kept = list(old_marks[:at])
+        now = then = kept[-1].value
+        position = bisect_right(subset, edit.mark_key(kept[-1]), key=edit.key)
+    fresh: list[LaneMark] = []
+    since = 0
+    old_edited = new_edited = _ABSENT
+    creators: list[int | None] = [None, None]  # the write that created the lane on each side, past the edit
+    present = then is not MISSING
+    if edit.low is not None:
+        end = bisect_left(subset, edit.low, key=edit.key)
+        if edit.ahead and end - position < every and lane in edit.ahead:
+            # The lane track of this view folded the same writes up to the edit (no mark would be due):
+            # both sides are its value there, not folded twice.
+            now, since, position = edit.ahead[lane], end - position, end
+        for message_id in subset[position:end]:  # before the edit both sides fold the same writes
+            write = writes[message_id]
+            if write.problem is not None:
+                # Never a mark at a write with a problem of its own: removing it refolds no lane, so the
+                # mark would outlive its message (as `marks_after_step` and the loop below keep it).
+                continue
+            now, _ = _step(now, write, lane)
+            since += 1
+            if since >= every:
+                fresh.append(LaneMark(message_id, now))
+                since = 0
+        then, position = now, end
+        present = now is not MISSING
+        if edit.old is not None and edit.old.problem is None and lane in (lanes_of(edit.old) or ()):
+            then, old_edited = _step(then, edit.old, lane)
+        if position < len(subset) and subset[position] == edit.edited:
+            new = edit.new
+            if new is not None and new.problem is None and lane in (lanes_of(new) or ()):
+                now, new_edited = _step(now, new, lane)
+                fresh.append(LaneMark(edit.edited, now))
+                since = 0
+            position += 1
+        assert edit.edited is not None
+        creators = [edit.edited if then is not MISSING else None, edit.edited if now is not MISSING else None]
+    lost: list[tuple[int, str | None]] = []
+    gained: list[tuple[int, str | None]] = []
+    blocked: Blocked = {}
+    after = edit.low
+    steps = 0
+
+    def finish(value: Any, patches: list[Patch], until: dict[int, int | None], last: int | None) -> _Lane:
+        rest: tuple[LaneMark, ...] = ()
+        if last is not None and old_marks:
+            rest = old_marks[bisect_right(old_marks, last, key=edit.mark_key) :]
+        if patches:  # the old marks past the edit as the new side has them (without patches: the same)
+            rest = tuple(mark._replace(value=_patched_mark(mark, lane, patches, until, edit)) for mark in rest)
+        kept.extend(fresh)
+        kept.extend(rest)
+        final_patches = [patch for number, patch in enumerate(patches) if until[number] is None]
+        created = not present and creators[0] != creators[1]  # the lane's key may take another place
+        return _Lane(tuple(kept), value, final_patches, lost, gained, old_edited, new_edited, created)
+
+    check = True
+    while True:
+        if check:  # after each write both sides stepped (and before the first)
+            if then is now or identical(then, now):
+                return finish(_KEEP, [], {}, -1 if after is None else after)
+            if type(then) is dict and type(now) is dict:
+                # Objects: where they differ, and the next write that acts there, checked after every write;
+                # the writes before that one are not folded twice (`_ahead`).
+                apart = _apart(edit, lane, subset, position, then, now)
+                if apart is not None:
+                    patches, acting = apart
+                    if acting is None:
+                        until = {n: None if at is None else edit.key(subset[at]) for n, (_, at) in enumerate(patches)}
+                        return finish(_KEEP, [patch for patch, _ in patches], until, -1 if after is None else after)
+                    ahead = _ahead(edit, lane, subset, position, acting, old_marks, then, patches, after)
+                    if ahead is not None:
+                        then, now, marks = ahead
+                        position, after = acting, edit.key(subset[acting - 1])
+                        fresh.extend(marks)
+                        since = 0 if marks else since + 1
+            elif steps % every == 0:
+                appends = position >= layer.appends_from(lane, writes)
+                way = patch_to(
+                    {} if now is MISSING else {lane: now}, {} if then is MISSING else {lane: then},
+                    lane, [], layer, after, writes, edit.key, appends, blocked, edit.scans,
+                )
+                if way is not None:
+                    if way and (then is MISSING or now is MISSING):
+                        raise _Fallback
+                    last = after if after is not None else -1
+                    patches_to = [patch for patch, _ in way]
+                    return finish(_KEEP, patches_to, {n: stop for n, (_, stop) in enumerate(way)}, last)
+            check = False
+        if position == len(subset):
+            return finish(now, [], {}, None)
+        message_id = subset[position]
+        position += 1
+        write = writes[message_id]
+        after = edit.key(message_id)
+        if write.problem is not None:
+            continue  # a problem of the write itself: the same on both sides
+        then, was = _step(then, write, lane)
+        now, is_now = _step(now, write, lane)
+        if was != is_now:
+            lost.append((message_id, was or None))
+            gained.append((message_id, is_now or None))
+        for side, value in enumerate((then, now)):
+            if creators[side] is None and value is not MISSING:
+                creators[side] = message_id
+        since += 1
+        if since >= every:
+            fresh.append(LaneMark(message_id, now))
+            since = 0
+        steps += 1
+        check = True
+
+
+def _patched_mark(mark: LaneMark, lane: str, patches: list[Patch], until: dict[int, int | None], edit: _Edit) -> Any:
+    """An old lane mark's value patched by each patch the lane's writes before it did not replace."""
+    value, at = mark.value, edit.mark_key(mark)
+    for number, patch in enumerate(patches):
+        stop = until[number]
+        if stop is None or at < stop:
+            value = patched({lane: value}, patch)[lane]
+    return value
+
+
+Placed = list[tuple[Patch, int | None]]  # patches, each with the position of the lane's write that covers it
+
+
+def _apart(
+    edit: _Edit, lane: str, subset: list[int], position: int, then: Any, now: Any
+) -> tuple[Placed, int | None] | None:
+    """Where two objects of a lane differ (`_patches.differences`, as patches) and how the lane's writes from
+    `position` on act there (`_patches.cover`): each patch with the position of the write that replaces it on
+    both sides (None: none before `acting`), and the position of the first write that acts on a difference
+    by what it is (`acting`, None: none, so the old rest is the new one patched); None when they differ
+    otherwise."""
+    targets = edit.scans.differences({lane: now}, {lane: then}, lane)
+    if targets is None:
+        return None
+    covered, acting = edit.scans.cover(subset, position, edit.writes, targets)
+    new, old = {lane: now}, {lane: then}
+    patches = [(patch_at(target, new, old), at) for target, at in zip(targets, covered, strict=True)]
+    return patches, acting
+
+
+def _ahead(
+    edit: _Edit, lane: str, subset: list[int], position: int, acting: int, old_marks: tuple[LaneMark, ...] | None,
+    then: Any, patches: Placed, after: int | None,
+) -> tuple[Any, Any, list[LaneMark]] | None:
+    """Both sides just before the lane's write at `acting`, the first from `position` on that acts on where
+    they differ (`_apart`), with no write in between folded twice: those leave the differences alone or
+    replace them on both sides alike, so the new side there is the old side's value, patched where no write
+    in between replaced it. The old side is the old fold's: from its last lane mark before `acting` (or from
+    `then`), a few writes folded. Also the new side's marks in between: the old ones, patched. None when
+    that folds no fewer writes than stepping both sides there."""
+    first = last = 0
+    start = position
+    if old_marks:
+        first = bisect_right(old_marks, -1 if after is None else after, key=edit.mark_key)
+        last = bisect_left(old_marks, edit.key(subset[acting]), key=edit.mark_key)
+        if last > first:
+            start = bisect_right(subset, edit.mark_key(old_marks[last - 1]), position, acting, key=edit.key)
+    if acting - start >= 2 * (acting - position):
+        return None
+    marks: list[LaneMark] = []
+    for mark in old_marks[first:last] if old_marks else ():
+        at = bisect_right(subset, edit.mark_key(mark), position, acting, key=edit.key)
+        marks.append(LaneMark(mark.message_id, _patched_lane(mark.value, lane, patches, at)))
+    if marks:
+        then = old_marks[last - 1].value if old_marks else then
+    for message_id in subset[start:acting]:
+        write = edit.writes[message_id]
+        if write.problem is None:
+            then, _ = _step(then, write, lane)
+    return then, _patched_lane(then, lane, patches, acting), marks
+
+
+def _patched_lane(value: Any, lane: str, patches: Placed, at: int) -> Any:
+    """A lane's old value just before its write at position `at`, as the new side has it: patched where no
+    write before `at` replaced the difference."""
+    for patch, covered in patches:
+        if covered is None or at <= covered:
+            value = patched({lane: value}, patch)[lane]
+    return value
+
+
+class MarksMaker:
+    """The lane marks of a whole-kind track folded from scratch, made as it folds (`fold_lane`'s `converge`,
+    called after each write with the state so far): a mark every few writes of each lane, as `_refold`
+    makes them. Made lazily instead, a lane's first repair folded it from the start of the layer up to
+    the edit (about a hundred writes at 100,000 messages); here each costs a lookup per write.
+
+    None at all when the fold starts from something else than an object (or nothing), or once a write
+    replaces the root: whole-kind repairs do not hold there (`repair`), as `marks_after_step` drops them."""
+
+    __slots__ = ("marks", "since", "writes")
+
+    def __init__(self, writes: Mapping[int, Write], start: Any) -> None:
+        self.writes = writes
+        self.marks: dict[str, list[LaneMark]] | None = {} if start is MISSING or type(start) is dict else None
+        self.since: dict[str, int] = {}
+
+    def __call__(self, message_id: int, state: State) -> None:
+        marks = self.marks
+        write = self.writes[message_id]
+        if marks is None or write.problem is not None:
+            return  # (a write with a problem of its own never gets a mark: `_refold`)
+        lanes = lanes_of(write)
+        if lanes is None:  # it replaces the root
+            self.marks = None
+            return
+        since = self.since
+        for lane in lanes:
+            count = since.get(lane, 0) + 1
+            if count >= _index.CHECKPOINT_EVERY:
+                marks.setdefault(lane, []).append(LaneMark(message_id, _lane_value(state.root, lane)))
+                count = 0
+            else:
+                marks.setdefault(lane, [])
+            since[lane] = count
+
+    def made(self) -> LaneMarks:
+        return {} if self.marks is None else {lane: tuple(marks) for lane, marks in self.marks.items()}
+
+
+def marks_after_step(fold_lanes: LaneMarks, layer: Layer, message_id: int, write: Write, root: Any,
+                     key: Callable[[int], int]) -> LaneMarks:
+    """The lane marks of a whole-kind fold after its own layer's last write was appended: a mark every
+    few writes of a lane (lanes not yet built stay so); none at all after a write that replaces the root."""
+    if not fold_lanes or write.problem is not None:
+        return fold_lanes
+    if replaces_root(write):
+        return {}
+    added: LaneMarks = {}
+    for lane in lanes_of(write) or ():
+        marks = fold_lanes.get(lane)
+        if marks is None:
+            continue
+        subset = layer.subset(lane)
+        since = len(subset) - (bisect_right(subset, key(marks[-1].message_id), key=key) if marks else 0)
+        if since >= _index.CHECKPOINT_EVERY:
+            added[lane] = (*marks, LaneMark(message_id, _lane_value(root, lane)))
+    return {**fold_lanes, **added} if added else fold_lanes
+
+
+__all__ = ["LaneMark", "LaneMarks", "MarksMaker", "Repaired", "marks_after_step", "repair"]

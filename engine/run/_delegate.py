@@ -1,0 +1,211 @@
+"""Delegates (014, 015): a call run as a clean-room request, from a saved request file or anonymous.
+
+The delegate's context is its own messages, the parent messages the call's scopes allow (resolved for
+the call's instance, up front), and the call's parameters as its input. Its final output is the call's
+result, written at the call's output path. Files are found relative to the document that names them
+and never outside its folder; URLs are not fetched.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from ..calls._calls import CallPlan, Mode, Problem, parameters_of
+from ..calls._scopes import scoped_indices
+from ..calls._tools import ToolDefinition, merged_tools, pending_calls
+from ..document._context import Context
+from ..document._document import Document, Shape, load_document
+from ..protocol._errors import DocumentError, ExpressionError
+
+ANONYMOUS = "anonymous"
+_DEPTH = 16  # how deep the up-front check for recursion follows delegates of delegates
+
+
+@dataclass(frozen=True)
+class Delegate:
+    """Where a call delegates: a saved request (`path`, `template`) or anonymous (both None)."""
+
+    name: str
+    path: Path | None = None
+    template: Document | None = None
+
+
+def delegate_name(call: Any, tool: ToolDefinition | None) -> tuple[str | None, str | None]:
+    """The delegate a call names (its own `_delegate`, or its tool's), and why that is refused."""
+    own = call.get("_delegate") if isinstance(call, dict) else None
+    prescribed = _prescribed(tool)
+    for value in (own, prescribed):
+        if value is not None and not (isinstance(value, str) and value):
+            return None, "_delegate must be a non-empty string: a request file or 'anonymous'"
+    if own is not None and prescribed is not None and own != prescribed:
+        return None, f"the tool delegates to {prescribed!r}, not {own!r}"
+    return own if own is not None else prescribed, None
+
+
+def _prescribed(tool: ToolDefinition | None) -> Any:
+    """The tool's delegate: its top-level `_delegate`, else a `const` in `properties._delegate`."""
+    if tool is None:
+        return None
+    if "_delegate" in tool.schema:
+        return tool.schema["_delegate"]
+    properties = tool.schema.get("properties")
+    rule = properties.get("_delegate") if isinstance(properties, dict) else None
+    return rule.get("const") if isinstance(rule, dict) else None
+
+
+def _locate(name: str, base: Path | None) -> tuple[Path | None, str | None]:
+    if "://" in name:
+        return None, (f"delegate {name!r} is a URL; ContextDeck does not fetch URLs: "
+                      "save the request next to the document")
+    if base is None:
+        return None, f"delegate {name!r} is found next to the document, and this document is not saved"
+    folder = base.resolve()
+    for candidate in (folder / name, folder / f"{name}.json"):
+        resolved = candidate.resolve()
+        if not resolved.is_relative_to(folder):
+            return None, f"delegate {name!r} is outside the document's folder {folder}"
+        if resolved.is_file():
+            return resolved, None
+    return None, f"delegate {name!r} not found: no {name} or {name}.json in {folder}"
+
+
+def find_delegate(name: str, base: Path | None, chain: tuple[Path, ...],
+                  code_tools: dict[str, dict[str, Any]] | None = None,
+                  depth: int = 0) -> tuple[Delegate | None, str | None]:
+    """Load the delegate `name` (relative to `base`), refusing a missing, malformed or recursive one."""
+    found, refusal = _find(name, base, chain, code_tools, depth)
+    return found, None if refusal is None else refusal.reason
+
+
+class _Refusal(NamedTuple):
+    """Why a delegate cannot be followed; `cycle`: the files of the cycle when it is recursive."""
+
+    reason: str
+    cycle: tuple[Path, ...] = ()
+
+
+def _find(name: str, base: Path | None, chain: tuple[Path, ...], code_tools: dict[str, dict[str, Any]] | None,
+          depth: int) -> tuple[Delegate | None, _Refusal | None]:
+    if name == ANONYMOUS:
+        return Delegate(name), None
+    path, problem = _locate(name, base)
+    if path is None:
+        return None, _Refusal(problem or f"delegate {name!r} not found")
+    if path in chain:
+        cycle = (*chain[chain.index(path):], path)
+        return None, _Refusal(f"delegate {name!r} is recursive: {' → '.join(p.name for p in cycle)}", cycle)
+    try:
+        template = load_document(path)
+    except DocumentError as error:
+        return None, _Refusal(f"delegate {name!r} cannot be loaded: {error}")
+    if depth < _DEPTH:
+        refusal = _nested_refusal(template, path, (*chain, path), code_tools, depth + 1)
+        if refusal is not None:
+            # A delegate inside the cycle is named by the cycle already; one that leads into it says so.
+            if path in refusal.cycle:
+                return None, refusal
+            return None, _Refusal(f"delegate {name!r}: {refusal.reason}", refusal.cycle)
+    return Delegate(name, path, template), None
+
+
+def _nested_refusal(template: Document, path: Path, chain: tuple[Path, ...],
+                    code_tools: dict[str, dict[str, Any]] | None, depth: int) -> _Refusal | None:
+    """The first delegate of the delegate's own calls that cannot be followed (a cycle, say)."""
+    tools = merged_tools(template.context, code_tools)
+    calls, _ = pending_calls(template.context, template.solution)
+    for call in calls:
+        if not isinstance(call, dict):
+            continue
+        tool_name = call.get("_tool")
+        name, _ = delegate_name(call, tools.get(tool_name) if isinstance(tool_name, str) else None)
+        if name is None or name == ANONYMOUS:
+            continue
+        _, refusal = _find(name, path.parent, chain, code_tools, depth)
+        if refusal is not None:
+            return refusal
+    return None
+
+
+def delegate_for(plan: CallPlan, base: Path | None, chain: tuple[Path, ...],
+                 code_tools: dict[str, dict[str, Any]] | None) -> tuple[Delegate | None, Problem | None]:
+    """The delegate a planned call runs in, or the `delegate` problem that refuses it before running.
+
+    An anonymous delegate of an explicit call is its activity, which already sees only its scopes.
+    """
+    name, refusal = delegate_name(plan.call, plan.tool)
+    if refusal is not None:
+        return None, Problem("delegate", refusal)
+    if name is None or (name == ANONYMOUS and plan.mode is Mode.EXPLICIT):
+        return None, None
+    found, problem = find_delegate(name, base, chain, code_tools)
+    return found, None if problem is None else Problem("delegate", problem)
+
+
+def _scoped(context: Context, plan: CallPlan) -> list[dict[str, Any]]:
+    """One message per scoped kind: its value resolved for the call's instance, without `_instance`."""
+    messages = []
+    for kind in plan.scopes:
+        try:
+            value = context.resolve(f"†{kind}", instance=plan.instance)
+        except ExpressionError:
+            continue
+        if not value.found:
+            continue
+        indices = scoped_indices(context, (kind,), plan.instance)
+        schemas = [context[i]["schema"] for i in indices if "schema" in context[i]]
+        messages.append(_data_message(kind, copy.deepcopy(value.value), schemas[-1] if schemas else None))
+    return messages
+
+
+def _data_message(kind: str, value: Any, schema: Any) -> dict[str, Any]:
+    """`{"type": kind, ...value}` when the value's keys read back as the payload, else `{"type": kind, kind: value}`."""
+    reserved = {"type", "schema", "description", "data", kind}
+    loose = isinstance(value, dict) and value and not any(k in reserved or k.startswith("_") for k in value)
+    message: dict[str, Any] = {"type": kind, **value} if loose else {"type": kind, kind: value}
+    if kind == "data" and not loose:
+        message = {"type": "data", "data": value}
+    if schema is not None:
+        message["schema"] = copy.deepcopy(schema)
+    return message
+
+
+def delegate_document(spec: Delegate, plan: CallPlan, resolved: dict[str, Any], parent: Context) -> Document:
+    """The clean room: the delegate's messages, the scoped parent messages, the call's parameters as input."""
+    template = spec.template
+    own = copy.deepcopy(template.context.messages) if template is not None else []
+    scoped = _scoped(parent, plan)
+    parameters = parameters_of(resolved)
+    if parameters:
+        own = _with_input(own, copy.deepcopy(parameters))
+    schema = copy.deepcopy(template.schema) if template is not None else _latent_output_schema(plan)
+    solution = copy.deepcopy(template.solution) if template is not None else None
+    inputs_at_end = parameters and not any(m.get("type") == "input" for m in own)
+    messages = [*own, *scoped]
+    if inputs_at_end:
+        messages.append({"type": "input", "input": copy.deepcopy(parameters)})
+    return Document(Context(messages), Shape.REQUEST, schema=schema, solution=solution)
+
+
+def _with_input(messages: list[dict[str, Any]], parameters: dict[str, Any]) -> list[dict[str, Any]]:
+    """The delegate's own global input messages become one holding the call's parameters (014's example):
+    in the place of the first, with the latest schema they declared."""
+    positions = [i for i, m in enumerate(messages)
+                 if m.get("type") == "input" and m.get("_instance") is None]
+    if not positions:
+        return messages
+    schemas = [messages[i]["schema"] for i in positions if "schema" in messages[i]]
+    replacement: dict[str, Any] = {"type": "input", "input": parameters}
+    if schemas:
+        replacement["schema"] = schemas[-1]
+    kept = [m for i, m in enumerate(messages) if i not in positions[1:]]
+    kept[positions[0]] = replacement
+    return kept
+
+
+def _latent_output_schema(plan: CallPlan) -> Any:
+    properties = plan.tool.schema.get("properties") if plan.tool is not None else None
+    return copy.deepcopy(properties.get("_output")) if isinstance(properties, dict) else None
+

@@ -1,0 +1,547 @@
+"""`Execution`: a plan run tick by tick or step by step (SPEC 6.8–6.11), announcing everything it does.
+
+Plain asyncio: the GUI drives it through qasync, the command line through `asyncio.run`. All state lives
+on the object (no globals): to start again, restore the context and call `reset()` or make a new one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from psygnal import Signal
+
+from ..calls._activities import Activities
+from ..calls._calls import (
+    CallPlan,
+    Mode,
+    Problem,
+    check_parameters,
+    parameters_of,
+    plan_call,
+    resolve_call,
+)
+from ..calls._outputs import Clock, OutputError, check_json, error_message, run_record_message, utc_now
+from ..calls._plan import Graph, feeds
+from ..calls._record import Record
+from ..calls._status import OPEN, Approver, CallState, Stale, Status, TickReport
+from ..calls._tools import merged_tools, pending_calls, plan_mode
+from ..document._context import Context
+from ..document._document import Document
+from ..protocol._expressions import find_expressions
+from ..protocol._groups import Unit, flatten
+from ._approval import approve
+from ._breakpoints import hits_breakpoint
+from ._delegate import Delegate, delegate_for
+from ._delegation import finished_output, open_delegation, run_delegated
+from ._instancing import expand_instances
+from ._patterns import run_pattern
+from ._readiness import derive_statuses, ready_units
+from ._rerun import stale_calls, with_dependents
+from ._running import Outcome, Provided, Timer, conclude, failure, invoke, perform, prepare, started_audit
+
+
+class Execution:
+    """The calls of a document's solution (else its last plan), run against its context.
+
+    Whether a call has run, and how, is read from the context's run record (`_record`) at every refresh:
+    the object holds only what is under way (running tasks, errors of the tick not yet appended).
+
+    Signals: `status_changed(CallState)`, `message_appended(context index, index of the call it is from)`,
+    `tick_finished(TickReport)`, `background_finished(CallState)` (a fire-and-forget run ended).
+    """
+
+    status_changed = Signal(object)
+    message_appended = Signal(int, int)
+    tick_finished = Signal(object)
+    background_finished = Signal(object)
+
+    _record: Record  # set by every refresh (`derive_statuses`)
+
+    def __init__(
+        self,
+        source: Document | Context,
+        solution: Any = None,
+        *,
+        activities: Activities | None = None,
+        tools: dict[str, dict[str, Any]] | None = None,
+        clock: Clock = utc_now,
+        timeout: float = 60.0,
+        approver: Approver | None = None,
+        breakpoints: Iterable[int | str] = (),
+        timer: Timer = time.perf_counter,
+        turns: Any = None,
+        base: Path | None = None,
+        chain: tuple[Path, ...] = (),
+        path: Path | None = None,
+    ) -> None:
+        if isinstance(source, Document):
+            self.context = source.context
+            solution = source.solution if solution is None else solution
+            path = source.path if path is None else path
+        else:
+            self.context = source
+        if path is not None:  # the document's file: delegate files are found next to it (014)
+            base = path.parent if base is None else base
+            chain = chain or (path.resolve(),)
+        self.turns = turns  # who produces a delegate's turns (the Loop's `turns`)
+        self.base, self.chain = base, chain
+        self.solution = solution
+        self.activities = activities if activities is not None else Activities()
+        self.code_tools = dict(tools or {})
+        self.clock = clock
+        self.timeout = timeout
+        self.timer = timer  # measures each run's `_run.seconds`
+        self.approver = approver
+        self.breakpoints: set[int | str] = set(breakpoints)
+        self.conditions: dict[int, str] = {}  # call index -> a `†` expression: its breakpoint holds only when truthy
+        self.break_on_failure = False  # run() starts nothing more once a call has failed
+        self._tasks: dict[int, asyncio.Future[Any]] = {}
+        self._background: dict[int, asyncio.Future[Any]] = {}
+        self._ticking = False
+        self._holding = False  # pause(): the tick starts nothing more
+        self._generation = 0
+        self.reset()
+
+    # -- set-up --------------------------------------------------------------------------------
+
+    def reset(self) -> None:
+        """Read the calls again and derive every status from the context's run record.
+
+        To start over, restore the context first (remove the outputs). Refused during a tick: `cancel()`
+        and let the tick end first.
+        """
+        if self._ticking:
+            raise RuntimeError("cannot reset during a tick: cancel() it and let it end first")
+        self._generation += 1  # fire-and-forget runs of the old generation no longer report
+        for task in {*self._tasks.values(), *self._background.values()}:
+            task.cancel()
+        self._tasks, self._background = {}, {}
+        entries, self.plan_index = pending_calls(self.context, self.solution)
+        calls, self.units = flatten(expand_instances(entries, self.context))
+        self.calls: list[Any] = calls  # as written: what the record matches against
+        self.lazy = plan_mode(self.context) == "lazy"  # 012: a lazy plan waits for approve_plan()
+        self._unit_of = {index: unit for unit in self.units for index in unit.members}
+        self._tools = merged_tools(self.context, self.code_tools)
+        self.plans = [plan_call(i, call, self._tools, self.activities) for i, call in enumerate(calls)]
+        self._graph = Graph.of(self.plans)
+        self._states = [CallState(i, call) for i, call in enumerate(calls)]
+        self._provided: dict[int, Provided] = {}
+        self._errors: list[tuple[int, dict[str, Any]]] = []
+        self._resume: int | None = None
+        self._again: dict[int, frozenset[int]] = {}  # re-run: the record messages of earlier runs to leave out
+        self._structural: dict[int, list[Problem]] = {}
+        self.delegates: dict[int, Delegate] = {}
+        self.delegations: dict[int, Any] = {}  # the nested session (a Loop) of each delegated call that ran
+        for plan in self.plans:
+            problems = list(plan.problems) or self._literal_problems(plan)
+            found, refusal = delegate_for(plan, self.base, self.chain, self.code_tools)
+            if refusal is not None:
+                problems.append(refusal)
+            elif found is not None:
+                self.delegates[plan.index] = found
+            if problems:
+                self._structural[plan.index] = problems
+        self._check_groups()
+        self.refused = tuple(self._graph.cycles())
+        for cycle in self.refused:
+            text = self._graph.describe_cycle(cycle, self.plans)
+            for index in cycle:
+                self._structural.setdefault(index, []).append(Problem("cycle", text))
+        derive_statuses(self)
+
+    def problems(self, index: int) -> tuple[Problem, ...]:
+        """What keeps call `index` from running, found before anything ran: its structure, literal
+        parameters, its group, a cycle (the call is failed; its first problem is its `error`)."""
+        return tuple(self._structural.get(index, ()))
+
+    @property
+    def graph(self) -> Graph:
+        """Who feeds whom among the calls (`Graph.feeders`) and the cycles that refuse the plan."""
+        return self._graph
+
+    def describe_cycle(self, cycle: tuple[int, ...]) -> str:
+        """A refused cycle in words: its calls and the paths that link them."""
+        return self._graph.describe_cycle(cycle, self.plans)
+
+    def _literal_problems(self, plan: CallPlan) -> list[Problem]:
+        """Parameters without references are checked before anything runs (SPEC 6.7)."""
+        if plan.tool is None or any(True for _ in find_expressions(parameters_of(plan.call))):
+            return []
+        problem = check_parameters(plan, resolve_call(self.context, plan))
+        return [] if problem is None else [problem]
+
+    def _check_groups(self) -> None:
+        for unit in self.units:
+            if unit.pattern == "one":
+                continue
+            plans = [self.plans[i] for i in unit.members]
+            linked = [(a.index, b.index) for a in plans for b in plans if feeds(a, b)]
+            if linked:
+                text = f"calls of one {unit.pattern!r} group run together and cannot feed each other: " + ", ".join(
+                    f"call {a} feeds call {b}" for a, b in linked)
+                for i in unit.members:
+                    self._structural.setdefault(i, [Problem("group", text)])
+
+    # -- reading -------------------------------------------------------------------------------
+
+    @property
+    def states(self) -> list[CallState]:
+        return list(self._states)
+
+    def state(self, index: int) -> CallState:
+        return self._states[index]
+
+    @property
+    def record(self) -> Record:
+        """The run record as of the last refresh: which calls ran, with which messages and audit."""
+        return self._record
+
+    def refresh(self) -> None:
+        """Read the record and readiness again after the context was edited (Step and Continue do it too)."""
+        derive_statuses(self)
+
+    def ready(self) -> list[int]:
+        """The calls that would start now, in plan order (group members together)."""
+        return [i for unit in ready_units(self) for i in unit.members if self._states[i].status is Status.READY]
+
+    @property
+    def finished(self) -> bool:
+        """Nothing is running and nothing is ready (the next tick would do nothing)."""
+        return not self._tasks and not ready_units(self)
+
+    # -- state changes -------------------------------------------------------------------------
+
+    def _set(self, index: int, **changes: Any) -> None:
+        old = self._states[index]
+        new = replace(old, **changes)
+        if new != old:
+            self._states[index] = new
+            self.status_changed.emit(new)
+
+    def _fail(self, index: int, problems: list[Problem], *, report: bool = True,
+              audit: dict[str, Any] | None = None) -> None:
+        first = problems[0]
+        status = Status.CANCELLED if first.type == "cancelled" else Status.FAILED
+        self._set(index, status=status, waiting_for=(), error={"type": first.type, "message": first.message})
+        if report:
+            call = self._states[index].call
+            run = {**self._identity(index), **(audit or {})}
+            self._errors.extend((index, error_message(call, p.type, p.message, self.clock, run)) for p in problems)
+
+    def _identity(self, index: int) -> dict[str, Any]:
+        """What ties a record message to its call: its position, and the call as planned when an approval edited it."""
+        identity: dict[str, Any] = {"call": index}
+        if self.plans[index].call is not self.calls[index]:
+            identity["planned"] = self.calls[index]
+        return identity
+
+    def approve_plan(self) -> None:
+        """Let a lazy plan run (012's checkpoint: validated, simulated, then approved)."""
+        self.lazy = False
+
+    # -- running -------------------------------------------------------------------------------
+
+    async def run(self) -> TickReport:
+        """One tick: run ready calls concurrently until nothing is ready and nothing runs, or a breakpoint."""
+        return await self._tick(stepping=False)
+
+    async def step(self, index: int | None = None) -> TickReport:
+        """Run the next ready call in plan order (or call `index`, which must be ready), and wait for it.
+
+        A step is a tick of its own: its errors are appended when it ends. Breakpoints do not stop a step.
+        """
+        if self.lazy:
+            raise ValueError("the plan is lazy: it waits until approve_plan()")
+        if not self._ticking:
+            derive_statuses(self)  # the context may have been edited since (an approval, an undo)
+        if index is not None and index not in self.ready():
+            state = self._states[index]
+            raise ValueError(f"call {index} is not ready: it is {state.status}")
+        return await self._tick(stepping=True, target=index)
+
+    async def _tick(self, *, stepping: bool, target: int | None = None) -> TickReport:
+        if self._ticking:
+            raise RuntimeError("a tick is already running")
+        self._ticking = True
+        ran: list[int] = []
+        stopped: int | None = None
+        failed: int | None = None
+        running: dict[asyncio.Future[Any], Unit] = {}
+        try:
+            derive_statuses(self)
+            while True:
+                progressed = False
+                if stopped is None and not (stepping and ran) and not self._holding:
+                    for unit in ready_units(self):
+                        if self._holding:  # paused while an earlier unit was being approved
+                            break
+                        if target is not None and target not in unit.members:
+                            continue
+                        # Stopped here last time: continuing runs it.
+                        resuming = self._resume == unit.entry
+                        if not stepping and not resuming and hits_breakpoint(
+                                unit, self.plans, self.breakpoints, self.conditions, self.context):
+                            stopped = next(i for i in unit.members if self._states[i].status is Status.READY)
+                            self._resume = unit.entry
+                            break
+                        if resuming:
+                            self._resume = None
+                        progressed = True
+                        members = await approve(self, unit)
+                        failed = failed if failed is not None or stepping else self._failure_in(unit)
+                        if members:
+                            ran.extend(members)
+                            task = self._start(unit, members)
+                            if task is not None:
+                                running[task] = unit
+                        if stepping:
+                            break
+                if not running:
+                    if progressed and not stepping:
+                        derive_statuses(self)
+                        continue
+                    break
+                done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                for task in sorted(done, key=lambda t: running[t].entry):
+                    unit = running.pop(task)
+                    self._finish(unit, task)
+                    failed = failed if failed is not None or stepping else self._failure_in(unit)
+                derive_statuses(self)
+        finally:
+            self._ticking = False
+            self._holding = False
+            for task, unit in running.items():  # the tick itself was cancelled
+                task.cancel()
+                for i in unit.members:
+                    self._tasks.pop(i, None)
+                    if self._states[i].status is Status.RUNNING:
+                        self._set(i, status=Status.CANCELLED)
+        return self._end_tick(ran, stopped, failed)
+
+    def _failure_in(self, unit: Unit) -> int | None:
+        """With `break_on_failure`: the member of `unit` that failed (refused, rejected, raised); the tick then
+        starts nothing more."""
+        if not self.break_on_failure:
+            return None
+        failed = next((i for i in unit.members if self._states[i].status is Status.FAILED), None)
+        self._holding = self._holding or failed is not None
+        return failed
+
+    def _start(self, unit: Unit, members: list[int]) -> asyncio.Future[Any] | None:
+        plan = self.plans[members[0]]
+        explicit = plan.mode is Mode.EXPLICIT and members[0] not in self.delegates
+        if unit.pattern == "one" and explicit and plan.destinations is None:
+            self._fire_and_forget(plan)
+            return None
+        for index in members:
+            self._set(index, status=Status.RUNNING, waiting_for=())
+        task = asyncio.ensure_future(run_pattern(unit.pattern, members, self._perform))
+        for index in members:
+            self._tasks[index] = task
+        return task
+
+    async def _perform(self, index: int) -> Outcome:
+        if index in self.delegates:
+            return await run_delegated(self, index)
+        # A given output is written once: after an undo of what it wrote, the call waits for an output again.
+        provided = self._provided.pop(index, None)
+        return await perform(self.plans[index], self.context, self.clock, self.timeout, provided,
+                             self._identity(index), self.timer)
+
+    def delegation(self, index: int) -> Any:
+        """The nested session (a `Loop`) of delegated call `index`, opened now without running anything when
+        it has none: its clean-room context is resolved up front from the context as it stands (014, 015).
+
+        A debugger steps into it; its output is written at the call's output path by `complete_delegation`.
+        Raises ValueError when the call does not delegate or cannot run now (its parameters break its tool).
+        """
+        return open_delegation(self, index)
+
+    def complete_delegation(self, index: int) -> CallState:
+        """Write the output of call `index`'s nested session, once that session has finished."""
+        return self.provide_output(index, finished_output(self, index))
+
+    def _fire_and_forget(self, plan: CallPlan) -> None:
+        """Run, don't wait, drop the result; a run record says it started (SPEC 6.6)."""
+        resolved, problem = prepare(plan, self.context)
+        if problem is not None:
+            self._fail(plan.index, [problem])
+            return
+        self._set(plan.index, status=Status.FIRE_AND_FORGET, waiting_for=(), finished=False)
+        self._append(run_record_message(plan.call, self.clock,
+                                        started_audit(self._identity(plan.index), resolved, self.clock)), plan.index)
+
+        generation = self._generation
+
+        async def background() -> None:
+            changes: dict[str, Any] = {"finished": True}
+            try:
+                changes["result"] = await invoke(plan, resolved, self.context, self.timeout)
+            except asyncio.CancelledError:
+                changes["error"] = {"type": "cancelled", "message": "cancelled"}
+            except Exception as error:
+                kind, text = failure(plan, error, self.timeout).error or ("error", "")
+                changes["error"] = {"type": kind, "message": text}
+            if generation != self._generation:
+                return  # reset meanwhile: this run belongs to a run that no longer exists
+            self._background.pop(plan.index, None)
+            self._set(plan.index, **changes)
+            self.background_finished.emit(self._states[plan.index])
+
+        self._background[plan.index] = asyncio.ensure_future(background())
+
+    def _finish(self, unit: Unit, task: asyncio.Future[Any]) -> None:
+        for index in unit.members:
+            self._tasks.pop(index, None)
+        if task.cancelled():  # cancel(): recorded, so that it does not start again by itself
+            for index in unit.members:
+                if self._states[index].status is Status.RUNNING:
+                    self._fail(index, [Problem("cancelled", "cancelled while running")])
+            return
+        for index, outcome, keep in task.result():
+            self._settle(index, outcome, keep)
+
+    def _settle(self, index: int, outcome: Outcome | None, keep: bool) -> None:
+        if outcome is not None and outcome.waiting:  # a delegate session waits for its next turn
+            self._set(index, status=Status.WAITING_FOR_OUTPUT, waiting_for=())
+        elif outcome is None:
+            self._set(index, status=Status.CANCELLED)
+        elif outcome.error is not None:
+            # A failure the plan has a branch for is written there instead of an error message (012).
+            self._fail(index, [Problem(*outcome.error)], report=keep and not outcome.messages, audit=outcome.audit)
+            ids = tuple(self._append(message, index) for message in outcome.messages) if keep else ()
+            self._set(index, result=outcome.result, outputs=ids)
+        elif not keep:
+            self._set(index, status=Status.CANCELLED, result=outcome.result)
+        else:
+            ids = tuple(self._append(message, index) for message in outcome.messages)
+            self._set(index, status=Status.DONE, outputs=ids, result=outcome.result)
+
+    def _append(self, message: dict[str, Any], call_index: int) -> int:
+        self.context.append(message)
+        position = len(self.context) - 1
+        self.message_appended.emit(position, call_index)
+        return self.context.id_at(position)
+
+    def _end_tick(self, ran: list[int], stopped: int | None, failed: int | None = None) -> TickReport:
+        errors = [message for _, message in self._errors]
+        for index, message in self._errors:
+            self._append(message, index)
+        self._errors = []
+        derive_statuses(self)
+        by_status = {status: [s for s in self._states if s.status is status] for status in Status}
+        report = TickReport(
+            ran=tuple(ran),
+            blocked=tuple((s.index, s.waiting_for) for s in by_status[Status.BLOCKED]),
+            awaiting_approval=tuple((s.index, s.waiting_for) for s in by_status[Status.AWAITING_APPROVAL]),
+            waiting_for_output=tuple(s.index for s in by_status[Status.WAITING_FOR_OUTPUT]),
+            errors=tuple(errors),
+            refused=self.refused,
+            stopped_at=stopped,
+            failed_at=failed,
+            lazy=self.lazy,
+        )
+        self.tick_finished.emit(report)
+        return report
+
+    # -- from outside --------------------------------------------------------------------------
+
+    def provide_output(
+        self, index: int, value: Any, *, alternative: int = 0, audit: dict[str, Any] | None = None
+    ) -> CallState:
+        """Give a latent call without `_output` its result (an LLM's, or a person's).
+
+        `alternative` picks the branch of `a || b` it goes to; `audit` adds keys to its `_run` (a model's
+        exchange). When the call is ready it is written at once (its own tick: errors are appended now);
+        otherwise the value is kept and written when the call becomes ready.
+        """
+        plan, _ = self._waiting(index)
+        try:
+            check_json(value, "output")
+        except OutputError as error:
+            raise ValueError(str(error)) from None
+        assert plan.destinations is not None
+        if not 0 <= alternative < len(plan.destinations.alternatives):
+            raise ValueError(f"call {index} has no alternative {alternative} in {plan.output_path!r}")
+        self._provided[index] = Provided(value, alternative, audit)
+        derive_statuses(self)
+        unit = next(u for u in self.units if index in u.members)
+        if unit.pattern == "one" and self._states[index].status is Status.READY and not self.lazy:
+            del self._provided[index]  # written now: an undo of it leaves the call waiting again
+            resolved, problem = prepare(plan, self.context)
+            run = {**started_audit(self._identity(index), resolved, self.clock), **(audit or {})}
+            outcome = conclude(plan, value, self.clock, run, alternative) if problem is None else Outcome(
+                index, error=(problem.type, problem.message), audit=run)
+            self._settle(index, outcome, True)
+            self._end_tick([index], None)
+        return self._states[index]
+
+    def fail_output(self, index: int, error_type: str, text: str, *, audit: dict[str, Any] | None = None,
+                    details: dict[str, Any] | None = None) -> CallState:
+        """A latent call waiting for its output gets an error instead: a model whose answer did not validate
+        (`details` carry its raw reply, `audit` its exchange). Appended at once, as a tick of its own."""
+        plan, _ = self._waiting(index)
+        self._set(index, status=Status.FAILED, waiting_for=(), error={"type": error_type, "message": text})
+        resolved, _ = prepare(plan, self.context)
+        run = {**started_audit(self._identity(index), resolved, self.clock), **(audit or {})}
+        self._errors.append((index, error_message(plan.call, error_type, text, self.clock, run, details)))
+        self._end_tick([index], None)
+        return self._states[index]
+
+    def _waiting(self, index: int) -> tuple[CallPlan, CallState]:
+        plan, state = self.plans[index], self._states[index]
+        waits = (plan.mode is Mode.LATENT and not plan.has_output) or index in self.delegates
+        if not waits or plan.destinations is None:
+            raise ValueError(f"call {index} does not wait for an output")
+        if state.status not in OPEN:
+            raise ValueError(f"call {index} is already {state.status}")
+        return plan, state
+
+    def pause(self) -> None:
+        """The running tick starts no more calls; it ends when the calls already running have finished."""
+        if self._ticking:
+            self._holding = True
+
+    def rerun(self, indices: Iterable[int], *, dependents: bool = True) -> tuple[int, ...]:
+        """Let calls that ran run again: their earlier outputs stay, and the new ones shadow them in the fold.
+
+        A group runs again whole. With `dependents`, so does every call that ran on what they write.
+        Returns the calls now pending again.
+        """
+        chosen = {member for index in indices for member in self._unit_of[index].members}
+        if dependents:
+            chosen = with_dependents(chosen, self._graph, self._unit_of, self._record)
+        for index in chosen:
+            found = self._record.of(index)
+            if found is not None:
+                self._again[index] = self._again.get(index, frozenset()) | {e.message_id for e in found.entries}
+            if index in self.delegates:  # a new clean room, from the inputs as they are now
+                self.delegations.pop(index, None)
+                self._provided.pop(index, None)
+        derive_statuses(self)
+        return tuple(sorted(i for i in chosen if self._states[i].status in OPEN))
+
+    def stale(self) -> list[Stale]:
+        """The calls that ran with inputs other than the ones they would receive now (or were edited since)."""
+        return stale_calls(self._record, self._states, self.plans, self.context)
+
+    def cancel(self, index: int | None = None) -> None:
+        """Cancel the running call `index` (its whole group), or everything running and in the background;
+        cancelling everything also ends the tick: it starts nothing more."""
+        if index is None:
+            self.pause()
+            tasks = {*self._tasks.values(), *self._background.values()}
+        else:
+            tasks = {task for task in (self._tasks.get(index), self._background.get(index)) if task is not None}
+        for task in tasks:
+            task.cancel()
+
+    async def drain(self) -> None:
+        """Wait for every fire-and-forget run to end."""
+        while self._background:
+            await asyncio.gather(*self._background.values(), return_exceptions=True)

@@ -1,0 +1,191 @@
+"""The loop (010, 012): turn after turn, a solution's calls run, then become the plan of the next request.
+
+A *turn* is a solution (`{"calls": [...], "output": ...}`, or an array of calls) from whoever produces
+the next turn: a person typing it, or a model provider (`turns`); it is checked against the composed
+request schema before it is taken (`_turns.turn_problems`). A *tick* runs the turn's calls with an
+`Execution` until nothing is ready, then concludes: a non-null `output` valid against the request schema
+ends the loop; an invalid one is an error message and the loop goes on; with a null one the turn's
+calls stay in the context as the plan message they became when the turn was taken (012: "becomes the
+new Plan for the next step").
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from psygnal import Signal
+
+from ..calls._outputs import utc_now
+from ..calls._status import TickReport
+from ..document._document import Document, Shape
+from ..document._json import JSONSyntaxError, parse
+from ..protocol._errors import DocumentError
+from ..protocol._messages import MISSING
+from ..resolve._resolution import Diagnostic
+from ._execution import Execution
+from ._turns import conclude, turn_change, turn_problems
+
+# Who produces the next turn: given the document as the request stands, a solution (or an awaitable of
+# one), or None when it has none to give. A model provider plugs in here.
+TurnSource = Callable[[Document], Any]
+
+
+class LoopStatus(StrEnum):
+    READY = "ready"  # a turn (or the document's plan) is there to run
+    STOPPED = "stopped at a breakpoint"  # or at a failure, with `break_on_failure`
+    LAZY = "waiting for plan approval"
+    WAITING_FOR_TURN = "waiting for the next turn"
+    FINISHED = "finished"
+
+
+@dataclass(frozen=True)
+class Tick:
+    """One concluded tick: its number (from 1), what ran, the turn's output and why it was refused."""
+
+    number: int
+    report: TickReport
+    output: Any = None
+    output_problem: str | None = None
+
+
+def load_turn(path: str | Path) -> Any:
+    """A turn typed by hand, from a JSON file; a `DocumentError` naming the file and place otherwise."""
+    file = Path(path)
+    try:
+        raw = file.read_bytes()
+    except OSError as error:
+        raise DocumentError(str(file), error.strerror or str(error)) from None
+    try:
+        return parse(raw)
+    except JSONSyntaxError as error:
+        raise DocumentError(str(file), error.reason, error.line, error.column) from None
+
+
+class TurnRefused(ValueError):
+    """A turn the loop does not take: its problems (each with its JSON path), nothing changed."""
+
+    def __init__(self, problems: list[Diagnostic]) -> None:
+        super().__init__("; ".join(str(problem) for problem in problems))
+        self.problems = tuple(problems)
+
+
+class Loop:
+    """A request run turn by turn. `execution` is the current tick's (the same object for every tick).
+
+    Signals: `tick_finished(Tick)`, `status_changed(LoopStatus)`.
+    """
+
+    tick_finished = Signal(object)
+    status_changed = Signal(object)
+
+    def __init__(self, document: Document, *, turns: TurnSource | None = None, **options: Any) -> None:
+        self.document = document
+        self.turns = turns
+        self.clock = options.get("clock", utc_now)
+        self.solution = document.solution
+        self._plan_turn()
+        path = document.path
+        base = options.pop("base", None) or (path.parent if path is not None else None)
+        chain = (*options.pop("chain", ()), *((path.resolve(),) if path is not None else ()))
+        self.execution = Execution(document.context, self.solution, turns=turns, base=base, chain=chain, **options)
+        self.ticks: list[Tick] = []
+        self.output: Any = MISSING  # the final output, once the loop has finished
+        # Nothing to run: a fresh request, or a document saved while it waited for its next turn (its plan's
+        # calls all have their record).
+        record = self.execution.record
+        plan_ran = all(record.of(index) is not None for index in range(len(self.execution.plans)))
+        waiting = self.solution is None and plan_ran
+        self.status = LoopStatus.WAITING_FOR_TURN if waiting else LoopStatus.READY
+
+    def _become(self, status: LoopStatus) -> None:
+        if status is not self.status:
+            self.status = status
+            self.status_changed.emit(status)
+
+    async def tick(self) -> LoopStatus:
+        """Run the current turn's calls until nothing is ready, then conclude the tick."""
+        if self.status in (LoopStatus.FINISHED, LoopStatus.WAITING_FOR_TURN):
+            raise RuntimeError(f"the loop is {self.status}: nothing to run")
+        report = await self.execution.run()
+        await self.execution.drain()
+        if report.lazy:
+            self._become(LoopStatus.LAZY)
+        elif report.stopped_at is not None or report.failed_at is not None:
+            self._become(LoopStatus.STOPPED)
+        else:
+            self._conclude(report)
+        return self.status
+
+    def approve_plan(self) -> None:
+        """Let a lazy plan run at the next `tick()`."""
+        self.execution.approve_plan()
+        if self.status is LoopStatus.LAZY:
+            self._become(LoopStatus.READY)
+
+    def _conclude(self, report: TickReport) -> None:
+        ending = conclude(self.document, self.solution, self.clock())
+        if ending.finished:
+            self.output = ending.output
+        elif ending.error is not None:  # not silently accepted: the next turn sees why (010's self-correction)
+            self.document.context.append(ending.error)
+        tick = Tick(len(self.ticks) + 1, report, ending.output, ending.problem)
+        self.ticks.append(tick)
+        if self.output is MISSING:  # the turn is spent: its calls are the plan in the context
+            self.solution = None
+            if self.document.shape is Shape.REQUEST:
+                self.document.solution = None
+        self.tick_finished.emit(tick)
+        self._become(LoopStatus.FINISHED if self.output is not MISSING else LoopStatus.WAITING_FOR_TURN)
+
+    def _plan_turn(self) -> None:
+        """The turn's calls become a plan message before they run (`turn_change`)."""
+        if self.solution is None:
+            return
+        change = turn_change(self.document, self.solution)
+        if change.plan is not None:
+            self.document.context.append(change.plan)
+
+    def take_turn(self, solution: Any) -> None:
+        """The next turn (typed by hand, or from the model provider): its calls run at the next `tick()`.
+
+        A turn that breaks the request's composed schema is refused (`TurnRefused`), and nothing changes.
+        """
+        if self.status is not LoopStatus.WAITING_FOR_TURN:
+            raise RuntimeError(f"the loop is {self.status}, not waiting for a turn")
+        problems = turn_problems(self.document, solution, activities=self.execution.activities,
+                                 tools=self.execution.code_tools)
+        errors = [problem for problem in problems if problem.severity == "error"]
+        if errors:
+            raise TurnRefused(errors)
+        self.solution = solution
+        if self.document.shape is Shape.REQUEST:
+            self.document.solution = solution
+        self._plan_turn()
+        self.execution.solution = solution
+        self.execution.reset()
+        self._become(LoopStatus.READY)
+
+    async def run(self, max_ticks: int = 25) -> LoopStatus:
+        """Tick, and ask `turns` for each next turn, until finished, stopped, lazy, out of turns or ticks.
+
+        Run again after a breakpoint to continue the tick; after `approve_plan()` to run a lazy plan.
+        """
+        while True:
+            if self.status is LoopStatus.WAITING_FOR_TURN:
+                if self.turns is None or len(self.ticks) >= max_ticks:
+                    return self.status
+                solution = self.turns(self.document)
+                if inspect.isawaitable(solution):
+                    solution = await solution
+                if solution is None:
+                    return self.status
+                self.take_turn(solution)
+            if self.status is LoopStatus.FINISHED:
+                return self.status
+            if await self.tick() in (LoopStatus.STOPPED, LoopStatus.LAZY):
+                return self.status

@@ -1,0 +1,133 @@
+"""How an `Execution` knows each call's status: derived from the run record, then from what its feeders did.
+
+Plain functions over the execution's state, so that `Execution` keeps only running and announcing.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..calls._calls import Mode, missing_reads
+from ..calls._record import read_record
+from ..calls._status import OPEN, SETTLED, Status
+from ..protocol._errors import ExpressionError
+from ..protocol._expressions import parse_expression
+from ..protocol._groups import Unit
+
+if TYPE_CHECKING:
+    from ._execution import Execution
+
+
+def is_approval(path: str) -> bool:
+    """A reference under `†state.approvals` is a gate a person opens (SPEC 6.8), not an error."""
+    try:
+        refs = parse_expression(path).references
+    except ExpressionError:
+        return False
+    return len(refs) == 1 and refs[0].kind == "state" and refs[0].path[:1] == ("approvals",)
+
+
+def derive_statuses(execution: Execution) -> None:
+    """Read the record again and set every call's status from it; the calls still open get their readiness."""
+    ignore = frozenset().union(*execution._again.values()) if execution._again else frozenset()
+    execution._record = read_record(execution.context, execution.calls, execution.plan_index, ignore)
+    reported = {index for index, _ in execution._errors}
+    for index, problems in execution._structural.items():  # found before running: reported unless recorded
+        if index not in reported and execution._record.of(index) is None:
+            execution._fail(index, problems)
+            reported.add(index)
+    for unit in execution.units:
+        # A group that ran is over for all its members: the losers and discarded ones are cancelled.
+        # A member refused before running does not end an `any` or a `race`: the others may still win.
+        forgiving = unit.pattern in ("any", "race")
+        settled = any((execution._record.of(i) is not None or i in reported)
+                      and not (forgiving and i in execution._structural) for i in unit.members)
+        for index in unit.members:
+            _derive(execution, index, reported, group_settled=settled and unit.pattern != "one")
+    if execution.refused:
+        return  # a refused plan runs nothing: its other calls stay pending
+    states = execution._states
+    for state in states:
+        if state.status in OPEN:
+            status, paths = readiness(execution, state.index)
+            failed = tuple(writer for writer in execution.graph.feeders[state.index]
+                           if states[writer].status in (Status.FAILED, Status.CANCELLED)
+                           and not writer_done(execution, writer))
+            execution._set(state.index, status=status, waiting_for=paths, failed_writers=failed)
+
+
+def _derive(execution: Execution, index: int, reported: set[int], *, group_settled: bool) -> None:
+    """A call's status from the record; only what is under way is taken from memory."""
+    state = execution._states[index]
+    if state.status is Status.RUNNING or index in execution._background or index in reported:
+        return
+    found = execution._record.of(index)
+    plan = execution.plans[index]
+    if found is not None:
+        error = found.error
+        if error is not None:
+            status = Status.CANCELLED if error.get("type") == "cancelled" else Status.FAILED
+            execution._set(index, status=status, waiting_for=(), error=error, outputs=found.outputs)
+        elif plan.mode is Mode.EXPLICIT and plan.destinations is None and index not in execution.delegates:
+            finished = state.finished or state.status is not Status.FIRE_AND_FORGET
+            execution._set(index, status=Status.FIRE_AND_FORGET, waiting_for=(), finished=finished)
+        else:
+            execution._set(index, status=Status.DONE, waiting_for=(), error=None, outputs=found.outputs)
+    elif group_settled:  # a member that failed and was forgiven keeps its error until the group is undone
+        if state.status is not Status.FAILED:
+            execution._set(index, status=Status.CANCELLED, waiting_for=())
+    elif state.status not in OPEN:  # its record was removed (an undo): it has not run
+        execution._set(index, status=Status.PENDING, waiting_for=(), error=None, outputs=(), result=None,
+                       finished=False)
+
+
+def readiness(execution: Execution, index: int) -> tuple[Status, tuple[str, ...]]:
+    """Whether open call `index` may start, and else the paths it waits for."""
+    plan = execution.plans[index]
+    waiting: list[str] = []
+    for writer, paths in execution.graph.feeders[index].items():
+        if not writer_done(execution, writer):
+            waiting.extend(paths)
+    # Reads a pending writer will provide are already named; resolve only the others (the costly part).
+    waiting.extend(missing_reads(execution.context, plan, skip=frozenset(waiting)))
+    paths = tuple(dict.fromkeys(waiting))
+    if paths:
+        return (Status.AWAITING_APPROVAL if any(map(is_approval, paths)) else Status.BLOCKED), paths
+    if index in execution.delegates:  # its delegate's session runs, or it waits for that session's output
+        pending = index in execution.delegations and index not in execution._provided
+        return (Status.WAITING_FOR_OUTPUT if pending else Status.READY), ()
+    latent_without_output = plan.mode is Mode.LATENT and plan.destinations is not None and not plan.has_output
+    if latent_without_output and index not in execution._provided:
+        return Status.WAITING_FOR_OUTPUT, ()
+    return Status.READY, ()
+
+
+def writer_done(execution: Execution, writer: int) -> bool:
+    """Whether a reader may go past this writer: it ran, or its group's winner did.
+
+    A writer that failed or was cancelled leaves its readers blocked (they never read a stale value),
+    unless it lost an `any`/`race` that another member of its group won.
+    """
+    states = execution._states
+    status = states[writer].status
+    if status in (Status.DONE, Status.FIRE_AND_FORGET):
+        return True
+    if status is Status.FAILED and states[writer].outputs:
+        return True  # it failed into its error branch: what it wrote is there to read
+    if status in (Status.FAILED, Status.CANCELLED):
+        unit = execution._unit_of[writer]
+        return unit.pattern in ("any", "race") and any(states[i].status is Status.DONE for i in unit.members)
+    return False
+
+
+def ready_units(execution: Execution) -> list[Unit]:
+    """The units whose open members are all ready: a group starts together or not at all."""
+    if execution.refused or execution.lazy:
+        return []
+    states = execution._states
+    ready = []
+    for unit in execution.units:
+        open_members = [i for i in unit.members if states[i].status not in SETTLED]
+        if open_members and all(states[i].status is Status.READY for i in open_members):
+            ready.append(unit)
+    return ready

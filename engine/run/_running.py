@@ -1,0 +1,165 @@
+"""Running one call (SPEC 6.4–6.7): resolve, validate, run the activity or take the latent result, build messages.
+
+Never raises for a failing call: every failure becomes an `Outcome` with an error, turned into an error
+message by the scheduler when the tick ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..calls._calls import CallPlan, Mode, Problem, check_parameters, resolve_call, scoped_context
+from ..calls._outputs import Clock, OutputError, failure_messages, output_messages, run_record_message
+from ..calls._record import inputs_audit
+from ..document._context import Context
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What running a call gave: messages to append, or an error (`type`, `message`); `result` for the debugger."""
+
+    index: int
+    messages: tuple[dict[str, Any], ...] = ()  # with an error: the failure written to its `a || b` branch
+    error: tuple[str, str] | None = None
+    result: Any = None
+    ephemeral: bool = False  # ran, and has nowhere to write (a latent thought or fire-and-forget)
+    audit: dict[str, Any] | None = None  # the `_run` audit its messages carry (docs/format.md §9)
+    waiting: bool = False  # a delegated call whose session waits for a turn: nothing to write yet
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def in_thread(fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
+    """Run a sync activity in a daemon thread: a hung one neither blocks the loop nor the process's exit."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def settle(value: Any, error: BaseException | None) -> None:
+        if future.done():  # cancelled or timed out meanwhile: the late result is dropped
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(value)
+
+    def work() -> None:
+        try:
+            value, error = fn(*args), None
+        except Exception as exc:  # the activity's failure travels back as data
+            value, error = None, exc
+        except BaseException as exc:  # SystemExit and friends must not end the process from a thread
+            value, error = None, RuntimeError(f"the activity raised {type(exc).__name__}")
+        with contextlib.suppress(RuntimeError):  # the loop closed: nobody is waiting any more
+            loop.call_soon_threadsafe(settle, value, error)
+
+    threading.Thread(target=work, name="contextdeck-activity", daemon=True).start()
+    return future
+
+
+async def invoke(plan: CallPlan, resolved: dict[str, Any], context: Context, timeout: float) -> Any:
+    """Call the activity with (call, tool, context) under its timeout; exceptions propagate."""
+    assert plan.activity is not None
+    fn = plan.activity.fn
+    limit = plan.activity.timeout if plan.activity.timeout is not None else timeout
+    args = (resolved, plan.tool, scoped_context(context, plan))
+    async with asyncio.timeout(limit):
+        result = await fn(*args) if inspect.iscoroutinefunction(fn) else await in_thread(fn, *args)
+        if inspect.isawaitable(result):
+            result = await result
+    return result
+
+
+def failure(plan: CallPlan, error: BaseException, timeout: float, audit: dict[str, Any] | None = None) -> Outcome:
+    if isinstance(error, TimeoutError):
+        assert plan.activity is not None
+        limit = plan.activity.timeout if plan.activity.timeout is not None else timeout
+        text = f"activity {plan.activity.name!r} did not finish within {limit:g} s"
+        return Outcome(plan.index, error=("timeout", text), audit=audit)
+    if audit is not None:  # the activity raised: where, for the audit view (never shown to the LLM)
+        audit = {**audit, "traceback": "".join(traceback.format_exception(error)).rstrip()}
+    return Outcome(plan.index, error=(type(error).__name__, str(error) or type(error).__name__), audit=audit)
+
+
+def prepare(plan: CallPlan, context: Context) -> tuple[dict[str, Any], Problem | None]:
+    """The call with references resolved, and the problem when its parameters break the tool's schema."""
+    resolved = resolve_call(context, plan)
+    return resolved, check_parameters(plan, resolved)
+
+
+def inputs_of(resolved: dict[str, Any]) -> dict[str, Any]:
+    """What a call reads, resolved: its parameters, and a latent call's `_output`."""
+    return {key: value for key, value in resolved.items() if not key.startswith("_") or key == "_output"}
+
+
+def started_audit(audit: dict[str, Any], resolved: dict[str, Any], clock: Clock) -> dict[str, Any]:
+    """The `_run` audit of a run that starts now: the call's position, its start, and what it received."""
+    return {**audit, "started": clock(), **inputs_audit(inputs_of(resolved))}
+
+
+@dataclass(frozen=True)
+class Provided:
+    """A result given from outside to a latent call: the value, the branch of `a || b` it goes to, and
+    `_run` keys to add (a model's exchange, `model`)."""
+
+    value: Any
+    alternative: int = 0
+    audit: dict[str, Any] | None = None
+
+
+def conclude(plan: CallPlan, result: Any, clock: Clock, audit: dict[str, Any] | None = None,
+             alternative: int = 0) -> Outcome:
+    """The outcome of a result: output messages, a run record (no destination), or an output error."""
+    if plan.destinations is None:
+        records = () if audit is None else (run_record_message(plan.call, clock, audit),)
+        return Outcome(plan.index, records, result=result, ephemeral=True, audit=audit)
+    try:
+        messages = output_messages(plan, result, clock, audit, alternative=alternative)
+    except OutputError as error:
+        return Outcome(plan.index, error=("output", str(error)), result=result, audit=audit)
+    return Outcome(plan.index, tuple(messages), result=result, audit=audit)
+
+
+Timer = Callable[[], float]
+
+
+async def perform(plan: CallPlan, context: Context, clock: Clock, timeout: float, provided: Provided | None = None,
+                  audit: dict[str, Any] | None = None, timer: Timer = time.perf_counter) -> Outcome:
+    """Run one ready call to its outcome. Cancellation propagates; everything else is an error outcome.
+
+    `audit` (the call's identity) is completed with the start, the inputs and the duration (`timer`, seconds).
+    """
+    start = timer()
+
+    def _timed(audit: dict[str, Any], start: float) -> dict[str, Any]:
+        return {**audit, "seconds": round(timer() - start, 6)}
+
+    resolved, problem = prepare(plan, context)
+    audit = started_audit(audit or {}, resolved, clock)
+    if problem is not None:
+        return Outcome(plan.index, error=(problem.type, problem.message), audit=_timed(audit, start))
+    if plan.mode is Mode.LATENT:
+        if provided is None:
+            return conclude(plan, resolved.get("_output"), clock, _timed(audit, start))
+        audit = {**audit, **(provided.audit or {})}
+        return conclude(plan, provided.value, clock, _timed(audit, start), provided.alternative)
+    try:
+        result = await invoke(plan, resolved, context, timeout)
+    except asyncio.CancelledError:
+        raise
+    except Exception as error:
+        failed = failure(plan, error, timeout, _timed(audit, start))
+        assert failed.error is not None
+        kind, text = failed.error
+        branch = failure_messages(plan, {"type": kind, "message": text}, clock, failed.audit)
+        return replace(failed, messages=tuple(branch))
+    return conclude(plan, result, clock, _timed(audit, start))

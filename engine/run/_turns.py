@@ -1,0 +1,227 @@
+"""A turn of the loop (010, 012) as data: is it acceptable, what taking it changes, how its tick concludes.
+
+The loop (`Loop`), `contextdeck run --turn` and the window's Next Turn all use these functions, so a turn
+is checked, appended and concluded one way. Each returns what to change; the caller applies it (the
+window through its undo stack).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+from jsonschema.exceptions import ValidationError, best_match
+
+from ..calls._activities import Activities
+from ..calls._registry import Registry
+from ..calls._tools import pending_calls, plan_mode
+from ..document._document import Document, Shape
+from ..document._validate import path_order, schema_violations
+from ..document._view import Messages
+from ..protocol._groups import group_of
+from ..protocol._messages import MISSING, Form
+from ..request._request import REFERENCE, Request, compose_request, is_solution_schema
+from ..resolve._resolution import Diagnostic
+
+OUTPUT_ERROR = "output"  # the error type of a refused final output
+
+
+def turn_problem(solution: Any) -> str | None:
+    """Why a turn is not a solution (an object with `calls` and/or `output`, or an array of calls)."""
+    if isinstance(solution, list):
+        return None
+    if not isinstance(solution, dict):
+        return "a turn is a solution: an object with 'calls' and 'output', or an array of calls"
+    if "calls" in solution and not isinstance(solution["calls"], list):
+        return "the turn's 'calls' must be an array of calls"
+    return None
+
+
+def as_turn(solution: Any) -> dict[str, Any]:
+    """The turn as a whole solution: an array is its calls (202); no `calls` is none, no `output` is null."""
+    if isinstance(solution, list):
+        return {"calls": solution, "output": None}
+    return {"calls": [], "output": None, **solution}
+
+
+def turn_problems(
+    document: Document, solution: Any, *, activities: Activities | None = None, tools: Registry | None = None,
+    request: Request | None = None,
+) -> list[Diagnostic]:
+    """What is wrong with a turn against the request as the model receives it (its composed schema).
+
+    Errors refuse the turn; each names its JSON path (`$.calls[1].amount`) and what is wrong there. A
+    call to a tool the request does not offer is a warning: it runs latent (SPEC 6.7). `meta` may be
+    left out of a turn typed by hand (the engine does not read it). `request`: the document's request
+    composed already (a dialog checking as the user types composes it once).
+    """
+    problem = turn_problem(solution)
+    if problem is not None:
+        return [Diagnostic(None, "$", problem)]
+    turn = as_turn(solution)
+    if request is None:
+        request = compose_request(document.context, document.schema, activities=activities, tools=tools)
+    schema = copy.deepcopy(dict(request.schema))
+    schema["properties"]["calls"] = {"type": "array"}  # each call is checked against its own tool below
+    schema["required"] = [key for key in schema["required"] if key != "meta"]
+    problems: list[Diagnostic] = []
+    offered = {tool.name: tool.item for tool in request.tools}
+    for number, entry in enumerate(turn["calls"]):
+        group = group_of(entry)
+        if group is None:
+            problems += _call_problems(entry, f"$.calls[{number}]", offered)
+            continue
+        pattern, members = group
+        members = members if isinstance(members, list) else [members]
+        for position, call in enumerate(members):
+            problems += _call_problems(call, f"$.calls[{number}].{pattern}[{position}]", offered)
+    return problems + _explained(schema, turn, "$")
+
+
+def _call_problems(call: Any, where: str, offered: dict[str, Any]) -> list[Diagnostic]:
+    if not isinstance(call, dict):
+        return [Diagnostic(None, where, "a call must be an object")]
+    name = call.get("_tool")
+    if not isinstance(name, str) or not name:
+        return [Diagnostic(None, where, "a call needs '_tool': the name of a tool")]
+    if name not in offered:
+        names = ", ".join(sorted(offered)) or "none"
+        return [Diagnostic(None, f"{where}._tool", f"the request offers no tool {name!r} (it offers: {names}); "
+                                                   "the call will run latent", "warning")]
+    return _explained(offered[name], call, where)
+
+
+def _explained(schema: Any, value: Any, where: str) -> list[Diagnostic]:
+    """Each violation at the place that explains it, in the order of the turn's paths."""
+    found = schema_violations(schema, value, None, where, explain=_deepest)
+    return sorted(found, key=lambda problem: path_order(problem.path))
+
+
+def _deepest(error: ValidationError) -> ValidationError:
+    """Inside `anyOf`/`oneOf`, the error of the branch that is not the `†` reference alternative (a parameter
+    may be its value or a reference: the value's problem is the one to show), else jsonschema's best match."""
+    if not error.context:
+        return error
+    branches = error.validator_value if isinstance(error.validator_value, list) else []
+    own = [e for e in error.context if not (e.relative_schema_path and branches
+                                            and branches[int(e.relative_schema_path[0])] == REFERENCE)]
+    chosen = best_match(own or error.context)
+    return _deepest(chosen) if chosen is not None else error
+
+
+# -- taking a turn ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TurnChange:
+    """What taking a turn changes: the plan message appended (None: none), the request's new solution
+    (`MISSING`: a bare context, which has no solution slot)."""
+
+    plan: dict[str, Any] | None
+    solution: Any
+
+
+def turn_change(document: Document, solution: Any, audit: dict[str, Any] | None = None) -> TurnChange:
+    """The turn's calls become a plan message (012/203) with the current plan's mode, before they run.
+
+    So the next request holds the plan, and the run record of these calls follows it (format.md §9). A
+    bare context keeps a non-null output in that plan message (it has nowhere else); a saved request
+    keeps it in its solution. A plan equal to the last one is not appended again (a reopened document).
+    `audit` (the model's exchange, `_model`) goes on the plan message.
+    """
+    turn = as_turn(solution)
+    request = document.shape is Shape.REQUEST
+    calls, output = turn["calls"], None if request else turn["output"]
+    entries, index = pending_calls(document.context)
+    planned = index is not None and entries == calls and document.context[index].get("output") == output
+    plan: dict[str, Any] | None = None
+    if (calls or output is not None) and not planned:
+        plan = {"type": "plan", "plan": copy.deepcopy(calls)}
+        if plan_mode(document.context) == "lazy":
+            plan["mode"] = "lazy"
+        if output is not None:
+            plan["output"] = copy.deepcopy(output)
+        if audit:
+            plan["_model"] = copy.deepcopy(audit)
+    return TurnChange(plan, copy.deepcopy(solution) if request else MISSING)
+
+
+def current_turn(document: Document) -> Any:
+    """The turn the document's calls come from: a request's solution, else its last plan message as a
+    solution (`calls` and its `output`); None when there is neither."""
+    if document.solution is not None:
+        return document.solution
+    _calls, index = pending_calls(document.context)
+    if index is None:
+        return None
+    message = document.context[index]
+    plan = message.get("plan")
+    return {"calls": plan if isinstance(plan, list) else [], "output": message.get("output")}
+
+
+# -- concluding a tick -------------------------------------------------------------------------------------
+
+
+def output_schema(schema: Any) -> Any:
+    """The schema the final output must meet: `properties.output` of a solution schema, else the schema.
+
+    A solution schema (002's composed schema, 012's examples) has `output` beside `calls` or `meta`.
+    """
+    return schema["properties"]["output"] if is_solution_schema(schema) else schema
+
+
+def output_violations(schema: Any, output: Any, message_index: int | None, label: str) -> list[Diagnostic]:
+    """`output` against the request schema (no schema: anything goes), each violation at its path."""
+    target = output_schema(schema)
+    return schema_violations(target, output, message_index, label) if isinstance(target, dict | bool) else []
+
+
+def output_problem(schema: Any, output: Any) -> str | None:
+    """Why `output` does not meet the request schema, in one sentence, or None."""
+    found = output_violations(schema, output, None, "$")
+    if not found:
+        return None
+    return "the output does not meet the request schema: " + "; ".join(f"{d.path}: {d.reason}" for d in found)
+
+
+@dataclass(frozen=True)
+class Conclusion:
+    """How a tick ends: the turn's `output` ends the loop (`finished`), or was refused (`problem`, with the
+    error message to append; None when the context already says so), or is null (the loop goes on)."""
+
+    output: Any
+    problem: str | None
+    error: dict[str, Any] | None
+
+    @property
+    def finished(self) -> bool:
+        return self.output is not None and self.problem is None
+
+
+def conclude(document: Document, solution: Any, date: str) -> Conclusion:
+    """The end of a tick of `solution` (010): check its output against the request schema.
+
+    A refused output becomes an error message (`data`: the output and the error), appended once: a
+    context whose last output error is this one for this output already has it (a re-opened document).
+    """
+    output = as_turn(solution)["output"] if turn_problem(solution) is None else None
+    problem = None if output is None else output_problem(document.schema, output)
+    if problem is None:
+        return Conclusion(output, None, None)
+    data = {"output": output, "error": {"type": OUTPUT_ERROR, "message": problem}}
+    said = _last_output_error(document.context)
+    return Conclusion(output, problem, None if said == data else {"type": "error", "data": data, "_date": date})
+
+
+def _last_output_error(context: Messages) -> Any:
+    """The data of the last output error after the last plan message, or None."""
+    for index in range(len(context) - 1, -1, -1):
+        info = context.info(index)
+        if info.form is Form.PLAN:
+            return None
+        data = context[index].get("data")
+        if info.kind == "error" and isinstance(data, dict) and isinstance(data.get("error"), dict) \
+                and data["error"].get("type") == OUTPUT_ERROR:
+            return data
+    return None

@@ -1,0 +1,100 @@
+"""`Cursor`: watches follow a time cursor through cursor moves and edits, always equal to `Context.resolve`,
+and are called back exactly when their result changed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from incremental_strategies import calls_back, documents, edits, moved_id, seen, watch_lists
+
+from contextdeck.engine import Context, Cursor, Resolution
+from contextdeck.engine.document._cursor import SLICE
+
+
+def key(resolution: Resolution) -> tuple[Any, ...]:
+    return (resolution.found, resolution.value if resolution.found else None, tuple(resolution.sources))
+
+
+@settings(max_examples=150, deadline=None)
+@given(documents, watch_lists(4), st.data())
+def test_watches_at_a_cursor_equal_resolve_after_every_move_and_edit(
+    messages: list[dict[str, Any]], pins: list[tuple[str, str | None]], data: st.DataObject
+) -> None:
+    """After any sequence of cursor moves (None is the latest) and edits, every watch's `current` is what
+    `Context.resolve` gives at the cursor (sliced or not: once its steps ran); a changed watch was called
+    back, with the new result."""
+    context = Context(messages)
+    sliced = data.draw(st.booleans())
+    cursor = Cursor(context, data.draw(st.one_of(st.none(), st.integers(0, len(messages) + 1))), sliced=sliced)
+    calls: list[list[Resolution]] = [[] for _ in pins]
+    watches = [cursor.watch(expression, calls[n].append, instance) for n, (expression, instance) in enumerate(pins)]
+    for _ in range(data.draw(st.integers(1, 6))):
+        before, moved = [seen(context, w.current) for w in watches], None
+        for log in calls:
+            log.clear()
+        if data.draw(st.booleans()):
+            cursor.move(data.draw(st.one_of(st.none(), st.integers(0, len(context) + 1))))
+        else:
+            edit = data.draw(edits(len(context)))
+            moved = moved_id(context, edit)
+            context.apply(edit)
+        for _ in cursor.steps():  # sliced: the pending watches, a few at a time
+            pass
+        assert cursor.pending == 0
+        for n, watch in enumerate(watches):
+            expression, instance = pins[n]
+            expected = context.resolve(expression, instance, cursor.at)
+            assert key(watch.current) == key(expected), (expression, instance, cursor.at)  # renumbered when read
+            if calls_back(context, before[n], moved, expected):
+                assert calls[n], "a changed watch is called back"
+            if calls[n]:
+                assert key(calls[n][-1]) == key(expected)
+            else:  # not called back: at most renumbered (the same messages)
+                assert before[n] == seen(context, expected)
+    cursor.close()
+
+
+def test_a_renumbering_at_a_cursor_resolves_nothing_and_calls_back_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An insert above the sources, at a past cursor or following the latest, is no change: no resolve, no
+    callback, and `current` names the shifted indices."""
+    context = Context([{"type": "state", "data": {"n": 1}}, {"type": "text"}, {"type": "state", "data": {"m": 2}}])
+    past, latest = Cursor(context, 2), Cursor(context)
+    calls: list[Resolution] = []
+    watches = [past.watch("†state.n", calls.append), latest.watch("†state.n", calls.append)]
+    resolved: list[str] = []
+    resolve = context.resolve
+    monkeypatch.setattr(context, "resolve", lambda e, *a: (resolved.append(str(e.source)), resolve(e, *a))[1])
+    context.insert(0, {"type": "text", "text": "above"})
+    assert (calls, resolved) == ([], [])
+    assert [w.current.sources for w in watches] == [(1,), (1,)]
+    assert watches[1].current is watches[1].live.current  # type: ignore[union-attr]  # a live one is the context's
+
+
+def test_a_move_resolves_only_the_watches_it_can_change(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stepping over a `state` write resolves the `state` watch again, not the `input` one."""
+    context = Context([{"type": "input", "input": {"n": 0}}, *({"type": "state", "data": {"n": n}} for n in range(5))])
+    cursor = Cursor(context, 3)
+    state = cursor.watch("†state.n", lambda r: None)
+    cursor.watch("†input.n", lambda r: None)
+    resolved: list[str] = []
+    resolve = context.resolve
+    monkeypatch.setattr(context, "resolve", lambda e, *a: (resolved.append(str(e.source)), resolve(e, *a))[1])
+    cursor.move(4)
+    assert resolved == ["†state.n"]
+    assert state.current.value == 2
+
+
+def test_a_sliced_cursor_resolves_pending_watches_in_slices() -> None:
+    """With `sliced`, a far jump notes every watch as pending and `steps` resolves them a few at a time."""
+    context = Context([{"type": "state", "data": {"n": n}} for n in range(3000)])
+    cursor = Cursor(context, 10, sliced=True)
+    watches = [cursor.watch("†state.n", lambda r: None) for _ in range(40)]
+    cursor.move(2900)
+    assert cursor.pending == 40
+    assert watches[0].current.value == 9
+    slices = sum(1 for _ in cursor.steps())
+    assert slices == 40 // SLICE
+    assert {w.current.value for w in watches} == {2899}

@@ -1,0 +1,293 @@
+"""Documents (SPEC 1): three shapes, faithful round trips, and clear errors for bad files."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from contextdeck.engine import Context, DocumentError, Shape, load_document, parse_document
+from contextdeck.engine.document._json import MAX_DEPTH
+
+MESSAGES = [
+    {"type": "text", "role": "system", "text": "Привет, 世界 — ✓ †"},
+    {"zeta": 1, "type": "state", "alpha": {"z": 1, "a": [1.0, 1e300, -0.0, 123456789012345678901234567890]}},
+    {"type": "data", "kind": "user", "data": {"big": -(2**64), "f": 0.1, "n": None, "t": True}},
+]
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def shapes(tmp_path: Path) -> dict[Shape, tuple[Path, object]]:
+    request = {"solution": {"calls": [], "output": None}, "context": MESSAGES, "schema": {"type": "object"}, "x": 1}
+    return {
+        Shape.ARRAY: (write(tmp_path, "a.json", json.dumps(MESSAGES, ensure_ascii=False)), MESSAGES),
+        Shape.REQUEST: (write(tmp_path, "r.json", json.dumps(request, indent=4)), request),
+        Shape.JSONL: (write(tmp_path, "l.jsonl", "".join(json.dumps(m) + "\n" for m in MESSAGES)), MESSAGES),
+    }
+
+
+def saved_value(path: Path, shape: Shape) -> object:
+    text = path.read_text(encoding="utf-8")
+    if shape is Shape.JSONL:
+        return [json.loads(line) for line in text.split("\n") if line]
+    return json.loads(text)
+
+
+@pytest.mark.parametrize("shape", list(Shape))
+def test_unedited_save_keeps_value_shape_and_key_order(tmp_path, shape) -> None:
+    """Load then save gives the same JSON value in the same shape with keys in the same order."""
+    path, original = shapes(tmp_path)[shape]
+    document = load_document(path)
+    assert document.shape is shape
+    out = tmp_path / ("out" + path.suffix)
+    document.save(out)
+    # json.dumps keeps key order and tells 1.0 from 1: equal text means equal value and equal order.
+    assert json.dumps(saved_value(out, shape)) == json.dumps(original)
+
+
+@pytest.mark.parametrize("shape", list(Shape))
+def test_save_twice_is_byte_identical(tmp_path, shape) -> None:
+    """A saved document, loaded and saved again, is written byte for byte the same."""
+    path, _ = shapes(tmp_path)[shape]
+    first = load_document(path)
+    first.save(tmp_path / ("one" + path.suffix))
+    again = load_document(tmp_path / ("one" + path.suffix))
+    again.save(tmp_path / ("two" + path.suffix))
+    assert (tmp_path / ("one" + path.suffix)).read_bytes() == (tmp_path / ("two" + path.suffix)).read_bytes()
+
+
+def test_numbers_keep_their_type_and_value(tmp_path) -> None:
+    """1.0 stays a float, 1e300 stays 1e300, integers beyond 64 bits stay exact."""
+    path, _ = shapes(tmp_path)[Shape.ARRAY]
+    alpha = load_document(path).context[1]["alpha"]["a"]
+    assert [type(v) for v in alpha] == [float, float, float, int]
+    assert alpha[1] == 1e300
+    assert alpha[3] == 123456789012345678901234567890
+
+
+def test_request_keeps_schema_solution_and_other_keys(tmp_path) -> None:
+    """A saved request exposes its schema and solution, and keeps unknown keys where they were."""
+    document = load_document(shapes(tmp_path)[Shape.REQUEST][0])
+    assert document.schema == {"type": "object"}
+    assert document.solution == {"calls": [], "output": None}
+    assert list(document.to_json()) == ["solution", "context", "schema", "x"]
+
+
+def test_an_edit_changes_only_what_was_edited(tmp_path) -> None:
+    """After replacing one message, every other message saves exactly as it was loaded."""
+    path, original = shapes(tmp_path)[Shape.ARRAY]
+    document = load_document(path)
+    document.context.replace(0, {"type": "text", "text": "edited"})
+    document.save()
+    saved = saved_value(path, Shape.ARRAY)
+    assert saved[0] == {"type": "text", "text": "edited"}
+    assert json.dumps(saved[1:]) == json.dumps(original[1:])
+
+
+def test_a_byte_order_mark_is_accepted(tmp_path) -> None:
+    """A file that starts with a UTF-8 byte order mark loads like one without it."""
+    path = tmp_path / "bom.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(MESSAGES).encode())
+    assert load_document(path).context.messages == MESSAGES
+
+
+def test_jsonl_skips_blank_lines_and_takes_crlf(tmp_path) -> None:
+    """Blank lines are ignored and Windows line ends are fine in JSON Lines."""
+    path = tmp_path / "w.jsonl"
+    path.write_bytes(b'{"type":"text","text":"a"}\r\n\r\n{"type":"state","data":1}\r\n')
+    assert len(load_document(path).context) == 2
+
+
+def test_empty_documents_load() -> None:
+    """An empty array and an empty JSON Lines file are empty contexts."""
+    assert len(parse_document(b"[]").context) == 0
+    assert len(parse_document(b"", jsonl=True).context) == 0
+
+
+# -- errors -----------------------------------------------------------------------------------
+
+
+def error_of(raw: bytes, jsonl: bool = False) -> DocumentError:
+    with pytest.raises(DocumentError) as caught:
+        parse_document(raw, "doc.json", jsonl=jsonl)
+    return caught.value
+
+
+@pytest.mark.parametrize(
+    ("raw", "line", "column"),
+    [
+        (b'[\n  {"type": "text",\n   "text": "a",,}\n]', 3, 16),
+        (b'[{"type": "text"}', 1, 18),
+        (b'[{"type": "t\xc3\xa9", "x": tru}]', 1, 22),
+        (b"[1, NaN]", 1, 5),
+        (b"[1e400]", 1, 2),
+        (b"", 1, 1),
+    ],
+)
+def test_malformed_json_names_line_and_column(raw, line, column) -> None:
+    """Malformed JSON is refused with the file, the line and the column (columns count characters)."""
+    error = error_of(raw)
+    assert (error.path, error.line, error.column) == ("doc.json", line, column)
+    assert str(error).startswith(f"doc.json:{line}:{column}: ")
+
+
+@pytest.mark.parametrize(("raw", "line", "column", "byte"), [
+    (b'[{"type": "text", "text": "\xff"}]', 1, 28, "0xff"),
+    (b'[{"type": "text", "text": "ok"},\n {"type": "text", "text": "caf\xe9"}]', 2, 31, "0xe9"),
+    ('[{"type": "text", "text": "\u00e9t\u00e9"},\n\n  "\u00fc'.encode() + b"\xc3", 3, 5, "0xc3"),  # cut-off
+])
+def test_invalid_utf8_is_refused_at_its_line_and_column(raw: bytes, line: int, column: int, byte: str) -> None:
+    """Bytes that are not UTF-8 are reported where they are (columns count the characters before them),
+    with the byte, not at 1:1 and not as a UnicodeDecodeError."""
+    error = error_of(raw)
+    assert (error.line, error.column) == (line, column)
+    assert error.reason == f"not valid UTF-8 (byte {byte})"
+
+
+def test_invalid_utf8_in_json_lines_is_refused_at_its_line() -> None:
+    """In JSON Lines the line is the file's line."""
+    error = error_of(b'{"type": "text", "text": "ok"}\n{"type": "text", "text": "caf\xe9"}\n', jsonl=True)
+    assert (error.line, error.column) == (2, 30)
+
+
+@pytest.mark.parametrize(
+    ("raw", "index", "words"),
+    [
+        (b'[{"type": "text"}, 5]', 1, "got a number"),
+        (b'[{"type": "text"}, {"text": "a"}]', 1, "'type'"),
+        (b'[{"type": ""}]', 0, "'type'"),
+        (b'[{"type": 3}]', 0, "'type'"),
+        (b'{"context": [[]]}', 0, "got an array"),
+    ],
+)
+def test_bad_messages_name_their_index(raw, index, words) -> None:
+    """A message that is not an object with a string type is refused, naming its index."""
+    error = error_of(raw)
+    assert error.message_index == index
+    assert words in error.reason
+    assert f"message {index}" in str(error)
+
+
+def test_jsonl_errors_name_the_line() -> None:
+    """In JSON Lines, malformed JSON and bad messages both name the line of the file."""
+    raw = b'{"type": "text"}\n\n{"type": "text", oops}\n'
+    assert (error_of(raw, jsonl=True).line, error_of(raw, jsonl=True).column) == (3, 18)
+    bad = error_of(b'{"type": "text"}\n\n[1]\n', jsonl=True)
+    assert (bad.line, bad.message_index) == (3, 1)
+
+
+@pytest.mark.parametrize(
+    ("raw", "words"),
+    [(b'{"messages": []}', "'context'"), (b'{"context": {}}', "'context'"), (b'"text"', "array of messages")],
+)
+def test_wrong_top_level_is_refused(raw, words) -> None:
+    """A top level that is neither an array nor an object with a context array is refused."""
+    assert words in error_of(raw).reason
+
+
+def test_very_deep_nesting_is_a_clear_error() -> None:
+    """100,000 levels of nesting give a DocumentError with a position, not a RecursionError."""
+    error = error_of(b"[" * 100_000 + b"]" * 100_000)
+    assert "nesting deeper than" in error.reason
+    assert (error.line, error.column) == (1, MAX_DEPTH + 1)
+
+
+def test_nesting_between_the_limits_is_refused_too() -> None:
+    """Nesting that the parser could read but the writer could not save is refused at load."""
+    error = error_of(b'[{"type":"state","data":' + b"[" * 400 + b"]" * 400 + b"}]")
+    assert "nesting deeper than" in error.reason
+
+
+def test_nesting_at_the_limit_loads_and_saves() -> None:
+    """A document exactly MAX_DEPTH deep loads, resolves and saves."""
+    inner = MAX_DEPTH - 3  # the array of messages, the message, its data
+    raw = b'[{"type":"state","data":' + b"[" * inner + b"]" * inner + b"}]"
+    document = parse_document(raw)
+    assert document.context.resolve("†state").found
+    assert json.loads(document.dumps()) == json.loads(raw)
+
+
+def test_huge_integer_beyond_python_limits_is_a_clear_error() -> None:
+    """An integer with more digits than Python converts is refused with a position, not a crash."""
+    assert "digits" in error_of(b"[" + b"1" * 5000 + b"]").reason
+
+
+def test_a_huge_file_loads(tmp_path) -> None:
+    """A 50 MB document loads completely (speed is measured in the benchmarks, not here)."""
+    message = json.dumps({"type": "state", "data": {"blob": "x" * 1000}})
+    count = 50_000
+    path = write(tmp_path, "huge.json", "[" + ",".join([message] * count) + "]")
+    assert path.stat().st_size > 50_000_000
+    assert len(load_document(path).context) == count
+
+
+def test_unreadable_file_names_the_file(tmp_path) -> None:
+    """A missing file or a folder gives a DocumentError naming it."""
+    with pytest.raises(DocumentError, match=r"nope\.json"):
+        load_document(tmp_path / "nope.json")
+    with pytest.raises(DocumentError, match=re.escape(str(tmp_path))):
+        load_document(tmp_path)
+
+
+def test_a_failed_load_changes_nothing(tmp_path) -> None:
+    """A load that fails leaves the file and the document the user had open exactly as they were."""
+    path, _ = shapes(tmp_path)[Shape.ARRAY]
+    document = load_document(path)
+    before = json.dumps(document.to_json())
+    broken = write(tmp_path, "broken.json", '[{"type": "text"}, 7]')
+    with pytest.raises(DocumentError):
+        load_document(broken)
+    assert broken.read_text() == '[{"type": "text"}, 7]'
+    assert json.dumps(document.to_json()) == before
+
+
+def test_context_refuses_non_messages() -> None:
+    """The API refuses a message that is not an object with a non-empty string type."""
+    ctx = Context()
+    with pytest.raises(TypeError):
+        ctx.append([1])  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        ctx.append({"type": ""})
+    assert len(ctx) == 0
+
+
+def test_save_is_atomic_and_leaves_no_temporary_files(tmp_path) -> None:
+    """A save that fails keeps the old file intact; a save that works leaves only the document."""
+    path, _ = shapes(tmp_path)[Shape.ARRAY]
+    before = path.read_bytes()
+    document = load_document(path)
+    document.context.append({"type": "state", "data": {"not json": {1, 2}}})
+    with pytest.raises(TypeError):
+        document.save()
+    assert path.read_bytes() == before
+    document.context.remove(-1)
+    document.save()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "l.jsonl", "r.json"]
+
+
+def test_a_lone_surrogate_is_kept_and_written_back_as_an_escape() -> None:
+    """orjson refuses "\\ud800" but it is valid JSON: it loads and saves as the same escaped string."""
+    raw = b'[{"type": "state", "data": "\\ud800", "n": 18446744073709551616}]'
+    document = parse_document(raw)
+    assert document.context[0]["data"] == "\ud800"
+    assert json.loads(document.dumps()) == json.loads(raw)
+    assert "\\ud800" in document.dumps()
+
+
+def test_deep_nesting_is_refused_on_the_slow_path_too() -> None:
+    """A document the standard library parses (a lone surrogate) is still held to the depth limit."""
+    error = error_of(b'["\\ud800",' + b"[" * 2000 + b"]" * 2000 + b"]")
+    assert "nesting deeper than" in error.reason
+    assert error.column == len('["\\ud800",') + MAX_DEPTH
+
+
+def test_duplicate_keys_keep_the_last_value() -> None:
+    """In an object with a repeated key the last value wins, as in JavaScript's JSON.parse."""
+    assert parse_document(b'[{"type": "state", "data": 1, "data": 2}]').context[0] == {"type": "state", "data": 2}

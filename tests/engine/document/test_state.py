@@ -1,0 +1,160 @@
+"""The state at the cursor (`CursorState`, engine/_state.py) agrees with resolve and blame wherever the
+cursor goes, marks or not, and follows edits of the context."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from contextdeck.engine import MISSING, Context, CursorState, IdentityState
+from contextdeck.engine.document import _state as _blame
+from contextdeck.engine.document._state import Layers, state_steps
+
+SEGMENTS = ("a", "b", "0", "1")
+keys = st.sampled_from(SEGMENTS)
+scalars = st.one_of(st.none(), st.integers(-2, 2), st.sampled_from(["x", ""]))
+values = st.recursive(
+    scalars,
+    lambda children: st.one_of(st.lists(children, max_size=3), st.dictionaries(keys, children, max_size=3)),
+    max_leaves=5,
+)
+
+
+@st.composite
+def writes(draw: st.DrawFn) -> dict[str, Any]:
+    """A data message of two kinds, global or for one of two instances, with any method at a short path."""
+    kind = draw(st.sampled_from(("state", "input")))
+    path = draw(st.lists(keys, max_size=2))
+    method = draw(st.sampled_from((None, "set", "merge", "assign", "push", "concat")))
+    value = draw(values)
+    for segment in reversed(path):
+        value = {segment: value}
+    message: dict[str, Any] = {"type": "data", "kind": kind, "data": value}
+    if path or method is not None:
+        message["_outputPath"] = "†" + ".".join((kind, *path))
+    if method is not None:
+        message["_outputMethod"] = method
+    instance = draw(st.sampled_from((None, "p1", "p2")))
+    if instance is not None:
+        message["_instance"] = instance
+    return message
+
+
+contexts = st.lists(st.one_of(writes(), writes(), st.just({"type": "text", "text": "hi"})), max_size=14)
+
+
+def _state(context: Context, at: int, layers: Layers) -> list[IdentityState]:
+    out: list[IdentityState] = []
+    for _ in state_steps(context, at, layers, out):
+        pass
+    return out
+
+
+def _paths(value: Any, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    return [path, *(p for key, child in items for p in _paths(child, (*path, str(key))))]
+
+
+@settings(max_examples=150, deadline=None)
+@given(contexts, st.lists(st.integers(0, 15), min_size=1, max_size=6), st.integers(1, 3))
+def test_the_state_and_its_setters_match_the_engine_at_every_cursor(
+    messages: list[dict[str, Any]], cursors: list[int], spacing: int
+) -> None:
+    """At every cursor, visited in any order with the same (reused) folds, each identity's value is
+    `ctx.value_of` and each path's "set by" is the last write of `ctx.blame` (in fold order: global layer,
+    then instance layer), one of `ctx.resolve(...).sources`."""
+    context = Context(messages)
+    layers = Layers()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_blame, "SPACING", spacing)  # marks every few writes, so that cursors resume from them
+        for at in cursors:
+            state = _state(context, at, layers)
+            assert [folded.identity for folded in state] == context.identities(at)
+            for folded in state:
+                kind, instance = folded.identity
+                assert folded.value == context.value_of(kind, instance, at)
+                if folded.value is MISSING:  # every write failed: nothing to show, nobody set it
+                    assert folded.writer == {}
+                    continue
+                for path in _paths(folded.value):
+                    expression = "†" + ".".join((kind, *path))
+                    last = context.blame(expression, instance, at).entries[-1].index
+                    assert last in context.resolve(expression, instance, at).sources
+                    assert folded.writer.get(path) == last, (folded.identity, path)
+
+
+def test_a_step_forward_folds_one_write(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Moving the cursor one message on folds one write more, not the history again (the last answer is kept);
+    a jump back resumes from a mark, not from the start."""
+    context = Context([{"type": "state", "data": {"n": n}} for n in range(100)])
+    layers = Layers()
+    _state(context, 70, layers)
+    folded: list[int] = []
+    step = _blame.fold_step
+
+    def counted(root: Any, writer: dict[tuple[str, ...], int], index: int, write: Any) -> Generator[None, None, Any]:
+        folded.append(index)
+        return (yield from step(root, writer, index, write))
+
+    monkeypatch.setattr(_blame, "fold_step", counted)
+    state = _state(context, 71, layers)
+    assert folded == [70]
+    assert (state[0].value, state[0].writer[("n",)]) == ({"n": 70}, 70)
+    folded.clear()
+    state = _state(context, 40, layers)
+    assert 0 < len(folded) < _blame.SPACING
+    assert (state[0].value, state[0].writer[("n",)]) == ({"n": 39}, 39)
+
+
+def test_a_big_value_is_noted_in_slices() -> None:
+    """One message with a 5,000-key object is folded in several slices, not one long step, and every key
+    names its setter; a later merge of one key names the later message for that key only."""
+    big = {f"k{n}": {"v": n} for n in range(5000)}
+    context = Context([{"type": "state", "data": big}, {"type": "state", "data": {"k7": {"v": -1}}}])
+    out: list[IdentityState] = []
+    slices = sum(1 for _ in state_steps(context, None, Layers(), out))
+    assert slices >= 5000 * 2 // _blame.FOLD_WORK
+    writer = out[0].writer
+    assert (writer[("k7", "v")], writer[("k8", "v")], writer[("k4999",)], writer[()]) == (1, 0, 0, 1)
+
+
+def test_a_new_cursor_resumes_an_interrupted_scan(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Moving the cursor while the messages are being scanned carries on the scan where it stopped (no
+    message scanned twice) and gives the same state as an uninterrupted computation."""
+    monkeypatch.setattr(_blame, "SLICE", 10)
+    context = Context([{"type": "state", "_instance": f"p{n % 3}", "data": {"n": n}} for n in range(100)])
+    layers = Layers()
+    steps = state_steps(context, 50, layers, [])
+    for _ in range(3):
+        next(steps)
+    assert 0 < layers.scanned < 100
+    seen: list[int] = []
+    info = context.info
+    monkeypatch.setattr(context, "info", lambda index: (seen.append(index), info(index))[1])
+    resumed = _state(context, 80, layers)
+    assert layers.complete
+    scanned = seen[:100 - seen[0]]  # then the folds read the writes they fold (up to message 80)
+    assert scanned == list(range(seen[0], 100))
+    assert seen[0] > 0
+    assert all(index < 80 for index in seen[len(scanned):])
+    expected = _state(Context(context.messages), 80, Layers())
+    assert [(f.identity, f.value, f.writer) for f in resumed] == [(f.identity, f.value, f.writer) for f in expected]
+
+
+def test_the_state_follows_edits_and_knows_what_each_write_shadowed() -> None:
+    """After an edit the next computation sees the new messages; blame names what the setter replaced."""
+    context = Context([{"type": "state", "data": {"n": 1}}, {"type": "state", "data": {"n": 2}}])
+    state = CursorState(context)
+    assert state.at()[0].value == {"n": 2}
+    context.append({"type": "state", "data": {"n": 3, "m": 0}})
+    (identity,) = state.at()
+    assert identity.value == {"n": 3, "m": 0}
+    assert identity.set_by(("n",)) == 2
+    entry = state.blame("state", None, ("n",)).entries[-1]
+    assert (entry.index, entry.shadowed, entry.value) == (2, 2, 3)
+    assert state.at(1)[0].value == {"n": 1}
+    state.close()

@@ -1,0 +1,402 @@
+"""Asking the model for a latent call and for the whole request; validation, branches, record and replay."""
+
+import asyncio
+import json
+
+import pytest
+
+from contextdeck.engine import (
+    Activities,
+    Asker,
+    Cassette,
+    Endpoint,
+    Execution,
+    ModelError,
+    Provider,
+    Status,
+    apply_solution,
+    ask_request,
+    call_prompt,
+    compose_request,
+    fixed_clock,
+    parse_document,
+    render,
+    request_prompt,
+    run_with_model,
+)
+from contextdeck.engine.document._json import dumps
+from fake_llm import TICKET_TOOL, Reply, ticket_document
+
+NOW = "2026-03-01T10:00:00Z"
+
+
+def document(value=None, **call):
+    return parse_document(json.dumps(value or ticket_document(**call)).encode())
+
+
+def asker(server, cassette=None, mode="record", **options):
+    endpoint = Endpoint(server.url, "fake-small", **{"max_retries": 0, "timeout": 2.0, **options})
+    return Asker(Provider(endpoint), cassette or Cassette(), mode)
+
+
+def closing(model, work):
+    """Run `work` (a coroutine) and close the model's client on the same loop."""
+    async def go():
+        try:
+            return await work
+        finally:
+            await model.provider.close()
+
+    return asyncio.run(go())
+
+
+def run(doc, model):
+    execution = Execution(doc, clock=fixed_clock(NOW))
+    return execution, closing(model, run_with_model(execution, model))
+
+
+def asked(doc, model):
+    return closing(model, ask_request(doc, model))
+
+
+# -- the prompt -------------------------------------------------------------------------------------
+
+
+def test_the_prompt_for_a_call_is_the_context_then_the_tool_the_call_and_the_result_schema() -> None:
+    """What the model sees as of the call, then one message with the tool, the resolved call and `_output`."""
+    doc = document()
+    execution = Execution(doc)
+    prompt = call_prompt(doc.context, execution.plans[0])
+    seen = [{"role": m.role, "content": m.text} for m in render(doc.context)]
+    assert list(prompt.messages[:-1]) == seen
+    last = prompt.messages[-1]
+    assert last["role"] == "user"
+    text = last["content"]
+    assert "Carry out call 0 (classify) yourself" in text
+    assert "Tool `classify`: Classify a support ticket." in text
+    assert '"ticket": "My kettle arrived broken"' in text  # the reference resolved
+    assert text.endswith(dumps(TICKET_TOOL["properties"]["_output"]))  # the `_output` schema, in words too
+    assert prompt.schema == {
+        "type": "object", "properties": {"result": TICKET_TOOL["properties"]["_output"]},
+        "required": ["result"], "additionalProperties": False}
+    assert prompt.branches == ("†state.label",)
+
+
+def test_a_call_to_a_or_b_lets_the_model_name_the_branch() -> None:
+    """`a || b`: the answer has a `branch` whose enum lists the alternatives."""
+    doc = document(output_path="†state.label || †state.unsure")
+    prompt = call_prompt(doc.context, Execution(doc).plans[0])
+    assert prompt.schema["properties"]["branch"] == {"type": "string", "enum": ["†state.label", "†state.unsure"]}
+    assert prompt.schema["required"] == ["branch", "result"]
+
+
+def test_each_way_of_asking_for_structure_makes_its_body() -> None:
+    """json_schema → response_format; tool → one forced function; prompt → the schema in a last message."""
+    doc = document()
+    prompt = call_prompt(doc.context, Execution(doc).plans[0])
+    by_format = prompt.body("json_schema")
+    assert by_format["response_format"] == {
+        "type": "json_schema", "json_schema": {"name": "result", "schema": prompt.schema}}
+    by_tool = prompt.body("tool")
+    assert by_tool["tools"][0]["function"]["parameters"] == prompt.schema
+    assert by_tool["tool_choice"] == {"type": "function", "function": {"name": "result"}}
+    by_words = prompt.body("prompt")
+    assert by_words["messages"][:-1] == list(prompt.messages)
+    assert by_words["messages"][-1]["content"].startswith("Answer with one JSON object that matches")
+    with pytest.raises(ValueError, match="unknown way"):
+        prompt.body("telepathy")
+
+
+def test_the_whole_request_is_exactly_the_composed_request() -> None:
+    """The Vessel's prompt is `compose_request`'s messages and schema; activities remove a tool's `_output`."""
+    doc = document()
+    explicit = Activities()
+    explicit.add(lambda call, tool, context: None, "classify")
+    for activities in (None, explicit):
+        prompt = request_prompt(doc.context, doc.schema, activities=activities)
+        composed = compose_request(doc.context, doc.schema, activities=activities).to_json()
+        assert list(prompt.messages) == composed["messages"]
+        assert prompt.schema == composed["schema"]
+        assert prompt.name == "solution"
+    latent = request_prompt(doc.context, doc.schema).schema["properties"]["calls"]["items"]
+    assert "_output" in json.dumps(latent)
+    coded = request_prompt(doc.context, doc.schema, activities=explicit).schema["properties"]["calls"]["items"]
+    assert "_output" not in json.dumps(coded)
+
+
+# -- a latent call ----------------------------------------------------------------------------------
+
+
+def test_the_model_answers_a_latent_call_and_the_result_is_written_with_its_exchange(fake_llm) -> None:
+    """The validated result is written at the destination; `_run.model` records digest, model, usage, latency."""
+    fake_llm.push(Reply.json({"result": {"label": "damage"}}))
+    doc = document()
+    execution, progress = run(doc, asker(fake_llm))
+    assert (progress.ran, progress.failure) == (1, None)
+    assert execution.state(0).status is Status.DONE
+    assert doc.context.resolve("†state.label").value == {"label": "damage"}
+    written = doc.context[len(doc.context) - 1]
+    model = written["_run"]["model"]
+    assert model["model"] == "fake-small"
+    assert model["usage"] == {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+    assert model["digest"].startswith("sha256:")
+    assert model["replayed"] is False
+    assert model["endpoint"] == fake_llm.url
+    assert fake_llm.completions[0]["response_format"]["json_schema"]["name"] == "result"
+
+
+def test_the_exchange_never_reaches_the_model_again() -> None:
+    """`_run.model` is audit metadata: what the model sees next time has no trace of it."""
+    doc = document()
+    doc.context.append({"type": "data", "kind": "state", "data": {"label": 1},
+                        "_run": {"model": {"digest": "sha256:x"}}})
+    assert "sha256" not in "".join(m.text for m in render(doc.context))
+
+
+def test_an_answer_that_does_not_validate_becomes_an_error_message_with_the_raw_reply(fake_llm) -> None:
+    """A reply that breaks `_output` is not written: the call fails with `modelOutput` and the reply attached."""
+    fake_llm.push(Reply.json({"result": {"label": "fire"}}))
+    doc = document()
+    before = len(doc.context)
+    execution, _ = run(doc, asker(fake_llm))
+    assert execution.state(0).status is Status.FAILED
+    assert not doc.context.resolve("†state.label").found
+    error = doc.context[before]["data"]["error"]
+    assert error["type"] == "modelOutput"
+    assert "$.result.label: 'fire' is not one of ['damage', 'other']" in error["message"]
+    assert "call 0 (classify)" in error["message"]
+    assert error["reply"] == '{"result": {"label": "fire"}}'
+
+
+def test_a_reply_that_is_not_json_keeps_the_reply_too(fake_llm) -> None:
+    """Prose instead of JSON: a `modelOutput` error naming the reason, with the prose kept."""
+    fake_llm.push(Reply(content="I think it is damage."))
+    doc = document()
+    run(doc, asker(fake_llm))
+    error = doc.context[len(doc.context) - 1]["data"]["error"]
+    assert "the answer is not JSON" in error["message"]
+    assert error["reply"] == "I think it is damage."
+
+
+def test_the_model_may_choose_the_second_branch(fake_llm) -> None:
+    """For `a || b` the model's `branch` decides where the result goes."""
+    fake_llm.push(Reply.json({"branch": "†state.unsure", "result": {"label": "other"}}))
+    doc = document(output_path="†state.label || †state.unsure")
+    run(doc, asker(fake_llm))
+    assert doc.context.resolve("†state.unsure").value == {"label": "other"}
+    assert not doc.context.resolve("†state.label").found
+    assert doc.context[len(doc.context) - 1]["_outputPath"] == "†state.unsure"
+
+
+def test_a_server_without_response_format_gets_a_forced_tool_call(fake_llm) -> None:
+    """`auto`: a 400 to the response format is followed by a forced tool call, whose arguments are the answer."""
+    fake_llm.push(Reply.error(400, "response_format is not supported"),
+                  Reply(tool=("result", '{"result": {"label": "damage"}}')))
+    doc = document()
+    run(doc, asker(fake_llm))
+    assert doc.context.resolve("†state.label").value == {"label": "damage"}
+    first, second = fake_llm.completions
+    assert "response_format" in first
+    assert "tools" not in first
+    assert second["tool_choice"] == {"type": "function", "function": {"name": "result"}}
+    assert doc.context[len(doc.context) - 1]["_run"]["model"]["strategy"] == "tool"
+
+
+def test_asking_in_words_accepts_a_fenced_json_reply(fake_llm) -> None:
+    """`prompt`: the schema is asked for in words; a ```json fence around the reply is taken off."""
+    fake_llm.push(Reply(content='```json\n{"result": {"label": "other"}}\n```'))
+    doc = document()
+    run(doc, asker(fake_llm, structured="prompt"))
+    assert doc.context.resolve("†state.label").value == {"label": "other"}
+    assert "response_format" not in fake_llm.completions[0]
+
+
+def test_an_endpoint_that_fails_leaves_the_call_waiting_and_appends_nothing(fake_llm) -> None:
+    """HTTP 500: the failure names the endpoint and the call; the call still waits; the context is unchanged."""
+    fake_llm.push(Reply.error(500, "overloaded"))
+    doc = document()
+    before = list(doc.context.messages)
+    execution, progress = run(doc, asker(fake_llm))
+    assert progress.failure is not None
+    assert str(progress.failure) == (
+        f"call 0 (classify): {fake_llm.url} (model fake-small): the server answered HTTP 500: overloaded")
+    assert execution.state(0).status is Status.WAITING_FOR_OUTPUT
+    assert doc.context.messages == before
+
+
+# -- record and replay ------------------------------------------------------------------------------
+
+
+def test_record_then_replay_makes_no_request(fake_llm, tmp_path) -> None:
+    """The second run with the same inputs replays from the cassette file: same output, no request."""
+    fake_llm.push(Reply.json({"result": {"label": "damage"}}))
+    path = tmp_path / "doc.json.models.jsonl"
+    first = document()
+    run(first, asker(fake_llm, Cassette.open(path)))
+    assert len(fake_llm.completions) == 1
+    recorded = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [r["response"]["text"] for r in recorded] == ['{"result": {"label": "damage"}}']
+    assert recorded[0]["request"]["messages"][-1]["content"].startswith("Carry out call 0")
+    second = document()
+    run(second, asker(fake_llm, Cassette.open(path), mode="replay"))
+    assert len(fake_llm.completions) == 1
+    replayed = second.context[len(second.context) - 1]
+    assert replayed["data"] == first.context[len(first.context) - 1]["data"]
+    assert replayed["_run"]["model"]["replayed"] is True
+    assert replayed["_run"]["model"]["usage"] == recorded[0]["usage"]
+
+
+def test_changed_inputs_ask_again(fake_llm) -> None:
+    """A different ticket is a different question: it is asked, and recorded beside the first."""
+    fake_llm.push(Reply.json({"result": {"label": "damage"}}), Reply.json({"result": {"label": "other"}}))
+    cassette = Cassette()
+    run(document(), asker(fake_llm, cassette))
+    changed = ticket_document()
+    changed["context"][1]["input"]["ticket"] = "Where is my invoice?"
+    doc = document(changed)
+    run(doc, asker(fake_llm, cassette))
+    assert len(fake_llm.completions) == 2
+    assert len(cassette.exchanges) == 2
+    assert doc.context.resolve("†state.label").value == {"label": "other"}
+
+
+def test_replay_without_a_recording_is_an_error_and_asks_nobody(fake_llm) -> None:
+    """`replay` never asks: an unrecorded question fails with kind `replay`; the call keeps waiting."""
+    execution, progress = run(document(), asker(fake_llm, mode="replay"))
+    assert progress.failure is not None
+    assert progress.failure.kind == "replay"
+    assert "nothing is recorded for this prompt" in str(progress.failure)
+    assert fake_llm.requests == []
+    assert execution.state(0).status is Status.WAITING_FOR_OUTPUT
+
+
+def test_live_asks_again_and_records_the_newer_answer(fake_llm) -> None:
+    """`live` ignores the recording, asks, and the newer exchange replaces the older one."""
+    fake_llm.push(Reply.json({"result": {"label": "damage"}}), Reply.json({"result": {"label": "other"}}))
+    cassette = Cassette()
+    run(document(), asker(fake_llm, cassette))
+    doc = document()
+    run(doc, asker(fake_llm, cassette, mode="live"))
+    assert len(fake_llm.completions) == 2
+    assert doc.context.resolve("†state.label").value == {"label": "other"}
+    (only,) = cassette.exchanges.values()
+    assert only["response"]["text"] == '{"result": {"label": "other"}}'
+
+
+def test_a_broken_cassette_line_is_named(tmp_path) -> None:
+    """A cassette line that is not an exchange is a DocumentError with its line number."""
+    path = tmp_path / "c.jsonl"
+    path.write_text('{"digest": "sha256:a"}\n[1]\n')
+    with pytest.raises(ValueError, match=r"c.jsonl:2: expected an exchange"):
+        Cassette.open(path)
+
+
+def test_the_refund_example_runs_with_the_model_for_every_latent_call(fake_llm, examples) -> None:
+    """The refund plan with its fixed outputs removed: the model answers each latent call, in plan order."""
+    raw = json.loads((examples / "refund_workflow.json").read_text())
+    plan = raw["context"][-1]["plan"]
+    for call in plan:
+        call.pop("_output", None)
+    raw["context"][2]["data"]["approvals"] = {"refund": "maya"}
+    answers = iter([{"id": "A-1042", "total": 89.5}, "order looked up", {"eligible": True}, {"refundId": "R-1"}])
+    fake_llm.answer = lambda body: Reply.json({"result": next(answers)})
+    doc = document(raw)
+    execution, progress = run(doc, asker(fake_llm))
+    assert progress.failure is None
+    assert [s.status for s in execution.states][:4] == [Status.DONE] * 4
+    assert doc.context.resolve("†state.refund").value == {"refundId": "R-1"}
+    assert doc.context.resolve("†state.log").value == ["order looked up"]
+    assert len(fake_llm.completions) == 4
+
+
+# -- the whole request ------------------------------------------------------------------------------
+
+
+def test_asking_the_whole_request_puts_the_calls_in_the_solution(fake_llm) -> None:
+    """A saved request gets the model's answer as its `solution`, with `_model`; the next run runs those calls."""
+    calls = [{"_tool": "classify", "ticket": "†input.ticket", "_outputPath": "†state.label",
+              "_output": {"label": "damage"}}]
+    fake_llm.push(Reply.json({"meta": {}, "calls": calls, "output": None}))
+    doc = document()
+    answer = asked(doc, asker(fake_llm))
+    assert apply_solution(doc, answer) == "the request's solution"
+    assert doc.solution["calls"] == calls
+    assert doc.solution["output"] is None
+    assert doc.solution["_model"]["model"] == "fake-small"
+    sent = fake_llm.completions[0]
+    assert sent["response_format"]["json_schema"]["name"] == "solution"
+    assert sent["messages"] == [{"role": m.role, "content": m.text} for m in render(doc.context)]
+    execution = Execution(doc, clock=fixed_clock(NOW))
+    asyncio.run(execution.run())
+    assert doc.context.resolve("†state.label").value == {"label": "damage"}
+
+
+def test_a_bare_context_gets_the_calls_as_a_plan_message(fake_llm) -> None:
+    """Without a solution slot the calls become a plan message at the end, carrying the final output too."""
+    fake_llm.push(Reply.json({"meta": {}, "calls": [], "output": {"reply": "done"}}))
+    doc = parse_document(json.dumps(ticket_document()["context"]).encode())
+    answer = asked(doc, asker(fake_llm))
+    where = apply_solution(doc, answer)
+    last = doc.context[len(doc.context) - 1]
+    assert where == f"a plan message (message {len(doc.context) - 1})"
+    assert (last["type"], last["plan"], last["output"]) == ("plan", [], {"reply": "done"})
+
+
+def test_a_solution_that_breaks_the_schema_is_refused_with_the_reply(fake_llm) -> None:
+    """A call to a tool the request does not offer is refused; the document is not changed."""
+    fake_llm.push(Reply.json({"meta": {}, "calls": [{"_tool": "launchRockets"}], "output": None}))
+    doc = document()
+    with pytest.raises(ModelError) as caught:
+        asked(doc, asker(fake_llm))
+    assert caught.value.kind == "invalid"
+    assert caught.value.subject == "the request"
+    assert "launchRockets" in (caught.value.reply or "")
+    assert doc.solution is None
+
+
+# -- undo, then ask again -----------------------------------------------------------------------------
+
+
+def answered_then_undone(fake_llm, cassette):
+    """The ticket's call answered by the model through `cassette`, then its output removed (an undo)."""
+    fake_llm.push(Reply.json({"result": {"label": "damage"}}))
+    doc = document()
+    before = len(doc.context)
+    execution, _ = run(doc, asker(fake_llm, cassette))
+    assert execution.state(0).status is Status.DONE
+    doc.context.remove(before)
+    execution.refresh()
+    return doc, execution
+
+
+def test_an_undone_model_answer_waits_for_its_output_again(fake_llm) -> None:
+    """Undoing a model's answer puts the call back to waiting for its output: nothing writes the old answer."""
+    doc, execution = answered_then_undone(fake_llm, Cassette())
+    assert execution.state(0).status is Status.WAITING_FOR_OUTPUT
+    report = asyncio.run(execution.run())
+    assert report.ran == ()
+    assert not doc.context.resolve("†state.label").found
+
+
+def test_asking_again_after_an_undo_replays_and_says_so(fake_llm) -> None:
+    """In `record` mode the next answer after an undo comes from the cassette, marked replayed, unasked."""
+    doc, execution = answered_then_undone(fake_llm, cassette := Cassette())
+    model = asker(fake_llm, cassette)
+    closing(model, run_with_model(execution, model))
+    assert len(fake_llm.completions) == 1
+    written = doc.context[len(doc.context) - 1]
+    assert written["data"] == {"label": {"label": "damage"}}
+    assert written["_run"]["model"]["replayed"] is True
+
+
+def test_asking_live_after_an_undo_with_the_server_down_writes_nothing(fake_llm) -> None:
+    """`live` asks again: with the server answering errors the call keeps waiting and nothing is written."""
+    doc, execution = answered_then_undone(fake_llm, cassette := Cassette())
+    before = list(doc.context.messages)
+    fake_llm.push(Reply.error(503, "down"))
+    model = asker(fake_llm, cassette, mode="live")
+    progress = closing(model, run_with_model(execution, model))
+    assert progress.failure is not None
+    assert len(fake_llm.completions) == 2
+    assert doc.context.messages == before
+    assert execution.state(0).status is Status.WAITING_FOR_OUTPUT

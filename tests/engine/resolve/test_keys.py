@@ -1,0 +1,157 @@
+"""A result's source keys grow at their end without a copy, and every holder keeps reading its own."""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from contextdeck.engine import Context
+from contextdeck.engine.resolve import _keys
+from contextdeck.engine.resolve._keys import EMPTY_KEYS, Keys
+
+
+def test_an_append_extends_the_shared_list_in_place() -> None:
+    """Keys grown by their last grower share its list (no copy); the keys grown from are unchanged."""
+    before = Keys((1, 4, 9))
+    grown = before.plus((12, 15))
+    assert grown._tail is before._tail  # the same list, extended: nothing copied
+    assert grown == (1, 4, 9, 12, 15)
+    assert len(grown) == 5
+    assert before == (1, 4, 9)
+    assert len(before) == 3
+    assert list(before) == [1, 4, 9]
+    assert before[-1] == 9
+    assert grown.grows(before)
+    assert not before.grows(grown)
+
+
+def test_keys_grown_twice_from_the_same_keys_each_keep_their_own() -> None:
+    """Two holders that grow the same keys: the second gets a list of its own, and neither sees the other's."""
+    before = Keys((1, 4))
+    first = before.plus((5,))
+    second = before.plus((7, 8))
+    assert second._tail is not first._tail
+    assert (before, first, second) == ((1, 4), (1, 4, 5), (1, 4, 7, 8))
+    assert second.grows(before)
+    assert not second.grows(first)
+    assert first != second
+    assert Keys((1, 4, 5)) == first
+
+
+def test_the_empty_keys_stay_empty() -> None:
+    """Growing the shared empty keys never changes what they are."""
+    assert EMPTY_KEYS.plus((3,)) == (3,)
+    assert EMPTY_KEYS.plus((5,)) == (5,)
+    assert EMPTY_KEYS == ()
+    assert not EMPTY_KEYS
+    assert len(EMPTY_KEYS) == 0
+    assert not EMPTY_KEYS._tail
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 8), st.integers(0, 3)), max_size=25))
+def test_every_holder_reads_the_keys_it_was_made_with(growths: list[tuple[int, int]]) -> None:
+    """Keys grown from any earlier holder, in any order, each equal the tuple model: a holder's keys never
+    change, whoever grows the shared list after it."""
+    made: list[tuple[Keys, tuple[int, ...]]] = [(EMPTY_KEYS, ())]
+    for source, count in growths:
+        keys, model = made[source % len(made)]
+        start = (model[-1] + 1) if model else 0
+        added = tuple(range(start, start + count))
+        made.append((keys.plus(added), model + added))
+        for held, expected in made:
+            assert held == expected
+            assert tuple(held) == expected
+            assert held.listed() == list(expected)
+            assert [held.position(key) for key in expected] == list(range(len(expected)))
+
+
+def _data(kind: str, data: dict[str, object], instance: str | None = None) -> dict[str, object]:
+    message: dict[str, object] = {"type": "data", "kind": kind, "data": data}
+    if instance is not None:
+        message["_instance"] = instance
+    return message
+
+
+def test_an_append_grows_a_whole_kinds_keys_in_place_and_keeps_no_old_sources() -> None:
+    """After a write appended to a watched whole kind (global under an instance view too), the watch's keys
+    are its old ones grown in place, and the kept folds no longer hold the sources they grew from."""
+    ctx = Context([_data("s", {"a": 1}), _data("s", {"b": 2}, "i"), _data("s", {"c": 3})])
+    watches = [ctx.watch("†s", lambda _: None), ctx.watch("†s", lambda _: None, instance="i")]
+    for message in (_data("s", {"d": 4}), _data("s", {"e": 5}, "i"), _data("s", {"a": 6})):
+        before = [watch.keys for watch in watches]
+        ctx.append(message)
+        for watch, was in zip(watches, before, strict=True):
+            if len(watch.keys) > len(was):
+                assert watch.keys._tail is was._tail  # grown in place: no copy
+            assert watch.current == ctx.resolve("†s", watch.instance)
+        for track in ctx._watchers._tracks.values():
+            assert track.fold is not None
+            assert all(not probe.edits for probe in track.fold.state.probes)
+    assert watches[1].current.sources == (0, 1, 2, 3, 4, 5)
+
+
+@contextmanager
+def chunks_of(size: int) -> Iterator[None]:
+    saved, _keys.CHUNK = _keys.CHUNK, size
+    try:
+        yield
+    finally:
+        _keys.CHUNK = saved
+
+
+operations = st.lists(
+    st.tuples(
+        st.sampled_from(["plus", "edited"]),
+        st.integers(0, 30),  # which holder to start from
+        st.lists(st.integers(0, 60), max_size=4),  # keys to take out (those present)
+        st.lists(st.integers(0, 60), max_size=5),  # keys to add
+    ),
+    max_size=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 60), unique=True, max_size=12), operations)
+def test_edited_and_grown_keys_equal_the_tuple_model(
+    start: list[int], steps: list[tuple[str, int, list[int], list[int]]]
+) -> None:
+    """Keys appended to or edited in the middle, from any earlier holder, in chunks of 2 (sealed, split and
+    shared): each holder equals its tuple model, and reads, searches and compares as the model does."""
+    with chunks_of(2):
+        _follow(start, steps)
+
+
+def _follow(start: list[int], steps: list[tuple[str, int, list[int], list[int]]]) -> None:
+    made: list[tuple[Keys, tuple[int, ...]]] = [(Keys(sorted(start)), tuple(sorted(start)))]
+    for how, source, lost, added in steps:
+        keys, model = made[source % len(made)]
+        if how == "plus":
+            base = (model[-1] + 1) if model else 0
+            more = tuple(range(base, base + len(added)))
+            made.append((keys.plus(more), model + more))
+        else:
+            gone = sorted(set(lost) & set(model))
+            edited = keys.edited(gone, sorted(set(added)))
+            assert edited is not None
+            made.append((edited, tuple(sorted(set(model).difference(gone).union(added)))))
+            absent = next((key for key in range(61) if key not in model), None)
+            if absent is not None:
+                assert keys.edited([absent], []) is None
+        for held, expected in made:
+            assert tuple(held) == expected
+            assert held == expected
+            assert len(held) == len(expected)
+            assert [held[i] for i in range(-len(expected), len(expected))] == [*expected, *expected]
+        held, expected = made[-1]
+        for key in range(-1, 62):
+            assert held.position(key) == bisect_left(expected, key)
+            assert held.after(key) == bisect_right(expected, key)
+        for other, theirs in made:
+            assert (held == other) == (expected == theirs)
+            assert held.grows(other) == (expected[: len(theirs)] == theirs)
+        assert held.tail(len(expected) // 2) == list(expected[len(expected) // 2 :])

@@ -1,0 +1,244 @@
+"""`resolve` of references nobody watches reads lane logs (`engine/_lanes.py`): equal to the reference fold
+after any edits, at any cut, and kept or dropped as edits require."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from incremental_strategies import (
+    INSTANCES,
+    array_messages,
+    edits,
+    expressions,
+    lane_messages,
+    messages,
+    nested_messages,
+    untidy_messages,
+)
+from incremental_strategies import paths as write_paths
+from incremental_strategies import values as json_values
+from strategies import wrap
+from test_incremental import a_sixth_method, defaulting_messages, reference
+
+from contextdeck.engine import Context
+from contextdeck.engine.protocol._messages import Write, get_path
+from contextdeck.engine.protocol._methods import WRITE_METHODS, Conflict, deep_merge, write_at
+from contextdeck.engine.resolve._fold import _effect
+from contextdeck.engine.resolve._incremental import _lanes
+from contextdeck.engine.resolve._incremental._branches import touches, touching
+
+
+@contextmanager
+def marks_every(steps: int, most: int | None = None) -> Iterator[None]:
+    """Logs keep a root every `steps` steps (small, so that `at` replays), and at most `most` steps."""
+    saved = _lanes.MARK_EVERY, _lanes.MOST_STEPS
+    _lanes.MARK_EVERY = steps
+    if most is not None:
+        _lanes.MOST_STEPS = most
+    try:
+        yield
+    finally:
+        _lanes.MARK_EVERY, _lanes.MOST_STEPS = saved
+
+
+DOCUMENTS = {
+    "mixed": messages(),
+    "untidy": untidy_messages(),
+    "lanes": lane_messages(),
+    "nested": nested_messages(),
+    "arrays": array_messages(),
+}
+REFERENCES = st.sampled_from(
+    ["†s", "†s.a", "†s.a.0", "†s.a.b", "†s.a.b.c", "†s.b", "†s.b.x", "†s.b.0", "†s.b.0.x", "†s.c", "†s.c.d",
+     "†s.c.d.e", "†s.0", "†t.a", "†s.a || †s.b", "†s.c.d && †s.a"]
+)
+
+
+def _check(ctx: Context, data: st.DataObject, most: int) -> None:
+    """A few references, in random views and at random cuts, resolved (so logs are made and read) and
+    compared with the reference fold."""
+    messages = ctx.messages
+    for _ in range(data.draw(st.integers(1, most))):
+        expr = data.draw(st.one_of(REFERENCES, expressions()))
+        instance = data.draw(st.sampled_from(INSTANCES))
+        at = data.draw(st.one_of(st.none(), st.integers(-1, len(messages) + 1)))
+        assert ctx.resolve(expr, instance, at=at) == reference(messages, expr, instance, at), (expr, instance, at)
+
+
+@pytest.mark.parametrize("shape", sorted(DOCUMENTS))
+@pytest.mark.parametrize(("spacing", "most"), [(1, 100_000), (3, 100_000), (2, 6)])
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_unwatched_resolve_equals_the_fold_after_every_edit(
+    shape: str, spacing: int, most: int, data: st.DataObject
+) -> None:
+    """After every edit, unwatched references (whole kinds, lanes, paths under arrays, conflicts, `||`,
+    `&&`), in the global and instance views and at any `at`, equal the fold from scratch: value, found,
+    sources and every diagnostic. Logs made before an edit are read after it, unless it dropped them;
+    with room for six steps only, logs are dropped for room too."""
+    new = DOCUMENTS[shape]
+    with marks_every(spacing, most):
+        ctx = Context(data.draw(st.lists(new, max_size=24)))
+        _check(ctx, data, 6)
+        for _ in range(data.draw(st.integers(1, 10))):
+            ctx.apply(data.draw(edits(len(ctx), new)))
+            _check(ctx, data, 4)
+
+
+BRANCHES = st.sampled_from([("a",), ("b",), ("0",), ("a", "b"), ("a", "0"), ("b", "0", "a"), ("0", "a", "b")])
+
+
+def _objects_above(root: Any, branch: tuple[str, ...]) -> bool:
+    return all(isinstance(get_path(root, branch[:size]), dict) for size in range(len(branch)))
+
+
+@st.composite
+def _roots(draw: st.DrawFn, branch: tuple[str, ...]) -> Any:
+    """A root whose nodes above `branch` are mostly objects: values merged in at random places along it."""
+    root: Any = {}
+    for _ in range(draw(st.integers(1, 3))):
+        at = branch[: draw(st.integers(0, len(branch)))]
+        root = deep_merge(root, wrap((*at, *draw(write_paths)), draw(json_values)))
+    return root
+
+
+@settings(max_examples=1000, deadline=None)
+@given(data=st.data(), path=write_paths, method=st.sampled_from(sorted(WRITE_METHODS)), new=json_values,
+       branch=BRANCHES, below=write_paths)
+def test_a_write_that_does_not_touch_a_branch_leaves_it_and_every_path_below_alone(
+    data: st.DataObject, path: Any, method: str, new: Any, branch: tuple[str, ...], below: Any
+) -> None:
+    """While every node above a branch is an object, a write that does not touch it (`touches`) keeps them
+    objects, leaves the value at the branch as it was, is no source of any path at or below it, and fails,
+    if it does, with a problem of its own path only: so a path's fold may skip it (`_branches`)."""
+    root = data.draw(_roots(branch))
+    write = Write(path, method, new)
+    if not _objects_above(root, branch) or touches(write, branch):
+        return
+    target = (*branch, *below)
+    try:
+        after = write_at(root, path, method, new)
+    except Conflict:
+        assert path[: len(target)] != target[: len(path)]  # not a problem of the path or anything above it
+        return
+    assert _objects_above(after, branch)
+    assert get_path(after, branch) == get_path(root, branch)
+    assert type(get_path(after, branch)) is type(get_path(root, branch))
+    assert _effect(write, root, target) is None
+
+
+@settings(max_examples=500, deadline=None)
+@given(path=write_paths, method=st.sampled_from(sorted(WRITE_METHODS)), new=json_values, branch=BRANCHES)
+def test_a_write_that_touches_a_branch_touches_every_node_above_it(
+    path: Any, method: str, new: Any, branch: tuple[str, ...]
+) -> None:
+    """Touching is inherited upwards, so the writes of a branch are a subset of its parent's (`subsets_of`
+    fills in the levels between the lane and the branch from the lane's writes)."""
+    write = Write(path, method, new)
+    if touches(write, branch):
+        assert all(touches(write, branch[:size]) for size in range(len(branch)))
+    expected = [0, 1, 2] if touches(write, branch) else []
+    assert touching([0, 1, 2], dict.fromkeys(range(3), write), branch) == expected
+
+
+def _state(lane: str, value: Any, instance: str | None = None) -> dict[str, Any]:
+    message: dict[str, Any] = {"type": "s", "s": {lane: value}, "_outputPath": f"†s.{lane}"}
+    if instance is not None:
+        message["_instance"] = instance
+    return message
+
+
+def test_an_edit_in_another_lane_keeps_the_log_and_one_in_the_lane_drops_it() -> None:
+    """A log outlives edits that cannot change it (another lane, another instance) and is made again
+    after one that can (its lane, a global write under an instance view)."""
+    merged = {"type": "s", "s": {"a": {"y": 3}}, "_instance": "1"}  # plain data: merged at the root
+    ctx = Context([_state("a", {"x": 1}), _state("b", 2), merged])
+    assert ctx.resolve("†s.a", "1").value == {"x": 1, "y": 3}
+    logs = dict(ctx._lanes._logs)
+    ctx.append(_state("b", 5))
+    ctx.insert(0, _state("c", 1, "2"))
+    assert dict(ctx._lanes._logs) == logs
+    assert ctx.resolve("†s.a", "1").sources == (1, 3)  # read from the kept logs
+    assert ctx._lanes._logs[("s", "1", ("a",), 1)] is logs[("s", "1", ("a",), 1)]
+    ctx.insert(2, _state("a", {"x": 7}))  # a global write in the lane: both views' logs go
+    assert not ctx._lanes._logs
+    resolution = ctx.resolve("†s.a.x", "1")
+    assert (resolution.value, resolution.sources) == (7, (2,))
+
+
+def test_an_instance_view_at_a_cut_continues_from_the_global_log_there() -> None:
+    """Time travel in an instance view reads one instance log per number of global writes before the cut:
+    a cut moved past an instance write reads the same log, past a global write of the lane another."""
+    ctx = Context([_state("a", 1), _state("a", 2, "1"), _state("a", 3, "1"), _state("a", 4), _state("a", 5, "1")])
+    assert [ctx.resolve("†s.a", "1", at=at).value for at in (1, 2, 3)] == [1, 2, 3]
+    assert set(ctx._lanes._logs) == {("s", None, ("a",), 0), ("s", "1", ("a",), 1)}
+    assert ctx.resolve("†s.a", "1", at=4).sources == (2,)  # the global layer first, then the instance one
+    assert ctx.resolve("†s.a", "1").sources == (4,)
+    assert set(ctx._lanes._logs) == {("s", None, ("a",), 0), ("s", "1", ("a",), 1), ("s", "1", ("a",), 2)}
+
+
+def test_logs_keep_at_most_their_budget_of_steps() -> None:
+    """Past `MOST_STEPS` folded writes the least recently read logs are dropped; results stay exact."""
+    document = [_state(lane, n) for n in range(5) for lane in "abcdefgh"]
+    with marks_every(2, most=12):
+        ctx = Context(document)
+        for lane in "abcdefgh":
+            assert ctx.resolve(f"†s.{lane}").sources == (32 + "abcdefgh".index(lane),)
+            assert ctx._lanes._steps <= 12
+        assert ("s", None, ("h",), 0) in ctx._lanes._logs
+        assert ("s", None, ("a",), 0) not in ctx._lanes._logs
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_a_layer_keeps_the_writes_of_every_branch_a_level_down(data: st.DataObject) -> None:
+    """After random edits, `Layer.branch(lane, key)` holds exactly the ids of the layer's writes that touch
+    the branch `lane.key`, in order (what a path's fold reads instead of filtering its lane)."""
+    new = data.draw(st.sampled_from(sorted(DOCUMENTS)))
+    ctx = Context(data.draw(st.lists(DOCUMENTS[new], max_size=16)))
+    for _ in range(data.draw(st.integers(0, 8))):
+        ctx.apply(data.draw(edits(len(ctx), DOCUMENTS[new])))
+    store = ctx._store
+    for layer in store.layers.values():
+        for branch in [("a", "b"), ("a", "0"), ("b", "x"), ("b", "0"), ("c", "d"), ("0", "a"), ("x", "y")]:
+            expected = [m for m in layer.all if touches(store.writes[m], branch)]
+            assert layer.branch(*branch) == expected, branch
+
+
+def test_a_resolve_at_a_cut_folds_up_to_the_cut_and_a_later_one_goes_on() -> None:
+    """Time travel folds a path's writes only as far as the cut; a resolve past it continues the same log
+    from where it stopped (the marks and the steps before stay), and every result equals the fold."""
+    document = [_state("a", n) if n % 2 else _state("b", n, "1") for n in range(40)]
+    with marks_every(4):
+        ctx = Context(document)
+        messages = ctx.messages
+        assert ctx.resolve("†s.a", at=10).value == 9
+        log = ctx._lanes._logs[("s", None, ("a",), 0)]
+        assert log.size() == 5
+        assert log.fold is not None
+        assert ctx._lanes._steps == 5
+        for at in (30, 12, None, 3):
+            assert ctx.resolve("†s.a", at=at) == reference(messages, "†s.a", None, at), at
+        assert ctx._lanes._logs[("s", None, ("a",), 0)] is log
+        assert log.size() == 20
+        assert log.fold is None
+        assert ctx._lanes._steps == 20
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_a_sixth_method_needs_nothing_more_of_path_logs(data: st.DataObject) -> None:
+    """A write method registered as one more record after the engine was imported (`default`: write only
+    where nothing is yet) is indexed a level down and folded into path logs like the five: unwatched
+    resolves equal the fold after every edit."""
+    with a_sixth_method():
+        ctx = Context(data.draw(st.lists(defaulting_messages(), max_size=16)))
+        _check(ctx, data, 6)
+        for _ in range(data.draw(st.integers(1, 6))):
+            ctx.apply(data.draw(edits(len(ctx), defaulting_messages())))
+            _check(ctx, data, 4)

@@ -1,0 +1,337 @@
+"""The lemma behind patched splices (`_patches`, used by `_tracks`): when two folds differ at a few paths only, a write
+that leaves those paths alone acts the same on both, and one that covers a path makes them agree there.
+
+Tracks rely on it to splice an old fold after an edit that changed a few nested fields (a global write
+under an instance layer, a replace in the middle), instead of folding the rest of the lane again.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from contextdeck.engine.protocol._messages import Write, get_path
+from contextdeck.engine.protocol._methods import Conflict, write_at
+from contextdeck.engine.resolve._fold import _effect
+from contextdeck.engine.resolve._incremental._index import Layer
+from contextdeck.engine.resolve._incremental._patches import (
+    Difference,
+    Patch,
+    acts_on,
+    cover,
+    covers,
+    differences,
+    equivalent,
+    identical,
+    keeps_start,
+    keeps_start_from_first,
+    patch_at,
+    patched,
+)
+
+SEGMENTS = ("a", "b", "c")
+scalars = st.one_of(st.none(), st.booleans(), st.integers(0, 2), st.just("x"))
+values: st.SearchStrategy[Any] = st.recursive(
+    scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=2), st.dictionaries(st.sampled_from(SEGMENTS), inner, max_size=3)),
+    max_leaves=6,
+)
+paths = st.lists(st.sampled_from(SEGMENTS), min_size=0, max_size=3).map(tuple)
+writes = st.builds(Write, paths, st.sampled_from(["set", "merge", "assign", "push", "concat"]), values)
+
+
+@st.composite
+def differing_roots(draw: st.DrawFn) -> tuple[Any, Any]:
+    """Two roots (objects) that differ in one or two places under lane "a": a value, or the order of an
+    object's keys."""
+    lane = draw(st.dictionaries(st.sampled_from(SEGMENTS), values, min_size=1, max_size=3))
+    root = {"a": lane, **draw(st.dictionaries(st.sampled_from(("b", "c")), values, max_size=1))}
+    other = root
+    for _ in range(draw(st.integers(1, 2))):
+        node, path = other, ["a"]
+        for _ in range(draw(st.integers(0, 2))):
+            child = node[path[-1]]
+            if not isinstance(child, dict) or not child:
+                break
+            node, path = child, [*path, draw(st.sampled_from(sorted(child)))]
+        here = get_path(other, tuple(path))
+        if isinstance(here, dict) and len(here) > 1 and draw(st.booleans()):
+            new = {key: here[key] for key in draw(st.permutations(list(here)))}  # its keys in another order
+        else:
+            new = draw(values)
+        other = patched(other, Patch(tuple(path), new, here))
+    return root, other
+
+
+def _patch_all(root: Any, targets: tuple[Difference, ...], source: Any) -> Any:
+    for target in targets:
+        root = patched(root, patch_at(target, source, root))
+    return root
+
+
+class Refused(str):
+    """A write's conflict, told apart from a string it sets."""
+
+
+def _apply(root: Any, write: Write) -> Any:
+    try:
+        return write_at(root, write.path, write.method, write.value)
+    except Conflict as conflict:
+        return Refused(conflict.reason)
+
+
+@settings(max_examples=600, deadline=None)
+@given(differing_roots(), writes, paths)
+def test_a_write_that_leaves_the_difference_alone_acts_the_same(
+    pair: tuple[Any, Any], write: Write, probe: Any
+) -> None:
+    new, old = pair
+    targets = differences(new, old, "a")
+    if targets is None:
+        return
+    # The differences are exactly there: patching them gives the other lane, key order and all.
+    assert identical(_patch_all(old, targets, new)["a"], new["a"])
+    acts = [acts_on(write, target) for target in targets]
+    if False in acts:
+        return  # no claim: it acts on a difference by what it is
+    after_new, after_old = _apply(new, write), _apply(old, write)
+    if isinstance(after_new, Refused) or isinstance(after_old, Refused):
+        assert (type(after_new), after_new) == (type(after_old), after_old)  # the same conflict on both sides
+        return
+    left = tuple(target for target, covered in zip(targets, acts, strict=True) if not covered)
+    for target in left:
+        if target.order:  # the same keys on both sides still, those of before first
+            first = list(get_path(new, target.path))
+            a, b = get_path(after_new, target.path), get_path(after_old, target.path)
+            assert a.keys() == b.keys()
+            assert list(a)[: len(first)] == first
+        else:  # left alone on both sides
+            assert identical(get_path(after_new, target.path), get_path(new, target.path))
+            assert identical(get_path(after_old, target.path), get_path(old, target.path))
+    if left:
+        assert identical(_patch_all(after_old, left, new)["a"], after_new["a"])
+    else:
+        assert equivalent(after_new, after_old, "a")
+    probe = ("a", *probe)
+    assert _effect(write, new, probe) == _effect(write, old, probe)
+
+
+def test_writes_that_cover_a_field_or_leave_it() -> None:
+    """Each rule of `covers`, for a difference at a.b (so a is an object on both sides)."""
+    target = ("a", "b")
+    cases = [
+        (Write(("a", "b"), "set", 1), True),
+        (Write(("a",), "set", {}), True),
+        (Write((), "set", 5), True),
+        (Write(("a", "c"), "set", 1), None),
+        (Write(("a", "b", "c"), "set", 1), False),  # inside it: depends on what it is
+        (Write(("a", "b"), "merge", 1), True),
+        (Write(("a", "b"), "merge", {"c": 1}), False),  # merged into what it is
+        (Write(("a",), "merge", {"c": 1}), None),
+        (Write(("a",), "merge", {"b": 2}), True),
+        (Write(("a",), "merge", {"b": {"c": 1}}), False),
+        (Write(("a",), "merge", 3), True),
+        (Write((), "merge", {"a": {"b": [1]}}), True),
+        (Write(("a",), "assign", {"b": {"c": 1}}), True),  # assign replaces the keys it names
+        (Write(("a",), "assign", {"c": 1}), None),
+        (Write(("a",), "assign", [1]), True),
+        (Write(("a", "b"), "assign", {"c": 1}), False),
+        (Write(("a", "b"), "push", 1), False),
+        (Write(("a",), "concat", [1]), False),
+        (Write(("a", "b"), "set", 1, problem="bad path"), None),
+    ]
+    assert [(write, covers(write, target)) for write, _ in cases] == cases
+
+
+def test_the_differences_are_as_deep_as_the_same_keys_lead() -> None:
+    """Values differ where the keys above them are the same; an object whose keys are the same in another
+    order is a difference of its own, and its values are compared further down."""
+    D = Difference
+    new = {"a": {"x": 1, "b": {"c": 1, "d": [1]}}, "z": 0}
+    assert differences(new, {"a": {"x": 1, "b": {"c": 2, "d": [1]}}, "z": 9}, "a") == (D(("a", "b", "c")),)
+    assert differences(new, {"a": {"x": 2, "b": {"c": 2, "d": [1]}}}, "a") == (D(("a", "x")), D(("a", "b", "c")))
+    assert differences(new, {"a": {"b": {"c": 1, "d": [1]}, "x": 1}}, "a") == (D(("a",), order=True),)  # key order
+    assert differences(new, {"a": {"b": {"d": [1], "c": 2}, "x": 1}}, "a") == (
+        D(("a",), order=True), D(("a", "b"), order=True), D(("a", "b", "c")),
+    )
+    assert differences(new, {"a": {"x": 1, "b": {"c": 1}}}, "a") == (D(("a", "b")),)  # keys differ there
+    assert differences(new, {"a": {"b": {"c": 1, "d": [1]}, "y": 1}}, "a") == (D(("a",)),)  # and in another order
+    assert differences(new, {"a": {"x": 1, "b": {"c": 1, "d": [2]}}}, "a") == (D(("a", "b", "d")),)  # arrays whole
+    assert differences(new, {"b": 1}, "a") is None  # not in the other
+    assert differences([1], new, "a") is None
+    assert differences({"b": 1, "a": 1}, {"a": 1, "b": 1}, None) is None  # the root's own keys in another order
+    many = {"a": dict.fromkeys("pqrst", 0)}
+    assert differences(many, {"a": dict.fromkeys("pqrst", 1)}, "a") is None  # more than four
+    assert differences(many, {"a": dict.fromkeys("pqrst", 1)}, "a", most=5) == tuple(D(("a", k)) for k in "pqrst")
+
+
+def test_the_order_of_an_objects_keys_is_kept_by_every_write_that_does_not_replace_it() -> None:
+    """Each rule of `acts_on` for objects at a.b whose keys are in two orders: writes inside it, and merges
+    or assigns of objects into it, keep the order (and add new keys at the end); a write that replaces it
+    ends the difference; any other write at it acts by what it is."""
+    target = Difference(("a", "b"), order=True)
+    cases = [
+        (Write(("a", "b", "c"), "set", 1), None),  # inside it: a new key goes at the end on both sides
+        (Write(("a", "b", "c", "d"), "push", 1), None),
+        (Write(("a", "b"), "merge", {"c": 1}), None),
+        (Write(("a",), "merge", {"b": {"c": 1}}), None),
+        (Write(("a", "b"), "assign", {"c": 1}), None),
+        (Write(("a", "c"), "set", 1), None),  # elsewhere
+        (Write(("a", "b"), "set", {}), True),
+        (Write(("a",), "assign", {"b": {"c": 1}}), True),
+        (Write(("a",), "merge", {"b": 2}), True),
+        (Write(("a", "b"), "push", 1), False),
+        (Write(("a", "b"), "concat", [1]), False),
+    ]
+    assert [(write, acts_on(write, target)) for write, _ in cases] == cases
+    # Patched, an object gets the new side's order first, then the keys added since.
+    old = {"a": {"b": {"x": 1, "y": 2, "z": 3}}}
+    assert list(patched(old, Patch(("a", "b"), ("y", "x"), ("x", "y"), order=True))["a"]["b"]) == ["y", "x", "z"]
+
+
+def test_the_writes_after_a_difference_cover_it_leave_it_or_stop() -> None:
+    """`cover` reads the writes of a lane until each difference is covered, or one acts on it."""
+    writes = {
+        1: Write(("a", "x"), "set", 1),  # covers a.x
+        2: Write(("a", "y"), "set", 1),  # elsewhere
+        3: Write(("a", "b", "c"), "set", 1),  # inside a.b: depends on it
+        4: Write(("a", "b"), "set", 1),  # covers a.b
+    }
+    x, b = Difference(("a", "x")), Difference(("a", "b"))
+    assert cover([1, 2, 3, 4], 0, writes, (x,)) == ((0,), None)
+    assert cover([1, 2, 3, 4], 1, writes, (x,)) == ((None,), None)
+    assert cover([1, 2, 3, 4], 0, writes, (x, b)) == ((0, None), 2)
+    assert cover([1, 2, 4, 3], 0, writes, (x, b)) == ((0, 2), None)
+    assert cover([1, 2, 3, 4], 0, writes, (x, b._replace(order=True))) == ((0, 3), None)  # its keys' order
+
+
+ops = st.lists(
+    st.tuples(
+        st.booleans(),
+        st.integers(0, 40),
+        st.sampled_from(
+            [
+                Write(("a",), "push", 1),
+                Write(("a",), "concat", [1]),
+                Write(("a", "x"), "set", 1),
+                Write((), "set", {}),
+                Write(("b",), "push", 1),
+                Write(("a",), "push", 1, problem="bad"),
+            ]
+        ),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ops)
+def test_the_appending_tail_of_each_lane_is_kept_up_to_date(steps: list[tuple[bool, int, Write]]) -> None:
+    """Through any adds and removes, where a lane's writes start only appending to its array is what a
+    walk back from the end finds."""
+    layer, written = Layer(), {}
+    key = float  # ids are their own order keys
+    for number, (adding, slot, write) in enumerate(steps):
+        if adding:
+            message_id = slot + number / 100  # distinct, anywhere in the order
+            written[message_id] = write
+            layer.add(message_id, write, key)
+        elif written:
+            message_id = sorted(written)[slot % len(written)]
+            layer.discard(message_id, written.pop(message_id), key)
+        for lane in ("a", "b"):
+            subset = layer.subset(lane)
+            walked = len(subset)
+            while walked and _appends_at(written[subset[walked - 1]], lane):
+                walked -= 1
+            assert layer.appends_from(lane, written) == walked
+
+
+array_ops = st.lists(
+    st.tuples(
+        st.sampled_from(["append", "add", "discard"]),
+        st.integers(0, 40),
+        st.sampled_from(
+            [
+                Write(("a",), "push", 1),
+                Write(("a",), "concat", [1]),
+                Write(("a", "x"), "set", 1),  # a key under the array: kept
+                Write(("a", "0", "n"), "set", 1),  # into an element: kept below the common start
+                Write(("a", "2"), "set", 1),
+                Write(("a",), "set", []),  # replaces the array
+                Write(("a",), "merge", {"x": 1}),  # acts on it by what it is
+                Write((), "set", {}),  # the root: every lane's
+                Write(("b",), "push", 1),
+                Write(("a", "3"), "push", 1, problem="bad"),
+            ]
+        ),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(array_ops)
+def test_what_a_layer_keeps_of_its_first_writes_is_keeps_start_from_the_first(
+    steps: list[tuple[str, int, Write]],
+) -> None:
+    """Through appends, adds anywhere and removes, `keeps_start_from_first` (what the layer keeps, read on as
+    writes are appended) answers for every common start what `keeps_start` of the lane's writes from its
+    first does."""
+    layer, written = Layer(), {}
+    key = float  # ids are their own order keys
+    for number, (how, slot, write) in enumerate(steps):
+        if how == "append":
+            message_id = 100.0 + number  # after every other
+            written[message_id] = write
+            layer.append(message_id, write)
+        elif how == "add":
+            message_id = slot + number / 100  # distinct, anywhere in the order before the appended
+            written[message_id] = write
+            layer.add(message_id, write, key)
+        elif written:
+            message_id = sorted(written)[slot % len(written)]
+            layer.discard(message_id, written.pop(message_id), key)
+        for at in (3, 0, 1, 2, 4):
+            expected = keeps_start(layer.subset("a"), 0, written, "a", at)
+            assert keeps_start_from_first(layer, "a", written, at) == expected
+
+
+def test_a_layer_reads_its_first_writes_once_and_appended_ones_then() -> None:
+    """A lane's writes read for one common start serve every other (a global push onto the array asks again
+    one element further), and only writes appended since are read then; an insert before the end reads them
+    again."""
+
+    class Counted(dict[int, Write]):
+        reads = 0
+
+        def __getitem__(self, message_id: int) -> Write:
+            Counted.reads += 1
+            return super().__getitem__(message_id)
+
+    layer, written = Layer(), Counted()
+    for message_id in range(300):
+        shapes = Write(("a",), "push", 1), Write(("a", "x"), "set", 1), Write(("a", "0", "n"), "set", 1)
+        write = shapes[message_id % 3]
+        written[message_id] = write
+        layer.append(message_id, write)
+    assert keeps_start_from_first(layer, "a", written, 1) is None
+    assert Counted.reads == 300
+    assert keeps_start_from_first(layer, "a", written, 2) is None
+    assert keeps_start_from_first(layer, "a", written, 0) is False  # an element before it is written into
+    assert Counted.reads == 300
+    written[300] = appended = Write(("a", "5"), "set", 1)
+    layer.append(300, appended)
+    assert keeps_start_from_first(layer, "a", written, 3) is False
+    assert keeps_start_from_first(layer, "a", written, 6) is None
+    assert Counted.reads == 301
+    written[150.5] = replacing = Write(("a",), "set", [])  # type: ignore[index]
+    layer.add(150.5, replacing, float)  # type: ignore[arg-type]
+    assert keeps_start_from_first(layer, "a", written, 6) == 151
+    assert Counted.reads > 301
+
+
+def _appends_at(write: Write, lane: str) -> bool:
+    return write.problem is None and write.method in ("push", "concat") and write.path == (lane,)

@@ -1,0 +1,460 @@
+"""Watches are called back exactly when found, value or sources change, and stay current otherwise."""
+
+from __future__ import annotations
+
+import pytest
+
+from contextdeck.engine import Context, ExpressionError, Resolution
+
+
+def _state(data: object, **extra: object) -> dict[str, object]:
+    return {"type": "state", "data": data, **extra}
+
+
+def test_callback_on_value_change_only() -> None:
+    """A write to the watched path calls back; a write elsewhere does not."""
+    ctx = Context([_state({"a": 1})])
+    calls: list[Resolution] = []
+    handle = ctx.watch("†state.a", calls.append)
+    ctx.append(_state({"b": 2}))
+    assert calls == []
+    ctx.append(_state({"a": 3}))
+    assert [r.value for r in calls] == [3]
+    assert handle.current.value == 3
+
+
+def test_a_renumbering_alone_calls_back_no_watch() -> None:
+    """Inserting, removing or moving a text message before the sources only renumbers them: the same
+    messages, so no watch is called back, and `current` names their new indices (as a fresh resolve)."""
+    ctx = Context([{"type": "text"}, _state({"a": 1}), _state({"b": "x"}), _state({"b": [2]}, _outputMethod="push")])
+    calls: list[Resolution] = []
+    plain = ctx.watch("†state.a", calls.append)
+    conflicted = ctx.watch("†state.b", calls.append)  # its diagnostic names a message index too
+    delivered = plain.current
+    ctx.insert(1, {"type": "text", "text": "hi"})
+    assert calls == []
+    assert plain.current.sources == (2,) == ctx.resolve("†state.a").sources
+    assert conflicted.current == ctx.resolve("†state.b")
+    assert [d.message_index for d in conflicted.current.diagnostics] == [4]
+    ctx.move(0, 4)
+    ctx.remove(0)
+    assert calls == []
+    assert plain.current.sources == (0,) == ctx.resolve("†state.a").sources
+    assert conflicted.current == ctx.resolve("†state.b")
+    assert delivered.sources == (1,)  # a resolution handed out earlier stays what it was
+
+
+def test_an_insert_that_changes_the_sources_calls_back_once() -> None:
+    """An insert in the middle that adds a message the watch reads calls it back exactly once, with the
+    new sources; a watch of another path in the same lane is not called back."""
+    ctx = Context([_state({"a": {"x": 1}}), {"type": "text"}, _state({"a": {"y": 2}})])
+    calls: list[Resolution] = []
+    ctx.watch("†state.a", calls.append)
+    ctx.watch("†state.a.y", lambda _: calls.append(Resolution("other", False)))
+    ctx.insert(1, _state({"a": {"z": 3}}))
+    assert [(r.value, r.sources) for r in calls] == [({"x": 1, "z": 3, "y": 2}, (0, 1, 3))]
+
+
+def test_a_moved_source_calls_back() -> None:
+    """A source message moved to another place (with the same value) is a change of the source messages'
+    place in the fold: called back once, with its new index."""
+    ctx = Context([_state({"a": 1}), {"type": "text"}, _state({"b": 1})])
+    calls: list[Resolution] = []
+    ctx.watch("†state.a", calls.append)
+    ctx.move(0, 1)
+    assert [r.sources for r in calls] == [(1,)]
+
+
+def test_edit_after_the_sources_is_silent() -> None:
+    """Inserting after every source of a watch changes nothing it names, so it is not called."""
+    ctx = Context([_state({"a": 1}), {"type": "text", "text": "x"}])
+    calls: list[Resolution] = []
+    ctx.watch("†state.a", calls.append)
+    ctx.insert(1, {"type": "text", "text": "y"})
+    ctx.move(2, 1)
+    assert calls == []
+
+
+def test_close_stops_callbacks() -> None:
+    """After `close` the callback is not called again."""
+    ctx = Context([])
+    calls: list[Resolution] = []
+    handle = ctx.watch("†state.a", calls.append)
+    handle.close()
+    handle.close()
+    ctx.append(_state({"a": 1}))
+    assert calls == []
+
+
+def test_watches_of_one_path_all_hear() -> None:
+    """Several watches of the same path (they share one fold) are each called back, in creation order."""
+    ctx = Context([])
+    order: list[str] = []
+    ctx.watch("†state.a", lambda _: order.append("first"))
+    second = ctx.watch("†state.a.b || †state.a", lambda _: order.append("second"))
+    ctx.watch("†state.a", lambda _: order.append("third"))
+    second.close()
+    ctx.append(_state({"a": 1}))
+    assert order == ["first", "third"]
+
+
+def test_watches_of_one_expression_in_one_view_share_its_evaluation() -> None:
+    """Watches of the same expression in the same view are evaluated once after an edit and handed the very
+    same (frozen) resolution, each called back in creation order; a watch of another view has its own."""
+    ctx = Context([_state({"a": 1})])
+    calls: list[tuple[str, Resolution]] = []
+    first = ctx.watch("†state", lambda r: calls.append(("first", r)))
+    other = ctx.watch("†state", lambda r: calls.append(("other", r)), instance="1")
+    second = ctx.watch("†state", lambda r: calls.append(("second", r)))
+    ctx.append(_state({"b": 2}))
+    assert [name for name, _ in calls] == ["first", "other", "second"]
+    assert calls[0][1] is calls[2][1] is first.current is second.current
+    assert calls[1][1] is other.current is not first.current
+    assert first.current == ctx.resolve("†state")
+    assert other.current == ctx.resolve("†state", "1")
+
+
+def test_instance_layer_wins_whatever_the_order() -> None:
+    """A global write appended after an instance write changes nothing for that instance: no callback."""
+    ctx = Context([_state({"a": "mine"}, _instance="①")])
+    calls: list[Resolution] = []
+    handle = ctx.watch("†state.a", calls.append, instance="①")
+    ctx.append(_state({"a": "global"}))
+    assert (handle.current.value, handle.current.sources) == ("mine", (0,))
+    assert calls == []
+
+
+def test_diagnostics_stay_current_without_callback() -> None:
+    """A broken output adds a diagnostic to `current` but is not a change of the result."""
+    ctx = Context([_state({"a": 1})])
+    calls: list[Resolution] = []
+    handle = ctx.watch("†state.a", calls.append)
+    ctx.append(_state({"a": 2}, _outputMethod="bogus"))
+    assert calls == []
+    assert [d.message_index for d in handle.current.diagnostics] == [1]
+
+
+def test_whole_kind_watch() -> None:
+    """A watch of `†kind` follows every write of that kind, moves included."""
+    ctx = Context([_state({"a": 1}), _state({"b": 2})])
+    handle = ctx.watch("†state", lambda _: None)
+    ctx.move(1, 0)
+    ctx.remove(1)
+    assert (handle.current.value, handle.current.sources) == ({"b": 2}, (0,))
+
+
+def _whole_repairs(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The list of what each whole-kind repair returns from now on (None: it fell back to the usual repair)."""
+    from contextdeck.engine.resolve._incremental import _whole
+
+    repaired: list[object] = []
+    repair = _whole.repair
+
+    def spy(*args: object) -> object:
+        repaired.append(result := repair(*args))  # type: ignore[arg-type]
+        return result
+
+    monkeypatch.setattr("contextdeck.engine.resolve._incremental._tracks._whole.repair", spy)
+    return repaired
+
+
+def test_whole_kind_watch_is_repaired_lane_by_lane(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After an edit in the middle, a whole-kind watch refolds only the lane the edit writes (`_whole`), not
+    the rest of its kind: a push inserted early onto an array that later writes act on, and the bad write
+    replaced that made a thousand later pushes conflicts. The result is the fold's, conflicts included."""
+    messages = [_state({"log": "not an array"}, _outputPath="†state.log")]
+    for n in range(1000):
+        lane = ("log", "tags", f"k{n % 7}")[n % 3]
+        method = "merge" if lane.startswith("k") else "push"
+        messages.append(_state({lane: {"n": n}}, _outputPath=f"†state.{lane}", _outputMethod=method))
+    ctx = Context(messages)
+    handle = ctx.watch("†state", lambda _: None)
+    repaired = _whole_repairs(monkeypatch)
+    ctx.insert(5, _state({"tags": {"n": -1}}, _outputPath="†state.tags", _outputMethod="push"))
+    ctx.replace(0, _state({"log": []}, _outputPath="†state.log"))
+    assert len(repaired) == 2
+    assert None not in repaired
+    fresh = Context(ctx.messages).resolve("†state")
+    assert handle.current == fresh
+    assert handle.current.value["tags"][:2] == [{"n": 1}, {"n": -1}]
+    assert len(handle.current.value["log"]) == 334
+    assert not handle.current.diagnostics
+
+
+def _counted_steps(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A one-item list counting the writes folded from now on, by tracks and by whole-kind repairs."""
+    from contextdeck.engine.resolve._incremental import _index, _whole
+
+    steps = [0]
+    whole_step, lane_step = _whole._step, _index.State.step
+
+    def counted_whole(*args: object) -> object:
+        steps[0] += 1
+        return whole_step(*args)  # type: ignore[arg-type]
+
+    def counted_lane(self: _index.State, *args: object) -> None:
+        steps[0] += 1
+        lane_step(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_whole, "_step", counted_whole)
+    monkeypatch.setattr(_index.State, "step", counted_lane)
+    return steps
+
+
+def test_an_edit_that_moves_where_a_lane_is_first_written_is_repaired_lane_by_lane(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The root's keys are in the order its lanes were first written (the global fold's first, under an
+    instance layer). Moving the first write of lane `b` past the first write of `c` puts `b` after `c`: the
+    whole-kind folds, global and instance, are still repaired lane by lane (`_whole`), the root's keys put
+    in their new order, not folded again from their last checkpoint; every result is the fold's, key order
+    included, and so after moving it back."""
+    import json
+
+    from contextdeck.engine import Move
+
+    messages = [_state({"a": 0}), _state({"b": 0}), _state({"c": 0})]
+    messages += [_state({"abcd"[n % 4]: n}, **({"_instance": "1"} if n % 4 == 3 else {})) for n in range(200)]
+    ctx = Context(messages)
+    handles = [ctx.watch("†state", lambda _: None), ctx.watch("†state", lambda _: None, instance="1")]
+    repaired = _whole_repairs(monkeypatch)
+    for move, keys in ((Move(1, 100), "acb"), (Move(100, 1), "abc")):
+        ctx.apply(move)
+        fresh = Context(ctx.messages)
+        for handle, instance in zip(handles, (None, "1"), strict=True):
+            assert handle.current == fresh.resolve("†state", instance)
+            assert json.dumps(handle.current.value) == json.dumps(fresh.resolve("†state", instance).value)
+        assert list(handles[0].current.value) == list(keys)
+        assert list(handles[1].current.value) == [*keys, "d"]
+    assert repaired
+    assert None not in repaired
+
+
+def test_a_global_push_under_instance_writes_of_keys_and_first_elements_is_spliced(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An instance layer pushes onto an array, writes a key under it (a conflict whatever the array holds:
+    its problem names no length) and writes into its first element. A global push inserted before it
+    changes the array only past the global fold's elements, which none of those writes acts on, so the
+    instance folds (a lane and a whole kind) are spliced with the array's end substituted, not folded
+    again write by write; the results are the fold's, every conflict included."""
+    messages = [_state({"log": [{"n": 0}]}, _outputPath="†state.log")]
+    for n in range(300):
+        shapes = (("log",), "push"), (("log", "status"), "set"), (("log", "0", "n"), "set")
+        where, how = shapes[n % 3]
+        data: object = n
+        for segment in reversed(where):
+            data = {segment: data}
+        messages.append(_state(data, _outputPath="†state." + ".".join(where), _outputMethod=how, _instance="1"))
+    ctx = Context(messages)
+    handles = [ctx.watch(expr, lambda _: None, instance="1") for expr in ("†state", "†state.log", "†state.log.0.n")]
+    steps = _counted_steps(monkeypatch)
+    ctx.insert(1, _state({"log": {"n": -1}}, _outputPath="†state.log", _outputMethod="push"))
+    assert steps[0] < 20  # the instance layer has 300 writes of the lane
+    fresh = Context(ctx.messages)
+    for handle in handles:
+        assert handle.current == fresh.resolve(handle.expression, "1")
+    assert handles[1].current.value[:3] == [{"n": 299}, {"n": -1}, 0]
+    assert len(handles[0].current.diagnostics) == 100
+
+
+def test_an_early_write_that_changes_the_order_of_an_objects_keys_is_spliced(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write inserted early creates `k.a.y` before `k.a.x` was first written, so the keys of `k.a` are in
+    another order for the rest of the lane; the 300 later writes write into `k.a` and keep that order. So
+    the folds of the lane (a whole kind, the lane, the object) are spliced with the order put back, not
+    folded to the end of the lane write by write; every result is the fold's, key order included."""
+    import json
+
+    messages = [_state({"k": {"b": 0}}), *(_state({"k": {"a": {"xy"[n % 2]: n}}}) for n in range(300))]
+    ctx = Context(messages)
+    handles = [ctx.watch(expr, lambda _: None) for expr in ("†state", "†state.k", "†state.k.a")]
+    ctx.replace(300, messages[300])  # (lane marks and checkpoints as after any edit)
+    steps = _counted_steps(monkeypatch)
+    ctx.insert(1, _state({"k": {"a": {"y": -1}}}))
+    assert steps[0] < 80  # folded to the end of the lane: about 900
+    fresh = Context(ctx.messages)
+    for handle in handles:
+        assert handle.current == fresh.resolve(handle.expression)
+        assert json.dumps(handle.current.value) == json.dumps(fresh.resolve(handle.expression).value)
+    assert list(handles[2].current.value) == ["y", "x"]
+    ctx.remove(1)  # and back: the order of before
+    assert list(handles[2].current.value) == ["x", "y"]
+    assert json.dumps(handles[0].current.value) == json.dumps(Context(ctx.messages).resolve("†state").value)
+
+
+def test_a_global_write_compares_and_reads_once_for_all_the_instance_tracks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A global write changes the fold both instance layers continue from. Both instances' whole-kind tracks
+    compare the same two values of the global whole-kind fold, and both instances' tracks of the lane those of
+    the global lane fold (`differences`); each instance's whole-kind track and its track of the lane ask how
+    the same writes of its layer act on that difference (`cover` for an object; for an array only appended to,
+    `keeps_start`, which each layer keeps: `test_patch.py`). The edit works each out once and hands it to every
+    track that asks (`_patches.Scans`); the results are the fold's."""
+    from contextdeck.engine.resolve._incremental import _patches
+
+    messages = [_state({"log": [{"n": 0}], "k": {"x": 0, "y": 0}})]
+    for n in range(200):
+        where, how = ((("log",), "push"), (("k", "y"), "set"), (("log", "status"), "set"))[n % 3]
+        data: object = n
+        for segment in reversed(where):
+            data = {segment: data}
+        for instance in ("1", "2"):
+            path = "†state." + ".".join(where)
+            messages.append(_state(data, _outputPath=path, _outputMethod=how, _instance=instance))
+    ctx = Context(messages)
+    watched = [(expr, instance) for expr in ("†state", "†state.log", "†state.k.x") for instance in ("1", "2")]
+    handles = [ctx.watch(expr, lambda _: None, instance=instance) for expr, instance in watched]
+    asked: list[tuple[object, ...]] = []
+    differences, cover, keeps_start = _patches.differences, _patches.cover, _patches.keeps_start
+
+    def counted_differences(now: dict[str, object], then: dict[str, object], lane: str | None) -> object:
+        asked.append(("differences", lane, id(now.get(lane or "")), id(then.get(lane or ""))))
+        return differences(now, then, lane)
+
+    def counted_cover(subset: list[int], position: int, writes: object, targets: object) -> object:
+        asked.append(("cover", id(subset), position, targets))
+        return cover(subset, position, writes, targets)  # type: ignore[arg-type]
+
+    def counted_keeps(subset: list[int], position: int, writes: object, lane: str, at: int) -> object:
+        asked.append(("keeps_start", id(subset), position, lane, at))
+        return keeps_start(subset, position, writes, lane, at)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_patches, "differences", counted_differences)
+    monkeypatch.setattr(_patches, "cover", counted_cover)
+    monkeypatch.setattr(_patches, "keeps_start", counted_keeps)
+    pushed = _state({"log": {"n": -1}}, _outputPath="†state.log", _outputMethod="push")
+    for edit, question in (
+        (lambda: ctx.append(pushed), "keeps_start"),
+        (lambda: ctx.append(_state({"k": {"x": 1}}, _outputPath="†state.k.x")), "cover"),
+        (lambda: ctx.insert(1, _state({"k": {"x": {"a": 2}}}, _outputPath="†state.k.x")), "cover"),
+        (lambda: ctx.insert(1, {**pushed, "data": {"log": {"n": -2}}}), "keeps_start"),
+    ):
+        asked.clear()
+        edit()
+        if question == "cover":  # (appended: under each instance; inserted: the global layer's, from it on)
+            reads = [found for found in asked if found[0] == question]
+            assert reads
+            assert len(reads) == len(set(reads))  # each once for the whole-kind track and the lane's
+        compared = [found for found in asked if found[0] == "differences"]
+        assert len(compared) == len(set(compared))  # each pair of values compared once
+        assert all(found[0] != "keeps_start" for found in asked)  # the layers keep that one
+    fresh = Context(ctx.messages)
+    for handle, (expr, instance) in zip(handles, watched, strict=True):
+        assert handle.current == fresh.resolve(expr, instance)
+    assert handles[0].current.value["log"][:3] == [{"n": 0}, {"n": -2}, {"n": -1}]
+    assert handles[0].current.value["k"]["x"] == 1
+
+
+def test_an_early_edit_before_a_lane_is_first_written_leaves_its_track_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A global fold's root is missing until the kind's first write: a track scans every write from there
+    until the root is an object (a gap, where any write of the kind can matter to its lane). That gap ends
+    after the write that made the root an object, not at the lane's own first write: an edit of another
+    lane before `c` is first written repairs the tracks of that lane only (removing the write that made
+    the root an object repairs every lane), and every watch stays the fold's."""
+    from contextdeck.engine.resolve._incremental import _watches
+
+    messages = [_state({"a": 1}), *(_state({"b": {"n": n}}) for n in range(50)), _state({"c": 1})]
+    ctx = Context(messages)
+    handles = [ctx.watch(expr, lambda _: None) for expr in ("†state.c", "†state.b.n", "†state.a")]
+    repaired: list[str | None] = []
+    repair = _watches.repair
+
+    def spy(store: object, work: object, old: object, kind: str, instance: object, lane: str | None,
+            base: object, *rest: object) -> object:
+        repaired.append(lane)
+        return repair(store, work, old, kind, instance, lane, base, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_watches, "repair", spy)
+    ctx.insert(5, _state({"b": {"n": -1}}))
+    assert repaired == ["b"]
+    ctx.remove(0)  # the write that made the root an object: in every lane's gap
+    assert sorted(repaired[1:]) == ["a", "b", "c"]
+    fresh = Context(ctx.messages)
+    for handle in handles:
+        assert handle.current == fresh.resolve(handle.expression)
+
+
+def test_a_write_moved_from_the_global_layer_to_an_instance_layer_leaves_its_sources() -> None:
+    """A replace that moves a write from the global layer to an instance layer, where it now fails (a key
+    under the array the global layer left): the instance's whole-kind watch drops it from its sources
+    (found by the watch property: it was a source of both layers halfway through its two-step repair)."""
+    ctx = Context([
+        {"type": "s", "s": {"a": {"b": None}}, "_outputPath": "†s.a.b"},
+        {"type": "s", "s": {"a": None}, "_outputPath": "†s.a"},
+        {"type": "s", "s": {"a": None}, "_outputPath": "†s.a"},
+    ])
+    handle = ctx.watch("†s", lambda _: None, instance="1")
+    ctx.remove(1)
+    ctx.insert(0, {"type": "s", "s": {"a": None}, "_outputPath": "†s.a", "_outputMethod": "push"})
+    ctx.replace(2, {"type": "s", "s": {"a": {"b": None}}, "_outputPath": "†s.a.b", "_instance": "1"})
+    assert handle.current == Context(ctx.messages).resolve("†s", "1")
+    assert handle.current.sources == (0,)
+
+
+def test_a_write_moved_from_the_global_layer_to_an_instance_layer_is_repaired_in_two(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A replace that moves a write of a lane from the global layer to an instance layer changes both: the
+    instance's lane track is repaired in two, its own layer's edit over the old global fold (from the
+    checkpoint before it), then the global change (spliced: the instance writes leave `k.x` alone or set
+    it), not folded again from the start of its layer up to the edit; and so back. Every result is the
+    fold's."""
+    messages = [_state({"k": {"x": n}}) for n in range(20)]
+    messages += [_state({"k": {"y": n}}, _instance="1") for n in range(300)]
+    messages += [_state({"k": {"x": 99}}), *(_state({"k": {"y": n}}, _instance="1") for n in range(20))]
+    ctx = Context(messages)
+    handles = [ctx.watch(expr, lambda _: None, instance="1") for expr in ("†state.k", "†state.k.x", "†state.k.y")]
+    steps = _counted_steps(monkeypatch)
+    for message in (_state({"k": {"x": -1}}, _instance="1"), messages[320]):
+        ctx.replace(320, message)
+        fresh = Context(ctx.messages)
+        for handle in handles:
+            assert handle.current == fresh.resolve(handle.expression, "1")
+    assert steps[0] < 80  # folded from the start of the instance layer up to the edit: about 620
+    assert handles[1].current.value == 99
+
+
+def test_malformed_expression_is_refused() -> None:
+    """Watching a malformed expression raises ExpressionError naming the position."""
+    with pytest.raises(ExpressionError):
+        Context([]).watch("†state..a", lambda _: None)
+
+
+def test_resolve_during_an_edit_signal_folds_the_messages_as_they_are() -> None:
+    """A slot connected to `inserted` resolves before the watches are brought up to date: it gets the
+    fold of the messages as they are, not the watch's result from before the edit."""
+    ctx = Context([_state({"a": 1})])
+    ctx.watch("†state.a", lambda _: None)
+    seen: list[object] = []
+    ctx.inserted.connect(lambda index: seen.append(ctx.resolve("†state.a").value))
+    ctx.insert(1, _state({"a": 2}))
+    assert seen == [2]
+    assert ctx.resolve("†state.a").value == 2
+
+
+def test_a_one_write_repair_says_how_a_lane_probes_sources_changed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After an insert or a remove in the middle of a lane, a repaired probe of its track says which sources
+    it gained or lost, as order keys (`SourceEdit`), so that its result is its old keys edited; the watches
+    still equal a fresh resolve."""
+    ctx = Context([_state({"k": {"x": n}}) for n in range(40)] + [_state({"k": {"y": n}}) for n in range(40)])
+    paths = ["†state.k", "†state.k.x", "†state.k.y"]
+    handles = [ctx.watch(path, lambda _: None) for path in paths]
+    told: list[tuple[tuple[str, ...], list[int], list[int]]] = []
+    refolds = ctx._watchers.refolds
+
+    def spied(*args: object, **kwargs: object) -> object:
+        folds = refolds(*args, **kwargs)  # type: ignore[arg-type]
+        told.extend((p.path, e.lost, e.gained) for fold in folds.values() for p in fold.state.probes for e in p.edits)
+        return folds
+
+    monkeypatch.setattr(ctx._watchers, "refolds", spied)
+    key = ctx._store.order.key
+    ctx.insert(20, _state({"k": {"x": 100}}))
+    assert told == [(("k",), [], [key[ctx._store.order.ids[20]]])]
+    told.clear()
+    removed = key[ctx._store.order.ids[60]]
+    ctx.remove(60)
+    assert told == [(("k",), [removed], [])]
+    for path, handle in zip(paths, handles, strict=True):
+        assert handle.current == Context(ctx.messages).resolve(path)

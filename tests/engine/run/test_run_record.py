@@ -1,0 +1,322 @@
+"""The document is the record of the run (docs/format.md §8): what ran is read from the context itself."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from typing import Any
+
+import pytest
+from exec_support import CLOCK, registry
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from contextdeck.engine import Context, Document, Execution, Shape, Status, fork, read_record
+from contextdeck.engine.run._breakpoints import condition_holds
+
+INPUT = {"type": "input", "input": {"x": 1}}
+
+
+def latent(index: int, reads: str | None = None, path: str | None = None) -> dict[str, Any]:
+    output: dict[str, Any] = {"n": index}
+    if reads is not None:
+        output["seen"] = reads
+    return {"_tool": f"t{index}", "_outputPath": path or f"†state.p{index}", "_output": output}
+
+
+def run_to_end(execution: Execution) -> None:
+    async def drive() -> None:
+        while (await execution.run()).ran:
+            pass
+        await execution.drain()
+
+    asyncio.run(drive())
+
+
+def fold(context: Context) -> dict[Any, Any]:
+    return {identity: context.value_of(*identity) for identity in context.identities()}
+
+
+def test_a_second_execution_over_the_output_runs_nothing_and_appends_nothing() -> None:
+    """Reopening a finished run: every call is done from its record, nothing runs, nothing is appended."""
+    calls = [latent(0, "†input.x"), latent(1, "†state.p0"), {"_tool": "think", "_output": "a thought"}]
+    context = Context([INPUT, {"type": "plan", "plan": calls}])
+    run_to_end(Execution(context, clock=CLOCK))
+    after = context.messages
+    again = Execution(Context(after), clock=CLOCK)
+    assert [s.status for s in again.states] == [Status.DONE] * 3
+    assert again.ready() == []
+    assert again.finished
+    report = asyncio.run(again.run())
+    assert (report.ran, len(again.context)) == ((), len(after))
+
+
+def test_only_the_calls_without_a_record_run_on_resume() -> None:
+    """A document where the first call has run: a new execution runs only the others, once each."""
+    invoked: list[str] = []
+
+    def counted(name: str) -> Any:
+        return lambda call, tool, context: invoked.append(name) or name
+
+    calls = [{"_tool": "a", "_outputPath": "†state.a"}, {"_tool": "b", "_outputPath": "†state.b", "after": "†state.a"}]
+    context = Context([{"type": "plan", "plan": calls}])
+    activities = registry(a=counted("a"), b=counted("b"))
+    asyncio.run(Execution(context, activities=activities, clock=CLOCK).step())
+    assert invoked == ["a"]
+    resumed = Execution(Context(context.messages), activities=activities, clock=CLOCK)
+    assert [s.status for s in resumed.states] == [Status.DONE, Status.READY]
+    run_to_end(resumed)
+    assert invoked == ["a", "b"]
+    assert resumed.context.resolve("†state.b").value == "b"
+
+
+def test_undoing_a_step_makes_the_call_pending_and_it_runs_again() -> None:
+    """Removing a step's output (an undo) is seen at the next step: the call is pending and runs again."""
+    context = Context([INPUT, {"type": "plan", "plan": [latent(0, "†input.x"), latent(1, "†state.p0")]}])
+    execution = Execution(context, clock=CLOCK)
+    asyncio.run(execution.step())
+    assert execution.state(0).status is Status.DONE
+    context.remove(len(context) - 1)
+    execution.refresh()
+    assert [s.status for s in execution.states] == [Status.READY, Status.BLOCKED]
+    assert asyncio.run(execution.step()).ran == (0,)
+    assert context.resolve("†state.p0").value == {"n": 0, "seen": 1}
+
+
+def test_an_edit_that_unblocks_a_call_is_seen_at_once() -> None:
+    """An approval added to the state mid-run: refresh() (and the next step) find the call ready."""
+    call = {"_tool": "pay", "_outputPath": "†state.paid", "_output": "†state.approvals.pay"}
+    context = Context([{"type": "plan", "plan": [call]}])
+    execution = Execution(context, clock=CLOCK)
+    assert execution.state(0).status is Status.AWAITING_APPROVAL
+    context.append({"type": "state", "data": {"approvals": {"pay": "lead"}}})
+    assert asyncio.run(execution.step()).ran == (0,)
+    assert context.resolve("†state.paid").value == "lead"
+
+
+def test_records_written_before_the_run_key_still_count() -> None:
+    """An output message from before `_run` existed (only `_call`) marks its call done; an unrelated one does not."""
+    calls = [latent(0), latent(1)]
+    old_output = {"type": "data", "kind": "state", "data": {"p0": {"n": 0}}, "_call": calls[0],
+                  "_date": "2025-01-01T00:00:00Z", "_outputPath": "†state.p0"}
+    stranger = {**old_output, "_call": {"_tool": "elsewhere", "_outputPath": "†state.p0"}}
+    execution = Execution(Context([{"type": "plan", "plan": calls}, old_output, stranger]), clock=CLOCK)
+    assert [s.status for s in execution.states] == [Status.DONE, Status.READY]
+
+
+def test_a_record_written_elsewhere_with_the_latent_result_in_its_call_counts() -> None:
+    """A document written by another tool puts the `_output` a latent call received into `_call`; that output
+    still marks its plan call (which has no `_output`) done, and a call that reads it is not blocked."""
+    calls = [{"_tool": "detect", "_outputPath": "†state.language"},
+             {"_tool": "check", "language": "†state.language", "_outputPath": "†state.ok"}]
+    output = {"type": "state", "data": {"language": "fr"}, "_outputPath": "†state.language",
+              "_call": {**calls[0], "_output": "fr"}, "_date": "2026-11-20T09:00:00Z"}
+    execution = Execution(Context([{"type": "plan", "plan": calls}, output]), clock=CLOCK)
+    assert execution.states[0].status == Status.DONE
+    assert execution.states[1].status != Status.BLOCKED
+
+
+def test_records_before_the_plan_message_belong_to_an_earlier_plan() -> None:
+    """A new plan message starts a new record: an identical call in it has not run yet."""
+    call = latent(0)
+    first = Context([{"type": "plan", "plan": [call]}])
+    run_to_end(Execution(first, clock=CLOCK))
+    second = Context([*first.messages, {"type": "plan", "plan": [call]}])
+    assert Execution(second, clock=CLOCK).state(0).status is Status.READY
+
+
+def test_identical_calls_are_told_apart_by_position_even_after_an_insert() -> None:
+    """Two identical calls each have their record; inserting a call before them keeps both done."""
+    same = {"_tool": "log", "_outputPath": "†state.log", "_outputMethod": "push", "_output": "hi"}
+    context = Context([{"type": "plan", "plan": [same, copy.deepcopy(same)]}])
+    execution = Execution(context, clock=CLOCK)
+    asyncio.run(execution.step())
+    assert [s.status for s in execution.states] == [Status.DONE, Status.READY]
+    plan = {"type": "plan", "plan": [latent(9), same, copy.deepcopy(same)]}
+    context.replace(0, plan)
+    moved = Execution(context, clock=CLOCK)
+    assert [s.status for s in moved.states] == [Status.READY, Status.DONE, Status.READY]
+
+
+def test_a_call_edited_after_it_ran_is_done_and_stale() -> None:
+    """Editing a finished call in the plan does not make it run again by itself: it is done, and stale."""
+    context = Context([INPUT, {"type": "plan", "plan": [latent(0, "†input.x")]}])
+    run_to_end(Execution(context, clock=CLOCK))
+    edited = latent(0, "†input.x")
+    edited["_output"]["extra"] = True
+    context.replace(1, {"type": "plan", "plan": [edited]})
+    execution = Execution(context, clock=CLOCK)
+    assert execution.state(0).status is Status.DONE
+    [stale] = execution.stale()
+    assert (stale.index, stale.edited, stale.changed) == (0, True, ("_output",))
+
+
+def test_a_failed_call_is_recorded_and_not_retried_by_itself() -> None:
+    """An activity error is the call's outcome: a second execution reports it failed and does not run it."""
+    attempts: list[int] = []
+
+    def boom(call, tool, context):
+        attempts.append(1)
+        raise ValueError("no")
+
+    context = Context([{"type": "plan", "plan": [{"_tool": "boom", "_outputPath": "†state.x"}]}])
+    activities = registry(boom=boom)
+    run_to_end(Execution(context, activities=activities, clock=CLOCK))
+    again = Execution(context, activities=activities, clock=CLOCK)
+    assert again.state(0).status is Status.FAILED
+    assert again.state(0).error == {"type": "ValueError", "message": "no"}
+    run_to_end(again)
+    assert attempts == [1]
+    assert read_record(context, again.calls, 0).of(0) is not None
+
+
+def test_rerun_runs_the_call_and_what_read_its_output_again() -> None:
+    """rerun() puts a finished call and its finished readers back to pending; the new outputs shadow the old."""
+    context = Context([INPUT, {"type": "plan", "plan": [latent(0, "†input.x"), latent(1, "†state.p0"), latent(2)]}])
+    execution = Execution(context, clock=CLOCK)
+    run_to_end(execution)
+    context.append({"type": "input", "input": {"x": 2}})
+    assert [s.index for s in execution.stale()] == [0]
+    assert execution.rerun([0]) == (0, 1)
+    run_to_end(execution)
+    assert context.resolve("†state.p1").value == {"n": 1, "seen": {"n": 0, "seen": 2}}
+    assert execution.stale() == []
+    assert sum(1 for m in context.messages if m.get("_outputPath") == "†state.p2") == 1
+
+
+def test_each_outcome_records_its_inputs_start_and_duration() -> None:
+    """`_run` holds the call's position, its start, its resolved inputs and their digest, and how long it took."""
+    ticks = iter([10.0, 10.25])
+    context = Context([INPUT, {"type": "plan", "plan": [{"_tool": "t", "q": "†input.x", "_outputPath": "†state.y",
+                                                         "_output": 5}]}])
+    run_to_end(Execution(context, clock=CLOCK, timer=lambda: next(ticks)))
+    audit = context[-1]["_run"]
+    assert audit == {"call": 0, "started": "2026-01-01T00:00:00Z", "digest": audit["digest"],
+                     "inputs": {"q": 1, "_output": 5}, "seconds": 0.25}
+
+
+# -- the property: stepping, undoing and resuming in any order end where one uninterrupted run ends --------
+
+def _plan(draw: st.DrawFn) -> list[Any]:
+    size = draw(st.integers(1, 6))
+    entries: list[Any] = []
+    for index in range(size):
+        source = draw(st.sampled_from(["†input.x", *[f"†state.p{j}" for j in range(index)], "†state.never"]))
+        if draw(st.booleans()) and index:  # a failing activity: its readers stay blocked
+            entries.append({"_tool": "boom", "_outputPath": f"†state.p{index}", "n": index})
+        elif draw(st.integers(0, 4)) == 0:
+            entries.append({"all": [latent(index, source), latent(100 + index, source)]})
+        else:
+            entries.append(latent(index, source))
+    return entries
+
+
+OPERATIONS = st.lists(st.sampled_from(["step", "run", "undo", "reopen"]), max_size=12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.composite(_plan)(), OPERATIONS, st.randoms(use_true_random=False))
+def test_stepping_undoing_and_resuming_in_any_order_gives_the_uninterrupted_fold(entries, operations, rnd) -> None:
+    """Each path of one writer: any interleaving of step, run, undo (back to an earlier step) and reopen ends in
+    the fold of one uninterrupted run."""
+    def boom(call, tool, context):
+        raise ValueError(f"boom {call['n']}")
+
+    activities = registry(boom=boom)
+    start = [INPUT, {"type": "plan", "plan": entries}]
+
+    straight = Context(copy.deepcopy(start))
+    run_to_end(Execution(straight, activities=activities, clock=CLOCK))
+
+    context = Context(copy.deepcopy(start))
+    execution = Execution(context, activities=activities, clock=CLOCK)
+    checkpoints = [len(context)]
+    for operation in operations:
+        if operation == "step":
+            asyncio.run(execution.step())
+            checkpoints.append(len(context))
+        elif operation == "run":
+            asyncio.run(execution.run())
+            checkpoints.append(len(context))
+        elif operation == "undo":  # the undo stack: back to the end of an earlier step
+            target = rnd.choice(checkpoints)
+            while len(context) > target:
+                context.remove(len(context) - 1)
+            checkpoints = [c for c in checkpoints if c <= target]
+        else:  # save and open again: a new context and execution, nothing carried over
+            context = Context(copy.deepcopy(context.messages))
+            execution = Execution(context, activities=activities, clock=CLOCK)
+    run_to_end(execution)
+    assert fold(context) == fold(straight)
+    assert [s.status for s in execution.states] == [
+        s.status for s in Execution(straight, activities=activities, clock=CLOCK).states]
+
+
+def test_a_failure_written_to_the_error_branch_is_read_back_as_failed() -> None:
+    """012: a failure filling `†state.error` is an output message; its `_run.error` keeps the call failed on reopen."""
+    def declined(call, tool, context):
+        raise ValueError("declined")
+
+    call = {"_tool": "pay", "_outputPath": "†state.receipt || †state.error"}
+    context = Context([{"type": "plan", "plan": [call]}])
+    run_to_end(Execution(context, activities=registry(pay=declined), clock=CLOCK))
+    reopened = Execution(Context(context.messages), activities=registry(pay=declined), clock=CLOCK)
+    state = reopened.state(0)
+    assert (state.status, state.error) == (Status.FAILED, {"type": "ValueError", "message": "declined"})
+    assert len(state.outputs) == 1
+
+
+def test_a_blocked_call_names_the_failed_writer_it_waits_for() -> None:
+    """The reader of a failed call's destination stays blocked, and its state names that writer."""
+    def boom(call, tool, context):
+        raise ValueError("no")
+
+    calls = [{"_tool": "boom", "_outputPath": "†state.a"}, {"_tool": "use", "a": "†state.a", "_output": 1}]
+    context = Context([{"type": "plan", "plan": calls}])
+    execution = Execution(context, activities=registry(boom=boom), clock=CLOCK)
+    assert execution.state(1).failed_writers == ()
+    run_to_end(execution)
+    state = execution.state(1)
+    assert (state.status, state.waiting_for, state.failed_writers) == (Status.BLOCKED, ("†state.a",), (0,))
+
+
+def test_a_conditional_breakpoint_stops_only_when_its_expression_is_truthy() -> None:
+    """A breakpoint on call 1 with condition †state.big: no stop while it is false; a stop once it is true."""
+    calls = [latent(0), latent(1)]
+    flag = {"type": "state", "data": {"big": False}}
+    context = Context([flag, {"type": "plan", "plan": calls}])
+    execution = Execution(context, clock=CLOCK, breakpoints={1})
+    execution.conditions = {1: "†state.big"}
+    assert asyncio.run(execution.run()).stopped_at is None
+    context.replace(0, {"type": "state", "data": {"big": True}})
+    execution.rerun([1])
+    assert asyncio.run(execution.run()).stopped_at == 1
+    execution.conditions = {1: "†state..bad"}  # a malformed condition stops rather than run past unseen
+    assert condition_holds(context, execution.conditions[1], execution.plans[1])
+
+
+def test_break_on_failure_starts_nothing_after_a_failed_call() -> None:
+    """With break_on_failure, run() ends once a call failed; the next run() goes on."""
+    def boom(call, tool, context):
+        raise ValueError("no")
+
+    calls = [{"_tool": "boom", "_outputPath": "†state.a"}, latent(1, "†state.p9"), latent(9)]
+    execution = Execution(Context([{"type": "plan", "plan": calls}]), activities=registry(boom=boom), clock=CLOCK)
+    execution.break_on_failure = True
+    report = asyncio.run(execution.run())
+    assert (report.failed_at, report.ran) == (0, (0, 2))
+    assert execution.state(1).status is Status.READY
+    assert asyncio.run(execution.run()).ran == (1,)
+
+
+def test_fork_keeps_the_messages_up_to_the_cursor_and_the_record_in_them() -> None:
+    """fork(document, at): the messages up to `at`, the same shape and solution, no path; a bad index is refused."""
+    calls = [latent(0, "†input.x"), latent(1, "†state.p0")]
+    document = Document(Context([INPUT]), Shape.REQUEST, solution={"calls": calls}, path=None)
+    run_to_end(Execution(document, clock=CLOCK))
+    branch = fork(document, 1)
+    assert (len(branch.context), branch.shape, branch.solution, branch.path) == (2, Shape.REQUEST, {"calls": calls},
+                                                                                None)
+    assert [s.status for s in Execution(branch, clock=CLOCK).states] == [Status.DONE, Status.READY]
+    with pytest.raises(IndexError, match="cannot fork at message 9"):
+        fork(document, 9)

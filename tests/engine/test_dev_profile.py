@@ -1,0 +1,23 @@
+"""The tests' quick profile: `HYPOTHESIS_PROFILE=dev` caps every property test's examples."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_dev_profile_caps_the_examples_a_test_asks_for() -> None:
+    """`HYPOTHESIS_PROFILE=dev` runs a test whose own settings ask for 600 examples with 10 (tests/conftest.py)."""
+    test = "tests/engine/resolve/test_patch.py::test_a_write_that_leaves_the_difference_alone_acts_the_same"
+    ran = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:pytest-qt", test,
+         "--hypothesis-show-statistics"],
+        cwd=ROOT, env={**os.environ, "HYPOTHESIS_PROFILE": "dev"}, capture_output=True, text=True, check=False,
+    )
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert re.search(r"\b10 passing", ran.stdout), ran.stdout
