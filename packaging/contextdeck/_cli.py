@@ -339,6 +339,15 @@ def _moment(text: str) -> str:
 
 
 def _gui(args: argparse.Namespace) -> int:
+    from contextdeck import _system
+
+    environ = dict(os.environ)
+    if args.screenshot:
+        environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # as the window will choose
+    missing = _system.missing(environ)
+    if missing:  # said before Qt is loaded: Qt would abort the process, naming the wrong library
+        print(_system.install_advice(missing), end="", file=sys.stderr)
+        return EXIT_DOCUMENT
     from contextdeck.gui import main as gui_main  # Qt is loaded only for this subcommand
 
     return gui_main(args.doc, screenshot=args.screenshot, tools=args.tools)
