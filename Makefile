@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 EXAMPLE ?= resources/examples/refund_workflow.json
 
-.PHONY: run test lint linked typecheck contracts test-engine-headless test-suite bench clean
+.PHONY: run test hooks lint linked typecheck contracts test-engine-headless test-suite bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -14,6 +14,12 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
+	@$(MAKE) --no-print-directory hooks
+
+# The repository's own git hooks (.githooks/commit-msg: subjects of at most 72 characters), installed with
+# the set-up above. Outside a git checkout (a source archive) there is nothing to install.
+hooks:
+	@if git rev-parse --git-dir >/dev/null 2>&1; then git config core.hooksPath .githooks; fi
 
 run: $(STAMP)
 	$(BIN)/contextdeck gui $(EXAMPLE)
