@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from contextdeck import _cli, _system
@@ -57,3 +59,12 @@ def test_gui_stops_before_loading_qt(monkeypatch: pytest.MonkeyPatch, capsys: py
     monkeypatch.setattr(_system, "_loads", lambda soname: soname not in ICCCM_AND_KEYSYMS)
     assert _cli.main(["gui"]) == 1
     assert "sudo apt-get install libxcb-icccm4 libxcb-keysyms1\n" in capsys.readouterr().err
+
+
+def test_the_readme_lists_every_package() -> None:
+    """The README's install lines name every package checked here, for Debian and for Fedora."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8").replace("\\\n", " ")
+    lines = {line.split()[1]: set(line.split()[3:]) for line in readme.splitlines()
+             if line.startswith(("sudo apt-get install", "sudo dnf install"))}
+    assert lines["apt-get"] == {library.debian for library in QT + XCB}
+    assert lines["dnf"] == {library.fedora for library in QT + XCB}
