@@ -36,10 +36,12 @@ from .document._json import parse as json_parse
 from .document._state import CursorState, IdentityState
 from .document._validate import json_path_parts
 from .document._view import ContextView, Messages
+from .models._agent import AgentRun, Ending, model_outputs, model_turns, run_agent
 from .models._ask import (
     Answer,
     Asker,
     ModelRun,
+    Tally,
     answer_call,
     apply_solution,
     ask_request,
@@ -76,7 +78,7 @@ from .resolve._incremental._blame import Blame, BlameEntry
 from .resolve._resolution import Diagnostic, Indices, Resolution
 from .run._execution import Execution
 from .run._instancing import expand_instances, instances_of
-from .run._loop import Loop, LoopStatus, Tick, TurnRefused, TurnSource, load_turn
+from .run._loop import Loop, LoopStatus, OutputSource, Tick, Turn, TurnRefused, TurnSource, load_turn
 from .run._readiness import is_approval
 from .run._turns import (
     Conclusion,
@@ -105,6 +107,7 @@ __all__ = [
     "Activities",
     "Activity",
     "ActivityLoadError",
+    "AgentRun",
     "Answer",
     "Asker",
     "Blame",
@@ -129,6 +132,7 @@ __all__ = [
     "Document",
     "DocumentError",
     "Edit",
+    "Ending",
     "Endpoint",
     "Entry",
     "Execution",
@@ -150,6 +154,7 @@ __all__ = [
     "ModelError",
     "ModelRun",
     "Move",
+    "OutputSource",
     "Parameter",
     "Problem",
     "Prompt",
@@ -163,10 +168,12 @@ __all__ = [
     "Shape",
     "Stale",
     "Status",
+    "Tally",
     "Tick",
     "TickReport",
     "ToolDefinition",
     "ToolLoadError",
+    "Turn",
     "TurnChange",
     "TurnRefused",
     "TurnSource",
@@ -211,6 +218,8 @@ __all__ = [
     "load_turn",
     "merged_tools",
     "message_problem",
+    "model_outputs",
+    "model_turns",
     "output_messages",
     "output_problem",
     "output_schema",
@@ -228,6 +237,7 @@ __all__ = [
     "render",
     "render_text",
     "request_prompt",
+    "run_agent",
     "run_with_model",
     "scoped_indices",
     "sync_directory",

@@ -72,9 +72,25 @@ def parse_answer(prompt: Prompt, text: str) -> Any:
     return value
 
 
+@dataclass(frozen=True)
+class Tally:
+    """What an `Asker` has answered: questions sent to the endpoint, answers replayed from the cassette, and
+    the tokens of all those answers as the server counted them (a replayed answer's as recorded)."""
+
+    asked: int = 0
+    replayed: int = 0
+    tokens: int = 0
+
+    def __sub__(self, before: Tally) -> Tally:
+        return Tally(self.asked - before.asked, self.replayed - before.replayed, self.tokens - before.tokens)
+
+
 class Asker:
     """Asks one endpoint, through a cassette: `mode` is `record` (replay what is recorded, ask and record the
-    rest), `replay` (never ask: an unrecorded question is an error) or `live` (always ask, and record)."""
+    rest), `replay` (never ask: an unrecorded question is an error) or `live` (always ask, and record).
+
+    `tally` counts what it answered (invalid answers too; an endpoint that failed gave none).
+    """
 
     def __init__(self, provider: Provider, cassette: Cassette | None = None, mode: str = "record") -> None:
         if mode not in MODES:
@@ -82,6 +98,7 @@ class Asker:
         self.provider = provider
         self.cassette = cassette if cassette is not None else Cassette()
         self.mode = mode
+        self.tally = Tally()
 
     @property
     def endpoint_label(self) -> str:
@@ -125,6 +142,11 @@ class Asker:
         raise AssertionError("unreachable: the last strategy raises or returns")
 
     def _answer(self, prompt: Prompt, exchange: dict[str, Any], *, replayed: bool) -> Answer:
+        usage = exchange.get("usage")
+        tokens = usage.get("total_tokens") if isinstance(usage, dict) else None
+        tokens = tokens if isinstance(tokens, int) else 0
+        tally = self.tally
+        self.tally = Tally(tally.asked + (not replayed), tally.replayed + replayed, tally.tokens + tokens)
         text = str(exchange.get("response", {}).get("text", ""))
         try:
             value = parse_answer(prompt, text)

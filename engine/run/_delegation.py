@@ -40,9 +40,9 @@ def _new_session(execution: Execution, index: int, resolved: dict[str, Any]) -> 
     plan, spec = execution.plans[index], execution.delegates[index]
     base = spec.path.parent if spec.path is not None else execution.base
     chain = (*execution.chain, spec.path) if spec.path is not None else execution.chain
-    loop = Loop(delegate_document(spec, plan, resolved, execution.context), turns=execution.turns, base=base,
-                chain=chain, activities=execution.activities, tools=execution.code_tools, clock=execution.clock,
-                timeout=execution.timeout, timer=execution.timer)
+    loop = Loop(delegate_document(spec, plan, resolved, execution.context), turns=execution.turns,
+                outputs=execution.outputs, base=base, chain=chain, activities=execution.activities,
+                tools=execution.code_tools, clock=execution.clock, timeout=execution.timeout, timer=execution.timer)
     execution.delegations[index] = loop
     return loop
 

@@ -75,6 +75,7 @@ class Execution:
         breakpoints: Iterable[int | str] = (),
         timer: Timer = time.perf_counter,
         turns: Any = None,
+        outputs: Any = None,
         base: Path | None = None,
         chain: tuple[Path, ...] = (),
         path: Path | None = None,
@@ -89,6 +90,7 @@ class Execution:
             base = path.parent if base is None else base
             chain = chain or (path.resolve(),)
         self.turns = turns  # who produces a delegate's turns (the Loop's `turns`)
+        self.outputs = outputs  # who answers a delegate's latent calls (the Loop's `outputs`)
         self.base, self.chain = base, chain
         self.solution = solution
         self.activities = activities if activities is not None else Activities()

@@ -12,8 +12,8 @@ new Plan for the next step").
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -30,9 +30,21 @@ from ..resolve._resolution import Diagnostic
 from ._execution import Execution
 from ._turns import conclude, turn_change, turn_problems
 
-# Who produces the next turn: given the document as the request stands, a solution (or an awaitable of
-# one), or None when it has none to give. A model provider plugs in here.
+# Who produces the next turn: given the document as the request stands, a solution or a `Turn` (or an
+# awaitable of one), or None when it has none to give. A model provider plugs in here (`model_turns`).
 TurnSource = Callable[[Document], Any]
+# Who answers a latent call that waits for its output (`Execution`, call index): writes it (or fails the
+# call) and returns once it is written. A model provider plugs in here too (`answer_call`).
+OutputSource = Callable[[Execution, int], Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class Turn:
+    """A turn with its audit: the model's exchange in short (`Answer.summary`), kept as `_model` on the plan
+    message the turn becomes (and on a saved request's solution)."""
+
+    solution: Any
+    audit: dict[str, Any] | None = None
 
 
 class LoopStatus(StrEnum):
@@ -83,16 +95,19 @@ class Loop:
     tick_finished = Signal(object)
     status_changed = Signal(object)
 
-    def __init__(self, document: Document, *, turns: TurnSource | None = None, **options: Any) -> None:
+    def __init__(self, document: Document, *, turns: TurnSource | None = None, outputs: OutputSource | None = None,
+                 **options: Any) -> None:
         self.document = document
         self.turns = turns
+        self.outputs = outputs
         self.clock = options.get("clock", utc_now)
         self.solution = document.solution
         self._plan_turn()
         path = document.path
         base = options.pop("base", None) or (path.parent if path is not None else None)
         chain = (*options.pop("chain", ()), *((path.resolve(),) if path is not None else ()))
-        self.execution = Execution(document.context, self.solution, turns=turns, base=base, chain=chain, **options)
+        self.execution = Execution(document.context, self.solution, turns=turns, outputs=outputs, base=base,
+                                   chain=chain, **options)
         self.ticks: list[Tick] = []
         self.output: Any = MISSING  # the final output, once the loop has finished
         # Nothing to run: a fresh request, or a document saved while it waited for its next turn (its plan's
@@ -112,6 +127,8 @@ class Loop:
         if self.status in (LoopStatus.FINISHED, LoopStatus.WAITING_FOR_TURN):
             raise RuntimeError(f"the loop is {self.status}: nothing to run")
         report = await self.execution.run()
+        if self.outputs is not None:
+            report = await self._answer_outputs(report)
         await self.execution.drain()
         if report.lazy:
             self._become(LoopStatus.LAZY)
@@ -120,6 +137,22 @@ class Loop:
         else:
             self._conclude(report)
         return self.status
+
+    async def _answer_outputs(self, report: TickReport) -> TickReport:
+        """Latent calls left waiting for their output are answered (`outputs`), one at a time, and the tick
+        goes on with what each answer unblocks. A delegated call's session asks for its own turns."""
+        assert self.outputs is not None
+        ran, errors = list(report.ran), list(report.errors)
+        while report.stopped_at is None and report.failed_at is None and not report.lazy:
+            waiting = [i for i in report.waiting_for_output if i not in self.execution.delegates]
+            if not waiting:
+                break
+            await self.outputs(self.execution, waiting[0])
+            ran.append(waiting[0])
+            report = await self.execution.run()
+            ran.extend(report.ran)
+            errors.extend(report.errors)
+        return replace(report, ran=tuple(ran), errors=tuple(errors))
 
     def approve_plan(self) -> None:
         """Let a lazy plan run at the next `tick()`."""
@@ -143,17 +176,18 @@ class Loop:
         self._become(LoopStatus.FINISHED if self.output is not MISSING else LoopStatus.WAITING_FOR_TURN)
 
     def _plan_turn(self) -> None:
-        """The turn's calls become a plan message before they run (`turn_change`)."""
+        """The document's own turn's calls become a plan message before they run (`turn_change`)."""
         if self.solution is None:
             return
         change = turn_change(self.document, self.solution)
         if change.plan is not None:
             self.document.context.append(change.plan)
 
-    def take_turn(self, solution: Any) -> None:
+    def take_turn(self, solution: Any, audit: dict[str, Any] | None = None) -> None:
         """The next turn (typed by hand, or from the model provider): its calls run at the next `tick()`.
 
         A turn that breaks the request's composed schema is refused (`TurnRefused`), and nothing changes.
+        `audit`: the model's exchange in short, kept as `_model` (see `Turn`).
         """
         if self.status is not LoopStatus.WAITING_FOR_TURN:
             raise RuntimeError(f"the loop is {self.status}, not waiting for a turn")
@@ -162,10 +196,12 @@ class Loop:
         errors = [problem for problem in problems if problem.severity == "error"]
         if errors:
             raise TurnRefused(errors)
+        change = turn_change(self.document, solution, audit)
         self.solution = solution
-        if self.document.shape is Shape.REQUEST:
-            self.document.solution = solution
-        self._plan_turn()
+        if change.solution is not MISSING:
+            self.document.solution = change.solution
+        if change.plan is not None:
+            self.document.context.append(change.plan)
         self.execution.solution = solution
         self.execution.reset()
         self._become(LoopStatus.READY)
@@ -184,7 +220,10 @@ class Loop:
                     solution = await solution
                 if solution is None:
                     return self.status
-                self.take_turn(solution)
+                if isinstance(solution, Turn):
+                    self.take_turn(solution.solution, solution.audit)
+                else:
+                    self.take_turn(solution)
             if self.status is LoopStatus.FINISHED:
                 return self.status
             if await self.tick() in (LoopStatus.STOPPED, LoopStatus.LAZY):

@@ -128,7 +128,8 @@ def turn_change(document: Document, solution: Any, audit: dict[str, Any] | None 
     So the next request holds the plan, and the run record of these calls follows it (format.md §9). A
     bare context keeps a non-null output in that plan message (it has nowhere else); a saved request
     keeps it in its solution. A plan equal to the last one is not appended again (a reopened document).
-    `audit` (the model's exchange, `_model`) goes on the plan message.
+    `audit` (the model's exchange in short, `_model`) goes on the plan message, and on a saved request's
+    solution (a solution that is an array of calls has no room for it).
     """
     turn = as_turn(solution)
     request = document.shape is Shape.REQUEST
@@ -144,7 +145,12 @@ def turn_change(document: Document, solution: Any, audit: dict[str, Any] | None 
             plan["output"] = copy.deepcopy(output)
         if audit:
             plan["_model"] = copy.deepcopy(audit)
-    return TurnChange(plan, copy.deepcopy(solution) if request else MISSING)
+    if not request:
+        return TurnChange(plan, MISSING)
+    kept = copy.deepcopy(solution)
+    if audit and isinstance(kept, dict):  # the final turn may leave no plan message: its exchange stays here
+        kept["_model"] = copy.deepcopy(audit)
+    return TurnChange(plan, kept)
 
 
 def current_turn(document: Document) -> Any:

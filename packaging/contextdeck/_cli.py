@@ -16,10 +16,12 @@ from contextdeck.engine import (
     STRATEGIES,
     Activities,
     ActivityLoadError,
+    AgentRun,
     Asker,
     Cassette,
     Document,
     DocumentError,
+    Ending,
     Endpoint,
     Execution,
     ExpressionError,
@@ -43,6 +45,7 @@ from contextdeck.engine import (
     load_tools,
     load_turn,
     parse_expression,
+    run_agent,
     run_with_model,
     turn_problem,
     turn_problems,
@@ -51,7 +54,10 @@ from contextdeck.engine import (
     write_atomically,
 )
 
-EXIT_OK, EXIT_DOCUMENT, EXIT_EXPRESSION, EXIT_NOT_FOUND, EXIT_MODEL, EXIT_REFUSED = 0, 1, 2, 3, 4, 5
+# One table of exit codes for every command (README, "Command line").
+EXIT_OK, EXIT_DOCUMENT, EXIT_EXPRESSION, EXIT_NOT_FOUND, EXIT_MODEL = 0, 1, 2, 3, 4
+EXIT_REFUSED = 5  # the model's answer was refused (it broke the schema it was asked for)
+EXIT_WAITING = 6  # the model drove the loop and it stopped without a final output
 
 
 def _load(path: str) -> Document:
@@ -151,8 +157,8 @@ def _run(args: argparse.Namespace) -> int:
         if problem is not None:
             raise _CannotLoad(f"{file}: {problem}")
         turns.append(turn)
-    if asker is None and args.steps is None:
-        return _run_loop(args, document, turns, options)
+    if args.steps is None:
+        return _run_loop(args, document, turns, options, asker)
     execution = Execution(document, **options)
     failure: ModelError | None = None
     refused: tuple[int, ...] = ()
@@ -166,13 +172,15 @@ def _run(args: argparse.Namespace) -> int:
         print(f"contextdeck: the model failed: {failure}", file=sys.stderr)
         return EXIT_MODEL
     if refused:  # each is an error message in the document; a script must not take the run for a success
-        say(f"the model's answer was refused for {', '.join(f'call {index}' for index in refused)}")
+        say(_refused(refused))
         return EXIT_REFUSED
     return EXIT_OK
 
 
-def _run_loop(args: argparse.Namespace, document: Document, turns: list[Any], options: dict[str, Any]) -> int:
-    """Tick after tick, each `--turn` the model's next turn typed by hand, until the final output (010)."""
+def _run_loop(args: argparse.Namespace, document: Document, turns: list[Any], options: dict[str, Any],
+              asker: Asker | None) -> int:
+    """Tick after tick until the final output (010): each `--turn` the model's next turn typed by hand, then,
+    with `--llm` (and not `--turns wait`), the model's, which also answers latent calls."""
     given = iter(zip(args.turn, turns, strict=True))
     taking: list[str] = []  # the file of the turn being taken, to name it when it is refused
     lines: list[str] = []
@@ -188,31 +196,44 @@ def _run_loop(args: argparse.Namespace, document: Document, turns: list[Any], op
             lines.extend(f"{file}: warning: {p}" for p in problems if p.severity == "warning")
         return turn
 
-    loop = Loop(document, turns=next_turn, **options)
-    loop.tick_finished.connect(lambda tick: lines.extend(_tick_lines(loop, tick)))
-    try:
-        status = asyncio.run(_drive_loop(loop, args.approve_plan, args.max_ticks))
-    except TurnRefused as refused:  # what ran before is kept and written; the refused turn changed nothing
-        _write(document, args.out)
-        for line in lines:
-            say(line)
-        for problem in refused.problems:
-            say(f"{taking[0]}: turn refused: {problem}")
-        return EXIT_DOCUMENT
+    model_turns = asker is not None and args.turns == "model"
+    run = asyncio.run(run_agent(document, asker, turns=next_turn, model_gives_turns=model_turns,
+                                max_ticks=args.max_ticks, approve_plan=args.approve_plan,
+                                on_tick=lambda loop, tick: lines.extend(_tick_lines(loop, tick)), **options))
     _write(document, args.out)
     for line in lines:
         say(line)
-    say(_ending(loop, status, bool(turns)))
-    say(f"{sum(len(tick.report.ran) for tick in loop.ticks)} call(s) run in {len(loop.ticks)} tick(s)")
+    if isinstance(run.refused, TurnRefused) and taking:  # a turn typed by hand: its file and each problem
+        for problem in run.refused.problems:
+            say(f"{taking[0]}: turn refused: {problem}")
+        return EXIT_DOCUMENT
+    if run.failure is not None:
+        say(f"the model failed: {run.failure}")
+    elif run.refused is not None:
+        say(f"the model's turn was refused: {run.refused}")
+        reply = getattr(run.refused, "reply", None)
+        if reply is not None:
+            say(f"the model's reply was: {reply}")
+    else:
+        say(_ending(run, bool(turns), model_turns))
+    say(f"{run.calls} call(s) run in {run.ticks} tick(s)")
+    if asker is not None:
+        tally = run.tally
+        say(f"the model: {tally.asked} request(s) asked, {tally.replayed} replayed, {tally.tokens} tokens")
+    return _exit_code(run, model_turns)
+
+
+def _exit_code(run: AgentRun, model_turns: bool) -> int:
+    """`run`'s exit code (README's table): a loop the model drives that does not finish is not a success;
+    one that stops where it was asked to stop (no model, `--turns wait`) is."""
+    ending = run.ending
+    if ending is Ending.FAILED:
+        return EXIT_MODEL
+    if ending is Ending.REFUSED:
+        return EXIT_REFUSED
+    if ending is Ending.WAITING and model_turns:
+        return EXIT_WAITING
     return EXIT_OK
-
-
-async def _drive_loop(loop: Loop, approve: bool, max_ticks: int) -> LoopStatus:
-    status = await loop.run(max_ticks)
-    while status is LoopStatus.LAZY and approve:
-        loop.approve_plan()
-        status = await loop.run(max_ticks)
-    return status
 
 
 def _tick_lines(loop: Loop, tick: Tick) -> list[str]:
@@ -222,14 +243,22 @@ def _tick_lines(loop: Loop, tick: Tick) -> list[str]:
     return lines
 
 
-def _ending(loop: Loop, status: LoopStatus, had_turns: bool) -> str:
-    if status is LoopStatus.FINISHED:
-        return f"final output: {json_dumps(loop.output, indent=False)}"
-    if status is LoopStatus.LAZY:
-        waiting = len(loop.execution.states)
+def _ending(run: AgentRun, had_turns: bool, model: bool) -> str:
+    if run.status is LoopStatus.FINISHED:
+        return f"final output: {json_dumps(run.output, indent=False)}"
+    if run.status is LoopStatus.LAZY:
+        waiting = len(run.loop.execution.states) if run.loop is not None else 0
         return f"the plan is lazy: {waiting} call(s) wait for approval (--approve-plan runs them)"
+    if run.refused_outputs:
+        return _refused(run.refused_outputs)
+    if model:
+        return f"no final output after {run.ticks} tick(s) (--max-ticks)"
     more = "another" if had_turns else "one"
     return f"waiting for the model's next turn (give {more} with --turn FILE.json)"
+
+
+def _refused(calls: tuple[int, ...]) -> str:
+    return f"the model's answer was refused for {', '.join(f'call {index}' for index in calls)}"
 
 
 def say(text: str) -> None:
@@ -442,6 +471,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="the model's next turn typed by hand (repeatable: one file per turn, in order)")
     run.add_argument("--approve-plan", action="store_true", help="run a lazy plan (012) instead of waiting")
     run.add_argument("--max-ticks", type=_non_negative, default=25, help="stop after N ticks (default 25)")
+    run.add_argument("--turns", choices=["model", "wait"], default="model",
+                     help="with --llm: the model gives each next turn (model, the default), or the run stops and "
+                          "waits for one after the turns it has (wait)")
     run.set_defaults(run=_run)
 
     ask = commands.add_parser("ask", help="ask the model for the whole request; write the document with its calls")

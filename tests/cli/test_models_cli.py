@@ -34,7 +34,7 @@ def test_run_with_a_model_answers_the_latent_call_and_records_it(capsys, tmp_pat
     fake_llm.push(Reply.json({"result": {"label": "damage"}}))
     doc = written(tmp_path)
     code, out, err = call(capsys, "run", doc, "--llm", fake_llm.url, "--model", "fake-small", "--now", NOW,
-                          "--llm-retries", "0")
+                          "--llm-retries", "0", "--turns", "wait")
     result = json.loads(out)
     assert code == 0, err
     last = result["context"][-1]
@@ -49,9 +49,10 @@ def test_a_second_run_replays_without_the_server(capsys, tmp_path, fake_llm) -> 
     """--replay against an endpoint that is down gives the same document: nothing is asked."""
     fake_llm.push(Reply.json({"result": {"label": "damage"}}))
     doc = written(tmp_path)
-    _, first, _ = call(capsys, "run", doc, "--llm", fake_llm.url, "--model", "fake-small", "--now", NOW)
+    _, first, _ = call(capsys, "run", doc, "--llm", fake_llm.url, "--model", "fake-small", "--now", NOW,
+                       "--turns", "wait")
     code, second, err = call(capsys, "run", doc, "--llm", dead_url(), "--model", "fake-small", "--now", NOW,
-                             "--replay")
+                             "--replay", "--turns", "wait")
     assert code == 0, err
     first_doc, second_doc = json.loads(first), json.loads(second)
     assert second_doc["context"][-1]["data"] == first_doc["context"][-1]["data"]
@@ -74,7 +75,8 @@ def test_an_answer_that_does_not_validate_is_an_error_message_and_exit_5(capsys,
     """The call fails with a `modelOutput` error message carrying the reply; the document is written, and the
     exit code is 5 (an answer was refused), not 0."""
     fake_llm.push(Reply(content="no idea"))
-    code, out, err = call(capsys, "run", written(tmp_path), "--llm", fake_llm.url, "--model", "fake-small")
+    code, out, err = call(capsys, "run", written(tmp_path), "--llm", fake_llm.url, "--model", "fake-small",
+                          "--turns", "wait")
     error = json.loads(out)["context"][-1]["data"]["error"]
     assert code == 5
     assert (error["type"], error["reply"]) == ("modelOutput", "no idea")

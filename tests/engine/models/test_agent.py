@@ -1,0 +1,63 @@
+"""`run_agent`: the loop driven by a model, as one function (document + model + options -> how it ended)."""
+
+import asyncio
+import json
+
+from contextdeck.engine import (
+    MISSING,
+    Asker,
+    Ending,
+    Endpoint,
+    LoopStatus,
+    Provider,
+    fixed_clock,
+    parse_document,
+    run_agent,
+)
+from fake_llm import Reply, ticket_document
+
+CLASSIFY = {"_tool": "classify", "ticket": "†input.ticket", "_outputPath": "†state.label"}
+
+
+def asker(url: str) -> Asker:
+    return Asker(Provider(Endpoint(url, "fake-small", max_retries=0)))
+
+
+def request(**extra):
+    value = ticket_document()
+    value["context"] = value["context"][:3]  # no plan: the model gives the first turn
+    return parse_document(json.dumps({**value, **extra}))
+
+
+def test_turns_and_latent_answers_come_from_the_model(fake_llm) -> None:
+    """Turn 1 plans a latent call, which the model answers inside the tick; turn 2 gives the output."""
+    fake_llm.push(Reply.json({"meta": {}, "calls": [CLASSIFY], "output": None}),
+                  Reply.json({"result": {"label": "damage"}}),
+                  Reply.json({"meta": {}, "calls": [], "output": {"reply": "Sorry about the kettle."}}))
+    document = request()
+    run = asyncio.run(run_agent(document, asker(fake_llm.url), clock=fixed_clock("2026-03-01T10:00:00Z")))
+    assert (run.status, run.ending, run.output) == (LoopStatus.FINISHED, Ending.FINISHED,
+                                                    {"reply": "Sorry about the kettle."})
+    assert (run.ticks, run.calls, run.tally.asked, run.tally.replayed, run.tally.tokens) == (2, 1, 3, 0, 54)
+    written = [m for m in document.context if m.get("_outputPath") == "†state.label"]
+    assert written[0]["data"] == {"label": {"label": "damage"}}
+    assert written[0]["_run"]["model"]["replayed"] is False
+    assert document.solution["output"] == {"reply": "Sorry about the kettle."}
+
+
+def test_without_model_turns_the_loop_waits_after_the_documents_turn(fake_llm) -> None:
+    """`model_gives_turns=False`: the document's own turn runs (its latent call answered), then it waits."""
+    fake_llm.push(Reply.json({"result": {"label": "other"}}))
+    document = request(solution={"calls": [CLASSIFY], "output": None})
+    run = asyncio.run(run_agent(document, asker(fake_llm.url), model_gives_turns=False))
+    assert (run.status, run.ending, run.output) == (LoopStatus.WAITING_FOR_TURN, Ending.WAITING, MISSING)
+    assert (run.ticks, run.calls, run.tally.asked) == (1, 1, 1)
+
+
+def test_a_refused_latent_answer_is_counted(fake_llm) -> None:
+    """A latent answer that does not validate fails its call (an error message) and the run ends refused."""
+    fake_llm.push(Reply(content="no idea"))
+    document = request(solution={"calls": [CLASSIFY], "output": None})
+    run = asyncio.run(run_agent(document, asker(fake_llm.url), model_gives_turns=False))
+    assert (run.ending, run.refused_outputs) == (Ending.REFUSED, (0,))
+    assert document.context[len(document.context) - 1]["data"]["error"]["type"] == "modelOutput"
