@@ -35,8 +35,9 @@ from contextdeck.engine import Context, Insert, Move, Remove, Replace, Watch, cl
 from contextdeck.engine.resolve._fold import fold
 
 FULL = (100_000, 1_000, 2_000)
-MESSAGES, WATCHES, EDITS = (int(a) for a in sys.argv[1:4]) if len(sys.argv) > 3 else FULL
-ONLY = sys.argv[4] if len(sys.argv) > 4 else None
+_ARGS = sys.argv if __name__ == "__main__" else []  # imported (gui_bench reads its workloads): the full size
+MESSAGES, WATCHES, EDITS = (int(a) for a in _ARGS[1:4]) if len(_ARGS) > 3 else FULL
+ONLY = _ARGS[4] if len(_ARGS) > 4 else None
 SEED = 20261122
 KINDS = ("state", "user", "order", "memory")
 INSTANCES = (None, "①", "②")
