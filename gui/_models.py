@@ -147,6 +147,7 @@ class Models(QObject):
             return "no model is set up: Run → Models…"
         asker = self.asker()
         try:
+            await asker.provider.prepare()
             await answer_call(execution, index, asker, self.delta.emit)
         except ModelError as error:
             return str(error)
@@ -157,6 +158,7 @@ class Models(QObject):
     async def models(self, config: ModelConfig) -> list[str]:
         provider = Provider(config.endpoint())
         try:
+            await provider.prepare()
             return await provider.models()
         finally:
             await provider.close()
@@ -428,6 +430,7 @@ class RequestDialog(PromptView):
         document = self.main.session.document
         asker = self.models.asker()
         try:
+            await asker.provider.prepare()
             answer = await asker.ask(self.prompt, self.models.delta.emit)
         except ModelError as error:
             return str(error)

@@ -254,6 +254,7 @@ class TurnDialog(QDialog):
                                 tools=self.loop.tools())
         asker = models.asker()
         try:
+            await asker.provider.prepare()
             answer = await asker.ask(prompt, self._receiving)
         except asyncio.CancelledError:
             self._asked("Cancelled: the text is as it was.")

@@ -7,6 +7,7 @@ variable when the client is made and is never stored anywhere else.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from collections.abc import Callable
@@ -95,6 +96,13 @@ def client_for(endpoint: Endpoint, **options: Any) -> AsyncOpenAI:
                        max_retries=endpoint.max_retries, **options)
 
 
+def _prepared(endpoint: Endpoint, options: dict[str, Any]) -> AsyncOpenAI:
+    """A client whose parts a request uses are imported too (the SDK imports each on first use)."""
+    client = client_for(endpoint, **options)
+    _ = client.chat.completions, client.models
+    return client
+
+
 def _failure(endpoint: Endpoint, error: Exception) -> ModelError:
     import openai
 
@@ -142,6 +150,14 @@ class Provider:
         if self._client is None:
             self._client = client_for(self.endpoint, **self._client_options)
         return self._client
+
+    async def prepare(self) -> None:
+        """Make the client on a worker thread: the first `import openai` takes more than a second, which the
+        caller's event loop (the window's) would otherwise spend frozen. The CLI need not call this."""
+        if self._client is None:
+            client = await asyncio.to_thread(_prepared, self.endpoint, self._client_options)
+            if self._client is None:  # another caller may have made one meanwhile
+                self._client = client
 
     async def close(self) -> None:
         if self._client is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ import pytest
 from PySide6.QtCore import QSettings
 
 from contextdeck.engine import Status, compose_request
+from contextdeck.engine.models import _provider
 from contextdeck.gui._app import create_window
 from contextdeck.gui._inspector._async import release
 from contextdeck.gui._inspector._dialogs import OutputDialog
@@ -141,6 +143,33 @@ def test_the_prompt_view_shows_what_is_sent_and_streams_the_reply(qtbot: Any, wi
     assert outputs(window)[0]["data"] == {"label": {"label": "damage"}}
     window.session.undo_stack.undo()  # the model's answer is one undoable step
     assert outputs(window) == []
+
+
+def test_the_client_is_made_off_the_gui_thread(qtbot: Any, window: MainWindow, fake_llm: Any,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The model's client (and with it the first `import openai`, over a second) is made on a worker thread,
+    for a call's prompt, the connection test and the whole request: the window never freezes meanwhile."""
+    made_on: list[threading.Thread] = []
+    make = _provider.client_for
+
+    def recorded(*args: Any, **options: Any) -> Any:
+        made_on.append(threading.current_thread())
+        return make(*args, **options)
+
+    monkeypatch.setattr(_provider, "client_for", recorded)
+    fake_llm.push(Reply.json(ANSWER), Reply.json({"meta": {}, "calls": [], "output": {"reply": "done"}}))
+    dialog = window.models.open_prompt()  # type: ignore[attr-defined]
+    dialog.ask_button.click()
+    # The first `import openai` of the process: seconds on a loaded machine.
+    qtbot.waitUntil(lambda: dialog.status.text().startswith("Written"), timeout=60000)
+    settings = window.models.open_settings()  # type: ignore[attr-defined]
+    settings.test_button.click()
+    qtbot.waitUntil(lambda: settings.status.text().startswith("Connected"), timeout=5000)
+    request = window.models.open_request()  # type: ignore[attr-defined]
+    request.ask_button.click()
+    qtbot.waitUntil(lambda: request.status.text().startswith("Written"), timeout=5000)
+    assert len(made_on) == 3
+    assert threading.main_thread() not in made_on
 
 
 def test_cancel_stops_the_stream_and_writes_nothing(qtbot: Any, window: MainWindow, fake_llm: Any) -> None:
