@@ -72,6 +72,7 @@ from .protocol._messages import (
     text_of,
 )
 from .protocol._methods import Conflict, deep_merge, write_at
+from .protocol._schemas import PATTERN_BUDGET_S, SchemaFault, schema_errors
 from .request._render import LLMMessage, render, render_text
 from .request._request import ComposedTool, Request, compose_request
 from .resolve._incremental._blame import Blame, BlameEntry
@@ -101,6 +102,7 @@ __all__ = [
     "MISSING",
     "MODES",
     "OPEN",
+    "PATTERN_BUDGET_S",
     "SETTLED",
     "STRATEGIES",
     "TEXT_KEYS",
@@ -165,6 +167,7 @@ __all__ = [
     "Replace",
     "Request",
     "Resolution",
+    "SchemaFault",
     "Shape",
     "Stale",
     "Status",
@@ -239,6 +242,7 @@ __all__ = [
     "request_prompt",
     "run_agent",
     "run_with_model",
+    "schema_errors",
     "scoped_indices",
     "sync_directory",
     "text_of",

@@ -7,14 +7,12 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-import jsonschema
-from jsonschema.exceptions import SchemaError
-
 from ..document._context import Context
 from ..document._validate import json_path
 from ..protocol._errors import ExpressionError
 from ..protocol._expressions import Expression, Reference, find_expressions, is_expression, parse_expression, unescape
 from ..protocol._messages import METHODS
+from ..protocol._schemas import SchemaFault, check_schema, first_error, schema_errors
 from ._activities import Activities, Activity
 from ._scopes import call_scopes, scoped_messages
 from ._tools import ToolDefinition
@@ -105,13 +103,12 @@ def _output_path(call: dict[str, Any], tool: ToolDefinition | None) -> tuple[str
             text = f"the tool prescribes _outputPath {rule['const']!r}, not {path!r}"
             return None, False, [Problem("outputPath", text, where)]
         try:
-            jsonschema.validators.validator_for(rule)(rule).validate(path)
-        except jsonschema.ValidationError as error:
+            error = first_error(rule, path)
+        except SchemaFault as fault:
+            return None, False, [Problem("outputPath", f"the tool's _outputPath schema cannot be used: {fault}", where)]
+        if error is not None:
             text = f"_outputPath {path!r} is not allowed by the tool: {error.message}"
             return None, False, [Problem("outputPath", text, where)]
-        except SchemaError as error:
-            return None, False, [Problem("outputPath", f"the tool's _outputPath schema is invalid: {error.message}",
-                                         where)]
     return path, False, []
 
 
@@ -219,9 +216,9 @@ def _parameter_schema(schema: dict[str, Any]) -> dict[str, Any]:
 def _tool_schema_problem(plan: CallPlan) -> Problem | None:
     assert plan.tool is not None
     try:
-        jsonschema.validators.validator_for(plan.tool.schema).check_schema(_parameter_schema(plan.tool.schema))
-    except SchemaError as error:
-        return Problem("parameters", f"the schema of tool {plan.tool_name!r} is invalid: {error.message}")
+        check_schema(_parameter_schema(plan.tool.schema))
+    except SchemaFault as fault:
+        return Problem("parameters", f"the schema of tool {plan.tool_name!r} cannot be used: {fault}")
     return None
 
 
@@ -234,10 +231,12 @@ def parameter_problems(plan: CallPlan, parameters: dict[str, Any], unresolved: f
     broken = _tool_schema_problem(plan)
     if broken is not None:
         return [broken]
-    schema = _parameter_schema(plan.tool.schema)
+    try:
+        found = schema_errors(_parameter_schema(plan.tool.schema), parameters)
+    except SchemaFault as fault:
+        return [Problem("parameters", f"the schema of tool {plan.tool_name!r} cannot be used: {fault}")]
     problems = []
-    for error in sorted(jsonschema.validators.validator_for(schema)(schema).iter_errors(parameters),
-                        key=lambda e: list(e.path)):
+    for error in sorted(found, key=lambda e: [str(step) for step in e.path]):
         if error.validator == "required" and any(error.message.startswith(repr(name)) for name in unresolved):
             continue
         where = json_path(error.absolute_path)
@@ -255,6 +254,8 @@ def check_parameters(plan: CallPlan, resolved: dict[str, Any]) -> Problem | None
     problems = parameter_problems(plan, parameters_of(resolved))
     if not problems:
         return None
+    if len(problems) == 1 and problems[0].where == "$":  # the schema itself, not a parameter
+        return problems[0]
     text = "; ".join(problem.message for problem in problems)
     return Problem("parameters", f"invalid parameters for {plan.tool_name!r}: {text}")
 

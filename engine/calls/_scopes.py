@@ -10,11 +10,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-import jsonschema
-from jsonschema.exceptions import SchemaError
-
 from ..document._view import Messages
 from ..protocol._messages import Form
+from ..protocol._schemas import SchemaFault, first_error
 from ._tools import ToolDefinition
 
 
@@ -36,11 +34,11 @@ def call_scopes(call: dict[str, Any], tool: ToolDefinition | None) -> tuple[tupl
         if "const" in rule and asked != rule["const"]:
             return (), f"the tool provisions _scopes {rule['const']!r}; the call asks for {asked!r}"
         try:
-            jsonschema.validators.validator_for(rule)(rule).validate(asked)
-        except jsonschema.ValidationError as error:
+            error = first_error(rule, asked)
+        except SchemaFault as fault:
+            return (), f"the tool's _scopes schema cannot be used: {fault}"
+        if error is not None:
             return (), f"_scopes {asked!r} is not allowed by the tool: {error.message}"
-        except SchemaError as error:
-            return (), f"the tool's _scopes schema is invalid: {error.message}"
     return tuple(dict.fromkeys(asked)), None
 
 

@@ -7,14 +7,13 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-import jsonschema
-from jsonschema.exceptions import SchemaError, ValidationError
+from jsonschema.exceptions import ValidationError
 
 from ..protocol._errors import ExpressionError
 from ..protocol._expressions import find_expressions, parse_expression
 from ..protocol._groups import flatten
 from ..protocol._messages import METHODS, MISSING, Form, Write
-from ..protocol._values import type_name
+from ..protocol._schemas import SchemaFault, schema_errors
 from ..resolve._fold import fold
 from ..resolve._resolution import Diagnostic
 from ._view import Messages
@@ -129,20 +128,10 @@ def schema_violations(schema: Any, value: Any, message_index: int | None, label:
 
     `explain` may replace a violation by the one that says best what is wrong (inside an `anyOf`, say).
     """
-    if isinstance(schema, bool):  # JSON Schema's `true` accepts everything, `false` nothing
-        schema = {} if schema else {"not": {}}
-    if not isinstance(schema, dict):
-        return [Diagnostic(message_index, label, f"invalid schema: expected an object, got {type_name(schema)}")]
     try:
-        validator_class = jsonschema.validators.validator_for(schema)
-        validator_class.check_schema(schema)
-        violations = list(validator_class(schema).iter_errors(value))
-    except SchemaError as error:
-        return [Diagnostic(message_index, label, f"invalid schema: {error.message}")]
-    except RecursionError:
-        return [Diagnostic(message_index, label, "the data or schema is nested too deeply to check")]
-    except Exception as error:  # an unresolvable $ref and the like: reported, never a crash
-        return [Diagnostic(message_index, label, f"cannot check the schema: {error}")]
+        violations = schema_errors(schema, value)
+    except SchemaFault as fault:
+        return [Diagnostic(message_index, label, str(fault))]
     if explain is not None:
         violations = [explain(violation) for violation in violations]
     return [

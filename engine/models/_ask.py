@@ -13,14 +13,13 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-import jsonschema
-
 from ..calls._activities import Activities
 from ..calls._record import digest
 from ..calls._status import CallState, Status
 from ..document import _json
 from ..document._document import Document, Shape
 from ..document._validate import json_path
+from ..protocol._schemas import SchemaFault, schema_errors
 from ..run._execution import Execution
 from ._cassette import MODES, Cassette
 from ._prompt import STRATEGIES, Prompt, call_prompt, request_prompt
@@ -64,8 +63,10 @@ def parse_answer(prompt: Prompt, text: str) -> Any:
         value = _json.parse(stripped)
     except ValueError as error:
         raise ValueError(f"the answer is not JSON ({error})") from None
-    validator = jsonschema.validators.validator_for(prompt.schema)(prompt.schema)
-    errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
+    try:
+        errors = sorted(schema_errors(prompt.schema, value), key=lambda e: [str(step) for step in e.absolute_path])
+    except SchemaFault as fault:
+        raise ValueError(f"the answer cannot be checked: {fault}") from None
     if errors:
         found = "; ".join(f"{json_path(e.absolute_path)}: {e.message}" for e in errors[:5])
         raise ValueError(f"the answer does not match the schema: {found}")

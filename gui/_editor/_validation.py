@@ -1,8 +1,8 @@
 """Validation off the GUI process: debounced, latest request wins, abandoned after a time limit.
 
-Why a process and not a thread: `re` holds the GIL for a whole match, so a thread stuck in a catastrophic
-pattern (`^(a+)+$` against `aaaa…!`) stalls the event loop just the same (measured: a main-thread loop that
-should tick every millisecond ticked once during a 0.5 s match). A small persistent worker process
+The worker checks through the engine's `schema_errors`, whose patterns stop at their deadline
+(`PATTERN_BUDGET_S`) and are reported at their field. The process is a second guard for whatever else could
+run long, and keeps the checking's memory out of the window's. A small persistent worker process
 (`contextdeck._validation_worker`, driven through `QProcess`, so the event loop is never blocked waiting on
 it) can be killed when it overruns, and is restarted for the next request. It is started by
 `contextdeck._child`, which knows how to from a checkout, an installed wheel and a frozen bundle.
@@ -17,11 +17,14 @@ from typing import Any, Final
 from PySide6.QtCore import QObject, QProcess, QTimer, Signal
 
 from contextdeck._child import child_command
+from contextdeck.engine import PATTERN_BUDGET_S
 
 Problem = tuple[tuple[Any, ...], str]  # (path into the value, message)
 
 WORKER: Final = "contextdeck._validation_worker"
-TIMED_OUT: Final = "validation timed out (pattern too slow?)"
+TIMED_OUT: Final = "validation timed out"
+# Past the patterns' own deadline, with room for a busy machine: the worker answers well before it.
+LIMIT_MS: Final = int(PATTERN_BUDGET_S * 1000) + 2000
 
 
 class Validator(QObject):
@@ -29,7 +32,7 @@ class Validator(QObject):
 
     finished = Signal(list)
 
-    def __init__(self, parent: QObject | None = None, *, debounce_ms: int = 150, limit_ms: int = 1000) -> None:
+    def __init__(self, parent: QObject | None = None, *, debounce_ms: int = 150, limit_ms: int = LIMIT_MS) -> None:
         super().__init__(parent)
         self._debounce = QTimer(self, singleShot=True, interval=debounce_ms)
         self._debounce.timeout.connect(self._send)

@@ -1,9 +1,9 @@
 """The validation worker, run in its own process (`_child.child_command`): it imports jsonschema, never Qt.
 
 It reads one JSON request per line from stdin, `{"id", "schema", "value"}`, and answers one line per request,
-`{"id", "errors": [[path, message], ...]}`. A schema `pattern` runs through `re`, which holds the GIL for the
-whole match: a catastrophic one would stall any thread of the GUI process, so it runs here, where the GUI
-can kill it. It exits when stdin closes.
+`{"id", "errors": [[path, message], ...]}`. It checks through the engine's `schema_errors`, as `validate` and
+`run` do (no `$ref` is fetched; a pattern that backtracks runs out of time and is reported at its field); the
+process stays as a second guard, which the GUI kills when an answer is late. It exits when stdin closes.
 """
 
 from __future__ import annotations
@@ -12,23 +12,17 @@ import json
 import sys
 from typing import Any
 
-from jsonschema import exceptions, validators
-from referencing import Registry
+from jsonschema import exceptions
+
+from contextdeck.engine import SchemaFault, schema_errors
 
 
 def _errors(schema: Any, value: Any) -> list[list[Any]]:
-    cls = validators.validator_for(schema)
     try:
-        cls.check_schema(schema)
-    except exceptions.SchemaError as error:
-        return [[[], f"the schema is invalid: {error.message}"]]
-    # an empty registry: a remote `$ref` is reported as unresolvable, never fetched from the network
-    validator = cls(schema, format_checker=cls.FORMAT_CHECKER, registry=Registry())
-    found = [
-        [list(shown.absolute_path), shown.message]
-        for problem in validator.iter_errors(value)
-        for shown in _expand(problem)
-    ]
+        problems = schema_errors(schema, value, formats=True)
+    except SchemaFault as fault:
+        return [[[], f"the schema cannot be used: {fault}"]]
+    found = [[list(shown.absolute_path), shown.message] for problem in problems for shown in _expand(problem)]
     return sorted(found, key=lambda item: [str(step) for step in item[0]])
 
 

@@ -48,7 +48,7 @@ def test_a_global_violation_is_reported_once() -> None:
 @pytest.mark.parametrize(
     ("schema", "words"),
     [(5, "expected an object"), ({"type": "nonsense"}, "invalid schema"),
-     ({"$ref": "https://example.invalid/schema.json"}, "cannot check the schema")],
+     ({"$ref": "https://example.invalid/schema.json"}, "cannot be resolved")],
 )
 def test_a_bad_schema_is_a_problem_not_a_crash(schema, words) -> None:
     """An invalid or unresolvable schema is reported at its message."""

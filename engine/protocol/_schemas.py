@@ -1,0 +1,269 @@
+"""Checking a value against a JSON Schema: the one way the engine, and through it `validate`, `run` and the
+window, does it.
+
+- **A `$ref` never leaves the schema.** The validator gets a `referencing` registry that holds only the
+  schema itself and the drafts' metaschemas, with no retrieval: a remote (`http://…`) or file reference is
+  unresolvable, never fetched. An unresolvable `$ref`, or one that loops back to itself, is a `SchemaFault`
+  naming the reference, never a traceback.
+- **A pattern has a deadline.** jsonschema matches `pattern`, `patternProperties` (and the property
+  finders of `additionalProperties` and `unevaluatedProperties`) with `re`, which backtracks without end on
+  a pattern such as `^(a|a)+$`. Those searches run through the `regex` package instead, with a timeout: one
+  check of one value may spend `PATTERN_BUDGET_S` in patterns, and a search past it is reported as a
+  violation at the value's path (`pattern_timed_out`), not a hang. `regex` is a backtracking engine that
+  reads `re`'s syntax (so every pattern means what it meant before) and keeps what ECMA-262 patterns may
+  use and RE2 refuses (lookaround, backreferences). It also leaves the interpreter lock free while it
+  matches, so a window's thread checking a slow pattern does not stall the event loop.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any, Final
+
+import jsonschema
+import jsonschema._keywords
+import jsonschema._legacy_keywords
+import jsonschema._utils
+import regex
+from attrs import frozen
+from jsonschema.exceptions import SchemaError, ValidationError, best_match
+from referencing import Registry, Resource
+from referencing.exceptions import Unresolvable
+from referencing.jsonschema import DRAFT202012
+
+from ._values import type_name
+
+PATTERN_BUDGET_S: Final = 0.5  # all the pattern searches of one check of one value, together
+
+
+@frozen
+class SchemaFault(ValueError):
+    """A schema that cannot be used to check anything: invalid, an unresolvable or looping `$ref`, too deep."""
+
+    reason: str
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+def schema_errors(schema: Any, value: Any, *, formats: bool = False) -> list[ValidationError]:
+    """Every way `value` breaks `schema` (each with its path), patterns bounded by their deadline.
+
+    Raises `SchemaFault` when the schema itself cannot be used. `formats` checks `format` too (the drafts
+    only annotate it by default).
+    """
+    schema = _as_object(schema)
+    validator = _validator(schema, formats)
+    with _budget() as timed_out:
+        try:
+            found = list(validator.iter_errors(value))
+        except Unresolvable as error:
+            raise SchemaFault(_unresolvable(error)) from None
+        except RecursionError:
+            loop = looping_ref(schema)
+            if loop is not None:
+                raise SchemaFault(f"$ref {loop!r} refers back to itself: the schema never reaches a check") from None
+            raise SchemaFault("the data or schema is nested too deeply to check") from None
+        except (regex.error, re.error) as error:  # a pattern the metaschema's format check let through
+            raise SchemaFault(f"invalid pattern: {error}") from None
+    return _with_timeouts(found, timed_out)
+
+
+def first_error(schema: Any, value: Any) -> ValidationError | None:
+    """The violation that says best what is wrong (jsonschema's `best_match`), None when `value` is valid."""
+    found: ValidationError | None = best_match(schema_errors(schema, value))
+    return found
+
+
+def check_schema(schema: Any) -> None:
+    """Raise `SchemaFault` when `schema` is not a usable schema of its draft (a bad pattern included)."""
+    _validator(_as_object(schema), formats=False)
+
+
+def pattern_timed_out(error: ValidationError) -> bool:
+    """Whether this violation is a pattern that ran out of time rather than a value that does not match."""
+    return error.validator == "pattern" and error.message.startswith(_TIMED_OUT)
+
+
+def _as_object(schema: Any) -> dict[str, Any]:
+    if isinstance(schema, bool):  # JSON Schema's `true` accepts everything, `false` nothing
+        return {} if schema else {"not": {}}
+    if not isinstance(schema, dict):
+        raise SchemaFault(f"invalid schema: expected an object, got {type_name(schema)}")
+    return schema
+
+
+def _validator(schema: dict[str, Any], formats: bool) -> Any:
+    cls = jsonschema.validators.validator_for(schema)
+    try:
+        cls.check_schema(schema)
+    except SchemaError as error:
+        raise SchemaFault(f"invalid schema: {error.message}") from None
+    except RecursionError:
+        raise SchemaFault("the schema is nested too deeply to check") from None
+    # An empty registry: only the schema and the metaschemas jsonschema adds; nothing is ever retrieved.
+    return cls(schema, registry=_OFFLINE, format_checker=cls.FORMAT_CHECKER if formats else None)
+
+
+_OFFLINE: Final[Registry[Any]] = Registry()
+
+
+def _unresolvable(error: Unresolvable) -> str:
+    ref = str(getattr(error, "ref", None) or error)
+    if ref.startswith("/"):  # a JSON pointer that leads nowhere is reported without its '#'
+        ref = f"#{ref}"
+    if ref.startswith("#"):
+        return f"$ref {ref!r} points to nothing in the schema"
+    return (f"$ref {ref!r} cannot be resolved: only references inside the schema are followed, "
+            "never the network or a file")
+
+
+# -- loops -----------------------------------------------------------------------------------------
+
+_IN_PLACE: Final = ("allOf", "anyOf", "oneOf")
+_IN_PLACE_ONE: Final = ("not", "if", "then", "else")
+
+
+def looping_ref(schema: Any) -> str | None:
+    """The first `$ref` that leads back to a schema it came from without descending into the value (so a
+    validator would follow it forever), or None."""
+    if not isinstance(schema, dict):
+        return None
+    root = Resource.from_contents(schema, default_specification=DRAFT202012)
+    resolver = Registry().resolver_with_root(root)
+    for node in _subschemas(schema):
+        found = _loop_from(node, resolver)
+        if found is not None:
+            return found
+    return None
+
+
+def _subschemas(schema: Any) -> Iterator[dict[str, Any]]:
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            yield node
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+
+
+def _loop_from(start: dict[str, Any], resolver: Any) -> str | None:
+    on_path: set[int] = set()
+    stack: list[tuple[Any, Any, bool]] = [(start, resolver, False)]
+    while stack:
+        node, here, leaving = stack.pop()
+        if leaving:
+            on_path.discard(id(node))
+            continue
+        on_path.add(id(node))
+        stack.append((node, here, True))
+        for ref, target, there in _in_place(node, here):
+            if id(target) in on_path:
+                return ref
+            stack.append((target, there, False))
+    return None
+
+
+def _in_place(node: dict[str, Any], resolver: Any) -> Iterator[tuple[str | None, Any, Any]]:
+    """The subschemas applied to the same value as `node` (a `$ref`'s target with the ref that reaches it)."""
+    ref = node.get("$ref")
+    if isinstance(ref, str):
+        try:
+            resolved = resolver.lookup(ref)
+        except Unresolvable:
+            pass
+        else:
+            if isinstance(resolved.contents, dict):
+                yield ref, resolved.contents, resolved.resolver
+    for key in _IN_PLACE:
+        items = node.get(key)
+        if isinstance(items, list):
+            yield from ((None, item, resolver) for item in items if isinstance(item, dict))
+    for key in _IN_PLACE_ONE:
+        item = node.get(key)
+        if isinstance(item, dict):
+            yield None, item, resolver
+
+
+# -- patterns with a deadline ----------------------------------------------------------------------
+
+_TIMED_OUT: Final = "the pattern took too long"
+
+
+class _Clock(threading.local):
+    deadline: float | None = None
+    timed_out: list[tuple[str, str]] | None = None
+
+
+_clock = _Clock()
+
+
+class _budget:
+    """The pattern budget of one check; yields the (pattern, text) searches that ran out of time."""
+
+    def __enter__(self) -> list[tuple[str, str]]:
+        self.outer = (_clock.deadline, _clock.timed_out)
+        _clock.deadline = time.monotonic() + PATTERN_BUDGET_S
+        _clock.timed_out = []
+        return _clock.timed_out
+
+    def __exit__(self, *_: object) -> None:
+        _clock.deadline, _clock.timed_out = self.outer
+
+
+def _search(pattern: str, string: str, flags: int = 0) -> Any:
+    """`re.search` as jsonschema calls it, through `regex` with what is left of the budget; a search that
+    runs out of time counts as no match and is recorded."""
+    deadline = _clock.deadline
+    remaining = PATTERN_BUDGET_S if deadline is None else deadline - time.monotonic()
+    if remaining > 0:
+        try:
+            return regex.search(pattern, string, flags, timeout=remaining, concurrent=True)
+        except TimeoutError:
+            pass
+    if _clock.timed_out is not None:
+        _clock.timed_out.append((pattern, string))
+    return None
+
+
+class _Patterns:
+    """Stands in for the `re` module inside jsonschema's keywords: `search` has a deadline."""
+
+    search = staticmethod(_search)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(re, name)
+
+
+# jsonschema offers no way to choose its regular expression engine; these are the modules whose `re.search`
+# applies a schema's patterns (tests/engine/protocol/test_schemas.py fails if a new version searches elsewhere).
+for _module in (jsonschema._keywords, jsonschema._utils, jsonschema._legacy_keywords):
+    setattr(_module, "re", _Patterns())  # noqa: B010 (the attribute is a module global, named on purpose)
+
+
+def _with_timeouts(found: list[ValidationError], timed_out: list[tuple[str, str]]) -> list[ValidationError]:
+    """A `pattern` violation whose search ran out of time says so; a timed-out property-name search (which
+    has no violation of its own) becomes one at the value's root."""
+    if not timed_out:
+        return found
+    pending = list(timed_out)
+    for error in found:
+        key = (error.validator_value, error.instance)
+        if error.validator == "pattern" and key in pending:
+            pending.remove(key)
+            error.message = _timeout_message(*key)
+    for pattern, text in dict.fromkeys(pending):
+        found.append(ValidationError(f"{_timeout_message(pattern, text)} (a property name)",
+                                     validator="pattern", validator_value=pattern, instance=text))
+    return found
+
+
+def _timeout_message(pattern: str, text: str) -> str:
+    shown = text if len(text) <= 40 else text[:37] + "..."
+    return (f"{_TIMED_OUT} against {shown!r}: {pattern!r} did not finish within {PATTERN_BUDGET_S:g} s "
+            "(nested repetition such as (a+)+ can backtrack without end)")

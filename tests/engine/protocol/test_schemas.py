@@ -1,0 +1,106 @@
+"""Checking against schemas: no `$ref` leaves the schema, a looping or missing one is a located problem, and a
+pattern that backtracks without end is reported at its field within a deadline."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from contextdeck.engine import Activities, Context, SchemaFault, schema_errors, validate
+from loopback import CountingServer, counting_server, remote_document
+
+EVIL = "^(a|a)+$"  # backtracks without end under `re` on "aaaa…!"
+SLOW_TEXT = "a" * 40 + "!"
+
+
+@pytest.fixture
+def server() -> Iterator[CountingServer]:
+    with counting_server() as running:
+        yield running
+
+
+def test_validate_never_fetches_a_remote_ref(server: CountingServer) -> None:
+    """A `$ref` to a server in a data schema and in a tool schema: no request, and each is a problem naming it."""
+    problems = validate(Context(remote_document(server.url)))
+    assert server.hits == []
+    reasons = "\n".join(str(problem) for problem in problems)
+    assert f"$ref '{server.url}/data.json' cannot be resolved" in reasons
+    assert f"$ref '{server.url}/tool.json' cannot be resolved" in reasons
+
+
+def test_a_file_ref_is_not_read(tmp_path) -> None:
+    """A `file:` reference is never opened: the schema it names is not applied."""
+    (tmp_path / "s.json").write_text('{"type": "string"}')
+    with pytest.raises(SchemaFault, match="never the network or a file"):
+        schema_errors({"$ref": (tmp_path / "s.json").as_uri()}, 1)
+
+
+@pytest.mark.parametrize(
+    ("schema", "ref"),
+    [({"$ref": "#"}, "#"),
+     ({"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"allOf": [{"$ref": "#/$defs/a"}]}}, "$ref": "#/$defs/a"},
+      "#/$defs/a"),
+     ({"properties": {"s": {"$ref": "#/properties/s"}}}, "#/properties/s")],
+)
+def test_a_looping_ref_is_a_problem_naming_it(schema: Any, ref: str) -> None:
+    """A `$ref` that leads back to itself without descending into the value is refused, naming the ref."""
+    with pytest.raises(SchemaFault) as caught:
+        schema_errors(schema, {"s": 1})
+    assert f"$ref {ref!r} refers back to itself" in str(caught.value)
+
+
+def test_a_recursive_schema_that_descends_is_not_a_loop() -> None:
+    """A tree schema refers to itself below a property: that is recursion into the value, checked as usual."""
+    tree = {"type": "object", "properties": {"child": {"$ref": "#"}, "n": {"type": "integer"}}}
+    (error,) = schema_errors(tree, {"child": {"child": {"n": "x"}}})
+    assert list(error.absolute_path) == ["child", "child", "n"]
+
+
+def test_a_missing_ref_in_a_data_schema_is_reported_at_its_message() -> None:
+    """A pointer to nothing is one problem at the schema's message, naming the ref."""
+    (problem,) = validate(Context([{"type": "user", "data": {"a": 1},
+                                    "schema": {"properties": {"a": {"$ref": "#/$defs/nope"}}}}]))
+    assert (problem.message_index, problem.path) == (0, "¶user")
+    assert problem.reason == "$ref '#/$defs/nope' points to nothing in the schema"
+
+
+def test_a_looping_ref_in_a_tool_schema_is_reported_at_the_call() -> None:
+    """A tool whose schema loops: the call's problem names the tool and the ref (it was a RecursionError)."""
+    messages = [{"type": "tool", "tool": {"t": {"properties": {"s": {"$ref": "#/properties/s"}}}}},
+                {"type": "state", "data": {}},
+                {"type": "plan", "plan": [{"_tool": "t", "s": 1, "_outputPath": "†state.x"}]}]
+    activities = Activities()
+    activities.add(lambda call, tool, context: 1, "t")
+    (problem,) = [p for p in validate(Context(messages), activities=activities) if p.severity == "error"]
+    assert problem.message_index == 2
+    assert "the schema of tool 't' cannot be used: $ref '#/properties/s' refers back to itself" in problem.reason
+
+
+def test_a_backtracking_pattern_is_reported_at_its_field() -> None:
+    """A pattern that would backtrack for ever runs out of time and is reported at the value's path."""
+    (problem,) = validate(Context([{"type": "user", "data": {"name": SLOW_TEXT},
+                                    "schema": {"properties": {"name": {"pattern": EVIL}}}}]))
+    assert (problem.message_index, problem.path) == (0, "¶user.name")
+    assert problem.reason.startswith("the pattern took too long")
+    assert EVIL in problem.reason
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [{"patternProperties": {EVIL: {"type": "string"}}},
+     {"patternProperties": {EVIL: {}}, "additionalProperties": False},
+     {"patternProperties": {EVIL: {}}, "unevaluatedProperties": False}],
+)
+def test_a_backtracking_property_pattern_is_reported(schema: dict[str, Any]) -> None:
+    """Property-name patterns run under the same deadline (the keywords whose searches jsonschema makes)."""
+    errors = schema_errors(schema, {SLOW_TEXT: 1})
+    assert any(error.message.startswith("the pattern took too long") for error in errors)
+
+
+def test_patterns_keep_their_meaning() -> None:
+    """Lookaround and backreferences (ECMA-262 has both) work as under `re`."""
+    schema = {"properties": {"a": {"pattern": r"^(?=x)(\w)\1$"}}}
+    assert schema_errors(schema, {"a": "xx"}) == []
+    assert len(schema_errors(schema, {"a": "xy"})) == 1
