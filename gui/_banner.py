@@ -21,6 +21,7 @@ class Banner(QFrame):
         close = QToolButton()
         close.setIcon(icon("close"))
         close.setToolTip("Dismiss")
+        close.setAccessibleName("Dismiss")
         close.setAutoRaise(True)
         close.clicked.connect(self.hide)
         self._layout = QHBoxLayout(self)

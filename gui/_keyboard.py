@@ -43,7 +43,7 @@ def panes(window: MainWindow) -> list[Pane]:
     watches = window.watches
     return [
         Pane("Timeline", "Alt+1", window.timeline_dock, lambda: window.timeline.table),
-        Pane("Editor", "Alt+2", None, lambda: window.editor),
+        Pane("Editor", "Alt+2", None, lambda: window.editor.first_field() or window.editor),
         Pane("State", "Alt+3", window.state_dock, lambda: window.state_view),
         Pane("Watches", "Alt+4", window.watch_dock,
              lambda: watches.table if watches.model.rowCount() else watches.entry),

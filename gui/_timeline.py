@@ -133,7 +133,8 @@ class TimelinePanel(QWidget):
         self._debounce.timeout.connect(self._search_now)
         self.filter_box = QLineEdit(placeholderText="Filter — kind:state @① or any text, in values too")
         self.filter_box.setClearButtonEnabled(True)
-        self.filter_box.addAction(icon("filter"), QLineEdit.ActionPosition.LeadingPosition)
+        self.filter_box.addAction(icon("filter"), QLineEdit.ActionPosition.LeadingPosition).setToolTip(
+            "Filter the messages")
         self.filter_box.textChanged.connect(self._filter_changed)
         self.filter_status = QLabel()
         self.filter_status.setObjectName("filterStatus")

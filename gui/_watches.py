@@ -337,6 +337,7 @@ class WatchPanel(QWidget):
         add = QToolButton()
         add.setIcon(icon("watch"))
         add.setToolTip("Pin the expression")
+        add.setAccessibleName("Pin the expression")
         add.clicked.connect(self._add)
         self.table = QTableView()
         self.table.setObjectName("watches")

@@ -12,6 +12,7 @@ from typing import Any
 from PySide6.QtCore import QByteArray, QChildEvent, QEvent, QModelIndex, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication
 from PySide6.QtWidgets import (
+    QApplication,
     QDockWidget,
     QInputDialog,
     QLabel,
@@ -31,6 +32,7 @@ from ._commands import EditCommand, TypingCommand, describe
 from ._diagnostics import CheckProgress, DiagnosticsRunner
 from ._document_settings import DocumentSettings
 from ._files_ui import FilesUI
+from ._glyphs import name_qt_buttons
 from ._inspector import install_inspector
 from ._keyboard import install_keyboard
 from ._llm import LLMView
@@ -139,6 +141,7 @@ class MainWindow(QMainWindow):
         self.turns = install_turns(self)
         self.pane_actions = install_keyboard(self)  # after every panel: Tab leaves all their tables
         install_elided_tooltips(self)  # and every cut-off cell of theirs has its whole text on hover
+        name_qt_buttons(self)  # Qt's own glyph buttons (a dock's close, a line edit's clear) say what they do
         self._restore_layout()
 
     def _install_tool_registry(self) -> None:
@@ -362,6 +365,8 @@ class MainWindow(QMainWindow):
         at = self.selected_message()
         index = len(self.context()) if at is None else at + 1
         self.apply_edit(Insert(index, dict(NEW_MESSAGES[template])), f"Insert {template.lower()} message")
+        self.editor.tabs.setCurrentIndex(0)
+        self.editor.focus_body()  # the caret where the new message's body is typed
 
     def duplicate_selected(self) -> None:
         index = self.selected_message()
@@ -454,7 +459,19 @@ class MainWindow(QMainWindow):
             child = event.child()
             if isinstance(child, QTabBar):  # the tabs of docks stacked in one place, made by Qt on demand
                 show_whole_titles(child)
+                name_qt_buttons(child)
         return super().event(event)
+
+    def focusNextPrevChild(self, next: bool) -> bool:
+        # Tab from another pane into the editor lands on its first control in visual order (Shift+Tab on its
+        # last), not on whichever of its controls Qt's chain of creation reaches first.
+        before = QApplication.focusWidget()
+        moved = super().focusNextPrevChild(next)
+        after = QApplication.focusWidget()
+        if moved and after is not None and self.editor.isAncestorOf(after) and \
+                (before is None or not self.editor.isAncestorOf(before)):
+            self.editor.enter(next)
+        return moved
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if not self.files.confirm_discard("closing"):

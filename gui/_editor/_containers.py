@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .._glyphs import glyph_button
 from ._base import FieldEditor, FieldSlot, discard
 from ._field import Field, describe_field, field_from_value
 
@@ -52,9 +53,7 @@ def _row_height() -> int:
 
 
 def _button(text: str, tip: str, slot: Callable[[], None]) -> QToolButton:
-    button = QToolButton()
-    button.setText(text)
-    button.setToolTip(tip)
+    button = glyph_button(text, tip[:1].upper() + tip[1:])
     button.setAutoRaise(True)
     button.clicked.connect(slot)
     return button

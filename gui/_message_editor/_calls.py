@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 from contextdeck.engine import METHODS, call_problems, group_of
 
 from .._editor._base import ERROR_COLOR
+from .._glyphs import glyph_button, name_glyph
 from ._catalog import Catalog
 from ._model import MessageModel
 
@@ -94,13 +95,9 @@ class CallBox(QGroupBox):
         self.tool.addItems(sorted(catalog.tools))
         self.tool.setCurrentText(str(call.get("_tool", "")))
         self.tool.setToolTip("The tool to call (the tools the document defines)")
-        self.remove = QToolButton()
-        self.remove.setText("✕")
-        self.remove.setToolTip("Remove this call")
-        self.up = QToolButton()
-        self.up.setText("↑")
-        self.down = QToolButton()
-        self.down.setText("↓")
+        self.remove = glyph_button("✕", "Remove this call")
+        self.up = glyph_button("↑", "Move this call up")
+        self.down = glyph_button("↓", "Move this call down")
         self.regroup = QToolButton()  # into a group of its own, or out of its group (`CallsBody` says which)
         self.regroup.setObjectName("regroup")
         top = QHBoxLayout()
@@ -216,11 +213,9 @@ class GroupBox(QGroupBox):
         self.ungroup = QToolButton()
         self.ungroup.setText("Ungroup")
         self.ungroup.setToolTip("Undo the group: its calls stay, one after another")
-        self.up, self.down, self.remove = QToolButton(), QToolButton(), QToolButton()
-        for button, text, tip in ((self.up, "↑", "Move the group up"), (self.down, "↓", "Move the group down"),
-                                  (self.remove, "✕", "Remove the group and its calls")):
-            button.setText(text)
-            button.setToolTip(tip)
+        self.up = glyph_button("↑", "Move the group up")
+        self.down = glyph_button("↓", "Move the group down")
+        self.remove = glyph_button("✕", "Remove the group and its calls")
         top = QHBoxLayout()
         top.addWidget(QLabel("Pattern"))
         top.addWidget(self.pattern, 1)
@@ -321,12 +316,10 @@ class CallsBody(QScrollArea):
         box.up.clicked.connect(lambda _checked=False: self._move(where, -1))
         box.down.clicked.connect(lambda _checked=False: self._move(where, 1))
         if member is None:
-            box.regroup.setText("⊞")
-            box.regroup.setToolTip("Put this call in a group (then add calls to the group)")
+            name_glyph(box.regroup, "⊞", "Put this call in a group (then add calls to the group)")
             box.regroup.clicked.connect(lambda _checked=False: self._wrap(entry))
         else:
-            box.regroup.setText("⇱")
-            box.regroup.setToolTip("Take this call out of its group (it follows the group)")
+            name_glyph(box.regroup, "⇱", "Take this call out of its group (it follows the group)")
             box.regroup.clicked.connect(lambda _checked=False: self._take_out(entry, member))
         self.boxes.append(box)
         return box

@@ -9,8 +9,8 @@ from functools import partial
 from html import escape
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QLabel, QScrollArea, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import QApplication, QLabel, QScrollArea, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
 
 from contextdeck.engine import Form
 
@@ -19,6 +19,7 @@ from .._editor._base import show_once
 from .._editor._json_editor import JsonEditor
 from ._bodies import BODIES
 from ._catalog import Catalog
+from ._focus import controls, leave, move_focus, show
 from ._header import HeaderEditor
 from ._model import Body, MessageModel, problem_of, read_message, retyped, with_body, with_key
 from ._schema import SchemaNode
@@ -267,6 +268,41 @@ class MessageEditor(QWidget):
         for page in self._pages.values():
             page.set_read_only(flag)
         self.json.set_read_only(flag)
+
+    # -- the keyboard ------------------------------------------------------------------------------------
+
+    def focusNextPrevChild(self, next: bool) -> bool:
+        """Tab and Shift+Tab go through the editor's controls in visual order, then leave it."""
+        current = QApplication.focusWidget()
+        if current is None or not self.isAncestorOf(current):
+            return super().focusNextPrevChild(next)
+        return move_focus(self, current, next) or leave(self, next)
+
+    def enter(self, forward: bool) -> None:
+        """The focus comes in from outside: on the first control (Tab) or the last (Shift+Tab)."""
+        chain = controls(self)
+        if chain:
+            target = chain[0] if forward else chain[-1]
+            show(target)
+            target.setFocus(Qt.FocusReason.TabFocusReason if forward else Qt.FocusReason.BacktabFocusReason)
+
+    def first_field(self) -> QWidget | None:
+        """The first control of the tab on screen (the body's first field on the Form tab), else the header's."""
+        chain = controls(self)
+        page = self.tabs.currentWidget()
+        return next((widget for widget in chain if page.isAncestorOf(widget)), chain[0] if chain else None)
+
+    def focus_body(self, tries: int = 3) -> None:
+        """Puts the caret in the body's first field; a form still being made gets it on a next turn."""
+        page = self.tabs.currentWidget()
+        field = self.first_field()
+        if field is not None and page.isAncestorOf(field):
+            show(field)
+            field.setFocus(Qt.FocusReason.OtherFocusReason)
+        elif tries:
+            QTimer.singleShot(0, lambda: self.focus_body(tries - 1))
+        elif field is not None:
+            field.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def shutdown(self) -> None:
         """Stops the payload editors' validation workers."""

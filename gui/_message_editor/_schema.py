@@ -20,11 +20,11 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
+from .._glyphs import glyph_button
 from ._model import with_key
 
 TYPES = ("any", "string", "number", "integer", "boolean", "object", "array", "null")
@@ -305,10 +305,9 @@ class PropertyRow(QFrame):
         self.name = name
         self.label = QLabel(f"<b>{name}</b>")
         self.required = QCheckBox("required")
+        self.required.setAccessibleName(f"{name} is required")
         self.required.setChecked(required)
-        self.remove = QToolButton()
-        self.remove.setText("✕")
-        self.remove.setToolTip(f"Remove the property {name}")
+        self.remove = glyph_button("✕", f"Remove the property {name}")
         self.node = SchemaNode()
         self.node.load(schema)
         self.node.edited.connect(lambda child: self.edited.emit(self.name, child))
