@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-from PySide6.QtWidgets import QApplication, QMessageBox, QToolBar
+from PySide6.QtWidgets import QApplication, QToolBar
 
+from ._help import show_about, show_help
 from ._request_schema import edit_request_schema
 from ._theme import THEMES, icon
 
@@ -104,9 +105,8 @@ def build_actions(window: MainWindow) -> dict[str, QAction]:
 
     add("check", "Run", "&Check Document", lambda: window.diagnostics.check(window.session.document), "F7")
 
-    add("about", "Help", "&About ContextDeck", lambda: QMessageBox.about(
-        window, "About ContextDeck", "<b>ContextDeck</b><br>A workbench for designing and debugging LLM agent "
-        "contexts."), Key.HelpContents)
+    add("help", "Help", "ContextDeck &Help", lambda: show_help(window), Key.HelpContents)
+    add("about", "Help", "&About ContextDeck", lambda: show_about(window))
     add("about_qt", "Help", "About &Qt", QApplication.aboutQt, "Ctrl+Alt+F1")
 
     for action in actions.values():  # shortcuts in tooltips, so they can be learnt

@@ -10,11 +10,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QEventLoop, QSettings, Qt, QTimer
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 
-from contextdeck import resources
+from contextdeck import APP_ID, __version__, resources
 from contextdeck._runtime import tune_collector
 
+from ._crash import ExceptionReporter, start_log
 from ._idle import collect_while_idle
 from ._session import DocumentSession
 from ._settings import default_settings
@@ -94,9 +96,14 @@ def main(doc: str | None = None, screenshot: str | None = None, tools: Sequence[
     tune_collector()
     QCoreApplication.setOrganizationName("ContextDeck")
     QCoreApplication.setApplicationName("ContextDeck")
+    QCoreApplication.setApplicationVersion(__version__)
     QApplication.setHighDpiScaleFactorRoundingPolicy(Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
     app = QApplication.instance() or QApplication(sys.argv[:1])
     assert isinstance(app, QApplication)
+    QGuiApplication.setDesktopFileName(APP_ID)  # the desktop's icon and name for the window (Wayland: app id)
+    if not screenshot:  # a screenshot keeps nothing, not even a log
+        start_log()
+        ExceptionReporter(app).install()
     collect_while_idle(app)
     app.setStyle("Fusion")
     # A screenshot keeps nothing: its settings (empty: the picture shows the default layout, not the user's),

@@ -4,3 +4,6 @@
 """
 
 __version__ = "0.1.0"
+
+# The application's id: the name of its .desktop file, its AppStream metainfo and its icon (packaging/).
+APP_ID = "io.github.contextdeck.ContextDeck"
