@@ -7,14 +7,13 @@ the whole request come from `compose_request` (issue 13), the one place that dec
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..calls._activities import Activities
 from ..calls._calls import CallPlan, _parameter_schema, resolve_call
+from ..calls._output_check import tool_output_schema as output_schema
 from ..calls._registry import Registry
-from ..calls._tools import ToolDefinition
 from ..document import _json
 from ..document._context import Context
 from ..document._view import Messages
@@ -60,13 +59,6 @@ def context_messages(context: Messages, at: int | None = None) -> list[dict[str,
     """What the model sees of the context as of the first `at` messages: `compose_request`'s messages."""
     messages: list[dict[str, str]] = compose_request(context, at=at).to_json()["messages"]
     return messages
-
-
-def output_schema(tool: ToolDefinition | None) -> dict[str, Any]:
-    """The tool's `_output` schema (002), or `{}` (any JSON) when it declares none."""
-    properties = tool.schema.get("properties") if tool is not None else None
-    schema = properties.get("_output") if isinstance(properties, dict) else None
-    return copy.deepcopy(schema) if isinstance(schema, dict) else {}
 
 
 def _closed(properties: dict[str, Any]) -> dict[str, Any]:

@@ -17,9 +17,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..calls._calls import CallPlan, Mode, Problem, check_parameters, resolve_call, scoped_context
-from ..calls._outputs import Clock, OutputError, failure_messages, output_messages, run_record_message
+from ..calls._output_check import OUTPUT_SCHEMA_ERROR, output_problem, written_value
+from ..calls._outputs import Clock, OutputError, failure_messages, is_message, output_messages, run_record_message
 from ..calls._record import inputs_audit
 from ..document._context import Context
+from ..protocol._messages import MISSING
 
 
 @dataclass(frozen=True)
@@ -118,14 +120,23 @@ class Provided:
 
 def conclude(plan: CallPlan, result: Any, clock: Clock, audit: dict[str, Any] | None = None,
              alternative: int = 0) -> Outcome:
-    """The outcome of a result: output messages, a run record (no destination), or an output error."""
+    """The outcome of a result: output messages, a run record (no destination), or an output error (a result
+    that cannot be written, or that breaks the tool's `_output` schema)."""
     if plan.destinations is None:
+        problem = output_problem(plan, result) if result is not None else None
+        if problem is not None:
+            return Outcome(plan.index, error=(OUTPUT_SCHEMA_ERROR, problem), result=result, audit=audit)
         records = () if audit is None else (run_record_message(plan.call, clock, audit),)
         return Outcome(plan.index, records, result=result, ephemeral=True, audit=audit)
     try:
         messages = output_messages(plan, result, clock, audit, alternative=alternative)
     except OutputError as error:
         return Outcome(plan.index, error=("output", str(error)), result=result, audit=audit)
+    returned = plan.mode is Mode.EXPLICIT and is_message(result)
+    value = written_value(plan, messages[0]) if returned else result
+    problem = output_problem(plan, value) if value is not MISSING else None
+    if problem is not None:
+        return Outcome(plan.index, error=(OUTPUT_SCHEMA_ERROR, problem), result=result, audit=audit)
     return Outcome(plan.index, tuple(messages), result=result, audit=audit)
 
 

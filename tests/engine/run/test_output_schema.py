@@ -1,0 +1,60 @@
+"""Every result is checked against its tool's `_output` schema (002): breaking it is the call's error, not data."""
+
+import exec_support as support
+from exec_support import registry
+
+from contextdeck.engine import Status
+
+SENTIMENT = {"type": "tool", "tool": {"sentiment": {
+    "type": "object", "properties": {
+        "text": {"type": "string"},
+        "_output": {"type": "object", "properties": {"sentiment": {"type": "string"}, "confidence": {"type": "number"}},
+                    "required": ["sentiment"]}}}}}
+CALL = {"_tool": "sentiment", "text": "This is the best!", "_outputPath": "†state.mood"}
+BAD = {"sentiment": 5, "confidence": "high"}
+
+
+def error_of(context):
+    errors = [m for m in context if m.get("type") == "error"]
+    assert len(errors) == 1
+    return errors[0]["data"]["error"]
+
+
+def test_an_activity_result_that_breaks_output_is_an_error_message() -> None:
+    """The activity's result is not written: the call fails with an `output` error naming each path and the value."""
+    context, execution, _ = support.execute([SENTIMENT], [CALL], registry(sentiment=lambda call, tool, ctx: BAD))
+    assert context.resolve("†state.mood").found is False
+    assert execution.state(0).status is Status.FAILED
+    error = error_of(context)
+    assert error["type"] == "output"
+    assert "the _output schema of 'sentiment'" in error["message"]
+    assert "$.sentiment: 5 is not of type 'string'" in error["message"]
+    assert "$.confidence: 'high' is not of type 'number'" in error["message"]
+    assert 'the result: {"sentiment":5,"confidence":"high"}' in error["message"]
+
+
+def test_a_latent_output_typed_into_the_plan_that_breaks_output_is_an_error_message() -> None:
+    """A latent call's own `_output` is checked the same way before it is written."""
+    context, _, _ = support.execute([SENTIMENT], [{**CALL, "_output": {"confidence": 0.9}}])
+    assert context.resolve("†state.mood").found is False
+    assert "$: 'sentiment' is a required property" in error_of(context)["message"]
+
+
+def test_a_valid_result_is_written() -> None:
+    """A result that meets `_output` is data, as before."""
+    good = {"sentiment": "positive", "confidence": 0.99}
+    context, _, _ = support.execute([SENTIMENT], [CALL], registry(sentiment=lambda call, tool, ctx: good))
+    assert context.resolve("†state.mood").value == good
+    assert not [m for m in context if m.get("type") == "error"]
+
+
+def test_a_returned_message_is_checked_on_the_usual_branch_only() -> None:
+    """A data message an activity returns for the first branch of `a || b` is checked; one it routes to another
+    branch (012's error branch, with its own shape) is not."""
+    call = {**CALL, "_outputPath": "†state.mood || †state.failure"}
+    usual = {"type": "state", "data": {"mood": BAD}}
+    context, _, _ = support.execute([SENTIMENT], [call], registry(sentiment=lambda c, t, x: usual))
+    assert "$.sentiment: 5 is not of type 'string'" in error_of(context)["message"]
+    other = {"type": "state", "data": {"failure": {"code": "offline"}}}
+    context, _, _ = support.execute([SENTIMENT], [call], registry(sentiment=lambda c, t, x: other))
+    assert context.resolve("†state.failure").value == {"code": "offline"}
