@@ -64,6 +64,10 @@ bench: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python benchmarks/session_files.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python benchmarks/continue_bench.py
 
+# The PNG icons (16-512 px) from packaging/contextdeck.svg; committed, so run this after editing the SVG.
+icons: $(STAMP)
+	$(BIN)/python packaging/make_icons.py
+
 # Everything the targets above make: the venv, builds and bundles, every tool's cache.
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis .import_linter_cache
