@@ -13,7 +13,7 @@ from .calls._scopes import scoped_indices
 from .calls._status import OPEN, SETTLED, CallState, Decision, Stale, Status, TickReport
 from .calls._tools import ToolDefinition, merged_tools, pending_calls, plan_mode, tool_definitions, unknown_references
 from .checks._analysis import CallAnalysis, Lookup, Parameter, analyse_call
-from .checks._call_checks import CallProblem, call_problems, reference_problem, written_paths
+from .checks._call_checks import CallProblem, WrittenPaths, call_problems, reference_problem, written_paths
 from .checks._checks import validate
 from .document._context import Context, Watch
 from .document._cursor import Cursor, CursorWatch
@@ -182,6 +182,7 @@ __all__ = [
     "TurnSource",
     "Watch",
     "Write",
+    "WrittenPaths",
     "activity",
     "analyse_call",
     "answer_call",

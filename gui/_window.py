@@ -36,7 +36,7 @@ from ._glyphs import name_qt_buttons
 from ._inspector import install_inspector
 from ._keyboard import install_keyboard
 from ._llm import LLMView
-from ._message_editor import NEW_MESSAGES, FormsAhead, MessageEditor, catalog_of
+from ._message_editor import NEW_MESSAGES, Catalogs, FormsAhead, MessageEditor
 from ._models import install_models
 from ._session import DocumentSession
 from ._slices import slices
@@ -124,8 +124,10 @@ class MainWindow(QMainWindow):
         self.watches.jumpRequested.connect(self.go_to)
         self.llm_view.sourceActivated.connect(self.go_to)
         self.editor.message_edited.connect(self._editor_edited)
-        self.editor.set_catalog_source(lambda: catalog_of(self.context()))
-        self.watches.set_reference_source(lambda: catalog_of(self.context()).references)
+        self.catalogs = Catalogs(self.context, self)
+        self.catalogs.changed.connect(self.editor.catalog_changed)
+        self.editor.set_catalog_source(self.catalogs.current)
+        self.watches.set_reference_source(lambda: self.catalogs.current().references)
         self.session.documentReplaced.connect(self._document_replaced)
         # Bound methods, never lambdas: Qt drops these connections when the window is destroyed.
         self.session.dirtyChanged.connect(self._update_title)

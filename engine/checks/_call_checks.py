@@ -80,21 +80,41 @@ def _destinations(calls: list[Any]) -> Iterator[tuple[str, tuple[str, ...]]]:
 
 def written_paths(context: Messages) -> dict[str, Node | None]:
     """Per kind, the tree of paths something writes (see the module's docstring)."""
-    kinds: dict[str, Node | None] = {}
+    reading = WrittenPaths(context)
+    reading.advance(len(context))
+    return reading.kinds
 
-    def add(kind: str, node: Node | None) -> None:
+
+class WrittenPaths:
+    """`written_paths` a part at a time (a window reads a big document between turns of its event loop):
+    `advance(count)` reads the next `count` messages, `done` says when all are read, `kinds` is the result.
+    The context must not be edited in between (start again after an edit)."""
+
+    def __init__(self, context: Messages) -> None:
+        self.context = context
+        self.kinds: dict[str, Node | None] = {}
+        self._next = 0
+
+    @property
+    def done(self) -> bool:
+        return self._next >= len(self.context)
+
+    def advance(self, count: int) -> None:
+        context, stop = self.context, min(len(self.context), self._next + count)
+        for index in range(self._next, stop):
+            info, message = context.info(index), context[index]
+            if info.kind is not None:
+                self._add(info.kind, _of_value(payload_of(message)))
+                if "schema" in message:
+                    self._add(info.kind, _of_schema(message["schema"]))
+            elif info.form is Form.PLAN and isinstance(message.get("plan"), list):
+                for kind, path in _destinations(message["plan"]):
+                    self._add(kind, _of_path(path))
+        self._next = max(self._next, stop)
+
+    def _add(self, kind: str, node: Node | None) -> None:
+        kinds = self.kinds
         kinds[kind] = _merge(kinds[kind], node) if kind in kinds else node
-
-    for index in range(len(context)):
-        info, message = context.info(index), context[index]
-        if info.kind is not None:
-            add(info.kind, _of_value(payload_of(message)))
-            if "schema" in message:
-                add(info.kind, _of_schema(message["schema"]))
-        elif info.form is Form.PLAN and isinstance(message.get("plan"), list):
-            for kind, path in _destinations(message["plan"]):
-                add(kind, _of_path(path))
-    return kinds
 
 
 def reference_problem(written: Mapping[str, Node | None], text: str) -> str | None:

@@ -2,7 +2,7 @@
 
 from ._ahead import FormsAhead
 from ._calls import reference_completer
-from ._catalog import Catalog, catalog_of
+from ._catalog import Catalog, Catalogs, catalog_of
 from ._editor import MessageEditor
 from ._model import NEW_MESSAGES, Body, MessageModel, read_message, retyped, template, with_body, with_key
 
@@ -10,6 +10,7 @@ __all__ = [
     "NEW_MESSAGES",
     "Body",
     "Catalog",
+    "Catalogs",
     "FormsAhead",
     "MessageEditor",
     "MessageModel",

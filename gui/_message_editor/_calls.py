@@ -116,6 +116,15 @@ class CallBox(QGroupBox):
         line.editingFinished.connect(self._tool_committed)
         self._build_fields()
 
+    def set_catalog(self, catalog: Catalog) -> None:
+        """Complete from `catalog`'s references and instances from now on."""
+        self.catalog = catalog
+        for name, widget in self.fields.items():
+            completer = widget.completer() if isinstance(widget, QLineEdit) else None
+            model = completer.model() if completer is not None else None
+            if isinstance(model, QStringListModel):
+                model.setStringList(list(catalog.instances if name == "_instance" else catalog.references))
+
     def _tool_schema(self) -> dict[str, Any]:
         tool = self.catalog.tools.get(str(self.call.get("_tool")))
         return tool.schema if tool is not None else {}
@@ -284,6 +293,13 @@ class CallsBody(QScrollArea):
         if json.dumps(model.value) != json.dumps(self._calls) or len(self._entries) != len(model.value):
             self._calls = list(model.value)
             self._rebuild()
+        self._check()
+
+    def catalog_changed(self) -> None:
+        """New written paths: each field's completions and the problems follow; the boxes stay (and their focus)."""
+        self.catalog = self._catalog_of()
+        for box in self.boxes:
+            box.set_catalog(self.catalog)
         self._check()
 
     def value(self) -> list[Any]:

@@ -252,6 +252,11 @@ class MessageEditor(QWidget):
         if Body.CALLS in self._pages:
             self._pages[Body.CALLS].set_catalog_source(source)
 
+    def catalog_changed(self) -> None:
+        """The document's written paths are in (read a slice at a time): the plan form offers and checks them."""
+        if Body.CALLS in self._pages:
+            self._pages[Body.CALLS].catalog_changed()
+
     def _page(self, body: Body) -> Any:
         page = self._pages.get(body)
         if page is None:
