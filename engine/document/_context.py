@@ -15,6 +15,7 @@ from psygnal import Signal
 
 from ..protocol._expressions import Expression, Reference, parse_expression
 from ..protocol._messages import MessageInfo, classify, message_problem
+from ..resolve import _paranoid
 from ..resolve._fold import PathValue
 from ..resolve._incremental._blame import Blame, blame_of
 from ..resolve._incremental._index import Layer, Probe, State, fold_lane, path_value
@@ -291,7 +292,10 @@ class Context:
                 return watched
             return self._lanes.found(ref, instance, limit)
 
-        return combine_keys(expression, found, self._store.order.snapshot())[0]
+        resolution = combine_keys(expression, found, self._store.order.snapshot())[0]
+        if _paranoid.ENABLED:
+            _paranoid.check("Context.resolve", resolution, self._store.listed, expression, instance, at)
+        return resolution
 
     def resolve_reference(self, ref: Reference, instance: str | None, limit: int) -> PathValue:
         """The fold of one reference over the first `limit` messages."""
@@ -300,7 +304,10 @@ class Context:
     def value_of(self, kind: str, instance: str | None = None, at: int | None = None) -> Any:
         """The whole folded value of `kind` (MISSING when nothing of that kind exists)."""
         state = State([])
-        self._fold(state, kind, None if instance is None else str(instance), None, self._limit_key(at))
+        instance = None if instance is None else str(instance)
+        self._fold(state, kind, instance, None, self._limit_key(at))
+        if _paranoid.ENABLED:
+            _paranoid.check_value("Context.value_of", state.root, self._store.listed, kind, instance, at)
         return state.root
 
     def identities(self, at: int | None = None) -> list[tuple[str, str | None]]:

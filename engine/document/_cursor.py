@@ -16,6 +16,7 @@ from typing import Any
 
 from ..protocol._expressions import Expression, parse_expression
 from ..protocol._messages import MessageInfo
+from ..resolve import _paranoid
 from ..resolve._order import Shift
 from ..resolve._resolution import Resolution, in_order_now, same_json
 from ._context import Context, Watch
@@ -229,6 +230,11 @@ class Cursor:
         if at < size:  # the message just past the first `at` may have been pushed out of them
             infos.append(self.context.info(at))
         self._update(_heads([*before, *infos]))
+        if _paranoid.ENABLED:  # the watches left alone are still right, at their messages' new indices
+            for watch in self._watches:
+                if watch not in self._pending and watch.live is None:
+                    _paranoid.check("CursorWatch.current", watch.current, self.context._store.listed,
+                                    watch.expression, watch.instance, at)
 
     def _inserted(self, index: int) -> None:
         self._edited(index, (index,))

@@ -21,6 +21,7 @@ from typing import Any
 from ..protocol._expressions import Expression, Reference
 from ..protocol._messages import MISSING, Write, get_path
 from ..protocol._methods import WRITE_METHODS, Conflict, write_at
+from ..resolve import _paranoid
 from ..resolve._incremental._blame import Blame
 from ._context import Context
 
@@ -303,6 +304,11 @@ class CursorState:
         yield from state_steps(self.context, at, layers, out)
         if self._busy is layers:
             self._busy = None
+        if _paranoid.ENABLED:
+            messages = self.context._store.listed
+            _paranoid.check_identities("CursorState", [state.identity for state in out], messages, at)
+            for state in out:
+                _paranoid.check_value("CursorState", state.value, messages, *state.identity, at)
 
     def at(self, at: int | None = None) -> list[IdentityState]:
         """The state as of the first `at` messages, computed at once."""

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ...protocol._expressions import Expression, Reference
 from ...protocol._messages import MISSING, Path, Write, get_path
+from .. import _paranoid
 from .._chain import Chain
 from .._keys import EMPTY_KEYS, Keys
 from .._order import Ranks, Shift
@@ -163,12 +164,14 @@ class Watch:
         date, it is the result before the edit."""
         order, owner = self._order, self._owner
         if self._renumbers == order.renumbers or owner is None:  # appends since, at most: as it was
-            return self._resolution
-        if owner.current and owner._generation == order.generation:
+            pass
+        elif owner.current and owner._generation == order.generation:
             now = in_order_now(self._resolution, self._seen, order)
             if now is not None:
                 self._resolution, self._seen = now
                 self._renumbers = order.renumbers
+        if _paranoid.ENABLED and owner is not None and owner.settled():
+            _paranoid.check("Watch.current", self._resolution, owner._store.listed, self.parsed, self.instance)
         return self._resolution
 
     def _renew(self, resolution: Resolution, keys: Keys) -> None:
@@ -516,6 +519,9 @@ class Watchers:
         for watch in changed:
             if watch._owner is not None:
                 watch._callback(watch._resolution)
+        if _paranoid.ENABLED:
+            for watch in list(self._watches):
+                _ = watch.current  # checked there against the reference fold
 
     # -- folding -------------------------------------------------------------------------------
 
