@@ -297,10 +297,6 @@ class Context:
             _paranoid.check("Context.resolve", resolution, self._store.listed, expression, instance, at)
         return resolution
 
-    def resolve_reference(self, ref: Reference, instance: str | None, limit: int) -> PathValue:
-        """The fold of one reference over the first `limit` messages."""
-        return self._path_value(ref, *self._fold_reference(ref, instance, self._limit_key(limit)))
-
     def value_of(self, kind: str, instance: str | None = None, at: int | None = None) -> Any:
         """The whole folded value of `kind` (MISSING when nothing of that kind exists)."""
         state = State([])
