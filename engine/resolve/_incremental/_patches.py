@@ -69,7 +69,7 @@ def patch_to(
     key: Callable[[int], int],
     appends: bool,
     blocked: Blocked | None = None,
-    scans: Scans | None = None,
+    scans: SharedScans | None = None,
 ) -> Patches | None:
     """How an old fold's rest — the writes of `layer` after order key `after` (None: all of them) —
     becomes the new fold's, given their roots there: the patches (none when the two are equivalent),
@@ -82,7 +82,7 @@ def patch_to(
     only that lane's writes (`Layer.subset`) can act on it."""
     if equivalent(now, then, lane):
         return []
-    read = scans or _ALONE
+    read = scans or _UNSHARED
     at = None if lane is None else common_start(now, then, lane, paths)
     if at is not None:
         assert lane is not None
@@ -309,7 +309,7 @@ def keeps_start_from_first(layer: Layer, lane: str, writes: Mapping[int, Write],
     return _kept(known, at)
 
 
-class Scans:
+class SharedScans:
     """Where two lane values differ (`differences`) and how a lane's writes act there (`cover`, `keeps_start`),
     worked out once per edit and handed to every repair that asks the same. A global write changes the fold
     every instance fold continues from: both instances' whole-kind tracks (`_whole`) compare the same two
@@ -360,7 +360,7 @@ class Scans:
         return kept
 
 
-class _Alone:
+class _Unshared:
     """No other repair to share with: each comparison and read done on its own."""
 
     differences = staticmethod(differences)
@@ -368,7 +368,7 @@ class _Alone:
     keeps_start = staticmethod(keeps_start)
 
 
-_ALONE = _Alone()
+_UNSHARED = _Unshared()
 
 
 def equivalent(a: Any, b: Any, lane: str | None) -> bool:
@@ -402,7 +402,7 @@ __all__ = [
     "Difference",
     "Patch",
     "Patches",
-    "Scans",
+    "SharedScans",
     "acts_on",
     "common_start",
     "cover",

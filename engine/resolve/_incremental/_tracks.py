@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ...protocol._messages import MISSING, Path, Write
 from . import _index, _whole
 from ._index import Checkpoint, Gap, Layer, Probe, SourceEdit, Sources, State, checkpoint, fold_lane, kept
-from ._patches import Blocked, Patch, Patches, Scans, patch_to, patched
+from ._patches import Blocked, Patch, Patches, SharedScans, patch_to, patched
 from ._whole import LaneMarks, marks_after_step
 
 if TYPE_CHECKING:
@@ -46,7 +46,8 @@ class Rebase:
     patch: Patch | None = None
 
 
-Before = dict[tuple[str, str | None, int], dict[str, Any]]  # (kind, instance, edit's order key) -> lane -> value
+# (kind, instance, edit's order key) -> lane -> its value just before a one-write edit
+LaneValuesBefore = dict[tuple[str, str | None, int], dict[str, Any]]
 
 
 class Marks:
@@ -228,12 +229,12 @@ def _add_rebase(rebases: list[Rebase], new: Rebase) -> None:
             if not (patch.prefix or patch.order) and new.start <= old.start and old.end <= new.end:
                 del rebases[position]
             break
-        if not _apart(old.patch.path, patch.path):
+        if not _unrelated(old.patch.path, patch.path):
             break
     rebases.append(new)
 
 
-def _apart(a: Path, b: Path) -> bool:
+def _unrelated(a: Path, b: Path) -> bool:
     """Whether neither path is a prefix of the other."""
     size = min(len(a), len(b))
     return a[:size] != b[:size]
@@ -256,7 +257,7 @@ class Fold:
 
 
 @dataclass
-class Work:
+class TrackEdit:
     """What an edit asks of one track.
 
     `appended`: the id of a write that is now the last of this view's fold (one step will do);
@@ -273,9 +274,9 @@ class Work:
     ids: set[int] = field(default_factory=set)
     dropped: dict[int, Write] = field(default_factory=dict)
 
-    def own_half(self) -> Work:
+    def own_half(self) -> TrackEdit:
         """This work less the change of the global fold: the edit of the track's own layer alone."""
-        return Work(low=self.low, high=self.high, generation=self.generation, ids=self.ids, dropped=self.dropped)
+        return TrackEdit(low=self.low, high=self.high, generation=self.generation, ids=self.ids, dropped=self.dropped)
 
     def ids_at_one_key(self) -> bool:
         """Whether the edit in the track's own layer is one write at one place (not a move)."""
@@ -339,16 +340,16 @@ def step(
 
 
 def repair(
-    store: Store, work: Work, old: Fold, kind: str, instance: str | None, lane: str | None, base: Fold | None,
-    scans: Scans | None = None,
-    before: Before | None = None,
+    store: Store, work: TrackEdit, old: Fold, kind: str, instance: str | None, lane: str | None, base: Fold | None,
+    scans: SharedScans | None = None,
+    before: LaneValuesBefore | None = None,
 ) -> Fold:
     """The fold after an edit in the middle: resume before it, splice the old rest on once equivalent.
     `scans`: what the edit's other repairs found comparing the same values and reading the same writes.
     `before`: shared by the tracks of one edit, each lane's value just before a one-write edit, per view and
     edit (a lane track's, for the whole-kind track of its view: lane tracks are repaired first)."""
     if scans is None:
-        scans = Scans()
+        scans = SharedScans()
     if lane is None:
         known = None if before is None or work.low is None else before.get((kind, instance, work.low))
         whole = _repair_whole(store, work, old, kind, instance, base, scans, known or _whole._NOTHING)
@@ -359,13 +360,14 @@ def repair(
     layer = store.layer((kind, instance))
     paths = [probe.path for probe in old.state.probes]
     if work.low is not None and work.generation != order.generation:
-        work = Work(base=work.base)  # keys were renumbered during the edit: resume from the start
+        work = TrackEdit(base=work.base)  # keys were renumbered during the edit: resume from the start
     if work.base and work.low is not None and base is not None:
         # A replace that moves a write from the global layer to this one (or back) changes both: repaired in
         # two, its own half over the old global fold, then the global change (which `_same_base` splices).
         own = work.own_half()
         halfway = repair(store, own, old, kind, instance, lane, Fold(old.base, old.base, [], Marks()), scans)
-        fold = repair(store, Work(base=True, generation=work.generation), halfway, kind, instance, lane, base, scans)
+        whole_base = TrackEdit(base=True, generation=work.generation)
+        fold = repair(store, whole_base, halfway, kind, instance, lane, base, scans)
         for probe in fold.state.probes:
             probe.edits = ()  # (how the sources changed as keys: not told, as `_repair_whole` says)
         return fold
@@ -444,7 +446,8 @@ def repair(
                 patches = [(patch, _until(marks, later, cover, keys)) for patch, cover in way]
                 was, is_now = (checkpoint(now, layer, edited, len(gaps)) for now in (then, state))
                 low = work.low
-                told = _Told(bases, lambda message_id: keys.get(message_id, low))  # (a removed one: at the edit)
+                # (a removed message: at the edit)
+                told = _SharedSources(bases, lambda message_id: keys.get(message_id, low))
                 return _splice(state, gaps, head, fresh, later, was, old, base, is_now, patches, told)
             if previous is not None and (after is None or key(previous) > key(after)):
                 after = previous
@@ -456,7 +459,7 @@ def repair(
 
 
 def _repair_whole(
-    store: Store, work: Work, old: Fold, kind: str, instance: str | None, base: Fold | None, scans: Scans,
+    store: Store, work: TrackEdit, old: Fold, kind: str, instance: str | None, base: Fold | None, scans: SharedScans,
     ahead: Mapping[str, Any] = _whole._NOTHING,
 ) -> Fold | None:
     """A whole-kind fold repaired lane by lane (`_whole`); None where that does not hold. An edit that
@@ -468,7 +471,7 @@ def _repair_whole(
                                 scans)
         if halfway is None:
             return None
-        old, work = halfway, Work(base=True, generation=work.generation)
+        old, work = halfway, TrackEdit(base=True, generation=work.generation)
     whole = _whole.repair(store, work, old, kind, instance, None if base is None else base.state, scans,
                           _whole._NOTHING if two_halves else ahead)
     if whole is None:
@@ -496,7 +499,7 @@ def _until(marks: Marks, start: int, cover: int | None, keys: Mapping[int, int])
 
 
 def _same_base(old: Fold, base: Fold, lane: str | None, layer: Layer, writes: Mapping[int, Write],
-               keys: Mapping[int, int], appends: bool, scans: Scans) -> Fold | None:
+               keys: Mapping[int, int], appends: bool, scans: SharedScans) -> Fold | None:
     """When the global fold ends as before (for this lane), the instance layer folds as before: only the
     sources and diagnostics it carried over from the global layer change. So too when the two differ at
     one path that the instance layer keeps apart (`_patches.cover`), or in the lane's array when the instance
@@ -550,7 +553,7 @@ def _splice(
     base: Fold | None,
     start: Checkpoint | None,
     patches: Patches,
-    told: _Told | None = None,
+    told: _SharedSources | None = None,
 ) -> Fold:
     """The new fold, equivalent at `matched` to the old one: the old rest with the new past.
 
@@ -594,7 +597,7 @@ def _splice(
     return Fold(spliced if base is None else base.state, spliced, new_gaps, marks, old.steps)
 
 
-class _Told(NamedTuple):
+class _SharedSources(NamedTuple):
     """Per probe, how many sources and resets the two sides of a one-write repair shared before the edited
     write (`bases`), and the order key of a message (`key_of`)."""
 
@@ -684,4 +687,4 @@ def _first_mark_from(marks: Marks, start: int, limit: int, keys: Mapping[int, in
     return position
 
 
-__all__ = ["Fold", "Layer", "Work", "full", "repair", "step"]
+__all__ = ["Fold", "Layer", "TrackEdit", "full", "repair", "step"]

@@ -30,8 +30,8 @@ from .._keys import EMPTY_KEYS, Keys
 from .._order import Ranks, Shift
 from .._resolution import Resolution, in_order_now, same_json
 from ._index import Gap, Layer, Probe, State, in_gap, lanes_of
-from ._patches import Scans
-from ._tracks import Before, Fold, Work, full, repair, step
+from ._patches import SharedScans
+from ._tracks import Fold, LaneValuesBefore, TrackEdit, full, repair, step
 
 if TYPE_CHECKING:
     from ._store import Store
@@ -207,7 +207,7 @@ class Track:
         return self.results[path]
 
 
-Plan = dict[Track, Work]
+Plan = dict[Track, TrackEdit]
 Identity = tuple[str, str | None]
 
 
@@ -375,7 +375,7 @@ class Watchers:
             work = plan.get(track)
             first = work is None
             if work is None:
-                work = plan[track] = Work(generation=store.order.generation)
+                work = plan[track] = TrackEdit(generation=store.order.generation)
             if track.instance == instance:
                 work.ids.add(message_id)
                 if dropped:
@@ -427,8 +427,8 @@ class Watchers:
         else: alone, the first half of a move; `outcome` works out what they change."""
         folds = dict(prior or {})
         # Where the same values differ, and how the same writes act there: asked by several tracks.
-        scans = Scans()
-        before: Before = {}  # lane values just before a one-write edit, from lane tracks for whole-kind ones
+        scans = SharedScans()
+        before: LaneValuesBefore = {}  # lane values just before a one-write edit, from lane tracks for whole-kind ones
         # Global tracks first (instance tracks continue from them), and in each view lane tracks first.
         for track in sorted(plan, key=lambda track: (track.instance is not None, track.lane is None)):
             folds[track] = self._refold(track, plan[track], folds, scans, before)
@@ -549,7 +549,8 @@ class Watchers:
             view.setdefault(gap, set()).add(track)
 
     def _refold(
-        self, track: Track, work: Work, folds: dict[Track, Fold], scans: Scans, before: Before | None = None
+        self, track: Track, work: TrackEdit, folds: dict[Track, Fold], scans: SharedScans,
+        before: LaneValuesBefore | None = None,
     ) -> Fold:
         store = self._store
         base = self._base(track, folds)

@@ -39,11 +39,11 @@ from .._fold import TOO_DEEP
 from .._keys import Ids
 from . import _index
 from ._index import Layer, Probe, SourceEdit, Sources, State, attempt, kept, lanes_of, replaces_root
-from ._patches import Blocked, Patch, Scans, identical, patch_at, patch_to, patched
+from ._patches import Blocked, Patch, SharedScans, identical, patch_at, patch_to, patched
 
 if TYPE_CHECKING:
     from ._store import Store
-    from ._tracks import Fold, Work
+    from ._tracks import Fold, TrackEdit
 
 
 class LaneMark(NamedTuple):
@@ -76,7 +76,7 @@ class _Edit:
     edited: int | None
     old: Write | None
     new: Write | None
-    scans: Scans
+    scans: SharedScans
     ahead: Mapping[str, Any] | None = None  # per lane, its value just before the edit, when a lane track knows it
 
     def key(self, message_id: int) -> int:
@@ -116,7 +116,7 @@ class Repaired(NamedTuple):
 
 
 def repair(
-    store: Store, work: Work, old: Fold, kind: str, instance: str | None, base: State | None, scans: Scans,
+    store: Store, work: TrackEdit, old: Fold, kind: str, instance: str | None, base: State | None, scans: SharedScans,
     ahead: Mapping[str, Any] = _NOTHING,
 ) -> Repaired | None:
     """The whole-kind fold after an edit, lane by lane (`base`: the state of the global fold an instance
@@ -442,7 +442,7 @@ def _refold(edit: _Edit, lane: str, old_marks: tuple[LaneMark, ...] | None, then
             if type(then) is dict and type(now) is dict:
                 # Objects: where they differ, and the next write that acts there, checked after every write;
                 # the writes before that one are not folded twice (`_ahead`).
-                apart = _apart(edit, lane, subset, position, then, now)
+                apart = _placed_differences(edit, lane, subset, position, then, now)
                 if apart is not None:
                     patches, acting = apart
                     if acting is None:
@@ -504,7 +504,7 @@ def _patched_mark(mark: LaneMark, lane: str, patches: list[Patch], until: dict[i
 Placed = list[tuple[Patch, int | None]]  # patches, each with the position of the lane's write that covers it
 
 
-def _apart(
+def _placed_differences(
     edit: _Edit, lane: str, subset: list[int], position: int, then: Any, now: Any
 ) -> tuple[Placed, int | None] | None:
     """Where two objects of a lane differ (`_patches.differences`, as patches) and how the lane's writes from
@@ -526,7 +526,7 @@ def _ahead(
     then: Any, patches: Placed, after: int | None,
 ) -> tuple[Any, Any, list[LaneMark]] | None:
     """Both sides just before the lane's write at `acting`, the first from `position` on that acts on where
-    they differ (`_apart`), with no write in between folded twice: those leave the differences alone or
+    they differ (`_placed_differences`), with no write in between folded twice: those leave the differences alone or
     replace them on both sides alike, so the new side there is the old side's value, patched where no write
     in between replaced it. The old side is the old fold's: from its last lane mark before `acting` (or from
     `then`), a few writes folded. Also the new side's marks in between: the old ones, patched. None when

@@ -290,7 +290,7 @@ def test_a_global_write_compares_and_reads_once_for_all_the_instance_tracks(
     the global lane fold (`differences`); each instance's whole-kind track and its track of the lane ask how
     the same writes of its layer act on that difference (`cover` for an object; for an array only appended to,
     `keeps_start`, which each layer keeps: `test_patch.py`). The edit works each out once and hands it to every
-    track that asks (`_patches.Scans`); the results are the fold's."""
+    track that asks (`_patches.SharedScans`); the results are the fold's."""
     from contextdeck.engine.resolve._incremental import _patches
 
     messages = [_state({"log": [{"n": 0}], "k": {"x": 0, "y": 0}})]
