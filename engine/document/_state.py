@@ -38,9 +38,9 @@ class Lane:
     """The messages of one layer that write, in context order: their indices, in an `array`.
 
     Not a list of indices or of writes: the cyclic garbage collector walks every item of a young list,
-    and reading the header of 100,000 scattered objects took a young collection 10-20 ms (inside the
-    state view's slices, after every edit). An array is one buffer the collector never looks into; a
-    fold reads each write from the context when it gets there.
+    reading the header of each scattered object, inside the state view's slices after every edit. An
+    array is one buffer the collector never looks into; a fold reads each write from the context when it
+    gets there.
     """
 
     indices: array[int] = field(default_factory=lambda: array("q"))
@@ -85,11 +85,11 @@ def _touched(write: Write, root: Any) -> Iterator[Path]:
     """The paths a write resets or adds to, among those that exist after it: its ancestors, its path and
     what it writes there (what push and concat append).
 
-    These are exactly the existing paths for which engine/_fold.py's `_effect` is "reset" or "add": above
-    the write always; at and below it, every path inside the written value (a merge or an assign walks
-    the new value, so any path in it is reached), and nothing else (a path the write does not reach keeps
-    its value). So the setter of a path is the last write that listed it (tests/gui/test_state_folds.py
-    checks this against `ctx.blame`)."""
+    These are exactly the existing paths for which `resolve/_fold.py`'s `_effect` is "reset" or "add":
+    above the write always; at and below it, every path inside the written value (a merge or an assign
+    walks the new value, so any path in it is reached), and nothing else (a path the write does not reach
+    keeps its value). So the setter of a path is the last write that listed it
+    (tests/engine/document/test_state.py checks this against `ctx.blame`)."""
     path = write.path
     for depth in range(len(path)):
         yield path[:depth]
@@ -111,7 +111,7 @@ def _write(context: Context, index: int) -> Write:
 
 
 def fold_step(root: Any, writer: dict[Path, int], index: int, write: Write) -> Generator[None, None, Any]:
-    """Apply one write as engine/_fold.py's `fold` does and return the new root; note the write in
+    """Apply one write as `resolve/_fold.py`'s `fold` does and return the new root; note the write in
     `writer` as the latest source of every path it reset or added to (a big value: in slices)."""
     if write.problem is not None:
         return root

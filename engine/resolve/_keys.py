@@ -3,10 +3,10 @@
 `Keys` are a result's source messages as sorted order keys; `Ids` a whole-kind fold's sources as message ids,
 in fold order (`_whole`).
 
-A watch of a whole kind (`†state`) has about 11,000 sources, and every write of the kind adds one; an
-insert or a remove in the middle adds or takes out one more. As a tuple each of those copied every key
-into a new tuple and freed the old one (about 35 µs each at 100,000 messages: the keys are integers
-scattered in memory), and the cycle collector walked each new tuple once more (about 120 µs).
+A watch of a whole kind (`†state`) has as many sources as its kind has writes, and every write of the kind
+adds one; an insert or a remove in the middle adds or takes out one more. Kept as one tuple, each of those
+would copy every key into a new tuple and free the old one (the keys are integers scattered in memory, so
+each is a cache miss), and the cycle collector would walk each new tuple once more.
 
 So `Keys` are kept in chunks: sealed tuples of about `CHUNK` keys, shared by every `Keys` edited from
 one another, and a tail list that is only ever appended to, with a length per holder. An append by the
@@ -154,7 +154,7 @@ class Keys(_Chunked):
         """These keys less `lost` (each must be among them: None otherwise) and with `added` (sorted; some
         may be there already): only the chunks they fall in are copied."""
         count = len(self._chunks)
-        if not count:  # all in the tail (most results): one list edited, no chunk bookkeeping (1.5 us a call less)
+        if not count:  # all in the tail (most results): one list edited, no chunk bookkeeping
             kept = self._tail[: self._size]
             for gone in lost:
                 at = bisect_left(kept, gone)
@@ -207,9 +207,9 @@ class Keys(_Chunked):
 
 
 class Ids(_Chunked):
-    """Message ids in fold order, frozen for their holder: a whole-kind fold's sources (`_whole`), about 11,000
-    at 100,000 messages. As a tuple, each middle edit copied them all into a new one and freed the old one
-    (four walks over integers scattered in memory, about 0.1 ms); in chunks it copies the chunks it edits.
+    """Message ids in fold order, frozen for their holder: a whole-kind fold's sources (`_whole`), one per
+    write of the kind. As a tuple, each middle edit would copy them all into a new one and free the old one
+    (walks over integers scattered in memory); in chunks it copies the chunks it edits.
 
     Their order keys ascend from `cut` on, where an instance fold's own sources follow its global part
     (`locate`); an instance fold's global part is the global fold's chunks, shared (`edited_at`)."""

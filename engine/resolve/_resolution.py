@@ -224,8 +224,8 @@ _set = object.__setattr__
 
 class _Unfrozen:
     """A `Resolution` being made: the same slots without the guard, so that filling them in is plain
-    attribute stores (a thousand watches are renewed after a middle edit; `object.__setattr__` per slot
-    made that 2 µs a watch). `_built` then gives it its class: the layouts are the same."""
+    attribute stores (every watch a middle edit reaches is renewed, and `object.__setattr__` per slot is a
+    call each). `_built` then gives it its class: the layouts are the same."""
 
     __slots__ = Resolution.__slots__
     expression: str

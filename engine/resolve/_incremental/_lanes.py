@@ -1,8 +1,7 @@
 """Path logs: the writes that can matter to one path, folded once for `resolve`, read at any cut after.
 
-A reference nobody watches used to fold its whole lane (`_index.fold_lane`) on every `resolve`, then its
-whole lane into a log that any path of the lane could read. Now the first resolve of a path folds only
-the writes that can matter to it (`_branches`: those that touch the path or a prefix of it, and, while
+A reference nobody watches is answered from a log of its own path: the first resolve of a path folds only the
+writes that can matter to it (`_branches`: those that touch the path or a prefix of it, and, while
 a node above it is not an object, those that touch that node) into a *path log* that keeps:
 
 - per step its order key and its write (to replay from a mark);
@@ -15,7 +14,7 @@ a node above it is not an object, those that touch that node) into a *path log* 
 A log is folded only as far as a resolve needs: up to its cut (`at`), and on from there when a later
 resolve cuts further. A resolve of the path then takes its value from the root (the last one, or a mark
 and at most the steps after it replayed), its sources from the changes before the cut, its problems from
-the chain cut there. The result is the reference fold's exactly: `tests/engine/test_lanes.py` compares it
+the chain cut there. The result is the reference fold's exactly: `tests/engine/resolve/test_lanes.py` compares it
 after random edits and at random cuts.
 
 Instance views continue from the log of the same path in the global layer (folded once for every

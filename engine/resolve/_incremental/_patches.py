@@ -9,7 +9,7 @@ old rest is the new fold with the differing values put back (`Patch`), up to the
 each. Arrays only appended to get the same treatment with their start substituted, and objects whose
 keys two folds created in different orders (the same keys) with their order put back.
 
-Decided from the writes' paths, methods and values alone; `tests/engine/test_patch.py` checks the lemma.
+Decided from the writes' paths, methods and values alone; `tests/engine/resolve/test_patch.py` checks the lemma.
 """
 
 from __future__ import annotations

@@ -26,8 +26,9 @@ class Store:
     def __init__(self) -> None:
         self.order = Order()
         self.messages: dict[int, Message] = {}
-        # A copy of this is a copy of pointers (0.2 ms at 100,000 messages), where reading `messages` id by
-        # id takes 7-20 ms: what the window's autosave snapshot and `Context.messages` cost on the GUI thread.
+        # The messages in order, kept beside `messages`: a copy of this is a copy of pointers, where reading
+        # `messages` id by id is a lookup per message (the window's autosave snapshot and `Context.messages`
+        # copy it on the GUI thread).
         self.listed: list[Message] = []
         self.infos: dict[int, MessageInfo] = {}
         self.writes: dict[int, Write] = {}

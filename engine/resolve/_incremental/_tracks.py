@@ -117,10 +117,10 @@ class Marks:
 
         A fold's problems only grow, so each mark's problems are the first ones of the last mark's: those
         are read once, and every other mark's are a prefix of them (`Chain.first`), its length worked out
-        from the rebases. Rebasing each mark's chain on its own read every problem once per mark, and
-        marks of deep splices were each flattened (the untidy `log0` lanes: 100 marks of 3,000 problems,
-        up to 120 ms in one edit). What a rebase does to the probes is worked out once (`_Moved`), not per
-        mark: the untidy `log0` lanes settle about 100 marks through about 20 rebases."""
+        from the rebases. Rebasing each mark's chain on its own would read every problem once per mark and
+        flatten each mark of a deep splice: O(marks × problems) for a lane with many marks and many
+        problems. What a rebase does to the probes is worked out once (`_Moved`), not per mark, since a
+        lane's marks are many and its pending rebases few."""
         if not self.items:
             return []
         last = self.get(len(self.items) - 1)
@@ -321,9 +321,9 @@ def step(
             gaps = [*gaps, Gap(layer, message_id, None)]
         elif lane is not None and gaps and gaps[-1].after is None and gaps[-1].layer is layer:
             # The gap open to the end closes at this write, as `fold_lane` closes it: at a write of the lane,
-            # or through the write that made the root an object. Left open, it held every later write of
-            # the layer, and the track kept marks at writes outside its lane that a move then left out of
-            # order (a push was folded from a later write's state).
+            # or through the write that made the root an object. Left open, it would hold every later write
+            # of the layer, and the track would keep marks at writes outside its lane, which a move can leave
+            # out of order.
             written = _index.lanes_of(write)
             gaps = [*gaps[:-1], Gap(layer, gaps[-1].before, message_id, written is not None and lane not in written)]
         steps += 1

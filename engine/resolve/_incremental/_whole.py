@@ -565,8 +565,8 @@ def _patched_lane(value: Any, lane: str, patches: Placed, at: int) -> Any:
 class MarksMaker:
     """The lane marks of a whole-kind track folded from scratch, made as it folds (`fold_lane`'s `converge`,
     called after each write with the state so far): a mark every few writes of each lane, as `_refold`
-    makes them. Made lazily instead, a lane's first repair folded it from the start of the layer up to
-    the edit (about a hundred writes at 100,000 messages); here each costs a lookup per write.
+    makes them, so that a lane's first repair starts from a mark near the edit rather than folding the lane
+    from the start of the layer; making them here costs a lookup per write.
 
     None at all when the fold starts from something else than an object (or nothing), or once a write
     replaces the root: whole-kind repairs do not hold there (`repair`), as `marks_after_step` drops them."""
