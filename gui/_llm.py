@@ -56,7 +56,7 @@ class _RoleHighlighter(QSyntaxHighlighter):
             self.setFormat(0, len(text), style)
 
 
-class _TextPane(QPlainTextEdit):
+class TextPane(QPlainTextEdit):
     """Read-only monospace text filled piece by piece: one setPlainText of megabytes would hold the GUI."""
 
     doubleClicked = Signal(int)  # the character position double-clicked
@@ -114,13 +114,13 @@ class LLMView(QWidget):
         self.problems.setWordWrap(True)
         self.problems.setStyleSheet("color: #dc2626;")
         self.problems.hide()
-        self.messages = _TextPane("Nothing reaches the model yet.")
+        self.messages = TextPane("Nothing reaches the model yet.")
         self._highlighter = _RoleHighlighter(self.messages.document())
         self.messages.setToolTip("Double-click a message to select the context message it comes from")
         self.messages.doubleClicked.connect(self._double_clicked)
         self._starts: list[int] = []  # where each message's text starts, and the messages it came from
         self._sources: list[tuple[int, ...]] = []
-        self.schema = _TextPane("No schema yet.")
+        self.schema = TextPane("No schema yet.")
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.messages, "Messages")

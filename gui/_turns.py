@@ -37,7 +37,9 @@ from contextdeck.engine import (
     Edit,
     Insert,
     JSONSyntaxError,
+    Messages,
     ModelError,
+    Request,
     Status,
     TurnChange,
     compose_request,
@@ -52,10 +54,12 @@ from contextdeck.engine import (
     utc_now,
 )
 
+from ._background import BackgroundRunner
 from ._commands import EditCommand
 from ._inspector._async import spawn
 from ._inspector._sessions import Frame
 from ._inspector._style import MISSING_COLOUR, WARNING_COLOUR
+from ._llm import BACKGROUND_FROM, TextPane
 
 CHECK_DELAY_MS = 150  # the turn is checked once typing pauses this long
 TEMPLATE = '{\n  "calls": [],\n  "output": null\n}\n'
@@ -109,8 +113,7 @@ class TurnDialog(QDialog):
         self.setWindowTitle("Next Turn")
         self.loop = loop
         document = loop.document()
-        self.request = compose_request(document.context, document.schema, activities=loop.activities(),
-                                       tools=loop.tools())
+        self.request: Request | None = None  # composed in the background for a big document
         self.intro = QLabel(loop.intro())
         self.intro.setWordWrap(True)
         self.editor = QPlainTextEdit(TEMPLATE)
@@ -121,8 +124,8 @@ class TurnDialog(QDialog):
         self.problems.setMaximumHeight(110)
         self.problems.setToolTip("Click a problem to select its place in the turn")
         self.problems.itemClicked.connect(self.show_place)
-        self.schema = _read_only(self.request.schema_text())
-        self.messages = _read_only(self.request.messages_text())
+        self.schema = TextPane("Composing the request…")
+        self.messages = TextPane("Composing the request…")
         tabs = QTabWidget()
         tabs.addTab(self.schema, "Request schema")
         tabs.addTab(self.messages, "Messages")
@@ -175,6 +178,25 @@ class TurnDialog(QDialog):
         if models is None or not models.config.ready:
             self.ask_button.setEnabled(False)
             self.ask_button.setToolTip("No model is set up: Run → Models…")
+        self.composer = BackgroundRunner(0, self)
+        self.composer.finished.connect(self._composed)
+        context, schema, activities, tools = document.context, document.schema, loop.activities(), loop.tools()
+        if len(context) < BACKGROUND_FROM:
+            self._composed(_composed(context, schema, activities, tools))
+        else:  # seconds at 100,000 messages: on a frozen copy, off the GUI thread
+            view = context.view()
+            self.composer.request(lambda: _composed(view, schema, activities, tools))
+            self.check()
+
+    def _composed(self, result: object) -> None:
+        if isinstance(result, Exception):
+            self.status.setText(f"Could not compose the request: {result}")
+            return
+        if not isinstance(result, tuple):
+            return
+        self.request, schema_text, messages_text = result
+        self.schema.show_text(schema_text)
+        self.messages.show_text(messages_text)
         self.check()
 
     # -- the live check -------------------------------------------------------------------------------
@@ -182,6 +204,10 @@ class TurnDialog(QDialog):
     def check(self) -> list[Diagnostic]:
         """Parse and check the text now: the problems are listed; Take Turn follows whether there are errors."""
         self.timer.stop()
+        if self.request is None:
+            self.take_button.setEnabled(False)
+            self.status.setText("Composing the request…")
+            return []
         text = self.editor.toPlainText()
         try:
             self.turn = json_parse(text)
@@ -356,11 +382,10 @@ def _member(text: str, position: int, part: str | int, decoder: json.JSONDecoder
     raise LookupError(part)
 
 
-def _read_only(text: str) -> QPlainTextEdit:
-    view = QPlainTextEdit(text)
-    view.setReadOnly(True)
-    view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-    return view
+def _composed(context: Messages, schema: Any, activities: Any, tools: Any) -> tuple[Request, str, str]:
+    """The request as the model receives it, and its schema's and messages' texts (megabytes for a big document)."""
+    request = compose_request(context, schema, activities=activities, tools=tools)
+    return request, request.schema_text(), request.messages_text()
 
 
 class LoopUI(QObject):

@@ -55,6 +55,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture
 def fake_llm() -> Iterator[Any]:
     """An OpenAI-compatible server on 127.0.0.1 with scripted replies (tests/fake_llm.py)."""
+    # Imported before a window asks: the window imports the SDK on a worker thread while the test's wait runs,
+    # seconds on a loaded machine, longer than the waits (on the GUI thread the wait itself was held up).
+    import openai  # noqa: F401
+
     from fake_llm import FakeLLM
 
     with FakeLLM() as server:

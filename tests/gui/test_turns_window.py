@@ -4,6 +4,7 @@ for, checked against the composed request schema, taken as one undo step, and a 
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 
 from contextdeck.engine import Status
+from contextdeck.gui import _turns as turns
 from contextdeck.gui._inspector._async import release
+from contextdeck.gui._llm import BACKGROUND_FROM
 from contextdeck.gui._models import ModelConfig
 from contextdeck.gui._turns import TurnDialog
 from contextdeck.gui._window import MainWindow
@@ -322,3 +325,32 @@ def test_problems_are_listed_in_the_turns_order_and_a_dotted_key_is_found(
     last = dialog.problems.visualItemRect(dialog.problems.item(2)).center()
     qtbot.mouseClick(dialog.problems.viewport(), Qt.MouseButton.LeftButton, pos=last)
     assert dialog.editor.textCursor().selectedText() == "10"
+
+
+def test_a_big_documents_request_is_composed_off_the_gui_thread(
+        qtbot: Any, open_document: Callable[[dict[str, Any]], MainWindow], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Next Turn on a big document opens at once: the request (seconds at 100,000 messages) is composed on a
+    frozen copy in a worker, the dialog says so meanwhile, then shows it and checks the turn against it."""
+    content = document()
+    content["context"][2:2] = [{"type": "text", "role": "user", "text": f"turn {n}"} for n in range(BACKGROUND_FROM)]
+    window = open_document(content)
+    threads: list[threading.Thread] = []
+    compose = turns.compose_request
+
+    def recorded(*args: Any, **options: Any) -> Any:
+        threads.append(threading.current_thread())
+        return compose(*args, **options)
+
+    monkeypatch.setattr(turns, "compose_request", recorded)
+    dialog = TurnDialog(window.turns, window)  # type: ignore[attr-defined]
+    assert dialog.request is None
+    assert dialog.status.text() == "Composing the request…"
+    assert not dialog.take_button.isEnabled()
+    qtbot.waitUntil(lambda: dialog.request is not None, timeout=30000)
+    assert threads
+    assert threading.main_thread() not in threads
+    assert f"turn {BACKGROUND_FROM - 1}" in dialog.messages.full_text
+    type_turn(qtbot, dialog, SECOND)
+    assert problems(dialog) == []
+    assert dialog.take_button.isEnabled()
+    dialog.reject()
