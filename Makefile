@@ -57,12 +57,13 @@ test-suite: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q tests --ignore=tests/engine --ignore=tests/cli
 
 # The engine (writes benchmarks/latest.json and the table in docs/performance.md), then the window and the
-# document session on 100,000 messages, offscreen. Several minutes; never part of `make test`.
+# document session on 100,000 messages, offscreen, then 10,000 trivial activity calls isolated and in-process. Several minutes; never part of `make test`.
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python benchmarks/gui_bench.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python benchmarks/session_files.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python benchmarks/continue_bench.py
+	$(BIN)/python benchmarks/activities_bench.py
 
 # The PNG icons (16-512 px) from packaging/contextdeck.svg; committed, so run this after editing the SVG.
 icons: $(STAMP)

@@ -7,7 +7,7 @@ There is no global registry: `@activity` only marks a function; an `Activities` 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -21,11 +21,16 @@ _MARK = "__contextdeck_activity__"
 
 @dataclass(frozen=True)
 class Activity:
-    """A named function `fn(call, tool, context)`, sync or async; `timeout` in seconds overrides the run's."""
+    """A named function `fn(call, tool, context)`, sync or async; `timeout` in seconds overrides the run's.
+
+    `source` is the file it was loaded from: such an activity runs in a worker process (`_pool`), which
+    imports that file; one registered in code runs in the application's process.
+    """
 
     name: str
     fn: Callable[..., Any]
     timeout: float | None = None
+    source: str | None = None
 
 
 @frozen
@@ -117,4 +122,5 @@ def load_activities(path: str | Path) -> Activities:
             found.add(fn, name)
     if not found:
         raise ActivityLoadError(str(file), "defines no activities (an ACTIVITIES dict or @activity functions)")
-    return found
+    source = str(file.resolve())
+    return Activities(replace(item, source=source) for item in found)

@@ -9,6 +9,7 @@ from typing import Any
 
 from attrs import frozen
 
+from ..document import _json
 from ..protocol._expressions import Reference
 from ..protocol._messages import MISSING, RECORD_TYPE, get_path, kind_of, payload_of
 from ._calls import CallPlan, Mode
@@ -42,25 +43,54 @@ def fixed_clock(moment: str) -> Clock:
     return lambda: text
 
 
+# What a result may be, so that the document it goes into can always be saved and read back (limits the
+# user sees in docs/execution.md). A document nests at most `_json.MAX_DEPTH` levels; the message and the
+# output path around a result take some of them. Python reads integers of at most 4,300 digits from text.
+MAX_RESULT_DEPTH = 200
+MAX_INTEGER_DIGITS = 4_300
+MAX_RESULT_BYTES = 16 * 1024 * 1024
+_INTEGER_BOUND = 10**MAX_INTEGER_DIGITS
+
+
 def check_json(value: Any, where: str = "$") -> None:
-    """Raise `OutputError` unless `value` is plain JSON (what a document can hold)."""
-    if value is None or isinstance(value, str | bool | int):
-        return
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise OutputError(f"{where}: {value} is not a JSON number")
-        return
-    if isinstance(value, list | tuple):
-        for index, item in enumerate(value):
-            check_json(item, f"{where}[{index}]")
-        return
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise OutputError(f"{where}: key {key!r} is not a string")
-            check_json(item, f"{where}.{key}")
-        return
-    raise OutputError(f"{where}: a {type(value).__name__} is not JSON")
+    """Raise `OutputError` unless `value` is plain JSON a document can hold: finite numbers, string keys, at
+    most `MAX_RESULT_DEPTH` levels, integers of at most `MAX_INTEGER_DIGITS` digits. The error names the path.
+
+    Walks without recursion: a value nested thousands deep is refused, not a RecursionError.
+    """
+    stack: list[tuple[Any, str, int]] = [(value, where, 0)]
+    while stack:
+        node, at, level = stack.pop()
+        if node is None or isinstance(node, str | bool):
+            continue
+        if isinstance(node, int):
+            if abs(node) >= _INTEGER_BOUND:
+                raise OutputError(f"{at}: an integer of about {int(node.bit_length() * 0.30103)} digits (at most "
+                                  f"{MAX_INTEGER_DIGITS} can be saved)")
+            continue
+        if isinstance(node, float):
+            if not math.isfinite(node):
+                raise OutputError(f"{at}: {node} is not a JSON number")
+            continue
+        if not isinstance(node, list | tuple | dict):
+            raise OutputError(f"{at}: a {type(node).__name__} is not JSON")
+        if level >= MAX_RESULT_DEPTH:
+            raise OutputError(f"{at}: nested deeper than {MAX_RESULT_DEPTH} levels")
+        if isinstance(node, dict):
+            for key in node:
+                if not isinstance(key, str):
+                    raise OutputError(f"{at}: key {key!r} is not a string")
+            items = [(item, f"{at}.{key}", level + 1) for key, item in node.items()]
+        else:
+            items = [(item, f"{at}[{index}]", level + 1) for index, item in enumerate(node)]
+        stack.extend(reversed(items))  # the first problem in document order is the one reported
+
+
+def check_size(value: Any, where: str = "$") -> None:
+    """Raise `OutputError` when `value` (plain JSON, see `check_json`) is more than `MAX_RESULT_BYTES` as JSON."""
+    size = len(_json.dumps(value, indent=False).encode("utf-8", "surrogatepass"))
+    if size > MAX_RESULT_BYTES:
+        raise OutputError(f"{where}: {size:,} bytes of JSON, more than the {MAX_RESULT_BYTES:,} a result may be")
 
 
 def _plain(value: Any) -> Any:
@@ -107,6 +137,7 @@ def output_messages(plan: CallPlan, result: Any, clock: Clock, run: Message | No
     if plan.destinations is None:
         return []
     check_json(result, "result")
+    check_size(result, "result")
     if plan.mode is Mode.EXPLICIT and is_message(result):  # a latent `_output` is always a plain value
         return [_adopt(plan, _plain(result), clock, run)]
     alternatives = plan.destinations.alternatives
@@ -142,25 +173,22 @@ def run_record_message(call: Any, clock: Clock, run: Message) -> Message:
 
 
 def _adopt(plan: CallPlan, message: Message, clock: Clock, run: Message | None) -> Message:
-    """A data message an activity returned: its destination is the first one it fills; audit keys added if missing."""
+    """A data message an activity returned, written at the first destination its data fills.
+
+    The engine writes the audit metadata itself: the message's own `_`-keys (`_call`, `_outputPath`, `_date`,
+    `_instance`, `_run`, ...) are dropped, so a result can neither claim another call nor another path.
+    """
     kind = kind_of(message)
     if kind is None or message.get("type") == "error":
         raise OutputError(f"the returned message of type {message.get('type')!r} is not a data message")
     assert plan.destinations is not None
     payload = payload_of(message)
-    chosen = message.get("_outputPath")
-    if chosen is None:
-        fitting = [ref for ref in plan.destinations.references
-                   if ref.kind == kind and get_path(payload, ref.path) is not MISSING]
-        if not fitting:
-            raise OutputError(
-                f"the returned ¶{kind} message fills none of the destinations {plan.output_path!r}")
-        chosen = str(fitting[0])
-    adopted = dict(message)
-    for key, value in _audit(plan, None, clock, run).items():
-        adopted.setdefault(key, value)
-    adopted.setdefault("_outputPath", chosen)
-    return adopted
+    fitting = [ref for ref in plan.destinations.references
+               if ref.kind == kind and get_path(payload, ref.path) is not MISSING]
+    if not fitting:
+        raise OutputError(f"the returned ¶{kind} message fills none of the destinations {plan.output_path!r}")
+    adopted = {key: value for key, value in message.items() if not key.startswith("_")}
+    return {**adopted, **_audit(plan, fitting[0], clock, run)}
 
 
 def error_message(call: Any, error_type: str, text: str, clock: Clock, run: Message | None = None,

@@ -42,7 +42,8 @@ def _new_session(execution: Execution, index: int, resolved: dict[str, Any]) -> 
     chain = (*execution.chain, spec.path) if spec.path is not None else execution.chain
     loop = Loop(delegate_document(spec, plan, resolved, execution.context), turns=execution.turns,
                 outputs=execution.outputs, base=base, chain=chain, activities=execution.activities,
-                tools=execution.code_tools, clock=execution.clock, timeout=execution.timeout, timer=execution.timer)
+                tools=execution.code_tools, clock=execution.clock, timeout=execution.timeout, timer=execution.timer,
+                in_process=execution.in_process)
     execution.delegations[index] = loop
     return loop
 

@@ -40,9 +40,13 @@ from ._delegate import Delegate, delegate_for
 from ._delegation import finished_output, open_delegation, run_delegated
 from ._instancing import expand_instances
 from ._patterns import run_pattern
+from ._pool import Jobs
 from ._readiness import derive_statuses, ready_units
 from ._rerun import stale_calls, with_dependents
 from ._running import Outcome, Provided, Timer, conclude, failure, invoke, perform, prepare, started_audit
+
+# Up to this many running calls, each completion also looks for others done at the same moment.
+_SCAN_LIMIT = 256
 
 
 class Execution:
@@ -79,6 +83,7 @@ class Execution:
         base: Path | None = None,
         chain: tuple[Path, ...] = (),
         path: Path | None = None,
+        in_process: bool = False,
     ) -> None:
         if isinstance(source, Document):
             self.context = source.context
@@ -98,6 +103,9 @@ class Execution:
         self.clock = clock
         self.timeout = timeout
         self.timer = timer  # measures each run's `_run.seconds`
+        # Activities loaded from a file run in worker processes (`_pool`) unless the user chose speed instead.
+        self.in_process = in_process
+        self._jobs = Jobs()
         self.approver = approver
         self.breakpoints: set[int | str] = set(breakpoints)
         self.conditions: dict[int, str] = {}  # call index -> a `†` expression: its breakpoint holds only when truthy
@@ -122,6 +130,7 @@ class Execution:
         self._generation += 1  # fire-and-forget runs of the old generation no longer report
         for task in {*self._tasks.values(), *self._background.values()}:
             task.cancel()
+        self._jobs.stop()
         self._tasks, self._background = {}, {}
         entries, self.plan_index = pending_calls(self.context, self.solution)
         calls, self.units = flatten(expand_instances(entries, self.context))
@@ -274,11 +283,15 @@ class Execution:
         stopped: int | None = None
         failed: int | None = None
         running: dict[asyncio.Future[Any], Unit] = {}
+        # Completions in the order they come: waiting on all running tasks at each completion would cost
+        # O(running) each time (thousands of calls queued for a few workers).
+        finished: asyncio.Queue[asyncio.Future[Any]] = asyncio.Queue()
         try:
             derive_statuses(self)
+            open_calls = True  # whether any call may still become ready (else there is nothing to judge)
             while True:
                 progressed = False
-                if stopped is None and not (stepping and ran) and not self._holding:
+                if open_calls and stopped is None and not (stepping and ran) and not self._holding:
                     for unit in ready_units(self):
                         if self._holding:  # paused while an earlier unit was being approved
                             break
@@ -301,19 +314,30 @@ class Execution:
                             task = self._start(unit, members)
                             if task is not None:
                                 running[task] = unit
+                                task.add_done_callback(finished.put_nowait)
                         if stepping:
                             break
                 if not running:
                     if progressed and not stepping:
                         derive_statuses(self)
+                        open_calls = self._any_open()
                         continue
                     break
-                done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-                for task in sorted(done, key=lambda t: running[t].entry):
+                done = {await finished.get()}
+                while not finished.empty():
+                    done.add(finished.get_nowait())
+                if len(running) <= _SCAN_LIMIT:  # what finished meanwhile, its callback not run yet: one batch
+                    done.update(task for task in running if task.done())
+                for task in sorted((t for t in done if t in running), key=lambda t: running[t].entry):
                     unit = running.pop(task)
                     self._finish(unit, task)
                     failed = failed if failed is not None or stepping else self._failure_in(unit)
-                derive_statuses(self)
+                    open_calls = open_calls or any(self._states[i].status in OPEN for i in unit.members)
+                # Only an open call can become ready: with every call started or settled (many calls waiting
+                # for a worker) there is nothing to judge, and the tick's end reads the record once.
+                if open_calls:
+                    derive_statuses(self)
+                    open_calls = self._any_open()
         finally:
             self._ticking = False
             self._holding = False
@@ -324,6 +348,9 @@ class Execution:
                     if self._states[i].status is Status.RUNNING:
                         self._set(i, status=Status.CANCELLED)
         return self._end_tick(ran, stopped, failed)
+
+    def _any_open(self) -> bool:
+        return any(state.status in OPEN for state in self._states)
 
     def _failure_in(self, unit: Unit) -> int | None:
         """With `break_on_failure`: the member of `unit` that failed (refused, rejected, raised); the tick then
@@ -353,7 +380,11 @@ class Execution:
         # A given output is written once: after an undo of what it wrote, the call waits for an output again.
         provided = self._provided.pop(index, None)
         return await perform(self.plans[index], self.context, self.clock, self.timeout, provided,
-                             self._identity(index), self.timer)
+                             self._identity(index), self.timer, self._workers())
+
+    def _workers(self) -> Jobs | None:
+        """Where activities loaded from a file run: worker processes, or here when `in_process`."""
+        return None if self.in_process else self._jobs
 
     def delegation(self, index: int) -> Any:
         """The nested session (a `Loop`) of delegated call `index`, opened now without running anything when
@@ -383,7 +414,8 @@ class Execution:
         async def background() -> None:
             changes: dict[str, Any] = {"finished": True}
             try:
-                changes["result"] = await invoke(plan, resolved, self.context, self.timeout)
+                ran = await invoke(plan, resolved, self.context, self.timeout, self._workers())
+                changes["result"] = ran.result
             except asyncio.CancelledError:
                 changes["error"] = {"type": "cancelled", "message": "cancelled"}
             except Exception as error:
@@ -538,8 +570,11 @@ class Execution:
         if index is None:
             self.pause()
             tasks = {*self._tasks.values(), *self._background.values()}
+            self._jobs.stop()
         else:
             tasks = {task for task in (self._tasks.get(index), self._background.get(index)) if task is not None}
+            # Their worker processes end now, before this returns: nothing of them runs after a cancel.
+            self._jobs.stop(self._unit_of[index].members if index in self._unit_of else (index,))
         for task in tasks:
             task.cancel()
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import inspect
+import queue
 import threading
 import time
 import traceback
@@ -22,6 +24,7 @@ from ..calls._outputs import Clock, OutputError, failure_messages, is_message, o
 from ..calls._record import inputs_audit
 from ..document._context import Context
 from ..protocol._messages import MISSING
+from ._pool import ActivityFailed, Jobs, Ran
 
 
 @dataclass(frozen=True)
@@ -41,8 +44,43 @@ class Outcome:
         return self.error is None
 
 
+class _Threads:
+    """A few daemon threads shared by every sync activity run in-process (never a thread per call).
+
+    Daemon threads: a hung activity neither blocks the loop nor the process's exit. When all of them are
+    busy, calls wait for one; their timeout runs meanwhile.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._work: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._started = 0
+        self._idle = 0
+
+    def submit(self, work: Callable[[], None]) -> None:
+        with self._lock:
+            if self._idle == 0 and self._started < self.size:
+                self._started += 1
+                threading.Thread(target=self._serve, name="contextdeck-activity", daemon=True).start()
+        self._work.put(work)
+
+    def _serve(self) -> None:
+        while True:
+            with self._lock:
+                self._idle += 1
+            work = self._work.get()
+            with self._lock:
+                self._idle -= 1
+            work()
+
+
+IN_PROCESS_THREADS = 32
+_threads = _Threads(IN_PROCESS_THREADS)
+
+
 def in_thread(fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
-    """Run a sync activity in a daemon thread: a hung one neither blocks the loop nor the process's exit."""
+    """Run a sync activity on one of the shared daemon threads; its result comes back to the loop."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[Any] = loop.create_future()
 
@@ -64,32 +102,64 @@ def in_thread(fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
         with contextlib.suppress(RuntimeError):  # the loop closed: nobody is waiting any more
             loop.call_soon_threadsafe(settle, value, error)
 
-    threading.Thread(target=work, name="contextdeck-activity", daemon=True).start()
+    _threads.submit(work)
     return future
 
 
-async def invoke(plan: CallPlan, resolved: dict[str, Any], context: Context, timeout: float) -> Any:
-    """Call the activity with (call, tool, context) under its timeout; exceptions propagate."""
+def limit_of(plan: CallPlan, timeout: float) -> float:
     assert plan.activity is not None
-    fn = plan.activity.fn
-    limit = plan.activity.timeout if plan.activity.timeout is not None else timeout
-    args = (resolved, plan.tool, scoped_context(context, plan))
+    return plan.activity.timeout if plan.activity.timeout is not None else timeout
+
+
+async def invoke(plan: CallPlan, resolved: dict[str, Any], context: Context, timeout: float,
+                 jobs: Jobs | None = None) -> Ran:
+    """Call the activity with (call, tool, context) under its timeout; its failure propagates.
+
+    With `jobs`, an activity loaded from a file runs in a worker process (`_pool`); otherwise here, on copies
+    of its arguments, so that what it changes in them changes nothing of the document or the record.
+    """
+    assert plan.activity is not None
+    activity = plan.activity
+    limit = limit_of(plan, timeout)
+    scoped = scoped_context(context, plan)
+    if jobs is not None and activity.source is not None:
+        request = {"file": activity.source, "name": activity.name, "call": resolved, "tool": plan.tool,
+                   "context": scoped}
+        return await jobs.run(plan.index, request, limit)
+    call, tool = copy.deepcopy((resolved, plan.tool))
+    fn = activity.fn
     async with asyncio.timeout(limit):
-        result = await fn(*args) if inspect.iscoroutinefunction(fn) else await in_thread(fn, *args)
+        result = await fn(call, tool, scoped) if inspect.iscoroutinefunction(fn) else await in_thread(
+            fn, call, tool, scoped)
         if inspect.isawaitable(result):
             result = await result
-    return result
+    return Ran(result)
 
 
 def failure(plan: CallPlan, error: BaseException, timeout: float, audit: dict[str, Any] | None = None) -> Outcome:
     if isinstance(error, TimeoutError):
         assert plan.activity is not None
-        limit = plan.activity.timeout if plan.activity.timeout is not None else timeout
-        text = f"activity {plan.activity.name!r} did not finish within {limit:g} s"
+        text = f"activity {plan.activity.name!r} did not finish within {limit_of(plan, timeout):g} s"
         return Outcome(plan.index, error=("timeout", text), audit=audit)
+    if isinstance(error, ActivityFailed):  # in its worker: the failure comes as text, with what it printed
+        assert plan.activity is not None
+        if audit is not None:
+            audit = {**audit, **error.captured.audit()}
+            if error.traceback:
+                audit["traceback"] = error.traceback
+        text = error.message if error.kind != "crash" else f"activity {plan.activity.name!r}: {error.message}"
+        return Outcome(plan.index, error=(error.kind, text), audit=audit)
     if audit is not None:  # the activity raised: where, for the audit view (never shown to the LLM)
         audit = {**audit, "traceback": "".join(traceback.format_exception(error)).rstrip()}
-    return Outcome(plan.index, error=(type(error).__name__, str(error) or type(error).__name__), audit=audit)
+    return Outcome(plan.index, error=(type(error).__name__, _text(error)), audit=audit)
+
+
+def _text(error: BaseException) -> str:
+    """The exception's message, even when printing it raises."""
+    try:
+        return str(error) or type(error).__name__
+    except Exception:
+        return f"{type(error).__name__} (its message cannot be printed)"
 
 
 def prepare(plan: CallPlan, context: Context) -> tuple[dict[str, Any], Problem | None]:
@@ -144,7 +214,8 @@ Timer = Callable[[], float]
 
 
 async def perform(plan: CallPlan, context: Context, clock: Clock, timeout: float, provided: Provided | None = None,
-                  audit: dict[str, Any] | None = None, timer: Timer = time.perf_counter) -> Outcome:
+                  audit: dict[str, Any] | None = None, timer: Timer = time.perf_counter,
+                  jobs: Jobs | None = None) -> Outcome:
     """Run one ready call to its outcome. Cancellation propagates; everything else is an error outcome.
 
     `audit` (the call's identity) is completed with the start, the inputs and the duration (`timer`, seconds).
@@ -164,7 +235,7 @@ async def perform(plan: CallPlan, context: Context, clock: Clock, timeout: float
         audit = {**audit, **(provided.audit or {})}
         return conclude(plan, provided.value, clock, _timed(audit, start), provided.alternative)
     try:
-        result = await invoke(plan, resolved, context, timeout)
+        ran = await invoke(plan, resolved, context, timeout, jobs)
     except asyncio.CancelledError:
         raise
     except Exception as error:
@@ -173,4 +244,4 @@ async def perform(plan: CallPlan, context: Context, clock: Clock, timeout: float
         kind, text = failed.error
         branch = failure_messages(plan, {"type": kind, "message": text}, clock, failed.audit)
         return replace(failed, messages=tuple(branch))
-    return conclude(plan, result, clock, _timed(audit, start))
+    return conclude(plan, ran.result, clock, {**_timed(audit, start), **ran.captured.audit()})

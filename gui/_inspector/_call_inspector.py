@@ -226,7 +226,7 @@ class CallInspector(QWidget):
         return False
 
     def _show_run(self, context: Context | None, record: CallRecord | None) -> None:
-        """The "Call as it ran" tab: start, duration, inputs, error and traceback, and the messages it left."""
+        """The "Call as it ran" tab: start, duration, inputs, error, what it printed, traceback, messages left."""
         self.tabs.setTabEnabled(1, record is not None)
         if context is None or record is None:
             self.ran.setPlainText("")
@@ -246,6 +246,9 @@ class CallInspector(QWidget):
             lines += ["", "received:", _json(audit["inputs"])]
         elif "digest" in audit:
             lines += ["", f"received inputs with digest {audit['digest']} (too large to keep)"]
+        for stream in ("stdout", "stderr"):  # what the activity printed, kept by its worker (docs/execution.md)
+            if isinstance(audit.get(stream), str):
+                lines += ["", f"printed to {stream}:", audit[stream].rstrip("\n")]
         if isinstance(audit.get("traceback"), str):
             lines += ["", audit["traceback"]]
         if not audit:

@@ -108,6 +108,7 @@ class Debugger(QObject):
         self._run_to: int | None = None  # Run to here: a breakpoint for one Continue
         self.timeout = DEFAULT_TIMEOUT  # seconds an activity may run (Run → Activity timeout…)
         self.break_on_failure = False  # Continue stops once a call has failed
+        self.in_process = False  # Run → Run Activities In-Process: speed instead of worker processes
         self.plan_approved = False  # Run → Approve Plan: a lazy plan (012) runs (until the next turn)
         self.open_dialog: ApprovalDialog | OutputDialog | None = None
         model.modelReset.connect(self._calls_changed)
@@ -140,6 +141,7 @@ class Debugger(QObject):
         assert self.execution is not None
         self.execution.approver = self._approval if self.approval_enabled else None
         self.execution.timeout = self.timeout
+        self.execution.in_process = self.in_process
         extra = set() if self._run_to is None else {self._run_to}
         self.execution.breakpoints = {*self.model.breakpoints, *self.model.tool_breakpoints, *extra}
         self.execution.conditions = self.model.conditions

@@ -246,6 +246,7 @@ def install_inspector(window: Any) -> Inspector:
     run.addAction(panel.actions_by_name["break_on_failure"])
     run.addAction(panel.actions_by_name["approval"])
     run.addAction(panel.actions_by_name["timeout"])
+    run.addAction(panel.actions_by_name["in_process"])
     run.addSeparator()
     fork_action = run.addAction("Fork Here…")
     fork_action.setToolTip("A new document with the messages up to the selected one (nothing is run again)")

@@ -121,6 +121,12 @@ class CallsPanel(QWidget):
         approval.setToolTip("Ask before each call runs: approve, reject, or edit it")
         approval.toggled.connect(lambda on: setattr(debugger, "approval_enabled", on))
         actions["approval"] = approval
+        in_process = QAction("Run Activities In-Process", self)
+        in_process.setCheckable(True)
+        in_process.setToolTip("Faster, but a crash, a hang or a busy loop in an activity is the window's, and "
+                              "Cancel or a timeout cannot stop it (off: each call in a worker process)")
+        in_process.toggled.connect(lambda on: setattr(debugger, "in_process", on))
+        actions["in_process"] = in_process
         return actions
 
     def _update(self) -> None:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import math
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from contextdeck import __version__
 from contextdeck.engine import (
@@ -54,6 +55,7 @@ from contextdeck.engine import (
     write_atomically,
 )
 
+T = TypeVar("T")
 # One table of exit codes for every command (README, "Command line").
 EXIT_OK, EXIT_DOCUMENT, EXIT_EXPRESSION, EXIT_NOT_FOUND, EXIT_MODEL = 0, 1, 2, 3, 4
 EXIT_REFUSED = 5  # the model's answer was refused (it broke the schema it was asked for)
@@ -149,7 +151,8 @@ def _run(args: argparse.Namespace) -> int:
     document = _load(args.doc)
     asker = _asker(args)
     options: dict[str, Any] = {"activities": _activities(args.activities), "tools": _tools(args.tools),
-                               "clock": fixed_clock(args.now) if args.now else utc_now, "timeout": args.timeout}
+                               "clock": fixed_clock(args.now) if args.now else utc_now, "timeout": args.timeout,
+                               "in_process": args.in_process}
     turns = []
     for file in args.turn:
         turn = load_turn(file)
@@ -163,9 +166,9 @@ def _run(args: argparse.Namespace) -> int:
     failure: ModelError | None = None
     refused: tuple[int, ...] = ()
     if asker is None:
-        ran = asyncio.run(_drive(execution, args.steps))
+        ran = _running(_drive(execution, args.steps))
     else:
-        ran, failure, refused = asyncio.run(_drive_with_model(execution, asker, args.steps))
+        ran, failure, refused = _running(_drive_with_model(execution, asker, args.steps))
     _write(document, args.out)
     _report(execution, ran)
     if failure is not None:
@@ -197,7 +200,7 @@ def _run_loop(args: argparse.Namespace, document: Document, turns: list[Any], op
         return turn
 
     model_turns = asker is not None and args.turns == "model"
-    run = asyncio.run(run_agent(document, asker, turns=next_turn, model_gives_turns=model_turns,
+    run = _running(run_agent(document, asker, turns=next_turn, model_gives_turns=model_turns,
                                 max_ticks=args.max_ticks, approve_plan=args.approve_plan,
                                 on_tick=lambda loop, tick: lines.extend(_tick_lines(loop, tick)), **options))
     _write(document, args.out)
@@ -234,6 +237,13 @@ def _exit_code(run: AgentRun, model_turns: bool) -> int:
     if ending is Ending.WAITING and model_turns:
         return EXIT_WAITING
     return EXIT_OK
+
+
+def _running(work: Coroutine[Any, Any, T]) -> T:
+    """Run the calls. What activities running here print (`--in-process`) goes to stderr: mixed into a
+    document written to stdout it would corrupt it (in workers, it goes to each call's record)."""
+    with contextlib.redirect_stdout(sys.stderr):
+        return asyncio.run(work)
 
 
 def _tick_lines(loop: Loop, tick: Tick) -> list[str]:
@@ -466,6 +476,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--now", type=_moment, default=None, help="the _date of every message written (ISO 8601)")
     run.add_argument("--timeout", type=_seconds, default=60.0, metavar="SECONDS",
                      help="how long an activity may run before it fails (default 60; an activity's own wins)")
+    run.add_argument("--in-process", action="store_true",
+                     help="run activities in this process, not in worker processes: faster, but a crash, a hang "
+                          "or a busy loop in one is the whole run's, and a timeout cannot stop it")
     _model_options(run, required=False)
     run.add_argument("--turn", metavar="SOLUTION.json", action="append", default=[],
                      help="the model's next turn typed by hand (repeatable: one file per turn, in order)")

@@ -47,3 +47,26 @@ def test_a_frozen_bundle_runs_the_worker_through_its_own_executable(monkeypatch:
 def test_other_command_lines_run_nothing(argv: list[str]) -> None:
     """Anything but the option and a module of this package is left to the command line."""
     assert run_child(argv) is False
+
+
+def test_a_frozen_bundle_runs_activity_workers_through_its_own_executable(monkeypatch: pytest.MonkeyPatch,
+                                                                           tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The activity pool starts its workers with `child_command`: as a bundle would (its executable with the
+    hidden option, here `python -m contextdeck`), a call runs and what it printed is captured."""
+    import asyncio
+
+    from contextdeck.engine.run import _pool
+
+    monkeypatch.setattr(_child.sys, "frozen", True, raising=False)
+    _, arguments = child_command(_pool.WORKER_MODULE)
+    assert arguments == [CHILD_OPTION, "contextdeck.engine.run._worker"]
+    monkeypatch.setattr(_pool, "child_command", lambda module: (sys.executable, ["-P", "-m", "contextdeck",
+                                                                                 CHILD_OPTION, module]))
+    file = tmp_path / "acts.py"
+    file.write_text("def add(call, tool, context):\n    print('adding')\n    return call['a'] + 1\n"
+                    "ACTIVITIES = {'add': add}\n")
+    pool = _pool.WorkerPool(1)
+    request = {"file": str(file), "name": "add", "call": {"a": 41}, "tool": None, "context": []}
+    ran = asyncio.run(_pool.Jobs(pool).run(0, request, 60.0))
+    pool.shutdown()
+    assert (ran.result, ran.captured.stdout) == (42, "adding\n")

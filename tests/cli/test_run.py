@@ -224,3 +224,46 @@ def test_timeout_must_be_a_positive_number(capsys, examples, value) -> None:
     with pytest.raises(SystemExit) as caught:
         main(["run", str(examples / "refund_workflow.json"), "--timeout", value])
     assert caught.value.code == 2
+
+
+PRINTER = "import sys\ndef shout(call, tool, context):\n    print('LOUD')\n    print('ALSO', file=sys.stderr)\n" \
+          "    return 1\nACTIVITIES = {'shout': shout}\n"
+
+
+def test_what_activities_print_never_corrupts_the_document_on_stdout(tmp_path) -> None:
+    """An activity printing to stdout: the document on stdout is still JSON, what it printed is in the call's
+    record (in its worker), and stderr carries only the command's report."""
+    acts = tmp_path / "acts.py"
+    acts.write_text(PRINTER)
+    doc = _written(tmp_path / "doc.json", [{"type": "plan", "plan": [{"_tool": "shout", "_outputPath": "†state.a"}]}])
+    result = subprocess.run([sys.executable, "-m", "contextdeck", "run", str(doc), "--activities", str(acts)],
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    written = json.loads(result.stdout)
+    assert (written[1]["_run"]["stdout"], written[1]["_run"]["stderr"]) == ("LOUD\n", "ALSO\n")
+    assert "LOUD" not in result.stderr
+
+
+def test_in_process_activities_print_to_stderr_not_into_the_document(tmp_path) -> None:
+    """--in-process: the activity runs in the command's own process; what it prints goes to stderr, and the
+    document on stdout is still JSON."""
+    acts = tmp_path / "acts.py"
+    acts.write_text(PRINTER)
+    doc = _written(tmp_path / "doc.json", [{"type": "plan", "plan": [{"_tool": "shout", "_outputPath": "†state.a"}]}])
+    result = subprocess.run([sys.executable, "-m", "contextdeck", "run", str(doc), "--activities", str(acts),
+                             "--in-process"], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)[1]["data"] == {"a": 1}
+    assert "LOUD" in result.stderr
+    assert "ALSO" in result.stderr
+
+
+def test_a_busy_async_activity_obeys_the_timeout(capsys, tmp_path) -> None:
+    """An async activity that never yields: --timeout 1 ends it (its worker is killed), the run ends."""
+    busy = tmp_path / "busy.py"
+    busy.write_text("async def spin(call, tool, context):\n    while True:\n        pass\n"
+                    "ACTIVITIES = {'spin': spin}\n")
+    doc = _written(tmp_path / "doc.json", [{"type": "plan", "plan": [{"_tool": "spin", "_outputPath": "†state.a"}]}])
+    code, _, err = run(capsys, doc, "--activities", busy, "--timeout", "1")
+    assert code == 0
+    assert "call 0 (spin) failed: timeout: activity 'spin' did not finish within 1 s" in err

@@ -315,3 +315,11 @@ def test_cancel_ends_continue_and_opens_no_output_dialog(qtbot: Any) -> None:
     assert debugger.last_stop == "cancelled"
     assert model.status(0) is Status.CANCELLED
     assert model.status(1) is Status.WAITING_FOR_OUTPUT
+
+
+def test_run_activities_in_process_reaches_the_execution(qtbot: Any, examples: Path) -> None:
+    """The Run menu's switch: the debugger's next execution runs activities in-process (off by default)."""
+    _, _, debugger = debugger_for(examples / "refund_workflow.json")
+    assert debugger.prepared().in_process is False
+    debugger.in_process = True
+    assert debugger.prepared().in_process is True

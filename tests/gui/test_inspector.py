@@ -151,3 +151,19 @@ def test_the_panel_shows_a_cycle_as_the_engine_refuses_it(qtbot) -> None:  # typ
     model = CallsModel(Context([{"type": "plan", "plan": plan}]))
     assert [model.index(row, STATUS).data() for row in range(3)] == ["failed", "failed", "pending"]
     assert "form a cycle" in model.index(0, DETAIL).data()
+
+
+def test_the_call_as_it_ran_shows_what_its_activity_printed(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """An output whose `_run` kept the activity's stdout and stderr (its worker's capture): the "Call as it
+    ran" tab shows both."""
+    call = {"_tool": "shout", "_outputPath": "†state.a"}
+    context = Context([{"type": "plan", "plan": [call]},
+                       {"type": "data", "kind": "state", "data": {"a": 1}, "_call": call, "_outputPath": "†state.a",
+                        "_run": {"call": 0, "seconds": 0.01, "stdout": "LOUD\n", "stderr": "careful\n"}}])
+    inspector = CallInspector()
+    qtbot.addWidget(inspector)
+    model = CallsModel(context)
+    inspector.show_call(context, model.getItem(0), model.recorded(0))
+    text = inspector.ran.toPlainText()
+    assert "printed to stdout:\nLOUD" in text
+    assert "printed to stderr:\ncareful" in text

@@ -1,11 +1,13 @@
 """Writing results (SPEC 6.5–6.6, 6.12): one audited output message per destination, with the seeds' examples."""
 
 import asyncio
+import json
 
 import exec_support as support
+import pytest
 from exec_support import registry
 
-from contextdeck.engine import Context, Execution, Status, digest, fixed_clock
+from contextdeck.engine import Context, Document, Execution, Loop, LoopStatus, Status, digest, fixed_clock
 
 NOW = "2025-10-26T12:00:00Z"
 CLOCK = fixed_clock(NOW)
@@ -97,14 +99,44 @@ def test_branch_activity_picks_the_second_by_returning_a_data_message() -> None:
     assert not context.resolve("†state.user.verified").found
 
 
-def test_returned_message_keeps_its_own_metadata() -> None:
-    """Audit metadata is only added where missing: an activity's own `_date` stays."""
+def test_the_engine_writes_the_audit_of_a_returned_message_itself() -> None:
+    """A returned message's own `_call`, `_outputPath`, `_date`, `_instance` and `_run` are dropped: the engine
+    writes the call, the destination the data fills, the clock's date and the run's audit."""
     def verify(call, tool, ctx):
-        return {"type": "state", "data": {"user": {"verified": 1}}, "_date": "2020-01-01T00:00:00Z"}
+        return {"type": "state", "data": {"user": {"verified": 1}}, "_date": "2020-01-01T00:00:00Z",
+                "_call": {"_tool": "someoneElse"}, "_outputPath": "†state.user.failed", "_instance": "②",
+                "_run": {"call": 7}}
 
-    context, _, _ = execute([], [VERIFY], registry(verifyUser=verify))
-    assert context[0]["_date"] == "2020-01-01T00:00:00Z"
-    assert context[0]["_outputPath"] == "†state.user.verified"
+    context, execution, _ = execute([], [VERIFY], registry(verifyUser=verify))
+    (message,) = context.messages
+    assert (message["_call"], message["_date"], message["_outputPath"]) == (VERIFY, NOW, "†state.user.verified")
+    assert "_instance" not in message
+    assert message["_run"]["call"] == 0
+    assert execution.state(0).status is Status.DONE
+
+
+def test_a_returned_path_the_call_does_not_declare_writes_nothing_there() -> None:
+    """`_outputPath` in a result never picks where it goes: data filling no declared destination is refused."""
+    def sneaky(call, tool, ctx):
+        return {"type": "state", "data": {"admin": True}, "_outputPath": "†state.admin"}
+
+    context, execution, _ = execute([], [VERIFY], registry(verifyUser=sneaky))
+    assert not context.resolve("†state.admin").found
+    assert execution.state(0).error["type"] == "output"
+
+
+def test_a_result_claiming_another_call_does_not_run_again_forever() -> None:
+    """A message-shaped result naming another `_call` is still this call's record: the loop ends after one
+    run (it used to re-run the call at every tick)."""
+    def again(call, tool, ctx):
+        return {"type": "state", "data": {"n": 1}, "_call": {"_tool": "other"}}
+
+    document = Document(Context([{"type": "state", "data": {"n": 0}},
+                                 {"type": "plan", "plan": [{"_tool": "again", "_outputPath": "†state.n"}]}]))
+    loop = Loop(document, activities=registry(again=again), clock=CLOCK)
+    asyncio.run(loop.run(max_ticks=5))
+    assert loop.status is LoopStatus.WAITING_FOR_TURN
+    assert len([m for m in document.context.messages if m.get("_outputPath") == "†state.n"]) == 1
 
 
 def test_returned_message_that_fills_no_destination_is_an_error() -> None:
@@ -179,3 +211,29 @@ def test_message_appended_signal_names_each_output() -> None:
     asyncio.run(execution.run())
     assert seen == [(0, 0), (1, 0)]
     assert execution.state(0).outputs == (context.id_at(0), context.id_at(1))
+
+
+def _nested(depth):
+    value = 0
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(("result", "reason"), [
+    (10**5000, "result: an integer of about 5000 digits (at most 4300 can be saved)"),
+    ({"a": [1, {"b": -(10**4300)}]}, "result.a[1].b: an integer of about 4300 digits"),
+    (_nested(1000), "nested deeper than 200 levels"),
+    ({"bad": {1, 2}}, "result.bad: a set is not JSON"),
+    ({"x": float("nan")}, "result.x: nan is not a JSON number"),
+    ("x" * (16 * 1024 * 1024 + 1), "result: 16,777,219 bytes of JSON, more than the 16,777,216 a result may be"),
+], ids=["huge-integer", "integer-inside", "deep", "set", "nan", "oversized"])
+def test_a_result_beyond_the_limits_is_an_output_error_naming_the_place(result, reason) -> None:
+    """Huge integers, deep nesting, non-JSON values and oversized results fail the call with an `output` error
+    saying where; nothing is written, so the document can still be saved and read back."""
+    context, execution, _ = execute([], [UPDATE], registry(updateUserStatus=lambda c, t, x: result))
+    assert [m["type"] for m in context.messages] == ["error"]
+    error = execution.state(0).error
+    assert error["type"] == "output"
+    assert reason in error["message"]
+    assert json.loads(json.dumps(context.messages))  # the document as a whole still serialises

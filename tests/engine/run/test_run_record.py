@@ -297,7 +297,7 @@ def test_a_conditional_breakpoint_stops_only_when_its_expression_is_truthy() -> 
 
 def test_break_on_failure_starts_nothing_after_a_failed_call() -> None:
     """With break_on_failure, run() ends once a call failed; the next run() goes on."""
-    def boom(call, tool, context):
+    async def boom(call, tool, context):  # fails at once, beside call 2: a sync one's thread may come later
         raise ValueError("no")
 
     calls = [{"_tool": "boom", "_outputPath": "†state.a"}, latent(1, "†state.p9"), latent(9)]

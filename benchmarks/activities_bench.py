@@ -1,0 +1,67 @@
+"""Trivial activity calls per second: in worker processes (the default) and in-process (`in_process=True`).
+
+Run: `.venv/bin/python benchmarks/activities_bench.py [--calls N]` (`make bench` runs it at 10,000 calls).
+The plan is N independent calls of one activity loaded from a file that returns 1, run as one tick of an
+`Execution` (so the figures include the scheduler and the writing of N outputs). CPU time is this process's
+and, for the isolated run, its workers' (they are let go and waited for before it is read); the load
+(`os.getloadavg`) is printed beside it, since the machine may be shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import resource
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from contextdeck.engine import Context, Execution, fixed_clock, load_activities
+from contextdeck.engine.run._pool import shared_pool
+
+ACTIVITY = "def noop(call, tool, context):\n    return 1\nACTIVITIES = {'noop': noop}\n"
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def measure(calls: int, in_process: bool, file: Path) -> dict[str, float]:
+    activities = load_activities(file)
+    context = Context([{"type": "state", "data": {}}])
+    plan = [{"_tool": "noop", "_outputPath": f"†state.c{index}"} for index in range(calls)]
+    execution = Execution(context, {"calls": plan}, activities=activities, clock=fixed_clock("2026-01-01T00:00:00Z"),
+                          in_process=in_process)
+    threads = threading.active_count()
+    wall, cpu, child = time.perf_counter(), time.process_time(), children_cpu()
+    report = asyncio.run(execution.run())
+    if not in_process:
+        shared_pool().shutdown()  # the workers' CPU time counts once they are waited for
+    wall, cpu, child = time.perf_counter() - wall, time.process_time() - cpu, children_cpu() - child
+    if len(report.ran) != calls or len(context) != calls + 1:
+        raise SystemExit("every call must have run and written its output")
+    return {"wall": wall, "cpu": cpu, "workers_cpu": child, "threads_after": threading.active_count() - threads}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--calls", type=int, default=10_000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        file = Path(folder) / "noop.py"
+        file.write_text(ACTIVITY)
+        print(f"{args.calls:,} trivial calls, load {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        for name, in_process in (("in-process", True), ("isolated", False)):
+            found = measure(args.calls, in_process, file)
+            total = found["cpu"] + found["workers_cpu"]
+            print(f"  {name:<10} {args.calls / total:8,.0f} calls/s of CPU ({found['cpu']:.2f} s here + "
+                  f"{found['workers_cpu']:.2f} s in workers), {args.calls / found['wall']:8,.0f} calls/s wall "
+                  f"({found['wall']:.2f} s), {found['threads_after']:+d} threads")
+        print(f"  load after {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,239 @@
+"""Activities loaded from a file run in worker processes: cancel and timeouts end them for real, a crash is
+the call's error, what they print is the call's record, and they never touch the document's messages."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from contextdeck.engine import Activities, Context, Execution, Status, fixed_clock, load_activities
+
+NOW = "2026-01-01T00:00:00Z"
+
+ACTIVITIES = '''
+import asyncio, ctypes, os, sys, time
+from pathlib import Path
+
+def loud(call, tool, context):
+    print("to stdout")
+    print("to stderr", file=sys.stderr)
+    return {"ok": True}
+
+def die(call, tool, context):
+    os._exit(3)
+
+def segfault(call, tool, context):
+    return ctypes.string_at(0)
+
+def recurse(call, tool, context):
+    return recurse(call, tool, context)
+
+def leave(call, tool, context):
+    sys.exit(2)
+
+def ok(call, tool, context):
+    return call.get("n", 1)
+
+def mutate(call, tool, context):
+    call["order"]["amount"] = -1
+    context[0]["data"]["order"]["amount"] = -1
+    tool.schema["description"] = "changed"
+    return call["order"]["amount"]
+
+def huge(call, tool, context):
+    return 10**5000
+
+class Unprintable(Exception):
+    def __str__(self):
+        raise ValueError("no")
+
+def unprintable(call, tool, context):
+    raise Unprintable()
+
+def waits(call, tool, context):
+    folder = Path(call["folder"])
+    (folder / "pid").write_text(str(os.getpid()))
+    while not (folder / "go").exists():
+        time.sleep(0.01)
+    (folder / "side-effect").write_text("done")
+    return 1
+
+async def spins(call, tool, context):
+    folder = Path(call["folder"])
+    (folder / "pid").write_text(str(os.getpid()))
+    while True:
+        pass
+
+ACTIVITIES = {name: fn for name, fn in dict(globals()).items() if callable(fn) and not name[0].isupper()
+              and fn.__module__ == __name__}
+'''
+
+
+@pytest.fixture(scope="module")
+def activities(tmp_path_factory: pytest.TempPathFactory) -> Activities:
+    file = tmp_path_factory.mktemp("activities") / "faulty.py"
+    file.write_text(textwrap.dedent(ACTIVITIES))
+    return load_activities(file)
+
+
+def run(activities: Activities, *calls: dict[str, Any], messages: list[dict[str, Any]] | None = None,
+        **options: Any) -> tuple[Context, Execution]:
+    context = Context(messages or [{"type": "state", "data": {}}])
+    execution = Execution(context, {"calls": list(calls)}, activities=activities, clock=fixed_clock(NOW), **options)
+    asyncio.run(execution.run())
+    return context, execution
+
+
+def error_of(execution: Execution, index: int) -> tuple[str, str]:
+    error = execution.state(index).error
+    assert error is not None
+    return error["type"], error["message"]
+
+
+def test_what_an_activity_prints_is_kept_in_its_record_not_in_the_applications_output(
+        activities: Activities, capfd: pytest.CaptureFixture[str]) -> None:
+    """stdout and stderr go to the call's `_run.stdout` / `_run.stderr`; nothing reaches this process's own."""
+    context, _ = run(activities, {"_tool": "loud", "_outputPath": "†state.a"})
+    audit = context[1]["_run"]
+    assert (audit["stdout"], audit["stderr"]) == ("to stdout\n", "to stderr\n")
+    printed = capfd.readouterr()
+    assert "to stdout" not in printed.out + printed.err
+
+
+@pytest.mark.parametrize(("tool", "kind", "message"), [
+    ("die", "crash", "activity 'die': its worker process exited with code 3 before it answered"),
+    ("segfault", "crash", "activity 'segfault': its worker process killed by SIGSEGV before it answered"),
+    ("recurse", "RecursionError", "maximum recursion depth exceeded"),
+    ("leave", "SystemExit", "2"),
+    ("unprintable", "Unprintable", "Unprintable (its message cannot be printed)"),
+    ("huge", "output", "result: an integer of about 5000 digits (at most 4300 can be saved)"),
+])
+def test_a_faulty_activity_is_its_calls_error_and_the_run_goes_on(activities: Activities, tool: str, kind: str,
+                                                                  message: str) -> None:
+    """`os._exit`, a segfault, endless recursion, `sys.exit`, an unprintable exception, a huge integer: each is
+    an error of that call, and the next call of the run still runs (in a new worker when needed)."""
+    context, execution = run(activities, {"_tool": tool, "_outputPath": "†state.a"},
+                             {"_tool": "ok", "n": 7, "_outputPath": "†state.b"})
+    assert error_of(execution, 0)[0] == kind
+    assert message in error_of(execution, 0)[1]
+    assert execution.state(1).status is Status.DONE
+    assert context.resolve("†state.b").value == 7
+
+
+def test_an_activity_that_changes_its_arguments_changes_nothing_else(activities: Activities) -> None:
+    """The call, the tool's schema and the context an activity gets are copies: the document and the record
+    keep what it was given."""
+    tool = {"type": "tool", "tool": {"mutate": {"type": "object", "description": "as written"}}}
+    order = {"type": "state", "data": {"order": {"amount": 5}}}
+    context, execution = run(activities, {"_tool": "mutate", "order": "†state.order", "_outputPath": "†state.r",
+                                          "_scopes": ["state"]}, messages=[order, tool])
+    assert execution.state(0).status is Status.DONE
+    assert context[0] == {"type": "state", "data": {"order": {"amount": 5}}}
+    assert context[1]["tool"]["mutate"]["description"] == "as written"
+    assert context[2]["_run"]["inputs"] == {"order": {"amount": 5}}
+
+
+def test_an_activity_in_process_that_changes_its_arguments_changes_nothing_else() -> None:
+    """The same in-process (a function registered in code): copies too, and the record shows the true inputs."""
+    def mutate(call: Any, tool: Any, context: Any) -> Any:
+        call["order"]["amount"] = -1
+        context[0]["data"]["order"]["amount"] = -1
+        tool.schema["description"] = "changed"
+        return 1
+
+    code = Activities()
+    code.add(mutate, "mutate")
+    tool = {"type": "tool", "tool": {"mutate": {"type": "object", "description": "as written"}}}
+    order = {"type": "state", "data": {"order": {"amount": 5}}}
+    context, _ = run(code, {"_tool": "mutate", "order": "†state.order", "_outputPath": "†state.r",
+                            "_scopes": ["state"]}, messages=[order, tool])
+    assert context[0] == {"type": "state", "data": {"order": {"amount": 5}}}
+    assert context[1]["tool"]["mutate"]["description"] == "as written"
+    assert context[2]["_run"]["inputs"] == {"order": {"amount": 5}}
+
+
+def gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+async def started(folder: Path) -> int:
+    while not (folder / "pid").exists() or not (folder / "pid").read_text():
+        await asyncio.sleep(0.01)
+    return int((folder / "pid").read_text())
+
+
+def test_a_cancelled_activitys_side_effect_never_happens(activities: Activities, tmp_path: Path) -> None:
+    """When `cancel()` returns, the activity's process is gone: the file it would write once told to never
+    appears, and the call is cancelled."""
+    context = Context([{"type": "state", "data": {}}])
+    execution = Execution(context, {"calls": [{"_tool": "waits", "folder": str(tmp_path), "_outputPath": "†state.a"}]},
+                          activities=activities, clock=fixed_clock(NOW))
+
+    async def scenario() -> int:
+        tick = asyncio.ensure_future(execution.run())
+        pid = await started(tmp_path)
+        execution.cancel()
+        assert gone(pid)
+        (tmp_path / "go").write_text("")
+        await tick
+        return pid
+
+    asyncio.run(scenario())
+    assert not (tmp_path / "side-effect").exists()
+    assert execution.state(0).status is Status.CANCELLED
+
+
+def test_a_busy_async_activity_is_ended_by_its_timeout(activities: Activities, tmp_path: Path) -> None:
+    """An async activity that never yields cannot hold the run: the timeout ends its process."""
+    _, execution = run(activities, {"_tool": "spins", "folder": str(tmp_path), "_outputPath": "†state.a"},
+                             timeout=0.5)
+    assert error_of(execution, 0) == ("timeout", "activity 'spins' did not finish within 0.5 s")
+    assert gone(int((tmp_path / "pid").read_text()))
+
+
+def test_a_timed_out_activitys_side_effect_never_happens(activities: Activities, tmp_path: Path) -> None:
+    """The timeout kills the worker: told to go on afterwards, the activity writes nothing."""
+    _, execution = run(activities, {"_tool": "waits", "folder": str(tmp_path), "_outputPath": "†state.a"},
+                       timeout=0.5)
+    assert error_of(execution, 0)[0] == "timeout"
+    assert gone(int((tmp_path / "pid").read_text()))
+    (tmp_path / "go").write_text("")
+    assert not (tmp_path / "side-effect").exists()
+
+
+def test_in_process_runs_a_file_activity_here(activities: Activities, capfd: pytest.CaptureFixture[str]) -> None:
+    """`in_process=True` gives up the worker: the activity prints to this process's streams."""
+    context, _ = run(activities, {"_tool": "loud", "_outputPath": "†state.a"}, in_process=True)
+    assert "stdout" not in context[1]["_run"]
+    assert "to stdout" in capfd.readouterr().out
+
+
+def test_sync_activities_in_process_share_a_few_threads(activities: Activities) -> None:
+    """200 sync calls run in-process at once start at most `IN_PROCESS_THREADS` threads, not one each."""
+    import threading
+    import time
+
+    from contextdeck.engine.run._running import IN_PROCESS_THREADS
+
+    seen: list[int] = []
+
+    def count(call: Any, tool: Any, context: Any) -> int:
+        seen.append(threading.active_count())
+        time.sleep(0.005)
+        return 1
+
+    code = Activities()
+    code.add(count, "count")
+    before = threading.active_count()
+    _, execution = run(code, *({"_tool": "count", "_outputPath": f"†state.c{i}"} for i in range(200)))
+    assert all(state.status is Status.DONE for state in execution.states)
+    assert max(seen) <= before + IN_PROCESS_THREADS
