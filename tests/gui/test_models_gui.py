@@ -121,6 +121,45 @@ def test_continue_uses_the_model_then_replays_after_restart(qtbot: Any, window: 
     assert (Path(window.session.path).parent / "ticket.json.models.jsonl").exists()
 
 
+def test_undoing_a_model_answer_waits_for_it_again_and_continue_replays_it(qtbot: Any, window: MainWindow,
+                                                                          fake_llm: Any) -> None:
+    """Continue with the model, then Undo: the call waits for its output again (not ready); F5 asks as the
+    mode says: the cassette answers, and the output is marked replayed, with no second request."""
+    fake_llm.push(Reply.json(ANSWER))
+    action(window, "Use the Model for Latent Calls").setChecked(True)
+    inspector = window.inspector  # type: ignore[attr-defined]
+    action(window, "Continue").trigger()
+    qtbot.waitUntil(lambda: len(outputs(window)) == 1 and not inspector.debugger.running, timeout=5000)
+    window.session.undo_stack.undo()
+    assert outputs(window) == []
+    qtbot.waitUntil(lambda: inspector.model.status(0) is Status.WAITING_FOR_OUTPUT)
+    action(window, "Continue").trigger()
+    qtbot.waitUntil(lambda: len(outputs(window)) == 1 and not inspector.debugger.running, timeout=5000)
+    assert outputs(window)[0]["_run"]["model"]["replayed"] is True
+    assert len(fake_llm.completions) == 1
+
+
+def test_after_an_undo_live_mode_asks_again_and_a_failing_server_writes_nothing(qtbot: Any, window: MainWindow,
+                                                                                 fake_llm: Any) -> None:
+    """In `live` mode the Continue after an Undo asks the server; when it fails, nothing is written, the
+    call keeps waiting, and Continue says why."""
+    fake_llm.push(Reply.json(ANSWER))
+    action(window, "Use the Model for Latent Calls").setChecked(True)
+    inspector = window.inspector  # type: ignore[attr-defined]
+    action(window, "Continue").trigger()
+    qtbot.waitUntil(lambda: len(outputs(window)) == 1 and not inspector.debugger.running, timeout=5000)
+    window.session.undo_stack.undo()
+    config = window.models.models.config  # type: ignore[attr-defined]
+    window.models.models.set_config(ModelConfig(config.base_url, config.model, timeout=5, mode="live",  # type: ignore[attr-defined]
+                                                use_for_latent=True))
+    fake_llm.push(Reply.error(503, "down"))
+    action(window, "Continue").trigger()
+    qtbot.waitUntil(lambda: len(fake_llm.completions) >= 2 and not inspector.debugger.running, timeout=15000)
+    assert outputs(window) == []
+    assert inspector.model.status(0) is Status.WAITING_FOR_OUTPUT
+    assert "the server answered HTTP 5" in inspector.debugger.last_stop
+
+
 def test_the_prompt_view_shows_what_is_sent_and_streams_the_reply(qtbot: Any, window: MainWindow,
                                                                   fake_llm: Any) -> None:
     """The prompt dialog lists the messages with token estimates; Ask streams the reply and writes it."""
