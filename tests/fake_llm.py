@@ -30,6 +30,7 @@ class Reply:
     drop: bool = False  # close the connection without answering
     usage: dict[str, int] = field(default_factory=lambda: {"prompt_tokens": 11, "completion_tokens": 7})
     model: str = "fake-small"
+    call_id: str = "call_1"  # the id of the tool call, when `tool` is given
 
     @classmethod
     def json(cls, value: Any, **options: Any) -> Reply:
@@ -100,7 +101,7 @@ def _completion(reply: Reply) -> dict[str, Any]:
     if reply.tool is not None:
         name, arguments = reply.tool
         message["tool_calls"] = [
-            {"id": "call_1", "type": "function", "function": {"name": name, "arguments": arguments}}]
+            {"id": reply.call_id, "type": "function", "function": {"name": name, "arguments": arguments}}]
     usage = dict(reply.usage)
     usage["total_tokens"] = usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
     return {
@@ -127,7 +128,7 @@ def _chunks(reply: Reply, include_usage: bool) -> list[dict[str, Any]]:
         for n, piece in enumerate(_cut(arguments, reply.pieces)):
             call: dict[str, Any] = {"index": 0, "function": {"arguments": piece}}
             if n == 0:
-                call.update(id="call_1", type="function")
+                call.update(id=reply.call_id, type="function")
                 call["function"]["name"] = name
             chunks.append(chunk({"tool_calls": [call]}))
         chunks.append(chunk({}, "tool_calls"))

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from contextdeck import __version__
+from contextdeck._traces_cli import add_commands as add_trace_commands
 from contextdeck.engine import (
     STRATEGIES,
     Activities,
@@ -495,6 +496,8 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--out", metavar="FILE", default=None, help="write here (atomically) instead of stdout")
     _model_options(ask, required=True)
     ask.set_defaults(run=_ask)
+
+    add_trace_commands(commands, _non_negative)
 
     gui = commands.add_parser("gui", help="open the workbench")
     gui.add_argument("doc", nargs="?", default=None)

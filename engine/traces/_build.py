@@ -1,0 +1,314 @@
+"""From exchanges to one context (docs/format.md §10): line the requests up, then write the protocol's messages.
+
+Each later request of one run repeats the earlier messages and the reply before it; `line_up` checks that
+and keeps what is new. `build` writes the conversation as a saved request: role messages for the texts,
+tool messages for the function schemas, one plan message per assistant turn that called tools, one output
+message per tool result (with `_call`, `_date`, `_outputPath` and `_run`), and the last reply as the solution.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import Context, Document, Shape, json_parse
+from ._chat import ChatMessage, Exchange, ToolCall, ToolRun
+from ._problems import Located, inside
+
+RESERVED_KINDS = frozenset(("data", "error", "meta", "input", "state", "text", "system", "tool", "plan",
+                            "advisor", "preset", "_run"))
+_NOT_IN_KIND = re.compile(r"[^A-Za-z0-9_-]")
+
+
+@dataclass
+class Conversation:
+    """The messages of one run in order, where each came from, and which exchange each reply belongs to."""
+
+    messages: list[ChatMessage] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)  # where each message first appeared
+    replies: dict[int, Exchange] = field(default_factory=dict)  # message index -> the exchange it answered
+    tools: list[tuple[int, dict[str, dict[str, Any]]]] = field(default_factory=list)  # definitions new before index
+    settings: dict[str, Any] = field(default_factory=dict)
+    schema: Any = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def line_up(exchanges: list[Exchange]) -> Conversation:
+    """One conversation from the exchanges of one run, in order; Located where a request does not line up."""
+    conversation = Conversation()
+    offered: dict[str, dict[str, Any]] = {}
+    previous: Exchange | None = None
+    for exchange in exchanges:
+        seen = conversation.messages
+        if previous is not None and previous.reply is not None and _is_retry(exchange, seen):
+            conversation.warnings.append(
+                f"{exchange.where}: repeats the request of {previous.where} without its reply: "
+                f"taken as a retry, the reply of {previous.where} is left out")
+            seen.pop()
+            conversation.sources.pop()
+            conversation.replies.pop(len(seen), None)
+        _check_repeats(exchange, seen)
+        changed = {name: schema for name, schema in exchange.tools if offered.get(name) != schema}
+        if changed:
+            conversation.tools.append((len(seen), changed))
+            offered.update(changed)
+        for n in range(len(seen), len(exchange.messages)):
+            seen.append(exchange.messages[n])
+            conversation.sources.append(inside(exchange.where, f"message {n}"))
+        if exchange.reply is not None:
+            conversation.replies[len(seen)] = exchange
+            seen.append(exchange.reply)
+            conversation.sources.append(inside(exchange.where, "response"))
+        if not conversation.settings:
+            conversation.settings = dict(exchange.settings)
+        if exchange.schema is not None:
+            conversation.schema = exchange.schema
+        previous = exchange
+    return conversation
+
+
+def _is_retry(exchange: Exchange, seen: list[ChatMessage]) -> bool:
+    """The request is the previous one again (its reply was not sent back): a retry."""
+    asked = len(seen) - 1
+    if len(exchange.messages) < asked:
+        return False
+    if any(exchange.messages[n].key() != seen[n].key() for n in range(asked)):
+        return False
+    return len(exchange.messages) == asked or exchange.messages[asked].key() != seen[asked].key()
+
+
+def _check_repeats(exchange: Exchange, seen: list[ChatMessage]) -> None:
+    for n, message in enumerate(seen):
+        if n >= len(exchange.messages):
+            raise Located(f"the request has {len(exchange.messages)} messages, fewer than the {len(seen)} of the "
+                          f"conversation so far: it does not repeat it (message {n} would be {message.describe()})",
+                          exchange.where)
+        if exchange.messages[n].key() != message.key():
+            raise Located(f"message {n} does not repeat the conversation so far: expected {message.describe()}, "
+                          f"found {exchange.messages[n].describe()}", exchange.where)
+
+
+# -- the document -----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Turn:
+    """An assistant turn that called tools: its plan message and its calls, by call id."""
+
+    index: int  # the plan message's index in the context
+    calls: list[dict[str, Any]]
+    ids: list[str]
+    answered: set[int] = field(default_factory=set)
+
+
+def build(conversation: Conversation, source: str, runs: list[ToolRun] | None = None) -> Document:
+    """The saved request the conversation makes; `runs` (tool spans) add times and results no request showed.
+
+    Tools that ran but that no turn asked for are left out, with a warning in `conversation.warnings`.
+    """
+    builder = _Builder(conversation, source, _Runs(runs or []))
+    document = builder.document()
+    conversation.warnings.extend(f"{run.where}: tool {run.name or '?'} ran (call {run.call_id or 'without an id'}), "
+                                 "but no model turn asked for it: left out" for run in builder.runs.left)
+    return document
+
+
+class _Runs:
+    """Tool spans not yet matched: a call takes the first with its id, else the first without an id and with
+    its tool's name (and arguments, when the span kept them)."""
+
+    def __init__(self, runs: list[ToolRun]) -> None:
+        self.left = list(runs)
+
+    def take(self, call_id: str, call: dict[str, Any]) -> ToolRun | None:
+        run = self.find(call_id, call)
+        if run is not None:
+            self.left.remove(run)
+        return run
+
+    def find(self, call_id: str, call: dict[str, Any]) -> ToolRun | None:
+        arguments = {key: value for key, value in call.items() if not key.startswith("_")}
+        by_id = (run for run in self.left if call_id and run.call_id == call_id)
+        by_name = (run for run in self.left
+                   if not run.call_id and run.name == call["_tool"] and run.arguments in (None, arguments))
+        return next(by_id, None) or next(by_name, None)
+
+
+class _Builder:
+    def __init__(self, conversation: Conversation, source: str, runs: _Runs) -> None:
+        self.conversation = conversation
+        self.source = source
+        self.runs = runs
+        self.context: list[dict[str, Any]] = []
+        self.turns: list[_Turn] = []
+        self.kinds: set[str] = set()
+        self.solution: dict[str, Any] | None = None
+
+    def document(self) -> Document:
+        conversation = self.conversation
+        if conversation.settings:
+            self.context.append({"type": "preset", **copy.deepcopy(conversation.settings)})
+        tools = dict(conversation.tools)
+        last = len(conversation.messages) - 1
+        for index, message in enumerate(conversation.messages):
+            if index in tools:
+                self.context.append({"type": "tool", "tool": copy.deepcopy(tools[index])})
+            where = conversation.sources[index]
+            if message.role == "assistant":
+                self._assistant(message, conversation.replies.get(index), final=index == last)
+            elif message.role == "tool":
+                self._result(message, where)
+            else:
+                self.context.append(_role_message(message))
+        self._missing_results()
+        envelope: dict[str, Any] = {"context": self.context}
+        if conversation.schema is not None:
+            envelope["schema"] = conversation.schema
+        if self.solution is not None:
+            envelope["solution"] = self.solution
+        return Document(Context(self.context), Shape.REQUEST, schema=conversation.schema, solution=self.solution,
+                        envelope=envelope)
+
+    def _assistant(self, message: ChatMessage, exchange: Exchange | None, *, final: bool) -> None:
+        audit = {"_model": exchange.summary(self.source)} if exchange is not None else {}
+        if message.tool_calls and final and not self._ran(message):  # not run yet: the solution, to run next
+            calls = [self._call(call, len(self.turns), n) for n, call in enumerate(message.tool_calls)]
+            if isinstance(message.content, str) and message.content.strip():
+                self.context.append({"role": "assistant", "content": message.content})
+            self.solution = {"calls": calls, "output": None, **audit}
+        elif message.tool_calls:
+            self._turn(message, audit)
+        elif final:  # the final output; without `calls`, the last plan stays the one the calls panel shows
+            self.solution = {"output": self._final_output(message.content), **audit}
+        else:
+            self.context.append({**_role_message(message), **audit})
+
+    def _ran(self, message: ChatMessage) -> bool:
+        """A tool span ran one of the message's calls (the trace goes on after its last reply)."""
+        return any(self.runs.find(call.id, {"_tool": call.name, **call.arguments}) for call in message.tool_calls)
+
+    def _turn(self, message: ChatMessage, audit: dict[str, Any]) -> None:
+        if (isinstance(message.content, str) and message.content.strip()) or isinstance(message.content, list):
+            self.context.append({"role": "assistant", "content": message.content})
+        turn = len(self.turns)
+        calls = [self._call(call, turn, n) for n, call in enumerate(message.tool_calls)]
+        self.turns.append(_Turn(len(self.context), calls, [call.id for call in message.tool_calls]))
+        self.context.append({"type": "plan", "plan": calls, **audit})
+
+    def _call(self, call: ToolCall, turn: int, n: int) -> dict[str, Any]:
+        kind = self._kind(call.id, turn, n)
+        return {"_tool": call.name, **_literal(call.arguments), "_outputPath": "†" + kind}
+
+    def _kind(self, call_id: str, turn: int, n: int) -> str:
+        """The kind a call's result is written to: its id, else its turn and place (docs/format.md §10)."""
+        kind = _NOT_IN_KIND.sub("_", call_id)
+        if not kind or kind in RESERVED_KINDS or kind in self.kinds:
+            kind = f"call_{turn + 1}_{n + 1}"
+        while kind in self.kinds:
+            kind += "_"
+        self.kinds.add(kind)
+        return kind
+
+    def _final_output(self, content: Any) -> Any:
+        if self.conversation.schema is not None and isinstance(content, str):
+            try:
+                return json_parse(content)
+            except ValueError:
+                return content
+        return content
+
+    def _find(self, call_id: str | None) -> tuple[_Turn, int] | None:
+        """The latest unanswered call with this id (ids repeat across turns in some logs)."""
+        for turn in reversed(self.turns):
+            for n, known in enumerate(turn.ids):
+                if known == call_id and n not in turn.answered:
+                    return turn, n
+        return None
+
+    def _result(self, message: ChatMessage, where: str) -> None:
+        found = self._find(message.tool_call_id)
+        if found is None:
+            raise Located(f"a tool message answers call {message.tool_call_id!r}, which no earlier assistant "
+                          "message made", where)
+        turn, n = found
+        turn.answered.add(n)
+        run = self.runs.take(turn.ids[n], turn.calls[n])
+        self.context.append(self._output(turn, n, _result_value(message.content), run))
+
+    def _output(self, turn: _Turn, n: int, value: Any, run: ToolRun | None) -> dict[str, Any]:
+        call = turn.calls[n]
+        kind = call["_outputPath"][1:]
+        message: dict[str, Any] = {"type": "data", "kind": kind, "data": value, "_call": copy.deepcopy(call)}
+        date = run.ended if run is not None else self._turn_date(turn)
+        if date is not None:
+            message["_date"] = date
+        message["_outputPath"] = call["_outputPath"]
+        message["_run"] = _run_audit(n, run)
+        return message
+
+    def _turn_date(self, turn: _Turn) -> str | None:
+        date = self.context[turn.index].get("_model", {}).get("date")
+        return date if isinstance(date, str) else None
+
+    def _missing_results(self) -> None:
+        """Tool spans whose result no later request showed (the trace ends after them): their outputs."""
+        for turn in self.turns:
+            for n, call_id in enumerate(turn.ids):
+                if n in turn.answered:
+                    continue
+                run = self.runs.take(call_id, turn.calls[n])
+                if run is None:
+                    continue
+                turn.answered.add(n)
+                if run.error is not None:
+                    self.context.append(_error(turn.calls[n], run, n))
+                elif run.has_result:
+                    self.context.append(self._output(turn, n, _result_value(run.result), run))
+
+
+def _role_message(message: ChatMessage) -> dict[str, Any]:
+    result: dict[str, Any] = {"role": message.role, "content": message.content if message.content is not None else ""}
+    if message.name is not None:
+        result["name"] = message.name
+    return result
+
+
+def _literal(value: Any) -> Any:
+    """Arguments as call parameters: a string starting with † is written †† so it stays text (SPEC 3)."""
+    if isinstance(value, str):
+        return "†" + value if value.startswith("†") else value
+    if isinstance(value, list):
+        return [_literal(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _literal(item) for key, item in value.items()}
+    return value
+
+
+def _result_value(content: Any) -> Any:
+    """A tool's result as data: JSON text holding an object or an array is that value; anything else as is."""
+    if isinstance(content, str) and content.lstrip()[:1] in ("{", "["):
+        try:
+            return json_parse(content)
+        except ValueError:
+            return content
+    return content
+
+
+def _run_audit(n: int, run: ToolRun | None) -> dict[str, Any]:
+    audit: dict[str, Any] = {"call": n}
+    if run is not None and run.started is not None:
+        audit["started"] = run.started
+    if run is not None and run.seconds is not None:
+        audit["seconds"] = run.seconds
+    return audit
+
+
+def _error(call: dict[str, Any], run: ToolRun, n: int) -> dict[str, Any]:
+    message: dict[str, Any] = {"type": "error", "data": {"call": copy.deepcopy(call),
+                                                         "error": {"type": "tool", "message": run.error}}}
+    if run.ended is not None:
+        message["_date"] = run.ended
+    message["_run"] = _run_audit(n, run)
+    return message

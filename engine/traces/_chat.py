@@ -1,0 +1,236 @@
+"""Chat exchanges in one shape, whatever wrote them: OpenAI bodies, OpenInference or GenAI spans.
+
+An `Exchange` is one request the model received (its messages and tools) and, when known, its reply, with
+what the reply cost. Every reader turns its input into exchanges; `lineup` and `build` do the rest once.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import json_parse
+from ._problems import Located, inside
+
+ROLES = ("system", "developer", "user", "assistant", "tool", "function")
+# Settings of the model call worth keeping as a preset (001's "LLM config"); the rest of a body is the request.
+SETTINGS = ("model", "temperature", "top_p", "max_tokens", "max_completion_tokens", "seed", "stop",
+            "frequency_penalty", "presence_penalty", "reasoning_effort", "parallel_tool_calls", "tool_choice")
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One call the model asked for: its id, the function's name, its arguments (a JSON object)."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    """One chat message: `content` is text, or a list of parts when some are not text (an image)."""
+
+    role: str
+    content: Any
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+
+    def key(self) -> tuple[Any, ...]:
+        """What must be equal for a later request to repeat this message (SDKs add and drop nulls)."""
+        calls = tuple((call.id, call.name, _canonical(call.arguments)) for call in self.tool_calls)
+        return self.role, _canonical(self.content or ""), calls, self.tool_call_id
+
+    def describe(self) -> str:
+        if self.tool_calls:
+            return f"{self.role} calling " + ", ".join(f"{call.name} ({call.id})" for call in self.tool_calls)
+        text = self.content if isinstance(self.content, str) else _canonical(self.content)
+        text = text if len(text) <= 60 else text[:57] + "..."
+        return f"{self.role} {text!r}"
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One request and its reply. `where` names it in its file (`line 3`, `span 1f2e…`)."""
+
+    where: str
+    messages: tuple[ChatMessage, ...]
+    tools: tuple[tuple[str, dict[str, Any]], ...] = ()
+    reply: ChatMessage | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
+    schema: Any = None  # the response_format's JSON Schema, when one was asked for
+    model: str | None = None
+    usage: dict[str, Any] | None = None
+    latency_ms: float | None = None
+    date: str | None = None  # when the reply came (ISO 8601 UTC)
+    finish_reason: str | None = None
+    response_id: str | None = None
+
+    def summary(self, source: str) -> dict[str, Any]:
+        """The reply's audit in short, as `_model` holds a model's answer (docs/models.md)."""
+        found = {"model": self.model, "usage": self.usage, "latency_ms": self.latency_ms, "date": self.date,
+                 "finish_reason": self.finish_reason, "id": self.response_id,
+                 "source": f"{source} {self.where}".strip()}
+        return {key: value for key, value in found.items() if value is not None}
+
+
+@dataclass(frozen=True)
+class ToolRun:
+    """A tool's execution seen in a trace (a tool span): which call, when, and what it returned."""
+
+    where: str
+    call_id: str | None
+    name: str | None
+    arguments: dict[str, Any] | None
+    result: Any
+    has_result: bool  # False when the span kept no result
+    started: str | None
+    seconds: float | None
+    ended: str | None
+    error: str | None = None
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def iso(seconds: float) -> str:
+    """Unix seconds as ISO 8601 UTC, to the second as `_date` is written."""
+    return dt.datetime.fromtimestamp(seconds, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def iso_precise(nanos: int) -> str:
+    moment = dt.datetime.fromtimestamp(nanos // 1_000_000_000, dt.UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S") + f".{(nanos // 1_000_000) % 1000:03d}Z"
+
+
+# -- OpenAI chat completions ------------------------------------------------------------------------
+
+
+def text_of_content(content: Any) -> Any:
+    """Text parts joined into one text; a list with other parts (images, audio, files) kept as it is."""
+    if not isinstance(content, list):
+        return content
+    if all(isinstance(part, dict) and part.get("type") in ("text", "input_text", "output_text") for part in content):
+        return "\n".join(str(part.get("text", "")) for part in content)
+    return content
+
+
+def arguments_of(raw: Any, where: str) -> dict[str, Any]:
+    """A tool call's arguments: JSON text (or an object) holding a JSON object."""
+    if isinstance(raw, dict):
+        return raw
+    if raw is None or raw == "":
+        return {}
+    if not isinstance(raw, str):
+        raise Located(f"the arguments are {type(raw).__name__}, not JSON text", where)
+    try:
+        value = json_parse(raw)
+    except ValueError as error:
+        raise Located(f"the arguments are not JSON ({error}): {raw[:80]!r}", where) from None
+    if not isinstance(value, dict):
+        raise Located(f"the arguments are not a JSON object: {raw[:80]!r}", where)
+    return value
+
+
+def openai_message(raw: Any, where: str) -> ChatMessage:
+    """One message of a chat completions body (request or reply)."""
+    if not isinstance(raw, dict):
+        raise Located(f"expected a message object, got {type(raw).__name__}", where)
+    role = raw.get("role")
+    if role not in ROLES:
+        raise Located(f"unknown role {role!r}; expected one of {', '.join(ROLES)}", where)
+    calls: list[ToolCall] = []
+    for n, call in enumerate(raw.get("tool_calls") or ()):
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            raise Located(f"tool call {n} has no function name", where)
+        call_id = call.get("id")
+        calls.append(ToolCall(call_id if isinstance(call_id, str) else "", function["name"],
+                              arguments_of(function.get("arguments"), f"{where}: tool call {n} ({function['name']})")))
+    legacy = raw.get("function_call")
+    if isinstance(legacy, dict) and isinstance(legacy.get("name"), str):
+        calls.append(ToolCall("", legacy["name"], arguments_of(legacy.get("arguments"), f"{where}: function_call")))
+    tool_call_id = raw.get("tool_call_id")
+    if role == "tool" and not isinstance(tool_call_id, str):
+        raise Located("a tool message needs a 'tool_call_id' naming the call it answers", where)
+    name = raw.get("name")
+    return ChatMessage(role if role != "function" else "tool", text_of_content(raw.get("content")), tuple(calls),
+                       tool_call_id if isinstance(tool_call_id, str) else (name if role == "function" else None),
+                       name if isinstance(name, str) and role != "function" else None)
+
+
+def tool_schema(function: dict[str, Any]) -> dict[str, Any]:
+    """A function definition as a protocol tool schema (002): its description, then its parameter schema."""
+    parameters = function.get("parameters")
+    schema: dict[str, Any] = {}
+    if isinstance(function.get("description"), str):
+        schema["description"] = function["description"]
+    schema.update(parameters if isinstance(parameters, dict) else {"type": "object", "properties": {}})
+    return schema
+
+
+def openai_tools(body: dict[str, Any], where: str) -> tuple[tuple[str, dict[str, Any]], ...]:
+    found: list[tuple[str, dict[str, Any]]] = []
+    for tool in body.get("tools") or ():
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(tool, dict) and function is None and isinstance(tool.get("name"), str):
+            function = tool  # the flat form (`{"type": "function", "name": ...}`)
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            continue  # a built-in tool (web search, ...): nothing to call by name
+        found.append((function["name"], tool_schema(function)))
+    found.extend((function["name"], tool_schema(function)) for function in body.get("functions") or ()
+                 if isinstance(function, dict) and isinstance(function.get("name"), str))
+    return tuple(found)
+
+
+def response_schema(body: dict[str, Any]) -> Any:
+    form = body.get("response_format")
+    if isinstance(form, dict) and form.get("type") == "json_schema":
+        inner = form.get("json_schema")
+        if isinstance(inner, dict):
+            return inner.get("schema")
+    return None
+
+
+def openai_exchange(body: Any, response: Any, where: str, *, latency_ms: float | None = None,
+                    date: str | None = None) -> Exchange:
+    """An exchange from a chat completions request body and, optionally, its response."""
+    if not isinstance(body, dict):
+        raise Located("the request is not a JSON object", where)
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        raise Located("the request has no 'messages' array", where)
+    parsed = tuple(openai_message(message, inside(where, f"message {n}"))
+                   for n, message in enumerate(messages))
+    settings = {key: body[key] for key in SETTINGS if key in body}
+    exchange = Exchange(where, parsed, openai_tools(body, where), settings=settings, schema=response_schema(body),
+                        model=body.get("model") if isinstance(body.get("model"), str) else None,
+                        latency_ms=latency_ms, date=date)
+    if response is None:
+        return exchange
+    return _with_response(exchange, response, where)
+
+
+def _with_response(exchange: Exchange, response: Any, where: str) -> Exchange:
+    if not isinstance(response, dict):
+        raise Located("the response is not a JSON object", where)
+    choices = response.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise Located("the response has no 'choices'", where)
+    choice = choices[0]
+    reply = openai_message(choice.get("message"), inside(where, "response"))
+    created = response.get("created")
+    usage = response.get("usage")
+    return Exchange(
+        exchange.where, exchange.messages, exchange.tools, reply, exchange.settings, exchange.schema,
+        model=response.get("model") if isinstance(response.get("model"), str) else exchange.model,
+        usage=usage if isinstance(usage, dict) else None, latency_ms=exchange.latency_ms,
+        date=exchange.date or (iso(created) if isinstance(created, int | float) and not isinstance(created, bool)
+                               else None),
+        finish_reason=choice.get("finish_reason") if isinstance(choice.get("finish_reason"), str) else None,
+        response_id=response.get("id") if isinstance(response.get("id"), str) else None,
+    )

@@ -1,0 +1,286 @@
+"""A document's run sent out: OTLP JSON spans with GenAI attributes, or the request as a chat completions body.
+
+`export_otlp` writes one trace: a root `invoke_agent` span, one `chat` span per model turn (each plan
+message, each assistant message the model wrote, and the solution), and under each turn one span per call
+that ran (`execute_tool`, or `invoke_agent` for a delegated call). A turn's input is the request as the model
+received it at that point (`compose_request`, what `render` shows); its output the calls and final output.
+Ids come from the document's content, so the same document exports to the same trace.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import Document, Form, Prompt, classify, compose_request, payload_of, read_record, text_of, utc_now
+
+Registry = dict[str, dict[str, Any]]  # tool name -> schema, as `load_tools` gives it
+
+SCOPE = {"name": "contextdeck", "version": "0.1.0"}
+_CLIENT, _INTERNAL = 3, 1
+
+
+@dataclass
+class _Clock:
+    """Times for spans: the recorded ones, else 1 ms after the last one seen (the export's time at first)."""
+
+    last: int = 0
+    start: int = 0
+
+    def at(self, iso: Any) -> int | None:
+        if not isinstance(iso, str):
+            return None
+        try:
+            moment = dt.datetime.fromisoformat(iso.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=dt.UTC)
+        return int(moment.timestamp() * 1_000_000) * 1000
+
+    def span(self, start: int | None, seconds: float | None = None, end: int | None = None) -> tuple[int, int]:
+        begin = start if start is not None else (self.last + 1_000_000 if self.last else self.start)
+        finish = end if end is not None and end >= begin else begin + int((seconds or 0.001) * 1e9)
+        self.last = max(self.last, finish)
+        return begin, finish
+
+
+@dataclass
+class _Trace:
+    trace_id: str
+    spans: list[dict[str, Any]] = field(default_factory=list)
+
+    def span_id(self, label: str) -> str:
+        return hashlib.sha256(f"{self.trace_id}/{label}".encode()).hexdigest()[:16]
+
+    def add(self, label: str, name: str, parent: str | None, times: tuple[int, int], kind: int,
+            attributes: dict[str, Any], error: str | None = None) -> str:
+        span_id = self.span_id(label)
+        span: dict[str, Any] = {"traceId": self.trace_id, "spanId": span_id}
+        if parent is not None:
+            span["parentSpanId"] = parent
+        span.update(name=name, kind=kind, startTimeUnixNano=str(times[0]), endTimeUnixNano=str(times[1]),
+                    attributes=[_attribute(key, value) for key, value in attributes.items() if value is not None])
+        span["status"] = {"code": 2, "message": error} if error is not None else {"code": 1}
+        self.spans.append(span)
+        return span_id
+
+
+def _attribute(key: str, value: Any) -> dict[str, Any]:
+    if isinstance(value, bool):
+        return {"key": key, "value": {"boolValue": value}}
+    if isinstance(value, int):
+        return {"key": key, "value": {"intValue": str(value)}}
+    if isinstance(value, float):
+        return {"key": key, "value": {"doubleValue": value}}
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return {"key": key, "value": {"arrayValue": {"values": [{"stringValue": item} for item in value]}}}
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return {"key": key, "value": {"stringValue": text}}
+
+
+@dataclass(frozen=True)
+class _Turn:
+    index: int | None  # the plan or assistant message; None for the solution
+    at: int  # the request it answered: the first `at` messages
+    calls: list[Any]
+    output: Any
+    audit: dict[str, Any]
+    text: str | None = None  # an assistant message's text
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def turns_of(document: Document) -> list[_Turn]:
+    """The model turns a document records, in order: plan messages, assistant messages, the solution."""
+    context = document.context
+    turns: list[_Turn] = []
+    said: str | None = None  # an assistant's text right before its plan: one turn with it
+    for index in range(len(context)):
+        message = context[index]
+        info = context.info(index)
+        audit = _dict(message.get("_model"))
+        if info.form is Form.PLAN:
+            turns.append(_Turn(index, index, _list(message.get("plan")), message.get("output"), audit, said))
+            said = None
+            continue
+        if said is not None:
+            turns.append(_Turn(index - 1, index - 1, [], None, {}, said))
+            said = None
+        if info.form is Form.TEXT and text_of(message)[0] == "assistant":
+            text = text_of(message)[1]
+            text = text if isinstance(text, str) else json.dumps(text)
+            if audit:
+                turns.append(_Turn(index, index, [], None, audit, text))
+            else:
+                said = text
+    if said is not None:
+        turns.append(_Turn(len(context) - 1, len(context) - 1, [], None, {}, said))
+    solution = document.solution
+    if isinstance(solution, list):
+        solution = {"calls": solution, "output": None}
+    if isinstance(solution, dict):
+        turns.append(_Turn(None, len(context), _list(solution.get("calls")), solution.get("output"),
+                           _dict(solution.get("_model"))))
+    return turns
+
+
+def export_otlp(document: Document, *, name: str | None = None, tools: Registry | None = None) -> dict[str, Any]:
+    """The document's run as an OTLP JSON `ExportTraceServiceRequest` (hex ids, as the OTLP file format)."""
+    content = json.dumps(document.to_json(), sort_keys=True, ensure_ascii=False)
+    trace = _Trace(hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()[:32])
+    clock = _Clock()
+    clock.start = clock.at(utc_now()) or 0
+    agent = name or (Path(document.path).stem if document.path is not None else "contextdeck")
+    root_times: list[int] = []
+    root = trace.span_id("root")
+    for n, turn in enumerate(turns_of(document)):
+        _turn_spans(document, turn, n, trace, root, clock, tools)
+    for span in trace.spans:
+        root_times += [int(span["startTimeUnixNano"]), int(span["endTimeUnixNano"])]
+    times = (min(root_times), max(root_times)) if root_times else clock.span(None)
+    trace.add("root", f"invoke_agent {agent}", None, times, _INTERNAL,
+              {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent})
+    trace.spans.insert(0, trace.spans.pop())
+    return {"resourceSpans": [{
+        "resource": {"attributes": [_attribute("service.name", "contextdeck")]},
+        "scopeSpans": [{"scope": SCOPE, "spans": trace.spans}],
+    }]}
+
+
+def _turn_spans(document: Document, turn: _Turn, n: int, trace: _Trace, root: str, clock: _Clock,
+                tools: Registry | None) -> None:
+    context = document.context
+    request = compose_request(context, document.schema, at=turn.at, tools=tools)
+    audit = turn.audit
+    model = audit.get("model") if isinstance(audit.get("model"), str) else request.config.get("model")
+    usage = _dict(audit.get("usage"))
+    end = clock.at(audit.get("date"))
+    latency = audit.get("latency_ms")
+    seconds = latency / 1000 if isinstance(latency, int | float) and not isinstance(latency, bool) else None
+    start = end - int(seconds * 1e9) if end is not None and seconds is not None else None
+    times = clock.span(start, seconds, end)
+    ids = [_call_id(call, n, k) for k, call in enumerate(turn.calls)]
+    parts: list[dict[str, Any]] = [{"type": "text", "content": turn.text}] if turn.text is not None else []
+    parts += [{"type": "tool_call", "id": ids[k], "name": call.get("_tool") if isinstance(call, dict) else None,
+               "arguments": _parameters(call)} for k, call in enumerate(turn.calls)]
+    if turn.output is not None:
+        parts.append({"type": "text", "content": turn.output if isinstance(turn.output, str)
+                      else json.dumps(turn.output, ensure_ascii=False)})
+    finish = "tool_calls" if turn.calls else "stop"
+    attributes = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.request.model": request.config.get("model") if isinstance(request.config.get("model"), str) else model,
+        "gen_ai.response.model": model,
+        "gen_ai.response.id": audit.get("id") if isinstance(audit.get("id"), str) else None,
+        "gen_ai.response.finish_reasons": [audit.get("finish_reason") or finish],
+        "gen_ai.usage.input_tokens": usage.get("prompt_tokens", usage.get("input_tokens")),
+        "gen_ai.usage.output_tokens": usage.get("completion_tokens", usage.get("output_tokens")),
+        "gen_ai.input.messages": [{"role": message.role, "parts": [{"type": "text", "content": message.text}]}
+                                  for message in request.messages],
+        "gen_ai.output.messages": [{"role": "assistant", "parts": parts, "finish_reason": finish}],
+        "gen_ai.tool.definitions": [_definition(tool.name, tool.item) for tool in request.tools] or None,
+        "contextdeck.message_index": turn.index,
+    }
+    label = f"turn {n}"
+    named = attributes["gen_ai.request.model"] or model
+    span = trace.add(label, f"chat {named or ''}".strip(), root, times, _CLIENT, attributes)
+    if turn.index is None and not turn.calls:
+        return
+    record = read_record(context, list(turn.calls), turn.index) if turn.calls else None
+    for k, call in enumerate(turn.calls):
+        entry = record.of(k) if record is not None else None
+        if entry is None or not isinstance(call, dict):
+            continue
+        _call_span(document, call, k, ids[k], entry, trace, span, clock, label)
+
+
+def _call_span(document: Document, call: dict[str, Any], k: int, call_id: str, entry: Any, trace: _Trace,
+               parent: str, clock: _Clock, label: str) -> None:
+    context = document.context
+    run = entry.audit
+    last = entry.last[-1]
+    started = clock.at(run.get("started"))
+    seconds = run.get("seconds") if isinstance(run.get("seconds"), int | float) else None
+    ended = clock.at(context[last.position].get("_date"))
+    times = clock.span(started if started is not None else ended, seconds,
+                       ended if started is None or seconds is None else None)
+    results = [_value_of(context[e.position]) for e in entry.last if e.output]
+    delegate = _delegate_of(document, call)
+    error = entry.error
+    attributes = {
+        "gen_ai.operation.name": "invoke_agent" if delegate else "execute_tool",
+        "gen_ai.agent.name": delegate,
+        "gen_ai.tool.name": call.get("_tool"),
+        "gen_ai.tool.call.id": call_id,
+        "gen_ai.tool.call.arguments": _parameters(call),
+        "gen_ai.tool.call.result": (results[0] if len(results) == 1 else results) if results else None,
+        "contextdeck.output_path": call.get("_outputPath"),
+        "contextdeck.message_index": last.position,
+    }
+    name = f"invoke_agent {delegate}" if delegate else f"execute_tool {call.get('_tool')}"
+    message = str(error.get("message", error)) if isinstance(error, dict) else None
+    trace.add(f"{label} call {k}", name, parent, times, _INTERNAL, attributes, message)
+
+
+def _value_of(message: dict[str, Any]) -> Any:
+    info = classify(message)
+    write = info.write
+    return write.value if write is not None and write.problem is None else payload_of(message)
+
+
+def _delegate_of(document: Document, call: dict[str, Any]) -> str | None:
+    own = call.get("_delegate")
+    if isinstance(own, str) and own:
+        return own
+    for definition_index in range(len(document.context)):
+        message = document.context[definition_index]
+        tool = message.get("tool") if message.get("type") == "tool" else None
+        schema = tool.get(call.get("_tool")) if isinstance(tool, dict) else None
+        if isinstance(schema, dict) and isinstance(schema.get("_delegate"), str):
+            return str(schema["_delegate"])
+    return None
+
+
+def _call_id(call: Any, turn: int, k: int) -> str:
+    """A call's id: the kind it writes (as import names it after the model's call id), else turn and place."""
+    path = call.get("_outputPath") if isinstance(call, dict) else None
+    if isinstance(path, str) and path.startswith("†") and all(c not in path for c in ".|& "):
+        return path[1:]
+    return f"call_{turn + 1}_{k + 1}"
+
+
+def _parameters(call: Any) -> dict[str, Any]:
+    return {key: value for key, value in call.items() if not key.startswith("_")} if isinstance(call, dict) else {}
+
+
+def _definition(name: str, item: Any) -> dict[str, Any]:
+    schema = dict(item) if isinstance(item, dict) else {}
+    description = schema.pop("description", None)
+    properties = {key: value for key, value in (schema.get("properties") or {}).items() if key != "_tool"}
+    required = [key for key in schema.get("required") or () if key != "_tool"]
+    parameters = {**schema, "properties": properties, **({"required": required} if required else {})}
+    if not required:
+        parameters.pop("required", None)
+    return {"type": "function", "name": name, "description": description, "parameters": parameters}
+
+
+def export_openai(document: Document, *, at: int | None = None, model: str | None = None,
+                  tools: Registry | None = None) -> dict[str, Any]:
+    """The request at `at` (all messages when None) as a chat completions body: what `render --json` shows,
+    in that API's shape, asking for the composed solution schema as ContextDeck asks for it (`json_schema`)."""
+    sent = compose_request(document.context, document.schema, at=at, tools=tools).to_json()
+    config = {key: value for key, value in sent["config"].items() if key != "model"}
+    prompt = Prompt("the request", tuple(sent["messages"]), sent["schema"], "solution", config=config)
+    chosen = model or sent["config"].get("model")
+    return {**({"model": chosen} if isinstance(chosen, str) else {}), **prompt.body("json_schema")}

@@ -1,0 +1,414 @@
+"""OpenTelemetry traces in OTLP JSON: spans as data, and the exchanges and tool runs they record.
+
+Two conventions are read: OpenTelemetry's GenAI semantic conventions (`gen_ai.*` attributes, and the older
+`gen_ai.*.message` events) and OpenInference (`llm.*`, `input.value`, `openinference.span.kind`). A model
+span becomes an exchange, a tool span a `ToolRun`. The JSON may be the protobuf mapping's (base64 ids,
+camelCase, enum names) or the OTLP file exporter's (hex ids); both are read.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from .. import json_parse
+from ._chat import Exchange, ToolRun, arguments_of, iso, iso_precise, openai_exchange
+from ._problems import Located, TraceError
+from ._read import Reading, Values
+
+LLM_OPERATIONS = frozenset(("chat", "text_completion", "generate_content", "responses"))
+_VALUE_KEYS = {"stringValue": "s", "string_value": "s", "intValue": "i", "int_value": "i", "doubleValue": "d",
+               "double_value": "d", "boolValue": "b", "bool_value": "b", "arrayValue": "a", "array_value": "a",
+               "kvlistValue": "k", "kvlist_value": "k", "bytesValue": "y", "bytes_value": "y"}
+_ERROR = (2, "STATUS_CODE_ERROR")
+
+
+@dataclass(frozen=True)
+class Span:
+    trace: str
+    id: str
+    parent: str | None
+    name: str
+    start: int
+    end: int
+    attributes: dict[str, Any]
+    events: tuple[tuple[str, int, dict[str, Any]], ...]
+    error: str | None
+
+    @property
+    def where(self) -> str:
+        return f"span {self.id}"
+
+    @property
+    def role(self) -> str | None:
+        """`llm`, `tool`, or None for the spans around them (agents, chains)."""
+        kind = self.attributes.get("openinference.span.kind")
+        operation = self.attributes.get("gen_ai.operation.name")
+        if kind == "LLM" or operation in LLM_OPERATIONS:
+            return "llm"
+        if kind == "TOOL" or operation == "execute_tool":
+            return "tool"
+        return None
+
+
+def _get(value: dict[str, Any], *keys: str) -> Any:
+    return next((value[key] for key in keys if key in value), None)
+
+
+def _id(raw: Any, size: int) -> str | None:
+    """A trace or span id as lower-case hex: hex as the OTLP file format writes it, or protobuf JSON's base64."""
+    if not isinstance(raw, str) or not raw:
+        return None
+    if len(raw) == size * 2:
+        try:
+            bytes.fromhex(raw)
+        except ValueError:
+            pass
+        else:
+            return None if raw.strip("0") == "" else raw.lower()
+    try:
+        decoded = base64.b64decode(raw, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    return decoded.hex() if len(decoded) == size and any(decoded) else None
+
+
+def _value(raw: Any) -> Any:
+    if not isinstance(raw, dict):
+        return raw
+    for key, tag in _VALUE_KEYS.items():
+        if key in raw:
+            found = raw[key]
+            if tag == "i":
+                return int(found)
+            if tag == "a":
+                return [_value(item) for item in (found or {}).get("values", [])]
+            if tag == "k":
+                return _attributes((found or {}).get("values", []))
+            return found
+    return None
+
+
+def _attributes(raw: Any) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for item in raw or ():
+        if isinstance(item, dict) and isinstance(item.get("key"), str):
+            found[item["key"]] = _value(item.get("value"))
+    return found
+
+
+def _nanos(raw: Any) -> int:
+    try:
+        return int(raw)
+    except (TypeError, ValueError):
+        return 0
+
+
+def spans_of(values: Values) -> list[Span]:
+    spans: list[Span] = []
+    for n, value in enumerate(values.values):
+        line = values.where(n)
+        batches = _get(value, "resourceSpans", "resource_spans") if isinstance(value, dict) else None
+        if not isinstance(batches, list):
+            raise TraceError(values.name, "expected an OTLP trace: an object with 'resourceSpans'", line or None)
+        for batch in batches:
+            scopes = _get(batch, "scopeSpans", "scope_spans", "instrumentationLibrarySpans") or []
+            for scope in scopes:
+                spans.extend(_span(raw, values.name, line) for raw in _get(scope, "spans") or [])
+    if not spans:
+        raise TraceError(values.name, "the trace holds no spans")
+    return spans
+
+
+def _span(raw: Any, name: str, line: str) -> Span:
+    if not isinstance(raw, dict):
+        raise TraceError(name, "a span is not an object", line or None)
+    span_id = _id(_get(raw, "spanId", "span_id"), 8)
+    shown = span_id or str(_get(raw, "spanId", "span_id") or "without an id")
+    where = ": ".join(part for part in (line, f"span {shown}") if part)
+    if span_id is None:
+        raise TraceError(name, "the span has no valid span id", where)
+    trace = _id(_get(raw, "traceId", "trace_id"), 16)
+    if trace is None:
+        raise TraceError(name, "the span has no trace id: it belongs to no trace", where)
+    status: dict[str, Any] = raw["status"] if isinstance(raw.get("status"), dict) else {}
+    events = tuple((str(event.get("name", "")), _nanos(_get(event, "timeUnixNano", "time_unix_nano")),
+                    _attributes(event.get("attributes")))
+                   for event in raw.get("events") or () if isinstance(event, dict))
+    error = None
+    if status.get("code") in _ERROR:
+        error = str(status.get("message") or "") or next(
+            (str(attrs.get("exception.message")) for kind, _, attrs in events if kind == "exception"),
+            "the tool failed")
+    parent = _id(_get(raw, "parentSpanId", "parent_span_id"), 8)
+    start = _nanos(_get(raw, "startTimeUnixNano", "start_time_unix_nano"))
+    end = _nanos(_get(raw, "endTimeUnixNano", "end_time_unix_nano"))
+    return Span(trace, span_id, parent, str(raw.get("name", "")), start, end, _attributes(raw.get("attributes")),
+                events, error)
+
+
+def read_otlp(values: Values) -> Reading:
+    """One context per trace, in the order traces first appear: its model spans' exchanges, its tool runs."""
+    traces: dict[str, list[Span]] = {}
+    for span in spans_of(values):
+        traces.setdefault(span.trace, []).append(span)
+    reading = Reading()
+    for trace, spans in traces.items():
+        models = _innermost([span for span in spans if span.role == "llm"], spans)
+        if not models:
+            reading.warnings.append(f"trace {trace}: no model spans (neither GenAI nor OpenInference): left out")
+            continue
+        models.sort(key=lambda span: (span.start, span.end))
+        exchanges = []
+        for span in models:
+            try:
+                exchanges.append(exchange_of_span(span))
+            except Located as problem:
+                raise problem.within(values.name, span.where) from None
+        tools = sorted((span for span in spans if span.role == "tool"), key=lambda span: span.start)
+        reading.contexts.append((trace, exchanges))
+        reading.runs[trace] = [tool_run(span) for span in tools]
+    if not reading.contexts:
+        raise TraceError(values.name, "no trace holds a model span: " + "; ".join(reading.warnings))
+    return reading
+
+
+def _innermost(models: list[Span], spans: list[Span]) -> list[Span]:
+    """Model spans without a model span inside (a framework's span around the SDK's records the same call)."""
+    parents = {span.id: span.parent for span in spans}
+    model_ids = {span.id for span in models}
+    outer: set[str] = set()
+    for span in models:
+        parent, hops = span.parent, 0
+        while parent is not None and hops < 256:
+            if parent in model_ids:
+                outer.add(parent)
+            parent, hops = parents.get(parent), hops + 1
+    return [span for span in models if span.id not in outer]
+
+
+# -- model spans ------------------------------------------------------------------------------------
+
+
+def exchange_of_span(span: Span) -> Exchange:
+    attributes = span.attributes
+    latency = round((span.end - span.start) / 1e6, 3) if span.end >= span.start > 0 else None
+    date = iso_precise(span.end) if span.end else None
+    body = _json_attribute(attributes.get("input.value"))
+    if isinstance(body, dict) and isinstance(body.get("messages"), list):
+        response = _json_attribute(attributes.get("output.value"))
+        response = response if isinstance(response, dict) and "choices" in response else None
+        exchange = openai_exchange(body, response, span.where, latency_ms=latency, date=date)
+        if exchange.reply is None:
+            exchange = _replace_reply(exchange, _openinference_messages(attributes, "llm.output_messages"), span)
+    elif any(key.startswith("llm.input_messages.") for key in attributes):
+        request = {"messages": _openinference_messages(attributes, "llm.input_messages"),
+                   "tools": _openinference_tools(attributes)}
+        exchange = _replace_reply(openai_exchange(request, None, span.where, latency_ms=latency, date=date),
+                                  _openinference_messages(attributes, "llm.output_messages"), span)
+    else:
+        messages, reply = _genai_messages(span)
+        request = {"messages": messages, "tools": _genai_tools(attributes)}
+        exchange = _replace_reply(openai_exchange(request, None, span.where, latency_ms=latency, date=date),
+                                  reply, span)
+    return _with_span_facts(exchange, span)
+
+
+def _json_attribute(raw: Any) -> Any:
+    if isinstance(raw, str):
+        try:
+            return json_parse(raw)
+        except ValueError:
+            return None
+    return raw
+
+
+def _replace_reply(exchange: Exchange, replies: list[dict[str, Any]], span: Span) -> Exchange:
+    if not replies:
+        return exchange
+    reply = openai_exchange({"messages": replies[:1]}, None, f"{span.where}: response").messages[0]
+    return Exchange(exchange.where, exchange.messages, exchange.tools, reply, exchange.settings, exchange.schema,
+                    exchange.model, exchange.usage, exchange.latency_ms, exchange.date, exchange.finish_reason,
+                    exchange.response_id)
+
+
+def _with_span_facts(exchange: Exchange, span: Span) -> Exchange:
+    """Model, usage and finish reason from the span's attributes where the bodies did not say."""
+    attributes = span.attributes
+    model = exchange.model if exchange.reply is not None and exchange.model else None
+    model = model or _first_str(attributes, "gen_ai.response.model", "llm.model_name", "gen_ai.request.model")
+    usage = exchange.usage or _usage(attributes)
+    reasons = attributes.get("gen_ai.response.finish_reasons")
+    finish = exchange.finish_reason or _first_str(attributes, "llm.finish_reason") or (
+        reasons[0] if isinstance(reasons, list) and reasons and isinstance(reasons[0], str) else None)
+    settings = dict(exchange.settings)
+    request_model = _first_str(attributes, "gen_ai.request.model")
+    if "model" not in settings and request_model:
+        settings["model"] = request_model
+    for key in ("temperature", "top_p", "max_tokens", "seed"):
+        found = attributes.get(f"gen_ai.request.{key}")
+        if found is not None and key not in settings:
+            settings[key] = found
+    return Exchange(exchange.where, exchange.messages, exchange.tools, exchange.reply, settings, exchange.schema,
+                    model or exchange.model, usage, exchange.latency_ms, exchange.date, finish,
+                    exchange.response_id or _first_str(attributes, "gen_ai.response.id"))
+
+
+def _first_str(attributes: dict[str, Any], *keys: str) -> str | None:
+    return next((attributes[key] for key in keys if isinstance(attributes.get(key), str)), None)
+
+
+def _usage(attributes: dict[str, Any]) -> dict[str, Any] | None:
+    pairs = (("prompt_tokens", ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt")),
+             ("completion_tokens", ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens",
+                                    "llm.token_count.completion")),
+             ("total_tokens", ("llm.token_count.total",)))
+    usage = {name: next(attributes[key] for key in keys if key in attributes)
+             for name, keys in pairs if any(key in attributes for key in keys)}
+    if usage and "total_tokens" not in usage and {"prompt_tokens", "completion_tokens"} <= usage.keys():
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+    return usage or None
+
+
+# OpenInference flattens lists into numbered attributes: `llm.input_messages.0.message.role`.
+
+
+def _flattened(attributes: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
+    items: dict[int, dict[str, Any]] = {}
+    for key, value in attributes.items():
+        if not key.startswith(prefix + "."):
+            continue
+        number, _, rest = key[len(prefix) + 1:].partition(".")
+        if number.isdigit() and rest:
+            items.setdefault(int(number), {})[rest] = value
+    return [items[n] for n in sorted(items)]
+
+
+def _openinference_messages(attributes: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
+    messages = []
+    for item in _flattened(attributes, prefix):
+        message: dict[str, Any] = {"role": item.get("message.role")}
+        if "message.content" in item:
+            message["content"] = item["message.content"]
+        parts = _flattened(item, "message.contents")
+        if parts and "content" not in message:
+            message["content"] = [{"type": part.get("message_content.type", "text"),
+                                   "text": part.get("message_content.text", "")} for part in parts]
+        calls = _flattened(item, "message.tool_calls")
+        if calls:
+            message["tool_calls"] = [{"id": call.get("tool_call.id", ""), "type": "function", "function": {
+                "name": call.get("tool_call.function.name"),
+                "arguments": call.get("tool_call.function.arguments", "{}")}} for call in calls]
+        for key in ("tool_call_id", "name"):
+            if f"message.{key}" in item:
+                message[key] = item[f"message.{key}"]
+        messages.append(message)
+    return messages
+
+
+def _openinference_tools(attributes: dict[str, Any]) -> list[Any]:
+    tools = []
+    for item in _flattened(attributes, "llm.tools"):
+        schema = _json_attribute(item.get("tool.json_schema"))
+        if isinstance(schema, dict):
+            tools.append(schema)
+    return tools
+
+
+# GenAI semantic conventions: `gen_ai.input.messages` (JSON, messages of parts), or one event per message.
+
+
+def _genai_messages(span: Span) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    attributes = span.attributes
+    messages: list[dict[str, Any]] = []
+    instructions = _json_attribute(attributes.get("gen_ai.system_instructions"))
+    if isinstance(instructions, list) and instructions:
+        messages.append({"role": "system", "content": _parts_text(instructions)})
+    inputs = _json_attribute(attributes.get("gen_ai.input.messages"))
+    outputs = _json_attribute(attributes.get("gen_ai.output.messages"))
+    if isinstance(inputs, list):
+        for message in inputs:
+            messages.extend(_from_parts(message, span))
+        replies = [reply for message in outputs or () for reply in _from_parts(message, span)] \
+            if isinstance(outputs, list) else []
+        return messages, replies
+    return _genai_events(span)
+
+
+def _parts_text(parts: list[Any]) -> str:
+    return "\n".join(str(part.get("content", "")) for part in parts if isinstance(part, dict))
+
+
+def _from_parts(message: Any, span: Span) -> list[dict[str, Any]]:
+    """One GenAI message of parts as chat messages: text and tool calls, and one tool message per response."""
+    if not isinstance(message, dict):
+        raise Located("a message of gen_ai.input.messages is not an object", span.where)
+    parts = [part for part in message.get("parts") or () if isinstance(part, dict)]
+    responses = [part for part in parts if part.get("type") == "tool_call_response"]
+    if responses:
+        return [{"role": "tool", "tool_call_id": str(part.get("id", "")),
+                 "content": _as_text(part.get("response", part.get("result")))} for part in responses]
+    texts = [part for part in parts if part.get("type") == "text"]
+    calls = [part for part in parts if part.get("type") == "tool_call"]
+    others = [part for part in parts if part.get("type") not in ("text", "tool_call")]
+    chat: dict[str, Any] = {"role": message.get("role"), "content": _parts_text(texts) if not others else parts}
+    if calls:
+        chat["tool_calls"] = [{"id": str(call.get("id", "")), "type": "function", "function": {
+            "name": call.get("name"), "arguments": _as_text(call.get("arguments"))}} for call in calls]
+    return [chat]
+
+
+def _as_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _genai_events(span: Span) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    messages: list[dict[str, Any]] = []
+    replies: list[dict[str, Any]] = []
+    for name, _, attributes in span.events:
+        if name in ("gen_ai.system.message", "gen_ai.user.message", "gen_ai.assistant.message"):
+            message: dict[str, Any] = {"role": name.split(".")[1], "content": attributes.get("content", "")}
+            calls = _json_attribute(attributes.get("tool_calls"))
+            if isinstance(calls, list) and calls:
+                message["tool_calls"] = calls
+            messages.append(message)
+        elif name == "gen_ai.tool.message":
+            messages.append({"role": "tool", "tool_call_id": str(attributes.get("id", "")),
+                             "content": _as_text(attributes.get("content", ""))})
+        elif name == "gen_ai.choice":
+            found = _json_attribute(attributes.get("message"))
+            if isinstance(found, dict):
+                replies.append({"role": "assistant", **found})
+    if not messages:
+        raise Located("the model span records no messages (is capturing message content switched off?)",
+                      span.where)
+    return messages, replies
+
+
+def _genai_tools(attributes: dict[str, Any]) -> list[Any]:
+    found = _json_attribute(attributes.get("gen_ai.tool.definitions"))
+    return found if isinstance(found, list) else []
+
+
+# -- tool spans -------------------------------------------------------------------------------------
+
+
+def tool_run(span: Span) -> ToolRun:
+    attributes = span.attributes
+    call_id = _first_str(attributes, "gen_ai.tool.call.id", "tool_call.id", "tool.id")
+    name = _first_str(attributes, "gen_ai.tool.name", "tool.name")
+    raw_arguments = attributes.get("gen_ai.tool.call.arguments", attributes.get("tool.parameters"))
+    try:
+        arguments = arguments_of(raw_arguments, span.where) if raw_arguments is not None else None
+    except Located:
+        arguments = None
+    result_keys = ("gen_ai.tool.call.result", "output.value")
+    has_result = any(key in attributes for key in result_keys)
+    result = next((attributes[key] for key in result_keys if key in attributes), None)
+    seconds = round((span.end - span.start) / 1e9, 6) if span.end >= span.start > 0 else None
+    return ToolRun(span.where, call_id, name, arguments, result, has_result,
+                   iso_precise(span.start) if span.start else None, seconds,
+                   iso(span.end / 1e9) if span.end else None, span.error)

@@ -1,0 +1,34 @@
+"""What goes wrong reading a trace, said as data: the file, where in it (line, message, span), and why."""
+
+from __future__ import annotations
+
+from attrs import frozen
+
+
+@frozen
+class TraceError(ValueError):
+    """Input that cannot be imported. `where` names the place: `line 4`, `line 4: message 2`, `span 1f2e…`."""
+
+    path: str
+    reason: str
+    where: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.where}: {self.reason}" if self.where else f"{self.path}: {self.reason}"
+
+
+@frozen
+class Located(ValueError):
+    """A problem found inside one exchange, before the file it came from is known; `where` as in TraceError."""
+
+    reason: str
+    where: str | None = None
+
+    def within(self, path: str, outer: str | None = None) -> TraceError:
+        parts = [part for part in (outer, self.where) if part]
+        return TraceError(path, self.reason, ": ".join(parts) or None)
+
+
+def inside(where: str, part: str) -> str:
+    """A place within a place: `line 3` and `message 2` give `line 3: message 2`."""
+    return f"{where}: {part}" if where else part

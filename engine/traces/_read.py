@@ -1,0 +1,188 @@
+"""Reading a file to import: which format it is, its JSON values with their lines, OpenAI exchanges and logs."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import Document, JSONSyntaxError, json_parse
+from ._build import build, line_up
+from ._chat import Exchange, ToolRun, openai_exchange
+from ._problems import Located, TraceError
+
+FORMATS = ("openai", "openai-log", "otlp")
+
+
+@dataclass(frozen=True)
+class Imported:
+    """One context made from the input: the document, what it came from, and what did not quite fit."""
+
+    document: Document
+    format: str
+    label: str  # the trace id for OTLP, else the file's name
+    warnings: tuple[str, ...] = ()
+    turns: int = 0
+
+
+@dataclass(frozen=True)
+class Values:
+    """The JSON values of a file: one (a JSON file) or one per non-blank line (JSON Lines)."""
+
+    values: list[Any]
+    lines: list[int] | None = None  # each value's line, for JSON Lines
+    name: str = "<input>"
+
+    def where(self, n: int) -> str:
+        return f"line {self.lines[n]}" if self.lines is not None else ""
+
+
+@dataclass
+class Reading:
+    """What one reader produced: exchanges per context, warnings."""
+
+    contexts: list[tuple[str, list[Exchange]]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    runs: dict[str, list[ToolRun]] = field(default_factory=dict)  # per context: its tool spans, in order
+
+
+def read_values(raw: bytes, name: str) -> Values:
+    """The file as one JSON value, else as JSON Lines; a file that is neither says where it breaks."""
+    try:
+        return Values([json_parse(raw)], None, name)
+    except JSONSyntaxError as whole:
+        first_line_end = raw.find(b"\n")
+        if first_line_end < 0 or not raw[:first_line_end].strip():
+            raise _syntax(name, whole, raw, None) from None
+        try:
+            json_parse(raw[:first_line_end])
+        except JSONSyntaxError:
+            raise _syntax(name, whole, raw, None) from None
+    values: list[Any] = []
+    lines: list[int] = []
+    pieces = raw.split(b"\n")
+    for number, line in enumerate(pieces, start=1):
+        if not line.strip():
+            continue
+        try:
+            values.append(json_parse(line))
+        except JSONSyntaxError as error:
+            last = number == len(pieces) or all(not rest.strip() for rest in pieces[number:])
+            raise _syntax(name, error, line, number, last=last) from None
+        lines.append(number)
+    return Values(values, lines, name)
+
+
+def _syntax(name: str, error: JSONSyntaxError, raw: bytes, line: int | None, *, last: bool = False) -> TraceError:
+    ends_early = (line is None or last) and _unclosed(raw.decode("utf-8", errors="replace"))
+    why = f"not JSON: {error.reason}" + (" (the file ends early: truncated?)" if ends_early else "")
+    where = f"line {line or error.line}, column {error.column}"
+    return TraceError(name, why, where)
+
+
+def _unclosed(text: str) -> bool:
+    """Whether the text ends inside a string, an object or an array: what a cut-off file looks like."""
+    depth, in_string, escaped = 0, False, False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth -= 1
+    return in_string or depth > 0
+
+
+def detect(values: Values) -> str:
+    """The format of the input: an OTLP trace, one OpenAI exchange, or a log of them."""
+    first = values.values[0] if values.values else None
+    if isinstance(first, dict) and ("resourceSpans" in first or "resource_spans" in first):
+        return "otlp"
+    if values.lines is not None or isinstance(first, list):
+        return "openai-log"
+    if isinstance(first, dict) and ("messages" in first or "request" in first):
+        return "openai"
+    raise TraceError(values.name, "not a format ContextDeck imports: expected an OpenAI chat completions request "
+                     "(an object with 'messages', or {'request', 'response'}), a JSON Lines log of them, or an "
+                     "OTLP JSON trace (an object with 'resourceSpans')")
+
+
+def exchange_of(value: Any, where: str) -> Exchange:
+    """An exchange from a request body, or from `{"request": ..., "response": ...}` (with `latency_ms`)."""
+    if isinstance(value, dict) and isinstance(value.get("request"), dict):
+        latency = value.get("latency_ms")
+        latency = latency if isinstance(latency, int | float) and not isinstance(latency, bool) else None
+        return openai_exchange(value["request"], value.get("response"), where, latency_ms=latency)
+    return openai_exchange(value, None, where)
+
+
+def read_openai(values: Values) -> Reading:
+    if len(values.values) != 1:
+        raise TraceError(values.name, f"expected one exchange, found {len(values.values)}: import it as a log "
+                         "(--from openai-log)")
+    return Reading([(Path(values.name).name, [exchange_of(values.values[0], "")])])
+
+
+def read_log(values: Values) -> Reading:
+    items = values.values
+    where = values.where
+    if values.lines is None and len(items) == 1 and isinstance(items[0], list):  # a JSON array of exchanges
+        items = items[0]
+
+        def where(n: int) -> str:
+            return f"exchange {n}"
+
+    if not items:
+        raise TraceError(values.name, "the log holds no exchanges")
+    return Reading([(Path(values.name).name, [exchange_of(item, where(n)) for n, item in enumerate(items)])])
+
+
+def build_all(reading: Reading, format: str, name: str) -> list[Imported]:
+    imported: list[Imported] = []
+    source = Path(name).name
+    for label, exchanges in reading.contexts:
+        conversation = line_up(exchanges)
+        document = build(conversation, source, reading.runs.get(label))
+        imported.append(Imported(document, format, label, tuple(reading.warnings + conversation.warnings),
+                                 sum(1 for exchange in exchanges if exchange.reply is not None)))
+    return imported
+
+
+def import_trace(path: str | os.PathLike[str], format: str | None = None) -> list[Imported]:
+    """The contexts a file holds: one for an OpenAI exchange or log, one per trace for OTLP.
+
+    Raises TraceError naming the file and the line, message or span when the input cannot be read.
+    """
+    file = Path(path)
+    try:
+        raw = file.read_bytes()
+    except OSError as error:
+        raise TraceError(str(file), error.strerror or str(error)) from None
+    return import_bytes(raw, str(file), format)
+
+
+def import_bytes(raw: bytes, name: str, format: str | None = None) -> list[Imported]:
+    if format is not None and format not in FORMATS:
+        raise TraceError(name, f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
+    values = read_values(raw, name)
+    chosen = format or detect(values)
+    try:
+        if chosen == "otlp":
+            from ._otlp import read_otlp
+
+            reading = read_otlp(values)
+        elif chosen == "openai":
+            reading = read_openai(values)
+        else:
+            reading = read_log(values)
+        return build_all(reading, chosen, name)
+    except Located as problem:
+        raise problem.within(name) from None

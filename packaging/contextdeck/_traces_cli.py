@@ -1,0 +1,130 @@
+"""`contextdeck import` and `contextdeck export`: agents' traces in, runs out (docs/format.md §10)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from contextdeck.engine import (
+    TRACE_FORMATS,
+    Imported,
+    Redaction,
+    ToolLoadError,
+    TraceError,
+    export_openai,
+    export_otlp,
+    import_trace,
+    json_dumps,
+    load_document,
+    load_tools,
+    redact_document,
+    write_atomically,
+)
+
+EXPORTS = ("otlp-json", "openai")
+
+
+def say(text: str) -> None:
+    print(f"contextdeck: {text}", file=sys.stderr)
+
+
+def choose(imported: list[Imported], trace: str | None) -> Imported:
+    """The context to write: the only one, or the trace the user named (an id or its start)."""
+    if trace is not None:
+        found = [item for item in imported if item.label.startswith(trace.lower())]
+        if len(found) != 1:
+            labels = ", ".join(item.label for item in imported)
+            how = "matches no trace" if not found else "matches several traces"
+            raise TraceError("--trace", f"{trace!r} {how}; the file holds: {labels}")
+        return found[0]
+    if len(imported) > 1:
+        listing = "; ".join(f"{item.label} ({item.turns} model turn(s))" for item in imported)
+        raise TraceError("--trace", f"the file holds {len(imported)} traces, one context each: choose one with "
+                         f"--trace ID ({listing})")
+    return imported[0]
+
+
+def _import(args: argparse.Namespace) -> int:
+    try:
+        redaction = Redaction.parse(args.redact)
+    except ValueError as error:
+        say(str(error))
+        return 2
+    try:
+        chosen = choose(import_trace(args.file, args.source), args.trace)
+    except TraceError as error:
+        say(str(error))
+        return 1
+    document, count = redact_document(chosen.document, redaction) if redaction else (chosen.document, 0)
+    for warning in chosen.warnings:
+        say(f"warning: {warning}")
+    text = document.dumps()
+    if args.out is not None:
+        write_atomically(Path(args.out), text.encode("utf-8"))
+    else:
+        sys.stdout.write(text)
+    calls = sum(len(message.get("plan", [])) for message in document.context.messages if message.get("type") == "plan")
+    what = f"trace {chosen.label}" if chosen.format == "otlp" else chosen.label
+    redacted = f", {count} value(s) redacted" if redaction else ""
+    say(f"imported {what} ({chosen.format}): {chosen.turns} model turn(s), {calls} call(s), "
+        f"{len(document.context)} messages{redacted}" + (f" into {args.out}" if args.out else ""))
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    document = load_document(args.doc)
+    tools: dict[str, Any] | None = None
+    if args.tools:
+        tools = {}
+        for place in args.tools:
+            try:
+                tools.update(load_tools(place))
+            except ToolLoadError as error:
+                say(f"cannot load tools from {error}")
+                return 1
+    if args.format == "openai":
+        value = export_openai(document, at=args.at, model=args.model, tools=tools)
+    else:
+        if args.at is not None:
+            say("--at applies to --format openai: a trace holds every turn")
+            return 2
+        value = export_otlp(document, tools=tools)
+    text = json_dumps(value) + "\n"
+    if args.out is not None:
+        write_atomically(Path(args.out), text.encode("utf-8"))
+        count = len(value["resourceSpans"][0]["scopeSpans"][0]["spans"]) if args.format == "otlp-json" else None
+        say(f"wrote {args.out}" + (f" ({count} spans)" if count is not None else ""))
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def add_commands(commands: Any, non_negative: Any) -> None:
+    """The two subcommands, on the parser's subcommands."""
+    importer = commands.add_parser(
+        "import", help="turn an agent's trace (OpenAI exchange or log, OTLP JSON) into a document")
+    importer.add_argument("file", help="an OpenAI chat completions request (or {request, response}), a JSON Lines "
+                                       "log of them, or an OTLP JSON trace")
+    importer.add_argument("--out", metavar="DOC.json", default=None, help="write here (atomically) instead of stdout")
+    importer.add_argument("--from", dest="source", choices=TRACE_FORMATS, default=None,
+                          help="the input's format (detected when not given)")
+    importer.add_argument("--trace", metavar="ID", default=None,
+                          help="the trace to import when an OTLP file holds several (its id or the id's start)")
+    importer.add_argument("--redact", metavar="RULES", action="append", default=[],
+                          help="replace matching values before writing: emails, api-keys, /REGEX/, or a key name "
+                               "(wildcards * ?); comma-separated, repeatable")
+    importer.set_defaults(run=_import)
+
+    exporter = commands.add_parser("export", help="write a document's run as OTLP JSON spans, or its request as an "
+                                                  "OpenAI chat completions body")
+    exporter.add_argument("doc")
+    exporter.add_argument("--format", choices=EXPORTS, required=True)
+    exporter.add_argument("--out", metavar="FILE", default=None, help="write here (atomically) instead of stdout")
+    exporter.add_argument("--at", type=non_negative, default=None,
+                          help="openai: the request as of the first N messages (default: all, the next request)")
+    exporter.add_argument("--model", default=None, help="openai: the model to name in the body")
+    exporter.add_argument("--tools", metavar="PATH", action="extend", nargs="+", default=[],
+                          help="a tool registry that `Tool.x` references name")
+    exporter.set_defaults(run=_export)

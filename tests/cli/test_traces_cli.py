@@ -1,0 +1,164 @@
+"""`contextdeck import FILE --out DOC` and `contextdeck export DOC --format otlp-json|openai` (format.md §10)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from contextdeck._cli import main
+from fake_llm import Reply
+
+WEATHER = {"type": "function", "function": {
+    "name": "get_weather", "description": "Weather in a city",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}
+REQUEST = {"model": "fake-small", "tools": [WEATHER], "messages": [
+    {"role": "system", "content": "You are a weather bot. Contact: ops@example.com"},
+    {"role": "user", "content": "Weather in Paris?"},
+    {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_p", "type": "function",
+         "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}}]},
+    {"role": "tool", "tool_call_id": "call_p", "content": "{\"sky\": \"sunny\"}"},
+]}
+
+
+def call(capsys: Any, *argv: Any) -> tuple[int, str, str]:
+    code = main([*map(str, argv)])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def write(tmp_path: Path, name: str, value: Any) -> Path:
+    path = tmp_path / name
+    path.write_text(value if isinstance(value, str) else json.dumps(value))
+    return path
+
+
+def test_import_writes_the_document_and_says_what_it_found(capsys: Any, tmp_path: Path) -> None:
+    source = write(tmp_path, "exchange.json", REQUEST)
+    out = tmp_path / "doc.json"
+    code, stdout, err = call(capsys, "import", source, "--out", out)
+    assert code == 0, err
+    assert stdout == ""
+    assert err == (f"contextdeck: imported exchange.json (openai): 0 model turn(s), 1 call(s), 6 messages "
+                   f"into {out}\n")
+    document = json.loads(out.read_text())
+    assert document["context"][-1]["data"] == {"sky": "sunny"}
+    code, _, err = call(capsys, "validate", out)
+    assert code == 0, err
+
+
+def test_import_redacts_before_writing(capsys: Any, tmp_path: Path) -> None:
+    """Nothing matching a rule reaches the file; the count is said."""
+    source = write(tmp_path, "exchange.json", REQUEST)
+    code, stdout, err = call(capsys, "import", source, "--redact", "emails", "--redact", "city")
+    assert code == 0, err
+    assert "ops@example.com" not in stdout
+    assert '"city": "Paris"' not in stdout
+    assert "[redacted]" in stdout
+    assert "3 value(s) redacted" in err
+
+
+def test_a_bad_input_is_a_located_message_and_writes_nothing(capsys: Any, tmp_path: Path) -> None:
+    """A tool message answering no call: exit 1, the file and message named, no document written."""
+    broken = json.loads(json.dumps(REQUEST))
+    broken["messages"][3]["tool_call_id"] = "call_x"
+    source = write(tmp_path, "exchange.json", broken)
+    out = tmp_path / "doc.json"
+    code, _, err = call(capsys, "import", source, "--out", out)
+    assert code == 1
+    assert err == (f"contextdeck: {source}: message 3: a tool message answers call 'call_x', which no earlier "
+                   "assistant message made\n")
+    assert not out.exists()
+    assert list(tmp_path.iterdir()) == [source]
+
+
+def test_a_truncated_log_is_named_with_its_line(capsys: Any, tmp_path: Path) -> None:
+    line = json.dumps({"request": REQUEST})
+    source = write(tmp_path, "run.jsonl", line + "\n" + line[:70])
+    code, _, err = call(capsys, "import", source, "--out", tmp_path / "doc.json")
+    assert code == 1
+    assert err.startswith(f"contextdeck: {source}: line 2, column ")
+    assert "truncated?" in err
+
+
+def test_several_traces_need_a_choice(capsys: Any, tmp_path: Path) -> None:
+    """An OTLP file with two traces: without --trace, the traces are listed; with it, that one is written."""
+    spans = [{"traceId": trace, "spanId": trace[:16], "name": "chat", "attributes": [
+        {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+        {"key": "gen_ai.input.messages", "value": {"stringValue": json.dumps(
+            [{"role": "user", "parts": [{"type": "text", "content": f"hello {trace[0]}"}]}])}}]}
+        for trace in ("a" * 32, "b" * 32)]
+    source = write(tmp_path, "trace.json", {"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]})
+    code, _, err = call(capsys, "import", source)
+    assert code == 1
+    assert err == (f"contextdeck: --trace: the file holds 2 traces, one context each: choose one with --trace ID "
+                   f"({'a' * 32} (0 model turn(s)); {'b' * 32} (0 model turn(s)))\n")
+    code, stdout, err = call(capsys, "import", source, "--trace", "bbb")
+    assert code == 0, err
+    assert "hello b" in stdout
+    assert f"trace {'b' * 32} (otlp)" in err
+
+
+def test_export_writes_otlp_json_and_the_openai_body(capsys: Any, tmp_path: Path) -> None:
+    source = write(tmp_path, "exchange.json", REQUEST)
+    doc = tmp_path / "doc.json"
+    assert call(capsys, "import", source, "--out", doc)[0] == 0
+    code, _, err = call(capsys, "export", doc, "--format", "otlp-json", "--out", tmp_path / "trace.json")
+    assert code == 0
+    assert err == f"contextdeck: wrote {tmp_path / 'trace.json'} (3 spans)\n"
+    spans = json.loads((tmp_path / "trace.json").read_text())["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    assert [span["name"] for span in spans] == ["invoke_agent doc", "chat fake-small", "execute_tool get_weather"]
+    code, stdout, err = call(capsys, "export", doc, "--format", "openai")
+    assert code == 0, err
+    body = json.loads(stdout)
+    assert body["model"] == "fake-small"
+    assert body["response_format"]["type"] == "json_schema"
+    rendered = json.loads(call(capsys, "render", doc, "--json")[1])
+    assert body["messages"] == rendered["messages"]
+    assert body["response_format"]["json_schema"]["schema"] == rendered["schema"]
+
+
+def test_export_of_an_unreadable_document_says_where(capsys: Any, tmp_path: Path) -> None:
+    doc = write(tmp_path, "doc.json", "[{")
+    code, _, err = call(capsys, "export", doc, "--format", "otlp-json")
+    assert code == 1
+    assert err.startswith(f"contextdeck: {doc}:1:")
+
+
+def test_round_trip_import_ask_the_model_export(capsys: Any, tmp_path: Path, fake_llm: Any) -> None:
+    """Import a log that stops where the model is to answer, ask the model for that turn, export: the spans
+    hold the imported turn, its tool call, and the new turn."""
+    response = {"id": "r1", "created": 1764320000, "model": "fake-small",
+                "usage": {"prompt_tokens": 9, "completion_tokens": 3},
+                "choices": [{"index": 0, "finish_reason": "tool_calls", "message": REQUEST["messages"][2]}]}
+    lines = [{"request": {**REQUEST, "messages": REQUEST["messages"][:2]}, "response": response}, {"request": REQUEST}]
+    source = write(tmp_path, "run.jsonl", "".join(json.dumps(line) + "\n" for line in lines))
+    doc = tmp_path / "doc.json"
+    assert call(capsys, "import", source, "--out", doc)[0] == 0
+    fake_llm.push(Reply.json({"meta": {"version": "1"}, "calls": [], "output": "Sunny in Paris."},
+                             usage={"prompt_tokens": 30, "completion_tokens": 6}))
+    asked = tmp_path / "asked.json"
+    code, _, err = call(capsys, "ask", doc, "--llm", fake_llm.url, "--model", "fake-small", "--out", asked,
+                        "--llm-retries", "0")
+    assert code == 0, err
+    sent = fake_llm.completions[-1]["messages"]
+    assert sent == json.loads(call(capsys, "export", doc, "--format", "openai")[1])["messages"]
+    trace = tmp_path / "trace.json"
+    assert call(capsys, "export", asked, "--format", "otlp-json", "--out", trace)[0] == 0
+    spans = json.loads(trace.read_text())["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    assert [span["name"] for span in spans] == [
+        "invoke_agent asked", "chat fake-small", "execute_tool get_weather", "chat fake-small"]
+
+    def attributes(span: dict[str, Any]) -> dict[str, Any]:
+        return {a["key"]: next(iter(a["value"].values())) for a in span["attributes"]}
+
+    first, tool, new = map(attributes, spans[1:])
+    assert first["gen_ai.response.id"] == "r1"
+    assert json.loads(first["gen_ai.output.messages"])[0]["parts"][0]["name"] == "get_weather"
+    assert json.loads(tool["gen_ai.tool.call.result"]) == {"sky": "sunny"}
+    assert json.loads(new["gen_ai.output.messages"])[0]["parts"] == [{"type": "text", "content": "Sunny in Paris."}]
+    assert new["gen_ai.usage.input_tokens"] == "30"
+    assert new["gen_ai.response.model"] == "fake-small"
+    assert "Weather in Paris?" in new["gen_ai.input.messages"]
+    assert "sunny" in new["gen_ai.input.messages"]

@@ -1,0 +1,475 @@
+"""Importing OpenAI exchanges, logs and OTLP traces into documents; redaction; exporting runs (format.md §10)."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+from typing import Any
+
+import pytest
+
+from contextdeck.engine import (
+    Execution,
+    Redaction,
+    Status,
+    TraceError,
+    compose_request,
+    export_openai,
+    export_otlp,
+    import_bytes,
+    redact_document,
+    request_prompt,
+    validate,
+)
+
+WEATHER = {"type": "function", "function": {
+    "name": "get_weather", "description": "Weather in a city",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}
+SYSTEM = {"role": "system", "content": "You are a weather bot."}
+DEVELOPER = {"role": "developer", "content": "Answer in one sentence."}
+USER = {"role": "user", "content": [{"type": "text", "text": "Weather in Paris and Rome?"}]}
+
+
+def call(call_id: str, city: str) -> dict[str, Any]:
+    function = {"name": "get_weather", "arguments": json.dumps({"city": city})}
+    return {"id": call_id, "type": "function", "function": function}
+
+
+def response(message: dict[str, Any], created: int = 1764320000, finish: str = "stop") -> dict[str, Any]:
+    return {"id": "chatcmpl-1", "object": "chat.completion", "created": created, "model": "gpt-4o-mini-2024-07-18",
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": {"prompt_tokens": 50, "completion_tokens": 9, "total_tokens": 59}}
+
+
+def exchange() -> dict[str, Any]:
+    """One request with its history (two tool calls answered) and the final reply."""
+    return {"request": {"model": "gpt-4o-mini", "temperature": 0.2, "tools": [WEATHER], "messages": [
+        SYSTEM, DEVELOPER, USER,
+        {"role": "assistant", "content": None, "tool_calls": [call("call_a", "Paris"), call("call_b", "Rome")]},
+        {"role": "tool", "tool_call_id": "call_a", "content": "{\"sky\": \"sunny\", \"celsius\": 21}"},
+        {"role": "tool", "tool_call_id": "call_b", "content": "rainy all day"},
+    ]}, "response": response({"role": "assistant", "content": "Paris is sunny, Rome is rainy."})}
+
+
+def log_lines() -> list[dict[str, Any]]:
+    """Three exchanges of one run; the server reuses the id `call_1` for every call, as some do."""
+    first = [SYSTEM, USER]
+    ask_paris = {"role": "assistant", "content": None, "tool_calls": [call("call_1", "Paris")]}
+    ask_rome = {"role": "assistant", "content": "Now Rome.", "tool_calls": [call("call_1", "Rome")]}
+    second = [*first, ask_paris, {"role": "tool", "tool_call_id": "call_1", "content": "{\"sky\": \"sunny\"}"}]
+    third = [*second, ask_rome, {"role": "tool", "tool_call_id": "call_1", "content": "{\"sky\": \"rain\"}"}]
+    return [
+        {"request": {"model": "m", "tools": [WEATHER], "messages": first},
+         "response": response(ask_paris, 1764320000, "tool_calls"), "latency_ms": 812},
+        {"request": {"model": "m", "tools": [WEATHER], "messages": second},
+         "response": response({**ask_rome, "refusal": None}, 1764320005, "tool_calls")},
+        {"request": {"model": "m", "tools": [WEATHER], "messages": third},
+         "response": response({"role": "assistant", "content": "Sunny, then rain."}, 1764320010)},
+    ]
+
+
+def jsonl(lines: list[Any]) -> bytes:
+    return "".join(json.dumps(line) + "\n" for line in lines).encode()
+
+
+def problems(document: Any) -> list[str]:
+    found = validate(document.context, document.solution, schema=document.schema)
+    return [str(problem) for problem in found if problem.severity == "error"]
+
+
+# -- one exchange -----------------------------------------------------------------------------------
+
+
+def test_an_exchange_renders_every_text_and_result_and_offers_its_tools() -> None:
+    """An imported exchange validates; the model reads every system, developer and user text and each tool
+    result; the function is offered as a tool; each tool call is done with its output."""
+    [imported] = import_bytes(json.dumps(exchange()).encode(), "ex.json")
+    document = imported.document
+    assert imported.format == "openai"
+    assert problems(document) == []
+    request = compose_request(document.context, document.schema)
+    text = request.text()
+    for seen in ("You are a weather bot.", "Answer in one sentence.", "Weather in Paris and Rome?",
+                 '"sky": "sunny"', '"celsius": 21', "rainy all day"):
+        assert seen in text
+    assert [(message.role, message.form) for message in request.messages[:3]] == [
+        ("system", "text"), ("developer", "text"), ("user", "text")]
+    assert [tool.name for tool in request.tools] == ["get_weather"]
+    execution = Execution(document.context, document.solution)
+    assert [state.status for state in execution.states] == [Status.DONE, Status.DONE]
+    outputs = [document.context[execution.record.of(n).last[-1].position] for n in range(2)]
+    assert [output["data"] for output in outputs] == [{"sky": "sunny", "celsius": 21}, "rainy all day"]
+    assert outputs[0]["_call"] == {"_tool": "get_weather", "city": "Paris", "_outputPath": "†call_a"}
+    assert document.solution["output"] == "Paris is sunny, Rome is rainy."
+    assert document.solution["_model"]["usage"]["total_tokens"] == 59
+    assert document.solution["_model"]["model"] == "gpt-4o-mini-2024-07-18"
+
+
+def test_an_exchange_keeps_its_settings_schema_and_tool_schemas() -> None:
+    """Model settings become a preset, the response format's schema the document's, a function's parameters
+    its tool schema (with its description); the final JSON answer is parsed as the output."""
+    body = exchange()
+    schema = {"type": "object", "properties": {"summary": {"type": "string"}}, "required": ["summary"]}
+    body["request"]["response_format"] = {"type": "json_schema", "json_schema": {"name": "s", "schema": schema}}
+    body["response"]["choices"][0]["message"]["content"] = json.dumps({"summary": "Mixed."})
+    document = import_bytes(json.dumps(body).encode(), "ex.json")[0].document
+    assert document.context[0] == {"type": "preset", "model": "gpt-4o-mini", "temperature": 0.2}
+    assert document.context[1] == {"type": "tool", "tool": {"get_weather": {
+        "description": "Weather in a city", "type": "object", "properties": {"city": {"type": "string"}},
+        "required": ["city"]}}}
+    assert document.schema == schema
+    assert document.solution["output"] == {"summary": "Mixed."}
+    assert problems(document) == []
+
+
+def test_a_request_without_response_ends_where_the_model_would_answer() -> None:
+    """A bare request body: no solution, so the next thing to do is ask the model."""
+    body = exchange()["request"]
+    document = import_bytes(json.dumps(body).encode(), "req.json")[0].document
+    assert document.solution is None
+    assert document.dumps().count('"type": "plan"') == 1
+
+
+def test_a_reply_asking_for_tools_is_the_solution_to_run() -> None:
+    """A reply that calls tools, with no results yet: its calls are the solution, waiting to run."""
+    body = {"request": {"model": "m", "tools": [WEATHER], "messages": [SYSTEM, USER]},
+            "response": response({"role": "assistant", "content": None, "tool_calls": [call("c9", "Oslo")]})}
+    document = import_bytes(json.dumps(body).encode(), "ex.json")[0].document
+    assert document.solution["calls"] == [{"_tool": "get_weather", "city": "Oslo", "_outputPath": "†c9"}]
+    assert document.solution["output"] is None
+    execution = Execution(document.context, document.solution)
+    assert [state.status for state in execution.states] == [Status.WAITING_FOR_OUTPUT]
+
+
+def test_arguments_that_look_like_references_stay_text() -> None:
+    """A model's argument that starts with † is a literal (written ††), never read as a reference."""
+    body = exchange()
+    body["request"]["messages"][3]["tool_calls"][0]["function"]["arguments"] = json.dumps({"city": "†state.x"})
+    document = import_bytes(json.dumps(body).encode(), "ex.json")[0].document
+    plan = next(message for message in document.context.messages if message.get("type") == "plan")
+    assert plan["plan"][0]["city"] == "††state.x"
+    assert problems(document) == []
+
+
+# -- logs -------------------------------------------------------------------------------------------
+
+
+def test_a_log_lines_up_turn_by_turn_into_one_context() -> None:
+    """Each request repeats the one before with its reply: one context, one plan per turn, each output
+    after its plan with `_call` as called and `_date` from the reply; reused ids get distinct kinds."""
+    [imported] = import_bytes(jsonl(log_lines()), "run.jsonl")
+    document = imported.document
+    assert (imported.format, imported.turns, imported.warnings) == ("openai-log", 3, ())
+    types = [message.get("type", message.get("role")) for message in document.context.messages]
+    assert types == ["preset", "tool", "system", "user", "plan", "data", "assistant", "plan", "data"]
+    first, second = document.context[4], document.context[7]
+    assert first["plan"] == [{"_tool": "get_weather", "city": "Paris", "_outputPath": "†call_1"}]
+    assert second["plan"] == [{"_tool": "get_weather", "city": "Rome", "_outputPath": "†call_2_1"}]
+    assert first["_model"]["latency_ms"] == 812
+    assert first["_model"]["source"] == "run.jsonl line 1"
+    assert document.context[5]["_call"] == first["plan"][0]
+    assert document.context[5]["_date"] == "2025-11-28T08:53:20Z"
+    assert document.context[8]["data"] == {"sky": "rain"}
+    assert document.context[6] == {"role": "assistant", "content": "Now Rome."}
+    assert document.solution["output"] == "Sunny, then rain."
+    assert problems(document) == []
+    text = compose_request(document.context).text()
+    assert '"sky": "sunny"' in text
+    assert '"sky": "rain"' in text
+    assert [state.status for state in Execution(document.context, document.solution).states] == [Status.DONE]
+
+
+def test_a_log_that_does_not_line_up_says_where() -> None:
+    """A request that changes an earlier message is refused with its line and the message that differs."""
+    lines = log_lines()
+    lines[2]["request"]["messages"][1] = {"role": "user", "content": "Something else"}
+    with pytest.raises(TraceError) as caught:
+        import_bytes(jsonl(lines), "run.jsonl")
+    assert str(caught.value).startswith("run.jsonl: line 3: message 1 does not repeat the conversation so far: "
+                                        "expected user 'Weather in Paris and Rome?', found user 'Something else'")
+
+
+def test_a_retried_request_drops_the_reply_it_replaced() -> None:
+    """The same request sent again without the earlier reply is a retry: a warning, and the reply left out."""
+    lines = log_lines()
+    lines.insert(1, copy.deepcopy(lines[0]))
+    [imported] = import_bytes(jsonl(lines), "run.jsonl")
+    assert imported.warnings == ("line 2: repeats the request of line 1 without its reply: taken as a retry, "
+                                 "the reply of line 1 is left out",)
+    assert sum(message.get("type") == "plan" for message in imported.document.context.messages) == 2
+
+
+# -- broken input -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("mutate", "name", "message"), [
+    (lambda b: b["request"]["messages"].__setitem__(5, {"role": "tool", "tool_call_id": "nope", "content": "x"}),
+     "ex.json", "ex.json: message 5: a tool message answers call 'nope', which no earlier assistant message made"),
+    (lambda b: b["request"]["messages"][3]["tool_calls"][1]["function"].__setitem__("arguments", "{city: Rome"),
+     "ex.json", "ex.json: message 3: tool call 1 (get_weather): the arguments are not JSON"),
+    (lambda b: b["request"]["messages"][3]["tool_calls"][1]["function"].__setitem__("arguments", "[1]"),
+     "ex.json", "ex.json: message 3: tool call 1 (get_weather): the arguments are not a JSON object"),
+    (lambda b: b["request"]["messages"].__setitem__(0, {"role": "robot", "content": "x"}),
+     "ex.json", "ex.json: message 0: unknown role 'robot'"),
+    (lambda b: b["request"]["messages"][4].pop("tool_call_id"),
+     "ex.json", "ex.json: message 4: a tool message needs a 'tool_call_id'"),
+    (lambda b: b.__setitem__("response", {"choices": []}), "ex.json", "ex.json: the response has no 'choices'"),
+])
+def test_broken_exchanges_name_the_message(mutate: Any, name: str, message: str) -> None:
+    """Each kind of bad input is a TraceError naming the file and the message."""
+    body = exchange()
+    mutate(body)
+    with pytest.raises(TraceError) as caught:
+        import_bytes(json.dumps(body).encode(), name)
+    assert str(caught.value).startswith(message)
+
+
+def test_a_truncated_file_says_so_with_its_place() -> None:
+    """A file cut in the middle of its last line (a log) or of its value (one exchange) is named as truncated."""
+    raw = jsonl(log_lines())
+    cut = raw[: raw.rindex(b"\n", 0, len(raw) - 1) + 40]
+    with pytest.raises(TraceError) as caught:
+        import_bytes(cut, "run.jsonl")
+    assert str(caught.value).startswith("run.jsonl: line 3, column ")
+    assert "truncated?" in str(caught.value)
+    whole = json.dumps(exchange(), indent=1).encode()
+    with pytest.raises(TraceError) as caught:
+        import_bytes(whole[:200], "ex.json")
+    assert "truncated?" in str(caught.value)
+    assert str(caught.value).startswith("ex.json: line ")
+
+
+def test_a_broken_line_inside_a_log_is_not_called_truncated() -> None:
+    raw = jsonl(log_lines()).replace(b'"model": "m", "tools"', b'"model": "m" "tools"', 1)
+    with pytest.raises(TraceError) as caught:
+        import_bytes(raw, "run.jsonl")
+    assert str(caught.value).startswith("run.jsonl: line 1, column ")
+    assert "truncated" not in str(caught.value)
+
+
+def test_an_unknown_shape_is_refused() -> None:
+    with pytest.raises(TraceError, match="not a format ContextDeck imports"):
+        import_bytes(b'{"hello": 1}', "x.json")
+    with pytest.raises(TraceError, match="unknown format 'csv'"):
+        import_bytes(b"{}", "x.json", "csv")
+
+
+# -- OTLP with GenAI semantic conventions ---------------------------------------------------------
+
+
+def attrs(**values: Any) -> list[dict[str, Any]]:
+    out = []
+    for key, value in values.items():
+        key = key.replace("__", ".")
+        if isinstance(value, int):
+            out.append({"key": key, "value": {"intValue": str(value)}})
+        else:
+            out.append({"key": key, "value": {"stringValue": value if isinstance(value, str) else json.dumps(value)}})
+    return out
+
+
+TRACE = "5b8efff798038103d269b633813fc60c"
+
+
+def span(span_id: str, name: str, start: int, end: int, attributes: list[Any], **extra: Any) -> dict[str, Any]:
+    base = 1764320000 * 10**9
+    return {"traceId": TRACE, "spanId": span_id, "parentSpanId": "eee19b7ec3c1b174", "name": name,
+            "startTimeUnixNano": str(base + start * 10**6), "endTimeUnixNano": str(base + end * 10**6),
+            "attributes": attributes, **extra}
+
+
+def genai_trace() -> dict[str, Any]:
+    """Two chat spans and two tool spans as the GenAI semantic conventions write them; the second tool's
+    result is only in its span (the trace ends before the next request)."""
+    user = {"role": "user", "parts": [{"type": "text", "content": "Weather in Paris, then Rome?"}]}
+    ask = {"role": "assistant", "parts": [{"type": "tool_call", "id": "t1", "name": "get_weather",
+                                           "arguments": {"city": "Paris"}}]}
+    answer = {"role": "tool", "parts": [{"type": "tool_call_response", "id": "t1", "response": {"sky": "sunny"}}]}
+    ask2 = {"role": "assistant", "parts": [{"type": "tool_call", "id": "t2", "name": "get_weather",
+                                            "arguments": {"city": "Rome"}}]}
+    tools = [{"type": "function", "name": "get_weather", "description": "Weather in a city",
+              "parameters": WEATHER["function"]["parameters"]}]
+    system = [{"type": "text", "content": "You are a weather bot."}]
+    spans = [
+        span("1111111111111111", "chat m", 0, 500, attrs(
+            gen_ai__operation__name="chat", gen_ai__request__model="m", gen_ai__response__model="m-1",
+            gen_ai__usage__input_tokens=40, gen_ai__usage__output_tokens=5, gen_ai__system_instructions=system,
+            gen_ai__input__messages=[user], gen_ai__output__messages=[ask], gen_ai__tool__definitions=tools)),
+        span("2222222222222222", "execute_tool get_weather", 510, 530, attrs(
+            gen_ai__operation__name="execute_tool", gen_ai__tool__name="get_weather", gen_ai__tool__call__id="t1")),
+        span("3333333333333333", "chat m", 600, 900, attrs(
+            gen_ai__operation__name="chat", gen_ai__request__model="m", gen_ai__system_instructions=system,
+            gen_ai__input__messages=[user, ask, answer], gen_ai__output__messages=[ask2],
+            gen_ai__tool__definitions=tools)),
+        span("4444444444444444", "execute_tool get_weather", 910, 950, attrs(
+            gen_ai__operation__name="execute_tool", gen_ai__tool__name="get_weather", gen_ai__tool__call__id="t2",
+            gen_ai__tool__call__result='{"sky": "rain"}')),
+        span("5555555555555555", "execute_tool get_weather", 960, 970, attrs(
+            gen_ai__operation__name="execute_tool", gen_ai__tool__name="get_weather"),
+            status={"code": 2, "message": "boom"}),
+    ]
+    return {"resourceSpans": [{"resource": {}, "scopeSpans": [{"scope": {"name": "agent"}, "spans": spans}]}]}
+
+
+def test_a_genai_trace_becomes_one_context_with_calls_outputs_and_times() -> None:
+    """Chat spans become turns, tool spans the calls' outputs with `_date` and `_run` from their times; a
+    result only the tool span kept is written; a tool nobody asked for is a warning."""
+    [imported] = import_bytes(json.dumps(genai_trace()).encode(), "trace.json")
+    document = imported.document
+    assert (imported.format, imported.label, imported.turns) == ("otlp", TRACE, 2)
+    assert imported.warnings == ("span 5555555555555555: tool get_weather ran (call without an id), but no model "
+                                 "turn asked for it: left out",)
+    assert problems(document) == []
+    messages = document.context.messages
+    outputs = [message for message in messages if message.get("type") == "data"]
+    assert [output["data"] for output in outputs] == [{"sky": "sunny"}, {"sky": "rain"}]
+    assert outputs[0]["_date"] == "2025-11-28T08:53:20Z"
+    assert outputs[0]["_run"] == {"call": 0, "started": "2025-11-28T08:53:20.510Z", "seconds": 0.02}
+    assert document.solution is None  # the trace ends after the tools ran: the model is to be asked next
+    plan = next(message for message in messages if message.get("type") == "plan")
+    assert plan["_model"]["model"] == "m-1"
+    assert plan["_model"]["usage"]["total_tokens"] == 45
+    assert plan["_model"]["latency_ms"] == 500.0
+    text = compose_request(document.context).text()
+    assert "You are a weather bot." in text
+    assert "Weather in Paris, then Rome?" in text
+    assert '"sky": "rain"' in text
+
+
+def test_genai_events_are_read_too() -> None:
+    """The older convention, one span event per message, gives the same turns."""
+    events = [
+        {"name": "gen_ai.system.message", "attributes": attrs(content="Be brief.")},
+        {"name": "gen_ai.user.message", "attributes": attrs(content="Hi")},
+        {"name": "gen_ai.choice", "attributes": attrs(message={"content": "Hello!"}, finish_reason="stop")},
+    ]
+    trace = {"resourceSpans": [{"scopeSpans": [{"spans": [
+        span("1111111111111111", "chat m", 0, 10, attrs(gen_ai__operation__name="chat"), events=events)]}]}]}
+    document = import_bytes(json.dumps(trace).encode(), "t.json")[0].document
+    assert document.context.messages[-2:] == [{"role": "system", "content": "Be brief."},
+                                              {"role": "user", "content": "Hi"}]
+    assert document.solution["output"] == "Hello!"
+
+
+def test_spans_without_a_trace_are_named() -> None:
+    """A span without a trace id (or without a span id) is refused with its span id."""
+    trace = genai_trace()
+    del trace["resourceSpans"][0]["scopeSpans"][0]["spans"][2]["traceId"]
+    with pytest.raises(TraceError) as caught:
+        import_bytes(json.dumps(trace).encode(), "trace.json")
+    assert str(caught.value) == "trace.json: span 3333333333333333: the span has no trace id: it belongs to no trace"
+
+
+def test_a_model_span_without_messages_says_why() -> None:
+    trace = {"resourceSpans": [{"scopeSpans": [{"spans": [
+        span("1111111111111111", "chat m", 0, 10, attrs(gen_ai__operation__name="chat"))]}]}]}
+    with pytest.raises(TraceError, match="span 1111111111111111: the model span records no messages"):
+        import_bytes(json.dumps(trace).encode(), "t.json")
+
+
+def test_each_trace_is_its_own_context() -> None:
+    """Two traces in one file: two documents, labelled by trace id, in the order they appear."""
+    trace = genai_trace()
+    other = copy.deepcopy(trace["resourceSpans"][0])
+    for item in other["scopeSpans"][0]["spans"]:
+        item["traceId"] = "a" * 32
+    trace["resourceSpans"].append(other)
+    imported = import_bytes(json.dumps(trace).encode(), "t.json")
+    assert [item.label for item in imported] == [TRACE, "a" * 32]
+
+
+# -- redaction --------------------------------------------------------------------------------------
+
+
+def test_redaction_replaces_values_and_keeps_the_document_meaning_the_same() -> None:
+    """Emails, API keys and named fields are replaced everywhere; property names of schemas and the names
+    the protocol reads stay; calls still match their outputs."""
+    body = exchange()
+    body["request"]["messages"][2] = {"role": "user", "content": "I am alex@example.com, key sk-abcdefghijklmnop1234"}
+    body["request"]["messages"][4]["content"] = json.dumps({"sky": "sunny", "token": "t0p-secret"})
+    document = import_bytes(json.dumps(body).encode(), "ex.json")[0].document
+    redacted, count = redact_document(document, Redaction.parse(["emails,api-keys", "token,city"]))
+    text = redacted.dumps()
+    for secret in ("alex@example.com", "sk-abcdefghijklmnop1234", "t0p-secret", '"city": "Paris"'):
+        assert secret not in text
+    assert count == 6  # the user text, the token, the city in both plan calls and both `_call`s
+    assert redacted.context[4] == {"role": "user", "content": "I am [redacted], key [redacted]"}
+    assert redacted.context[1]["tool"]["get_weather"]["properties"] == {"city": {"type": "string"}}
+    states = Execution(redacted.context, redacted.solution).states
+    assert [state.status for state in states] == [Status.DONE, Status.DONE]
+    assert "alex@example.com" in document.dumps()  # the original is untouched
+
+
+def test_a_bad_redaction_rule_is_refused() -> None:
+    with pytest.raises(ValueError, match="not a regular expression"):
+        Redaction.parse(["/(unclosed/"])
+    assert Redaction.parse(["/a,b/"]).patterns[0].pattern == "a,b"
+
+
+# -- export -----------------------------------------------------------------------------------------
+
+
+def parse_otlp(value: dict[str, Any]) -> Any:
+    """Parse OTLP JSON with opentelemetry-proto; OTLP JSON writes ids in hex where protobuf's JSON uses base64."""
+    trace_service = pytest.importorskip("opentelemetry.proto.collector.trace.v1.trace_service_pb2")
+    json_format = pytest.importorskip("google.protobuf.json_format")
+    copied = copy.deepcopy(value)
+    for batch in copied["resourceSpans"]:
+        for scope in batch["scopeSpans"]:
+            for item in scope["spans"]:
+                for key in ("traceId", "spanId", "parentSpanId"):
+                    if key in item:
+                        item[key] = base64.b64encode(bytes.fromhex(item[key])).decode()
+    return json_format.Parse(json.dumps(copied), trace_service.ExportTraceServiceRequest())
+
+
+def span_attributes(item: Any) -> dict[str, Any]:
+    return {a.key: getattr(a.value, a.value.WhichOneof("value")) for a in item.attributes}
+
+
+def test_the_export_is_otlp_with_genai_attributes_turn_by_turn() -> None:
+    """An imported log exported: opentelemetry-proto parses it; a root span, a chat span per turn, each tool
+    span under its turn, with the call's id, arguments and result, and the turn's model and usage."""
+    document = import_bytes(jsonl(log_lines()), "run.jsonl")[0].document
+    exported = export_otlp(document, name="weather")
+    assert export_otlp(document, name="weather") == exported  # the same document, the same trace
+    parsed = parse_otlp(exported)
+    spans = list(parsed.resource_spans[0].scope_spans[0].spans)
+    names = [item.name for item in spans]
+    assert names == ["invoke_agent weather", "chat m", "execute_tool get_weather", "chat m",
+                     "execute_tool get_weather", "chat m"]
+    said = json.loads(span_attributes(spans[3])["gen_ai.output.messages"])[0]["parts"][0]
+    assert said == {"type": "text", "content": "Now Rome."}  # the assistant's words with its calls: one turn
+    root, turn1, tool1, turn2, tool2, final = spans
+    assert len(root.trace_id) == 16
+    assert len(root.span_id) == 8
+    assert {item.parent_span_id for item in (turn1, turn2, final)} == {root.span_id}
+    assert tool1.parent_span_id == turn1.span_id
+    assert tool2.parent_span_id == turn2.span_id
+    tool = span_attributes(tool1)
+    assert tool["gen_ai.tool.call.id"] == "call_1"
+    assert json.loads(tool["gen_ai.tool.call.arguments"]) == {"city": "Paris"}
+    assert json.loads(tool["gen_ai.tool.call.result"]) == {"sky": "sunny"}
+    chat = span_attributes(turn1)
+    assert chat["gen_ai.operation.name"] == "chat"
+    assert chat["gen_ai.usage.input_tokens"] == 50
+    assert chat["gen_ai.response.model"] == "gpt-4o-mini-2024-07-18"
+    inputs = json.loads(chat["gen_ai.input.messages"])
+    assert inputs[0] == {"role": "system", "parts": [{"type": "text", "content": "You are a weather bot."}]}
+    outputs = json.loads(span_attributes(final)["gen_ai.output.messages"])
+    assert outputs[0]["parts"] == [{"type": "text", "content": "Sunny, then rain."}]
+    assert turn1.end_time_unix_nano == 1764320000 * 10**9
+    assert turn1.start_time_unix_nano == turn1.end_time_unix_nano - 812 * 10**6
+
+
+def test_the_openai_export_is_the_request_the_model_receives() -> None:
+    """`--format openai` is exactly the body ContextDeck sends for the whole request (json_schema)."""
+    document = import_bytes(jsonl(log_lines()), "run.jsonl")[0].document
+    body = export_openai(document)
+    expected = request_prompt(document.context, document.schema).body("json_schema")
+    assert body == {"model": "m", **expected}
+    assert body["messages"] == compose_request(document.context, document.schema).to_json()["messages"]
+    earlier = export_openai(document, at=4, model="other")
+    assert earlier["model"] == "other"
+    assert len(earlier["messages"]) == 2
