@@ -121,6 +121,13 @@ class DocumentSession(QObject):
         self.cancel_load(quiet=True)
         self._adopt(Document(Context([]), Shape.ARRAY), None, None)
 
+    def open_document(self, document: Document) -> None:
+        """A document made here (an imported trace) as the open one: untitled, and unsaved until it is saved."""
+        self.cancel_load(quiet=True)
+        self._adopt(document, None, None)
+        self._forced_dirty = True
+        self._update_dirty()
+
     def open(self, path: str | os.PathLike[str]) -> None:
         """Read and parse `path` on a worker thread; `documentReplaced` or `loadFailed` tells the end."""
         source = Path(path).absolute()  # recovery and recent files outlive the working directory

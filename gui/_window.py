@@ -46,6 +46,7 @@ from ._timeline import TimelinePanel
 from ._timeline_model import TimelineModel
 from ._tool_registry import ToolRegistryUI
 from ._tooltips import install_elided_tooltips
+from ._traces_ui import install_traces
 from ._turns import install_turns
 from ._watches import WatchPanel
 
@@ -139,6 +140,7 @@ class MainWindow(QMainWindow):
         self.inspector = install_inspector(self)  # before the layout is restored, so the saved layout covers its docks
         self.tool_registry = ToolRegistryUI(self)
         self._install_tool_registry()
+        self.traces = install_traces(self)
         self.models = install_models(self)
         self.turns = install_turns(self)
         self.pane_actions = install_keyboard(self)  # after every panel: Tab leaves all their tables

@@ -1,0 +1,235 @@
+"""File → Import… and File → Export…: an agent's trace in as an unsaved document, the open run out.
+
+Import asks for the file, then shows what it holds (its format, one context per trace, the warnings) with the
+redaction rules to apply; the chosen context opens as an untitled document, nothing written until it is
+saved. Export writes the open document as OTLP JSON spans, or the request at the cursor as an OpenAI chat
+completions body (docs/format.md §10).
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QPlainTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
+
+from contextdeck.engine import (
+    Document,
+    Imported,
+    Redaction,
+    TraceError,
+    export_openai,
+    export_otlp,
+    import_trace,
+    json_dumps,
+    redact_document,
+    write_atomically,
+)
+
+if TYPE_CHECKING:
+    from ._window import MainWindow
+
+IMPORT_FILTERS = "Traces and exchanges (*.json *.jsonl);;All files (*)"
+OTLP, OPENAI = "OTLP JSON trace (*.json)", "OpenAI chat completions request (*.json)"
+FORMAT_NAMES = {"openai": "an OpenAI chat completions exchange", "openai-log": "a log of OpenAI exchanges",
+                "otlp": "an OpenTelemetry trace (OTLP JSON)"}
+
+
+@dataclass(frozen=True)
+class ImportChoice:
+    """What the dialog decided: the context to open and the rules to apply first."""
+
+    imported: Imported
+    redaction: Redaction
+
+
+class ImportDialog(QDialog):
+    """The contexts a file holds (one per trace), its warnings, and the redaction rules."""
+
+    def __init__(self, name: str, imported: list[Imported], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Import a trace")
+        self.imported = imported
+        layout = QVBoxLayout(self)
+        count = f"{len(imported)} contexts, one per trace" if len(imported) > 1 else "one context"
+        layout.addWidget(QLabel(f"<b>{name}</b>: {FORMAT_NAMES[imported[0].format]}, {count}."))
+        self.contexts = QListWidget()
+        for item in imported:
+            label = f"trace {item.label}" if item.format == "otlp" else item.label
+            self.contexts.addItem(f"{label}: {item.turns} model turn(s), {len(item.document.context)} messages")
+        self.contexts.setCurrentRow(0)
+        self.contexts.currentRowChanged.connect(self._show_warnings)
+        layout.addWidget(self.contexts)
+        self.warnings = QPlainTextEdit()
+        self.warnings.setReadOnly(True)
+        self.warnings.setMaximumHeight(90)
+        layout.addWidget(self.warnings)
+        layout.addWidget(QLabel("Redact before anything is written (replaced by [redacted]):"))
+        self.emails = QCheckBox("E-mail addresses")
+        self.api_keys = QCheckBox("API keys and bearer tokens")
+        for box in (self.emails, self.api_keys):
+            box.setChecked(True)
+            layout.addWidget(box)
+        self.rules = QLineEdit()
+        self.rules.setPlaceholderText("More: key names (password, *secret*) or /regular expressions/, with commas")
+        self.rules.textChanged.connect(self._check_rules)
+        layout.addWidget(self.rules)
+        self.problem = QLabel()
+        self.problem.setStyleSheet("color: #c0392b")
+        layout.addWidget(self.problem)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Open | QDialogButtonBox.StandardButton.Cancel)
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        layout.addWidget(self.buttons)
+        self._show_warnings(0)
+        self._check_rules()
+
+    def redaction(self) -> Redaction:
+        """The rules as chosen; ValueError for a rule that is not one (a bad regular expression)."""
+        rules = [name for box, name in ((self.emails, "emails"), (self.api_keys, "api-keys")) if box.isChecked()]
+        return Redaction.parse([*rules, self.rules.text()])
+
+    def choice(self) -> ImportChoice:
+        return ImportChoice(self.imported[max(0, self.contexts.currentRow())], self.redaction())
+
+    def _show_warnings(self, row: int) -> None:
+        warnings = self.imported[max(0, row)].warnings
+        self.warnings.setPlainText("\n".join(warnings) if warnings else "Every request lines up.")
+
+    def _check_rules(self) -> None:
+        try:
+            self.redaction()
+        except ValueError as error:
+            self.problem.setText(str(error).removeprefix("--redact "))
+            self.buttons.button(QDialogButtonBox.StandardButton.Open).setEnabled(False)
+            return
+        self.problem.setText("")
+        self.buttons.button(QDialogButtonBox.StandardButton.Open).setEnabled(True)
+
+
+class TracesUI(QObject):
+    """The two File commands; the ask_* methods are the only blocking ones (tests replace them)."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.actions_by_name = {
+            "import_trace": self._action("&Import Trace…", "Open an agent's OpenAI exchange, log or OTLP trace "
+                                                          "as a context", self.import_dialog),
+            "export_trace": self._action("E&xport…", "Write the run as OTLP JSON spans, or the request at the "
+                                                    "cursor as an OpenAI chat completions body", self.export_dialog),
+        }
+
+    def _action(self, text: str, tip: str, run: object) -> QAction:
+        action = QAction(text, self.window)
+        action.setObjectName(text.strip("&.…").replace("&", "").lower().replace(" ", "_"))
+        action.setStatusTip(tip)
+        action.setToolTip(tip)
+        action.triggered.connect(lambda _checked=False: run())  # type: ignore[operator]
+        return action
+
+    # -- prompts -----------------------------------------------------------------------------------
+
+    def ask_import_path(self) -> str | None:
+        path, _ = QFileDialog.getOpenFileName(self.window, "Import a trace", self._folder(), IMPORT_FILTERS)
+        return path or None
+
+    def ask_import_choice(self, name: str, imported: list[Imported]) -> ImportChoice | None:
+        dialog = ImportDialog(name, imported, self.window)
+        return dialog.choice() if dialog.exec() == QDialog.DialogCode.Accepted else None
+
+    def ask_export_target(self) -> tuple[str, str] | None:
+        """("otlp-json" or "openai", the path), or None when cancelled."""
+        path, chosen = QFileDialog.getSaveFileName(self.window, "Export", self._folder(), f"{OTLP};;{OPENAI}")
+        if not path:
+            return None
+        return ("openai" if chosen == OPENAI else "otlp-json"), path
+
+    def _folder(self) -> str:
+        path = self.window.session.path
+        return str(path.parent) if path is not None else ""
+
+    # -- commands -----------------------------------------------------------------------------------
+
+    def import_dialog(self) -> bool:
+        path = self.ask_import_path()
+        return path is not None and self.import_path(path)
+
+    def import_path(self, path: str) -> bool:
+        """Read `path`, let the user choose and redact, open the result unsaved; False when nothing opened."""
+        try:
+            imported = import_trace(path)
+        except TraceError as error:
+            self._fail("Could not import the trace.", str(error))
+            return False
+        choice = self.ask_import_choice(Path(path).name, imported)
+        if choice is None or not self.window.files.confirm_discard("importing a trace"):
+            return False
+        document, count = (redact_document(choice.imported.document, choice.redaction) if choice.redaction
+                           else (choice.imported.document, 0))
+        self.window.session.open_document(document)
+        redacted = f", {count} value(s) redacted" if choice.redaction else ""
+        warned = f", {len(choice.imported.warnings)} warning(s)" if choice.imported.warnings else ""
+        self.window.statusBar().showMessage(
+            f"Imported {Path(path).name}: {choice.imported.turns} model turn(s){redacted}{warned}. "
+            "Not saved yet.", 15_000)
+        return True
+
+    def export_dialog(self) -> bool:
+        target = self.ask_export_target()
+        return target is not None and self.export(*target)
+
+    def export(self, form: str, path: str) -> bool:
+        """Write the open document as `form` ("otlp-json" or "openai") to `path`, atomically."""
+        document: Document = self.window.session.document
+        tools = self.window.tool_registry.tools()
+        try:
+            if form == "openai":
+                value = export_openai(document, at=self.window.at(), tools=tools)
+            else:
+                name = document.path.stem if document.path is not None else "untitled"
+                value = export_otlp(document, name=name, tools=tools)
+            write_atomically(Path(path), (json_dumps(value) + "\n").encode("utf-8"))
+        except (OSError, ValueError) as error:
+            self._fail("Could not export.", str(error))
+            return False
+        what = "the request at the cursor" if form == "openai" else (
+            f"{len(value['resourceSpans'][0]['scopeSpans'][0]['spans'])} spans")
+        self.window.statusBar().showMessage(f"Exported {what} to {path}", 10_000)
+        return True
+
+    def _fail(self, title: str, message: str) -> None:
+        self.window.statusBar().showMessage(f"{title} {message}", 10_000)
+        self.window.banner.show_message(f"<b>{title}</b> {html.escape(message, quote=False)}<br>"
+                                        "The open document was left as it was.")
+
+
+def install_traces(window: MainWindow) -> TracesUI:
+    """File → Import Trace… and Export…, after Open Recent (`window.traces`)."""
+    traces = TracesUI(window)
+    menu = window.menu("File")
+    actions = menu.actions()
+    before = next((action for action in actions if action.objectName() == "save"), None)
+    for action in traces.actions_by_name.values():
+        if before is None:
+            menu.addAction(action)
+        else:
+            menu.insertAction(before, action)
+    if before is not None:
+        menu.insertSeparator(before)
+    return traces

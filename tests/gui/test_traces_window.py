@@ -1,0 +1,135 @@
+"""File → Import Trace… and File → Export… in the real window (docs/format.md §10)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from conftest import WindowMaker
+from contextdeck.gui._inspector._calls import DETAIL, STATUS, TOOL
+from contextdeck.gui._traces_ui import ImportChoice, ImportDialog
+
+WEATHER = {"type": "function", "function": {
+    "name": "get_weather", "description": "Weather in a city",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}
+
+
+def tool_call(call_id: str, city: str) -> dict[str, Any]:
+    return {"id": call_id, "type": "function",
+            "function": {"name": "get_weather", "arguments": json.dumps({"city": city})}}
+
+
+EXCHANGE = {"request": {"model": "gpt-4o-mini", "tools": [WEATHER], "messages": [
+    {"role": "system", "content": "You are a weather bot. Write to ops@example.com."},
+    {"role": "user", "content": "Weather in Paris and Rome?"},
+    {"role": "assistant", "content": None, "tool_calls": [tool_call("call_a", "Paris"), tool_call("call_b", "Rome")]},
+    {"role": "tool", "tool_call_id": "call_a", "content": "{\"sky\": \"sunny\", \"password\": \"hunter2\"}"},
+    {"role": "tool", "tool_call_id": "call_b", "content": "rainy"},
+]}, "response": {"id": "r", "created": 1764320000, "model": "gpt-4o-mini", "choices": [
+    {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "Sunny and rainy."}}]}}
+
+
+def test_an_imported_exchange_opens_unsaved_with_its_calls_and_outputs(
+        qtbot: Any, open_window: WindowMaker, tmp_path: Path) -> None:
+    """Import through the dialog (redacting e-mails and a named field): the document opens untitled and
+    unsaved, the Calls panel lists the tool calls as done with the outputs they wrote, the LLM view reads
+    the texts and results, and the tool is offered."""
+    source = tmp_path / "exchange.json"
+    source.write_text(json.dumps(EXCHANGE))
+    window = open_window(None)
+    traces = window.traces  # type: ignore[attr-defined]
+    assert [a.text() for a in window.menu("File").actions()][3:5] == ["&Import Trace…", "E&xport…"]
+    shown: list[ImportDialog] = []
+
+    def choose(name: str, imported: list[Any]) -> ImportChoice:
+        dialog = ImportDialog(name, imported, window)
+        qtbot.addWidget(dialog)
+        shown.append(dialog)
+        dialog.rules.setText("password")
+        return dialog.choice()
+
+    traces.ask_import_choice = choose
+    assert traces.import_path(str(source))
+    assert shown[0].contexts.count() == 1
+    assert shown[0].emails.isChecked()
+    assert window.session.path is None
+    assert window.session.is_dirty()
+    text = window.session.document.dumps()
+    assert "ops@example.com" not in text
+    assert "hunter2" not in text
+    assert "[redacted]" in text
+    model = window.inspector.model  # type: ignore[attr-defined]
+    qtbot.waitUntil(lambda: model.rowCount() == 2)
+    context = window.session.document.context
+    rows = [(model.index(r, TOOL).data(), model.index(r, STATUS).data(), model.index(r, DETAIL).data())
+            for r in range(2)]
+    outputs = [i for i in range(len(context)) if context[i].get("type") == "data"]
+    assert rows == [("get_weather", "done", f"wrote #{outputs[0]}"), ("get_weather", "done", f"wrote #{outputs[1]}")]
+    assert context[outputs[0]]["data"] == {"sky": "sunny", "password": "[redacted]"}
+    assert context[outputs[1]]["data"] == "rainy"
+    llm = window.llm_view
+    window.llm_dock.show()
+    window.llm_dock.raise_()
+    llm.render_now()
+    qtbot.waitUntil(lambda: "rainy" in llm.text())
+    seen = llm.text()
+    assert "Weather in Paris and Rome?" in seen
+    assert "You are a weather bot." in seen
+    assert '"sky": "sunny"' in seen
+    assert "Tools offered: get_weather (latent)" in llm.schema.full_text
+
+
+def test_a_broken_trace_is_reported_and_the_open_document_stays(
+        qtbot: Any, open_window: WindowMaker, tmp_path: Path) -> None:
+    source = tmp_path / "exchange.json"
+    broken = json.loads(json.dumps(EXCHANGE))
+    broken["request"]["messages"][4]["tool_call_id"] = "call_zzz"
+    source.write_text(json.dumps(broken))
+    window = open_window(None)
+    before = window.session.document
+    assert not window.traces.import_path(str(source))  # type: ignore[attr-defined]
+    assert window.session.document is before
+    assert "message 4: a tool message answers call 'call_zzz'" in window.banner.label.text()
+
+
+def test_a_bad_redaction_rule_keeps_open_disabled(qtbot: Any, tmp_path: Path) -> None:
+    from contextdeck.engine import import_bytes
+
+    dialog = ImportDialog("x.json", import_bytes(json.dumps(EXCHANGE).encode(), "x.json"))
+    qtbot.addWidget(dialog)
+    dialog.rules.setText("/(unclosed/")
+    button = dialog.buttons.button(dialog.buttons.StandardButton.Open)
+    assert not button.isEnabled()
+    assert "not a regular expression" in dialog.problem.text()
+    dialog.rules.setText("password")
+    assert button.isEnabled()
+    assert dialog.problem.text() == ""
+
+
+def test_export_writes_the_run_and_the_request_at_the_cursor(
+        qtbot: Any, open_window: WindowMaker, tmp_path: Path) -> None:
+    """File → Export… writes OTLP JSON spans of the open document, or the request at the cursor."""
+    doc = tmp_path / "weather.json"
+    source = tmp_path / "exchange.json"
+    source.write_text(json.dumps(EXCHANGE))
+    from contextdeck.engine import import_trace
+
+    import_trace(source)[0].document.save(doc)
+    window = open_window(doc)
+    traces = window.traces  # type: ignore[attr-defined]
+    traces.ask_export_target = lambda: ("otlp-json", str(tmp_path / "trace.json"))
+    assert traces.export_dialog()
+    spans = json.loads((tmp_path / "trace.json").read_text())["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    assert [span["name"] for span in spans] == [
+        "invoke_agent weather", "chat gpt-4o-mini", "execute_tool get_weather", "execute_tool get_weather",
+        "chat gpt-4o-mini"]
+    window.set_follow_latest(False)
+    window.go_to(3)
+    qtbot.waitUntil(lambda: window.at() == 4)
+    traces.ask_export_target = lambda: ("openai", str(tmp_path / "request.json"))
+    assert traces.export_dialog()
+    body = json.loads((tmp_path / "request.json").read_text())
+    assert [message["content"] for message in body["messages"]] == [
+        "You are a weather bot. Write to ops@example.com.", "Weather in Paris and Rome?"]
+    assert "Exported the request at the cursor" in window.statusBar().currentMessage()
