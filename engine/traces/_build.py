@@ -74,9 +74,9 @@ def _is_retry(exchange: Exchange, seen: list[ChatMessage]) -> bool:
     asked = len(seen) - 1
     if len(exchange.messages) < asked:
         return False
-    if any(exchange.messages[n].key() != seen[n].key() for n in range(asked)):
-        return False
-    return len(exchange.messages) == asked or exchange.messages[asked].key() != seen[asked].key()
+    if len(exchange.messages) > asked and exchange.messages[asked].key == seen[asked].key:
+        return False  # the reply was sent back
+    return all(exchange.messages[n].key == seen[n].key for n in range(asked))
 
 
 def _check_repeats(exchange: Exchange, seen: list[ChatMessage]) -> None:
@@ -85,7 +85,7 @@ def _check_repeats(exchange: Exchange, seen: list[ChatMessage]) -> None:
             raise Located(f"the request has {len(exchange.messages)} messages, fewer than the {len(seen)} of the "
                           f"conversation so far: it does not repeat it (message {n} would be {message.describe()})",
                           exchange.where)
-        if exchange.messages[n].key() != message.key():
+        if exchange.messages[n].key != message.key:
             raise Located(f"message {n} does not repeat the conversation so far: expected {message.describe()}, "
                           f"found {exchange.messages[n].describe()}", exchange.where)
 

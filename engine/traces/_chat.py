@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from .. import json_parse
@@ -39,6 +40,7 @@ class ChatMessage:
     tool_call_id: str | None = None
     name: str | None = None
 
+    @cached_property
     def key(self) -> tuple[Any, ...]:
         """What must be equal for a later request to repeat this message (SDKs add and drop nulls)."""
         calls = tuple((call.id, call.name, _canonical(call.arguments)) for call in self.tool_calls)

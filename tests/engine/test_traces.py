@@ -473,3 +473,46 @@ def test_the_openai_export_is_the_request_the_model_receives() -> None:
     earlier = export_openai(document, at=4, model="other")
     assert earlier["model"] == "other"
     assert len(earlier["messages"]) == 2
+
+
+def test_a_delegated_call_and_a_failed_call_are_spans_of_their_own() -> None:
+    """A delegated call is an `invoke_agent` span under its turn; a failed call's span has an error status."""
+    from contextdeck.engine import Context, Document, Shape
+
+    call_ok = {"_tool": "summarise", "text": "t", "_outputPath": "†state.summary"}
+    call_bad = {"_tool": "lookup", "id": 7, "_outputPath": "†state.row"}
+    context = [
+        {"type": "tool", "tool": {"summarise": {"_delegate": "Summariser", "type": "object"},
+                                  "lookup": {"type": "object"}}},
+        {"role": "user", "content": "Go"},
+        {"type": "plan", "plan": [call_ok, call_bad]},
+        {"type": "state", "data": {"summary": "short"}, "_call": call_ok, "_outputPath": "†state.summary",
+         "_date": "2026-01-02T03:04:05Z", "_run": {"call": 0, "started": "2026-01-02T03:04:04Z", "seconds": 1.0}},
+        {"type": "error", "data": {"call": call_bad, "error": {"type": "KeyError", "message": "no row 7"}},
+         "_run": {"call": 1}},
+    ]
+    document = Document(Context(context), Shape.ARRAY)
+    spans = parse_otlp(export_otlp(document, name="d")).resource_spans[0].scope_spans[0].spans
+    by_name = {item.name: item for item in spans}
+    assert list(by_name) == ["invoke_agent d", "chat", "invoke_agent Summariser", "execute_tool lookup"]
+    delegated, failed = by_name["invoke_agent Summariser"], by_name["execute_tool lookup"]
+    assert delegated.parent_span_id == by_name["chat"].span_id == failed.parent_span_id
+    assert span_attributes(delegated)["gen_ai.agent.name"] == "Summariser"
+    assert span_attributes(delegated)["gen_ai.tool.call.result"] == "short"
+    assert delegated.end_time_unix_nano - delegated.start_time_unix_nano == 10**9
+    assert failed.status.code == 2
+    assert failed.status.message == "no row 7"
+
+
+def test_otlp_json_lines_and_an_array_log_are_read() -> None:
+    """The collector's file exporter writes one request a line; a log may be a JSON array of exchanges."""
+    trace = genai_trace()
+    spans = trace["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    lines = [{"resourceSpans": [{"scopeSpans": [{"spans": spans[:2]}]}]},
+             {"resourceSpans": [{"scopeSpans": [{"spans": spans[2:4]}]}]}]
+    [imported] = import_bytes(jsonl(lines), "trace.jsonl")
+    assert imported.format == "otlp"
+    assert imported.turns == 2
+    [log] = import_bytes(json.dumps(log_lines()).encode(), "run.json")
+    assert log.format == "openai-log"
+    assert log.turns == 3
