@@ -94,8 +94,6 @@ from .run._turns import (
     turn_problem,
     turn_problems,
 )
-
-# Last: the traces package reads the names above from this package.
 from .traces import FORMATS as TRACE_FORMATS
 from .traces import (
     REDACTED,

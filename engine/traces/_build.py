@@ -13,7 +13,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import Context, Document, Shape, json_parse
+from ..document._context import Context
+from ..document._document import Document, Shape
+from ..document._json import parse as json_parse
 from ._chat import ChatMessage, Exchange, ToolCall, ToolRun
 from ._problems import Located, inside
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from .. import json_parse
+from ..document._json import parse as json_parse
 from ._problems import Located, inside
 
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")

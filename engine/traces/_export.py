@@ -16,7 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import Document, Form, Prompt, classify, compose_request, payload_of, read_record, text_of, utc_now
+from ..calls._outputs import utc_now
+from ..calls._record import read_record
+from ..document._document import Document
+from ..models._prompt import Prompt
+from ..protocol._messages import Form, classify, payload_of, text_of
+from ..request._request import compose_request
 
 Registry = dict[str, dict[str, Any]]  # tool name -> schema, as `load_tools` gives it
 

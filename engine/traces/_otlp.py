@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from .. import json_parse
+from ..document._json import parse as json_parse
 from ._chat import Exchange, ToolRun, arguments_of, iso, iso_precise, openai_exchange
 from ._problems import Located, TraceError
 from ._read import Reading, Values

@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import Document, JSONSyntaxError, json_parse
+from ..document._document import Document
+from ..document._json import JSONSyntaxError
+from ..document._json import parse as json_parse
 from ._build import build, line_up
 from ._chat import Exchange, ToolRun, openai_exchange
 from ._problems import Located, TraceError

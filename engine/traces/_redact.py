@@ -13,7 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .. import Context, Document
+from ..document._context import Context
+from ..document._document import Document
 
 REDACTED = "[redacted]"
 PATTERNS = {
