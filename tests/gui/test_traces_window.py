@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from conftest import WindowMaker
+import pytest
+
+from contextdeck.engine import import_bytes, import_trace
 from contextdeck.gui._inspector._calls import DETAIL, STATUS, TOOL
 from contextdeck.gui._traces_ui import ImportChoice, ImportDialog
 
 WEATHER = {"type": "function", "function": {
     "name": "get_weather", "description": "Weather in a city",
     "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}
+SYSTEM = {"role": "system", "content": "You are a weather bot. Write to ops@example.com."}
+USER = {"role": "user", "content": "Weather in Paris and Rome?"}
 
 
 def tool_call(call_id: str, city: str) -> dict[str, Any]:
@@ -20,23 +25,55 @@ def tool_call(call_id: str, city: str) -> dict[str, Any]:
             "function": {"name": "get_weather", "arguments": json.dumps({"city": city})}}
 
 
-EXCHANGE = {"request": {"model": "gpt-4o-mini", "tools": [WEATHER], "messages": [
-    {"role": "system", "content": "You are a weather bot. Write to ops@example.com."},
-    {"role": "user", "content": "Weather in Paris and Rome?"},
-    {"role": "assistant", "content": None, "tool_calls": [tool_call("call_a", "Paris"), tool_call("call_b", "Rome")]},
-    {"role": "tool", "tool_call_id": "call_a", "content": "{\"sky\": \"sunny\", \"password\": \"hunter2\"}"},
-    {"role": "tool", "tool_call_id": "call_b", "content": "rainy"},
-]}, "response": {"id": "r", "created": 1764320000, "model": "gpt-4o-mini", "choices": [
-    {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "Sunny and rainy."}}]}}
+def completion(message: dict[str, Any]) -> dict[str, Any]:
+    return {"id": "r", "created": 1764320000, "model": "gpt-4o-mini",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": message}]}
 
 
-def test_an_imported_exchange_opens_unsaved_with_its_calls_and_outputs(
-        qtbot: Any, open_window: WindowMaker, tmp_path: Path) -> None:
+ASKED = {"role": "assistant", "content": None,
+         "tool_calls": [tool_call("call_a", "Paris"), tool_call("call_b", "Rome")]}
+RESULTS = [{"role": "tool", "tool_call_id": "call_a", "content": "{\"sky\": \"sunny\", \"password\": \"hunter2\"}"},
+           {"role": "tool", "tool_call_id": "call_b", "content": "rainy"}]
+EXCHANGE = {"request": {"model": "gpt-4o-mini", "tools": [WEATHER], "messages": [SYSTEM, USER, ASKED, *RESULTS]},
+            "response": completion({"role": "assistant", "content": "Sunny and rainy."})}
+
+
+def exchange_file(tmp_path: Path, fake_llm: Any) -> tuple[Path, list[str], list[Any]]:
+    path = tmp_path / "exchange.json"
+    path.write_text(json.dumps(EXCHANGE))
+    return path, [SYSTEM["content"], USER["content"], '"sky": "sunny"', "rainy"], [
+        {"sky": "sunny", "password": "[redacted]"}, "rainy"]
+
+
+def log_file(tmp_path: Path, fake_llm: Any) -> tuple[Path, list[str], list[Any]]:
+    lines = [{"request": {"model": "m", "tools": [WEATHER], "messages": [SYSTEM, USER]}, "response": completion(ASKED)},
+             {"request": {"model": "m", "tools": [WEATHER], "messages": [SYSTEM, USER, ASKED, *RESULTS]},
+              "response": completion({"role": "assistant", "content": "Sunny and rainy."})}]
+    path = tmp_path / "run.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path, [SYSTEM["content"], USER["content"], '"sky": "sunny"', "rainy"], [
+        {"sky": "sunny", "password": "[redacted]"}, "rainy"]
+
+
+def trace_file(tmp_path: Path, fake_llm: Any) -> tuple[Path, list[str], list[Any]]:
+    pytest.importorskip("openinference.instrumentation.openai")
+    from instrumented_agent import QUESTION, RESULTS, SYSTEM, record_agent_trace
+
+    path = tmp_path / "agent-trace.json"
+    path.write_text(record_agent_trace(fake_llm))
+    return path, [SYSTEM, QUESTION, '"sky": "sunny"', '"sky": "rain"'], [RESULTS["Rome"]]
+
+
+Source = Callable[[Path, Any], tuple[Path, list[str], list[Any]]]
+
+
+@pytest.mark.parametrize("source", [exchange_file, log_file, trace_file], ids=["exchange", "log", "otlp"])
+def test_an_import_opens_unsaved_with_its_calls_and_outputs(
+        qtbot: Any, open_window: Any, tmp_path: Path, fake_llm: Any, source: Source) -> None:
     """Import through the dialog (redacting e-mails and a named field): the document opens untitled and
-    unsaved, the Calls panel lists the tool calls as done with the outputs they wrote, the LLM view reads
-    the texts and results, and the tool is offered."""
-    source = tmp_path / "exchange.json"
-    source.write_text(json.dumps(EXCHANGE))
+    unsaved, the Calls panel lists the last turn's tool calls as done with the outputs they wrote, the LLM
+    view reads every system and user text and tool result, and the tool is offered."""
+    path, texts, outputs = source(tmp_path, fake_llm)
     window = open_window(None)
     traces = window.traces  # type: ignore[attr-defined]
     assert [a.text() for a in window.menu("File").actions()][3:5] == ["&Import Trace…", "E&xport…"]
@@ -50,7 +87,7 @@ def test_an_imported_exchange_opens_unsaved_with_its_calls_and_outputs(
         return dialog.choice()
 
     traces.ask_import_choice = choose
-    assert traces.import_path(str(source))
+    assert traces.import_path(str(path))
     assert shown[0].contexts.count() == 1
     assert shown[0].emails.isChecked()
     assert window.session.path is None
@@ -58,30 +95,27 @@ def test_an_imported_exchange_opens_unsaved_with_its_calls_and_outputs(
     text = window.session.document.dumps()
     assert "ops@example.com" not in text
     assert "hunter2" not in text
-    assert "[redacted]" in text
     model = window.inspector.model  # type: ignore[attr-defined]
-    qtbot.waitUntil(lambda: model.rowCount() == 2)
+    qtbot.waitUntil(lambda: model.rowCount() == len(outputs))
     context = window.session.document.context
-    rows = [(model.index(r, TOOL).data(), model.index(r, STATUS).data(), model.index(r, DETAIL).data())
-            for r in range(2)]
-    outputs = [i for i in range(len(context)) if context[i].get("type") == "data"]
-    assert rows == [("get_weather", "done", f"wrote #{outputs[0]}"), ("get_weather", "done", f"wrote #{outputs[1]}")]
-    assert context[outputs[0]]["data"] == {"sky": "sunny", "password": "[redacted]"}
-    assert context[outputs[1]]["data"] == "rainy"
+    for row, output in enumerate(outputs):
+        assert model.index(row, TOOL).data() == "get_weather"
+        assert model.index(row, STATUS).data() == "done"
+        written = model.index(row, DETAIL).data()
+        assert written.startswith("wrote #")
+        assert context[int(written.removeprefix("wrote #"))]["data"] == output
     llm = window.llm_view
     window.llm_dock.show()
     window.llm_dock.raise_()
     llm.render_now()
-    qtbot.waitUntil(lambda: "rainy" in llm.text())
-    seen = llm.text()
-    assert "Weather in Paris and Rome?" in seen
-    assert "You are a weather bot." in seen
-    assert '"sky": "sunny"' in seen
+    qtbot.waitUntil(lambda: texts[-1] in llm.text())
+    for seen in texts:
+        assert seen.replace("ops@example.com", "[redacted]") in llm.text()
     assert "Tools offered: get_weather (latent)" in llm.schema.full_text
 
 
 def test_a_broken_trace_is_reported_and_the_open_document_stays(
-        qtbot: Any, open_window: WindowMaker, tmp_path: Path) -> None:
+        qtbot: Any, open_window: Any, tmp_path: Path) -> None:
     source = tmp_path / "exchange.json"
     broken = json.loads(json.dumps(EXCHANGE))
     broken["request"]["messages"][4]["tool_call_id"] = "call_zzz"
@@ -93,9 +127,7 @@ def test_a_broken_trace_is_reported_and_the_open_document_stays(
     assert "message 4: a tool message answers call 'call_zzz'" in window.banner.label.text()
 
 
-def test_a_bad_redaction_rule_keeps_open_disabled(qtbot: Any, tmp_path: Path) -> None:
-    from contextdeck.engine import import_bytes
-
+def test_a_bad_redaction_rule_keeps_open_disabled(qtbot: Any) -> None:
     dialog = ImportDialog("x.json", import_bytes(json.dumps(EXCHANGE).encode(), "x.json"))
     qtbot.addWidget(dialog)
     dialog.rules.setText("/(unclosed/")
@@ -108,13 +140,11 @@ def test_a_bad_redaction_rule_keeps_open_disabled(qtbot: Any, tmp_path: Path) ->
 
 
 def test_export_writes_the_run_and_the_request_at_the_cursor(
-        qtbot: Any, open_window: WindowMaker, tmp_path: Path) -> None:
+        qtbot: Any, open_window: Any, tmp_path: Path) -> None:
     """File → Export… writes OTLP JSON spans of the open document, or the request at the cursor."""
     doc = tmp_path / "weather.json"
     source = tmp_path / "exchange.json"
     source.write_text(json.dumps(EXCHANGE))
-    from contextdeck.engine import import_trace
-
     import_trace(source)[0].document.save(doc)
     window = open_window(doc)
     traces = window.traces  # type: ignore[attr-defined]
@@ -130,6 +160,5 @@ def test_export_writes_the_run_and_the_request_at_the_cursor(
     traces.ask_export_target = lambda: ("openai", str(tmp_path / "request.json"))
     assert traces.export_dialog()
     body = json.loads((tmp_path / "request.json").read_text())
-    assert [message["content"] for message in body["messages"]] == [
-        "You are a weather bot. Write to ops@example.com.", "Weather in Paris and Rome?"]
+    assert [message["content"] for message in body["messages"]] == [SYSTEM["content"], USER["content"]]
     assert "Exported the request at the cursor" in window.statusBar().currentMessage()
