@@ -65,6 +65,11 @@ bench: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python benchmarks/continue_bench.py
 	$(BIN)/python benchmarks/activities_bench.py
 
+# The one-folder desktop bundle in dist/contextdeck (PyInstaller, packaging/contextdeck.spec), then its smoke
+# test, which fails the target when it fails. Minutes; never part of `make test`. docs/install.md has the figures.
+bundle:
+	$(PYTHON) packaging/bundle.py
+
 # The PNG icons (16-512 px) from packaging/contextdeck.svg; committed, so run this after editing the SVG.
 icons: $(STAMP)
 	$(BIN)/python packaging/make_icons.py

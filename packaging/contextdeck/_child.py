@@ -25,9 +25,11 @@ def child_command(module: str) -> tuple[str, list[str]]:
 
 
 def run_child(argv: Sequence[str]) -> bool:
-    """Runs the module `argv` names after `CHILD_OPTION` as `__main__` and returns True; False (having run
-    nothing) for any other command line. Only this package's modules run: the option is no general `-m`."""
-    if len(argv) != 2 or argv[0] != CHILD_OPTION or not argv[1].startswith("contextdeck."):
+    """Runs the module `argv` names after `CHILD_OPTION` as `__main__`, the rest of `argv` its arguments, and
+    returns True; False (having run nothing) for any other command line. Only this package's modules run: the
+    option is no general `-m`."""
+    if len(argv) < 2 or argv[0] != CHILD_OPTION or not argv[1].startswith("contextdeck."):
         return False
+    sys.argv[1:] = argv[2:]
     runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
     return True
