@@ -663,7 +663,7 @@ def llm_shown(window: Any) -> bool:
     view = window.llm_view
     pane = view.messages
     return (not view._stale and view.request is not None and not view.runner._tasks
-            and not pane._fill_timer.isActive() and not view.schema._fill_timer.isActive())
+            and not pane.filling and not view.schema.filling)
 
 
 def run_freeze(workload: str, count: int, pins: int, freeze: Freeze, turns: bool, profile: bool) -> None:

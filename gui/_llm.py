@@ -7,8 +7,10 @@ reference) show above the tabs. Rendered only while the view is seen, in the bac
 
 from __future__ import annotations
 
+import time
 from bisect import bisect_right
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QRegularExpression, QTimer, Signal
@@ -31,7 +33,8 @@ from ._background import BackgroundRunner
 from ._seen import seen
 
 BACKGROUND_FROM = 5_000  # messages: smaller contexts render at once (a few milliseconds)
-CHUNK = 64_000  # characters added to the view per turn of the event loop
+CHUNK = 8_000  # characters added to the view at a time (laid out and highlighted: about 5 ms)
+FILL_S = 0.008  # GUI-thread CPU a turn of the event loop spends adding text
 ROLE_COLOURS = {"system": "#d97706", "user": "#2563eb", "assistant": "#059669", "schema": "#7c3aed"}
 
 
@@ -88,13 +91,22 @@ class TextPane(QPlainTextEdit):
         self.doubleClicked.emit(self.cursorForPosition(event.position().toPoint()).position())
 
     def _fill(self) -> None:
-        piece = self.full_text[self._filled : self._filled + CHUNK]
+        deadline = time.thread_time() + FILL_S
         cursor = QTextCursor(self.document())
         cursor.movePosition(QTextCursor.MoveOperation.End)
-        cursor.insertText(piece)
-        self._filled += len(piece)
+        while True:
+            piece = self.full_text[self._filled : self._filled + CHUNK]
+            cursor.insertText(piece)
+            self._filled += len(piece)
+            if self._filled >= len(self.full_text) or time.thread_time() > deadline:
+                break
         if self._filled < len(self.full_text):
             self._fill_timer.start()
+
+    @property
+    def filling(self) -> bool:
+        """Whether text is still being added (a turn of the event loop at a time)."""
+        return self._fill_timer.isActive()
 
 
 class LLMView(QWidget):
@@ -159,8 +171,8 @@ class LLMView(QWidget):
         context, at, schema = self._context, self._at, self._document_schema
         activities, tools = self.activities(), self.tools()
 
-        def compose(source: Any) -> Request:
-            return compose_request(source, schema, at=at, activities=activities, tools=tools)
+        def compose(source: Any) -> Rendered:
+            return Rendered.of(compose_request(source, schema, at=at, activities=activities, tools=tools))
 
         if len(context) < BACKGROUND_FROM:
             self._rendered(compose(context))
@@ -168,20 +180,16 @@ class LLMView(QWidget):
         view = context.view()  # a frozen copy in milliseconds; the worker never touches the live context
         self.runner.request(lambda: compose(view))
 
-    def _rendered(self, request: object) -> None:
-        if isinstance(request, Exception):
-            self.messages.show_text(f"Could not compose the request: {request}")
+    def _rendered(self, rendered: object) -> None:
+        if isinstance(rendered, Exception):
+            self.messages.show_text(f"Could not compose the request: {rendered}")
             return
-        if not isinstance(request, Request):
+        if not isinstance(rendered, Rendered):
             return
-        self.request = request
-        self.messages.show_text(request.messages_text())
-        self._starts, self._sources, start = [], [], 0
-        for message in request.messages:  # the layout of `messages_text`: role line, text, blank line
-            self._starts.append(start)
-            self._sources.append(message.sources)
-            start += len(f"--- {message.role} ---\n{message.text}\n\n")
-        self.schema.show_text(_schema_text(request))
+        request = self.request = rendered.request
+        self.messages.show_text(rendered.messages)
+        self._starts, self._sources = rendered.starts, rendered.sources
+        self.schema.show_text(rendered.schema)
         problems = [str(problem) for problem in request.problems]
         self.problems.setText("⚠ " + "\n⚠ ".join(problems) if problems else "")
         self.problems.setVisible(bool(problems))
@@ -203,6 +211,27 @@ class LLMView(QWidget):
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         self.render_now()
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """A request and its texts, made where it was composed (the worker, for a big document): the Messages text
+    (megabytes at 100,000 messages), where each message's text starts in it and what it came from, the Schema text."""
+
+    request: Request
+    messages: str
+    starts: list[int]
+    sources: list[tuple[int, ...]]
+    schema: str
+
+    @classmethod
+    def of(cls, request: Request) -> Rendered:
+        starts, sources, start = [], [], 0
+        for message in request.messages:  # the layout of `messages_text`: role line, text, blank line
+            starts.append(start)
+            sources.append(message.sources)
+            start += len(f"--- {message.role} ---\n{message.text}\n\n")
+        return cls(request, request.messages_text(), starts, sources, _schema_text(request))
 
 
 def _schema_text(request: Request) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ import pytest
 from PySide6.QtCore import QSettings, Qt
 
 from contextdeck.engine import compose_request, load_document
+from contextdeck.gui import _llm as llm
 from contextdeck.gui._app import create_window
 from contextdeck.gui._window import MainWindow
 
@@ -129,3 +131,42 @@ def test_double_clicking_a_message_selects_where_it_comes_from(qtbot: Any, windo
     rect = pane.cursorRect(cursor)
     qtbot.mouseDClick(pane.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     qtbot.waitUntil(lambda: window.selected_message() == 4)
+
+
+def test_a_big_request_is_laid_out_in_the_worker_and_shown_a_piece_per_turn(
+        qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """From 5,000 messages the request is composed, and its texts and message starts made, off the GUI thread;
+    the text goes in a piece per turn of the event loop (here one piece a turn), and the sources still map."""
+    made_on: list[threading.Thread] = []
+    lay_out = llm.Rendered.of
+
+    def recorded(request: Any) -> llm.Rendered:
+        if request.messages:  # not the empty document the window starts on
+            made_on.append(threading.current_thread())
+        return lay_out(request)
+
+    monkeypatch.setattr(llm.Rendered, "of", recorded)
+    monkeypatch.setattr(llm, "FILL_S", 0.0)
+    messages = [{"role": "user", "content": f"turn {n}"} for n in range(llm.BACKGROUND_FROM)]
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(messages), encoding="utf-8")
+    win = create_window(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat), tmp_path / "recovery")
+    qtbot.addWidget(win)
+    win.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
+    win.show()
+    with qtbot.waitSignal(win.session.documentReplaced, timeout=10000):
+        win.session.open(path)
+    pane = win.llm_view.messages
+    win.llm_dock.raise_()
+    qtbot.waitUntil(lambda: f"turn {llm.BACKGROUND_FROM - 1}" in win.llm_view.text(), timeout=20000)
+    assert made_on
+    assert threading.main_thread() not in made_on
+    shown = len(pane.toPlainText())  # a piece at once, then one more per turn of the event loop
+    assert shown % llm.CHUNK == 0
+    assert shown < len(win.llm_view.text())
+    assert pane.filling
+    qtbot.waitUntil(lambda: not pane.filling, timeout=20000)
+    text = pane.toPlainText()
+    assert text == win.llm_view.text()
+    assert win.llm_view.source_at(text.index("turn 4321\n")) == 4321
+    win.session.close()
