@@ -117,6 +117,12 @@ def describe_field(field: Field, required: bool) -> str:
     return "\n".join(part for part in parts if part)
 
 
+def _items(node: Mapping[str, Any], keyword: str) -> list[Any]:
+    """The list under `keyword`; nothing when it is absent or not a list (validation reports the schema)."""
+    value = node.get(keyword)
+    return value if isinstance(value, list) else []
+
+
 def _number(value: Any) -> float | None:
     return value if isinstance(value, int | float) and not isinstance(value, bool) else None
 
@@ -157,7 +163,9 @@ class _Builder:
 
     def _plain(self, node: Mapping[str, Any]) -> Field:
         types = node.get("type", ())
-        types = (types,) if isinstance(types, str) else tuple(t for t in types if isinstance(t, str))
+        # a `type` of the wrong kind (a number, say) names no type: validation reports the schema
+        types = (types,) if isinstance(types, str) else \
+            tuple(t for t in types if isinstance(t, str)) if isinstance(types, list | tuple) else ()
         const = node.get("const", MISSING)
         enum = node.get("enum")
         if not types and const is not MISSING:
@@ -191,12 +199,12 @@ class _Builder:
                 properties=tuple((str(k), self.build(v)) for k, v in properties.items())
                 if isinstance(properties, Mapping)
                 else (),
-                required=frozenset(r for r in node.get("required", ()) if isinstance(r, str)),
+                required=frozenset(r for r in _items(node, "required") if isinstance(r, str)),
                 additional_properties=self.build(additional) if isinstance(additional, Mapping) else None,
                 closed=additional is False,
                 items=self.build(items) if isinstance(items, Mapping) else None,
-                one_of=tuple(self.build(b) for b in node.get("oneOf", ()) if isinstance(b, Mapping | bool)),
-                any_of=tuple(self.build(b) for b in node.get("anyOf", ()) if isinstance(b, Mapping | bool)),
+                one_of=tuple(self.build(b) for b in _items(node, "oneOf") if isinstance(b, Mapping | bool)),
+                any_of=tuple(self.build(b) for b in _items(node, "anyOf") if isinstance(b, Mapping | bool)),
                 read_only=bool(node.get("readOnly", False)),
             )
         )

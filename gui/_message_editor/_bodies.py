@@ -91,7 +91,9 @@ class RawBody(QLabel):
     edited = Signal(object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("This message is edited in the JSON tab.", parent)
+        super().__init__("The form has no editor for this message (a shape it does not know, or values nested "
+                         "more than 40 levels deep): edit it in the JSON tab.", parent)
+        self.setWordWrap(True)
         self.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.setMargin(8)
 

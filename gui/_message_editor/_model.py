@@ -89,9 +89,26 @@ _BODIES: dict[Form, Callable[[dict[str, Any], Form], MessageModel]] = {
 }
 
 
+FORM_DEPTH = 40  # a message nested deeper is edited in the JSON tab: the form nests a widget per level
+
+
+def deeper_than(value: Any, limit: int) -> bool:
+    """Whether `value` nests objects and arrays more than `limit` levels deep (read without recursion)."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth >= limit:
+                return True
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return False
+
+
 def read_message(message: dict[str, Any]) -> MessageModel:
     """What `message` is (the engine's classification) and what the form edits of it."""
     info = classify(message)
+    if deeper_than(message, FORM_DEPTH):  # the header and the JSON tab still edit it
+        return MessageModel(info.form, str(message.get("type", "")), Body.RAW, message)
     if info.form is Form.DATA:
         schema = message.get("schema")
         return MessageModel(info.form, message["type"], Body.PAYLOAD, payload_of(message), payload_key(message),
