@@ -56,6 +56,14 @@ class Ran:
     captured: Captured = Captured()
 
 
+class ActivityTimedOut(TimeoutError):
+    """A call its worker did not answer in time (the worker is killed), with what it had printed."""
+
+    def __init__(self, captured: Captured) -> None:
+        super().__init__()
+        self.captured = captured
+
+
 class ActivityFailed(Exception):
     """A call that failed in its worker: the exception's class name (or `crash`, `output`), its message, the
     traceback as text, and what it printed."""
@@ -95,7 +103,7 @@ class _Worker:
     """One worker process, the capture files it prints into, and the thread that reads its answers."""
 
     def __init__(self) -> None:
-        # Closed by the reader thread once the process is gone (what it printed last is read first).
+        # Closed when the pool lets a dead worker go (what it printed last is read first).
         self.out = tempfile.TemporaryFile()  # noqa: SIM115
         self.err = tempfile.TemporaryFile()  # noqa: SIM115
         program, arguments = child_command(WORKER_MODULE)
@@ -129,7 +137,10 @@ class _Worker:
         try:
             async with asyncio.timeout(limit):
                 return await future
-        except (TimeoutError, asyncio.CancelledError):  # the call ends now, with its process
+        except TimeoutError:  # the call ends now, with its process; what it printed tells where it was
+            self.kill()
+            raise ActivityTimedOut(self._captured()) from None
+        except asyncio.CancelledError:
             self.kill()
             raise
         finally:
@@ -190,6 +201,10 @@ class _Worker:
                 self._settle(Ran(None))
                 continue
             self._settle(self._answer(frame))
+
+    def discard(self) -> None:
+        """A worker that is gone: its capture files are closed (what it printed has been read)."""
+        self.kill()
         for file in (self.out, self.err):
             file.close()
 
@@ -255,7 +270,7 @@ class WorkerPool:
                     if worker.alive:
                         self._busy += 1
                         return worker
-                    worker.close()
+                    worker.discard()
                 start = self._busy < self.size
                 if start:
                     self._busy += 1
@@ -282,7 +297,7 @@ class WorkerPool:
                 if worker.alive:
                     self._idle.append(worker)
                 else:
-                    worker.kill()
+                    worker.discard()
             while self._waiting:
                 loop, turn = self._waiting.popleft()
                 if not turn.done():

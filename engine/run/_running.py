@@ -24,7 +24,7 @@ from ..calls._outputs import Clock, OutputError, failure_messages, is_message, o
 from ..calls._record import inputs_audit
 from ..document._context import Context
 from ..protocol._messages import MISSING
-from ._pool import ActivityFailed, Jobs, Ran
+from ._pool import ActivityFailed, ActivityTimedOut, Jobs, Ran
 
 
 @dataclass(frozen=True)
@@ -140,6 +140,8 @@ def failure(plan: CallPlan, error: BaseException, timeout: float, audit: dict[st
     if isinstance(error, TimeoutError):
         assert plan.activity is not None
         text = f"activity {plan.activity.name!r} did not finish within {limit_of(plan, timeout):g} s"
+        if isinstance(error, ActivityTimedOut) and audit is not None:
+            audit = {**audit, **error.captured.audit()}
         return Outcome(plan.index, error=("timeout", text), audit=audit)
     if isinstance(error, ActivityFailed):  # in its worker: the failure comes as text, with what it printed
         assert plan.activity is not None

@@ -41,6 +41,9 @@ def _take_protocol() -> tuple[IO[bytes], IO[bytes]]:
     os.close(null)
     capture = os.environ.pop(CAPTURE_VARIABLE, None)
     os.dup2(int(capture) if capture else 2, 1)  # without a file of its own, stdout joins stderr's
+    for stream in (sys.stdout, sys.stderr):  # what a call printed before it hung is there to read
+        with contextlib.suppress(AttributeError, ValueError):
+            stream.reconfigure(write_through=True)  # type: ignore[union-attr]
     return requests, answers
 
 

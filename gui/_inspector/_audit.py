@@ -113,6 +113,9 @@ def run_summary(run: dict[str, Any] | None) -> str:
         parts.append("inputs kept as a digest")
     if isinstance(run.get("model"), dict):
         parts.append(model_summary(run["model"]))
+    printed = [stream for stream in ("stdout", "stderr") if run.get(stream)]
+    if printed:  # the text itself is in the Calls inspector's "Call as it ran"
+        parts.append(f"printed to {' and '.join(printed)} (Call as it ran shows it)")
     return " · ".join(parts) or "—"
 
 

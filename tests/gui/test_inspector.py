@@ -167,3 +167,11 @@ def test_the_call_as_it_ran_shows_what_its_activity_printed(qtbot) -> None:  # t
     text = inspector.ran.toPlainText()
     assert "printed to stdout:\nLOUD" in text
     assert "printed to stderr:\ncareful" in text
+
+
+def test_the_output_audit_says_when_the_activity_printed() -> None:
+    """The Output audit's `_run` line points at what the activity printed (kept in `_run.stdout`/`stderr`)."""
+    from contextdeck.gui._inspector._audit import run_summary
+
+    assert "printed to stdout and stderr" in run_summary({"seconds": 0.1, "stdout": "a", "stderr": "b"})
+    assert "printed" not in run_summary({"seconds": 0.1})

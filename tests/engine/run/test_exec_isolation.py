@@ -63,6 +63,10 @@ def waits(call, tool, context):
     (folder / "side-effect").write_text("done")
     return 1
 
+def chatty_hang(call, tool, context):
+    print("working on it")
+    time.sleep(60)
+
 async def spins(call, tool, context):
     folder = Path(call["folder"])
     (folder / "pid").write_text(str(os.getpid()))
@@ -237,3 +241,10 @@ def test_sync_activities_in_process_share_a_few_threads(activities: Activities) 
     _, execution = run(code, *({"_tool": "count", "_outputPath": f"†state.c{i}"} for i in range(200)))
     assert all(state.status is Status.DONE for state in execution.states)
     assert max(seen) <= before + IN_PROCESS_THREADS
+
+
+def test_a_timed_out_call_keeps_what_it_printed(activities: Activities) -> None:
+    """What a call printed before its timeout is in its error's `_run.stdout`: where it was when it hung."""
+    context, execution = run(activities, {"_tool": "chatty_hang", "_outputPath": "†state.a"}, timeout=1)
+    assert error_of(execution, 0)[0] == "timeout"
+    assert context[1]["_run"]["stdout"] == "working on it\n"
