@@ -50,8 +50,8 @@ class ToolRegistryUI(QObject):
         self.ask_folder: Callable[[QWidget | None], str | None] = ask_registry_folder
         self.confirm: Callable[[QWidget | None, str], bool] = confirm_code
         self.actions_by_name = {
-            "load_tools": self._action("Load Tool Registry…", "A JSON file of tool schemas, or a Python file "
-                                       "with TOOLS (it is code: you are asked first)", self.load_file),
+            "load_tools": self._action("Load Tool Registry…", "A JSON file of tool schemas, or a Python file with "
+                                       "TOOLS or typed activities (it is code: you are asked first)", self.load_file),
             "load_tool_folder": self._action("Load Tool Folder…", "A folder of tool JSON files", self.load_folder),
         }
 

@@ -9,10 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+from types import ModuleType
 from typing import Any, TypeVar
 
 from attrs import frozen
 
+from ._typed import Typing, typed
 from ._user_code import import_user_file
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -25,12 +27,25 @@ class Activity:
 
     `source` is the file it was loaded from: such an activity runs in a worker process (`_pool`), which
     imports that file; one registered in code runs in the application's process.
+
+    A typed function (annotated parameters and return type, `_typed`) is kept as a classic one that validates
+    its calls; `typing` says what its annotations say, `schema` its tool schema (None when untyped).
     """
 
     name: str
     fn: Callable[..., Any]
     timeout: float | None = None
     source: str | None = None
+    typing: Typing | None = None
+
+    def __post_init__(self) -> None:
+        fn, found = typed(self.name, self.fn)
+        object.__setattr__(self, "fn", fn)
+        object.__setattr__(self, "typing", found)
+
+    @property
+    def schema(self) -> dict[str, Any] | None:
+        return self.typing.schema if self.typing is not None else None
 
 
 @frozen
@@ -109,7 +124,22 @@ def load_activities(path: str | Path) -> Activities:
     file = Path(path)
     if not file.is_file():
         raise ActivityLoadError(str(file), "no such file")
-    module = import_user_file(file, "_contextdeck_activities_", ActivityLoadError)
+    found = activities_of(import_user_file(file, "_contextdeck_activities_", ActivityLoadError), file)
+    if not found:
+        raise ActivityLoadError(str(file), "defines no activities (an ACTIVITIES dict or @activity functions)")
+    source = str(file.resolve())
+    return Activities(replace(item, source=source) for item in found)
+
+
+def error_type(error: BaseException) -> str:
+    """The error message's `type` for an activity's exception: its class name, or the engine's own type when
+    the exception says it is one (a typed activity's `parameters` and `output`)."""
+    own = getattr(error, "error_type", None)
+    return own if isinstance(own, str) else type(error).__name__
+
+
+def activities_of(module: ModuleType, file: Path) -> Activities:
+    """The activities an imported file defines: its `@activity` functions, then its `ACTIVITIES` dict."""
     found = Activities(value for value in (getattr(v, _MARK, None) for v in vars(module).values())
                        if isinstance(value, Activity))
     table = getattr(module, "ACTIVITIES", None)
@@ -119,8 +149,8 @@ def load_activities(path: str | Path) -> Activities:
         for name, fn in table.items():
             if not isinstance(name, str) or not callable(fn):
                 raise ActivityLoadError(str(file), f"ACTIVITIES[{name!r}] must map a name to a function")
-            found.add(fn, name)
-    if not found:
-        raise ActivityLoadError(str(file), "defines no activities (an ACTIVITIES dict or @activity functions)")
-    source = str(file.resolve())
-    return Activities(replace(item, source=source) for item in found)
+            try:
+                found.add(fn, name)
+            except TypeError as error:
+                raise ActivityLoadError(str(file), str(error)) from None
+    return found

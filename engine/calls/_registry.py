@@ -7,12 +7,14 @@ take it as the tools registered in code.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from attrs import frozen
 
 from ..document import _json
+from ._activities import Activity, ActivityLoadError, activities_of
 from ._user_code import import_user_file
 
 REFERENCE_PREFIX = "Tool."
@@ -39,7 +41,8 @@ def reference_name(reference: str) -> str:
 def load_tools(path: str | Path) -> Registry:
     """Load a registry: a folder of `*.json` files (each a tool message's `tool` value, see `named_schemas`),
     one such JSON file, or a Python file with a module-level `TOOLS` (a dict of name -> schema, or a list of
-    schemas naming themselves). Raises `ToolLoadError` naming the file and the reason.
+    schemas naming themselves) or, without `TOOLS`, typed activities (their annotations are their schemas).
+    Raises `ToolLoadError` naming the file and the reason.
     """
     place = Path(path)
     if place.is_dir():
@@ -95,9 +98,21 @@ def _json_tools(file: Path) -> Registry:
 
 
 def _python_tools(file: Path) -> Registry:
+    """A Python file's `TOOLS`; without them, the tool schemas of its typed activities (`_typed`)."""
     module = import_user_file(file, "_contextdeck_tools_", ToolLoadError)
     table = getattr(module, "TOOLS", None)
     found = dict(named_schemas(table))
+    if table is None:
+        try:
+            found = typed_tools(activities_of(module, file))
+        except ActivityLoadError as error:
+            raise ToolLoadError(error.path, error.reason) from None
     if not found:
-        raise ToolLoadError(str(file), "defines no TOOLS (a dict of name -> schema, or a list of schemas)")
+        raise ToolLoadError(str(file), "defines no TOOLS (a dict of name -> schema, or a list of schemas) and no "
+                                       "typed activities (annotated parameters or return type)")
     return found
+
+
+def typed_tools(activities: Iterable[Activity]) -> Registry:
+    """The tool schemas of the typed activities among `activities`, by name."""
+    return {item.name: item.schema for item in activities if item.schema is not None}

@@ -24,7 +24,7 @@ import traceback
 from pathlib import Path
 from typing import IO, Any
 
-from ..calls._activities import Activities, ActivityLoadError, load_activities
+from ..calls._activities import Activities, ActivityLoadError, error_type, load_activities
 from ..calls._outputs import MAX_RESULT_BYTES, OutputError, check_json
 from ..document import _json
 from ._frames import CAPTURE_VARIABLE, read_frame, write_frame
@@ -100,7 +100,7 @@ def _answer(request: dict[str, Any]) -> bytes:
     try:
         result = _run(request)
     except BaseException as error:  # SystemExit, KeyboardInterrupt too: they are the call's failure
-        failure = {"type": type(error).__name__, "message": _text(error),
+        failure = {"type": error_type(error), "message": _text(error),
                    "traceback": "".join(traceback.format_exception(error)).rstrip()}
         return _json.dumps({"error": failure}, indent=False).encode("utf-8", "surrogatepass")
     try:

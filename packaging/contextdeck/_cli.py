@@ -378,6 +378,17 @@ def _moment(text: str) -> str:
     return text
 
 
+def _tools_command(args: argparse.Namespace) -> int:
+    """The tool messages of typed activities (or of any tool registry), as a JSON array to paste into a context."""
+    messages: list[dict[str, Any]] = []
+    for place in args.files:
+        registry = _tools([place]) or {}
+        messages += [{"type": "tool", "tool": {name: schema}} for name, schema in registry.items()]
+        say(f"{place}: {len(registry)} tool(s): {', '.join(registry)}")
+    print(json_dumps(messages))
+    return EXIT_OK
+
+
 def _gui(args: argparse.Namespace) -> int:
     from contextdeck import _system
 
@@ -498,6 +509,12 @@ def build_parser() -> argparse.ArgumentParser:
     ask.set_defaults(run=_ask)
 
     add_trace_commands(commands, _non_negative)
+
+    tools = commands.add_parser("tools", help="print the tool messages of typed activities (or a tool registry)")
+    tools.add_argument("files", nargs="+", metavar="ACTIVITIES.py",
+                       help="a Python file of typed activities (annotated parameters and return type), a file "
+                            "with TOOLS, a tool JSON file or a folder of them")
+    tools.set_defaults(run=_tools_command)
 
     gui = commands.add_parser("gui", help="open the workbench")
     gui.add_argument("doc", nargs="?", default=None)

@@ -1,0 +1,78 @@
+"""`contextdeck tools ACTIVITIES.py` prints the tool messages of typed activities; `run` holds calls to them."""
+
+import json
+
+from contextdeck._cli import main
+
+TYPED = '''
+from pydantic import BaseModel
+
+
+class Ticket(BaseModel):
+    text: str
+
+
+class Verdict(BaseModel):
+    sentiment: str
+    confidence: float
+
+
+def judge(ticket: Ticket) -> Verdict:
+    """Judge a ticket's sentiment."""
+    if ticket.text == "bad":
+        return {"sentiment": 5, "confidence": "high"}
+    return Verdict(sentiment="negative", confidence=0.9)
+
+
+ACTIVITIES = {"judge": judge}
+'''
+
+
+def call(capsys, *argv):
+    code = main([*map(str, argv)])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_tools_prints_the_schema_of_a_typed_activity(capsys, tmp_path) -> None:
+    """One tool message per typed activity: parameters, the docstring, `_output` from the return type."""
+    acts = tmp_path / "acts.py"
+    acts.write_text(TYPED)
+    code, out, err = call(capsys, "tools", acts)
+    assert code == 0, err
+    assert json.loads(out) == [{"type": "tool", "tool": {"judge": {
+        "type": "object", "description": "Judge a ticket's sentiment.",
+        "properties": {"text": {"type": "string"},
+                       "_output": {"type": "object",
+                                   "properties": {"sentiment": {"type": "string"}, "confidence": {"type": "number"}},
+                                   "required": ["sentiment", "confidence"]}},
+        "required": ["text"]}}}]
+    assert "1 tool(s): judge" in err
+
+
+def test_tools_on_a_file_without_typed_activities_is_exit_1(capsys, tmp_path) -> None:
+    """A file with only classic activities has no schema to print: exit 1, naming the file."""
+    acts = tmp_path / "acts.py"
+    acts.write_text("def f(call, tool, context):\n    return 1\n\nACTIVITIES = {'f': f}\n")
+    code, _, err = call(capsys, "tools", acts)
+    assert code == 1
+    assert f"cannot load tools from {acts}: defines no TOOLS" in err
+
+
+def test_run_refuses_a_result_that_breaks_the_return_type(capsys, tmp_path) -> None:
+    """The typed activity's bad result is the call's `output` error message; a good one is written."""
+    acts = tmp_path / "acts.py"
+    acts.write_text(TYPED)
+    doc = tmp_path / "doc.json"
+    doc.write_text(json.dumps([{"type": "plan", "plan": [
+        {"_tool": "judge", "text": "bad", "_outputPath": "†state.bad"},
+        {"_tool": "judge", "text": "fine", "_outputPath": "†state.good"}]}]))
+    code, out, err = call(capsys, "run", doc, "--activities", acts)
+    assert code == 0, err
+    context = json.loads(out)
+    error = next(m for m in context if m["type"] == "error")["data"]["error"]
+    assert error["type"] == "output"
+    assert "$.sentiment: Input should be a valid string" in error["message"]
+    assert "call 0 (judge) failed: output: the result of 'judge' does not meet its return type" in err
+    assert [m["data"] for m in context if m.get("_outputPath") == "†state.good"] == [
+        {"good": {"sentiment": "negative", "confidence": 0.9}}]

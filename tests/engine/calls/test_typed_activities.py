@@ -1,0 +1,112 @@
+"""Typed activities: annotations (pydantic models or plain types) are the tool schema and validate every call."""
+
+import pytest
+from exec_support import execute
+from pydantic import BaseModel, Field
+
+from contextdeck.engine import Activities, Activity, Status, activity
+
+
+class Address(BaseModel):
+    city: str
+
+
+class Customer(BaseModel):
+    """A customer to greet."""
+
+    name: str = Field(description="the customer's name")
+    address: Address
+
+
+class Greeting(BaseModel):
+    text: str
+    length: int
+
+
+def greet(customer: Customer) -> Greeting:
+    """Greet a customer by name."""
+    text = f"Hello, {customer.name} from {customer.address.city}"
+    return Greeting(text=text, length=len(text))
+
+
+def add(a: int, b: int = 0) -> int:
+    """Add two integers."""
+    return a + b
+
+
+def test_a_model_of_the_parameters_is_the_tool_schema() -> None:
+    """Parameters from the model (nested models written in place), description from the docstring, `_output`
+    from the return type; pydantic's titles are left out."""
+    schema = Activity("greet", greet).schema
+    assert schema == {
+        "type": "object",
+        "description": "Greet a customer by name.",
+        "properties": {
+            "name": {"type": "string", "description": "the customer's name"},
+            "address": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+            "_output": {"type": "object", "properties": {"text": {"type": "string"}, "length": {"type": "integer"}},
+                        "required": ["text", "length"]},
+        },
+        "required": ["name", "address"],
+    }
+
+
+def test_plain_annotated_parameters_are_taken_by_name() -> None:
+    """`add(a: int, b: int = 0) -> int`: the call's parameters by name, defaults kept, `_output` an integer."""
+    entry = Activity("add", add)
+    assert entry.schema == {"type": "object", "description": "Add two integers.",
+                            "properties": {"a": {"type": "integer"}, "b": {"type": "integer", "default": 0},
+                                           "_output": {"type": "integer"}}, "required": ["a"]}
+    assert entry.fn({"_tool": "add", "a": 2, "b": 3, "_outputPath": "†state.sum"}, None, []) == 5
+
+
+def test_a_classic_activity_has_no_schema_and_is_called_as_before() -> None:
+    """`fn(call, tool, context)` without annotations is left as it is."""
+
+    def classic(call, tool, context):
+        return call["x"]
+
+    entry = Activity("classic", classic)
+    assert (entry.schema, entry.fn) == (None, classic)
+
+
+def test_a_run_writes_the_models_json_and_refuses_bad_parameters() -> None:
+    """The returned model is written as JSON; parameters that break the annotations fail the call (`parameters`)."""
+    acts = Activities()
+    acts.add(greet, "greet")
+    call = {"_tool": "greet", "name": "Maya", "address": {"city": "Oslo"}, "_outputPath": "†state.greeting"}
+    context, _, _ = execute([], [call], acts)
+    assert context.resolve("†state.greeting").value == {"text": "Hello, Maya from Oslo", "length": 21}
+    context, execution, _ = execute([], [{**call, "address": {"town": "Oslo"}}], acts)
+    assert execution.state(0).status is Status.FAILED
+    assert execution.state(0).error == {
+        "type": "parameters", "message": "invalid parameters for 'greet': $.address.city: Field required"}
+
+
+def test_a_result_that_breaks_the_return_type_is_an_output_error() -> None:
+    """A typed activity whose result does not meet its return type fails with an `output` error, not data."""
+    acts = Activities()
+
+    @activity("count")
+    async def count(text: str) -> int:
+        return "many"  # type: ignore[return-value]
+
+    acts.add(count)
+    context, execution, _ = execute([], [{"_tool": "count", "text": "abc", "_outputPath": "†state.n"}], acts)
+    assert context.resolve("†state.n").found is False
+    error = execution.state(0).error
+    assert error["type"] == "output"
+    assert "the result of 'count' does not meet its return type: $: Input should be a valid integer" in error["message"]
+
+
+def test_a_recursive_model_is_refused_when_registered() -> None:
+    """A model that refers to itself cannot be a stand-alone tool schema: registering it says so."""
+
+    class Node(BaseModel):
+        child: "Node | None" = None
+
+    def walk(node: Node) -> int:
+        return 0
+
+    with pytest.raises(TypeError, match=r"activity 'walk': .*refers to itself"):
+        Activities().add(walk, "walk")
