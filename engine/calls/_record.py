@@ -42,6 +42,16 @@ def inputs_audit(inputs: dict[str, Any]) -> dict[str, Any]:
     return audit
 
 
+def result_audit(result: Any) -> dict[str, Any]:
+    """The `_run` key for an activity's result, kept so a later run can give it again (an experiment's
+    `--replay-activities`): the value when it is small, nothing otherwise."""
+    try:
+        text = canonical(result)
+    except (TypeError, ValueError, RecursionError):  # not JSON: the output check says so; nothing to replay
+        return {}
+    return {"result": result} if len(text) <= INPUTS_LIMIT else {}
+
+
 @dataclass(frozen=True)
 class Entry:
     """One message of the record: where it is, the call it names, and what it says."""

@@ -43,7 +43,7 @@ from ._patterns import run_pattern
 from ._pool import Jobs
 from ._readiness import derive_statuses, ready_units
 from ._rerun import stale_calls, with_dependents
-from ._running import Outcome, Provided, Timer, conclude, failure, invoke, perform, prepare, started_audit
+from ._running import Outcome, Provided, Replay, Timer, conclude, failure, invoke, perform, prepare, started_audit
 
 # Up to this many running calls, each completion also looks for others done at the same moment.
 _SCAN_LIMIT = 256
@@ -84,6 +84,7 @@ class Execution:
         chain: tuple[Path, ...] = (),
         path: Path | None = None,
         in_process: bool = False,
+        replay: Replay | None = None,
     ) -> None:
         if isinstance(source, Document):
             self.context = source.context
@@ -106,6 +107,7 @@ class Execution:
         # Activities loaded from a file run in worker processes (`_pool`) unless the user chose speed instead.
         self.in_process = in_process
         self._jobs = Jobs()
+        self.replay = replay  # recorded activity results to give instead of running (an experiment's)
         self.approver = approver
         self.breakpoints: set[int | str] = set(breakpoints)
         self.conditions: dict[int, str] = {}  # call index -> a `†` expression: its breakpoint holds only when truthy
@@ -380,7 +382,7 @@ class Execution:
         # A given output is written once: after an undo of what it wrote, the call waits for an output again.
         provided = self._provided.pop(index, None)
         return await perform(self.plans[index], self.context, self.clock, self.timeout, provided,
-                             self._identity(index), self.timer, self._workers())
+                             self._identity(index), self.timer, self._workers(), self.replay)
 
     def _workers(self) -> Jobs | None:
         """Where activities loaded from a file run: worker processes, or here when `in_process`."""

@@ -22,7 +22,7 @@ from ..calls._activities import error_type
 from ..calls._calls import CallPlan, Mode, Problem, check_parameters, resolve_call, scoped_context
 from ..calls._output_check import OUTPUT_SCHEMA_ERROR, output_problem, written_value
 from ..calls._outputs import Clock, OutputError, failure_messages, is_message, output_messages, run_record_message
-from ..calls._record import inputs_audit
+from ..calls._record import inputs_audit, result_audit
 from ..document._context import Context
 from ..protocol._messages import MISSING
 from ._pool import ActivityFailed, ActivityTimedOut, Jobs, Ran
@@ -213,12 +213,31 @@ def conclude(plan: CallPlan, result: Any, clock: Clock, audit: dict[str, Any] | 
     return Outcome(plan.index, tuple(messages), result=result, audit=audit)
 
 
+@dataclass(frozen=True)
+class Replayed:
+    """An activity's result recorded in an earlier run of the same call with the same inputs: given again
+    instead of running the activity (an experiment's `--replay-activities`)."""
+
+    value: Any
+
+
+@dataclass(frozen=True)
+class Withheld:
+    """The activity is not to run (a dry run): the call fails with `reason` instead."""
+
+    reason: str
+
+
+# Asked before an activity runs, with the tool's name and the digest of the call's resolved inputs: a result
+# to give instead (`Replayed`), a refusal (`Withheld`), or None to run the activity.
+Replay = Callable[[str, str], Replayed | Withheld | None]
+
 Timer = Callable[[], float]
 
 
 async def perform(plan: CallPlan, context: Context, clock: Clock, timeout: float, provided: Provided | None = None,
                   audit: dict[str, Any] | None = None, timer: Timer = time.perf_counter,
-                  jobs: Jobs | None = None) -> Outcome:
+                  jobs: Jobs | None = None, replay: Replay | None = None) -> Outcome:
     """Run one ready call to its outcome. Cancellation propagates; everything else is an error outcome.
 
     `audit` (the call's identity) is completed with the start, the inputs and the duration (`timer`, seconds).
@@ -237,6 +256,13 @@ async def perform(plan: CallPlan, context: Context, clock: Clock, timeout: float
             return conclude(plan, resolved.get("_output"), clock, _timed(audit, start))
         audit = {**audit, **(provided.audit or {})}
         return conclude(plan, provided.value, clock, _timed(audit, start), provided.alternative)
+    if replay is not None and plan.activity is not None and plan.tool_name is not None:
+        given = replay(plan.tool_name, audit["digest"])
+        if isinstance(given, Withheld):
+            return Outcome(plan.index, error=("withheld", given.reason), audit=_timed(audit, start))
+        if isinstance(given, Replayed):
+            audit = {**audit, **result_audit(given.value), "replayed": True}
+            return conclude(plan, given.value, clock, _timed(audit, start))
     try:
         ran = await invoke(plan, resolved, context, timeout, jobs)
     except asyncio.CancelledError:
@@ -247,4 +273,5 @@ async def perform(plan: CallPlan, context: Context, clock: Clock, timeout: float
         kind, text = failed.error
         branch = failure_messages(plan, {"type": kind, "message": text}, clock, failed.audit)
         return replace(failed, messages=tuple(branch))
-    return conclude(plan, ran.result, clock, {**_timed(audit, start), **ran.captured.audit()})
+    return conclude(plan, ran.result, clock,
+                    {**_timed({**audit, **result_audit(ran.result)}, start), **ran.captured.audit()})

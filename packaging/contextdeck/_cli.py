@@ -509,6 +509,9 @@ def build_parser() -> argparse.ArgumentParser:
     ask.set_defaults(run=_ask)
 
     add_trace_commands(commands, _non_negative)
+    from contextdeck import _eval
+
+    _eval.configure(commands, _code_options, _model_options)
 
     tools = commands.add_parser("tools", help="print the tool messages of typed activities (or a tool registry)")
     tools.add_argument("files", nargs="+", metavar="ACTIVITIES.py",

@@ -33,7 +33,7 @@ def test_update_user_status_appends_the_seed_output_message() -> None:
         "_date": NOW,
         "_outputPath": "†data.user.status",
         "_run": {"call": 0, "started": NOW, "digest": digest({"newStatus": "inactive"}),
-                 "inputs": {"newStatus": "inactive"}, "seconds": 0.0},
+                 "inputs": {"newStatus": "inactive"}, "result": "inactive", "seconds": 0.0},
     }
 
 

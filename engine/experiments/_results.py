@@ -1,0 +1,91 @@
+"""An experiment's results file: JSON Lines, one result a case in the dataset's order (docs/experiments.md),
+read back as the baseline of the next experiment or to compare two."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ..document._document import load_document, write_atomically
+from ..document._json import JSONSyntaxError, dumps, parse
+from ..protocol._errors import DocumentError
+from ._steps import Baseline, read_steps
+
+
+def write_results(path: str | os.PathLike[str], results: list[dict[str, Any] | None]) -> int:
+    """Write the results made (a cancelled experiment's unfinished cases are left out); how many."""
+    made = [result for result in results if result is not None]
+    write_atomically(Path(path), "".join(dumps(result, indent=False) + "\n" for result in made).encode("utf-8"))
+    return len(made)
+
+
+def read_results(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    file = Path(path)
+    try:
+        raw = file.read_bytes()
+    except OSError as error:
+        raise DocumentError(str(file), error.strerror or str(error)) from None
+    results: list[dict[str, Any]] = []
+    for number, line in enumerate(raw.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = parse(line)
+        except JSONSyntaxError as error:
+            raise DocumentError(str(file), error.reason, number, error.column) from None
+        if not isinstance(value, dict) or "status" not in value:
+            raise DocumentError(str(file), "expected a result object with a 'status'", line=number)
+        results.append(value)
+    return results
+
+
+def case_name(result: dict[str, Any]) -> str:
+    """The name that pairs a result with its case in another experiment: its id, else its line."""
+    return f"line-{result.get('line')}" if result.get("id") is None else str(result["id"])
+
+
+def baselines(results: list[dict[str, Any]], where: Path) -> dict[str, Baseline]:
+    """Each case's baseline run, read from the run document its result names (relative to `where`)."""
+    found: dict[str, Baseline] = {}
+    for result in results:
+        run = result.get("run")
+        if not isinstance(run, str):
+            continue
+        path = Path(run) if Path(run).is_absolute() else where / run
+        document = load_document(path)
+        start, ticks = result.get("start"), result.get("ticks")
+        steps = read_steps(document.context.messages[start if isinstance(start, int) else 0:])
+        if isinstance(ticks, int):
+            steps = replace(steps, turns=ticks)
+        found[case_name(result)] = Baseline(steps, result.get("output"))
+    return found
+
+
+@dataclass(frozen=True)
+class Summary:
+    """An experiment in numbers: cases, how many finished, passed and failed their expectations, tokens."""
+
+    cases: int
+    finished: int
+    passed: int
+    failed: int
+    tokens: int
+    asked: int
+    replayed: int
+
+    @property
+    def pass_rate(self) -> float | None:
+        checked = self.passed + self.failed
+        return None if checked == 0 else self.passed / checked
+
+
+def summarise(results: list[dict[str, Any]]) -> Summary:
+    def total(key: str) -> int:
+        return sum(value for result in results if isinstance(value := result.get(key), int))
+
+    return Summary(len(results), sum(result.get("status") == "finished" for result in results),
+                   sum(result.get("passed") is True for result in results),
+                   sum(result.get("passed") is False for result in results),
+                   total("tokens"), total("asked"), total("replayed"))

@@ -1,0 +1,185 @@
+"""`contextdeck eval`: run the document's agent loop once per input of a dataset (docs/experiments.md)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+from contextdeck.engine import (
+    Asker,
+    Cassette,
+    DocumentError,
+    Endpoint,
+    Experiment,
+    Provider,
+    Settings,
+    baselines,
+    cassette_path,
+    fixed_clock,
+    load_cases,
+    load_turn,
+    read_results,
+    summarise,
+    turn_problem,
+    utc_now,
+    write_results,
+)
+
+EXIT_PASSED, EXIT_MISSED, EXIT_INTERRUPTED = 0, 1, 130
+
+
+def configure(commands: Any, code_options: Any, model_options: Any) -> None:
+    command = commands.add_parser("eval", help="run the agent once per input of a dataset and check each result")
+    command.add_argument("doc")
+    command.add_argument("--inputs", metavar="DATA.jsonl", required=True,
+                         help='one case a line: {"id": ..., "input": {...}, "expect": ...} or a bare input object')
+    command.add_argument("--out", metavar="RESULTS.jsonl", default=None,
+                         help="where the result lines go (one a case, in the dataset's order)")
+    command.add_argument("--runs", metavar="DIR", default=None, help="write each case's final document here")
+    command.add_argument("--concurrency", type=int, default=4, metavar="N", help="cases at once (default 4)")
+    command.add_argument("--baseline", metavar="RESULTS.jsonl", default=None,
+                         help="an earlier experiment to compare with (default: --out when it exists)")
+    command.add_argument("--replay-activities", action="store_true",
+                         help="give a call the baseline's result when it is the same call with the same inputs")
+    command.add_argument("--dry-run", action="store_true",
+                         help="run nothing: say how many model questions would be asked and how many replay")
+    command.add_argument("--turn", metavar="SOLUTION.json", action="append", default=[],
+                         help="a turn typed by hand, given to every case (repeatable, in order)")
+    command.add_argument("--now", default=None, help="the _date of every message written (ISO 8601)")
+    command.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
+                         help="how long an activity may run (default 60)")
+    command.add_argument("--max-ticks", type=int, default=25, help="stop a case after N ticks (default 25)")
+    command.add_argument("--approve-plan", action="store_true", help="run a lazy plan instead of waiting")
+    code_options(command)
+    model_options(command, required=False)
+    command.set_defaults(run=run)
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    from contextdeck._cli import _activities, _moment, _tools
+
+    path = Path(args.doc)
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise DocumentError(str(path), error.strerror or str(error)) from None
+    turns = []
+    for file in args.turn:
+        turn = load_turn(file)
+        problem = turn_problem(turn)
+        if problem is not None:
+            raise DocumentError(file, problem)
+        turns.append(turn)
+    options: dict[str, Any] = {
+        "activities": _activities(args.activities), "tools": _tools(args.tools), "timeout": args.timeout,
+        "clock": fixed_clock(_moment(args.now)) if args.now else utc_now, "max_ticks": args.max_ticks,
+        "approve_plan": args.approve_plan,
+    }
+    if turns:
+        options["turns"] = _given(turns)
+    asker = None
+    if args.llm is not None:
+        endpoint = Endpoint(args.llm, args.model, api_key_env=args.api_key_env, timeout=args.llm_timeout,
+                            max_retries=args.llm_retries, structured=args.structured)
+        cassette = Cassette.open(args.cassette or cassette_path(path))  # one for the whole dataset
+        mode = args.mode
+
+        def asker() -> Asker:
+            return Asker(Provider(endpoint), cassette, mode)
+
+    baseline_file = args.baseline or (args.out if args.out and Path(args.out).exists() else None)
+    baseline = None
+    if baseline_file is not None:
+        baseline = baselines(read_results(baseline_file), Path.cwd())
+    elif args.replay_activities:
+        raise DocumentError("--replay-activities", "needs a baseline: --baseline RESULTS.jsonl (made with --runs)")
+    return Settings(raw, path, asker, options, Path(args.runs) if args.runs and not args.dry_run else None,
+                    baseline, args.replay_activities, args.dry_run)
+
+
+def _given(turns: list[Any]) -> Any:
+    """Each case gets the same turns typed by hand, in order, then asks the model (when there is one)."""
+    from contextdeck.engine import Document
+
+    taken: dict[int, int] = {}
+
+    def turn(document: Document) -> Any:
+        count = taken.get(id(document), 0)
+        if count >= len(turns):
+            return None
+        taken[id(document)] = count + 1
+        return turns[count]
+
+    return turn
+
+
+def _bar(total: int) -> Any:
+    """A progress bar on stderr (tqdm: small, no dependencies of its own, quiet when stderr is no terminal)."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, file=sys.stderr, unit="input", disable=None, dynamic_ncols=True, leave=False)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.out is None and not args.dry_run:
+        raise DocumentError("eval", "--out RESULTS.jsonl is needed (or --dry-run)")
+    cases = load_cases(args.inputs)
+    settings = _settings(args)
+    bar = _bar(len(cases))
+    experiment = Experiment(cases, settings, args.concurrency, lambda done, result: bar.update(1))
+
+    async def main() -> bool:
+        try:
+            await experiment.run()
+        except asyncio.CancelledError:  # Ctrl+C: keep what finished
+            return False
+        return True
+
+    try:
+        whole = asyncio.run(main())
+    except KeyboardInterrupt:
+        whole = False
+    bar.close()
+    results = [result for result in experiment.results if result is not None]
+    if args.dry_run:
+        return _dry_report(results)
+    written = write_results(args.out, experiment.results)
+    summary = summarise(results)
+    rate = "" if summary.pass_rate is None else f", pass rate {summary.pass_rate:.0%}"
+    print(f"{written} of {len(cases)} input(s) in {args.out}: {summary.finished} finished, {summary.passed} passed, "
+          f"{summary.failed} failed{rate}; the model: {summary.asked} asked, {summary.replayed} replayed, "
+          f"{summary.tokens} tokens", file=sys.stderr)
+    for result in results:
+        if result.get("passed") is False:
+            print(f"  {_label(result)}: {'; '.join(result.get('failures') or result.get('errors') or [])}",
+                  file=sys.stderr)
+    if not whole:
+        print("contextdeck: interrupted: the results so far are written", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    failed = summary.failed or any(result.get("status") == "failed" for result in results)
+    return EXIT_MISSED if failed else EXIT_PASSED
+
+
+def _label(result: dict[str, Any]) -> str:
+    return f"line {result.get('line')}" if result.get("id") is None else f"{result['id']!s}"
+
+
+def _dry_report(results: list[dict[str, Any]]) -> int:
+    ask = sum(result.get("would_ask", 0) for result in results)
+    estimated = sum(result.get("estimated_tokens", 0) for result in results)
+    replayed = sum(result.get("replayed", 0) for result in results)
+    recorded = sum(result.get("tokens", 0) for result in results)
+    touched = sum(1 for result in results if result.get("would_ask"))
+    for result in results:
+        line = f"{_label(result)}: {result.get('replayed', 0)} replayed"
+        if result.get("would_ask"):
+            line += f", asks from turn {result.get('ticks', 0) + 1} on (~{result.get('estimated_tokens')} tokens)"
+        elif result.get("stopped_at_activity"):
+            line += f", then runs activity {result['stopped_at_activity']}"
+        print(line)
+    print(f"dry run: {touched} of {len(results)} input(s) touched: at least {ask} question(s) would be asked "
+          f"(~{estimated} prompt tokens), {replayed} replay ({recorded} tokens recorded)")
+    return EXIT_PASSED

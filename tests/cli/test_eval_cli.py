@@ -1,0 +1,211 @@
+"""`contextdeck eval`: the agent loop over a dataset, one result line per input, replayed when unchanged."""
+
+import json
+import re
+
+import pytest
+
+from contextdeck._cli import main
+from fake_llm import Reply
+
+NOW = "2026-03-01T10:00:00Z"
+ADD = {"type": "object", "description": "Adds a and b.",
+       "properties": {"a": {"type": "number"}, "b": {"type": "number"}, "_output": {"type": "number"}},
+       "required": ["a", "b"]}
+ACTIVITIES = """
+import pathlib
+
+def add(call, tool, context):
+    with open(pathlib.Path(__file__).with_name("ran.log"), "a") as log:
+        log.write(f"{call['a']}+{call['b']}\\n")
+    return call["a"] + call["b"]
+
+ACTIVITIES = {"add": add}
+"""
+FIRST = {"meta": {}, "calls": [{"_tool": "add", "a": "†input.a", "b": "†input.b", "_outputPath": "†state.sum"}],
+         "output": None}
+
+
+def adder(body):
+    """The fake model: first asks for the sum with the tool, then answers with the sum it sees in ¶state."""
+    text = "\n".join(str(message.get("content")) for message in body["messages"])
+    found = re.search(r'"sum": (-?\d+)', text)
+    if found is None:
+        return Reply.json(FIRST)
+    return Reply.json({"meta": {}, "calls": [], "output": {"total": int(found.group(1))}})
+
+
+def agent(tmp_path, system="Add the numbers with the tool, then answer."):
+    doc = {"schema": {"type": "object", "properties": {"total": {"type": "number"}}, "required": ["total"]},
+           "context": [{"type": "text", "role": "system", "text": system},
+                       {"type": "input", "input": {"a": 0, "b": 0}},
+                       {"type": "tool", "tool": {"add": ADD}}]}
+    path = tmp_path / "agent.json"
+    path.write_text(json.dumps(doc))
+    (tmp_path / "acts.py").write_text(ACTIVITIES)
+    return path
+
+
+def dataset(tmp_path, lines):
+    path = tmp_path / "data.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+CASES = [{"id": "small", "input": {"a": 2, "b": 3}, "expect": {"total": 5}},
+         {"id": "negative", "input": {"a": -4, "b": 1}, "expect": {"total": -3},
+          "trajectory": {"tools": ["add"], "turns": 2}},
+         {"a": 10, "b": 20}]
+
+
+def evaluate(capsys, fake_llm, tmp_path, doc, data, *argv, out="results.jsonl"):
+    code = main(["eval", str(doc), "--inputs", str(data), "--out", str(tmp_path / out),
+                 "--activities", str(tmp_path / "acts.py"), "--llm", fake_llm.url, "--model", "fake-small",
+                 "--now", NOW, "--llm-retries", "0", *map(str, argv)])
+    captured = capsys.readouterr()
+    lines = [json.loads(line) for line in (tmp_path / out).read_text().splitlines()] \
+        if (tmp_path / out).exists() else []
+    return code, lines, captured.err
+
+
+def ran(tmp_path):
+    log = tmp_path / "ran.log"
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def test_each_input_runs_the_loop_to_its_end_with_one_result_line(capsys, tmp_path, fake_llm) -> None:
+    """Three inputs, two turns each: a line per input in the dataset's order, with the output, the check of
+    the expectation and the trajectory, the counts, and the path of that run's document."""
+    fake_llm.answer = adder
+    doc = agent(tmp_path)
+    code, lines, err = evaluate(capsys, fake_llm, tmp_path, doc, dataset(tmp_path, CASES), "--runs",
+                                tmp_path / "runs", "--concurrency", 2)
+    assert code == 0, err
+    assert [line["id"] for line in lines] == ["small", "negative", None]
+    assert [line["output"] for line in lines] == [{"total": 5}, {"total": -3}, {"total": 30}]
+    assert [line["passed"] for line in lines] == [True, True, None]
+    assert all(line["status"] == "finished" and line["ticks"] == 2 and line["calls"] == 1 for line in lines)
+    assert [line["asked"] for line in lines] == [2, 2, 2]
+    assert lines[0]["tokens"] == 36
+    assert lines[1]["tools"] == ["add"]
+    assert len(fake_llm.completions) == 6
+    run = json.loads((tmp_path / "runs" / "small.json").read_text())
+    assert lines[0]["run"].endswith("small.json")
+    assert run["context"][1]["input"] == {"a": 2, "b": 3}  # the case's input replaced the document's
+    assert json.loads(doc.read_text())["context"][1]["input"] == {"a": 0, "b": 0}  # the document is untouched
+    assert (tmp_path / "runs" / "line-3.json").exists()
+    assert "3 of 3 input(s)" in err
+    assert "2 passed, 0 failed" in err
+
+
+def test_a_missed_expectation_exits_1_and_says_why(capsys, tmp_path, fake_llm) -> None:
+    """A wrong expected value, a schema the output breaks and a trajectory not taken: each fails its line."""
+    fake_llm.answer = adder
+    cases = [{"id": "value", "input": {"a": 1, "b": 1}, "expect": {"total": 3}},
+             {"id": "schema", "input": {"a": 1, "b": 1},
+              "expect": {"$schema": "https://json-schema.org/draft/2020-12/schema",
+                         "properties": {"total": {"minimum": 10}}}},
+             {"id": "turns", "input": {"a": 1, "b": 1}, "trajectory": {"turns": 1}},
+             {"id": "fine", "input": {"a": 1, "b": 1},
+              "expect": {"$schema": "https://json-schema.org/draft/2020-12/schema", "required": ["total"]}}]
+    code, lines, err = evaluate(capsys, fake_llm, tmp_path, agent(tmp_path), dataset(tmp_path, cases))
+    assert code == 1
+    assert [line["passed"] for line in lines] == [False, False, False, True]
+    assert lines[0]["failures"] == ["the output is not the expected value"]
+    assert lines[1]["failures"][0].startswith("output.total:")
+    assert lines[2]["failures"] == ["2 turn(s), expected 1"]
+    assert "value: the output is not the expected value" in err
+
+
+def test_an_unchanged_rerun_asks_nothing_and_a_changed_system_text_reasks_every_input(
+        capsys, tmp_path, fake_llm) -> None:
+    """One cassette for the dataset: the second run replays all six questions; after the system text
+    changes, every input's questions are asked again."""
+    fake_llm.answer = adder
+    doc = agent(tmp_path)
+    data = dataset(tmp_path, CASES)
+    evaluate(capsys, fake_llm, tmp_path, doc, data)
+    code, lines, _ = evaluate(capsys, fake_llm, tmp_path, doc, data, out="again.jsonl")
+    assert code == 0
+    assert len(fake_llm.completions) == 6
+    assert [(line["asked"], line["replayed"]) for line in lines] == [(0, 2)] * 3
+    agent(tmp_path, system="Add the two numbers with the tool; answer with the total.")
+    code, lines, _ = evaluate(capsys, fake_llm, tmp_path, doc, data, out="edited.jsonl")
+    assert code == 0
+    assert len(fake_llm.completions) == 12
+    assert [(line["asked"], line["replayed"]) for line in lines] == [(2, 0)] * 3
+
+
+def test_replay_activities_runs_no_unchanged_call_and_says_where_an_input_diverged(
+        capsys, tmp_path, fake_llm) -> None:
+    """Against a baseline made with --runs, an edited system text re-asks the model, which makes the same
+    calls with the same inputs: no activity runs again, and no case diverged. A model that then calls the
+    tool with other inputs diverges at turn 1, call 1, and that call runs."""
+    fake_llm.answer = adder
+    doc = agent(tmp_path)
+    data = dataset(tmp_path, CASES)
+    evaluate(capsys, fake_llm, tmp_path, doc, data, "--runs", tmp_path / "base")
+    assert len(ran(tmp_path)) == 3
+    agent(tmp_path, system="Add the two numbers with the tool; answer with the total.")
+    code, lines, err = evaluate(capsys, fake_llm, tmp_path, doc, data, "--baseline", tmp_path / "results.jsonl",
+                                "--replay-activities", "--runs", tmp_path / "edited", out="edited.jsonl")
+    assert code == 0, err
+    assert len(ran(tmp_path)) == 3  # nothing ran again
+    assert [line["activities_replayed"] for line in lines] == [1, 1, 1]
+    assert [line["diverged"] for line in lines] == [None, None, None]
+    assert [line["output"] for line in lines] == [{"total": 5}, {"total": -3}, {"total": 30}]
+
+    def doubled(body):
+        reply = adder(body)
+        answer = json.loads(reply.content)
+        for call in answer["calls"]:
+            call["b"] = "†input.a"
+        return Reply.json(answer)
+
+    fake_llm.answer = doubled
+    agent(tmp_path, system="Add a to itself with the tool.")
+    code, lines, _ = evaluate(capsys, fake_llm, tmp_path, doc, data, "--baseline", tmp_path / "results.jsonl",
+                              "--replay-activities", out="doubled.jsonl")
+    assert lines[0]["diverged"] == {"turn": 1, "call": 1, "reason": "add got other inputs"}
+    assert lines[0]["output"] == {"total": 4}
+    assert len(ran(tmp_path)) == 6
+    assert code == 1  # "small" expected 5
+
+
+def test_a_dry_run_counts_the_questions_a_change_touches(capsys, tmp_path, fake_llm) -> None:
+    """Unchanged: every question replays and nothing would be asked. After the system text changes: each
+    input's first question would be asked, with an estimate of its tokens; nothing is asked or run."""
+    fake_llm.answer = adder
+    doc = agent(tmp_path)
+    data = dataset(tmp_path, CASES)
+    evaluate(capsys, fake_llm, tmp_path, doc, data, "--runs", tmp_path / "base")
+    base = ["eval", str(doc), "--inputs", str(data), "--dry-run", "--activities", str(tmp_path / "acts.py"),
+            "--llm", fake_llm.url, "--model", "fake-small", "--baseline", str(tmp_path / "results.jsonl")]
+    assert main(base) == 0
+    out = capsys.readouterr().out
+    assert "0 of 3 input(s) touched: at least 0 question(s) would be asked" in out
+    assert "6 replay" in out
+    agent(tmp_path, system="Something else entirely.")
+    assert main(base) == 0
+    out = capsys.readouterr().out
+    assert "3 of 3 input(s) touched: at least 3 question(s) would be asked" in out
+    assert re.search(r"~\d+ prompt tokens", out)
+    assert len(fake_llm.completions) == 6
+    assert len(ran(tmp_path)) == 3
+
+
+@pytest.mark.parametrize(("text", "where"), [
+    ('{"input": {"a": 1}}\n{"input": \n', "data.jsonl:2:"),
+    ('{"input": {"a": 1}}\n[1, 2]\n', "data.jsonl:2: expected an object"),
+    ('{"id": 1, "input": {}}\n{"id": 1, "input": {}}\n', "data.jsonl:2: id 1 is also on line 1"),
+    ('{"input": {}, "trajectory": {"tools": "add"}}\n', "data.jsonl:1: 'trajectory.tools'"),
+])
+def test_a_bad_dataset_is_a_located_message(capsys, tmp_path, text, where) -> None:
+    doc = agent(tmp_path)
+    data = tmp_path / "data.jsonl"
+    data.write_text(text)
+    assert main(["eval", str(doc), "--inputs", str(data), "--out", str(tmp_path / "r.jsonl")]) == 1
+    err = capsys.readouterr().err
+    assert where in err
+    assert "Traceback" not in err
+    assert not (tmp_path / "r.jsonl").exists()
