@@ -162,3 +162,34 @@ def test_round_trip_import_ask_the_model_export(capsys: Any, tmp_path: Path, fak
     assert new["gen_ai.response.model"] == "fake-small"
     assert "Weather in Paris?" in new["gen_ai.input.messages"]
     assert "sunny" in new["gen_ai.input.messages"]
+
+
+def test_round_trip_import_run_with_the_model_export(capsys: Any, tmp_path: Path, fake_llm: Any) -> None:
+    """Import a log, run it on with `run --llm` (the model takes a turn that calls the tool, answers that
+    latent call, then gives the final output), export: the spans hold the imported turn and both new ones."""
+    response = {"id": "r1", "created": 1764320000, "model": "fake-small",
+                "choices": [{"index": 0, "finish_reason": "tool_calls", "message": REQUEST["messages"][2]}]}
+    lines = [{"request": {**REQUEST, "messages": REQUEST["messages"][:2]}, "response": response}, {"request": REQUEST}]
+    source = write(tmp_path, "run.jsonl", "".join(json.dumps(line) + "\n" for line in lines))
+    doc = tmp_path / "doc.json"
+    assert call(capsys, "import", source, "--out", doc)[0] == 0
+    rome = {"_tool": "get_weather", "city": "Rome", "_outputPath": "†rome"}
+    fake_llm.push(Reply.json({"meta": {}, "calls": [rome], "output": None}),
+                  Reply.json({"result": {"sky": "rain"}}),
+                  Reply.json({"meta": {}, "calls": [], "output": "Sunny in Paris, rain in Rome."}))
+    ran = tmp_path / "ran.json"
+    code, _, err = call(capsys, "run", doc, "--llm", fake_llm.url, "--model", "fake-small", "--out", ran,
+                        "--llm-retries", "0")
+    assert code == 0, err
+    trace = tmp_path / "trace.json"
+    assert call(capsys, "export", ran, "--format", "otlp-json", "--out", trace)[0] == 0
+    spans = json.loads(trace.read_text())["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    assert [span["name"] for span in spans] == [
+        "invoke_agent ran", "chat fake-small", "execute_tool get_weather", "chat fake-small",
+        "execute_tool get_weather", "chat fake-small"]
+    results = [json.loads(next(a["value"]["stringValue"] for a in span["attributes"]
+                               if a["key"] == "gen_ai.tool.call.result"))
+               for span in spans if span["name"].startswith("execute_tool")]
+    assert results == [{"sky": "sunny"}, {"sky": "rain"}]
+    final = next(a["value"]["stringValue"] for a in spans[-1]["attributes"] if a["key"] == "gen_ai.output.messages")
+    assert json.loads(final)[0]["parts"] == [{"type": "text", "content": "Sunny in Paris, rain in Rome."}]
