@@ -30,7 +30,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from ...protocol._messages import MISSING, Write
 from ...protocol._methods import Conflict, write_below
@@ -43,7 +43,6 @@ from ._patches import Blocked, Patch, SharedScans, identical, patch_at, patch_to
 
 if TYPE_CHECKING:
     from ._store import Store
-    from ._tracks import Fold, TrackEdit
 
 
 class LaneMark(NamedTuple):
@@ -57,6 +56,41 @@ LaneMarks = dict[str, tuple[LaneMark, ...]]  # per lane, in order; built lazily,
 
 
 _NOTHING: Mapping[str, Any] = {}
+
+
+class TrackFold(Protocol):
+    """What a whole-kind repair reads of a track's fold (`_tracks.Fold`): declared here, so that this module
+    stands below `_tracks`, which calls it."""
+
+    @property
+    def base(self) -> State: ...
+
+    @property
+    def state(self) -> State: ...
+
+    @property
+    def lanes(self) -> LaneMarks: ...
+
+
+class EditOfTrack(Protocol):
+    """What a whole-kind repair reads of what an edit asks of the track (`_tracks.TrackEdit`)."""
+
+    @property
+    def base(self) -> bool: ...
+
+    @property
+    def low(self) -> int | None: ...
+
+    @property
+    def generation(self) -> int: ...
+
+    @property
+    def ids(self) -> set[int]: ...
+
+    @property
+    def dropped(self) -> dict[int, Write]: ...
+
+    def ids_at_one_key(self) -> bool: ...
 
 
 class _Fallback(Exception):
@@ -116,7 +150,8 @@ class Repaired(NamedTuple):
 
 
 def repair(
-    store: Store, work: TrackEdit, old: Fold, kind: str, instance: str | None, base: State | None, scans: SharedScans,
+    store: Store, work: EditOfTrack, old: TrackFold, kind: str, instance: str | None, base: State | None,
+    scans: SharedScans,
     ahead: Mapping[str, Any] = _NOTHING,
 ) -> Repaired | None:
     """The whole-kind fold after an edit, lane by lane (`base`: the state of the global fold an instance
