@@ -24,8 +24,8 @@ import shiboken6
 from PySide6.QtCore import QAbstractEventDispatcher, QCoreApplication, QObject, QTimer
 
 # A turn that has used this much (a repaint) runs no slice; the next one does. 2 ms, not 3: an undo's relayout and
-# repaint at 100,000 messages (2.4 ms) was followed by a 5 ms slice in the same turn (docs/performance.md, "Sixth
-# session (i11-idle)").
+# repaint at 100,000 messages (2.4 ms) was followed by a 5 ms slice in the same turn (docs/performance.md
+# history, "Sixth session (i11-idle)").
 BUSY_TURN_S = 0.002
 WAITS = 3  # turns let go by in a row at most (an edit's own turn, then the repaint it asked for, then a scroll's)
 

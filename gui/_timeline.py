@@ -44,7 +44,7 @@ class TimelineTable(QTableView):
     on, each turn draws `BAND_ROWS` of them into pictures (`Pictures.making_now`, through a paint of that band of the
     viewport into an image: the same rows, options and keys as on screen), and the turn after the last shows them,
     copied. At 100,000 messages drawing such a screen took 5-13 ms, in the turn of the editor's new form
-    (docs/performance.md, "Fourth session")."""
+    (docs/performance.md history, "Fourth session")."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)

@@ -148,7 +148,7 @@ class WatchModel(QAbstractTableModel):
         path logs), one call the window cannot slice: after the first far jumps at 100,000 messages, 28-50 of 200
         pins took 2-4 ms each, and a watch slice 6-7 ms; once folded, a resolve at any cursor is 0.01-0.3 ms until an
         edit changes that path. Folded here up to each quarter in turn, each call folds about a quarter of them
-        (docs/performance.md, "Fifth session")."""
+        (docs/performance.md history, "Fifth session")."""
         if self._cursor is None:
             return
         count = len(self._cursor.context)

@@ -105,7 +105,7 @@ class FormView(QScrollArea):
 
         A form made the first time it is shown cost 5-10 ms of the selection's call (its widgets made and polished
         under the application's style sheet, then shown and laid out for the first time); one shown before is
-        swapped in for 1-2 ms (docs/performance.md, "Fifth session"). Making it is one half of that work,
+        swapped in for 1-2 ms (docs/performance.md history, "Fifth session"). Making it is one half of that work,
         `show_prepared` the other."""
         field = self._field_for(value, schema)
         key = KIT.key(field, value)
