@@ -347,7 +347,14 @@ def repair(
     """The fold after an edit in the middle: resume before it, splice the old rest on once equivalent.
     `scans`: what the edit's other repairs found comparing the same values and reading the same writes.
     `before`: shared by the tracks of one edit, each lane's value just before a one-write edit, per view and
-    edit (a lane track's, for the whole-kind track of its view: lane tracks are repaired first)."""
+    edit (a lane track's, for the whole-kind track of its view: lane tracks are repaired first).
+
+    In phases: a whole-kind track is repaired lane by lane where its lanes fold apart (`_repair_whole`); an
+    edit of both layers is repaired in two halves; a change of the global fold alone is spliced at the start
+    of the layer when the two global folds end alike (`_same_base`); otherwise the fold resumes from the last
+    checkpoint before the edit (`_TrackRepair.resume`), compares the two sides right at a one-write edit
+    (`splice_at_the_edit`), and else folds on until it meets an old checkpoint it is equivalent to
+    (`fold_until_equivalent`)."""
     if scans is None:
         scans = SharedScans()
     if lane is None:
@@ -355,107 +362,160 @@ def repair(
         whole = _repair_whole(store, work, old, kind, instance, base, scans, known or _whole._NOTHING)
         if whole is not None:
             return whole
-    order = store.order
-    keys = order.key
-    layer = store.layer((kind, instance))
-    paths = [probe.path for probe in old.state.probes]
-    if work.low is not None and work.generation != order.generation:
+    if work.low is not None and work.generation != store.order.generation:
         work = TrackEdit(base=work.base)  # keys were renumbered during the edit: resume from the start
     if work.base and work.low is not None and base is not None:
-        # A replace that moves a write from the global layer to this one (or back) changes both: repaired in
-        # two, its own half over the old global fold, then the global change (which `_same_base` splices).
-        own = work.own_half()
-        halfway = repair(store, own, old, kind, instance, lane, Fold(old.base, old.base, [], Marks()), scans)
-        whole_base = TrackEdit(base=True, generation=work.generation)
-        fold = repair(store, whole_base, halfway, kind, instance, lane, base, scans)
-        for probe in fold.state.probes:
-            probe.edits = ()  # (how the sources changed as keys: not told, as `_repair_whole` says)
-        return fold
-    writes, key = store.writes, keys.__getitem__
-
-    def appends_from(position: int) -> bool:
-        """Whether every write of the lane from `position` on appends to the lane's array."""
-        return lane is not None and position >= layer.appends_from(lane, writes)
-
+        return _repair_in_two_halves(store, work, old, kind, instance, lane, base, scans)
+    job = _TrackRepair(store, work, old, kind, instance, lane, base, scans)
     if work.base and work.low is None and base is not None:
-        spliced = _same_base(old, base, lane, layer, writes, keys, appends_from(0), scans)
+        spliced = _same_base(old, base, lane, job.layer, job.writes, job.keys, job.appends_from(0), scans)
         if spliced is not None:
             return spliced
-    marks = old.checkpoints
-    restart: int | None = None
-    if not work.base and work.low is not None:
-        restart = _last_mark_before(marks, work.low, work.ids, keys)
-    if restart is None:
-        state = State([Probe(path) for path in paths]) if base is None else _restart_from_base(base, paths)
-        gaps: list[Gap] = []
-        head = Marks()
-        after = None
-    else:
-        mark = marks.get(restart)
-        state = State([_probe_at(probe, mark, i) for i, probe in enumerate(old.state.probes)], mark.root)
-        gaps = old.gaps[: mark.gaps]
-        head = marks.head(restart + 1)
-        after = mark.message_id
-    first = 0 if restart is None else restart + 1
-    aligned = [probe.path for probe in state.probes] == paths
-    matches = {marks.id_at(i): i for i in range(first, len(marks))} if aligned else {}
-    high = work.high
-    found: list[tuple[int, Patches]] = []  # the matched mark, and how to patch the old rest
-    blocked: Blocked = {}
-    subset = layer.subset(lane)
+    job.resume()
+    if not work.base and job.aligned and work.ids_at_one_key():
+        spliced = job.splice_at_the_edit(before)
+        if spliced is not None:
+            return spliced
+    return job.fold_until_equivalent()
 
-    def converge(message_id: int, now: State) -> Checkpoint | None:
-        index = matches.get(message_id)
-        if index is None or message_id in work.ids or (high is not None and keys.get(message_id, -1) <= high):
-            return None
-        mark = marks.get(index)
-        at = key(message_id)
-        appends = appends_from(bisect_right(subset, at, key=key))
-        way = patch_to(now.root, mark.root, lane, paths, layer, at, writes, key, appends, blocked, scans)
-        if way is None:
-            return None
-        found.append((index, [(patch, _until(marks, index + 1, cover, keys)) for patch, cover in way]))
-        return mark
 
-    fresh: list[Checkpoint] = []
-    if not work.base and aligned and work.ids_at_one_key():
-        # One write edited: fold up to it, and compare the fold with and without the edit right there.
+def _repair_in_two_halves(
+    store: Store, work: TrackEdit, old: Fold, kind: str, instance: str | None, lane: str | None, base: Fold,
+    scans: SharedScans,
+) -> Fold:
+    """A replace that moves a write from the global layer to this one (or back) changes both: repaired in
+    two, its own half over the old global fold, then the global change (which `_same_base` splices)."""
+    halfway = repair(store, work.own_half(), old, kind, instance, lane, Fold(old.base, old.base, [], Marks()), scans)
+    fold = repair(store, TrackEdit(base=True, generation=work.generation), halfway, kind, instance, lane, base, scans)
+    for probe in fold.state.probes:
+        probe.edits = ()  # (how the sources changed as keys: not told, as `_repair_whole` says)
+    return fold
+
+
+class _TrackRepair:
+    """One track's fold repaired after an edit of its own layer (or a change of the global fold under it),
+    phase by phase: `resume` from the last checkpoint before the edit, then `splice_at_the_edit` or
+    `fold_until_equivalent`. Holds the fold under way (`state`, `gaps`, the old marks kept before it in
+    `head`, the marks made since in `fresh`, the last write folded in `after`)."""
+
+    def __init__(
+        self, store: Store, work: TrackEdit, old: Fold, kind: str, instance: str | None, lane: str | None,
+        base: Fold | None, scans: SharedScans,
+    ) -> None:
+        self.work, self.old, self.kind, self.instance, self.lane, self.base, self.scans = (
+            work, old, kind, instance, lane, base, scans
+        )
+        self.layer = store.layer((kind, instance))
+        self.writes = store.writes
+        self.keys = store.order.key
+        self.key = self.keys.__getitem__
+        self.paths = [probe.path for probe in old.state.probes]
+        self.subset = self.layer.subset(lane)
+        self.state = State([])
+        self.gaps: list[Gap] = []
+        self.head = Marks()
+        self.fresh: list[Checkpoint] = []
+        self.after: int | None = None
+        self.first = 0  # the first old mark past the restart
+        self.aligned = False  # whether the state's probes are the old fold's, in its order
+
+    def appends_from(self, position: int) -> bool:
+        """Whether every write of the lane from `position` on appends to the lane's array."""
+        return self.lane is not None and position >= self.layer.appends_from(self.lane, self.writes)
+
+    def resume(self) -> None:
+        """Start from the last old checkpoint before the edit (the start of the layer when there is none, or
+        when the global fold changed under an instance track)."""
+        work, old, marks = self.work, self.old, self.old.checkpoints
+        restart: int | None = None
+        if not work.base and work.low is not None:
+            restart = _last_mark_before(marks, work.low, work.ids, self.keys)
+        if restart is None:
+            paths, base = self.paths, self.base
+            self.state = State([Probe(path) for path in paths]) if base is None else _restart_from_base(base, paths)
+            self.gaps, self.head, self.after = [], Marks(), None
+        else:
+            mark = marks.get(restart)
+            self.state = State([_probe_at(probe, mark, i) for i, probe in enumerate(old.state.probes)], mark.root)
+            self.gaps = old.gaps[: mark.gaps]
+            self.head = marks.head(restart + 1)
+            self.after = mark.message_id
+        self.first = 0 if restart is None else restart + 1
+        self.aligned = [probe.path for probe in self.state.probes] == self.paths
+
+    def splice_at_the_edit(self, before: LaneValuesBefore | None) -> Fold | None:
+        """One write edited: fold up to it, and compare the fold with and without the edit right there; the
+        old rest spliced on when the two agree or differ only where the rest keeps them apart. None when they
+        do not (the fold under way has then folded the edit: `fold_until_equivalent` goes on from there)."""
+        work, lane, layer, writes, key, subset = self.work, self.lane, self.layer, self.writes, self.key, self.subset
         (edited,) = work.ids
         assert work.low is not None
-        ahead, ahead_gaps, ahead_marks = state.copy(), list(gaps), list(fresh)
-        fold_lane(ahead, layer, lane, writes, key, work.low - 1, ahead_gaps, after=after, checkpoints=ahead_marks)
-        if isinstance(ahead.root, dict):  # else fold the usual way
-            state, gaps, fresh = ahead, ahead_gaps, ahead_marks
-            if before is not None and lane is not None:
-                before.setdefault((kind, instance, work.low), {})[lane] = state.root.get(lane, MISSING)
-            position = bisect_left(subset, work.low, key=key)
-            previous = subset[position - 1] if position else None
-            bases = [(len(probe.sources), probe.resets) for probe in state.probes]  # what both sides share
-            then = state.copy()
-            dropped = work.dropped.get(edited)
-            if dropped is not None and _in_lane(dropped, lane):
-                then.step(edited, dropped, work.low)  # only its root is compared
-            if position < len(subset) and subset[position] == edited:
-                state.step(edited, writes[edited], key(edited))
-                position, previous = position + 1, edited
-            way = patch_to(
-                state.root, then.root, lane, paths, layer, work.low, writes, key, appends_from(position), None, scans
-            )
-            if way is not None and isinstance(state.root, dict) and isinstance(then.root, dict):
-                later = _first_mark_from(marks, first, work.low + 1, keys)  # the old marks past the edit
-                patches = [(patch, _until(marks, later, cover, keys)) for patch, cover in way]
-                was, is_now = (checkpoint(now, layer, edited, len(gaps)) for now in (then, state))
-                low = work.low
-                # (a removed message: at the edit)
-                told = _SharedSources(bases, lambda message_id: keys.get(message_id, low))
-                return _splice(state, gaps, head, fresh, later, was, old, base, is_now, patches, told)
-            if previous is not None and (after is None or key(previous) > key(after)):
-                after = previous
-    matched = fold_lane(state, layer, lane, writes, key, gaps=gaps, after=after, checkpoints=fresh, converge=converge)
-    if matched is not None:
-        index, patches = found[-1]
-        return _splice(state, gaps, head, fresh, index + 1, matched, old, base, None, patches)
-    return Fold(state if base is None else base.state, state, gaps, Marks([*head.items, *fresh], head.rebases))
+        ahead, ahead_gaps, ahead_marks = self.state.copy(), list(self.gaps), list(self.fresh)
+        fold_lane(ahead, layer, lane, writes, key, work.low - 1, ahead_gaps, after=self.after, checkpoints=ahead_marks)
+        if not isinstance(ahead.root, dict):  # fold the usual way
+            return None
+        state = self.state = ahead
+        self.gaps, self.fresh = ahead_gaps, ahead_marks
+        if before is not None and lane is not None:
+            before.setdefault((self.kind, self.instance, work.low), {})[lane] = state.root.get(lane, MISSING)
+        position = bisect_left(subset, work.low, key=key)
+        previous = subset[position - 1] if position else None
+        bases = [(len(probe.sources), probe.resets) for probe in state.probes]  # what both sides share
+        then = state.copy()
+        dropped = work.dropped.get(edited)
+        if dropped is not None and _in_lane(dropped, lane):
+            then.step(edited, dropped, work.low)  # only its root is compared
+        if position < len(subset) and subset[position] == edited:
+            state.step(edited, writes[edited], key(edited))
+            position, previous = position + 1, edited
+        way = patch_to(
+            state.root, then.root, lane, self.paths, layer, work.low, writes, key, self.appends_from(position), None,
+            self.scans,
+        )
+        if way is not None and isinstance(state.root, dict) and isinstance(then.root, dict):
+            marks, keys, low = self.old.checkpoints, self.keys, work.low
+            later = _first_mark_from(marks, self.first, low + 1, keys)  # the old marks past the edit
+            patches = [(patch, _until(marks, later, cover, keys)) for patch, cover in way]
+            was, is_now = (checkpoint(now, layer, edited, len(self.gaps)) for now in (then, state))
+            # (a removed message: at the edit)
+            told = _SharedSources(bases, lambda message_id: keys.get(message_id, low))
+            return _splice(state, self.gaps, self.head, self.fresh, later, was, self.old, self.base, is_now, patches,
+                           told)
+        if previous is not None and (self.after is None or key(previous) > key(self.after)):
+            self.after = previous
+        return None
+
+    def fold_until_equivalent(self) -> Fold:
+        """Fold on, asking at each old checkpoint past the edit whether the new fold is equivalent to it there
+        (equal, or different only where the rest keeps them apart: `_patches.patch_to`); splice the old rest
+        on at the first that is, else the new fold goes to the end."""
+        work, marks, keys, key, subset = self.work, self.old.checkpoints, self.keys, self.key, self.subset
+        lane, paths, layer, writes, scans = self.lane, self.paths, self.layer, self.writes, self.scans
+        matches = {marks.id_at(i): i for i in range(self.first, len(marks))} if self.aligned else {}
+        high = work.high
+        found: list[tuple[int, Patches]] = []  # the matched mark, and how to patch the old rest
+        blocked: Blocked = {}
+
+        def converge(message_id: int, now: State) -> Checkpoint | None:
+            index = matches.get(message_id)
+            if index is None or message_id in work.ids or (high is not None and keys.get(message_id, -1) <= high):
+                return None
+            mark = marks.get(index)
+            at = key(message_id)
+            appends = self.appends_from(bisect_right(subset, at, key=key))
+            way = patch_to(now.root, mark.root, lane, paths, layer, at, writes, key, appends, blocked, scans)
+            if way is None:
+                return None
+            found.append((index, [(patch, _until(marks, index + 1, cover, keys)) for patch, cover in way]))
+            return mark
+
+        state, gaps, head, fresh, base = self.state, self.gaps, self.head, self.fresh, self.base
+        matched = fold_lane(state, layer, lane, writes, key, gaps=gaps, after=self.after, checkpoints=fresh,
+                            converge=converge)
+        if matched is not None:
+            index, patches = found[-1]
+            return _splice(state, gaps, head, fresh, index + 1, matched, self.old, base, None, patches)
+        return Fold(state if base is None else base.state, state, gaps, Marks([*head.items, *fresh], head.rebases))
 
 
 def _repair_whole(

@@ -163,49 +163,17 @@ def repair(
     probes = old.state.probes
     if layer.rooted or len(probes) != 1 or probes[0].path or work.generation != store.order.generation:
         return None
-    keys = store.order.key
     start = MISSING if base is None else base.root
     before = old.base.root if base is not None and work.base else start
     if not all(root is MISSING or type(root) is dict for root in (start, before)):
         return None  # the global fold left something else than an object: every write may change it
-    reorder = False  # the root's keys may be in another order
     if work.base:
-        if work.low is not None or base is None:
-            return None
-        if (before is MISSING) != (start is MISSING):
-            return None
-        edit = _Edit(layer, store.writes, keys, None, None, None, None, scans)
-        if start is MISSING:
-            lanes = []
-        else:
-            reorder = list(before) != list(start)  # the global fold created a key, or another one first
-            lanes = [
-                lane for lane in {**before, **start}
-                if not identical(_lane_value(start, lane), _lane_value(before, lane))
-            ]
+        found = _under_a_global_change(store, work, layer, base, before, start, scans)
     else:
-        if not work.ids_at_one_key():
-            return None
-        (edited,) = work.ids
-        old_write = work.dropped.get(edited)
-        new_write = store.writes.get(edited)
-        info = store.infos.get(edited)
-        if new_write is not None and (info is None or info.identity != (kind, instance)):
-            new_write = None  # it now writes another layer
-        edit = _Edit(layer, store.writes, keys, work.low, edited, old_write, new_write, scans, ahead)
-        touched: dict[str, None] = {}
-        for write in (old_write, new_write):
-            if write is None or write.problem is not None:
-                continue
-            written = lanes_of(write)
-            if not written:  # the root replaced, or an empty object merged into it (it may create the root)
-                return None
-            touched.update(dict.fromkeys(written))
-        lanes = list(touched)
-        if old_write is not None and new_write is not None and not old_write.path and not new_write.path:
-            # One write at the root names its lanes in another order: where it creates two of them, their
-            # keys follow that order on one side and not on the other (neither side's creator moved).
-            reorder = lanes_of(old_write) != lanes_of(new_write)
+        found = _under_an_own_edit(store, work, layer, kind, instance, scans, ahead)
+    if found is None:
+        return None
+    edit, lanes, reorder = found
     try:
         redone = {
             lane: _refold(edit, lane, old.lanes.get(lane), _lane_value(before, lane), _lane_value(start, lane))
@@ -229,6 +197,56 @@ def repair(
     state = State([probe], root)
     state.freeze()
     return Repaired(state, lane_marks, edit.low)
+
+
+def _under_a_global_change(
+    store: Store, work: EditOfTrack, layer: Layer, base: State | None, before: Any, start: Any, scans: SharedScans,
+) -> tuple[_Edit, list[str], bool] | None:
+    """What a change of the global fold under an instance track asks: the lanes whose global value changed,
+    and whether the root's keys may now be in another order; None when that cannot be repaired lane by lane
+    (the change comes with an edit of this layer, or the global fold appears or disappears)."""
+    if work.low is not None or base is None:
+        return None
+    if (before is MISSING) != (start is MISSING):
+        return None
+    edit = _Edit(layer, store.writes, store.order.key, None, None, None, None, scans)
+    if start is MISSING:
+        return edit, [], False
+    reorder = list(before) != list(start)  # the global fold created a key, or another one first
+    lanes = [lane for lane in {**before, **start} if not identical(_lane_value(start, lane), _lane_value(before, lane))]
+    return edit, lanes, reorder
+
+
+def _under_an_own_edit(
+    store: Store, work: EditOfTrack, layer: Layer, kind: str, instance: str | None, scans: SharedScans,
+    ahead: Mapping[str, Any],
+) -> tuple[_Edit, list[str], bool] | None:
+    """What one write edited in this layer asks: the lanes its old and new write touch, and whether the
+    root's keys may now be in another order; None when that cannot be repaired lane by lane (several writes,
+    or a write that replaces the root)."""
+    if not work.ids_at_one_key():
+        return None
+    (edited,) = work.ids
+    old_write = work.dropped.get(edited)
+    new_write = store.writes.get(edited)
+    info = store.infos.get(edited)
+    if new_write is not None and (info is None or info.identity != (kind, instance)):
+        new_write = None  # it now writes another layer
+    edit = _Edit(layer, store.writes, store.order.key, work.low, edited, old_write, new_write, scans, ahead)
+    touched: dict[str, None] = {}
+    for write in (old_write, new_write):
+        if write is None or write.problem is not None:
+            continue
+        written = lanes_of(write)
+        if not written:  # the root replaced, or an empty object merged into it (it may create the root)
+            return None
+        touched.update(dict.fromkeys(written))
+    reorder = False
+    if old_write is not None and new_write is not None and not old_write.path and not new_write.path:
+        # One write at the root names its lanes in another order: where it creates two of them, their
+        # keys follow that order on one side and not on the other (neither side's creator moved).
+        reorder = lanes_of(old_write) != lanes_of(new_write)
+    return edit, list(touched), reorder
 
 
 def _probe(edit: _Edit, final: Probe, redone: dict[str, _Lane], head_before: Probe | None,
@@ -404,24 +422,55 @@ def _step(value: Any, write: Write, lane: str) -> tuple[Any, str]:
 
 def _refold(edit: _Edit, lane: str, old_marks: tuple[LaneMark, ...] | None, then: Any, now: Any) -> _Lane:
     """Fold one lane again, the old side (`then`) and the new (`now`) from a mark before the edit (from
-    the start of the layer, with the given values, for a change of the global fold)."""
-    layer, writes = edit.layer, edit.writes
-    subset = layer.subset(lane)
-    every = _index.CHECKPOINT_EVERY
-    kept: list[LaneMark] = []
-    position = 0
-    at = 0 if edit.low is None or not old_marks else bisect_left(old_marks, edit.low, key=edit.mark_key)
-    if at:  # the last mark before the edit: both sides agree there
-        assert old_marks is not None
-        kept = list(old_marks[:at])
-        now = then = kept[-1].value
-        position = bisect_right(subset, edit.mark_key(kept[-1]), key=edit.key)
-    fresh: list[LaneMark] = []
-    since = 0
-    old_edited = new_edited = _ABSENT
-    creators: list[int | None] = [None, None]  # the write that created the lane on each side, past the edit
-    present = then is not MISSING
+    the start of the layer, with the given values, for a change of the global fold).
+
+    In phases (`_LaneRefold`): resume from the last lane mark before the edit, fold both sides through the
+    edit, then fold both on, write by write, until they agree or differ only where the rest keeps them apart."""
+    refold = _LaneRefold(edit, lane, old_marks, then, now)
+    refold.resume()
     if edit.low is not None:
+        refold.through_the_edit()
+    return refold.until_they_agree()
+
+
+class _LaneRefold:
+    """One lane of a whole-kind fold folded again on both sides of an edit (`_refold`): the two values
+    (`then`, `now`), where the fold is in the lane's writes (`position`, `after`: the order key of the last
+    write folded), the marks kept and made, and the writes whose outcome differs."""
+
+    def __init__(self, edit: _Edit, lane: str, old_marks: tuple[LaneMark, ...] | None, then: Any, now: Any) -> None:
+        self.edit, self.lane, self.old_marks, self.then, self.now = edit, lane, old_marks, then, now
+        self.subset = edit.layer.subset(lane)
+        self.every = _index.CHECKPOINT_EVERY
+        self.kept: list[LaneMark] = []  # the old marks before the edit
+        self.fresh: list[LaneMark] = []  # the marks made since
+        self.position = 0
+        self.since = 0  # writes folded since the last mark
+        self.old_edited: str | None = _ABSENT
+        self.new_edited: str | None = _ABSENT
+        self.creators: list[int | None] = [None, None]  # the write that created the lane on each side, past the edit
+        self.present = False  # whether the lane was there just before the edit
+        self.lost: list[tuple[int, str | None]] = []
+        self.gained: list[tuple[int, str | None]] = []
+
+    def resume(self) -> None:
+        """Start from the last old mark before the edit, where both sides agree (none: the start of the layer)."""
+        edit, old_marks = self.edit, self.old_marks
+        at = 0 if edit.low is None or not old_marks else bisect_left(old_marks, edit.low, key=edit.mark_key)
+        if at:
+            assert old_marks is not None
+            self.kept = list(old_marks[:at])
+            self.now = self.then = self.kept[-1].value
+            self.position = bisect_right(self.subset, edit.mark_key(self.kept[-1]), key=edit.key)
+        self.present = self.then is not MISSING
+
+    def through_the_edit(self) -> None:
+        """Fold the writes before the edit once (both sides fold the same ones), then the edited write on
+        each side: the old write on the old side, the new one on the new."""
+        edit, lane, subset, every, fresh = self.edit, self.lane, self.subset, self.every, self.fresh
+        writes = edit.writes
+        assert edit.low is not None
+        now, position, since = self.now, self.position, self.since
         end = bisect_left(subset, edit.low, key=edit.key)
         if edit.ahead and end - position < every and lane in edit.ahead:
             # The lane track of this view folded the same writes up to the edit (no mark would be due):
@@ -439,91 +488,104 @@ def _refold(edit: _Edit, lane: str, old_marks: tuple[LaneMark, ...] | None, then
                 fresh.append(LaneMark(message_id, now))
                 since = 0
         then, position = now, end
-        present = now is not MISSING
+        self.present = now is not MISSING
         if edit.old is not None and edit.old.problem is None and lane in (lanes_of(edit.old) or ()):
-            then, old_edited = _step(then, edit.old, lane)
+            then, self.old_edited = _step(then, edit.old, lane)
         if position < len(subset) and subset[position] == edit.edited:
             new = edit.new
             if new is not None and new.problem is None and lane in (lanes_of(new) or ()):
-                now, new_edited = _step(now, new, lane)
+                now, self.new_edited = _step(now, new, lane)
                 fresh.append(LaneMark(edit.edited, now))
                 since = 0
             position += 1
         assert edit.edited is not None
-        creators = [edit.edited if then is not MISSING else None, edit.edited if now is not MISSING else None]
-    lost: list[tuple[int, str | None]] = []
-    gained: list[tuple[int, str | None]] = []
-    blocked: Blocked = {}
-    after = edit.low
-    steps = 0
+        self.creators = [edit.edited if then is not MISSING else None, edit.edited if now is not MISSING else None]
+        self.then, self.now, self.position, self.since = then, now, position, since
 
-    def finish(value: Any, patches: list[Patch], until: dict[int, int | None], last: int | None) -> _Lane:
+    def until_they_agree(self) -> _Lane:
+        """Fold both sides on, write by write, asking after each whether they agree (identical, or different
+        only where the rest keeps them apart: `_placed_differences`, `_patches.patch_to`); the lane as it
+        ends when they never do."""
+        edit, lane, subset, old_marks, every = self.edit, self.lane, self.subset, self.old_marks, self.every
+        layer, writes = edit.layer, edit.writes
+        then, now, position, since = self.then, self.now, self.position, self.since
+        fresh, creators, lost, gained = self.fresh, self.creators, self.lost, self.gained
+        blocked: Blocked = {}
+        after = edit.low
+        steps = 0
+        check = True
+        while True:
+            if check:  # after each write both sides stepped (and before the first)
+                if then is now or identical(then, now):
+                    return self.finish(_KEEP, [], {}, -1 if after is None else after)
+                if type(then) is dict and type(now) is dict:
+                    # Objects: where they differ, and the next write that acts there, checked after every write;
+                    # the writes before that one are not folded twice (`_ahead`).
+                    apart = _placed_differences(edit, lane, subset, position, then, now)
+                    if apart is not None:
+                        patches, acting = apart
+                        if acting is None:
+                            until = {
+                                n: None if at is None else edit.key(subset[at]) for n, (_, at) in enumerate(patches)
+                            }
+                            last = -1 if after is None else after
+                            return self.finish(_KEEP, [patch for patch, _ in patches], until, last)
+                        ahead = _ahead(edit, lane, subset, position, acting, old_marks, then, patches, after)
+                        if ahead is not None:
+                            then, now, marks = ahead
+                            position, after = acting, edit.key(subset[acting - 1])
+                            fresh.extend(marks)
+                            since = 0 if marks else since + 1
+                elif steps % every == 0:
+                    appends = position >= layer.appends_from(lane, writes)
+                    way = patch_to(
+                        {} if now is MISSING else {lane: now}, {} if then is MISSING else {lane: then},
+                        lane, [], layer, after, writes, edit.key, appends, blocked, edit.scans,
+                    )
+                    if way is not None:
+                        if way and (then is MISSING or now is MISSING):
+                            raise _Fallback
+                        last = after if after is not None else -1
+                        patches_to = [patch for patch, _ in way]
+                        return self.finish(_KEEP, patches_to, {n: stop for n, (_, stop) in enumerate(way)}, last)
+                check = False
+            if position == len(subset):
+                return self.finish(now, [], {}, None)
+            message_id = subset[position]
+            position += 1
+            write = writes[message_id]
+            after = edit.key(message_id)
+            if write.problem is not None:
+                continue  # a problem of the write itself: the same on both sides
+            then, was = _step(then, write, lane)
+            now, is_now = _step(now, write, lane)
+            if was != is_now:
+                lost.append((message_id, was or None))
+                gained.append((message_id, is_now or None))
+            for side, value in enumerate((then, now)):
+                if creators[side] is None and value is not MISSING:
+                    creators[side] = message_id
+            since += 1
+            if since >= every:
+                fresh.append(LaneMark(message_id, now))
+                since = 0
+            steps += 1
+            check = True
+
+    def finish(self, value: Any, patches: list[Patch], until: dict[int, int | None], last: int | None) -> _Lane:
+        """The lane folded again: the old marks after `last` follow the new ones (patched where the sides
+        differ), and `value` is its final value (`_KEEP`: as it was, patched by the patches no write replaced)."""
+        edit, old_marks, lane = self.edit, self.old_marks, self.lane
         rest: tuple[LaneMark, ...] = ()
         if last is not None and old_marks:
             rest = old_marks[bisect_right(old_marks, last, key=edit.mark_key) :]
         if patches:  # the old marks past the edit as the new side has them (without patches: the same)
             rest = tuple(mark._replace(value=_patched_mark(mark, lane, patches, until, edit)) for mark in rest)
-        kept.extend(fresh)
-        kept.extend(rest)
+        kept = [*self.kept, *self.fresh, *rest]
         final_patches = [patch for number, patch in enumerate(patches) if until[number] is None]
-        created = not present and creators[0] != creators[1]  # the lane's key may take another place
-        return _Lane(tuple(kept), value, final_patches, lost, gained, old_edited, new_edited, created)
-
-    check = True
-    while True:
-        if check:  # after each write both sides stepped (and before the first)
-            if then is now or identical(then, now):
-                return finish(_KEEP, [], {}, -1 if after is None else after)
-            if type(then) is dict and type(now) is dict:
-                # Objects: where they differ, and the next write that acts there, checked after every write;
-                # the writes before that one are not folded twice (`_ahead`).
-                apart = _placed_differences(edit, lane, subset, position, then, now)
-                if apart is not None:
-                    patches, acting = apart
-                    if acting is None:
-                        until = {n: None if at is None else edit.key(subset[at]) for n, (_, at) in enumerate(patches)}
-                        return finish(_KEEP, [patch for patch, _ in patches], until, -1 if after is None else after)
-                    ahead = _ahead(edit, lane, subset, position, acting, old_marks, then, patches, after)
-                    if ahead is not None:
-                        then, now, marks = ahead
-                        position, after = acting, edit.key(subset[acting - 1])
-                        fresh.extend(marks)
-                        since = 0 if marks else since + 1
-            elif steps % every == 0:
-                appends = position >= layer.appends_from(lane, writes)
-                way = patch_to(
-                    {} if now is MISSING else {lane: now}, {} if then is MISSING else {lane: then},
-                    lane, [], layer, after, writes, edit.key, appends, blocked, edit.scans,
-                )
-                if way is not None:
-                    if way and (then is MISSING or now is MISSING):
-                        raise _Fallback
-                    last = after if after is not None else -1
-                    patches_to = [patch for patch, _ in way]
-                    return finish(_KEEP, patches_to, {n: stop for n, (_, stop) in enumerate(way)}, last)
-            check = False
-        if position == len(subset):
-            return finish(now, [], {}, None)
-        message_id = subset[position]
-        position += 1
-        write = writes[message_id]
-        after = edit.key(message_id)
-        if write.problem is not None:
-            continue  # a problem of the write itself: the same on both sides
-        then, was = _step(then, write, lane)
-        now, is_now = _step(now, write, lane)
-        if was != is_now:
-            lost.append((message_id, was or None))
-            gained.append((message_id, is_now or None))
-        for side, value in enumerate((then, now)):
-            if creators[side] is None and value is not MISSING:
-                creators[side] = message_id
-        since += 1
-        if since >= every:
-            fresh.append(LaneMark(message_id, now))
-            since = 0
-        steps += 1
-        check = True
+        created = not self.present and self.creators[0] != self.creators[1]  # the lane's key may take another place
+        return _Lane(tuple(kept), value, final_patches, self.lost, self.gained, self.old_edited, self.new_edited,
+                     created)
 
 
 def _patched_mark(mark: LaneMark, lane: str, patches: list[Patch], until: dict[int, int | None], edit: _Edit) -> Any:
