@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..document._catalogue import catalogue_of
 from ..document._context import Context
+from ..document._tool_plan_index import tool_plan_index_of
 from ..document._view import Messages
 from ..protocol._messages import Form
 from ..resolve._resolution import Diagnostic
@@ -56,9 +56,9 @@ def tool_definitions(
 
 
 def form_indices(context: Messages, form: Form, limit: int) -> list[int]:
-    """The messages of `form` among the first `limit`: a context keeps a catalogue, a view is scanned."""
+    """The messages of `form` among the first `limit`: a context keeps an index of them, a view is scanned."""
     if isinstance(context, Context):
-        return list(catalogue_of(context).indices(form, limit))
+        return list(tool_plan_index_of(context).indices(form, limit))
     return [index for index in range(limit) if context.info(index).form is form]
 
 

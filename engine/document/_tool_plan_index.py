@@ -15,7 +15,7 @@ from ._context import Context
 _TRACKED = (Form.TOOL, Form.PLAN)
 
 
-class Catalogue:
+class ToolPlanIndex:
     """The ids of one context's tool and plan messages (ids survive moves; positions are looked up)."""
 
     def __init__(self, context: Context) -> None:
@@ -23,7 +23,7 @@ class Catalogue:
         self._ids: dict[Form, set[int]] = {form: set() for form in _TRACKED}
         for index in range(len(context)):
             self._note(context, index)
-        # psygnal holds bound methods weakly: the catalogue goes with the context.
+        # psygnal holds bound methods weakly: the index goes with the context.
         context.inserted.connect(self._inserted)
         context.removing.connect(self._removing)
         context.replacing.connect(self._removing)
@@ -55,12 +55,12 @@ class Catalogue:
         return iter(found if at is None else [index for index in found if index < at])
 
 
-_catalogues: weakref.WeakKeyDictionary[Context, Catalogue] = weakref.WeakKeyDictionary()
+_indexes: weakref.WeakKeyDictionary[Context, ToolPlanIndex] = weakref.WeakKeyDictionary()
 
 
-def catalogue_of(context: Context) -> Catalogue:
-    """The context's catalogue, made on first use (one scan) and kept current after that."""
-    found = _catalogues.get(context)
+def tool_plan_index_of(context: Context) -> ToolPlanIndex:
+    """The context's index of tool and plan messages, made on first use (one scan) and kept current after."""
+    found = _indexes.get(context)
     if found is None:
-        found = _catalogues[context] = Catalogue(context)
+        found = _indexes[context] = ToolPlanIndex(context)
     return found
