@@ -28,12 +28,12 @@ class _Messages:
 def snapshot(document: Document) -> Document:
     """The document as it is now, safe to serialise on another thread while edits go on.
 
-    `Context.messages` copies the engine's list of the messages in order, a copy of pointers (about
-    0.2 ms at 100,000 messages, on the GUI thread); the worker then reads only that list, and the messages
+    `Context.messages` copies the engine's list of the messages in order, a copy of pointers (cheap even on
+    the GUI thread); the worker then reads only that list, and the messages
     are immutable dicts that edits replace, never mutate, so what it writes is the document as it was at
     this moment, whatever is edited meanwhile. Building a real `Context` would classify every message again.
-    The copy is frozen at once (`freeze_young`): left young, every collection while the worker writes walked its
-    100,000 items (8-10 ms).
+    The copy is frozen at once (`freeze_young`): left young, every collection while the worker writes would
+    walk all its items.
     """
     frozen = cast(Context, _Messages(document.context.messages))
     freeze_young()
@@ -81,10 +81,9 @@ def paced(pieces: Iterable[bytes]) -> Iterator[bytes]:
     """`pieces`, a step at a time, with a pause between steps.
 
     The worker serialises in Python and holds the interpreter lock while it does. Running flat out beside
-    a turn of the GUI thread, it made that thread wait for the lock at each of its calls into Qt (up to a
-    switch interval, 5 ms, each): an undo at 100,000 messages took 25-60 ms instead of 6. Paced, the lock
-    is never held for more than a step, and the file takes a few seconds to write at 100,000 messages
-    instead of a quarter of one (the recovery file it replaces stays whole until then).
+    a turn of the GUI thread, it would make that thread wait for the lock at each of its calls into Qt (up to
+    a switch interval each), several times the turn's own work. Paced, the lock is never held for more than
+    a step; the file takes longer to write, and the recovery file it replaces stays whole until then.
     """
     iterator = iter(pieces)
     while step := list(islice(iterator, PIECES_PER_STEP)):

@@ -1,7 +1,7 @@
 """`Pictures`: what a delegate painted, kept as images to be copied on the next repaint.
 
-Drawing a string costs 15-45 µs on a slow machine (Qt lays out and rasterises the glyphs each time), copying a
-row's picture about 2 µs; views repaint the same rows over and over (an edit shifts them, the time cursor shades
+Drawing a string costs an order of magnitude more than copying a row's picture (Qt lays out and rasterises the
+glyphs each time); views repaint the same rows over and over (an edit shifts them, the time cursor shades
 them, a selection moves). A picture is keyed by everything that is drawn in it, so a changed row is drawn anew.
 A row not kept yet is drawn straight away as before, and its picture made while the window waits for input
 (`later`): making one costs more than drawing the row. A view about to show a screen of rows never seen (a far

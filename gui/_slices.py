@@ -7,11 +7,10 @@ its turn: each turn runs one job's slice, the jobs taking turns in the order the
 
 A slice also does not join a turn that has already done a frame's share of work. In one turn Qt delivers the posted
 events (a repaint is one) before the timers, so the repaint that an edit, a scroll or the previous slice asked for
-and the next slice ran together (measured: an insert's repaint of 5-9 ms with the state view's 5 ms slice, 16 ms in
-all). The runner notes when each turn begins (the event dispatcher's `aboutToBlock`, said at every turn of a running
-loop, busy or not) and, when the turn has used more than `BUSY_TURN_S` of GUI-thread CPU time before the slice's
-timer fires, lets it end and runs the slice in a later one (at most `WAITS` turns in a row: a loop driven by
-`processEvents` may not say when its turns begin).
+and the next slice would run together, past a frame between them. The runner notes when each turn begins (the
+event dispatcher's `aboutToBlock`, said at every turn of a running loop, busy or not) and, when the turn has used
+more than `BUSY_TURN_S` of GUI-thread CPU time before the slice's timer fires, lets it end and runs the slice in a
+later one (at most `WAITS` turns in a row: a loop driven by `processEvents` may not say when its turns begin).
 """
 
 from __future__ import annotations
@@ -23,9 +22,8 @@ from weakref import WeakMethod
 import shiboken6
 from PySide6.QtCore import QAbstractEventDispatcher, QCoreApplication, QObject, QTimer
 
-# A turn that has used this much (a repaint) runs no slice; the next one does. 2 ms, not 3: an undo's relayout and
-# repaint at 100,000 messages (2.4 ms) was followed by a 5 ms slice in the same turn (docs/performance.md
-# history, "Sixth session (i11-idle)").
+# A turn that has used this much (a repaint) runs no slice; the next one does. Below an undo's relayout and repaint
+# of a big document, so that a slice never follows one in the same turn.
 BUSY_TURN_S = 0.002
 WAITS = 3  # turns let go by in a row at most (an edit's own turn, then the repaint it asked for, then a scroll's)
 

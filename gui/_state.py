@@ -2,8 +2,8 @@
 
 `StateModel` shows the engine's state at the cursor (`CursorState`: every identity's value with the message
 that set each path, computed in slices of a few milliseconds) in Qt's own items (`QStandardItemModel`): the
-view paints them without calling into Python for each cell (a Python model's repaint cost 14-16 ms at 100,000
-messages, about three times the same tree in Qt's items; docs/performance.md). A value's rows are made when it is
+view paints them without calling into Python for each cell (a Python model's repaint costs several times the
+same tree in Qt's items; docs/performance.md). A value's rows are made when it is
 first shown open (`fetchMore`). What a value shadowed comes from the engine's blame when its tooltip is asked
 for (`StateModel.tooltip`, shown by the window's one tooltip filter, `_tooltips.py`).
 
@@ -43,8 +43,8 @@ MAX_CHILDREN = 200  # items of one value shown (then "… N more")
 OPEN_AT_FIRST = 8  # identities shown open the first time (more: all closed, the list stays readable)
 BUDGET_S = 0.005  # work per turn of the event loop while the state is computed (the watches take as much)
 ROWS_PER_PART = 12  # changed identities shown per turn: their repaint stays a few milliseconds (docs/performance.md)
-ROWS_MADE_PER_PART = 50  # rows of other identities made per turn (about 2 ms) before they replace the shown ones
-BAND_ROWS = 16  # after a reset, rows repainted per turn (a screen of rows is 7-8 ms of text; docs/performance.md)
+ROWS_MADE_PER_PART = 50  # rows of other identities made per turn (a small part of a frame) before they are shown
+BAND_ROWS = 16  # after a reset, rows repainted per turn (a screen of rows at once is most of a frame of text)
 
 NodeRole = Qt.ItemDataRole.UserRole + 1  # the StateNode
 SourceRole = Qt.ItemDataRole.UserRole + 2  # index of the message that set the value (or None)
@@ -176,9 +176,8 @@ class StateModel(QStandardItemModel):
         changed = self._changed_rows(selected, state)
         self._source, self._at = source, at
         if changed is None:
-            # Other identities: the whole tree is shown anew, and the view repaints all of it (9-12 ms at 100,000
-            # messages). Their rows are made aside first, a part per turn (4-5 ms for 100 identities), so that
-            # repaint follows a part that only puts them in.
+            # Other identities: the whole tree is shown anew, and the view repaints all of it. Their rows are
+            # made aside first, a part per turn, so that the repaint follows a turn that only puts them in.
             roots = [_root(row, folded) for row, folded in enumerate(state)]
             made: list[list[QStandardItem]] = []
             for start in range(0, len(roots), ROWS_MADE_PER_PART):
@@ -454,8 +453,8 @@ class StateView(QTreeView):
 
     def _paint_in_bands(self) -> None:
         """Repaint the rows after a reset `BAND_ROWS` at a time, one band per turn from the top: a screen of rows
-        costs 7-8 ms of GUI-thread CPU on a quiet machine (most of it laying out text), and the turn that resets
-        also lays out the tree and repaints its scroll bar and the watches. Until its band comes a row keeps
+        at once is most of a frame of GUI-thread CPU (laying out text), and the turn that resets also lays out
+        the tree and repaints its scroll bar and the watches. Until its band comes a row keeps
         the pixels of the previous state, as the rows of a state shown in parts do (`show_in_parts`)."""
         if not self._on_screen:
             return  # nothing of this view's own on screen to keep: painted whole, as asked

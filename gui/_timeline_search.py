@@ -5,7 +5,7 @@ of each message is made once and kept), so a search never runs in one go on the 
 slices of `SLICE_S` on the turns of the event loop, a newer query abandons the older one, and the
 result replaces the shown rows in one step, on a turn of its own. Not on a worker thread: the GIL would
 make the GUI thread wait for it on each call into Python, the timeline delegate's paint of every row
-included (a scroll blocked over 16 ms 20 times in 30 with a search on a thread, once without). The rows
+included, so a scroll during a search would drop frames. The rows
 shown (`FilteredTimeline`) are a sorted list of the model's rows, kept exact through inserts, removals,
 moves and replacements without searching again.
 """
@@ -26,7 +26,7 @@ from ._timeline_model import InstanceRole, KindRole, LookRole, SummaryRole, Time
 _Index = QModelIndex | QPersistentModelIndex
 _ROOT = QModelIndex()
 SLICE_S = 0.004  # one slice of a search: a quarter of a frame, so a busy machine's delays still fit in one
-CHECK_EVERY = 16  # rows between two looks at the clock (a row takes 2-10 µs)
+CHECK_EVERY = 16  # rows between two looks at the clock (a row takes far less than a look at the clock)
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ from ._widgets import KIT, make_editor
 
 # Forms of other kinds of value kept for when the user comes back to one (`FormView._take_root`).
 SPARE_FORMS = 6
-# The most fields a form made ahead of its selection may have (`FormView.prepare`): made at about 1 ms a field, a
-# bigger one would hold the event loop more than a few milliseconds.
+# The most fields a form made ahead of its selection may have (`FormView.prepare`): each field is widgets made and
+# polished, so a bigger form made in one go would hold the event loop for more than a frame.
 PREPARED_FIELDS = 12
 
 
@@ -103,10 +103,9 @@ class FormView(QScrollArea):
         already, not when it has more than `PREPARED_FIELDS` fields (made in one go, it would hold the event loop too
         long), and not when `SPARE_FORMS` are kept unless `push_out` (then the least recently shown goes).
 
-        A form made the first time it is shown cost 5-10 ms of the selection's call (its widgets made and polished
-        under the application's style sheet, then shown and laid out for the first time); one shown before is
-        swapped in for 1-2 ms (docs/performance.md history, "Fifth session"). Making it is one half of that work,
-        `show_prepared` the other."""
+        A form made the first time it is shown costs the selection's call its widgets made and polished under the
+        application's style sheet, then shown and laid out for the first time; one shown before is only swapped
+        in. Making it is one half of that work, `show_prepared` the other."""
         field = self._field_for(value, schema)
         key = KIT.key(field, value)
         if any(editor.field == field and editor.key == key for editor in (self.root.editor, *self._spares)):
@@ -132,16 +131,16 @@ class FormView(QScrollArea):
     def _put_aside(self, editor: FieldEditor) -> None:
         self._spares.append(editor)
         if len(self._spares) > SPARE_FORMS:
-            # Hidden and out of the layout already: `discard`'s reparenting would cost 12-15 ms of style for
-            # a form of 30 fields, for nothing.
+            # Hidden and out of the layout already: `discard`'s reparenting would restyle every widget of the
+            # form, for nothing.
             self._spares.pop(0).deleteLater()
 
     def _take_root(self, value: Any) -> None:
         """A value of another form (the user selected another kind of message): the root's editor is put
         aside, and one made before for this field and kind of value is taken back, when there is one.
 
-        Deleting a form's widgets took 2-17 ms on the next turn of the event loop at every such selection;
-        going back and forth between a few kinds of message is what a user does. At most `SPARE_FORMS` are
+        Deleting a form's widgets costs the next turn of the event loop a visible pause at every such selection,
+        and going back and forth between a few kinds of message is what a user does. At most `SPARE_FORMS` are
         kept; the least recently shown is deleted when another is put aside.
         """
         key = KIT.key(self.field, value)

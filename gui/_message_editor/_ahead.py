@@ -1,8 +1,8 @@
 """`FormsAhead`: while the window is idle, the message editor makes the forms the next selections will need.
 
-The first message of each shape a user selects (the first state, input or data message of a kind) used to make its
-form inside the selection's call: 5-10 ms of making widgets, polishing them under the application's style sheet,
-showing and laying them out for the first time (docs/performance.md history, "Fifth session"). Here the
+Without this, the first message of each shape a user selects (the first state, input or data message of a kind)
+would make its form inside the selection's call: widgets made, polished under the application's style sheet,
+shown and laid out for the first time. Here the
 messages either side of the selection and a few spread over the document are shown to the editor's `prepare`
 while nothing else is happening: a form is made in one turn and shown once (out of sight) in the next. A
 selection that comes first makes its form itself, complete, in its own call, as before: what the user sees and
