@@ -40,9 +40,13 @@ def packages() -> list[str]:
 
 
 class BuildWithManual(build_py):
-    """Copies the README and docs/ into contextdeck/resources/manual (links between them keep working)."""
+    """Builds the package afresh and copies the README and docs/ into contextdeck/resources/manual (links
+    between them keep working)."""
 
     def run(self) -> None:
+        # setuptools copies into build/lib and never empties it: a module deleted or moved since the last build
+        # of this checkout would still be packed into the wheel
+        shutil.rmtree(Path(self.build_lib, "contextdeck"), ignore_errors=True)
         super().run()
         target = Path(self.build_lib, "contextdeck", "resources", "manual")
         shutil.rmtree(target, ignore_errors=True)

@@ -53,6 +53,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     for name in tracked_files():
         (source / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / name, source / name)
+    stale = source / "build" / "lib" / "contextdeck" / "engine" / "_moved_away.py"  # an earlier build's module
+    stale.parent.mkdir(parents=True)
+    stale.write_text("")
     pip = [sys.executable, "-m", "pip", "--quiet", "--disable-pip-version-check"]
     subprocess.run([*pip, "wheel", "--no-deps", "--wheel-dir", str(base / "dist"), str(source)], check=True)
     [wheel] = (base / "dist").glob("contextdeck-*.whl")
@@ -74,14 +77,16 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
 
 def test_the_wheel_holds_every_file_of_the_package(installed: Installed) -> None:
     """Every module, subpackage and resource of the four folders is in the wheel (examples/delegates/ too),
-    and the manual (README.md, docs/) is copied in for Help."""
-    names = set(zipfile.ZipFile(installed.wheel).namelist())
+    and the manual (README.md, docs/) is copied in for Help; nothing else (no module left in build/lib by an
+    earlier build)."""
+    names = {name for name in zipfile.ZipFile(installed.wheel).namelist() if name.startswith("contextdeck/")}
     expected = {f"{FOLDERS[folder]}/{name.relative_to(folder)}"
                 for name in tracked_files() for folder in FOLDERS if name.is_relative_to(folder)}
-    assert expected - names == set()
     manual = {f"contextdeck/resources/manual/{name}" for name in tracked_files()
               if name == Path("README.md") or name.parts[0] == "docs"}
+    assert expected - names == set()
     assert manual - names == set()
+    assert names - expected - manual == set()
     assert "contextdeck/resources/examples/delegates/Researcher.json" in names
 
 
