@@ -96,6 +96,7 @@ from .resolve._resolution import Diagnostic, Indices, Resolution
 from .run._execution import Execution
 from .run._instancing import expand_instances, instances_of
 from .run._loop import Loop, LoopStatus, OutputSource, Tick, Turn, TurnRefused, TurnSource, load_turn
+from .run._pool import prestart_workers
 from .run._readiness import is_approval
 from .run._turns import (
     Conclusion,
@@ -283,6 +284,7 @@ __all__ = [
     "pending_calls",
     "plan_call",
     "plan_mode",
+    "prestart_workers",
     "read_record",
     "read_results",
     "read_steps",

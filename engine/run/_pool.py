@@ -211,7 +211,7 @@ class _Worker:
     def _captured(self) -> Captured:
         try:
             return Captured(_read_capture(self.out), _read_capture(self.err))
-        except (OSError, ValueError):
+        except (OSError, ValueError, AttributeError):  # closed, or no `os.pread` here: the call goes on without
             return Captured()
 
     def _answer(self, frame: bytes) -> Ran | ActivityFailed:
@@ -305,6 +305,20 @@ class WorkerPool:
                         loop.call_soon_threadsafe(_wake, turn)
                     break
 
+    def prestart(self) -> None:
+        """Start a worker now when none is there, so that the first call does not wait for its start."""
+        with self._lock:
+            if self._idle or self._busy:
+                return
+            self._busy += 1
+        try:
+            worker = _Worker()
+        finally:
+            with self._lock:
+                self._busy -= 1
+        with self._lock:
+            self._idle.append(worker)
+
     def close(self) -> None:
         """Let every idle worker go (the application is leaving)."""
         with self._lock:
@@ -372,3 +386,8 @@ def shared_pool() -> WorkerPool:
     return _shared
 
 
+
+
+def prestart_workers() -> None:
+    """Start an activity worker ahead of the first call (the window does when activities are loaded)."""
+    shared_pool().prestart()

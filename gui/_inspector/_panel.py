@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QLabel, QMessageBox, QToolBar, QVBoxLayout, QWidget
 
-from contextdeck.engine import ActivityLoadError, load_activities
+from contextdeck.engine import ActivityLoadError, load_activities, prestart_workers
 
 from ._calls import CallsModel, CallsView
 from ._debugger import Debugger
@@ -173,6 +173,8 @@ class CallsPanel(QWidget):
             return False
         self.debugger.activities.update(loaded)
         self.debugger.execution = None  # modes change: the next step analyses the calls again
+        if not self.debugger.in_process:
+            prestart_workers()  # a worker imports the engine first: ready by the first Step
         self.model.refresh()
         self.message.setText(f"Loaded {len(loaded)} activities from {Path(path).name}: {', '.join(loaded.names)}")
         return True

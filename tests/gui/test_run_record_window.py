@@ -225,3 +225,18 @@ def test_groups_and_instances_are_named_in_the_timeline_and_the_calls_panel(qtbo
     assert message_summary(plan, classify(plan)) == "2 calls: any(quoteA | quoteB) → label@①"
     model = CallsModel(Context([plan]))
     assert [model.index(row, 2).data() for row in range(3)] == ["any ▸ quoteA", "any ▸ quoteB", "label @①"]
+
+
+def test_loading_activities_starts_a_worker_ahead_unless_in_process(window: MainWindow, effects: tuple[Path, Path],
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Load Activities… starts a worker process at once (ready by the first Step); in-process, none."""
+    from contextdeck.gui._inspector import _panel
+
+    started: list[bool] = []
+    monkeypatch.setattr(_panel, "prestart_workers", lambda: started.append(True))
+    inspector = parts(window)
+    load(inspector, effects[0])
+    assert started == [True]
+    inspector.debugger.in_process = True
+    load(inspector, effects[0])
+    assert started == [True]

@@ -248,3 +248,18 @@ def test_a_timed_out_call_keeps_what_it_printed(activities: Activities) -> None:
     context, execution = run(activities, {"_tool": "chatty_hang", "_outputPath": "†state.a"}, timeout=1)
     assert error_of(execution, 0)[0] == "timeout"
     assert context[1]["_run"]["stdout"] == "working on it\n"
+
+
+def test_a_prestarted_worker_takes_the_first_call(tmp_path: Path) -> None:
+    """`prestart` starts a worker ahead (the window does on loading activities): the first call runs in it."""
+    from contextdeck.engine.run._pool import Jobs, WorkerPool
+
+    file = tmp_path / "pid.py"
+    file.write_text("import os\ndef pid(call, tool, context):\n    return os.getpid()\nACTIVITIES = {'pid': pid}\n")
+    pool = WorkerPool(2)
+    pool.prestart()
+    (worker,) = pool._idle
+    request = {"file": str(file), "name": "pid", "call": {}, "tool": None, "context": []}
+    ran = asyncio.run(Jobs(pool).run(0, request, 60.0))
+    pool.shutdown()
+    assert ran.result == worker.process.pid
