@@ -441,6 +441,12 @@ class MainWindow(QMainWindow):
     def _default_dock_sizes(self) -> None:
         self.resizeDocks([self.timeline_dock, self.state_dock], [420, 440], Qt.Orientation.Horizontal)
         self.resizeDocks([self.watch_dock], [210], Qt.Orientation.Vertical)
+        right = Qt.DockWidgetArea.RightDockWidgetArea
+        below = [dock for dock in self.findChildren(QDockWidget) if self.dockWidgetArea(dock) == right and
+                 dock is not self.state_dock and dock not in self.tabifiedDockWidgets(self.state_dock)]
+        if below:  # a second group under the state's (the run's docks): the state keeps most of the height
+            self.resizeDocks([self.state_dock, below[0]], [self.height() * 3 // 5, self.height() * 2 // 5],
+                             Qt.Orientation.Vertical)
 
     def reset_layout(self) -> None:
         """Every dock and the toolbar back in its first place, shown, docked and sized as on a first start

@@ -206,10 +206,13 @@ def install_inspector(window: Any) -> Inspector:
     docks["Call inspector"] = window.add_dock(parts.inspector, "Call inspector", right)
     docks["Output audit"] = window.add_dock(parts.audit, "Output audit", right)
     docks["Plan graph"] = window.add_dock(parts.graph, "Plan graph", bottom)
-    for name in ("Call inspector", "Output audit"):
-        _tabify(window, "state_dock", docks[name])
+    # The right area holds two tab groups, the document's views (State, LLM view) above the run's (Call
+    # inspector, Output audit, Delegate session) below: five tabs in one strip did not fit its width at
+    # 1280 or 1600 pixels, and the last ones were reached only by the strip's scroll arrows.
+    window.tabifyDockWidget(docks["Call inspector"], docks["Output audit"])
     _tabify(window, "watch_dock", docks["Plan graph"])
     _install_sessions(window, parts)
+    docks["Call inspector"].raise_()
     for existing in ("state_dock", "watch_dock"):  # the window's own views stay in front at first
         front = getattr(window, existing, None)
         if isinstance(front, QDockWidget):
@@ -276,7 +279,7 @@ def _install_sessions(window: Any, parts: Inspector) -> None:
     right, bottom = Qt.DockWidgetArea.RightDockWidgetArea, Qt.DockWidgetArea.BottomDockWidgetArea
     parts.docks["Delegate session"] = window.add_dock(parts.session_view, "Delegate session", right)
     parts.docks["Call stack"] = window.add_dock(CallStackView(sessions), "Call stack", bottom)
-    _tabify(window, "state_dock", parts.docks["Delegate session"])
+    window.tabifyDockWidget(parts.docks["Call inspector"], parts.docks["Delegate session"])
     _tabify(window, "watch_dock", parts.docks["Call stack"])
     parts.panel.commands = sessions  # Step and Continue act on the current session
     wiring = parts.wiring

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDockWidget, QTabBar
+from PySide6.QtWidgets import QApplication, QDockWidget, QTabBar
 
 from contextdeck.gui._window import MainWindow
 
@@ -54,3 +55,21 @@ def test_reset_layout_brings_every_dock_back_to_its_first_place(qtbot: Any, refu
     assert window.state_dock in window.tabifiedDockWidgets(window.llm_dock)
     assert "State" in dock_tabs(window)
     qtbot.waitUntil(lambda: not window.state_dock.visibleRegion().isEmpty())
+
+
+@pytest.mark.parametrize("size", [(1280, 800), (1600, 1000)])
+def test_every_dock_tab_strip_fits_at_common_sizes(qtbot: Any, refund_window: MainWindow,
+                                                   size: tuple[int, int]) -> None:
+    """At 1280×800 and 1600×1000 in the first layout every tab of every dock group is in sight: no strip needs
+    its scroll arrows (the right area's five tabs were cut after "Delegate")."""
+    window = refund_window
+    window.reset_layout()
+    window.resize(*size)
+    qtbot.waitUntil(lambda: window.width() == size[0])
+    QApplication.processEvents()
+    bars = [bar for bar in window.findChildren(QTabBar) if bar.isVisible() and bar.parentWidget() is window]
+    assert bars
+    for bar in bars:
+        titles = [bar.tabText(i) for i in range(bar.count())]
+        assert bar.sizeHint().width() <= bar.width(), (titles, bar.sizeHint().width(), bar.width())
+    assert {"State", "LLM view", "Call inspector", "Output audit", "Delegate session"} <= dock_tabs(window).keys()

@@ -86,8 +86,8 @@ def test_the_audit_tabbed_behind_the_state_view_waits_until_its_tab_is_raised(qt
     assert inspector.audit.audit is None  # in front: the text message is audited at once (not an output)
 
 
-def test_the_call_inspector_tabbed_behind_the_state_view_catches_up_when_raised(qtbot: Any, window: MainWindow) -> None:
-    """After a step the calls are analysed again; the inspector, tabbed behind the state view, is not rebuilt
+def test_the_call_inspector_tabbed_behind_the_audit_catches_up_when_raised(qtbot: Any, window: MainWindow) -> None:
+    """After a step the calls are analysed again; the inspector, tabbed behind the output audit, is not rebuilt
     (a call with _scopes lists every scoped message) until its tab is raised, and then shows the call as it
     is now."""
     inspector = parts(window)
@@ -96,8 +96,8 @@ def test_the_call_inspector_tabbed_behind_the_state_view_catches_up_when_raised(
     shown = inspector.inspector.call
     assert shown is not None
     assert shown.status != Status.DONE
-    window.state_dock.raise_()
-    qtbot.waitUntil(lambda: not window.state_view.visibleRegion().isEmpty())
+    inspector.docks["Output audit"].raise_()
+    qtbot.waitUntil(lambda: inspector.inspector.visibleRegion().isEmpty())
     next(a for a in window.menu("Run").actions() if a.text() == "Step").trigger()
     qtbot.waitUntil(lambda: inspector.model.status(0) == Status.DONE and not inspector.debugger.running)
     qtbot.waitUntil(lambda: inspector.wiring._call_behind is not None)  # the views' refresh reached it
