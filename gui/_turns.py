@@ -562,7 +562,7 @@ class LoopUI(QObject):
         errors = [p for p in found if p.severity == "error"]
         if errors:
             return "Not taken: " + "; ".join(str(problem) for problem in errors)
-        change = turn_change(document, turn, {"model": audit} if audit else None)
+        change = turn_change(document, turn, audit)  # the exchange in short, as `run --llm` keeps it
         if change.plan is None and change.solution is MISSING:
             return "Not taken: this turn is already the current plan."
         self.window.session.undo_stack.push(TurnCommand(self, change, "Take the next turn"))

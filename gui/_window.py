@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from contextdeck.engine import Activities, Context, Edit, Insert, Move, Remove, Replace
 
 from ._actions import build_actions
+from ._agent_run import install_agent_run
 from ._banner import Banner
 from ._commands import EditCommand, TypingCommand, describe
 from ._diagnostics import CheckProgress, DiagnosticsRunner
@@ -143,6 +144,7 @@ class MainWindow(QMainWindow):
         self.traces = install_traces(self)
         self.models = install_models(self)
         self.turns = install_turns(self)
+        self.agent_run = install_agent_run(self)
         self.pane_actions = install_keyboard(self)  # after every panel: Tab leaves all their tables
         install_elided_tooltips(self)  # and every cut-off cell of theirs has its whole text on hover
         name_qt_buttons(self)  # Qt's own glyph buttons (a dock's close, a line edit's clear) say what they do

@@ -209,7 +209,7 @@ def test_ask_model_writes_the_turn_to_review_then_take(qtbot: Any, window: MainW
     dialog.take_button.click()
     plan = window.context()[len(window.context()) - 1]
     assert plan["plan"] == SECOND["calls"]
-    assert plan["_model"]["model"]["model"] == "fake-small"
+    assert plan["_model"]["model"] == "fake-small"
 
 
 def test_a_model_answer_that_breaks_the_schema_is_kept_to_correct(qtbot: Any, window: MainWindow,

@@ -1,0 +1,201 @@
+"""Run → Run with Model: Continue through the loop's turns (010) with the model giving each next turn.
+
+The pieces are the window's own: Continue runs a tick (the model answering latent calls, as with *Use the
+Model for Latent Calls*), the Next Turn dialog shows the request as it will be sent and lets a turn be
+edited before it is taken, and `LoopUI.take_turn` appends the turn as one undo step, with the model's
+exchange as the plan message's `_model`. Two breakpoint kinds stop the run at a turn: *before each model
+turn* (the dialog opens and asks; the answer is reviewed, edited or replaced, then Take Turn goes on) and
+*on a refused answer* (the refused reply is put in the dialog with its problems, to correct). Cancel stops
+the run between and inside turns: the running calls are cancelled, the model's request is dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QDialog, QToolBar
+
+from contextdeck.engine import MISSING, Answer, ModelError, ask_request
+
+from ._inspector._async import spawn
+
+MAX_TURNS = 25  # as `contextdeck run --max-ticks`: a model that never finishes stops here
+
+
+class AgentRunUI(QObject):
+    """Run with Model and its breakpoints (`window.agent_run`); `stopped(reason)` when a run ends."""
+
+    stopped = Signal(str)
+
+    def __init__(self, window: Any) -> None:
+        super().__init__(window)
+        self.window = window
+        self.turns = window.turns
+        self.debugger = window.inspector.debugger
+        self.task: asyncio.Task[Any] | None = None
+        self.asking: asyncio.Task[Any] | None = None
+        self.cancelled = False
+        self.taken = 0  # turns taken in this run
+        self.last_stop = ""
+        self.run_action = QAction("Run with &Model", window)
+        self.run_action.setShortcut(QKeySequence("Ctrl+F5"))
+        self.run_action.setToolTip("Continue through the loop's turns, the configured model giving each next turn "
+                                   "and answering latent calls, until a valid final output")
+        self.run_action.triggered.connect(lambda _checked=False: self.start())
+        self.stop_action = QAction("Stop Running with Model", window)
+        self.stop_action.setShortcut(QKeySequence("Ctrl+Shift+F5"))
+        self.stop_action.triggered.connect(lambda _checked=False: self.cancel())
+        self.break_before = QAction("Break Before Each Model Turn", window, checkable=True)
+        self.break_before.setToolTip("Before each turn is asked for, show the request as it will be sent; the "
+                                     "answer can be edited or replaced before it is taken")
+        self.break_refused = QAction("Break on a Refused Answer", window, checkable=True)
+        self.break_refused.setChecked(True)
+        self.break_refused.setToolTip("A turn that breaks the request schema opens with its problems, to correct")
+        run = window.menu("Run")
+        run.addSeparator()
+        for action in (self.run_action, self.stop_action, self.break_before, self.break_refused):
+            run.addAction(action)
+        toolbar = window.inspector.panel.findChild(QToolBar)
+        if toolbar is not None:
+            toolbar.addAction(self.run_action)
+        cancel = window.inspector.panel.actions_by_name.get("cancel")
+        if cancel is not None:  # the debugger's Cancel ends the run too
+            cancel.triggered.connect(self.cancel)
+        self.debugger.stateChanged.connect(self.update)
+        window.models.models.changed.connect(self.update)
+        self.update()
+
+    @property
+    def running(self) -> bool:
+        return self.task is not None and not self.task.done()
+
+    def update(self) -> None:
+        ready = bool(self.window.models.models.config.ready)
+        self.run_action.setEnabled(ready and not self.running and not self.debugger.running)
+        self.run_action.setStatusTip("" if ready else "No model is set up: Run → Models…")
+        self.stop_action.setEnabled(self.running)
+
+    # -- commands ---------------------------------------------------------------------------------------
+
+    def start(self) -> asyncio.Task[Any] | None:
+        if not self.run_action.isEnabled():
+            return None
+        self.cancelled = False
+        self.taken = 0
+        self.task = spawn(self._run())
+        self.task.add_done_callback(lambda _task: self.update())
+        self.update()
+        return self.task
+
+    def cancel(self) -> None:
+        """Stop the run: between turns it asks nothing more; inside one, the request or the calls are cancelled."""
+        if not self.running:
+            return
+        self.cancelled = True
+        if self.asking is not None:
+            self.asking.cancel()
+        if self.debugger.running:
+            self.debugger.cancel()
+        dialog = self.turns.dialog
+        if dialog is not None:
+            dialog.reject()
+
+    # -- the run ---------------------------------------------------------------------------------------
+
+    async def _run(self) -> str:
+        using = self.debugger.use_model
+        self.debugger.use_model = True  # Continue asks the model for latent calls
+        try:
+            reason = await self._turns()
+        finally:
+            self.debugger.use_model = using
+            self.asking = None
+        self.last_stop = reason
+        self.window.inspector.panel.message.setText(f"Run with Model: {reason}")
+        self.stopped.emit(reason)
+        return reason
+
+    async def _turns(self) -> str:
+        while True:
+            if self.cancelled:
+                return "cancelled"
+            output = self.turns.finished()
+            if output is not MISSING:
+                return "finished: the final output is valid"
+            if self.turns.lazy():
+                return "the plan is lazy: Run → Approve Plan, then Run with Model again"
+            if not self.turns.tick_over():
+                await self.debugger.continue_()
+                if self.cancelled:
+                    return "cancelled"
+                if not self.turns.tick_over():  # a breakpoint, a pause, a failure: the debugger says which
+                    return f"stopped in the tick: {self.debugger.last_stop or 'see the calls panel'}"
+                continue
+            if self.taken >= MAX_TURNS:
+                return f"no final output after {self.taken} turns"
+            problem = await (self._turn_in_dialog(ask=True) if self.break_before.isChecked() else self._turn())
+            if problem is not None:
+                return problem
+            self.taken += 1
+            if self.turns.tick_over():  # a turn without calls: its tick is over at once
+                self.turns.conclude_tick()
+
+    async def _turn(self) -> str | None:
+        """Ask the model for the next turn and take it; a refused answer stops, or breaks into the dialog."""
+        models = self.window.models.models
+        document = self.turns.document()
+        asker = models.asker()
+        try:
+            await asker.provider.prepare()
+            self.asking = spawn(ask_request(document, asker, activities=self.turns.activities(),
+                                            tools=self.turns.tools()))
+            answer: Answer = await self.asking
+        except asyncio.CancelledError:
+            if self.cancelled:
+                return "cancelled while the model was asked"
+            raise
+        except ModelError as error:
+            if error.kind != "invalid":
+                return f"the model failed: {error}"
+            if not self.break_refused.isChecked():
+                return f"the model's turn was refused: {error}"
+            return await self._turn_in_dialog(refused=error)
+        finally:
+            self.asking = None
+            await asker.provider.close()
+        problem: str | None = self.turns.take_turn(answer.value, answer.summary)
+        return problem
+
+    async def _turn_in_dialog(self, *, ask: bool = False, refused: ModelError | None = None) -> str | None:
+        """The Next Turn dialog: the request as it will be sent, the model's answer (asked now, or the refused
+        reply with its problems) to review and edit; Take Turn goes on, closing it stops the run."""
+        dialog = self.turns.open_dialog()
+        if dialog is None:
+            return "the next turn cannot be taken now"
+        closed: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        def settle(result: int) -> None:
+            if not closed.done():
+                closed.set_result(result)
+
+        dialog.finished.connect(settle)
+        if refused is not None:
+            dialog.editor.setPlainText(refused.reply or "")
+            dialog.check()
+            dialog.status.setText(f"The model's turn was refused: {refused.reason}. Correct it, then Take Turn.")
+        elif ask:
+            dialog.intro.setText("Run with Model stopped before the model's turn. The request on the right is "
+                                 "what is sent; the model's answer fills the text: edit or replace it, then "
+                                 "Take Turn to go on (Close stops the run).")
+            dialog.ask()
+        result = await closed
+        if result != QDialog.DialogCode.Accepted:
+            return "cancelled" if self.cancelled else "stopped at the model's turn: the turn was not taken"
+        return None
+
+
+def install_agent_run(window: Any) -> AgentRunUI:
+    """Run → Run with Model, Stop, and its breakpoint kinds (`window.agent_run`)."""
+    return AgentRunUI(window)

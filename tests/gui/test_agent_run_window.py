@@ -1,0 +1,129 @@
+"""Run → Run with Model, through the real window against the loopback fake model: turns until the final output,
+a breakpoint before each model turn where the answer is edited, a refused answer, Cancel."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from contextdeck.gui._inspector._async import release
+from contextdeck.gui._models import ModelConfig
+from contextdeck.gui._window import MainWindow
+from fake_llm import Reply
+
+NOTE = {"type": "object", "description": "Write a note.",
+        "properties": {"text": {"type": "string"}, "_output": {"type": "string"}}, "required": ["text"]}
+SCHEMA = {"type": "object", "properties": {"status": {"type": "string", "enum": ["Success", "Failed"]}},
+          "required": ["status"]}
+NOTE_CALL = {"_tool": "note", "text": "†input.text", "_outputPath": "†state.second"}
+
+
+def document() -> dict[str, Any]:
+    """A saved request whose first plan writes †state.first; the model gives the turns after it."""
+    return {"schema": SCHEMA, "context": [
+        {"type": "tool", "tool": {"note": NOTE}},
+        {"type": "input", "input": {"text": "hello"}},
+        {"type": "plan", "plan": [{"_tool": "note", "text": "†input.text", "_output": "first",
+                                   "_outputPath": "†state.first"}]},
+    ]}
+
+
+@pytest.fixture
+def window(open_window: Any, tmp_path: Path, fake_llm: Any) -> Iterator[MainWindow]:
+    path = tmp_path / "agent.json"
+    path.write_text(json.dumps(document()))
+    made: MainWindow = open_window(path)
+    made.models.models.set_config(ModelConfig(fake_llm.url, "fake-small", timeout=5))  # type: ignore[attr-defined]
+    yield made
+    release()
+
+
+def state(window: MainWindow, path: str) -> Any:
+    found = window.context().resolve(path)
+    return found.value if found.found else None
+
+
+def finished(qtbot: Any, window: MainWindow) -> Callable[[], bool]:
+    run = window.agent_run  # type: ignore[attr-defined]
+    return lambda: run.task is not None and run.task.done()
+
+
+def test_run_with_model_goes_through_the_turns_to_the_final_output(qtbot: Any, window: MainWindow,
+                                                                  fake_llm: Any) -> None:
+    """The first plan runs, the model's first turn plans a latent call it then answers, its second turn gives
+    the output: the loop finishes, and each turn's plan message carries the model's exchange."""
+    fake_llm.push(Reply.json({"meta": {}, "calls": [NOTE_CALL], "output": None}),
+                  Reply.json({"result": "second"}),
+                  Reply.json({"meta": {}, "calls": [], "output": {"status": "Success"}}))
+    run = window.agent_run  # type: ignore[attr-defined]
+    run.run_action.trigger()
+    qtbot.waitUntil(finished(qtbot, window), timeout=15000)
+    assert run.task.result() == "finished: the final output is valid"
+    assert (state(window, "†state.first"), state(window, "†state.second")) == ("first", "second")
+    assert window.session.document.solution["output"] == {"status": "Success"}
+    plans = [m for m in window.context() if m.get("type") == "plan"]
+    assert plans[-1]["plan"] == [NOTE_CALL]
+    assert plans[-1]["_model"]["usage"]["total_tokens"] == 18
+    assert window.session.document.solution["_model"]["model"] == "fake-small"
+    assert "Loop: finished" in window.turns.label.text()  # type: ignore[attr-defined]
+    assert len(fake_llm.completions) == 3
+
+
+def test_a_breakpoint_before_the_model_turn_lets_the_answer_be_edited(qtbot: Any, window: MainWindow,
+                                                                     fake_llm: Any) -> None:
+    """Break Before Each Model Turn: the dialog shows the request as sent and the model's answer; the answer
+    is edited before Take Turn, and the run goes on to finish with the edited output."""
+    fake_llm.push(Reply.json({"meta": {}, "calls": [], "output": {"status": "Success"}}))
+    run = window.agent_run  # type: ignore[attr-defined]
+    run.break_before.setChecked(True)
+    run.run_action.trigger()
+    qtbot.waitUntil(lambda: window.turns.dialog is not None  # type: ignore[attr-defined]
+                    and "review it" in window.turns.dialog.status.text(), timeout=15000)  # type: ignore[attr-defined]
+    dialog = window.turns.dialog  # type: ignore[attr-defined]
+    sent = fake_llm.completions[0]["messages"]
+    assert sent == [{"role": m.role, "content": m.text} for m in dialog.request.messages]
+    assert json.loads(dialog.editor.toPlainText())["output"] == {"status": "Success"}
+    assert not finished(qtbot, window)()  # stopped at the breakpoint
+    dialog.editor.setPlainText(json.dumps({"calls": [], "output": {"status": "Failed"}}))
+    qtbot.waitUntil(dialog.take_button.isEnabled, timeout=5000)
+    dialog.take_button.click()
+    qtbot.waitUntil(finished(qtbot, window), timeout=15000)
+    assert run.task.result() == "finished: the final output is valid"
+    assert window.session.document.solution["output"] == {"status": "Failed"}
+    assert "_model" not in window.session.document.solution  # edited: no longer the model's answer
+
+
+def test_a_refused_answer_stops_with_the_reply_to_correct(qtbot: Any, window: MainWindow, fake_llm: Any) -> None:
+    """A turn outside the request schema opens the dialog with the reply and its problems; nothing is taken.
+    Closing the dialog stops the run there."""
+    fake_llm.push(Reply.json({"meta": {}, "calls": [], "output": {"status": "Maybe"}}))
+    run = window.agent_run  # type: ignore[attr-defined]
+    run.run_action.trigger()
+    qtbot.waitUntil(lambda: window.turns.dialog is not None, timeout=15000)  # type: ignore[attr-defined]
+    dialog = window.turns.dialog  # type: ignore[attr-defined]
+    assert "refused" in dialog.status.text()
+    assert json.loads(dialog.editor.toPlainText())["output"] == {"status": "Maybe"}
+    assert not dialog.take_button.isEnabled()
+    before = window.context().messages
+    dialog.reject()
+    qtbot.waitUntil(finished(qtbot, window), timeout=15000)
+    assert run.task.result() == "stopped at the model's turn: the turn was not taken"
+    assert window.context().messages == before
+
+
+def test_cancel_stops_the_run_while_the_model_is_asked(qtbot: Any, window: MainWindow, fake_llm: Any) -> None:
+    """Stop while a turn is being asked: the request is dropped, nothing is taken, the run says cancelled."""
+    fake_llm.push(Reply.json({"meta": {}, "calls": [], "output": {"status": "Success"}}, delay=3.0))
+    run = window.agent_run  # type: ignore[attr-defined]
+    run.run_action.trigger()
+    qtbot.waitUntil(lambda: run.asking is not None, timeout=15000)
+    before = window.context().messages
+    run.stop_action.trigger()
+    qtbot.waitUntil(finished(qtbot, window), timeout=15000)
+    assert run.task.result().startswith("cancelled")
+    assert window.context().messages == before
+    assert window.session.document.solution is None
