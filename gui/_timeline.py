@@ -35,6 +35,9 @@ DEBOUNCE_MS = 150  # the filter is searched once typing pauses this long
 BAND_ROWS = 7  # rows of a far jump's new screen drawn per turn (about 4 ms at 100,000 messages)
 
 
+NO_PLAN = "Select a plan message (or the solution) to see its calls here."
+EMPTY_PLAN = "This plan has no calls yet: add them in the editor's Form tab (+ call)."
+
 class TimelineTable(QTableView):
     """The message table. A new current row is scrolled to on the next turn of the event loop, not inside the
     selection (Qt's own scrolling there is turned off): the editor shows the selected message in the selection's
@@ -177,7 +180,7 @@ class TimelinePanel(QWidget):
         self.calls.clicked.connect(self.callActivated)
         # The calls' place is always there (a note when the selected row has no calls): showing or hiding
         # it would resize the table under the pointer on every selection, and a drag just begun is lost.
-        self.calls_note = QLabel("Select a plan message (or the solution) to see its calls here.")
+        self.calls_note = QLabel(NO_PLAN)
         self.calls_note.setObjectName("callsNote")
         self.calls_note.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.calls_note.setWordWrap(True)
@@ -353,6 +356,9 @@ class TimelinePanel(QWidget):
             self.calls.setRootIndex(index)
             self._calls_area.setCurrentWidget(self.calls)
         else:
+            item = self._model.getItem(index) if self._model is not None else None
+            plan = isinstance(item, dict) and item.get("type") == "plan"
+            self.calls_note.setText(EMPTY_PLAN if plan else NO_PLAN)
             self._detach_calls()
 
     def _detach_calls(self) -> None:

@@ -60,7 +60,12 @@ class MessageEditor(QWidget):
         self.schema = SchemaNode()  # a data message's `schema`
         self.schema_page = QScrollArea()
         self.schema_page.setWidgetResizable(True)
-        self.schema_page.setWidget(self.schema)
+        schema_column = QWidget()
+        column = QVBoxLayout(schema_column)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.schema)
+        column.addStretch(1)  # the schema from the top down; the room left over stays below it
+        self.schema_page.setWidget(schema_column)
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.bodies, "Form")

@@ -1,0 +1,48 @@
+"""What the screen says is true (issue 31, item 4): each note, label and layout matches what is selected."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtWidgets import QApplication, QFrame
+
+from contextdeck.gui._message_editor import MessageEditor
+from contextdeck.gui._timeline import EMPTY_PLAN, NO_PLAN
+from contextdeck.gui._window import MainWindow
+
+
+def test_an_empty_plan_is_not_told_to_select_a_plan(qtbot: Any, refund_window: MainWindow) -> None:
+    """A plan without calls selected: the calls' place says the plan has none yet, not "Select a plan message"."""
+    window = refund_window
+    window.actions_by_name["insert_plan"].trigger()
+    QApplication.processEvents()
+    assert window.context()[window.selected_message()]["type"] == "plan"
+    note = window.timeline.calls_note
+    assert note.isVisible()
+    assert note.text() == EMPTY_PLAN
+    window.select_message(0)  # a text message: the general note again
+    QApplication.processEvents()
+    assert note.text() == NO_PLAN
+
+
+def test_the_schema_tab_stacks_its_properties_from_the_top(qtbot: Any) -> None:
+    """In a tall Schema tab the property boxes sit under each other at the top; the spare room is below them
+    (the boxes floated mid-pane between bands of empty space)."""
+    editor = MessageEditor()
+    qtbot.addWidget(editor)
+    editor.resize(700, 900)
+    editor.show()
+    editor.set_message(0, {"type": "state", "data": {}, "schema": {
+        "type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "integer"}}}})
+    editor.tabs.setCurrentWidget(editor.schema_page)
+    qtbot.waitUntil(lambda: editor.schema.isVisible())
+    QApplication.processEvents()
+    boxes = [box for box in editor.schema.findChildren(QFrame) if box.frameShape() == QFrame.Shape.StyledPanel
+             and box.isVisible()]
+    assert len(boxes) == 2
+    viewport = editor.schema_page.viewport().height()
+    assert editor.schema.height() <= editor.schema.sizeHint().height() + 2 < viewport
+    upper, lower = sorted(boxes, key=lambda box: box.mapTo(editor.schema, box.rect().topLeft()).y())
+    gap = lower.mapTo(editor.schema, lower.rect().topLeft()).y() - \
+        upper.mapTo(editor.schema, upper.rect().bottomLeft()).y()
+    assert gap < 20
