@@ -101,6 +101,7 @@ from .run._readiness import is_approval
 from .run._turns import (
     Conclusion,
     TurnChange,
+    TurnRecord,
     as_turn,
     conclude,
     current_turn,
@@ -110,6 +111,7 @@ from .run._turns import (
     turn_change,
     turn_problem,
     turn_problems,
+    turn_record,
 )
 from .traces import FORMATS as TRACE_FORMATS
 from .traces import (
@@ -218,6 +220,7 @@ __all__ = [
     "Trajectory",
     "Turn",
     "TurnChange",
+    "TurnRecord",
     "TurnRefused",
     "TurnSource",
     "Watch",
@@ -304,6 +307,7 @@ __all__ = [
     "turn_change",
     "turn_problem",
     "turn_problems",
+    "turn_record",
     "unescape",
     "unknown_references",
     "utc_now",

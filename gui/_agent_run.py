@@ -14,13 +14,14 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDialog, QToolBar
+from PySide6.QtWidgets import QDialog, QLabel, QToolBar, QVBoxLayout
 
-from contextdeck.engine import MISSING, Answer, ModelError, ask_request
+from contextdeck.engine import MISSING, Answer, ModelError, ask_request, turn_record
 
 from ._inspector._async import spawn
+from ._summary import turn_words
 
 MAX_TURNS = 25  # as `contextdeck run --max-ticks`: a model that never finishes stops here
 
@@ -46,7 +47,7 @@ class AgentRunUI(QObject):
                                    "and answering latent calls, until a valid final output")
         self.run_action.triggered.connect(lambda _checked=False: self.start())
         self.stop_action = QAction("Stop Running with Model", window)
-        self.stop_action.setShortcut(QKeySequence("Ctrl+Shift+F5"))
+        self.stop_action.setShortcut(QKeySequence("Ctrl+Alt+F5"))
         self.stop_action.triggered.connect(lambda _checked=False: self.cancel())
         self.break_before = QAction("Break Before Each Model Turn", window, checkable=True)
         self.break_before.setToolTip("Before each turn is asked for, show the request as it will be sent; the "
@@ -66,7 +67,26 @@ class AgentRunUI(QObject):
             cancel.triggered.connect(self.cancel)
         self.debugger.stateChanged.connect(self.update)
         window.models.models.changed.connect(self.update)
+        # Which turn of the loop the calls panel shows, and who gave it (the turn's record, `_model`).
+        self.turn_label = QLabel()
+        self.turn_label.setObjectName("turnLabel")
+        self.turn_label.setContentsMargins(4, 0, 4, 0)
+        self.turn_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        panel = window.inspector.panel
+        layout = panel.layout()
+        if isinstance(layout, QVBoxLayout):
+            layout.insertWidget(1, self.turn_label)
+        window.inspector.model.refreshed.connect(self.show_turn)
+        window.session.undo_stack.indexChanged.connect(self.show_turn)
         self.update()
+        self.show_turn()
+
+    def show_turn(self, *_: object) -> None:
+        """The calls panel's heading: the current turn's number and its record (model, tokens, latency)."""
+        document = self.turns.document()
+        turn = turn_of(document)
+        self.turn_label.setText(turn)
+        self.turn_label.setVisible(bool(turn))
 
     @property
     def running(self) -> bool:
@@ -194,6 +214,12 @@ class AgentRunUI(QObject):
         if result != QDialog.DialogCode.Accepted:
             return "cancelled" if self.cancelled else "stopped at the model's turn: the turn was not taken"
         return None
+
+
+def turn_of(document: Any) -> str:
+    """`Turn 2 · fake-small · 18 tokens · 240 ms`: the turn whose calls the document runs now, and who gave it."""
+    found = turn_record(document)
+    return "" if found is None else f"Turn {found.number} · {turn_words(found.audit)}"
 
 
 def install_agent_run(window: Any) -> AgentRunUI:

@@ -73,7 +73,8 @@ def message_summary(message: dict[str, Any], info: MessageInfo) -> str:
     if info.form is Form.PLAN:
         plan = message.get("plan")
         calls = plan if isinstance(plan, list) else []
-        return f"{len(calls)} call{'s' if len(calls) != 1 else ''}: " + " → ".join(map(entry_name, calls))
+        turn = f"turn by {turn_words(message['_model'])}: " if isinstance(message.get("_model"), dict) else ""
+        return turn + f"{len(calls)} call{'s' if len(calls) != 1 else ''}: " + " → ".join(map(entry_name, calls))
     if info.form is Form.RECORD:
         call = message.get("_call")
         tool = call.get("_tool") if isinstance(call, dict) else None
@@ -137,3 +138,17 @@ def type_label(message: dict[str, Any]) -> str:
 
 def is_output(message: dict[str, Any]) -> bool:
     return "_outputPath" in message or "_call" in message
+
+
+def turn_words(audit: Any) -> str:
+    """A turn's record in words: who gave it, tokens, latency, replayed; `typed or given` without one."""
+    if not isinstance(audit, dict):
+        return "typed or given (no model exchange)"
+    usage = audit.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
+    parts = [str(audit.get("model") or "model"), f"{usage.get('total_tokens', '?')} tokens"]
+    if audit.get("replayed"):
+        parts.append("replayed")
+    elif isinstance(audit.get("latency_ms"), int):
+        parts.append(f"{audit['latency_ms']} ms")
+    return " · ".join(parts)

@@ -15,7 +15,7 @@ from jsonschema.exceptions import ValidationError, best_match
 
 from ..calls._activities import Activities
 from ..calls._registry import Registry
-from ..calls._tools import pending_calls, plan_mode
+from ..calls._tools import form_indices, pending_calls, plan_mode
 from ..document._document import Document, Shape
 from ..document._validate import path_order, schema_violations
 from ..document._view import Messages
@@ -164,6 +164,36 @@ def current_turn(document: Document) -> Any:
     message = document.context[index]
     plan = message.get("plan")
     return {"calls": plan if isinstance(plan, list) else [], "output": message.get("output")}
+
+
+@dataclass(frozen=True)
+class TurnRecord:
+    """Which turn of the loop the document's calls are (1 for the first plan) and its record: the model's
+    exchange in short (`_model`: model, usage, latency, replayed), None for a turn typed or given by hand."""
+
+    number: int
+    audit: dict[str, Any] | None
+
+
+def turn_record(document: Document) -> TurnRecord | None:
+    """The turn the document runs now: its plan message's place among the plans (a saved request's solution
+    not planned yet is the next one) and its `_model`; None when there is no turn."""
+    context = document.context
+    plans = form_indices(context, Form.PLAN, len(context))
+    solution = document.solution
+    if solution is None:
+        if not plans:
+            return None
+        return TurnRecord(len(plans), _audit_of(context[plans[-1]]))
+    planned = bool(plans) and turn_problem(solution) is None and \
+        context[plans[-1]].get("plan") == as_turn(solution)["calls"]
+    audit = _audit_of(solution) or (_audit_of(context[plans[-1]]) if planned else None)
+    return TurnRecord(len(plans) if planned else len(plans) + 1, audit)
+
+
+def _audit_of(holder: Any) -> dict[str, Any] | None:
+    audit = holder.get("_model") if isinstance(holder, dict) else None
+    return audit if isinstance(audit, dict) else None
 
 
 # -- concluding a tick -------------------------------------------------------------------------------------

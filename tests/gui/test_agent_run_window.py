@@ -12,6 +12,7 @@ import pytest
 
 from contextdeck.gui._inspector._async import release
 from contextdeck.gui._models import ModelConfig
+from contextdeck.gui._summary import message_summary
 from contextdeck.gui._window import MainWindow
 from fake_llm import Reply
 
@@ -71,6 +72,11 @@ def test_run_with_model_goes_through_the_turns_to_the_final_output(qtbot: Any, w
     assert window.session.document.solution["_model"]["model"] == "fake-small"
     assert "Loop: finished" in window.turns.label.text()  # type: ignore[attr-defined]
     assert len(fake_llm.completions) == 3
+    # Turns as groups: the calls panel names the turn and its record, the timeline's plan row who gave it.
+    assert run.turn_label.text().startswith("Turn 3 · fake-small · 18 tokens · ")
+    context = window.context()
+    row = max(i for i in range(len(context)) if context[i].get("type") == "plan")
+    assert message_summary(context[row], context.info(row)).startswith("turn by fake-small · 18 tokens · ")
 
 
 def test_a_breakpoint_before_the_model_turn_lets_the_answer_be_edited(qtbot: Any, window: MainWindow,
@@ -95,6 +101,7 @@ def test_a_breakpoint_before_the_model_turn_lets_the_answer_be_edited(qtbot: Any
     assert run.task.result() == "finished: the final output is valid"
     assert window.session.document.solution["output"] == {"status": "Failed"}
     assert "_model" not in window.session.document.solution  # edited: no longer the model's answer
+    assert run.turn_label.text() == "Turn 2 · typed or given (no model exchange)"
 
 
 def test_a_refused_answer_stops_with_the_reply_to_correct(qtbot: Any, window: MainWindow, fake_llm: Any) -> None:

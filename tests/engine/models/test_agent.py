@@ -13,6 +13,7 @@ from contextdeck.engine import (
     fixed_clock,
     parse_document,
     run_agent,
+    turn_record,
 )
 from fake_llm import Reply, ticket_document
 
@@ -43,6 +44,8 @@ def test_turns_and_latent_answers_come_from_the_model(fake_llm) -> None:
     assert written[0]["data"] == {"label": {"label": "damage"}}
     assert written[0]["_run"]["model"]["replayed"] is False
     assert document.solution["output"] == {"reply": "Sorry about the kettle."}
+    record = turn_record(document)  # the final turn: the second, given by the model
+    assert (record.number, record.audit["model"], record.audit["usage"]["total_tokens"]) == (2, "fake-small", 18)
 
 
 def test_without_model_turns_the_loop_waits_after_the_documents_turn(fake_llm) -> None:
