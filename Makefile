@@ -64,6 +64,7 @@ bench: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python benchmarks/session_files.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python benchmarks/continue_bench.py
 	$(BIN)/python benchmarks/activities_bench.py
+	$(BIN)/python benchmarks/eval_bench.py
 
 # The one-folder desktop bundle in dist/contextdeck (PyInstaller, packaging/contextdeck.spec), then its smoke
 # test, which fails the target when it fails. Minutes; never part of `make test`. docs/install.md has the figures.

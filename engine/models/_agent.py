@@ -96,6 +96,7 @@ async def run_agent(
     max_ticks: int = 25,
     approve_plan: bool = False,
     on_tick: Callable[[Loop, Tick], None] | None = None,
+    close_provider: bool = True,
     **options: Any,
 ) -> AgentRun:
     """Run the document's loop to its end: tick after tick, each next turn from `turns` (typed by hand) and
@@ -103,7 +104,8 @@ async def run_agent(
 
     Stops at a valid final output, when no turn comes, after `max_ticks`, or when the endpoint fails or the
     model's turn is refused (what ran is kept in the document either way). `options` are `Loop`'s (and so
-    `Execution`'s): activities, tools, clock, timeout, ... The provider's connection is closed at the end.
+    `Execution`'s): activities, tools, clock, timeout, ... The provider's connection is closed at the end,
+    unless `close_provider` is false (one provider shared by many runs, an experiment's, is closed once).
     """
     refused_outputs: list[int] = []
     source = turns
@@ -133,7 +135,7 @@ async def run_agent(
         refused = error
     finally:
         await loop.execution.drain()
-        if asker is not None:
+        if asker is not None and close_provider:
             await asker.provider.close()
     tally = asker.tally - before if asker is not None else Tally()
     output = loop.output if loop.status is LoopStatus.FINISHED else MISSING

@@ -14,7 +14,6 @@ from typing import Any
 
 from ..calls._outputs import Clock, utc_now
 from ..document import _json
-from ..document._document import write_atomically
 from ..protocol._errors import DocumentError
 
 MODES = ("record", "replay", "live")
@@ -41,12 +40,16 @@ class Cassette:
         cassette = cls(target)
         if not target.exists():
             return cassette
-        for number, line in enumerate(target.read_text(encoding="utf-8").splitlines(), start=1):
+        text = target.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        for number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
             try:
                 exchange = _json.parse(line)
             except ValueError as error:
+                if number == len(lines) and not text.endswith("\n"):
+                    break  # the last line of a write a crash cut short: that one answer is asked again
                 raise DocumentError(str(target), f"not JSON: {error}", line=number) from None
             if not isinstance(exchange, dict) or not isinstance(exchange.get("digest"), str):
                 raise DocumentError(str(target), "expected an exchange object with a 'digest'", line=number)
@@ -57,10 +60,36 @@ class Cassette:
         return self.exchanges.get(key)
 
     def put(self, exchange: dict[str, Any]) -> None:
-        """Keep the exchange (dated) and write the whole file again, atomically."""
+        """Keep the exchange (dated) and append it to the file as one line: the latest line of a digest wins
+        when it is read again. Appending keeps a recording of many questions (an experiment's) linear; the
+        line is flushed, not synced to disk, since a lost answer is only asked again."""
         exchange = {**exchange, "date": exchange.get("date") or self.clock()}
         self.exchanges.pop(exchange["digest"], None)  # the newest goes last
         self.exchanges[exchange["digest"]] = exchange
         if self.path is not None:
-            lines = (_json.dumps(item, indent=False) + "\n" for item in self.exchanges.values())
-            write_atomically(self.path, "".join(lines).encode("utf-8"))
+            line = (_json.dumps(exchange, indent=False) + "\n").encode("utf-8")
+            _drop_cut_line(self.path)
+            with self.path.open("ab") as file:
+                file.write(line)
+
+
+def _drop_cut_line(path: Path) -> None:
+    """Cut off a last line a crash left unfinished (no newline), so the next line starts on its own."""
+    try:
+        with path.open("rb+") as file:
+            size = file.seek(0, os.SEEK_END)
+            if size == 0:
+                return
+            file.seek(size - 1)
+            if file.read(1) == b"\n":
+                return
+            start = max(0, size - 65_536)
+            while True:  # back to the last newline
+                file.seek(start)
+                end = file.read(size - start).rfind(b"\n")
+                if end >= 0 or start == 0:
+                    file.truncate(start + end + 1)
+                    return
+                start = max(0, start - 65_536)
+    except FileNotFoundError:
+        return

@@ -17,6 +17,7 @@ window, does it.
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 import time
@@ -27,6 +28,7 @@ import jsonschema
 import jsonschema._keywords
 import jsonschema._legacy_keywords
 import jsonschema._utils
+import orjson
 import regex
 from attrs import frozen
 from jsonschema.exceptions import SchemaError, ValidationError, best_match
@@ -97,6 +99,23 @@ def _as_object(schema: Any) -> dict[str, Any]:
 
 
 def _validator(schema: dict[str, Any], formats: bool) -> Any:
+    """A validator of `schema`, checked against its metaschema. The check costs far more than most
+    validations, and the same schemas are asked about again and again (each turn, each call, each case of
+    an experiment): validators are kept by the schema's JSON text, each built on its own copy of the schema,
+    so a schema changed in place later is a new text, never a stale validator."""
+    try:
+        text = orjson.dumps(schema, option=orjson.OPT_SORT_KEYS)
+    except (TypeError, orjson.JSONEncodeError):  # not plain JSON: checked as it is, every time
+        return _checked_validator(schema, formats)
+    return _kept_validator(text, formats)
+
+
+@functools.lru_cache(maxsize=512)
+def _kept_validator(text: bytes, formats: bool) -> Any:
+    return _checked_validator(orjson.loads(text), formats)
+
+
+def _checked_validator(schema: dict[str, Any], formats: bool) -> Any:
     cls = jsonschema.validators.validator_for(schema)
     try:
         cls.check_schema(schema)

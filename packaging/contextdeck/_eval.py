@@ -85,10 +85,12 @@ def _settings(args: argparse.Namespace) -> Settings:
         endpoint = Endpoint(args.llm, args.model, api_key_env=args.api_key_env, timeout=args.llm_timeout,
                             max_retries=args.llm_retries, structured=args.structured)
         cassette = Cassette.open(args.cassette or cassette_path(path))  # one for the whole dataset
+        provider = Provider(endpoint)  # one client for every case (each has its own tally); closed at the end
+        options["close_provider"] = False
         mode = args.mode
 
         def asker() -> Asker:
-            return Asker(Provider(endpoint), cassette, mode)
+            return Asker(provider, cassette, mode)
 
     baseline_file = args.baseline or (args.out if args.out and Path(args.out).exists() else None)
     baseline = None
@@ -136,6 +138,9 @@ def run(args: argparse.Namespace) -> int:
             await experiment.run()
         except asyncio.CancelledError:  # Ctrl+C: keep what finished
             return False
+        finally:
+            if settings.asker is not None:
+                await settings.asker().provider.close()
         return True
 
     try:

@@ -291,6 +291,31 @@ def test_a_broken_cassette_line_is_named(tmp_path) -> None:
         Cassette.open(path)
 
 
+def test_a_recording_appends_one_line_and_the_latest_line_of_a_digest_wins(tmp_path) -> None:
+    """Each answer is one appended line (the lines before stay as they were); a digest recorded again is
+    read back as its latest answer."""
+    path = tmp_path / "c.jsonl"
+    cassette = Cassette.open(path)
+    cassette.put({"digest": "sha256:a", "response": {"text": "1"}, "date": "d"})
+    cassette.put({"digest": "sha256:b", "response": {"text": "2"}, "date": "d"})
+    first = path.read_bytes()
+    cassette.put({"digest": "sha256:a", "response": {"text": "3"}, "date": "d"})
+    assert path.read_bytes().startswith(first)
+    assert len(path.read_text().splitlines()) == 3
+    assert Cassette.open(path).get("sha256:a")["response"]["text"] == "3"
+
+
+def test_a_last_line_cut_short_by_a_crash_is_left_out_and_the_next_answer_starts_a_line(tmp_path) -> None:
+    """A torn final line (no newline, not JSON) loses only that answer; the next recording cuts it off and
+    starts a line of its own, so the file reads back whole."""
+    path = tmp_path / "c.jsonl"
+    path.write_text('{"digest": "sha256:a", "response": {"text": "1"}}\n{"digest": "sha256:b", "resp')
+    cassette = Cassette.open(path)
+    assert list(cassette.exchanges) == ["sha256:a"]
+    cassette.put({"digest": "sha256:c", "response": {"text": "3"}, "date": "d"})
+    assert list(Cassette.open(path).exchanges) == ["sha256:a", "sha256:c"]
+
+
 def test_the_refund_example_runs_with_the_model_for_every_latent_call(fake_llm, examples) -> None:
     """The refund plan with its fixed outputs removed: the model answers each latent call, in plan order."""
     raw = json.loads((examples / "refund_workflow.json").read_text())
