@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from html import escape
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -64,6 +65,19 @@ def _source_label(context: Context, index: int) -> str:
     info = context.info(index)
     name = info.kind or str(context[index].get("type"))
     return f"#{index} {name}" + (f"[{info.instance}]" if info.instance else "")
+
+
+_JSON_WORDS = {"None": "null", "True": "true", "False": "false"}
+
+
+def problem_message(problem: Problem) -> str:
+    """A problem's message as the inspector shows it beside its path: without the path again (the engine's
+    message starts with it, for the command line) and with JSON's words for a value (`null`, not `None`)."""
+    message = problem.message
+    if problem.where and message.startswith(f"{problem.where}: "):
+        message = message[len(problem.where) + 2:]
+    word, _, rest = message.partition(" ")
+    return f"{_JSON_WORDS[word]} {rest}" if word in _JSON_WORDS and rest else message
 
 
 class CallInspector(QWidget):
@@ -288,10 +302,10 @@ class CallInspector(QWidget):
         if not call.problems and not call.warnings:
             self.problems.hide()
             return
-        lines = [f"<span style='color:{MISSING_COLOUR}'>⚠ <code>{p.where}</code> {p.type}: {p.message}</span>"
-                 for p in call.problems]
-        lines += [f"<span style='color:{WARNING_COLOUR}'>⚠ <code>{p.where}</code> {p.message}"
-                  " <i>(with the values resolved now)</i></span>" for p in call.warnings]
+        lines = [f"<span style='color:{MISSING_COLOUR}'>⚠ <code>{escape(p.where)}</code> {escape(p.type)}: "
+                 f"{escape(problem_message(p))}</span>" for p in call.problems]
+        lines += [f"<span style='color:{WARNING_COLOUR}'>⚠ <code>{escape(p.where)}</code> "
+                  f"{escape(problem_message(p))} <i>(with the values resolved now)</i></span>" for p in call.warnings]
         self.problems.setText("<br>".join(lines))
         self.problems.show()
 
@@ -335,7 +349,7 @@ class CallInspector(QWidget):
         colour = MISSING_COLOUR if blocking else WARNING_COLOUR
         item.setText(RESOLVED, "⚠ " + item.text(RESOLVED))
         item.setForeground(RESOLVED, QBrush(QColor(colour)))
-        item.setToolTip(RESOLVED, "\n".join(f"{p.where}: {p.message}" for p in own))
+        item.setToolTip(RESOLVED, "\n".join(f"{p.where}: {problem_message(p)}" for p in own))
 
     def _show_scope(self, context: Context, call: CallAnalysis) -> None:
         scopes = call.plan.scopes

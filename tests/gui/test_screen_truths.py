@@ -46,3 +46,16 @@ def test_the_schema_tab_stacks_its_properties_from_the_top(qtbot: Any) -> None:
     gap = lower.mapTo(editor.schema, lower.rect().topLeft()).y() - \
         upper.mapTo(editor.schema, upper.rect().bottomLeft()).y()
     assert gap < 20
+
+
+def test_the_inspector_says_a_problem_once_in_json(qtbot: Any, refund_window: MainWindow) -> None:
+    """checkEligibility's `order` resolves to null: the inspector names the path once and says `null` (it said
+    "$.order $.order: None is not of type 'object'")."""
+    inspector = refund_window.inspector
+    inspector.panel.view.select_call(2)
+    problems = inspector.inspector.problems
+    qtbot.waitUntil(lambda: "$.order" in problems.text())
+    text = problems.text()
+    assert text.count("$.order") == 1
+    assert "None" not in text
+    assert "null is not of type" in text
