@@ -133,8 +133,8 @@ def _steady(action: QAction, window: MainWindow) -> QAction:
     """The toolbar's twin of `action`, which triggers it and follows whether it is enabled, but keeps its text.
 
     Every edit renames Undo and Redo ("Undo Edit message 12", for the Edit menu), and a toolbar lays itself out again
-    whenever one of its actions changes, and then the whole main window: 1-2 ms of every edit's turns at 100,000
-    messages (docs/performance.md history, "Sixth session (i11-idle)"). Its button shows only the icon anyway."""
+    whenever one of its actions changes, and then the whole main window, in every edit's turns. Its button shows
+    only the icon anyway."""
     twin = QAction(action.icon(), action.text(), window)
     twin.setObjectName(f"{action.objectName()}_button")
     twin.setToolTip(action.toolTip())

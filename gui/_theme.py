@@ -91,8 +91,8 @@ def apply_theme(theme: str) -> bool:
         sheet = resources.path("styles", "dark.qss" if dark else "light.qss")
         if sheet.exists() and hasattr(app, "setStyleSheet"):
             # Cleared first. Replacing one style sheet by another makes Qt re-polish every styled widget and,
-            # from each, all its descendants again (QStyleSheetStyle::repolish): a widget once per ancestor,
-            # 200-250 ms of GUI thread with the editor's forms. Cleared, then set, each widget is polished twice.
+            # from each, all its descendants again (QStyleSheetStyle::repolish): a widget once per ancestor, far too
+            # long a block with the editor's forms. Cleared, then set, each widget is polished twice.
             app.setStyleSheet("")
             app.setStyleSheet(sheet.read_text(encoding="utf-8"))
     return dark

@@ -32,7 +32,7 @@ from ._timeline_search import FilteredTimeline, Haystacks, Query, TimelineSearch
 
 _Index = QModelIndex | QPersistentModelIndex
 DEBOUNCE_MS = 150  # the filter is searched once typing pauses this long
-BAND_ROWS = 7  # rows of a far jump's new screen drawn per turn (about 4 ms at 100,000 messages)
+BAND_ROWS = 7  # rows of a far jump's new screen drawn per turn (a small part of a frame)
 
 
 NO_PLAN = "Select a plan message (or the solution) to see its calls here."
@@ -46,8 +46,7 @@ class TimelineTable(QTableView):
     When the row is off the screen, the viewport is not repainted until its new rows are drawn: from the scroll's turn
     on, each turn draws `BAND_ROWS` of them into pictures (`Pictures.making_now`, through a paint of that band of the
     viewport into an image: the same rows, options and keys as on screen), and the turn after the last shows them,
-    copied. At 100,000 messages drawing such a screen took 5-13 ms, in the turn of the editor's new form
-    (docs/performance.md history, "Fourth session")."""
+    copied. Drawn at once, such a screen would share a turn with the editor's new form and overrun the frame."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)

@@ -31,7 +31,7 @@ _Index = QModelIndex | QPersistentModelIndex
 _ROOT = QModelIndex()
 COLUMNS = ("Expression", "Value", "From")
 SOURCES = COLUMNS.index("From")
-BUDGET_S = 0.004  # resolving per turn of the event loop after a far jump (the state view takes 5 ms)
+BUDGET_S = 0.004  # resolving per turn of the event loop after a far jump (the state view slices too)
 # Folding the pins' paths ahead, while the window is idle (`WatchModel._warm`): quiet this long after the last move,
 # edit or pin, then a few milliseconds per turn, up to each quarter of the document in turn.
 WARM_IDLE_MS = 300
@@ -145,10 +145,9 @@ class WatchModel(QAbstractTableModel):
         """Fold every pin's paths ahead, at idle, over the whole document, a quarter more at a time.
 
         A pin's first resolve at a cursor folds the writes of its path up to there (`Context.resolve`, the engine's
-        path logs), one call the window cannot slice: after the first far jumps at 100,000 messages, 28-50 of 200
-        pins took 2-4 ms each, and a watch slice 6-7 ms; once folded, a resolve at any cursor is 0.01-0.3 ms until an
-        edit changes that path. Folded here up to each quarter in turn, each call folds about a quarter of them
-        (docs/performance.md history, "Fifth session")."""
+        path logs), one call the window cannot slice, so a slice after a far jump could overrun its budget by a
+        whole fold; once folded, a resolve at any cursor reads the log until an edit changes that path. Folded here
+        up to each quarter in turn, each call folds about a quarter of them."""
         if self._cursor is None:
             return
         count = len(self._cursor.context)
@@ -351,8 +350,8 @@ class WatchPanel(QWidget):
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        # Not ResizeToContents: it asks every pinned row for its text after each change (32 ms for 200 pins
-        # at 100,000 messages). Wide enough for three sources such as "#99998, #99999, #100000".
+        # Not ResizeToContents: it asks every pinned row for its text after each change (O(pins) per change).
+        # Wide enough for three sources such as "#99998, #99999, #100000".
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Interactive)
         header.resizeSection(0, 260)
         header.resizeSection(2, self.table.fontMetrics().horizontalAdvance("#000000, #000000, #000000") + 16)

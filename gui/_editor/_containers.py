@@ -252,7 +252,7 @@ class ObjectEditor(_Group):
         self.edited.emit()
 
 
-PAGE = 20  # array items built at first; building widgets costs ~1 ms per field, so long arrays come in pages
+PAGE = 20  # array items built at first; every field is widgets to build, so long arrays come in pages
 
 
 class ArrayEditor(_Group):

@@ -139,7 +139,7 @@ class _Wiring(QObject):
         self.parts.inspector.show_call(model.context, model.getItem(row), model.recorded(row))
 
     def show_message(self, index: int) -> None:
-        # The audit blames the output's path (a fold with a trail, 5-20 ms at 100,000 messages): only while
+        # The audit blames the output's path (a fold with a trail, O(writes of the lane)): only while
         # it can be seen, not while it is tabbed behind another dock; it catches up when its tab is raised.
         self._message = index
         if seen(self.parts.audit):

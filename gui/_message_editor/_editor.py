@@ -97,7 +97,7 @@ class MessageEditor(QWidget):
         if index is not None and message is not None and self._message is not None and _same(message, self._message):
             # The echo of our own edit coming back through the undo stack, or the same message at a new place (it
             # moved): the form is right as it is, only the title's number may change. Not laid out again: that lays
-            # out the whole main window (1-2 ms in every edit's turns at 100,000 messages).
+            # out the whole main window, in every edit's turns.
             if index != self._index:
                 self._index = index
                 assert self._model is not None
@@ -112,7 +112,7 @@ class MessageEditor(QWidget):
 
         Showing a widget lays out every visible ancestor's layout at once (Qt activates them before the widget
         appears), so each header row or form widget shown for a message of another kind laid the editor out again:
-        3-5 ms per two rows at 100,000 messages, most of a select's form (docs/performance.md). With the editor's
+        once per row shown, most of a select's form. With the editor's
         own layout disabled meanwhile, the chain stops there; its layout request, posted by the first change, is
         handled on the next turn, before the repaint."""
         layout = self._column
@@ -239,7 +239,7 @@ class MessageEditor(QWidget):
 
     def _show_schema_tab(self, shown: bool) -> None:
         # Only when it changes: QTabWidget lays itself out again on every call, and with it the editor and the whole
-        # main window (1-2 ms in every edit of a message at 100,000 messages).
+        # main window, in every edit of a message.
         index = self.tabs.indexOf(self.schema_page)
         if self.tabs.isTabVisible(index) != shown:
             self.tabs.setTabVisible(index, shown)
