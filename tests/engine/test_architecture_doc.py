@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import re
+import subprocess
 from pathlib import Path
 from types import ModuleType
 
@@ -16,6 +17,15 @@ ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "ARCHITECTURE.md"
 SOURCES = [*ROOT.glob("engine/**/*.py"), *ROOT.glob("gui/**/*.py"), *ROOT.glob("packaging/**/*.py")]
 FILES = [*SOURCES, *ROOT.glob("tests/**/*.py"), *ROOT.glob("benchmarks/*.py")]
+
+
+def _tracked() -> set[str]:
+    """The repository's files (relative paths): git's list in a checkout, else every file outside .venv and build."""
+    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files"], capture_output=True, text=True, check=False)
+    if listed.returncode == 0 and listed.stdout:
+        return set(listed.stdout.split())
+    skip = ("/.venv/", "/build/", "/.git/")
+    return {str(p.relative_to(ROOT)) for p in ROOT.rglob("*") if p.is_file() and not any(s in str(p) for s in skip)}
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -42,13 +52,14 @@ def _missing(doc: Path = DOC) -> list[str]:
                 classes.setdefault(value.__name__, []).append(value)
     text = "\n".join(path.read_text(encoding="utf-8") for path in SOURCES)
     words = set(NAME.findall(text))
+    tracked = _tracked()
     missing = []
     for quoted in _quoted(doc):
         head = quoted.split("(")[0].strip()
         if " " in head or "=" in head or not head or head.startswith("†"):
             continue  # a call with arguments, a command, a setting, an expression
-        if (ROOT / head).exists():  # a file or folder of the repository
-            continue
+        if (ROOT / head).exists() or any(path == head or path.endswith("/" + head) for path in tracked):
+            continue  # a file or folder of the repository
         if head.endswith("/"):  # a folder of the engine
             if not (ROOT / "engine" / head).is_dir():
                 missing.append(quoted)
