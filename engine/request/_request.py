@@ -177,7 +177,8 @@ def tool_item(name: str, schema: Mapping[str, Any], latent: bool) -> dict[str, A
     item.setdefault("type", "object")
     item["properties"] = properties
     required = schema.get("required")
-    kept = [key for key in required if key != "_tool" and key in properties] if isinstance(required, list) else []
+    kept = ([key for key in required if isinstance(key, str) and key != "_tool" and key in properties]
+            if isinstance(required, list) else [])
     item["required"] = ["_tool", *kept]
     return item
 

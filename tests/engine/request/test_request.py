@@ -180,3 +180,12 @@ def test_at_cuts_messages_tools_and_settings() -> None:
                        {"type": "preset", "model": "m"}])
     request = compose_request(context, at=1)
     assert (len(request.messages), request.tools, dict(request.config)) == (1, (), {})
+
+
+def test_a_required_list_with_non_names_composes_without_them() -> None:
+    """A tool whose `required` holds something other than property names (a list, a number) still composes:
+    only the names that are properties are required."""
+    tool = {"type": "tool", "tool": {"t": {"type": "object", "properties": {"a": {"type": "string"}},
+                                           "required": [["a"], 3, "a"]}}}
+    [item] = calls_items(compose_request(Context([tool])))
+    assert item["required"] == ["_tool", "a"]
