@@ -146,7 +146,10 @@ def openai_message(raw: Any, where: str) -> ChatMessage:
     if role not in ROLES:
         raise Located(f"unknown role {role!r}; expected one of {', '.join(ROLES)}", where)
     calls: list[ToolCall] = []
-    for n, call in enumerate(raw.get("tool_calls") or ()):
+    listed = raw.get("tool_calls") or []
+    if not isinstance(listed, list):
+        raise Located("'tool_calls' is not a list", where)
+    for n, call in enumerate(listed):
         function = call.get("function") if isinstance(call, dict) else None
         if not isinstance(function, dict) or not isinstance(function.get("name"), str):
             raise Located(f"tool call {n} has no function name", where)
@@ -177,16 +180,20 @@ def tool_schema(function: dict[str, Any]) -> dict[str, Any]:
 
 def openai_tools(body: dict[str, Any], where: str) -> tuple[tuple[str, dict[str, Any]], ...]:
     found: list[tuple[str, dict[str, Any]]] = []
-    for tool in body.get("tools") or ():
+    for tool in _listed(body.get("tools")):
         function = tool.get("function") if isinstance(tool, dict) else None
         if isinstance(tool, dict) and function is None and isinstance(tool.get("name"), str):
             function = tool  # the flat form (`{"type": "function", "name": ...}`)
         if not isinstance(function, dict) or not isinstance(function.get("name"), str):
             continue  # a built-in tool (web search, ...): nothing to call by name
         found.append((function["name"], tool_schema(function)))
-    found.extend((function["name"], tool_schema(function)) for function in body.get("functions") or ()
+    found.extend((function["name"], tool_schema(function)) for function in _listed(body.get("functions"))
                  if isinstance(function, dict) and isinstance(function.get("name"), str))
     return tuple(found)
+
+
+def _listed(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def response_schema(body: dict[str, Any]) -> Any:

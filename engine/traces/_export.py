@@ -272,8 +272,8 @@ def _parameters(call: Any) -> dict[str, Any]:
 def _definition(name: str, item: Any) -> dict[str, Any]:
     schema = dict(item) if isinstance(item, dict) else {}
     description = schema.pop("description", None)
-    properties = {key: value for key, value in (schema.get("properties") or {}).items() if key != "_tool"}
-    required = [key for key in schema.get("required") or () if key != "_tool"]
+    properties = {key: value for key, value in _dict(schema.get("properties")).items() if key != "_tool"}
+    required = [key for key in _list(schema.get("required")) if key != "_tool"]
     parameters = {**schema, "properties": properties, **({"required": required} if required else {})}
     if not required:
         parameters.pop("required", None)

@@ -47,15 +47,22 @@ class Span:
         """`llm`, `tool`, or None for the spans around them (agents, chains)."""
         kind = self.attributes.get("openinference.span.kind")
         operation = self.attributes.get("gen_ai.operation.name")
-        if kind == "LLM" or operation in LLM_OPERATIONS:
+        if kind == "LLM" or (isinstance(operation, str) and operation in LLM_OPERATIONS):
             return "llm"
         if kind == "TOOL" or operation == "execute_tool":
             return "tool"
         return None
 
 
-def _get(value: dict[str, Any], *keys: str) -> Any:
+def _get(value: Any, *keys: str) -> Any:
+    if not isinstance(value, dict):
+        return None
     return next((value[key] for key in keys if key in value), None)
+
+
+def _items(value: Any) -> list[Any]:
+    """A list as it is; anything else (a value where a list belongs, in a broken file) as no items."""
+    return value if isinstance(value, list) else []
 
 
 def _id(raw: Any, size: int) -> str | None:
@@ -83,27 +90,39 @@ def _value(raw: Any) -> Any:
         if key in raw:
             found = raw[key]
             if tag == "i":
-                return int(found)
+                return _integer(found)
             if tag == "a":
-                return [_value(item) for item in (found or {}).get("values", [])]
+                return [_value(item) for item in _items(_get(found, "values"))]
             if tag == "k":
-                return _attributes((found or {}).get("values", []))
+                return _attributes(_get(found, "values"))
             return found
     return None
 
 
+def _integer(raw: Any) -> Any:
+    """OTLP JSON writes 64-bit integers as strings; one that is not a number stays as it was written."""
+    if isinstance(raw, int | str) and not isinstance(raw, bool):
+        try:
+            return int(raw)
+        except ValueError:
+            return raw
+    return raw
+
+
 def _attributes(raw: Any) -> dict[str, Any]:
     found: dict[str, Any] = {}
-    for item in raw or ():
+    for item in _items(raw):
         if isinstance(item, dict) and isinstance(item.get("key"), str):
             found[item["key"]] = _value(item.get("value"))
     return found
 
 
 def _nanos(raw: Any) -> int:
+    if isinstance(raw, bool):
+        return 0
     try:
-        return int(raw)
-    except (TypeError, ValueError):
+        return max(0, int(raw))
+    except (TypeError, ValueError, OverflowError):
         return 0
 
 
@@ -115,9 +134,8 @@ def spans_of(values: Values) -> list[Span]:
         if not isinstance(batches, list):
             raise TraceError(values.name, "expected an OTLP trace: an object with 'resourceSpans'", line or None)
         for batch in batches:
-            scopes = _get(batch, "scopeSpans", "scope_spans", "instrumentationLibrarySpans") or []
-            for scope in scopes:
-                spans.extend(_span(raw, values.name, line) for raw in _get(scope, "spans") or [])
+            for scope in _items(_get(batch, "scopeSpans", "scope_spans", "instrumentationLibrarySpans")):
+                spans.extend(_span(raw, values.name, line) for raw in _items(_get(scope, "spans")))
     if not spans:
         raise TraceError(values.name, "the trace holds no spans")
     return spans
@@ -137,7 +155,7 @@ def _span(raw: Any, name: str, line: str) -> Span:
     status: dict[str, Any] = raw["status"] if isinstance(raw.get("status"), dict) else {}
     events = tuple((str(event.get("name", "")), _nanos(_get(event, "timeUnixNano", "time_unix_nano")),
                     _attributes(event.get("attributes")))
-                   for event in raw.get("events") or () if isinstance(event, dict))
+                   for event in _items(raw.get("events")) if isinstance(event, dict))
     error = None
     if status.get("code") in _ERROR:
         error = str(status.get("message") or "") or next(
@@ -268,8 +286,9 @@ def _usage(attributes: dict[str, Any]) -> dict[str, Any] | None:
              ("total_tokens", ("llm.token_count.total",)))
     usage = {name: next(attributes[key] for key in keys if key in attributes)
              for name, keys in pairs if any(key in attributes for key in keys)}
-    if usage and "total_tokens" not in usage and {"prompt_tokens", "completion_tokens"} <= usage.keys():
-        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+    counts = [usage.get(name) for name in ("prompt_tokens", "completion_tokens")]
+    if "total_tokens" not in usage and all(isinstance(n, int) and not isinstance(n, bool) for n in counts):
+        usage["total_tokens"] = sum(counts)
     return usage or None
 
 
@@ -332,7 +351,7 @@ def _genai_messages(span: Span) -> tuple[list[dict[str, Any]], list[dict[str, An
     if isinstance(inputs, list):
         for message in inputs:
             messages.extend(_from_parts(message, span))
-        replies = [reply for message in outputs or () for reply in _from_parts(message, span)] \
+        replies = [reply for message in _items(outputs) for reply in _from_parts(message, span)] \
             if isinstance(outputs, list) else []
         return messages, replies
     return _genai_events(span)
@@ -346,7 +365,7 @@ def _from_parts(message: Any, span: Span) -> list[dict[str, Any]]:
     """One GenAI message of parts as chat messages: text and tool calls, and one tool message per response."""
     if not isinstance(message, dict):
         raise Located("a message of gen_ai.input.messages is not an object", span.where)
-    parts = [part for part in message.get("parts") or () if isinstance(part, dict)]
+    parts = [part for part in _items(message.get("parts")) if isinstance(part, dict)]
     responses = [part for part in parts if part.get("type") == "tool_call_response"]
     if responses:
         return [{"role": "tool", "tool_call_id": str(part.get("id", "")),
