@@ -155,7 +155,8 @@ def export_otlp(document: Document, *, name: str | None = None, tools: Registry 
         root_times += [int(span["startTimeUnixNano"]), int(span["endTimeUnixNano"])]
     times = (min(root_times), max(root_times)) if root_times else clock.span(None)
     trace.add("root", f"invoke_agent {agent}", None, times, _INTERNAL,
-              {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent})
+              {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent,
+               "openinference.span.kind": "AGENT"})
     trace.spans.insert(0, trace.spans.pop())
     return {"resourceSpans": [{
         "resource": {"attributes": [_attribute("service.name", "contextdeck")]},
@@ -196,6 +197,7 @@ def _turn_spans(document: Document, turn: _Turn, n: int, trace: _Trace, root: st
         "gen_ai.output.messages": [{"role": "assistant", "parts": parts, "finish_reason": finish}],
         "gen_ai.tool.definitions": [_definition(tool.name, tool.item) for tool in request.tools] or None,
         "contextdeck.message_index": turn.index,
+        **_openinference_turn(request.messages, model, usage, turn, ids, request.tools),
     }
     label = f"turn {n}"
     named = attributes["gen_ai.request.model"] or model
@@ -232,10 +234,41 @@ def _call_span(document: Document, call: dict[str, Any], k: int, call_id: str, e
         "gen_ai.tool.call.result": (results[0] if len(results) == 1 else results) if results else None,
         "contextdeck.output_path": call.get("_outputPath"),
         "contextdeck.message_index": last.position,
+        "openinference.span.kind": "AGENT" if delegate else "TOOL",
+        "tool.name": call.get("_tool"),
+        "tool.parameters": _parameters(call),
+        "input.value": _parameters(call),
+        "input.mime_type": "application/json",
+        "output.value": (results[0] if len(results) == 1 else results) if results else None,
     }
     name = f"invoke_agent {delegate}" if delegate else f"execute_tool {call.get('_tool')}"
     message = str(error.get("message", error)) if isinstance(error, dict) else None
     trace.add(f"{label} call {k}", name, parent, times, _INTERNAL, attributes, message)
+
+
+def _openinference_turn(messages: Any, model: Any, usage: dict[str, Any], turn: _Turn, ids: list[str],
+                        tools: Any) -> dict[str, Any]:
+    """The same turn in OpenInference's attributes (Phoenix, Arize read these): flattened messages and tools."""
+    found: dict[str, Any] = {"openinference.span.kind": "LLM", "llm.model_name": model}
+    for key, name in (("prompt_tokens", "prompt"), ("completion_tokens", "completion"), ("total_tokens", "total")):
+        found[f"llm.token_count.{name}"] = usage.get(key)
+    for n, message in enumerate(messages):
+        found[f"llm.input_messages.{n}.message.role"] = message.role
+        found[f"llm.input_messages.{n}.message.content"] = message.text
+    reply = "llm.output_messages.0.message"
+    found[f"{reply}.role"] = "assistant"
+    said = [text for text in (turn.text, turn.output) if text is not None]
+    if said:
+        found[f"{reply}.content"] = "\n".join(text if isinstance(text, str) else json.dumps(text) for text in said)
+    for k, call in enumerate(turn.calls):
+        found[f"{reply}.tool_calls.{k}.tool_call.id"] = ids[k]
+        found[f"{reply}.tool_calls.{k}.tool_call.function.name"] = call.get("_tool") if isinstance(call, dict) else None
+        found[f"{reply}.tool_calls.{k}.tool_call.function.arguments"] = _parameters(call)
+    for k, tool in enumerate(tools):
+        definition = _definition(tool.name, tool.item)
+        found[f"llm.tools.{k}.tool.json_schema"] = {"type": "function", "function": {
+            key: value for key, value in definition.items() if key != "type"}}
+    return found
 
 
 def _value_of(message: dict[str, Any]) -> Any:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..document._json import parse as json_parse
+from ._build import line_up
 from ._chat import Exchange, ToolRun, arguments_of, iso, iso_precise, openai_exchange
 from ._problems import Located, TraceError
 from ._read import Reading, Values
@@ -51,7 +52,14 @@ class Span:
             return "llm"
         if kind == "TOOL" or operation == "execute_tool":
             return "tool"
+        if kind == "AGENT" or operation in ("invoke_agent", "create_agent"):
+            return "agent"
         return None
+
+    @property
+    def agent_name(self) -> str:
+        named = self.attributes.get("gen_ai.agent.name")
+        return named if isinstance(named, str) and named else self.name or self.id
 
 
 def _get(value: Any, *keys: str) -> Any:
@@ -169,7 +177,11 @@ def _span(raw: Any, name: str, line: str) -> Span:
 
 
 def read_otlp(values: Values) -> Reading:
-    """One context per trace, in the order traces first appear: its model spans' exchanges, its tool runs."""
+    """One context per trace, in the order traces first appear: its model spans' exchanges, its tool runs.
+
+    A trace whose model spans do not line up as one conversation, but do under each agent span (sub-agents
+    with conversations of their own), gives one context per agent, labelled `TRACE/AGENT`.
+    """
     traces: dict[str, list[Span]] = {}
     for span in spans_of(values):
         traces.setdefault(span.trace, []).append(span)
@@ -179,19 +191,61 @@ def read_otlp(values: Values) -> Reading:
         if not models:
             reading.warnings.append(f"trace {trace}: no model spans (neither GenAI nor OpenInference): left out")
             continue
-        models.sort(key=lambda span: (span.start, span.end))
-        exchanges = []
-        for span in models:
-            try:
-                exchanges.append(exchange_of_span(span))
-            except Located as problem:
-                raise problem.within(values.name, span.where) from None
-        tools = sorted((span for span in spans if span.role == "tool"), key=lambda span: span.start)
-        reading.contexts.append((trace, exchanges))
-        reading.runs[trace] = [tool_run(span) for span in tools]
+        tools = [span for span in spans if span.role == "tool"]
+        for label, (group, runs) in _contexts(trace, models, tools, spans, values.name).items():
+            reading.contexts.append((label, group))
+            reading.runs[label] = runs
     if not reading.contexts:
         raise TraceError(values.name, "no trace holds a model span: " + "; ".join(reading.warnings))
     return reading
+
+
+Group = tuple[list[Exchange], list[ToolRun]]
+
+
+def _contexts(trace: str, models: list[Span], tools: list[Span], spans: list[Span], name: str) -> dict[str, Group]:
+    whole = _group(models, tools, name)
+    agents = _agents_of(models + tools, spans)
+    by_agent: dict[str | None, tuple[list[Span], list[Span]]] = {}
+    for span in models:
+        by_agent.setdefault(agents[span.id], ([], []))[0].append(span)
+    for span in tools:
+        if agents[span.id] in by_agent:
+            by_agent[agents[span.id]][1].append(span)
+    try:
+        line_up(whole[0])
+    except Located:
+        if len(by_agent) < 2:
+            raise
+        named = {span.id: span.agent_name for span in spans}
+        return {f"{trace}/{named[agent] if agent else 'outside any agent'}": _group(own, runs, name)
+                for agent, (own, runs) in by_agent.items()}
+    return {trace: whole}
+
+
+def _group(models: list[Span], tools: list[Span], name: str) -> Group:
+    exchanges = []
+    for span in sorted(models, key=lambda span: (span.start, span.end)):
+        try:
+            exchanges.append(exchange_of_span(span))
+        except Located as problem:
+            raise problem.within(name) from None
+    return exchanges, [tool_run(span) for span in sorted(tools, key=lambda span: span.start)]
+
+
+def _agents_of(found: list[Span], spans: list[Span]) -> dict[str, str | None]:
+    """Each span's nearest agent span above it (None: none)."""
+    by_id = {span.id: span for span in spans}
+    agents: dict[str, str | None] = {}
+    for span in found:
+        parent, hops, agent = span.parent, 0, None
+        while parent is not None and parent in by_id and hops < 256:
+            if by_id[parent].role == "agent":
+                agent = parent
+                break
+            parent, hops = by_id[parent].parent, hops + 1
+        agents[span.id] = agent
+    return agents
 
 
 def _innermost(models: list[Span], spans: list[Span]) -> list[Span]:

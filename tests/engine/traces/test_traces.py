@@ -516,3 +516,69 @@ def test_otlp_json_lines_and_an_array_log_are_read() -> None:
     [log] = import_bytes(json.dumps(log_lines()).encode(), "run.json")
     assert log.format == "openai-log"
     assert log.turns == 3
+
+
+def test_the_export_carries_openinference_attributes_too() -> None:
+    """Phoenix and Arize read OpenInference: each turn is an LLM span with its flattened messages, model,
+    tokens, tool calls and tools; each call a TOOL span; the root an AGENT span."""
+    document = import_bytes(jsonl(log_lines()), "run.jsonl")[0].document
+    spans = parse_otlp(export_otlp(document)).resource_spans[0].scope_spans[0].spans
+    root, turn, tool = (span_attributes(spans[n]) for n in range(3))
+    assert root["openinference.span.kind"] == "AGENT"
+    assert turn["openinference.span.kind"] == "LLM"
+    assert turn["llm.model_name"] == "gpt-4o-mini-2024-07-18"
+    assert turn["llm.token_count.total"] == 59
+    assert turn["llm.input_messages.0.message.role"] == "system"
+    assert turn["llm.input_messages.1.message.content"] == "Weather in Paris and Rome?"
+    assert turn["llm.output_messages.0.message.tool_calls.0.tool_call.function.name"] == "get_weather"
+    assert json.loads(turn["llm.tools.0.tool.json_schema"])["function"]["name"] == "get_weather"
+    assert tool["openinference.span.kind"] == "TOOL"
+    assert json.loads(tool["output.value"]) == {"sky": "sunny"}
+
+
+def test_sub_agents_with_conversations_of_their_own_are_one_context_each() -> None:
+    """A trace whose agent spans hold conversations that do not line up as one: a context per agent,
+    labelled TRACE/AGENT, each with its own tool runs."""
+    def chat(span_id: str, parent: str, start: int, system: str, reply: dict[str, Any]) -> dict[str, Any]:
+        item = span(span_id, "chat m", start, start + 10, attrs(
+            gen_ai__operation__name="chat", gen_ai__system_instructions=[{"type": "text", "content": system}],
+            gen_ai__input__messages=[{"role": "user", "parts": [{"type": "text", "content": "Go"}]}],
+            gen_ai__output__messages=[reply]))
+        item["parentSpanId"] = parent
+        return item
+
+    def agent(span_id: str, parent: str | None, name: str) -> dict[str, Any]:
+        item = span(span_id, f"invoke_agent {name}", 0, 100, attrs(
+            gen_ai__operation__name="invoke_agent", gen_ai__agent__name=name))
+        if parent is None:
+            del item["parentSpanId"]
+        else:
+            item["parentSpanId"] = parent
+        return item
+
+    ask = {"role": "assistant", "parts": [{"type": "tool_call", "id": "t1", "name": "search",
+                                           "arguments": {"q": "x"}}]}
+    tool = span("4444444444444444", "execute_tool search", 40, 45, attrs(
+        gen_ai__operation__name="execute_tool", gen_ai__tool__name="search", gen_ai__tool__call__id="t1",
+        gen_ai__tool__call__result="found"))
+    tool["parentSpanId"] = "2222222222222222"
+    spans = [agent("1111111111111111", None, "orchestrator"), agent("2222222222222222", "1111111111111111",
+                                                                     "researcher"),
+             chat("aaaaaaaaaaaaaaaa", "1111111111111111", 10, "You plan.",
+                  {"role": "assistant", "parts": [{"type": "text", "content": "Planned."}]}),
+             chat("bbbbbbbbbbbbbbbb", "2222222222222222", 30, "You research.", ask), tool]
+    trace = {"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}
+    imported = import_bytes(json.dumps(trace).encode(), "t.json")
+    assert [item.label for item in imported] == [f"{TRACE}/orchestrator", f"{TRACE}/researcher"]
+    planner, researcher = (item.document for item in imported)
+    assert planner.solution["output"] == "Planned."
+    assert researcher.context.messages[-1]["data"] == "found"
+    assert researcher.context.messages[-1]["_call"] == {"_tool": "search", "q": "x", "_outputPath": "†t1"}
+
+
+def test_a_problem_in_a_model_span_is_named_once() -> None:
+    trace = {"resourceSpans": [{"scopeSpans": [{"spans": [
+        span("1111111111111111", "chat m", 0, 10, attrs(gen_ai__operation__name="chat"))]}]}]}
+    with pytest.raises(TraceError) as caught:
+        import_bytes(json.dumps(trace).encode(), "t.json")
+    assert str(caught.value).startswith("t.json: span 1111111111111111: the model span records no messages")
