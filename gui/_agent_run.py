@@ -117,8 +117,10 @@ class AgentRunUI(QObject):
         self.cancelled = True
         if self.asking is not None:
             self.asking.cancel()
-        if self.debugger.running:
+        if self.debugger.running:  # inside a tick: its calls, and a model's answer on its way, are dropped
             self.debugger.cancel()
+            if self.task is not None:
+                self.task.cancel()
         dialog = self.turns.dialog
         if dialog is not None:
             dialog.reject()
@@ -130,6 +132,10 @@ class AgentRunUI(QObject):
         self.debugger.use_model = True  # Continue asks the model for latent calls
         try:
             reason = await self._turns()
+        except asyncio.CancelledError:
+            if not self.cancelled:
+                raise
+            reason = "cancelled inside the tick"
         finally:
             self.debugger.use_model = using
             self.asking = None

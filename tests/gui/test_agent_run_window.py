@@ -134,3 +134,21 @@ def test_cancel_stops_the_run_while_the_model_is_asked(qtbot: Any, window: MainW
     assert run.task.result().startswith("cancelled")
     assert window.context().messages == before
     assert window.session.document.solution is None
+
+
+def test_cancel_stops_the_run_inside_a_tick(qtbot: Any, window: MainWindow, fake_llm: Any) -> None:
+    """Stop while the tick waits for the model's answer to a latent call: the answer is dropped, the call keeps
+    waiting, nothing more is asked and the run says cancelled."""
+    fake_llm.push(Reply.json({"meta": {}, "calls": [NOTE_CALL], "output": None}),
+                  Reply.json({"result": "second"}, delay=3.0))
+    run = window.agent_run  # type: ignore[attr-defined]
+    run.run_action.trigger()
+    qtbot.waitUntil(lambda: len(fake_llm.requests) == 2 and window.inspector.debugger.running, timeout=15000)
+    run.stop_action.trigger()
+    qtbot.waitUntil(finished(qtbot, window), timeout=15000)
+    assert run.task.result().startswith("cancelled")
+    assert state(window, "†state.second") is None
+    assert not window.inspector.debugger.running
+    qtbot.wait(3500)  # the dropped answer arrives at the server's end: still nothing is written or asked
+    assert state(window, "†state.second") is None
+    assert len(fake_llm.completions) == 2
