@@ -240,3 +240,30 @@ def test_loading_activities_starts_a_worker_ahead_unless_in_process(window: Main
     inspector.debugger.in_process = True
     load(inspector, effects[0])
     assert started == [True]
+
+
+def test_a_busy_async_activity_leaves_the_window_responsive_and_cancel_ends_it(qtbot: Any, window: MainWindow,
+                                                                             tmp_path: Path) -> None:
+    """An async activity that never yields runs in its worker: the window's event loop goes on meanwhile,
+    and Cancel ends the call (its process killed) and Continue with it."""
+    from PySide6.QtCore import QTimer
+
+    busy = tmp_path / "busy.py"
+    busy.write_text("async def spin(call, tool, context):\n    while True:\n        pass\n"
+                    "ACTIVITIES = {'spin': spin}\n")
+    document = tmp_path / "busy.json"
+    document.write_text(json.dumps([{"type": "state", "data": {}},
+                                    {"type": "plan", "plan": [{"_tool": "spin", "_outputPath": "†state.a"}]}]))
+    open_document(qtbot, window, document)
+    inspector = parts(window)
+    load(inspector, busy)
+    action = next(a for a in window.menu("Run").actions() if a.text() == "Continue")
+    action.trigger()
+    qtbot.waitUntil(lambda: inspector.model.status(0) is Status.RUNNING, timeout=10000)
+    ticked: list[bool] = []
+    QTimer.singleShot(0, lambda: ticked.append(True))
+    qtbot.waitUntil(lambda: bool(ticked))  # the event loop is not held by the activity
+    inspector.debugger.cancel()
+    qtbot.waitUntil(lambda: not inspector.debugger.running, timeout=10000)
+    assert inspector.model.status(0) is Status.CANCELLED
+    assert inspector.debugger.last_stop == "cancelled"
