@@ -28,7 +28,7 @@ from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QAbstractEventDispatcher, QEvent, QEventLoop, QSettings, Qt, QTimer
+from PySide6.QtCore import QAbstractEventDispatcher, QCoreApplication, QEvent, QEventLoop, QSettings, Qt, QTimer
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QHeaderView, QListView, QTableView, QTreeView, QWidget
 
@@ -666,6 +666,14 @@ def llm_shown(window: Any) -> bool:
             and not pane.filling and not view.schema.filling)
 
 
+def discard(window: Any) -> None:
+    """Close and delete `window`: a closed window's widgets would stay in the application, and an application-wide
+    change (a theme switch re-polishes every widget) would pay for them in the next window's figures."""
+    window.close()
+    window.deleteLater()
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+
+
 def run_freeze(workload: str, count: int, pins: int, freeze: Freeze, turns: bool, profile: bool) -> None:
     """Every action of issue 31 on one workload, each followed until what it scheduled is done."""
     document, watches = WORKLOADS[workload]
@@ -723,7 +731,7 @@ def run_freeze(workload: str, count: int, pins: int, freeze: Freeze, turns: bool
         for name in bench.results:
             bench.turns.report(name, worst=5)
     window.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
-    window.close()
+    discard(window)
 
 
 def run_continue(calls: int, freeze: Freeze, turns: bool, profile: bool) -> None:
@@ -761,7 +769,7 @@ def run_continue(calls: int, freeze: Freeze, turns: bool, profile: bool) -> None
     if bench.turns is not None:
         bench.turns.report(name, worst=5)
     window.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
-    window.close()
+    discard(window)
 
 
 def run_first_request(freeze: Freeze, turns: bool, profile: bool) -> None:
@@ -792,7 +800,7 @@ def run_first_request(freeze: Freeze, turns: bool, profile: bool) -> None:
     if bench.turns is not None:
         bench.turns.report(name, worst=5)
     window.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
-    window.close()
+    discard(window)
 
 
 BACKTRACKING = {
