@@ -65,13 +65,15 @@ class Slices(QObject):
             self._timer.start()
             return
         self._waited = 0
-        while self._jobs:
-            job = self._jobs.pop(0)()
-            if job is not None and shiboken6.isValid(job.__self__):  # type: ignore[attr-defined]
-                job()
-                break
-        if self._jobs:
-            self._timer.start()
+        try:
+            while self._jobs:
+                job = self._jobs.pop(0)()
+                if job is not None and shiboken6.isValid(job.__self__):  # type: ignore[attr-defined]
+                    job()
+                    break
+        finally:  # a job that raised is dropped (its error reported); the others go on
+            if self._jobs:
+                self._timer.start()
 
 
 _slices: list[Slices] = []  # the application's, made when first asked for

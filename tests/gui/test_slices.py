@@ -96,3 +96,22 @@ def test_a_slice_does_not_join_a_turn_that_repainted(qtbot: Any, cost: float) ->
     for n in slices_run:
         posted = max(m for m in range(n) if ran[m] == "posted")
         assert "turn" in ran[posted:n], ran  # the posted event was delivered a turn before the slice
+
+
+class Failing(QObject):
+    def work(self) -> None:
+        raise RuntimeError("a slice that fails")
+
+
+def test_a_job_that_raises_does_not_stop_the_others(qtbot: Any) -> None:
+    """A slice that raises is reported and its job dropped; the jobs waiting behind it still take their turns
+    (they stalled for good: the window's views stopped following edits until another job was asked for)."""
+    ran: list[str] = []
+    failing, kept = Failing(), Job("kept", 2, ran)
+    with qtbot.captureExceptions() as raised:
+        slices().start(failing.work)
+        slices().start(kept.work)
+        qtbot.waitUntil(lambda: not kept.left, timeout=2000)
+    assert ran == ["kept", "kept"]
+    assert [str(error[1]) for error in raised] == ["a slice that fails"]
+    assert not slices().pending
