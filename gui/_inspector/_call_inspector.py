@@ -70,6 +70,10 @@ def _source_label(context: Context, index: int) -> str:
 _JSON_WORDS = {"None": "null", "True": "true", "False": "false"}
 
 
+def _html(text: str) -> str:
+    return escape(text, quote=False)  # quotes stay as typed: the label's text is searched for them
+
+
 def problem_message(problem: Problem) -> str:
     """A problem's message as the inspector shows it beside its path: without the path again (the engine's
     message starts with it, for the command line) and with JSON's words for a value (`null`, not `None`)."""
@@ -302,10 +306,10 @@ class CallInspector(QWidget):
         if not call.problems and not call.warnings:
             self.problems.hide()
             return
-        lines = [f"<span style='color:{MISSING_COLOUR}'>⚠ <code>{escape(p.where)}</code> {escape(p.type)}: "
-                 f"{escape(problem_message(p))}</span>" for p in call.problems]
-        lines += [f"<span style='color:{WARNING_COLOUR}'>⚠ <code>{escape(p.where)}</code> "
-                  f"{escape(problem_message(p))} <i>(with the values resolved now)</i></span>" for p in call.warnings]
+        lines = [f"<span style='color:{MISSING_COLOUR}'>⚠ <code>{_html(p.where)}</code> {_html(p.type)}: "
+                 f"{_html(problem_message(p))}</span>" for p in call.problems]
+        lines += [f"<span style='color:{WARNING_COLOUR}'>⚠ <code>{_html(p.where)}</code> "
+                  f"{_html(problem_message(p))} <i>(with the values resolved now)</i></span>" for p in call.warnings]
         self.problems.setText("<br>".join(lines))
         self.problems.show()
 
