@@ -97,6 +97,8 @@ def take_turn(qtbot: Any, window: MainWindow, turn: Any, valid: bool = True) -> 
                     and sessions.open_dialog.isVisible())
     dialog = sessions.open_dialog
     assert isinstance(dialog, TurnDialog)
+    # Window-modal, as the document's own Next Turn dialog: the document cannot change under the turn typed.
+    assert dialog.windowModality() == Qt.WindowModality.WindowModal
     dialog.editor.setPlainText(json.dumps(turn))
     if valid:
         qtbot.waitUntil(dialog.take_button.isEnabled)  # checked once typing pauses
