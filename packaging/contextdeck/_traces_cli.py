@@ -52,6 +52,10 @@ def _import(args: argparse.Namespace) -> int:
     except ValueError as error:
         say(str(error))
         return 2
+    if args.out is not None and Path(args.out).suffix.lower() == ".jsonl":
+        say(f"--out {args.out}: an import is a saved request (its messages, schema and final output), which "
+            "JSON Lines cannot hold: write it to a .json file")
+        return 2
     try:
         chosen = choose(import_trace(args.file, args.source), args.trace)
     except TraceError as error:

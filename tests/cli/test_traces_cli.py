@@ -193,3 +193,12 @@ def test_round_trip_import_run_with_the_model_export(capsys: Any, tmp_path: Path
     assert results == [{"sky": "sunny"}, {"sky": "rain"}]
     final = next(a["value"]["stringValue"] for a in spans[-1]["attributes"] if a["key"] == "gen_ai.output.messages")
     assert json.loads(final)[0]["parts"] == [{"type": "text", "content": "Sunny in Paris, rain in Rome."}]
+
+
+def test_import_refuses_to_write_json_lines(capsys: Any, tmp_path: Path) -> None:
+    """A saved request cannot be JSON Lines (the loader would read it as messages): refused before reading."""
+    source = write(tmp_path, "exchange.json", REQUEST)
+    code, _, err = call(capsys, "import", source, "--out", tmp_path / "doc.jsonl")
+    assert code == 2
+    assert "write it to a .json file" in err
+    assert not (tmp_path / "doc.jsonl").exists()
