@@ -419,6 +419,7 @@ class Execution:
                 ran = await invoke(plan, resolved, self.context, self.timeout, self._workers())
                 changes["result"] = ran.result
             except asyncio.CancelledError:
+                self._jobs.cancelled.pop(plan.index, None)
                 changes["error"] = {"type": "cancelled", "message": "cancelled"}
             except Exception as error:
                 kind, text = failure(plan, error, self.timeout).error or ("error", "")
@@ -437,7 +438,9 @@ class Execution:
         if task.cancelled():  # cancel(): recorded, so that it does not start again by itself
             for index in unit.members:
                 if self._states[index].status is Status.RUNNING:
-                    self._fail(index, [Problem("cancelled", "cancelled while running")])
+                    printed = self._jobs.cancelled.pop(index, None)
+                    self._fail(index, [Problem("cancelled", "cancelled while running")],
+                               audit=printed.audit() if printed is not None else None)
             return
         for index, outcome, keep in task.result():
             self._settle(index, outcome, keep)

@@ -123,8 +123,9 @@ class _Worker:
     def alive(self) -> bool:
         return not self.dead and self.process.poll() is None
 
-    async def call(self, request: dict[str, Any], limit: float) -> Ran:
-        """Send one call and wait for its answer, at most `limit` seconds; killed when cancelled or late."""
+    async def call(self, request: dict[str, Any], limit: float, job: Job | None = None) -> Ran:
+        """Send one call and wait for its answer, at most `limit` seconds; killed when cancelled or late (what
+        it printed until then is the `job`'s `captured`)."""
         await self._started()
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Ran] = loop.create_future()
@@ -142,6 +143,8 @@ class _Worker:
             raise ActivityTimedOut(self._captured()) from None
         except asyncio.CancelledError:
             self.kill()
+            if job is not None:
+                job.captured = self._captured()
             raise
         finally:
             self.pending = None
@@ -256,7 +259,7 @@ class WorkerPool:
         worker = await self._acquire()
         job.worker = worker
         try:
-            return await worker.call(request, limit)
+            return await worker.call(request, limit, job)
         finally:
             job.worker = None
             self._release(worker)
@@ -345,6 +348,7 @@ class Job:
 
     def __init__(self) -> None:
         self.worker: _Worker | None = None
+        self.captured = Captured()  # what it printed before it was cancelled
 
     def kill(self) -> None:
         if self.worker is not None:
@@ -357,12 +361,16 @@ class Jobs:
     def __init__(self, pool: WorkerPool | None = None) -> None:
         self._pool = pool
         self.running: dict[int, Job] = {}
+        self.cancelled: dict[int, Captured] = {}  # what cancelled calls printed, for their error message
 
     async def run(self, index: int, request: dict[str, Any], limit: float) -> Ran:
         job = Job()
         self.running[index] = job
         try:
             return await (self._pool or shared_pool()).run(request, limit, job)
+        except asyncio.CancelledError:
+            self.cancelled[index] = job.captured
+            raise
         finally:
             if self.running.get(index) is job:
                 del self.running[index]

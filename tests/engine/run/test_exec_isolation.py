@@ -57,6 +57,7 @@ def unprintable(call, tool, context):
 
 def waits(call, tool, context):
     folder = Path(call["folder"])
+    print("waiting for go")
     (folder / "pid").write_text(str(os.getpid()))
     while not (folder / "go").exists():
         time.sleep(0.01)
@@ -194,6 +195,8 @@ def test_a_cancelled_activitys_side_effect_never_happens(activities: Activities,
     asyncio.run(scenario())
     assert not (tmp_path / "side-effect").exists()
     assert execution.state(0).status is Status.CANCELLED
+    assert context[1]["data"]["error"]["type"] == "cancelled"
+    assert context[1]["_run"]["stdout"] == "waiting for go\n"  # what it printed until then
 
 
 def test_a_busy_async_activity_is_ended_by_its_timeout(activities: Activities, tmp_path: Path) -> None:
