@@ -24,6 +24,8 @@ from ._inspector._async import spawn
 from ._summary import turn_words
 
 MAX_TURNS = 25  # as `contextdeck run --max-ticks`: a model that never finishes stops here
+BREAK_BEFORE = "run_with_model/break_before_turn"  # settings keys
+BREAK_REFUSED = "run_with_model/break_on_refused"
 
 
 class AgentRunUI(QObject):
@@ -55,6 +57,12 @@ class AgentRunUI(QObject):
         self.break_refused = QAction("Break on a Refused Answer", window, checkable=True)
         self.break_refused.setChecked(True)
         self.break_refused.setToolTip("A turn that breaks the request schema opens with its problems, to correct")
+        settings = window.settings  # the breakpoint kinds are the user's, kept between sessions
+        for key, action in ((BREAK_BEFORE, self.break_before), (BREAK_REFUSED, self.break_refused)):
+            kept = settings.value(key)
+            if kept is not None:
+                action.setChecked(str(kept).lower() == "true")
+            action.toggled.connect(lambda on, key=key: settings.setValue(key, "true" if on else "false"))
         run = window.menu("Run")
         run.addSeparator()
         for action in (self.run_action, self.stop_action, self.break_before, self.break_refused):

@@ -152,3 +152,14 @@ def test_cancel_stops_the_run_inside_a_tick(qtbot: Any, window: MainWindow, fake
     qtbot.wait(3500)  # the dropped answer arrives at the server's end: still nothing is written or asked
     assert state(window, "†state.second") is None
     assert len(fake_llm.completions) == 2
+
+
+def test_the_breakpoint_kinds_are_kept_for_the_next_start(qtbot: Any, open_window: Any, tmp_path: Path,
+                                                        window: MainWindow) -> None:
+    """Break Before Each Model Turn on, Break on a Refused Answer off: a second window (the next start) has
+    them so."""
+    run = window.agent_run  # type: ignore[attr-defined]
+    run.break_before.setChecked(True)
+    run.break_refused.setChecked(False)
+    again = open_window(None).agent_run  # type: ignore[attr-defined]
+    assert (again.break_before.isChecked(), again.break_refused.isChecked()) == (True, False)
