@@ -106,7 +106,7 @@ def build_actions(window: MainWindow) -> dict[str, QAction]:
     add("check", "Run", "&Check Document", lambda: window.diagnostics.check(window.session.document), "F7")
 
     add("help", "Help", "ContextDeck &Help", lambda: show_help(window), Key.HelpContents)
-    add("about", "Help", "&About ContextDeck", lambda: show_about(window))
+    add("about", "Help", "&About ContextDeck", lambda: show_about(window), "Ctrl+F1")
     add("about_qt", "Help", "About &Qt", QApplication.aboutQt, "Ctrl+Alt+F1")
 
     for action in actions.values():  # shortcuts in tooltips, so they can be learnt
