@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..calls._activities import error_type
+from ..calls._activities import error_text, error_type
 from ..calls._calls import CallPlan, Mode, Problem, check_parameters, resolve_call, scoped_context
 from ..calls._output_check import OUTPUT_SCHEMA_ERROR, output_problem, written_value
 from ..calls._outputs import Clock, OutputError, failure_messages, is_message, output_messages, run_record_message
@@ -154,15 +154,7 @@ def failure(plan: CallPlan, error: BaseException, timeout: float, audit: dict[st
         return Outcome(plan.index, error=(error.kind, text), audit=audit)
     if audit is not None:  # the activity raised: where, for the audit view (never shown to the LLM)
         audit = {**audit, "traceback": "".join(traceback.format_exception(error)).rstrip()}
-    return Outcome(plan.index, error=(error_type(error), _text(error)), audit=audit)
-
-
-def _text(error: BaseException) -> str:
-    """The exception's message, even when printing it raises."""
-    try:
-        return str(error) or type(error).__name__
-    except Exception:
-        return f"{type(error).__name__} (its message cannot be printed)"
+    return Outcome(plan.index, error=(error_type(error), error_text(error)), audit=audit)
 
 
 def prepare(plan: CallPlan, context: Context) -> tuple[dict[str, Any], Problem | None]:

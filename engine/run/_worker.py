@@ -24,7 +24,7 @@ import traceback
 from pathlib import Path
 from typing import IO, Any
 
-from ..calls._activities import Activities, ActivityLoadError, error_type, load_activities
+from ..calls._activities import Activities, ActivityLoadError, error_text, error_type, load_activities
 from ..calls._outputs import MAX_RESULT_BYTES, OutputError, check_json
 from ..document import _json
 from ._frames import CAPTURE_VARIABLE, read_frame, write_frame
@@ -73,14 +73,6 @@ def _activity(file: str, name: str) -> Any:
     return entry.fn
 
 
-def _text(error: BaseException) -> str:
-    """The exception's message, even when printing it raises (it never takes the worker down)."""
-    try:
-        return str(error) or type(error).__name__
-    except Exception:
-        return f"{type(error).__name__} (its message cannot be printed)"
-
-
 def _run(request: dict[str, Any]) -> Any:
     fn = _activity(request["file"], request["name"])
     args = (request["call"], request["tool"], request["context"])
@@ -100,7 +92,7 @@ def _answer(request: dict[str, Any]) -> bytes:
     try:
         result = _run(request)
     except BaseException as error:  # SystemExit, KeyboardInterrupt too: they are the call's failure
-        failure = {"type": error_type(error), "message": _text(error),
+        failure = {"type": error_type(error), "message": error_text(error),
                    "traceback": "".join(traceback.format_exception(error)).rstrip()}
         return _json.dumps({"error": failure}, indent=False).encode("utf-8", "surrogatepass")
     try:

@@ -266,3 +266,11 @@ def test_a_prestarted_worker_takes_the_first_call(tmp_path: Path) -> None:
     ran = asyncio.run(Jobs(pool).run(0, request, 60.0))
     pool.shutdown()
     assert ran.result == worker.process.pid
+
+
+def test_an_unprintable_exception_in_process_is_the_calls_error(activities: Activities) -> None:
+    """In-process too, an exception whose message raises when printed is named, not a crash of the run."""
+    context, execution = run(activities, {"_tool": "unprintable", "_outputPath": "†state.a"},
+                             {"_tool": "ok", "n": 2, "_outputPath": "†state.b"}, in_process=True)
+    assert error_of(execution, 0) == ("Unprintable", "Unprintable (its message cannot be printed)")
+    assert context.resolve("†state.b").value == 2
