@@ -18,9 +18,10 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog, QLabel, QToolBar, QVBoxLayout
 
-from contextdeck.engine import MISSING, Answer, ModelError, ask_request, turn_record
+from contextdeck.engine import MISSING, Answer, ModelError, request_prompt, turn_record
 
 from ._inspector._async import spawn
+from ._llm import BACKGROUND_FROM
 from ._summary import turn_words
 
 MAX_TURNS = 25  # as `contextdeck run --max-ticks`: a model that never finishes stops here
@@ -180,12 +181,10 @@ class AgentRunUI(QObject):
     async def _turn(self) -> str | None:
         """Ask the model for the next turn and take it; a refused answer stops, or breaks into the dialog."""
         models = self.window.models.models
-        document = self.turns.document()
         asker = models.asker()
         try:
             await asker.provider.prepare()
-            self.asking = spawn(ask_request(document, asker, activities=self.turns.activities(),
-                                            tools=self.turns.tools()))
+            self.asking = spawn(self._ask(asker))
             answer: Answer = await self.asking
         except asyncio.CancelledError:
             if self.cancelled:
@@ -202,6 +201,20 @@ class AgentRunUI(QObject):
             await asker.provider.close()
         problem: str | None = self.turns.take_turn(answer.value, answer.summary)
         return problem
+
+    async def _ask(self, asker: Any) -> Answer:
+        """The whole request as composed, asked; a big document is composed on a frozen copy off the GUI thread
+        (as the Next Turn dialog composes it)."""
+        document = self.turns.document()
+        activities, tools, context = self.turns.activities(), self.turns.tools(), document.context
+        if len(context) < BACKGROUND_FROM:
+            prompt = request_prompt(context, document.schema, activities=activities, tools=tools)
+        else:
+            view = context.view()
+            prompt = await asyncio.to_thread(request_prompt, view, document.schema, activities=activities,
+                                             tools=tools)
+        answer: Answer = await asker.ask(prompt)
+        return answer
 
     async def _turn_in_dialog(self, *, ask: bool = False, refused: ModelError | None = None) -> str | None:
         """The Next Turn dialog: the request as it will be sent, the model's answer (asked now, or the refused

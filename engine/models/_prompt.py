@@ -93,9 +93,11 @@ def call_prompt(context: Context, plan: CallPlan) -> Prompt:
     return Prompt(plan.label, messages, _closed(properties), "result", branches)
 
 
-def request_prompt(context: Context, schema: Any = None, *, activities: Activities | None = None,
+def request_prompt(context: Messages, schema: Any = None, *, activities: Activities | None = None,
                    tools: Registry | None = None) -> Prompt:
-    """The whole request (the Vessel): exactly `compose_request`'s messages, composed schema and settings."""
+    """The whole request (the Vessel): exactly `compose_request`'s messages, composed schema and settings.
+
+    `context` may be a frozen view (`Context.view()`), composed off the GUI thread."""
     request = compose_request(context, schema, activities=activities, tools=tools)
     sent = request.to_json()
     return Prompt("the request", tuple(sent["messages"]), sent["schema"], "solution",

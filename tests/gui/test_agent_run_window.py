@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from contextdeck.gui import _agent_run as agent_run
 from contextdeck.gui._inspector._async import release
 from contextdeck.gui._models import ModelConfig
 from contextdeck.gui._summary import message_summary
@@ -53,10 +54,14 @@ def finished(qtbot: Any, window: MainWindow) -> Callable[[], bool]:
     return lambda: run.task is not None and run.task.done()
 
 
-def test_run_with_model_goes_through_the_turns_to_the_final_output(qtbot: Any, window: MainWindow,
-                                                                  fake_llm: Any) -> None:
+@pytest.mark.parametrize("off_thread", [False, True])
+def test_run_with_model_goes_through_the_turns_to_the_final_output(qtbot: Any, window: MainWindow, fake_llm: Any,
+                                                                  monkeypatch: Any, off_thread: bool) -> None:
     """The first plan runs, the model's first turn plans a latent call it then answers, its second turn gives
-    the output: the loop finishes, and each turn's plan message carries the model's exchange."""
+    the output: the loop finishes, and each turn's plan message carries the model's exchange. `off_thread`: the
+    request is composed on a frozen copy off the GUI thread, as for a big document, with the same result."""
+    if off_thread:
+        monkeypatch.setattr(agent_run, "BACKGROUND_FROM", 0)
     fake_llm.push(Reply.json({"meta": {}, "calls": [NOTE_CALL], "output": None}),
                   Reply.json({"result": "second"}),
                   Reply.json({"meta": {}, "calls": [], "output": {"status": "Success"}}))
