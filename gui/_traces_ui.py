@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject
-from PySide6.QtGui import QAction
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
@@ -130,13 +130,16 @@ class TracesUI(QObject):
         self.window = window
         self.actions_by_name = {
             "import_trace": self._action("&Import Trace…", "Open an agent's OpenAI exchange, log or OTLP trace "
-                                                          "as a context", self.import_dialog),
+                                                          "as a context", self.import_dialog, "Ctrl+Shift+I"),
             "export_trace": self._action("E&xport…", "Write the run as OTLP JSON spans, or the request at the "
-                                                    "cursor as an OpenAI chat completions body", self.export_dialog),
+                                                    "cursor as an OpenAI chat completions body", self.export_dialog,
+                                         "Ctrl+Shift+E"),
         }
 
-    def _action(self, text: str, tip: str, run: object) -> QAction:
+    def _action(self, text: str, tip: str, run: object, shortcut: str) -> QAction:
         action = QAction(text, self.window)
+        action.setShortcut(QKeySequence(shortcut))
+        action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
         action.setObjectName(text.strip("&.…").replace("&", "").lower().replace(" ", "_"))
         action.setStatusTip(tip)
         action.setToolTip(tip)

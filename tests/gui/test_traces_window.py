@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtCore import Qt
 
 from contextdeck.engine import import_bytes, import_trace
 from contextdeck.gui._inspector._calls import DETAIL, STATUS, TOOL
@@ -76,7 +77,8 @@ def test_an_import_opens_unsaved_with_its_calls_and_outputs(
     path, texts, outputs = source(tmp_path, fake_llm)
     window = open_window(None)
     traces = window.traces  # type: ignore[attr-defined]
-    assert [a.text() for a in window.menu("File").actions()][3:5] == ["&Import Trace…", "E&xport…"]
+    assert [(a.text(), a.shortcut().toString()) for a in window.menu("File").actions()][3:5] == [
+        ("&Import Trace…", "Ctrl+Shift+I"), ("E&xport…", "Ctrl+Shift+E")]
     shown: list[ImportDialog] = []
 
     def choose(name: str, imported: list[Any]) -> ImportChoice:
@@ -162,3 +164,12 @@ def test_export_writes_the_run_and_the_request_at_the_cursor(
     body = json.loads((tmp_path / "request.json").read_text())
     assert [message["content"] for message in body["messages"]] == [SYSTEM["content"], USER["content"]]
     assert "Exported the request at the cursor" in window.statusBar().currentMessage()
+
+
+def test_the_import_shortcut_asks_for_a_file(qtbot: Any, open_window: Any) -> None:
+    """Ctrl+Shift+I reaches File → Import Trace… from the keyboard (a cancelled file dialog opens nothing)."""
+    window = open_window(None)
+    asked: list[bool] = []
+    window.traces.ask_import_path = lambda: asked.append(True)  # type: ignore[attr-defined]
+    qtbot.keyClick(window, "I", Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    qtbot.waitUntil(lambda: asked == [True])
