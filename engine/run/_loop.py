@@ -143,16 +143,18 @@ class Loop:
         goes on with what each answer unblocks. A delegated call's session asks for its own turns."""
         assert self.outputs is not None
         ran, errors = list(report.ran), list(report.errors)
+        answered: set[int] = set()  # asked once a tick: an answer that leaves a call waiting is not asked again
         while report.stopped_at is None and report.failed_at is None and not report.lazy:
-            waiting = [i for i in report.waiting_for_output if i not in self.execution.delegates]
+            waiting = [i for i in report.waiting_for_output if i not in self.execution.delegates and i not in answered]
             if not waiting:
                 break
+            answered.add(waiting[0])
             await self.outputs(self.execution, waiting[0])
             ran.append(waiting[0])
             report = await self.execution.run()
             ran.extend(report.ran)
             errors.extend(report.errors)
-        return replace(report, ran=tuple(ran), errors=tuple(errors))
+        return replace(report, ran=tuple(dict.fromkeys(ran)), errors=tuple(errors))  # a group's answered calls run too
 
     def approve_plan(self) -> None:
         """Let a lazy plan run at the next `tick()`."""

@@ -64,3 +64,14 @@ def test_a_refused_latent_answer_is_counted(fake_llm) -> None:
     run = asyncio.run(run_agent(document, asker(fake_llm.url), model_gives_turns=False))
     assert (run.ending, run.refused_outputs) == (Ending.REFUSED, (0,))
     assert document.context[len(document.context) - 1]["data"]["error"]["type"] == "modelOutput"
+
+
+def test_latent_calls_of_a_group_are_each_answered_once(fake_llm) -> None:
+    """The members of an `all` group wait for their outputs together: each is asked once, then the group runs."""
+    fake_llm.answer = lambda body: Reply.json({"result": {"label": "damage"}})
+    group = {"all": [{**CLASSIFY, "_outputPath": "†state.a"}, {**CLASSIFY, "_outputPath": "†state.b"}]}
+    document = request(solution={"calls": [group], "output": None})
+    run = asyncio.run(run_agent(document, asker(fake_llm.url), model_gives_turns=False))
+    assert (run.calls, run.tally.asked, len(fake_llm.completions)) == (2, 2, 2)
+    assert [m["data"] for m in document.context if m.get("_outputPath")] == [
+        {"a": {"label": "damage"}}, {"b": {"label": "damage"}}]
