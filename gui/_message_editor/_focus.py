@@ -8,12 +8,14 @@ instead, over the controls a user can see and use.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import QCoreApplication, QEvent, QPoint, Qt
 from PySide6.QtWidgets import QScrollArea, QWidget
 
 
 def controls(root: QWidget) -> list[QWidget]:
     """The controls under `root` that Tab stops at (shown, enabled, taking Tab focus), in visual order."""
+    # Places are read once the layouts asked for are done (a form just made is laid out on the next turn).
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
     found: list[QWidget] = []
     for widget in root.findChildren(QWidget):
         stop = _stop(widget, root)
