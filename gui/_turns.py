@@ -529,6 +529,8 @@ class LoopUI(QObject):
             text = "Loop: running"
         elif lazy:
             text = "Loop: the plan is lazy · Run → Approve Plan"
+        elif self.tick_over() and not len(self.document().context):
+            text = "Loop: an empty document · insert messages, or Next Turn (F8) for the model's first"
         elif self.tick_over():
             text = "Loop: waiting for the next turn (F8)"
         else:

@@ -54,6 +54,8 @@ from ._watches import WatchPanel
 REFRESH_MS = 40  # debounce of the state, LLM and watch views: typing stays cheap
 MENUS = ("File", "Edit", "View", "Run", "Help")
 _log = logging.getLogger(__name__)
+CURSOR_TIP = ("The time cursor: the State, LLM view and Watches show the context as of the selected message (later "
+              "rows are shaded as the future). View → Follow Latest (Ctrl+L) shows the latest instead.")
 
 
 class MainWindow(QMainWindow):
@@ -106,6 +108,10 @@ class MainWindow(QMainWindow):
         self.setTabPosition(Qt.DockWidgetArea.RightDockWidgetArea, QTabWidget.TabPosition.North)
 
         self.diagnostics = DiagnosticsRunner(self)
+        self.cursor_label = QLabel()  # where the time cursor is, and what it is
+        self.cursor_label.setObjectName("timeCursor")
+        self.cursor_label.setToolTip(CURSOR_TIP)
+        self.statusBar().addPermanentWidget(self.cursor_label)
         self.diagnostics_label = QLabel()
         self.statusBar().addPermanentWidget(self.diagnostics_label)
         self.diagnostics.finished.connect(self._show_diagnostics)
@@ -401,6 +407,9 @@ class MainWindow(QMainWindow):
         context, at = self.context(), self.at()
         if self._model is not None:
             self._model.set_cursor(self.time_cursor())
+        cursor = self.time_cursor()
+        self.cursor_label.setText("" if not len(context) else "As of the latest message" if cursor is None
+                                  else f"As of message #{cursor}")
         self.state_view.refresh(context, at, self.selected_message())
         self.llm_view.show_context(context, at, self.session.document.schema)
         self.watches.model.set_cursor(at)

@@ -24,6 +24,8 @@ from ._header import HeaderEditor
 from ._model import Body, MessageModel, problem_of, read_message, retyped, with_body, with_key
 from ._schema import SchemaNode
 
+NOTHING_SELECTED = ("Select a message in the timeline to edit it here, or insert one: Edit → Insert Text Message "
+                    "(Ctrl+Shift+T) and the other Insert entries.")
 
 def _same(a: Any, b: Any) -> bool:
     """The same JSON value, key order included (an edit that reorders keys is an edit)."""
@@ -74,9 +76,15 @@ class MessageEditor(QWidget):
         layout = self._column = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(4)
+        self.nothing = QLabel(NOTHING_SELECTED)  # instead of the tabs while no message is selected
+        self.nothing.setObjectName("editorNothing")
+        self.nothing.setWordWrap(True)
+        self.nothing.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.nothing.setEnabled(False)  # drawn in the palette's muted text colour
         layout.addWidget(self.title)
         layout.addWidget(self.header)
         layout.addWidget(self.tabs, 1)
+        layout.addWidget(self.nothing, 1)
         self._index: int | None = None
         self._message: dict[str, Any] | None = None
         self._model: MessageModel | None = None
@@ -133,7 +141,10 @@ class MessageEditor(QWidget):
             self.title.setText("<b>No message selected</b>")
             self.header.hide()
             self._show_value(None)
+            self.tabs.hide()
+            self.nothing.show()
             return
+        self._shown()
         self._refresh(None)
         self._set_read_only(False)
 
@@ -142,7 +153,13 @@ class MessageEditor(QWidget):
         with self._laid_out_once():
             self._show_item(value, title)
 
+    def _shown(self) -> None:
+        if self.nothing.isVisible() or self.tabs.isHidden():
+            self.nothing.hide()
+            self.tabs.show()
+
     def _show_item(self, value: Any, title: str) -> None:
+        self._shown()
         self._index, self._message, self._model, self._item = None, None, None, value
         self.title.setText(title)
         self.header.hide()

@@ -59,3 +59,25 @@ def test_the_inspector_says_a_problem_once_in_json(qtbot: Any, refund_window: Ma
     assert text.count("$.order") == 1
     assert "None" not in text
     assert "null is not of type" in text
+
+
+def test_a_new_document_says_what_to_do_and_what_the_cursor_is(qtbot: Any, open_window: Any) -> None:
+    """A new, empty document: the editor offers no field to type into (it showed an editable-looking `null`)
+    but says how to begin; the loop's status says the document is empty (not only "waiting for the next
+    turn"); once there are messages the status bar says which one the views show, the time cursor, and its
+    tooltip explains it."""
+    window = open_window(None)
+    editor = window.editor
+    assert editor.nothing.isVisible()
+    assert "Insert" in editor.nothing.text()
+    assert not editor.tabs.isVisible()
+    assert "empty document" in window.turns.label.toolTip()
+    assert window.cursor_label.text() == ""
+    window.actions_by_name["insert_text"].trigger()
+    qtbot.waitUntil(lambda: window.cursor_label.text() == "As of message #0")
+    assert "time cursor" in window.cursor_label.toolTip()
+    assert editor.tabs.isVisible()
+    assert not editor.nothing.isVisible()
+    assert "empty document" not in window.turns.label.toolTip()
+    window.actions_by_name["follow"].trigger()
+    qtbot.waitUntil(lambda: window.cursor_label.text() == "As of the latest message")
