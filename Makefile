@@ -71,7 +71,7 @@ bench: $(STAMP)
 bundle:
 	$(PYTHON) packaging/bundle.py
 
-# The PNG icons (16-512 px) from packaging/contextdeck.svg; committed, so run this after editing the SVG.
+# The PNG icons (16-512 px) from resources/icons/app.svg (the window's icon); committed, so run this after editing the SVG.
 icons: $(STAMP)
 	$(BIN)/python packaging/make_icons.py
 

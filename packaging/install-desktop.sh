@@ -30,7 +30,9 @@ mkdir -p "$data/applications" "$data/metainfo"
 sed "s|^Exec=.*|Exec=$escaped|" "$here/$id.desktop" > "$data/applications/$id.desktop"
 chmod 644 "$data/applications/$id.desktop"
 install -m644 "$here/$id.metainfo.xml" "$data/metainfo/$id.metainfo.xml"
-install -Dm644 "$here/contextdeck.svg" "$data/icons/hicolor/scalable/apps/$id.svg"
+svg="$here/contextdeck.svg"  # a bundle's copy; in a checkout, the icon the window shows
+[ -f "$svg" ] || svg="$here/../resources/icons/app.svg"
+install -Dm644 "$svg" "$data/icons/hicolor/scalable/apps/$id.svg"
 for png in "$here"/icons/hicolor/*/apps/"$id.png"; do
     size=$(basename "$(dirname "$(dirname "$png")")")
     install -Dm644 "$png" "$data/icons/hicolor/$size/apps/$id.png"

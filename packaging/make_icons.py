@@ -1,5 +1,6 @@
-"""Render the application icon (packaging/contextdeck.svg) as the PNGs desktops want, at the hicolor theme's
-sizes: `make icons` (they are committed, so building needs no SVG renderer; run this after editing the SVG)."""
+"""Render the application icon (resources/icons/app.svg, the one the window shows) as the PNGs desktops want, at
+the hicolor theme's sizes: `make icons` (they are committed, so building needs no SVG renderer; run this after
+editing the SVG)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from PySide6.QtGui import QGuiApplication, QImage, QPainter
 from PySide6.QtSvg import QSvgRenderer
 
 HERE = Path(__file__).resolve().parent
-SOURCE = HERE / "contextdeck.svg"
+SOURCE = HERE.parent / "resources" / "icons" / "app.svg"
 ICONS = HERE / "icons" / "hicolor"
 SIZES = (16, 24, 32, 48, 64, 128, 256, 512)
 APP_ID = "io.github.contextdeck.ContextDeck"

@@ -68,6 +68,7 @@ def install(script: Path, data: Path, *options: str) -> str:
 def fake_bundle(folder: Path) -> Path:
     """A bundle's folder as `make bundle` lays it out: the executable, _internal/, the desktop files."""
     shutil.copytree(PACKAGING, folder, ignore=shutil.ignore_patterns("contextdeck", "*.py", "*.spec"))
+    shutil.copy2(PACKAGING.parent / "resources" / "icons" / "app.svg", folder / "contextdeck.svg")
     (folder / "_internal").mkdir()
     (folder / "contextdeck").write_text("#!/bin/sh\n")
     (folder / "contextdeck").chmod(0o755)
@@ -75,8 +76,8 @@ def fake_bundle(folder: Path) -> Path:
 
 
 def test_install_desktop_for_a_pip_install(tmp_path: Path) -> None:
-    """After `pipx install .`: the entry starts contextdeck-gui; every icon, the SVG and the metainfo are installed;
-    --uninstall removes them all."""
+    """After `pipx install .`: the entry starts contextdeck-gui; every icon, the SVG (the window's own icon) and the
+    metainfo are installed; --uninstall removes them all."""
     data = tmp_path / "data"
     install(PACKAGING / "install-desktop.sh", data)
     entry = (data / "applications" / DESKTOP.name).read_text(encoding="utf-8")
@@ -85,6 +86,8 @@ def test_install_desktop_for_a_pip_install(tmp_path: Path) -> None:
     assert icons == sorted([f"icons/hicolor/{size}x{size}/apps/{APP_ID}.png" for size in SIZES]
                            + [f"icons/hicolor/scalable/apps/{APP_ID}.svg"])
     assert (data / "metainfo" / METAINFO.name).read_bytes() == METAINFO.read_bytes()
+    svg = data / "icons" / "hicolor" / "scalable" / "apps" / f"{APP_ID}.svg"
+    assert svg.read_bytes() == (PACKAGING.parent / "resources" / "icons" / "app.svg").read_bytes()
     install(PACKAGING / "install-desktop.sh", data, "--uninstall")
     assert list(data.rglob(f"{APP_ID}*")) == []
 
@@ -96,3 +99,4 @@ def test_install_desktop_from_a_bundle(tmp_path: Path) -> None:
     install(bundle / "install-desktop.sh", data)
     entry = (data / "applications" / DESKTOP.name).read_text(encoding="utf-8")
     assert f'\nExec="{bundle}/contextdeck" gui %f\n' in entry
+
