@@ -71,7 +71,8 @@ bench: $(STAMP)
 bundle:
 	$(PYTHON) packaging/bundle.py
 
-# The PNG icons (16-512 px) from resources/icons/app.svg (the window's icon); committed, so run this after editing the SVG.
+# The PNG icons (16-512 px) from resources/icons/app.svg, the window's icon. They are committed: run this
+# after editing the SVG.
 icons: $(STAMP)
 	$(BIN)/python packaging/make_icons.py
 
