@@ -21,8 +21,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ._inspector import install_inspector
-
 if TYPE_CHECKING:
     from ._window import MainWindow
 
@@ -39,7 +37,7 @@ class Pane:
 
 def panes(window: MainWindow) -> list[Pane]:
     """The window's panes, in the order of their keys (Alt+1 … Alt+8)."""
-    inspector = install_inspector(window)  # the installed one
+    inspector = window.inspector
     watches = window.watches
     return [
         Pane("Timeline", "Alt+1", window.timeline_dock, lambda: window.timeline.table),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from PySide6.QtCore import QObject, Qt, QTimer
@@ -419,9 +420,10 @@ class LoopUI(QObject):
         self.calls.refreshed.connect(self.update)
         window.session.undo_stack.indexChanged.connect(self.update)
         window.session.documentReplaced.connect(self._document_replaced)
-        self.sessions = getattr(inspector, "sessions", None)
+        self.sessions = inspector.sessions
         if self.sessions is not None:
             self.sessions.changed.connect(self.update)
+        self.models_source: Callable[[], Any] = lambda: None  # the window's model set-up, wired by the window
         self.update()
 
     # -- what the window knows ------------------------------------------------------------------------
@@ -437,8 +439,7 @@ class LoopUI(QObject):
         return self.window.tool_registry.tools()
 
     def models(self) -> Any:
-        ui = getattr(self.window, "models", None)
-        return getattr(ui, "models", None)
+        return self.models_source()
 
     def statuses(self) -> list[Status]:
         execution = self.debugger.execution

@@ -150,6 +150,11 @@ class MainWindow(QMainWindow):
         self.traces = install_traces(self)
         self.models = install_models(self)
         self.turns = install_turns(self)
+        # The window wires its components to each other; none of them reaches into the window for another.
+        models = self.models.models
+        self.turns.models_source = lambda: models
+        if self.inspector.sessions is not None:
+            self.inspector.sessions.models = lambda: models
         self.agent_run = install_agent_run(self)
         self.pane_actions = install_keyboard(self)  # after every panel: Tab leaves all their tables
         install_elided_tooltips(self)  # and every cut-off cell of theirs has its whole text on hover

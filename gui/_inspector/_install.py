@@ -102,8 +102,8 @@ class _Wiring(QObject):
         current = parts.panel.view.currentIndex()
         row = current.row() if current.isValid() else None
         self.show_call(row)
-        selected = getattr(self.window, "selected_message", lambda: None)()
-        if isinstance(selected, int):
+        selected = self.window.selected_message()
+        if selected is not None:
             self.show_message(selected)
 
     @property
@@ -185,11 +185,9 @@ class _Wiring(QObject):
 def install_inspector(window: Any) -> Inspector:
     """Add the inspector's docks and actions to `window`; returns the parts (also set as `window.inspector`).
 
-    The main window installs it when it is built; a second call returns what is installed.
+    The main window installs it when it is built, once; the other panels get it from the window's
+    `inspector`, which the window hands them (`install_inspector` reaches into nothing but the window's hooks).
     """
-    installed = getattr(window, "inspector", None)
-    if isinstance(installed, Inspector):
-        return installed
     activities = Activities()
     # Children of the window, deleted with it (never left alive to the cycle collector: contextdeck/_runtime.py).
     model = CallsModel(activities=lambda: activities, parent=window)
@@ -210,13 +208,11 @@ def install_inspector(window: Any) -> Inspector:
     # inspector, Output audit, Delegate session) below: five tabs in one strip did not fit its width at
     # 1280 or 1600 pixels, and the last ones were reached only by the strip's scroll arrows.
     window.tabifyDockWidget(docks["Call inspector"], docks["Output audit"])
-    _tabify(window, "watch_dock", docks["Plan graph"])
+    window.tabifyDockWidget(window.watch_dock, docks["Plan graph"])
     _install_sessions(window, parts)
     docks["Call inspector"].raise_()
-    for existing in ("state_dock", "watch_dock"):  # the window's own views stay in front at first
-        front = getattr(window, existing, None)
-        if isinstance(front, QDockWidget):
-            front.raise_()
+    window.state_dock.raise_()  # the window's own views stay in front at first
+    window.watch_dock.raise_()
 
     sidecar = window.session.sidecar  # breakpoints are kept per document, by the calls' identity
     model.kept_breakpoints = lambda: sidecar.value(SIDECAR_KEY, {})
@@ -273,24 +269,17 @@ def _install_sessions(window: Any, parts: Inspector) -> None:
         return path.name if path is not None else "Untitled"
 
     sessions = Sessions(parts.model, parts.debugger, title, parts.panel)
-    sessions.models = lambda: getattr(getattr(window, "models", None), "models", None)  # installed later
     parts.sessions = sessions
     parts.session_view = SessionsView(sessions)
     right, bottom = Qt.DockWidgetArea.RightDockWidgetArea, Qt.DockWidgetArea.BottomDockWidgetArea
     parts.docks["Delegate session"] = window.add_dock(parts.session_view, "Delegate session", right)
     parts.docks["Call stack"] = window.add_dock(CallStackView(sessions), "Call stack", bottom)
     window.tabifyDockWidget(parts.docks["Call inspector"], parts.docks["Delegate session"])
-    _tabify(window, "watch_dock", parts.docks["Call stack"])
+    window.tabifyDockWidget(window.watch_dock, parts.docks["Call stack"])
     parts.panel.commands = sessions  # Step and Continue act on the current session
     wiring = parts.wiring
     assert isinstance(wiring, _Wiring)
     sessions.changed.connect(wiring.session_switched)
-
-
-def _tabify(window: Any, existing: str, dock: QDockWidget) -> None:
-    other = getattr(window, existing, None)
-    if isinstance(other, QDockWidget):
-        window.tabifyDockWidget(other, dock)
 
 
 def _after_open(menu: QMenu) -> Any:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from contextdeck.engine import Status, fixed_clock
-from contextdeck.gui._inspector import Inspector, install_inspector
+from contextdeck.gui._inspector import Inspector
 from contextdeck.gui._inspector._async import spawn
 from contextdeck.gui._inspector._call_inspector import SOURCE
 from contextdeck.gui._window import MainWindow
@@ -39,7 +39,7 @@ def parts(window: MainWindow) -> Inspector:
 def test_docks_and_run_menu_are_installed(window: MainWindow) -> None:
     """The four docks exist and the Run menu holds Step, Continue, Pause, Restart and the approval toggle."""
     inspector = parts(window)
-    assert install_inspector(window) is inspector  # installing again adds nothing
+    assert window.inspector is inspector
     assert set(inspector.docks) == {"Calls", "Call inspector", "Output audit", "Plan graph", "Delegate session",
                                     "Call stack"}
     texts = [a.text() for a in window.menu("Run").actions() if not a.isSeparator()]
