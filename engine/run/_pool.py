@@ -21,6 +21,7 @@ import signal
 import subprocess
 import tempfile
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass
 from typing import IO, Any
@@ -33,6 +34,7 @@ from ._frames import CAPTURE_VARIABLE, FrameTooLarge, read_frame, write_frame
 
 WORKER_MODULE = "contextdeck.engine.run._worker"
 POOL_SIZE = max(4, os.cpu_count() or 1)
+IDLE_SECONDS = 300.0  # a worker unused this long is let go (the next call starts a new one)
 CAPTURE_LIMIT = 64 * 1024
 
 
@@ -116,6 +118,7 @@ class _Worker:
         self.pending: _Pending | None = None
         self.dead = False
         self.ready = False  # it has imported what it needs and said so: a call's timeout starts from there
+        self.idle_since = time.monotonic()
         self.reader = threading.Thread(target=self._read, name="contextdeck-worker-reader", daemon=True)
         self.reader.start()
 
@@ -246,10 +249,13 @@ class _Worker:
 
 
 class WorkerPool:
-    """Up to `size` worker processes, started when first needed and kept for the next calls."""
+    """Up to `size` worker processes, started when first needed and kept for the next calls; one left idle
+    for `idle_seconds` is let go (by one thread of the pool's, started with its first idle worker)."""
 
-    def __init__(self, size: int = POOL_SIZE) -> None:
+    def __init__(self, size: int = POOL_SIZE, idle_seconds: float = IDLE_SECONDS) -> None:
         self.size = size
+        self.idle_seconds = idle_seconds
+        self._reaper: threading.Thread | None = None
         self._idle: list[_Worker] = []
         self._busy = 0
         self._waiting: deque[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = deque()
@@ -298,7 +304,7 @@ class WorkerPool:
             self._busy -= 1
             if worker is not None:
                 if worker.alive:
-                    self._idle.append(worker)
+                    self._keep_idle(worker)
                 else:
                     worker.discard()
             while self._waiting:
@@ -320,7 +326,25 @@ class WorkerPool:
             with self._lock:
                 self._busy -= 1
         with self._lock:
-            self._idle.append(worker)
+            self._keep_idle(worker)
+
+    def _keep_idle(self, worker: _Worker) -> None:
+        """Under the lock: `worker` waits for the next call, and is let go if none comes in time."""
+        worker.idle_since = time.monotonic()
+        self._idle.append(worker)
+        if self._reaper is None:
+            self._reaper = threading.Thread(target=self._reap, name="contextdeck-worker-reaper", daemon=True)
+            self._reaper.start()
+
+    def _reap(self) -> None:
+        while True:
+            time.sleep(min(self.idle_seconds / 2, 30.0))
+            now = time.monotonic()
+            with self._lock:
+                old = [worker for worker in self._idle if now - worker.idle_since >= self.idle_seconds]
+                self._idle = [worker for worker in self._idle if worker not in old]
+            for worker in old:
+                worker.discard()
 
     def close(self) -> None:
         """Let every idle worker go (the application is leaving)."""

@@ -274,3 +274,24 @@ def test_an_unprintable_exception_in_process_is_the_calls_error(activities: Acti
                              {"_tool": "ok", "n": 2, "_outputPath": "†state.b"}, in_process=True)
     assert error_of(execution, 0) == ("Unprintable", "Unprintable (its message cannot be printed)")
     assert context.resolve("†state.b").value == 2
+
+
+def test_an_idle_worker_is_let_go(tmp_path: Path) -> None:
+    """A worker left idle for `idle_seconds` is ended; the next call starts a new one."""
+    import time
+
+    from contextdeck.engine.run._pool import Jobs, WorkerPool
+
+    file = tmp_path / "pid.py"
+    file.write_text("import os\ndef pid(call, tool, context):\n    return os.getpid()\nACTIVITIES = {'pid': pid}\n")
+    pool = WorkerPool(1, idle_seconds=0.2)
+    request = {"file": str(file), "name": "pid", "call": {}, "tool": None, "context": []}
+    first = asyncio.run(Jobs(pool).run(0, request, 60.0)).result
+    deadline = time.monotonic() + 30
+    while not gone(first) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert gone(first)
+    assert pool._idle == []
+    second = asyncio.run(Jobs(pool).run(0, request, 60.0)).result
+    pool.shutdown()
+    assert second != first
