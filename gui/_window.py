@@ -160,6 +160,7 @@ class MainWindow(QMainWindow):
         install_elided_tooltips(self)  # and every cut-off cell of theirs has its whole text on hover
         name_qt_buttons(self)  # Qt's own glyph buttons (a dock's close, a line edit's clear) say what they do
         self._restore_layout()
+        self.hide_stale_tab_strips()
 
     def _install_tool_registry(self) -> None:
         """File → Load Tool Registry… and Load Tool Folder…, after Load Activities…; every view asks the registry."""
@@ -471,6 +472,7 @@ class MainWindow(QMainWindow):
         self.restoreState(self._default_layout)
         self._default_dock_sizes()
         self.state_dock.raise_()
+        self.hide_stale_tab_strips()
 
     def save_layout(self) -> None:
         """The window's place on the screen and the dock layout of the next start (also the open document's own)."""
@@ -478,6 +480,22 @@ class MainWindow(QMainWindow):
         self.settings.setValue("window/state", self.saveState())
         self.settings.sync()
         self.document_settings.keep_layout()
+
+    def hide_stale_tab_strips(self) -> None:
+        """Hides the dock tab strips that no group of docks uses any more.
+
+        Tabbing the docks one by one (State and LLM view, then the inspector's…) leaves Qt's strips of the
+        groups on the way shown where they were made, over the timeline and the calls panel, until a layout is
+        restored; a strip is in use when its titles are those of a group of docks tabbed together now."""
+        groups = set()
+        for dock in self.findChildren(QDockWidget):
+            together = self.tabifiedDockWidgets(dock)
+            if together:
+                groups.add(frozenset(d.windowTitle() for d in (dock, *together)))
+        for bar in self.findChildren(QTabBar):
+            if bar.parentWidget() is self and not bar.isHidden() and \
+                    frozenset(bar.tabText(i) for i in range(bar.count())) not in groups:
+                bar.hide()
 
     def event(self, event: QEvent) -> bool:
         if event.type() == QEvent.Type.ChildPolished:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QApplication, QDockWidget, QTabBar
 
+from contextdeck.gui._app import create_window
 from contextdeck.gui._window import MainWindow
 
 
@@ -73,3 +75,22 @@ def test_every_dock_tab_strip_fits_at_common_sizes(qtbot: Any, refund_window: Ma
         titles = [bar.tabText(i) for i in range(bar.count())]
         assert bar.sizeHint().width() <= bar.width(), (titles, bar.sizeHint().width(), bar.width())
     assert {"State", "LLM view", "Call inspector", "Output audit", "Delegate session"} <= dock_tabs(window).keys()
+
+
+def test_no_stale_tab_strip_is_left_over_the_panels(qtbot: Any, tmp_path: Path) -> None:
+    """A first start on a new document: every tab strip on screen is a group's of docks tabbed together now (the
+    strips of the groups on the way, 'Watches | Plan graph' and 'Call inspector | Output audit', were drawn
+    over the calls panel and the timeline)."""
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    window = create_window(settings, tmp_path / "recovery")
+    settings.setParent(window)
+    qtbot.addWidget(window)
+    window.show()
+    QApplication.processEvents()
+    groups = {frozenset(d.windowTitle() for d in (dock, *window.tabifiedDockWidgets(dock)))
+              for dock in window.findChildren(QDockWidget) if window.tabifiedDockWidgets(dock)}
+    shown = [frozenset(bar.tabText(i) for i in range(bar.count())) for bar in window.findChildren(QTabBar)
+             if bar.parentWidget() is window and bar.isVisible()]
+    assert shown
+    assert all(titles in groups for titles in shown), shown
+    window.session.close()
