@@ -18,6 +18,7 @@ import os
 import pstats
 import random
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -28,7 +29,7 @@ from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QAbstractEventDispatcher, QCoreApplication, QEvent, QEventLoop, QSettings, Qt, QTimer
+from PySide6.QtCore import QAbstractEventDispatcher, QEvent, QEventLoop, QSettings, Qt, QTimer
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QHeaderView, QListView, QTableView, QTreeView, QWidget
 
@@ -648,6 +649,9 @@ class Freeze:
             print(f"{name:<44}" + "".join(f"{c:>28}" for c in cells))
             for text in self.notes.get(name, []):
                 print(f"    {text}")
+        for name, texts in self.notes.items():
+            if name not in self.rows:
+                print(f"{name}: " + "; ".join(texts))
 
 
 def open_document(window: Any, path: Path) -> None:
@@ -664,14 +668,6 @@ def llm_shown(window: Any) -> bool:
     pane = view.messages
     return (not view._stale and view.request is not None and not view.runner._tasks
             and not pane.filling and not view.schema.filling)
-
-
-def discard(window: Any) -> None:
-    """Close and delete `window`: a closed window's widgets would stay in the application, and an application-wide
-    change (a theme switch re-polishes every widget) would pay for them in the next window's figures."""
-    window.close()
-    window.deleteLater()
-    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
 
 
 def run_freeze(workload: str, count: int, pins: int, freeze: Freeze, turns: bool, profile: bool) -> None:
@@ -697,7 +693,7 @@ def run_freeze(workload: str, count: int, pins: int, freeze: Freeze, turns: bool
                     and isinstance(context[i].get("data"), dict))
 
     for n in range(5):
-        target = editable(count - 3 - 1000 * n)
+        target = editable(count - 3 - count // 100 * n)
         window.select_message(target)
         until(lambda: not window._busy())
         data = dict(context[target]["data"])
@@ -731,7 +727,7 @@ def run_freeze(workload: str, count: int, pins: int, freeze: Freeze, turns: bool
         for name in bench.results:
             bench.turns.report(name, worst=5)
     window.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
-    discard(window)
+    window.close()
 
 
 def run_continue(calls: int, freeze: Freeze, turns: bool, profile: bool) -> None:
@@ -769,7 +765,7 @@ def run_continue(calls: int, freeze: Freeze, turns: bool, profile: bool) -> None
     if bench.turns is not None:
         bench.turns.report(name, worst=5)
     window.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
-    discard(window)
+    window.close()
 
 
 def run_first_request(freeze: Freeze, turns: bool, profile: bool) -> None:
@@ -800,7 +796,7 @@ def run_first_request(freeze: Freeze, turns: bool, profile: bool) -> None:
     if bench.turns is not None:
         bench.turns.report(name, worst=5)
     window.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
-    discard(window)
+    window.close()
 
 
 BACKTRACKING = {
@@ -825,8 +821,6 @@ def run_backtracking() -> None:
 
 
 def measure_backtracking(freeze: Freeze) -> None:
-    import subprocess
-
     name = "open a document whose schema regex backtracks"
     try:
         found = subprocess.run([sys.executable, __file__, "--backtracking-child"], capture_output=True, text=True,
@@ -844,19 +838,56 @@ def measure_backtracking(freeze: Freeze) -> None:
     freeze.note(name, f"status bar: {result['problems']!r}")
 
 
+PART_TIMEOUT_S = 1800
+ROWS = "freeze rows: "  # a child's last line: its figures, as JSON
+
+
 def run_freezes(count: int, pins: int, calls: int, workloads: list[str], turns: bool, profile: bool,
                 actions: set[str]) -> None:
+    """Each part in a process of its own: a closed window's widgets stay in its application (a theme switch
+    re-polishes every widget of every window), and a part that hangs is reported instead of stopping the run."""
     freeze = Freeze()
-    if "request" in actions:  # first: nothing has imported the model's client yet
-        run_first_request(freeze, turns, profile)
-    if "backtracking" in actions:
-        measure_backtracking(freeze)
-    if "continue" in actions:
-        run_continue(calls, freeze, turns, profile)
-    if "workloads" in actions:
-        for workload in workloads:
-            run_freeze(workload, count, pins, freeze, turns, profile)
+    parts = [part for part in ("request", "backtracking", "continue") if part in actions]
+    parts += [f"workload:{workload}" for workload in workloads if "workloads" in actions]
+    for part in parts:
+        if part == "backtracking":
+            measure_backtracking(freeze)
+            continue
+        command = [sys.executable, __file__, "--freeze-part", part, "--messages", str(count), "--watches", str(pins),
+                   "--calls", str(calls), *(["--turns"] if turns else []), *(["--profile"] if profile else [])]
+        try:
+            found = subprocess.run(command, capture_output=True, text=True, timeout=PART_TIMEOUT_S,
+                                   env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+        except subprocess.TimeoutExpired:
+            freeze.note(part, f"no answer within {PART_TIMEOUT_S} s (killed)")
+            continue
+        lines = found.stdout.splitlines()
+        print("\n".join(line for line in lines if not line.startswith(ROWS)), flush=True)
+        kept = [line for line in lines if line.startswith(ROWS)]
+        if not kept:
+            freeze.note(part, f"the part failed: {found.stderr.strip().splitlines()[-3:]}")
+            continue
+        rows, notes = json.loads(kept[-1][len(ROWS):])
+        for name, row in rows.items():
+            for workload, figures in row.items():
+                freeze.rows.setdefault(name, {})[workload] = tuple(figures)
+        for name, texts in notes.items():
+            for text in texts:
+                freeze.note(name, text)
     freeze.report()
+
+
+def run_part(part: str, count: int, pins: int, calls: int, turns: bool, profile: bool) -> None:
+    """One part of `run_freezes`, in this process; its figures go out as the last line."""
+    freeze = Freeze()
+    if part == "request":  # nothing has imported the model's client yet in this process
+        run_first_request(freeze, turns, profile)
+    elif part == "continue":
+        run_continue(calls, freeze, turns, profile)
+    else:
+        run_freeze(part.removeprefix("workload:"), count, pins, freeze, turns, profile)
+    print(ROWS + json.dumps([freeze.rows, freeze.notes]), flush=True)
+    os._exit(0)  # windows, pools and workers go with the process
 
 
 def main() -> None:
@@ -875,9 +906,14 @@ def main() -> None:
                         help="with --only-freeze: which parts (request,backtracking,continue,workloads)")
     parser.add_argument("--calls", type=int, default=500, help="the Continue's plan")
     parser.add_argument("--backtracking-child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--freeze-part", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.backtracking_child:
         run_backtracking()
+    if args.freeze_part:
+        if args.turns:
+            TurnClock(sys.argv[:1])
+        run_part(args.freeze_part, args.messages, args.watches, args.calls, args.turns, args.profile)
     if args.paints:
         PaintClock(sys.argv[:1])
     elif args.turns:
