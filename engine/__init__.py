@@ -15,7 +15,7 @@ from .calls._tools import ToolDefinition, merged_tools, pending_calls, plan_mode
 from .checks._analysis import CallAnalysis, Lookup, Parameter, analyse_call
 from .checks._call_checks import CallProblem, WrittenPaths, call_problems, reference_problem, written_paths
 from .checks._checks import validate
-from .document._context import Context, Watch
+from .document._context import Context, Watch, content_problem
 from .document._cursor import Cursor, CursorWatch
 from .document._document import (
     Document,
@@ -24,10 +24,16 @@ from .document._document import (
     fork,
     load_document,
     parse_document,
+)
+from .document._edits import Edit, Insert, Move, Remove, Replace
+from .document._files import (
+    os_reason,
+    process_alive,
+    process_start,
+    sweep_temporaries,
     sync_directory,
     write_atomically,
 )
-from .document._edits import Edit, Insert, Move, Remove, Replace
 from .document._json import DECODER as JSON_DECODER
 from .document._json import JSONSyntaxError
 from .document._json import dumps as json_dumps
@@ -68,7 +74,7 @@ from .models._ask import (
 from .models._cassette import MODES, Cassette, cassette_path
 from .models._prompt import STRATEGIES, Prompt, call_prompt, context_messages, request_prompt
 from .models._provider import Completion, Endpoint, ModelError, Provider
-from .protocol._errors import DocumentError, ExpressionError
+from .protocol._errors import ContentError, DocumentError, ExpressionError, describe_exception
 from .protocol._expressions import Expression, Reference, find_expressions, is_expression, parse_expression, unescape
 from .protocol._groups import flatten, group_of
 from .protocol._messages import (
@@ -159,6 +165,7 @@ __all__ = [
     "ComposedTool",
     "Conclusion",
     "Conflict",
+    "ContentError",
     "Context",
     "ContextView",
     "Cursor",
@@ -241,9 +248,11 @@ __all__ = [
     "classify",
     "compose_request",
     "conclude",
+    "content_problem",
     "context_messages",
     "current_turn",
     "deep_merge",
+    "describe_exception",
     "digest",
     "diverged",
     "error_message",
@@ -275,6 +284,7 @@ __all__ = [
     "message_problem",
     "model_outputs",
     "model_turns",
+    "os_reason",
     "output_messages",
     "output_problem",
     "output_schema",
@@ -288,6 +298,8 @@ __all__ = [
     "plan_call",
     "plan_mode",
     "prestart_workers",
+    "process_alive",
+    "process_start",
     "read_record",
     "read_results",
     "read_steps",
@@ -301,6 +313,7 @@ __all__ = [
     "schema_errors",
     "scoped_indices",
     "summarise",
+    "sweep_temporaries",
     "sync_directory",
     "text_of",
     "tool_definitions",

@@ -1,15 +1,12 @@
-"""What a file on disk holds (size, time, hash) and writing one atomically with `QSaveFile`."""
+"""What a file on disk holds (size, time, hash) and writing one atomically."""
 
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QIODevice, QSaveFile
-
-from contextdeck.engine import sync_directory
+from contextdeck.engine import os_reason, write_atomically
 
 
 @dataclass(frozen=True)
@@ -64,23 +61,10 @@ def current(path: Path, known: Fingerprint | None, *, thorough: bool = True) -> 
 
 
 def write_file(path: Path, data: bytes) -> str | None:
-    """Replace `path` with `data` atomically; None on success, else why not.
-
-    `QSaveFile` writes a temporary sibling, flushes it to disk and renames it over `path`; the rename
-    itself is made durable by syncing the directory, which `QSaveFile` does not do.
-    """
-    saver = QSaveFile(os.fspath(path))
-    # Never fall back to writing in place (which a crash could leave half-written).
-    saver.setDirectWriteFallback(False)
-    if not saver.open(QIODevice.OpenModeFlag.WriteOnly):
-        return saver.errorString() or "cannot open the file for writing"
-    written = saver.write(data)
-    if written != len(data):
-        reason = saver.errorString() or "the write was incomplete"
-        saver.cancelWriting()
-        saver.commit()  # after cancelWriting, commit removes the temporary file and reports failure
-        return reason
-    if not saver.commit():
-        return saver.errorString() or "the file could not be replaced"
-    sync_directory(path.parent)
+    """Replace `path` with `data` atomically (the engine's `write_atomically`); None on success, else the
+    operating system's reason in words ("No space left on device", "Read-only file system")."""
+    try:
+        write_atomically(path, data)
+    except OSError as error:
+        return os_reason(error)
     return None

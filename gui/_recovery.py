@@ -11,14 +11,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import sys
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from contextdeck.engine import Shape, write_atomically
+from contextdeck.engine import Shape, process_alive, process_start, sweep_temporaries, write_atomically
 
 from ._disk import Fingerprint
 
@@ -53,52 +52,6 @@ def new_key() -> str:
     return f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
 
 
-def process_start(pid: int) -> str | None:
-    """The start time of process `pid` (Linux /proc), None where unknown; tells a reused pid apart."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = stat[stat.rfind(")") + 2 :].split()
-    return fields[19] if len(fields) > 19 else None
-
-
-def _windows_process_alive(pid: int) -> bool:
-    import ctypes
-
-    kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]
-    handle = kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
-    if not handle:
-        return False
-    code = ctypes.c_ulong()
-    try:
-        return not kernel32.GetExitCodeProcess(handle, ctypes.byref(code)) or code.value == 259  # STILL_ACTIVE
-    finally:
-        kernel32.CloseHandle(handle)
-
-
-def _process_alive(pid: int, started: str | None) -> bool:
-    if pid == os.getpid():
-        return True
-    if sys.platform == "win32":
-        return _windows_process_alive(pid)  # os.kill(pid, 0) would terminate it there
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # someone else's process: alive
-    except OSError:
-        return False
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True  # no /proc here: trust the pid
-    if stat[stat.rfind(")") + 2 :].startswith("Z"):
-        return False  # a zombie has already died
-    return started is None or process_start(pid) in (None, started)
-
-
 class RecoveryStore:
     """The recovery folder: write, claim, remove and list recovery files."""
 
@@ -114,7 +67,7 @@ class RecoveryStore:
         always has its whole data file."""
         data_path, sidecar = self.paths(key)
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)  # unsaved work is private
-        write_atomically(data_path, data)
+        write_atomically(data_path, data, new_mode=0o600)
         self._write_sidecar(sidecar, original, shape, base)
         return data_path
 
@@ -133,7 +86,7 @@ class RecoveryStore:
             "started": process_start(os.getpid()),
             "base": base.to_json() if base is not None else None,
         }
-        write_atomically(sidecar, json.dumps(meta, indent=2).encode("utf-8"))
+        write_atomically(sidecar, json.dumps(meta, indent=2).encode("utf-8"), new_mode=0o600)
 
     def remove(self, key: str) -> None:
         # The sidecar first: without it the data file is never offered.
@@ -143,15 +96,31 @@ class RecoveryStore:
                 path.unlink(missing_ok=True)
 
     def candidates(self) -> list[RecoveryCandidate]:
-        """Recovery files whose writer is no longer running, newest first; unreadable sidecars are skipped."""
+        """Recovery files whose writer is no longer running, newest first; unreadable sidecars are skipped.
+
+        What a killed writer left unfinished goes first: temporary files, and a data file whose sidecar was
+        never written (so it was never offered)."""
         if not self.directory.is_dir():
             return []
+        self.sweep()
         found = []
         for sidecar in self.directory.glob(f"*{SIDECAR_SUFFIX}"):
             candidate = self._read(sidecar)
             if candidate is not None:
                 found.append(candidate)
         return sorted(found, key=lambda candidate: candidate.time, reverse=True)
+
+    def sweep(self) -> None:
+        """Remove the temporary files of writes killed midway and data files left without a sidecar by a
+        process that is gone (best effort: what cannot be removed stays)."""
+        sweep_temporaries(self.directory)
+        for data_path in self.directory.glob(f"*{DATA_SUFFIX}"):
+            key = data_path.name.removesuffix(DATA_SUFFIX)
+            pid = key.partition("-")[0]
+            if self.paths(key)[1].exists() or not pid.isdigit() or process_alive(int(pid)):
+                continue
+            with contextlib.suppress(OSError):
+                data_path.unlink()
 
     def _read(self, sidecar: Path) -> RecoveryCandidate | None:
         try:
@@ -170,7 +139,7 @@ class RecoveryStore:
             )
         except (OSError, ValueError, KeyError, TypeError):
             return None
-        if not data_path.is_file() or _process_alive(pid, meta.get("started")):
+        if not data_path.is_file() or process_alive(pid, meta.get("started")):
             return None
         return candidate
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QSettings, QThreadPool, QTimer, Signal, Slot
 from PySide6.QtGui import QUndoStack
 
-from contextdeck.engine import Context, Document, Shape
+from contextdeck.engine import Context, Document, Shape, describe_exception, sweep_temporaries
 
 from . import _disk, _settings
 from ._autosave import AutosaveTask, snapshot
@@ -131,6 +131,7 @@ class DocumentSession(QObject):
     def open(self, path: str | os.PathLike[str]) -> None:
         """Read and parse `path` on a worker thread; `documentReplaced` or `loadFailed` tells the end."""
         source = Path(path).absolute()  # recovery and recent files outlive the working directory
+        sweep_temporaries(source.parent, source.name)  # what saves of it killed midway left behind
         self._start(LoadTask(source, source), None)
 
     def recover(self, candidate: RecoveryCandidate) -> None:
@@ -232,7 +233,11 @@ class DocumentSession(QObject):
                 "reload it, save under another name, or overwrite it deliberately."
             )
             return False
-        data = dataclasses.replace(self._document, shape=shape).dumps().encode("utf-8")
+        try:
+            data = dataclasses.replace(self._document, shape=shape).dumps().encode("utf-8")
+        except ValueError as unwritable:  # the edits refuse what cannot be written; never a traceback all the same
+            self.saveFailed.emit(f"Could not save {target}: {describe_exception(unwritable)}")
+            return False
         error = _disk.write_file(target, data)
         if error is not None:
             self.saveFailed.emit(f"Could not save {target}: {error}")

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from contextdeck.engine import Activities, Context, Edit, Insert, Move, Remove, Replace
+from contextdeck.engine import Activities, Context, Edit, Insert, Move, Remove, Replace, content_problem
 
 from ._actions import build_actions
 from ._agent_run import install_agent_run
@@ -345,7 +345,10 @@ class MainWindow(QMainWindow):
     # -- edits ------------------------------------------------------------------------------------------
 
     def apply_edit(self, edit: Edit, text: str | None = None) -> None:
-        """Apply an engine edit through the undo stack, then select what it touched."""
+        """Apply an engine edit through the undo stack, then select what it touched; an edit the document
+        refuses (content that could not be saved) is said in the status bar and changes nothing."""
+        if isinstance(edit, Insert | Replace) and self._refused(edit.message, edit.index):
+            return
         command = EditCommand(self.context(), edit, text or describe(edit))
         self.session.undo_stack.push(command)
         target = command.edit
@@ -371,7 +374,16 @@ class MainWindow(QMainWindow):
             _log.warning("an edit of message %d made from another message was refused", index)
             self._show_message(index)
             return
+        if self._refused(message, index):
+            self._show_message(index)
+            return
         self.session.undo_stack.push(TypingCommand(self.context(), index, message, f"Edit message {index}"))
+
+    def _refused(self, message: dict[str, Any], index: int) -> bool:
+        problem = content_problem(message, index)
+        if problem is not None:
+            self.statusBar().showMessage(f"Edit refused: {problem}", 10_000)
+        return problem is not None
 
     def _message_replaced(self, index: int) -> None:
         # An undo, a redo or another panel changed the selected message: show it (the echo of the editor's own

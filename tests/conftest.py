@@ -6,6 +6,7 @@ import importlib.abc
 import os
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -69,3 +70,46 @@ def fake_llm() -> Iterator[Any]:
 def examples() -> Path:
     """The folder of bundled example documents."""
     return EXAMPLES
+
+
+def _mount(target: Path, options: str) -> bool:
+    """Mount a tmpfs at `target` (root on Linux only); False where that cannot be done."""
+    import shutil
+    import subprocess
+
+    if sys.platform != "linux" or os.geteuid() != 0 or shutil.which("mount") is None:
+        return False
+    target.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(target)], capture_output=True)
+    return done.returncode == 0
+
+
+@contextmanager
+def _tmpfs(folder: Path, *, read_only: bool) -> Iterator[Path]:
+    """A 64 KiB tmpfs at `folder` holding `doc.json` (a small document), read-only if asked; skips the test
+    where it cannot be mounted (only root on Linux can)."""
+    import subprocess
+
+    if not _mount(folder, "size=64k"):
+        pytest.skip("needs root and mount (a tmpfs of 64 KiB)")
+    try:
+        (folder / "doc.json").write_text('[{"type": "state", "data": {}}]\n')
+        if read_only:
+            subprocess.run(["mount", "-o", "remount,ro", str(folder)], check=True)
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+@pytest.fixture
+def full_disk(tmp_path: Path) -> Iterator[Path]:
+    """A folder on a 64 KiB file system holding `doc.json`, with a little room left."""
+    with _tmpfs(tmp_path / "full", read_only=False) as folder:
+        yield folder
+
+
+@pytest.fixture
+def read_only_disk(tmp_path: Path) -> Iterator[Path]:
+    """A folder on a read-only file system holding `doc.json`."""
+    with _tmpfs(tmp_path / "ro", read_only=True) as folder:
+        yield folder

@@ -138,14 +138,6 @@ def error_type(error: BaseException) -> str:
     return own if isinstance(own, str) else type(error).__name__
 
 
-def error_text(error: BaseException) -> str:
-    """The error message's `message` for an activity's exception, even when printing it raises."""
-    try:
-        return str(error) or type(error).__name__
-    except Exception:
-        return f"{type(error).__name__} (its message cannot be printed)"
-
-
 def activities_of(module: ModuleType, file: Path) -> Activities:
     """The activities an imported file defines: its `@activity` functions, then its `ACTIVITIES` dict."""
     found = Activities(value for value in (getattr(v, _MARK, None) for v in vars(module).values())

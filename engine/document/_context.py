@@ -13,6 +13,7 @@ from typing import Any
 
 from psygnal import Signal
 
+from ..protocol._errors import ContentError
 from ..protocol._expressions import Expression, Reference, parse_expression
 from ..protocol._messages import MessageInfo, classify, message_problem
 from ..resolve import _paranoid
@@ -24,7 +25,9 @@ from ..resolve._incremental._store import Store
 from ..resolve._incremental._tracks import Fold
 from ..resolve._incremental._watches import Found, Interval, Plan, Track, Watch, Watchers, combine_keys
 from ..resolve._resolution import Resolution
+from . import _json
 from ._edits import Edit, Insert, Remove, Replace
+from ._validate import json_path
 from ._view import ContextView
 
 Message = dict[str, Any]
@@ -372,12 +375,33 @@ def _clamp(index: int, size: int) -> int:
     return max(0, min(index, size))
 
 
+def _short_path(path: tuple[str | int, ...]) -> str:
+    """The JSON path, its middle left out when it is very deep (a refused nesting is hundreds of levels)."""
+    if len(path) <= 12:
+        return json_path(path)
+    return f"{json_path(path[:4])}…{json_path(path[-2:])[1:]} ({len(path)} levels)"
+
+
 def _checked(message: Any, index: int) -> Message:
-    """A message must be an object with a string `type` or `role`; anything else is refused at the door."""
+    """A message must be an object with a string `type` or `role` that can be saved (`ContentError` when
+    not); anything else is refused at the door."""
     if not isinstance(message, dict):
         raise TypeError(f"message {index}: expected an object, got {type(message).__name__}")
     problem = message_problem(message)
     if problem is not None:
         raise TypeError(f"message {index}: {problem}")
+    # What could not be saved is refused here, where it comes in, rather than at the next save.
+    refused = content_problem(message, index)
+    if refused is not None:
+        raise refused
     return message
+
+
+def content_problem(message: Any, index: int) -> ContentError | None:
+    """Why the document could not hold `message` at `index` (it could not be saved and opened again), or None."""
+    found = _json.unwritable(message, _json.MESSAGE_OUTER)
+    if found is None:
+        return None
+    path, reason = found
+    return ContentError(index, _short_path(path), reason)
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import copy
 import os
-import tempfile
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -16,6 +14,7 @@ from ..protocol._messages import message_problem
 from ..protocol._values import with_article
 from . import _json
 from ._context import Context
+from ._files import write_atomically
 
 
 class Shape(StrEnum):
@@ -74,40 +73,6 @@ def fork(document: Document, at: int) -> Document:
     messages = document.context.messages[: at + 1]
     return Document(Context(copy.deepcopy(messages)), document.shape, copy.deepcopy(document.schema),
                     copy.deepcopy(document.solution), None, copy.deepcopy(document.envelope))
-
-
-def write_atomically(path: Path, data: bytes | Iterable[bytes]) -> None:
-    """Write a sibling temporary file, fsync it, rename it over `path`, fsync the directory.
-
-    `data` may come in pieces, so that a large document is never joined into one buffer.
-    """
-    directory = path.parent if str(path.parent) else Path(".")
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            for piece in (data,) if isinstance(data, bytes) else data:
-                stream.write(piece)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    sync_directory(directory)
-
-
-def sync_directory(directory: Path) -> None:
-    """Make a rename in `directory` durable (POSIX); a no-op where directories cannot be opened."""
-    try:
-        descriptor = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(descriptor)
-    except OSError:
-        pass
-    finally:
-        os.close(descriptor)
 
 
 def load_document(path: str | os.PathLike[str]) -> Document:

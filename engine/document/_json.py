@@ -97,6 +97,70 @@ def nests_within(value: Any, outer: int) -> bool:
     return True
 
 
+# Python writes at most this many digits of an integer (`sys.get_int_max_str_digits`'s default), and `parse`
+# reads no more: a larger integer could be neither saved nor opened again.
+MAX_INT_DIGITS = 4300
+# Where a message sits in the largest document shape (a saved request: {"context": [message]}).
+MESSAGE_OUTER = 2
+
+
+def unwritable(value: Any, outer: int = 0) -> tuple[tuple[str | int, ...], str] | None:
+    """Where and why `dumps` could not write `value` back so that `parse` reads it again, under `outer`
+    enclosing containers: a cycle, nesting past `MAX_DEPTH`, an integer of more than `MAX_INT_DIGITS` digits,
+    NaN or an infinity, a key that is not a string, a value that is not JSON. None when it can be written."""
+    wrapped = value
+    for _ in range(outer):
+        wrapped = [wrapped]
+    try:
+        written = orjson.dumps(wrapped)
+    except (TypeError, orjson.JSONEncodeError):
+        return _first_unwritable(value, outer)
+    if b"null" in written:  # orjson writes NaN and infinities as null: the standard library's C encoder tells
+        try:
+            _STRICT.encode(value)
+        except ValueError:
+            return _first_unwritable(value, outer)
+    return None
+
+
+_STRICT = json.JSONEncoder(allow_nan=False, check_circular=False, ensure_ascii=False)
+
+
+def _first_unwritable(value: Any, outer: int) -> tuple[tuple[str | int, ...], str] | None:
+    """The first problem `unwritable` describes, walking `value` without recursion."""
+    stack: list[tuple[Any, tuple[str | int, ...], frozenset[int]]] = [(value, (), frozenset())]
+    while stack:
+        node, path, above = stack.pop()
+        if isinstance(node, dict | list | tuple):
+            if id(node) in above:
+                return path, "the value contains itself (a cycle)"
+            if len(path) + 1 + outer > MAX_DEPTH:
+                return path, f"nesting deeper than {MAX_DEPTH} levels"
+            inside = above | {id(node)}
+            if isinstance(node, dict):
+                for key in node:
+                    if not isinstance(key, str):
+                        return path, f"a key that is not a string: {type(key).__name__}"
+                children: list[tuple[str | int, Any]] = list(node.items())
+            else:
+                children = list(enumerate(node))
+            stack.extend((child, (*path, key), inside) for key, child in reversed(children))
+        elif isinstance(node, bool) or node is None or isinstance(node, str):
+            continue
+        elif isinstance(node, int):
+            if node.bit_length() > _MAX_INT_BITS:
+                return path, f"an integer of more than {MAX_INT_DIGITS} digits"
+        elif isinstance(node, float):
+            if not math.isfinite(node):
+                return path, f"{node} is not a JSON number"
+        else:
+            return path, f"{type(node).__name__} is not a JSON value"
+    return None
+
+
+_MAX_INT_BITS = int(MAX_INT_DIGITS * math.log2(10))
+
+
 def parse(text: str | bytes) -> Any:
     """Parse one JSON value or raise `JSONSyntaxError` with line and column; never `RecursionError`.
 

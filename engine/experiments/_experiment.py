@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from ..calls._record import canonical
-from ..document._document import Document, parse_document, write_atomically
+from ..document._document import Document, parse_document
+from ..document._files import write_atomically
 from ..models._agent import AgentRun, Ending, run_agent
 from ..models._ask import Asker
 from ..models._prompt import Prompt

@@ -8,7 +8,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..document._document import load_document, write_atomically
+from ..document._document import load_document
+from ..document._files import write_atomically
 from ..document._json import JSONSyntaxError, dumps, parse
 from ..protocol._errors import DocumentError
 from ._steps import Baseline, read_steps

@@ -41,3 +41,27 @@ class DocumentError(ValueError):
         if self.message_index is not None:
             where += f": message {self.message_index}"
         return f"{where}: {self.reason}"
+
+
+@frozen
+class ContentError(ValueError):
+    """A value a document cannot hold, because it could not be saved and opened again (a cycle, nesting past
+    the limit, a huge integer, NaN): refused at the edit, so that a save never fails. `path` is the JSON path
+    in the message (`$.data.total`)."""
+
+    message_index: int
+    path: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"message {self.message_index}: {self.path}: {self.reason}"
+
+
+def describe_exception(error: BaseException) -> str:
+    """`str(error)`, or its class name when it has no message or its message cannot be made (a `__str__`
+    that raises): an error is always said in words, never a second traceback."""
+    try:
+        text = str(error)
+    except Exception:
+        return f"{type(error).__name__} (its message cannot be printed)"
+    return text or type(error).__name__

@@ -18,12 +18,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..calls._activities import error_text, error_type
+from ..calls._activities import error_type
 from ..calls._calls import CallPlan, Mode, Problem, check_parameters, resolve_call, scoped_context
 from ..calls._output_check import OUTPUT_SCHEMA_ERROR, output_problem, written_value
 from ..calls._outputs import Clock, OutputError, failure_messages, is_message, output_messages, run_record_message
 from ..calls._record import inputs_audit, result_audit
 from ..document._context import Context
+from ..protocol._errors import describe_exception
 from ..protocol._messages import MISSING
 from ._pool import ActivityFailed, ActivityTimedOut, Jobs, Ran
 
@@ -154,7 +155,7 @@ def failure(plan: CallPlan, error: BaseException, timeout: float, audit: dict[st
         return Outcome(plan.index, error=(error.kind, text), audit=audit)
     if audit is not None:  # the activity raised: where, for the audit view (never shown to the LLM)
         audit = {**audit, "traceback": "".join(traceback.format_exception(error)).rstrip()}
-    return Outcome(plan.index, error=(error_type(error), error_text(error)), audit=audit)
+    return Outcome(plan.index, error=(error_type(error), describe_exception(error)), audit=audit)
 
 
 def prepare(plan: CallPlan, context: Context) -> tuple[dict[str, Any], Problem | None]:

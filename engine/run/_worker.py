@@ -24,9 +24,10 @@ import traceback
 from pathlib import Path
 from typing import IO, Any
 
-from ..calls._activities import Activities, ActivityLoadError, error_text, error_type, load_activities
+from ..calls._activities import Activities, ActivityLoadError, error_type, load_activities
 from ..calls._outputs import MAX_RESULT_BYTES, OutputError, check_json
 from ..document import _json
+from ..protocol._errors import describe_exception
 from ._frames import CAPTURE_VARIABLE, read_frame, write_frame
 
 _ORPHAN_CHECK = 0.5  # seconds between looks at whether the application is still there
@@ -92,7 +93,7 @@ def _answer(request: dict[str, Any]) -> bytes:
     try:
         result = _run(request)
     except BaseException as error:  # SystemExit, KeyboardInterrupt too: they are the call's failure
-        failure = {"type": error_type(error), "message": error_text(error),
+        failure = {"type": error_type(error), "message": describe_exception(error),
                    "traceback": "".join(traceback.format_exception(error)).rstrip()}
         return _json.dumps({"error": failure}, indent=False).encode("utf-8", "surrogatepass")
     try:

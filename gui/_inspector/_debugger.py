@@ -26,6 +26,7 @@ from contextdeck.engine import (
     Insert,
     Remove,
     Status,
+    describe_exception,
     utc_now,
 )
 
@@ -347,7 +348,7 @@ class Debugger(QObject):
     def _task_done(self, task: asyncio.Task[Any]) -> None:
         """A failure inside a step is shown, never lost in the event loop's log."""
         if not task.cancelled() and (error := task.exception()) is not None:
-            self._stop(f"the debugger stopped on an error: {type(error).__name__}: {error}")
+            self._stop(f"the debugger stopped on an error: {type(error).__name__}: {describe_exception(error)}")
 
     # -- inside a step ----------------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ import contextlib
 import math
 import os
 import sys
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -40,12 +40,14 @@ from contextdeck.engine import (
     ask_request,
     cassette_path,
     compose_request,
+    describe_exception,
     fixed_clock,
     json_dumps,
     load_activities,
     load_document,
     load_tools,
     load_turn,
+    os_reason,
     parse_expression,
     run_agent,
     run_with_model,
@@ -61,6 +63,8 @@ T = TypeVar("T")
 EXIT_OK, EXIT_DOCUMENT, EXIT_EXPRESSION, EXIT_NOT_FOUND, EXIT_MODEL = 0, 1, 2, 3, 4
 EXIT_REFUSED = 5  # the model's answer was refused (it broke the schema it was asked for)
 EXIT_WAITING = 6  # the model drove the loop and it stopped without a final output
+EXIT_INTERNAL = 70  # an error of ContextDeck's own (sysexits' EX_SOFTWARE); never a traceback
+EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports it
 
 
 def _load(path: str) -> Document:
@@ -167,9 +171,10 @@ def _run(args: argparse.Namespace) -> int:
     failure: ModelError | None = None
     refused: tuple[int, ...] = ()
     if asker is None:
-        ran = _running(_drive(execution, args.steps))
+        ran = _keeping(document, args.out, lambda: _running(_drive(execution, args.steps)))
     else:
-        ran, failure, refused = _running(_drive_with_model(execution, asker, args.steps))
+        ran, failure, refused = _keeping(
+            document, args.out, lambda: _running(_drive_with_model(execution, asker, args.steps)))
     _write(document, args.out)
     _report(execution, ran)
     if failure is not None:
@@ -201,9 +206,10 @@ def _run_loop(args: argparse.Namespace, document: Document, turns: list[Any], op
         return turn
 
     model_turns = asker is not None and args.turns == "model"
-    run = _running(run_agent(document, asker, turns=next_turn, model_gives_turns=model_turns,
-                                max_ticks=args.max_ticks, approve_plan=args.approve_plan,
-                                on_tick=lambda loop, tick: lines.extend(_tick_lines(loop, tick)), **options))
+    run = _keeping(document, args.out, lambda: _running(
+        run_agent(document, asker, turns=next_turn, model_gives_turns=model_turns, max_ticks=args.max_ticks,
+                  approve_plan=args.approve_plan, on_tick=lambda loop, tick: lines.extend(_tick_lines(loop, tick)),
+                  **options)))
     _write(document, args.out)
     for line in lines:
         say(line)
@@ -276,12 +282,42 @@ def say(text: str) -> None:
     print(f"contextdeck: {text}", file=sys.stderr)
 
 
+class _CannotWrite(Exception):
+    """The document could not be written (a full disk, a read-only file): exit 1, the reason in words."""
+
+
+class _RunStopped(Exception):
+    """The run ended in an error that is no call's own: the outputs it had made were written first."""
+
+
 def _write(document: Document, out: str | None) -> None:
-    text = document.dumps()
-    if out is not None:
-        write_atomically(Path(out), text.encode("utf-8"))
-    else:
+    """Write the document to `out` (atomically) or stdout; `_CannotWrite` says why not."""
+    try:
+        text = document.dumps()
+    except ValueError as error:
+        raise _CannotWrite(f"cannot write the document: {describe_exception(error)}") from None
+    if out is None:
         sys.stdout.write(text)
+        return
+    try:
+        write_atomically(Path(out), text.encode("utf-8"))
+    except OSError as error:  # the temporary file is gone already; the target is as it was
+        raise _CannotWrite(f"cannot write {out}: {os_reason(error)}") from None
+
+
+def _keeping(document: Document, out: str | None, work: Callable[[], T]) -> T:
+    """`work()`; when it fails, the document as far as it got is written before the run stops, so that no
+    output the run made is lost."""
+    try:
+        return work()
+    except Exception as error:
+        reason = f"{type(error).__name__}: {describe_exception(error)}"
+        try:
+            _write(document, out)
+        except _CannotWrite as unwritten:
+            raise _RunStopped(f"the run stopped: {reason}; and {unwritten}") from None
+        where = out if out is not None else "stdout"
+        raise _RunStopped(f"the run stopped: {reason} (what it had made is written to {where})") from None
 
 
 async def _drive(execution: Execution, steps: int | None) -> int:
@@ -555,13 +591,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     run: Any = args.run
     try:
         return int(run(args))
-    except (DocumentError, _CannotLoad) as error:
+    except (DocumentError, _CannotLoad, _CannotWrite, _RunStopped) as error:
         print(f"contextdeck: {error}", file=sys.stderr)
         return EXIT_DOCUMENT
     except BrokenPipeError:
         # `contextdeck render doc | head`: the reader left; exit quietly instead of a traceback.
         _silence_stdout()
         return EXIT_OK
+    except OSError as error:
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"contextdeck: {where}{os_reason(error)}", file=sys.stderr)
+        return EXIT_DOCUMENT
+    except KeyboardInterrupt:
+        print("contextdeck: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as error:  # a bug of ours: said in one line, the traceback only when asked for
+        if os.environ.get("CONTEXTDECK_TRACEBACK"):
+            raise
+        print(f"contextdeck: internal error: {type(error).__name__}: {describe_exception(error)} "
+              "(set CONTEXTDECK_TRACEBACK=1 to see where)", file=sys.stderr)
+        return EXIT_INTERNAL
 
 
 def _tolerant_streams() -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QSettings
 
-from contextdeck.engine import Replace
+from contextdeck.engine import Replace, sweep_temporaries
 from contextdeck.gui._session import DocumentSession
 
 TEXT = {"type": "text", "role": "user", "text": "hello"}
@@ -186,6 +186,9 @@ def test_a_save_killed_at_any_moment_leaves_the_old_file_or_the_new(tmp_path: Pa
         previous = "start" if turn == 0 else "ab"[(turn - 1) % 2]
         mid_save += matches == [previous]
     assert mid_save, "no kill landed inside a save: the test proved nothing"
+    # What the killed saves left is removed by the next save or open of the file (the savers are all gone).
+    sweep_temporaries(tmp_path, "target.json")
+    assert list(tmp_path.glob(".target.json.*")) == []
 
 
 def test_a_save_replaces_the_file_not_its_content(qtbot, session: DocumentSession, opened: Path) -> None:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from contextdeck.engine import Context, DocumentError, Shape, load_document, parse_document
+from contextdeck.engine import ContentError, Context, DocumentError, Shape, load_document, parse_document
 from contextdeck.engine.document._json import MAX_DEPTH
 
 MESSAGES = [
@@ -259,15 +260,17 @@ def test_context_refuses_non_messages() -> None:
 
 
 def test_save_is_atomic_and_leaves_no_temporary_files(tmp_path) -> None:
-    """A save that fails keeps the old file intact; a save that works leaves only the document."""
+    """A save that fails (a read-only file) keeps the old file intact; a save that works leaves only the
+    document."""
     path, _ = shapes(tmp_path)[Shape.ARRAY]
     before = path.read_bytes()
     document = load_document(path)
-    document.context.append({"type": "state", "data": {"not json": {1, 2}}})
-    with pytest.raises(TypeError):
+    document.context.append({"type": "state", "data": {"more": 1}})
+    path.chmod(0o444)
+    with pytest.raises(PermissionError):
         document.save()
     assert path.read_bytes() == before
-    document.context.remove(-1)
+    path.chmod(0o644)
     document.save()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "l.jsonl", "r.json"]
 
@@ -291,3 +294,35 @@ def test_deep_nesting_is_refused_on_the_slow_path_too() -> None:
 def test_duplicate_keys_keep_the_last_value() -> None:
     """In an object with a repeated key the last value wins, as in JavaScript's JSON.parse."""
     assert parse_document(b'[{"type": "state", "data": 1, "data": 2}]').context[0] == {"type": "state", "data": 2}
+
+
+@pytest.mark.parametrize(
+    ("data", "where", "reason"),
+    [({"n": 10**5000}, "$.data.n", "an integer of more than 4300 digits"),
+     ({"n": float("nan")}, "$.data.n", "nan is not a JSON number"),
+     ({"s": {1, 2}}, "$.data.s", "set is not a JSON value"),
+     ({1: "a"}, "$.data", "a key that is not a string: int")],
+)
+def test_content_that_could_not_be_saved_is_refused_at_the_edit(data, where, reason) -> None:
+    """What a save could not write (or a load read back) never enters the document: a ContentError with the
+    message index, the path and the reason, and the context unchanged (a save used to fail for ever after)."""
+    ctx = Context([{"type": "state", "data": {}}])
+    with pytest.raises(ContentError) as caught:
+        ctx.append({"type": "state", "data": data})
+    assert (caught.value.message_index, caught.value.path, caught.value.reason) == (1, where, reason)
+    assert len(ctx) == 1
+
+
+def test_a_cycle_and_deep_nesting_are_refused_at_the_edit() -> None:
+    """A value that contains itself, and one nested past the depth a saved request can hold, are refused."""
+    cyclic: list[Any] = []
+    cyclic.append(cyclic)
+    deep: list[Any] = []
+    for _ in range(MAX_DEPTH):
+        deep = [deep]
+    ctx = Context([{"type": "state", "data": {}}])
+    with pytest.raises(ContentError, match=r"message 0: \$\.data\[0\]: the value contains itself"):
+        ctx.replace(0, {"type": "state", "data": cyclic})
+    with pytest.raises(ContentError, match=r"levels\): nesting deeper than 254 levels"):
+        ctx.replace(0, {"type": "state", "data": deep})
+    assert ctx[0] == {"type": "state", "data": {}}

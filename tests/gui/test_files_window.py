@@ -1,0 +1,123 @@
+"""The window's files and inputs: saves keep mode and links and say a full disk in words, what killed saves
+left is swept, content that could not be saved is refused at the edit, and opening never reaches the network."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QSettings
+
+from contextdeck.engine import Insert, Replace
+from contextdeck.gui._app import settle
+from contextdeck.gui._recovery import RecoveryStore
+from contextdeck.gui._session import DocumentSession
+from loopback import counting_server, remote_document
+
+TEXT = {"type": "text", "role": "user", "text": "hello"}
+
+
+def dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+@pytest.fixture
+def session(qtbot: Any, tmp_path: Path) -> Any:
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    made = DocumentSession(settings, tmp_path / "recovery", autosave_delay_ms=50)
+    yield made
+    made.close()
+
+
+def open_in(qtbot: Any, session: DocumentSession, path: Path) -> None:
+    with qtbot.waitSignal(session.documentReplaced, timeout=10_000):
+        session.open(path)
+
+
+def edit_and_save(session: DocumentSession, qtbot: Any, target: Path | None = None) -> list[str]:
+    failures: list[str] = []
+    session.saveFailed.connect(failures.append)
+    session.document.context.apply(Replace(0, {**TEXT, "text": "x" * 200_000}))
+    session.save_as(target) if target is not None else session.save()
+    return failures
+
+
+def test_a_save_keeps_the_mode_and_the_link(qtbot: Any, session: DocumentSession, tmp_path: Path) -> None:
+    """Saving a document opened through a link to a 0640 file: still a link, still 0640."""
+    real = tmp_path / "real.json"
+    real.write_text(json.dumps([TEXT]))
+    real.chmod(0o640)
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    open_in(qtbot, session, link)
+    assert edit_and_save(session, qtbot) == []
+    assert link.is_symlink()
+    assert stat.S_IMODE(real.stat().st_mode) == 0o640
+    assert json.loads(real.read_text())[0]["text"] == "x" * 200_000
+
+
+def test_a_full_disk_is_said_in_words(qtbot: Any, session: DocumentSession, tmp_path: Path, full_disk: Path) -> None:
+    """ENOSPC: the failure says "No space left on device" (Qt said "Unknown error"), the file stays whole."""
+    target = full_disk / "doc.json"
+    target.write_text(json.dumps([TEXT]))
+    open_in(qtbot, session, target)
+    (failure,) = edit_and_save(session, qtbot)
+    assert failure == f"Could not save {target}: No space left on device"
+    assert json.loads(target.read_text()) == [TEXT]
+
+
+def test_opening_a_file_sweeps_what_killed_saves_left(qtbot: Any, session: DocumentSession, tmp_path: Path) -> None:
+    """The temporary files of saves of this file whose process ended are removed when it is opened."""
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps([TEXT]))
+    left = tmp_path / f".doc.json.{dead_pid()}-0123abcd.tmp"
+    left.write_bytes(b"half a save")
+    open_in(qtbot, session, path)
+    assert not left.exists()
+
+
+def test_the_recovery_folder_is_swept(tmp_path: Path) -> None:
+    """At start the recovery folder loses what killed writers left: temporary files and data files that never
+    got their sidecar (it looked only at *.json, so they stayed for ever); a live writer's stay."""
+    folder = tmp_path / "recovery"
+    folder.mkdir()
+    dead = dead_pid()
+    stale = [folder / f".{dead}-0123456789ab.data.{dead}-0123abcd.tmp", folder / f"{dead}-0123456789ab.data"]
+    live = [folder / f"{os.getpid()}-0123456789ab.data", folder / f".x.data.{os.getppid()}-89abcdef.tmp"]
+    for path in stale + live:
+        path.write_bytes(b"unsaved work, half written")
+    assert RecoveryStore(folder).candidates() == []
+    assert [path.exists() for path in stale + live] == [False, False, True, True]
+
+
+def test_content_that_could_not_be_saved_is_refused_at_the_edit(qtbot: Any, open_messages: Any) -> None:
+    """An edit holding 10**5000 is refused with its place and reason; the document stays savable (a save used
+    to fail with ValueError for ever after such a value came in)."""
+    window = open_messages([{"type": "state", "data": {"n": 1}}], "doc.json")
+    window.apply_edit(Insert(1, {"type": "state", "data": {"n": 10**5000}}))
+    assert len(window.context()) == 1
+    assert window.statusBar().currentMessage() == \
+        "Edit refused: message 1: $.data.n: an integer of more than 4300 digits"
+    window.apply_edit(Insert(1, {"type": "state", "data": {"n": 2}}))
+    assert window.session.save()
+
+
+def test_opening_a_document_never_reaches_the_network(qtbot: Any, open_window: Any, tmp_path: Path) -> None:
+    """Remote `$ref`s in a data schema and a tool schema: the window opens, checks and shows the form without
+    one request (12 were made on open before)."""
+    with counting_server() as server:
+        path = tmp_path / "remote.json"
+        path.write_text(json.dumps(remote_document(server.url), ensure_ascii=False))
+        window = open_window(path)
+        with qtbot.waitSignal(window.editor.payload.validation_changed, timeout=10_000):
+            window.select_message(0)
+        settle(window)
+        assert server.hits == []
