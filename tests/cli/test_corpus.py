@@ -155,3 +155,18 @@ def test_every_command_ends_with_a_located_message(case: Case, server: CountingS
         elif command == "run":
             json.loads(done.stdout)  # the run's document, whole
     assert server.hits == []
+
+
+def test_the_window_validation_worker_ends_when_its_window_is_gone() -> None:
+    """The form's worker process, asked about a backtracking pattern and then left (its stdin closes, as when
+    the window is killed), answers at the field and exits by itself; under `re` it ran on for good."""
+    from contextdeck._child import child_command
+
+    program, arguments = child_command("contextdeck._validation_worker")
+    request = {"id": 1, "schema": {"properties": {"s": {"pattern": EVIL}}}, "value": {"s": SLOW}}
+    done = subprocess.run([program, *arguments], input=json.dumps(request) + "\n", capture_output=True, text=True,
+                          timeout=HANG, check=True)
+    answer = json.loads(done.stdout.splitlines()[-1])
+    ((path, message),) = answer["errors"]
+    assert path == ["s"]
+    assert message.startswith("the pattern took too long")

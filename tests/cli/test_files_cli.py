@@ -106,7 +106,7 @@ def unprintable(call, tool, context):
 """
 
 
-def test_a_run_that_fails_keeps_what_it_made(tmp_path: Path) -> None:
+def test_a_result_that_could_not_be_saved_keeps_what_ran(tmp_path: Path) -> None:
     """An activity returning 10**5000 after another call ran: the first output is written, the failure is said
     in a line, no traceback (the whole output was lost before)."""
     doc = tmp_path / "doc.json"
@@ -120,7 +120,7 @@ def test_a_run_that_fails_keeps_what_it_made(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "contextdeck", "run", str(doc), "--activities",
                            str(tmp_path / "acts.py"), "--out", str(out)], capture_output=True, text=True, timeout=120)
     assert "Traceback" not in done.stderr
-    assert "4300 digits" in done.stderr
+    assert "digits" in done.stderr
     written = json.loads(out.read_text())
     assert (written[2]["kind"], written[2]["data"]) == ("state", {"a": "made"})
 
@@ -137,3 +137,38 @@ def test_an_exception_that_cannot_be_printed_is_named(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
     assert "Unprintable" in done.stderr
     assert json.loads(done.stdout)[-1]["type"] == "error"
+
+
+def test_a_run_stopped_by_an_error_writes_what_it_made(capsys, monkeypatch, doc: Path, tmp_path: Path) -> None:
+    """An error that is no call's own stops the run: the outputs made so far are written first, then the
+    error is one line, exit 1 (it was a traceback, and nothing was written)."""
+    from contextdeck import _cli
+
+    original = _cli._drive
+
+    async def drive_then_fail(execution: Any, steps: Any) -> int:
+        await original(execution, steps)
+        raise RuntimeError("the disk controller caught fire")
+
+    monkeypatch.setattr(_cli, "_drive", drive_then_fail)
+    out = tmp_path / "out.json"
+    code, _, err = run(capsys, doc, "--steps", 5, "--out", out)
+    assert code == 1
+    assert err == ("contextdeck: the run stopped: RuntimeError: the disk controller caught fire "
+                   f"(what it had made is written to {out})\n")
+    assert json.loads(out.read_text())[2]["data"] == {"a": 1}
+
+
+def test_an_internal_error_is_one_line(capsys, monkeypatch, doc: Path) -> None:
+    """A bug of ours ends in one line and exit 70, never a traceback."""
+    from contextdeck import _cli
+
+    def broken(args: Any) -> int:
+        raise KeyError("nowhere")
+
+    monkeypatch.setattr(_cli, "_validate", broken)
+    monkeypatch.delenv("CONTEXTDECK_TRACEBACK", raising=False)
+    code = main(["validate", str(doc)])
+    assert code == 70
+    assert capsys.readouterr().err == ("contextdeck: internal error: KeyError: 'nowhere' "
+                                       "(set CONTEXTDECK_TRACEBACK=1 to see where)\n")
