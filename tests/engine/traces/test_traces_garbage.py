@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
@@ -39,7 +40,7 @@ def mutated(value: Any, changes: list[tuple[int, Any]]) -> Any:
         if odd == "<remove>":
             del parent[last]
         else:
-            parent[last] = odd
+            parent[last] = copy.deepcopy(odd)  # never ODD's own list or dict: a later change would mutate it
     return value
 
 
