@@ -1,6 +1,8 @@
 """Trivial activity calls per second: in worker processes (the default) and in-process (`in_process=True`).
 
-Run: `.venv/bin/python benchmarks/activities_bench.py [--calls N]` (`make bench` runs it at 10,000 calls).
+Run: `.venv/bin/python benchmarks/activities_bench.py [--calls N] [--long M]` (`make bench`: 10,000 calls each
+way, then 100,000 in-process calls, the target: ≥ 10,000 calls per CPU-second and ≤ 2 KB of peak memory per
+call, measured first in a fresh process as the growth of its peak resident size).
 The plan is N independent calls of one activity loaded from a file that returns 1, run as one tick of an
 `Execution` (so the figures include the scheduler and the writing of N outputs). CPU time is this process's
 and, for the isolated run, its workers' (they are let go and waited for before it is read); the load
@@ -46,13 +48,24 @@ def measure(calls: int, in_process: bool, file: Path) -> dict[str, float]:
     return {"wall": wall, "cpu": cpu, "workers_cpu": child, "threads_after": threading.active_count() - threads}
 
 
+def peak_kb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KB on Linux
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--calls", type=int, default=10_000)
+    parser.add_argument("--long", type=int, default=100_000, help="in-process calls of the long run (0: none)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         file = Path(folder) / "noop.py"
         file.write_text(ACTIVITY)
+        if args.long:  # first, so that the peak resident size is this run's
+            before = peak_kb()
+            found = measure(args.long, True, file)
+            print(f"{args.long:,} trivial in-process calls, load {' '.join(f'{x:.2f}' for x in os.getloadavg())}: "
+                  f"{args.long / found['cpu']:,.0f} calls per CPU-second ({found['cpu'] / args.long * 1e6:.0f} µs "
+                  f"a call), peak memory +{(peak_kb() - before) / args.long:.2f} KB a call")
         print(f"{args.calls:,} trivial calls, load {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         for name, in_process in (("in-process", True), ("isolated", False)):
             found = measure(args.calls, in_process, file)

@@ -149,22 +149,52 @@ def message_id(context: Messages, position: int) -> int:
     return id_at(position) if id_at is not None else position
 
 
+@dataclass(frozen=True)
+class CallTexts:
+    """The canonical texts of a plan's calls, which the record matches its messages by: computed once per plan.
+
+    A message written by this engine holds the plan's own call object (its `_call`, or `_run.planned`), so
+    `text_of` finds its text by identity; only a message from elsewhere is serialised again.
+    """
+
+    calls: list[Any]
+    exact: dict[str, list[int]]  # text -> the positions of the calls with that text
+    loose: dict[str, list[int]]  # the same, for the calls without their latent result (`_output`)
+    by_identity: dict[int, tuple[Any, str]]  # id(call) -> (call, text): the call is kept, so its id stays its own
+
+    def text_of(self, call: Any) -> str:
+        known = self.by_identity.get(id(call))
+        return known[1] if known is not None and known[0] is call else canonical(call)
+
+
+def call_texts(calls: list[Any]) -> CallTexts:
+    exact: dict[str, list[int]] = {}
+    loose: dict[str, list[int]] = {}
+    by_identity: dict[int, tuple[Any, str]] = {}
+    for index, call in enumerate(calls):
+        try:
+            text = canonical(call)
+            loose_text = canonical(_without_result(call)) if isinstance(call, dict) and "_output" in call else text
+        except (TypeError, ValueError):
+            continue
+        exact.setdefault(text, []).append(index)
+        loose.setdefault(loose_text, []).append(index)
+        by_identity[id(call)] = (call, text)
+    return CallTexts(calls, exact, loose, by_identity)
+
+
 def read_record(
-    context: Messages, calls: list[Any], plan_index: int | None, ignore: frozenset[int] = frozenset()
+    context: Messages, calls: list[Any] | CallTexts, plan_index: int | None, ignore: frozenset[int] = frozenset()
 ) -> Record:
     """The record of `calls` in `context`: the record messages after the plan message, matched to their calls.
 
+    `calls` may be given as their `CallTexts`, so that a plan read again and again is serialised once.
     `ignore` holds message ids left out (the earlier runs of a call asked to run again).
     """
+    texts = calls if isinstance(calls, CallTexts) else call_texts(calls)
+    calls = texts.calls
+    by_text, by_loose = texts.exact, texts.loose
     since = _since(context, plan_index)
-    by_text: dict[str, list[int]] = {}
-    by_loose: dict[str, list[int]] = {}
-    for index, call in enumerate(calls):
-        try:
-            by_text.setdefault(canonical(call), []).append(index)
-            by_loose.setdefault(canonical(_without_result(call)), []).append(index)
-        except (TypeError, ValueError):
-            continue
     entries: list[Entry] = []
     for position in range(since, len(context)):
         entry = _entry(context, position)
@@ -177,7 +207,7 @@ def read_record(
     loose_legacy: dict[str, list[Entry]] = {}
     for entry in entries:
         try:
-            text = canonical(entry.call)
+            text = texts.text_of(entry.call)
         except (TypeError, ValueError):
             continue
         if text not in by_text:

@@ -7,6 +7,7 @@ on the object (no globals): to start again, restore the context and call `reset(
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
 from collections.abc import Iterable
 from dataclasses import replace
@@ -27,7 +28,7 @@ from ..calls._calls import (
 )
 from ..calls._outputs import Clock, OutputError, check_json, error_message, run_record_message, utc_now
 from ..calls._plan import Graph, feeds
-from ..calls._record import Record
+from ..calls._record import Record, call_texts
 from ..calls._status import OPEN, Approver, CallState, Stale, Status, TickReport
 from ..calls._tools import merged_tools, pending_calls, plan_mode
 from ..document._context import Context
@@ -47,6 +48,11 @@ from ._running import Outcome, Provided, Replay, Timer, conclude, failure, invok
 
 # Up to this many running calls, each completion also looks for others done at the same moment.
 _SCAN_LIMIT = 256
+# Every this many calls started, calls performed or messages appended in a tick, what is alive is set aside
+# from the cyclic garbage collector until the tick ends (`gc.freeze`): each full collection scans the whole
+# heap, and a long run's tasks, messages and record only grow, so without it those scans would be a large part
+# of its CPU. Garbage made meanwhile that is not collected young waits for the tick's end (`gc.unfreeze`).
+_FREEZE_EVERY = 8192
 
 
 class Execution:
@@ -116,6 +122,8 @@ class Execution:
         self._background: dict[int, asyncio.Future[Any]] = {}
         self._ticking = False
         self._holding = False  # pause(): the tick starts nothing more
+        self._grown = 0  # calls started and performed, messages appended: every so many, a tick freezes the heap
+        self._froze = False
         self._generation = 0
         self.reset()
 
@@ -137,6 +145,7 @@ class Execution:
         entries, self.plan_index = pending_calls(self.context, self.solution)
         calls, self.units = flatten(expand_instances(entries, self.context))
         self.calls: list[Any] = calls  # as written: what the record matches against
+        self.call_texts = call_texts(calls)  # their canonical texts, serialised once for every reading of the record
         self.lazy = plan_mode(self.context) == "lazy"  # 012: a lazy plan waits for approve_plan()
         self._unit_of = {index: unit for unit in self.units for index in unit.members}
         self._tools = merged_tools(self.context, self.code_tools)
@@ -231,6 +240,8 @@ class Execution:
 
     def _set(self, index: int, **changes: Any) -> None:
         old = self._states[index]
+        if all(getattr(old, name) == value for name, value in changes.items()):
+            return  # most readiness passes change nothing: no copy
         new = replace(old, **changes)
         if new != old:
             self._states[index] = new
@@ -343,6 +354,9 @@ class Execution:
         finally:
             self._ticking = False
             self._holding = False
+            if self._froze:
+                gc.unfreeze()
+                self._froze = False
             for task, unit in running.items():  # the tick itself was cancelled
                 task.cancel()
                 for i in unit.members:
@@ -374,9 +388,11 @@ class Execution:
         task = asyncio.ensure_future(run_pattern(unit.pattern, members, self._perform))
         for index in members:
             self._tasks[index] = task
+            self._grew()
         return task
 
     async def _perform(self, index: int) -> Outcome:
+        self._grew()
         if index in self.delegates:
             return await run_delegated(self, index)
         # A given output is written once: after an undo of what it wrote, the call waits for an output again.
@@ -463,9 +479,17 @@ class Execution:
 
     def _append(self, message: dict[str, Any], call_index: int) -> int:
         self.context.append(message)
+        self._grew()
         position = len(self.context) - 1
         self.message_appended.emit(position, call_index)
         return self.context.id_at(position)
+
+    def _grew(self) -> None:
+        """One more call started, performed or message appended: every so many in a tick, the heap is frozen."""
+        self._grown += 1
+        if self._ticking and self._grown % _FREEZE_EVERY == 0:
+            gc.freeze()
+            self._froze = True
 
     def _end_tick(self, ran: list[int], stopped: int | None, failed: int | None = None) -> TickReport:
         errors = [message for _, message in self._errors]

@@ -30,7 +30,7 @@ def is_approval(path: str) -> bool:
 def derive_statuses(execution: Execution) -> None:
     """Read the record again and set every call's status from it; the calls still open get their readiness."""
     ignore = frozenset().union(*execution._again.values()) if execution._again else frozenset()
-    execution._record = read_record(execution.context, execution.calls, execution.plan_index, ignore)
+    execution._record = read_record(execution.context, execution.call_texts, execution.plan_index, ignore)
     reported = {index for index, _ in execution._errors}
     for index, problems in execution._structural.items():  # found before running: reported unless recorded
         if index not in reported and execution._record.of(index) is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import gc
 from typing import Any
 
 import pytest
@@ -12,6 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from contextdeck.engine import Context, Document, Execution, Shape, Status, fork, read_record
+from contextdeck.engine.calls._record import call_texts
+from contextdeck.engine.run import _execution as execution_module
 from contextdeck.engine.run._breakpoints import condition_holds
 
 INPUT = {"type": "input", "input": {"x": 1}}
@@ -320,3 +323,36 @@ def test_fork_keeps_the_messages_up_to_the_cursor_and_the_record_in_them() -> No
     assert [s.status for s in Execution(branch, clock=CLOCK).states] == [Status.DONE, Status.READY]
     with pytest.raises(IndexError, match="cannot fork at message 9"):
         fork(document, 9)
+
+
+def test_the_record_read_with_the_plans_texts_is_the_record_read_from_its_calls() -> None:
+    """An execution serialises its plan once (`call_texts`): a message holding the plan's own call object
+    and one holding an equal copy (a document reopened) are matched alike, and an edited call is still seen."""
+    calls = [latent(0), latent(1, "†state.p0"), {"_tool": "think", "_output": "a thought"}]
+    context = Context([INPUT, {"type": "plan", "plan": calls}])
+    execution = Execution(context, clock=CLOCK)
+    run_to_end(execution)
+    reopened = Context(copy.deepcopy(context.messages))
+    edited = copy.deepcopy(execution.calls)
+    edited[1]["_output"] = {"n": 9}
+    for where, plan in ((context, execution.calls), (reopened, execution.calls), (context, edited)):
+        texts = call_texts(plan)
+        assert read_record(where, texts, 1) == read_record(where, plan, 1)
+    assert read_record(context, call_texts(edited), 1).of(1) == read_record(context, edited, 1).of(1)
+    assert read_record(context, call_texts(edited), 1).of(1).edited
+
+
+def test_a_tick_that_froze_the_collectors_heap_gives_it_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long tick sets what is alive aside from the cyclic collector (`gc.freeze`) and unfreezes it when
+    it ends, also when a call failed; the run is the same."""
+    monkeypatch.setattr(execution_module, "_FREEZE_EVERY", 2)
+    calls = [latent(i) for i in range(6)] + [{"_tool": "t9", "_outputPath": "†state.p9", "_output": "not an object"}]
+    context = Context([INPUT, {"type": "plan", "plan": calls}])
+    frozen = gc.get_freeze_count()
+    execution = Execution(context, clock=CLOCK)
+    froze: list[int] = []
+    execution.message_appended.connect(lambda position, index: froze.append(gc.get_freeze_count()))
+    run_to_end(execution)
+    assert max(froze) > frozen  # it did freeze during the tick
+    assert gc.get_freeze_count() == frozen
+    assert [s.status for s in execution.states][:6] == [Status.DONE] * 6
