@@ -32,6 +32,7 @@ from ._banner import Banner
 from ._commands import EditCommand, TypingCommand, describe
 from ._diagnostics import CheckProgress, DiagnosticsRunner
 from ._document_settings import DocumentSettings
+from ._experiments import install_experiments
 from ._files_ui import FilesUI
 from ._glyphs import name_qt_buttons
 from ._inspector import install_inspector
@@ -156,6 +157,7 @@ class MainWindow(QMainWindow):
         if self.inspector.sessions is not None:
             self.inspector.sessions.models = lambda: models
         self.agent_run = install_agent_run(self)
+        self.experiments = install_experiments(self)
         self.pane_actions = install_keyboard(self)  # after every panel: Tab leaves all their tables
         install_elided_tooltips(self)  # and every cut-off cell of theirs has its whole text on hover
         name_qt_buttons(self)  # Qt's own glyph buttons (a dock's close, a line edit's clear) say what they do

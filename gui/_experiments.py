@@ -1,0 +1,554 @@
+"""The Experiments pane: the open document run over a dataset, its results, and two experiments compared.
+
+Run → Experiments… shows the pane. *Dataset…* picks a JSON Lines file of cases and *Run* runs the document as
+it stands in the window (unsaved edits included) once per case, with the activities and the model the window
+has (docs/experiments.md); each run writes its results and run documents beside the dataset. The results fill
+the table, a row a case; double-clicking a row opens that case's run document in the debugger.
+
+A new run is compared with the experiment the pane showed before it (or *Compare With…* loads one): the table
+shows each case's status, verdict, output and tokens as `before → after` where they changed, with the changed
+rows marked, the pass rates and token totals side by side, the outputs' structural diff (RFC 6902, jsonpatch)
+and the request the model received at a turn diffed against the turn before or the same turn of the other
+experiment. Watch columns pin a `†` expression and show its value at the end of every run, in both experiments.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import jsonpatch
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QAction, QBrush, QColor, QFont
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QTableView,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from contextdeck.engine import (
+    Asker,
+    Cassette,
+    Document,
+    DocumentError,
+    Experiment,
+    ExpressionError,
+    Provider,
+    Settings,
+    Summary,
+    case_name,
+    cassette_path,
+    context_messages,
+    load_cases,
+    load_document,
+    read_results,
+    summarise,
+    write_results,
+)
+
+from ._inspector._async import spawn
+
+if TYPE_CHECKING:
+    from ._window import MainWindow
+
+ResultKey = str
+NAME, STATUS, PASSED, OUTPUT, TOKENS, SECONDS, DIVERGED = range(7)
+HEADERS = ("Input", "Status", "Passed", "Output", "Tokens", "Time", "Diverged")
+CHANGED = QColor(255, 200, 60, 70)  # a case whose status, verdict or output changed between the experiments
+
+
+@dataclass
+class Loaded:
+    """One experiment as the pane holds it: where its results came from and the result lines by case."""
+
+    path: Path
+    results: list[dict[str, Any]]
+    by_name: dict[str, dict[str, Any]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.by_name = {case_name(result): result for result in self.results}
+
+    @property
+    def summary(self) -> Summary:
+        return summarise(self.results)
+
+
+def _compact(value: Any) -> str:
+    return "—" if value is None else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _verdict(result: dict[str, Any] | None) -> str:
+    if result is None:
+        return ""
+    passed = result.get("passed")
+    return "pass" if passed is True else "fail" if passed is False else "—"
+
+
+def _seconds(result: dict[str, Any] | None) -> str:
+    seconds = None if result is None else result.get("seconds")
+    return f"{seconds:.2f} s" if isinstance(seconds, int | float) else ""
+
+
+def _diverged(result: dict[str, Any] | None) -> str:
+    where = None if result is None else result.get("diverged")
+    if not isinstance(where, dict):
+        return ""
+    call = f", call {where['call']}" if where.get("call") is not None else ""
+    return f"turn {where.get('turn')}{call}: {where.get('reason', '')}"
+
+
+CELLS: dict[int, Callable[[dict[str, Any] | None], str]] = {
+    STATUS: lambda result: "" if result is None else str(result.get("status", "")),
+    PASSED: _verdict,
+    OUTPUT: lambda result: "" if result is None else _compact(result.get("output")),
+    TOKENS: lambda result: "" if result is None else str(result.get("tokens", 0)),
+    SECONDS: _seconds,
+    DIVERGED: _diverged,
+}
+
+
+class RunDocuments:
+    """The run documents results name, read once each (a watch column asks every row)."""
+
+    def __init__(self) -> None:
+        self._read: dict[Path, Document | None] = {}
+
+    def of(self, result: dict[str, Any] | None) -> Document | None:
+        run = None if result is None else result.get("run")
+        if not isinstance(run, str):
+            return None
+        path = Path(run)
+        if path not in self._read:
+            try:
+                self._read[path] = load_document(path)
+            except DocumentError:
+                self._read[path] = None
+        return self._read[path]
+
+    def watch(self, result: dict[str, Any] | None, expression: str) -> str:
+        """The expression's value at the end of the run, as compact JSON; why not, in words."""
+        document = self.of(result)
+        if document is None:
+            return "" if result is None else "(no run document)"
+        try:
+            resolution = document.context.resolve(expression)
+        except ExpressionError as error:
+            return f"(bad expression: {error})"
+        return _compact(resolution.value) if resolution.found else "(not set)"
+
+
+class ResultsModel(QAbstractTableModel):
+    """One row per case of the shown experiment (`after`), each compared with `before` when there is one."""
+
+    def __init__(self, documents: RunDocuments) -> None:
+        super().__init__()
+        self.documents = documents
+        self.before: Loaded | None = None
+        self.after: Loaded | None = None
+        self.names: list[str] = []
+        self.watches: list[str] = []
+
+    def show(self, after: Loaded | None, before: Loaded | None = None) -> None:
+        self.beginResetModel()
+        self.after, self.before = after, before
+        names = [case_name(result) for result in after.results] if after is not None else []
+        if before is not None:
+            names += [case_name(result) for result in before.results if case_name(result) not in set(names)]
+        self.names = names
+        self.endResetModel()
+
+    def add_watch(self, expression: str) -> None:
+        column = len(HEADERS) + len(self.watches)
+        self.beginInsertColumns(QModelIndex(), column, column)
+        self.watches.append(expression)
+        self.endInsertColumns()
+
+    def pair(self, row: int) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        """(before, after) of a row's case; before is None when nothing is compared."""
+        name = self.names[row]
+        after = self.after.by_name.get(name) if self.after is not None else None
+        before = self.before.by_name.get(name) if self.before is not None else None
+        return before, after
+
+    def changed(self, row: int) -> bool:
+        before, after = self.pair(row)
+        if self.before is None:
+            return False
+        if before is None or after is None:
+            return True
+        return any(CELLS[column](before) != CELLS[column](after) for column in (STATUS, PASSED, OUTPUT))
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.names)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(HEADERS) + len(self.watches)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation != Qt.Orientation.Horizontal or role != Qt.ItemDataRole.DisplayRole:
+            return None
+        return HEADERS[section] if section < len(HEADERS) else self.watches[section - len(HEADERS)]
+
+    def text(self, row: int, column: int) -> str:
+        if column == NAME:
+            return self.names[row]
+        before, after = self.pair(row)
+        if column < len(HEADERS):
+            cell = CELLS[column]
+            now = cell(after)
+            if self.before is None or column == DIVERGED:
+                return now
+            was = cell(before)
+            return now if was == now else f"{was or '∅'} → {now or '∅'}"
+        expression = self.watches[column - len(HEADERS)]
+        now = self.documents.watch(after, expression)
+        if self.before is None:
+            return now
+        was = self.documents.watch(before, expression)
+        return now if was == now else f"{was} → {now}"
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+            return self.text(index.row(), index.column())
+        if role == Qt.ItemDataRole.BackgroundRole and self.changed(index.row()):
+            return QBrush(CHANGED)
+        if role == Qt.ItemDataRole.FontRole and index.column() == PASSED:
+            font = QFont()
+            font.setBold(self.text(index.row(), PASSED).endswith("fail"))
+            return font
+        return None
+
+
+def turn_requests(document: Document, start: int) -> list[str]:
+    """The request the model received at each turn of a run, as text: turn 1 read the context as the run
+    found it, each later turn the context up to the plan message that turn became (the last, all of it)."""
+    messages = document.context.messages
+    plans = [index for index in range(start, len(messages)) if messages[index].get("type") == "plan"]
+    cuts = [start, *plans[1:], len(messages)] if plans else [start]
+    requests = []
+    for at in cuts:
+        shown = context_messages(document.context, at)
+        requests.append("\n\n".join(f"--- {message['role']} ---\n{message['content']}" for message in shown))
+    return requests
+
+
+def request_diff(first: str, second: str, first_name: str, second_name: str) -> str:
+    lines = difflib.unified_diff(first.splitlines(), second.splitlines(), first_name, second_name, lineterm="", n=2)
+    return "\n".join(lines) or "(the same request)"
+
+
+class ExperimentsPane(QWidget):
+    """The pane itself; `window.experiments`. Every button has a method a test (or a script) can call."""
+
+    finished = Signal()  # a run of the pane ended (finished, failed or cancelled)
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__()
+        self.main = window  # `window()` is QWidget's own: the main window is `main`
+        self.dataset: Path | None = None
+        self.documents = RunDocuments()
+        self.model = ResultsModel(self.documents)
+        self.task: asyncio.Future[Any] | None = None
+        self.experiment: Experiment | None = None
+
+        self.dataset_label = QLabel("No dataset")
+        self.choose = QPushButton("Dataset…")
+        self.choose.setToolTip("Choose a JSON Lines file of cases: {\"id\", \"input\", \"expect\"} a line")
+        self.choose.clicked.connect(self.choose_dataset)
+        self.run_button = QPushButton("Run")
+        self.run_button.setToolTip("Run the document as it stands over every case of the dataset")
+        self.run_button.clicked.connect(self.run)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Stop the cases still running; the results so far are kept")
+        self.cancel_button.clicked.connect(self.cancel)
+        self.progress = QProgressBar()
+        self.progress.setFormat("%v of %m")
+        self.open_button = QPushButton("Open Results…")
+        self.open_button.setToolTip("Show an experiment's results file")
+        self.open_button.clicked.connect(self.open_results_dialog)
+        self.compare_button = QPushButton("Compare With…")
+        self.compare_button.setToolTip("Compare the shown experiment with an earlier one (its results file)")
+        self.compare_button.clicked.connect(self.compare_dialog)
+        bar = QHBoxLayout()
+        for widget in (self.choose, self.dataset_label, self.run_button, self.cancel_button, self.progress,
+                       self.open_button, self.compare_button):
+            bar.addWidget(widget)
+        bar.setStretch(1, 1)
+        self.summary = QLabel()
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QTableView.SelectionMode.SingleSelection)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.activated.connect(lambda index: self.open_run(index.row()))
+        self.table.selectionModel().currentRowChanged.connect(lambda current, _: self.show_details(current.row()))
+
+        self.watch_edit = QLineEdit()
+        self.watch_edit.setPlaceholderText("†state.order.status — pin an expression as a column")
+        self.watch_edit.returnPressed.connect(self.add_watch_from_edit)
+        watch_button = QPushButton("Add Watch Column")
+        watch_button.clicked.connect(self.add_watch_from_edit)
+        watch_row = QHBoxLayout()
+        watch_row.addWidget(self.watch_edit, 1)
+        watch_row.addWidget(watch_button)
+
+        self.output_diff = QPlainTextEdit(readOnly=True)
+        self.turn = QSpinBox()
+        self.turn.setPrefix("turn ")
+        self.turn.setMinimum(1)
+        self.turn.valueChanged.connect(lambda _: self.show_request_diff())
+        self.against = QComboBox()
+        self.against.addItems(["against the turn before", "against the other experiment"])
+        self.against.currentIndexChanged.connect(lambda _: self.show_request_diff())
+        self.request_text = QPlainTextEdit(readOnly=True)
+        self.request_text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        request_page = QWidget()
+        request_layout = QVBoxLayout(request_page)
+        request_controls = QHBoxLayout()
+        request_controls.addWidget(self.turn)
+        request_controls.addWidget(self.against)
+        request_controls.addStretch(1)
+        request_layout.addLayout(request_controls)
+        request_layout.addWidget(self.request_text)
+        self.details = QTabWidget()
+        self.details.addTab(self.output_diff, "Output")
+        self.details.addTab(request_page, "Request Diff")
+
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(self.table)
+        splitter.addWidget(self.details)
+        layout = QVBoxLayout(self)
+        layout.addLayout(bar)
+        layout.addWidget(self.summary)
+        layout.addLayout(watch_row)
+        layout.addWidget(splitter, 1)
+        self._set_running(False)
+
+    # -- experiments shown ---------------------------------------------------------------------------
+
+    def show_results(self, after: Path, before: Path | None = None) -> None:
+        """Show the results in `after`, compared with `before` when given."""
+        try:
+            shown = Loaded(after, read_results(after))
+            compared = Loaded(before, read_results(before)) if before is not None else None
+        except DocumentError as error:
+            self.main.statusBar().showMessage(f"Cannot show the experiment: {error}", 10_000)
+            return
+        self.model.show(shown, compared)
+        self._show_summary()
+        if self.model.names:
+            self.table.selectRow(0)
+
+    def compare_with(self, before: Path) -> None:
+        """Compare the shown experiment with the one in `before`."""
+        if self.model.after is not None:
+            self.show_results(self.model.after.path, before)
+
+    def open_results_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open an experiment's results", "", "Results (*.jsonl)")
+        if path:
+            self.show_results(Path(path))
+
+    def compare_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Compare with an experiment", "", "Results (*.jsonl)")
+        if path:
+            self.compare_with(Path(path))
+
+    def _show_summary(self) -> None:
+        def words(loaded: Loaded) -> str:
+            summary = loaded.summary
+            rate = "no expectations" if summary.pass_rate is None else \
+                f"pass rate {summary.pass_rate:.0%} ({summary.passed} of {summary.passed + summary.failed})"
+            return (f"<b>{loaded.path.name}</b>: {summary.cases} inputs, {summary.finished} finished, {rate}, "
+                    f"{summary.tokens:,} tokens ({summary.asked} asked, {summary.replayed} replayed)")
+
+        after, before = self.model.after, self.model.before
+        if after is None:
+            self.summary.clear()
+            return
+        text = words(after) if before is None else f"before: {words(before)}<br>after: {words(after)}"
+        self.summary.setText(text)
+
+    def add_watch(self, expression: str) -> None:
+        if expression.strip():
+            self.model.add_watch(expression.strip())
+
+    def add_watch_from_edit(self) -> None:
+        self.add_watch(self.watch_edit.text())
+        self.watch_edit.clear()
+
+    # -- one case --------------------------------------------------------------------------------------
+
+    def show_details(self, row: int) -> None:
+        if not 0 <= row < len(self.model.names):
+            self.output_diff.clear()
+            self.request_text.clear()
+            return
+        before, after = self.model.pair(row)
+        if self.model.before is None or before is None or after is None:
+            shown = after or before or {}
+            self.output_diff.setPlainText(json.dumps(shown.get("output"), indent=2, ensure_ascii=False))
+        else:
+            patch = jsonpatch.make_patch(before.get("output"), after.get("output")).patch
+            self.output_diff.setPlainText("(the same output)" if not patch else
+                                          json.dumps(patch, indent=2, ensure_ascii=False))
+        self.show_request_diff()
+
+    def show_request_diff(self) -> None:
+        row = self.table.currentIndex().row()
+        if not 0 <= row < len(self.model.names):
+            return
+        before, after = self.model.pair(row)
+        requests = self._requests(after)
+        if not requests:
+            self.request_text.setPlainText("(no run document to read the requests from)")
+            return
+        self.turn.blockSignals(True)
+        self.turn.setMaximum(len(requests))
+        self.turn.blockSignals(False)
+        k = self.turn.value()
+        if self.against.currentIndex() == 0:
+            text = requests[0] if k == 1 else request_diff(requests[k - 2], requests[k - 1],
+                                                           f"turn {k - 1}", f"turn {k}")
+        else:
+            other = self._requests(before)
+            if k > len(other):
+                text = "(the other experiment has no such turn for this input)"
+            else:
+                text = request_diff(other[k - 1], requests[k - 1], f"before, turn {k}", f"after, turn {k}")
+        self.request_text.setPlainText(text)
+
+    def _requests(self, result: dict[str, Any] | None) -> list[str]:
+        document = self.documents.of(result)
+        if document is None or result is None:
+            return []
+        start = result.get("start")
+        return turn_requests(document, start if isinstance(start, int) else 0)
+
+    def open_run(self, row: int) -> None:
+        """Open the case's run document (the shown experiment's) in the debugger."""
+        before, after = self.model.pair(row)
+        run = (after or before or {}).get("run")
+        if isinstance(run, str):
+            self.main.files.open_path(run)
+
+    # -- running -----------------------------------------------------------------------------------
+
+    def choose_dataset(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Choose a dataset", "", "Cases (*.jsonl);;All files (*)")
+        if path:
+            self.set_dataset(Path(path))
+
+    def set_dataset(self, path: Path) -> None:
+        self.dataset = path
+        self.dataset_label.setText(path.name)
+        self.dataset_label.setToolTip(str(path))
+        self._set_running(False)
+
+    def _set_running(self, running: bool) -> None:
+        self.run_button.setEnabled(not running and self.dataset is not None)
+        self.cancel_button.setEnabled(running)
+        self.choose.setEnabled(not running)
+
+    def run(self) -> asyncio.Future[Any] | None:
+        """Run the open document over the dataset (a task; `finished` says when it ended)."""
+        if self.dataset is None or self.task is not None:
+            return None
+        try:
+            cases = load_cases(self.dataset)
+        except DocumentError as error:
+            self.main.statusBar().showMessage(f"Cannot read the dataset: {error}", 10_000)
+            return None
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        out = self.dataset.with_name(f"{self.dataset.stem}.{stamp}.results.jsonl")
+        runs = self.dataset.with_name(f"{self.dataset.stem}.{stamp}.runs")
+        self.task = spawn(self._run(cases, out, runs))
+        return self.task
+
+    async def _run(self, cases: list[Any], out: Path, runs: Path) -> None:
+        window = self.main
+        session = window.session
+        path = session.path if session.path is not None else Path.cwd() / "untitled.json"
+        models = window.models.models
+        config = models.config
+        provider = Provider(config.endpoint()) if config.ready else None
+        cassette = Cassette.open(cassette_path(path)) if session.path is not None else models.memory
+        options: dict[str, Any] = {"activities": window.inspector.debugger.activities,
+                                   "tools": window.tool_registry.tools(), "close_provider": False}
+
+        def asker() -> Asker:
+            assert provider is not None
+            return Asker(provider, cassette, config.mode)
+
+        settings = Settings(session.document.dumps().encode("utf-8"), Path(path),
+                            asker if provider is not None else None, options, runs)
+        self.progress.setRange(0, len(cases))
+        self.progress.setValue(0)
+        self.experiment = Experiment(cases, settings, 4, lambda done, _: self.progress.setValue(done))
+        self._set_running(True)
+        before = self.model.after.path if self.model.after is not None else None
+        ended = "finished"
+        try:
+            await self.experiment.run()
+        except asyncio.CancelledError:
+            ended = "cancelled"
+        except DocumentError as error:
+            ended = f"failed: {error}"
+        finally:
+            if provider is not None:
+                await provider.close()
+            written = write_results(out, self.experiment.results)
+            self.task = None
+            self._set_running(False)
+        window.statusBar().showMessage(f"Experiment {ended}: {written} of {len(cases)} inputs in {out.name}", 10_000)
+        if written:
+            self.show_results(out, before)
+        self.finished.emit()
+
+    def cancel(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+
+
+def install_experiments(window: MainWindow) -> ExperimentsPane:
+    """The Experiments pane as a dock (hidden until asked for) and Run → Experiments… (`window.experiments`)."""
+    pane = ExperimentsPane(window)
+    dock = window.add_dock(pane, "Experiments", Qt.DockWidgetArea.BottomDockWidgetArea)
+    dock.hide()
+    action = QAction("E&xperiments…", window)
+    action.setObjectName("experiments")
+    action.setStatusTip("Run the document over a dataset of inputs and compare experiments")
+
+    def show() -> None:
+        dock.show()
+        dock.raise_()
+        pane.choose.setFocus()
+
+    action.triggered.connect(show)
+    window.menu("Run").addSeparator()
+    window.menu("Run").addAction(action)
+    pane.dock = dock  # type: ignore[attr-defined]
+    return pane

@@ -1,0 +1,133 @@
+"""Run → Experiments…: the open document over a dataset in the window, two experiments compared with a watch
+column, the outputs' structural diff and the request diff, and a case's run opened in the debugger."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+
+from contextdeck._cli import main
+from contextdeck.gui._experiments import DIVERGED, OUTPUT, PASSED, STATUS, ExperimentsPane
+from contextdeck.gui._inspector._async import release
+from contextdeck.gui._models import ModelConfig
+from fake_llm import Reply
+
+ADD = {"type": "object", "description": "Adds a and b.",
+       "properties": {"a": {"type": "number"}, "b": {"type": "number"}, "_output": {"type": "number"}},
+       "required": ["a", "b"]}
+FIRST = {"meta": {}, "calls": [{"_tool": "add", "a": "†input.a", "b": "†input.b", "_outputPath": "†state.sum"}],
+         "output": None}
+
+
+def adder(body: Any) -> Reply:
+    text = "\n".join(str(message.get("content")) for message in body["messages"])
+    found = re.search(r'"sum": (-?\d+)', text)
+    if found is None:
+        return Reply.json(FIRST)
+    total = int(found.group(1)) * (10 if "Multiply" in text else 1)
+    return Reply.json({"meta": {}, "calls": [], "output": {"total": total}})
+
+
+def agent(path: Path, system: str) -> Path:
+    path.write_text(json.dumps({
+        "schema": {"type": "object", "properties": {"total": {"type": "number"}}, "required": ["total"]},
+        "context": [{"type": "text", "role": "system", "text": system},
+                    {"type": "input", "input": {"a": 0, "b": 0}},
+                    {"type": "tool", "tool": {"add": ADD}}]}))
+    return path
+
+
+def experiment(tmp_path: Path, fake_llm: Any, doc: Path, data: Path, name: str) -> Path:
+    out = tmp_path / f"{name}.jsonl"
+    assert main(["eval", str(doc), "--inputs", str(data), "--out", str(out), "--runs", str(tmp_path / name),
+                 "--activities", str(tmp_path / "acts.py"), "--llm", fake_llm.url, "--model", "fake-small",
+                 "--llm-retries", "0"]) in (0, 1)
+    return out
+
+
+def test_two_experiments_compared_with_a_watch_column_and_a_request_diff(
+        qtbot: Any, open_window: Any, tmp_path: Path, fake_llm: Any) -> None:
+    """Before and after a system-text edit that changes one case's output: the changed row is marked with its
+    status, verdict and output as before → after, the watch column shows †state.sum in both, the output diff
+    is a JSON patch, the request diff of turn 1 shows the edited system line, and Enter on a row opens its run."""
+    fake_llm.answer = adder
+    (tmp_path / "acts.py").write_text("def add(call, tool, context):\n    return call['a'] + call['b']\n"
+                                      "ACTIVITIES = {'add': add}\n")
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps({"id": "one", "input": {"a": 1, "b": 2}, "expect": {"total": 3}}) + "\n")
+    doc = tmp_path / "agent.json"
+    before = experiment(tmp_path, fake_llm, agent(doc, "Add the numbers."), data, "before")
+    after = experiment(tmp_path, fake_llm, agent(doc, "Multiply the sum by ten."), data, "after")
+
+    window = open_window(doc)
+    pane: ExperimentsPane = window.experiments  # type: ignore[attr-defined]
+    window.menu("Run").actions()[-1].trigger()
+    assert pane.dock.isVisible()  # type: ignore[attr-defined]
+    pane.show_results(after)
+    pane.compare_with(before)
+    model = pane.model
+    assert model.rowCount() == 1
+    assert model.text(0, STATUS) == "finished"
+    assert model.text(0, PASSED) == "pass → fail"
+    assert model.text(0, OUTPUT) == '{"total":3} → {"total":30}'
+    assert model.changed(0)
+    assert model.data(model.index(0, 0), Qt.ItemDataRole.BackgroundRole) is not None  # the changed row is marked
+    assert "before.jsonl" in pane.summary.text()
+    assert "pass rate 100%" in pane.summary.text()
+    assert "pass rate 0%" in pane.summary.text()
+
+    pane.watch_edit.setText("†state.sum")
+    pane.add_watch_from_edit()
+    assert model.headerData(7, Qt.Orientation.Horizontal) == "†state.sum"
+    assert model.text(0, 7) == "3"  # the same in both runs
+
+    pane.table.selectRow(0)
+    assert json.loads(pane.output_diff.toPlainText()) == [{"op": "replace", "path": "/total", "value": 30}]
+    pane.against.setCurrentIndex(1)  # against the other experiment
+    pane.turn.setValue(1)
+    diff = pane.request_text.toPlainText()
+    assert "-Add the numbers." in diff
+    assert "+Multiply the sum by ten." in diff
+    pane.against.setCurrentIndex(0)  # turn 2 against turn 1 of the same run: the sum came in
+    pane.turn.setValue(2)
+    assert '+  "sum": 3' in pane.request_text.toPlainText()
+    assert model.text(0, DIVERGED) == ""
+
+    pane.open_run(0)
+    qtbot.waitUntil(lambda: window.session.path == tmp_path / "after" / "one.json", timeout=10000)
+    release()
+
+
+def test_run_in_the_window_runs_the_open_document_over_the_dataset_and_compares_with_the_last(
+        qtbot: Any, open_window: Any, tmp_path: Path, fake_llm: Any) -> None:
+    """Run uses the document as it stands and the window's model; a second run is compared with the first."""
+    fake_llm.answer = adder
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps({"id": n, "input": {"a": n, "b": 1}, "expect": {"total": n + 1}}) + "\n"
+                            for n in range(3)))
+    (tmp_path / "acts.py").write_text("def add(call, tool, context):\n    return call['a'] + call['b']\n"
+                                      "ACTIVITIES = {'add': add}\n")
+    window = open_window(agent(tmp_path / "agent.json", "Add the numbers."))
+    window.inspector.panel.confirm = lambda parent, file: True
+    assert window.inspector.panel.load_activities(str(tmp_path / "acts.py"))
+    window.models.models.set_config(ModelConfig(fake_llm.url, "fake-small", timeout=5))  # type: ignore[attr-defined]
+    pane: ExperimentsPane = window.experiments  # type: ignore[attr-defined]
+    pane.set_dataset(data)
+    assert pane.run_button.isEnabled()
+    with qtbot.waitSignal(pane.finished, timeout=30000):
+        pane.run()
+    assert pane.model.rowCount() == 3
+    assert [pane.model.text(row, PASSED) for row in range(3)] == ["pass"] * 3
+    asked = len(fake_llm.completions)
+    assert asked == 6
+    with qtbot.waitSignal(pane.finished, timeout=30000):
+        pane.run()
+    assert len(fake_llm.completions) == asked  # unchanged: every question replayed from the cassette
+    assert pane.model.before is not None
+    assert not any(pane.model.changed(row) for row in range(3))
+    assert "0 asked, 6 replayed" in pane.summary.text()
+    release()
