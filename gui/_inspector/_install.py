@@ -14,7 +14,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QMenu
 
-from contextdeck.engine import Activities, Edit, fork
+from contextdeck.engine import Activities, Edit, Insert, fork
 
 from .._seen import seen
 from ._audit import OutputAudit
@@ -57,7 +57,9 @@ class _Wiring(QObject):
         self._graph_dirty = True
         self._call_behind: tuple[int | None] | None = None  # (row,) to show when the inspector's tab is raised
         self._shown_session = 0
+        self._ran_to: int | None = None  # the last message a run wrote, shown when the run stops
         self.ask_fork_path: Callable[[], str | None] = window.files.ask_save_path
+        parts.debugger.stateChanged.connect(self._run_stopped)
 
     def document_replaced(self) -> None:
         parts = self.parts
@@ -180,6 +182,23 @@ class _Wiring(QObject):
     def push(self, text: str, edits: list[Edit], applied: bool) -> None:
         stack = self.window.session.undo_stack
         stack.push(AppliedEdits(self.window.context(), edits, text, applied=applied))
+        written = [edit.index for edit in edits if isinstance(edit, Insert)]
+        if applied and written:
+            self._ran_to = max(written)
+            self._run_stopped()
+
+    def _run_stopped(self) -> None:
+        # Once a run (a step or a Continue) stops, the time cursor moves to the last message it wrote, so the
+        # state and the other views show what it did, not the state as of the message selected before it.
+        # Once, at the end: not on each of a long run's steps.
+        ran_to, self._ran_to = self._ran_to, None
+        if ran_to is None:
+            return
+        if self.parts.debugger.running:
+            self._ran_to = ran_to
+            return
+        if ran_to < len(self.window.context()):
+            self.window.select_message(ran_to)
 
 
 def install_inspector(window: Any) -> Inspector:

@@ -81,3 +81,22 @@ def test_a_new_document_says_what_to_do_and_what_the_cursor_is(qtbot: Any, open_
     assert "empty document" not in window.turns.label.toolTip()
     window.actions_by_name["follow"].trigger()
     qtbot.waitUntil(lambda: window.cursor_label.text() == "As of the latest message")
+
+
+def test_after_a_run_the_views_show_what_it_wrote(qtbot: Any, refund_window: MainWindow) -> None:
+    """Continue with message 1 selected: when the run stops, the time cursor is on the last message it wrote,
+    and the State pane shows the state the run left (before, it stayed as of message 1: no `state` at all)."""
+    window = refund_window
+    inspector = window.inspector
+    window.select_message(1)
+    before = len(window.context())
+    next(a for a in window.menu("Run").actions() if a.text() == "Continue").trigger()
+    qtbot.waitUntil(lambda: not inspector.debugger.running and len(window.context()) > before, timeout=20000)
+    qtbot.waitUntil(lambda: window.selected_message() == len(window.context()) - 1)
+    model = window.state_view.model()
+
+    def roots() -> dict[str, str]:
+        return {model.index(row, 0).data(): model.index(row, 1).data() for row in range(model.rowCount())}
+
+    qtbot.waitUntil(lambda: "¶state" in roots(), timeout=10000)
+    assert 'order: {id: "A-1042"' in roots()["¶state"]  # what lookupOrder wrote (null before the run)
