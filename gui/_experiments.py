@@ -214,7 +214,7 @@ class ResultsModel(QAbstractTableModel):
         if column < len(HEADERS):
             cell = CELLS[column]
             now = cell(after)
-            if self.before is None or column == DIVERGED:
+            if self.before is None or column in (SECONDS, DIVERGED):  # a time always differs: the latest
                 return now
             was = cell(before)
             return now if was == now else f"{was or '∅'} → {now or '∅'}"
@@ -537,6 +537,7 @@ def install_experiments(window: MainWindow) -> ExperimentsPane:
     """The Experiments pane as a dock (hidden until asked for) and Run → Experiments… (`window.experiments`)."""
     pane = ExperimentsPane(window)
     dock = window.add_dock(pane, "Experiments", Qt.DockWidgetArea.BottomDockWidgetArea)
+    window.tabifyDockWidget(window.watch_dock, dock)  # the whole bottom edge: a wide table
     dock.hide()
     action = QAction("E&xperiments…", window)
     action.setObjectName("experiments")
