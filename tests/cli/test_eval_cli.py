@@ -209,3 +209,36 @@ def test_a_bad_dataset_is_a_located_message(capsys, tmp_path, text, where) -> No
     assert where in err
     assert "Traceback" not in err
     assert not (tmp_path / "r.jsonl").exists()
+
+
+def test_ctrl_c_ends_the_experiment_with_the_results_so_far_written(tmp_path, fake_llm) -> None:
+    """SIGINT while the second of four cases waits for the model: exit 130, and the results file holds the
+    case that finished (only it), written whole."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    def slow(body):
+        reply = adder(body)
+        return Reply(content=reply.content, delay=0.3)
+
+    fake_llm.answer = slow
+    doc = agent(tmp_path)
+    data = dataset(tmp_path, [{"id": n, "input": {"a": n, "b": 1}} for n in range(4)])
+    out = tmp_path / "results.jsonl"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "contextdeck", "eval", str(doc), "--inputs", str(data), "--out", str(out),
+         "--activities", str(tmp_path / "acts.py"), "--llm", fake_llm.url, "--model", "fake-small",
+         "--concurrency", "1", "--llm-retries", "0"], stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while len(fake_llm.completions) < 3 and time.monotonic() < deadline:  # the second case has begun
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "interrupted: the results so far are written" in err
+    assert "Traceback" not in err
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [line["id"] for line in lines] == [0]
+    assert lines[0]["status"] == "finished"
