@@ -539,6 +539,7 @@ def install_experiments(window: MainWindow) -> ExperimentsPane:
     dock = window.add_dock(pane, "Experiments", Qt.DockWidgetArea.BottomDockWidgetArea)
     window.tabifyDockWidget(window.watch_dock, dock)  # the whole bottom edge: a wide table
     dock.hide()
+    window.watch_dock.raise_()  # hiding the tab just added must not leave another one in front
     action = QAction("E&xperiments…", window)
     action.setObjectName("experiments")
     action.setStatusTip("Run the document over a dataset of inputs and compare experiments")

@@ -65,6 +65,7 @@ def test_two_experiments_compared_with_a_watch_column_and_a_request_diff(
 
     window = open_window(doc)
     pane: ExperimentsPane = window.experiments  # type: ignore[attr-defined]
+    assert not window.watch_dock.visibleRegion().isEmpty()  # the hidden pane leaves Watches in front
     window.menu("Run").actions()[-1].trigger()
     assert pane.dock.isVisible()  # type: ignore[attr-defined]
     pane.show_results(after)
