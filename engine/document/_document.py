@@ -88,7 +88,7 @@ def load_document(path: str | os.PathLike[str]) -> Document:
 def parse_document(raw: bytes, name: str = "<document>", *, jsonl: bool = False, path: Path | None = None) -> Document:
     """Parse the bytes of a document (see `load_document`)."""
     if jsonl:
-        lines, values = _jsonl_lines(raw, name)
+        lines, values = jsonl_lines(raw, name)
         return Document(Context(checked_messages(values, name, lines)), Shape.JSONL, path=path)
     try:
         value = _json.parse(raw)
@@ -112,8 +112,9 @@ def parse_document(raw: bytes, name: str = "<document>", *, jsonl: bool = False,
     raise DocumentError(name, "expected an array of messages or an object with 'context'")
 
 
-def _jsonl_lines(raw: bytes, name: str) -> tuple[list[int], list[Any]]:
-    """The line number and value of every non-blank line."""
+def jsonl_lines(raw: bytes, name: str) -> tuple[list[int], list[Any]]:
+    """The line number and value of every non-blank line of a JSON Lines file (a document, a dataset, an
+    experiment's results); a line that is not JSON is a `DocumentError` with its line and column."""
     numbers: list[int] = []
     messages: list[Any] = []
     for number, line in enumerate(raw.split(b"\n"), start=1):

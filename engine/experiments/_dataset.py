@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..document._json import JSONSyntaxError, parse
+from ..document._document import jsonl_lines
 from ..protocol._errors import DocumentError
 from ..protocol._messages import MISSING
 
@@ -61,13 +61,7 @@ def parse_cases(raw: bytes, name: str = "<dataset>") -> list[Case]:
     """The cases of a JSON Lines dataset; a `DocumentError` with the line (and column) of the first bad one."""
     cases: list[Case] = []
     seen: dict[Any, int] = {}
-    for number, line in enumerate(raw.split(b"\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            value = parse(line)
-        except JSONSyntaxError as error:
-            raise DocumentError(name, error.reason, number, error.column) from None
+    for number, value in zip(*jsonl_lines(raw, name), strict=True):
         if not isinstance(value, dict):
             raise DocumentError(name, f"expected an object (a case or an input), got {type(value).__name__}",
                                 line=number)

@@ -8,9 +8,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..document._document import load_document
+from ..document._document import jsonl_lines, load_document
 from ..document._files import write_atomically
-from ..document._json import JSONSyntaxError, dumps, parse
+from ..document._json import dumps
 from ..protocol._errors import DocumentError
 from ._steps import Baseline, read_steps
 
@@ -29,13 +29,7 @@ def read_results(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     except OSError as error:
         raise DocumentError(str(file), error.strerror or str(error)) from None
     results: list[dict[str, Any]] = []
-    for number, line in enumerate(raw.split(b"\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            value = parse(line)
-        except JSONSyntaxError as error:
-            raise DocumentError(str(file), error.reason, number, error.column) from None
+    for number, value in zip(*jsonl_lines(raw, str(file)), strict=True):
         if not isinstance(value, dict) or "status" not in value:
             raise DocumentError(str(file), "expected a result object with a 'status'", line=number)
         results.append(value)
