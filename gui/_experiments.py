@@ -158,8 +158,8 @@ class RunDocuments:
 class ResultsModel(QAbstractTableModel):
     """One row per case of the shown experiment (`after`), each compared with `before` when there is one."""
 
-    def __init__(self, documents: RunDocuments) -> None:
-        super().__init__()
+    def __init__(self, documents: RunDocuments, parent: QWidget) -> None:
+        super().__init__(parent)  # owned by the pane: deleted with it by Qt, never by the collector
         self.documents = documents
         self.before: Loaded | None = None
         self.after: Loaded | None = None
@@ -267,7 +267,7 @@ class ExperimentsPane(QWidget):
         self.main = window  # `window()` is QWidget's own: the main window is `main`
         self.dataset: Path | None = None
         self.documents = RunDocuments()
-        self.model = ResultsModel(self.documents)
+        self.model = ResultsModel(self.documents, self)
         self.task: asyncio.Future[Any] | None = None
         self.experiment: Experiment | None = None
 
