@@ -14,7 +14,6 @@ import contextlib
 import io
 import json
 import os
-import re
 import resource
 import sys
 import tempfile
@@ -23,34 +22,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
+from adder_agent import ACTIVITIES, adder, write_agent
 from contextdeck._cli import main
 from fake_llm import FakeLLM, Reply
 
-ADD = {"type": "object", "description": "Adds a and b.",
-       "properties": {"a": {"type": "number"}, "b": {"type": "number"}, "_output": {"type": "number"}},
-       "required": ["a", "b"]}
-FIRST = {"meta": {}, "calls": [{"_tool": "add", "a": "†input.a", "b": "†input.b", "_outputPath": "†state.sum"}],
-         "output": None}
 TARGET = 50.0  # inputs per second, replayed
 
 
-def adder(body: dict) -> Reply:
-    text = "\n".join(str(message.get("content")) for message in body["messages"])
-    found = re.search(r'"sum": (-?\d+)', text)
-    if found is None:
-        return Reply.json(FIRST, usage={"prompt_tokens": 120, "completion_tokens": 30})
-    return Reply.json({"meta": {}, "calls": [], "output": {"total": int(found.group(1))}},
-                      usage={"prompt_tokens": 160, "completion_tokens": 12})
-
-
-def write_agent(folder: Path, system: str) -> Path:
-    doc = {"schema": {"type": "object", "properties": {"total": {"type": "number"}}, "required": ["total"]},
-           "context": [{"type": "text", "role": "system", "text": system},
-                       {"type": "input", "input": {"a": 0, "b": 0}},
-                       {"type": "tool", "tool": {"add": ADD}}]}
-    path = folder / "agent.json"
-    path.write_text(json.dumps(doc))
-    return path
+def answer(body: dict) -> Reply:
+    """The adder, with the token counts of a small real model's turns (the first plans, the second answers)."""
+    first = '"sum":' not in "\n".join(str(message.get("content")) for message in body["messages"])
+    return adder(body, usage={"prompt_tokens": 120, "completion_tokens": 30} if first
+                 else {"prompt_tokens": 160, "completion_tokens": 12})
 
 
 def cpu() -> float:
@@ -82,15 +65,14 @@ def main_bench() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp, FakeLLM() as server:
         folder = Path(tmp)
-        server.answer = adder
-        (folder / "acts.py").write_text("def add(call, tool, context):\n    return call['a'] + call['b']\n"
-                                        "ACTIVITIES = {'add': add}\n")
+        server.answer = answer
+        (folder / "acts.py").write_text(ACTIVITIES)
         data = folder / "data.jsonl"
         data.write_text("".join(json.dumps({"id": n, "input": {"a": n, "b": 2 * n}}) + "\n"
                                 for n in range(args.inputs)))
-        doc = write_agent(folder, "Add the numbers with the tool, then answer.")
+        doc = write_agent(folder / "agent.json", "Add the numbers with the tool, then answer.")
         first = run(server, folder, doc, data, 1, "c1.jsonl")
-        write_agent(folder, "Add the two numbers with the tool; answer with the total.")
+        write_agent(folder / "agent.json", "Add the two numbers with the tool; answer with the total.")
         eight = run(server, folder, doc, data, 8, "c8.jsonl")
         replayed = run(server, folder, doc, data, 8, "again.jsonl")
     load = os.getloadavg()[0]

@@ -5,13 +5,11 @@ import re
 
 import pytest
 
+from adder_agent import adder, write_agent
 from contextdeck._cli import main
 from fake_llm import Reply
 
 NOW = "2026-03-01T10:00:00Z"
-ADD = {"type": "object", "description": "Adds a and b.",
-       "properties": {"a": {"type": "number"}, "b": {"type": "number"}, "_output": {"type": "number"}},
-       "required": ["a", "b"]}
 ACTIVITIES = """
 import pathlib
 
@@ -22,28 +20,11 @@ def add(call, tool, context):
 
 ACTIVITIES = {"add": add}
 """
-FIRST = {"meta": {}, "calls": [{"_tool": "add", "a": "†input.a", "b": "†input.b", "_outputPath": "†state.sum"}],
-         "output": None}
-
-
-def adder(body):
-    """The fake model: first asks for the sum with the tool, then answers with the sum it sees in ¶state."""
-    text = "\n".join(str(message.get("content")) for message in body["messages"])
-    found = re.search(r'"sum": (-?\d+)', text)
-    if found is None:
-        return Reply.json(FIRST)
-    return Reply.json({"meta": {}, "calls": [], "output": {"total": int(found.group(1))}})
 
 
 def agent(tmp_path, system="Add the numbers with the tool, then answer."):
-    doc = {"schema": {"type": "object", "properties": {"total": {"type": "number"}}, "required": ["total"]},
-           "context": [{"type": "text", "role": "system", "text": system},
-                       {"type": "input", "input": {"a": 0, "b": 0}},
-                       {"type": "tool", "tool": {"add": ADD}}]}
-    path = tmp_path / "agent.json"
-    path.write_text(json.dumps(doc))
     (tmp_path / "acts.py").write_text(ACTIVITIES)
-    return path
+    return write_agent(tmp_path / "agent.json", system)
 
 
 def dataset(tmp_path, lines):

@@ -4,41 +4,20 @@ column, the outputs' structural diff and the request diff, and a case's run open
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
 
+from adder_agent import ACTIVITIES, adder, write_agent
 from contextdeck._cli import main
 from contextdeck.gui._experiments import DIVERGED, OUTPUT, PASSED, STATUS, ExperimentsPane
 from contextdeck.gui._inspector._async import release
 from contextdeck.gui._models import ModelConfig
-from fake_llm import Reply
-
-ADD = {"type": "object", "description": "Adds a and b.",
-       "properties": {"a": {"type": "number"}, "b": {"type": "number"}, "_output": {"type": "number"}},
-       "required": ["a", "b"]}
-FIRST = {"meta": {}, "calls": [{"_tool": "add", "a": "†input.a", "b": "†input.b", "_outputPath": "†state.sum"}],
-         "output": None}
-
-
-def adder(body: Any) -> Reply:
-    text = "\n".join(str(message.get("content")) for message in body["messages"])
-    found = re.search(r'"sum": (-?\d+)', text)
-    if found is None:
-        return Reply.json(FIRST)
-    total = int(found.group(1)) * (10 if "Multiply" in text else 1)
-    return Reply.json({"meta": {}, "calls": [], "output": {"total": total}})
 
 
 def agent(path: Path, system: str) -> Path:
-    path.write_text(json.dumps({
-        "schema": {"type": "object", "properties": {"total": {"type": "number"}}, "required": ["total"]},
-        "context": [{"type": "text", "role": "system", "text": system},
-                    {"type": "input", "input": {"a": 0, "b": 0}},
-                    {"type": "tool", "tool": {"add": ADD}}]}))
-    return path
+    return write_agent(path, system)
 
 
 def experiment(tmp_path: Path, fake_llm: Any, doc: Path, data: Path, name: str) -> Path:
@@ -55,8 +34,7 @@ def test_two_experiments_compared_with_a_watch_column_and_a_request_diff(
     status, verdict and output as before → after, the watch column shows †state.sum in both, the output diff
     is a JSON patch, the request diff of turn 1 shows the edited system line, and Enter on a row opens its run."""
     fake_llm.answer = adder
-    (tmp_path / "acts.py").write_text("def add(call, tool, context):\n    return call['a'] + call['b']\n"
-                                      "ACTIVITIES = {'add': add}\n")
+    (tmp_path / "acts.py").write_text(ACTIVITIES)
     data = tmp_path / "data.jsonl"
     data.write_text(json.dumps({"id": "one", "input": {"a": 1, "b": 2}, "expect": {"total": 3}}) + "\n")
     doc = tmp_path / "agent.json"
@@ -110,8 +88,7 @@ def test_run_in_the_window_runs_the_open_document_over_the_dataset_and_compares_
     data = tmp_path / "data.jsonl"
     data.write_text("".join(json.dumps({"id": n, "input": {"a": n, "b": 1}, "expect": {"total": n + 1}}) + "\n"
                             for n in range(3)))
-    (tmp_path / "acts.py").write_text("def add(call, tool, context):\n    return call['a'] + call['b']\n"
-                                      "ACTIVITIES = {'add': add}\n")
+    (tmp_path / "acts.py").write_text(ACTIVITIES)
     window = open_window(agent(tmp_path / "agent.json", "Add the numbers."))
     window.inspector.panel.confirm = lambda parent, file: True
     assert window.inspector.panel.load_activities(str(tmp_path / "acts.py"))
