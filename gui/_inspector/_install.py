@@ -148,7 +148,10 @@ class _Wiring(QObject):
             self._audit(index)
 
     def _audit(self, index: int) -> None:
-        self.parts.audit.show_message(self.window.context(), index, self.window.session.document.solution)
+        context = self.window.context()
+        # The message remembered while the audit was hidden may be gone since (removed, undone, another document).
+        shown = index if 0 <= index < len(context) else None
+        self.parts.audit.show_message(context, shown, self.window.session.document.solution)
 
     def fork_here(self) -> Path | None:
         """Run → Fork Here…: the document up to the selected message, saved under a new name and opened.

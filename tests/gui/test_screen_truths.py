@@ -100,3 +100,16 @@ def test_after_a_run_the_views_show_what_it_wrote(qtbot: Any, refund_window: Mai
 
     qtbot.waitUntil(lambda: "¶state" in roots(), timeout=10000)
     assert 'order: {id: "A-1042"' in roots()["¶state"]  # what lookupOrder wrote (null before the run)
+
+
+def test_the_output_audit_raised_after_its_message_was_deleted_shows_nothing(
+        qtbot: Any, refund_window: MainWindow) -> None:
+    """The audit remembers the message selected while its tab was hidden; raised after that message is gone,
+    it shows no message instead of raising IndexError (found by the no-write property test)."""
+    window = refund_window
+    docks = window.inspector.docks
+    docks["Call inspector"].raise_()
+    qtbot.waitUntil(lambda: docks["Output audit"].visibleRegion().isEmpty())
+    window.inspector.wiring.show_message(len(window.context()))  # remembered: a message since removed
+    docks["Output audit"].raise_()
+    qtbot.waitUntil(lambda: not docks["Output audit"].visibleRegion().isEmpty())
