@@ -21,3 +21,18 @@ def test_the_dev_profile_caps_the_examples_a_test_asks_for() -> None:
     )
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert re.search(r"\b10 passing", ran.stdout), ran.stdout
+
+
+def test_ci_runs_a_fixed_set_of_examples() -> None:
+    """With CI=true (as `.ci/run` is run) the property tests are derandomized, so a clean checkout that passed
+    passes again; elsewhere they search at random (tests/conftest.py)."""
+    probe = "import conftest, hypothesis; print(hypothesis.settings.default.derandomize)"
+    env = {key: value for key, value in os.environ.items() if key not in ("HYPOTHESIS_PROFILE", "CI")}
+
+    def derandomized(**extra: str) -> str:
+        ran = subprocess.run([sys.executable, "-c", probe], cwd=ROOT / "tests", env={**env, **extra},
+                             capture_output=True, text=True, check=True)
+        return ran.stdout.strip()
+
+    assert derandomized(CI="true") == "True"
+    assert derandomized() == "False"
