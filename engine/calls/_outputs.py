@@ -44,10 +44,10 @@ def fixed_clock(moment: str) -> Clock:
 
 
 # What a result may be, so that the document it goes into can always be saved and read back (limits the
-# user sees in docs/execution.md). A document nests at most `_json.MAX_DEPTH` levels; the message and the
-# output path around a result take some of them. Python reads integers of at most 4,300 digits from text.
-MAX_RESULT_DEPTH = 200
-MAX_INTEGER_DIGITS = 4_300
+# user sees in docs/execution.md): the document's own limits, less the levels a saved request, the message and
+# the output path around a result take.
+MAX_RESULT_DEPTH = _json.MAX_DEPTH - 54
+MAX_INTEGER_DIGITS = _json.MAX_INT_DIGITS
 MAX_RESULT_BYTES = 16 * 1024 * 1024
 _INTEGER_BOUND = 10**MAX_INTEGER_DIGITS
 
