@@ -213,7 +213,9 @@ def _parameter_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def _tool_schema_problem(plan: CallPlan) -> Problem | None:
+def tool_schema_problem(plan: CallPlan) -> Problem | None:
+    """The problem of a tool whose parameter schema cannot be used to check anything (invalid, a `$ref` that
+    cannot be resolved, ...); None when it can. Every call to such a tool fails before it runs."""
     assert plan.tool is not None
     try:
         check_schema(_parameter_schema(plan.tool.schema))
@@ -228,7 +230,7 @@ def parameter_problems(plan: CallPlan, parameters: dict[str, Any], unresolved: f
     `unresolved` is not judged yet (not even as missing when required). An invalid tool schema is one problem."""
     if plan.tool is None:
         return []
-    broken = _tool_schema_problem(plan)
+    broken = tool_schema_problem(plan)
     if broken is not None:
         return [broken]
     try:
@@ -248,7 +250,7 @@ def check_parameters(plan: CallPlan, resolved: dict[str, Any]) -> Problem | None
     """Validate the resolved parameters against the tool's JSON Schema (SPEC 6.1); None when valid or no tool."""
     if plan.tool is None:
         return None
-    broken = _tool_schema_problem(plan)
+    broken = tool_schema_problem(plan)
     if broken is not None:
         return broken
     problems = parameter_problems(plan, parameters_of(resolved))

@@ -25,6 +25,7 @@ from ..calls._calls import (
     parameters_of,
     plan_call,
     resolve_call,
+    tool_schema_problem,
 )
 from ..calls._outputs import Clock, OutputError, check_json, error_message, run_record_message, utc_now
 from ..calls._plan import Graph, feeds
@@ -191,8 +192,14 @@ class Execution:
         return self._graph.describe_cycle(cycle, self.plans)
 
     def _literal_problems(self, plan: CallPlan) -> list[Problem]:
-        """Parameters without references are checked before anything runs (SPEC 6.7)."""
-        if plan.tool is None or any(True for _ in find_expressions(parameters_of(plan.call))):
+        """A tool schema that cannot be used, and parameters without references, are found before anything
+        runs (SPEC 6.7): `validate` reports them, and the window shows them, without running the call."""
+        if plan.tool is None:
+            return []
+        broken = tool_schema_problem(plan)
+        if broken is not None:
+            return [broken]
+        if any(True for _ in find_expressions(parameters_of(plan.call))):
             return []
         problem = check_parameters(plan, resolve_call(self.context, plan))
         return [] if problem is None else [problem]

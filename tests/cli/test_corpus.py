@@ -112,6 +112,12 @@ CASES = [
     Case("a $ref to nothing", doc(tool_document({"properties": {"s": {"$ref": "#/$defs/nope"}}}, {"s": 1})),
          {"validate": (1, "$ref '#/$defs/nope' points to nothing in the schema"),
           "run": (0, "call 0 (t) failed: parameters: the schema of tool 't' cannot be used: $ref '#/$defs/nope'")}),
+    Case("an invalid tool schema, its parameter a reference",
+         doc([{"type": "tool", "tool": {"t": {"type": 5}}}, {"type": "state", "data": {"a": 1}},
+              {"type": "plan", "plan": [{"_tool": "t", "s": "†state.a", "_outputPath": "†state.x"}]}]),
+         {"validate": (1, "message 2: plan at message 2, call 0 (t): parameters: the schema of tool 't' cannot be "
+                          "used: invalid schema"),
+          "run": (0, "call 0 (t) failed: parameters: the schema of tool 't' cannot be used: invalid schema")}),
     Case("a $ref that loops", doc(tool_document(LOOP, {"s": 1})),
          {"validate": (1, "$ref '#/$defs/a' refers back to itself"),
           "run": (0, "call 0 (t) failed: parameters: the schema of tool 't' cannot be used: $ref '#/$defs/a' refers")}),
