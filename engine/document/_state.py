@@ -227,7 +227,7 @@ def free_some(deadline: float) -> bool:
 def scan_steps(context: Context, out: Layers) -> Iterator[None]:
     """Fill `out` from `context` (from where an earlier scan stopped), yielding every `SLICE` messages.
 
-    The context does not change meanwhile: `StateView` starts new `Layers` when it does.
+    The context does not change meanwhile: `CursorState.steps` starts again on new `Layers` when it does.
     """
     index = out.scanned
     while index < len(context):
@@ -297,11 +297,20 @@ class CursorState:
     def steps(self, at: int | None, out: list[IdentityState]) -> Iterator[None]:
         """The state as of the first `at` messages (None: all) into `out`, yielding every few milliseconds.
 
-        Starting another computation abandons an unfinished one (its results are not complete)."""
-        if self._busy is not None and self._busy is not self._layers:
-            bury(self._busy)  # an interrupted computation's scan of an older context
-        layers = self._busy = self._layers
-        yield from state_steps(self.context, at, layers, out)
+        Starting another computation abandons an unfinished one (its results are not complete). An edit
+        between two slices starts this one again on the edited messages: the scan so far, and the folds,
+        name messages by their old indices."""
+        while True:
+            if self._busy is not None and self._busy is not self._layers:
+                bury(self._busy)  # an interrupted computation's scan of an older context
+            layers = self._busy = self._layers
+            for _ in state_steps(self.context, at, layers, out):
+                yield
+                if self._layers is not layers:
+                    out.clear()
+                    break
+            else:
+                break
         if self._busy is layers:
             self._busy = None
         if _paranoid.ENABLED:

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contextdeck.engine import MISSING, Context, CursorState, IdentityState
+from contextdeck.engine import MISSING, Context, CursorState, Edit, IdentityState, Insert, Move, Replace
 from contextdeck.engine.document import _state as _blame
 from contextdeck.engine.document._state import Layers, state_steps
 
@@ -157,4 +157,68 @@ def test_the_state_follows_edits_and_knows_what_each_write_shadowed() -> None:
     entry = state.blame("state", None, ("n",)).entries[-1]
     assert (entry.index, entry.shadowed, entry.value) == (2, 2, 3)
     assert state.at(1)[0].value == {"n": 1}
+    state.close()
+
+
+@st.composite
+def _edits(draw: st.DrawFn) -> tuple[Any, ...]:
+    """What the window does between two slices of the state view: a slice, a new cursor, or an edit (a form
+    edit of a data message = Replace, a duplicate, a move, undo, redo)."""
+    return draw(st.one_of(
+        st.tuples(st.just("slices"), st.integers(1, 5)),
+        st.tuples(st.just("cursor"), st.integers(0, 20)),
+        st.tuples(st.just("replace"), st.integers(0, 40), writes()),
+        st.tuples(st.just("duplicate"), st.integers(0, 40)),
+        st.tuples(st.just("move"), st.integers(0, 40), st.integers(0, 40)),
+        st.tuples(st.just("undo")),
+        st.tuples(st.just("redo")),
+    ))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(writes(), min_size=1, max_size=14), st.integers(0, 15), st.lists(_edits(), max_size=12))
+def test_a_computation_under_way_follows_edits_made_between_its_slices(
+    messages: list[dict[str, Any]], start: int, actions: list[tuple[Any, ...]]
+) -> None:
+    """The window slices `CursorState.steps` and edits the context between two slices (its refresh comes
+    later, debounced): whatever the edits, a computation finished after them is the state of the context as
+    it is then, never a fold of the old scan over the new messages (paranoid mode checks every result)."""
+    context = Context(messages)
+    state = CursorState(context)
+    undo: list[Edit] = []
+    redo: list[Edit] = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_blame, "SLICE", 2)
+        patch.setattr(_blame, "FOLD_WRITES", 1)
+        patch.setattr(_blame, "SPACING", 1)
+        at, out = start, list[IdentityState]()
+        steps = state.steps(at, out)
+        for action in actions:
+            size = len(context)
+            if action[0] == "slices":
+                for _ in range(action[1]):
+                    if next(steps, StopIteration) is StopIteration:  # done: the next refresh
+                        out = []
+                        steps = state.steps(at, out)
+                continue
+            if action[0] == "cursor":
+                at, out = action[1], []
+                steps = state.steps(at, out)
+                continue
+            if action[0] in ("undo", "redo"):
+                done, other = (undo, redo) if action[0] == "undo" else (redo, undo)
+                if done:
+                    other.append(context.apply(done.pop()))
+                continue
+            edit: Edit = (
+                Replace(action[1] % size, action[2]) if action[0] == "replace"
+                else Insert(action[1] % size + 1, dict(context[action[1] % size])) if action[0] == "duplicate"
+                else Move(action[1] % size, action[2] % size)
+            )
+            undo.append(context.apply(edit))
+            redo.clear()
+        for _ in steps:
+            pass
+        expected = CursorState(Context(context.messages)).at(at)
+        assert [(f.identity, f.value, f.writer) for f in out] == [(f.identity, f.value, f.writer) for f in expected]
     state.close()
