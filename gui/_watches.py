@@ -144,10 +144,10 @@ class WatchModel(QAbstractTableModel):
     def _warm_later(self) -> None:
         """Fold every pin's paths ahead, at idle, over the whole document, a quarter more at a time.
 
-        A pin's first resolve at a cursor folds the writes of its path up to there (`Context.resolve`, the engine's
-        path logs), one call the window cannot slice, so a slice after a far jump could overrun its budget by a
-        whole fold; once folded, a resolve at any cursor reads the log until an edit changes that path. Folded here
-        up to each quarter in turn, each call folds about a quarter of them."""
+        A pin's first resolve at a cursor folds the writes of its path up to there (the engine's path logs), which
+        the cursor's slices split (`Context.fold_ahead`); once folded, a resolve at any cursor reads the log until
+        an edit changes that path. Folded here ahead, a slice at a time, up to each quarter in turn, so that a
+        jump seldom waits for a first fold."""
         if self._cursor is None:
             return
         count = len(self._cursor.context)
@@ -168,9 +168,10 @@ class WatchModel(QAbstractTableModel):
         context = self._cursor.context
         deadline = time.perf_counter() + WARM_BUDGET_S
         while self._warming and time.perf_counter() < deadline:
-            pin, cut = self._warming.popleft()
-            if pin.handle is not None:  # not malformed, not removed
-                context.resolve(pin.handle.expression, pin.instance, cut)
+            pin, cut = self._warming[0]
+            # not malformed, not removed; its fold a slice at a time
+            if pin.handle is None or context.fold_ahead(pin.handle.expression, pin.instance, cut):
+                self._warming.popleft()
         if self._warming:
             self._warm_timer.start(WARM_NEXT_MS)
 

@@ -20,7 +20,7 @@ from ..resolve import _paranoid
 from ..resolve._fold import PathValue
 from ..resolve._incremental._blame import Blame, blame_of
 from ..resolve._incremental._index import Layer, Probe, State, fold_lane, path_value
-from ..resolve._incremental._lanes import LaneLogs
+from ..resolve._incremental._lanes import FOLD_STEPS, LaneLogs
 from ..resolve._incremental._store import Store
 from ..resolve._incremental._tracks import Fold
 from ..resolve._incremental._watches import Found, Interval, Plan, Track, Watch, Watchers, combine_keys
@@ -299,6 +299,25 @@ class Context:
         if _paranoid.ENABLED:
             _paranoid.check("Context.resolve", resolution, self._store.listed, expression, instance, at)
         return resolution
+
+    def fold_ahead(
+        self, expr: str | Expression, instance: str | None = None, at: int | None = None, steps: int = FOLD_STEPS
+    ) -> bool:
+        """Fold at most about `steps` writes of what `resolve(expr, instance, at)` folds on first use: whether
+        nothing is left, so that resolve then folds nothing. A caller with a time budget (the window's slices)
+        calls it until it says so, then resolves: a path's first fold of thousands of writes is split."""
+        expression = parse_expression(expr) if isinstance(expr, str) else expr
+        instance = None if instance is None else str(instance)
+        limit = self._limit_key(at)
+        left = steps
+        for ref in expression.references:
+            if limit is None and self._watchers.result_of(ref, instance) is not None:
+                continue  # a watch answers it
+            remaining = self._lanes.fold_some(ref, instance, limit, left)
+            if remaining is None:
+                return False
+            left = remaining
+        return True
 
     def value_of(self, kind: str, instance: str | None = None, at: int | None = None) -> Any:
         """The whole folded value of `kind` (MISSING when nothing of that kind exists)."""

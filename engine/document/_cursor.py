@@ -144,12 +144,15 @@ class Cursor:
         self._update(self._touched(range(low, high)))
 
     def steps(self) -> Iterator[None]:
-        """Resolve the pending watches at the cursor, yielding every few; callbacks as each one changes."""
+        """Resolve the pending watches at the cursor, yielding every few, and within a path's first fold at
+        the cursor every few hundred writes (`Context.fold_ahead`); callbacks as each one changes."""
         while self._pending and self._at is not None:
             for _ in range(SLICE):
                 if not self._pending:
                     break
                 watch = next(iter(self._pending))
+                if not self.context.fold_ahead(watch.expression, watch.instance, self._at):
+                    break  # a slice of its first fold: the rest after the yield
                 del self._pending[watch]
                 self._set(watch, self.context.resolve(watch.expression, watch.instance, self._at))
             yield

@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from contextdeck.engine import Context, Insert
-from contextdeck.engine.resolve._incremental._lanes import PathLog
+from contextdeck.engine.resolve._incremental._lanes import FOLD_STEPS, PathLog
 from contextdeck.gui._watches import PinnedWatch, WatchModel
 
 COUNT = 1200
@@ -32,10 +32,10 @@ def folded(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     added: list[int] = []
     upto = PathLog.upto
 
-    def counting(log: PathLog, limit: int | None) -> int:
-        steps = upto(log, limit)
+    def counting(log: PathLog, limit: int | None, most: int | None = None) -> tuple[int, bool]:
+        steps, complete = upto(log, limit, most)
         added.append(steps)
-        return steps
+        return steps, complete
 
     monkeypatch.setattr(PathLog, "upto", counting)
     return added
@@ -69,6 +69,22 @@ def test_a_far_jump_after_idle_folds_no_write(qtbot: Any, folded: list[int]) -> 
     folded.clear()
     _jump(qtbot, model, context, COUNT - 5)
     assert sum(folded) == 0
+
+
+def test_a_far_jump_before_idle_folds_a_whole_kind_a_slice_at_a_time(qtbot: Any, folded: list[int]) -> None:
+    """A whole-kind pin's first fold at the cursor after a far jump (3,000 writes, before anything was folded
+    ahead) is split over the cursor's slices, at most `FOLD_STEPS` writes in one call, and shows the engine's
+    value."""
+    context = Context([{"type": "state", "data": {f"k{n % 7}": n}} for n in range(3000)])
+    model = WatchModel()
+    model.set_context(context, 10)
+    model.add("†state")
+    folded.clear()
+    model.set_cursor(2990)
+    qtbot.waitUntil(lambda: not model.is_busy())
+    assert sum(folded) >= 2980  # (and past it, when the pins are folded ahead at idle meanwhile)
+    assert max(folded) <= FOLD_STEPS
+    assert model.getItem(model.index(0, 0)).resolution == context.resolve("†state", None, 2990)
 
 
 def test_an_edit_folds_the_paths_it_changed_again_at_idle(qtbot: Any, folded: list[int]) -> None:

@@ -94,7 +94,8 @@ def touching(ids: list[int], writes: Mapping[int, Write], branch: Branch) -> lis
 class BranchFold:
     """The writes of a layer that can matter to `branch` and below stepped into `state`, in order (see
     above; `subsets`: `subsets_of` the layer), as far as a resolve needs: `run(limit)` steps those up to
-    order key `limit` and stops before the next, and a later `run` goes on from there.
+    order key `limit` and stops before the next (or after `most` writes), and a later `run` goes on from
+    there: a first fold of thousands of writes can be done a slice at a time.
 
     `gaps` are the level-0 gaps (order keys strictly between which it stepped writes of other lanes because
     the root was not an object; one still open ends with None): an edit of a write of another lane there
@@ -114,13 +115,15 @@ class BranchFold:
         self.last: int | None = None  # the id of the last write stepped
         self.done = False
 
-    def run(self, limit: int | None = None) -> None:
-        """Step the writes up to order key `limit` (all when None)."""
+    def run(self, limit: int | None = None, most: int | None = None) -> bool:
+        """Step the writes up to order key `limit` (all when None), at most `most` of them (all when None):
+        whether it stepped every write up to `limit` (False: `most` ran out first; a later `run` goes on)."""
         state, branch, subsets, writes, key = self.state, self.branch, self.subsets, self.writes, self.key
         gaps = self.gaps
         depth = len(branch)
         lane = branch[0] if depth else None
         level, last = self.level, self.last
+        budget = -1 if most is None else most
         while True:
             opened = _open_level(state.root, branch)
             after = None if last is None else key(last)
@@ -138,7 +141,11 @@ class BranchFold:
             for message_id in ids[start:] if start else ids:
                 if limit is not None and key(message_id) > limit:
                     self.level, self.last = level, last
-                    return
+                    return True
+                if not budget:
+                    self.level, self.last = level, last
+                    return False
+                budget -= 1
                 last = message_id
                 write = writes[message_id]
                 state.step(message_id, write)
@@ -152,4 +159,4 @@ class BranchFold:
                     break
             else:
                 self.level, self.last, self.done = level, last, True
-                return
+                return True

@@ -12,7 +12,10 @@ a node above it is not an object, those that touch that node) into a *path log* 
   and the root at the end (persistent values: they share structure).
 
 A log is folded only as far as a resolve needs: up to its cut (`at`), and on from there when a later
-resolve cuts further. A resolve of the path then takes its value from the root (the last one, or a mark
+resolve cuts further. `fold_some` does the same a few hundred steps per call (folded, or replayed from a
+mark towards the root at the cut, kept as `near`), so that a caller with a time budget (the window's
+slices, through `Context.fold_ahead`) splits a first fold of thousands of writes, and the resolve after it
+folds nothing. A resolve of the path then takes its value from the root (the last one, or a mark
 and at most the steps after it replayed), its sources from the changes before the cut, its problems from
 the chain cut there. The result is the reference fold's exactly: `tests/engine/resolve/test_lanes.py` compares it
 after random edits and at random cuts.
@@ -53,6 +56,8 @@ MOST_MARKS = 8
 MOST_STEPS = 150_000
 # Results of one log remembered per cut, for a path resolved again.
 _RESULTS = 64
+# Steps (folded or replayed) of one `fold_some` call by default: a slice of a window's turn.
+FOLD_STEPS = 256
 
 LogKey = tuple[str, str | None, Path, int]  # kind, instance, path, global steps it continues from
 
@@ -101,8 +106,8 @@ class PathLog:
     problems that concern the path. (Ids, not order keys: a key is looked up only where one is needed,
     and a lookup in the order's table of 100,000 keys is a cache miss.)"""
 
-    __slots__ = ("base", "changes", "dependents", "every", "failed", "fold", "gaps", "ids", "key", "marks", "path",
-                 "problems_at", "resets", "results", "root", "writes")
+    __slots__ = ("base", "changes", "dependents", "every", "failed", "fold", "gaps", "ids", "key", "marks", "near",
+                 "path", "problems_at", "resets", "results", "root", "writes")
 
     def __init__(
         self, path: Path, base: PathLog | None, expected: int, writes: Mapping[int, Write], key: Key
@@ -115,24 +120,25 @@ class PathLog:
         self.resets: list[bool] = []  # per change: it replaced the value at the path
         self.marks: list[Any] = []  # the root before steps 0, every, 2 * every, ...
         self.root: Any = MISSING
+        self.near: tuple[int, Any] = (-1, MISSING)  # the last root replayed from a mark: after how many steps, which
         self.gaps: list[tuple[int | None, int | None]] = []  # order keys strictly between which it stepped any write
         self.failed: list[int] = []  # per problem: how many steps had been folded with it
         self.problems_at: list[Chain] = []  # per problem: the chain of the problems up to it
         self.results: dict[int, Found] = {}
         self.fold: BranchFold | None = None  # how it goes on, until it has folded every write
 
-    def upto(self, limit: int | None) -> int:
-        """Fold on, if need be, over the writes up to order key `limit` (all when None); how many steps
-        that added."""
+    def upto(self, limit: int | None, most: int | None = None) -> tuple[int, bool]:
+        """Fold on, if need be, over the writes up to order key `limit` (all when None), at most `most` of
+        them (all when None): how many steps that added, and whether it folded every write up to `limit`."""
         fold = self.fold
         if fold is None:
-            return 0
+            return 0, True
         size = len(self.ids)
-        fold.run(limit)
+        complete = fold.run(limit, most)
         self.root = fold.state.root
         if fold.done:
             self.fold = None
-        return len(self.ids) - size
+        return len(self.ids) - size, complete
 
     def fail(self, order_key: int, reason: str) -> None:
         self.failed.append(len(self.ids))
@@ -149,12 +155,25 @@ class PathLog:
         """The root after the first `count` steps: from the mark before, the rest replayed."""
         if count == len(self.ids):
             return self.root
-        mark = count // self.every
-        root = self.marks[mark]
+        self.replay(count, count)
+        return self.near[1]
+
+    def replay(self, count: int, most: int) -> int | None:
+        """Replay at most `most` steps towards the root after the first `count`, from the mark before (or from
+        the last root replayed, `near`, when it lies between): how many of `most` are left once `near` is that
+        root, None when they ran out first (a later call goes on)."""
+        if count == len(self.ids):
+            return most
+        start = count - count % self.every
+        done, root = self.near
+        if not start <= done <= count:
+            done, root = start, self.marks[count // self.every]
+        stop = min(count, done + most)
         ids, writes = self.ids, self.writes
-        for position in range(mark * self.every, count):
+        for position in range(done, stop):
             root = attempt(root, writes[ids[position]])[0]  # a write that failed leaves it as it is
-        return root
+        self.near = (stop, root)
+        return most - (stop - done) if stop == count else None
 
     def problems(self, count: int, chain: Chain) -> Chain:
         """`chain` and then the problems of the first `count` steps."""
@@ -182,18 +201,35 @@ class LaneLogs:
         self._steps = 0
         self._generation = store.order.generation
 
+    def fold_some(self, ref: Reference, instance: str | None, limit: int | None, most: int) -> int | None:
+        """Fold at most `most` steps (folded or replayed) of what `found(ref, instance, limit)` reads: how
+        many of `most` are left once it is all folded (then `found` folds nothing), None when they ran out
+        first. A first fold of thousands of writes is so made in slices: each call goes on from the last."""
+        self._current()
+        path = ref.path
+        glob, left = self._log((ref.kind, None, path, 0), None, limit, most)
+        if left is None:
+            return None
+        count = glob.count(limit)
+        if instance is None:
+            return glob.replay(count, left)
+        key = (ref.kind, instance, path, count)
+        if key not in self._logs:  # it starts from the global root after `count` steps
+            left = glob.replay(count, left)
+            if left is None:
+                return None
+        own, left = self._log(key, glob, limit, left)
+        return None if left is None else own.replay(own.count(limit), left)
+
     def found(self, ref: Reference, instance: str | None, limit: int | None) -> Found:
         """`ref`'s result in the view of `instance` up to order key `limit` (None: all), from the logs."""
-        store = self._store
-        if self._generation != store.order.generation:  # a relabel changed every key
-            self.clear()
-            self._generation = store.order.generation
+        self._current()
         path = ref.path
-        glob = self._log((ref.kind, None, path, 0), None, limit)
+        glob = self._log((ref.kind, None, path, 0), None, limit)[0]
         parts: tuple[PathLog, ...] = (glob,)
         counts = [glob.count(limit)]
         if instance is not None:  # the instance layer, from the global fold at the cut
-            own = self._log((ref.kind, instance, path, counts[0]), glob, limit)
+            own = self._log((ref.kind, instance, path, counts[0]), glob, limit)[0]
             parts, counts = (glob, own), [counts[0], own.count(limit)]
         own, count = parts[-1], counts[-1]
         memo = count if limit is not None else -1
@@ -216,8 +252,18 @@ class LaneLogs:
         own.results[memo] = found
         return found
 
-    def _log(self, key: LogKey, base: PathLog | None, limit: int | None) -> PathLog:
-        """The log of `key`, folded at least up to order key `limit` (all when None)."""
+    def _current(self) -> None:
+        store = self._store
+        if self._generation != store.order.generation:  # a relabel changed every key
+            self.clear()
+            self._generation = store.order.generation
+
+    def _log(
+        self, key: LogKey, base: PathLog | None, limit: int | None, most: int | None = None
+    ) -> tuple[PathLog, int | None]:
+        """The log of `key`, folded at least up to order key `limit` (all when None) when `most` is None;
+        otherwise folded on by at most `most` steps: the log, and how many of `most` are left once it is
+        folded up to `limit` (None when they ran out first; 0 when `most` is None)."""
         log = self._logs.get(key)
         if log is not None:
             self._logs.move_to_end(key)
@@ -235,9 +281,10 @@ class LaneLogs:
             self._kinds.setdefault(kind, {})[key] = None
             if base is not None:
                 base.dependents.append(key)
-        added = log.upto(limit)
+        added, complete = log.upto(limit, most)
+        left = (0 if most is None else most - added) if complete else None
         if not added:
-            return log
+            return log, left
         self._steps += added
         while self._steps > MOST_STEPS and len(self._logs) > 2:  # keep this one (and its base)
             oldest = next(iter(self._logs))
@@ -245,7 +292,7 @@ class LaneLogs:
                 self._logs.move_to_end(oldest)
                 continue
             self._drop(oldest)
-        return log
+        return log, left
 
     def _drop(self, key: LogKey) -> None:
         log = self._logs.pop(key, None)

@@ -3,6 +3,7 @@ and are called back exactly when their result changed."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
@@ -12,6 +13,7 @@ from incremental_strategies import calls_back, documents, edits, moved_id, seen,
 
 from contextdeck.engine import Context, Cursor, Resolution
 from contextdeck.engine.document._cursor import SLICE
+from contextdeck.engine.resolve._incremental._lanes import FOLD_STEPS
 
 
 def key(resolution: Resolution) -> tuple[Any, ...]:
@@ -88,13 +90,15 @@ def test_a_move_resolves_only_the_watches_it_can_change(monkeypatch: pytest.Monk
 
 
 def test_a_sliced_cursor_resolves_pending_watches_in_slices() -> None:
-    """With `sliced`, a far jump notes every watch as pending and `steps` resolves them a few at a time."""
+    """With `sliced`, a far jump notes every watch as pending and `steps` resolves them a few at a time, and
+    the path's first fold up to the cursor (2,890 writes more) a slice of at most `FOLD_STEPS` at a time."""
     context = Context([{"type": "state", "data": {"n": n}} for n in range(3000)])
     cursor = Cursor(context, 10, sliced=True)
     watches = [cursor.watch("†state.n", lambda r: None) for _ in range(40)]
     cursor.move(2900)
     assert cursor.pending == 40
     assert watches[0].current.value == 9
-    slices = sum(1 for _ in cursor.steps())
-    assert slices == 40 // SLICE
+    folded = [context._lanes._steps for _ in cursor.steps()]
+    assert len(folded) >= 40 // SLICE + 2890 // FOLD_STEPS
+    assert max(b - a for a, b in itertools.pairwise([10, *folded])) <= FOLD_STEPS
     assert {w.current.value for w in watches} == {2899}

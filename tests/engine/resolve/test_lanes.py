@@ -242,3 +242,49 @@ def test_a_sixth_method_needs_nothing_more_of_path_logs(data: st.DataObject) -> 
         for _ in range(data.draw(st.integers(1, 6))):
             ctx.apply(data.draw(edits(len(ctx), defaulting_messages())))
             _check(ctx, data, 4)
+
+
+@pytest.mark.parametrize("shape", sorted(DOCUMENTS))
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_a_first_fold_in_slices_equals_one_in_one_go_and_the_fold(shape: str, data: st.DataObject) -> None:
+    """`fold_ahead` folds a path's logs a few steps per call (never more than it is given), edits may come
+    between two calls, and once it says all is folded, `resolve` folds nothing more: its result equals a
+    twin context's resolved in one go, and the reference fold."""
+    new = DOCUMENTS[shape]
+    with marks_every(data.draw(st.integers(1, 4))):
+        document = data.draw(st.lists(new, max_size=24))
+        sliced, whole = Context(document), Context(document)
+        for _ in range(data.draw(st.integers(1, 5))):
+            expr = data.draw(st.one_of(REFERENCES, expressions()))
+            instance = data.draw(st.sampled_from(INSTANCES))
+            at = data.draw(st.one_of(st.none(), st.integers(-1, len(sliced) + 1)))
+            steps = data.draw(st.integers(1, 5))
+            for _ in range(10_000):
+                if data.draw(st.integers(0, 9)) == 0:  # an edit between two slices
+                    edit = data.draw(edits(len(sliced), new))
+                    sliced.apply(edit)
+                    whole.apply(edit)
+                before = sliced._lanes._steps
+                done = sliced.fold_ahead(expr, instance, at, steps=steps)
+                assert sliced._lanes._steps - before <= steps
+                if done:
+                    break
+            else:
+                pytest.fail("never folded")
+            before = sliced._lanes._steps
+            got = sliced.resolve(expr, instance, at=at)
+            assert sliced._lanes._steps == before  # all folded ahead
+            assert got == whole.resolve(expr, instance, at=at) == reference(sliced.messages, expr, instance, at)
+
+
+def test_a_whole_kind_folded_in_slices_takes_one_call_per_slice() -> None:
+    """A whole kind's first fold of 40 writes, 8 steps at a time: the fifth call folds the last 8 and says it is
+    done, and the resolve after it folds nothing and equals the fold."""
+    document = [_state("abcd"[n % 4], n) for n in range(40)]
+    ctx = Context(document)
+    answers = [ctx.fold_ahead("†s", steps=8) for _ in range(5)]
+    assert answers == [False] * 4 + [True]
+    assert ctx._lanes._steps == 40
+    assert ctx.resolve("†s") == reference(ctx.messages, "†s", None, None)
+    assert ctx._lanes._steps == 40
