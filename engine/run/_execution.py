@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import time
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -119,6 +119,9 @@ class Execution:
         self.breakpoints: set[int | str] = set(breakpoints)
         self.conditions: dict[int, str] = {}  # call index -> a `†` expression: its breakpoint holds only when truthy
         self.break_on_failure = False  # run() starts nothing more once a call has failed
+        # Awaited in a tick between two calls started or settled: a window lets its event loop turn there, so a
+        # tick of hundreds of calls is not one long block of its GUI thread (None: the tick goes straight on).
+        self.pace: Callable[[], Awaitable[None]] | None = None
         self._tasks: dict[int, asyncio.Future[Any]] = {}
         self._background: dict[int, asyncio.Future[Any]] = {}
         self._ticking = False
@@ -337,6 +340,8 @@ class Execution:
                                 task.add_done_callback(finished.put_nowait)
                         if stepping:
                             break
+                        if self.pace is not None:
+                            await self.pace()
                 if not running:
                     if progressed and not stepping:
                         derive_statuses(self)
@@ -353,6 +358,8 @@ class Execution:
                     self._finish(unit, task)
                     failed = failed if failed is not None or stepping else self._failure_in(unit)
                     open_calls = open_calls or any(self._states[i].status in OPEN for i in unit.members)
+                    if self.pace is not None:
+                        await self.pace()
                 # Only an open call can become ready: with every call started or settled (many calls waiting
                 # for a worker) there is nothing to judge, and the tick's end reads the record once.
                 if open_calls:

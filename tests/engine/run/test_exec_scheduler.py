@@ -291,3 +291,22 @@ def test_three_call_cycle_and_long_chain_are_told_apart() -> None:
     chain = [{"_tool": "t", "x": f"†state.p{i - 1}", "_outputPath": f"†state.p{i}"} for i in range(2000)]
     _, long_one = make([], chain)
     assert long_one.refused == ()
+
+
+def test_a_tick_awaits_its_pace_between_the_calls_it_starts_and_settles() -> None:
+    """`pace` is awaited after each call started and each settled: a window turns its event loop there. Here it
+    hands the loop on each time, and the outputs land over many of its iterations instead of in one."""
+    calls = [{"_tool": "t", "n": n, "_outputPath": f"†state.s{n}", "_output": n} for n in range(6)]
+    context, execution = make([{"type": "state", "data": {}}], calls)
+    seen: list[int] = []
+
+    async def pace() -> None:
+        seen.append(len(context))
+        await asyncio.sleep(0)
+
+    execution.pace = pace
+    report = asyncio.run(execution.run())
+    assert report.ran == tuple(range(6))
+    assert len(seen) == 12  # six started, six settled
+    assert seen[:6] == [1] * 6  # nothing lands while the calls start
+    assert seen[6:] == [2, 3, 4, 5, 6, 7]  # one output per settled call, the loop turning in between
