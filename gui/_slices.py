@@ -15,6 +15,7 @@ later one (at most `WAITS` turns in a row: a loop driven by `processEvents` may 
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from weakref import WeakMethod
@@ -26,6 +27,8 @@ from PySide6.QtCore import QAbstractEventDispatcher, QCoreApplication, QObject, 
 # of a big document, so that a slice never follows one in the same turn.
 BUSY_TURN_S = 0.002
 WAITS = 3  # turns let go by in a row at most (an edit's own turn, then the repaint it asked for, then a scroll's)
+# An engine tick running in the window (`Pace`) lets the event loop turn once the turn has used this much.
+TICK_TURN_S = 0.015
 
 
 class Slices(QObject):
@@ -44,6 +47,10 @@ class Slices(QObject):
 
     def _turn_begins(self) -> None:
         self._turn_began = time.thread_time()
+
+    def turn_used(self) -> float:
+        """The GUI-thread CPU seconds the current turn of the event loop has used so far."""
+        return time.thread_time() - self._turn_began
 
     def start(self, job: Callable[[], None]) -> None:
         """Run `job` (one slice of its work) on a coming turn of the event loop; once, however often asked
@@ -74,6 +81,26 @@ class Slices(QObject):
         finally:  # a job that raised is dropped (its error reported); the others go on
             if self._jobs:
                 self._timer.start()
+
+
+class Pace:
+    """What an engine tick awaits between two calls it starts or settles (`Execution.pace`): once the turn has used
+    `budget` seconds, the event loop turns (repaints, input, the views' slices) before the tick goes on. After a
+    turn given, the tick always does one more piece, so a turn that a repaint filled still lets it progress."""
+
+    def __init__(self, budget: float = TICK_TURN_S, used: Callable[[], float] | None = None) -> None:
+        self.budget = budget
+        self.used = used if used is not None else lambda: slices().turn_used()
+        self.turns = 0  # turns given so far
+        self._gave = False
+
+    async def __call__(self) -> None:
+        if self._gave:
+            self._gave = False
+        elif self.used() > self.budget:
+            self._gave = True
+            self.turns += 1
+            await asyncio.sleep(0)
 
 
 _slices: list[Slices] = []  # the application's, made when first asked for

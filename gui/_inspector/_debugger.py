@@ -30,6 +30,7 @@ from contextdeck.engine import (
     utc_now,
 )
 
+from .._slices import Pace
 from ._async import event_loop
 from ._calls import CallsModel
 from ._dialogs import ApprovalDialog, OutputDialog
@@ -112,6 +113,7 @@ class Debugger(QObject):
         self.in_process = False  # Run → Run Activities In-Process: speed instead of worker processes
         self.plan_approved = False  # Run → Approve Plan: a lazy plan (012) runs (until the next turn)
         self.open_dialog: ApprovalDialog | OutputDialog | None = None
+        self.pace = Pace()  # a tick of many calls lets the window's event loop turn between them
         model.modelReset.connect(self._calls_changed)
 
     # -- the execution ----------------------------------------------------------------------------
@@ -143,6 +145,7 @@ class Debugger(QObject):
         self.execution.approver = self._approval if self.approval_enabled else None
         self.execution.timeout = self.timeout
         self.execution.in_process = self.in_process
+        self.execution.pace = self.pace
         extra = set() if self._run_to is None else {self._run_to}
         self.execution.breakpoints = {*self.model.breakpoints, *self.model.tool_breakpoints, *extra}
         self.execution.conditions = self.model.conditions

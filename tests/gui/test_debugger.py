@@ -8,13 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 
 from contextdeck.engine import Activities, Context, Decision, Document, Replace, Status, fixed_clock, load_document
 from contextdeck.gui._inspector._async import release, spawn
 from contextdeck.gui._inspector._calls import BREAKPOINT_ROLE, CallsModel, CallsView
 from contextdeck.gui._inspector._debugger import CANCEL, Debugger
 from contextdeck.gui._inspector._dialogs import ApprovalDialog, OutputDialog
+from contextdeck.gui._slices import Pace
 
 NOW = "2026-01-02T03:04:05Z"
 
@@ -323,3 +324,38 @@ def test_run_activities_in_process_reaches_the_execution(qtbot: Any, examples: P
     assert debugger.prepared().in_process is False
     debugger.in_process = True
     assert debugger.prepared().in_process is True
+
+
+def plan_of(count: int) -> Document:
+    """A plan of `count` latent calls with their outputs given: each runs at once, none waits for another."""
+    calls = [{"_tool": "t", "n": n, "_outputPath": f"†state.s{n}", "_output": n} for n in range(count)]
+    return Document(Context([{"type": "state", "data": {}}, {"type": "plan", "plan": calls}]))
+
+
+def test_continue_lets_the_event_loop_turn_between_calls(qtbot: Any) -> None:
+    """A tick of many calls is not one block of the GUI thread: once a turn has used its budget (here at once),
+    Continue lets the event loop turn (repaints, input) between two calls started or settled."""
+    document = plan_of(20)
+    model = CallsModel(document.context, document.solution)
+    debugger = Debugger(model, clock=fixed_clock(NOW))
+    debugger.pace = Pace(used=lambda: 1.0)
+    turns: list[int] = []
+    heart = QTimer(interval=0)
+    heart.timeout.connect(lambda: turns.append(len(document.context)))
+    heart.start()
+    run(qtbot, debugger.continue_())
+    heart.stop()
+    assert len(document.context) == 22
+    assert debugger.pace.turns >= 20  # every other piece of the tick's work gives the loop a turn
+    landed = sorted(set(turns))
+    assert len(landed) >= 10  # the outputs were seen landing over many turns, not all at once
+
+
+def test_a_tick_within_its_budget_gives_no_turn(qtbot: Any) -> None:
+    """Under the budget the tick goes straight on: no turn given, nothing slower."""
+    document = plan_of(20)
+    debugger = Debugger(CallsModel(document.context, document.solution), clock=fixed_clock(NOW))
+    debugger.pace = Pace(used=lambda: 0.0)
+    run(qtbot, debugger.continue_())
+    assert len(document.context) == 22
+    assert debugger.pace.turns == 0
