@@ -15,6 +15,7 @@ from contextdeck._runtime import loading
 from contextdeck.engine import Document, DocumentError, Shape
 
 from ._disk import Fingerprint
+from ._inspector._calls import Reads, watch_reads
 from ._stepwise import Cancelled, parse_stepwise
 
 CHUNK = 1 << 20  # progress is reported once per MiB read
@@ -28,10 +29,11 @@ READ_SHARE = 0.1  # reading the bytes; parsing and building the context are the 
 
 @dataclass(frozen=True)
 class Loaded:
-    """A parsed document and the fingerprint of the bytes it came from."""
+    """A parsed document, the fingerprint of the bytes it came from, and the watches on its calls' reads."""
 
     document: Document
     fingerprint: Fingerprint
+    reads: Reads  # made here, before the hand-over, for the calls panel (`watch_reads`)
 
 
 class _Signals(QObject):
@@ -120,8 +122,9 @@ class LoadTask(QRunnable):
         document = parse_stepwise(chunks, self.name, jsonl=self.jsonl, path=self.document_path, text=text,
                                   report=lambda part: self._progress(READ_SHARE + (1 - READ_SHARE) * part),
                                   cancelled=lambda: self.cancelled)
+        reads = watch_reads(document.context, document.solution)
         self._progress(1)
-        return Loaded(document, fingerprint)
+        return Loaded(document, fingerprint, reads)
 
 
 def _decoded(decoder: codecs.IncrementalDecoder, parts: list[str] | None, chunk: bytes, *,

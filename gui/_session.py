@@ -19,6 +19,7 @@ from contextdeck.engine import Context, Document, Shape, describe_exception, swe
 from . import _disk, _settings
 from ._autosave import AutosaveTask, snapshot
 from ._disk import Fingerprint
+from ._inspector._calls import Reads
 from ._loader import Loaded, LoadTask
 from ._recovery import RecoveryCandidate, RecoveryStore, new_key
 from ._sidecar import DocumentSidecar, SidecarStore
@@ -64,6 +65,7 @@ class DocumentSession(QObject):
         self._pool.setMaxThreadCount(2)
         self._load: LoadTask | None = None
         self._recovering: RecoveryCandidate | None = None
+        self._reads: Reads = {}  # see `take_reads`
         self._autosave_task: AutosaveTask | None = None
         self._autosave_again = False
         self._pending_since: float | None = None
@@ -80,6 +82,12 @@ class DocumentSession(QObject):
     @property
     def document(self) -> Document:
         return self._document
+
+    def take_reads(self) -> Reads:
+        """The watches the loader made on the open document's calls' reads (`watch_reads`), for the calls panel
+        to keep; empty once taken, and for a document that was not loaded from a file."""
+        reads, self._reads = self._reads, {}
+        return reads
 
     @property
     def path(self) -> Path | None:
@@ -168,11 +176,11 @@ class DocumentSession(QObject):
             return  # a cancelled load that finished anyway
         candidate, self._load, self._recovering = self._recovering, None, None
         if candidate is None:
-            path = self._adopt(loaded.document, loaded.document.path, loaded.fingerprint)
+            path = self._adopt(loaded.document, loaded.document.path, loaded.fingerprint, reads=loaded.reads)
             if path is not None:
                 _settings.remember(self.settings, path)
         else:
-            self._adopt(loaded.document, candidate.original_path, candidate.base, candidate)
+            self._adopt(loaded.document, candidate.original_path, candidate.base, candidate, reads=loaded.reads)
         self.loadFinished.emit()
         if candidate is not None:
             self.check_disk()
@@ -185,7 +193,7 @@ class DocumentSession(QObject):
         self.loadFailed.emit(message)
 
     def _adopt(self, document: Document, path: Path | None, known: Fingerprint | None,
-               recovered: RecoveryCandidate | None = None) -> Path | None:
+               recovered: RecoveryCandidate | None = None, *, reads: Reads | None = None) -> Path | None:
         """Make `document` the open one; the previous one's recovery files go."""
         self._autosave_timer.stop()
         self._pending_since = None
@@ -195,6 +203,7 @@ class DocumentSession(QObject):
             self._key = self._recovery.claim(recovered)
         document.path = path
         self._document = document
+        self._reads = dict(reads or {})
         self.sidecar.switch(path)
         self._forced_dirty = recovered is not None
         self.undo_stack.clear()

@@ -22,8 +22,11 @@ from contextdeck.engine import (
     Status,
     Watch,
     analyse_call,
+    expand_instances,
     flatten,
+    merged_tools,
     pending_calls,
+    plan_call,
 )
 
 from .._slices import slices
@@ -40,6 +43,25 @@ BREAKPOINT_ROLE = Qt.ItemDataRole.UserRole + 3
 GUTTER, NUMBER, TOOL, STATUS, DETAIL = range(5)
 LARGE_CONTEXT = 10_000
 HEADERS = ("", "#", "tool", "status", "detail")
+
+Reads = dict[tuple[str, str | None], Watch]  # (expression, instance) -> the watch that keeps its fold current
+
+
+def watch_reads(context: Context, solution: Any = None) -> Reads:
+    """A watch on every read of the calls the panel will show for `context` (what `CallsModel` holds while
+    they are shown, see `_keep_reads_current`).
+
+    The loader calls it on its worker thread, before the document is handed over and while nothing else holds
+    the context: each watch folds its lane from the start there, not in the window's first refresh."""
+    entries, _ = pending_calls(context, solution)
+    calls, _ = flatten(expand_instances(entries, context))
+    tools = merged_tools(context, {})  # a call's reads and instance do not depend on its tool or activity
+    plans = [plan_call(index, call, tools, Activities()) for index, call in enumerate(calls)]
+    return {read: context.watch(read[0], _ignore, read[1]) for read in _reads_of(plans)}
+
+
+def _reads_of(plans: list[CallPlan]) -> set[tuple[str, str | None]]:
+    return {(expression.source, plan.instance) for plan in plans for expression in plan.reads}
 
 
 def detail_of(plan: CallPlan, state: CallState, context: Context) -> str:
@@ -124,16 +146,19 @@ class CallsModel(QAbstractTableModel):
 
     # -- source ---------------------------------------------------------------------------------
 
-    def set_source(self, context: Context | None, solution: Any = None, origin: dict[str, Any] | None = None) -> None:
+    def set_source(self, context: Context | None, solution: Any = None, origin: dict[str, Any] | None = None,
+                   reads: Reads | None = None) -> None:
         """Follow another context (a newly opened document); breakpoints and run states are cleared.
 
-        `origin` says where its delegate files are found (see `origin`)."""
+        `origin` says where its delegate files are found (see `origin`); `reads` are watches already made on
+        `context`'s reads (`watch_reads`), kept instead of made again."""
         self.origin = dict(origin or {})
         if self._context is not None:
             for signal in self._signals(self._context):
                 signal.disconnect(self.schedule_refresh)
         self._keep_reads_current([])
         self._context, self._solution = context, solution
+        self._reads = dict(reads or {})
         if context is not None:
             for signal in self._signals(context):
                 signal.connect(self.schedule_refresh)
@@ -141,7 +166,19 @@ class CallsModel(QAbstractTableModel):
         self._breakpoints.clear()
         self._tool_breakpoints.clear()
         self._restore_kept = True
-        self.refresh()
+        if context is not None and len(context) >= LARGE_CONTEXT:
+            # A big document's calls are judged in a turn of their own: the window shows the document first.
+            self._forget()
+            slices().start(self.refresh)
+        else:
+            self.refresh()
+
+    def _forget(self) -> None:
+        """No rows until the next refresh (the previous document's are gone); the reads kept are kept."""
+        self.beginResetModel()
+        self._execution, self._calls, self._graph, self._stale, self._shown = None, [], plan_graph([]), {}, []
+        self._analyses.clear()
+        self.endResetModel()
 
     @staticmethod
     def _signals(context: Context) -> tuple[Any, ...]:
@@ -211,7 +248,7 @@ class CallsModel(QAbstractTableModel):
         The engine keeps a watched fold current through every edit, and `Context.resolve` reads it instead of
         folding the lane again: the next analysis (after each edit pause) then reads each call's inputs from a
         kept fold instead of folding a lane per read (for a plan run once per instance, per read per instance)."""
-        wanted = {(expression.source, plan.instance) for plan in plans for expression in plan.reads}
+        wanted = _reads_of(plans)
         for read in self._reads.keys() - wanted:
             self._reads.pop(read).close()
         if self._context is not None:

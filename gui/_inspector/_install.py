@@ -65,8 +65,9 @@ class _Wiring(QObject):
         parts = self.parts
         parts.debugger.execution = None
         parts.debugger.snapshot = None
-        document = self.window.session.document
-        parts.model.set_source(document.context, document.solution, {"path": document.path})
+        session = self.window.session
+        document = session.document
+        parts.model.set_source(document.context, document.solution, {"path": document.path}, session.take_reads())
         parts.audit.show_message(None, None)
         self._message = None
         if parts.sessions is not None:

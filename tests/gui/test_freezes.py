@@ -1,0 +1,61 @@
+"""What the window's GUI thread no longer does itself, so that no action blocks it long (issue 31)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from contextdeck.engine import Context
+from contextdeck.gui._inspector import _calls
+from contextdeck.gui._window import MainWindow
+
+INSTANCES = [f"p{n}" for n in range(4)]
+PLANNED = [
+    {"type": "tool", "tool": {"classify": {"type": "object", "properties": {"text": {"type": "string"}}}}},
+    *({"type": "input", "_instance": name, "input": {"text": f"post of {name}"}} for name in INSTANCES),
+    {"type": "plan", "plan": [{"_tool": "classify", "text": "†input.text", "_outputPath": "†state.verdict"}]},
+]
+
+
+def test_the_calls_reads_are_folded_by_the_loader_not_the_window(
+        monkeypatch: pytest.MonkeyPatch, open_messages: Callable[[list[Any], str], MainWindow]) -> None:
+    """Opening a document, the watches on its calls' reads (one lane fold each) are made on the loader's worker
+    thread before the hand-over; the calls panel keeps those very watches and makes none of its own."""
+    made: list[tuple[str, str | None, bool]] = []
+    watch = Context.watch
+
+    def recording(self: Context, expr: str, callback: Any, instance: str | None = None) -> Any:
+        made.append((expr, instance, threading.current_thread() is threading.main_thread()))
+        return watch(self, expr, callback, instance)
+
+    monkeypatch.setattr(Context, "watch", recording)
+    window = open_messages(PLANNED, "planned.json")
+    model = window.inspector.model  # type: ignore[attr-defined]
+    assert model.rowCount() == len(INSTANCES)
+    reads = [(expr, instance, on_main) for expr, instance, on_main in made if expr == "†input.text"]
+    assert sorted(instance for _e, instance, _m in reads) == INSTANCES
+    assert not any(on_main for _e, _i, on_main in reads)
+
+
+def test_a_big_documents_calls_are_judged_in_a_turn_after_it_is_shown(
+        qtbot: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, open_window: Any) -> None:
+    """When a big document replaces the open one, the calls panel is emptied at once and judges the new calls
+    (an Execution over the whole run record) in a later turn of the event loop, not in the hand-over's."""
+    monkeypatch.setattr(_calls, "LARGE_CONTEXT", len(PLANNED))
+    path = tmp_path / "planned.json"
+    path.write_text(json.dumps(PLANNED), encoding="utf-8")
+    window = open_window(None)
+    model = window.inspector.model  # type: ignore[attr-defined]
+    at_hand_over: list[int] = []
+    window.session.documentReplaced.connect(lambda: at_hand_over.append(model.rowCount()))
+    with qtbot.waitSignal(window.session.documentReplaced, timeout=10000):
+        window.session.open(path)
+    assert at_hand_over == [0]
+    qtbot.waitUntil(lambda: model.rowCount() == len(INSTANCES))
+    assert model.execution is not None
+    assert model.execution.context is window.context()
