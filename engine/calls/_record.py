@@ -14,8 +14,10 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
+from ..document._context import Context
 from ..document._view import Messages
 from ..protocol._messages import Form, kind_of, payload_of
 from ._tools import form_indices
@@ -192,53 +194,119 @@ def read_record(
     `ignore` holds message ids left out (the earlier runs of a call asked to run again).
     """
     texts = calls if isinstance(calls, CallTexts) else call_texts(calls)
-    calls = texts.calls
-    by_text, by_loose = texts.exact, texts.loose
-    since = _since(context, plan_index)
-    entries: list[Entry] = []
-    for position in range(since, len(context)):
-        entry = _entry(context, position)
-        if entry is not None and entry.message_id not in ignore:
-            entries.append(entry)
-    assigned: dict[int, list[Entry]] = {}
-    unmatched: list[Entry] = []
-    hinted: dict[str, list[Entry]] = {}
-    legacy: dict[str, list[Entry]] = {}
-    loose_legacy: dict[str, list[Entry]] = {}
-    for entry in entries:
-        try:
-            text = texts.text_of(entry.call)
-        except (TypeError, ValueError):
-            continue
-        if text not in by_text:
-            loose = canonical(_without_result(entry.call))
-            if entry.hint is None and loose in by_loose:  # written elsewhere, with the latent result in `_call`
-                loose_legacy.setdefault(loose, []).append(entry)
+    return RecordReader(texts, plan_index).read(context, ignore)
+
+
+class RecordReader:
+    """The record of one plan, read again and again from a live context as it grows (a run's readiness passes).
+
+    What was read is kept: while the context has had nothing but appends since (`Context.revision`), only the
+    messages appended since are read, and each that names an unambiguous call (an exact `_run.call` of a
+    call with no edited or legacy record) is added to its call's record; anything else reads every record
+    message again. The `Record` returned is the reader's own, renewed in place: current until the next read.
+    """
+
+    def __init__(self, texts: CallTexts, plan_index: int | None) -> None:
+        self.texts, self.plan_index = texts, plan_index
+        self._context: Messages | None = None
+        self._revision: int | None = None
+        self._read = 0  # positions read so far
+        self._entries: list[Entry] = []
+        self._ignore: frozenset[int] = frozenset()
+        self._record: Record | None = None
+        self._irregular: set[int] = set()  # calls with records matched otherwise than by their exact position
+        self.changed: set[int] | None = None  # the calls whose record the last read changed (None: maybe all)
+
+    def read(self, context: Messages, ignore: frozenset[int] = frozenset()) -> Record:
+        since = _since(context, self.plan_index)
+        revision = context.revision if isinstance(context, Context) else None
+        if (revision is None or context is not self._context or revision != self._revision
+                or self._record is None or since != self._record.since or len(context) < self._read):
+            self._context, self._revision, self._read, self._entries, self._record = context, revision, since, [], None
+        appended = [entry for entry in map(partial(_entry, context), range(self._read, len(context)))
+                    if entry is not None]
+        self._read = len(context)
+        self._entries.extend(appended)
+        if self._record is not None and ignore == self._ignore and self._added(appended):
+            return self._record
+        self._ignore = ignore
+        self._record = self._assigned(since)
+        self.changed = None
+        return self._record
+
+    def _added(self, appended: list[Entry]) -> bool:
+        """Add appended entries that each name exactly one call to the record; False when one does not."""
+        assert self._record is not None
+        calls, by_text, changed = self._record.calls, self.texts.exact, set()
+        for entry in appended:
+            if entry.message_id in self._ignore:
+                continue
+            try:
+                text = self.texts.text_of(entry.call)
+            except (TypeError, ValueError):
+                continue
+            at = entry.hint
+            if at is None or at in self._irregular or at not in by_text.get(text, ()):
+                return False
+            found = calls.get(at)
+            calls[at] = CallRecord((*found.entries, entry) if found is not None else (entry,))
+            changed.add(at)
+        self.changed = changed
+        return True
+
+    def _assigned(self, since: int) -> Record:
+        texts = self.texts
+        calls, by_text, by_loose = texts.calls, texts.exact, texts.loose
+        assigned: dict[int, list[Entry]] = {}
+        unmatched: list[Entry] = []
+        hinted: dict[str, list[Entry]] = {}
+        legacy: dict[str, list[Entry]] = {}
+        loose_legacy: dict[str, list[Entry]] = {}
+        for entry in self._entries:
+            if entry.message_id in self._ignore:
+                continue
+            try:
+                text = texts.text_of(entry.call)
+            except (TypeError, ValueError):
+                continue
+            if text not in by_text:
+                loose = canonical(_without_result(entry.call))
+                if entry.hint is None and loose in by_loose:  # written elsewhere, with the latent result in `_call`
+                    loose_legacy.setdefault(loose, []).append(entry)
+                else:
+                    unmatched.append(entry)
+            elif entry.hint is not None:
+                hinted.setdefault(text, []).append(entry)
             else:
-                unmatched.append(entry)
-        elif entry.hint is not None:
-            hinted.setdefault(text, []).append(entry)
-        else:
-            legacy.setdefault(text, []).append(entry)
-    for text, group in hinted.items():
-        _assign_hinted(by_text[text], group, assigned)
-    for text, group in legacy.items():
-        _assign_legacy(by_text[text], group, assigned)
-    for text, group in loose_legacy.items():
-        _assign_legacy(by_loose[text], group, assigned)
-    edited: set[int] = set()
-    for entry in unmatched:  # the call was edited after it ran: the same position, the same tool
-        at = entry.hint
-        if at is None or not 0 <= at < len(calls) or _tool(entry.call) is None:
-            continue
-        if _tool(calls[at]) != _tool(entry.call) or (at in assigned and at not in edited):
-            continue
-        assigned.setdefault(at, []).append(entry)
-        edited.add(at)
-    return Record(since, {
-        index: CallRecord(tuple(sorted(found, key=lambda e: e.position)), index in edited)
-        for index, found in assigned.items()
-    })
+                legacy.setdefault(text, []).append(entry)
+        irregular: set[int] = set()  # calls a new record message could be matched to otherwise than by position
+        for text, group in hinted.items():
+            if not _assign_hinted(by_text[text], group, assigned):
+                irregular.update(by_text[text])
+        for text, group in legacy.items():
+            _assign_legacy(by_text[text], group, assigned)
+            irregular.update(by_text[text])
+        for text, group in loose_legacy.items():
+            _assign_legacy(by_loose[text], group, assigned)
+            irregular.update(by_loose[text])
+        edited: set[int] = set()
+        for entry in unmatched:  # the call was edited after it ran: the same position, the same tool
+            at = entry.hint
+            if at is None or not 0 <= at < len(calls) or _tool(entry.call) is None:
+                continue
+            if _tool(calls[at]) != _tool(entry.call) or (at in assigned and at not in edited):
+                continue
+            assigned.setdefault(at, []).append(entry)
+            edited.add(at)
+        self._irregular = irregular | edited
+        return Record(since, {
+            index: CallRecord(tuple(sorted(found, key=_position)), index in edited)
+            for index, found in assigned.items()
+        })
+
+
+def _position(entry: Entry) -> int:
+    return entry.position
 
 
 def _since(context: Messages, plan_index: int | None) -> int:
@@ -258,16 +326,18 @@ def _tool(call: Any) -> Any:
     return call.get("_tool") if isinstance(call, dict) else None
 
 
-def _assign_hinted(candidates: list[int], group: list[Entry], assigned: dict[int, list[Entry]]) -> None:
-    """Identical calls told apart by position: exact when the plan did not move, else by rank."""
+def _assign_hinted(candidates: list[int], group: list[Entry], assigned: dict[int, list[Entry]]) -> bool:
+    """Identical calls told apart by position: exact when the plan did not move (True), else by rank."""
     hints = sorted({entry.hint for entry in group if entry.hint is not None})
-    if all(hint in candidates for hint in hints):
+    exact = all(hint in candidates for hint in hints)
+    if exact:
         target = {hint: hint for hint in hints}
     else:  # calls were inserted or removed around them: the k-th recorded one is the k-th identical call
         target = {hint: candidates[min(rank, len(candidates) - 1)] for rank, hint in enumerate(hints)}
     for entry in group:
         assert entry.hint is not None
         assigned.setdefault(target[entry.hint], []).append(entry)
+    return exact
 
 
 def _assign_legacy(candidates: list[int], group: list[Entry], assigned: dict[int, list[Entry]]) -> None:

@@ -57,6 +57,9 @@ class Context:
         self._next_id = 1
         self._watchers = Watchers(self._store)
         self._lanes = LaneLogs(self._store)  # what `resolve` folded for references nobody watches
+        # Counts every edit but an append at the end: a reader that keeps what it read (a run record) reads
+        # only the messages appended since while this stays the same.
+        self.revision = 0
         ids: list[int] = []
         for message in messages:
             message_id = self._new_id()
@@ -113,6 +116,8 @@ class Context:
         """Insert as `list.insert` does; returns the index the message now has."""
         index = _clamp(index, len(self))
         message = _checked(message, index)
+        if index != len(self):
+            self.revision += 1
         self.inserting.emit(index)
         plan, moved = self._insert(index, message, self._new_id())
         self.inserted.emit(index)
@@ -122,6 +127,7 @@ class Context:
     def replace(self, index: int, message: Message) -> None:
         index = self._valid(index)
         message = _checked(message, index)
+        self.revision += 1
         self.replacing.emit(index)
         _, plan = self._replace(index, message)
         self.replaced.emit(index)
@@ -129,6 +135,7 @@ class Context:
 
     def remove(self, index: int) -> Message:
         index = self._valid(index)
+        self.revision += 1
         self.removing.emit(index)
         message, _, plan, moved = self._remove(index)
         self.removed.emit(index)
@@ -140,6 +147,7 @@ class Context:
         src, dst = self._valid(src), self._valid(dst)
         if src == dst:
             return
+        self.revision += 1
         self.moving.emit(src, dst)
         plan, moved, prior = self._move(src, dst)
         self.moved.emit(src, dst)

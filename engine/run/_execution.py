@@ -29,7 +29,7 @@ from ..calls._calls import (
 )
 from ..calls._outputs import Clock, OutputError, check_json, error_message, run_record_message, utc_now
 from ..calls._plan import Graph, feeds
-from ..calls._record import Record, call_texts
+from ..calls._record import Record, RecordReader, call_texts
 from ..calls._status import OPEN, Approver, CallState, Stale, Status, TickReport
 from ..calls._tools import merged_tools, pending_calls, plan_mode
 from ..document._context import Context
@@ -150,6 +150,7 @@ class Execution:
         calls, self.units = flatten(expand_instances(entries, self.context))
         self.calls: list[Any] = calls  # as written: what the record matches against
         self.call_texts = call_texts(calls)  # their canonical texts, serialised once for every reading of the record
+        self._reader = RecordReader(self.call_texts, self.plan_index)  # what it read, kept between refreshes
         self.lazy = plan_mode(self.context) == "lazy"  # 012: a lazy plan waits for approve_plan()
         self._unit_of = {index: unit for unit in self.units for index in unit.members}
         self._tools = merged_tools(self.context, self.code_tools)

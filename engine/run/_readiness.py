@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..calls._calls import Mode, missing_reads
-from ..calls._record import read_record
 from ..calls._status import OPEN, SETTLED, Status
 from ..protocol._errors import ExpressionError
 from ..protocol._expressions import parse_expression
@@ -28,15 +27,22 @@ def is_approval(path: str) -> bool:
 
 
 def derive_statuses(execution: Execution) -> None:
-    """Read the record again and set every call's status from it; the calls still open get their readiness."""
+    """Read the record again and set every call's status from it; the calls still open get their readiness.
+
+    When only messages were appended since the last read, only the calls whose record grew (and those that
+    failed in this tick) are derived again: every other call's record is what it was.
+    """
     ignore = frozenset().union(*execution._again.values()) if execution._again else frozenset()
-    execution._record = read_record(execution.context, execution.call_texts, execution.plan_index, ignore)
+    execution._record = execution._reader.read(execution.context, ignore)
     reported = {index for index, _ in execution._errors}
     for index, problems in execution._structural.items():  # found before running: reported unless recorded
         if index not in reported and execution._record.of(index) is None:
             execution._fail(index, problems)
             reported.add(index)
-    for unit in execution.units:
+    changed = execution._reader.changed  # after appends only: the calls whose record grew
+    units = execution.units if changed is None else list({
+        id(unit): unit for unit in map(execution._unit_of.__getitem__, sorted({*changed, *reported}))}.values())
+    for unit in units:
         # A group that ran is over for all its members: the losers and discarded ones are cancelled.
         # A member refused before running does not end an `any` or a `race`: the others may still win.
         forgiving = unit.pattern in ("any", "race")

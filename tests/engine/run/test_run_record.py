@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from contextdeck.engine import Context, Document, Execution, Shape, Status, fork, read_record
-from contextdeck.engine.calls._record import call_texts
+from contextdeck.engine.calls._outputs import error_message, run_record_message
+from contextdeck.engine.calls._record import RecordReader, call_texts
 from contextdeck.engine.run import _execution as execution_module
 from contextdeck.engine.run._breakpoints import condition_holds
 
@@ -356,3 +357,66 @@ def test_a_tick_that_froze_the_collectors_heap_gives_it_back(monkeypatch: pytest
     assert max(froze) > frozen  # it did freeze during the tick
     assert gc.get_freeze_count() == frozen
     assert [s.status for s in execution.states][:6] == [Status.DONE] * 6
+
+
+# -- the property: a record kept between reads is the record read afresh -------------------------------------
+
+def _record_message(draw: st.DrawFn, calls: list[Any]) -> dict[str, Any]:
+    """A message a run may leave, or a stranger: an output, a run record or an error naming a call by its
+    position, a wrong position, none (written before `_run`), or a call edited since it ran."""
+    index = draw(st.integers(0, len(calls) - 1))
+    call = calls[index]
+    shape = draw(st.sampled_from(["exact", "exact", "exact", "moved", "legacy", "edited", "loose", "stranger"]))
+    if shape == "edited":
+        call = {**call, "_output": {"edited": True}}
+    elif shape == "loose":
+        call = {**call, "_output": "given"}
+    elif shape == "stranger":
+        call = {"_tool": "elsewhere"}
+    run: dict[str, Any] = {} if shape in ("legacy", "loose") else {"call": index + 3 if shape == "moved" else index}
+    form = draw(st.sampled_from(["output", "record", "error"]))
+    if form == "record":
+        return run_record_message(call, CLOCK, run)
+    if form == "error":
+        return error_message(call, "boom", "it failed", CLOCK, run or None)
+    path = call.get("_outputPath", "†state.x") if isinstance(call, dict) else "†state.x"
+    return {"type": "state", "data": {"x": index}, "_call": call, "_outputPath": path, **({"_run": run} if run else {})}
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.data())
+def test_a_record_kept_between_reads_is_the_record_read_afresh(data: st.DataObject) -> None:
+    """A run reads its record again after every completion, keeping what it read (`RecordReader`): after any
+    sequence of appends, undos, inserts, replaces, moves, a new plan message and calls asked to run again, it
+    equals the record read from nothing."""
+    same = {"_tool": "log", "_outputPath": "†state.log", "_outputMethod": "push", "_output": "hi"}
+    calls = [latent(0), same, copy.deepcopy(same), latent(1, "†state.p0"),
+             {"_tool": "detect", "_outputPath": "†state.d"}]
+    plan_index = data.draw(st.sampled_from([1, None]))
+    context = Context([INPUT, {"type": "plan", "plan": calls}])
+    reader = RecordReader(call_texts(calls), plan_index)
+    ignore: frozenset[int] = frozenset()
+    for _ in range(data.draw(st.integers(1, 25))):
+        operation = data.draw(st.sampled_from(
+            ["append"] * 6 + ["remove", "insert", "replace", "move", "plan", "ignore"]))
+        size = len(context)
+        if operation == "append":
+            context.append(data.draw(st.composite(_record_message)(calls)))
+        elif operation == "remove" and size > 2:
+            context.remove(data.draw(st.integers(2, size - 1)))
+        elif operation == "insert":
+            context.insert(data.draw(st.integers(2, size)), data.draw(st.composite(_record_message)(calls)))
+        elif operation == "replace" and size > 2:
+            context.replace(data.draw(st.integers(2, size - 1)), data.draw(st.composite(_record_message)(calls)))
+        elif operation == "move" and size > 3:
+            context.move(data.draw(st.integers(2, size - 1)), data.draw(st.integers(2, size - 1)))
+        elif operation == "plan":
+            context.append({"type": "plan", "plan": calls})
+        elif operation == "ignore" and size > 2:
+            ignore = ignore | {context.id_at(data.draw(st.integers(2, size - 1)))}
+        before = dict(reader._record.calls) if reader._record is not None else {}
+        kept = reader.read(context, ignore)
+        assert kept == read_record(context, calls, plan_index, ignore)
+        if reader.changed is not None:  # only appends: the calls it names are the only ones whose record changed
+            assert {i: r for i, r in kept.calls.items() if i not in reader.changed} == {
+                i: r for i, r in before.items() if i not in reader.changed}
