@@ -10,7 +10,6 @@ import asyncio
 import gc
 import time
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -251,11 +250,16 @@ class Execution:
 
     def _set(self, index: int, **changes: Any) -> None:
         old = self._states[index]
-        if all(getattr(old, name) == value for name, value in changes.items()):
+        fields = old.__dict__
+        if all(fields[name] == value for name, value in changes.items()):
             return  # most readiness passes change nothing: no copy
-        new = replace(old, **changes)
-        if new != old:
-            self._states[index] = new
+        # A new frozen state made by copying the old one's fields (`dataclasses.replace` would run __init__
+        # and __eq__ again: a large part of a trivial call's cost).
+        new = object.__new__(CallState)
+        new.__dict__.update(fields)
+        new.__dict__.update(changes)
+        self._states[index] = new
+        if len(self.status_changed):  # an announcement nobody hears costs as much as the copy
             self.status_changed.emit(new)
 
     def _fail(self, index: int, problems: list[Problem], *, report: bool = True,
@@ -496,7 +500,8 @@ class Execution:
         self.context.append(message)
         self._grew()
         position = len(self.context) - 1
-        self.message_appended.emit(position, call_index)
+        if len(self.message_appended):
+            self.message_appended.emit(position, call_index)
         return self.context.id_at(position)
 
     def _grew(self) -> None:
