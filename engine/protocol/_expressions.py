@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -55,9 +56,18 @@ def unescape(value: str) -> str:
     return value[1:] if value.startswith(DAGGER * 2) else value
 
 
+# One reference with nothing around it (`†state.user.name`), the common case: read in one match. Its
+# segments are what `_Parser.segment` reads: anything but `.`, `|`, `&` and white space.
+_ONE_REFERENCE = re.compile(r"†([^.|&\s]+)((?:\.[^.|&\s]+)*)")
+
+
 @lru_cache(maxsize=4096)
 def parse_expression(source: str) -> Expression:
     """Parse `source`, or raise `ExpressionError` naming the position of the first problem."""
+    one = _ONE_REFERENCE.fullmatch(source)
+    if one is not None:
+        path = one[2]
+        return Expression(source, ((Reference(one[1], tuple(path[1:].split(".")) if path else ()),),))
     return _Parser(source).expression()
 
 

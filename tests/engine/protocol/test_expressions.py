@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from contextdeck.engine import (
     Context,
@@ -13,6 +17,7 @@ from contextdeck.engine import (
     parse_expression,
     unescape,
 )
+from contextdeck.engine.protocol._expressions import _Parser
 
 
 def shape(source: str) -> list[list[tuple[str, tuple[str, ...]]]]:
@@ -160,3 +165,19 @@ def test_malformed_expression_raises_from_resolve() -> None:
     """resolve raises ExpressionError for a malformed expression (never for bad data)."""
     with pytest.raises(ExpressionError):
         CTX.resolve("†state..a")
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(["†", "state", "a", "é", "1", ".", "|", "&", " ", "\u2003", "\t", "††"]), max_size=10))
+def test_one_reference_read_in_one_match_is_what_the_parser_reads(parts: list[str]) -> None:
+    """`parse_expression` reads a lone reference in one regular-expression match: for any text it gives the
+    parser's expression, or the parser's error at the same position."""
+    source = "".join(parts)
+
+    def parsed(parse: Any) -> Any:
+        try:
+            return parse(source)
+        except ExpressionError as error:
+            return (error.position, error.reason)
+
+    assert parsed(parse_expression.__wrapped__) == parsed(lambda text: _Parser(text).expression())
