@@ -443,6 +443,8 @@ class Watchers:
         folds already made for the first half of a move (its remove), which the plan (its insert) continues
         from.
         """
+        if not plan and not prior and self._generation == self._store.order.generation:
+            return Outcome({}, {}, [], self._generation)  # no track to refold: no watch can change
         rekeyed = None if moved is None else moved.rekeyed
         folds = self.refolds(plan, prior)
         if self._generation != self._store.order.generation:
