@@ -25,8 +25,13 @@ instance), from its root after as many of its steps as come before the cut: one 
 start, so a cut that moves past an instance write reads the same log again.
 Logs are dropped, never repaired, by an edit that can change them — a write in their lane, a universal
 write, a write inside a gap the fold stepped through (`_branches`), a global write under an instance
-view — and all of them when the order is relabelled. An edit when nothing is kept costs one test. At most
-`MOST_STEPS` folded writes are kept over all logs, the least recently read dropped first.
+view — and all of them when the order is relabelled. An edit when nothing is kept costs one test.
+
+The folded steps kept over all logs are bounded by the document: `STEPS_PER_WRITE` per write of the
+context (at least `MOST_STEPS`). Past it, logs read once go first, the newest first: a pass over more
+paths than fit keeps those it read first, so that a second pass finds them, where dropping the oldest
+would drop each log just before the pass came back to it. Logs read again go last, the least recently
+read first.
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...protocol._expressions import Reference
 from ...protocol._messages import MISSING, Path, Write, get_path
-from ...protocol._methods import WRITE_METHODS
+from ...protocol._methods import WRITE_METHODS, Conflict
 from .._chain import EMPTY, Chain
 from .._keys import Keys
 from ._branches import BranchFold, subsets_of
@@ -52,7 +57,9 @@ if TYPE_CHECKING:
 # log (a whole kind): each keeps the containers the writes since the last one copied.
 MARK_EVERY = 32
 MOST_MARKS = 8
-# Folded writes kept over all logs (see docs/performance.md for what that is in memory).
+# Folded writes kept over all logs: this many per write of the context, and never fewer than `MOST_STEPS`
+# (80-200 bytes a step: docs/performance.md).
+STEPS_PER_WRITE = 2
 MOST_STEPS = 150_000
 # Results of one log remembered per cut, for a path resolved again.
 _RESULTS = 64
@@ -63,12 +70,18 @@ LogKey = tuple[str, str | None, Path, int]  # kind, instance, path, global steps
 
 
 class _Recorder:
-    """A fold of one path that logs every step (`BranchFold` drives it)."""
+    """A fold of one path that logs every step (`BranchFold` drives it).
 
-    __slots__ = ("log", "root")
+    A push or concat onto an array at the root's first level copies the array once after each mark, and
+    appends in place while the array is its own (`owned`: made by this fold since the last mark, and seen by
+    nothing else): a lane of thousands of pushes costs as many steps, not steps times its length. A mark,
+    and the end of a run (`PathLog.upto`: its root can be read then), give the arrays away."""
+
+    __slots__ = ("log", "owned", "root")
 
     def __init__(self, log: PathLog, root: Any) -> None:
         self.log, self.root = log, root
+        self.owned: dict[str, list[Any]] = {}
 
     def step(self, message_id: int, write: Write) -> None:
         log, root = self.log, self.root
@@ -76,14 +89,26 @@ class _Recorder:
         count = len(ids)
         if count % log.every == 0:
             log.marks.append(root)
+            self.owned.clear()
         ids.append(message_id)
-        updated, reason, concerns = attempt(root, write)
+        grown = self._grown(root, write)
+        if grown is None:
+            updated, reason, concerns = attempt(root, write)
+            if reason is not None:
+                target = log.path
+                if concerns is None or concerns[: len(target)] == target[: len(concerns)]:
+                    log.fail(log.key(message_id), reason)
+                return
+            self.root = updated
+            self._own(updated, write)
+        self._note(root, write, count)
+        if grown is not None:
+            grown[0].extend(grown[1])  # after `_note`, which reads the value before the write
+
+    def _note(self, root: Any, write: Write, count: int) -> None:
+        """Log step `count` as a change of the path when `write` (applied to `root`) changed it."""
+        log = self.log
         target = log.path
-        if reason is not None:
-            if concerns is None or concerns[: len(target)] == target[: len(concerns)]:
-                log.fail(log.key(message_id), reason)
-            return
-        self.root = updated
         path = write.path
         size = len(path)
         if path[: len(target)] != target[:size]:
@@ -99,6 +124,31 @@ class _Recorder:
             log.changes.append(count)
             log.resets.append(effect == "reset")
 
+    def _grown(self, root: Any, write: Write) -> tuple[list[Any], list[Any]] | None:
+        """The array of its own that `write` appends to, and what it appends; None when it must be applied."""
+        path = write.path
+        if write.problem is not None or len(path) != 1 or type(root) is not dict:
+            return None
+        owned = self.owned.get(path[0])
+        if owned is None or root.get(path[0]) is not owned:
+            return None
+        method = WRITE_METHODS[write.method]
+        if method.appends is None:
+            return None
+        try:
+            tail: list[Any] = method.apply([], write.value)  # an appending method: what it appends to any array
+        except Conflict:
+            return None
+        return self.owned[path[0]], tail
+
+    def _own(self, root: Any, write: Write) -> None:
+        """Note the array `write` just made at the root's first level by appending (a copy, its own)."""
+        path = write.path
+        if len(path) == 1 and WRITE_METHODS[write.method].appends is not None and type(root) is dict:
+            made = root.get(path[0])
+            if type(made) is list and made is not write.value:  # a concat onto nothing keeps the write's own
+                self.owned[path[0]] = made
+
 
 class PathLog:
     """One layer's writes that can matter to one path, folded once: per step its message id, the steps that
@@ -107,7 +157,7 @@ class PathLog:
     and a lookup in the order's table of 100,000 keys is a cache miss.)"""
 
     __slots__ = ("base", "changes", "dependents", "every", "failed", "fold", "gaps", "ids", "key", "marks", "near",
-                 "path", "problems_at", "resets", "results", "root", "writes")
+                 "path", "problems_at", "reads", "resets", "results", "root", "writes")
 
     def __init__(
         self, path: Path, base: PathLog | None, expected: int, writes: Mapping[int, Write], key: Key
@@ -125,6 +175,7 @@ class PathLog:
         self.failed: list[int] = []  # per problem: how many steps had been folded with it
         self.problems_at: list[Chain] = []  # per problem: the chain of the problems up to it
         self.results: dict[int, Found] = {}
+        self.reads = 0  # how many times `found` read it (`LaneLogs` drops logs read once first)
         self.fold: BranchFold | None = None  # how it goes on, until it has folded every write
 
     def upto(self, limit: int | None, most: int | None = None) -> tuple[int, bool]:
@@ -136,6 +187,8 @@ class PathLog:
         size = len(self.ids)
         complete = fold.run(limit, most)
         self.root = fold.state.root
+        if isinstance(fold.state, _Recorder):
+            fold.state.owned.clear()  # its root can be read now: no more appends in place
         if fold.done:
             self.fold = None
         return len(self.ids) - size, complete
@@ -196,7 +249,11 @@ class LaneLogs:
 
     def __init__(self, store: Store) -> None:
         self._store = store
-        self._logs: OrderedDict[LogKey, PathLog] = OrderedDict()  # least recently read first
+        self._logs: dict[LogKey, PathLog] = {}
+        # Which to drop first for room: the logs read at most once (the newest first), then those read again
+        # (the least recently read first).
+        self._once: OrderedDict[LogKey, None] = OrderedDict()
+        self._again: OrderedDict[LogKey, None] = OrderedDict()
         self._kinds: dict[str, dict[LogKey, None]] = {}
         self._steps = 0
         self._generation = store.order.generation
@@ -225,13 +282,18 @@ class LaneLogs:
         """`ref`'s result in the view of `instance` up to order key `limit` (None: all), from the logs."""
         self._current()
         path = ref.path
-        glob = self._log((ref.kind, None, path, 0), None, limit)[0]
+        key_glob = (ref.kind, None, path, 0)
+        glob = self._log(key_glob, None, limit)[0]
         parts: tuple[PathLog, ...] = (glob,)
         counts = [glob.count(limit)]
+        key_own = (ref.kind, instance, path, counts[0])
         if instance is not None:  # the instance layer, from the global fold at the cut
-            own = self._log((ref.kind, instance, path, counts[0]), glob, limit)[0]
+            own = self._log(key_own, glob, limit)[0]
             parts, counts = (glob, own), [counts[0], own.count(limit)]
         own, count = parts[-1], counts[-1]
+        self._read(key_glob)
+        if instance is not None:
+            self._read(key_own)
         memo = count if limit is not None else -1
         known = own.results.get(memo)
         if known is not None:
@@ -265,9 +327,7 @@ class LaneLogs:
         otherwise folded on by at most `most` steps: the log, and how many of `most` are left once it is
         folded up to `limit` (None when they ran out first; 0 when `most` is None)."""
         log = self._logs.get(key)
-        if log is not None:
-            self._logs.move_to_end(key)
-        else:
+        if log is None:
             store = self._store
             kind, instance, path, start = key
             layer = store.layers.get((kind, instance)) or Layer()
@@ -278,6 +338,7 @@ class LaneLogs:
             log.fold = BranchFold(recorder, subsets, path, store.writes, order_key)
             log.gaps = log.fold.gaps
             self._logs[key] = log
+            self._once[key] = None
             self._kinds.setdefault(kind, {})[key] = None
             if base is not None:
                 base.dependents.append(key)
@@ -286,18 +347,38 @@ class LaneLogs:
         if not added:
             return log, left
         self._steps += added
-        while self._steps > MOST_STEPS and len(self._logs) > 2:  # keep this one (and its base)
-            oldest = next(iter(self._logs))
-            if oldest == key or self._logs[oldest] is base:
-                self._logs.move_to_end(oldest)
-                continue
-            self._drop(oldest)
+        most_steps = max(MOST_STEPS, STEPS_PER_WRITE * len(self._store.writes))
+        while self._steps > most_steps:
+            victim = self._victim(key, base)
+            if victim is None:
+                break
+            self._drop(victim)
         return log, left
+
+    def _read(self, key: LogKey) -> None:
+        """`found` read the log of `key` (just folded, or kept)."""
+        log = self._logs[key]
+        log.reads += 1
+        if log.reads > 1:
+            self._once.pop(key, None)
+            self._again[key] = None
+            self._again.move_to_end(key)
+
+    def _victim(self, key: LogKey, base: PathLog | None) -> LogKey | None:
+        """The log to drop first for room, but neither `key` nor its `base`: the newest of those read at most
+        once, else the least recently read."""
+        for order in (reversed(self._once), iter(self._again)):
+            for other in order:
+                if other != key and self._logs[other] is not base:
+                    return other
+        return None
 
     def _drop(self, key: LogKey) -> None:
         log = self._logs.pop(key, None)
         if log is None:
             return
+        self._once.pop(key, None)
+        self._again.pop(key, None)
         del self._kinds[key[0]][key]
         self._steps -= log.size()
         for dependent in log.dependents:  # instance logs continue from it
@@ -305,6 +386,8 @@ class LaneLogs:
 
     def clear(self) -> None:
         self._logs.clear()
+        self._once.clear()
+        self._again.clear()
         self._kinds.clear()
         self._steps = 0
 

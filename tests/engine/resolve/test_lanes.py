@@ -36,14 +36,14 @@ from contextdeck.engine.resolve._incremental._branches import touches, touching
 @contextmanager
 def marks_every(steps: int, most: int | None = None) -> Iterator[None]:
     """Logs keep a root every `steps` steps (small, so that `at` replays), and at most `most` steps."""
-    saved = _lanes.MARK_EVERY, _lanes.MOST_STEPS
+    saved = _lanes.MARK_EVERY, _lanes.MOST_STEPS, _lanes.STEPS_PER_WRITE
     _lanes.MARK_EVERY = steps
     if most is not None:
-        _lanes.MOST_STEPS = most
+        _lanes.MOST_STEPS, _lanes.STEPS_PER_WRITE = most, 0
     try:
         yield
     finally:
-        _lanes.MARK_EVERY, _lanes.MOST_STEPS = saved
+        _lanes.MARK_EVERY, _lanes.MOST_STEPS, _lanes.STEPS_PER_WRITE = saved
 
 
 DOCUMENTS = {
@@ -183,15 +183,38 @@ def test_an_instance_view_at_a_cut_continues_from_the_global_log_there() -> None
 
 
 def test_logs_keep_at_most_their_budget_of_steps() -> None:
-    """Past `MOST_STEPS` folded writes the least recently read logs are dropped; results stay exact."""
+    """Past their budget of folded writes, logs read once are dropped, the newest first: a second pass over
+    more paths than fit finds the first one kept (dropping the oldest, it would find none). A log read again
+    is kept before those, and results stay exact."""
     document = [_state(lane, n) for n in range(5) for lane in "abcdefgh"]
     with marks_every(2, most=12):
         ctx = Context(document)
+        logs = ctx._lanes._logs
         for lane in "abcdefgh":
             assert ctx.resolve(f"†s.{lane}").sources == (32 + "abcdefgh".index(lane),)
             assert ctx._lanes._steps <= 12
-        assert ("s", None, ("h",), 0) in ctx._lanes._logs
-        assert ("s", None, ("a",), 0) not in ctx._lanes._logs
+        assert set(logs) == {("s", None, ("a",), 0), ("s", None, ("h",), 0)}
+        for lane in "abcdefgh":
+            kept = ("s", None, (lane,), 0) in logs
+            assert ctx.resolve(f"†s.{lane}").sources == (32 + "abcdefgh".index(lane),)
+            assert kept == (lane == "a")
+        assert ("s", None, ("a",), 0) in logs  # read twice: kept before the logs read once
+        ctx.resolve("†s.c")
+        ctx.resolve("†s.c")
+        ctx.resolve("†s.d")  # room for two logs of 5 steps: the one read once goes
+        assert set(logs) == {("s", None, ("c",), 0), ("s", None, ("d",), 0)}
+
+
+def test_logs_keep_as_many_steps_as_the_document_has_writes_times_two() -> None:
+    """The budget grows with the document: 80 writes keep 160 folded steps, though `MOST_STEPS` is 12."""
+    document = [_state(lane, n) for n in range(10) for lane in "abcdefgh"]
+    with marks_every(2, most=12):
+        _lanes.STEPS_PER_WRITE = 2
+        ctx = Context(document)
+        for lane in "abcdefgh":
+            ctx.resolve(f"†s.{lane}")
+        assert ctx._lanes._steps >= 80
+        assert len(ctx._lanes._logs) == 8
 
 
 @settings(max_examples=200, deadline=None)
@@ -288,3 +311,20 @@ def test_a_whole_kind_folded_in_slices_takes_one_call_per_slice() -> None:
     assert ctx._lanes._steps == 40
     assert ctx.resolve("†s") == reference(ctx.messages, "†s", None, None)
     assert ctx._lanes._steps == 40
+
+
+def test_a_value_read_at_a_cut_stays_as_it_was_when_its_log_folds_on() -> None:
+    """A log of pushes appends in place to an array it made since its last mark; an array it gave away (a
+    result at a cut, a mark, an instance log's start) is never appended to: each stays what it was."""
+    document = [{**_state("a", n), "_outputMethod": "push"} for n in range(50)]
+    document += [{**_state("a", n, "1"), "_outputMethod": "push"} for n in range(50, 60)]
+    with marks_every(64):
+        ctx = Context(document)
+        early = ctx.resolve("†s.a", at=20).value
+        assert early == list(range(20))
+        mine = ctx.resolve("†s.a", "1").value
+        assert mine == list(range(60))
+        assert ctx.resolve("†s.a").value == list(range(50))
+        assert early == list(range(20))
+        assert mine == list(range(60))
+        assert ctx.resolve("†s.a", "1", at=55) == reference(ctx.messages, "†s.a", "1", 55)
