@@ -1,10 +1,11 @@
 """The whole state at a cursor, with the message that set each path: `CursorState`, in small slices.
 
 `CursorState.steps` is a generator: each `next()` does a few milliseconds of work, so a window painting
-the state never blocks for long, however many messages there are. It folds each identity's writes
-exactly as the reference fold does (`_fold.py`: the same `write_at`, and `_touched` agrees with its
-`_effect`), noting for every path the last message that set it, in one pass instead of one resolution
-per path. The folds keep marks (`Track`), so that moving the cursor refolds a few writes per identity,
+the state never blocks for long, however many messages there are. It folds each identity's writes, read
+from the context's index of them (`Layer.all`: no message is scanned), exactly as the reference fold does
+(`_fold.py`: the same `write_at`, and `_touched` agrees with its `_effect`), noting for every path the last
+message that set it, in one pass instead of one resolution per path.
+The folds keep marks (`Track`), so that moving the cursor refolds a few writes per identity,
 not the whole history. What a write shadowed, and every earlier write, is `Context.blame`'s
 (`CursorState.blame`). This is the one place that answers "which message set this value".
 """
@@ -12,8 +13,7 @@ not the whole history. What a write shadowed, and every earlier write, is `Conte
 from __future__ import annotations
 
 import time
-from array import array
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,27 +23,15 @@ from ..protocol._messages import MISSING, Write, get_path
 from ..protocol._methods import WRITE_METHODS, Conflict, write_at
 from ..resolve import _paranoid
 from ..resolve._incremental._blame import Blame
+from ..resolve._incremental._store import Store
 from ._context import Context
 
 Identity = tuple[str, str | None]
 Path = tuple[str, ...]
-SLICE = 1000  # messages scanned between two looks at the clock
+SLICE = 1000  # marks freed between two looks at the clock
 FOLD_WRITES = 25  # writes folded between two looks at the clock
 FOLD_WORK = 1000  # paths of one big write noted between two looks at the clock
 SPACING = 16  # writes between two marks of a track (at least): a cursor move refolds fewer than this
-
-
-@dataclass
-class Lane:
-    """The messages of one layer that write, in context order: their indices, in an `array`.
-
-    Not a list of indices or of writes: the cyclic garbage collector walks every item of a young list,
-    reading the header of each scattered object, inside the state view's slices after every edit. An
-    array is one buffer the collector never looks into; a fold reads each write from the context when it
-    gets there.
-    """
-
-    indices: array[int] = field(default_factory=lambda: array("q"))
 
 
 @dataclass(frozen=True)
@@ -104,12 +92,6 @@ def _touched(write: Write, root: Any) -> Iterator[Path]:
         yield from ((*path, str(start + offset), *sub) for sub in _all_paths(item))
 
 
-def _write(context: Context, index: int) -> Write:
-    write = context.info(index).write
-    assert write is not None  # a lane holds only messages that write
-    return write
-
-
 def fold_step(root: Any, writer: dict[Path, int], index: int, write: Write) -> Generator[None, None, Any]:
     """Apply one write as `resolve/_fold.py`'s `fold` does and return the new root; note the write in
     `writer` as the latest source of every path it reset or added to (a big value: in slices)."""
@@ -127,15 +109,16 @@ def fold_step(root: Any, writer: dict[Path, int], index: int, write: Write) -> G
 
 
 class Track:
-    """The fold of one lane from a starting mark, with a `Mark` kept every `SPACING` writes or more (more
-    when the value is big, so that the marks take memory in proportion to the writes): a cursor anywhere
-    resumes from the nearest mark before it, or from the last answer when that is nearer (a step forward)."""
+    """The fold of one layer's writes (its `Layer.all`: ids in order) from a starting mark, with a `Mark`
+    kept every `SPACING` writes or more (more when the value is big, so that the marks take memory in
+    proportion to the writes): a cursor anywhere resumes from the nearest mark before it, or from the last
+    answer when that is nearer (a step forward). Counts and indices hold while the context is unchanged."""
 
-    def __init__(self, lane: Lane, start: Mark) -> None:
-        self.lane, self.marks, self.last = lane, [start], start
+    def __init__(self, ids: list[int], start: Mark) -> None:
+        self.ids, self.marks, self.last = ids, [start], start
 
-    def steps(self, context: Context, count: int, out: list[Mark]) -> Iterator[None]:
-        """The fold of the lane's first `count` writes of `context` (appended to `out`), in slices."""
+    def steps(self, store: Store, count: int, out: list[Mark]) -> Iterator[None]:
+        """The fold of the layer's first `count` writes (appended to `out`), in slices."""
         if count == self.last.count:
             out.append(self.last)
             return
@@ -147,8 +130,8 @@ class Track:
         while done < count:
             if done % FOLD_WRITES == 0:
                 yield
-            index = self.lane.indices[done]
-            root = yield from fold_step(root, writer, index, _write(context, index))
+            message_id = self.ids[done]
+            root = yield from fold_step(root, writer, store.order.index_of(message_id), store.writes[message_id])
             done += 1
             # A mark copies `writer` (which keeps paths gone since: they are never looked up, and pruning
             # would cost more than it saves), so marks are further apart when it is big.
@@ -160,56 +143,53 @@ class Track:
 
 
 @dataclass
-class Layers:
-    """Every data message's write, by kind (global layer) and by identity (instance layer), in order, and
-    the folds of those lanes (`Track`) kept while the context is unchanged."""
+class Folds:
+    """The folds (`Track`) of every layer the state was asked about, kept while the context is unchanged."""
 
-    order: dict[Identity, int] = field(default_factory=dict)  # identity -> index of its first message
-    global_lanes: dict[str, Lane] = field(default_factory=dict)
-    instance_lanes: dict[Identity, Lane] = field(default_factory=dict)
-    scanned: int = 0  # messages scanned so far (a scan interrupted by a new cursor resumes there)
-    complete: bool = False  # the scan reached the end of the context
     global_tracks: dict[str, Track] = field(default_factory=dict)
-    # An instance lane folds on top of its kind's global layer as of the cursor: its track holds for one
+    # An instance layer folds on top of its kind's global layer as of the cursor: its track holds for one
     # count of global writes (the int), and starts again when a cursor move changes that count.
     instance_tracks: dict[Identity, tuple[int, Track]] = field(default_factory=dict)
 
-    def identities(self, at: int) -> list[Identity]:
-        return [identity for identity, first in self.order.items() if first < at]
-
-    def fold_steps(self, context: Context, identity: Identity, at: int, out: list[Mark]) -> Iterator[None]:
-        """The fold of `identity` over the first `at` messages (global layer, then its instance layer)."""
+    def fold_steps(self, store: Store, identity: Identity, limit: int | None, out: list[Mark]) -> Iterator[None]:
+        """The fold of `identity` up to order key `limit` (global layer, then its instance layer)."""
         kind, instance = identity
-        lane = self.global_lanes.get(kind, Lane())
-        track = self.global_tracks.get(kind) or self.global_tracks.setdefault(kind, Track(lane, Mark(0, MISSING, {})))
+        ids = _ids(store, (kind, None))
+        track = self.global_tracks.get(kind) or self.global_tracks.setdefault(kind, Track(ids, Mark(0, MISSING, {})))
         base: list[Mark] = []
-        yield from track.steps(context, bisect_left(lane.indices, at), base)
+        yield from track.steps(store, _count(store, ids, limit), base)
         if instance is None:
             out.append(base[0])
             return
-        lane = self.instance_lanes.get(identity, Lane())
+        ids = _ids(store, identity)
         known = self.instance_tracks.get(identity)
         if known is None or known[0] != base[0].count:
-            known = (base[0].count, Track(lane, Mark(0, base[0].value, base[0].writer)))
+            known = (base[0].count, Track(ids, Mark(0, base[0].value, base[0].writer)))
             self.instance_tracks[identity] = known
-        yield from known[1].steps(context, bisect_left(lane.indices, at), out)
+        yield from known[1].steps(store, _count(store, ids, limit), out)
 
 
-# Freeing a scan of 100,000 messages at once takes milliseconds that add up: a dropped scan's lists wait
+def _ids(store: Store, identity: Identity) -> list[int]:
+    layer = store.layers.get(identity)
+    return [] if layer is None else layer.all
+
+
+def _count(store: Store, ids: list[int], limit: int | None) -> int:
+    """How many of a layer's writes are at or before order key `limit` (None: all)."""
+    return len(ids) if limit is None else bisect_right(ids, limit, key=store.order.key.__getitem__)
+
+
+# Freeing the marks of many big folds at once takes milliseconds that add up: a dropped fold's marks wait
 # here and are freed a few at a time (`free_some`).
 _graveyard: list[list[Any]] = []
 
 
-def bury(layers: Layers) -> None:
-    """Empty `layers`, keeping its contents alive until `free_some` frees them in small pieces."""
-    _graveyard.extend(track.marks for track in layers.global_tracks.values())
-    _graveyard.extend(track.marks for _, track in layers.instance_tracks.values())
-    layers.order.clear()
-    layers.global_lanes.clear()
-    layers.instance_lanes.clear()
-    layers.global_tracks.clear()
-    layers.instance_tracks.clear()
-    layers.scanned, layers.complete = 0, False
+def bury(folds: Folds) -> None:
+    """Empty `folds`, keeping its marks alive until `free_some` frees them in small pieces."""
+    _graveyard.extend(track.marks for track in folds.global_tracks.values())
+    _graveyard.extend(track.marks for _, track in folds.instance_tracks.values())
+    folds.global_tracks.clear()
+    folds.instance_tracks.clear()
 
 
 def free_some(deadline: float) -> bool:
@@ -224,58 +204,28 @@ def free_some(deadline: float) -> bool:
     return not _graveyard
 
 
-def scan_steps(context: Context, out: Layers) -> Iterator[None]:
-    """Fill `out` from `context` (from where an earlier scan stopped), yielding every `SLICE` messages.
-
-    The context does not change meanwhile: `CursorState.steps` starts again on new `Layers` when it does.
-    """
-    index = out.scanned
-    while index < len(context):
-        if index % SLICE == 0 and index > out.scanned:
-            out.scanned = index
-            yield
-        info = context.info(index)
-        identity = info.identity
-        if identity is not None and info.write is not None:
-            out.order.setdefault(identity, index)
-            kind, instance = identity
-            if instance is None:
-                lane = out.global_lanes.get(kind) or out.global_lanes.setdefault(kind, Lane())
-            else:
-                lane = out.instance_lanes.get(identity) or out.instance_lanes.setdefault(identity, Lane())
-            lane.indices.append(index)
-        index += 1
-    out.scanned, out.complete = index, True
-
-
-def state_steps(context: Context, at: int | None, layers: Layers, out: list[IdentityState]) -> Iterator[None]:
-    """The whole state as of the first `at` messages into `out`, one identity after another.
-
-    `layers` scanned earlier from the same (unchanged) context is reused, with its folds; an incomplete
-    one is filled here.
-    """
-    limit = len(context) if at is None else min(at, len(context))
-    if not layers.complete:
-        yield from scan_steps(context, layers)
-    for identity in layers.identities(limit):
+def state_steps(context: Context, at: int | None, folds: Folds, out: list[IdentityState]) -> Iterator[None]:
+    """The whole state as of the first `at` messages into `out`, one identity after another, reusing the
+    folds in `folds` (made earlier from the same, unchanged, context)."""
+    store, limit = context._store, context._limit_key(at)
+    for identity in context.identities(at):
         mark: list[Mark] = []
-        yield from layers.fold_steps(context, identity, limit, mark)
+        yield from folds.fold_steps(store, identity, limit, mark)
         out.append(IdentityState(identity, mark[0].value, mark[0].writer))
         yield  # between two identities: each refolds at most `SPACING` writes after a jump
-
 
 
 class CursorState:
     """The state of one context at any cursor: every identity's value and who set each of its paths.
 
-    The scan of the messages and the folds are kept between cursor moves while the context is unchanged;
-    an edit drops them (`free_some` frees them in slices). `steps` computes in slices, `at` at once.
+    The folds are kept between cursor moves while the context is unchanged; an edit drops them (`free_some`
+    frees them in slices). `steps` computes in slices, `at` at once.
     """
 
     def __init__(self, context: Context) -> None:
         self.context = context
-        self._layers = Layers()
-        self._busy: Layers | None = None  # what an unfinished `steps` reads
+        self._folds = Folds()
+        self._busy: Folds | None = None  # what an unfinished `steps` reads
         for signal in self._signals():
             signal.connect(self._stale)
 
@@ -290,7 +240,7 @@ class CursorState:
         self._stale()
 
     def _stale(self, *_args: object) -> None:
-        old, self._layers = self._layers, Layers()
+        old, self._folds = self._folds, Folds()
         if old is not self._busy:  # else the computation under way still reads it: buried when replaced
             bury(old)
 
@@ -298,20 +248,20 @@ class CursorState:
         """The state as of the first `at` messages (None: all) into `out`, yielding every few milliseconds.
 
         Starting another computation abandons an unfinished one (its results are not complete). An edit
-        between two slices starts this one again on the edited messages: the scan so far, and the folds,
-        name messages by their old indices."""
+        between two slices starts this one again on the edited messages: the folds so far
+        name messages by their old indices and counts."""
         while True:
-            if self._busy is not None and self._busy is not self._layers:
-                bury(self._busy)  # an interrupted computation's scan of an older context
-            layers = self._busy = self._layers
-            for _ in state_steps(self.context, at, layers, out):
+            if self._busy is not None and self._busy is not self._folds:
+                bury(self._busy)  # an interrupted computation's folds of an older context
+            folds = self._busy = self._folds
+            for _ in state_steps(self.context, at, folds, out):
                 yield
-                if self._layers is not layers:
+                if self._folds is not folds:
                     out.clear()
                     break
             else:
                 break
-        if self._busy is layers:
+        if self._busy is folds:
             self._busy = None
         if _paranoid.ENABLED:
             messages = self.context._store.listed

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from contextdeck.engine import MISSING, Context, CursorState, Edit, IdentityState, Insert, Move, Replace
 from contextdeck.engine.document import _state as _blame
-from contextdeck.engine.document._state import Layers, state_steps
+from contextdeck.engine.document._state import Folds, state_steps
 
 SEGMENTS = ("a", "b", "0", "1")
 keys = st.sampled_from(SEGMENTS)
@@ -47,7 +47,7 @@ def writes(draw: st.DrawFn) -> dict[str, Any]:
 contexts = st.lists(st.one_of(writes(), writes(), st.just({"type": "text", "text": "hi"})), max_size=14)
 
 
-def _state(context: Context, at: int, layers: Layers) -> list[IdentityState]:
+def _state(context: Context, at: int, layers: Folds) -> list[IdentityState]:
     out: list[IdentityState] = []
     for _ in state_steps(context, at, layers, out):
         pass
@@ -68,7 +68,7 @@ def test_the_state_and_its_setters_match_the_engine_at_every_cursor(
     `ctx.value_of` and each path's "set by" is the last write of `ctx.blame` (in fold order: global layer,
     then instance layer), one of `ctx.resolve(...).sources`."""
     context = Context(messages)
-    layers = Layers()
+    layers = Folds()
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_blame, "SPACING", spacing)  # marks every few writes, so that cursors resume from them
         for at in cursors:
@@ -91,7 +91,7 @@ def test_a_step_forward_folds_one_write(monkeypatch: pytest.MonkeyPatch) -> None
     """Moving the cursor one message on folds one write more, not the history again (the last answer is kept);
     a jump back resumes from a mark, not from the start."""
     context = Context([{"type": "state", "data": {"n": n}} for n in range(100)])
-    layers = Layers()
+    layers = Folds()
     _state(context, 70, layers)
     folded: list[int] = []
     step = _blame.fold_step
@@ -116,33 +116,22 @@ def test_a_big_value_is_noted_in_slices() -> None:
     big = {f"k{n}": {"v": n} for n in range(5000)}
     context = Context([{"type": "state", "data": big}, {"type": "state", "data": {"k7": {"v": -1}}}])
     out: list[IdentityState] = []
-    slices = sum(1 for _ in state_steps(context, None, Layers(), out))
+    slices = sum(1 for _ in state_steps(context, None, Folds(), out))
     assert slices >= 5000 * 2 // _blame.FOLD_WORK
     writer = out[0].writer
     assert (writer[("k7", "v")], writer[("k8", "v")], writer[("k4999",)], writer[()]) == (1, 0, 0, 1)
 
 
-def test_a_new_cursor_resumes_an_interrupted_scan(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Moving the cursor while the messages are being scanned carries on the scan where it stopped (no
-    message scanned twice) and gives the same state as an uninterrupted computation."""
-    monkeypatch.setattr(_blame, "SLICE", 10)
-    context = Context([{"type": "state", "_instance": f"p{n % 3}", "data": {"n": n}} for n in range(100)])
-    layers = Layers()
-    steps = state_steps(context, 50, layers, [])
-    for _ in range(3):
-        next(steps)
-    assert 0 < layers.scanned < 100
-    seen: list[int] = []
-    info = context.info
-    monkeypatch.setattr(context, "info", lambda index: (seen.append(index), info(index))[1])
-    resumed = _state(context, 80, layers)
-    assert layers.complete
-    scanned = seen[:100 - seen[0]]  # then the folds read the writes they fold (up to message 80)
-    assert scanned == list(range(seen[0], 100))
-    assert seen[0] > 0
-    assert all(index < 80 for index in seen[len(scanned):])
-    expected = _state(Context(context.messages), 80, Layers())
-    assert [(f.identity, f.value, f.writer) for f in resumed] == [(f.identity, f.value, f.writer) for f in expected]
+def test_the_state_reads_only_the_writes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The state folds each identity's writes from the context's index of them: no message is looked at
+    one by one, however many there are, and the instance layers fold on their global layer."""
+    context = Context([{"type": "state", "_instance": f"p{n % 3}", "data": {"n": n}} for n in range(100)]
+                      + [{"type": "text", "text": "hi"}] * 100)
+    monkeypatch.setattr(context, "info", lambda index: pytest.fail(f"message {index} looked at"))
+    state = _state(context, 150, Folds())
+    assert [(f.identity, f.value, f.writer[("n",)]) for f in state] == [
+        (("state", f"p{n}"), {"n": 99 - (99 - n) % 3}, 99 - (99 - n) % 3) for n in range(3)
+    ]
 
 
 def test_the_state_follows_edits_and_knows_what_each_write_shadowed() -> None:
