@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..document._context import Context
-from ..document._tool_plan_index import tool_plan_index_of
 from ..document._view import Messages
 from ..protocol._messages import Form
 from ..resolve._resolution import Diagnostic
@@ -58,7 +57,7 @@ def tool_definitions(
 def form_indices(context: Messages, form: Form, limit: int) -> list[int]:
     """The messages of `form` among the first `limit`: a context keeps an index of them, a view is scanned."""
     if isinstance(context, Context):
-        return list(tool_plan_index_of(context).indices(form, limit))
+        return context.indices_of(form, limit)
     return [index for index in range(limit) if context.info(index).form is form]
 
 

@@ -15,7 +15,7 @@ from psygnal import Signal
 
 from ..protocol._errors import ContentError
 from ..protocol._expressions import Expression, Reference, parse_expression
-from ..protocol._messages import MessageInfo, classify, message_problem
+from ..protocol._messages import Form, MessageInfo, message_problem
 from ..resolve import _paranoid
 from ..resolve._fold import PathValue
 from ..resolve._incremental._blame import Blame, blame_of
@@ -64,8 +64,7 @@ class Context:
         for message in messages:
             message_id = self._new_id()
             message = _checked(message, len(ids))
-            info = self._store.infos[message_id] = classify(message)
-            self._store.messages[message_id] = message
+            info = self._store.put(message_id, message)
             self._store.listed.append(message)
             if info.write is not None and info.identity is not None:
                 self._store.writes[message_id] = info.write
@@ -94,6 +93,11 @@ class Context:
         """The messages as they are now, read-only and safe to hand to another thread (render, validate)."""
         ids, info = self._store.order.ids, self._store.infos
         return ContextView(tuple(self._store.listed), tuple([info[i] for i in ids]))
+
+    def indices_of(self, form: Form, at: int | None = None) -> list[int]:
+        """The indices of the tool or plan messages (`form`) among the first `at`, in order."""
+        found = sorted(map(self._store.order.index_of, self._store.forms[form]))
+        return found if at is None else [index for index in found if index < at]
 
     def id_at(self, index: int) -> int:
         """The stable id of the message at `index`: it survives replace, move and other edits."""
@@ -205,8 +209,7 @@ class Context:
     def _insert(
         self, index: int, message: Message, message_id: int, key: int | None = None
     ) -> tuple[Plan, Interval | None]:
-        self._store.messages[message_id] = message
-        self._store.infos[message_id] = classify(message)
+        self._store.put(message_id, message)
         self._store.order.insert(index, message_id, key)
         self._store.listed.insert(index, message)
         plan: Plan = {}
@@ -223,16 +226,15 @@ class Context:
         self._drop_write(plan, message_id)
         self._store.order.pop(index)
         del self._store.listed[index]
-        del self._store.infos[message_id]
-        return self._store.messages.pop(message_id), message_id, plan, Interval(key, None)
+        return self._store.take(message_id), message_id, plan, Interval(key, None)
 
     def _replace(self, index: int, message: Message) -> tuple[Message, Plan]:
         message_id = self._store.order.ids[index]
         plan: Plan = {}
         self._drop_write(plan, message_id)
-        previous, self._store.messages[message_id] = self._store.messages[message_id], message
+        previous = self._store.messages[message_id]
+        self._store.put(message_id, message)
         self._store.listed[index] = message
-        self._store.infos[message_id] = classify(message)
         self._add_write(plan, message_id, False)
         return previous, plan
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...protocol._messages import MessageInfo, Write
+from ...protocol._messages import Form, MessageInfo, Write, classify
 from .._order import Order
 from ._index import Layer
 
@@ -19,9 +19,10 @@ Identity = tuple[str, str | None]
 class Store:
     """The messages by stable id (`messages`) and in order (`listed`, parallel to `order.ids`), where each
     id is (`order`), what each is (`infos`), the writes of the data messages (`writes`), and those writes
-    per identity and lane (`layers`)."""
+    per identity and lane (`layers`), and the ids of the tool and plan messages (`forms`: finding the tools
+    and the pending calls costs O(tools and plans), not a look at every message)."""
 
-    __slots__ = ("infos", "layers", "listed", "messages", "order", "writes")
+    __slots__ = ("forms", "infos", "layers", "listed", "messages", "order", "writes")
 
     def __init__(self) -> None:
         self.order = Order()
@@ -33,6 +34,25 @@ class Store:
         self.infos: dict[int, MessageInfo] = {}
         self.writes: dict[int, Write] = {}
         self.layers: dict[Identity, Layer] = {}
+        self.forms: dict[Form, set[int]] = {Form.TOOL: set(), Form.PLAN: set()}
+
+    def put(self, message_id: int, message: Message) -> MessageInfo:
+        """Keep `message` under `message_id` (a new id, or in place of the message it had), parsed."""
+        self.messages[message_id] = message
+        info = self.infos[message_id] = classify(message)
+        for form, ids in self.forms.items():
+            if info.form is form:
+                ids.add(message_id)
+            else:
+                ids.discard(message_id)
+        return info
+
+    def take(self, message_id: int) -> Message:
+        """Forget the message under `message_id`; returns it."""
+        del self.infos[message_id]
+        for ids in self.forms.values():
+            ids.discard(message_id)
+        return self.messages.pop(message_id)
 
     def layer(self, identity: Identity) -> Layer:
         """The writes of one identity (made empty on first use)."""

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from incremental_strategies import edits, messages
 
-from contextdeck.engine import Context, Insert, Move, Remove, Replace
+from contextdeck.engine import Context, Form, Insert, Move, Remove, Replace
 
 A, B, C = ({"type": "state", "data": {"n": n}} for n in range(3))
 
@@ -76,3 +76,28 @@ def _applied(model: list[Any], edit: Any) -> list[Any]:
     else:
         model.insert(edit.dst, model.pop(edit.src))
     return model
+
+
+_forms = st.sampled_from([
+    {"type": "tool", "tool": {"name": "t", "parameters": {}}},
+    {"type": "plan", "plan": []},
+    {"type": "text", "text": "x"},
+    {"type": "state", "data": {"n": 1}},
+])
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(_forms, max_size=6), st.data())
+def test_the_tools_and_plans_are_known_after_any_edits(start: list[dict[str, Any]], data: st.DataObject) -> None:
+    """`indices_of` names the tool and plan messages, in order, after inserts, removes, replaces, moves and
+    previews, as a look at every message does (the calls panel finds the tools and calls through it)."""
+    ctx = Context(start)
+    for _ in range(data.draw(st.integers(1, 8))):
+        edit = data.draw(edits(len(ctx), _forms))
+        if data.draw(st.booleans()):
+            ctx.preview(edit)
+        else:
+            ctx.apply(edit)
+        for form in (Form.TOOL, Form.PLAN):
+            at = data.draw(st.integers(0, len(ctx)))
+            assert ctx.indices_of(form, at) == [i for i in range(at) if ctx.info(i).form is form]
