@@ -1,16 +1,143 @@
-"""Thin QUndoCommands around the engine's edits (Insert, Remove, Replace, Move): undo is data."""
+"""The command API: the one way the open document changes, and its undo history.
+
+Every change to the document is an engine edit (Insert, Remove, Replace, Move) or a change of the saved
+request's solution or schema, wrapped in a thin `QUndoCommand` (undo is data) and pushed by `Commands` on
+the session's undo stack. Views never call the document's mutators: the editor sends `message_edited`, the
+timeline `moveRequested`, and the window or an installed component turns them into a command here.
+`tests/gui/test_one_command_api.py` checks that nothing else in `gui/` writes.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from PySide6.QtGui import QUndoCommand
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QAction, QUndoCommand, QUndoStack
 
-from contextdeck.engine import Context, Edit, Insert, Move, Remove, Replace
+from contextdeck.engine import (
+    MISSING,
+    Context,
+    Document,
+    Edit,
+    Insert,
+    Move,
+    Remove,
+    Replace,
+    Shape,
+    TurnChange,
+    content_problem,
+)
+
+if TYPE_CHECKING:
+    from ._document_model import DocumentModel
 
 # Commands with the same id, the same message and the same field merge (consecutive typing in one field).
 TYPING_ID = 1
 _ABSENT = object()
+
+
+class Commands(QObject):
+    """Insert, delete, move, replace and edit messages, set the request's solution or schema, take a turn,
+    record what a run wrote; undo and redo. Each is one step of the undo stack; an edit the document
+    refuses (content that could not be saved) changes nothing and is said by `refused`."""
+
+    refused = Signal(str)  # why an edit was refused, for the status bar
+    turnChanged = Signal()  # the calls the document asks to run were replaced (a turn or solution, or its undo)
+
+    def __init__(self, document: DocumentModel, stack: QUndoStack, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._document = document
+        self._stack = stack
+
+    # -- messages -----------------------------------------------------------------------------------
+
+    def apply(self, edit: Edit, text: str | None = None) -> bool:
+        """Apply an engine edit as one undo step, then select what it touched; False when refused."""
+        if isinstance(edit, Insert | Replace) and self._refused(edit.message, edit.index):
+            return False
+        command = EditCommand(self._context(), edit, text or describe(edit))
+        self._stack.push(command)
+        target, count = command.edit, len(self._context())
+        if isinstance(target, Move):
+            self._document.select_message(target.dst)
+        elif isinstance(target, Insert | Replace | Remove) and count:
+            self._document.select_message(min(target.index, count - 1))
+        return True
+
+    def insert(self, index: int, message: dict[str, Any], text: str | None = None) -> bool:
+        return self.apply(Insert(index, message), text)
+
+    def delete(self, index: int) -> bool:
+        return self.apply(Remove(index))
+
+    def move(self, src: int, dst: int) -> bool:
+        return self.apply(Move(src, dst))
+
+    def replace(self, index: int, message: dict[str, Any], text: str | None = None) -> bool:
+        return self.apply(Replace(index, message), text)
+
+    def edit_message(self, index: int, before: dict[str, Any], after: dict[str, Any]) -> bool:
+        """The editor's edit of message `index`, made from `before`: written only while `before` is still the
+        document's message (else it would overwrite what the user did not edit), and merged with the typing
+        before it in the same field. False when refused (the editor shows the document's message again)."""
+        current = self._context()[index]
+        if before is not current and before != current:
+            return False
+        if self._refused(after, index):
+            return False
+        self._stack.push(TypingCommand(self._context(), index, after, f"Edit message {index}"))
+        return True
+
+    def apply_all(self, text: str, edits: list[Edit]) -> None:
+        """Several engine edits as one undo step (Restart's removal of a run's outputs)."""
+        self._stack.push(AppliedEdits(self._context(), edits, text, applied=False))
+
+    def record(self, text: str, edits: list[Edit]) -> None:
+        """Messages a run has appended already, recorded as one undo step (its undo removes them)."""
+        self._stack.push(AppliedEdits(self._context(), edits, text, applied=True))
+
+    # -- the saved request --------------------------------------------------------------------------------
+
+    def set_solution(self, solution: Any, text: str) -> None:
+        """The request's solution replaced (the model's answer to the whole request)."""
+        self._stack.push(TurnCommand(self, self._document.document, TurnChange(None, solution), text))
+
+    def take_turn(self, change: TurnChange, text: str = "Take the next turn") -> None:
+        """A turn taken: its plan message appended and (a saved request) its solution set, as one step."""
+        self._stack.push(TurnCommand(self, self._document.document, change, text))
+
+    def set_request_schema(self, schema: Any) -> None:
+        """The document's request schema (None removes it); a bare context becomes a saved request."""
+        self._stack.push(RequestSchemaCommand(self._document.document, schema))
+
+    # -- history ------------------------------------------------------------------------------------------
+
+    def undo(self) -> None:
+        self._stack.undo()
+
+    def redo(self) -> None:
+        self._stack.redo()
+
+    def undo_action(self, parent: QObject, text: str) -> QAction:
+        return self._stack.createUndoAction(parent, text)
+
+    def redo_action(self, parent: QObject, text: str) -> QAction:
+        return self._stack.createRedoAction(parent, text)
+
+    def _context(self) -> Context:
+        return self._document.context()
+
+    def _refused(self, message: dict[str, Any], index: int) -> bool:
+        problem = content_problem(message, index)
+        if problem is not None:
+            self.refused.emit(f"Edit refused: {problem}")
+        return problem is not None
+
+
+def apply_unrecorded(context: Context, edits: list[Edit]) -> None:
+    """Edits of a context that is not the open document (a delegate session's own): no undo step."""
+    for edit in edits:
+        context.apply(edit)
 
 
 class EditCommand(QUndoCommand):
@@ -53,6 +180,80 @@ class TypingCommand(EditCommand):
             return False
         self._edit = other._edit
         return True
+
+
+class AppliedEdits(QUndoCommand):
+    """Several edits as one step. Already applied ones (the engine appended a step's outputs): the first redo
+    does nothing. Undo applies the inverses in reverse order; a later redo applies the edits again."""
+
+    def __init__(self, context: Context, edits: list[Edit], text: str, applied: bool = True) -> None:
+        super().__init__(text)
+        self._context = context
+        self._edits = list(edits)
+        self._inverses: list[Edit] = []
+        self._skip = applied
+        if applied:
+            self._inverses = _inverses_of_appended(edits)
+
+    def redo(self) -> None:
+        if self._skip:
+            self._skip = False
+            return
+        self._inverses = [self._context.apply(edit) for edit in self._edits]
+
+    def undo(self) -> None:
+        self._edits = [self._context.apply(inverse) for inverse in reversed(self._inverses)][::-1]
+
+
+def _inverses_of_appended(edits: list[Edit]) -> list[Edit]:
+    """The inverse of each already applied Insert is the Remove of where it landed."""
+    inverses: list[Edit] = []
+    for edit in edits:
+        if not isinstance(edit, Insert):
+            raise TypeError("only appended messages can be recorded after the fact")
+        inverses.append(Remove(edit.index))
+    return inverses
+
+
+class TurnCommand(QUndoCommand):
+    """A turn taken: its plan message appended (when it has one) and (a saved request) its solution set;
+    undo takes both back. The commands' `turnChanged` follows each way."""
+
+    def __init__(self, commands: Commands, document: Document, change: TurnChange, text: str) -> None:
+        super().__init__(text)
+        self._commands, self._document, self._change = commands, document, change
+        self._old_solution = document.solution
+        self._inverse: Edit | None = None
+
+    def redo(self) -> None:
+        context = self._document.context
+        if self._change.plan is not None:
+            self._inverse = context.apply(Insert(len(context), self._change.plan))
+        if self._change.solution is not MISSING:
+            self._document.solution = self._change.solution
+        self._commands.turnChanged.emit()
+
+    def undo(self) -> None:
+        if self._inverse is not None:
+            self._document.context.apply(self._inverse)
+        self._document.solution = self._old_solution
+        self._commands.turnChanged.emit()
+
+
+class RequestSchemaCommand(QUndoCommand):
+    """Sets the document's request schema (None removes it); a bare context becomes a saved request."""
+
+    def __init__(self, document: Document, schema: Any) -> None:
+        super().__init__("Edit request schema")
+        self._document = document
+        self._after = (schema, Shape.REQUEST)
+        self._before = (document.schema, document.shape)
+
+    def redo(self) -> None:
+        self._document.schema, self._document.shape = self._after
+
+    def undo(self) -> None:
+        self._document.schema, self._document.shape = self._before
 
 
 def changed_field(old: Any, new: Any) -> tuple[str | int, ...] | None:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, QSettings, Qt, Signal
-from PySide6.QtGui import QAction, QFontDatabase, QTextCursor, QUndoCommand
+from PySide6.QtGui import QAction, QFontDatabase, QTextCursor
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -46,7 +46,6 @@ from contextdeck.engine import (
     Cassette,
     Endpoint,
     Execution,
-    Insert,
     ModelError,
     Prompt,
     Provider,
@@ -438,35 +437,17 @@ class RequestDialog(PromptView):
             await asker.provider.close()
         calls = len(answer.value["calls"])
         if document.shape is Shape.REQUEST:
-            self.main.session.undo_stack.push(SolutionCommand(self.main, document.solution, {
-                **answer.value, "_model": answer.summary}))
+            self.main.commands.set_solution({**answer.value, "_model": answer.summary},
+                                            "Ask the model for the whole request")
             where = "the request's solution"
         else:
             message = {"type": "plan", "plan": answer.value["calls"], "_model": answer.summary}
             if answer.value.get("output") is not None:
                 message["output"] = answer.value["output"]
-            self.main.apply_edit(Insert(len(document.context), message), "Ask the model for a plan")
+            self.main.commands.insert(len(document.context), message, "Ask the model for a plan")
             where = "a plan message"
         self.status.setText(f"Written: {calls} call(s) from {answer.exchange.get('model')} as {where}.")
         return None
-
-
-class SolutionCommand(QUndoCommand):
-    """The request's solution replaced by the model's (undo gives the old one back)."""
-
-    def __init__(self, window: Any, old: Any, new: Any) -> None:
-        super().__init__("Ask the model for the whole request")
-        self.window, self.old, self.new = window, old, new
-
-    def _show(self, solution: Any) -> None:
-        self.window.session.document.solution = solution
-        self.window.inspector.wiring.document_replaced()
-
-    def redo(self) -> None:
-        self._show(self.new)
-
-    def undo(self) -> None:
-        self._show(self.old)
 
 
 class ModelsUI(QObject):

@@ -6,31 +6,14 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtGui import QUndoCommand
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QScrollArea, QVBoxLayout, QWidget
 
-from contextdeck.engine import Document, Shape
+from contextdeck.engine import Shape
 
 from ._message_editor._schema import SchemaNode
 
 if TYPE_CHECKING:
     from ._window import MainWindow
-
-
-class RequestSchemaCommand(QUndoCommand):
-    """Sets the document's request schema (None removes it); a bare context becomes a saved request."""
-
-    def __init__(self, document: Document, schema: Any) -> None:
-        super().__init__("Edit request schema")
-        self._document = document
-        self._after = (schema, Shape.REQUEST)
-        self._before = (document.schema, document.shape)
-
-    def redo(self) -> None:
-        self._document.schema, self._document.shape = self._after
-
-    def undo(self) -> None:
-        self._document.schema, self._document.shape = self._before
 
 
 class RequestSchemaDialog(QDialog):
@@ -62,8 +45,7 @@ def edit_request_schema(window: MainWindow) -> RequestSchemaDialog | None:
         window.statusBar().showMessage("A JSON Lines document has no request schema: save it as .json first.", 5000)
         return None
     dialog = RequestSchemaDialog(document.schema, window)
-    dialog.accepted.connect(lambda: window.session.undo_stack.push(
-        RequestSchemaCommand(window.session.document, dialog.node.schema() or None)))
+    dialog.accepted.connect(lambda: window.commands.set_request_schema(dialog.node.schema() or None))
     dialog.finished.connect(dialog.deleteLater)
     dialog.open()
     return dialog

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from PySide6.QtCore import QObject, Qt, QTimer
-from PySide6.QtGui import QAction, QColor, QFontDatabase, QKeySequence, QTextCursor, QUndoCommand
+from PySide6.QtGui import QAction, QColor, QFontDatabase, QKeySequence, QTextCursor
 from PySide6.QtWidgets import (
     QDialog,
     QHBoxLayout,
@@ -35,14 +35,11 @@ from contextdeck.engine import (
     MISSING,
     Diagnostic,
     Document,
-    Edit,
-    Insert,
     JSONSyntaxError,
     Messages,
     ModelError,
     Request,
     Status,
-    TurnChange,
     compose_request,
     conclude,
     current_turn,
@@ -56,7 +53,6 @@ from contextdeck.engine import (
 )
 
 from ._background import BackgroundRunner
-from ._commands import EditCommand
 from ._inspector._async import spawn
 from ._inspector._sessions import Frame
 from ._inspector._style import MISSING_COLOUR, WARNING_COLOUR
@@ -66,31 +62,6 @@ CHECK_DELAY_MS = 150  # the turn is checked once typing pauses this long
 TEMPLATE = '{\n  "calls": [],\n  "output": null\n}\n'
 # A call in one of these states can still run in this tick: the tick has not ended.
 UNDER_WAY = frozenset({Status.READY, Status.RUNNING, Status.WAITING_FOR_OUTPUT})
-
-
-class TurnCommand(QUndoCommand):
-    """A turn taken: its plan message appended and (a saved request) its solution set; undo takes both back."""
-
-    def __init__(self, loop: LoopUI, change: TurnChange, text: str) -> None:
-        super().__init__(text)
-        self.loop, self.change = loop, change
-        self.old_solution = loop.document().solution
-        self.inverse: Edit | None = None
-
-    def redo(self) -> None:
-        document = self.loop.document()
-        if self.change.plan is not None:
-            self.inverse = document.context.apply(Insert(len(document.context), self.change.plan))
-        if self.change.solution is not MISSING:
-            document.solution = self.change.solution
-        self.loop.turn_changed()
-
-    def undo(self) -> None:
-        document = self.loop.document()
-        if self.inverse is not None:
-            document.context.apply(self.inverse)
-        document.solution = self.old_solution
-        self.loop.turn_changed()
 
 
 class TurnHost(Protocol):
@@ -420,6 +391,7 @@ class LoopUI(QObject):
         self.calls.refreshed.connect(self.update)
         window.session.undo_stack.indexChanged.connect(self.update)
         window.session.documentReplaced.connect(self._document_replaced)
+        window.commands.turnChanged.connect(self.turn_changed)
         self.sessions = inspector.sessions
         if self.sessions is not None:
             self.sessions.changed.connect(self.update)
@@ -498,8 +470,7 @@ class LoopUI(QObject):
             return
         change = turn_change(document, document.solution)
         if change.plan is not None:
-            self.window.session.undo_stack.push(
-                EditCommand(document.context, Insert(len(document.context), change.plan), "Plan the turn"))
+            self.window.commands.insert(len(document.context), change.plan, "Plan the turn")
 
     def conclude_tick(self) -> None:
         """After a run: when the tick is over, its output ends the loop or, refused, is said in an error message."""
@@ -508,7 +479,7 @@ class LoopUI(QObject):
         document = self.document()
         ending = conclude(document, current_turn(document), utc_now())
         if ending.error is not None:
-            self.window.apply_edit(Insert(len(document.context), ending.error), "End of tick: output refused")
+            self.window.commands.insert(len(document.context), ending.error, "End of tick: output refused")
         if ending.finished:
             self.panel.message.setText(f"Finished: the final output is {json_dumps(ending.output, indent=False)}")
         elif ending.problem is not None:
@@ -568,7 +539,7 @@ class LoopUI(QObject):
         change = turn_change(document, turn, audit)  # the exchange in short, as `run --llm` keeps it
         if change.plan is None and change.solution is MISSING:
             return "Not taken: this turn is already the current plan."
-        self.window.session.undo_stack.push(TurnCommand(self, change, "Take the next turn"))
+        self.window.commands.take_turn(change, "Take the next turn")
         self.window.statusBar().showMessage("Turn taken: Continue (F5) runs its calls.", 10_000)
         return None
 

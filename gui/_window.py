@@ -1,7 +1,9 @@
 """`MainWindow`: the timeline, the data editor, the state, LLM and watch views over one `DocumentSession`.
 
-Public hooks for other panels (the call inspector): `session`, `context()`, `add_dock`, `menu(name)`,
-`select_message`, and the signals `messageSelected(int)` and `cursorChanged(object)`.
+The window assembles and wires; it holds no state of the document's. What every view reads is `document`
+(a `DocumentModel`: the document, the selection, the time cursor and their signals); every change goes
+through `commands` (`Commands`). Installed components get the hooks of `Workbench` (gui/_workbench.py)
+and the other components they use, handed to them here.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QChildEvent, QEvent, QModelIndex, QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QChildEvent, QEvent, QModelIndex, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication
 from PySide6.QtWidgets import (
     QApplication,
@@ -24,13 +26,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from contextdeck.engine import Activities, Context, Edit, Insert, Move, Remove, Replace, content_problem
+from contextdeck.engine import Activities, Context, Edit
 
 from ._actions import build_actions
 from ._agent_run import install_agent_run
 from ._banner import Banner
-from ._commands import EditCommand, TypingCommand, describe
+from ._commands import Commands
 from ._diagnostics import CheckProgress, DiagnosticsRunner
+from ._document_model import DocumentModel
 from ._document_settings import DocumentSettings
 from ._experiments import install_experiments
 from ._files_ui import FilesUI
@@ -62,20 +65,17 @@ CURSOR_TIP = ("The time cursor: the State, LLM view and Watches show the context
 class MainWindow(QMainWindow):
     """The workbench window over `session.document`."""
 
-    messageSelected = Signal(int)  # the selected message's index
-    cursorChanged = Signal(object)  # the message the views show the context as of (int), or None: the latest
-
     def __init__(self, settings: QSettings, session: DocumentSession | None = None) -> None:
         super().__init__()
         self.settings = settings
         self.session = session if session is not None else DocumentSession(settings, parent=self)
+        self.document = DocumentModel(self.session, self)
+        self.commands = Commands(self.document, self.session.undo_stack, self)
         self.setWindowIcon(icon("app"))
         self.setAcceptDrops(True)
         self.setDockOptions(QMainWindow.DockOption.AnimatedDocks | QMainWindow.DockOption.AllowTabbedDocks)
         self._menus: dict[str, QMenu] = {name: self.menuBar().addMenu(f"&{name}") for name in MENUS}
         self._model: TimelineModel | None = None
-        self._selected_id: int | None = None  # the selected message's stable id
-        self._follow = False
         self._refresh_timer = QTimer(self, singleShot=True, interval=REFRESH_MS)
         self._refresh_timer.timeout.connect(self._refresh_views)
         self._select_timer = QTimer(self, singleShot=True, interval=0)
@@ -133,15 +133,17 @@ class MainWindow(QMainWindow):
         self.watches.jumpRequested.connect(self.go_to)
         self.llm_view.sourceActivated.connect(self.go_to)
         self.editor.message_edited.connect(self._editor_edited)
+        self.commands.refused.connect(self._say_refused)
+        self.document.selectRequested.connect(self._select_row)
         self.catalogs = Catalogs(self.context, self)
         self.catalogs.changed.connect(self.editor.catalog_changed)
         self.editor.set_catalog_source(self.catalogs.current)
         self.watches.set_reference_source(lambda: self.catalogs.current().references)
-        self.session.documentReplaced.connect(self._document_replaced)
+        self.document.documentReplaced.connect(self._document_replaced)
         # Bound methods, never lambdas: Qt drops these connections when the window is destroyed.
         self.session.dirtyChanged.connect(self._update_title)
         self.session.pathChanged.connect(self._update_title)
-        self.session.undo_stack.indexChanged.connect(self._schedule)
+        self.document.changed.connect(self._schedule)
         QGuiApplication.styleHints().colorSchemeChanged.connect(self._system_scheme_changed)
         self._document_replaced()
         self.document_settings = DocumentSettings(self)  # after the first document: it restores that one's
@@ -216,6 +218,9 @@ class MainWindow(QMainWindow):
 
     def select_message(self, index: int) -> None:
         """Select message `index` in the timeline (this moves the time cursor there)."""
+        self.document.select_message(index)
+
+    def _select_row(self, index: int) -> None:
         if self._model is not None and 0 <= index < len(self.context()):
             self.timeline.set_current(self._model.index(index, 0))
 
@@ -240,28 +245,20 @@ class MainWindow(QMainWindow):
         dialog.open()
 
     def selected_message(self) -> int | None:
-        """The index of the selected message, or None."""
-        if self._selected_id is None:
-            return None
-        try:
-            return int(self.context().index_of(self._selected_id))
-        except KeyError:
-            return None
+        """The index of the selected message, or None (`document.selected_message`)."""
+        return self.document.selected_message()
 
     def time_cursor(self) -> int | None:
         """The message the views show the context as of, or None when they follow the latest."""
-        return None if self._follow else self.selected_message()
+        return self.document.time_cursor()
 
     def at(self) -> int | None:
         """The cursor as the engine's `at` (a count of messages), None for all."""
-        cursor = self.time_cursor()
-        return None if cursor is None else cursor + 1
+        return self.document.at()
 
     def set_follow_latest(self, follow: bool) -> None:
-        if follow != self._follow:
-            self._follow = follow
+        if self.document.set_follow_latest(follow):
             self.actions_by_name["follow"].setChecked(follow)
-            self.cursorChanged.emit(self.time_cursor())
             self._refresh_views()
 
     # -- the document ------------------------------------------------------------------------------
@@ -279,7 +276,6 @@ class MainWindow(QMainWindow):
         self.timeline.set_model(self._model)
         if old is not None:
             old.deleteLater()
-        self._selected_id = None
         self.watches.model.set_context(context, self.at())
         self._update_title()
         self._show_message(None)
@@ -299,18 +295,15 @@ class MainWindow(QMainWindow):
     def _current_changed(self, index: QModelIndex) -> None:
         message = self._model.message_index(index) if self._model is not None else -1
         if (index.isValid() and index.parent().isValid()) or message < 0:
-            self._selected_id = None
             self._show_item(index)
+            self.document.set_selected(None)
         else:
-            self._selected_id = self.context().id_at(message)
             self._show_message(message)
-            self.messageSelected.emit(message)
+            self.document.set_selected(message)
             self.forms_ahead.selected(message)
         if self._model is not None:
             # Now, not with the views: the timeline draws the rows it scrolls to once, in their new shade.
             self._model.set_cursor(self.time_cursor())
-        if not self._follow:
-            self.cursorChanged.emit(self.time_cursor())
         # The state and watches follow on the next turn of the event loop (not after the edit debounce):
         # the editor shows first, and neither step holds the GUI thread for long.
         self._select_timer.start()
@@ -347,45 +340,25 @@ class MainWindow(QMainWindow):
     # -- edits ------------------------------------------------------------------------------------------
 
     def apply_edit(self, edit: Edit, text: str | None = None) -> None:
-        """Apply an engine edit through the undo stack, then select what it touched; an edit the document
-        refuses (content that could not be saved) is said in the status bar and changes nothing."""
-        if isinstance(edit, Insert | Replace) and self._refused(edit.message, edit.index):
-            return
-        command = EditCommand(self.context(), edit, text or describe(edit))
-        self.session.undo_stack.push(command)
-        target = command.edit
-        if isinstance(target, Insert | Replace):
-            self.select_message(min(target.index, len(self.context()) - 1))
-        elif isinstance(target, Move):
-            self.select_message(target.dst)
-        elif isinstance(target, Remove) and len(self.context()):
-            self.select_message(min(target.index, len(self.context()) - 1))
+        """Apply an engine edit through the undo stack, then select what it touched (`commands.apply`)."""
+        self.commands.apply(edit, text)
 
     def _move_requested(self, src: int, dst: int) -> None:
-        self.apply_edit(Move(src, dst))
+        self.commands.move(src, dst)
 
     def _editor_edited(self, before: dict[str, Any], message: dict[str, Any]) -> None:
         # The editor sends whole messages only (never a value without a `type`): it refuses those itself.
         index = self.selected_message()
         if index is None:
             return
-        current = self.context()[index]
-        if before is not current and before != current:
-            # Made from a message the document no longer holds: writing it would overwrite what the user did
-            # not edit. The editor shows the document's message again.
-            _log.warning("an edit of message %d made from another message was refused", index)
+        if not self.commands.edit_message(index, before, message):
+            # Made from a message the document no longer holds (writing it would overwrite what the user did
+            # not edit), or content the document refuses: the editor shows the document's message again.
+            _log.warning("an edit of message %d was refused", index)
             self._show_message(index)
-            return
-        if self._refused(message, index):
-            self._show_message(index)
-            return
-        self.session.undo_stack.push(TypingCommand(self.context(), index, message, f"Edit message {index}"))
 
-    def _refused(self, message: dict[str, Any], index: int) -> bool:
-        problem = content_problem(message, index)
-        if problem is not None:
-            self.statusBar().showMessage(f"Edit refused: {problem}", 10_000)
-        return problem is not None
+    def _say_refused(self, message: str) -> None:
+        self.statusBar().showMessage(message, 10_000)
 
     def _message_replaced(self, index: int) -> None:
         # An undo, a redo or another panel changed the selected message: show it (the echo of the editor's own
@@ -396,24 +369,24 @@ class MainWindow(QMainWindow):
     def insert_message(self, template: str) -> None:
         at = self.selected_message()
         index = len(self.context()) if at is None else at + 1
-        self.apply_edit(Insert(index, dict(NEW_MESSAGES[template])), f"Insert {template.lower()} message")
+        self.commands.insert(index, dict(NEW_MESSAGES[template]), f"Insert {template.lower()} message")
         self.editor.tabs.setCurrentIndex(0)
         self.editor.focus_body()  # the caret where the new message's body is typed
 
     def duplicate_selected(self) -> None:
         index = self.selected_message()
         if index is not None:
-            self.apply_edit(Insert(index + 1, dict(self.context()[index])), f"Duplicate message {index}")
+            self.commands.insert(index + 1, dict(self.context()[index]), f"Duplicate message {index}")
 
     def delete_selected(self) -> None:
         index = self.selected_message()
         if index is not None:
-            self.apply_edit(Remove(index))
+            self.commands.delete(index)
 
     def move_selected(self, step: int) -> None:
         index = self.selected_message()
         if index is not None and 0 <= index + step < len(self.context()):
-            self.apply_edit(Move(index, index + step))
+            self.commands.move(index, index + step)
 
     # -- refreshing the views (debounced) -----------------------------------------------------------
 

@@ -30,6 +30,7 @@ from contextdeck.engine import (
     utc_now,
 )
 
+from .._commands import apply_unrecorded
 from .._slices import Pace
 from ._async import event_loop
 from ._calls import CallsModel
@@ -329,8 +330,7 @@ class Debugger(QObject):
                 if self.apply_edits is not None:
                     self.apply_edits("Restart the run", edits)
                 else:
-                    for item in edits:
-                        context.apply(item)
+                    apply_unrecorded(context, edits)
         self.execution = None
         self.snapshot = None
         self.model.refresh()

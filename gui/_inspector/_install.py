@@ -26,7 +26,6 @@ from ._graph import PlanGraphView
 from ._panel import CallsPanel
 from ._session_views import CallStackView, SessionsView
 from ._sessions import Sessions
-from ._undo import AppliedEdits
 
 
 @dataclass
@@ -184,8 +183,11 @@ class _Wiring(QObject):
         self.parts.docks["Call inspector"].raise_()
 
     def push(self, text: str, edits: list[Edit], applied: bool) -> None:
-        stack = self.window.session.undo_stack
-        stack.push(AppliedEdits(self.window.context(), edits, text, applied=applied))
+        commands = self.window.commands
+        if applied:
+            commands.record(text, edits)
+        else:
+            commands.apply_all(text, edits)
         written = [edit.index for edit in edits if isinstance(edit, Insert)]
         if applied and written:
             self._ran_to = max(written)
@@ -247,7 +249,7 @@ def install_inspector(window: Any) -> Inspector:
     parts.graph.callClicked.connect(wiring.select_call)
     parts.audit.callActivated.connect(wiring.select_call)
     parts.inspector.sourceActivated.connect(window.select_message)
-    window.messageSelected.connect(wiring.show_message)
+    window.document.messageSelected.connect(wiring.show_message)
     docks["Call inspector"].visibilityChanged.connect(wiring.inspector_visible)
     docks["Output audit"].visibilityChanged.connect(wiring.audit_visible)
     docks["Plan graph"].visibilityChanged.connect(wiring.graph_visible)

@@ -129,7 +129,7 @@ def test_source_click_selects_the_message_in_the_timeline(qtbot: Any, window: Ma
     inspector.panel.view.select_call(3)
     item = inspector.inspector.source_item("amount")
     assert item is not None
-    with qtbot.waitSignal(window.messageSelected) as selected:
+    with qtbot.waitSignal(window.document.messageSelected) as selected:
         inspector.inspector.params.itemClicked.emit(item, SOURCE)
     assert selected.args == [1]
 

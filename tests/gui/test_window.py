@@ -106,7 +106,7 @@ def test_a_moved_message_stays_selected_and_its_neighbour_is_never_shown(qtbot: 
     loads: list[object] = []
     form.load = lambda model: (loads.append(model), load(model))[1]  # type: ignore[method-assign]
     shown: list[int] = []
-    window.messageSelected.connect(shown.append)
+    window.document.messageSelected.connect(shown.append)
     window.move_selected(1)
     assert shown == [2]
     assert window.selected_message() == 2
@@ -216,7 +216,7 @@ def test_an_opened_document_shows_its_latest_state(qtbot: Any, window: MainWindo
 def test_the_time_cursor_shows_the_state_as_of_the_selected_message(qtbot: Any, window: MainWindow) -> None:
     """Selecting message 1 shows Alex (message 2 is in the future); Follow latest shows Sam again."""
     cursors: list[Any] = []
-    window.cursorChanged.connect(cursors.append)
+    window.document.cursorChanged.connect(cursors.append)
     window.select_message(1)
     assert cursors[-1] == 1
     qtbot.waitUntil(lambda: state_value(window, "¶state.user") == ('"Alex"', 1))
@@ -447,7 +447,7 @@ def test_the_hooks_for_other_panels(window: MainWindow) -> None:
     assert dock.toggleViewAction() in window.menu("View").actions()
     assert window.menu("Run").title() == "&Run"
     selected: list[int] = []
-    window.messageSelected.connect(selected.append)
+    window.document.messageSelected.connect(selected.append)
     window.select_message(2)
     assert selected == [2]
     assert window.context() is window.session.document.context

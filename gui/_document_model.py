@@ -1,0 +1,104 @@
+"""`DocumentModel`: the open document and where the user is in it, the one thing every view reads.
+
+It holds what the window shows and nothing it draws: the session's document, the selected message (by its
+stable id, so an edit above it does not move the selection), and the time cursor (the selected message, or
+the latest when following). Views read it and listen to its signals; they never write through it: the
+document changes only through `Commands` (gui/_commands.py), and the selection only from the timeline,
+which the window keeps in step (`selectRequested`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, Signal
+
+from contextdeck.engine import Context, Document
+
+if TYPE_CHECKING:  # the session imports the inspector, which imports the commands, which read this model
+    from ._session import DocumentSession
+
+
+class DocumentModel(QObject):
+    """The open document, the selection and the time cursor, with a signal for each change."""
+
+    documentReplaced = Signal()  # another document is open (new, opened, recovered, imported)
+    changed = Signal()  # an edit, an undo or a redo (the undo stack moved)
+    messageSelected = Signal(int)  # the selected message's index
+    cursorChanged = Signal(object)  # the message the views show the context as of (int), or None: the latest
+    selectRequested = Signal(int)  # a component asks for message `index` to be selected (the timeline does it)
+
+    def __init__(self, session: DocumentSession, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._session = session
+        self._selected_id: int | None = None
+        self._follow = False
+        # Bound methods, never lambdas: Qt drops these connections when the model is destroyed.
+        session.documentReplaced.connect(self._replaced)
+        session.undo_stack.indexChanged.connect(self._changed)
+
+    # -- reading ------------------------------------------------------------------------------------
+
+    @property
+    def document(self) -> Document:
+        return self._session.document
+
+    @property
+    def path(self) -> Path | None:
+        return self._session.path
+
+    def context(self) -> Context:
+        """The open document's context (the engine's own object: read it, never edit it)."""
+        return self._session.document.context
+
+    def selected_message(self) -> int | None:
+        """The index of the selected message, or None."""
+        if self._selected_id is None:
+            return None
+        try:
+            return int(self.context().index_of(self._selected_id))
+        except KeyError:
+            return None
+
+    def follows_latest(self) -> bool:
+        return self._follow
+
+    def time_cursor(self) -> int | None:
+        """The message the views show the context as of, or None when they follow the latest."""
+        return None if self._follow else self.selected_message()
+
+    def at(self) -> int | None:
+        """The cursor as the engine's `at` (a count of messages), None for all."""
+        cursor = self.time_cursor()
+        return None if cursor is None else cursor + 1
+
+    # -- where the user is (never the document) --------------------------------------------------------
+
+    def select_message(self, index: int) -> None:
+        """Ask for message `index` to be selected; the timeline selects it, and `set_selected` follows."""
+        if 0 <= index < len(self.context()):
+            self.selectRequested.emit(index)
+
+    def set_selected(self, index: int | None) -> None:
+        """The timeline's current row changed to message `index` (None: a call, the solution or nothing)."""
+        self._selected_id = None if index is None else self.context().id_at(index)
+        if index is not None:
+            self.messageSelected.emit(index)
+        if not self._follow:
+            self.cursorChanged.emit(self.time_cursor())
+
+    def set_follow_latest(self, follow: bool) -> bool:
+        """Follow the latest message (or the selection again); True when that changed the cursor."""
+        if follow == self._follow:
+            return False
+        self._follow = follow
+        self.cursorChanged.emit(self.time_cursor())
+        return True
+
+    def _replaced(self) -> None:
+        self._selected_id = None
+        self.documentReplaced.emit()
+
+    def _changed(self, _index: int) -> None:
+        self.changed.emit()
