@@ -3,7 +3,7 @@
     packaging/contextdeck -> contextdeck            (version, command line, child processes)
     engine                -> contextdeck.engine
     gui                   -> contextdeck.gui
-    resources             -> contextdeck.resources  (examples, icons, styles; the manual is copied in)
+    resources             -> contextdeck.resources  (examples, icons; the manual is copied in)
 
 setuptools' `packages.find` only finds packages under the names of their folders (`engine.run`, never
 `contextdeck.engine.run`), so with this mapping pyproject.toml had to list every subpackage by hand, and a new

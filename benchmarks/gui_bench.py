@@ -768,6 +768,39 @@ def run_continue(calls: int, freeze: Freeze, turns: bool, profile: bool) -> None
     window.close()
 
 
+def run_plan_form(calls: int, freeze: Freeze, turns: bool, profile: bool) -> None:
+    """A `calls`-call plan (benchmarks/continue_bench.py's document) selected, so that the editor shows its form,
+    then the theme switched with that form on screen."""
+    from continue_bench import make_document
+
+    app, window, path = new_window(0, make_document(calls))
+    bench = Bench(app, idles=True)
+    if isinstance(app, TurnClock):
+        bench.turns = Turns(app, profile, worst_ms=FREEZE_MS / 2)
+    open_document(window, path)
+    context = window.context()
+    plan = next(i for i in range(len(context)) if context[i].get("type") == "plan")
+    window.select_message(0)
+    until(lambda: not window._busy())
+    selected = f"select a {calls}-call plan (its form shown)"
+    for _ in range(3):
+        bench.time(selected, lambda: (window.select_message(plan), until(lambda: not window._busy())), settle_ms=600)
+        window.select_message(0)
+        until(lambda: not window._busy())
+    window.select_message(plan)
+    until(lambda: not window._busy())
+    switched = f"theme switch, a {calls}-call plan's form shown"
+    for theme in ("dark", "light", "dark", "light"):
+        bench.time(switched, lambda t=theme: window.set_theme(t), settle_ms=600)
+    freeze.note(selected, f"{len(window.findChildren(QWidget))} widgets in the window with the form shown")
+    freeze.keep("bench", bench)
+    if bench.turns is not None:
+        for name in bench.results:
+            bench.turns.report(name, worst=5)
+    window.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
+    window.close()
+
+
 def run_first_request(freeze: Freeze, turns: bool, profile: bool) -> None:
     """The first model request of the process (`openai` not imported yet): Prompt for This Call → Ask, on the tests'
     fake OpenAI-compatible server (loopback), until the answer is written."""
@@ -847,7 +880,7 @@ def run_freezes(count: int, pins: int, calls: int, workloads: list[str], turns: 
     """Each part in a process of its own: a closed window's widgets stay in its application (a theme switch
     re-polishes every widget of every window), and a part that hangs is reported instead of stopping the run."""
     freeze = Freeze()
-    parts = [part for part in ("request", "backtracking", "continue") if part in actions]
+    parts = [part for part in ("request", "backtracking", "continue", "plan") if part in actions]
     parts += [f"workload:{workload}" for workload in workloads if "workloads" in actions]
     for part in parts:
         if part == "backtracking":
@@ -884,6 +917,8 @@ def run_part(part: str, count: int, pins: int, calls: int, turns: bool, profile:
         run_first_request(freeze, turns, profile)
     elif part == "continue":
         run_continue(calls, freeze, turns, profile)
+    elif part == "plan":
+        run_plan_form(calls, freeze, turns, profile)
     else:
         run_freeze(part.removeprefix("workload:"), count, pins, freeze, turns, profile)
     print(ROWS + json.dumps([freeze.rows, freeze.notes]), flush=True)
@@ -902,8 +937,8 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="with --turns: also each such turn's Python profile")
     parser.add_argument("--only-freeze", action="store_true", help="run only issue 31's actions on both workloads")
     parser.add_argument("--workloads", default="bench,untidy", help="with --only-freeze: which (bench,untidy)")
-    parser.add_argument("--actions", default="request,backtracking,continue,workloads",
-                        help="with --only-freeze: which parts (request,backtracking,continue,workloads)")
+    parser.add_argument("--actions", default="request,backtracking,continue,plan,workloads",
+                        help="with --only-freeze: which parts (request,backtracking,continue,plan,workloads)")
     parser.add_argument("--calls", type=int, default=500, help="the Continue's plan")
     parser.add_argument("--backtracking-child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--freeze-part", help=argparse.SUPPRESS)

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from PySide6.QtCore import QEvent, QRectF
+from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QToolButton, QWidget
 
 from ._theme import icon
+from ._touches import dark
+
+# (fill, edge, text) on a light and on a dark palette
+COLOURS = {False: ("#fdecec", "#f2b8b5", "#8c1d18"), True: ("#3b1d1d", "#7a2e2a", "#ffb4ab")}
 
 
 class Banner(QFrame):
@@ -28,7 +34,26 @@ class Banner(QFrame):
         self._layout.setContentsMargins(10, 6, 6, 6)
         self._layout.addWidget(self.label, 1)
         self._layout.addWidget(close)
+        self._recolour()
         self.hide()
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self._recolour()
+
+    def _recolour(self) -> None:
+        text = QPalette(self.label.palette())
+        text.setColor(QPalette.ColorRole.WindowText, QColor(COLOURS[dark(self.palette())][2]))
+        self.label.setPalette(text)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        fill, edge, _text = COLOURS[dark(self.palette())]
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(QColor(edge))
+        painter.setBrush(QColor(fill))
+        painter.drawRoundedRect(QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5), 4, 4)
 
     def show_message(self, text: str, actions: dict[str, Callable[[], object]] | None = None) -> None:
         """Show `text` with one button per action (clicking one runs it and dismisses the banner)."""

@@ -6,8 +6,11 @@ from functools import cache
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPalette
+from PySide6.QtWidgets import QApplication
 
 from contextdeck import resources
+
+from ._touches import Touches
 
 ICONS = resources.path("icons")
 
@@ -83,16 +86,16 @@ def is_dark(theme: str) -> bool:
 
 
 def apply_theme(theme: str) -> bool:
-    """Set the application's palette and style sheet for `theme`; returns whether it is dark."""
+    """Set the application's palette for `theme`; returns whether it is dark.
+
+    The window's touches over Fusion are a style (`Touches`) set once, that paints in the palette's colours: a
+    switch changes the palette only, and no widget is polished again."""
     app = QGuiApplication.instance()
     dark = is_dark(theme)
-    if isinstance(app, QGuiApplication):
+    if isinstance(app, QApplication):
+        if not isinstance(app.style(), Touches):
+            app.setStyle(Touches())
+        QApplication.setPalette(_palette(dark))
+    elif isinstance(app, QGuiApplication):
         QGuiApplication.setPalette(_palette(dark))
-        sheet = resources.path("styles", "dark.qss" if dark else "light.qss")
-        if sheet.exists() and hasattr(app, "setStyleSheet"):
-            # Cleared first. Replacing one style sheet by another makes Qt re-polish every styled widget and,
-            # from each, all its descendants again (QStyleSheetStyle::repolish): a widget once per ancestor, far too
-            # long a block with the editor's forms. Cleared, then set, each widget is polished twice.
-            app.setStyleSheet("")
-            app.setStyleSheet(sheet.read_text(encoding="utf-8"))
     return dark

@@ -54,6 +54,10 @@ class MessageEditor(QWidget):
         self.title = QLabel()
         self.title.setObjectName("editorTitle")
         self.title.setTextFormat(Qt.TextFormat.RichText)
+        heading = self.title.font()
+        heading.setPointSize(11)
+        self.title.setFont(heading)
+        self.title.setContentsMargins(0, 2, 0, 4)
         self.header = HeaderEditor()
         self.bodies = QStackedWidget()
         self._pages: dict[Body, Any] = {}

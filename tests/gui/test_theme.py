@@ -1,13 +1,16 @@
-"""Switching the theme: what it costs the GUI thread grows with the widgets, never with their depth."""
+"""Switching the theme: a palette change only, that no widget is polished again for."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject
-from PySide6.QtWidgets import QLineEdit, QVBoxLayout, QWidget
+from PySide6.QtGui import QPalette
+from PySide6.QtWidgets import QApplication, QLineEdit, QVBoxLayout, QWidget
 
+from contextdeck.gui._banner import Banner
 from contextdeck.gui._theme import apply_theme
+from contextdeck.gui._touches import Touches
 
 
 class StyleChanges(QObject):
@@ -23,10 +26,17 @@ class StyleChanges(QObject):
         return False
 
 
-def test_a_theme_switch_polishes_a_deep_widget_a_fixed_number_of_times(qtbot: Any) -> None:
-    """The editor's forms nest widgets a dozen deep: a switch re-polishes the deepest twice (cleared, set), not
-    once per ancestor as replacing one style sheet by another does (28 times for two switches here)."""
-    apply_theme("light")
+def switch(theme: str) -> None:
+    """Switch, and let the widgets hear of the new palette (Qt posts the change to each)."""
+    apply_theme(theme)
+    QApplication.processEvents()
+
+
+def test_a_theme_switch_polishes_no_widget_and_recolours_every_one(qtbot: Any) -> None:
+    """A switch is a palette change only: the editor's forms nest widgets a dozen deep, and the deepest is
+    polished again by no switch (an application style sheet polished it twice a switch, or once per ancestor
+    when replaced) while it takes the new theme's colours."""
+    switch("light")
     top = QWidget()
     qtbot.addWidget(top)
     parent = top
@@ -38,6 +48,31 @@ def test_a_theme_switch_polishes_a_deep_widget_a_fixed_number_of_times(qtbot: An
     top.show()
     changes = StyleChanges()
     deepest.installEventFilter(changes)
-    apply_theme("dark")
-    apply_theme("light")
-    assert 0 < changes.count <= 4  # 2 per switch
+    light = deepest.palette().color(QPalette.ColorRole.Base)
+    switch("dark")
+    dark = deepest.palette().color(QPalette.ColorRole.Base)
+    switch("light")
+    assert changes.count == 0
+    assert dark.lightness() < 64 < 192 < light.lightness()
+    assert deepest.palette().color(QPalette.ColorRole.Base) == light
+    assert isinstance(QApplication.style(), Touches)
+    assert not QApplication.instance().styleSheet()  # type: ignore[union-attr]
+
+
+def test_the_banner_reads_in_either_theme(qtbot: Any) -> None:
+    """The error banner paints its own colours: dark red on pale red in the light theme, and the reverse."""
+    banner = Banner()
+    qtbot.addWidget(banner)
+    banner.resize(300, 40)
+    banner.show_message("<b>Could not open the file.</b>")
+    texts = []
+    for theme in ("light", "dark"):
+        switch(theme)
+        image = banner.grab().toImage()
+        fill = image.pixelColor(image.width() // 2, image.height() - 3)
+        text = banner.label.palette().color(QPalette.ColorRole.WindowText)
+        texts.append((fill.lightness(), text.lightness()))
+    switch("light")
+    (light_fill, light_text), (dark_fill, dark_text) = texts
+    assert light_fill > light_text
+    assert dark_fill < dark_text

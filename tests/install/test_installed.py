@@ -141,7 +141,7 @@ def test_validate_and_run_the_bundled_examples(installed: Installed) -> None:
 
 
 def test_the_window_renders_and_leaves_nothing_behind(installed: Installed) -> None:
-    """`contextdeck gui --screenshot` renders the bundled example offscreen (icons, styles and all the GUI's
+    """`contextdeck gui --screenshot` renders the bundled example offscreen (icons and all the GUI's
     modules load from the installed package), and writes nothing into the user's folders."""
     shot = installed.elsewhere / "shot.png"
     made = installed.run("gui", "--screenshot", str(shot))

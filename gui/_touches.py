@@ -1,0 +1,93 @@
+"""The window's small touches over the Fusion style, drawn in the palette's colours.
+
+An application-wide style sheet did this before: switching the theme then had Qt polish every widget again,
+a cost that grows with the widgets (a 500-call plan form has thousands). This style is set once; a theme
+switch is a palette change only, and each touch reads its colours from the palette as it paints.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QRect, QSize, Qt
+from PySide6.QtGui import QColor, QFont, QPainter, QPalette
+from PySide6.QtWidgets import (
+    QProxyStyle,
+    QStyle,
+    QStyleOption,
+    QStyleOptionDockWidget,
+    QWidget,
+)
+
+DOCK_TITLE_PADDING = 8  # the title's text from the edges
+TAB_PADDING = QSize(8, 4)  # added to Fusion's own tab size (both sides together)
+HEADER_PADDING = QSize(4, 2)
+# Item views whose rows breathe a little, by object name: the state tree, the call inspector's parameters.
+ROW_PADDING = {"state": QSize(0, 4), "callParameters": QSize(4, 6)}
+
+
+def dark(palette: QPalette) -> bool:
+    return palette.color(QPalette.ColorRole.Window).lightness() < 128
+
+
+def line_colour(palette: QPalette) -> QColor:
+    """The colour of the thin lines between parts (dock titles, headers, the status bar)."""
+    return palette.color(QPalette.ColorRole.Midlight if dark(palette) else QPalette.ColorRole.Mid)
+
+
+class Touches(QProxyStyle):
+    """Fusion with flat dock titles and header sections, roomier tabs, a line above the status bar."""
+
+    def __init__(self) -> None:
+        super().__init__("Fusion")
+
+    def sizeFromContents(self, kind: QStyle.ContentsType, option: QStyleOption, size: QSize,
+                         widget: QWidget | None = None) -> QSize:
+        found = super().sizeFromContents(kind, option, size, widget)  # type: ignore[arg-type]
+        if kind == QStyle.ContentsType.CT_TabBarTab:
+            return found + TAB_PADDING
+        if kind == QStyle.ContentsType.CT_HeaderSection:
+            return found + HEADER_PADDING
+        if kind == QStyle.ContentsType.CT_ItemViewItem and widget is not None:
+            padding = ROW_PADDING.get(widget.objectName())
+            return found if padding is None else found + padding
+        return found
+
+    def drawControl(self, element: QStyle.ControlElement, option: QStyleOption, painter: QPainter,
+                    widget: QWidget | None = None) -> None:
+        if element == QStyle.ControlElement.CE_DockWidgetTitle and isinstance(option, QStyleOptionDockWidget):
+            self._dock_title(option, painter)
+            return
+        if element == QStyle.ControlElement.CE_HeaderSection:
+            rect, palette = option.rect, option.palette
+            painter.fillRect(rect, palette.color(QPalette.ColorRole.Button))
+            painter.setPen(line_colour(palette))
+            painter.drawLine(rect.topRight(), rect.bottomRight())
+            painter.drawLine(rect.bottomLeft(), rect.bottomRight())
+            return
+        super().drawControl(element, option, painter, widget)
+
+    def _dock_title(self, option: QStyleOptionDockWidget, painter: QPainter) -> None:
+        rect: QRect = option.rect
+        palette: QPalette = option.palette
+        painter.save()
+        painter.fillRect(rect, palette.color(QPalette.ColorRole.Button))
+        font = QFont(painter.font())
+        font.setWeight(QFont.Weight.DemiBold)
+        painter.setFont(font)
+        painter.setPen(palette.color(QPalette.ColorRole.WindowText))
+        text = rect.adjusted(DOCK_TITLE_PADDING, 0, -DOCK_TITLE_PADDING, 0)
+        title = painter.fontMetrics().elidedText(option.title, Qt.TextElideMode.ElideRight,
+                                                 text.width())
+        painter.drawText(text, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), title)
+        painter.restore()
+
+    def drawPrimitive(self, element: QStyle.PrimitiveElement, option: QStyleOption, painter: QPainter,
+                      widget: QWidget | None = None) -> None:
+        if element == QStyle.PrimitiveElement.PE_PanelStatusBar:
+            rect, palette = option.rect, option.palette
+            painter.fillRect(rect, palette.color(QPalette.ColorRole.Window))
+            painter.setPen(line_colour(palette))
+            painter.drawLine(rect.topLeft(), rect.topRight())
+            return
+        if element == QStyle.PrimitiveElement.PE_PanelToolBar:
+            return  # flat: no frame or gradient around the tool buttons
+        super().drawPrimitive(element, option, painter, widget)
