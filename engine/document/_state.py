@@ -144,8 +144,10 @@ class Track:
 
 @dataclass
 class Folds:
-    """The folds (`Track`) of every layer the state was asked about, kept while the context is unchanged."""
+    """The folds (`Track`) of every layer the state was asked about, kept while the context's `revision` is
+    the one they were made at (appends since leave them true: a fold continues past its last mark)."""
 
+    revision: int
     global_tracks: dict[str, Track] = field(default_factory=dict)
     # An instance layer folds on top of its kind's global layer as of the cursor: its track holds for one
     # count of global writes (the int), and starts again when a cursor move changes that count.
@@ -218,45 +220,45 @@ def state_steps(context: Context, at: int | None, folds: Folds, out: list[Identi
 class CursorState:
     """The state of one context at any cursor: every identity's value and who set each of its paths.
 
-    The folds are kept between cursor moves while the context is unchanged; an edit drops them (`free_some`
-    frees them in slices). `steps` computes in slices, `at` at once.
+    The folds are kept between cursor moves, and across appends, while the context's `revision` is the same;
+    after another edit they are dropped at the next computation (`free_some` frees them in slices). `steps`
+    computes in slices, `at` at once.
     """
 
     def __init__(self, context: Context) -> None:
         self.context = context
-        self._folds = Folds()
+        self._folds = Folds(context.revision)
         self._busy: Folds | None = None  # what an unfinished `steps` reads
-        for signal in self._signals():
-            signal.connect(self._stale)
-
-    def _signals(self) -> tuple[Any, ...]:
-        context = self.context
-        return (context.inserted, context.removed, context.moved, context.replaced)
 
     def close(self) -> None:
-        """Stop following the context and drop the folds (for good: make a new one to compute again)."""
-        for signal in self._signals():
-            signal.disconnect(self._stale)
-        self._stale()
+        """Drop the folds (they are freed in slices)."""
+        self._current()
+        bury(self._folds)
 
-    def _stale(self, *_args: object) -> None:
-        old, self._folds = self._folds, Folds()
-        if old is not self._busy:  # else the computation under way still reads it: buried when replaced
-            bury(old)
+    def _current(self) -> Folds:
+        """The folds, new when the context had an edit but an append since they were made (the old ones
+        buried, unless the computation under way still reads them: buried when it starts again)."""
+        revision = self.context.revision
+        if self._folds.revision != revision:
+            old, self._folds = self._folds, Folds(revision)
+            if old is not self._busy:
+                bury(old)
+        return self._folds
 
     def steps(self, at: int | None, out: list[IdentityState]) -> Iterator[None]:
         """The state as of the first `at` messages (None: all) into `out`, yielding every few milliseconds.
 
         Starting another computation abandons an unfinished one (its results are not complete). An edit
-        between two slices starts this one again on the edited messages: the folds so far
-        name messages by their old indices and counts."""
+        between two slices starts this one again on the edited messages (after an append, with the folds
+        so far; after another edit, anew: they name messages by their old indices and counts)."""
         while True:
-            if self._busy is not None and self._busy is not self._folds:
+            folds, size = self._current(), len(self.context)
+            if self._busy is not None and self._busy is not folds:
                 bury(self._busy)  # an interrupted computation's folds of an older context
-            folds = self._busy = self._folds
+            self._busy = folds
             for _ in state_steps(self.context, at, folds, out):
                 yield
-                if self._folds is not folds:
+                if self._current() is not folds or len(self.context) != size:
                     out.clear()
                     break
             else:

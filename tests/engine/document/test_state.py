@@ -68,7 +68,7 @@ def test_the_state_and_its_setters_match_the_engine_at_every_cursor(
     `ctx.value_of` and each path's "set by" is the last write of `ctx.blame` (in fold order: global layer,
     then instance layer), one of `ctx.resolve(...).sources`."""
     context = Context(messages)
-    layers = Folds()
+    layers = Folds(0)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_blame, "SPACING", spacing)  # marks every few writes, so that cursors resume from them
         for at in cursors:
@@ -91,7 +91,7 @@ def test_a_step_forward_folds_one_write(monkeypatch: pytest.MonkeyPatch) -> None
     """Moving the cursor one message on folds one write more, not the history again (the last answer is kept);
     a jump back resumes from a mark, not from the start."""
     context = Context([{"type": "state", "data": {"n": n}} for n in range(100)])
-    layers = Folds()
+    layers = Folds(0)
     _state(context, 70, layers)
     folded: list[int] = []
     step = _blame.fold_step
@@ -116,7 +116,7 @@ def test_a_big_value_is_noted_in_slices() -> None:
     big = {f"k{n}": {"v": n} for n in range(5000)}
     context = Context([{"type": "state", "data": big}, {"type": "state", "data": {"k7": {"v": -1}}}])
     out: list[IdentityState] = []
-    slices = sum(1 for _ in state_steps(context, None, Folds(), out))
+    slices = sum(1 for _ in state_steps(context, None, Folds(0), out))
     assert slices >= 5000 * 2 // _blame.FOLD_WORK
     writer = out[0].writer
     assert (writer[("k7", "v")], writer[("k8", "v")], writer[("k4999",)], writer[()]) == (1, 0, 0, 1)
@@ -128,7 +128,7 @@ def test_the_state_reads_only_the_writes(monkeypatch: pytest.MonkeyPatch) -> Non
     context = Context([{"type": "state", "_instance": f"p{n % 3}", "data": {"n": n}} for n in range(100)]
                       + [{"type": "text", "text": "hi"}] * 100)
     monkeypatch.setattr(context, "info", lambda index: pytest.fail(f"message {index} looked at"))
-    state = _state(context, 150, Folds())
+    state = _state(context, 150, Folds(0))
     assert [(f.identity, f.value, f.writer[("n",)]) for f in state] == [
         (("state", f"p{n}"), {"n": 99 - (99 - n) % 3}, 99 - (99 - n) % 3) for n in range(3)
     ]
@@ -210,4 +210,28 @@ def test_a_computation_under_way_follows_edits_made_between_its_slices(
             pass
         expected = CursorState(Context(context.messages)).at(at)
         assert [(f.identity, f.value, f.writer) for f in out] == [(f.identity, f.value, f.writer) for f in expected]
+    state.close()
+
+
+def test_an_append_keeps_the_folds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After an append the state folds the new write only (a running document appends output after output);
+    after any other edit it folds again from the start."""
+    context = Context([{"type": "state", "data": {"n": n}} for n in range(100)])
+    state = CursorState(context)
+    state.at()
+    folded: list[int] = []
+    step = _blame.fold_step
+
+    def counted(root: Any, writer: dict[tuple[str, ...], int], index: int, write: Any) -> Generator[None, None, Any]:
+        folded.append(index)
+        return (yield from step(root, writer, index, write))
+
+    monkeypatch.setattr(_blame, "fold_step", counted)
+    context.append({"type": "state", "data": {"n": 100}})
+    assert state.at()[0].writer[("n",)] == 100
+    assert folded == [100]
+    folded.clear()
+    context.replace(0, {"type": "state", "data": {"m": 0}})
+    assert state.at()[0].value == {"m": 0, "n": 100}
+    assert len(folded) == 101
     state.close()

@@ -65,7 +65,7 @@ def test_a_path_log_kept_past_an_edit_is_caught_at_the_next_resolve(monkeypatch:
 
 @pytest.mark.usefixtures("paranoid")
 def test_a_state_at_the_cursor_kept_past_an_edit_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_state.CursorState, "_stale", lambda self, *args: None)  # edits no longer drop its folds
+    monkeypatch.setattr(_state.CursorState, "_current", lambda self: self._folds)  # edits no longer drop its folds
     context = Context(DOCUMENT)
     state = CursorState(context)
     assert [s.value for s in state.at()] == [{"user": {"name": "Ada"}, "n": 2}]
