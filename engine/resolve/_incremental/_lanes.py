@@ -5,8 +5,8 @@ writes that can matter to it (`_branches`: those that touch the path or a prefix
 a node above it is not an object, those that touch that node) into a *path log* that keeps:
 
 - per step its order key and its write (to replay from a mark);
-- the steps that changed the path (each a reset or an addition, SPEC 4.8), from which its sources at
-  any cut are a walk back to the last reset;
+- the steps that changed the path (each a reset or an addition, SPEC 4.8), their order keys, and which
+  of them were resets: its sources at any cut are the keys from the last reset before it on (one slice);
 - the problems of the failed writes that concern the path, as one chain (`Chain` nodes, shared);
 - every `MARK_EVERY` steps (more in a long log: at most `MOST_MARKS` per log) the root before the step,
   and the root at the end (persistent values: they share structure).
@@ -63,8 +63,8 @@ STEPS_PER_WRITE = 2
 MOST_STEPS = 150_000
 # Results of one log remembered per cut, for a path resolved again.
 _RESULTS = 64
-# Steps (folded or replayed) of one `fold_some` call by default: a slice of a window's turn.
-FOLD_STEPS = 256
+# Steps (folded or replayed) of one `fold_some` call by default: a slice of a window's turn (1-2 ms).
+FOLD_STEPS = 128
 
 LogKey = tuple[str, str | None, Path, int]  # kind, instance, path, global steps it continues from
 
@@ -101,11 +101,11 @@ class _Recorder:
                 return
             self.root = updated
             self._own(updated, write)
-        self._note(root, write, count)
+        self._note(root, message_id, write, count)
         if grown is not None:
             grown[0].extend(grown[1])  # after `_note`, which reads the value before the write
 
-    def _note(self, root: Any, write: Write, count: int) -> None:
+    def _note(self, root: Any, message_id: int, write: Write, count: int) -> None:
         """Log step `count` as a change of the path when `write` (applied to `root`) changed it."""
         log = self.log
         target = log.path
@@ -121,8 +121,10 @@ class _Recorder:
         else:
             effect = WRITE_METHODS[write.method].effect(get_path(root, path), write.value, target[size:])
         if effect is not None:
+            if effect == "reset":
+                log.resets.append(len(log.changes))
             log.changes.append(count)
-            log.resets.append(effect == "reset")
+            log.change_keys.append(log.key(message_id))
 
     def _grown(self, root: Any, write: Write) -> tuple[list[Any], list[Any]] | None:
         """The array of its own that `write` appends to, and what it appends; None when it must be applied."""
@@ -152,12 +154,12 @@ class _Recorder:
 
 class PathLog:
     """One layer's writes that can matter to one path, folded once: per step its message id, the steps that
-    changed the path (and whether each replaced it), the roots every `every` steps and at the end, and the
+    changed the path (their order keys, and which replaced it), the roots every `every` steps and at the end, and the
     problems that concern the path. (Ids, not order keys: a key is looked up only where one is needed,
     and a lookup in the order's table of 100,000 keys is a cache miss.)"""
 
-    __slots__ = ("base", "changes", "dependents", "every", "failed", "fold", "gaps", "ids", "key", "marks", "near",
-                 "path", "problems_at", "reads", "resets", "results", "root", "writes")
+    __slots__ = ("base", "change_keys", "changes", "dependents", "every", "failed", "fold", "gaps", "ids", "key",
+                 "marks", "near", "path", "problems_at", "reads", "resets", "results", "root", "writes")
 
     def __init__(
         self, path: Path, base: PathLog | None, expected: int, writes: Mapping[int, Write], key: Key
@@ -167,7 +169,8 @@ class PathLog:
         self.dependents: list[LogKey] = []  # the instance logs that continue from this one
         self.ids: list[int] = []  # per step, the message it folded
         self.changes: list[int] = []  # the steps that changed the path, in order
-        self.resets: list[bool] = []  # per change: it replaced the value at the path
+        self.change_keys: list[int] = []  # per change, its message's order key (kept: sources are a slice)
+        self.resets: list[int] = []  # the changes (positions in `changes`) that replaced the value at the path
         self.marks: list[Any] = []  # the root before steps 0, every, 2 * every, ...
         self.root: Any = MISSING
         self.near: tuple[int, Any] = (-1, MISSING)  # the last root replayed from a mark: after how many steps, which
@@ -234,14 +237,12 @@ class PathLog:
         return chain.joined(self.problems_at[at - 1], EMPTY) if at else chain
 
     def sources(self, count: int, keys: list[int]) -> bool:
-        """Add to `keys` (newest first) the order keys of the steps before `count` that changed the path,
-        back to the last that replaced it; whether there was one."""
-        changes, resets, ids, key = self.changes, self.resets, self.ids, self.key
-        for at in range(bisect_left(changes, count) - 1, -1, -1):
-            keys.append(key(ids[changes[at]]))
-            if resets[at]:
-                return True
-        return False
+        """Add to `keys` (in order) the order keys of the steps before `count` that changed the path, from
+        the last that replaced it on; whether there was one."""
+        end = bisect_left(self.changes, count)
+        last = bisect_left(self.resets, end) - 1  # the last reset among the first `end` changes
+        keys += self.change_keys[self.resets[last] if last >= 0 else 0 : end]
+        return last >= 0
 
 
 class LaneLogs:
