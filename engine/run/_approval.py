@@ -3,19 +3,26 @@
 from __future__ import annotations
 
 import inspect
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from ..calls._calls import Problem, plan_call
-from ..calls._plan import Graph
-from ..calls._status import Decision, Status
+from ..calls._calls import Problem
+from ..calls._status import Approver, CallState, Decision, Status
 from ..protocol._groups import Unit
-from ._readiness import readiness
-
-if TYPE_CHECKING:
-    from ._execution import Execution
+from ._readiness import Scheduled, readiness
 
 
-async def approve(execution: Execution, unit: Unit) -> list[int]:
+class Approving(Scheduled, Protocol):
+    """What approval reads of an execution (`Execution` is one): readiness's, the hook, and the re-planning
+    of a call the hook edited."""
+
+    approver: Approver | None
+
+    def state(self, index: int) -> CallState: ...
+
+    def replan(self, index: int, call: Any) -> list[Problem]: ...
+
+
+async def approve(execution: Approving, unit: Unit) -> list[int]:
     """Ask the approval hook about each ready member; returns the members that may run."""
     approved: list[int] = []
     for index in unit.members:
@@ -47,13 +54,9 @@ async def approve(execution: Execution, unit: Unit) -> list[int]:
     return approved
 
 
-def _edit(execution: Execution, index: int, call: Any) -> bool:
+def _edit(execution: Approving, index: int, call: Any) -> bool:
     """Replace the call with the hook's edit; True when the edited call is valid and ready."""
-    plan = plan_call(index, call, execution._tools, execution.activities)
-    execution.plans[index] = plan
-    execution._graph = Graph.of(execution.plans)
-    execution._set(index, call=call)
-    problems = list(plan.problems) or execution._literal_problems(plan)
+    problems = execution.replan(index, call)
     if problems:
         execution._fail(index, problems)
         return False

@@ -1,18 +1,31 @@
 """Delegated calls of an `Execution` (014, 015): each runs as a nested session (a `Loop`) in a clean room.
 
-The loop is built on `Execution`, so it is imported where it is used, not at the top.
+The session layer: `Loop` is built on `Execution`, so `Execution` does not build loops; `LoopSessions` is
+plugged into it (`Execution.sessions`, by the package `run`) and opens them.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..calls._status import Status
 from ._delegate import delegate_document
+from ._execution import Execution
+from ._loop import Loop, LoopStatus
 from ._running import Outcome, conclude, prepare, started_audit
 
-if TYPE_CHECKING:
-    from ._execution import Execution
+
+class LoopSessions:
+    """`Execution.sessions`: each delegated call's nested session is a `Loop`."""
+
+    def open(self, execution: Execution, index: int) -> Any:
+        return open_delegation(execution, index)
+
+    async def run(self, execution: Execution, index: int) -> Outcome:
+        return await run_delegated(execution, index)
+
+    def finished_output(self, execution: Execution, index: int) -> Any:
+        return finished_output(execution, index)
 
 
 def open_delegation(execution: Execution, index: int) -> Any:
@@ -35,8 +48,6 @@ def open_delegation(execution: Execution, index: int) -> Any:
 
 
 def _new_session(execution: Execution, index: int, resolved: dict[str, Any]) -> Any:
-    from ._loop import Loop
-
     plan, spec = execution.plans[index], execution.delegates[index]
     base = spec.path.parent if spec.path is not None else execution.base
     chain = (*execution.chain, spec.path) if spec.path is not None else execution.chain
@@ -50,8 +61,6 @@ def _new_session(execution: Execution, index: int, resolved: dict[str, Any]) -> 
 
 def finished_output(execution: Execution, index: int) -> Any:
     """The output of call `index`'s nested session; ValueError until that session has finished."""
-    from ._loop import LoopStatus
-
     loop = execution.delegations.get(index)
     if loop is None or loop.status is not LoopStatus.FINISHED:
         raise ValueError(f"call {index} has no finished delegate session")
@@ -61,8 +70,6 @@ def finished_output(execution: Execution, index: int) -> Any:
 async def run_delegated(execution: Execution, index: int) -> Outcome:
     """Run call `index` in its delegate (014): a nested loop over the clean-room request, whose final
     output is the call's result. Without one yet (no turn to take), the call waits for that output."""
-    from ._loop import LoopStatus
-
     plan = execution.plans[index]
     resolved, problem = prepare(plan, execution.context)
     audit = started_audit(execution._identity(index), resolved, execution.clock)

@@ -11,7 +11,7 @@ import gc
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Protocol
 
 from psygnal import Signal
 
@@ -38,7 +38,6 @@ from ..protocol._groups import Unit, flatten
 from ._approval import approve
 from ._breakpoints import hits_breakpoint
 from ._delegate import Delegate, delegate_for
-from ._delegation import finished_output, open_delegation, run_delegated
 from ._instancing import expand_instances
 from ._patterns import run_pattern
 from ._pool import Jobs
@@ -53,6 +52,16 @@ _SCAN_LIMIT = 256
 # heap, and a long run's tasks, messages and record only grow, so without it those scans would be a large part
 # of its CPU. Garbage made meanwhile that is not collected young waits for the tick's end (`gc.unfreeze`).
 _FREEZE_EVERY = 8192
+
+
+class Sessions(Protocol):
+    """Delegated calls' nested sessions (014, 015): opened, run to the call's outcome, and their output read."""
+
+    def open(self, execution: Execution, index: int) -> Any: ...
+
+    async def run(self, execution: Execution, index: int) -> Outcome: ...
+
+    def finished_output(self, execution: Execution, index: int) -> Any: ...
 
 
 class Execution:
@@ -71,6 +80,9 @@ class Execution:
     background_finished = Signal(object)
 
     _record: Record  # set by every refresh (`derive_statuses`)
+    # Who opens and runs a delegated call's nested session (014): the session layer above this module plugs
+    # itself in (`_delegation.LoopSessions`, over `Loop`), so that `Execution` never imports the `Loop` built on it.
+    sessions: ClassVar[Sessions | None] = None
 
     def __init__(
         self,
@@ -206,6 +218,13 @@ class Execution:
             return []
         problem = check_parameters(plan, resolve_call(self.context, plan))
         return [] if problem is None else [problem]
+
+    def replan(self, index: int, call: Any) -> list[Problem]:
+        """Call `index` becomes `call` (an approval's edit): planned again, its problems returned."""
+        plan = self.plans[index] = plan_call(index, call, self._tools, self.activities)
+        self._graph = Graph.of(self.plans)
+        self._set(index, call=call)
+        return list(plan.problems) or self._literal_problems(plan)
 
     def _check_groups(self) -> None:
         for unit in self.units:
@@ -413,7 +432,7 @@ class Execution:
     async def _perform(self, index: int) -> Outcome:
         self._grew()
         if index in self.delegates:
-            return await run_delegated(self, index)
+            return await self._sessions().run(self, index)
         # A given output is written once: after an undo of what it wrote, the call waits for an output again.
         provided = self._provided.pop(index, None)
         return await perform(self.plans[index], self.context, self.clock, self.timeout, provided,
@@ -430,11 +449,16 @@ class Execution:
         A debugger steps into it; its output is written at the call's output path by `complete_delegation`.
         Raises ValueError when the call does not delegate or cannot run now (its parameters break its tool).
         """
-        return open_delegation(self, index)
+        return self._sessions().open(self, index)
 
     def complete_delegation(self, index: int) -> CallState:
         """Write the output of call `index`'s nested session, once that session has finished."""
-        return self.provide_output(index, finished_output(self, index))
+        return self.provide_output(index, self._sessions().finished_output(self, index))
+
+    def _sessions(self) -> Sessions:
+        if self.sessions is None:
+            raise RuntimeError("no session layer is plugged in to run delegated calls (contextdeck.engine.run does it)")
+        return self.sessions
 
     def _fire_and_forget(self, plan: CallPlan) -> None:
         """Run, don't wait, drop the result; a run record says it started (SPEC 6.6)."""

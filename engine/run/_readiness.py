@@ -1,20 +1,51 @@
 """How an `Execution` knows each call's status: derived from the run record, then from what its feeders did.
 
-Plain functions over the execution's state, so that `Execution` keeps only running and announcing.
+Plain functions over the execution's state (`Scheduled`: what they read and set of it), so that `Execution`
+keeps only running and announcing, and this module never imports it.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
-from ..calls._calls import Mode, missing_reads
-from ..calls._status import OPEN, SETTLED, Status
+from ..calls._calls import CallPlan, Mode, Problem, missing_reads
+from ..calls._plan import Graph
+from ..calls._record import Record, RecordReader
+from ..calls._status import OPEN, SETTLED, CallState, Status
+from ..document._context import Context
 from ..protocol._errors import ExpressionError
 from ..protocol._expressions import parse_expression
 from ..protocol._groups import Unit
 
-if TYPE_CHECKING:
-    from ._execution import Execution
+
+class Scheduled(Protocol):
+    """What readiness reads and sets of an execution (`Execution` is one): its plan, the record and the
+    calls' states, and what is under way or was given from outside."""
+
+    context: Context
+    plans: list[CallPlan]
+    units: list[Unit]
+    refused: tuple[tuple[int, ...], ...]
+    lazy: bool
+    delegates: dict[int, Any]  # call index -> its delegate
+    delegations: dict[int, Any]  # call index -> its nested session
+    _record: Record
+    _reader: RecordReader
+    _states: list[CallState]
+    _unit_of: dict[int, Unit]
+    _again: dict[int, frozenset[int]]  # record message ids to leave out (calls asked to run again)
+    _errors: list[tuple[int, dict[str, Any]]]  # failures of this tick, not appended yet
+    _structural: dict[int, list[Problem]]  # problems found before running
+    _background: dict[int, Any]  # fire-and-forget runs under way
+    _provided: dict[int, Any]  # outputs given from outside, not written yet
+
+    @property
+    def graph(self) -> Graph: ...
+
+    def _set(self, index: int, **changes: Any) -> None: ...
+
+    def _fail(self, index: int, problems: list[Problem], *, report: bool = True,
+              audit: dict[str, Any] | None = None) -> None: ...
 
 
 def is_approval(path: str) -> bool:
@@ -26,7 +57,7 @@ def is_approval(path: str) -> bool:
     return len(refs) == 1 and refs[0].kind == "state" and refs[0].path[:1] == ("approvals",)
 
 
-def derive_statuses(execution: Execution) -> None:
+def derive_statuses(execution: Scheduled) -> None:
     """Read the record again and set every call's status from it; the calls still open get their readiness.
 
     When only messages were appended since the last read, only the calls whose record grew (and those that
@@ -62,7 +93,7 @@ def derive_statuses(execution: Execution) -> None:
             execution._set(state.index, status=status, waiting_for=paths, failed_writers=failed)
 
 
-def _derive(execution: Execution, index: int, reported: set[int], *, group_settled: bool) -> None:
+def _derive(execution: Scheduled, index: int, reported: set[int], *, group_settled: bool) -> None:
     """A call's status from the record; only what is under way is taken from memory."""
     state = execution._states[index]
     if state.status is Status.RUNNING or index in execution._background or index in reported:
@@ -87,7 +118,7 @@ def _derive(execution: Execution, index: int, reported: set[int], *, group_settl
                        finished=False)
 
 
-def readiness(execution: Execution, index: int) -> tuple[Status, tuple[str, ...]]:
+def readiness(execution: Scheduled, index: int) -> tuple[Status, tuple[str, ...]]:
     """Whether open call `index` may start, and else the paths it waits for."""
     plan = execution.plans[index]
     waiting: list[str] = []
@@ -108,7 +139,7 @@ def readiness(execution: Execution, index: int) -> tuple[Status, tuple[str, ...]
     return Status.READY, ()
 
 
-def writer_done(execution: Execution, writer: int) -> bool:
+def writer_done(execution: Scheduled, writer: int) -> bool:
     """Whether a reader may go past this writer: it ran, or its group's winner did.
 
     A writer that failed or was cancelled leaves its readers blocked (they never read a stale value),
@@ -126,7 +157,7 @@ def writer_done(execution: Execution, writer: int) -> bool:
     return False
 
 
-def ready_units(execution: Execution) -> list[Unit]:
+def ready_units(execution: Scheduled) -> list[Unit]:
     """The units whose open members are all ready: a group starts together or not at all."""
     if execution.refused or execution.lazy:
         return []
