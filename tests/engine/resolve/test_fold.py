@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
 
 from contextdeck.engine import Context, Form, classify, kind_of, payload_of
+from contextdeck.engine.resolve._fold import fold
 
 
 def resolve(messages: list[dict[str, Any]], expr: str, **kw: Any) -> tuple[bool, Any, list[int]]:
@@ -336,3 +338,26 @@ def test_null_instance_is_global_and_a_non_string_kind_is_data() -> None:
     """_instance: null belongs to the global layer; a data message whose kind is not a string is of kind data."""
     assert classify({"type": "state", "data": 1, "_instance": None}).identity == ("state", None)
     assert kind_of({"type": "data", "kind": 7, "data": 1}) == "data"
+
+
+def test_the_fold_writes_in_place_only_what_it_made_itself() -> None:
+    """The reference fold writes the top object it made in place (n keys in O(n)), never a message's value:
+    a root `set` then writes below it, and a value written and then written below, leave the messages as
+    they were, and the fold is the one of fresh copies."""
+    root = {"kept": {"deep": 1}}
+    given = {"x": 1}
+    messages = [
+        {"type": "state", "data": root},
+        {"type": "state", "data": {"a": 1}, "_outputPath": "†state.a"},
+        {"type": "state", "data": {"kept": {"more": 2}}, "_outputMethod": "merge"},
+        {"type": "state", "data": {"g": given}, "_outputPath": "†state.g"},
+        {"type": "state", "data": {"g": {"y": 2}}, "_outputPath": "†state.g", "_outputMethod": "merge"},
+        *({"type": "state", "data": {f"k{n}": n}, "_outputPath": f"†state.k{n}"} for n in range(3)),
+    ]
+    before = copy.deepcopy(messages)
+    writes = [(index, classify(message).write) for index, message in enumerate(messages)]
+    value, _ = fold(writes, (), "†state")
+    assert messages == before
+    assert (root, given) == ({"kept": {"deep": 1}}, {"x": 1})
+    assert value == {"kept": {"deep": 1, "more": 2}, "a": 1, "g": {"x": 1, "y": 2}, "k0": 0, "k1": 1, "k2": 2}
+    assert fold(writes, (), "†state")[0] == value  # a second fold over the same writes gives the same
