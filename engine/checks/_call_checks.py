@@ -39,12 +39,13 @@ class CallProblem:
 
 
 def _merge(node: Node | None, other: Node | None) -> Node | None:
+    """`other` merged into `node`, in place: both are trees one reading made (`WrittenPaths`), never shared,
+    so a document of n writes of n different keys costs O(n), not a copy of the tree at each."""
     if node is None or other is None:
         return None
-    merged = dict(node)
     for key, child in other.items():
-        merged[key] = _merge(merged[key], child) if key in merged else child
-    return merged
+        node[key] = _merge(node[key], child) if key in node else child
+    return node
 
 
 def _of_value(value: Any) -> Node | None:
