@@ -7,13 +7,13 @@ message by the scheduler when the tick ends.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import copy
 import inspect
 import queue
 import threading
 import time
 import traceback
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -80,19 +80,51 @@ class _Threads:
 IN_PROCESS_THREADS = 32
 _threads = _Threads(IN_PROCESS_THREADS)
 
+Settled = tuple["asyncio.Future[Any]", Any, BaseException | None]
+
+
+class _Results:
+    """Results of sync activities, handed back to their event loop in batches: one wake-up of the loop for
+    every result that came meanwhile, not one per call (each is a write to the loop's self-pipe and a
+    callback of its own: a large part of a trivial call's cost)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._waiting: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, list[Settled]] = (
+            weakref.WeakKeyDictionary())
+
+    def put(self, loop: asyncio.AbstractEventLoop, settled: Settled) -> None:
+        with self._lock:
+            batch = self._waiting.get(loop)
+            if batch is not None:  # a hand-back is on its way: this result goes with it
+                batch.append(settled)
+                return
+            self._waiting[loop] = [settled]
+        try:
+            loop.call_soon_threadsafe(self._hand_back, loop)
+        except RuntimeError:  # the loop closed: nobody is waiting any more
+            with self._lock:
+                self._waiting.pop(loop, None)
+
+    def _hand_back(self, loop: asyncio.AbstractEventLoop) -> None:
+        with self._lock:
+            batch = self._waiting.pop(loop, [])
+        for future, value, error in batch:
+            if future.done():  # cancelled or timed out meanwhile: the late result is dropped
+                continue
+            if error is not None:
+                future.set_exception(error)
+            else:
+                future.set_result(value)
+
+
+_results = _Results()
+
 
 def in_thread(fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
     """Run a sync activity on one of the shared daemon threads; its result comes back to the loop."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[Any] = loop.create_future()
-
-    def settle(value: Any, error: BaseException | None) -> None:
-        if future.done():  # cancelled or timed out meanwhile: the late result is dropped
-            return
-        if error is not None:
-            future.set_exception(error)
-        else:
-            future.set_result(value)
 
     def work() -> None:
         try:
@@ -101,8 +133,7 @@ def in_thread(fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
             value, error = None, exc
         except BaseException as exc:  # SystemExit and friends must not end the process from a thread
             value, error = None, RuntimeError(f"the activity raised {type(exc).__name__}")
-        with contextlib.suppress(RuntimeError):  # the loop closed: nobody is waiting any more
-            loop.call_soon_threadsafe(settle, value, error)
+        _results.put(loop, (future, value, error))
 
     _threads.submit(work)
     return future
