@@ -140,6 +140,9 @@ class Execution:
         self._grown = 0  # calls started and performed, messages appended: every so many, a tick freezes the heap
         self._froze = False
         self._generation = 0
+        # (context revision, length) when the statuses were last derived, until a call's state changes:
+        # a tick that starts with nothing changed since does not derive them again.
+        self._derived: tuple[int, int] | None = None
         self.reset()
 
     # -- set-up --------------------------------------------------------------------------------
@@ -278,6 +281,7 @@ class Execution:
         new.__dict__.update(fields)
         new.__dict__.update(changes)
         self._states[index] = new
+        self._derived = None
         if len(self.status_changed):  # an announcement nobody hears costs as much as the copy
             self.status_changed.emit(new)
 
@@ -334,7 +338,8 @@ class Execution:
         # O(running) each time (thousands of calls queued for a few workers).
         finished: asyncio.Queue[asyncio.Future[Any]] = asyncio.Queue()
         try:
-            derive_statuses(self)
+            if self._derived != (self.context.revision, len(self.context)):
+                derive_statuses(self)
             open_calls = True  # whether any call may still become ready (else there is nothing to judge)
             while True:
                 progressed = False

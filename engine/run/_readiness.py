@@ -38,6 +38,7 @@ class Scheduled(Protocol):
     _structural: dict[int, list[Problem]]  # problems found before running
     _background: dict[int, Any]  # fire-and-forget runs under way
     _provided: dict[int, Any]  # outputs given from outside, not written yet
+    _derived: tuple[int, int] | None  # (context revision, length) as of the last derivation, while nothing changed
 
     @property
     def graph(self) -> Graph: ...
@@ -81,16 +82,16 @@ def derive_statuses(execution: Scheduled) -> None:
                       and not (forgiving and i in execution._structural) for i in unit.members)
         for index in unit.members:
             _derive(execution, index, reported, group_settled=settled and unit.pattern != "one")
-    if execution.refused:
-        return  # a refused plan runs nothing: its other calls stay pending
-    states = execution._states
-    for state in states:
-        if state.status in OPEN:
-            status, paths = readiness(execution, state.index)
-            failed = tuple(writer for writer in execution.graph.feeders[state.index]
-                           if states[writer].status in (Status.FAILED, Status.CANCELLED)
-                           and not writer_done(execution, writer))
-            execution._set(state.index, status=status, waiting_for=paths, failed_writers=failed)
+    if not execution.refused:  # a refused plan runs nothing: its other calls stay pending
+        states = execution._states
+        for state in states:
+            if state.status in OPEN:
+                status, paths = readiness(execution, state.index)
+                failed = tuple(writer for writer in execution.graph.feeders[state.index]
+                               if states[writer].status in (Status.FAILED, Status.CANCELLED)
+                               and not writer_done(execution, writer))
+                execution._set(state.index, status=status, waiting_for=paths, failed_writers=failed)
+    execution._derived = (execution.context.revision, len(execution.context))
 
 
 def _derive(execution: Scheduled, index: int, reported: set[int], *, group_settled: bool) -> None:
