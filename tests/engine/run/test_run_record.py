@@ -420,3 +420,25 @@ def test_a_record_kept_between_reads_is_the_record_read_afresh(data: st.DataObje
         if reader.changed is not None:  # only appends: the calls it names are the only ones whose record changed
             assert {i: r for i, r in kept.calls.items() if i not in reader.changed} == {
                 i: r for i, r in before.items() if i not in reader.changed}
+
+
+@pytest.mark.parametrize("paced", [False, True])
+def test_a_tick_without_a_pace_collects_the_young_generation_less_often(paced: bool) -> None:
+    """A tick of the command line (no pace) raises the collector's young threshold while it runs and gives
+    the old one back when it ends; a paced tick (the window's) keeps the window's own."""
+    seen: list[tuple[int, int, int]] = []
+
+    def look(call: Any, tool: Any, context: Any) -> int:
+        seen.append(gc.get_threshold())
+        return 1
+
+    async def pace() -> None:
+        return None
+
+    before = gc.get_threshold()
+    context = Context([{"type": "plan", "plan": [{"_tool": "look", "_outputPath": "†state.x"}]}])
+    execution = Execution(context, activities=registry(look=look), clock=CLOCK)
+    execution.pace = pace if paced else None
+    run_to_end(execution)
+    assert gc.get_threshold() == before
+    assert seen[0] == (before if paced else (max(before[0], execution_module._TICK_YOUNG), *before[1:]))
