@@ -8,6 +8,7 @@ completions body (docs/format.md §10).
 
 from __future__ import annotations
 
+import asyncio
 import html
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QPlainTextEdit,
+    QProgressDialog,
     QVBoxLayout,
     QWidget,
 )
@@ -40,6 +42,8 @@ from contextdeck.engine import (
     redact_document,
     write_atomically,
 )
+
+from ._inspector._async import spawn
 
 if TYPE_CHECKING:
     from ._window import MainWindow
@@ -128,6 +132,8 @@ class TracesUI(QObject):
     def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.window = window
+        self.task: asyncio.Task[bool] | None = None  # an import under way (`import_path`)
+        self.reading: QProgressDialog | None = None  # its "Reading…" dialog, with Cancel
         self.actions_by_name = {
             "import_trace": self._action("&Import Trace…", "Open an agent's OpenAI exchange, log or OTLP trace "
                                                           "as a context", self.import_dialog, "Ctrl+Shift+I"),
@@ -169,17 +175,42 @@ class TracesUI(QObject):
 
     # -- commands -----------------------------------------------------------------------------------
 
-    def import_dialog(self) -> bool:
+    def import_dialog(self) -> asyncio.Task[bool] | None:
         path = self.ask_import_path()
-        return path is not None and self.import_path(path)
+        return None if path is None else self.import_path(path)
 
-    def import_path(self, path: str) -> bool:
-        """Read `path`, let the user choose and redact, open the result unsaved; False when nothing opened."""
+    def import_path(self, path: str) -> asyncio.Task[bool]:
+        """Read `path` on a worker thread ("Reading…" with Cancel), then let the user choose and redact, and open
+        the result unsaved. The task's result: whether a document opened."""
+        self.cancel_import()
+        reading = QProgressDialog(f"Reading {Path(path).name}…", "Cancel", 0, 0, self.window)
+        reading.setWindowTitle("Import a trace")
+        reading.setMinimumDuration(0)
+        reading.setAutoClose(False)
+        reading.setAutoReset(False)
+        task = spawn(self._import(path, reading))
+        reading.canceled.connect(task.cancel)
+        reading.open()
+        self.reading, self.task = reading, task
+        return task
+
+    def cancel_import(self) -> None:
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+
+    async def _import(self, path: str, reading: QProgressDialog) -> bool:
         try:
-            imported = import_trace(path)
+            imported = await asyncio.to_thread(import_trace, path)
+        except asyncio.CancelledError:
+            self.window.statusBar().showMessage(f"Import of {Path(path).name} cancelled.", 10_000)
+            return False
         except TraceError as error:
             self._fail("Could not import the trace.", str(error))
             return False
+        finally:
+            reading.canceled.disconnect()
+            reading.close()
+            reading.deleteLater()
         choice = self.ask_import_choice(Path(path).name, imported)
         if choice is None or not self.window.files.confirm_discard("importing a trace"):
             return False

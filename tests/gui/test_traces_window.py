@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QPushButton
 
 from contextdeck.engine import import_bytes, import_trace
+from contextdeck.gui import _traces_ui as traces_ui
 from contextdeck.gui._inspector._calls import DETAIL, STATUS, TOOL
 from contextdeck.gui._traces_ui import ImportChoice, ImportDialog
 
@@ -68,6 +71,12 @@ def trace_file(tmp_path: Path, fake_llm: Any) -> tuple[Path, list[str], list[Any
 Source = Callable[[Path, Any], tuple[Path, list[str], list[Any]]]
 
 
+def imported(qtbot: Any, task: Any) -> bool:
+    """Whether the import opened a document, once it has read the file (on a worker thread) and ended."""
+    qtbot.waitUntil(task.done, timeout=20000)
+    return bool(task.result())
+
+
 @pytest.mark.parametrize("source", [exchange_file, log_file, trace_file], ids=["exchange", "log", "otlp"])
 def test_an_import_opens_unsaved_with_its_calls_and_outputs(
         qtbot: Any, open_window: Any, tmp_path: Path, fake_llm: Any, source: Source) -> None:
@@ -89,7 +98,7 @@ def test_an_import_opens_unsaved_with_its_calls_and_outputs(
         return dialog.choice()
 
     traces.ask_import_choice = choose
-    assert traces.import_path(str(path))
+    assert imported(qtbot, traces.import_path(str(path)))
     assert shown[0].contexts.count() == 1
     assert shown[0].emails.isChecked()
     assert window.session.path is None
@@ -124,7 +133,7 @@ def test_a_broken_trace_is_reported_and_the_open_document_stays(
     source.write_text(json.dumps(broken))
     window = open_window(None)
     before = window.session.document
-    assert not window.traces.import_path(str(source))  # type: ignore[attr-defined]
+    assert not imported(qtbot, window.traces.import_path(str(source)))  # type: ignore[attr-defined]
     assert window.session.document is before
     assert "message 4: a tool message answers call 'call_zzz'" in window.banner.label.text()
 
@@ -173,3 +182,34 @@ def test_the_import_shortcut_asks_for_a_file(qtbot: Any, open_window: Any) -> No
     window.traces.ask_import_path = lambda: asked.append(True)  # type: ignore[attr-defined]
     qtbot.keyClick(window, "I", Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
     qtbot.waitUntil(lambda: asked == [True])
+
+
+def test_an_import_reads_the_file_off_the_gui_thread_and_can_be_cancelled(
+        qtbot: Any, open_window: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file is parsed on a worker thread while a "Reading…" dialog offers Cancel; cancelled, nothing opens,
+    the open document stays and the status bar says so."""
+    source = tmp_path / "exchange.json"
+    source.write_text(json.dumps(EXCHANGE))
+    window = open_window(None)
+    before = window.session.document
+    traces = window.traces  # type: ignore[attr-defined]
+    release_read = threading.Event()
+    on_main: list[bool] = []
+    read = traces_ui.import_trace
+
+    def slow_read(path: str) -> Any:
+        on_main.append(threading.current_thread() is threading.main_thread())
+        release_read.wait(10)
+        return read(path)
+
+    monkeypatch.setattr(traces_ui, "import_trace", slow_read)
+    task = traces.import_path(str(source))
+    qtbot.waitUntil(lambda: on_main == [False])
+    assert traces.reading is not None
+    assert traces.reading.isVisible()
+    assert traces.reading.labelText() == "Reading exchange.json…"
+    traces.reading.findChild(QPushButton).click()  # its Cancel
+    assert not imported(qtbot, task)
+    release_read.set()
+    assert window.session.document is before
+    assert window.statusBar().currentMessage() == "Import of exchange.json cancelled."
