@@ -801,6 +801,100 @@ def run_plan_form(calls: int, freeze: Freeze, turns: bool, profile: bool) -> Non
     window.close()
 
 
+def big_openai_log(turns: int) -> str:
+    """A JSON Lines log of `turns` OpenAI chat completions exchanges of one run: each request carries the whole
+    conversation so far (a tool call and its result a turn), as an agent's log does."""
+    tool = {"type": "function", "function": {"name": "lookup", "parameters": {
+        "type": "object", "properties": {"q": {"type": "string"}}}}}
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "You look things up."},
+                                      {"role": "user", "content": "Find everything."}]
+    lines = []
+    for turn in range(turns):
+        asked = {"role": "assistant", "content": None, "tool_calls": [{"id": f"call_{turn}", "type": "function",
+                 "function": {"name": "lookup", "arguments": json.dumps({"q": f"item {turn}"})}}]}
+        lines.append({"request": {"model": "m", "tools": [tool], "messages": list(messages)},
+                      "response": {"id": f"r{turn}", "created": 1764320000, "model": "m", "choices": [
+                          {"index": 0, "finish_reason": "tool_calls", "message": asked}]}})
+        messages += [asked, {"role": "tool", "tool_call_id": f"call_{turn}", "content": "found " + "x" * 300}]
+    return "".join(json.dumps(line) + "\n" for line in lines)
+
+
+def run_trace_import(turns: int, freeze: Freeze, turns_clock: bool, profile: bool) -> None:
+    """File → Import Trace… of a `turns`-turn OpenAI log, until the imported document is shown."""
+    from contextdeck.engine import Redaction
+    from contextdeck.gui._traces_ui import ImportChoice
+
+    app, window, _path = new_window(0, [])
+    bench = Bench(app, idles=True)
+    if isinstance(app, TurnClock):
+        bench.turns = Turns(app, profile, worst_ms=FREEZE_MS / 2)
+    log = Path(tempfile.mkdtemp(prefix="contextdeck-bench-")) / "agent.jsonl"
+    log.write_text(big_openai_log(turns), encoding="utf-8")
+    traces = window.traces
+    traces.ask_import_choice = lambda name, imported: ImportChoice(imported[0], Redaction.parse([]))
+    window.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
+    name = f"import a {turns}-turn OpenAI log ({log.stat().st_size / 1e6:.1f} MB)"
+
+    def run() -> None:
+        task = traces.import_path(str(log))
+        until(task.done)
+        until(lambda: not window._busy())
+        freeze.note(name, f"{len(window.context()):,} messages imported: {window.statusBar().currentMessage()!r}")
+
+    bench.time(name, run, settle_ms=600)
+    freeze.keep("bench", bench)
+    if bench.turns is not None:
+        bench.turns.report(name, worst=5)
+    window.close()
+
+
+def run_experiment(padding: int, freeze: Freeze, turns: bool, profile: bool) -> None:
+    """Run → Experiments…: the adder agent with `padding` more messages in its context, over 4 cases on the
+    tests' fake OpenAI-compatible server (loopback), until the results are shown."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from adder_agent import ACTIVITIES, adder, write_agent
+    from contextdeck.gui._models import ModelConfig
+    from fake_llm import FakeLLM
+
+    folder = Path(tempfile.mkdtemp(prefix="contextdeck-bench-"))
+    agent = write_agent(folder / "agent.json", "Add the numbers.")
+    document = json.loads(agent.read_text())
+    document["context"][1:1] = [{"type": "text", "role": "user", "text": f"note {n}"} for n in range(padding)]
+    agent.write_text(json.dumps(document))
+    (folder / "acts.py").write_text(ACTIVITIES)
+    data = folder / "data.jsonl"
+    data.write_text("".join(json.dumps({"id": n, "input": {"a": n, "b": 1}}) + "\n" for n in range(4)))
+    app, window, _path = new_window(0, [])
+    bench = Bench(app, idles=True)
+    if isinstance(app, TurnClock):
+        bench.turns = Turns(app, profile, worst_ms=FREEZE_MS / 2)
+    open_document(window, agent)
+    window.inspector.panel.confirm = lambda parent, file: True
+    window.inspector.panel.load_activities(str(folder / "acts.py"))
+    name = f"Experiments: 4 cases of a {padding + 3:,}-message agent"
+    with FakeLLM() as server:
+        server.answer = adder
+        window.models.models.set_config(ModelConfig(server.url, "fake-small", timeout=30))
+        pane = window.experiments
+        pane.set_dataset(data)
+        until(lambda: not window._busy())
+
+        def run() -> None:
+            ended: list[bool] = []
+            pane.finished.connect(lambda: ended.append(True))
+            pane.run()
+            until(lambda: bool(ended))
+            until(lambda: not window._busy())
+
+        bench.time(name, run, settle_ms=600)
+        freeze.note(name, f"{window.statusBar().currentMessage()!r}")
+    freeze.keep("bench", bench)
+    if bench.turns is not None:
+        bench.turns.report(name, worst=5)
+    window.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
+    window.close()
+
+
 def run_first_request(freeze: Freeze, turns: bool, profile: bool) -> None:
     """The first model request of the process (`openai` not imported yet): Prompt for This Call → Ask, on the tests'
     fake OpenAI-compatible server (loopback), until the answer is written."""
@@ -872,6 +966,8 @@ def measure_backtracking(freeze: Freeze) -> None:
 
 
 PART_TIMEOUT_S = 1800
+TRACE_TURNS = 200  # the imported OpenAI log's turns (about 13 MB)
+EXPERIMENT_PADDING = 20_000  # messages added to the experiment's agent
 ROWS = "freeze rows: "  # a child's last line: its figures, as JSON
 
 
@@ -880,7 +976,8 @@ def run_freezes(count: int, pins: int, calls: int, workloads: list[str], turns: 
     """Each part in a process of its own: a closed window's widgets stay in its application (a theme switch
     re-polishes every widget of every window), and a part that hangs is reported instead of stopping the run."""
     freeze = Freeze()
-    parts = [part for part in ("request", "backtracking", "continue", "plan") if part in actions]
+    parts = [part for part in ("request", "backtracking", "continue", "plan", "import", "experiment")
+             if part in actions]
     parts += [f"workload:{workload}" for workload in workloads if "workloads" in actions]
     for part in parts:
         if part == "backtracking":
@@ -919,6 +1016,10 @@ def run_part(part: str, count: int, pins: int, calls: int, turns: bool, profile:
         run_continue(calls, freeze, turns, profile)
     elif part == "plan":
         run_plan_form(calls, freeze, turns, profile)
+    elif part == "import":
+        run_trace_import(TRACE_TURNS, freeze, turns, profile)
+    elif part == "experiment":
+        run_experiment(EXPERIMENT_PADDING, freeze, turns, profile)
     else:
         run_freeze(part.removeprefix("workload:"), count, pins, freeze, turns, profile)
     print(ROWS + json.dumps([freeze.rows, freeze.notes]), flush=True)
@@ -937,8 +1038,9 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="with --turns: also each such turn's Python profile")
     parser.add_argument("--only-freeze", action="store_true", help="run only issue 31's actions on both workloads")
     parser.add_argument("--workloads", default="bench,untidy", help="with --only-freeze: which (bench,untidy)")
-    parser.add_argument("--actions", default="request,backtracking,continue,plan,workloads",
-                        help="with --only-freeze: which parts (request,backtracking,continue,plan,workloads)")
+    parser.add_argument("--actions", default="request,backtracking,continue,plan,import,experiment,workloads",
+                        help="with --only-freeze: which parts (request,backtracking,continue,plan,import,"
+                             "experiment,workloads)")
     parser.add_argument("--calls", type=int, default=500, help="the Continue's plan")
     parser.add_argument("--backtracking-child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--freeze-part", help=argparse.SUPPRESS)
