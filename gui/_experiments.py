@@ -18,10 +18,11 @@ import asyncio
 import difflib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import jsonpatch
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
@@ -64,6 +65,7 @@ from contextdeck.engine import (
     write_results,
 )
 
+from ._background import BackgroundRunner
 from ._inspector._async import spawn
 
 if TYPE_CHECKING:
@@ -257,10 +259,36 @@ def request_diff(first: str, second: str, first_name: str, second_name: str) -> 
     return "\n".join(lines) or "(the same request)"
 
 
+async def run_apart(run: Callable[[], Awaitable[Any]], providers: list[Provider]) -> None:
+    """`run()` on a thread of its own, in an event loop of its own: each case parses the document, runs its
+    loop and composes every turn's request there, not on the GUI thread. Cancelled, it is cancelled there too
+    and waited for (the results so far stay); the model clients it made are closed on its loop."""
+    running: Future[tuple[asyncio.AbstractEventLoop, asyncio.Task[Any]]] = Future()
+
+    async def main() -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        running.set_result((asyncio.get_running_loop(), task))
+        try:
+            await run()
+        finally:
+            for provider in providers:
+                await provider.close()
+
+    done = asyncio.get_running_loop().run_in_executor(None, asyncio.run, main())
+    try:
+        await asyncio.shield(done)
+    except asyncio.CancelledError:  # cancel it there: now, or as soon as it has started
+        running.add_done_callback(lambda started: started.result()[0].call_soon_threadsafe(started.result()[1].cancel))
+        await asyncio.gather(done, return_exceptions=True)
+        raise
+
+
 class ExperimentsPane(QWidget):
     """The pane itself; `window.experiments`. Every button has a method a test (or a script) can call."""
 
     finished = Signal()  # a run of the pane ended (finished, failed or cancelled)
+    progressed = Signal(int)  # cases done (said on the experiment's thread)
 
     def __init__(self, window: MainWindow) -> None:
         super().__init__()
@@ -270,6 +298,8 @@ class ExperimentsPane(QWidget):
         self.model = ResultsModel(self.documents, self)
         self.task: asyncio.Future[Any] | None = None
         self.experiment: Experiment | None = None
+        self.composer = BackgroundRunner(0, self)  # the request diff (`show_request_diff`)
+        self.composer.finished.connect(self._request_diff_composed)
 
         self.dataset_label = QLabel("No dataset")
         self.choose = QPushButton("Dataset…")
@@ -283,6 +313,7 @@ class ExperimentsPane(QWidget):
         self.cancel_button.clicked.connect(self.cancel)
         self.progress = QProgressBar()
         self.progress.setFormat("%v of %m")
+        self.progressed.connect(self.progress.setValue)
         self.open_button = QPushButton("Open Results…")
         self.open_button.setToolTip("Show an experiment's results file")
         self.open_button.clicked.connect(self.open_results_dialog)
@@ -418,19 +449,24 @@ class ExperimentsPane(QWidget):
         self.show_request_diff()
 
     def show_request_diff(self) -> None:
+        """The request diff of the selected case, composed on a worker thread (each turn's request is rendered
+        from its run document, which a big context makes slow): "Composing…" until it comes."""
         row = self.table.currentIndex().row()
         if not 0 <= row < len(self.model.names):
             return
         before, after = self.model.pair(row)
+        turn, against = self.turn.value(), self.against.currentIndex()
+        self.request_text.setPlainText("Composing the requests…")
+        self.composer.request(lambda: self._request_diff(before, after, turn, against))
+
+    def _request_diff(self, before: dict[str, Any] | None, after: dict[str, Any] | None, k: int,
+                      against: int) -> tuple[int, str]:
+        """(On the composer's thread.) How many turns the case took, and the diff of turn `k`'s request."""
         requests = self._requests(after)
         if not requests:
-            self.request_text.setPlainText("(no run document to read the requests from)")
-            return
-        self.turn.blockSignals(True)
-        self.turn.setMaximum(len(requests))
-        self.turn.blockSignals(False)
-        k = self.turn.value()
-        if self.against.currentIndex() == 0:
+            return 0, "(no run document to read the requests from)"
+        k = min(k, len(requests))
+        if against == 0:
             text = requests[0] if k == 1 else request_diff(requests[k - 2], requests[k - 1],
                                                            f"turn {k - 1}", f"turn {k}")
         else:
@@ -439,6 +475,17 @@ class ExperimentsPane(QWidget):
                 text = "(the other experiment has no such turn for this input)"
             else:
                 text = request_diff(other[k - 1], requests[k - 1], f"before, turn {k}", f"after, turn {k}")
+        return len(requests), text
+
+    def _request_diff_composed(self, result: object) -> None:
+        if isinstance(result, Exception):
+            self.request_text.setPlainText(f"Could not compose the requests: {type(result).__name__}: {result}")
+            return
+        turns, text = cast(tuple[int, str], result)
+        if turns:
+            self.turn.blockSignals(True)
+            self.turn.setMaximum(turns)
+            self.turn.blockSignals(False)
         self.request_text.setPlainText(text)
 
     def _requests(self, result: dict[str, Any] | None) -> list[str]:
@@ -494,32 +541,31 @@ class ExperimentsPane(QWidget):
         path = session.path if session.path is not None else Path.cwd() / "untitled.json"
         models = window.models.models
         config = models.config
-        provider = Provider(config.endpoint()) if config.ready else None
         cassette = Cassette.open(cassette_path(path)) if session.path is not None else models.memory
         options: dict[str, Any] = {"activities": window.inspector.debugger.activities,
                                    "tools": window.tool_registry.tools(), "close_provider": False}
+        providers: list[Provider] = []  # made on the experiment's thread, for its event loop
 
         def asker() -> Asker:
-            assert provider is not None
-            return Asker(provider, cassette, config.mode)
+            if not providers:
+                providers.append(Provider(config.endpoint()))
+            return Asker(providers[0], cassette, config.mode)
 
         settings = Settings(session.document.dumps().encode("utf-8"), Path(path),
-                            asker if provider is not None else None, options, runs)
+                            asker if config.ready else None, options, runs)
         self.progress.setRange(0, len(cases))
         self.progress.setValue(0)
-        self.experiment = Experiment(cases, settings, 4, lambda done, _: self.progress.setValue(done))
+        self.experiment = Experiment(cases, settings, 4, lambda done, _: self.progressed.emit(done))
         self._set_running(True)
         before = self.model.after.path if self.model.after is not None else None
         ended = "finished"
         try:
-            await self.experiment.run()
+            await run_apart(self.experiment.run, providers)
         except asyncio.CancelledError:
             ended = "cancelled"
         except DocumentError as error:
             ended = f"failed: {error}"
         finally:
-            if provider is not None:
-                await provider.close()
             written = write_results(out, self.experiment.results)
             self.task = None
             self._set_running(False)

@@ -4,13 +4,17 @@ column, the outputs' structural diff and the request diff, and a case's run open
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
 from PySide6.QtCore import Qt
 
 from adder_agent import ACTIVITIES, adder, write_agent
 from contextdeck._cli import main
+from contextdeck.engine.experiments import _experiment as running_cases
+from contextdeck.gui import _experiments as experiments_ui
 from contextdeck.gui._experiments import DIVERGED, OUTPUT, PASSED, STATUS, ExperimentsPane
 from contextdeck.gui._inspector._async import release
 from contextdeck.gui._models import ModelConfig
@@ -28,11 +32,26 @@ def experiment(tmp_path: Path, fake_llm: Any, doc: Path, data: Path, name: str) 
     return out
 
 
+def threads_of(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str) -> list[bool]:
+    """Replace `owner.name` by a wrapper that notes, at each call, whether it ran on the main thread."""
+    on_main: list[bool] = []
+    function = getattr(owner, name)
+
+    def noting(*args: Any, **kwargs: Any) -> Any:
+        on_main.append(threading.current_thread() is threading.main_thread())
+        return function(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, noting)
+    return on_main
+
+
 def test_two_experiments_compared_with_a_watch_column_and_a_request_diff(
-        qtbot: Any, open_window: Any, tmp_path: Path, fake_llm: Any) -> None:
+        qtbot: Any, open_window: Any, tmp_path: Path, fake_llm: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """Before and after a system-text edit that changes one case's output: the changed row is marked with its
     status, verdict and output as before → after, the watch column shows †state.sum in both, the output diff
-    is a JSON patch, the request diff of turn 1 shows the edited system line, and Enter on a row opens its run."""
+    is a JSON patch, the request diff of turn 1 shows the edited system line (composed off the GUI thread), and
+    Enter on a row opens its run."""
+    composed = threads_of(monkeypatch, experiments_ui, "turn_requests")
     fake_llm.answer = adder
     (tmp_path / "acts.py").write_text(ACTIVITIES)
     data = tmp_path / "data.jsonl"
@@ -66,14 +85,16 @@ def test_two_experiments_compared_with_a_watch_column_and_a_request_diff(
 
     pane.table.selectRow(0)
     assert json.loads(pane.output_diff.toPlainText()) == [{"op": "replace", "path": "/total", "value": 30}]
+    qtbot.waitUntil(lambda: pane.turn.maximum() == 2)  # composed on the composer's thread
     pane.against.setCurrentIndex(1)  # against the other experiment
     pane.turn.setValue(1)
-    diff = pane.request_text.toPlainText()
-    assert "-Add the numbers." in diff
-    assert "+Multiply the sum by ten." in diff
+    qtbot.waitUntil(lambda: "-Add the numbers." in pane.request_text.toPlainText())
+    assert "+Multiply the sum by ten." in pane.request_text.toPlainText()
     pane.against.setCurrentIndex(0)  # turn 2 against turn 1 of the same run: the sum came in
     pane.turn.setValue(2)
-    assert '+  "sum": 3' in pane.request_text.toPlainText()
+    qtbot.waitUntil(lambda: '+  "sum": 3' in pane.request_text.toPlainText())
+    assert composed
+    assert not any(composed)
     assert model.text(0, DIVERGED) == ""
 
     pane.open_run(0)
@@ -82,8 +103,10 @@ def test_two_experiments_compared_with_a_watch_column_and_a_request_diff(
 
 
 def test_run_in_the_window_runs_the_open_document_over_the_dataset_and_compares_with_the_last(
-        qtbot: Any, open_window: Any, tmp_path: Path, fake_llm: Any) -> None:
-    """Run uses the document as it stands and the window's model; a second run is compared with the first."""
+        qtbot: Any, open_window: Any, tmp_path: Path, fake_llm: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run uses the document as it stands and the window's model; a second run is compared with the first.
+    Each case (its document parsed, its loop run, each turn's request composed) runs off the GUI thread."""
+    parsed = threads_of(monkeypatch, running_cases, "parse_document")
     fake_llm.answer = adder
     data = tmp_path / "data.jsonl"
     data.write_text("".join(json.dumps({"id": n, "input": {"a": n, "b": 1}, "expect": {"total": n + 1}}) + "\n"
@@ -108,4 +131,6 @@ def test_run_in_the_window_runs_the_open_document_over_the_dataset_and_compares_
     assert pane.model.before is not None
     assert not any(pane.model.changed(row) for row in range(3))
     assert "0 asked, 6 replayed" in pane.summary.text()
+    assert len(parsed) == 6
+    assert not any(parsed)
     release()
