@@ -18,6 +18,7 @@ from contextdeck.engine import (
     CallState,
     Context,
     Execution,
+    Graph,
     Stale,
     Status,
     Watch,
@@ -122,6 +123,9 @@ class CallsModel(QAbstractTableModel):
         self._analyses: dict[int, CallAnalysis] = {}
         self._stale: dict[int, Stale] = {}  # finished calls whose inputs changed since they ran
         self._graph = plan_graph([])
+        self._graph_of: Graph | None = None  # the engine's graph `_graph` was drawn from: the same one is not again
+        self._held = False  # the debugger runs: its own outputs do not re-judge the calls (`hold`)
+        self._due = False  # an edit came while held: one refresh once it ends
         self._breakpoints: dict[int, str | None] = {}  # row -> its condition (a `†` expression) or None
         self._tool_breakpoints: set[str] = set()  # stop at every call of these tools
         # Where breakpoints are kept across sessions (the window: the document's sidecar settings).
@@ -209,7 +213,19 @@ class CallsModel(QAbstractTableModel):
         else:
             self.schedule_refresh()
 
+    def hold(self, held: bool) -> None:
+        """While the debugger runs, the outputs it appends do not each re-judge every call (its execution, followed
+        live, moves their statuses on itself: `state_changed`); when it stops, one refresh judges them (stale
+        calls, details) if anything was appended or edited meanwhile."""
+        self._held = held
+        if not held and self._due:
+            self._due = False
+            self.schedule_refresh()
+
     def schedule_refresh(self, *_: object) -> None:
+        if self._held:
+            self._due = True
+            return
         # A big context costs more to re-analyse: wait for a longer pause.
         size = len(self._context) if self._context is not None else 0
         self._timer.setInterval(30 if size < LARGE_CONTEXT else 300)
@@ -266,19 +282,27 @@ class CallsModel(QAbstractTableModel):
         if calls != before or self._restore_kept:
             self.beginResetModel()
             self._execution = execution
-            self._graph = plan_graph(plans)
+            self._draw_graph(execution)
             self._place_breakpoints(before, calls)
             self.endResetModel()
             self._shown = self._looks()
         else:
             self._execution = execution
-            self._graph = plan_graph(plans)
+            self._draw_graph(execution)
             looks = self._looks()
             changed = [row for row, look in enumerate(looks) if row >= len(self._shown) or self._shown[row] != look]
             if changed:  # only those rows repaint (an edit elsewhere in the document usually changes none)
                 self.dataChanged.emit(self.index(changed[0], 0), self.index(changed[-1], len(HEADERS) - 1))
             self._shown = looks
         self.refreshed.emit()
+
+    def _draw_graph(self, execution: Execution | None) -> None:
+        """The plan graph of the execution's calls, laid out again only when the engine's graph is another one (a
+        new execution, an approval's edit): a refresh of the same calls changes only their statuses."""
+        source = None if execution is None else execution.graph
+        if source is None or source is not self._graph_of:
+            self._graph = plan_graph([] if execution is None else execution.plans, source)
+            self._graph_of = source
 
     def _looks(self) -> list[tuple[str, str]]:
         """What each row shows that a refresh can change: its status and its detail."""

@@ -448,6 +448,7 @@ class Debugger(QObject):
 
     def _set_running(self, running: bool) -> None:
         self.running = running
+        self.model.hold(running)
         self.stateChanged.emit()
 
     def _stop(self, reason: str) -> None:

@@ -46,9 +46,10 @@ class PlanGraph:
         return found
 
 
-def plan_graph(plans: Sequence[CallPlan]) -> PlanGraph:
-    """The data-flow graph of the calls (the engine's `Graph`, as the scheduler sees it), and layers for drawing."""
-    graph = Graph.of(list(plans))
+def plan_graph(plans: Sequence[CallPlan], graph: Graph | None = None) -> PlanGraph:
+    """The data-flow graph of the calls (the engine's `Graph`, as the scheduler sees it: `graph` when it is at hand),
+    and layers for drawing."""
+    graph = Graph.of(list(plans)) if graph is None else graph
     edges = [Edge(writer, reader, paths)
              for reader in sorted(graph.feeders) for writer, paths in sorted(graph.feeders[reader].items())]
     nodes = tuple(plan.index for plan in plans)

@@ -12,6 +12,7 @@ from PySide6.QtCore import Qt, QTimer
 
 from contextdeck.engine import Activities, Context, Decision, Document, Replace, Status, fixed_clock, load_document
 from contextdeck.gui._inspector._async import release, spawn
+from contextdeck.gui._inspector import _calls as calls_module
 from contextdeck.gui._inspector._calls import BREAKPOINT_ROLE, CallsModel, CallsView
 from contextdeck.gui._inspector._debugger import CANCEL, Debugger
 from contextdeck.gui._inspector._dialogs import ApprovalDialog, OutputDialog
@@ -359,3 +360,31 @@ def test_a_tick_within_its_budget_gives_no_turn(qtbot: Any) -> None:
     run(qtbot, debugger.continue_())
     assert len(document.context) == 22
     assert debugger.pace.turns == 0
+
+
+def test_a_run_judges_the_calls_again_once_when_it_stops(qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While Continue runs, the outputs it appends do not each re-judge every call (the run moves the statuses
+    on itself): one refresh comes once it stops, and it does not lay the plan graph out again for the same calls."""
+    laid_out: list[int] = []
+    real = calls_module.plan_graph
+    monkeypatch.setattr(calls_module, "plan_graph", lambda plans, graph=None: laid_out.append(len(plans)) or real(
+        plans, graph))
+    document = plan_of(20)
+    model = CallsModel(document.context, document.solution)
+    debugger = Debugger(model, clock=fixed_clock(NOW))
+    paced: list[int] = []
+
+    async def pace() -> None:  # halfway, a pause longer than the panel waits before it refreshes after an edit
+        paced.append(1)
+        await asyncio.sleep(0.1 if len(paced) == 30 else 0)
+
+    debugger.pace = pace  # type: ignore[assignment]
+    refreshed: list[bool] = []
+    model.refreshed.connect(lambda: refreshed.append(debugger.running) if paced else None)  # once calls started
+    run(qtbot, debugger.continue_())
+    drawn = len(laid_out)
+    qtbot.waitUntil(lambda: bool(refreshed))
+    assert refreshed == [False]  # none while it ran, one after
+    assert len(laid_out) == drawn  # the same calls: their graph is kept
+    assert model.status(19) is Status.DONE
+    assert model.detail(19).startswith("wrote #")
