@@ -126,6 +126,7 @@ class CallsModel(QAbstractTableModel):
         self._graph_of: Graph | None = None  # the engine's graph `_graph` was drawn from: the same one is not again
         self._held = False  # the debugger runs: its own outputs do not re-judge the calls (`hold`)
         self._due = False  # an edit came while held: one refresh once it ends
+        self._current = False  # nothing was edited since the fresh execution shown was made (`execution_to_run`)
         self._breakpoints: dict[int, str | None] = {}  # row -> its condition (a `†` expression) or None
         self._tool_breakpoints: set[str] = set()  # stop at every call of these tools
         # Where breakpoints are kept across sessions (the window: the document's sidecar settings).
@@ -223,6 +224,7 @@ class CallsModel(QAbstractTableModel):
             self.schedule_refresh()
 
     def schedule_refresh(self, *_: object) -> None:
+        self._current = False
         if self._held:
             self._due = True
             return
@@ -245,6 +247,7 @@ class CallsModel(QAbstractTableModel):
         else:
             self._live = False  # a new plan (or none yet run): the engine judges it afresh
             execution = self.new_execution()
+            self._current = True
         self._show(execution)
 
     def new_execution(self, **options: Any) -> Execution:
@@ -252,6 +255,17 @@ class CallsModel(QAbstractTableModel):
         files found where `origin` says; `options` are the Execution's keywords (the debugger's clock)."""
         return Execution(self._context or Context(), self._solution,
                          **{"activities": self._activities(), "tools": self.tools(), **self.origin, **options})
+
+    def execution_to_run(self, activities: Activities, clock: Callable[[], str]) -> Execution:
+        """The execution a run starts from: the fresh one shown when nothing was edited since it was made and it
+        has the run's activities (it gets the run's clock), else a new one. Making one reads every call and the
+        run record again, tens of milliseconds for a plan of hundreds of calls, in the turn the run starts in."""
+        execution = self._execution
+        if (execution is not None and self._current and not self._live and execution.activities is activities
+                and (execution.clock is clock or not any(map(execution.problems, range(len(execution.plans)))))):
+            execution.clock = clock  # no error message was made with its own clock (none is failed before running)
+            return execution
+        return self.new_execution(activities=activities, clock=clock)
 
     def _same_calls(self, execution: Execution) -> bool:
         assert self._context is not None

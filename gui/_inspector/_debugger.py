@@ -101,8 +101,7 @@ class Debugger(QObject):
         self.dialog_parent: QWidget | None = None
         self._execution: Execution | None = None
         # Where the execution comes from: a fresh one over the model's calls, or a delegate session's own.
-        self.source: Callable[[], Execution] = lambda: self.model.new_execution(
-            activities=self.activities, clock=self.clock)
+        self.source: Callable[[], Execution] = lambda: self.model.execution_to_run(self.activities, self.clock)
         self.snapshot: list[dict[str, Any]] | None = None
         self.running = False
         self.last_stop = ""
@@ -227,8 +226,7 @@ class Debugger(QObject):
         self._set_running(True)
         try:
             while True:
-                execution = self._ensure()
-                execution.refresh()
+                execution = self._ensure()  # its tick reads the record and readiness again first
                 report = await self._recorded("Continue", execution.run())
                 if report.stopped_at is not None:
                     self.callFocused.emit(report.stopped_at)

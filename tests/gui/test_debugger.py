@@ -11,8 +11,8 @@ import pytest
 from PySide6.QtCore import Qt, QTimer
 
 from contextdeck.engine import Activities, Context, Decision, Document, Replace, Status, fixed_clock, load_document
-from contextdeck.gui._inspector._async import release, spawn
 from contextdeck.gui._inspector import _calls as calls_module
+from contextdeck.gui._inspector._async import release, spawn
 from contextdeck.gui._inspector._calls import BREAKPOINT_ROLE, CallsModel, CallsView
 from contextdeck.gui._inspector._debugger import CANCEL, Debugger
 from contextdeck.gui._inspector._dialogs import ApprovalDialog, OutputDialog
@@ -388,3 +388,27 @@ def test_a_run_judges_the_calls_again_once_when_it_stops(qtbot: Any, monkeypatch
     assert len(laid_out) == drawn  # the same calls: their graph is kept
     assert model.status(19) is Status.DONE
     assert model.detail(19).startswith("wrote #")
+
+
+def test_continue_runs_the_execution_the_panel_shows_when_nothing_changed(
+        qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first Continue does not read every call and the run record again: the panel's fresh execution, made
+    after the last edit, is the one that runs. After an edit the run starts from a new one."""
+    made: list[int] = []
+    real = calls_module.Execution
+    monkeypatch.setattr(calls_module, "Execution", lambda *args, **options: made.append(1) or real(*args, **options))
+    document = plan_of(4)
+    activities = Activities()
+    model = CallsModel(document.context, document.solution, activities=lambda: activities)
+    shown = model.execution
+    debugger = Debugger(model, activities, clock=fixed_clock(NOW))
+    run(qtbot, debugger.continue_())
+    assert debugger.execution is shown
+    assert len(made) == 1
+    assert document.context[2]["_date"] == NOW  # the run's own clock
+    debugger.restart()
+    qtbot.waitUntil(lambda: len(made) == 2)  # the panel's fresh execution after the restart
+    document.context.append({"type": "state", "data": {"note": "edited"}})
+    run(qtbot, debugger.continue_())  # the panel's refresh after the edit still waits: the run reads it afresh
+    assert len(made) == 3
+    assert [model.status(i) for i in range(4)] == [Status.DONE] * 4
