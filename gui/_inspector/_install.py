@@ -57,6 +57,9 @@ class _Wiring(QObject):
         self._call_behind: tuple[int | None] | None = None  # (row,) to show when the inspector's tab is raised
         self._shown_session = 0
         self._ran_to: int | None = None  # the last message a run wrote, shown when the run stops
+        # ... in a turn of its own: the editor's new page and the timeline's scroll do not join the run's last turn.
+        self._show_ran = QTimer(self, singleShot=True, interval=0)
+        self._show_ran.timeout.connect(self._select_ran_to)
         self.ask_fork_path: Callable[[], str | None] = window.files.ask_save_path
         parts.debugger.stateChanged.connect(self._run_stopped)
 
@@ -197,13 +200,12 @@ class _Wiring(QObject):
         # Once a run (a step or a Continue) stops, the time cursor moves to the last message it wrote, so the
         # state and the other views show what it did, not the state as of the message selected before it.
         # Once, at the end: not on each of a long run's steps.
+        if self._ran_to is not None and not self.parts.debugger.running:
+            self._show_ran.start()
+
+    def _select_ran_to(self) -> None:
         ran_to, self._ran_to = self._ran_to, None
-        if ran_to is None:
-            return
-        if self.parts.debugger.running:
-            self._ran_to = ran_to
-            return
-        if ran_to < len(self.window.context()):
+        if ran_to is not None and not self.parts.debugger.running and ran_to < len(self.window.context()):
             self.window.select_message(ran_to)
 
 

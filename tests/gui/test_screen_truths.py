@@ -102,6 +102,20 @@ def test_after_a_run_the_views_show_what_it_wrote(qtbot: Any, refund_window: Mai
     assert 'order: {id: "A-1042"' in roots()["¶state"]  # what lookupOrder wrote (null before the run)
 
 
+def test_the_run_shows_what_it_wrote_in_a_turn_of_its_own(qtbot: Any, refund_window: MainWindow) -> None:
+    """When a run stops, the last message it wrote is selected on a later turn of the event loop, not in the run's
+    last one: the editor's new page and the timeline's scroll do not add up with the run's last piece of work."""
+    window = refund_window
+    debugger = window.inspector.debugger
+    window.select_message(1)
+    at_stop: list[int | None] = []
+    debugger.stateChanged.connect(lambda: None if debugger.running else at_stop.append(window.selected_message()))
+    next(a for a in window.menu("Run").actions() if a.text() == "Continue").trigger()
+    qtbot.waitUntil(lambda: bool(at_stop), timeout=20000)
+    assert at_stop == [1]  # as the run stopped: not yet
+    qtbot.waitUntil(lambda: window.selected_message() == len(window.context()) - 1)
+
+
 def test_the_output_audit_raised_after_its_message_was_deleted_shows_nothing(
         qtbot: Any, refund_window: MainWindow) -> None:
     """The audit remembers the message selected while its tab was hidden; raised after that message is gone,
