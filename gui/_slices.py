@@ -28,7 +28,7 @@ from PySide6.QtCore import QAbstractEventDispatcher, QCoreApplication, QObject, 
 BUSY_TURN_S = 0.002
 WAITS = 3  # turns let go by in a row at most (an edit's own turn, then the repaint it asked for, then a scroll's)
 # An engine tick running in the window (`Pace`) lets the event loop turn once the turn has used this much.
-TICK_TURN_S = 0.015
+TICK_TURN_S = 0.025
 
 
 class Slices(QObject):
