@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPoint, QRect, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QPoint, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QImage, QRegion
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -81,6 +81,16 @@ class TimelineTable(QTableView):
             viewport.setUpdatesEnabled(False)  # a screen of other rows: shown once drawn (`_draw_band`)
         self._next.stop()
         self._scroll.start()
+
+    def viewportEvent(self, event: QEvent) -> bool:
+        # A repaint asked for before a far jump (the old current row's) can arrive after the scroll, while the new
+        # screen is being drawn: its rows are then made as pictures too, so the screen shown is all copies.
+        delegate = self.itemDelegate()
+        if event.type() == QEvent.Type.Paint and not self.viewport().updatesEnabled() and isinstance(
+                delegate, TimelineDelegate):
+            with delegate.pictures.making_now():
+                return super().viewportEvent(event)
+        return super().viewportEvent(event)
 
     def is_scrolling(self) -> bool:
         """A scroll to the current row, or the drawing and showing of the rows it scrolled to, waits for its turn."""
