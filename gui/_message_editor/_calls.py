@@ -13,10 +13,11 @@ expression, `††` a literal dagger; an emptied field removes the parameter.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, overload
 
-from PySide6.QtCore import QStringListModel, Qt, Signal
+from PySide6.QtCore import QStringListModel, Qt, QTimer, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QCompleter,
@@ -40,6 +41,11 @@ from ._catalog import Catalog
 from ._model import MessageModel
 
 META = ("_instance", "_outputPath", "_outputMethod", "_output", "_reasoningForCall")
+# A plan of more entries than this makes each entry's box as it scrolls into view (a box is a dozen widgets: a
+# 500-call plan made at once took half a second, and every theme switch reached each of its widgets).
+LAZY_ENTRIES = 40
+PENDING_HEIGHT = 260  # an entry not made yet stands in at about a call box's height
+AHEAD = 600  # pixels above and below the view whose entries are made too
 # The patterns of a group (SPEC 6.10), as the picker offers them.
 PATTERNS = {"all": "all: together, kept if all succeed",
             "any": "any: the first success wins",
@@ -247,6 +253,50 @@ def _members(entry: Any) -> list[Any]:
     return list(group[1]) if isinstance(group[1], list) else [group[1]]
 
 
+class _Pending(QWidget):
+    """Where an entry's box will be, once it scrolls into view."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setFixedHeight(PENDING_HEIGHT)
+
+
+class Boxes(Sequence[CallBox]):
+    """The call boxes in call order, group members included; a box not made yet is made (with the rest of its
+    plan entry) when it is asked for."""
+
+    def __init__(self, make: Callable[[int], None]) -> None:
+        self._boxes: list[CallBox | None] = []
+        self._make = make  # makes the entry of the call of this number
+
+    def __len__(self) -> int:
+        return len(self._boxes)
+
+    @overload
+    def __getitem__(self, index: int) -> CallBox: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[CallBox]: ...
+    def __getitem__(self, index: int | slice) -> CallBox | list[CallBox]:
+        if isinstance(index, slice):
+            return [self[number] for number in range(*index.indices(len(self)))]
+        number = index % len(self._boxes) if index < 0 and self._boxes else index
+        if self._boxes[number] is None:
+            self._make(number)
+        box = self._boxes[number]
+        assert box is not None
+        return box
+
+    def made(self) -> Iterator[tuple[int, CallBox]]:
+        """The boxes made so far, with their call numbers."""
+        return ((number, box) for number, box in enumerate(self._boxes) if box is not None)
+
+    def reset(self, count: int) -> None:
+        self._boxes = [None] * count
+
+    def place(self, number: int, box: CallBox) -> None:
+        self._boxes[number] = box
+
+
 class CallsBody(QScrollArea):
     """The `plan` array of a plan message: its entries, each a call or a pattern group of calls.
 
@@ -278,10 +328,16 @@ class CallsBody(QScrollArea):
         self._layout.addStretch(1)
         self.setWidget(inner)
         self.inner = inner
-        self.boxes: list[CallBox] = []
+        self.boxes = Boxes(lambda number: self._make_entry(self._entry_of[number]))
         self.groups: dict[int, GroupBox] = {}
         self._entries: list[QWidget] = []
+        self._first: list[int] = []  # each entry's first call number
+        self._entry_of: list[int] = []  # each call's entry
+        self._problems: dict[int, dict[str, list[str]]] = {}  # per call number, as `_check` last found them
         self._calls: list[Any] = []
+        self._making = QTimer(self, singleShot=True, interval=0)  # the entries scrolled into view, next turn
+        self._making.timeout.connect(self._make_shown)
+        self.verticalScrollBar().valueChanged.connect(lambda _value: self._making.start())
         self.add_button.clicked.connect(self.add_call)
         self.add_group_button.clicked.connect(self.add_group)
 
@@ -298,7 +354,7 @@ class CallsBody(QScrollArea):
     def catalog_changed(self) -> None:
         """New written paths: each field's completions and the problems follow; the boxes stay (and their focus)."""
         self.catalog = self._catalog_of()
-        for box in self.boxes:
+        for _number, box in self.boxes.made():
             box.set_catalog(self.catalog)
         self._check()
 
@@ -313,20 +369,69 @@ class CallsBody(QScrollArea):
     def _rebuild(self) -> None:
         for old in self._entries:
             old.deleteLater()
-        self.boxes, self.groups, self._entries = [], {}, []
+        self.groups, self._entries, self._first, self._entry_of = {}, [], [], []
         for entry, item in enumerate(self._calls):
-            group = group_of(item)
-            widget: QWidget
-            if group is None:
-                widget = self._call_box(item, (entry, None))
-            else:
-                widget = self.groups[entry] = self._group_box(entry, group[0], _members(item))
+            self._first.append(len(self._entry_of))
+            self._entry_of += [entry] * (len(_members(item)) if group_of(item) is not None else 1)
+        self.boxes.reset(len(self._entry_of))
+        lazy = len(self._calls) > LAZY_ENTRIES
+        for entry in range(len(self._calls)):
+            widget = _Pending() if lazy else self._entry_widget(entry)
             self._layout.insertWidget(entry, widget)
             self._entries.append(widget)
+        if lazy:
+            self._make_shown()
+
+    def _entry_widget(self, entry: int) -> QWidget:
+        item = self._calls[entry]
+        group = group_of(item)
+        if group is None:
+            return self._call_box(item, (entry, None))
+        self.groups[entry] = self._group_box(entry, group[0], _members(item))
+        return self.groups[entry]
+
+    def _make_entry(self, entry: int) -> None:
+        """The real box of an entry that was pending, in its place, with its problems shown."""
+        pending = self._entries[entry]
+        if not isinstance(pending, _Pending):
+            return
+        widget = self._entry_widget(entry)
+        self._layout.replaceWidget(pending, widget)
+        pending.deleteLater()
+        self._entries[entry] = widget
+        last = self._first[entry + 1] if entry + 1 < len(self._first) else len(self._entry_of)
+        for number in range(self._first[entry], last):
+            self.boxes[number].show_problems(self._problems.get(number, {}))
+
+    def _make_shown(self) -> None:
+        """Make the pending entries in view (and `AHEAD` around it); each made one can bring others into it."""
+        for _ in range(4):
+            top = self.verticalScrollBar().value() - AHEAD
+            bottom = top + max(self.viewport().height(), 400) + 2 * AHEAD
+            spacing = max(self._layout.spacing(), 0)
+            y, due = self._layout.contentsMargins().top(), []
+            if self.problems.isVisible():
+                y += self.problems.sizeHint().height() + spacing
+            for entry, widget in enumerate(self._entries):
+                height = widget.height() if isinstance(widget, _Pending) else widget.sizeHint().height()
+                if y > bottom:
+                    break
+                if isinstance(widget, _Pending) and y + height >= top:
+                    due.append(entry)
+                y += height + spacing
+            if not due:
+                return
+            for entry in due:
+                self._make_entry(entry)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._making.start()
 
     def _call_box(self, call: Any, where: Where) -> CallBox:
         entry, member = where
-        box = CallBox(len(self.boxes), call if isinstance(call, dict) else {}, self.catalog)
+        number = self._first[entry] + (member or 0)
+        box = CallBox(number, call if isinstance(call, dict) else {}, self.catalog)
         box.edited.connect(lambda call: self._replace(where, call))
         box.remove.clicked.connect(lambda _checked=False: self._remove(where))
         box.up.clicked.connect(lambda _checked=False: self._move(where, -1))
@@ -337,7 +442,7 @@ class CallsBody(QScrollArea):
         else:
             name_glyph(box.regroup, "⇱", "Take this call out of its group (it follows the group)")
             box.regroup.clicked.connect(lambda _checked=False: self._take_out(entry, member))
-        self.boxes.append(box)
+        self.boxes.place(number, box)
         return box
 
     def _group_box(self, entry: int, pattern: str, members: list[Any]) -> GroupBox:
@@ -445,7 +550,8 @@ class CallsBody(QScrollArea):
         per_call: dict[int, dict[str, list[str]]] = {}
         for problem in found:
             per_call.setdefault(problem.call, {}).setdefault(problem.field, []).append(problem.reason)
-        for number, box in enumerate(self.boxes):
+        self._problems = per_call
+        for number, box in self.boxes.made():
             box.show_problems(per_call.get(number, {}))
         self.problems.setText("\n".join(f"⚠ call {p.call} {p.field}: {p.reason}" for p in found))
         self.problems.setVisible(bool(found))
