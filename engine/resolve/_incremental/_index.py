@@ -370,7 +370,7 @@ class State:
                 sources = probe.sources
                 if isinstance(sources, list):
                     sources.append(message_id)
-                elif last:
+                elif last or type(sources) is Ids:  # (`Ids`: a checkpoint shares its chunks, `checkpoint`)
                     probe.sources = _appended(sources, message_id)
                 else:
                     probe.sources = [*sources, message_id]
@@ -428,6 +428,12 @@ class Checkpoint:
 
 def checkpoint(state: State, layer: Layer, message_id: int, gaps: int) -> Checkpoint:
     probes = state.probes
+    for probe in probes:
+        if type(probe.sources) is list and len(probe.sources) >= _keys.CHUNK:
+            # Many sources (a whole kind's: one per write) go on as `Ids`, which the fold appends to in place and
+            # every later checkpoint shares by the chunk: a tuple per checkpoint would copy all the sources so
+            # far at each one, which made a whole kind's checkpoints quadratic in its writes, to make and to free.
+            probe.sources = Ids.owning(probe.sources)
     return Checkpoint(
         layer,
         message_id,
