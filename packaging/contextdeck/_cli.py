@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from contextdeck import __version__
+from contextdeck._runtime import batch_collector
 from contextdeck._traces_cli import add_commands as add_trace_commands
 from contextdeck.engine import (
     STRATEGIES,
@@ -590,7 +591,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--model needs --llm BASE_URL")
     run: Any = args.run
     try:
-        return int(run(args))
+        with batch_collector():
+            return int(run(args))
     except (DocumentError, _CannotLoad, _CannotWrite, _RunStopped) as error:
         print(f"contextdeck: {error}", file=sys.stderr)
         return EXIT_DOCUMENT

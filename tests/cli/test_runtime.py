@@ -5,11 +5,13 @@ from __future__ import annotations
 import gc
 import weakref
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from contextdeck import _runtime
 from contextdeck._runtime import (
+    BATCH_YOUNG,
     GC_THRESHOLDS,
     IDLE_YOUNG,
     collect_everything,
@@ -190,3 +192,22 @@ def test_a_load_leaves_a_collector_that_was_off_off() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_a_command_collects_the_young_generation_less_often_and_gives_it_back(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """While a command of the command line runs its young threshold is at least `BATCH_YOUNG` (the older ones
+    kept); when it ends, even by an error, the process has its thresholds back."""
+    from contextdeck import _cli
+
+    seen: list[tuple[int, int, int]] = []
+    real = _cli.validate
+    monkeypatch.setattr(_cli, "validate", lambda *a, **k: seen.append(gc.get_threshold()) or real(*a, **k))
+    document = tmp_path / "doc.jsonl"
+    document.write_text('{"type": "state", "data": {"a": 1}}\n')
+    before = gc.get_threshold()
+    assert _cli.main(["validate", str(document)]) == 0
+    assert seen == [(max(before[0], BATCH_YOUNG), *before[1:])]
+    assert gc.get_threshold() == before
+    assert _cli.main(["validate", str(tmp_path / "missing.jsonl")]) != 0
+    assert gc.get_threshold() == before
