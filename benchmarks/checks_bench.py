@@ -6,7 +6,8 @@ MESSAGES calls of a tool, each call's output (with its `_call` and `_run` audit,
 Each figure is CPU time (`time.process_time`) of: building the `Context` from the parsed messages,
 `validate` (every check the command line's `validate` makes), `render` (the messages the model receives)
 and `compose_request` (the command line's `render`: the messages, the tools' schema and the settings),
-each also as a multiple of the build. The load (`os.getloadavg`) is printed beside them.
+each also as a multiple of the build, all under the command line's collector setting (`batch_collector`).
+The load (`os.getloadavg`) is printed beside them.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from functools import partial
 from typing import Any
 
 import run as workloads
+from contextdeck._runtime import batch_collector
 from contextdeck.engine import Context, compose_request, render, validate
 
 TARGET = 1.5  # validate and render: at most this many times the build
@@ -48,6 +50,11 @@ def cpu(work: Callable[[], object]) -> float:
 
 
 def main() -> None:
+    with batch_collector():  # as the command line's validate and render run
+        measure()
+
+
+def measure() -> None:
     size = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
     documents = {
         "tidy": [workloads.message(random.Random(workloads.SEED)) for _ in range(size)],
