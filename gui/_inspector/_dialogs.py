@@ -97,10 +97,17 @@ class ApprovalDialog(QDialog):
             return
         self._answer(Decision.approve() if value == self._original else Decision.edit(value))
 
-    def closeEvent(self, event: Any) -> None:
+    def _closed(self) -> None:
         if not self._done:  # closing the window is a rejection, never a silent approval
             self._done = True
             self.decided.emit(Decision.reject("the approval dialog was closed"))
+
+    def reject(self) -> None:  # Escape hides the dialog without a close event
+        self._closed()
+        super().reject()
+
+    def closeEvent(self, event: Any) -> None:
+        self._closed()
         super().closeEvent(event)
 
 
@@ -138,8 +145,8 @@ class OutputDialog(QDialog):
         buttons.addButton(self.write_button, QDialogButtonBox.ButtonRole.AcceptRole)
         self.ask_model_button = QPushButton("Ask model")
         self.ask_model_button.setToolTip("Ask the model set up in Run → Models… for this result (validated)")
-        self.ask_model_button.setVisible(can_ask_model)
         buttons.addButton(self.ask_model_button, QDialogButtonBox.ButtonRole.ActionRole)
+        self.ask_model_button.setVisible(can_ask_model)  # after: adding a button to the box shows it
         self.ask_model_button.clicked.connect(self._ask_model)
         cancel = buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
         self.write_button.clicked.connect(self._write)
@@ -194,10 +201,17 @@ class OutputDialog(QDialog):
         self.askModel.emit()
         self.close()
 
-    def closeEvent(self, event: Any) -> None:
+    def _closed(self) -> None:
         if not self._done:
             self._done = True
             self.cancelled.emit()
+
+    def reject(self) -> None:  # Escape hides the dialog without a close event: the run must not wait on
+        self._closed()
+        super().reject()
+
+    def closeEvent(self, event: Any) -> None:
+        self._closed()
         super().closeEvent(event)
 
 

@@ -412,3 +412,45 @@ def test_continue_runs_the_execution_the_panel_shows_when_nothing_changed(
     run(qtbot, debugger.continue_())  # the panel's refresh after the edit still waits: the run reads it afresh
     assert len(made) == 3
     assert [model.status(i) for i in range(4)] == [Status.DONE] * 4
+
+
+def test_escape_on_the_output_dialog_cancels_and_the_run_stops(qtbot: Any, examples: Path) -> None:
+    """Escape (the dialog's reject, which sends no close event) cancels the question: the step ends and the
+    call keeps waiting, instead of the run waiting for ever on a hidden dialog."""
+    _document, model, debugger = debugger_for(examples / "seed_variables.json")
+    run(qtbot, debugger.step())  # greetUser
+    task = spawn(debugger.step())
+    qtbot.waitUntil(lambda: isinstance(debugger.open_dialog, OutputDialog))
+    dialog = debugger.open_dialog
+    assert isinstance(dialog, OutputDialog)
+    qtbot.keyClick(dialog, Qt.Key.Key_Escape)
+    qtbot.waitUntil(task.done)
+    assert not debugger.running
+    assert model.status(1) is Status.WAITING_FOR_OUTPUT
+
+
+def test_escape_on_the_approval_dialog_rejects(qtbot: Any, examples: Path) -> None:
+    """Escape on the approval dialog is a rejection too, never a run left waiting."""
+    document, _model, _debugger, task, dialog = awaiting_approval(qtbot, examples / "seed_variables.json")
+    qtbot.keyClick(dialog, Qt.Key.Key_Escape)
+    qtbot.waitUntil(task.done)
+    assert document.context[len(document.context) - 1]["data"]["error"]["type"] == "rejected"
+
+
+@pytest.mark.parametrize("can_ask", [False, True])
+def test_ask_model_is_shown_only_when_a_model_is_set_up(qtbot: Any, examples: Path, can_ask: bool) -> None:
+    """The output dialog shows "Ask model" only with a model to ask (the button box used to show it anyway)."""
+    _document, _model, debugger = debugger_for(examples / "seed_variables.json")
+    if can_ask:
+        async def answer(_execution: Any, _index: int) -> str | None:
+            return None
+        debugger.model_answer = answer
+    run(qtbot, debugger.step())  # greetUser
+    task = spawn(debugger.step())
+    qtbot.waitUntil(lambda: isinstance(debugger.open_dialog, OutputDialog))
+    dialog = debugger.open_dialog
+    assert isinstance(dialog, OutputDialog)
+    qtbot.waitExposed(dialog)
+    assert dialog.ask_model_button.isVisible() is can_ask
+    dialog.close()
+    qtbot.waitUntil(task.done)
