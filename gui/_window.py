@@ -46,6 +46,7 @@ from ._models import install_models
 from ._session import DocumentSession
 from ._slices import slices
 from ._state import StateView
+from ._status_bar import StatusBar
 from ._theme import apply_theme, icon
 from ._timeline import TimelinePanel
 from ._timeline_model import TimelineModel
@@ -108,6 +109,7 @@ class MainWindow(QMainWindow):
         self.llm_dock.visibilityChanged.connect(self._llm_visibility)
         self.setTabPosition(Qt.DockWidgetArea.RightDockWidgetArea, QTabWidget.TabPosition.North)
 
+        self.setStatusBar(StatusBar(self))
         self.diagnostics = DiagnosticsRunner(self)
         self.cursor_label = QLabel()  # where the time cursor is, and what it is
         self.cursor_label.setObjectName("timeCursor")
