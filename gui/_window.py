@@ -167,6 +167,9 @@ class MainWindow(QMainWindow):
         name_qt_buttons(self)  # Qt's own glyph buttons (a dock's close, a line edit's clear) say what they do
         self._restore_layout()
         self.hide_stale_tab_strips()
+        # The window opens with the focus on the timeline, never on the editor's Type box (the first control in
+        # Qt's chain), where the first keys typed would re-type the selected message.
+        self.timeline.table.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def _install_tool_registry(self) -> None:
         """File → Load Tool Registry… and Load Tool Folder…, after Load Activities…; every view asks the registry."""

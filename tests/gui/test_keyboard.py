@@ -233,3 +233,11 @@ def test_hovering_the_state_view_shows_who_set_a_value_and_what_it_replaced(qtbo
     assert hover_tooltip(qtbot, view, user.siblingAtColumn(2)) == ('Set by message 2; click to jump there\n'
                                                                    'It replaced: "Alex"')
     assert hover_tooltip(qtbot, view, user) == '¶state.user\n"Sam"'
+
+
+def test_the_window_opens_with_the_focus_on_the_timeline(qtbot: Any, refund: MainWindow) -> None:
+    """The window opens with the focus on the timeline's rows, never in the editor (its Type box was the first
+    control of Qt's chain under a window manager: the first keys typed re-typed the selected message)."""
+    refund.activateWindow()
+    qtbot.waitUntil(lambda: focused() is not None)
+    assert focused() is refund.timeline.table

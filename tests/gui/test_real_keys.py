@@ -112,3 +112,36 @@ def test_real_keys_insert_type_tab_and_switch_themes(app: App, examples: Path) -
     context = app.saved()
     assert context[1] == {"type": "text", "role": "user", "text": "hello\tthere"}
     assert context[:1] + context[2:] == original
+
+
+
+class Started(App):
+    """`contextdeck gui DOC` as a user starts it (its own settings, recovery and log folders under `folder`):
+    the document opens after the window is shown, so the focus is wherever the window's start leaves it."""
+
+    def __init__(self, env: dict[str, str], doc: Path, folder: Path) -> None:
+        self.env, self.doc = env, doc
+        homes = {name: str(folder / name) for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME")}
+        self.process = subprocess.Popen([sys.executable, "-m", "contextdeck", "gui", str(doc)],
+                                        env={**env, **homes}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        text=True)
+        title = f"{doc.name} — ContextDeck"  # once the document is open
+        subprocess.run(["xdotool", "search", "--sync", "--onlyvisible", "--name", title], env=env, check=True,
+                       timeout=60, stdout=subprocess.DEVNULL)
+        time.sleep(1.5)  # the views fill in over turns of their own; the window manager activates the window
+
+
+def test_real_keys_at_start_never_retype_a_message(display: dict[str, str], tmp_path: Path, examples: Path) -> None:
+    """Started as a user starts it, the window has the focus on the timeline: keys typed at once and Tab change
+    nothing (the focus was in the editor's Type box, and "zz", Tab re-typed the plan as a data message
+    "planzz", its five calls gone)."""
+    doc = tmp_path / "refund.json"
+    shutil.copy(examples / "refund_workflow.json", doc)
+    original = json.loads(doc.read_text(encoding="utf-8"))["context"]
+    started = Started(display, doc, tmp_path)
+    try:
+        started.type("zz")
+        started.keys("Tab")
+        assert started.saved() == original
+    finally:
+        started.close()
