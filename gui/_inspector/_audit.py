@@ -114,8 +114,8 @@ def run_summary(run: dict[str, Any] | None) -> str:
     if isinstance(run.get("model"), dict):
         parts.append(model_summary(run["model"]))
     printed = [stream for stream in ("stdout", "stderr") if run.get(stream)]
-    if printed:  # the text itself is in the Calls inspector's "Call as it ran"
-        parts.append(f"printed to {' and '.join(printed)} (Call as it ran shows it)")
+    if printed:  # the text itself is in the call inspector's "Ran" tab
+        parts.append(f"printed to {' and '.join(printed)} (the call inspector's Ran tab shows it)")
     return " · ".join(parts) or "—"
 
 

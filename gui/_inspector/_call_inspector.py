@@ -152,11 +152,15 @@ class CallInspector(QWidget):
         ran_layout.setContentsMargins(4, 4, 4, 4)
         ran_layout.addWidget(self.ran_links)
         ran_layout.addWidget(self.ran, 1)
+        # Short titles, each explained by its tooltip: the strip fits the inspector's width at 1280 pixels
+        # ("Call as it will run … Context it receives" needed its scroll arrows).
         self.tabs = QTabWidget()
-        self.tabs.addTab(self.resolved_call, "Call as it will run")
-        self.tabs.addTab(ran_page, "Call as it ran")
-        self.tabs.addTab(self.schema, "Tool schema")
-        self.tabs.addTab(scoped_page, "Context it receives")
+        for page, title, tip in ((self.resolved_call, "Will run", "The call as it will run: its parameters resolved"),
+                                 (ran_page, "Ran", "The call as it ran: when, how long, what it received, "
+                                  "its error and what it printed"),
+                                 (self.schema, "Tool schema", "The schema of the call's tool"),
+                                 (scoped_page, "Context", "The context the call receives (its _scopes)")):
+            self.tabs.setTabToolTip(self.tabs.addTab(page, title), tip)
         header = QHBoxLayout()
         header.addWidget(self.title)
         header.addStretch(1)
@@ -227,7 +231,9 @@ class CallInspector(QWidget):
         self.schema.setPlainText(_json(call.tool.schema) if call.tool else
                                  f"No tool named {call.tool_name!r} is defined: the call is latent.")
         self.resolved_call.setPlainText(_json(call.resolved_call))
-        self.tabs.setTabText(0, "Call as it would run now" if record is not None else "Call as it will run")
+        self.tabs.setTabText(0, "Would run now" if record is not None else "Will run")
+        self.tabs.setTabToolTip(0, "The call as it would run now: its parameters resolved today" if record is not None
+                                else "The call as it will run: its parameters resolved")
         self._show_scope(context, call)
 
     def _mark_received(self, item: QTreeWidgetItem, param: Parameter, received: dict[str, Any]) -> bool:

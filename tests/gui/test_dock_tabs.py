@@ -94,3 +94,30 @@ def test_no_stale_tab_strip_is_left_over_the_panels(qtbot: Any, tmp_path: Path) 
     assert shown
     assert all(titles in groups for titles in shown), shown
     window.session.close()
+
+
+@pytest.mark.parametrize("ran", [False, True])
+def test_the_call_inspectors_tabs_fit_at_1280(qtbot: Any, refund_window: MainWindow, ran: bool) -> None:
+    """At 1280×800 in the first layout, the call inspector's own tab strip (will run, ran, schema, context)
+    fits its width, before and after the call has run ("Call as it will run … Context it…" was cut)."""
+    window = refund_window
+    window.reset_layout()
+    window.resize(1280, 800)
+    qtbot.waitUntil(lambda: window.width() == 1280)
+    parts = window.inspector
+    parts.docks["Call inspector"].raise_()
+    model = parts.model
+    if ran:  # call 0's output, as a run writes it: the run record says the call ran
+        call = model.getItem(0)
+        path = call.plan.output_path
+        assert path is not None
+        window.commands.insert(len(window.context()), {"type": "data", "kind": "state", "data": {
+            path.split(".")[1]: {"id": 1}}, "_call": call.call, "_outputPath": path, "_run": {"call": 0}})
+        qtbot.waitUntil(lambda: model.recorded(0) is not None)
+    parts.inspector.show_call(model.context, model.getItem(0), model.recorded(0))
+    assert parts.inspector.tabs.tabText(0) == ("Would run now" if ran else "Will run")
+    QApplication.processEvents()
+    bar = parts.inspector.tabs.tabBar()
+    assert bar.isVisible()
+    assert bar.sizeHint().width() <= bar.width(), [bar.tabText(i) for i in range(bar.count())]
+    assert all(bar.tabToolTip(i) for i in range(bar.count()))

@@ -154,8 +154,8 @@ def test_the_panel_shows_a_cycle_as_the_engine_refuses_it(qtbot) -> None:  # typ
 
 
 def test_the_call_as_it_ran_shows_what_its_activity_printed(qtbot) -> None:  # type: ignore[no-untyped-def]
-    """An output whose `_run` kept the activity's stdout and stderr (its worker's capture): the "Call as it
-    ran" tab shows both."""
+    """An output whose `_run` kept the activity's stdout and stderr (its worker's capture): the "Ran"
+    tab shows both."""
     call = {"_tool": "shout", "_outputPath": "†state.a"}
     context = Context([{"type": "plan", "plan": [call]},
                        {"type": "data", "kind": "state", "data": {"a": 1}, "_call": call, "_outputPath": "†state.a",
