@@ -12,7 +12,7 @@ the run between and inside turns: the running calls are cancelled, the model's r
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
@@ -20,9 +20,15 @@ from PySide6.QtWidgets import QDialog, QLabel, QToolBar, QVBoxLayout
 
 from contextdeck.engine import MISSING, Answer, ModelError, request_prompt, turn_record
 
+from ._inspector import Inspector
 from ._inspector._async import spawn
 from ._llm import BACKGROUND_FROM
 from ._summary import turn_words
+
+if TYPE_CHECKING:
+    from ._models import Models
+    from ._turns import LoopUI
+    from ._workbench import Workbench
 
 MAX_TURNS = 25  # as `contextdeck run --max-ticks`: a model that never finishes stops here
 BREAK_BEFORE = "run_with_model/break_before_turn"  # settings keys
@@ -34,28 +40,28 @@ class AgentRunUI(QObject):
 
     stopped = Signal(str)
 
-    def __init__(self, window: Any) -> None:
-        super().__init__(window)
-        self.window = window
-        self.turns = window.turns
-        self.debugger = window.inspector.debugger
+    def __init__(self, window: Workbench, inspector: Inspector, turns: LoopUI, models: Models) -> None:
+        super().__init__(window.window())
+        self.window, self.inspector, self.models = window, inspector, models
+        self.turns = turns
+        self.debugger = inspector.debugger
         self.task: asyncio.Task[Any] | None = None
         self.asking: asyncio.Task[Any] | None = None
         self.cancelled = False
         self.taken = 0  # turns taken in this run
         self.last_stop = ""
-        self.run_action = QAction("Run with &Model", window)
+        self.run_action = QAction("Run with &Model", window.window())
         self.run_action.setShortcut(QKeySequence("Ctrl+F5"))
         self.run_action.setToolTip("Continue through the loop's turns, the configured model giving each next turn "
                                    "and answering latent calls, until a valid final output")
         self.run_action.triggered.connect(lambda _checked=False: self.start())
-        self.stop_action = QAction("Stop Running with Model", window)
+        self.stop_action = QAction("Stop Running with Model", window.window())
         self.stop_action.setShortcut(QKeySequence("Ctrl+Alt+F5"))
         self.stop_action.triggered.connect(lambda _checked=False: self.cancel())
-        self.break_before = QAction("Break Before Each Model Turn", window, checkable=True)
+        self.break_before = QAction("Break Before Each Model Turn", window.window(), checkable=True)
         self.break_before.setToolTip("Before each turn is asked for, show the request as it will be sent; the "
                                      "answer can be edited or replaced before it is taken")
-        self.break_refused = QAction("Break on a Refused Answer", window, checkable=True)
+        self.break_refused = QAction("Break on a Refused Answer", window.window(), checkable=True)
         self.break_refused.setChecked(True)
         self.break_refused.setToolTip("A turn that breaks the request schema opens with its problems, to correct")
         settings = window.settings  # the breakpoint kinds are the user's, kept between sessions
@@ -68,25 +74,25 @@ class AgentRunUI(QObject):
         run.addSeparator()
         for action in (self.run_action, self.stop_action, self.break_before, self.break_refused):
             run.addAction(action)
-        toolbar = window.inspector.panel.findChild(QToolBar)
+        toolbar = inspector.panel.findChild(QToolBar)
         if toolbar is not None:
             toolbar.addAction(self.run_action)
-        cancel = window.inspector.panel.actions_by_name.get("cancel")
+        cancel = inspector.panel.actions_by_name.get("cancel")
         if cancel is not None:  # the debugger's Cancel ends the run too
             cancel.triggered.connect(self.cancel)
         self.debugger.stateChanged.connect(self.update)
-        window.models.models.changed.connect(self.update)
+        models.changed.connect(self.update)
         # Which turn of the loop the calls panel shows, and who gave it (the turn's record, `_model`).
         self.turn_label = QLabel()
         self.turn_label.setObjectName("turnLabel")
         self.turn_label.setContentsMargins(4, 0, 4, 0)
         self.turn_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        panel = window.inspector.panel
+        panel = inspector.panel
         layout = panel.layout()
         if isinstance(layout, QVBoxLayout):
             layout.insertWidget(1, self.turn_label)
-        window.inspector.model.refreshed.connect(self.show_turn)
-        window.session.undo_stack.indexChanged.connect(self.show_turn)
+        inspector.model.refreshed.connect(self.show_turn)
+        window.document.changed.connect(self.show_turn)
         self.update()
         self.show_turn()
 
@@ -102,7 +108,7 @@ class AgentRunUI(QObject):
         return self.task is not None and not self.task.done()
 
     def update(self) -> None:
-        ready = bool(self.window.models.models.config.ready)
+        ready = bool(self.models.config.ready)
         self.run_action.setEnabled(ready and not self.running and not self.debugger.running)
         self.run_action.setStatusTip("" if ready else "No model is set up: Run → Models…")
         self.stop_action.setEnabled(self.running)
@@ -149,7 +155,7 @@ class AgentRunUI(QObject):
             self.debugger.use_model = using
             self.asking = None
         self.last_stop = reason
-        self.window.inspector.panel.message.setText(f"Run with Model: {reason}")
+        self.inspector.panel.message.setText(f"Run with Model: {reason}")
         self.stopped.emit(reason)
         return reason
 
@@ -180,7 +186,7 @@ class AgentRunUI(QObject):
 
     async def _turn(self) -> str | None:
         """Ask the model for the next turn and take it; a refused answer stops, or breaks into the dialog."""
-        models = self.window.models.models
+        models = self.models
         asker = models.asker()
         try:
             await asker.provider.prepare()
@@ -249,6 +255,6 @@ def turn_of(document: Any) -> str:
     return "" if found is None else f"Turn {found.number} · {turn_words(found.audit)}"
 
 
-def install_agent_run(window: Any) -> AgentRunUI:
+def install_agent_run(window: Workbench, inspector: Inspector, turns: LoopUI, models: Models) -> AgentRunUI:
     """Run → Run with Model, Stop, and its breakpoint kinds (`window.agent_run`)."""
-    return AgentRunUI(window)
+    return AgentRunUI(window, inspector, turns, models)

@@ -46,6 +46,7 @@ from PySide6.QtWidgets import (
 )
 
 from contextdeck.engine import (
+    Activities,
     Asker,
     Cassette,
     Document,
@@ -69,7 +70,8 @@ from ._background import BackgroundRunner
 from ._inspector._async import spawn
 
 if TYPE_CHECKING:
-    from ._window import MainWindow
+    from ._models import Models
+    from ._workbench import Workbench
 
 ResultKey = str
 NAME, STATUS, PASSED, OUTPUT, TOKENS, SECONDS, DIVERGED = range(7)
@@ -290,9 +292,11 @@ class ExperimentsPane(QWidget):
     finished = Signal()  # a run of the pane ended (finished, failed or cancelled)
     progressed = Signal(int)  # cases done (said on the experiment's thread)
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: Workbench, activities: Callable[[], Activities], tools: Callable[[], Any],
+                 models: Models) -> None:
         super().__init__()
         self.main = window  # `window()` is QWidget's own: the main window is `main`
+        self.activities, self.tools, self.models = activities, tools, models
         self.dataset: Path | None = None
         self.documents = RunDocuments()
         self.model = ResultsModel(self.documents, self)
@@ -539,11 +543,10 @@ class ExperimentsPane(QWidget):
         window = self.main
         session = window.session
         path = session.path if session.path is not None else Path.cwd() / "untitled.json"
-        models = window.models.models
+        models = self.models
         config = models.config
         cassette = Cassette.open(cassette_path(path)) if session.path is not None else models.memory
-        options: dict[str, Any] = {"activities": window.inspector.debugger.activities,
-                                   "tools": window.tool_registry.tools(), "close_provider": False}
+        options: dict[str, Any] = {"activities": self.activities(), "tools": self.tools(), "close_provider": False}
         providers: list[Provider] = []  # made on the experiment's thread, for its event loop
 
         def asker() -> Asker:
@@ -579,14 +582,15 @@ class ExperimentsPane(QWidget):
             self.task.cancel()
 
 
-def install_experiments(window: MainWindow) -> ExperimentsPane:
+def install_experiments(window: Workbench, activities: Callable[[], Activities], tools: Callable[[], Any],
+                        models: Models) -> ExperimentsPane:
     """The Experiments pane as a dock (hidden until asked for) and Run → Experiments… (`window.experiments`)."""
-    pane = ExperimentsPane(window)
+    pane = ExperimentsPane(window, activities, tools, models)
     dock = window.add_dock(pane, "Experiments", Qt.DockWidgetArea.BottomDockWidgetArea)
     window.tabifyDockWidget(window.watch_dock, dock)  # the whole bottom edge: a wide table
     dock.hide()
     window.watch_dock.raise_()  # hiding the tab just added must not leave another one in front
-    action = QAction("E&xperiments…", window)
+    action = QAction("E&xperiments…", window.window())
     action.setObjectName("experiments")
     action.setStatusTip("Run the document over a dataset of inputs and compare experiments")
 

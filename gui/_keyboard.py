@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 if TYPE_CHECKING:
+    from ._inspector import Inspector
     from ._window import MainWindow
 
 
@@ -35,9 +36,8 @@ class Pane:
     target: Callable[[], QWidget]
 
 
-def panes(window: MainWindow) -> list[Pane]:
-    """The window's panes, in the order of their keys (Alt+1 … Alt+8)."""
-    inspector = window.inspector
+def panes(window: MainWindow, inspector: Inspector) -> list[Pane]:
+    """The window's panes and the inspector's, in the order of their keys (Alt+1 … Alt+8)."""
     watches = window.watches
     return [
         Pane("Timeline", "Alt+1", window.timeline_dock, lambda: window.timeline.table),
@@ -52,12 +52,12 @@ def panes(window: MainWindow) -> list[Pane]:
     ]
 
 
-def install_keyboard(window: MainWindow) -> dict[str, QAction]:
+def install_keyboard(window: MainWindow, inspector: Inspector) -> dict[str, QAction]:
     """View → Go to Pane (one shortcut per pane), Tab out of every table, field undo handing over to the
     document's. Returns the pane actions by name."""
     menu = window.menu("View").addMenu("&Go to Pane")
     actions = {}
-    for pane in panes(window):
+    for pane in panes(window, inspector):
         action = QAction(pane.name, window)
         action.setObjectName(f"focus_{pane.name.lower().replace(' ', '_')}")
         action.setShortcut(QKeySequence(pane.keys))

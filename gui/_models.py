@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QFontDatabase, QTextCursor
@@ -42,6 +42,7 @@ from PySide6.QtWidgets import (
 from contextdeck.engine import (
     MODES,
     STRATEGIES,
+    Activities,
     Asker,
     Cassette,
     Endpoint,
@@ -57,7 +58,11 @@ from contextdeck.engine import (
     request_prompt,
 )
 
+from ._inspector import Inspector
 from ._inspector._async import spawn
+
+if TYPE_CHECKING:
+    from ._workbench import Workbench
 
 PREFIX = "models/"
 DEFAULT_KEY_VARIABLE = "OPENAI_API_KEY"
@@ -414,11 +419,12 @@ class RequestDialog(PromptView):
     """The whole request (the Vessel): the model's calls become the request's solution, or a plan message
     in a bare context; streamed, the calls are counted as they arrive. Undoable."""
 
-    def __init__(self, models: Models, window: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, models: Models, window: Workbench, activities: Activities, tools: Any,
+                 parent: QWidget | None = None) -> None:
         self.main = window
-        self.activities = window.inspector.debugger.activities
-        self.tools = window.tool_registry.tools()
-        document = window.session.document
+        self.activities = activities
+        self.tools = tools
+        document = window.document.document
         prompt = request_prompt(document.context, document.schema, activities=self.activities, tools=self.tools)
         super().__init__(models, prompt, "Ask the model for the whole request", parent)
 
@@ -426,7 +432,7 @@ class RequestDialog(PromptView):
         self.status.setText(f"Receiving: {text.count(TOOL_KEY)} call(s) so far…")
 
     async def _answer(self) -> str | None:
-        document = self.main.session.document
+        document = self.main.document.document
         asker = self.models.asker()
         try:
             await asker.provider.prepare()
@@ -453,19 +459,19 @@ class RequestDialog(PromptView):
 class ModelsUI(QObject):
     """What `install_models` adds to the window (`window.models`): the actions, and the dialogs open now."""
 
-    def __init__(self, window: Any) -> None:
-        super().__init__(window)
-        self.window = window
-        self.models = Models(window.settings, lambda: window.session.path, self)
-        self.debugger = window.inspector.debugger
+    def __init__(self, window: Workbench, inspector: Inspector, tools: Callable[[], Any]) -> None:
+        super().__init__(window.window())
+        self.window, self.inspector, self.tools = window, inspector, tools
+        self.models = Models(window.settings, lambda: window.document.path, self)
+        self.debugger = inspector.debugger
         self.dialogs: list[QDialog] = []
-        settings_action = QAction("&Models…", window)
+        settings_action = QAction("&Models…", window.window())
         settings_action.triggered.connect(self.open_settings)
-        self.use = QAction("Use the Model for &Latent Calls", window, checkable=True)
+        self.use = QAction("Use the Model for &Latent Calls", window.window(), checkable=True)
         self.use.toggled.connect(self._use_toggled)
-        prompt_action = QAction("&Prompt for This Call…", window)
+        prompt_action = QAction("&Prompt for This Call…", window.window())
         prompt_action.triggered.connect(self.open_prompt)
-        request_action = QAction("Ask the Model for the &Whole Request…", window)
+        request_action = QAction("Ask the Model for the &Whole Request…", window.window())
         request_action.triggered.connect(self.open_request)
         self.actions_by_name = {"models": settings_action, "use_for_latent": self.use, "prompt": prompt_action,
                                 "request": request_action}
@@ -496,28 +502,29 @@ class ModelsUI(QObject):
         dialog.show()
 
     def open_settings(self) -> ModelsDialog:
-        dialog = ModelsDialog(self.models, self.window)
+        dialog = ModelsDialog(self.models, self.window.window())
         self._keep(dialog)
         return dialog
 
     def open_prompt(self) -> PromptDialog | None:
         """The prompt of the call selected in the Calls panel (else the next to run)."""
-        current = self.window.inspector.panel.view.currentIndex()
+        current = self.inspector.panel.view.currentIndex()
         row = current.row() if current.isValid() else self.debugger.next_call()
         if row is None:
             self.window.statusBar().showMessage("Select a call in the Calls panel first.", 10_000)
             return None
-        dialog = PromptDialog(self.models, self.debugger, row, self.window)
+        dialog = PromptDialog(self.models, self.debugger, row, self.window.window())
         self._keep(dialog)
         return dialog
 
 
     def open_request(self) -> RequestDialog:
-        dialog = RequestDialog(self.models, self.window, self.window)
+        dialog = RequestDialog(self.models, self.window, self.debugger.activities, self.tools(),
+                               self.window.window())
         self._keep(dialog)
         return dialog
 
 
-def install_models(window: Any) -> ModelsUI:
+def install_models(window: Workbench, inspector: Inspector, tools: Callable[[], Any]) -> ModelsUI:
     """Run → Models…, Use the Model for Latent Calls, Prompt for This Call…; the debugger asks the model."""
-    return ModelsUI(window)
+    return ModelsUI(window, inspector, tools)

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import html
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
@@ -46,7 +47,7 @@ from contextdeck.engine import (
 from ._inspector._async import spawn
 
 if TYPE_CHECKING:
-    from ._window import MainWindow
+    from ._workbench import Workbench
 
 IMPORT_FILTERS = "Traces and exchanges (*.json *.jsonl);;All files (*)"
 OTLP, OPENAI = "OTLP JSON trace (*.json)", "OpenAI chat completions request (*.json)"
@@ -129,9 +130,9 @@ class ImportDialog(QDialog):
 class TracesUI(QObject):
     """The two File commands; the ask_* methods are the only blocking ones (tests replace them)."""
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window = window
+    def __init__(self, window: Workbench, tools: Callable[[], Any]) -> None:
+        super().__init__(window.window())
+        self.window, self.tools = window, tools
         self.task: asyncio.Task[bool] | None = None  # an import under way (`import_path`)
         self.reading: QProgressDialog | None = None  # its "Reading…" dialog, with Cancel
         self.actions_by_name = {
@@ -143,7 +144,7 @@ class TracesUI(QObject):
         }
 
     def _action(self, text: str, tip: str, run: object, shortcut: str) -> QAction:
-        action = QAction(text, self.window)
+        action = QAction(text, self.window.window())
         action.setShortcut(QKeySequence(shortcut))
         action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
         action.setObjectName(text.strip("&.…").replace("&", "").lower().replace(" ", "_"))
@@ -155,16 +156,16 @@ class TracesUI(QObject):
     # -- prompts -----------------------------------------------------------------------------------
 
     def ask_import_path(self) -> str | None:
-        path, _ = QFileDialog.getOpenFileName(self.window, "Import a trace", self._folder(), IMPORT_FILTERS)
+        path, _ = QFileDialog.getOpenFileName(self.window.window(), "Import a trace", self._folder(), IMPORT_FILTERS)
         return path or None
 
     def ask_import_choice(self, name: str, imported: list[Imported]) -> ImportChoice | None:
-        dialog = ImportDialog(name, imported, self.window)
+        dialog = ImportDialog(name, imported, self.window.window())
         return dialog.choice() if dialog.exec() == QDialog.DialogCode.Accepted else None
 
     def ask_export_target(self) -> tuple[str, str] | None:
         """("otlp-json" or "openai", the path), or None when cancelled."""
-        path, chosen = QFileDialog.getSaveFileName(self.window, "Export", self._folder(), f"{OTLP};;{OPENAI}")
+        path, chosen = QFileDialog.getSaveFileName(self.window.window(), "Export", self._folder(), f"{OTLP};;{OPENAI}")
         if not path:
             return None
         return ("openai" if chosen == OPENAI else "otlp-json"), path
@@ -183,7 +184,7 @@ class TracesUI(QObject):
         """Read `path` on a worker thread ("Reading…" with Cancel), then let the user choose and redact, and open
         the result unsaved. The task's result: whether a document opened."""
         self.cancel_import()
-        reading = QProgressDialog(f"Reading {Path(path).name}…", "Cancel", 0, 0, self.window)
+        reading = QProgressDialog(f"Reading {Path(path).name}…", "Cancel", 0, 0, self.window.window())
         reading.setWindowTitle("Import a trace")
         reading.setMinimumDuration(0)
         reading.setAutoClose(False)
@@ -230,11 +231,11 @@ class TracesUI(QObject):
 
     def export(self, form: str, path: str) -> bool:
         """Write the open document as `form` ("otlp-json" or "openai") to `path`, atomically."""
-        document: Document = self.window.session.document
-        tools = self.window.tool_registry.tools()
+        document: Document = self.window.document.document
+        tools = self.tools()
         try:
             if form == "openai":
-                value = export_openai(document, at=self.window.at(), tools=tools)
+                value = export_openai(document, at=self.window.document.at(), tools=tools)
             else:
                 name = document.path.stem if document.path is not None else "untitled"
                 value = export_otlp(document, name=name, tools=tools)
@@ -253,9 +254,9 @@ class TracesUI(QObject):
                                         "The open document was left as it was.")
 
 
-def install_traces(window: MainWindow) -> TracesUI:
+def install_traces(window: Workbench, tools: Callable[[], Any]) -> TracesUI:
     """File → Import Trace… and Export…, after Open Recent (`window.traces`)."""
-    traces = TracesUI(window)
+    traces = TracesUI(window, tools)
     menu = window.menu("File")
     actions = menu.actions()
     before = next((action for action in actions if action.objectName() == "save"), None)

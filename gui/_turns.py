@@ -12,7 +12,7 @@ import asyncio
 import json
 import re
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QColor, QFontDatabase, QKeySequence, QTextCursor
@@ -53,10 +53,14 @@ from contextdeck.engine import (
 )
 
 from ._background import BackgroundRunner
+from ._inspector import Inspector
 from ._inspector._async import spawn
 from ._inspector._sessions import Frame
 from ._inspector._style import MISSING_COLOUR, WARNING_COLOUR
 from ._llm import BACKGROUND_FROM, TextPane
+
+if TYPE_CHECKING:
+    from ._workbench import Workbench
 
 CHECK_DELAY_MS = 150  # the turn is checked once typing pauses this long
 TEMPLATE = '{\n  "calls": [],\n  "output": null\n}\n'
@@ -363,17 +367,16 @@ def _composed(context: Messages, schema: Any, activities: Any, tools: Any) -> tu
 class LoopUI(QObject):
     """The loop's state in the window (`window.turns`): when a tick ends, how it concludes, the next turn."""
 
-    def __init__(self, window: Any) -> None:
-        super().__init__(window)
-        self.window = window
-        inspector = window.inspector
+    def __init__(self, window: Workbench, inspector: Inspector, tools: Callable[[], Any]) -> None:
+        super().__init__(window.window())
+        self.window, self.inspector, self._tools = window, inspector, tools
         self.debugger, self.panel, self.calls = inspector.debugger, inspector.panel, inspector.model
         self.dialog: TurnDialog | None = None
-        self.next_turn = QAction("Next &Turn…", window)
+        self.next_turn = QAction("Next &Turn…", window.window())
         self.next_turn.setShortcut(QKeySequence("F8"))
         self.next_turn.setToolTip("The model's next turn: typed (checked against the request schema), or asked for")
         self.next_turn.triggered.connect(lambda _checked=False: self.open_dialog())
-        self.approve = QAction("Approve &Plan", window)
+        self.approve = QAction("Approve &Plan", window.window())
         self.approve.setToolTip("Let the lazy plan (012) run: Step and Continue then run its calls")
         self.approve.triggered.connect(lambda _checked=False: self.approve_plan())
         run = window.menu("Run")
@@ -389,8 +392,8 @@ class LoopUI(QObject):
         self._was_running = False
         self.debugger.stateChanged.connect(self._debugger_changed)
         self.calls.refreshed.connect(self.update)
-        window.session.undo_stack.indexChanged.connect(self.update)
-        window.session.documentReplaced.connect(self._document_replaced)
+        window.document.changed.connect(self.update)
+        window.document.documentReplaced.connect(self._document_replaced)
         window.commands.turnChanged.connect(self.turn_changed)
         self.sessions = inspector.sessions
         if self.sessions is not None:
@@ -401,14 +404,13 @@ class LoopUI(QObject):
     # -- what the window knows ------------------------------------------------------------------------
 
     def document(self) -> Document:
-        document: Document = self.window.session.document
-        return document
+        return self.window.document.document
 
     def activities(self) -> Any:
         return self.debugger.activities
 
     def tools(self) -> Any:
-        return self.window.tool_registry.tools()
+        return self._tools()
 
     def models(self) -> Any:
         return self.models_source()
@@ -519,7 +521,7 @@ class LoopUI(QObject):
     def open_dialog(self) -> TurnDialog | None:
         if not self.next_turn.isEnabled():
             return None
-        self.dialog = TurnDialog(self, self.window)
+        self.dialog = TurnDialog(self, self.window.window())
         self.dialog.finished.connect(self._dialog_closed)
         self.dialog.open()
         return self.dialog
@@ -546,7 +548,7 @@ class LoopUI(QObject):
     def turn_changed(self) -> None:
         """The turn changed (taken, undone): the calls panel shows the new calls, the debugger starts afresh."""
         self.debugger.plan_approved = False
-        self.window.inspector.wiring.document_replaced()
+        self.inspector.wiring.document_replaced()
         self.panel.message.setText("")
         self.update()
 
@@ -580,6 +582,6 @@ def _elided(text: str, limit: int = 90) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def install_turns(window: Any) -> LoopUI:
+def install_turns(window: Workbench, inspector: Inspector, tools: Callable[[], Any]) -> LoopUI:
     """Run → Next Turn… and Approve Plan, the loop's status in the status bar (`window.turns`)."""
-    return LoopUI(window)
+    return LoopUI(window, inspector, tools)

@@ -152,17 +152,19 @@ class MainWindow(QMainWindow):
         self.inspector = install_inspector(self)  # before the layout is restored, so the saved layout covers its docks
         self.tool_registry = ToolRegistryUI(self)
         self._install_tool_registry()
-        self.traces = install_traces(self)
-        self.models = install_models(self)
-        self.turns = install_turns(self)
-        # The window wires its components to each other; none of them reaches into the window for another.
+        tools = self.tool_registry.tools
+        self.traces = install_traces(self, tools)
+        # The window hands each component the others it uses; none of them reaches into the window for one
+        # (each takes a `Workbench`: gui/_workbench.py).
+        self.models = install_models(self, self.inspector, tools)
+        self.turns = install_turns(self, self.inspector, tools)
         models = self.models.models
         self.turns.models_source = lambda: models
         if self.inspector.sessions is not None:
             self.inspector.sessions.models = lambda: models
-        self.agent_run = install_agent_run(self)
-        self.experiments = install_experiments(self)
-        self.pane_actions = install_keyboard(self)  # after every panel: Tab leaves all their tables
+        self.agent_run = install_agent_run(self, self.inspector, self.turns, models)
+        self.experiments = install_experiments(self, self._activities, tools, models)
+        self.pane_actions = install_keyboard(self, self.inspector)  # after every panel: Tab leaves all their tables
         install_elided_tooltips(self)  # and every cut-off cell of theirs has its whole text on hover
         name_qt_buttons(self)  # Qt's own glyph buttons (a dock's close, a line edit's clear) say what they do
         self._restore_layout()

@@ -1,15 +1,15 @@
 """`install_inspector(window)`: the calls panel, call inspector, plan graph and output audit as docks.
 
-Uses only the window's public hooks: `session`, `context()`, `add_dock`, `menu(name)`, `select_message`
-and the `messageSelected` signal. The lead calls it once from the window's constructor.
+Uses only the hooks of a `Workbench` (gui/_workbench.py): the document model, the command API, `add_dock`,
+`menu(name)`. The window calls it once from its constructor and hands the parts to the components that use them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QMenu
@@ -27,6 +27,9 @@ from ._panel import CallsPanel
 from ._session_views import CallStackView, SessionsView
 from ._sessions import Sessions
 
+if TYPE_CHECKING:
+    from .._workbench import Workbench
+
 
 @dataclass
 class Inspector:
@@ -39,15 +42,15 @@ class Inspector:
     graph: PlanGraphView
     audit: OutputAudit
     docks: dict[str, QDockWidget]
-    wiring: QObject
     sessions: Sessions | None = None  # the call stack of delegate sessions (Step Into / Out)
     session_view: SessionsView | None = None
+    wiring: _Wiring = field(init=False)  # keeps the panels in step, made once the parts are
 
 
 class _Wiring(QObject):
     """Keeps the panels in step: selection, refreshes (coalesced), documents replaced."""
 
-    def __init__(self, window: Any, parts: Inspector) -> None:
+    def __init__(self, window: Workbench, parts: Inspector) -> None:
         super().__init__(parts.panel)
         self.window, self.parts = window, parts
         self._timer = QTimer(self, singleShot=True, interval=0)
@@ -107,7 +110,7 @@ class _Wiring(QObject):
         current = parts.panel.view.currentIndex()
         row = current.row() if current.isValid() else None
         self.show_call(row)
-        selected = self.window.selected_message()
+        selected = self.window.document.selected_message()
         if selected is not None:
             self.show_message(selected)
 
@@ -151,10 +154,10 @@ class _Wiring(QObject):
             self._audit(index)
 
     def _audit(self, index: int) -> None:
-        context = self.window.context()
+        context = self.window.document.context()
         # The message remembered while the audit was hidden may be gone since (removed, undone, another document).
         shown = index if 0 <= index < len(context) else None
-        self.parts.audit.show_message(context, shown, self.window.session.document.solution)
+        self.parts.audit.show_message(context, shown, self.window.document.document.solution)
 
     def fork_here(self) -> Path | None:
         """Run → Fork Here…: the document up to the selected message, saved under a new name and opened.
@@ -163,7 +166,7 @@ class _Wiring(QObject):
         The open document is left as it is (its unsaved changes are asked about first).
         """
         window = self.window
-        index = window.selected_message()
+        index = window.document.selected_message()
         if not isinstance(index, int):
             self.parts.panel.message.setText("Fork Here: select the message to fork at in the timeline first")
             return None
@@ -172,7 +175,7 @@ class _Wiring(QObject):
         chosen = self.ask_fork_path()
         if not chosen:
             return None
-        branch = fork(window.session.document, index)
+        branch = fork(window.document.document, index)
         try:
             branch.save(chosen)
         except OSError as error:
@@ -205,23 +208,23 @@ class _Wiring(QObject):
 
     def _select_ran_to(self) -> None:
         ran_to, self._ran_to = self._ran_to, None
-        if ran_to is not None and not self.parts.debugger.running and ran_to < len(self.window.context()):
-            self.window.select_message(ran_to)
+        if ran_to is not None and not self.parts.debugger.running and ran_to < len(self.window.document.context()):
+            self.window.document.select_message(ran_to)
 
 
-def install_inspector(window: Any) -> Inspector:
-    """Add the inspector's docks and actions to `window`; returns the parts (also set as `window.inspector`).
+def install_inspector(window: Workbench) -> Inspector:
+    """Add the inspector's docks and actions to `window`; returns the parts.
 
-    The main window installs it when it is built, once; the other panels get it from the window's
-    `inspector`, which the window hands them (`install_inspector` reaches into nothing but the window's hooks).
+    The main window installs it when it is built, once, keeps the parts as its `inspector` and hands them to
+    the components that use them.
     """
     activities = Activities()
     # Children of the window, deleted with it (never left alive to the cycle collector: contextdeck/_runtime.py).
-    model = CallsModel(activities=lambda: activities, parent=window)
-    debugger = Debugger(model, activities, parent=window)
-    debugger.dialog_parent = window
+    model = CallsModel(activities=lambda: activities, parent=window.window())
+    debugger = Debugger(model, activities, parent=window.window())
+    debugger.dialog_parent = window.window()
     panel = CallsPanel(model, debugger)
-    parts = Inspector(model, debugger, panel, CallInspector(), PlanGraphView(), OutputAudit(), {}, QObject())
+    parts = Inspector(model, debugger, panel, CallInspector(), PlanGraphView(), OutputAudit(), {})
     wiring = _Wiring(window, parts)
     parts.wiring = wiring
     left, right, bottom = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea,
@@ -250,14 +253,14 @@ def install_inspector(window: Any) -> Inspector:
     panel.view.callSelected.connect(wiring.show_call)
     parts.graph.callClicked.connect(wiring.select_call)
     parts.audit.callActivated.connect(wiring.select_call)
-    parts.inspector.sourceActivated.connect(window.select_message)
+    parts.inspector.sourceActivated.connect(window.document.select_message)
     window.document.messageSelected.connect(wiring.show_message)
     docks["Call inspector"].visibilityChanged.connect(wiring.inspector_visible)
     docks["Output audit"].visibilityChanged.connect(wiring.audit_visible)
     docks["Plan graph"].visibilityChanged.connect(wiring.graph_visible)
     model.refreshed.connect(wiring.schedule)
     model.dataChanged.connect(wiring.schedule)
-    window.session.documentReplaced.connect(wiring.document_replaced)
+    window.document.documentReplaced.connect(wiring.document_replaced)
     window.session.pathChanged.connect(wiring.path_changed)
 
     run = window.menu("Run")
@@ -280,11 +283,10 @@ def install_inspector(window: Any) -> Inspector:
     file_menu = window.menu("File")
     file_menu.insertAction(_after_open(file_menu), panel.actions_by_name["load_activities"])
     wiring.document_replaced()
-    window.inspector = parts
     return parts
 
 
-def _install_sessions(window: Any, parts: Inspector) -> None:
+def _install_sessions(window: Workbench, parts: Inspector) -> None:
     """Delegate sessions: a dock with the open session (tabbed with the state) and the call stack (with the
     watches), both brought to the front when a session is stepped into.
 
@@ -292,7 +294,7 @@ def _install_sessions(window: Any, parts: Inspector) -> None:
     one step (Step Over).
     """
     def title() -> str:
-        path = window.session.path
+        path = window.document.path
         return path.name if path is not None else "Untitled"
 
     sessions = Sessions(parts.model, parts.debugger, title, parts.panel)
@@ -304,9 +306,7 @@ def _install_sessions(window: Any, parts: Inspector) -> None:
     window.tabifyDockWidget(parts.docks["Call inspector"], parts.docks["Delegate session"])
     window.tabifyDockWidget(window.watch_dock, parts.docks["Call stack"])
     parts.panel.commands = sessions  # Step and Continue act on the current session
-    wiring = parts.wiring
-    assert isinstance(wiring, _Wiring)
-    sessions.changed.connect(wiring.session_switched)
+    sessions.changed.connect(parts.wiring.session_switched)
 
 
 def _after_open(menu: QMenu) -> Any:

@@ -135,7 +135,7 @@ def window_machine(window: MainWindow) -> type[RuleBasedStateMachine]:
 
         @rule(which=st.integers(0, 7))
         def focus(self, which: int) -> None:
-            every = panes(window)
+            every = panes(window, window.inspector)
             self._quietly(lambda: focus_pane(window, every[which % len(every)]))
 
         # -- edits ---------------------------------------------------------------------------------------
