@@ -50,7 +50,8 @@ _SCAN_LIMIT = 256
 # Every this many calls started, calls performed or messages appended in a tick, what is alive is set aside
 # from the cyclic garbage collector until the tick ends (`gc.freeze`): each full collection scans the whole
 # heap, and a long run's tasks, messages and record only grow, so without it those scans would be a large part
-# of its CPU. Garbage made meanwhile that is not collected young waits for the tick's end (`gc.unfreeze`).
+# of its CPU. Garbage made meanwhile that is not collected young waits for the tick's end (`gc.unfreeze`), unless
+# the host had frozen its own heap before (the window does, and collects what is frozen itself).
 _FREEZE_EVERY = 8192
 # A tick allocates a few hundred short-lived objects a call (its task, futures, audit, messages); at the
 # interpreter's default threshold (700) the young generation is collected every few calls, each time walking
@@ -145,6 +146,7 @@ class Execution:
         self._holding = False  # pause(): the tick starts nothing more
         self._grown = 0  # calls started and performed, messages appended: every so many, a tick freezes the heap
         self._froze = False
+        self._host_froze = False  # what was frozen before this tick's first freeze: not ours to unfreeze
         self._generation = 0
         # (context revision, length) when the statuses were last derived, until a call's state changes:
         # a tick that starts with nothing changed since does not derive them again.
@@ -407,9 +409,9 @@ class Execution:
             gc.set_threshold(*thresholds)
             self._ticking = False
             self._holding = False
-            if self._froze:
+            if self._froze and not self._host_froze:
                 gc.unfreeze()
-                self._froze = False
+            self._froze = self._host_froze = False
             for task, unit in running.items():  # the tick itself was cancelled
                 task.cancel()
                 for i in unit.members:
@@ -547,6 +549,8 @@ class Execution:
         """One more call started, performed or message appended: every so many in a tick, the heap is frozen."""
         self._grown += 1
         if self._ticking and self._grown % _FREEZE_EVERY == 0:
+            if not self._froze and gc.get_freeze_count():
+                self._host_froze = True  # a window froze its heap itself and collects it: leave that as it is
             gc.freeze()
             self._froze = True
 

@@ -349,6 +349,7 @@ def test_a_tick_that_froze_the_collectors_heap_gives_it_back(monkeypatch: pytest
     monkeypatch.setattr(execution_module, "_FREEZE_EVERY", 2)
     calls = [latent(i) for i in range(6)] + [{"_tool": "t9", "_outputPath": "†state.p9", "_output": "not an object"}]
     context = Context([INPUT, {"type": "plan", "plan": calls}])
+    gc.unfreeze()  # as a CLI starts: nothing frozen by a host (a window's tests before this one freeze theirs)
     frozen = gc.get_freeze_count()
     execution = Execution(context, clock=CLOCK)
     froze: list[int] = []
@@ -357,6 +358,21 @@ def test_a_tick_that_froze_the_collectors_heap_gives_it_back(monkeypatch: pytest
     assert max(froze) > frozen  # it did freeze during the tick
     assert gc.get_freeze_count() == frozen
     assert [s.status for s in execution.states][:6] == [Status.DONE] * 6
+
+
+def test_a_tick_leaves_a_heap_its_host_froze_frozen(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A window freezes its own heap and collects it itself: a tick that froze more leaves it frozen, not
+    unfrozen with the window's."""
+    monkeypatch.setattr(execution_module, "_FREEZE_EVERY", 2)
+    context = Context([INPUT, {"type": "plan", "plan": [latent(i) for i in range(6)]}])
+    gc.freeze()
+    try:
+        hosts = gc.get_freeze_count()
+        assert hosts > 0
+        run_to_end(Execution(context, clock=CLOCK))
+        assert gc.get_freeze_count() >= hosts
+    finally:
+        gc.unfreeze()
 
 
 # -- the property: a record kept between reads is the record read afresh -------------------------------------
