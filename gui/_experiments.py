@@ -68,6 +68,7 @@ from contextdeck.engine import (
 
 from ._background import BackgroundRunner
 from ._inspector._async import spawn
+from ._llm import TextPane
 
 if TYPE_CHECKING:
     from ._models import Models
@@ -358,7 +359,7 @@ class ExperimentsPane(QWidget):
         self.against = QComboBox()
         self.against.addItems(["against the turn before", "against the other experiment"])
         self.against.currentIndexChanged.connect(lambda _: self.show_request_diff())
-        self.request_text = QPlainTextEdit(readOnly=True)
+        self.request_text = TextPane("")  # a whole request can be megabytes: filled a piece per turn
         self.request_text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         request_page = QWidget()
         request_layout = QVBoxLayout(request_page)
@@ -440,7 +441,7 @@ class ExperimentsPane(QWidget):
     def show_details(self, row: int) -> None:
         if not 0 <= row < len(self.model.names):
             self.output_diff.clear()
-            self.request_text.clear()
+            self.request_text.show_text("")
             return
         before, after = self.model.pair(row)
         if self.model.before is None or before is None or after is None:
@@ -460,7 +461,7 @@ class ExperimentsPane(QWidget):
             return
         before, after = self.model.pair(row)
         turn, against = self.turn.value(), self.against.currentIndex()
-        self.request_text.setPlainText("Composing the requests…")
+        self.request_text.show_text("Composing the requests…")
         self.composer.request(lambda: self._request_diff(before, after, turn, against))
 
     def _request_diff(self, before: dict[str, Any] | None, after: dict[str, Any] | None, k: int,
@@ -483,14 +484,14 @@ class ExperimentsPane(QWidget):
 
     def _request_diff_composed(self, result: object) -> None:
         if isinstance(result, Exception):
-            self.request_text.setPlainText(f"Could not compose the requests: {type(result).__name__}: {result}")
+            self.request_text.show_text(f"Could not compose the requests: {type(result).__name__}: {result}")
             return
         turns, text = cast(tuple[int, str], result)
         if turns:
             self.turn.blockSignals(True)
             self.turn.setMaximum(turns)
             self.turn.blockSignals(False)
-        self.request_text.setPlainText(text)
+        self.request_text.show_text(text)
 
     def _requests(self, result: dict[str, Any] | None) -> list[str]:
         document = self.documents.of(result)

@@ -59,3 +59,16 @@ def test_a_big_documents_calls_are_judged_in_a_turn_after_it_is_shown(
     qtbot.waitUntil(lambda: model.rowCount() == len(INSTANCES))
     assert model.execution is not None
     assert model.execution.context is window.context()
+
+
+def test_a_long_request_diff_is_shown_a_piece_per_turn(qtbot: Any, open_window: Any) -> None:
+    """The Experiments pane's request diff of a big context (the whole request, at turn 1) goes into its view a
+    piece per turn of the event loop, never in one call that lays out megabytes."""
+    window = open_window(None)
+    pane = window.experiments  # type: ignore[attr-defined]
+    text = "".join(f"line {n}\n" for n in range(100_000))
+    pane._request_diff_composed((1, text))
+    assert pane.request_text.filling
+    assert len(pane.request_text.toPlainText()) < len(text) // 10
+    qtbot.waitUntil(lambda: not pane.request_text.filling, timeout=20000)
+    assert pane.request_text.toPlainText() == text
