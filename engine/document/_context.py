@@ -320,13 +320,14 @@ class Context:
         instance = None if instance is None else str(instance)
         limit = self._limit_key(at)
         left = steps
-        for ref in expression.references:
-            if limit is None and self._watchers.result_of(ref, instance) is not None:
-                continue  # a watch answers it
-            remaining = self._lanes.fold_some(ref, instance, limit, left)
-            if remaining is None:
-                return False
-            left = remaining
+        with self._lanes.holding():  # its references' logs keep each other, slice after slice
+            for ref in expression.references:
+                if limit is None and self._watchers.result_of(ref, instance) is not None:
+                    continue  # a watch answers it
+                remaining = self._lanes.fold_some(ref, instance, limit, left)
+                if remaining is None:
+                    return False
+                left = remaining
         return True
 
     def value_of(self, kind: str, instance: str | None = None, at: int | None = None) -> Any:

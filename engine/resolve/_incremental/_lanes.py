@@ -31,14 +31,17 @@ The folded steps kept over all logs are bounded by the document: `STEPS_PER_WRIT
 context (at least `MOST_STEPS`). Past it, logs read once go first, the newest first: a pass over more
 paths than fit keeps those it read first, so that a second pass finds them, where dropping the oldest
 would drop each log just before the pass came back to it. Logs read again go last, the least recently
-read first.
+read first. While one expression is folded ahead (`holding`), the logs of its references are not dropped for
+the room another of its references needs: two references whose logs together pass the bound would otherwise drop
+each other at every slice, and the fold ahead would never end.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ...protocol._expressions import Reference
@@ -256,8 +259,19 @@ class LaneLogs:
         self._once: OrderedDict[LogKey, None] = OrderedDict()
         self._again: OrderedDict[LogKey, None] = OrderedDict()
         self._kinds: dict[str, dict[LogKey, None]] = {}
+        self._held: set[LogKey] | None = None  # the logs one fold ahead touched (`holding`)
         self._steps = 0
         self._generation = store.order.generation
+
+    @contextmanager
+    def holding(self) -> Iterator[None]:
+        """Within it, a log `fold_some` touched is not dropped for room: one expression's references, folded
+        ahead a slice at a time, keep each other's logs."""
+        self._held = set()
+        try:
+            yield
+        finally:
+            self._held = None
 
     def fold_some(self, ref: Reference, instance: str | None, limit: int | None, most: int) -> int | None:
         """Fold at most `most` steps (folded or replayed) of what `found(ref, instance, limit)` reads: how
@@ -327,6 +341,8 @@ class LaneLogs:
         """The log of `key`, folded at least up to order key `limit` (all when None) when `most` is None;
         otherwise folded on by at most `most` steps: the log, and how many of `most` are left once it is
         folded up to `limit` (None when they ran out first; 0 when `most` is None)."""
+        if self._held is not None:
+            self._held.add(key)
         log = self._logs.get(key)
         if log is None:
             store = self._store
@@ -366,11 +382,12 @@ class LaneLogs:
             self._again.move_to_end(key)
 
     def _victim(self, key: LogKey, base: PathLog | None) -> LogKey | None:
-        """The log to drop first for room, but neither `key` nor its `base`: the newest of those read at most
-        once, else the least recently read."""
+        """The log to drop first for room, but neither `key` nor its `base` nor a held one: the newest of those
+        read at most once, else the least recently read."""
+        held = self._held or ()
         for order in (reversed(self._once), iter(self._again)):
             for other in order:
-                if other != key and self._logs[other] is not base:
+                if other != key and self._logs[other] is not base and other not in held:
                     return other
         return None
 

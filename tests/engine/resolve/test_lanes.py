@@ -313,6 +313,18 @@ def test_a_whole_kind_folded_in_slices_takes_one_call_per_slice() -> None:
     assert ctx._lanes._steps == 40
 
 
+def test_two_references_whose_logs_pass_the_bound_are_folded_ahead_to_the_end() -> None:
+    """`†s.a && †s.b` over logs of 40 steps each, with room for 50: folded 8 steps at a time, the second's fold
+    does not drop the first's log (held while the expression is folded ahead), so the fold ahead ends; before,
+    each dropped the other at every call and it never did."""
+    document = [_state("ab"[n % 2], n) for n in range(80)]
+    with marks_every(8, most=50):
+        ctx = Context(document)
+        answers = [ctx.fold_ahead("†s.a && †s.b", steps=8) for _ in range(11)]
+        assert answers[-1], "the fold ahead never ended"
+        assert ctx.resolve("†s.a && †s.b") == reference(ctx.messages, "†s.a && †s.b", None, None)
+
+
 def test_a_value_read_at_a_cut_stays_as_it_was_when_its_log_folds_on() -> None:
     """A log of pushes appends in place to an array it made since its last mark; an array it gave away (a
     result at a cut, a mark, an instance log's start) is never appended to: each stays what it was."""
