@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import lru_cache
 from typing import Any
 
 from ._errors import ExpressionError
@@ -36,7 +37,7 @@ FORMS = {"text": Form.TEXT, "system": Form.TEXT, "tool": Form.TOOL, "plan": Form
          "advisor": Form.ADVISOR, "preset": Form.PRESET, RECORD_TYPE: Form.RECORD}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Write:
     """How one data message changes the value of its identity: `method` at `path` with `value`.
 
@@ -49,7 +50,7 @@ class Write:
     problem: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MessageInfo:
     """The parsed view of one raw message; the raw dict stays the document's own."""
 
@@ -115,28 +116,45 @@ def _destination_path(message: dict[str, Any], kind: str, payload: Any) -> tuple
     if explicit is not None:
         if not isinstance(explicit, str):
             return None, "_outputPath is not a string"
-        try:
-            expression = parse_expression(explicit)
-        except ExpressionError as error:
-            return None, f"_outputPath: {error.reason} at position {error.position}"
-        refs = expression.references
-        if len(refs) != 1:
-            return None, "_outputPath of an output message must name one destination"
-        if refs[0].kind != kind:
-            return None, f"_outputPath names kind {refs[0].kind!r} but the message is of kind {kind!r}"
-        return refs[0].path, None
+        return _explicit_path(explicit, kind)
     call = message.get("_call")
     declared = call.get("_outputPath") if isinstance(call, dict) else None
     if not isinstance(declared, str):
         return None, None
+    references = _declared_references(declared)
+    if isinstance(references, str):
+        return None, references
+    for ref_kind, path in references:
+        if ref_kind == kind and get_path(payload, path) is not MISSING:
+            return path, None
+    return None, f"no destination of {declared!r} is present in the data"
+
+
+# A document's output paths are a few hundred strings written over and over: each is read once (a million
+# messages repeat them).
+@lru_cache(maxsize=4096)
+def _explicit_path(explicit: str, kind: str) -> tuple[Path | None, str | None]:
+    """The path an `_outputPath` names for a message of `kind`, or why it names none."""
+    try:
+        expression = parse_expression(explicit)
+    except ExpressionError as error:
+        return None, f"_outputPath: {error.reason} at position {error.position}"
+    refs = expression.references
+    if len(refs) != 1:
+        return None, "_outputPath of an output message must name one destination"
+    if refs[0].kind != kind:
+        return None, f"_outputPath names kind {refs[0].kind!r} but the message is of kind {kind!r}"
+    return refs[0].path, None
+
+
+@lru_cache(maxsize=4096)
+def _declared_references(declared: str) -> tuple[tuple[str, Path], ...] | str:
+    """The (kind, path) of each destination a call's `_outputPath` declares, or why it cannot be read."""
     try:
         expression = parse_expression(declared)
     except ExpressionError as error:
-        return None, f"_call._outputPath: {error.reason} at position {error.position}"
-    for ref in expression.references:
-        if ref.kind == kind and get_path(payload, ref.path) is not MISSING:
-            return ref.path, None
-    return None, f"no destination of {declared!r} is present in the data"
+        return f"_call._outputPath: {error.reason} at position {error.position}"
+    return tuple((ref.kind, ref.path) for ref in expression.references)
 
 
 def write_of(message: dict[str, Any], kind: str) -> Write:
