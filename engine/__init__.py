@@ -36,6 +36,7 @@ from .document._files import (
 )
 from .document._json import DECODER as JSON_DECODER
 from .document._json import JSONSyntaxError
+from .document._json import building as json_building
 from .document._json import dumps as json_dumps
 from .document._json import nests_within as json_nests_within
 from .document._json import parse as json_parse
@@ -270,6 +271,7 @@ __all__ = [
     "instances_of",
     "is_approval",
     "is_expression",
+    "json_building",
     "json_dumps",
     "json_nests_within",
     "json_parse",

@@ -60,16 +60,21 @@ class Context:
         # Counts every edit but an append at the end: a reader that keeps what it read (a run record) reads
         # only the messages appended since while this stays the same.
         self.revision = 0
+        store = self._store
+        put, listed, writes = store.put, store.listed, store.writes
         ids: list[int] = []
-        for message in messages:
-            message_id = self._new_id()
-            message = _checked(message, len(ids))
-            info = self._store.put(message_id, message)
-            self._store.listed.append(message)
-            if info.write is not None and info.identity is not None:
-                self._store.writes[message_id] = info.write
-                self._store.layer(info.identity).append(message_id, info.write)
-            ids.append(message_id)
+        with _json.building():  # a million messages: no collection walks them while they are made
+            for index, message in enumerate(messages):
+                message_id = index + 1
+                message = _checked(message, index)
+                info = put(message_id, message)
+                listed.append(message)
+                write = info.write
+                if write is not None and info.kind is not None:
+                    writes[message_id] = write
+                    store.layer((info.kind, info.instance)).append(message_id, write)
+                ids.append(message_id)
+        self._next_id = len(ids) + 1
         self._store.order.extend(ids)
 
     # -- reading -------------------------------------------------------------------------------

@@ -86,7 +86,12 @@ def load_document(path: str | os.PathLike[str]) -> Document:
 
 
 def parse_document(raw: bytes, name: str = "<document>", *, jsonl: bool = False, path: Path | None = None) -> Document:
-    """Parse the bytes of a document (see `load_document`)."""
+    """Parse the bytes of a document (see `load_document`), the collector paused (`_json.building`)."""
+    with _json.building():
+        return _parsed_document(raw, name, jsonl=jsonl, path=path)
+
+
+def _parsed_document(raw: bytes, name: str, *, jsonl: bool, path: Path | None) -> Document:
     if jsonl:
         lines, values = jsonl_lines(raw, name)
         return Document(Context(checked_messages(values, name, lines)), Shape.JSONL, path=path)

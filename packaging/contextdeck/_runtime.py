@@ -7,6 +7,8 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from contextdeck.engine import json_building
+
 # CPython runs a young collection every 700 allocations by default, a setting for small scripts. An
 # edit in the middle of a 100k-message context renews about a thousand watch results, so at 700 the
 # collector scans each of them several times, promotes them, and soon pays a full collection. At
@@ -32,7 +34,6 @@ FREEZE_LIMIT = 10_000_000
 _frozen = 0  # objects frozen (at idle and by loads) since the last collection of everything
 _loads = 0  # documents being built, on any thread
 _loads_lock = threading.Lock()
-_enabled_before_loads = True
 
 
 # A command of the command line (validate, render, run, eval, ...) is one computation over a whole document,
@@ -86,28 +87,24 @@ def collect_when_idle() -> int | None:
 def loading() -> Iterator[None]:
     """The collector off while a document is built (on a worker thread), and the document frozen at the end.
 
-    Building 100,000 messages makes millions of objects; each collection would walk them all while holding
-    the GIL (0.1 s and more), and the GUI thread could not run Python meanwhile. Parsed JSON holds no cycles, so
-    nothing is lost by not looking. What is alive at the end is the document: frozen (O(1)) rather than walked
-    by a young collection, and counted towards `FREEZE_LIMIT`, since it becomes garbage when another document
-    replaces it (its cycles then wait for `collect_everything`). Loads on several threads share one pause: the
-    collector is back (unless it was off before) when the last ends.
+    The engine pauses the collector while it parses and builds (`json_building`: each collection would walk
+    the millions of objects made so far, while holding the GIL, so the GUI thread could not run Python
+    meanwhile); this holds that pause over the whole load and, before the collector is back, freezes what is
+    alive (O(1)) rather than leave it to a young collection, counting it towards `FREEZE_LIMIT`: it becomes
+    garbage when another document replaces it (its cycles then wait for `collect_everything`). Loads on several
+    threads share one pause.
     """
-    global _loads, _enabled_before_loads
-    with _loads_lock:
-        if _loads == 0:
-            _enabled_before_loads = gc.isenabled()
-            gc.disable()
-        _loads += 1
-    try:
-        yield
-    finally:
+    global _loads
+    with json_building():
         with _loads_lock:
-            _loads -= 1
-            if _loads == 0:
-                _freeze()
-                if _enabled_before_loads:
-                    gc.enable()
+            _loads += 1
+        try:
+            yield
+        finally:
+            with _loads_lock:
+                _loads -= 1
+                if _loads == 0:
+                    _freeze()
 
 
 def freeze_young() -> None:

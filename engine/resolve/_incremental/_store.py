@@ -39,12 +39,12 @@ class Store:
     def put(self, message_id: int, message: Message) -> MessageInfo:
         """Keep `message` under `message_id` (a new id, or in place of the message it had), parsed."""
         self.messages[message_id] = message
+        before = self.infos.get(message_id)
         info = self.infos[message_id] = classify(message)
-        for form, ids in self.forms.items():
-            if info.form is form:
-                ids.add(message_id)
-            else:
-                ids.discard(message_id)
+        if before is not None and before.form is not info.form and before.form in self.forms:
+            self.forms[before.form].discard(message_id)
+        if info.form in self.forms:
+            self.forms[info.form].add(message_id)
         return info
 
     def take(self, message_id: int) -> Message:
