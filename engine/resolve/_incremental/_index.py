@@ -129,12 +129,25 @@ class Layer:
         return position
 
     def append(self, message_id: int, write: Write) -> None:
-        """Add a write known to come after every write already here (building a context)."""
+        """Add a write known to come after every write already here (building a context: a million times, so
+        the common case, a write in lanes that exist, is spelled out)."""
         self.all.append(message_id)
-        self.rooted += replaces_root(write)
-        for lane, target in self._lists(write, create=True):
-            target.append(message_id)
-            self._added(lane, len(target) - 1, write)
+        segments = lanes_of(write)
+        if segments is None:
+            self.rooted += write.problem is None
+            for lane, target in self._lists(write, create=True):
+                target.append(message_id)
+                self._added(lane, len(target) - 1, write)
+        else:
+            lanes, tails = self.lanes, self.tails
+            for segment in segments:
+                found = lanes.get(segment)
+                if found is None:
+                    found = lanes[segment] = list(self.universal)
+                    tails[segment] = len(found)  # root writes never append at a lane
+                found.append(message_id)
+                if tails.get(segment) is not None and not _appends(write, segment):
+                    tails[segment] = len(found)
         for target in self._branch_lists(write, create=True):
             target.append(message_id)
 
