@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 EXAMPLE ?= resources/examples/refund_workflow.json
 
-.PHONY: run test hooks lint linked typecheck contracts test-engine-headless test-suite bench clean
+.PHONY: run test hooks lint linked typecheck contracts test-engine-headless test-suite bench bench-million clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -67,6 +67,13 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/activities_bench.py
 	$(BIN)/python benchmarks/checks_bench.py
 	$(BIN)/python benchmarks/eval_bench.py
+	$(MAKE) bench-million
+
+# Issue 30 at a million messages: the engine (build, memory with 1,000 watches, edits; a process per workload)
+# and every window action's GUI-thread CPU on both workloads. Tens of minutes and about 5 GB of memory at a time.
+bench-million: $(STAMP)
+	$(BIN)/python benchmarks/million.py
+	QT_QPA_PLATFORM=offscreen $(BIN)/python benchmarks/gui_bench.py --million
 
 # The one-folder desktop bundle in dist/contextdeck (PyInstaller, packaging/contextdeck.spec), then its smoke
 # test, which fails the target when it fails. Minutes; never part of `make test`. docs/install.md has the figures.

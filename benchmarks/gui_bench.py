@@ -571,7 +571,8 @@ def run_watches(count: int, pins: int, profile: bool = False) -> dict[str, tuple
 
 # -- Issue 31: no freeze over 50 ms at 100,000 messages, for every action, on two workloads ------------------
 
-FREEZE_MS = 50.0  # the longest GUI-thread block an action may cause
+FREEZE_MS = 50.0  # the longest GUI-thread block an action may cause (`--target-ms`)
+JUDGE = "wall"  # which figure the target applies to (`--judge`: at a million messages, GUI-thread CPU)
 OPEN_USABLE_MS = 100.0  # while a document loads in the background, the window answers within this
 
 
@@ -635,7 +636,7 @@ class Freeze:
 
     def report(self) -> None:
         workloads = list(dict.fromkeys(w for row in self.rows.values() for w in row))
-        print(f"\nlongest GUI-thread block per action (wall / GUI-thread CPU, ms; target <= {FREEZE_MS:.0f}); "
+        print(f"\nlongest GUI-thread block per action (wall / GUI-thread CPU, ms; target: {JUDGE} <= {FREEZE_MS:.0f}); "
               f"load average {self.load:.2f} at the start, {os.getloadavg()[0]:.2f} at the end:")
         print(f"{'action':<44}" + "".join(f"{w:>28}" for w in workloads))
         for name, row in self.rows.items():
@@ -643,7 +644,8 @@ class Freeze:
             for workload in workloads:
                 if workload in row:
                     wall, cpu, n = row[workload]
-                    cells.append(f"{wall:7.1f} / {cpu:6.1f} n={n:<3} {'ok' if wall <= FREEZE_MS else 'OVER'}")
+                    judged = cpu if JUDGE == "cpu" else wall
+                    cells.append(f"{wall:7.1f} / {cpu:6.1f} n={n:<3} {'ok' if judged <= FREEZE_MS else 'OVER'}")
                 else:
                     cells.append("-")
             print(f"{name:<44}" + "".join(f"{c:>28}" for c in cells))
@@ -984,7 +986,8 @@ def run_freezes(count: int, pins: int, calls: int, workloads: list[str], turns: 
             measure_backtracking(freeze)
             continue
         command = [sys.executable, __file__, "--freeze-part", part, "--messages", str(count), "--watches", str(pins),
-                   "--calls", str(calls), *(["--turns"] if turns else []), *(["--profile"] if profile else [])]
+                   "--calls", str(calls), "--target-ms", str(FREEZE_MS), "--judge", JUDGE,
+                   *(["--turns"] if turns else []), *(["--profile"] if profile else [])]
         try:
             found = subprocess.run(command, capture_output=True, text=True, timeout=PART_TIMEOUT_S,
                                    env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
@@ -1042,9 +1045,21 @@ def main() -> None:
                         help="with --only-freeze: which parts (request,backtracking,continue,plan,import,"
                              "experiment,workloads)")
     parser.add_argument("--calls", type=int, default=500, help="the Continue's plan")
+    parser.add_argument("--target-ms", type=float, default=FREEZE_MS, help="with --only-freeze: the longest block")
+    parser.add_argument("--judge", choices=("wall", "cpu"), default=JUDGE,
+                        help="with --only-freeze: whether the target applies to wall or GUI-thread CPU time")
+    parser.add_argument("--million", action="store_true",
+                        help="issue 30: both workloads at 1,000,000 messages, every window action within 16 ms of "
+                             "GUI-thread CPU (--only-freeze --messages 1000000 --actions workloads --target-ms 16 "
+                             "--judge cpu)")
     parser.add_argument("--backtracking-child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--freeze-part", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    global FREEZE_MS, JUDGE
+    if args.million:
+        args.only_freeze, args.messages, args.actions, args.target_ms, args.judge = (
+            True, 1_000_000, "workloads", 16.0, "cpu")
+    FREEZE_MS, JUDGE = args.target_ms, args.judge
     if args.backtracking_child:
         run_backtracking()
     if args.freeze_part:
