@@ -290,8 +290,8 @@ class WatchModel(QAbstractTableModel):
                 if result is None:
                     return ""
                 return short_json(result.value) if result.found else "missing " + ", ".join(result.missing)
-            if result is not None and result.found and result.sources:
-                return ", ".join(f"#{i}" for i in result.sources[-3:])
+            if result is not None and result.found:  # (the last three: ranking thousands would block a paint)
+                return ", ".join(f"#{i}" for i in result.last_sources(3))
             return ""
         if role == Qt.ItemDataRole.ForegroundRole and column == 1:
             if pin.error is not None:
@@ -389,5 +389,6 @@ class WatchPanel(QWidget):
 
     def _jump(self, index: QModelIndex) -> None:
         result = index.data(ResolutionRole)
-        if index.column() != 0 and isinstance(result, Resolution) and result.sources:
-            self.jumpRequested.emit(result.sources[-1])
+        last = result.last_sources(1) if index.column() != 0 and isinstance(result, Resolution) else ()
+        if last:
+            self.jumpRequested.emit(last[-1])

@@ -104,6 +104,14 @@ class Resolution:
             _set(self, "_sources", sources)
         return sources
 
+    def last_sources(self, count: int) -> Indices:
+        """`sources[-count:]`, ranking only those: a whole kind has as many sources as writes (a hundred
+        thousand at a million messages), and a view that shows the last few should not rank them all."""
+        if self._sources is not None or self._ranks is None or count <= 0:
+            return self.sources[-count:] if count > 0 else ()
+        keys = self._keys
+        return self._ranks.ranks([keys[at] for at in range(max(0, len(keys) - count), len(keys))])
+
     @property
     def diagnostics(self) -> tuple[Diagnostic, ...]:
         diagnostics: tuple[Diagnostic, ...] | None = self._diagnostics
