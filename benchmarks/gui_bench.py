@@ -1030,6 +1030,7 @@ def run_part(part: str, count: int, pins: int, calls: int, turns: bool, profile:
 
 
 def main() -> None:
+    global FREEZE_MS, JUDGE  # (set from the arguments, read by the parts)
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--messages", type=int, default=100_000)
     parser.add_argument("--views", action="store_true", help="also compare the view classes")
@@ -1055,7 +1056,6 @@ def main() -> None:
     parser.add_argument("--backtracking-child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--freeze-part", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    global FREEZE_MS, JUDGE
     if args.million:
         args.only_freeze, args.messages, args.actions, args.target_ms, args.judge = (
             True, 1_000_000, "workloads", 16.0, "cpu")
