@@ -403,15 +403,17 @@ class CallsBody(QScrollArea):
         for number in range(self._first[entry], last):
             self.boxes[number].show_problems(self._problems.get(number, {}))
 
+    def entries(self) -> list[QWidget]:
+        """Each plan entry's widget, in order: a call's box, a group's, or the stand-in of one not made yet."""
+        return list(self._entries)
+
     def _make_shown(self) -> None:
         """Make the pending entries in view (and `AHEAD` around it); each made one can bring others into it."""
         for _ in range(4):
             top = self.verticalScrollBar().value() - AHEAD
             bottom = top + max(self.viewport().height(), 400) + 2 * AHEAD
             spacing = max(self._layout.spacing(), 0)
-            y, due = self._layout.contentsMargins().top(), []
-            if self.problems.isVisible():
-                y += self.problems.sizeHint().height() + spacing
+            y, due = self._layout.contentsMargins().top(), []  # the entries come first, the problems after them
             for entry, widget in enumerate(self._entries):
                 height = widget.height() if isinstance(widget, _Pending) else widget.sizeHint().height()
                 if y > bottom:

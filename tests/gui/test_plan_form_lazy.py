@@ -7,13 +7,18 @@ from typing import Any
 
 from PySide6.QtWidgets import QWidget
 
-from contextdeck.gui._message_editor._calls import LAZY_ENTRIES, PENDING_HEIGHT, CallsBody
+from contextdeck.gui._message_editor._calls import LAZY_ENTRIES, PENDING_HEIGHT, CallBox, CallsBody, GroupBox
 from contextdeck.gui._window import MainWindow
 
 CALLS = 200
 GREET = {"type": "object", "properties": {"who": {"type": "string"}}}
 PLANNED = [{"type": "tool", "tool": {"greet": GREET}},
            {"type": "plan", "plan": [{"_tool": "greet", "who": f"guest {n}"} for n in range(CALLS)]}]
+# Calls of every height, a group every third entry, and a problem in each call (the list of problems is long).
+WIDE = {"type": "object", "properties": {f"p{i}": {"type": "string"} for i in range(8)}, "required": ["p0", "p7"]}
+UNEVEN = [{"type": "tool", "tool": {"greet": WIDE}},
+          {"type": "plan", "plan": [{"group": ["all", [{"_tool": "greet", "p1": "x"}, {"_tool": "greet", "p1": "y"}]]}
+                                    if n % 3 == 0 else {"_tool": "greet", "p0": f"g{n}"} for n in range(CALLS)]}]
 
 
 def made(body: CallsBody) -> list[int]:
@@ -47,3 +52,25 @@ def test_a_long_plan_makes_the_boxes_in_view_and_the_rest_as_they_scroll_in(
     assert len(plan) == CALLS
     assert plan[CALLS // 2] == {"_tool": "greet", "who": "host"}
     assert plan[CALLS // 2 + 1] == {"_tool": "greet", "who": f"guest {CALLS // 2 + 1}"}
+
+
+def test_every_entry_in_view_is_made_wherever_the_form_is_scrolled(
+        qtbot: Any, open_messages: Callable[[list[Any], str], MainWindow]) -> None:
+    """Scrolled to a third, to the middle and back near the top: each entry the view shows is a box, not a blank
+    stand-in, with calls and groups of many heights and the plan's long list of problems shown below them."""
+    window = open_messages(UNEVEN, "long-plan.json")
+    window.select_message(1)
+    body = window.editor.body()
+    assert isinstance(body, CallsBody)
+    bar = body.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.maximum() > CALLS * PENDING_HEIGHT // 2)
+    assert body.problems.isVisible()
+
+    def blanks() -> list[int]:
+        view = body.viewport().rect().translated(0, bar.value())
+        return [entry for entry, widget in enumerate(body.entries())
+                if not isinstance(widget, CallBox | GroupBox) and widget.geometry().intersects(view)]
+
+    for fraction in (3, 2, 7, 5):
+        bar.setValue(bar.maximum() // fraction)
+        qtbot.waitUntil(lambda: not blanks())
