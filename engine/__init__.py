@@ -35,7 +35,7 @@ from .document._files import (
     write_atomically,
 )
 from .document._json import DECODER as JSON_DECODER
-from .document._json import JSONSyntaxError
+from .document._json import JSONSyntaxError, batch_collector
 from .document._json import building as json_building
 from .document._json import dumps as json_dumps
 from .document._json import nests_within as json_nests_within
@@ -241,6 +241,7 @@ __all__ = [
     "as_turn",
     "ask_request",
     "baselines",
+    "batch_collector",
     "call_problems",
     "call_prompt",
     "case_name",

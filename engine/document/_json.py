@@ -31,6 +31,25 @@ _building_lock = threading.Lock()
 _enabled_before = True
 
 
+# A batch computation over a whole document (a command of the command line, a tick with no window to keep
+# responsive) collects its young generation every this many allocations instead of CPython's 700: collections
+# walking the same survivors again took about half of `validate`'s CPU at 100,000 messages and a fifth of a long
+# run's. The older generations keep their counts.
+BATCH_YOUNG = 50_000
+
+
+@contextmanager
+def batch_collector() -> Iterator[None]:
+    """Within it, the young generation is collected every `BATCH_YOUNG` allocations (or less often, if it was
+    already); the thresholds are given back after."""
+    thresholds = gc.get_threshold()
+    gc.set_threshold(max(thresholds[0], BATCH_YOUNG), *thresholds[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+
+
 @contextmanager
 def building() -> Iterator[None]:
     """The cyclic collector paused while a document is parsed or a context built from it.

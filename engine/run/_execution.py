@@ -10,6 +10,7 @@ import asyncio
 import gc
 import time
 from collections.abc import Awaitable, Callable, Iterable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
@@ -33,6 +34,7 @@ from ..calls._status import OPEN, Approver, CallState, Stale, Status, TickReport
 from ..calls._tools import merged_tools, pending_calls, plan_mode
 from ..document._context import Context
 from ..document._document import Document
+from ..document._json import batch_collector
 from ..protocol._expressions import find_expressions
 from ..protocol._groups import Unit, flatten
 from ._approval import approve
@@ -53,12 +55,6 @@ _SCAN_LIMIT = 256
 # of its CPU. Garbage made meanwhile that is not collected young waits for the tick's end (`gc.unfreeze`), unless
 # the host had frozen its own heap before (the window does, and collects what is frozen itself).
 _FREEZE_EVERY = 8192
-# A tick allocates a few hundred short-lived objects a call (its task, futures, audit, messages); at the
-# interpreter's default threshold (700) the young generation is collected every few calls, each time walking
-# what survived since. A tick without a pace (the command line) collects it every this many allocations
-# instead, and gives the threshold back when it ends: about a fifth more calls per CPU-second. A paced tick
-# (the window's) keeps the window's own threshold (contextdeck/_runtime.py), so its pauses stay short.
-_TICK_YOUNG = 50_000
 
 
 class Sessions(Protocol):
@@ -345,9 +341,12 @@ class Execution:
         # Completions in the order they come: waiting on all running tasks at each completion would cost
         # O(running) each time (thousands of calls queued for a few workers).
         finished: asyncio.Queue[asyncio.Future[Any]] = asyncio.Queue()
-        thresholds = gc.get_threshold()
-        if self.pace is None and thresholds[0] < _TICK_YOUNG:
-            gc.set_threshold(_TICK_YOUNG, *thresholds[1:])
+        # A tick allocates a few hundred short-lived objects a call (its task, futures, audit, messages): one with
+        # no pace (the command line) collects them in batches; a paced tick (the window's) keeps the window's own
+        # threshold (contextdeck/_runtime.py), so its pauses stay short.
+        collecting = ExitStack()
+        if self.pace is None:
+            collecting.enter_context(batch_collector())
         try:
             if self._derived != (self.context.revision, len(self.context)):
                 derive_statuses(self)
@@ -406,7 +405,7 @@ class Execution:
                     derive_statuses(self)
                     open_calls = self._any_open()
         finally:
-            gc.set_threshold(*thresholds)
+            collecting.close()
             self._ticking = False
             self._holding = False
             if self._froze and not self._host_froze:

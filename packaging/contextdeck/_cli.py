@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from contextdeck import __version__
-from contextdeck._runtime import batch_collector
 from contextdeck._traces_cli import add_commands as add_trace_commands
 from contextdeck.engine import (
     STRATEGIES,
@@ -39,6 +38,7 @@ from contextdeck.engine import (
     analyse_call,
     apply_solution,
     ask_request,
+    batch_collector,
     cassette_path,
     compose_request,
     describe_exception,

@@ -36,24 +36,6 @@ _loads = 0  # documents being built, on any thread
 _loads_lock = threading.Lock()
 
 
-# A command of the command line (validate, render, run, eval, ...) is one computation over a whole document,
-# with no frame to keep short: its young generation is collected every this many allocations instead of every
-# 700, where collections walking the same survivors again took about half of `validate`'s CPU at 100,000
-# messages (benchmarks/checks_bench.py). The older generations keep CPython's counts.
-BATCH_YOUNG = 50_000
-
-
-@contextmanager
-def batch_collector() -> Iterator[None]:
-    """While a command runs, collect the young generation every `BATCH_YOUNG` allocations; then as before."""
-    thresholds = gc.get_threshold()
-    gc.set_threshold(max(thresholds[0], BATCH_YOUNG), *thresholds[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*thresholds)
-
-
 def tune_collector() -> None:
     """Apply `GC_THRESHOLDS` to this process (the window does this once, at start)."""
     gc.set_threshold(*GC_THRESHOLDS)

@@ -11,7 +11,6 @@ import pytest
 
 from contextdeck import _runtime
 from contextdeck._runtime import (
-    BATCH_YOUNG,
     GC_THRESHOLDS,
     IDLE_YOUNG,
     collect_everything,
@@ -19,6 +18,7 @@ from contextdeck._runtime import (
     loading,
     tune_collector,
 )
+from contextdeck.engine.document._json import BATCH_YOUNG
 
 
 class Node:

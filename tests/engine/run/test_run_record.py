@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from contextdeck.engine import Context, Document, Execution, Shape, Status, fork, read_record
 from contextdeck.engine.calls._outputs import error_message, run_record_message
 from contextdeck.engine.calls._record import RecordReader, call_texts
+from contextdeck.engine.document._json import BATCH_YOUNG
 from contextdeck.engine.run import _execution as execution_module
 from contextdeck.engine.run._breakpoints import condition_holds
 
@@ -457,4 +458,4 @@ def test_a_tick_without_a_pace_collects_the_young_generation_less_often(paced: b
     execution.pace = pace if paced else None
     run_to_end(execution)
     assert gc.get_threshold() == before
-    assert seen[0] == (before if paced else (max(before[0], execution_module._TICK_YOUNG), *before[1:]))
+    assert seen[0] == (before if paced else (max(before[0], BATCH_YOUNG), *before[1:]))
