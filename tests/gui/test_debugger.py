@@ -143,14 +143,20 @@ def test_approval_dialog_reject_with_a_reason(qtbot: Any, examples: Path) -> Non
     assert model.status(0) is Status.FAILED
 
 
-def test_latent_output_typed_in_the_form_is_written(qtbot: Any, examples: Path) -> None:
-    """verifyUser has no _output: the output form asks, and the typed value lands on the first branch."""
-    document, model, debugger = debugger_for(examples / "seed_variables.json")
-    run(qtbot, debugger.step())  # greetUser
+def _step_to_output_dialog(qtbot: Any, debugger: Debugger) -> tuple[asyncio.Future[Any], OutputDialog]:
+    """Start a step whose call needs its output typed, and wait for the dialog that asks for it."""
     task = spawn(debugger.step())
     qtbot.waitUntil(lambda: isinstance(debugger.open_dialog, OutputDialog))
     dialog = debugger.open_dialog
     assert isinstance(dialog, OutputDialog)
+    return task, dialog
+
+
+def test_latent_output_typed_in_the_form_is_written(qtbot: Any, examples: Path) -> None:
+    """verifyUser has no _output: the output form asks, and the typed value lands on the first branch."""
+    document, model, debugger = debugger_for(examples / "seed_variables.json")
+    run(qtbot, debugger.step())  # greetUser
+    task, dialog = _step_to_output_dialog(qtbot, debugger)
     dialog.set_text("{not json")
     qtbot.mouseClick(dialog.write_button, Qt.MouseButton.LeftButton)
     assert dialog.error.text().startswith("line 1, column 2")
@@ -217,10 +223,7 @@ def test_output_form_follows_the_tools_output_schema(qtbot: Any) -> None:
                                  {"type": "plan", "plan": [{"_tool": "rate", "_outputPath": "†state.rating"}]}]))
     model = CallsModel(document.context)
     debugger = Debugger(model, clock=fixed_clock(NOW))
-    task = spawn(debugger.step())
-    qtbot.waitUntil(lambda: isinstance(debugger.open_dialog, OutputDialog))
-    dialog = debugger.open_dialog
-    assert isinstance(dialog, OutputDialog)
+    task, dialog = _step_to_output_dialog(qtbot, debugger)
     assert dialog.form is not None
     dialog.set_text('{"score": 9}')
     qtbot.waitUntil(dialog.write_button.isEnabled, timeout=10000)
@@ -419,10 +422,7 @@ def test_escape_on_the_output_dialog_cancels_and_the_run_stops(qtbot: Any, examp
     call keeps waiting, instead of the run waiting for ever on a hidden dialog."""
     _document, model, debugger = debugger_for(examples / "seed_variables.json")
     run(qtbot, debugger.step())  # greetUser
-    task = spawn(debugger.step())
-    qtbot.waitUntil(lambda: isinstance(debugger.open_dialog, OutputDialog))
-    dialog = debugger.open_dialog
-    assert isinstance(dialog, OutputDialog)
+    task, dialog = _step_to_output_dialog(qtbot, debugger)
     qtbot.keyClick(dialog, Qt.Key.Key_Escape)
     qtbot.waitUntil(task.done)
     assert not debugger.running
@@ -446,10 +446,7 @@ def test_ask_model_is_shown_only_when_a_model_is_set_up(qtbot: Any, examples: Pa
             return None
         debugger.model_answer = answer
     run(qtbot, debugger.step())  # greetUser
-    task = spawn(debugger.step())
-    qtbot.waitUntil(lambda: isinstance(debugger.open_dialog, OutputDialog))
-    dialog = debugger.open_dialog
-    assert isinstance(dialog, OutputDialog)
+    task, dialog = _step_to_output_dialog(qtbot, debugger)
     qtbot.waitExposed(dialog)
     assert dialog.ask_model_button.isVisible() is can_ask
     dialog.close()

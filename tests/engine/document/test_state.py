@@ -87,12 +87,8 @@ def test_the_state_and_its_setters_match_the_engine_at_every_cursor(
                     assert folded.writer.get(path) == last, (folded.identity, path)
 
 
-def test_a_step_forward_folds_one_write(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Moving the cursor one message on folds one write more, not the history again (the last answer is kept);
-    a jump back resumes from a mark, not from the start."""
-    context = Context([{"type": "state", "data": {"n": n}} for n in range(100)])
-    layers = Folds(0)
-    _state(context, 70, layers)
+def _counted_folds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The index of each write folded from now on (`_blame.fold_step` counted)."""
     folded: list[int] = []
     step = _blame.fold_step
 
@@ -101,6 +97,16 @@ def test_a_step_forward_folds_one_write(monkeypatch: pytest.MonkeyPatch) -> None
         return (yield from step(root, writer, index, write))
 
     monkeypatch.setattr(_blame, "fold_step", counted)
+    return folded
+
+
+def test_a_step_forward_folds_one_write(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Moving the cursor one message on folds one write more, not the history again (the last answer is kept);
+    a jump back resumes from a mark, not from the start."""
+    context = Context([{"type": "state", "data": {"n": n}} for n in range(100)])
+    layers = Folds(0)
+    _state(context, 70, layers)
+    folded = _counted_folds(monkeypatch)
     state = _state(context, 71, layers)
     assert folded == [70]
     assert (state[0].value, state[0].writer[("n",)]) == ({"n": 70}, 70)
@@ -219,14 +225,7 @@ def test_an_append_keeps_the_folds(monkeypatch: pytest.MonkeyPatch) -> None:
     context = Context([{"type": "state", "data": {"n": n}} for n in range(100)])
     state = CursorState(context)
     state.at()
-    folded: list[int] = []
-    step = _blame.fold_step
-
-    def counted(root: Any, writer: dict[tuple[str, ...], int], index: int, write: Any) -> Generator[None, None, Any]:
-        folded.append(index)
-        return (yield from step(root, writer, index, write))
-
-    monkeypatch.setattr(_blame, "fold_step", counted)
+    folded = _counted_folds(monkeypatch)
     context.append({"type": "state", "data": {"n": 100}})
     assert state.at()[0].writer[("n",)] == 100
     assert folded == [100]
