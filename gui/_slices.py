@@ -36,7 +36,9 @@ class Slices(QObject):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._jobs: list[WeakMethod[Callable[[], None]]] = []
+        # The jobs waiting, in order, with their key (id of the object, function); by key, for the many asks of a turn.
+        self._jobs: list[tuple[tuple[int, object], WeakMethod[Callable[[], None]]]] = []
+        self._queued: dict[tuple[int, object], WeakMethod[Callable[[], None]]] = {}
         self._timer = QTimer(self, singleShot=True, interval=0)
         self._timer.timeout.connect(self._run)
         self._turn_began = time.thread_time()
@@ -55,9 +57,11 @@ class Slices(QObject):
     def start(self, job: Callable[[], None]) -> None:
         """Run `job` (one slice of its work) on a coming turn of the event loop; once, however often asked
         before. A job with more to do asks again."""
-        ref = WeakMethod(job)
-        if ref not in self._jobs:
-            self._jobs.append(ref)
+        key = (id(job.__self__), job.__func__)  # type: ignore[attr-defined]
+        queued = self._queued.get(key)
+        if queued is None or queued() is None:  # (a dead one's id may be a new object's)
+            ref = self._queued[key] = WeakMethod(job)
+            self._jobs.append((key, ref))
         if not self._timer.isActive():
             self._timer.start()
 
@@ -74,7 +78,10 @@ class Slices(QObject):
         self._waited = 0
         try:
             while self._jobs:
-                job = self._jobs.pop(0)()
+                key, ref = self._jobs.pop(0)
+                if self._queued.get(key) is ref:
+                    del self._queued[key]
+                job = ref()
                 if job is not None and shiboken6.isValid(job.__self__):  # type: ignore[attr-defined]
                     job()
                     break

@@ -11,7 +11,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from PySide6.QtCore import QAbstractItemModel, QByteArray, QMimeData, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import (
+    QAbstractItemModel,
+    QByteArray,
+    QMimeData,
+    QModelIndex,
+    QPersistentModelIndex,
+    Qt,
+    QTimer,
+    Signal,
+)
 
 from contextdeck.engine import Context, Form, group_of
 
@@ -59,6 +68,12 @@ class TimelineModel(QAbstractItemModel):
         # What a message's row paints but its number and shade, by stable id: made once per version of the message
         # (a summary costs more than the paint itself), so showing a screen of rows again costs only the paint.
         self._looks: dict[int, tuple[str, str, str, str, Any]] = {}
+        # While a run appends (`hold_appends`): the message rows the views know of, when messages appended since
+        # are still to be announced; they are, in one row insert, on the next turn of the event loop.
+        self._held = False
+        self._shown: int | None = None
+        self._announce_timer = QTimer(self, singleShot=True, interval=0)
+        self._announce_timer.timeout.connect(self.announce_appended)
         for signal, slot in (
             (context.inserting, self._inserting), (context.inserted, self._inserted),
             (context.removing, self._removing), (context.removed, self._removed),
@@ -73,6 +88,7 @@ class TimelineModel(QAbstractItemModel):
 
     def detach(self) -> None:
         """Stop following the context (before the document is replaced)."""
+        self._announce_timer.stop()
         for signal, slot in (
             (self._context.inserting, self._inserting), (self._context.inserted, self._inserted),
             (self._context.removing, self._removing), (self._context.removed, self._removed),
@@ -87,7 +103,10 @@ class TimelineModel(QAbstractItemModel):
         return self._solution_calls is not None
 
     def _count(self) -> int:
-        """How many message rows the views see (one fewer while a message moves)."""
+        """How many message rows the views see (one fewer while a message moves; messages appended while held and not
+        announced yet are not rows yet)."""
+        if self._shown is not None:
+            return self._shown
         return len(self._context) - (self._gap is not None)
 
     def _message(self, row: int) -> int:
@@ -323,14 +342,41 @@ class TimelineModel(QAbstractItemModel):
     def _structure_changed(self) -> None:
         self._rows_by_id.clear()
 
+    def hold_appends(self, held: bool) -> None:
+        """While held (a run appends its outputs), messages appended at the end become rows once per turn of the
+        event loop, in one row insert, instead of one each: the views lay out and repaint once a turn. Released, the
+        rows are all there at once."""
+        self._held = held
+        if not held:
+            self.announce_appended()
+
+    def announce_appended(self) -> None:
+        """Make rows of the messages appended while held that the views do not know of yet."""
+        shown = self._shown
+        if shown is None:
+            return
+        self._announce_timer.stop()
+        self.beginInsertRows(_ROOT, shown, len(self._context) - 1)
+        self._shown = None
+        self.endInsertRows()
+
     def _inserting(self, index: int) -> None:
+        if self._held and index == len(self._context) and self._gap is None:
+            if self._shown is None:
+                self._shown = index
+                self._announce_timer.start()
+            return
+        self.announce_appended()
         self.beginInsertRows(_ROOT, index, index)
 
     def _inserted(self, index: int) -> None:
+        if self._shown is not None:  # appended while held: a row on the next turn
+            return
         self._structure_changed()
         self.endInsertRows()
 
     def _removing(self, index: int) -> None:
+        self.announce_appended()
         self._looks.pop(self._context.id_at(index), None)
         self.beginRemoveRows(_ROOT, index, index)
 
@@ -343,6 +389,7 @@ class TimelineModel(QAbstractItemModel):
     # While the row is "out", `_gap` hides it: before the engine moves it at `src`, after at `dst`.
 
     def _moving(self, src: int, dst: int) -> None:
+        self.announce_appended()
         self.rowMoving.emit(src, dst)
         self.beginRemoveRows(_ROOT, src, src)
         self._gap = src
@@ -357,6 +404,7 @@ class TimelineModel(QAbstractItemModel):
         self.rowMoved.emit(src, dst)
 
     def _replacing(self, index: int) -> None:
+        self.announce_appended()
         self._looks.pop(self._context.id_at(index), None)
         old = len(self._calls_of(index))
         if old:

@@ -98,6 +98,7 @@ class WatchModel(QAbstractTableModel):
         # After a far jump hundreds of pins may need resolving: the engine's cursor does it in slices, taking turns
         # with the state view's (`slices`).
         self._warming: deque[tuple[PinnedWatch, int | None]] = deque()
+        self._warm_due = False  # the pins are to be listed for folding ahead again (an edit, a pin added)
         self._busy: Callable[[], bool] = lambda: slices().pending
         self._warm_timer = QTimer(self, singleShot=True, interval=WARM_IDLE_MS)
         self._warm_timer.timeout.connect(self._warm)
@@ -137,7 +138,8 @@ class WatchModel(QAbstractTableModel):
 
     def _edited(self, *_args: object) -> None:
         self._renumbered = True
-        self._flush.start()
+        if not self._flush.isActive():  # a run's outputs: hundreds of edits in a turn, one repaint after them
+            self._flush.start()
         slices().start(self._work)
         self._warm_later()  # an edit drops the folds of the paths it can change
 
@@ -150,16 +152,23 @@ class WatchModel(QAbstractTableModel):
         jump seldom waits for a first fold."""
         if self._cursor is None:
             return
+        self._warm_due = True  # the pins and cuts are listed when the folding starts (after the last edit)
+        self._warm_timer.start(WARM_IDLE_MS)
+
+    def _list_warming(self) -> None:
+        if self._cursor is None or not self._warm_due:
+            return
+        self._warm_due = False
         count = len(self._cursor.context)
         cuts: list[int | None] = [count * n // WARM_CUTS for n in range(1, WARM_CUTS)]
         self._warming = deque((pin, cut) for cut in (*cuts, None) for pin in self._pins)
-        self._warm_timer.start(WARM_IDLE_MS)
 
     def is_warming(self) -> bool:
         """Whether pins' paths are still to be folded ahead."""
         return self._warm_timer.isActive()
 
     def _warm(self) -> None:
+        self._list_warming()
         if self._cursor is None:
             return
         if self._busy() or slices().pending:  # a move's or an edit's own work goes first

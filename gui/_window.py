@@ -150,6 +150,7 @@ class MainWindow(QMainWindow):
         self._document_replaced()
         self.document_settings = DocumentSettings(self)  # after the first document: it restores that one's
         self.inspector = install_inspector(self)  # before the layout is restored, so the saved layout covers its docks
+        self.inspector.debugger.stateChanged.connect(self._run_state_changed)
         self.tool_registry = ToolRegistryUI(self)
         self._install_tool_registry()
         tools = self.tool_registry.tools
@@ -290,6 +291,11 @@ class MainWindow(QMainWindow):
             # The last message: every view opens on the whole context, as of its latest message.
             self.select_message(len(context) - 1)
         self._schedule()
+
+    def _run_state_changed(self) -> None:
+        # A run's outputs become timeline rows once per turn while it runs, all of them when it stops.
+        if self._model is not None:
+            self._model.hold_appends(self.inspector.debugger.running)
 
     def _update_title(self, *_changed: object) -> None:
         path = self.session.path

@@ -331,7 +331,8 @@ class CallsModel(QAbstractTableModel):
         self._analyses.pop(state.index, None)
         if 0 <= state.index < self.rowCount():
             self._changed_rows.add(state.index)
-            self._rows_timer.start()
+            if not self._rows_timer.isActive():
+                self._rows_timer.start()
 
     def _rows_changed(self) -> None:
         rows, self._changed_rows = self._changed_rows, set()

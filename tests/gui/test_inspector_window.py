@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -172,3 +173,36 @@ def test_no_calls_notice_clears_on_a_document_with_calls(qtbot: Any, window: Mai
     with qtbot.waitSignal(window.session.documentReplaced, timeout=10000):
         window.session.open(examples / "refund_workflow.json")
     qtbot.waitUntil(lambda: panel.message.text() != NO_CALLS)
+
+
+def test_a_runs_outputs_become_timeline_rows_a_turn_at_a_time(qtbot: Any, window: MainWindow, tmp_path: Path) -> None:
+    """While Continue runs, the outputs it appends become rows once per turn of the event loop (one row insert
+    for all that landed in it), and once it stops the timeline is the one a fresh model over the document shows."""
+    from contextdeck.gui._slices import Pace
+    from contextdeck.gui._timeline_model import LookRole, TimelineModel
+
+    calls = [{"_tool": "t", "n": n, "_outputPath": f"†state.s{n}", "_output": n} for n in range(40)]
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps({"context": [{"type": "state", "data": {}}, {"type": "plan", "plan": calls}]}),
+                    encoding="utf-8")
+    with qtbot.waitSignal(window.session.documentReplaced, timeout=10000):
+        window.session.open(path)
+    inspector = parts(window)
+    inspector.debugger.clock = fixed_clock("2026-01-01T00:00:00Z")
+    inspector.debugger.pace = Pace(budget=0.0, used=lambda: 1.0)  # a turn given every other piece of the tick
+    model = window.timeline.model()
+    inserted: list[tuple[int, int]] = []
+    model.rowsInserted.connect(lambda parent, first, last: inserted.append((first, last)))
+    task = spawn(inspector.debugger.continue_())
+    qtbot.waitUntil(task.done)
+    context = window.context()
+    assert len(context) == 42
+    assert 1 < len(inserted) < 40  # seen landing during the run, several outputs a row insert
+    assert [first for first, _last in inserted] == [2] + [last + 1 for _first, last in inserted[:-1]]
+    qtbot.waitUntil(lambda: window.selected_message() == 41)  # the run's last output is shown, as before
+    fresh = TimelineModel(context)
+    fresh.detach()
+    fresh.set_cursor(window.time_cursor())
+    assert model.rowCount() == fresh.rowCount() == 42
+    assert [model.index(row, 0).data(LookRole) for row in range(42)] == \
+        [fresh.index(row, 0).data(LookRole) for row in range(42)]

@@ -36,6 +36,35 @@ def test_timeline_model_obeys_qt_rules_through_every_edit(qtmodeltester: Any) ->
         context.apply(edit)  # the tester, still connected, checks every begin/end pair and the model after it
 
 
+def test_appends_while_held_become_rows_in_one_insert_a_turn(qtbot: Any, qtmodeltester: Any) -> None:
+    """While a run holds the appends, its outputs become rows together on the next turn of the event loop (one row
+    insert, not one each); another edit announces them first, and the release announces what is left."""
+    context = small_context()
+    model = TimelineModel(context, {"calls": [{"_tool": "z"}]})
+    qtmodeltester.check(model, force_py=True)
+    inserted: list[tuple[int, int]] = []
+    model.rowsInserted.connect(lambda parent, first, last: inserted.append((first, last)))
+    model.hold_appends(True)
+    for n in range(3):
+        context.append({"type": "state", "data": {"n": n}})
+    assert model.rowCount() == 5  # not rows yet: the four messages and the solution row
+    assert model.getItem(model.index(4, 0)) == [{"_tool": "z"}]
+    qtbot.waitUntil(lambda: model.rowCount() == 8)
+    assert inserted == [(4, 6)]
+    assert model.getItem(model.index(6, 0)) is context[6]
+    context.append({"type": "text", "text": "a"})
+    context.apply(Remove(0))  # announced first, then removed
+    assert inserted[-1] == (7, 7)
+    assert model.rowCount() == len(context) + 1
+    context.append({"type": "text", "text": "b"})
+    model.hold_appends(False)
+    assert inserted[-1] == (7, 7)
+    assert len(inserted) == 3
+    assert [model.getItem(model.index(row, 0)) for row in range(len(context))] == context.messages
+    context.append({"type": "text", "text": "c"})  # not held: a row at once
+    assert model.rowCount() == len(context) + 1
+
+
 def test_timeline_rows_follow_the_context(qtbot: Any) -> None:
     """Row n is message n; plan calls and the solution's calls are child rows; getItem gives engine objects."""
     context = small_context()
