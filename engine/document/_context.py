@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
-from psygnal import Signal
+from psygnal import Signal, SignalInstance
 
 from ..protocol._errors import ContentError
 from ..protocol._expressions import Expression, Reference, parse_expression
@@ -32,8 +32,24 @@ from ._view import ContextView
 
 Message = dict[str, Any]
 Identity = tuple[str, str | None]
+Made = tuple[Plan, Interval | None, dict[Track, Fold] | None]  # an edit made: the watches' work, what it renumbered
 
-__all__ = ["Context", "Watch"]
+
+class Edited(NamedTuple):
+    """One edit, as the context tells it to its followers (`Context.followers`) once the store, the order, the
+    indexes and the path logs hold it: the first index it changed (`low`), each message that left its place
+    (its index before the edit and what it was: removed, replaced, moved away), the indices of the messages
+    that took one (inserted, replaced, moved there), `Context.revision` after it, and whether the order was
+    relabelled (every order key changed: `Order.generation`)."""
+
+    low: int
+    left: tuple[tuple[int, MessageInfo], ...]
+    entered: tuple[int, ...]
+    revision: int
+    relabelled: bool
+
+
+__all__ = ["Context", "Edited", "Watch"]
 
 
 class Context:
@@ -57,9 +73,12 @@ class Context:
         self._next_id = 1
         self._watchers = Watchers(self._store)
         self._lanes = LaneLogs(self._store)  # what `resolve` folded for references nobody watches
-        # Counts every edit but an append at the end: a reader that keeps what it read (a run record) reads
-        # only the messages appended since while this stays the same.
+        # Counts every edit but an append at the end (`Edited.revision`): a reader that keeps what it read (a run
+        # record, the state at a cursor) reads only the messages appended since while this stays the same.
         self.revision = 0
+        # Told every edit, in the order they follow, once the store, the indexes and the path logs hold it and
+        # before `inserted` and the like (a `Cursor`: what entered or left the first `at` messages).
+        self.followers: list[Callable[[Edited], object]] = []
         store = self._store
         put, listed, writes = store.put, store.listed, store.writes
         ids: list[int] = []
@@ -125,42 +144,51 @@ class Context:
         """Insert as `list.insert` does; returns the index the message now has."""
         index = _clamp(index, len(self))
         message = _checked(message, index)
-        if index != len(self):
-            self.revision += 1
-        self.inserting.emit(index)
-        plan, moved = self._insert(index, message, self._new_id())
-        self.inserted.emit(index)
-        self._settle(plan, moved)
+        self._make(self.inserting, self.inserted, (index,), (), (index,),
+                   lambda: (*self._insert(index, message, self._new_id()), None))
         return index
 
     def replace(self, index: int, message: Message) -> None:
         index = self._valid(index)
         message = _checked(message, index)
-        self.revision += 1
-        self.replacing.emit(index)
-        _, plan = self._replace(index, message)
-        self.replaced.emit(index)
-        self._settle(plan, None)
+        self._make(self.replacing, self.replaced, (index,), (index,), (index,),
+                   lambda: (self._replace(index, message)[1], None, None))
 
     def remove(self, index: int) -> Message:
         index = self._valid(index)
-        self.revision += 1
-        self.removing.emit(index)
-        message, _, plan, moved = self._remove(index)
-        self.removed.emit(index)
-        self._settle(plan, moved)
+        message = self[index]
+        self._make(self.removing, self.removed, (index,), (index,), (), lambda: (*self._remove(index)[2:], None))
         return message
 
     def move(self, src: int, dst: int) -> None:
         """Move message `src` so that it is afterwards at index `dst`."""
         src, dst = self._valid(src), self._valid(dst)
-        if src == dst:
-            return
-        self.revision += 1
-        self.moving.emit(src, dst)
-        plan, moved, prior = self._move(src, dst)
-        self.moved.emit(src, dst)
-        self._settle(plan, moved, prior)
+        if src != dst:
+            self._make(self.moving, self.moved, (src, dst), (src,), (dst,), lambda: self._move(src, dst))
+
+    def _make(
+        self, before: SignalInstance, after: SignalInstance, where: tuple[int, ...], left: tuple[int, ...],
+        entered: tuple[int, ...], make: Callable[[], Made],
+    ) -> None:
+        """One edit, in the order ARCHITECTURE.md states: announced `before` (`where`: the signals' arguments),
+        made (`make`: the store, the order and the indexes; the watches' work planned, path logs dropped), told
+        to every follower (`left` and `entered`: the indices of the messages that left their place and of
+        those that took one), announced `after`; then the watches are repaired and called back."""
+        gone = tuple((index, self.info(index)) for index in left)
+        generation = self._store.order.generation
+        before.emit(*where)
+        plan, moved, prior = make()
+        if left or entered != (len(self) - 1,):  # (an append is not counted)
+            self.revision += 1
+        self._tell(Edited(min(where), gone, entered, self.revision, generation != self._store.order.generation))
+        after.emit(*where)
+        self._watchers.commit(self._watchers.outcome(plan, moved, prior))
+
+    def _tell(self, edited: Edited) -> None:
+        if edited.relabelled:
+            self._lanes.clear()  # every key changed: the logs' keys name nothing any more
+        for follower in list(self.followers):
+            follower(edited)
 
     def preview(self, edit: Edit) -> list[tuple[Watch, Resolution, Resolution]]:
         """What `apply(edit)` would do to the watches: (watch, old, new) for each whose result would change.
@@ -176,6 +204,7 @@ class Context:
             self._watchers.current = current  # the folds are those of the context as it is again
             if self._store.order.generation != generation:  # it relabelled the order (rare): follow that now
                 self._watchers.commit(self._watchers.outcome({}, None))  # the same messages: no callback
+                self._tell(Edited(len(self), (), (), self.revision, True))
         return [(new.watch, new.watch.current, new.resolution) for new in outcome.fresh if new.changed]
 
     def _valid(self, index: int) -> int:
@@ -187,9 +216,6 @@ class Context:
     def _new_id(self) -> int:
         message_id, self._next_id = self._next_id, self._next_id + 1
         return message_id
-
-    def _settle(self, plan: Plan, moved: Interval | None, prior: dict[Track, Fold] | None = None) -> None:
-        self._watchers.commit(self._watchers.outcome(plan, moved, prior))
 
     # -- the edits themselves, without signals: they keep the indexes and plan the watches' work ---
 

@@ -19,7 +19,7 @@ from ..protocol._messages import MessageInfo
 from ..resolve import _paranoid
 from ..resolve._order import Shift
 from ..resolve._resolution import Resolution, in_order_now, same_json
-from ._context import Context, Watch
+from ._context import Context, Edited, Watch
 
 SCAN_LIMIT = 2000  # messages looked at to find what a move or an edit touched; beyond: resolve every watch
 SLICE = 1  # watches resolved between two yields of `steps` (one resolve at a cursor may take several milliseconds)
@@ -88,19 +88,11 @@ class Cursor:
     def __init__(self, context: Context, at: int | None = None, *, sliced: bool = False) -> None:
         self.context = context
         self.order = context._store.order  # to rank the watches' messages after an edit (`current`)
-        self._generation = self.order.generation  # a relabel changes every key: then all are resolved again
         self.sliced = sliced
         self._at = at
         self._watches: list[CursorWatch] = []
         self._pending: dict[CursorWatch, None] = {}  # to resolve again at `at`, in order
-        self._before: list[MessageInfo] = []  # what an edit under way removes or replaces
-        context.removing.connect(self._note)
-        context.replacing.connect(self._note)
-        context.moving.connect(self._note_move)
-        context.inserted.connect(self._inserted)
-        context.removed.connect(self._removed)
-        context.replaced.connect(self._replaced)
-        context.moved.connect(self._moved)
+        context.followers.append(self._edited)
 
     @property
     def at(self) -> int | None:
@@ -161,12 +153,7 @@ class Cursor:
         """Close every watch and stop following the context."""
         for watch in list(self._watches):
             watch.close()
-        context = self.context
-        for signal, slot in ((context.removing, self._note), (context.replacing, self._note),
-                             (context.moving, self._note_move), (context.inserted, self._inserted),
-                             (context.removed, self._removed), (context.replaced, self._replaced),
-                             (context.moved, self._moved)):
-            signal.disconnect(slot)
+        self.context.followers.remove(self._edited)
 
     # -- inside ----------------------------------------------------------------------------------
 
@@ -194,12 +181,10 @@ class Cursor:
         return _heads(self.context.info(i) for i in indices)
 
     def _update(self, touched: set[Head] | None) -> None:
-        """Resolve again the watches a change can matter to (all when `touched` is None, or after a relabel
-        of the order). A watch whose messages were only renumbered is not one of them (see `current`)."""
+        """Resolve again the watches a change can matter to (all when `touched` is None). A watch whose
+        messages were only renumbered is not one of them (see `current`)."""
         if self._at is None:
             return
-        if self._generation != self.order.generation:
-            self._generation, touched = self.order.generation, None
         for watch in self._watches:
             if touched is None or any(watch.reads(head) for head in touched):
                 self._pending[watch] = None
@@ -207,50 +192,31 @@ class Cursor:
             for _ in self.steps():
                 pass
 
-    # -- edits at a cursor: the messages that entered or left the first `at` ------------------------
-    # Messages that only shifted inside the first `at` are the same messages, renumbered: no change.
-
-    def _note(self, index: int) -> None:
-        if self._at is not None and index < self._at:
-            self._before.append(self.context.info(index))
-
-    def _note_move(self, src: int, dst: int) -> None:
-        self._note(src)
-
-    def _edited(self, low: int, entered: Iterable[int]) -> None:
-        """After an edit at `low`: resolve again the watches that what left (noted before the edit) or what
-        `entered` (indices after it, when inside the first `at`) can change."""
-        at, before, self._before = self._at, self._before, []
+    def _edited(self, edit: Edited) -> None:
+        """After an edit: resolve again the watches that what entered or left the first `at` messages can
+        change (every watch after a relabel: the keys they keep name nothing). Messages that only shifted
+        inside the first `at` are the same messages, renumbered: no change."""
+        at = self._at
         if at is None:
             return
-        if self._generation != self.order.generation:  # relabelled: the keys the watches keep name nothing
+        if edit.relabelled:
             self._update(None)
             return
-        if low >= at:
+        if edit.low >= at:
             return
         size = len(self.context)
-        infos = [self.context.info(i) for i in entered if 0 <= i < min(at, size)]
-        if at < size:  # the message just past the first `at` may have been pushed out of them
-            infos.append(self.context.info(at))
-        self._update(_heads([*before, *infos]))
+        left = [info for index, info in edit.left if index < at]
+        entered = [index for index in edit.entered if index < min(at, size)]
+        # More left the first `at` than entered it: the messages after them were pulled in; and the message just
+        # past them may have been pushed out.
+        pulled = range(at - (len(left) - len(entered)), at)
+        infos = [self.context.info(i) for i in (*entered, *pulled, at) if 0 <= i < size]
+        self._update(_heads([*left, *infos]))
         if _paranoid.ENABLED:  # the watches left alone are still right, at their messages' new indices
             for watch in self._watches:
                 if watch not in self._pending and watch.live is None:
                     _paranoid.check("CursorWatch.current", watch.current, self.context._store.listed,
                                     watch.expression, watch.instance, at)
-
-    def _inserted(self, index: int) -> None:
-        self._edited(index, (index,))
-
-    def _removed(self, index: int) -> None:
-        self._edited(index, (self._at - 1,) if self._at is not None else ())  # pulled into the first `at`
-
-    def _replaced(self, index: int) -> None:
-        self._edited(index, (index,))
-
-    def _moved(self, src: int, dst: int) -> None:
-        # The moved message where it is now, and the one pulled in when it moved out of the first `at`.
-        self._edited(min(src, dst), (dst, self._at - 1) if self._at is not None else ())
 
 
 def _heads(infos: Iterable[MessageInfo]) -> set[Head]:

@@ -261,7 +261,6 @@ class LaneLogs:
         self._kinds: dict[str, dict[LogKey, None]] = {}
         self._held: set[LogKey] | None = None  # the logs one fold ahead touched (`holding`)
         self._steps = 0
-        self._generation = store.order.generation
 
     @contextmanager
     def holding(self) -> Iterator[None]:
@@ -277,7 +276,6 @@ class LaneLogs:
         """Fold at most `most` steps (folded or replayed) of what `found(ref, instance, limit)` reads: how
         many of `most` are left once it is all folded (then `found` folds nothing), None when they ran out
         first. A first fold of thousands of writes is so made in slices: each call goes on from the last."""
-        self._current()
         path = ref.path
         glob, left = self._log((ref.kind, None, path, 0), None, limit, most)
         if left is None:
@@ -295,7 +293,6 @@ class LaneLogs:
 
     def found(self, ref: Reference, instance: str | None, limit: int | None) -> Found:
         """`ref`'s result in the view of `instance` up to order key `limit` (None: all), from the logs."""
-        self._current()
         path = ref.path
         key_glob = (ref.kind, None, path, 0)
         glob = self._log(key_glob, None, limit)[0]
@@ -328,12 +325,6 @@ class LaneLogs:
             own.results.clear()
         own.results[memo] = found
         return found
-
-    def _current(self) -> None:
-        store = self._store
-        if self._generation != store.order.generation:  # a relabel changed every key
-            self.clear()
-            self._generation = store.order.generation
 
     def _log(
         self, key: LogKey, base: PathLog | None, limit: int | None, most: int | None = None
@@ -403,6 +394,7 @@ class LaneLogs:
             self._drop(dependent)
 
     def clear(self) -> None:
+        """Drop every log (`Context` does when the order is relabelled: their keys name nothing any more)."""
         self._logs.clear()
         self._once.clear()
         self._again.clear()
