@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, overload
 
-from PySide6.QtCore import QStringListModel, Qt, QTimer, Signal
+from PySide6.QtCore import QSize, QStringListModel, Qt, QTimer, Signal
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QComboBox,
@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -81,6 +82,8 @@ def show_parameter(value: Any) -> str:
 
 def _mark(widget: QWidget, reasons: list[str]) -> None:
     """A red frame and the reasons as tooltip on a field with problems; the frame goes when they go."""
+    if widget.property("problems") == reasons:  # unchanged (a plan shown again): a style sheet set re-polishes
+        return
     widget.setStyleSheet(f"border: 1px solid {ERROR_COLOR.name()};" if reasons else "")
     widget.setToolTip("\n".join(reasons))
     widget.setProperty("problems", reasons)
@@ -253,6 +256,31 @@ def _members(entry: Any) -> list[Any]:
     return list(group[1]) if isinstance(group[1], list) else [group[1]]
 
 
+class _Problems(QLabel):
+    """The plan's problems, one a line, wrapped at the form's width. It lays out at its height for its current
+    width, as a widget of fixed height: a word-wrapped label makes the form's whole layout height-for-width, which
+    the scroll area then measures again, over every entry, at each resize (a plan selected: twice)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setWordWrap(True)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+
+    def hasHeightForWidth(self) -> bool:
+        return False
+
+    def sizeHint(self) -> QSize:
+        return QSize(self.minimumSizeHint().width(), self.heightForWidth(max(self.width(), 1)))
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(super().minimumSizeHint().width(), 0)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self.updateGeometry()  # its height at the new width
+
+
 class _Pending(QWidget):
     """Where an entry's box will be, once it scrolls into view."""
 
@@ -315,9 +343,8 @@ class CallsBody(QScrollArea):
         self.add_button = QPushButton("+ call")
         self.add_group_button = QPushButton("+ group")
         self.add_group_button.setToolTip("A group of calls that run by one pattern: all, any or race")
-        self.problems = QLabel()
+        self.problems = _Problems()
         self.problems.setObjectName("planProblems")
-        self.problems.setWordWrap(True)
         self.problems.setStyleSheet(f"color: {ERROR_COLOR.name()};")
         adding = QHBoxLayout()
         adding.addWidget(self.add_button)
@@ -335,6 +362,7 @@ class CallsBody(QScrollArea):
         self._entry_of: list[int] = []  # each call's entry
         self._problems: dict[int, dict[str, list[str]]] = {}  # per call number, as `_check` last found them
         self._calls: list[Any] = []
+        self._checked: tuple[list[Any], dict[str, Any], dict[str, Any]] | None = None  # what `_check` last read
         self._making = QTimer(self, singleShot=True, interval=0)  # the entries scrolled into view, next turn
         self._making.timeout.connect(self._make_shown)
         self.verticalScrollBar().valueChanged.connect(lambda _value: self._making.start())
@@ -548,6 +576,10 @@ class CallsBody(QScrollArea):
 
     def _check(self) -> None:
         """Problems of the calls as written now (the engine's `call_problems`), at their fields and listed."""
+        checked = (self._calls, self.catalog.tools, self.catalog.written)
+        if self._checked is not None and self._checked[0] is checked[0] and self._checked[1:] == checked[1:]:
+            return  # the same calls against the same tools and paths (the plan selected again): shown as they are
+        self._checked = checked
         found = call_problems(self._calls, self.catalog.tools, self.catalog.written)
         per_call: dict[int, dict[str, list[str]]] = {}
         for problem in found:
@@ -555,5 +587,8 @@ class CallsBody(QScrollArea):
         self._problems = per_call
         for number, box in self.boxes.made():
             box.show_problems(per_call.get(number, {}))
-        self.problems.setText("\n".join(f"⚠ call {p.call} {p.field}: {p.reason}" for p in found))
-        self.problems.setVisible(bool(found))
+        text = "\n".join(f"⚠ call {p.call} {p.field}: {p.reason}" for p in found)
+        if text != self.problems.text():  # a label set lays the form out again, all its entries
+            self.problems.setText(text)
+        if self.problems.isHidden() == bool(found):
+            self.problems.setVisible(bool(found))

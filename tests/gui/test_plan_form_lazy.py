@@ -74,3 +74,50 @@ def test_every_entry_in_view_is_made_wherever_the_form_is_scrolled(
     for fraction in (3, 2, 7, 5):
         bar.setValue(bar.maximum() // fraction)
         qtbot.waitUntil(lambda: not blanks())
+
+
+def test_the_list_of_problems_wraps_without_making_the_form_height_for_width(
+        qtbot: Any, open_messages: Callable[[list[Any], str], MainWindow]) -> None:
+    """The problems under a long plan wrap at the form's width, every line shown; the form's layout is not
+    height-for-width (which the scroll area measures again over every entry at each resize)."""
+    window = open_messages(UNEVEN, "long-plan.json")
+    window.select_message(1)
+    body = window.editor.body()
+    assert isinstance(body, CallsBody)
+    qtbot.waitUntil(lambda: body.problems.isVisible() and body.problems.width() > 100)
+    assert not body.inner.layout().hasHeightForWidth()
+    problems = body.problems
+    qtbot.waitUntil(lambda: problems.height() == problems.heightForWidth(problems.width()))
+    lines = problems.text().count("\n") + 1
+    assert problems.height() >= lines * problems.fontMetrics().lineSpacing()
+
+
+def test_a_plan_selected_again_is_not_checked_or_marked_again(
+        qtbot: Any, open_messages: Callable[[list[Any], str], MainWindow], monkeypatch: Any) -> None:
+    """Back on the same plan, against the same tools and written paths, its problems are as they were: the
+    engine's check is not run again and no field's style is set again (each such set re-polishes the field)."""
+    from contextdeck.gui._message_editor import _calls
+
+    window = open_messages(UNEVEN, "long-plan.json")
+    window.select_message(1)
+    body = window.editor.body()
+    assert isinstance(body, CallsBody)
+    qtbot.waitUntil(lambda: bool(made(body)))
+
+    def marks() -> list[Any]:
+        return [widget.property("problems") for _number, box in body.boxes.made()
+                for widget in (box.tool, *box.fields.values())]
+
+    qtbot.waitUntil(lambda: any(marks()))
+    marked = marks()
+    checks: list[int] = []
+    real = _calls.call_problems
+    monkeypatch.setattr(_calls, "call_problems", lambda *args: checks.append(1) or real(*args))
+    styled: list[QWidget] = []
+    monkeypatch.setattr(QWidget, "setStyleSheet", lambda widget, sheet: styled.append(widget))
+    window.select_message(0)
+    window.select_message(1)
+    assert window.editor.body() is body
+    assert checks == []
+    assert styled == []
+    assert marks()[:len(marked)] == marked
