@@ -2,22 +2,30 @@
 
 It holds what the window shows and nothing it draws: the session's document, the selected message (by its
 stable id, so an edit above it does not move the selection), and the time cursor (the selected message, or
-the latest when following). Views read it and listen to its signals; they never write through it: the
-document changes only through `Commands` (gui/_commands.py), and the selection only from the timeline,
-which the window keeps in step (`selectRequested`).
+the latest when following). Every view subscribes to its signals itself (each view's `follow(document)`)
+and reads it; the window pushes nothing into a view. Views never write through it: the document changes
+only through `Commands` (gui/_commands.py), and the selection only from the timeline, which the window
+keeps in step (`selectRequested`).
+
+`viewsDue` paces the views that recompute (state, LLM view, watches): on the next turn after a selection
+(once the timeline has drawn a far jump's rows: `wait_while`), `REFRESH_MS` after the last edit (typing
+stays cheap), at once when Follow Latest is switched.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from contextdeck.engine import Context, Document
 
 if TYPE_CHECKING:  # the session imports the inspector, which imports the commands, which read this model
     from ._session import DocumentSession
+
+REFRESH_MS = 40  # the views that recompute wait this long after an edit: typing stays cheap
 
 
 class DocumentModel(QObject):
@@ -28,15 +36,24 @@ class DocumentModel(QObject):
     messageSelected = Signal(int)  # the selected message's index
     cursorChanged = Signal(object)  # the message the views show the context as of (int), or None: the latest
     selectRequested = Signal(int)  # a component asks for message `index` to be selected (the timeline does it)
+    messageReplaced = Signal(int)  # message `index` was replaced (an edit, an undo, a redo, a run)
+    viewsDue = Signal()  # the views that recompute read the document and the cursor again now (paced)
 
     def __init__(self, session: DocumentSession, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._session = session
         self._selected_id: int | None = None
         self._follow = False
+        self._soon = QTimer(self, singleShot=True, interval=0)  # a selection's: on the next turn
+        self._soon.timeout.connect(self._selection_shown)
+        self._later = QTimer(self, singleShot=True, interval=REFRESH_MS)  # an edit's
+        self._later.timeout.connect(self.show_views)
+        self._wait: Callable[[], bool] = lambda: False
+        self._context: Context | None = None
         # Bound methods, never lambdas: Qt drops these connections when the model is destroyed.
         session.documentReplaced.connect(self._replaced)
         session.undo_stack.indexChanged.connect(self._changed)
+        self._follow_context()
 
     # -- reading ------------------------------------------------------------------------------------
 
@@ -87,6 +104,7 @@ class DocumentModel(QObject):
             self.messageSelected.emit(index)
         if not self._follow:
             self.cursorChanged.emit(self.time_cursor())
+        self._soon.start()
 
     def set_follow_latest(self, follow: bool) -> bool:
         """Follow the latest message (or the selection again); True when that changed the cursor."""
@@ -94,11 +112,52 @@ class DocumentModel(QObject):
             return False
         self._follow = follow
         self.cursorChanged.emit(self.time_cursor())
+        self.show_views()
         return True
+
+    # -- pacing the views --------------------------------------------------------------------------
+
+    def wait_while(self, busy: Callable[[], bool]) -> None:
+        """A selection's `viewsDue` waits while `busy()` (the timeline drawing a far jump's rows first)."""
+        self._wait = busy
+
+    def selection_pending(self) -> bool:
+        """A selection's `viewsDue` is still to come."""
+        return self._soon.isActive()
+
+    def views_pending(self) -> bool:
+        """A selection's or an edit's `viewsDue` is still to come."""
+        return self._soon.isActive() or self._later.isActive()
+
+    def show_views(self) -> None:
+        """`viewsDue` now (and not again for what was pending)."""
+        self._soon.stop()
+        self._later.stop()
+        self.viewsDue.emit()
+
+    def _selection_shown(self) -> None:
+        if self._wait():
+            self._soon.start()  # a far jump's rows take their turns first; the views' slices follow
+            return
+        self.show_views()
 
     def _replaced(self) -> None:
         self._selected_id = None
+        self._follow_context()
         self.documentReplaced.emit()
+        self._later.start()
+
+    def _follow_context(self) -> None:
+        context = self.context()
+        if context is not self._context:
+            if self._context is not None:
+                self._context.replaced.disconnect(self._message_replaced)
+            self._context = context
+            context.replaced.connect(self._message_replaced)
+
+    def _message_replaced(self, index: int) -> None:
+        self.messageReplaced.emit(index)
 
     def _changed(self, _index: int) -> None:
         self.changed.emit()
+        self._later.start()

@@ -11,7 +11,7 @@ import time
 from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QRegularExpression, QTimer, Signal
 from PySide6.QtGui import (
@@ -31,6 +31,9 @@ from contextdeck.engine import Activities, Context, Request, compose_request
 
 from ._background import BackgroundRunner
 from ._seen import seen
+
+if TYPE_CHECKING:
+    from ._document_model import DocumentModel
 
 BACKGROUND_FROM = 5_000  # messages: smaller contexts render at once (a few milliseconds)
 CHUNK = 8_000  # characters added to the view at a time (laid out and highlighted: about 5 ms)
@@ -152,6 +155,15 @@ class LLMView(QWidget):
         self.runner = BackgroundRunner(0, self)
         self.runner.finished.connect(self._rendered)
 
+    def follow(self, document: DocumentModel) -> None:
+        """Show the request of `document` at its time cursor whenever its views are due (a selection, an edit)."""
+        self._document = document
+        document.viewsDue.connect(self._views_due)  # a bound method: Qt drops it with the view
+
+    def _views_due(self) -> None:
+        document = self._document
+        self.show_context(document.context(), document.at(), document.document.schema)
+
     def show_context(self, context: Context, at: int | None, schema: Any = None) -> None:
         """Compose the request of `context` (the document's `schema`) as of the first `at` messages now if
         seen, else when it is shown."""
@@ -159,7 +171,7 @@ class LLMView(QWidget):
         if seen(self):
             self.render_now()
 
-    def refresh(self) -> None:
+    def refresh(self, *_changed: object) -> None:
         """Compose again (activities or the tool registry changed)."""
         if self._context is not None:
             self.show_context(self._context, self._at, self._document_schema)

@@ -16,7 +16,7 @@ import json
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QPoint, QRect, QSignalBlocker, Qt, Signal
 from PySide6.QtGui import (
@@ -36,6 +36,9 @@ from contextdeck.engine import MISSING, Context, CursorState, IdentityState
 
 from ._slices import slices
 from ._summary import short_json
+
+if TYPE_CHECKING:
+    from ._document_model import DocumentModel
 
 _Index = QModelIndex | QPersistentModelIndex
 _ROOT = QModelIndex()
@@ -360,6 +363,15 @@ class StateView(QTreeView):
     def set_expanded_paths(self, paths: list[str]) -> None:
         """Expand these paths when the next state is shown (another document was opened)."""
         self._expanded = set(paths)
+
+    def follow(self, document: DocumentModel) -> None:
+        """Show `document`'s state at its time cursor whenever its views are due (a selection, an edit)."""
+        self._document = document
+        document.viewsDue.connect(self._views_due)  # a bound method: Qt drops it with the view
+
+    def _views_due(self) -> None:
+        document = self._document
+        self.refresh(document.context(), document.at(), document.selected_message())
 
     def refresh(self, context: Context, at: int | None, selected: int | None) -> None:
         """Recompute the state as of the first `at` messages, in slices on the next turns of the event loop.

@@ -7,9 +7,14 @@ the middle of a glyph: a long message ("Edit refused: …") read as if it were d
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QRect, Qt
 from PySide6.QtGui import QPainter, QPaintEvent
 from PySide6.QtWidgets import QLabel, QSizeGrip, QStatusBar, QStyle, QStyleOption, QWidget
+
+if TYPE_CHECKING:
+    from ._document_model import DocumentModel
 
 GAP = 16  # pixels between the end of a message and the first label
 LABEL_MARGIN = 8  # each label's own margin, left and right: two labels' texts are 2 × 8 px apart at least
@@ -54,3 +59,28 @@ class StatusBar(QStatusBar):
         painter.drawText(rect, int(Qt.AlignmentFlag.AlignLeading | Qt.AlignmentFlag.AlignVCenter |
                                    Qt.TextFlag.TextSingleLine), text)
         painter.end()
+
+
+CURSOR_TIP = ("The time cursor: the State, LLM view and Watches show the context as of the selected message (later "
+              "rows are shaded as the future). View → Follow Latest (Ctrl+L) shows the latest instead.")
+
+
+class CursorLabel(QLabel):
+    """Where the time cursor is ("As of message #4"), read from the document model it follows."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("timeCursor")
+        self.setToolTip(CURSOR_TIP)
+
+    def follow(self, document: DocumentModel) -> None:
+        """At once when the cursor moves, and when the views are due (an edit renumbers the cursor)."""
+        self._document = document
+        document.cursorChanged.connect(self._show)  # bound methods: Qt drops them with the label
+        document.viewsDue.connect(self._show)
+        document.documentReplaced.connect(self._show)
+
+    def _show(self, *_cursor: object) -> None:
+        cursor = self._document.time_cursor()
+        self.setText("" if not len(self._document.context()) else "As of the latest message" if cursor is None
+                     else f"As of message #{cursor}")

@@ -7,7 +7,7 @@ measurements that chose it over QTreeView and QListView); the child rows of the 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QPoint, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QImage, QRegion
@@ -29,6 +29,9 @@ from ._theme import icon
 from ._timeline_delegate import TimelineDelegate, row_height
 from ._timeline_model import TimelineModel
 from ._timeline_search import FilteredTimeline, Haystacks, Query, TimelineSearch
+
+if TYPE_CHECKING:
+    from ._document_model import DocumentModel
 
 _Index = QModelIndex | QPersistentModelIndex
 DEBOUNCE_MS = 150  # the filter is searched once typing pauses this long
@@ -236,6 +239,17 @@ class TimelinePanel(QWidget):
 
     def model(self) -> TimelineModel | None:
         return self._model
+
+    def follow(self, document: DocumentModel) -> None:
+        """Shade the rows after `document`'s time cursor as the future: at once when it moves (the rows scrolled
+        to are drawn once, in their new shade), and when the views are due (an edit renumbers the cursor)."""
+        self._document = document
+        document.cursorChanged.connect(self._shade)  # bound methods: Qt drops them with the panel
+        document.viewsDue.connect(self._shade)
+
+    def _shade(self, *_cursor: object) -> None:
+        if self._model is not None and self._model.context is self._document.context():
+            self._model.set_cursor(self._document.time_cursor())
 
     def query(self) -> Query:
         """The query the shown rows match (empty: every row is shown)."""

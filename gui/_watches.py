@@ -6,7 +6,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import (
     QAbstractTableModel,
@@ -26,6 +26,9 @@ from ._message_editor import reference_completer
 from ._slices import slices
 from ._summary import short_json
 from ._theme import icon
+
+if TYPE_CHECKING:
+    from ._document_model import DocumentModel
 
 _Index = QModelIndex | QPersistentModelIndex
 _ROOT = QModelIndex()
@@ -106,6 +109,19 @@ class WatchModel(QAbstractTableModel):
     @property
     def pins(self) -> list[PinnedWatch]:
         return list(self._pins)
+
+    def follow(self, document: DocumentModel) -> None:
+        """Resolve the pins in `document`'s context (another document: its context) at its time cursor."""
+        self._document = document
+        document.documentReplaced.connect(self._document_replaced)  # bound methods: Qt drops them with the model
+        document.viewsDue.connect(self._views_due)
+        self._document_replaced()
+
+    def _document_replaced(self) -> None:
+        self.set_context(self._document.context(), self._document.at())
+
+    def _views_due(self) -> None:
+        self.set_cursor(self._document.at())
 
     def set_context(self, context: Context | None, at: int | None = None) -> None:
         for pin in self._pins:
@@ -385,6 +401,10 @@ class WatchPanel(QWidget):
     def set_reference_source(self, source: Callable[[], Sequence[str]]) -> None:
         """Where the entry's `†` completion comes from; read each time the entry takes focus, not per edit."""
         self.entry.references = source
+
+    def follow(self, document: DocumentModel) -> None:
+        """The pins follow `document` (`WatchModel.follow`)."""
+        self.model.follow(document)
 
     def _add(self) -> None:
         if self.entry.text().strip():

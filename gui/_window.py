@@ -1,9 +1,10 @@
 """`MainWindow`: the timeline, the data editor, the state, LLM and watch views over one `DocumentSession`.
 
-The window assembles and wires; it holds no state of the document's. What every view reads is `document`
-(a `DocumentModel`: the document, the selection, the time cursor and their signals); every change goes
-through `commands` (`Commands`). Installed components get the hooks of `Workbench` (gui/_workbench.py)
-and the other components they use, handed to them here.
+The window assembles and wires; it holds no state of the document's and pushes nothing into a view. Every
+view subscribes to `document` itself (a `DocumentModel`: the document, the selection, the time cursor and
+their signals; each view's `follow`); every change goes through `commands` (`Commands`). Installed
+components get the hooks of `Workbench` (gui/_workbench.py) and the other components they use, handed to
+them here.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QChildEvent, QEvent, QModelIndex, QSettings, Qt, QTimer
+from PySide6.QtCore import QByteArray, QChildEvent, QEvent, QModelIndex, QSettings, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication
 from PySide6.QtWidgets import (
     QApplication,
@@ -46,7 +47,7 @@ from ._models import install_models
 from ._session import DocumentSession
 from ._slices import slices
 from ._state import StateView
-from ._status_bar import StatusBar
+from ._status_bar import CursorLabel, StatusBar
 from ._theme import apply_theme, icon
 from ._timeline import TimelinePanel
 from ._timeline_model import TimelineModel
@@ -56,11 +57,8 @@ from ._traces_ui import install_traces
 from ._turns import install_turns
 from ._watches import WatchPanel
 
-REFRESH_MS = 40  # debounce of the state, LLM and watch views: typing stays cheap
 MENUS = ("File", "Edit", "View", "Run", "Help")
 _log = logging.getLogger(__name__)
-CURSOR_TIP = ("The time cursor: the State, LLM view and Watches show the context as of the selected message (later "
-              "rows are shaded as the future). View → Follow Latest (Ctrl+L) shows the latest instead.")
 
 
 class MainWindow(QMainWindow):
@@ -77,10 +75,6 @@ class MainWindow(QMainWindow):
         self.setDockOptions(QMainWindow.DockOption.AnimatedDocks | QMainWindow.DockOption.AllowTabbedDocks)
         self._menus: dict[str, QMenu] = {name: self.menuBar().addMenu(f"&{name}") for name in MENUS}
         self._model: TimelineModel | None = None
-        self._refresh_timer = QTimer(self, singleShot=True, interval=REFRESH_MS)
-        self._refresh_timer.timeout.connect(self._refresh_views)
-        self._select_timer = QTimer(self, singleShot=True, interval=0)
-        self._select_timer.timeout.connect(self._selection_shown)
 
         self.timeline = TimelinePanel()
         self.editor = MessageEditor()
@@ -111,9 +105,7 @@ class MainWindow(QMainWindow):
 
         self.setStatusBar(StatusBar(self))
         self.diagnostics = DiagnosticsRunner(self)
-        self.cursor_label = QLabel()  # where the time cursor is, and what it is
-        self.cursor_label.setObjectName("timeCursor")
-        self.cursor_label.setToolTip(CURSOR_TIP)
+        self.cursor_label = CursorLabel()  # where the time cursor is, and what it is
         self.statusBar().addPermanentWidget(self.cursor_label)
         self.diagnostics_label = QLabel()
         self.statusBar().addPermanentWidget(self.diagnostics_label)
@@ -141,6 +133,12 @@ class MainWindow(QMainWindow):
         self.catalogs.changed.connect(self.editor.catalog_changed)
         self.editor.set_catalog_source(self.catalogs.current)
         self.watches.set_reference_source(lambda: self.catalogs.current().references)
+        # Each view follows the document model itself: the window pushes nothing into them. Before the window's
+        # own handlers, so that a view has shown a new document's nothing before the window selects in it.
+        for view in (self.timeline, self.cursor_label, self.editor, self.state_view, self.llm_view, self.watches):
+            view.follow(self.document)
+        self.document.messageSelected.connect(self.forms_ahead.selected)
+        self.document.wait_while(self.timeline.table.is_scrolling)  # a far jump's rows first, then the views
         self.document.documentReplaced.connect(self._document_replaced)
         # Bound methods, never lambdas: Qt drops these connections when the window is destroyed.
         self.session.dirtyChanged.connect(self._update_title)
@@ -188,6 +186,7 @@ class MainWindow(QMainWindow):
         self.llm_view.activities = self._activities
         self.diagnostics.tools = registry.tools
         self.inspector.model.tools = registry.tools
+        registry.changed.connect(self.llm_view.refresh)  # it composes with the registry's tools
         registry.changed.connect(self._tools_changed)
 
     def _activities(self) -> Activities:
@@ -198,7 +197,6 @@ class MainWindow(QMainWindow):
     def _tools_changed(self, message: str) -> None:
         self.statusBar().showMessage(message, 10_000)
         self.inspector.model.refresh()
-        self.llm_view.refresh()
         self._schedule()
 
     # -- public hooks --------------------------------------------------------------------------------
@@ -265,9 +263,8 @@ class MainWindow(QMainWindow):
         return self.document.at()
 
     def set_follow_latest(self, follow: bool) -> None:
-        if self.document.set_follow_latest(follow):
+        if self.document.set_follow_latest(follow):  # the views follow at once
             self.actions_by_name["follow"].setChecked(follow)
-            self._refresh_views()
 
     # -- the document ------------------------------------------------------------------------------
 
@@ -280,17 +277,14 @@ class MainWindow(QMainWindow):
         context = self.context()
         self._model = TimelineModel(context, self.session.document.solution, self)
         self._model.moveRequested.connect(self._move_requested)
-        context.replaced.connect(self._message_replaced)
         self.timeline.set_model(self._model)
         if old is not None:
             old.deleteLater()
-        self.watches.model.set_context(context, self.at())
         self._update_title()
-        self._show_message(None)
         if len(context):
             # The last message: every view opens on the whole context, as of its latest message.
             self.select_message(len(context) - 1)
-        self._schedule()
+        self.diagnostics.schedule(self.session.document)
 
     def _run_state_changed(self) -> None:
         # A run's outputs become timeline rows once per turn while it runs, all of them when it stops.
@@ -311,37 +305,21 @@ class MainWindow(QMainWindow):
             self._show_item(index)
             self.document.set_selected(None)
         else:
-            self._show_message(message)
+            # The editor and the timeline's shade follow at once; the state and watches on the next turn of the
+            # event loop (`DocumentModel.viewsDue`): the editor shows first, no step holds the GUI thread long.
             self.document.set_selected(message)
-            self.forms_ahead.selected(message)
-        if self._model is not None:
-            # Now, not with the views: the timeline draws the rows it scrolls to once, in their new shade.
-            self._model.set_cursor(self.time_cursor())
-        # The state and watches follow on the next turn of the event loop (not after the edit debounce):
-        # the editor shows first, and neither step holds the GUI thread for long.
-        self._select_timer.start()
-
-    def _selection_shown(self) -> None:
-        if self.timeline.table.is_scrolling():
-            self._select_timer.start()  # a far jump's rows take their turns first; the views' slices follow
-            return
-        self._refresh_views()
 
     def _busy(self) -> bool:
         """A selection's or an edit's work is still queued (the views' slices, a far jump's rows)."""
-        return self.is_refreshing() or self._refresh_timer.isActive() or slices().pending or \
-            self.timeline.table.is_scrolling()
+        return self.document.views_pending() or slices().pending or self.timeline.table.is_scrolling()
 
     def _busy_for_watches(self) -> bool:
         """The watches fold ahead after the editor's forms are made ahead: never both in one turn."""
         return self._busy() or self.forms_ahead.pending()
 
     def is_refreshing(self) -> bool:
-        """A selection's views are still to be told of the new cursor."""
-        return self._select_timer.isActive()
-
-    def _show_message(self, index: int | None) -> None:
-        self.editor.set_message(index, None if index is None else self.context()[index])
+        """A selection's views are still to follow the new cursor."""
+        return self.document.selection_pending()
 
     def _show_item(self, index: QModelIndex) -> None:
         """A call or the solution: shown read-only (calls are edited inside their plan message)."""
@@ -368,16 +346,10 @@ class MainWindow(QMainWindow):
             # Made from a message the document no longer holds (writing it would overwrite what the user did
             # not edit), or content the document refuses: the editor shows the document's message again.
             _log.warning("an edit of message %d was refused", index)
-            self._show_message(index)
+            self.editor.show_selected()
 
     def _say_refused(self, message: str) -> None:
         self.statusBar().showMessage(message, 10_000)
-
-    def _message_replaced(self, index: int) -> None:
-        # An undo, a redo or another panel changed the selected message: show it (the echo of the editor's own
-        # edit changes nothing on screen).
-        if index == self.selected_message():
-            self._show_message(index)
 
     def insert_message(self, template: str) -> None:
         at = self.selected_message()
@@ -401,24 +373,10 @@ class MainWindow(QMainWindow):
         if index is not None and 0 <= index + step < len(self.context()):
             self.commands.move(index, index + step)
 
-    # -- refreshing the views (debounced) -----------------------------------------------------------
+    # -- diagnostics ----------------------------------------------------------------------------------
 
     def _schedule(self, *_changed: object) -> None:
-        self._refresh_timer.start()
         self.diagnostics.schedule(self.session.document)
-
-    def _refresh_views(self) -> None:
-        self._refresh_timer.stop()
-        self._select_timer.stop()
-        context, at = self.context(), self.at()
-        if self._model is not None:
-            self._model.set_cursor(self.time_cursor())
-        cursor = self.time_cursor()
-        self.cursor_label.setText("" if not len(context) else "As of the latest message" if cursor is None
-                                  else f"As of message #{cursor}")
-        self.state_view.refresh(context, at, self.selected_message())
-        self.llm_view.show_context(context, at, self.session.document.schema)
-        self.watches.model.set_cursor(at)
 
     def _diagnostics_stale(self) -> None:
         self.diagnostics_label.setText("Problems: press F7 to check")

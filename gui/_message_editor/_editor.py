@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QApplication, QLabel, QScrollArea, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
@@ -23,6 +23,9 @@ from ._focus import controls, leave, move_focus, show
 from ._header import HeaderEditor
 from ._model import Body, MessageModel, problem_of, read_message, retyped, with_body, with_key
 from ._schema import SchemaNode
+
+if TYPE_CHECKING:
+    from .._document_model import DocumentModel
 
 NOTHING_SELECTED = ("Select a message in the timeline to edit it here, or insert one: Edit → Insert Text Message "
                     "(Ctrl+Shift+T) and the other Insert entries.")
@@ -103,6 +106,32 @@ class MessageEditor(QWidget):
         self.set_message(None, None)
 
     # -- what is shown -----------------------------------------------------------------------------------
+
+    def follow(self, document: DocumentModel) -> None:
+        """Show `document`'s selected message: when it is selected, and again when it is replaced (an undo, a
+        redo, a run; the echo of the editor's own edit changes nothing on screen)."""
+        self._document = document
+        document.messageSelected.connect(self._message_selected)  # bound methods: Qt drops them with the editor
+        document.messageReplaced.connect(self._message_replaced)
+        document.documentReplaced.connect(self._document_replaced)
+
+    def _message_selected(self, index: int) -> None:
+        self.set_message(index, self._document.context()[index])
+
+    def _message_replaced(self, index: int) -> None:
+        if index == self._document.selected_message():
+            self._message_selected(index)
+
+    def _document_replaced(self) -> None:
+        self.set_message(None, None)
+
+    def show_selected(self) -> None:
+        """Show the document's selected message again (an edit made of an older one was refused)."""
+        index = self._document.selected_message()
+        if index is None:
+            self.set_message(None, None)
+        else:
+            self._message_selected(index)
 
     def set_message(self, index: int | None, message: dict[str, Any] | None) -> None:
         """Shows message `index` (None: nothing selected); emits nothing."""

@@ -76,7 +76,7 @@ def test_reordering_a_message_changes_the_watched_value_and_the_state_view(qtbot
     pin = window.watches.model.add("†state.user")
     assert pin.resolution is not None
     assert pin.resolution.value == "Sam"
-    window._refresh_views()
+    window.document.show_views()
     qtbot.waitUntil(lambda: not window.state_view.is_busy())  # the state is shown in slices
     assert state_value(window, "¶state.user") == ('"Sam"', 2)
     window.select_message(2)
