@@ -668,33 +668,47 @@ def open_document(window: Any, path: Path) -> None:
 def llm_shown(window: Any) -> bool:
     view = window.llm_view
     pane = view.messages
-    return (not view._stale and view.request is not None and not view.runner._tasks
+    return (not view._stale and view.request is not None and not view.runner.busy
             and not pane.filling and not view.schema.filling)
 
 
-def run_freeze(workload: str, count: int, pins: int, freeze: Freeze, turns: bool, profile: bool) -> None:
-    """Every action of issue 31 on one workload, each followed until what it scheduled is done."""
+STEPS = ("select", "edit", "theme", "llm", "turn")  # `--steps`: the actions of a workload, in this order
+
+
+def run_freeze(workload: str, count: int, pins: int, freeze: Freeze, turns: bool, profile: bool,
+               steps: set[str] | None = None) -> None:
+    """Every action of issue 31 on one workload (or those of `steps`: STEPS; `edit` is form edit, insert,
+    drag-move, undo and redo), each followed until what it scheduled is done."""
+    steps = set(STEPS) if steps is None else steps
     document, watches = WORKLOADS[workload]
     app, window, path = new_window(count, document(count))
     bench = Bench(app, idles=True)
     if isinstance(app, TurnClock):
         bench.turns = Turns(app, profile, worst_ms=FREEZE_MS / 2)
     window.state_dock.raise_()
+    pauses = collector_pauses()
     bench.time("open (until every view is done)", lambda: open_document(window, path), settle_ms=1000)
     for text in watches(pins):
         window.watches.model.add(text)
     window.set_follow_latest(False)
     until(lambda: not window._busy())
+    idle = QEventLoop()  # the first idle moments after opening: the collector's policy after a big load
+    QTimer.singleShot(2000, idle, idle.quit)
+    idle.exec()
+    for generation, taken in sorted(pauses.by_generation.items()):
+        freeze.note("open (until every view is done)", f"collector, generation {generation} while opening and "
+                    f"the 2 s after: {len(taken)} runs, longest {max(taken):.1f} ms")
+    gc.callbacks.remove(pauses.seen)
     context = window.context()
     settle = 600
     far = (count // 2, count - 10, 100, count // 3, count * 3 // 4)
-    for target in (*far, count // 5 + 1, count // 5 + 2):
+    for target in (*far, count // 5 + 1, count // 5 + 2) if "select" in steps else ():
         bench.time("select a message", lambda t=target: window.select_message(t), settle_ms=settle)
     def editable(start: int) -> int:  # a data or state message at or before `start` (edits shift the indices)
         return next(i for i in range(start, 0, -1) if context[i].get("type") in ("state", "data")
                     and isinstance(context[i].get("data"), dict))
 
-    for n in range(5):
+    for n in range(5 if "edit" in steps else 0):
         target = editable(count - 3 - count // 100 * n)
         window.select_message(target)
         until(lambda: not window._busy())
@@ -706,13 +720,14 @@ def run_freeze(workload: str, count: int, pins: int, freeze: Freeze, turns: bool
         bench.time("drag-move a row 40 rows up", lambda a=at: window.apply_edit(Move(a, a - 40)), settle_ms=settle)
         bench.time("undo", window.session.undo_stack.undo, settle_ms=settle)
         bench.time("redo", window.session.undo_stack.redo, settle_ms=settle)
-    for theme in ("dark", "light", "dark", "light"):
+    for theme in ("dark", "light", "dark", "light") if "theme" in steps else ():
         bench.time("theme switch", lambda t=theme: window.set_theme(t), settle_ms=settle)
-    bench.time("LLM view shown (until its text is in)", lambda: (window.llm_dock.raise_(), until(
-        lambda: llm_shown(window))), settle_ms=settle)
-    window.state_dock.raise_()
-    until(lambda: not window._busy())
-    for _ in range(3):
+    if "llm" in steps:
+        bench.time("LLM view shown (until its text is in)", lambda: (window.llm_dock.raise_(), until(
+            lambda: llm_shown(window))), settle_ms=settle)
+        window.state_dock.raise_()
+        until(lambda: not window._busy())
+    for _ in range(3 if "turn" in steps else 0):
         def next_turn() -> None:
             from contextdeck.gui._turns import TurnDialog
 
@@ -978,7 +993,7 @@ ROWS = "freeze rows: "  # a child's last line: its figures, as JSON
 
 
 def run_freezes(count: int, pins: int, calls: int, workloads: list[str], turns: bool, profile: bool,
-                actions: set[str]) -> None:
+                actions: set[str], steps: str = ",".join(STEPS)) -> None:
     """Each part in a process of its own: a closed window's widgets stay in its application (a theme switch
     re-polishes every widget of every window), and a part that hangs is reported instead of stopping the run."""
     freeze = Freeze()
@@ -990,7 +1005,7 @@ def run_freezes(count: int, pins: int, calls: int, workloads: list[str], turns: 
             measure_backtracking(freeze)
             continue
         command = [sys.executable, __file__, "--freeze-part", part, "--messages", str(count), "--watches", str(pins),
-                   "--calls", str(calls), "--target-ms", str(FREEZE_MS), "--judge", JUDGE,
+                   "--calls", str(calls), "--target-ms", str(FREEZE_MS), "--judge", JUDGE, "--steps", steps,
                    *(["--turns"] if turns else []), *(["--profile"] if profile else [])]
         try:
             found = subprocess.run(command, capture_output=True, text=True, timeout=PART_TIMEOUT_S,
@@ -1014,7 +1029,7 @@ def run_freezes(count: int, pins: int, calls: int, workloads: list[str], turns: 
     freeze.report()
 
 
-def run_part(part: str, count: int, pins: int, calls: int, turns: bool, profile: bool) -> None:
+def run_part(part: str, count: int, pins: int, calls: int, turns: bool, profile: bool, steps: set[str]) -> None:
     """One part of `run_freezes`, in this process; its figures go out as the last line."""
     freeze = Freeze()
     if part == "request":  # nothing has imported the model's client yet in this process
@@ -1028,7 +1043,7 @@ def run_part(part: str, count: int, pins: int, calls: int, turns: bool, profile:
     elif part == "experiment":
         run_experiment(EXPERIMENT_PADDING, freeze, turns, profile)
     else:
-        run_freeze(part.removeprefix("workload:"), count, pins, freeze, turns, profile)
+        run_freeze(part.removeprefix("workload:"), count, pins, freeze, turns, profile, steps)
     print(ROWS + json.dumps([freeze.rows, freeze.notes]), flush=True)
     os._exit(0)  # windows, pools and workers go with the process
 
@@ -1049,6 +1064,9 @@ def main() -> None:
     parser.add_argument("--actions", default="request,backtracking,continue,plan,import,experiment,workloads",
                         help="with --only-freeze: which parts (request,backtracking,continue,plan,import,"
                              "experiment,workloads)")
+    parser.add_argument("--steps", default=",".join(STEPS),
+                        help=f"with --only-freeze: which actions of each workload ({','.join(STEPS)}; edit is form "
+                             "edit, insert, drag-move, undo and redo), after opening")
     parser.add_argument("--calls", type=int, default=500, help="the Continue's plan")
     parser.add_argument("--target-ms", type=float, default=FREEZE_MS, help="with --only-freeze: the longest block")
     parser.add_argument("--judge", choices=("wall", "cpu"), default=JUDGE,
@@ -1069,13 +1087,14 @@ def main() -> None:
     if args.freeze_part:
         if args.turns:
             TurnClock(sys.argv[:1])
-        run_part(args.freeze_part, args.messages, args.watches, args.calls, args.turns, args.profile)
+        run_part(args.freeze_part, args.messages, args.watches, args.calls, args.turns, args.profile,
+                 set(args.steps.split(",")))
     if args.paints:
         PaintClock(sys.argv[:1])
     elif args.turns:
         TurnClock(sys.argv[:1])
     freeze_args = (args.messages, args.watches, args.calls, args.workloads.split(","), args.turns, args.profile,
-                   set(args.actions.split(",")))
+                   set(args.actions.split(",")), args.steps)
     if args.only_freeze:
         run_freezes(*freeze_args)
         return

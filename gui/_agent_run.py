@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QDialog, QLabel, QToolBar, QVBoxLayout
 
 from contextdeck.engine import MISSING, Answer, ModelError, request_prompt, turn_record
 
+from ._background import view_of
 from ._inspector import Inspector
 from ._inspector._async import spawn
 from ._llm import BACKGROUND_FROM
@@ -216,7 +217,7 @@ class AgentRunUI(QObject):
         if len(context) < BACKGROUND_FROM:
             prompt = request_prompt(context, document.schema, activities=activities, tools=tools)
         else:
-            view = context.view()
+            view = await view_of(context)
             prompt = await asyncio.to_thread(request_prompt, view, document.schema, activities=activities,
                                              tools=tools)
         answer: Answer = await asker.ask(prompt)

@@ -1,18 +1,27 @@
-"""Run a slow engine function (validate, render) on a snapshot of the messages, off the GUI thread.
+"""Run a slow engine function (validate, render, compose) on a snapshot of the messages, off the GUI thread.
 
 The snapshot is a new list of the context's own message dicts (never mutated: edits replace them), so the
 worker reads a consistent document while the user goes on editing; only the latest request's result is
-delivered.
+delivered. `request_view` takes that snapshot (`Context.view_steps`) in slices of the GUI thread's turns, a
+tenth of a second of copying at a million messages, then runs the job on it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+import time
+from collections.abc import Callable, Generator
 from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QObject, QRunnable, QThreadPool, QTimer, Signal
 
+from contextdeck._runtime import freeze_young
+from contextdeck.engine import Context, ContextView
+
+from ._slices import slices
+
 Job = Callable[[], Any]
+VIEW_SLICE_S = 0.004  # GUI-thread CPU a turn spends copying a snapshot
 
 
 class _Signals(QObject):
@@ -30,7 +39,62 @@ class _Task(QRunnable):
             result = self._job()
         except Exception as error:  # shown as the result; a worker must never take the window down
             result = error
+        self._job = lambda: None  # what it read (a snapshot of a million messages) is freed here, not on the GUI
         self.signals.done.emit(self._generation, result)
+
+
+class Snapshot(QObject):
+    """A `Context.view()` taken in slices (`Context.view_steps`, a few milliseconds of each turn its job is given),
+    then handed to `then`. The view is frozen (`freeze_young`) once taken: left young, the next young collection
+    would walk its million items on the GUI thread."""
+
+    def __init__(self, context: Context, then: Callable[[ContextView], None], parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._steps: Generator[None, None, ContextView] | None = context.view_steps()
+        self._then = then
+        slices().start(self._work)
+
+    def _work(self) -> None:
+        self.take(time.thread_time() + VIEW_SLICE_S)
+
+    def take(self, deadline: float | None = None) -> None:
+        """Copy until `deadline` (thread time; None: to the end), then ask for another slice or hand it over."""
+        steps = self._steps
+        if steps is None:
+            return
+        try:
+            while deadline is None or time.thread_time() < deadline:
+                next(steps)
+        except StopIteration as done:
+            self._steps = None
+            freeze_young()
+            self._then(done.value)
+            return
+        slices().start(self._work)
+
+    @property
+    def taking(self) -> bool:
+        return self._steps is not None
+
+    def drop(self) -> None:
+        """Stop: nothing is handed over."""
+        self._steps = None
+
+
+async def view_of(context: Context) -> ContextView:
+    """A snapshot of `context` taken in slices (`Snapshot`), for a coroutine on the window's event loop."""
+    taken: asyncio.Future[ContextView] = asyncio.get_running_loop().create_future()
+
+    def hand_over(view: ContextView) -> None:
+        if not taken.done():
+            taken.set_result(view)
+
+    snapshot = Snapshot(context, hand_over)
+    try:
+        return await taken
+    finally:
+        snapshot.drop()
+        snapshot.deleteLater()
 
 
 class BackgroundRunner(QObject):
@@ -48,16 +112,37 @@ class BackgroundRunner(QObject):
         self._timer = QTimer(self, singleShot=True, interval=delay_ms)
         self._timer.timeout.connect(self._start)
         self._tasks: list[_Task] = []
+        self._snapshot: Snapshot | None = None
 
     def request(self, job: Job) -> None:
+        self._drop_snapshot()
         self._job = job
         self._generation += 1
         self._timer.start()
 
+    def request_view(self, context: Context, job: Callable[[ContextView], Any]) -> None:
+        """`request(job(view))` once a snapshot of `context` is taken (in slices: `Snapshot`)."""
+        self._drop_snapshot()
+        self._job = None
+        self._generation += 1
+        self._snapshot = Snapshot(context, lambda view: self.request(lambda: job(view)), self)
+
+    def _drop_snapshot(self) -> None:
+        if self._snapshot is not None:
+            self._snapshot.drop()
+            self._snapshot.deleteLater()
+            self._snapshot = None
+
+    @property
+    def busy(self) -> bool:
+        """A snapshot is being taken, a job waits for its delay, or one runs."""
+        return (self._snapshot is not None and self._snapshot.taking) or self._timer.isActive() or bool(self._tasks)
+
     def _start(self) -> None:
-        if self._job is None:
+        job, self._job = self._job, None  # the task holds it while it runs, no longer
+        if job is None:
             return
-        task = _Task(self._job, self._generation)
+        task = _Task(job, self._generation)
         task.setAutoDelete(False)
         task.signals.done.connect(self._done)
         self._tasks.append(task)
@@ -71,6 +156,7 @@ class BackgroundRunner(QObject):
 
     def shutdown(self) -> None:
         """Stop and wait for a job under way (before the window goes)."""
+        self._drop_snapshot()
         self._timer.stop()
         self._job = None
         self._pool.clear()
@@ -78,6 +164,8 @@ class BackgroundRunner(QObject):
 
     def flush(self) -> None:
         """Run the pending job now and wait for its result (screenshots, benchmarks, tests)."""
+        if self._snapshot is not None:
+            self._snapshot.take()
         if self._timer.isActive():
             self._timer.stop()
             self._start()

@@ -49,10 +49,10 @@ class DiagnosticsRunner(QObject):
         document = document or self._document
         if document is None:
             return
-        view, solution, schema, tools = document.context.view(), document.solution, document.schema, self.tools()
-        path = document.path
-        self._size = len(view)
-        self._runner.request(lambda: len(validate(view, solution, tools=tools, schema=schema, path=path)))
+        solution, schema, tools, path = document.solution, document.schema, self.tools(), document.path
+        self._size = len(document.context)
+        self._runner.request_view(document.context, lambda view: len(validate(
+            view, solution, tools=tools, schema=schema, path=path)))
 
     def _started(self) -> None:
         self.checking.emit(self._size)

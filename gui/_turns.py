@@ -160,8 +160,7 @@ class TurnDialog(QDialog):
         if len(context) < BACKGROUND_FROM:
             self._composed(_composed(context, schema, activities, tools))
         else:  # seconds at 100,000 messages: on a frozen copy, off the GUI thread
-            view = context.view()
-            self.composer.request(lambda: _composed(view, schema, activities, tools))
+            self.composer.request_view(context, lambda view: _composed(view, schema, activities, tools))
             self.check()
 
     def _composed(self, result: object) -> None:

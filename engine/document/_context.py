@@ -7,7 +7,7 @@ kept current by incremental tracks (`_watches`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Generator, Iterable
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -50,6 +50,8 @@ class Edited(NamedTuple):
 
 
 __all__ = ["Context", "Edited", "Watch"]
+
+VIEW_STEP = 50_000  # messages `Context.view_steps` copies at a time (a few milliseconds)
 
 
 class Context:
@@ -117,6 +119,26 @@ class Context:
         """The messages as they are now, read-only and safe to hand to another thread (render, validate)."""
         ids, info = self._store.order.ids, self._store.infos
         return ContextView(tuple(self._store.listed), tuple([info[i] for i in ids]))
+
+    def view_steps(self, step: int | None = None) -> Generator[None, None, ContextView]:
+        """`view()` taken `step` messages at a time, for a caller with a time budget (the window's slices): it
+        yields between two steps and returns the view. The copy is O(n) (a tenth of a second at a million
+        messages); the view is of the context as it is at the last step: an edit between two steps starts the
+        copy again, except an append, which leaves the part copied as it was and is copied in a later step. `step`
+        defaults to `VIEW_STEP`."""
+        step = step or VIEW_STEP
+        messages: list[Message] = []
+        infos: list[MessageInfo] = []
+        revision = self.revision
+        while True:
+            if self.revision != revision:
+                messages, infos, revision = [], [], self.revision
+            start, end = len(messages), min(len(messages) + step, len(self))
+            messages += self._store.listed[start:end]
+            infos += map(self._store.infos.__getitem__, self._store.order.ids[start:end])
+            if end == len(self):
+                return ContextView(messages, infos)
+            yield
 
     def indices_of(self, form: Form, at: int | None = None) -> list[int]:
         """The indices of the tool or plan messages (`form`) among the first `at`, in order."""

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QSettings, Qt
 
-from contextdeck.engine import compose_request, load_document
+from contextdeck.engine import Context, compose_request, load_document
+from contextdeck.engine.document import _context as context_module
 from contextdeck.gui import _llm as llm
 from contextdeck.gui._app import create_window
 from contextdeck.gui._window import MainWindow
@@ -133,6 +134,19 @@ def test_double_clicking_a_message_selects_where_it_comes_from(qtbot: Any, windo
     qtbot.waitUntil(lambda: window.selected_message() == 4)
 
 
+def big_window(qtbot: Any, tmp_path: Path, count: int) -> MainWindow:
+    """The real window on `count` user messages `turn N`."""
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps([{"role": "user", "content": f"turn {n}"} for n in range(count)]), encoding="utf-8")
+    win = create_window(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat), tmp_path / "recovery")
+    qtbot.addWidget(win)
+    win.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
+    win.show()
+    with qtbot.waitSignal(win.session.documentReplaced, timeout=10000):
+        win.session.open(path)
+    return win
+
+
 def test_a_big_request_is_laid_out_in_the_worker_and_shown_a_piece_per_turn(
         qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """From 5,000 messages the request is composed, and its texts and message starts made, off the GUI thread;
@@ -147,15 +161,7 @@ def test_a_big_request_is_laid_out_in_the_worker_and_shown_a_piece_per_turn(
 
     monkeypatch.setattr(llm.Rendered, "of", recorded)
     monkeypatch.setattr(llm, "FILL_S", 0.0)
-    messages = [{"role": "user", "content": f"turn {n}"} for n in range(llm.BACKGROUND_FROM)]
-    path = tmp_path / "big.json"
-    path.write_text(json.dumps(messages), encoding="utf-8")
-    win = create_window(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat), tmp_path / "recovery")
-    qtbot.addWidget(win)
-    win.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
-    win.show()
-    with qtbot.waitSignal(win.session.documentReplaced, timeout=10000):
-        win.session.open(path)
+    win = big_window(qtbot, tmp_path, llm.BACKGROUND_FROM)
     pane = win.llm_view.messages
     win.llm_dock.raise_()
     qtbot.waitUntil(lambda: f"turn {llm.BACKGROUND_FROM - 1}" in win.llm_view.text(), timeout=20000)
@@ -169,4 +175,40 @@ def test_a_big_request_is_laid_out_in_the_worker_and_shown_a_piece_per_turn(
     text = pane.toPlainText()
     assert text == win.llm_view.text()
     assert win.llm_view.source_at(text.index("turn 4321\n")) == 4321
+    win.session.close()
+
+
+def test_a_big_request_is_composed_on_a_copy_taken_in_slices_that_follows_edits(
+        qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The copy the worker composes from is taken a step per turn (`Context.view_steps`: at a million messages
+    one copy is a tenth of a second of the GUI thread); an edit made while it is taken is in the request shown.
+    Without the slices, the copy is made in the turn that shows the view."""
+    monkeypatch.setattr(context_module, "VIEW_STEP", 1000)
+    win = big_window(qtbot, tmp_path, llm.BACKGROUND_FROM + 10)
+    win.set_follow_latest(True)  # the request of every message, whichever is selected
+    qtbot.waitUntil(lambda: not win._busy(), timeout=10000)
+    steps: list[int] = []
+    view_steps = Context.view_steps
+
+    def counted(context: Context, step: int | None = None) -> Any:
+        taking = view_steps(context, step)
+        while True:
+            try:
+                next(taking)
+            except StopIteration as done:
+                return done.value
+            steps.append(len(context))
+            yield
+
+    monkeypatch.setattr(Context, "view_steps", counted)
+    win.llm_dock.raise_()
+    runner = win.llm_view.runner
+    assert runner.busy  # the copy has begun, in a later turn
+    qtbot.waitUntil(lambda: len(steps) >= 2, timeout=10000)
+    assert runner.busy
+    win.commands.replace(0, {"role": "user", "content": "edited while copying"}, "Edit")
+    qtbot.waitUntil(lambda: not runner.busy and not win.llm_view.messages.filling, timeout=20000)
+    text = win.llm_view.text()
+    assert text.startswith("--- user ---\nedited while copying\n")
+    assert f"turn {llm.BACKGROUND_FROM + 9}" in text
     win.session.close()

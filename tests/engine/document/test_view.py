@@ -2,6 +2,7 @@
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from incremental_strategies import documents, edits
@@ -38,3 +39,38 @@ def test_instances_of_a_context_are_those_of_its_messages(messages: list[Any], d
     for _ in range(data.draw(st.integers(0, 8))):
         ctx.apply(data.draw(edits(len(ctx))))
         assert instances_of(ctx) == instances_of(ctx.view())
+
+
+@settings(max_examples=80, deadline=None)
+@given(documents, st.data())
+def test_a_view_taken_in_steps_is_the_context_at_its_last_step(messages: list[Any], data: st.DataObject) -> None:
+    """`view_steps` copies a few messages at a time; edits of every kind (appends among them) made between two
+    steps are in the view it returns: it equals `view()` taken at its last step, messages and parsed infos."""
+    ctx = Context(messages)
+    steps = ctx.view_steps(step=data.draw(st.integers(1, 3)))
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            view = done.value
+            break
+        for _ in range(data.draw(st.integers(0, 2))):
+            if data.draw(st.booleans()):
+                ctx.append({"type": "text", "text": f"appended {len(ctx)}"})
+            else:
+                ctx.apply(data.draw(edits(len(ctx))))
+    now = ctx.view()
+    assert list(view.messages) == list(now.messages)
+    assert list(view.infos) == list(now.infos)
+    assert render_text(view) == render_text(ctx)
+
+
+def test_a_view_in_steps_yields_between_its_steps() -> None:
+    """Each step copies at most `step` messages: 10 messages in steps of 4 take three steps (two yields)."""
+    ctx = Context([{"type": "text", "text": str(n)} for n in range(10)])
+    steps = ctx.view_steps(step=4)
+    assert next(steps) is None
+    assert next(steps) is None
+    with pytest.raises(StopIteration) as done:
+        next(steps)
+    assert [message["text"] for message in done.value.value.messages] == [str(n) for n in range(10)]
