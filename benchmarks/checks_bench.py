@@ -21,8 +21,7 @@ from functools import partial
 from typing import Any
 
 import run as workloads
-from contextdeck._runtime import batch_collector
-from contextdeck.engine import Context, compose_request, render, validate
+from contextdeck.engine import Context, batch_collector, compose_request, render, validate
 
 TARGET = 1.5  # validate and render: at most this many times the build
 CHECKS: dict[str, Callable[[Context], object]] = {
