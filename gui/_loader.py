@@ -117,9 +117,8 @@ class LoadTask(QRunnable):
                 done += len(chunk)
                 self._progress(READ_SHARE * min(done / size, 1))
         parts = _decoded(decoder, parts, b"", final=True)
-        text = "".join(parts) if parts is not None else None
         fingerprint = Fingerprint(done, status.st_mtime_ns, hasher.hexdigest())
-        document = parse_stepwise(chunks, self.name, jsonl=self.jsonl, path=self.document_path, text=text,
+        document = parse_stepwise(chunks, self.name, jsonl=self.jsonl, path=self.document_path, parts=parts,
                                   report=lambda part: self._progress(READ_SHARE + (1 - READ_SHARE) * part),
                                   cancelled=lambda: self.cancelled)
         reads = watch_reads(document.context, document.solution)

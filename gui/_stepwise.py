@@ -14,6 +14,7 @@ standard library decides, NaN and Infinity are refused as the engine does).
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ from contextdeck.engine import (
 
 Report = Callable[[float], None]  # the fraction of the parse done, 0..1
 STEP = 512  # messages between progress reports and cancel checks
+WINDOW = 1 << 16  # characters the window holds ahead of where the reader is, at least
 PARSED = 0.7  # the share of the work that is parsing; building the context is the rest
 
 _SPACE = re.compile(r"[ \t\n\r]*")
@@ -48,13 +50,15 @@ _DECODER = JSON_DECODER  # the engine's own rules: NaN, Infinity and float overf
 
 
 def parse_stepwise(raw: bytes | list[bytes], name: str, *, jsonl: bool, path: Path | None, report: Report,
-                   cancelled: Callable[[], bool], text: str | None = None) -> Document:
+                   cancelled: Callable[[], bool], parts: list[str] | None = None) -> Document:
     """The document in `raw`, as `parse_document` would give it; raises `DocumentError` or `Cancelled`.
 
     `raw` may be the list of chunks read (joined only when needed: one large join keeps the GIL);
-    `text` is `raw` already decoded, when the caller decoded it piecemeal.
+    `parts` is `raw` already decoded, a chunk at a time, when the caller decoded it piecemeal. The text is
+    read through a window over the parts, never joined whole: joining 100 MB of text (widened where a part
+    holds a character past Latin-1) is one long call.
     """
-    reader = _Reader(raw if isinstance(raw, list) else [raw], name, path, report, cancelled, text)
+    reader = _Reader(raw if isinstance(raw, list) else [raw], name, path, report, cancelled, parts)
     try:
         return reader.document(jsonl)
     except Cancelled:
@@ -67,13 +71,16 @@ def parse_stepwise(raw: bytes | list[bytes], name: str, *, jsonl: bool, path: Pa
 
 class _Reader:
     def __init__(self, chunks: list[bytes], name: str, path: Path | None, report: Report,
-                 cancelled: Callable[[], bool], text: str | None) -> None:
+                 cancelled: Callable[[], bool], parts: list[str] | None) -> None:
         self.chunks = chunks
         self.name = name
         self.path = path
         self.report = report
         self.cancelled = cancelled
-        self.text = text
+        self.parts = deque(parts) if parts is not None else None
+        self.text = ""  # the window: the text from `base` on, as far as the parts taken so far
+        self.base = 0
+        self.total = 1
 
     @property
     def raw(self) -> bytes:
@@ -85,8 +92,9 @@ class _Reader:
         if jsonl:
             lines, values = self.lines()
             return Document(self.context(checked_messages(values, self.name, lines)), Shape.JSONL, path=self.path)
-        if self.text is None:
-            self.text = self.raw.decode("utf-8")
+        if self.parts is None:
+            self.parts = deque([self.raw.decode("utf-8")])
+        self.total = max(sum(map(len, self.parts)), 1)
         start = self.space(0)
         if self.text.startswith("[", start):
             items, end = self.array(start, outer=1)
@@ -102,8 +110,7 @@ class _Reader:
                         schema=value.get("schema"), solution=value.get("solution"), path=self.path, envelope=value)
 
     def after(self, end: int) -> None:
-        assert self.text is not None
-        if self.space(end) != len(self.text):
+        if self.space(end) != len(self.text) or self.parts:
             raise _GiveUp("text after the document")
 
     # -- steps ---------------------------------------------------------------------------------------
@@ -137,28 +144,56 @@ class _Reader:
                 numbers.append(number)
         return numbers, values
 
-    # -- JSON, one value at a time --------------------------------------------------------------------
+    # -- JSON, one value at a time, through the window -----------------------------------------------
+
+    def slide(self, index: int, least: int) -> int:
+        """Drop the window's text before `index` and take parts until `least` characters follow it (or no
+        part is left); `index`'s place in the new window, 0."""
+        kept = [self.text[index:]]
+        size = len(kept[0])
+        while size < least and self.parts:
+            part = self.parts.popleft()
+            kept.append(part)
+            size += len(part)
+        self.base += index
+        self.text = "".join(kept)
+        return 0
 
     def space(self, index: int) -> int:
-        assert self.text is not None
-        match = _SPACE.match(self.text, index)
-        assert match is not None  # the pattern matches the empty string
-        return match.end()
+        """The first index at or after `index` past whitespace; a character stands there unless the text ended."""
+        while True:
+            match = _SPACE.match(self.text, index)
+            assert match is not None  # the pattern matches the empty string
+            if match.end() < len(self.text) or not self.parts:
+                return match.end()
+            index = self.slide(match.end(), WINDOW)
 
     def value(self, index: int) -> tuple[Any, int]:
-        assert self.text is not None
-        return _DECODER.raw_decode(self.text, index)
+        """The value at `index`; when the window ends inside it, a window twice as long is tried."""
+        if len(self.text) - index < WINDOW and self.parts:
+            index = self.slide(index, WINDOW)
+        while True:
+            try:
+                value, end = _DECODER.raw_decode(self.text, index)
+            except ValueError:
+                if not self.parts:
+                    raise
+            else:
+                if end < len(self.text) or not self.parts:  # a number cut at the window's end reads whole
+                    return value, end
+            index = self.slide(index, 2 * (len(self.text) - index))
+
+    def done(self, index: int) -> float:
+        return (self.base + index) / self.total
 
     def array(self, index: int, outer: int) -> tuple[list[Any], int]:
         """The array at `index` (a `[`), an element per call: the GIL is free between elements.
 
         `outer` counts the containers around each element, for the engine's limit on nesting.
         """
-        assert self.text is not None
-        text, total = self.text, max(len(self.text), 1)
         items: list[Any] = []
         index = self.space(index + 1)
-        if text.startswith("]", index):
+        if self.text.startswith("]", index):
             return items, index + 1
         while True:
             item, index = self.value(index)
@@ -166,32 +201,30 @@ class _Reader:
                 raise _GiveUp("nested deeper than the engine reads")
             items.append(item)
             if len(items) % STEP == 0:
-                self.tick(PARSED * index / total)
+                self.tick(PARSED * self.done(index))
             index = self.space(index)
-            if text.startswith(",", index):
+            if self.text.startswith(",", index):
                 index = self.space(index + 1)
-            elif text.startswith("]", index):
+            elif self.text.startswith("]", index):
                 return items, index + 1
             else:
                 raise _GiveUp("expected , or ]")
 
     def object(self, index: int) -> tuple[dict[str, Any], int]:
         """A saved request: its members one by one, the `context` array element by element."""
-        assert self.text is not None
-        text = self.text
         result: dict[str, Any] = {}
         index = self.space(index + 1)
-        if text.startswith("}", index):
+        if self.text.startswith("}", index):
             return result, index + 1
         while True:
-            if not text.startswith('"', index):
+            if not self.text.startswith('"', index):
                 raise _GiveUp("expected a key")
             key, index = self.value(index)
             index = self.space(index)
-            if not text.startswith(":", index):
+            if not self.text.startswith(":", index):
                 raise _GiveUp("expected :")
             index = self.space(index + 1)
-            if key == "context" and text.startswith("[", index):
+            if key == "context" and self.text.startswith("[", index):
                 value: Any
                 value, index = self.array(index, outer=2)
             else:
@@ -200,9 +233,9 @@ class _Reader:
                     raise _GiveUp("nested deeper than the engine reads")
             result[key] = value
             index = self.space(index)
-            if text.startswith(",", index):
+            if self.text.startswith(",", index):
                 index = self.space(index + 1)
-            elif text.startswith("}", index):
+            elif self.text.startswith("}", index):
                 return result, index + 1
             else:
                 raise _GiveUp("expected , or }")

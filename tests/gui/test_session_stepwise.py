@@ -23,6 +23,7 @@ CASES = [
     b'{"context":[],"context":[{"type":"text","text":"later"}]}',
     b'{"context":[{"type":"text","text":"x"}],"solution":{"calls":[],"output":null}}',
     b"\xef\xbb\xbf[]",
+    b'{"context":[],"n":1234567,"m":-0.5e10}',
     b'[{"type":"state","x":' + b"[" * 250 + b"]" * 250 + b"}]",
 ]
 
@@ -101,12 +102,17 @@ messages = st.dictionaries(st.text(max_size=5), json_values, max_size=4).map(lam
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(messages, max_size=6), st.sampled_from([None, 2]), st.booleans())
-def test_any_document_reads_the_same(values, indent, request) -> None:
-    """Generated documents (any JSON in messages, either shape, any layout) read as the engine reads them."""
+@given(st.lists(messages, max_size=6), st.sampled_from([None, 2]), st.booleans(), st.integers(1, 40))
+def test_any_document_reads_the_same(values, indent, request, size) -> None:
+    """Generated documents (any JSON in messages, either shape, any layout) read as the engine reads them,
+    whole or handed over in decoded parts."""
     document = {"schema": {"a": 1}, "context": values} if request else values
     raw = json.dumps(document, indent=indent, ensure_ascii=False).encode("utf-8")
-    assert same(stepwise(raw), parse_document(raw, "doc.json"))
+    expected = parse_document(raw, "doc.json")
+    assert same(stepwise(raw), expected)
+    in_pieces = parse_stepwise(raw, "doc.json", jsonl=False, path=None, report=lambda _: None,
+                               cancelled=lambda: False, parts=in_parts(raw, size))
+    assert same(in_pieces, expected)
 
 
 def test_progress_rises_and_cancel_stops() -> None:
@@ -119,3 +125,70 @@ def test_progress_rises_and_cancel_stops() -> None:
     assert seen[-1] > 0.9
     with pytest.raises(Cancelled):
         parse_stepwise(raw, "big.json", jsonl=False, path=None, report=lambda _: None, cancelled=lambda: True)
+
+
+def in_parts(raw: bytes, size: int) -> list[str]:
+    text = raw.decode("utf-8")
+    return [text[start:start + size] for start in range(0, len(text), size)]
+
+
+@pytest.mark.parametrize("size", [1, 3, 64])
+@pytest.mark.parametrize("raw", CASES[:-1] + BAD[:-1])
+def test_a_document_read_through_a_small_window_reads_the_same(raw: bytes, size: int,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The loader hands over the text decoded a chunk at a time and the reader never joins it whole: a value
+    cut at any place between two parts (a number, a string, a key) reads as the engine reads it, and a bad
+    document fails with the engine's own error."""
+    from contextdeck.gui import _stepwise
+
+    monkeypatch.setattr(_stepwise, "WINDOW", 4)
+    try:
+        parts = in_parts(raw, size)
+    except UnicodeDecodeError:
+        parts = None  # the loader hands over no text then
+    def read() -> object:
+        return parse_stepwise(raw, "doc.json", jsonl=False, path=None, report=lambda _: None,
+                              cancelled=lambda: False, parts=parts)
+
+    try:
+        expected = parse_document(raw, "doc.json")
+    except DocumentError as error:
+        message = str(error)
+        with pytest.raises(DocumentError) as raised:
+            read()
+        assert str(raised.value) == message
+        return
+    assert same(read(), expected)
+
+
+def test_the_window_stays_a_few_parts_long(monkeypatch: pytest.MonkeyPatch) -> None:
+    from contextdeck.gui import _stepwise
+
+    longest = [0]
+    slide = _stepwise._Reader.slide
+
+    def watched(reader: _stepwise._Reader, index: int, least: int) -> int:
+        moved = slide(reader, index, least)
+        longest[0] = max(longest[0], len(reader.text))
+        return moved
+
+    monkeypatch.setattr(_stepwise._Reader, "slide", watched)
+    raw = json.dumps([{"type": "text", "text": "é" * number} for number in range(3000)]).encode()
+    parts = in_parts(raw, 1 << 14)
+    document = parse_stepwise(raw, "big.json", jsonl=False, path=None, report=lambda _: None,
+                              cancelled=lambda: False, parts=parts)
+    assert len(document.context) == 3000
+    assert len(parts) > 200
+    assert longest[0] <= _stepwise.WINDOW + 2 * (1 << 14)
+
+
+def test_a_number_cut_between_two_parts_is_read_whole_by_the_reader(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not by falling back on the engine's whole-file parse: the window grows until the number has ended."""
+    from contextdeck.gui import _stepwise
+
+    monkeypatch.setattr(_stepwise, "WINDOW", 4)
+    monkeypatch.setattr(_stepwise, "parse_document", lambda *_, **__: pytest.fail("fell back on the engine"))
+    raw = b'{"context":[],"n":1234567,"m":-0.5e10}'
+    document = parse_stepwise(raw, "doc.json", jsonl=False, path=None, report=lambda _: None,
+                              cancelled=lambda: False, parts=in_parts(raw, 3))
+    assert document.envelope == {"context": [], "n": 1234567, "m": -0.5e10}
