@@ -1,8 +1,10 @@
-"""Writing the recovery file on a worker thread, from a snapshot taken on the GUI thread."""
+"""Writing files on a worker thread, from a snapshot taken on the GUI thread: the recovery file, and the
+document's own file when it is saved."""
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import time
 from collections.abc import Iterable, Iterator
 from itertools import islice
@@ -12,8 +14,9 @@ from typing import Any, cast
 from PySide6.QtCore import QObject, QRunnable, Signal
 
 from contextdeck._runtime import freeze_young
-from contextdeck.engine import Context, Document, Shape, json_dumps
+from contextdeck.engine import Context, Document, describe_exception, os_reason, write_atomically
 
+from . import _disk
 from ._disk import Fingerprint
 from ._recovery import RecoveryStore
 
@@ -40,37 +43,10 @@ def snapshot(document: Document) -> Document:
     return dataclasses.replace(document, context=frozen, envelope=dict(document.envelope))
 
 
-def serialise(document: Document) -> Iterator[bytes]:
-    """The document in its shape, a message per piece (compact, a line each).
-
-    One `dumps` of a large document is a single C call that keeps the GIL, and the GUI thread with
-    it, for as long as it runs; a piece per message leaves room between pieces.
-    """
-    messages = document.context.messages
-    if document.shape is Shape.JSONL:
-        for message in messages:
-            yield (json_dumps(message, indent=False) + "\n").encode("utf-8")
-        return
-    if document.shape is Shape.ARRAY:
-        yield from _array(messages)
-        yield b"\n"
-        return
-    request = document.to_json()
-    yield b"{"
-    for number, (key, value) in enumerate(request.items()):
-        yield (",\n" if number else "\n").encode() + json_dumps(key, indent=False).encode("utf-8") + b": "
-        if key == "context":
-            yield from _array(messages)
-        else:
-            yield json_dumps(value, indent=False).encode("utf-8")
-    yield b"\n}\n"
-
-
-def _array(messages: list[Any]) -> Iterator[bytes]:
-    yield b"["
-    for number, message in enumerate(messages):
-        yield (",\n" if number else "\n").encode() + json_dumps(message, indent=False).encode("utf-8")
-    yield b"\n]"
+def serialise(document: Document, *, indent: bool = False) -> Iterator[bytes]:
+    """The document's bytes a piece at a time (`Document.pieces`); compact for a recovery file."""
+    for piece in document.pieces(indent=indent):
+        yield piece.encode("utf-8")
 
 
 PIECES_PER_STEP = 256  # a few tenths of a millisecond of serialising at a time
@@ -93,6 +69,57 @@ def paced(pieces: Iterable[bytes]) -> Iterator[bytes]:
 
 class _Signals(QObject):
     done = Signal(object)  # the recovery file's Path, or the error's text
+
+
+class SaveTask(QRunnable):
+    """Writes the document's file; `result` is then its new `Fingerprint` (None when it cannot be read back) or
+    the reason it was not saved, in words, and `done` is emitted.
+
+    `guard` is the file as it was opened or last saved (its path and fingerprint): when it now holds something
+    else, another program changed it and nothing is written. Reading, hashing and writing all happen here, so a
+    large file keeps the window's thread waiting for none of it.
+    """
+
+    def __init__(self, document: Document, target: Path, guard: tuple[Path, Fingerprint | None] | None) -> None:
+        super().__init__()
+        self.setAutoDelete(False)
+        self.document = document
+        self.target = target
+        self.guard = guard
+        self.result: Fingerprint | str | None = None
+        self.signals = _Signals()
+
+    def run(self) -> None:
+        try:
+            self.result = self._write()
+        except Exception as error:  # reported to the window as a failed save, never a dead worker
+            self.result = f"Could not save {self.target}: {type(error).__name__}: {error}"
+        self.signals.done.emit(self.result)
+
+    def _write(self) -> Fingerprint | str | None:
+        if self.guard is not None and _disk.differs(*self.guard):
+            return (f"{self.target} was changed on disk by another program since it was opened; "
+                    "reload it, save under another name, or overwrite it deliberately.")
+        hashing = hashlib.sha256()
+        size = 0
+
+        def hashed(pieces: Iterable[bytes]) -> Iterator[bytes]:
+            nonlocal size
+            for piece in pieces:
+                hashing.update(piece)
+                size += len(piece)
+                yield piece
+
+        try:
+            write_atomically(self.target, hashed(paced(serialise(self.document, indent=True))))
+        except ValueError as unwritable:  # the edits refuse what cannot be written; never a traceback all the same
+            return f"Could not save {self.target}: {describe_exception(unwritable)}"
+        except OSError as error:
+            return f"Could not save {self.target}: {os_reason(error)}"
+        try:
+            return Fingerprint(size, self.target.stat().st_mtime_ns, hashing.hexdigest())
+        except OSError:
+            return None
 
 
 class AutosaveTask(QRunnable):

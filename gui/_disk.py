@@ -60,6 +60,13 @@ def current(path: Path, known: Fingerprint | None, *, thorough: bool = True) -> 
     return Fingerprint(len(data), status.st_mtime_ns, digest(data))
 
 
+def differs(path: Path, known: Fingerprint | None) -> bool:
+    """Whether writing `path` now would overwrite content we do not know (read and hashed now; a missing file
+    replaces nothing)."""
+    now = current(path, known)
+    return now is not None and (known is None or now.digest != known.digest)
+
+
 def write_file(path: Path, data: bytes) -> str | None:
     """Replace `path` with `data` atomically (the engine's `write_atomically`); None on success, else the
     operating system's reason in words ("No space left on device", "Read-only file system")."""

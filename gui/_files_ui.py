@@ -103,11 +103,22 @@ class FilesUI(QObject):
     def save(self) -> bool:
         if self.session.path is None:
             return self.save_as_dialog()
-        return self.session.save()
+        return self._saving(self.session.path, lambda: self.session.save())
 
     def save_as_dialog(self) -> bool:
         path = self.ask_save_path()
-        return bool(path) and self.session.save_as(str(path))
+        if not path:
+            return False
+        target = Path(path)
+        return self._saving(target, lambda: self.session.save_as(target))
+
+    def _saving(self, path: Path, save: Callable[[], bool]) -> bool:
+        """A save says so while its worker writes (the window paints meanwhile) and when it is done."""
+        self.window.statusBar().showMessage(f"Saving {path.name}…")
+        saved = save()
+        if saved:  # else `saveFailed` has said why
+            self.window.statusBar().showMessage(f"Saved {path.name}", 3000)
+        return saved
 
     def fill_recent_menu(self, menu: QMenu) -> None:
         menu.clear()

@@ -11,13 +11,13 @@ import os
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QSettings, QThreadPool, QTimer, Signal, Slot
+from PySide6.QtCore import QEventLoop, QObject, QSettings, QThreadPool, QTimer, Signal, Slot
 from PySide6.QtGui import QUndoStack
 
-from contextdeck.engine import Context, Document, Shape, describe_exception, sweep_temporaries
+from contextdeck.engine import Context, Document, Shape, sweep_temporaries
 
-from . import _disk, _settings
-from ._autosave import AutosaveTask, snapshot
+from . import _settings
+from ._autosave import AutosaveTask, SaveTask, snapshot
 from ._disk import Fingerprint
 from ._inspector._calls import Reads
 from ._loader import Loaded, LoadTask
@@ -69,6 +69,8 @@ class DocumentSession(QObject):
         self._autosave_task: AutosaveTask | None = None
         self._autosave_again = False
         self._pending_since: float | None = None
+        self._saving = False
+        self._changes = 0  # undo stack moves, so that a save knows whether the document changed while it wrote
 
         self._autosave_timer = QTimer(self, singleShot=True, interval=autosave_delay_ms)
         self._autosave_timer.timeout.connect(self._autosave)
@@ -236,37 +238,45 @@ class DocumentSession(QObject):
                 "as JSON Lines; choose a .json name."
             )
             return False
-        if not force and self._path is not None and _same_file(target, self._path) and self._watch.differs():
-            self.saveFailed.emit(
-                f"{target} was changed on disk by another program since it was opened; "
-                "reload it, save under another name, or overwrite it deliberately."
-            )
+        if self._saving:
+            self.saveFailed.emit(f"Could not save {target}: a save is already under way.")
             return False
+        same = self._path is not None and _same_file(target, self._path)
+        guard = (self._path, self._watch.known) if same and not force and self._path is not None else None
+        task = SaveTask(dataclasses.replace(snapshot(self._document), shape=shape), target, guard)
+        changes = self._changes
+        self._saving = True
         try:
-            data = dataclasses.replace(self._document, shape=shape).dumps().encode("utf-8")
-        except ValueError as unwritable:  # the edits refuse what cannot be written; never a traceback all the same
-            self.saveFailed.emit(f"Could not save {target}: {describe_exception(unwritable)}")
+            self._wait_for(task)
+        finally:
+            self._saving = False
+        if isinstance(task.result, str):
+            self.saveFailed.emit(task.result)
             return False
-        error = _disk.write_file(target, data)
-        if error is not None:
-            self.saveFailed.emit(f"Could not save {target}: {error}")
-            return False
-        try:
-            known: Fingerprint | None = Fingerprint.of(target, data)
-        except OSError:
-            known = None
         self._document.shape = shape
         self._document.path = target
         self.sidecar.move(target)
         self._forced_dirty = False
-        self.undo_stack.setClean()
-        self._set_file(target, known)
-        self._autosave_timer.stop()
-        self._pending_since = None
-        self._drop_recovery()
+        self._set_file(target, task.result)
         _settings.remember(self.settings, target)
+        if self._changes == changes:
+            self.undo_stack.setClean()
+            self._autosave_timer.stop()
+            self._pending_since = None
+            self._drop_recovery()
+        else:  # edited while it was written (a run went on): the file holds no state of the undo stack
+            self.undo_stack.resetClean()
         self._update_dirty()
         return True
+
+    def _wait_for(self, task: SaveTask) -> None:
+        """Run `task` on a worker and wait for it with the window's thread free: it paints and keeps its
+        timers (a run goes on) while the user's keys and clicks wait until the file is written, so what is
+        saved is the document as it was when the user asked."""
+        loop = QEventLoop()
+        task.signals.done.connect(loop.quit)
+        self._pool.start(task)
+        loop.exec(QEventLoop.ProcessEventsFlag.ExcludeUserInputEvents)
 
     # -- the file on disk --------------------------------------------------------------------------
 
@@ -295,6 +305,7 @@ class DocumentSession(QObject):
 
     @Slot()
     def _stack_changed(self) -> None:
+        self._changes += 1
         self._update_dirty()
         self.mark_changed()
 

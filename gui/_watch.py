@@ -60,19 +60,11 @@ class FileWatch(QObject):
             if candidate.exists() and os.fspath(candidate) not in watched:
                 self._watcher.addPath(os.fspath(candidate))
 
-    def differs(self) -> bool:
-        """Whether writing the file now would overwrite content we do not know (read and hashed now)."""
-        if self.path is None:
-            return False
-        now = _disk.current(self.path, self.known)
-        if now is None:
-            return False  # gone: writing it back replaces nothing
-        return self.known is None or now.digest != self.known.digest
-
     @Slot()
     def _timed_check(self) -> None:
         # Size and time first: the file is read and hashed only when they moved (never after our own
-        # save). A same-size rewrite within one tick of the clock slips past here, not past `differs`.
+        # save). A same-size rewrite within one tick of the clock slips past here, not past a save's own check
+        # (`_disk.differs`).
         self.check(thorough=False)
 
     def check(self, *, thorough: bool = True) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -48,17 +49,60 @@ class Document:
         return result
 
     def dumps(self) -> str:
+        return "".join(self.pieces())
+
+    def pieces(self, *, indent: bool = True) -> Iterator[str]:
+        """The document's text in pieces, a message or a request key at a time, that join into `dumps`.
+
+        One serialisation of a large document is a single call that keeps the interpreter lock for as long
+        as it runs; in pieces, a writer on another thread leaves the window's thread room between them.
+        Without `indent` (recovery files) each message is one compact line. Raises ValueError if a value
+        cannot be written.
+        """
+        messages = self.context.messages
         if self.shape is Shape.JSONL:
-            return "".join(_json.dumps(message, indent=False) + "\n" for message in self.context.messages)
-        return _json.dumps(self.to_json()) + "\n"
+            for message in messages:
+                yield _json.dumps(message, indent=False) + "\n"
+            return
+        if self.shape is Shape.ARRAY:
+            yield from _array(messages, "", indent=indent)
+            yield "\n"
+            return
+        yield "{"
+        for number, (key, value) in enumerate(self.to_json().items()):
+            yield ("," if number else "") + ("\n  " if indent else "\n") + _json.dumps(key, indent=False) + ": "
+            if key == "context":
+                yield from _array(messages, "  ", indent=indent)
+            else:
+                yield _nested(value, "  ", indent=indent)
+        yield "\n}\n"
 
     def save(self, path: str | os.PathLike[str] | None = None) -> None:
         """Write atomically: a crash leaves the old file or the new one, never a mix."""
         target = Path(path) if path is not None else self.path
         if target is None:
             raise ValueError("the document has no path; give one")
-        write_atomically(target, self.dumps().encode("utf-8"))
+        write_atomically(target, (piece.encode("utf-8") for piece in self.pieces()))
         self.path = target
+
+
+def _array(messages: list[Any], margin: str, *, indent: bool) -> Iterator[str]:
+    """A list of messages inside a document whose lines start with `margin`, as `_json.dumps` lays it out."""
+    if not messages:
+        yield "[]"
+        return
+    inner = margin + "  " if indent else ""
+    for number, message in enumerate(messages):
+        yield ("[\n" if not number else ",\n") + inner + _nested(message, inner, indent=indent)
+    yield "\n" + (margin if indent else "") + "]"
+
+
+def _nested(value: Any, margin: str, *, indent: bool) -> str:
+    """`value` serialised to stand after `margin`: its own lines shifted right by it (JSON strings hold no raw
+    line break, so every line break is layout)."""
+    if not indent:
+        return _json.dumps(value, indent=False)
+    return _json.dumps(value).replace("\n", "\n" + margin)
 
 
 def fork(document: Document, at: int) -> Document:

@@ -9,12 +9,13 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QSettings
 
-from contextdeck.engine import Replace, sweep_temporaries
+from contextdeck.engine import Insert, Replace, sweep_temporaries
 from contextdeck.gui._session import DocumentSession
 
 TEXT = {"type": "text", "role": "user", "text": "hello"}
@@ -198,3 +199,63 @@ def test_a_save_replaces_the_file_not_its_content(qtbot, session: DocumentSessio
         assert session.save()
         assert json.loads(reader.read()) == [TEXT]
     assert json.loads(opened.read_text()) == [{**TEXT, "text": "new"}]
+
+
+# -- saving on a worker --------------------------------------------------------------------------------
+
+
+def test_a_save_writes_on_a_worker_while_the_window_thread_runs_on(qtbot, session: DocumentSession, opened: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file is serialised, hashed and written on a worker: the window's thread keeps its timers meanwhile
+    (a run goes on) and the file holds what the document held when the user asked. An edit made meanwhile
+    leaves the document unsaved, with no undo step marked as saved."""
+    from PySide6.QtCore import QTimer
+
+    from contextdeck.gui import _autosave
+    from contextdeck.gui._commands import EditCommand
+
+    edited = threading.Event()
+    write = _autosave.SaveTask._write
+
+    def slow_write(task: _autosave.SaveTask) -> object:
+        assert edited.wait(10), "the window's thread never ran a timer while the file was written"
+        return write(task)
+
+    def meanwhile() -> None:  # a timer, as a run's tick is: it runs during the save
+        later = {"type": "text", "role": "user", "text": "later"}
+        session.undo_stack.push(EditCommand(session.document.context, Insert(1, later), "edit"))
+        edited.set()
+
+    monkeypatch.setattr(_autosave.SaveTask, "_write", slow_write)
+    QTimer.singleShot(0, meanwhile)
+    assert session.save()
+    assert json.loads(opened.read_text()) == [TEXT]  # as it was when saved
+    assert len(session.document.context) == 2
+    assert session.is_dirty()
+    session.undo_stack.undo()  # back to the saved content: the stack never called it saved
+    assert session.is_dirty()
+    with qtbot.assertNotEmitted(session.externallyModified):
+        session.check_disk()  # the fingerprint the worker took is the file's
+
+
+def test_a_second_save_while_one_is_written_is_refused_in_words(qtbot, session: DocumentSession, opened: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from PySide6.QtCore import QTimer
+
+    from contextdeck.gui import _autosave
+
+    started = threading.Event()
+    write = _autosave.SaveTask._write
+    monkeypatch.setattr(_autosave.SaveTask, "_write", lambda task: started.wait(10) and write(task))
+    answers: list[bool] = []
+
+    def again() -> None:
+        with qtbot.waitSignal(session.saveFailed, timeout=1_000) as failed:
+            answers.append(session.save())
+        answers.append("already under way" in failed.args[0])
+        started.set()
+
+    QTimer.singleShot(0, again)
+    assert session.save()
+    assert answers == [False, True]
+    assert not session.is_dirty()

@@ -361,6 +361,7 @@ def test_save_then_reopen_gives_the_same_document(qtbot: Any, window: MainWindow
     window.files.ask_save_path = lambda: str(target)  # type: ignore[method-assign]
     assert window.files.save_as_dialog()
     assert not window.isWindowModified()
+    assert window.statusBar().currentMessage() == "Saved saved.json"
     before = document_json(window)
     assert load_document(target).to_json() == before
     open_doc(qtbot, window, target)
@@ -519,6 +520,7 @@ def test_a_change_on_disk_is_reported_and_never_overwritten_silently(qtbot: Any,
     window.select_message(1)
     window.editor.payload.value_edited.emit({"user": "Mine"})
     assert not window.files.save()
+    assert "changed on disk by another program" in window.statusBar().currentMessage()  # said, not wiped
     assert json.loads(path.read_text()) == ORDERED[:2]
     assert [button.text() for button in window.banner.buttons()] == ["Overwrite", "Save As…"]
 

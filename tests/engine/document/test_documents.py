@@ -8,8 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from contextdeck.engine import ContentError, Context, DocumentError, Shape, load_document, parse_document
+from contextdeck.engine import ContentError, Context, Document, DocumentError, Shape, load_document, parse_document
+from contextdeck.engine.document import _json
 from contextdeck.engine.document._json import MAX_DEPTH
 
 MESSAGES = [
@@ -326,3 +329,30 @@ def test_a_cycle_and_deep_nesting_are_refused_at_the_edit() -> None:
     with pytest.raises(ContentError, match=r"levels\): nesting deeper than 254 levels"):
         ctx.replace(0, {"type": "state", "data": deep})
     assert ctx[0] == {"type": "state", "data": {}}
+
+
+_SCALARS = (st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.text(max_size=8)
+            | st.floats(allow_nan=False, allow_infinity=False))
+_VALUES = st.recursive(_SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
+                                                                                                max_size=3),
+                       max_leaves=12)
+
+
+@settings(max_examples=60)
+@given(messages=st.lists(st.builds(lambda data, note: {"type": "state", "data": data, "note": note}, _VALUES, _VALUES),
+                         max_size=4),
+       envelope=st.dictionaries(st.sampled_from(["schema", "solution", "model", "z"]), _VALUES, max_size=3),
+       shape=st.sampled_from(list(Shape)))
+def test_pieces_join_into_the_whole_document(messages: list[dict[str, Any]], envelope: dict[str, Any],
+                                             shape: Shape) -> None:
+    """Saved a message at a time (so a writer thread leaves the window room), the file is byte for byte what
+    serialising the whole document at once gives; recovery's compact pieces hold the same value."""
+    document = Document(Context(messages), shape, envelope.get("schema"), envelope.get("solution"), None,
+                        dict(envelope))
+    pieces = list(document.pieces())
+    if shape is Shape.JSONL:
+        assert "".join(pieces) == "".join(_json.dumps(message, indent=False) + "\n" for message in messages)
+        return
+    assert "".join(pieces) == _json.dumps(document.to_json()) + "\n"
+    assert json.loads("".join(document.pieces(indent=False))) == json.loads("".join(pieces))
+    assert len(pieces) >= len(messages)  # never one piece for the whole document
