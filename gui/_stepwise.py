@@ -134,15 +134,24 @@ class _Reader:
         """JSON Lines: each non-blank line is one value (as the engine reads them)."""
         numbers: list[int] = []
         values: list[Any] = []
-        lines = self.raw.split(b"\n")
-        total = max(len(lines), 1)
-        for number, line in enumerate(lines, start=1):
+        total, done = max(sum(map(len, self.chunks)), 1), 0
+        for number, line in enumerate(self.split_lines(), start=1):
+            done += len(line) + 1
             if number % STEP == 0:
-                self.tick(PARSED * number / total)
+                self.tick(PARSED * done / total)
             if line.strip():
                 values.append(json_parse(line))
                 numbers.append(number)
         return numbers, values
+
+    def split_lines(self) -> Iterator[bytes]:
+        """`raw.split(b"\\n")`, a chunk at a time: the whole file is never joined or split in one call."""
+        rest = b""
+        for chunk in self.chunks:
+            lines = (rest + chunk).split(b"\n")
+            rest = lines.pop()
+            yield from lines
+        yield rest
 
     # -- JSON, one value at a time, through the window -----------------------------------------------
 

@@ -86,6 +86,32 @@ def test_json_lines_read_and_fail_as_the_engine_does(raw: bytes) -> None:
         assert same(stepwise(raw, jsonl=True), expected)
 
 
+JSON_LINES = [b'{"type":"text","text":"a"}\n\n{"type":"state","x":1}\n', b'{"type":"text"}\n{oops\n', b"[1]\n",
+              b'{"type":"text","text":"a"}\r\n   \n{"type":"text","text":"\xc3\xa9"}', b'\n\n{"type":"text"}\n[2]']
+
+
+@pytest.mark.parametrize("size", [1, 3, 7])
+@pytest.mark.parametrize("raw", JSON_LINES)
+def test_json_lines_read_in_chunks_as_the_engine_reads_them(raw: bytes, size: int) -> None:
+    """The loader's chunks are split into lines a chunk at a time, never joined: the same messages, or the
+    engine's error naming the same line."""
+    chunks = [raw[start:start + size] for start in range(0, len(raw), size)]
+
+    def read() -> object:
+        return parse_stepwise(chunks, "doc.json", jsonl=True, path=None, report=lambda _: None,
+                              cancelled=lambda: False)
+
+    try:
+        expected = parse_document(raw, "doc.json", jsonl=True)
+    except DocumentError as error:
+        message = str(error)
+        with pytest.raises(DocumentError) as raised:
+            read()
+        assert str(raised.value) == message
+        return
+    assert same(read(), expected)
+
+
 def test_the_examples_read_the_same(examples: Path) -> None:
     """Every bundled example parses to the engine's document."""
     for example in sorted(examples.glob("*.json")):
