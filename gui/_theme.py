@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cache
 
-from PySide6.QtCore import Qt
+import shiboken6
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPalette
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 
 from contextdeck import resources
 
@@ -85,11 +87,17 @@ def is_dark(theme: str) -> bool:
     return theme == "dark" or (theme == "system" and system_is_dark())
 
 
-def apply_theme(theme: str) -> bool:
+def apply_theme(theme: str, parts: Sequence[QWidget] = ()) -> bool:
     """Set the application's palette for `theme`; returns whether it is dark.
 
     The window's touches over Fusion are a style (`Touches`) set once, that paints in the palette's colours: a
-    switch changes the palette only, and no widget is polished again."""
+    switch changes the palette only, and no widget is polished again. It repaints every widget on screen, a frame
+    and more of the GUI thread for the whole window: `parts` (a window's docks) are repainted in the new colours
+    one per turn of the event loop after the rest, each turn a few milliseconds."""
+    for part in parts:
+        part.setUpdatesEnabled(False)
+    if parts:
+        _repaint_one_a_turn(list(parts))
     app = QGuiApplication.instance()
     dark = is_dark(theme)
     if isinstance(app, QApplication):
@@ -99,3 +107,18 @@ def apply_theme(theme: str) -> bool:
     elif isinstance(app, QGuiApplication):
         QGuiApplication.setPalette(_palette(dark))
     return dark
+
+
+def _repaint_one_a_turn(parts: list[QWidget]) -> None:
+    """Let `parts` repaint again (which repaints each whole), the first on the next turn, then one a turn."""
+
+    def next_part() -> None:
+        while parts:
+            part = parts.pop(0)
+            if shiboken6.isValid(part):
+                part.setUpdatesEnabled(True)
+                break
+        if parts:
+            QTimer.singleShot(0, next_part)
+
+    QTimer.singleShot(0, next_part)

@@ -395,11 +395,15 @@ class MainWindow(QMainWindow):
     def set_theme(self, theme: str) -> None:
         """"system" (follow the desktop's light or dark), "light" or "dark"; remembered in the settings."""
         self.settings.setValue("view/theme", theme)
-        apply_theme(theme)
+        apply_theme(theme, self._theme_parts())
 
     def _system_scheme_changed(self, _scheme: object) -> None:
         if str(self.settings.value("view/theme", "system")) == "system":
-            apply_theme("system")
+            apply_theme("system", self._theme_parts())
+
+    def _theme_parts(self) -> list[QDockWidget]:
+        """What a theme switch repaints a turn at a time: the docks on screen (the window's frame and editor first)."""
+        return [dock for dock in self.findChildren(QDockWidget) if dock.isVisible() and dock.updatesEnabled()]
 
     def _restore_layout(self) -> None:
         self._default_layout = self.saveState()  # every panel is in its first place: View → Reset Layout's target

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject
+from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import QApplication, QLineEdit, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QApplication, QDockWidget, QLineEdit, QVBoxLayout, QWidget
 
 from contextdeck.gui._banner import Banner
 from contextdeck.gui._theme import apply_theme
@@ -76,3 +76,26 @@ def test_the_banner_reads_in_either_theme(qtbot: Any) -> None:
     (light_fill, light_text), (dark_fill, dark_text) = texts
     assert light_fill > light_text
     assert dark_fill < dark_text
+
+
+def test_a_theme_switch_repaints_the_windows_docks_a_turn_at_a_time(qtbot: Any, refund_window: Any) -> None:
+    """Repainting the whole window is more than a frame of the GUI thread: after a switch the docks on screen are
+    repainted after the rest of the window, one a turn of the event loop, each in the new theme's colours."""
+    window = refund_window
+    docks = [dock for dock in window.findChildren(QDockWidget) if dock.isVisible()]
+    assert len(docks) > 3
+    try:
+        window.set_theme("dark")
+        assert not any(dock.updatesEnabled() for dock in docks)
+        counts: list[int] = []
+        heart = QTimer(interval=0)
+        heart.timeout.connect(lambda: counts.append(sum(dock.updatesEnabled() for dock in docks)))
+        heart.start()
+        qtbot.waitUntil(lambda: all(dock.updatesEnabled() for dock in docks))
+        heart.stop()
+        assert set(range(1, len(docks))) <= set(counts)  # one more each turn
+        window_colour = QApplication.palette().color(QPalette.ColorRole.Window)
+        assert window_colour.lightness() < 64
+        assert all(dock.palette().color(QPalette.ColorRole.Window) == window_colour for dock in docks)
+    finally:
+        switch("light")
