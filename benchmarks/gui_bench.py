@@ -699,6 +699,9 @@ def run_freeze(workload: str, count: int, pins: int, freeze: Freeze, turns: bool
         freeze.note("open (until every view is done)", f"collector, generation {generation} while opening and "
                     f"the 2 s after: {len(taken)} runs, longest {max(taken):.1f} ms")
     gc.callbacks.remove(pauses.seen)
+    from contextdeck import _runtime
+    freeze.note("open (until every view is done)", f"then {_runtime._frozen:,} objects frozen since the last "
+                f"collection of everything (FREEZE_LIMIT {_runtime.FREEZE_LIMIT:,})")
     context = window.context()
     settle = 600
     far = (count // 2, count - 10, 100, count // 3, count * 3 // 4)

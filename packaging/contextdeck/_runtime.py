@@ -26,12 +26,17 @@ IDLE_YOUNG = 1_000
 
 # What is frozen (at idle, and the documents loads build) may hold cyclic garbage that only a collection of
 # everything frees (at idle about 1 % of it, measured: psygnal's signal instances of dropped engine objects; a
-# document's own cycles once another replaces it). Past this many objects frozen since the last such
-# collection, the next idle moment runs one whatever the user is doing: the bound on what can wait for a
-# moment the user does not wait on (`collect_everything`).
+# document's own cycles once another replaces it). Once this many objects that may have become such garbage
+# were frozen since the last such collection, and more than it would find alive, the next idle moment runs one
+# whatever the user is doing: the bound on what can wait for a moment the user does not wait on
+# (`collect_everything`). The bound grows with the heap, as the collection's cost does (a million messages are
+# about 15 million objects: seconds), so that each object the collection walks was paid for by a new one; the
+# document the latest load built is alive, not garbage that may be (`due`).
 FREEZE_LIMIT = 10_000_000
 
 _frozen = 0  # objects frozen (at idle and by loads) since the last collection of everything
+_document = 0  # of those, the objects the latest load built (the document open now)
+_survivors = 0  # objects the last collection of everything left alive
 _loads = 0  # documents being built, on any thread
 _loads_lock = threading.Lock()
 
@@ -50,19 +55,27 @@ def collect_when_idle() -> int | None:
     this whenever its event loop is about to wait for input: once `IDLE_YOUNG` objects are new, a young
     collection (about 1 ms) frees the cycles that died since the last turn, and what is left is frozen
     (`gc.freeze`, O(1)), so no later collection walks it again. Cycles among frozen objects are freed by
-    `collect_everything`, which this runs itself once `FREEZE_LIMIT` objects were frozen (here and by loads)
-    since the last one. Returns the generation collected (2 for everything), or None when nothing was due or
+    `collect_everything`, which this runs itself when one is `due` (enough frozen since the last one that may be
+    garbage). Returns the generation collected (2 for everything), or None when nothing was due or
     a load has the collector off.
     """
     young = gc.get_count()[0]
     if young < IDLE_YOUNG or not gc.isenabled():
         return None
-    if _frozen + young > FREEZE_LIMIT:
+    if due(young):
         collect_everything()
         return 2
     gc.collect(0)
     _freeze()
     return 0
+
+
+def due(young: int = 0) -> bool:
+    """Whether a collection of everything is due, with `young` more objects about to be frozen: once what may
+    have become cyclic garbage since the last one (what was frozen, but the document the latest load built)
+    passes `FREEZE_LIMIT` and what that collection would walk alive (what the last one left, and the document)."""
+    maybe_garbage = _frozen + young - _document
+    return maybe_garbage > max(FREEZE_LIMIT, _survivors + _document)
 
 
 @contextmanager
@@ -72,11 +85,11 @@ def loading() -> Iterator[None]:
     The engine pauses the collector while it parses and builds (`json_building`: each collection would walk
     the millions of objects made so far, while holding the GIL, so the GUI thread could not run Python
     meanwhile); this holds that pause over the whole load and, before the collector is back, freezes what is
-    alive (O(1)) rather than leave it to a young collection, counting it towards `FREEZE_LIMIT`: it becomes
-    garbage when another document replaces it (its cycles then wait for `collect_everything`). Loads on several
-    threads share one pause.
+    alive (O(1)) rather than leave it to a young collection. What it froze is the document open now, alive: it
+    counts as garbage that may be (`due`) once another load replaces it (its cycles then wait for
+    `collect_everything`). Loads on several threads share one pause.
     """
-    global _loads
+    global _loads, _document
     with json_building():
         with _loads_lock:
             _loads += 1
@@ -86,7 +99,7 @@ def loading() -> Iterator[None]:
             with _loads_lock:
                 _loads -= 1
                 if _loads == 0:
-                    _freeze()
+                    _document = _freeze()
 
 
 def freeze_young() -> None:
@@ -99,15 +112,17 @@ def freeze_young() -> None:
     _freeze()
 
 
-def _freeze() -> None:
-    """Freeze every generation, counting what it holds towards `FREEZE_LIMIT`.
+def _freeze() -> int:
+    """Freeze every generation, counting what it holds towards `FREEZE_LIMIT`; returns the count.
 
     The young generation is counted by its allocation count (a load leaves millions there: listing them would
     cost more than the load's freeze saves); the older ones by listing them: they hold only what young
     collections promoted since the last freeze (a busy stretch's survivors), which the young count never saw."""
     global _frozen
-    _frozen += gc.get_count()[0] + len(gc.get_objects(1)) + len(gc.get_objects(2))
+    frozen = gc.get_count()[0] + len(gc.get_objects(1)) + len(gc.get_objects(2))
+    _frozen += frozen
     gc.freeze()
+    return frozen
 
 
 def collect_everything() -> int | None:
@@ -118,11 +133,12 @@ def collect_everything() -> int | None:
     what a replaced document left in cycles. Returns how many unreachable objects it found; None, doing nothing,
     when nothing was frozen (at idle, by a load) since the last one or a load has the collector off.
     """
-    global _frozen
+    global _frozen, _document, _survivors
     if not _frozen or not gc.isenabled():
         return None
     gc.unfreeze()
     found = gc.collect()
     gc.freeze()
-    _frozen = 0
+    _frozen = _document = 0
+    _survivors = gc.get_freeze_count()  # a walk of a list: a small part of the collection's time
     return found

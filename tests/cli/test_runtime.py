@@ -35,10 +35,10 @@ def collector() -> Iterator[None]:
     gc.set_threshold(10**8, 10, 10)
     gc.collect()
     gc.freeze()  # as after a load: the generations hold only what the test makes
-    _runtime._frozen = 0
+    _runtime._frozen = _runtime._document = _runtime._survivors = 0
     yield
     gc.unfreeze()
-    _runtime._frozen = 0
+    _runtime._frozen = _runtime._document = _runtime._survivors = 0
     gc.set_threshold(*before)
 
 
@@ -130,6 +130,42 @@ def test_past_the_limit_idle_time_collects_everything(monkeypatch: pytest.Monkey
     assert collect_when_idle() == 2
     assert gone() is None
     del kept
+
+
+@pytest.mark.usefixtures("collector")
+def test_the_document_a_load_built_is_not_walked_at_the_next_idle_moment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A load of more than `FREEZE_LIMIT` objects (a million messages are about 15 million: seconds to walk) leaves
+    no collection of everything due: the document is alive. Idle time's freezes count against the document's
+    size, so that such a collection runs once it would find about as much that may be garbage as alive."""
+    monkeypatch.setattr(_runtime, "FREEZE_LIMIT", 2 * IDLE_YOUNG)
+    with loading():
+        document = young(5 * IDLE_YOUNG)
+    kept = young(IDLE_YOUNG + 10)
+    assert not _runtime.due()
+    assert collect_when_idle() == 0  # a young collection, not everything
+    for _ in range(3):
+        kept += young(IDLE_YOUNG + 10)
+        assert collect_when_idle() == 0
+    kept += young(2 * IDLE_YOUNG)  # more than the document frozen at idle since the load
+    assert collect_when_idle() == 2
+    del document, kept
+
+
+@pytest.mark.usefixtures("collector")
+def test_a_document_replaced_by_a_load_may_be_garbage(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The document a load built counts as alive until another load replaces it: then its cycles are garbage the
+    next idle moment's collection of everything frees (memory holds about one document's worth at most)."""
+    monkeypatch.setattr(_runtime, "FREEZE_LIMIT", 2 * IDLE_YOUNG)
+    with loading():
+        first = [*young(5 * IDLE_YOUNG), Node()]
+    gone = weakref.ref(first[-1])
+    with loading():
+        second = young(5 * IDLE_YOUNG)
+    del first  # replaced
+    kept = young(2 * IDLE_YOUNG)  # (freeing the first made the young count smaller)
+    assert collect_when_idle() == 2
+    assert gone() is None
+    del second, kept
 
 
 @pytest.mark.usefixtures("collector")
