@@ -89,6 +89,15 @@ def _mark(widget: QWidget, reasons: list[str]) -> None:
     widget.setProperty("problems", reasons)
 
 
+def field_names(call: dict[str, Any], schema: dict[str, Any]) -> list[str]:
+    """The fields of a call's box: the tool's parameters, any others the call has, then the `_` fields."""
+    declared = schema.get("properties")
+    properties: dict[str, Any] = declared if isinstance(declared, dict) else {}
+    names = [name for name in properties if name[:1] != "_"]
+    names += [name for name in call if name[:1] != "_" and name not in names]
+    return [*names, *META]
+
+
 class CallBox(QGroupBox):
     """One call: its tool, its parameters and its `_` fields. `edited(call)` carries the whole new call."""
 
@@ -146,9 +155,7 @@ class CallBox(QGroupBox):
         declared = schema.get("properties")
         properties: dict[str, Any] = declared if isinstance(declared, dict) else {}
         required = schema.get("required", [])
-        names = [name for name in properties if name[:1] != "_"]
-        names += [name for name in self.call if name[:1] != "_" and name not in names]
-        for name in [*names, *META]:  # the tool's parameters, any others the call has, then the `_` fields
+        for name in field_names(self.call, schema):
             self._add_field(name, properties.get(name), name in required)
 
     def _add_field(self, name: str, schema: Any, required: bool) -> None:
@@ -282,11 +289,52 @@ class _Problems(QLabel):
 
 
 class _Pending(QWidget):
-    """Where an entry's box will be, once it scrolls into view."""
+    """Where an entry's box will be, once it scrolls into view, at the height it is expected to have."""
+
+    def __init__(self, height: int) -> None:
+        super().__init__()
+        self.setFixedHeight(height)
+
+
+class _Heights:
+    """What the boxes not made yet are expected to measure: a call's box is a header and a row per field, a group's
+    its own rows around its calls' boxes. Measured on the first boxes made (till then, `PENDING_HEIGHT` a call), so
+    the form's height, and the scroll bar's, change little as the boxes are made."""
 
     def __init__(self) -> None:
-        super().__init__()
-        self.setFixedHeight(PENDING_HEIGHT)
+        self.call_base, self.row = PENDING_HEIGHT - 5 * 26, 26  # a call of the five `_` fields: PENDING_HEIGHT
+        self.group_base = 80
+        self.measured = self.grouped = False
+
+    def call(self, call: Any, tools: dict[str, Any]) -> int:
+        if not isinstance(call, dict):
+            call = {}
+        tool = tools.get(str(call.get("_tool")))
+        return self.call_base + self.row * len(field_names(call, tool.schema if tool is not None else {}))
+
+    def entry(self, item: Any, tools: dict[str, Any]) -> int:
+        if group_of(item) is None:
+            return self.call(item, tools)
+        return self.group_base + sum(self.call(member, tools) for member in _members(item))
+
+    def measure(self, box: CallBox) -> bool:
+        """Learn from a call box just made; whether that changed what is expected."""
+        rows = box.form.rowCount()
+        field = next(iter(box.fields.values()), None)
+        if self.measured or not rows or field is None:
+            return False
+        self.row = field.sizeHint().height() + max(box.form.verticalSpacing(), 0)
+        self.call_base = box.sizeHint().height() - self.row * rows
+        self.measured = True
+        return True
+
+    def measure_group(self, group: GroupBox, boxes: list[CallBox]) -> bool:
+        """Learn a group's own rows from a group box just made (after its calls' boxes were measured)."""
+        if self.grouped or not self.measured:
+            return False
+        self.group_base = max(0, group.sizeHint().height() - sum(box.sizeHint().height() for box in boxes))
+        self.grouped = True
+        return True
 
 
 class Boxes(Sequence[CallBox]):
@@ -362,6 +410,7 @@ class CallsBody(QScrollArea):
         self._entry_of: list[int] = []  # each call's entry
         self._problems: dict[int, dict[str, list[str]]] = {}  # per call number, as `_check` last found them
         self._calls: list[Any] = []
+        self._heights = _Heights()  # of the entries not made yet
         self._checked: tuple[list[Any], dict[str, Any], dict[str, Any]] | None = None  # what `_check` last read
         self._making = QTimer(self, singleShot=True, interval=0)  # the entries scrolled into view, next turn
         self._making.timeout.connect(self._make_shown)
@@ -403,8 +452,9 @@ class CallsBody(QScrollArea):
             self._entry_of += [entry] * (len(_members(item)) if group_of(item) is not None else 1)
         self.boxes.reset(len(self._entry_of))
         lazy = len(self._calls) > LAZY_ENTRIES
+        tools = self.catalog.tools
         for entry in range(len(self._calls)):
-            widget = _Pending() if lazy else self._entry_widget(entry)
+            widget = _Pending(self._heights.entry(self._calls[entry], tools)) if lazy else self._entry_widget(entry)
             self._layout.insertWidget(entry, widget)
             self._entries.append(widget)
         if lazy:
@@ -428,8 +478,17 @@ class CallsBody(QScrollArea):
         pending.deleteLater()
         self._entries[entry] = widget
         last = self._first[entry + 1] if entry + 1 < len(self._first) else len(self._entry_of)
-        for number in range(self._first[entry], last):
-            self.boxes[number].show_problems(self._problems.get(number, {}))
+        boxes = [self.boxes[number] for number in range(self._first[entry], last)]
+        for number, box in zip(range(self._first[entry], last), boxes, strict=True):
+            box.show_problems(self._problems.get(number, {}))
+        learnt = self._heights.measure(boxes[0]) if boxes else False
+        if isinstance(widget, GroupBox):
+            learnt = self._heights.measure_group(widget, boxes) or learnt
+        if learnt:  # the entries still pending stand in at the heights measured
+            tools = self.catalog.tools
+            for index, other in enumerate(self._entries):
+                if isinstance(other, _Pending):
+                    other.setFixedHeight(self._heights.entry(self._calls[index], tools))
 
     def entries(self) -> list[QWidget]:
         """Each plan entry's widget, in order: a call's box, a group's, or the stand-in of one not made yet."""

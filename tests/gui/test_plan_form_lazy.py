@@ -25,6 +25,20 @@ def made(body: CallsBody) -> list[int]:
     return [number for number, _box in body.boxes.made()]
 
 
+def laid_out(body: CallsBody) -> bool:
+    """Every box made has its place and height in the form (the form's layout has run since)."""
+    boxes = [widget for widget in body.entries() if isinstance(widget, CallBox | GroupBox)]
+    return all(widget.height() == widget.sizeHint().height() for widget in boxes) and \
+        body.inner.height() == body.inner.sizeHint().height()
+
+
+def blanks(body: CallsBody) -> list[int]:
+    """The entries in view that are still stand-ins."""
+    view = body.viewport().rect().translated(0, body.verticalScrollBar().value())
+    return [entry for entry, widget in enumerate(body.entries())
+            if not isinstance(widget, CallBox | GroupBox) and widget.geometry().intersects(view)]
+
+
 def test_a_long_plan_makes_the_boxes_in_view_and_the_rest_as_they_scroll_in(
         qtbot: Any, open_messages: Callable[[list[Any], str], MainWindow]) -> None:
     """Selecting a 200-call plan makes only the boxes around the view (a few dozen widgets, not thousands); the
@@ -66,14 +80,9 @@ def test_every_entry_in_view_is_made_wherever_the_form_is_scrolled(
     qtbot.waitUntil(lambda: bar.maximum() > CALLS * PENDING_HEIGHT // 2)
     assert body.problems.isVisible()
 
-    def blanks() -> list[int]:
-        view = body.viewport().rect().translated(0, bar.value())
-        return [entry for entry, widget in enumerate(body.entries())
-                if not isinstance(widget, CallBox | GroupBox) and widget.geometry().intersects(view)]
-
     for fraction in (3, 2, 7, 5):
         bar.setValue(bar.maximum() // fraction)
-        qtbot.waitUntil(lambda: not blanks())
+        qtbot.waitUntil(lambda: not blanks(body))
 
 
 def test_the_list_of_problems_wraps_without_making_the_form_height_for_width(
@@ -121,3 +130,20 @@ def test_a_plan_selected_again_is_not_checked_or_marked_again(
     assert checks == []
     assert styled == []
     assert marks()[:len(marked)] == marked
+
+
+def test_the_scroll_bar_keeps_its_length_as_the_boxes_are_made(
+        qtbot: Any, open_messages: Callable[[list[Any], str], MainWindow]) -> None:
+    """An entry not made yet stands in at the height its box will have (its fields counted, a group's calls
+    added), so the form's height hardly changes as the form is scrolled through and the boxes are made."""
+    window = open_messages(UNEVEN, "long-plan.json")
+    window.select_message(1)
+    body = window.editor.body()
+    assert isinstance(body, CallsBody)
+    bar = body.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.maximum() > CALLS * PENDING_HEIGHT // 2 and bool(made(body)))
+    first = bar.maximum()
+    for fraction in (0.3, 0.6, 1.0):
+        bar.setValue(int(bar.maximum() * fraction))
+        qtbot.waitUntil(lambda: not blanks(body) and laid_out(body))
+        assert abs(bar.maximum() - first) <= first // 100
