@@ -2,8 +2,9 @@
 
 Never beside the document: its folder is the user's (under version control, shared, read-only). Each
 document has one small JSON file in the application-data folder, named by a hash of the document's
-absolute path, written atomically (`_disk.write_file`) a moment after a change and at once when the
-document is closed or replaced. See docs/files.md.
+absolute path, written atomically (`_disk.write_file`) a moment after a change, on a worker thread (a write
+waits for the disk, tens of milliseconds on a busy one), and at once when the document is closed or replaced.
+See docs/files.md.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import copy
 import hashlib
 import json
 import os
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,8 @@ __all__ = ["DocumentSidecar", "SidecarStore"]
 
 FORMAT = "contextdeck-document-settings/1"
 WRITE_DELAY_MS = 500  # changes come in bursts (expanding a tree, pinning several watches): one write each
+# One worker for every window's settings: the writes of one file land in the order they were asked.
+_WRITER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="contextdeck-settings")
 
 
 def _absolute(document: Path) -> Path:
@@ -97,8 +101,9 @@ class DocumentSidecar(QObject):
         self._document: Path | None = None
         self._values: dict[str, Any] = {}
         self._pending = False  # changed since the last write
+        self._writing: Future[None] | None = None  # the write on the worker, if one was asked for
         self._timer = QTimer(self, singleShot=True, interval=WRITE_DELAY_MS)
-        self._timer.timeout.connect(self.flush)
+        self._timer.timeout.connect(self._write_apart)
 
     @property
     def document(self) -> Path | None:
@@ -137,12 +142,25 @@ class DocumentSidecar(QObject):
                 self._timer.start()
 
     def flush(self) -> None:
-        """Write pending changes now (closing, switching documents)."""
+        """Write pending changes now (closing, switching documents), after the write on the worker, if any."""
         self._timer.stop()
+        if self._writing is not None:
+            self._writing.result()
+            self._writing = None
         if not self._pending or self._document is None:
             return
         self._pending = False
-        error = self.store.write(self._document, self._values)
+        self._write(self._document, dict(self._values))
+
+    def _write_apart(self) -> None:
+        if not self._pending or self._document is None:
+            return
+        self._pending = False
+        self._writing = _WRITER.submit(self._write, self._document, dict(self._values))  # (values are replaced whole)
+
+    def _write(self, document: Path, values: dict[str, Any]) -> None:
+        error = self.store.write(document, values)
         if error is not None:
-            self.writeFailed.emit(f"Could not keep the settings of {self._document.name} in {self.store.directory}: "
-                                  f"{error}")
+            with contextlib.suppress(RuntimeError):  # the window closed meanwhile: nobody to tell
+                self.writeFailed.emit(f"Could not keep the settings of {document.name} in {self.store.directory}: "
+                                      f"{error}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -226,3 +227,25 @@ def test_expanded_paths_survive_a_state_that_finished_without_their_rows(qtbot: 
     view.refresh(window.context(), None, None)
     qtbot.waitUntil(lambda: not view.is_busy())
     assert view.isExpanded(state_index(window, "¶state.user"))
+
+
+def test_a_change_is_written_a_moment_later_off_the_gui_thread(
+        qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The write a moment after a change waits for the disk on a worker, never on the window's thread; a flush
+    (closing, another document) waits for it, then writes what changed since, so the last value is the one kept."""
+    doc = tmp_path / "d.json"
+    doc.write_text("[]", encoding="utf-8")
+    store = SidecarStore(tmp_path / "settings")
+    writers: list[str] = []
+    real = store.write
+    monkeypatch.setattr(store, "write", lambda *args: writers.append(threading.current_thread().name) or real(*args))
+    sidecar = DocumentSidecar(store)
+    sidecar.switch(doc)
+    sidecar.set_value("watches", ["†a"])
+    qtbot.waitUntil(lambda: store.read(doc).get("watches") == ["†a"])
+    assert writers == [writers[0]]
+    assert writers[0] != threading.main_thread().name
+    sidecar.set_value("watches", ["†b"])
+    sidecar.flush()
+    assert store.read(doc)["watches"] == ["†b"]
+    assert writers[-1] == threading.main_thread().name
