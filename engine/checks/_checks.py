@@ -1,7 +1,8 @@
 """`validate`: every problem of a document that can be known without running anything.
 
 The data checks (`_validate`), unknown tool references and advisors, and every static check `run` makes
-before it starts a call: the same `Execution` set-up, so the two can never disagree.
+before it starts a call: the set-up `Execution.reset` starts from (`run/_setup.set_up`), so the two can
+never disagree.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from ..document._view import Messages
 from ..protocol._messages import Form
 from ..request._request import survey
 from ..resolve._resolution import Diagnostic
-from ..run._execution import Execution
+from ..run._setup import set_up
 from ..run._turns import output_violations
 from ._call_checks import plan_problems
 
@@ -79,13 +80,14 @@ def _run_problems(
         return []
     live = context if isinstance(context, Context) else Context(context[i] for i in range(len(context)))
     known = activities if activities is not None else _assumed(live, tools)
-    execution = Execution(live, solution, activities=known, tools=tools, path=path)
+    base, chain = (path.parent, (path.resolve(),)) if path is not None else (None, ())
+    setup = set_up(live, solution, known, dict(tools or {}), base, chain)
     where = "solution" if plan_index is None else f"plan at message {plan_index}"
     problems: list[Diagnostic] = []
-    for plan in execution.plans:
+    for plan in setup.plans:
         if not isinstance(plan.call, dict):
             continue  # `data_problems` said so already
-        found = dict.fromkeys((p.type, p.message) for p in execution.problems(plan.index))
+        found = dict.fromkeys((p.type, p.message) for p in setup.structural.get(plan.index, ()))
         for kind, message in found:
             if kind not in _REPORTED:
                 problems.append(Diagnostic(plan_index, f"{where}, {plan.label}", f"{kind}: {message}"))

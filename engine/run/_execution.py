@@ -17,35 +17,25 @@ from typing import Any, ClassVar, Protocol
 from psygnal import Signal
 
 from ..calls._activities import Activities
-from ..calls._calls import (
-    CallPlan,
-    Mode,
-    Problem,
-    check_parameters,
-    parameters_of,
-    plan_call,
-    resolve_call,
-    tool_schema_problem,
-)
+from ..calls._calls import CallPlan, Mode, Problem, plan_call
 from ..calls._outputs import Clock, OutputError, check_json, error_message, run_record_message, utc_now
-from ..calls._plan import Graph, feeds
+from ..calls._plan import Graph
 from ..calls._record import Record, RecordReader, call_texts
 from ..calls._status import OPEN, Approver, CallState, Stale, Status, TickReport
-from ..calls._tools import merged_tools, pending_calls, plan_mode
+from ..calls._tools import plan_mode
 from ..document._context import Context
 from ..document._document import Document
 from ..document._json import batch_collector
-from ..protocol._expressions import find_expressions
-from ..protocol._groups import Unit, flatten
+from ..protocol._groups import Unit
 from ._approval import approve
 from ._breakpoints import hits_breakpoint
-from ._delegate import Delegate, delegate_for
-from ._instancing import expand_instances
+from ._delegate import Delegate
 from ._patterns import run_pattern
 from ._pool import Jobs
 from ._readiness import derive_statuses, ready_units
 from ._rerun import stale_calls, with_dependents
 from ._running import Outcome, Provided, Replay, Timer, conclude, failure, invoke, perform, prepare, started_audit
+from ._setup import literal_problems, set_up
 
 # Up to this many running calls, each completion also looks for others done at the same moment.
 _SCAN_LIMIT = 256
@@ -164,39 +154,23 @@ class Execution:
             task.cancel()
         self._jobs.stop()
         self._tasks, self._background = {}, {}
-        entries, self.plan_index = pending_calls(self.context, self.solution)
-        calls, self.units = flatten(expand_instances(entries, self.context))
-        self.calls: list[Any] = calls  # as written: what the record matches against
-        self.call_texts = call_texts(calls)  # their canonical texts, serialised once for every reading of the record
+        setup = set_up(self.context, self.solution, self.activities, self.code_tools, self.base, self.chain)
+        self.plan_index, self.units, self._tools = setup.plan_index, setup.units, setup.tools
+        self.calls: list[Any] = setup.calls  # as written: what the record matches against
+        self.call_texts = call_texts(self.calls)  # canonical texts, serialised once for every reading of the record
         self._reader = RecordReader(self.call_texts, self.plan_index)  # what it read, kept between refreshes
         self.lazy = plan_mode(self.context) == "lazy"  # 012: a lazy plan waits for approve_plan()
         self._unit_of = {index: unit for unit in self.units for index in unit.members}
-        self._tools = merged_tools(self.context, self.code_tools)
-        self.plans = [plan_call(i, call, self._tools, self.activities) for i, call in enumerate(calls)]
-        self._graph = Graph.of(self.plans)
-        self._states = [CallState(i, call) for i, call in enumerate(calls)]
+        self.plans, self._graph = setup.plans, setup.graph
+        self._states = [CallState(i, call) for i, call in enumerate(self.calls)]
         self._provided: dict[int, Provided] = {}
         self._errors: list[tuple[int, dict[str, Any]]] = []
         self._resume: int | None = None
         self._again: dict[int, frozenset[int]] = {}  # re-run: the record messages of earlier runs to leave out
-        self._structural: dict[int, list[Problem]] = {}
-        self.delegates: dict[int, Delegate] = {}
+        self._structural: dict[int, list[Problem]] = setup.structural
+        self.delegates: dict[int, Delegate] = setup.delegates
         self.delegations: dict[int, Any] = {}  # the nested session (a Loop) of each delegated call that ran
-        for plan in self.plans:
-            problems = list(plan.problems) or self._literal_problems(plan)
-            found, refusal = delegate_for(plan, self.base, self.chain, self.code_tools)
-            if refusal is not None:
-                problems.append(refusal)
-            elif found is not None:
-                self.delegates[plan.index] = found
-            if problems:
-                self._structural[plan.index] = problems
-        self._check_groups()
-        self.refused = tuple(self._graph.cycles())
-        for cycle in self.refused:
-            text = self._graph.describe_cycle(cycle, self.plans)
-            for index in cycle:
-                self._structural.setdefault(index, []).append(Problem("cycle", text))
+        self.refused = setup.refused
         derive_statuses(self)
 
     def problems(self, index: int) -> tuple[Problem, ...]:
@@ -213,37 +187,12 @@ class Execution:
         """A refused cycle in words: its calls and the paths that link them."""
         return self._graph.describe_cycle(cycle, self.plans)
 
-    def _literal_problems(self, plan: CallPlan) -> list[Problem]:
-        """A tool schema that cannot be used, and parameters without references, are found before anything
-        runs (SPEC 6.7): `validate` reports them, and the window shows them, without running the call."""
-        if plan.tool is None:
-            return []
-        broken = tool_schema_problem(plan)
-        if broken is not None:
-            return [broken]
-        if any(True for _ in find_expressions(parameters_of(plan.call))):
-            return []
-        problem = check_parameters(plan, resolve_call(self.context, plan))
-        return [] if problem is None else [problem]
-
     def replan(self, index: int, call: Any) -> list[Problem]:
         """Call `index` becomes `call` (an approval's edit): planned again, its problems returned."""
         plan = self.plans[index] = plan_call(index, call, self._tools, self.activities)
         self._graph = Graph.of(self.plans)
         self._set(index, call=call)
-        return list(plan.problems) or self._literal_problems(plan)
-
-    def _check_groups(self) -> None:
-        for unit in self.units:
-            if unit.pattern == "one":
-                continue
-            plans = [self.plans[i] for i in unit.members]
-            linked = [(a.index, b.index) for a in plans for b in plans if feeds(a, b)]
-            if linked:
-                text = f"calls of one {unit.pattern!r} group run together and cannot feed each other: " + ", ".join(
-                    f"call {a} feeds call {b}" for a, b in linked)
-                for i in unit.members:
-                    self._structural.setdefault(i, [Problem("group", text)])
+        return list(plan.problems) or literal_problems(self.context, plan)
 
     # -- reading -------------------------------------------------------------------------------
 

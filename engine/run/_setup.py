@@ -1,0 +1,106 @@
+"""A plan before anything runs: its calls as the executor numbers them, each one planned, who feeds whom, and
+what keeps a call from ever running (SPEC 6.7). `Execution.reset` starts from it and `validate` reports it:
+one function, so that what `validate` says and what `run` refuses can never disagree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..calls._activities import Activities
+from ..calls._calls import (
+    CallPlan,
+    Problem,
+    check_parameters,
+    parameters_of,
+    plan_call,
+    resolve_call,
+    tool_schema_problem,
+)
+from ..calls._plan import Graph, feeds
+from ..calls._tools import ToolDefinition, merged_tools, pending_calls
+from ..document._context import Context
+from ..protocol._expressions import find_expressions
+from ..protocol._groups import Unit, flatten
+from ._delegate import Delegate, delegate_for
+from ._instancing import expand_instances
+
+
+@dataclass(frozen=True)
+class Setup:
+    """A plan's calls before anything runs: nothing here depends on the run record."""
+
+    plan_index: int | None  # the plan message the calls are from (None: the solution's)
+    calls: list[Any]  # as written, flattened out of their groups and expanded per instance
+    units: list[Unit]  # the groups the calls run in (a call alone is a unit of its own)
+    tools: dict[str, ToolDefinition]
+    plans: list[CallPlan]
+    graph: Graph
+    structural: dict[int, list[Problem]]  # call index -> what keeps it from running, found before running
+    delegates: dict[int, Delegate]
+    refused: tuple[tuple[int, ...], ...]  # the cycles that refuse the whole plan
+
+
+def set_up(
+    context: Context,
+    solution: Any,
+    activities: Activities,
+    code_tools: dict[str, dict[str, Any]],
+    base: Path | None = None,
+    chain: tuple[Path, ...] = (),
+) -> Setup:
+    """The pending calls (the solution's, else the last plan's) planned against `context`'s tools and
+    `code_tools`, with each call's structural problems: its own, its literal parameters, its delegate, its
+    group, a cycle."""
+    entries, plan_index = pending_calls(context, solution)
+    calls, units = flatten(expand_instances(entries, context))
+    tools = merged_tools(context, code_tools)
+    plans = [plan_call(i, call, tools, activities) for i, call in enumerate(calls)]
+    graph = Graph.of(plans)
+    structural: dict[int, list[Problem]] = {}
+    delegates: dict[int, Delegate] = {}
+    for plan in plans:
+        problems = list(plan.problems) or literal_problems(context, plan)
+        found, refusal = delegate_for(plan, base, chain, code_tools)
+        if refusal is not None:
+            problems.append(refusal)
+        elif found is not None:
+            delegates[plan.index] = found
+        if problems:
+            structural[plan.index] = problems
+    _check_groups(units, plans, structural)
+    refused = tuple(graph.cycles())
+    for cycle in refused:
+        text = graph.describe_cycle(cycle, plans)
+        for index in cycle:
+            structural.setdefault(index, []).append(Problem("cycle", text))
+    return Setup(plan_index, calls, units, tools, plans, graph, structural, delegates, refused)
+
+
+def literal_problems(context: Context, plan: CallPlan) -> list[Problem]:
+    """A tool schema that cannot be used, and parameters without references, are found before anything
+    runs (SPEC 6.7): `validate` reports them, and the window shows them, without running the call."""
+    if plan.tool is None:
+        return []
+    broken = tool_schema_problem(plan)
+    if broken is not None:
+        return [broken]
+    if any(True for _ in find_expressions(parameters_of(plan.call))):
+        return []
+    problem = check_parameters(plan, resolve_call(context, plan))
+    return [] if problem is None else [problem]
+
+
+def _check_groups(units: list[Unit], plans: list[CallPlan], structural: dict[int, list[Problem]]) -> None:
+    for unit in units:
+        if unit.pattern == "one":
+            continue
+        members = [plans[i] for i in unit.members]
+        linked = [(a.index, b.index) for a in members for b in members if feeds(a, b)]
+        if linked:
+            text = f"calls of one {unit.pattern!r} group run together and cannot feed each other: " + ", ".join(
+                f"call {a} feeds call {b}" for a, b in linked)
+            for i in unit.members:
+                structural.setdefault(i, [Problem("group", text)])
