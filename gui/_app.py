@@ -25,6 +25,7 @@ from ._theme import apply_theme
 from ._window import MainWindow
 
 FIRST_DOCUMENT = resources.path("examples", "refund_workflow.json")
+SHOT_SIZE = (1440, 880)  # a screenshot's window (the README's picture), unless --size says otherwise
 
 
 def create_window(settings: QSettings, recovery_dir: Path | None = None) -> MainWindow:
@@ -84,9 +85,11 @@ def _has_display() -> bool:
     return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
-def main(doc: str | None = None, screenshot: str | None = None, tools: Sequence[str] = ()) -> int:
-    """`contextdeck gui [DOC] [--screenshot PNG] [--tools PATH ...]`: the window, or a PNG of it rendered
-    offscreen; `tools` are tool registries loaded first (as File → Load Tool Registry… does)."""
+def main(doc: str | None = None, screenshot: str | None = None, tools: Sequence[str] = (),
+         size: tuple[int, int] | None = None) -> int:
+    """`contextdeck gui [DOC] [--screenshot PNG [--size WxH]] [--tools PATH ...]`: the window, or a PNG of it
+    rendered offscreen at `size` (a first start's layout at that size); `tools` are tool registries loaded
+    first (as File → Load Tool Registry… does)."""
     if screenshot and "QT_QPA_PLATFORM" not in os.environ:
         os.environ["QT_QPA_PLATFORM"] = "offscreen"  # a screenshot needs no screen
     if not _has_display():
@@ -123,7 +126,8 @@ def main(doc: str | None = None, screenshot: str | None = None, tools: Sequence[
     else:
         path = FIRST_DOCUMENT if first_start or screenshot else None
     if screenshot:
-        window.resize(1440, 880)
+        window.resize(*(size or SHOT_SIZE))
+        window.reset_layout()  # the first start's docks, sized for this size
         window.show()
         if path is not None and not open_and_wait(window, path):
             print(f"contextdeck: could not open {path}", file=sys.stderr)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QChildEvent, QEvent, QModelIndex, QSettings, Qt
+from PySide6.QtCore import QByteArray, QChildEvent, QEvent, QModelIndex, QRect, QSettings, QSize, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication
 from PySide6.QtWidgets import (
     QApplication,
@@ -58,6 +58,8 @@ from ._turns import install_turns
 from ._watches import WatchPanel
 
 MENUS = ("File", "Edit", "View", "Run", "Help")
+DEFAULT_SIZE = QSize(1400, 860)  # a first start's size, on a screen with room for it
+FRAME = QSize(16, 48)  # what a window manager's frame and title bar add around it (resize() leaves them out)
 _log = logging.getLogger(__name__)
 
 
@@ -409,10 +411,8 @@ class MainWindow(QMainWindow):
         self._default_layout = self.saveState()  # every panel is in its first place: View → Reset Layout's target
         geometry = self.settings.value("window/geometry")
         state = self.settings.value("window/state")
-        if isinstance(geometry, QByteArray):
-            self.restoreGeometry(geometry)
-        else:
-            self.resize(1400, 860)
+        if not isinstance(geometry, QByteArray) or not self.restoreGeometry(geometry):
+            self.setGeometry(first_geometry(self.screen().availableGeometry(), self.minimumSizeHint()))
             self._default_dock_sizes()
         if isinstance(state, QByteArray):
             self.restoreState(state)
@@ -499,6 +499,16 @@ class MainWindow(QMainWindow):
         if files:
             event.acceptProposedAction()
             self.files.open_path(files[0])
+
+
+def first_geometry(room: QRect, least: QSize) -> QRect:
+    """A first start's place: `DEFAULT_SIZE`, smaller where the screen's free area `room` (without panels or
+    docks) has less, frame included, and centred in it (a 1280×800 screen gets the whole of its height); never
+    under `least`, the window's minimum (smaller, Qt lays the whole window out again at every edit)."""
+    size = DEFAULT_SIZE.boundedTo(room.size() - FRAME).expandedTo(least)
+    place = QRect(0, 0, size.width(), size.height())
+    place.moveCenter(room.center())
+    return place
 
 
 def show_whole_titles(tabs: QTabBar) -> None:

@@ -438,7 +438,16 @@ def _gui(args: argparse.Namespace) -> int:
         return EXIT_DOCUMENT
     from contextdeck.gui import main as gui_main  # Qt is loaded only for this subcommand
 
-    return gui_main(args.doc, screenshot=args.screenshot, tools=args.tools)
+    return gui_main(args.doc, screenshot=args.screenshot, tools=args.tools, size=args.size)
+
+
+def _window_size(text: str) -> tuple[int, int]:
+    """`1280x800` → (1280, 800): the screenshot's window size."""
+    width, sep, height = text.lower().partition("x")
+    if not sep or not width.isdigit() or not height.isdigit() or not (200 <= int(width) <= 10_000) or \
+            not (200 <= int(height) <= 10_000):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size such as 1280x800 (200 to 10000 pixels each)")
+    return int(width), int(height)
 
 
 def _seconds(text: str) -> float:
@@ -559,6 +568,8 @@ def build_parser() -> argparse.ArgumentParser:
     gui = commands.add_parser("gui", help="open the workbench")
     gui.add_argument("doc", nargs="?", default=None)
     gui.add_argument("--screenshot", metavar="PNG", default=None, help="render the window to PNG and exit")
+    gui.add_argument("--size", metavar="WxH", type=_window_size, default=None,
+                     help="with --screenshot: the window's size in pixels, e.g. 1280x800 (default 1440x880)")
     gui.add_argument("--tools", metavar="PATH", action="extend", nargs="+", default=[],
                      help="a tool registry to load first: a folder of tool JSON files or a Python file with TOOLS")
     gui.set_defaults(run=_gui)

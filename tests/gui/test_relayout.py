@@ -48,10 +48,13 @@ def edit(window: MainWindow, data: dict[str, Any]) -> None:
 
 
 def test_typing_into_a_form_does_not_lay_out_the_main_window(
-        open_messages: Callable[[list[Any], str], MainWindow]) -> None:
+        qtbot: Any, open_messages: Callable[[list[Any], str], MainWindow]) -> None:
     window = open_messages(MESSAGES, "typing.json")
     window.select_message(1)
     edit(window, {"label": "a", "n": 10})  # the first edit enables Undo: the toolbar may change
+    # The window's first layout at the size it opened at, and the views' refresh after that edit, settle first.
+    qtbot.waitUntil(lambda: not window.document.views_pending() and not window.state_view.is_busy())
+    settled()
     requests = LayoutRequests(window)
     for n in (11, 12, 13):
         edit(window, {"label": "a", "n": n})
