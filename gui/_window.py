@@ -44,6 +44,7 @@ from ._keyboard import install_keyboard
 from ._llm import LLMView
 from ._message_editor import NEW_MESSAGES, Catalogs, FormsAhead, MessageEditor
 from ._models import install_models
+from ._seen import behind_a_tab
 from ._session import DocumentSession
 from ._slices import slices
 from ._state import StateView
@@ -474,6 +475,12 @@ class MainWindow(QMainWindow):
         before = QApplication.focusWidget()
         moved = super().focusNextPrevChild(next)
         after = QApplication.focusWidget()
+        passed: set[QWidget] = set()
+        # Qt's chain counts a dock tabbed behind another as visible: Tab goes on past its controls.
+        while moved and after is not None and behind_a_tab(after) and after not in passed:
+            passed.add(after)
+            moved = super().focusNextPrevChild(next)
+            after = QApplication.focusWidget()
         if moved and after is not None and self.editor.isAncestorOf(after) and \
                 (before is None or not self.editor.isAncestorOf(before)):
             self.editor.enter(next)

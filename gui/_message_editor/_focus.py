@@ -11,6 +11,8 @@ from __future__ import annotations
 from PySide6.QtCore import QCoreApplication, QEvent, QPoint, Qt
 from PySide6.QtWidgets import QScrollArea, QWidget
 
+from .._seen import behind_a_tab
+
 
 def controls(root: QWidget) -> list[QWidget]:
     """The controls under `root` that Tab stops at (shown, enabled, taking Tab focus), in visual order."""
@@ -42,7 +44,8 @@ def _stop(widget: QWidget, root: QWidget) -> QWidget | None:
     proxy = widget.focusProxy()
     while proxy is not None:
         widget, proxy = proxy, proxy.focusProxy()
-    shown = widget.window() is root.window() and widget.isVisibleTo(root.window()) and widget.isEnabled()
+    shown = widget.window() is root.window() and widget.isVisibleTo(root.window()) and widget.isEnabled() and \
+        not behind_a_tab(widget)
     return widget if shown and root.isAncestorOf(widget) else None
 
 

@@ -241,3 +241,27 @@ def test_the_window_opens_with_the_focus_on_the_timeline(qtbot: Any, refund: Mai
     refund.activateWindow()
     qtbot.waitUntil(lambda: focused() is not None)
     assert focused() is refund.timeline.table
+
+
+def test_tab_and_shift_tab_never_stop_in_a_dock_behind_a_tab(qtbot: Any, refund: MainWindow) -> None:
+    """Round the whole window with Tab, then with Shift+Tab: the focus never lands in a dock tabbed behind
+    another (it stopped in the Output audit, the LLM view, the plan graph and the call stack, off screen, where
+    the keys typed went unseen) and reaches every pane in front."""
+    from contextdeck.gui._seen import behind_a_tab
+
+    refund.activateWindow()
+    table = refund.timeline.table
+    for key in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab):
+        table.setFocus()
+        qtbot.waitUntil(table.hasFocus)
+        stops: list[QWidget] = []
+        for _ in range(80):
+            widget = focused()
+            assert widget is not None
+            stops.append(widget)
+            qtbot.keyClick(widget, key)
+        hidden = [f"{type(w).__name__} {w.objectName()}" for w in stops if behind_a_tab(w)]
+        assert hidden == []
+        for pane in (refund.state_view, refund.watches, refund.inspector.panel, refund.inspector.inspector,
+                     refund.editor):
+            assert any(pane is w or pane.isAncestorOf(w) for w in stops), type(pane).__name__
