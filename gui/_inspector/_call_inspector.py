@@ -35,7 +35,7 @@ from contextdeck.engine import (
 )
 
 from ._destinations import DestinationsView
-from ._style import LINK_COLOUR, MISSING_COLOUR, STATUS_COLOURS, WARNING_COLOUR, heading
+from ._style import LINK_COLOUR, MISSING_COLOUR, STATUS_COLOURS, WARNING_COLOUR, NoteBox, heading
 
 PARAM, WRITTEN, RESOLVED, SOURCE, RECEIVED = range(5)
 STALE_BACKGROUND = "#fff3d6"
@@ -111,11 +111,9 @@ class CallInspector(QWidget):
         self.params.itemClicked.connect(self._item_clicked)
         self.destinations = DestinationsView()
         self.method = QLabel()
-        self.problems = QLabel()
+        self.problems = NoteBox()
         self.problems.setWordWrap(True)
         self.problems.setTextFormat(Qt.TextFormat.RichText)
-        self.problems.setStyleSheet(
-            "QLabel { background: #fff8e6; border: 1px solid #f0d9a8; border-radius: 4px; padding: 6px; }")
         self.schema = QPlainTextEdit(readOnly=True)
         self.resolved_call = QPlainTextEdit(readOnly=True)
         self.ran = QPlainTextEdit(readOnly=True)

@@ -8,12 +8,13 @@ from typing import Any, Protocol
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QInputDialog, QLabel, QMessageBox, QToolBar, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QToolBar, QVBoxLayout, QWidget
 
 from contextdeck.engine import ActivityLoadError, load_activities, prestart_workers
 
 from ._calls import CallsModel, CallsView
 from ._debugger import Debugger
+from ._style import PanelMessage
 
 
 def confirm_code(parent: QWidget | None, path: str) -> bool:
@@ -53,9 +54,7 @@ class CallsPanel(QWidget):
         self.model = model
         self.debugger = debugger
         self.view = CallsView(model)
-        self.message = QLabel()
-        self.message.setWordWrap(True)
-        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.message = PanelMessage()  # the panel's own: above its table, in a box, not by the status bar
         # Injected in tests; by default a file dialog and a warning box.
         self.ask_path: Callable[[QWidget | None], str | None] = ask_activities_path
         self.confirm: Callable[[QWidget | None, str], bool] = confirm_code
@@ -73,8 +72,8 @@ class CallsPanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
         layout.addWidget(toolbar)
-        layout.addWidget(self.view, 1)
         layout.addWidget(self.message)
+        layout.addWidget(self.view, 1)
         debugger.stateChanged.connect(self._update)
         debugger.stopped.connect(self.message.setText)
         debugger.callFocused.connect(self.view.select_call)

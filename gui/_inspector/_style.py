@@ -5,8 +5,8 @@ from __future__ import annotations
 from functools import cache
 
 from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QIcon, QPainter, QPen, QPixmap
-from PySide6.QtWidgets import QLabel
+from PySide6.QtGui import QColor, QFont, QIcon, QPainter, QPaintEvent, QPalette, QPen, QPixmap
+from PySide6.QtWidgets import QLabel, QWidget
 
 from contextdeck.engine import Status
 
@@ -70,3 +70,57 @@ def heading(text: str) -> QLabel:
     label.setFont(font)
     label.setStyleSheet("color: #6b7f8e; padding-top: 6px;")
     return label
+
+
+WARM_FILL = ("#fff8e6", "#3a3122")  # a warm note box's fill and edge, (light, dark)
+WARM_EDGE = ("#f0d9a8", "#7a6230")
+
+
+class NoteBox(QLabel):
+    """A label in a rounded box, warm (the call inspector's problems) or plain (the calls panel's own
+    messages), painted in the colours of the palette it has at each paint: a theme switch reaches it as it
+    reaches every widget, where a style sheet kept the light box (and the dark theme's light text on it)
+    until the widget was polished again."""
+
+    def __init__(self, parent: QWidget | None = None, *, warm: bool = True) -> None:
+        super().__init__(parent)
+        self.warm = warm
+        self.setContentsMargins(7, 7, 7, 7)
+
+    def fill(self) -> QColor:
+        """The box's colour in the palette it has now (dark when the window is)."""
+        palette = self.palette()
+        return QColor(WARM_FILL[self._dark()]) if self.warm else palette.color(QPalette.ColorRole.AlternateBase)
+
+    def _edge(self) -> QColor:
+        return QColor(WARM_EDGE[self._dark()]) if self.warm else self.palette().color(QPalette.ColorRole.Mid)
+
+    def _dark(self) -> int:
+        return int(self.palette().color(QPalette.ColorRole.Window).lightness() < 128)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(QPen(self._edge(), 1))
+        painter.setBrush(self.fill())
+        painter.drawRoundedRect(QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5), 4, 4)
+        painter.end()
+        super().paintEvent(event)
+
+
+class PanelMessage(NoteBox):
+    """A panel's own message ("Finished: every call has run"), in a plain box at the panel's top and hidden
+    while there is none: at the panel's bottom, unframed, it read as a second status bar line."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent, warm=False)
+        self.setWordWrap(True)
+        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.hide()
+
+    def setText(self, text: str) -> None:
+        super().setText(text)
+        self.setVisible(bool(text))
+
+    def clear(self) -> None:
+        self.setText("")

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QApplication, QFrame
 
 from contextdeck.gui._message_editor import MessageEditor
@@ -127,3 +129,25 @@ def test_the_output_audit_raised_after_its_message_was_deleted_shows_nothing(
     window.inspector.wiring.show_message(len(window.context()))  # remembered: a message since removed
     docks["Output audit"].raise_()
     qtbot.waitUntil(lambda: not docks["Output audit"].visibleRegion().isEmpty())
+
+
+def test_the_calls_panels_message_is_the_panels_not_a_second_status_line(
+        qtbot: Any, refund_window: MainWindow, tmp_path: Path) -> None:
+    """The calls panel's own message ("Activities not loaded: …") sits in a box at the panel's top, under its
+    toolbar and above its table, and is hidden while there is none: at the bottom of the panel, right above
+    the status bar's message, it read as two status lines."""
+    panel = refund_window.inspector.panel
+    assert panel.message.isHidden()
+    broken = tmp_path / "broken.py"
+    broken.write_text("def (:\n", encoding="utf-8")
+    panel.confirm = lambda parent, file: True
+    assert panel.load_activities(str(broken)) is False
+    qtbot.waitUntil(panel.message.isVisible)
+    assert "syntax error at line 1" in panel.message.text()
+    top = panel.message.mapTo(refund_window, panel.message.rect().bottomLeft()).y()
+    assert top < panel.view.mapTo(refund_window, panel.view.rect().topLeft()).y()
+    status = refund_window.statusBar().mapTo(refund_window, refund_window.statusBar().rect().topLeft()).y()
+    assert status - top > panel.view.height()  # the table is between it and the status bar
+    assert panel.message.fill() == panel.message.palette().color(QPalette.ColorRole.AlternateBase)
+    panel.message.setText("")
+    assert panel.message.isHidden()

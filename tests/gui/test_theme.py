@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, QTimer
-from PySide6.QtGui import QPalette
+from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication, QDockWidget, QLineEdit, QVBoxLayout, QWidget
 
 from contextdeck.gui._banner import Banner
@@ -99,3 +99,27 @@ def test_a_theme_switch_repaints_the_windows_docks_a_turn_at_a_time(qtbot: Any, 
         assert all(dock.palette().color(QPalette.ColorRole.Window) == window_colour for dock in docks)
     finally:
         switch("light")
+
+
+def test_the_call_inspectors_problems_box_follows_a_theme_switch(qtbot: Any, refund_window: Any) -> None:
+    """The problems box of the call inspector is drawn in the theme's colours after a switch, both ways: its
+    own style sheet kept it light in the dark theme (with the dark theme's light text on it)."""
+    switch("light")
+    inspector = refund_window.inspector
+    inspector.docks["Call inspector"].raise_()
+    inspector.panel.view.select_call(2)  # checkEligibility: its order resolves to null
+    problems = inspector.inspector.problems
+    qtbot.waitUntil(lambda: problems.isVisible() and "$.order" in problems.text())
+
+    def fill() -> QColor:  # inside the box's padding, right of its text
+        return problems.grab().toImage().pixelColor(problems.width() - 4, problems.height() // 2)
+
+    text = problems.palette().color(QPalette.ColorRole.WindowText)
+    assert fill().lightness() > 200 > 100 > text.lightness()
+    try:
+        switch("dark")
+        text = problems.palette().color(QPalette.ColorRole.WindowText)
+        assert fill().lightness() < 100 < 200 < text.lightness()
+    finally:
+        switch("light")
+    assert fill().lightness() > 200
