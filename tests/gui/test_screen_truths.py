@@ -151,3 +151,17 @@ def test_the_calls_panels_message_is_the_panels_not_a_second_status_line(
     assert panel.message.fill() == panel.message.palette().color(QPalette.ColorRole.AlternateBase)
     panel.message.setText("")
     assert panel.message.isHidden()
+
+
+def test_an_empty_last_plan_is_named_not_denied(qtbot: Any, refund_window: MainWindow) -> None:
+    """A new, empty plan message after the refund plan: the calls panel says the last plan (#5) has no calls
+    yet (it said the document had no plan message at all, with one of five calls right above)."""
+    from contextdeck.gui._inspector._panel import EMPTY_PLAN
+
+    panel = refund_window.inspector.panel
+    refund_window.select_message(4)
+    refund_window.insert_message("Plan")
+    qtbot.waitUntil(lambda: panel.message.text() == EMPTY_PLAN.format(5))
+    assert panel.message.isVisible()
+    refund_window.commands.undo()
+    qtbot.waitUntil(lambda: panel.message.text() == "")
