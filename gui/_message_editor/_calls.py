@@ -445,6 +445,9 @@ class CallsBody(QScrollArea):
 
     def _rebuild(self) -> None:
         for old in self._entries:
+            # Hidden now, deleted later: until then Tab, and the caret put in a new plan's body after an
+            # Insert, took the old plan's first field, which went away on the next turn with the focus.
+            old.hide()
             old.deleteLater()
         self.groups, self._entries, self._first, self._entry_of = {}, [], [], []
         for entry, item in enumerate(self._calls):

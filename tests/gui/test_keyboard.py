@@ -265,3 +265,23 @@ def test_tab_and_shift_tab_never_stop_in_a_dock_behind_a_tab(qtbot: Any, refund:
         for pane in (refund.state_view, refund.watches, refund.inspector.panel, refund.inspector.inspector,
                      refund.editor):
             assert any(pane is w or pane.isAncestorOf(w) for w in stops), type(pane).__name__
+
+
+def test_insert_plan_after_another_plan_was_shown_keeps_the_caret_in_the_new_body(
+        qtbot: Any, refund: MainWindow) -> None:
+    """The editor showed the refund plan, then a tool message; Insert Plan Message puts the focus on the new,
+    empty plan's first control (+ call) and it stays there: it went to the old plan's Tool box, not yet
+    deleted, which went away on the next turn with the focus (keys typed then were lost)."""
+    refund.activateWindow()
+    refund.select_message(4)
+    qtbot.waitUntil(lambda: refund.editor.message() == refund.context()[4])
+    refund.select_message(3)
+    refund.timeline.table.setFocus()
+    qtbot.waitUntil(refund.timeline.table.hasFocus)
+    refund.insert_message("Plan")
+    body = refund.editor.body()
+    qtbot.wait(200)  # the old plan's boxes are deleted on a next turn
+    widget = focused()
+    assert widget is not None
+    assert body.isAncestorOf(widget)
+    assert widget is body.add_button
