@@ -115,6 +115,22 @@ def test_real_keys_insert_type_tab_and_switch_themes(app: App, examples: Path) -
 
 
 
+def test_real_keys_insert_plan_after_a_plan_then_space_adds_a_call(app: App, examples: Path) -> None:
+    """With real keys: the refund plan shown, then the tool message above it, Insert Plan Message (Alt+Shift+P),
+    Space — the focus is on the new plan's "+ call", so the new plan gets a call (the focus was on the old plan's
+    Tool box, deleted a turn later: the Space was lost)."""
+    original = json.loads((examples / "refund_workflow.json").read_text(encoding="utf-8"))["context"]
+    app.keys("alt+1", "ctrl+End", "Up")
+    time.sleep(1)  # the plan's form is made, then the tool's shown
+    app.keys("alt+shift+p")
+    time.sleep(1)
+    app.keys("space")
+    context = app.saved()
+    assert context[4]["type"] == "plan"
+    assert len(context[4]["plan"]) == 1
+    assert context[:4] + context[5:] == original
+
+
 class Started(App):
     """`contextdeck gui DOC` as a user starts it (its own settings, recovery and log folders under `folder`):
     the document opens after the window is shown, so the focus is wherever the window's start leaves it."""
