@@ -38,7 +38,9 @@ from ._destinations import DestinationsView
 from ._style import LINK_COLOUR, MISSING_COLOUR, STATUS_COLOURS, WARNING_COLOUR, NoteBox, heading
 
 PARAM, WRITTEN, RESOLVED, SOURCE, RECEIVED = range(5)
-STALE_BACKGROUND = "#fff3d6"
+# A stale parameter's row: a translucent amber over the view's own base, light in the light theme and dark in the
+# dark one, so the palette's text stays readable on it (an opaque light yellow kept light text in the dark theme).
+STALE_BACKGROUND = QColor(245, 180, 40, 56)
 SOURCE_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
@@ -241,7 +243,7 @@ class CallInspector(QWidget):
         item.setToolTip(RECEIVED, "what the call received when it ran")
         if then != param.resolved:
             for column in range(self.params.columnCount()):
-                item.setBackground(column, QBrush(QColor(STALE_BACKGROUND)))
+                item.setBackground(column, QBrush(STALE_BACKGROUND))
             item.setToolTip(RESOLVED, f"changed since it ran: it received {describe(then)}")
             return True
         return False

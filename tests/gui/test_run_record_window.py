@@ -267,3 +267,43 @@ def test_a_busy_async_activity_leaves_the_window_responsive_and_cancel_ends_it(q
     qtbot.waitUntil(lambda: not inspector.debugger.running, timeout=10000)
     assert inspector.model.status(0) is Status.CANCELLED
     assert inspector.debugger.last_stop == "cancelled"
+
+
+def test_a_stale_parameter_row_is_readable_in_either_theme(qtbot: Any, window: MainWindow) -> None:
+    """The call inspector marks a parameter that changed since the call ran with a warm row: light in the light
+    theme, dark in the dark one, under the theme's own text colour (it stayed light yellow under the dark
+    theme's light text)."""
+    from PySide6.QtGui import QPalette
+    from PySide6.QtWidgets import QApplication
+
+    from contextdeck.gui._theme import apply_theme
+
+    inspector = parts(window)
+    inspector.debugger.clock = fixed_clock(NOW)
+    trigger(qtbot, window, "Continue")
+    message = json.loads(json.dumps(window.context()[1]))
+    message["input"]["reason"] = "Arrived broken"
+    window.apply_edit(Replace(1, message))
+    qtbot.waitUntil(lambda: inspector.model.stale_rows() == [2])
+    inspector.docks["Call inspector"].raise_()
+    inspector.panel.view.select_call(2)
+    qtbot.waitUntil(lambda: inspector.inspector.source_item("reason") is not None)
+    params = inspector.inspector.params
+
+    def row_and_text() -> tuple[int, int]:  # the row's fill right of the parameter's name, and the text colour
+        item = inspector.inspector.source_item("reason")
+        assert item is not None
+        params.scrollToItem(item)
+        rect = params.visualItemRect(item)
+        fill = params.viewport().grab().toImage().pixelColor(params.columnWidth(0) - 3, rect.center().y())
+        return fill.lightness(), params.palette().color(QPalette.ColorRole.Text).lightness()
+
+    light_fill, light_text = row_and_text()
+    assert light_fill > 180 > 100 > light_text
+    try:
+        apply_theme("dark")
+        QApplication.processEvents()
+        dark_fill, dark_text = row_and_text()
+        assert dark_fill < 100 < 180 < dark_text
+    finally:
+        apply_theme("light")
