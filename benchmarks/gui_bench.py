@@ -92,7 +92,9 @@ class Bench:
         self._ticks.append(time.perf_counter())
         self._cpu.append(time.thread_time())
         if self.turns is not None:
-            self.turns.turn_ended(self._cpu[-1] - self._cpu[-2] if len(self._cpu) > 1 else 0.0, self._call_ms)
+            two = len(self._cpu) > 1
+            self.turns.turn_ended(self._cpu[-1] - self._cpu[-2] if two else 0.0, self._call_ms,
+                                  self._ticks[-1] - self._ticks[-2] if two else 0.0)
             self._call_ms = None
 
     def time(self, name: str, run: Callable[[], object], settle_ms: int = 150) -> None:
@@ -116,7 +118,7 @@ class Bench:
                 self.app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 5)
         self._heart.stop()
         if self.turns is not None:
-            self.turns.turn_ended(time.thread_time() - self._cpu[-1])
+            self.turns.turn_ended(time.thread_time() - self._cpu[-1], None, time.perf_counter() - self._ticks[-1])
             self.turns.stop()
         blocked = max(b - a for a, b in itertools.pairwise(self._ticks)) * 1000
         self.cpu.setdefault(name, []).append(max(b - a for a, b in itertools.pairwise(self._cpu)) * 1000)
@@ -299,7 +301,8 @@ class Turns:
         self.app = app
         self.profile = profile
         self.worst_ms = worst_ms
-        self.kept: dict[str, list[tuple[float, list[tuple[str, float]], pstats.Stats | None]]] = {}
+        # per action: (ms CPU, ms wall, events, profile) of each turn over `worst_ms` of CPU or twice that of wall
+        self.kept: dict[str, list[tuple[float, float, list[tuple[str, float]], pstats.Stats | None]]] = {}
         self._name = ""
         self._profiler: cProfile.Profile | None = None
 
@@ -313,7 +316,7 @@ class Turns:
             self._profiler = cProfile.Profile()
             self._profiler.enable()
 
-    def turn_ended(self, cpu_s: float, call_ms: float | None = None) -> None:
+    def turn_ended(self, cpu_s: float, call_ms: float | None = None, wall_s: float = 0.0) -> None:
         profiler, self._profiler = self._profiler, None
         if profiler is not None:
             profiler.disable()
@@ -323,11 +326,11 @@ class Turns:
         events, self.app.events = self.app.events, []
         outside = cpu_s * 1000 - sum(ms for what, ms in events if not what.startswith(" "))
         events.append(("(not inside an event: the bench's heart, Python between events)", outside))
-        if cpu_s * 1000 >= self.worst_ms:
+        if cpu_s * 1000 >= self.worst_ms or wall_s * 1000 >= 2 * self.worst_ms:
             stats = None
             if profiler is not None and profiler.getstats():
                 stats = pstats.Stats(profiler, stream=io.StringIO())
-            self.kept.setdefault(self._name, []).append((cpu_s * 1000, events, stats))
+            self.kept.setdefault(self._name, []).append((cpu_s * 1000, wall_s * 1000, events, stats))
         self._restart()
 
     def stop(self) -> None:
@@ -337,10 +340,13 @@ class Turns:
             self._profiler = None
 
     def report(self, name: str, worst: int = 10, lines: int = 25) -> None:
-        turns = sorted(self.kept.get(name, []), key=lambda turn: -turn[0])
-        print(f"{name}: {len(turns)} turns of {self.worst_ms:.0f} ms CPU or more; the {worst} longest:")
-        for cpu, events, stats in turns[:worst]:
-            print(f"  a turn of {cpu:.1f} ms CPU, its events (ms CPU, paints inside indented):")
+        kept = self.kept.get(name, [])
+        turns = sorted(kept, key=lambda turn: -turn[0])[:worst]
+        walls = [turn for turn in sorted(kept, key=lambda turn: -turn[1])[:3] if turn not in turns]
+        print(f"{name}: {len(kept)} turns of {self.worst_ms:.0f} ms CPU or {2 * self.worst_ms:.0f} ms wall or more; "
+              f"the {worst} longest in CPU, then the longest in wall time:")
+        for cpu, wall, events, stats in turns + walls:
+            print(f"  a turn of {cpu:.1f} ms CPU ({wall:.1f} ms wall), its events (ms CPU, paints inside indented):")
             for what, ms in events:
                 if ms >= 0.3:
                     print(f"    {ms:6.2f}  {what}")

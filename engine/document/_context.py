@@ -51,7 +51,7 @@ class Edited(NamedTuple):
 
 __all__ = ["Context", "Edited", "Watch"]
 
-VIEW_STEP = 50_000  # messages `Context.view_steps` copies at a time (a few milliseconds)
+VIEW_STEP = 20_000  # messages `Context.view_steps` copies at a time (about a millisecond)
 
 
 class Context:
