@@ -4,13 +4,35 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPen
-from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QObject, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QKeyEvent, QPainter, QPaintEvent, QPen
+from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSizePolicy, QVBoxLayout, QWidget
 
 from ._field import Field
 
 ERROR_COLOR = QColor("#e5534b")  # readable on light and dark palettes alike
+
+
+class CtrlTabTypesTab(QObject):
+    """In a text box of several lines, Tab goes on to the next control and Ctrl+Tab types a tab (docs/workbench.md:
+    a text box that kept Tab for itself was a trap on the way through the editor)."""
+
+    def __init__(self, text: QPlainTextEdit) -> None:
+        super().__init__(text)
+        self._text = text
+        text.setTabChangesFocus(True)
+        text.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self._text and event.type() in (QEvent.Type.KeyPress, QEvent.Type.ShortcutOverride) and \
+                isinstance(event, QKeyEvent) and event.key() == Qt.Key.Key_Tab and \
+                event.modifiers() == Qt.KeyboardModifier.ControlModifier:
+            if event.type() == QEvent.Type.ShortcutOverride:
+                event.accept()  # ours, not a shortcut's (the tab widget's next tab)
+            elif not self._text.isReadOnly():
+                self._text.insertPlainText("\t")
+            return True
+        return False
 
 
 class FieldEditor(QWidget):

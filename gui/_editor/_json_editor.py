@@ -19,7 +19,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTextEdit, QVBoxLayout, QWidget
 
-from ._base import ERROR_COLOR
+from ._base import ERROR_COLOR, CtrlTabTypesTab
 
 # One rule per JSON token kind; keys before strings so a key keeps its colour. (light, dark) colours.
 _RULES: Final = (
@@ -87,6 +87,7 @@ class JsonEditor(QWidget):
         self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.text.setTabStopDistance(self.text.fontMetrics().horizontalAdvance(" ") * 2)
+        CtrlTabTypesTab(self.text)  # Tab goes on to the next control; Ctrl+Tab types a tab
         self.highlighter = JsonHighlighter(self.text.document(), _dark(self.palette()))
         self.status = QLabel()
         self.status.setWordWrap(True)

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt, Signal
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QVBoxLayout, QWidget
 
 from .._editor import DataEditor
+from .._editor._base import CtrlTabTypesTab
 from ._calls import CallsBody
 from ._model import Body, MessageModel
 from ._tools import ToolsBody
@@ -29,23 +29,11 @@ class TextBody(QWidget):
         self.text = QPlainTextEdit()
         self.text.setObjectName("messageText")
         self.text.setPlaceholderText("What the LLM reads")
-        self.text.setTabChangesFocus(True)  # Tab goes on to the next control; Ctrl+Tab types a tab
-        self.text.installEventFilter(self)
+        CtrlTabTypesTab(self.text)  # Tab goes on to the next control; Ctrl+Tab types a tab
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 0, 8, 8)
         layout.addWidget(self.text)
         self.text.textChanged.connect(lambda: self.edited.emit(self.text.toPlainText()))
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched is self.text and event.type() in (QEvent.Type.KeyPress, QEvent.Type.ShortcutOverride) and \
-                isinstance(event, QKeyEvent) and event.key() == Qt.Key.Key_Tab and \
-                event.modifiers() == Qt.KeyboardModifier.ControlModifier:
-            if event.type() == QEvent.Type.ShortcutOverride:
-                event.accept()  # ours, not a shortcut's (the tab widget's next tab)
-            elif not self.text.isReadOnly():
-                self.text.insertPlainText("\t")
-            return True
-        return False
 
     def load(self, model: MessageModel) -> None:
         if self.text.toPlainText() != model.value:

@@ -285,3 +285,28 @@ def test_insert_plan_after_another_plan_was_shown_keeps_the_caret_in_the_new_bod
     assert widget is not None
     assert body.isAncestorOf(widget)
     assert widget is body.add_button
+
+
+def test_tab_leaves_the_json_tab_and_ctrl_tab_types_a_tab(qtbot: Any, refund: MainWindow) -> None:
+    """On the JSON tab, Tab goes on from the JSON text as it does from a text body (it typed tab after tab into
+    the JSON, found with real keys); Ctrl+Tab types a tab, which changes no value and so no message."""
+    refund.activateWindow()
+    refund.select_message(3)
+    editor = refund.editor
+    qtbot.waitUntil(lambda: editor.message() == refund.context()[3])
+    editor.tabs.setCurrentWidget(editor.json)
+    text = editor.json.text
+    qtbot.waitUntil(text.isVisible)
+    before, steps = text.toPlainText(), refund.session.undo_stack.count()
+    text.setFocus()
+    qtbot.waitUntil(text.hasFocus)
+    qtbot.keyClick(text, Qt.Key.Key_Tab)
+    assert not text.hasFocus()
+    assert text.toPlainText() == before
+    text.setFocus()
+    qtbot.waitUntil(text.hasFocus)
+    qtbot.keyClick(text, Qt.Key.Key_Tab, Qt.KeyboardModifier.ControlModifier)
+    assert text.hasFocus()
+    assert "\t" in text.toPlainText()
+    assert refund.session.undo_stack.count() == steps
+    assert refund.context()[3] == json.loads(before)
