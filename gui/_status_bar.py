@@ -74,10 +74,10 @@ class CursorLabel(QLabel):
         self.setToolTip(CURSOR_TIP)
 
     def follow(self, document: DocumentModel) -> None:
-        """At once when the cursor moves, and when the views are due (an edit renumbers the cursor)."""
+        """With the views that show the context as of the cursor (`viewsDue`: a selection's next turn, an edit),
+        not at each move: a label's new text lays the status bar out again."""
         self._document = document
-        document.cursorChanged.connect(self._show)  # bound methods: Qt drops them with the label
-        document.viewsDue.connect(self._show)
+        document.viewsDue.connect(self._show)  # bound methods: Qt drops them with the label
         document.documentReplaced.connect(self._show)
 
     def _show(self, *_cursor: object) -> None:

@@ -81,14 +81,14 @@ def views(qtbot: Any, tmp_path: Path) -> Iterator[Views]:
 
 
 def test_a_selection_reaches_every_view_through_the_model(qtbot: Any, views: Views) -> None:
-    """Selecting message 1 in the model: the editor shows it at once, the timeline shades the rows after it and
-    the label says where the cursor is; on the next turns the state, the LLM view and the watches read the
+    """Selecting message 1 in the model: the editor shows it at once and the timeline shades the rows after it;
+    on the next turns the label says where the cursor is, and the state, the LLM view and the watches read the
     context as of message 1."""
     views.document.set_selected(1)
     assert views.editor.message() == MESSAGES[1]
-    assert views.label.text() == "As of message #1"
     assert views.future(2)
     assert not views.future(1)
+    qtbot.waitUntil(lambda: views.label.text() == "As of message #1")
     qtbot.waitUntil(lambda: views.state_user() == ('"Alex"', 1))
     qtbot.waitUntil(lambda: "You help." in views.llm.text())
     qtbot.waitUntil(lambda: views.pin_value() == "Alex")
