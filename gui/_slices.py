@@ -43,12 +43,14 @@ class Slices(QObject):
         self._timer.timeout.connect(self._run)
         self._turn_began = time.thread_time()
         self._waited = 0  # turns let go by in a row
+        self.turns = 0  # turns of the event loop begun so far
         dispatcher = QAbstractEventDispatcher.instance(self.thread())
         if dispatcher is not None:
             dispatcher.aboutToBlock.connect(self._turn_begins)
 
     def _turn_begins(self) -> None:
         self._turn_began = time.thread_time()
+        self.turns += 1
 
     def turn_used(self) -> float:
         """The GUI-thread CPU seconds the current turn of the event loop has used so far."""
@@ -91,23 +93,24 @@ class Slices(QObject):
 
 
 class Pace:
-    """What an engine tick awaits between two calls it starts or settles (`Execution.pace`): once the turn has used
-    `budget` seconds, the event loop turns (repaints, input, the views' slices) before the tick goes on. After a
-    turn given, the tick always does one more piece, so a turn that a repaint filled still lets it progress."""
+    """What an engine tick awaits between two calls it starts or settles and before each call's work
+    (`Execution.pace`): once the turn has used `budget` seconds, the event loop turns (repaints, input, the views'
+    slices) before the tick goes on. The first piece of work of each turn always goes on, so a turn that a repaint
+    filled still lets the tick progress."""
 
-    def __init__(self, budget: float = TICK_TURN_S, used: Callable[[], float] | None = None) -> None:
+    def __init__(self, budget: float = TICK_TURN_S, used: Callable[[], float] | None = None,
+                 turn: Callable[[], int] | None = None) -> None:
         self.budget = budget
         self.used = used if used is not None else lambda: slices().turn_used()
+        self.turn = turn if turn is not None else lambda: slices().turns  # which turn of the event loop it is
         self.turns = 0  # turns given so far
-        self._gave = False
+        self._went_on: int | None = None  # the turn in which a piece last went on
 
     async def __call__(self) -> None:
-        if self._gave:
-            self._gave = False
-        elif self.used() > self.budget:
-            self._gave = True
+        while self.used() > self.budget and self._went_on == self.turn():
             self.turns += 1
             await asyncio.sleep(0)
+        self._went_on = self.turn()
 
 
 _slices: list[Slices] = []  # the application's, made when first asked for

@@ -123,8 +123,9 @@ class Execution:
         self.breakpoints: set[int | str] = set(breakpoints)
         self.conditions: dict[int, str] = {}  # call index -> a `†` expression: its breakpoint holds only when truthy
         self.break_on_failure = False  # run() starts nothing more once a call has failed
-        # Awaited in a tick between two calls started or settled: a window lets its event loop turn there, so a
-        # tick of hundreds of calls is not one long block of its GUI thread (None: the tick goes straight on).
+        # Awaited in a tick between two calls started or settled, and before each call's own work: a window lets its
+        # event loop turn there, so a tick of hundreds of calls is not one long block of its GUI thread (the calls
+        # started in one turn would otherwise all run in the next). None: the tick goes straight on.
         self.pace: Callable[[], Awaitable[None]] | None = None
         self._tasks: dict[int, asyncio.Future[Any]] = {}
         self._background: dict[int, asyncio.Future[Any]] = {}
@@ -396,6 +397,8 @@ class Execution:
 
     async def _perform(self, index: int) -> Outcome:
         self._grew()
+        if self.pace is not None:
+            await self.pace()
         if index in self.delegates:
             return await self._sessions().run(self, index)
         # A given output is written once: after an undo of what it wrote, the call waits for an output again.

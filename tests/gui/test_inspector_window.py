@@ -178,7 +178,7 @@ def test_no_calls_notice_clears_on_a_document_with_calls(qtbot: Any, window: Mai
 def test_a_runs_outputs_become_timeline_rows_a_turn_at_a_time(qtbot: Any, window: MainWindow, tmp_path: Path) -> None:
     """While Continue runs, the outputs it appends become rows once per turn of the event loop (one row insert
     for all that landed in it), and once it stops the timeline is the one a fresh model over the document shows."""
-    from contextdeck.gui._slices import Pace
+    from contextdeck.gui._slices import Pace, slices
     from contextdeck.gui._timeline_model import LookRole, TimelineModel
 
     calls = [{"_tool": "t", "n": n, "_outputPath": f"†state.s{n}", "_output": n} for n in range(40)]
@@ -189,7 +189,15 @@ def test_a_runs_outputs_become_timeline_rows_a_turn_at_a_time(qtbot: Any, window
         window.session.open(path)
     inspector = parts(window)
     inspector.debugger.clock = fixed_clock("2026-01-01T00:00:00Z")
-    inspector.debugger.pace = Pace(budget=0.0, used=lambda: 1.0)  # a turn given every other piece of the tick
+    asked = {"turn": -1, "times": 0}
+
+    def used() -> float:  # over the budget from the fifth piece of work of a turn on
+        if asked["turn"] != slices().turns:
+            asked.update(turn=slices().turns, times=0)
+        asked["times"] += 1
+        return asked["times"]
+
+    inspector.debugger.pace = Pace(budget=4, used=used)
     model = window.timeline.model()
     inserted: list[tuple[int, int]] = []
     model.rowsInserted.connect(lambda parent, first, last: inserted.append((first, last)))

@@ -294,8 +294,9 @@ def test_three_call_cycle_and_long_chain_are_told_apart() -> None:
 
 
 def test_a_tick_awaits_its_pace_between_the_calls_it_starts_and_settles() -> None:
-    """`pace` is awaited after each call started and each settled: a window turns its event loop there. Here it
-    hands the loop on each time, and the outputs land over many of its iterations instead of in one."""
+    """`pace` is awaited after each call started, before each call's own work and after each settled: a window
+    turns its event loop there. Here it hands the loop on each time, and the outputs land over many of its
+    iterations instead of in one."""
     calls = [{"_tool": "t", "n": n, "_outputPath": f"†state.s{n}", "_output": n} for n in range(6)]
     context, execution = make([{"type": "state", "data": {}}], calls)
     seen: list[int] = []
@@ -307,6 +308,6 @@ def test_a_tick_awaits_its_pace_between_the_calls_it_starts_and_settles() -> Non
     execution.pace = pace
     report = asyncio.run(execution.run())
     assert report.ran == tuple(range(6))
-    assert len(seen) == 12  # six started, six settled
-    assert seen[:6] == [1] * 6  # nothing lands while the calls start
-    assert seen[6:] == [2, 3, 4, 5, 6, 7]  # one output per settled call, the loop turning in between
+    assert len(seen) == 18  # six started, six at work, six settled
+    assert seen[:12] == [1] * 12  # nothing lands while the calls start and begin their work
+    assert seen[12:] == [2, 3, 4, 5, 6, 7]  # one output per settled call, the loop turning in between
