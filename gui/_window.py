@@ -44,7 +44,7 @@ from ._keyboard import install_keyboard
 from ._llm import LLMView
 from ._message_editor import NEW_MESSAGES, Catalogs, FormsAhead, MessageEditor
 from ._models import install_models
-from ._seen import behind_a_tab
+from ._seen import seen
 from ._session import DocumentSession
 from ._slices import slices
 from ._state import StateView
@@ -473,14 +473,18 @@ class MainWindow(QMainWindow):
         # Tab from another pane into the editor lands on its first control in visual order (Shift+Tab on its
         # last), not on whichever of its controls Qt's chain of creation reaches first.
         before = QApplication.focusWidget()
-        moved = super().focusNextPrevChild(next)
-        after = QApplication.focusWidget()
-        passed: set[QWidget] = set()
-        # Qt's chain counts a dock tabbed behind another as visible: Tab goes on past its controls.
-        while moved and after is not None and behind_a_tab(after) and after not in passed:
-            passed.add(after)
+        # Qt's chain counts a dock tabbed behind another as visible: its controls take no Tab focus meanwhile, so
+        # Tab goes on past them without giving any of them the focus on the way.
+        hidden = [(widget, widget.focusPolicy()) for dock in self.findChildren(QDockWidget) if not seen(dock)
+                  for widget in (dock, *dock.findChildren(QWidget)) if widget.focusPolicy() & Qt.FocusPolicy.TabFocus]
+        for widget, _policy in hidden:
+            widget.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        try:
             moved = super().focusNextPrevChild(next)
-            after = QApplication.focusWidget()
+        finally:
+            for widget, policy in hidden:
+                widget.setFocusPolicy(policy)
+        after = QApplication.focusWidget()
         if moved and after is not None and self.editor.isAncestorOf(after) and \
                 (before is None or not self.editor.isAncestorOf(before)):
             self.editor.enter(next)

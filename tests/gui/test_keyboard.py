@@ -246,11 +246,20 @@ def test_the_window_opens_with_the_focus_on_the_timeline(qtbot: Any, refund: Mai
 def test_tab_and_shift_tab_never_stop_in_a_dock_behind_a_tab(qtbot: Any, refund: MainWindow) -> None:
     """Round the whole window with Tab, then with Shift+Tab: the focus never lands in a dock tabbed behind
     another (it stopped in the Output audit, the LLM view, the plan graph and the call stack, off screen, where
-    the keys typed went unseen) and reaches every pane in front."""
+    the keys typed went unseen), not even on the way, and reaches every pane in front."""
     from contextdeck.gui._seen import behind_a_tab
 
     refund.activateWindow()
     table = refund.timeline.table
+    passed: list[QWidget] = []  # every widget that had the focus, however briefly
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+
+    def note(_old: QWidget | None, new: QWidget | None) -> None:
+        if new is not None:
+            passed.append(new)
+
+    app.focusChanged.connect(note)
     for key in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab):
         table.setFocus()
         qtbot.waitUntil(table.hasFocus)
@@ -260,11 +269,12 @@ def test_tab_and_shift_tab_never_stop_in_a_dock_behind_a_tab(qtbot: Any, refund:
             assert widget is not None
             stops.append(widget)
             qtbot.keyClick(widget, key)
-        hidden = [f"{type(w).__name__} {w.objectName()}" for w in stops if behind_a_tab(w)]
+        hidden = [f"{type(w).__name__} {w.objectName()}" for w in stops + passed if behind_a_tab(w)]
         assert hidden == []
         for pane in (refund.state_view, refund.watches, refund.inspector.panel, refund.inspector.inspector,
                      refund.editor):
             assert any(pane is w or pane.isAncestorOf(w) for w in stops), type(pane).__name__
+    app.focusChanged.disconnect(note)
 
 
 def test_insert_plan_after_another_plan_was_shown_keeps_the_caret_in_the_new_body(
