@@ -376,13 +376,16 @@ class TimelinePanel(QWidget):
         if self._model is not None and index.isValid() and self._model.rowCount(index) > 0:
             if self.calls.model() is not self._model:
                 self.calls.setModel(self._model)
-            self.calls.setRootIndex(index)
+            if self.calls.rootIndex() != index:  # the plan shown last, selected again: its rows are laid out
+                self.calls.setRootIndex(index)
             self._calls_area.setCurrentWidget(self.calls)
         else:
             item = self._model.getItem(index) if self._model is not None else None
             plan = isinstance(item, dict) and item.get("type") == "plan"
             self.calls_note.setText(EMPTY_PLAN if plan else NO_PLAN)
-            self._detach_calls()
+            # The calls of the plan shown last stay laid out behind the note (hundreds of rows): going back to it
+            # costs no new layout. They follow its edits; its removal lets go of them (`_rows_leaving`).
+            self._calls_area.setCurrentWidget(self.calls_note)
 
     def _detach_calls(self) -> None:
         # Without its root the calls view would show (and lay out) every message: let go of the model.

@@ -589,6 +589,34 @@ def test_a_plan_shows_its_calls_and_a_call_opens_read_only(qtbot: Any, window: M
     assert "read-only" in window.editor_title.text()
 
 
+def test_back_on_the_plan_shown_last_its_calls_are_not_laid_out_again(
+        qtbot: Any, window: MainWindow, examples: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The calls of the plan shown last stay laid out behind the note while another message is selected (a plan of
+    hundreds of calls lays out every row when rooted); selected again, they are shown as they are, and they follow
+    an edit of the plan made meanwhile."""
+    from PySide6.QtWidgets import QTreeView
+
+    open_doc(qtbot, window, examples / "refund_workflow.json")
+    window.select_message(4)
+    calls = window.timeline.calls
+    rooted: list[int] = []
+    real = QTreeView.setRootIndex
+    monkeypatch.setattr(QTreeView, "setRootIndex", lambda view, index: rooted.append(index.row()) or real(view, index))
+    window.select_message(1)
+    assert window.timeline.calls_note.isVisibleTo(window)
+    assert not calls.isVisibleTo(window)
+    plan = dict(window.context()[4])
+    plan["plan"] = plan["plan"][:3]
+    window.commands.replace(4, plan)
+    window.select_message(4)
+    assert calls.isVisibleTo(window)
+    assert rooted == []
+    assert calls.model().rowCount(calls.rootIndex()) == 3
+    window.select_message(3)
+    window.select_message(4)
+    assert rooted == []
+
+
 def test_the_application_sets_up_the_collector_before_the_window(monkeypatch: pytest.MonkeyPatch) -> None:
     """`contextdeck gui` sets the collector thresholds that benchmarks/run.py measures edits under, and
     has the event loop collect while it waits (contextdeck/_runtime.py)."""
