@@ -6,16 +6,21 @@ import html
 import json
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QFormLayout, QLabel, QTextBrowser, QVBoxLayout, QWidget
 
 from contextdeck.engine import Context
 
+from .._touches import dark
 from ._audit_data import Audit, audit
 from ._style import LINK_COLOUR, heading
 
-_DIFF_COLOURS = {"+": ("#1f7a3f", "#e6f6ea"), "-": ("#a52a2a", "#fbeaea"), "@": ("#6b7f8e", "transparent")}
+# (text, background) of a diff's added, removed and hunk lines, for a light and for a dark palette
+_DIFF_COLOURS = {
+    False: {"+": ("#1f7a3f", "#e6f6ea"), "-": ("#a52a2a", "#fbeaea"), "@": ("#6b7f8e", "transparent")},
+    True: {"+": ("#8fdca8", "#1d3526"), "-": ("#f0a3a3", "#42262a"), "@": ("#9aabb9", "transparent")},
+}
 
 
 class OutputAudit(QWidget):
@@ -91,7 +96,13 @@ class OutputAudit(QWidget):
         self.run.setToolTip(json.dumps(found.run.get("inputs"), indent=2, ensure_ascii=False)
                             if found.run and "inputs" in found.run else "")
         self.call_json.setPlainText(json.dumps(found.call, indent=2, ensure_ascii=False))
-        self.diff.setHtml(_diff_html(found.diff))
+        self.diff.setHtml(_diff_html(found.diff, dark(self.palette())))
+
+    def changeEvent(self, event: QEvent) -> None:
+        # The theme changed: the diff's colours are in its HTML, so it is written again in the new ones.
+        if event.type() == QEvent.Type.PaletteChange and self._audit is not None:
+            self.diff.setHtml(_diff_html(self._audit.diff, dark(self.palette())))
+        super().changeEvent(event)
 
     def _link(self, href: str) -> None:
         if href.startswith("call:"):
@@ -129,11 +140,11 @@ def model_summary(model: dict[str, Any]) -> str:
     return f"answered by {model.get('model', '?')} ({tokens}; {model.get('latency_ms', '?')} ms{replayed})"
 
 
-def _diff_html(lines: list[str]) -> str:
+def _diff_html(lines: list[str], dark_palette: bool) -> str:
     if not lines:
         return "<i>no change at the path</i>"
     rows = []
     for line in lines[2:]:  # the ---/+++ file header says nothing here
-        colour, background = _DIFF_COLOURS.get(line[:1], ("inherit", "transparent"))
+        colour, background = _DIFF_COLOURS[dark_palette].get(line[:1], ("inherit", "transparent"))
         rows.append(f"<div style='color:{colour}; background:{background}; white-space:pre'>{html.escape(line)}</div>")
     return "<pre style='margin:0'>" + "".join(rows) + "</pre>"

@@ -100,3 +100,34 @@ def test_audit_shows_how_the_call_ran(qtbot: Any, examples: Path) -> None:
     assert "#0 lookupOrder" in panel.call_link.text()
     panel.show_message(refund_after_two_calls(examples), 5)
     assert panel.run.text() == "— (written before runs were recorded)"
+
+
+def test_the_diff_follows_the_theme(qtbot: Any, examples: Path) -> None:
+    """The added lines' background is pale in the light theme and dark in the dark one, and the text on it
+    stays readable: a switch while an audit is shown writes the diff again in the new colours."""
+    from PySide6.QtWidgets import QApplication
+
+    from contextdeck.gui._theme import apply_theme
+
+    def added_line() -> tuple[int, int]:
+        block = panel.diff.document().begin()
+        while not block.text().startswith("+"):
+            block = block.next()
+        background = block.blockFormat().background().color()
+        text = block.begin().fragment().charFormat().foreground().color()
+        return background.lightness(), text.lightness()
+
+    panel = OutputAudit()
+    qtbot.addWidget(panel)
+    panel.show_message(refund_after_two_calls(examples), 5)
+    light_background, light_text = added_line()
+    assert light_background > 180 > 100 > light_text
+    try:
+        apply_theme("dark")
+        QApplication.processEvents()
+        dark_background, dark_text = added_line()
+        assert dark_background < 100 < 150 < dark_text
+    finally:
+        apply_theme("light")
+        QApplication.processEvents()
+    assert added_line() == (light_background, light_text)
