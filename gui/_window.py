@@ -231,11 +231,13 @@ class MainWindow(QMainWindow):
 
     def _select_row(self, index: int) -> None:
         if self._model is not None and 0 <= index < len(self.context()):
+            self._model.announce_appended()  # a message a run appended this turn has its row now
             self.timeline.set_current(self._model.index(index, 0))
 
     def go_to(self, index: int) -> None:
         """Select message `index`, clearing a timeline filter that hides it (Go to Message, jumps from views)."""
         if self._model is not None and 0 <= index < len(self.context()):
+            self._model.announce_appended()
             self.timeline.reveal(self._model.index(index, 0))
 
     def go_to_dialog(self) -> None:

@@ -214,3 +214,22 @@ def test_a_runs_outputs_become_timeline_rows_a_turn_at_a_time(qtbot: Any, window
     assert model.rowCount() == fresh.rowCount() == 42
     assert [model.index(row, 0).data(LookRole) for row in range(42)] == \
         [fresh.index(row, 0).data(LookRole) for row in range(42)]
+
+
+def test_a_message_a_run_appended_this_turn_can_be_selected_at_once(qtbot: Any, window: MainWindow) -> None:
+    """While a run holds its outputs' rows for the next turn, selecting one of them (a jump from another view, Go to
+    Message) makes the rows first and selects it."""
+    model = window.timeline.model()
+    model.hold_appends(True)
+    try:
+        window.context().append({"type": "state", "data": {"late": True}})
+        last = len(window.context()) - 1
+        assert model.rowCount() == last  # not a row yet (no solution row here)
+        window.select_message(last)
+        assert window.selected_message() == last
+        window.go_to(0)
+        window.context().append({"type": "state", "data": {"later": True}})
+        window.go_to(last + 1)
+        assert window.selected_message() == last + 1
+    finally:
+        model.hold_appends(False)
