@@ -442,10 +442,10 @@ class Checkpoint:
 def checkpoint(state: State, layer: Layer, message_id: int, gaps: int) -> Checkpoint:
     probes = state.probes
     for probe in probes:
-        if type(probe.sources) is list and len(probe.sources) >= _keys.CHUNK:
-            # Many sources (a whole kind's: one per write) go on as `Ids`, which the fold appends to in place and
-            # every later checkpoint shares by the chunk: a tuple per checkpoint would copy all the sources so
-            # far at each one, which made a whole kind's checkpoints quadratic in its writes, to make and to free.
+        if type(probe.sources) is list and len(probe.sources) >= SHARED_SOURCES:
+            # More than a few sources (a whole kind's: one per write) go on as `Ids`, which the fold appends to in
+            # place and every later checkpoint shares (its tail, then by the chunk): a tuple per checkpoint would
+            # copy all the sources so far at each one, quadratic in the writes of the lane, to make and to free.
             probe.sources = Ids.owning(probe.sources)
     return Checkpoint(
         layer,
@@ -457,6 +457,10 @@ def checkpoint(state: State, layer: Layer, message_id: int, gaps: int) -> Checkp
         gaps,
     )
 
+
+# Sources from which a checkpoint shares them with the fold's later checkpoints (`Ids`) instead of keeping a
+# tuple of its own: tuples up to a chunk of `Ids` (512) made a lane's checkpoints grow with the square of its writes.
+SHARED_SOURCES = 32
 
 # Writes between two checkpoints of a track (module globals so that tests can make them small).
 CHECKPOINT_EVERY = 16
