@@ -166,20 +166,19 @@ class Context:
         """Insert as `list.insert` does; returns the index the message now has."""
         index = _clamp(index, len(self))
         message = _checked(message, index)
-        self._make(self.inserting, self.inserted, (index,), (), (index,),
-                   lambda: (*self._insert(index, message, self._new_id()), None))
+        new = self._new_id()
+        self._make(self.inserting, self.inserted, (index,), (), (index,), lambda: self._insert(index, message, new))
         return index
 
     def replace(self, index: int, message: Message) -> None:
         index = self._valid(index)
         message = _checked(message, index)
-        self._make(self.replacing, self.replaced, (index,), (index,), (index,),
-                   lambda: (self._replace(index, message)[1], None, None))
+        self._make(self.replacing, self.replaced, (index,), (index,), (index,), lambda: self._replace(index, message))
 
     def remove(self, index: int) -> Message:
         index = self._valid(index)
         message = self[index]
-        self._make(self.removing, self.removed, (index,), (index,), (), lambda: (*self._remove(index)[2:], None))
+        self._make(self.removing, self.removed, (index,), (index,), (), lambda: self._remove(index))
         return message
 
     def move(self, src: int, dst: int) -> None:
@@ -241,66 +240,59 @@ class Context:
 
     # -- the edits themselves, without signals: they keep the indexes and plan the watches' work ---
 
-    def _add_write(self, plan: Plan, message_id: int, appended: bool) -> None:
-        info = self._store.infos[message_id]
+    def _write(self, plan: Plan, message_id: int, added: bool, appended: bool = False) -> None:
+        """File a message's write (`added`) or take it out: the writes and the layer's index, the watches'
+        work planned in `plan`, the path logs it can change dropped (ARCHITECTURE.md, steps 4-6)."""
+        store = self._store
+        info = store.infos[message_id]
         if info.write is None or info.identity is None:
             return
-        self._store.writes[message_id] = info.write
-        self._store.layer(info.identity).add(message_id, info.write, self._store.order.key.__getitem__)
-        self._watchers.touch(plan, info.identity, info.write, message_id, appended)
-        self._lanes.touch(info.identity, info.write, self._store.order.key[message_id])
+        key, layer = store.order.key, store.layer(info.identity)
+        if added:
+            store.writes[message_id] = info.write
+            layer.add(message_id, info.write, key.__getitem__)
+        self._watchers.touch(plan, info.identity, info.write, message_id, appended, dropped=not added)
+        self._lanes.touch(info.identity, info.write, key[message_id])
+        if not added:
+            layer.discard(message_id, info.write, key.__getitem__)
+            del store.writes[message_id]
 
-    def _drop_write(self, plan: Plan, message_id: int) -> None:
-        info = self._store.infos[message_id]
-        if info.write is None or info.identity is None:
-            return
-        self._watchers.touch(plan, info.identity, info.write, message_id, False, dropped=True)
-        self._lanes.touch(info.identity, info.write, self._store.order.key[message_id])
-        self._store.layer(info.identity).discard(message_id, info.write, self._store.order.key.__getitem__)
-        del self._store.writes[message_id]
-
-    def _insert(
-        self, index: int, message: Message, message_id: int, key: int | None = None
-    ) -> tuple[Plan, Interval | None]:
+    def _insert(self, index: int, message: Message, message_id: int, key: int | None = None) -> Made:
         self._store.put(message_id, message)
         self._store.order.insert(index, message_id, key)
         self._store.listed.insert(index, message)
         plan: Plan = {}
-        if index == len(self) - 1:  # an append renumbers nothing
-            self._add_write(plan, message_id, True)
-            return plan, None
-        self._add_write(plan, message_id, False)
-        return plan, Interval(self._store.order.key[message_id], None)  # every later message moved up one
+        appended = index == len(self) - 1  # an append renumbers nothing
+        self._write(plan, message_id, True, appended)
+        return plan, None if appended else Interval(self._store.order.key[message_id], None), None
 
-    def _remove(self, index: int) -> tuple[Message, int, Plan, Interval]:
+    def _remove(self, index: int) -> Made:
         message_id = self._store.order.ids[index]
         key = self._store.order.key[message_id]
         plan: Plan = {}
-        self._drop_write(plan, message_id)
+        self._write(plan, message_id, False)
         self._store.order.pop(index)
         del self._store.listed[index]
-        return self._store.take(message_id), message_id, plan, Interval(key, None)
+        self._store.take(message_id)
+        return plan, Interval(key, None), None  # every later message moved down one
 
-    def _replace(self, index: int, message: Message) -> tuple[Message, Plan]:
+    def _replace(self, index: int, message: Message) -> Made:
         message_id = self._store.order.ids[index]
         plan: Plan = {}
-        self._drop_write(plan, message_id)
-        previous = self._store.messages[message_id]
+        self._write(plan, message_id, False)
         self._store.put(message_id, message)
         self._store.listed[index] = message
-        self._add_write(plan, message_id, False)
-        return previous, plan
+        self._write(plan, message_id, True)
+        return plan, None, None
 
-    def _move(
-        self, src: int, dst: int, key: int | None = None, halves: bool = True
-    ) -> tuple[Plan, Interval, dict[Track, Fold]]:
+    def _move(self, src: int, dst: int, key: int | None = None, halves: bool = True) -> Made:
         """Move a message as a remove and then an insert. With `halves`, the tracks are refolded for the
         remove first (returned as prior folds), so that each half repairs one write at one place instead
         of the whole stretch between the two."""
         message_id = self._store.order.ids[src]
         before = self._store.order.key[message_id]
         plan: Plan = {}
-        self._drop_write(plan, message_id)
+        self._write(plan, message_id, False)
         self._store.order.pop(src)
         message = self._store.listed.pop(src)
         prior = self._watchers.refolds(plan) if halves and plan else {}
@@ -309,32 +301,30 @@ class Context:
         self._store.order.insert(dst, message_id, key)
         self._store.listed.insert(dst, message)
         with self._watchers.staging(prior):  # the insert is planned against the remove's folds
-            self._add_write(plan, message_id, False)
+            self._write(plan, message_id, True)
         after = self._store.order.key[message_id]  # the messages between its old and new place moved by one
         return plan, Interval(min(before, after), max(before, after), (before, after)), prior
 
-    def _silently(self, edit: Edit) -> tuple[Plan, Interval | None, dict[Track, Fold], Callable[[], object]]:
+    def _silently(self, edit: Edit) -> tuple[Plan, Interval | None, dict[Track, Fold] | None, Callable[[], object]]:
         """Make `edit` without signals or watch updates; returns its plan, the keys it renumbered, the
         folds already made for it (a move's first half) and its undo."""
         if isinstance(edit, Insert):
-            index = _clamp(edit.index, len(self))
-            message_id = self._next_id  # not taken: the undo gives it back
-            plan, moved = self._insert(index, _checked(edit.message, index), message_id)
-            return plan, moved, {}, partial(self._remove, index)
+            index = _clamp(edit.index, len(self))  # (its id is not taken: the undo gives it back)
+            return *self._insert(index, _checked(edit.message, index), self._next_id), partial(self._remove, index)
         if isinstance(edit, Remove):
             index = self._valid(edit.index)
-            message, message_id, plan, moved = self._remove(index)
-            return plan, moved, {}, partial(self._insert, index, message, message_id, moved.low)
+            message_id = self.id_at(index)
+            undo = partial(self._insert, index, self[index], message_id, self._store.order.key[message_id])
+            return *self._remove(index), undo
         if isinstance(edit, Replace):
             index = self._valid(edit.index)
-            previous, plan = self._replace(index, _checked(edit.message, index))
-            return plan, None, {}, partial(self._replace, index, previous)
+            undo = partial(self._replace, index, self[index])
+            return *self._replace(index, _checked(edit.message, index)), undo
         src, dst = self._valid(edit.src), self._valid(edit.dst)
         if src == dst:
-            return {}, None, {}, lambda: None
+            return {}, None, None, lambda: None
         key = self._store.order.key[self._store.order.ids[src]]
-        plan, moved, prior = self._move(src, dst)
-        return plan, moved, prior, partial(self._move, dst, src, key, False)
+        return *self._move(src, dst), partial(self._move, dst, src, key, False)
 
     # -- resolving -----------------------------------------------------------------------------
 

@@ -128,114 +128,7 @@ class _Chunked(Sequence[int]):
             _fill(made, self._chunks, tail)  # sealed: copied into chunks and a new tail
         return made
 
-
-class Keys(_Chunked):
-    """Sorted, unique order keys; frozen for their holder (see the module)."""
-
-    __slots__ = ()
-
-    def position(self, key: int) -> int:
-        """Where `key` is, or would go (`bisect_left`)."""
-        number = bisect_left(self._lasts, key)
-        if number == len(self._chunks):
-            return self._sealed + bisect_left(self._tail, key, 0, self._size - self._sealed)
-        return self._offsets[number] + bisect_left(self._chunks[number], key)
-
-    def after(self, key: int, low: int = 0) -> int:
-        """How many keys are at or below `key`, and at least `low` (`bisect_right` from `low`)."""
-        number = bisect_right(self._lasts, key)
-        if number == len(self._chunks):
-            found = self._sealed + bisect_right(self._tail, key, 0, self._size - self._sealed)
-        else:
-            found = self._offsets[number] + bisect_right(self._chunks[number], key)
-        return max(low, found)
-
-    def edited(self, lost: Iterable[int], added: list[int]) -> Keys | None:
-        """These keys less `lost` (each must be among them: None otherwise) and with `added` (sorted; some
-        may be there already): only the chunks they fall in are copied."""
-        count = len(self._chunks)
-        if not count:  # all in the tail (most results): one list edited, no chunk bookkeeping
-            kept = self._tail[: self._size]
-            for gone in lost:
-                at = bisect_left(kept, gone)
-                if at == len(kept) or kept[at] != gone:
-                    return None
-                del kept[at]
-            for key in added:
-                at = bisect_left(kept, key)
-                if at == len(kept) or kept[at] != key:
-                    kept.insert(at, key)
-            return Keys.owning(kept)
-        parts: dict[int, list[int]] = {}  # the chunks edited (`count`: the tail), copied
-
-        def part(number: int) -> list[int]:
-            found = parts.get(number)
-            if found is None:
-                found = parts[number] = (
-                    self._tail[: self._size - self._sealed] if number == count else list(self._chunks[number])
-                )
-            return found
-
-        for gone in lost:
-            edited = part(bisect_left(self._lasts, gone))
-            at = bisect_left(edited, gone)
-            if at == len(edited) or edited[at] != gone:
-                return None
-            del edited[at]
-        for key in added:
-            edited = part(bisect_left(self._lasts, key))
-            at = bisect_left(edited, key)
-            if at == len(edited) or edited[at] != key:
-                edited.insert(at, key)
-        if not parts:
-            return self
-        chunks: list[Chunk] = []
-        for number, chunk in enumerate(self._chunks):
-            edited_chunk = parts.get(number)
-            if edited_chunk is None:
-                chunks.append(chunk)
-            elif len(edited_chunk) > 3 * CHUNK:
-                chunks.extend(tuple(edited_chunk[at : at + CHUNK]) for at in range(0, len(edited_chunk), CHUNK))
-            elif edited_chunk:
-                chunks.append(tuple(edited_chunk))
-        tail = parts.get(count)
-        if tail is None:
-            tail = self._tail[: self._size - self._sealed]  # (a holder's own: not shared with these keys)
-        made = Keys.__new__(Keys)
-        _fill(made, tuple(chunks), tail)
-        return made
-
-
-class Ids(_Chunked):
-    """Message ids in fold order, frozen for their holder: a whole-kind fold's sources (`_whole`), one per
-    write of the kind. As a tuple, each middle edit would copy them all into a new one and free the old one
-    (walks over integers scattered in memory); in chunks it copies the chunks it edits.
-
-    Their order keys ascend from `cut` on, where an instance fold's own sources follow its global part
-    (`locate`); an instance fold's global part is the global fold's chunks, shared (`edited_at`)."""
-
-    __slots__ = ()
-
-    def locate(self, key: int, key_of: Callable[[int], int], low: int) -> int:
-        """Where an id of order key `key` is, or would go, among the items from position `low` on, whose keys
-        ascend (`bisect_left(self, key, low, key=key_of)`, reading only the chunk it falls in)."""
-        chunks = self._chunks
-        if low < self._sealed:
-            number = bisect_left(chunks, key, bisect_right(self._offsets, low) - 1, key=lambda chunk: key_of(chunk[-1]))
-            if number < len(chunks):
-                start = self._offsets[number]
-                return start + bisect_left(chunks[number], key, max(0, low - start), key=key_of)
-        sealed = self._sealed
-        return sealed + bisect_left(self._tail, key, max(0, low - sealed), self._size - sealed, key=key_of)
-
-    def index(self, value: Any, start: int = 0, stop: int | None = None) -> int:
-        """The first position of `value` from `start` on (ValueError: none)."""
-        for position, found in enumerate(islice(self, start, stop), start):
-            if found == value:
-                return position
-        raise ValueError(f"{value} is not among the ids")
-
-    def edited_at(self, cut: int, head: Sequence[int] | None, removed: set[int], added: dict[int, list[int]]) -> Ids:
+    def edited_at(self, cut: int, head: Sequence[int] | None, removed: set[int], added: dict[int, list[int]]) -> Self:
         """`head` (None: the first `cut` items as they are) followed by the items from `cut` on, less those at
         the positions `removed` and with `added[position]` before the item at each position (both from
         `cut` on). Only the chunks edited are copied (and the one `cut` falls in, once: then a chunk starts
@@ -273,10 +166,79 @@ class Ids(_Chunked):
             copied = edited[number]
             size = CHUNK if len(copied) > 3 * CHUNK else len(copied) or 1
             middle[number : number + 1] = [tuple(copied[at : at + size]) for at in range(0, len(copied), size)]
-        made = Ids.__new__(Ids)
+        made = type(self).__new__(type(self))
         _fill(made, (*front, *middle), last)  # type: ignore[arg-type]  # (tuples, then the tail: a list)
         return made
 
+
+class Keys(_Chunked):
+    """Sorted, unique order keys; frozen for their holder (see the module)."""
+
+    __slots__ = ()
+
+    def position(self, key: int) -> int:
+        """Where `key` is, or would go (`bisect_left`)."""
+        number = bisect_left(self._lasts, key)
+        if number == len(self._chunks):
+            return self._sealed + bisect_left(self._tail, key, 0, self._size - self._sealed)
+        return self._offsets[number] + bisect_left(self._chunks[number], key)
+
+    def after(self, key: int, low: int = 0) -> int:
+        """How many keys are at or below `key`, and at least `low` (`bisect_right` from `low`)."""
+        number = bisect_right(self._lasts, key)
+        if number == len(self._chunks):
+            found = self._sealed + bisect_right(self._tail, key, 0, self._size - self._sealed)
+        else:
+            found = self._offsets[number] + bisect_right(self._chunks[number], key)
+        return max(low, found)
+
+    def edited(self, lost: Iterable[int], added: list[int]) -> Keys | None:
+        """These keys less `lost` (each must be among them: None otherwise) and with `added` (sorted; some
+        may be there already): only the chunks they fall in are copied (`edited_at`)."""
+        size, removed, inserted = self._size, set[int](), dict[int, list[int]]()
+        for gone in lost:
+            at = self.position(gone)
+            if at == size or self[at] != gone:
+                return None
+            removed.add(at)
+        for key in added:
+            at = self.position(key)
+            if at < size and self[at] == key and at not in removed:
+                continue  # there already
+            before = inserted.setdefault(at, [])
+            if not before or before[-1] != key:
+                before.append(key)
+        return self.edited_at(0, None, removed, inserted) if removed or inserted else self
+
+
+class Ids(_Chunked):
+    """Message ids in fold order, frozen for their holder: a whole-kind fold's sources (`_whole`), one per
+    write of the kind. As a tuple, each middle edit would copy them all into a new one and free the old one
+    (walks over integers scattered in memory); in chunks it copies the chunks it edits.
+
+    Their order keys ascend from `cut` on, where an instance fold's own sources follow its global part
+    (`locate`); an instance fold's global part is the global fold's chunks, shared (`edited_at`)."""
+
+    __slots__ = ()
+
+    def locate(self, key: int, key_of: Callable[[int], int], low: int) -> int:
+        """Where an id of order key `key` is, or would go, among the items from position `low` on, whose keys
+        ascend (`bisect_left(self, key, low, key=key_of)`, reading only the chunk it falls in)."""
+        chunks = self._chunks
+        if low < self._sealed:
+            number = bisect_left(chunks, key, bisect_right(self._offsets, low) - 1, key=lambda chunk: key_of(chunk[-1]))
+            if number < len(chunks):
+                start = self._offsets[number]
+                return start + bisect_left(chunks[number], key, max(0, low - start), key=key_of)
+        sealed = self._sealed
+        return sealed + bisect_left(self._tail, key, max(0, low - sealed), self._size - sealed, key=key_of)
+
+    def index(self, value: Any, start: int = 0, stop: int | None = None) -> int:
+        """The first position of `value` from `start` on (ValueError: none)."""
+        for position, found in enumerate(islice(self, start, stop), start):
+            if found == value:
+                return position
+        raise ValueError(f"{value} is not among the ids")
 
 def _chunks_of(items: Sequence[int]) -> list[Chunk]:
     """Chunks holding `items`: those of `Ids` (their tail copied), else copies."""

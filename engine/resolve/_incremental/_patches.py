@@ -18,7 +18,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping
 from itertools import compress
 from operator import is_not
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from ...protocol._messages import MISSING, Path, Write, get_path, is_index
 from ...protocol._methods import WRITE_METHODS
@@ -51,6 +51,7 @@ class Difference(NamedTuple):
     order: bool = False
 
 
+_T = TypeVar("_T")
 Patches = list[tuple[Patch, int | None]]  # each with the order key of the write where it stops applying
 
 
@@ -325,39 +326,33 @@ class SharedScans:
     def __init__(self) -> None:
         self._found: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 
+    def _once(self, key: tuple[Any, ...], kept: tuple[Any, ...], work: Callable[[], _T]) -> _T:
+        """What `work` found for `key`, worked out once (`kept`: what the ids in `key` name, kept alive)."""
+        found = self._found.get(key)
+        if found is None:
+            found = self._found[key] = (*kept, work())
+        result: _T = found[-1]
+        return result
+
     def differences(self, now: Any, then: Any, lane: str | None) -> tuple[Difference, ...] | None:
         """`differences` of a lane, once per pair of lane values (of the whole value: each time)."""
         if lane is None or type(now) is not dict or type(then) is not dict:
             return differences(now, then, lane)
         new, old = now.get(lane, MISSING), then.get(lane, MISSING)
-        key = (id(new), id(old), lane)
-        found = self._found.get(key)
-        if found is None:
-            found = self._found[key] = (new, old, differences(now, then, lane))
-        targets: tuple[Difference, ...] | None = found[-1]
-        return targets
+        return self._once((id(new), id(old), lane), (new, old), lambda: differences(now, then, lane))
 
     def cover(
         self, subset: list[int], position: int, writes: Mapping[int, Write], targets: tuple[Difference, ...]
     ) -> tuple[tuple[int | None, ...], int | None]:
         """`cover`, read once per lane, position and differences."""
-        key = (id(subset), position, targets)
-        found = self._found.get(key)
-        if found is None:
-            found = self._found[key] = (subset, cover(subset, position, writes, targets))
-        covered: tuple[tuple[int | None, ...], int | None] = found[-1]
-        return covered
+        return self._once((id(subset), position, targets), (subset,), lambda: cover(subset, position, writes, targets))
 
     def keeps_start(
         self, subset: list[int], position: int, writes: Mapping[int, Write], lane: str, at: int
     ) -> int | bool | None:
         """`keeps_start`, read once per lane, position and common start."""
-        key = (id(subset), position, lane, at)
-        found = self._found.get(key)
-        if found is None:
-            found = self._found[key] = (subset, keeps_start(subset, position, writes, lane, at))
-        kept: int | bool | None = found[-1]
-        return kept
+        work = lambda: keeps_start(subset, position, writes, lane, at)  # noqa: E731
+        return self._once((id(subset), position, lane, at), (subset,), work)
 
 
 class _Unshared:

@@ -357,15 +357,15 @@ def repair(
     (`fold_until_equivalent`)."""
     if scans is None:
         scans = SharedScans()
+    if work.low is not None and work.generation != store.order.generation:
+        work = TrackEdit(base=work.base)  # keys were renumbered during the edit: resume from the start
+    if work.base and work.low is not None and base is not None:
+        return _repair_in_two_halves(store, work, old, kind, instance, lane, base, scans)
     if lane is None:
         known = None if before is None or work.low is None else before.get((kind, instance, work.low))
         whole = _repair_whole(store, work, old, kind, instance, base, scans, known or _whole._NOTHING)
         if whole is not None:
             return whole
-    if work.low is not None and work.generation != store.order.generation:
-        work = TrackEdit(base=work.base)  # keys were renumbered during the edit: resume from the start
-    if work.base and work.low is not None and base is not None:
-        return _repair_in_two_halves(store, work, old, kind, instance, lane, base, scans)
     job = _TrackRepair(store, work, old, kind, instance, lane, base, scans)
     if work.base and work.low is None and base is not None:
         spliced = _same_base(old, base, lane, job.layer, job.writes, job.keys, job.appends_from(0), scans)
@@ -384,11 +384,16 @@ def _repair_in_two_halves(
     scans: SharedScans,
 ) -> Fold:
     """A replace that moves a write from the global layer to this one (or back) changes both: repaired in
-    two, its own half over the old global fold, then the global change (which `_same_base` splices)."""
+    two, its own half over the old global fold, then the global change (which `_same_base` splices).
+
+    Halfway the write may be a source of both layers (the old global fold's and its own): a whole kind's two
+    halves' changes are told as one by counting each key's losses and gains (`SourceEdit.net`), so that the
+    result's keys are the old ones edited, not found by comparing thousands of sources."""
     halfway = repair(store, work.own_half(), old, kind, instance, lane, Fold(old.base, old.base, [], Marks()), scans)
     fold = repair(store, TrackEdit(base=True, generation=work.generation), halfway, kind, instance, lane, base, scans)
-    for probe in fold.state.probes:
-        probe.edits = ()  # (how the sources changed as keys: not told, as `_repair_whole` says)
+    for probe, was in zip(fold.state.probes, halfway.state.probes, strict=True):
+        told = lane is None and was.edits and probe.edits and probe.edits[0].sources is was.sources
+        probe.edits = (was.edits[0].net(probe.edits[0]),) if told else ()
     return fold
 
 
@@ -520,29 +525,12 @@ class _TrackRepair:
 
 def _repair_whole(
     store: Store, work: TrackEdit, old: Fold, kind: str, instance: str | None, base: Fold | None, scans: SharedScans,
-    ahead: Mapping[str, Any] = _whole._NOTHING,
+    ahead: Mapping[str, Any],
 ) -> Fold | None:
-    """A whole-kind fold repaired lane by lane (`_whole`); None where that does not hold. An edit that
-    both changes the global fold and writes the instance layer (a replace that moves a write from one
-    layer to the other) is repaired in two: the own edit over the old global fold, then the global change."""
-    two_halves = work.base and work.low is not None
-    if two_halves and base is not None:
-        halfway = _repair_whole(store, work.own_half(), old, kind, instance, Fold(old.base, old.base, [], Marks()),
-                                scans)
-        if halfway is None:
-            return None
-        old, work = halfway, TrackEdit(base=True, generation=work.generation)
-    whole = _whole.repair(store, work, old, kind, instance, None if base is None else base.state, scans,
-                          _whole._NOTHING if two_halves else ahead)
+    """A whole-kind fold repaired lane by lane (`_whole`); None where that does not hold."""
+    whole = _whole.repair(store, work, old, kind, instance, None if base is None else base.state, scans, ahead)
     if whole is None:
         return None
-    if two_halves:
-        # Halfway the write may be a source of both layers (the old global fold's and its own): the two
-        # halves' changes are told as one by counting each key's losses and gains (`SourceEdit.net`), so
-        # that the result's keys are the old ones edited, not found by comparing thousands of sources.
-        for probe, was in zip(whole.state.probes, old.state.probes, strict=True):
-            told = was.edits and probe.edits and probe.edits[0].sources is was.sources
-            probe.edits = (was.edits[0].net(probe.edits[0]),) if told else ()
     kept = 0 if whole.low is None else _marks_before(old.checkpoints, whole.low, store.order.key)
     state = whole.state
     return Fold(state if base is None else base.state, state, [], old.checkpoints.head(kept), old.steps, whole.lanes)
