@@ -25,10 +25,9 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ...protocol._messages import MISSING, Path, Write
-from . import _index, _whole
+from . import _index
 from ._index import Checkpoint, Gap, Layer, Probe, SourceEdit, Sources, State, checkpoint, fold_lane, kept
 from ._patches import Blocked, Patch, Patches, SharedScans, patch_to, patched
-from ._whole import LaneMarks, marks_after_step
 
 if TYPE_CHECKING:
     from ._store import Store
@@ -240,6 +239,16 @@ def _unrelated(a: Path, b: Path) -> bool:
     return a[:size] != b[:size]
 
 
+class LaneMark(NamedTuple):
+    """The value of a lane (MISSING: none yet) just after one of its writes, `message_id`."""
+
+    message_id: int
+    value: Any
+
+
+LaneMarks = dict[str, tuple[LaneMark, ...]]  # per lane, in order; built lazily, so some may be missing
+
+
 @dataclass
 class Fold:
     """One track's fold: the global state it continued from, its own state, gaps and checkpoints (and,
@@ -292,7 +301,7 @@ def full(
     state = State([Probe(path) for path in paths]) if base is None else _restart_from_base(base, paths)
     gaps: list[Gap] = []
     checkpoints: list[Checkpoint] = []
-    maker = _whole.MarksMaker(writes, state.root) if lane is None else None
+    maker = MarksMaker(writes, state.root) if lane is None else None
     fold_lane(state, layer, lane, writes, key, gaps=gaps, checkpoints=checkpoints, converge=maker)
     lanes = {} if maker is None else maker.made()
     return Fold(state if base is None else base.state, state, gaps, Marks(checkpoints), lanes=lanes)
@@ -339,33 +348,87 @@ def step(
     return Fold(state if base is None else base.state, state, gaps, checkpoints, steps, lanes)
 
 
+class MarksMaker:
+    """The lane marks of a whole-kind track folded from scratch, made as it folds (`fold_lane`'s `converge`,
+    called after each write with the state so far): a mark every few writes of each lane, as `_whole._refold`
+    makes them, so that a lane's first repair starts from a mark near the edit rather than folding the lane
+    from the start of the layer; making them here costs a lookup per write.
+
+    None at all when the fold starts from something else than an object (or nothing), or once a write
+    replaces the root: whole-kind repairs do not hold there (`_whole.repair`), as `marks_after_step` drops them."""
+
+    __slots__ = ("marks", "since", "writes")
+
+    def __init__(self, writes: Mapping[int, Write], start: Any) -> None:
+        self.writes = writes
+        self.marks: dict[str, list[LaneMark]] | None = {} if start is MISSING or type(start) is dict else None
+        self.since: dict[str, int] = {}
+
+    def __call__(self, message_id: int, state: State) -> None:
+        marks = self.marks
+        write = self.writes[message_id]
+        if marks is None or write.problem is not None:
+            return  # (a write with a problem of its own never gets a mark: `_whole._refold`)
+        lanes = _index.lanes_of(write)
+        if lanes is None:  # it replaces the root
+            self.marks = None
+            return
+        since = self.since
+        for lane in lanes:
+            count = since.get(lane, 0) + 1
+            if count >= _index.CHECKPOINT_EVERY:
+                marks.setdefault(lane, []).append(LaneMark(message_id, lane_value(state.root, lane)))
+                count = 0
+            else:
+                marks.setdefault(lane, [])
+            since[lane] = count
+
+    def made(self) -> LaneMarks:
+        return {} if self.marks is None else {lane: tuple(marks) for lane, marks in self.marks.items()}
+
+
+def marks_after_step(fold_lanes: LaneMarks, layer: Layer, message_id: int, write: Write, root: Any,
+                     key: Callable[[int], int]) -> LaneMarks:
+    """The lane marks of a whole-kind fold after its own layer's last write was appended: a mark every
+    few writes of a lane (lanes not yet built stay so); none at all after a write that replaces the root."""
+    if not fold_lanes or write.problem is not None:
+        return fold_lanes
+    if _index.replaces_root(write):
+        return {}
+    added: LaneMarks = {}
+    for lane in _index.lanes_of(write) or ():
+        marks = fold_lanes.get(lane)
+        if marks is None:
+            continue
+        subset = layer.subset(lane)
+        since = len(subset) - (bisect_right(subset, key(marks[-1].message_id), key=key) if marks else 0)
+        if since >= _index.CHECKPOINT_EVERY:
+            added[lane] = (*marks, LaneMark(message_id, lane_value(root, lane)))
+    return {**fold_lanes, **added} if added else fold_lanes
+
+
+def lane_value(root: Any, lane: str) -> Any:
+    return root.get(lane, MISSING) if type(root) is dict else MISSING
+
+
 def repair(
     store: Store, work: TrackEdit, old: Fold, kind: str, instance: str | None, lane: str | None, base: Fold | None,
     scans: SharedScans | None = None,
     before: LaneValuesBefore | None = None,
 ) -> Fold:
-    """The fold after an edit in the middle: resume before it, splice the old rest on once equivalent.
-    `scans`: what the edit's other repairs found comparing the same values and reading the same writes.
-    `before`: shared by the tracks of one edit, each lane's value just before a one-write edit, per view and
-    edit (a lane track's, for the whole-kind track of its view: lane tracks are repaired first).
+    """The fold after an edit in the middle of its own layer, or a change of the global fold under it (never
+    both: `_watches` repairs such an edit in two halves, and a whole kind lane by lane first, `_whole`):
+    resume before the edit, splice the old rest on once equivalent. `scans`: what the edit's other repairs
+    found comparing the same values and reading the same writes. `before`: shared by the tracks of one edit,
+    each lane's value just before a one-write edit, per view and edit (a lane track's, for the whole-kind
+    track of its view: lane tracks are repaired first).
 
-    In phases: a whole-kind track is repaired lane by lane where its lanes fold apart (`_repair_whole`); an
-    edit of both layers is repaired in two halves; a change of the global fold alone is spliced at the start
-    of the layer when the two global folds end alike (`_same_base`); otherwise the fold resumes from the last
-    checkpoint before the edit (`_TrackRepair.resume`), compares the two sides right at a one-write edit
-    (`splice_at_the_edit`), and else folds on until it meets an old checkpoint it is equivalent to
-    (`fold_until_equivalent`)."""
+    In phases: a change of the global fold alone is spliced at the start of the layer when the two global
+    folds end alike (`_same_base`); otherwise the fold resumes from the last checkpoint before the edit
+    (`_TrackRepair.resume`), compares the two sides right at a one-write edit (`splice_at_the_edit`), and
+    else folds on until it meets an old checkpoint it is equivalent to (`fold_until_equivalent`)."""
     if scans is None:
         scans = SharedScans()
-    if work.low is not None and work.generation != store.order.generation:
-        work = TrackEdit(base=work.base)  # keys were renumbered during the edit: resume from the start
-    if work.base and work.low is not None and base is not None:
-        return _repair_in_two_halves(store, work, old, kind, instance, lane, base, scans)
-    if lane is None:
-        known = None if before is None or work.low is None else before.get((kind, instance, work.low))
-        whole = _repair_whole(store, work, old, kind, instance, base, scans, known or _whole._NOTHING)
-        if whole is not None:
-            return whole
     job = _TrackRepair(store, work, old, kind, instance, lane, base, scans)
     if work.base and work.low is None and base is not None:
         spliced = _same_base(old, base, lane, job.layer, job.writes, job.keys, job.appends_from(0), scans)
@@ -377,24 +440,6 @@ def repair(
         if spliced is not None:
             return spliced
     return job.fold_until_equivalent()
-
-
-def _repair_in_two_halves(
-    store: Store, work: TrackEdit, old: Fold, kind: str, instance: str | None, lane: str | None, base: Fold,
-    scans: SharedScans,
-) -> Fold:
-    """A replace that moves a write from the global layer to this one (or back) changes both: repaired in
-    two, its own half over the old global fold, then the global change (which `_same_base` splices).
-
-    Halfway the write may be a source of both layers (the old global fold's and its own): a whole kind's two
-    halves' changes are told as one by counting each key's losses and gains (`SourceEdit.net`), so that the
-    result's keys are the old ones edited, not found by comparing thousands of sources."""
-    halfway = repair(store, work.own_half(), old, kind, instance, lane, Fold(old.base, old.base, [], Marks()), scans)
-    fold = repair(store, TrackEdit(base=True, generation=work.generation), halfway, kind, instance, lane, base, scans)
-    for probe, was in zip(fold.state.probes, halfway.state.probes, strict=True):
-        told = lane is None and was.edits and probe.edits and probe.edits[0].sources is was.sources
-        probe.edits = (was.edits[0].net(probe.edits[0]),) if told else ()
-    return fold
 
 
 class _TrackRepair:
@@ -521,19 +566,6 @@ class _TrackRepair:
             index, patches = found[-1]
             return _splice(state, gaps, head, fresh, index + 1, matched, self.old, base, None, patches)
         return Fold(state if base is None else base.state, state, gaps, Marks([*head.items, *fresh], head.rebases))
-
-
-def _repair_whole(
-    store: Store, work: TrackEdit, old: Fold, kind: str, instance: str | None, base: Fold | None, scans: SharedScans,
-    ahead: Mapping[str, Any],
-) -> Fold | None:
-    """A whole-kind fold repaired lane by lane (`_whole`); None where that does not hold."""
-    whole = _whole.repair(store, work, old, kind, instance, None if base is None else base.state, scans, ahead)
-    if whole is None:
-        return None
-    kept = 0 if whole.low is None else _marks_before(old.checkpoints, whole.low, store.order.key)
-    state = whole.state
-    return Fold(state if base is None else base.state, state, [], old.checkpoints.head(kept), old.steps, whole.lanes)
 
 
 def _in_lane(write: Write, lane: str | None) -> bool:
@@ -735,4 +767,7 @@ def _first_mark_from(marks: Marks, start: int, limit: int, keys: Mapping[int, in
     return position
 
 
-__all__ = ["Fold", "Layer", "TrackEdit", "full", "repair", "step"]
+__all__ = [
+    "Fold", "LaneMark", "LaneMarks", "Layer", "MarksMaker", "TrackEdit", "full", "lane_value", "marks_after_step",
+    "repair", "step",
+]

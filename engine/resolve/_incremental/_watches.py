@@ -29,9 +29,10 @@ from .._chain import Chain
 from .._keys import EMPTY_KEYS, Keys
 from .._order import Ranks, Shift
 from .._resolution import Resolution, in_order_now, same_json
+from . import _whole
 from ._index import Gap, Layer, Probe, State, in_gap, lanes_of
 from ._patches import SharedScans
-from ._tracks import Fold, LaneValuesBefore, TrackEdit, full, repair, step
+from ._tracks import Fold, LaneValuesBefore, Marks, TrackEdit, full, repair, step
 
 if TYPE_CHECKING:
     from ._store import Store
@@ -562,7 +563,7 @@ class Watchers:
         if work.appended is not None:
             own = store.infos[work.appended].instance == track.instance
             return step(store, old, work.appended, own, base, track.lane, store.layer((track.kind, track.instance)))
-        return repair(store, work, old, track.kind, track.instance, track.lane, base, scans, before)
+        return _repaired(store, work, old, track, base, scans, before)
 
     def _base(self, track: Track, folds: dict[Track, Fold]) -> Fold | None:
         """The fold of the global track an instance track continues from (new when this edit made one)."""
@@ -595,6 +596,36 @@ class Watchers:
                 value = _grown(fold.state, probe, old, known, key, reuse, rekeyed)
             values[probe.path] = value or probe_result(fold.state, probe, key)
         return values
+
+
+def _repaired(
+    store: Store, work: TrackEdit, old: Fold, track: Track, base: Fold | None, scans: SharedScans,
+    before: LaneValuesBefore | None,
+) -> Fold:
+    """A track's fold after an edit in the middle: a whole kind lane by lane where its lanes fold apart
+    (`_whole.repair`), else the usual way (`_tracks.repair`). A replace that moves a write between the
+    global layer and an instance layer changes both: repaired in two halves, its own half over the old global
+    fold, then the global change.
+
+    Halfway the write may be a source of both layers (the old global fold's and its own): a whole kind's two
+    halves' changes are told as one by counting each key's losses and gains (`SourceEdit.net`), so that the
+    result's keys are the old ones edited, not found by comparing thousands of sources."""
+    kind, instance, lane = track.kind, track.instance, track.lane
+    if work.low is not None and work.generation != store.order.generation:
+        work = TrackEdit(base=work.base)  # keys were renumbered during the edit: resume from the start
+    if work.base and work.low is not None and base is not None:
+        halfway = _repaired(store, work.own_half(), old, track, Fold(old.base, old.base, [], Marks()), scans, None)
+        fold = _repaired(store, TrackEdit(base=True, generation=work.generation), halfway, track, base, scans, None)
+        for probe, was in zip(fold.state.probes, halfway.state.probes, strict=True):
+            told = lane is None and was.edits and probe.edits and probe.edits[0].sources is was.sources
+            probe.edits = (was.edits[0].net(probe.edits[0]),) if told else ()
+        return fold
+    if lane is None:
+        known = None if before is None or work.low is None else before.get((kind, instance, work.low))
+        whole = _whole.repair(store, work, old, kind, instance, base, scans, known or _whole._NOTHING)
+        if whole is not None:
+            return whole
+    return repair(store, work, old, kind, instance, lane, base, scans, before)
 
 
 def probe_result(state: State, probe: Probe, key: dict[int, int]) -> Found:

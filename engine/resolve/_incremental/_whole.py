@@ -30,7 +30,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ...protocol._messages import MISSING, Write
 from ...protocol._methods import Conflict, write_below
@@ -38,59 +38,15 @@ from .._chain import EMPTY
 from .._fold import TOO_DEEP
 from .._keys import Ids
 from . import _index
-from ._index import Layer, Probe, SourceEdit, Sources, State, attempt, kept, lanes_of, replaces_root
+from ._index import Layer, Probe, SourceEdit, Sources, State, attempt, kept, lanes_of
 from ._patches import Blocked, Patch, SharedScans, identical, patch_at, patch_to, patched
+from ._tracks import Fold, LaneMark, TrackEdit, _marks_before, lane_value
 
 if TYPE_CHECKING:
     from ._store import Store
 
 
-class LaneMark(NamedTuple):
-    """The value of a lane (MISSING: none yet) just after one of its writes, `message_id`."""
-
-    message_id: int
-    value: Any
-
-
-LaneMarks = dict[str, tuple[LaneMark, ...]]  # per lane, in order; built lazily, so some may be missing
-
-
 _NOTHING: Mapping[str, Any] = {}
-
-
-class TrackFold(Protocol):
-    """What a whole-kind repair reads of a track's fold (`_tracks.Fold`): declared here, so that this module
-    stands below `_tracks`, which calls it."""
-
-    @property
-    def base(self) -> State: ...
-
-    @property
-    def state(self) -> State: ...
-
-    @property
-    def lanes(self) -> LaneMarks: ...
-
-
-class EditOfTrack(Protocol):
-    """What a whole-kind repair reads of what an edit asks of the track (`_tracks.TrackEdit`)."""
-
-    @property
-    def base(self) -> bool: ...
-
-    @property
-    def low(self) -> int | None: ...
-
-    @property
-    def generation(self) -> int: ...
-
-    @property
-    def ids(self) -> set[int]: ...
-
-    @property
-    def dropped(self) -> dict[int, Write]: ...
-
-    def ids_at_one_key(self) -> bool: ...
 
 
 class _Fallback(Exception):
@@ -140,27 +96,19 @@ _ABSENT = None  # an outcome: the write was not folded in this lane
 _KEEP = object()  # a lane's final value: as it was
 
 
-class Repaired(NamedTuple):
-    """A whole-kind fold repaired lane by lane: its new state and lane marks (the track keeps the fold's
-    checkpoints before the edit; `low` None: none)."""
-
-    state: State
-    lanes: LaneMarks
-    low: int | None
-
-
 def repair(
-    store: Store, work: EditOfTrack, old: TrackFold, kind: str, instance: str | None, base: State | None,
-    scans: SharedScans,
-    ahead: Mapping[str, Any] = _NOTHING,
-) -> Repaired | None:
-    """The whole-kind fold after an edit, lane by lane (`base`: the state of the global fold an instance
-    fold continues from); None when the lanes do not fold apart. An edit of the track's own layer is
+    store: Store, work: TrackEdit, old: Fold, kind: str, instance: str | None, base_fold: Fold | None,
+    scans: SharedScans, ahead: Mapping[str, Any] = _NOTHING,
+) -> Fold | None:
+    """The whole-kind fold after an edit, lane by lane (`base_fold`: the global fold an instance fold
+    continues from); None when the lanes do not fold apart. It keeps the old fold's checkpoints before the
+    edit, and its lane marks as repaired. An edit of the track's own layer is
     one write at one place; a change of the global fold (`work.base`) comes with no edit of its own.
     `scans`: what the edit's other repairs found comparing the same values and reading the same writes.
     `ahead`: per lane, its value just before the edit, as the lane track of the same view folded it."""
     layer = store.layer((kind, instance))
     probes = old.state.probes
+    base = None if base_fold is None else base_fold.state
     if layer.rooted or len(probes) != 1 or probes[0].path or work.generation != store.order.generation:
         return None
     start = MISSING if base is None else base.root
@@ -176,7 +124,7 @@ def repair(
     edit, lanes, reorder = found
     try:
         redone = {
-            lane: _refold(edit, lane, old.lanes.get(lane), _lane_value(before, lane), _lane_value(start, lane))
+            lane: _refold(edit, lane, old.lanes.get(lane), lane_value(before, lane), lane_value(start, lane))
             for lane in lanes
         }
         order = _ordered(edit, start) if reorder or any(change.created for change in redone.values()) else None
@@ -195,12 +143,12 @@ def repair(
         return None
     lane_marks = {**old.lanes, **{lane: change.marks for lane, change in redone.items()}}
     state = State([probe], root)
-    state.freeze()
-    return Repaired(state, lane_marks, edit.low)
+    kept = 0 if edit.low is None else _marks_before(old.checkpoints, edit.low, store.order.key)
+    return Fold(state if base is None else base, state, [], old.checkpoints.head(kept), old.steps, lane_marks)
 
 
 def _under_a_global_change(
-    store: Store, work: EditOfTrack, layer: Layer, base: State | None, before: Any, start: Any, scans: SharedScans,
+    store: Store, work: TrackEdit, layer: Layer, base: State | None, before: Any, start: Any, scans: SharedScans,
 ) -> tuple[_Edit, list[str], bool] | None:
     """What a change of the global fold under an instance track asks: the lanes whose global value changed,
     and whether the root's keys may now be in another order; None when that cannot be repaired lane by lane
@@ -213,12 +161,12 @@ def _under_a_global_change(
     if start is MISSING:
         return edit, [], False
     reorder = list(before) != list(start)  # the global fold created a key, or another one first
-    lanes = [lane for lane in {**before, **start} if not identical(_lane_value(start, lane), _lane_value(before, lane))]
+    lanes = [lane for lane in {**before, **start} if not identical(lane_value(start, lane), lane_value(before, lane))]
     return edit, lanes, reorder
 
 
 def _under_an_own_edit(
-    store: Store, work: EditOfTrack, layer: Layer, kind: str, instance: str | None, scans: SharedScans,
+    store: Store, work: TrackEdit, layer: Layer, kind: str, instance: str | None, scans: SharedScans,
     ahead: Mapping[str, Any],
 ) -> tuple[_Edit, list[str], bool] | None:
     """What one write edited in this layer asks: the lanes its old and new write touch, and whether the
@@ -379,10 +327,6 @@ def _ordered(edit: _Edit, start: Any) -> list[str]:
                 first[lane] = (edit.key(message_id), 0 if write.path else list(write.value).index(lane))
                 break
     return [*(() if start is MISSING else start), *sorted(first, key=first.__getitem__)]
-
-
-def _lane_value(root: Any, lane: str) -> Any:
-    return root.get(lane, MISSING) if type(root) is dict else MISSING
 
 
 def _base_probe(state: State) -> Probe | None:
@@ -659,63 +603,4 @@ def _patched_lane(value: Any, lane: str, patches: Placed, at: int) -> Any:
     return value
 
 
-class MarksMaker:
-    """The lane marks of a whole-kind track folded from scratch, made as it folds (`fold_lane`'s `converge`,
-    called after each write with the state so far): a mark every few writes of each lane, as `_refold`
-    makes them, so that a lane's first repair starts from a mark near the edit rather than folding the lane
-    from the start of the layer; making them here costs a lookup per write.
-
-    None at all when the fold starts from something else than an object (or nothing), or once a write
-    replaces the root: whole-kind repairs do not hold there (`repair`), as `marks_after_step` drops them."""
-
-    __slots__ = ("marks", "since", "writes")
-
-    def __init__(self, writes: Mapping[int, Write], start: Any) -> None:
-        self.writes = writes
-        self.marks: dict[str, list[LaneMark]] | None = {} if start is MISSING or type(start) is dict else None
-        self.since: dict[str, int] = {}
-
-    def __call__(self, message_id: int, state: State) -> None:
-        marks = self.marks
-        write = self.writes[message_id]
-        if marks is None or write.problem is not None:
-            return  # (a write with a problem of its own never gets a mark: `_refold`)
-        lanes = lanes_of(write)
-        if lanes is None:  # it replaces the root
-            self.marks = None
-            return
-        since = self.since
-        for lane in lanes:
-            count = since.get(lane, 0) + 1
-            if count >= _index.CHECKPOINT_EVERY:
-                marks.setdefault(lane, []).append(LaneMark(message_id, _lane_value(state.root, lane)))
-                count = 0
-            else:
-                marks.setdefault(lane, [])
-            since[lane] = count
-
-    def made(self) -> LaneMarks:
-        return {} if self.marks is None else {lane: tuple(marks) for lane, marks in self.marks.items()}
-
-
-def marks_after_step(fold_lanes: LaneMarks, layer: Layer, message_id: int, write: Write, root: Any,
-                     key: Callable[[int], int]) -> LaneMarks:
-    """The lane marks of a whole-kind fold after its own layer's last write was appended: a mark every
-    few writes of a lane (lanes not yet built stay so); none at all after a write that replaces the root."""
-    if not fold_lanes or write.problem is not None:
-        return fold_lanes
-    if replaces_root(write):
-        return {}
-    added: LaneMarks = {}
-    for lane in lanes_of(write) or ():
-        marks = fold_lanes.get(lane)
-        if marks is None:
-            continue
-        subset = layer.subset(lane)
-        since = len(subset) - (bisect_right(subset, key(marks[-1].message_id), key=key) if marks else 0)
-        if since >= _index.CHECKPOINT_EVERY:
-            added[lane] = (*marks, LaneMark(message_id, _lane_value(root, lane)))
-    return {**fold_lanes, **added} if added else fold_lanes
-
-
-__all__ = ["LaneMark", "LaneMarks", "MarksMaker", "Repaired", "marks_after_step", "repair"]
+__all__ = ["repair"]

@@ -154,7 +154,7 @@ def _whole_repairs(monkeypatch: pytest.MonkeyPatch) -> list[object]:
         repaired.append(result := repair(*args))  # type: ignore[arg-type]
         return result
 
-    monkeypatch.setattr("contextdeck.engine.resolve._incremental._tracks._whole.repair", spy)
+    monkeypatch.setattr("contextdeck.engine.resolve._incremental._watches._whole.repair", spy)
     return repaired
 
 
