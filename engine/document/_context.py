@@ -401,8 +401,11 @@ class Context:
         resolution = self.resolve(expression, instance, at)
 
         def fold(ref: Reference) -> tuple[State, PathValue, Probe]:
-            state, probe = self._fold_reference(ref, instance, limit, True)
-            return state, self._path_value(ref, state, probe), probe
+            probe = Probe(ref.path, True)
+            state = State([probe])
+            self._fold(state, ref.kind, instance, ref.path[0] if ref.path else None, limit)
+            order = self._store.order
+            return state, path_value(state, probe, str(ref), order.index_of, order.rank), probe
 
         return blame_of(self._store, expression, resolution, fold)
 
@@ -428,17 +431,6 @@ class Context:
         fold_lane(state, layer or Layer(), lane, self._store.writes, key, limit)
         if instance is not None:
             fold_lane(state, self._store.layers.get((kind, instance)) or Layer(), lane, self._store.writes, key, limit)
-
-    def _fold_reference(
-        self, ref: Reference, instance: str | None, limit: int | None, trail: bool = False
-    ) -> tuple[State, Probe]:
-        probe = Probe(ref.path, trail)
-        state = State([probe])
-        self._fold(state, ref.kind, instance, ref.path[0] if ref.path else None, limit)
-        return state, probe
-
-    def _path_value(self, ref: Reference, state: State, probe: Probe) -> PathValue:
-        return path_value(state, probe, str(ref), self._store.order.index_of, self._store.order.rank)
 
 
 def _clamp(index: int, size: int) -> int:

@@ -289,7 +289,7 @@ class Watchers:
     def result_of(self, ref: Reference, instance: str | None) -> Found | None:
         """The current result of `ref` in the view of `instance` when a watch of that view reads it (the
         fold is already made and kept current); None otherwise, or in the middle of an edit."""
-        if not self.current or self._generation != self._store.order.generation:
+        if not self.settled():
             return None
         track = self._tracks.get((ref.kind, instance, ref.path[0] if ref.path else None))
         return None if track is None else track.results.get(ref.path)

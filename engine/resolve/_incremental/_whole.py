@@ -524,22 +524,16 @@ class _LaneRefold:
         if last is not None and old_marks:
             rest = old_marks[bisect_right(old_marks, last, key=edit.mark_key) :]
         if patches:  # the old marks past the edit as the new side has them (without patches: the same)
-            rest = tuple(mark._replace(value=_patched_mark(mark, lane, patches, until, edit)) for mark in rest)
+            stops = [until[number] for number in range(len(patches))]
+            placed = [(patch, None if stop is None else stop - 1) for patch, stop in zip(patches, stops, strict=True)]
+            rest = tuple(
+                mark._replace(value=_patched_lane(mark.value, lane, placed, edit.mark_key(mark))) for mark in rest
+            )
         kept = [*self.kept, *self.fresh, *rest]
         final_patches = [patch for number, patch in enumerate(patches) if until[number] is None]
         created = not self.present and self.creators[0] != self.creators[1]  # the lane's key may take another place
         return _Lane(tuple(kept), value, final_patches, self.lost, self.gained, self.old_edited, self.new_edited,
                      created)
-
-
-def _patched_mark(mark: LaneMark, lane: str, patches: list[Patch], until: dict[int, int | None], edit: _Edit) -> Any:
-    """An old lane mark's value patched by each patch the lane's writes before it did not replace."""
-    value, at = mark.value, edit.mark_key(mark)
-    for number, patch in enumerate(patches):
-        stop = until[number]
-        if stop is None or at < stop:
-            value = patched({lane: value}, patch)[lane]
-    return value
 
 
 Placed = list[tuple[Patch, int | None]]  # patches, each with the position of the lane's write that covers it
@@ -595,8 +589,9 @@ def _ahead(
 
 
 def _patched_lane(value: Any, lane: str, patches: Placed, at: int) -> Any:
-    """A lane's old value just before its write at position `at`, as the new side has it: patched where no
-    write before `at` replaced the difference."""
+    """A lane's old value just before its write at position `at` (or just after the write of order key `at`,
+    each patch then with the key before the write that replaces it), as the new side has it: patched where
+    no write before `at` replaced the difference."""
     for patch, covered in patches:
         if covered is None or at <= covered:
             value = patched({lane: value}, patch)[lane]
