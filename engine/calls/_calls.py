@@ -201,24 +201,12 @@ def _resolved(value: Any, context: Context, instance: str | None, at: int | None
     return value
 
 
-def _parameter_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """The tool schema for parameters only: meta-properties (`_...`) are not parameters."""
-    result = {key: value for key, value in schema.items() if not key.startswith("_")}
-    properties = schema.get("properties")
-    if isinstance(properties, dict):
-        result["properties"] = {k: v for k, v in properties.items() if not k.startswith("_")}
-    required = schema.get("required")
-    if isinstance(required, list):
-        result["required"] = [name for name in required if not (isinstance(name, str) and name.startswith("_"))]
-    return result
-
-
 def tool_schema_problem(plan: CallPlan) -> Problem | None:
     """The problem of a tool whose parameter schema cannot be used to check anything (invalid, a `$ref` that
     cannot be resolved, ...); None when it can. Every call to such a tool fails before it runs."""
     assert plan.tool is not None
     try:
-        check_schema(_parameter_schema(plan.tool.schema))
+        check_schema(plan.tool.parameters)
     except SchemaFault as fault:
         return Problem("parameters", f"the schema of tool {plan.tool_name!r} cannot be used: {fault}")
     return None
@@ -230,11 +218,8 @@ def parameter_problems(plan: CallPlan, parameters: dict[str, Any], unresolved: f
     `unresolved` is not judged yet (not even as missing when required). An invalid tool schema is one problem."""
     if plan.tool is None:
         return []
-    broken = tool_schema_problem(plan)
-    if broken is not None:
-        return [broken]
     try:
-        found = schema_errors(_parameter_schema(plan.tool.schema), parameters)
+        found = schema_errors(plan.tool.parameters, parameters)
     except SchemaFault as fault:
         return [Problem("parameters", f"the schema of tool {plan.tool_name!r} cannot be used: {fault}")]
     problems = []
@@ -250,9 +235,6 @@ def check_parameters(plan: CallPlan, resolved: dict[str, Any]) -> Problem | None
     """Validate the resolved parameters against the tool's JSON Schema (SPEC 6.1); None when valid or no tool."""
     if plan.tool is None:
         return None
-    broken = tool_schema_problem(plan)
-    if broken is not None:
-        return broken
     problems = parameter_problems(plan, parameters_of(resolved))
     if not problems:
         return None

@@ -71,8 +71,8 @@ class Graph:
         on_stack: set[int] = set()
         found: list[tuple[int, ...]] = []
         for root in sorted(self.feeders):
-            if root in order:
-                continue
+            if root in order or not self.feeders[root]:
+                continue  # a call fed by none is in no cycle (it may still be reached from one that is)
             work = [(root, iter(self.feeders[root]))]
             order[root] = low[root] = len(order)
             stack.append(root)

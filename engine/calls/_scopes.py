@@ -25,6 +25,8 @@ def call_scopes(call: dict[str, Any], tool: ToolDefinition | None) -> tuple[tupl
     """The kinds a call sees, and the reason it may not ask for them (None when allowed)."""
     asked = call.get("_scopes")
     rule = _rule(tool)
+    if asked is None and rule is None:
+        return (), None  # most calls: no scopes asked, none ruled
     if asked is None:
         provisioned = rule.get("const") if isinstance(rule, dict) else None
         asked = provisioned if provisioned is not None else []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from ..document._context import Context
@@ -20,6 +21,20 @@ class ToolDefinition:
     name: str
     schema: dict[str, Any]
     message_index: int | None = None
+
+    @cached_property
+    def parameters(self) -> dict[str, Any]:
+        """The schema of its parameters: meta-properties (`_...`) are not parameters. Made once per definition
+        (every call to the tool is checked against it); definitions are read again from the messages."""
+        schema = self.schema
+        result = {key: value for key, value in schema.items() if not key.startswith("_")}
+        properties = schema.get("properties")
+        if isinstance(properties, dict):
+            result["properties"] = {k: v for k, v in properties.items() if not k.startswith("_")}
+        required = schema.get("required")
+        if isinstance(required, list):
+            result["required"] = [name for name in required if not (isinstance(name, str) and name.startswith("_"))]
+        return result
 
 
 def tools_in(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:

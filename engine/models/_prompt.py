@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..calls._activities import Activities
-from ..calls._calls import CallPlan, _parameter_schema, resolve_call
+from ..calls._calls import CallPlan, resolve_call
 from ..calls._output_check import tool_output_schema as output_schema
 from ..calls._registry import Registry
 from ..document import _json
@@ -82,7 +82,7 @@ def call_prompt(context: Context, plan: CallPlan) -> Prompt:
     if plan.tool is not None:
         description = plan.tool.schema.get("description")
         lines += ["", f"Tool `{plan.tool_name}`" + (f": {description}" if isinstance(description, str) else ""),
-                  "Parameters schema:", _json.dumps(_parameter_schema(plan.tool.schema))]
+                  "Parameters schema:", _json.dumps(plan.tool.parameters)]
     lines += ["", "The call, its references resolved:", _json.dumps(call)]
     lines += ["", "Answer with an object whose `result` is the call's result, matching this schema:",
               _json.dumps(result)]

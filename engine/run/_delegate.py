@@ -130,18 +130,27 @@ def _nested_refusal(template: Document, path: Path, chain: tuple[Path, ...],
 
 
 def delegate_for(plan: CallPlan, base: Path | None, chain: tuple[Path, ...],
-                 code_tools: dict[str, dict[str, Any]] | None) -> tuple[Delegate | None, Problem | None]:
+                 code_tools: dict[str, dict[str, Any]] | None,
+                 found: dict[str, tuple[Delegate | None, str | None]] | None = None,
+                 ) -> tuple[Delegate | None, Problem | None]:
     """The delegate a planned call runs in, or the `delegate` problem that refuses it before running.
 
-    An anonymous delegate of an explicit call is its activity, which already sees only its scopes.
+    An anonymous delegate of an explicit call is its activity, which already sees only its scopes. `found`
+    keeps what each name gave, so that the calls of one plan naming the same file load it once (a session
+    copies its template: sharing one is safe).
     """
     name, refusal = delegate_name(plan.call, plan.tool)
     if refusal is not None:
         return None, Problem("delegate", refusal)
     if name is None or (name == ANONYMOUS and plan.mode is Mode.EXPLICIT):
         return None, None
-    found, problem = find_delegate(name, base, chain, code_tools)
-    return found, None if problem is None else Problem("delegate", problem)
+    known = found.get(name) if found is not None else None
+    if known is None:
+        known = find_delegate(name, base, chain, code_tools)
+        if found is not None:
+            found[name] = known
+    delegate, problem = known
+    return delegate, None if problem is None else Problem("delegate", problem)
 
 
 def _scoped(context: Context, plan: CallPlan) -> list[dict[str, Any]]:

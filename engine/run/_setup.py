@@ -61,9 +61,10 @@ def set_up(
     graph = Graph.of(plans)
     structural: dict[int, list[Problem]] = {}
     delegates: dict[int, Delegate] = {}
+    loaded: dict[str, tuple[Delegate | None, str | None]] = {}  # each delegate file is read once
     for plan in plans:
         problems = list(plan.problems) or literal_problems(context, plan)
-        found, refusal = delegate_for(plan, base, chain, code_tools)
+        found, refusal = delegate_for(plan, base, chain, code_tools, loaded)
         if refusal is not None:
             problems.append(refusal)
         elif found is not None:
@@ -84,12 +85,10 @@ def literal_problems(context: Context, plan: CallPlan) -> list[Problem]:
     runs (SPEC 6.7): `validate` reports them, and the window shows them, without running the call."""
     if plan.tool is None:
         return []
-    broken = tool_schema_problem(plan)
-    if broken is not None:
-        return [broken]
     if any(True for _ in find_expressions(parameters_of(plan.call))):
-        return []
-    problem = check_parameters(plan, resolve_call(context, plan))
+        broken = tool_schema_problem(plan)
+        return [] if broken is None else [broken]
+    problem = check_parameters(plan, resolve_call(context, plan))  # a tool schema that cannot be used included
     return [] if problem is None else [problem]
 
 

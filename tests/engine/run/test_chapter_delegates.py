@@ -2,6 +2,7 @@
 
 import asyncio
 import copy
+import json
 from pathlib import Path
 
 import pytest
@@ -247,3 +248,20 @@ def test_a_delegate_leading_into_a_cycle_is_named_before_the_cycle(tmp_path: Pat
     assert error is not None
     assert error["message"] == ("delegate 'Entry': delegate 'LoopA' is recursive: "
                                 "LoopA.json → LoopB.json → LoopA.json")
+
+
+def test_the_calls_naming_one_delegate_file_share_one_reading_of_it(tmp_path: Path) -> None:
+    """A plan whose calls all name the same request file reads it once: they share one delegate, and a
+    refused name is refused for each call that names it."""
+    (tmp_path / "Reviewer.json").write_text('{"context": [{"type": "system", "message": "Review."}]}')
+    calls = [{"_tool": "review", "_delegate": "Reviewer", "text": f"t{index}", "_outputPath": f"†state.r{index}"}
+             for index in range(3)]
+    calls.append({"_tool": "review", "_delegate": "Missing", "_outputPath": "†state.m"})
+    calls.append({"_tool": "review", "_delegate": "Missing", "_outputPath": "†state.n"})
+    document = tmp_path / "main.json"
+    document.write_text(json.dumps({"context": [{"type": "plan", "plan": calls}]}))
+    execution = Execution(load_document(document), clock=CLOCK, path=document)
+    first, second, third = (execution.delegates[index] for index in range(3))
+    assert first.path == tmp_path / "Reviewer.json"
+    assert first is second is third
+    assert [execution.state(index).error["type"] for index in (3, 4)] == ["delegate", "delegate"]
