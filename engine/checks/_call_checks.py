@@ -16,7 +16,7 @@ from typing import Any
 
 from ..calls._activities import Activities
 from ..calls._calls import parameter_problems, parameters_of, plan_call
-from ..calls._tools import ToolDefinition, tool_definitions
+from ..calls._tools import ToolDefinition, form_indices, tool_definitions
 from ..document._validate import json_path
 from ..document._view import Messages
 from ..protocol._errors import ExpressionError
@@ -179,8 +179,8 @@ def plan_problems(context: Messages) -> list[Diagnostic]:
     written = written_paths(context)
     tools = tool_definitions(context)
     problems: list[Diagnostic] = []
-    for index in range(len(context)):
-        plan = context[index].get("plan") if context.info(index).form is Form.PLAN else None
+    for index in form_indices(context, Form.PLAN, len(context)):
+        plan = context[index].get("plan")
         if isinstance(plan, list):
             found = call_problems(plan, tools, written, refusals=False)
             problems.extend(Diagnostic(index, f"plan at message {index}, call {problem.call} {problem.field}",

@@ -63,7 +63,8 @@ _PATH_PART = re.compile(r"\.([^.\[\]\"'\s]+)|\[(\d+)\]|\[(\"(?:[^\"\\]|\\.)*\")\
 
 def data_problems(context: Messages, solution: Any = None) -> list[Diagnostic]:
     """Schema violations per identity, malformed expressions in calls, write conflicts (see `validate`)."""
-    return [*_schema_problems(context), *_call_problems(context, solution), *_write_problems(context)]
+    layers = _layers(context)
+    return [*_schema_problems(context, layers), *_call_problems(context, solution), *_write_problems(layers)]
 
 
 Layers = dict[str, tuple[list[tuple[int, Write]], dict[str | None, list[tuple[int, Write]]]]]
@@ -88,14 +89,14 @@ def _label(kind: str, instance: str | None) -> str:
     return f"¶{kind}" + (f"[{instance}]" if instance is not None else "")
 
 
-def _schema_problems(context: Messages) -> list[Diagnostic]:
+def _schema_problems(context: Messages, layers: Layers) -> list[Diagnostic]:
     """The value each identity resolves to (an instance: its layer over the global one) against its schema.
 
     The schema is the latest one given among those messages. A violation an instance inherits unchanged
     from the global value is reported once, for the global value.
     """
     problems: list[Diagnostic] = []
-    for kind, (global_layer, instances) in _layers(context).items():
+    for kind, (global_layer, instances) in layers.items():
         inherited: set[tuple[str, str]] = set()
         layered = [(None, global_layer)] + [(name, global_layer + own) for name, own in instances.items()]
         for instance, writes in layered:
@@ -181,10 +182,10 @@ def _calls_problems(calls: list[Any], plan_index: int | None, where: str) -> lis
     return problems
 
 
-def _write_problems(context: Messages) -> list[Diagnostic]:
+def _write_problems(layers: Layers) -> list[Diagnostic]:
     """Conflicts and unusable output paths, as resolution meets them (an instance over the global layer)."""
     problems: list[Diagnostic] = []
-    for kind, (global_layer, instances) in _layers(context).items():
+    for kind, (global_layer, instances) in layers.items():
         # A fold targeting the root collects every conflict (every write is relevant to the root).
         problems.extend(fold(global_layer, (), _label(kind, None))[1].diagnostics)
         for instance, own in instances.items():

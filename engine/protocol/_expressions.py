@@ -10,12 +10,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 from ._errors import ExpressionError
 
 DAGGER = "†"
+_ESCAPED = DAGGER * 2  # `††text` is the literal `†text`
 _STOP = frozenset(".|&")
 
 
@@ -38,8 +39,9 @@ class Expression:
     source: str
     alternatives: tuple[tuple[Reference, ...], ...]
 
-    @property
+    @cached_property
     def references(self) -> tuple[Reference, ...]:
+        """Every reference, alternative after alternative (made once: expressions are read again and again)."""
         return tuple(ref for gate in self.alternatives for ref in gate)
 
     def __str__(self) -> str:
@@ -141,13 +143,22 @@ class _Parser:
 
 
 def find_expressions(value: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], str]]:
-    """Every expression string in nested call parameters, with where it sits."""
-    if isinstance(value, str):
-        if is_expression(value):
-            yield path, value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from find_expressions(item, (*path, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from find_expressions(item, (*path, index))
+    """Every expression string in nested call parameters, with where it sits (in document order)."""
+    found: list[tuple[tuple[str | int, ...], str]] = []
+    if isinstance(value, dict | list):
+        _find(value, path, found)
+    elif is_expression(value):
+        found.append((path, value))
+    return iter(found)
+
+
+def _find(value: dict[str, Any] | list[Any], path: tuple[str | int, ...],
+          found: list[tuple[tuple[str | int, ...], str]]) -> None:
+    # Every call of a plan is read this way several times: a leaf that is no expression costs no path.
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    for key, item in items:
+        if isinstance(item, str):
+            if item.startswith(DAGGER) and not item.startswith(_ESCAPED):
+                found.append(((*path, key), item))
+        elif isinstance(item, dict | list):
+            _find(item, (*path, key), found)
