@@ -28,7 +28,7 @@ from ._context import Context
 
 Identity = tuple[str, str | None]
 Path = tuple[str, ...]
-SLICE = 1000  # marks freed between two looks at the clock
+SLICE = 64  # marks freed between two looks at the clock (a mark's value may be a whole kind's)
 FOLD_WRITES = 25  # writes folded between two looks at the clock
 FOLD_WORK = 1000  # paths of one big write noted between two looks at the clock
 SPACING = 16  # writes between two marks of a track (at least): a cursor move refolds fewer than this
@@ -197,12 +197,10 @@ def bury(folds: Folds) -> None:
 def free_some(deadline: float) -> bool:
     """Free buried lists until `deadline` (a `time.perf_counter()` value); True when none are left."""
     while _graveyard and time.perf_counter() < deadline:
-        chunk = _graveyard.pop()
-        while len(chunk) > SLICE:  # a long list goes in slices too
-            del chunk[-SLICE:]
-            if time.perf_counter() >= deadline:
-                _graveyard.append(chunk)
-                return False
+        chunk = _graveyard[-1]
+        del chunk[-SLICE:]  # a long list goes in slices, and its last slice too
+        if not chunk:
+            _graveyard.pop()
     return not _graveyard
 
 

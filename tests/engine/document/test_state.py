@@ -3,7 +3,9 @@ cursor goes, marks or not, and follows edits of the context."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Generator
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -234,3 +236,28 @@ def test_an_append_keeps_the_folds(monkeypatch: pytest.MonkeyPatch) -> None:
     assert state.at()[0].value == {"m": 0, "n": 100}
     assert len(folded) == 101
     state.close()
+
+
+class _Freed:
+    """A stand-in for a mark: counts itself freed."""
+
+    count = 0
+
+    def __del__(self) -> None:
+        _Freed.count += 1
+
+
+def test_dropped_folds_are_freed_a_slice_of_marks_between_two_looks_at_the_clock(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A mark may hold a whole kind's value: `free_some` frees at most `SLICE` of them, the last piece of a list
+    too, before it looks at the clock again, and stops at the deadline with the rest still buried."""
+    looks: list[int] = []  # marks freed at each look at the clock
+    clock = SimpleNamespace(perf_counter=lambda: looks.append(_Freed.count) or float(len(looks)))
+    monkeypatch.setattr(_blame, "time", clock)
+    monkeypatch.setattr(_blame, "_graveyard", [[_Freed() for _ in range(_blame.SLICE + 5)] for _ in range(2)])
+    _Freed.count = 0
+    assert not CursorState.free_some(3.5)  # three looks before the deadline, three pieces freed
+    assert _Freed.count == 2 * _blame.SLICE + 5  # the last list: a slice, its last piece; the first list: a slice
+    assert CursorState.free_some(float("inf"))
+    assert _Freed.count == 2 * (_blame.SLICE + 5)
+    assert all(after - before <= _blame.SLICE for before, after in itertools.pairwise(looks))
