@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
 from contextlib import ExitStack
 from pathlib import Path
@@ -21,7 +22,7 @@ from ..calls._calls import CallPlan, Mode, Problem, plan_call
 from ..calls._outputs import Clock, OutputError, check_json, error_message, run_record_message, utc_now
 from ..calls._plan import Graph
 from ..calls._record import Record, RecordReader, call_texts
-from ..calls._status import OPEN, Approver, CallState, Stale, Status, TickReport
+from ..calls._status import OPEN, SETTLED, Approver, CallState, Stale, Status, TickReport
 from ..calls._tools import plan_mode
 from ..document._context import Context
 from ..document._document import Document
@@ -39,6 +40,10 @@ from ._setup import literal_problems, set_up
 
 # Up to this many running calls, each completion also looks for others done at the same moment.
 _SCAN_LIMIT = 256
+# A tick keeps at most this many units started at once; the other ready ones start as those settle. Each started
+# call is a task, its coroutines, a future and a timeout: a plan of 100,000 ready calls started together held
+# them all at once, while activities run a few at a time anyway (32 threads in-process, a few worker processes).
+MOST_STARTED = 1024
 # Every this many calls started, calls performed or messages appended in a tick, what is alive is set aside
 # from the cyclic garbage collector until the tick ends (`gc.freeze`): each full collection scans the whole
 # heap, and a long run's tasks, messages and record only grow, so without it those scans would be a large part
@@ -288,6 +293,11 @@ class Execution:
         stopped: int | None = None
         failed: int | None = None
         running: dict[asyncio.Future[Any], Unit] = {}
+        # Ready units not started yet, in plan order: at most `MOST_STARTED` run at once. A ready call's writers
+        # have all run (a reader waits for each call that may write what it reads), so what a running call writes
+        # changes neither the readiness nor the inputs of a queued one: readiness is derived again only once every
+        # queued unit has started. A queued call starts, and reads its inputs and scoped context, when its turn comes.
+        queued: deque[Unit] = deque()
         # Completions in the order they come: waiting on all running tasks at each completion would cost
         # O(running) each time (thousands of calls queued for a few workers).
         finished: asyncio.Queue[asyncio.Future[Any]] = asyncio.Queue()
@@ -304,9 +314,14 @@ class Execution:
             while True:
                 progressed = False
                 if open_calls and stopped is None and not (stepping and ran) and not self._holding:
-                    for unit in ready_units(self):
+                    if not queued:
+                        queued.extend(ready_units(self))
+                    while queued and len(running) < MOST_STARTED:
+                        unit = queued.popleft()
                         if self._holding:  # paused while an earlier unit was being approved
                             break
+                        if not self._still_ready(unit):  # settled meanwhile from outside (an output given)
+                            continue
                         if target is not None and target not in unit.members:
                             continue
                         # Stopped here last time: continuing runs it.
@@ -351,7 +366,7 @@ class Execution:
                         await self.pace()
                 # Only an open call can become ready: with every call started or settled (many calls waiting
                 # for a worker) there is nothing to judge, and the tick's end reads the record once.
-                if open_calls:
+                if open_calls and not queued:
                     derive_statuses(self)
                     open_calls = self._any_open()
         finally:
@@ -368,6 +383,12 @@ class Execution:
                     if self._states[i].status is Status.RUNNING:
                         self._set(i, status=Status.CANCELLED)
         return self._end_tick(ran, stopped, failed)
+
+    def _still_ready(self, unit: Unit) -> bool:
+        """Whether a unit queued as ready still is: its open members all ready (as `ready_units` chose it)."""
+        states = self._states
+        members = [i for i in unit.members if states[i].status not in SETTLED]
+        return bool(members) and all(states[i].status is Status.READY for i in members)
 
     def _any_open(self) -> bool:
         return any(state.status in OPEN for state in self._states)

@@ -4,7 +4,7 @@ import asyncio
 
 from exec_support import registry
 
-from contextdeck.engine import Context, Execution, Status, fixed_clock, load_activities, load_document
+from contextdeck.engine import Context, Decision, Execution, Status, fixed_clock, load_activities, load_document
 
 CLOCK = fixed_clock("2026-01-01T00:00:00Z")
 
@@ -311,3 +311,49 @@ def test_a_tick_awaits_its_pace_between_the_calls_it_starts_and_settles() -> Non
     assert len(seen) == 18  # six started, six at work, six settled
     assert seen[:12] == [1] * 12  # nothing lands while the calls start and begin their work
     assert seen[12:] == [2, 3, 4, 5, 6, 7]  # one output per settled call, the loop turning in between
+
+
+def test_a_tick_keeps_a_bounded_number_of_calls_started(monkeypatch) -> None:
+    """With room for three, ten ready calls never run more than three at a time, and all of them run, started in
+    plan order, each as a running one settles."""
+    monkeypatch.setattr("contextdeck.engine.run._execution.MOST_STARTED", 3)
+    active, most = [0], [0]
+
+    async def slow(call, tool, context):
+        active[0] += 1
+        most[0] = max(most[0], active[0])
+        for _ in range(3):
+            await asyncio.sleep(0)
+        active[0] -= 1
+        return call["n"]
+
+    calls = [{"_tool": "slow", "n": n, "_outputPath": f"†state.s{n}"} for n in range(10)]
+    context, execution = make([{"type": "state", "data": {}}], calls, registry(slow=slow))
+    report = asyncio.run(execution.run())
+    assert report.ran == tuple(range(10))
+    assert most[0] == 3
+    assert context.resolve("†state").value == {f"s{n}": n for n in range(10)}
+
+
+def test_queued_calls_keep_breakpoints_pauses_and_dependents(monkeypatch) -> None:
+    """Calls waiting for room still stop at a breakpoint, hold after a pause, and their dependents run in the same
+    tick once the queue is drained."""
+    monkeypatch.setattr("contextdeck.engine.run._execution.MOST_STARTED", 2)
+    calls = [{"_tool": "t", "_outputPath": f"†state.s{n}", "_output": n} for n in range(6)]
+    calls.append({"_tool": "t", "x": "†state.s5", "_outputPath": "†state.after", "_output": "†state.s5"})
+    _context, execution = make([{"type": "state", "data": {}}], calls, breakpoints={4})
+    report = asyncio.run(execution.run())
+    assert (report.ran, report.stopped_at) == ((0, 1, 2, 3), 4)
+    assert [s.status for s in execution.states[4:]] == [Status.READY, Status.READY, Status.BLOCKED]
+    report = asyncio.run(execution.run())
+    assert report.ran == (4, 5, 6)  # the reader of call 5 ran in the same tick
+
+    def hook(state):
+        if state.index == 2:
+            execution.pause()
+        return Decision.approve()
+
+    _context, execution = make([{"type": "state", "data": {}}], calls, approver=hook)
+    report = asyncio.run(execution.run())
+    assert report.ran == (0, 1, 2)
+    assert [s.status for s in execution.states[3:6]] == [Status.READY] * 3
