@@ -6,8 +6,9 @@ There is no global registry: `@activity` only marks a function; an `Activities` 
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any, TypeVar
@@ -37,11 +38,14 @@ class Activity:
     timeout: float | None = None
     source: str | None = None
     typing: Typing | None = None
+    # `fn` is a coroutine function: awaited on the event loop (else it runs on a thread), asked once.
+    asynchronous: bool = field(default=False, init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         fn, found = typed(self.name, self.fn)
         object.__setattr__(self, "fn", fn)
         object.__setattr__(self, "typing", found)
+        object.__setattr__(self, "asynchronous", inspect.iscoroutinefunction(fn))
 
     @property
     def schema(self) -> dict[str, Any] | None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any
 
 from ..document._context import Context
@@ -32,16 +32,34 @@ def canonical(value: Any) -> str:
 
 
 def digest(value: Any) -> str:
-    return "sha256:" + hashlib.sha256(canonical(value).encode("utf-8", "surrogatepass")).hexdigest()
+    return _text_digest(canonical(value))
 
 
 def inputs_audit(inputs: dict[str, Any]) -> dict[str, Any]:
     """The `_run` keys for a call's resolved inputs: the digest always, the values when they are small."""
     text = canonical(inputs)
-    audit: dict[str, Any] = {"digest": "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()}
+    audit: dict[str, Any] = {"digest": _text_digest(text)}
     if len(text) <= INPUTS_LIMIT:
         audit["inputs"] = inputs
     return audit
+
+
+def _text_digest(text: str) -> str:
+    return _short_digest(text) if len(text) <= _SHORT_TEXT else _sha256(text)
+
+
+# Calls with the same small inputs (a tool without parameters, a call run again) share one digest string,
+# hashed once; a long text is hashed each time rather than kept.
+_SHORT_TEXT = 1024
+
+
+@lru_cache(maxsize=1024)
+def _short_digest(text: str) -> str:
+    return _sha256(text)
+
+
+def _sha256(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def result_audit(result: Any) -> dict[str, Any]:

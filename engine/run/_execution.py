@@ -232,7 +232,10 @@ class Execution:
     def _set(self, index: int, **changes: Any) -> None:
         old = self._states[index]
         fields = old.__dict__
-        if all(fields[name] == value for name, value in changes.items()):
+        for name, value in changes.items():
+            if fields[name] != value:
+                break
+        else:
             return  # most readiness passes change nothing: no copy
         # A new frozen state made by copying the old one's fields (`dataclasses.replace` would run __init__
         # and __eq__ again: a large part of a trivial call's cost).

@@ -7,7 +7,6 @@ message by the scheduler when the tick ends.
 from __future__ import annotations
 
 import asyncio
-import copy
 import inspect
 import queue
 import threading
@@ -19,7 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..calls._activities import error_type
-from ..calls._calls import CallPlan, Mode, Problem, check_parameters, resolve_call, scoped_context
+from ..calls._calls import CallPlan, Mode, Problem, check_parameters, copied, resolve_call, scoped_context
 from ..calls._output_check import OUTPUT_SCHEMA_ERROR, output_problem, written_value
 from ..calls._outputs import Clock, OutputError, failure_messages, is_message, output_messages, run_record_message
 from ..calls._record import inputs_audit, result_audit
@@ -159,28 +158,13 @@ async def invoke(plan: CallPlan, resolved: dict[str, Any], context: Context, tim
         request = {"file": activity.source, "name": activity.name, "call": resolved, "tool": plan.tool,
                    "context": scoped}
         return await jobs.run(plan.index, request, limit)
-    call, tool = _copied(resolved), _copied(plan.tool)
+    call, tool = copied(resolved), copied(plan.tool)
     fn = activity.fn
     async with asyncio.timeout(limit):
-        result = await fn(call, tool, scoped) if inspect.iscoroutinefunction(fn) else await in_thread(
-            fn, call, tool, scoped)
+        result = await fn(call, tool, scoped) if activity.asynchronous else await in_thread(fn, call, tool, scoped)
         if inspect.isawaitable(result):
             result = await result
     return Ran(result)
-
-
-_SCALARS = frozenset({str, int, float, bool, type(None)})
-
-
-def _copied(value: Any) -> Any:
-    """A deep copy of a JSON value, made directly (a call's inputs and its tool are JSON); anything else
-    through `copy.deepcopy`. Several times faster than `copy.deepcopy` on JSON, which keeps a memo."""
-    kind = type(value)
-    if kind is dict:
-        return {key: _copied(item) for key, item in value.items()}
-    if kind is list:
-        return [_copied(item) for item in value]
-    return value if kind in _SCALARS else copy.deepcopy(value)
 
 
 def failure(plan: CallPlan, error: BaseException, timeout: float, audit: dict[str, Any] | None = None) -> Outcome:
@@ -311,5 +295,7 @@ async def perform(plan: CallPlan, context: Context, clock: Clock, timeout: float
         kind, text = failed.error
         branch = failure_messages(plan, {"type": kind, "message": text}, clock, failed.audit)
         return replace(failed, messages=tuple(branch))
-    return conclude(plan, ran.result, clock,
-                    {**_timed({**audit, **result_audit(ran.result)}, start), **ran.captured.audit()})
+    ended = {**audit, **result_audit(ran.result)}
+    ended["seconds"] = round(timer() - start, 6)
+    ended.update(ran.captured.audit())
+    return conclude(plan, ran.result, clock, ended)
