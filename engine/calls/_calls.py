@@ -23,7 +23,7 @@ class Mode(StrEnum):
     LATENT = "latent"  # its result is its `_output`, or one given from outside
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Problem:
     """A problem of a call: `type` is a keyword (expression, parameters, outputPath, cycle, ...), `message`
     says what and where; `where` is the JSON path in the call it is about ("$" for the whole call)."""
@@ -33,7 +33,7 @@ class Problem:
     where: str = "$"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CallPlan:
     """One call as analysed before running: `call` is as written (never modified)."""
 

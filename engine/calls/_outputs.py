@@ -88,6 +88,8 @@ def check_json(value: Any, where: str = "$") -> None:
 
 def check_size(value: Any, where: str = "$") -> None:
     """Raise `OutputError` when `value` (plain JSON, see `check_json`) is more than `MAX_RESULT_BYTES` as JSON."""
+    if value is None or type(value) in (bool, int, float):
+        return  # a number's digits are bounded by `check_json`
     size = len(_json.dumps(value, indent=False).encode("utf-8", "surrogatepass"))
     if size > MAX_RESULT_BYTES:
         raise OutputError(f"{where}: {size:,} bytes of JSON, more than the {MAX_RESULT_BYTES:,} a result may be")
@@ -122,7 +124,8 @@ def _audit(plan: CallPlan, destination: Reference | None, clock: Clock, run: Mes
     if plan.method != "set":
         audit["_outputMethod"] = plan.method
     if destination is not None:
-        audit["_outputPath"] = str(destination)
+        path = str(destination)
+        audit["_outputPath"] = plan.output_path if path == plan.output_path else path  # one string, not two
     if run is not None:
         audit["_run"] = run
     return audit

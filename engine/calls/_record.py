@@ -28,7 +28,11 @@ INPUTS_LIMIT = 65_536  # resolved inputs larger than this (as JSON) are kept as 
 
 def canonical(value: Any) -> str:
     """One text per JSON value (keys sorted), so equal calls and inputs compare equal."""
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return _CANONICAL.encode(value)
+
+
+# What `json.dumps` with these options makes anew at every call.
+_CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def digest(value: Any) -> str:
@@ -65,6 +69,8 @@ def _sha256(text: str) -> str:
 def result_audit(result: Any) -> dict[str, Any]:
     """The `_run` key for an activity's result, kept so a later run can give it again (an experiment's
     `--replay-activities`): the value when it is small, nothing otherwise."""
+    if result is None or type(result) is bool or (type(result) is int and -_SMALL_INT < result < _SMALL_INT):
+        return {"result": result}
     try:
         text = canonical(result)
     except (TypeError, ValueError, RecursionError):  # not JSON: the output check says so; nothing to replay
@@ -72,7 +78,10 @@ def result_audit(result: Any) -> dict[str, Any]:
     return {"result": result} if len(text) <= INPUTS_LIMIT else {}
 
 
-@dataclass(frozen=True)
+_SMALL_INT = 10**18  # an integer this small is short as JSON
+
+
+@dataclass(frozen=True, slots=True)
 class Entry:
     """One message of the record: where it is, the call it names, and what it says."""
 
@@ -88,7 +97,7 @@ class Entry:
 
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CallRecord:
     """What the context says about one call: its record messages, the last run's outcome."""
 

@@ -197,12 +197,14 @@ class Context:
         those that took one), announced `after`; then the watches are repaired and called back."""
         gone = tuple((index, self.info(index)) for index in left)
         generation = self._store.order.generation
-        before.emit(*where)
+        if len(before):  # an announcement nobody hears is skipped: a run appends its outputs unheard
+            before.emit(*where)
         plan, moved, prior = make()
         if left or entered != (len(self) - 1,):  # (an append is not counted)
             self.revision += 1
         self._tell(Edited(min(where), gone, entered, self.revision, generation != self._store.order.generation))
-        after.emit(*where)
+        if len(after):
+            after.emit(*where)
         self._watchers.commit(self._watchers.outcome(plan, moved, prior))
 
     def _tell(self, edited: Edited) -> None:

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -20,7 +21,7 @@ _ESCAPED = DAGGER * 2  # `††text` is the literal `†text`
 _STOP = frozenset(".|&")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Reference:
     """`†kind.seg.seg`: a kind and a path of segments; `start` is its offset in the source text."""
 
@@ -32,7 +33,7 @@ class Reference:
         return DAGGER + ".".join((self.kind, *self.path))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Expression:
     """Alternatives (`||`) of gates (`&&`) of references."""
 
@@ -69,7 +70,7 @@ def parse_expression(source: str) -> Expression:
     one = _ONE_REFERENCE.fullmatch(source)
     if one is not None:
         path = one[2]
-        return Expression(source, ((Reference(one[1], tuple(path[1:].split(".")) if path else ()),),))
+        return Expression(source, ((Reference(sys.intern(one[1]), tuple(path[1:].split(".")) if path else ()),),))
     return _Parser(source).expression()
 
 

@@ -13,7 +13,7 @@ from typing import Any
 PATTERNS = ("all", "any", "race")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Unit:
     """What the scheduler starts at once: one call (`pattern` "one") or a pattern group of calls."""
 
