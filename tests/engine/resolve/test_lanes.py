@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from incremental_strategies import (
     INSTANCES,
@@ -268,7 +268,7 @@ def test_a_sixth_method_needs_nothing_more_of_path_logs(data: st.DataObject) -> 
 
 
 @pytest.mark.parametrize("shape", sorted(DOCUMENTS))
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])  # big documents drawn
 @given(data=st.data())
 def test_a_first_fold_in_slices_equals_one_in_one_go_and_the_fold(shape: str, data: st.DataObject) -> None:
     """`fold_ahead` folds a path's logs a few steps per call (never more than it is given), edits may come
