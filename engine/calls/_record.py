@@ -188,8 +188,15 @@ class CallTexts:
 
     calls: list[Any]
     exact: dict[str, list[int]]  # text -> the positions of the calls with that text
-    loose: dict[str, list[int]]  # the same, for the calls without their latent result (`_output`)
+    # The same for the calls that have a latent result (`_output`), by their text without it: a call without one
+    # is loosely what it is exactly (`loosely`).
+    loose: dict[str, list[int]]
     by_identity: dict[int, tuple[Any, str]]  # id(call) -> (call, text): the call is kept, so its id stays its own
+
+    def loosely(self, text: str) -> list[int]:
+        """The positions of the calls whose text without their latent result is `text`, in plan order."""
+        found, exact = self.loose.get(text, []), self.exact.get(text, [])
+        return sorted(found + exact) if found and exact else found or exact
 
     def text_of(self, call: Any) -> str:
         known = self.by_identity.get(id(call))
@@ -203,11 +210,15 @@ def call_texts(calls: list[Any]) -> CallTexts:
     for index, call in enumerate(calls):
         try:
             text = canonical(call)
-            loose_text = canonical(_without_result(call)) if isinstance(call, dict) and "_output" in call else text
+            if isinstance(call, dict) and "_output" in call:
+                loose.setdefault(canonical(_without_result(call)), []).append(index)
         except (TypeError, ValueError):
             continue
-        exact.setdefault(text, []).append(index)
-        loose.setdefault(loose_text, []).append(index)
+        same = exact.get(text)
+        if same is None:
+            exact[text] = [index]
+        else:
+            same.append(index)
         by_identity[id(call)] = (call, text)
     return CallTexts(calls, exact, loose, by_identity)
 
@@ -283,7 +294,7 @@ class RecordReader:
 
     def _assigned(self, since: int) -> Record:
         texts = self.texts
-        calls, by_text, by_loose = texts.calls, texts.exact, texts.loose
+        calls, by_text = texts.calls, texts.exact
         assigned: dict[int, list[Entry]] = {}
         unmatched: list[Entry] = []
         hinted: dict[str, list[Entry]] = {}
@@ -298,7 +309,7 @@ class RecordReader:
                 continue
             if text not in by_text:
                 loose = canonical(_without_result(entry.call))
-                if entry.hint is None and loose in by_loose:  # written elsewhere, with the latent result in `_call`
+                if entry.hint is None and texts.loosely(loose):  # written elsewhere, with the latent result in `_call`
                     loose_legacy.setdefault(loose, []).append(entry)
                 else:
                     unmatched.append(entry)
@@ -314,8 +325,9 @@ class RecordReader:
             _assign_legacy(by_text[text], group, assigned)
             irregular.update(by_text[text])
         for text, group in loose_legacy.items():
-            _assign_legacy(by_loose[text], group, assigned)
-            irregular.update(by_loose[text])
+            candidates = texts.loosely(text)
+            _assign_legacy(candidates, group, assigned)
+            irregular.update(candidates)
         edited: set[int] = set()
         for entry in unmatched:  # the call was edited after it ran: the same position, the same tool
             at = entry.hint

@@ -67,11 +67,20 @@ _ONE_REFERENCE = re.compile(r"†([^.|&\s]+)((?:\.[^.|&\s]+)*)")
 @lru_cache(maxsize=4096)
 def parse_expression(source: str) -> Expression:
     """Parse `source`, or raise `ExpressionError` naming the position of the first problem."""
-    one = _ONE_REFERENCE.fullmatch(source)
-    if one is not None:
-        path = one[2]
-        return Expression(source, ((Reference(sys.intern(one[1]), tuple(path[1:].split(".")) if path else ()),),))
+    lone = lone_reference(source)
+    if lone is not None:
+        return Expression(source, ((Reference(*lone),),))
     return _Parser(source).expression()
+
+
+def lone_reference(source: str) -> tuple[str, tuple[str, ...]] | None:
+    """The kind and path of `source` when it is one reference with nothing around it (what `parse_expression`
+    would give), else None: read in one match, without making the expression."""
+    one = _ONE_REFERENCE.fullmatch(source)
+    if one is None:
+        return None
+    path = one[2]
+    return sys.intern(one[1]), tuple(path[1:].split(".")) if path else ()
 
 
 class _Parser:

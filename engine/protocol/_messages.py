@@ -8,7 +8,7 @@ from functools import lru_cache
 from typing import Any
 
 from ._errors import ExpressionError
-from ._expressions import parse_expression
+from ._expressions import lone_reference, parse_expression
 from ._methods import WRITE_METHODS
 from ._values import MISSING, Path, get_path, is_index
 
@@ -135,16 +135,21 @@ def _destination_path(message: dict[str, Any], kind: str, payload: Any) -> tuple
 @lru_cache(maxsize=4096)
 def _explicit_path(explicit: str, kind: str) -> tuple[Path | None, str | None]:
     """The path an `_outputPath` names for a message of `kind`, or why it names none."""
-    try:
-        expression = parse_expression(explicit)
-    except ExpressionError as error:
-        return None, f"_outputPath: {error.reason} at position {error.position}"
-    refs = expression.references
-    if len(refs) != 1:
-        return None, "_outputPath of an output message must name one destination"
-    if refs[0].kind != kind:
-        return None, f"_outputPath names kind {refs[0].kind!r} but the message is of kind {kind!r}"
-    return refs[0].path, None
+    lone = lone_reference(explicit)  # a run's outputs name a path each: read without making an expression
+    if lone is not None:
+        named, path = lone
+    else:
+        try:
+            expression = parse_expression(explicit)
+        except ExpressionError as error:
+            return None, f"_outputPath: {error.reason} at position {error.position}"
+        refs = expression.references
+        if len(refs) != 1:
+            return None, "_outputPath of an output message must name one destination"
+        named, path = refs[0].kind, refs[0].path
+    if named != kind:
+        return None, f"_outputPath names kind {named!r} but the message is of kind {kind!r}"
+    return path, None
 
 
 @lru_cache(maxsize=4096)

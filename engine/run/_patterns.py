@@ -19,11 +19,9 @@ Runner = Callable[[int], Coroutine[Any, Any, Outcome]]
 
 async def run_pattern(pattern: str, members: list[int], run: Runner) -> list[Settle]:
     """Run `members` (call indices) with `run(index)` as `pattern` says."""
+    if pattern == "one":
+        return [(members[0], await run(members[0]), True)]
     return await _PATTERNS[pattern](members, run)
-
-
-async def _one(members: list[int], run: Runner) -> list[Settle]:
-    return [(members[0], await run(members[0]), True)]
 
 
 async def _all(members: list[int], run: Runner) -> list[Settle]:
@@ -74,4 +72,4 @@ async def _race(members: list[int], run: Runner) -> list[Settle]:
     return await _first(members, run, lambda outcome: True)
 
 
-_PATTERNS = {"one": _one, "all": _all, "any": _any, "race": _race}
+_PATTERNS = {"all": _all, "any": _any, "race": _race}

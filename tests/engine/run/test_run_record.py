@@ -459,3 +459,14 @@ def test_a_tick_without_a_pace_collects_the_young_generation_less_often(paced: b
     run_to_end(execution)
     assert gc.get_threshold() == before
     assert seen[0] == (before if paced else (max(before[0], BATCH_YOUNG), *before[1:]))
+
+
+def test_records_written_elsewhere_go_to_calls_with_and_without_a_latent_result_in_plan_order() -> None:
+    """Two calls alike but for the latent result one of them has: outputs written elsewhere (no `_run`) with a
+    result in `_call` go to the first of them without a record at that path, then to the other."""
+    calls = [{"_tool": "t", "_outputPath": "†state.a"}, {"_tool": "t", "_outputPath": "†state.a", "_output": 1}]
+    outputs = [{"type": "state", "data": {"a": n}, "_outputPath": "†state.a", "_call": {**calls[0], "_output": n},
+                "_date": "2026-11-20T09:00:00Z"} for n in (7, 8)]
+    record = read_record(Context([{"type": "plan", "plan": calls}, *outputs]), calls, 0)
+    assert {index: [entry.position for entry in found.entries] for index, found in record.calls.items()} == {
+        0: [1], 1: [2]}
