@@ -12,6 +12,7 @@ plan's calls, the `Execution` set up over them (planning every call, reading the
 CPU is the set-up and the tick together (each is printed too); its memory is the growth of the process's peak
 resident size (the most the run ever held) and its resident size after the run with garbage collected (what
 the finished run keeps: the context with every output, the record, the execution), each divided by the calls.
+`--where` then says where that memory is, by tracemalloc.
 """
 
 from __future__ import annotations
@@ -19,11 +20,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import json
 import os
 import resource
 import tempfile
 import threading
 import time
+import tracemalloc
 from pathlib import Path
 
 from contextdeck.engine import Context, Execution, fixed_clock, load_activities
@@ -37,14 +40,20 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def plan_of(calls: int) -> list[dict[str, str]]:
+    return [{"_tool": "noop", "_outputPath": f"†state.c{index}"} for index in range(calls)]
+
+
+def execution_of(plan: list[dict[str, str]], file: Path, in_process: bool) -> tuple[Context, Execution]:
+    context = Context([{"type": "state", "data": {}}])
+    return context, Execution(context, {"calls": plan}, activities=load_activities(file),
+                              clock=fixed_clock("2026-01-01T00:00:00Z"), in_process=in_process)
+
+
 def measure(calls: int, in_process: bool, file: Path, kept: list[object] | None = None) -> dict[str, float]:
     """Run `calls` trivial calls; `kept` receives the context and the execution (to measure what they hold)."""
-    activities = load_activities(file)
     start = time.process_time()
-    context = Context([{"type": "state", "data": {}}])
-    plan = [{"_tool": "noop", "_outputPath": f"†state.c{index}"} for index in range(calls)]
-    execution = Execution(context, {"calls": plan}, activities=activities, clock=fixed_clock("2026-01-01T00:00:00Z"),
-                          in_process=in_process)
+    context, execution = execution_of(plan_of(calls), file, in_process)
     setup = time.process_time() - start
     threads = threading.active_count()
     wall, cpu, child = time.perf_counter(), time.process_time(), children_cpu()
@@ -58,6 +67,42 @@ def measure(calls: int, in_process: bool, file: Path, kept: list[object] | None 
         kept.extend((context, execution))
     return {"wall": wall, "setup": setup, "cpu": cpu, "workers_cpu": child,
             "threads_after": threading.active_count() - threads}
+
+
+def where(calls: int, file: Path) -> None:
+    """Where a long in-process run's memory is, a call's share: Python's own allocations (tracemalloc, without
+    the allocator's), so slower and without CPU figures."""
+    tracemalloc.start()
+
+    def held() -> float:
+        return tracemalloc.get_traced_memory()[0]
+
+    start = held()
+    plan = plan_of(calls)
+    planned = held()
+    context, execution = execution_of(plan, file, True)
+    set_up = held()
+    tracemalloc.reset_peak()
+    asyncio.run(execution.run())
+    ran, peak = tracemalloc.get_traced_memory()
+    del execution
+    gc.collect()
+    finished = held()
+    text = json.dumps(context.messages)
+    del context
+    gc.collect()
+    empty = held()
+    read = Context(json.loads(text))
+    reread = held() - empty
+    del read
+    tracemalloc.stop()
+    share = {name: value / calls / 1024 for name, value in (
+        ("plan", planned - start), ("set-up", set_up - planned), ("after", ran - start), ("peak", peak - start),
+        ("execution", ran - finished), ("context", finished - planned), ("read", reread))}
+    print(f"  where a call's memory is (tracemalloc): its plan entry {share['plan']:.2f} KB, the context with its "
+          f"output {share['context']:.2f} KB, the execution {share['execution']:.2f} KB (of which set-up "
+          f"{share['set-up']:.2f}); {share['after']:.2f} KB after the run, {share['peak']:.2f} KB at the peak. "
+          f"The finished document read from its JSON ({len(text) / calls:.0f} bytes a call): {share['read']:.2f} KB")
 
 
 def peak_kb() -> float:
@@ -74,6 +119,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--calls", type=int, default=10_000)
     parser.add_argument("--long", type=int, default=100_000, help="in-process calls of the long run (0: none)")
+    parser.add_argument("--where", action="store_true", help="then where the long run's memory is (tracemalloc)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         file = Path(folder) / "noop.py"
@@ -91,6 +137,8 @@ def main() -> None:
                   f"set-up {found['setup'] / args.long * 1e6:.0f}, tick {found['cpu'] / args.long * 1e6:.0f}); "
                   f"memory a call: peak +{peak:.2f} KB, kept after the run +{after:.2f} KB")
             del kept
+            if args.where:
+                where(args.long, file)
         print(f"{args.calls:,} trivial calls, load {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         for name, in_process in (("in-process", True), ("isolated", False)):
             found = measure(args.calls, in_process, file)
