@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from ._errors import ExpressionError
@@ -39,11 +39,11 @@ class Expression:
 
     source: str
     alternatives: tuple[tuple[Reference, ...], ...]
+    # Every reference, alternative after alternative: made once, as expressions are read again and again.
+    references: tuple[Reference, ...] = field(init=False, repr=False, compare=False)
 
-    @cached_property
-    def references(self) -> tuple[Reference, ...]:
-        """Every reference, alternative after alternative (made once: expressions are read again and again)."""
-        return tuple(ref for gate in self.alternatives for ref in gate)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "references", tuple(ref for gate in self.alternatives for ref in gate))
 
     def __str__(self) -> str:
         return " || ".join(" && ".join(str(ref) for ref in gate) for gate in self.alternatives)

@@ -36,6 +36,7 @@ from referencing import Registry, Resource
 from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012
 
+from ._glance import Glance, glance
 from ._values import type_name
 
 PATTERN_BUDGET_S: Final = 0.5  # all the pattern searches of one check of one value, together
@@ -58,7 +59,9 @@ def schema_errors(schema: Any, value: Any, *, formats: bool = False) -> list[Val
     only annotate it by default).
     """
     schema = _as_object(schema)
-    validator = _validator(schema, formats)
+    validator, valid = _validator(schema, formats)
+    if valid is not None and valid(value):
+        return []  # valid at a glance (`_glance`): the validator would find nothing
     with _budget() as timed_out:
         try:
             found = list(validator.iter_errors(value))
@@ -98,21 +101,23 @@ def _as_object(schema: Any) -> dict[str, Any]:
     return schema
 
 
-def _validator(schema: dict[str, Any], formats: bool) -> Any:
-    """A validator of `schema`, checked against its metaschema. The check costs far more than most
-    validations, and the same schemas are asked about again and again (each turn, each call, each case of
-    an experiment): validators are kept by the schema's JSON text, each built on its own copy of the schema,
-    so a schema changed in place later is a new text, never a stale validator."""
+def _validator(schema: dict[str, Any], formats: bool) -> tuple[Any, Glance | None]:
+    """A validator of `schema`, checked against its metaschema, and its glance (None: the validator
+    judges every value). The check costs far more than most validations, and the same schemas are asked
+    about again and again (each turn, each call, each case of an experiment): validators are kept by the
+    schema's JSON text, each built on its own copy of the schema, so a schema changed in place later is a
+    new text, never a stale validator."""
     try:
         text = orjson.dumps(schema, option=orjson.OPT_SORT_KEYS)
     except (TypeError, orjson.JSONEncodeError):  # not plain JSON: checked as it is, every time
-        return _checked_validator(schema, formats)
+        return _checked_validator(schema, formats), None
     return _kept_validator(text, formats)
 
 
 @functools.lru_cache(maxsize=512)
-def _kept_validator(text: bytes, formats: bool) -> Any:
-    return _checked_validator(orjson.loads(text), formats)
+def _kept_validator(text: bytes, formats: bool) -> tuple[Any, Glance | None]:
+    schema = orjson.loads(text)
+    return _checked_validator(schema, formats), glance(schema, formats)
 
 
 def _checked_validator(schema: dict[str, Any], formats: bool) -> Any:
