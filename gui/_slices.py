@@ -29,6 +29,7 @@ BUSY_TURN_S = 0.002
 WAITS = 3  # turns let go by in a row at most (an edit's own turn, then the repaint it asked for, then a scroll's)
 # An engine tick running in the window (`Pace`) lets the event loop turn once the turn has used this much.
 TICK_TURN_S = 0.025
+STUCK_S = 0.1  # pieces of a tick held this long in one turn go on: the loop does not say when its turns begin
 
 
 class Slices(QObject):
@@ -105,11 +106,22 @@ class Pace:
         self.turn = turn if turn is not None else lambda: slices().turns  # which turn of the event loop it is
         self.turns = 0  # turns given so far
         self._went_on: int | None = None  # the turn in which a piece last went on
+        self._held_since: float | None = None  # GUI-thread CPU time when pieces began to wait in this turn
+        self._stuck: int | None = None  # a turn that never ended while pieces waited: nothing waits in it any more
 
     async def __call__(self) -> None:
-        while self.used() > self.budget and self._went_on == self.turn():
+        while self.used() > self.budget and self._went_on == (turn := self.turn()) and self._stuck != turn:
+            # A loop that never says when its turns begin (one driven by bare `processEvents`) would hold the
+            # pieces for ever: past `STUCK_S` of waiting in one turn, they go on unpaced until a turn begins.
+            now = time.thread_time()
+            if self._held_since is None:
+                self._held_since = now
+            elif now - self._held_since > STUCK_S:
+                self._stuck = turn
+                break
             self.turns += 1
             await asyncio.sleep(0)
+        self._held_since = None
         self._went_on = self.turn()
 
 

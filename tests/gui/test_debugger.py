@@ -355,6 +355,17 @@ def test_continue_lets_the_event_loop_turn_between_calls(qtbot: Any) -> None:
     assert len(landed) >= 10  # the outputs were seen landing over many turns, not all at once
 
 
+def test_a_tick_under_a_loop_that_never_says_its_turns_begin_still_ends(qtbot: Any) -> None:
+    """Paced under a loop whose turns are never seen to begin (bare `processEvents`), every piece past the budget
+    would wait for a turn that never comes: after a moment's waiting the pieces go on, and the run ends."""
+    document = plan_of(20)
+    debugger = Debugger(CallsModel(document.context, document.solution), clock=fixed_clock(NOW))
+    debugger.pace = Pace(used=lambda: 1.0, turn=lambda: 0)
+    run(qtbot, debugger.continue_())
+    assert len(document.context) == 22
+    assert debugger.pace.turns > 0  # it did wait, then went on
+
+
 def test_a_tick_within_its_budget_gives_no_turn(qtbot: Any) -> None:
     """Under the budget the tick goes straight on: no turn given, nothing slower."""
     document = plan_of(20)
