@@ -175,6 +175,11 @@ def test_a_big_request_is_laid_out_in_the_worker_and_shown_a_piece_per_turn(
     text = pane.toPlainText()
     assert text == win.llm_view.text()
     assert win.llm_view.source_at(text.index("turn 4321\n")) == 4321
+    bar = pane.verticalScrollBar()  # scrolling reaches the last message
+    bar.setValue(bar.maximum())
+    qtbot.wait(50)
+    bottom = pane.cursorForPosition(pane.viewport().rect().bottomLeft()).position()
+    assert win.llm_view.source_at(bottom) == llm.BACKGROUND_FROM - 1
     win.session.close()
 
 
