@@ -33,7 +33,7 @@ class Reference:
         return DAGGER + ".".join((self.kind, *self.path))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)  # no slots: `references` is cached in the instance's dict
 class Expression:
     """Alternatives (`||`) of gates (`&&`) of references."""
 
