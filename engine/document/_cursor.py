@@ -192,6 +192,22 @@ class Cursor:
             for _ in self.steps():
                 pass
 
+    def _widened(self, heads: set[Head]) -> set[Head]:
+        """`heads`, each at every lane of its kind when a universal write (a root push, a root `set`, a write
+        with a problem) may come after it in a view: a write in one lane decides what the root is when such a
+        write applies (an object it cannot push onto, or nothing), and so what every lane reads.
+
+        A move needs none of this: the universal writes after a lane's write inside the range moved over are in
+        that range too, and their own head is every lane.
+        """
+        kinds = {kind for kind, _, lane in heads if lane is not None}
+        if not kinds:
+            return heads
+        universal = {kind for (kind, _), layer in self.context._store.layers.items()
+                     if kind in kinds and layer.universal}
+        return {(kind, instance, None) if kind in universal else (kind, instance, lane)
+                for kind, instance, lane in heads}
+
     def _edited(self, edit: Edited) -> None:
         """After an edit: resolve again the watches that what entered or left the first `at` messages can
         change (every watch after a relabel: the keys they keep name nothing). Messages that only shifted
@@ -211,7 +227,7 @@ class Cursor:
         # past them may have been pushed out.
         pulled = range(at - (len(left) - len(entered)), at)
         infos = [self.context.info(i) for i in (*entered, *pulled, at) if 0 <= i < size]
-        self._update(_heads([*left, *infos]))
+        self._update(self._widened(_heads([*left, *infos])))
         if _paranoid.ENABLED:  # the watches left alone are still right, at their messages' new indices
             for watch in self._watches:
                 if watch not in self._pending and watch.live is None:

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from incremental_strategies import calls_back, documents, edits, moved_id, seen, watch_lists
 
-from contextdeck.engine import Context, Cursor, Resolution
+from contextdeck.engine import Context, Cursor, Remove, Resolution
 from contextdeck.engine.document._cursor import SLICE
 from contextdeck.engine.resolve._incremental._lanes import FOLD_STEPS
 
@@ -102,3 +102,25 @@ def test_a_sliced_cursor_resolves_pending_watches_in_slices() -> None:
     assert len(folded) >= 40 // SLICE + 2890 // FOLD_STEPS
     assert max(b - a for a, b in itertools.pairwise([10, *folded])) <= FOLD_STEPS
     assert {w.current.value for w in watches} == {2899}
+
+
+@pytest.mark.parametrize("sliced", [False, True])
+def test_a_write_in_another_lane_changes_what_a_later_root_push_does(sliced: bool) -> None:
+    """`†t.a` set, then a push at the root of `t`: the push fails on the object, and its problem is a
+    diagnostic of `†t.b` too. Removing the set (in lane `a`) lets the push apply: a watch of `†t.b` at a past
+    cursor is resolved again although it reads another lane. (Found by the property test above.)"""
+    context = Context([{"type": "text", "text": "hi"},
+                       {"type": "data", "kind": "t", "data": {"a": None}, "_outputPath": "†t.a"},
+                       {"type": "data", "kind": "t", "data": None, "_outputMethod": "push", "_outputPath": "†t"},
+                       {"type": "text", "text": "after"}])
+    cursor = Cursor(context, 3, sliced=sliced)
+    calls: list[Resolution] = []
+    watch = cursor.watch("†t.b", calls.append)
+    assert [d.reason for d in watch.current.diagnostics] == ["push at the root: push onto an object, not an array"]
+    context.apply(Remove(1))
+    for _ in cursor.steps():
+        pass
+    assert watch.current.diagnostics == ()
+    assert watch.current.diagnostics == context.resolve("†t.b", None, cursor.at).diagnostics
+    assert calls == []  # a callback is for a changed found, value or source messages, not diagnostics
+    cursor.close()
