@@ -17,6 +17,7 @@ from ..document import _json
 from ..document._context import Context
 from ..document._validate import data_problems, schema_violations
 from ..document._view import Messages
+from ..protocol._expressions import parsed_once
 from ..protocol._messages import Form
 from ..request._request import survey
 from ..resolve._resolution import Diagnostic
@@ -47,16 +48,17 @@ def validate(
     as loaded, so naming one is not a problem and its call's parameters are still checked. `path` is the
     document's file: the delegate files its calls name are found next to it.
     """
-    seen = survey(context, len(context))
-    return [
-        *data_problems(context, solution),
-        *unknown_references(context, tools),
-        *plan_problems(context),
-        *seen.advisor_problems,
-        *_advice_problems(solution, seen.advisors),
-        *_run_problems(context, solution, activities, tools, path),
-        *_output_problems(context, solution, schema),
-    ]
+    with parsed_once():  # every check below reads the calls' expressions again
+        seen = survey(context, len(context))
+        return [
+            *data_problems(context, solution),
+            *unknown_references(context, tools),
+            *plan_problems(context),
+            *seen.advisor_problems,
+            *_advice_problems(solution, seen.advisors),
+            *_run_problems(context, solution, activities, tools, path),
+            *_output_problems(context, solution, schema),
+        ]
 
 
 def _output_problems(context: Messages, solution: Any, schema: Any) -> list[Diagnostic]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -64,9 +66,35 @@ def unescape(value: str) -> str:
 _ONE_REFERENCE = re.compile(r"†([^.|&\s]+)((?:\.[^.|&\s]+)*)")
 
 
-@lru_cache(maxsize=4096)
+# A whole document's checks read each expression several times (its call's data check, the paths it
+# writes, its plan, its instances): more distinct ones than the cache keeps from one reading to the next.
+# Within `parsed_once()` every expression parsed is kept until it ends (per thread: a context variable).
+_KEPT: ContextVar[dict[str, Expression] | None] = ContextVar("parsed_once", default=None)
+
+
+@contextmanager
+def parsed_once() -> Iterator[None]:
+    """Within it, each expression text is parsed once (a check of a whole document)."""
+    token = _KEPT.set({})
+    try:
+        yield
+    finally:
+        _KEPT.reset(token)
+
+
 def parse_expression(source: str) -> Expression:
     """Parse `source`, or raise `ExpressionError` naming the position of the first problem."""
+    kept = _KEPT.get()
+    if kept is None:
+        return _parsed(source)
+    found = kept.get(source)
+    if found is None:
+        found = kept[source] = _parsed(source)
+    return found
+
+
+@lru_cache(maxsize=4096)
+def _parsed(source: str) -> Expression:
     lone = lone_reference(source)
     if lone is not None:
         return Expression(source, ((Reference(*lone),),))

@@ -17,7 +17,7 @@ from contextdeck.engine import (
     parse_expression,
     unescape,
 )
-from contextdeck.engine.protocol._expressions import _Parser
+from contextdeck.engine.protocol._expressions import _parsed, _Parser, parsed_once
 
 
 def shape(source: str) -> list[list[tuple[str, tuple[str, ...]]]]:
@@ -180,4 +180,19 @@ def test_one_reference_read_in_one_match_is_what_the_parser_reads(parts: list[st
         except ExpressionError as error:
             return (error.position, error.reason)
 
-    assert parsed(parse_expression.__wrapped__) == parsed(lambda text: _Parser(text).expression())
+    assert parsed(_parsed.__wrapped__) == parsed(lambda text: _Parser(text).expression())
+
+
+def test_within_parsed_once_each_text_is_parsed_once() -> None:
+    """A check of a whole document reads more distinct expressions than the cache keeps: within
+    `parsed_once` a text parsed before is given back, however many were parsed since."""
+    many = [f"†state.k{index}" for index in range(6000)]
+    with parsed_once():
+        first = parse_expression(many[0])
+        for text in many:
+            parse_expression(text)
+        assert parse_expression(many[0]) is first
+    for text in many:
+        parse_expression(text)
+    assert parse_expression(many[0]) == first
+    assert parse_expression(many[0]) is not first  # outside it, the cache forgot it
