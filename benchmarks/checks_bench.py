@@ -50,6 +50,12 @@ DELEGATE = "reviewer.json"  # the request file `run-untidy`'s delegated calls na
 ANSWER = {"found": 0}  # what the activity `lookup` gives when the bench asks the engine to read a run
 
 
+def tidy_document(size: int) -> list[dict[str, Any]]:
+    """benchmarks/run.py's tidy workload."""
+    rng = random.Random(workloads.SEED)
+    return [workloads.message(rng) for _ in range(size)]
+
+
 def run_document(size: int) -> list[dict[str, Any]]:
     """A plan of `size - 2` calls of one tool, and the output each call wrote, as the engine writes them."""
     calls = [{"_tool": "lookup", "key": f"k{index}", "_outputPath": f"†state.c{index}"} for index in range(size - 2)]
@@ -175,26 +181,30 @@ def measure(folder: Path) -> None:
     size = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
     (folder / DELEGATE).write_text(json.dumps(delegate_file()), encoding="utf-8")
     document = folder / "run.json"  # where the documents are taken to be: the delegate is found next to it
-    documents = {
-        "tidy": [workloads.message(random.Random(workloads.SEED)) for _ in range(size)],
-        "untidy": workloads.untidy_document(random.Random(workloads.SEED), size),
-        "run": run_document(size),
-        "run-untidy": untidy_run_document(size),
+    # Each document is made just before it is measured and dropped after: as with the command line, the heap
+    # holds one document, whose size every full collection during a check walks.
+    documents: dict[str, Callable[[int], list[dict[str, Any]]]] = {
+        "tidy": tidy_document,
+        "untidy": lambda count: workloads.untidy_document(random.Random(workloads.SEED), count),
+        "run": run_document,
+        "run-untidy": untidy_run_document,
     }
     print(f"validate and render of {size:,} messages, CPU seconds and × the Context build (target ≤ {TARGET}×)")
-    print(f"  run-untidy holds {what_it_holds(documents['run-untidy'], folder)}")
     checks: dict[str, Callable[[Context], object]] = {
         "validate": partial(validate, path=document), "render": render, "compose_request": compose_request,
     }
-    for name, messages in documents.items():
+    for name, make in documents.items():
+        messages = make(size)
+        if name == "run-untidy":
+            print(f"  run-untidy holds {what_it_holds(messages, folder)}")
         start = time.process_time()
         context = Context(messages)
         built = time.process_time() - start
         figures = {what: cpu(partial(check, context)) for what, check in checks.items()}
+        del context, messages
         load = " ".join(f"{x:.2f}" for x in os.getloadavg())
         shown = ", ".join(f"{what} {seconds:.2f} s ({seconds / built:.2f}×)" for what, seconds in figures.items())
         print(f"  {name:<10} build {built:.2f} s, {shown}; load {load}")
-
 
 if __name__ == "__main__":
     main()
