@@ -35,7 +35,7 @@ class Reference:
         return DAGGER + ".".join((self.kind, *self.path))
 
 
-@dataclass(frozen=True)  # no slots: `references` is cached in the instance's dict
+@dataclass(frozen=True, slots=True)
 class Expression:
     """Alternatives (`||`) of gates (`&&`) of references."""
 
