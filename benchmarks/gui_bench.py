@@ -33,7 +33,7 @@ from PySide6.QtCore import QAbstractEventDispatcher, QEvent, QEventLoop, QSettin
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QHeaderView, QListView, QTableView, QTreeView, QWidget
 
-from contextdeck._runtime import tune_collector
+from contextdeck._runtime import tune_interpreter
 from contextdeck.engine import Context, Insert, Move, Remove
 from contextdeck.gui._app import create_window
 from contextdeck.gui._idle import collect_while_idle
@@ -360,7 +360,7 @@ class Turns:
 def new_window(count: int, messages: list[dict[str, Any]] | Any | None = None) -> tuple[QApplication, Any, Path]:
     """The app set up as `contextdeck gui` does, a shown window, and the bench document (or `messages`, a list
     or a whole document) written to disk."""
-    tune_collector()  # the collector as `contextdeck gui` sets it up (contextdeck/_runtime.py)
+    tune_interpreter()  # the collector as `contextdeck gui` sets it up (contextdeck/_runtime.py)
     app = QApplication.instance() or QApplication(sys.argv[:1])
     collect_while_idle(app)
     folder = Path(tempfile.mkdtemp(prefix="contextdeck-bench-"))

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from contextdeck._runtime import GC_THRESHOLDS, IDLE_YOUNG, collect_when_idle, tune_collector
+from contextdeck._runtime import GC_THRESHOLDS, IDLE_YOUNG, collect_when_idle, tune_interpreter
 from contextdeck.engine import Context, Insert, Move, Remove, Replace, Watch, classify, parse_expression
 from contextdeck.engine.protocol import MISSING
 from contextdeck.engine.resolve._fold import fold
@@ -376,7 +376,7 @@ def measure(workload: Workload) -> dict[str, Any]:
     # does after loading a document, so that collections during edits only walk what edits allocate.
     gc.collect()
     gc.freeze()
-    tune_collector()  # the collector settings the window runs with (contextdeck/_runtime.py)
+    tune_interpreter()  # the collector settings the window runs with (contextdeck/_runtime.py)
     latencies, idle, collected_inside = run_edits(ctx, workload, random.Random(SEED + 1), EDITS, between=True)
     every = [t for samples in latencies.values() for t in samples]
     # The very same edits on a twin of the starting context, the collector left to run inside them.

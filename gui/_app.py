@@ -14,7 +14,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 
 from contextdeck import APP_ID, __version__, resources
-from contextdeck._runtime import tune_collector
+from contextdeck._runtime import tune_interpreter
 
 from ._crash import ExceptionReporter, start_log
 from ._idle import collect_while_idle
@@ -96,7 +96,7 @@ def main(doc: str | None = None, screenshot: str | None = None, tools: Sequence[
         print("contextdeck: no display to open a window on (DISPLAY and WAYLAND_DISPLAY are unset); "
               "use --screenshot PNG to render offscreen, or run under Xvfb", file=sys.stderr)
         return 1
-    tune_collector()
+    tune_interpreter()
     QCoreApplication.setOrganizationName("ContextDeck")
     QCoreApplication.setApplicationName("ContextDeck")
     QCoreApplication.setApplicationVersion(__version__)

@@ -17,16 +17,15 @@ from contextdeck.engine import json_building
 # benchmarks/run.py measures edits under this setting (docs/performance.md has the comparison).
 # The older generations are never collected on CPython's counts: what survives to an idle moment is frozen
 # (`collect_when_idle`), so they only ever hold what survived young collections within one busy stretch of turns
-# (a far jump's slices), and collecting them then walked 21,000-41,000 objects inside a turn (11-30 ms, measured),
-# only to find cycles that freezing keeps anyway until `collect_everything`. CPython's defaults are (700, 10, 10).
+# (a far jump's slices), and collecting them then walked tens of thousands of objects inside a turn, only to find
+# cycles that freezing keeps anyway until `collect_everything`. CPython's defaults are (700, 10, 10).
 NEVER = 2**30
 GC_THRESHOLDS = (10_000, NEVER, NEVER)
 
 # A thread that wants the GIL waits this long before the one holding it is asked to let go (CPython's default is
 # 5 ms). The window's GUI thread enters Python many times a turn (event handlers, the style's hooks), and while a
-# worker composes a request or validates, each entry waited up to the whole interval: opening Next Turn at
-# 100,000 messages blocked 178-510 ms of wall time for 23-31 ms of GUI-thread CPU. The worker pays a switch
-# only when the GUI thread asks, a few microseconds each.
+# worker composes a request or validates, each entry waited up to the whole interval, so the window blocked many
+# times longer than its own work. The worker pays a switch only when the GUI thread asks.
 SWITCH_INTERVAL_S = 0.0002
 
 # Below this many new objects a young collection at idle is not worth waking up for.
@@ -49,7 +48,7 @@ _loads = 0  # documents being built, on any thread
 _loads_lock = threading.Lock()
 
 
-def tune_collector() -> None:
+def tune_interpreter() -> None:
     """Apply `GC_THRESHOLDS` and `SWITCH_INTERVAL_S` to this process (the window does this once, at start)."""
     gc.set_threshold(*GC_THRESHOLDS)
     sys.setswitchinterval(SWITCH_INTERVAL_S)
@@ -59,10 +58,10 @@ def collect_when_idle() -> int | None:
     """Collect the young generation now and freeze what survives, instead of collecting it later.
 
     Edits leave no cyclic garbage (tests/engine/test_garbage.py), so the collector only ever walks what
-    they keep: the middle and oldest generations of a window at 100,000 messages took 13-31 and 43-80 ms
-    per collection when CPython's counts made them due (`GC_THRESHOLDS` now never does). The window calls
+    they keep: the middle and oldest generations of a large window are long walks, so CPython's counts never
+    make them due (`GC_THRESHOLDS`). The window calls
     this whenever its event loop is about to wait for input: once `IDLE_YOUNG` objects are new, a young
-    collection (about 1 ms) frees the cycles that died since the last turn, and what is left is frozen
+    collection frees the cycles that died since the last turn, and what is left is frozen
     (`gc.freeze`, O(1)), so no later collection walks it again. Cycles among frozen objects are freed by
     `collect_everything`, which this runs itself when one is `due` (enough frozen since the last one that may be
     garbage). Returns the generation collected (2 for everything), or None when nothing was due or
@@ -114,10 +113,9 @@ def loading() -> Iterator[None]:
 def freeze_young() -> None:
     """Freeze what is young now (O(1)), so that no young collection walks it again.
 
-    For a large container made to live a while: the autosave's snapshot (a list of 100,000 messages, read by the
-    worker for a second or more) was walked twice by every young collection while it lived, 8-10 ms each time at
-    idle or inside a turn, against 0.2 ms for the rest of a young generation. The rest of what is young is frozen
-    with it, as at idle (its cycles wait for `collect_everything`)."""
+    For a large container made to live a while: the autosave's snapshot (a list of every message, read by a worker
+    for a long while) would be walked by every young collection while it lived, a walk as long as the document.
+    The rest of what is young is frozen with it, as at idle (its cycles wait for `collect_everything`)."""
     _freeze()
 
 

@@ -18,7 +18,7 @@ from contextdeck._runtime import (
     collect_everything,
     collect_when_idle,
     loading,
-    tune_collector,
+    tune_interpreter,
 )
 from contextdeck.engine.document._json import BATCH_YOUNG
 
@@ -50,13 +50,13 @@ def young(count: int) -> list[list[int]]:
 
 
 @pytest.mark.usefixtures("collector")
-def test_tune_collector_sets_the_thresholds_the_benchmark_measures(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_tune_interpreter_sets_the_thresholds_the_benchmark_measures(monkeypatch: pytest.MonkeyPatch) -> None:
     """The young generation is collected every 10,000 allocations, not CPython's default 700; a thread that wants
     the GIL (the window's GUI thread, while a worker composes) gets it after 0.2 ms, not CPython's 5 ms."""
     gc.set_threshold(700, 10, 10)
     monkeypatch.setattr(sys, "setswitchinterval", lambda seconds: switched.append(seconds))
     switched: list[float] = []
-    tune_collector()
+    tune_interpreter()
     assert gc.get_threshold() == GC_THRESHOLDS
     assert GC_THRESHOLDS[0] == 10_000
     assert switched == [SWITCH_INTERVAL_S]
@@ -68,7 +68,7 @@ def test_a_busy_stretch_never_collects_the_older_generations() -> None:
     """Turns without an idle moment between them (a far jump's slices) make many young collections; what survives
     them is not walked again by a collection of the middle or oldest generation (CPython's counts ran one after every
     ten young ones, 11-30 ms inside a turn), only frozen at the next idle moment."""
-    tune_collector()
+    tune_interpreter()
     generations: list[int] = []
 
     def seen(phase: str, info: dict[str, int]) -> None:

@@ -30,7 +30,7 @@ def test_the_screenshot_waits_for_the_views_to_fill_in(
         return grab(window, *args)
 
     monkeypatch.setattr(MainWindow, "grab", grab_and_look)
-    monkeypatch.setattr(_app, "tune_collector", lambda: None)  # the test process keeps its own collector
+    monkeypatch.setattr(_app, "tune_interpreter", lambda: None)  # the test process keeps its own collector
     monkeypatch.setattr(_app, "collect_while_idle", lambda app: None)
     ini, user = QSettings.Format.IniFormat, QSettings.Scope.UserScope
     config = Path(QSettings(ini, user, "ContextDeck", "Screenshot").fileName()).parent.parent

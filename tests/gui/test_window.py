@@ -631,7 +631,7 @@ def test_the_application_sets_up_the_collector_before_the_window(monkeypatch: py
         calls.append("window")
         raise Stop
 
-    monkeypatch.setattr(_app, "tune_collector", lambda: calls.append("tune"))
+    monkeypatch.setattr(_app, "tune_interpreter", lambda: calls.append("tune"))
     monkeypatch.setattr(_app, "collect_while_idle", lambda app: calls.append(type(app).__name__))
     monkeypatch.setattr(_app, "create_window", window)
     with pytest.raises(Stop):
