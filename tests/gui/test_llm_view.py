@@ -193,11 +193,15 @@ def test_a_big_request_is_composed_on_a_copy_taken_in_slices_that_follows_edits(
     win.set_follow_latest(True)  # the request of every message, whichever is selected
     qtbot.waitUntil(lambda: not win._busy(), timeout=10000)
     steps: list[int] = []
+    edited: list[bool] = []
     view_steps = Context.view_steps
 
     def counted(context: Context, step: int | None = None) -> Any:
         taking = view_steps(context, step)
         while True:
+            if len(steps) >= 2 and not edited:  # held part-way (a turn each) until the test has edited
+                yield
+                continue
             try:
                 next(taking)
             except StopIteration as done:
@@ -212,6 +216,7 @@ def test_a_big_request_is_composed_on_a_copy_taken_in_slices_that_follows_edits(
     qtbot.waitUntil(lambda: len(steps) >= 2, timeout=10000)
     assert runner.busy
     win.commands.replace(0, {"role": "user", "content": "edited while copying"}, "Edit")
+    edited.append(True)
     qtbot.waitUntil(lambda: not runner.busy and not win.llm_view.messages.filling, timeout=20000)
     text = win.llm_view.text()
     assert text.startswith("--- user ---\nedited while copying\n")
