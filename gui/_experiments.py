@@ -66,6 +66,7 @@ from contextdeck.engine import (
     write_results,
 )
 
+from ._autosave import serialise, snapshot
 from ._background import BackgroundRunner
 from ._inspector._async import spawn
 from ._llm import TextPane
@@ -555,8 +556,10 @@ class ExperimentsPane(QWidget):
                 providers.append(Provider(config.endpoint()))
             return Asker(providers[0], cassette, config.mode)
 
-        settings = Settings(session.document.dumps().encode("utf-8"), Path(path),
-                            asker if config.ready else None, options, runs)
+        # The document as it is now, serialised on a worker: the window's thread only copies the list of messages.
+        taken = snapshot(session.document)
+        data = await asyncio.get_running_loop().run_in_executor(None, lambda: b"".join(serialise(taken)))
+        settings = Settings(data, Path(path), asker if config.ready else None, options, runs)
         self.progress.setRange(0, len(cases))
         self.progress.setValue(0)
         self.experiment = Experiment(cases, settings, 4, lambda done, _: self.progressed.emit(done))

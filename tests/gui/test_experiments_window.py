@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt
 
 from adder_agent import ACTIVITIES, adder, write_agent
 from contextdeck._cli import main
+from contextdeck.engine import Document
 from contextdeck.engine.experiments import _experiment as running_cases
 from contextdeck.gui import _experiments as experiments_ui
 from contextdeck.gui._experiments import DIVERGED, OUTPUT, PASSED, STATUS, ExperimentsPane
@@ -107,6 +108,7 @@ def test_run_in_the_window_runs_the_open_document_over_the_dataset_and_compares_
     """Run uses the document as it stands and the window's model; a second run is compared with the first.
     Each case (its document parsed, its loop run, each turn's request composed) runs off the GUI thread."""
     parsed = threads_of(monkeypatch, running_cases, "parse_document")
+    serialised = threads_of(monkeypatch, Document, "pieces")
     fake_llm.answer = adder
     data = tmp_path / "data.jsonl"
     data.write_text("".join(json.dumps({"id": n, "input": {"a": n, "b": 1}, "expect": {"total": n + 1}}) + "\n"
@@ -133,4 +135,6 @@ def test_run_in_the_window_runs_the_open_document_over_the_dataset_and_compares_
     assert "0 asked, 6 replayed" in pane.summary.text()
     assert len(parsed) == 6
     assert not any(parsed)
+    assert serialised
+    assert not any(serialised)  # the document (and each case's) is serialised off the GUI thread
     release()
