@@ -32,14 +32,7 @@ DOCUMENT = {
 @pytest.fixture
 def window(qtbot: Any, tmp_path: Path) -> MainWindow:
     """The real window on a document with roles, a tool reference, two errors and an output schema."""
-    path = tmp_path / "request.json"
-    path.write_text(json.dumps(DOCUMENT), encoding="utf-8")
-    win = create_window(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat), tmp_path / "recovery")
-    qtbot.addWidget(win)
-    win.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
-    win.show()
-    with qtbot.waitSignal(win.session.documentReplaced, timeout=10000):
-        win.session.open(path)
+    win = opened_window(qtbot, tmp_path, "request.json", DOCUMENT)
     win.llm_dock.raise_()
     yield win
     win.session.close()
@@ -136,8 +129,13 @@ def test_double_clicking_a_message_selects_where_it_comes_from(qtbot: Any, windo
 
 def big_window(qtbot: Any, tmp_path: Path, count: int) -> MainWindow:
     """The real window on `count` user messages `turn N`."""
-    path = tmp_path / "big.json"
-    path.write_text(json.dumps([{"role": "user", "content": f"turn {n}"} for n in range(count)]), encoding="utf-8")
+    return opened_window(qtbot, tmp_path, "big.json", [{"role": "user", "content": f"turn {n}"} for n in range(count)])
+
+
+def opened_window(qtbot: Any, tmp_path: Path, name: str, document: Any) -> MainWindow:
+    """The real window, shown, on `document` written to `tmp_path / name`."""
+    path = tmp_path / name
+    path.write_text(json.dumps(document), encoding="utf-8")
     win = create_window(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat), tmp_path / "recovery")
     qtbot.addWidget(win)
     win.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]

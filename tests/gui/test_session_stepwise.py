@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -101,15 +102,7 @@ def test_json_lines_read_in_chunks_as_the_engine_reads_them(raw: bytes, size: in
         return parse_stepwise(chunks, "doc.json", jsonl=True, path=None, report=lambda _: None,
                               cancelled=lambda: False)
 
-    try:
-        expected = parse_document(raw, "doc.json", jsonl=True)
-    except DocumentError as error:
-        message = str(error)
-        with pytest.raises(DocumentError) as raised:
-            read()
-        assert str(raised.value) == message
-        return
-    assert same(read(), expected)
+    reads_as_the_engine(raw, read, jsonl=True)
 
 
 def test_the_examples_read_the_same(examples: Path) -> None:
@@ -153,6 +146,19 @@ def test_progress_rises_and_cancel_stops() -> None:
         parse_stepwise(raw, "big.json", jsonl=False, path=None, report=lambda _: None, cancelled=lambda: True)
 
 
+def reads_as_the_engine(raw: bytes, read: Any, *, jsonl: bool = False) -> None:
+    """`read()` gives the engine's document for `raw`, or fails with the engine's own error, word for word."""
+    try:
+        expected = parse_document(raw, "doc.json", jsonl=jsonl)
+    except DocumentError as error:
+        message = str(error)
+        with pytest.raises(DocumentError) as raised:
+            read()
+        assert str(raised.value) == message
+        return
+    assert same(read(), expected)
+
+
 def in_parts(raw: bytes, size: int) -> list[str]:
     text = raw.decode("utf-8")
     return [text[start:start + size] for start in range(0, len(text), size)]
@@ -176,15 +182,7 @@ def test_a_document_read_through_a_small_window_reads_the_same(raw: bytes, size:
         return parse_stepwise(raw, "doc.json", jsonl=False, path=None, report=lambda _: None,
                               cancelled=lambda: False, parts=parts)
 
-    try:
-        expected = parse_document(raw, "doc.json")
-    except DocumentError as error:
-        message = str(error)
-        with pytest.raises(DocumentError) as raised:
-            read()
-        assert str(raised.value) == message
-        return
-    assert same(read(), expected)
+    reads_as_the_engine(raw, read)
 
 
 def test_the_window_stays_a_few_parts_long(monkeypatch: pytest.MonkeyPatch) -> None:
