@@ -100,7 +100,37 @@ def _prepared(endpoint: Endpoint, options: dict[str, Any]) -> AsyncOpenAI:
     """A client whose parts a request uses are imported too (the SDK imports each on first use)."""
     client = client_for(endpoint, **options)
     _ = client.chat.completions, client.models
+    _first_use()
     return client
+
+
+_USAGE = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+_CALL = {"index": 0, "id": "", "type": "function", "function": {"name": "", "arguments": ""}}
+_ANSWERS: dict[str, dict[str, Any]] = {
+    "ChatCompletionChunk": {"choices": [{"index": 0, "finish_reason": None, "delta": {
+        "role": "assistant", "content": "", "tool_calls": [_CALL]}}], "usage": _USAGE},
+    "ChatCompletion": {"choices": [{"index": 0, "finish_reason": "stop", "message": {
+        "role": "assistant", "content": "", "tool_calls": [_CALL]}}], "usage": _USAGE},
+}
+
+
+def _first_use() -> None:
+    """Do here what the SDK does on its first request, in the caller's thread otherwise: import the transport's
+    async backend, build the answers' models (their schemas are built when first read) and read the request
+    parameters' annotations. Best effort: the SDK's private helpers may move, which only costs the first request
+    its speed."""
+    try:
+        import anyio._backends._asyncio  # noqa: F401  (anyio imports it on its first lock)
+        from openai._utils._transform import transform
+        from openai.types.chat import ChatCompletion, ChatCompletionChunk, completion_create_params
+
+        for model in (ChatCompletionChunk, ChatCompletion):
+            model.model_construct(**_ANSWERS[model.__name__])
+        request = {"model": "", "messages": [{"role": "user", "content": ""}], "stream_options": {}}
+        transform({**request, "stream": True}, completion_create_params.CompletionCreateParamsStreaming)
+        transform({**request, "stream": False}, completion_create_params.CompletionCreateParamsNonStreaming)
+    except Exception:  # a warm-up only
+        return
 
 
 def _failure(endpoint: Endpoint, error: Exception) -> ModelError:

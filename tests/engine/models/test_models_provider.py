@@ -1,7 +1,11 @@
 """The provider: an OpenAI-compatible endpoint through the `openai` SDK, against the fake server on 127.0.0.1."""
 
 import asyncio
+import json
 import socket
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -166,3 +170,44 @@ def test_cancelling_a_streamed_answer_stops_at_once(fake_llm) -> None:
 
     asyncio.run(go())
     assert 0 < len(pieces) < 40
+
+
+FIRST_USE_PROBE = """
+import asyncio, json, sys
+from contextdeck.engine import Endpoint, Provider
+from fake_llm import FakeLLM, Reply
+
+async def asked(provider, stream):
+    before, calls = set(sys.modules), [0]
+    def count(frame, event, arg):
+        calls[0] += event == "call"
+    sys.setprofile(count)
+    body = {"messages": [{"role": "user", "content": "hello"}]}
+    await provider.complete(body, (lambda piece: None) if stream else None)
+    sys.setprofile(None)
+    return {"calls": calls[0], "imported": sorted(set(sys.modules) - before)}
+
+async def main(url):
+    provider = Provider(Endpoint(url, "fake-small", max_retries=0))
+    await provider.prepare()
+    found = {kind: [await asked(provider, kind == "streamed") for _ in range(2)] for kind in ("streamed", "plain")}
+    await provider.close()
+    print(json.dumps(found))
+
+with FakeLLM() as server:
+    server.push(*[Reply.json({"label": "damage"})] * 4)
+    asyncio.run(main(server.url))
+"""
+
+
+def test_a_prepared_provider_s_first_request_does_no_more_than_the_next() -> None:
+    """After `prepare()` (which the window awaits on a worker thread), the first request on the caller's loop
+    imports nothing and builds no answer model: it runs about the Python calls of the second (a fresh process,
+    since another test may have used the SDK already)."""
+    ran = subprocess.run([sys.executable, "-c", FIRST_USE_PROBE], cwd=Path(__file__).resolve().parents[2],
+                         capture_output=True, text=True, check=False, timeout=60)
+    assert ran.returncode == 0, ran.stderr
+    found = json.loads(ran.stdout.strip().splitlines()[-1])
+    for kind, (first, second) in found.items():
+        assert first["imported"] == [], kind
+        assert first["calls"] <= 1.2 * second["calls"], (kind, first["calls"], second["calls"])
