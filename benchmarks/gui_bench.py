@@ -951,6 +951,7 @@ def run_first_request(freeze: Freeze, turns: bool, profile: bool) -> None:
         server.push(Reply.json({"result": {"label": "damage"}}))
         window.models.models.set_config(ModelConfig(server.url, "fake-small", timeout=10))
         opened: list[Any] = []
+        until(lambda: window.models._prompt is not None)  # made ahead while the window is idle
         shown = "prompt dialog opened (Prompt for This Call…, first time)"
         bench.time(shown, lambda: opened.append(window.models.open_prompt()), settle_ms=500)
         dialog = opened[0]

@@ -14,9 +14,9 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from PySide6.QtCore import QObject, QSettings, Qt, Signal
+from PySide6.QtCore import QObject, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QFontDatabase, QTextCursor
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -69,6 +69,8 @@ DEFAULT_KEY_VARIABLE = "OPENAI_API_KEY"
 CHARACTERS_PER_TOKEN = 4
 TOOL_KEY = '"_tool"'  # counted in a streamed solution: one per call received so far
 ESTIMATE = "estimate: about 4 characters a token (no tokenizer offline)"
+D = TypeVar("D", bound=QDialog)
+AHEAD_MS = 1500  # after the window is made, when the prompt dialog is made ahead (again later while busy)
 
 
 @dataclass(frozen=True)
@@ -271,29 +273,24 @@ class ModelsDialog(QDialog):
 class PromptView(QDialog):
     """A prompt exactly as it will be sent, with token estimates; Ask, the streamed reply, Cancel.
 
+    The widgets are made once and `show_prompt` fills them, so that one dialog serves prompt after prompt.
     Subclasses say what the prompt is for (`_answer`: ask and write; None when written, else why not).
     """
 
-    def __init__(self, models: Models, prompt: Prompt, title: str, parent: QWidget | None = None) -> None:
+    def __init__(self, models: Models, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.models, self.prompt = models, prompt
-        self.setWindowTitle(title)
-        self.table = QTableWidget(len(prompt.messages), 3)
+        self.models = models
+        self.prompt = Prompt("", (), {}, "")
+        self.table = QTableWidget(0, 3)
         self.table.setHorizontalHeaderLabels(["Role", "Tokens (≈)", "Content"])
         self.table.verticalHeader().setVisible(False)
         self.table.horizontalHeader().setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
-        for row, message in enumerate(prompt.messages):
-            first_line = message["content"].splitlines()[0] if message["content"] else ""
-            for column, text in enumerate((message["role"], str(estimate_tokens(message["content"])), first_line)):
-                self.table.setItem(row, column, QTableWidgetItem(text))
         self.content = _text_view()
         self.table.currentCellChanged.connect(self._show_message)
-        self.schema = _text_view(json.dumps(prompt.schema, indent=2, ensure_ascii=False))
-        strategy = models.config.structured if models.config.structured != "auto" else STRATEGIES[0]
-        self.body = _text_view(json.dumps({"model": models.config.model, **prompt.body(strategy)},
-                                          indent=2, ensure_ascii=False))
+        self.schema = _text_view()
+        self.body = _text_view()
         messages = QSplitter(Qt.Orientation.Vertical)
         messages.addWidget(self.table)
         messages.addWidget(self.content)
@@ -301,9 +298,7 @@ class PromptView(QDialog):
         tabs.addTab(messages, "Messages")
         tabs.addTab(self.schema, "Answer schema")
         tabs.addTab(self.body, "Request body")
-        total = sum(estimate_tokens(m["content"]) for m in prompt.messages)
-        total += estimate_tokens(json.dumps(prompt.schema))
-        self.total = QLabel(f"Whole prompt: ≈ {total} tokens ({ESTIMATE}).")
+        self.total = QLabel()
         self.reply = _text_view()
         self.reply.setPlaceholderText("The model's reply streams here.")
         self.status = QLabel()
@@ -327,10 +322,33 @@ class PromptView(QDialog):
         layout.addWidget(split, 1)
         layout.addLayout(buttons)
         self.resize(760, 620)
-        self.table.setCurrentCell(len(prompt.messages) - 1, 0)
         self.task: asyncio.Task[Any] | None = None
         models.delta.connect(self._delta)
-        if not models.config.ready:
+
+    def show_prompt(self, prompt: Prompt, title: str) -> None:
+        """Show `prompt`: the messages (the last one open), the schema, the request body; no reply yet."""
+        self.prompt = prompt
+        self.setWindowTitle(title)
+        self.table.setRowCount(len(prompt.messages))
+        for row, message in enumerate(prompt.messages):
+            first_line = message["content"].splitlines()[0] if message["content"] else ""
+            for column, text in enumerate((message["role"], str(estimate_tokens(message["content"])), first_line)):
+                self.table.setItem(row, column, QTableWidgetItem(text))
+        self.schema.setPlainText(json.dumps(prompt.schema, indent=2, ensure_ascii=False))
+        config = self.models.config
+        strategy = config.structured if config.structured != "auto" else STRATEGIES[0]
+        self.body.setPlainText(json.dumps({"model": config.model, **prompt.body(strategy)}, indent=2,
+                                          ensure_ascii=False))
+        total = sum(estimate_tokens(m["content"]) for m in prompt.messages)
+        total += estimate_tokens(json.dumps(prompt.schema))
+        self.total.setText(f"Whole prompt: ≈ {total} tokens ({ESTIMATE}).")
+        self.reply.clear()
+        self.status.clear()
+        self.ask_button.setEnabled(True)
+        self.cancel_button.setEnabled(False)
+        self.table.setCurrentCell(len(prompt.messages) - 1, 0)
+        self._show_message(len(prompt.messages) - 1)  # the current row may not have changed
+        if not config.ready:
             self.refuse("No model is set up: Run → Models….")
 
     def refuse(self, why: str) -> None:
@@ -340,9 +358,11 @@ class PromptView(QDialog):
     def _show_message(self, row: int, *_: object) -> None:
         if 0 <= row < len(self.prompt.messages):
             self.content.setPlainText(self.prompt.messages[row]["content"])
+        else:
+            self.content.clear()
 
     def _delta(self, piece: str) -> None:
-        if self.task is not None and not self.task.done():
+        if self.asking():
             self.reply.moveCursor(QTextCursor.MoveOperation.End)
             self.reply.insertPlainText(piece)
             self.streamed(self.reply.toPlainText())
@@ -378,9 +398,11 @@ class PromptView(QDialog):
         if self.task is not None:
             self.task.cancel()
 
+    def asking(self) -> bool:
+        return self.task is not None and not self.task.done()
+
     def closeEvent(self, event: Any) -> None:
         self.cancel()
-        self.models.delta.disconnect(self._delta)
         super().closeEvent(event)
 
 
@@ -392,15 +414,23 @@ def _text_view(text: str = "") -> QPlainTextEdit:
 
 
 class PromptDialog(PromptView):
-    """The prompt of one latent call; what the model answers is written through the debugger (undoable)."""
+    """The prompt of one latent call; what the model answers is written through the debugger (undoable).
 
-    def __init__(self, models: Models, debugger: Any, index: int, parent: QWidget | None = None) -> None:
-        execution: Execution = debugger.prepared()
+    Made once per window (ahead, while it is idle) and shown again for each call asked about (`for_call`)."""
+
+    def __init__(self, models: Models, debugger: Any, parent: QWidget | None = None) -> None:
+        super().__init__(models, parent)
+        self.debugger = debugger
+        self.index = -1
+
+    def for_call(self, index: int) -> None:
+        """Show the prompt of latent call `index`."""
+        execution: Execution = self.debugger.prepared()
         plan = execution.plans[index]
-        super().__init__(models, call_prompt(execution.context, plan), f"Prompt for {plan.label}", parent)
-        self.debugger, self.index = debugger, index
+        self.index = index
+        self.show_prompt(call_prompt(execution.context, plan), f"Prompt for {plan.label}")
         state = execution.state(index)
-        if models.config.ready and state.status is not Status.WAITING_FOR_OUTPUT:
+        if self.models.config.ready and state.status is not Status.WAITING_FOR_OUTPUT:
             self.refuse(f"{plan.label} is {state.status}: only a latent call that waits for its output can be asked.")
 
     async def _answer(self) -> str | None:
@@ -425,8 +455,9 @@ class RequestDialog(PromptView):
         self.activities = activities
         self.tools = tools
         document = window.document.document
+        super().__init__(models, parent)
         prompt = request_prompt(document.context, document.schema, activities=self.activities, tools=self.tools)
-        super().__init__(models, prompt, "Ask the model for the whole request", parent)
+        self.show_prompt(prompt, "Ask the model for the whole request")
 
     def streamed(self, text: str) -> None:
         self.status.setText(f"Receiving: {text.count(TOOL_KEY)} call(s) so far…")
@@ -465,6 +496,10 @@ class ModelsUI(QObject):
         self.models = Models(window.settings, lambda: window.document.path, self)
         self.debugger = inspector.debugger
         self.dialogs: list[QDialog] = []
+        self._prompt: PromptDialog | None = None  # made ahead, or shown before and closed
+        self._ahead = QTimer(self, singleShot=True, interval=AHEAD_MS)
+        self._ahead.timeout.connect(self._make_prompt_ahead)
+        self._ahead.start()
         settings_action = QAction("&Models…", window.window())
         settings_action.triggered.connect(self.open_settings)
         self.use = QAction("Use the Model for &Latent Calls", window.window(), checkable=True)
@@ -496,31 +531,63 @@ class ModelsUI(QObject):
         if on and not self.models.config.ready:
             self.open_settings()
 
+    def _made(self, dialog: D) -> D:
+        dialog.finished.connect(lambda _code: self._closed(dialog))
+        return dialog
+
     def _keep(self, dialog: QDialog) -> None:
         self.dialogs.append(dialog)
-        dialog.finished.connect(lambda _code: self.dialogs.remove(dialog) if dialog in self.dialogs else None)
         dialog.show()
+        dialog.raise_()
+
+    def _closed(self, dialog: QDialog) -> None:
+        if dialog in self.dialogs:
+            self.dialogs.remove(dialog)
+        if self._prompt is None and isinstance(dialog, PromptDialog):
+            self._prompt = dialog  # shown again for the next call asked about
+        else:
+            dialog.deleteLater()
+
+    def _make_prompt_ahead(self) -> None:
+        """Make the prompt dialog while the window is idle: its widgets made, polished and laid out, so that
+        Prompt for This Call… only fills and shows it."""
+        if self._prompt is not None:
+            return
+        if self.window.document.views_pending():
+            self._ahead.start()
+            return
+        dialog = self._made(PromptDialog(self.models, self.debugger, self.window.window()))
+        dialog.ensurePolished()
+        layout = dialog.layout()
+        if layout is not None:
+            layout.activate()
+        self._prompt = dialog
 
     def open_settings(self) -> ModelsDialog:
-        dialog = ModelsDialog(self.models, self.window.window())
+        dialog = self._made(ModelsDialog(self.models, self.window.window()))
         self._keep(dialog)
         return dialog
 
     def open_prompt(self) -> PromptDialog | None:
-        """The prompt of the call selected in the Calls panel (else the next to run)."""
+        """The prompt of the call selected in the Calls panel (else the next to run), in the dialog made
+        ahead (or one more, when it is open already)."""
         current = self.inspector.panel.view.currentIndex()
         row = current.row() if current.isValid() else self.debugger.next_call()
         if row is None:
             self.window.statusBar().showMessage("Select a call in the Calls panel first.", 10_000)
             return None
-        dialog = PromptDialog(self.models, self.debugger, row, self.window.window())
+        dialog, self._prompt = self._prompt, None
+        if dialog is None or dialog.asking():  # a cancelled answer not over yet would write into it
+            if dialog is not None:
+                dialog.deleteLater()
+            dialog = self._made(PromptDialog(self.models, self.debugger, self.window.window()))
+        dialog.for_call(row)
         self._keep(dialog)
         return dialog
 
-
     def open_request(self) -> RequestDialog:
-        dialog = RequestDialog(self.models, self.window, self.debugger.activities, self.tools(),
-                               self.window.window())
+        dialog = self._made(RequestDialog(self.models, self.window, self.debugger.activities, self.tools(),
+                                          self.window.window()))
         self._keep(dialog)
         return dialog
 

@@ -272,3 +272,31 @@ def test_the_whole_request_becomes_the_solution_and_undo_takes_it_back(qtbot: An
     window.session.undo_stack.undo()
     assert window.session.document.solution is None
     assert model.rowCount() == 1
+
+
+def test_the_prompt_dialog_is_made_ahead_and_shown_again(qtbot: Any, window: MainWindow, fake_llm: Any) -> None:
+    """The window makes the prompt dialog while idle: Prompt for This Call… makes no widget, only fills it; closed,
+    the same dialog shows the next prompt afresh (no reply, status or refusal kept from the last)."""
+    qtbot.waitUntil(lambda: len(window.findChildren(PromptDialog)) == 1, timeout=10000)
+    made = window.findChildren(PromptDialog)[0]
+    assert not made.isVisible()
+    fake_llm.push(Reply.json(ANSWER))
+    action(window, "Prompt for This Call…").trigger()
+    assert window.models.dialogs == [made]  # type: ignore[attr-defined]
+    assert made.isVisible()
+    assert made.ask_button.isEnabled()
+    made.ask_button.click()
+    qtbot.waitUntil(lambda: made.status.text().startswith("Written"), timeout=60000)
+    made.close()
+    action(window, "Prompt for This Call…").trigger()
+    assert window.findChildren(PromptDialog) == [made]
+    assert made.reply.toPlainText() == ""
+    assert made.status.text() == "call 0 (classify) is done: only a latent call that waits for its output can be asked."
+    assert not made.ask_button.isEnabled()
+    window.session.undo_stack.undo()
+    made.close()
+    debugger = window.inspector.debugger  # type: ignore[attr-defined]
+    qtbot.waitUntil(lambda: debugger.prepared().state(0).status is Status.WAITING_FOR_OUTPUT, timeout=5000)
+    action(window, "Prompt for This Call…").trigger()
+    assert (made.status.text(), made.ask_button.isEnabled()) == ("", True)
+    assert made.windowTitle() == "Prompt for call 0 (classify)"
