@@ -426,8 +426,8 @@ class MainWindow(QMainWindow):
         right = Qt.DockWidgetArea.RightDockWidgetArea
         below = [dock for dock in self.findChildren(QDockWidget) if self.dockWidgetArea(dock) == right and
                  dock is not self.state_dock and dock not in self.tabifiedDockWidgets(self.state_dock)]
-        if below:  # a second group under the state's (the run's docks): the state keeps most of the height
-            self.resizeDocks([self.state_dock, below[0]], [self.height() * 3 // 5, self.height() * 2 // 5],
+        if below:  # a second group under the state's (the run's docks): the call inspector has more parts to show
+            self.resizeDocks([self.state_dock, below[0]], [self.height() * 2 // 5, self.height() * 3 // 5],
                              Qt.Orientation.Vertical)
 
     def reset_layout(self) -> None:

@@ -6,15 +6,17 @@ import json
 from html import escape
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QAbstractScrollArea,
+    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QPlainTextEdit,
+    QScrollArea,
     QTabWidget,
     QTreeWidget,
     QTreeWidgetItem,
@@ -42,6 +44,8 @@ PARAM, WRITTEN, RESOLVED, SOURCE, RECEIVED = range(5)
 # dark one, so the palette's text stays readable on it (an opaque light yellow kept light text in the dark theme).
 STALE_BACKGROUND = QColor(245, 180, 40, 56)
 SOURCE_ROLE = Qt.ItemDataRole.UserRole + 1
+PARAMS_MAX_HEIGHT = 280  # about nine rows; more scroll inside the table
+TABS_MIN_HEIGHT = 180  # the tab strip and about eight lines of the call as it will run
 
 
 def describe(value: Any) -> str:
@@ -86,6 +90,14 @@ def problem_message(problem: Problem) -> str:
     return f"{_JSON_WORDS[word]} {rest}" if word in _JSON_WORDS and rest else message
 
 
+class ParametersTable(QTreeWidget):
+    """The parameters' table, never shorter than its rows (up to its maximum height): the inspector scrolls."""
+
+    def minimumSizeHint(self) -> QSize:
+        hint = super().minimumSizeHint()
+        return QSize(hint.width(), min(self.sizeHint().height(), self.maximumHeight()))
+
+
 class CallInspector(QWidget):
     """Shows one `CallAnalysis`; `sourceActivated(message index)` when a value's source is clicked."""
 
@@ -103,7 +115,7 @@ class CallInspector(QWidget):
         self.summary = QLabel()
         self.summary.setTextFormat(Qt.TextFormat.RichText)
         self.summary.setWordWrap(True)
-        self.params = QTreeWidget()
+        self.params = ParametersTable()
         self.params.setHeaderLabels(["parameter", "as written", "resolved now", "from", "received then"])
         self.params.setRootIsDecorated(False)
         self.params.setAlternatingRowColors(True)
@@ -140,7 +152,7 @@ class CallInspector(QWidget):
         self.params.setUniformRowHeights(True)
         self.params.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.params.setSizeAdjustPolicy(QAbstractScrollArea.SizeAdjustPolicy.AdjustToContents)
-        self.params.setMaximumHeight(280)
+        self.params.setMaximumHeight(PARAMS_MAX_HEIGHT)
         self.params.setObjectName("callParameters")  # roomier rows (`_touches.ROW_PADDING`)
         scoped_page = QWidget()
         scoped_layout = QVBoxLayout(scoped_page)
@@ -161,10 +173,23 @@ class CallInspector(QWidget):
                                  (self.schema, "Tool schema", "The schema of the call's tool"),
                                  (scoped_page, "Context", "The context the call receives (its _scopes)")):
             self.tabs.setTabToolTip(self.tabs.addTab(page, title), tip)
+        self.tabs.setMinimumHeight(TABS_MIN_HEIGHT)
         header = QHBoxLayout()
         header.addWidget(self.title)
         header.addStretch(1)
-        layout = QVBoxLayout(self)
+        # The parts keep the room they need (the parameters their rows, up to PARAMS_MAX_HEIGHT; the tabs a few
+        # lines) and the inspector scrolls as a whole when its dock is shorter: at 1280x800 squeezing them into
+        # the dock left the parameters about two rows.
+        body = QWidget()
+        self.scroller = QScrollArea()
+        self.scroller.setWidget(body)
+        self.scroller.setWidgetResizable(True)
+        self.scroller.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroller.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self.scroller)
+        layout = QVBoxLayout(body)
         layout.setSpacing(6)
         layout.addLayout(header)
         layout.addWidget(self.summary)

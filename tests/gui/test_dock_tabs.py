@@ -101,16 +101,22 @@ def test_no_stale_tab_strip_is_left_over_the_panels(qtbot: Any, tmp_path: Path) 
     window.session.close()
 
 
-@pytest.mark.parametrize("ran", [False, True])
-def test_the_call_inspectors_tabs_fit_at_1280(qtbot: Any, refund_window: MainWindow, ran: bool) -> None:
-    """At 1280×800 in the first layout, the call inspector's own tab strip (will run, ran, schema, context)
-    fits its width, before and after the call has run ("Call as it will run … Context it…" was cut)."""
-    window = refund_window
+def inspector_at_1280(qtbot: Any, window: MainWindow) -> Any:
+    """The window at 1280×800 in the first layout, the call inspector's dock raised; its inspector parts."""
     window.reset_layout()
     window.resize(1280, 800)
     qtbot.waitUntil(lambda: window.width() == 1280)
     parts = window.inspector
     parts.docks["Call inspector"].raise_()
+    return parts
+
+
+@pytest.mark.parametrize("ran", [False, True])
+def test_the_call_inspectors_tabs_fit_at_1280(qtbot: Any, refund_window: MainWindow, ran: bool) -> None:
+    """At 1280×800 in the first layout, the call inspector's own tab strip (will run, ran, schema, context)
+    fits its width, before and after the call has run ("Call as it will run … Context it…" was cut)."""
+    window = refund_window
+    parts = inspector_at_1280(qtbot, window)
     model = parts.model
     if ran:  # call 0's output, as a run writes it: the run record says the call ran
         call = model.getItem(0)
@@ -126,3 +132,20 @@ def test_the_call_inspectors_tabs_fit_at_1280(qtbot: Any, refund_window: MainWin
     assert bar.isVisible()
     assert bar.sizeHint().width() <= bar.width(), [bar.tabText(i) for i in range(bar.count())]
     assert all(bar.tabToolTip(i) for i in range(bar.count()))
+
+
+def test_the_call_inspectors_parameters_are_all_in_sight_at_1280(qtbot: Any, refund_window: MainWindow) -> None:
+    """At 1280×800 in the first layout, every row of a four-parameter call's table is in sight, whole: the
+    inspector scrolls as a whole instead of squeezing the table (it showed about two rows)."""
+    window = refund_window
+    parts = inspector_at_1280(qtbot, window)
+    model = parts.model
+    parts.inspector.show_call(model.context, model.getItem(2), model.recorded(2))
+    QApplication.processEvents()
+    table = parts.inspector.params
+    rows = [table.topLevelItem(n) for n in range(table.topLevelItemCount())]
+    assert len(rows) == 4
+    sight = table.viewport().rect()  # its height (the columns are wider than the dock: they scroll sideways)
+    shown = [table.visualItemRect(row) for row in rows]
+    assert all(sight.top() <= rect.top() and rect.bottom() <= sight.bottom() for rect in shown), (sight, shown)
+    assert parts.inspector.tabs.height() >= 150  # the call as it will run: a few lines, reached by scrolling
