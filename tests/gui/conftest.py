@@ -9,10 +9,12 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QCoreApplication, QEvent, QSettings
+from PySide6.QtWidgets import QApplication
 
 from contextdeck.gui._app import create_window
 from contextdeck.gui._editor import DataEditor
 from contextdeck.gui._inspector._async import release
+from contextdeck.gui._theme import apply_theme
 from contextdeck.gui._window import MainWindow
 
 
@@ -25,6 +27,21 @@ def deleted_after_each_test() -> Iterator[None]:
     Qt objects in an order Qt does not expect, the crash that tests/gui/collector_clears_first.py replays."""
     yield
     QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+
+
+def switch_theme(theme: str) -> None:
+    """Switch the application's theme, and let the widgets hear of the new palette (Qt posts the change to each)."""
+    apply_theme(theme)
+    QApplication.processEvents()
+
+
+@pytest.fixture
+def theme() -> Iterator[Callable[[str], None]]:
+    """`theme("dark")` switches the application's theme (`switch_theme`); the light theme is back after the test,
+    however it ends, so no later test runs dark."""
+    switch_theme("light")
+    yield switch_theme
+    switch_theme("light")
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -102,13 +103,9 @@ def test_audit_shows_how_the_call_ran(qtbot: Any, examples: Path) -> None:
     assert panel.run.text() == "— (written before runs were recorded)"
 
 
-def test_the_diff_follows_the_theme(qtbot: Any, examples: Path) -> None:
+def test_the_diff_follows_the_theme(qtbot: Any, examples: Path, theme: Callable[[str], None]) -> None:
     """The added lines' background is pale in the light theme and dark in the dark one, and the text on it
     stays readable: a switch while an audit is shown writes the diff again in the new colours."""
-    from PySide6.QtWidgets import QApplication
-
-    from contextdeck.gui._theme import apply_theme
-
     def added_line() -> tuple[int, int]:
         block = panel.diff.document().begin()
         while not block.text().startswith("+"):
@@ -122,12 +119,8 @@ def test_the_diff_follows_the_theme(qtbot: Any, examples: Path) -> None:
     panel.show_message(refund_after_two_calls(examples), 5)
     light_background, light_text = added_line()
     assert light_background > 180 > 100 > light_text
-    try:
-        apply_theme("dark")
-        QApplication.processEvents()
-        dark_background, dark_text = added_line()
-        assert dark_background < 100 < 150 < dark_text
-    finally:
-        apply_theme("light")
-        QApplication.processEvents()
+    theme("dark")
+    dark_background, dark_text = added_line()
+    assert dark_background < 100 < 150 < dark_text
+    theme("light")
     assert added_line() == (light_background, light_text)

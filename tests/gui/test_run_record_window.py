@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -269,14 +270,12 @@ def test_a_busy_async_activity_leaves_the_window_responsive_and_cancel_ends_it(q
     assert inspector.debugger.last_stop == "cancelled"
 
 
-def test_a_stale_parameter_row_is_readable_in_either_theme(qtbot: Any, window: MainWindow) -> None:
+def test_a_stale_parameter_row_is_readable_in_either_theme(qtbot: Any, window: MainWindow,
+                                                           theme: Callable[[str], None]) -> None:
     """The call inspector marks a parameter that changed since the call ran with a warm row: light in the light
     theme, dark in the dark one, under the theme's own text colour (it stayed light yellow under the dark
     theme's light text)."""
     from PySide6.QtGui import QPalette
-    from PySide6.QtWidgets import QApplication
-
-    from contextdeck.gui._theme import apply_theme
 
     inspector = parts(window)
     inspector.debugger.clock = fixed_clock(NOW)
@@ -300,10 +299,6 @@ def test_a_stale_parameter_row_is_readable_in_either_theme(qtbot: Any, window: M
 
     light_fill, light_text = row_and_text()
     assert light_fill > 180 > 100 > light_text
-    try:
-        apply_theme("dark")
-        QApplication.processEvents()
-        dark_fill, dark_text = row_and_text()
-        assert dark_fill < 100 < 180 < dark_text
-    finally:
-        apply_theme("light")
+    theme("dark")
+    dark_fill, dark_text = row_and_text()
+    assert dark_fill < 100 < 180 < dark_text

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from PySide6.QtCore import QEvent, QObject, QPoint, QRect
-from PySide6.QtGui import QGuiApplication, QImage
-from PySide6.QtWidgets import QApplication
+from PySide6.QtGui import QImage
 
 from contextdeck.engine import Context
 from contextdeck.gui._state import BAND_ROWS, ROWS_PER_PART, StateModel, StateView
-from contextdeck.gui._theme import apply_theme
 
 INSTANCES = 2 * ROWS_PER_PART + 3  # three parts when every instance's value changes
 
@@ -154,36 +153,29 @@ class HeldBands:
         view._next_band()  # the step asked for while held
 
 
-@pytest.mark.parametrize("theme", ["light", "dark"])
+@pytest.mark.parametrize("name", ["light", "dark"])
 def test_a_reset_repaints_a_band_of_rows_per_turn_and_ends_as_one_repaint(
-        qtbot: Any, monkeypatch: pytest.MonkeyPatch, theme: str) -> None:
+        qtbot: Any, monkeypatch: pytest.MonkeyPatch, theme: Callable[[str], None], name: str) -> None:
     """After a jump to other identities (the model is reset), the first repaint shows the new rows of the first band
     and leaves the rows below it as they were (they are repainted on later turns, a band a turn); at the end the
     viewport shows exactly what a repaint of the whole view paints, with each theme's palette and style sheet."""
-    app = QApplication.instance()
-    assert isinstance(app, QApplication)
-    sheet, palette = app.styleSheet(), QGuiApplication.palette()
-    apply_theme(theme)
-    try:
-        count = 3 * BAND_ROWS
-        context = _other_identities(count)
-        view = _painted_at(qtbot, context, count)
-        before = _on_screen(view)
-        band = view.visualRect(view.state_model.index(BAND_ROWS - 1, 0)).bottom() + 1
-        assert band < view.viewport().height() - 100  # rows below the first band are on screen
-        held = HeldBands(monkeypatch)
-        view.refresh(context, 3 * count, None)  # other identities: the model is reset
-        qtbot.waitUntil(lambda: held.asked > 0)
-        first = _on_screen(view)
-        held.release(view)
-        qtbot.waitUntil(lambda: not view.is_busy() and _on_screen(view) == _painted_anew(view))  # a whole repaint's
-        last = _on_screen(view)
-        assert _band(first, band, first.height()) == _band(before, band, before.height())  # not repainted yet
-        assert _band(first, 0, band) == _band(last, 0, band)  # the first band: its final pixels at once
-        assert _band(first, 0, band) != _band(before, 0, band)
-    finally:
-        app.setStyleSheet(sheet)
-        QGuiApplication.setPalette(palette)
+    theme(name)
+    count = 3 * BAND_ROWS
+    context = _other_identities(count)
+    view = _painted_at(qtbot, context, count)
+    before = _on_screen(view)
+    band = view.visualRect(view.state_model.index(BAND_ROWS - 1, 0)).bottom() + 1
+    assert band < view.viewport().height() - 100  # rows below the first band are on screen
+    held = HeldBands(monkeypatch)
+    view.refresh(context, 3 * count, None)  # other identities: the model is reset
+    qtbot.waitUntil(lambda: held.asked > 0)
+    first = _on_screen(view)
+    held.release(view)
+    qtbot.waitUntil(lambda: not view.is_busy() and _on_screen(view) == _painted_anew(view))  # a whole repaint's
+    last = _on_screen(view)
+    assert _band(first, band, first.height()) == _band(before, band, before.height())  # not repainted yet
+    assert _band(first, 0, band) == _band(last, 0, band)  # the first band: its final pixels at once
+    assert _band(first, 0, band) != _band(before, 0, band)
 
 
 def test_a_scroll_before_the_last_band_shows_the_whole_view_as_it_is(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, QTimer
@@ -9,7 +10,6 @@ from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication, QDockWidget, QLineEdit, QVBoxLayout, QWidget
 
 from contextdeck.gui._banner import Banner
-from contextdeck.gui._theme import apply_theme
 from contextdeck.gui._touches import Touches
 
 
@@ -26,17 +26,11 @@ class StyleChanges(QObject):
         return False
 
 
-def switch(theme: str) -> None:
-    """Switch, and let the widgets hear of the new palette (Qt posts the change to each)."""
-    apply_theme(theme)
-    QApplication.processEvents()
-
-
-def test_a_theme_switch_polishes_no_widget_and_recolours_every_one(qtbot: Any) -> None:
+def test_a_theme_switch_polishes_no_widget_and_recolours_every_one(qtbot: Any,
+                                                                   theme: Callable[[str], None]) -> None:
     """A switch is a palette change only: the editor's forms nest widgets a dozen deep, and the deepest is
     polished again by no switch (an application style sheet polished it twice a switch, or once per ancestor
     when replaced) while it takes the new theme's colours."""
-    switch("light")
     top = QWidget()
     qtbot.addWidget(top)
     parent = top
@@ -49,9 +43,9 @@ def test_a_theme_switch_polishes_no_widget_and_recolours_every_one(qtbot: Any) -
     changes = StyleChanges()
     deepest.installEventFilter(changes)
     light = deepest.palette().color(QPalette.ColorRole.Base)
-    switch("dark")
+    theme("dark")
     dark = deepest.palette().color(QPalette.ColorRole.Base)
-    switch("light")
+    theme("light")
     assert changes.count == 0
     assert dark.lightness() < 64 < 192 < light.lightness()
     assert deepest.palette().color(QPalette.ColorRole.Base) == light
@@ -59,52 +53,49 @@ def test_a_theme_switch_polishes_no_widget_and_recolours_every_one(qtbot: Any) -
     assert not QApplication.instance().styleSheet()  # type: ignore[union-attr]
 
 
-def test_the_banner_reads_in_either_theme(qtbot: Any) -> None:
+def test_the_banner_reads_in_either_theme(qtbot: Any, theme: Callable[[str], None]) -> None:
     """The error banner paints its own colours: dark red on pale red in the light theme, and the reverse."""
     banner = Banner()
     qtbot.addWidget(banner)
     banner.resize(300, 40)
     banner.show_message("<b>Could not open the file.</b>")
     texts = []
-    for theme in ("light", "dark"):
-        switch(theme)
+    for name in ("light", "dark"):
+        theme(name)
         image = banner.grab().toImage()
         fill = image.pixelColor(image.width() // 2, image.height() - 3)
         text = banner.label.palette().color(QPalette.ColorRole.WindowText)
         texts.append((fill.lightness(), text.lightness()))
-    switch("light")
     (light_fill, light_text), (dark_fill, dark_text) = texts
     assert light_fill > light_text
     assert dark_fill < dark_text
 
 
-def test_a_theme_switch_repaints_the_windows_docks_a_turn_at_a_time(qtbot: Any, refund_window: Any) -> None:
+def test_a_theme_switch_repaints_the_windows_docks_a_turn_at_a_time(qtbot: Any, refund_window: Any,
+                                                                    theme: Callable[[str], None]) -> None:
     """Repainting the whole window is more than a frame of the GUI thread: after a switch the docks on screen are
     repainted after the rest of the window, one a turn of the event loop, each in the new theme's colours."""
     window = refund_window
     docks = [dock for dock in window.findChildren(QDockWidget) if dock.isVisible()]
     assert len(docks) > 3
-    try:
-        window.set_theme("dark")
-        assert not any(dock.updatesEnabled() for dock in docks)
-        counts: list[int] = []
-        heart = QTimer(interval=0)
-        heart.timeout.connect(lambda: counts.append(sum(dock.updatesEnabled() for dock in docks)))
-        heart.start()
-        qtbot.waitUntil(lambda: all(dock.updatesEnabled() for dock in docks))
-        heart.stop()
-        assert set(range(1, len(docks))) <= set(counts)  # one more each turn
-        window_colour = QApplication.palette().color(QPalette.ColorRole.Window)
-        assert window_colour.lightness() < 64
-        assert all(dock.palette().color(QPalette.ColorRole.Window) == window_colour for dock in docks)
-    finally:
-        switch("light")
+    window.set_theme("dark")  # the `theme` fixture brings the light theme back
+    assert not any(dock.updatesEnabled() for dock in docks)
+    counts: list[int] = []
+    heart = QTimer(interval=0)
+    heart.timeout.connect(lambda: counts.append(sum(dock.updatesEnabled() for dock in docks)))
+    heart.start()
+    qtbot.waitUntil(lambda: all(dock.updatesEnabled() for dock in docks))
+    heart.stop()
+    assert set(range(1, len(docks))) <= set(counts)  # one more each turn
+    window_colour = QApplication.palette().color(QPalette.ColorRole.Window)
+    assert window_colour.lightness() < 64
+    assert all(dock.palette().color(QPalette.ColorRole.Window) == window_colour for dock in docks)
 
 
-def test_the_call_inspectors_problems_box_follows_a_theme_switch(qtbot: Any, refund_window: Any) -> None:
+def test_the_call_inspectors_problems_box_follows_a_theme_switch(qtbot: Any, refund_window: Any,
+                                                                 theme: Callable[[str], None]) -> None:
     """The problems box of the call inspector is drawn in the theme's colours after a switch, both ways: its
     own style sheet kept it light in the dark theme (with the dark theme's light text on it)."""
-    switch("light")
     inspector = refund_window.inspector
     inspector.docks["Call inspector"].raise_()
     inspector.panel.view.select_call(2)  # checkEligibility: its order resolves to null
@@ -116,10 +107,8 @@ def test_the_call_inspectors_problems_box_follows_a_theme_switch(qtbot: Any, ref
 
     text = problems.palette().color(QPalette.ColorRole.WindowText)
     assert fill().lightness() > 200 > 100 > text.lightness()
-    try:
-        switch("dark")
-        text = problems.palette().color(QPalette.ColorRole.WindowText)
-        assert fill().lightness() < 100 < 200 < text.lightness()
-    finally:
-        switch("light")
+    theme("dark")
+    text = problems.palette().color(QPalette.ColorRole.WindowText)
+    assert fill().lightness() < 100 < 200 < text.lightness()
+    theme("light")
     assert fill().lightness() > 200
