@@ -86,6 +86,15 @@ def test_a_key_puts_the_focus_in_each_pane(qtbot: Any, refund: MainWindow, keys:
     assert pane.isVisible()
 
 
+def test_the_call_inspectors_key_lands_on_its_first_control(qtbot: Any, refund: MainWindow) -> None:
+    """Alt+6 puts the focus on the call inspector's first control that takes keys (its tab strip), not on the
+    frame that scrolls the inspector (a stop where keys do nothing)."""
+    refund.timeline.filter_box.setFocus()
+    qtbot.waitUntil(refund.timeline.filter_box.hasFocus)
+    qtbot.keyClick(refund.timeline.filter_box, Qt.Key.Key_6, Qt.KeyboardModifier.AltModifier)
+    assert focused() is refund.inspector.inspector.tabs.tabBar()
+
+
 def test_the_panes_are_listed_in_the_view_menu_with_their_keys(window: MainWindow) -> None:
     """View → Go to Pane names every pane and its shortcut."""
     menu = next(a.menu() for a in window.menu("View").actions() if a.text() == "&Go to Pane")
