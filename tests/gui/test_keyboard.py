@@ -86,13 +86,24 @@ def test_a_key_puts_the_focus_in_each_pane(qtbot: Any, refund: MainWindow, keys:
     assert pane.isVisible()
 
 
-def test_the_call_inspectors_key_lands_on_its_first_control(qtbot: Any, refund: MainWindow) -> None:
-    """Alt+6 puts the focus on the call inspector's first control that takes keys (its tab strip), not on the
-    frame that scrolls the inspector (a stop where keys do nothing)."""
+def test_the_call_inspectors_key_shows_its_top_and_the_page_keys_scroll_it(qtbot: Any, refund: MainWindow) -> None:
+    """At 1280×800 the call inspector scrolls as a whole: Alt+6 puts the focus on it with its top in sight (the
+    call's title and parameters, not its tab strip further down) and Page Down scrolls it."""
+    refund.reset_layout()
+    refund.resize(1280, 800)
+    qtbot.waitUntil(lambda: refund.width() == 1280)
+    parts = refund.inspector
+    parts.panel.view.select_call(2)
+    qtbot.waitUntil(lambda: parts.inspector.call is not None)
     refund.timeline.filter_box.setFocus()
     qtbot.waitUntil(refund.timeline.filter_box.hasFocus)
     qtbot.keyClick(refund.timeline.filter_box, Qt.Key.Key_6, Qt.KeyboardModifier.AltModifier)
-    assert focused() is refund.inspector.inspector.tabs.tabBar()
+    scroller = parts.inspector.scroller
+    assert focused() is scroller
+    bar = scroller.verticalScrollBar()
+    assert bar.value() == 0 < bar.maximum()
+    qtbot.keyClick(scroller, Qt.Key.Key_PageDown)
+    assert bar.value() > 0
 
 
 def test_the_panes_are_listed_in_the_view_menu_with_their_keys(window: MainWindow) -> None:
@@ -273,7 +284,7 @@ def test_tab_and_shift_tab_never_stop_in_a_dock_behind_a_tab(qtbot: Any, refund:
         table.setFocus()
         qtbot.waitUntil(table.hasFocus)
         stops: list[QWidget] = []
-        for _ in range(80):
+        for _ in range(100):  # more than the stops of a round
             widget = focused()
             assert widget is not None
             stops.append(widget)
