@@ -186,6 +186,7 @@ class StateModel(QStandardItemModel):
             for start in range(0, len(roots), ROWS_MADE_PER_PART):
                 made += [_row(node, selected) for node in roots[start:start + ROWS_MADE_PER_PART]]
                 yield
+            CursorState.release(*self._writers.values())  # (each may name every path of a whole kind)
             self._writers = {folded.identity: folded.writer for folded in state}
             self._reset(roots, made)
             return
@@ -215,6 +216,9 @@ class StateModel(QStandardItemModel):
         removed and, as it is shown open, made again from the new value."""
         node = self._roots[row]
         node.value, node.source = folded.value, folded.writer.get(())
+        old = self._writers.get(folded.identity)
+        if old is not None and old is not folded.writer:  # freed in slices: it may name every path of a whole kind
+            CursorState.release(old)
         self._writers[folded.identity] = folded.writer
         with QSignalBlocker(self):  # told by `show_in_parts`, one `dataChanged` per changed row
             _show(node, selected)
@@ -451,6 +455,7 @@ class StateView(QTreeView):
             slices().start(self._work)  # the next part on the next turn: each part's repaint is a turn of its own
             return
         self._showing = None
+        slices().start(self._work)  # what the state shown before held is freed in slices
         self.updated.emit()
 
     def _restore(self, parent: QModelIndex, keep: set[str], first: bool) -> None:

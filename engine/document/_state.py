@@ -12,6 +12,7 @@ not the whole history. What a write shadowed, and every earlier write, is `Conte
 
 from __future__ import annotations
 
+import sys
 import time
 from bisect import bisect_right
 from collections.abc import Generator, Iterator
@@ -28,7 +29,7 @@ from ._context import Context
 
 Identity = tuple[str, str | None]
 Path = tuple[str, ...]
-SLICE = 64  # marks freed between two looks at the clock (a mark's value may be a whole kind's)
+SLICE = 64  # marks, or a writer's entries, freed between two looks at the clock (`free_some`)
 FOLD_WRITES = 25  # writes folded between two looks at the clock
 FOLD_WORK = 1000  # paths of one big write noted between two looks at the clock
 SPACING = 16  # writes between two marks of a track (at least): a cursor move refolds fewer than this
@@ -166,6 +167,8 @@ class Folds:
         ids = _ids(store, identity)
         known = self.instance_tracks.get(identity)
         if known is None or known[0] != base[0].count:
+            if known is not None:  # folded on another global count: its marks are freed in slices
+                _bury_track(known[1])
             known = (base[0].count, Track(ids, Mark(0, base[0].value, base[0].writer)))
             self.instance_tracks[identity] = known
         yield from known[1].steps(store, _count(store, ids, limit), out)
@@ -181,25 +184,48 @@ def _count(store: Store, ids: list[int], limit: int | None) -> int:
     return len(ids) if limit is None else bisect_right(ids, limit, key=store.order.key.__getitem__)
 
 
-# Freeing the marks of many big folds at once takes milliseconds that add up: a dropped fold's marks wait
-# here and are freed a few at a time (`free_some`).
-_graveyard: list[list[Any]] = []
+# Freeing big folds at once takes milliseconds that add up: a mark's writers may name every path of a whole kind
+# (tens of thousands at a million messages), and each mark has a copy of its own. What a dropped fold held, and
+# what a view lets go of (`release`), waits here and is freed a few entries at a time (`free_some`).
+_graveyard: list[list[Any] | dict[Any, Any]] = []
+# References to a buried list or dict while `free_some` looks at it when nothing else holds it: the graveyard's,
+# the local name's and `sys.getrefcount`'s argument.
+_ALONE = 3
+
+
+def release(*things: list[Any] | dict[Any, Any]) -> None:
+    """Let go of big lists or dicts: `free_some` empties each a slice at a time once nothing else holds it (one
+    still held elsewhere is only let go of, never emptied)."""
+    _graveyard.extend(things)
 
 
 def bury(folds: Folds) -> None:
-    """Empty `folds`, keeping its marks alive until `free_some` frees them in small pieces."""
-    _graveyard.extend(track.marks for track in folds.global_tracks.values())
-    _graveyard.extend(track.marks for _, track in folds.instance_tracks.values())
+    """Empty `folds`, keeping its marks and their writers alive until `free_some` frees them in small pieces."""
+    for track in [*folds.global_tracks.values(), *(track for _, track in folds.instance_tracks.values())]:
+        _bury_track(track)
     folds.global_tracks.clear()
     folds.instance_tracks.clear()
 
 
+def _bury_track(track: Track) -> None:
+    # The writers under the marks: the marks go first (each then frees little), their writers a slice at a time.
+    release(*{id(mark.writer): mark.writer for mark in (*track.marks, track.last)}.values(), track.marks)
+
+
 def free_some(deadline: float) -> bool:
-    """Free buried lists until `deadline` (a `time.perf_counter()` value); True when none are left."""
+    """Free buried lists and dicts until `deadline` (a `time.perf_counter()` value), at most `SLICE` entries
+    between two looks at the clock; True when none are left."""
     while _graveyard and time.perf_counter() < deadline:
-        chunk = _graveyard[-1]
-        del chunk[-SLICE:]  # a long list goes in slices, and its last slice too
-        if not chunk:
+        thing = _graveyard[-1]
+        if sys.getrefcount(thing) > _ALONE:  # still held elsewhere: letting go of it frees nothing now
+            _graveyard.pop()
+            continue
+        if isinstance(thing, dict):
+            for _ in range(min(SLICE, len(thing))):
+                thing.popitem()
+        else:
+            del thing[-SLICE:]  # a long list goes in slices, and its last slice too
+        if not thing:
             _graveyard.pop()
     return not _graveyard
 
@@ -283,5 +309,12 @@ class CursorState:
 
     @staticmethod
     def free_some(deadline: float) -> bool:
-        """Free dropped folds until `deadline` (a `time.perf_counter()` value); True when none are left."""
+        """Free dropped folds, and what was released, until `deadline` (a `time.perf_counter()` value); True
+        when none are left."""
         return free_some(deadline)
+
+    @staticmethod
+    def release(*writers: dict[Path, int]) -> None:
+        """Let go of the writers of states shown before: `free_some` frees them in slices (each may name every
+        path of a whole kind), once nothing else holds them."""
+        release(*writers)

@@ -10,6 +10,7 @@ from PySide6.QtCore import QEvent, QObject, QPoint, QRect
 from PySide6.QtGui import QImage
 
 from contextdeck.engine import Context
+from contextdeck.engine.document import _state as _engine_state
 from contextdeck.gui._state import BAND_ROWS, ROWS_PER_PART, StateModel, StateView
 
 INSTANCES = 2 * ROWS_PER_PART + 3  # three parts when every instance's value changes
@@ -191,3 +192,26 @@ def test_a_scroll_before_the_last_band_shows_the_whole_view_as_it_is(
     view.verticalScrollBar().setValue(BAND_ROWS // 2)
     held.release(view)
     qtbot.waitUntil(lambda: not view.is_busy() and _on_screen(view) == _painted_anew(view))
+
+
+def test_the_writers_of_the_state_shown_before_are_released_and_then_freed_in_slices(
+        qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At a million messages an identity's writers name tens of thousands of paths: the view hands the ones it
+    stops showing to the engine (`CursorState.release`), not freeing them in the turn that shows the new state,
+    and its slices free them afterwards."""
+    monkeypatch.setattr(_engine_state, "_graveyard", [])
+    released: list[int] = []
+    release = _engine_state.release
+
+    def noted(*things: dict[tuple[str, ...], int]) -> None:
+        released.extend(map(id, things))
+        release(*things)
+
+    monkeypatch.setattr(_engine_state, "release", noted)
+    context = _jump_context()
+    view = _view_at(qtbot, context, INSTANCES, 400)
+    before = list(view.state_model._writers.values())
+    view.refresh(context, 2 * INSTANCES, None)
+    qtbot.waitUntil(lambda: not view.is_busy())
+    assert {id(writer) for writer in before} <= set(released)
+    qtbot.waitUntil(lambda: not _engine_state._graveyard)

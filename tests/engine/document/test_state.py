@@ -4,6 +4,7 @@ cursor goes, marks or not, and follows edits of the context."""
 from __future__ import annotations
 
 import itertools
+import weakref
 from collections.abc import Generator
 from types import SimpleNamespace
 from typing import Any
@@ -261,3 +262,52 @@ def test_dropped_folds_are_freed_a_slice_of_marks_between_two_looks_at_the_clock
     assert CursorState.free_some(float("inf"))
     assert _Freed.count == 2 * (_blame.SLICE + 5)
     assert all(after - before <= _blame.SLICE for before, after in itertools.pairwise(looks))
+
+
+def test_a_released_dict_is_emptied_a_slice_at_a_time_and_only_when_nothing_else_holds_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A state's writers may name every path of a whole kind: a released one is emptied `SLICE` entries between
+    two looks at the clock; one still held elsewhere (a fold's mark, a view) is let go of, never emptied."""
+    class Writers(dict[tuple[str, ...], int]):  # (a dict that can be followed by a weak reference)
+        pass
+
+    sizes: list[int] = []
+    alone = Writers({(str(n),): n for n in range(3 * _blame.SLICE)})
+    seen = weakref.ref(alone)
+    held: dict[tuple[str, ...], int] = {("kept",): 1}
+    clock = SimpleNamespace(perf_counter=lambda: sizes.append(len(seen() or ())) or 0.0)
+    monkeypatch.setattr(_blame, "time", clock)
+    monkeypatch.setattr(_blame, "_graveyard", [])
+    CursorState.release(alone, held)
+    del alone  # (the graveyard's is the only reference left)
+    assert CursorState.free_some(1.0)
+    assert held == {("kept",): 1}
+    # Held first (let go of at once), then a slice of the other at each look; emptied, it is freed.
+    assert sizes == [3 * _blame.SLICE, 3 * _blame.SLICE, 2 * _blame.SLICE, _blame.SLICE]
+    assert seen() is None
+
+
+def test_an_instance_fold_started_again_on_another_global_count_is_freed_in_slices(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cursor move past a global write starts each instance's fold again: the old fold's marks and writers are
+    buried for `free_some`, not freed in the slice that moved (at a million messages, tens of milliseconds)."""
+    monkeypatch.setattr(_blame, "_graveyard", [])
+    monkeypatch.setattr(_blame, "SPACING", 2)
+    context = Context([{"type": "state", "data": {"g": 0}},
+                       *({"type": "state", "_instance": "i", "data": {f"k{n}": n}} for n in range(8)),
+                       {"type": "state", "data": {"g": 1}},
+                       {"type": "state", "_instance": "i", "data": {"last": 1}}])
+    state = CursorState(context)
+    state.at(9)
+    track = state._folds.instance_tracks[("state", "i")][1]
+    writers = [mark.writer for mark in track.marks]
+    assert len(writers) > 1
+    assert all(writers)
+    state.at(11)  # past the second global write: the instance folds on the new global value
+    assert state._folds.instance_tracks[("state", "i")][1] is not track
+    assert track.marks in _blame._graveyard
+    assert all(any(writer is buried for buried in _blame._graveyard) for writer in writers)
+    del track, writers
+    assert CursorState.free_some(float("inf"))
+    assert not _blame._graveyard
+    state.close()
