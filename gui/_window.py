@@ -252,8 +252,14 @@ class MainWindow(QMainWindow):
         dialog.setIntRange(0, count - 1)
         dialog.setIntValue(self.selected_message() or 0)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.intValueSelected.connect(self.go_to)
+        dialog.intValueSelected.connect(self._went_to)
         dialog.open()
+
+    def _went_to(self, index: int) -> None:
+        """The keys go on in the timeline, from the message gone to: the control that had the focus may be gone
+        with the editor's old form, and Qt's next in line could be a box the next key would change."""
+        self.go_to(index)
+        self.timeline.table.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def selected_message(self) -> int | None:
         """The index of the selected message, or None (`document.selected_message`)."""

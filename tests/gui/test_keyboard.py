@@ -340,3 +340,25 @@ def test_tab_leaves_the_json_tab_and_ctrl_tab_types_a_tab(qtbot: Any, refund: Ma
     assert "\t" in text.toPlainText()
     assert refund.session.undo_stack.count() == steps
     assert refund.context()[3] == json.loads(before)
+
+
+def test_go_to_message_leaves_the_keys_in_the_timeline(qtbot: Any, refund: MainWindow) -> None:
+    """Ctrl+G from a field of the plan's form: once the message is gone to, the timeline has the focus on its row
+    (real keys: the old form's Tool box went away and the focus fell on the new form's `null` box, which the
+    next Space would have ticked)."""
+    from PySide6.QtWidgets import QComboBox, QInputDialog
+
+    refund.activateWindow()
+    refund.select_message(4)
+    qtbot.waitUntil(lambda: any(box.isVisible() for box in refund.editor.findChildren(QComboBox, "callTool")))
+    tool = next(box for box in refund.editor.findChildren(QComboBox, "callTool") if box.isVisible())
+    tool.setFocus()
+    qtbot.waitUntil(tool.hasFocus)
+    qtbot.keyClick(tool, Qt.Key.Key_G, Qt.KeyboardModifier.ControlModifier)
+    dialog = next(d for d in refund.findChildren(QInputDialog) if d.isVisible())
+    dialog.setIntValue(2)
+    dialog.accept()
+    qtbot.waitUntil(lambda: refund.selected_message() == 2)
+    refund.activateWindow()
+    qtbot.waitUntil(lambda: focused() is refund.timeline.table)
+    assert refund.timeline.table.currentIndex().row() == 2
