@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QPoint, QRect, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QImage, QRegion
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, QPoint, QRect, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QImage, QKeyEvent, QRegion
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -126,6 +126,30 @@ class TimelineTable(QTableView):
         self._next.start()
 
 
+class FilterKeys(QObject):
+    """The filter box's keys, as in a desktop tool's search field: Escape clears the filter (then, with nothing
+    left to clear, goes back to the rows); Down, Enter and Return go to the rows the filter left."""
+
+    def __init__(self, box: QLineEdit, rows: QWidget) -> None:
+        super().__init__(box)
+        self._box, self._rows = box, rows
+        box.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is not self._box or event.type() != QEvent.Type.KeyPress or not isinstance(event, QKeyEvent):
+            return False
+        if event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier:
+            return False
+        key = event.key()
+        if key == Qt.Key.Key_Escape and self._box.text():
+            self._box.clear()
+            return True
+        if key in (Qt.Key.Key_Escape, Qt.Key.Key_Down, Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self._rows.setFocus(Qt.FocusReason.OtherFocusReason)
+            return True
+        return False
+
+
 class TimelinePanel(QWidget):
     """Filter box, message table, calls of the selected row. Emits `currentChanged(row index)`."""
 
@@ -158,6 +182,7 @@ class TimelinePanel(QWidget):
         self.filter_status.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         self.filter_status.hide()
         self.table = TimelineTable()
+        FilterKeys(self.filter_box, self.table)
         self.table.setObjectName("timeline")
         self._delegate = TimelineDelegate(self.table)
         self.table.setItemDelegate(self._delegate)

@@ -362,3 +362,22 @@ def test_go_to_message_leaves_the_keys_in_the_timeline(qtbot: Any, refund: MainW
     refund.activateWindow()
     qtbot.waitUntil(lambda: focused() is refund.timeline.table)
     assert refund.timeline.table.currentIndex().row() == 2
+
+
+def test_escape_clears_the_filter_then_the_keys_go_back_to_the_rows(qtbot: Any, refund: MainWindow) -> None:
+    """In the timeline's filter box Escape clears the filter, and with nothing left to clear goes back to the
+    rows; Down goes to the rows the filter left (both did nothing: the caret stayed in the box)."""
+    box, table = refund.timeline.filter_box, refund.timeline.table
+    refund.activateWindow()
+    box.setFocus()
+    qtbot.waitUntil(box.hasFocus)
+    qtbot.keyClicks(box, "kind:state")
+    qtbot.keyClick(box, Qt.Key.Key_Down)
+    assert focused() is table
+    box.setFocus()
+    qtbot.waitUntil(box.hasFocus)
+    qtbot.keyClick(box, Qt.Key.Key_Escape)
+    assert box.text() == ""
+    assert focused() is box
+    qtbot.keyClick(box, Qt.Key.Key_Escape)
+    assert focused() is table
