@@ -143,6 +143,7 @@ class MessageEditor(QWidget):
                 self._index = index
                 assert self._model is not None
                 self.title.setText(self._title(self._model))
+                self._forget_pending()
             return
         with self._laid_out_once():
             self._set_message(index, message)
@@ -166,6 +167,13 @@ class MessageEditor(QWidget):
         finally:
             layout.setEnabled(True)
             layout.invalidate()
+
+    def _forget_pending(self) -> None:
+        """Another message like the last (an insert of the same starting value) keeps the form as it is: what was
+        typed into it and not made part of the message (a new tool's name) belonged to the last one."""
+        forget = getattr(self.bodies.currentWidget(), "forget_pending", None)
+        if forget is not None:
+            forget()
 
     def _set_message(self, index: int | None, message: dict[str, Any] | None) -> None:
         self._index, self._message, self._item = index, message, None

@@ -75,6 +75,10 @@ class ToolsBody(QScrollArea):
     def value(self) -> dict[str, Any]:
         return self._tools
 
+    def forget_pending(self) -> None:
+        """The name typed for a tool not added yet belongs to the message shown before."""
+        self.new_name.clear()
+
     def set_read_only(self, flag: bool) -> None:
         self.inner.setEnabled(not flag)
 

@@ -381,3 +381,23 @@ def test_escape_clears_the_filter_then_the_keys_go_back_to_the_rows(qtbot: Any, 
     assert focused() is box
     qtbot.keyClick(box, Qt.Key.Key_Escape)
     assert focused() is table
+
+
+def test_a_second_insert_of_a_tool_starts_with_an_empty_name(qtbot: Any, refund: MainWindow) -> None:
+    """Insert Tool, type a name without adding it, Insert Tool again: the new message's name box is empty, and the
+    name typed next is the new message's (the form of two equal messages was kept, and the first one's name
+    with it)."""
+    refund.activateWindow()
+    refund.select_message(2)
+    refund.insert_message("Tool")
+    qtbot.waitUntil(lambda: focused() is not None and focused().objectName() == "newToolName")
+    qtbot.keyClicks(focused(), "myTool")
+    refund.insert_message("Tool")
+    qtbot.waitUntil(lambda: refund.selected_message() == 4)
+    box = focused()
+    assert isinstance(box, QLineEdit)
+    assert box.objectName() == "newToolName"
+    assert box.text() == ""
+    qtbot.keyClicks(box, "other")
+    qtbot.keyClick(box, Qt.Key.Key_Return)
+    assert [refund.context()[n]["tool"] for n in (3, 4)] == [{}, {"other": refund.context()[4]["tool"]["other"]}]
