@@ -114,6 +114,7 @@ class MessageEditor(QWidget):
         document.messageSelected.connect(self._message_selected)  # bound methods: Qt drops them with the editor
         document.messageReplaced.connect(self._message_replaced)
         document.documentReplaced.connect(self._document_replaced)
+        document.changed.connect(self._changed)
 
     def _message_selected(self, index: int) -> None:
         self.set_message(index, self._document.context()[index])
@@ -121,6 +122,20 @@ class MessageEditor(QWidget):
     def _message_replaced(self, index: int) -> None:
         if index == self._document.selected_message():
             self._message_selected(index)
+
+    def _changed(self) -> None:
+        """An insert, a delete or a move before the message shown changes its number only (a delete of the
+        selected message selects the next, whose row Qt makes current before the old one is gone: its number then
+        was one more)."""
+        index = self._document.selected_message()
+        if index is not None and index != self._index and self._message is not None and _same(
+                self._document.context()[index], self._message):
+            self._renumber(index)
+
+    def _renumber(self, index: int) -> None:
+        self._index = index
+        assert self._model is not None
+        self.title.setText(self._title(self._model))
 
     def _document_replaced(self) -> None:
         self.set_message(None, None)
@@ -140,9 +155,7 @@ class MessageEditor(QWidget):
             # moved): the form is right as it is, only the title's number may change. Not laid out again: that lays
             # out the whole main window, in every edit's turns.
             if index != self._index:
-                self._index = index
-                assert self._model is not None
-                self.title.setText(self._title(self._model))
+                self._renumber(index)
                 self._forget_pending()
             return
         with self._laid_out_once():

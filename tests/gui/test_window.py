@@ -119,6 +119,18 @@ def test_a_moved_message_stays_selected_and_its_neighbour_is_never_shown(qtbot: 
     assert loads == []
 
 
+def test_deleting_the_selected_message_shows_the_next_under_its_own_number(qtbot: Any, window: MainWindow) -> None:
+    """Delete the selected message: the next one is selected and the editor's title gives its number (it kept
+    the number the message had before the delete, one too many), and so on after the undo."""
+    window.select_message(1)
+    window.delete_selected()
+    qtbot.waitUntil(lambda: window.editor.message() == ORDERED[2])
+    assert window.selected_message() == 1
+    assert window.editor.title.text().startswith("<b>#1 ")
+    window.session.undo_stack.undo()
+    assert window.editor.title.text().startswith(f"<b>#{window.selected_message()} ")
+
+
 class _WindowShows(QObject):
     """Notes every window other than `main` that is shown (a widget that lost its parent shows as one)."""
 
