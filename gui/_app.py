@@ -19,7 +19,7 @@ from contextdeck._runtime import tune_interpreter
 from ._crash import ExceptionReporter, start_log
 from ._idle import collect_while_idle
 from ._session import DocumentSession
-from ._settings import default_settings
+from ._settings import SyncApart, default_settings
 from ._slices import slices
 from ._theme import apply_theme
 from ._window import MainWindow
@@ -31,6 +31,7 @@ SHOT_SIZE = (1440, 880)  # a screenshot's window (the README's picture), unless 
 def create_window(settings: QSettings, recovery_dir: Path | None = None) -> MainWindow:
     """A window with its own session (and the theme from `settings` applied)."""
     apply_theme(str(settings.value("view/theme", "system")))
+    SyncApart(settings)
     session = DocumentSession(settings, recovery_dir)
     window = MainWindow(settings, session)
     session.setParent(window)

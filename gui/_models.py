@@ -114,7 +114,6 @@ def load_config(settings: QSettings) -> ModelConfig:
 def save_config(settings: QSettings, config: ModelConfig) -> None:
     for name, value in config.__dict__.items():
         settings.setValue(PREFIX + name, "true" if value is True else "false" if value is False else value)
-    settings.sync()
 
 
 def estimate_tokens(text: str) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, QTimer
@@ -112,3 +113,39 @@ def test_the_call_inspectors_problems_box_follows_a_theme_switch(qtbot: Any, ref
     assert fill().lightness() < 100 < 200 < text.lightness()
     theme("light")
     assert fill().lightness() > 200
+
+
+def test_the_settings_file_is_written_on_a_worker_not_the_gui_thread(qtbot: Any, refund_window: Any,
+                                                                      theme: Callable[[str], None],
+                                                                      monkeypatch: Any) -> None:
+    """A theme switch is remembered in the settings file by a worker (its write waits for the disk, 20-30 ms
+    here): with the worker held, the GUI thread's turns leave the file as it was; let go, the worker writes it."""
+    from concurrent.futures import Future
+    from threading import Event
+
+    from PySide6.QtCore import QSettings
+
+    from contextdeck.gui import _settings
+
+    held = Event()
+    submitted: list[Future[None]] = []
+    submit = _settings._SYNCER.submit
+
+    def holding(function: Any, *args: Any) -> Future[None]:
+        future = submit(lambda: (held.wait(10), function(*args))[1])
+        submitted.append(future)
+        return future
+
+    monkeypatch.setattr(_settings._SYNCER, "submit", holding)
+    file = refund_window.settings.fileName()
+
+    def on_disk() -> object:
+        return QSettings(file, QSettings.Format.IniFormat).value("view/theme")
+
+    refund_window.set_theme("dark")
+    qtbot.waitUntil(lambda: bool(submitted))
+    qtbot.wait(100)  # turns of the event loop: QSettings would have written itself in the first
+    assert not Path(file).exists() or "dark" not in Path(file).read_text()
+    held.set()
+    submitted[-1].result(10)
+    assert on_disk() == "dark"
