@@ -245,7 +245,11 @@ class ObjectEditor(_Group):
     def _set_key(self, name: str, value: Any) -> None:
         self.set_value({**self._value, name: value})
         self.edited.emit()
-        self.slots[name].editor.focus_first()  # the user added it to type into it
+        editor = self.slots[name].editor
+        editor.focus_first()  # the user added it to type into it
+        box = editor.focusProxy() or editor
+        if isinstance(box, QLineEdit):
+            box.selectAll()  # its starting value (`null` for a value of any type) goes as the first key is typed
 
     def _remove_key(self, name: str) -> None:
         self.set_value({k: v for k, v in self._value.items() if k != name})

@@ -573,3 +573,20 @@ def test_at_most_a_few_forms_are_kept_aside(editor: DataEditor, qtbot: Any) -> N
     editor.set_value({"one more": True}, None)
     qtbot.waitUntil(lambda: not isValid(first))
     assert len(editor.form._spares) == SPARE_FORMS
+
+
+def test_a_new_keys_value_is_typed_over_its_starting_value(editor: DataEditor, qtbot: Any) -> None:
+    """A key added by name takes the focus with its starting value selected: what is typed replaces it (real keys:
+    the caret sat before `null`, and "x" typed made `"x"null`, which is not JSON)."""
+    editor.set_value({"meta": {}}, {"type": "object", "properties": {"meta": {"type": "object"}}})
+    editor.activateWindow()
+    qtbot.waitUntil(editor.isActiveWindow)
+    box = at(editor, "meta").findChild(QLineEdit, "new-key")
+    qtbot.keyClicks(box, "b")
+    qtbot.keyClick(box, Qt.Key.Key_Return)
+    value = QApplication.focusWidget()
+    assert isinstance(value, QLineEdit)
+    assert value.selectedText() == value.text() == "null"
+    qtbot.keyClicks(value, '"x"')
+    qtbot.keyClick(value, Qt.Key.Key_Return)
+    assert editor.value() == {"meta": {"b": "x"}}
