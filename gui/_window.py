@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 from contextdeck.engine import Activities, Context, Edit
 
 from ._actions import build_actions
+from ._activation import install_still_on_activation
 from ._agent_run import install_agent_run
 from ._banner import Banner
 from ._commands import Commands
@@ -168,6 +169,7 @@ class MainWindow(QMainWindow):
         self.experiments = install_experiments(self, self._activities, tools, models)
         self.pane_actions = install_keyboard(self, self.inspector)  # after every panel: Tab leaves all their tables
         install_elided_tooltips(self)  # and every cut-off cell of theirs has its whole text on hover
+        install_still_on_activation(self)  # and none repaints when a dialog comes or goes
         name_qt_buttons(self)  # Qt's own glyph buttons (a dock's close, a line edit's clear) say what they do
         self._restore_layout()
         self.hide_stale_tab_strips()

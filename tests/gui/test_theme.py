@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, QTimer
-from PySide6.QtGui import QColor, QPalette
+from PySide6.QtGui import QColor, QPaintEvent, QPalette
 from PySide6.QtWidgets import QApplication, QDockWidget, QLineEdit, QVBoxLayout, QWidget
 
 from contextdeck.gui._banner import Banner
@@ -149,3 +149,43 @@ def test_the_settings_file_is_written_on_a_worker_not_the_gui_thread(qtbot: Any,
     held.set()
     submitted[-1].result(10)
     assert on_disk() == "dark"
+
+
+def test_a_dialog_over_the_window_repaints_none_of_its_views(qtbot: Any, refund_window: Any) -> None:
+    """A dialog opened over the window and closed again deactivates and activates it: no item view of it (calls,
+    state, watches...) repaints whole but the one with the focus (Qt repaints each on both, for colours ours do
+    not change)."""
+    from PySide6.QtWidgets import QAbstractItemView, QDialog
+
+    window = refund_window
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+    views = [view for view in window.findChildren(QAbstractItemView) if view.isVisible()]
+    assert len(views) > 4
+
+    whole: list[str] = []  # the views whose viewport was painted whole
+
+    class Paints(QObject):
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.Paint and isinstance(event, QPaintEvent) and isinstance(watched, QWidget) \
+                    and event.rect() == watched.rect():
+                whole.append(type(watched.parent()).__name__)
+            return False
+
+    qtbot.wait(300)  # what opening the document set off is drawn
+    paints = Paints()
+    for view in views:
+        view.viewport().installEventFilter(paints)
+    dialog = QDialog(window)
+    dialog.show()
+    dialog.activateWindow()
+    qtbot.waitUntil(lambda: not window.isActiveWindow())
+    qtbot.wait(100)
+    dialog.close()
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+    qtbot.wait(100)
+    # The view with the focus repaints as the focus goes and comes back; no other.
+    focus = QApplication.focusWidget()
+    assert focus is window.timeline.table
+    assert set(whole) <= {type(focus).__name__}, whole
