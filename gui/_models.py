@@ -60,6 +60,7 @@ from contextdeck.engine import (
 
 from ._inspector import Inspector
 from ._inspector._async import spawn
+from ._slices import slices
 
 if TYPE_CHECKING:
     from ._workbench import Workbench
@@ -552,8 +553,8 @@ class ModelsUI(QObject):
         Prompt for This Call… only fills and shows it."""
         if self._prompt is not None:
             return
-        if self.window.document.views_pending():
-            self._ahead.start()
+        if self.window.session.is_loading() or self.window.document.views_pending() or slices().pending:
+            self._ahead.start()  # a document loading, a selection's views, the views' slices: they go first
             return
         dialog = self._made(PromptDialog(self.models, self.debugger, self.window.window()))
         dialog.ensurePolished()
