@@ -178,49 +178,67 @@ def message_id(context: Messages, position: int) -> int:
     return id_at(position) if id_at is not None else position
 
 
-@dataclass(frozen=True)
 class CallTexts:
-    """The canonical texts of a plan's calls, which the record matches its messages by: computed once per plan.
+    """The canonical texts of a plan's calls, which the record matches its messages by: computed once per plan,
+    when first needed.
 
-    A message written by this engine holds the plan's own call object (its `_call`, or `_run.planned`), so
-    `text_of` finds its text by identity; only a message from elsewhere is serialised again.
+    A message written by this engine holds the plan's own call object (its `_call`, or `_run.planned`) and
+    names the call's position (`_run.call`): `names` matches it by identity, without any text, so a run that
+    starts with no record serialises nothing. Only a record read whole (a document reopened, an edit other
+    than an append) needs the texts; `text_of` then finds a plan call's text by identity, and serialises
+    only a message from elsewhere.
     """
 
-    calls: list[Any]
-    exact: dict[str, list[int]]  # text -> the positions of the calls with that text
-    # The same for the calls that have a latent result (`_output`), by their text without it: a call without one
-    # is loosely what it is exactly (`loosely`).
-    loose: dict[str, list[int]]
-    by_identity: dict[int, tuple[Any, str]]  # id(call) -> (call, text): the call is kept, so its id stays its own
+    def __init__(self, calls: list[Any]) -> None:
+        self.calls = calls
+        self._exact: dict[str, list[int]] | None = None
+
+    def names(self, call: Any, at: int) -> bool:
+        """`call` is the plan's own call object at position `at` (a message this engine wrote for it)."""
+        return 0 <= at < len(self.calls) and self.calls[at] is call
+
+    @property
+    def exact(self) -> dict[str, list[int]]:
+        """Text -> the positions of the calls with that text."""
+        if self._exact is None:
+            self._serialise()
+        assert self._exact is not None
+        return self._exact
 
     def loosely(self, text: str) -> list[int]:
-        """The positions of the calls whose text without their latent result is `text`, in plan order."""
-        found, exact = self.loose.get(text, []), self.exact.get(text, [])
+        """The positions of the calls whose text without their latent result is `text`, in plan order (a call
+        without one is loosely what it is exactly)."""
+        found, exact = self._loose.get(text, []), self.exact.get(text, [])
         return sorted(found + exact) if found and exact else found or exact
 
     def text_of(self, call: Any) -> str:
-        known = self.by_identity.get(id(call))
+        if self._exact is None:
+            self._serialise()
+        known = self._by_identity.get(id(call))
         return known[1] if known is not None and known[0] is call else canonical(call)
+
+    def _serialise(self) -> None:
+        exact: dict[str, list[int]] = {}
+        loose: dict[str, list[int]] = {}  # the same for the calls with a latent result, by their text without it
+        by_identity: dict[int, tuple[Any, str]] = {}  # id(call) -> (call, text): kept, so its id stays its own
+        for index, call in enumerate(self.calls):
+            try:
+                text = canonical(call)
+                if isinstance(call, dict) and "_output" in call:
+                    loose.setdefault(canonical(_without_result(call)), []).append(index)
+            except (TypeError, ValueError):
+                continue
+            same = exact.get(text)
+            if same is None:
+                exact[text] = [index]
+            else:
+                same.append(index)
+            by_identity[id(call)] = (call, text)
+        self._exact, self._loose, self._by_identity = exact, loose, by_identity
 
 
 def call_texts(calls: list[Any]) -> CallTexts:
-    exact: dict[str, list[int]] = {}
-    loose: dict[str, list[int]] = {}
-    by_identity: dict[int, tuple[Any, str]] = {}
-    for index, call in enumerate(calls):
-        try:
-            text = canonical(call)
-            if isinstance(call, dict) and "_output" in call:
-                loose.setdefault(canonical(_without_result(call)), []).append(index)
-        except (TypeError, ValueError):
-            continue
-        same = exact.get(text)
-        if same is None:
-            exact[text] = [index]
-        else:
-            same.append(index)
-        by_identity[id(call)] = (call, text)
-    return CallTexts(calls, exact, loose, by_identity)
+    return CallTexts(calls)
 
 
 def read_record(
@@ -275,17 +293,20 @@ class RecordReader:
     def _added(self, appended: list[Entry]) -> bool:
         """Add appended entries that each name exactly one call to the record; False when one does not."""
         assert self._record is not None
-        calls, by_text, changed = self._record.calls, self.texts.exact, set()
+        calls, texts, changed = self._record.calls, self.texts, set()
         for entry in appended:
             if entry.message_id in self._ignore:
                 continue
-            try:
-                text = self.texts.text_of(entry.call)
-            except (TypeError, ValueError):
-                continue
             at = entry.hint
-            if at is None or at in self._irregular or at not in by_text.get(text, ()):
+            if at is None or at in self._irregular:
                 return False
+            if not texts.names(entry.call, at):  # the plan's own call at `at` needs no text
+                try:
+                    text = texts.text_of(entry.call)
+                except (TypeError, ValueError):
+                    continue
+                if at not in texts.exact.get(text, ()):
+                    return False
             found = calls.get(at)
             calls[at] = CallRecord((*found.entries, entry) if found is not None else (entry,))
             changed.add(at)
@@ -294,7 +315,8 @@ class RecordReader:
 
     def _assigned(self, since: int) -> Record:
         texts = self.texts
-        calls, by_text = texts.calls, texts.exact
+        calls = texts.calls
+        by_text = texts.exact if self._entries else {}  # a run that starts with no record serialises nothing
         assigned: dict[int, list[Entry]] = {}
         unmatched: list[Entry] = []
         hinted: dict[str, list[Entry]] = {}

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from contextdeck.engine import Context, Document, Execution, Shape, Status, fork, read_record
 from contextdeck.engine.calls._outputs import error_message, run_record_message
-from contextdeck.engine.calls._record import RecordReader, call_texts
+from contextdeck.engine.calls._record import CallTexts, RecordReader, call_texts
 from contextdeck.engine.document._json import BATCH_YOUNG
 from contextdeck.engine.run import _execution as execution_module
 from contextdeck.engine.run._breakpoints import condition_holds
@@ -342,6 +342,27 @@ def test_the_record_read_with_the_plans_texts_is_the_record_read_from_its_calls(
         assert read_record(where, texts, 1) == read_record(where, plan, 1)
     assert read_record(context, call_texts(edited), 1).of(1) == read_record(context, edited, 1).of(1)
     assert read_record(context, call_texts(edited), 1).of(1).edited
+
+
+def test_a_run_that_starts_with_no_record_serialises_no_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The record matches the messages a run writes by the plan's own call objects and their positions, even
+    for identical calls: no call is serialised until the record must be read whole (here, after a removal),
+    and the record read then is the record read afresh."""
+    same = {"_tool": "log", "_outputPath": "†state.log", "_outputMethod": "push", "_output": "hi"}
+    calls = [latent(0), same, copy.deepcopy(same), latent(1, "†state.p0")]
+    context = Context([INPUT, {"type": "plan", "plan": calls}])
+    execution = Execution(context, clock=CLOCK)
+    serialised: list[int] = []
+    original = CallTexts._serialise
+    monkeypatch.setattr(CallTexts, "_serialise", lambda texts: serialised.append(1) or original(texts))
+    run_to_end(execution)
+    assert [s.status for s in execution.states] == [Status.DONE] * 4
+    assert serialised == []
+    context.remove(len(context) - 1)  # the last output undone: the record is read whole, and the call runs again
+    execution.refresh()
+    assert serialised == [1]
+    assert execution.record == read_record(context, copy.deepcopy(calls), 1)
+    assert [s.status for s in execution.states] == [Status.DONE] * 3 + [Status.READY]
 
 
 def test_a_tick_that_froze_the_collectors_heap_gives_it_back(monkeypatch: pytest.MonkeyPatch) -> None:
