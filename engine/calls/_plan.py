@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from ..protocol._expressions import Reference
 from ._calls import CallPlan
@@ -31,11 +33,15 @@ def reads_own_writes(plan: CallPlan) -> bool:
                for destination in plan.writes)
 
 
+# What a call nobody feeds maps to: one read-only mapping shared by them all (most calls of a large plan).
+_NO_FEEDERS: Mapping[int, tuple[str, ...]] = MappingProxyType({})
+
+
 @dataclass(frozen=True)
 class Graph:
     """`feeders[i]` maps each call that feeds call i to the paths of i it may write."""
 
-    feeders: dict[int, dict[int, tuple[str, ...]]]
+    feeders: dict[int, Mapping[int, tuple[str, ...]]]
 
     @classmethod
     def of(cls, plans: list[CallPlan]) -> Graph:
@@ -47,7 +53,7 @@ class Graph:
         heads_of_kind: dict[str, set[int]] = {}
         for (kind, _), writers in by_head.items():
             heads_of_kind.setdefault(kind, set()).update(writers)
-        feeders: dict[int, dict[int, tuple[str, ...]]] = {plan.index: {} for plan in plans}
+        feeders: dict[int, Mapping[int, tuple[str, ...]]] = {}
         for reader in plans:
             candidates: set[int] = set()
             for expression in reader.reads:
@@ -57,10 +63,8 @@ class Graph:
                     else:
                         candidates |= by_head.get((ref.kind, ref.path[0]), set())
                         candidates |= by_head.get((ref.kind, None), set())
-            for index in sorted(candidates):
-                paths = feeds(plans[index], reader)
-                if paths:
-                    feeders[reader.index][index] = paths
+            fed = {index: paths for index in sorted(candidates) if (paths := feeds(plans[index], reader))}
+            feeders[reader.index] = fed or _NO_FEEDERS
         return cls(feeders)
 
     def cycles(self) -> list[tuple[int, ...]]:

@@ -107,6 +107,8 @@ class CallRecord:
     @property
     def last(self) -> tuple[Entry, ...]:
         """The messages of the latest run (an `a && b` output writes two)."""
+        if len(self.entries) == 1:
+            return self.entries
         tail = [self.entries[-1]]
         for entry in reversed(self.entries[:-1]):  # one run's messages are appended one after another
             if entry.position != tail[-1].position - 1:

@@ -45,7 +45,9 @@ class Expression:
     references: tuple[Reference, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "references", tuple(ref for gate in self.alternatives for ref in gate))
+        alternatives = self.alternatives  # one alternative (the common case) is its own list of references
+        references = alternatives[0] if len(alternatives) == 1 else tuple(ref for gate in alternatives for ref in gate)
+        object.__setattr__(self, "references", references)
 
     def __str__(self) -> str:
         return " || ".join(" && ".join(str(ref) for ref in gate) for gate in self.alternatives)

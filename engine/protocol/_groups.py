@@ -38,7 +38,8 @@ def flatten(entries: list[Any]) -> tuple[list[Any], list[Unit]]:
     for position, entry in enumerate(entries):
         group = group_of(entry)
         if group is None:
-            units.append(Unit("one", (len(calls),), position))
+            index = len(calls)  # one int object for both when they are equal (a large plan holds many)
+            units.append(Unit("one", (index,), index if index == position else position))
             calls.append(entry)
             continue
         pattern, members = group

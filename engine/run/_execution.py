@@ -169,9 +169,9 @@ class Execution:
         self.call_texts = call_texts(self.calls)  # canonical texts, serialised once for every reading of the record
         self._reader = RecordReader(self.call_texts, self.plan_index)  # what it read, kept between refreshes
         self.lazy = plan_mode(self.context) == "lazy"  # 012: a lazy plan waits for approve_plan()
-        self._unit_of = {index: unit for unit in self.units for index in unit.members}
+        self._unit_of = [unit for unit in self.units for _ in unit.members]  # call index -> its unit (`flatten`)
         self.plans, self._graph = setup.plans, setup.graph
-        self._states = [CallState(i, call) for i, call in enumerate(self.calls)]
+        self._states = [CallState(plan.index, call) for plan, call in zip(self.plans, self.calls, strict=True)]
         self._provided: dict[int, Provided] = {}
         self._errors: list[tuple[int, dict[str, Any]]] = []
         self._resume: int | None = None
@@ -646,7 +646,7 @@ class Execution:
         else:
             tasks = {task for task in (self._tasks.get(index), self._background.get(index)) if task is not None}
             # Their worker processes end now, before this returns: nothing of them runs after a cancel.
-            self._jobs.stop(self._unit_of[index].members if index in self._unit_of else (index,))
+            self._jobs.stop(self._unit_of[index].members if 0 <= index < len(self._unit_of) else (index,))
         for task in tasks:
             task.cancel()
 

@@ -32,7 +32,7 @@ class Scheduled(Protocol):
     _record: Record
     _reader: RecordReader
     _states: list[CallState]
-    _unit_of: dict[int, Unit]
+    _unit_of: list[Unit]  # call index -> its unit
     _again: dict[int, frozenset[int]]  # record message ids to leave out (calls asked to run again)
     _errors: list[tuple[int, dict[str, Any]]]  # failures of this tick, not appended yet
     _structural: dict[int, list[Problem]]  # problems found before running

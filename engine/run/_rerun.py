@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from ..calls._calls import CallPlan, resolve_call
 from ..calls._plan import Graph, reads_own_writes
@@ -13,7 +13,7 @@ from ..protocol._groups import Unit
 from ._running import inputs_of
 
 
-def with_dependents(chosen: set[int], graph: Graph, unit_of: Mapping[int, Unit], record: Record) -> set[int]:
+def with_dependents(chosen: set[int], graph: Graph, unit_of: Sequence[Unit], record: Record) -> set[int]:
     """`chosen` and every call that ran on what they write, directly or not (whole groups)."""
     chosen = set(chosen)
     readers: dict[int, set[int]] = {}

@@ -57,7 +57,8 @@ def set_up(
     entries, plan_index = pending_calls(context, solution)
     calls, units = flatten(expand_instances(entries, context))
     tools = merged_tools(context, code_tools)
-    plans = [plan_call(i, call, tools, activities) for i, call in enumerate(calls)]
+    # Each call's index is its unit's int object (`flatten`), shared by its plan and state: a large plan holds many.
+    plans = [plan_call(i, calls[i], tools, activities) for unit in units for i in unit.members]
     graph = Graph.of(plans)
     structural: dict[int, list[Problem]] = {}
     delegates: dict[int, Delegate] = {}

@@ -1,0 +1,26 @@
+"""Who feeds whom among a plan's calls (`Graph.feeders`)."""
+
+from __future__ import annotations
+
+import pytest
+
+from contextdeck.engine.calls._activities import Activities
+from contextdeck.engine.calls._calls import plan_call
+from contextdeck.engine.calls._plan import Graph
+
+
+def test_feeders_name_every_call_in_plan_order_and_what_feeds_it() -> None:
+    """Every call has its feeders, with the paths they may write; a call nobody feeds has none, in a
+    read-only mapping (shared by all of them: a large plan keeps no empty dict per call)."""
+    calls = [
+        {"_tool": "a", "_outputPath": "†state.x", "_output": 1},
+        {"_tool": "b", "_outputPath": "†state.y", "_output": "†state.x.n"},
+        {"_tool": "c", "_outputPath": "†state.z", "_output": 2},
+        {"_tool": "d", "_outputPath": "†state.w", "_output": {"y": "†state.y", "z": "†state.z"}},
+    ]
+    graph = Graph.of([plan_call(index, call, {}, Activities()) for index, call in enumerate(calls)])
+    assert list(graph.feeders) == [0, 1, 2, 3]
+    assert graph.feeders == {0: {}, 1: {0: ("†state.x.n",)}, 2: {}, 3: {1: ("†state.y",), 2: ("†state.z",)}}
+    with pytest.raises(TypeError):
+        graph.feeders[0][1] = ("†state.x",)  # type: ignore[index]
+    assert graph.cycles() == []
