@@ -252,7 +252,10 @@ class Context:
         key, layer = store.order.key, store.layer(info.identity)
         if added:
             store.writes[message_id] = info.write
-            layer.add(message_id, info.write, key.__getitem__)
+            if appended:  # the last message: after every write of its layer, so nothing is searched
+                layer.append(message_id, info.write)
+            else:
+                layer.add(message_id, info.write, key.__getitem__)
         self._watchers.touch(plan, info.identity, info.write, message_id, appended, dropped=not added)
         self._lanes.touch(info.identity, info.write, key[message_id])
         if not added:

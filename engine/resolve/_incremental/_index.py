@@ -209,20 +209,28 @@ class Layer:
             return [*self.wide.values(), *(ids for below in self.branches.values() for ids in below.values())]
         found: list[list[int]] = []
         for lane, keys in named.items():
+            wide = self.wide.get(lane)
+            if wide is None:
+                if not create:
+                    continue
+                wide = self.wide[lane] = list(self.universal)
+            # A lane's branches are made when a write first names one (most lanes of a large kind have none).
             below = self.branches.get(lane)
+            if keys is None:
+                found.append(wide)
+                if below is not None:
+                    found += below.values()
+                continue
             if below is None:
                 if not create:
                     continue
-                self.wide[lane], below = list(self.universal), self.branches.setdefault(lane, {})
-            if keys is None:
-                found += [self.wide[lane], *below.values()]
-                continue
+                below = self.branches[lane] = {}
             for key in keys:
                 target = below.get(key)
                 if target is None:
                     if not create:
                         continue
-                    target = below[key] = list(self.wide[lane])
+                    target = below[key] = list(wide)
                 found.append(target)
         return found
 

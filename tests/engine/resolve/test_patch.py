@@ -335,3 +335,42 @@ def test_a_layer_reads_its_first_writes_once_and_appended_ones_then() -> None:
 
 def _appends_at(write: Write, lane: str) -> bool:
     return write.problem is None and write.method in ("push", "concat") and write.path == (lane,)
+
+
+layer_writes = st.lists(
+    st.sampled_from(
+        [
+            Write(("a",), "push", 1),
+            Write(("a",), "set", 1),
+            Write(("a", "x"), "set", 1),
+            Write(("a", "x", "y"), "merge", {"z": 1}),
+            Write(("b",), "merge", {"x": 1, "y": 2}),
+            Write(("c",), "set", 1),
+            Write((), "set", {}),
+            Write((), "merge", {"a": {"x": 1}, "d": 2}),
+            Write((), "assign", {"b": 1}),
+            Write(("a", "x"), "push", 1, problem="bad"),
+        ]
+    ),
+    max_size=30,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(layer_writes, st.integers(0, 30))
+def test_a_write_appended_at_the_end_is_filed_as_one_added_there(writes: list[Write], cut: int) -> None:
+    """`Layer.append` (what a context's append uses) files a write after every other exactly as `add` finds its
+    place: the same ids in every lane, branch and tail. A lane's branches are made only when a write names
+    one: writes at `a`, `c` or the root alone make none."""
+    appended, added, key = Layer(), Layer(), float
+    for message_id, write in enumerate(writes):
+        if message_id < cut:  # the same start, made either way
+            appended.add(message_id, write, key)
+        else:
+            appended.append(message_id, write)
+        added.add(message_id, write, key)
+    for name in Layer.__slots__:
+        assert getattr(appended, name) == getattr(added, name), name
+    assert "c" not in added.branches  # no write names a branch below `c`
+    if Write(("a", "x"), "set", 1) in writes:
+        assert "x" in added.branches["a"]
