@@ -26,11 +26,11 @@ class SyncApart(QObject):
     """Writes `settings` to its file on a worker thread, never on the GUI thread.
 
     QSettings writes itself on the next turn of the event loop after a change (an `UpdateRequest` to itself), and
-    its write ends with an `fsync`: 20-30 ms of the GUI thread waiting for the disk here, on each theme switch or
+    its write ends with an `fsync`: the GUI thread would wait for the disk on each theme switch or
     layout change. This eats that event and has a QSettings of the same file on a worker write it instead: the
     objects of one file in one process share their unwritten changes, and Qt locks the file for each (QSettings is
     reentrant, even over one file). Once written, `settings` syncs itself with nothing left to write (a look at
-    the file, 0.01 ms), which lets it ask to be written again at its next change."""
+    the file), which lets it ask to be written again at its next change."""
 
     _written = Signal()
 

@@ -118,8 +118,8 @@ def test_the_call_inspectors_problems_box_follows_a_theme_switch(qtbot: Any, ref
 def test_the_settings_file_is_written_on_a_worker_not_the_gui_thread(qtbot: Any, refund_window: Any,
                                                                       theme: Callable[[str], None],
                                                                       monkeypatch: Any) -> None:
-    """A theme switch is remembered in the settings file by a worker (its write waits for the disk, 20-30 ms
-    here): with the worker held, the GUI thread's turns leave the file as it was; let go, the worker writes it."""
+    """A theme switch is remembered in the settings file by a worker (its write waits for the disk): with the
+    worker held, the GUI thread's turns leave the file as it was; let go, the worker writes it."""
     from concurrent.futures import Future
     from threading import Event
 
