@@ -48,7 +48,7 @@ from ...protocol._expressions import Reference
 from ...protocol._messages import MISSING, Path, Write, get_path
 from ...protocol._methods import WRITE_METHODS, Conflict
 from .._chain import EMPTY, Chain
-from .._keys import Keys
+from .._keys import EMPTY_KEYS, Keys, Merging, seal
 from ._branches import BranchFold, subsets_of
 from ._index import Key, Layer, attempt, lanes_of
 from ._watches import Found
@@ -68,6 +68,9 @@ MOST_STEPS = 150_000
 _RESULTS = 64
 # Steps (folded or replayed) of one `fold_some` call by default: a slice of a window's turn (1-2 ms).
 FOLD_STEPS = 128
+# Steps a piece of an instance's sources merged with the global ones counts for in `fold_some` (a piece merges
+# up to a chunk of global keys and the instance keys among them: about as long as this many folded writes).
+MERGE_STEPS = 8
 
 LogKey = tuple[str, str | None, Path, int]  # kind, instance, path, global steps it continues from
 
@@ -128,6 +131,7 @@ class _Recorder:
                 log.resets.append(len(log.changes))
             log.changes.append(count)
             log.change_keys.append(log.key(message_id))
+            log.seal()
 
     def _grown(self, root: Any, write: Write) -> tuple[list[Any], list[Any]] | None:
         """The array of its own that `write` appends to, and what it appends; None when it must be applied."""
@@ -162,7 +166,8 @@ class PathLog:
     and a lookup in the order's table of 100,000 keys is a cache miss.)"""
 
     __slots__ = ("base", "change_keys", "changes", "dependents", "every", "failed", "fold", "gaps", "ids", "key",
-                 "marks", "near", "path", "problems_at", "reads", "resets", "results", "root", "writes")
+                 "marks", "merging", "near", "path", "problems_at", "reads", "resets", "results", "root", "sealed",
+                 "writes")
 
     def __init__(
         self, path: Path, base: PathLog | None, expected: int, writes: Mapping[int, Write], key: Key
@@ -174,6 +179,10 @@ class PathLog:
         self.changes: list[int] = []  # the steps that changed the path, in order
         self.change_keys: list[int] = []  # per change, its message's order key (kept: sources are a slice)
         self.resets: list[int] = []  # the changes (positions in `changes`) that replaced the value at the path
+        # From each reset (and the first change) on, `change_keys` in chunks, sealed as the fold goes: the sources
+        # at every cut after it share them (`Keys.run`).
+        self.sealed: dict[int, list[tuple[int, ...]]] = {}
+        self.merging: tuple[int, Merging] | None = None  # an instance's sources at a cut, merged in pieces
         self.marks: list[Any] = []  # the root before steps 0, every, 2 * every, ...
         self.root: Any = MISSING
         self.near: tuple[int, Any] = (-1, MISSING)  # the last root replayed from a mark: after how many steps, which
@@ -239,13 +248,38 @@ class PathLog:
         at = bisect_right(self.failed, count)
         return chain.joined(self.problems_at[at - 1], EMPTY) if at else chain
 
-    def sources(self, count: int, keys: list[int]) -> bool:
-        """Add to `keys` (in order) the order keys of the steps before `count` that changed the path, from
-        the last that replaced it on; whether there was one."""
+    def stretch(self, count: int) -> tuple[int, int, bool]:
+        """The changes among the first `count` steps that make the path's sources: from the last that replaced
+        it on (from the first when none did) up to `end`; and whether one did."""
         end = bisect_left(self.changes, count)
         last = bisect_left(self.resets, end) - 1  # the last reset among the first `end` changes
-        keys += self.change_keys[self.resets[last] if last >= 0 else 0 : end]
-        return last >= 0
+        return (self.resets[last] if last >= 0 else 0), end, last >= 0
+
+    def sources(self, count: int) -> Keys:
+        """The order keys of the steps before `count` that changed the path, from the last that replaced it on,
+        in the chunks every cut after that reset shares."""
+        start, end, _ = self.stretch(count)
+        return Keys.run(self.change_keys, start, end, self.sealed.setdefault(start, []))
+
+    def seal(self) -> None:
+        """Seal the change keys from the last reset into chunks as they complete one (`sealed`)."""
+        start = self.resets[-1] if self.resets else 0
+        seal(self.change_keys, start, self.sealed.setdefault(start, []))
+
+
+def _merging(glob: PathLog, own: PathLog, glob_count: int, count: int) -> Merging | None:
+    """How `own`'s sources at `count` are merged with `glob`'s at `glob_count`, the merge under way when it
+    is for this cut; None when they are `own`'s alone (the global log itself, or a reset in the instance's)."""
+    if own is glob:
+        return None
+    start, end, reset = own.stretch(count)
+    if reset:
+        return None
+    if own.merging is None or own.merging[0] != count:
+        if get_path(own.root_at(count), own.path) is MISSING:
+            return None
+        own.merging = (count, Merging(glob.sources(glob_count), own.change_keys, start, end))
+    return own.merging[1]
 
 
 class LaneLogs:
@@ -289,7 +323,18 @@ class LaneLogs:
             if left is None:
                 return None
         own, left = self._log(key, glob, limit, left)
-        return None if left is None else own.replay(own.count(limit), left)
+        if left is None:
+            return None
+        own_count = own.count(limit)
+        left = own.replay(own_count, left)
+        if left is None or own.results.get(own_count if limit is not None else -1) is not None:
+            return left
+        merging = _merging(glob, own, count, own_count)
+        while merging is not None and left > 0:  # its sources: the instance's keys among the global ones
+            left -= MERGE_STEPS
+            if merging.step() is not None:
+                return max(0, left)
+        return None if merging is not None else left
 
     def found(self, ref: Reference, instance: str | None, limit: int | None) -> Found:
         """`ref`'s result in the view of `instance` up to order key `limit` (None: all), from the logs."""
@@ -311,16 +356,15 @@ class LaneLogs:
         if known is not None:
             return known
         value = get_path(own.root_at(count), path)
-        keys: list[int] = []
+        keys = EMPTY_KEYS
         if value is not MISSING:
-            for part, done in zip(reversed(parts), reversed(counts), strict=True):
-                if part.sources(done, keys):
-                    break
-            keys.sort()  # the instance layer's keys may come before the global layer's
+            merging = _merging(glob, own, counts[0], count)
+            keys = own.sources(count) if merging is None else merging.union()
+            own.merging = None
         problems = EMPTY
         for part, done in zip(parts, counts, strict=True):
             problems = part.problems(done, problems)
-        found = Found(value, Keys.owning(keys), problems)
+        found = Found(value, keys, problems)
         if len(own.results) >= _RESULTS:
             own.results.clear()
         own.results[memo] = found

@@ -155,3 +155,49 @@ def _follow(start: list[int], steps: list[tuple[str, int, list[int], list[int]]]
             assert (held == other) == (expected == theirs)
             assert held.grows(other) == (expected[: len(theirs)] == theirs)
         assert held.tail(len(expected) // 2) == list(expected[len(expected) // 2 :])
+
+
+class _Counted(int):
+    """An order key that counts the comparisons that read it."""
+
+    reads = 0
+
+    def __eq__(self, other: object) -> bool:
+        _Counted.reads += 1
+        return int(self) == other
+
+    def __ne__(self, other: object) -> bool:
+        _Counted.reads += 1
+        return int(self) != other
+
+    __hash__ = int.__hash__
+
+
+def test_keys_laid_out_alike_compare_chunk_by_chunk_without_reading_a_key() -> None:
+    """A whole kind's sources at a million messages are a hundred thousand keys, each an integer scattered in
+    memory: two results of the same messages hold the very same key objects, and keys laid out alike compare
+    as tuples, chunk by chunk, telling each key by its address (before: one comparison per key)."""
+    items = [_Counted(key) for key in range(0, 6 * _keys.CHUNK + 7, 3)]
+    one, other = Keys.owning(list(items)), Keys.run(items, 0, len(items), [])
+    _Counted.reads = 0
+    assert one == other
+    assert _Counted.reads == 0
+    changed = Keys.owning([*items[:-1], _Counted(items[-1] + 1)])
+    assert one != changed
+    assert _Counted.reads <= 2  # only the key that differs was read (a tuple comparison reads it twice)
+
+
+def test_a_run_shares_the_chunks_sealed_from_its_start_and_is_laid_out_as_a_copy() -> None:
+    """`Keys.run` over an only-growing list: every run from the same start shares its sealed chunks, and each is
+    laid out as `owning` lays out a copy of the same items."""
+    items = list(range(4 * _keys.CHUNK))
+    sealed: list[tuple[int, ...]] = []
+    short = Keys.run(items, 5, 3 * _keys.CHUNK, sealed)
+    items += range(4 * _keys.CHUNK, 6 * _keys.CHUNK)
+    long = Keys.run(items, 5, 6 * _keys.CHUNK - 1, sealed)
+    for keys, stop in ((short, 3 * _keys.CHUNK), (long, 6 * _keys.CHUNK - 1)):
+        copy = Keys.owning(items[5:stop])
+        assert keys.listed() == items[5:stop]
+        assert (keys._offsets, keys._sealed) == (copy._offsets, copy._sealed)
+    assert all(a is b for a, b in zip(short._chunks, long._chunks, strict=False))
+    assert Keys.run(items, 0, 3, sealed=[]).listed() == [0, 1, 2]

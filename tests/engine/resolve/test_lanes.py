@@ -28,6 +28,7 @@ from test_incremental import a_sixth_method, defaulting_messages, reference
 from contextdeck.engine import Context
 from contextdeck.engine.protocol._messages import Write, get_path
 from contextdeck.engine.protocol._methods import WRITE_METHODS, Conflict, deep_merge, write_at
+from contextdeck.engine.resolve import _keys
 from contextdeck.engine.resolve._fold import _effect
 from contextdeck.engine.resolve._incremental import _lanes
 from contextdeck.engine.resolve._incremental._branches import touches, touching
@@ -44,6 +45,17 @@ def marks_every(steps: int, most: int | None = None) -> Iterator[None]:
         yield
     finally:
         _lanes.MARK_EVERY, _lanes.MOST_STEPS, _lanes.STEPS_PER_WRITE = saved
+
+
+@contextmanager
+def chunks_of(size: int) -> Iterator[None]:
+    """Sources kept in chunks of `size` keys (`_keys.CHUNK`): with a few, small documents have chunked sources."""
+    saved = _keys.CHUNK
+    _keys.CHUNK = size
+    try:
+        yield
+    finally:
+        _keys.CHUNK = saved
 
 
 DOCUMENTS = {
@@ -82,7 +94,7 @@ def test_unwatched_resolve_equals_the_fold_after_every_edit(
     sources and every diagnostic. Logs made before an edit are read after it, unless it dropped them;
     with room for six steps only, logs are dropped for room too."""
     new = DOCUMENTS[shape]
-    with marks_every(spacing, most):
+    with marks_every(spacing, most), chunks_of(data.draw(st.sampled_from([_keys.CHUNK, 1, 2]))):
         ctx = Context(data.draw(st.lists(new, max_size=24)))
         _check(ctx, data, 6)
         for _ in range(data.draw(st.integers(1, 10))):
@@ -275,7 +287,7 @@ def test_a_first_fold_in_slices_equals_one_in_one_go_and_the_fold(shape: str, da
     between two calls, and once it says all is folded, `resolve` folds nothing more: its result equals a
     twin context's resolved in one go, and the reference fold."""
     new = DOCUMENTS[shape]
-    with marks_every(data.draw(st.integers(1, 4))):
+    with marks_every(data.draw(st.integers(1, 4))), chunks_of(data.draw(st.sampled_from([_keys.CHUNK, 1, 2]))):
         document = data.draw(st.lists(new, max_size=24))
         sliced, whole = Context(document), Context(document)
         for _ in range(data.draw(st.integers(1, 5))):
@@ -340,3 +352,32 @@ def test_a_value_read_at_a_cut_stays_as_it_was_when_its_log_folds_on() -> None:
         assert early == list(range(20))
         assert mine == list(range(60))
         assert ctx.resolve("†s.a", "1", at=55) == reference(ctx.messages, "†s.a", "1", 55)
+
+
+def test_an_instances_whole_kind_is_merged_with_the_global_one_in_the_slices_of_its_fold() -> None:
+    """An instance's whole kind has its own writes' keys among its kind's global ones as sources: at a million
+    messages, merging them is milliseconds. `fold_ahead` merges them a piece per `MERGE_STEPS` of its steps,
+    after the folds, and the resolve after it merges nothing; its sources are the fold's."""
+    document = [_state("abcd"[n % 4], n, "i" if n % 3 else None) for n in range(90)]
+    pieces: list[bool] = []  # per piece merged, whether a resolve merged it
+    resolving = [False]
+    step = _keys.Merging.step
+
+    def counted(merging: _keys.Merging) -> _keys.Keys | None:
+        if merging.result is None:
+            pieces.append(resolving[0])
+        return step(merging)
+
+    with chunks_of(4), pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_keys.Merging, "step", counted)
+        ctx = Context(document)
+        calls = 0
+        while not ctx.fold_ahead("†s", "i", 80, steps=2 * _lanes.MERGE_STEPS):
+            calls += 1
+            assert calls < 100, "never folded"
+        folded = len(pieces)
+        resolving[0] = True
+        got = ctx.resolve("†s", "i", 80)
+    assert folded > 2
+    assert not any(pieces)
+    assert got == reference(ctx.messages, "†s", "i", 80)
