@@ -14,7 +14,7 @@ Decided from the writes' paths, methods and values alone; `tests/engine/resolve/
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping
 from itertools import compress
 from operator import is_not
@@ -109,7 +109,7 @@ def patch_to(
         group = tuple(target for target in targets if target.path[0] == first)
         subset = layer.subset(first)
         position = 0 if after is None else bisect_right(subset, after, key=key)
-        covered, stop = read.cover(subset, position, writes, group)
+        covered, stop = read.cover(subset, position, writes, group, layer, key)
         if stop is not None:
             if blocked is not None:
                 blocked[targets] = key(subset[stop])
@@ -171,28 +171,54 @@ def _walk_apart(a: Any, b: Any, path: Path, found: list[Difference], most: int) 
 
 
 def cover(
-    subset: list[int], position: int, writes: Mapping[int, Write], targets: tuple[Difference, ...]
+    subset: list[int], position: int, writes: Mapping[int, Write], targets: tuple[Difference, ...],
+    layer: Layer | None = None, key: Callable[[int], int] | None = None,
 ) -> tuple[tuple[int | None, ...], int | None]:
     """How the writes of a lane from `position` on act on two roots that differ only at `targets`
     (`differences`): for each target, the position of the first write that replaces it (or a parent)
     whatever it was, from where the two agree there (None: no write does, and none acts on it), and the
-    position of a write that acts on one by what it is, from where they may fold apart (None: none)."""
+    position of a write that acts on one by what it is, from where they may fold apart (None: none).
+
+    Given the `layer` whose lane `subset` is (and the order `key`), targets below one branch `lane.key`
+    read only that branch's writes (`Layer.branch`): a write that touches none of them leaves every
+    target alone, so skipping it changes nothing (a deep field of a lane written hundreds of times)."""
+    ids: list[int] = subset
+    start, place = position, None
+    branches = None if layer is None or key is None else _branches_of(targets)
+    if branches is not None and layer is not None and key is not None and layer.subset(branches[0]) is subset:
+        lane, names = branches
+        after = key(subset[position - 1]) if position else None
+        ids = []
+        for name in names:
+            branch = layer.branch(lane, name)
+            ids += branch[0 if after is None else bisect_right(branch, after, key=key) :]
+        if len(names) > 1:
+            ids = sorted(set(ids), key=key)
+        start, place = 0, lambda message_id: bisect_left(subset, key(message_id), key=key)
     covered: list[int | None] = [None] * len(targets)
     left = len(targets)
-    for index in range(position, len(subset)):
-        write = writes[subset[index]]
+    for index in range(start, len(ids)):
+        write = writes[ids[index]]
         for number, target in enumerate(targets):
             if covered[number] is not None:
                 continue
             acts = acts_on(write, target)
             if acts is False:
-                return tuple(covered), index
+                return tuple(covered), index if place is None else place(ids[index])
             if acts:
-                covered[number] = index
+                covered[number] = index if place is None else place(ids[index])
                 left -= 1
         if not left:
             break
     return tuple(covered), None
+
+
+def _branches_of(targets: tuple[Difference, ...]) -> tuple[str, list[str]] | None:
+    """The lane and the keys of the branches the targets lie below, when they all lie below a key of one lane."""
+    lanes = {target.path[0] for target in targets if len(target.path) >= 2}
+    if len(lanes) != 1 or any(len(target.path) < 2 for target in targets):
+        return None
+    return lanes.pop(), list(dict.fromkeys(target.path[1] for target in targets))
 
 
 def covers(write: Write, target: Path) -> bool | None:
@@ -342,10 +368,12 @@ class SharedScans:
         return self._once((id(new), id(old), lane), (new, old), lambda: differences(now, then, lane))
 
     def cover(
-        self, subset: list[int], position: int, writes: Mapping[int, Write], targets: tuple[Difference, ...]
+        self, subset: list[int], position: int, writes: Mapping[int, Write], targets: tuple[Difference, ...],
+        layer: Layer | None = None, key: Callable[[int], int] | None = None,
     ) -> tuple[tuple[int | None, ...], int | None]:
         """`cover`, read once per lane, position and differences."""
-        return self._once((id(subset), position, targets), (subset,), lambda: cover(subset, position, writes, targets))
+        work = lambda: cover(subset, position, writes, targets, layer, key)  # noqa: E731
+        return self._once((id(subset), position, targets), (subset,), work)
 
     def keeps_start(
         self, subset: list[int], position: int, writes: Mapping[int, Write], lane: str, at: int

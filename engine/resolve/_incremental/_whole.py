@@ -550,7 +550,7 @@ def _placed_differences(
     targets = edit.scans.differences({lane: now}, {lane: then}, lane)
     if targets is None:
         return None
-    covered, acting = edit.scans.cover(subset, position, edit.writes, targets)
+    covered, acting = edit.scans.cover(subset, position, edit.writes, targets, edit.layer, edit.key)
     new, old = {lane: now}, {lane: then}
     patches = [(patch_at(target, new, old), at) for target, at in zip(targets, covered, strict=True)]
     return patches, acting

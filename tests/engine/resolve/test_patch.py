@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from contextdeck.engine.protocol._messages import Write, get_path
@@ -205,6 +205,53 @@ def test_the_writes_after_a_difference_cover_it_leave_it_or_stop() -> None:
     assert cover([1, 2, 3, 4], 0, writes, (x, b)) == ((0, None), 2)
     assert cover([1, 2, 4, 3], 0, writes, (x, b)) == ((0, 2), None)
     assert cover([1, 2, 3, 4], 0, writes, (x, b._replace(order=True))) == ((0, 3), None)  # its keys' order
+
+
+branch_writes = st.sampled_from(
+    [
+        Write(("a", "x"), "set", 1),
+        Write(("a", "x", "c"), "set", 1),  # inside a target
+        Write(("a", "y"), "set", {"c": 1}),
+        Write(("a",), "merge", {"x": {"c": 2}}),  # reaches a.x
+        Write(("a",), "merge", {"y": 2}),  # names another key: leaves a.x alone
+        Write(("a",), "assign", {"x": 1}),
+        Write(("a",), "set", {}),  # every key of the lane
+        Write(("a",), "push", 1),
+        Write((), "merge", {"a": {"x": {"c": 3}}}),
+        Write((), "merge", {"a": {"y": 1}, "b": 1}),
+        Write((), "set", {}),  # the root: every lane's
+        Write(("b", "x"), "set", 1),
+        Write(("a", "x"), "push", 1, problem="bad"),
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 40), branch_writes), max_size=30),
+    st.lists(
+        st.sampled_from([("a", "x"), ("a", "x", "c"), ("a", "y"), ("a", "y", "c"), ("a",), ("b", "x")]),
+        min_size=1, max_size=3, unique=True,
+    ),
+    st.integers(0, 30),
+)
+def test_cover_reads_only_the_branches_of_its_targets_and_finds_the_same(
+    added: list[tuple[int, Write]], paths: list[tuple[str, ...]], start: int
+) -> None:
+    """Given the layer, `cover` reads only the writes of the branches its targets lie below
+    (`Layer.branch`), and answers what reading every write of the lane answers."""
+    layer, written = Layer(), {}
+    key = float  # ids are their own order keys
+    for number, (slot, write) in enumerate(added):
+        message_id = slot + number / 100
+        written[message_id] = write
+        layer.add(message_id, write, key)
+    lanes = {path[0] for path in paths}
+    assume(len(lanes) == 1)
+    subset = layer.subset(lanes.pop())
+    targets = tuple(Difference(path) for path in paths)
+    position = min(start, len(subset))
+    assert cover(subset, position, written, targets, layer, key) == cover(subset, position, written, targets)
 
 
 ops = st.lists(

@@ -312,9 +312,9 @@ def test_a_global_write_compares_and_reads_once_for_all_the_instance_tracks(
         asked.append(("differences", lane, id(now.get(lane or "")), id(then.get(lane or ""))))
         return differences(now, then, lane)
 
-    def counted_cover(subset: list[int], position: int, writes: object, targets: object) -> object:
+    def counted_cover(subset: list[int], position: int, writes: object, targets: object, *rest: object) -> object:
         asked.append(("cover", id(subset), position, targets))
-        return cover(subset, position, writes, targets)  # type: ignore[arg-type]
+        return cover(subset, position, writes, targets, *rest)  # type: ignore[arg-type]
 
     def counted_keeps(subset: list[int], position: int, writes: object, lane: str, at: int) -> object:
         asked.append(("keeps_start", id(subset), position, lane, at))
