@@ -97,8 +97,8 @@ class Layer:
         self.lanes: dict[str, list[int]] = {}
         self.tails: dict[str, int | None] = {}  # lane -> position of its appending tail (None: not known)
         # Per lane (with a list of its own), what a reader worked out from the lane's writes in order from the
-        # first (`_patches.keeps_start_from_first`): kept while writes are only added at the lane's end, which
-        # the reader then reads on from; dropped when one is added before the end or taken out.
+        # first (`_patches.keeps_start_from_first`): told of each write added or taken out at a position of the
+        # lane (its `edited`), it says what it becomes (None: dropped, to be read again).
         self.known: dict[str, Any] = {}
         self.rooted = 0  # how many writes replace the root itself
         # One level down (`branches_of`): per lane, the ids that touch every branch below it, and per
@@ -157,8 +157,7 @@ class Layer:
         for lane, target in self._lists(write, create=True):
             position = bisect_left(target, key(message_id), key=key)
             target.insert(position, message_id)
-            if lane is not None and position < len(target) - 1:
-                self.known.pop(lane, None)
+            self._tell(lane, position, write, True)
             self._added(lane, position, write)
         for target in self._branch_lists(write, create=True):
             insort(target, message_id, key=key)
@@ -168,14 +167,25 @@ class Layer:
             self.rooted -= replaces_root(write)
         for lane, target in self._lists(write, create=False):
             position = _delete(target, message_id, key)
-            if lane is not None and position is not None:
-                self.known.pop(lane, None)
+            if position is not None:
+                self._tell(lane, position, write, False)
             tail = self.tails.get(lane) if lane is not None else None
             if lane is not None and tail is not None and position is not None and position < tail:
                 # The tail may now reach further back when the write just before it is gone.
                 self.tails[lane] = None if position == tail - 1 else tail - 1
         for target in self._branch_lists(write, create=False):
             _delete(target, message_id, key)
+
+    def _tell(self, lane: str | None, position: int, write: Write, added: bool) -> None:
+        """Tell what a reader kept of the lane's writes that one was added at `position` or taken from there."""
+        known = None if lane is None else self.known.get(lane)
+        if lane is None or known is None:
+            return
+        edited = known.edited(position, write, added, lane)
+        if edited is None:
+            del self.known[lane]
+        else:
+            self.known[lane] = edited
 
     def _added(self, lane: str | None, position: int, write: Write) -> None:
         tail = self.tails.get(lane) if lane is not None else None

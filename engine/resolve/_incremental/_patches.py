@@ -291,25 +291,41 @@ class _FirstWrites(NamedTuple):
     replaces: bool
     largest: int
 
+    def edited(self, position: int, write: Write, added: bool, lane: str) -> _FirstWrites | None:
+        """What it is once `write` is added at `position` of the lane's writes, or taken from there (None: read
+        them again). A write past where the reading stopped changes nothing read; one before the first that
+        acts on the array shifts it, and raises the largest index written into, as reading it would."""
+        read, stop, replaces, largest = self
+        if position >= read:
+            return self
+        index, acts = _reads(write, lane)
+        if acts is not None or (not added and (position == stop or index >= largest > -1)):
+            return None  # a new first to act (the largest index before it unknown), or the one read is gone
+        shift = 1 if added else -1
+        return _FirstWrites(read + shift, None if stop is None else stop + shift, replaces, max(largest, index))
+
+
+def _reads(write: Write, lane: str) -> tuple[int, bool | None]:
+    """How `keeps_start` reads one write of the lane: the index of the element it writes into (-1: none), and
+    how it acts on the array whatever its start is (`covers`; None: it keeps the start)."""
+    if write.problem is not None:
+        return -1, None
+    path = write.path
+    if len(path) > 1 and path[0] == lane:
+        return (int(path[1]) if is_index(path[1]) else -1), None
+    if path == (lane,) and WRITE_METHODS[write.method].appends is not None:
+        return -1, None
+    return -1, covers(write, (lane,))
+
 
 def _first_writes(subset: list[int], start: int, writes: Mapping[int, Write], lane: str, largest: int) -> _FirstWrites:
     """The lane's writes read from position `start` on, up to the first that replaces the array whatever it
     was or acts on it (`largest`: the largest index written into before `start`)."""
-    whole = (lane,)
     for position in range(start, len(subset)):
-        write = writes[subset[position]]
-        if write.problem is not None:
-            continue
-        path = write.path
-        if len(path) > 1 and path[0] == lane:
-            if is_index(path[1]) and int(path[1]) > largest:
-                largest = int(path[1])
-            continue
-        if path == whole and WRITE_METHODS[write.method].appends is not None:
-            continue
-        acts = covers(write, whole)
+        index, acts = _reads(writes[subset[position]], lane)
         if acts is not None:
             return _FirstWrites(position + 1, position, acts, largest)
+        largest = max(largest, index)
     return _FirstWrites(len(subset), None, False, largest)
 
 
@@ -324,7 +340,9 @@ def keeps_start_from_first(layer: Layer, lane: str, writes: Mapping[int, Write],
     """`keeps_start` of every write of the lane, from the first (what a global write asks of an instance
     layer under it): worked out once for every `at` and kept by the layer while its writes of the lane are
     only appended to, which are then read on from where it stopped. A global push onto an array read the
-    instance layer's writes of that lane (hundreds) for each instance fold, at every such push."""
+    instance layer's writes of that lane (hundreds) for each instance fold, at every such push; an edit of the
+    layer before where the reading stopped shifts what was read (`_FirstWrites.edited`), mostly without
+    reading them again."""
     subset = layer.subset(lane)
     known = layer.known.get(lane) if lane in layer.lanes else None
     if type(known) is not _FirstWrites:
