@@ -81,9 +81,9 @@ def patch_to(
 
     A whole-kind track (`lane` None) is patched the same way: each difference lies in some lane, and
     only that lane's writes (`Layer.subset`) can act on it."""
-    if equivalent(now, then, lane):
-        return []
     read = scans or _UNSHARED
+    if equivalent(now, then, lane, read.identical):
+        return []
     at = None if lane is None else common_start(now, then, lane, paths)
     if at is not None:
         assert lane is not None
@@ -378,6 +378,14 @@ class SharedScans:
         result: _T = found[-1]
         return result
 
+    def identical(self, a: Any, b: Any) -> bool:
+        """`identical`, once per pair of values (in either order): a global write's lane value before and
+        after is compared for each instance's track of the lane and its whole-kind track."""
+        if a is b:
+            return True
+        pair = (id(a), id(b)) if id(a) < id(b) else (id(b), id(a))
+        return self._once((*pair, _IDENTICAL), (a, b), lambda: identical(a, b))
+
     def differences(self, now: Any, then: Any, lane: str | None) -> tuple[Difference, ...] | None:
         """`differences` of a lane, once per pair of lane values (of the whole value: each time)."""
         if lane is None or type(now) is not dict or type(then) is not dict:
@@ -404,19 +412,23 @@ class SharedScans:
 class _Unshared:
     """No other repair to share with: each comparison and read done on its own."""
 
+    identical = staticmethod(lambda a, b: identical(a, b))
     differences = staticmethod(differences)
     cover = staticmethod(cover)
     keeps_start = staticmethod(keeps_start)
 
 
 _UNSHARED = _Unshared()
+_IDENTICAL = object()  # (what `SharedScans.identical` found is kept under it)
 
 
-def equivalent(a: Any, b: Any, lane: str | None) -> bool:
-    """Whether two roots fold the same from here on, for one lane: same root type, same lane value."""
+def equivalent(a: Any, b: Any, lane: str | None, same: Callable[[Any, Any], bool] | None = None) -> bool:
+    """Whether two roots fold the same from here on, for one lane: same root type, same lane value (compared
+    by `same`, `identical` unless given)."""
+    same = same or identical
     if lane is None or not isinstance(a, dict) or not isinstance(b, dict):
-        return identical(a, b)
-    return identical(a.get(lane, MISSING), b.get(lane, MISSING))
+        return same(a, b)
+    return same(a.get(lane, MISSING), b.get(lane, MISSING))
 
 
 def identical(a: Any, b: Any) -> bool:

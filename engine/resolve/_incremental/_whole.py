@@ -161,7 +161,9 @@ def _under_a_global_change(
     if start is MISSING:
         return edit, [], False
     reorder = list(before) != list(start)  # the global fold created a key, or another one first
-    lanes = [lane for lane in {**before, **start} if not identical(lane_value(start, lane), lane_value(before, lane))]
+    # Asked alike by every instance's track (`SharedScans.identical`); a lane left alone is the very same object.
+    lanes = [lane for lane, was in before.items() if not scans.identical(start.get(lane, MISSING), was)]
+    lanes += [lane for lane in start if lane not in before]
     return edit, lanes, reorder
 
 
@@ -460,7 +462,7 @@ class _LaneRefold:
         check = True
         while True:
             if check:  # after each write both sides stepped (and before the first)
-                if then is now or identical(then, now):
+                if then is now or (edit.scans.identical(then, now) if not steps else identical(then, now)):
                     return self.finish(_KEEP, [], {}, -1 if after is None else after)
                 if type(then) is dict and type(now) is dict:
                     # Objects: where they differ, and the next write that acts there, checked after every write;
@@ -520,14 +522,17 @@ class _LaneRefold:
         """The lane folded again: the old marks after `last` follow the new ones (patched where the sides
         differ), and `value` is its final value (`_KEEP`: as it was, patched by the patches no write replaced)."""
         edit, old_marks, lane = self.edit, self.old_marks, self.lane
+        key = edit.mark_key
         rest: tuple[LaneMark, ...] = ()
         if last is not None and old_marks:
             rest = old_marks[bisect_right(old_marks, last, key=edit.mark_key) :]
         if patches:  # the old marks past the edit as the new side has them (without patches: the same)
             stops = [until[number] for number in range(len(patches))]
             placed = [(patch, None if stop is None else stop - 1) for patch, stop in zip(patches, stops, strict=True)]
+            everywhere = all(covered is None for _, covered in placed)  # (then no mark's key is needed)
             rest = tuple(
-                mark._replace(value=_patched_lane(mark.value, lane, placed, edit.mark_key(mark))) for mark in rest
+                LaneMark(mark.message_id, _patched_lane(mark.value, lane, placed, -1 if everywhere else key(mark)))
+                for mark in rest
             )
         kept = [*self.kept, *self.fresh, *rest]
         final_patches = [patch for number, patch in enumerate(patches) if until[number] is None]
