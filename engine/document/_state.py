@@ -24,6 +24,7 @@ from ..protocol._messages import MISSING, Write, get_path
 from ..protocol._methods import WRITE_METHODS, Conflict, write_at
 from ..resolve import _paranoid
 from ..resolve._incremental._blame import Blame
+from ..resolve._incremental._index import Checkpoint
 from ..resolve._incremental._store import Store
 from ._context import Context
 
@@ -48,13 +49,9 @@ class IdentityState:
         return self.writer.get(path)
 
 
-@dataclass(frozen=True)
-class Mark:
-    """A lane's fold after its first `count` writes (`writer` is never changed once in a mark)."""
-
-    count: int
-    value: Any
-    writer: dict[Path, int]
+# A layer's fold just after one of its writes, and the index of the message that set each path: never
+# changed once in a mark.
+Mark = Checkpoint[dict[Path, int]]
 
 
 def _all_paths(value: Any) -> Iterator[Path]:
@@ -110,24 +107,27 @@ def fold_step(root: Any, writer: dict[Path, int], index: int, write: Write) -> G
 
 
 class Track:
-    """The fold of one layer's writes (its `Layer.all`: ids in order) from a starting mark, with a `Mark`
+    """The fold of one layer's writes (its `Layer.all`: ids in order) from a starting mark, with a mark
     kept every `SPACING` writes or more (more when the value is big, so that the marks take memory in
     proportion to the writes): a cursor anywhere resumes from the nearest mark before it, or from the last
     answer when that is nearer (a step forward). Counts and indices hold while the context is unchanged."""
 
     def __init__(self, ids: list[int], start: Mark) -> None:
         self.ids, self.marks, self.last = ids, [start], start
+        self.counts = [0]  # per mark, how many writes it comes after
+        self.done = 0  # how many writes `last` comes after
 
     def steps(self, store: Store, count: int, out: list[Mark]) -> Iterator[None]:
         """The fold of the layer's first `count` writes (appended to `out`), in slices."""
-        if count == self.last.count:
+        if count == self.done:
             out.append(self.last)
             return
-        marks = self.marks
-        mark = marks[bisect_right(marks, count, key=lambda m: m.count) - 1]
-        if mark.count < self.last.count <= count:
-            mark = self.last
-        root, writer, done = mark.value, dict(mark.writer), mark.count
+        marks, counts = self.marks, self.counts
+        at = bisect_right(counts, count) - 1
+        mark, done = marks[at], counts[at]
+        if done < self.done <= count:
+            mark, done = self.last, self.done
+        root, writer, message_id = mark.root, dict(mark.held), mark.after
         while done < count:
             if done % FOLD_WRITES == 0:
                 yield
@@ -136,10 +136,11 @@ class Track:
             done += 1
             # A mark copies `writer` (which keeps paths gone since: they are never looked up, and pruning
             # would cost more than it saves), so marks are further apart when it is big.
-            if done > marks[-1].count and done - marks[-1].count >= max(SPACING, len(writer) // 8):
-                marks.append(Mark(done, root, writer))
+            if done > counts[-1] and done - counts[-1] >= max(SPACING, len(writer) // 8):
+                marks.append(Checkpoint(message_id, root, writer))
+                counts.append(done)
                 writer = dict(writer)
-        self.last = Mark(done, root, writer)
+        self.last, self.done = Checkpoint(message_id, root, writer), done
         out.append(self.last)
 
 
@@ -158,18 +159,21 @@ class Folds:
         """The fold of `identity` up to order key `limit` (global layer, then its instance layer)."""
         kind, instance = identity
         ids = _ids(store, (kind, None))
-        track = self.global_tracks.get(kind) or self.global_tracks.setdefault(kind, Track(ids, Mark(0, MISSING, {})))
+        track = self.global_tracks.get(kind)
+        if track is None:
+            track = self.global_tracks[kind] = Track(ids, Checkpoint(0, MISSING, {}))
         base: list[Mark] = []
-        yield from track.steps(store, _count(store, ids, limit), base)
+        count = _count(store, ids, limit)
+        yield from track.steps(store, count, base)
         if instance is None:
             out.append(base[0])
             return
         ids = _ids(store, identity)
         known = self.instance_tracks.get(identity)
-        if known is None or known[0] != base[0].count:
+        if known is None or known[0] != count:
             if known is not None:  # folded on another global count: its marks are freed in slices
                 _bury_track(known[1])
-            known = (base[0].count, Track(ids, Mark(0, base[0].value, base[0].writer)))
+            known = (count, Track(ids, Checkpoint(0, base[0].root, base[0].held)))
             self.instance_tracks[identity] = known
         yield from known[1].steps(store, _count(store, ids, limit), out)
 
@@ -209,7 +213,7 @@ def bury(folds: Folds) -> None:
 
 def _bury_track(track: Track) -> None:
     # The writers under the marks: the marks go first (each then frees little), their writers a slice at a time.
-    release(*{id(mark.writer): mark.writer for mark in (*track.marks, track.last)}.values(), track.marks)
+    release(*{id(mark.held): mark.held for mark in (*track.marks, track.last)}.values(), track.marks)
 
 
 def free_some(deadline: float) -> bool:
@@ -237,7 +241,7 @@ def state_steps(context: Context, at: int | None, folds: Folds, out: list[Identi
     for identity in context.identities(at):
         mark: list[Mark] = []
         yield from folds.fold_steps(store, identity, limit, mark)
-        out.append(IdentityState(identity, mark[0].value, mark[0].writer))
+        out.append(IdentityState(identity, mark[0].root, mark[0].held))
         yield  # between two identities: each refolds at most `SPACING` writes after a jump
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from ...protocol._messages import MISSING, Path, Write, get_path
 from ...protocol._methods import WRITE_METHODS, Conflict, write_at
@@ -35,6 +35,7 @@ from .._resolution import Diagnostic
 
 Lane = str | None  # the first segment of the paths followed; None follows the whole value of a kind
 Key = Callable[[int], int]
+Held = TypeVar("Held")
 
 
 def lanes_of(write: Write) -> tuple[str, ...] | None:
@@ -441,23 +442,33 @@ class Gap:
     through: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Checkpoint:
-    """A track's fold just after the write `message_id` of `layer`: enough to resume it or to splice.
+class Checkpoint(NamedTuple, Generic[Held]):
+    """A fold's state just after one of its writes: the one saved fold state of the engine, from which a fold
+    resumes, or a splice or a replay starts.
 
-    Per probe (in the state's order): its sources, its diagnostics and how many resets it had so far.
+    `after`: that write's message id (0: before the layer's first write; ids start at 1), so that it names the
+    same point across edits elsewhere; `root`: the folded value there; `held`: what else the fold needs to go
+    on from there, which only some folds keep: a track's probes (`ProbeState`), the state view's writer of
+    each path (`document/_state`). A whole-kind track's lane marks (`root`: one lane's value) and a path log's
+    roots hold nothing more (None).
     """
 
-    layer: Layer
-    message_id: int
+    after: int
     root: Any
+    held: Held
+
+
+class ProbeState(NamedTuple):
+    """What a track's checkpoint holds beside the root: per probe (in the state's order) its sources, its
+    diagnostics and how many resets it had so far; and how many of the fold's gaps came before."""
+
     sources: tuple[Sources, ...]
     diagnostics: tuple[Chain, ...]
     resets: tuple[int, ...]
     gaps: int
 
 
-def checkpoint(state: State, layer: Layer, message_id: int, gaps: int) -> Checkpoint:
+def checkpoint(state: State, message_id: int, gaps: int) -> Checkpoint[ProbeState]:
     probes = state.probes
     for probe in probes:
         if type(probe.sources) is list and len(probe.sources) >= SHARED_SOURCES:
@@ -465,15 +476,13 @@ def checkpoint(state: State, layer: Layer, message_id: int, gaps: int) -> Checkp
             # place and every later checkpoint shares (its tail, then by the chunk): a tuple per checkpoint would
             # copy all the sources so far at each one, quadratic in the writes of the lane, to make and to free.
             probe.sources = Ids.owning(probe.sources)
-    return Checkpoint(
-        layer,
-        message_id,
-        state.root,
+    held = ProbeState(
         tuple(kept(p.sources) for p in probes),
         tuple(p.diagnostics for p in probes),
         tuple(p.resets for p in probes),
         gaps,
     )
+    return Checkpoint(message_id, state.root, held)
 
 
 # Sources from which a checkpoint shares them with the fold's later checkpoints (`Ids`) instead of keeping a
@@ -503,9 +512,9 @@ def fold_lane(
     gaps: list[Gap] | None = None,
     *,
     after: int | None = None,
-    checkpoints: list[Checkpoint] | None = None,
-    converge: Callable[[int, State], Checkpoint | None] | None = None,
-) -> Checkpoint | None:
+    checkpoints: list[Checkpoint[ProbeState]] | None = None,
+    converge: Callable[[int, State], Checkpoint[ProbeState] | None] | None = None,
+) -> Checkpoint[ProbeState] | None:
     """Fold into `state` the writes of `layer` that can matter to `lane`, up to order key `limit`.
 
     Gaps scanned while the root was not an object are recorded in `gaps`: an edit inside one may
@@ -539,7 +548,7 @@ def fold_lane(
             if matched is not None:
                 return matched
         if checkpoints is not None and steps % every == 0:
-            checkpoints.append(checkpoint(state, layer, following, len(gaps or ())))
+            checkpoints.append(checkpoint(state, following, len(gaps or ())))
     return None
 
 

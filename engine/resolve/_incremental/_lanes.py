@@ -50,7 +50,7 @@ from ...protocol._methods import WRITE_METHODS, Conflict
 from .._chain import EMPTY, Chain
 from .._keys import EMPTY_KEYS, Keys, Merging, seal
 from ._branches import BranchFold, subsets_of
-from ._index import Key, Layer, attempt, lanes_of
+from ._index import Checkpoint, Key, Layer, attempt, lanes_of
 from ._watches import Found
 
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ class _Recorder:
         ids = log.ids
         count = len(ids)
         if count % log.every == 0:
-            log.marks.append(root)
+            log.marks.append(Checkpoint(ids[-1] if ids else 0, root, None))
             self.owned.clear()
         ids.append(message_id)
         grown = self._grown(root, write)
@@ -183,7 +183,7 @@ class PathLog:
         # at every cut after it share them (`Keys.run`).
         self.sealed: dict[int, list[tuple[int, ...]]] = {}
         self.merging: tuple[int, Merging] | None = None  # an instance's sources at a cut, merged in pieces
-        self.marks: list[Any] = []  # the root before steps 0, every, 2 * every, ...
+        self.marks: list[Checkpoint[None]] = []  # the fold before steps 0, every, 2 * every, ...
         self.root: Any = MISSING
         self.near: tuple[int, Any] = (-1, MISSING)  # the last root replayed from a mark: after how many steps, which
         self.gaps: list[tuple[int | None, int | None]] = []  # order keys strictly between which it stepped any write
@@ -235,7 +235,7 @@ class PathLog:
         start = count - count % self.every
         done, root = self.near
         if not start <= done <= count:
-            done, root = start, self.marks[count // self.every]
+            done, root = start, self.marks[count // self.every].root
         stop = min(count, done + most)
         ids, writes = self.ids, self.writes
         for position in range(done, stop):

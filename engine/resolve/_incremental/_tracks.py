@@ -26,11 +26,14 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ...protocol._messages import MISSING, Path, Write
 from . import _index
-from ._index import Checkpoint, Gap, Layer, Probe, SourceEdit, Sources, State, checkpoint, fold_lane, kept
+from ._index import Checkpoint, Gap, Layer, Probe, ProbeState, SourceEdit, Sources, State, checkpoint, fold_lane, kept
 from ._patches import Blocked, Patch, Patches, SharedScans, patch_to, patched
 
 if TYPE_CHECKING:
     from ._store import Store
+
+
+TrackCheckpoint = Checkpoint[ProbeState]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,8 +43,8 @@ class Rebase:
 
     start: int
     end: int
-    matched: Checkpoint
-    here: Checkpoint
+    matched: TrackCheckpoint
+    here: TrackCheckpoint
     patch: Patch | None = None
 
 
@@ -55,7 +58,7 @@ class Marks:
 
     __slots__ = ("items", "rebases")
 
-    def __init__(self, items: list[Checkpoint] | None = None, rebases: list[Rebase] | None = None) -> None:
+    def __init__(self, items: list[TrackCheckpoint] | None = None, rebases: list[Rebase] | None = None) -> None:
         self.items = items if items is not None else []
         self.rebases = rebases if rebases is not None else []
 
@@ -63,16 +66,16 @@ class Marks:
         return len(self.items)
 
     def id_at(self, index: int) -> int:
-        return self.items[index].message_id
+        return self.items[index].after
 
-    def get(self, index: int) -> Checkpoint:
+    def get(self, index: int) -> TrackCheckpoint:
         mark = self.items[index]
         for rebase in self.rebases:
             if rebase.start <= index < rebase.end:
                 mark = _rebased(mark, rebase.matched, rebase.here, rebase.patch)
         return mark
 
-    def plus(self, mark: Checkpoint) -> Marks:
+    def plus(self, mark: TrackCheckpoint) -> Marks:
         return Marks([*self.items, mark], self.rebases)
 
     def head(self, count: int) -> Marks:
@@ -85,7 +88,7 @@ class Marks:
         return Marks(self.items[:count], kept)
 
     def spliced(
-        self, head: Marks, fresh: list[Checkpoint], later: int, matched: Checkpoint, here: Checkpoint,
+        self, head: Marks, fresh: list[TrackCheckpoint], later: int, matched: TrackCheckpoint, here: TrackCheckpoint,
         patches: Patches,
     ) -> Marks:
         """`head`, then `fresh`, then this one's marks from `later` on, rebased from `matched` to `here`,
@@ -100,7 +103,7 @@ class Marks:
             if old.end > later
         ]
         start = later + offset
-        if start < len(items) and not _same_marks(matched, here):
+        if start < len(items) and matched.held != here.held:
             _add_rebase(rebases, Rebase(start, len(items), matched, here))
         for patch, until in patches:  # a rebase from `here` to itself only patches the root
             cut = len(items) if until is None else max(later, until) + offset
@@ -111,7 +114,7 @@ class Marks:
             marks = Marks(marks.settled())
         return marks
 
-    def settled(self) -> list[Checkpoint]:
+    def settled(self) -> list[TrackCheckpoint]:
         """Every mark with its pending rebases applied.
 
         A fold's problems only grow, so each mark's problems are the first ones of the last mark's: those
@@ -123,7 +126,7 @@ class Marks:
         if not self.items:
             return []
         last = self.get(len(self.items) - 1)
-        problems = [chain.flattened() for chain in last.diagnostics]
+        problems = [chain.flattened() for chain in last.held.diagnostics]
         # Rebases that only add problems (most: conflicting writes) shift counts, which add up in any order:
         # summed over the marks they cover in one pass; the others are applied mark by mark, in order.
         count, stepwise = len(self.items), []
@@ -140,16 +143,16 @@ class Marks:
         settled = []
         for index, mark in enumerate(self.items[:-1]):
             running = [total + shift for total, shift in zip(running, shifts[index], strict=True)]
-            root, sources, resets, gaps = mark.root, mark.sources, mark.resets, mark.gaps
-            sizes = [len(chain) + total for chain, total in zip(mark.diagnostics, running, strict=True)]
+            root, (sources, diagnostics, resets, gaps) = mark.root, mark.held
+            sizes = [len(chain) + total for chain, total in zip(diagnostics, running, strict=True)]
             for rebase, moved in stepwise:
                 if rebase.start <= index < rebase.end:
                     root = patched(root, rebase.patch)
                     if moved is not None:
                         sources, resets, sizes, gaps = moved.applied(sources, resets, sizes, gaps)
             chains = tuple(chain.first(size) for chain, size in zip(problems, sizes, strict=True))
-            settled.append(Checkpoint(mark.layer, mark.message_id, root, sources, chains, resets, gaps))
-        return [*settled, replace(last, diagnostics=tuple(problems))]
+            settled.append(Checkpoint(mark.after, root, ProbeState(sources, chains, resets, gaps)))
+        return [*settled, last._replace(held=last.held._replace(diagnostics=tuple(problems)))]
 
 
 class _Moved(NamedTuple):
@@ -181,20 +184,21 @@ class _Moved(NamedTuple):
         return rebased, shifted, [n + d for n, d in zip(sizes, self.problem_shift, strict=True)], gaps + self.gap_shift
 
 
-def _moved(matched: Checkpoint, here: Checkpoint) -> _Moved | None:
+def _moved(matched: TrackCheckpoint, here: TrackCheckpoint) -> _Moved | None:
     """What rebasing from `matched` to `here` does to a mark's probes (None: nothing, only roots change)."""
-    if matched is here or _same_marks(matched, here):
+    if matched is here or matched.held == here.held:
         return None
+    old, new = matched.held, here.held
     return _Moved(
         tuple(
             None if len(now) == len(was) and (now is was or tuple(now) == tuple(was)) else tuple(now)
-            for now, was in zip(here.sources, matched.sources, strict=True)
+            for now, was in zip(new.sources, old.sources, strict=True)
         ),
-        tuple(len(was) for was in matched.sources),
-        matched.resets,
-        tuple(now - was for now, was in zip(here.resets, matched.resets, strict=True)),
-        tuple(len(now) - len(was) for now, was in zip(here.diagnostics, matched.diagnostics, strict=True)),
-        here.gaps - matched.gaps,
+        tuple(len(was) for was in old.sources),
+        old.resets,
+        tuple(now - was for now, was in zip(new.resets, old.resets, strict=True)),
+        tuple(len(now) - len(was) for now, was in zip(new.diagnostics, old.diagnostics, strict=True)),
+        new.gaps - old.gaps,
     )
 
 
@@ -219,7 +223,7 @@ def _add_rebase(rebases: list[Rebase], new: Rebase) -> None:
         if (old.patch is None) != (patch is None):
             continue  # they commute
         if patch is None:
-            if (old.start, old.end) == (new.start, new.end) and _same_marks(old.here, new.matched):
+            if (old.start, old.end) == (new.start, new.end) and old.here.held == new.matched.held:
                 rebases[position] = Rebase(old.start, old.end, old.matched, new.here)
                 return
             break
@@ -239,13 +243,7 @@ def _unrelated(a: Path, b: Path) -> bool:
     return a[:size] != b[:size]
 
 
-class LaneMark(NamedTuple):
-    """The value of a lane (MISSING: none yet) just after one of its writes, `message_id`."""
-
-    message_id: int
-    value: Any
-
-
+LaneMark = Checkpoint[None]  # a lane's value (MISSING: none yet) just after one of its writes
 LaneMarks = dict[str, tuple[LaneMark, ...]]  # per lane, in order; built lazily, so some may be missing
 
 
@@ -300,7 +298,7 @@ def full(
     layer = store.layer((kind, instance))
     state = State([Probe(path) for path in paths]) if base is None else _restart_from_base(base, paths)
     gaps: list[Gap] = []
-    checkpoints: list[Checkpoint] = []
+    checkpoints: list[TrackCheckpoint] = []
     maker = MarksMaker(writes, state.root) if lane is None else None
     fold_lane(state, layer, lane, writes, key, gaps=gaps, checkpoints=checkpoints, converge=maker)
     lanes = {} if maker is None else maker.made()
@@ -337,7 +335,7 @@ def step(
             gaps = [*gaps[:-1], Gap(layer, gaps[-1].before, message_id, written is not None and lane not in written)]
         steps += 1
         if steps >= _index.checkpoint_every(lane):
-            checkpoints = checkpoints.plus(checkpoint(state, layer, message_id, counted))
+            checkpoints = checkpoints.plus(checkpoint(state, message_id, counted))
             steps = 0
         lanes = marks_after_step(lanes, layer, message_id, write, state.root, store.order.key.__getitem__)
     elif lane is not None:
@@ -377,7 +375,7 @@ class MarksMaker:
         for lane in lanes:
             count = since.get(lane, 0) + 1
             if count >= _index.CHECKPOINT_EVERY:
-                marks.setdefault(lane, []).append(LaneMark(message_id, lane_value(state.root, lane)))
+                marks.setdefault(lane, []).append(Checkpoint(message_id, lane_value(state.root, lane), None))
                 count = 0
             else:
                 marks.setdefault(lane, [])
@@ -401,9 +399,9 @@ def marks_after_step(fold_lanes: LaneMarks, layer: Layer, message_id: int, write
         if marks is None:
             continue
         subset = layer.subset(lane)
-        since = len(subset) - (bisect_right(subset, key(marks[-1].message_id), key=key) if marks else 0)
+        since = len(subset) - (bisect_right(subset, key(marks[-1].after), key=key) if marks else 0)
         if since >= _index.CHECKPOINT_EVERY:
-            added[lane] = (*marks, LaneMark(message_id, lane_value(root, lane)))
+            added[lane] = (*marks, Checkpoint(message_id, lane_value(root, lane), None))
     return {**fold_lanes, **added} if added else fold_lanes
 
 
@@ -464,7 +462,7 @@ class _TrackRepair:
         self.state = State([])
         self.gaps: list[Gap] = []
         self.head = Marks()
-        self.fresh: list[Checkpoint] = []
+        self.fresh: list[TrackCheckpoint] = []
         self.after: int | None = None
         self.first = 0  # the first old mark past the restart
         self.aligned = False  # whether the state's probes are the old fold's, in its order
@@ -487,9 +485,9 @@ class _TrackRepair:
         else:
             mark = marks.get(restart)
             self.state = State([_probe_at(probe, mark, i) for i, probe in enumerate(old.state.probes)], mark.root)
-            self.gaps = old.gaps[: mark.gaps]
+            self.gaps = old.gaps[: mark.held.gaps]
             self.head = marks.head(restart + 1)
-            self.after = mark.message_id
+            self.after = mark.after
         self.first = 0 if restart is None else restart + 1
         self.aligned = [probe.path for probe in self.state.probes] == self.paths
 
@@ -526,7 +524,7 @@ class _TrackRepair:
             marks, keys, low = self.old.checkpoints, self.keys, work.low
             later = _first_mark_from(marks, self.first, low + 1, keys)  # the old marks past the edit
             patches = [(patch, _until(marks, later, cover, keys)) for patch, cover in way]
-            was, is_now = (checkpoint(now, layer, edited, len(self.gaps)) for now in (then, state))
+            was, is_now = (checkpoint(now, edited, len(self.gaps)) for now in (then, state))
             # (a removed message: at the edit)
             told = _SharedSources(bases, lambda message_id: keys.get(message_id, low))
             return _splice(state, self.gaps, self.head, self.fresh, later, was, self.old, self.base, is_now, patches,
@@ -546,7 +544,7 @@ class _TrackRepair:
         found: list[tuple[int, Patches]] = []  # the matched mark, and how to patch the old rest
         blocked: Blocked = {}
 
-        def converge(message_id: int, now: State) -> Checkpoint | None:
+        def converge(message_id: int, now: State) -> TrackCheckpoint | None:
             index = matches.get(message_id)
             if index is None or message_id in work.ids or (high is not None and keys.get(message_id, -1) <= high):
                 return None
@@ -600,12 +598,9 @@ def _same_base(old: Fold, base: Fold, lane: str | None, layer: Layer, writes: Ma
     return _splice(start, [], Marks(), [], 0, matched, old, base, here, patches)
 
 
-def _mark(state: State, probes: list[Probe], gaps: int) -> Checkpoint:
+def _mark(state: State, probes: list[Probe], gaps: int) -> TrackCheckpoint:
     """A checkpoint at the start of a layer, for `_splice`: where the given probes left off."""
-    return checkpoint(State(probes, state.root), _NOWHERE, 0, gaps)
-
-
-_NOWHERE = Layer()
+    return checkpoint(State(probes, state.root), 0, gaps)
 
 
 def _restart_from_base(base: Fold, paths: list[Path]) -> State:
@@ -614,11 +609,11 @@ def _restart_from_base(base: Fold, paths: list[Path]) -> State:
     return State([by_path[path].copy() if path in by_path else Probe(path) for path in paths], base.state.root)
 
 
-def _probe_at(probe: Probe, mark: Checkpoint, index: int) -> Probe:
+def _probe_at(probe: Probe, mark: TrackCheckpoint, index: int) -> Probe:
     twin = Probe(probe.path)
-    twin.sources = mark.sources[index]
-    twin.diagnostics = mark.diagnostics[index]
-    twin.resets = mark.resets[index]
+    twin.sources = mark.held.sources[index]
+    twin.diagnostics = mark.held.diagnostics[index]
+    twin.resets = mark.held.resets[index]
     return twin
 
 
@@ -626,12 +621,12 @@ def _splice(
     state: State,
     gaps: list[Gap],
     head: Marks,
-    fresh: list[Checkpoint],
+    fresh: list[TrackCheckpoint],
     later: int,
-    matched: Checkpoint,
+    matched: TrackCheckpoint,
     old: Fold,
     base: Fold | None,
-    start: Checkpoint | None,
+    start: TrackCheckpoint | None,
     patches: Patches,
     told: _SharedSources | None = None,
 ) -> Fold:
@@ -645,15 +640,16 @@ def _splice(
     sources changed says how, as order keys (`SourceEdit`): its result is its old keys edited, not its
     sources compared with the old ones (`_watches._grown`).
     """
-    here = start or checkpoint(state, matched.layer, matched.message_id, len(gaps))
+    here = start or checkpoint(state, matched.after, len(gaps))
+    then = matched.held  # the old fold's probes at the splice
     probes = []
     for index, (now, final) in enumerate(zip(state.probes, old.state.probes, strict=True)):
-        if final.resets == matched.resets[index]:
-            sources = _rebased_sources(now.sources, matched.sources[index], final.sources)
+        if final.resets == then.resets[index]:
+            sources = _rebased_sources(now.sources, then.sources[index], final.sources)
             resets = now.resets
         else:
-            sources, resets = kept(final.sources), now.resets + final.resets - matched.resets[index]
-        diagnostics = now.diagnostics.joined(final.diagnostics, matched.diagnostics[index])
+            sources, resets = kept(final.sources), now.resets + final.resets - then.resets[index]
+        diagnostics = now.diagnostics.joined(final.diagnostics, then.diagnostics[index])
         if sources is final.sources and resets == final.resets and diagnostics is final.diagnostics:
             probes.append(final)  # unchanged: folds are never stepped in place, so they can share it
             continue
@@ -661,8 +657,8 @@ def _splice(
         probe.sources, probe.resets, probe.diagnostics = sources, resets, diagnostics
         if sources is final.sources:
             probe.edits = final.edits  # (a move's second half: how they differ from the kept ones)
-        elif told is not None and final.resets == matched.resets[index]:
-            change = told.change(index, now, matched.sources[index], matched.resets[index], kept(final.sources))
+        elif told is not None and final.resets == then.resets[index]:
+            change = told.change(index, now, then.sources[index], then.resets[index], kept(final.sources))
             if change is not None:
                 probe.edits = (change,) if not final.edits else (change, final.edits[0].then(change))
         probes.append(probe)
@@ -673,7 +669,7 @@ def _splice(
     spliced = State(probes, root)
     new_marks = fresh if start is not None else [*fresh, here]
     marks = old.checkpoints.spliced(head, new_marks, later, matched, here, patches)
-    new_gaps = gaps + old.gaps[matched.gaps :]
+    new_gaps = gaps + old.gaps[then.gaps :]
     return Fold(spliced if base is None else base.state, spliced, new_gaps, marks, old.steps)
 
 
@@ -695,31 +691,21 @@ class _SharedSources(NamedTuple):
         return SourceEdit(final, [key_of(m) for m in then - it], [key_of(m) for m in it - then])
 
 
-def _same_marks(matched: Checkpoint, here: Checkpoint) -> bool:
-    """Whether rebasing from `matched` to `here` changes nothing but roots (the probes are where they were)."""
-    return (here.sources, here.diagnostics, here.resets, here.gaps) == (
-        matched.sources, matched.diagnostics, matched.resets, matched.gaps
-    )
-
-
 def _rebased(
-    mark: Checkpoint, matched: Checkpoint, here: Checkpoint, patch: Patch | None = None, problems: bool = True
-) -> Checkpoint:
-    """An old checkpoint after the splice point, as the new fold would have made it (without `problems`,
-    its problems are left as they were: `Marks.settled` works them out)."""
+    mark: TrackCheckpoint, matched: TrackCheckpoint, here: TrackCheckpoint, patch: Patch | None = None
+) -> TrackCheckpoint:
+    """An old checkpoint after the splice point, as the new fold would have made it."""
     root = patched(mark.root, patch)
-    if matched is here or _same_marks(matched, here):
-        return mark if patch is None else replace(mark, root=root)
+    old, then, now = mark.held, matched.held, here.held
+    if then == now:
+        return mark if patch is None else mark._replace(root=root)
     sources = tuple(
-        _rebased_sources(here.sources[i], matched.sources[i], s) if mark.resets[i] == matched.resets[i] else s
-        for i, s in enumerate(mark.sources)
+        _rebased_sources(now.sources[i], then.sources[i], s) if old.resets[i] == then.resets[i] else s
+        for i, s in enumerate(old.sources)
     )
-    diagnostics = mark.diagnostics if not problems else tuple(
-        here.diagnostics[i].joined(d, matched.diagnostics[i]) for i, d in enumerate(mark.diagnostics)
-    )
-    resets = tuple(r - matched.resets[i] + here.resets[i] for i, r in enumerate(mark.resets))
-    gaps = mark.gaps - matched.gaps + here.gaps
-    return Checkpoint(mark.layer, mark.message_id, root, sources, diagnostics, resets, gaps)
+    diagnostics = tuple(now.diagnostics[i].joined(d, then.diagnostics[i]) for i, d in enumerate(old.diagnostics))
+    resets = tuple(r - then.resets[i] + now.resets[i] for i, r in enumerate(old.resets))
+    return Checkpoint(mark.after, root, ProbeState(sources, diagnostics, resets, old.gaps - then.gaps + now.gaps))
 
 
 def _rebased_sources(now: Sequence[int], matched: Sequence[int], later: Sequence[int]) -> Sources:

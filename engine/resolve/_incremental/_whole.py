@@ -38,7 +38,7 @@ from .._chain import EMPTY
 from .._fold import TOO_DEEP
 from .._keys import Ids
 from . import _index
-from ._index import Layer, Probe, SourceEdit, Sources, State, attempt, kept, lanes_of
+from ._index import Checkpoint, Layer, Probe, SourceEdit, Sources, State, attempt, kept, lanes_of
 from ._patches import Blocked, Patch, SharedScans, identical, patch_at, patch_to, patched
 from ._tracks import Fold, LaneMark, TrackEdit, _marks_before, lane_value
 
@@ -74,7 +74,7 @@ class _Edit:
 
     def mark_key(self, mark: LaneMark) -> int:
         # A mark of the removed write has no key any more: it counts as being at the edit.
-        return self.keys.get(mark.message_id, self.low if self.low is not None else -1)
+        return self.keys.get(mark.after, self.low if self.low is not None else -1)
 
 
 class _Lane(NamedTuple):
@@ -406,7 +406,7 @@ class _LaneRefold:
         if at:
             assert old_marks is not None
             self.kept = list(old_marks[:at])
-            self.now = self.then = self.kept[-1].value
+            self.now = self.then = self.kept[-1].root
             self.position = bisect_right(self.subset, edit.mark_key(self.kept[-1]), key=edit.key)
         self.present = self.then is not MISSING
 
@@ -431,7 +431,7 @@ class _LaneRefold:
             now, _ = _step(now, write, lane)
             since += 1
             if since >= every:
-                fresh.append(LaneMark(message_id, now))
+                fresh.append(Checkpoint(message_id, now, None))
                 since = 0
         then, position = now, end
         self.present = now is not MISSING
@@ -441,7 +441,7 @@ class _LaneRefold:
             new = edit.new
             if new is not None and new.problem is None and lane in (lanes_of(new) or ()):
                 now, self.new_edited = _step(now, new, lane)
-                fresh.append(LaneMark(edit.edited, now))
+                fresh.append(Checkpoint(edit.edited, now, None))
                 since = 0
             position += 1
         assert edit.edited is not None
@@ -513,7 +513,7 @@ class _LaneRefold:
                     creators[side] = message_id
             since += 1
             if since >= every:
-                fresh.append(LaneMark(message_id, now))
+                fresh.append(Checkpoint(message_id, now, None))
                 since = 0
             steps += 1
             check = True
@@ -531,7 +531,7 @@ class _LaneRefold:
             placed = [(patch, None if stop is None else stop - 1) for patch, stop in zip(patches, stops, strict=True)]
             everywhere = all(covered is None for _, covered in placed)  # (then no mark's key is needed)
             rest = tuple(
-                LaneMark(mark.message_id, _patched_lane(mark.value, lane, placed, -1 if everywhere else key(mark)))
+                mark._replace(root=_patched_lane(mark.root, lane, placed, -1 if everywhere else key(mark)))
                 for mark in rest
             )
         kept = [*self.kept, *self.fresh, *rest]
@@ -583,9 +583,9 @@ def _ahead(
     marks: list[LaneMark] = []
     for mark in old_marks[first:last] if old_marks else ():
         at = bisect_right(subset, edit.mark_key(mark), position, acting, key=edit.key)
-        marks.append(LaneMark(mark.message_id, _patched_lane(mark.value, lane, patches, at)))
+        marks.append(Checkpoint(mark.after, _patched_lane(mark.root, lane, patches, at), None))
     if marks:
-        then = old_marks[last - 1].value if old_marks else then
+        then = old_marks[last - 1].root if old_marks else then
     for message_id in subset[start:acting]:
         write = edit.writes[message_id]
         if write.problem is None:

@@ -300,7 +300,7 @@ def test_an_instance_fold_started_again_on_another_global_count_is_freed_in_slic
     state = CursorState(context)
     state.at(9)
     track = state._folds.instance_tracks[("state", "i")][1]
-    writers = [mark.writer for mark in track.marks]
+    writers = [mark.held for mark in track.marks]
     assert len(writers) > 1
     assert all(writers)
     state.at(11)  # past the second global write: the instance folds on the new global value
