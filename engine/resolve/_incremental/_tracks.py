@@ -48,10 +48,6 @@ class Rebase:
     patch: Patch | None = None
 
 
-# (kind, instance, edit's order key) -> lane -> its value just before a one-write edit
-LaneValuesBefore = dict[tuple[str, str | None, int], dict[str, Any]]
-
-
 class Marks:
     """A track's checkpoints in fold order. A splice rebases the old ones after it lazily: each read
     applies the pending rebases whose range holds it (they are few, and flattened when they pile up)."""
@@ -412,14 +408,11 @@ def lane_value(root: Any, lane: str) -> Any:
 def repair(
     store: Store, work: TrackEdit, old: Fold, kind: str, instance: str | None, lane: str | None, base: Fold | None,
     scans: SharedScans | None = None,
-    before: LaneValuesBefore | None = None,
 ) -> Fold:
     """The fold after an edit in the middle of its own layer, or a change of the global fold under it (never
     both: `_watches` repairs such an edit in two halves, and a whole kind lane by lane first, `_whole`):
     resume before the edit, splice the old rest on once equivalent. `scans`: what the edit's other repairs
-    found comparing the same values and reading the same writes. `before`: shared by the tracks of one edit,
-    each lane's value just before a one-write edit, per view and edit (a lane track's, for the whole-kind
-    track of its view: lane tracks are repaired first).
+    found comparing the same values and reading the same writes.
 
     In phases: a change of the global fold alone is spliced at the start of the layer when the two global
     folds end alike (`_same_base`); otherwise the fold resumes from the last checkpoint before the edit
@@ -434,7 +427,7 @@ def repair(
             return spliced
     job.resume()
     if not work.base and job.aligned and work.ids_at_one_key():
-        spliced = job.splice_at_the_edit(before)
+        spliced = job.splice_at_the_edit()
         if spliced is not None:
             return spliced
     return job.fold_until_equivalent()
@@ -491,7 +484,7 @@ class _TrackRepair:
         self.first = 0 if restart is None else restart + 1
         self.aligned = [probe.path for probe in self.state.probes] == self.paths
 
-    def splice_at_the_edit(self, before: LaneValuesBefore | None) -> Fold | None:
+    def splice_at_the_edit(self) -> Fold | None:
         """One write edited: fold up to it, and compare the fold with and without the edit right there; the
         old rest spliced on when the two agree or differ only where the rest keeps them apart. None when they
         do not (the fold under way has then folded the edit: `fold_until_equivalent` goes on from there)."""
@@ -504,8 +497,6 @@ class _TrackRepair:
             return None
         state = self.state = ahead
         self.gaps, self.fresh = ahead_gaps, ahead_marks
-        if before is not None and lane is not None:
-            before.setdefault((self.kind, self.instance, work.low), {})[lane] = state.root.get(lane, MISSING)
         position = bisect_left(subset, work.low, key=key)
         previous = subset[position - 1] if position else None
         bases = [(len(probe.sources), probe.resets) for probe in state.probes]  # what both sides share

@@ -32,7 +32,7 @@ from .._resolution import Resolution, in_order_now, same_json
 from . import _whole
 from ._index import Gap, Layer, Probe, State, in_gap, lanes_of
 from ._patches import SharedScans
-from ._tracks import Fold, LaneValuesBefore, Marks, TrackEdit, full, repair, step
+from ._tracks import Fold, Marks, TrackEdit, full, repair, step
 
 if TYPE_CHECKING:
     from ._store import Store
@@ -429,10 +429,9 @@ class Watchers:
         folds = dict(prior or {})
         # Where the same values differ, and how the same writes act there: asked by several tracks.
         scans = SharedScans()
-        before: LaneValuesBefore = {}  # lane values just before a one-write edit, from lane tracks for whole-kind ones
-        # Global tracks first (instance tracks continue from them), and in each view lane tracks first.
-        for track in sorted(plan, key=lambda track: (track.instance is not None, track.lane is None)):
-            folds[track] = self._refold(track, plan[track], folds, scans, before)
+        # Global tracks first: instance tracks continue from them.
+        for track in sorted(plan, key=lambda track: track.instance is not None):
+            folds[track] = self._refold(track, plan[track], folds, scans)
         return folds
 
     def outcome(self, plan: Plan, moved: Interval | None, prior: dict[Track, Fold] | None = None) -> Outcome:
@@ -551,10 +550,7 @@ class Watchers:
         for gap in () if new is None else new.gaps:
             view.setdefault(gap, set()).add(track)
 
-    def _refold(
-        self, track: Track, work: TrackEdit, folds: dict[Track, Fold], scans: SharedScans,
-        before: LaneValuesBefore | None = None,
-    ) -> Fold:
+    def _refold(self, track: Track, work: TrackEdit, folds: dict[Track, Fold], scans: SharedScans) -> Fold:
         store = self._store
         base = self._base(track, folds)
         old = folds.get(track) or track.fold
@@ -563,7 +559,7 @@ class Watchers:
         if work.appended is not None:
             own = store.infos[work.appended].instance == track.instance
             return step(store, old, work.appended, own, base, track.lane, store.layer((track.kind, track.instance)))
-        return _repaired(store, work, old, track, base, scans, before)
+        return _repaired(store, work, old, track, base, scans)
 
     def _base(self, track: Track, folds: dict[Track, Fold]) -> Fold | None:
         """The fold of the global track an instance track continues from (new when this edit made one)."""
@@ -598,10 +594,7 @@ class Watchers:
         return values
 
 
-def _repaired(
-    store: Store, work: TrackEdit, old: Fold, track: Track, base: Fold | None, scans: SharedScans,
-    before: LaneValuesBefore | None,
-) -> Fold:
+def _repaired(store: Store, work: TrackEdit, old: Fold, track: Track, base: Fold | None, scans: SharedScans) -> Fold:
     """A track's fold after an edit in the middle: a whole kind lane by lane where its lanes fold apart
     (`_whole.repair`), else the usual way (`_tracks.repair`). A replace that moves a write between the
     global layer and an instance layer changes both: repaired in two halves, its own half over the old global
@@ -614,18 +607,17 @@ def _repaired(
     if work.low is not None and work.generation != store.order.generation:
         work = TrackEdit(base=work.base)  # keys were renumbered during the edit: resume from the start
     if work.base and work.low is not None and base is not None:
-        halfway = _repaired(store, work.own_half(), old, track, Fold(old.base, old.base, [], Marks()), scans, None)
-        fold = _repaired(store, TrackEdit(base=True, generation=work.generation), halfway, track, base, scans, None)
+        halfway = _repaired(store, work.own_half(), old, track, Fold(old.base, old.base, [], Marks()), scans)
+        fold = _repaired(store, TrackEdit(base=True, generation=work.generation), halfway, track, base, scans)
         for probe, was in zip(fold.state.probes, halfway.state.probes, strict=True):
             told = lane is None and was.edits and probe.edits and probe.edits[0].sources is was.sources
             probe.edits = (was.edits[0].net(probe.edits[0]),) if told else ()
         return fold
     if lane is None:
-        known = None if before is None or work.low is None else before.get((kind, instance, work.low))
-        whole = _whole.repair(store, work, old, kind, instance, base, scans, known or _whole._NOTHING)
+        whole = _whole.repair(store, work, old, kind, instance, base, scans)
         if whole is not None:
             return whole
-    return repair(store, work, old, kind, instance, lane, base, scans, before)
+    return repair(store, work, old, kind, instance, lane, base, scans)
 
 
 def probe_result(state: State, probe: Probe, key: dict[int, int]) -> Found:

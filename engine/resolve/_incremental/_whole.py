@@ -46,9 +46,6 @@ if TYPE_CHECKING:
     from ._store import Store
 
 
-_NOTHING: Mapping[str, Any] = {}
-
-
 class _Fallback(Exception):
     """The lanes do not fold apart here: repair the track the usual way."""
 
@@ -67,7 +64,6 @@ class _Edit:
     old: Write | None
     new: Write | None
     scans: SharedScans
-    ahead: Mapping[str, Any] | None = None  # per lane, its value just before the edit, when a lane track knows it
 
     def key(self, message_id: int) -> int:
         return self.keys[message_id]
@@ -98,14 +94,13 @@ _KEEP = object()  # a lane's final value: as it was
 
 def repair(
     store: Store, work: TrackEdit, old: Fold, kind: str, instance: str | None, base_fold: Fold | None,
-    scans: SharedScans, ahead: Mapping[str, Any] = _NOTHING,
+    scans: SharedScans,
 ) -> Fold | None:
     """The whole-kind fold after an edit, lane by lane (`base_fold`: the global fold an instance fold
     continues from); None when the lanes do not fold apart. It keeps the old fold's checkpoints before the
     edit, and its lane marks as repaired. An edit of the track's own layer is
     one write at one place; a change of the global fold (`work.base`) comes with no edit of its own.
-    `scans`: what the edit's other repairs found comparing the same values and reading the same writes.
-    `ahead`: per lane, its value just before the edit, as the lane track of the same view folded it."""
+    `scans`: what the edit's other repairs found comparing the same values and reading the same writes."""
     layer = store.layer((kind, instance))
     probes = old.state.probes
     base = None if base_fold is None else base_fold.state
@@ -118,7 +113,7 @@ def repair(
     if work.base:
         found = _under_a_global_change(store, work, layer, base, before, start, scans)
     else:
-        found = _under_an_own_edit(store, work, layer, kind, instance, scans, ahead)
+        found = _under_an_own_edit(store, work, layer, kind, instance, scans)
     if found is None:
         return None
     edit, lanes, reorder = found
@@ -169,7 +164,6 @@ def _under_a_global_change(
 
 def _under_an_own_edit(
     store: Store, work: TrackEdit, layer: Layer, kind: str, instance: str | None, scans: SharedScans,
-    ahead: Mapping[str, Any],
 ) -> tuple[_Edit, list[str], bool] | None:
     """What one write edited in this layer asks: the lanes its old and new write touch, and whether the
     root's keys may now be in another order; None when that cannot be repaired lane by lane (several writes,
@@ -182,7 +176,7 @@ def _under_an_own_edit(
     info = store.infos.get(edited)
     if new_write is not None and (info is None or info.identity != (kind, instance)):
         new_write = None  # it now writes another layer
-    edit = _Edit(layer, store.writes, store.order.key, work.low, edited, old_write, new_write, scans, ahead)
+    edit = _Edit(layer, store.writes, store.order.key, work.low, edited, old_write, new_write, scans)
     touched: dict[str, None] = {}
     for write in (old_write, new_write):
         if write is None or write.problem is not None:
@@ -418,10 +412,6 @@ class _LaneRefold:
         assert edit.low is not None
         now, position, since = self.now, self.position, self.since
         end = bisect_left(subset, edit.low, key=edit.key)
-        if edit.ahead and end - position < every and lane in edit.ahead:
-            # The lane track of this view folded the same writes up to the edit (no mark would be due):
-            # both sides are its value there, not folded twice.
-            now, since, position = edit.ahead[lane], end - position, end
         for message_id in subset[position:end]:  # before the edit both sides fold the same writes
             write = writes[message_id]
             if write.problem is not None:

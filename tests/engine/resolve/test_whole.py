@@ -216,34 +216,6 @@ def test_a_failed_global_write_leaves_an_instance_whole_kinds_sources_as_they_ar
     assert handle.current.sources == (0, *range(1, 51), 52)
 
 
-def test_a_whole_kind_repair_takes_the_lane_value_before_the_edit_from_the_lane_track(monkeypatch: Any) -> None:
-    """A one-write edit in the middle of a lane that a lane watch of the same view follows: the whole-kind
-    repair starts from the lane track's value just before the edit instead of folding the lane from its mark
-    up to there; the watches equal a fresh resolve after an insert, a replace and a remove in either view."""
-    from contextdeck.engine import Context
-
-    def document() -> list[dict[str, object]]:
-        lane = [_state({"k": {"x": n}}, **({"_instance": "i"} if n % 3 == 0 else {})) for n in range(90)]
-        return [_state({"other": 1}), *lane]
-
-    counted = []
-    for lane_watch in (False, True):
-        ctx = Context(document())
-        paths = ["†state", *(["†state.k"] if lane_watch else [])]
-        views = (None, "i")
-        handles = [(path, view, ctx.watch(path, lambda _: None, instance=view)) for path in paths for view in views]
-        steps = _counted_steps(monkeypatch)
-        ctx.insert(44, _state({"k": {"x": 100}}))  # 12 global writes of the lane after its mark at 16 x 2
-        counted.append(steps[0])
-        ctx.replace(50, _state({"k": {"x": -1}}, _instance="i"))
-        ctx.remove(60)
-        ctx.insert(70, _state({"k": {"y": 1}}, _instance="i"))
-        for path, view, handle in handles:
-            assert handle.current == Context(ctx.messages).resolve(path, view)
-    without, with_lane = counted
-    assert with_lane + 10 <= without
-
-
 def test_a_write_moved_between_layers_tells_how_an_instance_whole_kinds_sources_changed(monkeypatch: Any) -> None:
     """A replace that moves a write from the global layer to an instance layer (and back) repairs the
     instance whole kind in two halves; halfway the write may be a source of both layers. The two halves'
