@@ -69,8 +69,8 @@ def patch_to(
     writes: Mapping[int, Write],
     key: Callable[[int], int],
     appends: bool,
-    blocked: Blocked | None = None,
-    scans: SharedScans | None = None,
+    blocked: Blocked | None,
+    scans: SharedScans,
 ) -> Patches | None:
     """How an old fold's rest — the writes of `layer` after order key `after` (None: all of them) —
     becomes the new fold's, given their roots there: the patches (none when the two are equivalent),
@@ -81,8 +81,7 @@ def patch_to(
 
     A whole-kind track (`lane` None) is patched the same way: each difference lies in some lane, and
     only that lane's writes (`Layer.subset`) can act on it."""
-    read = scans or _UNSHARED
-    if equivalent(now, then, lane, read.identical):
+    if equivalent(now, then, lane, scans.identical):
         return []
     at = None if lane is None else common_start(now, then, lane, paths)
     if at is not None:
@@ -94,12 +93,12 @@ def patch_to(
         elif position == 0:
             stop = keeps_start_from_first(layer, lane, writes, at)
         else:
-            stop = read.keeps_start(subset, position, writes, lane, at)
+            stop = scans.keeps_start(subset, position, writes, lane, at)
         if stop is False:
             return None
         patch = Patch((lane,), now[lane][at:], then[lane][at:], prefix=True, at=at)
         return [(patch, None if stop is None else key(subset[stop]))]
-    targets = read.differences(now, then, lane)
+    targets = scans.differences(now, then, lane)
     if targets is None:
         return None
     if blocked is not None and targets in blocked and (after is None or after < blocked[targets]):
@@ -109,7 +108,7 @@ def patch_to(
         group = tuple(target for target in targets if target.path[0] == first)
         subset = layer.subset(first)
         position = 0 if after is None else bisect_right(subset, after, key=key)
-        covered, stop = read.cover(subset, position, writes, group, layer, key)
+        covered, stop = scans.cover(subset, position, writes, group, layer, key)
         if stop is not None:
             if blocked is not None:
                 blocked[targets] = key(subset[stop])
@@ -409,16 +408,6 @@ class SharedScans:
         return self._once((id(subset), position, lane, at), (subset,), work)
 
 
-class _Unshared:
-    """No other repair to share with: each comparison and read done on its own."""
-
-    identical = staticmethod(lambda a, b: identical(a, b))
-    differences = staticmethod(differences)
-    cover = staticmethod(cover)
-    keeps_start = staticmethod(keeps_start)
-
-
-_UNSHARED = _Unshared()
 _IDENTICAL = object()  # (what `SharedScans.identical` found is kept under it)
 
 

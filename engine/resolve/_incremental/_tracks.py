@@ -273,13 +273,12 @@ class TrackEdit:
     base: bool = False
     low: int | None = None
     high: int | None = None
-    generation: int = 0
     ids: set[int] = field(default_factory=set)
     dropped: dict[int, Write] = field(default_factory=dict)
 
     def own_half(self) -> TrackEdit:
         """This work less the change of the global fold: the edit of the track's own layer alone."""
-        return TrackEdit(low=self.low, high=self.high, generation=self.generation, ids=self.ids, dropped=self.dropped)
+        return TrackEdit(low=self.low, high=self.high, ids=self.ids, dropped=self.dropped)
 
     def ids_at_one_key(self) -> bool:
         """Whether the edit in the track's own layer is one write at one place (not a move)."""
@@ -407,7 +406,7 @@ def lane_value(root: Any, lane: str) -> Any:
 
 def repair(
     store: Store, work: TrackEdit, old: Fold, kind: str, instance: str | None, lane: str | None, base: Fold | None,
-    scans: SharedScans | None = None,
+    scans: SharedScans,
 ) -> Fold:
     """The fold after an edit in the middle of its own layer, or a change of the global fold under it (never
     both: `_watches` repairs such an edit in two halves, and a whole kind lane by lane first, `_whole`):
@@ -418,8 +417,6 @@ def repair(
     folds end alike (`_same_base`); otherwise the fold resumes from the last checkpoint before the edit
     (`_TrackRepair.resume`), compares the two sides right at a one-write edit (`splice_at_the_edit`), and
     else folds on until it meets an old checkpoint it is equivalent to (`fold_until_equivalent`)."""
-    if scans is None:
-        scans = SharedScans()
     job = _TrackRepair(store, work, old, kind, instance, lane, base, scans)
     if work.base and work.low is None and base is not None:
         spliced = _same_base(old, base, lane, job.layer, job.writes, job.keys, job.appends_from(0), scans)

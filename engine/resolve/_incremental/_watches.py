@@ -376,7 +376,7 @@ class Watchers:
             work = plan.get(track)
             first = work is None
             if work is None:
-                work = plan[track] = TrackEdit(generation=store.order.generation)
+                work = plan[track] = TrackEdit()
             if track.instance == instance:
                 work.ids.add(message_id)
                 if dropped:
@@ -425,7 +425,8 @@ class Watchers:
 
     def refolds(self, plan: Plan, prior: dict[Track, Fold] | None = None) -> dict[Track, Fold]:
         """The new folds of the planned tracks (continuing from `prior` folds where given), and nothing
-        else: alone, the first half of a move; `outcome` works out what they change."""
+        else: alone, the first half of a move; `outcome` works out what they change. Never after a relabel
+        (the keys the folds keep name nothing then): `outcome` folds every track again instead."""
         folds = dict(prior or {})
         # Where the same values differ, and how the same writes act there: asked by several tracks.
         scans = SharedScans()
@@ -443,12 +444,12 @@ class Watchers:
         folds already made for the first half of a move (its remove), which the plan (its insert) continues
         from.
         """
-        if not plan and not prior and self._generation == self._store.order.generation:
+        if self._generation != self._store.order.generation:
+            return self._relabelled()  # the edit relabelled the order: no kept key names its message
+        if not plan and not prior:
             return Outcome({}, {}, [], self._generation)  # no track to refold: no watch can change
         rekeyed = None if moved is None else moved.rekeyed
         folds = self.refolds(plan, prior)
-        if self._generation != self._store.order.generation:
-            return self._relabelled()
         results = {track: self._results(track, fold, True, rekeyed) for track, fold in folds.items()}
         order = self._store.order
         ranks = order.snapshot()
@@ -604,11 +605,9 @@ def _repaired(store: Store, work: TrackEdit, old: Fold, track: Track, base: Fold
     halves' changes are told as one by counting each key's losses and gains (`SourceEdit.net`), so that the
     result's keys are the old ones edited, not found by comparing thousands of sources."""
     kind, instance, lane = track.kind, track.instance, track.lane
-    if work.low is not None and work.generation != store.order.generation:
-        work = TrackEdit(base=work.base)  # keys were renumbered during the edit: resume from the start
     if work.base and work.low is not None and base is not None:
         halfway = _repaired(store, work.own_half(), old, track, Fold(old.base, old.base, [], Marks()), scans)
-        fold = _repaired(store, TrackEdit(base=True, generation=work.generation), halfway, track, base, scans)
+        fold = _repaired(store, TrackEdit(base=True), halfway, track, base, scans)
         for probe, was in zip(fold.state.probes, halfway.state.probes, strict=True):
             told = lane is None and was.edits and probe.edits and probe.edits[0].sources is was.sources
             probe.edits = (was.edits[0].net(probe.edits[0]),) if told else ()

@@ -104,7 +104,7 @@ def repair(
     layer = store.layer((kind, instance))
     probes = old.state.probes
     base = None if base_fold is None else base_fold.state
-    if layer.rooted or len(probes) != 1 or probes[0].path or work.generation != store.order.generation:
+    if layer.rooted or len(probes) != 1 or probes[0].path:
         return None
     start = MISSING if base is None else base.root
     before = old.base.root if base is not None and work.base else start
