@@ -15,11 +15,10 @@ from psygnal import Signal, SignalInstance
 
 from ..protocol._errors import ContentError
 from ..protocol._expressions import Expression, Reference, parse_expression
-from ..protocol._messages import Form, MessageInfo, message_problem
+from ..protocol._messages import Form, MessageInfo, get_path, message_problem
 from ..resolve import _paranoid
-from ..resolve._fold import PathValue
 from ..resolve._incremental._blame import Blame, blame_of
-from ..resolve._incremental._index import Layer, Probe, State, fold_lane, path_value
+from ..resolve._incremental._index import Layer, Probe, State, fold_lane
 from ..resolve._incremental._lanes import FOLD_STEPS, LaneLogs
 from ..resolve._incremental._store import Store
 from ..resolve._incremental._tracks import Fold
@@ -405,12 +404,11 @@ class Context:
         limit = self._limit_key(at)
         resolution = self.resolve(expression, instance, at)
 
-        def fold(ref: Reference) -> tuple[State, PathValue, Probe]:
+        def fold(ref: Reference) -> tuple[Any, Probe]:
             probe = Probe(ref.path, True)
             state = State([probe])
             self._fold(state, ref.kind, instance, ref.path[0] if ref.path else None, limit)
-            order = self._store.order
-            return state, path_value(state, probe, str(ref), order.index_of, order.rank), probe
+            return get_path(state.root, ref.path), probe
 
         return blame_of(self._store, expression, resolution, fold)
 

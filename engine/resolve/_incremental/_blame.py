@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ...protocol._expressions import Expression, Reference
-from .._fold import PathValue
+from ...protocol._messages import MISSING
 from .._resolution import Resolution
-from ._index import Change, Probe, State
+from ._index import Change, Probe
 
 if TYPE_CHECKING:
     from ._store import Store
@@ -65,7 +65,7 @@ class Blame:
         return self.entries[1:]
 
 
-Folder = Callable[[Reference], tuple[State, PathValue, Probe]]
+Folder = Callable[[Reference], tuple[Any, Probe]]  # a reference's value (MISSING: none) and its probe's trail
 
 
 def blame_of(store: Store, expression: Expression, resolution: Resolution, fold: Folder) -> Blame:
@@ -74,10 +74,10 @@ def blame_of(store: Store, expression: Expression, resolution: Resolution, fold:
         return Blame(expression.source, None, False, None)
     for gate in expression.alternatives:
         folds = [fold(ref) for ref in gate]
-        if all(value.found for _, value, _ in folds):
-            _, value, probe = folds[-1]
+        if all(value is not MISSING for value, _ in folds):
+            value, probe = folds[-1]
             entries = tuple(_entry(store, change) for change in probe.trail or ())
-            return Blame(expression.source, str(gate[-1]), True, value.value, entries)
+            return Blame(expression.source, str(gate[-1]), True, value, entries)
     raise AssertionError("a found resolution has a found alternative")  # pragma: no cover
 
 

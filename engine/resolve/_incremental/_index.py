@@ -29,9 +29,8 @@ from ...protocol._messages import MISSING, Path, Write, get_path
 from ...protocol._methods import WRITE_METHODS, Conflict, write_at
 from .. import _keys
 from .._chain import EMPTY, Chain
-from .._fold import TOO_DEEP, PathValue, _effect
+from .._fold import TOO_DEEP, _effect
 from .._keys import Ids
-from .._resolution import Diagnostic
 
 Lane = str | None  # the first segment of the paths followed; None follows the whole value of a kind
 Key = Callable[[int], int]
@@ -589,12 +588,3 @@ def in_gap(gap: Gap, layer: Layer, order_key: int, key: Key) -> bool:
         return False
     return after is None or order_key < key(after) or (gap.through and order_key == key(after))
 
-
-def path_value(
-    state: State, probe: Probe, label: str, index_of: Callable[[int], int], rank: Callable[[int], int]
-) -> PathValue:
-    """A probe's result as `_fold.fold` gives it: message indices (`index_of` an id, `rank` an order key)."""
-    value = get_path(state.root, probe.path)
-    sources = tuple(sorted({index_of(m) for m in probe.sources})) if value is not MISSING else ()
-    diagnostics = tuple(Diagnostic(rank(key), label, reason) for key, reason in probe.diagnostics.items())
-    return PathValue(value, sources, diagnostics)

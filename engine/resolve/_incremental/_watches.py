@@ -620,7 +620,7 @@ def _repaired(store: Store, work: TrackEdit, old: Fold, track: Track, base: Fold
 
 
 def probe_result(state: State, probe: Probe, key: dict[int, int]) -> Found:
-    """A probe's result: what `path_value` gives, with order keys instead of message indices."""
+    """A probe's result: the value at its path, its sources as sorted order keys, its problems."""
     value = get_path(state.root, probe.path)
     keys = Keys.owning(sorted({key[m] for m in probe.sources})) if value is not MISSING else EMPTY_KEYS
     return Found(value, keys, probe.diagnostics)
