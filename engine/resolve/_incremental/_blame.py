@@ -83,8 +83,9 @@ def blame_of(store: Store, expression: Expression, resolution: Resolution, fold:
 
 def _entry(store: Store, change: Change) -> BlameEntry:
     message_id, write = change.message_id, change.write
-    message = store.messages[message_id]
+    index = store.order.index_of(message_id)
+    message = store.listed[index]
     return BlameEntry(
-        store.order.index_of(message_id), message_id, write.method, ".".join(write.path),
+        index, message_id, write.method, ".".join(write.path),
         message.get("_call"), message.get("_date"), change.before, change.after,
     )

@@ -17,19 +17,17 @@ Identity = tuple[str, str | None]
 
 
 class Store:
-    """The messages by stable id (`messages`) and in order (`listed`, parallel to `order.ids`), where each
-    id is (`order`), what each is (`infos`), the writes of the data messages (`writes`), and those writes
+    """The messages in order (`listed`, parallel to `order.ids`), where each message's stable id is
+    (`order`), what each is (`infos`), the writes of the data messages (`writes`), and those writes
     per identity and lane (`layers`), and the ids of the tool and plan messages (`forms`: finding the tools
     and the pending calls costs O(tools and plans), not a look at every message)."""
 
-    __slots__ = ("forms", "infos", "layers", "listed", "messages", "order", "writes")
+    __slots__ = ("forms", "infos", "layers", "listed", "order", "writes")
 
     def __init__(self) -> None:
         self.order = Order()
-        self.messages: dict[int, Message] = {}
-        # The messages in order, kept beside `messages`: a copy of this is a copy of pointers, where reading
-        # `messages` id by id is a lookup per message (the window's autosave snapshot and `Context.messages`
-        # copy it on the GUI thread).
+        # A copy of this is a copy of pointers (the window's autosave snapshot and `Context.messages` copy
+        # it on the GUI thread); a message by id is `listed[order.index_of(id)]`.
         self.listed: list[Message] = []
         self.infos: dict[int, MessageInfo] = {}
         self.writes: dict[int, Write] = {}
@@ -37,8 +35,8 @@ class Store:
         self.forms: dict[Form, set[int]] = {Form.TOOL: set(), Form.PLAN: set()}
 
     def put(self, message_id: int, message: Message) -> MessageInfo:
-        """Keep `message` under `message_id` (a new id, or in place of the message it had), parsed."""
-        self.messages[message_id] = message
+        """Parse `message`, under `message_id` (a new id, or in place of the message it had); `listed` is the
+        caller's."""
         before = self.infos.get(message_id)
         info = self.infos[message_id] = classify(message)
         if before is not None and before.form is not info.form and before.form in self.forms:
@@ -47,12 +45,11 @@ class Store:
             self.forms[info.form].add(message_id)
         return info
 
-    def take(self, message_id: int) -> Message:
-        """Forget the message under `message_id`; returns it."""
+    def take(self, message_id: int) -> None:
+        """Forget what is known of the message under `message_id`."""
         del self.infos[message_id]
         for ids in self.forms.values():
             ids.discard(message_id)
-        return self.messages.pop(message_id)
 
     def layer(self, identity: Identity) -> Layer:
         """The writes of one identity (made empty on first use)."""
