@@ -48,6 +48,7 @@ from ...protocol._expressions import Reference
 from ...protocol._messages import MISSING, Path, Write, get_path
 from ...protocol._methods import WRITE_METHODS, Conflict
 from .._chain import EMPTY, Chain
+from .._fold import _effect
 from .._keys import EMPTY_KEYS, Keys, Merging, seal
 from ._branches import BranchFold, subsets_of
 from ._index import Checkpoint, Key, Layer, attempt, lanes_of
@@ -112,20 +113,9 @@ class _Recorder:
             grown[0].extend(grown[1])  # after `_note`, which reads the value before the write
 
     def _note(self, root: Any, message_id: int, write: Write, count: int) -> None:
-        """Log step `count` as a change of the path when `write` (applied to `root`) changed it."""
+        """Log step `count` as a change of the path when `write` (applied to `root`) changed it (`_fold._effect`)."""
         log = self.log
-        target = log.path
-        path = write.path
-        size = len(path)
-        if path[: len(target)] != target[:size]:
-            return  # neither is a prefix of the other: the write left the path alone
-        # `_fold._effect`: a write below the path changes part of it, unless the path was not a container
-        # (then the objects the write creates on its way down replace it); at or above it, the method says.
-        effect: str | None
-        if size > len(target):
-            effect = "add" if isinstance(get_path(root, target), dict | list) else "reset"
-        else:
-            effect = WRITE_METHODS[write.method].effect(get_path(root, path), write.value, target[size:])
+        effect = _effect(write, root, log.path)
         if effect is not None:
             if effect == "reset":
                 log.resets.append(len(log.changes))
