@@ -345,7 +345,7 @@ class Watchers:
         key = store.order.key.__getitem__
         order_key = key(message_id)
         lanes = lanes_of(write)
-        inside: dict[Track | None, bool] = {}  # whether the write falls in a gap of this owner's fold
+        holding: dict[Track, None] = {}  # the tracks of this view whose fold has a gap the write falls in
         if lanes is not None:
             # Only the lanes it writes, whole-kind tracks, and the tracks of a lane whose fold has a gap
             # the write falls in (gaps still open at the end, for an append; a move plans its insert
@@ -356,7 +356,6 @@ class Watchers:
             if holding:
                 listed = set(tracks)
                 for gapped_track in holding:
-                    inside[gapped_track] = True
                     lane_tracks = self._by_lane.get((kind, gapped_track.lane), ())
                     for t in lane_tracks if instance is None else (gapped_track,):
                         if t not in listed:
@@ -368,10 +367,7 @@ class Watchers:
             if not (track.lane is None or lanes is None or track.lane in lanes):
                 # The gaps a global write can fall in are the global track's.
                 owner = track if track.instance == instance else self._tracks.get((kind, None, track.lane))
-                known = inside.get(owner)
-                if known is None:
-                    known = inside[owner] = owner is not None and self._in_gaps(owner, layer, order_key, key)
-                if not known:
+                if owner not in holding:
                     continue
             work = plan.get(track)
             first = work is None
@@ -408,11 +404,6 @@ class Watchers:
             if (track.kind, track.instance) == view and any(in_gap(gap, layer, order_key, key) for gap in fold.gaps):
                 holding[track] = None
         return holding
-
-    def _in_gaps(self, owner: Track, layer: Layer, order_key: int, key: Callable[[int], int]) -> bool:
-        """Whether a write of `layer` at `order_key` falls in a gap of `owner`'s fold (staged or kept)."""
-        fold = self._staged.get(owner) or owner.fold
-        return fold is not None and any(in_gap(gap, layer, order_key, key) for gap in fold.gaps)
 
     @contextmanager
     def staging(self, folds: dict[Track, Fold]) -> Iterator[None]:
