@@ -294,16 +294,11 @@ class SourceEdit(NamedTuple):
     lost: list[int]
     gained: list[int]
 
-    def then(self, later: SourceEdit) -> SourceEdit:
-        """This change followed by `later` (a change of the sources this one leads to)."""
-        regained, relost = set(later.lost), set(self.gained)
-        lost = [*self.lost, *(key for key in later.lost if key not in relost)]
-        return SourceEdit(self.sources, lost, [*(key for key in self.gained if key not in regained), *later.gained])
-
     def net(self, later: SourceEdit) -> SourceEdit:
-        """This change followed by `later`, counting each key's losses and gains: so it holds also when the
-        sources in between hold a message twice (a replace that moves a write between the global layer and
-        an instance layer: halfway it is a source of both), as long as the first and last sources do not."""
+        """This change followed by `later` (a change of the sources this one leads to), counting each key's
+        losses and gains: so it holds also when the sources in between hold a message twice (a replace that
+        moves a write between the global layer and an instance layer: halfway it is a source of both), as
+        long as the first and last sources do not."""
         counts: dict[int, int] = {}
         for edit in (self, later):
             for key in edit.lost:

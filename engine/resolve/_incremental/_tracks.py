@@ -648,7 +648,7 @@ def _splice(
         elif told is not None and final.resets == then.resets[index]:
             change = told.change(index, now, then.sources[index], then.resets[index], kept(final.sources))
             if change is not None:
-                probe.edits = (change,) if not final.edits else (change, final.edits[0].then(change))
+                probe.edits = (change,) if not final.edits else (change, final.edits[0].net(change))
         probes.append(probe)
     root = old.state.root
     for patch, until in patches:

@@ -217,7 +217,7 @@ def _probe(edit: _Edit, final: Probe, redone: dict[str, _Lane], head_before: Pro
         lost_keys = [*prefix.lost, *map(key_of, lost_ids)]
         gained_keys = [*prefix.gained, *map(edit.keys.__getitem__, gained_ids)]
         change = SourceEdit(kept(final.sources), lost_keys, gained_keys)
-        probe.edits = (change,) if not final.edits else (change, final.edits[0].then(change))
+        probe.edits = (change,) if not final.edits else (change, final.edits[0].net(change))
     # A global write that failed (a push onto a string) changes the global fold's problems, not its sources:
     # then the instance fold's thousands of sources are not copied.
     same_head = head_now is head_before or (
