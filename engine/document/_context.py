@@ -22,7 +22,7 @@ from ..resolve._incremental._index import Layer, Probe, State, fold_lane
 from ..resolve._incremental._lanes import FOLD_STEPS, LaneLogs
 from ..resolve._incremental._store import Store
 from ..resolve._incremental._tracks import Fold
-from ..resolve._incremental._watches import Found, Interval, Plan, Track, Watch, Watchers, combine_keys
+from ..resolve._incremental._watches import Found, Plan, Track, Watch, Watchers, combine_keys
 from ..resolve._resolution import Resolution
 from . import _json
 from ._edits import Edit, Insert, Remove, Replace
@@ -31,7 +31,8 @@ from ._view import ContextView
 
 Message = dict[str, Any]
 Identity = tuple[str, str | None]
-Made = tuple[Plan, Interval | None, dict[Track, Fold] | None]  # an edit made: the watches' work, what it renumbered
+# An edit made: the watches' work, a move's old and new order key, the folds of a move's first half.
+Made = tuple[Plan, tuple[int, int] | None, dict[Track, Fold] | None]
 
 
 class Edited(NamedTuple):
@@ -198,13 +199,13 @@ class Context:
         generation = self._store.order.generation
         if len(before):  # an announcement nobody hears is skipped: a run appends its outputs unheard
             before.emit(*where)
-        plan, moved, prior = make()
+        plan, rekeyed, prior = make()
         if left or entered != (len(self) - 1,):  # (an append is not counted)
             self.revision += 1
         self._tell(Edited(min(where), gone, entered, self.revision, generation != self._store.order.generation))
         if len(after):
             after.emit(*where)
-        self._watchers.commit(self._watchers.outcome(plan, moved, prior))
+        self._watchers.commit(self._watchers.outcome(plan, rekeyed, prior))
 
     def _tell(self, edited: Edited) -> None:
         if edited.relabelled:
@@ -218,9 +219,9 @@ class Context:
         The context is left exactly as it was: same messages, same ids, no signal, no callback.
         """
         current, generation = self._watchers.current, self._store.order.generation
-        plan, moved, prior, undo = self._silently(edit)
+        plan, rekeyed, prior, undo = self._silently(edit)
         try:
-            outcome = self._watchers.outcome(plan, moved, prior)
+            outcome = self._watchers.outcome(plan, rekeyed, prior)
         finally:
             undo()
             self._watchers.current = current  # the folds are those of the context as it is again
@@ -266,19 +267,18 @@ class Context:
         self._store.order.insert(index, message_id, key)
         self._store.listed.insert(index, message)
         plan: Plan = {}
-        appended = index == len(self) - 1  # an append renumbers nothing
+        appended = index == len(self) - 1  # now the last message: one step will do for its tracks
         self._write(plan, message_id, True, appended)
-        return plan, None if appended else Interval(self._store.order.key[message_id], None), None
+        return plan, None, None
 
     def _remove(self, index: int) -> Made:
         message_id = self._store.order.ids[index]
-        key = self._store.order.key[message_id]
         plan: Plan = {}
         self._write(plan, message_id, False)
         self._store.order.pop(index)
         del self._store.listed[index]
         self._store.take(message_id)
-        return plan, Interval(key, None), None  # every later message moved down one
+        return plan, None, None
 
     def _replace(self, index: int, message: Message) -> Made:
         message_id = self._store.order.ids[index]
@@ -306,12 +306,10 @@ class Context:
         self._store.listed.insert(dst, message)
         with self._watchers.staging(prior):  # the insert is planned against the remove's folds
             self._write(plan, message_id, True)
-        after = self._store.order.key[message_id]  # the messages between its old and new place moved by one
-        return plan, Interval(min(before, after), max(before, after), (before, after)), prior
+        return plan, (before, self._store.order.key[message_id]), prior
 
-    def _silently(self, edit: Edit) -> tuple[Plan, Interval | None, dict[Track, Fold] | None, Callable[[], object]]:
-        """Make `edit` without signals or watch updates; returns its plan, the keys it renumbered, the
-        folds already made for it (a move's first half) and its undo."""
+    def _silently(self, edit: Edit) -> tuple[*Made, Callable[[], object]]:
+        """Make `edit` without signals or watch updates; returns what it made (`Made`) and its undo."""
         if isinstance(edit, Insert):
             index = _clamp(edit.index, len(self))  # (its id is not taken: the undo gives it back)
             return *self._insert(index, _checked(edit.message, index), self._next_id), partial(self._remove, index)

@@ -48,16 +48,6 @@ class Found(NamedTuple):
     problems: Chain
 
 
-class Interval(NamedTuple):
-    """The order keys whose messages an edit renumbered: those strictly between `low` and `high` (None:
-    every key past `low`); `rekeyed`, for a move, its message's old and new key (the one key an edit
-    changes)."""
-
-    low: int
-    high: int | None
-    rekeyed: tuple[int, int] | None = None
-
-
 def combine_keys(expression: Expression, found_of: Callable[[Reference], Found], ranks: Ranks,
                  union: Callable[[tuple[Keys, ...]], Keys] | None = None) -> tuple[Resolution, Keys]:
     """SPEC 3 over key-space results: the first alternative whose references are all found wins; the
@@ -426,20 +416,20 @@ class Watchers:
             folds[track] = self._refold(track, plan[track], folds, scans)
         return folds
 
-    def outcome(self, plan: Plan, moved: Interval | None, prior: dict[Track, Fold] | None = None) -> Outcome:
+    def outcome(
+        self, plan: Plan, rekeyed: tuple[int, int] | None, prior: dict[Track, Fold] | None = None
+    ) -> Outcome:
         """The new folds of the planned tracks and the new resolution of every watch that reads a result
         they changed (no other watch can change: a renumbering is none).
 
-        `moved`: the order keys whose messages the edit renumbered. A move is the one edit that changes a
-        kept key (its message's, `moved.rekeyed`): the refolded results' kept keys get that one replaced. `prior`:
-        folds already made for the first half of a move (its remove), which the plan (its insert) continues
-        from.
+        `rekeyed`: a move's message's old and new order key, the one kept key an edit changes: the refolded
+        results' kept keys get that one replaced. `prior`: folds already made for the first half of a move
+        (its remove), which the plan (its insert) continues from.
         """
         if self._generation != self._store.order.generation:
             return self._relabelled()  # the edit relabelled the order: no kept key names its message
         if not plan and not prior:
             return Outcome({}, {}, [], self._generation)  # no track to refold: no watch can change
-        rekeyed = None if moved is None else moved.rekeyed
         folds = self.refolds(plan, prior)
         results = {track: self._results(track, fold, True, rekeyed) for track, fold in folds.items()}
         order = self._store.order
