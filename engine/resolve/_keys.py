@@ -110,11 +110,7 @@ class _Chunked(Sequence[int]):
     __hash__ = None  # type: ignore[assignment]  # (equal to tuples, but never a dict key)
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.listed()!r})"
-
-    def listed(self) -> list[int]:
-        """The items as a new list."""
-        return list(self)
+        return f"{type(self).__name__}({list(self)!r})"
 
     def grows(self, old: Self) -> bool:
         """Whether these items are `old` with some more after them (at once when they grew from it)."""
@@ -122,7 +118,7 @@ class _Chunked(Sequence[int]):
             return False
         if self._tail is old._tail and self._chunks is old._chunks:
             return True
-        return list(islice(self, old._size)) == old.listed()
+        return list(islice(self, old._size)) == list(old)
 
     def tail(self, start: int) -> list[int]:
         """The items from position `start` on."""

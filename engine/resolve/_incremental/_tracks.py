@@ -291,7 +291,7 @@ def full(
     """Fold a track from scratch (an instance track from its global track's fold `base`)."""
     writes, key = store.writes, store.order.key.__getitem__
     layer = store.layer((kind, instance))
-    state = State([Probe(path) for path in paths]) if base is None else _restart_from_base(base, paths)
+    state = _start(paths, base)
     gaps: list[Gap] = []
     checkpoints: list[TrackCheckpoint] = []
     maker = MarksMaker(writes, state.root) if lane is None else None
@@ -440,9 +440,7 @@ class _TrackRepair:
         self, store: Store, work: TrackEdit, old: Fold, kind: str, instance: str | None, lane: str | None,
         base: Fold | None, scans: SharedScans,
     ) -> None:
-        self.work, self.old, self.kind, self.instance, self.lane, self.base, self.scans = (
-            work, old, kind, instance, lane, base, scans
-        )
+        self.work, self.old, self.lane, self.base, self.scans = work, old, lane, base, scans
         self.layer = store.layer((kind, instance))
         self.writes = store.writes
         self.keys = store.order.key
@@ -469,8 +467,7 @@ class _TrackRepair:
         if not work.base and work.low is not None:
             restart = _last_mark_before(marks, work.low, work.ids, self.keys)
         if restart is None:
-            paths, base = self.paths, self.base
-            self.state = State([Probe(path) for path in paths]) if base is None else _restart_from_base(base, paths)
+            self.state = _start(self.paths, self.base)
             self.gaps, self.head, self.after = [], Marks(), None
         else:
             mark = marks.get(restart)
@@ -591,7 +588,11 @@ def _mark(state: State, probes: list[Probe], gaps: int) -> TrackCheckpoint:
     return checkpoint(State(probes, state.root), 0, gaps)
 
 
-def _restart_from_base(base: Fold, paths: list[Path]) -> State:
+def _start(paths: list[Path], base: Fold | None) -> State:
+    """A fold of `paths` at the start of its layer: from nothing, or from where the global track's fold
+    (`base`) left the root and those of the paths it follows."""
+    if base is None:
+        return State([Probe(path) for path in paths])
     wanted = set(paths)
     by_path = {probe.path: probe for probe in base.state.probes if probe.path in wanted}
     return State([by_path[path].copy() if path in by_path else Probe(path) for path in paths], base.state.root)

@@ -66,7 +66,7 @@ def test_every_holder_reads_the_keys_it_was_made_with(growths: list[tuple[int, i
         for held, expected in made:
             assert held == expected
             assert tuple(held) == expected
-            assert held.listed() == list(expected)
+            assert list(held) == list(expected)
             assert [held.position(key) for key in expected] == list(range(len(expected)))
 
 
@@ -197,7 +197,7 @@ def test_a_run_shares_the_chunks_sealed_from_its_start_and_is_laid_out_as_a_copy
     long = Keys.run(items, 5, 6 * _keys.CHUNK - 1, sealed)
     for keys, stop in ((short, 3 * _keys.CHUNK), (long, 6 * _keys.CHUNK - 1)):
         copy = Keys.owning(items[5:stop])
-        assert keys.listed() == items[5:stop]
+        assert list(keys) == items[5:stop]
         assert (keys._offsets, keys._sealed) == (copy._offsets, copy._sealed)
     assert all(a is b for a, b in zip(short._chunks, long._chunks, strict=False))
-    assert Keys.run(items, 0, 3, sealed=[]).listed() == [0, 1, 2]
+    assert list(Keys.run(items, 0, 3, sealed=[])) == [0, 1, 2]
