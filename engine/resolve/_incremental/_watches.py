@@ -665,11 +665,8 @@ def _with_keys(keys: Keys, added: list[int]) -> Keys:
 
 def _edited(keys: Keys, lost: Iterable[int], added: list[int]) -> Keys | None:
     """Sorted unique `keys` less `lost` (each must be among them: None otherwise) and with `added` (sorted;
-    some may be there already).
-
-    A whole kind has about 11,000 keys, and every copy of them walks each key (an increment, later a
-    decrement, of its count: a cache miss for keys scattered in memory). Keys only added after all of them
-    (an append) grow in place; others copy only the chunks they fall in (`Keys.edited`)."""
+    some may be there already). Keys only added after all of them (an append) grow in place; others copy
+    only the chunks they fall in (`Keys.edited`: a whole kind has thousands, `_keys`)."""
     if not lost:
         if not added:
             return keys

@@ -242,11 +242,8 @@ def _probe(edit: _Edit, final: Probe, redone: dict[str, _Lane], head_before: Pro
 def _edited_sources(sources: Sources, cut: int, head: Sequence[int] | None, lost: set[int],
                     gained: list[int], key_of: Callable[[int], int]) -> Sources:
     """`head` (None: `sources[:cut]` as it is) followed by `sources` from `cut` on (one layer's writes, in
-    order) less `lost` and with `gained` in place.
-
-    A whole kind has about 11,000 sources, and each copy of them (and freeing it) walks every one: cache
-    misses on integers scattered in memory. So they are kept as `Ids`, in chunks: an edit copies the
-    chunks it falls in, and an instance fold's global part is the global fold's chunks."""
+    order) less `lost` and with `gained` in place, as `Ids` (a whole kind's thousands: `_keys`): an edit copies
+    the chunks it falls in, and an instance fold's global part is the global fold's chunks."""
     if not lost and not gained and (head is None or (not head and not cut)):
         return sources
     ids = sources if type(sources) is Ids else Ids(sources)  # (once per fold: kept as `Ids` from then on)
