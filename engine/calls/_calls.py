@@ -10,7 +10,15 @@ from typing import Any
 from ..document._context import Context
 from ..document._validate import json_path
 from ..protocol._errors import ExpressionError
-from ..protocol._expressions import Expression, Reference, find_expressions, is_expression, parse_expression, unescape
+from ..protocol._expressions import (
+    Expression,
+    FoundExpressions,
+    Reference,
+    find_expressions,
+    is_expression,
+    parse_expression,
+    unescape,
+)
 from ..protocol._messages import METHODS
 from ..protocol._schemas import SchemaFault, check_schema, first_error, schema_errors
 from ._activities import Activities, Activity
@@ -70,19 +78,25 @@ def parameters_of(call: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in call.items() if not key.startswith("_")}
 
 
-def _reads(call: dict[str, Any]) -> tuple[list[Expression], list[Problem]]:
-    readable: dict[str, Any] = parameters_of(call)
-    if "_output" in call:
-        readable["_output"] = call["_output"]
-    found: list[Expression] = []
+def in_parameters(where: tuple[str | int, ...]) -> bool:
+    """Whether an expression a call holds (`find_expressions` of it: `where` starts with a key) is in one of its
+    parameters."""
+    return not str(where[0]).startswith("_")
+
+
+def _reads(found: FoundExpressions) -> tuple[list[Expression], list[Problem]]:
+    """The expressions of a call's parameters, then of its `_output`, from all of its own (`found`)."""
+    readable = [*(each for each in found if in_parameters(each[0])),
+                *(each for each in found if each[0][0] == "_output")]
+    reads: list[Expression] = []
     problems: list[Problem] = []
-    for where, text in find_expressions(readable):
+    for where, text in readable:
         try:
-            found.append(parse_expression(text))
+            reads.append(parse_expression(text))
         except ExpressionError as error:
             path = json_path(where)
             problems.append(Problem("expression", f"{path}: {error.reason} at position {error.position}", path))
-    return found, problems
+    return reads, problems
 
 
 def _output_path(call: dict[str, Any], tool: ToolDefinition | None) -> tuple[str | None, bool, list[Problem]]:
@@ -125,8 +139,10 @@ def _mode(tool_name: str, tool: ToolDefinition | None, activities: Activities) -
     return activities.get(tool_name), []
 
 
-def plan_call(index: int, call: Any, tools: dict[str, ToolDefinition], activities: Activities) -> CallPlan:
+def plan_call(index: int, call: Any, tools: dict[str, ToolDefinition], activities: Activities,
+              found: FoundExpressions | None = None) -> CallPlan:
     """Everything about a call that can be known from the call and the tools alone, with its structural errors.
+    `found`: the call's expressions (`find_expressions` of it), when its plan was read already (`read_plan`).
 
     What the context adds (parameters resolved, readiness, cycles) is `analyse_call`'s (`_analysis`).
     """
@@ -137,7 +153,7 @@ def plan_call(index: int, call: Any, tools: dict[str, ToolDefinition], activitie
     name = call["_tool"]
     tool = tools.get(name)
     instance = None if call.get("_instance") is None else str(call["_instance"])
-    reads, problems = _reads(call)
+    reads, problems = _reads(find_expressions(call) if found is None else found)
     activity, activity_problems = _mode(name, tool, activities)
     problems += activity_problems
     path, prescribed, path_problems = _output_path(call, tool)

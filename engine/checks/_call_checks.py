@@ -20,8 +20,8 @@ from ..calls._tools import ToolDefinition, form_indices, tool_definitions
 from ..document._validate import json_path
 from ..document._view import Messages
 from ..protocol._errors import ExpressionError
-from ..protocol._expressions import find_expressions, is_expression, parse_expression
-from ..protocol._groups import flatten
+from ..protocol._expressions import is_expression, parse_expression
+from ..protocol._groups import PlanReading, PlanReadings, flatten, read_plan
 from ..protocol._messages import Form, payload_of
 from ..resolve._resolution import Diagnostic
 
@@ -68,8 +68,20 @@ def _of_path(path: tuple[str, ...]) -> Node | None:
     return node
 
 
+def read_plans(context: Messages, solution: Any = None) -> PlanReadings:
+    """The solution's calls and every plan message's, each read once (`read_plan`) for every check `validate`
+    makes of them."""
+    readings: PlanReadings = {}
+    if isinstance(solution, dict) and isinstance(solution.get("calls"), list):
+        readings[None] = read_plan(solution["calls"])
+    for index in form_indices(context, Form.PLAN, len(context)):
+        plan = context[index].get("plan")
+        readings[index] = read_plan(plan) if isinstance(plan, list) else None
+    return readings
+
+
 def _destinations(calls: list[Any]) -> Iterator[tuple[str, tuple[str, ...]]]:
-    for call in flatten(calls)[0]:
+    for call in calls:
         destination = call.get("_outputPath") if isinstance(call, dict) else None
         if isinstance(destination, str):
             try:
@@ -79,9 +91,10 @@ def _destinations(calls: list[Any]) -> Iterator[tuple[str, tuple[str, ...]]]:
             yield from ((reference.kind, reference.path) for reference in references)
 
 
-def written_paths(context: Messages) -> dict[str, Node | None]:
-    """Per kind, the tree of paths something writes (see the module's docstring)."""
-    reading = WrittenPaths(context)
+def written_paths(context: Messages, plans: PlanReadings | None = None) -> dict[str, Node | None]:
+    """Per kind, the tree of paths something writes (see the module's docstring); `plans`: the plan messages
+    read already (`read_plans`)."""
+    reading = WrittenPaths(context, plans)
     reading.advance(len(context))
     return reading.kinds
 
@@ -91,8 +104,9 @@ class WrittenPaths:
     `advance(count)` reads the next `count` messages, `done` says when all are read, `kinds` is the result.
     The context must not be edited in between (start again after an edit)."""
 
-    def __init__(self, context: Messages) -> None:
+    def __init__(self, context: Messages, plans: PlanReadings | None = None) -> None:
         self.context = context
+        self.plans = plans
         self.kinds: dict[str, Node | None] = {}
         self._next = 0
 
@@ -109,7 +123,9 @@ class WrittenPaths:
                 if "schema" in message:
                     self._add(info.kind, _of_schema(message["schema"]))
             elif info.form is Form.PLAN and isinstance(message.get("plan"), list):
-                for kind, path in _destinations(message["plan"]):
+                read = self.plans.get(index) if self.plans is not None else None
+                calls = read.calls if read is not None else flatten(message["plan"])[0]
+                for kind, path in _destinations(calls):
                     self._add(kind, _of_path(path))
         self._next = max(self._next, stop)
 
@@ -150,11 +166,12 @@ def _refusals(number: int, call: dict[str, Any], tools: Mapping[str, ToolDefinit
 
 
 def call_problems(calls: list[Any], tools: Mapping[str, ToolDefinition], written: Mapping[str, Node | None],
-                  *, refusals: bool = True) -> list[CallProblem]:
+                  *, refusals: bool = True, reading: PlanReading | None = None) -> list[CallProblem]:
     """For each call of a plan: an unknown tool, references nothing writes and (with `refusals`) what the
-    tool's schema or `run` refuses."""
+    tool's schema or `run` refuses. `reading`: the plan's `calls` read already (`read_plan`)."""
+    read = read_plan(calls) if reading is None else reading
     problems: list[CallProblem] = []
-    for number, call in enumerate(flatten(calls)[0]):
+    for number, (call, found) in enumerate(zip(read.calls, read.expressions, strict=True)):
         if not isinstance(call, dict):
             continue
         name = call.get("_tool")
@@ -163,7 +180,7 @@ def call_problems(calls: list[Any], tools: Mapping[str, ToolDefinition], written
             problems.append(CallProblem(number, "$._tool", unknown))
         elif refusals:
             problems.extend(_refusals(number, call, tools))
-        for path, text in find_expressions(call):
+        for path, text in found:
             if path == ("_outputPath",):
                 continue  # a destination: writing it is what makes it exist
             reason = reference_problem(written, text)
@@ -172,17 +189,17 @@ def call_problems(calls: list[Any], tools: Mapping[str, ToolDefinition], written
     return problems
 
 
-def plan_problems(context: Messages) -> list[Diagnostic]:
-    """Unknown tools and references nothing writes in every plan message, as warnings (for `validate`, whose
-    run checks judge the parameters of the pending calls). Warnings: SPEC 6.7 runs a call to a tool nothing
-    defines as latent, and a path may be written by what the LLM or a person types; both are usually typos."""
-    written = written_paths(context)
+def plan_problems(context: Messages, plans: PlanReadings) -> list[Diagnostic]:
+    """Unknown tools and references nothing writes in every plan message `plans` read (`read_plans`), as
+    warnings (for `validate`, whose run checks judge the parameters of the pending calls). Warnings: SPEC 6.7
+    runs a call to a tool nothing defines as latent, and a path may be written by what the LLM or a person
+    types; both are usually typos."""
+    written = written_paths(context, plans)
     tools = tool_definitions(context)
     problems: list[Diagnostic] = []
-    for index in form_indices(context, Form.PLAN, len(context)):
-        plan = context[index].get("plan")
-        if isinstance(plan, list):
-            found = call_problems(plan, tools, written, refusals=False)
+    for index, reading in plans.items():
+        if index is not None and reading is not None:
+            found = call_problems(reading.calls, tools, written, refusals=False, reading=reading)
             problems.extend(Diagnostic(index, f"plan at message {index}, call {problem.call} {problem.field}",
                                        problem.reason, "warning") for problem in found)
     return problems

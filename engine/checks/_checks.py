@@ -18,12 +18,13 @@ from ..document._context import Context
 from ..document._validate import data_problems, schema_violations
 from ..document._view import Messages
 from ..protocol._expressions import parsed_once
+from ..protocol._groups import PlanReadings
 from ..protocol._messages import Form
 from ..request._request import survey
 from ..resolve._resolution import Diagnostic
 from ..run._setup import set_up
 from ..run._turns import output_violations
-from ._call_checks import plan_problems
+from ._call_checks import plan_problems, read_plans
 
 # Problems `data_problems` already reports (with the expression's position) for every plan and the solution.
 _REPORTED = frozenset(("expression", "outputMethod"))
@@ -48,15 +49,16 @@ def validate(
     as loaded, so naming one is not a problem and its call's parameters are still checked. `path` is the
     document's file: the delegate files its calls name are found next to it.
     """
-    with parsed_once():  # every check below reads the calls' expressions again
+    with parsed_once():  # the checks below share one reading of each plan, and each expression's parse
         seen = survey(context, len(context))
+        plans = read_plans(context, solution)
         return [
-            *data_problems(context, solution),
+            *data_problems(context, plans),
             *unknown_references(context, tools),
-            *plan_problems(context),
+            *plan_problems(context, plans),
             *seen.advisor_problems,
             *_advice_problems(solution, seen.advisors),
-            *_run_problems(context, solution, activities, tools, path),
+            *_run_problems(context, solution, plans, activities, tools, path),
             *_output_problems(context, solution, schema),
         ]
 
@@ -75,7 +77,8 @@ def _output_problems(context: Messages, solution: Any, schema: Any) -> list[Diag
 
 
 def _run_problems(
-    context: Messages, solution: Any, activities: Activities | None, tools: Registry | None, path: Path | None
+    context: Messages, solution: Any, plans: PlanReadings, activities: Activities | None, tools: Registry | None,
+    path: Path | None,
 ) -> list[Diagnostic]:
     calls, plan_index = pending_calls(context, solution)
     if not calls:
@@ -83,7 +86,10 @@ def _run_problems(
     live = context if isinstance(context, Context) else Context(context[i] for i in range(len(context)))
     known = activities if activities is not None else _assumed(live, tools)
     base, chain = (path.parent, (path.resolve(),)) if path is not None else (None, ())
-    setup = set_up(live, solution, known, dict(tools or {}), base, chain)
+    # The pending calls are the solution's or the last plan message's: read already, unless the solution is an
+    # array of calls (which `read_plans` does not read).
+    reading = None if isinstance(solution, list) else plans.get(plan_index)
+    setup = set_up(live, solution, known, dict(tools or {}), base, chain, reading)
     where = "solution" if plan_index is None else f"plan at message {plan_index}"
     problems: list[Diagnostic] = []
     for plan in setup.plans:

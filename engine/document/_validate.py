@@ -10,9 +10,9 @@ from typing import Any
 from jsonschema.exceptions import ValidationError
 
 from ..protocol._errors import ExpressionError
-from ..protocol._expressions import find_expressions, parse_expression
-from ..protocol._groups import flatten
-from ..protocol._messages import METHODS, MISSING, Form, Write
+from ..protocol._expressions import is_expression, parse_expression
+from ..protocol._groups import PlanReading, PlanReadings
+from ..protocol._messages import METHODS, MISSING, Write
 from ..protocol._schemas import SchemaFault, schema_errors
 from ..resolve._fold import fold
 from ..resolve._resolution import Diagnostic
@@ -61,10 +61,11 @@ _PLAIN_KEY = re.compile(r"[^.\[\]\"'\s]+")
 _PATH_PART = re.compile(r"\.([^.\[\]\"'\s]+)|\[(\d+)\]|\[(\"(?:[^\"\\]|\\.)*\")\]")
 
 
-def data_problems(context: Messages, solution: Any = None) -> list[Diagnostic]:
-    """Schema violations per identity, malformed expressions in calls, write conflicts (see `validate`)."""
+def data_problems(context: Messages, plans: PlanReadings) -> list[Diagnostic]:
+    """Schema violations per identity, malformed expressions in the calls `plans` read (`read_plans`), write
+    conflicts (see `validate`)."""
     layers = _layers(context)
-    return [*_schema_problems(context, layers), *_call_problems(context, solution), *_write_problems(layers)]
+    return [*_schema_problems(context, layers), *_call_problems(plans), *_write_problems(layers)]
 
 
 Layers = dict[str, tuple[list[tuple[int, Write]], dict[str | None, list[tuple[int, Write]]]]]
@@ -141,26 +142,23 @@ def schema_violations(schema: Any, value: Any, message_index: int | None, label:
     ]
 
 
-def _call_problems(context: Messages, solution: Any) -> list[Diagnostic]:
+def _call_problems(plans: PlanReadings) -> list[Diagnostic]:
     """Malformed expressions in the calls of the solution and of every plan message (earlier plans too)."""
     problems: list[Diagnostic] = []
-    if isinstance(solution, dict) and isinstance(solution.get("calls"), list):
-        problems.extend(_calls_problems(solution["calls"], None, "solution"))
-    for index in range(len(context)):
-        if context.info(index).form is Form.PLAN:
-            plan = context[index].get("plan")
-            if not isinstance(plan, list):
-                problems.append(Diagnostic(index, f"plan at message {index}", "'plan' must be an array of calls"))
-                continue
-            problems.extend(_calls_problems(plan, index, f"plan at message {index}"))
+    for index, reading in plans.items():
+        where = "solution" if index is None else f"plan at message {index}"
+        if reading is None:
+            problems.append(Diagnostic(index, where, "'plan' must be an array of calls"))
+        else:
+            problems.extend(_calls_problems(reading, index, where))
     return problems
 
 
-def _calls_problems(calls: list[Any], plan_index: int | None, where: str) -> list[Diagnostic]:
+def _calls_problems(reading: PlanReading, plan_index: int | None, where: str) -> list[Diagnostic]:
     """Malformed expressions anywhere in these calls' parameters and output paths; bad output methods."""
     problems: list[Diagnostic] = []
     # Members of all/any/race groups are numbered along with the other calls, as the executor numbers them.
-    for number, call in enumerate(flatten(calls)[0]):
+    for number, (call, found) in enumerate(zip(reading.calls, reading.expressions, strict=True)):
         if not isinstance(call, dict):
             problems.append(Diagnostic(plan_index, f"{where}, call {number}", "a call must be an object"))
             continue
@@ -168,10 +166,9 @@ def _calls_problems(calls: list[Any], plan_index: int | None, where: str) -> lis
         if method is not None and method not in METHODS:
             problems.append(Diagnostic(plan_index, f"{where}, call {number} $._outputMethod",
                                        f"unknown _outputMethod {method!r}; expected one of {', '.join(METHODS)}"))
-        found = list(find_expressions(call))
         destination = call.get("_outputPath")
-        if isinstance(destination, str) and not any(path == ("_outputPath",) for path, _ in found):
-            found.append((("_outputPath",), destination))  # a destination must be an expression
+        if isinstance(destination, str) and not is_expression(destination):
+            found = [*found, (("_outputPath",), destination)]  # a destination must be an expression
         for path, text in found:
             try:
                 parse_expression(text)

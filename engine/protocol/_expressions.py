@@ -182,18 +182,21 @@ class _Parser:
         return source[start : self.pos]
 
 
-def find_expressions(value: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], str]]:
+# Where an expression sits in a value (keys and array indices), and its text.
+FoundExpressions = list[tuple[tuple[str | int, ...], str]]
+
+
+def find_expressions(value: Any, path: tuple[str | int, ...] = ()) -> FoundExpressions:
     """Every expression string in nested call parameters, with where it sits (in document order)."""
-    found: list[tuple[tuple[str | int, ...], str]] = []
+    found: FoundExpressions = []
     if isinstance(value, dict | list):
         _find(value, path, found)
     elif is_expression(value):
         found.append((path, value))
-    return iter(found)
+    return found
 
 
-def _find(value: dict[str, Any] | list[Any], path: tuple[str | int, ...],
-          found: list[tuple[tuple[str | int, ...], str]]) -> None:
+def _find(value: dict[str, Any] | list[Any], path: tuple[str | int, ...], found: FoundExpressions) -> None:
     # Every call of a plan is read this way several times: a leaf that is no expression costs no path.
     items = value.items() if isinstance(value, dict) else enumerate(value)
     for key, item in items:

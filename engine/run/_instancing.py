@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..calls._calls import in_parameters
 from ..document._context import Context
 from ..document._view import Messages
 from ..protocol._errors import ExpressionError
-from ..protocol._expressions import find_expressions, parse_expression
-from ..protocol._groups import group_of
+from ..protocol._expressions import FoundExpressions, parse_expression
+from ..protocol._groups import PlanReading, Unit, read_plan
 from ..protocol._messages import Form
 
 
@@ -37,11 +38,11 @@ def _identities(context: Messages) -> list[tuple[str, str | None]]:
     return list(dict.fromkeys(info.identity for info in infos if info.form is Form.DATA and info.identity))
 
 
-def _kinds_touched(call: dict[str, Any]) -> set[str]:
-    texts = [text for _, text in find_expressions({k: v for k, v in call.items() if not k.startswith("_")})]
+def _kinds_touched(call: dict[str, Any], found: FoundExpressions) -> set[str]:
+    """The kinds a call reads, writes or scopes; `found` is its expressions (`find_expressions` of it)."""
+    # Its parameters' expressions and those inside its `_output`, and its `_output` and `_outputPath` texts.
+    texts = [text for where, text in found if in_parameters(where) or (where[0] == "_output" and len(where) > 1)]
     texts += [call[key] for key in ("_output", "_outputPath") if isinstance(call.get(key), str)]
-    if isinstance(call.get("_output"), dict | list):
-        texts += [text for _, text in find_expressions(call["_output"])]
     kinds: set[str] = set()
     for text in texts:
         try:
@@ -54,23 +55,38 @@ def _kinds_touched(call: dict[str, Any]) -> set[str]:
     return kinds
 
 
-def _per_instance(call: Any, kinds: set[str]) -> bool:
-    return isinstance(call, dict) and call.get("_instance") is None and bool(_kinds_touched(call) & kinds)
+def _per_instance(call: Any, found: FoundExpressions, kinds: set[str]) -> bool:
+    return isinstance(call, dict) and call.get("_instance") is None and bool(_kinds_touched(call, found) & kinds)
 
 
 def expand_instances(entries: list[Any], context: Messages) -> list[Any]:
     """The plan's entries with each instance-bound call (or pattern group) repeated once per instance."""
+    reading = read_plan(entries)
+    expanded = instanced(reading, context)
+    if expanded is reading:
+        return entries
+    return [expanded.calls[unit.members[0]] if unit.pattern == "one"
+            else {unit.pattern: [expanded.calls[i] for i in unit.members]} for unit in expanded.units]
+
+
+def instanced(reading: PlanReading, context: Messages) -> PlanReading:
+    """A plan's reading with each instance-bound call (or pattern group) repeated once per instance, each copy
+    targeted with `_instance` (the same reading when the context has no instances)."""
     ids, kinds = instances_of(context)
     if not ids:
-        return entries
-    expanded: list[Any] = []
-    for entry in entries:
-        group = group_of(entry)
-        members = group[1] if group is not None and isinstance(group[1], list) else [entry]
-        if not any(_per_instance(member, kinds) for member in members):
-            expanded.append(entry)
-            continue
-        for instance in ids:
-            copies = [{**m, "_instance": instance} if _per_instance(m, kinds) else m for m in members]
-            expanded.append(copies[0] if group is None else {group[0]: copies})
-    return expanded
+        return reading
+    calls: list[Any] = []
+    units: list[Unit] = []
+    expressions: list[FoundExpressions] = []
+    for unit in reading.units:
+        members = [(reading.calls[i], reading.expressions[i]) for i in unit.members]
+        bound = [_per_instance(call, found, kinds) for call, found in members]
+        for instance in ids if any(bound) else (None,):
+            start = len(calls)
+            for (call, found), each in zip(members, bound, strict=True):
+                calls.append({**call, "_instance": instance} if each else call)
+                expressions.append(found)  # `_instance` is no expression's place: a copy's are the call's
+            indices, position = tuple(range(start, len(calls))), len(units)
+            # As `flatten` numbers them: one int object for a call's index and its unit's position when equal.
+            units.append(Unit(unit.pattern, indices, indices[0] if indices == (position,) else position))
+    return PlanReading(calls, units, expressions)

@@ -14,7 +14,7 @@ from ..calls._calls import (
     CallPlan,
     Problem,
     check_parameters,
-    parameters_of,
+    in_parameters,
     plan_call,
     resolve_call,
     tool_schema_problem,
@@ -22,10 +22,10 @@ from ..calls._calls import (
 from ..calls._plan import Graph, feeds
 from ..calls._tools import ToolDefinition, merged_tools, pending_calls
 from ..document._context import Context
-from ..protocol._expressions import find_expressions
-from ..protocol._groups import Unit, flatten
+from ..protocol._expressions import FoundExpressions, find_expressions
+from ..protocol._groups import PlanReading, Unit, read_plan
 from ._delegate import Delegate, delegate_for
-from ._instancing import expand_instances
+from ._instancing import instanced
 
 
 @dataclass(frozen=True)
@@ -50,21 +50,23 @@ def set_up(
     code_tools: dict[str, dict[str, Any]],
     base: Path | None = None,
     chain: tuple[Path, ...] = (),
+    reading: PlanReading | None = None,
 ) -> Setup:
     """The pending calls (the solution's, else the last plan's) planned against `context`'s tools and
     `code_tools`, with each call's structural problems: its own, its literal parameters, its delegate, its
-    group, a cycle."""
+    group, a cycle. `reading`: the pending calls read already (`read_plan`; `validate` reads every plan once)."""
     entries, plan_index = pending_calls(context, solution)
-    calls, units = flatten(expand_instances(entries, context))
+    read = instanced(read_plan(entries) if reading is None else reading, context)
+    calls, units, expressions = read.calls, read.units, read.expressions
     tools = merged_tools(context, code_tools)
     # Each call's index is its unit's int object (`flatten`), shared by its plan and state: a large plan holds many.
-    plans = [plan_call(i, calls[i], tools, activities) for unit in units for i in unit.members]
+    plans = [plan_call(i, calls[i], tools, activities, expressions[i]) for unit in units for i in unit.members]
     graph = Graph.of(plans)
     structural: dict[int, list[Problem]] = {}
     delegates: dict[int, Delegate] = {}
     loaded: dict[str, tuple[Delegate | None, str | None]] = {}  # each delegate file is read once
     for plan in plans:
-        problems = list(plan.problems) or literal_problems(context, plan)
+        problems = list(plan.problems) or literal_problems(context, plan, expressions[plan.index])
         found, refusal = delegate_for(plan, base, chain, code_tools, loaded)
         if refusal is not None:
             problems.append(refusal)
@@ -81,12 +83,14 @@ def set_up(
     return Setup(plan_index, calls, units, tools, plans, graph, structural, delegates, refused)
 
 
-def literal_problems(context: Context, plan: CallPlan) -> list[Problem]:
+def literal_problems(context: Context, plan: CallPlan, found: FoundExpressions | None = None) -> list[Problem]:
     """A tool schema that cannot be used, and parameters without references, are found before anything
-    runs (SPEC 6.7): `validate` reports them, and the window shows them, without running the call."""
+    runs (SPEC 6.7): `validate` reports them, and the window shows them, without running the call. `found`:
+    the call's expressions (`find_expressions` of it), when read already."""
     if plan.tool is None:
         return []
-    if any(True for _ in find_expressions(parameters_of(plan.call))):
+    found = find_expressions(plan.call) if found is None else found
+    if any(in_parameters(where) for where, _ in found):  # a parameter holds a reference
         broken = tool_schema_problem(plan)
         return [] if broken is None else [broken]
     problem = check_parameters(plan, resolve_call(context, plan))  # a tool schema that cannot be used included

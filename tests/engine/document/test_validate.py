@@ -179,3 +179,45 @@ def test_validate_checks_the_solutions_calls_and_names_activities_only_when_it_k
                                          "'number'")]
     loaded = [(d.path, d.reason) for d in validate(Context([tool]), solution, activities=Activities())]
     assert ("solution, call 0 (pay)", "activity: the tool names activity 'charge', which is not loaded") in loaded
+
+
+# -- one reading of each plan serves every check (issue 30) -----------------------------------------------------
+
+INSTANCES = [{"type": "input", "_instance": "①", "data": {"user": "ann"}},
+             {"type": "input", "_instance": "②", "data": {"user": "bob"}}]
+
+
+def test_a_call_whose_only_expressions_are_outside_its_parameters_has_its_parameters_checked() -> None:
+    """The plan's reading holds every expression of a call, its `_outputPath` and `_output` included; only one
+    in a parameter defers the parameters' check to run time."""
+    greet = {"type": "tool", "tool": {"greet": {"type": "object", "properties": {"name": {"type": "string"}}}}}
+    plan = {"type": "plan", "plan": [{"_tool": "greet", "name": 5, "_outputPath": "†state.a", "_output": "†state.b"},
+                                     {"_tool": "greet", "name": "†state.a", "_outputPath": "†state.c"}]}
+    assert problems([greet, {"type": "state", "data": {"b": 1}}, plan]) == [
+        (2, "plan at message 2, call 0 (greet)",
+         "parameters: invalid parameters for 'greet': $.name: 5 is not of type 'string'")]
+
+
+def test_each_instances_copy_of_a_call_is_checked_as_the_call_was_read() -> None:
+    """A call run once per instance is read once: each copy's literal parameters are checked (numbered as `run`
+    numbers the copies), and a malformed reference is reported once, where the plan holds it."""
+    greet = {"type": "tool", "tool": {"greet": {"type": "object", "properties": {"n": {"type": "string"}}}}}
+    plan = {"type": "plan", "plan": [{"_tool": "greet", "n": 5, "_outputPath": "†input.greeting"},
+                                     {"_tool": "greet", "n": "†input..user", "_outputPath": "†input.other"}]}
+    wrong = "parameters: invalid parameters for 'greet': $.n: 5 is not of type 'string'"
+    assert problems([greet, *INSTANCES, plan]) == [
+        (3, "plan at message 3, call 1 $.n", "expected a path segment after '.', found '.' at position 7"),
+        (3, "plan at message 3, call 0 (greet)", wrong),
+        (3, "plan at message 3, call 1 (greet)", wrong),
+    ]
+
+
+def test_a_group_whose_one_member_is_not_in_an_array_runs_once_per_instance() -> None:
+    """`{"all": call}` is a group of that one call (as the plan numbers it) also when the call runs once per
+    instance: each copy is the call with its `_instance`, never the group with one."""
+    plan = {"type": "plan", "plan": [{"all": {"_tool": "greet", "name": "†input.user", "_outputPath": "†input.hi"}}]}
+    context = Context([{"type": "tool", "tool": {"greet": {"type": "object"}}}, *INSTANCES, plan])
+    assert validate(context) == []
+    execution = Execution(context)
+    assert [(p.tool_name, p.instance, p.problems) for p in execution.plans] == [("greet", "①", ()), ("greet", "②", ())]
+    assert [(unit.pattern, unit.members) for unit in execution.units] == [("all", (0,)), ("all", (1,))]

@@ -357,3 +357,12 @@ def test_queued_calls_keep_breakpoints_pauses_and_dependents(monkeypatch) -> Non
     report = asyncio.run(execution.run())
     assert report.ran == (0, 1, 2)
     assert [s.status for s in execution.states[3:6]] == [Status.READY] * 3
+
+
+def test_a_call_waits_for_its_parameters_references_before_its_outputs() -> None:
+    """A call's reads are its parameters' expressions, then its `_output`'s, wherever `_output` is written in
+    the call (the plan is read once, in the call's order): what it waits for is said in that order."""
+    call = {"_output": "†state.later", "_tool": "note", "text": "†state.first", "_outputPath": "†state.done"}
+    execution = Execution(Context([{"type": "plan", "plan": [call]}]))
+    assert [str(read) for read in execution.plans[0].reads] == ["†state.first", "†state.later"]
+    assert execution.states[0].waiting_for == ("†state.first", "†state.later")
