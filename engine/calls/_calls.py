@@ -11,11 +11,13 @@ from ..document._context import Context
 from ..document._validate import json_path
 from ..protocol._errors import ExpressionError
 from ..protocol._expressions import (
+    DAGGER,
     Expression,
-    FoundExpressions,
+    Occurrence,
     Reference,
-    find_expressions,
+    Where,
     is_expression,
+    occurrences,
     parse_expression,
     unescape,
 )
@@ -78,24 +80,25 @@ def parameters_of(call: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in call.items() if not key.startswith("_")}
 
 
-def in_parameters(where: tuple[str | int, ...]) -> bool:
+def in_parameters(where: Where) -> bool:
     """Whether an expression a call holds (`find_expressions` of it: `where` starts with a key) is in one of its
     parameters."""
     return not str(where[0]).startswith("_")
 
 
-def _reads(found: FoundExpressions) -> tuple[list[Expression], list[Problem]]:
+def _reads(found: list[Occurrence]) -> tuple[list[Expression], list[Problem]]:
     """The expressions of a call's parameters, then of its `_output`, from all of its own (`found`)."""
-    readable = [*(each for each in found if in_parameters(each[0])),
-                *(each for each in found if each[0][0] == "_output")]
     reads: list[Expression] = []
     problems: list[Problem] = []
-    for where, text in readable:
-        try:
-            reads.append(parse_expression(text))
-        except ExpressionError as error:
+    if not found:
+        return reads, problems
+    in_output = [each for each in found if each[0][0] == "_output"]
+    for where, _, parsed in [each for each in found if in_parameters(each[0])] + in_output:
+        if isinstance(parsed, ExpressionError):
             path = json_path(where)
-            problems.append(Problem("expression", f"{path}: {error.reason} at position {error.position}", path))
+            problems.append(Problem("expression", f"{path}: {parsed.reason} at position {parsed.position}", path))
+        else:
+            reads.append(parsed)
     return reads, problems
 
 
@@ -140,9 +143,9 @@ def _mode(tool_name: str, tool: ToolDefinition | None, activities: Activities) -
 
 
 def plan_call(index: int, call: Any, tools: dict[str, ToolDefinition], activities: Activities,
-              found: FoundExpressions | None = None) -> CallPlan:
+              found: list[Occurrence] | None = None) -> CallPlan:
     """Everything about a call that can be known from the call and the tools alone, with its structural errors.
-    `found`: the call's expressions (`find_expressions` of it), when its plan was read already (`read_plan`).
+    `found`: the call's expressions (`occurrences` of it), when its plan was read already (`read_plan`).
 
     What the context adds (parameters resolved, readiness, cycles) is `analyse_call`'s (`_analysis`).
     """
@@ -153,7 +156,7 @@ def plan_call(index: int, call: Any, tools: dict[str, ToolDefinition], activitie
     name = call["_tool"]
     tool = tools.get(name)
     instance = None if call.get("_instance") is None else str(call["_instance"])
-    reads, problems = _reads(find_expressions(call) if found is None else found)
+    reads, problems = _reads(occurrences(call) if found is None else found)
     activity, activity_problems = _mode(name, tool, activities)
     problems += activity_problems
     path, prescribed, path_problems = _output_path(call, tool)
@@ -193,6 +196,13 @@ def missing_reads(context: Context, plan: CallPlan, skip: frozenset[str] = froze
     return tuple(missing)
 
 
+def resolve_parameters(context: Context, plan: CallPlan, at: int | None = None) -> dict[str, Any]:
+    """The call's parameters resolved for its instance (`resolve_call`'s, without its `_` keys): what the
+    tool's schema judges (`check_parameters`)."""
+    call: dict[str, Any] = plan.call
+    return {key: _resolved(value, context, plan.instance, at) for key, value in call.items() if not key.startswith("_")}
+
+
 def resolve_call(context: Context, plan: CallPlan, at: int | None = None) -> dict[str, Any]:
     """The call with its parameters and `_output` resolved for its instance (a deep copy; `††` unescaped).
 
@@ -221,6 +231,8 @@ def _resolved(value: Any, context: Context, instance: str | None, at: int | None
     # A function of the module, not a closure calling itself: that closure was a reference cycle holding the
     # context, which outlived a replaced document when the window froze it (contextdeck/_runtime.py).
     if isinstance(value, str):
+        if not value.startswith(DAGGER):  # most literal values: neither an expression nor escaped
+            return value
         if is_expression(value):
             return copied(context.resolve(value, instance=instance, at=at).value)
         return unescape(value)
@@ -262,7 +274,8 @@ def parameter_problems(plan: CallPlan, parameters: dict[str, Any], unresolved: f
 
 
 def check_parameters(plan: CallPlan, resolved: dict[str, Any]) -> Problem | None:
-    """Validate the resolved parameters against the tool's JSON Schema (SPEC 6.1); None when valid or no tool."""
+    """Validate the resolved parameters against the tool's JSON Schema (SPEC 6.1); None when valid or no tool.
+    `resolved`: the call resolved (`resolve_call`), or only its parameters (`resolve_parameters`)."""
     if plan.tool is None:
         return None
     problems = parameter_problems(plan, parameters_of(resolved))

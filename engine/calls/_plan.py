@@ -55,6 +55,9 @@ class Graph:
             heads_of_kind.setdefault(kind, set()).update(writers)
         feeders: dict[int, Mapping[int, tuple[str, ...]]] = {}
         for reader in plans:
+            if not reader.reads:
+                feeders[reader.index] = _NO_FEEDERS  # it reads nothing: fed by none
+                continue
             candidates: set[int] = set()
             for expression in reader.reads:
                 for ref in expression.references:

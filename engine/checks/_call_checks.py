@@ -20,7 +20,7 @@ from ..calls._tools import ToolDefinition, form_indices, tool_definitions
 from ..document._validate import json_path
 from ..document._view import Messages
 from ..protocol._errors import ExpressionError
-from ..protocol._expressions import is_expression, parse_expression
+from ..protocol._expressions import Expression, is_expression, parse_expression, parsed_or_error
 from ..protocol._groups import PlanReading, PlanReadings, flatten, read_plan
 from ..protocol._messages import Form, payload_of
 from ..resolve._resolution import Diagnostic
@@ -54,6 +54,15 @@ def _of_value(value: Any) -> Node | None:
     return {key: _of_value(item) for key, item in value.items()}
 
 
+def _merge_value(node: Node | None, value: Any) -> Node | None:
+    """`_merge(node, _of_value(value))` without making the value's tree first (a data message's paths)."""
+    if node is None or not isinstance(value, dict):
+        return None
+    for key, item in value.items():
+        node[key] = _merge_value(node[key], item) if key in node else _of_value(item)
+    return node
+
+
 def _of_schema(schema: Any) -> Node | None:
     properties = schema.get("properties") if isinstance(schema, dict) else None
     if not isinstance(properties, dict) or not properties:
@@ -65,6 +74,15 @@ def _of_path(path: tuple[str, ...]) -> Node | None:
     node: Node | None = None
     for segment in reversed(path):
         node = {segment: node}
+    return node
+
+
+def _merge_path(node: Node | None, path: tuple[str, ...]) -> Node | None:
+    """`_merge(node, _of_path(path))` without making the path's tree first (an output path)."""
+    if node is None or not path:
+        return None
+    head, rest = path[0], path[1:]
+    node[head] = _merge_path(node[head], rest) if head in node else _of_path(rest)
     return node
 
 
@@ -115,18 +133,19 @@ class WrittenPaths:
         return self._next >= len(self.context)
 
     def advance(self, count: int) -> None:
-        context, stop = self.context, min(len(self.context), self._next + count)
+        context, kinds, stop = self.context, self.kinds, min(len(self.context), self._next + count)
         for index in range(self._next, stop):
             info, message = context.info(index), context[index]
             if info.kind is not None:
-                self._add(info.kind, _of_value(payload_of(message)))
+                value = payload_of(message)
+                kinds[info.kind] = _merge_value(kinds[info.kind], value) if info.kind in kinds else _of_value(value)
                 if "schema" in message:
                     self._add(info.kind, _of_schema(message["schema"]))
             elif info.form is Form.PLAN and isinstance(message.get("plan"), list):
                 read = self.plans.get(index) if self.plans is not None else None
                 calls = read.calls if read is not None else flatten(message["plan"])[0]
                 for kind, path in _destinations(calls):
-                    self._add(kind, _of_path(path))
+                    kinds[kind] = _merge_path(kinds[kind], path) if kind in kinds else _of_path(path)
         self._next = max(self._next, stop)
 
     def _add(self, kind: str, node: Node | None) -> None:
@@ -136,11 +155,12 @@ class WrittenPaths:
 
 def reference_problem(written: Mapping[str, Node | None], text: str) -> str | None:
     """Why expression `text` reads something nothing writes (its first such reference), or None."""
-    try:
-        references = parse_expression(text).references
-    except ExpressionError:
-        return None  # malformed expressions are validate's own check
-    for reference in references:
+    parsed = parsed_or_error(text)
+    return None if isinstance(parsed, ExpressionError) else _unwritten(written, parsed)
+
+
+def _unwritten(written: Mapping[str, Node | None], expression: Expression) -> str | None:
+    for reference in expression.references:
         if reference.kind not in written:
             return f"unknown kind ¶{reference.kind}: no message or output path writes it"
         node = written[reference.kind]
@@ -180,10 +200,10 @@ def call_problems(calls: list[Any], tools: Mapping[str, ToolDefinition], written
             problems.append(CallProblem(number, "$._tool", unknown))
         elif refusals:
             problems.extend(_refusals(number, call, tools))
-        for path, text in found:
-            if path == ("_outputPath",):
-                continue  # a destination: writing it is what makes it exist
-            reason = reference_problem(written, text)
+        for path, _, parsed in found:
+            if path == ("_outputPath",) or isinstance(parsed, ExpressionError):
+                continue  # a destination: writing it is what makes it exist; malformed: validate's own check
+            reason = _unwritten(written, parsed)
             if reason is not None:
                 problems.append(CallProblem(number, json_path(path), reason))
     return problems

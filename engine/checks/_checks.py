@@ -92,10 +92,11 @@ def _run_problems(
     setup = set_up(live, solution, known, dict(tools or {}), base, chain, reading)
     where = "solution" if plan_index is None else f"plan at message {plan_index}"
     problems: list[Diagnostic] = []
-    for plan in setup.plans:
+    for index in sorted(setup.structural):  # the calls with a problem, in plan order
+        plan = setup.plans[index]
         if not isinstance(plan.call, dict):
             continue  # `data_problems` said so already
-        found = dict.fromkeys((p.type, p.message) for p in setup.structural.get(plan.index, ()))
+        found = dict.fromkeys((p.type, p.message) for p in setup.structural[index])
         for kind, message in found:
             if kind not in _REPORTED:
                 problems.append(Diagnostic(plan_index, f"{where}, {plan.label}", f"{kind}: {message}"))

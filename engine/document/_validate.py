@@ -10,7 +10,7 @@ from typing import Any
 from jsonschema.exceptions import ValidationError
 
 from ..protocol._errors import ExpressionError
-from ..protocol._expressions import is_expression, parse_expression
+from ..protocol._expressions import is_expression, parsed_or_error
 from ..protocol._groups import PlanReading, PlanReadings
 from ..protocol._messages import METHODS, MISSING, Write
 from ..protocol._schemas import SchemaFault, schema_errors
@@ -64,8 +64,8 @@ _PATH_PART = re.compile(r"\.([^.\[\]\"'\s]+)|\[(\d+)\]|\[(\"(?:[^\"\\]|\\.)*\")\
 def data_problems(context: Messages, plans: PlanReadings) -> list[Diagnostic]:
     """Schema violations per identity, malformed expressions in the calls `plans` read (`read_plans`), write
     conflicts (see `validate`)."""
-    layers = _layers(context)
-    return [*_schema_problems(context, layers), *_call_problems(plans), *_write_problems(layers)]
+    schemas, writes = _layer_problems(context, _layers(context))
+    return [*schemas, *_call_problems(plans), *writes]
 
 
 Layers = dict[str, tuple[list[tuple[int, Write]], dict[str | None, list[tuple[int, Write]]]]]
@@ -90,36 +90,41 @@ def _label(kind: str, instance: str | None) -> str:
     return f"¶{kind}" + (f"[{instance}]" if instance is not None else "")
 
 
-def _schema_problems(context: Messages, layers: Layers) -> list[Diagnostic]:
-    """The value each identity resolves to (an instance: its layer over the global one) against its schema.
+def _layer_problems(context: Messages, layers: Layers) -> tuple[list[Diagnostic], list[Diagnostic]]:
+    """What each identity's writes fold to (an instance: its layer over the global one), folded once for both
+    checks: the value against its schema, and the conflicts and unusable output paths the fold met.
 
     The schema is the latest one given among those messages. A violation an instance inherits unchanged
-    from the global value is reported once, for the global value.
+    from the global value is reported once, for the global value; so is a conflict of the global layer.
     """
-    problems: list[Diagnostic] = []
+    schemas: list[Diagnostic] = []
+    conflicts: list[Diagnostic] = []
     for kind, (global_layer, instances) in layers.items():
         inherited: set[tuple[str, str]] = set()
-        layered = [(None, global_layer)] + [(name, global_layer + own) for name, own in instances.items()]
-        for instance, writes in layered:
-            if not writes:
-                continue
+        layered = [(None, global_layer, None)] + [
+            (name, global_layer + own, {index for index, _ in own}) for name, own in instances.items()]
+        for instance, writes, mine in layered:
             label = _label(kind, instance)
-            for problem in _check(context, writes, label):
+            # A fold targeting the root collects every conflict (every write is relevant to the root).
+            value, found = fold(writes, (), label)
+            conflicts.extend(found.diagnostics if mine is None else
+                             (d for d in found.diagnostics if d.message_index in mine))
+            for problem in _check(context, writes, label, value):
                 key = (problem.path[len(label) :], problem.reason)
                 if instance is None:
                     inherited.add(key)
                 elif key in inherited:
                     continue
-                problems.append(problem)
-    return problems
+                schemas.append(problem)
+    return schemas, conflicts
 
 
-def _check(context: Messages, writes: list[tuple[int, Write]], label: str) -> list[Diagnostic]:
+def _check(context: Messages, writes: list[tuple[int, Write]], label: str, value: Any) -> list[Diagnostic]:
+    """`value`, what `writes` fold to, against the latest schema among them."""
+    if value is MISSING:
+        return []
     schema_at = next((i for i, _ in reversed(writes) if "schema" in context[i]), None)
     if schema_at is None:
-        return []
-    value = fold(writes, (), label)[0]
-    if value is MISSING:
         return []
     return schema_violations(context[schema_at]["schema"], value, schema_at, label)
 
@@ -166,27 +171,13 @@ def _calls_problems(reading: PlanReading, plan_index: int | None, where: str) ->
         if method is not None and method not in METHODS:
             problems.append(Diagnostic(plan_index, f"{where}, call {number} $._outputMethod",
                                        f"unknown _outputMethod {method!r}; expected one of {', '.join(METHODS)}"))
+        malformed = [(path, parsed) for path, _, parsed in found if isinstance(parsed, ExpressionError)]
         destination = call.get("_outputPath")
-        if isinstance(destination, str) and not is_expression(destination):
-            found = [*found, (("_outputPath",), destination)]  # a destination must be an expression
-        for path, text in found:
-            try:
-                parse_expression(text)
-            except ExpressionError as error:
-                field = json_path(path)
-                reason = f"{error.reason} at position {error.position}"
-                problems.append(Diagnostic(plan_index, f"{where}, call {number} {field}", reason))
-    return problems
-
-
-def _write_problems(layers: Layers) -> list[Diagnostic]:
-    """Conflicts and unusable output paths, as resolution meets them (an instance over the global layer)."""
-    problems: list[Diagnostic] = []
-    for kind, (global_layer, instances) in layers.items():
-        # A fold targeting the root collects every conflict (every write is relevant to the root).
-        problems.extend(fold(global_layer, (), _label(kind, None))[1].diagnostics)
-        for instance, own in instances.items():
-            mine = {index for index, _ in own}
-            found = fold(global_layer + own, (), _label(kind, instance))[1].diagnostics
-            problems.extend(d for d in found if d.message_index in mine)
+        if isinstance(destination, str) and not is_expression(destination):  # a destination must be an expression
+            parsed = parsed_or_error(destination)
+            if isinstance(parsed, ExpressionError):
+                malformed.append((("_outputPath",), parsed))
+        for path, error in malformed:
+            reason = f"{error.reason} at position {error.position}"
+            problems.append(Diagnostic(plan_index, f"{where}, call {number} {json_path(path)}", reason))
     return problems

@@ -183,12 +183,14 @@ class _Parser:
 
 
 # Where an expression sits in a value (keys and array indices), and its text.
-FoundExpressions = list[tuple[tuple[str | int, ...], str]]
+Where = tuple[str | int, ...]
+# An expression a value holds: where it sits, its text, and what it parses to or why it does not.
+Occurrence = tuple[Where, str, "Expression | ExpressionError"]
 
 
-def find_expressions(value: Any, path: tuple[str | int, ...] = ()) -> FoundExpressions:
+def find_expressions(value: Any, path: Where = ()) -> list[tuple[Where, str]]:
     """Every expression string in nested call parameters, with where it sits (in document order)."""
-    found: FoundExpressions = []
+    found: list[tuple[Where, str]] = []
     if isinstance(value, dict | list):
         _find(value, path, found)
     elif is_expression(value):
@@ -196,7 +198,21 @@ def find_expressions(value: Any, path: tuple[str | int, ...] = ()) -> FoundExpre
     return found
 
 
-def _find(value: dict[str, Any] | list[Any], path: tuple[str | int, ...], found: FoundExpressions) -> None:
+def occurrences(value: Any) -> list[Occurrence]:
+    """Every expression string in `value` (`find_expressions`), each parsed: its `Expression`, or the
+    `ExpressionError` that says where it is malformed."""
+    return [(where, text, parsed_or_error(text)) for where, text in find_expressions(value)]
+
+
+def parsed_or_error(source: str) -> Expression | ExpressionError:
+    """`parse_expression(source)`, or the error it raises."""
+    try:
+        return parse_expression(source)
+    except ExpressionError as error:
+        return error
+
+
+def _find(value: dict[str, Any] | list[Any], path: Where, found: list[tuple[Where, str]]) -> None:
     # Every call of a plan is read this way several times: a leaf that is no expression costs no path.
     items = value.items() if isinstance(value, dict) else enumerate(value)
     for key, item in items:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ._expressions import FoundExpressions, find_expressions
+from ._expressions import Occurrence, occurrences
 
 PATTERNS = ("all", "any", "race")
 
@@ -58,18 +58,18 @@ def flatten(entries: list[Any]) -> tuple[list[Any], list[Unit]]:
 @dataclass(frozen=True, slots=True)
 class PlanReading:
     """A plan's entries read once, for every check of it and for its set-up: its calls flattened out of their
-    groups (numbered as the executor numbers them), the units that group them, and each call's expressions
-    with where they sit (`find_expressions` of the call; none for a call that is no object)."""
+    groups (numbered as the executor numbers them), the units that group them, and each call's expressions,
+    parsed, with where they sit (`occurrences` of the call; none for a call that is no object)."""
 
     calls: list[Any]
     units: list[Unit]
-    expressions: list[FoundExpressions]
+    expressions: list[list[Occurrence]]
 
 
 def read_plan(entries: list[Any]) -> PlanReading:
     """`entries` read once (see `PlanReading`)."""
     calls, units = flatten(entries)
-    return PlanReading(calls, units, [find_expressions(call) if isinstance(call, dict) else [] for call in calls])
+    return PlanReading(calls, units, [occurrences(call) if isinstance(call, dict) else [] for call in calls])
 
 
 # The readings of a document's plans, by plan message index (None: the solution's calls); None for a plan

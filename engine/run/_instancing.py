@@ -13,7 +13,7 @@ from ..calls._calls import in_parameters
 from ..document._context import Context
 from ..document._view import Messages
 from ..protocol._errors import ExpressionError
-from ..protocol._expressions import FoundExpressions, parse_expression
+from ..protocol._expressions import Occurrence
 from ..protocol._groups import PlanReading, Unit, read_plan
 from ..protocol._messages import Form
 
@@ -38,24 +38,22 @@ def _identities(context: Messages) -> list[tuple[str, str | None]]:
     return list(dict.fromkeys(info.identity for info in infos if info.form is Form.DATA and info.identity))
 
 
-def _kinds_touched(call: dict[str, Any], found: FoundExpressions) -> set[str]:
-    """The kinds a call reads, writes or scopes; `found` is its expressions (`find_expressions` of it)."""
-    # Its parameters' expressions and those inside its `_output`, and its `_output` and `_outputPath` texts.
-    texts = [text for where, text in found if in_parameters(where) or (where[0] == "_output" and len(where) > 1)]
-    texts += [call[key] for key in ("_output", "_outputPath") if isinstance(call.get(key), str)]
-    kinds: set[str] = set()
-    for text in texts:
-        try:
-            kinds.update(ref.kind for ref in parse_expression(text).references)
-        except ExpressionError:
-            continue  # the call's analysis reports it
+def _kinds_touched(call: dict[str, Any], found: list[Occurrence]) -> set[str]:
+    """The kinds a call reads, writes or scopes; `found` is its expressions (`occurrences` of it)."""
+    # Its parameters' expressions, its `_output`'s and its `_outputPath`; a malformed one: its analysis says so.
+    kinds = {ref.kind for where, _, parsed in found
+             if not isinstance(parsed, ExpressionError) and (in_parameters(where) or where[0] in _OUTPUT)
+             for ref in parsed.references}
     scopes = call.get("_scopes")
     if isinstance(scopes, list):
         kinds.update(scope for scope in scopes if isinstance(scope, str))
     return kinds
 
 
-def _per_instance(call: Any, found: FoundExpressions, kinds: set[str]) -> bool:
+_OUTPUT = frozenset(("_output", "_outputPath"))
+
+
+def _per_instance(call: Any, found: list[Occurrence], kinds: set[str]) -> bool:
     return isinstance(call, dict) and call.get("_instance") is None and bool(_kinds_touched(call, found) & kinds)
 
 
@@ -77,7 +75,7 @@ def instanced(reading: PlanReading, context: Messages) -> PlanReading:
         return reading
     calls: list[Any] = []
     units: list[Unit] = []
-    expressions: list[FoundExpressions] = []
+    expressions: list[list[Occurrence]] = []
     for unit in reading.units:
         members = [(reading.calls[i], reading.expressions[i]) for i in unit.members]
         bound = [_per_instance(call, found, kinds) for call, found in members]

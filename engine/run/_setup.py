@@ -16,13 +16,13 @@ from ..calls._calls import (
     check_parameters,
     in_parameters,
     plan_call,
-    resolve_call,
+    resolve_parameters,
     tool_schema_problem,
 )
 from ..calls._plan import Graph, feeds
 from ..calls._tools import ToolDefinition, merged_tools, pending_calls
 from ..document._context import Context
-from ..protocol._expressions import FoundExpressions, find_expressions
+from ..protocol._expressions import Occurrence, occurrences
 from ..protocol._groups import PlanReading, Unit, read_plan
 from ._delegate import Delegate, delegate_for
 from ._instancing import instanced
@@ -83,17 +83,17 @@ def set_up(
     return Setup(plan_index, calls, units, tools, plans, graph, structural, delegates, refused)
 
 
-def literal_problems(context: Context, plan: CallPlan, found: FoundExpressions | None = None) -> list[Problem]:
+def literal_problems(context: Context, plan: CallPlan, found: list[Occurrence] | None = None) -> list[Problem]:
     """A tool schema that cannot be used, and parameters without references, are found before anything
     runs (SPEC 6.7): `validate` reports them, and the window shows them, without running the call. `found`:
-    the call's expressions (`find_expressions` of it), when read already."""
+    the call's expressions (`occurrences` of it), when read already."""
     if plan.tool is None:
         return []
-    found = find_expressions(plan.call) if found is None else found
-    if any(in_parameters(where) for where, _ in found):  # a parameter holds a reference
+    found = occurrences(plan.call) if found is None else found
+    if any(in_parameters(where) for where, _, _ in found):  # a parameter holds a reference
         broken = tool_schema_problem(plan)
         return [] if broken is None else [broken]
-    problem = check_parameters(plan, resolve_call(context, plan))  # a tool schema that cannot be used included
+    problem = check_parameters(plan, resolve_parameters(context, plan))  # an unusable tool schema included
     return [] if problem is None else [problem]
 
 

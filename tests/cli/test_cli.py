@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import contextdeck._cli as command_line
 from contextdeck._cli import main
 
 SEED = [
@@ -118,6 +121,26 @@ def test_validate_problems_exit_1(capsys, tmp_path) -> None:
     assert "push onto a string" in out
     assert "warning: message 2: plan at message 2, call 0 $._tool: unknown tool 't'" in out
     assert "3 problem(s), 1 warning(s)" in err
+
+
+def test_validate_and_render_hold_the_document_apart_from_the_collector(capsys, doc, monkeypatch) -> None:
+    """While validate or render reads the document it loaded, no collection walks it (`gc.freeze`); the
+    collector has it back when the command ends."""
+    if gc.get_freeze_count():
+        pytest.skip("something else froze the heap: the command leaves it to its owner")
+    frozen: list[bool] = []
+    for name in ("validate", "compose_request"):
+        real = getattr(command_line, name)
+
+        def watched(*args: Any, real: Any = real, **kwargs: Any) -> Any:
+            frozen.append(gc.get_freeze_count() > 0)
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(command_line, name, watched)
+    assert run(capsys, "validate", str(doc))[0] == 0
+    assert run(capsys, "render", str(doc))[0] == 0
+    assert frozen == [True, True]
+    assert gc.get_freeze_count() == 0
 
 
 def test_validate_warnings_alone_exit_0(capsys, tmp_path) -> None:
