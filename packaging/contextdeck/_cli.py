@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import math
 import os
 import sys
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -72,6 +73,23 @@ def _load(path: str) -> Document:
     return load_document(path)
 
 
+@contextlib.contextmanager
+def _held(document: Document) -> Iterator[Document]:
+    """The loaded document set aside from the cyclic collector while one pass reads all of it (`validate`,
+    `render`), and given back after: it lives until the pass ends and holds no garbage, yet each collection of
+    the older generations would walk all of it again (the load made it with the collector paused, so the
+    first collections after it walk every one of its objects). `gc.freeze` is O(1); nothing is frozen if
+    something else froze the heap already (its owner collects it)."""
+    if gc.get_freeze_count():
+        yield document
+        return
+    gc.freeze()
+    try:
+        yield document
+    finally:
+        gc.unfreeze()
+
+
 def _resolve(args: argparse.Namespace) -> int:
     try:
         expression = parse_expression(args.expr)
@@ -90,9 +108,9 @@ def _resolve(args: argparse.Namespace) -> int:
 
 
 def _render(args: argparse.Namespace) -> int:
-    document = _load(args.doc)
-    request = compose_request(document.context, document.schema, at=args.at,
-                              activities=_activities(args.activities), tools=_tools(args.tools))
+    with _held(_load(args.doc)) as document:
+        request = compose_request(document.context, document.schema, at=args.at,
+                                  activities=_activities(args.activities), tools=_tools(args.tools))
     for problem in request.problems:
         print(f"contextdeck: warning: {problem}", file=sys.stderr)
     print(json_dumps(request.to_json()) if args.json else request.text())
@@ -100,10 +118,10 @@ def _render(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    document = _load(args.doc)
-    activities = _activities(args.activities) if args.activities else None
-    problems = validate(document.context, document.solution, activities=activities, tools=_tools(args.tools),
-                        schema=document.schema, path=document.path)
+    with _held(_load(args.doc)) as document:
+        activities = _activities(args.activities) if args.activities else None
+        problems = validate(document.context, document.solution, activities=activities, tools=_tools(args.tools),
+                            schema=document.schema, path=document.path)
     errors = [problem for problem in problems if problem.severity == "error"]
     for problem in problems:
         print(f"{args.doc}: {'warning: ' * (problem.severity == 'warning')}{problem}")
