@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 
 from contextdeck.engine import Context, Execution, Status, load_document
 from contextdeck.gui._inspector._call_inspector import RESOLVED, SOURCE, CallInspector
@@ -49,6 +50,28 @@ def test_a_refresh_tells_the_view_only_the_rows_that_changed(qtbot, refund: tupl
     qtbot.waitUntil(lambda: model.index(3, STATUS).data() == "waiting for output")
     assert told
     assert all(first <= 3 <= last for first, last in told)
+
+
+def test_a_running_debugger_s_rows_repaint_a_few_times_a_second_and_at_once_when_it_stops(  # type: ignore[no-untyped-def]
+        qtbot, refund: tuple[Context, object]) -> None:
+    """While the debugger runs (`hold`), calls the run moves on are told to the view on a timer of
+    `ROWS_WHILE_RUNNING_MS`, not in the next turn (a repaint per turn was much of a Continue's cost); when it stops,
+    the rows still pending are told at once. Not running, a moved call is told in the next turn."""
+    from types import SimpleNamespace
+
+    context, solution = refund
+    model = CallsModel(context, solution)
+    told: list[tuple[int, int]] = []
+    model.dataChanged.connect(lambda first, last, *_: told.append((first.row(), last.row())))
+    model.hold(True)
+    model.state_changed(SimpleNamespace(index=2))
+    model.state_changed(SimpleNamespace(index=4))
+    QApplication.processEvents()
+    assert told == []
+    model.hold(False)
+    assert told == [(2, 4)]
+    model.state_changed(SimpleNamespace(index=1))
+    qtbot.waitUntil(lambda: told[-1] == (1, 1))
 
 
 def test_gutter_click_toggles_a_breakpoint(qtbot, refund: tuple[Context, object]) -> None:  # type: ignore[no-untyped-def]
