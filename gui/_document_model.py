@@ -26,6 +26,9 @@ if TYPE_CHECKING:  # the session imports the inspector, which imports the comman
     from ._session import DocumentSession
 
 REFRESH_MS = 40  # the views that recompute wait this long after an edit: typing stays cheap
+# While a run appends its outputs, the views that recompute follow at most this often: a recompute inside a short
+# run costs as much as a third of the run, and a long run's views still move on a few times a second.
+REFRESH_WHILE_RUNNING_MS = 500
 
 
 class DocumentModel(QObject):
@@ -48,6 +51,7 @@ class DocumentModel(QObject):
         self._soon.timeout.connect(self._selection_shown)
         self._later = QTimer(self, singleShot=True, interval=REFRESH_MS)  # an edit's
         self._later.timeout.connect(self.show_views)
+        self._running = False  # a run appends its outputs (`pace_for_a_run`)
         self._wait: Callable[[], bool] = lambda: False
         self._context: Context | None = None
         # Bound methods, never lambdas: Qt drops these connections when the model is destroyed.
@@ -158,6 +162,15 @@ class DocumentModel(QObject):
     def _message_replaced(self, index: int) -> None:
         self.messageReplaced.emit(index)
 
+    def pace_for_a_run(self, running: bool) -> None:
+        """While a run appends (`running`), an edit's `viewsDue` comes `REFRESH_WHILE_RUNNING_MS` after the first
+        edit not yet shown, however many follow; after it, `REFRESH_MS` after the last edit again."""
+        self._running = running
+        self._later.setInterval(REFRESH_WHILE_RUNNING_MS if running else REFRESH_MS)
+        if not running and self._later.isActive():
+            self._later.start()
+
     def _changed(self, _index: int) -> None:
         self.changed.emit()
-        self._later.start()
+        if not (self._running and self._later.isActive()):
+            self._later.start()

@@ -300,9 +300,12 @@ class MainWindow(QMainWindow):
         self.diagnostics.schedule(self.session.document)
 
     def _run_state_changed(self) -> None:
-        # A run's outputs become timeline rows once per turn while it runs, all of them when it stops.
+        # A run's outputs become timeline rows once per turn while it runs, all of them when it stops; the views
+        # that recompute follow a few times a second.
+        running = self.inspector.debugger.running
+        self.document.pace_for_a_run(running)
         if self._model is not None:
-            self._model.hold_appends(self.inspector.debugger.running)
+            self._model.hold_appends(running)
 
     def _update_title(self, *_changed: object) -> None:
         path = self.session.path

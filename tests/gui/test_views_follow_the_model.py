@@ -119,6 +119,29 @@ def test_an_edit_and_its_undo_reach_every_view_through_the_model(qtbot: Any, vie
     qtbot.waitUntil(lambda: views.label.text() == "As of message #3")
 
 
+def test_while_a_run_appends_the_views_follow_its_edits_later_and_at_once_after(qtbot: Any, views: Views,
+                                                                                 monkeypatch: Any) -> None:
+    """While a run appends (`pace_for_a_run`), an edit's `viewsDue` waits `REFRESH_WHILE_RUNNING_MS` from the first
+    edit not shown, however many edits follow (a recompute inside a short run cost a third of it); when the run
+    ends, the views follow `REFRESH_MS` after the last edit, as after any edit."""
+    from contextdeck.gui import _document_model
+
+    monkeypatch.setattr(_document_model, "REFRESH_WHILE_RUNNING_MS", 60_000)
+    views.document.set_selected(2)
+    qtbot.waitUntil(lambda: not views.document.views_pending())
+    due: list[None] = []
+    views.document.viewsDue.connect(lambda: due.append(None))
+    views.document.pace_for_a_run(True)
+    views.commands.insert(len(views.document.context()), {"type": "state", "data": {"user": "Kim"}})
+    qtbot.wait(4 * _document_model.REFRESH_MS)
+    views.commands.insert(len(views.document.context()), {"type": "text", "text": "another output"})
+    qtbot.wait(4 * _document_model.REFRESH_MS)
+    assert due == []
+    assert views.document.views_pending()
+    views.document.pace_for_a_run(False)
+    qtbot.waitUntil(lambda: due == [None])
+
+
 def test_another_document_reaches_every_view_through_the_model(qtbot: Any, views: Views) -> None:
     """Another document opened in the session: the editor shows nothing, the pins resolve in the new context."""
     views.document.set_selected(1)
