@@ -68,7 +68,7 @@ class TimelineModel(QAbstractItemModel):
         # What a message's row paints but its number and shade, by stable id: made once per version of the message
         # (a summary costs more than the paint itself), so showing a screen of rows again costs only the paint.
         self._looks: dict[int, tuple[str, str, str, str, Any]] = {}
-        # While a run appends (`hold_appends`): the message rows the views know of, when messages appended since
+        # While a run appends (`pace_for_a_run`): the message rows the views know of, when messages appended since
         # are still to be announced; they are, in one row insert, on the next turn of the event loop.
         self._held = False
         self._shown: int | None = None
@@ -342,12 +342,12 @@ class TimelineModel(QAbstractItemModel):
     def _structure_changed(self) -> None:
         self._rows_by_id.clear()
 
-    def hold_appends(self, held: bool) -> None:
-        """While held (a run appends its outputs), messages appended at the end become rows once per turn of the
+    def pace_for_a_run(self, running: bool) -> None:
+        """While a run appends its outputs, messages appended at the end become rows once per turn of the
         event loop, in one row insert, instead of one each: the views lay out and repaint once a turn. Released, the
         rows are all there at once."""
-        self._held = held
-        if not held:
+        self._held = running
+        if not running:
             self.announce_appended()
 
     def announce_appended(self) -> None:

@@ -305,7 +305,7 @@ class MainWindow(QMainWindow):
         running = self.inspector.debugger.running
         self.document.pace_for_a_run(running)
         if self._model is not None:
-            self._model.hold_appends(running)
+            self._model.pace_for_a_run(running)
 
     def _update_title(self, *_changed: object) -> None:
         path = self.session.path

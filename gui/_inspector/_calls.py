@@ -219,17 +219,17 @@ class CallsModel(QAbstractTableModel):
         else:
             self.schedule_refresh()
 
-    def hold(self, held: bool) -> None:
+    def pace_for_a_run(self, running: bool) -> None:
         """While the debugger runs, the outputs it appends do not each re-judge every call (its execution, followed
         live, moves their statuses on itself: `state_changed`); when it stops, one refresh judges them (stale
         calls, details) if anything was appended or edited meanwhile."""
-        self._held = held
+        self._held = running
         # A run moves calls on in every turn it gives; their rows are repainted a few times a second, not each turn.
-        self._rows_timer.setInterval(ROWS_WHILE_RUNNING_MS if held else 0)
-        if not held and self._rows_timer.isActive():
+        self._rows_timer.setInterval(ROWS_WHILE_RUNNING_MS if running else 0)
+        if not running and self._rows_timer.isActive():
             self._rows_timer.stop()
             self._rows_changed()
-        if not held and self._due:
+        if not running and self._due:
             self._due = False
             self.schedule_refresh()
 

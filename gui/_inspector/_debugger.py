@@ -446,7 +446,7 @@ class Debugger(QObject):
 
     def _set_running(self, running: bool) -> None:
         self.running = running
-        self.model.hold(running)
+        self.model.pace_for_a_run(running)
         self.stateChanged.emit()
 
     def _stop(self, reason: str) -> None:

@@ -63,12 +63,12 @@ def test_a_running_debugger_s_rows_repaint_a_few_times_a_second_and_at_once_when
     model = CallsModel(context, solution)
     told: list[tuple[int, int]] = []
     model.dataChanged.connect(lambda first, last, *_: told.append((first.row(), last.row())))
-    model.hold(True)
+    model.pace_for_a_run(True)
     model.state_changed(SimpleNamespace(index=2))
     model.state_changed(SimpleNamespace(index=4))
     QApplication.processEvents()
     assert told == []
-    model.hold(False)
+    model.pace_for_a_run(False)
     assert told == [(2, 4)]
     model.state_changed(SimpleNamespace(index=1))
     qtbot.waitUntil(lambda: told[-1] == (1, 1))

@@ -220,7 +220,7 @@ def test_a_message_a_run_appended_this_turn_can_be_selected_at_once(qtbot: Any, 
     """While a run holds its outputs' rows for the next turn, selecting one of them (a jump from another view, Go to
     Message) makes the rows first and selects it."""
     model = window.timeline.model()
-    model.hold_appends(True)
+    model.pace_for_a_run(True)
     try:
         window.context().append({"type": "state", "data": {"late": True}})
         last = len(window.context()) - 1
@@ -232,4 +232,4 @@ def test_a_message_a_run_appended_this_turn_can_be_selected_at_once(qtbot: Any, 
         window.go_to(last + 1)
         assert window.selected_message() == last + 1
     finally:
-        model.hold_appends(False)
+        model.pace_for_a_run(False)

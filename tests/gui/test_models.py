@@ -44,7 +44,7 @@ def test_appends_while_held_become_rows_in_one_insert_a_turn(qtbot: Any, qtmodel
     qtmodeltester.check(model, force_py=True)
     inserted: list[tuple[int, int]] = []
     model.rowsInserted.connect(lambda parent, first, last: inserted.append((first, last)))
-    model.hold_appends(True)
+    model.pace_for_a_run(True)
     for n in range(3):
         context.append({"type": "state", "data": {"n": n}})
     assert model.rowCount() == 5  # not rows yet: the four messages and the solution row
@@ -57,7 +57,7 @@ def test_appends_while_held_become_rows_in_one_insert_a_turn(qtbot: Any, qtmodel
     assert inserted[-1] == (7, 7)
     assert model.rowCount() == len(context) + 1
     context.append({"type": "text", "text": "b"})
-    model.hold_appends(False)
+    model.pace_for_a_run(False)
     assert inserted[-1] == (7, 7)
     assert len(inserted) == 3
     assert [model.getItem(model.index(row, 0)) for row in range(len(context))] == context.messages
