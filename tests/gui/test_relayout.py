@@ -1,7 +1,7 @@
 """An edit does not lay out the whole main window when nothing it shows changed size.
 
 Qt lays a widget's ancestors out again, up to the main window, whenever one of them is laid out (1-2 ms per edit at
-100,000 messages, docs/performance.md "Sixth session (i11-idle)"): typing into a form, whose message comes back to the
+100,000 messages): typing into a form, whose message comes back to the
 editor unchanged, and Undo's new name after each edit, in the toolbar, no longer start one."""
 
 from __future__ import annotations
