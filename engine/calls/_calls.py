@@ -22,6 +22,7 @@ from ..protocol._expressions import (
     unescape,
 )
 from ..protocol._messages import METHODS
+from ..protocol._records import record
 from ..protocol._schemas import SchemaFault, check_schema, first_error, schema_errors
 from ._activities import Activities, Activity
 from ._scopes import call_scopes, scoped_messages
@@ -43,7 +44,7 @@ class Problem:
     where: str = "$"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CallPlan:
     """One call as analysed before running: `call` is as written (never modified)."""
 

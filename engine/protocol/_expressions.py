@@ -12,18 +12,19 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
 from typing import Any
 
 from ._errors import ExpressionError
+from ._records import record
 
 DAGGER = "†"
 _ESCAPED = DAGGER * 2  # `††text` is the literal `†text`
 _STOP = frozenset(".|&")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Reference:
     """`†kind.seg.seg`: a kind and a path of segments; `start` is its offset in the source text."""
 
@@ -35,7 +36,7 @@ class Reference:
         return DAGGER + ".".join((self.kind, *self.path))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Expression:
     """Alternatives (`||`) of gates (`&&`) of references."""
 

@@ -10,15 +10,15 @@ references it reads, its set-up): `read_plan` reads it once for all of them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from ._expressions import Occurrence, occurrences
+from ._records import record
 
 PATTERNS = ("all", "any", "race")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Unit:
     """What the scheduler starts at once: one call (`pattern` "one") or a pattern group of calls."""
 
@@ -55,7 +55,7 @@ def flatten(entries: list[Any]) -> tuple[list[Any], list[Unit]]:
     return calls, units
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PlanReading:
     """A plan's entries read once, for every check of it and for its set-up: its calls flattened out of their
     groups (numbered as the executor numbers them), the units that group them, and each call's expressions,
