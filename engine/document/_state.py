@@ -44,10 +44,6 @@ class IdentityState:
     value: Any = MISSING
     writer: dict[Path, int] = field(default_factory=dict)  # may name paths gone since: look up existing ones
 
-    def set_by(self, path: Path) -> int | None:
-        """The index of the message that set the value at `path` (a path inside `value`)."""
-        return self.writer.get(path)
-
 
 # A layer's fold just after one of its writes, and the index of the message that set each path: never
 # changed once in a mark.
@@ -190,17 +186,11 @@ def _count(store: Store, ids: list[int], limit: int | None) -> int:
 
 # Freeing big folds at once takes milliseconds that add up: a mark's writers may name every path of a whole kind
 # (tens of thousands at a million messages), and each mark has a copy of its own. What a dropped fold held, and
-# what a view lets go of (`release`), waits here and is freed a few entries at a time (`free_some`).
+# what a view lets go of (`CursorState.release`), waits here and is freed a few entries at a time (`free_some`).
 _graveyard: list[list[Any] | dict[Any, Any]] = []
 # References to a buried list or dict while `free_some` looks at it when nothing else holds it: the graveyard's,
 # the local name's and `sys.getrefcount`'s argument.
 _ALONE = 3
-
-
-def release(*things: list[Any] | dict[Any, Any]) -> None:
-    """Let go of big lists or dicts: `free_some` empties each a slice at a time once nothing else holds it (one
-    still held elsewhere is only let go of, never emptied)."""
-    _graveyard.extend(things)
 
 
 def bury(folds: Folds) -> None:
@@ -213,25 +203,7 @@ def bury(folds: Folds) -> None:
 
 def _bury_track(track: Track) -> None:
     # The writers under the marks: the marks go first (each then frees little), their writers a slice at a time.
-    release(*{id(mark.held): mark.held for mark in (*track.marks, track.last)}.values(), track.marks)
-
-
-def free_some(deadline: float) -> bool:
-    """Free buried lists and dicts until `deadline` (a `time.perf_counter()` value), at most `SLICE` entries
-    between two looks at the clock; True when none are left."""
-    while _graveyard and time.perf_counter() < deadline:
-        thing = _graveyard[-1]
-        if sys.getrefcount(thing) > _ALONE:  # still held elsewhere: letting go of it frees nothing now
-            _graveyard.pop()
-            continue
-        if isinstance(thing, dict):
-            for _ in range(min(SLICE, len(thing))):
-                thing.popitem()
-        else:
-            del thing[-SLICE:]  # a long list goes in slices, and its last slice too
-        if not thing:
-            _graveyard.pop()
-    return not _graveyard
+    CursorState.release(*{id(mark.held): mark.held for mark in (*track.marks, track.last)}.values(), track.marks)
 
 
 def state_steps(context: Context, at: int | None, folds: Folds, out: list[IdentityState]) -> Iterator[None]:
@@ -313,12 +285,25 @@ class CursorState:
 
     @staticmethod
     def free_some(deadline: float) -> bool:
-        """Free dropped folds, and what was released, until `deadline` (a `time.perf_counter()` value); True
-        when none are left."""
-        return free_some(deadline)
+        """Free dropped folds, and what was released, until `deadline` (a `time.perf_counter()` value), at most
+        `SLICE` entries between two looks at the clock; True when none are left."""
+        while _graveyard and time.perf_counter() < deadline:
+            thing = _graveyard[-1]
+            if sys.getrefcount(thing) > _ALONE:  # still held elsewhere: letting go of it frees nothing now
+                _graveyard.pop()
+                continue
+            if isinstance(thing, dict):
+                for _ in range(min(SLICE, len(thing))):
+                    thing.popitem()
+            else:
+                del thing[-SLICE:]  # a long list goes in slices, and its last slice too
+            if not thing:
+                _graveyard.pop()
+        return not _graveyard
 
     @staticmethod
-    def release(*writers: dict[Path, int]) -> None:
-        """Let go of the writers of states shown before: `free_some` frees them in slices (each may name every
-        path of a whole kind), once nothing else holds them."""
-        release(*writers)
+    def release(*things: list[Any] | dict[Any, Any]) -> None:
+        """Let go of big lists or dicts (the writers of states shown before, each of which may name every path of
+        a whole kind): `free_some` empties each a slice at a time once nothing else holds it (one still held
+        elsewhere is only let go of, never emptied)."""
+        _graveyard.extend(things)

@@ -201,13 +201,13 @@ def test_the_writers_of_the_state_shown_before_are_released_and_then_freed_in_sl
     and its slices free them afterwards."""
     monkeypatch.setattr(_engine_state, "_graveyard", [])
     released: list[int] = []
-    release = _engine_state.release
+    release = _engine_state.CursorState.release
 
     def noted(*things: dict[tuple[str, ...], int]) -> None:
         released.extend(map(id, things))
         release(*things)
 
-    monkeypatch.setattr(_engine_state, "release", noted)
+    monkeypatch.setattr(_engine_state.CursorState, "release", staticmethod(noted))
     context = _jump_context()
     view = _view_at(qtbot, context, INSTANCES, 400)
     before = list(view.state_model._writers.values())

@@ -151,7 +151,7 @@ def test_the_state_follows_edits_and_knows_what_each_write_shadowed() -> None:
     context.append({"type": "state", "data": {"n": 3, "m": 0}})
     (identity,) = state.at()
     assert identity.value == {"n": 3, "m": 0}
-    assert identity.set_by(("n",)) == 2
+    assert identity.writer.get(("n",)) == 2
     entry = state.blame("state", None, ("n",)).entries[-1]
     assert (entry.index, entry.shadowed, entry.value) == (2, 2, 3)
     assert state.at(1)[0].value == {"n": 1}
