@@ -17,8 +17,7 @@ from typing import Any
 from ..protocol._expressions import Expression, parse_expression
 from ..protocol._messages import MessageInfo
 from ..resolve import _paranoid
-from ..resolve._order import Shift
-from ..resolve._resolution import Resolution, in_order_now, same_json
+from ..resolve._resolution import Kept, Resolution, same_json
 from ._context import Context, Edited, Watch
 
 SCAN_LIMIT = 2000  # messages looked at to find what a move or an edit touched; beyond: resolve every watch
@@ -34,7 +33,7 @@ def _head(info: MessageInfo) -> Head | None:
     return kind, instance, info.write.path[0] if info.write.path else None
 
 
-class CursorWatch:
+class CursorWatch(Kept):
     """One expression followed at its cursor: `current` is its resolution; `callback(resolution)` when its
     found, value or source messages change."""
 
@@ -42,24 +41,15 @@ class CursorWatch:
                  instance: str | None) -> None:
         self.cursor, self.expression, self.callback, self.instance = cursor, expression, callback, instance
         self.live: Watch | None = None
-        self._resolution = Resolution(expression.source, False)  # at the cursor, ranked when it was made
-        self._seen: Shift = cursor.order.tail
+        self._keep(Resolution(expression.source, False), cursor.order.tail)  # at the cursor
         self._reads = {(ref.kind, ref.path[0] if ref.path else None) for ref in expression.references}
 
     @property
     def current(self) -> Resolution:
         """Its resolution now (following the latest: the context watch's), with the indices its messages
         have now (ranked again when read after an edit shifted them)."""
-        if self.live is not None:
-            return self.live.current
-        now = in_order_now(self._resolution, self._seen, self.cursor.order)
-        if now is not None:  # (None: the order was relabelled since; the cursor resolves every watch again)
-            self._resolution, self._seen = now
-        return self._resolution
-
-    def _keep(self, resolution: Resolution) -> None:
-        self._resolution = resolution
-        self._seen = resolution._ranks.start if resolution._ranks is not None else self.cursor.order.tail
+        # (after a relabel: as it was, until the cursor resolves every watch again)
+        return self.live.current if self.live is not None else self._now(self.cursor.order)
 
     def reads(self, head: Head) -> bool:
         """Whether a write at `head` can change this watch's value."""
@@ -105,7 +95,7 @@ class Cursor:
         if self._at is None:
             self._go_live(watch)
         else:
-            watch._keep(self.context.resolve(watch.expression, watch.instance, self._at))
+            watch._keep(self.context.resolve(watch.expression, watch.instance, self._at), self.order.tail)
         return watch
 
     @property
@@ -127,7 +117,7 @@ class Cursor:
         if old is None:
             for watch in self._watches:
                 if watch.live is not None:
-                    watch._keep(watch.live.current)
+                    watch._keep(watch.live.current, self.order.tail)
                     watch.live.close()
                     watch.live = None
             old = len(self.context)
@@ -170,7 +160,7 @@ class Cursor:
 
     def _set(self, watch: CursorWatch, resolution: Resolution) -> None:
         old = watch._resolution
-        watch._keep(resolution)
+        watch._keep(resolution, self.order.tail)
         if not _same(old, resolution):
             watch.callback(resolution)
 

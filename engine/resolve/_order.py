@@ -31,7 +31,6 @@ class Order:
         self._snapshot: Ranks | None = None  # the latest one handed out, while nothing changed since
         self._tail = Shift(0, 0)  # the last change to `keys`: snapshots hold the one that was last then
         self._noting = False  # whether a snapshot was taken over `keys` (then changes are noted)
-        self.renumbers = 0  # changes that shifted the rank of some key (not appends, nor pops of the last)
         # Since which generation, and each key then -> its key now: what the watches need to tell whether a
         # relabelled result names the same messages (`Watchers._relabelled` takes it).
         self.renamed: tuple[int, dict[int, int]] | None = None
@@ -113,8 +112,6 @@ class Order:
         return message_id
 
     def _shifted(self, key: int, change: int) -> None:
-        if key < self.keys[-1]:  # (called with `key` in the list)
-            self.renumbers += 1
         if not self._noting:  # building, or just relabelled: no snapshot shares this list
             return
         self._tail.later = self._tail = Shift(key, change)
@@ -129,7 +126,6 @@ class Order:
     def _relabel(self) -> None:
         # A new list: snapshots keep the old one, which no longer changes, and the notes made up to now.
         renamed: dict[int, int] = {}
-        self.renumbers += 1
         self.keys, self._snapshot, self._tail, self._noting = [], None, Shift(0, 0), False
         for position, message_id in enumerate(self.ids, start=1):
             renamed[self.key[message_id]] = position * _GAP

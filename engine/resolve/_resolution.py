@@ -199,28 +199,33 @@ def _shifted(keys: Keys, sources: Indices, changes: Sequence[Shift]) -> Indices:
     return tuple(itertools.chain.from_iterable(parts))
 
 
-def in_order_now(resolution: Resolution, since: Shift, order: Order) -> tuple[Resolution, Shift] | None:
-    """`resolution` with the indices its messages have in `order` now, and the change to read on from next
-    time; `since`: the order's last change when it was last looked at (its snapshot's `start` at first).
+class Kept:
+    """A resolution kept across edits (a watch's last result, `_resolution`), with the order's last change when
+    it was last ranked (`_seen`): a watch and a cursor's watch."""
 
-    The same object unless an edit since shifted a message it names (an append never does): then the
-    same messages ranked in the latest snapshot, worked out when read. O(edits since). None when the
-    order was relabelled since its snapshot: its keys name nothing now.
-    """
-    tail, ranks = order.tail, resolution._ranks
-    if since is tail or ranks is None:
-        return resolution, tail
-    if ranks.generation != order.generation:
-        return None
-    top, shift = ranks._top, since.later
-    while shift is not None and shift.key > top:  # appends since its snapshot: past every key it names
-        shift = shift.later
-    if shift is None:
-        return resolution, tail
-    changes = order.shifted(since, resolution._reach())
-    if changes is not None:
-        resolution = resolution._renumbered(order.snapshot(), changes)
-    return resolution, tail
+    __slots__ = ("_resolution", "_seen")
+
+    _resolution: Resolution
+    _seen: Shift
+
+    def _keep(self, resolution: Resolution, seen: Shift) -> None:
+        """Keep `resolution`, ranked as of its snapshot (`seen` for one with no snapshot)."""
+        self._resolution = resolution
+        self._seen = resolution._ranks.start if resolution._ranks is not None else seen
+
+    def _now(self, order: Order) -> Resolution:
+        """The kept resolution with the indices its messages have in `order` now: the same object unless an edit
+        since shifted a message it names (an append never does), else the same messages ranked in the latest
+        snapshot, worked out when read. O(edits since). As kept when the order was relabelled since its
+        snapshot: its keys name nothing now (the holder resolves again)."""
+        resolution, tail = self._resolution, order.tail
+        if self._seen is tail or resolution._ranks is None or resolution._ranks.generation != order.generation:
+            return resolution
+        changes = order.shifted(self._seen, resolution._reach())
+        if changes is not None:
+            resolution = self._resolution = resolution._renumbered(order.snapshot(), changes)
+        self._seen = tail
+        return resolution
 
 
 # Labels and the problems of each reference a resolution looked at (`_chain.Chain` of (key, reason)).

@@ -10,7 +10,7 @@ one step; an edit in an instance layer refolds only that layer). Tracks and watc
 order keys, which edits elsewhere do not change: after an insert, a remove or a move, the watches whose
 tracks were not refolded are not looked at. A watch is called back only when its found, value or source
 messages (their keys) changed; an edit that only renumbered them is no change, and `Watch.current` ranks
-them in the new order when read (`_resolution.in_order_now`), so an edit costs O(refolded watches), not
+them in the new order when read (`_resolution.Kept`), so an edit costs O(refolded watches), not
 O(watches).
 """
 
@@ -27,8 +27,8 @@ from ...protocol._messages import MISSING, Path, Write, get_path
 from .. import _paranoid
 from .._chain import Chain
 from .._keys import EMPTY_KEYS, Keys
-from .._order import Ranks, Shift
-from .._resolution import Resolution, in_order_now, same_json
+from .._order import Ranks
+from .._resolution import Kept, Resolution, same_json
 from . import _whole
 from ._index import Gap, Layer, Probe, State, in_gap, lanes_of
 from ._patches import SharedScans
@@ -114,15 +114,14 @@ class Union:
         return _with_keys(self.keys, sorted(gained))
 
 
-class Watch:
+class Watch(Kept):
     """A live resolution: `current` is always up to date; `callback(resolution)` runs when its found, value
     or source messages change. An edit that only renumbers them (an insert, remove or move elsewhere) is no
     change: `current` is ranked in the new order when read."""
 
     # Slots: a middle edit reads a few hundred of them, and a slot is one load, not a lookup.
     __slots__ = (
-        "_callback", "_order", "_owner", "_renumbers", "_resolution", "_seen", "_union", "expression", "instance",
-        "keys", "parsed", "serial", "tracks",
+        "_callback", "_owner", "_union", "expression", "instance", "keys", "parsed", "serial", "tracks",
     )
 
     def __init__(
@@ -140,10 +139,7 @@ class Watch:
         self._owner: Watchers | None = owner
         self._callback = callback
         self.tracks: dict[Reference, Track] = {}
-        self._resolution = Resolution(expression.source, False)  # the last result, ranked when it was made
-        self._order = owner._store.order
-        self._seen: Shift = self._order.tail  # the order's last change when it was last ranked
-        self._renumbers = -1  # the order's `renumbers` then: while it is the same, nothing to rank again
+        self._keep(Resolution(expression.source, False), owner._store.order.tail)  # the last result
         self.keys: Keys = EMPTY_KEYS  # the order keys of its sources
         self._union = Union()  # a memo: evaluating in a preview may leave it set
 
@@ -153,23 +149,16 @@ class Watch:
         if an edit since shifted the messages it names (once per edit, O(edits since); a resolution handed out
         earlier stays what it was). Read in the middle of an edit, before the watches are brought up to
         date, it is the result before the edit."""
-        order, owner = self._order, self._owner
-        if self._renumbers == order.renumbers or owner is None:  # appends since, at most: as it was
-            pass
-        elif owner.current and owner._generation == order.generation:
-            now = in_order_now(self._resolution, self._seen, order)
-            if now is not None:
-                self._resolution, self._seen = now
-                self._renumbers = order.renumbers
-        if _paranoid.ENABLED and owner is not None and owner.settled():
-            _paranoid.check("Watch.current", self._resolution, owner._store.listed, self.parsed, self.instance)
+        owner = self._owner
+        if owner is not None and owner.settled():
+            self._now(owner._store.order)
+            if _paranoid.ENABLED:
+                _paranoid.check("Watch.current", self._resolution, owner._store.listed, self.parsed, self.instance)
         return self._resolution
 
     def _renew(self, resolution: Resolution, keys: Keys) -> None:
-        self._resolution, self.keys = resolution, keys
-        ranks = resolution._ranks
-        self._seen = ranks.start if ranks is not None else self._seen
-        self._renumbers = -1  # (made in this order, perhaps in a preview: checked at the next read)
+        self.keys = keys
+        self._keep(resolution, self._seen)
 
     def evaluate(self, result: Callable[[Track, Path], Found], ranks: Ranks) -> tuple[Resolution, Keys]:
         found_of = lambda ref: result(self.tracks[ref], ref.path)  # noqa: E731
