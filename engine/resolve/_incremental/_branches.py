@@ -74,21 +74,8 @@ def subsets_of(layer: Layer, branch: Branch, writes: Mapping[int, Write]) -> lis
 
 
 def touching(ids: list[int], writes: Mapping[int, Write], branch: Branch) -> list[int]:
-    """The ids among `ids` whose writes touch `branch` (`touches`, inlined: a lane has hundreds)."""
-    found = []
-    size = len(branch)
-    methods = WRITE_METHODS
-    for message_id in ids:
-        write = writes[message_id]
-        if write.problem is None:
-            path = write.path
-            if len(path) >= size:
-                if path[:size] != branch:
-                    continue
-            elif path != branch[: len(path)] or methods[write.method].covers(write.value, branch[len(path) :]) is None:
-                continue
-        found.append(message_id)
-    return found
+    """The ids among `ids` whose writes touch `branch` (`touches`)."""
+    return [message_id for message_id in ids if touches(writes[message_id], branch)]
 
 
 class BranchFold:
