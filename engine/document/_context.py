@@ -350,7 +350,7 @@ class Context:
                 return watched
             return self._lanes.found(ref, instance, limit)
 
-        resolution = combine_keys(expression, found, self._store.order.snapshot())[0]
+        resolution = combine_keys(expression, found, self._store.order.snapshot())
         if _paranoid.ENABLED:
             _paranoid.check("Context.resolve", resolution, self._store.listed, expression, instance, at)
         return resolution

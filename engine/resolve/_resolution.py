@@ -169,15 +169,6 @@ class Resolution:
     def __reduce__(self) -> tuple[type[Resolution], tuple[Any, ...]]:
         return Resolution, self._fields()
 
-    def same_result(self, other: Resolution | None) -> bool:
-        """Whether a watcher would see a change: found, value or sources differ."""
-        return (
-            other is not None
-            and self.found == other.found
-            and self.sources == other.sources
-            and same_json(self.value, other.value)
-        )
-
 
 _FEW_CHANGES = 8  # beyond: the sources are ranked again when read
 

@@ -49,9 +49,9 @@ class Found(NamedTuple):
 
 
 def combine_keys(expression: Expression, found_of: Callable[[Reference], Found], ranks: Ranks,
-                 union: Callable[[tuple[Keys, ...]], Keys] | None = None) -> tuple[Resolution, Keys]:
+                 union: Callable[[tuple[Keys, ...]], Keys] | None = None) -> Resolution:
     """SPEC 3 over key-space results: the first alternative whose references are all found wins; the
-    resolution (its sources and diagnostics ranked in `ranks` when read) and its source keys.
+    resolution, its sources (`_keys`) and diagnostics ranked in `ranks` when read.
 
     The diagnostics are those of every reference looked at. A reference looked at twice has the very
     same problems, and two references never share one (each names its own path), so they are
@@ -72,10 +72,9 @@ def combine_keys(expression: Expression, found_of: Callable[[Reference], Found],
                 absent = str(ref)
         if absent is None:
             keys = values[0].keys if len(values) == 1 else (union or _union)(tuple(v.keys for v in values))
-            return Resolution._ranked(expression.source, True, values[-1].value, keys, tuple(parts), ranks), keys
+            return Resolution._ranked(expression.source, True, values[-1].value, keys, tuple(parts), ranks)
         missing.append(absent)
-    missed = Resolution._ranked(expression.source, False, None, EMPTY_KEYS, tuple(parts), ranks, tuple(missing))
-    return missed, EMPTY_KEYS
+    return Resolution._ranked(expression.source, False, None, EMPTY_KEYS, tuple(parts), ranks, tuple(missing))
 
 
 def _union(parts: tuple[Keys, ...]) -> Keys:
@@ -121,7 +120,7 @@ class Watch(Kept):
 
     # Slots: a middle edit reads a few hundred of them, and a slot is one load, not a lookup.
     __slots__ = (
-        "_callback", "_owner", "_union", "expression", "instance", "keys", "parsed", "serial", "tracks",
+        "_callback", "_owner", "_union", "expression", "instance", "parsed", "serial", "tracks",
     )
 
     def __init__(
@@ -140,7 +139,6 @@ class Watch(Kept):
         self._callback = callback
         self.tracks: dict[Reference, Track] = {}
         self._keep(Resolution(expression.source, False), owner._store.order.tail)  # the last result
-        self.keys: Keys = EMPTY_KEYS  # the order keys of its sources
         self._union = Union()  # a memo: evaluating in a preview may leave it set
 
     @property
@@ -156,11 +154,7 @@ class Watch(Kept):
                 _paranoid.check("Watch.current", self._resolution, owner._store.listed, self.parsed, self.instance)
         return self._resolution
 
-    def _renew(self, resolution: Resolution, keys: Keys) -> None:
-        self.keys = keys
-        self._keep(resolution, self._seen)
-
-    def evaluate(self, result: Callable[[Track, Path], Found], ranks: Ranks) -> tuple[Resolution, Keys]:
+    def evaluate(self, result: Callable[[Track, Path], Found], ranks: Ranks) -> Resolution:
         found_of = lambda ref: result(self.tracks[ref], ref.path)  # noqa: E731
         return combine_keys(self.parsed, found_of, ranks, self._union)
 
@@ -192,11 +186,10 @@ Identity = tuple[str, str | None]
 
 
 class Renewal(NamedTuple):
-    """A watch's new resolution after an edit, its source keys, and whether its watcher sees a change."""
+    """A watch's new resolution after an edit, and whether its watcher sees a change."""
 
     watch: Watch
     resolution: Resolution
-    keys: Keys
     changed: bool
 
 
@@ -256,7 +249,7 @@ class Watchers:
         for track in fresh | reread:
             assert track.fold is not None
             track.results = self._results(track, track.fold)
-        handle._renew(*handle.evaluate(Track.result, self._store.order.snapshot()))
+        handle._keep(handle.evaluate(Track.result, self._store.order.snapshot()), handle._seen)
         self._watches[handle] = None
         return handle
 
@@ -439,15 +432,14 @@ class Watchers:
         # expression in the same view read the same results: one evaluation serves them all (a resolution
         # is frozen, so they can share it).
         fresh = []
-        made: dict[tuple[str, str | None], tuple[Resolution, Keys]] = {}
+        made: dict[tuple[str, str | None], Resolution] = {}
         for watch in sorted(refolded, key=lambda watch: watch.serial):  # in creation order
             same = (watch.expression, watch.instance)
-            evaluated = made.get(same)
-            if evaluated is None:
-                evaluated = made[same] = watch.evaluate(now, ranks)
-            resolution, keys = evaluated
+            resolution = made.get(same)
+            if resolution is None:
+                resolution = made[same] = watch.evaluate(now, ranks)
             old = watch._resolution
-            fresh.append(Renewal(watch, resolution, keys, _changed(old, watch.keys, resolution, keys)))
+            fresh.append(Renewal(watch, resolution, _changed(old, old._keys, resolution)))
         return Outcome(folds, results, fresh, order.generation)
 
     def _relabelled(self) -> Outcome:
@@ -458,6 +450,7 @@ class Watchers:
         order = self._store.order
         ranks = order.snapshot()
         renamed = order.renamed_since(self._generation)
+        assert renamed is not None  # (a relabel is followed before the next; two in one edit compose: `Order`)
         folds: dict[Track, Fold] = {}
         for track in sorted(self._tracks.values(), key=lambda track: track.instance is not None):
             base = self._base(track, folds)
@@ -465,13 +458,9 @@ class Watchers:
         results = {track: self._results(track, fold, False) for track, fold in folds.items()}
         fresh: list[Renewal] = []
         for watch in self._watches:
-            resolution, keys = watch.evaluate(lambda track, path: results[track][path], ranks)
-            if renamed is None:  # not known (never so after a relabel in an edit): compared by indices
-                changed = not resolution.same_result(watch._resolution)
-            else:
-                was = Keys.owning([renamed.get(key, -1) for key in watch.keys])  # -1: removed since
-                changed = _changed(watch._resolution, was, resolution, keys)
-            fresh.append(Renewal(watch, resolution, keys, changed))
+            resolution = watch.evaluate(lambda track, path: results[track][path], ranks)
+            was = Keys.owning([renamed.get(key, -1) for key in watch._resolution._keys])  # -1: removed since
+            fresh.append(Renewal(watch, resolution, _changed(watch._resolution, was, resolution)))
         return Outcome(folds, results, fresh, order.generation)
 
     def commit(self, outcome: Outcome) -> None:
@@ -485,10 +474,10 @@ class Watchers:
         self._generation = outcome.generation
         self.current = True
         changed = []
-        for watch, resolution, keys, seen in outcome.fresh:  # hundreds after a middle edit: plain unpacking
+        for watch, resolution, seen in outcome.fresh:  # hundreds after a middle edit: plain unpacking
             if seen:
                 changed.append(watch)
-            watch._renew(resolution, keys)
+            watch._keep(resolution, watch._seen)
         for watch in changed:
             if watch._owner is not None:
                 watch._callback(watch._resolution)
@@ -664,13 +653,13 @@ def _edited(keys: Keys, lost: Iterable[int], added: list[int]) -> Keys | None:
     return keys.edited(lost, added)
 
 
-def _changed(old: Resolution, before: Keys, new: Resolution, keys: Keys) -> bool:
+def _changed(old: Resolution, before: Keys, new: Resolution) -> bool:
     """Whether a watcher sees a change: found, value or the source messages (their order keys, `before` and
-    `keys`: a message moved is at another place in the fold, so a moved source is a change too). Indices
-    that only shifted are not."""
+    the new ones: a message moved is at another place in the fold, so a moved source is a change too).
+    Indices that only shifted are not."""
     if old.found != new.found:
         return True
-    # Tuples compare item by item even when their lengths differ: a whole kind has thousands of keys.
+    keys = new._keys  # (compared item by item even when their lengths differ: a whole kind has thousands)
     if keys is not before and (len(keys) != len(before) or keys != before):
         return True
     return old.value is not new.value and not same_json(old.value, new.value)

@@ -83,11 +83,11 @@ def test_an_append_grows_a_whole_kinds_keys_in_place_and_keeps_no_old_sources() 
     ctx = Context([_data("s", {"a": 1}), _data("s", {"b": 2}, "i"), _data("s", {"c": 3})])
     watches = [ctx.watch("†s", lambda _: None), ctx.watch("†s", lambda _: None, instance="i")]
     for message in (_data("s", {"d": 4}), _data("s", {"e": 5}, "i"), _data("s", {"a": 6})):
-        before = [watch.keys for watch in watches]
+        before = [watch._resolution._keys for watch in watches]
         ctx.append(message)
         for watch, was in zip(watches, before, strict=True):
-            if len(watch.keys) > len(was):
-                assert watch.keys._tail is was._tail  # grown in place: no copy
+            if len(watch._resolution._keys) > len(was):
+                assert watch._resolution._keys._tail is was._tail  # grown in place: no copy
             assert watch.current == ctx.resolve("†s", watch.instance)
         for track in ctx._watchers._tracks.values():
             assert track.fold is not None
