@@ -18,7 +18,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping
 from itertools import compress
 from operator import is_not
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ...protocol._messages import MISSING, Path, Write, get_path, is_index
 from ...protocol._methods import WRITE_METHODS
@@ -51,7 +51,6 @@ class Difference(NamedTuple):
     order: bool = False
 
 
-_T = TypeVar("_T")
 Patches = list[tuple[Patch, int | None]]  # each with the order key of the write where it stops applying
 
 
@@ -70,18 +69,16 @@ def patch_to(
     key: Callable[[int], int],
     appends: bool,
     blocked: Blocked | None,
-    scans: SharedScans,
 ) -> Patches | None:
     """How an old fold's rest — the writes of `layer` after order key `after` (None: all of them) —
     becomes the new fold's, given their roots there: the patches (none when the two are equivalent),
     each with the order key of the write from which the two agree there again (None: none); None when
     the old rest cannot be reused. `appends`: every write of the rest appends to the lane's array.
-    `blocked` remembers differences the rest cannot pass, and the key of the write that stops them;
-    `scans`, what the edit's other repairs found comparing the same values and reading the same writes.
+    `blocked` remembers differences the rest cannot pass, and the key of the write that stops them.
 
     A whole-kind track (`lane` None) is patched the same way: each difference lies in some lane, and
     only that lane's writes (`Layer.subset`) can act on it."""
-    if equivalent(now, then, lane, scans.identical):
+    if equivalent(now, then, lane):
         return []
     at = None if lane is None else common_start(now, then, lane, paths)
     if at is not None:
@@ -93,12 +90,12 @@ def patch_to(
         elif position == 0:
             stop = keeps_start_from_first(layer, lane, writes, at)
         else:
-            stop = scans.keeps_start(subset, position, writes, lane, at)
+            stop = keeps_start(subset, position, writes, lane, at)
         if stop is False:
             return None
         patch = Patch((lane,), now[lane][at:], then[lane][at:], prefix=True, at=at)
         return [(patch, None if stop is None else key(subset[stop]))]
-    targets = scans.differences(now, then, lane)
+    targets = differences(now, then, lane)
     if targets is None:
         return None
     if blocked is not None and targets in blocked and (after is None or after < blocked[targets]):
@@ -108,7 +105,7 @@ def patch_to(
         group = tuple(target for target in targets if target.path[0] == first)
         subset = layer.subset(first)
         position = 0 if after is None else bisect_right(subset, after, key=key)
-        covered, stop = scans.cover(subset, position, writes, group, layer, key)
+        covered, stop = cover(subset, position, writes, group, layer, key)
         if stop is not None:
             if blocked is not None:
                 blocked[targets] = key(subset[stop])
@@ -353,71 +350,11 @@ def keeps_start_from_first(layer: Layer, lane: str, writes: Mapping[int, Write],
     return _kept(known, at)
 
 
-class SharedScans:
-    """Where two lane values differ (`differences`) and how a lane's writes act there (`cover`, `keeps_start`),
-    worked out once per edit and handed to every repair that asks the same. A global write changes the fold
-    every instance fold continues from: both instances' whole-kind tracks (`_whole`) compare the same two
-    values of the global whole-kind fold, and both instances' tracks of the lane (`_tracks._same_base`) those
-    of the global lane fold; each instance's whole-kind track and its track of the lane then ask how the same
-    writes of that instance's layer act on the same difference (so do a layer's whole-kind track and the
-    edited lane's track after an edit of that layer). Made for one edit's repairs (`Watchers.refolds`), while
-    the store does not change; what was compared or read is kept with what was found, so that the ids of
-    its objects name them while this lives."""
-
-    __slots__ = ("_found",)
-
-    def __init__(self) -> None:
-        self._found: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-
-    def _once(self, key: tuple[Any, ...], kept: tuple[Any, ...], work: Callable[[], _T]) -> _T:
-        """What `work` found for `key`, worked out once (`kept`: what the ids in `key` name, kept alive)."""
-        found = self._found.get(key)
-        if found is None:
-            found = self._found[key] = (*kept, work())
-        result: _T = found[-1]
-        return result
-
-    def identical(self, a: Any, b: Any) -> bool:
-        """`identical`, once per pair of values (in either order): a global write's lane value before and
-        after is compared for each instance's track of the lane and its whole-kind track."""
-        if a is b:
-            return True
-        pair = (id(a), id(b)) if id(a) < id(b) else (id(b), id(a))
-        return self._once((*pair, _IDENTICAL), (a, b), lambda: identical(a, b))
-
-    def differences(self, now: Any, then: Any, lane: str | None) -> tuple[Difference, ...] | None:
-        """`differences` of a lane, once per pair of lane values (of the whole value: each time)."""
-        if lane is None or type(now) is not dict or type(then) is not dict:
-            return differences(now, then, lane)
-        new, old = now.get(lane, MISSING), then.get(lane, MISSING)
-        return self._once((id(new), id(old), lane), (new, old), lambda: differences(now, then, lane))
-
-    def cover(
-        self, subset: list[int], position: int, writes: Mapping[int, Write], targets: tuple[Difference, ...],
-        layer: Layer | None = None, key: Callable[[int], int] | None = None,
-    ) -> tuple[tuple[int | None, ...], int | None]:
-        """`cover`, read once per lane, position and differences."""
-        work = lambda: cover(subset, position, writes, targets, layer, key)  # noqa: E731
-        return self._once((id(subset), position, targets), (subset,), work)
-
-    def keeps_start(
-        self, subset: list[int], position: int, writes: Mapping[int, Write], lane: str, at: int
-    ) -> int | bool | None:
-        """`keeps_start`, read once per lane, position and common start."""
-        work = lambda: keeps_start(subset, position, writes, lane, at)  # noqa: E731
-        return self._once((id(subset), position, lane, at), (subset,), work)
-
-
-_IDENTICAL = object()  # (what `SharedScans.identical` found is kept under it)
-
-
-def equivalent(a: Any, b: Any, lane: str | None, same: Callable[[Any, Any], bool] | None = None) -> bool:
-    """Whether two roots fold the same from here on, for one lane: same root type, same lane value (compared
-    by `same`, `identical` unless given)."""
-    same = same or identical
+def equivalent(a: Any, b: Any, lane: str | None) -> bool:
+    """Whether two roots fold the same from here on, for one lane: same root type, same lane value."""
     if lane is None or not isinstance(a, dict) or not isinstance(b, dict):
-        return same(a, b)
-    return same(a.get(lane, MISSING), b.get(lane, MISSING))
+        return identical(a, b)
+    return identical(a.get(lane, MISSING), b.get(lane, MISSING))
 
 
 def identical(a: Any, b: Any) -> bool:
@@ -444,7 +381,6 @@ __all__ = [
     "Difference",
     "Patch",
     "Patches",
-    "SharedScans",
     "acts_on",
     "common_start",
     "cover",

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ...protocol._messages import MISSING, Path, Write
 from . import _index
 from ._index import Checkpoint, Gap, Layer, Probe, ProbeState, SourceEdit, Sources, State, checkpoint, fold_lane, kept
-from ._patches import Blocked, Patch, Patches, SharedScans, patch_to, patched
+from ._patches import Blocked, Patch, Patches, patch_to, patched
 
 if TYPE_CHECKING:
     from ._store import Store
@@ -405,21 +405,19 @@ def lane_value(root: Any, lane: str) -> Any:
 
 
 def repair(
-    store: Store, work: TrackEdit, old: Fold, kind: str, instance: str | None, lane: str | None, base: Fold | None,
-    scans: SharedScans,
+    store: Store, work: TrackEdit, old: Fold, kind: str, instance: str | None, lane: str | None, base: Fold | None
 ) -> Fold:
     """The fold after an edit in the middle of its own layer, or a change of the global fold under it (never
     both: `_watches` repairs such an edit in two halves, and a whole kind lane by lane first, `_whole`):
-    resume before the edit, splice the old rest on once equivalent. `scans`: what the edit's other repairs
-    found comparing the same values and reading the same writes.
+    resume before the edit, splice the old rest on once equivalent.
 
     In phases: a change of the global fold alone is spliced at the start of the layer when the two global
     folds end alike (`_same_base`); otherwise the fold resumes from the last checkpoint before the edit
     (`_TrackRepair.resume`), compares the two sides right at a one-write edit (`splice_at_the_edit`), and
     else folds on until it meets an old checkpoint it is equivalent to (`fold_until_equivalent`)."""
-    job = _TrackRepair(store, work, old, kind, instance, lane, base, scans)
+    job = _TrackRepair(store, work, old, kind, instance, lane, base)
     if work.base and work.low is None and base is not None:
-        spliced = _same_base(old, base, lane, job.layer, job.writes, job.keys, job.appends_from(0), scans)
+        spliced = _same_base(old, base, lane, job.layer, job.writes, job.keys, job.appends_from(0))
         if spliced is not None:
             return spliced
     job.resume()
@@ -438,9 +436,9 @@ class _TrackRepair:
 
     def __init__(
         self, store: Store, work: TrackEdit, old: Fold, kind: str, instance: str | None, lane: str | None,
-        base: Fold | None, scans: SharedScans,
+        base: Fold | None,
     ) -> None:
-        self.work, self.old, self.lane, self.base, self.scans = work, old, lane, base, scans
+        self.work, self.old, self.lane, self.base = work, old, lane, base
         self.layer = store.layer((kind, instance))
         self.writes = store.writes
         self.keys = store.order.key
@@ -502,8 +500,7 @@ class _TrackRepair:
             state.step(edited, writes[edited], key(edited))
             position, previous = position + 1, edited
         way = patch_to(
-            state.root, then.root, lane, self.paths, layer, work.low, writes, key, self.appends_from(position), None,
-            self.scans,
+            state.root, then.root, lane, self.paths, layer, work.low, writes, key, self.appends_from(position), None
         )
         if way is not None and isinstance(state.root, dict) and isinstance(then.root, dict):
             marks, keys, low = self.old.checkpoints, self.keys, work.low
@@ -523,7 +520,7 @@ class _TrackRepair:
         (equal, or different only where the rest keeps them apart: `_patches.patch_to`); splice the old rest
         on at the first that is, else the new fold goes to the end."""
         work, marks, keys, key, subset = self.work, self.old.checkpoints, self.keys, self.key, self.subset
-        lane, paths, layer, writes, scans = self.lane, self.paths, self.layer, self.writes, self.scans
+        lane, paths, layer, writes = self.lane, self.paths, self.layer, self.writes
         matches = {marks.id_at(i): i for i in range(self.first, len(marks))} if self.aligned else {}
         high = work.high
         found: list[tuple[int, Patches]] = []  # the matched mark, and how to patch the old rest
@@ -536,7 +533,7 @@ class _TrackRepair:
             mark = marks.get(index)
             at = key(message_id)
             appends = self.appends_from(bisect_right(subset, at, key=key))
-            way = patch_to(now.root, mark.root, lane, paths, layer, at, writes, key, appends, blocked, scans)
+            way = patch_to(now.root, mark.root, lane, paths, layer, at, writes, key, appends, blocked)
             if way is None:
                 return None
             found.append((index, [(patch, _until(marks, index + 1, cover, keys)) for patch, cover in way]))
@@ -562,14 +559,14 @@ def _until(marks: Marks, start: int, cover: int | None, keys: Mapping[int, int])
 
 
 def _same_base(old: Fold, base: Fold, lane: str | None, layer: Layer, writes: Mapping[int, Write],
-               keys: Mapping[int, int], appends: bool, scans: SharedScans) -> Fold | None:
+               keys: Mapping[int, int], appends: bool) -> Fold | None:
     """When the global fold ends as before (for this lane), the instance layer folds as before: only the
     sources and diagnostics it carried over from the global layer change. So too when the two differ at
     one path that the instance layer keeps apart (`_patches.cover`), or in the lane's array when the instance
     layer only appends to it. None otherwise."""
     paths = [probe.path for probe in old.state.probes]
     key = keys.__getitem__
-    way = patch_to(base.state.root, old.base.root, lane, paths, layer, None, writes, key, appends, None, scans)
+    way = patch_to(base.state.root, old.base.root, lane, paths, layer, None, writes, key, appends, None)
     if way is None:
         return None
     patches = [(patch, _until(old.checkpoints, 0, cover, keys)) for patch, cover in way]

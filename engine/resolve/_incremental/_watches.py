@@ -31,7 +31,6 @@ from .._order import Ranks
 from .._resolution import Kept, Resolution, same_json
 from . import _whole
 from ._index import Gap, Layer, Probe, State, in_gap, lanes_of
-from ._patches import SharedScans
 from ._tracks import Fold, Marks, TrackEdit, full, repair, step
 
 if TYPE_CHECKING:
@@ -391,11 +390,9 @@ class Watchers:
         else: alone, the first half of a move; `outcome` works out what they change. Never after a relabel
         (the keys the folds keep name nothing then): `outcome` folds every track again instead."""
         folds = dict(prior or {})
-        # Where the same values differ, and how the same writes act there: asked by several tracks.
-        scans = SharedScans()
         # Global tracks first: instance tracks continue from them.
         for track in sorted(plan, key=lambda track: track.instance is not None):
-            folds[track] = self._refold(track, plan[track], folds, scans)
+            folds[track] = self._refold(track, plan[track], folds)
         return folds
 
     def outcome(
@@ -510,7 +507,7 @@ class Watchers:
         for gap in () if new is None else new.gaps:
             view.setdefault(gap, set()).add(track)
 
-    def _refold(self, track: Track, work: TrackEdit, folds: dict[Track, Fold], scans: SharedScans) -> Fold:
+    def _refold(self, track: Track, work: TrackEdit, folds: dict[Track, Fold]) -> Fold:
         store = self._store
         base = self._base(track, folds)
         old = folds.get(track) or track.fold
@@ -519,7 +516,7 @@ class Watchers:
         if work.appended is not None:
             own = store.infos[work.appended].instance == track.instance
             return step(store, old, work.appended, own, base, track.lane, store.layer((track.kind, track.instance)))
-        return _repaired(store, work, old, track, base, scans)
+        return _repaired(store, work, old, track, base)
 
     def _base(self, track: Track, folds: dict[Track, Fold]) -> Fold | None:
         """The fold of the global track an instance track continues from (new when this edit made one)."""
@@ -554,7 +551,7 @@ class Watchers:
         return values
 
 
-def _repaired(store: Store, work: TrackEdit, old: Fold, track: Track, base: Fold | None, scans: SharedScans) -> Fold:
+def _repaired(store: Store, work: TrackEdit, old: Fold, track: Track, base: Fold | None) -> Fold:
     """A track's fold after an edit in the middle: a whole kind lane by lane where its lanes fold apart
     (`_whole.repair`), else the usual way (`_tracks.repair`). A replace that moves a write between the
     global layer and an instance layer changes both: repaired in two halves, its own half over the old global
@@ -565,17 +562,17 @@ def _repaired(store: Store, work: TrackEdit, old: Fold, track: Track, base: Fold
     result's keys are the old ones edited, not found by comparing thousands of sources."""
     kind, instance, lane = track.kind, track.instance, track.lane
     if work.base and work.low is not None and base is not None:
-        halfway = _repaired(store, work.own_half(), old, track, Fold(old.base, old.base, [], Marks()), scans)
-        fold = _repaired(store, TrackEdit(base=True), halfway, track, base, scans)
+        halfway = _repaired(store, work.own_half(), old, track, Fold(old.base, old.base, [], Marks()))
+        fold = _repaired(store, TrackEdit(base=True), halfway, track, base)
         for probe, was in zip(fold.state.probes, halfway.state.probes, strict=True):
             told = lane is None and was.edits and probe.edits and probe.edits[0].sources is was.sources
             probe.edits = (was.edits[0].net(probe.edits[0]),) if told else ()
         return fold
     if lane is None:
-        whole = _whole.repair(store, work, old, kind, instance, base, scans)
+        whole = _whole.repair(store, work, old, kind, instance, base)
         if whole is not None:
             return whole
-    return repair(store, work, old, kind, instance, lane, base, scans)
+    return repair(store, work, old, kind, instance, lane, base)
 
 
 def probe_result(state: State, probe: Probe, key: dict[int, int]) -> Found:

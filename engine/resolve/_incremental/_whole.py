@@ -39,7 +39,7 @@ from .._fold import TOO_DEEP
 from .._keys import Ids
 from . import _index
 from ._index import Checkpoint, Layer, Probe, SourceEdit, Sources, State, attempt, kept, lanes_of
-from ._patches import Blocked, Patch, SharedScans, identical, patch_at, patch_to, patched
+from ._patches import Blocked, Patch, cover, differences, identical, patch_at, patch_to, patched
 from ._tracks import Fold, LaneMark, TrackEdit, _marks_before, lane_value
 
 if TYPE_CHECKING:
@@ -53,8 +53,7 @@ class _Fallback(Exception):
 @dataclass(frozen=True)
 class _Edit:
     """What one repair compares: the layer, the edited write at order key `low` (None: a change of the
-    global fold under an instance layer, from the start of the layer), its old and new write; `scans`,
-    where values differ and how the layer's writes act there, shared with the edit's other repairs."""
+    global fold under an instance layer, from the start of the layer), its old and new write."""
 
     layer: Layer
     writes: Mapping[int, Write]
@@ -63,7 +62,6 @@ class _Edit:
     edited: int | None
     old: Write | None
     new: Write | None
-    scans: SharedScans
 
     def key(self, message_id: int) -> int:
         return self.keys[message_id]
@@ -93,14 +91,12 @@ _KEEP = object()  # a lane's final value: as it was
 
 
 def repair(
-    store: Store, work: TrackEdit, old: Fold, kind: str, instance: str | None, base_fold: Fold | None,
-    scans: SharedScans,
+    store: Store, work: TrackEdit, old: Fold, kind: str, instance: str | None, base_fold: Fold | None
 ) -> Fold | None:
     """The whole-kind fold after an edit, lane by lane (`base_fold`: the global fold an instance fold
     continues from); None when the lanes do not fold apart. It keeps the old fold's checkpoints before the
     edit, and its lane marks as repaired. An edit of the track's own layer is
-    one write at one place; a change of the global fold (`work.base`) comes with no edit of its own.
-    `scans`: what the edit's other repairs found comparing the same values and reading the same writes."""
+    one write at one place; a change of the global fold (`work.base`) comes with no edit of its own."""
     layer = store.layer((kind, instance))
     probes = old.state.probes
     base = None if base_fold is None else base_fold.state
@@ -111,9 +107,9 @@ def repair(
     if not all(root is MISSING or type(root) is dict for root in (start, before)):
         return None  # the global fold left something else than an object: every write may change it
     if work.base:
-        found = _under_a_global_change(store, work, layer, base, before, start, scans)
+        found = _under_a_global_change(store, work, layer, base, before, start)
     else:
-        found = _under_an_own_edit(store, work, layer, kind, instance, scans)
+        found = _under_an_own_edit(store, work, layer, kind, instance)
     if found is None:
         return None
     edit, lanes, reorder = found
@@ -143,7 +139,7 @@ def repair(
 
 
 def _under_a_global_change(
-    store: Store, work: TrackEdit, layer: Layer, base: State | None, before: Any, start: Any, scans: SharedScans,
+    store: Store, work: TrackEdit, layer: Layer, base: State | None, before: Any, start: Any,
 ) -> tuple[_Edit, list[str], bool] | None:
     """What a change of the global fold under an instance track asks: the lanes whose global value changed,
     and whether the root's keys may now be in another order; None when that cannot be repaired lane by lane
@@ -152,18 +148,18 @@ def _under_a_global_change(
         return None
     if (before is MISSING) != (start is MISSING):
         return None
-    edit = _Edit(layer, store.writes, store.order.key, None, None, None, None, scans)
+    edit = _Edit(layer, store.writes, store.order.key, None, None, None, None)
     if start is MISSING:
         return edit, [], False
     reorder = list(before) != list(start)  # the global fold created a key, or another one first
-    # Asked alike by every instance's track (`SharedScans.identical`); a lane left alone is the very same object.
-    lanes = [lane for lane, was in before.items() if not scans.identical(start.get(lane, MISSING), was)]
+    # A lane left alone is the very same object.
+    lanes = [lane for lane, was in before.items() if not identical(start.get(lane, MISSING), was)]
     lanes += [lane for lane in start if lane not in before]
     return edit, lanes, reorder
 
 
 def _under_an_own_edit(
-    store: Store, work: TrackEdit, layer: Layer, kind: str, instance: str | None, scans: SharedScans,
+    store: Store, work: TrackEdit, layer: Layer, kind: str, instance: str | None,
 ) -> tuple[_Edit, list[str], bool] | None:
     """What one write edited in this layer asks: the lanes its old and new write touch, and whether the
     root's keys may now be in another order; None when that cannot be repaired lane by lane (several writes,
@@ -176,7 +172,7 @@ def _under_an_own_edit(
     info = store.infos.get(edited)
     if new_write is not None and (info is None or info.identity != (kind, instance)):
         new_write = None  # it now writes another layer
-    edit = _Edit(layer, store.writes, store.order.key, work.low, edited, old_write, new_write, scans)
+    edit = _Edit(layer, store.writes, store.order.key, work.low, edited, old_write, new_write)
     touched: dict[str, None] = {}
     for write in (old_write, new_write):
         if write is None or write.problem is not None:
@@ -449,7 +445,7 @@ class _LaneRefold:
         check = True
         while True:
             if check:  # after each write both sides stepped (and before the first)
-                if then is now or (edit.scans.identical(then, now) if not steps else identical(then, now)):
+                if then is now or identical(then, now):
                     return self.finish(_KEEP, [], {}, -1 if after is None else after)
                 if type(then) is dict and type(now) is dict:
                     # Objects: where they differ, and the next write that acts there, checked after every write;
@@ -473,7 +469,7 @@ class _LaneRefold:
                     appends = position >= layer.appends_from(lane, writes)
                     way = patch_to(
                         {} if now is MISSING else {lane: now}, {} if then is MISSING else {lane: then},
-                        lane, [], layer, after, writes, edit.key, appends, blocked, edit.scans,
+                        lane, [], layer, after, writes, edit.key, appends, blocked,
                     )
                     if way is not None:
                         if way and (then is MISSING or now is MISSING):
@@ -539,10 +535,10 @@ def _placed_differences(
     both sides (None: none before `acting`), and the position of the first write that acts on a difference
     by what it is (`acting`, None: none, so the old rest is the new one patched); None when they differ
     otherwise."""
-    targets = edit.scans.differences({lane: now}, {lane: then}, lane)
+    targets = differences({lane: now}, {lane: then}, lane)
     if targets is None:
         return None
-    covered, acting = edit.scans.cover(subset, position, edit.writes, targets, edit.layer, edit.key)
+    covered, acting = cover(subset, position, edit.writes, targets, edit.layer, edit.key)
     new, old = {lane: now}, {lane: then}
     patches = [(patch_at(target, new, old), at) for target, at in zip(targets, covered, strict=True)]
     return patches, acting
