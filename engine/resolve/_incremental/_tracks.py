@@ -508,7 +508,7 @@ class _TrackRepair:
             patches = [(patch, _until(marks, later, cover, keys)) for patch, cover in way]
             was, is_now = (checkpoint(now, edited, len(self.gaps)) for now in (then, state))
             # (a removed message: at the edit)
-            told = _SharedSources(bases, lambda message_id: keys.get(message_id, low))
+            told = _SharedSources(bases, keys, low)
             return _splice(state, self.gaps, self.head, self.fresh, later, was, self.old, self.base, is_now, patches,
                            told)
         if previous is not None and (self.after is None or key(previous) > key(self.after)):
@@ -577,7 +577,17 @@ def _same_base(old: Fold, base: Fold, lane: str | None, layer: Layer, writes: Ma
     matched = _mark(old.state, [before[path] for path in paths], 0)
     here = _mark(old.state, [after[path] for path in paths], 0)
     start = State([after[path].copy() for path in paths], base.state.root)
-    return _splice(start, [], Marks(), [], 0, matched, old, base, here, patches)
+    # A global append only grew the global fold's sources: the instance's results are told the one key gained.
+    told = _SharedSources([_shared(after[path].sources, before[path]) for path in paths], keys, -1)
+    return _splice(start, [], Marks(), [], 0, matched, old, base, here, patches, told)
+
+
+def _shared(now: Sequence[int], was: Probe) -> tuple[int, int]:
+    """How many sources `now` shares with the probe `was` from the start (all of them when it grew from them,
+    else none), and that probe's resets: a base for `_SharedSources`."""
+    size = len(was.sources)
+    grown = len(now) >= size and (now is was.sources or tuple(islice(now, size)) == tuple(was.sources))
+    return (size if grown else 0), was.resets
 
 
 def _mark(state: State, probes: list[Probe], gaps: int) -> TrackCheckpoint:
@@ -622,9 +632,9 @@ def _splice(
     rebased. `start`: the fold is spliced at the start of its own layer (`matched` is then where the old
     global fold left the probes, `start` where the new one does). `patches`: where the new roots differ
     from the old rest's, each up to the old mark from which a write made them the same (None: the end).
-    `told`: how many sources `state` and `matched` share (they grew from one state), so that a probe whose
-    sources changed says how, as order keys (`SourceEdit`): its result is its old keys edited, not its
-    sources compared with the old ones (`_watches._grown`).
+    `told`: how many sources `state` and `matched` share, so that a probe whose sources changed says how, as
+    order keys (`SourceEdit`): its result is its old keys edited, not its sources compared with the old ones
+    (`_watches._grown`).
     """
     here = start or checkpoint(state, matched.after, len(gaps))
     then = matched.held  # the old fold's probes at the splice
@@ -660,21 +670,25 @@ def _splice(
 
 
 class _SharedSources(NamedTuple):
-    """Per probe, how many sources and resets the two sides of a one-write repair shared before the edited
-    write (`bases`), and the order key of a message (`key_of`)."""
+    """Per probe, how many sources and resets the two sides of a splice share from the start (`bases`: at a
+    one-write repair, those before the edited write; under a changed global fold, the old one's when the new one
+    only grew from it), the order keys, and the key of a message no longer there (`low`)."""
 
     bases: list[tuple[int, int]]
-    key_of: Callable[[int], int]
+    keys: Mapping[int, int]
+    low: int  # (-1: not known)
 
     def change(self, index: int, now: Probe, was: Sources, resets: int, final: Sources) -> SourceEdit | None:
-        """How the sources `now` + the rest of `final` differ from `final` (`was` + the rest), as order keys;
-        None when a side reset them at the edit (then they share nothing)."""
+        """How the sources `now` + the rest of `final` differ from `final` (`was` + the rest), as order keys (a
+        fold's sources name each message once); None when a message lost has no key that is known."""
         size, before = self.bases[index]
         if not now.resets == resets == before:
-            return None
+            size = 0  # a side reset them: they share none
         then, it = set(islice(was, size, None)), set(islice(now.sources, size, None))
-        key_of = self.key_of
-        return SourceEdit(final, [key_of(m) for m in then - it], [key_of(m) for m in it - then])
+        keys, low, lost = self.keys, self.low, then - it
+        if low < 0 and not keys.keys() >= lost:
+            return None
+        return SourceEdit(final, [keys.get(m, low) for m in lost], [keys[m] for m in it - then])
 
 
 def _rebased(

@@ -394,3 +394,30 @@ def test_a_one_write_repair_says_how_a_lane_probes_sources_changed(monkeypatch: 
     assert told == [(("k",), [removed], [])]
     for path, handle in zip(paths, handles, strict=True):
         assert handle.current == Context(ctx.messages).resolve(path)
+
+
+def test_a_global_append_tells_an_instance_probe_the_key_it_gained(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A global write appended under an instance track grows the global part of its probes' sources: the
+    repaired probe says which key it gained (`SourceEdit`), so that its result is its old keys plus one, not
+    its sources compared with the old ones; the watches still equal a fresh resolve."""
+    messages = [_state({"k": {"x": n}}) for n in range(30)]
+    messages += [_state({"k": {"y": n}}, _instance="a") for n in range(30)]
+    ctx = Context(messages)
+    handles = [ctx.watch(path, lambda _: None, instance="a") for path in ("†state.k", "†state.k.y")]
+    told: list[tuple[tuple[str, ...], list[int], list[int]]] = []
+    refolds = ctx._watchers.refolds
+
+    def spied(*args: object, **kwargs: object) -> object:
+        folds = refolds(*args, **kwargs)  # type: ignore[arg-type]
+        told.extend(
+            (p.path, e.lost, e.gained)
+            for track, fold in folds.items() if track.instance == "a"
+            for p in fold.state.probes for e in p.edits
+        )
+        return folds
+
+    monkeypatch.setattr(ctx._watchers, "refolds", spied)
+    ctx.append(_state({"k": {"x": 100}}))
+    assert told == [(("k",), [], [ctx._store.order.key[ctx._store.order.ids[-1]]])]
+    for path, handle in zip(("†state.k", "†state.k.y"), handles, strict=True):
+        assert handle.current == Context(ctx.messages).resolve(path, instance="a")
