@@ -121,8 +121,12 @@ class _Chunked(Sequence[int]):
         return list(islice(self, old._size)) == list(old)
 
     def tail(self, start: int) -> list[int]:
-        """The items from position `start` on."""
-        return list(islice(self, start, None))
+        """The items from position `start` on (read from the chunk it falls in: not counted through from the first)."""
+        sealed, end = self._sealed, self._size - self._sealed
+        if start >= sealed:
+            return self._tail[start - sealed : end]
+        number = bisect_right(self._offsets, start) - 1
+        return list(islice(chain(*self._chunks[number:], self._tail[:end]), start - self._offsets[number], None))
 
     def plus(self, added: Iterable[int]) -> Self:
         """These items and then `added`: the shared tail extended in place when nothing grew it past this
