@@ -576,7 +576,7 @@ def _same_base(old: Fold, base: Fold, lane: str | None, layer: Layer, writes: Ma
         return None
     matched = _mark(old.state, [before[path] for path in paths], 0)
     here = _mark(old.state, [after[path] for path in paths], 0)
-    start = State([after[path].copy() for path in paths], base.state.root)
+    start = State([after[path] for path in paths], base.state.root)  # (read by `_splice`, never stepped)
     # A global append only grew the global fold's sources: the instance's results are told the one key gained.
     told = _SharedSources([_shared(after[path].sources, before[path]) for path in paths], keys, -1)
     return _splice(start, [], Marks(), [], 0, matched, old, base, here, patches, told)
@@ -665,7 +665,7 @@ def _splice(
     spliced = State(probes, root)
     new_marks = fresh if start is not None else [*fresh, here]
     marks = old.checkpoints.spliced(head, new_marks, later, matched, here, patches)
-    new_gaps = gaps + old.gaps[then.gaps :]
+    new_gaps = old.gaps if not gaps and not then.gaps else gaps + old.gaps[then.gaps :]  # (the same: no reindexing)
     return Fold(spliced if base is None else base.state, spliced, new_gaps, marks, old.steps)
 
 
