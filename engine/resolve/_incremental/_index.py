@@ -483,7 +483,9 @@ def checkpoint(state: State, message_id: int, gaps: int) -> Checkpoint[ProbeStat
 # tuple of its own: tuples up to a chunk of `Ids` (512) made a lane's checkpoints grow with the square of its writes.
 SHARED_SOURCES = 32
 
-# Writes between two checkpoints of a track (module globals so that tests can make them small).
+# Writes between two checkpoints of a track (module globals so that tests can make them small): every fold keeps
+# one just after the write at each multiple of it in the lane's writes (`Layer.subset`), so that a fold from
+# scratch, an append and a repair keep them alike, with no count of their own.
 CHECKPOINT_EVERY = 16
 # A whole-kind track's: each of its checkpoints keeps the sources of every write of the kind so far
 # (thousands), and it is repaired lane by lane from lane marks (`_whole`), which drops its checkpoints
@@ -522,7 +524,7 @@ def fold_lane(
     first = 0 if after is None else bisect_right(subset, key(after), key=key)
     previous = after
     every = checkpoint_every(lane)
-    for steps, position in enumerate(range(first, stop + 1), start=1):
+    for position in range(first, stop + 1):
         following = subset[position] if position < stop else None
         if lane is not None and not isinstance(state.root, dict):
             made = _scan_gap(state, layer, writes, key, previous, following, limit)
@@ -541,7 +543,7 @@ def fold_lane(
             matched = converge(following, state)
             if matched is not None:
                 return matched
-        if checkpoints is not None and steps % every == 0:
+        if checkpoints is not None and (position + 1) % every == 0:
             checkpoints.append(checkpoint(state, following, len(gaps or ())))
     return None
 

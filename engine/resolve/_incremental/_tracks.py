@@ -19,7 +19,7 @@ same at the start of its own layer (`_same_base`).
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import islice
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -252,7 +252,6 @@ class Fold:
     state: State
     gaps: list[Gap]
     checkpoints: Marks
-    steps: int = 0  # writes folded since the last checkpoint
     lanes: LaneMarks = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -314,7 +313,7 @@ def step(
             # A whole kind's thousands of sources grew by this write: say so, so that its result's keys are
             # the old ones plus one (`_watches._grown`), not found by comparing the two.
             probe.edits = (SourceEdit(kept(before.sources), [], [order_key]),)
-    gaps, checkpoints, steps, lanes = old.gaps, old.checkpoints, old.steps, old.lanes
+    gaps, checkpoints, lanes = old.gaps, old.checkpoints, old.lanes
     if own:
         # A checkpoint counts the gaps before its write, as `fold_lane`'s do: a splice there takes the old
         # fold's gaps from that count on, the one this write opens included.
@@ -328,75 +327,67 @@ def step(
             # out of order.
             written = _index.lanes_of(write)
             gaps = [*gaps[:-1], Gap(layer, gaps[-1].before, message_id, written is not None and lane not in written)]
-        steps += 1
-        if steps >= _index.checkpoint_every(lane):
+        subset = layer.subset(lane)
+        if subset and subset[-1] == message_id and len(subset) % _index.checkpoint_every(lane) == 0:
             checkpoints = checkpoints.plus(checkpoint(state, message_id, counted))
-            steps = 0
-        lanes = marks_after_step(lanes, layer, message_id, write, state.root, store.order.key.__getitem__)
+        lanes = marks_after_step(lanes, layer, message_id, write, state.root)
     elif lane is not None:
         # A global write steps an instance track only while the instance layer is empty (`_note`): that
         # empty layer is one gap, open to the end, while the root is not an object, as `full` records it.
         # Without it an instance write appended next is not seen to matter to the lane.
         gaps = [] if isinstance(state.root, dict) else [Gap(layer, None, None)]
-    return Fold(state if base is None else base.state, state, gaps, checkpoints, steps, lanes)
+    return Fold(state if base is None else base.state, state, gaps, checkpoints, lanes)
 
 
 class MarksMaker:
     """The lane marks of a whole-kind track folded from scratch, made as it folds (`fold_lane`'s `converge`,
-    called after each write with the state so far): a mark every few writes of each lane, as `_whole._refold`
-    makes them, so that a lane's first repair starts from a mark near the edit rather than folding the lane
-    from the start of the layer; making them here costs a lookup per write.
+    called after each write with the state so far), where `_whole` and `marks_after_step` make them: after the
+    lane's write at each multiple of `CHECKPOINT_EVERY` in its writes (`Layer.subset`: its own writes and every
+    universal one, which here are writes with a problem), never at a write with a problem of its own (removing it
+    refolds no lane, so the mark would outlive its message).
 
     None at all when the fold starts from something else than an object (or nothing), or once a write
     replaces the root: whole-kind repairs do not hold there (`_whole.repair`), as `marks_after_step` drops them."""
 
-    __slots__ = ("marks", "since", "writes")
+    __slots__ = ("marks", "own", "universal", "writes")
 
     def __init__(self, writes: Mapping[int, Write], start: Any) -> None:
         self.writes = writes
         self.marks: dict[str, list[LaneMark]] | None = {} if start is MISSING or type(start) is dict else None
-        self.since: dict[str, int] = {}
+        self.own: dict[str, int] = {}  # per lane, its own writes so far
+        self.universal = 0  # the writes in every lane's so far
 
     def __call__(self, message_id: int, state: State) -> None:
-        marks = self.marks
-        write = self.writes[message_id]
+        marks, write = self.marks, self.writes[message_id]
         if marks is None or write.problem is not None:
-            return  # (a write with a problem of its own never gets a mark: `_whole._refold`)
+            self.universal += 1
+            return
         lanes = _index.lanes_of(write)
         if lanes is None:  # it replaces the root
             self.marks = None
             return
-        since = self.since
         for lane in lanes:
-            count = since.get(lane, 0) + 1
-            if count >= _index.CHECKPOINT_EVERY:
-                marks.setdefault(lane, []).append(Checkpoint(message_id, lane_value(state.root, lane), None))
-                count = 0
-            else:
-                marks.setdefault(lane, [])
-            since[lane] = count
+            count = self.own[lane] = self.own.get(lane, 0) + 1
+            kept = marks.setdefault(lane, [])
+            if (count + self.universal) % _index.CHECKPOINT_EVERY == 0:
+                kept.append(Checkpoint(message_id, lane_value(state.root, lane), None))
 
     def made(self) -> LaneMarks:
         return {} if self.marks is None else {lane: tuple(marks) for lane, marks in self.marks.items()}
 
 
-def marks_after_step(fold_lanes: LaneMarks, layer: Layer, message_id: int, write: Write, root: Any,
-                     key: Callable[[int], int]) -> LaneMarks:
-    """The lane marks of a whole-kind fold after its own layer's last write was appended: a mark every
-    few writes of a lane (lanes not yet built stay so); none at all after a write that replaces the root."""
+def marks_after_step(fold_lanes: LaneMarks, layer: Layer, message_id: int, write: Write, root: Any) -> LaneMarks:
+    """The lane marks of a whole-kind fold after its own layer's last write was appended (as `MarksMaker` makes
+    them; lanes not yet built stay so); none at all after a write that replaces the root."""
     if not fold_lanes or write.problem is not None:
         return fold_lanes
     if _index.replaces_root(write):
         return {}
-    added: LaneMarks = {}
-    for lane in _index.lanes_of(write) or ():
-        marks = fold_lanes.get(lane)
-        if marks is None:
-            continue
-        subset = layer.subset(lane)
-        since = len(subset) - (bisect_right(subset, key(marks[-1].after), key=key) if marks else 0)
-        if since >= _index.CHECKPOINT_EVERY:
-            added[lane] = (*marks, Checkpoint(message_id, lane_value(root, lane), None))
+    added = {
+        lane: (*marks, Checkpoint(message_id, lane_value(root, lane), None))
+        for lane in _index.lanes_of(write) or ()
+        if (marks := fold_lanes.get(lane)) is not None and len(layer.subset(lane)) % _index.CHECKPOINT_EVERY == 0
+    }
     return {**fold_lanes, **added} if added else fold_lanes
 
 
@@ -666,7 +657,7 @@ def _splice(
     new_marks = fresh if start is not None else [*fresh, here]
     marks = old.checkpoints.spliced(head, new_marks, later, matched, here, patches)
     new_gaps = old.gaps if not gaps and not then.gaps else gaps + old.gaps[then.gaps :]  # (the same: no reindexing)
-    return Fold(spliced if base is None else base.state, spliced, new_gaps, marks, old.steps)
+    return Fold(spliced if base is None else base.state, spliced, new_gaps, marks)
 
 
 class _SharedSources(NamedTuple):

@@ -135,7 +135,7 @@ def repair(
     lane_marks = {**old.lanes, **{lane: change.marks for lane, change in redone.items()}}
     state = State([probe], root)
     kept = 0 if edit.low is None else _marks_before(old.checkpoints, edit.low, store.order.key)
-    return Fold(state if base is None else base, state, [], old.checkpoints.head(kept), old.steps, lane_marks)
+    return Fold(state if base is None else base, state, [], old.checkpoints.head(kept), lane_marks)
 
 
 def _under_a_global_change(
@@ -374,11 +374,9 @@ class _LaneRefold:
     def __init__(self, edit: _Edit, lane: str, old_marks: tuple[LaneMark, ...] | None, then: Any, now: Any) -> None:
         self.edit, self.lane, self.old_marks, self.then, self.now = edit, lane, old_marks, then, now
         self.subset = edit.layer.subset(lane)
-        self.every = _index.CHECKPOINT_EVERY
         self.kept: list[LaneMark] = []  # the old marks before the edit
         self.fresh: list[LaneMark] = []  # the marks made since
         self.position = 0
-        self.since = 0  # writes folded since the last mark
         self.old_edited: str | None = _ABSENT
         self.new_edited: str | None = _ABSENT
         self.creators: list[int | None] = [None, None]  # the write that created the lane on each side, past the edit
@@ -400,22 +398,16 @@ class _LaneRefold:
     def through_the_edit(self) -> None:
         """Fold the writes before the edit once (both sides fold the same ones), then the edited write on
         each side: the old write on the old side, the new one on the new."""
-        edit, lane, subset, every, fresh = self.edit, self.lane, self.subset, self.every, self.fresh
+        edit, lane, subset, fresh = self.edit, self.lane, self.subset, self.fresh
         writes = edit.writes
         assert edit.low is not None
-        now, position, since = self.now, self.position, self.since
+        now, position = self.now, self.position
         end = bisect_left(subset, edit.low, key=edit.key)
-        for message_id in subset[position:end]:  # before the edit both sides fold the same writes
-            write = writes[message_id]
-            if write.problem is not None:
-                # Never a mark at a write with a problem of its own: removing it refolds no lane, so the
-                # mark would outlive its message (as `marks_after_step` and the loop below keep it).
-                continue
-            now, _ = _step(now, write, lane)
-            since += 1
-            if since >= every:
-                fresh.append(Checkpoint(message_id, now, None))
-                since = 0
+        for at in range(position, end):  # before the edit both sides fold the same writes
+            write = writes[subset[at]]
+            if write.problem is None:  # (never a mark at a write with a problem of its own: `MarksMaker`)
+                now, _ = _step(now, write, lane)
+                _mark(fresh, at, subset, now)
         then, position = now, end
         self.present = now is not MISSING
         if edit.old is not None and edit.old.problem is None and lane in (lanes_of(edit.old) or ()):
@@ -425,19 +417,18 @@ class _LaneRefold:
             if new is not None and new.problem is None and lane in (lanes_of(new) or ()):
                 now, self.new_edited = _step(now, new, lane)
                 fresh.append(Checkpoint(edit.edited, now, None))
-                since = 0
             position += 1
         assert edit.edited is not None
         self.creators = [edit.edited if then is not MISSING else None, edit.edited if now is not MISSING else None]
-        self.then, self.now, self.position, self.since = then, now, position, since
+        self.then, self.now, self.position = then, now, position
 
     def until_they_agree(self) -> _Lane:
         """Fold both sides on, write by write, asking after each whether they agree (identical, or different
         only where the rest keeps them apart: `_placed_differences`, `_patches.patch_to`); the lane as it
         ends when they never do."""
-        edit, lane, subset, old_marks, every = self.edit, self.lane, self.subset, self.old_marks, self.every
+        edit, lane, subset, old_marks = self.edit, self.lane, self.subset, self.old_marks
         layer, writes = edit.layer, edit.writes
-        then, now, position, since = self.then, self.now, self.position, self.since
+        then, now, position = self.then, self.now, self.position
         fresh, creators, lost, gained = self.fresh, self.creators, self.lost, self.gained
         blocked: Blocked = {}
         after = edit.low
@@ -464,8 +455,7 @@ class _LaneRefold:
                             then, now, marks = ahead
                             position, after = acting, edit.key(subset[acting - 1])
                             fresh.extend(marks)
-                            since = 0 if marks else since + 1
-                elif steps % every == 0:
+                elif steps % _index.CHECKPOINT_EVERY == 0:
                     appends = position >= layer.appends_from(lane, writes)
                     way = patch_to(
                         {} if now is MISSING else {lane: now}, {} if then is MISSING else {lane: then},
@@ -494,10 +484,7 @@ class _LaneRefold:
             for side, value in enumerate((then, now)):
                 if creators[side] is None and value is not MISSING:
                     creators[side] = message_id
-            since += 1
-            if since >= every:
-                fresh.append(Checkpoint(message_id, now, None))
-                since = 0
+            _mark(fresh, position - 1, subset, now)
             steps += 1
             check = True
 
@@ -522,6 +509,12 @@ class _LaneRefold:
         created = not self.present and self.creators[0] != self.creators[1]  # the lane's key may take another place
         return _Lane(tuple(kept), value, final_patches, self.lost, self.gained, self.old_edited, self.new_edited,
                      created)
+
+
+def _mark(marks: list[LaneMark], position: int, subset: list[int], value: Any) -> None:
+    """A lane mark just after the lane's write at `position` when that is where a fold keeps one (`MarksMaker`)."""
+    if (position + 1) % _index.CHECKPOINT_EVERY == 0:
+        marks.append(Checkpoint(subset[position], value, None))
 
 
 Placed = list[tuple[Patch, int | None]]  # patches, each with the position of the lane's write that covers it
