@@ -175,10 +175,6 @@ class Track:
         self.fold: Fold | None = None
         self.results: dict[Path, Found] = {}  # of every path this view reads
 
-    def result(self, path: Path) -> Found:
-        """The current result of a path this view reads."""
-        return self.results[path]
-
 
 Plan = dict[Track, TrackEdit]
 Identity = tuple[str, str | None]
@@ -208,8 +204,7 @@ class Watchers:
     def __init__(self, store: Store) -> None:
         self._store = store
         self._tracks: dict[tuple[str, str | None, str | None], Track] = {}
-        self._by_kind: dict[str, list[Track]] = {}
-        self._by_lane: dict[tuple[str, str | None], list[Track]] = {}
+        self._by_lane: dict[str, dict[str | None, list[Track]]] = {}  # per kind, per lane
         # Per view (kind, instance), each gap of a kept fold (writes it scanned while the root was not an
         # object) and the tracks whose fold has it: a global kind's lane tracks mostly share one, the start
         # of the layer up to the kind's first write, so an edit tests each gap once, not each track.
@@ -248,7 +243,8 @@ class Watchers:
         for track in fresh | reread:
             assert track.fold is not None
             track.results = self._results(track, track.fold)
-        handle._keep(handle.evaluate(Track.result, self._store.order.snapshot()), handle._seen)
+        resolution = handle.evaluate(lambda track, path: track.results[path], self._store.order.snapshot())
+        handle._keep(resolution, handle._seen)
         self._watches[handle] = None
         return handle
 
@@ -277,8 +273,7 @@ class Watchers:
         track = self._tracks.get((kind, instance, lane))
         if track is None:
             track = self._tracks[kind, instance, lane] = Track(kind, instance, lane)
-            self._by_kind.setdefault(kind, []).append(track)
-            self._by_lane.setdefault((kind, lane), []).append(track)
+            self._by_lane.setdefault(kind, {}).setdefault(lane, []).append(track)
         return track
 
     def _release(self, track: Track, path: Path, read: bool) -> None:
@@ -292,8 +287,7 @@ class Watchers:
             del track.paths[path]
         if not track.paths:
             del self._tracks[track.kind, track.instance, track.lane]
-            self._by_kind[track.kind].remove(track)
-            self._by_lane[track.kind, track.lane].remove(track)
+            self._by_lane[track.kind][track.lane].remove(track)
             self._index_gaps(track, track.fold, None)
 
     # -- after an edit -------------------------------------------------------------------------
@@ -308,8 +302,8 @@ class Watchers:
         """
         self.current = False  # until the edit is committed
         kind, instance = identity
-        tracks = self._by_kind.get(kind)
-        if not tracks:
+        by_lane = self._by_lane.get(kind)
+        if not by_lane:
             return
         store = self._store
         layer = store.layer(identity)
@@ -317,18 +311,19 @@ class Watchers:
         order_key = key(message_id)
         lanes = lanes_of(write)
         holding: dict[Track, None] = {}  # the tracks of this view whose fold has a gap the write falls in
-        if lanes is not None:
+        if lanes is None:
+            tracks = [track for lane_tracks in by_lane.values() for track in lane_tracks]
+        else:
             # Only the lanes it writes, whole-kind tracks, and the tracks of a lane whose fold has a gap
             # the write falls in (gaps still open at the end, for an append; a move plans its insert
             # against its remove's folds) can hold it. The gaps of a global write are the global
             # track's, which its instance tracks continue from; an instance write's, its own track's.
-            tracks = [t for lane in (*lanes, None) for t in self._by_lane.get((kind, lane), ())]
+            tracks = [t for lane in (*lanes, None) for t in by_lane.get(lane, ())]
             holding = self._holding(identity, layer, order_key, key, appended)
             if holding:
                 listed = set(tracks)
                 for gapped_track in holding:
-                    lane_tracks = self._by_lane.get((kind, gapped_track.lane), ())
-                    for t in lane_tracks if instance is None else (gapped_track,):
+                    for t in by_lane.get(gapped_track.lane, ()) if instance is None else (gapped_track,):
                         if t not in listed:
                             listed.add(t)
                             tracks.append(t)
