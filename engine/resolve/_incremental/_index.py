@@ -97,8 +97,8 @@ class Layer:
         self.lanes: dict[str, list[int]] = {}
         self.tails: dict[str, int | None] = {}  # lane -> position of its appending tail (None: not known)
         # Per lane (with a list of its own), what a reader worked out from the lane's writes in order from the
-        # first (`_patches.keeps_start_from_first`): told of each write added or taken out at a position of the
-        # lane (its `edited`), it says what it becomes (None: dropped, to be read again).
+        # first (`_patches.keeps_start_from_first`), up to its `read`: dropped when a write is added or taken
+        # out before that (writes appended after it are read on).
         self.known: dict[str, Any] = {}
         self.rooted = 0  # how many writes replace the root itself
         # One level down (`branches_of`): per lane, the ids that touch every branch below it, and per
@@ -157,7 +157,7 @@ class Layer:
         for lane, target in self._lists(write, create=True):
             position = bisect_left(target, key(message_id), key=key)
             target.insert(position, message_id)
-            self._tell(lane, position, write, True)
+            self._tell(lane, position)
             self._added(lane, position, write)
         for target in self._branch_lists(write, create=True):
             insort(target, message_id, key=key)
@@ -168,7 +168,7 @@ class Layer:
         for lane, target in self._lists(write, create=False):
             position = _delete(target, message_id, key)
             if position is not None:
-                self._tell(lane, position, write, False)
+                self._tell(lane, position)
             tail = self.tails.get(lane) if lane is not None else None
             if lane is not None and tail is not None and position is not None and position < tail:
                 # The tail may now reach further back when the write just before it is gone.
@@ -176,16 +176,10 @@ class Layer:
         for target in self._branch_lists(write, create=False):
             _delete(target, message_id, key)
 
-    def _tell(self, lane: str | None, position: int, write: Write, added: bool) -> None:
-        """Tell what a reader kept of the lane's writes that one was added at `position` or taken from there."""
-        known = None if lane is None else self.known.get(lane)
-        if lane is None or known is None:
-            return
-        edited = known.edited(position, write, added, lane)
-        if edited is None:
+    def _tell(self, lane: str | None, position: int) -> None:
+        """Drop what a reader kept of the lane's writes when one was added or taken out where it read them."""
+        if lane is not None and lane in self.known and position < self.known[lane].read:
             del self.known[lane]
-        else:
-            self.known[lane] = edited
 
     def _added(self, lane: str | None, position: int, write: Write) -> None:
         tail = self.tails.get(lane) if lane is not None else None

@@ -287,19 +287,6 @@ class _FirstWrites(NamedTuple):
     replaces: bool
     largest: int
 
-    def edited(self, position: int, write: Write, added: bool, lane: str) -> _FirstWrites | None:
-        """What it is once `write` is added at `position` of the lane's writes, or taken from there (None: read
-        them again). A write past where the reading stopped changes nothing read; one before the first that
-        acts on the array shifts it, and raises the largest index written into, as reading it would."""
-        read, stop, replaces, largest = self
-        if position >= read:
-            return self
-        index, acts = _reads(write, lane)
-        if acts is not None or (not added and (position == stop or index >= largest > -1)):
-            return None  # a new first to act (the largest index before it unknown), or the one read is gone
-        shift = 1 if added else -1
-        return _FirstWrites(read + shift, None if stop is None else stop + shift, replaces, max(largest, index))
-
 
 def _reads(write: Write, lane: str) -> tuple[int, bool | None]:
     """How `keeps_start` reads one write of the lane: the index of the element it writes into (-1: none), and
@@ -336,9 +323,8 @@ def keeps_start_from_first(layer: Layer, lane: str, writes: Mapping[int, Write],
     """`keeps_start` of every write of the lane, from the first (what a global write asks of an instance
     layer under it): worked out once for every `at` and kept by the layer while its writes of the lane are
     only appended to, which are then read on from where it stopped. A global push onto an array read the
-    instance layer's writes of that lane (hundreds) for each instance fold, at every such push; an edit of the
-    layer before where the reading stopped shifts what was read (`_FirstWrites.edited`), mostly without
-    reading them again."""
+    instance layer's writes of that lane (hundreds) for each instance fold, at every such push; a write added
+    or taken out before where the reading stopped drops what was read (`Layer._tell`)."""
     subset = layer.subset(lane)
     known = layer.known.get(lane) if lane in layer.lanes else None
     if type(known) is not _FirstWrites:
