@@ -219,7 +219,10 @@ class Keys(_Chunked):
 
     def edited(self, lost: Iterable[int], added: list[int]) -> Keys | None:
         """These keys less `lost` (each must be among them: None otherwise) and with `added` (sorted; some
-        may be there already): only the chunks they fall in are copied (`edited_at`)."""
+        may be there already): keys only added after all of them (an append) grow in place (`plus`); others
+        copy only the chunks they fall in (`edited_at`: a whole kind has thousands)."""
+        if not lost and added and (not self or added[0] > self[-1]):
+            return self.plus(dict.fromkeys(added))
         size, removed, inserted = self._size, set[int](), dict[int, list[int]]()
         for gone in lost:
             at = self.position(gone)

@@ -17,7 +17,7 @@ O(watches).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -109,7 +109,7 @@ class Union:
                 gained.extend(new.tail(len(old)))
         if not gained:
             return self.keys
-        return _with_keys(self.keys, sorted(gained))
+        return self.keys.edited((), sorted(gained)) or self.keys  # (never None: nothing taken out)
 
 
 class Watch(Kept):
@@ -596,9 +596,9 @@ def _grown(
         was, moved_to = rekeyed
         position = keys.position(was)
         if position < len(keys) and keys[position] == was:
-            keys = _edited(keys, (was,), [moved_to]) or keys  # (never None: `was` is there)
+            keys = keys.edited((was,), [moved_to]) or keys  # (never None: `was` is there)
     if edit is not None:  # a whole-kind fold says what changed (`_whole`), even across a move
-        edited = _edited(keys, edit.lost, sorted(edit.gained))
+        edited = keys.edited(edit.lost, sorted(edit.gained))
         if edited is None:
             return None
         keys = edited
@@ -615,34 +615,15 @@ def _grown(
                 return None
             if any(message_id not in key for message_id in lost):
                 return None
-            edited = _edited(keys, [key[m] for m in lost], sorted(key[m] for m in gained))
+            edited = keys.edited([key[m] for m in lost], sorted(key[m] for m in gained))
             if edited is None:
                 return None
             keys = edited
             fresh = ()
-        keys = _with_keys(keys, sorted(key[m] for m in fresh))
+        keys = keys.edited((), sorted(key[m] for m in fresh)) or keys  # (never None: nothing taken out)
     if keys is known.keys and value is known.value and probe.diagnostics is known.problems:
         return known  # the very same result: watches that read only such results are not evaluated again
     return Found(value, keys, probe.diagnostics)
-
-
-def _with_keys(keys: Keys, added: list[int]) -> Keys:
-    """Sorted unique keys with some more (sorted; some may be there already)."""
-    edited = _edited(keys, (), added)
-    assert edited is not None  # (nothing to take out)
-    return edited
-
-
-def _edited(keys: Keys, lost: Iterable[int], added: list[int]) -> Keys | None:
-    """Sorted unique `keys` less `lost` (each must be among them: None otherwise) and with `added` (sorted;
-    some may be there already). Keys only added after all of them (an append) grow in place; others copy
-    only the chunks they fall in (`Keys.edited`: a whole kind has thousands, `_keys`)."""
-    if not lost:
-        if not added:
-            return keys
-        if not keys or added[0] > keys[-1]:  # after all of them: an append
-            return keys.plus(dict.fromkeys(added))
-    return keys.edited(lost, added)
 
 
 def _changed(old: Resolution, before: Keys, new: Resolution) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contextdeck.engine.resolve._incremental._watches import Union, _edited, _union
+from contextdeck.engine.resolve._incremental._watches import Union, _union
 from contextdeck.engine.resolve._keys import Keys
 
 keys = st.lists(st.integers(0, 60), unique=True).map(lambda ks: Keys(sorted(ks)))
@@ -50,12 +50,12 @@ def test_unchanged_parts_reuse_the_union() -> None:
 @settings(max_examples=300, deadline=None)
 @given(keys, st.data())
 def test_edited_keys_are_the_keys_less_the_lost_with_the_added(before: Keys, data: st.DataObject) -> None:
-    """A result's kept keys edited in one copy (`_edited`): sorted and unique, less the lost (None when one
+    """A result's kept keys edited in one copy (`Keys.edited`): sorted and unique, less the lost (None when one
     of them is not there), with the added (some may be there already); unchanged keys stay the very tuple."""
     lost = data.draw(st.lists(st.sampled_from(tuple(before)), unique=True) if before else st.just([]))
     absent = data.draw(st.lists(st.integers(61, 70), max_size=1))
     added = sorted(data.draw(st.lists(st.integers(0, 80), unique=True, max_size=7)))
-    edited = _edited(before, [*lost, *absent], added)
+    edited = before.edited([*lost, *absent], added)
     if absent:
         assert edited is None
         return
