@@ -31,9 +31,10 @@ class Order:
         self._snapshot: Ranks | None = None  # the latest one handed out, while nothing changed since
         self._tail = Shift(0, 0)  # the last change to `keys`: snapshots hold the one that was last then
         self._noting = False  # whether a snapshot was taken over `keys` (then changes are noted)
-        # Since which generation, and each key then -> its key now: what the watches need to tell whether a
-        # relabelled result names the same messages (`Watchers._relabelled` takes it).
-        self.renamed: tuple[int, dict[int, int]] | None = None
+        # Each key before the first relabel the watches have not followed -> its key now (removed messages left
+        # out): what they need to tell whether a relabelled result names the same messages (`Watchers._relabelled`
+        # reads it, and forgets it once they follow: it is one entry per message).
+        self.renamed: dict[int, int] | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -131,18 +132,9 @@ class Order:
             renamed[self.key[message_id]] = position * _GAP
             self.key[message_id] = position * _GAP
             self.keys.append(position * _GAP)
-        if self.renamed is None:
-            self.renamed = (self.generation, renamed)
-        else:  # not taken since an earlier relabel (a preview's): from that one's keys to these
-            since, earlier = self.renamed
-            self.renamed = (since, {old: renamed[key] for old, key in earlier.items() if key in renamed})
+        earlier = self.renamed  # (not followed since an earlier relabel, a preview's: from that one's keys to these)
+        self.renamed = renamed if earlier is None else {old: renamed[k] for old, k in earlier.items() if k in renamed}
         self.generation += 1
-
-    def renamed_since(self, since: int) -> dict[int, int] | None:
-        """The keys of generation `since` -> their keys now (removed messages left out); None when that is not
-        known. The watches forget it once they follow the relabel (it is one entry per message)."""
-        renamed = self.renamed
-        return renamed[1] if renamed is not None and renamed[0] == since else None
 
 
 class Shift:

@@ -441,8 +441,8 @@ class Watchers:
         in a row (`_order`)."""
         order = self._store.order
         ranks = order.snapshot()
-        renamed = order.renamed_since(self._generation)
-        assert renamed is not None  # (a relabel is followed before the next; two in one edit compose: `Order`)
+        renamed = order.renamed
+        assert renamed is not None  # (set by the relabel: the watches follow each before the next)
         folds: dict[Track, Fold] = {}
         for track in sorted(self._tracks.values(), key=lambda track: track.instance is not None):
             base = self._base(track, folds)
