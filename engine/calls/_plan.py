@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -112,7 +112,7 @@ class Graph:
                         found.append(tuple(sorted(component)))
         return sorted(found)
 
-    def describe_cycle(self, cycle: tuple[int, ...], plans: list[CallPlan]) -> str:
+    def describe_cycle(self, cycle: tuple[int, ...], plans: Sequence[CallPlan]) -> str:
         members = set(cycle)
         links = [f"call {writer} feeds call {reader} through {', '.join(paths)}"
                  for reader in cycle for writer, paths in sorted(self.feeders[reader].items()) if writer in members]

@@ -32,6 +32,7 @@ from ._approval import approve
 from ._breakpoints import hits_breakpoint
 from ._delegate import Delegate
 from ._patterns import run_pattern
+from ._plans import Plans
 from ._pool import Jobs
 from ._readiness import derive_statuses, ready_units
 from ._rerun import stale_calls, with_dependents
@@ -170,7 +171,7 @@ class Execution:
         self._reader = RecordReader(self.call_texts, self.plan_index)  # what it read, kept between refreshes
         self.lazy = plan_mode(self.context) == "lazy"  # 012: a lazy plan waits for approve_plan()
         self._unit_of = [unit for unit in self.units for _ in unit.members]  # call index -> its unit (`flatten`)
-        self.plans, self._graph = setup.plans, setup.graph
+        self.plans, self._graph = Plans(setup.plans, self.calls, self._tools), setup.graph
         self._states = [CallState(plan.index, call) for plan, call in zip(self.plans, self.calls, strict=True)]
         self._provided: dict[int, Provided] = {}
         self._errors: list[tuple[int, dict[str, Any]]] = []
@@ -199,7 +200,7 @@ class Execution:
     def replan(self, index: int, call: Any) -> list[Problem]:
         """Call `index` becomes `call` (an approval's edit): planned again, its problems returned."""
         plan = self.plans[index] = plan_call(index, call, self._tools, self.activities)
-        self._graph = Graph.of(self.plans)
+        self._graph = Graph.of(list(self.plans))
         self._set(index, call=call)
         return list(plan.problems) or literal_problems(self.context, plan)
 
@@ -498,6 +499,8 @@ class Execution:
             return
         for index, outcome, keep in task.result():
             self._settle(index, outcome, keep)
+            if self.pace is None and self._states[index].status is Status.DONE:
+                self.plans.drop(index)  # read again, it is planned again (`Plans`); the window keeps them
 
     def _settle(self, index: int, outcome: Outcome | None, keep: bool) -> None:
         if outcome is not None and outcome.waiting:  # a delegate session waits for its next turn

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from ..calls._calls import CallPlan, Mode, Problem, missing_reads
+from ..calls._calls import Mode, Problem, missing_reads
 from ..calls._plan import Graph
 from ..calls._record import Record, RecordReader
 from ..calls._status import OPEN, SETTLED, CallState, Status
@@ -16,6 +16,7 @@ from ..document._context import Context
 from ..protocol._errors import ExpressionError
 from ..protocol._expressions import parse_expression
 from ..protocol._groups import Unit
+from ._plans import Plans
 
 
 class Scheduled(Protocol):
@@ -23,7 +24,7 @@ class Scheduled(Protocol):
     calls' states, and what is under way or was given from outside."""
 
     context: Context
-    plans: list[CallPlan]
+    plans: Plans
     units: list[Unit]
     refused: tuple[tuple[int, ...], ...]
     lazy: bool
@@ -100,13 +101,12 @@ def _derive(execution: Scheduled, index: int, reported: set[int], *, group_settl
     if state.status is Status.RUNNING or index in execution._background or index in reported:
         return
     found = execution._record.of(index)
-    plan = execution.plans[index]
     if found is not None:
         error = found.error
         if error is not None:
             status = Status.CANCELLED if error.get("type") == "cancelled" else Status.FAILED
             execution._set(index, status=status, waiting_for=(), error=error, outputs=found.outputs)
-        elif plan.mode is Mode.EXPLICIT and plan.destinations is None and index not in execution.delegates:
+        elif execution.plans.fire_and_forget(index) and index not in execution.delegates:
             finished = state.finished or state.status is not Status.FIRE_AND_FORGET
             execution._set(index, status=Status.FIRE_AND_FORGET, waiting_for=(), finished=finished)
         else:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
@@ -61,7 +61,7 @@ def watch_reads(context: Context, solution: Any = None) -> Reads:
     return {read: context.watch(read[0], _ignore, read[1]) for read in _reads_of(plans)}
 
 
-def _reads_of(plans: list[CallPlan]) -> set[tuple[str, str | None]]:
+def _reads_of(plans: Sequence[CallPlan]) -> set[tuple[str, str | None]]:
     return {(expression.source, plan.instance) for plan in plans for expression in plan.reads}
 
 
@@ -282,7 +282,7 @@ class CallsModel(QAbstractTableModel):
         calls, _ = flatten(pending_calls(self._context, self._solution)[0])
         return calls == [plan.call for plan in execution.plans]
 
-    def _keep_reads_current(self, plans: list[CallPlan]) -> None:
+    def _keep_reads_current(self, plans: Sequence[CallPlan]) -> None:
         """Hold an engine watch on every read of the shown calls, for as long as they are shown.
 
         The engine keeps a watched fold current through every edit, and `Context.resolve` reads it instead of
