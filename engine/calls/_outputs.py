@@ -152,8 +152,10 @@ def output_messages(plan: CallPlan, result: Any, clock: Clock, run: Message | No
 def _written(plan: CallPlan, alternative: tuple[Reference, ...], value: Any, clock: Clock,
              run: Message | None) -> list[Message]:
     value = _plain(value)
+    run = None if run is None else _json.sharing_keys(run)  # a run's messages and audits have a few shapes
     return [
-        {"type": "data", "kind": ref.kind, "data": wrap(ref.path, value), **_audit(plan, ref, clock, run)}
+        _json.sharing_keys({"type": "data", "kind": ref.kind, "data": wrap(ref.path, value),
+                            **_audit(plan, ref, clock, run)})
         for ref in alternative  # `a && b`: the same value to each
     ]
 
