@@ -569,16 +569,8 @@ def _same_base(old: Fold, base: Fold, lane: str | None, layer: Layer, writes: Ma
     here = _mark(old.state, [after[path] for path in paths], 0)
     start = State([after[path] for path in paths], base.state.root)  # (read by `_splice`, never stepped)
     # A global append only grew the global fold's sources: the instance's results are told the one key gained.
-    told = _SharedSources([_shared(after[path].sources, before[path]) for path in paths], keys, -1)
+    told = _SharedSources([(len(before[path].sources), before[path].resets) for path in paths], keys, -1)
     return _splice(start, [], Marks(), [], 0, matched, old, base, here, patches, told)
-
-
-def _shared(now: Sequence[int], was: Probe) -> tuple[int, int]:
-    """How many sources `now` shares with the probe `was` from the start (all of them when it grew from them,
-    else none), and that probe's resets: a base for `_SharedSources`."""
-    size = len(was.sources)
-    grown = len(now) >= size and (now is was.sources or tuple(islice(now, size)) == tuple(was.sources))
-    return (size if grown else 0), was.resets
 
 
 def _mark(state: State, probes: list[Probe], gaps: int) -> TrackCheckpoint:
@@ -662,19 +654,20 @@ def _splice(
 
 class _SharedSources(NamedTuple):
     """Per probe, how many sources and resets the two sides of a splice share from the start (`bases`: at a
-    one-write repair, those before the edited write; under a changed global fold, the old one's when the new one
-    only grew from it), the order keys, and the key of a message no longer there (`low`)."""
+    one-write repair, those before the edited write; under a changed global fold, the old one's, when the new one
+    only grew from them), the order keys, and the key of a message no longer there (`low`; -1: not known, under a
+    changed global fold)."""
 
     bases: list[tuple[int, int]]
     keys: Mapping[int, int]
-    low: int  # (-1: not known)
+    low: int
 
     def change(self, index: int, now: Probe, was: Sources, resets: int, final: Sources) -> SourceEdit | None:
         """How the sources `now` + the rest of `final` differ from `final` (`was` + the rest), as order keys (a
         fold's sources name each message once); None when a message lost has no key that is known."""
         size, before = self.bases[index]
-        if not now.resets == resets == before:
-            size = 0  # a side reset them: they share none
+        if not now.resets == resets == before or (self.low < 0 and tuple(islice(now.sources, size)) != tuple(was)):
+            size = 0  # a side reset them, or the new global part is not the old one grown: they share none
         then, it = set(islice(was, size, None)), set(islice(now.sources, size, None))
         keys, low, lost = self.keys, self.low, then - it
         if low < 0 and not keys.keys() >= lost:
