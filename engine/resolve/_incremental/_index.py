@@ -113,8 +113,10 @@ class Layer:
     def branch(self, lane: str, key: str) -> list[int]:
         """The ids that can matter to the paths at and below `lane.key` while the lane is an object, in order."""
         below = self.branches.get(lane)
-        found = below.get(key) if below is not None else None
-        return found if found is not None else self.wide.get(lane, self.universal)
+        if below is None:  # no write names a branch of it: each of its writes touches every branch
+            return self.lanes.get(lane, self.universal)
+        found = below.get(key)
+        return found if found is not None else self.wide[lane]
 
     def appends_from(self, lane: str, writes: Mapping[int, Write]) -> int:
         """The position in `subset(lane)` from which every write only appends to the lane's array."""
@@ -143,12 +145,11 @@ class Layer:
             for segment in segments:
                 found = lanes.get(segment)
                 if found is None:
-                    found = lanes[segment] = list(self.universal)
-                    tails[segment] = len(found)  # root writes never append at a lane
+                    found = lanes[segment] = list(self.universal)  # its tail is found when read
                 found.append(message_id)
                 if tails.get(segment) is not None and not _appends(write, segment):
                     tails[segment] = len(found)
-        for target in self._branch_lists(write, create=True):
+        for target in self._branch_lists(write, True, message_id):
             target.append(message_id)
 
     def add(self, message_id: int, write: Write, key: Key) -> None:
@@ -159,7 +160,7 @@ class Layer:
             target.insert(position, message_id)
             self._tell(lane, position)
             self._added(lane, position, write)
-        for target in self._branch_lists(write, create=True):
+        for target in self._branch_lists(write, True, message_id):
             insort(target, message_id, key=key)
 
     def discard(self, message_id: int, write: Write, key: Key) -> None:
@@ -173,7 +174,7 @@ class Layer:
             if lane is not None and tail is not None and position is not None and position < tail:
                 # The tail may now reach further back when the write just before it is gone.
                 self.tails[lane] = None if position == tail - 1 else tail - 1
-        for target in self._branch_lists(write, create=False):
+        for target in self._branch_lists(write, False, message_id):
             _delete(target, message_id, key)
 
     def _tell(self, lane: str | None, position: int) -> None:
@@ -200,35 +201,31 @@ class Layer:
             if target is None:
                 if not create:
                     continue
-                target = self.lanes[segment] = list(self.universal)
-                self.tails[segment] = len(target)  # root writes never append at a lane
+                target = self.lanes[segment] = list(self.universal)  # its tail is found when read
             found.append((segment, target))
         return found
 
 
-    def _branch_lists(self, write: Write, create: bool) -> list[list[int]]:
-        """The lists of `wide` and `branches` that hold `write` (made when `create` and missing)."""
+    def _branch_lists(self, write: Write, create: bool, message_id: int) -> list[list[int]]:
+        """The lists of `wide` and `branches` that hold `write` (made when `create` and missing). A lane's branches
+        and its `wide` are made when a write first names a branch (most lanes of a large kind have none): until
+        then its `wide` would be its subset (`branch` reads that)."""
         named = branches_of(write)
         if named is None:
             return [*self.wide.values(), *(ids for below in self.branches.values() for ids in below.values())]
         found: list[list[int]] = []
         for lane, keys in named.items():
-            wide = self.wide.get(lane)
-            if wide is None:
-                if not create:
-                    continue
-                wide = self.wide[lane] = list(self.universal)
-            # A lane's branches are made when a write first names one (most lanes of a large kind have none).
             below = self.branches.get(lane)
-            if keys is None:
-                found.append(wide)
-                if below is not None:
-                    found += below.values()
-                continue
             if below is None:
-                if not create:
+                if keys is None or not create:
                     continue
                 below = self.branches[lane] = {}
+                self.wide[lane] = [i for i in self.lanes[lane] if i != message_id]  # the subset before `write`
+            wide = self.wide[lane]
+            if keys is None:
+                found.append(wide)
+                found += below.values()
+                continue
             for key in keys:
                 target = below.get(key)
                 if target is None:

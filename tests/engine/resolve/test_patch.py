@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from contextdeck.engine.protocol._messages import Write, get_path
 from contextdeck.engine.protocol._methods import Conflict, write_at
 from contextdeck.engine.resolve._fold import _effect
-from contextdeck.engine.resolve._incremental._index import Layer
+from contextdeck.engine.resolve._incremental._index import Layer, branches_of
 from contextdeck.engine.resolve._incremental._patches import (
     Difference,
     Patch,
@@ -426,3 +426,26 @@ def test_a_write_appended_at_the_end_is_filed_as_one_added_there(writes: list[Wr
     assert "c" not in added.branches  # no write names a branch below `c`
     if Write(("a", "x"), "set", 1) in writes:
         assert "x" in added.branches["a"]
+
+
+def _touches(write: Write, lane: str, key: str) -> bool:
+    named = branches_of(write)
+    return named is None or (lane in named and (named[lane] is None or key in (named[lane] or ())))
+
+
+@settings(max_examples=200, deadline=None)
+@given(layer_writes, st.sets(st.integers(0, 29)))
+def test_a_branch_holds_exactly_the_writes_that_touch_it(writes: list[Write], removed: set[int]) -> None:
+    """`Layer.branch(lane, key)` is every write that can touch `lane.key`, in order, after writes are added and
+    some taken out again. A lane none of whose writes names a branch keeps no list of its own for it (`wide`)."""
+    layer, key = Layer(), float
+    for message_id, write in enumerate(writes):
+        layer.add(message_id, write, key)
+    for message_id in removed & set(range(len(writes))):
+        layer.discard(message_id, writes[message_id], key)
+    kept = [i for i in range(len(writes)) if i not in removed]
+    for lane in "abcd":
+        for name in "xyz":
+            assert layer.branch(lane, name) == [i for i in kept if _touches(writes[i], lane, name)], (lane, name)
+    assert "c" not in layer.wide
+    assert set(layer.wide) == set(layer.branches)
