@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from ..protocol._records import record
+
 
 class Status(StrEnum):
     PENDING = "pending"
@@ -26,9 +28,10 @@ OPEN = frozenset({Status.PENDING, Status.READY, Status.BLOCKED, Status.AWAITING_
                    Status.WAITING_FOR_OUTPUT})
 
 
-@dataclass(frozen=True)
+@record
 class CallState:
-    """Where one call stands: `waiting_for` names the paths of a blocked call; `outputs` are message ids."""
+    """Where one call stands: `waiting_for` names the paths of a blocked call; `outputs` are message ids. Its
+    fields are in slots: an execution keeps one for every call of its plan."""
 
     index: int
     call: Any

@@ -7,7 +7,9 @@ on the object (no globals): to start again, restore the context and call `reset(
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import gc
+import operator
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
@@ -51,6 +53,7 @@ MOST_STARTED = 1024
 # of its CPU. Garbage made meanwhile that is not collected young waits for the tick's end (`gc.unfreeze`), unless
 # the host had frozen its own heap before (the window does, and collects what is frozen itself).
 _FREEZE_EVERY = 8192
+_STATE_FIELDS = operator.attrgetter(*(field.name for field in dataclasses.fields(CallState)))
 
 
 class Sessions(Protocol):
@@ -235,17 +238,16 @@ class Execution:
 
     def _set(self, index: int, **changes: Any) -> None:
         old = self._states[index]
-        fields = old.__dict__
         for name, value in changes.items():
-            if fields[name] != value:
+            if getattr(old, name) != value:
                 break
         else:
             return  # most readiness passes change nothing: no copy
-        # A new frozen state made by copying the old one's fields (`dataclasses.replace` would run __init__
-        # and __eq__ again: a large part of a trivial call's cost).
-        new = object.__new__(CallState)
-        new.__dict__.update(fields)
-        new.__dict__.update(changes)
+        # A new state made from the old one's fields (`dataclasses.replace` would read them by name and compare
+        # again: a large part of a trivial call's cost), its changes set before anyone sees it.
+        new = CallState(*_STATE_FIELDS(old))
+        for name, value in changes.items():
+            setattr(new, name, value)
         self._states[index] = new
         self._derived = None
         if len(self.status_changed):  # an announcement nobody hears costs as much as the copy

@@ -61,6 +61,23 @@ def test_status_changed_signal_reports_each_transition() -> None:
     assert seen == [(0, Status.RUNNING), (0, Status.DONE), (2, Status.READY)]
 
 
+def test_a_status_change_is_a_new_state_whose_fields_are_in_slots() -> None:
+    """Each change makes a new state: one handed out before stays as it was. A state holds its fields in slots
+    (an execution keeps one a call) and equals a state made with the same fields."""
+    _, execution = make()
+    seen = []
+    execution.status_changed.connect(seen.append)
+    before = execution.state(0)
+    asyncio.run(execution.step())
+    running, done = seen[0], seen[1]
+    assert (before.status, running.status, done.status) == (Status.READY, Status.RUNNING, Status.DONE)
+    assert done is execution.state(0)
+    assert (before.outputs, running.outputs) == ((), ())
+    assert done.outputs == (execution.context.id_at(0),)
+    assert not hasattr(done, "__dict__")
+    assert done == type(done)(0, CALLS[0], Status.DONE, (), None, done.outputs, 1)
+
+
 def test_tick_finished_signal_carries_the_report() -> None:
     """tick_finished fires once per run with what it ran."""
     _, execution = make()
