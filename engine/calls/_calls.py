@@ -18,12 +18,12 @@ from ..protocol._expressions import (
     Where,
     is_expression,
     occurrences,
-    parse_expression,
+    parsed_or_error,
     unescape,
 )
 from ..protocol._messages import METHODS
 from ..protocol._records import record
-from ..protocol._schemas import SchemaFault, check_schema, first_error, schema_errors
+from ..protocol._schemas import SchemaCheck, SchemaFault, first_error, schema_check
 from ._activities import Activities, Activity
 from ._scopes import call_scopes, scoped_messages
 from ._tools import ToolDefinition
@@ -87,20 +87,36 @@ def in_parameters(where: Where) -> bool:
     return not str(where[0]).startswith("_")
 
 
-def _reads(found: list[Occurrence]) -> tuple[list[Expression], list[Problem]]:
-    """The expressions of a call's parameters, then of its `_output`, from all of its own (`found`)."""
+def _reads(found: list[Occurrence]) -> tuple[list[Expression], list[Problem], Expression | ExpressionError | None]:
+    """The expressions of a call's parameters, then of its `_output`, from all of its own (`found`), their
+    problems, and its `_outputPath` parsed (None: the call has none that is an expression)."""
     reads: list[Expression] = []
     problems: list[Problem] = []
-    if not found:
-        return reads, problems
-    in_output = [each for each in found if each[0][0] == "_output"]
-    for where, _, parsed in [each for each in found if in_parameters(each[0])] + in_output:
-        if isinstance(parsed, ExpressionError):
-            path = json_path(where)
-            problems.append(Problem("expression", f"{path}: {parsed.reason} at position {parsed.position}", path))
-        else:
-            reads.append(parsed)
-    return reads, problems
+    destination = None
+    output: list[Occurrence] = []
+    for each in found:  # one loop: a plan holds 100,000 calls, most with an `_outputPath` and nothing else
+        where = each[0]
+        if where[0] == "_output":
+            output.append(each)
+        elif where == _DESTINATION:
+            destination = each[2]
+        elif in_parameters(where):
+            _read(each, reads, problems)
+    for each in output:
+        _read(each, reads, problems)
+    return reads, problems, destination
+
+
+_DESTINATION = ("_outputPath",)
+
+
+def _read(found: Occurrence, reads: list[Expression], problems: list[Problem]) -> None:
+    where, _, parsed = found
+    if isinstance(parsed, ExpressionError):
+        path = json_path(where)
+        problems.append(Problem("expression", f"{path}: {parsed.reason} at position {parsed.position}", path))
+    else:
+        reads.append(parsed)
 
 
 def _output_path(call: dict[str, Any], tool: ToolDefinition | None) -> tuple[str | None, bool, list[Problem]]:
@@ -157,18 +173,19 @@ def plan_call(index: int, call: Any, tools: dict[str, ToolDefinition], activitie
     name = call["_tool"]
     tool = tools.get(name)
     instance = None if call.get("_instance") is None else str(call["_instance"])
-    reads, problems = _reads(occurrences(call) if found is None else found)
+    reads, problems, own = _reads(occurrences(call) if found is None else found)
     activity, activity_problems = _mode(name, tool, activities)
     problems += activity_problems
     path, prescribed, path_problems = _output_path(call, tool)
     problems += path_problems
     destinations = None
     if path is not None:
-        try:
-            destinations = parse_expression(path)
-        except ExpressionError as error:
-            text = f"$._outputPath: {error.reason} at position {error.position}"
+        parsed = own if own is not None and not prescribed else parsed_or_error(path)  # the call's own: read
+        if isinstance(parsed, ExpressionError):
+            text = f"$._outputPath: {parsed.reason} at position {parsed.position}"
             problems.append(Problem("expression", text, "$._outputPath"))
+        else:
+            destinations = parsed
     method = call.get("_outputMethod", "set")
     if method not in METHODS:
         text = f"unknown _outputMethod {method!r}; expected one of {list(METHODS)}"
@@ -201,7 +218,10 @@ def resolve_parameters(context: Context, plan: CallPlan, at: int | None = None) 
     """The call's parameters resolved for its instance (`resolve_call`'s, without its `_` keys): what the
     tool's schema judges (`check_parameters`)."""
     call: dict[str, Any] = plan.call
-    return {key: _resolved(value, context, plan.instance, at) for key, value in call.items() if not key.startswith("_")}
+    instance = plan.instance
+    # Most values are literal strings, themselves resolved: no call for them (a plan holds 100,000 calls).
+    return {key: value if type(value) is str and not value.startswith(DAGGER)
+            else _resolved(value, context, instance, at) for key, value in call.items() if not key.startswith("_")}
 
 
 def resolve_call(context: Context, plan: CallPlan, at: int | None = None) -> dict[str, Any]:
@@ -244,27 +264,56 @@ def _resolved(value: Any, context: Context, instance: str | None, at: int | None
     return value
 
 
-def tool_schema_problem(plan: CallPlan) -> Problem | None:
+class ToolChecks:
+    """Each tool's parameter schema made into its check once, for the calls of one set of tools (a set-up's: it
+    checks 100,000 calls of a few tools), kept by tool name: the validator is found once per tool, not by the
+    schema's JSON text at every call."""
+
+    def __init__(self) -> None:
+        self._made: dict[str | None, SchemaCheck | Problem] = {}
+
+    def of(self, plan: CallPlan) -> SchemaCheck | Problem:
+        """The check of the call's tool's parameters, or the problem of a schema that cannot be used."""
+        made = self._made.get(plan.tool_name)
+        if made is None:
+            assert plan.tool is not None
+            try:
+                made = schema_check(plan.tool.parameters)
+            except SchemaFault as fault:
+                made = _unusable(plan, fault)
+            self._made[plan.tool_name] = made
+        return made
+
+
+def _unusable(plan: CallPlan, fault: SchemaFault) -> Problem:
+    return Problem("parameters", f"the schema of tool {plan.tool_name!r} cannot be used: {fault}")
+
+
+def tool_schema_problem(plan: CallPlan, checks: ToolChecks | None = None) -> Problem | None:
     """The problem of a tool whose parameter schema cannot be used to check anything (invalid, a `$ref` that
-    cannot be resolved, ...); None when it can. Every call to such a tool fails before it runs."""
+    cannot be resolved, ...); None when it can. Every call to such a tool fails before it runs. `checks`: the
+    tools' checks made already."""
     assert plan.tool is not None
-    try:
-        check_schema(plan.tool.parameters)
-    except SchemaFault as fault:
-        return Problem("parameters", f"the schema of tool {plan.tool_name!r} cannot be used: {fault}")
-    return None
+    made = (checks or ToolChecks()).of(plan)
+    return made if isinstance(made, Problem) else None
 
 
-def parameter_problems(plan: CallPlan, parameters: dict[str, Any], unresolved: frozenset[str] = frozenset()
-                       ) -> list[Problem]:
+def parameter_problems(plan: CallPlan, parameters: dict[str, Any], unresolved: frozenset[str] = frozenset(),
+                       checks: ToolChecks | None = None) -> list[Problem]:
     """Each way the parameters break the tool's JSON Schema (SPEC 6.1), where it is; a parameter named in
-    `unresolved` is not judged yet (not even as missing when required). An invalid tool schema is one problem."""
+    `unresolved` is not judged yet (not even as missing when required). An invalid tool schema is one problem.
+    `checks`: the tools' checks made already."""
     if plan.tool is None:
         return []
+    made = (checks or ToolChecks()).of(plan)
+    if isinstance(made, Problem):
+        return [made]
     try:
-        found = schema_errors(plan.tool.parameters, parameters)
+        found = made(parameters)
     except SchemaFault as fault:
-        return [Problem("parameters", f"the schema of tool {plan.tool_name!r} cannot be used: {fault}")]
+        return [_unusable(plan, fault)]
+    if not found:
+        return []
     problems = []
     for error in sorted(found, key=lambda e: [str(step) for step in e.path]):
         if error.validator == "required" and any(error.message.startswith(repr(name)) for name in unresolved):
@@ -274,12 +323,18 @@ def parameter_problems(plan: CallPlan, parameters: dict[str, Any], unresolved: f
     return problems
 
 
-def check_parameters(plan: CallPlan, resolved: dict[str, Any]) -> Problem | None:
+def check_parameters(plan: CallPlan, resolved: dict[str, Any], checks: ToolChecks | None = None) -> Problem | None:
     """Validate the resolved parameters against the tool's JSON Schema (SPEC 6.1); None when valid or no tool.
-    `resolved`: the call resolved (`resolve_call`), or only its parameters (`resolve_parameters`)."""
+    `resolved`: the call resolved (`resolve_call`), or only its parameters (`resolve_parameters`). `checks`: the
+    tools' checks made already."""
+    return parameters_refusal(plan, parameters_of(resolved), checks)
+
+
+def parameters_refusal(plan: CallPlan, parameters: dict[str, Any], checks: ToolChecks | None = None) -> Problem | None:
+    """`check_parameters` of the call's parameters alone (`resolve_parameters`)."""
     if plan.tool is None:
         return None
-    problems = parameter_problems(plan, parameters_of(resolved))
+    problems = parameter_problems(plan, parameters, checks=checks)
     if not problems:
         return None
     if len(problems) == 1 and problems[0].where == "$":  # the schema itself, not a parameter

@@ -33,6 +33,7 @@ def reads_own_writes(plan: CallPlan) -> bool:
                for destination in plan.writes)
 
 
+_NOBODY: frozenset[int] = frozenset()  # the writers of a path nothing writes
 # What a call nobody feeds maps to: one read-only mapping shared by them all (most calls of a large plan).
 _NO_FEEDERS: Mapping[int, tuple[str, ...]] = MappingProxyType({})
 
@@ -45,29 +46,48 @@ class Graph:
 
     @classmethod
     def of(cls, plans: list[CallPlan]) -> Graph:
-        # Index destinations by (kind, first segment) so each read meets only writers that may overlap it.
+        feeders: dict[int, Mapping[int, tuple[str, ...]]] = dict.fromkeys((plan.index for plan in plans), _NO_FEEDERS)
+        readers = [plan for plan in plans if plan.reads]  # a call that reads nothing is fed by none
+        if not readers:
+            return cls(feeders)
+        # Index the destinations that may meet a read by (kind, first segment), so each read meets only writers
+        # that may overlap it: a whole kind's read (`†state`) meets every writer of it, a whole kind's write
+        # (`†state`) every read of it.
+        heads: set[tuple[str, str]] = set()
+        whole: set[str] = set()
+        for reader in readers:
+            for read in reader.reads:
+                for ref in read.references:
+                    if ref.path:
+                        heads.add((ref.kind, ref.path[0]))
+                    else:
+                        whole.add(ref.kind)
+        kinds = whole | {kind for kind, _ in heads}
         by_head: dict[tuple[str, str | None], set[int]] = {}
         for writer in plans:
-            for ref in writer.writes:
-                by_head.setdefault((ref.kind, ref.path[0] if ref.path else None), set()).add(writer.index)
+            if writer.destinations is None:
+                continue
+            for ref in writer.destinations.references:
+                head = (ref.kind, ref.path[0] if ref.path else None)
+                if head in heads or ref.kind in whole or (not ref.path and ref.kind in kinds):
+                    by_head.setdefault(head, set()).add(writer.index)
         heads_of_kind: dict[str, set[int]] = {}
         for (kind, _), writers in by_head.items():
             heads_of_kind.setdefault(kind, set()).update(writers)
-        feeders: dict[int, Mapping[int, tuple[str, ...]]] = {}
-        for reader in plans:
-            if not reader.reads:
-                feeders[reader.index] = _NO_FEEDERS  # it reads nothing: fed by none
-                continue
+        for reader in readers:
             candidates: set[int] = set()
             for expression in reader.reads:
                 for ref in expression.references:
                     if not ref.path:
-                        candidates |= heads_of_kind.get(ref.kind, set())
+                        candidates |= heads_of_kind.get(ref.kind, _NOBODY)
                     else:
-                        candidates |= by_head.get((ref.kind, ref.path[0]), set())
-                        candidates |= by_head.get((ref.kind, None), set())
+                        candidates |= by_head.get((ref.kind, ref.path[0]), _NOBODY)
+                        candidates |= by_head.get((ref.kind, None), _NOBODY)
+            if not candidates:
+                continue
             fed = {index: paths for index in sorted(candidates) if (paths := feeds(plans[index], reader))}
-            feeders[reader.index] = fed or _NO_FEEDERS
+            if fed:
+                feeders[reader.index] = fed
         return cls(feeders)
 
     def cycles(self) -> list[tuple[int, ...]]:

@@ -281,7 +281,7 @@ class CursorState:
     def blame(self, kind: str, instance: str | None, path: Path, at: int | None = None) -> Blame:
         """Who made the value at `path` of (kind, instance) what it is and what each write shadowed."""
         reference = Reference(kind, path)
-        return self.context.blame(Expression(str(reference), ((reference,),)), instance, at)
+        return self.context.blame(Expression(str(reference), ((reference,),), (reference,)), instance, at)
 
     @staticmethod
     def free_some(deadline: float) -> bool:

@@ -42,16 +42,17 @@ class Expression:
 
     source: str
     alternatives: tuple[tuple[Reference, ...], ...]
-    # Every reference, alternative after alternative: made once, as expressions are read again and again.
-    references: tuple[Reference, ...] = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        alternatives = self.alternatives  # one alternative (the common case) is its own list of references
-        references = alternatives[0] if len(alternatives) == 1 else tuple(ref for gate in alternatives for ref in gate)
-        object.__setattr__(self, "references", references)
+    # Every reference, alternative after alternative (`every_reference`): made once, as expressions are read
+    # again and again.
+    references: tuple[Reference, ...] = field(repr=False, compare=False)
 
     def __str__(self) -> str:
         return " || ".join(" && ".join(str(ref) for ref in gate) for gate in self.alternatives)
+
+
+def every_reference(alternatives: tuple[tuple[Reference, ...], ...]) -> tuple[Reference, ...]:
+    """An expression's `references`: one alternative (the common case) is its own tuple of them."""
+    return alternatives[0] if len(alternatives) == 1 else tuple(ref for gate in alternatives for ref in gate)
 
 
 def is_expression(value: Any) -> bool:
@@ -92,16 +93,19 @@ def parse_expression(source: str) -> Expression:
         return _parsed(source)
     found = kept.get(source)
     if found is None:
-        found = kept[source] = _parsed(source)
+        found = kept[source] = _parse(source)  # kept till `parsed_once` ends: not through the cache as well
     return found
 
 
-@lru_cache(maxsize=4096)
-def _parsed(source: str) -> Expression:
+def _parse(source: str) -> Expression:
     lone = lone_reference(source)
     if lone is not None:
-        return Expression(source, ((Reference(*lone),),))
+        references = (Reference(*lone),)
+        return Expression(source, (references,), references)
     return _Parser(source).expression()
+
+
+_parsed = lru_cache(maxsize=4096)(_parse)
 
 
 def lone_reference(source: str) -> tuple[str, tuple[str, ...]] | None:
@@ -155,7 +159,7 @@ class _Parser:
         self.skip_space()
         if self.pos != len(self.source):
             raise self.fail(f"unexpected {self.source[self.pos]!r}")
-        return Expression(self.source, tuple(alternatives))
+        return Expression(self.source, tuple(alternatives), every_reference(tuple(alternatives)))
 
     def reference(self) -> Reference:
         self.skip_space()
@@ -202,7 +206,12 @@ def find_expressions(value: Any, path: Where = ()) -> list[tuple[Where, str]]:
 def occurrences(value: Any) -> list[Occurrence]:
     """Every expression string in `value` (`find_expressions`), each parsed: its `Expression`, or the
     `ExpressionError` that says where it is malformed."""
-    return [(where, text, parsed_or_error(text)) for where, text in find_expressions(value)]
+    found = find_expressions(value)
+    kept = _KEPT.get()
+    if kept is None:
+        return [(where, text, parsed_or_error(text)) for where, text in found]
+    # A plan's calls read at once (`read_plan`): each text parsed already is taken from what is kept.
+    return [(where, text, kept.get(text) or parsed_or_error(text)) for where, text in found]
 
 
 def parsed_or_error(source: str) -> Expression | ExpressionError:

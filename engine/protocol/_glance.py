@@ -33,6 +33,11 @@ _TYPES: Final[dict[str, Glance]] = {
     "integer": lambda value: isinstance(value, int) and not isinstance(value, bool),  # 1.0: the drafts differ
     "number": lambda value: isinstance(value, int | float) and not isinstance(value, bool),
 }
+# The Python types of each type name (a bool is an int to Python: `_type` tells them apart).
+_KINDS: Final[dict[str, tuple[type, ...]]] = {
+    "string": (str,), "object": (dict,), "array": (list,), "boolean": (bool,), "null": (type(None),),
+    "integer": (int,), "number": (int, float),
+}
 _EXACT: Final = (str, int, bool, type(None))  # `enum` and `const` members compared by type and value
 
 
@@ -63,11 +68,23 @@ def _glance(schema: Any, formats: bool, root: bool = False) -> Glance | None:
         if check is None:
             return None
         checks.append(check)
+    return _every(checks)
+
+
+def _every(checks: list[Glance]) -> Glance:
+    """All of `checks` (a loop, not `all` over a generator: a glance is made for 100,000 values)."""
     if not checks:
         return _anything
     if len(checks) == 1:
         return checks[0]
-    return lambda value: all(check(value) for check in checks)
+
+    def every(value: Any) -> bool:
+        for check in checks:  # noqa: SIM110 (a loop: `all` would make a generator for each value)
+            if not check(value):
+                return False
+        return True
+
+    return every
 
 
 def _anything(value: Any) -> bool:
@@ -82,8 +99,12 @@ def _type(rule: Any, schema: dict[str, Any], formats: bool) -> Glance | None:
     names = [rule] if isinstance(rule, str) else rule if isinstance(rule, list) else None
     if not names or not all(isinstance(name, str) and name in _TYPES for name in names):
         return None
-    tests = [_TYPES[name] for name in names]
-    return tests[0] if len(tests) == 1 else lambda value: any(test(value) for test in tests)
+    if len(names) == 1:
+        return _TYPES[names[0]]
+    kinds = tuple({kind for name in names for kind in _KINDS[name]})
+    if "boolean" in names:
+        return lambda value: isinstance(value, kinds)
+    return lambda value: isinstance(value, kinds) and type(value) is not bool  # a bool is an int to Python
 
 
 def _properties(rule: Any, schema: dict[str, Any], formats: bool) -> Glance | None:
@@ -95,14 +116,22 @@ def _properties(rule: Any, schema: dict[str, Any], formats: bool) -> Glance | No
         if check is None:
             return None
         checks.append((name, check))
-    return lambda value: not isinstance(value, dict) or all(
-        check(value[name]) for name, check in checks if name in value)
+
+    def properties(value: Any) -> bool:
+        if isinstance(value, dict):
+            for name, check in checks:
+                if name in value and not check(value[name]):
+                    return False
+        return True
+
+    return properties
 
 
 def _required(rule: Any, schema: dict[str, Any], formats: bool) -> Glance | None:
     if not isinstance(rule, list) or not all(isinstance(name, str) for name in rule):
         return None
-    return lambda value: not isinstance(value, dict) or all(name in value for name in rule)
+    names = frozenset(rule)
+    return lambda value: not isinstance(value, dict) or value.keys() >= names
 
 
 def _additional(rule: Any, schema: dict[str, Any], formats: bool) -> Glance | None:

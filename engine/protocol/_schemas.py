@@ -21,7 +21,7 @@ import functools
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Final
 
 import jsonschema
@@ -60,6 +60,23 @@ def schema_errors(schema: Any, value: Any, *, formats: bool = False) -> list[Val
     """
     schema = _as_object(schema)
     validator, valid = _validator(schema, formats)
+    return _errors(schema, validator, valid, value)
+
+
+# `schema_errors` against one schema, made once (`schema_check`) for many values.
+SchemaCheck = Callable[[Any], list[ValidationError]]
+
+
+def schema_check(schema: Any, *, formats: bool = False) -> SchemaCheck:
+    """`schema_errors` against `schema`, its validator found once: for many values checked against one schema
+    (`schema_errors` finds it by the schema's JSON text at each call). Raises `SchemaFault` as `schema_errors`
+    does, when made (a schema that cannot be used) or when checking (a `$ref` that leads nowhere)."""
+    schema = _as_object(schema)
+    validator, valid = _validator(schema, formats)
+    return functools.partial(_errors, schema, validator, valid)
+
+
+def _errors(schema: dict[str, Any], validator: Any, valid: Glance | None, value: Any) -> list[ValidationError]:
     if valid is not None and valid(value):
         return []  # valid at a glance (`_glance`): the validator would find nothing
     with _budget() as timed_out:
@@ -81,11 +98,6 @@ def first_error(schema: Any, value: Any) -> ValidationError | None:
     """The violation that says best what is wrong (jsonschema's `best_match`), None when `value` is valid."""
     found: ValidationError | None = best_match(schema_errors(schema, value))
     return found
-
-
-def check_schema(schema: Any) -> None:
-    """Raise `SchemaFault` when `schema` is not a usable schema of its draft (a bad pattern included)."""
-    _validator(_as_object(schema), formats=False)
 
 
 def pattern_timed_out(error: ValidationError) -> bool:

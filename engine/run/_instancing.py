@@ -38,23 +38,22 @@ def _identities(context: Messages) -> list[tuple[str, str | None]]:
     return list(dict.fromkeys(info.identity for info in infos if info.form is Form.DATA and info.identity))
 
 
-def _kinds_touched(call: dict[str, Any], found: list[Occurrence]) -> set[str]:
-    """The kinds a call reads, writes or scopes; `found` is its expressions (`occurrences` of it)."""
-    # Its parameters' expressions, its `_output`'s and its `_outputPath`; a malformed one: its analysis says so.
-    kinds = {ref.kind for where, _, parsed in found
-             if not isinstance(parsed, ExpressionError) and (in_parameters(where) or where[0] in _OUTPUT)
-             for ref in parsed.references}
+def _per_instance(call: Any, found: list[Occurrence], kinds: set[str]) -> bool:
+    """Whether a call without `_instance` reads, writes or scopes one of `kinds` (those some instance has):
+    through its parameters' expressions, its `_output`'s, its `_outputPath` or its `_scopes`; `found` is its
+    expressions (`occurrences` of it). A malformed expression touches nothing (its analysis says so)."""
+    if not isinstance(call, dict) or call.get("_instance") is not None:
+        return False
+    for where, _, parsed in found:
+        if not isinstance(parsed, ExpressionError) and (in_parameters(where) or where[0] in _OUTPUT):
+            for ref in parsed.references:
+                if ref.kind in kinds:
+                    return True
     scopes = call.get("_scopes")
-    if isinstance(scopes, list):
-        kinds.update(scope for scope in scopes if isinstance(scope, str))
-    return kinds
+    return isinstance(scopes, list) and any(isinstance(scope, str) and scope in kinds for scope in scopes)
 
 
 _OUTPUT = frozenset(("_output", "_outputPath"))
-
-
-def _per_instance(call: Any, found: list[Occurrence], kinds: set[str]) -> bool:
-    return isinstance(call, dict) and call.get("_instance") is None and bool(_kinds_touched(call, found) & kinds)
 
 
 def expand_instances(entries: list[Any], context: Messages) -> list[Any]:
@@ -77,6 +76,14 @@ def instanced(reading: PlanReading, context: Messages) -> PlanReading:
     units: list[Unit] = []
     expressions: list[list[Occurrence]] = []
     for unit in reading.units:
+        if len(unit.members) == 1 and not _per_instance(call := reading.calls[unit.members[0]],
+                                                        found := reading.expressions[unit.members[0]], kinds):
+            index, position = len(calls), len(units)  # a call that runs once (the most common unit)
+            calls.append(call)
+            expressions.append(found)
+            units.append(unit if unit.members == (index,) and unit.entry == position
+                         else Unit(unit.pattern, (index,), index if index == position else position))
+            continue
         members = [(reading.calls[i], reading.expressions[i]) for i in unit.members]
         bound = [_per_instance(call, found, kinds) for call, found in members]
         for instance in ids if any(bound) else (None,):

@@ -13,8 +13,9 @@ from ..calls._activities import Activities
 from ..calls._calls import (
     CallPlan,
     Problem,
-    check_parameters,
+    ToolChecks,
     in_parameters,
+    parameters_refusal,
     plan_call,
     resolve_parameters,
     tool_schema_problem,
@@ -65,8 +66,9 @@ def set_up(
     structural: dict[int, list[Problem]] = {}
     delegates: dict[int, Delegate] = {}
     loaded: dict[str, tuple[Delegate | None, str | None]] = {}  # each delegate file is read once
+    checks = ToolChecks()  # each tool's parameter schema made into its check once
     for plan in plans:
-        problems = list(plan.problems) or literal_problems(context, plan, expressions[plan.index])
+        problems = list(plan.problems) or literal_problems(context, plan, expressions[plan.index], checks)
         found, refusal = delegate_for(plan, base, chain, code_tools, loaded)
         if refusal is not None:
             problems.append(refusal)
@@ -83,17 +85,18 @@ def set_up(
     return Setup(plan_index, calls, units, tools, plans, graph, structural, delegates, refused)
 
 
-def literal_problems(context: Context, plan: CallPlan, found: list[Occurrence] | None = None) -> list[Problem]:
+def literal_problems(context: Context, plan: CallPlan, found: list[Occurrence] | None = None,
+                     checks: ToolChecks | None = None) -> list[Problem]:
     """A tool schema that cannot be used, and parameters without references, are found before anything
     runs (SPEC 6.7): `validate` reports them, and the window shows them, without running the call. `found`:
-    the call's expressions (`occurrences` of it), when read already."""
+    the call's expressions (`occurrences` of it), when read already; `checks`: the tools' checks made already."""
     if plan.tool is None:
         return []
-    found = occurrences(plan.call) if found is None else found
-    if any(in_parameters(where) for where, _, _ in found):  # a parameter holds a reference
-        broken = tool_schema_problem(plan)
-        return [] if broken is None else [broken]
-    problem = check_parameters(plan, resolve_parameters(context, plan))  # an unusable tool schema included
+    for where, _, _ in occurrences(plan.call) if found is None else found:
+        if in_parameters(where):  # a parameter holds a reference: only the schema is judged now
+            broken = tool_schema_problem(plan, checks)
+            return [] if broken is None else [broken]
+    problem = parameters_refusal(plan, resolve_parameters(context, plan), checks)  # an unusable schema included
     return [] if problem is None else [problem]
 
 

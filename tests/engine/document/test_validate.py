@@ -221,3 +221,47 @@ def test_a_group_whose_one_member_is_not_in_an_array_runs_once_per_instance() ->
     execution = Execution(context)
     assert [(p.tool_name, p.instance, p.problems) for p in execution.plans] == [("greet", "①", ()), ("greet", "②", ())]
     assert [(unit.pattern, unit.members) for unit in execution.units] == [("all", (0,)), ("all", (1,))]
+
+
+# -- each tool's check made once per set-up (issue 30) -----------------------------------------------------------
+
+
+def test_calls_of_one_tool_each_report_their_own_parameters() -> None:
+    """The parameter check is made once per tool and serves all its calls: each call's own bad parameters are
+    reported at that call, and a call of another tool is judged by that tool's schema."""
+    tools = {"type": "tool", "tool": {
+        "greet": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+        "count": {"type": "object", "properties": {"name": {"type": "integer"}}}}}
+    plan = {"type": "plan", "plan": [{"_tool": "greet", "name": 5}, {"_tool": "greet", "name": "ann"},
+                                     {"_tool": "greet", "name": ["x"]}, {"_tool": "greet"},
+                                     {"_tool": "count", "name": "ann"}, {"_tool": "count", "name": 5}]}
+    greet = "parameters: invalid parameters for 'greet': "
+    assert problems([tools, plan]) == [
+        (1, "plan at message 1, call 0 (greet)", greet + "$.name: 5 is not of type 'string'"),
+        (1, "plan at message 1, call 2 (greet)", greet + "$.name: ['x'] is not of type 'string'"),
+        (1, "plan at message 1, call 3 (greet)", "parameters: $: 'name' is a required property"),
+        (1, "plan at message 1, call 4 (count)",
+         "parameters: invalid parameters for 'count': $.name: 'ann' is not of type 'integer'"),
+    ]
+
+
+def test_a_tool_schema_that_cannot_be_used_refuses_each_of_its_calls() -> None:
+    """A tool whose schema cannot be used refuses every call of it, with literal parameters or with references."""
+    tool = {"type": "tool", "tool": {"t": {"type": "object", "properties": {"s": {"type": 5}}}}}
+    plan = {"type": "plan", "plan": [{"_tool": "t", "s": 1, "_outputPath": "†state.a"},
+                                     {"_tool": "t", "s": "†state.a", "_outputPath": "†state.b"},
+                                     {"_tool": "t", "s": 2}]}
+    found = [(index, path, reason) for index, path, reason in problems([tool, plan]) if "(t)" in path]
+    assert [path for _, path, _ in found] == [f"plan at message 1, call {n} (t)" for n in range(3)]
+    assert all("the schema of tool 't' cannot be used" in reason for _, _, reason in found)
+
+
+def test_a_malformed_output_path_is_refused_where_it_is() -> None:
+    """A call's `_outputPath` is parsed once, with its other expressions: a malformed one refuses the call with
+    its position, and a well-formed one is what the call writes."""
+    plan = {"type": "plan", "plan": [{"_tool": "t", "_outputPath": "†state..x"}, {"_tool": "t", "_outputPath": "†s.y"}]}
+    execution = Execution(Context([{"type": "tool", "tool": {"t": {"type": "object"}}}, plan]))
+    bad, good = execution.plans
+    assert [(p.type, p.message) for p in bad.problems] == [
+        ("expression", "$._outputPath: expected a path segment after '.', found '.' at position 7")]
+    assert (good.problems, [str(ref) for ref in good.writes]) == ((), ["†s.y"])
