@@ -25,7 +25,7 @@ from ..protocol._messages import METHODS
 from ..protocol._records import record
 from ..protocol._schemas import SchemaCheck, SchemaFault, first_error, schema_check
 from ._activities import Activities, Activity
-from ._scopes import call_scopes, scoped_messages
+from ._scopes import call_scopes, scoped_messages, scopes_rule
 from ._tools import ToolDefinition
 
 
@@ -84,7 +84,8 @@ def parameters_of(call: dict[str, Any]) -> dict[str, Any]:
 def in_parameters(where: Where) -> bool:
     """Whether an expression a call holds (`find_expressions` of it: `where` starts with a key) is in one of its
     parameters."""
-    return not str(where[0]).startswith("_")
+    key = where[0]
+    return not (isinstance(key, str) and key.startswith("_"))
 
 
 def _reads(found: list[Occurrence]) -> tuple[list[Expression], list[Problem], Expression | ExpressionError | None]:
@@ -119,12 +120,15 @@ def _read(found: Occurrence, reads: list[Expression], problems: list[Problem]) -
         reads.append(parsed)
 
 
-def _output_path(call: dict[str, Any], tool: ToolDefinition | None) -> tuple[str | None, bool, list[Problem]]:
-    """The effective output path (SPEC 6.2), whether the tool prescribed it (`const`, the call wrote none),
-    and the problems of the call's own path checked against the tool's `_outputPath` schema."""
-    path = call.get("_outputPath")
+def _output_rule(tool: ToolDefinition | None) -> Any:
     properties = tool.schema.get("properties") if tool is not None else None
-    rule = properties.get("_outputPath") if isinstance(properties, dict) else None
+    return properties.get("_outputPath") if isinstance(properties, dict) else None
+
+
+def _output_path(call: dict[str, Any], rule: Any) -> tuple[str | None, bool, list[Problem]]:
+    """The effective output path (SPEC 6.2), whether the tool prescribed it (`const`, the call wrote none),
+    and the problems of the call's own path checked against the tool's `_outputPath` schema (`rule`)."""
+    path = call.get("_outputPath")
     if path is None:
         if isinstance(rule, dict) and isinstance(rule.get("const"), str):
             return rule["const"], True, []
@@ -159,10 +163,27 @@ def _mode(tool_name: str, tool: ToolDefinition | None, activities: Activities) -
     return activities.get(tool_name), []
 
 
+@record
+class ToolReading:
+    """What `plan_call` reads of a call's tool, the same for each of its calls: its activity (and why it
+    cannot run it) and its rules for the calls' `_outputPath` and `_scopes`."""
+
+    activity: Activity | None
+    problems: tuple[Problem, ...]
+    output_rule: Any
+    scopes_rule: Any
+
+
+def read_tool(name: str, tool: ToolDefinition | None, activities: Activities) -> ToolReading:
+    activity, problems = _mode(name, tool, activities)
+    return ToolReading(activity, tuple(problems), _output_rule(tool), scopes_rule(tool))
+
+
 def plan_call(index: int, call: Any, tools: dict[str, ToolDefinition], activities: Activities,
-              found: list[Occurrence] | None = None) -> CallPlan:
+              found: list[Occurrence] | None = None, read: dict[str, ToolReading] | None = None) -> CallPlan:
     """Everything about a call that can be known from the call and the tools alone, with its structural errors.
-    `found`: the call's expressions (`occurrences` of it), when its plan was read already (`read_plan`).
+    `found`: the call's expressions (`occurrences` of it), when its plan was read already (`read_plan`); `read`:
+    each tool read already, by name (`read_tool`), kept for the calls that come next (a set-up plans 100,000).
 
     What the context adds (parameters resolved, readiness, cycles) is `analyse_call`'s (`_analysis`).
     """
@@ -174,9 +195,14 @@ def plan_call(index: int, call: Any, tools: dict[str, ToolDefinition], activitie
     tool = tools.get(name)
     instance = None if call.get("_instance") is None else str(call["_instance"])
     reads, problems, own = _reads(occurrences(call) if found is None else found)
-    activity, activity_problems = _mode(name, tool, activities)
-    problems += activity_problems
-    path, prescribed, path_problems = _output_path(call, tool)
+    reading = read.get(name) if read is not None else None
+    if reading is None:
+        reading = read_tool(name, tool, activities)
+        if read is not None:
+            read[name] = reading
+    activity = reading.activity
+    problems += reading.problems
+    path, prescribed, path_problems = _output_path(call, reading.output_rule)
     problems += path_problems
     destinations = None
     if path is not None:
@@ -191,7 +217,7 @@ def plan_call(index: int, call: Any, tools: dict[str, ToolDefinition], activitie
         text = f"unknown _outputMethod {method!r}; expected one of {list(METHODS)}"
         problems.append(Problem("outputMethod", text, "$._outputMethod"))
         method = "set"
-    scopes, refusal = call_scopes(call, tool)
+    scopes, refusal = call_scopes(call, reading.scopes_rule)
     if refusal is not None:
         problems.append(Problem("scopes", refusal, "$._scopes"))
     mode = Mode.EXPLICIT if activity is not None else Mode.LATENT

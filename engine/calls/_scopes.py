@@ -16,15 +16,16 @@ from ..protocol._schemas import SchemaFault, first_error
 from ._tools import ToolDefinition
 
 
-def _rule(tool: ToolDefinition | None) -> Any:
+def scopes_rule(tool: ToolDefinition | None) -> Any:
+    """The tool's schema of its calls' `_scopes` (None: it rules nothing)."""
     properties = tool.schema.get("properties") if tool is not None else None
     return properties.get("_scopes") if isinstance(properties, dict) else None
 
 
-def call_scopes(call: dict[str, Any], tool: ToolDefinition | None) -> tuple[tuple[str, ...], str | None]:
-    """The kinds a call sees, and the reason it may not ask for them (None when allowed)."""
+def call_scopes(call: dict[str, Any], rule: Any) -> tuple[tuple[str, ...], str | None]:
+    """The kinds a call sees, and the reason it may not ask for them (None when allowed); `rule`: its tool's
+    `scopes_rule`."""
     asked = call.get("_scopes")
-    rule = _rule(tool)
     if asked is None and rule is None:
         return (), None  # most calls: no scopes asked, none ruled
     if asked is None:

@@ -51,7 +51,8 @@ def _merge(node: Node | None, other: Node | None) -> Node | None:
 def _of_value(value: Any) -> Node | None:
     if not isinstance(value, dict):
         return None
-    return {key: _of_value(item) for key, item in value.items()}
+    # A leaf is open without a call for it: a run document writes 100,000 of them.
+    return {key: _of_value(item) if isinstance(item, dict) else None for key, item in value.items()}
 
 
 def _merge_value(node: Node | None, value: Any) -> Node | None:
@@ -59,7 +60,10 @@ def _merge_value(node: Node | None, value: Any) -> Node | None:
     if node is None or not isinstance(value, dict):
         return None
     for key, item in value.items():
-        node[key] = _merge_value(node[key], item) if key in node else _of_value(item)
+        if key in node:
+            node[key] = _merge_value(node[key], item)
+        else:
+            node[key] = _of_value(item) if isinstance(item, dict) else None
     return node
 
 
@@ -109,6 +113,22 @@ def _destinations(calls: list[Any]) -> Iterator[tuple[str, tuple[str, ...]]]:
             yield from ((reference.kind, reference.path) for reference in references)
 
 
+def _read_destinations(read: PlanReading) -> Iterator[tuple[str, tuple[str, ...]]]:
+    """`_destinations` of a plan's calls from its reading: an `_outputPath` that is an expression was parsed there
+    (any other, as `_destinations` reads it)."""
+    for call, found in zip(read.calls, read.expressions, strict=True):
+        for where, _, parsed in found:
+            if where == _DESTINATION:
+                if not isinstance(parsed, ExpressionError):
+                    yield from ((reference.kind, reference.path) for reference in parsed.references)
+                break
+        else:
+            yield from _destinations([call])
+
+
+_DESTINATION = ("_outputPath",)
+
+
 def written_paths(context: Messages, plans: PlanReadings | None = None) -> dict[str, Node | None]:
     """Per kind, the tree of paths something writes (see the module's docstring); `plans`: the plan messages
     read already (`read_plans`)."""
@@ -143,8 +163,8 @@ class WrittenPaths:
                     self._add(info.kind, _of_schema(message["schema"]))
             elif info.form is Form.PLAN and isinstance(message.get("plan"), list):
                 read = self.plans.get(index) if self.plans is not None else None
-                calls = read.calls if read is not None else flatten(message["plan"])[0]
-                for kind, path in _destinations(calls):
+                found = _read_destinations(read) if read is not None else _destinations(flatten(message["plan"])[0])
+                for kind, path in found:
                     kinds[kind] = _merge_path(kinds[kind], path) if kind in kinds else _of_path(path)
         self._next = max(self._next, stop)
 

@@ -206,12 +206,19 @@ def find_expressions(value: Any, path: Where = ()) -> list[tuple[Where, str]]:
 def occurrences(value: Any) -> list[Occurrence]:
     """Every expression string in `value` (`find_expressions`), each parsed: its `Expression`, or the
     `ExpressionError` that says where it is malformed."""
-    found = find_expressions(value)
-    kept = _KEPT.get()
-    if kept is None:
-        return [(where, text, parsed_or_error(text)) for where, text in found]
-    # A plan's calls read at once (`read_plan`): each text parsed already is taken from what is kept.
-    return [(where, text, kept.get(text) or parsed_or_error(text)) for where, text in found]
+    kept = _KEPT.get() or {}  # within `parsed_once`, each text parsed already is taken from what is kept
+    if type(value) is not dict:
+        return [(where, text, kept.get(text) or parsed_or_error(text)) for where, text in find_expressions(value)]
+    # A call (a plan holds 100,000): its top-level strings read here, without a list of them first.
+    found: list[Occurrence] = []
+    for key, item in value.items():
+        if type(item) is str:
+            if item.startswith(DAGGER) and not item.startswith(_ESCAPED):
+                found.append(((key,), item, kept.get(item) or parsed_or_error(item)))
+        elif isinstance(item, dict | list):
+            found.extend((where, text, kept.get(text) or parsed_or_error(text))
+                         for where, text in find_expressions(item, (key,)))
+    return found
 
 
 def parsed_or_error(source: str) -> Expression | ExpressionError:

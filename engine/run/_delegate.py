@@ -36,7 +36,7 @@ class Delegate:
 def delegate_name(call: Any, tool: ToolDefinition | None) -> tuple[str | None, str | None]:
     """The delegate a call names (its own `_delegate`, or its tool's), and why that is refused."""
     own = call.get("_delegate") if isinstance(call, dict) else None
-    prescribed = _prescribed(tool)
+    prescribed = prescribed_delegate(tool)
     for value in (own, prescribed):
         if value is not None and not (isinstance(value, str) and value):
             return None, "_delegate must be a non-empty string: a request file or 'anonymous'"
@@ -45,7 +45,7 @@ def delegate_name(call: Any, tool: ToolDefinition | None) -> tuple[str | None, s
     return own if own is not None else prescribed, None
 
 
-def _prescribed(tool: ToolDefinition | None) -> Any:
+def prescribed_delegate(tool: ToolDefinition | None) -> Any:
     """The tool's delegate: its top-level `_delegate`, else a `const` in `properties._delegate`."""
     if tool is None:
         return None

@@ -45,7 +45,7 @@ def _per_instance(call: Any, found: list[Occurrence], kinds: set[str]) -> bool:
     if not isinstance(call, dict) or call.get("_instance") is not None:
         return False
     for where, _, parsed in found:
-        if not isinstance(parsed, ExpressionError) and (in_parameters(where) or where[0] in _OUTPUT):
+        if (where[0] in _OUTPUT or in_parameters(where)) and not isinstance(parsed, ExpressionError):
             for ref in parsed.references:
                 if ref.kind in kinds:
                     return True

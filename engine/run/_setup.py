@@ -14,6 +14,7 @@ from ..calls._calls import (
     CallPlan,
     Problem,
     ToolChecks,
+    ToolReading,
     in_parameters,
     parameters_refusal,
     plan_call,
@@ -25,7 +26,7 @@ from ..calls._tools import ToolDefinition, merged_tools, pending_calls
 from ..document._context import Context
 from ..protocol._expressions import Occurrence, occurrences
 from ..protocol._groups import PlanReading, Unit, read_plan
-from ._delegate import Delegate, delegate_for
+from ._delegate import Delegate, delegate_for, prescribed_delegate
 from ._instancing import instanced
 
 
@@ -61,19 +62,23 @@ def set_up(
     calls, units, expressions = read.calls, read.units, read.expressions
     tools = merged_tools(context, code_tools)
     # Each call's index is its unit's int object (`flatten`), shared by its plan and state: a large plan holds many.
-    plans = [plan_call(i, calls[i], tools, activities, expressions[i]) for unit in units for i in unit.members]
+    tools_read: dict[str, ToolReading] = {}  # each tool read once
+    plans = [plan_call(i, calls[i], tools, activities, expressions[i], tools_read)
+             for unit in units for i in unit.members]
     graph = Graph.of(plans)
     structural: dict[int, list[Problem]] = {}
     delegates: dict[int, Delegate] = {}
     loaded: dict[str, tuple[Delegate | None, str | None]] = {}  # each delegate file is read once
     checks = ToolChecks()  # each tool's parameter schema made into its check once
+    prescribing: dict[str | None, bool] = {}  # by tool name: whether the tool names a delegate
     for plan in plans:
         problems = list(plan.problems) or literal_problems(context, plan, expressions[plan.index], checks)
-        found, refusal = delegate_for(plan, base, chain, code_tools, loaded)
-        if refusal is not None:
-            problems.append(refusal)
-        elif found is not None:
-            delegates[plan.index] = found
+        if _may_delegate(plan, prescribing):
+            found, refusal = delegate_for(plan, base, chain, code_tools, loaded)
+            if refusal is not None:
+                problems.append(refusal)
+            elif found is not None:
+                delegates[plan.index] = found
         if problems:
             structural[plan.index] = problems
     _check_groups(units, plans, structural)
@@ -83,6 +88,16 @@ def set_up(
         for index in cycle:
             structural.setdefault(index, []).append(Problem("cycle", text))
     return Setup(plan_index, calls, units, tools, plans, graph, structural, delegates, refused)
+
+
+def _may_delegate(plan: CallPlan, prescribing: dict[str | None, bool]) -> bool:
+    """Whether the call names a delegate (`_delegate`) or its tool does; `prescribing` keeps what each tool says."""
+    if isinstance(plan.call, dict) and plan.call.get("_delegate") is not None:
+        return True
+    known = prescribing.get(plan.tool_name)
+    if known is None:
+        known = prescribing[plan.tool_name] = prescribed_delegate(plan.tool) is not None
+    return known
 
 
 def literal_problems(context: Context, plan: CallPlan, found: list[Occurrence] | None = None,
