@@ -12,8 +12,9 @@ Each figure is CPU time (`time.process_time`) of: building the `Context` from th
 `validate` (every check the command line's `validate` makes, the document's file known), `render` (the
 messages the model receives) and `compose_request` (the command line's `render`: the messages, the tools'
 schema and the settings), each also as a multiple of the build, all under the command line's collector
-setting: young collections in batches (`batch_collector`), and the document set aside from the collector while a
-check reads it (`gc.freeze`, as `contextdeck validate` and `render` hold the document they loaded). The load
+setting: young collections in batches (`batch_collector`), the document set aside from the collector while a
+check reads it (`gc.freeze`) and the collector paused meanwhile (`json_building`), as `contextdeck validate` and
+`render` hold the document they loaded. The load
 (`os.getloadavg`) is printed beside them.
 """
 
@@ -42,6 +43,7 @@ from contextdeck.engine import (
     digest,
     expand_instances,
     flatten,
+    json_building,
     render,
     validate,
 )
@@ -203,8 +205,9 @@ def measure(folder: Path) -> None:
         start = time.process_time()
         context = Context(messages)
         built = time.process_time() - start
-        gc.freeze()  # the command line's `_held`: no collection walks the document while a check reads it
-        figures = {what: cpu(partial(check, context)) for what, check in checks.items()}
+        gc.freeze()  # the command line's `_held`: no collection walks the document while a check reads it,
+        with json_building():  # and the collector is paused, as while the document was loaded
+            figures = {what: cpu(partial(check, context)) for what, check in checks.items()}
         gc.unfreeze()
         del context, messages
         load = " ".join(f"{x:.2f}" for x in os.getloadavg())

@@ -124,23 +124,24 @@ def test_validate_problems_exit_1(capsys, tmp_path) -> None:
 
 
 def test_validate_and_render_hold_the_document_apart_from_the_collector(capsys, doc, monkeypatch) -> None:
-    """While validate or render reads the document it loaded, no collection walks it (`gc.freeze`); the
-    collector has it back when the command ends."""
-    if gc.get_freeze_count():
-        pytest.skip("something else froze the heap: the command leaves it to its owner")
-    frozen: list[bool] = []
+    """While validate or render reads the document it loaded, no collection walks it (`gc.freeze`) and the
+    collector is paused; the collector has it back, running, when the command ends."""
+    if gc.get_freeze_count() or not gc.isenabled():
+        pytest.skip("something else froze the heap or paused the collector: the command leaves it to its owner")
+    seen: list[tuple[bool, bool]] = []
     for name in ("validate", "compose_request"):
         real = getattr(command_line, name)
 
         def watched(*args: Any, real: Any = real, **kwargs: Any) -> Any:
-            frozen.append(gc.get_freeze_count() > 0)
+            seen.append((gc.get_freeze_count() > 0, gc.isenabled()))
             return real(*args, **kwargs)
 
         monkeypatch.setattr(command_line, name, watched)
     assert run(capsys, "validate", str(doc))[0] == 0
     assert run(capsys, "render", str(doc))[0] == 0
-    assert frozen == [True, True]
+    assert seen == [(True, False), (True, False)]
     assert gc.get_freeze_count() == 0
+    assert gc.isenabled()
 
 
 def test_validate_warnings_alone_exit_0(capsys, tmp_path) -> None:
