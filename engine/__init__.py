@@ -98,6 +98,7 @@ from .protocol._methods import Conflict, deep_merge, write_at
 from .protocol._schemas import PATTERN_BUDGET_S, SchemaFault, schema_errors
 from .request._render import LLMMessage, render, render_text
 from .request._request import ComposedTool, Request, compose_request
+from .resolve._graveyard import free_later, free_some, let_go
 from .resolve._incremental._blame import Blame, BlameEntry
 from .resolve._resolution import Diagnostic, Indices, Resolution
 from .run._execution import Execution
@@ -265,6 +266,8 @@ __all__ = [
     "fixed_clock",
     "flatten",
     "fork",
+    "free_later",
+    "free_some",
     "get_path",
     "group_of",
     "import_bytes",
@@ -278,6 +281,7 @@ __all__ = [
     "json_parse",
     "json_path_parts",
     "kind_of",
+    "let_go",
     "load_activities",
     "load_cases",
     "load_document",

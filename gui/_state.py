@@ -32,7 +32,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeView, QWidget
 
-from contextdeck.engine import MISSING, Context, CursorState, IdentityState
+from contextdeck.engine import MISSING, Context, CursorState, IdentityState, let_go
 
 from ._slices import slices
 from ._summary import short_json
@@ -186,7 +186,7 @@ class StateModel(QStandardItemModel):
             for start in range(0, len(roots), ROWS_MADE_PER_PART):
                 made += [_row(node, selected) for node in roots[start:start + ROWS_MADE_PER_PART]]
                 yield
-            CursorState.release(*self._writers.values())  # (each may name every path of a whole kind)
+            let_go(*self._writers.values())  # (each may name every path of a whole kind)
             self._writers = {folded.identity: folded.writer for folded in state}
             self._reset(roots, made)
             return
@@ -218,7 +218,7 @@ class StateModel(QStandardItemModel):
         node.value, node.source = folded.value, folded.writer.get(())
         old = self._writers.get(folded.identity)
         if old is not None and old is not folded.writer:  # freed in slices: it may name every path of a whole kind
-            CursorState.release(old)
+            let_go(old)
         self._writers[folded.identity] = folded.writer
         with QSignalBlocker(self):  # told by `show_in_parts`, one `dataChanged` per changed row
             _show(node, selected)
@@ -303,10 +303,6 @@ _CHANGED_BRUSH = QBrush(QColor(250, 204, 21, 70))
 _LINK_BRUSH = QBrush(QColor("#4f6bed"))
 _BOLD = QFont()
 _BOLD.setBold(True)
-
-
-def _edits(context: Context) -> tuple[Any, ...]:
-    return (context.inserted, context.removed, context.moved, context.replaced)
 
 
 def _value_text(value: Any) -> str:
@@ -394,15 +390,8 @@ class StateView(QTreeView):
     def _follow(self, context: Context) -> None:
         # The engine keeps the scan of the messages between refreshes until the context changes.
         if self._source is not None:
-            for signal in _edits(self._source.context):
-                signal.disconnect(self._edited)
             self._source.close()
         self._source = CursorState(context)
-        for signal in _edits(context):
-            signal.connect(self._edited)
-
-    def _edited(self, *_args: object) -> None:
-        slices().start(self._work)  # the engine dropped its folds: they are freed in slices
 
     def is_busy(self) -> bool:
         """Whether a state is being computed or shown (its rows set, or repainted band by band)."""
@@ -415,8 +404,6 @@ class StateView(QTreeView):
         deadline = time.perf_counter() + BUDGET_S
         steps = self._steps
         if steps is None:
-            if not CursorState.free_some(deadline):
-                slices().start(self._work)
             return
         if self._computed:
             self._steps, self._computed = None, False
@@ -455,7 +442,6 @@ class StateView(QTreeView):
             slices().start(self._work)  # the next part on the next turn: each part's repaint is a turn of its own
             return
         self._showing = None
-        slices().start(self._work)  # what the state shown before held is freed in slices
         self.updated.emit()
 
     def _restore(self, parent: QModelIndex, keep: set[str], first: bool) -> None:

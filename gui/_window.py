@@ -47,7 +47,7 @@ from ._message_editor import NEW_MESSAGES, Catalogs, FormsAhead, MessageEditor
 from ._models import install_models
 from ._seen import seen
 from ._session import DocumentSession
-from ._slices import slices
+from ._slices import free_in_slices, slices
 from ._state import StateView
 from ._status_bar import CursorLabel, StatusBar
 from ._theme import apply_theme, icon
@@ -70,6 +70,7 @@ class MainWindow(QMainWindow):
 
     def __init__(self, settings: QSettings, session: DocumentSession | None = None) -> None:
         super().__init__()
+        free_in_slices()  # what an edit or a cursor move lets go of is freed a slice per turn
         self.settings = settings
         self.session = session if session is not None else DocumentSession(settings, parent=self)
         self.document = DocumentModel(self.session, self)

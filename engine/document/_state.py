@@ -12,8 +12,6 @@ not the whole history. What a write shadowed, and every earlier write, is `Conte
 
 from __future__ import annotations
 
-import sys
-import time
 from bisect import bisect_right
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
@@ -23,6 +21,7 @@ from ..protocol._expressions import Expression, Reference
 from ..protocol._messages import MISSING, Write, get_path
 from ..protocol._methods import WRITE_METHODS, Conflict, write_at
 from ..resolve import _paranoid
+from ..resolve._graveyard import let_go
 from ..resolve._incremental._blame import Blame
 from ..resolve._incremental._index import Checkpoint
 from ..resolve._incremental._store import Store
@@ -30,7 +29,6 @@ from ._context import Context
 
 Identity = tuple[str, str | None]
 Path = tuple[str, ...]
-SLICE = 64  # marks, or a writer's entries, freed between two looks at the clock (`free_some`)
 FOLD_WRITES = 25  # writes folded between two looks at the clock
 FOLD_WORK = 1000  # paths of one big write noted between two looks at the clock
 SPACING = 16  # writes between two marks of a track (at least): a cursor move refolds fewer than this
@@ -184,17 +182,8 @@ def _count(store: Store, ids: list[int], limit: int | None) -> int:
     return len(ids) if limit is None else bisect_right(ids, limit, key=store.order.key.__getitem__)
 
 
-# Freeing big folds at once takes milliseconds that add up: a mark's writers may name every path of a whole kind
-# (tens of thousands at a million messages), and each mark has a copy of its own. What a dropped fold held, and
-# what a view lets go of (`CursorState.release`), waits here and is freed a few entries at a time (`free_some`).
-_graveyard: list[list[Any] | dict[Any, Any]] = []
-# References to a buried list or dict while `free_some` looks at it when nothing else holds it: the graveyard's,
-# the local name's and `sys.getrefcount`'s argument.
-_ALONE = 3
-
-
 def bury(folds: Folds) -> None:
-    """Empty `folds`, keeping its marks and their writers alive until `free_some` frees them in small pieces."""
+    """Empty `folds`, letting go of its marks and their writers (the graveyard frees them in small pieces)."""
     for track in [*folds.global_tracks.values(), *(track for _, track in folds.instance_tracks.values())]:
         _bury_track(track)
     folds.global_tracks.clear()
@@ -203,7 +192,7 @@ def bury(folds: Folds) -> None:
 
 def _bury_track(track: Track) -> None:
     # The writers under the marks: the marks go first (each then frees little), their writers a slice at a time.
-    CursorState.release(*{id(mark.held): mark.held for mark in (*track.marks, track.last)}.values(), track.marks)
+    let_go(*{id(mark.held): mark.held for mark in (*track.marks, track.last)}.values(), track.marks)
 
 
 def state_steps(context: Context, at: int | None, folds: Folds, out: list[IdentityState]) -> Iterator[None]:
@@ -221,7 +210,7 @@ class CursorState:
     """The state of one context at any cursor: every identity's value and who set each of its paths.
 
     The folds are kept between cursor moves, and across appends, while the context's `revision` is the same;
-    after another edit they are dropped at the next computation (`free_some` frees them in slices). `steps`
+    after another edit they are dropped at the next computation (freed in slices once `free_later` is on). `steps`
     computes in slices, `at` at once.
     """
 
@@ -282,28 +271,3 @@ class CursorState:
         """Who made the value at `path` of (kind, instance) what it is and what each write shadowed."""
         reference = Reference(kind, path)
         return self.context.blame(Expression(str(reference), ((reference,),), (reference,)), instance, at)
-
-    @staticmethod
-    def free_some(deadline: float) -> bool:
-        """Free dropped folds, and what was released, until `deadline` (a `time.perf_counter()` value), at most
-        `SLICE` entries between two looks at the clock; True when none are left."""
-        while _graveyard and time.perf_counter() < deadline:
-            thing = _graveyard[-1]
-            if sys.getrefcount(thing) > _ALONE:  # still held elsewhere: letting go of it frees nothing now
-                _graveyard.pop()
-                continue
-            if isinstance(thing, dict):
-                for _ in range(min(SLICE, len(thing))):
-                    thing.popitem()
-            else:
-                del thing[-SLICE:]  # a long list goes in slices, and its last slice too
-            if not thing:
-                _graveyard.pop()
-        return not _graveyard
-
-    @staticmethod
-    def release(*things: list[Any] | dict[Any, Any]) -> None:
-        """Let go of big lists or dicts (the writers of states shown before, each of which may name every path of
-        a whole kind): `free_some` empties each a slice at a time once nothing else holds it (one still held
-        elsewhere is only let go of, never emptied)."""
-        _graveyard.extend(things)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from PySide6.QtCore import QAbstractEventDispatcher, QCoreApplication, QEvent, QObject
 
+from contextdeck.engine.resolve import _graveyard
 from contextdeck.gui._slices import BUSY_TURN_S, slices
 
 
@@ -115,3 +117,23 @@ def test_a_job_that_raises_does_not_stop_the_others(qtbot: Any) -> None:
     assert ran == ["kept", "kept"]
     assert [str(error[1]) for error in raised] == ["a slice that fails"]
     assert not slices().pending
+
+
+def test_the_path_logs_an_edit_drops_are_freed_on_the_turns_after_it(
+        open_messages: Callable[[list[Any], str], Any], monkeypatch: pytest.MonkeyPatch, qtbot: Any) -> None:
+    """The window frees what the engine lets go of in its slices (`free_in_slices`): the path logs an edit drops
+    (at a million messages 15 ms of the edit's turn when freed in it) wait in the graveyard after the edit and are
+    all freed on the turns after it."""
+    monkeypatch.setattr(_graveyard, "_buried", [])
+    monkeypatch.setattr(_graveyard, "_due", [])  # (the window turns it on; off again after the test)
+    window = open_messages([{"type": "state", "data": {"a": n, "b": n}} for n in range(50)], "logs.json")
+    context = window.context()
+    assert context.resolve("†state.a").value == 49
+    log = context._lanes._logs[("state", None, ("a",), 0)]
+    steps = id(log.ids)
+    del log
+    assert window.commands.replace(3, {"type": "state", "data": {"a": -1}}, "Edit")
+    assert ("state", None, ("a",), 0) not in context._lanes._logs
+    assert steps in {id(thing) for thing in _graveyard._buried}
+    qtbot.waitUntil(lambda: not _graveyard._buried)
+    assert context.resolve("†state.a").value == 49

@@ -10,7 +10,9 @@ from PySide6.QtCore import QEvent, QObject, QPoint, QRect
 from PySide6.QtGui import QImage
 
 from contextdeck.engine import Context
-from contextdeck.engine.document import _state as _engine_state
+from contextdeck.engine.resolve import _graveyard
+from contextdeck.gui import _state as _gui_state
+from contextdeck.gui._slices import free_in_slices
 from contextdeck.gui._state import BAND_ROWS, ROWS_PER_PART, StateModel, StateView
 
 INSTANCES = 2 * ROWS_PER_PART + 3  # three parts when every instance's value changes
@@ -194,24 +196,26 @@ def test_a_scroll_before_the_last_band_shows_the_whole_view_as_it_is(
     qtbot.waitUntil(lambda: not view.is_busy() and _on_screen(view) == _painted_anew(view))
 
 
-def test_the_writers_of_the_state_shown_before_are_released_and_then_freed_in_slices(
+def test_the_writers_of_the_state_shown_before_are_let_go_of_and_then_freed_in_slices(
         qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """At a million messages an identity's writers name tens of thousands of paths: the view hands the ones it
-    stops showing to the engine (`CursorState.release`), not freeing them in the turn that shows the new state,
-    and its slices free them afterwards."""
-    monkeypatch.setattr(_engine_state, "_graveyard", [])
+    stops showing to the engine's graveyard (`let_go`), not freeing them in the turn that shows the new state,
+    and the window's slices free them afterwards (`free_in_slices`)."""
+    monkeypatch.setattr(_graveyard, "_buried", [])
+    monkeypatch.setattr(_graveyard, "_due", [])
+    free_in_slices()
     released: list[int] = []
-    release = _engine_state.CursorState.release
+    release = _gui_state.let_go
 
     def noted(*things: dict[tuple[str, ...], int]) -> None:
         released.extend(map(id, things))
         release(*things)
 
-    monkeypatch.setattr(_engine_state.CursorState, "release", staticmethod(noted))
+    monkeypatch.setattr(_gui_state, "let_go", noted)
     context = _jump_context()
     view = _view_at(qtbot, context, INSTANCES, 400)
     before = list(view.state_model._writers.values())
     view.refresh(context, 2 * INSTANCES, None)
     qtbot.waitUntil(lambda: not view.is_busy())
     assert {id(writer) for writer in before} <= set(released)
-    qtbot.waitUntil(lambda: not _engine_state._graveyard)
+    qtbot.waitUntil(lambda: not _graveyard._buried)

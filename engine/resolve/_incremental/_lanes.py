@@ -25,7 +25,8 @@ instance), from its root after as many of its steps as come before the cut: one 
 start, so a cut that moves past an instance write reads the same log again.
 Logs are dropped, never repaired, by an edit that can change them — a write in their lane, a universal
 write, a write inside a gap the fold stepped through (`_branches`), a global write under an instance
-view — and all of them when the order is relabelled. An edit when nothing is kept costs one test.
+view — and all of them when the order is relabelled. An edit when nothing is kept costs one test. A dropped
+log's lists go to the graveyard (`_graveyard`: in the window, freed a slice per turn, not in the edit).
 
 The folded steps kept over all logs are bounded by the document: `STEPS_PER_WRITE` per write of the
 context (at least `MOST_STEPS`). Past it, logs read once go first, the newest first: a pass over more
@@ -49,6 +50,7 @@ from ...protocol._messages import MISSING, Path, Write, get_path
 from ...protocol._methods import WRITE_METHODS, Conflict
 from .._chain import EMPTY, Chain
 from .._fold import _effect
+from .._graveyard import let_go
 from .._keys import EMPTY_KEYS, Keys, Merging, seal
 from ._branches import BranchFold, subsets_of
 from ._index import Checkpoint, Key, Layer, attempt, lanes_of
@@ -426,14 +428,12 @@ class LaneLogs:
         self._steps -= log.size()
         for dependent in log.dependents:  # instance logs continue from it
             self._drop(dependent)
+        let_go(log.ids, log.changes, log.change_keys, log.failed, log.problems_at, log.marks, log.sealed, log.results)
 
     def clear(self) -> None:
         """Drop every log (`Context` does when the order is relabelled: their keys name nothing any more)."""
-        self._logs.clear()
-        self._once.clear()
-        self._again.clear()
-        self._kinds.clear()
-        self._steps = 0
+        for key in list(self._logs):
+            self._drop(key)
 
     def touch(self, identity: tuple[str, str | None], write: Write, order_key: int) -> None:
         """A write of `identity` at `order_key` is being added or removed: drop every log it can change."""

@@ -3,19 +3,28 @@ cursor goes, marks or not, and follows edits of the context."""
 
 from __future__ import annotations
 
-import itertools
-import weakref
 from collections.abc import Generator
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contextdeck.engine import MISSING, Context, CursorState, Edit, IdentityState, Insert, Move, Replace
+from contextdeck.engine import (
+    MISSING,
+    Context,
+    CursorState,
+    Edit,
+    IdentityState,
+    Insert,
+    Move,
+    Replace,
+    free_later,
+    free_some,
+)
 from contextdeck.engine.document import _state as _blame
 from contextdeck.engine.document._state import Folds, state_steps
+from contextdeck.engine.resolve import _graveyard
 
 SEGMENTS = ("a", "b", "0", "1")
 keys = st.sampled_from(SEGMENTS)
@@ -186,7 +195,6 @@ def test_a_computation_under_way_follows_edits_made_between_its_slices(
     undo: list[Edit] = []
     redo: list[Edit] = []
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_blame, "SLICE", 2)
         patch.setattr(_blame, "FOLD_WRITES", 1)
         patch.setattr(_blame, "SPACING", 1)
         at, out = start, list[IdentityState]()
@@ -239,59 +247,13 @@ def test_an_append_keeps_the_folds(monkeypatch: pytest.MonkeyPatch) -> None:
     state.close()
 
 
-class _Freed:
-    """A stand-in for a mark: counts itself freed."""
-
-    count = 0
-
-    def __del__(self) -> None:
-        _Freed.count += 1
-
-
-def test_dropped_folds_are_freed_a_slice_of_marks_between_two_looks_at_the_clock(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """A mark may hold a whole kind's value: `free_some` frees at most `SLICE` of them, the last piece of a list
-    too, before it looks at the clock again, and stops at the deadline with the rest still buried."""
-    looks: list[int] = []  # marks freed at each look at the clock
-    clock = SimpleNamespace(perf_counter=lambda: looks.append(_Freed.count) or float(len(looks)))
-    monkeypatch.setattr(_blame, "time", clock)
-    monkeypatch.setattr(_blame, "_graveyard", [[_Freed() for _ in range(_blame.SLICE + 5)] for _ in range(2)])
-    _Freed.count = 0
-    assert not CursorState.free_some(3.5)  # three looks before the deadline, three pieces freed
-    assert _Freed.count == 2 * _blame.SLICE + 5  # the last list: a slice, its last piece; the first list: a slice
-    assert CursorState.free_some(float("inf"))
-    assert _Freed.count == 2 * (_blame.SLICE + 5)
-    assert all(after - before <= _blame.SLICE for before, after in itertools.pairwise(looks))
-
-
-def test_a_released_dict_is_emptied_a_slice_at_a_time_and_only_when_nothing_else_holds_it(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """A state's writers may name every path of a whole kind: a released one is emptied `SLICE` entries between
-    two looks at the clock; one still held elsewhere (a fold's mark, a view) is let go of, never emptied."""
-    class Writers(dict[tuple[str, ...], int]):  # (a dict that can be followed by a weak reference)
-        pass
-
-    sizes: list[int] = []
-    alone = Writers({(str(n),): n for n in range(3 * _blame.SLICE)})
-    seen = weakref.ref(alone)
-    held: dict[tuple[str, ...], int] = {("kept",): 1}
-    clock = SimpleNamespace(perf_counter=lambda: sizes.append(len(seen() or ())) or 0.0)
-    monkeypatch.setattr(_blame, "time", clock)
-    monkeypatch.setattr(_blame, "_graveyard", [])
-    CursorState.release(alone, held)
-    del alone  # (the graveyard's is the only reference left)
-    assert CursorState.free_some(1.0)
-    assert held == {("kept",): 1}
-    # Held first (let go of at once), then a slice of the other at each look; emptied, it is freed.
-    assert sizes == [3 * _blame.SLICE, 3 * _blame.SLICE, 2 * _blame.SLICE, _blame.SLICE]
-    assert seen() is None
-
-
 def test_an_instance_fold_started_again_on_another_global_count_is_freed_in_slices(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A cursor move past a global write starts each instance's fold again: the old fold's marks and writers are
     buried for `free_some`, not freed in the slice that moved (at a million messages, tens of milliseconds)."""
-    monkeypatch.setattr(_blame, "_graveyard", [])
+    monkeypatch.setattr(_graveyard, "_buried", [])
+    monkeypatch.setattr(_graveyard, "_due", [])  # (off again after the test)
+    free_later(lambda: None)
     monkeypatch.setattr(_blame, "SPACING", 2)
     context = Context([{"type": "state", "data": {"g": 0}},
                        *({"type": "state", "_instance": "i", "data": {f"k{n}": n}} for n in range(8)),
@@ -305,9 +267,9 @@ def test_an_instance_fold_started_again_on_another_global_count_is_freed_in_slic
     assert all(writers)
     state.at(11)  # past the second global write: the instance folds on the new global value
     assert state._folds.instance_tracks[("state", "i")][1] is not track
-    assert track.marks in _blame._graveyard
-    assert all(any(writer is buried for buried in _blame._graveyard) for writer in writers)
+    assert any(buried is track.marks for buried in _graveyard._buried)
+    assert all(any(writer is buried for buried in _graveyard._buried) for writer in writers)
     del track, writers
-    assert CursorState.free_some(float("inf"))
-    assert not _blame._graveyard
+    assert free_some(float("inf"))
+    assert not _graveyard._buried
     state.close()

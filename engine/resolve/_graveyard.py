@@ -1,0 +1,62 @@
+"""Big lists and dicts let go of at once and freed a slice at a time later: the graveyard.
+
+Freeing a container frees everything only it held. At a million messages what one edit or cursor move lets go of
+holds millions of objects: the path logs an edit drops (per step a message id, per change a step and an order
+key, per problem a link of a chain, the roots at their marks) and the state folds a cursor move or an edit drops
+(each mark with the message that set every path of a whole kind). Freed in the call that drops them, they cost
+tens of milliseconds of it. A program that must not wait that long in one go (the window, between two frames)
+turns the graveyard on for its thread (`free_later`) and empties it a slice at a time (`free_some`); otherwise
+(the command line, a script, the window's worker threads) `let_go` does nothing and they are freed at once, as
+Python frees anything.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+SLICE = 64  # entries of one list or dict freed between two looks at the clock
+
+_buried: list[list[Any] | dict[Any, Any]] = []
+# References to a buried list or dict while `free_some` looks at it when nothing else holds it: the graveyard's,
+# the local name's and `sys.getrefcount`'s argument (CPython 3.11; tests/engine/resolve/test_graveyard.py checks it).
+_ALONE = 3
+# The thread whose let-go is buried, and what it calls after each burial; none: everything is freed at once.
+_due: list[tuple[int, Callable[[], None]]] = []
+
+
+def free_later(due: Callable[[], None] | None) -> None:
+    """From now on bury what this thread lets go of, and call `due` after each burial (it asks for `free_some`
+    to run soon, on this thread); None: free at once again (what is buried already stays until `free_some`)."""
+    _due[:] = [] if due is None else [(threading.get_ident(), due)]
+
+
+def let_go(*things: list[Any] | dict[Any, Any]) -> None:
+    """Let go of big lists or dicts: on the thread that turned the graveyard on, buried (`free_some` empties each
+    a slice at a time once nothing else holds it; one still held elsewhere is only let go of, never emptied);
+    elsewhere, nothing (freed at once when their holder goes)."""
+    if _due and _due[0][0] == threading.get_ident():
+        _buried.extend(things)
+        _due[0][1]()
+
+
+def free_some(deadline: float) -> bool:
+    """Free buried lists and dicts until `deadline` (a `time.perf_counter()` value), at most `SLICE` entries
+    between two looks at the clock; True when none are left."""
+    while _buried and time.perf_counter() < deadline:
+        thing = _buried[-1]
+        if sys.getrefcount(thing) > _ALONE:  # still held elsewhere: letting go of it frees nothing now
+            _buried.pop()
+            continue
+        if isinstance(thing, dict):
+            for _ in range(min(SLICE, len(thing))):
+                thing.popitem()
+        else:
+            del thing[-SLICE:]  # a long list goes in slices, and its last slice too
+        if not thing:
+            _buried.pop()
+    return not _buried
+

@@ -1,0 +1,151 @@
+"""The graveyard (`resolve/_graveyard.py`): what the engine lets go of is freed at once, or, once a thread turned
+it on, buried and freed a slice at a time, each list or dict only once nothing else holds it."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import weakref
+from collections.abc import Iterator
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from contextdeck.engine import Context, free_later, free_some, let_go
+from contextdeck.engine.resolve import _graveyard
+
+
+@pytest.fixture
+def buried(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
+    """The graveyard on for this thread (nothing asks for `free_some`: the test does), empty at first."""
+    monkeypatch.setattr(_graveyard, "_buried", [])
+    asked: list[None] = []
+    free_later(lambda: asked.append(None))
+    try:
+        yield _graveyard._buried
+    finally:
+        free_later(None)
+
+
+class _Freed:
+    """A stand-in for a mark: counts itself freed."""
+
+    count = 0
+
+    def __del__(self) -> None:
+        _Freed.count += 1
+
+
+def test_lists_are_freed_a_slice_between_two_looks_at_the_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A mark may hold a whole kind's value: `free_some` frees at most `SLICE` entries, the last piece of a list
+    too, before it looks at the clock again, and stops at the deadline with the rest still buried."""
+    looks: list[int] = []  # entries freed at each look at the clock
+    clock = SimpleNamespace(perf_counter=lambda: looks.append(_Freed.count) or float(len(looks)))
+    monkeypatch.setattr(_graveyard, "time", clock)
+    slice_ = _graveyard.SLICE
+    monkeypatch.setattr(_graveyard, "_buried", [[_Freed() for _ in range(slice_ + 5)] for _ in range(2)])
+    _Freed.count = 0
+    assert not free_some(3.5)  # three looks before the deadline, three pieces freed
+    assert _Freed.count == 2 * slice_ + 5  # the last list: a slice, its last piece; the first list: a slice
+    assert free_some(float("inf"))
+    assert _Freed.count == 2 * (slice_ + 5)
+    assert all(after - before <= slice_ for before, after in itertools.pairwise(looks))
+
+
+def test_a_dict_is_emptied_a_slice_at_a_time_and_only_when_nothing_else_holds_it(
+        monkeypatch: pytest.MonkeyPatch, buried: list[Any]) -> None:
+    """A state's writers may name every path of a whole kind: one let go of is emptied `SLICE` entries between two
+    looks at the clock; one still held elsewhere (a fold's mark, a view) is let go of, never emptied. (This is
+    also the check that `_ALONE` counts the references CPython sees while `free_some` looks.)"""
+    class Writers(dict[tuple[str, ...], int]):  # (a dict that can be followed by a weak reference)
+        pass
+
+    slice_ = _graveyard.SLICE
+    sizes: list[int] = []
+    alone = Writers({(str(n),): n for n in range(3 * slice_)})
+    seen = weakref.ref(alone)
+    held: dict[tuple[str, ...], int] = {("kept",): 1}
+    clock = SimpleNamespace(perf_counter=lambda: sizes.append(len(seen() or ())) or 0.0)
+    monkeypatch.setattr(_graveyard, "time", clock)
+    let_go(alone, held)
+    del alone  # (the graveyard's is the only reference left)
+    assert free_some(1.0)
+    assert held == {("kept",): 1}
+    # Held first (let go of at once), then a slice of the other at each look; emptied, it is freed.
+    assert sizes == [3 * slice_, 3 * slice_, 2 * slice_, slice_]
+    assert seen() is None
+    assert not buried
+
+
+def test_off_or_on_another_thread_nothing_is_buried(buried: list[Any]) -> None:
+    """The command line (the graveyard off) and the window's worker threads free what they let go of at once."""
+    done = threading.Thread(target=let_go, args=([1, 2, 3],))
+    done.start()
+    done.join()
+    assert not buried
+    free_later(None)
+    context = _logged()
+    context.replace(1, {"type": "s", "s": {"a": 9}})
+    assert not buried
+
+
+def _logged() -> Context:
+    """A context whose path logs of `†s.a` (global and instance "i") are folded and read."""
+    context = Context([{"type": "s", "s": {"a": n, "b": n}} for n in range(40)]
+                      + [{"type": "s", "_instance": "i", "s": {"a": {"x": n}}} for n in range(5)]
+                      + [{"type": "s", "s": {"a": "bad"}, "_outputPath": "†s.a.x", "_outputMethod": "push"}])
+    assert context.resolve("†s.a").value == 39
+    assert context.resolve("†s.a.x", "i").value == 4
+    assert context.resolve("†s.a").diagnostics  # (the bad push: a problem in the log)
+    return context
+
+
+def test_the_path_logs_an_edit_drops_are_buried_and_all_freed_later(buried: list[Any]) -> None:
+    """An edit in a path's lane drops its logs: their big lists (steps, changes, problems, marks, results) wait in
+    the graveyard instead of being freed in the edit, and `free_some` frees them all."""
+    context = _logged()
+    logs = list(context._lanes._logs.values())
+    assert len(logs) == 3  # †s.a, †s.a.x and †s.a.x @i
+    lists = {id(part) for log in logs for part in (log.ids, log.changes, log.change_keys, log.failed,
+                                                   log.problems_at, log.marks, log.sealed, log.results)}
+    sizes = sum(len(log.ids) for log in logs)
+    del logs
+    context.replace(3, {"type": "s", "s": {"a": -1}})
+    assert not context._lanes._logs
+    assert lists == {id(thing) for thing in buried}
+    assert sum(len(thing) for thing in buried if isinstance(thing, list)) >= sizes  # none emptied yet
+    assert free_some(float("inf"))
+    assert not buried
+    assert context.resolve("†s.a.x", "i").value == 4  # made again, after the edit
+
+
+def _push(n: int, instance: str | None = None) -> dict[str, Any]:
+    message = {"type": "s", "s": {"a": n}, "_outputPath": "†s.a", "_outputMethod": "push"}
+    return message if instance is None else {**message, "_instance": instance}
+
+
+def test_resolutions_made_before_the_edit_still_read_right_once_it_is_all_freed(buried: list[Any]) -> None:
+    """Resolutions kept from before the edit (their sources worked out when first read, in chunks, an instance's
+    merged with the global ones) read the same once the logs they came from are freed."""
+    messages = [_push(n) if n % 10 else _push(-n, "i") for n in range(3000)]
+    context = Context(messages)
+    asked = [("†s.a", "i", None), ("†s.a", None, None), ("†s.a", None, 700), ("†s.a", "i", 2000)]
+    kept = [context.resolve(*question) for question in asked]
+    context.insert(0, {"type": "s", "s": {"a": []}, "_outputPath": "†s.a"})
+    assert buried
+    assert free_some(float("inf"))
+    again = Context(messages)
+    assert [kept.sources for kept in kept] == [again.resolve(*question).sources for question in asked]
+
+
+def test_a_relabel_lets_go_of_every_log(buried: list[Any]) -> None:
+    """A relabel of the order drops every log (their keys name nothing any more): through the graveyard too."""
+    context = _logged()
+    assert context._lanes._logs
+    context._lanes.clear()
+    assert not context._lanes._logs
+    assert not context._lanes._once
+    assert context._lanes._steps == 0
+    assert buried
+    assert free_some(float("inf"))
