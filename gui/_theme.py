@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from functools import cache
 
 import shiboken6
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPalette
 from PySide6.QtWidgets import QApplication, QWidget
 
 from contextdeck import resources
 
+from ._slices import slices
 from ._touches import Touches
 
 ICONS = resources.path("icons")
 
 THEMES = ("system", "light", "dark")
+AFTER_PAINT_S = 0.1  # in a loop that does not say when its turns begin, the next part this long after a paint
+STUCK_MS = 1000  # a part comes back after this long without a paint of its window, whatever else
 
 # Message types that have their own icon; any other kind of data uses the generic data icon.
 _TYPE_ICONS = {"text": "msg-text", "system": "msg-text", "input": "msg-input", "state": "msg-state",
@@ -93,11 +97,11 @@ def apply_theme(theme: str, parts: Sequence[QWidget] = ()) -> bool:
     The window's touches over Fusion are a style (`Touches`) set once, that paints in the palette's colours: a
     switch changes the palette only, and no widget is polished again. It repaints every widget on screen, a frame
     and more of the GUI thread for the whole window: `parts` (a window's docks) are repainted in the new colours
-    one per turn of the event loop after the rest, each turn a few milliseconds."""
+    after the rest, each in a repaint of its own (`_OneARepaint`), each a few milliseconds."""
     for part in parts:
         part.setUpdatesEnabled(False)
     if parts:
-        _repaint_one_a_turn(list(parts))
+        _OneARepaint(parts[0].window(), list(parts))
     app = QGuiApplication.instance()
     dark = is_dark(theme)
     if isinstance(app, QApplication):
@@ -109,16 +113,50 @@ def apply_theme(theme: str, parts: Sequence[QWidget] = ()) -> bool:
     return dark
 
 
-def _repaint_one_a_turn(parts: list[QWidget]) -> None:
-    """Let `parts` repaint again (which repaints each whole), the first on the next turn, then one a turn."""
+class _OneARepaint(QObject):
+    """Lets `parts` (of one window) repaint again, each whole, one a repaint of the window: the first after the
+    window's own repaint in the new colours, each next after the one before has painted. (A window repaints some
+    milliseconds after it is asked to, not in the next turn of the event loop: a part let go of every turn joined
+    the repaint of the rest, the timeline's paint at a million messages the editor's, 17-20 ms in one turn.) A
+    window not on screen has them back at once; one that paints nothing for `STUCK_MS`, one at a time then."""
 
-    def next_part() -> None:
-        while parts:
-            part = parts.pop(0)
+    def __init__(self, window: QWidget, parts: list[QWidget]) -> None:
+        super().__init__(window)
+        self._parts = parts
+        self._stuck = QTimer(self, interval=STUCK_MS)
+        self._stuck.timeout.connect(self._next)
+        self._stuck.start()
+        self._painted = QTimer(self, interval=1, singleShot=True)  # once, however many paints a turn had
+        self._painted.timeout.connect(self._after_paint)
+        self._painted_in, self._painted_at = -1, 0.0  # the turn of the last paint, and when
+        window.installEventFilter(self)
+        if not window.isVisible() or window.isMinimized():
+            while self._parts:
+                self._next()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Paint:
+            self._painted_in, self._painted_at = slices().turns, time.perf_counter()
+            self._painted.start()
+            self._stuck.start()  # (it is not stuck)
+        return False
+
+    def _after_paint(self) -> None:
+        """The next part, in a turn after the repaint's (a timer may fire in the repaint's turn); in a loop that
+        does not say when its turns begin, `AFTER_PAINT_S` after it."""
+        if slices().turns == self._painted_in and time.perf_counter() - self._painted_at < AFTER_PAINT_S:
+            self._painted.start()
+            return
+        self._next()
+
+    def _next(self) -> None:
+        while self._parts:
+            part = self._parts.pop(0)
             if shiboken6.isValid(part):
                 part.setUpdatesEnabled(True)
-                break
-        if parts:
-            QTimer.singleShot(0, next_part)
-
-    QTimer.singleShot(0, next_part)
+                if not part.visibleRegion().isEmpty():  # (one not on screen paints nothing: the next goes on)
+                    break
+        self._stuck.start()
+        if not self._parts:
+            self._stuck.stop()
+            self.deleteLater()
