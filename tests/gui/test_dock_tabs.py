@@ -111,6 +111,15 @@ def inspector_at_1280(qtbot: Any, window: MainWindow) -> Any:
     return parts
 
 
+def inspect_call(qtbot: Any, parts: Any, row: int) -> None:
+    """Select call `row` in the Calls panel, as a user does, and wait until the inspector shows it. Selected,
+    the call stays shown through the calls' refreshes a load schedules (shown without a selection, the next
+    refresh would clear the inspector)."""
+    parts.panel.view.select_call(row)
+    inspector = parts.inspector
+    qtbot.waitUntil(lambda: inspector.call is not None and inspector.call.index == row)
+
+
 @pytest.mark.parametrize("ran", [False, True])
 def test_the_call_inspectors_tabs_fit_at_1280(qtbot: Any, refund_window: MainWindow, ran: bool) -> None:
     """At 1280×800 in the first layout, the call inspector's own tab strip (will run, ran, schema, context)
@@ -125,8 +134,8 @@ def test_the_call_inspectors_tabs_fit_at_1280(qtbot: Any, refund_window: MainWin
         window.commands.insert(len(window.context()), {"type": "data", "kind": "state", "data": {
             path.split(".")[1]: {"id": 1}}, "_call": call.call, "_outputPath": path, "_run": {"call": 0}})
         qtbot.waitUntil(lambda: model.recorded(0) is not None)
-    parts.inspector.show_call(model.context, model.getItem(0), model.recorded(0))
-    assert parts.inspector.tabs.tabText(0) == ("Would run now" if ran else "Will run")
+    inspect_call(qtbot, parts, 0)
+    qtbot.waitUntil(lambda: parts.inspector.tabs.tabText(0) == ("Would run now" if ran else "Will run"))
     QApplication.processEvents()
     bar = parts.inspector.tabs.tabBar()
     assert bar.isVisible()
@@ -139,12 +148,11 @@ def test_the_call_inspectors_parameters_are_all_in_sight_at_1280(qtbot: Any, ref
     inspector scrolls as a whole instead of squeezing the table (it showed about two rows)."""
     window = refund_window
     parts = inspector_at_1280(qtbot, window)
-    model = parts.model
-    parts.inspector.show_call(model.context, model.getItem(2), model.recorded(2))
-    QApplication.processEvents()
+    inspect_call(qtbot, parts, 2)
     table = parts.inspector.params
+    qtbot.waitUntil(lambda: table.topLevelItemCount() == 4)
+    QApplication.processEvents()
     rows = [table.topLevelItem(n) for n in range(table.topLevelItemCount())]
-    assert len(rows) == 4
     sight = table.viewport().rect()  # its height (the columns are wider than the dock: they scroll sideways)
     shown = [table.visualItemRect(row) for row in rows]
     assert all(sight.top() <= rect.top() and rect.bottom() <= sight.bottom() for rect in shown), (sight, shown)
