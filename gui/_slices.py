@@ -146,5 +146,5 @@ def slices() -> Slices:
 def free_in_slices() -> None:
     """Have what the engine lets go of on this (the GUI) thread, the path logs an edit drops and the state's folds
     and writers, freed a slice at a time on the coming turns, never in the turn that let go of it (`free_later`):
-    at a million messages one edit's would take 15 ms of its turn."""
+    at a million messages one edit's would take most of a frame."""
     free_later(lambda: slices().start(slices().free))

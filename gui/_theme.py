@@ -117,7 +117,7 @@ class _OneARepaint(QObject):
     """Lets `parts` (of one window) repaint again, each whole, one a repaint of the window: the first after the
     window's own repaint in the new colours, each next after the one before has painted. (A window repaints some
     milliseconds after it is asked to, not in the next turn of the event loop: a part let go of every turn joined
-    the repaint of the rest, the timeline's paint at a million messages the editor's, 17-20 ms in one turn.) A
+    the repaint of the rest: at a million messages the timeline's paint joined the editor's in one turn.) A
     window not on screen has them back at once; one that paints nothing for `STUCK_MS`, one at a time then."""
 
     def __init__(self, window: QWidget, parts: list[QWidget]) -> None:

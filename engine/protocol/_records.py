@@ -1,8 +1,8 @@
 """`record`: a frozen value that is cheap to make, for what a document makes one of per call or per expression
 (a plan of 100,000 calls makes each of these once for every call, and `validate` reads them all).
 
-A frozen dataclass sets each field through `object.__setattr__`, since its own `__setattr__` refuses: 1.4 µs to
-make a call's plan of 14 fields, against 0.26 µs for a slots class whose `__init__` assigns them plainly. A
+A frozen dataclass sets each field through `object.__setattr__`, since its own `__setattr__` refuses: several
+times the cost of a slots class whose `__init__` assigns them plainly (docs/performance.md has the figures). A
 `record` is that slots class to the interpreter and a frozen dataclass to the type checker (PEP 681's
 `frozen_default`): mypy refuses an assignment to any of its fields, as it does for `@dataclass(frozen=True)`,
 and strict mypy runs on every landing. Like a frozen dataclass, it is equal and hashed by its fields.

@@ -4,7 +4,7 @@ Freeing a container frees everything only it held. At a million messages what on
 holds millions of objects: the path logs an edit drops (per step a message id, per change a step and an order
 key, per problem a link of a chain, the roots at their marks) and the state folds a cursor move or an edit drops
 (each mark with the message that set every path of a whole kind). Freed in the call that drops them, they cost
-tens of milliseconds of it. A program that must not wait that long in one go (the window, between two frames)
+more than a frame of it. A program that must not wait that long in one go (the window, between two frames)
 turns the graveyard on for its thread (`free_later`) and empties it a slice at a time (`free_some`); otherwise
 (the command line, a script, the window's worker threads) `let_go` does nothing and they are freed at once, as
 Python frees anything.
