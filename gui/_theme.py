@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import cache
 
 import shiboken6
@@ -21,6 +21,9 @@ ICONS = resources.path("icons")
 THEMES = ("system", "light", "dark")
 AFTER_PAINT_S = 0.1  # in a loop that does not say when its turns begin, the next part this long after a paint
 STUCK_MS = 1000  # a part comes back after this long without a paint of its window, whatever else
+ALL_ROLES = 2**64 - 1  # a palette's resolve mask with every colour of every group set
+_LATER = (Qt.WindowType.Popup, Qt.WindowType.Dialog, Qt.WindowType.ToolTip)  # windows that take a palette when shown
+_DUE = "contextdeck_palette_due"  # a window's property: it takes the application's palette when next shown
 
 # Message types that have their own icon; any other kind of data uses the generic data icon.
 _TYPE_ICONS = {"text": "msg-text", "system": "msg-text", "input": "msg-input", "state": "msg-state",
@@ -95,34 +98,76 @@ def apply_theme(theme: str, parts: Sequence[QWidget] = ()) -> bool:
     """Set the application's palette for `theme`; returns whether it is dark.
 
     The window's touches over Fusion are a style (`Touches`) set once, that paints in the palette's colours: a
-    switch changes the palette only, and no widget is polished again. It repaints every widget on screen, a frame
-    and more of the GUI thread for the whole window: `parts` (a window's docks) are repainted in the new colours
-    after the rest, each in a repaint of its own (`_OneARepaint`), each a few milliseconds."""
+    switch changes the palette only, and no widget is polished again. Taking the new palette and repainting in
+    it is a frame and more of the GUI thread for the whole window, so the work is split: `parts` (a window's
+    centre and its docks) keep the palette they have and paint nothing until the rest of the window has repainted,
+    then each takes the new palette and repaints, one a repaint of the window (`_OneARepaint`); a window not on
+    screen (a menu, a dialog, a combo box's list) takes it when it is next shown (`_WhenShown`)."""
+    held = [part for part in parts if not part.testAttribute(Qt.WidgetAttribute.WA_SetPalette)]
     for part in parts:
         part.setUpdatesEnabled(False)
-    if parts:
-        _OneARepaint(parts[0].window(), list(parts))
+    for part in held:
+        part.setPalette(_all_set(part.palette()))
     app = QGuiApplication.instance()
     dark = is_dark(theme)
     if isinstance(app, QApplication):
         if not isinstance(app.style(), Touches):
             app.setStyle(Touches())
+        _WhenShown.of(app).defer(window for window in QApplication.topLevelWidgets()
+                                 if window.windowType() in _LATER and not window.isVisible())
         QApplication.setPalette(_palette(dark))
     elif isinstance(app, QGuiApplication):
         QGuiApplication.setPalette(_palette(dark))
+    if parts:
+        _OneARepaint(parts[0].window(), list(parts), held)
     return dark
 
 
-class _OneARepaint(QObject):
-    """Lets `parts` (of one window) repaint again, each whole, one a repaint of the window: the first after the
-    window's own repaint in the new colours, each next after the one before has painted. (A window repaints some
-    milliseconds after it is asked to, not in the next turn of the event loop: a part let go of every turn joined
-    the repaint of the rest: at a million messages the timeline's paint joined the editor's in one turn.) A
-    window not on screen has them back at once; one that paints nothing for `STUCK_MS`, one at a time then."""
+def _all_set(palette: QPalette) -> QPalette:
+    """`palette` with every colour set on the widget it is given to: a change of the palette it would inherit
+    neither changes it nor goes on to its children."""
+    held = QPalette(palette)
+    held.setResolveMask(ALL_ROLES)
+    return held
 
-    def __init__(self, window: QWidget, parts: list[QWidget]) -> None:
+
+class _WhenShown(QObject):
+    """Menus, dialogs and tooltips not on screen take the application's new palette when they are next shown:
+    each is a window of its own (a combo box's list too), and taking a palette is a walk over all its widgets."""
+
+    @classmethod
+    def of(cls, app: QApplication) -> _WhenShown:
+        found = app.findChild(_WhenShown)
+        return found if isinstance(found, _WhenShown) else cls(app)
+
+    def defer(self, windows: Iterable[QWidget]) -> None:
+        for window in windows:
+            window.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        kind = event.type()
+        if kind == QEvent.Type.ApplicationPaletteChange and isinstance(watched, QWidget):
+            if not watched.isVisible():
+                watched.setProperty(_DUE, True)
+                return True
+        elif kind == QEvent.Type.Show and isinstance(watched, QWidget):
+            watched.removeEventFilter(self)
+            if watched.property(_DUE):
+                watched.setProperty(_DUE, None)
+                QApplication.sendEvent(watched, QEvent(QEvent.Type.ApplicationPaletteChange))
+        return False
+
+
+class _OneARepaint(QObject):
+    """Lets `parts` (of one window) take the new palette (those `held` at the old one) and repaint again, each
+    whole, one a repaint of the window: the first after the window's own repaint in the new colours, each next
+    after the one before has painted. (A window repaints some milliseconds after it is asked to, not in the next
+    turn of the event loop: a part let go of every turn joined the repaint of the rest.) A window not on screen
+    has them back at once; one that paints nothing for `STUCK_MS`, one at a time then."""
+
+    def __init__(self, window: QWidget, parts: list[QWidget], held: list[QWidget]) -> None:
         super().__init__(window)
-        self._parts = parts
+        self._parts, self._held = parts, held
         self._stuck = QTimer(self, interval=STUCK_MS)
         self._stuck.timeout.connect(self._next)
         self._stuck.start()
@@ -153,6 +198,8 @@ class _OneARepaint(QObject):
         while self._parts:
             part = self._parts.pop(0)
             if shiboken6.isValid(part):
+                if part in self._held:
+                    part.setPalette(QPalette())  # (inherited again: the new one)
                 part.setUpdatesEnabled(True)
                 if not part.visibleRegion().isEmpty():  # (one not on screen paints nothing: the next goes on)
                     break

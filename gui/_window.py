@@ -418,9 +418,11 @@ class MainWindow(QMainWindow):
         if str(self.settings.value("view/theme", "system")) == "system":
             apply_theme("system", self._theme_parts())
 
-    def _theme_parts(self) -> list[QDockWidget]:
-        """What a theme switch repaints a turn at a time: the docks on screen (the window's frame and editor first)."""
-        return [dock for dock in self.findChildren(QDockWidget) if dock.isVisible() and dock.updatesEnabled()]
+    def _theme_parts(self) -> list[QWidget]:
+        """What a theme switch repaints a turn at a time, after the window's frame: the centre (the editor), then
+        the docks on screen."""
+        parts: list[QWidget | None] = [self.centralWidget(), *self.findChildren(QDockWidget)]
+        return [part for part in parts if part is not None and part.isVisible() and part.updatesEnabled()]
 
     def _restore_layout(self) -> None:
         self._default_layout = self.saveState()  # every panel is in its first place: View → Reset Layout's target

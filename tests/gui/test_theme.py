@@ -8,7 +8,7 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractEventDispatcher, QEvent, QEventLoop, QObject, QTimer
 from PySide6.QtGui import QColor, QPaintEvent, QPalette
-from PySide6.QtWidgets import QApplication, QDockWidget, QLineEdit, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QApplication, QDialog, QDockWidget, QLineEdit, QMainWindow, QVBoxLayout, QWidget
 
 from contextdeck.gui._banner import Banner
 from contextdeck.gui._touches import Touches
@@ -96,11 +96,11 @@ def test_a_theme_switch_repaints_the_windows_docks_a_turn_at_a_time(qtbot: Any, 
 
 class Paints(QObject):
     """Notes each paint of a widget with the turn of the event loop it falls in and the part of the window it is in:
-    a dock's name, or "centre" (the editor); not the window's own frame, which repaints behind any of them."""
+    a dock's name, "centre" (the editor) or "menu bar"; not the window itself, which repaints behind any of them."""
 
-    def __init__(self, centre: QWidget, docks: list[QDockWidget]) -> None:
+    def __init__(self, window: QMainWindow, docks: list[QDockWidget]) -> None:
         super().__init__()
-        self.centre, self.docks, self.turn = centre, docks, 0
+        self.centre, self.menu_bar, self.docks, self.turn = window.centralWidget(), window.menuBar(), docks, 0
         self.seen: dict[int, set[str]] = {}
         dispatcher = QAbstractEventDispatcher.instance()
         assert dispatcher is not None
@@ -112,7 +112,8 @@ class Paints(QObject):
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.Paint and isinstance(watched, QWidget):
             part = next((dock.objectName() for dock in self.docks if dock.isAncestorOf(watched) or dock is watched),
-                        "centre" if self.centre.isAncestorOf(watched) else None)
+                        "centre" if self.centre.isAncestorOf(watched) else
+                        "menu bar" if self.menu_bar is watched or self.menu_bar.isAncestorOf(watched) else None)
             if part is not None:
                 self.seen.setdefault(self.turn, set()).add(part)
         return False
@@ -122,11 +123,12 @@ def test_after_a_theme_switch_the_window_and_each_dock_repaint_in_turns_of_their
         qtbot: Any, refund_window: Any, theme: Callable[[str], None]) -> None:
     """A window repaints a few milliseconds after it is asked to: a dock let go of a turn after the switch joined
     the repaint of the rest (at a million messages the timeline's paint with the editor's, 17-20 ms in one turn).
-    Each dock now repaints after the rest of the window, in a repaint of its own."""
+    The window's frame (menu bar, tool bar, status bar) repaints first, then the centre (the editor) and each dock,
+    each in a repaint of its own."""
     window = refund_window
     docks = [dock for dock in window.findChildren(QDockWidget) if not dock.visibleRegion().isEmpty()]
     assert len(docks) > 3
-    paints = Paints(window.centralWidget(), docks)
+    paints = Paints(window, docks)
     QApplication.instance().installEventFilter(paints)
     try:
         window.set_theme("dark")
@@ -140,9 +142,10 @@ def test_after_a_theme_switch_the_window_and_each_dock_repaint_in_turns_of_their
     for turn, painted in sorted(paints.seen.items()):
         for part in painted:
             first.setdefault(part, turn)
-    assert set(first) == {"centre"} | {dock.objectName() for dock in docks}
-    assert min(first.values()) == first["centre"]  # the rest of the window first
-    assert len(set(first.values())) == len(first), first  # then each dock in a turn of its own
+    assert set(first) == {"menu bar", "centre"} | {dock.objectName() for dock in docks}
+    assert min(first.values()) == first["menu bar"]  # the frame first
+    assert sorted(first.values())[1] == first["centre"]  # then the editor
+    assert len(set(first.values())) == len(first), first  # then each dock, all in turns of their own
 
 
 def test_the_call_inspectors_problems_box_follows_a_theme_switch(qtbot: Any, refund_window: Any,
@@ -241,3 +244,84 @@ def test_a_dialog_over_the_window_repaints_none_of_its_views(qtbot: Any, refund_
     focus = QApplication.focusWidget()
     assert focus is window.timeline.table
     assert set(whole) <= {type(focus).__name__}, whole
+
+
+def dark(widget: QWidget) -> bool:
+    return widget.palette().color(QPalette.ColorRole.Window).lightness() < 64
+
+
+def test_each_part_of_the_window_takes_the_new_palette_in_its_own_turn(qtbot: Any, refund_window: Any,
+                                                                       theme: Callable[[str], None]) -> None:
+    """Taking a palette is a walk over every widget it reaches, the whole window's a frame of the GUI thread at a
+    million messages: the window's frame takes the new one in the switch's turn, the centre and each dock on screen
+    only in the turn they are let repaint in, so that a part never paints in the old palette nor takes the new one
+    before its turn."""
+    window = refund_window
+    parts = [window.centralWidget(), *(dock for dock in window.findChildren(QDockWidget) if dock.isVisible())]
+    insides = [part.findChildren(QWidget)[-1] for part in parts]  # a widget deep inside each
+    window.set_theme("dark")  # the `theme` fixture brings the light theme back
+    shown = [part for part in parts if not part.visibleRegion().isEmpty()]  # (the others come back with the next)
+    seen: list[int] = []  # each turn: how many of the parts on screen repaint
+    broken: list[str] = []
+
+    def look() -> None:
+        if dark(window.menuBar()):
+            for part, inside in zip(parts, insides, strict=True):
+                if part.updatesEnabled() != dark(inside):
+                    broken.append(f"{part.objectName() or 'centre'}: repaints {part.updatesEnabled()}, "
+                                  f"dark inside {dark(inside)}")
+            seen.append(sum(part.updatesEnabled() for part in shown))
+
+    heart = QTimer(interval=0)
+    heart.timeout.connect(look)
+    heart.start()
+    qtbot.waitUntil(lambda: all(part.updatesEnabled() for part in parts))
+    heart.stop()
+    look()
+    assert not broken, broken
+    assert len(shown) > 3
+    assert set(seen) >= set(range(len(shown) + 1))  # none, then one more at a time
+    assert all(dark(inside) for inside in insides)
+
+
+def test_a_menu_or_dialog_not_on_screen_takes_the_new_theme_when_it_is_shown(qtbot: Any, refund_window: Any,
+                                                                             theme: Callable[[str], None]) -> None:
+    """Each menu and dialog is a window of its own, and taking a palette walks over all its widgets (a few
+    milliseconds a menu in the switch's turn): one not on screen takes the new palette when it is next shown, and
+    a menu or dialog opened after a switch is in the new theme's colours."""
+    window = refund_window
+    menu = window.menu("File")
+    dialog = QDialog(window)
+    field = QLineEdit(dialog)
+    QVBoxLayout(dialog).addWidget(field)
+    dialog.show()
+    dialog.hide()
+
+    class Changes(QObject):
+        count = 0
+
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+            self.count += event.type() == QEvent.Type.PaletteChange
+            return False
+
+    changes = Changes()
+    for widget in (menu, field):
+        widget.installEventFilter(changes)
+    window.set_theme("dark")
+    qtbot.waitUntil(lambda: dark(window.menuBar()))
+    qtbot.wait(50)
+    assert changes.count == 0  # neither took it while hidden
+    menu.popup(window.mapToGlobal(window.rect().center()))
+    qtbot.waitUntil(menu.isVisible)
+    assert dark(menu)
+    menu.hide()
+    dialog.show()
+    assert dark(dialog)
+    assert dark(field)
+    assert field.palette().color(QPalette.ColorRole.Base).lightness() < 64
+    dialog.hide()
+    window.set_theme("light")
+    qtbot.waitUntil(lambda: not dark(window.menuBar()))
+    dialog.show()
+    assert not dark(field)
+    dialog.close()
