@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt
-from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QProgressDialog
+from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QProgressBar, QProgressDialog
 
 from ._recovery import RecoveryCandidate
 
@@ -28,6 +28,7 @@ class FilesUI(QObject):
         self.window = window
         self.session = window.session
         self._progress: QProgressDialog | None = None
+        self._bar: QProgressBar | None = None  # the progress dialog's
         session = self.session
         session.loadStarted.connect(self._load_started)
         session.loadProgress.connect(self._load_progress)
@@ -152,12 +153,22 @@ class FilesUI(QObject):
         dialog.setMinimumDuration(400)  # small files open before it would appear
         dialog.canceled.connect(self.session.cancel_load)
         self._close_progress()
+        self._bar = QProgressBar(dialog)
+        dialog.setBar(self._bar)
         self._progress = dialog
 
     def _load_progress(self, done: int, total: int) -> None:
-        if self._progress is not None and total > 0:
-            self._progress.setMaximum(total)
-            self._progress.setValue(min(done, total))
+        """Until the dialog is shown, its `setValue` decides when to show it; once shown, the progress goes to its bar:
+        the `setValue` of a modal dialog on screen runs the event loop inside this call (the hand-over of the loaded
+        document, the window's repaints, all inside one report of progress)."""
+        dialog = self._progress
+        if dialog is None or self._bar is None or total <= 0:
+            return
+        dialog.setMaximum(total)
+        if dialog.isVisible():
+            self._bar.setValue(min(done, total))
+        else:
+            dialog.setValue(min(done, total))
 
     def _load_ended(self) -> None:
         self._close_progress()
@@ -166,7 +177,7 @@ class FilesUI(QObject):
 
     def _close_progress(self) -> None:
         if self._progress is not None:
-            dialog, self._progress = self._progress, None
+            dialog, self._progress, self._bar = self._progress, None, None
             dialog.canceled.disconnect(self.session.cancel_load)
             dialog.reset()
             dialog.deleteLater()

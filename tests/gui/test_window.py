@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QEvent, QObject, QSettings, Qt
+from PySide6.QtCore import QEvent, QObject, QSettings, Qt, QTimer
 from PySide6.QtWidgets import QApplication, QLineEdit, QPushButton, QWidget
 
 from contextdeck.engine import load_document, render_text
@@ -562,6 +562,30 @@ def test_cancelling_the_load_progress_keeps_the_open_document(qtbot: Any, window
         cancel.click()
     assert window.files._progress is None
     assert document_json(window) == before
+
+
+def test_the_load_progress_is_shown_without_running_the_event_loop_inside_a_report(qtbot: Any,
+                                                                                   window: MainWindow) -> None:
+    """The progress dialog shows how far the load is, and Cancel stays live; a report of progress returns without
+    running the event loop inside it. (A modal QProgressDialog's own setValue does, once on screen: at a million
+    messages the hand-over of the loaded document and the window's repaints ran inside one report.)"""
+    session, files = window.session, window.files
+    session.loadStarted.emit("big.json")
+    dialog = files._progress
+    assert dialog is not None
+    session.loadProgress.emit(0, 10)
+    qtbot.waitUntil(dialog.isVisible)  # after its minimum duration
+    ran: list[bool] = []
+    QTimer.singleShot(0, lambda: ran.append(True))
+    session.loadProgress.emit(5, 10)
+    assert not ran  # nothing else ran inside the report
+    assert (dialog.value(), dialog.maximum()) == (5, 10)
+    qtbot.waitUntil(lambda: bool(ran))
+    session.loadProgress.emit(9, 10)
+    assert dialog.value() == 9
+    with qtbot.waitSignal(dialog.canceled, timeout=5000):
+        dialog.findChild(QPushButton).click()
+    assert dialog.wasCanceled()
 
 
 def test_the_timeline_context_menu_offers_the_edits(window: MainWindow) -> None:
