@@ -2,34 +2,31 @@
 
 Two tabs: Messages (each under its role, the text `contextdeck render` prints) and Schema (the composed
 solution schema, with the tools offered and the model settings). Problems of the request (an unknown tool
-reference) show above the tabs. Rendered only while the view is seen, in the background for big documents.
+reference) show above the tabs. Rendered only while the view is seen, in the background for big documents; each
+tab lays out only the lines in sight (`LinesView`: the Messages text is ten megabytes at a million messages).
 """
 
 from __future__ import annotations
 
 import time
 from bisect import bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QRegularExpression, QTimer, Signal
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import (
-    QColor,
-    QFont,
     QFontDatabase,
     QMouseEvent,
     QShowEvent,
-    QSyntaxHighlighter,
-    QTextCharFormat,
     QTextCursor,
-    QTextDocument,
 )
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTabWidget, QVBoxLayout, QWidget
 
 from contextdeck.engine import Activities, Context, Request, compose_request
 
 from ._background import BackgroundRunner
+from ._lines import LinesView, line_starts, role_style
 from ._seen import seen
 
 if TYPE_CHECKING:
@@ -39,27 +36,6 @@ BACKGROUND_FROM = 5_000  # messages: smaller contexts render at once (a few mill
 CHUNK = 2_000  # characters added to the view at a time (laid out and highlighted: 1-3 ms)
 FILL_S = 0.005  # GUI-thread CPU a turn of the event loop spends adding text (its repaint comes on top)
 ROLE_COLOURS = {"system": "#d97706", "user": "#2563eb", "assistant": "#059669", "schema": "#7c3aed"}
-
-
-class _RoleHighlighter(QSyntaxHighlighter):
-    """Role lines (`--- system ---`) stand out in their role's colour; block headings (`## ...`) in bold."""
-
-    def __init__(self, document: QTextDocument) -> None:
-        super().__init__(document)
-        self._role = QRegularExpression(r"^--- (\w+) ---$")
-        self._heading = QFont.Weight.Bold
-
-    def highlightBlock(self, text: str) -> None:
-        match = self._role.match(text)
-        if match.hasMatch():
-            style = QTextCharFormat()
-            style.setForeground(QColor(ROLE_COLOURS.get(match.captured(1), "#6b7280")))
-            style.setFontWeight(QFont.Weight.Bold)
-            self.setFormat(0, len(text), style)
-        elif text.startswith("## "):
-            style = QTextCharFormat()
-            style.setFontWeight(self._heading)
-            self.setFormat(0, len(text), style)
 
 
 class TextPane(QPlainTextEdit):
@@ -131,13 +107,13 @@ class LLMView(QWidget):
         self.problems.setWordWrap(True)
         self.problems.setStyleSheet("color: #dc2626;")
         self.problems.hide()
-        self.messages = TextPane("Nothing reaches the model yet.")
-        self._highlighter = _RoleHighlighter(self.messages.document())
+        self.messages = LinesView("Nothing reaches the model yet.")
+        self.messages.styles = role_style(ROLE_COLOURS)
         self.messages.setToolTip("Double-click a message to select the context message it comes from")
         self.messages.doubleClicked.connect(self._double_clicked)
         self._starts: list[int] = []  # where each message's text starts, and the messages it came from
         self._sources: list[tuple[int, ...]] = []
-        self.schema = TextPane("No schema yet.")
+        self.schema = LinesView("No schema yet.")
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.messages, "Messages")
@@ -200,9 +176,9 @@ class LLMView(QWidget):
         if not isinstance(rendered, Rendered):
             return
         request = self.request = rendered.request
-        self.messages.show_text(rendered.messages)
+        self.messages.show_text(rendered.messages, rendered.message_lines)
         self._starts, self._sources = rendered.starts, rendered.sources
-        self.schema.show_text(rendered.schema)
+        self.schema.show_text(rendered.schema, rendered.schema_lines)
         problems = [str(problem) for problem in request.problems]
         self.problems.setText("⚠ " + "\n⚠ ".join(problems) if problems else "")
         self.problems.setVisible(bool(problems))
@@ -229,13 +205,16 @@ class LLMView(QWidget):
 @dataclass(frozen=True)
 class Rendered:
     """A request and its texts, made where it was composed (the worker, for a big document): the Messages text
-    (megabytes at 100,000 messages), where each message's text starts in it and what it came from, the Schema text."""
+    (megabytes at 100,000 messages), where each message's text starts in it and what it came from, the Schema text,
+    and where each line of the two texts starts."""
 
     request: Request
     messages: str
     starts: list[int]
     sources: list[tuple[int, ...]]
     schema: str
+    message_lines: Sequence[int]
+    schema_lines: Sequence[int]
 
     @classmethod
     def of(cls, request: Request) -> Rendered:
@@ -244,7 +223,8 @@ class Rendered:
             starts.append(start)
             sources.append(message.sources)
             start += len(f"--- {message.role} ---\n{message.text}\n\n")
-        return cls(request, request.messages_text(), starts, sources, _schema_text(request))
+        messages, schema = request.messages_text(), _schema_text(request)
+        return cls(request, messages, starts, sources, schema, line_starts(messages), line_starts(schema))
 
 
 def _schema_text(request: Request) -> str:

@@ -120,11 +120,11 @@ def test_double_clicking_a_message_selects_where_it_comes_from(qtbot: Any, windo
     text = pane.toPlainText()
     second = text.index("## Data: ¶error", text.index("## Data: ¶error") + 1)
     assert window.llm_view.source_at(second) == 4
-    cursor = pane.textCursor()
-    cursor.setPosition(second + 3)
-    rect = pane.cursorRect(cursor)
+    pane.scroll_to(second)
+    rect = pane.rect_at(second + 3)
     qtbot.mouseDClick(pane.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     qtbot.waitUntil(lambda: window.selected_message() == 4)
+    assert pane.selected_text() == "Data"  # the word double-clicked
 
 
 def big_window(qtbot: Any, tmp_path: Path, count: int) -> MainWindow:
@@ -145,10 +145,11 @@ def opened_window(qtbot: Any, tmp_path: Path, name: str, document: Any) -> MainW
     return win
 
 
-def test_a_big_request_is_laid_out_in_the_worker_and_shown_a_piece_per_turn(
+def test_a_big_request_is_laid_out_in_the_worker_and_only_its_lines_in_sight_on_screen(
         qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """From 5,000 messages the request is composed, and its texts and message starts made, off the GUI thread;
-    the text goes in a piece per turn of the event loop (here one piece a turn), and the sources still map."""
+    """From 5,000 messages the request is composed, and its texts, message starts and line starts made, off the
+    GUI thread; the view takes the whole text at once and lays out only the lines it shows (at a million messages
+    the text is ten megabytes and a million lines); scrolling reaches the last message, and the sources map."""
     made_on: list[threading.Thread] = []
     lay_out = llm.Rendered.of
 
@@ -158,26 +159,24 @@ def test_a_big_request_is_laid_out_in_the_worker_and_shown_a_piece_per_turn(
         return lay_out(request)
 
     monkeypatch.setattr(llm.Rendered, "of", recorded)
-    monkeypatch.setattr(llm, "FILL_S", 0.0)
     win = big_window(qtbot, tmp_path, llm.BACKGROUND_FROM)
     pane = win.llm_view.messages
     win.llm_dock.raise_()
     qtbot.waitUntil(lambda: f"turn {llm.BACKGROUND_FROM - 1}" in win.llm_view.text(), timeout=20000)
     assert made_on
     assert threading.main_thread() not in made_on
-    shown = len(pane.toPlainText())  # a piece at once, then one more per turn of the event loop
-    assert shown % llm.CHUNK == 0
-    assert shown < len(win.llm_view.text())
-    assert pane.filling
-    qtbot.waitUntil(lambda: not pane.filling, timeout=20000)
     text = pane.toPlainText()
     assert text == win.llm_view.text()
+    assert pane.line_count() == text.count("\n") + 1
+    qtbot.waitUntil(lambda: pane.laid_out() > 0)
+    assert pane.laid_out() < 200 < pane.line_count() / 50  # the lines in sight and the last screen's
     assert win.llm_view.source_at(text.index("turn 4321\n")) == 4321
     bar = pane.verticalScrollBar()  # scrolling reaches the last message
     bar.setValue(bar.maximum())
     qtbot.wait(50)
-    bottom = pane.cursorForPosition(pane.viewport().rect().bottomLeft()).position()
+    bottom = pane.position_at(pane.viewport().rect().bottomLeft())
     assert win.llm_view.source_at(bottom) == llm.BACKGROUND_FROM - 1
+    assert pane.laid_out() < 200
     win.session.close()
 
 

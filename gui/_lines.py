@@ -1,0 +1,513 @@
+"""A read-only text view that lays out only the lines in sight (`LinesView`), for texts of megabytes.
+
+A QPlainTextEdit holds its text as a QTextDocument: the LLM view's Messages text is ten megabytes and a million
+lines at a million messages, and putting it in costs the GUI thread far more than a frame, however it is cut
+up. This view keeps the text as one string and where each line starts (`line_starts`, made where the text was
+made: the worker, for a big request), and lays out, wrapped at its width, only the lines it paints. It does what
+the read-only QPlainTextEdit did: selection with the mouse (drag, scrolling on past an edge, Shift+click, a
+double-click selects a word and a triple-click a line; X11's primary selection gets it), the selection dragged out
+as text, Copy and Select All (keys and context menu), scrolling by wheel, scroll bar and keys (Up, Down, Page Up,
+Page Down, Ctrl+Home, Ctrl+End; row by row through a line taller than the view), a placeholder while empty, and
+lines in bold or a colour (`styles`).
+"""
+
+from __future__ import annotations
+
+import re
+from array import array
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
+
+from PySide6.QtCore import QEvent, QMimeData, QPoint, QPointF, QRect, QRectF, Qt, QTimer, Signal
+from PySide6.QtGui import (
+    QClipboard,
+    QColor,
+    QContextMenuEvent,
+    QDrag,
+    QFont,
+    QFontDatabase,
+    QGuiApplication,
+    QKeyEvent,
+    QKeySequence,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QPalette,
+    QResizeEvent,
+    QTextCharFormat,
+    QTextLayout,
+    QTextOption,
+    QWheelEvent,
+)
+from PySide6.QtWidgets import QAbstractScrollArea, QApplication, QMenu, QWidget
+
+MARGIN = 4  # pixels around the text, as a QPlainTextEdit's document margin
+LAYOUTS_KEPT = 4_000  # laid-out lines kept between paints (cleared past it, and on any change of width or text)
+AUTOSCROLL_MS = 50  # while a drag selects beyond the top or bottom edge, a line each this often
+
+Style = Callable[[str], QTextCharFormat | None]  # a line's format for the whole line (None: plain)
+
+_WORD = re.compile(r"\w+")
+
+
+def line_starts(text: str) -> array[int]:
+    """Where each line of `text` starts (the first at 0; a last line after a final newline, empty)."""
+    starts = array("q", [0])
+    starts.extend(match.end() for match in re.finditer("\n", text))
+    return starts
+
+
+class LinesView(QAbstractScrollArea):
+    """Read-only text, laid out a line at a time as it comes into sight. The vertical scroll bar counts lines:
+    its value is the line at the top (`_row`: the wrapped rows of that line scrolled past, for a line taller
+    than the view). Positions are offsets into the text, as in a QPlainTextEdit's plain text."""
+
+    doubleClicked = Signal(int)  # the position double-clicked
+    selectionChanged = Signal()
+
+    def __init__(self, placeholder: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.placeholder = placeholder
+        self.styles: Style = lambda line: None
+        self.full_text = ""
+        self._starts: Sequence[int] = array("q", [0])
+        self._layouts: dict[int, QTextLayout] = {}
+        self._row = 0
+        self._wheeled = 0  # the wheel's turn not yet scrolled (less than a notch)
+        self._anchor = self._position = 0  # the selection: from the anchor to the position (equal: none)
+        self._clicks: tuple[int, float] = (0, 0.0)  # clicks in a row at one place, and when the last was
+        self._dragging = False
+        self._pressed_on: int | None = None  # a press on the selection, that may start dragging it out
+        self._drag_at = QPoint()
+        self._autoscroll = QTimer(self, interval=AUTOSCROLL_MS)
+        self._autoscroll.timeout.connect(self._drag_scroll)
+        self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.viewport().setCursor(Qt.CursorShape.IBeamCursor)
+        self.viewport().setBackgroundRole(QPalette.ColorRole.Base)
+        self.verticalScrollBar().setSingleStep(1)
+        self.verticalScrollBar().valueChanged.connect(self._scrolled)
+
+    # -- the text --------------------------------------------------------------------------------------
+
+    def show_text(self, text: str, starts: Sequence[int] | None = None) -> None:
+        """Show `text` (`starts`: its `line_starts`, if made already). The line at the top stays where it was, as
+        far as the new text has it; the selection goes."""
+        if text == self.full_text:
+            return
+        self.full_text = text
+        self._starts = starts if starts is not None else line_starts(text)
+        self._anchor = self._position = 0
+        self._relayout()
+        self.selectionChanged.emit()
+
+    def toPlainText(self) -> str:  # (the QPlainTextEdit's name: what the user can copy)
+        return self.full_text
+
+    @property
+    def filling(self) -> bool:
+        """Never: the text is all in at once (a TextPane's `filling`)."""
+        return False
+
+    def line_count(self) -> int:
+        return len(self._starts)
+
+    def laid_out(self) -> int:
+        """How many lines are laid out (kept from the last paints)."""
+        return len(self._layouts)
+
+    def _line(self, index: int) -> str:
+        start = self._starts[index]
+        end = self._starts[index + 1] - 1 if index + 1 < len(self._starts) else len(self.full_text)
+        return self.full_text[start:end]
+
+    def _line_of(self, position: int) -> int:
+        return max(bisect_right(self._starts, position) - 1, 0)
+
+    # -- layout ----------------------------------------------------------------------------------------
+
+    def _width(self) -> float:
+        return max(self.viewport().width() - 2 * MARGIN, 10)
+
+    def _layout(self, index: int) -> QTextLayout:
+        layout = self._layouts.get(index)
+        if layout is None:
+            if len(self._layouts) >= LAYOUTS_KEPT:
+                self._layouts.clear()
+            text = self._line(index)
+            layout = QTextLayout(text, self.font())
+            option = QTextOption()
+            option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+            layout.setTextOption(option)
+            style = self.styles(text)
+            if style is not None and text:
+                whole = QTextLayout.FormatRange()
+                whole.start, whole.length, whole.format = 0, len(text), style
+                layout.setFormats([whole])
+            layout.beginLayout()
+            y = 0.0
+            while True:
+                row = layout.createLine()
+                if not row.isValid():
+                    break
+                row.setLineWidth(self._width())
+                row.setPosition(QPointF(0, y))
+                y += row.height()
+            layout.endLayout()
+            self._layouts[index] = layout
+        return layout
+
+    def _height(self, index: int) -> float:
+        return self._layout(index).boundingRect().height()
+
+    def _skipped(self, index: int) -> float:
+        """How much of the top line is scrolled past (its first `_row` rows)."""
+        layout = self._layout(index)
+        row = min(self._row, layout.lineCount() - 1)
+        return layout.lineAt(row).y() if row > 0 else 0.0
+
+    def _in_sight(self) -> list[tuple[int, float]]:
+        """The lines painted now, each with the y of its top in the viewport."""
+        if not self.full_text:
+            return []
+        shown: list[tuple[int, float]] = []
+        index = self.verticalScrollBar().value()
+        y = MARGIN - self._skipped(index)
+        bottom = self.viewport().height()
+        while index < len(self._starts) and y < bottom:
+            shown.append((index, y))
+            y += self._height(index)
+            index += 1
+        return shown
+
+    def _relayout(self) -> None:
+        """After a change of text or width: the scroll bar's range, so that the last line can be at the bottom."""
+        self._layouts.clear()
+        bar = self.verticalScrollBar()
+        room = self.viewport().height() - 2 * MARGIN
+        last = len(self._starts) - 1 if self.full_text else 0
+        top, used = last, 0.0
+        while top >= 0 and used + self._height(top) <= room:
+            used += self._height(top)
+            top -= 1
+        highest = min(top + 1, last) if self.full_text else 0
+        bar.setRange(0, max(highest, 0))
+        bar.setPageStep(max(last - highest, 1))
+        self._row = 0
+        self.viewport().update()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if event.oldSize().width() != event.size().width() or event.oldSize().height() != event.size().height():
+            self._relayout()
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self._relayout()
+
+    def _scrolled(self, _value: int) -> None:
+        self._row = 0
+        self.viewport().update()
+
+    # -- painting --------------------------------------------------------------------------------------
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        painter = QPainter(self.viewport())
+        palette = self.palette()
+        if not self.full_text:
+            if self.placeholder:
+                painter.setPen(palette.color(QPalette.ColorRole.PlaceholderText))
+                area = QRectF(self.viewport().rect()).adjusted(MARGIN, MARGIN, -MARGIN, -MARGIN)
+                painter.drawText(area, Qt.TextFlag.TextWordWrap, self.placeholder)
+            return
+        painter.setPen(palette.color(QPalette.ColorRole.Text))
+        start, end = sorted((self._anchor, self._position))
+        chosen = QTextCharFormat()
+        chosen.setBackground(palette.brush(QPalette.ColorRole.Highlight))
+        chosen.setForeground(palette.brush(QPalette.ColorRole.HighlightedText))
+        painted = event.rect()
+        for index, y in self._in_sight():
+            layout = self._layout(index)
+            if y + layout.boundingRect().height() < painted.top() or y > painted.bottom():
+                continue
+            selections = []
+            line_start = self._starts[index]
+            line_end = line_start + len(layout.text())
+            if start < end and start <= line_end and end > line_start:
+                part = QTextLayout.FormatRange()
+                part.start = max(start - line_start, 0)
+                part.length = min(end, line_end + 1) - line_start - part.start  # (+1: the newline, as a space)
+                part.format = chosen
+                selections.append(part)
+            if selections and end > line_end and layout.lineCount():  # the newline chosen: to the right edge
+                last = layout.lineAt(layout.lineCount() - 1)
+                painter.fillRect(QRectF(MARGIN + last.naturalTextWidth(), y + last.y(),
+                                        self._width() - last.naturalTextWidth(), last.height()),
+                                 palette.brush(QPalette.ColorRole.Highlight))
+            layout.draw(painter, QPointF(MARGIN, y), selections)
+
+    # -- positions -------------------------------------------------------------------------------------
+
+    def position_at(self, point: QPoint | QPointF) -> int:
+        """The position of the character boundary nearest `point` (viewport coordinates); above the lines in
+        sight, the first of them; below, the end of the last."""
+        shown = self._in_sight()
+        if not shown:
+            return 0
+        x, y = point.x() - MARGIN, point.y()
+        if y < shown[0][1]:
+            return self._starts[shown[0][0]]
+        for index, top in shown:
+            layout = self._layout(index)
+            if y < top + layout.boundingRect().height():
+                for row_index in range(layout.lineCount()):
+                    row = layout.lineAt(row_index)
+                    if y < top + row.y() + row.height() or row_index == layout.lineCount() - 1:
+                        return self._starts[index] + row.xToCursor(x)
+        index = shown[-1][0]
+        return self._starts[index] + len(self._layout(index).text())
+
+    def rect_at(self, position: int) -> QRect:
+        """Where the character at `position` is painted (viewport coordinates; empty when out of sight)."""
+        index = self._line_of(position)
+        for shown, top in self._in_sight():
+            if shown == index:
+                layout = self._layout(index)
+                column = position - self._starts[index]
+                row = layout.lineForTextPosition(column)
+                if not row.isValid():
+                    break
+                found: tuple[float, int] = row.cursorToX(column)  # type: ignore[assignment]  # (x, the position)
+                x = found[0]
+                width = max(self.fontMetrics().horizontalAdvance("M"), 1)
+                rect = QRect(int(MARGIN + x), int(top + row.y()), width, int(row.height()))
+                return rect if self.viewport().rect().contains(rect.center()) else QRect()
+        return QRect()
+
+    def scroll_to(self, position: int) -> None:
+        """Bring the line of `position` into sight (at the top, unless it is in sight already)."""
+        index = self._line_of(position)
+        shown = [line for line, _top in self._in_sight()]
+        if index not in shown[:-1]:
+            self.verticalScrollBar().setValue(index)
+
+    # -- selection -------------------------------------------------------------------------------------
+
+    def selection(self) -> tuple[int, int]:
+        """The selected range, start before end (equal: nothing selected)."""
+        start, end = sorted((self._anchor, self._position))
+        return start, end
+
+    def selected_text(self) -> str:
+        start, end = self.selection()
+        return self.full_text[start:end]
+
+    def select(self, anchor: int, position: int) -> None:
+        size = len(self.full_text)
+        self._anchor, self._position = min(max(anchor, 0), size), min(max(position, 0), size)
+        self.viewport().update()
+        self.selectionChanged.emit()
+
+    def select_all(self) -> None:
+        self.select(0, len(self.full_text))
+
+    def copy(self) -> None:
+        text = self.selected_text()
+        clipboard = QGuiApplication.clipboard()
+        if text and clipboard is not None:
+            clipboard.setText(text)
+
+    def _word_at(self, position: int) -> tuple[int, int]:
+        index = self._line_of(position)
+        line, start = self._line(index), self._starts[index]
+        for match in _WORD.finditer(line):
+            if match.start() <= position - start <= match.end():
+                return start + match.start(), start + match.end()
+        return position, min(position + 1, start + len(line))
+
+    def _line_range(self, position: int) -> tuple[int, int]:
+        index = self._line_of(position)
+        start = self._starts[index]
+        return start, min(start + len(self._line(index)) + 1, len(self.full_text))  # with its newline
+
+    # -- mouse and keys --------------------------------------------------------------------------------
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        if event.button() != Qt.MouseButton.LeftButton:
+            super().mousePressEvent(event)
+            return
+        position = self.position_at(event.position())
+        clicks, last = self._clicks
+        now = event.timestamp() / 1000
+        interval = QApplication.doubleClickInterval() / 1000
+        if clicks == 2 and now - last <= interval:  # the third click in a row: the whole line
+            self.select(*self._line_range(position))
+            self._to_primary()
+            self._clicks = (3, now)
+            return
+        self._clicks = (1, now)
+        self._drag_at = event.position().toPoint()
+        start, end = self.selection()
+        shift = bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
+        if not shift and start < end and start <= position < end:  # on the selection: it may be dragged out
+            self._pressed_on = position
+            return
+        self.select(self._anchor if shift else position, position)
+        self._dragging = True
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        point = event.position().toPoint()
+        if self._pressed_on is not None:
+            if (point - self._drag_at).manhattanLength() >= QApplication.startDragDistance():
+                self._pressed_on = None
+                drag = QDrag(self)
+                data = QMimeData()
+                data.setText(self.selected_text())
+                drag.setMimeData(data)
+                drag.exec(Qt.DropAction.CopyAction)
+            return
+        if not self._dragging:
+            return
+        self._drag_at = point
+        self.select(self._anchor, self.position_at(point))
+        outside = point.y() < 0 or point.y() > self.viewport().height()
+        if outside and not self._autoscroll.isActive():
+            self._autoscroll.start()
+        elif not outside:
+            self._autoscroll.stop()
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        if self._pressed_on is not None:  # a click on the selection, not dragged: a click
+            self.select(self._pressed_on, self._pressed_on)
+            self._pressed_on = None
+        elif self._dragging:
+            self._to_primary()
+        self._dragging = False
+        self._autoscroll.stop()
+        super().mouseReleaseEvent(event)
+
+    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
+        if event.button() != Qt.MouseButton.LeftButton:
+            return
+        position = self.position_at(event.position())
+        self._pressed_on = None
+        self.select(*self._word_at(position))
+        self._to_primary()
+        self._clicks = (2, event.timestamp() / 1000)
+        self.doubleClicked.emit(position)
+
+    def _to_primary(self) -> None:
+        """What the mouse selected, for a middle click elsewhere (X11's primary selection, where there is one)."""
+        clipboard = QGuiApplication.clipboard()
+        text = self.selected_text()
+        if text and clipboard is not None and clipboard.supportsSelection():
+            clipboard.setText(text, QClipboard.Mode.Selection)
+
+    def _drag_scroll(self) -> None:
+        bar = self.verticalScrollBar()
+        bar.setValue(bar.value() + (-1 if self._drag_at.y() < 0 else 1))
+        self.select(self._anchor, self.position_at(self._drag_at))
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        bar = self.verticalScrollBar()
+        key, control = event.key(), bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier)
+        if event.matches(QKeySequence.StandardKey.Copy):
+            self.copy()
+        elif event.matches(QKeySequence.StandardKey.SelectAll):
+            self.select_all()
+        elif key == Qt.Key.Key_Up:
+            self._step(-1)
+        elif key == Qt.Key.Key_Down:
+            self._step(1)
+        elif key == Qt.Key.Key_PageUp:
+            self._page_by(-1)
+        elif key == Qt.Key.Key_PageDown:
+            self._page_by(1)
+        elif key == Qt.Key.Key_Home and control:
+            bar.setValue(bar.minimum())
+        elif key == Qt.Key.Key_End and control:
+            bar.setValue(bar.maximum())
+        else:
+            super().keyPressEvent(event)
+            return
+        event.accept()
+
+    def _page_by(self, pages: int) -> None:
+        """A page: the lines in sight less one (the last in sight comes to the top), or the rows in sight less one
+        within a line taller than the view."""
+        if self._tall():
+            rows = max(int(self.viewport().height() / max(self.fontMetrics().lineSpacing(), 1)) - 1, 1)
+            for _ in range(rows):
+                self._step(pages)
+        else:
+            bar = self.verticalScrollBar()
+            bar.setValue(bar.value() + pages * max(len(self._in_sight()) - 1, 1))
+
+    def _tall(self) -> bool:
+        """Whether the rest of the line at the top is taller than the view."""
+        top = self.verticalScrollBar().value()
+        return bool(self.full_text) and self._height(top) - self._skipped(top) > self.viewport().height() - MARGIN
+
+    def _step(self, rows: int) -> None:
+        """Scroll by a row: within the top line while it has rows out of sight above or below, else a line."""
+        bar = self.verticalScrollBar()
+        top = bar.value()
+        if rows > 0 and self._tall():
+            self._row += 1
+            self.viewport().update()
+        elif rows < 0 and self._row > 0:
+            self._row -= 1
+            self.viewport().update()
+        else:
+            bar.setValue(top + rows)
+
+    def wheelEvent(self, event: QWheelEvent) -> None:
+        """Three rows a notch, row by row (through a line taller than the view too)."""
+        self._wheeled += event.angleDelta().y()
+        notches = int(self._wheeled / 120)
+        self._wheeled -= notches * 120
+        for _ in range(abs(notches) * QApplication.wheelScrollLines()):
+            self._step(-1 if notches > 0 else 1)
+        event.accept()
+
+    def menu(self) -> QMenu:
+        """The context menu: Copy and Select All, as a read-only text edit's."""
+        menu = QMenu(self)
+        copy = menu.addAction("&Copy", self.copy)
+        copy.setShortcut(QKeySequence.StandardKey.Copy)
+        copy.setEnabled(self._anchor != self._position)
+        menu.addSeparator()
+        every = menu.addAction("Select All", self.select_all)
+        every.setShortcut(QKeySequence.StandardKey.SelectAll)
+        every.setEnabled(bool(self.full_text))
+        return menu
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
+        menu = self.menu()
+        menu.exec(event.globalPos())
+        menu.deleteLater()
+
+
+def role_style(colours: dict[str, str]) -> Style:
+    """Role lines (`--- system ---`) in bold in their role's colour (grey for another), headings (`## ...`) bold."""
+    role = re.compile(r"--- (\w+) ---")
+    bold = QTextCharFormat()
+    bold.setFontWeight(QFont.Weight.Bold)
+    made: dict[str, QTextCharFormat] = {}
+
+    def style(line: str) -> QTextCharFormat | None:
+        if line.startswith("## "):
+            return bold
+        match = role.fullmatch(line) if line.startswith("--- ") else None
+        if match is None:
+            return None
+        name = match.group(1)
+        if name not in made:
+            coloured = QTextCharFormat(bold)
+            coloured.setForeground(QColor(colours.get(name, "#6b7280")))
+            made[name] = coloured
+        return made[name]
+
+    return style

@@ -1,0 +1,168 @@
+"""The read-only text view that lays out only the lines in sight (the LLM view's Messages and Schema tabs)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QFont, QGuiApplication, QWheelEvent
+from PySide6.QtWidgets import QApplication
+
+from contextdeck.gui._lines import LinesView, line_starts, role_style
+
+LINES = "\n".join(f"line {n} of the text" for n in range(10_000)) + "\n"
+
+
+def shown(qtbot: Any, text: str = LINES, size: tuple[int, int] = (420, 300)) -> LinesView:
+    view = LinesView("Nothing here yet.")
+    qtbot.addWidget(view)
+    view.resize(*size)
+    view.show()
+    qtbot.waitExposed(view)
+    view.show_text(text)
+    qtbot.wait(20)
+    return view
+
+
+def at(view: LinesView, position: int) -> QPoint:
+    """The middle of the character at `position` on screen."""
+    rect = view.rect_at(position)
+    assert not rect.isEmpty()
+    return QPoint(rect.left() + 1, rect.center().y())
+
+
+def test_line_starts_are_where_each_line_begins() -> None:
+    assert list(line_starts("ab\ncd\n\ne")) == [0, 3, 6, 7]
+    assert list(line_starts("")) == [0]
+
+
+def test_only_the_lines_in_sight_are_laid_out(qtbot: Any) -> None:
+    """Ten thousand lines, a few dozen in sight: only those (and the last screen's, for the scroll bar's
+    range) are laid out; scrolling lays out the new ones; the text is all there to read and copy."""
+    view = shown(qtbot)
+    assert view.toPlainText() == LINES
+    assert view.line_count() == 10_001  # the last, after the final newline, is empty
+    assert 10 < view.laid_out() < 100
+    view.verticalScrollBar().setValue(5_000)
+    qtbot.wait(20)
+    assert view.position_at(QPoint(0, 10)) == LINES.index("line 5000 ")
+    assert view.laid_out() < 150
+
+
+def test_a_drag_selects_and_copy_puts_the_selection_on_the_clipboard(qtbot: Any) -> None:
+    view = shown(qtbot)
+    start, end = LINES.index("line 2 of"), LINES.index("of the text", LINES.index("line 4 of"))
+    qtbot.mousePress(view.viewport(), Qt.MouseButton.LeftButton, pos=at(view, start))
+    qtbot.mouseMove(view.viewport(), at(view, end))
+    qtbot.mouseRelease(view.viewport(), Qt.MouseButton.LeftButton, pos=at(view, end))
+    assert view.selected_text() == LINES[start:end]
+    qtbot.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    assert QGuiApplication.clipboard().text() == "line 2 of the text\nline 3 of the text\nline 4 "
+    further = LINES.index("line 6 of")  # Shift+click takes the selection on from the same anchor
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ShiftModifier,
+                     at(view, further))
+    assert view.selection() == (start, further)
+    inside = LINES.index("line 5 of")  # a click on the selection (not dragged out): a click there
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=at(view, inside))
+    assert view.selection() == (inside, inside)
+
+
+def test_a_double_click_selects_a_word_and_a_triple_click_the_line(qtbot: Any) -> None:
+    view = shown(qtbot)
+    clicked: list[int] = []
+    view.doubleClicked.connect(clicked.append)
+    word = LINES.index("text", LINES.index("line 3 of"))
+    qtbot.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, pos=at(view, word + 1))
+    assert view.selected_text() == "text"
+    assert clicked == [word + 1]
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=at(view, word + 1))  # the third click
+    assert view.selected_text() == "line 3 of the text\n"
+
+
+def test_select_all_and_copy_take_the_whole_text_keys_and_menu(qtbot: Any) -> None:
+    view = shown(qtbot)
+    menu = view.menu()
+    copy, every = (action for action in menu.actions() if not action.isSeparator())
+    assert (copy.text(), copy.isEnabled(), every.text(), every.isEnabled()) == ("&Copy", False, "Select All", True)
+    every.trigger()
+    assert view.selected_text() == LINES
+    assert view.menu().actions()[0].isEnabled()
+    view.select(0, 0)
+    qtbot.keyClick(view, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    assert view.selection() == (0, len(LINES))
+    view.menu().actions()[0].trigger()  # Copy
+    assert QGuiApplication.clipboard().text() == LINES
+
+
+def test_the_keys_scroll_a_line_a_page_and_to_either_end(qtbot: Any) -> None:
+    view = shown(qtbot)
+    bar = view.verticalScrollBar()
+    qtbot.keyClick(view, Qt.Key.Key_Down)
+    assert bar.value() == 1
+    qtbot.keyClick(view, Qt.Key.Key_Up)
+    assert bar.value() == 0
+    qtbot.keyClick(view, Qt.Key.Key_PageDown)
+    page = bar.value()
+    assert 5 < page < 40
+    bottom = view.position_at(QPoint(10, view.viewport().height() - 8))
+    qtbot.keyClick(view, Qt.Key.Key_PageUp)
+    assert bar.value() == 0
+    assert view.position_at(QPoint(10, 10)) < bottom
+    qtbot.keyClick(view, Qt.Key.Key_End, Qt.KeyboardModifier.ControlModifier)
+    assert view.position_at(QPoint(10, view.viewport().height() - 2)) == len(LINES)  # the last line in sight
+    assert not view.rect_at(LINES.index("line 9999 ")).isEmpty()
+    qtbot.keyClick(view, Qt.Key.Key_Home, Qt.KeyboardModifier.ControlModifier)
+    assert bar.value() == 0
+
+
+def test_long_lines_wrap_at_the_width_and_one_taller_than_the_view_scrolls_a_row_at_a_time(qtbot: Any) -> None:
+    words = " ".join(f"word{n}" for n in range(3_000))  # far taller than the view once wrapped
+    text = f"first\n{words}\nlast\n"
+    view = shown(qtbot, text, (300, 200))
+    assert view.rect_at(text.index("word1 ")).top() < view.rect_at(text.index("word40 ")).top()  # wrapped
+    end = text.index("word2999")
+    assert view.rect_at(end).isEmpty()
+    qtbot.keyClick(view, Qt.Key.Key_Down)  # the long line at the top, from its first row
+    assert view.verticalScrollBar().value() == 1
+    for _ in range(2_000):
+        if not view.rect_at(end).isEmpty():
+            break
+        qtbot.keyClick(view, Qt.Key.Key_Down)
+    assert not view.rect_at(end).isEmpty()  # each of its rows came into sight
+    assert view.verticalScrollBar().value() == 1
+    first = text.index("word0 ")
+    for _ in range(2_000):  # the wheel goes back up a row at a time, through the same line
+        if not view.rect_at(first).isEmpty():
+            break
+        wheel(view, 120)
+    assert not view.rect_at(first).isEmpty()
+    assert view.verticalScrollBar().value() <= 1
+    wheel(view, -120)
+    assert view.rect_at(first).isEmpty()  # three rows down
+
+
+def wheel(view: LinesView, delta: int) -> None:
+    centre = QPointF(view.viewport().rect().center())
+    event = QWheelEvent(centre, view.viewport().mapToGlobal(centre), QPoint(), QPoint(0, delta),
+                        Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase, False)
+    QApplication.sendEvent(view.viewport(), event)
+
+
+def test_an_empty_view_shows_its_placeholder(qtbot: Any) -> None:
+    view = shown(qtbot, "")
+    image = view.viewport().grab().toImage()
+    background = image.pixelColor(image.width() - 2, image.height() - 2)
+    assert any(image.pixelColor(x, 10) != background for x in range(4, 120))  # the placeholder's text
+    view.show_text("now some text")
+    assert view.toPlainText() == "now some text"
+
+
+def test_role_lines_are_bold_in_their_colour_and_headings_bold(qtbot: Any) -> None:
+    style = role_style({"user": "#2563eb"})
+    user, other, heading = style("--- user ---"), style("--- robot ---"), style("## Data: ¶state")
+    assert None not in (user, other, heading)
+    assert user.fontWeight() == other.fontWeight() == heading.fontWeight() == QFont.Weight.Bold
+    assert user.foreground().color().name() == "#2563eb"
+    assert other.foreground().color().name() == "#6b7280"
+    assert style("--- user --- said") is None
+    assert style("plain") is None
