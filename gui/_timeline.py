@@ -46,10 +46,11 @@ class TimelineTable(QTableView):
     selection (Qt's own scrolling there is turned off): the editor shows the selected message in the selection's
     turn, and a far jump's screen of rows never drawn is drawn on later turns of its own.
 
-    When the row is off the screen, the viewport is not repainted until its new rows are drawn: from the scroll's turn
-    on, each turn draws `BAND_ROWS` of them into pictures (`Pictures.making_now`, through a paint of that band of the
-    viewport into an image: the same rows, options and keys as on screen), and the turn after the last shows them,
-    copied. Drawn at once, such a screen would share a turn with the editor's new form and overrun the frame."""
+    When the row is off the screen, the viewport is not repainted until its new rows are drawn: from the turn after
+    the scroll's (which has the window's repaint of the new selection) on, each turn draws `BAND_ROWS` of them into
+    pictures (`Pictures.making_now`, through a paint of that band of the viewport into an image: the same rows,
+    options and keys as on screen), and the turn after the last shows them, copied. Drawn at once, such a screen
+    would share a turn with the editor's new form and overrun the frame."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -104,10 +105,10 @@ class TimelineTable(QTableView):
         if current.isValid():
             self.scrollTo(current)
         viewport = self.viewport()
-        if not viewport.updatesEnabled():
+        if not viewport.updatesEnabled():  # the bands from the next turn on: this one has the window's repaint
             height = BAND_ROWS * self.verticalHeader().defaultSectionSize()
             self._bands = [QRect(0, top, viewport.width(), height) for top in range(0, viewport.height(), height)]
-            self._draw_band()
+            self._next.start()
 
     def _draw_band(self) -> None:
         """Draw the next band of rows into pictures; once all are, show them on the next turn."""

@@ -4,6 +4,7 @@ the views), and what the user sees and types is the same as when it was shown in
 from __future__ import annotations
 
 import itertools
+import sys
 from typing import Any
 
 import pytest
@@ -150,6 +151,42 @@ def test_a_far_jump_shows_the_rows_it_drew_before_showing_them(qtbot: Any) -> No
     assert drawn_on_screen == []  # every row on screen was copied from a picture drawn before
     table.setItemDelegate(TimelineDelegate(table))
     assert _difference(shown, _painted(panel)) <= BLENDING
+
+
+def test_a_far_jump_draws_its_rows_in_turns_after_the_scroll(qtbot: Any) -> None:
+    """The scroll's turn has the window's repaint of the new selection (the editor's new form): the new screen's
+    rows are drawn into pictures from the next turn on, a band a turn, never in the scroll's."""
+    from contextdeck.gui._slices import slices
+
+    slices()  # (counting turns from now)
+    panel, model = _panel(qtbot, Context(_messages()))
+    table = panel.table
+    panel.set_current(model.index(5, 0))
+    qtbot.waitUntil(lambda: not table.is_scrolling())
+    delegate = table.itemDelegate()
+    assert isinstance(delegate, TimelineDelegate)
+    scrolled: list[int] = []  # the turn of the scroll to the new row
+    drawn: list[int] = []  # the turn of each band drawn
+    scroll_to, making_now = table.scrollTo, delegate.pictures.making_now
+
+    def scrolling(*args: Any) -> None:
+        if sys._getframe(1).f_code.co_name == "_scroll_now":
+            scrolled.append(slices().turns)
+        scroll_to(*args)
+
+    def making() -> Any:
+        if sys._getframe(1).f_code.co_name == "_draw_band":
+            drawn.append(slices().turns)
+        return making_now()
+
+    table.scrollTo = scrolling  # type: ignore[method-assign]
+    delegate.pictures.making_now = making  # type: ignore[method-assign]
+    panel.set_current(model.index(COUNT // 2, 0))
+    qtbot.waitUntil(lambda: not table.is_scrolling())
+    assert len(scrolled) == 1
+    assert len(drawn) >= 2  # a screen of bands
+    assert min(drawn) > scrolled[0]
+    assert len(set(drawn)) == len(drawn)  # a band a turn
 
 
 def test_two_jumps_in_one_turn_scroll_as_one_after_the_other(qtbot: Any) -> None:
