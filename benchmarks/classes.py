@@ -106,15 +106,20 @@ def _measure(workload: bench.Workload, size: tuple[int, ...], parts: dict[str, f
         f"one-pass fold {fold:.3f} s, so 1000× asks for a median ≤ {threshold * 1e3:.3f} ms; the median is "
         f"{median * 1e3:.3f} ms ({fold / median:,.0f}×), {_share(every, threshold)} of the edits at or under it"
     )
-    print(f"  {'class':16} {'share':>6} {'median':>9} {'mean':>9} {'≤ 1000×':>8}")
+    print(f"  {'class':16} {'share':>6} {'median':>9} {'mean':>9} {'≤ 1000×':>8} {'p99':>9}")
     by_class: dict[str, list[float]] = {}
     for name, elapsed, _ in timed:
         by_class.setdefault(name, []).append(elapsed)
     for name, samples in sorted(by_class.items(), key=lambda item: -len(item[1])):
         print(
             f"  {name:16} {len(samples) / len(timed):6.0%} {statistics.median(samples) * 1e3:7.3f} ms "
-            f"{statistics.mean(samples) * 1e3:6.3f} ms {_share(samples, threshold):>8}"
+            f"{statistics.mean(samples) * 1e3:6.3f} ms {_share(samples, threshold):>8} "
+            f"{bench.percentile(samples, 0.99) * 1e3:6.3f} ms"
         )
+    print(
+        f"  {'all':16} {'':6} {median * 1e3:7.3f} ms {statistics.mean(every) * 1e3:6.3f} ms {'':8} "
+        f"{bench.percentile(every, 0.99) * 1e3:6.3f} ms"
+    )
     if parts is not None:
         _print_parts(timed, median, threshold)
 
