@@ -7,8 +7,8 @@ made: the worker, for a big request), and lays out, wrapped at its width, only t
 the read-only QPlainTextEdit did: selection with the mouse (drag, scrolling on past an edge, Shift+click, a
 double-click selects a word and a triple-click a line; X11's primary selection gets it), the selection dragged out
 as text, Copy and Select All (keys and context menu), scrolling by wheel, scroll bar and keys (Up, Down, Page Up,
-Page Down, Ctrl+Home, Ctrl+End; row by row through a line taller than the view), a placeholder while empty, and
-lines in bold or a colour (`styles`).
+Page Down, Space, Shift+Space, Home, End; row by row through a line taller than the view), Ctrl+wheel to zoom, a
+placeholder while empty, and lines in bold or a colour (`styles`).
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from PySide6.QtWidgets import QAbstractScrollArea, QApplication, QMenu, QWidget
 
 MARGIN = 4  # pixels around the text, as a QPlainTextEdit's document margin
 LAYOUTS_KEPT = 4_000  # laid-out lines kept between paints (cleared past it, and on any change of width or text)
+MIN_POINTS, MAX_POINTS = 4.0, 72.0  # the font's size, zoomed with Ctrl and the wheel
 AUTOSCROLL_MS = 50  # while a drag selects beyond the top or bottom edge, a line each this often
 
 Style = Callable[[str], QTextCharFormat | None]  # a line's format for the whole line (None: plain)
@@ -412,7 +413,7 @@ class LinesView(QAbstractScrollArea):
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         bar = self.verticalScrollBar()
-        key, control = event.key(), bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier)
+        key, shift = event.key(), bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
         if event.matches(QKeySequence.StandardKey.Copy):
             self.copy()
         elif event.matches(QKeySequence.StandardKey.SelectAll):
@@ -421,13 +422,13 @@ class LinesView(QAbstractScrollArea):
             self._step(-1)
         elif key == Qt.Key.Key_Down:
             self._step(1)
-        elif key == Qt.Key.Key_PageUp:
+        elif key == Qt.Key.Key_PageUp or (key == Qt.Key.Key_Space and shift):
             self._page_by(-1)
-        elif key == Qt.Key.Key_PageDown:
+        elif key in (Qt.Key.Key_PageDown, Qt.Key.Key_Space):
             self._page_by(1)
-        elif key == Qt.Key.Key_Home and control:
+        elif key == Qt.Key.Key_Home and not shift:
             bar.setValue(bar.minimum())
-        elif key == Qt.Key.Key_End and control:
+        elif key == Qt.Key.Key_End and not shift:
             bar.setValue(bar.maximum())
         else:
             super().keyPressEvent(event)
@@ -464,7 +465,16 @@ class LinesView(QAbstractScrollArea):
             bar.setValue(top + rows)
 
     def wheelEvent(self, event: QWheelEvent) -> None:
-        """Three rows a notch, row by row (through a line taller than the view too)."""
+        """Three rows a notch, row by row (through a line taller than the view too); with Ctrl, a point larger or
+        smaller a notch (as a read-only text box zooms)."""
+        if event.modifiers() & Qt.KeyboardModifier.ControlModifier:
+            notches = round(event.angleDelta().y() / 120)
+            font = self.font()
+            size = font.pointSizeF() if font.pointSizeF() > 0 else float(font.pixelSize())
+            font.setPointSizeF(min(max(size + notches, MIN_POINTS), MAX_POINTS))
+            self.setFont(font)
+            event.accept()
+            return
         self._wheeled += event.angleDelta().y()
         notches = int(self._wheeled / 120)
         self._wheeled -= notches * 120

@@ -113,6 +113,25 @@ def test_the_keys_scroll_a_line_a_page_and_to_either_end(qtbot: Any) -> None:
     assert not view.rect_at(LINES.index("line 9999 ")).isEmpty()
     qtbot.keyClick(view, Qt.Key.Key_Home, Qt.KeyboardModifier.ControlModifier)
     assert bar.value() == 0
+    qtbot.keyClick(view, Qt.Key.Key_Space)  # as a read-only text box: Space a page, Home and End the ends
+    assert bar.value() == page
+    qtbot.keyClick(view, Qt.Key.Key_Space, Qt.KeyboardModifier.ShiftModifier)
+    assert bar.value() == 0
+    qtbot.keyClick(view, Qt.Key.Key_End)
+    assert bar.value() == bar.maximum()
+    qtbot.keyClick(view, Qt.Key.Key_Home)
+    assert bar.value() == 0
+
+
+def test_ctrl_and_the_wheel_zoom(qtbot: Any) -> None:
+    view = shown(qtbot)
+    size, lines = view.font().pointSizeF(), len(view._in_sight())
+    wheel(view, 240, Qt.KeyboardModifier.ControlModifier)
+    assert view.font().pointSizeF() == size + 2
+    assert len(view._in_sight()) < lines
+    assert view.verticalScrollBar().value() == 0  # zoomed, not scrolled
+    wheel(view, -240, Qt.KeyboardModifier.ControlModifier)
+    assert view.font().pointSizeF() == size
 
 
 def test_long_lines_wrap_at_the_width_and_one_taller_than_the_view_scrolls_a_row_at_a_time(qtbot: Any) -> None:
@@ -141,10 +160,10 @@ def test_long_lines_wrap_at_the_width_and_one_taller_than_the_view_scrolls_a_row
     assert view.rect_at(first).isEmpty()  # three rows down
 
 
-def wheel(view: LinesView, delta: int) -> None:
+def wheel(view: LinesView, delta: int, keys: Qt.KeyboardModifier = Qt.KeyboardModifier.NoModifier) -> None:
     centre = QPointF(view.viewport().rect().center())
     event = QWheelEvent(centre, view.viewport().mapToGlobal(centre), QPoint(), QPoint(0, delta),
-                        Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase, False)
+                        Qt.MouseButton.NoButton, keys, Qt.ScrollPhase.NoScrollPhase, False)
     QApplication.sendEvent(view.viewport(), event)
 
 
