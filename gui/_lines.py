@@ -8,7 +8,7 @@ the read-only QPlainTextEdit did: selection with the mouse (drag, scrolling on p
 double-click selects a word and a triple-click a line; X11's primary selection gets it), the selection dragged out
 as text, Copy and Select All (keys and context menu), scrolling by wheel, scroll bar and keys (Up, Down, Page Up,
 Page Down, Space, Shift+Space, Home, End; row by row through a line taller than the view), Ctrl+wheel to zoom, a
-placeholder while empty, and lines in bold or a colour (`styles`).
+placeholder while empty, and lines in bold or a colour (`styles`); and it finds (`find_text`, the `FindBar`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 
-from PySide6.QtCore import QEvent, QMimeData, QPoint, QPointF, QRect, QRectF, Qt, QTimer, Signal
+from PySide6.QtCore import SIGNAL, QEvent, QMimeData, QObject, QPoint, QPointF, QRect, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QClipboard,
     QColor,
@@ -39,7 +39,16 @@ from PySide6.QtGui import (
     QTextOption,
     QWheelEvent,
 )
-from PySide6.QtWidgets import QAbstractScrollArea, QApplication, QMenu, QWidget
+from PySide6.QtWidgets import (
+    QAbstractScrollArea,
+    QApplication,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMenu,
+    QToolButton,
+    QWidget,
+)
 
 MARGIN = 4  # pixels around the text, as a QPlainTextEdit's document margin
 LAYOUTS_KEPT = 4_000  # laid-out lines kept between paints (cleared past it, and on any change of width or text)
@@ -65,6 +74,7 @@ class LinesView(QAbstractScrollArea):
 
     doubleClicked = Signal(int)  # the position double-clicked
     selectionChanged = Signal()
+    findRequested = Signal()  # Ctrl+F (the find key) here: taken before the window's own use of it
 
     def __init__(self, placeholder: str = "", parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -320,6 +330,28 @@ class LinesView(QAbstractScrollArea):
         if text and clipboard is not None:
             clipboard.setText(text)
 
+    def find_text(self, needle: str, *, backward: bool = False, again: bool = True) -> bool:
+        """Select the next place `needle` is (case-insensitive), after the selection (`again`; else from its start,
+        as a search typed further), or before it (`backward`), round past either end; scrolled into sight.
+        False (the selection kept) when the text has it nowhere."""
+        if not needle:
+            return False
+        text, wanted = self.full_text.casefold(), needle.casefold()
+        if len(text) != len(self.full_text):  # (a letter whose case fold is longer: search as written)
+            text, wanted = self.full_text, needle
+        start, end = self.selection()
+        if backward:  # the last place that begins before the selection
+            found = text.rfind(wanted, 0, start + len(wanted) - 1)
+            found = found if found >= 0 else text.rfind(wanted)
+        else:
+            found = text.find(wanted, end if again else start)
+            found = found if found >= 0 else text.find(wanted)
+        if found < 0:
+            return False
+        self.select(found, found + len(needle))
+        self.scroll_to(found)
+        return True
+
     def _word_at(self, position: int) -> tuple[int, int]:
         index = self._line_of(position)
         line, start = self._line(index), self._starts[index]
@@ -411,6 +443,13 @@ class LinesView(QAbstractScrollArea):
         bar.setValue(bar.value() + (-1 if self._drag_at.y() < 0 else 1))
         self.select(self._anchor, self.position_at(self._drag_at))
 
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent) and event.matches(
+                QKeySequence.StandardKey.Find) and self.receivers(SIGNAL("findRequested()")) > 0:
+            event.accept()  # a key press here, not the window's shortcut
+            return True
+        return super().event(event)
+
     def keyPressEvent(self, event: QKeyEvent) -> None:
         bar = self.verticalScrollBar()
         key, shift = event.key(), bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
@@ -418,6 +457,8 @@ class LinesView(QAbstractScrollArea):
             self.copy()
         elif event.matches(QKeySequence.StandardKey.SelectAll):
             self.select_all()
+        elif event.matches(QKeySequence.StandardKey.Find):
+            self.findRequested.emit()
         elif key == Qt.Key.Key_Up:
             self._step(-1)
         elif key == Qt.Key.Key_Down:
@@ -521,3 +562,53 @@ def role_style(colours: dict[str, str]) -> Style:
         return made[name]
 
     return style
+
+
+class FindBar(QWidget):
+    """Find in a `LinesView` (Ctrl+F in it: `findRequested`): what is typed is found as it is typed, Enter (or
+    Down) goes to the next place, Shift+Enter (or Up) to the one before, Escape closes the bar."""
+
+    def __init__(self, view: Callable[[], LinesView], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._view = view
+        self.field = QLineEdit()
+        self.field.setPlaceholderText("Find")
+        self.field.setClearButtonEnabled(True)
+        self.field.textEdited.connect(lambda _text: self.search(again=False))
+        self.field.installEventFilter(self)
+        self.status = QLabel()
+        self.status.setEnabled(False)  # the muted colour
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(4, 2, 4, 2)
+        layout.addWidget(self.field, 1)
+        for text, tip, backward in (("↑", "Previous (Shift+Enter)", True), ("↓", "Next (Enter)", False)):
+            button = QToolButton()
+            button.setText(text)
+            button.setToolTip(tip)
+            button.clicked.connect(lambda _checked=False, back=backward: self.search(backward=back))
+            layout.addWidget(button)
+        layout.addWidget(self.status)
+        self.hide()
+
+    def open(self) -> None:
+        """Shown with the field's text chosen, for a new search typed over it."""
+        self.show()
+        self.field.setFocus()
+        self.field.selectAll()
+
+    def search(self, *, backward: bool = False, again: bool = True) -> bool:
+        found = self._view().find_text(self.field.text(), backward=backward, again=again)
+        self.status.setText("" if found or not self.field.text() else "Not found")
+        return found
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.field and event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent):
+            key, shift = event.key(), bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
+            if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Down, Qt.Key.Key_Up):
+                self.search(backward=shift if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) else key == Qt.Key.Key_Up)
+                return True
+            if key == Qt.Key.Key_Escape:
+                self.hide()
+                self._view().setFocus()
+                return True
+        return super().eventFilter(watched, event)

@@ -15,18 +15,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QTimer, Signal
-from PySide6.QtGui import (
-    QFontDatabase,
-    QMouseEvent,
-    QShowEvent,
-    QTextCursor,
-)
+from PySide6.QtGui import QFontDatabase, QMouseEvent, QShowEvent, QTextCursor
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTabWidget, QVBoxLayout, QWidget
 
 from contextdeck.engine import Activities, Context, Request, compose_request
 
 from ._background import BackgroundRunner
-from ._lines import LinesView, line_starts, role_style
+from ._lines import FindBar, LinesView, line_starts, role_style
 from ._seen import seen
 
 if TYPE_CHECKING:
@@ -118,11 +113,15 @@ class LLMView(QWidget):
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.messages, "Messages")
         self.tabs.addTab(self.schema, "Schema")
+        self.find_bar = FindBar(self._shown_text)
+        for text in (self.messages, self.schema):
+            text.findRequested.connect(self.find_bar.open)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
         layout.addWidget(self.problems)
         layout.addWidget(self.tabs, 1)
+        layout.addWidget(self.find_bar)
         self.activities: Callable[[], Activities | None] = lambda: None
         self.tools: Callable[[], dict[str, Any] | None] = lambda: None
         self.request: Request | None = None
@@ -132,6 +131,10 @@ class LLMView(QWidget):
         self._stale = False
         self.runner = BackgroundRunner(0, self)
         self.runner.finished.connect(self._rendered)
+
+    def _shown_text(self) -> LinesView:
+        """The tab in front: what Find searches."""
+        return self.schema if self.tabs.currentWidget() is self.schema else self.messages
 
     def follow(self, document: DocumentModel) -> None:
         """Show the request of `document` at its time cursor whenever its views are due (a selection, an edit)."""

@@ -185,3 +185,23 @@ def test_role_lines_are_bold_in_their_colour_and_headings_bold(qtbot: Any) -> No
     assert other.foreground().color().name() == "#6b7280"
     assert style("--- user --- said") is None
     assert style("plain") is None
+
+
+def test_find_selects_the_next_place_round_past_the_end_and_the_one_before(qtbot: Any) -> None:
+    view = shown(qtbot)
+    assert view.find_text("LINE 9998 ")  # not minding case
+    far = LINES.index("line 9998 ")
+    assert view.selection() == (far, far + len("line 9998 "))
+    assert not view.rect_at(far).isEmpty()  # scrolled into sight
+    assert view.find_text("line 999")  # the next, after the selection
+    assert view.selection()[0] == LINES.index("line 9999 ")
+    assert view.find_text("line 999")  # round past the end: from the start
+    assert view.selection()[0] == LINES.index("line 999 ")
+    assert view.find_text("line 999", backward=True)  # before it: round past the start
+    assert view.selection()[0] == LINES.index("line 9999 ")
+    assert view.find_text("line 999", backward=True)
+    assert view.selection()[0] == LINES.index("line 9998 ")
+    before = view.selection()
+    assert not view.find_text("no such words")
+    assert view.selection() == before
+

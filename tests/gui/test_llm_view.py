@@ -219,3 +219,32 @@ def test_a_big_request_is_composed_on_a_copy_taken_in_slices_that_follows_edits(
     assert text.startswith("--- user ---\nedited while copying\n")
     assert f"turn {llm.BACKGROUND_FROM + 9}" in text
     win.session.close()
+
+
+def test_ctrl_f_in_the_llm_view_finds_in_the_tab_in_front(qtbot: Any, window: MainWindow) -> None:
+    view = window.llm_view
+    window.llm_dock.raise_()
+    pane = view.messages
+    qtbot.waitUntil(lambda: "--- user ---" in pane.toPlainText())
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+    pane.setFocus()
+    qtbot.waitUntil(pane.hasFocus)
+    qtbot.keyClick(pane, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    bar = view.find_bar
+    assert bar.isVisible()
+    assert bar.field.hasFocus()
+    qtbot.keyClicks(bar.field, "--- user")  # found as it is typed
+    text = pane.toPlainText()
+    first = text.index("--- user")
+    assert pane.selection() == (first, first + len("--- user"))
+    qtbot.keyClick(bar.field, Qt.Key.Key_Return)
+    second = text.find("--- user", first + 1)
+    assert pane.selection()[0] == (second if second >= 0 else first)
+    qtbot.keyClick(bar.field, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    assert pane.selection()[0] == first
+    qtbot.keyClicks(bar.field, " nowhere to be found")
+    assert bar.status.text() == "Not found"
+    qtbot.keyClick(bar.field, Qt.Key.Key_Escape)
+    assert not bar.isVisible()
+    assert pane.hasFocus()
