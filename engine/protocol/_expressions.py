@@ -66,8 +66,9 @@ def unescape(value: str) -> str:
 
 
 # One reference with nothing around it (`†state.user.name`), the common case: read in one match. Its
-# segments are what `_Parser.segment` reads: anything but `.`, `|`, `&` and white space.
-_ONE_REFERENCE = re.compile(r"†([^.|&\s]+)((?:\.[^.|&\s]+)*)")
+# segments are what `_Parser.segment` reads: anything but `.`, `|`, `&` and white space; a kind does not
+# start with `†` (`_Parser.reference`).
+_ONE_REFERENCE = re.compile(r"†([^.|&\s†][^.|&\s]*)((?:\.[^.|&\s]+)*)")
 
 
 # A whole document's checks read each expression several times (its call's data check, the paths it
@@ -169,6 +170,8 @@ class _Parser:
         if self.source[self.pos] != DAGGER:
             raise self.fail(f"expected a reference starting with '†', found {self.source[self.pos]!r}")
         self.pos += 1
+        if self.source.startswith(DAGGER, self.pos):  # `††x` is the literal `†x` everywhere else (SPEC 3)
+            raise self.fail("expected a kind after '†', found '†' ('††' escapes a literal '†')")
         kind = self.segment("a kind after '†'")
         path: list[str] = []
         while self.pos < len(self.source) and self.source[self.pos] == ".":

@@ -74,6 +74,7 @@ def test_malformed_references_in_plan_calls_name_call_field_and_position() -> No
         {"_tool": "a", "x": {"deep": ["ok", "†state..x"]}, "_outputPath": "†state.y"},
         {"_tool": "b", "_outputPath": "state.z"},
         {"_tool": "c", "_outputPath": "†state.w", "_outputMethod": "append"},
+        {"_tool": "a", "_outputPath": "††state.v"},
     ]}
     assert problems([plan, *DEFINED]) == [
         (0, "plan at message 0, call 0 $.x.deep[1]", "expected a path segment after '.', found '.' at position 7"),
@@ -81,6 +82,8 @@ def test_malformed_references_in_plan_calls_name_call_field_and_position() -> No
          "expected a reference starting with '†', found 's' at position 0"),
         (0, "plan at message 0, call 2 $._outputMethod",
          "unknown _outputMethod 'append'; expected one of set, merge, assign, push, concat"),
+        (0, "plan at message 0, call 3 $._outputPath",
+         "expected a kind after '†', found '†' ('††' escapes a literal '†') at position 1"),
     ]
 
 
@@ -259,9 +262,13 @@ def test_a_tool_schema_that_cannot_be_used_refuses_each_of_its_calls() -> None:
 def test_a_malformed_output_path_is_refused_where_it_is() -> None:
     """A call's `_outputPath` is parsed once, with its other expressions: a malformed one refuses the call with
     its position, and a well-formed one is what the call writes."""
-    plan = {"type": "plan", "plan": [{"_tool": "t", "_outputPath": "†state..x"}, {"_tool": "t", "_outputPath": "†s.y"}]}
+    plan = {"type": "plan", "plan": [{"_tool": "t", "_outputPath": "†state..x"}, {"_tool": "t", "_outputPath": "†s.y"},
+                                     {"_tool": "t", "_outputPath": "††s.y"}]}
     execution = Execution(Context([{"type": "tool", "tool": {"t": {"type": "object"}}}, plan]))
-    bad, good = execution.plans
+    bad, good, escaped = execution.plans
     assert [(p.type, p.message) for p in bad.problems] == [
         ("expression", "$._outputPath: expected a path segment after '.', found '.' at position 7")]
+    assert [(p.type, p.message) for p in escaped.problems] == [  # `††` is a literal, never the kind `†s`
+        ("expression",
+         "$._outputPath: expected a kind after '†', found '†' ('††' escapes a literal '†') at position 1")]
     assert (good.problems, [str(ref) for ref in good.writes]) == ((), ["†s.y"])

@@ -58,6 +58,8 @@ def test_grammar(source, expected) -> None:
         ("†a || || †b", 6),
         ("†a &", 3),
         ("†a.b c", 5),
+        ("††a", 1),
+        ("†a || ††b", 7),
     ],
 )
 def test_malformed_expressions_name_the_position(source, position) -> None:
