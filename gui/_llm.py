@@ -27,8 +27,8 @@ from ._seen import seen
 if TYPE_CHECKING:
     from ._document_model import DocumentModel
 
-BACKGROUND_FROM = 5_000  # messages: smaller contexts render at once (a few milliseconds)
-CHUNK = 2_000  # characters added to the view at a time (laid out and highlighted: 1-3 ms)
+BACKGROUND_FROM = 5_000  # messages: smaller contexts render at once, within one turn
+CHUNK = 2_000  # characters added to the view at a time: one layout and highlight stays short
 FILL_S = 0.005  # GUI-thread CPU a turn of the event loop spends adding text (its repaint comes on top)
 ROLE_COLOURS = {"system": "#d97706", "user": "#2563eb", "assistant": "#059669", "schema": "#7c3aed"}
 
