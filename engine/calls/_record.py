@@ -20,6 +20,7 @@ from typing import Any
 from ..document._context import Context
 from ..document._view import Messages
 from ..protocol._messages import Form, kind_of, payload_of
+from ..protocol._records import record
 from ._tools import form_indices
 
 RUN_KEY = "_run"  # the audit object: call position, start, duration, inputs, traceback (see docs/format.md)
@@ -81,7 +82,7 @@ def result_audit(result: Any) -> dict[str, Any]:
 _SMALL_INT = 10**18  # an integer this small is short as JSON
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Entry:
     """One message of the record: where it is, the call it names, and what it says."""
 
@@ -97,7 +98,7 @@ class Entry:
 
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CallRecord:
     """What the context says about one call: its record messages, the last run's outcome."""
 

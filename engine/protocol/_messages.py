@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
 from typing import Any
@@ -10,6 +9,7 @@ from typing import Any
 from ._errors import ExpressionError
 from ._expressions import lone_reference, parse_expression
 from ._methods import WRITE_METHODS
+from ._records import record
 from ._values import MISSING, Path, get_path, is_index
 
 __all__ = ["AUDIT_KEYS", "METHODS", "MISSING", "Form", "MessageInfo", "Path", "Write", "classify", "get_path",
@@ -37,7 +37,7 @@ FORMS = {"text": Form.TEXT, "system": Form.TEXT, "tool": Form.TOOL, "plan": Form
          "advisor": Form.ADVISOR, "preset": Form.PRESET, RECORD_TYPE: Form.RECORD}
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Write:
     """How one data message changes the value of its identity: `method` at `path` with `value`.
 
@@ -50,7 +50,7 @@ class Write:
     problem: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class MessageInfo:
     """The parsed view of one raw message; the raw dict stays the document's own."""
 

@@ -30,6 +30,7 @@ from contextdeck._child import child_command
 
 from ..calls._outputs import MAX_RESULT_BYTES
 from ..document import _json
+from ..protocol._records import record
 from ._frames import CAPTURE_VARIABLE, FrameTooLarge, read_frame, write_frame
 
 WORKER_MODULE = "contextdeck.engine.run._worker"
@@ -38,7 +39,7 @@ IDLE_SECONDS = 300.0  # a worker unused this long is let go (the next call start
 CAPTURE_LIMIT = 64 * 1024
 
 
-@dataclass(frozen=True)
+@record
 class Captured:
     """What a call printed: the first `CAPTURE_LIMIT` bytes of each stream, with a note of what was left out."""
 
@@ -50,12 +51,15 @@ class Captured:
         return {name: text for name, text in (("stdout", self.stdout), ("stderr", self.stderr)) if text}
 
 
-@dataclass(frozen=True)
+SILENT = Captured()  # a call that printed nothing
+
+
+@record
 class Ran:
     """A call's result and what it printed."""
 
     result: Any
-    captured: Captured = Captured()
+    captured: Captured = SILENT
 
 
 class ActivityTimedOut(TimeoutError):
@@ -71,7 +75,7 @@ class ActivityFailed(Exception):
     traceback as text, and what it printed."""
 
     def __init__(self, kind: str, message: str, traceback: str | None = None,
-                 captured: Captured = Captured()) -> None:
+                 captured: Captured = SILENT) -> None:
         super().__init__(message)
         self.kind, self.message, self.traceback, self.captured = kind, message, traceback, captured
 

@@ -25,10 +25,11 @@ from ..calls._record import inputs_audit, result_audit
 from ..document._context import Context
 from ..protocol._errors import describe_exception
 from ..protocol._messages import MISSING
+from ..protocol._records import record
 from ._pool import ActivityFailed, ActivityTimedOut, Jobs, Ran
 
 
-@dataclass(frozen=True)
+@record
 class Outcome:
     """What running a call gave: messages to append, or an error (`type`, `message`); `result` for the debugger."""
 
@@ -143,6 +144,9 @@ def limit_of(plan: CallPlan, timeout: float) -> float:
     return plan.activity.timeout if plan.activity.timeout is not None else timeout
 
 
+_PLAIN = frozenset({dict, list, str, int, float, bool, type(None)})
+
+
 async def invoke(plan: CallPlan, resolved: dict[str, Any], context: Context, timeout: float,
                  jobs: Jobs | None = None) -> Ran:
     """Call the activity with (call, tool, context) under its timeout; its failure propagates.
@@ -162,7 +166,7 @@ async def invoke(plan: CallPlan, resolved: dict[str, Any], context: Context, tim
     fn = activity.fn
     async with asyncio.timeout(limit):
         result = await fn(call, tool, scoped) if activity.asynchronous else await in_thread(fn, call, tool, scoped)
-        if inspect.isawaitable(result):
+        if type(result) not in _PLAIN and inspect.isawaitable(result):  # (the ABC check is slow; JSON never awaits)
             result = await result
     return Ran(result)
 
@@ -203,7 +207,7 @@ def started_audit(audit: dict[str, Any], resolved: dict[str, Any], clock: Clock)
     return {**audit, "started": clock(), **inputs_audit(inputs_of(resolved))}
 
 
-@dataclass(frozen=True)
+@record
 class Provided:
     """A result given from outside to a latent call: the value, the branch of `a || b` it goes to, and
     `_run` keys to add (a model's exchange, `model`)."""
