@@ -195,14 +195,16 @@ class Context:
         made (`make`: the store, the order and the indexes; the watches' work planned, path logs dropped), told
         to every follower (`left` and `entered`: the indices of the messages that left their place and of
         those that took one), announced `after`; then the watches are repaired and called back."""
-        gone = tuple((index, self.info(index)) for index in left)
+        gone = tuple([(index, self.info(index)) for index in left]) if left else ()
         generation = self._store.order.generation
         if len(before):  # an announcement nobody hears is skipped: a run appends its outputs unheard
             before.emit(*where)
         plan, rekeyed, prior = make()
         if left or entered != (len(self) - 1,):  # (an append is not counted)
             self.revision += 1
-        self._tell(Edited(min(where), gone, entered, self.revision, generation != self._store.order.generation))
+        relabelled = generation != self._store.order.generation
+        if self.followers or relabelled:  # (nobody to tell: a run appending its outputs from the command line)
+            self._tell(Edited(min(where), gone, entered, self.revision, relabelled))
         if len(after):
             after.emit(*where)
         self._watchers.commit(self._watchers.outcome(plan, rekeyed, prior))

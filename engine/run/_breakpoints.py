@@ -13,6 +13,8 @@ from ..protocol._groups import Unit
 def hits_breakpoint(unit: Unit, plans: Sequence[CallPlan], breakpoints: Collection[int | str],
                     conditions: Mapping[int, str], context: Context) -> bool:
     """Whether a member of `unit` has a breakpoint (on its index or its tool's name) whose condition holds."""
+    if not breakpoints:  # (a run without any reads no plan here)
+        return False
     return any((i in breakpoints or plans[i].tool_name in breakpoints)
                and condition_holds(context, conditions.get(i), plans[i]) for i in unit.members)
 
