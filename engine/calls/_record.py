@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from typing import Any
@@ -136,13 +137,46 @@ class CallRecord:
 
 @dataclass(frozen=True)
 class Record:
-    """The run record of a plan: `calls[i]` for each call with at least one record message."""
+    """The run record of a plan: `calls[i]` for each call with at least one record message.
+
+    A call recorded by one message, not edited since (every call of a run), is kept as that message's `Entry`
+    alone and read as its `CallRecord`, made when asked for: a long run's record holds one for every call.
+    """
 
     since: int  # records before this position belong to an earlier plan
-    calls: dict[int, CallRecord] = field(default_factory=dict)
+    kept: dict[int, CallRecord | Entry] = field(default_factory=dict)
+
+    @property
+    def calls(self) -> Mapping[int, CallRecord]:
+        return _CallRecords(self.kept)
 
     def of(self, index: int) -> CallRecord | None:
-        return self.calls.get(index)
+        found = self.kept.get(index)
+        return CallRecord((found,)) if isinstance(found, Entry) else found
+
+
+class _CallRecords(Mapping[int, CallRecord]):
+    """A record's calls as `CallRecord`s, whether kept as one or as their only entry (`Record.kept`)."""
+
+    __slots__ = ("_kept",)
+
+    def __init__(self, kept: dict[int, CallRecord | Entry]) -> None:
+        self._kept = kept
+
+    def __getitem__(self, index: int) -> CallRecord:
+        found = self._kept[index]
+        return CallRecord((found,)) if isinstance(found, Entry) else found
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._kept)
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+
+def _kept(entries: tuple[Entry, ...], edited: bool = False) -> CallRecord | Entry:
+    """How a record keeps a call's entries (`Record.kept`)."""
+    return entries[0] if len(entries) == 1 and not edited else CallRecord(entries, edited)
 
 
 def _entry(context: Messages, position: int) -> Entry | None:
@@ -274,7 +308,9 @@ class RecordReader:
         self._ignore: frozenset[int] = frozenset()
         self._record: Record | None = None
         self._irregular: set[int] = set()  # calls with records matched otherwise than by their exact position
-        self.changed: set[int] | None = None  # the calls whose record the last read changed (None: maybe all)
+        # The calls whose record the last read changed, in the order their messages come (a call may be there more
+        # than once); None: maybe all. A list: a run's last read names every call, and a set of them all costs more.
+        self.changed: list[int] | None = None
 
     def read(self, context: Messages, ignore: frozenset[int] = frozenset()) -> Record:
         since = _since(context, self.plan_index)
@@ -296,7 +332,7 @@ class RecordReader:
     def _added(self, appended: list[Entry]) -> bool:
         """Add appended entries that each name exactly one call to the record; False when one does not."""
         assert self._record is not None
-        calls, texts, changed = self._record.calls, self.texts, set()
+        calls, texts, changed = self._record.kept, self.texts, []
         for entry in appended:
             if entry.message_id in self._ignore:
                 continue
@@ -311,8 +347,9 @@ class RecordReader:
                 if at not in texts.exact.get(text, ()):
                     return False
             found = calls.get(at)
-            calls[at] = CallRecord((*found.entries, entry) if found is not None else (entry,))
-            changed.add(at)
+            calls[at] = entry if found is None else CallRecord(
+                (found, entry) if isinstance(found, Entry) else (*found.entries, entry))
+            changed.append(at)
         self.changed = changed
         return True
 
@@ -364,7 +401,7 @@ class RecordReader:
             edited.add(at)
         self._irregular = irregular | edited
         return Record(since, {
-            index: CallRecord(tuple(sorted(found, key=_position)), index in edited)
+            index: _kept(tuple(sorted(found, key=_position)), index in edited)
             for index, found in assigned.items()
         })
 

@@ -6,6 +6,7 @@ keeps only running and announcing, and this module never imports it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, Protocol
 
 from ..calls._calls import Mode, Problem, missing_reads
@@ -73,8 +74,7 @@ def derive_statuses(execution: Scheduled) -> None:
             execution._fail(index, problems)
             reported.add(index)
     changed = execution._reader.changed  # after appends only: the calls whose record grew
-    units = execution.units if changed is None else list({
-        id(unit): unit for unit in map(execution._unit_of.__getitem__, sorted({*changed, *reported}))}.values())
+    units = execution.units if changed is None else _units_of(execution._unit_of, sorted([*changed, *reported]))
     for unit in units:
         # A group that ran is over for all its members: the losers and discarded ones are cancelled.
         # A member refused before running does not end an `any` or a `race`: the others may still win.
@@ -93,6 +93,17 @@ def derive_statuses(execution: Scheduled) -> None:
                                and not writer_done(execution, writer))
                 execution._set(state.index, status=status, waiting_for=paths, failed_writers=failed)
     execution._derived = (execution.context.revision, len(execution.context))
+
+
+def _units_of(unit_of: list[Unit], indices: list[int]) -> Iterator[Unit]:
+    """The units of the calls at sorted `indices`, each once: a unit's members are consecutive calls (`flatten`),
+    so a unit met again is the one just given. (A run's last read names every call: no set or dict of them.)"""
+    last = None
+    for index in indices:
+        unit = unit_of[index]
+        if unit is not last:
+            yield unit
+            last = unit
 
 
 def _derive(execution: Scheduled, index: int, reported: set[int], *, group_settled: bool) -> None:

@@ -491,3 +491,26 @@ def test_records_written_elsewhere_go_to_calls_with_and_without_a_latent_result_
     record = read_record(Context([{"type": "plan", "plan": calls}, *outputs]), calls, 0)
     assert {index: [entry.position for entry in found.entries] for index, found in record.calls.items()} == {
         0: [1], 1: [2]}
+
+
+def test_a_record_reads_every_call_as_a_call_record_however_it_keeps_it() -> None:
+    """A run's record keeps a call recorded by one message as that message's entry alone (a long run holds one
+    per call); read through `calls` or `of`, every call is a `CallRecord` of its entries, equal to a whole read,
+    whether it has one message or two (`a && b`) and whether the record was read at once or as it grew."""
+    calls = [latent(0), latent(1, path="†state.p1 && †state.q1"), latent(2)]
+    context = Context([{"type": "plan", "plan": calls}])
+    execution = Execution(context, clock=CLOCK)
+    run_to_end(execution)
+    grown, whole = execution.record, read_record(context, calls, 0)
+    assert grown == whole
+    for record in (grown, whole):
+        assert len(record.calls) == 3
+        assert sorted(record.calls) == [0, 1, 2]
+        assert {index: [entry.position for entry in found.entries] for index, found in record.calls.items()} == {
+            0: [1], 1: [2, 3], 2: [4]}
+        assert all(record.of(index) == record.calls[index] for index in range(3))
+        assert record.of(3) is None
+        assert 3 not in record.calls
+        two = record.of(1)
+        assert two is not None
+        assert two.outputs == (context.id_at(2), context.id_at(3))
