@@ -144,8 +144,9 @@ class Layer:
             lanes, tails = self.lanes, self.tails
             for segment in segments:
                 found = lanes.get(segment)
-                if found is None:
-                    found = lanes[segment] = list(self.universal)  # its tail is found when read
+                if found is None:  # its tail is found when read; made to size (a run writes a lane a call)
+                    lanes[segment] = [*self.universal, message_id] if self.universal else [message_id]
+                    continue
                 found.append(message_id)
                 if tails.get(segment) is not None and not _appends(write, segment):
                     tails[segment] = len(found)
