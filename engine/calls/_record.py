@@ -150,6 +150,10 @@ class Record:
     def calls(self) -> Mapping[int, CallRecord]:
         return _CallRecords(self.kept)
 
+    def has(self, index: int) -> bool:
+        """Whether call `index` has a record message (`of` is not None)."""
+        return index in self.kept
+
     def of(self, index: int) -> CallRecord | None:
         found = self.kept.get(index)
         return CallRecord((found,)) if isinstance(found, Entry) else found

@@ -68,30 +68,35 @@ def derive_statuses(execution: Scheduled) -> None:
     """
     ignore = frozenset().union(*execution._again.values()) if execution._again else frozenset()
     execution._record = execution._reader.read(execution.context, ignore)
+    record = execution._record
     reported = {index for index, _ in execution._errors}
     for index, problems in execution._structural.items():  # found before running: reported unless recorded
-        if index not in reported and execution._record.of(index) is None:
+        if index not in reported and not record.has(index):
             execution._fail(index, problems)
             reported.add(index)
     changed = execution._reader.changed  # after appends only: the calls whose record grew
     units = execution.units if changed is None else _units_of(execution._unit_of, sorted([*changed, *reported]))
     for unit in units:
+        if unit.pattern == "one":  # a call alone: no group to settle
+            _derive(execution, unit.members[0], reported, group_settled=False)
+            continue
         # A group that ran is over for all its members: the losers and discarded ones are cancelled.
         # A member refused before running does not end an `any` or a `race`: the others may still win.
         forgiving = unit.pattern in ("any", "race")
-        settled = any((execution._record.of(i) is not None or i in reported)
+        settled = any((record.has(i) or i in reported)
                       and not (forgiving and i in execution._structural) for i in unit.members)
         for index in unit.members:
-            _derive(execution, index, reported, group_settled=settled and unit.pattern != "one")
+            _derive(execution, index, reported, group_settled=settled)
     if not execution.refused:  # a refused plan runs nothing: its other calls stay pending
-        states = execution._states
+        states, feeders = execution._states, execution.graph.feeders
         for state in states:
             if state.status in OPEN:
-                status, paths = readiness(execution, state.index)
-                failed = tuple(writer for writer in execution.graph.feeders[state.index]
+                index = state.index
+                status, paths = readiness(execution, index)
+                failed = tuple(writer for writer in feeders[index]
                                if states[writer].status in (Status.FAILED, Status.CANCELLED)
-                               and not writer_done(execution, writer))
-                execution._set(state.index, status=status, waiting_for=paths, failed_writers=failed)
+                               and not writer_done(execution, writer)) if feeders[index] else ()
+                execution._set(index, status=status, waiting_for=paths, failed_writers=failed)
     execution._derived = (execution.context.revision, len(execution.context))
 
 
@@ -138,8 +143,9 @@ def readiness(execution: Scheduled, index: int) -> tuple[Status, tuple[str, ...]
         if not writer_done(execution, writer):
             waiting.extend(paths)
     # Reads a pending writer will provide are already named; resolve only the others (the costly part).
-    waiting.extend(missing_reads(execution.context, plan, skip=frozenset(waiting)))
-    paths = tuple(dict.fromkeys(waiting))
+    if plan.reads:
+        waiting.extend(missing_reads(execution.context, plan, skip=frozenset(waiting)))
+    paths = tuple(dict.fromkeys(waiting)) if waiting else ()
     if paths:
         return (Status.AWAITING_APPROVAL if any(map(is_approval, paths)) else Status.BLOCKED), paths
     if index in execution.delegates:  # its delegate's session runs, or it waits for that session's output
