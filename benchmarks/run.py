@@ -129,9 +129,9 @@ def reference_resolution(infos: list[Any], expr: str, instance: str | None) -> A
 
 def fold_every_identity(ctx: Context) -> dict[tuple[str, str | None], Any]:
     """Every identity's whole value in one pass over the built indexes, with the engine's own fold
-    (`fold_lane`, as `Context.value_of`): each write folded once. A kind's global layer is folded once and each
-    of its instance layers continues from that fold (`value_of` per identity would fold the global layer
-    again for every instance: a third of the writes three times over)."""
+    (`fold_lane`): each write folded once. A kind's global layer is folded once and each of its instance
+    layers continues from that fold (resolving `†kind` per identity would fold the global layer again for
+    every instance: a third of the writes three times over)."""
     store = ctx._store
     key = store.order.key.__getitem__
     values: dict[tuple[str, str | None], Any] = {}

@@ -8,7 +8,6 @@ kept current by incremental tracks (`_watches`).
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterable
-from functools import partial
 from typing import Any, NamedTuple
 
 from psygnal import Signal, SignalInstance
@@ -25,7 +24,7 @@ from ..resolve._incremental._tracks import Fold
 from ..resolve._incremental._watches import Found, Plan, Track, Watch, Watchers, combine_keys
 from ..resolve._resolution import Resolution
 from . import _json
-from ._edits import Edit, Insert, Remove, Replace
+from ._edits import Edit
 from ._validate import json_path
 from ._view import ContextView
 
@@ -215,23 +214,6 @@ class Context:
         for follower in list(self.followers):
             follower(edited)
 
-    def preview(self, edit: Edit) -> list[tuple[Watch, Resolution, Resolution]]:
-        """What `apply(edit)` would do to the watches: (watch, old, new) for each whose result would change.
-
-        The context is left exactly as it was: same messages, same ids, no signal, no callback.
-        """
-        current, generation = self._watchers.current, self._store.order.generation
-        plan, rekeyed, prior, undo = self._silently(edit)
-        try:
-            outcome = self._watchers.outcome(plan, rekeyed, prior)
-        finally:
-            undo()
-            self._watchers.current = current  # the folds are those of the context as it is again
-            if self._store.order.generation != generation:  # it relabelled the order (rare): follow that now
-                self._watchers.commit(self._watchers.outcome({}, None))  # the same messages: no callback
-                self._tell(Edited(len(self), (), (), self.revision, True))
-        return [(new.watch, new.watch.current, new.resolution) for new in outcome.fresh if new.changed]
-
     def _valid(self, index: int) -> int:
         size = len(self)
         if not -size <= index < size:
@@ -264,9 +246,9 @@ class Context:
             layer.discard(message_id, info.write, key.__getitem__)
             del store.writes[message_id]
 
-    def _insert(self, index: int, message: Message, message_id: int, key: int | None = None) -> Made:
+    def _insert(self, index: int, message: Message, message_id: int) -> Made:
         self._store.put(message_id, message)
-        self._store.order.insert(index, message_id, key)
+        self._store.order.insert(index, message_id)
         self._store.listed.insert(index, message)
         plan: Plan = {}
         appended = index == len(self) - 1  # now the last message: one step will do for its tracks
@@ -291,44 +273,24 @@ class Context:
         self._write(plan, message_id, True)
         return plan, None, None
 
-    def _move(self, src: int, dst: int, key: int | None = None, halves: bool = True) -> Made:
-        """Move a message as a remove and then an insert. With `halves`, the tracks are refolded for the
-        remove first (returned as prior folds), so that each half repairs one write at one place instead
-        of the whole stretch between the two."""
+    def _move(self, src: int, dst: int) -> Made:
+        """Move a message as a remove and then an insert. The tracks are refolded for the remove first
+        (returned as prior folds), so that each half repairs one write at one place instead of the whole
+        stretch between the two."""
         message_id = self._store.order.ids[src]
         before = self._store.order.key[message_id]
         plan: Plan = {}
         self._write(plan, message_id, False)
         self._store.order.pop(src)
         message = self._store.listed.pop(src)
-        prior = self._watchers.refolds(plan) if halves and plan else {}
+        prior = self._watchers.refolds(plan) if plan else {}
         if prior:
             plan = {}
-        self._store.order.insert(dst, message_id, key)
+        self._store.order.insert(dst, message_id)
         self._store.listed.insert(dst, message)
         with self._watchers.staging(prior):  # the insert is planned against the remove's folds
             self._write(plan, message_id, True)
         return plan, (before, self._store.order.key[message_id]), prior
-
-    def _silently(self, edit: Edit) -> tuple[*Made, Callable[[], object]]:
-        """Make `edit` without signals or watch updates; returns what it made (`Made`) and its undo."""
-        if isinstance(edit, Insert):
-            index = _clamp(edit.index, len(self))  # (its id is not taken: the undo gives it back)
-            return *self._insert(index, _checked(edit.message, index), self._next_id), partial(self._remove, index)
-        if isinstance(edit, Remove):
-            index = self._valid(edit.index)
-            message_id = self.id_at(index)
-            undo = partial(self._insert, index, self[index], message_id, self._store.order.key[message_id])
-            return *self._remove(index), undo
-        if isinstance(edit, Replace):
-            index = self._valid(edit.index)
-            undo = partial(self._replace, index, self[index])
-            return *self._replace(index, _checked(edit.message, index)), undo
-        src, dst = self._valid(edit.src), self._valid(edit.dst)
-        if src == dst:
-            return {}, None, None, lambda: None
-        key = self._store.order.key[self._store.order.ids[src]]
-        return *self._move(src, dst), partial(self._move, dst, src, key, False)
 
     # -- resolving -----------------------------------------------------------------------------
 
@@ -376,15 +338,6 @@ class Context:
                     return False
                 left = remaining
         return True
-
-    def value_of(self, kind: str, instance: str | None = None, at: int | None = None) -> Any:
-        """The whole folded value of `kind` (MISSING when nothing of that kind exists)."""
-        state = State([])
-        instance = None if instance is None else str(instance)
-        self._fold(state, kind, instance, None, self._limit_key(at))
-        if _paranoid.ENABLED:
-            _paranoid.check_value("Context.value_of", state.root, self._store.listed, kind, instance, at)
-        return state.root
 
     def identities(self, at: int | None = None) -> list[tuple[str, str | None]]:
         """Every (kind, instance) that has a data message, in order of first appearance."""

@@ -1,6 +1,6 @@
 """Edits as data: each is a small frozen command; applying one to a context returns its inverse.
 
-The GUI wraps these in QUndoCommands; impact previews and tests use them without Qt.
+The GUI wraps these in QUndoCommands; tests use them without Qt.
 """
 
 from __future__ import annotations

@@ -86,17 +86,13 @@ class Order:
         """The last change noted: `shifted(tail, …)` is False until the next one."""
         return self._tail
 
-    def insert(self, index: int, message_id: int, key: int | None = None) -> None:
-        """Put `message_id` at `index` (0 <= index <= len) with a key between its neighbours.
-
-        `key`: the one it had there before (undoing a preview), so that keys kept elsewhere stay right.
-        """
+    def insert(self, index: int, message_id: int) -> None:
+        """Put `message_id` at `index` (0 <= index <= len) with a key between its neighbours."""
         low, high = self._room(index)
-        if key is None or not low < key < (high if index < len(self.keys) else key + 1):  # the end has no bound
-            if high - low < 2:
-                self._relabel()
-                low, high = self._room(index)
-            key = (low + high) // 2
+        if high - low < 2:
+            self._relabel()
+            low, high = self._room(index)
+        key = (low + high) // 2
         self.key[message_id] = key
         self.ids.insert(index, message_id)
         if index == len(self.keys):
@@ -132,8 +128,7 @@ class Order:
             renamed[self.key[message_id]] = position * _GAP
             self.key[message_id] = position * _GAP
             self.keys.append(position * _GAP)
-        earlier = self.renamed  # (not followed since an earlier relabel, a preview's: from that one's keys to these)
-        self.renamed = renamed if earlier is None else {old: renamed[k] for old, k in earlier.items() if k in renamed}
+        self.renamed = renamed
         self.generation += 1
 
 

@@ -2,7 +2,7 @@
 
 Set `CONTEXTDECK_PARANOID=1` (any value but empty or `0`) before the engine is imported, or set `ENABLED`:
 then each watch's `current` (after every edit, and whenever it is read between edits), every `resolve`,
-every `value_of`, each cursor watch's `current` and each state the `CursorState` computes is compared with
+each cursor watch's `current` and each state the `CursorState` computes is compared with
 the fold of SPEC 4 over the messages as they are now (`reference`: `_fold.fold` over every write of the
 kind, the global layer and then the instance's, with nothing kept between calls). The first difference
 raises `ParanoidError`, naming the expression, the instance, the cut and both answers. This is the

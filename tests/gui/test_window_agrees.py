@@ -147,7 +147,7 @@ def _node_disagreements(context: Context, at: int | None, index: Any, node: Stat
     if node.value is MISSING:  # "… N more"
         return []
     expression = "†" + ".".join((node.kind, *node.path))
-    whole = context.value_of(node.kind, node.instance, at)
+    whole = context.resolve(f"†{node.kind}", node.instance, at).value
     value = get_path(whole, node.path)
     if _json(value) != _json(node.value):
         return [f"{node.key}: shows {node.value!r}, the engine has {value!r}"]

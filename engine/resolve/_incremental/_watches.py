@@ -138,7 +138,7 @@ class Watch(Kept):
         self._callback = callback
         self.tracks: dict[Reference, Track] = {}
         self._keep(Resolution(expression.source, False), owner._store.order.tail)  # the last result
-        self._union = Union()  # a memo: evaluating in a preview may leave it set
+        self._union = Union()  # the last union of its references' keys
 
     @property
     def current(self) -> Resolution:
@@ -190,7 +190,7 @@ class Renewal(NamedTuple):
 
 @dataclass
 class Outcome:
-    """What an edit does to the watches, computed before it is made current (or only previewed)."""
+    """What an edit does to the watches, computed before it is made current."""
 
     folds: dict[Track, Fold]
     results: dict[Track, dict[Path, Found]]  # of the refolded tracks (of every track after a relabel)

@@ -41,20 +41,17 @@ def test_ids_follow_their_message() -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(st.data())
-def test_the_messages_in_order_follow_every_edit_preview_and_undo(data: st.DataObject) -> None:
+def test_the_messages_in_order_follow_every_edit_and_undo(data: st.DataObject) -> None:
     """`messages`, indexing and `view()` list what a plain list given the same edits holds, after
-    applies, previews (which change nothing) and undos alike."""
+    applies and undos alike."""
     model = data.draw(st.lists(messages(), max_size=6))
     ctx = Context(model)
-    ctx.watch("†state.a", lambda _resolution: None)  # previews fold something
+    ctx.watch("†state.a", lambda _resolution: None)  # edits fold something
     undos: list[tuple[Any, list[Any]]] = []  # each edit's undo, and the list before it
     for _ in range(data.draw(st.integers(1, 12))):
-        step = data.draw(st.sampled_from(["apply", "preview", "undo"]))
-        if step == "undo" and undos:
+        if data.draw(st.booleans()) and undos:
             undo, model = undos.pop()
             ctx.apply(undo)
-        elif step == "preview":
-            ctx.preview(data.draw(edits(len(ctx))))
         else:
             edit = data.draw(edits(len(ctx)))
             undos.append((ctx.apply(edit), model))
@@ -89,15 +86,11 @@ _forms = st.sampled_from([
 @settings(max_examples=100, deadline=None)
 @given(st.lists(_forms, max_size=6), st.data())
 def test_the_tools_and_plans_are_known_after_any_edits(start: list[dict[str, Any]], data: st.DataObject) -> None:
-    """`indices_of` names the tool and plan messages, in order, after inserts, removes, replaces, moves and
-    previews, as a look at every message does (the calls panel finds the tools and calls through it)."""
+    """`indices_of` names the tool and plan messages, in order, after inserts, removes, replaces and moves,
+    as a look at every message does (the calls panel finds the tools and calls through it)."""
     ctx = Context(start)
     for _ in range(data.draw(st.integers(1, 8))):
-        edit = data.draw(edits(len(ctx), _forms))
-        if data.draw(st.booleans()):
-            ctx.preview(edit)
-        else:
-            ctx.apply(edit)
+        ctx.apply(data.draw(edits(len(ctx), _forms)))
         for form in (Form.TOOL, Form.PLAN):
             at = data.draw(st.integers(0, len(ctx)))
             assert ctx.indices_of(form, at) == [i for i in range(at) if ctx.info(i).form is form]

@@ -91,6 +91,7 @@ def test_a_run_s_outputs_share_their_keys_and_save_as_before() -> None:
     assert _json.dumps(outputs) == _json.dumps(plain)
     assert sys.getsizeof(outputs[-1]) < sys.getsizeof(plain[-1])
     assert sys.getsizeof(outputs[-1]["_run"]) < sys.getsizeof(plain[-1]["_run"])
-    assert Context(plain).value_of("state") == context.value_of("state") == {f"c{n}": {"n": n} for n in range(40)}
+    whole = {f"c{n}": {"n": n} for n in range(40)}
+    assert Context(plain).resolve("†state").value == context.resolve("†state").value == whole
     context.replace(5, {**outputs[4], "data": {"c4": 0}})
-    assert context.value_of("state")["c4"] == 0
+    assert context.resolve("†state.c4").value == 0

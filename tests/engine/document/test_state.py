@@ -77,7 +77,7 @@ def test_the_state_and_its_setters_match_the_engine_at_every_cursor(
     messages: list[dict[str, Any]], cursors: list[int], spacing: int
 ) -> None:
     """At every cursor, visited in any order with the same (reused) folds, each identity's value is
-    `ctx.value_of` and each path's "set by" is the last write of `ctx.blame` (in fold order: global layer,
+    `ctx.resolve("†kind")`'s and each path's "set by" is the last write of `ctx.blame` (in fold order: global layer,
     then instance layer), one of `ctx.resolve(...).sources`."""
     context = Context(messages)
     layers = Folds(0)
@@ -88,7 +88,8 @@ def test_the_state_and_its_setters_match_the_engine_at_every_cursor(
             assert [folded.identity for folded in state] == context.identities(at)
             for folded in state:
                 kind, instance = folded.identity
-                assert folded.value == context.value_of(kind, instance, at)
+                whole = context.resolve(f"†{kind}", instance, at)
+                assert folded.value == (whole.value if whole.found else MISSING)
                 if folded.value is MISSING:  # every write failed: nothing to show, nobody set it
                     assert folded.writer == {}
                     continue

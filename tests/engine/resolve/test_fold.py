@@ -258,10 +258,10 @@ def test_at_resolves_as_of_the_first_n_messages() -> None:
     assert resolve(SEED_000, "†data.user.status", at=99)[1] == "inactive"
 
 
-def test_value_of_and_identities() -> None:
-    """value_of gives the whole folded value; identities lists (kind, instance) by first appearance."""
+def test_a_whole_kind_and_identities() -> None:
+    """`†kind` resolves to the whole folded value; identities lists (kind, instance) by first appearance."""
     ctx = Context(LAYERED)
-    assert ctx.value_of("state", "②") == {"v": "other", "g": True}
+    assert ctx.resolve("†state", "②").value == {"v": "other", "g": True}
     assert ctx.identities() == [("state", "①"), ("state", None), ("state", "②")]
     assert ctx.identities(at=1) == [("state", "①")]
 
@@ -283,9 +283,9 @@ def test_resolution_never_raises_for_bad_data() -> None:
 
 
 def test_at_beyond_the_end_never_raises() -> None:
-    """value_of and identities accept any at, like resolve: past the end means everything."""
+    """resolve and identities accept any at: past the end means everything."""
     ctx = Context(SEED_000)
-    assert ctx.value_of("data", at=99) == ctx.value_of("data")
+    assert ctx.resolve("†data", at=99) == ctx.resolve("†data")
     assert ctx.identities(at=99) == [("data", None)]
 
 

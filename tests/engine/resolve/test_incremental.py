@@ -382,7 +382,6 @@ def _follow_edits(
     for _ in range(data.draw(st.integers(1, 12))):
         edit = data.draw(edits(len(ctx), new))
         before, moved = [seen(ctx, handle.current) for handle in handles], moved_id(ctx, edit)
-        predicted = {id(watch): new for watch, _, new in ctx.preview(edit)}
         ctx.apply(edit)
         for number, (handle, (expr, instance)) in enumerate(zip(handles, watches, strict=True)):
             fresh = reference(ctx.messages, expr, instance)
@@ -391,9 +390,6 @@ def _follow_edits(
             assert ctx.resolve(expr, instance) == fresh  # read from the watches' folds
             changed = calls_back(ctx, before[number], moved, fresh)  # not when only renumbered
             assert calls[number] == ([fresh] if changed else [])
-            assert (id(handle) in predicted) == changed
-            if changed:
-                assert predicted[id(handle)] == fresh
         for number in calls:
             calls[number].clear()
         assert _indexed_gaps(ctx) == _gaps_of_the_folds(ctx)

@@ -43,7 +43,7 @@ def final_state(plan, choose):
             await execution.step(choose(ready))
 
     asyncio.run(drive())
-    return context.value_of("state"), [s.status for s in execution.states]
+    return context.resolve("†state").value, [s.status for s in execution.states]
 
 
 @settings(max_examples=60, deadline=None)
@@ -61,4 +61,4 @@ def test_concurrent_run_reaches_the_stepped_state(plan) -> None:
     """One concurrent run() ends where stepping in plan order ends."""
     context = Context(list(BASE))
     asyncio.run(Execution(context, {"calls": plan}, clock=CLOCK).run())
-    assert context.value_of("state") == final_state(plan, lambda ready: ready[0])[0]
+    assert context.resolve("†state").value == final_state(plan, lambda ready: ready[0])[0]

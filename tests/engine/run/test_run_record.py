@@ -39,7 +39,7 @@ def run_to_end(execution: Execution) -> None:
 
 
 def fold(context: Context) -> dict[Any, Any]:
-    return {identity: context.value_of(*identity) for identity in context.identities()}
+    return {(kind, instance): context.resolve(f"†{kind}", instance).value for kind, instance in context.identities()}
 
 
 def test_a_second_execution_over_the_output_runs_nothing_and_appends_nothing() -> None:
