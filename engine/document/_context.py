@@ -206,7 +206,7 @@ class Context:
             self._tell(Edited(min(where), gone, entered, self.revision, relabelled))
         if len(after):
             after.emit(*where)
-        self._watchers.commit(self._watchers.outcome(plan, rekeyed, prior))
+        self._watchers.follow(plan, rekeyed, prior)
 
     def _tell(self, edited: Edited) -> None:
         if edited.relabelled:

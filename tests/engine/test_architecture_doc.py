@@ -105,7 +105,7 @@ def test_a_name_that_exists_nowhere_is_reported(tmp_path: Path) -> None:
     """The check itself: names that moved or were renamed are reported, names that exist are not."""
     doc = tmp_path / "ARCHITECTURE.md"
     doc.write_text(
-        "`Watchers.commit` `Watchers.no_such_member` `NoSuchClass` `_whole.no_such_function` `document/_context.py`"
+        "`Watchers.follow` `Watchers.no_such_member` `NoSuchClass` `_whole.no_such_function` `document/_context.py`"
         " `document/_nowhere.py` `resolve/_incremental/` `nowhere/` `Context._insert/_gone`\n",
         encoding="utf-8",
     )

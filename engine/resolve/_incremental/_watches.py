@@ -19,7 +19,6 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ...protocol._expressions import Expression, Reference
@@ -147,7 +146,7 @@ class Watch(Kept):
         earlier stays what it was). Read in the middle of an edit, before the watches are brought up to
         date, it is the result before the edit."""
         owner = self._owner
-        if owner is not None and owner.settled():
+        if owner is not None and owner.current:
             self._now(owner._store.order)
             if _paranoid.ENABLED:
                 _paranoid.check("Watch.current", self._resolution, owner._store.listed, self.parsed, self.instance)
@@ -188,14 +187,8 @@ class Renewal(NamedTuple):
     changed: bool
 
 
-@dataclass
-class Outcome:
-    """What an edit does to the watches, computed before it is made current."""
-
-    folds: dict[Track, Fold]
-    results: dict[Track, dict[Path, Found]]  # of the refolded tracks (of every track after a relabel)
-    fresh: list[Renewal]
-    generation: int  # the order's relabels: keys of another generation are not comparable
+# What an edit does to the watches: the new folds, the refolded tracks' results, each renewed watch.
+Outcome = tuple[dict[Track, Fold], dict[Track, dict[Path, Found]], list[Renewal]]
 
 
 class Watchers:
@@ -218,8 +211,6 @@ class Watchers:
     # -- adding and removing -------------------------------------------------------------------
 
     def add(self, expression: Expression, callback: Callable[[Resolution], Any], instance: str | None) -> Watch:
-        if self._generation != self._store.order.generation:
-            self.commit(self._relabelled())
         handle = Watch(self, expression, callback, instance, next(self._serial))
         fresh: set[Track] = set()
         reread: set[Track] = set()
@@ -248,15 +239,10 @@ class Watchers:
         self._watches[handle] = None
         return handle
 
-    def settled(self) -> bool:
-        """Whether every watch's last result is that of the context as it is (not in the middle of an edit,
-        nor after a relabel not yet followed), so that only its indices may need to catch up."""
-        return self.current and self._generation == self._store.order.generation
-
     def result_of(self, ref: Reference, instance: str | None) -> Found | None:
         """The current result of `ref` in the view of `instance` when a watch of that view reads it (the
         fold is already made and kept current); None otherwise, or in the middle of an edit."""
-        if not self.settled():
+        if not self.current:
             return None
         track = self._tracks.get((ref.kind, instance, ref.path[0] if ref.path else None))
         return None if track is None else track.results.get(ref.path)
@@ -382,28 +368,49 @@ class Watchers:
 
     def refolds(self, plan: Plan, prior: dict[Track, Fold] | None = None) -> dict[Track, Fold]:
         """The new folds of the planned tracks (continuing from `prior` folds where given), and nothing
-        else: alone, the first half of a move; `outcome` works out what they change. Never after a relabel
-        (the keys the folds keep name nothing then): `outcome` folds every track again instead."""
+        else: alone, the first half of a move; `follow` works out what they change. Never after a relabel
+        (the keys the folds keep name nothing then): `follow` folds every track again instead."""
         folds = dict(prior or {})
         # Global tracks first: instance tracks continue from them.
         for track in sorted(plan, key=lambda track: track.instance is not None):
             folds[track] = self._refold(track, plan[track], folds)
         return folds
 
-    def outcome(
-        self, plan: Plan, rekeyed: tuple[int, int] | None, prior: dict[Track, Fold] | None = None
-    ) -> Outcome:
-        """The new folds of the planned tracks and the new resolution of every watch that reads a result
-        they changed (no other watch can change: a renumbering is none).
+    def follow(self, plan: Plan, rekeyed: tuple[int, int] | None, prior: dict[Track, Fold] | None = None) -> None:
+        """Bring the watches up to date after an edit: the new folds of the planned tracks, the new resolution
+        of every watch that reads a result they changed (no other watch can change: a renumbering is none),
+        made current; then call back those whose found, value or source messages changed.
 
         `rekeyed`: a move's message's old and new order key, the one kept key an edit changes: the refolded
         results' kept keys get that one replaced. `prior`: folds already made for the first half of a move
         (its remove), which the plan (its insert) continues from.
         """
-        if self._generation != self._store.order.generation:
-            return self._relabelled()  # the edit relabelled the order: no kept key names its message
-        if not plan and not prior:
-            return Outcome({}, {}, [], self._generation)  # no track to refold: no watch can change
+        if self._generation != self._store.order.generation:  # a relabel: no kept key names its message
+            folds, results, fresh = self._relabelled()
+        elif not plan and not prior:
+            folds, results, fresh = {}, {}, []  # no track to refold: no watch can change
+        else:
+            folds, results, fresh = self._outcome(plan, rekeyed, prior)
+        for track, fold in folds.items():
+            self._install(track, fold)
+        for track, values in results.items():
+            track.results = values
+        self._generation = self._store.order.generation
+        self.current = True
+        changed = []
+        for watch, resolution, seen in fresh:  # hundreds after a middle edit: plain unpacking
+            if seen:
+                changed.append(watch)
+            watch._keep(resolution, watch._seen)
+        for watch in changed:
+            if watch._owner is not None:
+                watch._callback(watch._resolution)
+        if _paranoid.ENABLED:
+            for watch in list(self._watches):
+                _ = watch.current  # checked there against the reference fold
+
+    def _outcome(self, plan: Plan, rekeyed: tuple[int, int] | None, prior: dict[Track, Fold] | None) -> Outcome:
+        """`follow`'s work after an edit that did not relabel: the new folds, results and renewals."""
         folds = self.refolds(plan, prior)
         results = {track: self._results(track, fold, True, rekeyed) for track, fold in folds.items()}
         order = self._store.order
@@ -432,7 +439,7 @@ class Watchers:
                 resolution = made[same] = watch.evaluate(now, ranks)
             old = watch._resolution
             fresh.append(Renewal(watch, resolution, _changed(old, old._keys, resolution)))
-        return Outcome(folds, results, fresh, order.generation)
+        return folds, results, fresh
 
     def _relabelled(self) -> Outcome:
         """After the order was relabelled every key changed, those the folds keep with their problems
@@ -453,29 +460,8 @@ class Watchers:
             resolution = watch.evaluate(lambda track, path: results[track][path], ranks)
             was = Keys.owning([renamed.get(key, -1) for key in watch._resolution._keys])  # -1: removed since
             fresh.append(Renewal(watch, resolution, _changed(watch._resolution, was, resolution)))
-        return Outcome(folds, results, fresh, order.generation)
-
-    def commit(self, outcome: Outcome) -> None:
-        """Make an outcome current and call back the watches whose found, value or source messages changed."""
-        for track, fold in outcome.folds.items():
-            self._install(track, fold)
-        for track, values in outcome.results.items():
-            track.results = values
-        if self._generation != outcome.generation:  # a relabel followed: the old keys are not needed any more
-            self._store.order.renamed = None
-        self._generation = outcome.generation
-        self.current = True
-        changed = []
-        for watch, resolution, seen in outcome.fresh:  # hundreds after a middle edit: plain unpacking
-            if seen:
-                changed.append(watch)
-            watch._keep(resolution, watch._seen)
-        for watch in changed:
-            if watch._owner is not None:
-                watch._callback(watch._resolution)
-        if _paranoid.ENABLED:
-            for watch in list(self._watches):
-                _ = watch.current  # checked there against the reference fold
+        self._store.order.renamed = None  # followed: the old keys are not needed any more
+        return folds, results, fresh
 
     # -- folding -------------------------------------------------------------------------------
 
