@@ -89,7 +89,7 @@ class Layer:
     folds apart from the others, which whole-kind tracks rely on (`_whole`).
     """
 
-    __slots__ = ("all", "branches", "known", "lanes", "rooted", "tails", "universal", "wide")
+    __slots__ = ("all", "answers", "branches", "known", "lanes", "rooted", "tails", "universal", "wide")
 
     def __init__(self) -> None:
         self.all: list[int] = []
@@ -100,6 +100,9 @@ class Layer:
         # first (`_patches.keeps_start_from_first`), up to its `read`: dropped when a write is added or taken
         # out before that (writes appended after it are read on).
         self.known: dict[str, Any] = {}
+        # What `_patches` found reading these lists (`cover`, `keeps_start`), while they stay as they are: emptied
+        # by any change.
+        self.answers: dict[tuple[Any, ...], Any] = {}
         self.rooted = 0  # how many writes replace the root itself
         # One level down (`branches_of`): per lane, the ids that touch every branch below it, and per
         # branch `lane.key` the ids that touch it (a path's fold reads only those, `_branches`).
@@ -134,6 +137,8 @@ class Layer:
         """Add a write known to come after every write already here (building a context: a million times, so
         the common case, a write in lanes that exist, is spelled out)."""
         self.all.append(message_id)
+        if self.answers:
+            self.answers.clear()
         segments = lanes_of(write)
         if segments is None:
             self.rooted += write.problem is None
@@ -144,8 +149,10 @@ class Layer:
             lanes, tails = self.lanes, self.tails
             for segment in segments:
                 found = lanes.get(segment)
-                if found is None:  # its tail is found when read; made to size (a run writes a lane a call)
+                if found is None:  # made to size (a run writes a lane a call)
                     lanes[segment] = [*self.universal, message_id] if self.universal else [message_id]
+                    if _appends(write, segment):  # its tail is known when it starts appending, else found when read
+                        tails[segment] = len(self.universal)
                     continue
                 found.append(message_id)
                 if tails.get(segment) is not None and not _appends(write, segment):
@@ -154,6 +161,7 @@ class Layer:
             target.append(message_id)
 
     def add(self, message_id: int, write: Write, key: Key) -> None:
+        self.answers.clear()
         insort(self.all, message_id, key=key)
         self.rooted += replaces_root(write)
         for lane, target in self._lists(write, create=True):
@@ -165,6 +173,7 @@ class Layer:
             insort(target, message_id, key=key)
 
     def discard(self, message_id: int, write: Write, key: Key) -> None:
+        self.answers.clear()
         if _delete(self.all, message_id, key) is not None:
             self.rooted -= replaces_root(write)
         for lane, target in self._lists(write, create=False):
@@ -202,7 +211,9 @@ class Layer:
             if target is None:
                 if not create:
                     continue
-                target = self.lanes[segment] = list(self.universal)  # its tail is found when read
+                target = self.lanes[segment] = list(self.universal)
+                if _appends(write, segment):  # its tail is known when it starts appending, else found when read
+                    self.tails[segment] = len(target)
             found.append((segment, target))
         return found
 

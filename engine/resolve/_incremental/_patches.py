@@ -18,7 +18,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping
 from itertools import compress
 from operator import is_not
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from ...protocol._messages import MISSING, Path, Write, get_path, is_index
 from ...protocol._methods import WRITE_METHODS
@@ -51,6 +51,7 @@ class Difference(NamedTuple):
     order: bool = False
 
 
+_T = TypeVar("_T")
 Patches = list[tuple[Patch, int | None]]  # each with the order key of the write where it stops applying
 
 
@@ -90,7 +91,7 @@ def patch_to(
         elif position == 0:
             stop = keeps_start_from_first(layer, lane, writes, at)
         else:
-            stop = keeps_start(subset, position, writes, lane, at)
+            stop = once(layer, (id(subset), position, at), keeps_start, subset, position, writes, lane, at)
         if stop is False:
             return None
         patch = Patch((lane,), now[lane][at:], then[lane][at:], prefix=True, at=at)
@@ -105,7 +106,7 @@ def patch_to(
         group = tuple(target for target in targets if target.path[0] == first)
         subset = layer.subset(first)
         position = 0 if after is None else bisect_right(subset, after, key=key)
-        covered, stop = cover(subset, position, writes, group, layer, key)
+        covered, stop = once(layer, (id(subset), position, group), cover, subset, position, writes, group, layer, key)
         if stop is not None:
             if blocked is not None:
                 blocked[targets] = key(subset[stop])
@@ -164,6 +165,18 @@ def _walk_apart(a: Any, b: Any, path: Path, found: list[Difference], most: int) 
     return all(
         _walk_apart(a[k], b[k], (*path, k), found, most) for k in a if a[k] is not b[k] and not identical(a[k], b[k])
     )
+
+
+def once(layer: Layer, question: tuple[Any, ...], work: Callable[..., _T], *args: Any) -> _T:
+    """`work(*args)` reading `layer`'s lists, worked out once while they stay as they are (`Layer.answers`):
+    after an edit a lane's track and its kind's whole-kind track ask the same (`cover`, `keeps_start`)."""
+    answers = layer.answers
+    if question not in answers:
+        if len(answers) >= 64:  # (global edits over an instance layer that does not change)
+            answers.clear()
+        answers[question] = work(*args)
+    found: _T = answers[question]
+    return found
 
 
 def cover(

@@ -39,7 +39,7 @@ from .._fold import TOO_DEEP
 from .._keys import Ids
 from . import _index
 from ._index import Checkpoint, Layer, Probe, SourceEdit, Sources, State, attempt, kept, lanes_of
-from ._patches import Blocked, Patch, cover, differences, identical, patch_at, patch_to, patched
+from ._patches import Blocked, Patch, cover, differences, identical, once, patch_at, patch_to, patched
 from ._tracks import Fold, LaneMark, TrackEdit, _marks_before, lane_value
 
 if TYPE_CHECKING:
@@ -531,7 +531,8 @@ def _placed_differences(
     targets = differences({lane: now}, {lane: then}, lane)
     if targets is None:
         return None
-    covered, acting = cover(subset, position, edit.writes, targets, edit.layer, edit.key)
+    question, layer = (id(subset), position, targets), edit.layer
+    covered, acting = once(layer, question, cover, subset, position, edit.writes, targets, layer, edit.key)
     new, old = {lane: now}, {lane: then}
     patches = [(patch_at(target, new, old), at) for target, at in zip(targets, covered, strict=True)]
     return patches, acting

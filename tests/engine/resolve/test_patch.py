@@ -449,3 +449,17 @@ def test_a_branch_holds_exactly_the_writes_that_touch_it(writes: list[Write], re
             assert layer.branch(lane, name) == [i for i in kept if _touches(writes[i], lane, name)], (lane, name)
     assert "c" not in layer.wide
     assert set(layer.wide) == set(layer.branches)
+
+
+def test_a_lane_that_starts_appending_knows_where_its_tail_starts() -> None:
+    """A lane whose first write appends keeps where its writes start to only append from then on (`Layer.tails`),
+    made alike or added: the first repair that asks walks none of its writes (a log of thousands of pushes). A
+    lane that starts otherwise (a run's output: one a call) keeps nothing until a reader asks."""
+    appended, added = Layer(), Layer()
+    for message_id in range(1, 500):
+        write = Write(("log",), "push", message_id) if message_id > 1 else Write(("log",), "concat", [0])
+        appended.append(message_id, write)
+        added.add(message_id, write, float)
+        appended.append(1000 + message_id, Write((f"c{message_id}",), "set", message_id))
+        added.add(1000 + message_id, Write((f"c{message_id}",), "set", message_id), float)
+    assert appended.tails == added.tails == {"log": 0}

@@ -282,6 +282,52 @@ def test_an_early_write_that_changes_the_order_of_an_objects_keys_is_spliced(mon
     assert json.dumps(handles[0].current.value) == json.dumps(Context(ctx.messages).resolve("†state").value)
 
 
+def test_a_lane_track_and_the_whole_kind_track_read_the_same_writes_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After an edit a lane's track and its kind's whole-kind track ask how the same writes of the layer act on
+    the same difference (`_patches.cover`, `keeps_start`): the layer keeps the answer while its lists stay as they
+    are (`Layer.answers`), so each question reads the writes once; the results are the fold's."""
+    from contextdeck.engine.resolve._incremental import _patches, _whole
+
+    messages = [_state({"log": [{"n": 0}], "k": {"x": 0, "y": 0}})]
+    for n in range(200):
+        where, how = ((("log",), "push"), (("k", "y"), "set"), (("log", "status"), "set"))[n % 3]
+        data: object = n
+        for segment in reversed(where):
+            data = {segment: data}
+        for instance in ("1", "2"):
+            path = "†state." + ".".join(where)
+            messages.append(_state(data, _outputPath=path, _outputMethod=how, _instance=instance))
+    ctx = Context(messages)
+    watched = [(expr, instance) for expr in ("†state", "†state.log", "†state.k.x") for instance in ("1", "2")]
+    handles = [ctx.watch(expr, lambda _: None, instance=instance) for expr, instance in watched]
+    read: list[tuple[object, ...]] = []
+    cover, first_writes = _patches.cover, _patches._first_writes
+
+    def counted_cover(subset: list[int], position: int, *rest: object) -> object:
+        read.append(("cover", id(subset), position, rest[1]))
+        return cover(subset, position, *rest)  # type: ignore[arg-type]
+
+    def counted_first_writes(subset: list[int], start: int, *rest: object) -> object:
+        read.append(("keeps_start", id(subset), start))
+        return first_writes(subset, start, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_patches, "cover", counted_cover)
+    monkeypatch.setattr(_whole, "cover", counted_cover)
+    monkeypatch.setattr(_patches, "_first_writes", counted_first_writes)
+    pushed = _state({"log": {"n": -1}}, _outputPath="†state.log", _outputMethod="push", _instance="1")
+    for edit in (
+        lambda: ctx.insert(3, _state({"k": {"x": {"a": 2}}}, _outputPath="†state.k.x", _instance="1")),
+        lambda: ctx.insert(5, pushed),
+    ):
+        read.clear()
+        edit()
+        assert read
+        assert len(read) == len(set(read))  # each question once, for the whole-kind track and the lane's
+    fresh = Context(ctx.messages)
+    for handle, (expr, instance) in zip(handles, watched, strict=True):
+        assert handle.current == fresh.resolve(expr, instance)
+
+
 def test_an_early_edit_before_a_lane_is_first_written_leaves_its_track_alone(monkeypatch: pytest.MonkeyPatch) -> None:
     """A global fold's root is missing until the kind's first write: a track scans every write from there
     until the root is an object (a gap, where any write of the kind can matter to its lane). That gap ends
