@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from jsonschema.exceptions import ValidationError
+
 from ..document._context import Context
 from ..document._validate import json_path
 from ..protocol._errors import ExpressionError
@@ -331,15 +333,26 @@ def parameter_problems(plan: CallPlan, parameters: dict[str, Any], unresolved: f
     `checks`: the tools' checks made already."""
     if plan.tool is None:
         return []
+    found = _violations(plan, parameters, checks)
+    return [found] if isinstance(found, Problem) else _located(found, unresolved)
+
+
+def _violations(
+    plan: CallPlan, parameters: dict[str, Any], checks: ToolChecks | None,
+) -> list[ValidationError] | Problem:
+    """The schema's violations by the parameters, or the problem of a schema that cannot be used."""
     made = (checks or ToolChecks()).of(plan)
     if isinstance(made, Problem):
-        return [made]
+        return made
+    if made.valid is not None and made.valid(parameters):
+        return []  # valid at a glance: most literal calls of a run
     try:
-        found = made(parameters)
+        return made(parameters)
     except SchemaFault as fault:
-        return [_unusable(plan, fault)]
-    if not found:
-        return []
+        return _unusable(plan, fault)
+
+
+def _located(found: list[ValidationError], unresolved: frozenset[str] = frozenset()) -> list[Problem]:
     problems = []
     for error in sorted(found, key=lambda e: [str(step) for step in e.path]):
         if error.validator == "required" and any(error.message.startswith(repr(name)) for name in unresolved):
@@ -357,15 +370,16 @@ def check_parameters(plan: CallPlan, resolved: dict[str, Any], checks: ToolCheck
 
 
 def parameters_refusal(plan: CallPlan, parameters: dict[str, Any], checks: ToolChecks | None = None) -> Problem | None:
-    """`check_parameters` of the call's parameters alone (`resolve_parameters`)."""
+    """`check_parameters` of the call's parameters alone (`resolve_parameters`): the schema that cannot be used,
+    or every violation, after "invalid parameters for" the tool (one at `$`, a missing parameter, too)."""
     if plan.tool is None:
         return None
-    problems = parameter_problems(plan, parameters, checks=checks)
-    if not problems:
+    found = _violations(plan, parameters, checks)
+    if isinstance(found, Problem):
+        return found
+    if not found:
         return None
-    if len(problems) == 1 and problems[0].where == "$":  # the schema itself, not a parameter
-        return problems[0]
-    text = "; ".join(problem.message for problem in problems)
+    text = "; ".join(problem.message for problem in _located(found))
     return Problem("parameters", f"invalid parameters for {plan.tool_name!r}: {text}")
 
 

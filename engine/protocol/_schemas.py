@@ -21,7 +21,7 @@ import functools
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any, Final
 
 import jsonschema
@@ -32,9 +32,10 @@ import orjson
 import regex
 from attrs import frozen
 from jsonschema.exceptions import SchemaError, ValidationError, best_match
-from referencing import Registry, Resource
+from jsonschema_specifications import REGISTRY as SPECIFICATIONS
+from referencing import Registry, Resource, Specification
 from referencing.exceptions import Unresolvable
-from referencing.jsonschema import DRAFT202012
+from referencing.jsonschema import DRAFT202012, specification_with
 
 from ._glance import Glance, glance
 from ._values import type_name
@@ -63,17 +64,26 @@ def schema_errors(schema: Any, value: Any, *, formats: bool = False) -> list[Val
     return _errors(schema, validator, valid, value)
 
 
-# `schema_errors` against one schema, made once (`schema_check`) for many values.
-SchemaCheck = Callable[[Any], list[ValidationError]]
+@frozen
+class SchemaCheck:
+    """`schema_errors` against one schema, its validator found once (`schema_check`), for many values.
+    `valid`: its glance (None: the validator judges every value), for a caller that only asks "valid?"."""
+
+    schema: dict[str, Any]
+    validator: Any
+    valid: Glance | None
+
+    def __call__(self, value: Any) -> list[ValidationError]:
+        return _errors(self.schema, self.validator, self.valid, value)
 
 
 def schema_check(schema: Any, *, formats: bool = False) -> SchemaCheck:
     """`schema_errors` against `schema`, its validator found once: for many values checked against one schema
     (`schema_errors` finds it by the schema's JSON text at each call). Raises `SchemaFault` as `schema_errors`
-    does, when made (a schema that cannot be used) or when checking (a `$ref` that leads nowhere)."""
+    does, when made (a schema that cannot be used) or when checking (a schema nested too deeply)."""
     schema = _as_object(schema)
     validator, valid = _validator(schema, formats)
-    return functools.partial(_errors, schema, validator, valid)
+    return SchemaCheck(schema, validator, valid)
 
 
 def _errors(schema: dict[str, Any], validator: Any, valid: Glance | None, value: Any) -> list[ValidationError]:
@@ -140,11 +150,45 @@ def _checked_validator(schema: dict[str, Any], formats: bool) -> Any:
         raise SchemaFault(f"invalid schema: {error.message}") from None
     except RecursionError:
         raise SchemaFault("the schema is nested too deeply to check") from None
+    dangling = dangling_ref(schema, cls)
+    if dangling is not None:
+        raise SchemaFault(dangling)
     # An empty registry: only the schema and the metaschemas jsonschema adds; nothing is ever retrieved.
     return cls(schema, registry=_OFFLINE, format_checker=cls.FORMAT_CHECKER if formats else None)
 
 
 _OFFLINE: Final[Registry[Any]] = Registry()
+
+
+def dangling_ref(schema: dict[str, Any], cls: Any) -> str | None:
+    """What is wrong with the first `$ref` a validator of `schema` (of validator class `cls`) could follow that
+    leads nowhere, or None. Found before any value is checked, so that a schema is unusable for every value,
+    not only for those that reach the `$ref` (a call whose parameter is a reference is told before it runs).
+    A `$ref` only inside `$defs` or `definitions` that no reachable `$ref` points to is never followed."""
+    specification = specification_with(cls.ID_OF(cls.META_SCHEMA) or "urn:unknown-dialect",
+                                       default=Specification.OPAQUE)
+    registry = SPECIFICATIONS.combine(_OFFLINE)
+    seen: set[int] = set()
+    stack = [(schema, registry.resolver_with_root(specification.create_resource(schema)))]
+    while stack:
+        node, resolver = stack.pop()
+        if not isinstance(node, dict) or id(node) in seen:
+            continue
+        seen.add(id(node))
+        resource = specification.create_resource(node)
+        resolver = resolver.in_subresource(resource)
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            try:
+                found = resolver.lookup(ref)
+            except Unresolvable as error:
+                return _unresolvable(error)
+            stack.append((found.contents, found.resolver))
+        kept = [node.get(key) for key in ("$defs", "definitions")]
+        defined = {id(item) for each in kept if isinstance(each, dict) for item in each.values()}
+        stack.extend((sub.contents, resolver) for sub in reversed(list(resource.subresources()))
+                     if id(sub.contents) not in defined)
+    return None
 
 
 def _unresolvable(error: Unresolvable) -> str:

@@ -242,7 +242,7 @@ def test_calls_of_one_tool_each_report_their_own_parameters() -> None:
     assert problems([tools, plan]) == [
         (1, "plan at message 1, call 0 (greet)", greet + "$.name: 5 is not of type 'string'"),
         (1, "plan at message 1, call 2 (greet)", greet + "$.name: ['x'] is not of type 'string'"),
-        (1, "plan at message 1, call 3 (greet)", "parameters: $: 'name' is a required property"),
+        (1, "plan at message 1, call 3 (greet)", greet + "$: 'name' is a required property"),
         (1, "plan at message 1, call 4 (count)",
          "parameters: invalid parameters for 'count': $.name: 'ann' is not of type 'integer'"),
     ]
@@ -257,6 +257,42 @@ def test_a_tool_schema_that_cannot_be_used_refuses_each_of_its_calls() -> None:
     found = [(index, path, reason) for index, path, reason in problems([tool, plan]) if "(t)" in path]
     assert [path for _, path, _ in found] == [f"plan at message 1, call {n} (t)" for n in range(3)]
     assert all("the schema of tool 't' cannot be used" in reason for _, _, reason in found)
+
+
+def test_a_missing_parameter_alone_is_told_as_the_tools_invalid_parameters() -> None:
+    """A call whose one problem is at `$` (a required parameter missing) is told as every other parameter
+    problem is, after "invalid parameters for" its tool: only a schema that cannot be used is told without."""
+    tool = {"type": "tool", "tool": {"greet": {"type": "object", "required": ["name"]}}}
+    plan = {"type": "plan", "plan": [{"_tool": "greet"}, {"_tool": "greet", "name": "ann", "_outputPath": 5}]}
+    assert problems([tool, plan])[0] == (
+        1, "plan at message 1, call 0 (greet)", "parameters: invalid parameters for 'greet': $: 'name' is a required "
+                                               "property")
+
+
+def test_a_ref_to_nothing_refuses_calls_whose_parameters_are_references() -> None:
+    """A tool schema with a `$ref` that leads nowhere cannot be used for any call: a call whose parameter is a
+    reference is told before it runs (its message, its call and tool, the `$ref`), as a call with literal
+    parameters is, also when its value would not reach the `$ref`."""
+    tool = {"type": "tool", "tool": {"t": {"type": "object", "properties": {
+        "s": {"type": "integer"}, "u": {"$ref": "#/$defs/nope"}}}}}
+    plan = {"type": "plan", "plan": [{"_tool": "t", "s": "†state.a", "_outputPath": "†state.b"},
+                                     {"_tool": "t", "s": 1, "_outputPath": "†state.c"}]}
+    reason = "parameters: the schema of tool 't' cannot be used: $ref '#/$defs/nope' points to nothing in the schema"
+    assert problems([tool, {"type": "state", "data": {"a": 1}}, plan]) == [
+        (2, "plan at message 2, call 0 (t)", reason), (2, "plan at message 2, call 1 (t)", reason)]
+
+
+def test_refs_a_validator_never_follows_or_that_resolve_leave_a_schema_usable() -> None:
+    """A `$ref` to a draft's metaschema, or to a definition, resolves; a dangling `$ref` inside a definition
+    nothing refers to is never followed: none of these refuses a call."""
+    tool = {"type": "tool", "tool": {"t": {"type": "object", "$defs": {"n": {"type": "integer"},
+                                                                      "unused": {"$ref": "#/$defs/nope"}},
+                                           "properties": {"s": {"$ref": "#/$defs/n"},
+                                                          "m": {"$ref": "https://json-schema.org/draft/2020-12/schema"}}}}}
+    plan = {"type": "plan", "plan": [{"_tool": "t", "s": "†state.a", "m": {"type": "string"},
+                                      "_outputPath": "†state.b"},
+                                     {"_tool": "t", "s": 1, "_outputPath": "†state.c"}]}
+    assert problems([tool, {"type": "state", "data": {"a": 1}}, plan]) == []
 
 
 def test_a_malformed_output_path_is_refused_where_it_is() -> None:
