@@ -204,8 +204,11 @@ def plan_call(index: int, call: Any, tools: dict[str, ToolDefinition], activitie
             read[name] = reading
     activity = reading.activity
     problems += reading.problems
-    path, prescribed, path_problems = _output_path(call, reading.output_rule)
-    problems += path_problems
+    path = call.get("_outputPath")
+    prescribed = False
+    if reading.output_rule is not None or type(path) is not str:  # else its own path, ruled by nothing: most calls
+        path, prescribed, path_problems = _output_path(call, reading.output_rule)
+        problems += path_problems
     destinations = None
     if path is not None:
         parsed = own if own is not None and not prescribed else parsed_or_error(path)  # the call's own: read

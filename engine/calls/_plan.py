@@ -46,44 +46,57 @@ class Graph:
 
     @classmethod
     def of(cls, plans: list[CallPlan]) -> Graph:
-        feeders: dict[int, Mapping[int, tuple[str, ...]]] = dict.fromkeys((plan.index for plan in plans), _NO_FEEDERS)
+        feeders: dict[int, Mapping[int, tuple[str, ...]]] = dict.fromkeys([plan.index for plan in plans], _NO_FEEDERS)
         readers = [plan for plan in plans if plan.reads]  # a call that reads nothing is fed by none
         if not readers:
             return cls(feeders)
-        # Index the destinations that may meet a read by (kind, first segment), so each read meets only writers
-        # that may overlap it: a whole kind's read (`†state`) meets every writer of it, a whole kind's write
-        # (`†state`) every read of it.
-        heads: set[tuple[str, str]] = set()
-        whole: set[str] = set()
+        # Index the destinations that may meet a read by kind, then first segment (None: the whole kind), so each
+        # read meets only writers that may overlap it: a whole kind's read (`†state`) meets every writer of it, a
+        # whole kind's write (`†state`) every read of it.
+        heads: dict[str, set[str]] = {}  # per kind read, the first segments read
+        whole: set[str] = set()  # the kinds read whole
         for reader in readers:
             for read in reader.reads:
                 for ref in read.references:
                     if ref.path:
-                        heads.add((ref.kind, ref.path[0]))
+                        heads.setdefault(ref.kind, set()).add(ref.path[0])
                     else:
                         whole.add(ref.kind)
-        kinds = whole | {kind for kind, _ in heads}
-        by_head: dict[tuple[str, str | None], set[int]] = {}
+        writers: dict[str, dict[str | None, set[int]]] = {}  # kind -> first segment (None: whole) -> writers
         for writer in plans:
             if writer.destinations is None:
                 continue
             for ref in writer.destinations.references:
-                head = (ref.kind, ref.path[0] if ref.path else None)
-                if head in heads or ref.kind in whole or (not ref.path and ref.kind in kinds):
-                    by_head.setdefault(head, set()).add(writer.index)
-        heads_of_kind: dict[str, set[int]] = {}
-        for (kind, _), writers in by_head.items():
-            heads_of_kind.setdefault(kind, set()).update(writers)
+                read_heads = heads.get(ref.kind)
+                if read_heads is None and ref.kind not in whole:
+                    continue  # a kind nothing reads (most writers of a run document write one key each)
+                head = ref.path[0] if ref.path else None
+                if head is None or ref.kind in whole or (read_heads is not None and head in read_heads):
+                    writers.setdefault(ref.kind, {}).setdefault(head, set()).add(writer.index)
+        of_kind = {kind: set().union(*by_head.values()) for kind, by_head in writers.items()}
         for reader in readers:
-            candidates: set[int] = set()
+            met: list[set[int]] = []  # the writers each reference may meet
             for expression in reader.reads:
                 for ref in expression.references:
+                    by_head = writers.get(ref.kind)
+                    if by_head is None:
+                        continue  # nothing writes the kind (the calls that read the instance's input)
                     if not ref.path:
-                        candidates |= heads_of_kind.get(ref.kind, _NOBODY)
-                    else:
-                        candidates |= by_head.get((ref.kind, ref.path[0]), _NOBODY)
-                        candidates |= by_head.get((ref.kind, None), _NOBODY)
-            if not candidates:
+                        met.append(of_kind[ref.kind])
+                        continue
+                    below, above = by_head.get(ref.path[0]), by_head.get(None)  # its head's writers, the kind's
+                    if below:
+                        met.append(below)
+                    if above:
+                        met.append(above)
+            if not met:
+                continue
+            candidates = met[0] if len(met) == 1 else set().union(*met)
+            if len(candidates) == 1:  # one writer may feed it: most readers of a large plan
+                (index,) = candidates
+                paths = feeds(plans[index], reader)
+                if paths:
+                    feeders[reader.index] = {index: paths}
                 continue
             fed = {index: paths for index in sorted(candidates) if (paths := feeds(plans[index], reader))}
             if fed:
@@ -97,9 +110,10 @@ class Graph:
         stack: list[int] = []
         on_stack: set[int] = set()
         found: list[tuple[int, ...]] = []
-        for root in sorted(self.feeders):
-            if root in order or not self.feeders[root]:
-                continue  # a call fed by none is in no cycle (it may still be reached from one that is)
+        # A call fed by none is in no cycle (it may still be reached from one that is): no walk starts there.
+        for root in sorted(index for index, fed in self.feeders.items() if fed):
+            if root in order:
+                continue
             work = [(root, iter(self.feeders[root]))]
             order[root] = low[root] = len(order)
             stack.append(root)

@@ -85,6 +85,9 @@ def _merge_path(node: Node | None, path: tuple[str, ...]) -> Node | None:
     """`_merge(node, _of_path(path))` without making the path's tree first (an output path)."""
     if node is None or not path:
         return None
+    if len(path) == 1:  # below a path's end everything is written (most output paths have one segment)
+        node[path[0]] = None
+        return node
     head, rest = path[0], path[1:]
     node[head] = _merge_path(node[head], rest) if head in node else _of_path(rest)
     return node
@@ -120,7 +123,8 @@ def _read_destinations(read: PlanReading) -> Iterator[tuple[str, tuple[str, ...]
         for where, _, parsed in found:
             if where == _DESTINATION:
                 if not isinstance(parsed, ExpressionError):
-                    yield from ((reference.kind, reference.path) for reference in parsed.references)
+                    for reference in parsed.references:  # a loop, not a generator for each of 100,000 calls
+                        yield reference.kind, reference.path
                 break
         else:
             yield from _destinations([call])

@@ -10,7 +10,7 @@ from typing import Any
 from jsonschema.exceptions import ValidationError
 
 from ..protocol._errors import ExpressionError
-from ..protocol._expressions import is_expression, parsed_or_error
+from ..protocol._expressions import Where, is_expression, parsed_or_error
 from ..protocol._groups import PlanReading, PlanReadings
 from ..protocol._messages import METHODS, MISSING, Write
 from ..protocol._schemas import SchemaFault, schema_errors
@@ -68,12 +68,16 @@ def data_problems(context: Messages, plans: PlanReadings) -> list[Diagnostic]:
     return [*schemas, *_call_problems(plans), *writes]
 
 
-Layers = dict[str, tuple[list[tuple[int, Write]], dict[str | None, list[tuple[int, Write]]]]]
+# Per kind: the global layer's writes, its latest message with a schema, and each instance's own (writes, schema).
+Layer = tuple[list[tuple[int, Write]], int | None]
+Layers = dict[str, tuple[Layer, dict[str | None, Layer]]]
 
 
 def _layers(context: Messages) -> Layers:
-    """Per kind: the global layer's writes and each instance's own writes, in context order."""
-    kinds: Layers = {}
+    """Per kind: the global layer's writes and each instance's own writes, in context order, each with the index
+    of its latest message that gives a schema."""
+    kinds: dict[str, tuple[list[tuple[int, Write]], dict[str | None, list[tuple[int, Write]]]]] = {}
+    schemas: dict[tuple[str, str | None], int] = {}
     for index in range(len(context)):
         info = context.info(index)
         if info.kind is None or info.write is None:
@@ -83,7 +87,11 @@ def _layers(context: Messages) -> Layers:
             global_layer.append((index, info.write))
         else:
             instances.setdefault(info.instance, []).append((index, info.write))
-    return kinds
+        if "schema" in context[index]:
+            schemas[info.kind, info.instance] = index
+    return {kind: ((global_layer, schemas.get((kind, None))),
+                   {name: (own, schemas.get((kind, name))) for name, own in instances.items()})
+            for kind, (global_layer, instances) in kinds.items()}
 
 
 def _label(kind: str, instance: str | None) -> str:
@@ -94,22 +102,24 @@ def _layer_problems(context: Messages, layers: Layers) -> tuple[list[Diagnostic]
     """What each identity's writes fold to (an instance: its layer over the global one), folded once for both
     checks: the value against its schema, and the conflicts and unusable output paths the fold met.
 
-    The schema is the latest one given among those messages. A violation an instance inherits unchanged
-    from the global value is reported once, for the global value; so is a conflict of the global layer.
+    The schema is the latest one given among those messages (an instance's own, else the global layer's). A
+    violation an instance inherits unchanged from the global value is reported once, for the global value; so
+    is a conflict of the global layer.
     """
     schemas: list[Diagnostic] = []
     conflicts: list[Diagnostic] = []
-    for kind, (global_layer, instances) in layers.items():
+    for kind, ((global_layer, global_schema), instances) in layers.items():
         inherited: set[tuple[str, str]] = set()
-        layered = [(None, global_layer, None)] + [
-            (name, global_layer + own, {index for index, _ in own}) for name, own in instances.items()]
-        for instance, writes, mine in layered:
+        layered = [(None, global_layer, None, global_schema)] + [
+            (name, global_layer + own, {index for index, _ in own}, global_schema if schema is None else schema)
+            for name, (own, schema) in instances.items()]
+        for instance, writes, mine, schema_at in layered:
             label = _label(kind, instance)
             # A fold targeting the root collects every conflict (every write is relevant to the root).
-            value, found = fold(writes, (), label)
+            value, found = fold(writes, (), label, with_sources=False)  # its values and problems: no sources
             conflicts.extend(found.diagnostics if mine is None else
                              (d for d in found.diagnostics if d.message_index in mine))
-            for problem in _check(context, writes, label, value):
+            for problem in _check(context, schema_at, label, value):
                 key = (problem.path[len(label) :], problem.reason)
                 if instance is None:
                     inherited.add(key)
@@ -119,12 +129,9 @@ def _layer_problems(context: Messages, layers: Layers) -> tuple[list[Diagnostic]
     return schemas, conflicts
 
 
-def _check(context: Messages, writes: list[tuple[int, Write]], label: str, value: Any) -> list[Diagnostic]:
-    """`value`, what `writes` fold to, against the latest schema among them."""
-    if value is MISSING:
-        return []
-    schema_at = next((i for i, _ in reversed(writes) if "schema" in context[i]), None)
-    if schema_at is None:
+def _check(context: Messages, schema_at: int | None, label: str, value: Any) -> list[Diagnostic]:
+    """`value` against the schema of message `schema_at` (None: no schema)."""
+    if value is MISSING or schema_at is None:
         return []
     return schema_violations(context[schema_at]["schema"], value, schema_at, label)
 
@@ -171,13 +178,16 @@ def _calls_problems(reading: PlanReading, plan_index: int | None, where: str) ->
         if method is not None and method not in METHODS:
             problems.append(Diagnostic(plan_index, f"{where}, call {number} $._outputMethod",
                                        f"unknown _outputMethod {method!r}; expected one of {', '.join(METHODS)}"))
-        malformed = [(path, parsed) for path, _, parsed in found if isinstance(parsed, ExpressionError)]
+        for path, _, parsed in found:
+            if isinstance(parsed, ExpressionError):
+                problems.append(_malformed(plan_index, f"{where}, call {number}", path, parsed))
         destination = call.get("_outputPath")
         if isinstance(destination, str) and not is_expression(destination):  # a destination must be an expression
             parsed = parsed_or_error(destination)
             if isinstance(parsed, ExpressionError):
-                malformed.append((("_outputPath",), parsed))
-        for path, error in malformed:
-            reason = f"{error.reason} at position {error.position}"
-            problems.append(Diagnostic(plan_index, f"{where}, call {number} {json_path(path)}", reason))
+                problems.append(_malformed(plan_index, f"{where}, call {number}", ("_outputPath",), parsed))
     return problems
+
+
+def _malformed(plan_index: int | None, call: str, path: Where, error: ExpressionError) -> Diagnostic:
+    return Diagnostic(plan_index, f"{call} {json_path(path)}", f"{error.reason} at position {error.position}")

@@ -57,7 +57,7 @@ def every_reference(alternatives: tuple[tuple[Reference, ...], ...]) -> tuple[Re
 
 def is_expression(value: Any) -> bool:
     """A string that starts with `†` but not `††` (the escape of a literal dagger)."""
-    return isinstance(value, str) and value.startswith(DAGGER) and not value.startswith(DAGGER * 2)
+    return isinstance(value, str) and value.startswith(DAGGER) and not value.startswith(_ESCAPED)
 
 
 def unescape(value: str) -> str:
@@ -99,9 +99,10 @@ def parse_expression(source: str) -> Expression:
 
 
 def _parse(source: str) -> Expression:
-    lone = lone_reference(source)
-    if lone is not None:
-        references = (Reference(*lone),)
+    one = _ONE_REFERENCE.fullmatch(source)  # `lone_reference`, read here: a document has 100,000 expressions
+    if one is not None:
+        kind, path = one.groups()
+        references = (Reference(sys.intern(kind), tuple(path[1:].split(".")) if path else ()),)
         return Expression(source, (references,), references)
     return _Parser(source).expression()
 
@@ -209,18 +210,30 @@ def find_expressions(value: Any, path: Where = ()) -> list[tuple[Where, str]]:
 def occurrences(value: Any) -> list[Occurrence]:
     """Every expression string in `value` (`find_expressions`), each parsed: its `Expression`, or the
     `ExpressionError` that says where it is malformed."""
-    kept = _KEPT.get() or {}  # within `parsed_once`, each text parsed already is taken from what is kept
+    kept = _KEPT.get()
+    if kept is None:
+        return [(where, text, parsed_or_error(text)) for where, text in find_expressions(value)]
     if type(value) is not dict:
-        return [(where, text, kept.get(text) or parsed_or_error(text)) for where, text in find_expressions(value)]
+        return [(where, text, _kept_or_error(text, kept)) for where, text in find_expressions(value)]
     # A call (a plan holds 100,000): its top-level strings read here, without a list of them first.
     found: list[Occurrence] = []
     for key, item in value.items():
         if type(item) is str:
             if item.startswith(DAGGER) and not item.startswith(_ESCAPED):
-                found.append(((key,), item, kept.get(item) or parsed_or_error(item)))
+                found.append(((key,), item, kept.get(item) or _kept_or_error(item, kept)))
         elif isinstance(item, dict | list):
-            found.extend((where, text, kept.get(text) or parsed_or_error(text))
-                         for where, text in find_expressions(item, (key,)))
+            found.extend((where, text, _kept_or_error(text, kept)) for where, text in find_expressions(item, (key,)))
+    return found
+
+
+def _kept_or_error(source: str, kept: dict[str, Expression]) -> Expression | ExpressionError:
+    """`parsed_or_error(source)` within `parsed_once`, whose `kept` is in hand (100,000 calls are read)."""
+    found = kept.get(source)
+    if found is None:
+        try:
+            found = kept[source] = _parse(source)
+        except ExpressionError as error:
+            return error
     return found
 
 

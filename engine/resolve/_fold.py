@@ -50,10 +50,13 @@ def _effect(write: Write, root: Any, target: Path) -> str | None:
     return WRITE_METHODS[method].effect(get_path(root, path), new, target[len(path) :])
 
 
-def fold(writes: Iterable[tuple[int, Write]], target: Path, label: str) -> tuple[Any, PathValue]:
+def fold(
+    writes: Iterable[tuple[int, Write]], target: Path, label: str, *, with_sources: bool = True
+) -> tuple[Any, PathValue]:
     """Apply `writes` (index, write) in order; return the whole value and the value at `target`.
 
-    `label` names the target in diagnostics (for instance `†state.user`).
+    `label` names the target in diagnostics (for instance `†state.user`). Without `with_sources`, the value at
+    `target` has no sources (a check of the values and the problems only: it spares each write's effect).
     """
     root: Any = MISSING
     made = False  # `root` is an object this fold made (never a message's own value): written in place at its top
@@ -80,7 +83,7 @@ def fold(writes: Iterable[tuple[int, Write]], target: Path, label: str) -> tuple
         except RecursionError:
             diagnostics.append(Diagnostic(index, label, TOO_DEEP))
             continue
-        effect = _effect(write, root, target) if relevant else None
+        effect = _effect(write, root, target) if relevant and with_sources else None
         if in_place:
             root[write.path[0]] = below
         else:

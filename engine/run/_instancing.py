@@ -68,29 +68,31 @@ def expand_instances(entries: list[Any], context: Messages) -> list[Any]:
 
 def instanced(reading: PlanReading, context: Messages) -> PlanReading:
     """A plan's reading with each instance-bound call (or pattern group) repeated once per instance, each copy
-    targeted with `_instance` (the same reading when the context has no instances)."""
+    targeted with `_instance` (the same reading when the context has no instances, or no call is bound)."""
     ids, kinds = instances_of(context)
     if not ids:
+        return reading
+    given, read = reading.calls, reading.expressions
+    bound = [_per_instance(call, found, kinds) for call, found in zip(given, read, strict=True)]
+    if not any(bound):
         return reading
     calls: list[Any] = []
     units: list[Unit] = []
     expressions: list[list[Occurrence]] = []
     for unit in reading.units:
-        if len(unit.members) == 1 and not _per_instance(call := reading.calls[unit.members[0]],
-                                                        found := reading.expressions[unit.members[0]], kinds):
+        members = unit.members
+        if len(members) == 1 and not bound[first := members[0]]:
             index, position = len(calls), len(units)  # a call that runs once (the most common unit)
-            calls.append(call)
-            expressions.append(found)
-            units.append(unit if unit.members == (index,) and unit.entry == position
+            calls.append(given[first])
+            expressions.append(read[first])
+            units.append(unit if first == index and unit.entry == position
                          else Unit(unit.pattern, (index,), index if index == position else position))
             continue
-        members = [(reading.calls[i], reading.expressions[i]) for i in unit.members]
-        bound = [_per_instance(call, found, kinds) for call, found in members]
-        for instance in ids if any(bound) else (None,):
+        for instance in ids if any(bound[i] for i in members) else (None,):
             start = len(calls)
-            for (call, found), each in zip(members, bound, strict=True):
-                calls.append({**call, "_instance": instance} if each else call)
-                expressions.append(found)  # `_instance` is no expression's place: a copy's are the call's
+            for i in members:
+                calls.append({**given[i], "_instance": instance} if bound[i] else given[i])
+                expressions.append(read[i])  # `_instance` is no expression's place: a copy's are the call's
             indices, position = tuple(range(start, len(calls))), len(units)
             # As `flatten` numbers them: one int object for a call's index and its unit's position when equal.
             units.append(Unit(unit.pattern, indices, indices[0] if indices == (position,) else position))

@@ -26,6 +26,7 @@ from ..calls._tools import ToolDefinition, merged_tools, pending_calls
 from ..document._context import Context
 from ..protocol._expressions import Occurrence, occurrences
 from ..protocol._groups import PlanReading, Unit, read_plan
+from ..protocol._schemas import SchemaCheck
 from ._delegate import Delegate, delegate_for, prescribed_delegate
 from ._instancing import instanced
 
@@ -111,7 +112,11 @@ def literal_problems(context: Context, plan: CallPlan, found: list[Occurrence] |
         if in_parameters(where):  # a parameter holds a reference: only the schema is judged now
             broken = tool_schema_problem(plan, checks)
             return [] if broken is None else [broken]
-    problem = parameters_refusal(plan, resolve_parameters(context, plan), checks)  # an unusable schema included
+    parameters = resolve_parameters(context, plan)
+    made = checks.of(plan) if checks is not None else None
+    if isinstance(made, SchemaCheck) and made.valid is not None and made.valid(parameters):
+        return []  # valid at a glance: most calls of a run, judged without `parameters_refusal`'s layers
+    problem = parameters_refusal(plan, parameters, checks)  # an unusable schema included
     return [] if problem is None else [problem]
 
 
