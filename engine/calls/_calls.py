@@ -95,6 +95,8 @@ def _reads(found: list[Occurrence]) -> tuple[list[Expression], list[Problem], Ex
     problems, and its `_outputPath` parsed (None: the call has none that is an expression)."""
     reads: list[Expression] = []
     problems: list[Problem] = []
+    if len(found) == 1 and found[0][0] == _DESTINATION:  # its output path alone: most calls of a run
+        return reads, problems, found[0][2]
     destination = None
     output: list[Occurrence] = []
     for each in found:  # one loop: a plan holds 100,000 calls, most with an `_outputPath` and nothing else
@@ -189,13 +191,15 @@ def plan_call(index: int, call: Any, tools: dict[str, ToolDefinition], activitie
 
     What the context adds (parameters resolved, readiness, cycles) is `analyse_call`'s (`_analysis`).
     """
-    if not isinstance(call, dict) or not isinstance(call.get("_tool"), str) or not call["_tool"]:
+    name = call.get("_tool") if isinstance(call, dict) else None
+    if not isinstance(name, str) or not name:
         problem = Problem("call", "a call must be an object with a non-empty string _tool", "$._tool")
-        name = call.get("_tool") if isinstance(call, dict) and isinstance(call.get("_tool"), str) else None
-        return CallPlan(index, call, name, None, None, Mode.LATENT, None, None, None, "set", (), (problem,))
-    name = call["_tool"]
+        named = name if isinstance(name, str) else None
+        return CallPlan(index, call, named, None, None, Mode.LATENT, None, None, None, "set", (), (problem,))
     tool = tools.get(name)
-    instance = None if call.get("_instance") is None else str(call["_instance"])
+    instance = call.get("_instance")
+    if instance is not None:
+        instance = str(instance)
     reads, problems, own = _reads(occurrences(call) if found is None else found)
     reading = read.get(name) if read is not None else None
     if reading is None:
@@ -222,9 +226,11 @@ def plan_call(index: int, call: Any, tools: dict[str, ToolDefinition], activitie
         text = f"unknown _outputMethod {method!r}; expected one of {list(METHODS)}"
         problems.append(Problem("outputMethod", text, "$._outputMethod"))
         method = "set"
-    scopes, refusal = call_scopes(call, reading.scopes_rule)
-    if refusal is not None:
-        problems.append(Problem("scopes", refusal, "$._scopes"))
+    scopes: tuple[str, ...] = ()
+    if reading.scopes_rule is not None or "_scopes" in call:  # else no scopes asked, none ruled: most calls
+        scopes, refusal = call_scopes(call, reading.scopes_rule)
+        if refusal is not None:
+            problems.append(Problem("scopes", refusal, "$._scopes"))
     mode = Mode.EXPLICIT if activity is not None else Mode.LATENT
     return CallPlan(index, call, name, tool, instance, mode, activity, path, destinations, method,
                     tuple(reads), tuple(problems), prescribed, scopes)

@@ -22,9 +22,16 @@ def feeds(writer: CallPlan, reader: CallPlan) -> tuple[str, ...]:
     """The reads of `reader` that `writer` may write (an instanced writer feeds only its own instance)."""
     if writer.index == reader.index or writer.instance not in (None, reader.instance):
         return ()
-    hit = [str(ref) for expr in reader.reads for ref in expr.references
-           if any(_overlaps(ref, destination) for destination in writer.writes)]
-    return tuple(dict.fromkeys(hit))
+    destinations = writer.writes
+    hit: list[str] = []
+    for expression in reader.reads:  # loops, not generators: a large plan asks this of each call another feeds
+        for ref in expression.references:
+            for destination in destinations:
+                if _overlaps(ref, destination):
+                    if (text := str(ref)) not in hit:
+                        hit.append(text)
+                    break
+    return tuple(hit)
 
 
 def reads_own_writes(plan: CallPlan) -> bool:

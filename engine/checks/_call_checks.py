@@ -60,10 +60,10 @@ def _merge_value(node: Node | None, value: Any) -> Node | None:
     if node is None or not isinstance(value, dict):
         return None
     for key, item in value.items():
-        if key in node:
-            node[key] = _merge_value(node[key], item)
-        else:
+        if key not in node:
             node[key] = _of_value(item) if isinstance(item, dict) else None
+        elif (child := node[key]) is not None:  # below an open place everything is written already
+            node[key] = _merge_value(child, item)
     return node
 
 

@@ -20,7 +20,7 @@ from ..document._view import Messages
 from ..protocol._expressions import parsed_once
 from ..protocol._groups import PlanReadings
 from ..protocol._messages import Form
-from ..request._request import survey
+from ..request._request import advisors_of
 from ..resolve._resolution import Diagnostic
 from ..run._setup import set_up
 from ..run._turns import output_violations
@@ -50,14 +50,14 @@ def validate(
     document's file: the delegate files its calls name are found next to it.
     """
     with parsed_once():  # the checks below share one reading of each plan, and each expression's parse
-        seen = survey(context, len(context))
+        advisors, advisor_problems = advisors_of(context)
         plans = read_plans(context, solution)
         return [
             *data_problems(context, plans),
             *unknown_references(context, tools),
             *plan_problems(context, plans),
-            *seen.advisor_problems,
-            *_advice_problems(solution, seen.advisors),
+            *advisor_problems,
+            *_advice_problems(solution, advisors),
             *_run_problems(context, solution, plans, activities, tools, path),
             *_output_problems(context, solution, schema),
         ]

@@ -82,11 +82,15 @@ def _layers(context: Messages) -> Layers:
         info = context.info(index)
         if info.kind is None or info.write is None:
             continue
-        global_layer, instances = kinds.setdefault(info.kind, ([], {}))
+        layers = kinds.get(info.kind)
+        if layers is None:  # `setdefault` would make a list and a dict for each of 100,000 writes
+            layers = kinds[info.kind] = ([], {})
         if info.instance is None:
-            global_layer.append((index, info.write))
+            layers[0].append((index, info.write))
+        elif (own := layers[1].get(info.instance)) is None:
+            layers[1][info.instance] = [(index, info.write)]
         else:
-            instances.setdefault(info.instance, []).append((index, info.write))
+            own.append((index, info.write))
         if "schema" in context[index]:
             schemas[info.kind, info.instance] = index
     return {kind: ((global_layer, schemas.get((kind, None))),

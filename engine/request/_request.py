@@ -147,6 +147,16 @@ def survey(context: Messages, limit: int) -> Survey:
     return Survey(list(advisors.values()), problems, config, meta, list(instances), later)
 
 
+def advisors_of(context: Messages) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
+    """`survey`'s advisors and their problems, for a caller that needs nothing else of it (`validate`)."""
+    advisors: dict[str, dict[str, Any]] = {}
+    problems: list[Diagnostic] = []
+    for index in range(len(context)):
+        if context.info(index).form is Form.ADVISOR:
+            _advisor(context[index], index, advisors, problems)
+    return list(advisors.values()), problems
+
+
 # -- tools ---------------------------------------------------------------------------------------------
 
 

@@ -63,7 +63,7 @@ def fold(
     sources: list[int] = []
     diagnostics: list[Diagnostic] = []
     for index, write in writes:
-        relevant = _is_prefix(write.path, target) or _is_prefix(target, write.path)
+        relevant = not target or _is_prefix(write.path, target) or _is_prefix(target, write.path)
         if write.problem is not None:
             diagnostics.append(Diagnostic(index, label, write.problem))
             continue
