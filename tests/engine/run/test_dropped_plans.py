@@ -25,11 +25,13 @@ CALLS: list[Any] = [
 ]
 
 
-def double(call: dict[str, Any], tool: Any, context: Any) -> Any:
+# Asynchronous, so two runs finish their calls in the same order (sync activities run on threads, which
+# finish in any order) and write the same messages: the tests compare one run with another.
+async def double(call: dict[str, Any], tool: Any, context: Any) -> Any:
     return call["n"] * 2 if isinstance(call.get("n"), int) else call.get("n")
 
 
-def fixed(call: dict[str, Any], tool: Any, context: Any) -> Any:
+async def fixed(call: dict[str, Any], tool: Any, context: Any) -> Any:
     return 1
 
 
