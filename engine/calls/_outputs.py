@@ -11,7 +11,7 @@ from attrs import frozen
 
 from ..document import _json
 from ..protocol._expressions import Reference
-from ..protocol._messages import MISSING, RECORD_TYPE, get_path, kind_of, payload_of
+from ..protocol._messages import MISSING, RECORD_TYPE, get_path, kind_of, payload_of, written_at
 from ._calls import CallPlan, Mode
 
 Clock = Callable[[], str]
@@ -125,7 +125,11 @@ def _audit(plan: CallPlan, destination: Reference | None, clock: Clock, run: Mes
         audit["_outputMethod"] = plan.method
     if destination is not None:
         path = str(destination)
-        audit["_outputPath"] = plan.output_path if path == plan.output_path else path  # one string, not two
+        if path == plan.output_path:  # one string, not two; and the write holds the plan's own path (`written_at`)
+            audit["_outputPath"] = plan.output_path
+            written_at(plan.output_path, destination.kind, destination.path)
+        else:
+            audit["_outputPath"] = path
     if run is not None:
         audit["_run"] = run
     return audit

@@ -131,10 +131,32 @@ def _destination_path(message: dict[str, Any], kind: str, payload: Any) -> tuple
 
 
 # A document's output paths are a few hundred strings written over and over: each is read once (a million
-# messages repeat them).
-@lru_cache(maxsize=4096)
+# messages repeat them), the oldest forgotten past `_MOST_PATHS`. A run tells the path each output is written at
+# (`written_at`): its write then holds the plan's own path, not a second copy of it (a run writes a path a call).
+_PATHS: dict[tuple[str, str], tuple[Path | None, str | None]] = {}
+_MOST_PATHS = 4096
+
+
 def _explicit_path(explicit: str, kind: str) -> tuple[Path | None, str | None]:
     """The path an `_outputPath` names for a message of `kind`, or why it names none."""
+    found = _PATHS.get((explicit, kind))
+    return found if found is not None else _remember((explicit, kind), _read_explicit_path(explicit, kind))
+
+
+def written_at(explicit: str, kind: str, path: Path) -> None:
+    """An output message of `kind` is written with `_outputPath` `explicit`, which reads as `path` (a call's plan
+    read it): classifying the message gives this very path."""
+    _remember((explicit, kind), (path, None))
+
+
+def _remember(key: tuple[str, str], found: tuple[Path | None, str | None]) -> tuple[Path | None, str | None]:
+    if len(_PATHS) >= _MOST_PATHS:
+        _PATHS.pop(next(iter(_PATHS), key), None)  # (another thread may have taken it first)
+    _PATHS[key] = found
+    return found
+
+
+def _read_explicit_path(explicit: str, kind: str) -> tuple[Path | None, str | None]:
     lone = lone_reference(explicit)  # a run's outputs name a path each: read without making an expression
     if lone is not None:
         named, path = lone

@@ -1,0 +1,38 @@
+"""An output message's write holds the path its call's plan read (`written_at`), equal to reading it afresh."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from contextdeck.engine import Activities, plan_call
+from contextdeck.engine.calls._outputs import output_messages
+from contextdeck.engine.protocol import _messages
+from contextdeck.engine.protocol._messages import classify
+
+CLOCK = lambda: "2026-01-01T00:00:00Z"  # noqa: E731
+
+
+def test_an_output_written_by_a_run_holds_its_plans_own_path() -> None:
+    """A run writes a path a call: the write classified from the message is the plan's own path, not a copy."""
+    plan = plan_call(0, {"_tool": "t", "_outputPath": "†state.user.name"}, {}, Activities())
+    assert plan.destinations is not None
+    (message,) = output_messages(plan, "Ada", CLOCK)
+    write = classify(message).write
+    assert write is not None
+    assert write.path is plan.destinations.references[0].path
+    assert (write.path, write.method, write.value, write.problem) == (("user", "name"), "set", "Ada", None)
+
+
+@given(st.lists(st.from_regex(r"[a-z]{1,3}", fullmatch=True), min_size=1, max_size=3), st.sampled_from(
+    ["state", "input", "memory"]))
+def test_a_path_told_by_a_run_is_the_path_read_afresh(segments: list[str], kind: str) -> None:
+    """Whatever the plan's path, the message's write is what reading its `_outputPath` gives without the run's
+    word; a path of another kind is still refused."""
+    path = f"†{kind}." + ".".join(segments)
+    plan = plan_call(0, {"_tool": "t", "_outputPath": path}, {}, Activities())
+    (message,) = output_messages(plan, 1, CLOCK)
+    told = classify(message)
+    _messages._PATHS.clear()
+    assert classify(message) == told
+    assert _messages._explicit_path(path, "other")[1] is not None
