@@ -127,16 +127,22 @@ def _top_row(panel: TimelinePanel) -> int:
     return panel.table.rowAt(0)
 
 
-def test_a_far_jump_shows_the_rows_it_drew_before_showing_them(qtbot: Any) -> None:
-    """After a jump to a row off the screen, the row is on screen and the rows around it, with the time cursor's
-    shade, are the pictures drawn before they were shown: the same as a new delegate draws them, nothing left to
-    draw anew."""
+def _near_the_top(qtbot: Any) -> tuple[TimelinePanel, TimelineModel, Any, TimelineDelegate]:
+    """A timeline of COUNT messages settled on row 5: its panel, model, table and delegate."""
     panel, model = _panel(qtbot, Context(_messages()))
     table = panel.table
     panel.set_current(model.index(5, 0))
     qtbot.waitUntil(lambda: not table.is_scrolling())
     delegate = table.itemDelegate()
     assert isinstance(delegate, TimelineDelegate)
+    return panel, model, table, delegate
+
+
+def test_a_far_jump_shows_the_rows_it_drew_before_showing_them(qtbot: Any) -> None:
+    """After a jump to a row off the screen, the row is on screen and the rows around it, with the time cursor's
+    shade, are the pictures drawn before they were shown: the same as a new delegate draws them, nothing left to
+    draw anew."""
+    panel, model, table, delegate = _near_the_top(qtbot)
     drawn_on_screen: list[object] = []  # rows drawn straight on the view (their pictures made later)
     later = delegate.pictures.later
     delegate.pictures.later = lambda key, *args: (drawn_on_screen.append(key), later(key, *args))  # type: ignore[method-assign]
@@ -159,12 +165,7 @@ def test_a_far_jump_draws_its_rows_in_turns_after_the_scroll(qtbot: Any) -> None
     from contextdeck.gui._slices import slices
 
     slices()  # (counting turns from now)
-    panel, model = _panel(qtbot, Context(_messages()))
-    table = panel.table
-    panel.set_current(model.index(5, 0))
-    qtbot.waitUntil(lambda: not table.is_scrolling())
-    delegate = table.itemDelegate()
-    assert isinstance(delegate, TimelineDelegate)
+    panel, model, table, delegate = _near_the_top(qtbot)
     scrolled: list[int] = []  # the turn of the scroll to the new row
     drawn: list[int] = []  # the turn of each band drawn
     scroll_to, making_now = table.scrollTo, delegate.pictures.making_now
