@@ -296,6 +296,8 @@ def full(
     maker = MarksMaker(writes, state.root) if lane is None else None
     fold_lane(state, layer, lane, writes, key, gaps=gaps, checkpoints=checkpoints, converge=maker)
     lanes = {} if maker is None else maker.made()
+    for name in layer.lanes if lane is None else (lane,):  # where a lane's tail starts: asked by its repairs, found
+        layer.appends_from(name, writes)  # here, where the track reads the lane whole, not in an edit
     return Fold(state if base is None else base.state, state, gaps, Marks(checkpoints), lanes=lanes)
 
 

@@ -467,3 +467,17 @@ def test_a_global_append_tells_an_instance_probe_the_key_it_gained(monkeypatch: 
     assert told == [(("k",), [], [ctx._store.order.key[ctx._store.order.ids[-1]]])]
     for path, handle in zip(("†state.k", "†state.k.y"), handles, strict=True):
         assert handle.current == Context(ctx.messages).resolve(path, instance="a")
+
+
+def test_a_watched_lane_knows_where_its_appending_tail_starts_before_any_edit() -> None:
+    """A track folded from scratch reads its lane whole, and there learns where the lane's writes start to only
+    append (`Layer.tails`; a whole-kind track, for every lane of its layer): the repairs that ask it after an
+    edit walk none of the lane's writes (a log of thousands of pushes after a `set`)."""
+    messages = [_state({"log": "not yet"}, _outputPath="†state.log"), _state({"k": 1}, _outputPath="†state.k")]
+    messages += [_state({"log": n}, _outputPath="†state.log", _outputMethod="push") for n in range(300)]
+    for expr in ("†state.log", "†state"):
+        ctx = Context([{"type": "data", "kind": "state", "data": {"log": []}}, *messages])
+        layer = ctx._store.layers[("state", None)]
+        assert "log" not in layer.tails  # (a lane that starts with a `set` keeps none while nobody asks)
+        ctx.watch(expr, lambda _: None)
+        assert layer.tails["log"] == 2
