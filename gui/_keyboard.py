@@ -47,7 +47,7 @@ def panes(window: MainWindow, inspector: Inspector) -> list[Pane]:
              lambda: watches.table if watches.model.rowCount() else watches.entry),
         Pane("Calls", "Alt+5", inspector.docks["Calls"], lambda: inspector.panel.view),
         Pane("Call inspector", "Alt+6", inspector.docks["Call inspector"], lambda: inspector.inspector),
-        Pane("LLM view", "Alt+7", window.llm_dock, lambda: window.llm_view),
+        Pane("LLM view", "Alt+7", window.llm_dock, lambda: window.llm_view.text_in_front()),
         Pane("Plan graph", "Alt+8", inspector.docks["Plan graph"], lambda: inspector.graph),
     ]
 

@@ -113,7 +113,7 @@ class LLMView(QWidget):
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.messages, "Messages")
         self.tabs.addTab(self.schema, "Schema")
-        self.find_bar = FindBar(self._shown_text)
+        self.find_bar = FindBar(self.text_in_front)
         for text in (self.messages, self.schema):
             text.findRequested.connect(self.find_bar.open)
         layout = QVBoxLayout(self)
@@ -132,8 +132,8 @@ class LLMView(QWidget):
         self.runner = BackgroundRunner(0, self)
         self.runner.finished.connect(self._rendered)
 
-    def _shown_text(self) -> LinesView:
-        """The tab in front: what Find searches."""
+    def text_in_front(self) -> LinesView:
+        """The tab in front: what Find searches and where Go to Pane (Alt+7) puts the keys."""
         return self.schema if self.tabs.currentWidget() is self.schema else self.messages
 
     def follow(self, document: DocumentModel) -> None:

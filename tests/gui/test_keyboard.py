@@ -106,6 +106,27 @@ def test_the_call_inspectors_key_shows_its_top_and_the_page_keys_scroll_it(qtbot
     assert bar.value() > 0
 
 
+def test_the_llm_views_key_puts_the_keys_in_its_text(qtbot: Any, refund: MainWindow) -> None:
+    """Alt+7 puts the focus on the text in front (not on its tab strip): the keys scroll it, select and find at
+    once; with the Schema tab in front, in the schema."""
+    view = refund.llm_view
+    refund.timeline.filter_box.setFocus()
+    qtbot.waitUntil(refund.timeline.filter_box.hasFocus)
+    qtbot.keyClick(refund.timeline.filter_box, Qt.Key.Key_7, Qt.KeyboardModifier.AltModifier)
+    text = view.messages
+    assert focused() is text
+    bar = text.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.maximum() > 0)
+    assert bar.value() == 0
+    qtbot.keyClick(text, Qt.Key.Key_End, Qt.KeyboardModifier.ControlModifier)
+    assert bar.value() == bar.maximum()
+    view.tabs.setCurrentWidget(view.schema)
+    refund.timeline.filter_box.setFocus()
+    qtbot.waitUntil(refund.timeline.filter_box.hasFocus)
+    qtbot.keyClick(refund.timeline.filter_box, Qt.Key.Key_7, Qt.KeyboardModifier.AltModifier)
+    assert focused() is view.schema
+
+
 def test_the_panes_are_listed_in_the_view_menu_with_their_keys(window: MainWindow) -> None:
     """View → Go to Pane names every pane and its shortcut."""
     menu = next(a.menu() for a in window.menu("View").actions() if a.text() == "&Go to Pane")
