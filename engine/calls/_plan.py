@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TypeVar
+from typing import Any, TypeVar, cast
 
 from ..protocol._expressions import Reference
 from ._calls import CallPlan
@@ -49,18 +49,23 @@ _NO_FEEDERS: Mapping[int, tuple[str, ...]] = MappingProxyType({})
 
 class ByIndex(Mapping[int, _V]):
     """A read-only mapping from call indices, kept as a list by index (None: no value there): what a large plan
-    keeps one of per call (a dict of 100,000 calls costs 52 bytes a call, a list 8)."""
+    keeps one of per call (a dict of 100,000 calls costs 52 bytes a call, a list 8). What is kept at an index is
+    given as it is, unless a subclass makes it into the mapping's value (`made`)."""
 
     __slots__ = ("kept",)
 
-    def __init__(self, kept: list[_V | None]) -> None:
+    def __init__(self, kept: Sequence[Any]) -> None:
         self.kept = kept
 
     def __getitem__(self, index: int) -> _V:
         found = self.kept[index] if 0 <= index < len(self.kept) else None
         if found is None:
             raise KeyError(index)
-        return found
+        return self.made(found)
+
+    def made(self, kept: Any) -> _V:
+        """The mapping's value of what is kept at an index: itself."""
+        return cast(_V, kept)
 
     def __iter__(self) -> Iterator[int]:
         return (index for index, found in enumerate(self.kept) if found is not None)
@@ -80,7 +85,7 @@ class Graph:
         kept: list[Mapping[int, tuple[str, ...]] | None] = [None] * (max((p.index for p in plans), default=-1) + 1)
         for plan in plans:
             kept[plan.index] = _NO_FEEDERS
-        feeders = ByIndex(kept)
+        feeders: ByIndex[Mapping[int, tuple[str, ...]]] = ByIndex(kept)
         readers = [plan for plan in plans if plan.reads]  # a call that reads nothing is fed by none
         if not readers:
             return cls(feeders)

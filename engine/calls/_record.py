@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from typing import Any
@@ -22,6 +22,7 @@ from ..document._context import Context
 from ..document._view import Messages
 from ..protocol._messages import Form, kind_of, payload_of
 from ..protocol._records import record
+from ._plan import ByIndex
 from ._tools import form_indices
 
 RUN_KEY = "_run"  # the audit object: call position, start, duration, inputs, traceback (see docs/format.md)
@@ -160,25 +161,13 @@ class Record:
         return CallRecord((found,)) if isinstance(found, Entry) else found
 
 
-class _CallRecords(Mapping[int, CallRecord]):
+class _CallRecords(ByIndex[CallRecord]):
     """A record's calls with a record message, each as a `CallRecord` however it is kept (`Record.kept`)."""
 
-    __slots__ = ("_kept",)
+    __slots__ = ()
 
-    def __init__(self, kept: list[CallRecord | Entry | None]) -> None:
-        self._kept = kept
-
-    def __getitem__(self, index: int) -> CallRecord:
-        found = self._kept[index] if 0 <= index < len(self._kept) else None
-        if found is None:
-            raise KeyError(index)
-        return CallRecord((found,)) if isinstance(found, Entry) else found
-
-    def __iter__(self) -> Iterator[int]:
-        return (index for index, found in enumerate(self._kept) if found is not None)
-
-    def __len__(self) -> int:
-        return len(self._kept) - self._kept.count(None)
+    def made(self, kept: CallRecord | Entry) -> CallRecord:
+        return CallRecord((kept,)) if isinstance(kept, Entry) else kept
 
 
 def _kept(entries: tuple[Entry, ...], edited: bool = False) -> CallRecord | Entry:
