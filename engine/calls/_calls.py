@@ -364,11 +364,20 @@ def _violations(
 def _located(found: list[ValidationError], unresolved: frozenset[str] = frozenset()) -> list[Problem]:
     problems = []
     for error in sorted(found, key=lambda e: [str(step) for step in e.path]):
-        if error.validator == "required" and any(error.message.startswith(repr(name)) for name in unresolved):
+        if unresolved and _unresolved_part(error, unresolved):
             continue
         where = json_path(error.absolute_path)
         problems.append(Problem("parameters", f"{where}: {error.message}", where))
     return problems
+
+
+def _unresolved_part(error: ValidationError, unresolved: frozenset[str]) -> bool:
+    """Whether the violation is about a parameter not resolved yet: its value (a `†` text, not what it will be)
+    or its absence when required."""
+    if error.validator == "required":
+        return any(error.message.startswith(repr(name)) for name in unresolved)
+    path = error.absolute_path
+    return bool(path) and path[0] in unresolved
 
 
 def check_parameters(plan: CallPlan, resolved: dict[str, Any], checks: ToolChecks | None = None) -> Problem | None:

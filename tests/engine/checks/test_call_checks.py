@@ -59,6 +59,26 @@ def test_parameters_the_tool_schema_refuses_but_not_references() -> None:
     assert "'id' is a required property" in problems[2].reason
 
 
+def test_a_reference_where_the_schema_wants_another_type_is_not_judged() -> None:
+    """A `†` value stands for what it will resolve to: a reference given for an integer (or an array) is not
+    refused as a string; a literal of the wrong type still is."""
+    calls = [{"_tool": "lookup", "id": "x", "count": "†input.count"}, {"_tool": "lookup", "id": 5}]
+    tools = {name: ToolDefinition(name, schema) for name, schema in TOOLS.items()}
+    problems = call_problems(calls, tools, written_paths(context(*calls)))
+    assert [(p.call, p.field) for p in problems] == [(0, "$.count"), (1, "$.id")]
+    assert problems[0].reason == "nothing writes †input.count"  # the reference's own problem, not its type
+    assert "is not of type 'string'" in problems[1].reason
+
+
+def test_the_moderation_example_has_no_call_problems(examples: Any) -> None:
+    """Its calls pass `†state.rules` for an array parameter: nothing to refuse before the run."""
+    from contextdeck.engine import load_document
+
+    document = load_document(examples / "moderation_batch.json")
+    assert call_problems(document.context[8]["plan"], {name: ToolDefinition(name, schema) for name, schema in
+                         document.context[5]["tool"].items()}, written_paths(document.context)) == []
+
+
 def test_the_refund_example_has_no_call_problems(examples: Any) -> None:
     """The bundled refund workflow calls only defined tools with acceptable parameters and known paths."""
     from contextdeck.engine import load_document
