@@ -9,6 +9,8 @@ double-click selects a word and a triple-click a line; X11's primary selection g
 as text, Copy and Select All (keys and context menu), scrolling by wheel, scroll bar and keys (Up, Down, Page Up,
 Page Down, Space, Shift+Space, Home, End; row by row through a line taller than the view), Ctrl+wheel to zoom, a
 placeholder while empty, and lines in bold or a colour (`styles`); and it finds (`find_text`, the `FindBar`).
+A screen reader is told it is read-only text, whose value is the selection or else the lines in sight
+(`_Accessible`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,9 @@ from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import SIGNAL, QEvent, QMimeData, QObject, QPoint, QPointF, QRect, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (
+    QAccessible,
+    QAccessibleInterface,
+    QAccessibleValueChangeEvent,
     QClipboard,
     QColor,
     QContextMenuEvent,
@@ -41,6 +46,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import (
     QAbstractScrollArea,
+    QAccessibleWidget,
     QApplication,
     QHBoxLayout,
     QLabel,
@@ -54,6 +60,7 @@ MARGIN = 4  # pixels around the text, as a QPlainTextEdit's document margin
 LAYOUTS_KEPT = 4_000  # laid-out lines kept between paints (cleared past it, and on any change of width or text)
 MIN_POINTS, MAX_POINTS = 4.0, 72.0  # the font's size, zoomed with Ctrl and the wheel
 AUTOSCROLL_MS = 50  # while a drag selects beyond the top or bottom edge, a line each this often
+SPOKEN = 4_000  # characters of a selection a screen reader is given (all ten megabytes would hold it)
 
 Style = Callable[[str], QTextCharFormat | None]  # a line's format for the whole line (None: plain)
 
@@ -65,6 +72,40 @@ def line_starts(text: str) -> array[int]:
     starts = array("q", [0])
     starts.extend(match.end() for match in re.finditer("\n", text))
     return starts
+
+
+class _Accessible(QAccessibleWidget):
+    """A LinesView to a screen reader: read-only, multi-line text whose value is `spoken_text`. (Qt's text
+    interface, which lets a reader walk the text by character, cannot be given from Python: `interface_cast`
+    is C++ only.)"""
+
+    def __init__(self, view: LinesView) -> None:
+        super().__init__(view, QAccessible.Role.EditableText)
+        self.view = view
+
+    def text(self, which: QAccessible.Text) -> str:
+        if which == QAccessible.Text.Value:
+            return self.view.spoken_text()
+        return super().text(which)
+
+    def state(self) -> QAccessible.State:
+        state = super().state()
+        state.readOnly = True
+        state.multiLine = True
+        return state
+
+
+def _accessible(_class_name: str, widget: QObject) -> QAccessibleInterface | None:
+    return _Accessible(widget) if isinstance(widget, LinesView) else None
+
+
+_installed: list[bool] = []
+
+
+def _install_accessible() -> None:
+    if not _installed:
+        QAccessible.installFactory(_accessible)
+        _installed.append(True)
 
 
 class LinesView(QAbstractScrollArea):
@@ -99,6 +140,8 @@ class LinesView(QAbstractScrollArea):
         self.viewport().setBackgroundRole(QPalette.ColorRole.Base)
         self.verticalScrollBar().setSingleStep(1)
         self.verticalScrollBar().valueChanged.connect(self._scrolled)
+        self.selectionChanged.connect(self._told_readers)
+        _install_accessible()
 
     # -- the text --------------------------------------------------------------------------------------
 
@@ -221,6 +264,23 @@ class LinesView(QAbstractScrollArea):
     def _scrolled(self, _value: int) -> None:
         self._row = 0
         self.viewport().update()
+        self._told_readers()
+
+    def spoken_text(self) -> str:
+        """What a screen reader reads as the view's value: the selection, or else the lines in sight (or the
+        placeholder while empty)."""
+        if not self.full_text:
+            return self.placeholder
+        start, end = self.selection()
+        if end - start > SPOKEN:
+            return f"{self.full_text[start:start + SPOKEN]}… and {end - start - SPOKEN:,} more characters selected"
+        if start < end:
+            return self.full_text[start:end]
+        return "\n".join(self._line(index) for index, _y in self._in_sight())
+
+    def _told_readers(self) -> None:
+        if QAccessible.isActive():  # (no reader listening: nothing to compose)
+            QAccessible.updateAccessibility(QAccessibleValueChangeEvent(self, self.spoken_text()))
 
     # -- painting --------------------------------------------------------------------------------------
 

@@ -205,3 +205,29 @@ def test_find_selects_the_next_place_round_past_the_end_and_the_one_before(qtbot
     assert not view.find_text("no such words")
     assert view.selection() == before
 
+
+
+def test_a_screen_reader_is_told_the_selection_or_else_the_lines_in_sight(qtbot: Any) -> None:
+    """The view is read-only, multi-line text to a screen reader; its value is the selection, or else the lines
+    in sight (as they scroll), or the placeholder while empty."""
+    from PySide6.QtGui import QAccessible
+
+    view = shown(qtbot)
+    reader = QAccessible.queryAccessibleInterface(view)
+    assert reader.role() == QAccessible.Role.EditableText
+    assert reader.state().readOnly
+    assert reader.state().multiLine
+    in_sight = reader.text(QAccessible.Text.Value).split("\n")
+    assert in_sight[0] == "line 0 of the text"
+    assert 5 < len(in_sight) < 100
+    view.verticalScrollBar().setValue(500)
+    assert reader.text(QAccessible.Text.Value).startswith("line 500 of the text\nline 501 of the text")
+    start = LINES.index("line 7 of")
+    view.select(start, start + len("line 7"))
+    assert reader.text(QAccessible.Text.Value) == "line 7"
+    view.select_all()  # not ten megabytes: the start, and how much more
+    spoken = reader.text(QAccessible.Text.Value)
+    assert spoken.startswith("line 0 of the text")
+    assert spoken.endswith(f"… and {len(LINES) - 4_000:,} more characters selected")
+    view.show_text("")
+    assert reader.text(QAccessible.Text.Value) == "Nothing here yet."
