@@ -673,9 +673,7 @@ def open_document(window: Any, path: Path) -> None:
 
 def llm_shown(window: Any) -> bool:
     view = window.llm_view
-    pane = view.messages
-    return (not view._stale and view.request is not None and not view.runner.busy
-            and not pane.filling and not view.schema.filling)
+    return not view._stale and view.request is not None and not view.runner.busy
 
 
 STEPS = ("select", "edit", "theme", "llm", "turn")  # `--steps`: the actions of a workload, in this order

@@ -18,7 +18,7 @@ import asyncio
 import difflib
 import json
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,7 +69,7 @@ from contextdeck.engine import (
 from ._autosave import serialise, snapshot
 from ._background import BackgroundRunner
 from ._inspector._async import spawn
-from ._llm import TextPane
+from ._lines import LinesView, line_starts
 
 if TYPE_CHECKING:
     from ._models import Models
@@ -360,8 +360,7 @@ class ExperimentsPane(QWidget):
         self.against = QComboBox()
         self.against.addItems(["against the turn before", "against the other experiment"])
         self.against.currentIndexChanged.connect(lambda _: self.show_request_diff())
-        self.request_text = TextPane("")  # a whole request can be megabytes: filled a piece per turn
-        self.request_text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.request_text = LinesView()  # a whole request can be megabytes: only the lines in sight are laid out
         request_page = QWidget()
         request_layout = QVBoxLayout(request_page)
         request_controls = QHBoxLayout()
@@ -466,8 +465,14 @@ class ExperimentsPane(QWidget):
         self.composer.request(lambda: self._request_diff(before, after, turn, against))
 
     def _request_diff(self, before: dict[str, Any] | None, after: dict[str, Any] | None, k: int,
-                      against: int) -> tuple[int, str]:
-        """(On the composer's thread.) How many turns the case took, and the diff of turn `k`'s request."""
+                      against: int) -> tuple[int, str, Sequence[int]]:
+        """(On the composer's thread.) How many turns the case took, the diff of turn `k`'s request and where its
+        lines start."""
+        turns, text = self._request_diff_text(before, after, k, against)
+        return turns, text, line_starts(text)
+
+    def _request_diff_text(self, before: dict[str, Any] | None, after: dict[str, Any] | None, k: int,
+                           against: int) -> tuple[int, str]:
         requests = self._requests(after)
         if not requests:
             return 0, "(no run document to read the requests from)"
@@ -487,12 +492,12 @@ class ExperimentsPane(QWidget):
         if isinstance(result, Exception):
             self.request_text.show_text(f"Could not compose the requests: {type(result).__name__}: {result}")
             return
-        turns, text = cast(tuple[int, str], result)
+        turns, text, starts = cast(tuple[int, str, Sequence[int]], result)
         if turns:
             self.turn.blockSignals(True)
             self.turn.setMaximum(turns)
             self.turn.blockSignals(False)
-        self.request_text.show_text(text)
+        self.request_text.show_text(text, starts)
 
     def _requests(self, result: dict[str, Any] | None) -> list[str]:
         document = self.documents.of(result)

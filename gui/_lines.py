@@ -159,11 +159,6 @@ class LinesView(QAbstractScrollArea):
     def toPlainText(self) -> str:  # (the QPlainTextEdit's name: what the user can copy)
         return self.full_text
 
-    @property
-    def filling(self) -> bool:
-        """Never: the text is all in at once (a TextPane's `filling`)."""
-        return False
-
     def line_count(self) -> int:
         return len(self._starts)
 

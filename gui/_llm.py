@@ -8,15 +8,14 @@ tab lays out only the lines in sight (`LinesView`: the Messages text is ten mega
 
 from __future__ import annotations
 
-import time
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QTimer, Signal
-from PySide6.QtGui import QFontDatabase, QMouseEvent, QShowEvent, QTextCursor
-from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QShowEvent
+from PySide6.QtWidgets import QLabel, QTabWidget, QVBoxLayout, QWidget
 
 from contextdeck.engine import Activities, Context, Request, compose_request
 
@@ -28,61 +27,7 @@ if TYPE_CHECKING:
     from ._document_model import DocumentModel
 
 BACKGROUND_FROM = 5_000  # messages: smaller contexts render at once, within one turn
-CHUNK = 2_000  # characters added to the view at a time: one layout and highlight stays short
-FILL_S = 0.005  # GUI-thread CPU a turn of the event loop spends adding text (its repaint comes on top)
 ROLE_COLOURS = {"system": "#d97706", "user": "#2563eb", "assistant": "#059669", "schema": "#7c3aed"}
-
-
-class TextPane(QPlainTextEdit):
-    """Read-only monospace text filled piece by piece: one setPlainText of megabytes would hold the GUI."""
-
-    doubleClicked = Signal(int)  # the character position double-clicked
-
-    def __init__(self, placeholder: str) -> None:
-        super().__init__()
-        self.setReadOnly(True)
-        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
-        self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.setPlaceholderText(placeholder)
-        self.full_text = ""
-        self._filled = 0
-        self._fill_timer = QTimer(self, singleShot=True, interval=0)
-        self._fill_timer.timeout.connect(self._fill)
-
-    def show_text(self, text: str) -> None:
-        if text == self.full_text:
-            return
-        self.full_text = text
-        bar = self.verticalScrollBar().value()
-        self.setPlainText(text[:CHUNK])
-        self.verticalScrollBar().setValue(bar)
-        self._filled = min(CHUNK, len(text))
-        if self._filled < len(text):
-            self._fill_timer.start()
-
-    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
-        super().mouseDoubleClickEvent(event)
-        self.doubleClicked.emit(self.cursorForPosition(event.position().toPoint()).position())
-
-    def _fill(self) -> None:
-        deadline = time.thread_time() + FILL_S
-        cursor = QTextCursor(self.document())
-        cursor.movePosition(QTextCursor.MoveOperation.End)
-        while True:
-            began = time.thread_time()
-            piece = self.full_text[self._filled : self._filled + CHUNK]
-            cursor.insertText(piece)
-            self._filled += len(piece)
-            now = time.thread_time()
-            if self._filled >= len(self.full_text) or now + (now - began) > deadline:  # the next would pass it
-                break
-        if self._filled < len(self.full_text):
-            self._fill_timer.start()
-
-    @property
-    def filling(self) -> bool:
-        """Whether text is still being added (a turn of the event loop at a time)."""
-        return self._fill_timer.isActive()
 
 
 class LLMView(QWidget):
@@ -197,7 +142,7 @@ class LLMView(QWidget):
             self.sourceActivated.emit(source)
 
     def text(self) -> str:
-        """The whole Messages text (the widget may still be filling in)."""
+        """The whole Messages text."""
         return self.messages.full_text
 
     def showEvent(self, event: QShowEvent) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QObject, Qt, QTimer
@@ -57,7 +57,8 @@ from ._inspector import Inspector
 from ._inspector._async import spawn
 from ._inspector._sessions import Frame
 from ._inspector._style import MISSING_COLOUR, WARNING_COLOUR
-from ._llm import BACKGROUND_FROM, TextPane
+from ._lines import LinesView, line_starts, role_style
+from ._llm import BACKGROUND_FROM, ROLE_COLOURS
 
 if TYPE_CHECKING:
     from ._workbench import Workbench
@@ -66,6 +67,7 @@ CHECK_DELAY_MS = 150  # the turn is checked once typing pauses this long
 TEMPLATE = '{\n  "calls": [],\n  "output": null\n}\n'
 # A call in one of these states can still run in this tick: the tick has not ended.
 UNDER_WAY = frozenset({Status.READY, Status.RUNNING, Status.WAITING_FOR_OUTPUT})
+Lines = tuple[str, Sequence[int]]  # a text and where its lines start
 
 
 class TurnHost(Protocol):
@@ -100,8 +102,9 @@ class TurnDialog(QDialog):
         self.problems.setMaximumHeight(110)
         self.problems.setToolTip("Click a problem to select its place in the turn")
         self.problems.itemClicked.connect(self.show_place)
-        self.schema = TextPane("Composing the request…")
-        self.messages = TextPane("Composing the request…")
+        self.schema = LinesView("Composing the request…")
+        self.messages = LinesView("Composing the request…")
+        self.messages.styles = role_style(ROLE_COLOURS)
         tabs = QTabWidget()
         tabs.addTab(self.schema, "Request schema")
         tabs.addTab(self.messages, "Messages")
@@ -170,8 +173,8 @@ class TurnDialog(QDialog):
         if not isinstance(result, tuple):
             return
         self.request, schema_text, messages_text = result
-        self.schema.show_text(schema_text)
-        self.messages.show_text(messages_text)
+        self.schema.show_text(*schema_text)
+        self.messages.show_text(*messages_text)
         self.check()
 
     # -- the live check -------------------------------------------------------------------------------
@@ -357,10 +360,12 @@ def _member(text: str, position: int, part: str | int, decoder: json.JSONDecoder
     raise LookupError(part)
 
 
-def _composed(context: Messages, schema: Any, activities: Any, tools: Any) -> tuple[Request, str, str]:
-    """The request as the model receives it, and its schema's and messages' texts (megabytes for a big document)."""
+def _composed(context: Messages, schema: Any, activities: Any, tools: Any) -> tuple[Request, Lines, Lines]:
+    """The request as the model receives it, and its schema's and messages' texts with their line starts
+    (megabytes for a big document: made where the request is, on a worker for one)."""
     request = compose_request(context, schema, activities=activities, tools=tools)
-    return request, request.schema_text(), request.messages_text()
+    schema_text, messages_text = request.schema_text(), request.messages_text()
+    return request, (schema_text, line_starts(schema_text)), (messages_text, line_starts(messages_text))
 
 
 class LoopUI(QObject):

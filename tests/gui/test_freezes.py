@@ -12,6 +12,7 @@ import pytest
 
 from contextdeck.engine import Context
 from contextdeck.gui._inspector import _calls
+from contextdeck.gui._lines import line_starts
 from contextdeck.gui._window import MainWindow
 
 INSTANCES = [f"p{n}" for n in range(4)]
@@ -61,14 +62,16 @@ def test_a_big_documents_calls_are_judged_in_a_turn_after_it_is_shown(
     assert model.execution.context is window.context()
 
 
-def test_a_long_request_diff_is_shown_a_piece_per_turn(qtbot: Any, open_window: Any) -> None:
-    """The Experiments pane's request diff of a big context (the whole request, at turn 1) goes into its view a
-    piece per turn of the event loop, never in one call that lays out megabytes."""
+def test_a_long_request_diff_lays_out_only_the_lines_in_sight(qtbot: Any, open_window: Any) -> None:
+    """The Experiments pane's request diff of a big context (the whole request, at turn 1) is all there at once
+    and only the lines in sight are laid out (never one call that lays out megabytes)."""
     window = open_window(None)
     pane = window.experiments  # type: ignore[attr-defined]
     text = "".join(f"line {n}\n" for n in range(100_000))
-    pane._request_diff_composed((1, text))
-    assert pane.request_text.filling
-    assert len(pane.request_text.toPlainText()) < len(text) // 10
-    qtbot.waitUntil(lambda: not pane.request_text.filling, timeout=20000)
+    pane.details.setCurrentIndex(1)
+    pane.show()
+    pane._request_diff_composed((1, text, line_starts(text)))
+    qtbot.waitUntil(lambda: pane.request_text.laid_out() > 0)
     assert pane.request_text.toPlainText() == text
+    assert pane.request_text.line_count() == 100_001
+    assert pane.request_text.laid_out() < 1_000

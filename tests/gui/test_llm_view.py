@@ -214,7 +214,7 @@ def test_a_big_request_is_composed_on_a_copy_taken_in_slices_that_follows_edits(
     assert runner.busy
     win.commands.replace(0, {"role": "user", "content": "edited while copying"}, "Edit")
     edited.append(True)
-    qtbot.waitUntil(lambda: not runner.busy and not win.llm_view.messages.filling, timeout=20000)
+    qtbot.waitUntil(lambda: not runner.busy, timeout=20000)
     text = win.llm_view.text()
     assert text.startswith("--- user ---\nedited while copying\n")
     assert f"turn {llm.BACKGROUND_FROM + 9}" in text

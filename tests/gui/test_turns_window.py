@@ -350,6 +350,11 @@ def test_a_big_documents_request_is_composed_off_the_gui_thread(
     assert threads
     assert threading.main_thread() not in threads
     assert f"turn {BACKGROUND_FROM - 1}" in dialog.messages.full_text
+    # laid out a line at a time as in the LLM view, with its role lines in their colours
+    assert dialog.messages.line_count() > BACKGROUND_FROM
+    role = dialog.messages.styles("--- user ---")
+    assert role is not None
+    assert role.foreground().color().name() == "#2563eb"
     type_turn(qtbot, dialog, SECOND)
     assert problems(dialog) == []
     assert dialog.take_button.isEnabled()
