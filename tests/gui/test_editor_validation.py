@@ -14,7 +14,7 @@ from contextdeck.gui._editor import DataEditor
 
 pytestmark = pytest.mark.usefixtures("qapp")
 
-WAIT = 10_000  # a worker process starting on a busy machine; the wait ends as soon as the signal comes
+WAIT = 20_000  # a worker process starting on a busy machine; the wait ends as soon as the signal comes
 
 
 def load(qtbot: Any, editor: DataEditor, value: Any, schema: dict[str, Any] | None) -> list[Any]:
@@ -126,6 +126,29 @@ def test_a_catastrophic_pattern_does_not_block_the_event_loop(qtbot: Any, editor
     assert len(ticks) >= 3
     # and the next validation works (the stuck worker was replaced)
     assert load(qtbot, editor, {"code": "aaa"}, CATASTROPHIC) == []
+
+
+def test_a_worker_past_the_guard_is_replaced_and_the_summary_says_so(qtbot: Any) -> None:
+    """A validation still unanswered at the guard's limit is abandoned: "validation timed out" at the root, and
+    the next request goes to a new worker, which answers it."""
+    from contextdeck.gui._editor._validation import LIMIT_MS, TIMED_OUT, Validator
+
+    validator = Validator(debounce_ms=0)
+    try:
+        with qtbot.waitSignal(validator.finished, timeout=WAIT):
+            validator.request({"code": "aaa"}, CATASTROPHIC)  # the worker is up
+        first = validator._process
+        validator._deadline.setInterval(200)  # under the pattern's 0.5 s of CPU: the guard comes first
+        with qtbot.waitSignal(validator.finished, timeout=WAIT) as blocker:
+            validator.request({"code": "a" * 40 + "!"}, CATASTROPHIC)
+        assert blocker.args[0] == [((), TIMED_OUT)]
+        validator._deadline.setInterval(LIMIT_MS)  # (a new worker's first check, on a busy machine)
+        with qtbot.waitSignal(validator.finished, timeout=WAIT) as blocker:
+            validator.request({"code": 1}, CATASTROPHIC)
+        assert blocker.args[0] == [(("code",), "1 is not of type 'string'")]
+        assert validator._process is not first
+    finally:
+        validator.shutdown()
 
 
 def test_without_a_schema_there_is_nothing_to_validate(qtbot: Any, editor: DataEditor) -> None:
