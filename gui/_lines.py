@@ -29,6 +29,7 @@ from PySide6.QtGui import (
     QColor,
     QContextMenuEvent,
     QDrag,
+    QFocusEvent,
     QFont,
     QFontDatabase,
     QGuiApplication,
@@ -246,6 +247,14 @@ class LinesView(QAbstractScrollArea):
         self._row = 0
         self.viewport().update()
 
+    def focusInEvent(self, event: QFocusEvent) -> None:
+        super().focusInEvent(event)
+        self.viewport().update()
+
+    def focusOutEvent(self, event: QFocusEvent) -> None:
+        super().focusOutEvent(event)
+        self.viewport().update()
+
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         if event.oldSize().width() != event.size().width() or event.oldSize().height() != event.size().height():
@@ -282,6 +291,9 @@ class LinesView(QAbstractScrollArea):
     def paintEvent(self, event: QPaintEvent) -> None:
         painter = QPainter(self.viewport())
         palette = self.palette()
+        if self.hasFocus():  # a read-only text has no caret: the frame says where the keys go
+            painter.setPen(palette.color(QPalette.ColorRole.Highlight))
+            painter.drawRect(self.viewport().rect().adjusted(0, 0, -1, -1))
         if not self.full_text:
             if self.placeholder:
                 painter.setPen(palette.color(QPalette.ColorRole.PlaceholderText))

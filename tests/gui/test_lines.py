@@ -231,3 +231,35 @@ def test_a_screen_reader_is_told_the_selection_or_else_the_lines_in_sight(qtbot:
     assert spoken.endswith(f"… and {len(LINES) - 4_000:,} more characters selected")
     view.show_text("")
     assert reader.text(QAccessible.Text.Value) == "Nothing here yet."
+
+
+def test_the_view_with_the_keys_is_framed_in_the_highlight_colour(qtbot: Any) -> None:
+    """A read-only text has no caret: while the view has the focus, a frame in the highlight colour says so."""
+    from PySide6.QtWidgets import QLineEdit, QVBoxLayout, QWidget
+
+    window = QWidget()
+    qtbot.addWidget(window)
+    other = QLineEdit()
+    view = LinesView("Nothing here yet.")
+    layout = QVBoxLayout(window)
+    layout.addWidget(other)
+    layout.addWidget(view)
+    window.resize(420, 300)
+    window.show()
+    window.activateWindow()
+    qtbot.waitActive(window)
+    view.show_text(LINES)
+    highlight = view.palette().color(view.palette().ColorRole.Highlight).rgb()
+
+    def corner() -> int:
+        return view.viewport().grab().toImage().pixel(0, view.viewport().height() // 2)
+
+    other.setFocus()
+    qtbot.waitUntil(other.hasFocus)
+    assert corner() != highlight
+    qtbot.keyClick(other, Qt.Key.Key_Tab)
+    qtbot.waitUntil(view.hasFocus)
+    assert corner() == highlight
+    qtbot.keyClick(view, Qt.Key.Key_Tab)
+    qtbot.waitUntil(lambda: not view.hasFocus())
+    assert corner() != highlight
