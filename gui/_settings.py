@@ -30,9 +30,10 @@ class SyncApart(QObject):
     layout change. This eats that event and has a QSettings of the same file on a worker write it instead: the
     objects of one file in one process share their unwritten changes, and Qt locks the file for each (QSettings is
     reentrant, even over one file). Once written, `settings` syncs itself with nothing left to write (a look at
-    the file), which lets it ask to be written again at its next change."""
+    the file), which lets it ask to be written again at its next change; if it changed while the worker wrote,
+    that sync would write on the GUI thread, so the worker writes again first."""
 
-    _written = Signal()
+    _written = Signal(object)  # what the file holds now: {key: value}
 
     def __init__(self, settings: QSettings) -> None:
         super().__init__(settings)
@@ -47,13 +48,21 @@ class SyncApart(QObject):
             return True
         return False
 
-    def _synced(self) -> None:
-        self._settings.sync()
+    def _synced(self, written: dict[str, object]) -> None:
+        if _values(self._settings) == written:
+            self._settings.sync()
+        else:
+            _SYNCER.submit(self._write)
 
     def _write(self) -> None:
-        QSettings(self._file, self._format).sync()
+        settings = QSettings(self._file, self._format)
+        settings.sync()
         if shiboken6.isValid(self):
-            self._written.emit()
+            self._written.emit(_values(settings))
+
+
+def _values(settings: QSettings) -> dict[str, object]:
+    return {key: settings.value(key) for key in settings.allKeys()}
 
 
 def default_recovery_dir() -> Path:

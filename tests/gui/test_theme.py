@@ -185,6 +185,8 @@ def test_the_settings_file_is_written_on_a_worker_not_the_gui_thread(qtbot: Any,
     held = Event()
     submitted: list[Future[None]] = []
     submit = _settings._SYNCER.submit
+    submit(lambda: None).result(10)  # what opening the window asked for is written (one worker: in order),
+    qtbot.wait(1)  # and the settings have synced after it
 
     def holding(function: Any, *args: Any) -> Future[None]:
         future = submit(lambda: (held.wait(10), function(*args))[1])
@@ -204,6 +206,47 @@ def test_the_settings_file_is_written_on_a_worker_not_the_gui_thread(qtbot: Any,
     held.set()
     submitted[-1].result(10)
     assert on_disk() == "dark"
+
+
+def test_a_change_while_the_worker_writes_is_written_by_the_worker_too(qtbot: Any, refund_window: Any,
+                                                                        theme: Callable[[str], None],
+                                                                        monkeypatch: Any) -> None:
+    """A theme switch that comes while the worker is writing the one before (its answer not yet back) is not
+    written by the GUI thread when that answer comes: the worker writes it too."""
+    from concurrent.futures import Future
+    from threading import Event
+
+    from contextdeck.gui import _settings
+
+    submit = _settings._SYNCER.submit
+    submit(lambda: None).result(10)
+    qtbot.wait(1)
+    gates: list[Event] = []
+    submitted: list[Future[None]] = []
+
+    def holding(function: Any, *args: Any) -> Future[None]:
+        gate = Event()
+        gates.append(gate)
+        future = submit(lambda: (gate.wait(10), function(*args))[1])
+        submitted.append(future)
+        return future
+
+    monkeypatch.setattr(_settings._SYNCER, "submit", holding)
+    file = refund_window.settings.fileName()
+
+    def on_disk() -> str:  # (not through a QSettings: those of one file in one process share unwritten changes)
+        return next(line for line in Path(file).read_text().splitlines() if line.startswith("theme="))
+
+    refund_window.set_theme("dark")
+    qtbot.waitUntil(lambda: bool(submitted))
+    gates[0].set()
+    submitted[0].result(10)  # written; its answer to the GUI thread is queued
+    refund_window.set_theme("light")  # before that answer is read
+    qtbot.waitUntil(lambda: len(submitted) == 2)  # the answer saw the change: written again on the worker
+    assert on_disk() == "theme=dark"  # the GUI thread wrote nothing
+    gates[1].set()
+    submitted[1].result(10)
+    assert on_disk() == "theme=light"
 
 
 def test_a_dialog_over_the_window_repaints_none_of_its_views(qtbot: Any, refund_window: Any) -> None:
