@@ -1,0 +1,126 @@
+"""Engines of different commits side by side in one process: which one makes `run.py`'s edits cheaper.
+
+`python benchmarks/ab.py REV REV [REV ...] [tidy|untidy] [--edits N] [--messages N]`
+
+Each REV (a commit or branch; `.` is the working tree) has its `engine/` exported into a package of its own in a
+temporary folder and imported beside the others. Every engine gets the same document, watches and edits as
+`classes.py` (`run.py`'s seeds), and each edit is applied to every engine in turn, the order reversed at every
+other edit, each timed alone in CPU time with the collector off. Separate runs on a shared machine move by a tenth
+or more with the load; edit by edit, the engines share it: a commit against itself (an A/A run) comes out within a
+few per cent, so a difference beyond that is the code's. Prints, per class of edit, each engine's median and p99
+and the median of its per-edit ratio to the first engine.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import classes
+import run as bench
+from contextdeck._runtime import collect_when_idle, tune_interpreter
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def main() -> None:
+    args = sys.argv[1:]
+    edits = int(_option(args, "--edits", "2000"))
+    messages = int(_option(args, "--messages", str(bench.FULL[0])))
+    workloads = [a for a in args if a in ("tidy", "untidy")]
+    revisions = [a for a in args if a not in workloads]
+    workload = next(w for w in bench.WORKLOADS if w.name == (workloads[0] if workloads else "tidy"))
+    with tempfile.TemporaryDirectory() as folder:
+        engines = [_engine(revision, Path(folder), number) for number, revision in enumerate(revisions)]
+        _compare(workload, revisions, engines, messages, edits)
+
+
+def _option(args: list[str], name: str, default: str) -> str:
+    if name not in args:
+        return default
+    at = args.index(name)
+    value = args[at + 1]
+    del args[at : at + 2]
+    return value
+
+
+def _engine(revision: str, folder: Path, number: int) -> Any:
+    """`revision`'s engine, imported as the package `ab<number>.engine`."""
+    package = folder / f"ab{number}"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    if revision == ".":
+        shutil.copytree(ROOT / "engine", package / "engine")
+    else:
+        command = ["git", "-C", str(ROOT), "archive", revision, "engine"]
+        archive = subprocess.run(command, capture_output=True, check=True)
+        subprocess.run(["tar", "-x", "-C", str(package)], input=archive.stdout, check=True)
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
+    return importlib.import_module(f"ab{number}.engine")
+
+
+def _compare(workload: bench.Workload, revisions: list[str], engines: list[Any], messages: int, edits: int) -> None:
+    rng = random.Random(bench.SEED)
+    document = json.dumps(workload.document(rng, messages))
+    watched = [(workload.expression(rng), rng.choice(bench.INSTANCES)) for _ in range(bench.FULL[1])]
+    contexts = []
+    for engine in engines:
+        ctx = engine.Context(json.loads(document))
+        for expr, instance in watched:
+            ctx.watch(expr, lambda _: None, instance=instance)
+        contexts.append(ctx)
+    gc.collect()
+    gc.freeze()
+    tune_interpreter()
+    load = os.getloadavg()[0]
+    edit_rng = random.Random(bench.SEED + 1)
+    timed: list[tuple[str, list[float]]] = []
+    for number in range(edits):
+        change = bench.edit(edit_rng, len(contexts[0]), workload.message)
+        name = classes._class_of(contexts[0], change)
+        spent = [0.0] * len(engines)
+        turn = range(len(engines)) if number % 2 == 0 else reversed(range(len(engines)))
+        for which in turn:
+            fields = {field: getattr(change, field) for field in change.__dataclass_fields__}
+            if "message" in fields:  # each context its own copy
+                fields["message"] = json.loads(json.dumps(fields["message"]))
+            made = getattr(engines[which], type(change).__name__)(**fields)
+            gc.disable()
+            start = time.process_time()
+            contexts[which].apply(made)
+            spent[which] = time.process_time() - start
+            gc.enable()
+        timed.append((name, spent))
+        collect_when_idle()
+    print(
+        f"\n{workload.name}: {messages:,} messages, {len(watched):,} watches, {edits:,} edits; load average "
+        f"{load:.1f} → {os.getloadavg()[0]:.1f}; engines: {', '.join(revisions)}"
+    )
+    print(f"  {'class':16} {'share':>5}  median ms per engine; ratio to the first (median of the edits'); p99 ms")
+    by_class: dict[str, list[list[float]]] = {}
+    for name, spent in timed:
+        by_class.setdefault(name, []).append(spent)
+    rows = sorted(by_class.items(), key=lambda item: -len(item[1]))
+    for name, samples in [*rows, ("all", [spent for _, spent in timed])]:
+        medians = " ".join(f"{statistics.median(s[k] for s in samples) * 1e3:7.3f}" for k in range(len(engines)))
+        ratios = " ".join(
+            f"{statistics.median(s[k] / s[0] for s in samples if s[0] > 0):.3f}" for k in range(1, len(engines))
+        )
+        p99 = " ".join(f"{bench.percentile([s[k] for s in samples], 0.99) * 1e3:.2f}" for k in range(len(engines)))
+        print(f"  {name:16} {len(samples) / len(timed):5.0%}  {medians};  {ratios};  {p99}")
+
+
+if __name__ == "__main__":
+    main()
