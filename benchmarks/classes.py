@@ -45,7 +45,6 @@ PARTS = (
     ("rebases applied at once", "resolve._incremental._tracks", "Marks.settled"),
     ("results", "resolve._incremental._watches", "Watchers._results"),
     ("evaluations", "resolve._incremental._watches", "Watch.evaluate"),
-    ("commit", "resolve._incremental._watches", "Watchers.commit"),
     ("plan", "resolve._incremental._watches", "Watchers.touch"),
     ("order", "resolve._order", "Order.insert"),
     ("order", "resolve._order", "Order.pop"),
