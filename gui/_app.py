@@ -39,7 +39,8 @@ def create_window(settings: QSettings, recovery_dir: Path | None = None) -> Main
 
 
 def open_and_wait(window: MainWindow, path: Path, timeout_ms: int = 60000) -> bool:
-    """Open `path` and run the event loop until it is loaded (or failed); True when loaded."""
+    """Open `path` and run the event loop until it is shown with its selection in place (or failed); True when
+    shown."""
     loop = QEventLoop()
     result: list[bool] = []
 
@@ -52,13 +53,13 @@ def open_and_wait(window: MainWindow, path: Path, timeout_ms: int = 60000) -> bo
         loop.quit()
 
     session = window.session
-    session.documentReplaced.connect(loaded)
+    window.document.documentShown.connect(loaded)
     session.loadFailed.connect(failed)
     QTimer.singleShot(timeout_ms, loop.quit)
     session.open(path)
     if not result:
         loop.exec()
-    session.documentReplaced.disconnect(loaded)
+    window.document.documentShown.disconnect(loaded)
     session.loadFailed.disconnect(failed)
     return bool(result and result[0])
 

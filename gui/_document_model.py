@@ -10,15 +10,24 @@ keeps in step (`selectRequested`).
 `viewsDue` paces the views that recompute (state, LLM view, watches): on the next turn after a selection
 (once the timeline has drawn a far jump's rows: `wait_while`), `REFRESH_MS` after the last edit (typing
 stays cheap), at once when Follow Latest is switched.
+
+A document opens in two steps: `documentReplaced` (every view drops the old document and takes the new one,
+nothing selected), then, in a turn after the window's repaint of that (`open_after`), its last message is
+selected (the editor makes its form) and `documentShown` says the document is shown with its selection in
+place. Each step with its repaint is a frame's work at a million messages; both in one turn were not. An empty
+document is shown at once (nothing to select). Whatever needs the selection waits for `documentShown` (or
+reads `is_shown`). Nothing the user does lands in between: the first input event (a key, a click, a drop, a
+close) finishes the opening before it is delivered, so it acts on the document as shown.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer, Signal
 
 from contextdeck.engine import Context, Document
 
@@ -29,12 +38,16 @@ REFRESH_MS = 40  # the views that recompute wait this long after an edit: typing
 # While a run appends its outputs, the views that recompute follow at most this often: a recompute inside a short
 # run costs as much as a third of the run, and a long run's views still move on a few times a second.
 REFRESH_WHILE_RUNNING_MS = 500
+# A new document's selection waits for `open_after` at most this long: for a loop that does not say when its turns
+# begin. (A window repaints a few milliseconds after it is asked to, later on a loaded machine.)
+OPEN_WAIT_S = 1.0
 
 
 class DocumentModel(QObject):
     """The open document, the selection and the time cursor, with a signal for each change."""
 
-    documentReplaced = Signal()  # another document is open (new, opened, recovered, imported)
+    documentReplaced = Signal()  # another document is open (new, opened, recovered, imported); nothing selected yet
+    documentShown = Signal()  # the document `documentReplaced` told of is shown, its selection in place
     changed = Signal()  # an edit, an undo or a redo (the undo stack moved)
     messageSelected = Signal(int)  # the selected message's index
     cursorChanged = Signal(object)  # the message the views show the context as of (int), or None: the latest
@@ -54,6 +67,16 @@ class DocumentModel(QObject):
         self._running = False  # a run appends its outputs (`pace_for_a_run`)
         self._wait: Callable[[], bool] = lambda: False
         self._context: Context | None = None
+        self._opening = QTimer(self, singleShot=True, interval=0)  # a new document's selection: on a coming turn
+        self._opening.timeout.connect(self._opening_due)
+        self._ready: Callable[[], bool] = lambda: True
+        self._open_by = 0.0
+        self._opened = True  # the document is shown with its selection in place
+        self._chosen = False  # a selection was made since the document was replaced: the opening keeps it
+        self._input = _FirstInput(self.finish_opening, self)
+        if len(self.context()):  # a session that has a document already opens it as a replaced one does
+            self._open()
+            self._input.start()
         # Bound methods, never lambdas: Qt drops these connections when the model is destroyed.
         session.documentReplaced.connect(self._replaced)
         session.undo_stack.indexChanged.connect(self._changed)
@@ -103,6 +126,7 @@ class DocumentModel(QObject):
 
     def set_selected(self, index: int | None) -> None:
         """The timeline's current row changed to message `index` (None: a call, the solution or nothing)."""
+        self._chosen = self._chosen or index is not None
         self._selected_id = None if index is None else self.context().id_at(index)
         if index is not None:
             self.messageSelected.emit(index)
@@ -130,8 +154,33 @@ class DocumentModel(QObject):
         return self._soon.isActive()
 
     def views_pending(self) -> bool:
-        """A selection's or an edit's `viewsDue` is still to come."""
-        return self._soon.isActive() or self._later.isActive()
+        """A new document's selection, or a selection's or an edit's `viewsDue`, is still to come."""
+        return not self._opened or self._soon.isActive() or self._later.isActive()
+
+    # -- opening a document ----------------------------------------------------------------------------
+
+    def open_after(self, ready: Callable[[], bool]) -> None:
+        """A new document's selection waits until `ready()` (the window has repainted the document's views),
+        `OPEN_WAIT_S` at most."""
+        self._ready = ready
+
+    def is_shown(self) -> bool:
+        """The document is shown with its selection in place (`documentShown` has been sent for it)."""
+        return self._opened
+
+    def finish_opening(self) -> None:
+        """Select the last message of the document just opened (unless something was selected since), then
+        `documentShown`; nothing when it is shown already. In a turn after the window's repaint of the new
+        document (`open_after`), or before the first input event that comes sooner."""
+        if self._input.watching:
+            self._input.stop()
+        if self._opened:
+            return
+        self._opened = True
+        self._opening.stop()
+        if not self._chosen:
+            self.select_message(len(self.context()) - 1)  # every view opens on the whole context, as of its latest
+        self.documentShown.emit()
 
     def show_views(self) -> None:
         """`viewsDue` now (and not again for what was pending)."""
@@ -148,8 +197,25 @@ class DocumentModel(QObject):
     def _replaced(self) -> None:
         self._selected_id = None
         self._follow_context()
+        self._open()  # before the views are told: a message one of them selects is kept
         self.documentReplaced.emit()
+        if not len(self.context()):
+            self.finish_opening()  # nothing to select: shown as it is
+        elif not self._opened:
+            self._input.start()  # after the views' own events: no input reaches them within this call
         self._later.start()
+
+    def _opening_due(self) -> None:
+        if not self._ready() and time.perf_counter() < self._open_by:
+            self._opening.start()
+            return
+        self.finish_opening()
+
+    def _open(self) -> None:
+        self._opened = False
+        self._open_by = time.perf_counter() + OPEN_WAIT_S
+        self._opening.start()
+        self._chosen = False
 
     def _follow_context(self) -> None:
         context = self.context()
@@ -174,3 +240,38 @@ class DocumentModel(QObject):
         self.changed.emit()
         if not (self._running and self._later.isActive()):
             self._later.start()
+
+
+class _FirstInput(QObject):
+    """Calls `first()` before the application delivers the next input event (to any of its widgets), while
+    started: what the user does acts on what the window has finished showing."""
+
+    INPUT = frozenset({
+        QEvent.Type.KeyPress, QEvent.Type.ShortcutOverride, QEvent.Type.MouseButtonPress,
+        QEvent.Type.MouseButtonDblClick, QEvent.Type.Wheel, QEvent.Type.TouchBegin, QEvent.Type.TabletPress,
+        QEvent.Type.ContextMenu, QEvent.Type.InputMethod, QEvent.Type.DragEnter, QEvent.Type.Drop,
+        QEvent.Type.Close,
+        QEvent.Type.FocusIn,  # the window activated: the timeline, given the focus, would make its first row current
+    })
+
+    def __init__(self, first: Callable[[], None], parent: QObject) -> None:
+        super().__init__(parent)
+        self._first = first
+        self.watching = False
+
+    def start(self) -> None:
+        app = QCoreApplication.instance()
+        if app is not None and not self.watching:
+            app.installEventFilter(self)
+            self.watching = True
+
+    def stop(self) -> None:
+        app = QCoreApplication.instance()
+        if app is not None and self.watching:
+            app.removeEventFilter(self)
+        self.watching = False
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() in self.INPUT:
+            self._first()
+        return False

@@ -144,6 +144,9 @@ class MainWindow(QMainWindow):
             view.follow(self.document)
         self.document.messageSelected.connect(self.forms_ahead.selected)
         self.document.wait_while(self.timeline.table.is_scrolling)  # a far jump's rows first, then the views
+        # A new document's selection (the editor's form) in a turn after the window's repaint of its views.
+        self._painted_turn: int | None = None
+        self.document.open_after(self._repainted)
         self.document.documentReplaced.connect(self._document_replaced)
         # Bound methods, never lambdas: Qt drops these connections when the window is destroyed.
         self.session.dirtyChanged.connect(self._update_title)
@@ -295,10 +298,16 @@ class MainWindow(QMainWindow):
         if old is not None:
             old.deleteLater()
         self._update_title()
-        if len(context):
-            # The last message: every view opens on the whole context, as of its latest message.
-            self.select_message(len(context) - 1)
         self.diagnostics.schedule(self.session.document)
+        self._painted_turn = None  # the last message is selected after the repaint of this (`documentShown`)
+
+    def _repainted(self) -> bool:
+        """The window has repainted since the document was replaced, two turns before this one or more (or it is
+        not on screen: nothing to wait for). In the turn right after a long repaint, timers overdue meanwhile
+        fire in no set order: one of them, the opening's, would join the repaint's frame."""
+        if not self.isVisible() or self.isMinimized():
+            return True
+        return self._painted_turn is not None and slices().turns > self._painted_turn + 1
 
     def _run_state_changed(self) -> None:
         # A run's outputs become timeline rows once per turn while it runs, all of them when it stops; the views
@@ -477,7 +486,9 @@ class MainWindow(QMainWindow):
                 bar.hide()
 
     def event(self, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.ChildPolished:
+        if event.type() == QEvent.Type.UpdateRequest:
+            self._painted_turn = slices().turns
+        elif event.type() == QEvent.Type.ChildPolished:
             assert isinstance(event, QChildEvent)
             child = event.child()
             if isinstance(child, QTabBar):  # the tabs of docks stacked in one place, made by Qt on demand

@@ -63,7 +63,7 @@ def refund_window(qtbot: Any, tmp_path: Path, examples: Path) -> Iterator[MainWi
     qtbot.addWidget(win)
     win.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
     win.show()
-    with qtbot.waitSignal(win.session.documentReplaced, timeout=10000):
+    with qtbot.waitSignal(win.document.documentShown, timeout=10000):
         win.session.open(examples / "refund_workflow.json")
     yield win
     win.session.close()
@@ -87,7 +87,7 @@ def open_window(qtbot: Any, tmp_path: Path) -> Iterator[WindowMaker]:
         window.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
         window.show()
         if path is not None:
-            with qtbot.waitSignal(window.session.documentReplaced, timeout=10000):
+            with qtbot.waitSignal(window.document.documentShown, timeout=10000):
                 window.session.open(path)
         window.activateWindow()  # after the load's progress dialog
         qtbot.waitUntil(window.isActiveWindow)

@@ -105,7 +105,7 @@ def test_the_document_a_switch_replaces_is_freed_when_another_application_comes_
     knot: list[object] = [context]
     knot.append(knot)
     del context
-    with qtbot.waitSignal(window.session.documentReplaced, timeout=10000):
+    with qtbot.waitSignal(window.document.documentShown, timeout=10000):
         window.session.open(examples / "moderation_batch.json")
     del knot
     qtbot.waitUntil(lambda: not window.state_view.is_busy())  # the views let go of A
@@ -125,7 +125,7 @@ def test_a_closed_window_leaves_the_collector_no_live_qt_object(qtbot: QtBot, tm
     window = create_window(settings, tmp_path / "recovery")
     window.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
     window.show()
-    with qtbot.waitSignal(window.session.documentReplaced, timeout=10000):
+    with qtbot.waitSignal(window.document.documentShown, timeout=10000):
         window.session.open(examples / "refund_workflow.json")
     for index in range(len(window.context())):  # every kind of message's form
         window.select_message(index)

@@ -167,10 +167,10 @@ def test_no_calls_notice_clears_on_a_document_with_calls(qtbot: Any, window: Mai
     from contextdeck.gui._inspector._panel import NO_CALLS
 
     panel = parts(window).panel
-    with qtbot.waitSignal(window.session.documentReplaced, timeout=10000):
+    with qtbot.waitSignal(window.document.documentShown, timeout=10000):
         window.session.open(examples / "seed_output.json")
     qtbot.waitUntil(lambda: panel.message.text() == NO_CALLS)
-    with qtbot.waitSignal(window.session.documentReplaced, timeout=10000):
+    with qtbot.waitSignal(window.document.documentShown, timeout=10000):
         window.session.open(examples / "refund_workflow.json")
     qtbot.waitUntil(lambda: panel.message.text() != NO_CALLS)
 
@@ -185,7 +185,7 @@ def test_a_runs_outputs_become_timeline_rows_a_turn_at_a_time(qtbot: Any, window
     path = tmp_path / "plan.json"
     path.write_text(json.dumps({"context": [{"type": "state", "data": {}}, {"type": "plan", "plan": calls}]}),
                     encoding="utf-8")
-    with qtbot.waitSignal(window.session.documentReplaced, timeout=10000):
+    with qtbot.waitSignal(window.document.documentShown, timeout=10000):
         window.session.open(path)
     inspector = parts(window)
     inspector.debugger.clock = fixed_clock("2026-01-01T00:00:00Z")

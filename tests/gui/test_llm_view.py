@@ -101,7 +101,7 @@ def test_a_python_registry_asks_first_and_a_broken_one_says_why(qtbot: Any, wind
 def test_the_bundled_translate_example_shows_roles_and_explicit_tools(qtbot: Any, examples: Path, tmp_path: Path,
                                                                        window: MainWindow) -> None:
     """The bundled example: a system role, a meta block, an advisor, and translateText offered without _output."""
-    with qtbot.waitSignal(window.session.documentReplaced, timeout=10000):
+    with qtbot.waitSignal(window.document.documentShown, timeout=10000):
         window.session.open(examples / "translate_request.json")
     view = window.llm_view
     qtbot.waitUntil(lambda: view.messages.toPlainText().startswith("--- system ---\nYou translate"))
@@ -140,7 +140,7 @@ def opened_window(qtbot: Any, tmp_path: Path, name: str, document: Any) -> MainW
     qtbot.addWidget(win)
     win.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
     win.show()
-    with qtbot.waitSignal(win.session.documentReplaced, timeout=10000):
+    with qtbot.waitSignal(win.document.documentShown, timeout=10000):
         win.session.open(path)
     return win
 

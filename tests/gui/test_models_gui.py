@@ -42,7 +42,7 @@ def window(qtbot: Any, tmp_path: Path, fake_llm: Any) -> Iterator[MainWindow]:
     qtbot.addWidget(win)
     win.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
     win.show()
-    with qtbot.waitSignal(win.session.documentReplaced, timeout=10000):
+    with qtbot.waitSignal(win.document.documentShown, timeout=10000):
         win.session.open(path)
     win.models.models.set_config(ModelConfig(fake_llm.url, "fake-small", timeout=5))  # type: ignore[attr-defined]
     yield win

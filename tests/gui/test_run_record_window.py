@@ -45,7 +45,7 @@ def window(refund_window: MainWindow) -> MainWindow:
 
 
 def open_document(qtbot: Any, window: MainWindow, path: Path) -> None:
-    with qtbot.waitSignal(window.session.documentReplaced, timeout=10000):
+    with qtbot.waitSignal(window.document.documentShown, timeout=10000):
         window.session.open(path)
 
 
@@ -208,7 +208,7 @@ def test_fork_here_opens_the_document_up_to_the_selected_message_and_runs_only_t
     [lookup] = outputs_of(window, 0)
     window.select_message(lookup)
     inspector.wiring.ask_fork_path = lambda: str(tmp_path / "fork.json")  # type: ignore[attr-defined]
-    with qtbot.waitSignal(window.session.documentReplaced, timeout=10000):
+    with qtbot.waitSignal(window.document.documentShown, timeout=10000):
         next(a for a in window.menu("Run").actions() if a.text() == "Fork Here…").trigger()
     assert window.session.path == tmp_path / "fork.json"
     assert len(window.context()) == lookup + 1

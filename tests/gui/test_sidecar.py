@@ -71,10 +71,10 @@ def test_each_document_has_its_own_watches(qtbot: Any, open_window: Any, documen
     other.write_text(json.dumps(DOC[:1]), encoding="utf-8")
     window = open_window(document)
     window.watches.model.add("†state.user")
-    with qtbot.waitSignal(window.session.documentReplaced):
+    with qtbot.waitSignal(window.document.documentShown):
         window.session.open(other)
     assert window.watches.model.pins == []
-    with qtbot.waitSignal(window.session.documentReplaced):
+    with qtbot.waitSignal(window.document.documentShown):
         window.session.open(document)
     assert [pin.label for pin in window.watches.model.pins] == ["†state.user"]
     window.close()
@@ -91,7 +91,7 @@ def test_each_document_reopens_in_its_own_dock_layout(qtbot: Any, open_window: A
     first = open_window(document)
     assert first.dockWidgetArea(first.state_dock) == right
     first.addDockWidget(left, first.state_dock)
-    with qtbot.waitSignal(first.session.documentReplaced):
+    with qtbot.waitSignal(first.document.documentShown):
         first.session.open(other)
     assert first.dockWidgetArea(first.state_dock) == left  # never laid out: the window as it is
     first.addDockWidget(right, first.state_dock)
@@ -102,11 +102,11 @@ def test_each_document_reopens_in_its_own_dock_layout(qtbot: Any, open_window: A
     second = open_window(document)
     assert second.dockWidgetArea(second.state_dock) == left, "the document's own layout, not the last closed"
     assert not second.watch_dock.isHidden()
-    with qtbot.waitSignal(second.session.documentReplaced):
+    with qtbot.waitSignal(second.document.documentShown):
         second.session.open(other)
     assert second.dockWidgetArea(second.state_dock) == right
     assert second.watch_dock.isHidden()
-    with qtbot.waitSignal(second.session.documentReplaced):
+    with qtbot.waitSignal(second.document.documentShown):
         second.session.open(fresh)
     assert second.watch_dock.isHidden()  # never laid out: as it is
     assert second.dockWidgetArea(second.state_dock) == right

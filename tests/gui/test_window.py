@@ -41,7 +41,7 @@ def new_window(qtbot: Any, settings: QSettings, recovery: Path) -> MainWindow:
 
 
 def open_doc(qtbot: Any, window: MainWindow, path: Path) -> None:
-    with qtbot.waitSignal(window.session.documentReplaced, timeout=10000):
+    with qtbot.waitSignal(window.document.documentShown, timeout=10000):
         window.session.open(path)
 
 
@@ -429,7 +429,7 @@ def test_recovery_after_a_crash_restores_the_unsaved_edits(qtbot: Any, settings:
             sidecar.write_text(json.dumps(meta))
     second = new_window(qtbot, QSettings(str(tmp_path / "second.ini"), QSettings.Format.IniFormat), recovery)
     second.files.ask_recover = lambda candidate: "recover"  # type: ignore[method-assign]
-    with qtbot.waitSignal(second.session.documentReplaced, timeout=10000):
+    with qtbot.waitSignal(second.document.documentShown, timeout=10000):
         assert second.files.offer_recovery()
     assert document_json(second) == edited
     assert second.isWindowModified()
@@ -500,7 +500,7 @@ def test_a_file_dropped_on_the_window_opens(qtbot: Any, window: MainWindow, exam
     mime.setUrls([QUrl.fromLocalFile(str(examples / "moderation_batch.json"))])
     event = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
                        Qt.KeyboardModifier.NoModifier)
-    with qtbot.waitSignal(window.session.documentReplaced, timeout=10000):
+    with qtbot.waitSignal(window.document.documentShown, timeout=10000):
         window.dropEvent(event)
     assert window.session.path == examples / "moderation_batch.json"
     assert window.windowTitle().startswith("moderation_batch.json")
@@ -515,7 +515,7 @@ def test_recent_files_menu_reopens_a_file(qtbot: Any, window: MainWindow, tmp_pa
     first = menu.actions()[0]
     assert first.toolTip() == str((tmp_path / "ordered.json").resolve())
     window.files.new()
-    with qtbot.waitSignal(window.session.documentReplaced, timeout=10000):
+    with qtbot.waitSignal(window.document.documentShown, timeout=10000):
         first.trigger()
     assert len(window.context()) == len(ORDERED)
 

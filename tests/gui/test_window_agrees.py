@@ -175,7 +175,7 @@ def test_every_view_equals_the_engine_after_random_edits(
     """State rows (value and "set by"), watch values and calls statuses equal resolve, blame and Execution."""
     path = tmp_path / "doc.json"
     path.write_text(json.dumps(document), encoding="utf-8")
-    with qtbot.waitSignal(window.session.documentReplaced, timeout=10000):
+    with qtbot.waitSignal(window.document.documentShown, timeout=10000):
         window.session.open(path)
     settle(qtbot, window)
     for _ in range(data.draw(st.integers(1, 5))):

@@ -1,0 +1,169 @@
+"""A document opens in two turns: the views take it (`documentReplaced`), then its last message is selected
+(`documentShown`). Nothing the user does falls between the two: it acts on the document as shown."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+
+from contextdeck.engine import Context, Document, Shape
+from contextdeck.gui._window import MainWindow
+
+MESSAGES = [
+    {"type": "text", "role": "system", "text": "Be brief."},
+    {"type": "state", "data": {"user": "Alex"}},
+    {"type": "state", "data": {"user": "Sam"}},
+    {"type": "text", "role": "user", "text": "Hello"},
+]
+LAST = len(MESSAGES) - 1
+
+
+@pytest.fixture
+def document(tmp_path: Path) -> Path:
+    path = tmp_path / "four.json"
+    path.write_text(json.dumps(MESSAGES), encoding="utf-8")
+    return path
+
+
+def in_the_gap(window: MainWindow, do: Any) -> None:
+    """`do()` right after the load's hand-over (the views took the new document), before its selection: as an
+    input event queued while the hand-over ran is delivered."""
+    def once() -> None:
+        window.session.loadFinished.disconnect(once)
+        assert not window.document.is_shown()
+        do()
+
+    window.session.loadFinished.connect(once)
+
+
+def test_the_hand_over_makes_no_form_and_the_next_turn_selects_the_last_message(
+        qtbot: Any, open_window: Any, document: Path) -> None:
+    window = open_window(None)
+    at_hand_over: list[Any] = []
+    window.session.documentReplaced.connect(lambda: at_hand_over.append(
+        (window.selected_message(), window.editor.title.text(), window.document.is_shown())))
+    shown: list[Any] = []
+    window.document.documentShown.connect(lambda: shown.append(window.selected_message()))
+    with qtbot.waitSignal(window.document.documentShown, timeout=10_000):
+        window.session.open(document)
+    assert at_hand_over == [(None, "<b>No message selected</b>", False)]
+    assert shown == [LAST]
+    assert window.document.is_shown()
+    assert window.editor.title.text().startswith(f"<b>#{LAST} · text</b>")
+    assert window.timeline.table.currentIndex().row() == LAST
+
+
+@pytest.mark.parametrize(("key", "selected", "count"), [
+    (Qt.Key.Key_Up, LAST - 1, len(MESSAGES)),  # up from the last message, not from nothing
+    (Qt.Key.Key_Delete, LAST - 1, len(MESSAGES) - 1),  # the last message goes, the one before it is selected
+])
+def test_a_key_pressed_before_the_selection_acts_on_the_document_as_shown(
+        qtbot: Any, open_window: Any, document: Path, key: Qt.Key, selected: int, count: int) -> None:
+    window = open_window(None)
+    table = window.timeline.table
+    in_the_gap(window, lambda: QTest.keyClick(table, key))
+    with qtbot.waitSignal(window.document.documentShown, timeout=10_000):
+        window.session.open(document)
+    qtbot.waitUntil(lambda: window.selected_message() == selected)
+    assert len(window.context()) == count
+    assert window.editor.title.text().startswith(f"<b>#{selected} ·")
+
+
+def test_a_click_before_the_selection_keeps_its_row(qtbot: Any, open_window: Any, document: Path) -> None:
+    window = open_window(None)
+    table = window.timeline.table
+
+    def click_row_one() -> None:
+        table.resizeRowsToContents()
+        QTest.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=table.visualRect(
+            table.model().index(1, 0)).center())
+
+    in_the_gap(window, click_row_one)
+    with qtbot.waitSignal(window.document.documentShown, timeout=10_000):
+        window.session.open(document)
+    assert window.selected_message() == 1
+    assert window.editor.title.text().startswith("<b>#1 · state</b>")
+
+
+def test_the_timeline_taking_the_focus_before_the_selection_shows_the_last_message(
+        qtbot: Any, open_window: Any, document: Path) -> None:
+    """Given the focus with no current row (the window activated, Tab), a table makes its first row current: the
+    document opens on its last message all the same."""
+    window = open_window(None)
+    table = window.timeline.table
+
+    def tab_into_the_timeline() -> None:
+        window.timeline.filter_box.setFocus(Qt.FocusReason.OtherFocusReason)
+        table.setFocus(Qt.FocusReason.TabFocusReason)
+
+    in_the_gap(window, tab_into_the_timeline)
+    with qtbot.waitSignal(window.document.documentShown, timeout=10_000):
+        window.session.open(document)
+    assert table.hasFocus()
+    assert window.selected_message() == LAST
+
+
+def test_a_message_selected_before_the_selection_is_kept(qtbot: Any, open_window: Any, document: Path) -> None:
+    """A view that jumps to a message in the gap (a restored place, a link followed) keeps it."""
+    window = open_window(None)
+    in_the_gap(window, lambda: window.select_message(2))
+    with qtbot.waitSignal(window.document.documentShown, timeout=10_000):
+        window.session.open(document)
+    assert window.selected_message() == 2
+
+
+def test_another_document_opened_before_the_selection_opens_on_its_own_last_message(
+        qtbot: Any, open_window: Any) -> None:
+    window = open_window(None)
+    shown: list[int | None] = []
+    window.document.documentShown.connect(lambda: shown.append(window.selected_message()))
+    window.session.open_document(Document(Context([dict(message) for message in MESSAGES]), Shape.ARRAY))
+    window.session.open_document(Document(Context([dict(message) for message in MESSAGES[:2]]), Shape.ARRAY))
+    qtbot.waitUntil(window.document.is_shown)
+    assert shown == [1]  # once, for the document open now
+    assert window.editor.title.text().startswith("<b>#1 · state</b>")
+
+
+def test_an_empty_document_is_shown_with_nothing_selected(qtbot: Any, open_window: Any, document: Path) -> None:
+    window = open_window(document)
+    with qtbot.waitSignal(window.document.documentShown, timeout=10_000):
+        window.files.new()
+    assert window.selected_message() is None
+    assert window.editor.title.text() == "<b>No message selected</b>"
+
+
+def test_the_selection_comes_in_a_turn_after_the_windows_repaint_of_the_new_document(
+        qtbot: Any, open_window: Any, document: Path) -> None:
+    """The views' repaint of the document and the editor's form of its last message each make a frame of their
+    own (at a million messages, together they were two)."""
+    from PySide6.QtCore import QEvent, QObject
+
+    from contextdeck.gui._slices import slices
+
+    window = open_window(None)
+    seen: list[tuple[str, int]] = []
+
+    class Repaints(QObject):
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.UpdateRequest and seen:
+                seen.append(("repaint", slices().turns))
+            return False
+
+    repaints = Repaints(window)
+    window.installEventFilter(repaints)
+    window.document.documentReplaced.connect(lambda: seen.append(("replaced", slices().turns)))
+    window.document.documentShown.connect(lambda: seen.append(("shown", slices().turns)))
+    with qtbot.waitSignal(window.document.documentShown, timeout=10_000):
+        window.session.open(document)
+    window.removeEventFilter(repaints)
+    kinds = [kind for kind, _turn in seen]
+    assert kinds[0] == "replaced"
+    assert "repaint" in kinds
+    assert kinds[-1] == "shown"
+    first_repaint = next(turn for kind, turn in seen if kind == "repaint")
+    assert first_repaint < seen[-1][1]
