@@ -7,6 +7,7 @@ measurements that chose it over QTreeView and QListView); the child rows of the 
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, QPoint, QRect, Qt, QTimer, Signal
@@ -25,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ._slices import slices
 from ._theme import icon
 from ._timeline_delegate import TimelineDelegate, row_height
 from ._timeline_model import TimelineModel
@@ -35,7 +37,10 @@ if TYPE_CHECKING:
 
 _Index = QModelIndex | QPersistentModelIndex
 DEBOUNCE_MS = 150  # the filter is searched once typing pauses this long
-BAND_ROWS = 7  # rows of a far jump's new screen drawn per turn (a small part of a frame)
+# A far jump's new screen is drawn a band of rows per turn: as many rows as fit in what is left of `BAND_TURN_S` of
+# the turn's GUI-thread time (at the last bands' cost per row; `ROW_S` before any), at least one.
+BAND_TURN_S = 0.006
+ROW_S = 0.002
 
 
 NO_PLAN = "Select a plan message (or the solution) to see its calls here."
@@ -47,10 +52,12 @@ class TimelineTable(QTableView):
     turn, and a far jump's screen of rows never drawn is drawn on later turns of its own.
 
     When the row is off the screen, the viewport is not repainted until its new rows are drawn: from the turn after
-    the scroll's (which has the window's repaint of the new selection) on, each turn draws `BAND_ROWS` of them into
-    pictures (`Pictures.making_now`, through a paint of that band of the viewport into an image: the same rows,
-    options and keys as on screen), and the turn after the last shows them, copied. Drawn at once, such a screen
-    would share a turn with the editor's new form and overrun the frame."""
+    the scroll's (which has the window's repaint of the new selection) on, each turn draws a band of them into
+    pictures, as many rows as the rest of the turn's `BAND_TURN_S` holds (`Pictures.making_now`, through a paint of
+    that band of the viewport into an image: the same rows, options and keys as on screen), and the turn after the
+    last shows them, copied. Drawn at once, such a screen would share a turn with the editor's new form and overrun
+    the frame; a band of a fixed count of rows, with the repaint the scroll asked for, overran it at a million
+    messages under load."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -58,7 +65,8 @@ class TimelineTable(QTableView):
         self._scroll.timeout.connect(self._scroll_now)
         self._next = QTimer(self, singleShot=True, interval=0)  # the next band of rows to draw, then showing them
         self._next.timeout.connect(self._draw_band)
-        self._bands: list[QRect] = []  # of the viewport, not drawn yet since the scroll
+        self._band_top: int | None = None  # where the viewport's rows not drawn yet since the scroll begin
+        self._row_s = ROW_S  # what drawing a row into a picture cost, the last band's
         self._target = QPersistentModelIndex()  # the row the coming scroll goes to
 
     def currentChanged(self, current: _Index, previous: _Index) -> None:
@@ -96,6 +104,16 @@ class TimelineTable(QTableView):
                 return super().viewportEvent(event)
         return super().viewportEvent(event)
 
+    def hold(self) -> None:
+        """Paint no rows until the next scroll or `release` (a new document, before the selection it opens on:
+        its rows would be painted in the repaint that shows the document, and then the selection jumps)."""
+        self.viewport().setUpdatesEnabled(False)
+
+    def release(self) -> None:
+        """Draw the rows on screen a band a turn, if held and no scroll does."""
+        if not self.viewport().updatesEnabled() and not self.is_scrolling():
+            self._scroll.start()
+
     def is_scrolling(self) -> bool:
         """A scroll to the current row, or the drawing and showing of the rows it scrolled to, waits for its turn."""
         return self._scroll.isActive() or self._next.isActive()
@@ -106,24 +124,29 @@ class TimelineTable(QTableView):
             self.scrollTo(current)
         viewport = self.viewport()
         if not viewport.updatesEnabled():  # the bands from the next turn on: this one has the window's repaint
-            height = BAND_ROWS * self.verticalHeader().defaultSectionSize()
-            self._bands = [QRect(0, top, viewport.width(), height) for top in range(0, viewport.height(), height)]
+            self._band_top = 0
             self._next.start()
 
     def _draw_band(self) -> None:
         """Draw the next band of rows into pictures; once all are, show them on the next turn."""
         viewport = self.viewport()
         delegate = self.itemDelegate()
-        if not self._bands or not isinstance(delegate, TimelineDelegate):
-            self._bands = []
+        top = self._band_top
+        if top is None or top >= viewport.height() or not isinstance(delegate, TimelineDelegate):
+            self._band_top = None
             viewport.setUpdatesEnabled(True)  # repaints it whole
             return
-        band = self._bands.pop(0)
+        row = self.verticalHeader().defaultSectionSize()
+        rows = max(1, int((BAND_TURN_S - slices().turn_used()) / self._row_s))
+        band = QRect(0, top, viewport.width(), min(rows * row, viewport.height() - top))
+        self._band_top = band.bottom() + 1
         ratio = viewport.devicePixelRatioF()
         image = QImage(band.size() * ratio, QImage.Format.Format_ARGB32_Premultiplied)
         image.setDevicePixelRatio(ratio)
+        began = time.thread_time()
         with delegate.pictures.making_now():  # the view's own paint: its rows, options and keys
             viewport.render(image, QPoint(), QRegion(band))
+        self._row_s = max((time.thread_time() - began) * row / band.height(), ROW_S / 10)
         self._next.start()
 
 
@@ -160,6 +183,7 @@ class TimelinePanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._model: TimelineModel | None = None
+        self._document: DocumentModel | None = None
         self._haystacks: Haystacks | None = None
         self._announced = QPersistentModelIndex()  # the row `currentChanged` last announced (it follows edits)
         self._carried: int | None = None  # while a message moves: its row, when it is the current one
@@ -260,6 +284,8 @@ class TimelinePanel(QWidget):
         model.rowsAboutToBeRemoved.connect(self._rows_leaving)
         model.rowMoving.connect(self._row_moving)
         model.rowMoved.connect(self._row_moved)
+        if model.rowCount() and self._document is not None and not self._document.is_shown():
+            self.table.hold()  # before the model is shown: none of its rows is painted until the document is
         self._show(model, keep_current=False)
         self._filter_changed(self.filter_box.text())
 
@@ -268,14 +294,17 @@ class TimelinePanel(QWidget):
 
     def follow(self, document: DocumentModel) -> None:
         """Shade the rows after `document`'s time cursor as the future: at once when it moves (the rows scrolled
-        to are drawn once, in their new shade), and when the views are due (an edit renumbers the cursor)."""
+        to are drawn once, in their new shade), and when the views are due (an edit renumbers the cursor). A
+        new document's rows are painted once it is shown (`hold`)."""
         self._document = document
         document.cursorChanged.connect(self._shade)  # bound methods: Qt drops them with the panel
+        document.documentShown.connect(self.table.release)
         document.viewsDue.connect(self._shade)
 
     def _shade(self, *_cursor: object) -> None:
-        if self._model is not None and self._model.context is self._document.context():
-            self._model.set_cursor(self._document.time_cursor())
+        document = self._document
+        if document is not None and self._model is not None and self._model.context is document.context():
+            self._model.set_cursor(document.time_cursor())
 
     def query(self) -> Query:
         """The query the shown rows match (empty: every row is shown)."""

@@ -486,8 +486,8 @@ class MainWindow(QMainWindow):
                 bar.hide()
 
     def event(self, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.UpdateRequest:
-            self._painted_turn = slices().turns
+        if event.type() == QEvent.Type.UpdateRequest and self._painted_turn is None:
+            self._painted_turn = slices().turns  # the first repaint since the document was replaced
         elif event.type() == QEvent.Type.ChildPolished:
             assert isinstance(event, QChildEvent)
             child = event.child()

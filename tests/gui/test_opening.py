@@ -167,3 +167,66 @@ def test_the_selection_comes_in_a_turn_after_the_windows_repaint_of_the_new_docu
     assert kinds[-1] == "shown"
     first_repaint = next(turn for kind, turn in seen if kind == "repaint")
     assert first_repaint < seen[-1][1]
+
+
+def test_a_new_documents_rows_are_painted_once_it_is_shown(qtbot: Any, open_window: Any, tmp_path: Path) -> None:
+    """The window's repaint of a new document paints none of its rows (the selection it opens on jumps to the
+    last): from the selection on, the rows on screen are drawn into pictures a band a turn, then shown."""
+    from PySide6.QtCore import QEvent, QObject
+
+    path = tmp_path / "long.json"
+    path.write_text(json.dumps([{"type": "text", "role": "user", "text": f"turn {n}"} for n in range(500)]),
+                    encoding="utf-8")
+    window = open_window(None)
+    table = window.timeline.table
+    painted: list[bool] = []  # per paint of the rows before the document is shown: whether it was a band's
+
+    class Paints(QObject):
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.Paint and not window.document.is_shown():
+                painted.append(table.is_scrolling())
+            return False
+
+    paints = Paints(window)
+    table.viewport().installEventFilter(paints)
+    with qtbot.waitSignal(window.document.documentShown, timeout=10_000):
+        window.session.open(path)
+    assert painted == []
+    qtbot.waitUntil(lambda: not table.is_scrolling())
+    table.viewport().removeEventFilter(paints)
+    assert table.viewport().updatesEnabled()
+    assert table.viewport().rect().contains(table.visualRect(table.model().index(499, 0)))
+
+
+def test_rows_held_for_a_document_are_painted_once_it_is_shown_whatever_it_selected(
+        qtbot: Any, open_window: Any, document: Path) -> None:
+    """No scroll after the document is shown (nothing to jump to): the rows held are drawn and painted all the
+    same."""
+    window = open_window(document)
+    table = window.timeline.table
+    qtbot.waitUntil(lambda: not table.is_scrolling())
+    table.hold()
+    window.document.documentShown.emit()
+    assert table.is_scrolling()
+    qtbot.waitUntil(lambda: table.viewport().updatesEnabled())
+
+
+def test_a_window_that_repaints_every_turn_still_opens_the_document_turns_later(
+        qtbot: Any, open_window: Any, document: Path) -> None:
+    """The selection follows the window's first repaint of the new document, not the last of a window that keeps
+    repainting (a busy indicator, a run's progress)."""
+    from PySide6.QtCore import QTimer
+
+    from contextdeck.gui._slices import slices
+
+    window = open_window(None)
+    busy = QTimer(window, interval=0)
+    busy.timeout.connect(window.statusBar().update)
+    busy.start()
+    turns: list[int] = []
+    window.document.documentReplaced.connect(lambda: turns.append(slices().turns))
+    window.document.documentShown.connect(lambda: turns.append(slices().turns))
+    with qtbot.waitSignal(window.document.documentShown, timeout=10_000):
+        window.session.open(document)
+    busy.stop()
+    assert turns[1] - turns[0] <= 10

@@ -190,6 +190,40 @@ def test_a_far_jump_draws_its_rows_in_turns_after_the_scroll(qtbot: Any) -> None
     assert len(set(drawn)) == len(drawn)  # a band a turn
 
 
+def _bands_of_a_far_jump(qtbot: Any, monkeypatch: pytest.MonkeyPatch, used_s: float) -> tuple[TimelinePanel, list[int]]:
+    """A far jump's bands (their heights), with `used_s` of each band's turn used before it: the panel and the bands."""
+    from contextdeck.gui import _slices
+
+    panel, model, table, _delegate = _near_the_top(qtbot)
+    monkeypatch.setattr(_slices.Slices, "turn_used", lambda _self: used_s)
+    bands: list[int] = []
+    render = table.viewport().render
+
+    def rendered(image: QImage, *args: Any) -> None:
+        bands.append(round(image.height() / image.devicePixelRatio()))
+        render(image, *args)
+
+    table.viewport().render = rendered  # type: ignore[method-assign]
+    panel.set_current(model.index(COUNT // 2, 0))
+    qtbot.waitUntil(lambda: not table.is_scrolling())
+    return panel, bands
+
+
+def test_a_band_holds_the_rows_the_rest_of_its_turn_has_room_for(qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a turn that has used its share already (a repaint, a slice), a band is one row; in an idle one, the
+    first band is as many rows as the share holds at the usual cost of a row, the next at the cost measured."""
+    from contextdeck.gui._timeline import BAND_TURN_S, ROW_S
+
+    panel, bands = _bands_of_a_far_jump(qtbot, monkeypatch, BAND_TURN_S)
+    row, height = panel.table.verticalHeader().defaultSectionSize(), panel.table.viewport().height()
+    assert bands[:-1] == [row] * (len(bands) - 1)
+    assert 0 < bands[-1] <= row
+    assert sum(bands) == height
+    panel, bands = _bands_of_a_far_jump(qtbot, monkeypatch, 0.0)
+    assert bands[0] == int(BAND_TURN_S / ROW_S) * row
+    assert sum(bands) == height
+
+
 def test_two_jumps_in_one_turn_scroll_as_one_after_the_other(qtbot: Any) -> None:
     """A second selection before the first one's scroll ran starts from where the first one's scroll would have
     left the table: a jump up to row 200 puts it at the top, and row 203 right after is then on screen already."""
