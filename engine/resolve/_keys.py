@@ -208,15 +208,6 @@ class Keys(_Chunked):
             return self._sealed + bisect_left(self._tail, key, 0, self._size - self._sealed)
         return self._offsets[number] + bisect_left(self._chunks[number], key)
 
-    def after(self, key: int, low: int = 0) -> int:
-        """How many keys are at or below `key`, and at least `low` (`bisect_right` from `low`)."""
-        number = bisect_right(self._lasts, key)
-        if number == len(self._chunks):
-            found = self._sealed + bisect_right(self._tail, key, 0, self._size - self._sealed)
-        else:
-            found = self._offsets[number] + bisect_right(self._chunks[number], key)
-        return max(low, found)
-
     def edited(self, lost: Iterable[int], added: list[int]) -> Keys | None:
         """These keys less `lost` (each must be among them: None otherwise) and with `added` (sorted; some
         may be there already): keys only added after all of them (an append) grow in place (`plus`); others
