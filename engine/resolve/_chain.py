@@ -22,7 +22,7 @@ _PENDING = 64
 
 
 class Chain:
-    """The empty chain; every other chain is a `_Link`, a `_Joined` or a `_Flat` of one."""
+    """The empty chain; every other chain is a `_Link`, an `_Edited` or a `_Flat` of one."""
 
     __slots__ = ("depth", "size")
 
@@ -46,7 +46,7 @@ class Chain:
             return rest
         if rest is cut:
             return self
-        joined = _Joined(self, rest, cut.size)
+        joined = _Edited(self, rest, cut.size, _NONE, ())
         return _Flat(joined.items()) if joined.depth > _DEEPEST else joined
 
     def edited(self, head: Chain, cut: int, lost: frozenset[Any], gained: tuple[Any, ...]) -> Chain:
@@ -96,6 +96,7 @@ class Chain:
 
 
 EMPTY = Chain()
+_NONE: frozenset[Any] = frozenset()
 
 
 class _Link(Chain):
@@ -106,15 +107,10 @@ class _Link(Chain):
         self.before, self.item = before, item
 
 
-class _Joined(Chain):
-    __slots__ = ("cut", "head", "tail")
-
-    def __init__(self, head: Chain, tail: Chain, cut: int) -> None:
-        super().__init__(head.size + tail.size - cut, max(head.depth, tail.depth) + 1)
-        self.head, self.tail, self.cut = head, tail, cut
-
-
 class _Edited(Chain):
+    """`head`, then the items of `rest` after its first `cut`, less `lost` and with `gained` merged in by key
+    (neither: a join)."""
+
     __slots__ = ("cut", "gained", "head", "lost", "rest")
 
     def __init__(self, head: Chain, rest: Chain, cut: int, lost: frozenset[Any], gained: tuple[Any, ...]) -> None:
@@ -150,26 +146,23 @@ def _emit(chain: Chain, start: int, out: list[Any]) -> None:
         return
     below = chain.size
     if start < below:
-        if isinstance(chain, _Joined):
-            if start < chain.head.size:
-                _emit(chain.head, start, out)
-                _emit(chain.tail, chain.cut, out)
-            else:
-                _emit(chain.tail, chain.cut + start - chain.head.size, out)
-        elif isinstance(chain, _Edited):
+        if isinstance(chain, _Edited):
             skip = max(0, start - chain.head.size)
             if not skip:
                 _emit(chain.head, start, out)
-            rest: list[Any] = []
-            _emit(chain.rest, chain.cut, rest)
-            if chain.lost:
-                rest = [item for item in rest if item not in chain.lost]
-            if len(chain.gained) > 8:
-                rest = list(merge(rest, chain.gained, key=itemgetter(0)))
+            if not chain.lost and not chain.gained:  # a join: the rest read from where it is wanted
+                _emit(chain.rest, chain.cut + skip, out)
             else:
-                for item in chain.gained:
-                    insort(rest, item, key=itemgetter(0))
-            out.extend(rest[skip:] if skip else rest)
+                rest: list[Any] = []
+                _emit(chain.rest, chain.cut, rest)
+                if chain.lost:
+                    rest = [item for item in rest if item not in chain.lost]
+                if len(chain.gained) > 8:
+                    rest = list(merge(rest, chain.gained, key=itemgetter(0)))
+                else:
+                    for item in chain.gained:
+                        insort(rest, item, key=itemgetter(0))
+                out.extend(rest[skip:] if skip else rest)
         elif isinstance(chain, _Flat):
             flat = chain.flat
             out.extend(flat[start:below] if start or below < len(flat) else flat)
