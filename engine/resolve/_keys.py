@@ -21,7 +21,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import accumulate, chain, islice
 from operator import itemgetter, ne
-from typing import Any, Self, overload
+from typing import Self, overload
 
 # Keys per sealed chunk (a tail is sealed into chunks once it holds twice as many; an edited chunk is
 # split once it holds three times as many).
@@ -33,10 +33,9 @@ Chunk = tuple[int, ...]
 class _Chunked(Sequence[int]):
     """Integers in chunks and a growing tail (see the module); frozen for their holder."""
 
-    __slots__ = ("_chunks", "_lasts", "_offsets", "_sealed", "_size", "_tail")
+    __slots__ = ("_chunks", "_offsets", "_sealed", "_size", "_tail")
 
     _chunks: tuple[Chunk, ...]  # sealed, each non-empty, in order
-    _lasts: tuple[int, ...]  # the last key of each chunk
     _offsets: tuple[int, ...]  # where each chunk starts
     _sealed: int  # how many keys the chunks hold
     _tail: list[int]  # the keys after them: a list only ever appended to, shared; this holder's part is
@@ -128,6 +127,20 @@ class _Chunked(Sequence[int]):
         number = bisect_right(self._offsets, start) - 1
         return list(islice(chain(*self._chunks[number:], self._tail[:end]), start - self._offsets[number], None))
 
+    def locate(self, key: int, key_of: Callable[[int], int] | None = None, low: int = 0) -> int:
+        """Where an item of key `key` is, or would go, among the items from position `low` on, whose keys (`key_of`
+        each; None: the items themselves) ascend: `bisect_left(self, key, low, key=key_of)`, reading only the chunk
+        it falls in."""
+        chunks = self._chunks
+        if low < self._sealed:
+            last = itemgetter(-1) if key_of is None else lambda chunk: key_of(chunk[-1])
+            number = bisect_left(chunks, key, bisect_right(self._offsets, low) - 1, key=last)
+            if number < len(chunks):
+                start = self._offsets[number]
+                return start + bisect_left(chunks[number], key, max(0, low - start), key=key_of)
+        sealed = self._sealed
+        return sealed + bisect_left(self._tail, key, max(0, low - sealed), self._size - sealed, key=key_of)
+
     def plus(self, added: Iterable[int]) -> Self:
         """These items and then `added`: the shared tail extended in place when nothing grew it past this
         holder's length, else a tail of their own."""
@@ -137,9 +150,7 @@ class _Chunked(Sequence[int]):
         tail.extend(added)
         made = type(self).__new__(type(self))
         if len(tail) < 2 * CHUNK:
-            made._chunks, made._lasts, made._offsets, made._sealed = (
-                self._chunks, self._lasts, self._offsets, self._sealed
-            )
+            made._chunks, made._offsets, made._sealed = self._chunks, self._offsets, self._sealed
             made._tail, made._size = tail, self._sealed + len(tail)
         else:
             _fill(made, self._chunks, tail)  # sealed: copied into chunks and a new tail
@@ -201,13 +212,6 @@ class Keys(_Chunked):
 
     __slots__ = ()
 
-    def position(self, key: int) -> int:
-        """Where `key` is, or would go (`bisect_left`)."""
-        number = bisect_left(self._lasts, key)
-        if number == len(self._chunks):
-            return self._sealed + bisect_left(self._tail, key, 0, self._size - self._sealed)
-        return self._offsets[number] + bisect_left(self._chunks[number], key)
-
     def edited(self, lost: Iterable[int], added: list[int]) -> Keys | None:
         """These keys less `lost` (each must be among them: None otherwise) and with `added` (sorted; some
         may be there already): keys only added after all of them (an append) grow in place (`plus`); others
@@ -216,12 +220,12 @@ class Keys(_Chunked):
             return self.plus(dict.fromkeys(added))
         size, removed, inserted = self._size, set[int](), dict[int, list[int]]()
         for gone in lost:
-            at = self.position(gone)
+            at = self.locate(gone)
             if at == size or self[at] != gone:
                 return None
             removed.add(at)
         for key in added:
-            at = self.position(key)
+            at = self.locate(key)
             if at < size and self[at] == key and at not in removed:
                 continue  # there already
             before = inserted.setdefault(at, [])
@@ -240,24 +244,6 @@ class Ids(_Chunked):
 
     __slots__ = ()
 
-    def locate(self, key: int, key_of: Callable[[int], int], low: int) -> int:
-        """Where an id of order key `key` is, or would go, among the items from position `low` on, whose keys
-        ascend (`bisect_left(self, key, low, key=key_of)`, reading only the chunk it falls in)."""
-        chunks = self._chunks
-        if low < self._sealed:
-            number = bisect_left(chunks, key, bisect_right(self._offsets, low) - 1, key=lambda chunk: key_of(chunk[-1]))
-            if number < len(chunks):
-                start = self._offsets[number]
-                return start + bisect_left(chunks[number], key, max(0, low - start), key=key_of)
-        sealed = self._sealed
-        return sealed + bisect_left(self._tail, key, max(0, low - sealed), self._size - sealed, key=key_of)
-
-    def index(self, value: Any, start: int = 0, stop: int | None = None) -> int:
-        """The first position of `value` from `start` on (ValueError: none)."""
-        for position, found in enumerate(islice(self, start, stop), start):
-            if found == value:
-                return position
-        raise ValueError(f"{value} is not among the ids")
 
 class Merging:
     """The sorted union of disjoint sorted keys, `keys` and `items[start:stop]`, made a piece at a time (`step`):
@@ -351,7 +337,7 @@ def _same_items(a: _Chunked, b: _Chunked) -> bool:
 def _fill(keys: _Chunked, chunks: tuple[Chunk, ...], tail: list[int]) -> None:
     """Set `keys` to `chunks` and then `tail` (taken as it is), the tail sealed into chunks when long."""
     if not chunks and len(tail) < 2 * CHUNK:  # (most results)
-        keys._chunks = keys._lasts = keys._offsets = ()
+        keys._chunks = keys._offsets = ()
         keys._sealed, keys._tail, keys._size = 0, tail, len(tail)
         return
     if len(tail) >= 2 * CHUNK:
@@ -359,7 +345,7 @@ def _fill(keys: _Chunked, chunks: tuple[Chunk, ...], tail: list[int]) -> None:
         chunks = (*chunks, *(tuple(tail[at : at + CHUNK]) for at in range(0, whole, CHUNK)))
         tail = tail[whole:]
     offsets = tuple(accumulate(map(len, chunks), initial=0))  # (loops in C: a whole kind has about 25 chunks)
-    keys._chunks, keys._lasts, keys._offsets = chunks, tuple(map(itemgetter(-1), chunks)), offsets[:-1]
+    keys._chunks, keys._offsets = chunks, offsets[:-1]
     keys._sealed, keys._tail, keys._size = offsets[-1], tail, offsets[-1] + len(tail)
 
 

@@ -492,8 +492,7 @@ class Watchers:
         store = self._store
         base = self._base(track, folds)
         old = folds.get(track) or track.fold
-        if old is None:
-            return full(store, track.kind, track.instance, track.lane, list(track.paths), base)
+        assert old is not None  # (a track is folded when it is made: `add`)
         if work.appended is not None:
             own = store.infos[work.appended].instance == track.instance
             return step(store, old, work.appended, own, base, track.lane, store.layer((track.kind, track.instance)))
@@ -580,7 +579,7 @@ def _grown(
     edit = next((edit for edit in probe.edits if edit.sources is old.sources), None)
     if edit is None and rekeyed is not None:
         was, moved_to = rekeyed
-        position = keys.position(was)
+        position = keys.locate(was)
         if position < len(keys) and keys[position] == was:
             keys = keys.edited((was,), [moved_to]) or keys  # (never None: `was` is there)
     if edit is not None:  # a whole-kind fold says what changed (`_whole`), even across a move

@@ -67,7 +67,7 @@ def test_every_holder_reads_the_keys_it_was_made_with(growths: list[tuple[int, i
             assert held == expected
             assert tuple(held) == expected
             assert list(held) == list(expected)
-            assert [held.position(key) for key in expected] == list(range(len(expected)))
+            assert [held.locate(key) for key in expected] == list(range(len(expected)))
 
 
 def _data(kind: str, data: dict[str, object], instance: str | None = None) -> dict[str, object]:
@@ -149,7 +149,7 @@ def _follow(start: list[int], steps: list[tuple[str, int, list[int], list[int]]]
             assert [held[i] for i in range(-len(expected), len(expected))] == [*expected, *expected]
         held, expected = made[-1]
         for key in range(-1, 62):
-            assert held.position(key) == bisect_left(expected, key)
+            assert held.locate(key) == bisect_left(expected, key)
         for other, theirs in made:
             assert (held == other) == (expected == theirs)
             assert held.grows(other) == (expected[: len(theirs)] == theirs)
