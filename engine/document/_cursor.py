@@ -21,7 +21,6 @@ from ..resolve._resolution import Kept, Resolution, same_json
 from ._context import Context, Edited, Watch
 
 SCAN_LIMIT = 2000  # messages looked at to find what a move or an edit touched; beyond: resolve every watch
-SLICE = 1  # watches resolved between two yields of `steps` (one resolve at a cursor may take several milliseconds)
 
 Head = tuple[str, str | None, str | None]  # (kind, instance, lane): what a write can change
 
@@ -126,15 +125,12 @@ class Cursor:
         self._update(self._touched(range(low, high)))
 
     def steps(self) -> Iterator[None]:
-        """Resolve the pending watches at the cursor, yielding every few, and within a path's first fold at
-        the cursor every few hundred writes (`Context.fold_ahead`); callbacks as each one changes."""
+        """Resolve the pending watches at the cursor, yielding after each (one may take milliseconds), and within
+        a path's first fold at the cursor every few hundred writes (`Context.fold_ahead`); callbacks as each one
+        changes."""
         while self._pending and self._at is not None:
-            for _ in range(SLICE):
-                if not self._pending:
-                    break
-                watch = next(iter(self._pending))
-                if not self.context.fold_ahead(watch.expression, watch.instance, self._at):
-                    break  # a slice of its first fold: the rest after the yield
+            watch = next(iter(self._pending))
+            if self.context.fold_ahead(watch.expression, watch.instance, self._at):  # else a slice of its first fold
                 del self._pending[watch]
                 self._set(watch, self.context.resolve(watch.expression, watch.instance, self._at))
             yield

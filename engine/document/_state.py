@@ -3,8 +3,8 @@
 `CursorState.steps` is a generator: each `next()` does a few milliseconds of work, so a window painting
 the state never blocks for long, however many messages there are. It folds each identity's writes, read
 from the context's index of them (`Layer.all`: no message is scanned), exactly as the reference fold does
-(`_fold.py`: the same `write_at`, and `_touched` agrees with its `_effect`), noting for every path the last
-message that set it, in one pass instead of one resolution per path.
+(each write applied by `_index.attempt`, and `_touched` agrees with `_fold.py`'s `_effect`), noting for every
+path the last message that set it, in one pass instead of one resolution per path.
 The folds keep marks (`Track`), so that moving the cursor refolds a few writes per identity,
 not the whole history. What a write shadowed, and every earlier write, is `Context.blame`'s
 (`CursorState.blame`). This is the one place that answers "which message set this value".
@@ -19,11 +19,11 @@ from typing import Any
 
 from ..protocol._expressions import Expression, Reference
 from ..protocol._messages import MISSING, Write, get_path
-from ..protocol._methods import WRITE_METHODS, Conflict, write_at
+from ..protocol._methods import WRITE_METHODS
 from ..resolve import _paranoid
 from ..resolve._graveyard import let_go
 from ..resolve._incremental._blame import Blame
-from ..resolve._incremental._index import Checkpoint
+from ..resolve._incremental._index import Checkpoint, attempt
 from ..resolve._incremental._store import Store
 from ._context import Context
 
@@ -87,11 +87,8 @@ def _touched(write: Write, root: Any) -> Iterator[Path]:
 def fold_step(root: Any, writer: dict[Path, int], index: int, write: Write) -> Generator[None, None, Any]:
     """Apply one write as `resolve/_fold.py`'s `fold` does and return the new root; note the write in
     `writer` as the latest source of every path it reset or added to (a big value: in slices)."""
-    if write.problem is not None:
-        return root
-    try:
-        updated = write_at(root, write.path, write.method, write.value)
-    except (Conflict, RecursionError):
+    updated, problem, _ = attempt(root, write)
+    if problem is not None:
         return root
     for number, target in enumerate(_touched(write, root), 1):
         if number % FOLD_WORK == 0:
