@@ -17,7 +17,7 @@ from typing import Any
 from ..protocol._expressions import Expression, parse_expression
 from ..protocol._messages import MessageInfo
 from ..resolve import _paranoid
-from ..resolve._resolution import Kept, Resolution, same_json
+from ..resolve._resolution import Kept, Resolution, changed
 from ._context import Context, Edited, Watch
 
 SCAN_LIMIT = 2000  # messages looked at to find what a move or an edit touched; beyond: resolve every watch
@@ -151,13 +151,13 @@ class Cursor:
     def _go_live(self, watch: CursorWatch, announce: bool = False) -> None:
         old = watch._resolution
         watch.live = self.context.watch(watch.expression.source, watch.callback, watch.instance)
-        if announce and not _same(old, watch.live.current):
+        if announce and changed(old, watch.live.current):
             watch.callback(watch.live.current)
 
     def _set(self, watch: CursorWatch, resolution: Resolution) -> None:
         old = watch._resolution
         watch._keep(resolution, self.order.tail)
-        if not _same(old, resolution):
+        if changed(old, resolution):
             watch.callback(resolution)
 
     def _touched(self, indices: range) -> set[Head] | None:
@@ -223,9 +223,3 @@ class Cursor:
 
 def _heads(infos: Iterable[MessageInfo]) -> set[Head]:
     return {head for info in infos if (head := _head(info)) is not None}
-
-
-def _same(old: Resolution, new: Resolution) -> bool:
-    """Whether a watcher sees no change: the same found, source messages and value."""
-    return old.found == new.found and old._same_messages(new) and (not new.found or same_json(old.value, new.value))
-

@@ -124,14 +124,6 @@ class Resolution:
             return self._ranks._top
         return self._keys[-1] if self._keys else -1
 
-    def _same_messages(self, other: Resolution) -> bool:
-        """Whether both name the same source messages: by their order keys when both have them in the same
-        generation of the order (an index alone may now name another message), else by index."""
-        mine, theirs = self._ranks, other._ranks
-        if mine is not None and theirs is not None and mine.generation == theirs.generation:
-            return self._keys == other._keys
-        return self.sources == other.sources
-
     def _fields(self) -> tuple[Any, ...]:
         return (self.expression, self.found, self.value, self.sources, self.diagnostics, self.missing)
 
@@ -229,6 +221,23 @@ def _init(resolution: Resolution, expression: str, found: bool, value: Any, miss
     _set(resolution, "found", found)
     _set(resolution, "value", value)
     _set(resolution, "missing", missing)
+
+
+def changed(old: Resolution, new: Resolution, before: Keys | None = None) -> bool:
+    """Whether a watcher sees a change: found, value or source messages. Those are compared by order key (a
+    message moved is at another place in the fold, so a moved source is a change too): `before`, the old ones'
+    keys as they are now, else `old`'s own when both were ranked in the same generation of the order;
+    otherwise by index (an index alone may now name another message). Indices that only shifted are not."""
+    if old.found != new.found:
+        return True
+    if before is None and (old._ranks is None or new._ranks is None or old._ranks.generation != new._ranks.generation):
+        if old.sources != new.sources:
+            return True
+    else:
+        keys, before = new._keys, old._keys if before is None else before  # (item by item: a whole kind has thousands)
+        if keys is not before and (len(keys) != len(before) or keys != before):
+            return True
+    return old.value is not new.value and not same_json(old.value, new.value)
 
 
 def same_json(a: Any, b: Any) -> bool:

@@ -27,7 +27,7 @@ from .. import _paranoid
 from .._chain import Chain
 from .._keys import EMPTY_KEYS, Keys
 from .._order import Ranks
-from .._resolution import Kept, Resolution, same_json
+from .._resolution import Kept, Resolution, changed
 from . import _whole
 from ._index import Gap, Layer, Probe, State, in_gap, lanes_of
 from ._tracks import Fold, Marks, TrackEdit, full, repair, step
@@ -438,7 +438,7 @@ class Watchers:
             if resolution is None:
                 resolution = made[same] = watch.evaluate(now, ranks)
             old = watch._resolution
-            fresh.append(Renewal(watch, resolution, _changed(old, old._keys, resolution)))
+            fresh.append(Renewal(watch, resolution, changed(old, resolution, old._keys)))
         return folds, results, fresh
 
     def _relabelled(self) -> Outcome:
@@ -459,7 +459,7 @@ class Watchers:
         for watch in self._watches:
             resolution = watch.evaluate(lambda track, path: results[track][path], ranks)
             was = Keys.owning([renamed.get(key, -1) for key in watch._resolution._keys])  # -1: removed since
-            fresh.append(Renewal(watch, resolution, _changed(watch._resolution, was, resolution)))
+            fresh.append(Renewal(watch, resolution, changed(watch._resolution, resolution, was)))
         self._store.order.renamed = None  # followed: the old keys are not needed any more
         return folds, results, fresh
 
@@ -609,15 +609,3 @@ def _grown(
     if keys is known.keys and value is known.value and probe.diagnostics is known.problems:
         return known  # the very same result: watches that read only such results are not evaluated again
     return Found(value, keys, probe.diagnostics)
-
-
-def _changed(old: Resolution, before: Keys, new: Resolution) -> bool:
-    """Whether a watcher sees a change: found, value or the source messages (their order keys, `before` and
-    the new ones: a message moved is at another place in the fold, so a moved source is a change too).
-    Indices that only shifted are not."""
-    if old.found != new.found:
-        return True
-    keys = new._keys  # (compared item by item even when their lengths differ: a whole kind has thousands)
-    if keys is not before and (len(keys) != len(before) or keys != before):
-        return True
-    return old.value is not new.value and not same_json(old.value, new.value)
