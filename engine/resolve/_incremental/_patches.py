@@ -86,12 +86,7 @@ def patch_to(
         assert lane is not None
         subset = layer.subset(lane)
         position = 0 if after is None else bisect_right(subset, after, key=key)
-        if appends:
-            stop = None
-        elif position == 0:
-            stop = keeps_start_from_first(layer, lane, writes, at)
-        else:
-            stop = once(layer, (id(subset), position, at), keeps_start, subset, position, writes, lane, at)
+        stop = None if appends else keeps_start(layer, subset, position, writes, lane, at)
         if stop is False:
             return None
         patch = Patch((lane,), now[lane][at:], then[lane][at:], prefix=True, at=at)
@@ -278,24 +273,26 @@ def common_start(now: Any, then: Any, lane: str, paths: list[Path]) -> int | Non
     return at
 
 
-def keeps_start(subset: list[int], position: int, writes: Mapping[int, Write], lane: str, at: int) -> int | bool | None:
-    """How the writes of a lane from `position` on act on two arrays there that differ only from index
-    `at` on (`common_start`): the position of the first write that replaces the array whatever it was,
-    from where the two agree (None: none does), or False when one acts on the differing part.
+def keeps_start(
+    layer: Layer, subset: list[int], position: int, writes: Mapping[int, Write], lane: str, at: int
+) -> int | bool | None:
+    """How the writes of a lane (`subset`, of `layer`) from `position` on act on two arrays there that differ
+    only from index `at` on (`common_start`): the position of the first write that replaces the array whatever
+    it was, from where the two agree (None: none does), or False when one acts on the differing part.
 
     Kept: a push or a concat at the lane (it appends to both), a write under a key of the array that is
     not an index (it fails on both alike: its problem names no length), a write into an element of the
-    common start, and a write with a problem of its own."""
-    return _kept(_first_writes(subset, position, writes, lane, -1), at)
+    common start, and a write with a problem of its own. What the writes do is read once for every `at` while
+    the layer's lists stay as they are (`once`): a global push onto an array asks it of each instance layer
+    under it, at every such push."""
+    return _kept(once(layer, (id(subset), position, lane), _first_writes, subset, position, writes, lane), at)
 
 
 class _FirstWrites(NamedTuple):
-    """What `keeps_start` needs of a lane's writes read from some position (kept by the layer from the first,
-    `Layer.known`): where the reading stopped, the position of the first that replaces the array or acts on
-    it whatever its start is (None: none of those read) and whether it replaces it, and the largest index
-    written into before it (-1: none)."""
+    """What `keeps_start` needs of a lane's writes read from some position: the position of the first that
+    replaces the array or acts on it whatever its start is (None: none) and whether it replaces it, and the
+    largest index written into before it (-1: none)."""
 
-    read: int
     stop: int | None
     replaces: bool
     largest: int
@@ -314,15 +311,16 @@ def _reads(write: Write, lane: str) -> tuple[int, bool | None]:
     return -1, covers(write, (lane,))
 
 
-def _first_writes(subset: list[int], start: int, writes: Mapping[int, Write], lane: str, largest: int) -> _FirstWrites:
+def _first_writes(subset: list[int], start: int, writes: Mapping[int, Write], lane: str) -> _FirstWrites:
     """The lane's writes read from position `start` on, up to the first that replaces the array whatever it
-    was or acts on it (`largest`: the largest index written into before `start`)."""
+    was or acts on it."""
+    largest = -1
     for position in range(start, len(subset)):
         index, acts = _reads(writes[subset[position]], lane)
         if acts is not None:
-            return _FirstWrites(position + 1, position, acts, largest)
+            return _FirstWrites(position, acts, largest)
         largest = max(largest, index)
-    return _FirstWrites(len(subset), None, False, largest)
+    return _FirstWrites(None, False, largest)
 
 
 def _kept(found: _FirstWrites, at: int) -> int | bool | None:
@@ -330,23 +328,6 @@ def _kept(found: _FirstWrites, at: int) -> int | bool | None:
     if found.largest >= at:
         return False
     return None if found.stop is None else found.stop if found.replaces else False
-
-
-def keeps_start_from_first(layer: Layer, lane: str, writes: Mapping[int, Write], at: int) -> int | bool | None:
-    """`keeps_start` of every write of the lane, from the first (what a global write asks of an instance
-    layer under it): worked out once for every `at` and kept by the layer while its writes of the lane are
-    only appended to, which are then read on from where it stopped. A global push onto an array read the
-    instance layer's writes of that lane (hundreds) for each instance fold, at every such push; a write added
-    or taken out before where the reading stopped drops what was read (`Layer._tell`)."""
-    subset = layer.subset(lane)
-    known = layer.known.get(lane) if lane in layer.lanes else None
-    if type(known) is not _FirstWrites:
-        known = _FirstWrites(0, None, False, -1)
-    if known.stop is None and known.read < len(subset):
-        known = _first_writes(subset, known.read, writes, lane, known.largest)
-        if lane in layer.lanes:
-            layer.known[lane] = known
-    return _kept(known, at)
 
 
 def equivalent(a: Any, b: Any, lane: str | None) -> bool:
@@ -388,7 +369,6 @@ __all__ = [
     "equivalent",
     "identical",
     "keeps_start",
-    "keeps_start_from_first",
     "patch_at",
     "patch_to",
     "patched",

@@ -26,7 +26,6 @@ from contextdeck.engine.resolve._incremental._patches import (
     equivalent,
     identical,
     keeps_start,
-    keeps_start_from_first,
     patch_at,
     patched,
 )
@@ -321,12 +320,11 @@ array_ops = st.lists(
 
 @settings(max_examples=300, deadline=None)
 @given(array_ops)
-def test_what_a_layer_keeps_of_its_first_writes_is_keeps_start_from_the_first(
+def test_what_a_layer_keeps_of_a_lanes_writes_is_what_they_say_read_afresh(
     steps: list[tuple[str, int, Write]],
 ) -> None:
-    """Through appends, adds anywhere and removes, `keeps_start_from_first` (what the layer keeps, read on as
-    writes are appended) answers for every common start what `keeps_start` of the lane's writes from its
-    first does."""
+    """Through appends, adds anywhere and removes, `keeps_start` answers from what the layer kept of the lane's
+    writes (`once`) what reading them afresh does, from every position and for every common start."""
     layer, written = Layer(), {}
     key = float  # ids are their own order keys
     for number, (how, slot, write) in enumerate(steps):
@@ -341,15 +339,16 @@ def test_what_a_layer_keeps_of_its_first_writes_is_keeps_start_from_the_first(
         elif written:
             message_id = sorted(written)[slot % len(written)]
             layer.discard(message_id, written.pop(message_id), key)
-        for at in (3, 0, 1, 2, 4):
-            expected = keeps_start(layer.subset("a"), 0, written, "a", at)
-            assert keeps_start_from_first(layer, "a", written, at) == expected
+        subset = layer.subset("a")
+        for position in {0, len(subset) // 2, len(subset)}:
+            for at in (3, 0, 1, 2, 4):
+                expected = keeps_start(Layer(), subset, position, written, "a", at)
+                assert keeps_start(layer, subset, position, written, "a", at) == expected
 
 
-def test_a_layer_reads_its_first_writes_once_and_appended_ones_then() -> None:
+def test_a_layer_reads_a_lanes_writes_once_while_its_lists_stay_as_they_are() -> None:
     """A lane's writes read for one common start serve every other (a global push onto the array asks again
-    one element further), and only writes appended since are read then; a write added or taken out where
-    they were read drops what was read (then they are read again)."""
+    one element further, of each instance layer under it); any write added or taken out reads them again."""
 
     class Counted(dict[int, Write]):
         reads = 0
@@ -364,25 +363,21 @@ def test_a_layer_reads_its_first_writes_once_and_appended_ones_then() -> None:
         write = shapes[message_id % 3]
         written[message_id] = write
         layer.append(message_id, write)
-    assert keeps_start_from_first(layer, "a", written, 1) is None
+    subset = layer.subset("a")
+    assert keeps_start(layer, subset, 0, written, "a", 1) is None
     assert Counted.reads == 300
-    assert keeps_start_from_first(layer, "a", written, 2) is None
-    assert keeps_start_from_first(layer, "a", written, 0) is False  # an element before it is written into
+    assert keeps_start(layer, subset, 0, written, "a", 2) is None
+    assert keeps_start(layer, subset, 0, written, "a", 0) is False  # an element before it is written into
     assert Counted.reads == 300
     written[300] = appended = Write(("a", "5"), "set", 1)
     layer.append(300, appended)
-    assert keeps_start_from_first(layer, "a", written, 3) is False
-    assert keeps_start_from_first(layer, "a", written, 6) is None
-    assert Counted.reads == 301
-    written[100.5] = pushed = Write(("a",), "push", 1)  # type: ignore[index]
-    layer.add(100.5, pushed, float)  # type: ignore[arg-type]
-    layer.discard(4, written.pop(4), float)  # type: ignore[arg-type]
-    assert keeps_start_from_first(layer, "a", written, 6) is None
-    assert Counted.reads == 301 + 301  # read again from the first
+    assert keeps_start(layer, subset, 0, written, "a", 3) is False
+    assert keeps_start(layer, subset, 0, written, "a", 6) is None
+    assert Counted.reads == 300 + 301
     written[150.5] = replacing = Write(("a",), "set", [])  # type: ignore[index]
     layer.add(150.5, replacing, float)  # type: ignore[arg-type]
-    assert keeps_start_from_first(layer, "a", written, 6) == 151
-    assert Counted.reads > 602
+    assert keeps_start(layer, subset, 0, written, "a", 6) == 151
+    assert Counted.reads == 300 + 301 + 152
 
 
 def _appends_at(write: Write, lane: str) -> bool:
