@@ -108,11 +108,10 @@ class Track:
         self.counts = [0]  # per mark, how many writes it comes after
         self.done = 0  # how many writes `last` comes after
 
-    def steps(self, store: Store, count: int, out: list[Mark]) -> Iterator[None]:
-        """The fold of the layer's first `count` writes (appended to `out`), in slices."""
+    def steps(self, store: Store, count: int) -> Generator[None, None, Mark]:
+        """The fold of the layer's first `count` writes, in slices."""
         if count == self.done:
-            out.append(self.last)
-            return
+            return self.last
         marks, counts = self.marks, self.counts
         at = bisect_right(counts, count) - 1
         mark, done = marks[at], counts[at]
@@ -132,7 +131,7 @@ class Track:
                 counts.append(done)
                 writer = dict(writer)
         self.last, self.done = Checkpoint(message_id, root, writer), done
-        out.append(self.last)
+        return self.last
 
 
 @dataclass
@@ -146,32 +145,26 @@ class Folds:
     # count of global writes (the int), and starts again when a cursor move changes that count.
     instance_tracks: dict[Identity, tuple[int, Track]] = field(default_factory=dict)
 
-    def fold_steps(self, store: Store, identity: Identity, limit: int | None, out: list[Mark]) -> Iterator[None]:
-        """The fold of `identity` up to order key `limit` (global layer, then its instance layer)."""
+    def fold_steps(self, store: Store, identity: Identity, limit: int | None) -> Generator[None, None, Mark]:
+        """The fold of `identity` up to order key `limit` (global layer, then its instance layer). A track reads
+        its layer's own list (made when missing): writes appended to it later are the track's to fold."""
         kind, instance = identity
-        ids = _ids(store, (kind, None))
+        ids = store.layer((kind, None)).all
         track = self.global_tracks.get(kind)
         if track is None:
             track = self.global_tracks[kind] = Track(ids, Checkpoint(0, MISSING, {}))
-        base: list[Mark] = []
         count = _count(store, ids, limit)
-        yield from track.steps(store, count, base)
+        base = yield from track.steps(store, count)
         if instance is None:
-            out.append(base[0])
-            return
-        ids = _ids(store, identity)
+            return base
+        ids = store.layer(identity).all
         known = self.instance_tracks.get(identity)
         if known is None or known[0] != count:
             if known is not None:  # folded on another global count: its marks are freed in slices
                 _bury_track(known[1])
-            known = (count, Track(ids, Checkpoint(0, base[0].root, base[0].held)))
+            known = (count, Track(ids, Checkpoint(0, base.root, base.held)))
             self.instance_tracks[identity] = known
-        yield from known[1].steps(store, _count(store, ids, limit), out)
-
-
-def _ids(store: Store, identity: Identity) -> list[int]:
-    layer = store.layers.get(identity)
-    return [] if layer is None else layer.all
+        return (yield from known[1].steps(store, _count(store, ids, limit)))
 
 
 def _count(store: Store, ids: list[int], limit: int | None) -> int:
@@ -197,9 +190,8 @@ def state_steps(context: Context, at: int | None, folds: Folds, out: list[Identi
     folds in `folds` (made earlier from the same, unchanged, context)."""
     store, limit = context._store, context._limit_key(at)
     for identity in context.identities(at):
-        mark: list[Mark] = []
-        yield from folds.fold_steps(store, identity, limit, mark)
-        out.append(IdentityState(identity, mark[0].root, mark[0].held))
+        mark = yield from folds.fold_steps(store, identity, limit)
+        out.append(IdentityState(identity, mark.root, mark.held))
         yield  # between two identities: each refolds at most `SPACING` writes after a jump
 
 

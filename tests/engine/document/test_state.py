@@ -248,6 +248,20 @@ def test_an_append_keeps_the_folds(monkeypatch: pytest.MonkeyPatch) -> None:
     state.close()
 
 
+def test_an_append_to_a_layer_that_had_no_write_is_folded() -> None:
+    """A global write appended to a kind only instances wrote (and an instance's first write appended) is in
+    the state computed next, with the folds kept across the append."""
+    context = Context([{"type": "state", "_instance": "a", "data": {"x": 1}}])
+    state = CursorState(context)
+    assert [(s.identity, s.value) for s in state.at()] == [(("state", "a"), {"x": 1})]
+    context.append({"type": "state", "data": {"g": 2}})
+    context.append({"type": "state", "_instance": "b", "data": {"y": 3}})
+    assert [(s.identity, s.value) for s in state.at()] == [
+        (("state", "a"), {"x": 1, "g": 2}), (("state", None), {"g": 2}), (("state", "b"), {"g": 2, "y": 3}),
+    ]
+    state.close()
+
+
 def test_an_instance_fold_started_again_on_another_global_count_is_freed_in_slices(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A cursor move past a global write starts each instance's fold again: the old fold's marks and writers are
