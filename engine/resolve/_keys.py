@@ -350,6 +350,3 @@ def _fill(keys: _Chunked, chunks: tuple[Chunk, ...], tail: list[int]) -> None:
 
 
 EMPTY_KEYS = Keys()
-
-
-__all__ = ["CHUNK", "EMPTY_KEYS", "Ids", "Keys", "Merging", "seal"]

@@ -354,22 +354,3 @@ def _pairwise(a: Iterable[Any], b: Iterable[Any]) -> bool:
     """`identical` item by item, of same-length items; the pairs that are the very same object (most of
     two folds' roots: persistent values share what did not change) are skipped in C, not visited."""
     return all(identical(x, y) for x, y in compress(zip(a, b, strict=True), map(is_not, a, b)))
-
-
-__all__ = [
-    "Blocked",
-    "Difference",
-    "Patch",
-    "Patches",
-    "acts_on",
-    "common_start",
-    "cover",
-    "covers",
-    "differences",
-    "equivalent",
-    "identical",
-    "keeps_start",
-    "patch_at",
-    "patch_to",
-    "patched",
-]

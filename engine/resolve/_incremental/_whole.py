@@ -578,6 +578,3 @@ def _patched_lane(value: Any, lane: str, patches: Placed, at: int) -> Any:
         if covered is None or at <= covered:
             value = patched({lane: value}, patch)[lane]
     return value
-
-
-__all__ = ["repair"]
