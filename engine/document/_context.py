@@ -8,6 +8,7 @@ kept current by incremental tracks (`_watches`).
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterable
+from functools import partial
 from typing import Any, NamedTuple
 
 from psygnal import Signal, SignalInstance
@@ -30,21 +31,21 @@ from ._view import ContextView
 
 Message = dict[str, Any]
 Identity = tuple[str, str | None]
-# An edit made: the watches' work, a move's old and new order key, the folds of a move's first half.
-Made = tuple[Plan, tuple[int, int] | None, dict[Track, Fold] | None]
+# An edit made (the watches' work planned in the plan it is given): a move's old and new order key, the folds
+# of a move's first half.
+Made = tuple[tuple[int, int] | None, dict[Track, Fold] | None]
 
 
 class Edited(NamedTuple):
     """One edit, as the context tells it to its followers (`Context.followers`) once the store, the order, the
     indexes and the path logs hold it: the first index it changed (`low`), each message that left its place
     (its index before the edit and what it was: removed, replaced, moved away), the indices of the messages
-    that took one (inserted, replaced, moved there), `Context.revision` after it, and whether the order was
-    relabelled (every order key changed: `Order.generation`)."""
+    that took one (inserted, replaced, moved there), and whether the order was relabelled (every order key
+    changed: `Order.generation`)."""
 
     low: int
     left: tuple[tuple[int, MessageInfo], ...]
     entered: tuple[int, ...]
-    revision: int
     relabelled: bool
 
 
@@ -71,18 +72,16 @@ class Context:
 
     def __init__(self, messages: Iterable[Message] = ()) -> None:
         self._store = Store()
-        self._next_id = 1
         self._watchers = Watchers(self._store)
         self._lanes = LaneLogs(self._store)  # what `resolve` folded for references nobody watches
-        # Counts every edit but an append at the end (`Edited.revision`): a reader that keeps what it read (a run
-        # record, the state at a cursor) reads only the messages appended since while this stays the same.
+        # Counts every edit but an append at the end: a reader that keeps what it read (a run record, the state at
+        # a cursor) reads only the messages appended since while this stays the same.
         self.revision = 0
         # Told every edit, in the order they follow, once the store, the indexes and the path logs hold it and
         # before `inserted` and the like (a `Cursor`: what entered or left the first `at` messages).
         self.followers: list[Callable[[Edited], object]] = []
         store = self._store
         put, listed, writes = store.put, store.listed, store.writes
-        ids: list[int] = []
         with _json.building():  # a million messages: no collection walks them while they are made
             for index, message in enumerate(messages):
                 message_id = index + 1
@@ -93,9 +92,8 @@ class Context:
                 if write is not None and info.kind is not None:
                     writes[message_id] = write
                     store.layer((info.kind, info.instance)).append(message_id, write)
-                ids.append(message_id)
-        self._next_id = len(ids) + 1
-        self._store.order.extend(ids)
+        self._next_id = len(listed) + 1
+        store.order.extend(range(1, self._next_id))
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -166,29 +164,29 @@ class Context:
         index = _clamp(index, len(self))
         message = _checked(message, index)
         new = self._new_id()
-        self._make(self.inserting, self.inserted, (index,), (), (index,), lambda: self._insert(index, message, new))
+        self._make(self.inserting, self.inserted, (index,), (), (index,), partial(self._insert, index, message, new))
         return index
 
     def replace(self, index: int, message: Message) -> None:
         index = self._valid(index)
         message = _checked(message, index)
-        self._make(self.replacing, self.replaced, (index,), (index,), (index,), lambda: self._replace(index, message))
+        self._make(self.replacing, self.replaced, (index,), (index,), (index,), partial(self._replace, index, message))
 
     def remove(self, index: int) -> Message:
         index = self._valid(index)
         message = self[index]
-        self._make(self.removing, self.removed, (index,), (index,), (), lambda: self._remove(index))
+        self._make(self.removing, self.removed, (index,), (index,), (), partial(self._remove, index))
         return message
 
     def move(self, src: int, dst: int) -> None:
         """Move message `src` so that it is afterwards at index `dst`."""
         src, dst = self._valid(src), self._valid(dst)
         if src != dst:
-            self._make(self.moving, self.moved, (src, dst), (src,), (dst,), lambda: self._move(src, dst))
+            self._make(self.moving, self.moved, (src, dst), (src,), (dst,), partial(self._move, src, dst))
 
     def _make(
         self, before: SignalInstance, after: SignalInstance, where: tuple[int, ...], left: tuple[int, ...],
-        entered: tuple[int, ...], make: Callable[[], Made],
+        entered: tuple[int, ...], make: Callable[[Plan], Made],
     ) -> None:
         """One edit, in the order ARCHITECTURE.md states: announced `before` (`where`: the signals' arguments),
         made (`make`: the store, the order and the indexes; the watches' work planned, path logs dropped), told
@@ -198,12 +196,13 @@ class Context:
         generation = self._store.order.generation
         if len(before):  # an announcement nobody hears is skipped: a run appends its outputs unheard
             before.emit(*where)
-        plan, rekeyed, prior = make()
+        plan: Plan = {}
+        rekeyed, prior = make(plan)
         if left or entered != (len(self) - 1,):  # (an append is not counted)
             self.revision += 1
         relabelled = generation != self._store.order.generation
         if self.followers or relabelled:  # (nobody to tell: a run appending its outputs from the command line)
-            self._tell(Edited(min(where), gone, entered, self.revision, relabelled))
+            self._tell(Edited(min(where), gone, entered, relabelled))
         if len(after):
             after.emit(*where)
         self._watchers.follow(plan, rekeyed, prior)
@@ -246,51 +245,46 @@ class Context:
             layer.discard(message_id, info.write, key.__getitem__)
             del store.writes[message_id]
 
-    def _insert(self, index: int, message: Message, message_id: int) -> Made:
+    def _insert(self, index: int, message: Message, message_id: int, plan: Plan) -> Made:
         self._store.put(message_id, message)
         self._store.order.insert(index, message_id)
         self._store.listed.insert(index, message)
-        plan: Plan = {}
         appended = index == len(self) - 1  # now the last message: one step will do for its tracks
         self._write(plan, message_id, True, appended)
-        return plan, None, None
+        return None, None
 
-    def _remove(self, index: int) -> Made:
+    def _remove(self, index: int, plan: Plan) -> Made:
         message_id = self._store.order.ids[index]
-        plan: Plan = {}
         self._write(plan, message_id, False)
         self._store.order.pop(index)
         del self._store.listed[index]
         self._store.take(message_id)
-        return plan, None, None
+        return None, None
 
-    def _replace(self, index: int, message: Message) -> Made:
+    def _replace(self, index: int, message: Message, plan: Plan) -> Made:
         message_id = self._store.order.ids[index]
-        plan: Plan = {}
         self._write(plan, message_id, False)
         self._store.put(message_id, message)
         self._store.listed[index] = message
         self._write(plan, message_id, True)
-        return plan, None, None
+        return None, None
 
-    def _move(self, src: int, dst: int) -> Made:
+    def _move(self, src: int, dst: int, plan: Plan) -> Made:
         """Move a message as a remove and then an insert. The tracks are refolded for the remove first
         (returned as prior folds), so that each half repairs one write at one place instead of the whole
         stretch between the two."""
         message_id = self._store.order.ids[src]
         before = self._store.order.key[message_id]
-        plan: Plan = {}
         self._write(plan, message_id, False)
         self._store.order.pop(src)
         message = self._store.listed.pop(src)
         prior = self._watchers.refolds(plan) if plan else {}
-        if prior:
-            plan = {}
+        plan.clear()
         self._store.order.insert(dst, message_id)
         self._store.listed.insert(dst, message)
         with self._watchers.staging(prior):  # the insert is planned against the remove's folds
             self._write(plan, message_id, True)
-        return plan, (before, self._store.order.key[message_id]), prior
+        return (before, self._store.order.key[message_id]), prior
 
     # -- resolving -----------------------------------------------------------------------------
 

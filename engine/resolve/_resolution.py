@@ -66,7 +66,10 @@ class Resolution:
         diagnostics: Iterable[Diagnostic] = (),
         missing: tuple[str, ...] = (),
     ) -> None:
-        _init(self, expression, found, value, missing)
+        _set(self, "expression", expression)
+        _set(self, "found", found)
+        _set(self, "value", value)
+        _set(self, "missing", missing)
         _set(self, "_sources", tuple(sources))
         _set(self, "_diagnostics", tuple(diagnostics))
         _set(self, "_keys", EMPTY_KEYS)
@@ -214,13 +217,6 @@ def _built(
     made._keys, made._parts, made._ranks = keys, parts, ranks
     _set(made, "__class__", Resolution)
     return made  # type: ignore[return-value]  # now a Resolution
-
-
-def _init(resolution: Resolution, expression: str, found: bool, value: Any, missing: tuple[str, ...]) -> None:
-    _set(resolution, "expression", expression)
-    _set(resolution, "found", found)
-    _set(resolution, "value", value)
-    _set(resolution, "missing", missing)
 
 
 def changed(old: Resolution, new: Resolution, before: Keys | None = None) -> bool:
