@@ -163,7 +163,7 @@ class Context:
         """Insert as `list.insert` does; returns the index the message now has."""
         index = _clamp(index, len(self))
         message = _checked(message, index)
-        new = self._new_id()
+        new, self._next_id = self._next_id, self._next_id + 1
         self._make(self.inserting, self.inserted, (index,), (), (index,), partial(self._insert, index, message, new))
         return index
 
@@ -218,10 +218,6 @@ class Context:
         if not -size <= index < size:
             raise IndexError(f"message index {index} out of range for {size} messages")
         return index % size
-
-    def _new_id(self) -> int:
-        message_id, self._next_id = self._next_id, self._next_id + 1
-        return message_id
 
     # -- the edits themselves, without signals: they keep the indexes and plan the watches' work ---
 

@@ -114,16 +114,10 @@ class Resolution:
             _set(self, "_diagnostics", diagnostics)
         return diagnostics
 
-    def _has_diagnostics(self) -> bool:
-        """Whether there are any, without working them out."""
-        if self._diagnostics is not None:
-            return bool(self._diagnostics)
-        return any(chain for _, chain in self._parts)
-
     def _reach(self) -> int:
         """The largest order key whose index it shows: an edit above it renumbers nothing it names."""
         assert self._ranks is not None
-        if self._has_diagnostics():  # their keys are not sorted: any key the order had then
+        if any(chain for _, chain in self._parts):  # diagnostics: their keys are not sorted, any key the order had
             return self._ranks._top
         return self._keys[-1] if self._keys else -1
 
