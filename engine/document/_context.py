@@ -15,10 +15,9 @@ from psygnal import Signal, SignalInstance
 
 from ..protocol._errors import ContentError
 from ..protocol._expressions import Expression, Reference, parse_expression
-from ..protocol._messages import Form, MessageInfo, get_path, message_problem
+from ..protocol._messages import Form, MessageInfo, message_problem
 from ..resolve import _paranoid
 from ..resolve._incremental._blame import Blame, blame_of
-from ..resolve._incremental._index import Layer, Probe, State, fold_lane
 from ..resolve._incremental._lanes import FOLD_STEPS, LaneLogs
 from ..resolve._incremental._store import Store
 from ..resolve._incremental._tracks import Fold
@@ -344,16 +343,8 @@ class Context:
         changed it (index, id, method, `_call`, `_date`), and the value each write shadowed."""
         expression = parse_expression(expr) if isinstance(expr, str) else expr
         instance = None if instance is None else str(instance)
-        limit = self._limit_key(at)
         resolution = self.resolve(expression, instance, at)
-
-        def fold(ref: Reference) -> tuple[Any, Probe]:
-            probe = Probe(ref.path, True)
-            state = State([probe])
-            self._fold(state, ref.kind, instance, ref.path[0] if ref.path else None, limit)
-            return get_path(state.root, ref.path), probe
-
-        return blame_of(self._store, expression, resolution, fold)
+        return blame_of(self._store, expression, resolution, instance, self._limit_key(at))
 
     def watch(
         self, expr: str, callback: Callable[[Resolution], Any], instance: str | None = None
@@ -370,13 +361,6 @@ class Context:
         if at is None or at >= len(self):
             return None
         return 0 if at <= 0 else self._store.order.key[self._store.order.ids[at - 1]]
-
-    def _fold(self, state: State, kind: str, instance: str | None, lane: str | None, limit: int | None) -> None:
-        key = self._store.order.key.__getitem__
-        layer = self._store.layers.get((kind, None))
-        fold_lane(state, layer or Layer(), lane, self._store.writes, key, limit)
-        if instance is not None:
-            fold_lane(state, self._store.layers.get((kind, instance)) or Layer(), lane, self._store.writes, key, limit)
 
 
 def _clamp(index: int, size: int) -> int:

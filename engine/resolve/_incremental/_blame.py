@@ -8,14 +8,13 @@ created it), every later one changed it. Each entry carries the value at the pat
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ...protocol._expressions import Expression, Reference
-from ...protocol._messages import MISSING
+from ...protocol._messages import MISSING, get_path
 from .._resolution import Resolution
-from ._index import Change, Probe
+from ._index import Change, Layer, Probe, State, fold_lane
 
 if TYPE_CHECKING:
     from ._store import Store
@@ -65,20 +64,30 @@ class Blame:
         return self.entries[1:]
 
 
-Folder = Callable[[Reference], tuple[Any, Probe]]  # a reference's value (MISSING: none) and its probe's trail
-
-
-def blame_of(store: Store, expression: Expression, resolution: Resolution, fold: Folder) -> Blame:
-    """The blame of `expression`, given its resolution and a way to fold one reference with a trail."""
+def blame_of(
+    store: Store, expression: Expression, resolution: Resolution, instance: str | None, limit: int | None
+) -> Blame:
+    """The blame of `expression` for `instance` as of order key `limit` (None: all), given its resolution."""
     if not resolution.found:
         return Blame(expression.source, None, False, None)
     for gate in expression.alternatives:
-        folds = [fold(ref) for ref in gate]
+        folds = [_folded(store, ref, instance, limit) for ref in gate]
         if all(value is not MISSING for value, _ in folds):
             value, probe = folds[-1]
             entries = tuple(_entry(store, change) for change in probe.trail or ())
             return Blame(expression.source, str(gate[-1]), True, value, entries)
     raise AssertionError("a found resolution has a found alternative")  # pragma: no cover
+
+
+def _folded(store: Store, ref: Reference, instance: str | None, limit: int | None) -> tuple[Any, Probe]:
+    """A reference's value (MISSING: none), its lane folded again (the global layer, then the instance's) with
+    a probe that keeps a trail."""
+    probe = Probe(ref.path, True)
+    state = State([probe])
+    for view in (None,) if instance is None else (None, instance):
+        layer = store.layers.get((ref.kind, view)) or Layer()
+        fold_lane(state, layer, ref.path[0] if ref.path else None, store.writes, store.order.key.__getitem__, limit)
+    return get_path(state.root, ref.path), probe
 
 
 def _entry(store: Store, change: Change) -> BlameEntry:
