@@ -67,6 +67,7 @@ class TimelineTable(QTableView):
         self._next.timeout.connect(self._draw_band)
         self._band_top: int | None = None  # where the viewport's rows not drawn yet since the scroll begin
         self._row_s = ROW_S  # what drawing a row into a picture cost, the last band's
+        self._held = False  # no rows painted until the next scroll (`hold`)
         self._target = QPersistentModelIndex()  # the row the coming scroll goes to
 
     def currentChanged(self, current: _Index, previous: _Index) -> None:
@@ -91,6 +92,9 @@ class TimelineTable(QTableView):
         self._target = QPersistentModelIndex(current)
         if current.isValid() and not self.visualRect(current).intersects(viewport.rect()):
             viewport.setUpdatesEnabled(False)  # a screen of other rows: shown once drawn (`_draw_band`)
+        elif self._held:
+            viewport.setUpdatesEnabled(True)  # the rows held are the ones to show: painted with the selection
+        self._held = False
         self._next.stop()
         self._scroll.start()
 
@@ -108,10 +112,12 @@ class TimelineTable(QTableView):
         """Paint no rows until the next scroll or `release` (a new document, before the selection it opens on:
         its rows would be painted in the repaint that shows the document, and then the selection jumps)."""
         self.viewport().setUpdatesEnabled(False)
+        self._held = True
 
     def release(self) -> None:
         """Draw the rows on screen a band a turn, if held and no scroll does."""
-        if not self.viewport().updatesEnabled() and not self.is_scrolling():
+        if self._held and not self.is_scrolling():
+            self._held = False
             self._scroll.start()
 
     def is_scrolling(self) -> bool:

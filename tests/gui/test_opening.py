@@ -230,3 +230,16 @@ def test_a_window_that_repaints_every_turn_still_opens_the_document_turns_later(
         window.session.open(document)
     busy.stop()
     assert turns[1] - turns[0] <= 10
+
+
+def test_a_document_whose_last_message_is_on_the_first_screen_shows_its_rows_with_the_selection(
+        qtbot: Any, open_window: Any, document: Path) -> None:
+    """The rows held are the ones the selection shows: painted in the selection's repaint, not drawn in bands
+    over the turns after it (where they would join whatever the user does next, a theme switch)."""
+    window = open_window(None)
+    table = window.timeline.table
+    at_shown: list[bool] = []
+    window.document.documentShown.connect(lambda: at_shown.append(table.viewport().updatesEnabled()))
+    with qtbot.waitSignal(window.document.documentShown, timeout=10_000):
+        window.session.open(document)
+    assert at_shown == [True]
