@@ -27,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import shiboken6
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer, Signal
 
 from contextdeck.engine import Context, Document
@@ -164,6 +165,11 @@ class DocumentModel(QObject):
         `OPEN_WAIT_S` at most."""
         self._ready = ready
 
+    def watch_input(self, targets: Callable[[], list[QObject]]) -> None:
+        """While a document's opening is pending, the first input event that reaches one of `targets()` (read at
+        each opening) finishes it; by default, any that reaches the application."""
+        self._input.targets = targets
+
     def is_shown(self) -> bool:
         """The document is shown with its selection in place (`documentShown` has been sent for it)."""
         return self._opened
@@ -243,8 +249,11 @@ class DocumentModel(QObject):
 
 
 class _FirstInput(QObject):
-    """Calls `first()` before the application delivers the next input event (to any of its widgets), while
-    started: what the user does acts on what the window has finished showing."""
+    """Calls `first()` before the next input event is delivered, while started: what the user does acts on what
+    the window has finished showing. It watches `targets()`: by default the application (every event of every
+    object passes through it, in Python); the window gives where input reaches it first, its `QWindow` (keys,
+    clicks, the wheel, drops, a close, its activation) and the object with the focus (a shortcut's
+    `ShortcutOverride` goes there, and a shortcut's key never reaches the window)."""
 
     INPUT = frozenset({
         QEvent.Type.KeyPress, QEvent.Type.ShortcutOverride, QEvent.Type.MouseButtonPress,
@@ -257,18 +266,22 @@ class _FirstInput(QObject):
     def __init__(self, first: Callable[[], None], parent: QObject) -> None:
         super().__init__(parent)
         self._first = first
+        self.targets: Callable[[], list[QObject]] = lambda: [app] if (app := QCoreApplication.instance()) else []
+        self._watched: list[QObject] = []
         self.watching = False
 
     def start(self) -> None:
-        app = QCoreApplication.instance()
-        if app is not None and not self.watching:
-            app.installEventFilter(self)
+        if not self.watching:
+            self._watched = self.targets()
+            for target in self._watched:
+                target.installEventFilter(self)
             self.watching = True
 
     def stop(self) -> None:
-        app = QCoreApplication.instance()
-        if app is not None and self.watching:
-            app.removeEventFilter(self)
+        for target in self._watched:
+            if shiboken6.isValid(target):
+                target.removeEventFilter(self)
+        self._watched = []
         self.watching = False
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QChildEvent, QEvent, QModelIndex, QRect, QSettings, QSize, Qt
+from PySide6.QtCore import QByteArray, QChildEvent, QEvent, QModelIndex, QObject, QRect, QSettings, QSize, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication
 from PySide6.QtWidgets import (
     QApplication,
@@ -147,6 +147,7 @@ class MainWindow(QMainWindow):
         # A new document's selection (the editor's form) in a turn after the window's repaint of its views.
         self._painted_turn: int | None = None
         self.document.open_after(self._repainted)
+        self.document.watch_input(self._input_targets)
         self.document.documentReplaced.connect(self._document_replaced)
         # Bound methods, never lambdas: Qt drops these connections when the window is destroyed.
         self.session.dirtyChanged.connect(self._update_title)
@@ -300,6 +301,12 @@ class MainWindow(QMainWindow):
         self._update_title()
         self.diagnostics.schedule(self.session.document)
         self._painted_turn = None  # the last message is selected after the repaint of this (`documentShown`)
+
+    def _input_targets(self) -> list[QObject]:
+        """Where the user's input reaches the window first: its `QWindow` and the object with the focus."""
+        handle = self.windowHandle()
+        focus = QGuiApplication.focusObject()
+        return [target for target in (handle, focus) if target is not None]
 
     def _repainted(self) -> bool:
         """The window has repainted since the document was replaced, two turns before this one or more (or it is

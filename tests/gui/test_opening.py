@@ -65,13 +65,23 @@ def test_the_hand_over_makes_no_form_and_the_next_turn_selects_the_last_message(
 def test_a_key_pressed_before_the_selection_acts_on_the_document_as_shown(
         qtbot: Any, open_window: Any, document: Path, key: Qt.Key, selected: int, count: int) -> None:
     window = open_window(None)
-    table = window.timeline.table
-    in_the_gap(window, lambda: QTest.keyClick(table, key))
+    in_the_gap(window, lambda: QTest.keyClick(window.windowHandle(), key))  # as the window system delivers it
     with qtbot.waitSignal(window.document.documentShown, timeout=10_000):
         window.session.open(document)
     qtbot.waitUntil(lambda: window.selected_message() == selected)
     assert len(window.context()) == count
     assert window.editor.title.text().startswith(f"<b>#{selected} ·")
+
+
+def test_a_shortcut_pressed_before_the_selection_acts_on_the_document_as_shown(
+        qtbot: Any, open_window: Any, document: Path) -> None:
+    """A key that is a shortcut (Ctrl+D, Duplicate) never reaches the window as a key press: it is seen where the
+    focus is."""
+    window = open_window(None)
+    in_the_gap(window, lambda: QTest.keyClick(window.windowHandle(), Qt.Key.Key_D, Qt.KeyboardModifier.ControlModifier))
+    with qtbot.waitSignal(window.document.documentShown, timeout=10_000):
+        window.session.open(document)
+    assert window.context().messages == [*MESSAGES, MESSAGES[-1]]
 
 
 def test_a_click_before_the_selection_keeps_its_row(qtbot: Any, open_window: Any, document: Path) -> None:
@@ -92,16 +102,16 @@ def test_a_click_before_the_selection_keeps_its_row(qtbot: Any, open_window: Any
 
 def test_the_timeline_taking_the_focus_before_the_selection_shows_the_last_message(
         qtbot: Any, open_window: Any, document: Path) -> None:
-    """Given the focus with no current row (the window activated, Tab), a table makes its first row current: the
-    document opens on its last message all the same."""
+    """Given the focus with no current row (the window activated, Down from the filter box), a table makes its
+    first row current: the document opens on its last message all the same."""
     window = open_window(None)
     table = window.timeline.table
 
-    def tab_into_the_timeline() -> None:
+    def down_from_the_filter_box_into_the_timeline() -> None:
         window.timeline.filter_box.setFocus(Qt.FocusReason.OtherFocusReason)
-        table.setFocus(Qt.FocusReason.TabFocusReason)
+        QTest.keyClick(window.windowHandle(), Qt.Key.Key_Down)
 
-    in_the_gap(window, tab_into_the_timeline)
+    in_the_gap(window, down_from_the_filter_box_into_the_timeline)
     with qtbot.waitSignal(window.document.documentShown, timeout=10_000):
         window.session.open(document)
     assert table.hasFocus()
