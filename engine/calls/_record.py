@@ -47,8 +47,14 @@ def inputs_audit(inputs: dict[str, Any]) -> dict[str, Any]:
     text = canonical(inputs)
     audit: dict[str, Any] = {"digest": _text_digest(text)}
     if len(text) <= INPUTS_LIMIT:
-        audit["inputs"] = inputs
+        audit["inputs"] = inputs if inputs else NO_INPUTS
     return audit
+
+
+# What every call that reads nothing records as its inputs: one empty dict, not one a call (64 bytes each in a
+# run of 100,000 calls without parameters). Like the plan's call its `_call` holds, it is shared between messages:
+# nothing changes a message's values in place (an edit replaces the message).
+NO_INPUTS: dict[str, Any] = {}
 
 
 def _text_digest(text: str) -> str:

@@ -18,13 +18,83 @@ from ._records import record
 PATTERNS = ("all", "any", "race")
 
 
-@record
 class Unit:
-    """What the scheduler starts at once: one call (`pattern` "one") or a pattern group of calls."""
+    """What the scheduler starts at once: one call (`pattern` "one") or a pattern group of calls (its `members`,
+    their indices), the `entry` at its position among the plan's entries. Made by `Unit.of`; equal by those three.
 
-    pattern: str
-    members: tuple[int, ...]
-    entry: int  # its position among the plan's entries
+    A plan keeps one a call, so a call alone whose entry is its own index (every call of a plan without groups,
+    the most common unit) is kept as that index alone (`_Lone`: 40 bytes; a unit and a one-call tuple: 104)."""
+
+    __slots__ = ()
+
+    @staticmethod
+    def of(pattern: str, members: tuple[int, ...], entry: int) -> Unit:
+        """The unit of `members` run as `pattern` ("one": a call alone), at `entry` among the plan's entries."""
+        if pattern == "one" and len(members) == 1 and members[0] == entry:
+            return _Lone(entry)
+        return _Group(pattern, members, entry)
+
+    @property
+    def pattern(self) -> str:
+        raise NotImplementedError
+
+    @property
+    def members(self) -> tuple[int, ...]:
+        raise NotImplementedError
+
+    @property
+    def entry(self) -> int:
+        raise NotImplementedError
+
+    def _fields(self) -> tuple[str, tuple[int, ...], int]:
+        return self.pattern, self.members, self.entry
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Unit) and self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return f"Unit(pattern={self.pattern!r}, members={self.members!r}, entry={self.entry!r})"
+
+
+class _Group(Unit):
+    __slots__ = ("_entry", "_members", "_pattern")
+
+    def __init__(self, pattern: str, members: tuple[int, ...], entry: int) -> None:
+        self._pattern, self._members, self._entry = pattern, members, entry
+
+    @property
+    def pattern(self) -> str:
+        return self._pattern
+
+    @property
+    def members(self) -> tuple[int, ...]:
+        return self._members
+
+    @property
+    def entry(self) -> int:
+        return self._entry
+
+
+class _Lone(Unit):
+    __slots__ = ("_index",)
+
+    def __init__(self, index: int) -> None:
+        self._index = index
+
+    @property
+    def pattern(self) -> str:
+        return "one"
+
+    @property
+    def members(self) -> tuple[int, ...]:
+        return (self._index,)
+
+    @property
+    def entry(self) -> int:
+        return self._index
 
 
 def group_of(entry: Any) -> tuple[str, Any] | None:
@@ -44,14 +114,14 @@ def flatten(entries: list[Any]) -> tuple[list[Any], list[Unit]]:
         group = group_of(entry)
         if group is None:
             index = len(calls)  # one int object for both when they are equal (a large plan holds many)
-            units.append(Unit("one", (index,), index if index == position else position))
+            units.append(_Lone(index) if index == position else _Group("one", (index,), position))
             calls.append(entry)
             continue
         pattern, members = group
         members = members if isinstance(members, list) else [members]
         start = len(calls)
         calls.extend(members)
-        units.append(Unit(pattern, tuple(range(start, len(calls))), position))
+        units.append(_Group(pattern, tuple(range(start, len(calls))), position))
     return calls, units
 
 

@@ -173,7 +173,9 @@ class Execution:
         self.call_texts = call_texts(self.calls)  # canonical texts, serialised once for every reading of the record
         self._reader = RecordReader(self.call_texts, self.plan_index)  # what it read, kept between refreshes
         self.lazy = plan_mode(self.context) == "lazy"  # 012: a lazy plan waits for approve_plan()
-        self._unit_of = [unit for unit in self.units for _ in unit.members]  # call index -> its unit (`flatten`)
+        # Call index -> its unit (`flatten`): the units themselves when every call is alone (a list a call less).
+        alone = len(self.units) == len(self.calls) and all(unit.members for unit in self.units)
+        self._unit_of = self.units if alone else [unit for unit in self.units for _ in unit.members]
         self.plans, self._graph = Plans(setup.plans, self.calls, self._tools), setup.graph
         self._states = [CallState(plan.index, call) for plan, call in zip(self.plans, self.calls, strict=True)]
         self._provided: dict[int, Provided] = {}

@@ -86,7 +86,7 @@ def instanced(reading: PlanReading, context: Messages) -> PlanReading:
             calls.append(given[first])
             expressions.append(read[first])
             units.append(unit if first == index and unit.entry == position
-                         else Unit(unit.pattern, (index,), index if index == position else position))
+                         else Unit.of(unit.pattern, (index,), index if index == position else position))
             continue
         for instance in ids if any(bound[i] for i in members) else (None,):
             start = len(calls)
@@ -95,5 +95,5 @@ def instanced(reading: PlanReading, context: Messages) -> PlanReading:
                 expressions.append(read[i])  # `_instance` is no expression's place: a copy's are the call's
             indices, position = tuple(range(start, len(calls))), len(units)
             # As `flatten` numbers them: one int object for a call's index and its unit's position when equal.
-            units.append(Unit(unit.pattern, indices, indices[0] if indices == (position,) else position))
+            units.append(Unit.of(unit.pattern, indices, indices[0] if indices == (position,) else position))
     return PlanReading(calls, units, expressions)

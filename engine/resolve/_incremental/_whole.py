@@ -169,7 +169,7 @@ def _under_an_own_edit(
     (edited,) = work.ids
     old_write = work.dropped.get(edited)
     new_write = store.writes.get(edited)
-    info = store.infos.get(edited)
+    info = store.info_of(edited)
     if new_write is not None and (info is None or info.identity != (kind, instance)):
         new_write = None  # it now writes another layer
     edit = _Edit(layer, store.writes, store.order.key, work.low, edited, old_write, new_write)
