@@ -38,9 +38,9 @@ if TYPE_CHECKING:
 _Index = QModelIndex | QPersistentModelIndex
 DEBOUNCE_MS = 150  # the filter is searched once typing pauses this long
 # A far jump's new screen is drawn a band of rows per turn: as many rows as fit in what is left of `BAND_TURN_S` of
-# the turn's GUI-thread time (at the last bands' cost per row; `ROW_S` before any), at least one.
+# the turn's GUI-thread time (at the last bands' cost per row; `ROW_S` before any: one row under load), at least one.
 BAND_TURN_S = 0.006
-ROW_S = 0.002
+ROW_S = 0.004
 
 
 NO_PLAN = "Select a plan message (or the solution) to see its calls here."
