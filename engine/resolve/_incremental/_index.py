@@ -89,17 +89,13 @@ class Layer:
     folds apart from the others, which whole-kind tracks rely on (`_whole`).
     """
 
-    __slots__ = ("all", "answers", "branches", "known", "lanes", "rooted", "tails", "universal", "wide")
+    __slots__ = ("all", "answers", "branches", "lanes", "rooted", "tails", "universal", "wide")
 
     def __init__(self) -> None:
         self.all: list[int] = []
         self.universal: list[int] = []
         self.lanes: dict[str, list[int]] = {}
         self.tails: dict[str, int | None] = {}  # lane -> position of its appending tail (None: not known)
-        # Per lane (with a list of its own), what a reader worked out from the lane's writes in order from the
-        # first (`_patches.keeps_start_from_first`), up to its `read`: dropped when a write is added or taken
-        # out before that (writes appended after it are read on).
-        self.known: dict[str, Any] = {}
         # What `_patches` found reading these lists (`cover`, `keeps_start`), while they stay as they are: emptied
         # by any change.
         self.answers: dict[tuple[Any, ...], Any] = {}
@@ -167,7 +163,6 @@ class Layer:
         for lane, target in self._lists(write, create=True):
             position = bisect_left(target, key(message_id), key=key)
             target.insert(position, message_id)
-            self._tell(lane, position)
             self._added(lane, position, write)
         for target in self._branch_lists(write, True, message_id):
             insort(target, message_id, key=key)
@@ -178,19 +173,12 @@ class Layer:
             self.rooted -= replaces_root(write)
         for lane, target in self._lists(write, create=False):
             position = _delete(target, message_id, key)
-            if position is not None:
-                self._tell(lane, position)
             tail = self.tails.get(lane) if lane is not None else None
             if lane is not None and tail is not None and position is not None and position < tail:
                 # The tail may now reach further back when the write just before it is gone.
                 self.tails[lane] = None if position == tail - 1 else tail - 1
         for target in self._branch_lists(write, False, message_id):
             _delete(target, message_id, key)
-
-    def _tell(self, lane: str | None, position: int) -> None:
-        """Drop what a reader kept of the lane's writes when one was added or taken out where it read them."""
-        if lane is not None and lane in self.known and position < self.known[lane].read:
-            del self.known[lane]
 
     def _added(self, lane: str | None, position: int, write: Write) -> None:
         tail = self.tails.get(lane) if lane is not None else None
