@@ -157,24 +157,83 @@ class WrittenPaths:
         return self._next >= len(self.context)
 
     def advance(self, count: int) -> None:
-        context, kinds, stop = self.context, self.kinds, min(len(self.context), self._next + count)
-        for index in range(self._next, stop):
-            info, message = context.info(index), context[index]
-            if info.kind is not None:
-                value = payload_of(message)
-                kinds[info.kind] = _merge_value(kinds[info.kind], value) if info.kind in kinds else _of_value(value)
-                if "schema" in message:
-                    self._add(info.kind, _of_schema(message["schema"]))
-            elif info.form is Form.PLAN and isinstance(message.get("plan"), list):
-                read = self.plans.get(index) if self.plans is not None else None
-                found = _read_destinations(read) if read is not None else _destinations(flatten(message["plan"])[0])
-                for kind, path in found:
-                    kinds[kind] = _merge_path(kinds[kind], path) if kind in kinds else _of_path(path)
+        stop = min(len(self.context), self._next + count)
+        _advance(self.context, self.plans, self.kinds, range(self._next, stop), None)
         self._next = max(self._next, stop)
 
-    def _add(self, kind: str, node: Node | None) -> None:
-        kinds = self.kinds
-        kinds[kind] = _merge(kinds[kind], node) if kind in kinds else node
+
+# Per kind some plan reads, the first segments its references read (a whole kind's read adds none).
+Reads = dict[str, set[str]]
+
+
+def _advance(context: Messages, plans: PlanReadings | None, kinds: dict[str, Node | None], indices: range,
+             reads: Reads | None) -> None:
+    """The paths messages `indices` write merged into `kinds`; with `reads`, only those some reference of
+    `reads` may walk into (`_written_for`)."""
+    for index in indices:
+        info, message = context.info(index), context[index]
+        kind = info.kind
+        if kind is not None:
+            if reads is None:
+                value = payload_of(message)
+                kinds[kind] = _merge_value(kinds[kind], value) if kind in kinds else _of_value(value)
+                if "schema" in message:
+                    kinds[kind] = _merge(kinds[kind], _of_schema(message["schema"]))
+                continue
+            heads = reads.get(kind)
+            if heads is not None:  # a kind nothing reads is left out: no reference asks about it
+                if kind not in kinds:
+                    kinds[kind] = {}
+                node = _merge_read(kinds[kind], payload_of(message), heads)
+                kinds[kind] = _merge_read(node, _of_schema(message["schema"]), heads) if "schema" in message else node
+        elif info.form is Form.PLAN and isinstance(message.get("plan"), list):
+            read = plans.get(index) if plans is not None else None
+            found = _read_destinations(read) if read is not None else _destinations(flatten(message["plan"])[0])
+            for kind, path in found:
+                if reads is None:
+                    kinds[kind] = _merge_path(kinds[kind], path) if kind in kinds else _of_path(path)
+                elif (heads := reads.get(kind)) is not None:
+                    if kind not in kinds:
+                        kinds[kind] = {}
+                    if not path or path[0] in heads:
+                        kinds[kind] = _merge_path(kinds[kind], path)
+
+
+def _merge_read(node: Node | None, value: Any, heads: set[str]) -> Node | None:
+    """`_merge_value(node, value)` below the first segments in `heads` alone; `value` may be a tree of paths
+    (a `Node`: its open places are None, as a value's leaves are)."""
+    if node is None or not isinstance(value, dict):
+        return None
+    for key, item in value.items():
+        if key in heads:
+            node[key] = _merge_value(node[key], item) if key in node else _of_value(item)
+    return node
+
+
+def _reads_of(plans: PlanReadings) -> Reads:
+    """What the calls of `plans` read: their expressions but destinations and malformed ones."""
+    reads: Reads = {}
+    for reading in plans.values():
+        for found in reading.expressions if reading is not None else ():
+            for where, _, parsed in found:
+                if where == _DESTINATION or isinstance(parsed, ExpressionError):
+                    continue
+                for reference in parsed.references:
+                    heads = reads.get(reference.kind)
+                    if heads is None:
+                        heads = reads[reference.kind] = set()
+                    if reference.path:
+                        heads.add(reference.path[0])
+    return reads
+
+
+def _written_for(context: Messages, plans: PlanReadings, reads: Reads) -> dict[str, Node | None]:
+    """`written_paths(context, plans)` as far as the references `reads` holds can tell (what `_unwritten` finds
+    for them is the same): only the kinds they read, and below each only the first segments they read. A run
+    document writes a path a call, most of which no call reads."""
+    kinds: dict[str, Node | None] = {}
+    _advance(context, plans, kinds, range(len(context)), reads)
+    return kinds
 
 
 def reference_problem(written: Mapping[str, Node | None], text: str) -> str | None:
@@ -238,7 +297,7 @@ def plan_problems(context: Messages, plans: PlanReadings) -> list[Diagnostic]:
     warnings (for `validate`, whose run checks judge the parameters of the pending calls). Warnings: SPEC 6.7
     runs a call to a tool nothing defines as latent, and a path may be written by what the LLM or a person
     types; both are usually typos."""
-    written = written_paths(context, plans)
+    written = _written_for(context, plans, _reads_of(plans))
     tools = tool_definitions(context)
     problems: list[Diagnostic] = []
     for index, reading in plans.items():

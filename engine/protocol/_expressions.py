@@ -215,15 +215,38 @@ def occurrences(value: Any) -> list[Occurrence]:
         return [(where, text, parsed_or_error(text)) for where, text in find_expressions(value)]
     if type(value) is not dict:
         return [(where, text, _kept_or_error(text, kept)) for where, text in find_expressions(value)]
-    # A call (a plan holds 100,000): its top-level strings read here, without a list of them first.
+    return _of_call(value, kept)
+
+
+def calls_occurrences(calls: list[Any]) -> list[list[Occurrence]]:
+    """`occurrences` of each of a plan's calls (none for a call that is no object), in one loop."""
+    kept = _KEPT.get()
+    if kept is None:
+        return [occurrences(call) if isinstance(call, dict) else [] for call in calls]
+    return [_of_call(call, kept) if type(call) is dict else occurrences(call) if isinstance(call, dict) else []
+            for call in calls]
+
+
+def _of_call(call: dict[str, Any], kept: dict[str, Expression]) -> list[Occurrence]:
+    """`occurrences` of a call within `parsed_once` (a plan holds 100,000): its top-level strings read here,
+    without a list of them first, each parsed at most once."""
     found: list[Occurrence] = []
-    for key, item in value.items():
+    for key, item in call.items():
         if type(item) is str:
             if item.startswith(DAGGER) and not item.startswith(_ESCAPED):
-                found.append(((key,), item, kept.get(item) or _kept_or_error(item, kept)))
+                parsed: Expression | ExpressionError | None = kept.get(item)
+                if parsed is None:
+                    try:
+                        parsed = kept[item] = _parse(item)
+                    except ExpressionError as error:
+                        parsed = error
+                found.append((_DESTINATION if key == "_outputPath" else (key,), item, parsed))
         elif isinstance(item, dict | list):
             found.extend((where, text, _kept_or_error(text, kept)) for where, text in find_expressions(item, (key,)))
     return found
+
+
+_DESTINATION: Where = ("_outputPath",)  # one tuple for where every call's destination sits
 
 
 def _kept_or_error(source: str, kept: dict[str, Expression]) -> Expression | ExpressionError:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._expressions import Occurrence, occurrences
+from ._expressions import Occurrence, calls_occurrences
 from ._records import record
 
 PATTERNS = ("all", "any", "race")
@@ -139,7 +139,7 @@ class PlanReading:
 def read_plan(entries: list[Any]) -> PlanReading:
     """`entries` read once (see `PlanReading`)."""
     calls, units = flatten(entries)
-    return PlanReading(calls, units, [occurrences(call) if isinstance(call, dict) else [] for call in calls])
+    return PlanReading(calls, units, calls_occurrences(calls))
 
 
 # The readings of a document's plans, by plan message index (None: the solution's calls); None for a plan

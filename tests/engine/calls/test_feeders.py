@@ -6,7 +6,7 @@ import pytest
 
 from contextdeck.engine.calls._activities import Activities
 from contextdeck.engine.calls._calls import plan_call
-from contextdeck.engine.calls._plan import Graph
+from contextdeck.engine.calls._plan import ByIndex, Graph
 
 
 def test_feeders_name_every_call_in_plan_order_and_what_feeds_it() -> None:
@@ -24,3 +24,21 @@ def test_feeders_name_every_call_in_plan_order_and_what_feeds_it() -> None:
     with pytest.raises(TypeError):
         graph.feeders[0][1] = ("†state.x",)  # type: ignore[index]
     assert graph.cycles() == []
+
+
+def test_a_mapping_by_call_index_gives_its_items_in_index_order() -> None:
+    """`ByIndex.items()` (read from its list: the search for cycles reads every call's) holds what looking
+    up each key gives, the gaps left out, as a mapping's items view does."""
+    records = _Records([None, "a", None, "c", None])
+    assert list(records.items()) == [(1, "A"), (3, "C")] == [(key, records[key]) for key in records]
+    assert len(records.items()) == 2
+    assert (3, "C") in records.items()
+    assert (2, None) not in records.items()
+    assert dict(records.items()) == {1: "A", 3: "C"} == records
+
+
+class _Records(ByIndex[str]):
+    """A `ByIndex` that makes what it keeps into its value, as a run record's calls do."""
+
+    def made(self, kept: str) -> str:
+        return kept.upper()

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from contextdeck.engine import Context, ToolDefinition, call_problems, reference_problem, validate, written_paths
+from contextdeck.engine.checks._call_checks import _reads_of, _written_for, read_plans
+from contextdeck.engine.protocol._expressions import parsed_once
 
 TOOLS: dict[str, Any] = {"lookup": {"type": "object", "properties": {
     "id": {"type": "string"}, "count": {"type": "integer", "minimum": 1},
@@ -85,3 +90,47 @@ def test_the_refund_example_has_no_call_problems(examples: Any) -> None:
 
     document = load_document(examples / "refund_workflow.json")
     assert validate(document.context, document.solution) == []
+
+
+_SEGMENTS = st.sampled_from(["a", "b", "c", "0"])
+_PATHS = st.lists(_SEGMENTS, max_size=3)
+_KINDS = st.sampled_from(["state", "input", "memo"])
+_VALUES = st.recursive(st.none() | st.integers(0, 2), lambda inner: st.dictionaries(_SEGMENTS, inner, max_size=3),
+                       max_leaves=6)
+_SCHEMAS = st.recursive(st.just({"type": "object"}), lambda inner: st.builds(
+    lambda properties: {"type": "object", "properties": properties}, st.dictionaries(_SEGMENTS, inner, max_size=2)),
+    max_leaves=4)
+
+
+def _expression(kind: str, path: list[str]) -> str:
+    return "†" + ".".join((kind, *path))
+
+
+@st.composite
+def _documents(draw: st.DrawFn) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = []
+    for _ in range(draw(st.integers(0, 6))):
+        message: dict[str, Any] = {"type": draw(_KINDS), "data": draw(_VALUES)}
+        if draw(st.booleans()):
+            message["schema"] = draw(_SCHEMAS)
+        messages.append(message)
+    calls = [{"_tool": "t", "x": _expression(draw(_KINDS), draw(_PATHS)),
+              "_outputPath": _expression(draw(_KINDS), draw(_PATHS))} for _ in range(draw(st.integers(0, 4)))]
+    position = draw(st.integers(0, len(messages)))
+    return [*messages[:position], {"type": "plan", "plan": calls}, *messages[position:]]
+
+
+@given(_documents(), st.lists(st.tuples(_KINDS, _PATHS), max_size=4))
+def test_validate_reads_only_the_written_paths_its_plans_read(document: list[dict[str, Any]],
+                                                               more: list[tuple[str, list[str]]]) -> None:
+    """`plan_problems` keeps of the written paths only the kinds and first segments the plans read: every
+    reference they hold gets the answer the whole tree gives (the warnings `validate` prints stay the same)."""
+    plan = next(message for message in document if message["type"] == "plan")
+    plan["plan"] += [{"_tool": "t", "x": _expression(kind, path)} for kind, path in more]
+    ctx = Context(document)
+    with parsed_once():
+        plans = read_plans(ctx)
+        kept = _written_for(ctx, plans, _reads_of(plans))
+        whole = written_paths(ctx)
+        for call in plan["plan"]:
+            assert reference_problem(kept, call["x"]) == reference_problem(whole, call["x"])
