@@ -14,6 +14,7 @@ from ..document._validate import json_path
 from ..protocol._errors import ExpressionError
 from ..protocol._expressions import (
     DAGGER,
+    OUTPUT_PATH,
     Expression,
     Occurrence,
     Reference,
@@ -90,29 +91,27 @@ def in_parameters(where: Where) -> bool:
     return not (isinstance(key, str) and key.startswith("_"))
 
 
-def _reads(found: list[Occurrence]) -> tuple[list[Expression], list[Problem], Expression | ExpressionError | None]:
+def _reads(found: list[Occurrence]) -> tuple[tuple[Expression, ...], tuple[Problem, ...],
+                                            Expression | ExpressionError | None]:
     """The expressions of a call's parameters, then of its `_output`, from all of its own (`found`), their
     problems, and its `_outputPath` parsed (None: the call has none that is an expression)."""
+    if len(found) == 1 and found[0][0] == OUTPUT_PATH:  # its output path alone: most calls of a run
+        return (), (), found[0][2]
     reads: list[Expression] = []
     problems: list[Problem] = []
-    if len(found) == 1 and found[0][0] == _DESTINATION:  # its output path alone: most calls of a run
-        return reads, problems, found[0][2]
     destination = None
     output: list[Occurrence] = []
     for each in found:  # one loop: a plan holds 100,000 calls, most with an `_outputPath` and nothing else
         where = each[0]
         if where[0] == "_output":
             output.append(each)
-        elif where == _DESTINATION:
+        elif where == OUTPUT_PATH:
             destination = each[2]
         elif in_parameters(where):
             _read(each, reads, problems)
     for each in output:
         _read(each, reads, problems)
-    return reads, problems, destination
-
-
-_DESTINATION = ("_outputPath",)
+    return tuple(reads), tuple(problems), destination
 
 
 def _read(found: Occurrence, reads: list[Expression], problems: list[Problem]) -> None:
@@ -207,33 +206,34 @@ def plan_call(index: int, call: Any, tools: dict[str, ToolDefinition], activitie
         if read is not None:
             read[name] = reading
     activity = reading.activity
-    problems += reading.problems
+    if reading.problems:  # `problems` is a tuple, added to only for a call with a problem: most have none
+        problems += reading.problems
     path = call.get("_outputPath")
     prescribed = False
     if reading.output_rule is not None or type(path) is not str:  # else its own path, ruled by nothing: most calls
         path, prescribed, path_problems = _output_path(call, reading.output_rule)
-        problems += path_problems
+        problems += tuple(path_problems)
     destinations = None
     if path is not None:
         parsed = own if own is not None and not prescribed else parsed_or_error(path)  # the call's own: read
         if isinstance(parsed, ExpressionError):
             text = f"$._outputPath: {parsed.reason} at position {parsed.position}"
-            problems.append(Problem("expression", text, "$._outputPath"))
+            problems += (Problem("expression", text, "$._outputPath"),)
         else:
             destinations = parsed
-    method = call.get("_outputMethod", "set")
-    if method not in METHODS:
+    method = "set"
+    if "_outputMethod" in call and (method := call["_outputMethod"]) not in METHODS:
         text = f"unknown _outputMethod {method!r}; expected one of {list(METHODS)}"
-        problems.append(Problem("outputMethod", text, "$._outputMethod"))
+        problems += (Problem("outputMethod", text, "$._outputMethod"),)
         method = "set"
     scopes: tuple[str, ...] = ()
     if reading.scopes_rule is not None or "_scopes" in call:  # else no scopes asked, none ruled: most calls
         scopes, refusal = call_scopes(call, reading.scopes_rule)
         if refusal is not None:
-            problems.append(Problem("scopes", refusal, "$._scopes"))
+            problems += (Problem("scopes", refusal, "$._scopes"),)
     mode = Mode.EXPLICIT if activity is not None else Mode.LATENT
     return CallPlan(index, call, name, tool, instance, mode, activity, path, destinations, method,
-                    tuple(reads), tuple(problems), prescribed, scopes)
+                    reads, problems, prescribed, scopes)
 
 
 def missing_reads(context: Context, plan: CallPlan, skip: frozenset[str] = frozenset()) -> tuple[str, ...]:

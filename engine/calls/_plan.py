@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import ItemsView, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from types import MappingProxyType
 from typing import Any, TypeVar, cast
 
@@ -42,6 +43,7 @@ def reads_own_writes(plan: CallPlan) -> bool:
 
 
 _V = TypeVar("_V")
+_index = attrgetter("index")
 _NOBODY: frozenset[int] = frozenset()  # the writers of a path nothing writes
 # What a call nobody feeds maps to: one read-only mapping shared by them all (most calls of a large plan).
 _NO_FEEDERS: Mapping[int, tuple[str, ...]] = MappingProxyType({})
@@ -83,8 +85,11 @@ class _Items(ItemsView[int, _V]):
     _mapping: ByIndex[_V]
 
     def __iter__(self) -> Iterator[tuple[int, _V]]:
+        kept = self._mapping.kept
+        if type(self._mapping).made is ByIndex.made:  # what it keeps is its value (a graph's feeders)
+            return ((index, found) for index, found in enumerate(kept) if found is not None)
         made = self._mapping.made
-        return ((index, made(found)) for index, found in enumerate(self._mapping.kept) if found is not None)
+        return ((index, made(found)) for index, found in enumerate(kept) if found is not None)
 
 
 @dataclass(frozen=True)
@@ -95,11 +100,13 @@ class Graph:
 
     @classmethod
     def of(cls, plans: list[CallPlan]) -> Graph:
-        kept: list[Mapping[int, tuple[str, ...]] | None] = [None] * (max((p.index for p in plans), default=-1) + 1)
-        for plan in plans:
+        kept: list[Mapping[int, tuple[str, ...]] | None] = [None] * (max(map(_index, plans), default=-1) + 1)
+        readers: list[CallPlan] = []  # a call that reads nothing is fed by none
+        for plan in plans:  # one loop over the calls for both (a large plan has 100,000)
             kept[plan.index] = _NO_FEEDERS
+            if plan.reads:
+                readers.append(plan)
         feeders: ByIndex[Mapping[int, tuple[str, ...]]] = ByIndex(kept)
-        readers = [plan for plan in plans if plan.reads]  # a call that reads nothing is fed by none
         if not readers:
             return cls(feeders)
         # Index the destinations that may meet a read by kind, then first segment (None: the whole kind), so each
@@ -116,9 +123,10 @@ class Graph:
                         whole.add(ref.kind)
         writers: dict[str, dict[str | None, set[int]]] = {}  # kind -> first segment (None: whole) -> writers
         for writer in plans:
-            if writer.destinations is None:
+            destinations = writer.destinations
+            if destinations is None:
                 continue
-            for ref in writer.destinations.references:
+            for ref in destinations.references:
                 read_heads = heads.get(ref.kind)
                 if read_heads is None and ref.kind not in whole:
                     continue  # a kind nothing reads (most writers of a run document write one key each)

@@ -20,7 +20,13 @@ from ..calls._tools import ToolDefinition, form_indices, tool_definitions
 from ..document._validate import json_path
 from ..document._view import Messages
 from ..protocol._errors import ExpressionError
-from ..protocol._expressions import Expression, is_expression, parse_expression, parsed_or_error
+from ..protocol._expressions import (
+    OUTPUT_PATH,
+    Expression,
+    is_expression,
+    parse_expression,
+    parsed_or_error,
+)
 from ..protocol._groups import PlanReading, PlanReadings, flatten, read_plan
 from ..protocol._messages import Form, payload_of
 from ..resolve._resolution import Diagnostic
@@ -121,16 +127,13 @@ def _read_destinations(read: PlanReading) -> Iterator[tuple[str, tuple[str, ...]
     (any other, as `_destinations` reads it)."""
     for call, found in zip(read.calls, read.expressions, strict=True):
         for where, _, parsed in found:
-            if where == _DESTINATION:
+            if where == OUTPUT_PATH:
                 if not isinstance(parsed, ExpressionError):
                     for reference in parsed.references:  # a loop, not a generator for each of 100,000 calls
                         yield reference.kind, reference.path
                 break
         else:
             yield from _destinations([call])
-
-
-_DESTINATION = ("_outputPath",)
 
 
 def written_paths(context: Messages, plans: PlanReadings | None = None) -> dict[str, Node | None]:
@@ -216,7 +219,7 @@ def _reads_of(plans: PlanReadings) -> Reads:
     for reading in plans.values():
         for found in reading.expressions if reading is not None else ():
             for where, _, parsed in found:
-                if where == _DESTINATION or isinstance(parsed, ExpressionError):
+                if where == OUTPUT_PATH or isinstance(parsed, ExpressionError):
                     continue
                 for reference in parsed.references:
                     heads = reads.get(reference.kind)

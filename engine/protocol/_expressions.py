@@ -193,6 +193,8 @@ class _Parser:
 
 # Where an expression sits in a value (keys and array indices), and its text.
 Where = tuple[str | int, ...]
+# Where a call's destination sits (within `parsed_once`, every call's is this one tuple).
+OUTPUT_PATH: Where = ("_outputPath",)
 # An expression a value holds: where it sits, its text, and what it parses to or why it does not.
 Occurrence = tuple[Where, str, "Expression | ExpressionError"]
 
@@ -240,13 +242,10 @@ def _of_call(call: dict[str, Any], kept: dict[str, Expression]) -> list[Occurren
                         parsed = kept[item] = _parse(item)
                     except ExpressionError as error:
                         parsed = error
-                found.append((_DESTINATION if key == "_outputPath" else (key,), item, parsed))
+                found.append((OUTPUT_PATH if key == "_outputPath" else (key,), item, parsed))
         elif isinstance(item, dict | list):
             found.extend((where, text, _kept_or_error(text, kept)) for where, text in find_expressions(item, (key,)))
     return found
-
-
-_DESTINATION: Where = ("_outputPath",)  # one tuple for where every call's destination sits
 
 
 def _kept_or_error(source: str, kept: dict[str, Expression]) -> Expression | ExpressionError:

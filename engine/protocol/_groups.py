@@ -111,7 +111,7 @@ def flatten(entries: list[Any]) -> tuple[list[Any], list[Unit]]:
     calls: list[Any] = []
     units: list[Unit] = []
     for position, entry in enumerate(entries):
-        group = group_of(entry)
+        group = group_of(entry) if type(entry) is not dict or len(entry) == 1 else None  # most are calls of 2+ keys
         if group is None:
             index = len(calls)  # one int object for both when they are equal (a large plan holds many)
             units.append(_Lone(index) if index == position else _Group("one", (index,), position))

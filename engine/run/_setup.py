@@ -24,7 +24,7 @@ from ..calls._calls import (
 from ..calls._plan import Graph, feeds
 from ..calls._tools import ToolDefinition, merged_tools, pending_calls
 from ..document._context import Context
-from ..protocol._expressions import Occurrence, occurrences
+from ..protocol._expressions import OUTPUT_PATH, Occurrence, occurrences
 from ..protocol._groups import PlanReading, Unit, read_plan
 from ..protocol._schemas import SchemaCheck
 from ._delegate import Delegate, delegate_for, prescribed_delegate
@@ -73,7 +73,8 @@ def set_up(
     checks = ToolChecks()  # each tool's parameter schema made into its check once
     prescribing: dict[str | None, bool] = {}  # by tool name: whether the tool names a delegate
     for plan in plans:
-        problems = list(plan.problems) or literal_problems(context, plan, expressions[plan.index], checks)
+        problems = list(plan.problems) if plan.problems else literal_problems(context, plan, expressions[plan.index],
+                                                                              checks)
         if _may_delegate(plan, prescribing):
             found, refusal = delegate_for(plan, base, chain, code_tools, loaded)
             if refusal is not None:
@@ -109,7 +110,8 @@ def literal_problems(context: Context, plan: CallPlan, found: list[Occurrence] |
     if plan.tool is None:
         return []
     for where, _, _ in occurrences(plan.call) if found is None else found:
-        if in_parameters(where):  # a parameter holds a reference: only the schema is judged now
+        # A parameter holds a reference: only the schema is judged now (most calls' one expression is their path).
+        if where is not OUTPUT_PATH and in_parameters(where):
             broken = tool_schema_problem(plan, checks)
             return [] if broken is None else [broken]
     parameters = resolve_parameters(context, plan)

@@ -75,6 +75,7 @@ def test_malformed_references_in_plan_calls_name_call_field_and_position() -> No
         {"_tool": "b", "_outputPath": "state.z"},
         {"_tool": "c", "_outputPath": "†state.w", "_outputMethod": "append"},
         {"_tool": "a", "_outputPath": "††state.v"},
+        {"_tool": "a", "_outputPath": " †state.u", "_outputMethod": None},  # neither is malformed
     ]}
     assert problems([plan, *DEFINED]) == [
         (0, "plan at message 0, call 0 $.x.deep[1]", "expected a path segment after '.', found '.' at position 7"),
