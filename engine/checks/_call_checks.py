@@ -10,7 +10,7 @@ object schema without `properties`, an output path's destination — every path 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +23,7 @@ from ..protocol._errors import ExpressionError
 from ..protocol._expressions import (
     OUTPUT_PATH,
     Expression,
+    Reference,
     is_expression,
     parse_expression,
     parsed_or_error,
@@ -160,46 +161,82 @@ class WrittenPaths:
         return self._next >= len(self.context)
 
     def advance(self, count: int) -> None:
-        stop = min(len(self.context), self._next + count)
-        _advance(self.context, self.plans, self.kinds, range(self._next, stop), None)
+        context, kinds, stop = self.context, self.kinds, min(len(self.context), self._next + count)
+        for index in range(self._next, stop):
+            info, message = context.info(index), context[index]
+            if info.kind is not None:
+                value = payload_of(message)
+                kinds[info.kind] = _merge_value(kinds[info.kind], value) if info.kind in kinds else _of_value(value)
+                if "schema" in message:
+                    kinds[info.kind] = _merge(kinds[info.kind], _of_schema(message["schema"]))
+            elif info.form is Form.PLAN and isinstance(message.get("plan"), list):
+                read = self.plans.get(index) if self.plans is not None else None
+                found = _read_destinations(read) if read is not None else _destinations(flatten(message["plan"])[0])
+                for kind, path in found:
+                    kinds[kind] = _merge_path(kinds[kind], path) if kind in kinds else _of_path(path)
         self._next = max(self._next, stop)
 
 
-# Per kind some plan reads, the first segments its references read (a whole kind's read adds none).
-Reads = dict[str, set[str]]
+# Per kind some references read, the first segments they read (a whole kind's read adds none).
+Heads = dict[str, set[str]]
 
 
-def _advance(context: Messages, plans: PlanReadings | None, kinds: dict[str, Node | None], indices: range,
-             reads: Reads | None) -> None:
-    """The paths messages `indices` write merged into `kinds`; with `reads`, only those some reference of
-    `reads` may walk into (`_written_for`)."""
-    for index in indices:
-        info, message = context.info(index), context[index]
-        kind = info.kind
-        if kind is not None:
-            if reads is None:
-                value = payload_of(message)
-                kinds[kind] = _merge_value(kinds[kind], value) if kind in kinds else _of_value(value)
-                if "schema" in message:
-                    kinds[kind] = _merge(kinds[kind], _of_schema(message["schema"]))
-                continue
-            heads = reads.get(kind)
-            if heads is not None:  # a kind nothing reads is left out: no reference asks about it
-                if kind not in kinds:
-                    kinds[kind] = {}
-                node = _merge_read(kinds[kind], payload_of(message), heads)
-                kinds[kind] = _merge_read(node, _of_schema(message["schema"]), heads) if "schema" in message else node
-        elif info.form is Form.PLAN and isinstance(message.get("plan"), list):
-            read = plans.get(index) if plans is not None else None
-            found = _read_destinations(read) if read is not None else _destinations(flatten(message["plan"])[0])
-            for kind, path in found:
-                if reads is None:
-                    kinds[kind] = _merge_path(kinds[kind], path) if kind in kinds else _of_path(path)
-                elif (heads := reads.get(kind)) is not None:
+def _written_for(context: Messages, plans: PlanReadings) -> dict[str, Node | None]:
+    """`written_paths(context, plans)` as far as the references the plans' calls read can tell (`_unwritten`
+    finds the same for each of them): only the kinds they read, and below each only the first segments they
+    read. The plans' destinations are merged first; the data messages are read only for the references those
+    leave unwritten: a run's calls read mostly what other calls write, and write a path each that nothing reads.
+    (The tree only grows as writes are merged, in any order: a reference written once stays written.)"""
+    read = _read_references(plans)
+    heads = _heads(read)
+    kinds: dict[str, Node | None] = {}
+    for index, reading in plans.items():
+        if index is not None and reading is not None:  # the solution's calls write nothing in the document
+            for kind, path in _read_destinations(reading):
+                if (wanted := heads.get(kind)) is not None:
                     if kind not in kinds:
                         kinds[kind] = {}
-                    if not path or path[0] in heads:
+                    if not path or path[0] in wanted:
                         kinds[kind] = _merge_path(kinds[kind], path)
+    left = _heads(reference for reference in read if _unwritten_at(kinds, reference) is not None)
+    if left:
+        _merge_data(context, kinds, left)
+    return kinds
+
+
+def _read_references(plans: PlanReadings) -> list[Reference]:
+    """The references the calls of `plans` read: in their expressions but destinations and malformed ones."""
+    read: list[Reference] = []
+    for reading in plans.values():
+        for found in reading.expressions if reading is not None else ():
+            for where, _, parsed in found:
+                if where != OUTPUT_PATH and not isinstance(parsed, ExpressionError):
+                    read.extend(parsed.references)
+    return read
+
+
+def _heads(references: Iterable[Reference]) -> Heads:
+    heads: Heads = {}
+    for reference in references:
+        found = heads.get(reference.kind)
+        if found is None:
+            found = heads[reference.kind] = set()
+        if reference.path:
+            found.add(reference.path[0])
+    return heads
+
+
+def _merge_data(context: Messages, kinds: dict[str, Node | None], heads: Heads) -> None:
+    """The paths the data messages write merged into `kinds`, of the kinds in `heads` and below each only the
+    first segments in it."""
+    for index in range(len(context)):
+        kind = context.info(index).kind
+        if kind is not None and (wanted := heads.get(kind)) is not None:  # a kind nothing reads: left out
+            message = context[index]
+            if kind not in kinds:
+                kinds[kind] = {}
+            node = _merge_read(kinds[kind], payload_of(message), wanted)
+            kinds[kind] = _merge_read(node, _of_schema(message["schema"]), wanted) if "schema" in message else node
 
 
 def _merge_read(node: Node | None, value: Any, heads: set[str]) -> Node | None:
@@ -213,32 +250,6 @@ def _merge_read(node: Node | None, value: Any, heads: set[str]) -> Node | None:
     return node
 
 
-def _reads_of(plans: PlanReadings) -> Reads:
-    """What the calls of `plans` read: their expressions but destinations and malformed ones."""
-    reads: Reads = {}
-    for reading in plans.values():
-        for found in reading.expressions if reading is not None else ():
-            for where, _, parsed in found:
-                if where == OUTPUT_PATH or isinstance(parsed, ExpressionError):
-                    continue
-                for reference in parsed.references:
-                    heads = reads.get(reference.kind)
-                    if heads is None:
-                        heads = reads[reference.kind] = set()
-                    if reference.path:
-                        heads.add(reference.path[0])
-    return reads
-
-
-def _written_for(context: Messages, plans: PlanReadings, reads: Reads) -> dict[str, Node | None]:
-    """`written_paths(context, plans)` as far as the references `reads` holds can tell (what `_unwritten` finds
-    for them is the same): only the kinds they read, and below each only the first segments they read. A run
-    document writes a path a call, most of which no call reads."""
-    kinds: dict[str, Node | None] = {}
-    _advance(context, plans, kinds, range(len(context)), reads)
-    return kinds
-
-
 def reference_problem(written: Mapping[str, Node | None], text: str) -> str | None:
     """Why expression `text` reads something nothing writes (its first such reference), or None."""
     parsed = parsed_or_error(text)
@@ -247,16 +258,23 @@ def reference_problem(written: Mapping[str, Node | None], text: str) -> str | No
 
 def _unwritten(written: Mapping[str, Node | None], expression: Expression) -> str | None:
     for reference in expression.references:
-        if reference.kind not in written:
-            return f"unknown kind ¶{reference.kind}: no message or output path writes it"
-        node = written[reference.kind]
-        for depth, segment in enumerate(reference.path):
-            if node is None:
-                break
-            if segment not in node:
-                where = "†" + ".".join((reference.kind, *reference.path[: depth + 1]))
-                return f"nothing writes {where}"
-            node = node[segment]
+        reason = _unwritten_at(written, reference)
+        if reason is not None:
+            return reason
+    return None
+
+
+def _unwritten_at(written: Mapping[str, Node | None], reference: Reference) -> str | None:
+    if reference.kind not in written:
+        return f"unknown kind ¶{reference.kind}: no message or output path writes it"
+    node = written[reference.kind]
+    for depth, segment in enumerate(reference.path):
+        if node is None:
+            break
+        if segment not in node:
+            where = "†" + ".".join((reference.kind, *reference.path[: depth + 1]))
+            return f"nothing writes {where}"
+        node = node[segment]
     return None
 
 
@@ -300,7 +318,7 @@ def plan_problems(context: Messages, plans: PlanReadings) -> list[Diagnostic]:
     warnings (for `validate`, whose run checks judge the parameters of the pending calls). Warnings: SPEC 6.7
     runs a call to a tool nothing defines as latent, and a path may be written by what the LLM or a person
     types; both are usually typos."""
-    written = _written_for(context, plans, _reads_of(plans))
+    written = _written_for(context, plans)
     tools = tool_definitions(context)
     problems: list[Diagnostic] = []
     for index, reading in plans.items():

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from contextdeck.engine import Context, ToolDefinition, call_problems, reference_problem, validate, written_paths
-from contextdeck.engine.checks._call_checks import _reads_of, _written_for, read_plans
+from contextdeck.engine.checks._call_checks import _written_for, read_plans
 from contextdeck.engine.protocol._expressions import parsed_once
 
 TOOLS: dict[str, Any] = {"lookup": {"type": "object", "properties": {
@@ -130,7 +130,7 @@ def test_validate_reads_only_the_written_paths_its_plans_read(document: list[dic
     ctx = Context(document)
     with parsed_once():
         plans = read_plans(ctx)
-        kept = _written_for(ctx, plans, _reads_of(plans))
+        kept = _written_for(ctx, plans)
         whole = written_paths(ctx)
         for call in plan["plan"]:
             assert reference_problem(kept, call["x"]) == reference_problem(whole, call["x"])
