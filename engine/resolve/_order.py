@@ -53,6 +53,10 @@ class Order:
         """The current index of `message_id` (O(log n)); KeyError when it is not in the context."""
         return bisect_left(self.keys, self.key[message_id])
 
+    def rank(self, key: int) -> int:
+        """The current index of the message with order `key`."""
+        return bisect_left(self.keys, key)
+
     def snapshot(self) -> Ranks:
         """The indices of keys as they are now, for as long as it is kept (see `Ranks`)."""
         ranks = self._snapshot
@@ -61,15 +65,21 @@ class Order:
             self._noting = True
         return ranks
 
-    def shifted(self, since: Shift, reach: int) -> bool:
-        """Whether a key added or taken out after `since` (a snapshot's `start`, or the last change a holder of
-        keys saw) may have changed the rank of a key at or below `reach` (appends never do). O(changes since)."""
+    def shifted(self, since: Shift, reach: int) -> list[Shift] | None:
+        """The keys added or taken out after `since` (a snapshot's `start`, or the last change a holder
+        of keys saw) when one of them may have changed the rank of a key at or below `reach` (appends never
+        do); None when none did. O(changes since)."""
         shift = since.later
         while shift is not None:
             if shift.key <= reach:
-                return True
+                changes = []
+                shift = since.later
+                while shift is not None:
+                    changes.append(shift)
+                    shift = shift.later
+                return changes
             shift = shift.later
-        return False
+        return None
 
     @property
     def tail(self) -> Shift:

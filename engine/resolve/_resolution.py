@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import itertools
+from collections.abc import Iterable, Sequence
 from dataclasses import FrozenInstanceError, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -85,6 +86,18 @@ class Resolution:
         `parts` ((label, chain of (order key, reason)) per reference), both ranked in `ranks` when read."""
         return _built(expression, found, value, missing, keys, parts, ranks)
 
+    def _renumbered(self, ranks: Ranks, changes: Sequence[Shift] = ()) -> Resolution:
+        """This resolution in a later snapshot of the order (the same messages, perhaps other indices).
+
+        `changes`: the keys added or taken out since its own snapshot (all of them, or all but some above
+        every key it names): with few, sources already worked out are shifted, not ranked again."""
+        if self._ranks is None:
+            return self
+        made = _built(self.expression, self.found, self.value, self.missing, self._keys, self._parts, ranks)
+        if self._sources is not None and 0 < len(changes) <= _FEW_CHANGES:
+            _set(made, "_sources", _shifted(self._keys, self._sources, changes))
+        return made
+
     @property
     def sources(self) -> Indices:
         sources: Indices | None = self._sources
@@ -146,6 +159,26 @@ class Resolution:
         return Resolution, self._fields()
 
 
+_FEW_CHANGES = 8  # beyond: the sources are ranked again when read
+
+
+def _shifted(keys: Keys, sources: Indices, changes: Sequence[Shift]) -> Indices:
+    """The indices of sorted `keys` (`sources` before `changes`) after them: a key added (taken out) below
+    a key moves it up (down) by one. One binary search per change, then slices shifted in bulk."""
+    if len(changes) == 1:  # one insert or remove: the usual case
+        cut = keys.after(changes[0].key)
+        return sources[:cut] + tuple(map(changes[0].change.__add__, sources[cut:]))
+    parts: list[Iterable[int]] = []
+    start, delta = 0, 0
+    for key, change in sorted((shift.key, shift.change) for shift in changes):
+        cut = keys.after(key, start)
+        if cut > start:
+            parts.append(sources[start:cut] if not delta else map(delta.__add__, sources[start:cut]))
+        start, delta = cut, delta + change
+    parts.append(sources[start:] if not delta else map(delta.__add__, sources[start:]))
+    return tuple(itertools.chain.from_iterable(parts))
+
+
 class Kept:
     """A resolution kept across edits (a watch's last result, `_resolution`), with the order's last change when
     it was last ranked (`_seen`): a watch and a cursor's watch."""
@@ -168,11 +201,9 @@ class Kept:
         resolution, tail = self._resolution, order.tail
         if self._seen is tail or resolution._ranks is None or resolution._ranks.generation != order.generation:
             return resolution
-        if order.shifted(self._seen, resolution._reach()):
-            resolution = self._resolution = _built(
-                resolution.expression, resolution.found, resolution.value, resolution.missing, resolution._keys,
-                resolution._parts, order.snapshot(),
-            )
+        changes = order.shifted(self._seen, resolution._reach())
+        if changes is not None:
+            resolution = self._resolution = resolution._renumbered(order.snapshot(), changes)
         self._seen = tail
         return resolution
 

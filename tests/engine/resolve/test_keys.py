@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -150,6 +150,7 @@ def _follow(start: list[int], steps: list[tuple[str, int, list[int], list[int]]]
         held, expected = made[-1]
         for key in range(-1, 62):
             assert held.locate(key) == bisect_left(expected, key)
+            assert held.after(key) == bisect_right(expected, key)
         for other, theirs in made:
             assert (held == other) == (expected == theirs)
             assert held.grows(other) == (expected[: len(theirs)] == theirs)

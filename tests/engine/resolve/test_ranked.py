@@ -17,8 +17,9 @@ from incremental_strategies import documents, edits, watch_lists
 
 from contextdeck.engine import Context, Resolution
 from contextdeck.engine.resolve import _paranoid
+from contextdeck.engine.resolve._keys import Keys
 from contextdeck.engine.resolve._order import Order
-from contextdeck.engine.resolve._resolution import Diagnostic
+from contextdeck.engine.resolve._resolution import Diagnostic, _shifted
 
 
 @settings(max_examples=150, deadline=None)
@@ -130,6 +131,33 @@ def test_every_snapshot_ranks_its_keys_as_they_were(size: int, steps: list[tuple
     for ranks, keys in taken:
         assert ranks.ranks(tuple(keys)) == tuple(range(len(keys)))
         assert [ranks.rank(key) for key in keys] == list(range(len(keys)))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 8), order_edits, st.data())
+def test_sources_shifted_by_the_changes_since_equal_ranking_again(
+    size: int, steps: list[tuple[Any, ...]], data: st.DataObject
+) -> None:
+    """The indices of kept keys worked out from their indices at a snapshot and the keys added or taken
+    out since (`_shifted`: a renumbered watch whose sources were read) equal ranking them again."""
+    order = Order()
+    order.extend(range(size))
+    ranks = order.snapshot()
+    kept = tuple(sorted(data.draw(st.sets(st.sampled_from(order.keys)))))
+    before = ranks.ranks(kept)
+    next_id = size
+    for step in steps:
+        if step[0] == "insert":
+            order.insert(step[1] % (len(order) + 1), next_id)
+            next_id += 1
+        elif step[0] == "pop" and len(order) > len(kept):
+            at = step[1] % len(order)
+            if order.keys[at] not in kept:  # a kept key taken out: its watch is refolded instead
+                order.pop(at)
+    if order.generation:
+        return  # relabelled: the keys mean nothing now (the watches fold again)
+    changes = order.shifted(ranks.start, kept[-1] if kept else -1) or []
+    assert _shifted(Keys(kept), before, changes) == order.snapshot().ranks(kept)
 
 
 def test_a_snapshot_taken_before_a_relabel_keeps_its_ranks() -> None:
