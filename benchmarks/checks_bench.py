@@ -20,11 +20,11 @@ check reads it (`gc.freeze`) and the collector paused meanwhile (`json_building`
 
 from __future__ import annotations
 
+import argparse
 import gc
 import json
 import os
 import random
-import sys
 import tempfile
 import time
 from collections import Counter
@@ -178,12 +178,14 @@ def cpu(work: Callable[[], object]) -> float:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("messages", nargs="?", type=int, default=100_000, help="messages a document holds")
+    size = parser.parse_args().messages
     with batch_collector(), tempfile.TemporaryDirectory() as folder:  # as the command line's validate and render run
-        measure(Path(folder))
+        measure(Path(folder), size)
 
 
-def measure(folder: Path) -> None:
-    size = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
+def measure(folder: Path, size: int) -> None:
     (folder / DELEGATE).write_text(json.dumps(delegate_file()), encoding="utf-8")
     document = folder / "run.json"  # where the documents are taken to be: the delegate is found next to it
     # Each document is made just before it is measured and dropped after: as with the command line, the heap
