@@ -19,6 +19,7 @@ import re
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
+from functools import cache
 
 from PySide6.QtCore import SIGNAL, QEvent, QMimeData, QObject, QPoint, QPointF, QRect, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (
@@ -100,13 +101,10 @@ def _accessible(_class_name: str, widget: QObject) -> QAccessibleInterface | Non
     return _Accessible(widget) if isinstance(widget, LinesView) else None
 
 
-_installed: list[bool] = []
-
-
+@cache
 def _install_accessible() -> None:
-    if not _installed:
-        QAccessible.installFactory(_accessible)
-        _installed.append(True)
+    """Once per process: Qt asks the factory for every widget's interface."""
+    QAccessible.installFactory(_accessible)
 
 
 class LinesView(QAbstractScrollArea):
