@@ -13,6 +13,7 @@ and the median of its per-edit ratio to the first engine.
 
 from __future__ import annotations
 
+import argparse
 import gc
 import importlib
 import json
@@ -35,24 +36,18 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def main() -> None:
-    args = sys.argv[1:]
-    edits = int(_option(args, "--edits", "2000"))
-    messages = int(_option(args, "--messages", str(bench.FULL[0])))
-    workloads = [a for a in args if a in ("tidy", "untidy")]
-    revisions = [a for a in args if a not in workloads]
-    workload = next(w for w in bench.WORKLOADS if w.name == (workloads[0] if workloads else "tidy"))
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("revisions", nargs="+", metavar="REV", help="commits or branches; `.` is the working tree")
+    parser.add_argument("--workload", choices=("tidy", "untidy"), default="tidy")
+    parser.add_argument("--edits", type=int, default=2000)
+    parser.add_argument("--messages", type=int, default=bench.FULL[0])
+    args = parser.parse_args([f"--workload={a}" if a in ("tidy", "untidy") else a for a in sys.argv[1:]])
+    if len(args.revisions) < 2:
+        parser.error("name at least two revisions (the first is the one the others are compared with)")
+    workload = next(w for w in bench.WORKLOADS if w.name == args.workload)
     with tempfile.TemporaryDirectory() as folder:
-        engines = [_engine(revision, Path(folder), number) for number, revision in enumerate(revisions)]
-        _compare(workload, revisions, engines, messages, edits)
-
-
-def _option(args: list[str], name: str, default: str) -> str:
-    if name not in args:
-        return default
-    at = args.index(name)
-    value = args[at + 1]
-    del args[at : at + 2]
-    return value
+        engines = [_engine(revision, Path(folder), number) for number, revision in enumerate(args.revisions)]
+        _compare(workload, args.revisions, engines, args.messages, args.edits)
 
 
 def _engine(revision: str, folder: Path, number: int) -> Any:
