@@ -45,9 +45,9 @@ class _Task(QRunnable):
 
 class Snapshot(QObject):
     """A `Context.view()` taken in slices (`Context.view_steps`, a few milliseconds of each turn its job is given),
-    then handed to `then`. What each slice copied is frozen (`freeze_young`): the view's lists grow without
-    allocating much, so they would stay young, and the next young collection would walk their million items on
-    the GUI thread."""
+    then handed to `then`. What each slice copied is frozen (`freeze_young`, by `Slices`): the view's lists grow
+    without allocating much, so they would stay young, and the next young collection would walk their million
+    items on the GUI thread."""
 
     def __init__(self, context: Context, then: Callable[[ContextView], None], parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -68,10 +68,9 @@ class Snapshot(QObject):
                 next(steps)
         except StopIteration as done:
             self._steps = None
-            freeze_young()
+            freeze_young()  # (a slice's is frozen after it by `Slices`; a copy taken whole, here)
             self._then(done.value)
             return
-        freeze_young()
         slices().start(self._work)
 
     @property

@@ -11,6 +11,12 @@ and the next slice would run together, past a frame between them. The runner not
 event dispatcher's `aboutToBlock`, said at every turn of a running loop, busy or not) and, when the turn has used
 more than `BUSY_TURN_S` of GUI-thread CPU time before the slice's timer fires, lets it end and runs the slice in a
 later one (at most `WAITS` turns in a row: a loop driven by `processEvents` may not say when its turns begin).
+
+What a slice made is frozen after it (`freeze_young`). A slice makes big containers with few allocations (a
+state fold's mark copies the writers of a kind, tens of thousands of paths; a path log's list of the writes that
+touch a branch), so they were still young at the next idle moment, and that young collection walked every item
+of each, on the GUI thread: 3-25 ms at a million messages, in a turn that had a slice or a repaint too. Frozen,
+no young collection walks them; cycles among them wait for the collection of everything (`_runtime`).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from weakref import WeakMethod
 import shiboken6
 from PySide6.QtCore import QAbstractEventDispatcher, QCoreApplication, QObject, QTimer
 
+from contextdeck._runtime import freeze_young
 from contextdeck.engine import free_later, free_some
 
 # A turn that has used this much (a repaint) runs no slice; the next one does. Below an undo's relayout and repaint
@@ -95,6 +102,7 @@ class Slices(QObject):
                 job = ref()
                 if job is not None and shiboken6.isValid(job.__self__):  # type: ignore[attr-defined]
                     job()
+                    freeze_young()
                     break
         finally:  # a job that raised is dropped (its error reported); the others go on
             if self._jobs:

@@ -20,6 +20,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QAction, QBrush, QColor, QFocusEvent, QKeySequence
 from PySide6.QtWidgets import QHBoxLayout, QHeaderView, QLineEdit, QTableView, QToolButton, QVBoxLayout, QWidget
 
+from contextdeck._runtime import freeze_young
 from contextdeck.engine import Context, Cursor, CursorWatch, ExpressionError, Resolution, parse_expression
 
 from ._message_editor import reference_completer
@@ -197,6 +198,7 @@ class WatchModel(QAbstractTableModel):
             # not malformed, not removed; its fold a slice at a time
             if pin.handle is None or context.fold_ahead(pin.handle.expression, pin.instance, cut):
                 self._warming.popleft()
+        freeze_young()  # the logs' lists it made: as a slice's (`_slices`)
         if self._warming:
             self._warm_timer.start(WARM_NEXT_MS)
 

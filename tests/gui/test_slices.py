@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable
 from typing import Any
@@ -137,3 +138,28 @@ def test_the_path_logs_an_edit_drops_are_freed_on_the_turns_after_it(
     assert steps in {id(thing) for thing in _graveyard._buried}
     qtbot.waitUntil(lambda: not _graveyard._buried)
     assert context.resolve("†state.a").value == 49
+
+
+class Maker(QObject):
+    """A job whose slice makes a big container and keeps it (a state fold's writers, a path log's list)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.made: list[dict[tuple[int], tuple[int, str]]] = []
+
+    def work(self) -> None:
+        self.made.append({(n,): (n, "set") for n in range(20_000)})
+
+
+def test_what_a_slice_made_is_frozen_after_it(qtbot: Any) -> None:
+    """What a slice made is frozen after it: no young collection walks the items of a container it kept (the next
+    at idle walked a state fold's writers, tens of thousands of paths, in a turn of its own work)."""
+    maker = Maker()
+    try:
+        slices().start(maker.work)
+        qtbot.waitUntil(lambda: bool(maker.made))
+        made = maker.made[0]
+        assert gc.is_tracked(made)
+        assert not any(thing is made for thing in gc.get_objects())  # every generation but the frozen
+    finally:
+        gc.unfreeze()
