@@ -213,10 +213,16 @@ def test_ctrl_c_ends_the_experiment_with_the_results_so_far_written(tmp_path, fa
     doc = agent(tmp_path)
     data = dataset(tmp_path, [{"id": n, "input": {"a": n, "b": 1}} for n in range(4)])
     out = tmp_path / "results.jsonl"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "contextdeck", "eval", str(doc), "--inputs", str(data), "--out", str(out),
-         "--activities", str(tmp_path / "acts.py"), "--llm", fake_llm.url, "--model", "fake-small",
-         "--concurrency", "1", "--llm-retries", "0"], stderr=subprocess.PIPE, text=True)
+    # A shell starts background jobs with SIGINT ignored, and a child inherits an ignored signal (a handled
+    # one is reset to the default): the command must start as from a terminal, or it rightly ignores Ctrl+C.
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "contextdeck", "eval", str(doc), "--inputs", str(data), "--out", str(out),
+             "--activities", str(tmp_path / "acts.py"), "--llm", fake_llm.url, "--model", "fake-small",
+             "--concurrency", "1", "--llm-retries", "0"], stderr=subprocess.PIPE, text=True)
+    finally:
+        signal.signal(signal.SIGINT, inherited)
     deadline = time.monotonic() + 60
     while len(fake_llm.completions) < 3 and time.monotonic() < deadline:  # the second case has begun
         time.sleep(0.05)
