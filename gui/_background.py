@@ -15,7 +15,7 @@ from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QObject, QRunnable, QThreadPool, QTimer, Signal
 
-from contextdeck._runtime import freeze_young
+from contextdeck._runtime import freeze_young, loading
 from contextdeck.engine import Context, ContextView
 
 from ._slices import slices
@@ -36,7 +36,8 @@ class _Task(QRunnable):
 
     def run(self) -> None:
         try:
-            result = self._job()
+            with loading(document=False):  # the collector off while it runs, what it made frozen after
+                result = self._job()
         except Exception as error:  # shown as the result; a worker must never take the window down
             result = error
         self._job = lambda: None  # what it read (a snapshot of a million messages) is freed here, not on the GUI

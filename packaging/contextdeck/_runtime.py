@@ -44,7 +44,8 @@ FREEZE_LIMIT = 10_000_000
 _frozen = 0  # objects frozen (at idle and by loads) since the last collection of everything
 _document = 0  # of those, the objects the latest load built (the document open now)
 _survivors = 0  # objects the last collection of everything left alive
-_loads = 0  # documents being built, on any thread
+_loads = 0  # documents being built (or composed from: `loading`), on any thread
+_building_document = False  # a document is among them: what the pause's end freezes is the document open now
 _loads_lock = threading.Lock()
 
 
@@ -87,27 +88,35 @@ def due(young: int = 0) -> bool:
 
 
 @contextmanager
-def loading() -> Iterator[None]:
-    """The collector off while a document is built (on a worker thread), and the document frozen at the end.
+def loading(document: bool = True) -> Iterator[None]:
+    """The collector off while a document is built (on a worker thread), and the document frozen at the end;
+    with `document` False, while a worker composes or checks on a snapshot of one (`gui/_background.py`).
 
     The engine pauses the collector while it parses and builds (`json_building`: each collection would walk
     the millions of objects made so far, while holding the GIL, so the GUI thread could not run Python
     meanwhile); this holds that pause over the whole load and, before the collector is back, freezes what is
-    alive (O(1)) rather than leave it to a young collection. What it froze is the document open now, alive: it
-    counts as garbage that may be (`due`) once another load replaces it (its cycles then wait for
-    `collect_everything`). Loads on several threads share one pause.
+    alive (O(1)) rather than leave it to a young collection. What a load froze is the document open now, alive:
+    it counts as garbage that may be (`due`) once another load replaces it (its cycles then wait for
+    `collect_everything`). A worker's request of a million messages (its texts, each message's sources) is as
+    big, and lives until the next replaces it: left to the collector, the young collections at idle on the GUI
+    thread walked its containers as the worker made them (3-9 ms each at a million messages). Loads and jobs on
+    several threads share one pause.
     """
-    global _loads, _document
+    global _loads, _document, _building_document
     with json_building():
         with _loads_lock:
             _loads += 1
+            _building_document = _building_document or document
         try:
             yield
         finally:
             with _loads_lock:
                 _loads -= 1
                 if _loads == 0:
-                    _document = _freeze()
+                    frozen = _freeze()
+                    if _building_document:
+                        _document = frozen
+                    _building_document = False
 
 
 def freeze_young() -> None:

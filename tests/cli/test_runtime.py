@@ -226,6 +226,26 @@ def test_a_load_keeps_the_collector_off_and_freezes_the_document_it_built() -> N
 
 
 @pytest.mark.usefixtures("collector")
+def test_what_a_worker_composed_is_frozen_as_what_may_become_garbage() -> None:
+    """A worker's compose or check (`loading(document=False)`) pauses the collector and freezes what it made, which
+    counts as what may become garbage (the next request replaces it), not as the document open now; one that
+    shares the pause with a load leaves the load's document counted as alive."""
+    with loading(document=False):
+        assert not gc.isenabled()
+        request = young(2 * IDLE_YOUNG)
+    assert gc.isenabled()
+    assert gc.get_count()[0] < IDLE_YOUNG  # frozen
+    assert _runtime._document == 0
+    assert _runtime._frozen >= 2 * IDLE_YOUNG
+    with loading(document=False):
+        with loading():
+            document = young(3 * IDLE_YOUNG)
+        more = young(IDLE_YOUNG)  # the compose ends last: its freeze takes the document too
+    assert _runtime._document >= 4 * IDLE_YOUNG
+    del request, document, more
+
+
+@pytest.mark.usefixtures("collector")
 def test_a_load_leaves_a_collector_that_was_off_off() -> None:
     """A collector switched off before a load (a benchmark, a test) stays off after it."""
     gc.disable()

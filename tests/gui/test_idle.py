@@ -154,3 +154,25 @@ def test_the_collector_clearing_a_deleted_editors_highlighter_first_does_not_cra
     result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=False,
                             env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
     assert (result.returncode, result.stdout.strip()) == (0, "survived"), result.stderr[-2000:]
+
+
+def test_a_worker_job_runs_with_the_collector_off_and_what_it_made_is_frozen(qtbot: QtBot,
+                                                                             app: QApplication) -> None:
+    """A job on the window's worker (composing a request, checking a document) runs with the collector paused,
+    and what it made is frozen when it ends: a request of a million messages is as big as the document, and the
+    young collections at idle walked its containers while the worker made them. It is not the document open
+    now (`loading`'s count of what is alive)."""
+    from contextdeck.gui._background import BackgroundRunner
+
+    document = _runtime._document
+    runner = BackgroundRunner(0)
+    results: list[Any] = []
+    runner.finished.connect(results.append)
+    runner.request(lambda: (gc.isenabled(), [[n] for n in range(2 * IDLE_YOUNG)]))
+    qtbot.waitUntil(lambda: bool(results), timeout=5000)
+    enabled, made = results[0]
+    assert not enabled
+    assert gc.isenabled()
+    assert not any(thing is made for thing in gc.get_objects())  # frozen
+    assert _runtime._document == document
+    runner.shutdown()
