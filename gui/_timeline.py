@@ -37,8 +37,9 @@ if TYPE_CHECKING:
 
 _Index = QModelIndex | QPersistentModelIndex
 DEBOUNCE_MS = 150  # the filter is searched once typing pauses this long
-# A far jump's new screen is drawn a band of rows per turn: as many rows as fit in what is left of `BAND_TURN_S` of
-# the turn's GUI-thread time (at the last bands' cost per row; `ROW_S` before any: one row under load), at least one.
+# A far jump's new screen is drawn a band of rows per turn, as a slice (`slices()`: never in a turn with another
+# slice or after a busy start): as many rows as fit in what is left of `BAND_TURN_S` of the turn's GUI-thread time
+# (at the last bands' cost per row; `ROW_S` before any: one row under load), at least one.
 BAND_TURN_S = 0.006
 ROW_S = 0.004
 
@@ -52,7 +53,8 @@ class TimelineTable(QTableView):
     turn, and a far jump's screen of rows never drawn is drawn on later turns of its own.
 
     When the row is off the screen, the viewport is not repainted until its new rows are drawn: from the turn after
-    the scroll's (which has the window's repaint of the new selection) on, each turn draws a band of them into
+    the scroll's (which has the window's repaint of the new selection) on, a slice of the window's turns
+    (`slices()`, taking turns with the other slices, each in a turn of its own) draws a band of them into
     pictures, as many rows as the rest of the turn's `BAND_TURN_S` holds (`Pictures.making_now`, through a paint of
     that band of the viewport into an image: the same rows, options and keys as on screen), and the turn after the
     last shows them, copied. Drawn at once, such a screen would share a turn with the editor's new form and overrun
@@ -63,9 +65,9 @@ class TimelineTable(QTableView):
         super().__init__(parent)
         self._scroll = QTimer(self, singleShot=True, interval=0)
         self._scroll.timeout.connect(self._scroll_now)
-        self._next = QTimer(self, singleShot=True, interval=0)  # the next band of rows to draw, then showing them
-        self._next.timeout.connect(self._draw_band)
-        self._band_top: int | None = None  # where the viewport's rows not drawn yet since the scroll begin
+        # Where the viewport's rows not drawn yet since the scroll begin (None: no bands due; past the viewport: all
+        # drawn, shown by the next slice)
+        self._band_top: int | None = None
         self._row_s = ROW_S  # what drawing a row into a picture cost, the last band's
         self._held = False  # no rows painted until the next scroll (`hold`)
         self._target = QPersistentModelIndex()  # the row the coming scroll goes to
@@ -95,7 +97,7 @@ class TimelineTable(QTableView):
         elif self._held:
             viewport.setUpdatesEnabled(True)  # the rows held are the ones to show: painted with the selection
         self._held = False
-        self._next.stop()
+        self._band_top = None  # an earlier scroll's bands are not drawn (its slice, if due, does nothing)
         self._scroll.start()
 
     def viewportEvent(self, event: QEvent) -> bool:
@@ -122,7 +124,7 @@ class TimelineTable(QTableView):
 
     def is_scrolling(self) -> bool:
         """A scroll to the current row, or the drawing and showing of the rows it scrolled to, waits for its turn."""
-        return self._scroll.isActive() or self._next.isActive()
+        return self._scroll.isActive() or self._band_top is not None
 
     def _scroll_now(self) -> None:
         current = self.currentIndex()
@@ -131,14 +133,16 @@ class TimelineTable(QTableView):
         viewport = self.viewport()
         if not viewport.updatesEnabled():  # the bands from the next turn on: this one has the window's repaint
             self._band_top = 0
-            self._next.start()
+            slices().start(self._draw_band)
 
     def _draw_band(self) -> None:
-        """Draw the next band of rows into pictures; once all are, show them on the next turn."""
+        """A slice: draw the next band of rows into pictures; once all are, show them in the next slice."""
         viewport = self.viewport()
         delegate = self.itemDelegate()
         top = self._band_top
-        if top is None or top >= viewport.height() or not isinstance(delegate, TimelineDelegate):
+        if top is None:  # no bands due (a later scroll has not begun them yet)
+            return
+        if top >= viewport.height() or not isinstance(delegate, TimelineDelegate):
             self._band_top = None
             viewport.setUpdatesEnabled(True)  # repaints it whole
             return
@@ -153,7 +157,7 @@ class TimelineTable(QTableView):
         with delegate.pictures.making_now():  # the view's own paint: its rows, options and keys
             viewport.render(image, QPoint(), QRegion(band))
         self._row_s = max((time.thread_time() - began) * row / band.height(), ROW_S / 10)
-        self._next.start()
+        slices().start(self._draw_band)
 
 
 class FilterKeys(QObject):

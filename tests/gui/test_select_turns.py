@@ -190,6 +190,40 @@ def test_a_far_jump_draws_its_rows_in_turns_after_the_scroll(qtbot: Any) -> None
     assert len(set(drawn)) == len(drawn)  # a band a turn
 
 
+
+def test_a_far_jump_draws_its_bands_in_turns_of_their_own(qtbot: Any) -> None:
+    """The bands are slices of the window's turns: a view's slices due meanwhile take turns with them, never in
+    the same turn (together they were a turn of a band and a slice, over a frame, at a million messages)."""
+    from PySide6.QtCore import QObject
+
+    from contextdeck.gui._slices import slices
+
+    panel, model, table, delegate = _near_the_top(qtbot)
+    drawn: list[int] = []  # the turn of each band drawn
+    sliced: list[int] = []  # the turn of each of another job's slices
+
+    class Job(QObject):
+        def work(self) -> None:
+            sliced.append(slices().turns)
+            if len(sliced) < 20:
+                slices().start(self.work)
+
+    making_now = delegate.pictures.making_now
+
+    def making() -> Any:
+        if sys._getframe(1).f_code.co_name == "_draw_band":
+            drawn.append(slices().turns)
+        return making_now()
+
+    delegate.pictures.making_now = making  # type: ignore[method-assign]
+    job = Job(table)
+    panel.set_current(model.index(COUNT // 2, 0))
+    slices().start(job.work)
+    qtbot.waitUntil(lambda: not table.is_scrolling() and len(sliced) == 20)
+    assert len(drawn) >= 2
+    assert not set(drawn) & set(sliced)
+
+
 def _bands_of_a_far_jump(qtbot: Any, monkeypatch: pytest.MonkeyPatch, used_s: float) -> tuple[TimelinePanel, list[int]]:
     """A far jump's bands (their heights), with `used_s` of each band's turn used before it: the panel and the bands."""
     from contextdeck.gui import _slices
