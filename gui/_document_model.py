@@ -32,6 +32,8 @@ from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer, Signal
 
 from contextdeck.engine import Context, Document
 
+from ._slices import slices
+
 if TYPE_CHECKING:  # the session imports the inspector, which imports the commands, which read this model
     from ._session import DocumentSession
 
@@ -72,6 +74,7 @@ class DocumentModel(QObject):
         self._opening.timeout.connect(self._opening_due)
         self._ready: Callable[[], bool] = lambda: True
         self._open_by = 0.0
+        self._due = False  # the new document's selection waits for its slice (`_opening_due`)
         self._opened = True  # the document is shown with its selection in place
         self._chosen = False  # a selection was made since the document was replaced: the opening keeps it
         self._input = _FirstInput(self.finish_opening, self)
@@ -183,6 +186,7 @@ class DocumentModel(QObject):
         if self._opened:
             return
         self._opened = True
+        self._due = False
         self._opening.stop()
         if not self._chosen:
             self.select_message(len(self.context()) - 1)  # every view opens on the whole context, as of its latest
@@ -215,10 +219,18 @@ class DocumentModel(QObject):
         if not self._ready() and time.perf_counter() < self._open_by:
             self._opening.start()
             return
-        self.finish_opening()
+        # The selection (the editor's form of the last message) as a slice of the window's turns: never in the
+        # turn of another slice (a view's, the calls panel's analysis) or one that began busy.
+        self._due = True
+        slices().start(self._open_in_a_slice)
+
+    def _open_in_a_slice(self) -> None:
+        if self._due:
+            self.finish_opening()
 
     def _open(self) -> None:
         self._opened = False
+        self._due = False  # (a slice still due for the document before does nothing)
         self._open_by = time.perf_counter() + OPEN_WAIT_S
         self._opening.start()
         self._chosen = False

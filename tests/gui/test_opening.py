@@ -179,6 +179,27 @@ def test_the_selection_comes_in_a_turn_after_the_windows_repaint_of_the_new_docu
     assert first_repaint < seen[-1][1]
 
 
+
+def test_the_selection_is_a_slice_of_its_own_turn(qtbot: Any, open_window: Any, document: Path) -> None:
+    """Once the window has repainted the new document, the editor's form of the last message waits for a slice of
+    the window's turns (`slices()`): never in a turn with another slice, or one that began busy (at a million
+    messages, with the calls panel's analysis, one turn of 25 ms)."""
+    from contextdeck.gui._slices import slices
+
+    window = open_window(None)
+    model = window.document
+    model.open_after(lambda: False)  # (the window's repaint not come yet)
+    with qtbot.waitSignal(model.documentReplaced, timeout=10_000):
+        window.session.open(document)
+    assert not model.is_shown()
+    model.open_after(lambda: True)
+    model._opening_due()  # the window has repainted: the opening's timer sees it
+    assert not model.is_shown()
+    assert slices().pending
+    with qtbot.waitSignal(model.documentShown, timeout=10_000):
+        pass
+    assert window.selected_message() == len(window.context()) - 1
+
 def test_a_new_documents_rows_are_painted_once_it_is_shown(qtbot: Any, open_window: Any, tmp_path: Path) -> None:
     """The window's repaint of a new document paints none of its rows (the selection it opens on jumps to the
     last): from the selection on, the rows on screen are drawn into pictures a band a turn, then shown."""
