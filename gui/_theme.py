@@ -161,7 +161,9 @@ class _WhenShown(QObject):
 class _OneARepaint(QObject):
     """Lets `parts` (of one window) take the new palette (those `held` at the old one) and repaint again, each
     whole, one a repaint of the window: the first after the window's own repaint in the new colours, each next
-    after the one before has painted. (A window repaints some milliseconds after it is asked to, not in the next
+    after the one before has painted. A part takes the palette in one turn of the event loop and repaints in a
+    later one: taking it is a walk over the part's widgets and its repaint as long again, more than a frame in
+    one turn at a million messages. (A window repaints some milliseconds after it is asked to, not in the next
     turn of the event loop: a part let go of every turn joined the repaint of the rest.) A window not on screen
     has them back at once; one that paints nothing for `STUCK_MS`, one at a time then."""
 
@@ -174,6 +176,10 @@ class _OneARepaint(QObject):
         self._painted = QTimer(self, interval=1, singleShot=True)  # once, however many paints a turn had
         self._painted.timeout.connect(self._after_paint)
         self._painted_in, self._painted_at = -1, 0.0  # the turn of the last paint, and when
+        self._taken: QWidget | None = None  # the part that took the palette, to repaint in a later turn
+        self._taken_in, self._taken_at = -1, 0.0
+        self._repaint = QTimer(self, interval=1, singleShot=True)
+        self._repaint.timeout.connect(self._let_repaint)
         window.installEventFilter(self)
         if not window.isVisible() or window.isMinimized():
             while self._parts:
@@ -188,22 +194,44 @@ class _OneARepaint(QObject):
 
     def _after_paint(self) -> None:
         """The next part, in a turn after the repaint's (a timer may fire in the repaint's turn); in a loop that
-        does not say when its turns begin, `AFTER_PAINT_S` after it."""
+        does not say when its turns begin, `AFTER_PAINT_S` after it. Not while the last part has yet to repaint."""
+        if self._taken is not None:
+            return
         if slices().turns == self._painted_in and time.perf_counter() - self._painted_at < AFTER_PAINT_S:
             self._painted.start()
             return
         self._next()
 
     def _next(self) -> None:
+        self._release()  # (stuck: the part waiting to repaint goes first)
         while self._parts:
             part = self._parts.pop(0)
             if shiboken6.isValid(part):
                 if part in self._held:
                     part.setPalette(QPalette())  # (inherited again: the new one)
-                part.setUpdatesEnabled(True)
                 if not part.visibleRegion().isEmpty():  # (one not on screen paints nothing: the next goes on)
+                    self._taken, self._taken_in, self._taken_at = part, slices().turns, time.perf_counter()
+                    self._repaint.start()
                     break
+                part.setUpdatesEnabled(True)
         self._stuck.start()
-        if not self._parts:
+        self._end_when_done()
+
+    def _let_repaint(self) -> None:
+        """The part that took the palette repaints, in a turn after that (as `_after_paint` waits)."""
+        if slices().turns == self._taken_in and time.perf_counter() - self._taken_at < AFTER_PAINT_S:
+            self._repaint.start()
+            return
+        self._release()
+        self._end_when_done()
+
+    def _release(self) -> None:
+        part, self._taken = self._taken, None
+        self._repaint.stop()
+        if part is not None and shiboken6.isValid(part):
+            part.setUpdatesEnabled(True)
+
+    def _end_when_done(self) -> None:
+        if not self._parts and self._taken is None:
             self._stuck.stop()
             self.deleteLater()

@@ -297,23 +297,23 @@ def test_each_part_of_the_window_takes_the_new_palette_in_its_own_turn(qtbot: An
                                                                        theme: Callable[[str], None]) -> None:
     """Taking a palette is a walk over every widget it reaches, the whole window's a frame of the GUI thread at a
     million messages: the window's frame takes the new one in the switch's turn, the centre and each dock on screen
-    only in the turn they are let repaint in, so that a part never paints in the old palette nor takes the new one
-    before its turn."""
+    one at a time, each after the one before repainted, and each repaints in a turn after the one it took the
+    palette in (the two in one turn were more than a frame), never in the old palette."""
     window = refund_window
     parts = [window.centralWidget(), *(dock for dock in window.findChildren(QDockWidget) if dock.isVisible())]
     insides = [part.findChildren(QWidget)[-1] for part in parts]  # a widget deep inside each
     window.set_theme("dark")  # the `theme` fixture brings the light theme back
     shown = [part for part in parts if not part.visibleRegion().isEmpty()]  # (the others come back with the next)
-    seen: list[int] = []  # each turn: how many of the parts on screen repaint
+    seen: list[tuple[int, int]] = []  # each turn: how many of the parts on screen took the palette, and repaint
     broken: list[str] = []
 
     def look() -> None:
         if dark(window.menuBar()):
             for part, inside in zip(parts, insides, strict=True):
-                if part.updatesEnabled() != dark(inside):
-                    broken.append(f"{part.objectName() or 'centre'}: repaints {part.updatesEnabled()}, "
-                                  f"dark inside {dark(inside)}")
-            seen.append(sum(part.updatesEnabled() for part in shown))
+                if part.updatesEnabled() and not dark(inside):
+                    broken.append(f"{part.objectName() or 'centre'} repaints in the old palette")
+            took = sum(dark(inside) for part, inside in zip(parts, insides, strict=True) if part in shown)
+            seen.append((took, sum(part.updatesEnabled() for part in shown)))
 
     heart = QTimer(interval=0)
     heart.timeout.connect(look)
@@ -323,7 +323,10 @@ def test_each_part_of_the_window_takes_the_new_palette_in_its_own_turn(qtbot: An
     look()
     assert not broken, broken
     assert len(shown) > 3
-    assert set(seen) >= set(range(len(shown) + 1))  # none, then one more at a time
+    assert all(repaint <= took <= repaint + 1 for took, repaint in seen), seen  # one at a time
+    assert {repaint for _, repaint in seen} >= set(range(len(shown) + 1))  # none, then one more at a time
+    # each part on screen took the palette in a turn before the one it repaints in
+    assert {(n + 1, n) for n in range(len(shown))} <= set(seen), seen
     assert all(dark(inside) for inside in insides)
 
 
