@@ -11,7 +11,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, QPoint, QRect, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QImage, QKeyEvent, QRegion
+from PySide6.QtGui import QAction, QImage, QKeyEvent, QRegion, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -71,6 +71,7 @@ class TimelineTable(QTableView):
         self._row_s = ROW_S  # what drawing a row into a picture cost, the last band's
         self._held = False  # no rows painted until the next scroll (`hold`)
         self._target = QPersistentModelIndex()  # the row the coming scroll goes to
+        self._warmed = False  # the viewport has been rendered into an image once (`_warm`)
 
     def currentChanged(self, current: _Index, previous: _Index) -> None:
         scrolls = self.hasAutoScroll()
@@ -134,6 +135,26 @@ class TimelineTable(QTableView):
         if not viewport.updatesEnabled():  # the bands from the next turn on: this one has the window's repaint
             self._band_top = 0
             slices().start(self._draw_band)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if not self._warmed:
+            self._warmed = True
+            slices().start(self._warm)
+
+    def _warm(self) -> None:
+        """A slice, once: a row's height of the viewport rendered into an image and dropped. The first render of
+        the viewport costs Qt several milliseconds more than the next ones (8 ms at load 5), which would fall on the
+        first band of the first document's rows. Not while rows are held or a far jump's are drawn (a document that
+        opened at once): those rows are painted only when shown, and the first band pays it as before."""
+        viewport = self.viewport()
+        if not viewport.updatesEnabled():
+            return
+        band = QRect(0, 0, viewport.width(), self.verticalHeader().defaultSectionSize())
+        ratio = viewport.devicePixelRatioF()
+        image = QImage(band.size() * ratio, QImage.Format.Format_ARGB32_Premultiplied)
+        image.setDevicePixelRatio(ratio)
+        viewport.render(image, QPoint(), QRegion(band))
 
     def _draw_band(self) -> None:
         """A slice: draw the next band of rows into pictures; once all are, show them in the next slice."""
