@@ -19,7 +19,7 @@ from ..protocol._messages import Form, MessageInfo, message_problem
 from ..resolve import _paranoid
 from ..resolve._incremental._blame import Blame, blame_of
 from ..resolve._incremental._lanes import FOLD_STEPS, LaneLogs
-from ..resolve._incremental._store import Store
+from ..resolve._incremental._store import NO_WRITE, Store
 from ..resolve._incremental._tracks import Fold
 from ..resolve._incremental._watches import Found, Plan, Track, Watch, Watchers, combine_keys
 from ..resolve._resolution import Resolution
@@ -238,7 +238,7 @@ class Context:
         self._lanes.touch(info.identity, info.write, key[message_id])
         if not added:
             layer.discard(message_id, info.write, key.__getitem__)
-            del store.writes[message_id]
+            store.writes[message_id] = NO_WRITE
 
     def _insert(self, index: int, message: Message, message_id: int, plan: Plan) -> Made:
         self._store.put(message_id, message)

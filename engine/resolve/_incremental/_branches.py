@@ -18,7 +18,7 @@ write elsewhere whose value is nested too deeply to merge is a problem of every 
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from ...protocol._messages import MISSING, Path, Write
@@ -57,7 +57,7 @@ def _open_level(root: Any, branch: Branch) -> int:
     return len(branch)
 
 
-def subsets_of(layer: Layer, branch: Branch, writes: Mapping[int, Write]) -> list[list[int] | None]:
+def subsets_of(layer: Layer, branch: Branch, writes: Sequence[Write]) -> list[list[int] | None]:
     """Per level k (0 to `len(branch)`), the ids of the writes that touch `branch[:k]`: every write of the
     layer, the lane's, the second level's (`Layer.branch`), ..., and those of `branch` itself; the levels
     between the second and the branch's are filled in when needed."""
@@ -73,7 +73,7 @@ def subsets_of(layer: Layer, branch: Branch, writes: Mapping[int, Write]) -> lis
     return subsets
 
 
-def touching(ids: list[int], writes: Mapping[int, Write], branch: Branch) -> list[int]:
+def touching(ids: list[int], writes: Sequence[Write], branch: Branch) -> list[int]:
     """The ids among `ids` whose writes touch `branch` (`touches`)."""
     return [message_id for message_id in ids if touches(writes[message_id], branch)]
 
@@ -94,7 +94,7 @@ class BranchFold:
     __slots__ = ("branch", "done", "gaps", "key", "last", "level", "state", "subsets", "writes")
 
     def __init__(
-        self, state: Stepper, subsets: list[list[int] | None], branch: Branch, writes: Mapping[int, Write], key: Key
+        self, state: Stepper, subsets: list[list[int] | None], branch: Branch, writes: Sequence[Write], key: Key
     ) -> None:
         self.state, self.subsets, self.branch, self.writes, self.key = state, subsets, branch, writes, key
         self.gaps: list[tuple[int | None, int | None]] = []

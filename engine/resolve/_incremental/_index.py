@@ -21,7 +21,7 @@ hold persistent values: `write_at` copies only the containers along a path, so a
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right, insort
-from collections.abc import Callable, Container, Mapping
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, NamedTuple, TypeVar
 
@@ -117,7 +117,7 @@ class Layer:
         found = below.get(key)
         return found if found is not None else self.wide[lane]
 
-    def appends_from(self, lane: str, writes: Mapping[int, Write]) -> int:
+    def appends_from(self, lane: str, writes: Sequence[Write]) -> int:
         """The position in `subset(lane)` from which every write only appends to the lane's array."""
         subset = self.subset(lane)
         position = self.tails.get(lane)
@@ -493,7 +493,7 @@ def fold_lane(
     state: State,
     layer: Layer,
     lane: Lane,
-    writes: Mapping[int, Write],
+    writes: Sequence[Write],
     key: Key,
     limit: int | None = None,
     gaps: list[Gap] | None = None,
@@ -542,7 +542,7 @@ def fold_lane(
 def _scan_gap(
     state: State,
     layer: Layer,
-    writes: Mapping[int, Write],
+    writes: Sequence[Write],
     key: Key,
     previous: int | None,
     following: int | None,

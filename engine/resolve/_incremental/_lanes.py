@@ -28,8 +28,8 @@ write, a write inside a gap the fold stepped through (`_branches`), a global wri
 view — and all of them when the order is relabelled. An edit when nothing is kept costs one test. A dropped
 log's lists go to the graveyard (`_graveyard`: in the window, freed a slice per turn, not in the edit).
 
-The folded steps kept over all logs are bounded by the document: `STEPS_PER_WRITE` per write of the
-context (at least `MOST_STEPS`). Past it, logs read once go first, the newest first: a pass over more
+The folded steps kept over all logs are bounded by the document: `STEPS_PER_MESSAGE` per message of
+the context (at least `MOST_STEPS`). Past it, logs read once go first, the newest first: a pass over more
 paths than fit keeps those it read first, so that a second pass finds them, where dropping the oldest
 would drop each log just before the pass came back to it. Logs read again go last, the least recently
 read first. While one expression is folded ahead (`holding`), the logs of its references are not dropped for
@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -63,9 +63,9 @@ if TYPE_CHECKING:
 # log (a whole kind): each keeps the containers the writes since the last one copied.
 MARK_EVERY = 32
 MOST_MARKS = 8
-# Folded writes kept over all logs: this many per write of the context, and never fewer than `MOST_STEPS`
+# Folded writes kept over all logs: this many per message of the context, and never fewer than `MOST_STEPS`
 # (80-200 bytes a step: docs/performance.md).
-STEPS_PER_WRITE = 2
+STEPS_PER_MESSAGE = 2
 MOST_STEPS = 150_000
 # Results of one log remembered per cut, for a path resolved again.
 _RESULTS = 64
@@ -162,7 +162,7 @@ class PathLog:
                  "writes")
 
     def __init__(
-        self, path: Path, base: PathLog | None, expected: int, writes: Mapping[int, Write], key: Key
+        self, path: Path, base: PathLog | None, expected: int, writes: Sequence[Write], key: Key
     ) -> None:
         self.path, self.base, self.writes, self.key = path, base, writes, key
         self.every = max(MARK_EVERY, -(-expected // MOST_MARKS))  # steps between marks
@@ -391,7 +391,7 @@ class LaneLogs:
         if not added:
             return log, left
         self._steps += added
-        most_steps = max(MOST_STEPS, STEPS_PER_WRITE * len(self._store.writes))
+        most_steps = max(MOST_STEPS, STEPS_PER_MESSAGE * len(self._store.order))
         while self._steps > most_steps:
             victim = self._victim(key, base)
             if victim is None:

@@ -15,7 +15,7 @@ Decided from the writes' paths, methods and values alone; `tests/engine/resolve/
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Sequence
 from itertools import compress
 from operator import is_not
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
@@ -66,7 +66,7 @@ def patch_to(
     paths: list[Path],
     layer: Layer,
     after: int | None,
-    writes: Mapping[int, Write],
+    writes: Sequence[Write],
     key: Callable[[int], int],
     appends: bool,
     blocked: Blocked | None,
@@ -175,7 +175,7 @@ def once(layer: Layer, question: tuple[Any, ...], work: Callable[..., _T], *args
 
 
 def cover(
-    subset: list[int], position: int, writes: Mapping[int, Write], targets: tuple[Difference, ...],
+    subset: list[int], position: int, writes: Sequence[Write], targets: tuple[Difference, ...],
     layer: Layer | None = None, key: Callable[[int], int] | None = None,
 ) -> tuple[tuple[int | None, ...], int | None]:
     """How the writes of a lane from `position` on act on two roots that differ only at `targets`
@@ -274,7 +274,7 @@ def common_start(now: Any, then: Any, lane: str, paths: list[Path]) -> int | Non
 
 
 def keeps_start(
-    layer: Layer, subset: list[int], position: int, writes: Mapping[int, Write], lane: str, at: int
+    layer: Layer, subset: list[int], position: int, writes: Sequence[Write], lane: str, at: int
 ) -> int | bool | None:
     """How the writes of a lane (`subset`, of `layer`) from `position` on act on two arrays there that differ
     only from index `at` on (`common_start`): the position of the first write that replaces the array whatever
@@ -311,7 +311,7 @@ def _reads(write: Write, lane: str) -> tuple[int, bool | None]:
     return -1, covers(write, (lane,))
 
 
-def _first_writes(subset: list[int], start: int, writes: Mapping[int, Write], lane: str) -> _FirstWrites:
+def _first_writes(subset: list[int], start: int, writes: Sequence[Write], lane: str) -> _FirstWrites:
     """The lane's writes read from position `start` on, up to the first that replaces the array whatever it
     was or acts on it."""
     largest = -1

@@ -16,6 +16,8 @@ Message = dict[str, Any]
 Identity = tuple[str, str | None]
 # What `Store.infos` holds under an id no message has (an id removed, and 0, which no message is given).
 GONE = MessageInfo(Form.TEXT)
+# What `Store.writes` holds under an id whose message writes nothing now (not a data message, or gone).
+NO_WRITE = Write((), "set", None)
 
 
 class Store:
@@ -34,7 +36,9 @@ class Store:
         # What each message is, by id (ids count up from 1 and are never reused): a list, 8 bytes a message where
         # a dict's table is 52 at 100,000. `GONE` under an id no message has now (`info_of` says None there).
         self.infos: list[MessageInfo] = [GONE]
-        self.writes: dict[int, Write] = {}
+        # The write of each data message by id, parallel to `infos` (`NO_WRITE` where there is none); what the
+        # folds read in their inner loops, without asking `infos` for its attribute each time.
+        self.writes: list[Write] = [NO_WRITE]
         self.layers: dict[Identity, Layer] = {}
         self.forms: dict[Form, set[int]] = {Form.TOOL: set(), Form.PLAN: set()}
 
@@ -45,10 +49,12 @@ class Store:
         info = classify(message)
         if message_id == len(infos):  # a new message (every message while a context is built or a run appends)
             infos.append(info)
+            self.writes.append(NO_WRITE)
             before = GONE
         else:
             if message_id > len(infos):
                 infos.extend([GONE] * (message_id - len(infos) + 1))
+                self.writes.extend([NO_WRITE] * (message_id - len(self.writes) + 1))
             before, infos[message_id] = infos[message_id], info
         if before is not GONE and before.form is not info.form and before.form in self.forms:
             self.forms[before.form].discard(message_id)

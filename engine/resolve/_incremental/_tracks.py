@@ -19,12 +19,13 @@ same at the start of its own layer (`_same_base`).
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from itertools import islice
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ...protocol._messages import MISSING, Path, Write
+from .._order import NOT_IN_ORDER
 from . import _index
 from ._index import Checkpoint, Gap, Layer, Probe, ProbeState, SourceEdit, Sources, State, checkpoint, fold_lane, kept
 from ._patches import Blocked, Patch, Patches, patch_to, patched
@@ -353,7 +354,7 @@ class MarksMaker:
 
     __slots__ = ("marks", "own", "universal", "writes")
 
-    def __init__(self, writes: Mapping[int, Write], start: Any) -> None:
+    def __init__(self, writes: Sequence[Write], start: Any) -> None:
         self.writes = writes
         self.marks: dict[str, list[LaneMark]] | None = {} if start is MISSING or type(start) is dict else None
         self.own: dict[str, int] = {}  # per lane, its own writes so far
@@ -521,7 +522,7 @@ class _TrackRepair:
 
         def converge(message_id: int, now: State) -> TrackCheckpoint | None:
             index = matches.get(message_id)
-            if index is None or message_id in work.ids or (high is not None and keys.get(message_id, -1) <= high):
+            if index is None or message_id in work.ids or (high is not None and keys[message_id] <= high):
                 return None
             mark = marks.get(index)
             at = key(message_id)
@@ -546,13 +547,13 @@ def _in_lane(write: Write, lane: str | None) -> bool:
     return lane is None or lanes is None or lane in lanes
 
 
-def _until(marks: Marks, start: int, cover: int | None, keys: Mapping[int, int]) -> int | None:
+def _until(marks: Marks, start: int, cover: int | None, keys: Sequence[int]) -> int | None:
     """The first old mark from `start` on that the write at order key `cover` comes before (None: none)."""
     return None if cover is None else _first_mark_from(marks, start, cover, keys)
 
 
-def _same_base(old: Fold, base: Fold, lane: str | None, layer: Layer, writes: Mapping[int, Write],
-               keys: Mapping[int, int], appends: bool) -> Fold | None:
+def _same_base(old: Fold, base: Fold, lane: str | None, layer: Layer, writes: Sequence[Write],
+               keys: Sequence[int], appends: bool) -> Fold | None:
     """When the global fold ends as before (for this lane), the instance layer folds as before: only the
     sources and diagnostics it carried over from the global layer change. So too when the two differ at
     one path that the instance layer keeps apart (`_patches.cover`), or in the lane's array when the instance
@@ -661,7 +662,7 @@ class _SharedSources(NamedTuple):
     changed global fold)."""
 
     bases: list[tuple[int, int]]
-    keys: Mapping[int, int]
+    keys: Sequence[int]
     low: int
 
     def change(self, index: int, now: Probe, was: Sources, resets: int, final: Sources) -> SourceEdit | None:
@@ -672,9 +673,10 @@ class _SharedSources(NamedTuple):
             size = 0  # a side reset them, or the new global part is not the old one grown: they share none
         then, it = set(islice(was, size, None)), set(islice(now.sources, size, None))
         keys, low, lost = self.keys, self.low, then - it
-        if low < 0 and not keys.keys() >= lost:
+        lost_keys = [keys[m] for m in lost]
+        if low < 0 and NOT_IN_ORDER in lost_keys:
             return None
-        return SourceEdit(final, [keys.get(m, low) for m in lost], [keys[m] for m in it - then])
+        return SourceEdit(final, [low if k == NOT_IN_ORDER else k for k in lost_keys], [keys[m] for m in it - then])
 
 
 def _rebased(
@@ -705,36 +707,38 @@ def _rebased_sources(now: Sequence[int], matched: Sequence[int], later: Sequence
     return tuple(now) + tuple(later[len(matched) :])  # `+`, not unpacking: a whole kind has thousands
 
 
-def _last_mark_before(marks: Marks, low: int, edited: set[int], keys: Mapping[int, int]) -> int | None:
+def _last_mark_before(marks: Marks, low: int, edited: set[int], keys: Sequence[int]) -> int | None:
     """The last mark of an unedited message before order key `low` (None: there is none).
 
     The marks are in order, so a binary search finds it; a mark of a message no longer in the order
-    (which a touched track never keeps) would make the search walk back instead.
+    (which a touched track never keeps) is passed over as the search walks back.
     """
-    try:
-        position = bisect_left(range(len(marks)), low, key=lambda index: keys[marks.id_at(index)]) - 1
-    except KeyError:
-        position = len(marks) - 1
+    position = bisect_left(range(len(marks)), low, key=lambda index: keys[marks.id_at(index)]) - 1
     while position >= 0:
         message_id = marks.id_at(position)
-        at = keys.get(message_id)
-        if at is not None and at < low and message_id not in edited:
+        at = keys[message_id]
+        if at != NOT_IN_ORDER and at < low and message_id not in edited:
             return position
         position -= 1
     return None
 
 
-def _marks_before(marks: Marks, low: int, keys: Mapping[int, int]) -> int:
+def _marks_before(marks: Marks, low: int, keys: Sequence[int]) -> int:
     """How many marks come before order key `low` (a mark of a message no longer there counts as at it)."""
-    return bisect_left(range(len(marks)), low, key=lambda index: keys.get(marks.id_at(index), low))
+
+    def key(index: int) -> int:
+        at = keys[marks.id_at(index)]
+        return low if at == NOT_IN_ORDER else at
+
+    return bisect_left(range(len(marks)), low, key=key)
 
 
-def _first_mark_from(marks: Marks, start: int, limit: int, keys: Mapping[int, int]) -> int:
+def _first_mark_from(marks: Marks, start: int, limit: int, keys: Sequence[int]) -> int:
     """The index of the first mark from `start` on at or past order key `limit` (len(marks): none).
 
     A mark of a message no longer in the order (a removed one) counts as before every key."""
     position = start
-    while position < len(marks) and keys.get(marks.id_at(position), -1) < limit:
+    while position < len(marks) and keys[marks.id_at(position)] < limit:  # NOT_IN_ORDER is below every key
         position += 1
     return position
 

@@ -17,7 +17,7 @@ O(watches).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -26,7 +26,7 @@ from ...protocol._messages import MISSING, Path, Write, get_path
 from .. import _paranoid
 from .._chain import Chain
 from .._keys import EMPTY_KEYS, Keys
-from .._order import Ranks
+from .._order import NOT_IN_ORDER, Ranks
 from .._resolution import Kept, Resolution, changed
 from . import _whole
 from ._index import Gap, Layer, Probe, State, in_gap, lanes_of
@@ -555,7 +555,7 @@ def _repaired(store: Store, work: TrackEdit, old: Fold, track: Track, base: Fold
     return repair(store, work, old, kind, instance, lane, base)
 
 
-def probe_result(state: State, probe: Probe, key: dict[int, int]) -> Found:
+def probe_result(state: State, probe: Probe, key: Sequence[int]) -> Found:
     """A probe's result: the value at its path, its sources as sorted order keys, its problems."""
     value = get_path(state.root, probe.path)
     keys = Keys.owning(sorted({key[m] for m in probe.sources})) if value is not MISSING else EMPTY_KEYS
@@ -563,7 +563,7 @@ def probe_result(state: State, probe: Probe, key: dict[int, int]) -> Found:
 
 
 def _grown(
-    state: State, probe: Probe, old: Probe, known: Found, key: dict[int, int], reuse: bool,
+    state: State, probe: Probe, old: Probe, known: Found, key: Sequence[int], reuse: bool,
     rekeyed: tuple[int, int] | None = None,
 ) -> Found | None:
     """`probe_result` of a probe from the old result: only the sources gained or lost are looked up.
@@ -598,7 +598,7 @@ def _grown(
             lost = set(before).difference(now) if len(now) - len(gained) != len(before) else ()
             if 2 * len(lost) > len(now):
                 return None
-            if any(message_id not in key for message_id in lost):
+            if any(key[message_id] == NOT_IN_ORDER for message_id in lost):
                 return None
             edited = keys.edited([key[m] for m in lost], sorted(key[m] for m in gained))
             if edited is None:

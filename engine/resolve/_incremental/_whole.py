@@ -27,7 +27,7 @@ None is returned where this does not hold, and the track is repaired the usual w
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -37,9 +37,11 @@ from ...protocol._methods import Conflict, write_below
 from .._chain import EMPTY
 from .._fold import TOO_DEEP
 from .._keys import Ids
+from .._order import NOT_IN_ORDER
 from . import _index
 from ._index import Checkpoint, Layer, Probe, SourceEdit, Sources, State, attempt, kept, lanes_of
 from ._patches import Blocked, Patch, cover, differences, identical, once, patch_at, patch_to, patched
+from ._store import NO_WRITE
 from ._tracks import Fold, LaneMark, TrackEdit, _marks_before, lane_value
 
 if TYPE_CHECKING:
@@ -56,8 +58,8 @@ class _Edit:
     global fold under an instance layer, from the start of the layer), its old and new write."""
 
     layer: Layer
-    writes: Mapping[int, Write]
-    keys: Mapping[int, int]
+    writes: Sequence[Write]
+    keys: Sequence[int]
     low: int | None
     edited: int | None
     old: Write | None
@@ -68,7 +70,8 @@ class _Edit:
 
     def mark_key(self, mark: LaneMark) -> int:
         # A mark of the removed write has no key any more: it counts as being at the edit.
-        return self.keys.get(mark.after, self.low if self.low is not None else -1)
+        key = self.keys[mark.after]
+        return key if key != NOT_IN_ORDER or self.low is None else self.low
 
 
 class _Lane(NamedTuple):
@@ -168,10 +171,10 @@ def _under_an_own_edit(
         return None
     (edited,) = work.ids
     old_write = work.dropped.get(edited)
-    new_write = store.writes.get(edited)
+    new_write: Write | None = store.writes[edited]
     info = store.info_of(edited)
-    if new_write is not None and (info is None or info.identity != (kind, instance)):
-        new_write = None  # it now writes another layer
+    if new_write is NO_WRITE or info is None or info.identity != (kind, instance):
+        new_write = None  # it writes nothing now (a move's remove), or it now writes another layer
     edit = _Edit(layer, store.writes, store.order.key, work.low, edited, old_write, new_write)
     touched: dict[str, None] = {}
     for write in (old_write, new_write):
@@ -204,7 +207,11 @@ def _probe(edit: _Edit, final: Probe, redone: dict[str, _Lane], head_before: Pro
             if is_now is not _ABSENT:
                 gained.append((edit.edited, is_now or None))
     low = -1 if edit.low is None else edit.low
-    key_of: Callable[[int], int] = lambda message_id: edit.keys.get(message_id, low)  # noqa: E731
+
+    def key_of(message_id: int) -> int:
+        key = edit.keys[message_id]
+        return low if key == NOT_IN_ORDER else key
+
     probe = Probe(())
     lost_ids = {m for m, reason in lost if reason is None}
     gained_ids = [m for m, reason in gained if reason is None]
@@ -255,7 +262,7 @@ def _edited_sources(sources: Sources, cut: int, head: Sequence[int] | None, lost
     return ids.edited_at(cut, head, removed, added)
 
 
-def _changes(before: Probe | None, now: Probe | None, keys: Mapping[int, int]) -> SourceEdit | None:
+def _changes(before: Probe | None, now: Probe | None, keys: Sequence[int]) -> SourceEdit | None:
     """How the global fold's sources changed under an instance fold, as order keys (None: not known
     cheaply): not at all, an edit of its own, or grown at the end."""
     if before is now or before is None or now is None:

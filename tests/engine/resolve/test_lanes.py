@@ -37,14 +37,14 @@ from contextdeck.engine.resolve._incremental._branches import touches, touching
 @contextmanager
 def marks_every(steps: int, most: int | None = None) -> Iterator[None]:
     """Logs keep a root every `steps` steps (small, so that `at` replays), and at most `most` steps."""
-    saved = _lanes.MARK_EVERY, _lanes.MOST_STEPS, _lanes.STEPS_PER_WRITE
+    saved = _lanes.MARK_EVERY, _lanes.MOST_STEPS, _lanes.STEPS_PER_MESSAGE
     _lanes.MARK_EVERY = steps
     if most is not None:
-        _lanes.MOST_STEPS, _lanes.STEPS_PER_WRITE = most, 0
+        _lanes.MOST_STEPS, _lanes.STEPS_PER_MESSAGE = most, 0
     try:
         yield
     finally:
-        _lanes.MARK_EVERY, _lanes.MOST_STEPS, _lanes.STEPS_PER_WRITE = saved
+        _lanes.MARK_EVERY, _lanes.MOST_STEPS, _lanes.STEPS_PER_MESSAGE = saved
 
 
 @contextmanager
@@ -217,11 +217,11 @@ def test_logs_keep_at_most_their_budget_of_steps() -> None:
         assert set(logs) == {("s", None, ("c",), 0), ("s", None, ("d",), 0)}
 
 
-def test_logs_keep_as_many_steps_as_the_document_has_writes_times_two() -> None:
-    """The budget grows with the document: 80 writes keep 160 folded steps, though `MOST_STEPS` is 12."""
+def test_logs_keep_as_many_steps_as_the_document_has_messages_times_two() -> None:
+    """The budget grows with the document: 80 messages keep 160 folded steps, though `MOST_STEPS` is 12."""
     document = [_state(lane, n) for n in range(10) for lane in "abcdefgh"]
     with marks_every(2, most=12):
-        _lanes.STEPS_PER_WRITE = 2
+        _lanes.STEPS_PER_MESSAGE = 2
         ctx = Context(document)
         for lane in "abcdefgh":
             ctx.resolve(f"†s.{lane}")
