@@ -44,13 +44,10 @@ class Order:
 
     def extend(self, ids: Iterable[int]) -> None:
         """Append ids at the end (the fast path of building a context)."""
-        key, order, keys = self.key, self.ids, self.keys
+        order, keys = self.ids, self.keys
         last = keys[-1] if keys else 0
         for offset, message_id in enumerate(ids, start=1):
-            if message_id == len(key):
-                key.append(last + offset * _GAP)
-            else:
-                self._keyed(message_id, last + offset * _GAP)
+            self._keyed(message_id, last + offset * _GAP)
             order.append(message_id)
             keys.append(last + offset * _GAP)
             self._shifted(last + offset * _GAP, 1)

@@ -725,12 +725,8 @@ def _last_mark_before(marks: Marks, low: int, edited: set[int], keys: Sequence[i
 
 def _marks_before(marks: Marks, low: int, keys: Sequence[int]) -> int:
     """How many marks come before order key `low` (a mark of a message no longer there counts as at it)."""
-
-    def key(index: int) -> int:
-        at = keys[marks.id_at(index)]
-        return low if at == NOT_IN_ORDER else at
-
-    return bisect_left(range(len(marks)), low, key=key)
+    return bisect_left(
+        range(len(marks)), low, key=lambda index: low if (at := keys[marks.id_at(index)]) == NOT_IN_ORDER else at)
 
 
 def _first_mark_from(marks: Marks, start: int, limit: int, keys: Sequence[int]) -> int:

@@ -207,11 +207,8 @@ def _probe(edit: _Edit, final: Probe, redone: dict[str, _Lane], head_before: Pro
             if is_now is not _ABSENT:
                 gained.append((edit.edited, is_now or None))
     low = -1 if edit.low is None else edit.low
-
-    def key_of(message_id: int) -> int:
-        key = edit.keys[message_id]
-        return low if key == NOT_IN_ORDER else key
-
+    key_of: Callable[[int], int] = lambda message_id: (  # noqa: E731
+        low if (key := edit.keys[message_id]) == NOT_IN_ORDER else key)
     probe = Probe(())
     lost_ids = {m for m, reason in lost if reason is None}
     gained_ids = [m for m, reason in gained if reason is None]
