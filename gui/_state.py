@@ -32,7 +32,6 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeView, QWidget
 
-from contextdeck._runtime import freeze_young
 from contextdeck.engine import MISSING, Context, CursorState, IdentityState, let_go
 
 from ._slices import slices
@@ -417,10 +416,6 @@ class StateView(QTreeView):
             # Shown in a turn of its own: the slice has used its time, and setting the rows after a far jump
             # takes about as much again at 100,000 messages.
             self._computed = True
-        # What the fold made is frozen, not left to the young collection at idle: it is the state being computed
-        # (no cyclic garbage: tests/engine/test_garbage.py), and its writers are dicts of tens of thousands of
-        # paths at a million messages, which that collection walked after each slice (4.5-7.8 ms at load 5).
-        freeze_young()
         slices().start(self._work)
 
     def _show(self) -> None:

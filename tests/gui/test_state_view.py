@@ -80,41 +80,6 @@ def test_a_far_jump_is_shown_a_part_per_turn_and_ends_as_the_state_at_the_cursor
     assert updates == [True]
 
 
-
-def test_what_a_slice_of_the_fold_made_is_frozen_not_left_to_the_idle_collection(
-        qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    """After each slice that computes the state, nothing young is left for the young collection that runs when the
-    event loop is about to wait: at a million messages it walked the fold's writers after every slice (5-8 ms)."""
-    import gc
-
-    from contextdeck import _runtime
-
-    context = Context([{"type": "state", "_instance": f"i{n % 500}", "data": {"v": n, "w": {"x": [n]}}}
-                       for n in range(20_000)])
-    view = StateView()
-    qtbot.addWidget(view)
-    view.show()
-    young: list[int] = []  # after each slice that computes
-    work = StateView._work
-
-    def slice_then_count(self: StateView) -> None:
-        computing = self._showing is None and self._steps is not None and not self._computed
-        work(self)
-        if computing:
-            young.append(gc.get_count()[0])
-
-    monkeypatch.setattr(StateView, "_work", slice_then_count)
-    thresholds = gc.get_threshold()
-    gc.set_threshold(*_runtime.GC_THRESHOLDS)  # the window's: young collections are rare, at idle
-    try:
-        view.refresh(context, len(context), None)
-        qtbot.waitUntil(lambda: not view.is_busy(), timeout=30_000)
-    finally:
-        gc.set_threshold(*thresholds)
-    assert young
-    assert max(young) < _runtime.IDLE_YOUNG
-
-
 def test_each_part_of_a_far_jump_repaints_its_own_rows(qtbot: Any) -> None:
     """After a jump that changes every identity, the first part's repaint covers that part's rows and no row after
     them (a `dataChanged` over a range of rows had the tree repaint about twice as many)."""
