@@ -115,6 +115,7 @@ class BackgroundRunner(QObject):
         self._timer.timeout.connect(self._start)
         self._tasks: list[_Task] = []
         self._snapshot: Snapshot | None = None
+        self._idle: Callable[[], None] | None = None  # what `when_idle` waits to call
 
     def request(self, job: Job) -> None:
         self._drop_snapshot()
@@ -155,6 +156,22 @@ class BackgroundRunner(QObject):
         self._tasks = [t for t in self._tasks if t.signals is not self.sender()]
         if generation == self._generation:
             self.finished.emit(result)
+        if self._idle is not None and not self._tasks:
+            idle, self._idle = self._idle, None
+            idle()
+
+    def when_idle(self, then: Callable[[], None]) -> None:
+        """Drop what waits, and call `then` once no job runs (at once when none does), its result unsaid: what
+        deletes its owner calls this first, since the pool, deleted with a job running, waits for it on the
+        GUI thread."""
+        self._drop_snapshot()
+        self._timer.stop()
+        self._job = None
+        self._generation += 1
+        if self._tasks:
+            self._idle = then
+        else:
+            then()
 
     def shutdown(self) -> None:
         """Stop and wait for a job under way (before the window goes)."""

@@ -531,7 +531,19 @@ class LoopUI(QObject):
         return self.dialog
 
     def _dialog_closed(self, _result: int) -> None:
-        self.dialog = None
+        # Deleted, or each closed dialog would keep its request's text (megabytes in a big document) for good;
+        # once its worker and a cancelled question to the model have ended, which still touch it.
+        dialog, self.dialog = self.dialog, None
+        if dialog is None:
+            return
+
+        def delete() -> None:
+            if dialog.task is not None and not dialog.task.done():
+                dialog.task.add_done_callback(lambda _task: dialog.deleteLater())
+            else:
+                dialog.deleteLater()
+
+        dialog.composer.when_idle(delete)
 
     def take_turn(self, turn: Any, audit: dict[str, Any] | None = None) -> str | None:
         """Append the turn as the engine's `turn_change` says, as one undo step; None, else why not."""

@@ -359,3 +359,27 @@ def test_a_big_documents_request_is_composed_off_the_gui_thread(
     assert problems(dialog) == []
     assert dialog.take_button.isEnabled()
     dialog.reject()
+
+
+@pytest.mark.parametrize("big", [False, True])
+def test_a_closed_next_turn_dialog_is_deleted_once_its_worker_is_done(
+        qtbot: Any, open_document: Callable[[dict[str, Any]], MainWindow], big: bool) -> None:
+    """Closing Next Turn deletes the dialog and the request text it shows, at once or, while its worker
+    still composes the request of a big document, when the worker is done; the next opening is a new one."""
+    content = document()
+    if big:
+        content["context"][2:2] = [{"type": "text", "role": "user", "text": f"turn {n}"}
+                                   for n in range(BACKGROUND_FROM)]
+    window = open_document(content)
+    run_the_tick(qtbot, window)
+    dialog = open_turn(qtbot, window)
+    if big:
+        assert dialog.composer.busy  # composing on its worker
+    gone: list[bool] = []
+    dialog.destroyed.connect(lambda: gone.append(True))
+    dialog.reject()
+    qtbot.waitUntil(lambda: gone == [True], timeout=30000)
+    assert window.findChildren(TurnDialog) == []
+    again = open_turn(qtbot, window)
+    assert again is not dialog
+    again.reject()
