@@ -29,7 +29,6 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from itertools import islice
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ...protocol._messages import MISSING, Write
@@ -212,7 +211,7 @@ def _probe(edit: _Edit, final: Probe, redone: dict[str, _Lane], head_before: Pro
     probe = Probe(())
     lost_ids = {m for m, reason in lost if reason is None}
     gained_ids = [m for m, reason in gained if reason is None]
-    prefix = _changes(head_before, head_now, edit.keys)
+    prefix = _changes(head_before, head_now)
     if prefix is not None:
         lost_keys = [*prefix.lost, *map(key_of, lost_ids)]
         gained_keys = [*prefix.gained, *map(edit.keys.__getitem__, gained_ids)]
@@ -247,33 +246,23 @@ def _edited_sources(sources: Sources, cut: int, head: Sequence[int] | None, lost
     if not lost and not gained and (head is None or (not head and not cut)):
         return sources
     ids = sources if type(sources) is Ids else Ids(sources)  # (once per fold: kept as `Ids` from then on)
-    removed = set()
-    for message_id in lost:
-        position = ids.locate(key_of(message_id), key_of, cut)
-        if not (position < len(ids) and ids[position] == message_id):
-            position = ids.index(message_id, cut)
-        removed.add(position)
+    removed = {ids.locate(key_of(message_id), key_of, cut) for message_id in lost}  # (by key: they ascend there)
     added: dict[int, list[int]] = {}
     for _, at, message_id in sorted((key_of(m), ids.locate(key_of(m), key_of, cut), m) for m in gained):
         added.setdefault(at, []).append(message_id)
     return ids.edited_at(cut, head, removed, added)
 
 
-def _changes(before: Probe | None, now: Probe | None, keys: Sequence[int]) -> SourceEdit | None:
-    """How the global fold's sources changed under an instance fold, as order keys (None: not known
-    cheaply): not at all, an edit of its own, or grown at the end."""
+def _changes(before: Probe | None, now: Probe | None) -> SourceEdit | None:
+    """How the global fold's sources changed under an instance fold, as order keys: not at all, or as the
+    global fold's repair or step told (None: not told; `_watches._grown` then compares the sources)."""
     if before is now or before is None or now is None:
         return SourceEdit((), [], [])
     if now.edits and now.edits[0].sources is before.sources:
         return now.edits[0]
-    old, new = before.sources, now.sources
-    if new is old:  # (a write that failed: no source added, no edit told)
+    if now.sources is before.sources:  # (a write that failed: no source added, no edit told)
         return SourceEdit((), [], [])
-    if type(new) is Ids and type(old) is Ids:
-        grown = new.grows(old)
-    else:
-        grown = len(new) >= len(old) and tuple(new[: len(old)]) == tuple(old)
-    return SourceEdit((), [], [keys[m] for m in islice(new, len(old), None)]) if grown else None
+    return None
 
 
 def _root(root: Any, redone: dict[str, _Lane], order: list[str] | None) -> Any:

@@ -273,3 +273,30 @@ def test_a_replaced_root_write_that_names_the_lanes_it_creates_in_another_order_
         fresh = Context(ctx.messages).resolve("†s", view)
         assert handle.current == fresh
         assert json.dumps(handle.current.value) == json.dumps(fresh.value)  # {"a", "d", "c"}: key order too
+
+
+def test_an_instance_whole_kind_follows_a_global_change_whose_sources_nobody_told(monkeypatch: Any) -> None:
+    """A global layer that sets its root (so it is not repaired lane by lane) gains a merge of many new keys
+    in the middle of the context: its fold is folded on to the end and does not tell how its sources changed.
+    The instance whole kind above it is still repaired lane by lane, its global part compared (not told),
+    and every result is the fold's."""
+    from contextdeck.engine.resolve._incremental import _whole
+
+    untold: list[bool] = []
+    changes = _whole._changes
+
+    def spy(before: Any, now: Any) -> Any:
+        found = changes(before, now)
+        untold.append(found is None)
+        return found
+
+    monkeypatch.setattr(_whole, "_changes", spy)
+    messages = [_state({"a": 1}, _outputPath="†state", _outputMethod="set")]
+    messages += [_state({f"x{n}": n}) for n in range(5)]
+    messages += [_state({f"i{n}": n}, _instance="1") for n in range(5)]
+    ctx = Context(messages)
+    handle = ctx.watch("†state", lambda _: None, instance="1")
+    ctx.insert(6, _state({f"k{n}": n for n in range(6)}))
+    assert untold == [True]
+    assert handle.current == Context(ctx.messages).resolve("†state", "1")
+    assert handle.current.sources == tuple(range(12))
