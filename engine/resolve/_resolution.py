@@ -77,15 +77,6 @@ class Resolution:
         _set(self, "_parts", ())
         _set(self, "_ranks", None)
 
-    @classmethod
-    def _ranked(
-        cls, expression: str, found: bool, value: Any, keys: Keys, parts: Problems, ranks: Ranks,
-        missing: tuple[str, ...] = (),
-    ) -> Resolution:
-        """A resolution whose sources are the order keys `keys` and whose diagnostics are the problems of
-        `parts` ((label, chain of (order key, reason)) per reference), both ranked in `ranks` when read."""
-        return _built(expression, found, value, missing, keys, parts, ranks)
-
     def _renumbered(self, ranks: Ranks, changes: Sequence[Shift] = ()) -> Resolution:
         """This resolution in a later snapshot of the order (the same messages, perhaps other indices).
 
@@ -93,7 +84,7 @@ class Resolution:
         every key it names): with few, sources already worked out are shifted, not ranked again."""
         if self._ranks is None:
             return self
-        made = _built(self.expression, self.found, self.value, self.missing, self._keys, self._parts, ranks)
+        made = ranked(self.expression, self.found, self.value, self._keys, self._parts, ranks, self.missing)
         if self._sources is not None and 0 < len(changes) <= _FEW_CHANGES:
             _set(made, "_sources", _shifted(self._keys, self._sources, changes))
         return made
@@ -218,7 +209,7 @@ _set = object.__setattr__
 class _Unfrozen:
     """A `Resolution` being made: the same slots without the guard, so that filling them in is plain
     attribute stores (every watch a middle edit reaches is renewed, and `object.__setattr__` per slot is a
-    call each). `_built` then gives it its class: the layouts are the same."""
+    call each). `ranked` then gives it its class: the layouts are the same."""
 
     __slots__ = Resolution.__slots__
     expression: str
@@ -232,10 +223,11 @@ class _Unfrozen:
     _ranks: Ranks | None
 
 
-def _built(
-    expression: str, found: bool, value: Any, missing: tuple[str, ...], keys: Keys, parts: Problems,
-    ranks: Ranks,
+def ranked(
+    expression: str, found: bool, value: Any, keys: Keys, parts: Problems, ranks: Ranks, missing: tuple[str, ...] = (),
 ) -> Resolution:
+    """A resolution whose sources are the order keys `keys` and whose diagnostics are the problems of
+    `parts` ((label, chain of (order key, reason)) per reference), both ranked in `ranks` when read."""
     made = _new(_Unfrozen)
     made.expression, made.found, made.value, made.missing = expression, found, value, missing
     made._sources = made._diagnostics = None

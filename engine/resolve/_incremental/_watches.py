@@ -27,7 +27,7 @@ from .. import _paranoid
 from .._chain import Chain
 from .._keys import EMPTY_KEYS, Keys
 from .._order import NOT_IN_ORDER, Ranks
-from .._resolution import Kept, Resolution, changed
+from .._resolution import Kept, Resolution, changed, ranked
 from . import _whole
 from ._index import Gap, Layer, Probe, State, in_gap, lanes_of
 from ._tracks import Fold, Marks, TrackEdit, full, repair, step
@@ -70,9 +70,9 @@ def combine_keys(expression: Expression, found_of: Callable[[Reference], Found],
                 absent = str(ref)
         if absent is None:
             keys = values[0].keys if len(values) == 1 else (union or _union)(tuple(v.keys for v in values))
-            return Resolution._ranked(expression.source, True, values[-1].value, keys, tuple(parts), ranks)
+            return ranked(expression.source, True, values[-1].value, keys, tuple(parts), ranks)
         missing.append(absent)
-    return Resolution._ranked(expression.source, False, None, EMPTY_KEYS, tuple(parts), ranks, tuple(missing))
+    return ranked(expression.source, False, None, EMPTY_KEYS, tuple(parts), ranks, tuple(missing))
 
 
 def _union(parts: tuple[Keys, ...]) -> Keys:
