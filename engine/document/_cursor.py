@@ -169,8 +169,6 @@ class Cursor:
     def _update(self, touched: set[Head] | None) -> None:
         """Resolve again the watches a change can matter to (all when `touched` is None). A watch whose
         messages were only renumbered is not one of them (see `current`)."""
-        if self._at is None:
-            return
         for watch in self._watches:
             if touched is None or any(watch.reads(head) for head in touched):
                 self._pending[watch] = None

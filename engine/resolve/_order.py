@@ -59,10 +59,6 @@ class Order:
             raise KeyError(message_id)
         return bisect_left(self.keys, key)
 
-    def rank(self, key: int) -> int:
-        """The current index of the message with order `key`."""
-        return bisect_left(self.keys, key)
-
     def snapshot(self) -> Ranks:
         """The indices of keys as they are now, for as long as it is kept (see `Ranks`)."""
         ranks = self._snapshot

@@ -82,8 +82,6 @@ class Resolution:
 
         `changes`: the keys added or taken out since its own snapshot (all of them, or all but some above
         every key it names): with few, sources already worked out are shifted, not ranked again."""
-        if self._ranks is None:
-            return self
         made = ranked(self.expression, self.found, self.value, self._keys, self._parts, ranks, self.missing)
         if self._sources is not None and 0 < len(changes) <= _FEW_CHANGES:
             _set(made, "_sources", _shifted(self._keys, self._sources, changes))

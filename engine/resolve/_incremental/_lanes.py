@@ -204,9 +204,6 @@ class PathLog:
         self.failed.append(len(self.ids))
         self.problems_at.append((self.problems_at[-1] if self.problems_at else EMPTY).plus((order_key, reason)))
 
-    def size(self) -> int:
-        return len(self.ids)
-
     def count(self, limit: int | None) -> int:
         """How many steps have an order key up to `limit` (all when None)."""
         return len(self.ids) if limit is None else bisect_right(self.ids, limit, key=self.key)
@@ -425,7 +422,7 @@ class LaneLogs:
         self._once.pop(key, None)
         self._again.pop(key, None)
         del self._kinds[key[0]][key]
-        self._steps -= log.size()
+        self._steps -= len(log.ids)
         for dependent in log.dependents:  # instance logs continue from it
             self._drop(dependent)
         let_go(log.ids, log.changes, log.change_keys, log.failed, log.problems_at, log.marks, log.sealed, log.results)

@@ -52,9 +52,6 @@ class Store:
             self.writes.append(NO_WRITE)
             before = GONE
         else:
-            if message_id > len(infos):
-                infos.extend([GONE] * (message_id - len(infos) + 1))
-                self.writes.extend([NO_WRITE] * (message_id - len(self.writes) + 1))
             before, infos[message_id] = infos[message_id], info
         if before is not GONE and before.form is not info.form and before.form in self.forms:
             self.forms[before.form].discard(message_id)

@@ -564,21 +564,16 @@ def _same_base(old: Fold, base: Fold, lane: str | None, layer: Layer, writes: Se
     if way is None:
         return None
     patches = [(patch, _until(old.checkpoints, 0, cover, keys)) for patch, cover in way]
+    # (the global track follows the paths of every view: each of this track's among them)
     before = {probe.path: probe for probe in old.base.probes}
     after = {probe.path: probe for probe in base.state.probes}
-    if not all(path in before and path in after for path in paths):
-        return None
-    matched = _mark(old.state, [before[path] for path in paths], 0)
-    here = _mark(old.state, [after[path] for path in paths], 0)
+    # At the start of the layer: where the old global fold left the probes, and where the new one does.
+    matched = checkpoint(State([before[path] for path in paths], old.state.root), 0, 0)
+    here = checkpoint(State([after[path] for path in paths], old.state.root), 0, 0)
     start = State([after[path] for path in paths], base.state.root)  # (read by `_splice`, never stepped)
     # A global append only grew the global fold's sources: the instance's results are told the one key gained.
     told = _SharedSources([(len(before[path].sources), before[path].resets) for path in paths], keys, -1)
     return _splice(start, [], Marks(), [], 0, matched, old, base, here, patches, told)
-
-
-def _mark(state: State, probes: list[Probe], gaps: int) -> TrackCheckpoint:
-    """A checkpoint at the start of a layer, for `_splice`: where the given probes left off."""
-    return checkpoint(State(probes, state.root), 0, gaps)
 
 
 def _start(paths: list[Path], base: Fold | None) -> State:

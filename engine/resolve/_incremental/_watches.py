@@ -512,9 +512,9 @@ class Watchers:
     ) -> dict[Path, Found]:
         """Each watched path's result, its sources as order keys.
 
-        With `reuse`, a probe keeps the sorted keys it had and looks up only the messages its sources
-        gained or lost since the committed fold; `rekeyed`: a moved message's old and new key, the one
-        kept key that changed.
+        With `reuse` (after an edit; not for a new track or after a relabel), a probe keeps the sorted keys it
+        had and looks up only the messages its sources gained or lost since the committed fold; `rekeyed`: a
+        moved message's old and new key, the one kept key that changed.
         """
         key = self._store.order.key
         before = {probe.path: probe for probe in track.fold.state.probes} if track.fold else {}
@@ -525,8 +525,8 @@ class Watchers:
                 continue
             old, known = before.get(probe.path), previous.get(probe.path)
             value = None
-            if old is not None and known is not None and known.value is not MISSING and (reuse or probe.edits):
-                value = _grown(fold.state, probe, old, known, key, reuse, rekeyed)
+            if reuse and old is not None and known is not None and known.value is not MISSING:
+                value = _grown(fold.state, probe, old, known, key, rekeyed)
             values[probe.path] = value or probe_result(fold.state, probe, key)
         return values
 
@@ -563,13 +563,11 @@ def probe_result(state: State, probe: Probe, key: Sequence[int]) -> Found:
 
 
 def _grown(
-    state: State, probe: Probe, old: Probe, known: Found, key: Sequence[int], reuse: bool,
-    rekeyed: tuple[int, int] | None = None,
+    state: State, probe: Probe, old: Probe, known: Found, key: Sequence[int], rekeyed: tuple[int, int] | None = None,
 ) -> Found | None:
     """`probe_result` of a probe from the old result: only the sources gained or lost are looked up.
 
-    None when that does not hold (most sources changed, or not found, or `reuse` is off — the kept keys
-    may be stale — and the probe does not say how its keys changed). `rekeyed`: a moved message's old and
+    None when that does not hold (most sources changed, or not found). `rekeyed`: a moved message's old and
     new key; the kept keys hold the old one, which is put at the new one's place first.
     """
     value = get_path(state.root, probe.path)
@@ -587,8 +585,6 @@ def _grown(
         if edited is None:
             return None
         keys = edited
-    elif not reuse:  # the kept keys may not be the messages' keys any more (a move)
-        return None
     elif probe.sources is not old.sources and (now := tuple(probe.sources)) != (before := tuple(old.sources)):
         # (a splice often hands on the very same sources; `Ids` would be copied by `tuple`)
         if now[: len(before)] == before:  # only gained some (an append): the common case

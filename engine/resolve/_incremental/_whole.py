@@ -100,9 +100,8 @@ def repair(
     edit, and its lane marks as repaired. An edit of the track's own layer is
     one write at one place; a change of the global fold (`work.base`) comes with no edit of its own."""
     layer = store.layer((kind, instance))
-    probes = old.state.probes
     base = None if base_fold is None else base_fold.state
-    if layer.rooted or len(probes) != 1 or probes[0].path:
+    if layer.rooted:
         return None
     start = MISSING if base is None else base.root
     before = old.base.root if base is not None and work.base else start
@@ -123,11 +122,10 @@ def repair(
         order = _ordered(edit, start) if reorder or any(change.created for change in redone.values()) else None
     except _Fallback:
         return None
-    head_before = None if base is None else _base_probe(old.base)
-    head_now = None if base is None else _base_probe(base)
-    if base is not None and (head_before is None or head_now is None):
-        return None
-    probe = _probe(edit, probes[0], redone, head_before, head_now)
+    # A whole-kind fold follows one path, the whole kind (the global one too): its one probe.
+    head_before = None if base is None else old.base.probes[0]
+    head_now = None if base is None else base.probes[0]
+    probe = _probe(edit, old.state.probes[0], redone, head_before, head_now)
     probe.resets = (0 if head_now is None else head_now.resets) + (
         start is MISSING and len(probe.sources) > (0 if head_now is None else len(head_now.sources))
     )
@@ -145,9 +143,9 @@ def _under_a_global_change(
 ) -> tuple[_Edit, list[str], bool] | None:
     """What a change of the global fold under an instance track asks: the lanes whose global value changed,
     and whether the root's keys may now be in another order; None when that cannot be repaired lane by lane
-    (the change comes with an edit of this layer, or the global fold appears or disappears)."""
-    if work.low is not None or base is None:
-        return None
+    (the global fold appears or disappears). A change that comes with an edit of this layer is repaired in two
+    halves (`_watches._repaired`)."""
+    assert base is not None  # (an instance track's: it has a global one)
     if (before is MISSING) != (start is MISSING):
         return None
     edit = _Edit(layer, store.writes, store.order.key, None, None, None, None)
@@ -311,10 +309,6 @@ def _ordered(edit: _Edit, start: Any) -> list[str]:
     return [*(() if start is MISSING else start), *sorted(first, key=first.__getitem__)]
 
 
-def _base_probe(state: State) -> Probe | None:
-    return next((probe for probe in state.probes if not probe.path), None)
-
-
 def _edited_outcome(write: Write | None, redone: dict[str, _Lane], side: str) -> str | None:
     """How the edited write fared on one side: a problem of its own, applied (a root object always
     applies), or what its one lane's fold found."""
@@ -339,10 +333,8 @@ def _step(value: Any, write: Write, lane: str) -> tuple[Any, str]:
         except RecursionError:
             return value, TOO_DEEP
     root, reason, _ = attempt({} if value is MISSING else {lane: value}, write)
-    if reason is not None:
-        if not write.path:  # a root object that failed (nested too deep) fails in every lane at once
-            raise _Fallback
-        return value, reason
+    if reason is not None:  # a root object that failed (nested too deep) fails in every lane at once
+        raise _Fallback
     return root.get(lane, MISSING), _APPLIED
 
 

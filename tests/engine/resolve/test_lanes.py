@@ -254,13 +254,13 @@ def test_a_resolve_at_a_cut_folds_up_to_the_cut_and_a_later_one_goes_on() -> Non
         messages = ctx.messages
         assert ctx.resolve("†s.a", at=10).value == 9
         log = ctx._lanes._logs[("s", None, ("a",), 0)]
-        assert log.size() == 5
+        assert len(log.ids) == 5
         assert log.fold is not None
         assert ctx._lanes._steps == 5
         for at in (30, 12, None, 3):
             assert ctx.resolve("†s.a", at=at) == reference(messages, "†s.a", None, at), at
         assert ctx._lanes._logs[("s", None, ("a",), 0)] is log
-        assert log.size() == 20
+        assert len(log.ids) == 20
         assert log.fold is None
         assert ctx._lanes._steps == 20
 
