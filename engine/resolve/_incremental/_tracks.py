@@ -263,26 +263,18 @@ class Fold:
 class TrackEdit:
     """What an edit asks of one track.
 
-    `appended`: the id of a write that is now the last of this view's fold (one step will do);
-    `base`: the global layer changed under an instance track (fold its own layer again from the start);
-    `low`, `high`: the order keys of the edits in the track's own layer (None: none there);
-    `ids` the messages edited there, and `dropped` the writes they had before the edit.
+    An edit is one message at one place (a move is planned as a remove, then an insert: `Context._move`).
+    `appended`: its id, when its write is now the last of this view's fold (one step will do); `base`: the
+    global layer changed under an instance track (fold its own layer again from the start); `edited`, `low`:
+    its id and order key, when it is in the track's own layer (None: not there), and `dropped` the write it
+    had there before the edit (None: none).
     """
 
     appended: int | None = None
     base: bool = False
+    edited: int | None = None
     low: int | None = None
-    high: int | None = None
-    ids: set[int] = field(default_factory=set)
-    dropped: dict[int, Write] = field(default_factory=dict)
-
-    def own_half(self) -> TrackEdit:
-        """This work less the change of the global fold: the edit of the track's own layer alone."""
-        return TrackEdit(low=self.low, high=self.high, ids=self.ids, dropped=self.dropped)
-
-    def ids_at_one_key(self) -> bool:
-        """Whether the edit in the track's own layer is one write at one place (not a move)."""
-        return len(self.ids) == 1 and self.low is not None and self.low == self.high
+    dropped: Write | None = None
 
 
 def full(
@@ -415,7 +407,7 @@ def repair(
         if spliced is not None:
             return spliced
     job.resume()
-    if not work.base and job.aligned and work.ids_at_one_key():
+    if not work.base and job.aligned and work.low is not None:
         spliced = job.splice_at_the_edit()
         if spliced is not None:
             return spliced
@@ -455,19 +447,17 @@ class _TrackRepair:
         """Start from the last old checkpoint before the edit (the start of the layer when there is none, or
         when the global fold changed under an instance track)."""
         work, old, marks = self.work, self.old, self.old.checkpoints
-        restart: int | None = None
-        if not work.base and work.low is not None:
-            restart = _last_mark_before(marks, work.low, work.ids, self.keys)
-        if restart is None:
+        before = 0 if work.base or work.low is None else _marks_before(marks, work.low, self.keys)
+        if not before:
             self.state = _start(self.paths, self.base)
             self.gaps, self.head, self.after = [], Marks(), None
         else:
-            mark = marks.get(restart)
+            mark = marks.get(before - 1)
             self.state = State([_probe_at(probe, mark, i) for i, probe in enumerate(old.state.probes)], mark.root)
             self.gaps = old.gaps[: mark.held.gaps]
-            self.head = marks.head(restart + 1)
+            self.head = marks.head(before)
             self.after = mark.after
-        self.first = 0 if restart is None else restart + 1
+        self.first = before
         self.aligned = [probe.path for probe in self.state.probes] == self.paths
 
     def splice_at_the_edit(self) -> Fold | None:
@@ -475,7 +465,8 @@ class _TrackRepair:
         old rest spliced on when the two agree or differ only where the rest keeps them apart. None when they
         do not (the fold under way has then folded the edit: `fold_until_equivalent` goes on from there)."""
         work, lane, layer, writes, key, subset = self.work, self.lane, self.layer, self.writes, self.key, self.subset
-        (edited,) = work.ids
+        edited = work.edited
+        assert edited is not None
         assert work.low is not None
         ahead, ahead_gaps, ahead_marks = self.state.copy(), list(self.gaps), list(self.fresh)
         fold_lane(ahead, layer, lane, writes, key, work.low - 1, ahead_gaps, after=self.after, checkpoints=ahead_marks)
@@ -487,7 +478,7 @@ class _TrackRepair:
         previous = subset[position - 1] if position else None
         bases = [(len(probe.sources), probe.resets) for probe in state.probes]  # what both sides share
         then = state.copy()
-        dropped = work.dropped.get(edited)
+        dropped = work.dropped
         if dropped is not None and _in_lane(dropped, lane):
             then.step(edited, dropped, work.low)  # only its root is compared
         if position < len(subset) and subset[position] == edited:
@@ -516,13 +507,13 @@ class _TrackRepair:
         work, marks, keys, key, subset = self.work, self.old.checkpoints, self.keys, self.key, self.subset
         lane, paths, layer, writes = self.lane, self.paths, self.layer, self.writes
         matches = {marks.id_at(i): i for i in range(self.first, len(marks))} if self.aligned else {}
-        high = work.high
+        low = work.low
         found: list[tuple[int, Patches]] = []  # the matched mark, and how to patch the old rest
         blocked: Blocked = {}
 
         def converge(message_id: int, now: State) -> TrackCheckpoint | None:
             index = matches.get(message_id)
-            if index is None or message_id in work.ids or (high is not None and keys[message_id] <= high):
+            if index is None or (low is not None and keys[message_id] <= low):  # (the edited one: at `low`, or gone)
                 return None
             mark = marks.get(index)
             at = key(message_id)
@@ -700,22 +691,6 @@ def _rebased_sources(now: Sequence[int], matched: Sequence[int], later: Sequence
     if len(now) == len(matched) and (now is matched or tuple(now) == tuple(matched)):
         return kept(later)  # type: ignore[arg-type]
     return tuple(now) + tuple(later[len(matched) :])  # `+`, not unpacking: a whole kind has thousands
-
-
-def _last_mark_before(marks: Marks, low: int, edited: set[int], keys: Sequence[int]) -> int | None:
-    """The last mark of an unedited message before order key `low` (None: there is none).
-
-    The marks are in order, so a binary search finds it; a mark of a message no longer in the order
-    (which a touched track never keeps) is passed over as the search walks back.
-    """
-    position = bisect_left(range(len(marks)), low, key=lambda index: keys[marks.id_at(index)]) - 1
-    while position >= 0:
-        message_id = marks.id_at(position)
-        at = keys[message_id]
-        if at != NOT_IN_ORDER and at < low and message_id not in edited:
-            return position
-        position -= 1
-    return None
 
 
 def _marks_before(marks: Marks, low: int, keys: Sequence[int]) -> int:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ...protocol._expressions import Expression, Reference
@@ -326,15 +327,13 @@ class Watchers:
             if work is None:
                 work = plan[track] = TrackEdit()
             if track.instance == instance:
-                work.ids.add(message_id)
+                work.edited = message_id
                 if dropped:
-                    work.dropped[message_id] = write
+                    work.dropped = write
                 if appended and first:
                     work.appended = message_id
                 else:
-                    work.appended = None
-                    work.low = order_key if work.low is None else min(work.low, order_key)
-                    work.high = order_key if work.high is None else max(work.high, order_key)
+                    work.appended, work.low = None, order_key
             elif appended and first and not store.layer((kind, track.instance)).all:
                 work.appended = message_id  # no instance layer: the global write is still last
             else:
@@ -542,7 +541,8 @@ def _repaired(store: Store, work: TrackEdit, old: Fold, track: Track, base: Fold
     result's keys are the old ones edited, not found by comparing thousands of sources."""
     kind, instance, lane = track.kind, track.instance, track.lane
     if work.base and work.low is not None and base is not None:
-        halfway = _repaired(store, work.own_half(), old, track, Fold(old.base, old.base, [], Marks()))
+        own_half = replace(work, base=False)  # the edit of the track's own layer alone
+        halfway = _repaired(store, own_half, old, track, Fold(old.base, old.base, [], Marks()))
         fold = _repaired(store, TrackEdit(base=True), halfway, track, base)
         for probe, was in zip(fold.state.probes, halfway.state.probes, strict=True):
             told = lane is None and was.edits and probe.edits and probe.edits[0].sources is was.sources

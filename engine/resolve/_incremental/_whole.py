@@ -162,12 +162,10 @@ def _under_an_own_edit(
     store: Store, work: TrackEdit, layer: Layer, kind: str, instance: str | None,
 ) -> tuple[_Edit, list[str], bool] | None:
     """What one write edited in this layer asks: the lanes its old and new write touch, and whether the
-    root's keys may now be in another order; None when that cannot be repaired lane by lane (several writes,
-    or a write that replaces the root)."""
-    if not work.ids_at_one_key():
-        return None
-    (edited,) = work.ids
-    old_write = work.dropped.get(edited)
+    root's keys may now be in another order; None when that cannot be repaired lane by lane (a write that
+    replaces the root)."""
+    edited, old_write = work.edited, work.dropped
+    assert edited is not None
     new_write: Write | None = store.writes[edited]
     info = store.info_of(edited)
     if new_write is NO_WRITE or info is None or info.identity != (kind, instance):
