@@ -157,8 +157,7 @@ class Ranks:
 
     Shares the order's list and the note of what changed in it since (`Shift`). Changes past its
     largest key (appends) change none of its ranks; each other one shifts by one the ranks of the keys
-    after it, which a read corrects for. Past a few such changes it makes its own copy of the list as
-    it was, once.
+    after it, which a read corrects for.
     """
 
     __slots__ = ("_checked", "_fixes", "_table", "_top", "generation", "start")
@@ -167,7 +166,7 @@ class Ranks:
         self.start = last  # the order's last change when taken: `Order.shifted(start, …)` says what moved since
         self.generation = generation  # of the order's keys (a relabel changes every key)
         self._table = keys
-        self._checked: Shift | None = last  # the last change read (None: `_table` is this snapshot's own)
+        self._checked = last  # the last change read
         self._fixes: list[tuple[int, int]] = []  # the changes at or below `_top` since, sorted by key
         self._top = keys[-1] if keys else -1
 
@@ -198,32 +197,11 @@ class Ranks:
 
     def _read(self) -> tuple[list[int], list[tuple[int, int]]]:
         """The list to search and the changes to correct for (see the class)."""
-        checked = self._checked
-        if checked is None:
-            return self._table, self._fixes
-        fixes, top = self._fixes, self._top
+        checked, fixes, top = self._checked, self._fixes, self._top
         shift = checked.later
         while shift is not None:
             if shift.key <= top:
                 insort(fixes, (shift.key, shift.change))
             checked, shift = shift, shift.later
         self._checked = checked
-        if len(fixes) > _FIXES:
-            self._own()
-        return self._table, self._fixes
-
-    def _own(self) -> None:
-        """Copy the list as it was: the shared one without the keys added since, with those taken out."""
-        net: dict[int, int] = {}
-        for key, change in self._fixes:
-            net[key] = net.get(key, 0) + change
-        table = list(self._table)
-        for key, change in net.items():
-            if change > 0:
-                del table[bisect_left(table, key)]
-            elif change < 0:
-                insort(table, key)
-        self._table, self._fixes, self._checked = table, [], None
-
-
-_FIXES = 32  # changes a snapshot corrects for on each read before it copies the list as it was
+        return self._table, fixes
