@@ -138,7 +138,7 @@ class Layer:
         segments = lanes_of(write)
         if segments is None:
             self.rooted += write.problem is None
-            for lane, target in self._lists(write, create=True):
+            for lane, target in self._lists(write):
                 target.append(message_id)
                 self._added(lane, len(target) - 1, write)
         else:
@@ -153,31 +153,31 @@ class Layer:
                 found.append(message_id)
                 if tails.get(segment) is not None and not _appends(write, segment):
                     tails[segment] = len(found)
-        for target in self._branch_lists(write, True, message_id):
+        for target in self._branch_lists(write, message_id):
             target.append(message_id)
 
     def add(self, message_id: int, write: Write, key: Key) -> None:
         self.answers.clear()
         insort(self.all, message_id, key=key)
         self.rooted += replaces_root(write)
-        for lane, target in self._lists(write, create=True):
+        for lane, target in self._lists(write):
             position = bisect_left(target, key(message_id), key=key)
             target.insert(position, message_id)
             self._added(lane, position, write)
-        for target in self._branch_lists(write, True, message_id):
+        for target in self._branch_lists(write, message_id):
             insort(target, message_id, key=key)
 
     def discard(self, message_id: int, write: Write, key: Key) -> None:
         self.answers.clear()
-        if _delete(self.all, message_id, key) is not None:
-            self.rooted -= replaces_root(write)
-        for lane, target in self._lists(write, create=False):
+        _delete(self.all, message_id, key)
+        self.rooted -= replaces_root(write)
+        for lane, target in self._lists(write):  # (each was made when the write was added)
             position = _delete(target, message_id, key)
             tail = self.tails.get(lane) if lane is not None else None
-            if lane is not None and tail is not None and position is not None and position < tail:
+            if lane is not None and tail is not None and position < tail:
                 # The tail may now reach further back when the write just before it is gone.
                 self.tails[lane] = None if position == tail - 1 else tail - 1
-        for target in self._branch_lists(write, False, message_id):
+        for target in self._branch_lists(write, message_id):
             _delete(target, message_id, key)
 
     def _added(self, lane: str | None, position: int, write: Write) -> None:
@@ -189,7 +189,8 @@ class Layer:
         elif not _appends(write, lane):
             self.tails[lane] = position + 1
 
-    def _lists(self, write: Write, create: bool) -> list[tuple[str | None, list[int]]]:
+    def _lists(self, write: Write) -> list[tuple[str | None, list[int]]]:
+        """The lists that hold `write` (a lane's made when missing)."""
         segments = lanes_of(write)
         if segments is None:
             return [(None, self.universal), *self.lanes.items()]
@@ -197,8 +198,6 @@ class Layer:
         for segment in segments:
             target = self.lanes.get(segment)
             if target is None:
-                if not create:
-                    continue
                 target = self.lanes[segment] = list(self.universal)
                 if _appends(write, segment):  # its tail is known when it starts appending, else found when read
                     self.tails[segment] = len(target)
@@ -206,8 +205,8 @@ class Layer:
         return found
 
 
-    def _branch_lists(self, write: Write, create: bool, message_id: int) -> list[list[int]]:
-        """The lists of `wide` and `branches` that hold `write` (made when `create` and missing). A lane's branches
+    def _branch_lists(self, write: Write, message_id: int) -> list[list[int]]:
+        """The lists of `wide` and `branches` that hold `write` (made when missing). A lane's branches
         and its `wide` are made when a write first names a branch (most lanes of a large kind have none): until
         then its `wide` would be its subset (`branch` reads that)."""
         named = branches_of(write)
@@ -217,7 +216,7 @@ class Layer:
         for lane, keys in named.items():
             below = self.branches.get(lane)
             if below is None:
-                if keys is None or not create:
+                if keys is None:
                     continue
                 below = self.branches[lane] = {}
                 self.wide[lane] = [i for i in self.lanes[lane] if i != message_id]  # the subset before `write`
@@ -229,8 +228,6 @@ class Layer:
             for key in keys:
                 target = below.get(key)
                 if target is None:
-                    if not create:
-                        continue
                     target = below[key] = list(wide)
                 found.append(target)
         return found
@@ -241,12 +238,11 @@ def _appends(write: Write, lane: str | None) -> bool:
     return write.problem is None and WRITE_METHODS[write.method].appends is not None and write.path == (lane,)
 
 
-def _delete(ids: list[int], message_id: int, key: Key) -> int | None:
+def _delete(ids: list[int], message_id: int, key: Key) -> int:
+    """Take `message_id` out of `ids` (it is there, at its key): where it was."""
     position = bisect_left(ids, key(message_id), key=key)
-    if position < len(ids) and ids[position] == message_id:
-        del ids[position]
-        return position
-    return None
+    del ids[position]
+    return position
 
 
 @dataclass(frozen=True, slots=True)
@@ -414,14 +410,13 @@ class State:
 
 @dataclass(frozen=True, slots=True)
 class Gap:
-    """Writes of `layer` the fold scanned because the root was not an object: those strictly between the
+    """Writes of a fold's own layer it scanned because the root was not an object: those strictly between the
     ids `before` and `after` (None: from the start, to the end), and `after` itself when `through`.
 
     A gap ends at the lane's next write (`after`), or `through` the write that made the root an object
     again: a bound whose removal folds the track again (a write of its lane, or one in its gap), so that
     a gap never names a message no longer there."""
 
-    layer: Layer
     before: int | None
     after: int | None
     through: bool = False
@@ -520,7 +515,7 @@ def fold_lane(
         if lane is not None and not isinstance(state.root, dict):
             made = _scan_gap(state, layer, writes, key, previous, following, limit)
             if gaps is not None:
-                gaps.append(Gap(layer, previous, following) if made is None else Gap(layer, previous, made, True))
+                gaps.append(Gap(previous, following) if made is None else Gap(previous, made, True))
         if following is None:
             return None
         state.step(following, writes[following], key(following))
@@ -567,10 +562,8 @@ def _scan_gap(
     return None
 
 
-def in_gap(gap: Gap, layer: Layer, order_key: int, key: Key) -> bool:
-    """Whether a write of `layer` at `order_key` falls inside a scanned gap."""
-    if gap.layer is not layer:
-        return False
+def in_gap(gap: Gap, order_key: int, key: Key) -> bool:
+    """Whether a write of the gap's layer at `order_key` falls inside it."""
     before, after = gap.before, gap.after
     if before is not None and key(before) >= order_key:
         return False

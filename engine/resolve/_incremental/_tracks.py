@@ -314,14 +314,14 @@ def step(
         # fold's gaps from that count on, the one this write opens included.
         counted = len(gaps)
         if not isinstance(state.root, dict):
-            gaps = [*gaps, Gap(layer, message_id, None)]
-        elif lane is not None and gaps and gaps[-1].after is None and gaps[-1].layer is layer:
+            gaps = [*gaps, Gap(message_id, None)]
+        elif lane is not None and gaps and gaps[-1].after is None:
             # The gap open to the end closes at this write, as `fold_lane` closes it: at a write of the lane,
             # or through the write that made the root an object. Left open, it would hold every later write
             # of the layer, and the track would keep marks at writes outside its lane, which a move can leave
             # out of order.
             written = _index.lanes_of(write)
-            gaps = [*gaps[:-1], Gap(layer, gaps[-1].before, message_id, written is not None and lane not in written)]
+            gaps = [*gaps[:-1], Gap(gaps[-1].before, message_id, written is not None and lane not in written)]
         subset = layer.subset(lane)
         if subset and subset[-1] == message_id and len(subset) % _index.checkpoint_every(lane) == 0:
             checkpoints = checkpoints.plus(checkpoint(state, message_id, counted))
@@ -330,7 +330,7 @@ def step(
         # A global write steps an instance track only while the instance layer is empty (`_note`): that
         # empty layer is one gap, open to the end, while the root is not an object, as `full` records it.
         # Without it an instance write appended next is not seen to matter to the lane.
-        gaps = [] if isinstance(state.root, dict) else [Gap(layer, None, None)]
+        gaps = [] if isinstance(state.root, dict) else [Gap(None, None)]
     return Fold(state if base is None else base.state, state, gaps, checkpoints, lanes)
 
 

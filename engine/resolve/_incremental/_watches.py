@@ -30,7 +30,7 @@ from .._keys import EMPTY_KEYS, Keys
 from .._order import NOT_IN_ORDER, Ranks
 from .._resolution import Kept, Resolution, changed, ranked
 from . import _whole
-from ._index import Gap, Layer, Probe, State, in_gap, lanes_of
+from ._index import Gap, Probe, State, in_gap, lanes_of
 from ._tracks import Fold, Marks, TrackEdit, full, repair, step
 
 if TYPE_CHECKING:
@@ -293,7 +293,6 @@ class Watchers:
         if not by_lane:
             return
         store = self._store
-        layer = store.layer(identity)
         key = store.order.key.__getitem__
         order_key = key(message_id)
         lanes = lanes_of(write)
@@ -306,7 +305,7 @@ class Watchers:
             # against its remove's folds) can hold it. The gaps of a global write are the global
             # track's, which its instance tracks continue from; an instance write's, its own track's.
             tracks = [t for lane in (*lanes, None) for t in by_lane.get(lane, ())]
-            holding = self._holding(identity, layer, order_key, key, appended)
+            holding = self._holding(identity, order_key, key, appended)
             if holding:
                 listed = set(tracks)
                 for gapped_track in holding:
@@ -340,19 +339,17 @@ class Watchers:
                 work.appended = None
                 work.base = True
 
-    def _holding(
-        self, view: Identity, layer: Layer, order_key: int, key: Callable[[int], int], appended: bool
-    ) -> dict[Track, None]:
+    def _holding(self, view: Identity, order_key: int, key: Callable[[int], int], appended: bool) -> dict[Track, None]:
         """The tracks of `view` whose fold (staged, for a move's insert, or kept) has a gap that holds a write
-        of `layer` at `order_key` (an appended write: only a gap open to the end can)."""
+        of its layer at `order_key` (an appended write: only a gap open to the end can)."""
         staged = self._staged
         holding: dict[Track, None] = {}
         for gap, owners in self._gaps.get(view, {}).items():
-            if (appended and gap.after is not None) or not in_gap(gap, layer, order_key, key):
+            if (appended and gap.after is not None) or not in_gap(gap, order_key, key):
                 continue
             holding.update(dict.fromkeys(owner for owner in owners if owner not in staged))
         for track, fold in staged.items():
-            if (track.kind, track.instance) == view and any(in_gap(gap, layer, order_key, key) for gap in fold.gaps):
+            if (track.kind, track.instance) == view and any(in_gap(gap, order_key, key) for gap in fold.gaps):
                 holding[track] = None
         return holding
 
