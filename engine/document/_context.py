@@ -201,16 +201,14 @@ class Context:
             self.revision += 1
         relabelled = generation != self._store.order.generation
         if self.followers or relabelled:  # (nobody to tell: a run appending its outputs from the command line)
-            self._tell(Edited(min(where), gone, entered, relabelled))
+            if relabelled:
+                self._lanes.clear()  # every key changed: the logs' keys name nothing any more
+            edited = Edited(min(where), gone, entered, relabelled)
+            for follower in list(self.followers):
+                follower(edited)
         if len(after):
             after.emit(*where)
         self._watchers.follow(plan, rekeyed, prior)
-
-    def _tell(self, edited: Edited) -> None:
-        if edited.relabelled:
-            self._lanes.clear()  # every key changed: the logs' keys name nothing any more
-        for follower in list(self.followers):
-            follower(edited)
 
     def _valid(self, index: int) -> int:
         size = len(self)

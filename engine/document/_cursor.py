@@ -25,11 +25,10 @@ SCAN_LIMIT = 2000  # messages looked at to find what a move or an edit touched; 
 Head = tuple[str, str | None, str | None]  # (kind, instance, lane): what a write can change
 
 
-def _head(info: MessageInfo) -> Head | None:
-    if info.write is None or info.identity is None:
-        return None
-    kind, instance = info.identity
-    return kind, instance, info.write.path[0] if info.write.path else None
+def _heads(infos: Iterable[MessageInfo]) -> set[Head]:
+    """What the writes among `infos` can change."""
+    return {(*info.identity, info.write.path[0] if info.write.path else None)
+            for info in infos if info.write is not None and info.identity is not None}
 
 
 class CursorWatch(Kept):
@@ -217,7 +216,3 @@ class Cursor:
                 if watch not in self._pending and watch.live is None:
                     _paranoid.check("CursorWatch.current", watch.current, self.context._store.listed,
                                     watch.expression, watch.instance, at)
-
-
-def _heads(infos: Iterable[MessageInfo]) -> set[Head]:
-    return {head for info in infos if (head := _head(info)) is not None}

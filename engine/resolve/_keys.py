@@ -212,10 +212,6 @@ class Keys(_Chunked):
 
     __slots__ = ()
 
-    def after(self, key: int, low: int = 0) -> int:
-        """How many keys are at or below `key`, and at least `low` (`bisect_right` from `low`)."""
-        return self.locate(key + 1, low=low)
-
     def edited(self, lost: Iterable[int], added: list[int]) -> Keys | None:
         """These keys less `lost` (each must be among them: None otherwise) and with `added` (sorted; some
         may be there already): keys only added after all of them (an append) grow in place (`plus`); others

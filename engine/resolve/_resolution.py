@@ -155,12 +155,12 @@ def _shifted(keys: Keys, sources: Indices, changes: Sequence[Shift]) -> Indices:
     """The indices of sorted `keys` (`sources` before `changes`) after them: a key added (taken out) below
     a key moves it up (down) by one. One binary search per change, then slices shifted in bulk."""
     if len(changes) == 1:  # one insert or remove: the usual case
-        cut = keys.after(changes[0].key)
+        cut = keys.locate(changes[0].key + 1)  # the keys at or below it
         return sources[:cut] + tuple(map(changes[0].change.__add__, sources[cut:]))
     parts: list[Iterable[int]] = []
     start, delta = 0, 0
     for key, change in sorted((shift.key, shift.change) for shift in changes):
-        cut = keys.after(key, start)
+        cut = keys.locate(key + 1, low=start)
         if cut > start:
             parts.append(sources[start:cut] if not delta else map(delta.__add__, sources[start:cut]))
         start, delta = cut, delta + change

@@ -478,9 +478,9 @@ class _TrackRepair:
         previous = subset[position - 1] if position else None
         bases = [(len(probe.sources), probe.resets) for probe in state.probes]  # what both sides share
         then = state.copy()
-        dropped = work.dropped
-        if dropped is not None and _in_lane(dropped, lane):
-            then.step(edited, dropped, work.low)  # only its root is compared
+        dropped = work.dropped  # folded where it could change the lane (only its root is compared)
+        if dropped is not None and (lane is None or (lanes := _index.lanes_of(dropped)) is None or lane in lanes):
+            then.step(edited, dropped, work.low)
         if position < len(subset) and subset[position] == edited:
             state.step(edited, writes[edited], key(edited))
             position, previous = position + 1, edited
@@ -531,11 +531,6 @@ class _TrackRepair:
             index, patches = found[-1]
             return _splice(state, gaps, head, fresh, index + 1, matched, self.old, base, None, patches)
         return Fold(state if base is None else base.state, state, gaps, Marks([*head.items, *fresh], head.rebases))
-
-
-def _in_lane(write: Write, lane: str | None) -> bool:
-    lanes = _index.lanes_of(write)
-    return lane is None or lanes is None or lane in lanes
 
 
 def _until(marks: Marks, start: int, cover: int | None, keys: Sequence[int]) -> int | None:

@@ -150,7 +150,7 @@ def _follow(start: list[int], steps: list[tuple[str, int, list[int], list[int]]]
         held, expected = made[-1]
         for key in range(-1, 62):
             assert held.locate(key) == bisect_left(expected, key)
-            assert held.after(key) == bisect_right(expected, key)
+            assert held.locate(key + 1) == bisect_right(expected, key)
         for other, theirs in made:
             assert (held == other) == (expected == theirs)
             assert held.grows(other) == (expected[: len(theirs)] == theirs)
