@@ -84,9 +84,10 @@ class _Chunked(Sequence[int]):
     def __getitem__(self, index: slice) -> tuple[int, ...]: ...
 
     def __getitem__(self, index: int | slice) -> int | tuple[int, ...]:
-        if isinstance(index, slice):  # (a copy: for the rare paths that slice sources)
+        if isinstance(index, slice):  # (a copy; from the middle on, read from the chunk it starts in: `tail`)
             start, stop, step = index.indices(self._size)
-            return tuple(islice(self, start, stop)) if step == 1 else tuple(self)[index]
+            rest = self.tail(start) if start else self
+            return tuple(islice(rest, max(0, stop - start))) if step == 1 else tuple(self)[index]
         if index < 0:
             index += self._size
         if not 0 <= index < self._size:

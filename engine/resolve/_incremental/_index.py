@@ -457,9 +457,9 @@ def checkpoint(state: State, message_id: int, gaps: int) -> Checkpoint[ProbeStat
             # copy all the sources so far at each one, quadratic in the writes of the lane, to make and to free.
             probe.sources = Ids.owning(probe.sources)
     held = ProbeState(
-        tuple(kept(p.sources) for p in probes),
-        tuple(p.diagnostics for p in probes),
-        tuple(p.resets for p in probes),
+        tuple([kept(p.sources) for p in probes]),  # (lists, not generators: a few probes each, made often)
+        tuple([p.diagnostics for p in probes]),
+        tuple([p.resets for p in probes]),
         gaps,
     )
     return Checkpoint(message_id, state.root, held)

@@ -20,8 +20,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
-from itertools import islice
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ...protocol._messages import MISSING, Path, Write
@@ -78,7 +77,7 @@ class Marks:
     def head(self, count: int) -> Marks:
         """The first `count` marks (their rebases end there too: marks added after are new)."""
         kept = [
-            rebase if rebase.end <= count else replace(rebase, end=count)
+            rebase if rebase.end <= count else Rebase(rebase.start, count, rebase.matched, rebase.here, rebase.patch)
             for rebase in self.rebases
             if rebase.start < count
         ]
@@ -95,7 +94,7 @@ class Marks:
         rebases = [*head.rebases]
         rebases += [
             old if offset == 0 and old.start >= later else
-            replace(old, start=max(old.start, later) + offset, end=old.end + offset)
+            Rebase(max(old.start, later) + offset, old.end + offset, old.matched, old.here, old.patch)
             for old in self.rebases
             if old.end > later
         ]
@@ -650,9 +649,9 @@ class _SharedSources(NamedTuple):
         """How the sources `now` + the rest of `final` differ from `final` (`was` + the rest), as order keys (a
         fold's sources name each message once); None when a message lost has no key that is known."""
         size, before = self.bases[index]
-        if not now.resets == resets == before or (self.low < 0 and tuple(islice(now.sources, size)) != tuple(was)):
+        if not now.resets == resets == before or (self.low < 0 and tuple(now.sources[:size]) != tuple(was)):
             size = 0  # a side reset them, or the new global part is not the old one grown: they share none
-        then, it = set(islice(was, size, None)), set(islice(now.sources, size, None))
+        then, it = set(was[size:]), set(now.sources[size:])  # (`Ids` slice from the chunk the cut falls in)
         keys, low, lost = self.keys, self.low, then - it
         lost_keys = [keys[m] for m in lost]
         if low < 0 and NOT_IN_ORDER in lost_keys:

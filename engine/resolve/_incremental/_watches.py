@@ -416,11 +416,11 @@ class Watchers:
             computed = results.get(track)
             return computed[path] if computed is not None else track.results[path]
 
+        # The paths each refolded track has a new result at: only the watches that read one can change.
+        moved = {t: {p for p, found in got.items() if found is not t.results.get(p)} for t, got in results.items()}
         refolded = {
-            watch
-            for track in folds
-            for watch in track.watches
-            if any(now(t, ref.path) is not t.results.get(ref.path) for ref, t in watch.tracks.items())
+            watch for track, paths in moved.items() if paths for watch in track.watches
+            if any(ref.path in moved.get(t, ()) for ref, t in watch.tracks.items())
         }
         # Only the refolded watches can change: the others name the same messages (their keys), and a
         # renumbering alone is no change (`Watch.current` ranks them again when read). Watches of the same
@@ -571,7 +571,7 @@ def _grown(
     if value is MISSING:
         return None
     keys = known.keys
-    edit = next((edit for edit in probe.edits if edit.sources is old.sources), None)
+    edit = next((edit for edit in probe.edits if edit.sources is old.sources), None) if probe.edits else None
     if edit is None and rekeyed is not None:
         was, moved_to = rekeyed
         position = keys.locate(was)
