@@ -125,7 +125,8 @@ class BranchFold:
             ids = subsets[level]
             assert ids is not None
             start = 0 if after is None else bisect_right(ids, after, key=key)
-            for message_id in ids[start:] if start else ids:
+            for position in range(start, len(ids)):  # not `ids[start:]`: a copy of the rest at every call
+                message_id = ids[position]
                 if limit is not None and key(message_id) > limit:
                     self.level, self.last = level, last
                     return True
