@@ -41,7 +41,9 @@ def main() -> None:
     parser.add_argument("--workload", choices=("tidy", "untidy"), default="tidy")
     parser.add_argument("--edits", type=int, default=2000)
     parser.add_argument("--messages", type=int, default=bench.FULL[0])
-    args = parser.parse_args([f"--workload={a}" if a in ("tidy", "untidy") else a for a in sys.argv[1:]])
+    argv = sys.argv[1:]  # a bare `tidy` or `untidy` names the workload too
+    args = parser.parse_args([f"--workload={a}" if a in ("tidy", "untidy") and argv[:i][-1:] != ["--workload"] else a
+                              for i, a in enumerate(argv)])
     if len(args.revisions) < 2:
         parser.error("name at least two revisions (the first is the one the others are compared with)")
     workload = next(w for w in bench.WORKLOADS if w.name == args.workload)
