@@ -14,7 +14,7 @@ from pathlib import Path
 from PySide6.QtCore import QEventLoop, QObject, QSettings, QThreadPool, QTimer, Signal, Slot
 from PySide6.QtGui import QUndoStack
 
-from contextdeck.engine import Context, Document, Shape, sweep_temporaries
+from contextdeck.engine import Context, Document, Shape, let_go, sweep_temporaries
 
 from . import _settings
 from ._autosave import AutosaveTask, SaveTask, snapshot
@@ -337,6 +337,9 @@ class DocumentSession(QObject):
         task, self._autosave_task = self._autosave_task, None
         if task is None:
             return
+        # The copy of the message list it wrote goes in slices: freed here, a million messages' list is a turn's
+        # worth of the GUI thread on its own.
+        let_go(task.document.context.messages)
         if task.key != self._key or not self.is_dirty():
             self._recovery.remove(task.key)  # saved or replaced while it was being written
         elif isinstance(result, Path):

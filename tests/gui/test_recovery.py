@@ -412,3 +412,17 @@ def test_the_autosave_serialises_a_step_at_a_time_with_the_lock_free_between(mon
     pause = f"pause {_autosave.STEP_PAUSE_S}"
     step = ["piece"] * _autosave.PIECES_PER_STEP
     assert events == [*step, pause, *step, pause, "piece", pause]
+
+
+def test_the_autosaved_copy_of_the_messages_is_let_go_of_to_be_freed_in_slices(
+        qtbot, session: DocumentSession, doc: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The list of the messages an autosave wrote is handed to the graveyard (freed a slice per turn in the
+    window), not freed at once in the turn that hears the write has ended."""
+    from contextdeck.gui import _session
+
+    let_go: list[object] = []
+    monkeypatch.setattr(_session, "let_go", lambda *things: let_go.extend(things))
+    open_and_wait(qtbot, session, doc)
+    with qtbot.waitSignal(session.autosaved, timeout=5_000):
+        change(session)
+    assert let_go == [[TEXT, EDIT]]
