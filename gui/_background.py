@@ -3,7 +3,9 @@
 The snapshot is a new list of the context's own message dicts (never mutated: edits replace them), so the
 worker reads a consistent document while the user goes on editing; only the latest request's result is
 delivered. `request_view` takes that snapshot (`Context.view_steps`) in slices of the GUI thread's turns, a
-tenth of a second of copying at a million messages, then runs the job on it.
+tenth of a second of copying at a million messages, then runs the job on it. A job on a snapshot whose result is
+no longer wanted (a newer request, or its owner closed: `stop`, `when_idle`) stops at its next read of a message
+(`Stopped`) instead of running on for seconds beside the one that replaced it.
 """
 
 from __future__ import annotations
@@ -11,12 +13,13 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Generator
+from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QObject, QRunnable, QThreadPool, QTimer, Signal
 
 from contextdeck._runtime import freeze_young, loading
-from contextdeck.engine import Context, ContextView
+from contextdeck.engine import Context, ContextView, MessageInfo
 
 from ._slices import slices
 
@@ -24,23 +27,57 @@ Job = Callable[[], Any]
 VIEW_SLICE_S = 0.004  # GUI-thread CPU a turn spends copying a snapshot
 
 
+class Stopped(BaseException):
+    """Raised in a worker's job when it reads a message of its snapshot after its result stopped being wanted.
+    A BaseException, as asyncio's CancelledError: an engine function's `except Exception` does not take it."""
+
+
+class _Stop:
+    __slots__ = ("stopped",)
+
+    def __init__(self) -> None:
+        self.stopped = False  # set on the GUI thread, read by the worker at each message (a bool: no lock needed)
+
+
+@dataclass(frozen=True)
+class StoppingView(ContextView):
+    """A snapshot a worker's job reads (`Messages`): each read of a message or of its info raises `Stopped` once
+    the job's result is no longer wanted, so a job the user left (a closed Next Turn dialog, an LLM view at a
+    cursor moved since) ends at its next message."""
+
+    stop: _Stop
+
+    def __getitem__(self, index: int) -> dict[str, Any]:
+        if self.stop.stopped:
+            raise Stopped
+        return self.messages[index]
+
+    def info(self, index: int) -> MessageInfo:
+        if self.stop.stopped:
+            raise Stopped
+        return self.infos[index]
+
+
 class _Signals(QObject):
     done = Signal(int, object)  # generation, result
 
 
 class _Task(QRunnable):
-    def __init__(self, job: Job, generation: int) -> None:
+    def __init__(self, job: Callable[[_Stop], Any], generation: int) -> None:
         super().__init__()
         self.signals = _Signals()
         self._job, self._generation = job, generation
+        self.stop = _Stop()
 
     def run(self) -> None:
         try:
             with loading(document=False):  # the collector off while it runs, what it made frozen after
-                result = self._job()
+                result = self._job(self.stop)
         except Exception as error:  # shown as the result; a worker must never take the window down
             result = error
-        self._job = lambda: None  # what it read (a snapshot of a million messages) is freed here, not on the GUI
+        except Stopped as stopped:  # (never shown: a newer request, or none, is what is wanted)
+            result = stopped
+        self._job = lambda _stop: None  # what it read (a snapshot of a million messages) is freed here, not on the GUI
         self.signals.done.emit(self._generation, result)
 
 
@@ -110,7 +147,7 @@ class BackgroundRunner(QObject):
         self._pool = QThreadPool(self)
         self._pool.setMaxThreadCount(1)
         self._generation = 0
-        self._job: Job | None = None
+        self._job: Callable[[_Stop], Any] | None = None
         self._timer = QTimer(self, singleShot=True, interval=delay_ms)
         self._timer.timeout.connect(self._start)
         self._tasks: list[_Task] = []
@@ -118,17 +155,29 @@ class BackgroundRunner(QObject):
         self._idle: Callable[[], None] | None = None  # what `when_idle` waits to call
 
     def request(self, job: Job) -> None:
-        self._drop_snapshot()
-        self._job = job
-        self._generation += 1
-        self._timer.start()
+        self._queue(lambda _stop: job())
 
     def request_view(self, context: Context, job: Callable[[ContextView], Any]) -> None:
-        """`request(job(view))` once a snapshot of `context` is taken (in slices: `Snapshot`)."""
+        """`request(job(view))` once a snapshot of `context` is taken (in slices: `Snapshot`); the job reads it
+        as a `StoppingView`, so a newer request stops it at its next message."""
+        self.stop()
+        self._snapshot = Snapshot(context, lambda view: self._queue(
+            lambda stop: job(StoppingView(view.messages, view.infos, stop))), self)
+
+    def _queue(self, job: Callable[[_Stop], Any]) -> None:
+        self.stop()
+        self._job = job
+        self._timer.start()
+
+    def stop(self) -> None:
+        """Drop what waits (a snapshot being taken, a job waiting for its delay) and stop the jobs that run
+        (`StoppingView`): no result is delivered until the next request's."""
         self._drop_snapshot()
+        self._timer.stop()
         self._job = None
         self._generation += 1
-        self._snapshot = Snapshot(context, lambda view: self.request(lambda: job(view)), self)
+        for task in self._tasks:
+            task.stop.stopped = True
 
     def _drop_snapshot(self) -> None:
         if self._snapshot is not None:
@@ -161,13 +210,9 @@ class BackgroundRunner(QObject):
             idle()
 
     def when_idle(self, then: Callable[[], None]) -> None:
-        """Drop what waits, and call `then` once no job runs (at once when none does), its result unsaid: what
-        deletes its owner calls this first, since the pool, deleted with a job running, waits for it on the
-        GUI thread."""
-        self._drop_snapshot()
-        self._timer.stop()
-        self._job = None
-        self._generation += 1
+        """`stop`, and call `then` once no job runs (at once when none does): what deletes its owner calls this
+        first, since the pool, deleted with a job running, waits for it on the GUI thread."""
+        self.stop()
         if self._tasks:
             self._idle = then
         else:
@@ -175,9 +220,7 @@ class BackgroundRunner(QObject):
 
     def shutdown(self) -> None:
         """Stop and wait for a job under way (before the window goes)."""
-        self._drop_snapshot()
-        self._timer.stop()
-        self._job = None
+        self.stop()
         self._pool.clear()
         self._pool.waitForDone()
 

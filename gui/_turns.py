@@ -299,7 +299,20 @@ class TurnDialog(QDialog):
 
     def done(self, result: int) -> None:
         self.cancel()
+        self.composer.stop()  # a request nobody will read: its worker stops at its next message
         super().done(result)
+
+    def delete_when_done(self) -> None:
+        """Delete the closed dialog, or each would keep its request's text (megabytes in a big document) for
+        good; once its worker and a cancelled question to the model have ended, which still touch it."""
+
+        def delete() -> None:
+            if self.task is not None and not self.task.done():
+                self.task.add_done_callback(lambda _task: self.deleteLater())
+            else:
+                self.deleteLater()
+
+        self.composer.when_idle(delete)
 
 
 _LINE_COLUMN = re.compile(r"line (\d+), column (\d+)")
@@ -531,19 +544,9 @@ class LoopUI(QObject):
         return self.dialog
 
     def _dialog_closed(self, _result: int) -> None:
-        # Deleted, or each closed dialog would keep its request's text (megabytes in a big document) for good;
-        # once its worker and a cancelled question to the model have ended, which still touch it.
         dialog, self.dialog = self.dialog, None
-        if dialog is None:
-            return
-
-        def delete() -> None:
-            if dialog.task is not None and not dialog.task.done():
-                dialog.task.add_done_callback(lambda _task: dialog.deleteLater())
-            else:
-                dialog.deleteLater()
-
-        dialog.composer.when_idle(delete)
+        if dialog is not None:
+            dialog.delete_when_done()
 
     def take_turn(self, turn: Any, audit: dict[str, Any] | None = None) -> str | None:
         """Append the turn as the engine's `turn_change` says, as one undo step; None, else why not."""

@@ -272,7 +272,7 @@ class Sessions(QObject):
             accepted = await future == QDialog.DialogCode.Accepted
         finally:
             self.open_dialog = None
-            dialog.deleteLater()
+            dialog.delete_when_done()
         if not accepted:
             self._show(child)
             child.debugger.stopped.emit("The delegate waits for its next turn: Step Out again to give it")

@@ -361,6 +361,45 @@ def test_a_big_documents_request_is_composed_off_the_gui_thread(
     dialog.reject()
 
 
+def test_closing_next_turn_stops_composing_its_request(
+        qtbot: Any, open_document: Callable[[dict[str, Any]], MainWindow], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A closed Next Turn dialog's request (seconds of the worker at a million messages) is not composed on to
+    its end: its worker stops at its next message, so opening the dialog again does not pile up composers; the
+    dialog is deleted once it has stopped, and the next one composes its own."""
+    content = document()
+    content["context"][2:2] = [{"type": "text", "role": "user", "text": f"turn {n}"} for n in range(BACKGROUND_FROM)]
+    window = open_document(content)
+    run_the_tick(qtbot, window)
+    started, go = threading.Event(), threading.Event()
+    ended: list[str] = []
+    compose = turns.compose_request
+
+    def held(context: Any, *args: Any, **options: Any) -> Any:
+        started.set()
+        go.wait(30)
+        try:
+            request = compose(context, *args, **options)
+        except BaseException as error:
+            ended.append(type(error).__name__)
+            raise
+        ended.append("composed")
+        return request
+
+    monkeypatch.setattr(turns, "compose_request", held)
+    dialog = open_turn(qtbot, window)
+    qtbot.waitUntil(started.is_set, timeout=30000)
+    gone: list[bool] = []
+    dialog.destroyed.connect(lambda: gone.append(True))
+    dialog.reject()
+    go.set()
+    qtbot.waitUntil(lambda: gone == [True], timeout=30000)
+    assert ended == ["Stopped"]
+    again = open_turn(qtbot, window)
+    qtbot.waitUntil(lambda: again.request is not None, timeout=30000)
+    assert ended == ["Stopped", "composed"]
+    again.reject()
+
+
 @pytest.mark.parametrize("big", [False, True])
 def test_a_closed_next_turn_dialog_is_deleted_once_its_worker_is_done(
         qtbot: Any, open_document: Callable[[dict[str, Any]], MainWindow], big: bool) -> None:

@@ -1,0 +1,82 @@
+"""The window's worker (`BackgroundRunner`): a job on a snapshot of the messages whose result is no longer wanted
+stops at its next message instead of running on beside the one that replaced it."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from pytestqt.qtbot import QtBot
+
+from contextdeck.engine import Context, Messages
+from contextdeck.gui._background import BackgroundRunner
+
+MESSAGES = 50
+
+
+def context() -> Context:
+    return Context([{"type": "text", "role": "user", "text": f"m{n}"} for n in range(MESSAGES)])
+
+
+class Held:
+    """A job that reads the first message, waits until `go` is set, then reads every message: what it read
+    and how it ended are noted."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.started, self.go = threading.Event(), threading.Event()
+        self.read = 0
+        self.ended: str | None = None
+
+    def __call__(self, messages: Messages) -> str:
+        try:
+            messages[0]
+            self.started.set()
+            self.go.wait(10)
+            for index in range(len(messages)):
+                messages.info(index)
+                self.read += 1
+        except BaseException as error:
+            self.ended = type(error).__name__
+            raise
+        self.ended = "done"
+        return self.name
+
+
+def test_a_newer_request_stops_the_job_under_way_at_its_next_message(qtbot: QtBot) -> None:
+    """The LLM view at a cursor moved since, Check Document after another edit: the job on the older snapshot
+    stops at its next read of a message (`Stopped`) and only the newer job's result is delivered."""
+    runner = BackgroundRunner(0)
+    results: list[Any] = []
+    runner.finished.connect(results.append)
+    first, second = Held("first"), Held("second")
+    second.go.set()
+    runner.request_view(context(), first)
+    qtbot.waitUntil(first.started.is_set, timeout=5000)
+    runner.request_view(context(), second)
+    first.go.set()
+    qtbot.waitUntil(lambda: results == ["second"], timeout=5000)
+    assert (first.ended, first.read) == ("Stopped", 0)
+    assert (second.ended, second.read) == ("done", MESSAGES)
+    runner.shutdown()
+
+
+def test_a_stopped_runners_job_ends_and_says_nothing(qtbot: QtBot) -> None:
+    """`stop` (its owner closed): the job ends at its next message, nothing is delivered, and `when_idle`'s
+    callback follows its end."""
+    runner = BackgroundRunner(0)
+    results: list[Any] = []
+    runner.finished.connect(results.append)
+    job = Held("job")
+    runner.request_view(context(), job)
+    qtbot.waitUntil(job.started.is_set, timeout=5000)
+    idle: list[bool] = []
+    runner.when_idle(lambda: idle.append(True))
+    assert idle == []  # it still runs
+    job.go.set()
+    qtbot.waitUntil(lambda: idle == [True], timeout=5000)
+    assert (job.ended, job.read) == ("Stopped", 0)
+    qtbot.wait(50)
+    assert results == []
+    assert not runner.busy
+    runner.shutdown()
