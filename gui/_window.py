@@ -144,9 +144,9 @@ class MainWindow(QMainWindow):
             view.follow(self.document)
         self.document.messageSelected.connect(self.forms_ahead.selected)
         self.document.wait_while(self.timeline.table.is_scrolling)  # a far jump's rows first, then the views
-        # A new document's selection (the editor's form) in a turn after the window's repaint of its views.
+        # A new document's selection in a turn after the window's repaint of its views, its form made ahead.
         self._painted_turn: int | None = None
-        self.document.open_after(self._repainted)
+        self.document.open_after(self._ready_to_open)
         self.document.watch_input(self._input_targets)
         self.document.documentReplaced.connect(self._document_replaced)
         # Bound methods, never lambdas: Qt drops these connections when the window is destroyed.
@@ -301,12 +301,19 @@ class MainWindow(QMainWindow):
         self._update_title()
         self.diagnostics.schedule(self.session.document)
         self._painted_turn = None  # the last message is selected after the repaint of this (`documentShown`)
+        if len(context):
+            self.forms_ahead.opening(len(context) - 1)  # its form, made before it is selected
 
     def _input_targets(self) -> list[QObject]:
         """Where the user's input reaches the window first: its `QWindow` and the object with the focus."""
         handle = self.windowHandle()
         focus = QGuiApplication.focusObject()
         return [target for target in (handle, focus) if target is not None]
+
+    def _ready_to_open(self) -> bool:
+        """The new document's last message may be selected: the window has repainted the document's views, and
+        the editor's form of that message is made (`FormsAhead.opening`)."""
+        return self._repainted() and not self.forms_ahead.opening_pending()
 
     def _repainted(self) -> bool:
         """The window has repainted since the document was replaced, two turns before this one or more (or it is

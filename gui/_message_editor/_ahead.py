@@ -7,6 +7,12 @@ messages either side of the selection and a few spread over the document are sho
 while nothing else is happening: a form is made in one turn and shown once (out of sight) in the next. A
 selection that comes first makes its form itself, complete, in its own call, as before: what the user sees and
 types into never depends on this.
+
+A document that opens makes the form of the message it opens on before that message is selected (`opening`):
+its pieces (the body's page, a payload's form, a plan's call boxes), then each shown once, a slice of the
+window's turns each, between the hand-over of the document and its selection (which waits for them,
+`opening_pending`). At a million messages a plan's boxes made in the selection's turn, with its repaint, were
+more than a frame.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from PySide6.QtCore import QObject, QTimer
 
 from contextdeck.engine import Context
 
+from .._slices import slices
 from ._editor import MessageEditor
 
 IDLE_MS = 250  # quiet this long after a selection (the views have caught up) before the first form is made
@@ -45,6 +52,36 @@ class FormsAhead(QObject):
         self._next: deque[tuple[int, bool]] = deque()  # (message, may push out a form seen before)
         self._timer = QTimer(self, singleShot=True, interval=IDLE_MS)
         self._timer.timeout.connect(self._work)
+        self._opening: tuple[Context, int] | None = None  # the document opening, and the message it opens on
+        self._showing = False  # the opening's pieces are made: each is shown once
+
+    def opening(self, index: int) -> None:
+        """The document is opening on message `index`: make its form now, a piece a slice (`opening_pending`)."""
+        self._opening, self._showing = (self._messages(), index), False
+        slices().start(self._open_a_piece)
+
+    def opening_pending(self) -> bool:
+        """Whether pieces of the opening's form are still to be made or shown."""
+        return self._opening is not None
+
+    def _open_a_piece(self) -> None:
+        if self._opening is None:
+            return
+        document, index = self._opening
+        if document is not self._messages() or not 0 <= index < len(document):
+            self._opening = None  # another document opened meanwhile: it has its own opening
+            return
+        if self._showing:
+            done = not self._editor.show_prepared()
+        elif not self._editor.prepare(document[index], push_out=True):
+            self._showing = True
+            done = not self._editor.show_prepared()
+        else:
+            done = False
+        if done:
+            self._opening = None
+        else:
+            slices().start(self._open_a_piece)
 
     def selected(self, index: int) -> None:
         """Message `index` was selected: its neighbours come first, once the window has been idle for a while."""

@@ -423,10 +423,22 @@ class CallsBody(QScrollArea):
 
     def load(self, model: MessageModel) -> None:
         self.catalog = self._catalog_of()
-        if json.dumps(model.value) != json.dumps(self._calls) or len(self._entries) != len(model.value):
+        if not self._has(model.value):
             self._calls = list(model.value)
             self._rebuild()
         self._check()
+
+    def prepare(self, model: MessageModel) -> bool:
+        """Makes the boxes of `model`'s calls now, on this page while it is not on screen (`MessageEditor.prepare`):
+        showing the plan then finds them made. Whether it made any."""
+        if self._has(model.value):
+            return False
+        self.load(model)
+        return True
+
+    def _has(self, calls: list[Any]) -> bool:
+        """The boxes are those of `calls`."""
+        return json.dumps(calls) == json.dumps(self._calls) and len(self._entries) == len(calls)
 
     def catalog_changed(self) -> None:
         """New written paths: each field's completions and the problems follow; the boxes stay (and their focus)."""

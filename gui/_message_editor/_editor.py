@@ -228,16 +228,22 @@ class MessageEditor(QWidget):
         self._set_read_only(True)
 
     def prepare(self, message: Any, *, push_out: bool = False) -> bool:
-        """Makes now what showing `message` would make (its body's page, a payload's form), shown or not; whether
-        it made anything. Each such piece is a few milliseconds (`FormsAhead` asks for one per turn). `push_out`:
-        a payload's form made ahead may push out the least recently shown of the forms kept aside."""
+        """Makes now what showing `message` would make (its body's page, a payload's form, a plan's call boxes),
+        shown or not; whether it made anything. Each such piece is a few milliseconds (`FormsAhead` asks for one
+        per turn). `push_out`: a payload's form made ahead may push out the least recently shown of the forms kept
+        aside. A plan's boxes are made only on a page not on screen (a document opening on a plan): the boxes of
+        the plan shown stay as they are."""
         if not isinstance(message, dict) or problem_of(message) is not None:
             return False
         model = read_message(message)
         if model.body not in self._pages:
             self._unshown_pages.append(self._page(model.body))
             return True
-        return model.body is Body.PAYLOAD and bool(self._pages[Body.PAYLOAD].prepare(model, push_out=push_out))
+        page = self._pages[model.body]
+        if model.body is Body.CALLS and page is not self.bodies.currentWidget() and page.prepare(model):
+            self._unshown_pages.append(page)  # its new boxes are shown once in a later turn
+            return True
+        return model.body is Body.PAYLOAD and bool(page.prepare(model, push_out=push_out))
 
     def show_prepared(self) -> bool:
         """Shows once, out of sight, what `prepare` made last (the other half of its work, in a turn of its own:
