@@ -198,3 +198,41 @@ def test_the_output_audit_says_when_the_activity_printed() -> None:
 
     assert "printed to stdout and stderr" in run_summary({"seconds": 0.1, "stdout": "a", "stderr": "b"})
     assert "printed" not in run_summary({"seconds": 0.1})
+
+
+def test_the_calls_columns_fit_their_widest_cells_measured_once_per_text(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The number, tool and status columns are as wide as Qt's own fit makes them (`resizeColumnToContents`), the
+    widest tool name coming last; the style is asked for the size of one cell per text, not of every cell (50
+    calls of two tools, in two statuses: a dozen measures, not 150)."""
+    from PySide6.QtWidgets import QStyledItemDelegate
+
+    from contextdeck.gui._inspector._calls import NUMBER, TOOL
+
+    tools = {"type": "tool", "tool": {"a": {"type": "object"}, "a_much_longer_tool_name": {"type": "object"}}}
+    calls = [{"_tool": "a", "_outputPath": f"†state.x{n}", **({"v": "†state.nowhere"} if n % 2 else {})}
+             for n in range(49)]
+    calls.append({"_tool": "a_much_longer_tool_name", "_outputPath": "†state.last"})
+    context = Context([tools, {"type": "plan", "plan": calls}, {"type": "state", "data": {"x0": 1}}])
+    asked: list[int] = []
+
+    class Counting(QStyledItemDelegate):
+        def sizeHint(self, option, index):  # type: ignore[no-untyped-def]
+            asked.append(index.column())
+            return super().sizeHint(option, index)
+
+    model = CallsModel(context)
+    view = CallsView(model)
+    qtbot.addWidget(view)
+    view.setItemDelegate(Counting(view))
+    view.resize(900, 400)
+    view.show()
+    model.beginResetModel()  # (as a new plan does: the view fits its columns)
+    model.endResetModel()
+    fitted = {column: view.columnWidth(column) for column in (NUMBER, TOOL, STATUS)}
+    assert 0 < len(asked) <= 12
+    assert len({model.index(row, STATUS).data() for row in range(50)}) == 2
+    for column in (NUMBER, TOOL):
+        view.resizeColumnToContents(column)
+    qt_fit = {NUMBER: view.columnWidth(NUMBER), TOOL: view.columnWidth(TOOL),
+              STATUS: max(view.sizeHintForColumn(STATUS), 150) + 24}
+    assert fitted == qt_fit
