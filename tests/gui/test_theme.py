@@ -208,6 +208,24 @@ def test_the_settings_file_is_written_on_a_worker_not_the_gui_thread(qtbot: Any,
     assert on_disk() == "dark"
 
 
+def test_the_settings_writer_s_thread_is_started_with_the_window_not_by_the_first_write(
+        qtbot: Any, tmp_path: Path, monkeypatch: Any) -> None:
+    """A window's settings writer has its worker thread running before anything is written: the first write (a
+    document opened, remembered in the recent files) does not start a thread on the GUI thread."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from PySide6.QtCore import QSettings
+
+    from contextdeck.gui import _settings
+
+    fresh = ThreadPoolExecutor(max_workers=1, thread_name_prefix="contextdeck-qsettings-test")
+    monkeypatch.setattr(_settings, "_SYNCER", fresh)
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    _settings.SyncApart(settings)
+    assert len(fresh._threads) == 1
+    fresh.shutdown(wait=True)
+
+
 def test_a_change_while_the_worker_writes_is_written_by_the_worker_too(qtbot: Any, refund_window: Any,
                                                                         theme: Callable[[str], None],
                                                                         monkeypatch: Any) -> None:
