@@ -163,6 +163,7 @@ class CallsModel(QAbstractTableModel):
         `origin` says where its delegate files are found (see `origin`); `reads` are watches already made on
         `context`'s reads (`watch_reads`), kept instead of made again."""
         self.origin = dict(origin or {})
+        self._timer.stop()  # a refresh asked for the context before: this one's supersedes it
         if self._context is not None:
             for signal in self._signals(self._context):
                 signal.disconnect(self.schedule_refresh)

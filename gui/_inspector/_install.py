@@ -79,13 +79,16 @@ class _Wiring(QObject):
             parts.sessions.reset()
 
     def path_changed(self, path: Path | None) -> None:
-        """Saved under another name: delegate files are now found next to the new file."""
+        """Saved under another name: delegate files are now found next to the new file. The calls are judged
+        again on a coming turn (`schedule_refresh`): a document opened changes the path just before it replaces the
+        document, whose own judgement (`set_source`) supersedes it; judged at once, the document going away was
+        judged again in the hand-over's turn."""
         self.parts.model.origin = {"path": path}
         if not self.parts.debugger.running:
             self.parts.debugger.execution = None  # statuses come from the run record: nothing is lost
             if self.parts.sessions is not None:
                 self.parts.sessions.reset()
-        self.parts.model.refresh()
+        self.parts.model.schedule_refresh()
 
     def session_switched(self) -> None:
         """The call stack's current session in front: the document's calls, or the delegate session."""

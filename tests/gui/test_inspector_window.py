@@ -233,3 +233,32 @@ def test_a_message_a_run_appended_this_turn_can_be_selected_at_once(qtbot: Any, 
         assert window.selected_message() == last + 1
     finally:
         model.pace_for_a_run(False)
+
+
+def test_opening_another_document_judges_only_its_calls(qtbot: Any, window: MainWindow, examples: Path) -> None:
+    """Opening a document changes the window's path just before it replaces the document: the calls panel judges
+    the new document's calls, never the replaced document's again in the hand-over (at a million messages, its
+    turn was more than a frame)."""
+    model = parts(window).model
+    judged: list[Any] = []  # the context of each judgement from the hand-over on (before it, the old one's may be)
+    handed_over: list[bool] = []
+    make, adopt = model.new_execution, window.session._adopt
+
+    def new_execution(**options: Any) -> Any:
+        if handed_over:
+            judged.append(model.context)
+        return make(**options)
+
+    def hand_over(*args: Any, **keywords: Any) -> Any:
+        handed_over.append(True)
+        return adopt(*args, **keywords)
+
+    model.new_execution = new_execution  # type: ignore[method-assign]
+    window.session._adopt = hand_over  # type: ignore[method-assign]
+    replaced = window.context()
+    with qtbot.waitSignal(window.document.documentShown, timeout=10_000):
+        window.session.open(examples / "moderation_batch.json")
+    qtbot.waitUntil(lambda: bool(judged) and not window._busy())
+    assert judged
+    assert all(context is window.context() for context in judged)
+    assert replaced is not window.context()
