@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtCore import QSettings, Qt
 
 from contextdeck.engine import Context, compose_request, load_document
-from contextdeck.engine.document import _context as context_module
+from contextdeck.gui import _background
 from contextdeck.gui import _llm as llm
 from contextdeck.gui._app import create_window
 from contextdeck.gui._window import MainWindow
@@ -185,7 +185,7 @@ def test_a_big_request_is_composed_on_a_copy_taken_in_slices_that_follows_edits(
     """The copy the worker composes from is taken a step per turn (`Context.view_steps`: at a million messages
     one copy is a tenth of a second of the GUI thread); an edit made while it is taken is in the request shown.
     Without the slices, the copy is made in the turn that shows the view."""
-    monkeypatch.setattr(context_module, "VIEW_STEP", 1000)
+    monkeypatch.setattr(_background, "VIEW_STEP", 1000)
     win = big_window(qtbot, tmp_path, llm.BACKGROUND_FROM + 10)
     win.set_follow_latest(True)  # the request of every message, whichever is selected
     qtbot.waitUntil(lambda: not win._busy(), timeout=10000)
