@@ -131,34 +131,38 @@ def _rebuilt(node: Any, patch: Patch, depth: int) -> Any:
     return {**node, path[depth]: _rebuilt(node[path[depth]], patch, depth + 1)}
 
 
-def differences(now: Any, then: Any, lane: str | None, most: int = 4) -> tuple[Difference, ...] | None:
+# The most places at which `differences` names where two roots differ (past it they are not patched: the fold goes on).
+MOST_DIFFERENCES = 4
+
+
+def differences(now: Any, then: Any, lane: str | None) -> tuple[Difference, ...] | None:
     """Where in the lane (in the whole value when `lane` is None) two roots differ, each as deep as objects
     with the same keys lead: the values where those differ, and the objects whose keys are in another
     order (their values are compared further down); None when the roots are not objects, the lane is
-    missing from one, they differ at the root itself, or in more than `most` places."""
+    missing from one, they differ at the root itself, or in more than `MOST_DIFFERENCES` places."""
     if not (isinstance(now, dict) and isinstance(then, dict)):
         return None
     found: list[Difference] = []
     if lane is None:
-        apart = _walk_apart(now, then, (), found, most)
+        apart = _walk_apart(now, then, (), found)
         return tuple(found) if apart and found and all(target.path for target in found) else None
     new, old = now.get(lane, MISSING), then.get(lane, MISSING)
     if new is MISSING or old is MISSING:
         return None
-    return tuple(found) if _walk_apart(new, old, (lane,), found, most) and found else None
+    return tuple(found) if _walk_apart(new, old, (lane,), found) and found else None
 
 
-def _walk_apart(a: Any, b: Any, path: Path, found: list[Difference], most: int) -> bool:
-    """Add to `found` where `a` and `b` (at `path`) differ; False once there are more than `most`."""
+def _walk_apart(a: Any, b: Any, path: Path, found: list[Difference]) -> bool:
+    """Add to `found` where `a` and `b` (at `path`) differ; False once there are more than `MOST_DIFFERENCES`."""
     if not (isinstance(a, dict) and isinstance(b, dict)):
         found.append(Difference(path))
-        return len(found) <= most
+        return len(found) <= MOST_DIFFERENCES
     if list(a) != list(b):
         found.append(Difference(path, order=len(a) == len(b) and a.keys() == b.keys()))
-        if not found[-1].order or len(found) > most:
-            return len(found) <= most
+        if not found[-1].order or len(found) > MOST_DIFFERENCES:
+            return len(found) <= MOST_DIFFERENCES
     return all(
-        _walk_apart(a[k], b[k], (*path, k), found, most) for k in a if a[k] is not b[k] and not identical(a[k], b[k])
+        _walk_apart(a[k], b[k], (*path, k), found) for k in a if a[k] is not b[k] and not identical(a[k], b[k])
     )
 
 

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from contextdeck.engine.protocol._messages import Write, get_path
 from contextdeck.engine.protocol._methods import Conflict, write_at
 from contextdeck.engine.resolve._fold import _effect
+from contextdeck.engine.resolve._incremental import _patches
 from contextdeck.engine.resolve._incremental._index import Layer, branches_of
 from contextdeck.engine.resolve._incremental._patches import (
     Difference,
@@ -144,7 +146,7 @@ def test_writes_that_cover_a_field_or_leave_it() -> None:
     assert [(write, covers(write, target)) for write, _ in cases] == cases
 
 
-def test_the_differences_are_as_deep_as_the_same_keys_lead() -> None:
+def test_the_differences_are_as_deep_as_the_same_keys_lead(monkeypatch: pytest.MonkeyPatch) -> None:
     """Values differ where the keys above them are the same; an object whose keys are the same in another
     order is a difference of its own, and its values are compared further down."""
     D = Difference
@@ -163,7 +165,8 @@ def test_the_differences_are_as_deep_as_the_same_keys_lead() -> None:
     assert differences({"b": 1, "a": 1}, {"a": 1, "b": 1}, None) is None  # the root's own keys in another order
     many = {"a": dict.fromkeys("pqrst", 0)}
     assert differences(many, {"a": dict.fromkeys("pqrst", 1)}, "a") is None  # more than four
-    assert differences(many, {"a": dict.fromkeys("pqrst", 1)}, "a", most=5) == tuple(D(("a", k)) for k in "pqrst")
+    monkeypatch.setattr(_patches, "MOST_DIFFERENCES", 5)
+    assert differences(many, {"a": dict.fromkeys("pqrst", 1)}, "a") == tuple(D(("a", k)) for k in "pqrst")
 
 
 def test_the_order_of_an_objects_keys_is_kept_by_every_write_that_does_not_replace_it() -> None:
