@@ -119,7 +119,7 @@ class Watch(Kept):
 
     # Slots: a middle edit reads a few hundred of them, and a slot is one load, not a lookup.
     __slots__ = (
-        "_callback", "_owner", "_union", "expression", "instance", "parsed", "serial", "tracks",
+        "_callback", "_owner", "_union", "expression", "instance", "serial", "tracks",
     )
 
     def __init__(
@@ -130,9 +130,8 @@ class Watch(Kept):
         instance: str | None,
         serial: int,
     ) -> None:
-        self.expression = expression.source
+        self.expression = expression  # (its text: `expression.source`)
         self.instance = instance
-        self.parsed = expression
         self.serial = serial
         self._owner: Watchers | None = owner
         self._callback = callback
@@ -150,12 +149,12 @@ class Watch(Kept):
         if owner is not None and owner.current:
             self._now(owner._store.order)
             if _paranoid.ENABLED:
-                _paranoid.check("Watch.current", self._resolution, owner._store.listed, self.parsed, self.instance)
+                _paranoid.check("Watch.current", self._resolution, owner._store.listed, self.expression, self.instance)
         return self._resolution
 
     def evaluate(self, result: Callable[[Track, Path], Found], ranks: Ranks) -> Resolution:
         found_of = lambda ref: result(self.tracks[ref], ref.path)  # noqa: E731
-        return combine_keys(self.parsed, found_of, ranks, self._union)
+        return combine_keys(self.expression, found_of, ranks, self._union)
 
     def close(self) -> None:
         """Stop watching; the callback is not called again."""
@@ -429,7 +428,7 @@ class Watchers:
         fresh = []
         made: dict[tuple[str, str | None], Resolution] = {}
         for watch in sorted(refolded, key=lambda watch: watch.serial):  # in creation order
-            same = (watch.expression, watch.instance)
+            same = (watch.expression.source, watch.instance)
             resolution = made.get(same)
             if resolution is None:
                 resolution = made[same] = watch.evaluate(now, ranks)

@@ -117,7 +117,7 @@ def test_a_write_of_another_lane_in_a_gap_is_folded_into_the_lane(edit: Any) -> 
     ctx.apply(edit)
     assert handles[0].current.value == [7, 8]
     for handle in handles:
-        assert handle.current == reference(ctx.messages, handle.expression, None)
+        assert handle.current == reference(ctx.messages, handle.expression.source, None)
 
 
 @pytest.mark.parametrize("edit", [
@@ -140,7 +140,7 @@ def test_a_write_in_a_gap_of_an_instance_layer_is_folded_into_its_lane(edit: Any
     ctx.apply(edit)
     assert handles[0].current.value == [7, 8]
     for handle in handles:
-        assert handle.current == reference(ctx.messages, handle.expression, handle.instance)
+        assert handle.current == reference(ctx.messages, handle.expression.source, handle.instance)
 
 
 def test_a_global_root_no_object_appended_before_any_instance_write_leaves_the_instance_layer_a_gap() -> None:
@@ -176,7 +176,7 @@ def test_a_moved_source_is_ranked_at_its_new_place(moves: list[tuple[int, int]])
     for src, dst in moves:
         ctx.apply(Move(src, dst))
         for handle in handles:
-            assert handle.current == reference(ctx.messages, handle.expression, None)
+            assert handle.current == reference(ctx.messages, handle.expression.source, None)
 
 
 def test_a_whole_kind_grown_by_an_append_follows_it_in_every_view() -> None:
