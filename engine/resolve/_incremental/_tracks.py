@@ -333,15 +333,20 @@ def step(
     return Fold(state if base is None else base.state, state, gaps, checkpoints, lanes)
 
 
+def lane_mark(count: int, message_id: int, value: Any) -> LaneMark | None:
+    """The lane mark a whole-kind fold keeps just after the `count`th write of a lane (`Layer.subset`: its own
+    writes and every universal one), with the lane's `value` there; None where it keeps none. The one rule of a
+    fold from scratch (`MarksMaker`), an append (`marks_after_step`) and a repair (`_whole`): at each multiple of
+    `CHECKPOINT_EVERY`. The callers make none at a write with a problem of its own (removing it refolds no lane,
+    so the mark would outlive its message), and none at all once a write replaces the root or when the fold
+    starts from something else than an object (or nothing): whole-kind repairs do not hold there (`_whole`)."""
+    return Checkpoint(message_id, value, None) if count % _index.CHECKPOINT_EVERY == 0 else None
+
+
 class MarksMaker:
     """The lane marks of a whole-kind track folded from scratch, made as it folds (`fold_lane`'s `converge`,
-    called after each write with the state so far), where `_whole` and `marks_after_step` make them: after the
-    lane's write at each multiple of `CHECKPOINT_EVERY` in its writes (`Layer.subset`: its own writes and every
-    universal one, which here are writes with a problem), never at a write with a problem of its own (removing it
-    refolds no lane, so the mark would outlive its message).
-
-    None at all when the fold starts from something else than an object (or nothing), or once a write
-    replaces the root: whole-kind repairs do not hold there (`_whole.repair`), as `marks_after_step` drops them."""
+    called after each write with the state so far; the writes with a problem, the universal ones here, count
+    in every lane): `lane_mark`'s."""
 
     __slots__ = ("marks", "own", "universal", "writes")
 
@@ -363,24 +368,25 @@ class MarksMaker:
         for lane in lanes:
             count = self.own[lane] = self.own.get(lane, 0) + 1
             kept = marks.setdefault(lane, [])
-            if (count + self.universal) % _index.CHECKPOINT_EVERY == 0:
-                kept.append(Checkpoint(message_id, lane_value(state.root, lane), None))
+            if (mark := lane_mark(count + self.universal, message_id, lane_value(state.root, lane))) is not None:
+                kept.append(mark)
 
     def made(self) -> LaneMarks:
         return {} if self.marks is None else {lane: tuple(marks) for lane, marks in self.marks.items()}
 
 
 def marks_after_step(fold_lanes: LaneMarks, layer: Layer, message_id: int, write: Write, root: Any) -> LaneMarks:
-    """The lane marks of a whole-kind fold after its own layer's last write was appended (as `MarksMaker` makes
-    them; lanes not yet built stay so); none at all after a write that replaces the root."""
+    """The lane marks of a whole-kind fold after its own layer's last write was appended (`lane_mark`'s; lanes not
+    yet built stay so); none at all after a write that replaces the root."""
     if not fold_lanes or write.problem is not None:
         return fold_lanes
     if _index.replaces_root(write):
         return {}
     added = {
-        lane: (*marks, Checkpoint(message_id, lane_value(root, lane), None))
+        lane: (*marks, mark)
         for lane in _index.lanes_of(write) or ()
-        if (marks := fold_lanes.get(lane)) is not None and len(layer.subset(lane)) % _index.CHECKPOINT_EVERY == 0
+        if (marks := fold_lanes.get(lane)) is not None
+        and (mark := lane_mark(len(layer.subset(lane)), message_id, lane_value(root, lane))) is not None
     }
     return {**fold_lanes, **added} if added else fold_lanes
 
@@ -704,6 +710,7 @@ def _first_mark_from(marks: Marks, start: int, limit: int, keys: Sequence[int]) 
 
 
 __all__ = [
-    "Fold", "LaneMark", "LaneMarks", "Layer", "MarksMaker", "TrackEdit", "full", "lane_value", "marks_after_step",
+    "Fold", "LaneMark", "LaneMarks", "Layer", "MarksMaker", "TrackEdit", "full", "lane_mark", "lane_value",
+    "marks_after_step",
     "repair", "step",
 ]

@@ -41,7 +41,7 @@ from . import _index
 from ._index import Checkpoint, Layer, Probe, SourceEdit, Sources, State, attempt, kept, lanes_of
 from ._patches import Blocked, Patch, cover, differences, identical, once, patch_at, patch_to, patched
 from ._store import NO_WRITE
-from ._tracks import Fold, LaneMark, TrackEdit, _marks_before, lane_value
+from ._tracks import Fold, LaneMark, TrackEdit, _marks_before, lane_mark, lane_value
 
 if TYPE_CHECKING:
     from ._store import Store
@@ -388,9 +388,10 @@ class _LaneRefold:
         end = bisect_left(subset, edit.low, key=edit.key)
         for at in range(position, end):  # before the edit both sides fold the same writes
             write = writes[subset[at]]
-            if write.problem is None:  # (never a mark at a write with a problem of its own: `MarksMaker`)
+            if write.problem is None:  # (never a mark at a write with a problem of its own: `lane_mark`)
                 now, _ = _step(now, write, lane)
-                _mark(fresh, at, subset, now)
+                if (mark := lane_mark(at + 1, subset[at], now)) is not None:
+                    fresh.append(mark)
         then, position = now, end
         self.present = now is not MISSING
         if edit.old is not None and edit.old.problem is None and lane in (lanes_of(edit.old) or ()):
@@ -467,7 +468,8 @@ class _LaneRefold:
             for side, value in enumerate((then, now)):
                 if creators[side] is None and value is not MISSING:
                     creators[side] = message_id
-            _mark(fresh, position - 1, subset, now)
+            if (mark := lane_mark(position, message_id, now)) is not None:
+                fresh.append(mark)
             steps += 1
             check = True
 
@@ -492,12 +494,6 @@ class _LaneRefold:
         created = not self.present and self.creators[0] != self.creators[1]  # the lane's key may take another place
         return _Lane(tuple(kept), value, final_patches, self.lost, self.gained, self.old_edited, self.new_edited,
                      created)
-
-
-def _mark(marks: list[LaneMark], position: int, subset: list[int], value: Any) -> None:
-    """A lane mark just after the lane's write at `position` when that is where a fold keeps one (`MarksMaker`)."""
-    if (position + 1) % _index.CHECKPOINT_EVERY == 0:
-        marks.append(Checkpoint(subset[position], value, None))
 
 
 Placed = list[tuple[Patch, int | None]]  # patches, each with the position of the lane's write that covers it
