@@ -21,6 +21,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -486,14 +487,16 @@ def pinned_watches(count: int) -> list[str]:
 
 
 class Pauses:
-    """The cycle collector's pauses (any cause: at idle, inside a turn, explicit), in ms of GUI-thread CPU time
-    by generation."""
+    """The cycle collector's pauses on the GUI thread (any cause: at idle, inside a turn, explicit), in ms of its
+    CPU time by generation (a worker's collections do not stop the window)."""
 
     def __init__(self) -> None:
         self.by_generation: dict[int, list[float]] = {}
         self._start = 0.0
 
     def seen(self, phase: str, info: dict[str, int]) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
         if phase == "start":
             self._start = time.thread_time()
         else:
@@ -692,6 +695,8 @@ def run_freeze(workload: str, count: int, pins: int, freeze: Freeze, turns: bool
     window.state_dock.raise_()
     pauses = collector_pauses()
     bench.time("open (until every view is done)", lambda: open_document(window, path), settle_ms=1000)
+    gc.callbacks.remove(pauses.seen)
+    after = collector_pauses()  # adding the pins (each one's first resolve folds its path at once) and idling
     for text in watches(pins):
         window.watches.model.add(text)
     window.set_follow_latest(False)
@@ -699,10 +704,13 @@ def run_freeze(workload: str, count: int, pins: int, freeze: Freeze, turns: bool
     idle = QEventLoop()  # the first idle moments after opening: the collector's policy after a big load
     QTimer.singleShot(2000, idle, idle.quit)
     idle.exec()
-    for generation, taken in sorted(pauses.by_generation.items()):
-        freeze.note("open (until every view is done)", f"collector, generation {generation} while opening and "
-                    f"the 2 s after: {len(taken)} runs, longest {max(taken):.1f} ms")
-    gc.callbacks.remove(pauses.seen)
+    gc.callbacks.remove(after.seen)
+    for when, seen in (("while opening", pauses), (f"while {pins} pins are added and the 2 s after", after)):
+        for generation, taken in sorted(seen.by_generation.items()):
+            freeze.note("open (until every view is done)", f"collector on the GUI thread, generation {generation} "
+                        f"{when}: {len(taken)} runs, longest {max(taken):.1f} ms")
+        if not seen.by_generation:
+            freeze.note("open (until every view is done)", f"collector on the GUI thread {when}: no run")
     from contextdeck import _runtime
     freeze.note("open (until every view is done)", f"then {_runtime._frozen:,} objects frozen since the last "
                 f"collection of everything (FREEZE_LIMIT {_runtime.FREEZE_LIMIT:,})")
