@@ -8,10 +8,24 @@ measurements that chose it over QTreeView and QListView); the child rows of the 
 from __future__ import annotations
 
 import time
+from collections import deque
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, QPoint, QRect, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QImage, QKeyEvent, QRegion, QShowEvent
+import shiboken6
+from PySide6.QtCore import (
+    QCoreApplication,
+    QEvent,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QPoint,
+    QRect,
+    QSize,
+    Qt,
+    QTimer,
+    Signal,
+)
+from PySide6.QtGui import QAction, QImage, QKeyEvent, QMoveEvent, QRegion, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -42,6 +56,8 @@ DEBOUNCE_MS = 150  # the filter is searched once typing pauses this long
 # (at the last bands' cost per row; `ROW_S` before any: one row under load), at least one.
 BAND_TURN_S = 0.006
 ROW_S = 0.004
+# Widgets sent their pending move and resize events per slice before the viewport's first render (`_warm`).
+SETTLED_A_SLICE = 24
 
 
 NO_PLAN = "Select a plan message (or the solution) to see its calls here."
@@ -72,6 +88,7 @@ class TimelineTable(QTableView):
         self._held = False  # no rows painted until the next scroll (`hold`)
         self._target = QPersistentModelIndex()  # the row the coming scroll goes to
         self._warmed = False  # the viewport has been rendered into an image once (`_warm`)
+        self._unsettled: deque[QWidget] | None = None  # widgets whose pending move and resize events `_warm` sends
 
     def currentChanged(self, current: _Index, previous: _Index) -> None:
         scrolls = self.hasAutoScroll()
@@ -143,12 +160,30 @@ class TimelineTable(QTableView):
             slices().start(self._warm)
 
     def _warm(self) -> None:
-        """A slice, once: a row's height of the viewport rendered into an image and dropped. The first render of
+        """Slices, once: a row's height of the viewport rendered into an image and dropped. The first render of
         the viewport costs Qt several milliseconds more than the next ones (8 ms at load 5), which would fall on the
         first band of the first document's rows. Not while rows are held or a far jump's are drawn (a document that
-        opened at once): those rows are painted only when shown, and the first band pays it as before."""
+        opened at once): those rows are painted only when shown, and the first band pays it as before.
+
+        That first render is Qt sending every widget of the window never shown yet (the hidden docks', the menus')
+        the move and resize events it keeps pending until then: 400-500 widgets, 10-16 ms in one slice. They are
+        listed in a slice, then sent `SETTLED_A_SLICE` widgets a slice (44 us each, a menu's 1.5 ms), as Qt would
+        (`_settle`); the render then has none to send."""
         viewport = self.viewport()
         if not viewport.updatesEnabled():
+            return
+        if self._unsettled is None:  # listed in a slice of its own (a thousand widgets: 5 ms)
+            self._unsettled = deque(widget for widget in self.window().findChildren(QWidget) if _unsettled(widget))
+            slices().start(self._warm)
+            return
+        for _ in range(SETTLED_A_SLICE):
+            if not self._unsettled:
+                break
+            widget = self._unsettled.popleft()
+            if shiboken6.isValid(widget):
+                _settle(widget)
+        if self._unsettled:
+            slices().start(self._warm)
             return
         band = QRect(0, 0, viewport.width(), self.verticalHeader().defaultSectionSize())
         ratio = viewport.devicePixelRatioF()
@@ -179,6 +214,22 @@ class TimelineTable(QTableView):
             viewport.render(image, QPoint(), QRegion(band))
         self._row_s = max((time.thread_time() - began) * row / band.height(), ROW_S / 10)
         slices().start(self._draw_band)
+
+
+def _unsettled(widget: QWidget) -> bool:
+    """Qt keeps a move or a resize event pending for `widget` (it was never shown)."""
+    return widget.testAttribute(Qt.WidgetAttribute.WA_PendingMoveEvent) or widget.testAttribute(
+        Qt.WidgetAttribute.WA_PendingResizeEvent)
+
+
+def _settle(widget: QWidget) -> None:
+    """Send `widget` the move and resize events Qt keeps pending, as Qt does before a first show or render."""
+    if widget.testAttribute(Qt.WidgetAttribute.WA_PendingMoveEvent):
+        QCoreApplication.sendEvent(widget, QMoveEvent(widget.pos(), widget.pos()))
+        widget.setAttribute(Qt.WidgetAttribute.WA_PendingMoveEvent, False)
+    if widget.testAttribute(Qt.WidgetAttribute.WA_PendingResizeEvent):
+        QCoreApplication.sendEvent(widget, QResizeEvent(widget.size(), QSize()))
+        widget.setAttribute(Qt.WidgetAttribute.WA_PendingResizeEvent, False)
 
 
 class FilterKeys(QObject):

@@ -341,3 +341,60 @@ def test_a_state_of_other_identities_is_made_aside_and_shown_whole_in_a_later_pa
     assert _state_rows(model) == _state_rows(once)
     assert len(_state_rows(model)) == 3
     assert QModelIndex() == model.index(0, 0).parent()
+
+
+def test_the_first_render_s_pending_events_are_sent_a_few_widgets_a_slice(qtbot: Any, open_window: Any) -> None:
+    """Qt's first render of the viewport sends every widget of the window never shown (the hidden docks', the
+    menus') the move and resize events it keeps pending: hundreds of widgets, 10-16 ms in one slice at a million
+    messages. The table's warming sends them first, `SETTLED_A_SLICE` widgets a slice, as Qt does; its render of
+    the viewport then has at most those of a few widgets made meanwhile to send."""
+    from PySide6.QtCore import QEvent, QObject
+    from PySide6.QtWidgets import QWidget
+
+    from contextdeck.gui import _timeline
+    from contextdeck.gui._slices import slices
+
+    counted = [0]  # move and resize events sent so far
+    sent: list[int] = []  # by each slice of the warming
+    in_render: list[int] = []  # by its render of the viewport
+
+    class Count(QObject):
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+            if event.type() in (QEvent.Type.Move, QEvent.Type.Resize):
+                counted[0] += 1
+            return False
+
+    warm = _timeline.TimelineTable._warm
+
+    def warming(table: Any) -> None:
+        viewport, before = table.viewport(), counted[0]
+        render = viewport.render
+
+        def rendering(*what: Any) -> None:
+            began = counted[0]
+            render(*what)
+            in_render.append(counted[0] - began)
+
+        viewport.render = rendering
+        try:
+            warm(table)
+        finally:
+            del viewport.render
+        sent.append(counted[0] - before)
+
+    counter = Count()
+    app = QApplication.instance()
+    assert app is not None
+    app.installEventFilter(counter)
+    try:
+        _timeline.TimelineTable._warm = warming  # type: ignore[method-assign]
+        window = open_window(None)
+        qtbot.waitUntil(lambda: bool(in_render) and not slices().pending, timeout=10_000)
+    finally:
+        _timeline.TimelineTable._warm = warm  # type: ignore[method-assign]
+        app.removeEventFilter(counter)
+    assert len(in_render) == 1
+    assert in_render[0] <= 2 * _timeline.SETTLED_A_SLICE
+    assert len(sent) > 3
+    assert max(sent) <= 2 * _timeline.SETTLED_A_SLICE
+    assert not [widget for widget in window.findChildren(QWidget) if _timeline._unsettled(widget)]
