@@ -2,7 +2,7 @@
 median without each part of the engine's work. What to build next for the 1000× target is read from it
 (docs/performance.md, "What is open").
 
-`python benchmarks/classes.py [MESSAGES WATCHES EDITS] [tidy|untidy] [--parts]`
+`python benchmarks/classes.py [MESSAGES WATCHES EDITS] [tidy|untidy] [--parts | --answers]`
 
 The same documents, watches and edits as `run.py` (its seeds), at its full size unless told. Each edit is timed
 alone, in CPU time, with the collector off inside it and run between edits as the window runs it when idle. An
@@ -14,6 +14,12 @@ text; an append is an insert at the end. The threshold is the one-pass fold from
 microsecond per call, so take the parts of many small calls as upper bounds), prints each class's mean per part,
 then the median as it would be with a part's time taken out ("free") or halved. The ratio of such a median to the
 measured one is what survives a loaded machine: `run.py`'s ratio to 1000× is the one a change must reach.
+
+`--answers` asks which of that work changes an answer: each track's repair is timed and its results compared
+with the ones it had (value, source keys, problems); it prints the median without the repairs that changed no
+result, without all the work of the edits whose watches all saw no change (found, value and source messages the
+same: their results changed in problems only, or not at all), and without the repairs and the work of each kind
+of track (instance or global, lane or whole kind).
 """
 
 from __future__ import annotations
@@ -55,15 +61,18 @@ INSTANCE_REPAIRS = ("under a changed global fold (lane tracks)", "whole-kind rep
 
 
 def main() -> None:
-    args = [a for a in sys.argv[1:] if a != "--parts"]
+    args = [a for a in sys.argv[1:] if a not in ("--parts", "--answers")]
     size = tuple(int(a) for a in args[:3]) if len(args) >= 3 else bench.FULL
     only = args[3] if len(args) > 3 else None
     parts: dict[str, float] = {}
     if "--parts" in sys.argv:
         _time_parts(parts)
+    if "--answers" in sys.argv:
+        _follow_answers(parts)
+    timing = "--parts" in sys.argv or "--answers" in sys.argv
     for workload in bench.WORKLOADS:
         if only is None or workload.name == only:
-            _measure(workload, size, parts if "--parts" in sys.argv else None)
+            _measure(workload, size, parts if timing else None)
 
 
 def _measure(workload: bench.Workload, size: tuple[int, ...], parts: dict[str, float] | None) -> None:
@@ -86,11 +95,14 @@ def _measure(workload: bench.Workload, size: tuple[int, ...], parts: dict[str, f
         name = _class_of(ctx, change)
         if parts is not None:
             parts.clear()
+            _EDIT.clear()
         gc.disable()
         start = clock()
         ctx.apply(change)
         elapsed = clock() - start
         gc.enable()
+        if _EDIT:
+            _answered(parts or {})
         timed.append((name, elapsed, dict(parts or {})))
         collect_when_idle()
     fold = statistics.median(bench.seconds(lambda: bench.fold_every_identity(ctx)) for _ in range(3))
@@ -119,7 +131,9 @@ def _measure(workload: bench.Workload, size: tuple[int, ...], parts: dict[str, f
         f"  {'all':16} {'':6} {median * 1e3:7.3f} ms {statistics.mean(every) * 1e3:6.3f} ms {'':8} "
         f"{bench.percentile(every, 0.99) * 1e3:6.3f} ms"
     )
-    if parts is not None:
+    if parts is not None and "--answers" in sys.argv:
+        _print_answers(timed, median, threshold)
+    elif parts is not None:
         _print_parts(timed, median, threshold)
 
 
@@ -199,6 +213,95 @@ def _print_parts(timed: list[tuple[str, float, dict[str, float]]], median: float
     row("instance repairs under a global append", instance_repairs)
     for label in labels:
         row(label, lambda _, spent, label=label: spent.get(label, 0.0))  # type: ignore[misc]
+
+
+# One edit's work as `--answers` follows it: each track's repair time, what its results were and are.
+_EDIT: dict[str, Any] = {}
+_NEUTRAL = "repairs that changed no result"
+_UNSEEN = "all the work of an edit no watcher saw change"
+_KINDS = ("instance lane tracks", "instance whole kinds", "global lane tracks", "global whole kinds")
+_INSTANCE = "every instance track: repairs"
+
+
+def _follow_answers(parts: dict[str, float]) -> None:
+    """Wrap the watchers' repair, results and evaluations so that `_answered` can say which changed an answer."""
+    watches: Any = importlib.import_module(ENGINE + "resolve._incremental._watches")
+    refold, results, outcome, evaluate = (
+        watches.Watchers._refold, watches.Watchers._results, watches.Watchers._outcome, watches.Watch.evaluate)
+
+    def kind(track: Any) -> str:
+        return _KINDS[(track.instance is None) * 2 + (track.lane is None)]
+
+    def timed_refold(self: Any, track: Any, work: Any, folds: Any) -> Any:
+        start = clock()
+        fold = refold(self, track, work, folds)
+        spent = clock() - start
+        _EDIT.setdefault("repairs", []).append((track, spent, work.appended is not None))
+        return fold
+
+    def timed_results(self: Any, track: Any, *args: Any) -> Any:
+        start = clock()
+        found = results(self, track, *args)
+        parts[kind(track)] = parts.get(kind(track), 0.0) + clock() - start
+        return found
+
+    def timed_evaluate(self: Any, *args: Any) -> Any:
+        start = clock()
+        resolution = evaluate(self, *args)
+        label = kind(next(iter(self.tracks.values())))
+        parts[label] = parts.get(label, 0.0) + clock() - start
+        return resolution
+
+    def followed(self: Any, *args: Any) -> Any:
+        start = clock()
+        made = outcome(self, *args)
+        folds, found, renewals = made
+        _EDIT["outcome"] = clock() - start
+        _EDIT["results"] = [(track, dict(track.results), found[track]) for track in folds]
+        _EDIT["seen"] = any(renewal.changed for renewal in renewals)
+        return made
+
+    watches.Watchers._refold, watches.Watchers._results = timed_refold, timed_results
+    watches.Watchers._outcome, watches.Watch.evaluate = followed, timed_evaluate
+
+
+def _answered(parts: dict[str, float]) -> None:
+    """Add up, into `parts`, the edit's repairs by kind of track and those that changed no result (a global
+    track's counts as changing one when an instance track over it did)."""
+
+    def same(old: Any, new: Any) -> bool:
+        return old is new or (old is not None and old.value == new.value and tuple(old.keys) == tuple(new.keys)
+                              and old.problems.items() == new.problems.items())
+
+    changed = {track: any(not same(old.get(path), new[path]) for path in new)
+               for track, old, new in _EDIT.get("results", [])}
+    for track, spent, stepped in _EDIT.get("repairs", []):
+        label = _KINDS[(track.instance is None) * 2 + (track.lane is None)]
+        if not stepped:
+            parts[label + ": repairs"] = parts.get(label + ": repairs", 0.0) + spent
+            if track.instance is not None:
+                parts[_INSTANCE] = parts.get(_INSTANCE, 0.0) + spent
+        parts[label] = parts.get(label, 0.0) + spent
+        needed = changed.get(track, False) or (track.instance is None and any(
+            changed[other] for other in changed
+            if other.instance is not None and (other.kind, other.lane) == (track.kind, track.lane)))
+        if not needed:
+            parts[_NEUTRAL] = parts.get(_NEUTRAL, 0.0) + spent
+    if not _EDIT.get("seen", True):
+        parts[_UNSEEN] = _EDIT["outcome"]
+
+
+def _print_answers(timed: list[tuple[str, float, dict[str, float]]], median: float, threshold: float) -> None:
+    print(f"\n  the median without (measured {median * 1e3:.3f} ms; 1000× asks for {threshold / median:.2f} of it):")
+    for label in (_NEUTRAL, _UNSEEN, _INSTANCE, *(f"{kind}: repairs" for kind in _KINDS), *_KINDS):
+        left = [elapsed - spent.get(label, 0.0) for _, elapsed, spent in timed]
+        print(f"  {label:50} {statistics.median(left) / median:.2f} ({_share(left, threshold)} at or under)")
+    print("\n  edits no watcher saw change, per class: share, their median")
+    for name in dict.fromkeys(name for name, _, _ in timed):
+        rows = [(elapsed, _UNSEEN in spent) for each, elapsed, spent in timed if each == name]
+        unseen = [elapsed for elapsed, flag in rows if flag]
+        if unseen:
+            print(f"  {name:16} {len(unseen) / len(rows):4.0%} {statistics.median(unseen) * 1e3:.3f} ms")
 
 
 if __name__ == "__main__":
