@@ -129,6 +129,7 @@ class CallsModel(QAbstractTableModel):
         self._stale: dict[int, Stale] = {}  # finished calls whose inputs changed since they ran
         self._graph = plan_graph([])
         self._graph_of: Graph | None = None  # the engine's graph `_graph` was drawn from: the same one is not again
+        self._prefixes: tuple[object, dict[int, str]] | None = None  # (the execution's units, each row's prefix)
         self._held = False  # the debugger runs: its own outputs do not re-judge the calls (`hold`)
         self._due = False  # an edit came while held: one refresh once it ends
         self._current = False  # nothing was edited since the fresh execution shown was made (`execution_to_run`)
@@ -444,8 +445,14 @@ class CallsModel(QAbstractTableModel):
         """`any ▸ ` for a member of an `all`/`any`/`race` group (its members run together), else nothing."""
         if self._execution is None:
             return ""
-        unit = next((u for u in self._execution.units if row in u.members), None)
-        return "" if unit is None or unit.pattern == "one" else f"{unit.pattern} ▸ "
+        units = self._execution.units
+        if self._prefixes is None or self._prefixes[0] is not units:  # each row's, once per plan's units
+            prefixes: dict[int, str] = {}
+            for unit in units:
+                for member in unit.members:
+                    prefixes.setdefault(member, "" if unit.pattern == "one" else f"{unit.pattern} ▸ ")
+            self._prefixes = (units, prefixes)
+        return self._prefixes[1].get(row, "")
 
     def recorded(self, row: int) -> CallRecord | None:
         """What the document's run record says call `row` did (None: it has not run)."""

@@ -236,3 +236,26 @@ def test_the_calls_columns_fit_their_widest_cells_measuring_one_cell_a_column(qt
     qt_fit = {NUMBER: view.columnWidth(NUMBER), TOOL: view.columnWidth(TOOL),
               STATUS: max(view.sizeHintForColumn(STATUS), 150) + 24}
     assert fitted == qt_fit
+
+
+def test_the_calls_group_prefixes_are_read_once_for_every_row(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """A group's members show its pattern before the tool (`all ▸ `), the other calls nothing; the prefix of every
+    row is found in one pass over the plan's units, not one a row (a 500-call plan's tool column, read whole to fit
+    it, took 13 ms)."""
+    tools = {"type": "tool", "tool": {"a": {"type": "object"}}}
+    plan = [{"all": [{"_tool": "a"}, {"_tool": "a"}]}, *({"_tool": "a"} for _ in range(40))]
+    model = CallsModel(Context([tools, {"type": "plan", "plan": plan}]))
+    passes: list[int] = []
+
+    class Counted(list):  # type: ignore[type-arg]
+        def __iter__(self):  # type: ignore[no-untyped-def]
+            passes.append(1)
+            return super().__iter__()
+
+    execution = model.execution
+    assert execution is not None
+    execution.units = Counted(execution.units)
+    prefixes = [model.group_prefix(row) for row in range(model.rowCount())]
+    assert prefixes[:2] == ["all ▸ ", "all ▸ "]
+    assert set(prefixes[2:]) == {""}
+    assert len(passes) == 1
