@@ -28,18 +28,20 @@ class _Messages:
         self.messages = messages
 
 
-def snapshot(document: Document) -> Document:
+def snapshot(document: Document, messages: list[Any] | None = None) -> Document:
     """The document as it is now, safe to serialise on another thread while edits go on.
 
-    `Context.messages` copies the engine's list of the messages in order, a copy of pointers (cheap even on
-    the GUI thread); the worker then reads only that list, and the messages
-    are immutable dicts that edits replace, never mutate, so what it writes is the document as it was at
-    this moment, whatever is edited meanwhile. Building a real `Context` would classify every message again.
-    The copy is frozen at once (`freeze_young`): left young, every collection while the worker writes would
-    walk all its items.
+    `Context.messages` copies the engine's list of the messages in order, a copy of pointers; the worker then
+    reads only that list, and the messages are immutable dicts that edits replace, never mutate, so what it writes
+    is the document as it was at this moment, whatever is edited meanwhile. Building a real `Context` would
+    classify every message again. The copy is frozen at once (`freeze_young`): left young, every collection while
+    the worker writes would walk all its items. `messages` is such a copy taken already: the autosave's, taken in
+    slices (`Snapshot`): at a million messages the copy is more than a turn of the GUI thread.
     """
-    frozen = cast(Context, _Messages(document.context.messages))
-    freeze_young()
+    if messages is None:
+        messages = document.context.messages
+        freeze_young()
+    frozen = cast(Context, _Messages(messages))
     return dataclasses.replace(document, context=frozen, envelope=dict(document.envelope))
 
 

@@ -88,11 +88,12 @@ class Snapshot(QObject):
     """A `Context.view()` taken in slices (`Context.view_steps`, a few milliseconds of each turn its job is given),
     then handed to `then`. What each slice copied is frozen (`freeze_young`, by `Slices`): the view's lists grow
     without allocating much, so they would stay young, and the next young collection would walk their million
-    items on the GUI thread."""
+    items on the GUI thread. With `infos` False, the messages alone (`Context.view_steps`): the autosave's copy."""
 
-    def __init__(self, context: Context, then: Callable[[ContextView], None], parent: QObject | None = None) -> None:
+    def __init__(self, context: Context, then: Callable[[ContextView], None], parent: QObject | None = None,
+                 *, infos: bool = True) -> None:
         super().__init__(parent)
-        self._steps: Generator[None, None, ContextView] | None = context.view_steps(VIEW_STEP)
+        self._steps: Generator[None, None, ContextView] | None = context.view_steps(VIEW_STEP, infos=infos)
         self._then = then
         slices().start(self._work)
 

@@ -10,14 +10,16 @@ import dataclasses
 import os
 import time
 from pathlib import Path
+from typing import Any, cast
 
 from PySide6.QtCore import QEventLoop, QObject, QSettings, QThreadPool, QTimer, Signal, Slot
 from PySide6.QtGui import QUndoStack
 
-from contextdeck.engine import Context, Document, Shape, let_go, sweep_temporaries
+from contextdeck.engine import Context, ContextView, Document, Shape, let_go, sweep_temporaries
 
 from . import _settings
 from ._autosave import AutosaveTask, SaveTask, snapshot
+from ._background import Snapshot
 from ._disk import Fingerprint
 from ._inspector._calls import Reads
 from ._loader import Loaded, LoadTask
@@ -67,6 +69,7 @@ class DocumentSession(QObject):
         self._recovering: RecoveryCandidate | None = None
         self._reads: Reads = {}  # see `take_reads`
         self._autosave_task: AutosaveTask | None = None
+        self._autosave_copy: Snapshot | None = None  # the messages being copied for the next autosave
         self._autosave_again = False
         self._pending_since: float | None = None
         self._saving = False
@@ -198,6 +201,7 @@ class DocumentSession(QObject):
                recovered: RecoveryCandidate | None = None, *, reads: Reads | None = None) -> Path | None:
         """Make `document` the open one; the previous one's recovery files go."""
         self._autosave_timer.stop()
+        self._drop_copy()
         self._pending_since = None
         if recovered is None or recovered.key != self._key:
             self._drop_recovery()
@@ -320,17 +324,37 @@ class DocumentSession(QObject):
 
     @Slot()
     def _autosave(self) -> None:
+        """Write the recovery file: copy the messages in slices of the window's turns (`Snapshot`), then write
+        them on a worker (`_write`)."""
         self._pending_since = None
         if not self.is_dirty():
             self._drop_recovery()
             return
-        if self._autosave_task is not None:
+        if self._autosave_task is not None or self._autosave_copy is not None:
             self._autosave_again = True  # one write at a time, so an older one never lands last
             return
-        task = AutosaveTask(self._recovery, self._key, snapshot(self._document), self._path, self._watch.known)
+        self._autosave_copy = Snapshot(self._document.context, self._write, self, infos=False)
+
+    def _write(self, view: ContextView) -> None:
+        """The copy is taken: write it (the document as it was at the copy's last slice)."""
+        self._drop_copy()
+        messages = cast(list[Any], view.messages)  # (`Context.view_steps` makes a list)
+        if not self.is_dirty():  # saved while it was copied
+            let_go(messages)
+            self._drop_recovery()
+            return
+        task = AutosaveTask(self._recovery, self._key, snapshot(self._document, messages), self._path,
+                            self._watch.known)
         task.signals.done.connect(self._autosaved)
         self._autosave_task = task
         self._pool.start(task)
+
+    def _drop_copy(self) -> None:
+        """Stop the copy under way for an autosave, if any (the document it copies was replaced or closed)."""
+        copy, self._autosave_copy = self._autosave_copy, None
+        if copy is not None:
+            copy.drop()
+            copy.deleteLater()
 
     @Slot(object)
     def _autosaved(self, result: object) -> None:
@@ -367,6 +391,7 @@ class DocumentSession(QObject):
         """End the session (the caller has asked about unsaved changes): no recovery file is left."""
         self.cancel_load(quiet=True)
         self._autosave_timer.stop()
+        self._drop_copy()
         self._pool.waitForDone()
         task, self._autosave_task = self._autosave_task, None
         if task is not None:

@@ -116,24 +116,26 @@ class Context:
         ids, info = self._store.order.ids, self._store.infos
         return ContextView(tuple(self._store.listed), tuple([info[i] for i in ids]))
 
-    def view_steps(self, step: int | None = None) -> Generator[None, None, ContextView]:
+    def view_steps(self, step: int | None = None, *, infos: bool = True) -> Generator[None, None, ContextView]:
         """`view()` taken `step` messages at a time, for a caller with a time budget (the window's slices): it
         yields between two steps and returns the view. The copy is O(n) (a tenth of a second at a million
         messages); the view is of the context as it is at the last step: an edit between two steps starts the
         copy again, except an append, which leaves the part copied as it was and is copied in a later step. `step`
-        defaults to `VIEW_STEP`."""
+        defaults to `VIEW_STEP`. With `infos` False the view holds the messages alone (its `infos` empty), for a
+        reader that parses nothing (the window's autosave writes them out): most of the copy is the infos."""
         step = step or VIEW_STEP
         messages: list[Message] = []
-        infos: list[MessageInfo] = []
+        parsed: list[MessageInfo] = []
         revision = self.revision
         while True:
             if self.revision != revision:
-                messages, infos, revision = [], [], self.revision
+                messages, parsed, revision = [], [], self.revision
             start, end = len(messages), min(len(messages) + step, len(self))
             messages += self._store.listed[start:end]
-            infos += map(self._store.infos.__getitem__, self._store.order.ids[start:end])
+            if infos:
+                parsed += map(self._store.infos.__getitem__, self._store.order.ids[start:end])
             if end == len(self):
-                return ContextView(messages, infos)
+                return ContextView(messages, parsed)
             yield
 
     def indices_of(self, form: Form, at: int | None = None) -> list[int]:

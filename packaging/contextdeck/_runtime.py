@@ -135,8 +135,8 @@ def _freeze() -> int:
 
     Both counts are O(1), read on the GUI thread after each slice: the young generation by its allocation count (a
     load leaves millions there), the older ones by what each collection since the last freeze left alive
-    (`_survivors_of`). Listing the older generations to count them walked every object young collections had
-    promoted: a busy stretch's survivors, 20-30 ms at a million messages after unsliced work (200 pins added)."""
+    (`_survivors_of`): listing the older generations to count them would walk every object young collections
+    promoted since the last freeze, more than a turn after a busy stretch at a million messages."""
     global _frozen, _older
     frozen = gc.get_count()[0] + _older
     _frozen += frozen

@@ -193,8 +193,8 @@ def test_a_big_request_is_composed_on_a_copy_taken_in_slices_that_follows_edits(
     edited: list[bool] = []
     view_steps = Context.view_steps
 
-    def counted(context: Context, step: int | None = None) -> Any:
-        taking = view_steps(context, step)
+    def counted(context: Context, step: int | None = None, *, infos: bool = True) -> Any:
+        taking = view_steps(context, step, infos=infos)
         while True:
             if len(steps) >= 2 and not edited:  # held part-way (a turn each) until the test has edited
                 yield

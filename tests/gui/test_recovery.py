@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QSettings
 
-from contextdeck.engine import Insert, Move, Remove, Replace, Shape, parse_document
+from contextdeck.engine import Context, Insert, Move, Remove, Replace, Shape, parse_document
 from contextdeck.gui._autosave import serialise, snapshot
 from contextdeck.gui._commands import EditCommand
 from contextdeck.gui._recovery import RecoveryStore, process_start
@@ -426,3 +426,54 @@ def test_the_autosaved_copy_of_the_messages_is_let_go_of_to_be_freed_in_slices(
     with qtbot.waitSignal(session.autosaved, timeout=5_000):
         change(session)
     assert let_go == [[TEXT, EDIT]]
+
+
+def test_the_autosave_copies_the_messages_a_step_a_turn_then_writes_them(
+        qtbot, session: DocumentSession, doc: Path, recovery: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At a million messages the copy of the list an autosave writes is 12-30 ms of the GUI thread, more than a
+    turn: it is taken a step at a time in the window's slices (`Context.view_steps`, the messages alone), and
+    written once whole. An edit made between two steps is in what is written; a document opened meanwhile stops
+    the copy. Before, the turn of the autosave's timer copied the whole list."""
+    view_steps = Context.view_steps
+    steps: list[bool] = []
+    held: list[bool] = []
+
+    def one_at_a_time(context: Context, step: int | None = None, *, infos: bool = True) -> Any:
+        taking = view_steps(context, 1, infos=infos)
+        while True:
+            try:
+                next(taking)
+            except StopIteration as done:
+                return done.value
+            steps.append(infos)
+            yield
+            while held:  # part-way, a turn at a time, until the test has edited
+                yield
+
+    monkeypatch.setattr(Context, "view_steps", one_at_a_time)
+    open_and_wait(qtbot, session, doc)
+    session.autosave_delay_ms = 60_000  # the test starts the autosave itself
+    change(session)
+    held.append(True)
+    session._autosave()
+    assert steps == []  # nothing copied or written in the timer's turn
+    assert session._autosave_task is None
+    qtbot.waitUntil(lambda: bool(steps), timeout=5_000)
+    qtbot.wait(50)
+    assert steps == [False]  # the messages alone: a recovery file needs no parsed form
+    assert session._autosave_task is None  # nothing written part-way
+    late = {"type": "text", "role": "user", "text": "edited while the copy was taken"}
+    session.document.context.apply(Insert(1, late))
+    with qtbot.waitSignal(session.autosaved, timeout=5_000) as written:
+        held.clear()
+    assert len(steps) == 3  # the copy started again after the edit
+    assert json.loads(written.args[0].read_text()) == [TEXT, late, EDIT]
+    change(session)
+    held.append(True)
+    session._autosave()
+    qtbot.waitUntil(lambda: len(steps) == 4, timeout=5_000)
+    open_and_wait(qtbot, session, doc)
+    held.clear()
+    qtbot.wait(100)
+    assert len(steps) == 4  # stopped: nothing of it is written
+    assert session._autosave_task is None

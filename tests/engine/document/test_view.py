@@ -45,9 +45,11 @@ def test_instances_of_a_context_are_those_of_its_messages(messages: list[Any], d
 @given(documents, st.data())
 def test_a_view_taken_in_steps_is_the_context_at_its_last_step(messages: list[Any], data: st.DataObject) -> None:
     """`view_steps` copies a few messages at a time; edits of every kind (appends among them) made between two
-    steps are in the view it returns: it equals `view()` taken at its last step, messages and parsed infos."""
+    steps are in the view it returns: it equals `view()` taken at its last step, messages and parsed infos (or,
+    asked for the messages alone, its messages and no infos)."""
     ctx = Context(messages)
-    steps = ctx.view_steps(step=data.draw(st.integers(1, 3)))
+    infos = data.draw(st.booleans())
+    steps = ctx.view_steps(step=data.draw(st.integers(1, 3)), infos=infos)
     while True:
         try:
             next(steps)
@@ -61,6 +63,9 @@ def test_a_view_taken_in_steps_is_the_context_at_its_last_step(messages: list[An
                 ctx.apply(data.draw(edits(len(ctx))))
     now = ctx.view()
     assert list(view.messages) == list(now.messages)
+    if not infos:
+        assert list(view.infos) == []
+        return
     assert list(view.infos) == list(now.infos)
     assert render_text(view) == render_text(ctx)
 
