@@ -164,8 +164,10 @@ class _OneARepaint(QObject):
     after the one before has painted. A part takes the palette in one turn of the event loop and repaints in a
     later one: taking it is a walk over the part's widgets and its repaint as long again, more than a frame in
     one turn at a million messages. (A window repaints some milliseconds after it is asked to, not in the next
-    turn of the event loop: a part let go of every turn joined the repaint of the rest.) A window not on screen
-    has them back at once; one that paints nothing for `STUCK_MS`, one at a time then."""
+    turn of the event loop: a part let go of every turn joined the repaint of the rest.) A part's repaint is a slice
+    of the window's turns (`slices()`) and is made at once (`repaint`), so that no other slice shares its turn: asked
+    for, it came in a later turn, after whatever slice that turn ran. A window not on screen has them back at once;
+    one that paints nothing for `STUCK_MS`, one at a time then."""
 
     def __init__(self, window: QWidget, parts: list[QWidget], held: list[QWidget]) -> None:
         super().__init__(window)
@@ -178,8 +180,6 @@ class _OneARepaint(QObject):
         self._painted_in, self._painted_at = -1, 0.0  # the turn of the last paint, and when
         self._taken: QWidget | None = None  # the part that took the palette, to repaint in a later turn
         self._taken_in, self._taken_at = -1, 0.0
-        self._repaint = QTimer(self, interval=1, singleShot=True)
-        self._repaint.timeout.connect(self._let_repaint)
         window.installEventFilter(self)
         if not window.isVisible() or window.isMinimized():
             while self._parts:
@@ -211,23 +211,27 @@ class _OneARepaint(QObject):
                     part.setPalette(QPalette())  # (inherited again: the new one)
                 if not part.visibleRegion().isEmpty():  # (one not on screen paints nothing: the next goes on)
                     self._taken, self._taken_in, self._taken_at = part, slices().turns, time.perf_counter()
-                    self._repaint.start()
+                    slices().start(self._let_repaint)
                     break
                 part.setUpdatesEnabled(True)
         self._stuck.start()
         self._end_when_done()
 
     def _let_repaint(self) -> None:
-        """The part that took the palette repaints, in a turn after that (as `_after_paint` waits)."""
+        """The part that took the palette repaints, in a turn after that (as `_after_paint` waits), now."""
+        part = self._taken
+        if part is None:  # (let go of already: stuck)
+            return
         if slices().turns == self._taken_in and time.perf_counter() - self._taken_at < AFTER_PAINT_S:
-            self._repaint.start()
+            slices().start(self._let_repaint)
             return
         self._release()
+        if shiboken6.isValid(part):
+            part.repaint()
         self._end_when_done()
 
     def _release(self) -> None:
         part, self._taken = self._taken, None
-        self._repaint.stop()
         if part is not None and shiboken6.isValid(part):
             part.setUpdatesEnabled(True)
 
