@@ -102,25 +102,27 @@ class Graph:
     def of(cls, plans: list[CallPlan]) -> Graph:
         kept: list[Mapping[int, tuple[str, ...]] | None] = [None] * (max(map(_index, plans), default=-1) + 1)
         readers: list[CallPlan] = []  # a call that reads nothing is fed by none
-        for plan in plans:  # one loop over the calls for both (a large plan has 100,000)
-            kept[plan.index] = _NO_FEEDERS
-            if plan.reads:
-                readers.append(plan)
-        feeders: ByIndex[Mapping[int, tuple[str, ...]]] = ByIndex(kept)
-        if not readers:
-            return cls(feeders)
         # Index the destinations that may meet a read by kind, then first segment (None: the whole kind), so each
         # read meets only writers that may overlap it: a whole kind's read (`†state`) meets every writer of it, a
         # whole kind's write (`†state`) every read of it.
         heads: dict[str, set[str]] = {}  # per kind read, the first segments read
         whole: set[str] = set()  # the kinds read whole
-        for reader in readers:
-            for read in reader.reads:
-                for ref in read.references:
-                    if ref.path:
-                        heads.setdefault(ref.kind, set()).add(ref.path[0])
-                    else:
-                        whole.add(ref.kind)
+        for plan in plans:  # one loop over the calls for all three (a large plan has 100,000)
+            kept[plan.index] = _NO_FEEDERS
+            if plan.reads:
+                readers.append(plan)
+                for read in plan.reads:
+                    for ref in read.references:
+                        if ref.path:
+                            if (read_heads := heads.get(ref.kind)) is None:
+                                heads[ref.kind] = {ref.path[0]}
+                            else:
+                                read_heads.add(ref.path[0])
+                        else:
+                            whole.add(ref.kind)
+        feeders: ByIndex[Mapping[int, tuple[str, ...]]] = ByIndex(kept)
+        if not readers:
+            return cls(feeders)
         writers: dict[str, dict[str | None, set[int]]] = {}  # kind -> first segment (None: whole) -> writers
         for writer in plans:
             destinations = writer.destinations
@@ -170,11 +172,12 @@ class Graph:
         stack: list[int] = []
         on_stack: set[int] = set()
         found: list[tuple[int, ...]] = []
-        # A call fed by none is in no cycle (it may still be reached from one that is): no walk starts there.
-        for root in sorted(index for index, fed in self.feeders.items() if fed):
+        feeders = self.feeders
+        # A call fed by none is in no cycle: no walk starts there, nor steps onto it (a large plan's writers).
+        for root in sorted(index for index, its in feeders.items() if its):
             if root in order:
                 continue
-            work = [(root, iter(self.feeders[root]))]
+            work = [(root, iter(feeders[root]))]
             order[root] = low[root] = len(order)
             stack.append(root)
             on_stack.add(root)
@@ -183,10 +186,12 @@ class Graph:
                 nxt = next(edges, None)
                 if nxt is not None:
                     if nxt not in order:
+                        if not (onward := feeders[nxt]):
+                            continue  # fed by none: no cycle goes through it
                         order[nxt] = low[nxt] = len(order)
                         stack.append(nxt)
                         on_stack.add(nxt)
-                        work.append((nxt, iter(self.feeders[nxt])))
+                        work.append((nxt, iter(onward)))
                     elif nxt in on_stack:
                         low[node] = min(low[node], order[nxt])
                     continue

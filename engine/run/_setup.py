@@ -109,8 +109,10 @@ def literal_problems(context: Context, plan: CallPlan, found: list[Occurrence] |
     the call's expressions (`occurrences` of it), when read already; `checks`: the tools' checks made already."""
     if plan.tool is None:
         return []
-    for where, _, _ in occurrences(plan.call) if found is None else found:
-        # A parameter holds a reference: only the schema is judged now (most calls' one expression is their path).
+    # A parameter that holds a reference is among the call's reads, or its problems when malformed: a call with
+    # neither (its output path its one expression: most calls of a run) is not searched for one.
+    for where, _, _ in (occurrences(plan.call) if found is None else found) if plan.reads or plan.problems else ():
+        # A parameter holds a reference: only the schema is judged now.
         if where is not OUTPUT_PATH and in_parameters(where):
             broken = tool_schema_problem(plan, checks)
             return [] if broken is None else [broken]

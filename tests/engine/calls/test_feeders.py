@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from contextdeck.engine.calls._activities import Activities
 from contextdeck.engine.calls._calls import plan_call
@@ -42,3 +44,29 @@ class _Records(ByIndex[str]):
 
     def made(self, kept: str) -> str:
         return kept.upper()
+
+
+@given(st.lists(st.frozensets(st.integers(0, 7), max_size=3), min_size=1, max_size=8))
+def test_cycles_are_the_calls_that_reach_each_other(reads: list[frozenset[int]]) -> None:
+    """`Graph.cycles` (which never walks onto a call fed by none) finds every group of two or more calls that
+    feed each other round: the calls each of which reaches the other through who feeds whom, found here by
+    following the feeders from each call."""
+    calls = [{"_tool": "t", "_outputPath": f"†state.p{index}",
+              "_output": {f"r{read}": f"†state.p{read}.x" for read in sorted(reads_of)}}
+             for index, reads_of in enumerate(reads)]
+    graph = Graph.of([plan_call(index, call, {}, Activities()) for index, call in enumerate(calls)])
+
+    def reached(start: int) -> set[int]:
+        seen: set[int] = set()
+        todo = [start]
+        while todo:
+            for writer in graph.feeders[todo.pop()]:
+                if writer not in seen:
+                    seen.add(writer)
+                    todo.append(writer)
+        return seen
+
+    reach = {index: reached(index) for index in range(len(calls))}
+    groups = {tuple(sorted(j for j in range(len(calls)) if j == i or (j in reach[i] and i in reach[j])))
+              for i in range(len(calls)) if i in reach[i]}
+    assert graph.cycles() == sorted(group for group in groups if len(group) > 1)
