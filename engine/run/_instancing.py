@@ -79,14 +79,23 @@ def instanced(reading: PlanReading, context: Messages) -> PlanReading:
     calls: list[Any] = []
     units: list[Unit] = []
     expressions: list[list[Occurrence]] = []
+    add_call, add_unit, add_expressions = calls.append, units.append, expressions.append  # 100,000 calls
     for unit in reading.units:
         members = unit.members
         if len(members) == 1 and not bound[first := members[0]]:
             index, position = len(calls), len(units)  # a call that runs once (the most common unit)
-            calls.append(given[first])
-            expressions.append(read[first])
-            units.append(unit if first == index and unit.entry == position
-                         else Unit.of(unit.pattern, (index,), index if index == position else position))
+            add_call(given[first])
+            add_expressions(read[first])
+            add_unit(unit if first == index and unit.entry == position
+                     else Unit.of(unit.pattern, (index,), index if index == position else position))
+            continue
+        if len(members) == 1 and unit.pattern == "one":  # a call alone, bound: a copy of it per instance
+            call, found = given[first], read[first]
+            for name in ids:
+                index, position = len(calls), len(units)
+                add_call({**call, "_instance": name})
+                add_expressions(found)
+                add_unit(Unit.of("one", (index,), index if index == position else position))
             continue
         for instance in ids if any(bound[i] for i in members) else (None,):
             start = len(calls)
