@@ -358,13 +358,23 @@ class Turns:
                 print("\n".join("      " + line for line in out.getvalue().splitlines()[6:] if line.strip()))
 
 
+# Every folder the bench writes into (documents of up to 200 MB, settings, recovery files) is inside this one,
+# removed when the bench ends.
+_SCRATCH = tempfile.TemporaryDirectory(prefix="contextdeck-bench-", ignore_cleanup_errors=True)
+
+
+def scratch() -> Path:
+    """A new empty folder, removed with the bench's own when the bench ends."""
+    return Path(tempfile.mkdtemp(dir=_SCRATCH.name))
+
+
 def new_window(count: int, messages: list[dict[str, Any]] | Any | None = None) -> tuple[QApplication, Any, Path]:
     """The app set up as `contextdeck gui` does, a shown window, and the bench document (or `messages`, a list
     or a whole document) written to disk."""
     tune_interpreter()  # the collector as `contextdeck gui` sets it up (contextdeck/_runtime.py)
     app = QApplication.instance() or QApplication(sys.argv[:1])
     collect_while_idle(app)
-    folder = Path(tempfile.mkdtemp(prefix="contextdeck-bench-"))
+    folder = scratch()
     path = folder / "big.json"
     path.write_text(json.dumps(make_messages(count) if messages is None else messages), encoding="utf-8")
     settings = QSettings(str(folder / "settings.ini"), QSettings.Format.IniFormat)
@@ -874,7 +884,7 @@ def run_trace_import(turns: int, freeze: Freeze, turns_clock: bool, profile: boo
     bench = Bench(app, idles=True)
     if isinstance(app, TurnClock):
         bench.turns = Turns(app, profile, worst_ms=FREEZE_MS / 2)
-    log = Path(tempfile.mkdtemp(prefix="contextdeck-bench-")) / "agent.jsonl"
+    log = scratch() / "agent.jsonl"
     log.write_text(big_openai_log(turns), encoding="utf-8")
     traces = window.traces
     traces.ask_import_choice = lambda name, imported: ImportChoice(imported[0], Redaction.parse([]))
@@ -902,7 +912,7 @@ def run_experiment(padding: int, freeze: Freeze, turns: bool, profile: bool) -> 
     from contextdeck.gui._models import ModelConfig
     from fake_llm import FakeLLM
 
-    folder = Path(tempfile.mkdtemp(prefix="contextdeck-bench-"))
+    folder = scratch()
     agent = write_agent(folder / "agent.json", "Add the numbers.")
     document = json.loads(agent.read_text())
     document["context"][1:1] = [{"type": "text", "role": "user", "text": f"note {n}"} for n in range(padding)]
