@@ -95,8 +95,8 @@ def test_a_snapshot_slice_ends_within_its_budget(qtbot: QtBot, monkeypatch: pyte
     taken: list[int] = []
     view_steps = Context.view_steps
 
-    def costed(self: Context, step: int | None = None) -> Generator[None, None, ContextView]:
-        copying = view_steps(self, 1)
+    def costed(self: Context, step: int | None = None, *, infos: bool = True) -> Generator[None, None, ContextView]:
+        copying = view_steps(self, 1, infos=infos)
         try:
             while True:
                 next(copying)
