@@ -243,3 +243,4 @@ class BackgroundRunner(QObject):
             self._start()
         self._pool.waitForDone()
         QCoreApplication.sendPostedEvents()
+# a comment
