@@ -243,4 +243,3 @@ class BackgroundRunner(QObject):
             self._start()
         self._pool.waitForDone()
         QCoreApplication.sendPostedEvents()
-# a comment
