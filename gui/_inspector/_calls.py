@@ -133,6 +133,7 @@ class CallsModel(QAbstractTableModel):
         self._held = False  # the debugger runs: its own outputs do not re-judge the calls (`hold`)
         self._due = False  # an edit came while held: one refresh once it ends
         self._current = False  # nothing was edited since the fresh execution shown was made (`execution_to_run`)
+        self._judged: tuple[Context, Execution] | None = None  # made in one slice, shown in the next (`_judge`)
         self._breakpoints: dict[int, str | None] = {}  # row -> its condition (a `†` expression) or None
         self._tool_breakpoints: set[str] = set()  # stop at every call of these tools
         # Where breakpoints are kept across sessions (the window: the document's sidecar settings).
@@ -165,6 +166,7 @@ class CallsModel(QAbstractTableModel):
         `context`'s reads (`watch_reads`), kept instead of made again."""
         self.origin = dict(origin or {})
         self._timer.stop()  # a refresh asked for the context before: this one's supersedes it
+        self._judged = None
         if self._context is not None:
             for signal in self._signals(self._context):
                 signal.disconnect(self.schedule_refresh)
@@ -181,7 +183,7 @@ class CallsModel(QAbstractTableModel):
         if context is not None and len(context) >= LARGE_CONTEXT:
             # A big document's calls are judged in a turn of their own: the window shows the document first.
             self._forget()
-            slices().start(self.refresh)
+            slices().start(self._judge)
         else:
             self.refresh()
 
@@ -216,6 +218,7 @@ class CallsModel(QAbstractTableModel):
     def follow(self, execution: Execution | None) -> None:
         """Show the debugger's live `execution`; None: back to a fresh one after each edit."""
         self._live = execution is not None
+        self._judged = None
         if execution is not None:
             self._show(execution)
         else:
@@ -237,6 +240,7 @@ class CallsModel(QAbstractTableModel):
 
     def schedule_refresh(self, *_: object) -> None:
         self._current = False
+        self._judged = None  # judged before this edit: judged again after it
         if self._held:
             self._due = True
             return
@@ -246,11 +250,31 @@ class CallsModel(QAbstractTableModel):
         self._timer.start()
 
     def _refresh_in_a_turn(self) -> None:
-        slices().start(self.refresh)
+        slices().start(self._judge)
+
+    def _judge(self) -> None:
+        """A slice of the window's turns that judges the calls afresh (a new `Execution` reads every call and the
+        run record), shown in the next slice (`_show_judged`): the rows' reset and their repaint then have a turn
+        without that work, which with them was more than a frame at a million messages. The debugger's live
+        execution is judged and shown at once (`refresh`)."""
+        if self._context is None or self._live:
+            self.refresh()
+            return
+        self._timer.stop()
+        self._judged = (self._context, self.new_execution())
+        slices().start(self._show_judged)
+
+    def _show_judged(self) -> None:
+        judged, self._judged = self._judged, None
+        if judged is None or judged[0] is not self._context or self._live:
+            return  # an edit, another document or the debugger came since: its own refresh follows
+        self._live, self._current = False, True
+        self._show(judged[1])
 
     def refresh(self) -> None:
         """Judge the calls again now; rows are reset only when the list of calls itself changed."""
         self._timer.stop()
+        self._judged = None
         execution = self._execution
         if self._context is None:
             self._live, execution = False, None

@@ -9,10 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtCore import QObject
 
 from contextdeck.engine import Context
 from contextdeck.gui._inspector import _calls
 from contextdeck.gui._lines import line_starts
+from contextdeck.gui._slices import slices
 from contextdeck.gui._window import MainWindow
 
 INSTANCES = [f"p{n}" for n in range(4)]
@@ -60,6 +62,57 @@ def test_a_big_documents_calls_are_judged_in_a_turn_after_it_is_shown(
     qtbot.waitUntil(lambda: model.rowCount() == len(INSTANCES))
     assert model.execution is not None
     assert model.execution.context is window.context()
+
+
+class Between(QObject):
+    """A job of one slice of the window's turns, which notes itself in `ran` and then does `then()`."""
+
+    def __init__(self, ran: list[str], then: Callable[[], object] = lambda: None) -> None:
+        super().__init__()
+        self.ran, self.then = ran, then
+
+    def work(self) -> None:
+        self.ran.append("another slice")
+        self.then()
+
+
+def judged_and_shown(model: _calls.CallsModel, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """What the calls panel's model does, in order: each execution it makes, each reset of its rows (their count)."""
+    done: list[str] = []
+    make = model.new_execution
+    monkeypatch.setattr(model, "new_execution", lambda **options: (done.append("judged"), make(**options))[1])
+    model.modelReset.connect(lambda: done.append(f"{model.rowCount()} rows"))
+    return done
+
+
+def test_a_big_documents_calls_are_judged_in_one_slice_and_shown_in_a_later_one(
+        qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The calls of a big document are judged (a new Execution) in one slice of the window's turns and their rows
+    shown in a later one: the rows' reset and the repaint it brings never share a turn with the judgement (at a
+    million messages, together more than a frame)."""
+    monkeypatch.setattr(_calls, "LARGE_CONTEXT", len(PLANNED))
+    model = _calls.CallsModel()
+    done = judged_and_shown(model, monkeypatch)
+    model.set_source(Context(PLANNED))
+    between = Between(done)  # (held: the slices hold their jobs weakly)
+    slices().start(between.work)
+    qtbot.waitUntil(lambda: model.rowCount() == len(INSTANCES))
+    assert done == ["0 rows", "judged", "another slice", f"{len(INSTANCES)} rows"]
+
+
+def test_calls_judged_before_an_edit_are_not_shown(qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An edit between the judgement and its showing drops it: the rows shown are judged after the edit, and a run
+    starts from a fresh execution, never from one judged before it (`execution_to_run`)."""
+    monkeypatch.setattr(_calls, "LARGE_CONTEXT", len(PLANNED))
+    model = _calls.CallsModel()
+    done = judged_and_shown(model, monkeypatch)
+    context = Context(PLANNED)
+    model.set_source(context)
+    another = {"type": "input", "_instance": "p9", "input": {"text": "one more"}}
+    between = Between(done, lambda: context.insert(len(PLANNED) - 1, another))
+    slices().start(between.work)
+    qtbot.waitUntil(lambda: model.rowCount() == len(INSTANCES) + 1, timeout=5_000)
+    assert done == ["0 rows", "judged", "another slice", "judged", f"{len(INSTANCES) + 1} rows"]
 
 
 def test_a_long_request_diff_lays_out_only_the_lines_in_sight(qtbot: Any, open_window: Any) -> None:
