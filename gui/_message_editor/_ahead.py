@@ -11,8 +11,10 @@ types into never depends on this.
 A document that opens makes the form of the message it opens on before that message is selected (`opening`):
 its pieces (the body's page, a payload's form, a plan's call boxes), then each shown once, a slice of the
 window's turns each, between the hand-over of the document and its selection (which waits for them,
-`opening_pending`). At a million messages a plan's boxes made in the selection's turn, with its repaint, were
-more than a frame.
+`opening_pending`); the last piece has the editor show the message, so that the selection finds it shown and
+its turn has the timeline's and the other views' share only. At a million messages a plan's boxes made in the
+selection's turn, with its repaint, were more than a frame, and so were the editor's parts shown and painted
+with the rest of the selection.
 """
 
 from __future__ import annotations
@@ -72,16 +74,18 @@ class FormsAhead(QObject):
             self._opening = None  # another document opened meanwhile: it has its own opening
             return
         if self._showing:
-            done = not self._editor.show_prepared()
+            more = self._editor.show_prepared()
         elif not self._editor.prepare(document[index], push_out=True):
             self._showing = True
-            done = not self._editor.show_prepared()
+            more = self._editor.show_prepared()
         else:
-            done = False
-        if done:
-            self._opening = None
-        else:
+            more = True
+        if more:  # (this slice made or showed a piece: the next piece, or the message shown, in a later one)
             slices().start(self._open_a_piece)
+            return
+        self._opening = None
+        if self._editor.value() is None:  # (nothing shown since the hand-over: a selection made meanwhile stays)
+            self._editor.set_message(index, document[index])
 
     def selected(self, index: int) -> None:
         """Message `index` was selected: its neighbours come first, once the window has been idle for a while."""

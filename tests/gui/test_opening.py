@@ -281,8 +281,8 @@ def test_a_document_whose_last_message_is_on_the_first_screen_shows_its_rows_wit
 def test_a_document_opening_on_a_plan_makes_its_call_boxes_before_the_selection(
         qtbot: Any, open_window: Any, tmp_path: Path) -> None:
     """The plan form's call boxes of the message a document opens on are made, and shown once out of sight, in
-    slices before its selection (at a million messages, made in the selection's turn with its repaint, more than a
-    frame); the selection shows those very boxes, and they edit the plan."""
+    slices before the editor shows that message (at a million messages, made in the selection's turn with its
+    repaint, more than a frame); the editor shows those very boxes, and they edit the plan."""
     from PySide6.QtWidgets import QLineEdit
 
     from contextdeck.gui._message_editor import Body
@@ -293,18 +293,19 @@ def test_a_document_opening_on_a_plan_makes_its_call_boxes_before_the_selection(
     path = tmp_path / "plan.json"
     path.write_text(json.dumps([*MESSAGES, tool, plan]), encoding="utf-8")
     window = open_window(None)
-    model = window.document
-    before: list[Any] = []  # the plan page's boxes, made and shown once, as the selection begins
-    finish = model.finish_opening
+    model, editor = window.document, window.editor
+    before: list[Any] = []  # the plan page's boxes, made and shown once, as the editor comes to show the plan
+    set_message = editor.set_message
 
-    def selection() -> None:
-        page = window.editor._pages.get(Body.CALLS)
-        boxes = [] if page is None else list(page.findChildren(CallBox))
-        before.append((boxes, [box.testAttribute(Qt.WidgetAttribute.WA_WState_Polished) for box in boxes],
-                       window.editor.bodies.currentWidget() is page))
-        finish()
+    def shown(index: int | None, message: Any) -> None:
+        if message is not None and not before:
+            page = editor._pages.get(Body.CALLS)
+            boxes = [] if page is None else list(page.findChildren(CallBox))
+            before.append((boxes, [box.testAttribute(Qt.WidgetAttribute.WA_WState_Polished) for box in boxes],
+                           editor.bodies.currentWidget() is page))
+        set_message(index, message)
 
-    model.finish_opening = selection
+    editor.set_message = shown
     with qtbot.waitSignal(model.documentShown, timeout=10_000):
         window.session.open(path)
     (boxes, polished, on_screen), = before
@@ -322,6 +323,58 @@ def test_a_document_opening_on_a_plan_makes_its_call_boxes_before_the_selection(
     qtbot.waitUntil(name.hasFocus)
     qtbot.keyClicks(name, "!")
     assert window.context()[len(MESSAGES) + 1]["plan"] == [{"_tool": "greet", "name": "Alex!"}]
+
+
+def test_the_editor_shows_the_message_a_document_opens_on_in_a_slice_before_its_selection(
+        qtbot: Any, open_window: Any, document: Path) -> None:
+    """The last piece of the opening has the editor show the last message, in a slice of the window's turns before
+    the selection's; the selection finds it shown and does nothing in the editor (at a million messages, the
+    editor's parts shown and painted with the rest of the selection were more than a frame)."""
+    window = open_window(None)
+    model, editor = window.document, window.editor
+    shown: list[Any] = []  # each time the editor shows a message: (what was selected then, the message's index)
+    show = editor._set_message
+
+    def showing(index: int | None, message: Any) -> None:
+        shown.append((model.selected_message(), index))
+        show(index, message)
+
+    editor._set_message = showing
+    at_selection: list[Any] = []
+    finish = model.finish_opening
+
+    def selection() -> None:
+        at_selection.append((editor.title.text(), editor.tabs.isVisible(), editor.nothing.isVisible()))
+        finish()
+
+    model.finish_opening = selection
+    with qtbot.waitSignal(model.documentShown, timeout=10_000):
+        window.session.open(document)
+    assert shown == [(None, None), (None, LAST)]  # the hand-over's nothing, then the last message, unselected
+    (title, tabs, nothing), = at_selection
+    assert title.startswith(f"<b>#{LAST} · text</b>")
+    assert tabs
+    assert not nothing
+    assert window.selected_message() == LAST
+    assert editor.message() == MESSAGES[LAST]
+
+
+def test_a_message_selected_before_the_editor_shows_the_opening_one_stays_in_the_editor(
+        qtbot: Any, open_window: Any, document: Path) -> None:
+    """A view that selects a message before the opening's last piece keeps it in the editor too: the piece does
+    not show the document's last message over it."""
+    window = open_window(None)
+    model = window.document
+    model.open_after(lambda: False)  # (the selection held back)
+    with qtbot.waitSignal(model.documentReplaced, timeout=10_000):
+        window.session.open(document)
+    model.select_message(1)
+    qtbot.waitUntil(lambda: not window.forms_ahead.opening_pending())
+    model.open_after(lambda: True)
+    with qtbot.waitSignal(model.documentShown, timeout=10_000):
+        pass
+    assert window.selected_message() == 1
+    assert window.editor.message() == MESSAGES[1]
 
 
 def test_a_document_opening_on_a_plan_has_its_calls_ahead_in_the_timeline(
