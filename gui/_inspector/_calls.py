@@ -265,11 +265,17 @@ class CallsModel(QAbstractTableModel):
         slices().start(self._show_judged)
 
     def _show_judged(self) -> None:
+        """The rows of the calls judged in the slice before; `refreshed` (the panel's turn label, the inspector's
+        views) in a slice after, so that the rows' repaint has this turn to itself."""
         judged, self._judged = self._judged, None
         if judged is None or judged[0] is not self._context or self._live:
             return  # an edit, another document or the debugger came since: its own refresh follows
         self._live, self._current = False, True
-        self._show(judged[1])
+        self._show(judged[1], announce=False)
+        slices().start(self._announce)
+
+    def _announce(self) -> None:
+        self.refreshed.emit()
 
     def refresh(self) -> None:
         """Judge the calls again now; rows are reset only when the list of calls itself changed."""
@@ -321,7 +327,7 @@ class CallsModel(QAbstractTableModel):
             for source, instance in wanted - self._reads.keys():
                 self._reads[source, instance] = self._context.watch(source, _ignore, instance)
 
-    def _show(self, execution: Execution | None) -> None:
+    def _show(self, execution: Execution | None, announce: bool = True) -> None:
         before = self._calls
         plans = [] if execution is None else execution.plans
         self._keep_reads_current(plans)
@@ -344,7 +350,8 @@ class CallsModel(QAbstractTableModel):
             if changed:  # only those rows repaint (an edit elsewhere in the document usually changes none)
                 self.dataChanged.emit(self.index(changed[0], 0), self.index(changed[-1], len(HEADERS) - 1))
             self._shown = looks
-        self.refreshed.emit()
+        if announce:
+            self.refreshed.emit()
 
     def _draw_graph(self, execution: Execution | None) -> None:
         """The plan graph of the execution's calls, laid out again only when the engine's graph is another one (a
