@@ -9,7 +9,7 @@ from functools import cache
 import shiboken6
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPalette
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QAbstractScrollArea, QApplication, QWidget
 
 from contextdeck import resources
 
@@ -166,8 +166,10 @@ class _OneARepaint(QObject):
     one turn at a million messages. (A window repaints some milliseconds after it is asked to, not in the next
     turn of the event loop: a part let go of every turn joined the repaint of the rest.) A part's repaint is a slice
     of the window's turns (`slices()`) and is made at once (`repaint`), so that no other slice shares its turn: asked
-    for, it came in a later turn, after whatever slice that turn ran. A window not on screen has them back at once;
-    one that paints nothing for `STUCK_MS`, one at a time then."""
+    for, it came in a later turn, after whatever slice that turn ran. What the part's scroll areas show (a view's
+    rows, a form) is held out of that repaint and repainted after it, each in a slice of its own (`_contents`): a
+    dock with its view's rows was a frame in one slice at a million messages. A window not on screen has them back
+    at once; one that paints nothing for `STUCK_MS`, one at a time then."""
 
     def __init__(self, window: QWidget, parts: list[QWidget], held: list[QWidget]) -> None:
         super().__init__(window)
@@ -179,6 +181,7 @@ class _OneARepaint(QObject):
         self._painted.timeout.connect(self._after_paint)
         self._painted_in, self._painted_at = -1, 0.0  # the turn of the last paint, and when
         self._taken: QWidget | None = None  # the part that took the palette, to repaint in a later turn
+        self._pieces: list[QWidget] = []  # what its scroll areas show, held out of its repaint (`_contents`)
         self._taken_in, self._taken_at = -1, 0.0
         window.installEventFilter(self)
         if not window.isVisible() or window.isMinimized():
@@ -187,15 +190,18 @@ class _OneARepaint(QObject):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.Paint:
-            self._painted_in, self._painted_at = slices().turns, time.perf_counter()
-            self._painted.start()
-            self._stuck.start()  # (it is not stuck)
+            self._note_paint()
         return False
+
+    def _note_paint(self) -> None:
+        self._painted_in, self._painted_at = slices().turns, time.perf_counter()
+        self._painted.start()
+        self._stuck.start()  # (it is not stuck)
 
     def _after_paint(self) -> None:
         """The next part, in a turn after the repaint's (a timer may fire in the repaint's turn); in a loop that
         does not say when its turns begin, `AFTER_PAINT_S` after it. Not while the last part has yet to repaint."""
-        if self._taken is not None:
+        if self._taken is not None or self._pieces:
             return
         if slices().turns == self._painted_in and time.perf_counter() - self._painted_at < AFTER_PAINT_S:
             self._painted.start()
@@ -225,17 +231,54 @@ class _OneARepaint(QObject):
         if slices().turns == self._taken_in and time.perf_counter() - self._taken_at < AFTER_PAINT_S:
             slices().start(self._let_repaint)
             return
-        self._release()
+        if shiboken6.isValid(part):
+            self._pieces = _contents(part)
+            for piece in self._pieces:
+                piece.setUpdatesEnabled(False)  # (held when the part is let go of: set on the piece itself)
+        self._release(pieces=False)
         if shiboken6.isValid(part):
             part.repaint()
+        if self._pieces:
+            slices().start(self._repaint_a_piece)
         self._end_when_done()
 
-    def _release(self) -> None:
+    def _repaint_a_piece(self) -> None:
+        """What one of the part's scroll areas shows repaints, now: a slice of its own."""
+        while self._pieces:
+            piece = self._pieces.pop(0)
+            if shiboken6.isValid(piece):
+                piece.setUpdatesEnabled(True)
+                piece.repaint()
+                self._note_paint()  # (the window itself paints nothing: the next part goes on after this)
+                break
+        if self._pieces:
+            slices().start(self._repaint_a_piece)
+        self._end_when_done()
+
+    def _release(self, pieces: bool = True) -> None:
         part, self._taken = self._taken, None
         if part is not None and shiboken6.isValid(part):
             part.setUpdatesEnabled(True)
+        if pieces:  # (stuck: all of them at once)
+            for piece in self._pieces:
+                if shiboken6.isValid(piece):
+                    piece.setUpdatesEnabled(True)
+            self._pieces = []
 
     def _end_when_done(self) -> None:
-        if not self._parts and self._taken is None:
+        if not self._parts and self._taken is None and not self._pieces:
             self._stuck.stop()
             self.deleteLater()
+
+
+def _contents(part: QWidget) -> list[QWidget]:
+    """The viewports on screen of the scroll areas inside `part` (not those inside another's), in the order of
+    the widget tree: what a part shows in its views and forms, most of what its repaint costs."""
+    found: list[QWidget] = []
+    for area in part.findChildren(QAbstractScrollArea):
+        viewport = area.viewport()
+        if viewport is None or viewport.visibleRegion().isEmpty():
+            continue
+        if not any(outer.isAncestorOf(viewport) for outer in found):
+            found.append(viewport)
+    return found

@@ -438,3 +438,43 @@ def test_a_part_repaints_in_a_turn_of_its_own_with_no_other_slice(qtbot: Any, re
     assert len(job.ran) > len(docks)  # it ran all along
     shared = {name: turn for name, turn in first.items() if turn in job.ran}
     assert not shared, (shared, first)
+
+
+def test_what_a_parts_views_show_repaints_after_the_part_each_in_a_turn_of_its_own(
+        qtbot: Any, refund_window: Any, theme: Callable[[str], None]) -> None:
+    """What the scroll areas of a part show (the timeline's rows, the watches, the calls, the editor's form) is
+    held out of the part's repaint and repainted after it, each in a turn of its own and in the new palette: a dock
+    with its view's rows was more than a frame in one turn at a million messages."""
+    from PySide6.QtWidgets import QAbstractScrollArea
+
+    window = refund_window
+    parts = [window.centralWidget(), *(dock for dock in window.findChildren(QDockWidget)
+                                       if not dock.visibleRegion().isEmpty())]
+    contents = {area.viewport(): part for part in parts for area in part.findChildren(QAbstractScrollArea)
+                if not area.viewport().visibleRegion().isEmpty()}
+    timeline = window.timeline.table.viewport()
+    assert timeline in contents
+    first: dict[QWidget, tuple[int, bool]] = {}  # each widget's first paint: the turn, and in the new palette
+
+    class FirstPaints(QObject):
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.Paint and isinstance(watched, QWidget) and watched not in first:
+                first[watched] = (slices().turns, dark(watched))
+            return False
+
+    paints = FirstPaints()
+    window.set_theme("dark")  # the `theme` fixture brings the light theme back
+    QApplication.instance().installEventFilter(paints)
+    try:
+        qtbot.waitUntil(lambda: all(part.updatesEnabled() for part in parts) and all(
+            viewport.updatesEnabled() for viewport in contents) and timeline in first)
+    finally:
+        QApplication.instance().removeEventFilter(paints)
+    dock = window.timeline_dock
+    part_turn = min(turn for widget, (turn, _) in first.items() if widget is dock or (
+        dock.isAncestorOf(widget) and not any(v is widget or v.isAncestorOf(widget) for v in contents)))
+    assert first[timeline] == (first[timeline][0], True)  # in the new palette
+    assert first[timeline][0] > part_turn  # after the rest of its dock
+    turns = [first[viewport][0] for viewport in contents if viewport in first]
+    assert len(turns) > 2
+    assert len(set(turns)) == len(turns), turns  # each in a turn of its own
