@@ -550,18 +550,29 @@ class ModelsUI(QObject):
 
     def _make_prompt_ahead(self) -> None:
         """Make the prompt dialog while the window is idle: its widgets made, polished and laid out, so that
-        Prompt for This Call… only fills and shows it."""
+        Prompt for This Call… only fills and shows it. Each of the three is a slice of the window's turns (all
+        three in one turn were most of a frame, more after a big document opened)."""
         if self._prompt is not None:
             return
         if self.window.session.is_loading() or self.window.document.views_pending() or slices().pending:
             self._ahead.start()  # a document loading, a selection's views, the views' slices: they go first
             return
-        dialog = self._made(PromptDialog(self.models, self.debugger, self.window.window()))
-        dialog.ensurePolished()
-        layout = dialog.layout()
+        slices().start(self._prompt_made)
+
+    def _prompt_made(self) -> None:
+        if self._prompt is None:
+            self._prompt = self._made(PromptDialog(self.models, self.debugger, self.window.window()))
+            slices().start(self._prompt_polished)
+
+    def _prompt_polished(self) -> None:
+        if self._prompt is not None and not self._prompt.isVisible():  # (not taken and shown meanwhile)
+            self._prompt.ensurePolished()
+            slices().start(self._prompt_laid_out)
+
+    def _prompt_laid_out(self) -> None:
+        layout = self._prompt.layout() if self._prompt is not None and not self._prompt.isVisible() else None
         if layout is not None:
             layout.activate()
-        self._prompt = dialog
 
     def open_settings(self) -> ModelsDialog:
         dialog = self._made(ModelsDialog(self.models, self.window.window()))

@@ -274,6 +274,50 @@ def test_the_whole_request_becomes_the_solution_and_undo_takes_it_back(qtbot: An
     assert model.rowCount() == 1
 
 
+def test_the_prompt_dialog_is_made_ahead_a_slice_at_a_time(qtbot: Any, window: MainWindow, fake_llm: Any) -> None:
+    """The prompt dialog made ahead is made, polished and laid out each in a slice of the window's turns of its
+    own, another slice between them (the three in one turn were most of a frame after a big document opened)."""
+    from PySide6.QtCore import QObject
+    from PySide6.QtWidgets import QVBoxLayout
+
+    from contextdeck.gui._slices import slices
+
+    models = window.models  # type: ignore[attr-defined]
+    done: list[str] = []
+
+    class Other(QObject):
+        def work(self) -> None:
+            done.append("another slice" if models._prompt is None else "another slice, the dialog made")
+            if len(done) < 6:
+                slices().start(self.work)
+
+    polish, activate = PromptDialog.ensurePolished, QVBoxLayout.activate
+
+    def polished(dialog: PromptDialog) -> None:
+        done.append("polished")
+        polish(dialog)
+
+    def laid_out(layout: QVBoxLayout) -> bool:
+        if isinstance(layout.parent(), PromptDialog):
+            done.append("laid out")
+        return bool(activate(layout))
+
+    other = Other()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(PromptDialog, "ensurePolished", polished)
+        patch.setattr(QVBoxLayout, "activate", laid_out)
+        qtbot.waitUntil(lambda: not slices().pending and not window.document.views_pending(), timeout=10000)
+        models._ahead.stop()
+        models._make_prompt_ahead()
+        slices().start(other.work)
+        qtbot.waitUntil(lambda: len(done) >= 6, timeout=10000)
+    assert done[:6] == ["another slice, the dialog made", "polished", "another slice, the dialog made", "laid out",
+                        "another slice, the dialog made", "another slice, the dialog made"]
+    made = window.findChildren(PromptDialog)
+    assert len(made) == 1
+    assert not made[0].isVisible()
+
+
 def test_the_prompt_dialog_is_made_ahead_and_shown_again(qtbot: Any, window: MainWindow, fake_llm: Any) -> None:
     """The window makes the prompt dialog while idle: Prompt for This Call… makes no widget, only fills it; closed,
     the same dialog shows the next prompt afresh (no reply, status or refusal kept from the last)."""
