@@ -32,6 +32,7 @@ from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer, Signal
 
 from contextdeck.engine import Context, Document
 
+from ._engine_signals import connect_all
 from ._slices import slices
 
 if TYPE_CHECKING:  # the session imports the inspector, which imports the commands, which read this model
@@ -241,7 +242,7 @@ class DocumentModel(QObject):
             if self._context is not None:
                 self._context.replaced.disconnect(self._message_replaced)
             self._context = context
-            context.replaced.connect(self._message_replaced)
+            connect_all([(context.replaced, self._message_replaced)])
 
     def _message_replaced(self, index: int) -> None:
         self.messageReplaced.emit(index)

@@ -24,6 +24,7 @@ from PySide6.QtCore import (
 
 from contextdeck.engine import Context, Form, group_of
 
+from ._engine_signals import connect_all
 from ._summary import call_summary, is_output, message_summary, type_label
 from ._theme import icon, message_icon
 
@@ -74,13 +75,12 @@ class TimelineModel(QAbstractItemModel):
         self._shown: int | None = None
         self._announce_timer = QTimer(self, singleShot=True, interval=0)
         self._announce_timer.timeout.connect(self.announce_appended)
-        for signal, slot in (
+        connect_all((
             (context.inserting, self._inserting), (context.inserted, self._inserted),
             (context.removing, self._removing), (context.removed, self._removed),
             (context.moving, self._moving), (context.moved, self._moved),
             (context.replacing, self._replacing), (context.replaced, self._replaced),
-        ):
-            signal.connect(slot)
+        ))
 
     @property
     def context(self) -> Context:

@@ -21,6 +21,7 @@ from typing import Any, cast
 import orjson
 from PySide6.QtCore import QAbstractProxyModel, QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer, Signal
 
+from ._engine_signals import connect_all
 from ._timeline_model import InstanceRole, KindRole, LookRole, SummaryRole, TimelineModel, TypeRole
 
 _Index = QModelIndex | QPersistentModelIndex
@@ -71,7 +72,7 @@ class Haystacks:
     def __init__(self, model: TimelineModel) -> None:
         self._model = model
         self._texts: dict[int, str] = {}  # by stable message id; strings are not tracked by the cyclic collector
-        model.context.replacing.connect(self._forget)
+        connect_all([(model.context.replacing, self._forget)])
 
     def detach(self) -> None:
         self._model.context.replacing.disconnect(self._forget)

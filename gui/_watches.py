@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QHBoxLayout, QHeaderView, QLineEdit, QTableView, Q
 from contextdeck._runtime import freeze_young
 from contextdeck.engine import Context, Cursor, CursorWatch, ExpressionError, Resolution, parse_expression
 
+from ._engine_signals import connect_all
 from ._message_editor import reference_completer
 from ._slices import slices
 from ._summary import short_json
@@ -133,8 +134,8 @@ class WatchModel(QAbstractTableModel):
             self._cursor.close()
         self._cursor = None if context is None else Cursor(context, at, sliced=True)
         if context is not None:
-            for signal in _edits(context):  # after the cursor's own handlers: its pending watches
-                signal.connect(self._edited)
+            # after the cursor's own handlers: its pending watches
+            connect_all((signal, self._edited) for signal in _edits(context))
         for pin in self._pins:
             self._evaluate(pin)
         self._all_changed()

@@ -13,7 +13,7 @@ import logging
 from typing import Any
 
 from PySide6.QtCore import QByteArray, QChildEvent, QEvent, QModelIndex, QObject, QRect, QSettings, QSize, Qt
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QWindow
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
@@ -306,7 +306,9 @@ class MainWindow(QMainWindow):
 
     def _input_targets(self) -> list[QObject]:
         """Where the user's input reaches the window first: its `QWindow` and the object with the focus."""
-        handle = self.windowHandle()
+        # QWindow is imported with the module: PySide makes a class's Python type (and its enums) when it first
+        # meets it, which is not to be here, in the turn of a document's hand-over.
+        handle: QWindow | None = self.windowHandle()
         focus = QGuiApplication.focusObject()
         return [target for target in (handle, focus) if target is not None]
 

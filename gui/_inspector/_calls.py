@@ -30,6 +30,7 @@ from contextdeck.engine import (
     plan_call,
 )
 
+from .._engine_signals import connect_all
 from .._slices import slices
 from ._breakpoints import entries_of, place
 from ._plan import PlanGraph, plan_graph
@@ -174,8 +175,7 @@ class CallsModel(QAbstractTableModel):
         self._context, self._solution = context, solution
         self._reads = dict(reads or {})
         if context is not None:
-            for signal in self._signals(context):
-                signal.connect(self.schedule_refresh)
+            connect_all((signal, self.schedule_refresh) for signal in self._signals(context))
         self._live = False
         self._breakpoints.clear()
         self._tool_breakpoints.clear()

@@ -23,6 +23,7 @@ from contextdeck.engine import (
     written_paths,
 )
 
+from .._engine_signals import connect_all
 from .._slices import slices
 
 MAX_DEPTH = 4  # references offered down to †kind.a.b.c.d
@@ -108,8 +109,7 @@ class Catalogs(QObject):
             if self._followed is not None:
                 for signal in _edits(self._followed):
                     signal.disconnect(self._edited)
-            for signal in _edits(context):
-                signal.connect(self._edited)
+            connect_all((signal, self._edited) for signal in _edits(context))
             self._followed = context
             self._written, self._references = {}, ()
             self._edited()
