@@ -53,7 +53,8 @@ class FormsAhead(QObject):
         self._spread: list[int] = []  # the document's messages not looked at yet
         self._next: deque[tuple[int, bool]] = deque()  # (message, may push out a form seen before)
         self._timer = QTimer(self, singleShot=True, interval=IDLE_MS)
-        self._timer.timeout.connect(self._work)
+        self._timer.timeout.connect(self._due)
+        self._queued = False  # the timer fired: `_work` waits for its slice
         self._opening: tuple[Context, int] | None = None  # the document opening, and the message it opens on
         self._showing = False  # the opening's pieces are made: each is shown once
 
@@ -102,9 +103,16 @@ class FormsAhead(QObject):
 
     def pending(self) -> bool:
         """Whether work is still to come (messages to look at, a form to show once)."""
-        return self._timer.isActive()
+        return self._timer.isActive() or self._queued
+
+    def _due(self) -> None:
+        """A form made or shown ahead is a slice of the window's turns: never in the turn of another slice (the
+        views', a part of a theme switch), which with a form was more than a frame at a million messages."""
+        self._queued = True
+        slices().start(self._work)
 
     def _work(self) -> None:
+        self._queued = False
         if self._busy():
             self._timer.start(NEXT_MS)
             return

@@ -58,6 +58,40 @@ def test_a_selection_takes_the_form_made_ahead_and_edits_its_message(qtbot: Any,
     assert window.context()[50]["data"] == {"label": "l 50!", "n": 50}
 
 
+def test_forms_are_made_and_shown_ahead_in_slices_of_the_windows_turns(qtbot: Any, window: MainWindow) -> None:
+    """Each form made ahead, and each shown once, is a slice of the window's turns (`slices()`), never work of a
+    timer of its own that could share a turn with another slice."""
+    import inspect
+
+    from contextdeck.gui._slices import Slices
+
+    editor = window.editor
+    outside: list[str] = []
+    made: list[str] = []
+    prepare, show_prepared = editor.prepare, editor.show_prepared
+
+    def in_a_slice() -> bool:
+        return any(frame.function == "_run" and isinstance(frame.frame.f_locals.get("self"), Slices)
+                   for frame in inspect.stack())
+
+    def preparing(message: Any, *, push_out: bool = False) -> bool:
+        made.append("made")
+        if not in_a_slice():
+            outside.append("made")
+        return bool(prepare(message, push_out=push_out))
+
+    def showing() -> bool:
+        if not in_a_slice():
+            outside.append("shown")
+        return bool(show_prepared())
+
+    editor.prepare, editor.show_prepared = preparing, showing  # type: ignore[method-assign]
+    window.select_message(0)
+    qtbot.waitUntil(lambda: len(_spares(window)) >= 2 and not window.forms_ahead.pending(), timeout=5000)
+    assert made
+    assert outside == []
+
+
 def test_a_form_made_ahead_looks_like_one_made_for_the_selection(qtbot: Any, open_window: Any,
                                                                  tmp_path: Path) -> None:
     """The editor showing a state message through a form made ahead is pixel for pixel the editor showing it through
