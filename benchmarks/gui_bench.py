@@ -38,6 +38,7 @@ from contextdeck._runtime import tune_interpreter
 from contextdeck.engine import Context, Insert, Move, Remove
 from contextdeck.gui._app import create_window
 from contextdeck.gui._idle import collect_while_idle
+from contextdeck.gui._slices import Slices
 from contextdeck.gui._timeline_model import TimelineModel
 
 
@@ -290,6 +291,8 @@ def _named(thing: Any) -> str:
         owner = thing.parent() if isinstance(thing, QTimer) and thing.parent() is not None else None
     except RuntimeError:  # deleted by the event it received
         return "(deleted)"
+    if isinstance(owner, Slices):
+        return f"QTimer of Slices ({owner.last})"  # the job whose slice it ran
     return (f"{type(thing).__name__}" + (f" '{name}'" if name else "")
             + (f" of {type(owner).__name__}" if owner is not None else ""))
 

@@ -55,6 +55,7 @@ class Slices(QObject):
         self._turn_began = time.thread_time()
         self._waited = 0  # turns let go by in a row
         self.turns = 0  # turns of the event loop begun so far
+        self.last = ""  # the job the last slice ran (`Class.method`): what the benchmark's turn reports name
         dispatcher = QAbstractEventDispatcher.instance(self.thread())
         if dispatcher is not None:
             dispatcher.aboutToBlock.connect(self._turn_begins)
@@ -101,6 +102,7 @@ class Slices(QObject):
                     del self._queued[key]
                 job = ref()
                 if job is not None and shiboken6.isValid(job.__self__):  # type: ignore[attr-defined]
+                    self.last = job.__qualname__
                     job()
                     freeze_young()
                     break
