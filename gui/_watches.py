@@ -67,9 +67,10 @@ class PinnedWatch:
 
     @property
     def resolution(self) -> Resolution | None:
-        """The engine's resolution now (None when malformed or with no document), its sources the indices
-        its messages have now: an edit that only renumbers them calls nothing back, so it is read here."""
-        return None if self.handle is None else self.handle.current
+        """The engine's resolution now (None when malformed, with no document, or while its first fold at the
+        cursor goes on in slices), its sources the indices its messages have now: an edit that only renumbers
+        them calls nothing back, so it is read here."""
+        return None if self.handle is None or not self.handle.resolved else self.handle.current
 
 
 def _edits(context: Context) -> tuple[Any, ...]:
@@ -204,7 +205,7 @@ class WatchModel(QAbstractTableModel):
             self._warm_timer.start(WARM_NEXT_MS)
 
     def is_busy(self) -> bool:
-        """Whether some pins still show the value of an earlier cursor (being resolved in slices)."""
+        """Whether some pins still show the value of an earlier cursor, or none yet (being resolved in slices)."""
         return self._cursor is not None and self._cursor.pending > 0
 
     def _work(self) -> None:
@@ -250,6 +251,9 @@ class WatchModel(QAbstractTableModel):
             pin.handle = self._cursor.watch(pin.expression, changed, pin.instance)
         except ExpressionError as error:
             pin.error = f"{error.reason} at position {error.position}"
+            return
+        if not pin.handle.resolved:  # its first fold at the cursor, a slice at a time; called back when done
+            slices().start(self._work)
 
     def _close(self, pin: PinnedWatch) -> None:
         if pin.handle is not None:
@@ -316,7 +320,7 @@ class WatchModel(QAbstractTableModel):
                 if pin.error is not None:
                     return f"malformed: {pin.error}"
                 if result is None:
-                    return ""
+                    return "…" if pin.handle is not None else ""  # (its first fold at the cursor goes on)
                 return short_json(result.value) if result.found else "missing " + ", ".join(result.missing)
             if result is not None and result.found:  # (the last three: ranking thousands would block a paint)
                 return ", ".join(f"#{i}" for i in result.last_sources(3))

@@ -33,12 +33,14 @@ def _heads(infos: Iterable[MessageInfo]) -> set[Head]:
 
 class CursorWatch(Kept):
     """One expression followed at its cursor: `current` is its resolution; `callback(resolution)` when its
-    found, value or source messages change."""
+    found, value or source messages change, and when its first resolution comes in after it was made (`resolved`
+    False until then: a sliced cursor's first fold of a long path)."""
 
     def __init__(self, cursor: Cursor, expression: Expression, callback: Callable[[Resolution], Any],
                  instance: str | None) -> None:
         self.cursor, self.expression, self.callback, self.instance = cursor, expression, callback, instance
         self.live: Watch | None = None
+        self.resolved = False
         self._keep(Resolution(expression.source, False), cursor.order.tail)  # at the cursor
         self._reads = {(ref.kind, ref.path[0] if ref.path else None) for ref in expression.references}
 
@@ -70,7 +72,8 @@ class Cursor:
 
     `move(at)` brings every watch up to date at once. With `sliced` set, a move or an edit only notes the
     watches it can change (`pending`), and the owner resolves them in slices with `steps()` (a window
-    paints progressively instead of blocking for hundreds of watches after a far jump).
+    paints progressively instead of blocking for hundreds of watches after a far jump); so does a new watch
+    whose first fold at the cursor is longer than one slice's (`Context.fold_ahead`).
     """
 
     def __init__(self, context: Context, at: int | None = None, *, sliced: bool = False) -> None:
@@ -87,13 +90,18 @@ class Cursor:
         return self._at
 
     def watch(self, expr: str, callback: Callable[[Resolution], Any], instance: str | None = None) -> CursorWatch:
-        """Follow `expr` at this cursor. Raises `ExpressionError` for a malformed expression."""
+        """Follow `expr` at this cursor. Raises `ExpressionError` for a malformed expression. With `sliced`, a
+        watch whose path is not folded up to the cursor after one slice of it is `pending`, not yet `resolved`:
+        `steps` resolves it and calls it back."""
         watch = CursorWatch(self, parse_expression(expr), callback, None if instance is None else str(instance))
         self._watches.append(watch)
         if self._at is None:
             self._go_live(watch)
+        elif self.sliced and not self.context.fold_ahead(watch.expression, watch.instance, self._at):
+            self._pending[watch] = None  # a path's first fold over a million messages is tens of milliseconds
         else:
             watch._keep(self.context.resolve(watch.expression, watch.instance, self._at), self.order.tail)
+            watch.resolved = True
         return watch
 
     @property
@@ -148,15 +156,17 @@ class Cursor:
         self._pending.pop(watch, None)
 
     def _go_live(self, watch: CursorWatch, announce: bool = False) -> None:
-        old = watch._resolution
+        old, first = watch._resolution, not watch.resolved
         watch.live = self.context.watch(watch.expression.source, watch.callback, watch.instance)
-        if announce and changed(old, watch.live.current):
+        watch.resolved = True
+        if announce and (first or changed(old, watch.live.current)):
             watch.callback(watch.live.current)
 
     def _set(self, watch: CursorWatch, resolution: Resolution) -> None:
-        old = watch._resolution
+        old, first = watch._resolution, not watch.resolved
         watch._keep(resolution, self.order.tail)
-        if changed(old, resolution):
+        watch.resolved = True
+        if first or changed(old, resolution):
             watch.callback(resolution)
 
     def _touched(self, indices: range) -> set[Head] | None:

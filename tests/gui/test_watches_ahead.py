@@ -87,6 +87,26 @@ def test_a_far_jump_before_idle_folds_a_whole_kind_a_slice_at_a_time(qtbot: Any,
     assert model.getItem(model.index(0, 0)).resolution == context.resolve("†state", None, 2990)
 
 
+def test_a_pin_added_far_into_a_long_path_is_folded_in_slices_then_shown(qtbot: Any, folded: list[int]) -> None:
+    """A pin added at a cursor past thousands of writes of its path (nothing folded yet) shows "…" at first; its
+    first fold goes on in the cursor's slices, at most `FOLD_STEPS` writes in one call (the add's own included),
+    and its row then shows the engine's value."""
+    context = Context([{"type": "state", "data": {f"k{n % 7}": n}} for n in range(3000)])
+    model = WatchModel()
+    model.set_context(context, 2990)
+    folded.clear()
+    with qtbot.waitSignal(model.dataChanged, timeout=5000):
+        model.add("†state")
+        assert model.index(0, 1).data() == "…"
+        assert model.getItem(model.index(0, 0)).resolution is None
+        assert model.is_busy()
+    qtbot.waitUntil(lambda: not model.is_busy())
+    assert sum(folded) >= 2980
+    assert max(folded) <= FOLD_STEPS
+    assert model.getItem(model.index(0, 0)).resolution == context.resolve("†state", None, 2990)
+    assert model.index(0, 1).data() != "…"
+
+
 def test_an_edit_folds_the_paths_it_changed_again_at_idle(qtbot: Any, folded: list[int]) -> None:
     """An edit drops the folds of the paths it can change; they are folded again at idle, and a far jump after it
     folds nothing either."""

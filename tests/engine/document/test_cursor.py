@@ -123,3 +123,37 @@ def test_a_write_in_another_lane_changes_what_a_later_root_push_does(sliced: boo
     assert watch.current.diagnostics == context.resolve("†t.b", None, cursor.at).diagnostics
     assert calls == []  # a callback is for a changed found, value or source messages, not diagnostics
     cursor.close()
+
+
+def test_a_sliced_cursors_new_watch_folds_a_long_path_in_slices_then_calls_back() -> None:
+    """With `sliced`, a watch made at a cursor whose path is not folded that far is pending after one slice of its
+    first fold (at most `FOLD_STEPS` writes), not yet `resolved`; `steps` folds the rest a slice at a time and calls
+    it back with its first resolution. A short fold is resolved at once."""
+    context = Context([{"type": "state", "data": {"n": n}} for n in range(3000)])
+    cursor = Cursor(context, 2900, sliced=True)
+    calls: list[Resolution] = []
+    watch = cursor.watch("†state.n", calls.append)
+    assert (cursor.pending, watch.resolved, calls) == (1, False, [])
+    first = context._lanes._steps
+    assert first <= FOLD_STEPS
+    folded = [context._lanes._steps for _ in cursor.steps()]
+    assert len(folded) >= 2900 // FOLD_STEPS
+    assert max(b - a for a, b in itertools.pairwise([first, *folded])) <= FOLD_STEPS
+    assert watch.resolved
+    assert [r.value for r in calls] == [2899]
+    assert watch.current.value == 2899
+    short = cursor.watch("†state.n", calls.append)  # the same path, folded now: at once, no callback
+    assert (short.resolved, cursor.pending, len(calls), short.current.value) == (True, 0, 1, 2899)
+
+
+def test_a_new_watch_still_folding_when_the_cursor_follows_the_latest_is_called_back() -> None:
+    """A watch whose first fold was still pending when the cursor moved to follow the latest is resolved live
+    then, and called back with that first resolution."""
+    context = Context([{"type": "state", "data": {"n": n}} for n in range(3000)])
+    cursor = Cursor(context, 2900, sliced=True)
+    calls: list[Resolution] = []
+    watch = cursor.watch("†state.n", calls.append)
+    cursor.move(None)
+    assert watch.resolved
+    assert [r.value for r in calls] == [2999]
+    assert cursor.pending == 0
