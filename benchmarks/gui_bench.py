@@ -725,8 +725,10 @@ def run_freeze(workload: str, count: int, pins: int, freeze: Freeze, turns: bool
         if not seen.by_generation:
             freeze.note("open (until every view is done)", f"collector on the GUI thread {when}: no run")
     from contextdeck import _runtime
-    freeze.note("open (until every view is done)", f"then {_runtime._frozen:,} objects frozen since the last "
-                f"collection of everything (FREEZE_LIMIT {_runtime.FREEZE_LIMIT:,})")
+    frozen, alive = _runtime._frozen, _runtime._alive
+    freeze.note("open (until every view is done)", f"then {frozen:,} objects frozen by the runtime's O(1) count, "
+                f"{gc.get_freeze_count():,} counted; {alive:,} known alive; a collection of everything due once "
+                f"{max(_runtime.FREEZE_LIMIT, alive):,} more may be garbage (by the count: {frozen - alive:,})")
     context = window.context()
     settle = 600
     far = (count // 2, count - 10, 100, count // 3, count * 3 // 4)

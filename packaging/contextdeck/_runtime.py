@@ -33,19 +33,30 @@ IDLE_YOUNG = 1_000
 
 # What is frozen (at idle, and the documents loads build) may hold cyclic garbage that only a collection of
 # everything frees (at idle about 1 % of it, measured: psygnal's signal instances of dropped engine objects; a
-# document's own cycles once another replaces it). Once this many objects that may have become such garbage
-# were frozen since the last such collection, and more than it would find alive, the next idle moment runs one
-# whatever the user is doing: the bound on what can wait for a moment the user does not wait on
-# (`collect_everything`). The bound grows with the heap, as the collection's cost does (a million messages are
-# about 15 million objects: seconds), so that each object the collection walks was paid for by a new one; the
-# document the latest load built is alive, not garbage that may be (`due`).
+# document's own cycles once another replaces it). Once this many objects that may have become such garbage are
+# frozen, and more than that collection would find alive, the next idle moment runs one whatever the user is doing:
+# the bound on what can wait for a moment the user does not wait on (`collect_everything`). The bound grows with the
+# heap, as the collection's cost does (a million messages are 4-7 million frozen objects), so that each object the
+# collection walks was paid for by one that may be garbage; the document the latest load built is alive, not
+# garbage that may be (`due`).
 FREEZE_LIMIT = 10_000_000
+# The count in O(1) runs high (`_freeze`), so when it says a collection of everything is due, the frozen objects are
+# counted exactly first (`_counted_due`: a walk of the permanent generation's list, a small part of what the
+# collection would cost). Not again before an eighth as many more were counted since the last exact count: a count
+# that stays just under the bound would walk millions at every idle moment.
+RECOUNT_SHARE = 8
 
-_frozen = 0  # objects frozen (at idle and by loads) since the last collection of everything
+# The permanent generation, in objects (absolute, what `gc.get_freeze_count` gives): all of it by the O(1) count at
+# each freeze, exact as of each collection of everything and each recount (`_counted_due`); of it, what is known to
+# be alive: what the last collection of everything left, and the document the latest load built (which leaves it
+# once another load replaces it). The rest may be garbage (`due`).
+_frozen = 0
+_alive = 0
+_recounted = 0  # `_frozen` as of the last exact count
+_froze_since = False  # anything was frozen since the last collection of everything
+_document = 0  # the objects the latest load froze (the document open now), counted in `_alive`
 _older = 0  # objects collections left in the older generations since the last freeze (`_survivors_of`)
 _young_before = 0  # the young count as the collection under way began
-_document = 0  # of those, the objects the latest load built (the document open now)
-_survivors = 0  # objects the last collection of everything left alive
 _loads = 0  # documents being built (or composed from: `loading`), on any thread
 _building_document = False  # a document is among them: what the pause's end freezes is the document open now
 _loads_lock = threading.Lock()
@@ -66,27 +77,39 @@ def collect_when_idle() -> int | None:
     this whenever its event loop is about to wait for input: once `IDLE_YOUNG` objects are new, a young
     collection frees the cycles that died since the last turn, and what is left is frozen
     (`gc.freeze`, O(1)), so no later collection walks it again. Cycles among frozen objects are freed by
-    `collect_everything`, which this runs itself when one is `due` (enough frozen since the last one that may be
-    garbage). Returns the generation collected (2 for everything), or None when nothing was due or
+    `collect_everything`, which this runs itself once one is due (enough may be garbage, counted exactly:
+    `_counted_due`). Returns the generation collected (2 for everything), or None when nothing was due or
     a load has the collector off.
     """
-    young = gc.get_count()[0]
-    if young < IDLE_YOUNG or not gc.isenabled():
+    if gc.get_count()[0] < IDLE_YOUNG or not gc.isenabled():
         return None
-    if due(young):
-        collect_everything()
-        return 2
     gc.collect(0)
     _freeze()
+    if _counted_due():
+        collect_everything()
+        return 2
     return 0
 
 
-def due(young: int = 0) -> bool:
-    """Whether a collection of everything is due, with `young` more objects about to be frozen: once what may
-    have become cyclic garbage since the last one (what was frozen, but the document the latest load built)
-    passes `FREEZE_LIMIT` and what that collection would walk alive (what the last one left, and the document)."""
-    maybe_garbage = _frozen + young - _document
-    return maybe_garbage > max(FREEZE_LIMIT, _survivors + _document)
+def due() -> bool:
+    """Whether a collection of everything is due by the frozen objects' count as it stands: once what may have
+    become cyclic garbage since the last one (what is frozen but what is known alive) passes `FREEZE_LIMIT` and
+    what that collection would walk alive (what the last one left, and the document open now)."""
+    return _frozen - _alive > max(FREEZE_LIMIT, _alive)
+
+
+def _counted_due() -> bool:
+    """`due`, on an exact count of the frozen objects when the O(1) count says so.
+
+    The O(1) count runs high: objects promoted and freed while CPython's young count is at zero are not taken off
+    (`_survivors_of`), and a document that a load replaced and reference counting freed stays in it. Counted
+    exactly, what may be garbage is what is frozen and not known alive: the replaced document only as far as cycles
+    keep it. A recount made less than `RECOUNT_SHARE`th of the frozen objects ago is not made again: not due yet."""
+    global _frozen, _recounted
+    if not due() or _frozen - _recounted <= _recounted // RECOUNT_SHARE:
+        return False
+    _frozen = _recounted = gc.get_freeze_count()  # a walk of a list
+    return due()
 
 
 @contextmanager
@@ -97,14 +120,15 @@ def loading(document: bool = True) -> Iterator[None]:
     The engine pauses the collector while it parses and builds (`json_building`: each collection would walk
     the millions of objects made so far, while holding the GIL, so the GUI thread could not run Python
     meanwhile); this holds that pause over the whole load and, before the collector is back, freezes what is
-    alive (O(1)) rather than leave it to a young collection. What a load froze is the document open now, alive:
-    it counts as garbage that may be (`due`) once another load replaces it (its cycles then wait for
-    `collect_everything`). A worker's request of a million messages (its texts, each message's sources) is as
+    alive (O(1)) rather than leave it to a young collection. What a load froze is the document open now, alive;
+    once another load replaces it, what is left of it in the frozen objects may be garbage (`due`): what reference
+    counting frees is gone from them, what cycles keep waits for `collect_everything`. A worker's request of a
+    million messages (its texts, each message's sources) is as
     big, and lives until the next replaces it: left to the collector, the young collections at idle on the GUI
     thread walked its containers as the worker made them (3-9 ms each at a million messages). Loads and jobs on
     several threads share one pause.
     """
-    global _loads, _document, _building_document
+    global _loads, _document, _alive, _building_document
     with json_building():
         with _loads_lock:
             _loads += 1
@@ -116,7 +140,8 @@ def loading(document: bool = True) -> Iterator[None]:
                 _loads -= 1
                 if _loads == 0:
                     frozen = _freeze()
-                    if _building_document:
+                    if _building_document:  # the document it replaces is no longer known alive
+                        _alive += frozen - _document
                         _document = frozen
                     _building_document = False
 
@@ -131,15 +156,16 @@ def freeze_young() -> None:
 
 
 def _freeze() -> int:
-    """Freeze every generation, counting what it holds towards `FREEZE_LIMIT`; returns the count.
+    """Freeze every generation, counting what it holds in `_frozen`; returns the count.
 
     Both counts are O(1), read on the GUI thread after each slice: the young generation by its allocation count (a
     load leaves millions there), the older ones by what each collection since the last freeze left alive
     (`_survivors_of`): listing the older generations to count them would walk every object young collections
     promoted since the last freeze, more than a turn after a busy stretch at a million messages."""
-    global _frozen, _older
+    global _frozen, _older, _froze_since
     frozen = gc.get_count()[0] + _older
     _frozen += frozen
+    _froze_since = _froze_since or frozen > 0
     gc.freeze()
     _older = 0
     return frozen
@@ -149,8 +175,10 @@ def _survivors_of(phase: str, info: dict[str, int]) -> None:
     """A collection's callback (`gc.callbacks`): what it left alive goes to the older generations, counted in
     `_older`, the young count as it began less what it found unreachable. CPython's young count is what the
     collector tracks made less what of it was freed, wherever it lived (an older or the frozen generation too),
-    so this is what was kept alive since, about what the older generations hold: near enough for a bound of
-    millions (`due`), and it counts what anything else froze since (a run's tick, `engine/run/_execution.py`)."""
+    so this is what was kept alive since, about what the older generations hold, and it counts what anything
+    else froze since (a run's tick, `engine/run/_execution.py`). It runs high: CPython takes a freed object off
+    the young count only while that is above zero, as it is not just after a collection or a freeze; when it
+    says a collection of everything is due, the frozen objects are counted exactly (`_counted_due`)."""
     global _older, _young_before
     if phase == "start":
         _young_before = gc.get_count()[0]
@@ -165,16 +193,16 @@ def collect_everything() -> int | None:
     """A collection of every object, frozen ones included, then everything left frozen again.
 
     It walks the whole document (0.3-0.5 s at 100,000 messages): the window runs it when the user is not
-    waiting on it (another application is in front), and `collect_when_idle` past `FREEZE_LIMIT`. It also frees
+    waiting on it (another application is in front), and `collect_when_idle` once it is due. It also frees
     what a replaced document left in cycles. Returns how many unreachable objects it found; None, doing nothing,
     when nothing was frozen (at idle, by a load) since the last one or a load has the collector off.
     """
-    global _frozen, _document, _survivors, _older
-    if not _frozen or not gc.isenabled():
+    global _frozen, _alive, _recounted, _froze_since, _older
+    if not _froze_since or not gc.isenabled():
         return None
     gc.unfreeze()
     found = gc.collect()
     gc.freeze()
-    _frozen = _document = _older = 0
-    _survivors = gc.get_freeze_count()  # a walk of a list: a small part of the collection's time
+    _frozen = _alive = _recounted = gc.get_freeze_count()  # a walk of a list: a small part of the collection's time
+    _froze_since, _older = False, 0
     return found

@@ -41,7 +41,8 @@ def app() -> Iterator[QApplication]:
     gc.set_threshold(10**8, 10, 10)  # only the idle hook collects while the test runs
     gc.collect()
     gc.freeze()  # as after a load: the generations hold only what the test makes
-    _runtime._frozen = _runtime._older = 0
+    _runtime._frozen = _runtime._alive = _runtime._recounted = gc.get_freeze_count()  # alive, as after a collection
+    _runtime._older, _runtime._froze_since = 0, False
     collect_while_idle(app)
     yield app
     dispatcher = QAbstractEventDispatcher.instance(app.thread())
@@ -49,7 +50,7 @@ def app() -> Iterator[QApplication]:
     dispatcher.aboutToBlock.disconnect(collect_when_idle)
     app.applicationStateChanged.disconnect(_idle._state_changed)
     gc.unfreeze()
-    _runtime._frozen = _runtime._older = 0
+    _runtime._frozen = _runtime._alive = _runtime._recounted = _runtime._older = 0
     gc.set_threshold(*before)
 
 
