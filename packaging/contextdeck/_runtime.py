@@ -105,10 +105,14 @@ def _counted_due() -> bool:
     (`_survivors_of`), and a document that a load replaced and reference counting freed stays in it. Counted
     exactly, what may be garbage is what is frozen and not known alive: the replaced document only as far as cycles
     keep it. A recount made less than `RECOUNT_SHARE`th of the frozen objects ago is not made again: not due yet."""
-    global _frozen, _recounted
+    global _frozen, _recounted, _alive, _document
     if not due() or _frozen - _recounted <= _recounted // RECOUNT_SHARE:
         return False
     _frozen = _recounted = gc.get_freeze_count()  # a walk of a list
+    # What a load counted as its document can run high too (what it froze held more than the document keeps): no
+    # more is alive than is frozen.
+    _alive = min(_alive, _frozen)
+    _document = min(_document, _alive)
     return due()
 
 

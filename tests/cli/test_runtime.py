@@ -17,6 +17,7 @@ from contextdeck._runtime import (
     SWITCH_INTERVAL_S,
     collect_everything,
     collect_when_idle,
+    freeze_young,
     loading,
     tune_interpreter,
 )
@@ -338,3 +339,24 @@ def test_a_command_collects_the_young_generation_less_often_and_gives_it_back(
     assert gc.get_threshold() == before
     assert _cli.main(["validate", str(tmp_path / "missing.jsonl")]) != 0
     assert gc.get_threshold() == before
+
+
+@pytest.mark.usefixtures("collector")
+def test_no_more_is_known_alive_than_is_frozen(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a load froze beside its document (what it made that dies after the hand-over) is counted as the
+    document; an exact count that finds fewer frozen objects than are known alive takes that down to it, so that
+    what is frozen later and may be garbage is not hidden behind the difference."""
+    monkeypatch.setattr(_runtime, "FREEZE_LIMIT", 2 * IDLE_YOUNG)
+    with loading():
+        document = young(4 * IDLE_YOUNG)
+        scratch = young(4 * IDLE_YOUNG)  # the load's own, frozen with the document
+    del scratch
+    brief = young(9 * IDLE_YOUNG)
+    freeze_young()
+    del brief  # counted, and freed at once
+    kept = young(IDLE_YOUNG + 100)
+    assert collect_when_idle() == 0  # counted exactly: about 5 * IDLE_YOUNG frozen, less than the 8 known alive
+    assert _runtime._alive == gc.get_freeze_count()
+    kept += young(6 * IDLE_YOUNG)  # may be garbage: more than is alive
+    assert collect_when_idle() == 2
+    del document, kept
