@@ -692,7 +692,9 @@ def llm_shown(window: Any) -> bool:
     return not view._stale and view.request is not None and not view.runner.busy
 
 
-STEPS = ("select", "edit", "theme", "llm", "turn")  # `--steps`: the actions of a workload, in this order
+STEPS = ("select", "pin", "edit", "theme", "llm", "turn")  # `--steps`: the actions of a workload, in this order
+# A pin added after the 200 (`pin`): a path none of them folded, its first fold at the cursor over the whole document
+FRESH_PIN = {"bench": "†input.post @p7", "untidy": "†order @②"}
 
 
 def run_freeze(workload: str, count: int, pins: int, freeze: Freeze, turns: bool, profile: bool,
@@ -726,14 +728,21 @@ def run_freeze(workload: str, count: int, pins: int, freeze: Freeze, turns: bool
             freeze.note("open (until every view is done)", f"collector on the GUI thread {when}: no run")
     from contextdeck import _runtime
     frozen, alive = _runtime._frozen, _runtime._alive
+    start = time.thread_time()
+    counted = gc.get_freeze_count()
     freeze.note("open (until every view is done)", f"then {frozen:,} objects frozen by the runtime's O(1) count, "
-                f"{gc.get_freeze_count():,} counted; {alive:,} known alive; a collection of everything due once "
-                f"{max(_runtime.FREEZE_LIMIT, alive):,} more may be garbage (by the count: {frozen - alive:,})")
+                f"{counted:,} counted ({(time.thread_time() - start) * 1000:.0f} ms); {alive:,} known alive; a "
+                f"collection of everything due once {max(_runtime.FREEZE_LIMIT, alive):,} more may be garbage (by "
+                f"the O(1) count: {frozen - alive:,})")
     context = window.context()
     settle = 600
     far = (count // 2, count - 10, 100, count // 3, count * 3 // 4)
     for target in (*far, count // 5 + 1, count // 5 + 2) if "select" in steps else ():
         bench.time("select a message", lambda t=target: window.select_message(t), settle_ms=settle)
+    if "pin" in steps:
+        pinned = window.watches.model
+        bench.time("add a pin (until its value is shown)", lambda: (pinned.add(FRESH_PIN[workload]), until(
+            lambda: not pinned.is_busy())), settle_ms=settle)
     def editable(start: int) -> int:  # a data or state message at or before `start` (edits shift the indices)
         return next(i for i in range(start, 0, -1) if context[i].get("type") in ("state", "data")
                     and isinstance(context[i].get("data"), dict))
