@@ -42,9 +42,9 @@ IDLE_YOUNG = 1_000
 FREEZE_LIMIT = 10_000_000
 # The count in O(1) runs high (`_freeze`), so when it says a collection of everything is due, the frozen objects are
 # counted exactly first (`_counted_due`: a walk of the permanent generation's list, a small part of what the
-# collection would cost). Not again before an eighth as many more were counted since the last exact count: a count
+# collection would cost). Not again before a quarter as many more were counted since the last exact count: a count
 # that stays just under the bound would walk millions at every idle moment.
-RECOUNT_SHARE = 8
+RECOUNT_SHARE = 4
 
 # The permanent generation, in objects (absolute, what `gc.get_freeze_count` gives): all of it by the O(1) count at
 # each freeze, exact as of each collection of everything and each recount (`_counted_due`); of it, what is known to

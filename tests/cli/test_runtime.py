@@ -211,7 +211,7 @@ def test_an_exact_count_that_found_nothing_due_is_not_made_at_every_idle_moment(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """What may be garbage just under the bound, and objects frozen at each idle moment and freed right after
     (while CPython's young count is at zero): the O(1) count is over the bound at every idle moment, the exact count
-    (a walk of every frozen object) under it. It is made again only once an eighth as many more objects were
+    (a walk of every frozen object) under it. It is made again only once a quarter as many more objects were
     counted since the last one, and no collection of everything runs."""
     monkeypatch.setattr(_runtime, "FREEZE_LIMIT", 2 * IDLE_YOUNG)
     with loading():
