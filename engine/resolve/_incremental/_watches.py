@@ -20,6 +20,7 @@ import itertools
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ...protocol._expressions import Expression, Reference
@@ -83,7 +84,9 @@ def _union(parts: tuple[Keys, ...]) -> Keys:
 
 class Union:
     """`_union`, remembering the last parts and their union: after an edit most parts are the very same
-    tuples, or the same keys with more after them, so the union is the old one with what they gained."""
+    tuples, the same keys with more after them, or keys a result was edited into (`Told`), so the union is the
+    old one with what they gained and lost: sorting and de-duplicating every key again reads each of hundreds
+    of integers scattered in memory."""
 
     __slots__ = ("keys", "parts")
 
@@ -91,25 +94,44 @@ class Union:
         self.parts: tuple[Keys, ...] = ()
         self.keys: Keys = EMPTY_KEYS
 
-    def __call__(self, parts: tuple[Keys, ...]) -> Keys:
-        keys = self._grown(parts)
+    def __call__(self, parts: tuple[Keys, ...], told: Told | None = None) -> Keys:
+        keys = self._edited(parts, told or {})
         if keys is None:
             keys = _union(parts)
         self.parts, self.keys = parts, keys
         return keys
 
-    def _grown(self, parts: tuple[Keys, ...]) -> Keys | None:
+    def _edited(self, parts: tuple[Keys, ...], told: Told) -> Keys | None:
         if len(parts) != len(self.parts):
             return None
+        lost: list[int] = []
         gained: list[int] = []
         for new, old in zip(parts, self.parts, strict=True):
-            if new is not old:
-                if not new.grows(old):
-                    return None
+            if new is old:
+                continue
+            edit = told.get(id(new))
+            if edit is not None and edit[0] is new and edit[1] is old:
+                lost += edit[2]
+                # (a key one edit gained, a later one may have lost)
+                gained += [key for key in edit[3] if _holds(new, key)] if edit[2] else edit[3]
+            elif new.grows(old):
                 gained.extend(new.tail(len(old)))
-        if not gained:
+            else:
+                return None
+        if not lost and not gained:
             return self.keys
-        return self.keys.edited((), sorted(gained)) or self.keys  # (never None: nothing taken out)
+        gone = [key for key in lost if not any(_holds(part, key) for part in parts)]  # (another part may hold it)
+        return self.keys.edited(gone, sorted(set(gained)))
+
+
+def _holds(keys: Keys, key: int) -> bool:
+    at = keys.locate(key)
+    return at < len(keys) and keys[at] == key
+
+
+# Per edit, the keys of each result `_grown` edited from its previous ones, by `id`: the new keys, the old ones, the
+# keys lost and those gained (`Union` edits a union by them).
+Told = dict[int, tuple[Keys, Keys, Sequence[int], Sequence[int]]]
 
 
 class Watch(Kept):
@@ -152,9 +174,9 @@ class Watch(Kept):
                 _paranoid.check("Watch.current", self._resolution, owner._store.listed, self.expression, self.instance)
         return self._resolution
 
-    def evaluate(self, result: Callable[[Track, Path], Found], ranks: Ranks) -> Resolution:
+    def evaluate(self, result: Callable[[Track, Path], Found], ranks: Ranks, told: Told | None = None) -> Resolution:
         found_of = lambda ref: result(self.tracks[ref], ref.path)  # noqa: E731
-        return combine_keys(self.expression, found_of, ranks, self._union)
+        return combine_keys(self.expression, found_of, ranks, partial(self._union, told=told) if told else self._union)
 
     def close(self) -> None:
         """Stop watching; the callback is not called again."""
@@ -407,7 +429,8 @@ class Watchers:
     def _outcome(self, plan: Plan, rekeyed: tuple[int, int] | None, prior: dict[Track, Fold] | None) -> Outcome:
         """`follow`'s work after an edit that did not relabel: the new folds, results and renewals."""
         folds = self.refolds(plan, prior)
-        results = {track: self._results(track, fold, True, rekeyed) for track, fold in folds.items()}
+        told: Told = {}
+        results = {track: self._results(track, fold, rekeyed, told) for track, fold in folds.items()}
         order = self._store.order
         ranks = order.snapshot()
 
@@ -426,12 +449,14 @@ class Watchers:
         # expression in the same view read the same results: one evaluation serves them all (a resolution
         # is frozen, so they can share it).
         fresh = []
-        made: dict[tuple[str, str | None], Resolution] = {}
+        made: dict[tuple[str, str | None], tuple[Resolution, Union]] = {}
         for watch in sorted(refolded, key=lambda watch: watch.serial):  # in creation order
             same = (watch.expression.source, watch.instance)
-            resolution = made.get(same)
-            if resolution is None:
-                resolution = made[same] = watch.evaluate(now, ranks)
+            if same in made:  # (its union too: else the next edit's would be worked out anew)
+                resolution, union = made[same]
+                watch._union.parts, watch._union.keys = union.parts, union.keys
+            else:
+                made[same] = (resolution := watch.evaluate(now, ranks, told)), watch._union
             old = watch._resolution
             fresh.append(Renewal(watch, resolution, changed(old, resolution, old._keys)))
         return folds, results, fresh
@@ -449,7 +474,7 @@ class Watchers:
         for track in sorted(self._tracks.values(), key=lambda track: track.instance is not None):
             base = self._base(track, folds)
             folds[track] = full(self._store, track.kind, track.instance, track.lane, list(track.paths), base)
-        results = {track: self._results(track, fold, False) for track, fold in folds.items()}
+        results = {track: self._results(track, fold) for track, fold in folds.items()}
         fresh: list[Renewal] = []
         for watch in self._watches:
             resolution = watch.evaluate(lambda track, path: results[track][path], ranks)
@@ -503,13 +528,13 @@ class Watchers:
         return fold
 
     def _results(
-        self, track: Track, fold: Fold, reuse: bool = False, rekeyed: tuple[int, int] | None = None
+        self, track: Track, fold: Fold, rekeyed: tuple[int, int] | None = None, told: Told | None = None
     ) -> dict[Path, Found]:
         """Each watched path's result, its sources as order keys.
 
-        With `reuse` (after an edit; not for a new track or after a relabel), a probe keeps the sorted keys it
-        had and looks up only the messages its sources gained or lost since the committed fold; `rekeyed`: a
-        moved message's old and new key, the one kept key that changed.
+        With `told` (after an edit; not for a new track or after a relabel), a probe keeps the sorted keys it
+        had and looks up only the messages its sources gained or lost since the committed fold, and says in
+        `told` how its keys changed; `rekeyed`: a moved message's old and new key, the one kept key that changed.
         """
         key = self._store.order.key
         before = {probe.path: probe for probe in track.fold.state.probes} if track.fold else {}
@@ -520,8 +545,8 @@ class Watchers:
                 continue
             old, known = before.get(probe.path), previous.get(probe.path)
             value = None
-            if reuse and old is not None and known is not None and known.value is not MISSING:
-                value = _grown(fold.state, probe, old, known, key, rekeyed)
+            if told is not None and old is not None and known is not None and known.value is not MISSING:
+                value = _grown(fold.state, probe, old, known, key, rekeyed, told)
             values[probe.path] = value or probe_result(fold.state, probe, key)
         return values
 
@@ -559,9 +584,11 @@ def probe_result(state: State, probe: Probe, key: Sequence[int]) -> Found:
 
 
 def _grown(
-    state: State, probe: Probe, old: Probe, known: Found, key: Sequence[int], rekeyed: tuple[int, int] | None = None,
+    state: State, probe: Probe, old: Probe, known: Found, key: Sequence[int], rekeyed: tuple[int, int] | None,
+    told: Told,
 ) -> Found | None:
-    """`probe_result` of a probe from the old result: only the sources gained or lost are looked up.
+    """`probe_result` of a probe from the old result: only the sources gained or lost are looked up, and how
+    its keys were edited is noted in `told`.
 
     None when that does not hold (most sources changed, or not found). `rekeyed`: a moved message's old and
     new key; the kept keys hold the old one, which is put at the new one's place first.
@@ -570,34 +597,44 @@ def _grown(
     if value is MISSING:
         return None
     keys = known.keys
+    lost: Sequence[int] = ()  # every key taken out, and every key added, edit by edit (told to unions)
+    gained: Sequence[int] = ()
     edit = next((edit for edit in probe.edits if edit.sources is old.sources), None) if probe.edits else None
     if edit is None and rekeyed is not None:
         was, moved_to = rekeyed
         position = keys.locate(was)
         if position < len(keys) and keys[position] == was:
             keys = keys.edited((was,), [moved_to]) or keys  # (never None: `was` is there)
+            lost, gained = (was,), (moved_to,)
     if edit is not None:  # a whole-kind fold says what changed (`_whole`), even across a move
         edited = keys.edited(edit.lost, sorted(edit.gained))
         if edited is None:
             return None
-        keys = edited
+        keys, lost, gained = edited, (*lost, *edit.lost), (*gained, *edit.gained)
     elif probe.sources is not old.sources and (now := tuple(probe.sources)) != (before := tuple(old.sources)):
         # (a splice often hands on the very same sources; `Ids` would be copied by `tuple`)
         if now[: len(before)] == before:  # only gained some (an append): the common case
             fresh = now[len(before) :]
         else:
-            gained = set(now).difference(before)
-            lost = set(before).difference(now) if len(now) - len(gained) != len(before) else ()
-            if 2 * len(lost) > len(now):
+            came = set(now).difference(before)
+            went = set(before).difference(now) if len(now) - len(came) != len(before) else ()
+            if 2 * len(went) > len(now):
                 return None
-            if any(key[message_id] == NOT_IN_ORDER for message_id in lost):
+            if any(key[message_id] == NOT_IN_ORDER for message_id in went):
                 return None
-            edited = keys.edited([key[m] for m in lost], sorted(key[m] for m in gained))
+            went_keys = [key[m] for m in went]
+            edited = keys.edited(went_keys, sorted(key[m] for m in came))
             if edited is None:
                 return None
-            keys = edited
+            keys, lost, gained = edited, (*lost, *went_keys), (*gained, *(key[m] for m in came))
             fresh = ()
-        keys = keys.edited((), sorted(key[m] for m in fresh)) or keys  # (never None: nothing taken out)
+        if fresh:
+            fresh_keys = sorted(key[m] for m in fresh)
+            keys = keys.edited((), fresh_keys) or keys  # (never None: nothing taken out)
+            if lost or gained:  # (keys only grown at their end a union tells by itself: `Keys.grows`)
+                gained = (*gained, *fresh_keys)
     if keys is known.keys and value is known.value and probe.diagnostics is known.problems:
         return known  # the very same result: watches that read only such results are not evaluated again
+    if lost or gained:
+        told[id(keys)] = (keys, known.keys, lost, gained)
     return Found(value, keys, probe.diagnostics)
