@@ -406,11 +406,13 @@ def repair(
     folds end alike (`_same_base`); otherwise the fold resumes from the last checkpoint before the edit
     (`_TrackRepair.resume`), compares the two sides right at a one-write edit (`splice_at_the_edit`), and
     else folds on until it meets an old checkpoint it is equivalent to (`fold_until_equivalent`)."""
-    job = _TrackRepair(store, work, old, kind, instance, lane, base)
     if work.base and work.low is None and base is not None:
-        spliced = _same_base(old, base, lane, job.layer, job.writes, job.keys, job.appends_from(0))
+        layer, writes = store.layer((kind, instance)), store.writes
+        appends = lane is not None and layer.appends_from(lane, writes) == 0
+        spliced = _same_base(old, base, lane, layer, writes, store.order.key, appends)
         if spliced is not None:
             return spliced
+    job = _TrackRepair(store, work, old, kind, instance, lane, base)
     job.resume()
     if not work.base and job.aligned and work.low is not None:
         spliced = job.splice_at_the_edit()
