@@ -95,6 +95,7 @@ class WatchModel(QAbstractTableModel):
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self._cursor: Cursor | None = None
+        self._document: DocumentModel | None = None
         self._pins: list[PinnedWatch] = []
         # The engine calls back each watch that changed; the rows are repainted once, after the move or edit.
         self._dirty: set[int] = set()
@@ -121,10 +122,26 @@ class WatchModel(QAbstractTableModel):
         self._document_replaced()
 
     def _document_replaced(self) -> None:
-        self.set_context(self._document.context(), self._document.at())
+        if self._document is not None:
+            self.set_context(self._document.context(), self._at(self._document))
 
     def _views_due(self) -> None:
-        self.set_cursor(self._document.at())
+        if self._document is not None:
+            self.set_cursor(self._at(self._document))
+
+    def _opening(self) -> bool:
+        """A document is being handed over: not shown with its selection yet."""
+        return self._document is not None and not self._document.is_shown()
+
+    def _at(self, document: DocumentModel) -> int | None:
+        """The document's cursor; while a document opens, before its last message is selected, its end. A live watch
+        folds its kinds at once (the context's own, `Context.watch`), so the pins a document brings back would be
+        folded in the turn that hands it over; at its end they are folded in slices, where the selection puts the
+        cursor anyway (unless Follow Latest is on)."""
+        at = document.at()
+        if at is None and not document.follows_latest() and not document.is_shown():
+            return len(document.context())
+        return at
 
     def set_context(self, context: Context | None, at: int | None = None) -> None:
         for pin in self._pins:
@@ -248,7 +265,8 @@ class WatchModel(QAbstractTableModel):
             self._changed(pin, resolution)
 
         try:
-            pin.handle = self._cursor.watch(pin.expression, changed, pin.instance)
+            # (a document handed over brings its pins back all in one turn: none of their folds in it)
+            pin.handle = self._cursor.watch(pin.expression, changed, pin.instance, fold_now=not self._opening())
         except ExpressionError as error:
             pin.error = f"{error.reason} at position {error.position}"
             return

@@ -17,6 +17,7 @@ from typing import Any
 from ..protocol._expressions import Expression, parse_expression
 from ..protocol._messages import MessageInfo
 from ..resolve import _paranoid
+from ..resolve._incremental._lanes import FOLD_STEPS
 from ..resolve._resolution import Kept, Resolution, changed
 from ._context import Context, Edited, Watch
 
@@ -89,15 +90,18 @@ class Cursor:
     def at(self) -> int | None:
         return self._at
 
-    def watch(self, expr: str, callback: Callable[[Resolution], Any], instance: str | None = None) -> CursorWatch:
-        """Follow `expr` at this cursor. Raises `ExpressionError` for a malformed expression. With `sliced`, a
-        watch whose path is not folded up to the cursor after one slice of it is `pending`, not yet `resolved`:
-        `steps` resolves it and calls it back."""
+    def watch(self, expr: str, callback: Callable[[Resolution], Any], instance: str | None = None, *,
+              fold_now: bool = True) -> CursorWatch:
+        """Follow `expr` at this cursor. Raises `ExpressionError` for a malformed expression. With `sliced`, one
+        slice of its first fold at the cursor is folded at once (`Context.fold_ahead`; none without `fold_now`); a
+        watch whose path is not folded that far then is `pending`, not yet `resolved`: `steps` resolves it and
+        calls it back."""
         watch = CursorWatch(self, parse_expression(expr), callback, None if instance is None else str(instance))
         self._watches.append(watch)
         if self._at is None:
             self._go_live(watch)
-        elif self.sliced and not self.context.fold_ahead(watch.expression, watch.instance, self._at):
+        elif self.sliced and not self.context.fold_ahead(watch.expression, watch.instance, self._at,
+                                                         FOLD_STEPS if fold_now else 0):
             self._pending[watch] = None  # a path's first fold over a million messages is tens of milliseconds
         else:
             watch._keep(self.context.resolve(watch.expression, watch.instance, self._at), self.order.tail)

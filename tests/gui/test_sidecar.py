@@ -249,3 +249,34 @@ def test_a_change_is_written_a_moment_later_off_the_gui_thread(
     sidecar.flush()
     assert store.read(doc)["watches"] == ["†b"]
     assert writers[-1] == threading.main_thread().name
+
+
+def test_pins_a_document_brings_back_are_folded_at_its_end_not_made_live(qtbot: Any, open_window: Any,
+                                                                         document: Path) -> None:
+    """While a document opens, before its last message is selected, its pins are watches at its end (a cursor's,
+    folded in slices, none of it in the turn that hands the document over), not live watches of the context, which
+    fold their kinds at once; once shown they hold the values at the last message."""
+    other = document.with_name("other.json")
+    other.write_text(json.dumps(DOC[:1]), encoding="utf-8")
+    window = open_window(document)
+    window.watches.model.add("†state.user.name")
+    with qtbot.waitSignal(window.document.documentShown):
+        window.session.open(other)
+    live: list[bool] = []
+    folded: list[int] = []
+
+    def handed_over() -> None:  # after the document's settings brought its pins back
+        live.extend(pin.handle is not None and pin.handle.live is not None for pin in window.watches.model.pins)
+        folded.append(window.context()._lanes._steps)
+
+    window.session.documentReplaced.connect(handed_over)
+    with qtbot.waitSignal(window.document.documentShown):
+        window.session.open(document)
+    assert live == [False]
+    assert folded == [0]
+    qtbot.waitUntil(lambda: not window.watches.model.is_busy())
+    pin = window.watches.model.pins[0]
+    assert pin.handle is not None
+    assert pin.handle.live is None
+    assert pin.resolution == window.context().resolve("†state.user.name", None, len(window.context()))
+    window.close()
