@@ -17,7 +17,6 @@ from typing import Any
 from ..protocol._expressions import Expression, parse_expression
 from ..protocol._messages import MessageInfo
 from ..resolve import _paranoid
-from ..resolve._incremental._lanes import FOLD_STEPS
 from ..resolve._resolution import Kept, Resolution, changed
 from ._context import Context, Edited, Watch
 
@@ -93,15 +92,14 @@ class Cursor:
     def watch(self, expr: str, callback: Callable[[Resolution], Any], instance: str | None = None, *,
               fold_now: bool = True) -> CursorWatch:
         """Follow `expr` at this cursor. Raises `ExpressionError` for a malformed expression. With `sliced`, one
-        slice of its first fold at the cursor is folded at once (`Context.fold_ahead`; none without `fold_now`); a
-        watch whose path is not folded that far then is `pending`, not yet `resolved`: `steps` resolves it and
-        calls it back."""
+        slice of its first fold at the cursor is folded at once (`Context.fold_ahead`); a watch whose path is not
+        folded that far then is `pending`, not yet `resolved`: `steps` resolves it and calls it back. Without
+        `fold_now` it is pending at once, whatever its fold (not even its path's log is set up)."""
         watch = CursorWatch(self, parse_expression(expr), callback, None if instance is None else str(instance))
         self._watches.append(watch)
         if self._at is None:
             self._go_live(watch)
-        elif self.sliced and not self.context.fold_ahead(watch.expression, watch.instance, self._at,
-                                                         FOLD_STEPS if fold_now else 0):
+        elif self.sliced and not (fold_now and self.context.fold_ahead(watch.expression, watch.instance, self._at)):
             self._pending[watch] = None  # a path's first fold over a million messages is tens of milliseconds
         else:
             watch._keep(self.context.resolve(watch.expression, watch.instance, self._at), self.order.tail)

@@ -160,8 +160,8 @@ def test_a_new_watch_still_folding_when_the_cursor_follows_the_latest_is_called_
 
 
 def test_a_sliced_cursors_watch_made_without_folding_now_waits_for_its_steps() -> None:
-    """Without `fold_now`, nothing of a new watch's first fold is done at once, however short: it is pending, and
-    `steps` resolves it and calls it back; a path already folded to the cursor is resolved at once."""
+    """Without `fold_now`, nothing of a new watch's first fold is done at once, however short, even for a path
+    already folded: it is pending, and `steps` resolves it and calls it back."""
     context = Context([{"type": "state", "data": {"n": n}} for n in range(5)])
     cursor = Cursor(context, 4, sliced=True)
     calls: list[Resolution] = []
@@ -171,5 +171,6 @@ def test_a_sliced_cursors_watch_made_without_folding_now_waits_for_its_steps() -
         pass
     assert [r.value for r in calls] == [3]
     again = cursor.watch("†state.n", calls.append, fold_now=False)
-    assert again.resolved
+    assert (again.resolved, cursor.pending) == (False, 1)
+    assert len(list(cursor.steps())) == 1  # folded already: one step
     assert again.current.value == 3
