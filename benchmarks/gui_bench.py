@@ -772,7 +772,7 @@ def run_freeze(workload: str, count: int, pins: int, freeze: Freeze, turns: bool
 
             window.turns.dialog = TurnDialog(window.turns, window)
             window.turns.dialog.finished.connect(window.turns._dialog_closed)  # as `open_dialog`: deleted once done
-            window.turns.dialog.open()
+            window.turns.dialog.open_soon()
 
         bench.time("Next Turn opened", next_turn, settle_ms=settle)
         window.turns.dialog.reject()

@@ -27,12 +27,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import shiboken6
-from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from contextdeck.engine import Context, Document
 
 from ._engine_signals import connect_all
+from ._first_input import FirstInput
 from ._slices import slices
 
 if TYPE_CHECKING:  # the session imports the inspector, which imports the commands, which read this model
@@ -78,7 +78,7 @@ class DocumentModel(QObject):
         self._due = False  # the new document's selection waits for its slice (`_opening_due`)
         self._opened = True  # the document is shown with its selection in place
         self._chosen = False  # a selection was made since the document was replaced: the opening keeps it
-        self._input = _FirstInput(self.finish_opening, self)
+        self._input = FirstInput(self.finish_opening, self)
         if len(self.context()):  # a session that has a document already opens it as a replaced one does
             self._open()
             self._input.start()
@@ -259,45 +259,3 @@ class DocumentModel(QObject):
         self.changed.emit()
         if not (self._running and self._later.isActive()):
             self._later.start()
-
-
-class _FirstInput(QObject):
-    """Calls `first()` before the next input event is delivered, while started: what the user does acts on what
-    the window has finished showing. It watches `targets()`: by default the application (every event of every
-    object passes through it, in Python); the window gives where input reaches it first, its `QWindow` (keys,
-    clicks, the wheel, drops, a close, its activation) and the object with the focus (a shortcut's
-    `ShortcutOverride` goes there, and a shortcut's key never reaches the window)."""
-
-    INPUT = frozenset({
-        QEvent.Type.KeyPress, QEvent.Type.ShortcutOverride, QEvent.Type.MouseButtonPress,
-        QEvent.Type.MouseButtonDblClick, QEvent.Type.Wheel, QEvent.Type.TouchBegin, QEvent.Type.TabletPress,
-        QEvent.Type.ContextMenu, QEvent.Type.InputMethod, QEvent.Type.DragEnter, QEvent.Type.Drop,
-        QEvent.Type.Close,
-        QEvent.Type.FocusIn,  # the window activated: the timeline, given the focus, would make its first row current
-    })
-
-    def __init__(self, first: Callable[[], None], parent: QObject) -> None:
-        super().__init__(parent)
-        self._first = first
-        self.targets: Callable[[], list[QObject]] = lambda: [app] if (app := QCoreApplication.instance()) else []
-        self._watched: list[QObject] = []
-        self.watching = False
-
-    def start(self) -> None:
-        if not self.watching:
-            self._watched = self.targets()
-            for target in self._watched:
-                target.installEventFilter(self)
-            self.watching = True
-
-    def stop(self) -> None:
-        for target in self._watched:
-            if shiboken6.isValid(target):
-                target.removeEventFilter(self)
-        self._watched = []
-        self.watching = False
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() in self.INPUT:
-            self._first()
-        return False

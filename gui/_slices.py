@@ -68,14 +68,15 @@ class Slices(QObject):
         """The GUI-thread CPU seconds the current turn of the event loop has used so far."""
         return time.thread_time() - self._turn_began
 
-    def start(self, job: Callable[[], None]) -> None:
+    def start(self, job: Callable[[], None], *, first: bool = False) -> None:
         """Run `job` (one slice of its work) on a coming turn of the event loop; once, however often asked
-        before. A job with more to do asks again."""
+        before. A job with more to do asks again. `first`: before the jobs waiting (a dialog's opening before the
+        work its making set off)."""
         key = (id(job.__self__), job.__func__)  # type: ignore[attr-defined]
         queued = self._queued.get(key)
         if queued is None or queued() is None:  # (a dead one's id may be a new object's)
             ref = self._queued[key] = WeakMethod(job)
-            self._jobs.append((key, ref))
+            self._jobs.insert(0 if first else len(self._jobs), (key, ref))
         if not self._timer.isActive():
             self._timer.start()
 

@@ -53,12 +53,14 @@ from contextdeck.engine import (
 )
 
 from ._background import BackgroundRunner
+from ._first_input import FirstInput, input_targets
 from ._inspector import Inspector
 from ._inspector._async import spawn
 from ._inspector._sessions import Frame
 from ._inspector._style import MISSING_COLOUR, WARNING_COLOUR
 from ._lines import LinesView, line_starts, role_style
 from ._llm import BACKGROUND_FROM, ROLE_COLOURS
+from ._slices import slices
 
 if TYPE_CHECKING:
     from ._workbench import Workbench
@@ -157,6 +159,7 @@ class TurnDialog(QDialog):
         if models is None or not models.config.ready:
             self.ask_button.setEnabled(False)
             self.ask_button.setToolTip("No model is set up: Run → Models…")
+        self._opening: FirstInput | None = None  # `open_soon`: the input guard until the dialog is open
         self.composer = BackgroundRunner(0, self)
         self.composer.finished.connect(self._composed)
         context, schema, activities, tools = document.context, document.schema, loop.activities(), loop.tools()
@@ -165,6 +168,25 @@ class TurnDialog(QDialog):
         else:  # seconds at 100,000 messages: on a frozen copy, off the GUI thread
             self.composer.request_view(context, lambda view: _composed(view, schema, activities, tools))
             self.check()
+
+    def open_soon(self) -> None:
+        """`open()` on the next turn of the event loop that may run a slice of the window's turns (not one begun busy),
+        before any other: made and opened in one turn, the dialog was more than a frame. Until then the
+        first input that reaches the window under it opens it first and is refused, as the window-modal dialog
+        refuses it: a key or a click in between never acts on the window, nor on a dialog half made."""
+        self._opening = FirstInput(self._open_now, self, refuse=True)
+        under = self.parentWidget()
+        if under is not None:
+            self._opening.targets = lambda: input_targets(under.window())
+        self._opening.start()
+        slices().start(self._open_now, first=True)  # before the composer's copy of the messages
+
+    def _open_now(self) -> None:
+        if self._opening is None:  # open already, or closed before it opened
+            return
+        self._opening.stop()
+        self._opening = None
+        self.open()
 
     def _composed(self, result: object) -> None:
         if isinstance(result, Exception):
@@ -298,6 +320,9 @@ class TurnDialog(QDialog):
             self.task.cancel()
 
     def done(self, result: int) -> None:
+        if self._opening is not None:  # closed before it opened (`open_soon`): it never will
+            self._opening.stop()
+            self._opening = None
         self.cancel()
         self.composer.stop()  # a request nobody will read: its worker stops at its next message
         super().done(result)
@@ -540,7 +565,7 @@ class LoopUI(QObject):
             return None
         self.dialog = TurnDialog(self, self.window.window())
         self.dialog.finished.connect(self._dialog_closed)
-        self.dialog.open()
+        self.dialog.open_soon()
         return self.dialog
 
     def _dialog_closed(self, _result: int) -> None:

@@ -13,7 +13,7 @@ import logging
 from typing import Any
 
 from PySide6.QtCore import QByteArray, QChildEvent, QEvent, QModelIndex, QObject, QRect, QSettings, QSize, Qt
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QWindow
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
@@ -39,6 +39,7 @@ from ._document_model import DocumentModel
 from ._document_settings import DocumentSettings
 from ._experiments import install_experiments
 from ._files_ui import FilesUI
+from ._first_input import input_targets
 from ._glyphs import name_qt_buttons
 from ._inspector import install_inspector
 from ._keyboard import install_keyboard
@@ -305,12 +306,7 @@ class MainWindow(QMainWindow):
             self.forms_ahead.opening(len(context) - 1)  # its form, made before it is selected
 
     def _input_targets(self) -> list[QObject]:
-        """Where the user's input reaches the window first: its `QWindow` and the object with the focus."""
-        # QWindow is imported with the module: PySide makes a class's Python type (and its enums) when it first
-        # meets it, which is not to be here, in the turn of a document's hand-over.
-        handle: QWindow | None = self.windowHandle()
-        focus = QGuiApplication.focusObject()
-        return [target for target in (handle, focus) if target is not None]
+        return input_targets(self)
 
     def _ready_to_open(self) -> bool:
         """The new document's last message may be selected: the window has repainted the document's views, and

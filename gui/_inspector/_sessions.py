@@ -267,7 +267,7 @@ class Sessions(QObject):
 
         dialog.finished.connect(closed)
         self.open_dialog = dialog
-        dialog.open()  # window-modal, as the document's Next Turn dialog: the document stays as it composed
+        dialog.open_soon()  # window-modal, as the document's Next Turn dialog: the document stays as it composed
         try:
             accepted = await future == QDialog.DialogCode.Accepted
         finally:

@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QColor
+from PySide6.QtTest import QTest
 
 from contextdeck.engine import Status
 from contextdeck.gui import _turns as turns
@@ -422,3 +423,87 @@ def test_a_closed_next_turn_dialog_is_deleted_once_its_worker_is_done(
     again = open_turn(qtbot, window)
     assert again is not dialog
     again.reject()
+
+
+def to_act_on(qtbot: Any, window: MainWindow) -> tuple[Any, list[Any]]:
+    """The tick over, message 1 selected in the focused timeline (Delete would delete it, Ctrl+D duplicate it, a
+    click on row 0 select that): the timeline and the messages as they are."""
+    run_the_tick(qtbot, window)
+    table = window.timeline.table
+    window.select_message(1)
+    table.setFocus()
+    qtbot.waitUntil(lambda: table.hasFocus() and window.selected_message() == 1)
+    return table, window.context().messages
+
+
+def test_next_turn_is_made_in_one_turn_and_shown_whole_in_a_later_one(qtbot: Any, window: MainWindow) -> None:
+    """Next Turn makes the dialog in the turn of the command and opens it, window-modal, in a later one: when it
+    is first shown its text, its buttons and what it says of the request are in place."""
+    run_the_tick(qtbot, window)
+    action(window, "Next Turn…").trigger()
+    dialog = window.turns.dialog  # type: ignore[attr-defined]
+    assert isinstance(dialog, TurnDialog)
+    assert not dialog.isVisible()
+    seen: list[tuple[Any, ...]] = []
+
+    class FirstShow(QObject):
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.Show and not seen:
+                seen.append((dialog.editor.toPlainText(), dialog.take_button.text(), dialog.intro.text(),
+                             dialog.request is not None, dialog.windowModality()))
+            return False
+
+    shows = FirstShow(dialog)
+    dialog.installEventFilter(shows)
+    qtbot.waitUntil(dialog.isVisible)
+    assert seen == [(turns.TEMPLATE, "Take Turn", window.turns.intro(), True,  # type: ignore[attr-defined]
+                     Qt.WindowModality.WindowModal)]
+    dialog.reject()
+
+
+@pytest.mark.parametrize("press", ["key", "shortcut", "click"])
+def test_input_before_next_turn_opens_opens_it_and_is_refused(qtbot: Any, window: MainWindow, press: str) -> None:
+    """A key, a shortcut or a click that reaches the window between the making of Next Turn and its opening opens
+    it at once and is refused, as the window-modal dialog refuses it: nothing acts on the window."""
+    table, messages = to_act_on(qtbot, window)
+    dialog = window.turns.open_dialog()  # type: ignore[attr-defined]
+    assert dialog is not None
+    assert not dialog.isVisible()
+    if press == "key":
+        QTest.keyClick(window.windowHandle(), Qt.Key.Key_Delete)  # as the window system delivers it
+    elif press == "shortcut":
+        QTest.keyClick(window.windowHandle(), Qt.Key.Key_D, Qt.KeyboardModifier.ControlModifier)
+    else:
+        row = table.viewport().mapTo(window, table.visualRect(table.model().index(0, 0)).center())
+        QTest.mouseClick(window.windowHandle(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, row)
+    assert dialog.isVisible()
+    qtbot.wait(100)
+    assert window.context().messages == messages
+    assert window.selected_message() == 1
+    dialog.reject()
+
+
+def test_next_turn_closed_before_it_opens_never_opens_and_leaves_input_alone(
+        qtbot: Any, window: MainWindow) -> None:
+    """Closed between its making and its opening (a run stopped), Next Turn never shows, even while it is kept
+    (a delegate's dialog is deleted once its session has heard it closed), and the window takes input again: a key
+    acts on it."""
+    _table, messages = to_act_on(qtbot, window)
+    dialog = TurnDialog(window.turns, window)  # type: ignore[attr-defined]
+    shown: list[bool] = []
+
+    class Shows(QObject):
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.Show:
+                shown.append(True)
+            return False
+
+    shows = Shows(window)
+    dialog.installEventFilter(shows)
+    dialog.open_soon()
+    dialog.reject()
+    qtbot.wait(100)
+    assert shown == []
+    assert not dialog.isVisible()
+    QTest.keyClick(window.windowHandle(), Qt.Key.Key_Delete)
+    qtbot.waitUntil(lambda: len(window.context()) == len(messages) - 1)
