@@ -179,7 +179,18 @@ class TurnDialog(QDialog):
         if under is not None:
             self._opening.targets = lambda: input_targets(under.window())
         self._opening.start()
-        slices().start(self._open_now, first=True)  # before the composer's copy of the messages
+        slices().start(self._lay_out, first=True)  # before the composer's copy of the messages
+
+    def _lay_out(self) -> None:
+        """Show the dialog once, unseen: polished, laid out and its views sized in a turn of their own, the open
+        that follows has only the showing and the first paint left."""
+        if self._opening is None:
+            return
+        self.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
+        self.show()
+        self.hide()
+        self.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, False)
+        slices().start(self._open_now, first=True)
 
     def _open_now(self) -> None:
         if self._opening is None:  # open already, or closed before it opened

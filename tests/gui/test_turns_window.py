@@ -429,6 +429,7 @@ def to_act_on(qtbot: Any, window: MainWindow) -> tuple[Any, list[Any]]:
     """The tick over, message 1 selected in the focused timeline (Delete would delete it, Ctrl+D duplicate it, a
     click on row 0 select that): the timeline and the messages as they are."""
     run_the_tick(qtbot, window)
+    qtbot.waitUntil(lambda: not window._busy())  # the run's stop has selected what it wrote last
     table = window.timeline.table
     window.select_message(1)
     table.setFocus()
@@ -437,8 +438,8 @@ def to_act_on(qtbot: Any, window: MainWindow) -> tuple[Any, list[Any]]:
 
 
 def test_next_turn_is_made_in_one_turn_and_shown_whole_in_a_later_one(qtbot: Any, window: MainWindow) -> None:
-    """Next Turn makes the dialog in the turn of the command and opens it, window-modal, in a later one: when it
-    is first shown its text, its buttons and what it says of the request are in place."""
+    """Next Turn makes the dialog in the turn of the command and opens it, window-modal, in later ones: when it is
+    first painted its text, its buttons and what it says of the request are in place."""
     run_the_tick(qtbot, window)
     action(window, "Next Turn…").trigger()
     dialog = window.turns.dialog  # type: ignore[attr-defined]
@@ -446,16 +447,16 @@ def test_next_turn_is_made_in_one_turn_and_shown_whole_in_a_later_one(qtbot: Any
     assert not dialog.isVisible()
     seen: list[tuple[Any, ...]] = []
 
-    class FirstShow(QObject):
+    class FirstPaint(QObject):
         def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-            if event.type() == QEvent.Type.Show and not seen:
+            if event.type() == QEvent.Type.Paint and not seen:
                 seen.append((dialog.editor.toPlainText(), dialog.take_button.text(), dialog.intro.text(),
                              dialog.request is not None, dialog.windowModality()))
             return False
 
-    shows = FirstShow(dialog)
-    dialog.installEventFilter(shows)
-    qtbot.waitUntil(dialog.isVisible)
+    paints = FirstPaint(dialog)
+    dialog.installEventFilter(paints)
+    qtbot.waitUntil(lambda: bool(seen))
     assert seen == [(turns.TEMPLATE, "Take Turn", window.turns.intro(), True,  # type: ignore[attr-defined]
                      Qt.WindowModality.WindowModal)]
     dialog.reject()
