@@ -201,12 +201,13 @@ def collect_everything() -> int | None:
     what a replaced document left in cycles. Returns how many unreachable objects it found; None, doing nothing,
     when nothing was frozen (at idle, by a load) since the last one or a load has the collector off.
     """
-    global _frozen, _alive, _recounted, _froze_since, _older
+    global _frozen, _alive, _recounted, _froze_since, _older, _document
     if not _froze_since or not gc.isenabled():
         return None
     gc.unfreeze()
     found = gc.collect()
     gc.freeze()
     _frozen = _alive = _recounted = gc.get_freeze_count()  # a walk of a list: a small part of the collection's time
+    _document = min(_document, _alive)  # (what a load counted can run high: `_counted_due`)
     _froze_since, _older = False, 0
     return found

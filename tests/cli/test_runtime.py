@@ -360,3 +360,19 @@ def test_no_more_is_known_alive_than_is_frozen(monkeypatch: pytest.MonkeyPatch) 
     kept += young(6 * IDLE_YOUNG)  # may be garbage: more than is alive
     assert collect_when_idle() == 2
     del document, kept
+
+
+@pytest.mark.usefixtures("collector")
+def test_the_next_load_takes_off_no_more_than_its_document_left_alive() -> None:
+    """A collection of everything counts what it left alive; the document open then counts for no more of it than
+    that, so that the next load, which replaces it, does not take off of what is alive more than there was."""
+    with loading():
+        document = young(4 * IDLE_YOUNG)
+        scratch = young(4 * IDLE_YOUNG)  # the load's own, frozen with the document
+    del scratch
+    assert (collect_everything() or 0) >= 0
+    assert _runtime._document <= _runtime._alive < 5 * IDLE_YOUNG  # the document, not what the load counted
+    with loading():
+        second = young(4 * IDLE_YOUNG)
+    assert _runtime._alive >= 4 * IDLE_YOUNG
+    del document, second
