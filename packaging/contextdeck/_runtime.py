@@ -93,7 +93,7 @@ def collect_when_idle() -> int | None:
 
 def due() -> bool:
     """Whether a collection of everything is due by the frozen objects' count as it stands: once what may have
-    become cyclic garbage since the last one (what is frozen but what is known alive) passes `FREEZE_LIMIT` and
+    become cyclic garbage since the last one (what is frozen, less what is known alive) passes `FREEZE_LIMIT` and
     what that collection would walk alive (what the last one left, and the document open now)."""
     return _frozen - _alive > max(FREEZE_LIMIT, _alive)
 
@@ -104,7 +104,7 @@ def _counted_due() -> bool:
     The O(1) count runs high: objects promoted and freed while CPython's young count is at zero are not taken off
     (`_survivors_of`), and a document that a load replaced and reference counting freed stays in it. Counted
     exactly, what may be garbage is what is frozen and not known alive: the replaced document only as far as cycles
-    keep it. A recount made less than `RECOUNT_SHARE`th of the frozen objects ago is not made again: not due yet."""
+    keep it. Until a `RECOUNT_SHARE`th as many more were counted since the last exact count, not again: not due."""
     global _frozen, _recounted, _alive, _document
     if not due() or _frozen - _recounted <= _recounted // RECOUNT_SHARE:
         return False
@@ -127,10 +127,9 @@ def loading(document: bool = True) -> Iterator[None]:
     alive (O(1)) rather than leave it to a young collection. What a load froze is the document open now, alive;
     once another load replaces it, what is left of it in the frozen objects may be garbage (`due`): what reference
     counting frees is gone from them, what cycles keep waits for `collect_everything`. A worker's request of a
-    million messages (its texts, each message's sources) is as
-    big, and lives until the next replaces it: left to the collector, the young collections at idle on the GUI
-    thread walked its containers as the worker made them (3-9 ms each at a million messages). Loads and jobs on
-    several threads share one pause.
+    million messages (its texts, each message's sources) is as big, and lives until the next replaces it: left to
+    the collector, the young collections at idle on the GUI thread walked its containers as the worker made them.
+    Loads and jobs on several threads share one pause.
     """
     global _loads, _document, _alive, _building_document
     with json_building():
