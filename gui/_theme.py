@@ -273,11 +273,15 @@ class _OneARepaint(QObject):
 
 def _contents(part: QWidget) -> list[QWidget]:
     """The viewports on screen of the scroll areas inside `part` (not those inside another's), in the order of
-    the widget tree: what a part shows in its views and forms, most of what its repaint costs."""
+    the widget tree: what a part shows in its views and forms, most of what its repaint costs. Not one its view
+    holds itself (the timeline's rows before a new document's selection, or while a far jump's are drawn): its
+    view shows it when it lets it go, and letting it go here would paint what it holds back."""
     found: list[QWidget] = []
     for area in part.findChildren(QAbstractScrollArea):
         viewport = area.viewport()
         if viewport is None or viewport.visibleRegion().isEmpty():
+            continue
+        if viewport.testAttribute(Qt.WidgetAttribute.WA_ForceUpdatesDisabled):  # (held by its own view)
             continue
         if not any(outer.isAncestorOf(viewport) for outer in found):
             found.append(viewport)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from PySide6.QtCore import QAbstractEventDispatcher, QEvent, QEventLoop, QObject, QTimer
 from PySide6.QtGui import QColor, QPaintEvent, QPalette
 from PySide6.QtWidgets import QApplication, QDialog, QDockWidget, QLineEdit, QMainWindow, QVBoxLayout, QWidget
 
+from contextdeck.gui import _document_model, _theme
 from contextdeck.gui._banner import Banner
 from contextdeck.gui._slices import slices
 from contextdeck.gui._touches import Touches
@@ -478,3 +481,30 @@ def test_what_a_parts_views_show_repaints_after_the_part_each_in_a_turn_of_its_o
     turns = [first[viewport][0] for viewport in contents if viewport in first]
     assert len(turns) > 2
     assert len(set(turns)) == len(turns), turns  # each in a turn of its own
+
+
+def test_a_switch_while_a_document_opens_leaves_its_rows_held_until_it_is_shown(
+        qtbot: Any, open_window: Any, tmp_path: Path, theme: Callable[[str], None],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The timeline holds a new document's rows until its last message is selected (painted before, they would
+    jump to it); a switch in between repaints what the other views show, and leaves the rows held: they are
+    painted once the document is shown."""
+    monkeypatch.setattr(_document_model, "OPEN_WAIT_S", 600.0)
+    path = tmp_path / "many.json"
+    path.write_text(json.dumps([{"type": "text", "role": "user", "text": f"m {n}"} for n in range(200)]),
+                    encoding="utf-8")
+    window = open_window(None)
+    model = window.document
+    model.open_after(lambda: False)  # (the selection held back)
+    with qtbot.waitSignal(model.documentReplaced, timeout=10_000):
+        window.session.open(path)
+    rows = window.timeline.table.viewport()
+    assert not rows.updatesEnabled()
+    window.set_theme("dark")  # the `theme` fixture brings the light theme back
+    qtbot.waitUntil(lambda: not window.findChildren(_theme._OneARepaint), timeout=10_000)
+    assert window.centralWidget().updatesEnabled()
+    assert not rows.updatesEnabled()
+    assert not model.is_shown()
+    model.open_after(lambda: True)
+    qtbot.waitUntil(lambda: model.is_shown() and rows.updatesEnabled(), timeout=10_000)
+    assert window.selected_message() == 199
