@@ -120,6 +120,24 @@ def test_calls_judged_before_an_edit_are_not_shown(qtbot: Any, monkeypatch: pyte
     assert done == ["0 rows", "judged", "another slice", "judged", f"{len(INSTANCES) + 1} rows", "refreshed"]
 
 
+def test_calls_judged_for_a_document_replaced_before_they_are_shown_are_not_shown(
+        qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another document between the judgement of a big one's calls and their showing: its own calls are judged
+    and shown, and the big one's never are, nor said refreshed after them."""
+    monkeypatch.setattr(_calls, "LARGE_CONTEXT", len(PLANNED))
+    model = _calls.CallsModel()
+    done = judged_and_shown(model, monkeypatch)
+    model.set_source(Context(PLANNED))
+    other = Context([message for message in PLANNED if message.get("_instance") not in INSTANCES[2:]])
+    between = Between(done, lambda: model.set_source(other))
+    slices().start(between.work)
+    qtbot.waitUntil(lambda: "refreshed" in done)
+    qtbot.waitUntil(lambda: not slices().pending)
+    assert done == ["0 rows", "judged", "another slice", "judged", "2 rows", "refreshed"]
+    assert model.execution is not None
+    assert model.execution.context is other
+
+
 def test_a_long_request_diff_lays_out_only_the_lines_in_sight(qtbot: Any, open_window: Any) -> None:
     """The Experiments pane's request diff of a big context (the whole request, at turn 1) is all there at once
     and only the lines in sight are laid out (never one call that lays out megabytes)."""

@@ -107,6 +107,29 @@ def test_a_pin_added_far_into_a_long_path_is_folded_in_slices_then_shown(qtbot: 
     assert model.index(0, 1).data() != "…"
 
 
+def test_a_pin_removed_or_changed_while_its_first_fold_goes_on_leaves_no_row_waiting(qtbot: Any) -> None:
+    """Between the slices of pins' first folds, one pin removed, another's expression changed, the cursor moved
+    and the document edited: the cursor drops the removed pin's fold, and every row left shows the engine's value
+    at the cursor as it is then, none "…"."""
+    context = Context([{"type": "state", "data": {f"k{n % 7}": n}} for n in range(3000)])
+    model = WatchModel()
+    model.set_context(context, 2990)
+    for text in ("†state", "†state.k1", "†state.k2"):
+        model.add(text)
+    assert [model.index(row, 1).data() for row in range(3)] == ["…"] * 3
+    model.remove(0)
+    model.setData(model.index(0, 0), "†state.k3")
+    model.set_cursor(1500)
+    context.insert(0, {"type": "state", "data": {"k2": "first"}})
+    qtbot.waitUntil(lambda: not model.is_busy(), timeout=5000)
+    assert [model.getItem(model.index(row, 0)).expression for row in range(model.rowCount())] == [
+        "†state.k3", "†state.k2"]
+    for row in range(model.rowCount()):
+        pin = model.getItem(model.index(row, 0))
+        assert pin.resolution == context.resolve(pin.expression, None, 1500)
+        assert model.index(row, 1).data() == str(pin.resolution.value)
+
+
 def test_an_edit_folds_the_paths_it_changed_again_at_idle(qtbot: Any, folded: list[int]) -> None:
     """An edit drops the folds of the paths it can change; they are folded again at idle, and a far jump after it
     folds nothing either."""
