@@ -200,13 +200,18 @@ class _OneARepaint(QObject):
 
     def _after_paint(self) -> None:
         """The next part, in a turn after the repaint's (a timer may fire in the repaint's turn); in a loop that
-        does not say when its turns begin, `AFTER_PAINT_S` after it. Not while the last part has yet to repaint."""
+        does not say when its turns begin, `AFTER_PAINT_S` after it. Not while the last part has yet to repaint.
+        Taking the palette is a slice of the window's turns: never in the turn of another slice."""
         if self._taken is not None or self._pieces:
             return
         if slices().turns == self._painted_in and time.perf_counter() - self._painted_at < AFTER_PAINT_S:
             self._painted.start()
             return
-        self._next()
+        slices().start(self._take_next)
+
+    def _take_next(self) -> None:
+        if self._taken is None and not self._pieces:  # (not stuck and let go of meanwhile)
+            self._next()
 
     def _next(self) -> None:
         self._release()  # (stuck: the part waiting to repaint goes first)
@@ -273,13 +278,14 @@ class _OneARepaint(QObject):
 
 def _contents(part: QWidget) -> list[QWidget]:
     """The viewports on screen of the scroll areas inside `part` (not those inside another's), in the order of
-    the widget tree: what a part shows in its views and forms, most of what its repaint costs. Not one its view
+    the widget tree: what a part shows in its views and forms, most of what its repaint costs. (Shown, not
+    `visibleRegion`: a form's viewport is covered whole by the widget it scrolls, and has none.) Not one its view
     holds itself (the timeline's rows before a new document's selection, or while a far jump's are drawn): its
     view shows it when it lets it go, and letting it go here would paint what it holds back."""
     found: list[QWidget] = []
     for area in part.findChildren(QAbstractScrollArea):
         viewport = area.viewport()
-        if viewport is None or viewport.visibleRegion().isEmpty():
+        if viewport is None or not viewport.isVisible() or viewport.rect().isEmpty():
             continue
         if viewport.testAttribute(Qt.WidgetAttribute.WA_ForceUpdatesDisabled):  # (held by its own view)
             continue

@@ -453,10 +453,14 @@ def test_what_a_parts_views_show_repaints_after_the_part_each_in_a_turn_of_its_o
     window = refund_window
     parts = [window.centralWidget(), *(dock for dock in window.findChildren(QDockWidget)
                                        if not dock.visibleRegion().isEmpty())]
-    contents = {area.viewport(): part for part in parts for area in part.findChildren(QAbstractScrollArea)
-                if not area.viewport().visibleRegion().isEmpty()}
+    shown = [area.viewport() for part in parts for area in part.findChildren(QAbstractScrollArea)
+             if area.viewport().isVisible()]
+    contents = [viewport for viewport in shown
+                if not any(outer is not viewport and outer.isAncestorOf(viewport) for outer in shown)]
     timeline = window.timeline.table.viewport()
     assert timeline in contents
+    body = window.editor.body()  # the editor's form: a scroll area whose viewport the form covers whole
+    assert body.viewport() in contents
     first: dict[QWidget, tuple[int, bool]] = {}  # each widget's first paint: the turn, and in the new palette
 
     class FirstPaints(QObject):
@@ -478,6 +482,10 @@ def test_what_a_parts_views_show_repaints_after_the_part_each_in_a_turn_of_its_o
         dock.isAncestorOf(widget) and not any(v is widget or v.isAncestorOf(widget) for v in contents)))
     assert first[timeline] == (first[timeline][0], True)  # in the new palette
     assert first[timeline][0] > part_turn  # after the rest of its dock
+    form = body.widget()  # what the form's viewport shows paints with it, after the rest of the centre
+    centre_turn = min(turn for widget, (turn, _) in first.items() if window.centralWidget().isAncestorOf(widget)
+                      and not body.viewport().isAncestorOf(widget) and widget is not body.viewport())
+    assert first[form][0] > centre_turn
     turns = [first[viewport][0] for viewport in contents if viewport in first]
     assert len(turns) > 2
     assert len(set(turns)) == len(turns), turns  # each in a turn of its own
@@ -508,3 +516,38 @@ def test_a_switch_while_a_document_opens_leaves_its_rows_held_until_it_is_shown(
     model.open_after(lambda: True)
     qtbot.waitUntil(lambda: model.is_shown() and rows.updatesEnabled(), timeout=10_000)
     assert window.selected_message() == 199
+
+
+def test_each_part_takes_the_new_palette_in_a_slice_of_the_windows_turns(
+        qtbot: Any, refund_window: Any, theme: Callable[[str], None]) -> None:
+    """After the switch, each part taking the new palette (a walk over its widgets) is a slice of the window's
+    turns, never work of a timer that could share a turn with another slice (or with the watches' folding ahead,
+    which waits while slices are due)."""
+    import inspect
+
+    from contextdeck.gui._slices import Slices
+
+    window = refund_window
+    parts = [window.centralWidget(), *(dock for dock in window.findChildren(QDockWidget)
+                                       if not dock.visibleRegion().isEmpty())]
+    taken: list[tuple[str, bool]] = []  # each part as it takes the palette: its name, and inside a slice
+    switched = [False]
+
+    class Taking(QObject):
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+            if switched[0] and event.type() == QEvent.Type.PaletteChange and watched in parts:
+                inside = any(frame.function == "_run" and isinstance(frame.frame.f_locals.get("self"), Slices)
+                             for frame in inspect.stack())
+                taken.append((watched.objectName() or "centre", inside))
+            return False
+
+    taking = Taking()
+    for part in parts:
+        part.installEventFilter(taking)
+    window.set_theme("dark")  # the `theme` fixture brings the light theme back
+    switched[0] = True
+    qtbot.waitUntil(lambda: all(part.updatesEnabled() for part in parts) and len(taken) >= len(parts))
+    for part in parts:
+        part.removeEventFilter(taking)
+    assert sorted(name for name, _inside in taken) == sorted(part.objectName() or "centre" for part in parts)
+    assert all(inside for _name, inside in taken), taken
