@@ -251,7 +251,7 @@ class _OneARepaint(QObject):
         """What one of the part's scroll areas shows repaints, now: a slice of its own."""
         while self._pieces:
             piece = self._pieces.pop(0)
-            if shiboken6.isValid(piece):
+            if shiboken6.isValid(piece) and not _held_by_its_view(piece):
                 piece.setUpdatesEnabled(True)
                 piece.repaint()
                 self._note_paint()  # (the window itself paints nothing: the next part goes on after this)
@@ -266,7 +266,7 @@ class _OneARepaint(QObject):
             part.setUpdatesEnabled(True)
         if pieces:  # (stuck: all of them at once)
             for piece in self._pieces:
-                if shiboken6.isValid(piece):
+                if shiboken6.isValid(piece) and not _held_by_its_view(piece):
                     piece.setUpdatesEnabled(True)
             self._pieces = []
 
@@ -292,3 +292,10 @@ def _contents(part: QWidget) -> list[QWidget]:
         if not any(outer.isAncestorOf(viewport) for outer in found):
             found.append(viewport)
     return found
+
+
+def _held_by_its_view(viewport: QWidget) -> bool:
+    """The view of `viewport` has held it since it was taken (`holds_viewport`: the timeline's rows of a document
+    handed over meanwhile, or a scroll's not drawn yet): the view lets it go, and it repaints then."""
+    holds = getattr(viewport.parentWidget(), "holds_viewport", None)
+    return holds is not None and bool(holds())

@@ -140,6 +140,11 @@ class TimelineTable(QTableView):
             self._held = False
             self._scroll.start()
 
+    def holds_viewport(self) -> bool:
+        """Its rows are held (`hold`) or a scroll's are still to be drawn: it lets its viewport repaint itself once
+        they are shown (a theme switch's slices leave it to it)."""
+        return self._held or self.is_scrolling()
+
     def is_scrolling(self) -> bool:
         """A scroll to the current row, or the drawing and showing of the rows it scrolled to, waits for its turn."""
         return self._scroll.isActive() or self._band_top is not None

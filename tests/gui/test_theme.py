@@ -551,3 +551,27 @@ def test_each_part_takes_the_new_palette_in_a_slice_of_the_windows_turns(
         part.removeEventFilter(taking)
     assert sorted(name for name, _inside in taken) == sorted(part.objectName() or "centre" for part in parts)
     assert all(inside for _name, inside in taken), taken
+
+
+def test_rows_held_after_a_switch_took_them_stay_held_until_the_document_is_shown(
+        qtbot: Any, refund_window: Any, theme: Callable[[str], None], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A document handed over while a switch repaints what the views show, once it has taken the timeline's rows
+    to repaint in a later slice: the timeline holds them until the document is shown, and that slice leaves them
+    held."""
+    window = refund_window
+    table = window.timeline.table
+    contents = _theme._contents
+
+    def handed_over_after(part: QWidget) -> list[QWidget]:
+        found = contents(part)
+        if table.viewport() in found:
+            table.hold()  # as a document's hand-over does
+        return found
+
+    monkeypatch.setattr(_theme, "_contents", handed_over_after)
+    window.set_theme("dark")  # the `theme` fixture brings the light theme back
+    qtbot.waitUntil(lambda: not window.findChildren(_theme._OneARepaint), timeout=10_000)
+    assert window.timeline_dock.updatesEnabled()
+    assert not table.viewport().updatesEnabled()
+    table.release()  # as the document shown does
+    qtbot.waitUntil(table.viewport().updatesEnabled, timeout=10_000)
