@@ -70,5 +70,8 @@ class FirstInput(QObject):
         self._first()
         if not self._refuse or kind == QEvent.Type.FocusIn:
             return False
-        event.accept()  # a shortcut's `ShortcutOverride` accepted: the key is not taken as the shortcut
+        if kind == QEvent.Type.ShortcutOverride:
+            event.accept()  # the key is not taken as the shortcut
+        else:  # not accepted, as under a window-modal dialog: the window system neither closes the window nor
+            event.ignore()  # tells a drag's source its data was taken (a move would delete it there)
         return True

@@ -13,6 +13,7 @@ import pytest
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
 
 from contextdeck.engine import Status
 from contextdeck.gui import _turns as turns
@@ -481,6 +482,32 @@ def test_input_before_next_turn_opens_opens_it_and_is_refused(qtbot: Any, window
     qtbot.wait(100)
     assert window.context().messages == messages
     assert window.selected_message() == 1
+    dialog.reject()
+
+
+@pytest.mark.parametrize("sent", ["close", "drop"])
+def test_a_close_or_drop_before_next_turn_opens_is_refused_to_the_window_system(
+        qtbot: Any, window: MainWindow, sent: str) -> None:
+    """A close of the window, or a drop on it, between the making of Next Turn and its opening opens it and is
+    refused as the window-modal dialog refuses it: not accepted, so that the window system neither closes the
+    window nor tells a drag's source its data was taken (a move would delete it there)."""
+    from PySide6.QtCore import QMimeData, QPointF
+    from PySide6.QtGui import QCloseEvent, QDropEvent
+
+    _table, messages = to_act_on(qtbot, window)
+    dialog = window.turns.open_dialog()  # type: ignore[attr-defined]
+    assert dialog is not None
+    assert not dialog.isVisible()
+    data = QMimeData()
+    data.setText("dropped")
+    event = QCloseEvent() if sent == "close" else QDropEvent(
+        QPointF(10, 10), Qt.DropAction.MoveAction, data, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    event.accept()
+    QApplication.sendEvent(window.windowHandle(), event)
+    assert dialog.isVisible()
+    assert not event.isAccepted()
+    assert window.isVisible()
+    assert window.context().messages == messages
     dialog.reject()
 
 
