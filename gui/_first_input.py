@@ -40,6 +40,8 @@ class FirstInput(QObject):
         QEvent.Type.Close,
         QEvent.Type.FocusIn,  # the window activated: the timeline, given the focus, would make its first row current
     })
+    # Accepted, these grant what they ask (a close, a drop: a move deletes the data at its source); refused, not.
+    GRANTED = frozenset({QEvent.Type.Close, QEvent.Type.DragEnter, QEvent.Type.Drop})
 
     def __init__(self, first: Callable[[], None], parent: QObject, *, refuse: bool = False) -> None:
         super().__init__(parent)
@@ -70,8 +72,8 @@ class FirstInput(QObject):
         self._first()
         if not self._refuse or kind == QEvent.Type.FocusIn:
             return False
-        if kind == QEvent.Type.ShortcutOverride:
-            event.accept()  # the key is not taken as the shortcut
-        else:  # not accepted, as under a window-modal dialog: the window system neither closes the window nor
-            event.ignore()  # tells a drag's source its data was taken (a move would delete it there)
+        if kind in self.GRANTED:
+            event.ignore()  # the window system does not close the window, a drag's source keeps its data
+        else:
+            event.accept()  # taken (a shortcut's `ShortcutOverride`: the key is not taken as the shortcut)
         return True
