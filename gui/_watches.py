@@ -119,6 +119,7 @@ class WatchModel(QAbstractTableModel):
         self._document = document
         document.documentReplaced.connect(self._document_replaced)  # bound methods: Qt drops them with the model
         document.viewsDue.connect(self._views_due)
+        document.documentShown.connect(self._document_shown)
         self._document_replaced()
 
     def _document_replaced(self) -> None:
@@ -128,6 +129,15 @@ class WatchModel(QAbstractTableModel):
     def _views_due(self) -> None:
         if self._document is not None:
             self.set_cursor(self._at(self._document))
+
+    def _document_shown(self) -> None:
+        """The pins leave the end they were folded at while the document opened (`_at`) when its cursor is
+        another: nothing selected (a timeline filter hides its last message), they follow the latest live, as the
+        other views do, not the end as it was (a run's outputs would not reach them)."""
+        if self._document is not None and self._cursor is not None:
+            at = self._at(self._document)
+            if at != self._cursor.at:
+                self.set_cursor(at)
 
     def _opening(self) -> bool:
         """A document is being handed over: not shown with its selection yet."""

@@ -280,3 +280,24 @@ def test_pins_a_document_brings_back_are_folded_at_its_end_not_made_live(qtbot: 
     assert pin.handle.live is None
     assert pin.resolution == window.context().resolve("†state.user.name", None, len(window.context()))
     window.close()
+
+
+def test_pins_follow_the_latest_once_a_document_opens_with_nothing_selected(qtbot: Any, open_window: Any,
+                                                                           document: Path) -> None:
+    """A document that opens with a timeline filter hiding its last message has nothing selected once shown: the
+    views follow the latest, and so do the pins, live, not the end they were folded at while it opened (what a run
+    appends reaches them)."""
+    window = open_window(document)
+    window.watches.model.add("†state.user.name")
+    timeline, model = window.timeline, window.document
+    timeline.filter_box.setText("Alex")  # the last message, an input, hidden
+    model.open_after(lambda: False)  # (the selection held back until the hand-over's own views are due)
+    with qtbot.waitSignal(model.documentReplaced):
+        window.session.open(document)
+    qtbot.waitUntil(lambda: not model._later.isActive() and timeline.table.model() is timeline._filter)
+    model.finish_opening()  # as the first input would
+    assert window.selected_message() is None
+    window.context().insert(len(window.context()), {"type": "state", "data": {"user": {"name": "Kim"}}})
+    pin = window.watches.model.pins[0]
+    qtbot.waitUntil(lambda: pin.resolution is not None and pin.resolution.value == "Kim")
+    window.close()
