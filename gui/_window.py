@@ -150,6 +150,7 @@ class MainWindow(QMainWindow):
         self.document.open_after(self._ready_to_open)
         self.document.watch_input(self._input_targets)
         self.document.documentReplaced.connect(self._document_replaced)
+        self.document.documentShown.connect(self._document_shown)
         # Bound methods, never lambdas: Qt drops these connections when the window is destroyed.
         self.session.dirtyChanged.connect(self._update_title)
         self.session.pathChanged.connect(self._update_title)
@@ -304,6 +305,9 @@ class MainWindow(QMainWindow):
         self._painted_turn = None  # the last message is selected after the repaint of this (`documentShown`)
         if len(context):
             self.forms_ahead.opening(len(context) - 1)  # its form, made before it is selected
+
+    def _document_shown(self) -> None:
+        self.forms_ahead.shown(self.selected_message())
 
     def _input_targets(self) -> list[QObject]:
         return input_targets(self)

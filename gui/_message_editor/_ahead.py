@@ -57,11 +57,20 @@ class FormsAhead(QObject):
         self._queued = False  # the timer fired: `_work` waits for its slice
         self._opening: tuple[Context, int] | None = None  # the document opening, and the message it opens on
         self._showing = False  # the opening's pieces are made: each is shown once
+        self._show_message = False  # the last piece has the editor show the opening's message (`shown`)
 
     def opening(self, index: int) -> None:
         """The document is opening on message `index`: make its form now, a piece a slice (`opening_pending`)."""
-        self._opening, self._showing = (self._messages(), index), False
+        self._opening, self._showing, self._show_message = (self._messages(), index), False, True
         slices().start(self._open_a_piece)
+
+    def shown(self, selected: int | None) -> None:
+        """The document opened is shown, message `selected` selected (None: none, a timeline filter hides the one
+        it opens on): the pieces still to come no longer show the opening's message, and with nothing selected
+        the editor shows none either (the window edits the selected message: an edit there would be lost)."""
+        self._show_message = False
+        if selected is None and self._editor.message() is not None:
+            self._editor.set_message(None, None)
 
     def opening_pending(self) -> bool:
         """Whether pieces of the opening's form are still to be made or shown."""
@@ -85,7 +94,7 @@ class FormsAhead(QObject):
             slices().start(self._open_a_piece)
             return
         self._opening = None
-        if self._editor.value() is None:  # (nothing shown since the hand-over: a selection made meanwhile stays)
+        if self._show_message and self._editor.value() is None:  # (a selection made meanwhile stays)
             self._editor.set_message(index, document[index])
 
     def selected(self, index: int) -> None:

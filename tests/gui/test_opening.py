@@ -401,3 +401,22 @@ def test_a_document_opening_on_a_plan_has_its_calls_ahead_in_the_timeline(
     assert before == [(True, len(MESSAGES) + 1, False)]
     assert timeline._calls_area.currentWidget() is timeline.calls
     assert timeline.calls.model().rowCount(timeline.calls.rootIndex()) == 2
+
+
+def test_a_document_shown_with_nothing_selected_shows_no_message_in_the_editor(
+        qtbot: Any, open_window: Any, document: Path) -> None:
+    """The opening shows the last message in the editor ahead of its selection; when no selection comes (a
+    timeline filter hides that message), the editor shows no message either once the document is shown: an edit
+    there would go to no message (the window edits the selected one), lost without a word."""
+    window = open_window(document)
+    timeline, model = window.timeline, window.document
+    timeline.filter_box.setText("Alex")  # the last message hidden
+    model.open_after(lambda: False)  # (the selection held back)
+    with qtbot.waitSignal(model.documentReplaced, timeout=10_000):
+        window.session.open(document)
+    qtbot.waitUntil(lambda: not window.forms_ahead.opening_pending() and timeline.table.model() is timeline._filter)
+    assert window.editor.message() == MESSAGES[LAST]  # shown ahead
+    model.finish_opening()  # as the first input would
+    assert window.selected_message() is None
+    assert window.editor.message() is None
+    assert window.editor.title.text() == "<b>No message selected</b>"
