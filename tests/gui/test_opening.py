@@ -12,6 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
 from contextdeck.engine import Context, Document, Shape
+from contextdeck.gui import _document_model
 from contextdeck.gui._window import MainWindow
 
 MESSAGES = [
@@ -404,13 +405,14 @@ def test_a_document_opening_on_a_plan_has_its_calls_ahead_in_the_timeline(
 
 
 def test_a_document_shown_with_nothing_selected_shows_no_message_in_the_editor(
-        qtbot: Any, open_window: Any, document: Path) -> None:
+        qtbot: Any, open_window: Any, document: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The opening shows the last message in the editor ahead of its selection; when no selection comes (a
     timeline filter hides that message), the editor shows no message either once the document is shown: an edit
     there would go to no message (the window edits the selected one), lost without a word."""
     window = open_window(document)
     timeline, model = window.timeline, window.document
     timeline.filter_box.setText("Alex")  # the last message hidden
+    monkeypatch.setattr(_document_model, "OPEN_WAIT_S", 600.0)  # (never opened by the clock meanwhile)
     model.open_after(lambda: False)  # (the selection held back)
     with qtbot.waitSignal(model.documentReplaced, timeout=10_000):
         window.session.open(document)

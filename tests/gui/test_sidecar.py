@@ -11,6 +11,7 @@ import pytest
 from PySide6.QtCore import QModelIndex, Qt
 
 from contextdeck.engine import Context
+from contextdeck.gui import _document_model
 from contextdeck.gui._sidecar import DocumentSidecar, SidecarStore
 from contextdeck.gui._state import PathRole
 from contextdeck.gui._window import MainWindow
@@ -282,8 +283,8 @@ def test_pins_a_document_brings_back_are_folded_at_its_end_not_made_live(qtbot: 
     window.close()
 
 
-def test_pins_follow_the_latest_once_a_document_opens_with_nothing_selected(qtbot: Any, open_window: Any,
-                                                                           document: Path) -> None:
+def test_pins_follow_the_latest_once_a_document_opens_with_nothing_selected(
+        qtbot: Any, open_window: Any, document: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A document that opens with a timeline filter hiding its last message has nothing selected once shown: the
     views follow the latest, and so do the pins, live, not the end they were folded at while it opened (what a run
     appends reaches them)."""
@@ -291,6 +292,7 @@ def test_pins_follow_the_latest_once_a_document_opens_with_nothing_selected(qtbo
     window.watches.model.add("†state.user.name")
     timeline, model = window.timeline, window.document
     timeline.filter_box.setText("Alex")  # the last message, an input, hidden
+    monkeypatch.setattr(_document_model, "OPEN_WAIT_S", 600.0)  # (never opened by the clock meanwhile)
     model.open_after(lambda: False)  # (the selection held back until the hand-over's own views are due)
     with qtbot.waitSignal(model.documentReplaced):
         window.session.open(document)
