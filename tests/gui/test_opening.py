@@ -361,11 +361,12 @@ def test_the_editor_shows_the_message_a_document_opens_on_in_a_slice_before_its_
 
 
 def test_a_message_selected_before_the_editor_shows_the_opening_one_stays_in_the_editor(
-        qtbot: Any, open_window: Any, document: Path) -> None:
+        qtbot: Any, open_window: Any, document: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A view that selects a message before the opening's last piece keeps it in the editor too: the piece does
     not show the document's last message over it."""
     window = open_window(None)
     model = window.document
+    monkeypatch.setattr(_document_model, "OPEN_WAIT_S", 600.0)  # (never opened by the clock meanwhile)
     model.open_after(lambda: False)  # (the selection held back)
     with qtbot.waitSignal(model.documentReplaced, timeout=10_000):
         window.session.open(document)
