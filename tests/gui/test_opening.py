@@ -423,3 +423,27 @@ def test_a_document_shown_with_nothing_selected_shows_no_message_in_the_editor(
     assert window.selected_message() is None
     assert window.editor.message() is None
     assert window.editor.title.text() == "<b>No message selected</b>"
+
+
+def test_the_opening_shown_before_its_last_piece_leaves_the_editor_to_the_selection(
+        qtbot: Any, open_window: Any, document: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first input can show the document before the opening's pieces are done; with nothing selected then (a
+    timeline filter hides the last message), the pieces that follow make and show their forms, but do not show
+    the message in the editor."""
+    window = open_window(document)
+    timeline, model, editor = window.timeline, window.document, window.editor
+    timeline.filter_box.setText("Alex")  # the last message hidden
+    monkeypatch.setattr(_document_model, "OPEN_WAIT_S", 600.0)  # (never opened by the clock meanwhile)
+    model.open_after(lambda: False)
+    held = [True]
+    show_prepared = editor.show_prepared
+    monkeypatch.setattr(editor, "show_prepared", lambda: held[0] or show_prepared())  # a piece more, till let go
+    with qtbot.waitSignal(model.documentReplaced, timeout=10_000):
+        window.session.open(document)
+    qtbot.waitUntil(lambda: timeline.table.model() is timeline._filter)
+    assert window.forms_ahead.opening_pending()
+    model.finish_opening()  # as the first input would
+    assert window.selected_message() is None
+    held[0] = False
+    qtbot.waitUntil(lambda: not window.forms_ahead.opening_pending())
+    assert editor.message() is None
