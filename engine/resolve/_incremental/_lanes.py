@@ -432,6 +432,9 @@ class LaneLogs:
         for key in list(self._logs):
             self._drop(key)
 
+    def __del__(self) -> None:
+        self.clear()  # a replaced document's logs, freed a slice at a time as an edit's are (`_drop`)
+
     def touch(self, identity: tuple[str, str | None], write: Write, order_key: int) -> None:
         """A write of `identity` at `order_key` is being added or removed: drop every log it can change."""
         kind, instance = identity

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...protocol._messages import Form, MessageInfo, Write, classify
+from .._graveyard import let_go
 from .._order import Order
 from ._index import Layer
 
@@ -41,6 +42,19 @@ class Store:
         self.writes: list[Write] = [NO_WRITE]
         self.layers: dict[Identity, Layer] = {}
         self.forms: dict[Form, set[int]] = {Form.TOOL: set(), Form.PLAN: set()}
+
+    def __del__(self) -> None:
+        # Whichever holder drops a replaced document last would otherwise free all of it in one go, in whatever
+        # turn of the window that is. Buried, its messages, infos, writes and order are freed a slice at a time
+        # where the graveyard is on (`let_go`), once nothing else holds them.
+        # (Freed last buried first: a layer's lists are buried before the dicts that hold them, so that each is
+        # alone once its holder is emptied, and freed a slice at a time too.)
+        order, layers = self.order, self.layers.values()
+        let_go(*(ids for layer in layers for ids in (layer.all, layer.universal, *layer.lanes.values(),
+                                                       *layer.wide.values())),
+               *(held for layer in layers for held in (layer.lanes, layer.wide, layer.branches, layer.answers)),
+               self.layers,
+               order.key, order.keys, order.ids, self.infos, self.writes, self.listed)
 
     def put(self, message_id: int, message: Message) -> MessageInfo:
         """Parse `message`, under `message_id` (a new id, or in place of the message it had); `listed` is the

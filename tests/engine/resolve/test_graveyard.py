@@ -149,3 +149,17 @@ def test_a_relabel_lets_go_of_every_log(buried: list[Any]) -> None:
     assert context._lanes._steps == 0
     assert buried
     assert free_some(float("inf"))
+
+
+def test_a_context_let_go_of_is_buried_and_all_freed_later(buried: list[Any]) -> None:
+    """A replaced document is freed where its last holder drops it (a view's slice, the hand-over): its messages,
+    writes, order and path logs wait in the graveyard instead of being freed there, and `free_some` frees them."""
+    context = _logged()
+    first, size = context[0], len(context)
+    logs = {id(log.ids) for log in context._lanes._logs.values()}
+    assert logs
+    del context
+    assert any(isinstance(thing, list) and len(thing) == size and thing[0] is first for thing in buried)  # whole
+    assert logs <= {id(thing) for thing in buried}
+    assert free_some(float("inf"))
+    assert not buried
