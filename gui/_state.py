@@ -173,10 +173,14 @@ class StateModel(QStandardItemModel):
         When the same identities are shown, only the changed rows are told (`dataChanged`, rows made under a
         changed one are made again), so the view repaints them alone, a part per turn of the event loop when the
         caller pauses between parts (after a far jump most rows change: one repaint of them all is longer than a
-        frame); otherwise (other identities) their rows are made aside, `ROWS_MADE_PER_PART` per part, and the model is
-        reset with them in a part of its own. Each part leaves the model whole: its rows show the new state, the
-        others the previous one, with the writers and highlight that went with it."""
-        changed = self._changed_rows(selected, state)
+        frame); otherwise (other identities, or another document's state) their rows are made aside,
+        `ROWS_MADE_PER_PART` per part, and the model is reset with them in a part of its own. Each part leaves the
+        model whole: its rows show the new state, the others the previous one, with the writers and highlight that
+        went with it."""
+        # Another document's state is shown anew: compared value by value with the one before (the same document
+        # reopened), it would be read whole in one part.
+        other = source is not None and self._source is not None and source.context is not self._source.context
+        changed = None if other else self._changed_rows(selected, state)
         self._source, self._at = source, at
         if changed is None:
             # Other identities: the whole tree is shown anew, and the view repaints all of it. Their rows are

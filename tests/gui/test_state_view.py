@@ -219,3 +219,25 @@ def test_the_writers_of_the_state_shown_before_are_let_go_of_and_then_freed_in_s
     qtbot.waitUntil(lambda: not view.is_busy())
     assert {id(writer) for writer in before} <= set(released)
     qtbot.waitUntil(lambda: not _graveyard._buried)
+
+
+def test_another_documents_state_is_shown_anew_not_compared_with_the_one_before(
+        qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reopened document has the same identities and equal values as the one before: its state is shown anew
+    (a reset, its own values in the rows), never compared value by value with the old one's, which reads both
+    whole in one slice at a million messages; the same document's next state is still compared."""
+    view = _view_at(qtbot, _jump_context(), 2 * INSTANCES, 400)
+    compared: list[int] = []
+    compare = StateModel._changed_rows
+    monkeypatch.setattr(StateModel, "_changed_rows", lambda model, *args: compared.append(1) or compare(model, *args))
+    reopened = _jump_context()
+    with qtbot.waitSignal(view.state_model.modelReset):
+        view.refresh(reopened, 2 * INSTANCES, None)
+    qtbot.waitUntil(lambda: not view.is_busy())
+    assert not compared
+    state = _gui_state.CursorState(reopened).at(2 * INSTANCES)
+    assert [node.value for node in view.state_model._roots] == [folded.value for folded in state]
+    assert all(node.value is folded.value for node, folded in zip(view.state_model._roots, view._job[2], strict=True))
+    view.refresh(reopened, INSTANCES, None)
+    qtbot.waitUntil(lambda: not view.is_busy())
+    assert compared
