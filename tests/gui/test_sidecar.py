@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QModelIndex, Qt
 
-from contextdeck.engine import Context
+from contextdeck.engine import Context, Cursor
 from contextdeck.gui import _document_model
 from contextdeck.gui._sidecar import DocumentSidecar, SidecarStore
 from contextdeck.gui._state import PathRole
@@ -302,4 +302,30 @@ def test_pins_follow_the_latest_once_a_document_opens_with_nothing_selected(
     window.context().insert(len(window.context()), {"type": "state", "data": {"user": {"name": "Kim"}}})
     pin = window.watches.model.pins[0]
     qtbot.waitUntil(lambda: pin.resolution is not None and pin.resolution.value == "Kim")
+    window.close()
+
+
+def test_the_documents_own_pins_are_made_on_it_once_and_the_others_never(
+        qtbot: Any, open_window: Any, document: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At the hand-over the watches panel makes each pin the new document's settings bring back once, and never the
+    pins of the document it replaces (made on it, then removed and the new ones made: twice the work)."""
+    other = document.with_name("other.json")
+    other.write_text(json.dumps(DOC), encoding="utf-8")
+    window = open_window(document)
+    window.watches.model.add("†state.user.name")
+    with qtbot.waitSignal(window.document.documentShown):
+        window.session.open(other)
+    window.watches.model.add("†input.amount")
+    made: list[tuple[int, str]] = []
+    watch = Cursor.watch
+
+    def noted(cursor: Cursor, expression: str, *args: Any, **kwargs: Any) -> Any:
+        made.append((id(cursor.context), expression))
+        return watch(cursor, expression, *args, **kwargs)
+
+    monkeypatch.setattr(Cursor, "watch", noted)
+    with qtbot.waitSignal(window.document.documentShown):
+        window.session.open(document)
+    assert made == [(id(window.context()), "†state.user.name")]
+    assert [pin.label for pin in window.watches.model.pins] == ["†state.user.name"]
     window.close()
