@@ -356,7 +356,8 @@ def test_no_more_is_known_alive_than_is_frozen(monkeypatch: pytest.MonkeyPatch) 
     del brief  # counted, and freed at once
     kept = young(IDLE_YOUNG + 100)
     assert collect_when_idle() == 0  # counted exactly: about 5 * IDLE_YOUNG frozen, less than the 8 known alive
-    assert _runtime._alive == gc.get_freeze_count()
+    # (the exact count it made: a later one may find fewer, as objects frozen before the test die meanwhile)
+    assert _runtime._alive == _runtime._recounted < 8 * IDLE_YOUNG
     kept += young(6 * IDLE_YOUNG)  # may be garbage: more than is alive
     assert collect_when_idle() == 2
     del document, kept
