@@ -68,7 +68,7 @@ def tune_interpreter() -> None:
     sys.setswitchinterval(SWITCH_INTERVAL_S)
 
 
-def collect_when_idle() -> int | None:
+def collect_when_idle(everything: bool = True) -> int | None:
     """Collect the young generation now and freeze what survives, instead of collecting it later.
 
     Edits leave no cyclic garbage (tests/engine/test_garbage.py), so the collector only ever walks what
@@ -78,14 +78,15 @@ def collect_when_idle() -> int | None:
     collection frees the cycles that died since the last turn, and what is left is frozen
     (`gc.freeze`, O(1)), so no later collection walks it again. Cycles among frozen objects are freed by
     `collect_everything`, which this runs itself once one is due (enough may be garbage, counted exactly:
-    `_counted_due`). Returns the generation collected (2 for everything), or None when nothing was due or
-    a load has the collector off.
+    `_counted_due`); with `everything` False, not now (the caller knows that what may be garbage is still held:
+    `gui/_idle.py`). Returns the generation collected (2 for everything), or None when nothing was due or a load
+    has the collector off.
     """
     if gc.get_count()[0] < IDLE_YOUNG or not gc.isenabled():
         return None
     gc.collect(0)
     _freeze()
-    if _counted_due():
+    if everything and _counted_due():
         collect_everything()
         return 2
     return 0

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from contextdeck import _runtime
-from contextdeck._runtime import IDLE_YOUNG, collect_when_idle
+from contextdeck._runtime import IDLE_YOUNG
 from contextdeck.gui import _idle
 from contextdeck.gui._app import create_window
 from contextdeck.gui._idle import collect_while_idle
@@ -47,7 +47,7 @@ def app() -> Iterator[QApplication]:
     yield app
     dispatcher = QAbstractEventDispatcher.instance(app.thread())
     assert dispatcher is not None
-    dispatcher.aboutToBlock.disconnect(collect_when_idle)
+    dispatcher.aboutToBlock.disconnect(_idle.idle)
     app.applicationStateChanged.disconnect(_idle._state_changed)
     gc.unfreeze()
     _runtime._frozen = _runtime._alive = _runtime._recounted = _runtime._older = 0
@@ -177,3 +177,37 @@ def test_a_worker_job_runs_with_the_collector_off_and_what_it_made_is_frozen(qtb
     assert not any(thing is made for thing in gc.get_objects())  # frozen
     assert _runtime._document == document
     runner.shutdown()
+
+
+def test_a_collection_of_everything_waits_for_the_windows_slices(qtbot: QtBot, app: QApplication,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """While slices are pending (a replaced document still held by views, or freed by the graveyard a slice at a
+    time), an idle moment collects and freezes the young generation only; a collection of everything that is due
+    runs at the first idle moment after them."""
+    from contextdeck.gui._slices import slices
+
+    everything: list[bool] = []
+    monkeypatch.setattr(_runtime, "_counted_due", lambda: True)  # due, counted exactly
+    monkeypatch.setattr(_runtime, "collect_everything", lambda: everything.append(True))
+
+    class Job(QObject):
+        def __init__(self) -> None:
+            super().__init__()
+            self.left = 3
+
+        def step(self) -> None:
+            self.left -= 1
+            if self.left:
+                slices().start(self.step)
+
+    job = Job()
+    slices().start(job.step)
+    kept = [[n] for n in range(2 * IDLE_YOUNG)]
+    _idle.idle()
+    assert everything == []
+    assert gc.get_count()[0] < IDLE_YOUNG  # the young generation collected and frozen all the same
+    qtbot.waitUntil(lambda: not job.left and not slices().pending)
+    kept += [[n] for n in range(2 * IDLE_YOUNG)]
+    _idle.idle()
+    assert everything
+    del kept
