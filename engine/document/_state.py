@@ -244,10 +244,7 @@ class CursorState:
         if self._busy is folds:
             self._busy = None
         if _paranoid.ENABLED:
-            messages = self.context._store.listed
-            _paranoid.check_identities("CursorState", [state.identity for state in out], messages, at)
-            for state in out:
-                _paranoid.check_value("CursorState", state.value, messages, *state.identity, at)
+            _paranoid.check_states("CursorState", out, self.context._store.listed, at)
 
     def at(self, at: int | None = None) -> list[IdentityState]:
         """The state as of the first `at` messages, computed at once."""

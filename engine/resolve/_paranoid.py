@@ -98,10 +98,13 @@ def check_value(what: str, got: Any, messages: Sequence[Message], kind: str, ins
         )
 
 
-def check_identities(what: str, got: list[tuple[str, str | None]], messages: Sequence[Message],
-                     at: int | None = None) -> None:
-    """Raise `ParanoidError` unless `got` is every (kind, instance) written among the first `at` messages,
-    in the order of their first write."""
+def check_states(what: str, states: Sequence[Any], messages: Sequence[Message], at: int | None = None) -> None:
+    """Raise `ParanoidError` unless `states` (each an `identity` and its whole `value`) are every (kind, instance)
+    written among the first `at` messages, in the order of their first write, each with its reference value."""
+    for state in states:
+        kind, instance = state.identity
+        check_value(what, state.value, messages, kind, instance, at)
+    got = [state.identity for state in states]
     want: dict[tuple[str, str | None], None] = {}
     for message in messages[: len(messages) if at is None else max(0, at)]:
         info = classify(message)

@@ -428,12 +428,11 @@ class LaneLogs:
         let_go(log.ids, log.changes, log.change_keys, log.failed, log.problems_at, log.marks, log.sealed, log.results)
 
     def clear(self) -> None:
-        """Drop every log (`Context` does when the order is relabelled: their keys name nothing any more)."""
+        """Drop every log (at a relabel of the order; and a replaced document's, freed in slices as an edit's are)."""
         for key in list(self._logs):
             self._drop(key)
 
-    def __del__(self) -> None:
-        self.clear()  # a replaced document's logs, freed a slice at a time as an edit's are (`_drop`)
+    __del__ = clear
 
     def touch(self, identity: tuple[str, str | None], write: Write, order_key: int) -> None:
         """A write of `identity` at `order_key` is being added or removed: drop every log it can change."""

@@ -44,17 +44,13 @@ class Store:
         self.forms: dict[Form, set[int]] = {Form.TOOL: set(), Form.PLAN: set()}
 
     def __del__(self) -> None:
-        # Whichever holder drops a replaced document last would otherwise free all of it in one go, in whatever
-        # turn of the window that is. Buried, its messages, infos, writes and order are freed a slice at a time
-        # where the graveyard is on (`let_go`), once nothing else holds them.
-        # (Freed last buried first: a layer's lists are buried before the dicts that hold them, so that each is
-        # alone once its holder is emptied, and freed a slice at a time too.)
+        # Freed a slice at a time where the graveyard is on (`let_go`), not all at once by its last holder; a layer's
+        # lists buried before the dicts that hold them (the last buried is freed first), to be alone when freed.
         order, layers = self.order, self.layers.values()
         let_go(*(ids for layer in layers for ids in (layer.all, layer.universal, *layer.lanes.values(),
                                                        *layer.wide.values())),
                *(held for layer in layers for held in (layer.lanes, layer.wide, layer.branches, layer.answers)),
-               self.layers,
-               order.key, order.keys, order.ids, self.infos, self.writes, self.listed)
+               self.layers, order.key, order.keys, order.ids, self.infos, self.writes, self.listed)
 
     def put(self, message_id: int, message: Message) -> MessageInfo:
         """Parse `message`, under `message_id` (a new id, or in place of the message it had); `listed` is the
