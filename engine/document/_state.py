@@ -13,7 +13,7 @@ not the whole history. What a write shadowed, and every earlier write, is `Conte
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,9 +61,9 @@ def _all_paths(value: Any) -> Iterator[Path]:
         stack.extend(((*path, str(key)), child) for key, child in items)
 
 
-def _touched(write: Write, root: Any) -> Iterator[Path]:
+def _touched(write: Write, before: Any, appends: Callable[[Any], list[Any]] | None) -> Iterator[Path]:
     """The paths a write resets or adds to, among those that exist after it: its ancestors, its path and
-    what it writes there (what push and concat append).
+    what it writes there (what push and concat append: `appends`, onto `before`, the value there before it).
 
     These are exactly the existing paths for which `resolve/_fold.py`'s `_effect` is "reset" or "add":
     above the write always; at and below it, every path inside the written value (a merge or an assign
@@ -73,12 +73,10 @@ def _touched(write: Write, root: Any) -> Iterator[Path]:
     path = write.path
     for depth in range(len(path)):
         yield path[:depth]
-    appends = WRITE_METHODS[write.method].appends
     if appends is None:
         yield from ((*path, *sub) for sub in _all_paths(write.value))
         return
     yield path
-    before = get_path(root, path)
     start = len(before) if isinstance(before, list) else 0
     for offset, item in enumerate(appends(write.value)):
         yield from ((*path, str(start + offset), *sub) for sub in _all_paths(item))
@@ -90,7 +88,11 @@ def fold_step(root: Any, writer: dict[Path, int], index: int, write: Write) -> G
     updated, problem, _ = attempt(root, write)
     if problem is not None:
         return root
-    for number, target in enumerate(_touched(write, root), 1):
+    appends = WRITE_METHODS[write.method].appends
+    before = MISSING if appends is None else get_path(root, write.path)
+    if isinstance(before, list) and len(before) >= FOLD_WORK:
+        yield  # it copied a long array (values are persistent): the clock is looked at after it
+    for number, target in enumerate(_touched(write, before, appends), 1):
         if number % FOLD_WORK == 0:
             yield
         writer[target] = index

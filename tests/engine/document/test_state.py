@@ -141,6 +141,19 @@ def test_a_big_value_is_noted_in_slices() -> None:
     assert (writer[("k7", "v")], writer[("k8", "v")], writer[("k4999",)], writer[()]) == (1, 0, 0, 1)
 
 
+def test_each_write_that_copies_a_long_array_is_a_slice_of_its_own() -> None:
+    """A push or concat copies the array it appends to: onto a long one, each is followed by a look at the clock
+    (a document's log of a million entries made a slice of seven such writes many frames long)."""
+    long = list(range(_blame.FOLD_WORK))
+    appends = [{"type": "data", "kind": "state", "data": {"log": [n]}, "_outputPath": "†state.log",
+                "_outputMethod": method} for n, method in zip(range(20), ("push", "concat") * 10, strict=True)]
+    context = Context([{"type": "state", "data": {"log": long}}, *appends])
+    out: list[IdentityState] = []
+    slices = sum(1 for _ in state_steps(context, None, Folds(0), out))
+    assert slices >= len(appends)
+    assert (out[0].value["log"][-2:], out[0].writer[("log",)]) == ([[18], 19], 20)
+
+
 def test_the_state_reads_only_the_writes(monkeypatch: pytest.MonkeyPatch) -> None:
     """The state folds each identity's writes from the context's index of them: no message is looked at
     one by one, however many there are, and the instance layers fold on their global layer."""
