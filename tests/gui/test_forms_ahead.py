@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QLineEdit
 from shiboken6 import isValid
@@ -105,6 +106,9 @@ def test_a_form_made_ahead_looks_like_one_made_for_the_selection(qtbot: Any, ope
     for ahead in (True, False):
         win = open_window(path)
         win.resize(900, 700)
+        # (the docks' widths follow what they showed when first laid out, which a loaded machine reorders: the same
+        # for both windows, so that the editor between them is as wide in both)
+        win.resizeDocks([win.timeline_dock, win.state_dock], [260, 300], Qt.Orientation.Horizontal)
         win.set_follow_latest(False)
         if not ahead:
             win.forms_ahead.selected = lambda index: None  # type: ignore[method-assign]
