@@ -9,6 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
+from ..protocol._errors import describe_exception
+
 _module_numbers = itertools.count(1)
 
 
@@ -24,6 +26,8 @@ def import_user_file(file: Path, prefix: str, error: Callable[[str, str], Except
         spec.loader.exec_module(module)
     except SyntaxError as failure:
         raise error(str(file), f"syntax error at line {failure.lineno}: {failure.msg}") from None
+    except SystemExit as failure:  # `sys.exit()` at the top of the file must not end the program loading it
+        raise error(str(file), f"importing it called exit({failure.code!r})") from None
     except Exception as failure:
-        raise error(str(file), f"importing it raised {type(failure).__name__}: {failure}") from None
+        raise error(str(file), f"importing it raised {type(failure).__name__}: {describe_exception(failure)}") from None
     return module

@@ -267,3 +267,20 @@ def test_a_busy_async_activity_obeys_the_timeout(capsys, tmp_path) -> None:
     code, _, err = run(capsys, doc, "--activities", busy, "--timeout", "1")
     assert code == 0
     assert "call 0 (spin) failed: timeout: activity 'spin' did not finish within 1 s" in err
+
+
+@pytest.mark.parametrize(("line", "reason"), [
+    ("raise SystemExit(3)", "importing it called exit(3)"),
+    ("import sys; sys.exit('bye')", "importing it called exit('bye')"),
+    ("class E(Exception):\n    def __str__(self): raise RuntimeError\nraise E()",
+     "importing it raised E: E (its message cannot be printed)"),
+])
+def test_an_activities_file_that_exits_or_fails_oddly_when_imported_exits_1(capsys, examples, tmp_path, line,
+                                                                           reason) -> None:
+    """A file that calls `sys.exit()` at import, or raises an exception that cannot be printed, is a file that
+    cannot be loaded: exit 1 with the reason, not the exit code the file chose or a traceback."""
+    bad = tmp_path / "exits.py"
+    bad.write_text(line + "\n")
+    code, out, err = run(capsys, examples / "refund_workflow.json", "--activities", bad)
+    assert (code, out) == (1, "")
+    assert f"cannot load activities from {bad}: {reason}" in err
