@@ -72,17 +72,19 @@ class LoadTask(QRunnable):
 
     def run(self) -> None:
         result: Loaded | str | None
-        with loading():  # the collector off while the document is built, the document frozen after
+        with loading() as load:  # the collector off while the document is built, the document frozen after
             try:
                 result = self._load()
             except Cancelled:
-                return
+                result = None
             except DocumentError as error:
                 result = str(error)
             except OSError as error:
                 result = f"{self.name}: {error.strerror or error}"
             except Exception as error:  # never let a worker die silently: the window must hear of it
                 result = f"{self.name}: {type(error).__name__}: {error}"
+            if self.cancelled or not isinstance(result, Loaded):
+                load.failed()  # the document open now stays open: what this made is not it
         if self.cancelled:
             return
         if isinstance(result, Loaded):

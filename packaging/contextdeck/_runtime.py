@@ -58,7 +58,7 @@ _document = 0  # the objects the latest load froze (the document open now), coun
 _older = 0  # objects collections left in the older generations since the last freeze (`_survivors_of`)
 _young_before = 0  # the young count as the collection under way began
 _loads = 0  # documents being built (or composed from: `loading`), on any thread
-_building_document = False  # a document is among them: what the pause's end freezes is the document open now
+_building_documents = 0  # of them, loads of a document that will open: what the pause's end freezes is that document
 _loads_lock = threading.Lock()
 
 
@@ -117,37 +117,59 @@ def _counted_due() -> bool:
     return due()
 
 
+class Load:
+    """One load's part in a `loading` pause: `failed()` when the document it built will not be the one open."""
+
+    def __init__(self, document: bool) -> None:
+        self._document = document
+
+    def failed(self) -> None:
+        """The load failed or was cancelled: what it made is frozen as what may be garbage, and the document open
+        now stays the one known alive."""
+        global _building_documents
+        if self._document:
+            self._document = False
+            with _loads_lock:
+                _building_documents -= 1
+
+
 @contextmanager
-def loading(document: bool = True) -> Iterator[None]:
+def loading(document: bool = True) -> Iterator[Load]:
     """The collector off while a document is built (on a worker thread), and the document frozen at the end;
     with `document` False, while a worker composes or checks on a snapshot of one (`gui/_background.py`).
 
     The engine pauses the collector while it parses and builds (`json_building`: each collection would walk
     the millions of objects made so far, while holding the GIL, so the GUI thread could not run Python
     meanwhile); this holds that pause over the whole load and, before the collector is back, freezes what is
-    alive (O(1)) rather than leave it to a young collection. What a load froze is the document open now, alive;
-    once another load replaces it, what is left of it in the frozen objects may be garbage (`due`): what reference
-    counting frees is gone from them, what cycles keep waits for `collect_everything`. A worker's request of a
-    million messages (its texts, each message's sources) is as big, and lives until the next replaces it: left to
-    the collector, the young collections at idle on the GUI thread walked its containers as the worker made them.
-    Loads and jobs on several threads share one pause.
+    alive (O(1)) rather than leave it to a young collection. What a load froze is the document open now, alive,
+    unless it said it `failed()` (an exception out of the block says so too); once another load replaces it, what
+    is left of it in the frozen objects may be garbage (`due`): what reference counting frees is gone from them,
+    what cycles keep waits for `collect_everything`. A worker's request of a million messages (its texts, each
+    message's sources) is as big, and lives until the next replaces it: left to the collector, the young
+    collections at idle on the GUI thread walked its containers as the worker made them. Loads and jobs on several
+    threads share one pause.
     """
-    global _loads, _document, _alive, _building_document
+    global _loads, _document, _alive, _building_documents
+    load = Load(document)
     with json_building():
         with _loads_lock:
             _loads += 1
-            _building_document = _building_document or document
+            _building_documents += document
         try:
-            yield
+            yield load
+        except BaseException:
+            load.failed()
+            raise
         finally:
             with _loads_lock:
+                load._document = False  # its part is taken: a `failed()` after the pause ends changes nothing
                 _loads -= 1
                 if _loads == 0:
                     frozen = _freeze()
-                    if _building_document:  # the document it replaces is no longer known alive
+                    if _building_documents:  # the document it replaces is no longer known alive
                         _alive += frozen - _document
                         _document = frozen
-                    _building_document = False
+                    _building_documents = 0
 
 
 def freeze_young() -> None:

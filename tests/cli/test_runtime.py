@@ -6,6 +6,7 @@ import gc
 import sys
 import weakref
 from collections.abc import Iterator
+from contextlib import nullcontext
 from pathlib import Path
 
 import pytest
@@ -377,3 +378,26 @@ def test_the_next_load_takes_off_no_more_than_its_document_left_alive() -> None:
         second = young(4 * IDLE_YOUNG)
     assert _runtime._alive >= 4 * IDLE_YOUNG
     del document, second
+
+
+
+@pytest.mark.usefixtures("collector")
+@pytest.mark.parametrize("how", ["said", "raised"])
+def test_a_load_that_failed_leaves_the_open_document_the_one_known_alive(how: str) -> None:
+    """A load that failed or was cancelled (it says so, `Load.failed()`, or an exception leaves its block) opens
+    nothing: what it froze counts as what may be garbage, and the document open before stays the one known alive."""
+    with loading():
+        document = young(4 * IDLE_YOUNG)
+    before = (_runtime._document, _runtime._alive)
+    scratch: list[list[int]] = []
+    with pytest.raises(ValueError, match="no document") if how == "raised" else nullcontext(), loading() as load:
+        scratch += young(3 * IDLE_YOUNG)
+        if how == "raised":
+            raise ValueError("no document")
+        load.failed()
+    assert (_runtime._document, _runtime._alive) == before
+    assert _runtime._frozen >= before[1] + 3 * IDLE_YOUNG  # frozen all the same, as what may be garbage
+    with loading():
+        second = young(IDLE_YOUNG)
+    assert _runtime._document >= IDLE_YOUNG  # a load that opens its document counts it again
+    del document, scratch, second

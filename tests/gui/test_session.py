@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QCoreApplication, QSettings
 
+from contextdeck import _runtime
 from contextdeck.engine import Insert, Shape
 from contextdeck.gui import _loader
 from contextdeck.gui._commands import EditCommand
@@ -317,3 +318,21 @@ def test_load_progress_is_reported_at_most_once_a_frame(monkeypatch, tmp_path: P
     task._progress(0.3)
     task._progress(1.0)  # the end is always reported
     assert sent == [100, 300, 1000]
+
+
+@pytest.mark.parametrize("ending", ["malformed", "cancelled", "loaded"])
+def test_only_a_load_that_opens_its_document_counts_it_as_the_open_one(monkeypatch, tmp_path: Path,
+                                                                        ending: str) -> None:
+    """What a load froze counts as the document open now (alive, not garbage a collection of everything would look
+    for) only when the load gives a document that opens: a failed or cancelled one leaves the open document's
+    count as it was."""
+    monkeypatch.setattr(_runtime, "_document", 12_345)
+    monkeypatch.setattr(_runtime, "_alive", 23_456)
+    source = tmp_path / "doc.json"
+    source.write_text("[{\"type\": " if ending == "malformed" else json.dumps([TEXT] * 50))
+    task = _loader.LoadTask(source, source)
+    if ending == "cancelled":
+        task.signals.progress.connect(lambda *_: task.cancel())
+    task.run()
+    counted = (_runtime._document, _runtime._alive)
+    assert (counted == (12_345, 23_456)) == (ending != "loaded")
