@@ -59,7 +59,10 @@ class DocumentModel(QObject):
     messageReplaced = Signal(int)  # message `index` was replaced (an edit, an undo, a redo, a run)
     viewsDue = Signal()  # the views that recompute read the document and the cursor again now (paced)
 
-    def __init__(self, session: DocumentSession, parent: QObject | None = None) -> None:
+    def __init__(self, session: DocumentSession, parent: QObject | None = None, *,
+                 input_targets: Callable[[], list[QObject]] | None = None) -> None:
+        """`input_targets()` (read at each opening) are where the first input event that finishes a pending opening
+        is watched for (`FirstInput`); by default, the application: every event."""
         super().__init__(parent)
         self._session = session
         self._selected_id: int | None = None
@@ -78,7 +81,7 @@ class DocumentModel(QObject):
         self._due = False  # the new document's selection waits for its slice (`_opening_due`)
         self._opened = True  # the document is shown with its selection in place
         self._chosen = False  # a selection was made since the document was replaced: the opening keeps it
-        self._input = FirstInput(self.finish_opening, self)
+        self._input = FirstInput(self.finish_opening, self, targets=input_targets)
         if len(self.context()):  # a session that has a document already opens it as a replaced one does
             self._open()
             self._input.start()
@@ -168,11 +171,6 @@ class DocumentModel(QObject):
         """A new document's selection waits until `ready()` (the window has repainted the document's views),
         `OPEN_WAIT_S` at most."""
         self._ready = ready
-
-    def watch_input(self, targets: Callable[[], list[QObject]]) -> None:
-        """While a document's opening is pending, the first input event that reaches one of `targets()` (read at
-        each opening) finishes it; by default, any that reaches the application."""
-        self._input.targets = targets
 
     def is_shown(self) -> bool:
         """The document is shown with its selection in place (`documentShown` has been sent for it)."""

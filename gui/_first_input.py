@@ -17,21 +17,25 @@ from PySide6.QtGui import QGuiApplication, QWindow
 from PySide6.QtWidgets import QWidget
 
 
-def input_targets(window: QWidget) -> list[QObject]:
-    """Where the user's input reaches `window` first: its `QWindow` and the object with the focus."""
+def input_targets(window: QWidget | None) -> list[QObject]:
+    """Where the user's input reaches `window` first: its `QWindow` and the object with the focus. Without a
+    window, or before it has a `QWindow` (not shown yet), the application, which every event passes through."""
     # QWindow is imported with the module: PySide makes a class's Python type (and its enums) when it first
     # meets it, which is not to be here, in the turn of a document's hand-over.
-    handle: QWindow | None = window.windowHandle()
+    handle: QWindow | None = window.windowHandle() if window is not None else None
+    if handle is None:
+        app = QCoreApplication.instance()
+        return [app] if app is not None else []
     focus = QGuiApplication.focusObject()
     return [target for target in (handle, focus) if target is not None]
 
 
 class FirstInput(QObject):
     """Calls `first()` before the next input event is delivered, while started; with `refuse`, the event is then
-    refused (but a window's activation). It watches `targets()`: by default the application (every event of every
-    object passes through it, in Python); a window gives where input reaches it first (`input_targets`), its
-    `QWindow` (keys, clicks, the wheel, drops, a close, its activation) and the object with the focus (a shortcut's
-    `ShortcutOverride` goes there, and a shortcut's key never reaches the window)."""
+    refused (but a window's activation). It watches `targets()`, read at each start: by default the application
+    (every event of every object passes through it, in Python); a window gives where input reaches it first
+    (`input_targets`), its `QWindow` (keys, clicks, the wheel, drops, a close, its activation) and the object with
+    the focus (a shortcut's `ShortcutOverride` goes there, and a shortcut's key never reaches the window)."""
 
     INPUT = frozenset({
         QEvent.Type.KeyPress, QEvent.Type.ShortcutOverride, QEvent.Type.MouseButtonPress,
@@ -43,17 +47,18 @@ class FirstInput(QObject):
     # Accepted, these grant what they ask (a close, a drop: a move deletes the data at its source); refused, not.
     GRANTED = frozenset({QEvent.Type.Close, QEvent.Type.DragEnter, QEvent.Type.Drop})
 
-    def __init__(self, first: Callable[[], None], parent: QObject, *, refuse: bool = False) -> None:
+    def __init__(self, first: Callable[[], None], parent: QObject, *,
+                 targets: Callable[[], list[QObject]] | None = None, refuse: bool = False) -> None:
         super().__init__(parent)
         self._first = first
         self._refuse = refuse
-        self.targets: Callable[[], list[QObject]] = lambda: [app] if (app := QCoreApplication.instance()) else []
+        self._targets = targets or (lambda: input_targets(None))
         self._watched: list[QObject] = []
         self.watching = False
 
     def start(self) -> None:
         if not self.watching:
-            self._watched = self.targets()
+            self._watched = self._targets()
             for target in self._watched:
                 target.installEventFilter(self)
             self.watching = True

@@ -174,10 +174,9 @@ class TurnDialog(QDialog):
         before any other: made and opened in one turn, the dialog was more than a frame. Until then the
         first input that reaches the window under it opens it first and is refused, as the window-modal dialog
         refuses it: a key or a click in between never acts on the window, nor on a dialog half made."""
-        self._opening = FirstInput(self._open_now, self, refuse=True)
         under = self.parentWidget()
-        if under is not None:
-            self._opening.targets = lambda: input_targets(under.window())
+        window = under.window() if under is not None else None
+        self._opening = FirstInput(self._open_now, self, targets=lambda: input_targets(window), refuse=True)
         self._opening.start()
         slices().start(self._lay_out, first=True)  # before the composer's copy of the messages
 

@@ -74,7 +74,7 @@ class MainWindow(QMainWindow):
         free_in_slices()  # what an edit or a cursor move lets go of is freed a slice per turn
         self.settings = settings
         self.session = session if session is not None else DocumentSession(settings, parent=self)
-        self.document = DocumentModel(self.session, self)
+        self.document = DocumentModel(self.session, self, input_targets=self._input_targets)
         self.commands = Commands(self.document, self.session.undo_stack, self)
         self.setWindowIcon(icon("app"))
         self.setAcceptDrops(True)
@@ -148,7 +148,6 @@ class MainWindow(QMainWindow):
         # A new document's selection in a turn after the window's repaint of its views, its form made ahead.
         self._painted_turn: int | None = None
         self.document.open_after(self._ready_to_open)
-        self.document.watch_input(self._input_targets)
         self.document.documentReplaced.connect(self._document_replaced)
         self.document.documentShown.connect(self._document_shown)
         # Bound methods, never lambdas: Qt drops these connections when the window is destroyed.

@@ -8,11 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QCoreApplication, QSettings, Qt
 from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QLineEdit, QWidget
 
 from contextdeck.engine import Context, Document, Shape
 from contextdeck.gui import _document_model
+from contextdeck.gui._document_model import DocumentModel
+from contextdeck.gui._first_input import input_targets
+from contextdeck.gui._session import DocumentSession
 from contextdeck.gui._window import MainWindow
 
 MESSAGES = [
@@ -447,3 +451,30 @@ def test_the_opening_shown_before_its_last_piece_leaves_the_editor_to_the_select
     held[0] = False
     qtbot.waitUntil(lambda: not window.forms_ahead.opening_pending())
     assert editor.message() is None
+
+
+def test_the_input_that_finishes_an_opening_is_watched_where_the_model_was_made_to_watch(
+        qtbot: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A document model made over a session that has a document opens it at once, watching for the first input
+    where it was told to at construction (`input_targets`), never the whole application: input elsewhere leaves
+    the opening pending, input there finishes it. A window not yet shown has no `QWindow`: where input may reach it
+    once shown is anywhere, the application."""
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    session = DocumentSession(settings, tmp_path / "recovery")
+    session.open_document(Document(Context([dict(m) for m in MESSAGES]), Shape.ARRAY))
+    watched, elsewhere = QLineEdit(), QLineEdit()
+    for widget in (watched, elsewhere):
+        qtbot.addWidget(widget)
+    monkeypatch.setattr(_document_model, "OPEN_WAIT_S", 600.0)  # (never opened by the clock meanwhile)
+    model = DocumentModel(session, session, input_targets=lambda: [watched])
+    model.open_after(lambda: False)  # only input finishes it here
+    asked: list[int] = []
+    model.selectRequested.connect(asked.append)
+    assert not model.is_shown()
+    QTest.keyClick(elsewhere, Qt.Key.Key_A)
+    assert not model.is_shown()
+    QTest.keyClick(watched, Qt.Key.Key_A)
+    assert model.is_shown()
+    assert asked == [LAST]  # the timeline would select it
+    assert input_targets(QWidget()) == [QCoreApplication.instance()]
+    session.close()
