@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
+import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +24,7 @@ from contextdeck.engine import (
     fixed_clock,
     load_cases,
     load_turn,
+    os_reason,
     read_results,
     summarise,
     turn_problem,
@@ -32,6 +36,8 @@ EXIT_PASSED, EXIT_MISSED, EXIT_INTERRUPTED = 0, 1, 130
 
 
 def configure(commands: Any, code_options: Any, model_options: Any) -> None:
+    from contextdeck._cli import _moment, _non_negative, _seconds  # `run`'s checks: a bad value is a usage error
+
     command = commands.add_parser("eval", help="run the agent once per input of a dataset and check each result")
     command.add_argument("doc")
     command.add_argument("--inputs", metavar="DATA.jsonl", required=True,
@@ -39,7 +45,7 @@ def configure(commands: Any, code_options: Any, model_options: Any) -> None:
     command.add_argument("--out", metavar="RESULTS.jsonl", default=None,
                          help="where the result lines go (one a case, in the dataset's order)")
     command.add_argument("--runs", metavar="DIR", default=None, help="write each case's final document here")
-    command.add_argument("--concurrency", type=int, default=4, metavar="N", help="cases at once (default 4)")
+    command.add_argument("--concurrency", type=_positive, default=4, metavar="N", help="cases at once (default 4)")
     command.add_argument("--baseline", metavar="RESULTS.jsonl", default=None,
                          help="an earlier experiment to compare with (default: --out when it exists)")
     command.add_argument("--replay-activities", action="store_true",
@@ -48,10 +54,10 @@ def configure(commands: Any, code_options: Any, model_options: Any) -> None:
                          help="run nothing: say how many model questions would be asked and how many replay")
     command.add_argument("--turn", metavar="SOLUTION.json", action="append", default=[],
                          help="a turn typed by hand, given to every case (repeatable, in order)")
-    command.add_argument("--now", default=None, help="the _date of every message written (ISO 8601)")
-    command.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
+    command.add_argument("--now", type=_moment, default=None, help="the _date of every message written (ISO 8601)")
+    command.add_argument("--timeout", type=_seconds, default=60.0, metavar="SECONDS",
                          help="how long an activity may run (default 60)")
-    command.add_argument("--max-ticks", type=int, default=25, help="stop a case after N ticks (default 25)")
+    command.add_argument("--max-ticks", type=_non_negative, default=25, help="stop a case after N ticks (default 25)")
     command.add_argument("--approve-plan", action="store_true", help="run a lazy plan instead of waiting")
     code_options(command)
     model_options(command, required=False)
@@ -59,7 +65,7 @@ def configure(commands: Any, code_options: Any, model_options: Any) -> None:
 
 
 def _settings(args: argparse.Namespace) -> Settings:
-    from contextdeck._cli import _activities, _moment, _tools
+    from contextdeck._cli import _activities, _tools
 
     path = Path(args.doc)
     try:
@@ -75,7 +81,7 @@ def _settings(args: argparse.Namespace) -> Settings:
         turns.append(turn)
     options: dict[str, Any] = {
         "activities": _activities(args.activities), "tools": _tools(args.tools), "timeout": args.timeout,
-        "clock": fixed_clock(_moment(args.now)) if args.now else utc_now, "max_ticks": args.max_ticks,
+        "clock": fixed_clock(args.now) if args.now else utc_now, "max_ticks": args.max_ticks,
         "approve_plan": args.approve_plan,
     }
     if turns:
@@ -100,6 +106,28 @@ def _settings(args: argparse.Namespace) -> Settings:
         raise DocumentError("--replay-activities", "needs a baseline: --baseline RESULTS.jsonl (made with --runs)")
     return Settings(raw, path, asker, options, Path(args.runs) if args.runs and not args.dry_run else None,
                     baseline, args.replay_activities, args.dry_run)
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return value
+
+
+def _writable(out: str) -> None:
+    """The results file can be made where `out` names it: said before any case runs (the model's questions cost),
+    as `run` says it (`cannot write OUT: reason`)."""
+    from contextdeck._cli import _CannotWrite
+
+    target = Path(out)
+    try:
+        if target.is_dir():
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+        with tempfile.TemporaryFile(dir=target.parent):
+            pass
+    except OSError as error:
+        raise _CannotWrite(f"cannot write {out}: {os_reason(error)}") from None
 
 
 def _given(turns: list[Any]) -> Any:
@@ -128,6 +156,8 @@ def _bar(total: int) -> Any:
 def run(args: argparse.Namespace) -> int:
     if args.out is None and not args.dry_run:
         raise DocumentError("eval", "--out RESULTS.jsonl is needed (or --dry-run)")
+    if not args.dry_run:
+        _writable(args.out)
     cases = load_cases(args.inputs)
     settings = _settings(args)
     bar = _bar(len(cases))
@@ -151,7 +181,12 @@ def run(args: argparse.Namespace) -> int:
     results = [result for result in experiment.results if result is not None]
     if args.dry_run:
         return _dry_report(results)
-    written = write_results(args.out, experiment.results)
+    try:
+        written = write_results(args.out, experiment.results)
+    except OSError as error:  # unwritable since the check (a full disk): the target is as it was
+        from contextdeck._cli import _CannotWrite
+
+        raise _CannotWrite(f"cannot write {args.out}: {os_reason(error)}") from None
     summary = summarise(results)
     rate = "" if summary.pass_rate is None else f", pass rate {summary.pass_rate:.0%}"
     print(f"{written} of {len(cases)} input(s) in {args.out}: {summary.finished} finished, {summary.passed} passed, "

@@ -192,6 +192,42 @@ def test_a_bad_dataset_is_a_located_message(capsys, tmp_path, text, where) -> No
     assert not (tmp_path / "r.jsonl").exists()
 
 
+@pytest.mark.parametrize(("option", "value", "said"), [
+    ("--now", "yesterday", "argument --now: not an ISO 8601 date and time: 'yesterday'"),
+    ("--timeout", "-1", "argument --timeout: not a positive number of seconds: '-1'"),
+    ("--max-ticks", "-3", "argument --max-ticks: must be 0 or more"),
+    ("--concurrency", "0", "argument --concurrency: must be 1 or more"),
+])
+def test_a_bad_option_is_a_usage_error_before_any_case_runs(capsys, tmp_path, fake_llm, option, value,
+                                                            said) -> None:
+    """A value `run` refuses as a usage error is one for `eval` too (exit 2, the option named): not an internal
+    error (`--now`), nor every case run and failed ("no final output") with the model asked for nothing."""
+    fake_llm.answer = adder
+    with pytest.raises(SystemExit) as exited:
+        evaluate(capsys, fake_llm, tmp_path, agent(tmp_path), dataset(tmp_path, CASES), option, value)
+    assert exited.value.code == 2
+    assert said in capsys.readouterr().err
+    assert not (tmp_path / "results.jsonl").exists()
+    assert fake_llm.requests == []
+
+
+@pytest.mark.parametrize("out", ["missing/results.jsonl", "runs"])
+def test_a_results_file_that_cannot_be_written_is_said_before_any_case_runs(capsys, tmp_path, fake_llm,
+                                                                           out) -> None:
+    """`--out` in a folder that does not exist, or naming a folder: exit 1 with the file and the reason in words
+    (`cannot write OUT: ...`, as `run` says it), before the model is asked anything, never the name of a temporary
+    file after every case ran."""
+    fake_llm.answer = adder
+    (tmp_path / "runs").mkdir()
+    code = main(["eval", str(agent(tmp_path)), "--inputs", str(dataset(tmp_path, CASES)), "--out", str(tmp_path / out),
+                 "--activities", str(tmp_path / "acts.py"), "--llm", fake_llm.url, "--model", "fake-small"])
+    err = capsys.readouterr().err
+    reason = "No such file or directory" if out.startswith("missing") else "Is a directory"
+    assert (code, err.strip()) == (1, f"contextdeck: cannot write {tmp_path / out}: {reason}")
+    assert fake_llm.requests == []
+    assert ran(tmp_path) == []
+
+
 def test_ctrl_c_ends_the_experiment_with_the_results_so_far_written(tmp_path, fake_llm) -> None:
     """SIGINT while the second of four cases waits for the model: exit 130, and the results file holds the
     case that finished (only it), written whole."""
