@@ -10,10 +10,10 @@ import math
 import os
 import sys
 from collections.abc import Callable, Coroutine, Iterator, Sequence
-from pathlib import Path
 from typing import Any, TypeVar
 
 from contextdeck import __version__
+from contextdeck._out import CannotWrite, write_out
 from contextdeck._traces_cli import add_commands as add_trace_commands
 from contextdeck.engine import (
     STRATEGIES,
@@ -58,7 +58,6 @@ from contextdeck.engine import (
     turn_problems,
     utc_now,
     validate,
-    write_atomically,
 )
 
 T = TypeVar("T")
@@ -305,27 +304,20 @@ def say(text: str) -> None:
     print(f"contextdeck: {text}", file=sys.stderr)
 
 
-class _CannotWrite(Exception):
-    """The document could not be written (a full disk, a read-only file): exit 1, the reason in words."""
-
-
 class _RunStopped(Exception):
     """The run ended in an error that is no call's own: the outputs it had made were written first."""
 
 
 def _write(document: Document, out: str | None) -> None:
-    """Write the document to `out` (atomically) or stdout; `_CannotWrite` says why not."""
+    """Write the document to `out` (atomically) or stdout; `CannotWrite` says why not."""
     try:
         text = document.dumps()
     except ValueError as error:
-        raise _CannotWrite(f"cannot write the document: {describe_exception(error)}") from None
+        raise CannotWrite(f"cannot write the document: {describe_exception(error)}") from None
     if out is None:
         sys.stdout.write(text)
         return
-    try:
-        write_atomically(Path(out), text.encode("utf-8"))
-    except OSError as error:  # the temporary file is gone already; the target is as it was
-        raise _CannotWrite(f"cannot write {out}: {os_reason(error)}") from None
+    write_out(out, text.encode("utf-8"))
 
 
 def _keeping(document: Document, out: str | None, work: Callable[[], T]) -> T:
@@ -337,7 +329,7 @@ def _keeping(document: Document, out: str | None, work: Callable[[], T]) -> T:
         reason = f"{type(error).__name__}: {describe_exception(error)}"
         try:
             _write(document, out)
-        except _CannotWrite as unwritten:
+        except CannotWrite as unwritten:
             raise _RunStopped(f"the run stopped: {reason}; and {unwritten}") from None
         where = out if out is not None else "stdout"
         raise _RunStopped(f"the run stopped: {reason} (what it had made is written to {where})") from None
@@ -626,7 +618,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with batch_collector():
             return int(run(args))
-    except (DocumentError, _CannotLoad, _CannotWrite, _RunStopped) as error:
+    except (DocumentError, _CannotLoad, CannotWrite, _RunStopped) as error:
         print(f"contextdeck: {error}", file=sys.stderr)
         return EXIT_DOCUMENT
     except BrokenPipeError:

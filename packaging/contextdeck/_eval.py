@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from contextdeck._out import writing
 from contextdeck.engine import (
     Asker,
     Cassette,
@@ -24,7 +25,6 @@ from contextdeck.engine import (
     fixed_clock,
     load_cases,
     load_turn,
-    os_reason,
     read_results,
     summarise,
     turn_problem,
@@ -116,18 +116,13 @@ def _positive(text: str) -> int:
 
 
 def _writable(out: str) -> None:
-    """The results file can be made where `out` names it: said before any case runs (the model's questions cost),
-    as `run` says it (`cannot write OUT: reason`)."""
-    from contextdeck._cli import _CannotWrite
-
+    """The results file can be made where `out` names it: said before any case runs (the model's questions cost)."""
     target = Path(out)
-    try:
+    with writing(out):
         if target.is_dir():
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
         with tempfile.TemporaryFile(dir=target.parent):
             pass
-    except OSError as error:
-        raise _CannotWrite(f"cannot write {out}: {os_reason(error)}") from None
 
 
 def _given(turns: list[Any]) -> Any:
@@ -181,12 +176,8 @@ def run(args: argparse.Namespace) -> int:
     results = [result for result in experiment.results if result is not None]
     if args.dry_run:
         return _dry_report(results)
-    try:
+    with writing(args.out):  # unwritable since the check (a full disk)
         written = write_results(args.out, experiment.results)
-    except OSError as error:  # unwritable since the check (a full disk): the target is as it was
-        from contextdeck._cli import _CannotWrite
-
-        raise _CannotWrite(f"cannot write {args.out}: {os_reason(error)}") from None
     summary = summarise(results)
     rate = "" if summary.pass_rate is None else f", pass rate {summary.pass_rate:.0%}"
     print(f"{written} of {len(cases)} input(s) in {args.out}: {summary.finished} finished, {summary.passed} passed, "

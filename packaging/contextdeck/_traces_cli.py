@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from contextdeck._out import write_out
 from contextdeck.engine import (
     TRACE_FORMATS,
     Imported,
@@ -20,7 +21,6 @@ from contextdeck.engine import (
     load_document,
     load_tools,
     redact_document,
-    write_atomically,
 )
 
 EXPORTS = ("otlp-json", "openai")
@@ -66,7 +66,7 @@ def _import(args: argparse.Namespace) -> int:
         say(f"warning: {warning}")
     text = document.dumps()
     if args.out is not None:
-        write_atomically(Path(args.out), text.encode("utf-8"))
+        write_out(args.out, text.encode("utf-8"))
     else:
         sys.stdout.write(text)
     calls = sum(len(message.get("plan", [])) for message in document.context.messages if message.get("type") == "plan")
@@ -97,7 +97,7 @@ def _export(args: argparse.Namespace) -> int:
         value = export_otlp(document, tools=tools)
     text = json_dumps(value) + "\n"
     if args.out is not None:
-        write_atomically(Path(args.out), text.encode("utf-8"))
+        write_out(args.out, text.encode("utf-8"))
         count = len(value["resourceSpans"][0]["scopeSpans"][0]["spans"]) if args.format == "otlp-json" else None
         say(f"wrote {args.out}" + (f" ({count} spans)" if count is not None else ""))
     else:

@@ -202,3 +202,18 @@ def test_import_refuses_to_write_json_lines(capsys: Any, tmp_path: Path) -> None
     assert code == 2
     assert "write it to a .json file" in err
     assert not (tmp_path / "doc.jsonl").exists()
+
+
+def test_an_out_that_cannot_be_written_is_named_as_given(capsys: Any, tmp_path: Path) -> None:
+    """`--out` in a folder that does not exist, for import and for export: exit 1 and `cannot write OUT: reason`,
+    the file as the user named it, never the temporary file beside it, and nothing left behind."""
+    source = write(tmp_path, "exchange.json", REQUEST)
+    document = tmp_path / "doc.json"
+    assert call(capsys, "import", source, "--out", document)[0] == 0
+    missing = tmp_path / "missing"
+    for argv in (("import", source), ("export", document, "--format", "otlp-json"),
+                 ("export", document, "--format", "openai")):
+        out = missing / "out.json"
+        code, stdout, err = call(capsys, *argv, "--out", out)
+        assert (code, stdout, err) == (1, "", f"contextdeck: cannot write {out}: No such file or directory\n")
+    assert not missing.exists()
