@@ -9,12 +9,13 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QEventLoop, QSettings, Qt, QTimer
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtCore import QBuffer, QByteArray, QCoreApplication, QEventLoop, QIODevice, QSettings, Qt, QTimer
+from PySide6.QtGui import QGuiApplication, QImageWriter, QPixmap
 from PySide6.QtWidgets import QApplication
 
 from contextdeck import APP_ID, __version__, resources
 from contextdeck._runtime import tune_interpreter
+from contextdeck.engine import os_reason, write_atomically
 
 from ._crash import ExceptionReporter, start_log
 from ._idle import collect_while_idle
@@ -38,18 +39,18 @@ def create_window(settings: QSettings, recovery_dir: Path | None = None) -> Main
     return window
 
 
-def open_and_wait(window: MainWindow, path: Path, timeout_ms: int = 60000) -> bool:
-    """Open `path` and run the event loop until it is shown with its selection in place (or failed); True when
-    shown."""
+def open_and_wait(window: MainWindow, path: Path, timeout_ms: int = 60000) -> str | None:
+    """Open `path` and run the event loop until it is shown with its selection in place (or failed); None when
+    shown, else why not in words (the load's message: the file, line and column of a malformed one)."""
     loop = QEventLoop()
-    result: list[bool] = []
+    result: list[str | None] = []
 
     def loaded() -> None:
-        result.append(True)
+        result.append(None)
         loop.quit()
 
-    def failed(_message: str) -> None:
-        result.append(False)
+    def failed(message: str) -> None:
+        result.append(message)
         loop.quit()
 
     session = window.session
@@ -61,7 +62,24 @@ def open_and_wait(window: MainWindow, path: Path, timeout_ms: int = 60000) -> bo
         loop.exec()
     window.document.documentShown.disconnect(loaded)
     session.loadFailed.disconnect(failed)
-    return bool(result and result[0])
+    return result[0] if result else f"{path}: not shown within {timeout_ms // 1000} s"
+
+
+def save_picture(picture: QPixmap, path: str) -> str | None:
+    """Write `picture` to `path` atomically, in the image format its suffix names (PNG when Qt writes no such
+    format); None when written, else why not in words (`cannot write shot.png: No such file or directory`)."""
+    suffix = Path(path).suffix.lower().lstrip(".").encode()
+    kind = suffix if suffix in {bytes(name) for name in QImageWriter.supportedImageFormats()} else b"png"
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    if not picture.save(buffer, kind.decode()):
+        return f"cannot write {path}: the picture cannot be encoded as {kind.decode().upper()}"
+    try:
+        write_atomically(Path(path), data.data())
+    except OSError as error:
+        return f"cannot write {path}: {os_reason(error)}"
+    return None
 
 
 def settle(window: MainWindow, limit_ms: int = 10_000) -> None:
@@ -131,8 +149,9 @@ def main(doc: str | None = None, screenshot: str | None = None, tools: Sequence[
         window.resize(*(size or SHOT_SIZE))
         window.reset_layout()  # the first start's docks, sized for this size
         window.show()
-        if path is not None and not open_and_wait(window, path):
-            print(f"contextdeck: could not open {path}", file=sys.stderr)
+        failure = open_and_wait(window, path) if path is not None else None
+        if failure is not None:
+            print(f"contextdeck: could not open {failure}", file=sys.stderr)
             return 1
         if path == FIRST_DOCUMENT:  # the README's picture: the refund example with a few pinned watches
             window.select_message(2)
@@ -142,8 +161,11 @@ def main(doc: str | None = None, screenshot: str | None = None, tools: Sequence[
         window.diagnostics.check(window.session.document)
         window.diagnostics.flush()
         settle(window)
-        window.grab().save(screenshot)
+        unsaved = save_picture(window.grab(), screenshot)
         window.session.close()
+        if unsaved is not None:
+            print(f"contextdeck: {unsaved}", file=sys.stderr)
+            return 1
         return 0
     window.session.sidecar.store.prune()  # the settings of documents deleted since
     window.show()

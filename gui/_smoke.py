@@ -19,7 +19,7 @@ from PySide6.QtCore import QSettings
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QLineEdit
 
-from ._app import FIRST_DOCUMENT, create_window, open_and_wait, settle
+from ._app import FIRST_DOCUMENT, create_window, open_and_wait, save_picture, settle
 
 FIELD = ("orderId",)  # the refund example's input: `"pattern": "^[A-Z]-[0-9]{4}$"`
 TYPED = "not an order"
@@ -50,8 +50,9 @@ def _check(window: object, shot: Path) -> int:
     from ._window import MainWindow
 
     assert isinstance(window, MainWindow)
-    if not open_and_wait(window, FIRST_DOCUMENT):
-        return _fail(f"cannot open {FIRST_DOCUMENT}")
+    failure = open_and_wait(window, FIRST_DOCUMENT)
+    if failure is not None:
+        return _fail(f"cannot open {failure}")
     window.select_message(1)
     slot = window.editor.payload.form.locate(FIELD)
     line = slot.editor.findChild(QLineEdit) if slot is not None else None
@@ -66,8 +67,9 @@ def _check(window: object, shot: Path) -> int:
         return _fail(f"no validation answer at {'.'.join(FIELD)} within {LIMIT_S:.0f} s "
                      f"(the form shows {window.editor.payload.errors()})")
     settle(window)
-    if not window.grab().save(str(shot)):
-        return _fail(f"cannot write {shot}")
+    unsaved = save_picture(window.grab(), str(shot))
+    if unsaved is not None:
+        return _fail(unsaved)
     print(f"smoke: {FIRST_DOCUMENT.name} opened; {'.'.join(FIELD)} = {TYPED!r}: {slot.messages[0]}; "
           f"window rendered to {shot}")
     return 0

@@ -18,7 +18,7 @@ def main(path: Path, folder: Path) -> int:
     settings = QSettings(str(folder / "settings.ini"), QSettings.Format.IniFormat)
     window = create_window(settings, folder / "recovery")
     window.show()
-    if not open_and_wait(window, path):
+    if open_and_wait(window, path) is not None:
         return 1
     window.raise_()
     window.activateWindow()

@@ -56,3 +56,52 @@ def test_a_size_that_is_not_one_is_refused_by_name(size: str, capsys: pytest.Cap
         main(["gui", "--screenshot", "never.png", "--size", size])
     assert stopped.value.code == 2
     assert f"{size!r} is not a size such as 1280x800" in capsys.readouterr().err
+
+
+@pytest.fixture
+def shot_main(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
+    """`_app.main` as `contextdeck gui DOC --screenshot PNG` runs it, with the test process's collector and the
+    user's settings folder left alone; the windows it made are deleted after the test."""
+    made: list[MainWindow] = []
+    init = MainWindow.__init__
+
+    def keep(window: MainWindow, *args: Any) -> None:
+        init(window, *args)
+        made.append(window)
+
+    monkeypatch.setattr(MainWindow, "__init__", keep)
+    monkeypatch.setattr(_app, "tune_interpreter", lambda: None)
+    monkeypatch.setattr(_app, "collect_while_idle", lambda app: None)
+    ini, user = QSettings.Format.IniFormat, QSettings.Scope.UserScope
+    config = Path(QSettings(ini, user, "ContextDeck", "Screenshot").fileName()).parent.parent
+    QSettings.setPath(ini, user, str(tmp_path / "config"))
+    yield lambda doc, shot: _app.main(str(doc), str(shot), size=(1280, 800))
+    QSettings.setPath(ini, user, str(config))
+    for window in made:
+        window.deleteLater()
+
+
+def test_a_screenshot_that_cannot_be_written_says_why_and_exits_1(
+        shot_main: Any, tmp_path: Path, examples: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A folder that does not exist: exit 1 and `cannot write PATH: reason` (the picture was dropped without a word,
+    exit 0). A suffix Qt writes no image format for is written as PNG."""
+    shot = tmp_path / "missing" / "shot.png"
+    assert shot_main(examples / "refund_workflow.json", shot) == 1
+    assert f"contextdeck: cannot write {shot}: No such file or directory" in capsys.readouterr().err
+    odd = tmp_path / "shot.picture"
+    assert shot_main(examples / "refund_workflow.json", odd) == 0
+    assert odd.read_bytes().startswith(b"\x89PNG")
+    assert QImage(str(odd), "PNG").size() == QSize(1280, 800)
+
+
+def test_a_document_that_cannot_be_opened_for_a_screenshot_says_where(
+        shot_main: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A malformed document: exit 1 with the load's own message (the file, line and column), not only the file's
+    name; no picture."""
+    doc = tmp_path / "broken.json"
+    doc.write_text('[{"type": "text",\n  "text": }]')
+    shot = tmp_path / "shot.png"
+    assert shot_main(doc, shot) == 1
+    err = capsys.readouterr().err
+    assert f"contextdeck: could not open {doc}:2:11:" in err
+    assert not shot.exists()
