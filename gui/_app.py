@@ -69,14 +69,14 @@ def save_picture(picture: QPixmap, path: str) -> str | None:
     """Write `picture` to `path` atomically, in the image format its suffix names (PNG when Qt writes no such
     format); None when written, else why not in words (`cannot write shot.png: No such file or directory`)."""
     suffix = Path(path).suffix.lower().lstrip(".").encode()
-    kind = suffix if suffix in {bytes(name) for name in QImageWriter.supportedImageFormats()} else b"png"
+    kind = suffix if suffix in {name.data() for name in QImageWriter.supportedImageFormats()} else b"png"
     data = QByteArray()
     buffer = QBuffer(data)
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
     if not picture.save(buffer, kind.decode()):
         return f"cannot write {path}: the picture cannot be encoded as {kind.decode().upper()}"
     try:
-        write_atomically(Path(path), data.data())
+        write_atomically(Path(path), bytes(data.data()))
     except OSError as error:
         return f"cannot write {path}: {os_reason(error)}"
     return None
