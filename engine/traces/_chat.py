@@ -19,6 +19,8 @@ ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 # Settings of the model call worth keeping as a preset (001's "LLM config"); the rest of a body is the request.
 SETTINGS = ("model", "temperature", "top_p", "max_tokens", "max_completion_tokens", "seed", "stop",
             "frequency_penalty", "presence_penalty", "reasoning_effort", "parallel_tool_calls", "tool_choice")
+# Of them, those a GenAI span carries as `gen_ai.request.<name>`: read on import, written on export.
+SPAN_SETTINGS = ("temperature", "top_p", "max_tokens", "seed", "frequency_penalty", "presence_penalty")
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from ..document._document import Document
 from ..models._prompt import Prompt
 from ..protocol._messages import Form, classify, payload_of, text_of
 from ..request._request import compose_request
+from ._chat import SPAN_SETTINGS
 
 Registry = dict[str, dict[str, Any]]  # tool name -> schema, as `load_tools` gives it
 
@@ -187,6 +188,7 @@ def _turn_spans(document: Document, turn: _Turn, n: int, trace: _Trace, root: st
     attributes = {
         "gen_ai.operation.name": "chat",
         "gen_ai.request.model": request.config.get("model") if isinstance(request.config.get("model"), str) else model,
+        **{f"gen_ai.request.{key}": request.config.get(key) for key in SPAN_SETTINGS},
         "gen_ai.response.model": model,
         "gen_ai.response.id": audit.get("id") if isinstance(audit.get("id"), str) else None,
         "gen_ai.response.finish_reasons": [audit.get("finish_reason") or finish],

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..document._json import parse as json_parse
 from ._build import line_up
-from ._chat import Exchange, ToolRun, arguments_of, iso, iso_precise, openai_exchange
+from ._chat import SPAN_SETTINGS, Exchange, ToolRun, arguments_of, iso, iso_precise, openai_exchange
 from ._problems import Located, TraceError
 from ._read import Reading, Values
 
@@ -320,7 +320,7 @@ def _with_span_facts(exchange: Exchange, span: Span) -> Exchange:
     request_model = _first_str(attributes, "gen_ai.request.model")
     if "model" not in settings and request_model:
         settings["model"] = request_model
-    for key in ("temperature", "top_p", "max_tokens", "seed"):
+    for key in SPAN_SETTINGS:
         found = attributes.get(f"gen_ai.request.{key}")
         if found is not None and key not in settings:
             settings[key] = found

@@ -463,6 +463,23 @@ def test_the_export_is_otlp_with_genai_attributes_turn_by_turn() -> None:
     assert turn1.start_time_unix_nano == turn1.end_time_unix_nano - 812 * 10**6
 
 
+def test_the_exported_turns_carry_the_model_settings_the_import_reads_back() -> None:
+    """A preset's temperature, top_p, max_tokens, seed and penalties go out as GenAI's `gen_ai.request.*` on each
+    chat span, which the import reads: the trace of an imported exchange imports to the same preset."""
+    settings = {"temperature": 0.2, "top_p": 0.9, "max_tokens": 300, "seed": 7, "frequency_penalty": 0.5,
+                "presence_penalty": -0.5}
+    body = exchange()
+    body["request"].update(settings)
+    document = import_bytes(json.dumps(body).encode(), "ex.json")[0].document
+    preset = document.context.messages[0]
+    assert preset == {"type": "preset", "model": "gpt-4o-mini", **settings}
+    exported = export_otlp(document)
+    chat = span_attributes(list(parse_otlp(exported).resource_spans[0].scope_spans[0].spans)[1])
+    assert {key: chat[f"gen_ai.request.{key}"] for key in settings} == settings
+    again = import_bytes(json.dumps(exported).encode(), "trace.json")[0].document
+    assert again.context.messages[0] == preset
+
+
 def test_the_openai_export_is_the_request_the_model_receives() -> None:
     """`--format openai` is exactly the body ContextDeck sends for the whole request (json_schema)."""
     document = import_bytes(jsonl(log_lines()), "run.jsonl")[0].document
