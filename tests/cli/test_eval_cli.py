@@ -98,6 +98,23 @@ def test_a_missed_expectation_exits_1_and_says_why(capsys, tmp_path, fake_llm) -
     assert "value: the output is not the expected value" in err
 
 
+def test_a_failed_case_is_said_with_its_error_with_or_without_an_expectation(capsys, tmp_path, fake_llm) -> None:
+    """The endpoint fails for every case: each is named on stderr with the error that stopped it, first, whether or
+    not it expected anything (one without an expectation was not named at all, one with one only said "no final
+    output to compare")."""
+    fake_llm.answer = lambda body: Reply.error(500, "the model is down")
+    cases = [{"id": "expects", "input": {"a": 1, "b": 1}, "expect": {"total": 2}},
+             {"id": "free", "input": {"a": 2, "b": 2}}]
+    code, lines, err = evaluate(capsys, fake_llm, tmp_path, agent(tmp_path), dataset(tmp_path, cases))
+    assert code == 1
+    assert [line["status"] for line in lines] == ["failed", "failed"]
+    said = {line.split(": ", 1)[0].strip(): line.split(": ", 1)[1] for line in err.splitlines()
+            if line.startswith("  ")}
+    assert set(said) == {"expects", "free"}
+    assert all("the model is down" in reason.split("; ")[0] for reason in said.values())
+    assert said["expects"].endswith("; no final output to compare")
+
+
 def test_an_unchanged_rerun_asks_nothing_and_a_changed_system_text_reasks_every_input(
         capsys, tmp_path, fake_llm) -> None:
     """One cassette for the dataset: the second run replays all six questions; after the system text
