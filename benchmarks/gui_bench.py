@@ -692,9 +692,12 @@ def llm_shown(window: Any) -> bool:
     return not view._stale and view.request is not None and not view.runner.busy
 
 
-STEPS = ("select", "pin", "edit", "theme", "llm", "turn")  # `--steps`: the actions of a workload, in this order
-# A pin added after the 200 (`pin`): a path none of them folded, its first fold at the cursor over the whole document
+# `--steps`: the actions of a workload, in this order
+STEPS = ("select", "pin", "edit", "theme", "llm", "turn", "live")
+# A pin added after the 200 (`pin`): a path none of them folded, its first fold at the cursor over the whole document;
+# `live`: one added while following the latest, its first fold the context's own watch's
 FRESH_PIN = {"bench": "†input.post @p7", "untidy": "†order @②"}
+LIVE_PIN = {"bench": "†input.post @p8", "untidy": "†memory @②"}
 
 
 def run_freeze(workload: str, count: int, pins: int, freeze: Freeze, turns: bool, profile: bool,
@@ -777,6 +780,16 @@ def run_freeze(workload: str, count: int, pins: int, freeze: Freeze, turns: bool
         bench.time("Next Turn opened", next_turn, settle_ms=settle)
         window.turns.dialog.reject()
         until(lambda: not window._busy())
+    if "live" in steps:
+        pinned = window.watches.model
+        window.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
+        bench.time("Follow Latest on (until every pin is shown)", lambda: (window.set_follow_latest(True), until(
+            lambda: not pinned.is_busy() and not window._busy())), settle_ms=settle)
+        bench.time("add a pin following the latest", lambda: (pinned.add(LIVE_PIN[workload]), until(
+            lambda: not pinned.is_busy())), settle_ms=settle)
+        bench.time("reopen following the latest", lambda: (open_document(window, path), until(
+            lambda: not pinned.is_busy() and not window._busy())), settle_ms=1000)
+        window.set_follow_latest(False)
     freeze.keep(workload, bench)
     print(f"{workload} at {count:,} messages, {pins} pins:")
     bench.report()
