@@ -40,6 +40,7 @@ from contextdeck.engine import (
     ModelError,
     Request,
     Status,
+    as_turn,
     compose_request,
     conclude,
     current_turn,
@@ -70,6 +71,15 @@ TEMPLATE = '{\n  "calls": [],\n  "output": null\n}\n'
 # A call in one of these states can still run in this tick: the tick has not ended.
 UNDER_WAY = frozenset({Status.READY, Status.RUNNING, Status.WAITING_FOR_OUTPUT})
 Lines = tuple[str, Sequence[int]]  # a text and where its lines start
+
+
+def _taken(document: Document, turn: Any) -> str:
+    """What a turn just taken leaves to do: run its calls, nothing (its output ended the loop), or the next turn."""
+    if as_turn(turn)["calls"]:
+        return "Turn taken: Continue (F5) runs its calls."
+    if conclude(document, turn, "").finished:
+        return "Turn taken: its output ends the loop."
+    return "Turn taken: it has no calls to run; Run → Next Turn… (F8) gives the next."
 
 
 class TurnHost(Protocol):
@@ -596,7 +606,7 @@ class LoopUI(QObject):
         if change.plan is None and change.solution is MISSING:
             return "Not taken: this turn is already the current plan."
         self.window.commands.take_turn(change, "Take the next turn")
-        self.window.statusBar().showMessage("Turn taken: Continue (F5) runs its calls.", 10_000)
+        self.window.statusBar().showMessage(_taken(document, turn), 10_000)
         return None
 
     def turn_changed(self) -> None:

@@ -194,6 +194,22 @@ def test_a_valid_output_ends_the_loop_and_is_shown(qtbot: Any, window: MainWindo
     qtbot.waitUntil(lambda: "finished" not in label.text())
 
 
+@pytest.mark.parametrize(("turn", "said"), [
+    (SECOND, "Turn taken: Continue (F5) runs its calls."),
+    ({"calls": [], "output": {"status": "Success"}}, "Turn taken: its output ends the loop."),
+    ({"calls": [], "output": None}, "Turn taken: it has no calls to run; Run → Next Turn… (F8) gives the next."),
+])
+def test_the_status_bar_says_what_a_turn_taken_leaves_to_do(qtbot: Any, window: MainWindow, turn: Any,
+                                                            said: str) -> None:
+    """Continue (F5) only when the turn has calls: a turn whose output ends the loop, or one with neither calls
+    nor an output, was told to press Continue for calls it does not have."""
+    run_the_tick(qtbot, window)
+    dialog = open_turn(qtbot, window)
+    type_turn(qtbot, dialog, turn)
+    dialog.take_button.click()
+    assert window.statusBar().currentMessage() == said
+
+
 def test_ask_model_writes_the_turn_to_review_then_take(qtbot: Any, window: MainWindow, fake_llm: Any) -> None:
     """Ask Model sends the composed request to the configured model; its turn fills the text (checked), and
     Take Turn appends it with the model's exchange on the plan message."""
