@@ -40,15 +40,16 @@ class Cassette:
         cassette = cls(target)
         if not target.exists():
             return cassette
-        text = target.read_text(encoding="utf-8")
-        lines = text.splitlines()
+        # Lines end at a newline byte only: a reply holding U+2028 or U+0085 is written as it is (ensure_ascii off),
+        # and a write a crash cut short may end inside a character's bytes.
+        lines = target.read_bytes().split(b"\n")
         for number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
             try:
                 exchange = _json.parse(line)
             except ValueError as error:
-                if number == len(lines) and not text.endswith("\n"):
+                if number == len(lines):
                     break  # the last line of a write a crash cut short: that one answer is asked again
                 raise DocumentError(str(target), f"not JSON: {error}", line=number) from None
             if not isinstance(exchange, dict) or not isinstance(exchange.get("digest"), str):

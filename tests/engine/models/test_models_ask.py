@@ -316,6 +316,27 @@ def test_a_last_line_cut_short_by_a_crash_is_left_out_and_the_next_answer_starts
     assert list(Cassette.open(path).exchanges) == ["sha256:a", "sha256:c"]
 
 
+def test_an_answer_holding_a_unicode_line_separator_reads_back(tmp_path) -> None:
+    """A reply with U+2028, U+2029 or U+0085 in it (models write them) is recorded as it is: the cassette reads back
+    whole, each exchange on its own line (such a line was cut in two, and every later run stopped at it)."""
+    path = tmp_path / "c.jsonl"
+    cassette = Cassette.open(path)
+    odd = "one\u2028two\u2029three\x85four"
+    cassette.put({"digest": "sha256:a", "response": {"text": odd}, "date": "d"})
+    cassette.put({"digest": "sha256:b", "response": {"text": "2"}, "date": "d"})
+    again = Cassette.open(path)
+    assert list(again.exchanges) == ["sha256:a", "sha256:b"]
+    assert again.get("sha256:a")["response"]["text"] == odd
+
+
+def test_a_last_line_cut_inside_a_character_is_left_out_too(tmp_path) -> None:
+    """A crash may cut the last line inside a character's UTF-8 bytes (a † is three): that answer is left out as
+    any torn line is, not an error that stops every later run."""
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(b'{"digest": "sha256:a", "response": {"text": "1"}}\n{"digest": "sha256:b", "q": "\xe2\x80')
+    assert list(Cassette.open(path).exchanges) == ["sha256:a"]
+
+
 def test_the_refund_example_runs_with_the_model_for_every_latent_call(fake_llm, examples) -> None:
     """The refund plan with its fixed outputs removed: the model answers each latent call, in plan order."""
     raw = json.loads((examples / "refund_workflow.json").read_text())
