@@ -300,8 +300,9 @@ def call_problems(calls: list[Any], tools: Mapping[str, ToolDefinition], written
             continue
         name = call.get("_tool")
         if isinstance(name, str) and name not in tools:
-            unknown = f"unknown tool {name!r}: no tool message defines it (it would run latent)"
-            problems.append(CallProblem(number, "$._tool", unknown))
+            if "_delegate" not in call:  # a call naming its delegate runs that request, tool or not (014)
+                unknown = f"unknown tool {name!r}: no tool message defines it (it would run latent)"
+                problems.append(CallProblem(number, "$._tool", unknown))
         elif refusals:
             problems.extend(_refusals(number, call, tools))
         for path, _, parsed in found:

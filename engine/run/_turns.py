@@ -85,6 +85,8 @@ def _call_problems(call: Any, where: str, offered: dict[str, Any]) -> list[Diagn
     name = call.get("_tool")
     if not isinstance(name, str) or not name:
         return [Diagnostic(None, where, "a call needs '_tool': the name of a tool")]
+    if name not in offered and "_delegate" in call:
+        return []  # it runs the request it names as its delegate, tool or not (014)
     if name not in offered:
         names = ", ".join(sorted(offered)) or "none"
         return [Diagnostic(None, f"{where}._tool", f"the request offers no tool {name!r} (it offers: {names}); "

@@ -35,6 +35,13 @@ def test_a_call_to_a_tool_nothing_defines_is_a_warning_of_validate() -> None:
                          "defines it (it would run latent)", "warning")]
 
 
+def test_a_call_naming_its_delegate_needs_no_tool() -> None:
+    """A call with `_delegate` runs the request it names (014), tool or not: validate does not say it would run
+    latent."""
+    ctx = context({"_tool": "research", "_delegate": "anonymous", "topic": "x"})
+    assert [str(problem) for problem in validate(ctx) if "research" in str(problem)] == []
+
+
 def test_references_to_kinds_and_paths_nothing_writes() -> None:
     """Unknown kinds and paths are named; values, schema properties, open shapes and output paths count as
     written."""

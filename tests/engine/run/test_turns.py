@@ -60,6 +60,13 @@ def test_a_call_to_a_tool_not_offered_is_a_warning_and_groups_are_checked_by_mem
     assert found[1] == ("$.calls[1].any[0].amount", "True is not of type 'number'", "error")
 
 
+def test_a_call_naming_its_delegate_is_not_said_to_run_latent() -> None:
+    """A call with `_delegate` runs the request it names (014), whatever tools the request offers: no warning
+    that it would run latent."""
+    document = chapter("012_handling_failure.json")
+    assert problems(document, {"calls": [{"_tool": "research", "_delegate": "anonymous", "topic": "x"}]}) == []
+
+
 def test_a_turn_that_is_not_a_solution_is_one_problem() -> None:
     document = Document(Context([]))
     assert problems(document, "calls please")[0][1].startswith("a turn is a solution")
