@@ -225,7 +225,7 @@ def plan_call(index: int, call: Any, tools: dict[str, ToolDefinition], activitie
             destinations = parsed
     method = "set"
     if "_outputMethod" in call and (method := call["_outputMethod"]) not in METHODS:
-        text = f"unknown _outputMethod {method!r}; expected one of {list(METHODS)}"
+        text = f"unknown _outputMethod {method!r}; expected one of {', '.join(METHODS)}"
         problems += (Problem("outputMethod", text, "$._outputMethod"),)
         method = "set"
     scopes: tuple[str, ...] = ()

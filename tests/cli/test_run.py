@@ -106,7 +106,8 @@ def test_errors_and_blocked_calls_are_reported_on_stderr(capsys, tmp_path) -> No
     path = _written(tmp_path / "doc.json", doc)
     code, out, err = run(capsys, path)
     assert code == 0
-    assert "call 0 (t) failed: outputMethod: unknown _outputMethod 'bogus'" in err
+    assert "call 0 (t) failed: outputMethod: unknown _outputMethod 'bogus'; expected one of set, merge, assign, " \
+           "push, concat\n" in err  # as validate says it, not a Python list
     assert "call 1 (u) is blocked, waiting for †input.x" in err
     assert json.loads(out)[1]["type"] == "error"
 
