@@ -450,6 +450,10 @@ def _gui(args: argparse.Namespace) -> int:
     if missing:  # said before Qt is loaded: Qt would abort the process, naming the wrong library
         print(_system.install_advice(missing), end="", file=sys.stderr)
         return EXIT_DOCUMENT
+    unreachable = _system.display_problem(environ)
+    if unreachable is not None:  # the same: an X display that refuses the connection aborts Qt
+        print(unreachable, end="", file=sys.stderr)
+        return EXIT_DOCUMENT
     from contextdeck.gui import main as gui_main  # Qt is loaded only for this subcommand
 
     return gui_main(args.doc, screenshot=args.screenshot, tools=args.tools, size=args.size)

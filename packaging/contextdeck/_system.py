@@ -61,14 +61,45 @@ def _loads(soname: str) -> bool:
 
 def needed(environ: Mapping[str, str]) -> tuple[Library, ...]:
     """The libraries the window needs here: none off Linux; Qt's own, and the X11 plugin's when Qt will use
-    it: chosen by `QT_QPA_PLATFORM`, or by default on an X display outside a Wayland session (there Qt prefers
-    its Wayland plugin). Without any display the window says so itself."""
+    it (`uses_x11`). Without any display the window says so itself."""
     if not sys.platform.startswith("linux"):
         return ()
+    return QT + XCB if uses_x11(environ) else QT
+
+
+def uses_x11(environ: Mapping[str, str]) -> bool:
+    """Whether Qt will load its X11 plugin on Linux: chosen by `QT_QPA_PLATFORM`, or by default on an X display
+    outside a Wayland session (there Qt prefers its Wayland plugin)."""
     platform = environ.get("QT_QPA_PLATFORM", "")
     wayland = environ.get("XDG_SESSION_TYPE") == "wayland" and bool(environ.get("WAYLAND_DISPLAY"))
-    xcb = platform.startswith("xcb") or (not platform and not wayland and bool(environ.get("DISPLAY")))
-    return QT + XCB if xcb else QT
+    return platform.startswith("xcb") or (not platform and not wayland and bool(environ.get("DISPLAY")))
+
+
+def _x11_connects(display: str) -> bool:
+    """Whether an X connection to `display` can be made (libxcb, as Qt's plugin makes it): then closed."""
+    xcb = ctypes.CDLL("libxcb.so.1")
+    xcb.xcb_connect.restype = ctypes.c_void_p
+    xcb.xcb_connect.argtypes = [ctypes.c_char_p, ctypes.c_void_p]
+    xcb.xcb_connection_has_error.argtypes = [ctypes.c_void_p]
+    xcb.xcb_disconnect.argtypes = [ctypes.c_void_p]
+    connection = xcb.xcb_connect(display.encode(), None)  # never NULL: an error object on failure
+    try:
+        return xcb.xcb_connection_has_error(connection) == 0
+    finally:
+        xcb.xcb_disconnect(connection)
+
+
+def display_problem(environ: Mapping[str, str] = os.environ,
+                    connects: Callable[[str], bool] | None = None) -> str | None:
+    """Why the window cannot open on the X display Qt will use, None when it can (or Qt will use another platform).
+    Qt would abort the process instead (a core dump, exit 134), blaming a library that is installed."""
+    if not sys.platform.startswith("linux") or not uses_x11(environ):
+        return None
+    display = environ.get("DISPLAY", "")
+    if (connects or _x11_connects)(display):
+        return None
+    return (f"contextdeck: cannot connect to the X display {display!r} (DISPLAY): is its X server running, and may "
+            "you use it? Use --screenshot PNG to render offscreen, or run under Xvfb\n")
 
 
 def missing(environ: Mapping[str, str] = os.environ, loads: Callable[[str], bool] | None = None) -> list[Library]:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
 from contextdeck import _cli, _system
-from contextdeck._system import QT, XCB, install_advice, missing, needed
+from contextdeck._system import QT, XCB, display_problem, install_advice, missing, needed
 
 ICCCM_AND_KEYSYMS = ("libxcb-icccm.so.4", "libxcb-keysyms.so.1")  # what a fresh Debian 12 lacks
 
@@ -68,3 +69,41 @@ def test_the_readme_lists_every_package() -> None:
              if line.startswith(("sudo apt-get install", "sudo dnf install"))}
     assert lines["apt-get"] == {library.debian for library in QT + XCB}
     assert lines["dnf"] == {library.fedora for library in QT + XCB}
+
+
+@pytest.mark.parametrize(("environ", "asked"), [
+    ({"DISPLAY": ":7"}, [":7"]),
+    ({"DISPLAY": ":7", "QT_QPA_PLATFORM": "xcb"}, [":7"]),
+    ({"DISPLAY": ":7", "QT_QPA_PLATFORM": "offscreen"}, []),
+    ({"DISPLAY": ":7", "WAYLAND_DISPLAY": "wayland-0", "XDG_SESSION_TYPE": "wayland"}, []),
+])
+def test_the_x_display_is_tried_only_when_qt_will_use_it(monkeypatch: pytest.MonkeyPatch, environ: dict[str, str],
+                                                         asked: list[str]) -> None:
+    """The X display is connected to (and let go) before Qt is loaded only where Qt's X11 plugin will be used."""
+    monkeypatch.setattr(_system.sys, "platform", "linux")
+    tried: list[str] = []
+    assert display_problem(environ, connects=lambda display: tried.append(display) or True) is None
+    assert tried == asked
+
+
+def test_gui_on_an_x_display_that_refuses_says_so_before_loading_qt(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A DISPLAY whose server is gone (a stale one after a reconnect) aborted the process inside Qt (exit 134,
+    blaming libxcb-cursor0); it is exit 1 with what is wrong and what to do, and Qt is never imported."""
+    monkeypatch.setattr(_system.sys, "platform", "linux")
+    monkeypatch.setenv("DISPLAY", ":7")
+    monkeypatch.delenv("QT_QPA_PLATFORM", raising=False)
+    monkeypatch.delenv("XDG_SESSION_TYPE", raising=False)
+    monkeypatch.setattr(_system, "_loads", lambda soname: True)
+    monkeypatch.setattr(_system, "_x11_connects", lambda display: False)
+    assert _cli.main(["gui"]) == 1
+    assert capsys.readouterr().err == (
+        "contextdeck: cannot connect to the X display ':7' (DISPLAY): is its X server running, and may you use it? "
+        "Use --screenshot PNG to render offscreen, or run under Xvfb\n")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or not _system._loads("libxcb.so.1")
+                    or Path("/tmp/.X11-unix/X9876").exists(), reason="libxcb is Linux's; display :9876 is unserved")
+def test_a_display_nobody_serves_does_not_connect() -> None:
+    """The real connection, through libxcb: a display number no X server listens on refuses it."""
+    assert not _system._x11_connects(":9876")
