@@ -84,7 +84,7 @@ def _x11_connects(display: str) -> bool:
     xcb.xcb_disconnect.argtypes = [ctypes.c_void_p]
     connection = xcb.xcb_connect(display.encode(), None)  # never NULL: an error object on failure
     try:
-        return xcb.xcb_connection_has_error(connection) == 0
+        return bool(xcb.xcb_connection_has_error(connection) == 0)
     finally:
         xcb.xcb_disconnect(connection)
 
