@@ -119,6 +119,10 @@ class TimelineTable(QTableView):
         self._scroll.start()
 
     def viewportEvent(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Paint and self._held:
+            # Updates off keep `update()` from asking for a repaint, not a repaint asked for before the hold (the
+            # old current row's) or an ancestor's (the window's, as it is activated) from painting the rows.
+            return True
         # A repaint asked for before a far jump (the old current row's) can arrive after the scroll, while the new
         # screen is being drawn: its rows are then made as pictures too, so the screen shown is all copies.
         delegate = self.itemDelegate()
@@ -130,7 +134,10 @@ class TimelineTable(QTableView):
 
     def hold(self) -> None:
         """Paint no rows until the next scroll or `release` (a new document, before the selection it opens on:
-        its rows would be painted in the repaint that shows the document, and then the selection jumps)."""
+        its rows would be painted in the repaint that shows the document, and then the selection jumps). A scroll
+        still due, or its bands still drawn, was the rows before: it would draw and show the new ones."""
+        self._scroll.stop()
+        self._band_top = None
         self.viewport().setUpdatesEnabled(False)
         self._held = True
 

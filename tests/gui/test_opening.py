@@ -16,6 +16,7 @@ from contextdeck.engine import Context, Document, Shape
 from contextdeck.gui import _document_model
 from contextdeck.gui._document_model import DocumentModel
 from contextdeck.gui._first_input import input_targets
+from contextdeck.gui._pictures import Pictures
 from contextdeck.gui._session import DocumentSession
 from contextdeck.gui._window import MainWindow
 
@@ -205,33 +206,62 @@ def test_the_selection_is_a_slice_of_its_own_turn(qtbot: Any, open_window: Any, 
         pass
     assert window.selected_message() == len(window.context()) - 1
 
-def test_a_new_documents_rows_are_painted_once_it_is_shown(qtbot: Any, open_window: Any, tmp_path: Path) -> None:
-    """The window's repaint of a new document paints none of its rows (the selection it opens on jumps to the
-    last): from the selection on, the rows on screen are drawn into pictures a band a turn, then shown."""
-    from PySide6.QtCore import QEvent, QObject
+def rows_drawn_before_shown(window: MainWindow, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """What the timeline's rows draw (a number, a body: `Pictures.paint`) while the document is not shown."""
+    drawn: list[Any] = []
+    paint = Pictures.paint
 
+    def recording(pictures: Pictures, painter: Any, x: int, y: int, key: Any, *rest: Any) -> None:
+        if not window.document.is_shown():
+            drawn.append(key)
+        paint(pictures, painter, x, y, key, *rest)
+
+    monkeypatch.setattr(Pictures, "paint", recording)
+    return drawn
+
+
+def test_a_new_documents_rows_are_painted_once_it_is_shown(qtbot: Any, open_window: Any, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The window's repaint of a new document paints none of its rows (the selection it opens on jumps to the
+    last): from the selection on, the rows on screen are drawn into pictures a band a turn, then shown. Rows
+    drawn are counted, not paint events: Qt paints a viewport whose updates are off when an ancestor repaints
+    (the window, activated after the load's progress dialog), and the held viewport then draws no row."""
     path = tmp_path / "long.json"
     path.write_text(json.dumps([{"type": "text", "role": "user", "text": f"turn {n}"} for n in range(500)]),
                     encoding="utf-8")
     window = open_window(None)
     table = window.timeline.table
-    painted: list[bool] = []  # per paint of the rows before the document is shown: whether it was a band's
-
-    class Paints(QObject):
-        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-            if event.type() == QEvent.Type.Paint and not window.document.is_shown():
-                painted.append(table.is_scrolling())
-            return False
-
-    paints = Paints(window)
-    table.viewport().installEventFilter(paints)
+    drawn = rows_drawn_before_shown(window, monkeypatch)
     with qtbot.waitSignal(window.document.documentShown, timeout=10_000):
         window.session.open(path)
-    assert painted == []
+    assert drawn == []
     qtbot.waitUntil(lambda: not table.is_scrolling())
-    table.viewport().removeEventFilter(paints)
     assert table.viewport().updatesEnabled()
     assert table.viewport().rect().contains(table.visualRect(table.model().index(499, 0)))
+
+
+def test_a_document_handed_over_while_a_scroll_is_drawn_paints_its_rows_once_shown(
+        qtbot: Any, open_window: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another document comes while a far jump in this one is still due (its rows to be drawn a band a turn): the
+    jump's bands are not drawn over the new rows, and no repaint asked for before draws them; they are painted
+    once the new document is shown."""
+    path = tmp_path / "long.json"
+    path.write_text(json.dumps([{"type": "text", "role": "user", "text": f"turn {n}"} for n in range(500)]),
+                    encoding="utf-8")
+    window = open_window(path)
+    table = window.timeline.table
+    qtbot.waitUntil(lambda: not table.is_scrolling())
+    window.select_message(0)  # a far jump from the last row: its screen is drawn in turns to come
+    assert table.is_scrolling()
+    drawn = rows_drawn_before_shown(window, monkeypatch)
+    other = [{"type": "text", "role": "user", "text": f"other {n}"} for n in range(400)]
+    window.session.open_document(Document(Context(other), Shape.ARRAY))
+    assert not window.document.is_shown()
+    qtbot.waitUntil(window.document.is_shown, timeout=10_000)
+    qtbot.waitUntil(lambda: not table.is_scrolling())
+    assert drawn == []
+    assert table.viewport().updatesEnabled()
+    assert table.viewport().rect().contains(table.visualRect(table.model().index(399, 0)))
 
 
 def test_rows_held_for_a_document_are_painted_once_it_is_shown_whatever_it_selected(
