@@ -8,7 +8,7 @@ switch is a palette change only, and each touch reads its colours from the palet
 from __future__ import annotations
 
 from PySide6.QtCore import QRect, QSize, Qt
-from PySide6.QtGui import QColor, QFont, QPainter, QPalette
+from PySide6.QtGui import QColor, QFont, QIcon, QImage, QPainter, QPalette, QPixmap
 from PySide6.QtWidgets import (
     QProxyStyle,
     QStyle,
@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 DOCK_TITLE_PADDING = 8  # the title's text from the edges
+DISABLED_ICON_OPACITY = 0.35
 TAB_PADDING = QSize(8, 4)  # added to Fusion's own tab size (both sides together)
 HEADER_PADDING = QSize(4, 2)
 # Item views whose rows breathe a little, by object name: the state tree, the call inspector's parameters.
@@ -91,3 +92,20 @@ class Touches(QProxyStyle):
         if element == QStyle.PrimitiveElement.PE_PanelToolBar:
             return  # flat: no frame or gradient around the tool buttons
         super().drawPrimitive(element, option, painter, widget)
+
+    def generatedIconPixmap(self, mode: QIcon.Mode, pixmap: QPixmap | QImage, option: QStyleOption) -> QPixmap:
+        if mode != QIcon.Mode.Disabled:
+            return super().generatedIconPixmap(mode, pixmap, option)
+        if isinstance(pixmap, QImage):
+            pixmap = QPixmap.fromImage(pixmap)
+        # Fusion greys a disabled icon towards the palette's window colour and away from it: on the dark theme's
+        # window the icons' slate came out lighter than the enabled ones, so undo and redo looked the active ones.
+        # Faded in their own colour, a disabled icon has less contrast than an enabled one on either theme.
+        faded = QPixmap(pixmap.size())
+        faded.setDevicePixelRatio(pixmap.devicePixelRatio())
+        faded.fill(Qt.GlobalColor.transparent)
+        painter = QPainter(faded)
+        painter.setOpacity(DISABLED_ICON_OPACITY)
+        painter.drawPixmap(0, 0, pixmap)
+        painter.end()
+        return faded

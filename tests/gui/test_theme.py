@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QAbstractEventDispatcher, QEvent, QEventLoop, QObject, QTimer
-from PySide6.QtGui import QColor, QPaintEvent, QPalette
+from PySide6.QtCore import QAbstractEventDispatcher, QEvent, QEventLoop, QObject, QSize, QTimer
+from PySide6.QtGui import QColor, QIcon, QImage, QPainter, QPaintEvent, QPalette, QPixmap
 from PySide6.QtWidgets import QApplication, QDialog, QDockWidget, QLineEdit, QMainWindow, QVBoxLayout, QWidget
 
 from contextdeck.gui import _document_model, _theme
@@ -74,6 +74,30 @@ def test_the_banner_reads_in_either_theme(qtbot: Any, theme: Callable[[str], Non
     (light_fill, light_text), (dark_fill, dark_text) = texts
     assert light_fill > light_text
     assert dark_fill < dark_text
+
+
+def contrast(pixmap: QPixmap, background: QColor) -> float:
+    """How far an icon's pixels, drawn over `background`, stand out from it: the mean lightness difference."""
+    image = QImage(pixmap.size(), QImage.Format.Format_ARGB32)
+    image.fill(background)
+    painter = QPainter(image)
+    painter.drawPixmap(0, 0, pixmap)
+    painter.end()
+    lightness = [abs(image.pixelColor(x, y).lightness() - background.lightness())
+                 for x in range(image.width()) for y in range(image.height())]
+    return sum(lightness) / len(lightness)
+
+
+@pytest.mark.parametrize("name", ["light", "dark"])
+def test_a_disabled_toolbar_icon_stands_out_less_than_an_enabled_one(qtbot: Any, theme: Callable[[str], None],
+                                                                      name: str) -> None:
+    """On either theme's window, a disabled icon (Undo with nothing to undo) has less contrast than the same icon
+    enabled: on the dark one Fusion drew it lighter than the enabled icons, so Undo and Redo looked the live ones."""
+    theme(name)
+    undo = _theme.icon("undo")
+    background = QApplication.palette().color(QPalette.ColorRole.Window)
+    enabled, disabled = (undo.pixmap(QSize(24, 24), mode) for mode in (QIcon.Mode.Normal, QIcon.Mode.Disabled))
+    assert contrast(disabled, background) < 0.6 * contrast(enabled, background)
 
 
 def test_a_theme_switch_repaints_the_windows_docks_a_turn_at_a_time(qtbot: Any, refund_window: Any,
