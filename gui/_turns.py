@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QObject, Qt, QTimer
-from PySide6.QtGui import QAction, QColor, QFontDatabase, QKeySequence, QTextCursor
+from PySide6.QtGui import QAction, QColor, QFontDatabase, QKeySequence, QShortcut, QTextCursor
 from PySide6.QtWidgets import (
     QDialog,
     QHBoxLayout,
@@ -143,6 +143,9 @@ class TurnDialog(QDialog):
         self.ask_button.clicked.connect(self.ask)
         self.cancel_button.clicked.connect(self.cancel)
         self.take_button.clicked.connect(self.take)
+        self.take_button.setToolTip("Ctrl+Enter, from the text too (where Enter starts a line)")
+        for keys in ("Ctrl+Return", "Ctrl+Enter"):  # the button's, while it is enabled
+            QShortcut(QKeySequence(keys), self, self.take_button.click)
         close.clicked.connect(self.reject)
         buttons = QHBoxLayout()
         buttons.addWidget(self.ask_button)

@@ -210,6 +210,22 @@ def test_the_status_bar_says_what_a_turn_taken_leaves_to_do(qtbot: Any, window: 
     assert window.statusBar().currentMessage() == said
 
 
+def test_ctrl_enter_in_the_text_takes_the_turn_when_take_turn_is_enabled(qtbot: Any, window: MainWindow) -> None:
+    """From the turn's text, where Enter starts a line, Ctrl+Enter takes the turn as Take Turn does: not while it
+    has errors (the text stays, nothing is appended), and at once when it has none."""
+    run_the_tick(qtbot, window)
+    dialog = open_turn(qtbot, window)
+    type_turn(qtbot, dialog, {"calls": [{"_tool": "note", "text": 5}], "output": None})
+    before = len(window.context())
+    qtbot.keyClick(dialog.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert dialog.isVisible()
+    assert len(window.context()) == before
+    type_turn(qtbot, dialog, SECOND)
+    qtbot.keyClick(dialog.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: not dialog.isVisible())
+    assert window.context()[before] == {"type": "plan", "plan": SECOND["calls"]}
+
+
 def test_ask_model_writes_the_turn_to_review_then_take(qtbot: Any, window: MainWindow, fake_llm: Any) -> None:
     """Ask Model sends the composed request to the configured model; its turn fills the text (checked), and
     Take Turn appends it with the model's exchange on the plan message."""
