@@ -161,6 +161,9 @@ def main(doc: str | None = None, screenshot: str | None = None, tools: Sequence[
         window.diagnostics.check(window.session.document)
         window.diagnostics.flush()
         settle(window)
+        if size is not None and (window.width(), window.height()) != size:  # its panes' least sizes win
+            print(f"contextdeck: the window cannot be {size[0]}x{size[1]}: the picture is "
+                  f"{window.width()}x{window.height()}", file=sys.stderr)
         unsaved = save_picture(window.grab(), screenshot)
         window.session.close()
         if unsaved is not None:

@@ -105,3 +105,15 @@ def test_a_document_that_cannot_be_opened_for_a_screenshot_says_where(
     err = capsys.readouterr().err
     assert f"contextdeck: could not open {doc}:2:11:" in err
     assert not shot.exists()
+
+
+def test_a_size_smaller_than_the_window_can_be_is_said(shot_main: Any, tmp_path: Path, examples: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """`--size 800x600` is smaller than the window's panes let it be: the picture is the size the window took, and
+    stderr says so (it was a larger picture than asked for, without a word)."""
+    shot = tmp_path / "small.png"
+    assert _app.main(str(examples / "refund_workflow.json"), str(shot), size=(800, 600)) == 0
+    taken = QImage(str(shot)).size()
+    assert taken != QSize(800, 600)
+    assert f"contextdeck: the window cannot be 800x600: the picture is {taken.width()}x{taken.height()}" in \
+        capsys.readouterr().err
