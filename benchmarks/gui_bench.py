@@ -17,6 +17,7 @@ import json
 import os
 import pstats
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -70,6 +71,26 @@ def make_messages(count: int) -> list[dict[str, Any]]:
     return messages
 
 
+# Every slice of the window's turns as it runs: (wall clock at its start, the job, GUI-thread CPU ms, of it in the
+# kernel, page faults). A plain run names the slices of an action's longest turn by them; timing a slice from Python
+# costs a few clock reads.
+SLICES_RAN: list[tuple[float, str, float, float, int]] = []
+_slices_run = Slices._run
+
+
+def _timed_slice(self: Slices) -> None:
+    start, cpu, used = time.perf_counter(), time.thread_time(), resource.getrusage(resource.RUSAGE_THREAD)
+    _slices_run(self)
+    spent = (time.thread_time() - cpu) * 1000
+    if spent >= 0.3:  # (not a turn let go by)
+        now = resource.getrusage(resource.RUSAGE_THREAD)
+        SLICES_RAN.append((start, self.last, spent, (now.ru_stime - used.ru_stime) * 1000,
+                           now.ru_minflt - used.ru_minflt))
+
+
+Slices._run = _timed_slice  # type: ignore[method-assign]  # (before the window makes the application's Slices)
+
+
 class Bench:
     """Times operations two ways: the call itself, and the longest time the GUI thread was blocked
     while the operation and everything it scheduled (timers, slices, repaints) ran to the end."""
@@ -89,6 +110,14 @@ class Bench:
         self._heart.timeout.connect(self._tick)
         self.turns: Turns | None = None  # `--turns`: what each turn of the event loop did
         self._call_ms: float | None = None
+        self._marks: list[tuple[float, str]] = []  # moments of the action named by `mark` (a signal heard)
+        self.longest: dict[str, str] = {}  # per operation: its longest turn, where it fell and its slices (`_named`)
+
+    def mark(self, name: str) -> Callable[..., None]:
+        """A slot that notes the moment it is called, as `name`, for the report of the longest turn."""
+        def record(*_args: object) -> None:  # slots return None: PySide mishandles returned values
+            self._marks.append((time.perf_counter(), name))
+        return record
 
     def _tick(self) -> None:
         self._ticks.append(time.perf_counter())
@@ -101,6 +130,7 @@ class Bench:
 
     def time(self, name: str, run: Callable[[], object], settle_ms: int = 150) -> None:
         self._ticks, self._cpu = [time.perf_counter()], [time.thread_time()]
+        self._marks.clear()
         if self.turns is not None:
             self.turns.action(name)
         self._heart.start()
@@ -124,7 +154,26 @@ class Bench:
             self.turns.stop()
         blocked = max(b - a for a, b in itertools.pairwise(self._ticks)) * 1000
         self.cpu.setdefault(name, []).append(max(b - a for a, b in itertools.pairwise(self._cpu)) * 1000)
+        if self.cpu[name][-1] >= max(self.cpu[name]):
+            self.longest[name] = self._named()
         self.results.setdefault(name, []).append((call, blocked))
+
+    def _named(self) -> str:
+        """The last `time`'s longest turn in GUI-thread CPU: when it began, after which mark and how many turns
+        after it, and the slices that ran in it."""
+        cpus = [b - a for a, b in itertools.pairwise(self._cpu)]
+        turn = max(range(len(cpus)), key=cpus.__getitem__)
+        began, ended = self._ticks[turn], self._ticks[turn + 1]
+        text = (f"turn {turn} of {len(cpus)}: {cpus[turn] * 1000:.1f} ms CPU ({(ended - began) * 1000:.1f} wall) "
+                f"from +{(began - self._ticks[0]) * 1000:.0f} ms")
+        before = [(moment, what) for moment, what in self._marks if moment <= ended]
+        if before:
+            moment, what = before[-1]
+            after = sum(1 for tick in self._ticks[:turn + 1] if tick >= moment)
+            text += f", {after} turn(s) after {what}" if moment <= began else f", {what} in it"
+        ran = [f"{job} {ms:.1f} (kernel {kernel:.1f}, {faults} page faults)"
+               for start, job, ms, kernel, faults in SLICES_RAN if began <= start <= ended]
+        return text + f"; slices in it: {', '.join(ran) or 'none'}"
 
     def blocks_at(self, moments: list[float]) -> list[float]:
         """Of the last `time`: for each moment, the longer of the GUI block it fell in and the next one (a repaint)."""
@@ -652,6 +701,8 @@ class Freeze:
     def keep(self, workload: str, bench: Bench) -> None:
         for name, values in bench.results.items():
             self.rows.setdefault(name, {})[workload] = (max(b for _c, b in values), max(bench.cpu[name]), len(values))
+            if name in bench.longest:
+                self.note(name, f"{workload}'s longest, {bench.longest[name]}")
 
     def note(self, action: str, text: str) -> None:
         self.notes.setdefault(action, []).append(text)
@@ -711,6 +762,8 @@ def run_freeze(workload: str, count: int, pins: int, freeze: Freeze, turns: bool
     if isinstance(app, TurnClock):
         bench.turns = Turns(app, profile, worst_ms=FREEZE_MS / 2)
     window.state_dock.raise_()
+    window.session.loadFinished.connect(bench.mark("the hand-over"))
+    window.document.documentShown.connect(bench.mark("documentShown"))
     pauses = collector_pauses()
     bench.time("open (until every view is done)", lambda: open_document(window, path), settle_ms=1000)
     gc.callbacks.remove(pauses.seen)
