@@ -42,7 +42,7 @@ from .document._json import nests_within as json_nests_within
 from .document._json import parse as json_parse
 from .document._state import CursorState, IdentityState
 from .document._validate import json_path_parts
-from .document._view import ContextView, Messages
+from .document._view import ContextView, Messages, Pieces
 from .experiments import (
     Baseline,
     Case,
@@ -204,6 +204,7 @@ __all__ = [
     "Move",
     "OutputSource",
     "Parameter",
+    "Pieces",
     "Problem",
     "Prompt",
     "Provider",

@@ -218,8 +218,8 @@ class AgentRunUI(QObject):
             prompt = request_prompt(context, document.schema, activities=activities, tools=tools)
         else:
             view = await view_of(context)
-            prompt = await asyncio.to_thread(request_prompt, view, document.schema, activities=activities,
-                                             tools=tools)
+            prompt = await asyncio.to_thread(lambda: request_prompt(view.joined(), document.schema,
+                                                                    activities=activities, tools=tools))
         answer: Answer = await asker.ask(prompt)
         return answer
 

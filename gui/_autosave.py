@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
 from pathlib import Path
 from typing import Any, cast
@@ -22,13 +22,13 @@ from ._recovery import RecoveryStore
 
 
 class _Messages:
-    """Stands in for a `Context` where `Document.dumps` only reads `.messages`: a frozen list of them."""
+    """Stands in for a `Context` where `Document.dumps` only reads `.messages`: a frozen copy of them."""
 
-    def __init__(self, messages: list[Any]) -> None:
+    def __init__(self, messages: Sequence[Any]) -> None:
         self.messages = messages
 
 
-def snapshot(document: Document, messages: list[Any] | None = None) -> Document:
+def snapshot(document: Document, messages: Sequence[Any] | None = None) -> Document:
     """The document as it is now, safe to serialise on another thread while edits go on.
 
     `Context.messages` copies the engine's list of the messages in order, a copy of pointers; the worker then
@@ -36,7 +36,7 @@ def snapshot(document: Document, messages: list[Any] | None = None) -> Document:
     is the document as it was at this moment, whatever is edited meanwhile. Building a real `Context` would
     classify every message again. The copy is frozen at once (`freeze_young`): left young, every collection while
     the worker writes would walk all its items. `messages` is such a copy taken already: the autosave's, taken in
-    slices (`Snapshot`): at a million messages the copy is more than a turn of the GUI thread.
+    slices (`Snapshot`, as its pieces): at a million messages the copy is more than a turn of the GUI thread.
     """
     if messages is None:
         messages = document.context.messages

@@ -171,8 +171,14 @@ class BackgroundRunner(QObject):
         """`request(job(view))` once a snapshot of `context` is taken (in slices: `Snapshot`); the job reads it
         as a `StoppingView`, so a newer request stops it at its next message."""
         self.stop()
-        self._snapshot = Snapshot(context, lambda view: self._queue(
-            lambda stop: job(StoppingView(view.messages, view.infos, stop))), self)
+
+        def taken(view: ContextView) -> None:
+            def reading(stop: _Stop) -> Any:
+                joined = view.joined()  # on the worker
+                return job(StoppingView(joined.messages, joined.infos, stop))
+            self._queue(reading)
+
+        self._snapshot = Snapshot(context, taken, self)
 
     def _queue(self, job: Callable[[_Stop], Any]) -> None:
         self.stop()

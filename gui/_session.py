@@ -9,13 +9,14 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from PySide6.QtCore import QEventLoop, QObject, QSettings, QThreadPool, QTimer, Signal, Slot
 from PySide6.QtGui import QUndoStack
 
-from contextdeck.engine import Context, ContextView, Document, Shape, let_go, sweep_temporaries
+from contextdeck.engine import Context, ContextView, Document, Pieces, Shape, let_go, sweep_temporaries
 
 from . import _settings
 from ._autosave import AutosaveTask, SaveTask, snapshot
@@ -338,9 +339,9 @@ class DocumentSession(QObject):
     def _write(self, view: ContextView) -> None:
         """The copy is taken: write it (the document as it was at the copy's last slice)."""
         self._drop_copy()
-        messages = cast(list[Any], view.messages)  # (`Context.view_steps` makes a list)
+        messages = view.messages  # (the pieces `Context.view_steps` copied; the worker reads them as they are)
         if not self.is_dirty():  # saved while it was copied
-            let_go(messages)
+            _let_go_of(messages)
             self._drop_recovery()
             return
         task = AutosaveTask(self._recovery, self._key, snapshot(self._document, messages), self._path,
@@ -363,7 +364,7 @@ class DocumentSession(QObject):
             return
         # The copy of the message list it wrote goes in slices: freed here, a million messages' list is a turn's
         # worth of the GUI thread on its own.
-        let_go(task.document.context.messages)
+        _let_go_of(task.document.context.messages)
         if task.key != self._key or not self.is_dirty():
             self._recovery.remove(task.key)  # saved or replaced while it was being written
         elif isinstance(result, Path):
@@ -399,6 +400,14 @@ class DocumentSession(QObject):
         self._drop_recovery()
         self._watch.stop()
         self.sidecar.flush()
+
+
+def _let_go_of(messages: Sequence[Any]) -> None:
+    """Let go of an autosave's copy of the messages: its pieces (`Pieces`, each a list), or the one list."""
+    if isinstance(messages, Pieces):
+        let_go(*messages.pieces)
+    elif isinstance(messages, list):
+        let_go(messages)
 
 
 def _shape_for(shape: Shape, target: Path) -> Shape | None:

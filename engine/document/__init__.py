@@ -8,7 +8,7 @@ from ._cursor import Cursor
 from ._document import Document, Shape, load_document
 from ._edits import Edit, Insert, Move, Remove, Replace
 from ._state import CursorState
-from ._view import ContextView, Messages
+from ._view import ContextView, Messages, Pieces
 
 __all__ = [
     "Context",
@@ -20,6 +20,7 @@ __all__ = [
     "Insert",
     "Messages",
     "Move",
+    "Pieces",
     "Remove",
     "Replace",
     "Shape",

@@ -26,7 +26,7 @@ from ..resolve._resolution import Resolution
 from . import _json
 from ._edits import Edit
 from ._validate import json_path
-from ._view import ContextView
+from ._view import ContextView, Pieces
 
 Message = dict[str, Any]
 Identity = tuple[str, str | None]
@@ -122,18 +122,20 @@ class Context:
         messages); the view is of the context as it is at the last step: an edit between two steps starts the
         copy again, except an append, which leaves the part copied as it was and is copied in a later step. `step`
         defaults to `VIEW_STEP`. With `infos` False the view holds the messages alone (its `infos` empty), for a
-        reader that parses nothing (the window's autosave writes them out): most of the copy is the infos."""
+        reader that parses nothing (the window's autosave writes them out): most of the copy is the infos. The view
+        holds the copy as its pieces (`Pieces`), a list each step: a reader of every message joins them on its own
+        thread (`ContextView.joined`)."""
         step = step or VIEW_STEP
-        messages: list[Message] = []
-        parsed: list[MessageInfo] = []
+        messages: Pieces[Message] = Pieces(step)
+        parsed: Pieces[MessageInfo] = Pieces(step)
         revision = self.revision
         while True:
             if self.revision != revision:
-                messages, parsed, revision = [], [], self.revision
+                messages, parsed, revision = Pieces(step), Pieces(step), self.revision
             start, end = len(messages), min(len(messages) + step, len(self))
-            messages += self._store.listed[start:end]
+            messages.pieces.append(self._store.listed[start:end])
             if infos:
-                parsed += map(self._store.infos.__getitem__, self._store.order.ids[start:end])
+                parsed.pieces.append(list(map(self._store.infos.__getitem__, self._store.order.ids[start:end])))
             if end == len(self):
                 return ContextView(messages, parsed)
             yield

@@ -115,3 +115,26 @@ def test_a_snapshot_slice_ends_within_its_budget(qtbot: QtBot, monkeypatch: pyte
     assert len(taken) == steps
     assert clock[0] <= 100.0045 or steps == 1
     snapshot.drop()
+
+
+def test_a_job_reads_the_snapshot_joined_on_its_own_thread(qtbot: QtBot) -> None:
+    """The copy is taken on the GUI thread as pieces (a list a step); the job reads it as plain lists, joined on
+    the worker's thread, never the GUI thread's: every message and info in order."""
+    seen: list[Any] = []
+
+    def job(messages: Messages) -> None:
+        view = messages
+        assert isinstance(view, ContextView)
+        seen.append((threading.get_ident(), type(view.messages), type(view.infos),
+                     [view[index]["text"] for index in range(len(view))],
+                     [view.info(index).form for index in range(len(view))]))
+
+    runner = BackgroundRunner(0)
+    runner.request_view(context(), job)
+    qtbot.waitUntil(lambda: bool(seen) and not runner.busy, timeout=5000)
+    ((thread, messages, infos, texts, forms),) = seen
+    assert thread != threading.get_ident()
+    assert (messages, infos) == (list, list)
+    assert texts == [f"m{n}" for n in range(MESSAGES)]
+    assert forms == ["text"] * MESSAGES
+    runner.shutdown()

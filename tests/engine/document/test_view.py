@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from incremental_strategies import documents, edits
 
-from contextdeck.engine import Context, instances_of, load_document, render_text, validate
+from contextdeck.engine import Context, Pieces, instances_of, load_document, render_text, validate
 
 
 def test_a_view_renders_and_validates_like_its_context(examples) -> None:
@@ -63,11 +63,19 @@ def test_a_view_taken_in_steps_is_the_context_at_its_last_step(messages: list[An
                 ctx.apply(data.draw(edits(len(ctx))))
     now = ctx.view()
     assert list(view.messages) == list(now.messages)
+    assert len(view) == len(now)
+    every = range(-len(now), len(now))
+    assert [view[index] for index in every] == [now[index] for index in every]
+    joined = view.joined()
+    assert isinstance(joined.messages, list)
+    assert joined.messages == list(now.messages)
     if not infos:
         assert list(view.infos) == []
         return
     assert list(view.infos) == list(now.infos)
-    assert render_text(view) == render_text(ctx)
+    assert [view.info(index) for index in range(len(now))] == list(now.infos)
+    assert joined.infos == list(now.infos)
+    assert render_text(view) == render_text(ctx) == render_text(joined)
 
 
 def test_a_view_in_steps_yields_between_its_steps() -> None:
@@ -79,3 +87,28 @@ def test_a_view_in_steps_yields_between_its_steps() -> None:
     with pytest.raises(StopIteration) as done:
         next(steps)
     assert [message["text"] for message in done.value.value.messages] == [str(n) for n in range(10)]
+
+
+def test_a_view_in_steps_keeps_each_steps_copy_as_a_list_of_its_own() -> None:
+    """A step copies into a new list of at most `step` messages and never grows the lists copied before (one list
+    grown over a million messages made a step now and then reallocate all of it); the view reads through them as
+    one list would: its length, any index, a slice, iteration, and an index past the end raises IndexError."""
+    ctx = Context([{"type": "text", "text": str(n)} for n in range(10)])
+    steps = ctx.view_steps(step=4)
+    next(steps)
+    next(steps)
+    with pytest.raises(StopIteration) as done:
+        next(steps)
+    messages = done.value.value.messages
+    assert isinstance(messages, Pieces)
+    assert [len(piece) for piece in messages.pieces] == [4, 4, 2]
+    texts = [str(n) for n in range(10)]
+    assert len(messages) == 10
+    assert [messages[n]["text"] for n in range(-10, 10)] == texts + texts
+    assert [message["text"] for message in messages[3:7]] == texts[3:7]
+    assert [message["text"] for message in messages] == texts
+    for outside in (10, -11):
+        with pytest.raises(IndexError):
+            messages[outside]
+    assert len(Pieces(4)) == 0
+    assert list(Pieces(4)) == []
