@@ -60,10 +60,14 @@ class DocumentSettings:
 
     def _restore_layout(self) -> None:
         """The document's own dock layout; a document without one (or with one Qt cannot read) leaves the
-        window as it is: opening a file never seen before does not rearrange the window."""
+        window as it is: opening a file never seen before does not rearrange the window. A layout the window has
+        already (a document opened again, one left in the same layout) is not restored again: restoring lays out
+        every dock anew, most of a frame in the turn that hands a big document over."""
         kept = self._window.session.sidecar.value(LAYOUT)  # base64; anything else (a damaged file) is no layout
         if isinstance(kept, str):
-            self._window.restoreState(QByteArray.fromBase64(kept.encode()))
+            state = QByteArray.fromBase64(kept.encode())
+            if state != self._window.saveState():
+                self._window.restoreState(state)
 
     def keep_layout(self) -> None:
         """Keep the docks' arrangement as the open document's (on leaving it)."""

@@ -2,8 +2,9 @@
 
 Never beside the document: its folder is the user's (under version control, shared, read-only). Each
 document has one small JSON file in the application-data folder, named by a hash of the document's
-absolute path, written atomically (`_disk.write_file`) a moment after a change, on a worker thread (a write
-waits for the disk, tens of milliseconds on a busy one), and at once when the document is closed or replaced.
+absolute path, written atomically (`_disk.write_file`) a moment after a change and when another document replaces
+it, on a worker thread (a write waits for the disk, tens of milliseconds on a busy one), and at once when the
+window closes.
 See docs/files.md.
 """
 
@@ -102,6 +103,7 @@ class DocumentSidecar(QObject):
         self._values: dict[str, Any] = {}
         self._pending = False  # changed since the last write
         self._writing: Future[None] | None = None  # the write on the worker, if one was asked for
+        self._written: dict[Path, Future[None]] = {}  # by settings file, the last write asked for (`switch`)
         self._timer = QTimer(self, singleShot=True, interval=WRITE_DELAY_MS)
         self._timer.timeout.connect(self._write_apart)
 
@@ -126,11 +128,23 @@ class DocumentSidecar(QObject):
             self._timer.start()
 
     def switch(self, document: Path | None) -> None:
-        """Another document is open: write what is pending for this one, then read that one's settings."""
+        """Another document is open: what is pending for this one is written on the worker (a write waits for the
+        disk twice, most of a frame, in the turn that hands the new document over), then that one's settings are
+        read: the same file's are what is being written; another's, once any write of it under way is done."""
         self.switching.emit()
-        self.flush()
+        leaving, values = self._document, self._values
+        self._timer.stop()
+        self._write_apart()
         self._document, self._pending = document, False
-        self._values = self.store.read(document) if document is not None else {}
+        if document is None:
+            self._values = {}
+        elif leaving is not None and self.store.file_for(leaving) == self.store.file_for(document):
+            self._values = values
+        else:
+            written = self._written.pop(self.store.file_for(document), None)
+            if written is not None:
+                written.result()
+            self._values = self.store.read(document)
         self.switched.emit()
 
     def move(self, document: Path) -> None:
@@ -142,7 +156,7 @@ class DocumentSidecar(QObject):
                 self._timer.start()
 
     def flush(self) -> None:
-        """Write pending changes now (closing, switching documents), after the write on the worker, if any."""
+        """Write pending changes now (closing), after the writes on the worker, if any."""
         self._timer.stop()
         if self._writing is not None:
             self._writing.result()
@@ -157,6 +171,8 @@ class DocumentSidecar(QObject):
             return
         self._pending = False
         self._writing = _WRITER.submit(self._write, self._document, dict(self._values))  # (values are replaced whole)
+        self._written = {file: future for file, future in self._written.items() if not future.done()}
+        self._written[self.store.file_for(self._document)] = self._writing
 
     def _write(self, document: Path, values: dict[str, Any]) -> None:
         error = self.store.write(document, values)

@@ -114,6 +114,27 @@ def test_each_document_reopens_in_its_own_dock_layout(qtbot: Any, open_window: A
     second.close()
 
 
+def test_a_document_opened_again_in_its_own_layout_is_not_laid_out_anew(
+        qtbot: Any, open_window: Any, document: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Opened again with the docks as it left them, the window keeps its layout without restoring it (which lays
+    out every dock again); a layout kept that differs from the window's is restored."""
+    left = Qt.DockWidgetArea.LeftDockWidgetArea
+    window = open_window(document)
+    window.addDockWidget(left, window.state_dock)
+    restored: list[object] = []
+    restore = window.restoreState
+    monkeypatch.setattr(window, "restoreState", lambda state: restored.append(state) or restore(state))
+    with qtbot.waitSignal(window.document.documentShown):
+        window.session.open(document)
+    assert restored == []
+    assert window.dockWidgetArea(window.state_dock) == left
+    window.session.sidecar.set_value("layout", "")  # kept in another layout (none: the default's)
+    window.session.sidecar.switching.disconnect()  # (left without keeping the layout it is left in)
+    with qtbot.waitSignal(window.document.documentShown):
+        window.session.open(document)
+    assert len(restored) == 1
+
+
 def test_the_settings_never_touch_the_documents_folder(qtbot: Any, open_window: Any, tmp_path: Path,
                                                        document: Path) -> None:
     """The document and its folder are byte for byte as before; the settings are one JSON file in the data folder."""
@@ -230,16 +251,22 @@ def test_expanded_paths_survive_a_state_that_finished_without_their_rows(qtbot: 
     assert view.isExpanded(state_index(window, "¶state.user"))
 
 
-def test_a_change_is_written_a_moment_later_off_the_gui_thread(
-        qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The write a moment after a change waits for the disk on a worker, never on the window's thread; a flush
-    (closing, another document) waits for it, then writes what changed since, so the last value is the one kept."""
-    doc = tmp_path / "d.json"
-    doc.write_text("[]", encoding="utf-8")
+def store_telling_writers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[SidecarStore, list[str]]:
+    """A store of settings, and the names of the threads that wrote to it, in order."""
     store = SidecarStore(tmp_path / "settings")
     writers: list[str] = []
     real = store.write
     monkeypatch.setattr(store, "write", lambda *args: writers.append(threading.current_thread().name) or real(*args))
+    return store, writers
+
+
+def test_a_change_is_written_a_moment_later_off_the_gui_thread(
+        qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The write a moment after a change waits for the disk on a worker, never on the window's thread; a flush
+    (closing) waits for it, then writes what changed since, so the last value is the one kept."""
+    doc = tmp_path / "d.json"
+    doc.write_text("[]", encoding="utf-8")
+    store, writers = store_telling_writers(tmp_path, monkeypatch)
     sidecar = DocumentSidecar(store)
     sidecar.switch(doc)
     sidecar.set_value("watches", ["†a"])
@@ -250,6 +277,31 @@ def test_a_change_is_written_a_moment_later_off_the_gui_thread(
     sidecar.flush()
     assert store.read(doc)["watches"] == ["†b"]
     assert writers[-1] == threading.main_thread().name
+
+
+def test_leaving_a_document_writes_its_settings_off_the_gui_thread(
+        qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another document opening writes the leaving one's pending settings on the worker (the write waits for the
+    disk twice, in the turn that hands the new document over); the same document opened again has them as they
+    were, and so has one switched back to while its write may be under way."""
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    for path in (first, second):
+        path.write_text("[]", encoding="utf-8")
+    store, writers = store_telling_writers(tmp_path, monkeypatch)
+    sidecar = DocumentSidecar(store)
+    sidecar.switch(first)
+    sidecar.set_value("watches", ["†a"])
+    sidecar.switch(first)  # reopened in place
+    assert sidecar.value("watches") == ["†a"]
+    sidecar.set_value("watches", ["†b"])
+    sidecar.switch(second)
+    assert sidecar.value("watches") is None
+    sidecar.switch(first)
+    assert sidecar.value("watches") == ["†b"]
+    sidecar.flush()
+    assert store.read(first)["watches"] == ["†b"]
+    assert writers
+    assert threading.main_thread().name not in writers
 
 
 def test_pins_a_document_brings_back_are_folded_at_its_end_not_made_live(qtbot: Any, open_window: Any,
