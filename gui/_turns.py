@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QObject, Qt, QTimer
-from PySide6.QtGui import QAction, QColor, QFontDatabase, QKeySequence, QShortcut, QTextCursor
+from PySide6.QtGui import QAction, QColor, QFontDatabase, QKeySequence, QPicture, QShortcut, QTextCursor
 from PySide6.QtWidgets import (
     QDialog,
     QHBoxLayout,
@@ -194,14 +194,22 @@ class TurnDialog(QDialog):
         slices().start(self._lay_out, first=True)  # before the composer's copy of the messages
 
     def _lay_out(self) -> None:
-        """Show the dialog once, unseen: polished, laid out and its views sized in a turn of their own, the open
-        that follows has only the showing and the first paint left."""
+        """Show the dialog once, unseen: polished, laid out and its views sized in a turn of their own; it is
+        painted unseen in the next (`_paint_unseen`) and opened in a later one."""
         if self._opening is None:
             return
         self.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
         self.show()
         self.hide()
         self.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, False)
+        slices().start(self._paint_unseen, first=True)
+
+    def _paint_unseen(self) -> None:
+        """Paint the dialog once into an image: its widgets' first paint (their text laid out, the style's first
+        drawing of each) was most of the turn that opened it; the open's paint then finds them painted before."""
+        if self._opening is None:
+            return
+        self.render(QPicture())
         slices().start(self._open_now, first=True)
 
     def _open_now(self) -> None:

@@ -482,7 +482,7 @@ def test_next_turn_is_made_in_one_turn_and_shown_whole_in_a_later_one(qtbot: Any
 
     class FirstPaint(QObject):
         def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-            if event.type() == QEvent.Type.Paint and not seen:
+            if event.type() == QEvent.Type.Paint and dialog.isVisible() and not seen:
                 seen.append((dialog.editor.toPlainText(), dialog.take_button.text(), dialog.intro.text(),
                              dialog.request is not None, dialog.windowModality()))
             return False
@@ -492,6 +492,34 @@ def test_next_turn_is_made_in_one_turn_and_shown_whole_in_a_later_one(qtbot: Any
     qtbot.waitUntil(lambda: bool(seen))
     assert seen == [(turns.TEMPLATE, "Take Turn", window.turns.intro(), True,  # type: ignore[attr-defined]
                      Qt.WindowModality.WindowModal)]
+    dialog.reject()
+
+
+def test_next_turn_is_painted_unseen_in_a_turn_of_its_own_before_it_opens(qtbot: Any, window: MainWindow) -> None:
+    """The dialog's first paint (its widgets' first, the dearest) is made unseen, into an image, in a turn before
+    the one that opens it: the open's turn has the showing and a paint of widgets painted before."""
+    from contextdeck.gui._slices import slices
+
+    run_the_tick(qtbot, window)
+    action(window, "Next Turn…").trigger()
+    dialog = window.turns.dialog  # type: ignore[attr-defined]
+    assert isinstance(dialog, TurnDialog)
+    events: list[tuple[str, bool, int]] = []
+
+    class Paints(QObject):
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+            if event.type() in (QEvent.Type.Paint, QEvent.Type.Show):  # seen: shown, and on screen
+                seen = dialog.isVisible() and not dialog.testAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen)
+                events.append((event.type().name, seen, slices().turns))
+            return False
+
+    paints = Paints(dialog)
+    dialog.installEventFilter(paints)
+    qtbot.waitUntil(lambda: any(seen and what == "Paint" for what, seen, _turn in events))
+    unseen = [turn for what, seen, turn in events if what == "Paint" and not seen]
+    opened = next(turn for what, seen, turn in events if what == "Show" and seen)
+    assert unseen
+    assert max(unseen) < opened
     dialog.reject()
 
 
