@@ -173,7 +173,12 @@ class Bench:
             text += f", {after} turn(s) after {what}" if moment <= began else f", {what} in it"
         ran = [f"{job} {ms:.1f} (kernel {kernel:.1f}, {faults} page faults)"
                for start, job, ms, kernel, faults in SLICES_RAN if began <= start <= ended]
-        return text + f"; slices in it: {', '.join(ran) or 'none'}"
+        longest: dict[str, float] = {}  # the action's slices of half the target or more, the longest of each job
+        for start, job, ms, _kernel, _faults in SLICES_RAN:
+            if self._ticks[0] <= start and ms >= FREEZE_MS / 2:
+                longest[job] = max(ms, longest.get(job, 0.0))
+        slowest = ", ".join(f"{job} {ms:.1f}" for job, ms in sorted(longest.items(), key=lambda item: -item[1]))
+        return text + f"; slices in it: {', '.join(ran) or 'none'}; its long slices: {slowest or 'none'}"
 
     def blocks_at(self, moments: list[float]) -> list[float]:
         """Of the last `time`: for each moment, the longer of the GUI block it fell in and the next one (a repaint)."""
@@ -735,7 +740,7 @@ def open_document(window: Any, path: Path) -> None:
     window.session.loadFinished.connect(lambda *_: finished.append(time.perf_counter()))
     window.session.open(path)
     until(lambda: bool(finished))
-    until(lambda: not window._busy(), 60)  # the views' slices, far jump's rows
+    until(lambda: not window._busy())  # the views' slices, far jump's rows (a reopen: the pins' folds, the freeing)
 
 
 def llm_shown(window: Any) -> bool:
@@ -744,7 +749,8 @@ def llm_shown(window: Any) -> bool:
 
 
 # `--steps`: the actions of a workload, in this order
-STEPS = ("select", "pin", "edit", "theme", "llm", "turn", "live")
+STEPS = ("select", "pin", "edit", "theme", "llm", "turn", "reopen", "live")
+REOPEN = "open it again (its pins in its settings)"
 # A pin added after the 200 (`pin`): a path none of them folded, its first fold at the cursor over the whole document;
 # `live`: one added while following the latest, its first fold the context's own watch's
 FRESH_PIN = {"bench": "†input.post @p7", "untidy": "†order @②"}
@@ -833,6 +839,9 @@ def run_freeze(workload: str, count: int, pins: int, freeze: Freeze, turns: bool
         bench.time("Next Turn opened", next_turn, settle_ms=settle)
         window.turns.dialog.reject()
         until(lambda: not window._busy())
+    if "reopen" in steps:  # File → Open of the same file: it is read again, its pins come back from its settings
+        window.session.sidecar.flush()
+        bench.time(REOPEN, lambda: open_document(window, path), settle_ms=1000)
     if "live" in steps:
         pinned = window.watches.model
         window.files.ask_unsaved = lambda doing: "discard"  # type: ignore[method-assign]
@@ -1186,7 +1195,7 @@ def main() -> None:
                              "experiment,workloads)")
     parser.add_argument("--steps", default=",".join(STEPS),
                         help=f"with --only-freeze: which actions of each workload ({','.join(STEPS)}; edit is form "
-                             "edit, insert, drag-move, undo and redo), after opening")
+                             "edit, insert, drag-move, undo and redo; reopen opens the file again), after opening")
     parser.add_argument("--calls", type=int, default=500, help="the Continue's plan")
     parser.add_argument("--target-ms", type=float, default=FREEZE_MS, help="with --only-freeze: the longest block")
     parser.add_argument("--judge", choices=("wall", "cpu"), default=JUDGE,
