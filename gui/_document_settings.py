@@ -25,6 +25,7 @@ class DocumentSettings:
     def __init__(self, window: MainWindow) -> None:
         self._window = window
         self._restoring = False  # from a switch of documents to the end of `restore`: the panels show the old one's
+        self._left_in: str | None = None  # the layout the window was in when the last document was left
         window.session.sidecar.switched.connect(self._switched)
         window.session.sidecar.switching.connect(self.keep_layout)
         model = window.watches.model
@@ -60,19 +61,19 @@ class DocumentSettings:
 
     def _restore_layout(self) -> None:
         """The document's own dock layout; a document without one (or with one Qt cannot read) leaves the
-        window as it is: opening a file never seen before does not rearrange the window. A layout the window has
-        already (a document opened again, one left in the same layout) is not restored again: restoring lays out
-        every dock anew, most of a frame in the turn that hands a big document over."""
+        window as it is: opening a file never seen before does not rearrange the window. The layout the document
+        before left the window in (the same document opened again, another kept in the same layout) is not restored
+        again: restoring lays out every dock anew, most of a frame in the turn that hands a big document over."""
         kept = self._window.session.sidecar.value(LAYOUT)  # base64; anything else (a damaged file) is no layout
-        if isinstance(kept, str):
-            state = QByteArray.fromBase64(kept.encode())
-            if state != self._window.saveState():
-                self._window.restoreState(state)
+        if isinstance(kept, str) and kept != self._left_in:
+            self._window.restoreState(QByteArray.fromBase64(kept.encode()))
+        self._left_in = None
 
     def keep_layout(self) -> None:
         """Keep the docks' arrangement as the open document's (on leaving it)."""
         state = self._window.saveState().toBase64()
-        self._window.session.sidecar.set_value(LAYOUT, bytes(state.data()).decode("ascii"))
+        self._left_in = bytes(state.data()).decode("ascii")
+        self._window.session.sidecar.set_value(LAYOUT, self._left_in)
 
     def _keep_watches(self, *_changed: object) -> None:
         if not self._restoring:

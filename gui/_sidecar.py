@@ -130,7 +130,8 @@ class DocumentSidecar(QObject):
     def switch(self, document: Path | None) -> None:
         """Another document is open: what is pending for this one is written on the worker (a write waits for the
         disk twice, most of a frame, in the turn that hands the new document over), then that one's settings are
-        read: the same file's are what is being written; another's, once any write of it under way is done."""
+        read: the same document's are the values being written; another's from its file, once a write of that file
+        under way is done."""
         self.switching.emit()
         leaving, values = self._document, self._values
         self._timer.stop()
@@ -138,9 +139,9 @@ class DocumentSidecar(QObject):
         self._document, self._pending = document, False
         if document is None:
             self._values = {}
-        elif leaving is not None and self.store.file_for(leaving) == self.store.file_for(document):
+        elif leaving == document:
             self._values = values
-        else:
+        else:  # (another name of the leaving document shares its file: read once its write is done)
             written = self._written.pop(self.store.file_for(document), None)
             if written is not None:
                 written.result()
