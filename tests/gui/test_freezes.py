@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QObject
 
-from contextdeck.engine import Context
+from contextdeck.engine import Context, Watch
 from contextdeck.gui._inspector import _calls
 from contextdeck.gui._lines import line_starts
 from contextdeck.gui._slices import slices
@@ -151,3 +151,20 @@ def test_a_long_request_diff_lays_out_only_the_lines_in_sight(qtbot: Any, open_w
     assert pane.request_text.toPlainText() == text
     assert pane.request_text.line_count() == 100_001
     assert pane.request_text.laid_out() < 1_000
+
+
+def test_the_previous_documents_read_watches_close_in_slices_after_the_hand_over(
+        qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another document taken by the calls panel: the watches it held on the previous one's reads (each a lane's
+    fold) are closed a few a slice after the hand-over, not in it, and every one of them is closed."""
+    closed: list[Any] = []
+    close = Watch.close
+    monkeypatch.setattr(Watch, "close", lambda self: (closed.append(self), close(self))[1])
+    model = _calls.CallsModel()
+    model.set_source(Context(PLANNED))
+    held = list(model._reads.values())
+    assert len(held) == len(INSTANCES)
+    model.set_source(Context(PLANNED[:1]))
+    assert closed == []
+    qtbot.waitUntil(lambda: len(closed) == len(held))
+    assert {id(watch) for watch in closed} == {id(watch) for watch in held}
