@@ -314,8 +314,10 @@ def _with_span_facts(exchange: Exchange, span: Span) -> Exchange:
     model = model or _first_str(attributes, "gen_ai.response.model", "llm.model_name", "gen_ai.request.model")
     usage = exchange.usage or _usage(attributes)
     reasons = attributes.get("gen_ai.response.finish_reasons")
-    finish = exchange.finish_reason or _first_str(attributes, "llm.finish_reason") or (
-        reasons[0] if isinstance(reasons, list) and reasons and isinstance(reasons[0], str) else None)
+    outputs = _items(_json_attribute(attributes.get("gen_ai.output.messages")))
+    said = [message.get("finish_reason") for message in outputs if isinstance(message, dict)]  # GenAI's, per message
+    finish = exchange.finish_reason or _first_str(attributes, "llm.finish_reason") or next(
+        (reason for reason in (*_items(reasons), *said) if isinstance(reason, str)), None)
     settings = dict(exchange.settings)
     request_model = _first_str(attributes, "gen_ai.request.model")
     if "model" not in settings and request_model:

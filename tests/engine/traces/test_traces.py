@@ -312,6 +312,22 @@ def genai_trace() -> dict[str, Any]:
     return {"resourceSpans": [{"resource": {}, "scopeSpans": [{"scope": {"name": "agent"}, "spans": spans}]}]}
 
 
+def test_a_genai_turns_finish_reason_is_read_from_its_output_message_too() -> None:
+    """GenAI writes `finish_reason` on each output message; a chat span without the span-level
+    `gen_ai.response.finish_reasons` keeps it all the same in the turn's `_model`."""
+    trace = genai_trace()
+    spans = trace["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    for attribute in spans[0]["attributes"]:
+        if attribute["key"] == "gen_ai.output.messages":
+            said = json.loads(attribute["value"]["stringValue"])
+            said[0]["finish_reason"] = "tool_calls"
+            attribute["value"]["stringValue"] = json.dumps(said)
+    [imported] = import_bytes(json.dumps(trace).encode(), "trace.json")
+    plans = [message for message in imported.document.context.messages if message.get("type") == "plan"]
+    assert plans[0]["_model"]["finish_reason"] == "tool_calls"
+    assert "finish_reason" not in plans[1]["_model"]  # said nowhere: none
+
+
 def test_a_genai_trace_becomes_one_context_with_calls_outputs_and_times() -> None:
     """Chat spans become turns, tool spans the calls' outputs with `_date` and `_run` from their times; a
     result only the tool span kept is written; a tool nobody asked for is a warning."""
