@@ -851,7 +851,8 @@ def run_freeze(workload: str, count: int, pins: int, freeze: Freeze, turns: bool
             lambda: not pinned.is_busy())), settle_ms=settle)
         bench.time("reopen following the latest", lambda: (open_document(window, path), until(
             lambda: not pinned.is_busy() and not window._busy())), settle_ms=1000)
-        window.set_follow_latest(False)
+        bench.time("Follow Latest off (until every pin is shown)", lambda: (window.set_follow_latest(False), until(
+            lambda: not pinned.is_busy() and not window._busy())), settle_ms=settle)
     freeze.keep(workload, bench)
     print(f"{workload} at {count:,} messages, {pins} pins:")
     bench.report()
