@@ -350,6 +350,21 @@ class TimelineModel(QAbstractItemModel):
         if not running:
             self.announce_appended()
 
+    def solution_replaced(self, solution: Any) -> None:
+        """The document's solution replaced (a turn taken or undone, the model's answer to the whole request): the
+        solution row, after the message rows, follows it with its calls; none when it has no `calls`."""
+        self.announce_appended()
+        row = self._count()
+        if self._has_solution_row():
+            self.beginRemoveRows(_ROOT, row, row)
+            self._solution_calls = None
+            self.endRemoveRows()
+        calls = _solution_calls(solution)
+        if calls is not None:
+            self.beginInsertRows(_ROOT, row, row)
+            self._solution_calls = calls
+            self.endInsertRows()
+
     def announce_appended(self) -> None:
         """Make rows of the messages appended while held that the views do not know of yet."""
         shown = self._shown

@@ -149,6 +149,7 @@ class MainWindow(QMainWindow):
         self._painted_turn: int | None = None
         self.document.open_after(self._ready_to_open)
         self.document.documentReplaced.connect(self._document_replaced)
+        self.commands.turnChanged.connect(self._solution_replaced)  # a turn, or the solution asked for, or undone
         self.document.documentShown.connect(self._document_shown)
         # Bound methods, never lambdas: Qt drops these connections when the window is destroyed.
         self.session.dirtyChanged.connect(self._update_title)
@@ -304,6 +305,10 @@ class MainWindow(QMainWindow):
         self._painted_turn = None  # the last message is selected after the repaint of this (`documentShown`)
         if len(context):
             self.forms_ahead.opening(len(context) - 1)  # its form, made before it is selected
+
+    def _solution_replaced(self) -> None:
+        if self._model is not None:
+            self._model.solution_replaced(self.session.document.solution)
 
     def _document_shown(self) -> None:
         self.forms_ahead.shown(self.selected_message())

@@ -36,6 +36,21 @@ def test_timeline_model_obeys_qt_rules_through_every_edit(qtmodeltester: Any) ->
         context.apply(edit)  # the tester, still connected, checks every begin/end pair and the model after it
 
 
+def test_timeline_model_obeys_qt_rules_as_its_solution_is_replaced(qtmodeltester: Any) -> None:
+    """The solution row follows the document's solution: comes, changes its calls, goes."""
+    context = Context([{"type": "text", "text": "a"}, {"type": "plan", "plan": [{"_tool": "x"}]}])
+    model = TimelineModel(context)
+    qtmodeltester.check(model, force_py=True)
+    for solution in ({"calls": [{"_tool": "z"}], "output": None}, {"calls": [{"_tool": "y"}, {"_tool": "w"}]},
+                     {"output": {"done": True}}, None, {"calls": []}):
+        model.solution_replaced(solution)
+        calls = solution.get("calls") if isinstance(solution, dict) else None
+        assert model.rowCount() == len(context) + (calls is not None)
+        if calls is not None:
+            solution_row = model.index(len(context), 0)
+            assert [model.getItem(model.index(row, 0, solution_row)) for row in range(len(calls))] == calls
+
+
 def test_appends_while_held_become_rows_in_one_insert_a_turn(qtbot: Any, qtmodeltester: Any) -> None:
     """While a run holds the appends, its outputs become rows together on the next turn of the event loop (one row
     insert, not one each); another edit announces them first, and the release announces what is left."""

@@ -20,6 +20,7 @@ from contextdeck.gui import _turns as turns
 from contextdeck.gui._inspector._async import release
 from contextdeck.gui._llm import BACKGROUND_FROM
 from contextdeck.gui._models import ModelConfig
+from contextdeck.gui._timeline_model import ItemRole, TypeRole
 from contextdeck.gui._turns import TurnDialog
 from contextdeck.gui._window import MainWindow
 from fake_llm import Reply
@@ -224,6 +225,31 @@ def test_ctrl_enter_in_the_text_takes_the_turn_when_take_turn_is_enabled(qtbot: 
     qtbot.keyClick(dialog.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
     qtbot.waitUntil(lambda: not dialog.isVisible())
     assert window.context()[before] == {"type": "plan", "plan": SECOND["calls"]}
+
+
+def solution_row(window: MainWindow) -> list[Any] | None:
+    """The timeline's solution row (its calls, each as its child row holds it), None when it has none."""
+    model = window.timeline.table.model()
+    last = model.index(model.rowCount() - 1, 0)
+    if last.data(TypeRole) != "solution":
+        return None
+    return [model.index(row, 0, last).data(ItemRole) for row in range(model.rowCount(last))]
+
+
+def test_the_timeline_shows_the_solution_a_turn_sets_and_its_undo_takes_back(qtbot: Any, window: MainWindow) -> None:
+    """A saved request's turn sets its solution: the timeline's solution row comes with its calls (it came only
+    when the document was opened again), follows the next turn's calls, and goes with the undo."""
+    run_the_tick(qtbot, window)
+    assert solution_row(window) is None
+    dialog = open_turn(qtbot, window)
+    type_turn(qtbot, dialog, SECOND)
+    dialog.take_button.click()
+    assert solution_row(window) == SECOND["calls"]
+    window.session.undo_stack.undo()
+    assert solution_row(window) is None
+    window.session.undo_stack.redo()
+    assert solution_row(window) == SECOND["calls"]
+    assert window.timeline.table.model().rowCount() == len(window.context()) + 1
 
 
 def test_ask_model_writes_the_turn_to_review_then_take(qtbot: Any, window: MainWindow, fake_llm: Any) -> None:
