@@ -585,6 +585,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     gui = commands.add_parser("gui", help="open the workbench")
     gui.add_argument("doc", nargs="?", default=None)
+    # `contextdeck-gui --version` (the desktop entry's program) is `gui --version`
+    gui.add_argument("--version", action="version", version=f"contextdeck {__version__}")
     gui.add_argument("--screenshot", metavar="PNG", default=None, help="render the window to PNG and exit")
     gui.add_argument("--size", metavar="WxH", type=_window_size, default=None,
                      help="with --screenshot: the window's size in pixels, e.g. 1280x800 (default 1440x880)")

@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 
 def test_help_lists_every_subcommand() -> None:
     """`contextdeck --help` succeeds and names each subcommand."""
@@ -33,6 +35,18 @@ def test_version_names_the_package_version() -> None:
     result = subprocess.run([sys.executable, "-m", "contextdeck", "--version"], capture_output=True, text=True,
                             check=False)
     assert (result.returncode, result.stdout) == (0, f"contextdeck {__version__}\n")
+
+
+def test_the_window_program_names_its_version_too(capsys) -> None:
+    """`contextdeck-gui --version` (`gui --version`) prints the version and exits 0, as `contextdeck --version`
+    does: it was a usage error showing the other command's usage."""
+    from contextdeck import __version__
+    from contextdeck._cli import main
+
+    with pytest.raises(SystemExit) as stopped:
+        main(["gui", "--version"])
+    assert stopped.value.code == 0
+    assert capsys.readouterr().out == f"contextdeck {__version__}\n"
 
 
 def test_examples_lists_the_bundled_documents() -> None:
