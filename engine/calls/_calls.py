@@ -133,8 +133,11 @@ def _output_path(call: dict[str, Any], rule: Any) -> tuple[str | None, bool, lis
     and the problems of the call's own path checked against the tool's `_outputPath` schema (`rule`)."""
     path = call.get("_outputPath")
     if path is None:
-        if isinstance(rule, dict) and isinstance(rule.get("const"), str):
-            return rule["const"], True, []
+        if isinstance(rule, dict) and "const" in rule:
+            if isinstance(rule["const"], str):
+                return rule["const"], True, []
+            text = f"the tool prescribes _outputPath {rule['const']!r}, which is not an expression string"
+            return None, False, [Problem("outputPath", text, "$._outputPath")]
         return None, False, []
     where = "$._outputPath"
     if not isinstance(path, str):
@@ -218,7 +221,11 @@ def plan_call(index: int, call: Any, tools: dict[str, ToolDefinition], activitie
     destinations = None
     if path is not None:
         parsed = own if own is not None and not prescribed else parsed_or_error(path)  # the call's own: read
-        if isinstance(parsed, ExpressionError):
+        if isinstance(parsed, ExpressionError) and prescribed:
+            # The tool's, not the call's: no check of the call's own expressions (validate's) can see it.
+            text = f"the tool prescribes _outputPath {path!r}: {parsed.reason} at position {parsed.position}"
+            problems += (Problem("outputPath", text, "$._outputPath"),)
+        elif isinstance(parsed, ExpressionError):
             text = f"$._outputPath: {parsed.reason} at position {parsed.position}"
             problems += (Problem("expression", text, "$._outputPath"),)
         else:

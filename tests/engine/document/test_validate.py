@@ -309,3 +309,20 @@ def test_a_malformed_output_path_is_refused_where_it_is() -> None:
         ("expression",
          "$._outputPath: expected a kind after '†', found '†' ('††' escapes a literal '†') at position 1")]
     assert (good.problems, [str(ref) for ref in good.writes]) == ((), ["†s.y"])
+
+
+def test_a_tools_unusable_prescribed_output_path_is_a_problem_validate_and_run_agree_on() -> None:
+    """A tool's `const` `_outputPath` that is malformed or not a string is said by validate (the call holds
+    no expression to point at) and refuses the call in run, rather than validate passing what run refuses or
+    the call running with nowhere to write."""
+    def tool(const: Any) -> dict[str, Any]:
+        return {"type": "tool", "tool": {"t": {"type": "object", "properties": {"_outputPath": {"const": const}}}}}
+    plan = {"type": "plan", "plan": [{"_tool": "t", "v": 1}]}
+    assert problems([tool("†state..x"), plan]) == [(1, "plan at message 1, call 0 (t)", (
+        "outputPath: the tool prescribes _outputPath '†state..x': expected a path segment after '.', found '.' "
+        "at position 7"))]
+    assert problems([tool(5), plan]) == [(1, "plan at message 1, call 0 (t)", (
+        "outputPath: the tool prescribes _outputPath 5, which is not an expression string"))]
+    for const in ("†state..x", 5):
+        execution = Execution(Context([tool(const), plan]))
+        assert [state.status for state in execution.states] == [Status.FAILED]
