@@ -16,7 +16,10 @@ from ..calls._registry import Registry
 from ..calls._tools import ToolDefinition, tool_definitions, unknown_references
 from ..document import _json
 from ..document._view import Messages
+from ..protocol._errors import ExpressionError
+from ..protocol._expressions import parsed_or_error
 from ..protocol._messages import Form, payload_of
+from ..protocol._schemas import SchemaFault, schema_check
 from ..resolve._resolution import Diagnostic
 from ._render import LLMMessage, limit_of, messages_text, render, shown
 
@@ -234,12 +237,37 @@ def _advisor(message: dict[str, Any], index: int, found: dict[str, dict[str, Any
     if not isinstance(name, str) or not name:
         problems.append(Diagnostic(index, "advisor", "an advisor needs a non-empty string 'id'"))
         return
-    if "schema" in message and not isinstance(message["schema"], dict):
-        problems.append(Diagnostic(index, f"advisor {name}", "'schema' must be an object"))
-    if message.get("on") not in ADVISOR_ON:
-        problems.append(Diagnostic(index, f"advisor {name}",
-                                   f"'on' must be start, finish, request or null, not {message.get('on')!r}"))
+    problems.extend(Diagnostic(index, f"advisor {name}", reason) for reason in _advisor_faults(message))
     found[name] = message
+
+
+def _advisor_faults(message: dict[str, Any]) -> list[str]:
+    """What is wrong with an advisor's fields (017): each would otherwise be dropped from the request, or
+    make the composed request schema one no model provider accepts."""
+    faults: list[str] = []
+    schema = message.get("schema")
+    if "schema" in message and not isinstance(schema, dict):
+        faults.append("'schema' must be an object")
+    elif isinstance(schema, dict):
+        try:
+            schema_check(schema)
+        except SchemaFault as fault:
+            faults.append(f"'schema' cannot be used: {fault}")
+    if message.get("on") not in ADVISOR_ON:
+        faults.append(f"'on' must be start, finish, request or null, not {message.get('on')!r}")
+    if "role" in message and not isinstance(message["role"], str):
+        faults.append("'role' must be a string")
+    if "isInstanced" in message and not isinstance(message["isInstanced"], bool):
+        faults.append("'isInstanced' must be true or false")
+    scopes = message.get("scopes")
+    if scopes is not None and not (isinstance(scopes, list) and all(isinstance(s, str) for s in scopes)):
+        faults.append("'scopes' must be an array of strings (kinds or † references)")
+    elif isinstance(scopes, list):
+        for number, scope in enumerate(scopes):
+            parsed = parsed_or_error(scope) if scope.startswith("†") else None
+            if isinstance(parsed, ExpressionError):
+                faults.append(f"scopes[{number}]: {parsed.reason} at position {parsed.position}")
+    return faults
 
 
 ADVISOR_ON = ("start", "finish", "request", None)

@@ -305,6 +305,26 @@ def test_017_an_instanced_advisor_gives_advice_per_instance() -> None:
     assert validate(context, {"advisors": [{"id": "tone", "_instance": "①"}], "calls": []}) == []
 
 
+def test_017_an_advisors_unusable_fields_are_problems_of_its_message() -> None:
+    """017's fields, each said at the advisor's message (even with no advice in the solution), never dropped
+    unsaid: a schema no validator can use (it would be composed into the request schema), scopes that are
+    not an array of strings or hold a malformed reference (with its position), `isInstanced` and `role`."""
+    advisor = {"type": "advisor", "id": "risk", "on": "request", "role": 5, "isInstanced": "yes",
+               "scopes": ["input", "†state..history"], "schema": {"type": "object", "properties": {
+                   "score": {"type": "bogus"}}}}
+    assert [(p.message_index, p.path, p.reason) for p in validate(Context([advisor]))] == [
+        (0, "advisor risk", "'schema' cannot be used: invalid schema: 'bogus' is not valid under any of the "
+                            "given schemas"),
+        (0, "advisor risk", "'role' must be a string"),
+        (0, "advisor risk", "'isInstanced' must be true or false"),
+        (0, "advisor risk", "scopes[1]: expected a path segment after '.', found '.' at position 7"),
+    ]
+    assert [p.reason for p in validate(Context([{**advisor, "role": "Risk.", "isInstanced": False,
+                                                 "schema": {"type": "object"}, "scopes": "state"}]))] == [
+        "'scopes' must be an array of strings (kinds or † references)"]
+    assert [p.reason for p in compose_request(Context([advisor])).problems][-1].startswith("scopes[1]")
+
+
 def test_005_and_008_plain_data_merges_and_an_output_sets_its_path() -> None:
     """005 vs 008: plain data messages of one identity merge (005's patches); an output message without a
     method sets its concrete path (008), replacing what was there and keeping the rest (008's example)."""
