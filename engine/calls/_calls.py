@@ -230,8 +230,10 @@ def plan_call(index: int, call: Any, tools: dict[str, ToolDefinition], activitie
             problems += (Problem("expression", text, "$._outputPath"),)
         else:
             destinations = parsed
-    method = "set"
-    if "_outputMethod" in call and (method := call["_outputMethod"]) not in METHODS:
+    method = call.get("_outputMethod")
+    if method is None:  # absent, or null: `set`, as for a data message (and as validate reads it)
+        method = "set"
+    elif method not in METHODS:
         text = f"unknown _outputMethod {method!r}; expected one of {', '.join(METHODS)}"
         problems += (Problem("outputMethod", text, "$._outputMethod"),)
         method = "set"

@@ -7,7 +7,7 @@ import exec_support as support
 import pytest
 from exec_support import registry
 
-from contextdeck.engine import Context, Document, Execution, Loop, LoopStatus, Status, digest, fixed_clock
+from contextdeck.engine import Context, Document, Execution, Loop, LoopStatus, Status, digest, fixed_clock, validate
 
 NOW = "2025-10-26T12:00:00Z"
 CLOCK = fixed_clock(NOW)
@@ -162,6 +162,18 @@ def test_set_method_is_not_written() -> None:
     call = {"_tool": "t", "_outputPath": "†state.a", "_outputMethod": "set", "_output": 1}
     context, _, _ = execute([], [call])
     assert "_outputMethod" not in context[0]
+
+
+def test_a_null_output_method_is_set_as_validate_and_the_fold_read_it() -> None:
+    """A call's `_outputMethod: null` counts as absent (`set`), as on a data message and as validate reads
+    it: the call runs and writes, instead of run refusing what validate passed."""
+    call = {"_tool": "t", "_outputPath": "†state.a", "_outputMethod": None, "_output": 2}
+    messages = [{"type": "state", "data": {"a": [1]}}]
+    assert validate(Context(messages), {"calls": [call]}) == []
+    context, execution, _ = execute(messages, [call])
+    assert execution.state(0).status is Status.DONE
+    assert "_outputMethod" not in context[1]
+    assert context.resolve("†state.a").value == 2
 
 
 def test_numeric_segments_write_into_arrays() -> None:
