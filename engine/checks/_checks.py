@@ -20,7 +20,7 @@ from ..document._view import Messages
 from ..protocol._expressions import parsed_once
 from ..protocol._groups import PlanReadings
 from ..protocol._messages import Form
-from ..request._request import advisors_of
+from ..request._request import advisors_of, meta_schema, survey
 from ..resolve._resolution import Diagnostic
 from ..run._setup import set_up
 from ..run._turns import output_violations
@@ -60,7 +60,23 @@ def validate(
             *_advice_problems(solution, advisors),
             *_run_problems(context, solution, plans, activities, tools, path),
             *_output_problems(context, solution, schema),
+            *_meta_problems(context, solution),
         ]
+
+
+def _meta_problems(context: Messages, solution: Any) -> list[Diagnostic]:
+    """The solution's `meta` (016) against the request's meta schema, and a warning when it gives back the
+    context's version unchanged (016: "it is imperative that the agent increments the version")."""
+    meta = solution.get("meta") if isinstance(solution, dict) else None
+    if meta is None:
+        return []
+    current = survey(context, len(context)).meta
+    problems = schema_violations(meta_schema(current), meta, None, "solution.meta")
+    version = current.get("version") if isinstance(current, dict) else None
+    if version is not None and isinstance(meta, dict) and meta.get("version") == version:
+        problems.append(Diagnostic(None, "solution.meta.version",
+                                   f"{version!r} is the context's version: 016 asks for it bumped", "warning"))
+    return problems
 
 
 def _output_problems(context: Messages, solution: Any, schema: Any) -> list[Diagnostic]:

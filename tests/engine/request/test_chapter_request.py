@@ -239,6 +239,20 @@ def test_016_meta_is_in_the_context_and_required_in_the_solution() -> None:
     assert problems(document) == []
 
 
+def test_016_validate_holds_the_solutions_meta_to_the_request_and_asks_for_a_bumped_version() -> None:
+    """016: the solution's `meta` is checked against the request's meta schema (not only a turn's), and one
+    that gives back the context's version unchanged is a warning: the chapter asks the agent to bump it."""
+    document = chapter("016_meta.json")
+    solution = document.solution
+    same = {**solution, "meta": {**solution["meta"], "version": "1.2.3"}}
+    assert [(p.path, p.reason, p.severity) for p in validate(document.context, same, schema=document.schema)] == [
+        ("solution.meta.version", "'1.2.3' is the context's version: 016 asks for it bumped", "warning")]
+    wrong = {**solution, "meta": {**solution["meta"], "path": 321, "branches": "main"}}
+    assert sorted((p.path, p.reason) for p in validate(document.context, wrong, schema=document.schema)) == [
+        ("solution.meta.branches", "'main' is not of type 'array'"),
+        ("solution.meta.path", "321 is not of type 'string'")]
+
+
 # -- 017: Agent/Advisor -------------------------------------------------------------------------------------------
 
 
