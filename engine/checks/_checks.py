@@ -61,7 +61,22 @@ def validate(
             *_run_problems(context, solution, plans, activities, tools, path),
             *_output_problems(context, solution, schema),
             *_meta_problems(context, solution),
+            *_mode_problems(context),
         ]
+
+
+_MODES = ("eager", "lazy")
+
+
+def _mode_problems(context: Messages) -> list[Diagnostic]:
+    """A plan message's `mode` that is neither of 012's: it runs eagerly, which a misspelt "Lazy" never meant."""
+    problems: list[Diagnostic] = []
+    for index in form_indices(context, Form.PLAN, len(context)):
+        message = context[index]
+        if message.get("mode") not in (None, *_MODES):
+            problems.append(Diagnostic(index, "plan", f"'mode' must be 'eager' or 'lazy', not {message['mode']!r}: "
+                                                      "the plan would run eagerly"))
+    return problems
 
 
 def _meta_problems(context: Messages, solution: Any) -> list[Diagnostic]:

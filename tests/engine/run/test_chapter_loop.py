@@ -6,7 +6,7 @@ import pytest
 from chapter_support import chapter, errors_of, run_chapter
 from exec_support import CLOCK, registry
 
-from contextdeck.engine import Context, Document, Execution, Loop, LoopStatus, Status, output_problem
+from contextdeck.engine import Context, Document, Execution, Loop, LoopStatus, Status, output_problem, validate
 
 
 def last_plan(context):
@@ -114,6 +114,15 @@ def test_lazy_plan_refuses_a_step() -> None:
     assert execution.ready() == []
     with pytest.raises(ValueError, match="lazy"):
         asyncio.run(execution.step())
+
+
+def test_012_a_mode_that_is_neither_eager_nor_lazy_is_a_problem() -> None:
+    """012 knows two modes: a misspelt one (`Lazy`) would run the plan eagerly, so validate says so at the plan
+    message; `eager`, `lazy` and no mode at all are fine."""
+    plan = {"type": "plan", "plan": []}
+    context = Context([{**plan, "mode": "Lazy"}, plan, {**plan, "mode": "eager"}, {**plan, "mode": "lazy"}])
+    assert [(p.message_index, p.path, p.reason) for p in validate(context)] == [
+        (0, "plan", "'mode' must be 'eager' or 'lazy', not 'Lazy': the plan would run eagerly")]
 
 
 def test_010_calls_and_output_in_one_step_run_then_stop() -> None:
