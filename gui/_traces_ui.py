@@ -79,6 +79,9 @@ class ImportDialog(QDialog):
             self.contexts.addItem(f"{label}: {item.turns} model turn(s), {len(item.document.context)} messages")
         self.contexts.setCurrentRow(0)
         self.contexts.currentRowChanged.connect(self._show_warnings)
+        # Wide enough for each context's line whole (a trace's 32-digit id), not cut behind a scroll bar.
+        frame = 2 * self.contexts.frameWidth() + self.contexts.verticalScrollBar().sizeHint().width()
+        self.contexts.setMinimumWidth(self.contexts.sizeHintForColumn(0) + frame)
         layout.addWidget(self.contexts)
         self.warnings = QPlainTextEdit()
         self.warnings.setReadOnly(True)

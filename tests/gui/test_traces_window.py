@@ -150,6 +150,26 @@ def test_a_bad_redaction_rule_keeps_open_disabled(qtbot: Any) -> None:
     assert dialog.problem.text() == ""
 
 
+def test_a_traces_line_in_the_import_dialog_is_shown_whole(qtbot: Any) -> None:
+    """An OTLP trace's line (its 32-digit id, turns and messages) fits the list: it was cut behind a horizontal
+    scroll bar."""
+    said = {"key": "gen_ai.input.messages", "value": {"stringValue": json.dumps(
+        [{"role": "user", "parts": [{"type": "text", "content": "Weather in Paris?"}]}])}}
+    answer = {"key": "gen_ai.output.messages", "value": {"stringValue": json.dumps(
+        [{"role": "assistant", "parts": [{"type": "text", "content": "Sunny."}]}])}}
+    chat = {"traceId": "5b8efff798038103d269b633813fc60c", "spanId": "aaaaaaaaaaaaaaa2", "name": "chat m",
+            "startTimeUnixNano": "1700000000000000000", "endTimeUnixNano": "1700000001000000000",
+            "attributes": [{"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}}, said, answer]}
+    trace = {"resourceSpans": [{"resource": {}, "scopeSpans": [{"scope": {"name": "a"}, "spans": [chat]}]}]}
+    dialog = ImportDialog("trace.json", import_bytes(json.dumps(trace).encode(), "trace.json"))
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    assert dialog.contexts.item(0).text().startswith("trace 5b8efff798038103d269b633813fc60c: 1 model turn(s)")
+    assert dialog.contexts.viewport().width() >= dialog.contexts.sizeHintForColumn(0)
+    assert not dialog.contexts.horizontalScrollBar().isVisible()
+
+
 def test_export_writes_the_run_and_the_request_at_the_cursor(
         qtbot: Any, open_window: Any, tmp_path: Path) -> None:
     """File → Export… writes OTLP JSON spans of the open document, or the request at the cursor."""
