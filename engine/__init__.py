@@ -56,6 +56,7 @@ from .experiments import (
     load_cases,
     read_results,
     read_steps,
+    reasons,
     summarise,
     write_results,
 )
@@ -311,6 +312,7 @@ __all__ = [
     "read_record",
     "read_results",
     "read_steps",
+    "reasons",
     "redact_document",
     "reference_problem",
     "render",

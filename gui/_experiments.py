@@ -62,6 +62,7 @@ from contextdeck.engine import (
     load_cases,
     load_document,
     read_results,
+    reasons,
     summarise,
     write_results,
 )
@@ -234,6 +235,11 @@ class ResultsModel(QAbstractTableModel):
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():
             return None
+        if role == Qt.ItemDataRole.ToolTipRole and index.column() in (STATUS, PASSED):
+            _, after = self.pair(index.row())  # a case that failed or missed says why, as `eval` prints it
+            missed = after is not None and (after.get("status") == "failed" or after.get("passed") is False)
+            why = reasons(after) if after is not None and missed else []
+            return "\n".join([self.text(index.row(), index.column()), *why])
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
             return self.text(index.row(), index.column())
         if role == Qt.ItemDataRole.BackgroundRole and self.changed(index.row()):

@@ -3,7 +3,7 @@
 from ._dataset import Case, Trajectory, load_cases, parse_cases
 from ._expect import failures, is_schema
 from ._experiment import Experiment, Settings, input_position, run_case, with_input
-from ._results import Summary, baselines, case_name, read_results, summarise, write_results
+from ._results import Summary, baselines, case_name, read_results, reasons, summarise, write_results
 from ._steps import Baseline, Recorded, Step, Steps, diverged, read_steps
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "parse_cases",
     "read_results",
     "read_steps",
+    "reasons",
     "run_case",
     "summarise",
     "with_input",

@@ -36,6 +36,13 @@ def read_results(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     return results
 
 
+def reasons(result: dict[str, Any]) -> list[str]:
+    """Why a case failed or missed its expectation: a failed case's errors (the endpoint, a refused answer) first,
+    since they are why there is no output to compare; else what was missed, or its errors."""
+    errors, missed = result.get("errors") or [], result.get("failures") or []
+    return [*errors, *missed] if result.get("status") == "failed" else missed or errors
+
+
 def case_name(result: dict[str, Any]) -> str:
     """The name that pairs a result with its case in another experiment: its id, else its line."""
     return f"line-{result.get('line')}" if result.get("id") is None else str(result["id"])

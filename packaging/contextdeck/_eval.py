@@ -26,6 +26,7 @@ from contextdeck.engine import (
     load_cases,
     load_turn,
     read_results,
+    reasons,
     summarise,
     turn_problem,
     utc_now,
@@ -185,19 +186,12 @@ def run(args: argparse.Namespace) -> int:
           f"{summary.tokens} tokens", file=sys.stderr)
     for result in results:
         if result.get("status") == "failed" or result.get("passed") is False:
-            print(f"  {_label(result)}: {'; '.join(_why(result))}", file=sys.stderr)
+            print(f"  {_label(result)}: {'; '.join(reasons(result))}", file=sys.stderr)
     if not whole:
         print("contextdeck: interrupted: the results so far are written", file=sys.stderr)
         return EXIT_INTERRUPTED
     failed = summary.failed or any(result.get("status") == "failed" for result in results)
     return EXIT_MISSED if failed else EXIT_PASSED
-
-
-def _why(result: dict[str, Any]) -> list[str]:
-    """Why a case failed or missed its expectation: a failed case's errors (the endpoint, a refused answer) come
-    first, since they are why there is no output to compare; else what was missed."""
-    errors, failures = result.get("errors") or [], result.get("failures") or []
-    return [*errors, *failures] if result.get("status") == "failed" else failures or errors
 
 
 def _label(result: dict[str, Any]) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QWidget
 
 from adder_agent import ACTIVITIES, adder, write_agent
 from contextdeck._cli import main
@@ -44,6 +45,28 @@ def threads_of(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str) -> list[b
 
     monkeypatch.setattr(owner, name, noting)
     return on_main
+
+
+def test_a_case_that_failed_or_missed_says_why_on_its_status_and_verdict(qtbot: Any, tmp_path: Path) -> None:
+    """The table's status and verdict cells of a case that failed or missed its expectation say why in their
+    tooltip, as `eval` prints it (the endpoint's error first); a case that passed says nothing more."""
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    model = experiments_ui.ResultsModel(experiments_ui.RunDocuments(), parent)
+    results = [
+        {"id": "down", "line": 1, "status": "failed", "passed": None, "errors": ["the model is down"],
+         "failures": []},
+        {"id": "wrong", "line": 2, "status": "finished", "passed": False, "output": {"total": 4},
+         "failures": ["the output is not the expected value"], "errors": []},
+        {"id": "fine", "line": 3, "status": "finished", "passed": True, "output": {"total": 2},
+         "failures": [], "errors": ["call 0 (add) failed once"]},
+    ]
+    model.show(experiments_ui.Loaded(tmp_path / "r.jsonl", results))
+    tip = Qt.ItemDataRole.ToolTipRole
+    status, verdict = STATUS, PASSED
+    assert model.index(0, status).data(tip) == "failed\nthe model is down"
+    assert model.index(1, verdict).data(tip) == "fail\nthe output is not the expected value"
+    assert model.index(2, verdict).data(tip) == "pass"
 
 
 def test_two_experiments_compared_with_a_watch_column_and_a_request_diff(
