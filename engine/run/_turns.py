@@ -91,7 +91,12 @@ def _call_problems(call: Any, where: str, offered: dict[str, Any]) -> list[Diagn
         names = ", ".join(sorted(offered)) or "none"
         return [Diagnostic(None, f"{where}._tool", f"the request offers no tool {name!r} (it offers: {names}); "
                                                    "the call will run latent", "warning")]
-    return _explained(offered[name], call, where)
+    item = offered[name]
+    # SPEC 6.1: the tool's schema judges the parameters; a meta-property it does not declare (`_outputPath`,
+    # `_instance`, `_reasoningForCall`, ...) augments the call (002) and is never an additional property.
+    declared = item.get("properties") or {}
+    judged = {key: value for key, value in call.items() if not key.startswith("_") or key in declared}
+    return _explained(item, judged, where)
 
 
 def _explained(schema: Any, value: Any, where: str) -> list[Diagnostic]:

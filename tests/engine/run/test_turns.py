@@ -67,6 +67,19 @@ def test_a_call_naming_its_delegate_is_not_said_to_run_latent() -> None:
     assert problems(document, {"calls": [{"_tool": "research", "_delegate": "anonymous", "topic": "x"}]}) == []
 
 
+def test_a_closed_tools_schema_judges_parameters_never_the_calls_meta_properties() -> None:
+    """SPEC 6.1 and 002: the tool's schema judges the parameters; meta-properties augment any call (017's
+    `_reasoningForCall`, an `_outputPath`), so a tool with `additionalProperties: false` refuses an unknown
+    parameter in a turn, as run does, but not the meta-properties run accepts."""
+    tool = {"type": "object", "properties": {"days": {"type": "integer"}}, "additionalProperties": False}
+    document = Document(Context([{"type": "tool", "tool": {"delay": tool}}]))
+    call = {"_tool": "delay", "days": 2, "_reasoningForCall": "risk", "_outputPath": "†state.delay",
+            "_instance": "①", "_scopes": ["state"]}
+    assert problems(document, {"calls": [call]}) == []
+    assert problems(document, {"calls": [{**call, "hours": 3}]}) == [
+        ("$.calls[0]", "Additional properties are not allowed ('hours' was unexpected)", "error")]
+
+
 def test_a_turn_that_is_not_a_solution_is_one_problem() -> None:
     document = Document(Context([]))
     assert problems(document, "calls please")[0][1].startswith("a turn is a solution")
