@@ -205,13 +205,18 @@ def _written_for(context: Messages, plans: PlanReadings) -> dict[str, Node | Non
 
 
 def _read_references(plans: PlanReadings) -> list[Reference]:
-    """The references the calls of `plans` read: in their expressions but destinations and malformed ones."""
+    """The references the calls of `plans` read: in their expressions but destinations and malformed ones, and
+    the kinds their `_scopes` name."""
     read: list[Reference] = []
     for reading in plans.values():
         for found in reading.expressions if reading is not None else ():
             for where, _, parsed in found:
                 if where != OUTPUT_PATH and not isinstance(parsed, ExpressionError):
                     read.extend(parsed.references)
+        for call in reading.calls if reading is not None else ():  # a scope reads its whole kind (015)
+            scopes = call.get("_scopes") if isinstance(call, dict) else None
+            if isinstance(scopes, list):
+                read.extend(Reference(scope, ()) for scope in scopes if isinstance(scope, str))
     return read
 
 
@@ -311,7 +316,20 @@ def call_problems(calls: list[Any], tools: Mapping[str, ToolDefinition], written
             reason = _unwritten(written, parsed)
             if reason is not None:
                 problems.append(CallProblem(number, json_path(path), reason))
+        scopes = call.get("_scopes")
+        if isinstance(scopes, list):
+            problems.extend(_unscoped(number, scopes, written))
     return problems
+
+
+def _unscoped(number: int, scopes: list[Any], written: Mapping[str, Node | None]) -> Iterator[CallProblem]:
+    """Scopes that name no kind anything writes (015: a scope is a kind, `["input"]`): the call's context
+    would get nothing of them, silently; a `†` reference is the usual slip."""
+    for position, scope in enumerate(scopes):
+        if isinstance(scope, str) and scope not in written:
+            hint = f" (a scope is a kind: {scope[1:].split('.')[0]!r}?)" if scope.startswith("†") else ""
+            yield CallProblem(number, f"$._scopes[{position}]",
+                              f"scope {scope!r} names no kind any message or output path writes{hint}")
 
 
 def plan_problems(context: Messages, plans: PlanReadings) -> list[Diagnostic]:

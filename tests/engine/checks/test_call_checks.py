@@ -57,6 +57,20 @@ def test_references_to_kinds_and_paths_nothing_writes() -> None:
     assert reference_problem(written, "†input.nope || †input.id") == "nothing writes †input.nope"
 
 
+def test_scopes_naming_a_kind_nothing_writes_are_warnings() -> None:
+    """015: a scope is a kind. One no message or output path writes (a typo, or a `†` reference in its place)
+    would give the call's context nothing of it without a word: validate warns at the scope; kinds the
+    context has, or a call of the plan writes, are fine."""
+    ctx = context({"_tool": "lookup", "id": "x", "_scopes": ["input", "stat", "†state", "state", "memo"]},
+                  {"_tool": "lookup", "id": "y", "_outputPath": "†memo.note"})
+    assert [(str(problem), problem.severity) for problem in validate(ctx) if "_scopes" in problem.path] == [
+        ("message 3: plan at message 3, call 0 $._scopes[1]: scope 'stat' names no kind any message or output "
+         "path writes", "warning"),
+        ("message 3: plan at message 3, call 0 $._scopes[2]: scope '†state' names no kind any message or output "
+         "path writes (a scope is a kind: 'state'?)", "warning"),
+    ]
+
+
 def test_parameters_the_tool_schema_refuses_but_not_references() -> None:
     """A wrong type, a missing required parameter and a wrong `_outputPath` const are refused; a `†` value is
     not judged (its value is not known before the run), a `††` literal is."""
