@@ -20,10 +20,11 @@ from ..document._view import Messages
 from ..protocol._expressions import parsed_once
 from ..protocol._groups import PlanReadings
 from ..protocol._messages import Form
+from ..protocol._schemas import SchemaFault, schema_check
 from ..request._request import advisors_of, meta_schema, survey
 from ..resolve._resolution import Diagnostic
 from ..run._setup import set_up
-from ..run._turns import output_violations
+from ..run._turns import output_schema, output_violations
 from ._call_checks import plan_problems, read_plans
 
 # Problems `data_problems` already reports (with the expression's position) for every plan and the solution.
@@ -59,7 +60,7 @@ def validate(
             *advisor_problems,
             *_advice_problems(solution, advisors),
             *_run_problems(context, solution, plans, activities, tools, path),
-            *_output_problems(context, solution, schema),
+            *(_schema_problems(schema) or _output_problems(context, solution, schema)),
             *_meta_problems(context, solution),
             *_mode_problems(context),
         ]
@@ -92,6 +93,19 @@ def _meta_problems(context: Messages, solution: Any) -> list[Diagnostic]:
         problems.append(Diagnostic(None, "solution.meta.version",
                                    f"{version!r} is the context's version: 016 asks for it bumped", "warning"))
     return problems
+
+
+def _schema_problems(schema: Any) -> list[Diagnostic]:
+    """The request's output schema itself (002 composes it into the schema the model receives): one no
+    validator can use is said once, here, whether or not an output is there to check against it."""
+    target = output_schema(schema) if isinstance(schema, dict) else schema
+    if target is None:
+        return []
+    try:
+        schema_check(target)
+    except SchemaFault as fault:
+        return [Diagnostic(None, "schema", f"the request's output schema cannot be used: {fault}")]
+    return []
 
 
 def _output_problems(context: Messages, solution: Any, schema: Any) -> list[Diagnostic]:

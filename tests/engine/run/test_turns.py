@@ -145,3 +145,18 @@ def test_validate_checks_final_outputs_against_the_request_schema() -> None:
     document.context.apply(Remove(len(document.context) - 1))
     found = [str(p) for p in validate(document.context, document.solution, schema=document.schema)]
     assert not [text for text in found if "output" in text]
+
+
+def test_validate_says_once_that_the_request_output_schema_cannot_be_used() -> None:
+    """An output schema no validator can use (002 composes it into the request the model receives) is one
+    problem of the document's `schema`, said with or without an output to check, never once per output."""
+    document = chapter("012_handling_failure.json")
+    document.schema["properties"]["output"]["properties"]["status"]["type"] = "text"
+    reason = ("the request's output schema cannot be used: invalid schema: 'text' is not valid under any of "
+              "the given schemas")
+    for output in (None, {"status": "Failed"}):
+        document.solution["output"] = output
+        found = [(p.path, p.reason) for p in validate(document.context, document.solution, schema=document.schema)]
+        assert [problem for problem in found if "schema" in problem[1]] == [("schema", reason)]
+    assert [(p.path, p.reason) for p in validate(document.context, schema=5)] == [
+        ("schema", "the request's output schema cannot be used: invalid schema: expected an object, got number")]
