@@ -158,11 +158,10 @@ class Cursor:
         self._pending.pop(watch, None)
 
     def _go_live(self, watch: CursorWatch, announce: bool = False) -> None:
-        old, first = watch._resolution, not watch.resolved
         watch.live = self.context.watch(watch.expression.source, watch.callback, watch.instance)
+        if announce:
+            self._set(watch, watch.live.current)
         watch.resolved = True
-        if announce and (first or changed(old, watch.live.current)):
-            watch.callback(watch.live.current)
 
     def _set(self, watch: CursorWatch, resolution: Resolution) -> None:
         old, first = watch._resolution, not watch.resolved

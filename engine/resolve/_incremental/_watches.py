@@ -27,6 +27,7 @@ from ...protocol._expressions import Expression, Reference
 from ...protocol._messages import MISSING, Path, Write, get_path
 from .. import _paranoid
 from .._chain import Chain
+from .._graveyard import let_go
 from .._keys import EMPTY_KEYS, Keys
 from .._order import NOT_IN_ORDER, Ranks
 from .._resolution import Kept, Resolution, changed, ranked
@@ -235,7 +236,6 @@ class Watchers:
     def add(self, expression: Expression, callback: Callable[[Resolution], Any], instance: str | None) -> Watch:
         handle = Watch(self, expression, callback, instance, next(self._serial))
         fresh: set[Track] = set()
-        reread: set[Track] = set()
         for ref in expression.references:
             lane = ref.path[0] if ref.path else None
             views = [None] if instance is None else [None, instance]
@@ -244,8 +244,6 @@ class Watchers:
                 if ref.path not in track.paths:
                     fresh.add(track)
                 track.paths[ref.path] = track.paths.get(ref.path, 0) + 1
-            if ref.path not in track.read:
-                reread.add(track)
             track.read[ref.path] = track.read.get(ref.path, 0) + 1
             track.watches.add(handle)
             handle.tracks[ref] = track
@@ -253,9 +251,10 @@ class Watchers:
         for track in sorted(fresh, key=lambda track: track.instance is not None):
             base = self._base(track, {})
             self._install(track, full(self._store, track.kind, track.instance, track.lane, list(track.paths), base))
-        for track in fresh | reread:
-            assert track.fold is not None
-            track.results = self._results(track, track.fold)
+        for ref, track in handle.tracks.items():
+            if ref.path not in track.results:  # (a path this view did not read yet)
+                assert track.fold is not None
+                track.results = self._results(track, track.fold)
         resolution = handle.evaluate(lambda track, path: track.results[path], self._store.order.snapshot())
         handle._keep(resolution, handle._seen)
         self._watches[handle] = None
@@ -297,6 +296,8 @@ class Watchers:
             del self._tracks[track.kind, track.instance, track.lane]
             self._by_lane[track.kind][track.lane].remove(track)
             self._index_gaps(track, track.fold, None)
+            if track.fold is not None:  # its marks (a whole kind's hold a root each): freed in slices by the graveyard
+                let_go(track.fold.checkpoints.items, *(list(marks) for marks in track.fold.lanes.values()))
 
     # -- after an edit -------------------------------------------------------------------------
 

@@ -4,6 +4,7 @@ it on, buried and freed a slice at a time, each list or dict only once nothing e
 from __future__ import annotations
 
 import itertools
+import sys
 import threading
 import weakref
 from collections.abc import Iterator
@@ -163,3 +164,29 @@ def test_a_context_let_go_of_is_buried_and_all_freed_later(buried: list[Any]) ->
     assert logs <= {id(thing) for thing in buried}
     assert free_some(float("inf"))
     assert not buried
+
+
+def test_a_track_whose_last_watch_closes_lets_go_of_its_marks(buried: list[Any]) -> None:
+    """Closing the last watch of a whole kind (turning Follow Latest off closes every pin's) buries its track's
+    checkpoints and each lane's marks instead of freeing them in the call; the watch of another kind keeps its own,
+    and `free_some` frees them all."""
+    context = Context([{"type": "s", "s": {f"k{n % 3}": [n]}, "_outputMethod": "merge"} for n in range(600)])
+    whole, other = context.watch("†s", lambda _: None), context.watch("†t", lambda _: None)
+    fold = context._watchers._tracks["s", None, None].fold
+    assert fold is not None
+    assert fold.checkpoints.items
+    assert fold.lanes
+    marks = fold.checkpoints.items
+    lanes = sorted(len(kept) for kept in fold.lanes.values())
+    del fold
+    whole.close()
+    assert any(thing is marks for thing in buried)
+    assert lanes == sorted(len(thing) for thing in buried if thing is not marks)  # each lane's marks, as a list
+    assert ("t", None, None) in context._watchers._tracks
+    first = marks[0]
+    held = sys.getrefcount(first)  # (the list's reference among them)
+    del marks, whole  # (as a cursor drops a watch it closed: then nothing but the graveyard holds them)
+    assert free_some(float("inf"))
+    assert not buried
+    assert sys.getrefcount(first) == held - 1  # emptied, not only let go of
+    assert other.current == context.resolve("†t")
