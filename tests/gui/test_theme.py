@@ -13,6 +13,7 @@ from PySide6.QtGui import QColor, QIcon, QImage, QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import QApplication, QDialog, QDockWidget, QLineEdit, QMainWindow, QVBoxLayout, QWidget
 
 from contextdeck.gui import _document_model, _theme
+from contextdeck.gui._app import settle
 from contextdeck.gui._banner import Banner
 from contextdeck.gui._slices import slices
 from contextdeck.gui._touches import Touches
@@ -316,7 +317,7 @@ def test_a_dialog_over_the_window_repaints_none_of_its_views(qtbot: Any, refund_
                 whole.append(type(watched.parent()).__name__)
             return False
 
-    qtbot.wait(300)  # what opening the document set off is drawn
+    settle(window)  # what opening the document set off is drawn, however long a loaded machine takes
     paints = Paints()
     for view in views:
         view.viewport().installEventFilter(paints)
