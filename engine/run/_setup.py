@@ -12,15 +12,18 @@ from typing import Any
 from ..calls._activities import Activities
 from ..calls._calls import (
     CallPlan,
+    Mode,
     Problem,
     ToolChecks,
     ToolReading,
     in_parameters,
     parameters_refusal,
     plan_call,
+    resolve_call,
     resolve_parameters,
     tool_schema_problem,
 )
+from ..calls._output_check import OUTPUT_SCHEMA_ERROR, output_problem
 from ..calls._plan import Graph, feeds
 from ..calls._tools import ToolDefinition, merged_tools, pending_calls
 from ..document._context import Context
@@ -81,6 +84,8 @@ def set_up(
                 problems.append(refusal)
             elif found is not None:
                 delegates[plan.index] = found
+        if not problems and plan.index not in delegates and plan.mode is Mode.LATENT:
+            problems = _typed_output_problems(context, plan, expressions[plan.index])
         if problems:
             structural[plan.index] = problems
     _check_groups(units, plans, structural)
@@ -122,6 +127,17 @@ def literal_problems(context: Context, plan: CallPlan, found: list[Occurrence] |
         return []  # valid at a glance: most calls of a run, judged without `parameters_refusal`'s layers
     problem = parameters_refusal(plan, parameters, checks)  # an unusable schema included
     return [] if problem is None else [problem]
+
+
+def _typed_output_problems(context: Context, plan: CallPlan, found: list[Occurrence]) -> list[Problem]:
+    """A latent call's `_output` typed into the plan without references is its result, known before it runs:
+    one that breaks the tool's `_output` schema (002) is refused up front, so `validate` says so too."""
+    if not isinstance(plan.call, dict) or plan.call.get("_output") is None:
+        return []
+    if any(where[0] == "_output" for where, _, _ in found):
+        return []  # it holds a reference: its value is known only when the call runs
+    problem = output_problem(plan, resolve_call(context, plan)["_output"])  # `††` unescaped, as it is written
+    return [] if problem is None else [Problem(OUTPUT_SCHEMA_ERROR, problem, "$._output")]
 
 
 def _check_groups(units: list[Unit], plans: list[CallPlan], structural: dict[int, list[Problem]]) -> None:

@@ -3,7 +3,7 @@
 import exec_support as support
 from exec_support import registry
 
-from contextdeck.engine import Status
+from contextdeck.engine import Context, Status, validate
 
 SENTIMENT = {"type": "tool", "tool": {"sentiment": {
     "type": "object", "properties": {
@@ -58,3 +58,20 @@ def test_a_returned_message_is_checked_on_the_usual_branch_only() -> None:
     other = {"type": "state", "data": {"failure": {"code": "offline"}}}
     context, _, _ = support.execute([SENTIMENT], [call], registry(sentiment=lambda c, t, x: other))
     assert context.resolve("†state.failure").value == {"code": "offline"}
+
+
+def test_a_typed_latent_output_that_breaks_output_is_refused_up_front_and_validate_says_so() -> None:
+    """A latent `_output` written without references is the call's result before it runs: validate reports it
+    at the call (as run will refuse it), and run refuses it before starting; one holding a reference waits."""
+    call = {**CALL, "_output": {"sentiment": 5}}
+    waiting = {**CALL, "_output": {"sentiment": "†state.guess"}, "_outputPath": "†state.other"}
+    context = Context([SENTIMENT, {"type": "plan", "plan": [call, waiting]}])
+    assert [(p.path, p.reason) for p in validate(context) if p.severity == "error"] == [
+        ("plan at message 1, call 0 (sentiment)", "output: the result does not meet the _output schema of "
+                                                  "'sentiment': $.sentiment: 5 is not of type 'string'; the result: "
+                                                  '{"sentiment":5}')]
+    context, execution, _ = support.execute([SENTIMENT], [call, waiting])
+    assert [state.status for state in execution.states] == [Status.FAILED, Status.BLOCKED]
+    error = next(m for m in context if m.get("type") == "error")
+    assert error["data"]["error"]["type"] == "output"
+    assert "started" not in error["_run"]  # refused before it started
