@@ -137,9 +137,13 @@ def main(doc: str | None = None, screenshot: str | None = None, tools: Sequence[
     else:
         settings = default_settings()
     window = create_window(settings, Path(scratch.name) / "recovery" if scratch is not None else None)
+    said: list[str] = []  # the registry says why a load failed in `changed` (the status bar's words)
+    hear = said.append
+    window.tool_registry.changed.connect(hear)
     for place in tools:
         if not window.tool_registry.load(place):
-            print(f"contextdeck: cannot load tools from {place}", file=sys.stderr)
+            print(f"contextdeck: {said[-1] if said else f'cannot load tools from {place}'}", file=sys.stderr)
+    window.tool_registry.changed.disconnect(hear)
     first_start = not settings.contains("window/geometry")
     if doc is not None:
         path: Path | None = Path(doc)

@@ -117,3 +117,12 @@ def test_a_size_smaller_than_the_window_can_be_is_said(shot_main: Any, tmp_path:
     assert taken != QSize(800, 600)
     assert f"contextdeck: the window cannot be 800x600: the picture is {taken.width()}x{taken.height()}" in \
         capsys.readouterr().err
+
+
+def test_a_tool_registry_that_cannot_be_loaded_is_said_with_its_reason(
+        shot_main: Any, tmp_path: Path, examples: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`gui --tools MISSING` says why the registry was not loaded (it said only its name); the window goes on."""
+    missing = tmp_path / "nowhere"
+    assert _app.main(str(examples / "refund_workflow.json"), str(tmp_path / "shot.png"), tools=[str(missing)],
+                     size=(1280, 800)) == 0
+    assert f"contextdeck: Tools not loaded: {missing}: no such file or folder" in capsys.readouterr().err
