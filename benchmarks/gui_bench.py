@@ -438,7 +438,7 @@ def new_window(count: int, messages: list[dict[str, Any]] | Any | None = None) -
     window = create_window(settings, folder / "recovery")
     window.resize(1440, 900)
     window.show()
-    app.processEvents()
+    settle(app, 300)  # the window's first paint is done before any action is timed (a user sees it first)
     return app, window, path
 
 
