@@ -98,7 +98,7 @@ from .protocol._messages import (
 from .protocol._methods import Conflict, deep_merge, write_at
 from .protocol._schemas import PATTERN_BUDGET_S, SchemaFault, schema_errors
 from .request._render import LLMMessage, render, render_text
-from .request._request import ComposedTool, Request, compose_request
+from .request._request import ComposedTool, Request, compose_request, output_schema
 from .resolve._graveyard import free_later, free_some, let_go
 from .resolve._incremental._blame import Blame, BlameEntry
 from .resolve._resolution import Diagnostic, Indices, Resolution
@@ -115,7 +115,6 @@ from .run._turns import (
     conclude,
     current_turn,
     output_problem,
-    output_schema,
     output_violations,
     turn_change,
     turn_problem,

@@ -20,11 +20,10 @@ from ..document._view import Messages
 from ..protocol._expressions import parsed_once
 from ..protocol._groups import PlanReadings
 from ..protocol._messages import Form
-from ..protocol._schemas import SchemaFault, schema_check
-from ..request._request import advisors_of, meta_schema, survey
+from ..request._request import advisors_of, meta_schema, output_schema_fault, survey
 from ..resolve._resolution import Diagnostic
 from ..run._setup import set_up
-from ..run._turns import output_schema, output_violations
+from ..run._turns import output_violations
 from ._call_checks import plan_problems, read_plans
 
 # Problems `data_problems` already reports (with the expression's position) for every plan and the solution.
@@ -96,16 +95,10 @@ def _meta_problems(context: Messages, solution: Any) -> list[Diagnostic]:
 
 
 def _schema_problems(schema: Any) -> list[Diagnostic]:
-    """The request's output schema itself (002 composes it into the schema the model receives): one no
-    validator can use is said once, here, whether or not an output is there to check against it."""
-    target = output_schema(schema) if isinstance(schema, dict) else schema
-    if target is None:
-        return []
-    try:
-        schema_check(target)
-    except SchemaFault as fault:
-        return [Diagnostic(None, "schema", f"the request's output schema cannot be used: {fault}")]
-    return []
+    """The request's output schema itself: one no validator can use is said once, here, whether or not an
+    output is there to check against it."""
+    fault = output_schema_fault(schema)
+    return [] if fault is None else [Diagnostic(None, "schema", fault)]
 
 
 def _output_problems(context: Messages, solution: Any, schema: Any) -> list[Diagnostic]:

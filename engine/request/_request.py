@@ -355,6 +355,27 @@ def is_solution_schema(schema: Any) -> bool:
     return "output" in own and ("calls" in own or "meta" in own)
 
 
+def output_schema(schema: Any) -> Any:
+    """The schema the final output must meet: `properties.output` of a solution schema, else the schema.
+
+    A solution schema (002's composed schema, 012's examples) has `output` beside `calls` or `meta`.
+    """
+    return schema["properties"]["output"] if is_solution_schema(schema) else schema
+
+
+def output_schema_fault(schema: Any) -> str | None:
+    """Why a request's output schema cannot be used to check an output (002 composes it into the schema the
+    model receives), or None: no schema, or a usable one."""
+    target = output_schema(schema)
+    if target is None:
+        return None
+    try:
+        schema_check(target)
+    except SchemaFault as fault:
+        return f"the request's output schema cannot be used: {fault}"
+    return None
+
+
 def meta_schema(meta: Any) -> dict[str, Any]:
     """002's `meta`: `path` and `version`, plus every other field the context's meta message gives (016)."""
     properties: dict[str, Any] = {"path": {"type": "string"}, "version": {"type": "string"}}

@@ -19,6 +19,7 @@ from ..calls._tools import ToolDefinition, merged_tools, pending_calls
 from ..document._context import Context
 from ..document._document import Document, Shape, load_document
 from ..protocol._errors import DocumentError, ExpressionError
+from ..request._request import output_schema_fault
 
 ANONYMOUS = "anonymous"
 _DEPTH = 16  # how deep the up-front check for recursion follows delegates of delegates
@@ -101,6 +102,9 @@ def _find(name: str, base: Path | None, chain: tuple[Path, ...], code_tools: dic
         template = load_document(path)
     except DocumentError as error:
         return None, _Refusal(f"delegate {name!r} cannot be loaded: {error}")
+    fault = output_schema_fault(template.schema)
+    if fault is not None:  # its loop could never accept an output: the call would wait for ever
+        return None, _Refusal(f"delegate {name!r}: {fault}")
     if depth < _DEPTH:
         refusal = _nested_refusal(template, path, (*chain, path), code_tools, depth + 1)
         if refusal is not None:

@@ -21,7 +21,7 @@ from ..document._validate import path_order, schema_violations
 from ..document._view import Messages
 from ..protocol._groups import group_of
 from ..protocol._messages import MISSING, Form
-from ..request._request import REFERENCE, Request, compose_request, is_solution_schema
+from ..request._request import REFERENCE, Request, compose_request, output_schema
 from ..resolve._resolution import Diagnostic
 
 OUTPUT_ERROR = "output"  # the error type of a refused final output
@@ -204,14 +204,6 @@ def _audit_of(holder: Any) -> dict[str, Any] | None:
 
 
 # -- concluding a tick -------------------------------------------------------------------------------------
-
-
-def output_schema(schema: Any) -> Any:
-    """The schema the final output must meet: `properties.output` of a solution schema, else the schema.
-
-    A solution schema (002's composed schema, 012's examples) has `output` beside `calls` or `meta`.
-    """
-    return schema["properties"]["output"] if is_solution_schema(schema) else schema
 
 
 def output_violations(schema: Any, output: Any, message_index: int | None, label: str) -> list[Diagnostic]:

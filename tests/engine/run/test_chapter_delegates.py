@@ -128,6 +128,22 @@ def test_014_missing_malformed_recursive_or_outside_delegates_fail_on_their_call
     assert "outside the document's folder" in errors[3]["message"]
 
 
+def test_014_a_delegate_whose_output_schema_cannot_be_used_fails_its_call_up_front(tmp_path: Path) -> None:
+    """A delegate whose output schema no validator can use could never accept its loop's output (the call
+    would wait for ever): it is a delegate error on the call before anything runs, as validate says."""
+    (tmp_path / "Odd.json").write_text(json.dumps({"context": [], "schema": {"type": "text"}}))
+    document = tmp_path / "parent.json"
+    document.write_text(json.dumps([{"type": "plan", "plan": [
+        {"_tool": "t", "_delegate": "Odd", "q": 1, "_outputPath": "†state.r"}]}]))
+    reason = ("delegate 'Odd': the request's output schema cannot be used: invalid schema: 'text' is not valid "
+              "under any of the given schemas")
+    execution = Execution(load_document(document), clock=CLOCK)
+    assert execution.state(0).status is Status.FAILED
+    assert execution.state(0).error == {"type": "delegate", "message": reason}
+    loaded = load_document(document)
+    assert [p.reason for p in validate(loaded.context, path=loaded.path)] == [f"delegate: {reason}"]
+
+
 def test_014_anonymous_delegate_is_a_clean_room() -> None:
     """014: an anonymous delegate of a latent tool starts from an empty context: only the call's input."""
     seen = []
