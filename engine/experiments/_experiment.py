@@ -10,6 +10,7 @@ Against a baseline (an earlier experiment's results) each result says where the 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import math
 import time
 from collections.abc import Callable
@@ -176,8 +177,12 @@ def _equal(a: Any, b: Any) -> bool:
 
 
 def _file_name(name: str) -> str:
-    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
-    return safe.strip(".") or "case"
+    """The run document's name for case `name`: the name itself when it is one a file can have; else its safe
+    characters and a digest of the name, so that two cases never share a run (`a/b` and `a_b`, `..` and `...`)."""
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name).strip(".")
+    if safe == name:
+        return name
+    return f"{safe or 'case'}-{hashlib.sha256(name.encode('utf-8')).hexdigest()[:10]}"
 
 
 Progress = Callable[[int, dict[str, Any]], None]  # (cases done, the result just made)

@@ -2,6 +2,7 @@
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -96,6 +97,25 @@ def test_a_missed_expectation_exits_1_and_says_why(capsys, tmp_path, fake_llm) -
     assert lines[1]["failures"][0].startswith("output.total:")
     assert lines[2]["failures"] == ["2 turn(s), expected 1"]
     assert "value: the output is not the expected value" in err
+
+
+def test_cases_whose_ids_make_the_same_file_name_keep_runs_of_their_own(capsys, tmp_path, fake_llm) -> None:
+    """`a/b` and `a_b` (and `..` and `...`) made one run document, each case's result naming it: the later case's
+    run overwrote the earlier's, and opening or replaying one read the other. Each has its own now; an id that is
+    a file name already keeps it."""
+    fake_llm.answer = adder
+    ids = ["a/b", "a_b", "..", "..."]
+    cases = [{"id": name, "input": {"a": n, "b": 1}} for n, name in enumerate(ids)]
+    code, lines, err = evaluate(capsys, fake_llm, tmp_path, agent(tmp_path), dataset(tmp_path, cases), "--runs",
+                                tmp_path / "runs")
+    assert code == 0, err
+    runs = [line["run"] for line in lines]
+    assert len(set(runs)) == len(ids)
+    assert runs[1].endswith("runs/a_b.json")
+    for n, run in enumerate(runs):
+        document = json.loads(Path(run).read_text())
+        assert Path(run).parent == tmp_path / "runs"
+        assert next(m for m in document["context"] if m.get("type") == "input")["input"] == {"a": n, "b": 1}
 
 
 def test_a_failed_case_is_said_with_its_error_with_or_without_an_expectation(capsys, tmp_path, fake_llm) -> None:
