@@ -546,9 +546,7 @@ class ExperimentsPane(QWidget):
         except DocumentError as error:
             self.main.statusBar().showMessage(f"Cannot read the dataset: {error}", 10_000)
             return None
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        out = self.dataset.with_name(f"{self.dataset.stem}.{stamp}.results.jsonl")
-        runs = self.dataset.with_name(f"{self.dataset.stem}.{stamp}.runs")
+        out, runs = _new_run(self.dataset, time.strftime("%Y%m%d-%H%M%S"))
         self.task = spawn(self._run(cases, out, runs))
         return self.task
 
@@ -595,6 +593,18 @@ class ExperimentsPane(QWidget):
     def cancel(self) -> None:
         if self.task is not None:
             self.task.cancel()
+
+
+def _new_run(dataset: Path, stamp: str) -> tuple[Path, Path]:
+    """A run's results file and runs folder beside the dataset, named by the time: `-2`, `-3`... after it for a run
+    begun in the same second as one before (a dataset replayed from the cassette runs in less)."""
+    n = 1
+    while True:
+        name = f"{dataset.stem}.{stamp}{'' if n == 1 else f'-{n}'}"
+        out, runs = dataset.with_name(f"{name}.results.jsonl"), dataset.with_name(f"{name}.runs")
+        if not out.exists() and not runs.exists():
+            return out, runs
+        n += 1
 
 
 def install_experiments(window: Workbench, activities: Callable[[], Activities], tools: Callable[[], Any],

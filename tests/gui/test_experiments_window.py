@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -144,6 +145,8 @@ def test_run_in_the_window_runs_the_open_document_over_the_dataset_and_compares_
     pane: ExperimentsPane = window.experiments  # type: ignore[attr-defined]
     pane.set_dataset(data)
     assert pane.run_button.isEnabled()
+    one_second = SimpleNamespace(strftime=lambda form: "20261129-153000")  # both runs begin in one second
+    monkeypatch.setattr(experiments_ui, "time", one_second)
     with qtbot.waitSignal(pane.finished, timeout=30000):
         pane.run()
     assert pane.model.rowCount() == 3
@@ -154,6 +157,9 @@ def test_run_in_the_window_runs_the_open_document_over_the_dataset_and_compares_
         pane.run()
     assert len(fake_llm.completions) == asked  # unchanged: every question replayed from the cassette
     assert pane.model.before is not None
+    assert pane.model.before.path == tmp_path / "data.20261129-153000.results.jsonl"
+    assert pane.model.after is not None
+    assert pane.model.after.path == tmp_path / "data.20261129-153000-2.results.jsonl"  # never over the first
     assert not any(pane.model.changed(row) for row in range(3))
     assert "0 asked, 6 replayed" in pane.summary.text()
     assert len(parsed) == 6
