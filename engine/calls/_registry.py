@@ -66,6 +66,8 @@ def named_schemas(body: Any) -> list[tuple[str, dict[str, Any]]]:
         name = const_name(body)
         if name is not None:
             return [(name, body)]
+        if isinstance(body.get("type"), str):  # a schema without a name, not {name: schema}: it names no tool
+            return []                          # (never one called `properties`)
         return [(key, schema) for key, schema in body.items() if isinstance(schema, dict)]
     if isinstance(body, list):
         return [(name, schema) for schema in body if isinstance(schema, dict) and (name := const_name(schema))]

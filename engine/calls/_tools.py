@@ -79,19 +79,41 @@ def form_indices(context: Messages, form: Form, limit: int) -> list[int]:
 def unknown_references(
     context: Messages, registry: Mapping[str, dict[str, Any]] | None, at: int | None = None
 ) -> list[Diagnostic]:
-    """A tool message naming what the registry does not hold is a problem, never silently dropped."""
+    """A tool message naming what the registry does not hold, or defining nothing it seems to define (a
+    schema without a name, a definition that is no schema), is a problem, never silently dropped."""
     limit = len(context) if at is None else max(0, min(at, len(context)))
     problems: list[Diagnostic] = []
     for index in form_indices(context, Form.TOOL, limit):
         message = context[index]
-        if not isinstance(message.get("tool"), str | list | dict | None):
-            problems.append(Diagnostic(index, "tool", "expected a schema, {name: schema}, a list, "
-                                                       "or a registry name such as \"Tool.name\""))
+        problems.extend(Diagnostic(index, "tool", reason) for reason in _definition_problems(message))
         for name in references_in(message):
             if registry is None or name not in registry:
                 where = "no tool registry is loaded" if not registry else "the tool registry has no such tool"
                 problems.append(Diagnostic(index, "tool", f"unknown tool {name!r}: {where}"))
     return problems
+
+
+_EXPECTED = "expected a schema, {name: schema}, a list, or a registry name such as \"Tool.name\""
+
+
+def _definition_problems(message: dict[str, Any]) -> list[str]:
+    """What in a tool message defines no tool although it is written as a definition (002: a tool is a schema
+    with a name)."""
+    body = message.get("tool")
+    if body is None:
+        return [] if const_name(message) is not None else [f"no 'tool': {_EXPECTED}"]
+    if isinstance(body, list):
+        return [f"tool[{number}]: expected a schema naming itself in properties._tool.const, or a registry name"
+                for number, item in enumerate(body) if not isinstance(item, str) and not (
+                    isinstance(item, dict) and const_name(item) is not None)]
+    if not isinstance(body, dict):
+        return [] if isinstance(body, str) else [_EXPECTED]
+    if const_name(body) is not None:
+        return []
+    if isinstance(body.get("type"), str):  # a schema, not {name: schema}
+        return ["a schema without a name: give it properties._tool.const, or write {name: schema}"]
+    return [f"tool {name!r}: " + ("a tool needs a name" if not name else "its schema must be an object")
+            for name, schema in body.items() if not name or not isinstance(schema, dict)]
 
 
 def pending_calls(context: Messages, solution: Any = None) -> tuple[list[Any], int | None]:

@@ -150,6 +150,24 @@ def test_tool_references_come_from_the_registry_and_unknown_ones_are_problems(tm
         "unknown tool 'detectLanguage': no tool registry is loaded", "unknown tool 'nope': no tool registry is loaded"]
 
 
+def test_a_bare_schema_is_named_after_its_file_never_after_its_keys(tmp_path) -> None:
+    """A registry file holding a schema without `_tool.const` is the tool named after the file (format.md §2),
+    not a tool called `properties`; in a tool message such a schema defines nothing, and says so."""
+    (tmp_path / "greet.json").write_text(json.dumps(
+        {"type": "object", "description": "Say hi.", "properties": {"name": {"type": "string"}}}))
+    assert list(load_tools(tmp_path)) == ["greet"]
+    unnamed = {"type": "tool", "tool": {"type": "object", "properties": {"name": {"type": "string"}}}}
+    context = Context([unnamed, {"type": "tool", "tool": {"wave": 5}}, {"type": "tool", "tool": [5]},
+                       {"type": "tool"}])
+    assert compose_request(context).tools == ()
+    assert [(p.message_index, p.reason) for p in validate(context)] == [
+        (0, "a schema without a name: give it properties._tool.const, or write {name: schema}"),
+        (1, "tool 'wave': its schema must be an object"),
+        (2, "tool[0]: expected a schema naming itself in properties._tool.const, or a registry name"),
+        (3, 'no \'tool\': expected a schema, {name: schema}, a list, or a registry name such as "Tool.name"'),
+    ]
+
+
 def test_a_python_registry_and_bad_registries(tmp_path) -> None:
     """A Python file's TOOLS is a registry; a file that defines none, or broken JSON, is a clear error."""
     module = tmp_path / "tools.py"
