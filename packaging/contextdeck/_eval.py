@@ -105,7 +105,9 @@ def _settings(args: argparse.Namespace) -> Settings:
         baseline = baselines(read_results(baseline_file), Path.cwd())
     elif args.replay_activities:
         raise DocumentError("--replay-activities", "needs a baseline: --baseline RESULTS.jsonl (made with --runs)")
-    return Settings(raw, path, asker, options, Path(args.runs) if args.runs and not args.dry_run else None,
+    # Absolute: a result names its run for a later `--baseline` and for the window, from wherever they run.
+    runs = Path(args.runs).absolute() if args.runs and not args.dry_run else None
+    return Settings(raw, path, asker, options, runs,
                     baseline, args.replay_activities, args.dry_run)
 
 

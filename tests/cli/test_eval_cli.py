@@ -118,6 +118,26 @@ def test_cases_whose_ids_make_the_same_file_name_keep_runs_of_their_own(capsys, 
         assert next(m for m in document["context"] if m.get("type") == "input")["input"] == {"a": n, "b": 1}
 
 
+def test_a_baseline_made_with_a_relative_runs_folder_serves_from_another_folder(capsys, tmp_path, fake_llm,
+                                                                                monkeypatch) -> None:
+    """`--runs runs` from one folder, then `--baseline` from another: the results name their runs absolutely, so the
+    baseline's runs are found (they were looked for relative to the new working folder, and the command stopped),
+    as the window finds them when it shows the results."""
+    fake_llm.answer = adder
+    doc, data = agent(tmp_path), dataset(tmp_path, CASES[:1])
+    monkeypatch.chdir(tmp_path)
+    code, lines, err = evaluate(capsys, fake_llm, tmp_path, doc, data, "--runs", "runs")
+    assert code == 0, err
+    assert Path(lines[0]["run"]).is_absolute()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    code, lines, err = evaluate(capsys, fake_llm, tmp_path, doc, data, "--baseline", tmp_path / "results.jsonl",
+                                "--replay-activities", out="after.jsonl")
+    assert code == 0, err
+    assert lines[0]["activities_replayed"] == 1
+
+
 def test_a_failed_case_is_said_with_its_error_with_or_without_an_expectation(capsys, tmp_path, fake_llm) -> None:
     """The endpoint fails for every case: each is named on stderr with the error that stopped it, first, whether or
     not it expected anything (one without an expectation was not named at all, one with one only said "no final
