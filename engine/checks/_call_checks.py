@@ -31,6 +31,7 @@ from ..protocol._expressions import (
 from ..protocol._groups import PlanReading, PlanReadings, flatten, read_plan
 from ..protocol._messages import Form, payload_of
 from ..resolve._resolution import Diagnostic
+from ..run._readiness import approval_gate
 
 # A node of the tree of written paths: segment → node; None is open (every path below is accepted).
 Node = dict[str, "Node | None"]
@@ -270,6 +271,8 @@ def _unwritten(written: Mapping[str, Node | None], expression: Expression) -> st
 
 
 def _unwritten_at(written: Mapping[str, Node | None], reference: Reference) -> str | None:
+    if approval_gate(reference):
+        return None  # a person writes it when they approve (SPEC 6.8): waiting for it is no typo
     if reference.kind not in written:
         return f"unknown kind ¶{reference.kind}: no message or output path writes it"
     node = written[reference.kind]

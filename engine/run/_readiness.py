@@ -15,7 +15,7 @@ from ..calls._record import Record, RecordReader
 from ..calls._status import OPEN, SETTLED, CallState, Status
 from ..document._context import Context
 from ..protocol._errors import ExpressionError
-from ..protocol._expressions import parse_expression
+from ..protocol._expressions import Reference, parse_expression
 from ..protocol._groups import Unit
 from ._plans import Plans
 
@@ -57,7 +57,12 @@ def is_approval(path: str) -> bool:
         refs = parse_expression(path).references
     except ExpressionError:
         return False
-    return len(refs) == 1 and refs[0].kind == "state" and refs[0].path[:1] == ("approvals",)
+    return len(refs) == 1 and approval_gate(refs[0])
+
+
+def approval_gate(reference: Reference) -> bool:
+    """Whether one reference reads under `†state.approvals`: what a person writes to open a gate."""
+    return reference.kind == "state" and reference.path[:1] == ("approvals",)
 
 
 def derive_statuses(execution: Scheduled) -> None:

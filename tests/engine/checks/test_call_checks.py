@@ -71,6 +71,17 @@ def test_scopes_naming_a_kind_nothing_writes_are_warnings() -> None:
     ]
 
 
+def test_an_approval_gate_is_not_a_reference_nothing_writes() -> None:
+    """SPEC 6.8: a call waiting under `†state.approvals` awaits a person's approval, which nobody has written
+    yet by design: validate does not call it a typo; a misspelt gate still is one."""
+    ctx = Context([{"type": "tool", "tool": TOOLS}, {"type": "plan", "plan": [
+        {"_tool": "lookup", "id": "†state.approvals.refund && †input.id"},
+        {"_tool": "lookup", "id": "†state.aprovals.refund"}]}])
+    assert [(p.path, p.reason) for p in validate(ctx) if p.severity == "warning"] == [
+        ("plan at message 1, call 0 $.id", "unknown kind ¶input: no message or output path writes it"),
+        ("plan at message 1, call 1 $.id", "unknown kind ¶state: no message or output path writes it")]
+
+
 def test_parameters_the_tool_schema_refuses_but_not_references() -> None:
     """A wrong type, a missing required parameter and a wrong `_outputPath` const are refused; a `†` value is
     not judged (its value is not known before the run), a `††` literal is."""
