@@ -57,7 +57,7 @@ def validate(
             *unknown_references(context, tools),
             *plan_problems(context, plans),
             *advisor_problems,
-            *_advice_problems(solution, advisors),
+            *_advice_problems(context, solution, advisors),
             *_run_problems(context, solution, plans, activities, tools, path),
             *(_schema_problems(schema) or _output_problems(context, solution, schema)),
             *_meta_problems(context, solution),
@@ -156,8 +156,9 @@ def _never_run(call: Any, tool: Any, context: Any) -> None:
     raise AssertionError("validate never runs an activity")
 
 
-def _advice_problems(solution: Any, advisors: list[dict[str, Any]]) -> list[Diagnostic]:
-    """Each advice in the solution against its own advisor's schema (017), never another's."""
+def _advice_problems(context: Messages, solution: Any, advisors: list[dict[str, Any]]) -> list[Diagnostic]:
+    """Each advice in the solution against its own advisor's schema (017), never another's; an instanced
+    advisor's advice names one of the context's instances (`isInstanced`)."""
     advice = solution.get("advisors") if isinstance(solution, dict) else None
     if advice is None:
         return []
@@ -175,10 +176,22 @@ def _advice_problems(solution: Any, advisors: list[dict[str, Any]]) -> list[Diag
         votes = item.get("calls")
         if votes is not None and not _is_inline_json_object(votes):
             problems.append(Diagnostic(None, where + ".calls", "votes must be inline JSON: a string holding an object"))
+        if advisor.get("isInstanced") is True:
+            problems.extend(_advice_instance(context, item.get("_instance"), where))
         own = {key: value for key, value in item.items() if key not in ("id", "calls", "_instance")}
         if isinstance(advisor.get("schema"), dict):
             problems.extend(schema_violations(advisor["schema"], own, None, where))
     return problems
+
+
+def _advice_instance(context: Messages, instance: Any, where: str) -> list[Diagnostic]:
+    if instance is None:
+        return [Diagnostic(None, where, "an instanced advisor's advice names its _instance")]
+    instances = survey(context, len(context)).instances
+    if str(instance) not in instances:
+        return [Diagnostic(None, f"{where}._instance", f"{instance!r} is not one of the context's instances "
+                                                       f"{instances}")]
+    return []
 
 
 def _is_inline_json_object(text: Any) -> bool:

@@ -319,6 +319,17 @@ def test_017_an_instanced_advisor_gives_advice_per_instance() -> None:
     assert validate(context, {"advisors": [{"id": "tone", "_instance": "①"}], "calls": []}) == []
 
 
+def test_017_an_instanced_advisors_advice_names_one_of_the_instances() -> None:
+    """validate holds advice to what the request asks of it (`isInstanced`): the `_instance` is required and
+    one of the context's instances, as the composed schema says."""
+    context = Context([{"type": "state", "_instance": "①", "text": "Hello"},
+                       {"type": "advisor", "id": "tone", "on": "request", "isInstanced": True, "role": "Tone."}])
+    advice = {"advisors": [{"id": "tone", "_instance": "③"}, {"id": "tone"}], "calls": []}
+    assert [(p.path, p.reason) for p in validate(context, advice)] == [
+        ("solution.advisors[0]._instance", "'③' is not one of the context's instances ['①']"),
+        ("solution.advisors[1]", "an instanced advisor's advice names its _instance")]
+
+
 def test_017_an_advisors_unusable_fields_are_problems_of_its_message() -> None:
     """017's fields, each said at the advisor's message (even with no advice in the solution), never dropped
     unsaid: a schema no validator can use (it would be composed into the request schema), scopes that are
