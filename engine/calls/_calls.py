@@ -179,12 +179,15 @@ class ToolReading:
     output_rule: Any
     scopes_rule: Any
     mode: Mode  # explicit when an activity runs its calls
+    path_required: bool = False  # the tool's `required` names `_outputPath`: a call must have one
 
 
 def read_tool(name: str, tool: ToolDefinition | None, activities: Activities) -> ToolReading:
     activity, problems = _mode(name, tool, activities)
     mode = Mode.EXPLICIT if activity is not None else Mode.LATENT
-    return ToolReading(activity, tuple(problems), _output_rule(tool), scopes_rule(tool), mode)
+    required = tool.schema.get("required") if tool is not None else None
+    path_required = isinstance(required, list) and "_outputPath" in required
+    return ToolReading(activity, tuple(problems), _output_rule(tool), scopes_rule(tool), mode, path_required)
 
 
 def plan_call(index: int, call: Any, tools: dict[str, ToolDefinition], activities: Activities,
@@ -218,6 +221,8 @@ def plan_call(index: int, call: Any, tools: dict[str, ToolDefinition], activitie
     if reading.output_rule is not None or type(path) is not str:  # else its own path, ruled by nothing: most calls
         path, prescribed, path_problems = _output_path(call, reading.output_rule)
         problems += tuple(path_problems)
+    if path is None and reading.path_required and call.get("_outputPath") is None:  # null is absent too
+        problems += (Problem("outputPath", "the tool requires an _outputPath", "$._outputPath"),)
     destinations = None
     if path is not None:
         parsed = own if own is not None and not prescribed else parsed_or_error(path)  # the call's own: read

@@ -326,3 +326,18 @@ def test_a_tools_unusable_prescribed_output_path_is_a_problem_validate_and_run_a
     for const in ("†state..x", 5):
         execution = Execution(Context([tool(const), plan]))
         assert [state.status for state in execution.states] == [Status.FAILED]
+
+
+def test_a_tool_that_requires_an_output_path_refuses_a_call_without_one() -> None:
+    """A tool whose `required` names `_outputPath` (its pattern leaves the place to the caller) refuses a call
+    with none, or a null one, in validate and run, as a turn is refused: never run as a fire-and-forget."""
+    tool = {"type": "tool", "tool": {"t": {"type": "object", "required": ["_outputPath"], "properties": {
+        "_outputPath": {"type": "string", "pattern": "^†state\\."}}}}}
+    plan = {"type": "plan", "plan": [{"_tool": "t"}, {"_tool": "t", "_outputPath": None},
+                                     {"_tool": "t", "_outputPath": "†state.a"}]}
+    assert problems([tool, plan]) == [
+        (1, f"plan at message 1, call {number} (t)", "outputPath: the tool requires an _outputPath")
+        for number in (0, 1)]
+    execution = Execution(Context([tool, plan]))
+    assert [state.status for state in execution.states][:2] == [Status.FAILED, Status.FAILED]
+    assert execution.states[2].status is not Status.FAILED
