@@ -179,15 +179,29 @@ class ToolReading:
     output_rule: Any
     scopes_rule: Any
     mode: Mode  # explicit when an activity runs its calls
-    path_required: bool = False  # the tool's `required` names `_outputPath`: a call must have one
+    required_meta: tuple[str, ...] = ()  # meta-properties the tool's `required` names and no `const` fills
+
+
+# The problem type of a required meta-property a call lacks; `_output` is not among them: a latent call
+# without one waits for it (a model or a person gives it).
+_REQUIRED_META = {"_outputPath": "outputPath", "_scopes": "scopes", "_delegate": "delegate", "_instance": "call"}
 
 
 def read_tool(name: str, tool: ToolDefinition | None, activities: Activities) -> ToolReading:
     activity, problems = _mode(name, tool, activities)
     mode = Mode.EXPLICIT if activity is not None else Mode.LATENT
-    required = tool.schema.get("required") if tool is not None else None
-    path_required = isinstance(required, list) and "_outputPath" in required
-    return ToolReading(activity, tuple(problems), _output_rule(tool), scopes_rule(tool), mode, path_required)
+    return ToolReading(activity, tuple(problems), _output_rule(tool), scopes_rule(tool), mode, _required_meta(tool))
+
+
+def _required_meta(tool: ToolDefinition | None) -> tuple[str, ...]:
+    schema = tool.schema if tool is not None else {}
+    required = schema.get("required")
+    if not isinstance(required, list):
+        return ()
+    properties = schema.get("properties")
+    rules = properties if isinstance(properties, dict) else {}
+    return tuple(key for key in _REQUIRED_META if key in required and key not in schema  # 014's `_delegate`
+                 and not (isinstance(rules.get(key), dict) and "const" in rules[key]))
 
 
 def plan_call(index: int, call: Any, tools: dict[str, ToolDefinition], activities: Activities,
@@ -221,8 +235,9 @@ def plan_call(index: int, call: Any, tools: dict[str, ToolDefinition], activitie
     if reading.output_rule is not None or type(path) is not str:  # else its own path, ruled by nothing: most calls
         path, prescribed, path_problems = _output_path(call, reading.output_rule)
         problems += tuple(path_problems)
-    if path is None and reading.path_required and call.get("_outputPath") is None:  # null is absent too
-        problems += (Problem("outputPath", "the tool requires an _outputPath", "$._outputPath"),)
+    for key in reading.required_meta:  # as the composed `calls` item requires them of a turn
+        if call.get(key) is None:  # null is absent too
+            problems += (Problem(_REQUIRED_META[key], f"the tool requires {key}", f"$.{key}"),)
     destinations = None
     if path is not None:
         parsed = own if own is not None and not prescribed else parsed_or_error(path)  # the call's own: read

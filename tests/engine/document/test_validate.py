@@ -336,8 +336,21 @@ def test_a_tool_that_requires_an_output_path_refuses_a_call_without_one() -> Non
     plan = {"type": "plan", "plan": [{"_tool": "t"}, {"_tool": "t", "_outputPath": None},
                                      {"_tool": "t", "_outputPath": "†state.a"}]}
     assert problems([tool, plan]) == [
-        (1, f"plan at message 1, call {number} (t)", "outputPath: the tool requires an _outputPath")
+        (1, f"plan at message 1, call {number} (t)", "outputPath: the tool requires _outputPath")
         for number in (0, 1)]
     execution = Execution(Context([tool, plan]))
     assert [state.status for state in execution.states][:2] == [Status.FAILED, Status.FAILED]
     assert execution.states[2].status is not Status.FAILED
+
+
+def test_a_tool_that_requires_scopes_refuses_a_call_without_them_unless_it_provisions_them() -> None:
+    """The same for `_scopes` (015): required by a tool that only limits them, a call must ask for some; a
+    tool that provisions them (`const`) fills them in."""
+    def tool(rule: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "tool", "tool": {"t": {"type": "object", "required": ["_scopes"],
+                                              "properties": {"_scopes": rule}}}}
+    plan = {"type": "plan", "plan": [{"_tool": "t", "_outputPath": "†state.a"}]}
+    limiting = {"type": "array", "items": {"enum": ["state", "input"]}}
+    assert problems([tool(limiting), plan]) == [
+        (1, "plan at message 1, call 0 (t)", "scopes: the tool requires _scopes")]
+    assert problems([tool({"const": ["state"]}), {"type": "state", "a": 1}, plan]) == []
