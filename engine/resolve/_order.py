@@ -32,7 +32,7 @@ class Order:
         self.key: list[int] = []
         self.generation = 0  # how many relabels so far: keys taken before one are not comparable after
         self._snapshot: Ranks | None = None  # the latest one handed out, while nothing changed since
-        self._tail = Shift(0, 0)  # the last change to `keys`: snapshots hold the one that was last then
+        self.tail = Shift(0, 0)  # the last change to `keys` noted: snapshots hold the one that was last then
         self._noting = False  # whether a snapshot was taken over `keys` (then changes are noted)
         # Each key before the first relabel the watches have not followed -> its key now (removed messages left
         # out): what they need to tell whether a relabelled result names the same messages (`Watchers._relabelled`
@@ -63,7 +63,7 @@ class Order:
         """The indices of keys as they are now, for as long as it is kept (see `Ranks`)."""
         ranks = self._snapshot
         if ranks is None:
-            ranks = self._snapshot = Ranks(self.keys, self._tail, self.generation)
+            ranks = self._snapshot = Ranks(self.keys, self.tail, self.generation)
             self._noting = True
         return ranks
 
@@ -83,11 +83,6 @@ class Order:
             shift = shift.later
         return None
 
-    @property
-    def tail(self) -> Shift:
-        """The last change noted: `shifted(tail, …)` is False until the next one."""
-        return self._tail
-
     def insert(self, index: int, message_id: int) -> None:
         """Put `message_id` at `index` (0 <= index <= len) with a key between its neighbours."""
         low, high = self._room(index)
@@ -97,10 +92,7 @@ class Order:
         key = (low + high) // 2
         self._keyed(message_id, key)
         self.ids.insert(index, message_id)
-        if index == len(self.keys):
-            self.keys.append(key)
-        else:
-            self.keys.insert(index, key)
+        self.keys.insert(index, key)
         self._shifted(key, 1)
 
     def pop(self, index: int) -> int:
@@ -119,7 +111,7 @@ class Order:
     def _shifted(self, key: int, change: int) -> None:
         if not self._noting:  # building, or just relabelled: no snapshot shares this list
             return
-        self._tail.later = self._tail = Shift(key, change)
+        self.tail.later = self.tail = Shift(key, change)
         self._snapshot = None
 
     def _room(self, index: int) -> tuple[int, int]:
@@ -131,7 +123,7 @@ class Order:
     def _relabel(self) -> None:
         # A new list: snapshots keep the old one, which no longer changes, and the notes made up to now.
         renamed: dict[int, int] = {}
-        self.keys, self._snapshot, self._tail, self._noting = [], None, Shift(0, 0), False
+        self.keys, self._snapshot, self.tail, self._noting = [], None, Shift(0, 0), False
         for position, message_id in enumerate(self.ids, start=1):
             renamed[self.key[message_id]] = position * _GAP
             self.key[message_id] = position * _GAP

@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 
 # Message indices in ascending order: a plain tuple, so that it serialises as what it is (json, orjson).
 Indices = tuple[int, ...]
+# Labels and the problems of each reference a resolution looked at (`_chain.Chain` of (key, reason)).
+Problems = tuple[tuple[str, "Chain"], ...]
 
 
 @dataclass(frozen=True)
@@ -32,7 +34,25 @@ class Diagnostic:
         return f"{where}{self.path}: {self.reason}"
 
 
-class Resolution:
+class _Fields:
+    """A resolution's slots without the guard: `ranked` fills them in as plain attribute stores (every watch a
+    middle edit reaches is renewed, and `object.__setattr__` per slot is a call each), then gives the object
+    the class `Resolution`, whose layout is the same."""
+
+    __slots__ = ("_diagnostics", "_keys", "_parts", "_ranks", "_sources", "expression", "found", "missing", "value")
+
+    expression: str
+    found: bool
+    value: Any
+    missing: tuple[str, ...]
+    _sources: Indices | None  # None until first read (then worked out from `_keys` in `_ranks`)
+    _diagnostics: tuple[Diagnostic, ...] | None  # the same, from `_parts`
+    _keys: Keys
+    _parts: Problems
+    _ranks: Ranks | None
+
+
+class Resolution(_Fields):
     """The result of resolving an expression: `value` is None when not `found`.
 
     `sources` are the message indices the value came from, `diagnostics` the problems met on the way
@@ -46,17 +66,7 @@ class Resolution:
     afterwards.
     """
 
-    __slots__ = ("_diagnostics", "_keys", "_parts", "_ranks", "_sources", "expression", "found", "missing", "value")
-
-    expression: str
-    found: bool
-    value: Any
-    missing: tuple[str, ...]
-    _sources: Indices | None  # None until first read (then worked out from `_keys` in `_ranks`)
-    _diagnostics: tuple[Diagnostic, ...] | None  # the same, from `_parts`
-    _keys: Keys
-    _parts: Problems
-    _ranks: Ranks | None
+    __slots__ = ()
 
     def __init__(
         self,
@@ -197,28 +207,8 @@ class Kept:
         return resolution
 
 
-# Labels and the problems of each reference a resolution looked at (`_chain.Chain` of (key, reason)).
-Problems = tuple[tuple[str, "Chain"], ...]
-
 _new = object.__new__
 _set = object.__setattr__
-
-
-class _Unfrozen:
-    """A `Resolution` being made: the same slots without the guard, so that filling them in is plain
-    attribute stores (every watch a middle edit reaches is renewed, and `object.__setattr__` per slot is a
-    call each). `ranked` then gives it its class: the layouts are the same."""
-
-    __slots__ = Resolution.__slots__
-    expression: str
-    found: bool
-    value: Any
-    missing: tuple[str, ...]
-    _sources: Indices | None
-    _diagnostics: tuple[Diagnostic, ...] | None
-    _keys: Keys
-    _parts: Problems
-    _ranks: Ranks | None
 
 
 def ranked(
@@ -226,7 +216,7 @@ def ranked(
 ) -> Resolution:
     """A resolution whose sources are the order keys `keys` and whose diagnostics are the problems of
     `parts` ((label, chain of (order key, reason)) per reference), both ranked in `ranks` when read."""
-    made = _new(_Unfrozen)
+    made = _new(_Fields)
     made.expression, made.found, made.value, made.missing = expression, found, value, missing
     made._sources = made._diagnostics = None
     made._keys, made._parts, made._ranks = keys, parts, ranks
