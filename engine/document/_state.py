@@ -198,12 +198,9 @@ def state_steps(context: Context, at: int | None, folds: Folds, out: list[Identi
 
 
 class CursorState:
-    """The state of one context at any cursor: every identity's value and who set each of its paths.
-
-    The folds are kept between cursor moves, and across appends, while the context's `revision` is the same;
-    after another edit they are dropped at the next computation (freed in slices once `free_later` is on). `steps`
-    computes in slices, `at` at once.
-    """
+    """The state of one context at any cursor: every identity's value and who set each of its paths, in slices
+    (`steps`) or at once (`at`). The `Folds` are kept between cursor moves; after an edit other than an append
+    they are dropped at the next computation (freed in slices once `free_later` is on)."""
 
     def __init__(self, context: Context) -> None:
         self.context = context

@@ -237,11 +237,8 @@ class Keys(_Chunked):
 
 class Ids(_Chunked):
     """Message ids in fold order, frozen for their holder: a whole-kind fold's sources (`_whole`), one per
-    write of the kind. As a tuple, each middle edit would copy them all into a new one and free the old one
-    (walks over integers scattered in memory); in chunks it copies the chunks it edits.
-
-    Their order keys ascend from `cut` on, where an instance fold's own sources follow its global part
-    (`locate`); an instance fold's global part is the global fold's chunks, shared (`edited_at`)."""
+    write of the kind. Their order keys ascend from `cut` on, where an instance fold's own sources follow its
+    global part (`locate`); that global part is the global fold's chunks, shared (`edited_at`)."""
 
     __slots__ = ()
 

@@ -72,16 +72,15 @@ class Order:
         of keys saw) when one of them may have changed the rank of a key at or below `reach` (appends never
         do); None when none did. O(changes since)."""
         shift = since.later
-        while shift is not None:
-            if shift.key <= reach:
-                changes = []
-                shift = since.later
-                while shift is not None:
-                    changes.append(shift)
-                    shift = shift.later
-                return changes
+        while shift is not None and shift.key > reach:
             shift = shift.later
-        return None
+        if shift is None:
+            return None
+        changes, shift = [], since.later
+        while shift is not None:
+            changes.append(shift)
+            shift = shift.later
+        return changes
 
     def insert(self, index: int, message_id: int) -> None:
         """Put `message_id` at `index` (0 <= index <= len) with a key between its neighbours."""

@@ -127,12 +127,10 @@ class BranchFold:
             start = 0 if after is None else bisect_right(ids, after, key=key)
             for position in range(start, len(ids)):  # not `ids[start:]`: a copy of the rest at every call
                 message_id = ids[position]
-                if limit is not None and key(message_id) > limit:
+                over = limit is not None and key(message_id) > limit
+                if over or not budget:
                     self.level, self.last = level, last
-                    return True
-                if not budget:
-                    self.level, self.last = level, last
-                    return False
+                    return over
                 budget -= 1
                 last = message_id
                 write = writes[message_id]

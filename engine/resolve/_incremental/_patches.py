@@ -81,9 +81,7 @@ def patch_to(
     only that lane's writes (`Layer.subset`) can act on it."""
     if equivalent(now, then, lane):
         return []
-    at = None if lane is None else common_start(now, then, lane, paths)
-    if at is not None:
-        assert lane is not None
+    if lane is not None and (at := common_start(now, then, lane, paths)) is not None:
         subset = layer.subset(lane)
         position = 0 if after is None else bisect_right(subset, after, key=key)
         stop = None if appends else keeps_start(layer, subset, position, writes, lane, at)
@@ -179,21 +177,21 @@ def once(layer: Layer, question: tuple[Any, ...], work: Callable[..., _T], *args
 
 
 def cover(
-    subset: list[int], position: int, writes: Sequence[Write], targets: tuple[Difference, ...],
-    layer: Layer | None = None, key: Callable[[int], int] | None = None,
+    subset: list[int], position: int, writes: Sequence[Write], targets: tuple[Difference, ...], layer: Layer,
+    key: Callable[[int], int],
 ) -> tuple[tuple[int | None, ...], int | None]:
     """How the writes of a lane from `position` on act on two roots that differ only at `targets`
     (`differences`): for each target, the position of the first write that replaces it (or a parent)
     whatever it was, from where the two agree there (None: no write does, and none acts on it), and the
     position of a write that acts on one by what it is, from where they may fold apart (None: none).
 
-    Given the `layer` whose lane `subset` is (and the order `key`), targets below one branch `lane.key`
+    When `subset` is a lane of `layer` (by the order `key`), targets below one branch `lane.key`
     read only that branch's writes (`Layer.branch`): a write that touches none of them leaves every
     target alone, so skipping it changes nothing (a deep field of a lane written hundreds of times)."""
     ids: list[int] = subset
     start, place = position, None
-    branches = None if layer is None or key is None else _branches_of(targets)
-    if branches is not None and layer is not None and key is not None and layer.subset(branches[0]) is subset:
+    branches = _branches_of(targets)
+    if branches is not None and layer.subset(branches[0]) is subset:
         lane, names = branches
         after = key(subset[position - 1]) if position else None
         ids = []
@@ -289,49 +287,28 @@ def keeps_start(
     common start, and a write with a problem of its own. What the writes do is read once for every `at` while
     the layer's lists stay as they are (`once`): a global push onto an array asks it of each instance layer
     under it, at every such push."""
-    return _kept(once(layer, (id(subset), position, lane), _first_writes, subset, position, writes, lane), at)
+    stop, replaces, largest = once(layer, (id(subset), position, lane), _first_writes, subset, position, writes, lane)
+    if largest >= at:
+        return False
+    return None if stop is None else stop if replaces else False
 
 
-class _FirstWrites(NamedTuple):
-    """What `keeps_start` needs of a lane's writes read from some position: the position of the first that
-    replaces the array or acts on it whatever its start is (None: none) and whether it replaces it, and the
-    largest index written into before it (-1: none)."""
-
-    stop: int | None
-    replaces: bool
-    largest: int
-
-
-def _reads(write: Write, lane: str) -> tuple[int, bool | None]:
-    """How `keeps_start` reads one write of the lane: the index of the element it writes into (-1: none), and
-    how it acts on the array whatever its start is (`covers`; None: it keeps the start)."""
-    if write.problem is not None:
-        return -1, None
-    path = write.path
-    if len(path) > 1 and path[0] == lane:
-        return (int(path[1]) if is_index(path[1]) else -1), None
-    if path == (lane,) and WRITE_METHODS[write.method].appends is not None:
-        return -1, None
-    return -1, covers(write, (lane,))
-
-
-def _first_writes(subset: list[int], start: int, writes: Sequence[Write], lane: str) -> _FirstWrites:
-    """The lane's writes read from position `start` on, up to the first that replaces the array whatever it
-    was or acts on it."""
+def _first_writes(subset: list[int], start: int, writes: Sequence[Write], lane: str) -> tuple[int | None, bool, int]:
+    """What `keeps_start` reads of a lane's writes from position `start` on: the position of the first that
+    replaces the array or acts on it whatever its start is (None: none) and whether it replaces it (`covers`),
+    and the largest index written into before it (-1: none)."""
     largest = -1
     for position in range(start, len(subset)):
-        index, acts = _reads(writes[subset[position]], lane)
-        if acts is not None:
-            return _FirstWrites(position, acts, largest)
-        largest = max(largest, index)
-    return _FirstWrites(None, False, largest)
-
-
-def _kept(found: _FirstWrites, at: int) -> int | bool | None:
-    """`keeps_start`'s answer from what the writes were found to do, for arrays that differ from index `at` on."""
-    if found.largest >= at:
-        return False
-    return None if found.stop is None else found.stop if found.replaces else False
+        write = writes[subset[position]]
+        path = write.path
+        if write.problem is not None or (path == (lane,) and WRITE_METHODS[write.method].appends is not None):
+            continue
+        if len(path) > 1 and path[0] == lane:
+            if is_index(path[1]):
+                largest = max(largest, int(path[1]))
+        elif (acts := covers(write, (lane,))) is not None:
+            return position, acts, largest
+    return None, False, largest
 
 
 def equivalent(a: Any, b: Any, lane: str | None) -> bool:

@@ -39,7 +39,7 @@ from .._keys import Ids
 from .._order import NOT_IN_ORDER
 from . import _index
 from ._index import Checkpoint, Layer, Probe, SourceEdit, Sources, State, attempt, kept, lanes_of
-from ._patches import Blocked, Patch, cover, differences, identical, once, patch_at, patch_to, patched
+from ._patches import Blocked, Patch, Patches, cover, differences, identical, once, patch_at, patch_to, patched
 from ._store import NO_WRITE
 from ._tracks import Fold, LaneMark, TrackEdit, _marks_before, lane_mark, lane_value
 
@@ -58,19 +58,19 @@ class _Edit:
 
     layer: Layer
     writes: Sequence[Write]
-    keys: Sequence[int]
+    key: Callable[[int], int]  # a message id's order key
     low: int | None
     edited: int | None
     old: Write | None
     new: Write | None
 
-    def key(self, message_id: int) -> int:
-        return self.keys[message_id]
+    def key_of(self, message_id: int) -> int:
+        # The removed write has no key any more: it counts as being at the edit.
+        key = self.key(message_id)
+        return key if key != NOT_IN_ORDER or self.low is None else self.low
 
     def mark_key(self, mark: LaneMark) -> int:
-        # A mark of the removed write has no key any more: it counts as being at the edit.
-        key = self.keys[mark.after]
-        return key if key != NOT_IN_ORDER or self.low is None else self.low
+        return self.key_of(mark.after)
 
 
 class _Lane(NamedTuple):
@@ -82,8 +82,7 @@ class _Lane(NamedTuple):
     patches: list[Patch]
     lost: list[tuple[int, str | None]]  # (message id, reason; None: it applied) on the old side only
     gained: list[tuple[int, str | None]]  # on the new side only
-    old_edited: str | None  # the edited write's outcome in this lane (see `_APPLIED`, `_ABSENT`)
-    new_edited: str | None
+    edited: list[str | None]  # the edited write's outcome in this lane, old side and new (`_APPLIED`, `_ABSENT`)
     created: bool  # where the lane is created (its place in the root's keys) may have changed
 
 
@@ -108,7 +107,7 @@ def repair(
     if not all(root is MISSING or type(root) is dict for root in (start, before)):
         return None  # the global fold left something else than an object: every write may change it
     if work.base:
-        found = _under_a_global_change(store, work, layer, base, before, start)
+        found = _under_a_global_change(store, layer, before, start)
     else:
         found = _under_an_own_edit(store, work, layer, kind, instance)
     if found is None:
@@ -116,7 +115,7 @@ def repair(
     edit, lanes, reorder = found
     try:
         redone = {
-            lane: _refold(edit, lane, old.lanes.get(lane), lane_value(before, lane), lane_value(start, lane))
+            lane: _LaneRefold(edit, lane, old.lanes.get(lane), lane_value(before, lane), lane_value(start, lane)).run()
             for lane in lanes
         }
         order = _ordered(edit, start) if reorder or any(change.created for change in redone.values()) else None
@@ -138,17 +137,14 @@ def repair(
     return Fold(state if base is None else base, state, [], old.checkpoints.head(kept), lane_marks)
 
 
-def _under_a_global_change(
-    store: Store, work: TrackEdit, layer: Layer, base: State | None, before: Any, start: Any,
-) -> tuple[_Edit, list[str], bool] | None:
+def _under_a_global_change(store: Store, layer: Layer, before: Any, start: Any) -> tuple[_Edit, list[str], bool] | None:
     """What a change of the global fold under an instance track asks: the lanes whose global value changed,
     and whether the root's keys may now be in another order; None when that cannot be repaired lane by lane
     (the global fold appears or disappears). A change that comes with an edit of this layer is repaired in two
     halves (`_watches._repaired`)."""
-    assert base is not None  # (an instance track's: it has a global one)
     if (before is MISSING) != (start is MISSING):
         return None
-    edit = _Edit(layer, store.writes, store.order.key, None, None, None, None)
+    edit = _Edit(layer, store.writes, store.order.key.__getitem__, None, None, None, None)
     if start is MISSING:
         return edit, [], False
     reorder = list(before) != list(start)  # the global fold created a key, or another one first
@@ -170,7 +166,7 @@ def _under_an_own_edit(
     info = store.info_of(edited)
     if new_write is NO_WRITE or info is None or info.identity != (kind, instance):
         new_write = None  # it writes nothing now (a move's remove), or it now writes another layer
-    edit = _Edit(layer, store.writes, store.order.key, work.low, edited, old_write, new_write)
+    edit = _Edit(layer, store.writes, store.order.key.__getitem__, work.low, edited, old_write, new_write)
     touched: dict[str, None] = {}
     for write in (old_write, new_write):
         if write is None or write.problem is not None:
@@ -195,22 +191,20 @@ def _probe(edit: _Edit, final: Probe, redone: dict[str, _Lane], head_before: Pro
     lost = [item for lane in redone.values() for item in lane.lost]
     gained = [item for lane in redone.values() for item in lane.gained]
     if edit.edited is not None:
-        was, is_now = _edited_outcome(edit.old, redone, "old"), _edited_outcome(edit.new, redone, "new")
+        was, is_now = _edited_outcome(edit.old, redone, 0), _edited_outcome(edit.new, redone, 1)
         if was != is_now:
             if was is not _ABSENT:
                 lost.append((edit.edited, was or None))
             if is_now is not _ABSENT:
                 gained.append((edit.edited, is_now or None))
-    low = -1 if edit.low is None else edit.low
-    key_of: Callable[[int], int] = lambda message_id: (  # noqa: E731
-        low if (key := edit.keys[message_id]) == NOT_IN_ORDER else key)
+    key_of = edit.key_of
     probe = Probe(())
     lost_ids = {m for m, reason in lost if reason is None}
     gained_ids = [m for m, reason in gained if reason is None]
     prefix = _changes(head_before, head_now)
     if prefix is not None:
         lost_keys = [*prefix.lost, *map(key_of, lost_ids)]
-        gained_keys = [*prefix.gained, *map(edit.keys.__getitem__, gained_ids)]
+        gained_keys = [*prefix.gained, *map(edit.key, gained_ids)]
         change = SourceEdit(kept(final.sources), lost_keys, gained_keys)
         probe.edits = (change,) if not final.edits else (change, final.edits[0].net(change))
     # A global write that failed (a push onto a string) changes the global fold's problems, not its sources:
@@ -307,17 +301,16 @@ def _ordered(edit: _Edit, start: Any) -> list[str]:
     return [*(() if start is MISSING else start), *sorted(first, key=first.__getitem__)]
 
 
-def _edited_outcome(write: Write | None, redone: dict[str, _Lane], side: str) -> str | None:
-    """How the edited write fared on one side: a problem of its own, applied (a root object always
-    applies), or what its one lane's fold found."""
+def _edited_outcome(write: Write | None, redone: dict[str, _Lane], side: int) -> str | None:
+    """How the edited write fared on one side (0: old, 1: new): a problem of its own, applied (a root object
+    always applies), or what its one lane's fold found."""
     if write is None:
         return _ABSENT
     if write.problem is not None:
         return write.problem
     if not write.path:
         return _APPLIED
-    lane = redone[write.path[0]]
-    return lane.old_edited if side == "old" else lane.new_edited
+    return redone[write.path[0]].edited[side]
 
 
 def _step(value: Any, write: Write, lane: str) -> tuple[Any, str]:
@@ -336,23 +329,11 @@ def _step(value: Any, write: Write, lane: str) -> tuple[Any, str]:
     return root.get(lane, MISSING), _APPLIED
 
 
-def _refold(edit: _Edit, lane: str, old_marks: tuple[LaneMark, ...] | None, then: Any, now: Any) -> _Lane:
-    """Fold one lane again, the old side (`then`) and the new (`now`) from a mark before the edit (from
-    the start of the layer, with the given values, for a change of the global fold).
-
-    In phases (`_LaneRefold`): resume from the last lane mark before the edit, fold both sides through the
-    edit, then fold both on, write by write, until they agree or differ only where the rest keeps them apart."""
-    refold = _LaneRefold(edit, lane, old_marks, then, now)
-    refold.resume()
-    if edit.low is not None:
-        refold.through_the_edit()
-    return refold.until_they_agree()
-
-
 class _LaneRefold:
-    """One lane of a whole-kind fold folded again on both sides of an edit (`_refold`): the two values
-    (`then`, `now`), where the fold is in the lane's writes (`position`, `after`: the order key of the last
-    write folded), the marks kept and made, and the writes whose outcome differs."""
+    """One lane of a whole-kind fold folded again on both sides of an edit, the old side (`then`) and the new
+    (`now`) from a mark before the edit (from the start of the layer, with the given values, for a change of
+    the global fold): the two values, where the fold is in the lane's writes (`position`), the marks kept and
+    made, and the writes whose outcome differs."""
 
     def __init__(self, edit: _Edit, lane: str, old_marks: tuple[LaneMark, ...] | None, then: Any, now: Any) -> None:
         self.edit, self.lane, self.old_marks, self.then, self.now = edit, lane, old_marks, then, now
@@ -360,12 +341,19 @@ class _LaneRefold:
         self.kept: list[LaneMark] = []  # the old marks before the edit
         self.fresh: list[LaneMark] = []  # the marks made since
         self.position = 0
-        self.old_edited: str | None = _ABSENT
-        self.new_edited: str | None = _ABSENT
+        self.edited: list[str | None] = [_ABSENT, _ABSENT]  # the edited write's outcome on each side
         self.creators: list[int | None] = [None, None]  # the write that created the lane on each side, past the edit
         self.present = False  # whether the lane was there just before the edit
         self.lost: list[tuple[int, str | None]] = []
         self.gained: list[tuple[int, str | None]] = []
+
+    def run(self) -> _Lane:
+        """Resume from the last lane mark before the edit, fold both sides through the edit, then fold both on,
+        write by write, until they agree or differ only where the rest keeps them apart."""
+        self.resume()
+        if self.edit.low is not None:
+            self.through_the_edit()
+        return self.until_they_agree()
 
     def resume(self) -> None:
         """Start from the last old mark before the edit, where both sides agree (none: the start of the layer)."""
@@ -395,11 +383,11 @@ class _LaneRefold:
         then, position = now, end
         self.present = now is not MISSING
         if edit.old is not None and edit.old.problem is None and lane in (lanes_of(edit.old) or ()):
-            then, self.old_edited = _step(then, edit.old, lane)
+            then, self.edited[0] = _step(then, edit.old, lane)
         if position < len(subset) and subset[position] == edit.edited:
             new = edit.new
             if new is not None and new.problem is None and lane in (lanes_of(new) or ()):
-                now, self.new_edited = _step(now, new, lane)
+                now, self.edited[1] = _step(now, new, lane)
                 fresh.append(Checkpoint(edit.edited, now, None))
             position += 1
         assert edit.edited is not None
@@ -421,7 +409,7 @@ class _LaneRefold:
         while True:
             if check:  # after each write both sides stepped (and before the first)
                 if then is now or identical(then, now):
-                    return self.finish(_KEEP, [], {}, -1 if after is None else after)
+                    return self.finish(_KEEP, [], after)
                 if type(then) is dict and type(now) is dict:
                     # Objects: where they differ, and the next write that acts there, checked after every write;
                     # the writes before that one are not folded twice (`_ahead`).
@@ -429,11 +417,8 @@ class _LaneRefold:
                     if apart is not None:
                         patches, acting = apart
                         if acting is None:
-                            until = {
-                                n: None if at is None else edit.key(subset[at]) for n, (_, at) in enumerate(patches)
-                            }
-                            last = -1 if after is None else after
-                            return self.finish(_KEEP, [patch for patch, _ in patches], until, last)
+                            stops = [(patch, None if at is None else edit.key(subset[at])) for patch, at in patches]
+                            return self.finish(_KEEP, stops, after)
                         ahead = _ahead(edit, lane, subset, position, acting, old_marks, then, patches, after)
                         if ahead is not None:
                             then, now, marks = ahead
@@ -448,12 +433,10 @@ class _LaneRefold:
                     if way is not None:
                         if way and (then is MISSING or now is MISSING):
                             raise _Fallback
-                        last = after if after is not None else -1
-                        patches_to = [patch for patch, _ in way]
-                        return self.finish(_KEEP, patches_to, {n: stop for n, (_, stop) in enumerate(way)}, last)
+                        return self.finish(_KEEP, way, after)
                 check = False
             if position == len(subset):
-                return self.finish(now, [], {}, None)
+                return self.finish(now, [], after)
             message_id = subset[position]
             position += 1
             write = writes[message_id]
@@ -473,27 +456,25 @@ class _LaneRefold:
             steps += 1
             check = True
 
-    def finish(self, value: Any, patches: list[Patch], until: dict[int, int | None], last: int | None) -> _Lane:
-        """The lane folded again: the old marks after `last` follow the new ones (patched where the sides
-        differ), and `value` is its final value (`_KEEP`: as it was, patched by the patches no write replaced)."""
+    def finish(self, value: Any, patches: Patches, after: int | None) -> _Lane:
+        """The lane folded again, to its end (`value` its final value), or until the sides agree after order key
+        `after` (None: from the start; `value` is `_KEEP`): then the old marks after it follow the new ones, and
+        its value is the old one, each patched where the sides differ until the write that replaces it there."""
         edit, old_marks, lane = self.edit, self.old_marks, self.lane
-        key = edit.mark_key
         rest: tuple[LaneMark, ...] = ()
-        if last is not None and old_marks:
-            rest = old_marks[bisect_right(old_marks, last, key=edit.mark_key) :]
+        if value is _KEEP and old_marks:
+            rest = old_marks[bisect_right(old_marks, -1 if after is None else after, key=edit.mark_key) :]
         if patches:  # the old marks past the edit as the new side has them (without patches: the same)
-            stops = [until[number] for number in range(len(patches))]
-            placed = [(patch, None if stop is None else stop - 1) for patch, stop in zip(patches, stops, strict=True)]
+            placed = [(patch, None if stop is None else stop - 1) for patch, stop in patches]
             everywhere = all(covered is None for _, covered in placed)  # (then no mark's key is needed)
             rest = tuple(
-                mark._replace(root=_patched_lane(mark.root, lane, placed, -1 if everywhere else key(mark)))
+                mark._replace(root=_patched_lane(mark.root, lane, placed, -1 if everywhere else edit.mark_key(mark)))
                 for mark in rest
             )
         kept = [*self.kept, *self.fresh, *rest]
-        final_patches = [patch for number, patch in enumerate(patches) if until[number] is None]
+        final_patches = [patch for patch, stop in patches if stop is None]
         created = not self.present and self.creators[0] != self.creators[1]  # the lane's key may take another place
-        return _Lane(tuple(kept), value, final_patches, self.lost, self.gained, self.old_edited, self.new_edited,
-                     created)
+        return _Lane(tuple(kept), value, final_patches, self.lost, self.gained, self.edited, created)
 
 
 Placed = list[tuple[Patch, int | None]]  # patches, each with the position of the lane's write that covers it

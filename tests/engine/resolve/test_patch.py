@@ -202,11 +202,12 @@ def test_the_writes_after_a_difference_cover_it_leave_it_or_stop() -> None:
         4: Write(("a", "b"), "set", 1),  # covers a.b
     }
     x, b = Difference(("a", "x")), Difference(("a", "b"))
-    assert cover([1, 2, 3, 4], 0, writes, (x,)) == ((0,), None)
-    assert cover([1, 2, 3, 4], 1, writes, (x,)) == ((None,), None)
-    assert cover([1, 2, 3, 4], 0, writes, (x, b)) == ((0, None), 2)
-    assert cover([1, 2, 4, 3], 0, writes, (x, b)) == ((0, 2), None)
-    assert cover([1, 2, 3, 4], 0, writes, (x, b._replace(order=True))) == ((0, 3), None)  # its keys' order
+    alone = Layer()  # (not the layer of these lists: every write of them is read)
+    assert cover([1, 2, 3, 4], 0, writes, (x,), alone, int) == ((0,), None)
+    assert cover([1, 2, 3, 4], 1, writes, (x,), alone, int) == ((None,), None)
+    assert cover([1, 2, 3, 4], 0, writes, (x, b), alone, int) == ((0, None), 2)
+    assert cover([1, 2, 4, 3], 0, writes, (x, b), alone, int) == ((0, 2), None)
+    assert cover([1, 2, 3, 4], 0, writes, (x, b._replace(order=True)), alone, int) == ((0, 3), None)  # its keys' order
 
 
 branch_writes = st.sampled_from(
@@ -253,7 +254,8 @@ def test_cover_reads_only_the_branches_of_its_targets_and_finds_the_same(
     subset = layer.subset(lanes.pop())
     targets = tuple(Difference(path) for path in paths)
     position = min(start, len(subset))
-    assert cover(subset, position, written, targets, layer, key) == cover(subset, position, written, targets)
+    every = cover(subset, position, written, targets, Layer(), key)  # (not its layer: every write is read)
+    assert cover(subset, position, written, targets, layer, key) == every
 
 
 ops = st.lists(
