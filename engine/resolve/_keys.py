@@ -100,8 +100,7 @@ class _Chunked(Sequence[int]):
     def __eq__(self, other: object) -> bool:
         if other is self:
             return True
-        if type(other) is type(self):
-            assert isinstance(other, _Chunked)
+        if isinstance(other, _Chunked) and type(other) is type(self):
             return self._size == other._size and _same_items(self, other)
         if isinstance(other, tuple):
             return self._size == len(other) and tuple(self) == other

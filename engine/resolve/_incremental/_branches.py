@@ -10,9 +10,9 @@ array), every write that touches `branch[:k]` (a *gap* at level k, as `_index`'s
 
 What such a fold gives equals the fold of every write, for `branch` and every path below it: the value,
 which writes changed it (`_lanes` keeps that), and which failed with a problem that concerns such a
-path. The nodes above `branch` lack the keys of writes not stepped,
-but their types are right, and everything at and below `branch` is. (One difference, shared with lanes: a
-write elsewhere whose value is nested too deeply to merge is a problem of every path in the full fold.)
+path. The nodes above `branch` lack the keys of writes not stepped, but their types are right, and
+everything at and below `branch` is. (One difference, shared with lanes: a write elsewhere whose value
+is nested too deeply to merge is a problem of every path in the full fold.)
 """
 
 from __future__ import annotations

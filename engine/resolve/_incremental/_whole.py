@@ -96,8 +96,8 @@ def repair(
 ) -> Fold | None:
     """The whole-kind fold after an edit, lane by lane (`base_fold`: the global fold an instance fold
     continues from); None when the lanes do not fold apart. It keeps the old fold's checkpoints before the
-    edit, and its lane marks as repaired. An edit of the track's own layer is
-    one write at one place; a change of the global fold (`work.base`) comes with no edit of its own."""
+    edit, and its lane marks as repaired. An edit of the track's own layer is one write at one place; a
+    change of the global fold (`work.base`) comes with no edit of its own."""
     layer = store.layer((kind, instance))
     base = None if base_fold is None else base_fold.state
     if layer.rooted:
