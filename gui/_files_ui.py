@@ -55,8 +55,11 @@ class FilesUI(QObject):
         return path or None
 
     def ask_save_path(self) -> str | None:
-        path, _ = QFileDialog.getSaveFileName(self.window, "Save context as", self._folder(), FILTERS)
-        return path or None
+        path, chosen = QFileDialog.getSaveFileName(self.window, "Save context as", self._folder(), FILTERS)
+        if not path:
+            return None
+        # Qt's own dialog adds no suffix, and the suffix decides the format: a name typed bare gets the filter's.
+        return path if Path(path).suffix else path + (".jsonl" if chosen.startswith("JSON Lines") else ".json")
 
     def ask_recover(self, candidate: RecoveryCandidate) -> str:
         """"recover", "discard" or "later" for unsaved work a previous session left."""

@@ -171,7 +171,8 @@ class TracesUI(QObject):
         path, chosen = QFileDialog.getSaveFileName(self.window.window(), "Export", self._folder(), f"{OTLP};;{OPENAI}")
         if not path:
             return None
-        return ("openai" if chosen == OPENAI else "otlp-json"), path
+        named = path if Path(path).suffix else path + ".json"  # both are JSON; Qt's own dialog adds no suffix
+        return ("openai" if chosen == OPENAI else "otlp-json"), named
 
     def _folder(self) -> str:
         path = self.window.session.path

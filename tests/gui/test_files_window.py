@@ -123,3 +123,21 @@ def test_opening_a_document_never_reaches_the_network(qtbot: Any, open_window: A
             window.select_message(0)
         settle(window)
         assert server.hits == []
+
+
+@pytest.mark.parametrize(("typed", "chosen", "saved"), [
+    ("doc", "Contexts (*.json *.jsonl)", "doc.json"),
+    ("doc", "JSON Lines (*.jsonl)", "doc.jsonl"),
+    ("doc.jsonl", "JSON (*.json)", "doc.jsonl"),
+])
+def test_a_name_typed_without_a_suffix_gets_the_chosen_filters(open_window: Any, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch, typed: str,
+                                                               chosen: str, saved: str) -> None:
+    """Save As with a bare name wrote a file without a suffix, and with the JSON Lines filter chosen it was JSON
+    (the suffix decides the format): a bare name now takes the filter's suffix; a typed suffix is kept."""
+    from contextdeck.gui import _files_ui
+
+    window = open_window(None)
+    monkeypatch.setattr(_files_ui.QFileDialog, "getSaveFileName",
+                        lambda *args: (str(tmp_path / typed), chosen))
+    assert window.files.ask_save_path() == str(tmp_path / saved)

@@ -233,3 +233,12 @@ def test_an_import_reads_the_file_off_the_gui_thread_and_can_be_cancelled(
     release_read.set()
     assert window.session.document is before
     assert window.statusBar().currentMessage() == "Import of exchange.json cancelled."
+
+
+def test_an_export_named_without_a_suffix_is_a_json_file(open_window: Any, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """File → Export… with a bare name wrote a file without a suffix; both formats are JSON: `.json` is added."""
+    window = open_window(None)
+    monkeypatch.setattr(traces_ui.QFileDialog, "getSaveFileName",
+                        lambda *args: (str(tmp_path / "trace"), traces_ui.OTLP))
+    assert window.traces.ask_export_target() == ("otlp-json", str(tmp_path / "trace.json"))  # type: ignore[attr-defined]
