@@ -102,7 +102,7 @@ def compose_request(
     on_demand = [message for message in seen.advisors if message.get("on") is None]
     if on_demand:
         composed.append(ComposedTool(CONSULT_ADVISOR, True, _consult_item(on_demand, seen.instances), None))
-    consulted = [message for message in seen.advisors if _consulted(message, seen.later_request)]
+    consulted = [message for message in seen.advisors if consulted_now(message, seen.later_request)]
     return Request(
         messages=tuple(render(context, limit)),
         schema=_solution_schema(schema, composed, consulted, seen.meta, seen.instances),
@@ -273,7 +273,7 @@ def _advisor_faults(message: dict[str, Any]) -> list[str]:
 ADVISOR_ON = ("start", "finish", "request", None)
 
 
-def _consulted(advisor: dict[str, Any], later_request: bool) -> bool:
+def consulted_now(advisor: dict[str, Any], later_request: bool) -> bool:
     """Whether an advisor gives advice in this request: `request` and `finish` always (the solution may end
     the loop in any request), `start` in the first request only, on-demand ones through ConsultAdvisor."""
     when = advisor.get("on")

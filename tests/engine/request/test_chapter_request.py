@@ -308,6 +308,19 @@ def test_017_when_advisors_are_consulted() -> None:
     assert [item["properties"]["id"]["const"] for item in later_items] == ["always", "closer"]
 
 
+def test_017_advice_from_an_advisor_not_consulted_in_this_request_is_a_problem() -> None:
+    """validate holds the solution's advice to the request's schema: an on-demand advisor speaks through
+    ConsultAdvisor, a `start` one in the first request only; `request` ones advise every time."""
+    advisors = [{"type": "advisor", "id": name, "on": on, "role": name} for name, on in
+                (("always", "request"), ("opener", "start"), ("asked", None))]
+    advice = {"advisors": [{"id": "always"}, {"id": "opener"}, {"id": "asked"}], "calls": []}
+    assert [(p.path, p.reason) for p in validate(Context(advisors), advice)] == [
+        ("solution.advisors[2]", "advisor 'asked' gives no advice in this request: it is consulted on demand, "
+                                 "through ConsultAdvisor (017)")]
+    later = Context([*advisors, {"type": "plan", "plan": []}])
+    assert [p.path for p in validate(later, advice)] == ["solution.advisors[1]", "solution.advisors[2]"]
+
+
 def test_017_an_instanced_advisor_gives_advice_per_instance() -> None:
     """017's `isInstanced`: the advice names the instance it is about, one of the context's instances."""
     context = Context([{"type": "state", "_instance": "①", "text": "Hello"},
