@@ -69,13 +69,17 @@ _MODES = ("eager", "lazy")
 
 
 def _mode_problems(context: Messages) -> list[Diagnostic]:
-    """A plan message's `mode` that is neither of 012's: it runs eagerly, which a misspelt "Lazy" never meant."""
+    """A plan message's `mode` that is neither of 012's: it runs eagerly, which a misspelt "Lazy" never meant;
+    and an `_instance` on it, which 013 ignores (a plan is a global template), as a warning."""
     problems: list[Diagnostic] = []
     for index in form_indices(context, Form.PLAN, len(context)):
         message = context[index]
         if message.get("mode") not in (None, *_MODES):
             problems.append(Diagnostic(index, "plan", f"'mode' must be 'eager' or 'lazy', not {message['mode']!r}: "
                                                       "the plan would run eagerly"))
+        if message.get("_instance") is not None:
+            problems.append(Diagnostic(index, "plan", "a plan is never instanced (013): its _instance is ignored; "
+                                                      "give each call its _instance", "warning"))
     return problems
 
 

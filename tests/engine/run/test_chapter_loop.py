@@ -125,6 +125,14 @@ def test_012_a_mode_that_is_neither_eager_nor_lazy_is_a_problem() -> None:
         (0, "plan", "'mode' must be 'eager' or 'lazy', not 'Lazy': the plan would run eagerly")]
 
 
+def test_013_an_instance_on_a_plan_message_is_a_warning() -> None:
+    """013: a plan is never instanced (one global template); an `_instance` on the plan message is ignored,
+    so validate warns that it belongs on the calls."""
+    context = Context([{"type": "plan", "_instance": "①", "plan": []}, {"type": "plan", "plan": []}])
+    assert [(p.message_index, p.reason, p.severity) for p in validate(context)] == [
+        (0, "a plan is never instanced (013): its _instance is ignored; give each call its _instance", "warning")]
+
+
 def test_010_calls_and_output_in_one_step_run_then_stop() -> None:
     """010: a solution with calls and an output runs its calls, and the output ends the loop."""
     loop = loop_of("010_calls_and_output.json")
