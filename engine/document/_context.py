@@ -18,7 +18,8 @@ from ..protocol._expressions import Expression, Reference, parse_expression
 from ..protocol._messages import Form, MessageInfo, message_problem
 from ..resolve import _paranoid
 from ..resolve._incremental._blame import Blame, blame_of
-from ..resolve._incremental._lanes import FOLD_STEPS, LaneLogs
+from ..resolve._incremental._index import FOLD_STEPS
+from ..resolve._incremental._lanes import LaneLogs
 from ..resolve._incremental._store import NO_WRITE, Store
 from ..resolve._incremental._tracks import Fold
 from ..resolve._incremental._watches import Found, Plan, Track, Watch, Watchers, combine_keys

@@ -59,6 +59,10 @@ class CursorWatch(Kept):
         return any(kind == read_kind and (lane is None or read_lane is None or lane == read_lane)
                    for read_kind, read_lane in self._reads)
 
+    def _called(self, resolution: Resolution) -> None:
+        self.resolved = True  # (a context watch folded in slices is called back with its first resolution)
+        self.callback(resolution)
+
     def close(self) -> None:
         """Stop following (the callback is not called again)."""
         if self.live is not None:
@@ -98,7 +102,7 @@ class Cursor:
         watch = CursorWatch(self, parse_expression(expr), callback, None if instance is None else str(instance))
         self._watches.append(watch)
         if self._at is None:
-            self._go_live(watch)
+            self._go_live(watch, fold_now=fold_now)
         elif self.sliced and not (fold_now and self.context.fold_ahead(watch.expression, watch.instance, self._at)):
             self._pending[watch] = None  # a path's first fold over a million messages is tens of milliseconds
         else:
@@ -108,8 +112,8 @@ class Cursor:
 
     @property
     def pending(self) -> int:
-        """How many watches wait to be resolved again (only with `sliced`)."""
-        return len(self._pending)
+        """How many watches wait to be resolved (only with `sliced`; following the latest, for their first fold)."""
+        return len(self._pending) + sum(not watch.resolved for watch in self._watches if watch.live is not None)
 
     def move(self, at: int | None) -> None:
         """Put the cursor at `at` (None: follow the latest); watches whose result changes are called back
@@ -120,11 +124,13 @@ class Cursor:
         if at is None:
             self._pending.clear()
             for watch in list(self._watches):
-                self._go_live(watch, announce=True)
+                self._go_live(watch, announce=True, fold_now=False)
             return
         if old is None:
             for watch in self._watches:
                 if watch.live is not None:
+                    if not watch.resolved:  # (its first fold following the latest not done: at the cursor then)
+                        self._pending[watch] = None
                     watch._keep(watch.live.current, self.order.tail)
                     watch.live.close()
                     watch.live = None
@@ -135,8 +141,10 @@ class Cursor:
 
     def steps(self) -> Iterator[None]:
         """Resolve the pending watches at the cursor, yielding after each (one may take milliseconds), and within
-        a path's first fold at the cursor every few hundred writes (`Context.fold_ahead`); callbacks as each one
-        changes."""
+        a path's first fold at the cursor every few hundred writes (`Context.fold_ahead`; following the latest, the
+        first folds of its tracks: `Watchers.fold_some`); callbacks as each one changes."""
+        while self._at is None and not self.context._watchers.fold_some():
+            yield
         while self._pending and self._at is not None:
             watch = next(iter(self._pending))
             if self.context.fold_ahead(watch.expression, watch.instance, self._at):  # else a slice of its first fold
@@ -157,11 +165,14 @@ class Cursor:
             self._watches.remove(watch)
         self._pending.pop(watch, None)
 
-    def _go_live(self, watch: CursorWatch, announce: bool = False) -> None:
-        watch.live = self.context.watch(watch.expression.source, watch.callback, watch.instance)
-        if announce:
+    def _go_live(self, watch: CursorWatch, announce: bool = False, fold_now: bool = True) -> None:
+        # Sliced, its tracks' first folds go on in `steps`: with `fold_now`, a slice of each (a global and an
+        # instance track per reference) at once.
+        slices = (2 * len(watch.expression.references) if fold_now else 0) if self.sliced else None
+        watch.live = self.context._watchers.add(watch.expression, watch._called, watch.instance, slices)
+        if announce and watch.live not in self.context._watchers._pending:
             self._set(watch, watch.live.current)
-        watch.resolved = True
+        watch.resolved = watch.live not in self.context._watchers._pending
 
     def _set(self, watch: CursorWatch, resolution: Resolution) -> None:
         old, first = watch._resolution, not watch.resolved

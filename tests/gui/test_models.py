@@ -234,7 +234,8 @@ def test_a_state_left_half_shown_for_a_newer_one_ends_with_the_newer_highlight(q
 
 
 def test_watches_at_a_cursor_follow_edits_and_moves_through_the_engine(qtbot: Any) -> None:
-    """At a cursor, an edit before it updates the pinned values (no refresh asked for); a move too."""
+    """At a cursor, an edit before it updates the pinned values (no refresh asked for); a move too. Following the
+    latest, a pin shows "…" until its live watch's first fold is done, then every edit at once."""
     context = Context([{"type": "state", "data": {"n": n}} for n in range(4)])
     model = WatchModel()
     model.set_context(context, 2)
@@ -246,9 +247,13 @@ def test_watches_at_a_cursor_follow_edits_and_moves_through_the_engine(qtbot: An
     model.set_cursor(1)
     qtbot.waitUntil(lambda: model.index(0, 1).data() == "9")  # resolved in slices after the move
     assert not model.is_busy()
-    model.set_cursor(None)
+    model.set_cursor(None)  # following the latest: the context's own watch, its first fold in slices meanwhile
+    assert model.index(0, 1).data() == "…"
+    assert model.is_busy()
     context.append({"type": "state", "data": {"n": 7}})
-    assert model.index(0, 1).data() == "7"
+    qtbot.waitUntil(lambda: model.index(0, 1).data() == "7")
+    context.append({"type": "state", "data": {"n": 8}})
+    assert model.index(0, 1).data() == "8"  # live
 
 
 def test_watch_model_obeys_qt_rules_and_reports_missing_and_malformed(qtmodeltester: Any) -> None:

@@ -9,7 +9,8 @@ import pytest
 from PySide6.QtCore import Qt
 
 from contextdeck.engine import Context, Insert
-from contextdeck.engine.resolve._incremental._lanes import FOLD_STEPS, PathLog
+from contextdeck.engine.resolve._incremental._index import FOLD_STEPS
+from contextdeck.engine.resolve._incremental._lanes import PathLog
 from contextdeck.gui._watches import PinnedWatch, WatchModel
 
 COUNT = 1200
@@ -166,3 +167,57 @@ def test_a_repaint_reads_a_pins_resolution_only_for_what_it_shows(monkeypatch: p
     assert not reads
     assert model.data(model.index(0, 1), Qt.ItemDataRole.DisplayRole) == "8"  # n of p0 in the first 10
     assert reads
+
+
+def test_a_pin_added_following_the_latest_is_folded_in_slices_and_agrees_after_an_edit(qtbot: Any) -> None:
+    """Following the latest, a pin on a long path is the context's own watch, its first fold done in the cursor's
+    slices: "…" until then, an edit meanwhile included, then the engine's value, and every later edit at once."""
+    context = Context([{"type": "state", "data": {f"k{n % 7}": n}} for n in range(3000)])
+    model = WatchModel()
+    model.set_context(context)
+    model.add("†state")
+    assert model.index(0, 1).data() == "…"
+    assert model.is_busy()
+    context.insert(3, {"type": "state", "data": {"k0": "early"}})
+    qtbot.waitUntil(lambda: not model.is_busy(), timeout=5000)
+    assert model.getItem(model.index(0, 0)).resolution == context.resolve("†state")
+    context.append({"type": "state", "data": {"k9": "late"}})
+    assert model.getItem(model.index(0, 0)).resolution.value["k9"] == "late"
+
+
+def test_turning_follow_latest_on_shows_each_pin_once_its_live_fold_is_done(qtbot: Any) -> None:
+    """Pins at a cursor become the context's own watches when the cursor follows the latest: none is folded in
+    that turn (each shows "…"), and each then shows the engine's value."""
+    context = _context()
+    model = WatchModel()
+    model.set_context(context, 10)
+    for text in PINS:
+        model.add(text)
+    qtbot.waitUntil(lambda: not model.is_busy())
+    model.set_cursor(None)
+    assert [model.index(row, 1).data() for row in range(len(PINS))] == ["…"] * len(PINS)
+    qtbot.waitUntil(lambda: not model.is_busy(), timeout=5000)
+    for row, text in enumerate(PINS):
+        expression, _, instance = text.partition(" @")
+        assert model.getItem(model.index(row, 0)).resolution == context.resolve(expression, instance or None)
+
+
+def test_a_document_reopened_following_the_latest_folds_its_pins_after_the_hand_over(
+        qtbot: Any, open_messages: Any) -> None:
+    """Reopened while Follow Latest is on, the pins are live watches of the new document whose first folds are
+    not done in the hand-over (they show "…" then), and then show its values."""
+    messages = [{"type": "state", "data": {f"k{n % 7}": n}} for n in range(3000)]
+    window = open_messages(messages, "long.json")
+    window.set_follow_latest(True)
+    model = window.watches.model
+    for text in ("†state", "†state.k3"):
+        model.add(text)
+    qtbot.waitUntil(lambda: not model.is_busy(), timeout=5000)
+    handed: list[list[Any]] = []
+    window.session.documentReplaced.connect(lambda: handed.append([pin.resolution for pin in model.pins]))
+    with qtbot.waitSignal(window.document.documentShown, timeout=10000):
+        window.session.open(window.session.path)
+    assert handed == [[None, None]]
+    qtbot.waitUntil(lambda: not model.is_busy(), timeout=5000)
+    context = window.context()
+    assert [pin.resolution for pin in model.pins] == [context.resolve("†state"), context.resolve("†state.k3")]

@@ -469,6 +469,10 @@ def checkpoint(state: State, message_id: int, gaps: int) -> Checkpoint[ProbeStat
 # tuple of its own: tuples up to a chunk of `Ids` (512) made a lane's checkpoints grow with the square of its writes.
 SHARED_SOURCES = 32
 
+# Steps (folded or replayed) of one slice of a first fold by default (a path log's `fold_some`, a track's `full`): a
+# small part of a window's slice budget.
+FOLD_STEPS = 128
+
 # Writes between two checkpoints of a track (module globals so that tests can make them small): every fold keeps
 # one just after the write at each multiple of it in the lane's writes (`Layer.subset`), so that a fold from
 # scratch, an append and a repair keep them alike, with no count of their own.

@@ -69,8 +69,6 @@ STEPS_PER_MESSAGE = 2
 MOST_STEPS = 150_000
 # Results of one log remembered per cut, for a path resolved again.
 _RESULTS = 64
-# Steps (folded or replayed) of one `fold_some` call by default: a small part of a window's slice budget.
-FOLD_STEPS = 128
 # Steps a piece of an instance's sources merged with the global ones counts for in `fold_some` (a piece merges
 # up to a chunk of global keys and the instance keys among them: about as long as this many folded writes).
 MERGE_STEPS = 8

@@ -19,7 +19,7 @@ same at the start of its own layer (`_same_base`).
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -277,20 +277,35 @@ class TrackEdit:
 
 
 def full(
-    store: Store, kind: str, instance: str | None, lane: str | None, paths: list[Path], base: Fold | None
-) -> Fold:
-    """Fold a track from scratch (an instance track from its global track's fold `base`)."""
+    store: Store, kind: str, instance: str | None, lane: str | None, paths: list[Path], base: Fold | None,
+    steps: int | None = None,
+) -> Iterator[Fold | None]:
+    """Fold a track from scratch (an instance track from its global track's fold `base`): None after each `steps`
+    writes of its lane (None: all at once), then the fold. An edit between two may change what is folded so far:
+    the caller starts again then (`Watchers.touch`)."""
     writes, key = store.writes, store.order.key.__getitem__
     layer = store.layer((kind, instance))
     state = _start(paths, base)
     gaps: list[Gap] = []
     checkpoints: list[TrackCheckpoint] = []
     maker = MarksMaker(writes, state.root) if lane is None else None
-    fold_lane(state, layer, lane, writes, key, gaps=gaps, checkpoints=checkpoints, converge=maker)
+    after = None
+    while True:
+        subset = layer.subset(lane)
+        first = 0 if after is None else bisect_right(subset, key(after), key=key)
+        last = None if steps is None or first + steps >= len(subset) else subset[first + steps - 1]
+        limit = None if last is None else key(last)
+        fold_lane(state, layer, lane, writes, key, limit, gaps, after=after, checkpoints=checkpoints, converge=maker)
+        if last is None:
+            break
+        if gaps and gaps[-1] == Gap(last, None):
+            gaps.pop()  # (where the slice ended, not the layer: the next slice scans on from there)
+        after = last
+        yield None
     lanes = {} if maker is None else maker.made()
     for name in layer.lanes if lane is None else (lane,):  # where a lane's tail starts: asked by its repairs, found
         layer.appends_from(name, writes)  # here, where the track reads the lane whole, not in an edit
-    return Fold(state if base is None else base.state, state, gaps, Marks(checkpoints), lanes=lanes)
+    yield Fold(state if base is None else base.state, state, gaps, Marks(checkpoints), lanes=lanes)
 
 
 def step(

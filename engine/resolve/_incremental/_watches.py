@@ -32,7 +32,7 @@ from .._keys import EMPTY_KEYS, Keys
 from .._order import NOT_IN_ORDER, Ranks
 from .._resolution import Kept, Resolution, changed, ranked
 from . import _whole
-from ._index import Gap, Probe, State, in_gap, lanes_of
+from ._index import FOLD_STEPS, Gap, Probe, State, in_gap, lanes_of
 from ._tracks import Fold, Marks, TrackEdit, full, repair, step
 
 if TYPE_CHECKING:
@@ -171,7 +171,7 @@ class Watch(Kept):
         owner = self._owner
         if owner is not None and owner.current:
             self._now(owner._store.order)
-            if _paranoid.ENABLED:
+            if _paranoid.ENABLED and self not in owner._pending:
                 _paranoid.check("Watch.current", self._resolution, owner._store.listed, self.expression, self.instance)
         return self._resolution
 
@@ -229,11 +229,17 @@ class Watchers:
         self._serial = itertools.count()
         self._generation = store.order.generation  # of the keys in every track and watch
         self._staged: dict[Track, Fold] = {}  # folds made for an edit still being planned (`staging`)
+        # Tracks folded from scratch a slice at a time (None: not started) for the watches still `_pending`.
+        self._builds: dict[Track, Iterator[Fold | None] | None] = {}
+        self._pending: dict[Watch, None] = {}
         self.current = True  # whether every track's results are those of the store as it is
 
     # -- adding and removing -------------------------------------------------------------------
 
-    def add(self, expression: Expression, callback: Callable[[Resolution], Any], instance: str | None) -> Watch:
+    def add(self, expression: Expression, callback: Callable[[Resolution], Any], instance: str | None,
+            slices: int | None = None) -> Watch:
+        """A watch, its new tracks folded now; with `slices`, that many slices of them (`fold_some` folds the rest:
+        until then it is `_pending`, no answer yet, and then it is called back with its first resolution)."""
         handle = Watch(self, expression, callback, instance, next(self._serial))
         fresh: set[Track] = set()
         for ref in expression.references:
@@ -245,20 +251,38 @@ class Watchers:
                     fresh.add(track)
                 track.paths[ref.path] = track.paths.get(ref.path, 0) + 1
             track.read[ref.path] = track.read.get(ref.path, 0) + 1
-            track.watches.add(handle)
             handle.tracks[ref] = track
-        # Global tracks first: instance tracks continue from their state.
-        for track in sorted(fresh, key=lambda track: track.instance is not None):
-            base = self._base(track, {})
-            self._install(track, full(self._store, track.kind, track.instance, track.lane, list(track.paths), base))
-        for ref, track in handle.tracks.items():
-            if ref.path not in track.results:  # (a path this view did not read yet)
-                assert track.fold is not None
-                track.results = self._results(track, track.fold)
-        resolution = handle.evaluate(lambda track, path: track.results[path], self._store.order.snapshot())
-        handle._keep(resolution, handle._seen)
-        self._watches[handle] = None
+        self._builds.update(dict.fromkeys(fresh))  # (a build of one with fewer paths starts again)
+        self._pending[handle] = None
+        for _ in itertools.count() if slices is None else range(slices):
+            if self.fold_some(handle, None if slices is None else FOLD_STEPS):
+                break
         return handle
+
+    def fold_some(self, quiet: Watch | None = None, steps: int | None = FOLD_STEPS) -> bool:
+        """Fold `steps` writes of a track of the `_pending` watches (a global track before its instances'); each
+        watch whose tracks are all folded then is evaluated and called back (but `quiet`). Whether none is left."""
+        builds, tracks = self._builds, self._tracks
+        track = next((t for t in builds if t.instance is None or tracks[t.kind, None, t.lane] not in builds), None)
+        if track is not None:
+            folding = builds[track] = builds[track] or full(
+                self._store, track.kind, track.instance, track.lane, list(track.paths), self._base(track, {}), steps)
+            if (fold := next(folding)) is not None:
+                del builds[track]
+                self._install(track, fold)
+        for watch in [watch for watch in self._pending if not any(t in builds for t in watch.tracks.values())]:
+            del self._pending[watch]
+            for ref, track in watch.tracks.items():
+                track.watches.add(watch)
+                if ref.path not in track.results and track.fold is not None:  # (a path this view did not read yet)
+                    track.results = self._results(track, track.fold)
+            watch._keep(watch.evaluate(lambda t, path: t.results[path], self._store.order.snapshot()), watch._seen)
+            self._watches[watch] = None
+            if watch is not quiet:
+                watch._callback(watch._resolution)
+        if not self._pending:
+            self._builds.clear()  # (those of watches closed since: what they would add, no watch reads)
+        return not self._pending
 
     def result_of(self, ref: Reference, instance: str | None) -> Found | None:
         """The current result of `ref` in the view of `instance` when a watch of that view reads it (the
@@ -270,6 +294,7 @@ class Watchers:
 
     def remove(self, handle: Watch) -> None:
         self._watches.pop(handle, None)
+        self._pending.pop(handle, None)
         for ref, track in handle.tracks.items():
             track.watches.discard(handle)
             views = [None] if track.instance is None else [None, track.instance]
@@ -294,6 +319,7 @@ class Watchers:
             del track.paths[path]
         if not track.paths:
             del self._tracks[track.kind, track.instance, track.lane]
+            self._builds.pop(track, None)
             self._by_lane[track.kind][track.lane].remove(track)
             self._index_gaps(track, track.fold, None)
             if track.fold is not None:  # its marks (a whole kind's hold a root each): freed in slices by the graveyard
@@ -311,6 +337,10 @@ class Watchers:
         """
         self.current = False  # until the edit is committed
         kind, instance = identity
+        for track in self._builds:  # what one folded may change, unless the write comes after it: it starts again
+            own = instance == track.instance
+            if track.kind == kind and (own or instance is None) and not (appended and own):
+                self._builds[track] = None
         by_lane = self._by_lane.get(kind)
         if not by_lane:
             return
@@ -336,7 +366,7 @@ class Watchers:
                             listed.add(t)
                             tracks.append(t)
         for track in tracks:
-            if instance is not None and track.instance != instance:
+            if track.fold is None or (instance is not None and track.instance != instance):  # (None: a build's)
                 continue
             if not (track.lane is None or lanes is None or track.lane in lanes):
                 # The gaps a global write can fall in are the global track's.
@@ -474,7 +504,10 @@ class Watchers:
         folds: dict[Track, Fold] = {}
         for track in sorted(self._tracks.values(), key=lambda track: track.instance is not None):
             base = self._base(track, folds)
-            folds[track] = full(self._store, track.kind, track.instance, track.lane, list(track.paths), base)
+            fold = next(full(self._store, track.kind, track.instance, track.lane, list(track.paths), base))
+            assert fold is not None  # (folded at once)
+            folds[track] = fold
+        self._builds.clear()  # (every track folded with every path: the next `fold_some` evaluates each pending watch)
         results = {track: self._results(track, fold) for track, fold in folds.items()}
         fresh: list[Renewal] = []
         for watch in self._watches:
@@ -580,7 +613,7 @@ def _repaired(store: Store, work: TrackEdit, old: Fold, track: Track, base: Fold
 def probe_result(state: State, probe: Probe, key: Sequence[int]) -> Found:
     """A probe's result: the value at its path, its sources as sorted order keys, its problems."""
     value = get_path(state.root, probe.path)
-    keys = Keys.owning(sorted({key[m] for m in probe.sources})) if value is not MISSING else EMPTY_KEYS
+    keys = Keys.owning(sorted([key[m] for m in probe.sources])) if value is not MISSING else EMPTY_KEYS
     return Found(value, keys, probe.diagnostics)
 
 

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from incremental_strategies import calls_back, documents, edits, moved_id, seen, watch_lists
 
 from contextdeck.engine import Context, Cursor, Remove, Resolution
-from contextdeck.engine.resolve._incremental._lanes import FOLD_STEPS
+from contextdeck.engine.resolve._incremental import _index
+from contextdeck.engine.resolve._incremental._index import FOLD_STEPS
 
 
 def key(resolution: Resolution) -> tuple[Any, ...]:
@@ -147,13 +148,15 @@ def test_a_sliced_cursors_new_watch_folds_a_long_path_in_slices_then_calls_back(
 
 
 def test_a_new_watch_still_folding_when_the_cursor_follows_the_latest_is_called_back() -> None:
-    """A watch whose first fold was still pending when the cursor moved to follow the latest is resolved live
-    then, and called back with that first resolution."""
+    """A watch whose first fold was still pending when the cursor moved to follow the latest is folded live in the
+    cursor's steps then, and called back with that first resolution."""
     context = Context([{"type": "state", "data": {"n": n}} for n in range(3000)])
     cursor = Cursor(context, 2900, sliced=True)
     calls: list[Resolution] = []
     watch = cursor.watch("†state.n", calls.append)
     cursor.move(None)
+    assert (watch.resolved, cursor.pending, calls) == (False, 1, [])
+    assert len(list(cursor.steps())) >= 3000 // FOLD_STEPS - 1
     assert watch.resolved
     assert [r.value for r in calls] == [2999]
     assert cursor.pending == 0
@@ -174,3 +177,49 @@ def test_a_sliced_cursors_watch_made_without_folding_now_waits_for_its_steps() -
     assert (again.resolved, cursor.pending) == (False, 1)
     assert len(list(cursor.steps())) == 1  # folded already: one step
     assert again.current.value == 3
+
+
+def test_following_the_latest_a_sliced_cursors_new_watch_folds_its_tracks_in_slices(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Following the latest, a sliced cursor's new watch is the context's own, whose new tracks (a global and an
+    instance one) are folded at most `FOLD_STEPS` writes a step: a slice of each at once, the rest in `steps`;
+    it is `resolved` and called back with its first resolution when both are, an edit in between included."""
+    stepped: list[int] = []
+    step = _index.State.step
+    monkeypatch.setattr(_index.State, "step", lambda state, *args, **kwargs: (stepped.append(1),
+                                                                               step(state, *args, **kwargs))[1])
+    context = Context([{"type": "state", "data": {f"k{n % 7}": n}, **({"_instance": "①"} if n % 3 else {})}
+                       for n in range(3000)])
+    cursor = Cursor(context, None, sliced=True)
+    calls: list[Resolution] = []
+    watch = cursor.watch("†state", calls.append, "①")
+    assert (watch.resolved, cursor.pending, calls) == (False, 1, [])
+    assert len(stepped) <= 2 * FOLD_STEPS
+    context.insert(1, {"type": "state", "data": {"k0": "early"}})  # what was folded starts again
+    counts = [len(stepped) for _ in cursor.steps()]
+    assert max(b - a for a, b in itertools.pairwise(counts)) <= FOLD_STEPS
+    assert (watch.resolved, cursor.pending) == (True, 0)
+    assert calls == [context.resolve("†state", "①")] == [watch.current]
+    context.append({"type": "state", "data": {"k0": "late"}, "_instance": "①"})
+    assert calls[-1].value["k0"] == "late" == watch.current.value["k0"]
+
+
+def test_a_watch_made_live_without_folding_now_waits_for_the_cursors_steps() -> None:
+    """Moving a sliced cursor to follow the latest folds none of its watches' live tracks in that call: each is
+    pending until `steps`, which calls it back; moved back to a cursor before that, it is resolved there."""
+    context = Context([{"type": "state", "data": {"n": n}} for n in range(300)])
+    cursor = Cursor(context, 10, sliced=True)
+    calls: list[Resolution] = []
+    watch = cursor.watch("†state.n", calls.append)
+    assert watch.current.value == 9
+    cursor.move(None)
+    assert (watch.resolved, cursor.pending, calls) == (False, 1, [])
+    cursor.move(20)
+    assert (watch.resolved, cursor.pending) == (False, 1)
+    list(cursor.steps())
+    assert [r.value for r in calls] == [19]
+    assert watch.resolved
+    cursor.move(None)
+    list(cursor.steps())
+    assert [r.value for r in calls] == [19, 299]
+    assert watch.current.value == 299

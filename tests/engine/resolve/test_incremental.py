@@ -325,6 +325,96 @@ def test_whole_kind_watches_follow_every_edit(
         _follow_edits(document, watches, data, lane_messages())
 
 
+@pytest.mark.parametrize("spacing", [1, 3, 16])
+@settings(max_examples=100, deadline=None)
+@given(
+    document=st.lists(st.one_of(messages(), lane_messages(), untidy_messages()), max_size=40),
+    watches=st.lists(st.tuples(st.one_of(expressions(), st.sampled_from(["†s", "†s.a", "†s.a || †s.b.x"])),
+                               st.sampled_from(INSTANCES), st.booleans()), min_size=1, max_size=5),
+    data=st.data(),
+)
+def test_watches_folded_in_slices_follow_the_edits_made_between_slices(
+    spacing: int, document: list[dict[str, Any]], watches: list[Any], data: st.DataObject
+) -> None:
+    """A watch made with `slices` is pending (no answer yet) until `fold_some` has folded its new tracks, a few writes
+    a call, whatever edits come between two calls (each may make a build start again); it is then called back once
+    with a fresh fold's resolution, and from there follows every edit as a watch folded at once does."""
+    with checkpoints_every(spacing):
+        ctx = Context(document)
+        calls: list[list[Resolution]] = []
+        handles = []
+        resolved = lambda handle: handle not in ctx._watchers._pending  # noqa: E731
+        for expr, instance, sliced in watches:
+            calls.append([])
+            handles.append(ctx._watchers.add(parse_expression(expr), calls[-1].append, instance, 0 if sliced else None))
+            assert resolved(handles[-1]) is not sliced  # (one folded at once folds the others' builds too)
+        for number, handle in enumerate(handles):
+            expr, instance, sliced = watches[number]
+            assert calls[number] == ([reference(ctx.messages, expr, instance)] if sliced and resolved(handle) else [])
+            calls[number].clear()
+        for _ in range(data.draw(st.integers(0, 20))):
+            if data.draw(st.booleans()):
+                edit = data.draw(edits(len(ctx), st.one_of(messages(), lane_messages(), untidy_messages())))
+                before, moved = [seen(ctx, handle.current) for handle in handles], moved_id(ctx, edit)
+                was = [resolved(handle) for handle in handles]
+                ctx.apply(edit)
+                for number, handle in enumerate(handles):
+                    expr, instance, _ = watches[number]
+                    if was[number]:
+                        fresh = reference(ctx.messages, expr, instance)
+                        assert handle.current == fresh, (edit, expr, instance)
+                        assert calls[number] == ([fresh] if calls_back(ctx, before[number], moved, fresh) else [])
+                    assert resolved(handle) == was[number]
+                    assert (was[number] or not calls[number])
+            else:
+                was = [resolved(handle) for handle in handles]
+                ctx._watchers.fold_some(steps=data.draw(st.integers(1, 2)))
+                for number, handle in enumerate(handles):
+                    expr, instance, _ = watches[number]
+                    first = [reference(ctx.messages, expr, instance)] if resolved(handle) and not was[number] else []
+                    assert calls[number] == first
+            for called in calls:
+                called.clear()
+        was = [resolved(handle) for handle in handles]
+        while not ctx._watchers.fold_some(steps=2):
+            pass
+        for number, handle in enumerate(handles):
+            expr, instance, _ = watches[number]
+            fresh = reference(ctx.messages, expr, instance)
+            assert resolved(handle)
+            assert handle.current == fresh
+            assert calls[number] == ([] if was[number] else [fresh])
+        assert _indexed_gaps(ctx) == _gaps_of_the_folds(ctx)
+
+
+@pytest.mark.parametrize("spacing", [1, 3, 16])
+@settings(max_examples=100, deadline=None)
+@given(document=st.lists(st.one_of(untidy_messages(), lane_messages()), max_size=40), steps=st.integers(1, 5))
+def test_a_track_folded_in_slices_is_the_track_folded_at_once(
+    spacing: int, document: list[dict[str, Any]], steps: int
+) -> None:
+    """A track's fold from scratch made `steps` writes at a time has the same value, sources, problems, gaps,
+    checkpoints and lane marks as the same fold made at once: slicing it changes nothing an edit repairs later."""
+    expressions = [("†s", None), ("†s", "1"), ("†s.a", "1"), ("†s.b.x", None), ("†s.c.d", "1")]
+    with checkpoints_every(spacing):
+        at_once, sliced = Context(document), Context(document)
+        for expr, instance in expressions:
+            at_once.watch(expr, lambda _: None, instance)
+            sliced._watchers.add(parse_expression(expr), lambda _: None, instance, 0)
+        while not sliced._watchers.fold_some(steps=steps):
+            pass
+        for key, track in at_once._watchers._tracks.items():
+            made, other = track.fold, sliced._watchers._tracks[key].fold
+            assert repr(made.state.root) == repr(other.state.root)
+            assert made.gaps == other.gaps
+            assert [(p.path, tuple(p.sources), p.diagnostics.items(), p.resets) for p in made.state.probes] == \
+                [(p.path, tuple(p.sources), p.diagnostics.items(), p.resets) for p in other.state.probes]
+            assert [(m.after, repr(m.root), m.held.gaps) for m in made.checkpoints.items] == \
+                [(m.after, repr(m.root), m.held.gaps) for m in other.checkpoints.items]
+            assert {lane: [(m.after, repr(m.root)) for m in marks] for lane, marks in made.lanes.items()} == \
+                {lane: [(m.after, repr(m.root)) for m in marks] for lane, marks in other.lanes.items()}
+
+
 @contextmanager
 def a_sixth_method() -> Iterator[None]:
     """`default` — write the value only where there is none yet — registered as one more `Method` record."""
