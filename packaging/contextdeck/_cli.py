@@ -305,7 +305,12 @@ def say(text: str) -> None:
 
 
 class _RunStopped(Exception):
-    """The run ended in an error that is no call's own: the outputs it had made were written first."""
+    """The run ended in an error that is no call's own, or was `interrupted` (Ctrl-C): the outputs it had made
+    were written first."""
+
+    def __init__(self, text: str, interrupted: bool = False) -> None:
+        super().__init__(text)
+        self.interrupted = interrupted
 
 
 def _write(document: Document, out: str | None) -> None:
@@ -321,18 +326,20 @@ def _write(document: Document, out: str | None) -> None:
 
 
 def _keeping(document: Document, out: str | None, work: Callable[[], T]) -> T:
-    """`work()`; when it fails, the document as far as it got is written before the run stops, so that no
-    output the run made is lost."""
+    """`work()`; when it fails or is interrupted, the document as far as it got is written before the run stops, so
+    that no output the run made is lost (run again, it would repeat the calls that made them)."""
     try:
         return work()
-    except Exception as error:
-        reason = f"{type(error).__name__}: {describe_exception(error)}"
+    except (Exception, KeyboardInterrupt) as error:
+        interrupted = isinstance(error, KeyboardInterrupt)
+        reason = ("interrupted" if interrupted
+                  else f"the run stopped: {type(error).__name__}: {describe_exception(error)}")
         try:
             _write(document, out)
         except CannotWrite as unwritten:
-            raise _RunStopped(f"the run stopped: {reason}; and {unwritten}") from None
+            raise _RunStopped(f"{reason}; and {unwritten}", interrupted) from None
         where = out if out is not None else "stdout"
-        raise _RunStopped(f"the run stopped: {reason} (what it had made is written to {where})") from None
+        raise _RunStopped(f"{reason} (what it had made is written to {where})", interrupted) from None
 
 
 async def _drive(execution: Execution, steps: int | None) -> int:
@@ -626,7 +633,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return int(run(args))
     except (DocumentError, _CannotLoad, CannotWrite, _RunStopped) as error:
         print(f"contextdeck: {error}", file=sys.stderr)
-        return EXIT_DOCUMENT
+        return EXIT_INTERRUPTED if isinstance(error, _RunStopped) and error.interrupted else EXIT_DOCUMENT
     except BrokenPipeError:
         # `contextdeck render doc | head`: the reader left; exit quietly instead of a traceback.
         _silence_stdout()

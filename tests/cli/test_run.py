@@ -285,3 +285,40 @@ def test_an_activities_file_that_exits_or_fails_oddly_when_imported_exits_1(caps
     code, out, err = run(capsys, examples / "refund_workflow.json", "--activities", bad)
     assert (code, out) == (1, "")
     assert f"cannot load activities from {bad}: {reason}" in err
+
+
+def test_ctrl_c_writes_what_the_run_had_made_before_it_stops(tmp_path) -> None:
+    """SIGINT while the second call's activity runs: exit 130, and --out holds the first call's output (run
+    again, the first call would otherwise be made twice), written whole; the second call's is not there."""
+    import signal
+    import time
+
+    started = tmp_path / "started"
+    acts = tmp_path / "acts.py"
+    acts.write_text("import pathlib, time\n"
+                    "def fast(call, tool, context):\n    return 1\n"
+                    f"def slow(call, tool, context):\n    pathlib.Path({str(started)!r}).write_text('')\n"
+                    "    time.sleep(60)\n    return 2\n"
+                    "ACTIVITIES = {'fast': fast, 'slow': slow}\n")
+    doc = _written(tmp_path / "doc.json", [{"type": "plan", "plan": [
+        {"_tool": "fast", "_outputPath": "†state.a"},
+        {"_tool": "slow", "x": "†state.a", "_outputPath": "†state.b"}]}])
+    out = tmp_path / "out.json"
+    # A child inherits an ignored SIGINT (a shell's background job): start it as from a terminal.
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        process = subprocess.Popen([sys.executable, "-m", "contextdeck", "run", str(doc), "--activities", str(acts),
+                                    "--out", str(out)], stderr=subprocess.PIPE, text=True)
+    finally:
+        signal.signal(signal.SIGINT, inherited)
+    deadline = time.monotonic() + 60
+    while not started.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert f"contextdeck: interrupted (what it had made is written to {out})" in err
+    assert "Traceback" not in err
+    written = json.loads(out.read_text())
+    assert [m.get("_outputPath") for m in written[1:]] == ["†state.a"]
+    assert written[1]["data"] == {"a": 1}
