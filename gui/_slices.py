@@ -158,4 +158,11 @@ def free_in_slices() -> None:
     """Have what the engine lets go of on this (the GUI) thread, the path logs an edit drops and the state's folds
     and writers, freed a slice at a time on the coming turns, never in the turn that let go of it (`free_later`):
     at a million messages one edit's would take most of a frame."""
-    free_later(lambda: slices().start(slices().free))
+    free_later(_free_soon)
+
+
+def _free_soon() -> None:
+    # Not once the application is being destroyed or gone: the documents it held are freed as it goes, and the
+    # `Slices` made then would be made over a dead event loop (at the interpreter's exit, a crash).
+    if QCoreApplication.instance() is not None and not QCoreApplication.closingDown():
+        slices().start(slices().free)

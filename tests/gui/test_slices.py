@@ -163,3 +163,29 @@ def test_what_a_slice_made_is_frozen_after_it(qtbot: Any) -> None:
         assert not any(thing is made for thing in gc.get_objects())  # every generation but the frozen
     finally:
         gc.unfreeze()
+
+
+def test_what_is_let_go_of_once_the_application_is_gone_touches_no_qt(tmp_path: Any) -> None:
+    """A document freed after the application was destroyed (at the interpreter's exit: the last collection frees a
+    store the tests left) makes no `Slices` over the dead event loop: no warning from Qt, no crash."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "gone.py"
+    script.write_text(
+        "import gc, os\n"
+        "os.environ['QT_QPA_PLATFORM'] = 'offscreen'\n"
+        "import shiboken6\n"
+        "from PySide6.QtWidgets import QApplication\n"
+        "from contextdeck.engine.resolve._graveyard import let_go\n"
+        "from contextdeck.gui._slices import free_in_slices, slices\n"
+        "app = QApplication([])\n"
+        "free_in_slices()\n"
+        "slices()\n"
+        "shiboken6.delete(app)\n"
+        "del app\n"
+        "gc.collect()\n"
+        "let_go([1, 2, 3])\n"
+        "print('let go')\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "let go\n", "")
