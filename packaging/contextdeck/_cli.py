@@ -486,9 +486,17 @@ def _seconds(text: str) -> float:
 
 
 def _non_negative(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError("must be 0 or more")
+    return _at_least(0, text)
+
+
+def _positive(text: str) -> int:
+    return _at_least(1, text)
+
+
+def _at_least(low: int, text: str) -> int:
+    value = int(text)  # (a ValueError: argparse says "invalid _positive value", naming the caller)
+    if value < low:
+        raise argparse.ArgumentTypeError(f"must be {low} or more")
     return value
 
 

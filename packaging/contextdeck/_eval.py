@@ -37,7 +37,8 @@ EXIT_PASSED, EXIT_MISSED, EXIT_INTERRUPTED = 0, 1, 130
 
 
 def configure(commands: Any, code_options: Any, model_options: Any) -> None:
-    from contextdeck._cli import _moment, _non_negative, _seconds  # `run`'s checks: a bad value is a usage error
+    # `run`'s checks: a bad value is a usage error
+    from contextdeck._cli import _moment, _non_negative, _positive, _seconds
 
     command = commands.add_parser("eval", help="run the agent once per input of a dataset and check each result")
     command.add_argument("doc")
@@ -109,13 +110,6 @@ def _settings(args: argparse.Namespace) -> Settings:
     runs = Path(args.runs).absolute() if args.runs and not args.dry_run else None
     return Settings(raw, path, asker, options, runs,
                     baseline, args.replay_activities, args.dry_run)
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be 1 or more")
-    return value
 
 
 def _writable(out: str) -> None:
