@@ -20,7 +20,7 @@ from ..document._view import Messages
 from ..protocol._expressions import parsed_once
 from ..protocol._groups import PlanReadings
 from ..protocol._messages import Form
-from ..request._request import advisors_of, consulted_now, meta_schema, output_schema_fault, survey
+from ..request._request import Survey, advisors_of, consulted_now, meta_schema, output_schema_fault, survey
 from ..resolve._resolution import Diagnostic
 from ..run._setup import set_up
 from ..run._turns import output_violations
@@ -170,7 +170,7 @@ def _advice_problems(context: Messages, solution: Any, advisors: list[dict[str, 
         return [Diagnostic(None, "solution.advisors", "must be an array of advice")]
     by_id = {advisor["id"]: advisor for advisor in advisors}
     problems: list[Diagnostic] = []
-    later: bool | None = None  # whether an earlier request was made (read once, when advice needs it)
+    seen: Survey | None = None  # the context's advisors' setting (read once, when advice needs it)
     for number, item in enumerate(advice):
         where = f"solution.advisors[{number}]"
         advisor = by_id.get(item.get("id")) if isinstance(item, dict) else None
@@ -181,9 +181,9 @@ def _advice_problems(context: Messages, solution: Any, advisors: list[dict[str, 
         votes = item.get("calls")
         if votes is not None and not _is_inline_json_object(votes):
             problems.append(Diagnostic(None, where + ".calls", "votes must be inline JSON: a string holding an object"))
-        if later is None:
-            later = survey(context, len(context)).later_request
-        if not consulted_now(advisor, later):
+        if seen is None:
+            seen = survey(context, len(context))
+        if not consulted_now(advisor, seen.later_request):
             on = advisor.get("on")
             when = ("on demand, through ConsultAdvisor" if on is None else "at the start only" if on == "start"
                     else f"never: its 'on' is {on!r}")
@@ -191,17 +191,16 @@ def _advice_problems(context: Messages, solution: Any, advisors: list[dict[str, 
                                                     f"it is consulted {when} (017)"))
             continue
         if advisor.get("isInstanced") is True:
-            problems.extend(_advice_instance(context, item.get("_instance"), where))
+            problems.extend(_advice_instance(seen.instances, item.get("_instance"), where))
         own = {key: value for key, value in item.items() if key not in ("id", "calls", "_instance")}
         if isinstance(advisor.get("schema"), dict):
             problems.extend(schema_violations(advisor["schema"], own, None, where))
     return problems
 
 
-def _advice_instance(context: Messages, instance: Any, where: str) -> list[Diagnostic]:
+def _advice_instance(instances: list[str], instance: Any, where: str) -> list[Diagnostic]:
     if instance is None:
         return [Diagnostic(None, where, "an instanced advisor's advice names its _instance")]
-    instances = survey(context, len(context)).instances
     if str(instance) not in instances:
         return [Diagnostic(None, f"{where}._instance", f"{instance!r} is not one of the context's instances "
                                                        f"{instances}")]
