@@ -4,7 +4,9 @@
 message, each assistant message the model wrote, and the solution), and under each turn one span per call
 that ran (`execute_tool`, or `invoke_agent` for a delegated call). A turn's input is the request as the model
 received it at that point (`compose_request`, what `render` shows); its output the calls and final output.
-Ids come from the document's content, so the same document exports to the same trace.
+Ids come from the document's content, so the same document exports to the same trace. The root span carries
+the document itself (`DOCUMENT`): the turns' inputs are rendered requests, from which no import can give back
+the messages they were rendered from.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 
 from ..calls._outputs import utc_now
 from ..calls._record import read_record
+from ..document import _json
 from ..document._document import Document
 from ..models._prompt import Prompt
 from ..protocol._messages import Form, classify, payload_of, text_of
@@ -27,6 +30,7 @@ from ._chat import SPAN_SETTINGS
 Registry = dict[str, dict[str, Any]]  # tool name -> schema, as `load_tools` gives it
 
 SCOPE = {"name": "contextdeck", "version": "0.1.0"}
+DOCUMENT = "contextdeck.document"  # the root span's attribute holding the exported document's JSON
 _CLIENT, _INTERNAL = 3, 1
 
 
@@ -143,8 +147,8 @@ def turns_of(document: Document) -> list[_Turn]:
 
 def export_otlp(document: Document, *, name: str | None = None, tools: Registry | None = None) -> dict[str, Any]:
     """The document's run as an OTLP JSON `ExportTraceServiceRequest` (hex ids, as the OTLP file format)."""
-    content = json.dumps(document.to_json(), sort_keys=True, ensure_ascii=False)
-    trace = _Trace(hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()[:32])
+    value = document.to_json()
+    trace = _Trace(trace_id_of(value))
     clock = _Clock()
     clock.start = clock.at(utc_now()) or 0
     agent = name or (Path(document.path).stem if document.path is not None else "contextdeck")
@@ -157,12 +161,19 @@ def export_otlp(document: Document, *, name: str | None = None, tools: Registry 
     times = (min(root_times), max(root_times)) if root_times else clock.span(None)
     trace.add("root", f"invoke_agent {agent}", None, times, _INTERNAL,
               {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent,
-               "openinference.span.kind": "AGENT"})
+               "openinference.span.kind": "AGENT", DOCUMENT: _json.dumps(value, indent=False)})
     trace.spans.insert(0, trace.spans.pop())
     return {"resourceSpans": [{
         "resource": {"attributes": [_attribute("service.name", "contextdeck")]},
         "scopeSpans": [{"scope": SCOPE, "spans": trace.spans}],
     }]}
+
+
+def trace_id_of(value: Any) -> str:
+    """The trace id of a document's export, from its content (`Document.to_json`): the same document, the same
+    trace, and an import can tell the document a trace carries is the one it was exported from."""
+    content = json.dumps(value, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def _turn_spans(document: Document, turn: _Turn, n: int, trace: _Trace, root: str, clock: _Clock,

@@ -14,9 +14,12 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from ..document._document import Document, Shape, parse_document
 from ..document._json import parse as json_parse
+from ..protocol._errors import DocumentError
 from ._build import line_up
 from ._chat import SPAN_SETTINGS, Exchange, ToolRun, arguments_of, iso, iso_precise, openai_exchange
+from ._export import DOCUMENT, trace_id_of
 from ._problems import Located, TraceError
 from ._read import Reading, Values
 
@@ -180,7 +183,8 @@ def read_otlp(values: Values) -> Reading:
     """One context per trace, in the order traces first appear: its model spans' exchanges, its tool runs.
 
     A trace whose model spans do not line up as one conversation, but do under each agent span (sub-agents
-    with conversations of their own), gives one context per agent, labelled `TRACE/AGENT`.
+    with conversations of their own), gives one context per agent, labelled `TRACE/AGENT`. ContextDeck's own
+    export gives back the document it carries (`_carried`).
     """
     traces: dict[str, list[Span]] = {}
     for span in spans_of(values):
@@ -188,6 +192,11 @@ def read_otlp(values: Values) -> Reading:
     reading = Reading()
     for trace, spans in traces.items():
         models = _innermost([span for span in spans if span.role == "llm"], spans)
+        carried = _carried(trace, spans, values.name, reading.warnings)
+        if carried is not None:
+            reading.contexts.append((trace, []))
+            reading.carried[trace] = carried, len(models)
+            continue
         if not models:
             reading.warnings.append(f"trace {trace}: no model spans (neither GenAI nor OpenInference): left out")
             continue
@@ -201,6 +210,28 @@ def read_otlp(values: Values) -> Reading:
 
 
 Group = tuple[list[Exchange], list[ToolRun]]
+
+
+def _carried(trace: str, spans: list[Span], name: str, warnings: list[str]) -> Document | None:
+    """The document ContextDeck's export carries on its root span, when the trace is that document's export
+    (its id is the document's: `trace_id_of`). A turn's recorded input is the request as rendered, from which
+    the messages cannot be read back; any other trace, or one whose document was changed or cut since, is read
+    from its spans."""
+    root = next((span for span in spans if span.parent is None and DOCUMENT in span.attributes), None)
+    if root is None:
+        return None
+    text = root.attributes[DOCUMENT]
+    try:
+        if not isinstance(text, str):
+            raise DocumentError(name, "not a JSON text")
+        document = parse_document(text.encode("utf-8", "surrogatepass"), name)
+        if trace_id_of(document.to_json()) != trace:
+            raise DocumentError(name, "not the document this trace was exported from")
+    except DocumentError as problem:
+        warnings.append(f"{root.where}: the ContextDeck document it carries cannot be used ({problem.reason}): "
+                        "the trace is read from its spans")
+        return None
+    return Document(document.context, Shape.REQUEST, document.schema, document.solution, None, document.envelope)
 
 
 def _contexts(trace: str, models: list[Span], tools: list[Span], spans: list[Span], name: str) -> dict[str, Group]:

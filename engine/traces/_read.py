@@ -47,6 +47,8 @@ class Reading:
     contexts: list[tuple[str, list[Exchange]]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     runs: dict[str, list[ToolRun]] = field(default_factory=dict)  # per context: its tool spans, in order
+    # Per context: the document a ContextDeck export carries, taken as it is, and its model turns.
+    carried: dict[str, tuple[Document, int]] = field(default_factory=dict)
 
 
 def read_values(raw: bytes, name: str) -> Values:
@@ -151,6 +153,10 @@ def build_all(reading: Reading, format: str, name: str) -> list[Imported]:
     imported: list[Imported] = []
     source = Path(name).name
     for label, exchanges in reading.contexts:
+        if label in reading.carried:
+            document, turns = reading.carried[label]
+            imported.append(Imported(document, format, label, tuple(reading.warnings), turns))
+            continue
         conversation = line_up(exchanges)
         document = build(conversation, source, reading.runs.get(label))
         imported.append(Imported(document, format, label, tuple(reading.warnings + conversation.warnings),

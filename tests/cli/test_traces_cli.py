@@ -119,6 +119,21 @@ def test_export_writes_otlp_json_and_the_openai_body(capsys: Any, tmp_path: Path
     assert body["response_format"]["json_schema"]["schema"] == rendered["schema"]
 
 
+def test_an_exported_trace_imports_back_as_the_document(capsys: Any, tmp_path: Path) -> None:
+    """import, export --format otlp-json, import again: the same document, with no warning."""
+    reply = {"role": "assistant", "content": "Sunny."}
+    response = {"id": "r1", "created": 1764320000, "model": "fake-small",
+                "choices": [{"index": 0, "finish_reason": "stop", "message": reply}]}
+    source = write(tmp_path, "exchange.json", {"request": REQUEST, "response": response})
+    doc, trace, again = tmp_path / "doc.json", tmp_path / "trace.json", tmp_path / "again.json"
+    assert call(capsys, "import", source, "--out", doc)[0] == 0
+    assert call(capsys, "export", doc, "--format", "otlp-json", "--out", trace)[0] == 0
+    code, _, err = call(capsys, "import", trace, "--out", again)
+    assert code == 0, err
+    assert "warning" not in err
+    assert json.loads(again.read_text()) == json.loads(doc.read_text())
+
+
 def test_export_of_an_unreadable_document_says_where(capsys: Any, tmp_path: Path) -> None:
     doc = write(tmp_path, "doc.json", "[{")
     code, _, err = call(capsys, "export", doc, "--format", "otlp-json")

@@ -489,11 +489,56 @@ def test_the_exported_turns_carry_the_model_settings_the_import_reads_back() -> 
     document = import_bytes(json.dumps(body).encode(), "ex.json")[0].document
     preset = document.context.messages[0]
     assert preset == {"type": "preset", "model": "gpt-4o-mini", **settings}
-    exported = export_otlp(document)
+    exported = without_document(export_otlp(document))  # read from the spans, as another tool's trace
     chat = span_attributes(list(parse_otlp(exported).resource_spans[0].scope_spans[0].spans)[1])
     assert {key: chat[f"gen_ai.request.{key}"] for key in settings} == settings
     again = import_bytes(json.dumps(exported).encode(), "trace.json")[0].document
     assert again.context.messages[0] == preset
+
+
+def root_attributes(trace: dict[str, Any]) -> list[dict[str, Any]]:
+    attributes: list[dict[str, Any]] = trace["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["attributes"]
+    return attributes
+
+
+def without_document(trace: dict[str, Any]) -> dict[str, Any]:
+    """An export without the document its root span carries: its spans alone, as a trace of another tool."""
+    root_attributes(trace)[:] = [a for a in root_attributes(trace) if a["key"] != "contextdeck.document"]
+    return trace
+
+
+def test_contextdecks_own_export_imports_back_as_its_document() -> None:
+    """A turn's recorded input is the request as rendered (plans as `## Plan` text, data as `## Data`), from which
+    no import can read the messages back: the export carries its document, and importing the export gives back
+    the same messages, schema and solution, without a warning; a document saved as an array comes back as a
+    saved request."""
+    [first] = import_bytes(json.dumps(genai_trace()).encode(), "genai.json")
+    exported = export_otlp(first.document)
+    [again] = import_bytes(json.dumps(exported).encode(), "t.json")
+    assert again.document.to_json() == first.document.to_json()
+    assert (again.format, again.warnings, again.turns) == ("otlp", (), 2)
+    assert again.label == exported["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"]
+    from contextdeck.engine import Context, Document, Shape
+
+    bare = Document(Context([{"role": "user", "content": "Hi"}, {"type": "plan", "plan": [], "output": "Hello"}]),
+                    Shape.ARRAY)
+    [back] = import_bytes(json.dumps(export_otlp(bare)).encode(), "t.json")
+    assert back.document.to_json() == {"context": bare.context.messages}
+
+
+def test_an_export_whose_document_was_changed_since_is_read_from_its_spans() -> None:
+    """The document an export carries is taken only when it is the one the trace was exported from (the trace id
+    is its content's): one changed or cut since is said, and the trace is read from its spans."""
+    [first] = import_bytes(json.dumps(genai_trace()).encode(), "genai.json")
+    for change in ('{"context": []}', '{"context": ['):
+        exported = export_otlp(first.document)
+        carried = next(a for a in root_attributes(exported) if a["key"] == "contextdeck.document")
+        carried["value"]["stringValue"] = change
+        [again] = import_bytes(json.dumps(exported).encode(), "t.json")
+        root = exported["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["spanId"]
+        assert again.warnings[0].startswith(f"span {root}: the ContextDeck document it carries cannot be used (")
+        assert again.warnings[0].endswith("): the trace is read from its spans")
+        assert again.document.context.messages[4]["content"].startswith("## Plan")  # the rendered request
 
 
 def test_the_openai_export_is_the_request_the_model_receives() -> None:
