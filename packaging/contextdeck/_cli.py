@@ -11,6 +11,7 @@ import os
 import sys
 from collections.abc import Callable, Coroutine, Iterator, Sequence
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 from contextdeck import __version__
 from contextdeck._out import CannotWrite, write_out
@@ -485,6 +486,21 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _base_url(text: str) -> str:
+    """`--llm`: an http or https URL naming a host; anything else fails only when the model is first asked,
+    after the tick's calls have run and the document is written."""
+    try:
+        parts = urlsplit(text)
+        host, _ = parts.hostname, parts.port  # `port` raises when it is no number from 0 to 65535
+        named = parts.scheme in ("http", "https") and bool(host)
+    except ValueError:  # a port that is no number, an unclosed [
+        named = False
+    if not named:
+        raise argparse.ArgumentTypeError(f"not an http:// or https:// URL: {text!r} "
+                                         "(for example http://localhost:11434/v1)")
+    return text
+
+
 def _non_negative(text: str) -> int:
     return _at_least(0, text)
 
@@ -510,7 +526,7 @@ def _code_options(command: argparse.ArgumentParser) -> None:
 
 def _model_options(parser: argparse.ArgumentParser, *, required: bool) -> None:
     group = parser.add_argument_group("model", "an OpenAI-compatible endpoint (OpenAI, Ollama, llama.cpp, vLLM, ...)")
-    group.add_argument("--llm", metavar="BASE_URL", required=required, default=None,
+    group.add_argument("--llm", metavar="BASE_URL", type=_base_url, required=required, default=None,
                        help="for example http://localhost:11434/v1" + ("" if required else "; latent calls ask it"))
     group.add_argument("--model", metavar="NAME", default=None, help="the model name the endpoint knows")
     group.add_argument("--api-key-env", metavar="VAR", default="OPENAI_API_KEY",

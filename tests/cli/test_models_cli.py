@@ -123,6 +123,23 @@ def test_ask_replays_a_recorded_answer(capsys, tmp_path, fake_llm) -> None:
     assert len(fake_llm.completions) == 1
 
 
+@pytest.mark.parametrize("url", ["notaurl", "localhost:11434/v1", "ftp://host/v1", "http://", "http://h:port/v1"])
+def test_an_llm_that_is_no_url_is_a_usage_error_before_anything_runs(capsys, tmp_path, url) -> None:
+    """--llm must be an http or https URL naming a host: anything else is refused when the command line is read,
+    naming the option (exit 2), for every command that asks a model, before a call runs or a file is written."""
+    doc = written(tmp_path)
+    out = tmp_path / "out.json"
+    dataset = tmp_path / "cases.jsonl"
+    dataset.write_text('{"id": "a", "input": {}}\n')
+    for argv in (["run", doc, "--out", out], ["ask", doc, "--out", out], ["eval", doc, "--inputs", dataset]):
+        with pytest.raises(SystemExit) as exit_:
+            main([*map(str, argv), "--llm", url, "--model", "m"])
+        assert exit_.value.code == 2
+        err = capsys.readouterr().err
+        assert f"argument --llm: not an http:// or https:// URL: {url!r}" in err
+    assert not out.exists()
+
+
 def test_llm_and_model_go_together(capsys, tmp_path) -> None:
     """--llm without --model (or the other way round) is a usage error, exit 2."""
     doc = written(tmp_path)
