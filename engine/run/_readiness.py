@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Protocol
 
-from ..calls._calls import Mode, Problem, missing_reads
+from ..calls._calls import Mode, Problem, missing_reads, parameters_refusal, resolve_parameters
 from ..calls._plan import Graph
 from ..calls._record import Record, RecordReader
 from ..calls._status import OPEN, SETTLED, CallState, Status
@@ -157,7 +157,10 @@ def readiness(execution: Scheduled, index: int) -> tuple[Status, tuple[str, ...]
         pending = index in execution.delegations and index not in execution._provided
         return (Status.WAITING_FOR_OUTPUT if pending else Status.READY), ()
     latent_without_output = plan.mode is Mode.LATENT and plan.destinations is not None and not plan.has_output
-    if latent_without_output and index not in execution._provided:
+    # Nobody is asked for the output of a call its parameters would refuse (SPEC 6.7): it starts, and fails on
+    # them as a call to an activity does.
+    if latent_without_output and index not in execution._provided \
+            and parameters_refusal(plan, resolve_parameters(execution.context, plan)) is None:
         return Status.WAITING_FOR_OUTPUT, ()
     return Status.READY, ()
 

@@ -155,6 +155,26 @@ def test_parameters_are_validated_after_references_resolve() -> None:
     assert "$.amount" in errors(context)[0]["message"]
 
 
+def test_a_latent_call_whose_parameters_break_the_schema_is_not_waited_for() -> None:
+    """A latent call without `_output` whose resolved parameters break its tool fails on them when it is ready:
+    nobody (person or model) is asked for an output it would refuse."""
+    schema = tool("refund", properties={"approvedBy": {"type": "string"}})
+    call = {"_tool": "refund", "approvedBy": "†state.approvals.refund", "_outputPath": "†state.refund"}
+    context, execution, _ = execute([schema, {"type": "state", "approvals": {"refund": True}}], [call])
+    assert execution.state(0).status is Status.FAILED
+    assert errors(context)[0]["type"] == "parameters"
+    assert "$.approvedBy" in errors(context)[0]["message"]
+
+
+def test_a_latent_call_with_valid_parameters_waits_for_its_output() -> None:
+    """The same call given a valid approver waits for its output; nothing is written meanwhile."""
+    schema = tool("refund", properties={"approvedBy": {"type": "string"}})
+    call = {"_tool": "refund", "approvedBy": "†state.approvals.refund", "_outputPath": "†state.refund"}
+    context, execution, _ = execute([schema, {"type": "state", "approvals": {"refund": "Ana"}}], [call])
+    assert execution.state(0).status is Status.WAITING_FOR_OUTPUT
+    assert errors(context) == []
+
+
 def test_meta_properties_are_not_parameters() -> None:
     """`required: ["_tool"]` and `additionalProperties: false` apply to parameters only, not `_` keys."""
     schema = tool("t", properties={"_tool": {"const": "t"}, "a": {"type": "number"}},
