@@ -12,10 +12,12 @@ from typing import Any
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QVBoxLayout, QWidget
 
+from contextdeck.engine import Form
+
 from .._editor import DataEditor
 from .._editor._base import CtrlTabTypesTab
 from ._calls import CallsBody
-from ._model import Body, MessageModel
+from ._model import FORM_DEPTH, Body, MessageModel, deeper_than
 from ._tools import ToolsBody
 
 
@@ -73,20 +75,34 @@ class FormBody(QWidget):
         self.data.set_read_only(flag)
 
 
+# Why the form has no body for a message, by what the engine says it is; anything else is a shape it does not know.
+_NO_FORM = {
+    Form.RECORD: "A run record: how a call ran (what it received, when, for how long; a model's exchange). It is "
+                 "audit only, neither data nor shown to the model: read it in the JSON tab.",
+    Form.ADVISOR: "An advisor (017): its id, role, advice schema and scopes are edited in the JSON tab.",
+    Form.PRESET: "A preset: the model call's settings, never shown to the model. Edit them in the JSON tab.",
+}
+
+
 class RawBody(QLabel):
-    """A shape the form has no editor for (a form the engine knows and this editor does not)."""
+    """A message the form has no editor for, saying why: a form the engine knows and this editor does not, a
+    shape it does not know, or values nested deeper than the form goes."""
 
     edited = Signal(object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("The form has no editor for this message (a shape it does not know, or values nested "
-                         "more than 40 levels deep): edit it in the JSON tab.", parent)
+        super().__init__(parent)
         self.setWordWrap(True)
         self.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.setMargin(8)
 
     def load(self, model: MessageModel) -> None:
-        pass
+        if deeper_than(model.value, FORM_DEPTH):
+            why = f"Values nested more than {FORM_DEPTH} levels deep: edit this message in the JSON tab."
+        else:
+            why = _NO_FORM.get(model.form, "The form has no editor for this shape of message: edit it in the "
+                                           "JSON tab.")
+        self.setText(why)
 
     def value(self) -> None:
         return None

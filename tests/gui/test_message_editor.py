@@ -113,6 +113,28 @@ def test_a_text_message_is_multi_line(qtbot: Any, window: MainWindow) -> None:
     assert window.context()[0]["role"] == "assistant"
 
 
+def test_a_message_without_a_form_says_why(qtbot: Any, window: MainWindow) -> None:
+    """The form's place tells a run record, an advisor, a preset and a too-deep value apart from a shape it does
+    not know, and each points to the JSON tab."""
+    deep: Any = "leaf"
+    for _ in range(45):
+        deep = [deep]
+    cases = [
+        ({"type": "_run", "_run": {"call": 0}}, "A run record"),
+        ({"type": "advisor", "id": "risk", "role": "Weigh the risk."}, "An advisor (017)"),
+        ({"type": "preset", "model": "m"}, "A preset"),
+        ({"type": "state", "data": deep}, "nested more than 40 levels deep"),
+        ({"role": "user", "content": 3}, "no editor for this shape"),
+    ]
+    for message, why in cases:
+        window.apply_edit(Replace(0, message))
+        window.select_message(0)
+        assert window.editor.model().body is Body.RAW
+        shown = window.editor.body().text()
+        assert why in shown, (message, shown)
+        assert "JSON tab" in shown
+
+
 def test_header_fields_edit_instance_and_description(qtbot: Any, window: MainWindow) -> None:
     """The instance and description boxes set (and, emptied, remove) `_instance` and `description`."""
     window.select_message(1)
