@@ -7,7 +7,9 @@ A reply can instead be an HTTP error, garbage, a delay, or a dropped connection.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import threading
 import time
 from collections import deque
@@ -63,8 +65,8 @@ class FakeLLM:
         self.requests: list[Received] = []
         self.models = ["fake-small", "fake-large"] if models is None else models
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._server.daemon_threads = True
+        self.closing = threading.Event()  # set on leaving: a delayed or streamed reply stops where it is
+        self._server = _Server(("127.0.0.1", 0), _handler(self))
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), name="fake-llm", daemon=True)
 
     @property
@@ -92,8 +94,52 @@ class FakeLLM:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        """Stop serving and wait for every handler thread, so that none lives on into a later test (where the
+        objects it frees would change what that test counts, such as the collector's frozen objects)."""
         self._server.shutdown()
+        self.closing.set()
+        self._server.end_handlers(_HANDLERS_END_WITHIN)
         self._server.server_close()
+
+
+_HANDLERS_END_WITHIN = 10.0  # seconds: a bound, never reached unless a handler is stuck
+
+
+class _Server(ThreadingHTTPServer):
+    """A threading server that knows its handler threads and their connections, to end them on leaving."""
+
+    daemon_threads = True  # one stuck past the bound never holds up the interpreter's exit
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]) -> None:
+        super().__init__(address, handler)
+        self._handlers: dict[threading.Thread, socket.socket] = {}
+        self._handlers_lock = threading.Lock()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        thread = threading.Thread(target=self._handle, args=(request, client_address), name="fake-llm-handler",
+                                  daemon=True)
+        with self._handlers_lock:
+            self._handlers[thread] = request
+        thread.start()
+
+    def _handle(self, request: Any, client_address: Any) -> None:
+        try:
+            self.process_request_thread(request, client_address)
+        finally:
+            with self._handlers_lock:
+                self._handlers.pop(threading.current_thread(), None)
+
+    def end_handlers(self, within: float) -> None:
+        """A connection the client keeps alive waits in a read for its next request: shut for reading, the read
+        ends and its handler with it (a reply being written still goes out). Each is waited for, `within` in all."""
+        with self._handlers_lock:
+            handlers = dict(self._handlers)
+        for connection in handlers.values():
+            with contextlib.suppress(OSError):  # closed already
+                connection.shutdown(socket.SHUT_RD)
+        deadline = time.monotonic() + within
+        for thread in handlers:
+            thread.join(max(0.0, deadline - time.monotonic()))
 
 
 def _completion(reply: Reply) -> dict[str, Any]:
@@ -182,8 +228,8 @@ def _handler(server: FakeLLM) -> type[BaseHTTPRequestHandler]:
             reply = server.next_reply(body)
             streaming = isinstance(body, dict) and body.get("stream") is True
             if reply.delay and not (streaming and reply.pieces > 1 and reply.raw is None):
-                time.sleep(reply.delay)
-            if reply.drop:
+                server.closing.wait(reply.delay)
+            if reply.drop or server.closing.is_set():
                 self.close_connection = True
                 self.connection.close()
                 return
@@ -204,8 +250,8 @@ def _handler(server: FakeLLM) -> type[BaseHTTPRequestHandler]:
                 for chunk in _chunks(reply, bool(options.get("include_usage"))):
                     self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                     self.wfile.flush()
-                    if reply.delay:
-                        time.sleep(reply.delay / max(1, reply.pieces))
+                    if reply.delay and server.closing.wait(reply.delay / max(1, reply.pieces)):
+                        return  # the server is leaving: the reply ends here, the connection with it
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
             except (BrokenPipeError, ConnectionResetError):
