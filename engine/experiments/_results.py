@@ -23,6 +23,8 @@ def write_results(path: str | os.PathLike[str], results: list[dict[str, Any] | N
 
 
 def read_results(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The results a file holds, each naming its run document (`run`) where it is found from here
+    (`_run_found`)."""
     file = Path(path)
     try:
         raw = file.read_bytes()
@@ -32,8 +34,19 @@ def read_results(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     for number, value in zip(*jsonl_lines(raw, str(file)), strict=True):
         if not isinstance(value, dict) or "status" not in value:
             raise DocumentError(str(file), "expected a result object with a 'status'", line=number)
-        results.append(value)
+        results.append(_run_found(value, file.parent))
     return results
+
+
+def _run_found(result: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """A result whose `run` is relative was written before runs were named absolutely, relative to the folder
+    `eval` ran in: that is the current folder when the run is found there, else most often the results file's
+    own `folder` (`eval --out results.jsonl --runs runs`), where it is taken from when it is there."""
+    run = result.get("run")
+    if not isinstance(run, str) or Path(run).is_absolute() or Path(run).exists():
+        return result
+    beside = folder / run
+    return {**result, "run": str(beside)} if beside.exists() else result
 
 
 def reasons(result: dict[str, Any]) -> list[str]:

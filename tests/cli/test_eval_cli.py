@@ -138,6 +138,27 @@ def test_a_baseline_made_with_a_relative_runs_folder_serves_from_another_folder(
     assert lines[0]["activities_replayed"] == 1
 
 
+def test_a_baseline_naming_its_runs_relatively_is_read_beside_its_results(capsys, tmp_path, fake_llm,
+                                                                          monkeypatch) -> None:
+    """Results written before runs were named absolutely name them relative to the folder eval ran in: from
+    another folder, a run not found there is taken from the results file's own folder."""
+    fake_llm.answer = adder
+    doc, data = agent(tmp_path), dataset(tmp_path, CASES[:1])
+    code, lines, err = evaluate(capsys, fake_llm, tmp_path, doc, data, "--runs", tmp_path / "runs")
+    assert code == 0, err
+    results = tmp_path / "results.jsonl"
+    older = [{**line, "run": str(Path(line["run"]).relative_to(tmp_path))} for line in lines]
+    results.write_text("".join(json.dumps(line) + "\n" for line in older))
+    assert older[0]["run"] == "runs/small.json"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    code, lines, err = evaluate(capsys, fake_llm, tmp_path, doc, data, "--baseline", results,
+                                "--replay-activities", out="after.jsonl")
+    assert code == 0, err
+    assert lines[0]["activities_replayed"] == 1
+
+
 def test_a_failed_case_is_said_with_its_error_with_or_without_an_expectation(capsys, tmp_path, fake_llm) -> None:
     """The endpoint fails for every case: each is named on stderr with the error that stopped it, first, whether or
     not it expected anything (one without an expectation was not named at all, one with one only said "no final

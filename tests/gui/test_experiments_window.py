@@ -127,6 +127,35 @@ def test_two_experiments_compared_with_a_watch_column_and_a_request_diff(
     release()
 
 
+def test_results_naming_their_runs_relatively_find_them_beside_the_results_file(
+        qtbot: Any, open_window: Any, tmp_path: Path, fake_llm: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Results written before runs were named absolutely name them relative to the folder eval ran in: opened
+    from another folder, a run not found there is read from the results file's own folder (the watch column)
+    and opened from there."""
+    fake_llm.answer = adder
+    (tmp_path / "acts.py").write_text(ACTIVITIES)
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps({"id": "one", "input": {"a": 1, "b": 2}}) + "\n")
+    doc = agent(tmp_path / "agent.json", "Add the numbers.")
+    results = experiment(tmp_path, fake_llm, doc, data, "runs")
+    older = [{**line, "run": str(Path(line["run"]).relative_to(tmp_path))}
+             for line in map(json.loads, results.read_text().splitlines())]
+    results.write_text("".join(json.dumps(line) + "\n" for line in older))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+
+    window = open_window(doc)
+    pane: ExperimentsPane = window.experiments  # type: ignore[attr-defined]
+    pane.show_results(results)
+    pane.watch_edit.setText("†state.sum")
+    pane.add_watch_from_edit()
+    assert pane.model.text(0, 7) == "3"
+    pane.open_run(0)
+    qtbot.waitUntil(lambda: window.session.path == tmp_path / "runs" / "one.json", timeout=10000)
+    release()
+
+
 def test_run_in_the_window_runs_the_open_document_over_the_dataset_and_compares_with_the_last(
         qtbot: Any, open_window: Any, tmp_path: Path, fake_llm: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """Run uses the document as it stands and the window's model; a second run is compared with the first.
