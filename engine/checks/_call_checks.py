@@ -346,6 +346,6 @@ def plan_problems(context: Messages, plans: PlanReadings) -> list[Diagnostic]:
     for index, reading in plans.items():
         if index is not None and reading is not None:
             found = call_problems(reading.calls, tools, written, refusals=False, reading=reading)
-            problems.extend(Diagnostic(index, f"plan at message {index}, call {problem.call} {problem.field}",
-                                       problem.reason, "warning") for problem in found)
+            problems.extend(Diagnostic(index, f"call {problem.call} {problem.field}", problem.reason, "warning")
+                            for problem in found)
     return problems

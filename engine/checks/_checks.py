@@ -15,7 +15,7 @@ from ..calls._registry import Registry
 from ..calls._tools import form_indices, merged_tools, pending_calls, unknown_references
 from ..document import _json
 from ..document._context import Context
-from ..document._validate import data_problems, schema_violations
+from ..document._validate import call_place, data_problems, schema_violations
 from ..document._view import Messages
 from ..protocol._expressions import parsed_once
 from ..protocol._groups import PlanReadings
@@ -132,7 +132,6 @@ def _run_problems(
     # array of calls (which `read_plans` does not read).
     reading = None if isinstance(solution, list) else plans.get(plan_index)
     setup = set_up(live, solution, known, dict(tools or {}), base, chain, reading)
-    where = "solution" if plan_index is None else f"plan at message {plan_index}"
     problems: list[Diagnostic] = []
     for index in sorted(setup.structural):  # the calls with a problem, in plan order
         plan = setup.plans[index]
@@ -141,7 +140,7 @@ def _run_problems(
         found = dict.fromkeys((p.type, p.message) for p in setup.structural[index])
         for kind, message in found:
             if kind not in _REPORTED:
-                problems.append(Diagnostic(plan_index, f"{where}, {plan.label}", f"{kind}: {message}"))
+                problems.append(Diagnostic(plan_index, call_place(plan_index, plan.label), f"{kind}: {message}"))
     return problems
 
 

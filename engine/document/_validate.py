@@ -158,40 +158,47 @@ def schema_violations(schema: Any, value: Any, message_index: int | None, label:
     ]
 
 
+def call_place(plan_index: int | None, call: str) -> str:
+    """Where a call is (`call`: "call 3", or a plan's label of it), as a diagnostic's path: a plan message's call
+    needs no more, the diagnostic names the message (`message 2: call 3 $.x: ...`); the solution's has none."""
+    return call if plan_index is not None else f"solution, {call}"
+
+
 def _call_problems(plans: PlanReadings) -> list[Diagnostic]:
     """Malformed expressions in the calls of the solution and of every plan message (earlier plans too)."""
     problems: list[Diagnostic] = []
     for index, reading in plans.items():
-        where = "solution" if index is None else f"plan at message {index}"
         if reading is None:
-            problems.append(Diagnostic(index, where, "'plan' must be an array of calls"))
+            problems.append(Diagnostic(index, "plan", "'plan' must be an array of calls"))
         else:
-            problems.extend(_calls_problems(reading, index, where))
+            problems.extend(_calls_problems(reading, index))
     return problems
 
 
-def _calls_problems(reading: PlanReading, plan_index: int | None, where: str) -> list[Diagnostic]:
+def _calls_problems(reading: PlanReading, plan_index: int | None) -> list[Diagnostic]:
     """Malformed expressions anywhere in these calls' parameters and output paths; bad output methods."""
     problems: list[Diagnostic] = []
     # Members of all/any/race groups are numbered along with the other calls, as the executor numbers them.
     for number, (call, found) in enumerate(zip(reading.calls, reading.expressions, strict=True)):
         if not isinstance(call, dict):
-            problems.append(Diagnostic(plan_index, f"{where}, call {number}", "a call must be an object"))
+            where = call_place(plan_index, f"call {number}")
+            problems.append(Diagnostic(plan_index, where, "a call must be an object"))
             continue
         if "_outputMethod" in call and (method := call["_outputMethod"]) is not None and method not in METHODS:
-            problems.append(Diagnostic(plan_index, f"{where}, call {number} $._outputMethod",
+            problems.append(Diagnostic(plan_index, call_place(plan_index, f"call {number} $._outputMethod"),
                                        f"unknown _outputMethod {method!r}; expected one of {', '.join(METHODS)}"))
         for path, _, parsed in found:
             if isinstance(parsed, ExpressionError):
-                problems.append(_malformed(plan_index, f"{where}, call {number}", path, parsed))
+                problems.append(_malformed(plan_index, number, path, parsed))
         destination = call.get("_outputPath")
         # A destination must be an expression (`is_expression`, read here: a plan holds 100,000 calls).
         if isinstance(destination, str) and (not destination.startswith(DAGGER) or destination.startswith(DAGGER, 1)):
             parsed = parsed_or_error(destination)
             if isinstance(parsed, ExpressionError):
-                problems.append(_malformed(plan_index, f"{where}, call {number}", ("_outputPath",), parsed))
+                problems.append(_malformed(plan_index, number, ("_outputPath",), parsed))
     return problems
 
 
-def _malformed(plan_index: int | None, call: str, path: Where, error: ExpressionError) -> Diagnostic:
-    return Diagnostic(plan_index, f"{call} {json_path(path)}", f"{error.reason} at position {error.position}")
+def _malformed(plan_index: int | None, number: int, path: Where, error: ExpressionError) -> Diagnostic:
+    return Diagnostic(plan_index, call_place(plan_index, f"call {number} {json_path(path)}"),
+                      f"{error.reason} at position {error.position}")

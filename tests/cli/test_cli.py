@@ -119,7 +119,7 @@ def test_validate_problems_exit_1(capsys, tmp_path) -> None:
     assert "¶user.age: 'x' is not of type 'number'" in lines[0]
     assert "position 6" in out
     assert "push onto a string" in out
-    assert "warning: message 2: plan at message 2, call 0 $._tool: unknown tool 't'" in out
+    assert "warning: message 2: call 0 $._tool: unknown tool 't'" in out
     assert "3 problem(s), 1 warning(s)" in err
 
 
@@ -150,7 +150,7 @@ def test_validate_warnings_alone_exit_0(capsys, tmp_path) -> None:
     path.write_text(json.dumps([{"type": "plan", "plan": [{"_tool": "t"}]}]))
     code, out, _err = run(capsys, "validate", str(path))
     assert code == 0
-    assert "warning: message 0: plan at message 0, call 0 $._tool: unknown tool 't'" in out
+    assert "warning: message 0: call 0 $._tool: unknown tool 't'" in out
     assert "ok (1 messages, 1 warning(s))" in out
 
 

@@ -115,7 +115,7 @@ CASES = [
     Case("an invalid tool schema, its parameter a reference",
          doc([{"type": "tool", "tool": {"t": {"type": 5}}}, {"type": "state", "data": {"a": 1}},
               {"type": "plan", "plan": [{"_tool": "t", "s": "†state.a", "_outputPath": "†state.x"}]}]),
-         {"validate": (1, "message 2: plan at message 2, call 0 (t): parameters: the schema of tool 't' cannot be "
+         {"validate": (1, "message 2: call 0 (t): parameters: the schema of tool 't' cannot be "
                           "used: invalid schema"),
           "run": (0, "call 0 (t) failed: parameters: the schema of tool 't' cannot be used: invalid schema")}),
     Case("a $ref that loops", doc(tool_document(LOOP, {"s": 1})),

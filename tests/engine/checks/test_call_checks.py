@@ -31,7 +31,7 @@ def test_a_call_to_a_tool_nothing_defines_is_a_warning_of_validate() -> None:
     """`_tool: "lokup"` is reported at the call's `_tool`, by validate as a warning; a defined tool is not."""
     ctx = context({"_tool": "lokup", "id": "x"}, {"_tool": "lookup", "id": "x"})
     problems = [(str(problem), problem.severity) for problem in validate(ctx)]
-    assert problems == [("message 3: plan at message 3, call 0 $._tool: unknown tool 'lokup': no tool message "
+    assert problems == [("message 3: call 0 $._tool: unknown tool 'lokup': no tool message "
                          "defines it (it would run latent)", "warning")]
 
 
@@ -64,9 +64,9 @@ def test_scopes_naming_a_kind_nothing_writes_are_warnings() -> None:
     ctx = context({"_tool": "lookup", "id": "x", "_scopes": ["input", "stat", "†state", "state", "memo"]},
                   {"_tool": "lookup", "id": "y", "_outputPath": "†memo.note"})
     assert [(str(problem), problem.severity) for problem in validate(ctx) if "_scopes" in problem.path] == [
-        ("message 3: plan at message 3, call 0 $._scopes[1]: scope 'stat' names no kind any message or output "
+        ("message 3: call 0 $._scopes[1]: scope 'stat' names no kind any message or output "
          "path writes", "warning"),
-        ("message 3: plan at message 3, call 0 $._scopes[2]: scope '†state' names no kind any message or output "
+        ("message 3: call 0 $._scopes[2]: scope '†state' names no kind any message or output "
          "path writes (a scope is a kind: 'state'?)", "warning"),
     ]
 
@@ -78,8 +78,8 @@ def test_an_approval_gate_is_not_a_reference_nothing_writes() -> None:
         {"_tool": "lookup", "id": "†state.approvals.refund && †input.id"},
         {"_tool": "lookup", "id": "†state.aprovals.refund"}]}])
     assert [(p.path, p.reason) for p in validate(ctx) if p.severity == "warning"] == [
-        ("plan at message 1, call 0 $.id", "unknown kind ¶input: no message or output path writes it"),
-        ("plan at message 1, call 1 $.id", "unknown kind ¶state: no message or output path writes it")]
+        ("call 0 $.id", "unknown kind ¶input: no message or output path writes it"),
+        ("call 1 $.id", "unknown kind ¶state: no message or output path writes it")]
 
 
 def test_parameters_the_tool_schema_refuses_but_not_references() -> None:

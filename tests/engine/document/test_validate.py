@@ -78,12 +78,12 @@ def test_malformed_references_in_plan_calls_name_call_field_and_position() -> No
         {"_tool": "a", "_outputPath": " †state.u", "_outputMethod": None},  # neither is malformed
     ]}
     assert problems([plan, *DEFINED]) == [
-        (0, "plan at message 0, call 0 $.x.deep[1]", "expected a path segment after '.', found '.' at position 7"),
-        (0, "plan at message 0, call 1 $._outputPath",
+        (0, "call 0 $.x.deep[1]", "expected a path segment after '.', found '.' at position 7"),
+        (0, "call 1 $._outputPath",
          "expected a reference starting with '†', found 's' at position 0"),
-        (0, "plan at message 0, call 2 $._outputMethod",
+        (0, "call 2 $._outputMethod",
          "unknown _outputMethod 'append'; expected one of set, merge, assign, push, concat"),
-        (0, "plan at message 0, call 3 $._outputPath",
+        (0, "call 3 $._outputPath",
          "expected a kind after '†', found '†' ('††' escapes a literal '†') at position 1"),
     ]
 
@@ -125,8 +125,8 @@ def test_every_plan_is_checked_not_only_the_last() -> None:
                 {"type": "plan", "plan": "nope"},
                 {"type": "plan", "plan": [{"_tool": "t", "p": "†ok"}]}, *DEFINED]
     found = problems(messages, {"calls": [{"_tool": "t", "p": "†"}]})
-    assert [(i, p) for i, p, _ in found] == [(None, "solution, call 0 $.p"), (0, "plan at message 0, call 0 $.p"),
-                                             (1, "plan at message 1")]
+    assert [(i, p) for i, p, _ in found] == [(None, "solution, call 0 $.p"), (0, "call 0 $.p"),
+                                             (1, "plan")]
 
 
 def test_calls_inside_pattern_groups_are_checked() -> None:
@@ -159,14 +159,14 @@ def test_validate_reports_what_run_refuses_with_the_message_and_the_call() -> No
              "call 2 feeds call 3 through †state.a")
     unknown = "no tool message defines it (it would run latent)"
     assert problems([GREET_TOOL, plan]) == [
-        (1, "plan at message 1, call 2 $._tool", f"unknown tool 'x': {unknown}"),  # warnings (_call_checks)
-        (1, "plan at message 1, call 3 $._tool", f"unknown tool 'y': {unknown}"),
-        (1, "plan at message 1, call 0 (greet)", "parameters: invalid parameters for 'greet': $.name: 5 is not of "
+        (1, "call 2 $._tool", f"unknown tool 'x': {unknown}"),  # warnings (_call_checks)
+        (1, "call 3 $._tool", f"unknown tool 'y': {unknown}"),
+        (1, "call 0 (greet)", "parameters: invalid parameters for 'greet': $.name: 5 is not of "
                                                   "type 'string'"),
-        (1, "plan at message 1, call 1 (greet)",
+        (1, "call 1 (greet)",
          "outputPath: the tool prescribes _outputPath '†state.greeting', not '†state.other'"),
-        (1, "plan at message 1, call 2 (x)", cycle),
-        (1, "plan at message 1, call 3 (y)", cycle),
+        (1, "call 2 (x)", cycle),
+        (1, "call 3 (y)", cycle),
     ]
     execution = Execution(Context([GREET_TOOL, plan]))
     assert [state.index for state in execution.states if state.status is Status.FAILED] == [0, 1, 2, 3]
@@ -198,7 +198,7 @@ def test_a_call_whose_only_expressions_are_outside_its_parameters_has_its_parame
     plan = {"type": "plan", "plan": [{"_tool": "greet", "name": 5, "_outputPath": "†state.a", "_output": "†state.b"},
                                      {"_tool": "greet", "name": "†state.a", "_outputPath": "†state.c"}]}
     assert problems([greet, {"type": "state", "data": {"b": 1}}, plan]) == [
-        (2, "plan at message 2, call 0 (greet)",
+        (2, "call 0 (greet)",
          "parameters: invalid parameters for 'greet': $.name: 5 is not of type 'string'")]
 
 
@@ -210,9 +210,9 @@ def test_each_instances_copy_of_a_call_is_checked_as_the_call_was_read() -> None
                                      {"_tool": "greet", "n": "†input..user", "_outputPath": "†input.other"}]}
     wrong = "parameters: invalid parameters for 'greet': $.n: 5 is not of type 'string'"
     assert problems([greet, *INSTANCES, plan]) == [
-        (3, "plan at message 3, call 1 $.n", "expected a path segment after '.', found '.' at position 7"),
-        (3, "plan at message 3, call 0 (greet)", wrong),
-        (3, "plan at message 3, call 1 (greet)", wrong),
+        (3, "call 1 $.n", "expected a path segment after '.', found '.' at position 7"),
+        (3, "call 0 (greet)", wrong),
+        (3, "call 1 (greet)", wrong),
     ]
 
 
@@ -241,10 +241,10 @@ def test_calls_of_one_tool_each_report_their_own_parameters() -> None:
                                      {"_tool": "count", "name": "ann"}, {"_tool": "count", "name": 5}]}
     greet = "parameters: invalid parameters for 'greet': "
     assert problems([tools, plan]) == [
-        (1, "plan at message 1, call 0 (greet)", greet + "$.name: 5 is not of type 'string'"),
-        (1, "plan at message 1, call 2 (greet)", greet + "$.name: ['x'] is not of type 'string'"),
-        (1, "plan at message 1, call 3 (greet)", greet + "$: 'name' is a required property"),
-        (1, "plan at message 1, call 4 (count)",
+        (1, "call 0 (greet)", greet + "$.name: 5 is not of type 'string'"),
+        (1, "call 2 (greet)", greet + "$.name: ['x'] is not of type 'string'"),
+        (1, "call 3 (greet)", greet + "$: 'name' is a required property"),
+        (1, "call 4 (count)",
          "parameters: invalid parameters for 'count': $.name: 'ann' is not of type 'integer'"),
     ]
 
@@ -256,7 +256,7 @@ def test_a_tool_schema_that_cannot_be_used_refuses_each_of_its_calls() -> None:
                                      {"_tool": "t", "s": "†state.a", "_outputPath": "†state.b"},
                                      {"_tool": "t", "s": 2}]}
     found = [(index, path, reason) for index, path, reason in problems([tool, plan]) if "(t)" in path]
-    assert [path for _, path, _ in found] == [f"plan at message 1, call {n} (t)" for n in range(3)]
+    assert [path for _, path, _ in found] == [f"call {n} (t)" for n in range(3)]
     assert all("the schema of tool 't' cannot be used" in reason for _, _, reason in found)
 
 
@@ -266,7 +266,7 @@ def test_a_missing_parameter_alone_is_told_as_the_tools_invalid_parameters() -> 
     tool = {"type": "tool", "tool": {"greet": {"type": "object", "required": ["name"]}}}
     plan = {"type": "plan", "plan": [{"_tool": "greet"}, {"_tool": "greet", "name": "ann", "_outputPath": 5}]}
     assert problems([tool, plan])[0] == (
-        1, "plan at message 1, call 0 (greet)", "parameters: invalid parameters for 'greet': $: 'name' is a required "
+        1, "call 0 (greet)", "parameters: invalid parameters for 'greet': $: 'name' is a required "
                                                "property")
 
 
@@ -280,7 +280,7 @@ def test_a_ref_to_nothing_refuses_calls_whose_parameters_are_references() -> Non
                                      {"_tool": "t", "s": 1, "_outputPath": "†state.c"}]}
     reason = "parameters: the schema of tool 't' cannot be used: $ref '#/$defs/nope' points to nothing in the schema"
     assert problems([tool, {"type": "state", "data": {"a": 1}}, plan]) == [
-        (2, "plan at message 2, call 0 (t)", reason), (2, "plan at message 2, call 1 (t)", reason)]
+        (2, "call 0 (t)", reason), (2, "call 1 (t)", reason)]
 
 
 def test_refs_a_validator_never_follows_or_that_resolve_leave_a_schema_usable() -> None:
@@ -318,10 +318,10 @@ def test_a_tools_unusable_prescribed_output_path_is_a_problem_validate_and_run_a
     def tool(const: Any) -> dict[str, Any]:
         return {"type": "tool", "tool": {"t": {"type": "object", "properties": {"_outputPath": {"const": const}}}}}
     plan = {"type": "plan", "plan": [{"_tool": "t", "v": 1}]}
-    assert problems([tool("†state..x"), plan]) == [(1, "plan at message 1, call 0 (t)", (
+    assert problems([tool("†state..x"), plan]) == [(1, "call 0 (t)", (
         "outputPath: the tool prescribes _outputPath '†state..x': expected a path segment after '.', found '.' "
         "at position 7"))]
-    assert problems([tool(5), plan]) == [(1, "plan at message 1, call 0 (t)", (
+    assert problems([tool(5), plan]) == [(1, "call 0 (t)", (
         "outputPath: the tool prescribes _outputPath 5, which is not an expression string"))]
     for const in ("†state..x", 5):
         execution = Execution(Context([tool(const), plan]))
@@ -336,7 +336,7 @@ def test_a_tool_that_requires_an_output_path_refuses_a_call_without_one() -> Non
     plan = {"type": "plan", "plan": [{"_tool": "t"}, {"_tool": "t", "_outputPath": None},
                                      {"_tool": "t", "_outputPath": "†state.a"}]}
     assert problems([tool, plan]) == [
-        (1, f"plan at message 1, call {number} (t)", "outputPath: the tool requires _outputPath")
+        (1, f"call {number} (t)", "outputPath: the tool requires _outputPath")
         for number in (0, 1)]
     execution = Execution(Context([tool, plan]))
     assert [state.status for state in execution.states][:2] == [Status.FAILED, Status.FAILED]
@@ -352,5 +352,5 @@ def test_a_tool_that_requires_scopes_refuses_a_call_without_them_unless_it_provi
     plan = {"type": "plan", "plan": [{"_tool": "t", "_outputPath": "†state.a"}]}
     limiting = {"type": "array", "items": {"enum": ["state", "input"]}}
     assert problems([tool(limiting), plan]) == [
-        (1, "plan at message 1, call 0 (t)", "scopes: the tool requires _scopes")]
+        (1, "call 0 (t)", "scopes: the tool requires _scopes")]
     assert problems([tool({"const": ["state"]}), {"type": "state", "a": 1}, plan]) == []

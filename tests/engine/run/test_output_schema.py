@@ -67,7 +67,7 @@ def test_a_typed_latent_output_that_breaks_output_is_refused_up_front_and_valida
     waiting = {**CALL, "_output": {"sentiment": "†state.guess"}, "_outputPath": "†state.other"}
     context = Context([SENTIMENT, {"type": "plan", "plan": [call, waiting]}])
     assert [(p.path, p.reason) for p in validate(context) if p.severity == "error"] == [
-        ("plan at message 1, call 0 (sentiment)", "output: the result does not meet the _output schema of "
+        ("call 0 (sentiment)", "output: the result does not meet the _output schema of "
                                                   "'sentiment': $.sentiment: 5 is not of type 'string'; the result: "
                                                   '{"sentiment":5}')]
     context, execution, _ = support.execute([SENTIMENT], [call, waiting])
