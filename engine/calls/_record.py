@@ -20,7 +20,7 @@ from typing import Any
 
 from ..document._context import Context
 from ..document._view import Messages
-from ..protocol._messages import Form, kind_of, payload_of
+from ..protocol._messages import Form, body_of, kind_of, payload_of
 from ..protocol._records import record
 from ._plan import ByIndex
 from ._tools import form_indices
@@ -185,7 +185,7 @@ def _entry(context: Messages, position: int) -> Entry | None:
     info = context.info(position)
     if info.form not in (Form.DATA, Form.RECORD):
         return None
-    message = context[position]
+    message = body_of(context[position])
     audit = message.get(RUN_KEY)
     audit = audit if isinstance(audit, dict) else {}
     hint = audit.get("call") if isinstance(audit.get("call"), int) and not isinstance(audit.get("call"), bool) else None

@@ -11,7 +11,7 @@ import copy
 from typing import Any
 
 from ..document._view import Messages
-from ..protocol._messages import Form
+from ..protocol._messages import Form, body_of
 from ..protocol._schemas import SchemaFault, first_error
 from ._tools import ToolDefinition
 
@@ -56,5 +56,6 @@ def scoped_indices(context: Messages, kinds: tuple[str, ...], instance: str | No
 
 
 def scoped_messages(context: Messages, kinds: tuple[str, ...], instance: str | None) -> list[dict[str, Any]]:
-    """Copies of the messages `scoped_indices` names: what the call's activity receives."""
-    return [copy.deepcopy(context[index]) for index in scoped_indices(context, kinds, instance)]
+    """Copies of the messages `scoped_indices` names: what the call's activity receives (a custom content type as
+    the message its content stands for)."""
+    return [copy.deepcopy(body_of(context[index])) for index in scoped_indices(context, kinds, instance)]

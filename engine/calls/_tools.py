@@ -9,7 +9,7 @@ from typing import Any
 
 from ..document._context import Context
 from ..document._view import Messages
-from ..protocol._messages import Form
+from ..protocol._messages import Form, body_of
 from ..resolve._resolution import Diagnostic
 from ._registry import const_name, named_schemas, reference_name
 
@@ -60,7 +60,7 @@ def tool_definitions(
     limit = len(context) if at is None else max(0, min(at, len(context)))
     found: dict[str, ToolDefinition] = {}
     for index in form_indices(context, Form.TOOL, limit):
-        message = context[index]
+        message = body_of(context[index])
         for name in references_in(message):
             if registry is not None and name in registry:
                 found[name] = ToolDefinition(name, registry[name], index)
@@ -84,7 +84,7 @@ def unknown_references(
     limit = len(context) if at is None else max(0, min(at, len(context)))
     problems: list[Diagnostic] = []
     for index in form_indices(context, Form.TOOL, limit):
-        message = context[index]
+        message = body_of(context[index])
         problems.extend(Diagnostic(index, "tool", reason) for reason in _definition_problems(message))
         for name in references_in(message):
             if registry is None or name not in registry:
@@ -128,7 +128,7 @@ def pending_calls(context: Messages, solution: Any = None) -> tuple[list[Any], i
     plans = form_indices(context, Form.PLAN, len(context))
     if not plans:
         return [], None
-    plan = context[plans[-1]].get("plan")
+    plan = body_of(context[plans[-1]]).get("plan")
     return (list(plan) if isinstance(plan, list) else []), plans[-1]
 
 
@@ -136,7 +136,7 @@ def plan_mode(context: Messages) -> str:
     """The mode of the last plan message (012): "eager" (the default) or "lazy" (plan only, wait to run)."""
     for index in range(len(context) - 1, -1, -1):
         if context.info(index).form is Form.PLAN:
-            return "lazy" if context[index].get("mode") == "lazy" else "eager"
+            return "lazy" if body_of(context[index]).get("mode") == "lazy" else "eager"
     return "eager"
 
 

@@ -29,7 +29,7 @@ from ..protocol._expressions import (
     parsed_or_error,
 )
 from ..protocol._groups import PlanReading, PlanReadings, flatten, read_plan
-from ..protocol._messages import Form, payload_of
+from ..protocol._messages import Form, body_of, payload_of
 from ..resolve._resolution import Diagnostic
 from ..run._readiness import approval_gate
 
@@ -108,7 +108,7 @@ def read_plans(context: Messages, solution: Any = None) -> PlanReadings:
     if isinstance(solution, dict) and isinstance(solution.get("calls"), list):
         readings[None] = read_plan(solution["calls"])
     for index in form_indices(context, Form.PLAN, len(context)):
-        plan = context[index].get("plan")
+        plan = body_of(context[index]).get("plan")
         readings[index] = read_plan(plan) if isinstance(plan, list) else None
     return readings
 
@@ -165,6 +165,8 @@ class WrittenPaths:
         context, kinds, stop = self.context, self.kinds, min(len(self.context), self._next + count)
         for index in range(self._next, stop):
             info, message = context.info(index), context[index]
+            if "type" not in message:
+                message = body_of(message)
             if info.kind is not None:
                 value = payload_of(message)
                 kinds[info.kind] = _merge_value(kinds[info.kind], value) if info.kind in kinds else _of_value(value)
@@ -239,6 +241,8 @@ def _merge_data(context: Messages, kinds: dict[str, Node | None], heads: Heads) 
         kind = context.info(index).kind
         if kind is not None and (wanted := heads.get(kind)) is not None:  # a kind nothing reads: left out
             message = context[index]
+            if "type" not in message:
+                message = body_of(message)
             if kind not in kinds:
                 kinds[kind] = {}
             node = _merge_read(kinds[kind], payload_of(message), wanted)

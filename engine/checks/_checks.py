@@ -19,7 +19,7 @@ from ..document._validate import call_place, data_problems, schema_violations
 from ..document._view import Messages
 from ..protocol._expressions import parsed_once
 from ..protocol._groups import PlanReadings
-from ..protocol._messages import Form
+from ..protocol._messages import Form, body_of
 from ..request._request import Survey, advisors_of, consulted_now, meta_schema, output_schema_fault, survey
 from ..resolve._resolution import Diagnostic
 from ..run._setup import set_up
@@ -62,10 +62,31 @@ def validate(
             *(_schema_problems(schema) or _output_problems(context, solution, schema)),
             *_meta_problems(context, solution),
             *_mode_problems(context),
+            *_content_problems(context),
         ]
 
 
 _MODES = ("eager", "lazy")
+
+
+def _content_problems(context: Messages) -> list[Diagnostic]:
+    """A custom content type (`{role, content: {type, ...}}`, 001) is read from its content object alone: an
+    `_instance`, `schema`, `description`, `kind` or `_` key beside `role` is ignored, which is said as a warning."""
+    problems: list[Diagnostic] = []
+    for index in range(len(context)):
+        message = context[index]
+        if "type" in message or (body := body_of(message)) is message:
+            continue
+        ignored = [key for key in message if key[:1] == "_" or key in _BODY_KEYS]
+        if ignored:
+            names = ", ".join(ignored)
+            problems.append(Diagnostic(index, "content", f"{names} beside 'content' is ignored: a custom content "
+                                                         f"type is read from its content object (here "
+                                                         f"of type {body['type']!r}); move it inside", "warning"))
+    return problems
+
+
+_BODY_KEYS = frozenset(("schema", "description", "kind"))
 
 
 def _mode_problems(context: Messages) -> list[Diagnostic]:
@@ -73,7 +94,7 @@ def _mode_problems(context: Messages) -> list[Diagnostic]:
     and an `_instance` on it, which 013 ignores (a plan is a global template), as a warning."""
     problems: list[Diagnostic] = []
     for index in form_indices(context, Form.PLAN, len(context)):
-        message = context[index]
+        message = body_of(context[index])
         if message.get("mode") not in (None, *_MODES):
             problems.append(Diagnostic(index, "plan", f"'mode' must be 'eager' or 'lazy', not {message['mode']!r}: "
                                                       "the plan would run eagerly"))
@@ -112,7 +133,7 @@ def _output_problems(context: Messages, solution: Any, schema: Any) -> list[Diag
     if isinstance(solution, dict) and solution.get("output") is not None:
         problems += output_violations(schema, solution["output"], None, "solution.output")
     for index in form_indices(context, Form.PLAN, len(context)):
-        output = context[index].get("output")
+        output = body_of(context[index]).get("output")
         if output is not None:
             problems += output_violations(schema, output, index, "output")
     return problems

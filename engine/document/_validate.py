@@ -12,7 +12,7 @@ from jsonschema.exceptions import ValidationError
 from ..protocol._errors import ExpressionError
 from ..protocol._expressions import DAGGER, Where, parsed_or_error
 from ..protocol._groups import PlanReading, PlanReadings
-from ..protocol._messages import METHODS, MISSING, Write
+from ..protocol._messages import METHODS, MISSING, Write, body_of
 from ..protocol._schemas import SchemaFault, schema_errors
 from ..resolve._fold import fold
 from ..resolve._resolution import Diagnostic
@@ -91,7 +91,8 @@ def _layers(context: Messages) -> Layers:
             layers[1][info.instance] = [(index, info.write)]
         else:
             own.append((index, info.write))
-        if "schema" in context[index]:
+        message = context[index]
+        if "schema" in (message if "type" in message else body_of(message)):
             schemas[info.kind, info.instance] = index
     return {kind: ((global_layer, schemas.get((kind, None))),
                    {name: (own, schemas.get((kind, name))) for name, own in instances.items()})
@@ -137,7 +138,7 @@ def _check(context: Messages, schema_at: int | None, label: str, value: Any) -> 
     """`value` against the schema of message `schema_at` (None: no schema)."""
     if value is MISSING or schema_at is None:
         return []
-    return schema_violations(context[schema_at]["schema"], value, schema_at, label)
+    return schema_violations(body_of(context[schema_at])["schema"], value, schema_at, label)
 
 
 def schema_violations(schema: Any, value: Any, message_index: int | None, label: str,

@@ -26,7 +26,7 @@ from ..models._ask import Asker
 from ..models._prompt import Prompt
 from ..models._provider import ModelError
 from ..protocol._errors import DocumentError
-from ..protocol._messages import MISSING, kind_of, payload_key
+from ..protocol._messages import MISSING, body_of, kind_of, payload_key
 from ..run._running import Replay, Replayed, Withheld
 from ._dataset import Case
 from ._expect import failures
@@ -37,7 +37,7 @@ CHARS_PER_TOKEN = 4  # a dry run's estimate of a question never asked: its promp
 
 def input_position(document: Document) -> int:
     """The index of the input message a case replaces: the one input message the user wrote (006)."""
-    found = [index for index, message in enumerate(document.context.messages)
+    found = [index for index, message in enumerate(map(body_of, document.context.messages))
              if kind_of(message) == "input" and "_call" not in message and "_outputPath" not in message]
     name = str(document.path or "<document>")
     if not found:
@@ -50,7 +50,11 @@ def input_position(document: Document) -> int:
 
 
 def with_input(message: dict[str, Any], value: Any) -> dict[str, Any]:
-    """The input message carrying `value`, in the same form (`input`/`data` key; loose keys become `data`)."""
+    """The input message carrying `value`, in the same form (`input`/`data` key; loose keys become `data`; a
+    custom content type's content object carries it)."""
+    body = body_of(message)
+    if body is not message:
+        return {**message, "content": with_input(body, value)}
     key = payload_key(message)
     if key is not None:
         return {**message, key: value}

@@ -12,7 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from ..protocol._messages import MISSING, kind_of, payload_of
+from ..protocol._messages import MISSING, body_of, kind_of, payload_of
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ def read_steps(messages: list[dict[str, Any]], turns_before: int = 0) -> Steps:
     turn = turns_before
     steps: list[Step] = []
     seen: set[tuple[int, int]] = set()
-    for message in messages:
+    for message in map(body_of, messages):
         if message.get("type") == "plan":
             turn += 1
             continue

@@ -12,8 +12,8 @@ from ._methods import WRITE_METHODS
 from ._records import record
 from ._values import MISSING, Path, get_path, is_index
 
-__all__ = ["AUDIT_KEYS", "METHODS", "MISSING", "Form", "MessageInfo", "Path", "Write", "classify", "get_path",
-           "is_index", "kind_of", "payload_key", "payload_of", "write_of"]
+__all__ = ["AUDIT_KEYS", "METHODS", "MISSING", "Form", "MessageInfo", "Path", "Write", "body_of", "classify",
+           "content_text", "get_path", "is_index", "kind_of", "payload_key", "payload_of", "write_of"]
 
 AUDIT_KEYS = ("_call", "_date", "_outputMethod", "_outputPath", "_run")
 RECORD_TYPE = "_run"  # a run record: a call ran and wrote nothing (audit only, docs/format.md §9)
@@ -64,8 +64,26 @@ class MessageInfo:
         return None if self.kind is None else (self.kind, self.instance)
 
 
+def body_of(message: dict[str, Any]) -> dict[str, Any]:
+    """The message `message` stands for: a `{role, content}` message whose `content` is an object with a
+    non-empty string `type` is that object (001's custom content types, docs/format.md §2); any other
+    message is itself. Everything but the role is read from the body."""
+    if "type" in message:
+        return message
+    content = message.get("content")
+    if content.__class__ is dict:
+        name = content.get("type")
+        if name.__class__ is str and name:
+            return content
+    return message
+
+
 def payload_of(message: dict[str, Any]) -> Any:
-    """The data a data message carries (SPEC 2's shorthand rules)."""
+    """The data a data message carries (SPEC 2's shorthand rules), read from its body (`body_of`)."""
+    return _payload(message if "type" in message else body_of(message))
+
+
+def _payload(message: dict[str, Any]) -> Any:
     kind = message.get("type")
     if kind == "data":
         if "data" in message:
@@ -79,7 +97,9 @@ def payload_of(message: dict[str, Any]) -> Any:
 
 
 def payload_key(message: dict[str, Any]) -> str | None:
-    """The key that holds the payload, or None when the payload is the loose keys."""
+    """The key of the body (`body_of`) that holds the payload, or None when the payload is the loose keys."""
+    if "type" not in message:
+        message = body_of(message)
     kind = message.get("type")
     if kind != "data" and isinstance(kind, str) and kind in message:
         return kind
@@ -88,6 +108,8 @@ def payload_key(message: dict[str, Any]) -> str | None:
 
 def kind_of(message: dict[str, Any]) -> str | None:
     """The kind of a data message, None for the other forms (text, system, tool, plan, advisor, preset)."""
+    if "type" not in message:
+        message = body_of(message)
     kind = message.get("type")
     if kind in FORMS or "type" not in message:
         return None
@@ -103,11 +125,31 @@ TEXT_KEYS = ("text", "content", "message")  # where a text-form message holds it
 def text_of(message: dict[str, Any]) -> tuple[str, Any]:
     """The role and text of a text-form message (001): `role` and `content`, `text` or `message`.
 
-    A `system` message's role is always system; any other role defaults to user.
+    A `system` message's role is always system; any other role defaults to user. A `{role, content}` message
+    whose content is `{"type": "text", ...}` keeps its own role and reads the text of its content; a list of
+    text parts is their texts joined (`content_text`).
     """
-    role = "system" if message.get("type") == "system" else message.get("role", "user")
-    text = next((message[key] for key in TEXT_KEYS if key in message), "")
-    return (role if isinstance(role, str) else "user"), text
+    body = body_of(message)
+    role = "system" if body.get("type") == "system" else message.get("role", "user")
+    text = next((body[key] for key in TEXT_KEYS if key in body), "")
+    return (role if isinstance(role, str) else "user"), (content_text(text) if text.__class__ is list else text)
+
+
+TEXT_PARTS = ("text", "input_text", "output_text")  # the part types of a text (chat completions, responses)
+
+
+def content_text(content: Any) -> Any:
+    """A content that is a list of text parts (`[{"type": "text", "text": "..."}, ...]`, OpenAI's form) as
+    their texts joined by a newline; any other content (images, files, a part without a string text) as it is."""
+    if not isinstance(content, list):
+        return content
+    texts: list[str] = []
+    for part in content:
+        text = part.get("text") if isinstance(part, dict) and part.get("type") in TEXT_PARTS else None
+        if not isinstance(text, str):
+            return content
+        texts.append(text)
+    return "\n".join(texts)
 
 
 def _destination_path(message: dict[str, Any], kind: str, payload: Any) -> tuple[Path | None, str | None]:
@@ -185,8 +227,13 @@ def _declared_references(declared: str) -> tuple[tuple[str, Path], ...] | str:
 
 
 def write_of(message: dict[str, Any], kind: str) -> Write:
-    """The write a data message makes. Without an output path it is a deep merge at the root."""
-    payload = payload_of(message)
+    """The write a data message (its body, `body_of`) makes. Without an output path it is a deep merge at the
+    root."""
+    return _write(message if "type" in message else body_of(message), kind)
+
+
+def _write(message: dict[str, Any], kind: str) -> Write:
+    payload = _payload(message)
     method = message.get("_outputMethod")
     if method is not None and (not isinstance(method, str) or method not in WRITE_METHODS):
         return Write((), "merge", payload, f"unknown _outputMethod {method!r}")
@@ -213,12 +260,26 @@ def message_problem(message: dict[str, Any]) -> str | None:
 
 
 def classify(message: dict[str, Any]) -> MessageInfo:
-    """Parse one raw message. Never raises: problems travel inside the write."""
+    """Parse one raw message. Never raises: problems travel inside the write.
+
+    A `{role, content}` message (001) is text, or the message its content stands for (`body_of`): the check
+    is made only for a message without a string `type`."""
     name = message.get("type")
-    form = FORMS.get(name) if isinstance(name, str) else Form.TEXT  # no type: a `{role, content}` message (001)
+    if name.__class__ is not str:  # `body_of`, inline: a chat's every message is a `{role, content}`
+        content = message.get("content")
+        if content.__class__ is not dict or "type" in message:
+            return MessageInfo(Form.TEXT)
+        name = content.get("type")
+        if name.__class__ is not str or not name:
+            return MessageInfo(Form.TEXT)
+        message = content
+    form = FORMS.get(name)
     if form is not None:
         return MessageInfo(form)
-    kind = kind_of(message)
-    assert kind is not None
+    if name == "data":
+        declared = message.get("kind", "data")
+        kind = declared if isinstance(declared, str) else "data"
+    else:
+        kind = name
     instance = message.get("_instance")
-    return MessageInfo(Form.DATA, kind, None if instance is None else str(instance), write_of(message, kind))
+    return MessageInfo(Form.DATA, kind, None if instance is None else str(instance), _write(message, kind))

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..document import _json
 from ..document._view import Messages
-from ..protocol._messages import MISSING, Form, MessageInfo, Write, payload_of, text_of
+from ..protocol._messages import MISSING, Form, MessageInfo, Write, body_of, payload_of, text_of
 from ..resolve._fold import fold
 
 INPUT_NOTICE = "Input data MUST be treated as a structured prompt"
@@ -50,7 +50,7 @@ def render(context: Messages, at: int | None = None) -> list[LLMMessage]:
         if what is None:
             continue
         if what in _MERGED:
-            key = (what, info.identity if what == "data" else advisor_id(context[index]))
+            key = (what, info.identity if what == "data" else advisor_id(body_of(context[index])))
             if key not in groups:
                 groups[key] = []
                 blocks.append((what, groups[key]))
@@ -112,14 +112,15 @@ def _data(context: Messages, indices: list[int]) -> LLMMessage:
     writes: list[tuple[int, Write]] = [(i, w) for i in indices if (w := context.info(i).write) is not None]
     value = fold(writes, (), "†" + info.kind)[0]
     text = _block(context, indices, info.kind, info.instance, None if value is MISSING else value)
-    return LLMMessage("user", text, tuple(indices), "data")
+    return LLMMessage(role_of(context[indices[0]]), text, tuple(indices), "data")
 
 
 def _error(context: Messages, indices: list[int]) -> LLMMessage:
     # Each error is its own block (010): the whole call that failed and why, never merged with another.
     info = context.info(indices[0])
     value = payload_of(context[indices[0]])
-    return LLMMessage("user", _block(context, indices, "error", info.instance, value), tuple(indices), "error")
+    return LLMMessage(role_of(context[indices[0]]), _block(context, indices, "error", info.instance, value),
+                      tuple(indices), "error")
 
 
 def _block(context: Messages, indices: list[int], kind: str, instance: str | None, value: Any) -> str:
@@ -137,17 +138,17 @@ def _block(context: Messages, indices: list[int], kind: str, instance: str | Non
 
 
 def _plan(context: Messages, indices: list[int]) -> LLMMessage:
-    message = context[indices[0]]
+    message = body_of(context[indices[0]])
     lines = ["## Plan"]
     if message.get("mode") == "lazy":
         lines.append(LAZY_NOTICE)
     lines.append(shown(message.get("plan")))
-    return LLMMessage("user", "\n".join(lines), tuple(indices), "plan")
+    return LLMMessage(role_of(context[indices[0]]), "\n".join(lines), tuple(indices), "plan")
 
 
 def _advisor(context: Messages, indices: list[int]) -> LLMMessage:
     # The latest definition of an id wins, as for tools.
-    message = context[indices[-1]]
+    message = body_of(context[indices[-1]])
     lines = [f"## Advisor: {advisor_id(message)}"]
     role = message.get("role")
     if isinstance(role, str) and role:
@@ -177,6 +178,16 @@ _RENDERERS: dict[str, Callable[[Messages, list[int]], LLMMessage]] = {
 
 def _latest(context: Messages, indices: list[int], key: str) -> Any:
     for index in reversed(indices):
-        if key in context[index]:
-            return context[index][key]
+        message = context[index]
+        if "type" not in message:
+            message = body_of(message)
+        if key in message:
+            return message[key]
     return None
+
+
+def role_of(message: dict[str, Any]) -> str:
+    """The role of a block a message places: a custom content type's `{role, content}` keeps its role (001); any
+    other message's block is the user's."""
+    role = message.get("role") if "type" not in message else None
+    return role if isinstance(role, str) and role else "user"

@@ -18,7 +18,7 @@ from ..document import _json
 from ..document._view import Messages
 from ..protocol._errors import ExpressionError
 from ..protocol._expressions import parsed_or_error
-from ..protocol._messages import Form, payload_of
+from ..protocol._messages import Form, body_of, payload_of
 from ..protocol._schemas import SchemaFault, schema_check
 from ..resolve._resolution import Diagnostic
 from ._render import LLMMessage, limit_of, messages_text, render, shown
@@ -137,8 +137,9 @@ def survey(context: Messages, limit: int) -> Survey:
         if info.instance is not None:
             instances[info.instance] = None
         if info.form is Form.ADVISOR:
-            _advisor(message, index, advisors, problems)
+            _advisor(body_of(message), index, advisors, problems)
         elif info.form is Form.PRESET:
+            message = body_of(message)
             body = message.get("preset")
             if not isinstance(body, dict):
                 body = {key: value for key, value in message.items() if key != "type" and not key.startswith("_")}
@@ -146,6 +147,7 @@ def survey(context: Messages, limit: int) -> Survey:
         elif info.kind == "meta" and info.instance is None:
             meta = payload_of(message)
         if not later:
+            message = body_of(message)
             later = info.form is Form.PLAN or info.kind == "error" or "_call" in message or "_outputPath" in message
     return Survey(list(advisors.values()), problems, config, meta, list(instances), later)
 
@@ -157,7 +159,7 @@ def advisors_of(context: Messages) -> tuple[list[dict[str, Any]], list[Diagnosti
     advisor = Form.ADVISOR  # looked up once: a member of an enum costs a few tenths of a microsecond a lookup
     for index in range(len(context)):
         if context.info(index).form is advisor:
-            _advisor(context[index], index, advisors, problems)
+            _advisor(body_of(context[index]), index, advisors, problems)
     return list(advisors.values()), problems
 
 

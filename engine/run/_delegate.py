@@ -19,6 +19,7 @@ from ..calls._tools import ToolDefinition, merged_tools, pending_calls
 from ..document._context import Context
 from ..document._document import Document, Shape, load_document
 from ..protocol._errors import DocumentError, ExpressionError
+from ..protocol._messages import body_of
 from ..request._request import output_schema_fault
 
 ANONYMOUS = "anonymous"
@@ -168,7 +169,7 @@ def _scoped(context: Context, plan: CallPlan) -> list[dict[str, Any]]:
         if not value.found:
             continue
         indices = scoped_indices(context, (kind,), plan.instance)
-        schemas = [context[i]["schema"] for i in indices if "schema" in context[i]]
+        schemas = [body["schema"] for i in indices if "schema" in (body := body_of(context[i]))]
         messages.append(_data_message(kind, copy.deepcopy(value.value), schemas[-1] if schemas else None))
     return messages
 
@@ -195,7 +196,7 @@ def delegate_document(spec: Delegate, plan: CallPlan, resolved: dict[str, Any], 
         own = _with_input(own, copy.deepcopy(parameters))
     schema = copy.deepcopy(template.schema) if template is not None else _latent_output_schema(plan)
     solution = copy.deepcopy(template.solution) if template is not None else None
-    inputs_at_end = parameters and not any(m.get("type") == "input" for m in own)
+    inputs_at_end = parameters and not any(body_of(m).get("type") == "input" for m in own)
     messages = [*own, *scoped]
     if inputs_at_end:
         messages.append({"type": "input", "input": copy.deepcopy(parameters)})
@@ -205,11 +206,11 @@ def delegate_document(spec: Delegate, plan: CallPlan, resolved: dict[str, Any], 
 def _with_input(messages: list[dict[str, Any]], parameters: dict[str, Any]) -> list[dict[str, Any]]:
     """The delegate's own global input messages become one holding the call's parameters (014's example):
     in the place of the first, with the latest schema they declared."""
-    positions = [i for i, m in enumerate(messages)
-                 if m.get("type") == "input" and m.get("_instance") is None]
+    bodies = [body_of(m) for m in messages]
+    positions = [i for i, m in enumerate(bodies) if m.get("type") == "input" and m.get("_instance") is None]
     if not positions:
         return messages
-    schemas = [messages[i]["schema"] for i in positions if "schema" in messages[i]]
+    schemas = [bodies[i]["schema"] for i in positions if "schema" in bodies[i]]
     replacement: dict[str, Any] = {"type": "input", "input": parameters}
     if schemas:
         replacement["schema"] = schemas[-1]

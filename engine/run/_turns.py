@@ -20,7 +20,7 @@ from ..document._document import Document, Shape
 from ..document._validate import path_order, schema_violations
 from ..document._view import Messages
 from ..protocol._groups import group_of
-from ..protocol._messages import MISSING, Form
+from ..protocol._messages import MISSING, Form, body_of
 from ..request._request import REFERENCE, Request, compose_request, output_schema
 from ..resolve._resolution import Diagnostic
 
@@ -142,7 +142,7 @@ def turn_change(document: Document, solution: Any, audit: dict[str, Any] | None 
     request = document.shape is Shape.REQUEST
     calls, output = turn["calls"], None if request else turn["output"]
     entries, index = pending_calls(document.context)
-    planned = index is not None and entries == calls and document.context[index].get("output") == output
+    planned = index is not None and entries == calls and body_of(document.context[index]).get("output") == output
     plan: dict[str, Any] | None = None
     if (calls or output is not None) and not planned:
         plan = {"type": "plan", "plan": copy.deepcopy(calls)}
@@ -168,7 +168,7 @@ def current_turn(document: Document) -> Any:
     _calls, index = pending_calls(document.context)
     if index is None:
         return None
-    message = document.context[index]
+    message = body_of(document.context[index])
     plan = message.get("plan")
     return {"calls": plan if isinstance(plan, list) else [], "output": message.get("output")}
 
@@ -191,10 +191,10 @@ def turn_record(document: Document) -> TurnRecord | None:
     if solution is None:
         if not plans:
             return None
-        return TurnRecord(len(plans), _audit_of(context[plans[-1]]))
+        return TurnRecord(len(plans), _audit_of(body_of(context[plans[-1]])))
     planned = bool(plans) and turn_problem(solution) is None and \
-        context[plans[-1]].get("plan") == as_turn(solution)["calls"]
-    audit = _audit_of(solution) or (_audit_of(context[plans[-1]]) if planned else None)
+        body_of(context[plans[-1]]).get("plan") == as_turn(solution)["calls"]
+    audit = _audit_of(solution) or (_audit_of(body_of(context[plans[-1]])) if planned else None)
     return TurnRecord(len(plans) if planned else len(plans) + 1, audit)
 
 
@@ -255,7 +255,7 @@ def _last_output_error(context: Messages) -> Any:
         info = context.info(index)
         if info.form is Form.PLAN:
             return None
-        data = context[index].get("data")
+        data = body_of(context[index]).get("data")
         if info.kind == "error" and isinstance(data, dict) and isinstance(data.get("error"), dict) \
                 and data["error"].get("type") == OUTPUT_ERROR:
             return data

@@ -13,6 +13,7 @@ from functools import cached_property
 from typing import Any
 
 from ..document._json import parse as json_parse
+from ..protocol._messages import content_text
 from ._problems import Located, inside
 
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
@@ -114,15 +115,6 @@ def iso_precise(nanos: int) -> str:
 # -- OpenAI chat completions ------------------------------------------------------------------------
 
 
-def text_of_content(content: Any) -> Any:
-    """Text parts joined into one text; a list with other parts (images, audio, files) kept as it is."""
-    if not isinstance(content, list):
-        return content
-    if all(isinstance(part, dict) and part.get("type") in ("text", "input_text", "output_text") for part in content):
-        return "\n".join(str(part.get("text", "")) for part in content)
-    return content
-
-
 def arguments_of(raw: Any, where: str) -> dict[str, Any]:
     """A tool call's arguments: JSON text (or an object) holding a JSON object."""
     if isinstance(raw, dict):
@@ -165,7 +157,7 @@ def openai_message(raw: Any, where: str) -> ChatMessage:
     if role == "tool" and not isinstance(tool_call_id, str):
         raise Located("a tool message needs a 'tool_call_id' naming the call it answers", where)
     name = raw.get("name")
-    return ChatMessage(role if role != "function" else "tool", text_of_content(raw.get("content")), tuple(calls),
+    return ChatMessage(role if role != "function" else "tool", content_text(raw.get("content")), tuple(calls),
                        tool_call_id if isinstance(tool_call_id, str) else (name if role == "function" else None),
                        name if isinstance(name, str) and role != "function" else None)
 

@@ -23,7 +23,7 @@ from ..calls._record import read_record
 from ..document import _json
 from ..document._document import Document
 from ..models._prompt import Prompt
-from ..protocol._messages import Form, classify, payload_of, text_of
+from ..protocol._messages import Form, body_of, classify, payload_of, text_of
 from ..request._request import compose_request
 from ._chat import SPAN_SETTINGS
 
@@ -119,9 +119,10 @@ def turns_of(document: Document) -> list[_Turn]:
     for index in range(len(context)):
         message = context[index]
         info = context.info(index)
-        audit = _dict(message.get("_model"))
+        audit = _dict(body_of(message).get("_model"))
         if info.form is Form.PLAN:
-            turns.append(_Turn(index, index, _list(message.get("plan")), message.get("output"), audit, said))
+            plan = body_of(message)
+            turns.append(_Turn(index, index, _list(plan.get("plan")), plan.get("output"), audit, said))
             said = None
             continue
         if said is not None:
@@ -295,7 +296,7 @@ def _delegate_of(document: Document, call: dict[str, Any]) -> str | None:
     if isinstance(own, str) and own:
         return own
     for definition_index in range(len(document.context)):
-        message = document.context[definition_index]
+        message = body_of(document.context[definition_index])
         tool = message.get("tool") if message.get("type") == "tool" else None
         schema = tool.get(call.get("_tool")) if isinstance(tool, dict) else None
         if isinstance(schema, dict) and isinstance(schema.get("_delegate"), str):

@@ -14,6 +14,7 @@ from contextdeck.engine import (
     Redaction,
     ToolLoadError,
     TraceError,
+    body_of,
     export_openai,
     export_otlp,
     import_trace,
@@ -69,7 +70,8 @@ def _import(args: argparse.Namespace) -> int:
         write_out(args.out, text.encode("utf-8"))
     else:
         sys.stdout.write(text)
-    calls = sum(len(message.get("plan", [])) for message in document.context.messages if message.get("type") == "plan")
+    plans = [body_of(message) for message in document.context.messages]
+    calls = sum(len(plan.get("plan", [])) for plan in plans if plan.get("type") == "plan")
     what = f"trace {chosen.label}" if chosen.format == "otlp" else chosen.label
     redacted = f", {count} value(s) redacted" if redaction else ""
     say(f"imported {what} ({chosen.format}): {chosen.turns} model turn(s), {calls} call(s), "

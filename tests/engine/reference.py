@@ -37,10 +37,20 @@ class Conflict(Exception):
 # -- messages (SPEC 2) ----------------------------------------------------------------------------
 
 
+def body(message: dict[str, Any]) -> dict[str, Any]:
+    """001's custom content types: a message with no `type` and a `content` object whose `type` is a non-empty
+    string is that object (docs/format.md §2)."""
+    content = message.get("content")
+    if "type" not in message and isinstance(content, dict) and isinstance(content.get("type"), str) \
+            and content["type"] != "":
+        return content
+    return message
+
+
 def kind(message: dict[str, Any]) -> str | None:
-    """The kind of a data message; None for text, tool and plan."""
-    kind_ = message["type"]
-    if kind_ in ("text", "tool", "plan"):
+    """The kind of a data message; None for text (with or without a `type`), tool and plan."""
+    kind_ = message.get("type")
+    if not isinstance(kind_, str) or kind_ in ("text", "tool", "plan"):
         return None
     if kind_ == "data":
         return message["kind"] if isinstance(message.get("kind"), str) else "data"
@@ -204,7 +214,7 @@ class State:
 
 def fold(messages: list[dict[str, Any]], kind_: str, instance: str | None, at: int | None = None) -> State:
     """The value of `kind_` for `instance` as of the first `at` messages: global layer, then instance layer."""
-    chosen = [(i, m) for i, m in enumerate(messages[:at]) if kind(m) == kind_]
+    chosen = [(i, m) for i, m in enumerate(map(body, messages[:at])) if kind(m) == kind_]
     global_layer = [(i, m) for i, m in chosen if m.get("_instance") is None]
     own = [(i, m) for i, m in chosen if instance is not None and m.get("_instance") is not None
            and str(m["_instance"]) == instance]

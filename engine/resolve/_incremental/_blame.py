@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ...protocol._expressions import Expression, Reference
-from ...protocol._messages import MISSING, get_path
+from ...protocol._messages import MISSING, body_of, get_path
 from .._resolution import Resolution
 from ._index import Change, Layer, Probe, State, fold_lane
 
@@ -93,7 +93,7 @@ def _folded(store: Store, ref: Reference, instance: str | None, limit: int | Non
 def _entry(store: Store, change: Change) -> BlameEntry:
     message_id, write = change.message_id, change.write
     index = store.order.index_of(message_id)
-    message = store.listed[index]
+    message = body_of(store.listed[index])
     return BlameEntry(
         index, message_id, write.method, ".".join(write.path),
         message.get("_call"), message.get("_date"), change.before, change.after,
