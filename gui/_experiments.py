@@ -56,6 +56,7 @@ from contextdeck.engine import (
     Provider,
     Settings,
     Summary,
+    body_of,
     case_name,
     cassette_path,
     context_messages,
@@ -255,7 +256,7 @@ def turn_requests(document: Document, start: int) -> list[str]:
     """The request the model received at each turn of a run, as text: turn 1 read the context as the run
     found it, each later turn the context up to the plan message that turn became (the last, all of it)."""
     messages = document.context.messages
-    plans = [index for index in range(start, len(messages)) if messages[index].get("type") == "plan"]
+    plans = [index for index in range(start, len(messages)) if body_of(messages[index]).get("type") == "plan"]
     cuts = [start, *plans[1:], len(messages)] if plans else [start]
     requests = []
     for at in cuts:

@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from contextdeck.engine import Form, MessageInfo, group_of, payload_of, text_of
+from contextdeck.engine import Form, MessageInfo, body_of, group_of, payload_of, text_of
 
 LIMIT = 160
 
@@ -59,8 +59,9 @@ def message_summary(message: dict[str, Any], info: MessageInfo) -> str:
     """What a timeline row says about a message after its kind and instance."""
     if info.form is Form.TEXT:
         role, text = text_of(message)
-        body = one_line(text) if isinstance(text, str) else short_json(text)
-        return f"{role}: {body}"
+        said = one_line(text) if isinstance(text, str) else short_json(text)
+        return f"{role}: {said}"
+    message = body_of(message)  # a custom content type (001) is summarised as the message it stands for
     if info.form is Form.ADVISOR:
         persona = message.get("role")
         said = f": {one_line(persona)}" if isinstance(persona, str) else ""
@@ -131,12 +132,14 @@ def call_summary(call: Any, with_tool: bool = True) -> str:
 
 
 def type_label(message: dict[str, Any]) -> str:
-    """The type a row shows: a `{role, content}` message (001) has none and is text."""
-    kind = message.get("type")
+    """The type a row shows: a `{role, content}` message (001) has none and is text, unless its content is a
+    custom content type (`{"type": "input", ...}`): then that type."""
+    kind = body_of(message).get("type")
     return kind if isinstance(kind, str) else "text"
 
 
 def is_output(message: dict[str, Any]) -> bool:
+    message = body_of(message)
     return "_outputPath" in message or "_call" in message
 
 

@@ -40,6 +40,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from contextdeck.engine import body_of
+
 from ._slices import slices
 from ._theme import icon
 from ._timeline_delegate import TimelineDelegate, row_height
@@ -544,7 +546,7 @@ class TimelinePanel(QWidget):
             self._calls_area.setCurrentWidget(self.calls)
         else:
             item = self._model.getItem(index) if self._model is not None else None
-            plan = isinstance(item, dict) and item.get("type") == "plan"
+            plan = isinstance(item, dict) and body_of(item).get("type") == "plan"
             self.calls_note.setText(EMPTY_PLAN if plan else NO_PLAN)
             # The calls of the plan shown last stay laid out behind the note (hundreds of rows): going back to it
             # costs no new layout. They follow its edits; its removal lets go of them (`_rows_leaving`).

@@ -22,7 +22,7 @@ from PySide6.QtCore import (
     Signal,
 )
 
-from contextdeck.engine import Context, Form, group_of
+from contextdeck.engine import Context, Form, body_of, group_of
 
 from ._engine_signals import connect_all
 from ._summary import call_summary, is_output, message_summary, type_label
@@ -119,7 +119,7 @@ class TimelineModel(QAbstractItemModel):
         index = self._message(row)
         if self._context.info(index).form is not Form.PLAN or index == self._hidden_children:
             return []
-        plan = self._context[index].get("plan")
+        plan = body_of(self._context[index]).get("plan")
         return plan if isinstance(plan, list) else []
 
     def _parent_row(self, internal: int) -> int:

@@ -21,6 +21,8 @@ from typing import Any, cast
 import orjson
 from PySide6.QtCore import QAbstractProxyModel, QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer, Signal
 
+from contextdeck.engine import body_of
+
 from ._engine_signals import connect_all
 from ._timeline_model import InstanceRole, KindRole, LookRole, SummaryRole, TimelineModel, TypeRole
 
@@ -86,8 +88,9 @@ class Haystacks:
         if row >= len(context):
             return self._matches_solution(query, row)
         message, info = context[row], context.info(row)
-        kind = (info.kind if info.kind is not None else str(message.get("type"))).lower()
-        if query.kinds and not any(k in (kind, str(message.get("type")).lower()) for k in query.kinds):
+        type_name = str(body_of(message).get("type")).lower()
+        kind = info.kind.lower() if info.kind is not None else type_name
+        if query.kinds and not any(k in (kind, type_name) for k in query.kinds):
             return False
         if query.instances and (info.instance or "") not in query.instances:
             return False

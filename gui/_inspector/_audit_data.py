@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from contextdeck.engine import MISSING, Context, flatten, pending_calls, read_record
+from contextdeck.engine import MISSING, Context, body_of, flatten, pending_calls, read_record
 
 
 @dataclass(frozen=True)
@@ -43,12 +43,12 @@ def _lines(value: Any) -> list[str]:
 
 
 def is_output(message: Any) -> bool:
-    return isinstance(message, dict) and "_call" in message
+    return isinstance(message, dict) and "_call" in body_of(message)
 
 
 def audit(context: Context, index: int, solution: Any = None) -> Audit | None:
     """The audit of message `index`, or None when it is not an output message (it has no `_call`)."""
-    message = context[index]
+    message = body_of(context[index])
     if not is_output(message):
         return None
     info = context.info(index)

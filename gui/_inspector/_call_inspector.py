@@ -31,6 +31,7 @@ from contextdeck.engine import (
     Context,
     Parameter,
     Problem,
+    body_of,
     get_path,
     is_approval,
     scoped_indices,
@@ -69,7 +70,7 @@ def _badge(text: str, colour: str) -> str:
 
 def _source_label(context: Context, index: int) -> str:
     info = context.info(index)
-    name = info.kind or str(context[index].get("type"))
+    name = info.kind or str(body_of(context[index]).get("type"))
     return f"#{index} {name}" + (f"[{info.instance}]" if info.instance else "")
 
 

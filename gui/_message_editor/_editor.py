@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QApplication, QLabel, QScrollArea, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
 
-from contextdeck.engine import Form
+from contextdeck.engine import Form, body_of
 
 from .._editor import DataEditor
 from .._editor._base import show_once
@@ -21,7 +21,7 @@ from ._bodies import BODIES
 from ._catalog import Catalog
 from ._focus import controls, leave, move_focus, show
 from ._header import HeaderEditor
-from ._model import Body, MessageModel, problem_of, read_message, retyped, with_body, with_key
+from ._model import Body, MessageModel, problem_of, read_message, retyped, with_body, with_header
 from ._schema import SchemaNode
 
 if TYPE_CHECKING:
@@ -98,10 +98,10 @@ class MessageEditor(QWidget):
         self._item: Any = None
         self._catalog_of: Callable[[], Catalog] = Catalog
         self.header.retyped.connect(lambda type_name: self._commit(retyped(self._current(), type_name), None))
-        self.header.edited.connect(lambda key, value: self._commit(with_key(self._current(), key, value),
+        self.header.edited.connect(lambda key, value: self._commit(with_header(self._current(), key, value),
                                                                    self.header))
         self.json.edited.connect(lambda value: self._commit(value, self.json))
-        self.schema.edited.connect(lambda schema: self._commit(with_key(self._current(), "schema", schema or None),
+        self.schema.edited.connect(lambda schema: self._commit(with_header(self._current(), "schema", schema or None),
                                                                self.schema_page))
         self.set_message(None, None)
 
@@ -310,7 +310,7 @@ class MessageEditor(QWidget):
         has_schema = model.body is Body.PAYLOAD
         self._show_schema_tab(has_schema)
         if has_schema and source is not self.schema_page:
-            self.schema.load(message.get("schema"))
+            self.schema.load(body_of(message).get("schema"))
         if source is not self.json:
             self.json.set_value(message)
 

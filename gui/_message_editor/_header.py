@@ -1,4 +1,5 @@
-"""The message header above the body: type (or kind), `_instance`, description, and the role of a text message."""
+"""The message header above the body: type (or kind), `_instance`, description, and the role of a text message
+or of a custom content type (001)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ from typing import Any
 
 from PySide6.QtCore import QSignalBlocker, Signal
 from PySide6.QtWidgets import QComboBox, QFormLayout, QLineEdit, QWidget
+
+from contextdeck.engine import body_of
 
 from ._model import Body, MessageModel
 
@@ -73,11 +76,14 @@ class HeaderEditor(QWidget):
         if self.type.currentText() != model.type:
             with QSignalBlocker(self.type):
                 self.type.setCurrentText(model.type)
-        is_text, is_data = model.body is Body.TEXT, model.kind is not None
+        # A custom content type (001) shows its role beside the keys of its content object, which say the rest.
+        body = body_of(message)
+        is_text, is_data, wrapped = model.body is Body.TEXT, model.kind is not None, body is not message
         role = message.get("role", "user")
-        if is_text and self.role.currentText() != str(role):
+        if (is_text or wrapped) and self.role.currentText() != str(role):
             with QSignalBlocker(self.role):
                 self.role.setCurrentText(str(role))
+        message = body
         kind = message.get("kind", "data")
         _set_text(self.kind, kind if isinstance(kind, str) else "")
         instance = message.get("_instance")
@@ -85,7 +91,7 @@ class HeaderEditor(QWidget):
         description = message.get("description")
         _set_text(self.description, description if isinstance(description, str) else "")
         self.form.setRowVisible(self.kind, model.type == "data")
-        self.form.setRowVisible(self.role, is_text)
+        self.form.setRowVisible(self.role, is_text or wrapped)
         self.form.setRowVisible(self.instance, is_data)
 
     def set_read_only(self, flag: bool) -> None:

@@ -2,7 +2,9 @@
 
 `read_message` asks the engine (`classify`, `payload_key`, `payload_of`) what the message is and which part of
 it the form edits (its *body*); `with_body`, `with_header` and `retyped` build the next message from the
-current one. The editor never remembers a form across edits: it reads the message again after each one, so
+current one. A custom content type (`{role, content: {type, ...}}`, 001) is read and edited as the message its
+content stands for (the engine's `body_of`), and each edit is written back inside its `content`: the document
+keeps the user's form. The editor never remembers a form across edits: it reads the message again after each one, so
 a message that changed its type (in any tab) is shown by the editor of its new form and nothing nests.
 """
 
@@ -13,7 +15,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from contextdeck.engine import TEXT_KEYS, Form, classify, group_of, message_problem, payload_key, payload_of
+from contextdeck.engine import TEXT_KEYS, Form, body_of, classify, group_of, message_problem, payload_key, payload_of
 
 _KEPT = ("type", "schema", "description")
 HEADER_ORDER = ("type", "kind", "role", "_instance", "description")
@@ -106,6 +108,9 @@ def deeper_than(value: Any, limit: int) -> bool:
 
 def read_message(message: dict[str, Any]) -> MessageModel:
     """What `message` is (the engine's classification) and what the form edits of it."""
+    body = body_of(message)
+    if body is not message:
+        return read_message(body)
     info = classify(message)
     if deeper_than(message, FORM_DEPTH):  # the header and the JSON tab still edit it
         return MessageModel(info.form, str(message.get("type", "")), Body.RAW, message)
@@ -136,8 +141,27 @@ def with_payload(message: dict[str, Any], payload: Any) -> dict[str, Any]:
     return {**kept, "data": payload}
 
 
+def inside(message: dict[str, Any], change: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
+    """`change` made to the message `message` stands for: a custom content type's content object stays inside
+    its `{role, content}` (the user's form), any other message is changed itself."""
+    body = body_of(message)
+    return change(message) if body is message else {**message, "content": change(body)}
+
+
 def with_body(message: dict[str, Any], value: Any) -> dict[str, Any]:
     """The message after its body (as `read_message` names it) became `value`."""
+    return inside(message, lambda own: _with_body(own, value))
+
+
+def with_header(message: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
+    """`with_key` for a key of the header or the schema: a custom content type keeps its `role` beside its content
+    and every other key inside it."""
+    if key == "role":
+        return with_key(message, key, value)
+    return inside(message, lambda own: with_key(own, key, value))
+
+
+def _with_body(message: dict[str, Any], value: Any) -> dict[str, Any]:
     model = read_message(message)
     if model.body is Body.PAYLOAD:
         return with_payload(message, value)
@@ -188,8 +212,13 @@ def retyped(message: dict[str, Any], type_name: str) -> dict[str, Any]:
 
     Between two data kinds the payload, schema, description, `_instance` and audit keys stay (the payload
     moves to the key the new type reads: `input` for an input whose payload was under `input`, else `data`).
-    Into or out of text, tool and plan, the new type's starting value is used, keeping the description.
+    Into or out of text, tool and plan, the new type's starting value is used, keeping the description. A custom
+    content type is retyped inside its content.
     """
+    return inside(message, lambda own: _retyped(own, type_name))
+
+
+def _retyped(message: dict[str, Any], type_name: str) -> dict[str, Any]:
     if type_name == message.get("type"):
         return message
     old, new = read_message(message), read_message(template(type_name))
