@@ -75,7 +75,7 @@ from .models._ask import (
 )
 from .models._cassette import MODES, Cassette, cassette_path
 from .models._prompt import STRATEGIES, Prompt, call_prompt, context_messages, request_prompt
-from .models._provider import Completion, Endpoint, ModelError, Provider
+from .models._provider import Completion, Endpoint, ModelError, Provider, base_url_problem
 from .protocol._errors import ContentError, DocumentError, ExpressionError, describe_exception
 from .protocol._expressions import Expression, Reference, find_expressions, is_expression, parse_expression, unescape
 from .protocol._groups import flatten, group_of
@@ -244,6 +244,7 @@ __all__ = [
     "apply_solution",
     "as_turn",
     "ask_request",
+    "base_url_problem",
     "baselines",
     "batch_collector",
     "body_of",

@@ -53,6 +53,7 @@ from contextdeck.engine import (
     Shape,
     Status,
     answer_call,
+    base_url_problem,
     call_prompt,
     cassette_path,
     request_prompt,
@@ -60,6 +61,7 @@ from contextdeck.engine import (
 
 from ._inspector import Inspector
 from ._inspector._async import spawn
+from ._inspector._style import MISSING_COLOUR
 from ._slices import slices
 
 if TYPE_CHECKING:
@@ -180,6 +182,10 @@ class ModelsDialog(QDialog):
         config = models.config
         self.base_url = QLineEdit(config.base_url)
         self.base_url.setPlaceholderText("http://localhost:11434/v1")
+        self.url_problem = QLabel()  # what `--llm` would say of the URL, before Save or a connection test uses it
+        self.url_problem.setObjectName("urlProblem")
+        self.url_problem.setWordWrap(True)
+        self.url_problem.setStyleSheet(f"color: {MISSING_COLOUR}")
         self.model = QComboBox()
         self.model.setEditable(True)
         self.model.setEditText(config.model)
@@ -205,6 +211,7 @@ class ModelsDialog(QDialog):
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         form = QFormLayout()
         form.addRow("Base URL", self.base_url)
+        form.addRow("", self.url_problem)
         form.addRow("Model", self.model)
         key_row = QHBoxLayout()
         key_row.addWidget(self.key_variable, 1)
@@ -219,6 +226,7 @@ class ModelsDialog(QDialog):
                       "<b>live</b> always asks.")
         note.setWordWrap(True)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
+        self.save_button = buttons.button(QDialogButtonBox.StandardButton.Save)
         buttons.accepted.connect(self.save)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
@@ -233,11 +241,23 @@ class ModelsDialog(QDialog):
         self.resize(560, 360)
         self._show_key_state()
         self.test_task: asyncio.Task[Any] | None = None
+        self.base_url.textChanged.connect(self._check_url)
+        self._check_url()
 
     def config(self) -> ModelConfig:
         return ModelConfig(self.base_url.text().strip(), self.model.currentText().strip(),
                            self.key_variable.text().strip() or DEFAULT_KEY_VARIABLE, self.structured.currentText(),
                            self.mode.currentText(), self.timeout.value(), self.use_for_latent.isChecked())
+
+    def _check_url(self) -> None:
+        """Says, as typed, why the base URL cannot be used; Save keeps none such (an empty one is no model set up)
+        and nothing is tested against it."""
+        text = self.base_url.text().strip()
+        problem = base_url_problem(text) if text else None
+        self.url_problem.setText(problem or "")
+        self.url_problem.setVisible(problem is not None)
+        self.save_button.setEnabled(problem is None)
+        self.test_button.setEnabled(bool(text) and problem is None and self.test_task is None)
 
     def _show_key_state(self) -> None:
         name = self.key_variable.text().strip() or DEFAULT_KEY_VARIABLE
@@ -263,9 +283,12 @@ class ModelsDialog(QDialog):
             self.model.setEditText(current or (names[0] if names else ""))
             self.status.setText(f"Connected: {len(names)} model(s) offered.")
         finally:
-            self.test_button.setEnabled(True)
+            self.test_task = None
+            self._check_url()
 
     def save(self) -> None:
+        if not self.save_button.isEnabled():
+            return  # a base URL `_check_url` refuses is never kept
         self.models.set_config(self.config())
         self.accept()
 

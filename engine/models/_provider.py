@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from attrs import frozen
 
@@ -22,6 +23,18 @@ if TYPE_CHECKING:
 DEFAULT_KEY_VARIABLE = "OPENAI_API_KEY"
 # Local servers (Ollama, llama.cpp, vLLM, LM Studio) accept any key, but the SDK insists on one.
 NO_KEY = "not-needed"
+
+
+def base_url_problem(text: str) -> str | None:
+    """Why `text` cannot be an endpoint's base URL (not http or https, no host, a port that is no number), or
+    None. Said before anything is asked: such a URL would fail only when the model is first asked."""
+    try:
+        parts = urlsplit(text)
+        host, _ = parts.hostname, parts.port  # `port` raises when it is no number from 0 to 65535
+        named = parts.scheme in ("http", "https") and bool(host)
+    except ValueError:  # a port that is no number, an unclosed [
+        named = False
+    return None if named else f"not an http:// or https:// URL: {text!r} (for example http://localhost:11434/v1)"
 
 
 @dataclass(frozen=True)

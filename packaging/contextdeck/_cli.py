@@ -11,7 +11,6 @@ import os
 import sys
 from collections.abc import Callable, Coroutine, Iterator, Sequence
 from typing import Any, TypeVar
-from urllib.parse import urlsplit
 
 from contextdeck import __version__
 from contextdeck._out import CannotWrite, write_out
@@ -40,6 +39,7 @@ from contextdeck.engine import (
     analyse_call,
     apply_solution,
     ask_request,
+    base_url_problem,
     batch_collector,
     cassette_path,
     compose_request,
@@ -489,15 +489,9 @@ def _seconds(text: str) -> float:
 def _base_url(text: str) -> str:
     """`--llm`: an http or https URL naming a host; anything else fails only when the model is first asked,
     after the tick's calls have run and the document is written."""
-    try:
-        parts = urlsplit(text)
-        host, _ = parts.hostname, parts.port  # `port` raises when it is no number from 0 to 65535
-        named = parts.scheme in ("http", "https") and bool(host)
-    except ValueError:  # a port that is no number, an unclosed [
-        named = False
-    if not named:
-        raise argparse.ArgumentTypeError(f"not an http:// or https:// URL: {text!r} "
-                                         "(for example http://localhost:11434/v1)")
+    problem = base_url_problem(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem)
     return text
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QSettings
 
-from contextdeck.engine import Status, compose_request
+from contextdeck.engine import Status, base_url_problem, compose_request
 from contextdeck.engine.models import _provider
 from contextdeck.gui._app import create_window
 from contextdeck.gui._inspector._async import release
@@ -92,6 +92,40 @@ def test_a_connection_test_to_nothing_says_why(qtbot: Any, window: MainWindow) -
     qtbot.waitUntil(lambda: dialog.status.text().startswith("Cannot use it"), timeout=5000)
     assert url in dialog.status.text()
     assert "cannot connect" in dialog.status.text()
+
+
+@pytest.mark.parametrize("url", ["notaurl", "localhost:11434/v1", "ftp://host/v1", "http://", "http://host:port/v1"])
+def test_a_base_url_that_is_no_http_url_is_said_as_typed_and_never_kept(qtbot: Any, window: MainWindow,
+                                                                        url: str) -> None:
+    """The page says what `--llm` says of such a URL, under the field, before Save or a connection test uses it:
+    both stay off until the URL is one, and the endpoint kept is the one before."""
+    before = load_config(window.settings).base_url
+    dialog = window.models.open_settings()  # type: ignore[attr-defined]
+    qtbot.keyClicks(dialog.base_url, "x")  # typed: the page follows the field, not only its first text
+    dialog.base_url.clear()
+    qtbot.keyClicks(dialog.base_url, url)
+    assert dialog.url_problem.isVisibleTo(dialog)
+    assert dialog.url_problem.text() == base_url_problem(url)
+    assert not dialog.save_button.isEnabled()
+    assert not dialog.test_button.isEnabled()
+    dialog.save()
+    assert load_config(window.settings).base_url == before
+    dialog.base_url.setText("https://api.example.com/v1")
+    assert not dialog.url_problem.isVisibleTo(dialog)
+    assert dialog.save_button.isEnabled()
+    assert dialog.test_button.isEnabled()
+
+
+def test_a_base_url_kept_before_that_is_no_url_is_said_when_the_page_opens(qtbot: Any, window: MainWindow) -> None:
+    """A settings file holding a bad URL (kept by an older version, or edited by hand): said at once."""
+    window.models.models.set_config(ModelConfig("localhost:11434", "m"))  # type: ignore[attr-defined]
+    dialog = window.models.open_settings()  # type: ignore[attr-defined]
+    assert dialog.url_problem.text() == base_url_problem("localhost:11434")
+    assert dialog.url_problem.isVisibleTo(dialog)
+    dialog.base_url.clear()  # no model at all is a choice the page keeps
+    assert not dialog.url_problem.isVisibleTo(dialog)
+    assert dialog.save_button.isEnabled()
+    assert not dialog.test_button.isEnabled()
 
 
 def test_continue_uses_the_model_then_replays_after_restart(qtbot: Any, window: MainWindow, fake_llm: Any) -> None:
