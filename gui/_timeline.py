@@ -467,6 +467,8 @@ class TimelinePanel(QWidget):
         # The search under way counted rows that have moved: start it again (the shown rows follow by themselves).
         if self.search.is_busy() and not parent.isValid():
             self._search_now()
+        if parent.isValid() and parent == self._announced:
+            self._show_calls(parent)  # the shown plan's first call was added, or its last removed: list or note
 
     def _search_progress(self, done: int, total: int) -> None:
         # In tens of percent: the label repaints ten times a search, not once a slice.

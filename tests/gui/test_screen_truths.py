@@ -165,3 +165,22 @@ def test_an_empty_last_plan_is_named_not_denied(qtbot: Any, refund_window: MainW
     assert panel.message.isVisible()
     refund_window.commands.undo()
     qtbot.waitUntil(lambda: panel.message.text() == "")
+
+
+def test_the_calls_of_the_selected_plan_follow_its_first_and_last_call(qtbot: Any, refund_window: MainWindow) -> None:
+    """A new plan selected, its first call added in the editor: the timeline lists it under the messages (it kept
+    saying the plan had no calls until another row was selected and this one again); its last removed: the note."""
+    window = refund_window
+    window.actions_by_name["insert_plan"].trigger()
+    qtbot.waitUntil(lambda: window.timeline.calls_note.isVisible())
+    plan = window.selected_message()
+    body = window.editor.body()
+    body.add_button.click()
+    qtbot.waitUntil(lambda: len(window.context()[plan]["plan"]) == 1)
+    assert window.selected_message() == plan
+    qtbot.waitUntil(lambda: window.timeline.calls.isVisible())
+    assert window.timeline.calls.model().rowCount(window.timeline.calls.rootIndex()) == 1
+    window.commands.undo()
+    qtbot.waitUntil(lambda: window.context()[plan]["plan"] == [])
+    qtbot.waitUntil(lambda: window.timeline.calls_note.isVisible())
+    assert window.timeline.calls_note.text() == EMPTY_PLAN
