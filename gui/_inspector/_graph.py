@@ -112,6 +112,7 @@ class PlanGraphView(QGraphicsView):
         self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
         self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
         self.graph: PlanGraph | None = None
+        self.note = ""  # what the scene says while there are no calls
         self.nodes: dict[int, CallNode] = {}
         self._legend_items: list[QGraphicsItem] = []
         self.redraws = 0  # whole layouts drawn, and nodes repainted for a new status (tests, benchmarks)
@@ -135,16 +136,19 @@ class PlanGraphView(QGraphicsView):
             self.addAction(action)
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
 
-    def show_plan(self, calls: Sequence[CallPlan], statuses: Sequence[Status]) -> None:
-        """Lay out `calls` left to right by data flow, each with its status (the engine's).
+    def show_plan(self, calls: Sequence[CallPlan], statuses: Sequence[Status], note: str = "") -> None:
+        """Lay out `calls` left to right by data flow, each with its status (the engine's); without calls, `note`
+        says why (the calls panel's words).
 
         The same calls with new statuses repaint only the nodes whose status changed (and the legend when
         the set of statuses did): a run moves statuses on at every step, the layout stays.
         """
         drawn = [node.call.call for node in sorted(self.nodes.values(), key=lambda n: n.call.index)]
-        if self.graph is not None and len(drawn) == len(calls) and drawn == [c.call for c in calls]:
+        if self.graph is not None and len(drawn) == len(calls) and drawn == [c.call for c in calls] and \
+                (calls or note == self.note):
             self._update_statuses(calls, statuses)
             return
+        self.note = "" if calls else note
         self.redraws += 1
         scene = self.scene()
         scene.clear()
@@ -162,7 +166,7 @@ class PlanGraphView(QGraphicsView):
         for edge in graph.edges:
             self._add_edge(edge, graph.edge_in_cycle(edge), ports[edge])
         if not calls:
-            text = scene.addSimpleText("No calls: the document has no solution and no plan message.")
+            text = scene.addSimpleText(note)
             text.setData(TEXT_ROLE, "muted")
             text.setBrush(_colour(QPalette.ColorRole.PlaceholderText))
         else:

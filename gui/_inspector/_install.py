@@ -23,7 +23,7 @@ from ._call_inspector import CallInspector
 from ._calls import CallsModel
 from ._debugger import Debugger
 from ._graph import PlanGraphView
-from ._panel import CallsPanel
+from ._panel import CallsPanel, no_calls_note
 from ._session_views import CallStackView, SessionsView
 from ._sessions import Sessions
 
@@ -126,7 +126,8 @@ class _Wiring(QObject):
         """The plan graph is drawn only while it can be seen; it catches up when it is shown."""
         if visible and self._graph_dirty:
             self._graph_dirty = False
-            self.parts.graph.show_plan(self.parts.model.plans(), self.parts.model.statuses())
+            model = self.parts.model
+            self.parts.graph.show_plan(model.plans(), model.statuses(), no_calls_note(model.context, model.solution))
 
     def inspector_visible(self, visible: bool) -> None:
         if visible and self._call_behind is not None:

@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QToolBar, QVBoxLayout, QWidget
 
-from contextdeck.engine import ActivityLoadError, load_activities, pending_calls, prestart_workers
+from contextdeck.engine import ActivityLoadError, Messages, load_activities, pending_calls, prestart_workers
 
 from ._calls import CallsModel, CallsView
 from ._debugger import Debugger
@@ -38,6 +38,14 @@ def ask_activities_path(parent: QWidget | None) -> str | None:
 NO_CALLS = "No calls: the document has no solution and no plan message."
 EMPTY_PLAN = "No calls: the last plan message (#{}) has none yet; add them in the editor's Form tab (+ call)."
 EMPTY_SOLUTION = "No calls: the solution has none."
+
+
+def no_calls_note(context: Messages | None, solution: Any) -> str:
+    """Why there is nothing to run: the calls come from the solution, else the last plan message."""
+    if isinstance(solution, list) or (isinstance(solution, dict) and isinstance(solution.get("calls"), list)):
+        return EMPTY_SOLUTION
+    plan = None if context is None else pending_calls(context, solution)[1]
+    return NO_CALLS if plan is None else EMPTY_PLAN.format(plan)
 
 
 class Commands(Protocol):
@@ -83,6 +91,7 @@ class CallsPanel(QWidget):
         self.view.runToRequested.connect(debugger.start_run_to)
         self.view.conditionRequested.connect(self.ask_condition)
         model.modelReset.connect(self._update)
+        model.refreshed.connect(self._update)  # a plan without calls inserted into a document without any
         self._update()
 
     def _actions(self) -> dict[str, QAction]:
@@ -140,17 +149,9 @@ class CallsPanel(QWidget):
         self.actions_by_name["rerun_stale"].setEnabled(has_calls and not running)
         self.actions_by_name["restart"].setEnabled(not running)
         if not has_calls:
-            self.message.setText(self._no_calls())
+            self.message.setText(no_calls_note(self.model.context, self.model.solution))
         elif self.message.text().startswith("No calls: "):
             self.message.clear()  # a document with calls replaced one without
-
-    def _no_calls(self) -> str:
-        """Why there is nothing to run: the calls come from the solution, else the last plan message."""
-        context, solution = self.model.context, self.model.solution
-        if isinstance(solution, list) or (isinstance(solution, dict) and isinstance(solution.get("calls"), list)):
-            return EMPTY_SOLUTION
-        plan = None if context is None else pending_calls(context, solution)[1]
-        return NO_CALLS if plan is None else EMPTY_PLAN.format(plan)
 
     def ask_condition(self, row: int) -> None:
         """A row's "Breakpoint Condition…": stop at the call only while a `†` expression is truthy (empty: always)."""

@@ -175,6 +175,31 @@ def test_no_calls_notice_clears_on_a_document_with_calls(qtbot: Any, window: Mai
     qtbot.waitUntil(lambda: panel.message.text() != NO_CALLS)
 
 
+def test_a_first_plan_without_calls_is_named_by_the_panel_and_the_graph(qtbot: Any, window: MainWindow) -> None:
+    """A new document, a plan message inserted (no calls yet): the calls panel and the plan graph say that plan has
+    none yet (both kept saying the document had no plan message: nothing counted as calls changed)."""
+    from PySide6.QtWidgets import QGraphicsSimpleTextItem
+
+    from contextdeck.gui._inspector._panel import EMPTY_PLAN, NO_CALLS
+
+    inspector = parts(window)
+    window.session.new()
+    qtbot.waitUntil(lambda: inspector.panel.message.text() == NO_CALLS)
+    inspector.docks["Plan graph"].show()
+    inspector.docks["Plan graph"].raise_()
+
+    def said() -> list[str]:
+        return [item.text() for item in inspector.graph.scene().items() if isinstance(item, QGraphicsSimpleTextItem)]
+
+    qtbot.waitUntil(lambda: said() == [NO_CALLS])
+    window.insert_message("Plan")
+    qtbot.waitUntil(lambda: inspector.panel.message.text() == EMPTY_PLAN.format(0))
+    qtbot.waitUntil(lambda: said() == [EMPTY_PLAN.format(0)])
+    window.commands.undo()
+    qtbot.waitUntil(lambda: inspector.panel.message.text() == NO_CALLS)
+    qtbot.waitUntil(lambda: said() == [NO_CALLS])
+
+
 def test_a_runs_outputs_become_timeline_rows_a_turn_at_a_time(qtbot: Any, window: MainWindow, tmp_path: Path) -> None:
     """While Continue runs, the outputs it appends become rows once per turn of the event loop (one row insert
     for all that landed in it), and once it stops the timeline is the one a fresh model over the document shows."""
