@@ -255,6 +255,9 @@ def message_problem(message: dict[str, Any]) -> str | None:
         return None
     kind = message.get("type")
     if not isinstance(kind, str) or not kind:
+        if "type" not in message and "_tool" in message:  # 015 draws a call beside its context's messages
+            return ("a message needs a non-empty string 'type' (or a 'role' and 'content'); this is a call: "
+                    "calls go in a plan message's 'plan' or the solution's 'calls'")
         return "a message needs a non-empty string 'type' (or a 'role' and 'content')"
     return None
 

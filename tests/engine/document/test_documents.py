@@ -169,6 +169,8 @@ def test_invalid_utf8_in_json_lines_is_refused_at_its_line() -> None:
         (b'[{"type": ""}]', 0, "'type'"),
         (b'[{"type": 3}]', 0, "'type'"),
         (b'{"context": [[]]}', 0, "got an array"),
+        (b'[{"type": "state"}, {"_tool": "summarize", "_scopes": ["state"]}]', 1,  # 015's "Context and Call"
+         "this is a call: calls go in a plan message's 'plan' or the solution's 'calls'"),
     ],
 )
 def test_bad_messages_name_their_index(raw, index, words) -> None:
