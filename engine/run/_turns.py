@@ -14,8 +14,9 @@ from typing import Any
 from jsonschema.exceptions import ValidationError, best_match
 
 from ..calls._activities import Activities
+from ..calls._calls import Problem, ToolReading, plan_call
 from ..calls._registry import Registry
-from ..calls._tools import form_indices, pending_calls, plan_mode
+from ..calls._tools import ToolDefinition, form_indices, merged_tools, pending_calls, plan_mode
 from ..document._document import Document, Shape
 from ..document._validate import path_order, schema_violations
 from ..document._view import Messages
@@ -67,16 +68,54 @@ def turn_problems(
     schema["required"] = [key for key in schema["required"] if key != "meta"]
     problems: list[Diagnostic] = []
     offered = {tool.name: tool.item for tool in request.tools}
+    judge = _Judge(merged_tools(document.context, dict(tools or {})), activities)
     for number, entry in enumerate(turn["calls"]):
         group = group_of(entry)
         if group is None:
-            problems += _call_problems(entry, f"$.calls[{number}]", offered)
+            problems += judge.problems(entry, f"$.calls[{number}]", offered)
             continue
         pattern, members = group
         members = members if isinstance(members, list) else [members]
         for position, call in enumerate(members):
-            problems += _call_problems(call, f"$.calls[{number}].{pattern}[{position}]", offered)
+            problems += judge.problems(call, f"$.calls[{number}].{pattern}[{position}]", offered)
     return problems + _explained(schema, turn, "$")
+
+
+class _Judge:
+    """A call of a turn judged as `run` (and `validate`) judge it before it starts: its tool's schema, and what
+    `plan_call` refuses of the call and its tool alone (a malformed expression, an unknown `_outputMethod`,
+    `_scopes` that are not kinds, an output path the tool forbids)."""
+
+    def __init__(self, tools: dict[str, ToolDefinition], activities: Activities | None) -> None:
+        self.tools = tools
+        # Without activities nothing is known of what will be loaded: an activity a tool names is not refused
+        # (as `validate` takes it).
+        self.activities = activities if activities is not None else Activities()
+        self.skipped = _SAID_BY_THE_SCHEMA | ({"activity"} if activities is None else set())
+        self.read: dict[str, ToolReading] = {}
+
+    def problems(self, call: Any, where: str, offered: dict[str, Any]) -> list[Diagnostic]:
+        found = _call_problems(call, where, offered)
+        name = call.get("_tool") if isinstance(call, dict) else None
+        if not isinstance(name, str) or not name:
+            return found  # not a call at all: nothing more to say
+        said = {problem.path for problem in found} | {f"{problem.path}: {problem.reason}" for problem in found}
+        for problem in plan_call(0, call, self.tools, self.activities, read=self.read).problems:
+            path = where + problem.where[1:]
+            if problem.type not in self.skipped and path not in said and _said_as(problem, where) not in said:
+                found.append(Diagnostic(None, path, problem.message))
+                said.add(path)
+        return found
+
+
+# The tool's schema says these in the turn check, at the field.
+_SAID_BY_THE_SCHEMA = frozenset(("parameters",))
+
+
+def _said_as(problem: Problem, where: str) -> str | None:
+    """How the tool's schema says a missing required meta-property, when it declares it (else it cannot)."""
+    key = problem.where[2:]
+    return f"{where}: {key!r} is a required property" if problem.message == f"the tool requires {key}" else None
 
 
 def _call_problems(call: Any, where: str, offered: dict[str, Any]) -> list[Diagnostic]:
@@ -95,8 +134,26 @@ def _call_problems(call: Any, where: str, offered: dict[str, Any]) -> list[Diagn
     # SPEC 6.1: the tool's schema judges the parameters; a meta-property it does not declare (`_outputPath`,
     # `_instance`, `_reasoningForCall`, ...) augments the call (002) and is never an additional property.
     declared = item.get("properties") or {}
-    judged = {key: value for key, value in call.items() if not key.startswith("_") or key in declared}
+    # A meta-property that is null is absent, as a run reads it.
+    judged = {key: value for key, value in call.items()
+              if not key.startswith("_") or (key in declared and value is not None)}
+    # A meta-property the tool prescribes (`const`) and the call leaves out is filled by the run (SPEC 6.2).
+    for key, rule in declared.items():
+        if key.startswith("_") and judged.get(key) is None and isinstance(rule, dict) and "const" in rule:
+            judged[key] = rule["const"]
+    # A `††` literal is the text with one `†` less, judged by the parameter's own schema: never a reference.
+    literal = {key: value[1:] for key, value in judged.items() if type(value) is str and value.startswith("††")}
+    if literal:
+        judged |= literal
+        item = {**item, "properties": {**declared, **{key: _own(declared[key]) for key in literal if key in declared}}}
     return _explained(item, judged, where)
+
+
+def _own(rule: Any) -> Any:
+    """A parameter's schema without the `†` reference alternative `or_reference` gave it."""
+    if isinstance(rule, dict) and isinstance(rule.get("anyOf"), list) and rule["anyOf"][1:] == [REFERENCE]:
+        return rule["anyOf"][0]
+    return rule
 
 
 def _explained(schema: Any, value: Any, where: str) -> list[Diagnostic]:

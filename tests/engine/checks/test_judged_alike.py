@@ -1,0 +1,101 @@
+"""`validate`, a run and the turn check refuse the same calls of a solution: what one refuses before it starts,
+the other two refuse too (format.md §6; the turn check in debugger.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any
+
+from exec_support import CLOCK
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from contextdeck.engine import Context, Document, Execution, Shape, turn_problems, validate
+
+STATE = {"type": "state", "state": {"a": 1, "s": "x"}}
+ABSENT = object()
+
+
+def _maybe(values: list[Any]) -> st.SearchStrategy[Any]:
+    return st.one_of(st.just(ABSENT), st.sampled_from(values))
+
+
+@st.composite
+def tools(draw: st.DrawFn) -> dict[str, Any]:
+    """A tool `t` with an integer parameter, maybe required, and maybe a prescribed or a patterned output path,
+    maybe required too."""
+    properties: dict[str, Any] = {"_tool": {"const": "t"}, "n": {"type": "integer"}}
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    path = draw(st.sampled_from(["free", "const", "pattern"]))
+    if path == "const":
+        properties["_outputPath"] = {"const": "†state.x"}
+    elif path == "pattern":
+        properties["_outputPath"] = {"type": "string", "pattern": "^†state\\."}
+    required = draw(st.lists(st.sampled_from(["n", "_outputPath"]), unique=True))
+    if required:
+        schema["required"] = required
+    return {"type": "tool", "tool": {"t": schema}}
+
+
+@st.composite
+def calls(draw: st.DrawFn) -> dict[str, Any]:
+    """A call of `t` or of a tool nothing defines, with literal, referenced, escaped and malformed parameters and
+    meta-properties. A reference whose value breaks the schema (`†state.s` for an integer) is left out: it is
+    judged only when the run resolves it (format.md §6), which neither check can do."""
+    call: dict[str, Any] = {"_tool": draw(st.sampled_from(["t", "t", "u"]))}
+    for key, values in (("n", [1, "x", "†state.a", "†", "†nope.q", "††lit", None]),
+                        ("_outputPath", ["†state.x", "†state.y", "bad", 5, "†state.x || †state.y", "†state.", None]),
+                        ("_outputMethod", ["merge", "bad", 3, "push", None]),
+                        ("_instance", ["①", 2, None]),
+                        ("_scopes", [["state"], "state", ["nope"], ["†state.a"]])):
+        value = draw(_maybe(values))
+        if value is not ABSENT:
+            call[key] = value
+    return call
+
+
+def _refused_by_validate(context: list[dict[str, Any]], solution: dict[str, Any]) -> set[int]:
+    return {int(found.group(1)) for problem in validate(Context(context), solution)
+            if problem.severity == "error" and (found := re.match(r"solution, call (\d+)\b", problem.path))}
+
+
+def _refused_by_the_turn_check(context: list[dict[str, Any]], solution: dict[str, Any]) -> set[int]:
+    document = Document(Context(context), Shape.ARRAY)
+    return {int(found.group(1)) for problem in turn_problems(document, solution)
+            if problem.severity == "error" and (found := re.match(r"\$\.calls\[(\d+)\]", problem.path))}
+
+
+def _refused_by_a_run(context: list[dict[str, Any]], solution: dict[str, Any]) -> set[int]:
+    live = Context(context)
+    asyncio.run(Execution(live, solution, clock=CLOCK).run())  # no activities: nothing runs, only refusals
+    return {message["_run"]["call"] for message in live.messages[len(context):] if message.get("type") == "error"}
+
+
+@settings(max_examples=300, deadline=None)
+@given(tool=tools(), solution_calls=st.lists(calls(), min_size=1, max_size=3))
+def test_validate_a_run_and_the_turn_check_refuse_the_same_calls(tool: dict[str, Any],
+                                                                 solution_calls: list[dict[str, Any]]) -> None:
+    """Each call is refused by all three or by none."""
+    context = [tool, STATE]
+    solution = {"calls": solution_calls, "output": None}
+    ran = _refused_by_a_run(context, solution)
+    assert _refused_by_validate(context, solution) == ran
+    assert _refused_by_the_turn_check(context, solution) == ran
+
+
+def test_the_turn_check_refuses_what_a_run_refuses_before_it_starts() -> None:
+    """A malformed output path, an unknown method, scopes that are not kinds, a `††` literal that breaks the schema
+    and an output path the tool requires: each at its field. A prescribed path the call leaves out is filled."""
+    tool = {"type": "tool", "tool": {"t": {"type": "object", "properties": {
+        "_tool": {"const": "t"}, "n": {"type": "integer"}, "_outputPath": {"const": "†state.x"}},
+        "required": ["_outputPath"]}}}
+    other = {"type": "tool", "tool": {"u": {"type": "object", "properties": {"_tool": {"const": "u"}},
+                                            "required": ["_outputPath"]}}}
+    document = Document(Context([tool, other, STATE]), Shape.ARRAY)
+    turn = {"calls": [{"_tool": "t", "_outputMethod": "bad"}, {"_tool": "t", "n": "††1"},
+                      {"_tool": "t", "_scopes": "state"}, {"_tool": "u", "_outputPath": "†state."},
+                      {"_tool": "u"}, {"_tool": "t", "n": 1}], "output": None}
+    assert [(problem.path, problem.severity) for problem in turn_problems(document, turn)] == [
+        ("$.calls[0]._outputMethod", "error"), ("$.calls[1].n", "error"), ("$.calls[2]._scopes", "error"),
+        ("$.calls[3]._outputPath", "error"), ("$.calls[4]._outputPath", "error")]
