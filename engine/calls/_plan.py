@@ -9,7 +9,8 @@ from types import MappingProxyType
 from typing import Any, TypeVar, cast
 
 from ..protocol._expressions import Reference
-from ._calls import CallPlan
+from ..protocol._groups import Unit
+from ._calls import CallPlan, Problem
 
 
 def _overlaps(a: Reference, b: Reference) -> bool:
@@ -217,3 +218,25 @@ class Graph:
                  for reader in cycle for writer, paths in sorted(self.feeders[reader].items()) if writer in members]
         names = ", ".join(f"{i} ({plans[i].tool_name or '?'})" for i in cycle)
         return f"calls {names} form a cycle: " + "; ".join(links)
+
+
+def link_problems(units: Sequence[Unit], plans: Sequence[CallPlan], graph: Graph,
+                  structural: dict[int, list[Problem]]) -> tuple[tuple[int, ...], ...]:
+    """What the calls' links refuse, added to `structural` by call index: calls of one group that feed each other
+    (they run together) and every cycle; the cycles, in order. A run's set-up and the turn check share it."""
+    for unit in units:
+        if unit.pattern == "one":
+            continue
+        members = [plans[i] for i in unit.members]
+        linked = [(a.index, b.index) for a in members for b in members if feeds(a, b)]
+        if linked:
+            text = f"calls of one {unit.pattern!r} group run together and cannot feed each other: " + ", ".join(
+                f"call {a} feeds call {b}" for a, b in linked)
+            for i in unit.members:
+                structural.setdefault(i, [Problem("group", text)])
+    cycles = tuple(graph.cycles())
+    for cycle in cycles:
+        text = graph.describe_cycle(cycle, plans)
+        for index in cycle:
+            structural.setdefault(index, []).append(Problem("cycle", text))
+    return cycles

@@ -24,7 +24,7 @@ from ..calls._calls import (
     tool_schema_problem,
 )
 from ..calls._output_check import OUTPUT_SCHEMA_ERROR, output_problem
-from ..calls._plan import Graph, feeds
+from ..calls._plan import Graph, link_problems
 from ..calls._tools import ToolDefinition, merged_tools, pending_calls
 from ..document._context import Context
 from ..protocol._expressions import OUTPUT_PATH, Occurrence, occurrences
@@ -88,12 +88,7 @@ def set_up(
             problems = _typed_output_problems(context, plan, expressions[plan.index])
         if problems:
             structural[plan.index] = problems
-    _check_groups(units, plans, structural)
-    refused = tuple(graph.cycles())
-    for cycle in refused:
-        text = graph.describe_cycle(cycle, plans)
-        for index in cycle:
-            structural.setdefault(index, []).append(Problem("cycle", text))
+    refused = link_problems(units, plans, graph, structural)
     return Setup(plan_index, calls, units, tools, plans, graph, structural, delegates, refused)
 
 
@@ -140,14 +135,3 @@ def _typed_output_problems(context: Context, plan: CallPlan, found: list[Occurre
     return [] if problem is None else [Problem(OUTPUT_SCHEMA_ERROR, problem, "$._output")]
 
 
-def _check_groups(units: list[Unit], plans: list[CallPlan], structural: dict[int, list[Problem]]) -> None:
-    for unit in units:
-        if unit.pattern == "one":
-            continue
-        members = [plans[i] for i in unit.members]
-        linked = [(a.index, b.index) for a in members for b in members if feeds(a, b)]
-        if linked:
-            text = f"calls of one {unit.pattern!r} group run together and cannot feed each other: " + ", ".join(
-                f"call {a} feeds call {b}" for a, b in linked)
-            for i in unit.members:
-                structural.setdefault(i, [Problem("group", text)])

@@ -15,12 +15,13 @@ from jsonschema.exceptions import ValidationError, best_match
 
 from ..calls._activities import Activities
 from ..calls._calls import Problem, ToolReading, plan_call
+from ..calls._plan import Graph, link_problems
 from ..calls._registry import Registry
-from ..calls._tools import ToolDefinition, form_indices, merged_tools, pending_calls, plan_mode
+from ..calls._tools import form_indices, merged_tools, pending_calls, plan_mode
 from ..document._document import Document, Shape
 from ..document._validate import path_order, schema_violations
 from ..document._view import Messages
-from ..protocol._groups import group_of
+from ..protocol._groups import PlanReading, read_plan
 from ..protocol._messages import MISSING, Form, body_of
 from ..request._request import REFERENCE, Request, compose_request, output_schema
 from ..resolve._resolution import Diagnostic
@@ -68,44 +69,50 @@ def turn_problems(
     schema["required"] = [key for key in schema["required"] if key != "meta"]
     problems: list[Diagnostic] = []
     offered = {tool.name: tool.item for tool in request.tools}
-    judge = _Judge(merged_tools(document.context, dict(tools or {})), activities)
-    for number, entry in enumerate(turn["calls"]):
-        group = group_of(entry)
-        if group is None:
-            problems += judge.problems(entry, f"$.calls[{number}]", offered)
-            continue
-        pattern, members = group
-        members = members if isinstance(members, list) else [members]
-        for position, call in enumerate(members):
-            problems += judge.problems(call, f"$.calls[{number}].{pattern}[{position}]", offered)
+    reading = read_plan(list(turn["calls"]))
+    refused = _refusals(document, reading, activities, tools)
+    for index, where in enumerate(_places(reading)):
+        call = reading.calls[index]
+        found = _call_problems(call, where, offered)
+        said = {problem.path for problem in found} | {f"{problem.path}: {problem.reason}" for problem in found}
+        named = isinstance(call, dict) and isinstance(call.get("_tool"), str) and call["_tool"]
+        for refusal in refused.get(index, ()) if named else ():  # not a call: `_call_problems` says so
+            path = where + refusal.where[1:]
+            if path not in said and _said_as(refusal, where) not in said:
+                found.append(Diagnostic(None, path, refusal.message if path != where else
+                                        f"{refusal.type}: {refusal.message}"))
+                said.add(path)
+        problems += found
     return problems + _explained(schema, turn, "$")
 
 
-class _Judge:
-    """A call of a turn judged as `run` (and `validate`) judge it before it starts: its tool's schema, and what
-    `plan_call` refuses of the call and its tool alone (a malformed expression, an unknown `_outputMethod`,
-    `_scopes` that are not kinds, an output path the tool forbids)."""
+def _places(reading: PlanReading) -> list[str]:
+    """Each call's JSON path in the turn, in the executor's numbering: `$.calls[2]`, `$.calls[3].all[0]`."""
+    places = [""] * len(reading.calls)
+    for unit in reading.units:
+        for position, index in enumerate(unit.members):
+            places[index] = (f"$.calls[{unit.entry}]" if unit.pattern == "one"
+                             else f"$.calls[{unit.entry}].{unit.pattern}[{position}]")
+    return places
 
-    def __init__(self, tools: dict[str, ToolDefinition], activities: Activities | None) -> None:
-        self.tools = tools
-        # Without activities nothing is known of what will be loaded: an activity a tool names is not refused
-        # (as `validate` takes it).
-        self.activities = activities if activities is not None else Activities()
-        self.skipped = _SAID_BY_THE_SCHEMA | ({"activity"} if activities is None else set())
-        self.read: dict[str, ToolReading] = {}
 
-    def problems(self, call: Any, where: str, offered: dict[str, Any]) -> list[Diagnostic]:
-        found = _call_problems(call, where, offered)
-        name = call.get("_tool") if isinstance(call, dict) else None
-        if not isinstance(name, str) or not name:
-            return found  # not a call at all: nothing more to say
-        said = {problem.path for problem in found} | {f"{problem.path}: {problem.reason}" for problem in found}
-        for problem in plan_call(0, call, self.tools, self.activities, read=self.read).problems:
-            path = where + problem.where[1:]
-            if problem.type not in self.skipped and path not in said and _said_as(problem, where) not in said:
-                found.append(Diagnostic(None, path, problem.message))
-                said.add(path)
-        return found
+def _refusals(document: Document, reading: PlanReading, activities: Activities | None,
+              tools: Registry | None) -> dict[int, list[Problem]]:
+    """What a run refuses of the turn's calls before it starts, by call index, as its set-up finds it (`plan_call`
+    for each call and its tool alone, then `link_problems`: groups that feed themselves, cycles): a malformed
+    expression, an unknown `_outputMethod`, `_scopes` that are not kinds, an output path the tool forbids or
+    requires. The parameters are the tool's schema's to judge, at the field. Without activities nothing is known
+    of what will be loaded: an activity a tool names is not refused (as `validate` takes it)."""
+    skipped = _SAID_BY_THE_SCHEMA | ({"activity"} if activities is None else set())
+    known = activities if activities is not None else Activities()
+    merged = merged_tools(document.context, dict(tools or {}))
+    read: dict[str, ToolReading] = {}
+    plans = [plan_call(index, call, merged, known, reading.expressions[index], read)
+             for index, call in enumerate(reading.calls)]
+    structural = {plan.index: kept for plan in plans
+                  if plan.problems and (kept := [p for p in plan.problems if p.type not in skipped])}
+    link_problems(reading.units, plans, Graph.of(plans), structural)
+    return structural
 
 
 # The tool's schema says these in the turn check, at the field.

@@ -11,7 +11,7 @@ from exec_support import CLOCK
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contextdeck.engine import Context, Document, Execution, Shape, turn_problems, validate
+from contextdeck.engine import Context, Document, Execution, Shape, flatten, turn_problems, validate
 
 STATE = {"type": "state", "state": {"a": 1, "s": "x"}}
 ABSENT = object()
@@ -44,7 +44,7 @@ def calls(draw: st.DrawFn) -> dict[str, Any]:
     meta-properties. A reference whose value breaks the schema (`†state.s` for an integer) is left out: it is
     judged only when the run resolves it (format.md §6), which neither check can do."""
     call: dict[str, Any] = {"_tool": draw(st.sampled_from(["t", "t", "u"]))}
-    for key, values in (("n", [1, "x", "†state.a", "†", "†nope.q", "††lit", None]),
+    for key, values in (("n", [1, "x", "†state.a", "†", "†nope.q", "††lit", None, "†state.x", "†state.y"]),
                         ("_outputPath", ["†state.x", "†state.y", "bad", 5, "†state.x || †state.y", "†state.", None]),
                         ("_outputMethod", ["merge", "bad", 3, "push", None]),
                         ("_instance", ["①", 2, None]),
@@ -55,15 +55,25 @@ def calls(draw: st.DrawFn) -> dict[str, Any]:
     return call
 
 
+entries = st.one_of(calls(), calls(), st.builds(lambda pattern, members: {pattern: members},
+                                                st.sampled_from(["all", "any", "race"]),
+                                                st.lists(calls(), min_size=1, max_size=2)))
+
+
 def _refused_by_validate(context: list[dict[str, Any]], solution: dict[str, Any]) -> set[int]:
     return {int(found.group(1)) for problem in validate(Context(context), solution)
             if problem.severity == "error" and (found := re.match(r"solution, call (\d+)\b", problem.path))}
 
 
 def _refused_by_the_turn_check(context: list[dict[str, Any]], solution: dict[str, Any]) -> set[int]:
+    """The calls refused, numbered as the executor numbers them (a group's members in turn)."""
+    _, units = flatten(solution["calls"])
+    number = {(unit.entry, None if unit.pattern == "one" else position): index
+              for unit in units for position, index in enumerate(unit.members)}
     document = Document(Context(context), Shape.ARRAY)
-    return {int(found.group(1)) for problem in turn_problems(document, solution)
-            if problem.severity == "error" and (found := re.match(r"\$\.calls\[(\d+)\]", problem.path))}
+    return {number[int(found.group(1)), None if found.group(2) is None else int(found.group(2))]
+            for problem in turn_problems(document, solution) if problem.severity == "error"
+            and (found := re.match(r"\$\.calls\[(\d+)\](?:\.(?:all|any|race)\[(\d+)\])?", problem.path))}
 
 
 def _refused_by_a_run(context: list[dict[str, Any]], solution: dict[str, Any]) -> set[int]:
@@ -73,10 +83,11 @@ def _refused_by_a_run(context: list[dict[str, Any]], solution: dict[str, Any]) -
 
 
 @settings(max_examples=300, deadline=None)
-@given(tool=tools(), solution_calls=st.lists(calls(), min_size=1, max_size=3))
+@given(tool=tools(), solution_calls=st.lists(entries, min_size=1, max_size=3))
 def test_validate_a_run_and_the_turn_check_refuse_the_same_calls(tool: dict[str, Any],
                                                                  solution_calls: list[dict[str, Any]]) -> None:
-    """Each call is refused by all three or by none."""
+    """Each call (a group's members each) is refused by all three or by none: its own problems, a group whose calls
+    feed each other, a cycle."""
     context = [tool, STATE]
     solution = {"calls": solution_calls, "output": None}
     ran = _refused_by_a_run(context, solution)
@@ -99,3 +110,16 @@ def test_the_turn_check_refuses_what_a_run_refuses_before_it_starts() -> None:
     assert [(problem.path, problem.severity) for problem in turn_problems(document, turn)] == [
         ("$.calls[0]._outputMethod", "error"), ("$.calls[1].n", "error"), ("$.calls[2]._scopes", "error"),
         ("$.calls[3]._outputPath", "error"), ("$.calls[4]._outputPath", "error")]
+
+
+def test_the_turn_check_refuses_a_cycle_and_a_group_that_feeds_itself() -> None:
+    """Calls that feed each other in a circle, and calls of one group that feed each other, are refused where
+    they are, as a run's set-up refuses them."""
+    tool = {"type": "tool", "tool": {"t": {"type": "object", "properties": {"_tool": {"const": "t"}, "n": {}}}}}
+    document = Document(Context([tool, STATE]), Shape.ARRAY)
+    turn = {"calls": [{"_tool": "t", "n": "†state.y", "_outputPath": "†state.x"},
+                      {"_tool": "t", "n": "†state.x", "_outputPath": "†state.y"},
+                      {"all": [{"_tool": "t", "_outputPath": "†state.z"}, {"_tool": "t", "n": "†state.z"}]}]}
+    assert [(problem.path, problem.reason.split(":")[0]) for problem in turn_problems(document, turn)] == [
+        ("$.calls[0]", "cycle"), ("$.calls[1]", "cycle"), ("$.calls[2].all[0]", "group"),
+        ("$.calls[2].all[1]", "group")]
