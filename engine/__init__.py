@@ -98,7 +98,7 @@ from .protocol._messages import (
     text_of,
 )
 from .protocol._methods import Conflict, deep_merge, write_at
-from .protocol._schemas import PATTERN_BUDGET_S, SchemaFault, schema_errors
+from .protocol._schemas import PATTERN_BUDGET_S, SchemaFault, pattern_problem, schema_errors
 from .request._render import LLMMessage, render, render_text
 from .request._request import ComposedTool, Request, compose_request, output_schema
 from .resolve._graveyard import free_later, free_some, let_go
@@ -305,6 +305,7 @@ __all__ = [
     "parse_answer",
     "parse_document",
     "parse_expression",
+    "pattern_problem",
     "payload_key",
     "payload_of",
     "pending_calls",

@@ -147,7 +147,7 @@ def _checked_validator(schema: dict[str, Any], formats: bool) -> Any:
     try:
         cls.check_schema(schema)
     except SchemaError as error:
-        raise SchemaFault(f"invalid schema: {error.message}") from None
+        raise SchemaFault(_invalid(error)) from None
     except RecursionError:
         raise SchemaFault("the schema is nested too deeply to check") from None
     dangling = dangling_ref(schema, cls)
@@ -158,6 +158,25 @@ def _checked_validator(schema: dict[str, Any], formats: bool) -> Any:
 
 
 _OFFLINE: Final[Registry[Any]] = Registry()
+
+
+def pattern_problem(pattern: str) -> str | None:
+    """Why `pattern` cannot be a schema's `pattern` (the check every schema gets says it), or None."""
+    try:
+        re.compile(pattern)
+    except re.error as error:
+        return f"not a regular expression: {error}"
+    return None
+
+
+def _invalid(error: SchemaError) -> str:
+    """A schema's fault where it is (a JSON pointer into the schema) and why: a pattern's says what `re` says of it,
+    not only that it is "not a 'regex'"."""
+    where = "".join(f"/{str(step).replace('~', '~0').replace('/', '~1')}" for step in error.path)
+    what = error.message
+    if error.validator == "format" and error.validator_value == "regex" and isinstance(error.instance, str):
+        what = f"{error.instance!r} is {pattern_problem(error.instance) or 'not a regular expression'}"
+    return f"invalid schema at #{where}: {what}" if where else f"invalid schema: {what}"
 
 
 def dangling_ref(schema: dict[str, Any], cls: Any) -> str | None:

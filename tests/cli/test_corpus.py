@@ -102,7 +102,8 @@ CASES = [
          {"validate": (1, "message 0: ¶input: the pattern took too long")}),
     Case("an invalid pattern", doc([{"type": "input", "input": {"s": "x"},
                                      "schema": {"properties": {"s": {"pattern": "(unclosed"}}}}]),
-         {"validate": (1, "message 0: ¶input: invalid schema: '(unclosed' is not a 'regex'")}),
+         {"validate": (1, "message 0: ¶input: invalid schema at #/properties/s/pattern: '(unclosed' is not a regular "
+                      "expression: missing ), unterminated subpattern at position 0")}),
     # $refs
     Case("a remote $ref in a data schema", remote_data,
          {"validate": (1, "message 0: ¶input: $ref '{url}/data.json' cannot be resolved")}),

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from contextdeck.engine import Activities, Context, SchemaFault, schema_errors, validate
+from contextdeck.engine import Activities, Context, SchemaFault, pattern_problem, schema_errors, validate
 from loopback import CountingServer, counting_server, remote_document
 
 EVIL = "^(a|a)+$"  # backtracks without end under `re` on "aaaa…!"
@@ -49,6 +49,25 @@ def test_a_looping_ref_is_a_problem_naming_it(schema: Any, ref: str) -> None:
     with pytest.raises(SchemaFault) as caught:
         schema_errors(schema, {"s": 1})
     assert f"$ref {ref!r} refers back to itself" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("schema", "said"),
+    [({"properties": {"id": {"type": "string", "pattern": "^A-[0-9{4}$"}}},
+      "invalid schema at #/properties/id/pattern: '^A-[0-9{4}$' is not a regular expression: unterminated character "
+      "set at position 3"),
+     ({"items": {"properties": {"a/b": {"minimum": "one"}}}},
+      "invalid schema at #/items/properties/a~1b/minimum: 'one' is not of type 'number'"),
+     ({"type": "nonsense"}, "invalid schema at #/type: 'nonsense' is not valid under any of the given schemas")],
+)
+def test_an_invalid_schema_says_where_and_why(schema: Any, said: str) -> None:
+    """A schema the metaschema refuses names the keyword (a JSON pointer into the schema) and, for a pattern, what
+    `re` says of it: "'^A-[0-9{4}$' is not a 'regex'" named neither."""
+    with pytest.raises(SchemaFault) as caught:
+        schema_errors(schema, {})
+    assert str(caught.value) == said
+    assert pattern_problem("^A-[0-9{4}$") == "not a regular expression: unterminated character set at position 3"
+    assert pattern_problem("^A-[0-9]{4}$") is None
 
 
 def test_a_recursive_schema_that_descends_is_not_a_loop() -> None:

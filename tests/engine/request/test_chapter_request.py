@@ -351,8 +351,8 @@ def test_017_an_advisors_unusable_fields_are_problems_of_its_message() -> None:
                "scopes": ["input", "†state..history"], "schema": {"type": "object", "properties": {
                    "score": {"type": "bogus"}}}}
     assert [(p.message_index, p.path, p.reason) for p in validate(Context([advisor]))] == [
-        (0, "advisor risk", "'schema' cannot be used: invalid schema: 'bogus' is not valid under any of the "
-                            "given schemas"),
+        (0, "advisor risk", "'schema' cannot be used: invalid schema at #/properties/score/type: 'bogus' is not valid "
+                            "under any of the given schemas"),
         (0, "advisor risk", "'role' must be a string"),
         (0, "advisor risk", "'isInstanced' must be true or false"),
         (0, "advisor risk", "scopes[1]: expected a path segment after '.', found '.' at position 7"),

@@ -135,8 +135,8 @@ def test_014_a_delegate_whose_output_schema_cannot_be_used_fails_its_call_up_fro
     document = tmp_path / "parent.json"
     document.write_text(json.dumps([{"type": "plan", "plan": [
         {"_tool": "t", "_delegate": "Odd", "q": 1, "_outputPath": "†state.r"}]}]))
-    reason = ("delegate 'Odd': the request's output schema cannot be used: invalid schema: 'text' is not valid "
-              "under any of the given schemas")
+    reason = ("delegate 'Odd': the request's output schema cannot be used: invalid schema at #/type: 'text' is not "
+              "valid under any of the given schemas")
     execution = Execution(load_document(document), clock=CLOCK)
     assert execution.state(0).status is Status.FAILED
     assert execution.state(0).error == {"type": "delegate", "message": reason}

@@ -152,8 +152,8 @@ def test_validate_says_once_that_the_request_output_schema_cannot_be_used() -> N
     problem of the document's `schema`, said with or without an output to check, never once per output."""
     document = chapter("012_handling_failure.json")
     document.schema["properties"]["output"]["properties"]["status"]["type"] = "text"
-    reason = ("the request's output schema cannot be used: invalid schema: 'text' is not valid under any of "
-              "the given schemas")
+    reason = ("the request's output schema cannot be used: invalid schema at #/properties/status/type: 'text' is not "
+              "valid under any of the given schemas")
     for output in (None, {"status": "Failed"}):
         document.solution["output"] = output
         found = [(p.path, p.reason) for p in validate(document.context, document.solution, schema=document.schema)]
