@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from PySide6.QtCore import QSignalBlocker, Signal
+from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -24,6 +24,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from contextdeck.engine import pattern_problem
+
+from .._editor._base import ERROR_COLOR
 from .._glyphs import glyph_button
 from ._model import with_key
 
@@ -129,6 +132,13 @@ class SchemaNode(QWidget):
         self.maximum = _line("schemaMaximum", "maximum", 90)
         self.new_name = _line("schemaNewProperty", "new property name")
         self.add_button = QPushButton("+ property")
+        self.problem = QLabel()  # what the schema does not take as typed, in words the keyboard user sees
+        self.problem.setObjectName("schemaProblem")
+        self.problem.setWordWrap(True)
+        self.problem.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.problem.setStyleSheet(f"color: {ERROR_COLOR.name()}")
+        self.problem.hide()
+        self._untaken: dict[str, str] = {}  # a bound typed that is no number: why the schema did not take it
         self.rows: dict[str, PropertyRow] = {}
         self.items: SchemaNode | None = None
 
@@ -156,6 +166,7 @@ class SchemaNode(QWidget):
         layout.setSpacing(3)
         layout.addLayout(top)
         layout.addWidget(self.details)
+        layout.addWidget(self.problem)
         layout.addWidget(self.children_box)
         layout.addWidget(self.adder)
 
@@ -164,7 +175,7 @@ class SchemaNode(QWidget):
         self.description.textEdited.connect(lambda text: self._set("description", text or None))
         self.enum.textEdited.connect(lambda text: self._set("enum", parse_values(text, self._main())))
         self.const.textEdited.connect(self._const_edited)
-        self.pattern.textEdited.connect(lambda text: self._set("pattern", text or None))
+        self.pattern.textEdited.connect(self._pattern_edited)
         self.format.editTextChanged.connect(lambda text: self._set("format", text or None))
         self.minimum.textEdited.connect(lambda text: self._bound("minimum", text))
         self.maximum.textEdited.connect(lambda text: self._bound("maximum", text))
@@ -197,6 +208,7 @@ class SchemaNode(QWidget):
             self.nullable.setChecked(nullable)
             fmt = schema.get("format")
             self.format.setCurrentText(fmt if isinstance(fmt, str) else "")
+        self._untaken.clear()  # each box shows the schema's own value again
         self._show_details(main)
         self._rebuild_children()
 
@@ -207,6 +219,27 @@ class SchemaNode(QWidget):
                               (self.minimum, ("number", "integer")), (self.maximum, ("number", "integer"))):
             widget.setVisible(main in types)
         self.adder.setVisible(main == "object")
+        self._show_problems()
+
+    def _show_problems(self) -> None:
+        """Marks the boxes whose text the schema does not take, and says why under them: a pattern that is no
+        regular expression (kept, as typed: every check of the schema then says it cannot be used), a bound that
+        is no number (not kept)."""
+        problems = dict(self._untaken)
+        pattern = self.pattern.text()
+        if self.pattern.isVisibleTo(self) and pattern:
+            problem = pattern_problem(pattern)
+            if problem is not None:
+                problems["pattern"] = problem
+        lines = []
+        for key, box in (("pattern", self.pattern), ("minimum", self.minimum), ("maximum", self.maximum)):
+            problem = problems.get(key) if box.isVisibleTo(self) else None
+            box.setStyleSheet(f"color: {ERROR_COLOR.name()}" if problem else "")
+            box.setToolTip(f"{box.placeholderText()}\n⚠ {problem}" if problem else box.placeholderText())
+            if problem:
+                lines.append(f"⚠ {key}: {problem}")
+        self.problem.setText("\n".join(lines))
+        self.problem.setVisible(bool(lines))
 
     def _rebuild_children(self) -> None:
         while (item := self.children_layout.takeAt(0)) is not None:
@@ -265,11 +298,19 @@ class SchemaNode(QWidget):
             except ValueError:
                 self._set("const", text)
 
+    def _pattern_edited(self, text: str) -> None:
+        self._set("pattern", text or None)
+        self._show_problems()
+
     def _bound(self, key: str, text: str) -> None:
         number = parse_number(text)
-        if text and number is None:
-            return  # not a number yet: nothing changes until it is
-        self._set(key, number)
+        if text and number is None:  # not a number yet: nothing changes until it is
+            kept = self._schema.get(key)
+            self._untaken[key] = f"not a number: the schema keeps {'no ' + key if kept is None else kept}"
+        else:
+            self._untaken.pop(key, None)
+            self._set(key, number)
+        self._show_problems()
 
     def _property_edited(self, name: str, child: Schema) -> None:
         properties = dict(self._schema.get("properties", {}))

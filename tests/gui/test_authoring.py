@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QApplication, QLineEdit, QToolButton, QWidget
 from test_window import settings as settings
 from test_window import window as window
 
+from contextdeck.engine import pattern_problem
 from contextdeck.gui._message_editor import Body, MessageEditor
 from contextdeck.gui._message_editor._schema import SchemaNode
 from contextdeck.gui._window import MainWindow
@@ -89,6 +90,46 @@ def test_the_schema_editor_builds_nested_schemas(qtbot: Any) -> None:
     qtbot.mouseClick(node.rows["orderId"].remove, Qt.MouseButton.LeftButton)
     assert "orderId" not in node.schema()["properties"]
     assert "required" not in node.schema()  # an empty list is not left behind
+
+
+def test_the_schema_editor_says_what_it_does_not_take(qtbot: Any) -> None:
+    """A pattern that is no regular expression is kept as typed, and said under the row in the engine's words (the
+    Schema tab said nothing: only the status bar's count and the Form tab knew); a bound that is no number is not
+    kept, and said so. Fixing either takes the mark away."""
+    node = SchemaNode()
+    qtbot.addWidget(node)
+    node.show()
+    node.type.setCurrentText("object")
+    order = add_property(qtbot, node, "orderId", "string")
+    qtbot.keyClicks(order.pattern, "^A-[0-9{4}$")
+    assert node.schema()["properties"]["orderId"]["pattern"] == "^A-[0-9{4}$"
+    assert order.problem.isVisible()
+    assert order.problem.text() == f"⚠ pattern: {pattern_problem('^A-[0-9{4}$')}"
+    assert "unterminated character set at position 3" in order.pattern.toolTip()
+    order.pattern.clear()
+    qtbot.keyClicks(order.pattern, "^A-[0-9]{4}$")
+    assert not order.problem.isVisible()
+    qty = add_property(qtbot, node, "qty", "integer")
+    qtbot.keyClicks(qty.minimum, "1")
+    qtbot.keyClicks(qty.maximum, "ten")
+    assert node.schema()["properties"]["qty"] == {"type": "integer", "minimum": 1}
+    assert qty.problem.text() == "⚠ maximum: not a number: the schema keeps no maximum"
+    qty.minimum.selectAll()
+    qtbot.keyClicks(qty.minimum, "x")
+    assert qty.problem.text() == ("⚠ minimum: not a number: the schema keeps 1\n"
+                                  "⚠ maximum: not a number: the schema keeps no maximum")
+    qty.maximum.clear()
+    qtbot.keyClicks(qty.maximum, "10")
+    qty.minimum.clear()
+    qtbot.keyClicks(qty.minimum, "2")
+    assert node.schema()["properties"]["qty"] == {"type": "integer", "minimum": 2, "maximum": 10}
+    assert not qty.problem.isVisible()
+    loaded = SchemaNode()  # a schema read from a file: its bad pattern is said at once
+    qtbot.addWidget(loaded)
+    loaded.load({"type": "string", "pattern": "(unclosed"})
+    loaded.show()
+    assert loaded.problem.isVisible()
+    assert "missing )" in loaded.problem.text()
 
 
 def test_a_data_message_schema_is_edited_in_its_tab_and_the_form_follows(qtbot: Any) -> None:
