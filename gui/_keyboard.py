@@ -21,6 +21,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ._message_editor._focus import show
+
 if TYPE_CHECKING:
     from ._inspector import Inspector
     from ._window import MainWindow
@@ -81,6 +83,7 @@ def focus_pane(window: MainWindow, pane: Pane) -> None:
     target = pane.target()
     focusable = target if target.focusPolicy() & Qt.FocusPolicy.TabFocus else _first_focusable(target)
     (focusable or target).setFocus(Qt.FocusReason.ShortcutFocusReason)
+    show(focusable or target)  # a form scrolled down: its first field is above the sight of its scroll area
 
 
 def _first_focusable(widget: QWidget) -> QWidget | None:

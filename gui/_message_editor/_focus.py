@@ -23,7 +23,7 @@ def controls(root: QWidget) -> list[QWidget]:
         stop = _stop(widget, root)
         if stop is not None and stop not in found:
             found.append(stop)
-    placed = [(widget.mapTo(root, QPoint(0, 0)), widget) for widget in found]
+    placed = [(_laid_out(widget, root), widget) for widget in found]
     placed.sort(key=lambda item: (item[0].y() + item[1].height() // 2, item[0].x()))
     ordered: list[QWidget] = []
     row: list[tuple[QPoint, QWidget]] = []
@@ -35,6 +35,18 @@ def controls(root: QWidget) -> list[QWidget]:
         row.append((where, widget))
     ordered.extend(w for _, w in sorted(row, key=lambda item: item[0].x()))
     return ordered
+
+
+def _laid_out(widget: QWidget, root: QWidget) -> QPoint:
+    """Where `widget` is in `root` with every scroll area between them scrolled to its start: a control scrolled out
+    of sight above keeps its place after the controls above the scroll area (the header, the tab bar)."""
+    where = widget.mapTo(root, QPoint(0, 0))
+    parent = widget.parentWidget()
+    while parent is not None and parent is not root:
+        if isinstance(parent, QScrollArea):
+            where += QPoint(parent.horizontalScrollBar().value(), parent.verticalScrollBar().value())
+        parent = parent.parentWidget()
+    return where
 
 
 def _stop(widget: QWidget, root: QWidget) -> QWidget | None:

@@ -126,6 +126,32 @@ def test_the_schema_editors_required_and_remove_are_in_the_tab_order(qtbot: Any,
     assert all(seen.index(box) + 1 == seen.index(remove) for box, remove in zip(required, removes, strict=True))
 
 
+def test_a_scrolled_schema_tab_keeps_its_order_and_alt_2_shows_its_first_field(qtbot: Any,
+                                                                             refund_window: MainWindow) -> None:
+    """The Schema tab scrolled to its end: the controls keep their order (the scrolled-out ones are not taken for
+    controls above the header), Alt+2 brings its first field into sight, and Shift+Tab from it goes to the editor's
+    tab bar (it left the editor for a dock's tab bar, from a field out of sight)."""
+    window = refund_window
+    active(qtbot, window)
+    window.select_message(1)
+    editor = window.editor
+    editor.tabs.setCurrentWidget(editor.schema_page)
+    qtbot.waitUntil(lambda: editor.schema.isVisible())
+    order = controls(editor)
+    bar = editor.schema_page.verticalScrollBar()
+    assert bar.maximum() > 0
+    bar.setValue(bar.maximum())
+    assert controls(editor) == order
+    window.timeline.table.setFocus()
+    qtbot.keyClick(window.timeline.table, Qt.Key.Key_2, Qt.KeyboardModifier.AltModifier)
+    first = focused()
+    assert first is not None
+    assert first is order[order.index(editor.tabs.tabBar()) + 1]
+    assert not first.visibleRegion().isEmpty()
+    qtbot.keyClick(first, Qt.Key.Key_Backtab, Qt.KeyboardModifier.ShiftModifier)
+    assert focused() is editor.tabs.tabBar()
+
+
 def test_every_glyph_button_has_a_name_and_a_tooltip(qtbot: Any, refund_window: MainWindow) -> None:
     """Every button showing no word (✕ ↑ ↓ ⊞ ⇱ or an icon alone) has an accessible name and a tooltip, in
     every message's Form and Schema tabs."""
