@@ -86,7 +86,9 @@ def move_focus(root: QWidget, current: QWidget | None, forward: bool) -> bool:
 
 
 def show(widget: QWidget) -> None:
-    """Scrolls every scroll area around `widget` so that it is in sight."""
+    """Scrolls every scroll area around `widget` so that it is in sight (once the layouts asked for are done: a
+    control just made has its place only then)."""
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
     parent = widget.parentWidget()
     while parent is not None:
         if isinstance(parent, QScrollArea):

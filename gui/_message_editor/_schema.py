@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from PySide6.QtCore import QSignalBlocker, Qt, Signal
+from PySide6.QtCore import QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -28,6 +28,7 @@ from contextdeck.engine import pattern_problem
 
 from .._editor._base import ERROR_COLOR
 from .._glyphs import glyph_button
+from ._focus import show
 from ._model import with_key
 
 TYPES = ("any", "string", "number", "integer", "boolean", "object", "array", "null")
@@ -332,7 +333,10 @@ class SchemaNode(QWidget):
         self.new_name.clear()
         self._commit(with_key(self._schema, "properties", properties))
         self._rebuild_children()
-        self.rows[name].node.type.setFocus()
+        chosen = self.rows[name].node.type
+        chosen.setFocus()
+        # The new row may be below the scroll area's sight; it has its place once it is shown, on the next turn.
+        QTimer.singleShot(0, chosen, lambda: show(chosen))
 
 
 class PropertyRow(QFrame):

@@ -152,6 +152,30 @@ def test_a_scrolled_schema_tab_keeps_its_order_and_alt_2_shows_its_first_field(q
     assert focused() is editor.tabs.tabBar()
 
 
+def test_a_property_added_from_the_keyboard_is_in_sight(qtbot: Any, refund_window: MainWindow) -> None:
+    """Enter in the Schema tab's name box adds the property and puts the focus on its type, scrolled into sight
+    (the focus went to a row below the bottom of the tab: typing changed a type nobody could see)."""
+    window = refund_window
+    active(qtbot, window)
+    window.select_message(1)
+    editor = window.editor
+    editor.tabs.setCurrentWidget(editor.schema_page)
+    qtbot.waitUntil(lambda: editor.schema.isVisible())
+    box = editor.schema.new_name
+    for name in ("alpha", "beta", "gamma"):
+        QApplication.processEvents()  # laid out
+        editor.schema_page.ensureWidgetVisible(box, 0, 0)  # the name box at the bottom edge, as Tab leaves it
+        box.setFocus()
+        qtbot.keyClicks(box, name)
+        qtbot.keyClick(box, Qt.Key.Key_Return)
+        chosen = editor.schema.rows[name].node.type
+        assert focused() is chosen
+        for _ in range(3):  # the new row is shown, laid out and scrolled to in the turns that follow
+            QApplication.processEvents()
+        assert chosen.height() >= chosen.minimumSizeHint().height()
+        assert chosen.visibleRegion().boundingRect().height() == chosen.height()
+
+
 def test_every_glyph_button_has_a_name_and_a_tooltip(qtbot: Any, refund_window: MainWindow) -> None:
     """Every button showing no word (✕ ↑ ↓ ⊞ ⇱ or an icon alone) has an accessible name and a tooltip, in
     every message's Form and Schema tabs."""
