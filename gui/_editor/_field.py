@@ -84,6 +84,36 @@ class Field:
         return " | ".join(self.type) if self.type else "any"
 
 
+def branch_labels(branches: tuple[Field, ...]) -> list[str]:
+    """The names of a choice's branches, told apart: two branches of one type without titles (`object`, `object`)
+    are named by what tells their values apart, a property whose `const` (or single `enum` value) differs
+    (`object: method = "card"`), else by their place (`object (option 2)`)."""
+    plain = [branch.label if branch.label != "any" else f"option {i + 1}" for i, branch in enumerate(branches)]
+    labels = []
+    for i, label in enumerate(plain):
+        same = [j for j, other in enumerate(plain) if other == label]
+        told = _discriminator([branches[j] for j in same], same.index(i)) if len(same) > 1 else None
+        labels.append(label if told is None else f"{label}: {told}" if told else f"{label} (option {i + 1})")
+    return labels
+
+
+def _fixed(field: Field) -> Any:
+    """The one value a field allows (`const`, or an `enum` of one), else MISSING."""
+    if field.const is not MISSING:
+        return field.const
+    return field.enum[0] if field.enum is not None and len(field.enum) == 1 else MISSING
+
+
+def _discriminator(branches: list[Field], which: int) -> str:
+    """`name = value` for the first property fixed to a different value in each of `branches`, for branch `which`."""
+    for name, _ in branches[0].properties:
+        values = [_fixed(branch.property_field(name) or Field()) for branch in branches]
+        shown = [_short(value) for value in values if value is not MISSING]
+        if len(shown) == len(branches) and len(set(shown)) == len(shown):
+            return f"{name} = {shown[which]}"
+    return ""
+
+
 def _short(value: Any) -> str:
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= 24 else text[:23] + "…"

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QVBoxLayout, QW
 
 from ._base import FieldEditor, FieldSlot
 from ._containers import Kit, refill
-from ._field import MISSING, Field
+from ._field import MISSING, Field, branch_labels
 
 
 class ChoiceEditor(FieldEditor):
@@ -23,8 +23,8 @@ class ChoiceEditor(FieldEditor):
         self.branches = field.branches
         self.read_only = False
         self.combo = QComboBox()
-        for i, branch in enumerate(self.branches):
-            self.combo.addItem(branch.label if branch.label != "any" else f"option {i + 1}")
+        for i, (branch, label) in enumerate(zip(self.branches, branch_labels(self.branches), strict=True)):
+            self.combo.addItem(label)
             self.combo.setItemData(i, branch.description, Qt.ItemDataRole.ToolTipRole)
         self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.combo.setToolTip("oneOf" if field.one_of else "anyOf" if field.any_of else "type")

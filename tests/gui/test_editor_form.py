@@ -310,6 +310,25 @@ def test_one_of_branch_switch(editor: DataEditor, qtbot: Any) -> None:
     assert editor.value() == {"payment": {"method": "iban", "iban": "DE89"}}
 
 
+def test_branches_of_one_type_are_told_apart(editor: DataEditor, qtbot: Any) -> None:
+    """oneOf branches without titles, both objects: the combo box names each by the property whose const tells
+    them apart (it listed "object", "object"), or by its place when nothing does; the value opens on its own."""
+    refund = {"oneOf": [
+        {"type": "object", "properties": {"kind": {"const": "card"}, "last4": {"type": "string"}}},
+        {"type": "object", "properties": {"kind": {"enum": ["credit"]}, "amount": {"type": "number"}}},
+        {"type": "string"}]}
+    editor.set_value({"r": {"kind": "credit", "amount": 5}}, {"type": "object", "properties": {"r": refund}})
+    combo = at(editor, "r").findChild(QComboBox)
+    assert [combo.itemText(i) for i in range(combo.count())] == [
+        'object: kind = "card"', 'object: kind = "credit"', "string"]
+    assert combo.currentIndex() == 1
+    plain = {"anyOf": [{"type": "object", "properties": {"a": {"type": "string"}}},
+                       {"type": "object", "properties": {"b": {"type": "string"}}}]}
+    editor.set_value({"p": {"b": "x"}}, {"type": "object", "properties": {"p": plain}})
+    combo = at(editor, "p").findChild(QComboBox)
+    assert [combo.itemText(i) for i in range(combo.count())] == ["object (option 1)", "object (option 2)"]
+
+
 def test_descriptions_are_tooltips(editor: DataEditor) -> None:
     """A property's description is the tooltip of its widget."""
     editor.set_value(VALUE, SCHEMA)
