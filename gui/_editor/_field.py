@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
+from functools import reduce
 from typing import Any, Final
 
 from referencing import Registry, Resource
@@ -210,7 +211,7 @@ class _Builder:
         properties = node.get("properties") or {}
         additional = node.get("additionalProperties")
         items = node.get("items")
-        return _fold_null(
+        own = _fold_null(
             Field(
                 type=tuple(t for t in types if t != "null"),
                 nullable=nullable,
@@ -238,6 +239,26 @@ class _Builder:
                 read_only=bool(node.get("readOnly", False)),
             )
         )
+        # A value meets every `allOf` branch: the form shows what they describe together (validation checks each).
+        return reduce(_together, (self.build(b) for b in _items(node, "allOf") if isinstance(b, Mapping)), own)
+
+
+_KEPT_TOGETHER: Final = frozenset({"properties", "required", "closed", "read_only", "inferred"})
+
+
+def _together(field: Field, other: Field) -> Field:
+    """`field` with what an `allOf` branch adds: its properties and required ones, and each keyword `field` leaves
+    unsaid (its type, bounds, items, ...); where both say one, `field`'s is shown."""
+    said = {f.name: getattr(other, f.name) for f in fields(Field) if f.name not in _KEPT_TOGETHER
+            and getattr(field, f.name) == f.default and getattr(other, f.name) != f.default}
+    listed = {name for name, _ in field.properties}
+    return replace(
+        field, **said,
+        properties=field.properties + tuple((name, sub) for name, sub in other.properties if name not in listed),
+        required=field.required | other.required,
+        closed=field.closed or other.closed,
+        read_only=field.read_only or other.read_only,
+    )
 
 
 _NULL: Final = Field(nullable=True)

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDateTimeEdit,
+    QGroupBox,
     QLineEdit,
     QPlainTextEdit,
     QToolButton,
@@ -327,6 +328,28 @@ def test_branches_of_one_type_are_told_apart(editor: DataEditor, qtbot: Any) -> 
     editor.set_value({"p": {"b": "x"}}, {"type": "object", "properties": {"p": plain}})
     combo = at(editor, "p").findChild(QComboBox)
     assert [combo.itemText(i) for i in range(combo.count())] == ["object (option 1)", "object (option 2)"]
+
+
+def test_all_of_branches_are_one_form(editor: DataEditor) -> None:
+    """`allOf` (as pydantic writes a described reference, or a schema extended by another): the form shows the
+    properties every branch lists, with their widgets and required marks (it was one line of raw JSON)."""
+    schema = {
+        "$defs": {"Address": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}},
+        "type": "object",
+        "properties": {
+            "home": {"allOf": [{"$ref": "#/$defs/Address"}], "description": "Where they live"},
+            "order": {"allOf": [{"type": "object", "properties": {"id": {"type": "string"}}},
+                                {"properties": {"qty": {"type": "integer", "minimum": 1}}, "required": ["qty"]}]},
+        },
+    }
+    value = {"home": {"city": "Oslo"}, "order": {"id": "A-1", "qty": 2}}
+    editor.set_value(value, schema)
+    assert at(editor, "home").key == "object"
+    assert at(editor, "home", "city").key == "string"
+    assert "Where they live" in at(editor, "home").findChild(QGroupBox).toolTip()
+    assert [at(editor, "order", name).key for name in ("id", "qty")] == ["string", "integer"]
+    assert at(editor, "order").field.required == {"qty"}
+    assert editor.value() == value
 
 
 def test_descriptions_are_tooltips(editor: DataEditor) -> None:
