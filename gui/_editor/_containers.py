@@ -170,8 +170,9 @@ class ObjectEditor(_Group):
         for name in self._value:
             if name not in listed:
                 row = self._row(row, name)
-        free_form = not self.field.properties or self.field.additional_properties is not None or self.field.inferred
-        if free_form and not self.field.closed:
+        field = self.field
+        free_form = not field.properties or field.additional_properties is not None or field.inferred
+        if (free_form and not field.closed) or field.pattern_properties:  # keys its patterns match may be added
             self._key_row(row)
 
     def _key_row(self, row: int) -> None:
@@ -199,20 +200,12 @@ class ObjectEditor(_Group):
         self._set_key(name, self.kit.default(self._field_of_new(name)))
 
     def _field_of_new(self, name: str) -> Field:
-        listed = dict(self.field.properties)
-        if name in listed:
-            return listed[name]
-        return self.field.additional_properties or Field()
+        return self.field.property_field(name) or Field()
 
     def _field_of(self, name: str) -> Field:
-        for key, sub in self.field.properties:
-            if key == name:
-                return sub
-        if self.field.inferred:
+        if self.field.inferred and name not in dict(self.field.properties):
             return field_from_value(self._value[name])
-        if self.field.additional_properties is not None:
-            return self.field.additional_properties
-        return Field(description="not described by the schema")
+        return self.field.property_field(name) or Field(description="not described by the schema")
 
     def _row(self, row: int, name: str) -> int:
         sub = self._field_of(name) if name in self._value else dict(self.field.properties)[name]

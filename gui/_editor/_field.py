@@ -12,6 +12,7 @@ from dataclasses import dataclass, fields, replace
 from functools import reduce
 from typing import Any, Final
 
+import regex
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
@@ -49,6 +50,7 @@ class Field:
     multiple_of: float | None = None
     properties: tuple[tuple[str, Field], ...] = ()
     required: frozenset[str] = frozenset()
+    pattern_properties: tuple[tuple[str, Field], ...] = ()  # schemas for the keys each pattern matches
     additional_properties: Field | None = None  # schema for keys not in `properties`, when one is given
     closed: bool = False  # `additionalProperties: false`: no keys beyond `properties`
     items: Field | None = None  # None: infer each item from its value
@@ -58,9 +60,13 @@ class Field:
     inferred: bool = False  # made from data, not from a schema
 
     def property_field(self, name: str) -> Field | None:
-        """The descriptor of the property `name`, or None when the schema does not list it."""
+        """The descriptor of the property `name`: listed, else of the first `patternProperties` pattern it matches,
+        else `additionalProperties`; None when the schema does not describe it."""
         for key, field in self.properties:
             if key == name:
+                return field
+        for pattern, field in self.pattern_properties:
+            if _matches(pattern, name):
                 return field
         return self.additional_properties
 
@@ -83,6 +89,17 @@ class Field:
         if not self.type and self.nullable:
             return "null"
         return " | ".join(self.type) if self.type else "any"
+
+
+PATTERN_TIMEOUT_S: Final = 0.05  # a key name is short; a pattern that takes longer is taken as no match
+
+
+def _matches(pattern: str, name: str) -> bool:
+    """Whether `pattern` finds `name`, as validation does, with a bound: this runs as the form is built."""
+    try:
+        return regex.search(pattern, name, timeout=PATTERN_TIMEOUT_S) is not None
+    except (regex.error, TimeoutError):  # no regular expression (validation says so), or too slow
+        return False
 
 
 def branch_labels(branches: tuple[Field, ...]) -> list[str]:
@@ -210,6 +227,7 @@ class _Builder:
         nullable = "null" in types or (isinstance(enum, list) and None in enum and len(enum) > 1)
         properties = node.get("properties") or {}
         additional = node.get("additionalProperties")
+        patterns = node.get("patternProperties")
         items = node.get("items")
         own = _fold_null(
             Field(
@@ -231,6 +249,9 @@ class _Builder:
                 if isinstance(properties, Mapping)
                 else (),
                 required=frozenset(r for r in _items(node, "required") if isinstance(r, str)),
+                pattern_properties=tuple((str(k), self.build(v)) for k, v in patterns.items())
+                if isinstance(patterns, Mapping)
+                else (),
                 additional_properties=self.build(additional) if isinstance(additional, Mapping) else None,
                 closed=additional is False,
                 items=self.build(items) if isinstance(items, Mapping) else None,

@@ -352,6 +352,30 @@ def test_all_of_branches_are_one_form(editor: DataEditor) -> None:
     assert editor.value() == value
 
 
+def test_pattern_properties_give_their_keys_widgets_and_new_keys(editor: DataEditor, qtbot: Any) -> None:
+    """A key that `patternProperties` describes gets its schema's widget (it was raw JSON "not described by the
+    schema"), and such an object takes new keys even under `additionalProperties: false`, each started as the
+    pattern it matches says."""
+    schema = {"type": "object", "properties": {"id": {"type": "string"}},
+              "patternProperties": {"^x-": {"type": "integer", "description": "an extension"},
+                                    "^(a|a)+$": {"type": "boolean"}},
+              "additionalProperties": False}
+    editor.set_value({"id": "1", "x-a": 3}, schema)
+    assert at(editor, "x-a").key == "integer"
+    assert "an extension" in at(editor, "x-a").toolTip()
+    name = at(editor).findChild(QLineEdit, "new-key")
+    assert name is not None
+    name.setText("x-b")
+    with qtbot.waitSignal(editor.value_edited):
+        button(at(editor), "add-key").click()
+    assert editor.value() == {"id": "1", "x-a": 3, "x-b": 0}
+    name = at(editor).findChild(QLineEdit, "new-key")  # the rows were made again for the new key
+    name.setText("a" * 40 + "!")  # the evil pattern is searched with a bound, not for minutes
+    with qtbot.waitSignal(editor.value_edited):
+        button(at(editor), "add-key").click()
+    assert at(editor, "a" * 40 + "!").key == "raw"
+
+
 def test_descriptions_are_tooltips(editor: DataEditor) -> None:
     """A property's description is the tooltip of its widget."""
     editor.set_value(VALUE, SCHEMA)
