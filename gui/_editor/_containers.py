@@ -259,6 +259,8 @@ class ArrayEditor(_Group):
     shown = PAGE
 
     def item_field(self, index: int) -> Field:
+        if index < len(self.field.prefix_items):
+            return self.field.prefix_items[index]
         if self.field.items is not None:
             return self.field.items
         if self.field.inferred:
@@ -318,7 +320,9 @@ class ArrayEditor(_Group):
         self.edited.emit()
 
     def _append(self) -> None:
-        if self.field.items is not None:
+        if len(self._value) < len(self.field.prefix_items):
+            field = self.field.prefix_items[len(self._value)]
+        elif self.field.items is not None:
             field = self.field.items
         else:  # no schema for items: a new item shaped like the last one
             field = field_from_value(self._value[-1]) if self._value else Field()

@@ -54,6 +54,7 @@ class Field:
     additional_properties: Field | None = None  # schema for keys not in `properties`, when one is given
     closed: bool = False  # `additionalProperties: false`: no keys beyond `properties`
     items: Field | None = None  # None: infer each item from its value
+    prefix_items: tuple[Field, ...] = ()  # `prefixItems`: the first items' own schemas, `items` then for the rest
     one_of: tuple[Field, ...] = ()
     any_of: tuple[Field, ...] = ()
     read_only: bool = False
@@ -255,6 +256,7 @@ class _Builder:
                 additional_properties=self.build(additional) if isinstance(additional, Mapping) else None,
                 closed=additional is False,
                 items=self.build(items) if isinstance(items, Mapping) else None,
+                prefix_items=tuple(self.build(b) for b in _items(node, "prefixItems")),
                 one_of=tuple(self.build(b) for b in _items(node, "oneOf") if isinstance(b, Mapping | bool)),
                 any_of=tuple(self.build(b) for b in _items(node, "anyOf") if isinstance(b, Mapping | bool)),
                 read_only=bool(node.get("readOnly", False)),

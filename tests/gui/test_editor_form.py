@@ -376,6 +376,23 @@ def test_pattern_properties_give_their_keys_widgets_and_new_keys(editor: DataEdi
     assert at(editor, "a" * 40 + "!").key == "raw"
 
 
+def test_prefix_items_give_each_place_its_widget(editor: DataEditor, qtbot: Any) -> None:
+    """A tuple (`prefixItems`): each first item gets its own schema's widget (they were raw JSON), the rest
+    `items`'; + Add item starts the next place as its schema says."""
+    schema = {"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer", "minimum": 1}],
+              "items": {"type": "boolean"}}
+    editor.set_value(["kettle"], schema)
+    assert at(editor, 0).key == "string"
+    with qtbot.waitSignal(editor.value_edited):
+        button(at(editor), "add-item").click()
+    assert editor.value() == ["kettle", 0]
+    assert at(editor, 1).key == "integer"
+    with qtbot.waitSignal(editor.value_edited):
+        button(at(editor), "add-item").click()
+    assert editor.value() == ["kettle", 0, False]
+    assert at(editor, 2).key == "boolean"
+
+
 def test_descriptions_are_tooltips(editor: DataEditor) -> None:
     """A property's description is the tooltip of its widget."""
     editor.set_value(VALUE, SCHEMA)
