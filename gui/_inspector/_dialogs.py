@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QFont, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 from contextdeck.engine import CallAnalysis, Decision
 
 from .._editor import DataEditor
+from .._editor._base import CtrlTabTypesTab
 from ._style import MISSING_COLOUR
 
 
@@ -58,6 +59,7 @@ class ApprovalDialog(QDialog):
         resolved.setFont(_mono())
         self.editor = QPlainTextEdit(json.dumps(call.call, indent=2, ensure_ascii=False))
         self.editor.setFont(_mono())
+        CtrlTabTypesTab(self.editor)  # Tab goes on to the reason and the buttons; Ctrl+Tab types a tab
         self.reason = QLineEdit(placeholderText="Why it is rejected (goes into the error message)")
         self.error = QLabel()
         self.error.setStyleSheet(f"color: {MISSING_COLOUR}")
@@ -136,6 +138,7 @@ class OutputDialog(QDialog):
         intro.setTextFormat(Qt.TextFormat.RichText)
         self.editor = QPlainTextEdit(json.dumps(_example(rule), indent=2, ensure_ascii=False))
         self.editor.setFont(_mono())
+        CtrlTabTypesTab(self.editor)  # Tab goes on to the buttons; Ctrl+Tab types a tab
         self.form: DataEditor | None = None
         self.error = QLabel()
         self.error.setWordWrap(True)
@@ -150,6 +153,9 @@ class OutputDialog(QDialog):
         self.ask_model_button.clicked.connect(self._ask_model)
         cancel = buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
         self.write_button.clicked.connect(self._write)
+        self.write_button.setToolTip("Ctrl+Enter, from the text too (where Enter starts a line)")
+        for keys in ("Ctrl+Return", "Ctrl+Enter"):  # the button's, while it is enabled
+            QShortcut(QKeySequence(keys), self, self.write_button.click)
         cancel.clicked.connect(self.close)
         layout = QVBoxLayout(self)
         layout.addWidget(intro)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Coroutine, Iterator
 from pathlib import Path
 from typing import Any
@@ -438,6 +439,49 @@ def test_escape_on_the_output_dialog_cancels_and_the_run_stops(qtbot: Any, examp
     qtbot.waitUntil(task.done)
     assert not debugger.running
     assert model.status(1) is Status.WAITING_FOR_OUTPUT
+
+
+def test_the_output_dialogs_text_is_left_with_tab_and_written_with_ctrl_enter(qtbot: Any, tmp_path: Path) -> None:
+    """A latent call without an `_output` schema asks for JSON in a text box: Tab goes on to the buttons (it typed a
+    tab, and Enter a new line: Write output was out of the keys' reach), Ctrl+Tab types a tab, and Ctrl+Enter
+    writes, from the text too."""
+    path = tmp_path / "latent.json"
+    path.write_text(json.dumps([
+        {"type": "tool", "tool": {"lookup": {"type": "object", "properties": {}}}},
+        {"type": "plan", "plan": [{"_tool": "lookup", "_outputPath": "†state.order"}]}]))
+    document, _model, debugger = debugger_for(path)
+    task, dialog = _step_to_output_dialog(qtbot, debugger)
+    assert dialog.form is None
+    dialog.show()
+    dialog.activateWindow()
+    qtbot.waitUntil(dialog.isActiveWindow)
+    dialog.editor.setFocus()
+    dialog.editor.selectAll()
+    qtbot.keyClicks(dialog.editor, '{"id": 1}')
+    qtbot.keyClick(dialog.editor, Qt.Key.Key_Tab)
+    assert dialog.editor.toPlainText() == '{"id": 1}'
+    assert not dialog.editor.hasFocus()
+    dialog.editor.setFocus()
+    qtbot.keyClick(dialog.editor, Qt.Key.Key_Tab, Qt.KeyboardModifier.ControlModifier)
+    assert dialog.editor.toPlainText() == '{"id": 1}\t'
+    qtbot.keyClick(dialog.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(task.done)
+    assert document.context[len(document.context) - 1]["data"] == {"order": {"id": 1}}
+
+
+def test_tab_leaves_the_approval_dialogs_call(qtbot: Any, examples: Path) -> None:
+    """In the approval dialog's call text, Tab goes on to the reason (it typed a tab); Ctrl+Tab types one."""
+    _document, _model, _debugger, task, dialog = awaiting_approval(qtbot, examples / "seed_variables.json")
+    dialog.show()
+    dialog.activateWindow()
+    qtbot.waitUntil(dialog.isActiveWindow)
+    dialog.editor.setFocus()
+    text = dialog.editor.toPlainText()
+    qtbot.keyClick(dialog.editor, Qt.Key.Key_Tab)
+    assert dialog.editor.toPlainText() == text
+    assert dialog.reason.hasFocus()
+    dialog.close()
+    qtbot.waitUntil(task.done)
 
 
 def test_escape_on_the_approval_dialog_rejects(qtbot: Any, examples: Path) -> None:
