@@ -72,7 +72,7 @@ class ImportDialog(QDialog):
         self.imported = imported
         layout = QVBoxLayout(self)
         count = f"{len(imported)} contexts, one per trace" if len(imported) > 1 else "one context"
-        layout.addWidget(QLabel(f"<b>{name}</b>: {FORMAT_NAMES[imported[0].format]}, {count}."))
+        layout.addWidget(QLabel(f"<b>{html.escape(name)}</b>: {FORMAT_NAMES[imported[0].format]}, {count}."))
         self.contexts = QListWidget()
         for item in imported:
             label = f"trace {item.label}" if item.format == "otlp" else item.label

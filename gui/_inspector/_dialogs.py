@@ -6,6 +6,7 @@ result of a latent call that has no `_output`, checked against the tool's `_outp
 
 from __future__ import annotations
 
+import html
 import json
 from typing import Any
 
@@ -53,7 +54,8 @@ class ApprovalDialog(QDialog):
         self.setWindowTitle(f"Approve {call.label}?")
         self.setModal(False)
         self._original = call.call
-        intro = QLabel(f"<b>{call.tool_name}</b> is about to run ({call.mode}). Its parameters resolve to:")
+        tool = html.escape(str(call.tool_name))  # a name is text, never markup
+        intro = QLabel(f"<b>{tool}</b> is about to run ({call.mode}). Its parameters resolve to:")
         intro.setTextFormat(Qt.TextFormat.RichText)
         resolved = QPlainTextEdit(json.dumps(call.resolved_call, indent=2, ensure_ascii=False), readOnly=True)
         resolved.setFont(_mono())
@@ -130,9 +132,11 @@ class OutputDialog(QDialog):
         self.setModal(False)
         rule = _output_schema(call)
         self.schema = rule
-        first = " and ".join(f"<code>{r}</code>" for r in call.branches[0]) if call.branches else "nowhere"
+        places = call.branches[0] if call.branches else ()
+        first = " and ".join(f"<code>{html.escape(str(r))}</code>" for r in places) or "nowhere"
         others = " (the first of its branches)" if len(call.branches) > 1 else ""
-        intro = QLabel(f"<b>{call.tool_name}</b> is latent and has no <code>_output</code>: type its result as JSON. "
+        tool = html.escape(str(call.tool_name))  # names and paths are text, never markup
+        intro = QLabel(f"<b>{tool}</b> is latent and has no <code>_output</code>: type its result as JSON. "
                        f"It will be written to {first}{others}.")
         intro.setWordWrap(True)
         intro.setTextFormat(Qt.TextFormat.RichText)

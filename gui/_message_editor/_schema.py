@@ -8,6 +8,7 @@ child's schema into its own, so the root emits the whole schema once per keystro
 
 from __future__ import annotations
 
+import html
 import json
 from typing import Any
 
@@ -348,7 +349,7 @@ class PropertyRow(QFrame):
         super().__init__(parent)
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.name = name
-        self.label = QLabel(f"<b>{name}</b>")
+        self.label = QLabel(f"<b>{html.escape(name)}</b>")  # a name is text, never markup
         self.required = QCheckBox("required")
         self.required.setAccessibleName(f"{name} is required")
         self.required.setChecked(required)

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QEvent, Qt
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtGui import QKeyEvent, QTextDocumentFragment
 from PySide6.QtWidgets import QApplication, QLineEdit, QToolButton, QWidget
 from test_window import settings as settings
 from test_window import window as window
@@ -130,6 +130,16 @@ def test_the_schema_editor_says_what_it_does_not_take(qtbot: Any) -> None:
     loaded.show()
     assert loaded.problem.isVisible()
     assert "missing )" in loaded.problem.text()
+
+
+def test_a_property_name_is_shown_as_written(qtbot: Any) -> None:
+    """A property named like markup (`<i>x</i>`, `a<b`) is shown as its name, never read as rich text (the row showed
+    an italic "x", and nothing of "a<b" past the "a")."""
+    node = SchemaNode()
+    qtbot.addWidget(node)
+    node.load({"type": "object", "properties": {"<i>x</i>": {"type": "string"}, "a<b": {"type": "string"}}})
+    shown = [QTextDocumentFragment.fromHtml(row.label.text()).toPlainText() for row in node.rows.values()]
+    assert shown == ["<i>x</i>", "a<b"]
 
 
 def test_a_data_message_schema_is_edited_in_its_tab_and_the_form_follows(qtbot: Any) -> None:

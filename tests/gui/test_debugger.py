@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QTextDocumentFragment
+from PySide6.QtWidgets import QLabel
 
 from contextdeck.engine import Activities, Context, Decision, Document, Replace, Status, fixed_clock, load_document
 from contextdeck.gui._inspector import _calls as calls_module
@@ -467,6 +469,22 @@ def test_the_output_dialogs_text_is_left_with_tab_and_written_with_ctrl_enter(qt
     qtbot.keyClick(dialog.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
     qtbot.waitUntil(task.done)
     assert document.context[len(document.context) - 1]["data"] == {"order": {"id": 1}}
+
+
+def test_the_output_dialog_names_its_tool_and_place_as_written(qtbot: Any, tmp_path: Path) -> None:
+    """A tool and a destination whose names look like markup are said as written, not read as rich text."""
+    path = tmp_path / "markup.json"
+    path.write_text(json.dumps([
+        {"type": "tool", "tool": {"<i>look</i>": {"type": "object", "properties": {}}}},
+        {"type": "plan", "plan": [{"_tool": "<i>look</i>", "_outputPath": "†state.a<b"}]}]))
+    _document, _model, debugger = debugger_for(path)
+    task, dialog = _step_to_output_dialog(qtbot, debugger)
+    intro = next(label for label in dialog.findChildren(QLabel) if "is latent" in label.text())
+    said = QTextDocumentFragment.fromHtml(intro.text()).toPlainText()
+    assert said.startswith("<i>look</i> is latent")
+    assert "†state.a<b" in said
+    dialog.close()
+    qtbot.waitUntil(task.done)
 
 
 def test_tab_leaves_the_approval_dialogs_call(qtbot: Any, examples: Path) -> None:

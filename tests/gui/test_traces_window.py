@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QPushButton
+from PySide6.QtGui import QTextDocumentFragment
+from PySide6.QtWidgets import QApplication, QLabel, QPushButton
 
 from contextdeck.engine import import_bytes, import_trace
 from contextdeck.gui import _traces_ui as traces_ui
@@ -136,6 +137,15 @@ def test_a_broken_trace_is_reported_and_the_open_document_stays(
     assert not imported(qtbot, window.traces.import_path(str(source)))  # type: ignore[attr-defined]
     assert window.session.document is before
     assert "message 4: a tool message answers call 'call_zzz'" in window.banner.label.text()
+
+
+def test_the_file_is_named_as_written(qtbot: Any) -> None:
+    """A file name that looks like markup heads the dialog as written, not read as rich text."""
+    name = "<i>run</i>&co.json"
+    dialog = ImportDialog(name, import_bytes(json.dumps(EXCHANGE).encode(), name))
+    qtbot.addWidget(dialog)
+    heads = [QTextDocumentFragment.fromHtml(label.text()).toPlainText() for label in dialog.findChildren(QLabel)]
+    assert any(head.startswith(f"{name}: ") for head in heads)
 
 
 def test_a_bad_redaction_rule_keeps_open_disabled(qtbot: Any) -> None:
