@@ -1,5 +1,5 @@
-"""The schema editor: build a JSON Schema with a form (types, nullable, description, enum, const, pattern, format,
-bounds, properties with required, array items), one `SchemaNode` per schema node, nested.
+"""The schema editor: build a JSON Schema with a form (types, nullable, description, enum, const, default, pattern,
+format, bounds, properties with required, array items), one `SchemaNode` per schema node, nested.
 
 Each node edits only the keywords it shows and keeps every other key as it is (`title`, `$ref`, `oneOf`, ...:
 those stay editable in the message's JSON tab). An edit emits the node's whole new schema; a parent folds a
@@ -124,6 +124,7 @@ class SchemaNode(QWidget):
         self.description = _line("schemaDescription", "description")
         self.enum = _line("schemaEnum", "enum: a, b, c")
         self.const = _line("schemaConst", "const")
+        self.default = _line("schemaDefault", "default")
         self.pattern = _line("schemaPattern", "pattern (regular expression)")
         self.format = QComboBox()
         self.format.setObjectName("schemaFormat")
@@ -152,7 +153,7 @@ class SchemaNode(QWidget):
         self.details = QWidget()
         details = QHBoxLayout(self.details)
         details.setContentsMargins(0, 0, 0, 0)
-        for widget in (self.enum, self.const, self.pattern, self.format, self.minimum, self.maximum):
+        for widget in (self.enum, self.const, self.default, self.pattern, self.format, self.minimum, self.maximum):
             details.addWidget(widget)
         self.children_box = QWidget()
         self.children_layout = QVBoxLayout(self.children_box)
@@ -177,6 +178,7 @@ class SchemaNode(QWidget):
         self.description.textEdited.connect(lambda text: self._set("description", text or None))
         self.enum.textEdited.connect(lambda text: self._set("enum", parse_values(text, self._main())))
         self.const.textEdited.connect(self._const_edited)
+        self.default.textEdited.connect(self._default_edited)
         self.pattern.textEdited.connect(self._pattern_edited)
         self.format.editTextChanged.connect(lambda text: self._set("format", text or None))
         self.minimum.textEdited.connect(lambda text: self._bound("minimum", text))
@@ -200,6 +202,7 @@ class SchemaNode(QWidget):
         main, nullable = type_of(schema)
         for widget, text in ((self.description, schema.get("description")), (self.pattern, schema.get("pattern")),
                              (self.const, schema.get("const")), (self.enum, show_values(schema.get("enum"))),
+                             (self.default, schema.get("default")),
                              (self.minimum, schema.get("minimum")), (self.maximum, schema.get("maximum"))):
             shown = "" if text is None else (text if isinstance(text, str) else json.dumps(text))
             if widget.text() != shown:
@@ -217,6 +220,7 @@ class SchemaNode(QWidget):
     def _show_details(self, main: str) -> None:
         self.nullable.setEnabled(main not in ("any", "null"))
         for widget, types in ((self.enum, ("string", "number", "integer", "any")), (self.const, ("string", "any")),
+                              (self.default, ("string", "number", "integer", "boolean", "any")),
                               (self.pattern, ("string",)), (self.format, ("string",)),
                               (self.minimum, ("number", "integer")), (self.maximum, ("number", "integer"))):
             widget.setVisible(main in types)
@@ -234,7 +238,8 @@ class SchemaNode(QWidget):
             if problem is not None:
                 problems["pattern"] = problem
         lines = []
-        for key, box in (("pattern", self.pattern), ("minimum", self.minimum), ("maximum", self.maximum)):
+        for key, box in (("default", self.default), ("pattern", self.pattern), ("minimum", self.minimum),
+                         ("maximum", self.maximum)):
             problem = problems.get(key) if box.isVisibleTo(self) else None
             box.setStyleSheet(f"color: {ERROR_COLOR.name()}" if problem else "")
             box.setToolTip(f"{box.placeholderText()}\n⚠ {problem}" if problem else box.placeholderText())
@@ -302,6 +307,25 @@ class SchemaNode(QWidget):
 
     def _pattern_edited(self, text: str) -> None:
         self._set("pattern", text or None)
+        self._show_problems()
+
+    def _default_edited(self, text: str) -> None:
+        """The value a form starts a new field with: text for a string, JSON otherwise (any text for "any")."""
+        main = self._main()
+        self._untaken.pop("default", None)
+        if not text or main == "string":
+            self._set("default", text or None)
+        else:
+            try:
+                value = json.loads(text)
+            except ValueError:
+                if main == "any":
+                    self._set("default", text)
+                else:  # not JSON yet: nothing changes until it is
+                    kept = json.dumps(self._schema["default"]) if "default" in self._schema else "no default"
+                    self._untaken["default"] = f"not JSON: the schema keeps {kept}"
+            else:  # `null` is a default too (an emptied box removes the keyword)
+                self._commit({**self._schema, "default": value})
         self._show_problems()
 
     def _bound(self, key: str, text: str) -> None:

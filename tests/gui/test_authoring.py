@@ -132,6 +132,34 @@ def test_the_schema_editor_says_what_it_does_not_take(qtbot: Any) -> None:
     assert "missing )" in loaded.problem.text()
 
 
+def test_the_schema_editor_writes_a_default_the_form_starts_with(qtbot: Any) -> None:
+    """`default` is written in the Schema tab (it had to be typed in the JSON tab): text for a string, JSON for the
+    other types, and text that is not JSON yet is not kept and said so. The form's + add starts from it."""
+    editor = MessageEditor()
+    qtbot.addWidget(editor)
+    editor.show()
+    messages: list[Any] = []
+    editor.message_edited.connect(lambda _before, message: messages.append(message))
+    editor.set_message(0, {"type": "input", "input": {}, "schema": {"type": "object", "properties": {}}})
+    editor.tabs.setCurrentWidget(editor.schema_page)
+    status = add_property(qtbot, editor.schema, "status", "string")
+    qtbot.keyClicks(status.default, "new")
+    priority = add_property(qtbot, editor.schema, "priority", "integer")
+    qtbot.keyClicks(priority.default, "thr")
+    assert priority.problem.text() == "⚠ default: not JSON: the schema keeps no default"
+    priority.default.clear()
+    qtbot.keyClicks(priority.default, "3")
+    assert not priority.problem.isVisible()
+    assert messages[-1]["schema"]["properties"] == {"status": {"type": "string", "default": "new"},
+                                                    "priority": {"type": "integer", "default": 3}}
+    editor.tabs.setCurrentIndex(0)
+    for name in ("status", "priority"):
+        add = editor.payload.form.root.editor.findChild(QToolButton, f"add:{name}")
+        assert add is not None
+        qtbot.mouseClick(add, Qt.MouseButton.LeftButton)
+    assert messages[-1]["input"] == {"status": "new", "priority": 3}
+
+
 def test_a_property_name_is_shown_as_written(qtbot: Any) -> None:
     """A property named like markup (`<i>x</i>`, `a<b`) is shown as its name, never read as rich text (the row showed
     an italic "x", and nothing of "a<b" past the "a")."""
