@@ -108,6 +108,15 @@ def _line(name: str, placeholder: str, width: int = 0) -> QLineEdit:
     return line
 
 
+def _row(boxes: tuple[QWidget, ...]) -> QWidget:
+    row = QWidget()
+    layout = QHBoxLayout(row)
+    layout.setContentsMargins(0, 0, 0, 0)
+    for box in boxes:
+        layout.addWidget(box)
+    return row
+
+
 class SchemaNode(QWidget):
     """One schema node: its type, nullable and description, the keywords of its type, its properties or items."""
 
@@ -150,11 +159,16 @@ class SchemaNode(QWidget):
         top.addWidget(self.type)
         top.addWidget(self.nullable)
         top.addWidget(self.description, 1)
+        # The values a node takes on one line, the rules its text or number keeps on another: seven boxes on one line
+        # cut their placeholders at the editor's usual width.
         self.details = QWidget()
-        details = QHBoxLayout(self.details)
+        details = QVBoxLayout(self.details)
         details.setContentsMargins(0, 0, 0, 0)
-        for widget in (self.enum, self.const, self.default, self.pattern, self.format, self.minimum, self.maximum):
-            details.addWidget(widget)
+        details.setSpacing(3)
+        self.detail_rows = {_row(boxes): boxes for boxes in ((self.enum, self.const, self.default),
+                                                             (self.pattern, self.format, self.minimum, self.maximum))}
+        for row in self.detail_rows:
+            details.addWidget(row)
         self.children_box = QWidget()
         self.children_layout = QVBoxLayout(self.children_box)
         self.children_layout.setContentsMargins(16, 0, 0, 0)
@@ -224,6 +238,8 @@ class SchemaNode(QWidget):
                               (self.pattern, ("string",)), (self.format, ("string",)),
                               (self.minimum, ("number", "integer")), (self.maximum, ("number", "integer"))):
             widget.setVisible(main in types)
+        for row, boxes in self.detail_rows.items():
+            row.setVisible(any(not box.isHidden() for box in boxes))
         self.adder.setVisible(main == "object")
         self._show_problems()
 

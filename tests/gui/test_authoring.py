@@ -160,6 +160,28 @@ def test_the_schema_editor_writes_a_default_the_form_starts_with(qtbot: Any) -> 
     assert messages[-1]["input"] == {"status": "new", "priority": 3}
 
 
+def test_the_schema_boxes_show_their_names_whole(qtbot: Any) -> None:
+    """At the editor's usual width every box of a string's or an integer's row shows its placeholder whole (enum,
+    const, default, pattern, format, minimum and maximum on one line cut them: "pattern (re…")."""
+    editor = MessageEditor()
+    qtbot.addWidget(editor)
+    editor.resize(480, 700)
+    editor.show()
+    editor.set_message(0, {"type": "input", "input": {}, "schema": {"type": "object", "properties": {
+        "s": {"type": "string"}, "n": {"type": "integer"}}}})
+    editor.tabs.setCurrentWidget(editor.schema_page)
+    qtbot.waitUntil(lambda: editor.schema.isVisible())
+    QApplication.processEvents()
+    for name in ("s", "n"):
+        node = editor.schema.rows[name].node
+        boxes = [box for box in (node.enum, node.const, node.default, node.pattern, node.minimum, node.maximum)
+                 if box.isVisible()]
+        assert len(boxes) >= 3
+        for box in boxes:
+            shown = box.width() - 12  # the frame and the text margins
+            assert box.fontMetrics().horizontalAdvance(box.placeholderText()) <= shown, box.placeholderText()
+
+
 def test_a_property_name_is_shown_as_written(qtbot: Any) -> None:
     """A property named like markup (`<i>x</i>`, `a<b`) is shown as its name, never read as rich text (the row showed
     an italic "x", and nothing of "a<b" past the "a")."""
