@@ -95,6 +95,8 @@ class ImportDialog(QDialog):
             layout.addWidget(box)
         self.rules = QLineEdit()
         self.rules.setPlaceholderText("More: key names (password, *secret*) or /regular expressions/, with commas")
+        # Its placeholder whole: it is the only word on what the box takes (a keyboard user sees no tooltip).
+        self.rules.setMinimumWidth(self.rules.fontMetrics().horizontalAdvance(self.rules.placeholderText()) + 16)
         self.rules.textChanged.connect(self._check_rules)
         layout.addWidget(self.rules)
         self.problem = QLabel()

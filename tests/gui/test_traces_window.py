@@ -148,6 +148,16 @@ def test_the_file_is_named_as_written(qtbot: Any) -> None:
     assert any(head.startswith(f"{name}: ") for head in heads)
 
 
+def test_the_rules_box_says_what_it_takes_whole(qtbot: Any) -> None:
+    """The redaction rules box shows its placeholder whole (it was cut at "/regular expressi…")."""
+    dialog = ImportDialog("x.json", import_bytes(json.dumps(EXCHANGE).encode(), "x.json"))
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    box = dialog.rules
+    assert box.fontMetrics().horizontalAdvance(box.placeholderText()) <= box.width() - 12
+
+
 def test_a_bad_redaction_rule_keeps_open_disabled(qtbot: Any) -> None:
     dialog = ImportDialog("x.json", import_bytes(json.dumps(EXCHANGE).encode(), "x.json"))
     qtbot.addWidget(dialog)
