@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import (
     QAbstractTableModel,
+    QEvent,
     QModelIndex,
+    QObject,
     QPersistentModelIndex,
     QStringListModel,
     Qt,
@@ -45,6 +47,7 @@ WARM_WAIT_MS = 30  # looking again whether the window is still busy
 WARM_BUDGET_S = 0.002
 WARM_CUTS = 4
 
+EXPRESSION_WIDTH = 260  # the expression column's first width, in pixels
 ResolutionRole = Qt.ItemDataRole.UserRole + 1  # the Resolution (None when malformed)
 ErrorRole = Qt.ItemDataRole.UserRole + 2  # "reason at position N" for a malformed expression, else None
 WatchRole = Qt.ItemDataRole.UserRole + 3  # the PinnedWatch
@@ -414,8 +417,13 @@ class WatchPanel(QWidget):
         # Not ResizeToContents: it asks every pinned row for its text after each change (O(pins) per change).
         # Wide enough for three sources such as "#99998, #99999, #100000".
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Interactive)
-        header.resizeSection(0, 260)
-        header.resizeSection(2, self.table.fontMetrics().horizontalAdvance("#000000, #000000, #000000") + 16)
+        from_width = self.table.fontMetrics().horizontalAdvance("#000000, #000000, #000000") + 16
+        self._wanted = {0: EXPRESSION_WIDTH, 2: from_width}  # the widths the two fixed columns take when there is room
+        self._sharing = False
+        header.resizeSection(0, EXPRESSION_WIDTH)
+        header.resizeSection(2, from_width)
+        header.sectionResized.connect(self._column_resized)
+        self.table.viewport().installEventFilter(self)  # a narrow pane: the fixed columns give the value room
         self.table.doubleClicked.connect(self._jump)
         remove = QAction("Remove Watch", self.table)
         remove.setShortcut(QKeySequence(QKeySequence.StandardKey.Delete))
@@ -432,6 +440,26 @@ class WatchPanel(QWidget):
         layout.setSpacing(4)
         layout.addLayout(top)
         layout.addWidget(self.table)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Resize and watched is self.table.viewport():
+            self._share_width()
+        return False
+
+    def _share_width(self) -> None:
+        """The value is what a watch is for: in a narrow pane the expression and source columns give up width to it
+        (the value showed as "missin…" between a 260-pixel expression and its sources); with room again they take
+        back the width they had (their first, or the one the user dragged them to)."""
+        width = self.table.viewport().width()
+        header = self.table.horizontalHeader()
+        self._sharing = True
+        for column, share in ((0, 0.4), (2, 0.25)):
+            header.resizeSection(column, min(self._wanted[column], int(width * share)))
+        self._sharing = False
+
+    def _column_resized(self, column: int, _old: int, new: int) -> None:
+        if not self._sharing and column in self._wanted:
+            self._wanted[column] = new  # the user's: kept while the pane has room for it
 
     def set_reference_source(self, source: Callable[[], Sequence[str]]) -> None:
         """Where the entry's `†` completion comes from; read each time the entry takes focus, not per edit."""

@@ -221,3 +221,29 @@ def test_a_document_reopened_following_the_latest_folds_its_pins_after_the_hand_
     qtbot.waitUntil(lambda: not model.is_busy(), timeout=5000)
     context = window.context()
     assert [pin.resolution for pin in model.pins] == [context.resolve("†state"), context.resolve("†state.k3")]
+
+
+def test_a_narrow_pane_gives_the_value_room(qtbot: Any) -> None:
+    """In a pane as narrow as the window's bottom dock, the value column keeps a third of the width (it was cut to
+    "missin…" between the expression's 260 pixels and the sources'); with room again the columns take back their
+    widths, and a width the user dragged a column to is the one taken back."""
+    from contextdeck.gui._watches import WatchPanel
+
+    panel = WatchPanel()
+    qtbot.addWidget(panel)
+    panel.resize(1200, 300)
+    panel.show()
+    qtbot.waitExposed(panel)
+    header = panel.table.horizontalHeader()
+    first = header.sectionSize(0)
+    panel.resize(400, 300)
+    qtbot.waitUntil(lambda: panel.table.viewport().width() < 400)
+    assert header.sectionSize(1) >= panel.table.viewport().width() / 3
+    assert header.length() <= panel.table.viewport().width()  # no column pushed out of sight
+    panel.resize(1200, 300)
+    qtbot.waitUntil(lambda: header.sectionSize(0) == first)
+    header.resizeSection(0, 300)  # the user's drag
+    panel.resize(400, 300)
+    qtbot.waitUntil(lambda: header.sectionSize(0) < 300)
+    panel.resize(1200, 300)
+    qtbot.waitUntil(lambda: header.sectionSize(0) == 300)
