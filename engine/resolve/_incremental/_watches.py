@@ -28,7 +28,7 @@ from ...protocol._messages import MISSING, Path, Write, get_path
 from .. import _paranoid
 from .._chain import Chain
 from .._graveyard import let_go
-from .._keys import EMPTY_KEYS, Keys
+from .._keys import EMPTY_KEYS, Keys, sort_in_pieces
 from .._order import NOT_IN_ORDER, Ranks
 from .._resolution import Kept, Resolution, changed, ranked
 from . import _whole
@@ -231,7 +231,7 @@ class Watchers:
         self._staged: dict[Track, Fold] = {}  # folds made for an edit still being planned (`staging`)
         # Tracks folded from scratch a slice at a time (None: not started) for the watches still `_pending`.
         self._builds: dict[Track, Iterator[Fold | None] | None] = {}
-        self._pending: dict[Watch, None] = {}
+        self._pending: dict[Watch, Iterator[None] | None] = {}  # (a watch's results ranked: `_rank`)
         self.current = True  # whether every track's results are those of the store as it is
 
     # -- adding and removing -------------------------------------------------------------------
@@ -271,11 +271,12 @@ class Watchers:
                 del builds[track]
                 self._install(track, fold)
         for watch in [watch for watch in self._pending if not any(t in builds for t in watch.tracks.values())]:
+            ranking = self._pending[watch] = self._pending[watch] or self._rank(watch)
+            if next(ranking, True) is None:
+                break  # (a piece of its results' sources ranked: the rest in the next calls)
             del self._pending[watch]
-            for ref, track in watch.tracks.items():
+            for track in watch.tracks.values():
                 track.watches.add(watch)
-                if ref.path not in track.results and track.fold is not None:  # (a path this view did not read yet)
-                    track.results = self._results(track, track.fold)
             watch._keep(watch.evaluate(lambda t, path: t.results[path], self._store.order.snapshot()), watch._seen)
             self._watches[watch] = None
             if watch is not quiet:
@@ -283,6 +284,18 @@ class Watchers:
         if not self._pending:
             self._builds.clear()  # (those of watches closed since: what they would add, no watch reads)
         return not self._pending
+
+    def _rank(self, watch: Watch) -> Iterator[None]:
+        """The results `watch` reads that its tracks have not got, made a piece at a time (`probe_result`), again
+        on a fold installed meanwhile by a build; one an edit refolded has them all (`_results`)."""
+        for ref, track in watch.tracks.items():
+            while ref.path not in track.results and (fold := track.fold) is not None:
+                probe = next(p for p in fold.state.probes if p.path == ref.path)
+                ranking = probe_result(fold.state, probe, self._store.order.key)
+                while (found := next(ranking)) is None:
+                    yield
+                if track.fold is fold:
+                    track.results[ref.path] = found
 
     def result_of(self, ref: Reference, instance: str | None) -> Found | None:
         """The current result of `ref` in the view of `instance` when a watch of that view reads it (the
@@ -581,7 +594,7 @@ class Watchers:
             value = None
             if told is not None and old is not None and known is not None and known.value is not MISSING:
                 value = _grown(fold.state, probe, old, known, key, rekeyed, told)
-            values[probe.path] = value or probe_result(fold.state, probe, key)
+            values[probe.path] = value or next(f for f in probe_result(fold.state, probe, key) if f is not None)
         return values
 
 
@@ -610,11 +623,12 @@ def _repaired(store: Store, work: TrackEdit, old: Fold, track: Track, base: Fold
     return repair(store, work, old, kind, instance, lane, base)
 
 
-def probe_result(state: State, probe: Probe, key: Sequence[int]) -> Found:
-    """A probe's result: the value at its path, its sources as sorted order keys, its problems."""
+def probe_result(state: State, probe: Probe, key: Sequence[int]) -> Iterator[Found | None]:
+    """A probe's result: the value at its path, its sources as sorted order keys, its problems; None before it
+    while its sources are ranked, a piece at a time (`sort_in_pieces`)."""
     value = get_path(state.root, probe.path)
-    keys = Keys.owning(sorted([key[m] for m in probe.sources])) if value is not MISSING else EMPTY_KEYS
-    return Found(value, keys, probe.diagnostics)
+    for keys in sort_in_pieces(probe.sources, key) if value is not MISSING else (EMPTY_KEYS,):
+        yield None if keys is None else Found(value, keys, probe.diagnostics)
 
 
 def _grown(

@@ -28,6 +28,7 @@ from incremental_strategies import (
 
 from contextdeck.engine import (
     Context,
+    Edit,
     Insert,
     Move,
     Remove,
@@ -413,6 +414,42 @@ def test_a_track_folded_in_slices_is_the_track_folded_at_once(
                 [(m.after, repr(m.root), m.held.gaps) for m in other.checkpoints.items]
             assert {lane: [(m.after, repr(m.root)) for m in marks] for lane, marks in made.lanes.items()} == \
                 {lane: [(m.after, repr(m.root)) for m in marks] for lane, marks in other.lanes.items()}
+
+
+PUSH = {"_outputPath": "†s.log", "_outputMethod": "push"}
+
+
+@pytest.mark.parametrize(("expr", "between"), [
+    ("†s", Insert(60, {"type": "data", "kind": "s", "_instance": "1", "data": {"z": 1}})),  # its own layer's end
+    ("†s", Insert(60, {"type": "data", "kind": "s", "data": {"z": 1}})),  # the global layer's, under it
+    ("†s", Insert(3, {"type": "data", "kind": "s", "_instance": "1", "data": {"y": 2}})),  # the middle
+    ("†s", Remove(40)),
+    ("†s.log", Insert(60, {"type": "data", "kind": "s", "_instance": "1", "data": {"log": 9}, **PUSH})),
+    ("†s.log", "†s.log.0"),  # a watch of another path of its track: folded again, then ranked again
+])
+def test_sources_are_ranked_a_piece_a_call_after_a_sliced_fold(expr: str, between: Any) -> None:
+    """Once a sliced build has folded a track it is installed, and the watch stays pending while its sources are
+    ranked `8 * CHUNK` a call of `fold_some` (a whole kind's hundred thousand at a million messages): an edit
+    meanwhile (an append to its own layer too), or a new path that folds the track again, leaves its first answer
+    the reference fold's."""
+    with checkpoints_every(1):
+        document = [{"type": "data", "kind": "s", **({"_instance": "1"} if n % 3 else {}),
+                     "data": {"log": n if n else []}, **(PUSH if n else {})} for n in range(60)]
+        ctx = Context(document)
+        calls: list[Resolution] = []
+        handle = ctx._watchers.add(parse_expression(expr), calls.append, "1", 0)
+        while ctx._watchers._builds:
+            ctx._watchers.fold_some(steps=100)
+        assert handle in ctx._watchers._pending  # folded, its sources not all ranked yet
+        assert not calls
+        if isinstance(between, str):
+            other = ctx._watchers.add(parse_expression(between), lambda _: None, "1", 0)
+        else:
+            ctx.apply(between)
+        while not ctx._watchers.fold_some():
+            pass
+        assert calls == [reference(ctx.messages, expr, "1")] == [handle.current]
+        assert isinstance(between, Edit) or other.current == reference(ctx.messages, between, "1")
 
 
 @contextmanager

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from contextdeck.engine import Context
 from contextdeck.engine.resolve import _keys
-from contextdeck.engine.resolve._keys import EMPTY_KEYS, Keys
+from contextdeck.engine.resolve._keys import EMPTY_KEYS, Keys, sort_in_pieces
 
 
 def test_an_append_extends_the_shared_list_in_place() -> None:
@@ -201,3 +201,43 @@ def test_a_run_shares_the_chunks_sealed_from_its_start_and_is_laid_out_as_a_copy
         assert (keys._offsets, keys._sealed) == (copy._offsets, copy._sealed)
     assert all(a is b for a, b in zip(short._chunks, long._chunks, strict=False))
     assert list(Keys.run(items, 0, 3, sealed=[])) == [0, 1, 2]
+
+
+class _Lookups(list[int]):
+    """Order keys by message id, counting the lookups."""
+
+    count = 0
+
+    def __getitem__(self, index: int) -> int:  # type: ignore[override]
+        self.count += 1
+        return super().__getitem__(index)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    size=st.integers(1, 4),
+    keys=st.lists(st.integers(0, 10**6), unique=True, max_size=300),
+    data=st.data(),
+)
+def test_keys_sorted_in_pieces_are_the_sorted_keys_a_piece_of_lookups_a_step(
+    size: int, keys: list[int], data: st.DataObject
+) -> None:
+    """`sort_in_pieces` gives the sorted order keys of a fold's sources (one ascending run, or two: an instance's own
+    after the global ones; any order too), laid out as `owning` lays them out, and looks up at most `8 * CHUNK`
+    keys between two steps (a whole kind's hundred thousand are each a cache miss)."""
+    with chunks_of(size):
+        by_key = sorted(range(len(keys)), key=keys.__getitem__)
+        cut = data.draw(st.integers(0, len(keys)))
+        ids = data.draw(st.sampled_from([by_key, by_key[cut:] + by_key[:cut], by_key[::-1]]))
+        key = _Lookups(keys)
+        pieces: list[tuple[Keys | None, int]] = []  # each step's answer and the lookups it made
+        for piece in sort_in_pieces(ids, key):
+            pieces.append((piece, key.count))
+            key.count = 0
+        made = pieces[-1][0]
+        assert isinstance(made, Keys)
+        assert all(piece is None for piece, _ in pieces[:-1])
+        assert max(count for _, count in pieces) <= 8 * size
+        copy = Keys.owning(sorted(keys))
+        assert list(made) == list(copy)
+        assert (made._offsets, made._sealed) == (copy._offsets, copy._sealed)
