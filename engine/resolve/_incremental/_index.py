@@ -95,7 +95,9 @@ class Layer:
         self.all: list[int] = []
         self.universal: list[int] = []
         self.lanes: dict[str, list[int]] = {}
-        self.tails: dict[str, int | None] = {}  # lane -> position of its appending tail (None: not known)
+        # Lane -> position of its appending tail, kept from its first write that appends (None: not known since a
+        # remove; none: nothing in it appends, the tail is empty).
+        self.tails: dict[str, int | None] = {}
         # What `_patches` found reading these lists (`cover`, `keeps_start`), while they stay as they are: emptied
         # by any change.
         self.answers: dict[tuple[Any, ...], Any] = {}
@@ -120,7 +122,7 @@ class Layer:
     def appends_from(self, lane: str, writes: Sequence[Write]) -> int:
         """The position in `subset(lane)` from which every write only appends to the lane's array."""
         subset = self.subset(lane)
-        position = self.tails.get(lane)
+        position = self.tails.get(lane, len(subset))
         if position is None:
             position = len(subset)
             while position and _appends(writes[subset[position - 1]], lane):
@@ -140,19 +142,20 @@ class Layer:
             self.rooted += write.problem is None
             for lane, target in self._lists(write):
                 target.append(message_id)
-                self._added(lane, len(target) - 1, write)
+                self._added(lane, len(target) - 1, write, len(target))
         else:
             lanes, tails = self.lanes, self.tails
             for segment in segments:
                 found = lanes.get(segment)
                 if found is None:  # made to size (a run writes a lane a call)
                     lanes[segment] = [*self.universal, message_id] if self.universal else [message_id]
-                    if _appends(write, segment):  # its tail is known when it starts appending, else found when read
+                    if _appends(write, segment):  # (a run's output, one lane a call, keeps none)
                         tails[segment] = len(self.universal)
                     continue
                 found.append(message_id)
-                if tails.get(segment) is not None and not _appends(write, segment):
-                    tails[segment] = len(found)
+                appends, tail = _appends(write, segment), tails.get(segment, -1)  # (-1: none appends yet)
+                if tail is not None and (tail >= 0) is not appends:
+                    tails[segment] = len(found) - appends
         for target in self._branch_lists(write, message_id):
             target.append(message_id)
 
@@ -163,7 +166,7 @@ class Layer:
         for lane, target in self._lists(write):
             position = bisect_left(target, key(message_id), key=key)
             target.insert(position, message_id)
-            self._added(lane, position, write)
+            self._added(lane, position, write, len(target))
         for target in self._branch_lists(write, message_id):
             insort(target, message_id, key=key)
 
@@ -180,14 +183,11 @@ class Layer:
         for target in self._branch_lists(write, message_id):
             _delete(target, message_id, key)
 
-    def _added(self, lane: str | None, position: int, write: Write) -> None:
-        tail = self.tails.get(lane) if lane is not None else None
-        if lane is None or tail is None:
-            return
-        if position < tail:
-            self.tails[lane] = tail + 1
-        elif not _appends(write, lane):
-            self.tails[lane] = position + 1
+    def _added(self, lane: str | None, position: int, write: Write, size: int) -> None:
+        appends = lane is not None and _appends(write, lane)
+        tail = self.tails.get(lane, size - 1 if appends else None) if lane is not None else None  # (`size`: with it)
+        if lane is not None and tail is not None:
+            self.tails[lane] = tail + 1 if position < tail else tail if appends else position + 1
 
     def _lists(self, write: Write) -> list[tuple[str | None, list[int]]]:
         """The lists that hold `write` (a lane's made when missing)."""
@@ -199,7 +199,7 @@ class Layer:
             target = self.lanes.get(segment)
             if target is None:
                 target = self.lanes[segment] = list(self.universal)
-                if _appends(write, segment):  # its tail is known when it starts appending, else found when read
+                if _appends(write, segment):
                     self.tails[segment] = len(target)
             found.append((segment, target))
         return found

@@ -260,7 +260,7 @@ def test_cover_reads_only_the_branches_of_its_targets_and_finds_the_same(
 
 ops = st.lists(
     st.tuples(
-        st.booleans(),
+        st.sampled_from(["add", "append", "discard"]),
         st.integers(0, 40),
         st.sampled_from(
             [
@@ -279,13 +279,16 @@ ops = st.lists(
 
 @settings(max_examples=300, deadline=None)
 @given(ops)
-def test_the_appending_tail_of_each_lane_is_kept_up_to_date(steps: list[tuple[bool, int, Write]]) -> None:
-    """Through any adds and removes, where a lane's writes start only appending to its array is what a
+def test_the_appending_tail_of_each_lane_is_kept_up_to_date(steps: list[tuple[str, int, Write]]) -> None:
+    """Through any adds, appends and removes, where a lane's writes start only appending to its array is what a
     walk back from the end finds."""
     layer, written = Layer(), {}
     key = float  # ids are their own order keys
-    for number, (adding, slot, write) in enumerate(steps):
-        if adding:
+    for number, (op, slot, write) in enumerate(steps):
+        if op == "append":
+            written[1000 + number] = write  # after every write so far
+            layer.append(1000 + number, write)
+        elif op == "add":
             message_id = slot + number / 100  # distinct, anywhere in the order
             written[message_id] = write
             layer.add(message_id, write, key)
@@ -454,7 +457,7 @@ def test_a_branch_holds_exactly_the_writes_that_touch_it(writes: list[Write], re
 def test_a_lane_that_starts_appending_knows_where_its_tail_starts() -> None:
     """A lane whose first write appends keeps where its writes start to only append from then on (`Layer.tails`),
     made alike or added: the first repair that asks walks none of its writes (a log of thousands of pushes). A
-    lane that starts otherwise (a run's output: one a call) keeps nothing until a reader asks."""
+    lane where nothing appends (a run's output: one a call) keeps nothing."""
     appended, added = Layer(), Layer()
     for message_id in range(1, 500):
         write = Write(("log",), "push", message_id) if message_id > 1 else Write(("log",), "concat", [0])
