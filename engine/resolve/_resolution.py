@@ -68,15 +68,8 @@ class Resolution(_Fields):
 
     __slots__ = ()
 
-    def __init__(
-        self,
-        expression: str,
-        found: bool,
-        value: Any = None,
-        sources: Iterable[int] = (),
-        diagnostics: Iterable[Diagnostic] = (),
-        missing: tuple[str, ...] = (),
-    ) -> None:
+    def __init__(self, expression: str, found: bool, value: Any = None, sources: Iterable[int] = (),
+            diagnostics: Iterable[Diagnostic] = (), missing: tuple[str, ...] = ()) -> None:
         _set(self, "expression", expression)
         _set(self, "found", found)
         _set(self, "value", value)

@@ -488,19 +488,10 @@ def checkpoint_every(lane: Lane) -> int:
     return CHECKPOINT_EVERY if lane is not None else WHOLE_CHECKPOINT_EVERY
 
 
-def fold_lane(
-    state: State,
-    layer: Layer,
-    lane: Lane,
-    writes: Sequence[Write],
-    key: Key,
-    limit: int | None = None,
-    gaps: list[Gap] | None = None,
-    *,
-    after: int | None = None,
-    checkpoints: list[Checkpoint[ProbeState]] | None = None,
-    converge: Callable[[int, State], Checkpoint[ProbeState] | None] | None = None,
-) -> Checkpoint[ProbeState] | None:
+def fold_lane(state: State, layer: Layer, lane: Lane, writes: Sequence[Write], key: Key, limit: int | None = None,
+        gaps: list[Gap] | None = None, *, after: int | None = None,
+        checkpoints: list[Checkpoint[ProbeState]] | None = None,
+        converge: Callable[[int, State], Checkpoint[ProbeState] | None] | None = None) -> Checkpoint[ProbeState] | None:
     """Fold into `state` the writes of `layer` that can matter to `lane`, up to order key `limit`.
 
     Gaps scanned while the root was not an object are recorded in `gaps`: an edit inside one may
@@ -538,15 +529,8 @@ def fold_lane(
     return None
 
 
-def _scan_gap(
-    state: State,
-    layer: Layer,
-    writes: Sequence[Write],
-    key: Key,
-    previous: int | None,
-    following: int | None,
-    limit: int | None,
-) -> int | None:
+def _scan_gap(state: State, layer: Layer, writes: Sequence[Write], key: Key, previous: int | None,
+        following: int | None, limit: int | None) -> int | None:
     """Fold every write of the layer after `previous` and before `following` until the root is an object
     again; the write that made it one (None: none did). The gap ends there: the writes after it cannot
     matter to the lane while the root stays an object, and only a write of the lane can make it something

@@ -59,18 +59,8 @@ Patches = list[tuple[Patch, int | None]]  # each with the order key of the write
 Blocked = dict[tuple[Difference, ...], int]
 
 
-def patch_to(
-    now: Any,
-    then: Any,
-    lane: str | None,
-    paths: list[Path],
-    layer: Layer,
-    after: int | None,
-    writes: Sequence[Write],
-    key: Callable[[int], int],
-    appends: bool,
-    blocked: Blocked | None,
-) -> Patches | None:
+def patch_to(now: Any, then: Any, lane: str | None, paths: list[Path], layer: Layer, after: int | None,
+        writes: Sequence[Write], key: Callable[[int], int], appends: bool, blocked: Blocked | None) -> Patches | None:
     """How an old fold's rest — the writes of `layer` after order key `after` (None: all of them) —
     becomes the new fold's, given their roots there: the patches (none when the two are equivalent),
     each with the order key of the write from which the two agree there again (None: none); None when

@@ -602,19 +602,9 @@ def _probe_at(probe: Probe, mark: TrackCheckpoint, index: int) -> Probe:
     return twin
 
 
-def _splice(
-    state: State,
-    gaps: list[Gap],
-    head: Marks,
-    fresh: list[TrackCheckpoint],
-    later: int,
-    matched: TrackCheckpoint,
-    old: Fold,
-    base: Fold | None,
-    start: TrackCheckpoint | None,
-    patches: Patches,
-    told: _SharedSources | None = None,
-) -> Fold:
+def _splice(state: State, gaps: list[Gap], head: Marks, fresh: list[TrackCheckpoint], later: int,
+        matched: TrackCheckpoint, old: Fold, base: Fold | None, start: TrackCheckpoint | None, patches: Patches,
+        told: _SharedSources | None = None) -> Fold:
     """The new fold, equivalent at `matched` to the old one: the old rest with the new past.
 
     `head` and `fresh` are the new fold's checkpoints so far; the old ones from index `later` on follow,

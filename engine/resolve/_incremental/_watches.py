@@ -145,14 +145,8 @@ class Watch(Kept):
         "_callback", "_owner", "_union", "expression", "instance", "serial", "tracks",
     )
 
-    def __init__(
-        self,
-        owner: Watchers,
-        expression: Expression,
-        callback: Callable[[Resolution], Any],
-        instance: str | None,
-        serial: int,
-    ) -> None:
+    def __init__(self, owner: Watchers, expression: Expression, callback: Callable[[Resolution], Any],
+            instance: str | None, serial: int) -> None:
         self.expression = expression  # (its text: `expression.source`)
         self.instance = instance
         self.serial = serial
