@@ -18,7 +18,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-SLICE = 64  # entries of one list or dict freed between two looks at the clock
+SLICE = 64  # entries of one list or dict freed between two looks at the clock, at most
+STEP_S = 0.001  # what a step between two looks may take: fewer entries after a longer one
 
 _buried: list[list[Any] | dict[Any, Any]] = []
 # References to a buried list or dict while `free_some` looks at it when nothing else holds it: the graveyard's,
@@ -44,19 +45,26 @@ def let_go(*things: list[Any] | dict[Any, Any]) -> None:
 
 
 def free_some(deadline: float) -> bool:
-    """Free buried lists and dicts until `deadline` (a `time.perf_counter()` value), at most `SLICE` entries
-    between two looks at the clock; True when none are left."""
-    while _buried and time.perf_counter() < deadline:
+    """Free buried lists and dicts until `deadline` (a `time.perf_counter()` value); True when none are left.
+    Between two looks at the clock, one entry of each list or dict at first, twice as many after a quick step, half
+    as many after a slow one (`STEP_S`), at most `SLICE`: an entry may hold a whole kind's value (a mark)."""
+    size, now = 1, time.perf_counter()
+    while _buried and now < deadline:
         thing = _buried[-1]
         if sys.getrefcount(thing) > _ALONE:  # still held elsewhere: letting go of it frees nothing now
             _buried.pop()
             continue
         if isinstance(thing, dict):
-            for _ in range(min(SLICE, len(thing))):
+            for _ in range(min(size, len(thing))):
                 thing.popitem()
         else:
-            del thing[-SLICE:]  # a long list goes in slices, and its last slice too
+            del thing[-size:]  # a long list goes in slices, and its last slice too
+        then = time.perf_counter()
         if not thing:
             _buried.pop()
+            size = 1  # (the next with one entry)
+        elif then - now < STEP_S / 2 or then - now > STEP_S:
+            size = min(SLICE, 2 * size) if then - now < STEP_S / 2 else max(1, size // 2)
+        now = then
     return not _buried
 

@@ -38,20 +38,26 @@ class _Freed:
         _Freed.count += 1
 
 
-def test_lists_are_freed_a_slice_between_two_looks_at_the_clock(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A mark may hold a whole kind's value: `free_some` frees at most `SLICE` entries, the last piece of a list
-    too, before it looks at the clock again, and stops at the deadline with the rest still buried."""
+@pytest.mark.parametrize("cost", [1e-6, 0.0003, 0.003])  # an entry's freeing, in seconds
+def test_a_step_between_two_looks_at_the_clock_frees_what_fits_its_time(
+        monkeypatch: pytest.MonkeyPatch, cost: float) -> None:
+    """Between two looks at the clock `free_some` frees one entry of a list at first, twice as many after a quick
+    step and half as many after a slow one (`STEP_S`), at most `SLICE`: an entry may be a mark holding a whole
+    kind's value (64 of those between two looks were 19 ms at a million messages). The next list starts with one
+    entry again, and `free_some` stops at the deadline with the rest still buried."""
     looks: list[int] = []  # entries freed at each look at the clock
-    clock = SimpleNamespace(perf_counter=lambda: looks.append(_Freed.count) or float(len(looks)))
+    clock = SimpleNamespace(perf_counter=lambda: looks.append(_Freed.count) or _Freed.count * cost)
     monkeypatch.setattr(_graveyard, "time", clock)
-    slice_ = _graveyard.SLICE
-    monkeypatch.setattr(_graveyard, "_buried", [[_Freed() for _ in range(slice_ + 5)] for _ in range(2)])
+    monkeypatch.setattr(_graveyard, "_buried", [[_Freed() for _ in range(300)] for _ in range(2)])
     _Freed.count = 0
-    assert not free_some(3.5)  # three looks before the deadline, three pieces freed
-    assert _Freed.count == 2 * slice_ + 5  # the last list: a slice, its last piece; the first list: a slice
+    assert not free_some(100 * cost)
+    assert 0 < _Freed.count < 600
     assert free_some(float("inf"))
-    assert _Freed.count == 2 * (slice_ + 5)
-    assert all(after - before <= slice_ for before, after in itertools.pairwise(looks))
+    assert _Freed.count == 600
+    steps = [after - before for before, after in itertools.pairwise(looks) if after > before]
+    assert steps[0] == 1
+    assert steps[list(itertools.accumulate(steps)).index(300) + 1] == 1  # the second list
+    assert max(steps) == (_graveyard.SLICE if cost < 1e-5 else 2 if cost < _graveyard.STEP_S else 1)
 
 
 def test_a_dict_is_emptied_a_slice_at_a_time_and_only_when_nothing_else_holds_it(
@@ -73,8 +79,10 @@ def test_a_dict_is_emptied_a_slice_at_a_time_and_only_when_nothing_else_holds_it
     del alone  # (the graveyard's is the only reference left)
     assert free_some(1.0)
     assert held == {("kept",): 1}
-    # Held first (let go of at once), then a slice of the other at each look; emptied, it is freed.
-    assert sizes == [3 * slice_, 3 * slice_, 2 * slice_, slice_]
+    # Held first (let go of at once), then at each look twice as many of the other (the clock says no time passed),
+    # at most a slice; emptied, it is freed.
+    steps = [before - after for before, after in itertools.pairwise(sizes) if before != after]
+    assert steps == [1, 2, 4, 8, 16, 32, *[slice_] * 2, 3 * slice_ - 191]
     assert seen() is None
     assert not buried
 
