@@ -263,7 +263,25 @@ class _Builder:
             )
         )
         # A value meets every `allOf` branch: the form shows what they describe together (validation checks each).
-        return reduce(_together, (self.build(b) for b in _items(node, "allOf") if isinstance(b, Mapping)), own)
+        together = reduce(_together, (self.build(b) for b in _items(node, "allOf") if isinstance(b, Mapping)), own)
+        # `then` and `else` may ask for more properties, as the value makes `if` hold or not: the form offers them
+        # (required or not, by what validation says once the value is there).
+        maybe = (self._maybe(node[key]) for key in ("then", "else") if isinstance(node.get(key), Mapping))
+        return reduce(_offered, maybe, together)
+
+    def _maybe(self, node: Mapping[str, Any]) -> Field:
+        """A conditional branch: its properties, and the names it requires that it does not describe."""
+        field = self.build(node)
+        listed = {name for name, _ in field.properties}
+        unlisted = sorted(name for name in field.required if name not in listed)
+        return replace(field, properties=field.properties + tuple((name, Field()) for name in unlisted))
+
+
+def _offered(field: Field, branch: Field) -> Field:
+    """`field` with the properties a conditional branch may ask for, after its own, none of them required."""
+    listed = {name for name, _ in field.properties}
+    return replace(field, properties=field.properties + tuple(
+        (name, sub) for name, sub in branch.properties if name not in listed))
 
 
 _KEPT_TOGETHER: Final = frozenset({"properties", "required", "closed", "read_only", "inferred"})

@@ -393,6 +393,22 @@ def test_prefix_items_give_each_place_its_widget(editor: DataEditor, qtbot: Any)
     assert at(editor, 2).key == "boolean"
 
 
+def test_then_and_else_offer_the_properties_they_ask_for(editor: DataEditor, qtbot: Any) -> None:
+    """`if`/`then`/`else`: validation says then's `last4` is required, and the form offers it (+ add) with then's
+    schema (before, the object listed only `kind`, with no way to add a key but the JSON tab); a name a branch
+    requires without describing is offered as any value."""
+    schema = {"type": "object", "properties": {"kind": {"enum": ["card", "bank"]}},
+              "if": {"properties": {"kind": {"const": "card"}}},
+              "then": {"properties": {"last4": {"type": "string", "pattern": "^[0-9]{4}$"}}, "required": ["last4"]},
+              "else": {"required": ["iban"]}}
+    editor.set_value({"kind": "card"}, schema)
+    with qtbot.waitSignal(editor.value_edited):
+        button(at(editor), "add:last4").click()
+    assert editor.value() == {"kind": "card", "last4": ""}
+    assert at(editor, "last4").key == "string"
+    assert button(at(editor), "add:iban") is not None
+
+
 def test_descriptions_are_tooltips(editor: DataEditor) -> None:
     """A property's description is the tooltip of its widget."""
     editor.set_value(VALUE, SCHEMA)
