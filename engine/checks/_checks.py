@@ -62,31 +62,10 @@ def validate(
             *(_schema_problems(schema) or _output_problems(context, solution, schema)),
             *_meta_problems(context, solution),
             *_mode_problems(context),
-            *_content_problems(context),
         ]
 
 
 _MODES = ("eager", "lazy")
-
-
-def _content_problems(context: Messages) -> list[Diagnostic]:
-    """A custom content type (`{role, content: {type, ...}}`, 001) is read from its content object alone: an
-    `_instance`, `schema`, `description`, `kind` or `_` key beside `role` is ignored, which is said as a warning."""
-    problems: list[Diagnostic] = []
-    for index in range(len(context)):
-        message = context[index]
-        if "type" in message or (body := body_of(message)) is message:
-            continue
-        ignored = [key for key in message if key[:1] == "_" or key in _BODY_KEYS]
-        if ignored:
-            names = ", ".join(ignored)
-            problems.append(Diagnostic(index, "content", f"{names} beside 'content' is ignored: a custom content "
-                                                         f"type is read from its content object (here "
-                                                         f"of type {body['type']!r}); move it inside", "warning"))
-    return problems
-
-
-_BODY_KEYS = frozenset(("schema", "description", "kind"))
 
 
 def _mode_problems(context: Messages) -> list[Diagnostic]:

@@ -63,9 +63,10 @@ _PATH_PART = re.compile(r"\.([^.\[\]\"'\s]+)|\[(\d+)\]|\[(\"(?:[^\"\\]|\\.)*\")\
 
 def data_problems(context: Messages, plans: PlanReadings) -> list[Diagnostic]:
     """Schema violations per identity, malformed expressions in the calls `plans` read (`read_plans`), write
-    conflicts (see `validate`)."""
-    schemas, writes = _layer_problems(context, _layers(context))
-    return [*schemas, *_call_problems(plans), *writes]
+    conflicts, keys beside a custom content type's content (see `validate`)."""
+    beside: list[Diagnostic] = []
+    schemas, writes = _layer_problems(context, _layers(context, beside))
+    return [*schemas, *_call_problems(plans), *writes, *beside]
 
 
 # Per kind: the global layer's writes, its latest message with a schema, and each instance's own (writes, schema).
@@ -73,9 +74,10 @@ Layer = tuple[list[tuple[int, Write]], int | None]
 Layers = dict[str, tuple[Layer, dict[str | None, Layer]]]
 
 
-def _layers(context: Messages) -> Layers:
+def _layers(context: Messages, beside: list[Diagnostic]) -> Layers:
     """Per kind: the global layer's writes and each instance's own writes, in context order, each with the index
-    of its latest message that gives a schema."""
+    of its latest message that gives a schema. A data message written as a custom content type (001) with keys
+    beside its content that the content would hold adds a warning to `beside` (`_beside`)."""
     kinds: dict[str, tuple[list[tuple[int, Write]], dict[str | None, list[tuple[int, Write]]]]] = {}
     schemas: dict[tuple[str, str | None], int] = {}
     for index in range(len(context)):
@@ -92,11 +94,29 @@ def _layers(context: Messages) -> Layers:
         else:
             own.append((index, info.write))
         message = context[index]
-        if "schema" in (message if "type" in message else body_of(message)):
+        if "type" not in message:
+            message = _beside(message, index, beside)
+        if "schema" in message:
             schemas[info.kind, info.instance] = index
     return {kind: ((global_layer, schemas.get((kind, None))),
                    {name: (own, schemas.get((kind, name))) for name, own in instances.items()})
             for kind, (global_layer, instances) in kinds.items()}
+
+
+def _beside(message: dict[str, Any], index: int, beside: list[Diagnostic]) -> dict[str, Any]:
+    """The body of a data message written as a custom content type; a warning naming the keys beside its content
+    that the content object would hold (`_instance`, `schema`, `description`, `kind`, `_` keys): they are read
+    from the content alone (format.md §2)."""
+    body = body_of(message)
+    ignored = [key for key in message if key[:1] == "_" or key in _BODY_KEYS]
+    if body is not message and ignored:
+        beside.append(Diagnostic(index, "content", f"{', '.join(ignored)} beside 'content' is ignored: a custom "
+                                                   f"content type is read from its content object (here of type "
+                                                   f"{body['type']!r}); move it inside", "warning"))
+    return body
+
+
+_BODY_KEYS = frozenset(("schema", "description", "kind"))
 
 
 def _label(kind: str, instance: str | None) -> str:

@@ -129,7 +129,8 @@ def text_of(message: dict[str, Any]) -> tuple[str, Any]:
     whose content is `{"type": "text", ...}` keeps its own role and reads the text of its content; a list of
     text parts is their texts joined (`content_text`).
     """
-    body = body_of(message)
+    # `body_of` asked only of a content that is an object: a chat's every message is a `{role, content}` text
+    body = body_of(message) if "type" not in message and message.get("content").__class__ is dict else message
     role = "system" if body.get("type") == "system" else message.get("role", "user")
     text = next((body[key] for key in TEXT_KEYS if key in body), "")
     return (role if isinstance(role, str) else "user"), (content_text(text) if text.__class__ is list else text)

@@ -124,8 +124,7 @@ def _error(context: Messages, indices: list[int]) -> LLMMessage:
 
 
 def _block(context: Messages, indices: list[int], kind: str, instance: str | None, value: Any) -> str:
-    description = _latest(context, indices, "description")
-    schema = _latest(context, indices, "schema")
+    description, schema = _latest(context, indices)
     lines = [heading(kind, instance)]
     lines.extend(_NOTICES.get(kind, ()))
     lines.append(shown(value))
@@ -176,14 +175,23 @@ _RENDERERS: dict[str, Callable[[Messages, list[int]], LLMMessage]] = {
 }
 
 
-def _latest(context: Messages, indices: list[int], key: str) -> Any:
+def _latest(context: Messages, indices: list[int]) -> tuple[Any, Any]:
+    """The latest `description` and the latest `schema` among the messages (their bodies), in one pass."""
+    description = schema = _NONE
     for index in reversed(indices):
         message = context[index]
         if "type" not in message:
             message = body_of(message)
-        if key in message:
-            return message[key]
-    return None
+        if description is _NONE and "description" in message:
+            description = message["description"]
+        if schema is _NONE and "schema" in message:
+            schema = message["schema"]
+        if description is not _NONE and schema is not _NONE:
+            break
+    return (None if description is _NONE else description), (None if schema is _NONE else schema)
+
+
+_NONE: Any = object()
 
 
 def role_of(message: dict[str, Any]) -> str:
