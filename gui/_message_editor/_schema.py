@@ -33,6 +33,8 @@ from ._focus import show
 from ._model import with_key
 
 TYPES = ("any", "string", "number", "integer", "boolean", "object", "array", "null")
+# A node that is a choice of schemas: the value meets exactly one (`oneOf`) or at least one (`anyOf`) of them.
+CHOICES = {"one of": "oneOf", "any of": "anyOf"}
 FORMATS = ("", "email", "date-time", "date", "time", "uri", "uuid", "hostname", "ipv4")
 Schema = dict[str, Any]
 
@@ -40,6 +42,10 @@ Schema = dict[str, Any]
 def type_of(schema: Schema) -> tuple[str, bool]:
     """(the one main type or "any", whether null is allowed too): `["object", "null"]` is ("object", True)."""
     declared = schema.get("type")
+    if declared is None:
+        for main, key in CHOICES.items():
+            if isinstance(schema.get(key), list):
+                return main, False
     if isinstance(declared, str) and declared in TYPES:
         return declared, False
     if isinstance(declared, list):
@@ -50,7 +56,19 @@ def type_of(schema: Schema) -> tuple[str, bool]:
 
 
 def with_type(schema: Schema, main: str, nullable: bool) -> Schema:
-    """`type` set to `main` (`[main, "null"]` when nullable); "any" removes it."""
+    """`type` set to `main` (`[main, "null"]` when nullable); "any" removes it. A choice (`one of`, `any of`) has no
+    `type` and keeps the branches it had under either keyword (one `{}` to start); a node that was a choice and
+    becomes a type drops its branches (a `oneOf` beside a `type` is kept: the form does not show it)."""
+    if type_of(schema)[0] in CHOICES and main not in CHOICES:
+        for key in CHOICES.values():
+            schema = with_key(schema, key, None)
+    if main in CHOICES:
+        kept = (schema[key] for key in (CHOICES[main], *CHOICES.values()) if isinstance(schema.get(key), list))
+        branches: list[Any] = next(kept, [{}])
+        schema = with_key(schema, "type", None)
+        for key in CHOICES.values():
+            schema = with_key(schema, key, None)
+        return with_key(schema, CHOICES[main], branches)
     value: Any = None if main == "any" else ([main, "null"] if nullable and main != "null" else main)
     return with_key(schema, "type", value)
 
@@ -128,7 +146,8 @@ class SchemaNode(QWidget):
         self._loaded = False
         self.type = QComboBox()
         self.type.setObjectName("schemaType")
-        self.type.addItems(TYPES)
+        self.type.addItems([*TYPES, *CHOICES])
+        self.type.setToolTip("The value's type, or a choice of schemas (one of: exactly one fits; any of: one or more)")
         self.nullable = QCheckBox("nullable")
         self.description = _line("schemaDescription", "description")
         self.enum = _line("schemaEnum", "enum: a, b, c")
@@ -153,6 +172,10 @@ class SchemaNode(QWidget):
         self._untaken: dict[str, str] = {}  # a bound typed that is no number: why the schema did not take it
         self.rows: dict[str, PropertyRow] = {}
         self.items: SchemaNode | None = None
+        self.branches: list[BranchRow] = []
+        self.add_branch_button = QPushButton("+ option")
+        self.add_branch_button.setToolTip("Add a schema the value may meet")
+        self.add_branch_button.clicked.connect(self.add_branch)
 
         top = QHBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)
@@ -178,6 +201,11 @@ class SchemaNode(QWidget):
         adder.setContentsMargins(16, 0, 0, 0)
         adder.addWidget(self.new_name, 1)
         adder.addWidget(self.add_button)
+        self.branch_adder = QWidget()
+        branch_adder = QHBoxLayout(self.branch_adder)
+        branch_adder.setContentsMargins(16, 0, 0, 0)
+        branch_adder.addWidget(self.add_branch_button)
+        branch_adder.addStretch(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(3)
@@ -186,6 +214,7 @@ class SchemaNode(QWidget):
         layout.addWidget(self.problem)
         layout.addWidget(self.children_box)
         layout.addWidget(self.adder)
+        layout.addWidget(self.branch_adder)
 
         self.type.currentTextChanged.connect(lambda _text: self._retype())
         self.nullable.toggled.connect(lambda _flag: self._retype())
@@ -232,7 +261,7 @@ class SchemaNode(QWidget):
         self._rebuild_children()
 
     def _show_details(self, main: str) -> None:
-        self.nullable.setEnabled(main not in ("any", "null"))
+        self.nullable.setEnabled(main not in ("any", "null", *CHOICES))
         for widget, types in ((self.enum, ("string", "number", "integer", "any")), (self.const, ("string", "any")),
                               (self.default, ("string", "number", "integer", "boolean", "any")),
                               (self.pattern, ("string",)), (self.format, ("string",)),
@@ -241,6 +270,7 @@ class SchemaNode(QWidget):
         for row, boxes in self.detail_rows.items():
             row.setVisible(any(not box.isHidden() for box in boxes))
         self.adder.setVisible(main == "object")
+        self.branch_adder.setVisible(main in CHOICES)
         self._show_problems()
 
     def _show_problems(self) -> None:
@@ -269,7 +299,7 @@ class SchemaNode(QWidget):
             widget = item.widget()
             if widget is not None:
                 widget.deleteLater()
-        self.rows, self.items = {}, None
+        self.rows, self.items, self.branches = {}, None, []
         main = self._main()
         if main == "object":
             properties = self._schema.get("properties")
@@ -288,7 +318,15 @@ class SchemaNode(QWidget):
             self.items.edited.connect(lambda child: self._commit(with_key(self._schema, "items", child)))
             self.children_layout.addWidget(QLabel("items:"))
             self.children_layout.addWidget(self.items)
-        self.children_box.setVisible(bool(self.rows) or self.items is not None)
+        elif main in CHOICES:
+            key = CHOICES[main]
+            for place, branch in enumerate(self._schema[key]):
+                option = BranchRow(place, branch)
+                option.node.edited.connect(lambda child, place=place: self._branch_edited(place, child))
+                option.remove.clicked.connect(lambda _checked=False, place=place: self._branch_removed(place))
+                self.children_layout.addWidget(option)
+                self.branches.append(option)
+        self.children_box.setVisible(bool(self.rows) or self.items is not None or bool(self.branches))
 
     # -- editing -------------------------------------------------------------------------------------------
 
@@ -305,7 +343,7 @@ class SchemaNode(QWidget):
     def _retype(self) -> None:
         before = self._main()
         main = self.type.currentText()
-        self._commit(with_type(self._schema, main, self.nullable.isChecked() and main not in ("any", "null")))
+        self._commit(with_type(self._schema, main, self.nullable.isChecked() and main not in ("any", "null", *CHOICES)))
         self._show_details(main)
         if main != before:
             self._rebuild_children()
@@ -363,6 +401,29 @@ class SchemaNode(QWidget):
         self._commit(without_property(self._schema, name))
         self._rebuild_children()
 
+    def _choice_key(self) -> str:
+        return CHOICES[self._main()]
+
+    def _branch_edited(self, place: int, child: Schema) -> None:
+        branches = list(self._schema[self._choice_key()])
+        branches[place] = child
+        self._commit(with_key(self._schema, self._choice_key(), branches))
+
+    def _branch_removed(self, place: int) -> None:
+        key = self._choice_key()
+        branches = [branch for i, branch in enumerate(self._schema[key]) if i != place]
+        self._commit(with_key(self._schema, key, branches))
+        self._rebuild_children()
+
+    def add_branch(self) -> None:
+        """Adds a schema the value may meet (any value, to start); the focus goes to its type."""
+        key = self._choice_key()
+        self._commit(with_key(self._schema, key, [*self._schema[key], {}]))
+        self._rebuild_children()
+        chosen = self.branches[-1].node.type
+        chosen.setFocus()
+        QTimer.singleShot(0, chosen, lambda: show(chosen))
+
     def add_property(self) -> None:
         """Adds the property named in the box (a string); a name already there is not overwritten."""
         name = self.new_name.text().strip()
@@ -378,6 +439,27 @@ class SchemaNode(QWidget):
         chosen.setFocus()
         # The new row may be below the scroll area's sight; it has its place once it is shown, on the next turn.
         QTimer.singleShot(0, chosen, lambda: show(chosen))
+
+
+class BranchRow(QFrame):
+    """One schema of a choice: its place, remove, and its own schema node."""
+
+    def __init__(self, place: int, schema: Any, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.remove = glyph_button("✕", f"Remove option {place + 1}")
+        self.node = SchemaNode()
+        self.node.load(schema)
+        top = QHBoxLayout()
+        top.setContentsMargins(0, 0, 0, 0)
+        top.addWidget(QLabel(f"option {place + 1}"))
+        top.addStretch(1)
+        top.addWidget(self.remove)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 4, 6, 4)
+        layout.setSpacing(2)
+        layout.addLayout(top)
+        layout.addWidget(self.node)
 
 
 class PropertyRow(QFrame):

@@ -182,6 +182,38 @@ def test_the_schema_boxes_show_their_names_whole(qtbot: Any) -> None:
             assert box.fontMetrics().horizontalAdvance(box.placeholderText()) <= shown, box.placeholderText()
 
 
+def test_the_schema_editor_writes_one_of_and_any_of(qtbot: Any) -> None:
+    """A node can be a choice of schemas in the Schema tab (it needed the JSON tab): "one of" starts with one option
+    of any value, + option adds one (the focus on its type), each option is a schema node of its own, ✕ removes one,
+    "any of" keeps the options under `anyOf`, and a type again drops them."""
+    node = SchemaNode()
+    qtbot.addWidget(node)
+    node.show()
+    node.type.setCurrentText("object")
+    refund = add_property(qtbot, node, "refund", "one of")
+    assert node.schema()["properties"]["refund"] == {"oneOf": [{}]}
+    card = refund.branches[0].node
+    card.type.setCurrentText("object")
+    add_property(qtbot, card, "last4", "string")
+    qtbot.mouseClick(refund.add_branch_button, Qt.MouseButton.LeftButton)
+    assert node.window().focusWidget() is refund.branches[1].node.type  # (the window need not be active)
+    refund.branches[1].node.type.setCurrentText("number")
+    assert node.schema()["properties"]["refund"] == {"oneOf": [
+        {"type": "object", "properties": {"last4": {"type": "string"}}}, {"type": "number"}]}
+    refund.type.setCurrentText("any of")
+    assert node.schema()["properties"]["refund"] == {"anyOf": [
+        {"type": "object", "properties": {"last4": {"type": "string"}}}, {"type": "number"}]}
+    qtbot.mouseClick(refund.branches[0].remove, Qt.MouseButton.LeftButton)
+    assert node.schema()["properties"]["refund"] == {"anyOf": [{"type": "number"}]}
+    refund.type.setCurrentText("string")
+    assert node.schema()["properties"]["refund"] == {"type": "string"}
+    kept = SchemaNode()  # a oneOf beside a type is not the form's: a change of type keeps it
+    qtbot.addWidget(kept)
+    kept.load({"type": "object", "oneOf": [{"required": ["a"]}, {"required": ["b"]}]})
+    kept.type.setCurrentText("array")
+    assert kept.schema()["oneOf"] == [{"required": ["a"]}, {"required": ["b"]}]
+
+
 def test_a_property_name_is_shown_as_written(qtbot: Any) -> None:
     """A property named like markup (`<i>x</i>`, `a<b`) is shown as its name, never read as rich text (the row showed
     an italic "x", and nothing of "a<b" past the "a")."""
