@@ -220,16 +220,19 @@ class NumberEditor(FieldEditor):
         self.box.setReadOnly(flag)
 
 
+ENUM_CHARACTERS = 32  # the widest an enum's box grows, in characters; its list shows every item whole
+
+
 class EnumEditor(FieldEditor):
     """A combo box of the `enum` values. A value outside the enum is kept and listed, marked, not replaced."""
 
     def __init__(self, field: Field, parent: QWidget | None = None) -> None:
         super().__init__(field, parent)
         self.combo = QComboBox()
-        self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self._choices = list(field.enum or ())
         for choice in self._choices:
-            self.combo.addItem(choice if isinstance(choice, str) else dumps(choice))
+            self._add(choice if isinstance(choice, str) else dumps(choice))
+        self._fit()
         _wrap(self, self.combo).addStretch(1)
         _guard_wheel(self.combo)
         self.combo.activated.connect(lambda i: self._user_changed(self._choices[i]))
@@ -239,8 +242,28 @@ class EnumEditor(FieldEditor):
         with QSignalBlocker(self.combo):
             if self._index(value) < 0:
                 self._choices.append(value)
-                self.combo.addItem(f"{dumps(value)} (not allowed)")
+                self._add(f"{dumps(value)} (not allowed)")
+                self._fit()
             self.combo.setCurrentIndex(self._index(value))
+
+    def _add(self, text: str) -> None:
+        self.combo.addItem(text)
+        self.combo.setItemData(self.combo.count() - 1, text, Qt.ItemDataRole.ToolTipRole)
+
+    def _fit(self) -> None:
+        """The box as wide as its longest item up to `ENUM_CHARACTERS` (a longer one is elided in the box: it made
+        the whole form scroll sideways, every field as wide as it); its list shows each item whole."""
+        if not self.combo.count():
+            return
+        metrics = self.combo.fontMetrics()
+        widest = max(metrics.horizontalAdvance(self.combo.itemText(i)) for i in range(self.combo.count()))
+        self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        # Qt counts the length in widths of "x"
+        self.combo.setMinimumContentsLength(min(math.ceil(widest / metrics.horizontalAdvance("x")), ENUM_CHARACTERS))
+        view = self.combo.view()
+        view.setTextElideMode(Qt.TextElideMode.ElideNone)
+        # the text, the item's margins and a scroll bar's room (the view's own hint counts only the rows on screen)
+        view.setMinimumWidth(widest + 2 * view.frameWidth() + 40)
 
     def _index(self, value: Any) -> int:
         for i, choice in enumerate(self._choices):

@@ -409,6 +409,26 @@ def test_then_and_else_offer_the_properties_they_ask_for(editor: DataEditor, qtb
     assert button(at(editor), "add:iban") is not None
 
 
+def test_a_long_enum_value_does_not_widen_the_form(editor: DataEditor, qtbot: Any) -> None:
+    """An enum with a very long value: its box stops growing at a few dozen characters and the form keeps its width
+    (the box grew to the whole value, the form scrolled sideways and every field grew as wide); the value is kept
+    whole, and the list shows each item whole. A short value is never cut."""
+    long = "refund to the original payment method " * 6
+    editor.resize(500, 400)
+    editor.show()
+    qtbot.waitExposed(editor)
+    editor.set_value({"how": long, "tier": "MAXIMUM"}, {"type": "object", "properties": {
+        "how": {"enum": ["store credit", long]}, "tier": {"enum": ["MAXIMUM", "LOW"]}}})
+    QApplication.processEvents()
+    assert editor.form.horizontalScrollBar().maximum() == 0
+    combo = at(editor, "how").findChild(QComboBox)
+    assert combo.currentText() == long
+    assert combo.view().minimumWidth() >= combo.fontMetrics().horizontalAdvance(long)
+    tier = at(editor, "tier").findChild(QComboBox)
+    assert tier.width() >= tier.fontMetrics().horizontalAdvance("MAXIMUM") + 20  # the text and the arrow
+    assert editor.value() == {"how": long, "tier": "MAXIMUM"}
+
+
 def test_descriptions_are_tooltips(editor: DataEditor) -> None:
     """A property's description is the tooltip of its widget."""
     editor.set_value(VALUE, SCHEMA)
