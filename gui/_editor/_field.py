@@ -265,7 +265,10 @@ class _Builder:
         # A value meets every `allOf` branch: the form shows what they describe together (validation checks each).
         together = reduce(_together, (self.build(b) for b in _items(node, "allOf") if isinstance(b, Mapping)), own)
         # `then` and `else` may ask for more properties, as the value makes `if` hold or not: the form offers them
-        # (required or not, by what validation says once the value is there).
+        # (required or not, by what validation says once the value is there). An object that lists none of its own
+        # takes any new key already, and stays so.
+        if not together.properties:
+            return together
         maybe = (self._maybe(node[key]) for key in ("then", "else") if isinstance(node.get(key), Mapping))
         return reduce(_offered, maybe, together)
 

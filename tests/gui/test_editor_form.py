@@ -407,6 +407,9 @@ def test_then_and_else_offer_the_properties_they_ask_for(editor: DataEditor, qtb
     assert editor.value() == {"kind": "card", "last4": ""}
     assert at(editor, "last4").key == "string"
     assert button(at(editor), "add:iban") is not None
+    free = {"type": "object", "if": {"required": ["a"]}, "then": {"required": ["b"]}}
+    editor.set_value({"a": 1}, free)  # lists no property: it keeps taking any new key
+    assert at(editor).findChild(QLineEdit, "new-key") is not None
 
 
 def test_a_long_enum_value_does_not_widen_the_form(editor: DataEditor, qtbot: Any) -> None:
