@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from PySide6.QtCore import QSignalBlocker, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -126,6 +127,17 @@ def _line(name: str, placeholder: str, width: int = 0) -> QLineEdit:
     return line
 
 
+def _paint_text(widget: QWidget, colour: QColor | None) -> None:
+    """The widget's text in `colour`, or (None) in its parent's again, following the theme."""
+    if colour is None:
+        widget.setPalette(QPalette())  # nothing of its own: it inherits every role again
+        return
+    palette = widget.palette()
+    palette.setColor(QPalette.ColorRole.Text, colour)
+    palette.setColor(QPalette.ColorRole.WindowText, colour)
+    widget.setPalette(palette)
+
+
 def _row(boxes: tuple[QWidget, ...]) -> QWidget:
     row = QWidget()
     layout = QHBoxLayout(row)
@@ -167,7 +179,7 @@ class SchemaNode(QWidget):
         self.problem.setObjectName("schemaProblem")
         self.problem.setWordWrap(True)
         self.problem.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.problem.setStyleSheet(f"color: {ERROR_COLOR.name()}")
+        _paint_text(self.problem, ERROR_COLOR)  # a palette, not a style sheet: no re-polish per node made
         self.problem.hide()
         self._untaken: dict[str, str] = {}  # a bound typed that is no number: why the schema did not take it
         self.rows: dict[str, PropertyRow] = {}
@@ -287,8 +299,10 @@ class SchemaNode(QWidget):
         for key, box in (("default", self.default), ("pattern", self.pattern), ("minimum", self.minimum),
                          ("maximum", self.maximum)):
             problem = problems.get(key) if box.isVisibleTo(self) else None
-            box.setStyleSheet(f"color: {ERROR_COLOR.name()}" if problem else "")
-            box.setToolTip(f"{box.placeholderText()}\n⚠ {problem}" if problem else box.placeholderText())
+            tip = f"{box.placeholderText()}\n⚠ {problem}" if problem else box.placeholderText()
+            if box.toolTip() != tip:  # changed only when it changes: the form is made again at each selection
+                box.setToolTip(tip)
+                _paint_text(box, ERROR_COLOR if problem else None)
             if problem:
                 lines.append(f"⚠ {key}: {problem}")
         self.problem.setText("\n".join(lines))

@@ -6,12 +6,13 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QEvent, Qt
-from PySide6.QtGui import QKeyEvent, QTextDocumentFragment
+from PySide6.QtGui import QKeyEvent, QPalette, QTextDocumentFragment
 from PySide6.QtWidgets import QApplication, QLineEdit, QToolButton, QWidget
 from test_window import settings as settings
 from test_window import window as window
 
 from contextdeck.engine import pattern_problem
+from contextdeck.gui._editor._base import ERROR_COLOR
 from contextdeck.gui._message_editor import Body, MessageEditor
 from contextdeck.gui._message_editor._schema import SchemaNode
 from contextdeck.gui._window import MainWindow
@@ -106,9 +107,12 @@ def test_the_schema_editor_says_what_it_does_not_take(qtbot: Any) -> None:
     assert order.problem.isVisible()
     assert order.problem.text() == f"⚠ pattern: {pattern_problem('^A-[0-9{4}$')}"
     assert "unterminated character set at position 3" in order.pattern.toolTip()
+    assert order.pattern.palette().color(QPalette.ColorRole.Text) == ERROR_COLOR
     order.pattern.clear()
     qtbot.keyClicks(order.pattern, "^A-[0-9]{4}$")
     assert not order.problem.isVisible()
+    theme = QApplication.palette().color(QPalette.ColorRole.Text)
+    assert order.pattern.palette().color(QPalette.ColorRole.Text) == theme  # the theme's again, and follows it
     qty = add_property(qtbot, node, "qty", "integer")
     qtbot.keyClicks(qty.minimum, "1")
     qtbot.keyClicks(qty.maximum, "ten")
