@@ -60,6 +60,7 @@ BAND_TURN_S = 0.006
 ROW_S = 0.004
 # Widgets sent their pending move and resize events per slice before the viewport's first render (`_warm`).
 SETTLED_A_SLICE = 24
+WARM_LISTINGS = 2  # the window's unsettled widgets are listed again once the first listing's are sent
 
 
 NO_PLAN = "Select a plan message (or the solution) to see its calls here."
@@ -91,6 +92,7 @@ class TimelineTable(QTableView):
         self._target = QPersistentModelIndex()  # the row the coming scroll goes to
         self._warmed = False  # the viewport has been rendered into an image once (`_warm`)
         self._unsettled: deque[QWidget] | None = None  # widgets whose pending move and resize events `_warm` sends
+        self._listings = 0  # how many times `_warm` listed them
 
     def currentChanged(self, current: _Index, previous: _Index) -> None:
         scrolls = self.hasAutoScroll()
@@ -186,8 +188,11 @@ class TimelineTable(QTableView):
         viewport = self.viewport()
         if not viewport.updatesEnabled():
             return
-        if self._unsettled is None:  # listed in a slice of its own (a thousand widgets: 5 ms)
+        if self._unsettled is None or (not self._unsettled and self._listings < WARM_LISTINGS):
+            # Listed in a slice of its own (a thousand widgets: 5 ms); once more when they are sent, for the widgets
+            # made meanwhile by other slices (a form made ahead), which the render would send otherwise.
             self._unsettled = deque(widget for widget in self.window().findChildren(QWidget) if _unsettled(widget))
+            self._listings += 1
             slices().start(self._warm)
             return
         for _ in range(SETTLED_A_SLICE):
@@ -196,7 +201,7 @@ class TimelineTable(QTableView):
             widget = self._unsettled.popleft()
             if shiboken6.isValid(widget):
                 _settle(widget)
-        if self._unsettled:
+        if self._unsettled or self._listings < WARM_LISTINGS:
             slices().start(self._warm)
             return
         band = QRect(0, 0, viewport.width(), self.verticalHeader().defaultSectionSize())
