@@ -328,6 +328,7 @@ class StateView(QTreeView):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._source: CursorState | None = None
+        self._left: list[CursorState] = []  # the states of documents gone, to close in a slice (`_close_left`)
         self._steps: Iterator[None] | None = None
         self._computed = False  # the steps are done: the state is shown on the next turn
         self._showing: Iterator[None] | None = None  # the computed state being shown, a part per turn
@@ -393,9 +394,14 @@ class StateView(QTreeView):
 
     def _follow(self, context: Context) -> None:
         # The engine keeps the scan of the messages between refreshes until the context changes.
-        if self._source is not None:
-            self._source.close()
+        if self._source is not None:  # closed in a slice of its own: at a million messages, 47,000 marks to let go of
+            self._left.append(self._source)
+            slices().start(self._close_left)
         self._source = CursorState(context)
+
+    def _close_left(self) -> None:
+        while self._left:
+            self._left.pop().close()
 
     def is_busy(self) -> bool:
         """Whether a state is being computed or shown (its rows set, or repainted band by band)."""

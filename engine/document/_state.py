@@ -15,6 +15,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from ..protocol._expressions import Expression, Reference
@@ -181,8 +182,9 @@ def bury(folds: Folds) -> None:
 
 
 def _bury_track(track: Track) -> None:
-    # The writers under the marks: the marks go first (each then frees little), their writers a slice at a time.
-    let_go(*{id(mark.held): mark.held for mark in (*track.marks, track.last)}.values(), track.marks)
+    # The writers under the marks: the marks go first (each then frees little), their writers a slice at a time (one
+    # buried twice is emptied once: `free_some` passes over it while the other still holds it).
+    let_go(*map(itemgetter(2), track.marks), track.last.held, track.marks)
 
 
 def state_steps(context: Context, at: int | None, folds: Folds, out: list[IdentityState]) -> Iterator[None]:

@@ -241,3 +241,17 @@ def test_another_documents_state_is_shown_anew_not_compared_with_the_one_before(
     view.refresh(reopened, INSTANCES, None)
     qtbot.waitUntil(lambda: not view.is_busy())
     assert compared
+
+
+def test_the_state_of_the_document_before_is_let_go_of_in_a_slice_of_its_own(qtbot: Any) -> None:
+    """Another document's state: the folds of the one before (at a million messages 47,000 marks, each with the
+    writer of every path) are let go of in a slice of the window's turns, not in the turn that hands the new
+    document to the view."""
+    view = _view_at(qtbot, _jump_context(), 2 * INSTANCES, 400)
+    old = view._source
+    assert old is not None
+    assert old._folds.global_tracks or old._folds.instance_tracks
+    view.refresh(_jump_context(), 2 * INSTANCES, None)
+    assert old._folds.instance_tracks  # not in the call
+    qtbot.waitUntil(lambda: not old._folds.global_tracks and not old._folds.instance_tracks)
+    qtbot.waitUntil(lambda: not view.is_busy())
