@@ -260,6 +260,8 @@ class SchemaNode(QWidget):
                              (self.default, schema.get("default")),
                              (self.minimum, schema.get("minimum")), (self.maximum, schema.get("maximum"))):
             shown = "" if text is None else (text if isinstance(text, str) else json.dumps(text))
+            if widget is self.default and "default" in schema and text is None:
+                shown = "null"  # a default of null, not an absent one: an empty box would read as none
             if widget.text() != shown:
                 with QSignalBlocker(widget):
                     widget.setText(shown)
@@ -381,7 +383,9 @@ class SchemaNode(QWidget):
         """The value a form starts a new field with: text for a string, JSON otherwise (any text for "any")."""
         main = self._main()
         self._untaken.pop("default", None)
-        if not text or main == "string":
+        if text == "null" and type_of(self._schema)[1]:
+            self._commit({**self._schema, "default": None})  # a nullable node's `null` is the value null
+        elif not text or main == "string":
             self._set("default", text or None)
         else:
             try:

@@ -164,6 +164,30 @@ def test_the_schema_editor_writes_a_default_the_form_starts_with(qtbot: Any) -> 
     assert messages[-1]["input"] == {"status": "new", "priority": 3}
 
 
+def test_a_default_of_null_shows_null_and_is_kept(qtbot: Any) -> None:
+    """A loaded `"default": null` shows `null` in its box (an empty box, the same as no default, hid it) and the
+    message is kept as it was; in a nullable string's box `null` is the value null, in a plain string's the text."""
+    editor = MessageEditor()
+    qtbot.addWidget(editor)
+    editor.show()
+    messages: list[Any] = []
+    editor.message_edited.connect(lambda _before, message: messages.append(message))
+    schema = {"type": "object", "properties": {"n": {"type": "integer", "default": None},
+                                               "s": {"type": ["string", "null"], "default": None},
+                                               "t": {"type": "string"}, "u": {"type": ["string", "null"]}}}
+    message = {"type": "input", "input": {}, "schema": schema}
+    editor.set_message(0, message)
+    editor.tabs.setCurrentWidget(editor.schema_page)
+    rows = editor.schema.rows
+    assert [rows[name].node.default.text() for name in "nstu"] == ["null", "null", "", ""]
+    assert messages == []
+    assert editor.message() == message
+    qtbot.keyClicks(rows["t"].node.default, "null")
+    qtbot.keyClicks(rows["u"].node.default, "null")
+    assert messages[-1]["schema"]["properties"]["t"] == {"type": "string", "default": "null"}
+    assert messages[-1]["schema"]["properties"]["u"] == {"type": ["string", "null"], "default": None}
+
+
 def test_the_schema_boxes_show_their_names_whole(qtbot: Any) -> None:
     """At the editor's usual width every box of a string's or an integer's row shows its placeholder whole (enum,
     const, default, pattern, format, minimum and maximum on one line cut them: "pattern (re…")."""
