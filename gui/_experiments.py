@@ -327,6 +327,7 @@ class ExperimentsPane(QWidget):
         self.progress = QProgressBar()
         self.progress.setFormat("%v of %m")
         self.progressed.connect(self.progress.setValue)
+        self.progress.hide()  # shown from the first run: before it an empty bar would say nothing
         self.open_button = QPushButton("Open Results…")
         self.open_button.setToolTip("Show an experiment's results file")
         self.open_button.clicked.connect(self.open_results_dialog)
@@ -572,6 +573,7 @@ class ExperimentsPane(QWidget):
         settings = Settings(data, Path(path), asker if config.ready else None, options, runs)
         self.progress.setRange(0, len(cases))
         self.progress.setValue(0)
+        self.progress.show()  # then kept: the last run's count
         self.experiment = Experiment(cases, settings, 4, lambda done, _: self.progressed.emit(done))
         self._set_running(True)
         before = self.model.after.path if self.model.after is not None else None

@@ -158,8 +158,9 @@ def test_results_naming_their_runs_relatively_find_them_beside_the_results_file(
 
 def test_run_in_the_window_runs_the_open_document_over_the_dataset_and_compares_with_the_last(
         qtbot: Any, open_window: Any, tmp_path: Path, fake_llm: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Run uses the document as it stands and the window's model; a second run is compared with the first.
-    Each case (its document parsed, its loop run, each turn's request composed) runs off the GUI thread."""
+    """Run uses the document as it stands and the window's model; a second run is compared with the first. The
+    progress bar is shown from the first run on (before it, an empty bar said nothing) and keeps its count. Each
+    case (its document parsed, its loop run, each turn's request composed) runs off the GUI thread."""
     parsed = threads_of(monkeypatch, running_cases, "parse_document")
     serialised = threads_of(monkeypatch, Document, "pieces")
     fake_llm.answer = adder
@@ -174,11 +175,14 @@ def test_run_in_the_window_runs_the_open_document_over_the_dataset_and_compares_
     pane: ExperimentsPane = window.experiments  # type: ignore[attr-defined]
     pane.set_dataset(data)
     assert pane.run_button.isEnabled()
+    assert pane.progress.isHidden()  # no empty bar before a run
     one_second = SimpleNamespace(strftime=lambda form: "20261129-153000")  # both runs begin in one second
     monkeypatch.setattr(experiments_ui, "time", one_second)
     with qtbot.waitSignal(pane.finished, timeout=30000):
         pane.run()
     assert pane.model.rowCount() == 3
+    assert not pane.progress.isHidden()
+    qtbot.waitUntil(lambda: pane.progress.text() == "3 of 3")
     assert [pane.model.text(row, PASSED) for row in range(3)] == ["pass"] * 3
     asked = len(fake_llm.completions)
     assert asked == 6
