@@ -12,7 +12,7 @@ from attrs import frozen
 
 from ..document import _json
 from ..protocol._expressions import Reference
-from ..protocol._messages import MISSING, RECORD_TYPE, get_path, kind_of, payload_of, written_at
+from ..protocol._messages import MISSING, RECORD_TYPE, body_of, get_path, kind_of, payload_of, written_at
 from ._calls import CallPlan, Mode
 
 Clock = Callable[[], str]
@@ -122,8 +122,9 @@ def wrap(path: tuple[str, ...], value: Any) -> Any:
 
 
 def is_message(result: Any) -> bool:
-    """An activity's result that is a data message (a dict with a string `type`) is appended as it is."""
-    return isinstance(result, dict) and isinstance(result.get("type"), str)
+    """An activity's result that is a message is appended as it is: a dict with a string `type`, or 001's
+    `{role, content}` with a typed `content` object, which stands for that object everywhere (`body_of`)."""
+    return isinstance(result, dict) and (isinstance(result.get("type"), str) or body_of(result) is not result)
 
 
 def _audit(plan: CallPlan, destination: Reference | None, clock: Clock, run: Message | None) -> Message:
@@ -157,7 +158,7 @@ def output_messages(plan: CallPlan, result: Any, clock: Clock, run: Message | No
     check_json(result, "result")
     check_size(result, "result")
     if plan.mode is Mode.EXPLICIT and is_message(result):  # a latent `_output` is always a plain value
-        return [_adopt(plan, _plain(result), clock, run)]
+        return [_adopt(plan, _plain(body_of(result)), clock, run)]
     alternatives = plan.destinations.alternatives
     if not 0 <= alternative < len(alternatives):
         raise OutputError(f"there is no alternative {alternative} in {plan.output_path!r}")
@@ -193,7 +194,8 @@ def run_record_message(call: Any, clock: Clock, run: Message) -> Message:
 
 
 def _adopt(plan: CallPlan, message: Message, clock: Clock, run: Message | None) -> Message:
-    """A data message an activity returned, written at the first destination its data fills.
+    """A data message an activity returned (its body, in the typed form the engine writes), written at the first
+    destination its data fills.
 
     The engine writes the audit metadata itself: the message's own `_`-keys (`_call`, `_outputPath`, `_date`,
     `_instance`, `_run`, ...) are dropped, so a result can neither claim another call nor another path.

@@ -99,6 +99,32 @@ def test_branch_activity_picks_the_second_by_returning_a_data_message() -> None:
     assert not context.resolve("†state.user.verified").found
 
 
+def test_a_returned_role_and_content_message_is_the_message_its_content_is() -> None:
+    """001's `{role, content: {type, ...}}` returned by an activity is a data message (it was taken as a plain
+    value and written whole at the first branch): its content is appended in the typed form, audited by the
+    engine, at the branch its data fills; one whose content is not data is an output error, as a typed one."""
+    def verify(call, tool, ctx):
+        return {"role": "assistant", "_outputPath": "†state.user.verified",
+                "content": {"type": "state", "data": {"user": {"failed": {"reason": "unknown user"}}},
+                            "_call": {"_tool": "someoneElse"}}}
+
+    context, execution, _ = execute([], [VERIFY], registry(verifyUser=verify))
+    (message,) = context.messages
+    assert {key: value for key, value in message.items() if key != "_run"} == {
+        "type": "state", "data": {"user": {"failed": {"reason": "unknown user"}}}, "_call": VERIFY, "_date": NOW,
+        "_outputPath": "†state.user.failed"}
+    assert context.resolve("†state.user.failed.reason").value == "unknown user"
+    assert not context.resolve("†state.user.verified").found
+    assert execution.state(0).status is Status.DONE
+    text = {"role": "assistant", "content": {"type": "text", "text": "verified"}}
+    context, execution, _ = execute([], [VERIFY], registry(verifyUser=lambda c, t, x: text))
+    assert context[0]["data"]["error"]["message"] == "the returned message of type 'text' is not a data message"
+    assert execution.state(0).status is Status.FAILED
+    untyped = {"role": "assistant", "content": {"verified": True}}  # no typed content: a plain value
+    context, _, _ = execute([], [VERIFY], registry(verifyUser=lambda c, t, x: untyped))
+    assert context.resolve("†state.user.verified").value == untyped
+
+
 def test_the_engine_writes_the_audit_of_a_returned_message_itself() -> None:
     """A returned message's own `_call`, `_outputPath`, `_date`, `_instance` and `_run` are dropped: the engine
     writes the call, the destination the data fills, the clock's date and the run's audit."""
