@@ -11,6 +11,7 @@ from ..document._context import Context
 from ..document._view import Messages
 from ..protocol._messages import Form, body_of
 from ..resolve._resolution import Diagnostic
+from ._activities import Activities
 from ._registry import const_name, named_schemas, reference_name
 
 
@@ -147,3 +148,18 @@ def merged_tools(
     found = {name: ToolDefinition(name, schema, None) for name, schema in (code_tools or {}).items()}
     found.update(tool_definitions(context, at, code_tools))
     return found
+
+
+def assumed_activities(context: Messages, tools: Mapping[str, dict[str, Any]] | None) -> Activities:
+    """Without knowing what will be loaded, every activity a tool names is taken as loaded (never run by whoever
+    asks), so that the checks after it (the parameters, a latent call's `_output`) judge the calls as a run would."""
+    assumed = Activities()
+    for definition in merged_tools(context, dict(tools or {})).values():
+        name = definition.schema.get("_activity")
+        if isinstance(name, str) and name:
+            assumed.add(_never_run, name)
+    return assumed
+
+
+def _never_run(call: Any, tool: Any, context: Any) -> None:
+    raise AssertionError("an assumed activity is never run")

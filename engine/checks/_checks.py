@@ -12,7 +12,7 @@ from typing import Any
 
 from ..calls._activities import Activities
 from ..calls._registry import Registry
-from ..calls._tools import form_indices, merged_tools, pending_calls, unknown_references
+from ..calls._tools import assumed_activities, form_indices, pending_calls, unknown_references
 from ..document import _json
 from ..document._context import Context
 from ..document._validate import call_place, data_problems, schema_violations
@@ -126,7 +126,7 @@ def _run_problems(
     if not calls:
         return []
     live = context if isinstance(context, Context) else Context(context[i] for i in range(len(context)))
-    known = activities if activities is not None else _assumed(live, tools)
+    known = activities if activities is not None else assumed_activities(live, tools)
     base, chain = (path.parent, (path.resolve(),)) if path is not None else (None, ())
     # The pending calls are the solution's or the last plan message's: read already, unless the solution is an
     # array of calls (which `read_plans` does not read).
@@ -142,21 +142,6 @@ def _run_problems(
             if kind not in _REPORTED:
                 problems.append(Diagnostic(plan_index, call_place(plan_index, plan.label), f"{kind}: {message}"))
     return problems
-
-
-def _assumed(context: Context, tools: Registry | None) -> Activities:
-    """Without knowing what will be loaded, every activity a tool names is taken as loaded (never run here),
-    so that the checks after it (the parameters) still speak."""
-    assumed = Activities()
-    for definition in merged_tools(context, tools).values():
-        name = definition.schema.get("_activity")
-        if isinstance(name, str) and name:
-            assumed.add(_never_run, name)
-    return assumed
-
-
-def _never_run(call: Any, tool: Any, context: Any) -> None:
-    raise AssertionError("validate never runs an activity")
 
 
 def _advice_problems(context: Messages, solution: Any, advisors: list[dict[str, Any]]) -> list[Diagnostic]:

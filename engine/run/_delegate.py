@@ -145,8 +145,10 @@ def delegate_for(plan: CallPlan, base: Path | None, chain: tuple[Path, ...],
     copies its template: sharing one is safe).
     """
     name, refusal = delegate_name(plan.call, plan.tool)
+    # The call's own `_delegate` is where the refusal is, else the call as a whole (its tool names the delegate).
+    where = "$._delegate" if isinstance(plan.call, dict) and plan.call.get("_delegate") is not None else "$"
     if refusal is not None:
-        return None, Problem("delegate", refusal)
+        return None, Problem("delegate", refusal, where)
     if name is None or (name == ANONYMOUS and plan.mode is Mode.EXPLICIT):
         return None, None
     known = found.get(name) if found is not None else None
@@ -155,7 +157,7 @@ def delegate_for(plan: CallPlan, base: Path | None, chain: tuple[Path, ...],
         if found is not None:
             found[name] = known
     delegate, problem = known
-    return delegate, None if problem is None else Problem("delegate", problem)
+    return delegate, None if problem is None else Problem("delegate", problem, where)
 
 
 def _scoped(context: Context, plan: CallPlan) -> list[dict[str, Any]]:

@@ -194,7 +194,7 @@ class Loop:
         if self.status is not LoopStatus.WAITING_FOR_TURN:
             raise RuntimeError(f"the loop is {self.status}, not waiting for a turn")
         problems = turn_problems(self.document, solution, activities=self.execution.activities,
-                                 tools=self.execution.code_tools)
+                                 tools=self.execution.code_tools, base=self.execution.base, chain=self.execution.chain)
         errors = [problem for problem in problems if problem.severity == "error"]
         if errors:
             raise TurnRefused(errors)

@@ -72,34 +72,53 @@ def set_up(
     graph = Graph.of(plans)
     structural: dict[int, list[Problem]] = {}
     delegates: dict[int, Delegate] = {}
-    loaded: dict[str, tuple[Delegate | None, str | None]] = {}  # each delegate file is read once
     checks = ToolChecks()  # each tool's parameter schema made into its check once
-    prescribing: dict[str | None, bool] = {}  # by tool name: whether the tool names a delegate
+    finder = DelegateFinder(base, chain, code_tools)
     for plan in plans:
         problems = list(plan.problems) if plan.problems else literal_problems(context, plan, expressions[plan.index],
                                                                               checks)
-        if _may_delegate(plan, prescribing):
-            found, refusal = delegate_for(plan, base, chain, code_tools, loaded)
-            if refusal is not None:
-                problems.append(refusal)
-            elif found is not None:
-                delegates[plan.index] = found
-        if not problems and plan.index not in delegates and plan.mode is Mode.LATENT:
-            problems = _typed_output_problems(context, plan, expressions[plan.index])
+        problems, delegate = finder.refusals(context, plan, expressions[plan.index], problems)
+        if delegate is not None:
+            delegates[plan.index] = delegate
         if problems:
             structural[plan.index] = problems
     refused = link_problems(units, plans, graph, structural)
     return Setup(plan_index, calls, units, tools, plans, graph, structural, delegates, refused)
 
 
-def _may_delegate(plan: CallPlan, prescribing: dict[str | None, bool]) -> bool:
-    """Whether the call names a delegate (`_delegate`) or its tool does; `prescribing` keeps what each tool says."""
-    if isinstance(plan.call, dict) and plan.call.get("_delegate") is not None:
-        return True
-    known = prescribing.get(plan.tool_name)
-    if known is None:
-        known = prescribing[plan.tool_name] = prescribed_delegate(plan.tool) is not None
-    return known
+class DelegateFinder:
+    """What refuses a planned call beyond its own problems and its parameters', as a run's set-up finds it: its
+    delegate (014), then a latent call's typed `_output` (002). The set-up and the turn check both ask it, so that
+    what a turn is refused for and what a run refuses are one judgement. Each delegate file is read once, and what
+    each tool prescribes is read once."""
+
+    def __init__(self, base: Path | None, chain: tuple[Path, ...], code_tools: dict[str, dict[str, Any]]) -> None:
+        self.base, self.chain, self.code_tools = base, chain, code_tools
+        self.loaded: dict[str, tuple[Delegate | None, str | None]] = {}
+        self.prescribing: dict[str | None, bool] = {}  # by tool name: whether the tool names a delegate
+
+    def refusals(self, context: Context, plan: CallPlan, found: list[Occurrence],
+                 problems: list[Problem]) -> tuple[list[Problem], Delegate | None]:
+        """`problems` with the delegate's refusal added, or, for a call that has none and runs latent here, its
+        typed `_output`'s; and the delegate the call runs in (None: none, or refused). `found`: the call's
+        expressions."""
+        delegate = None
+        if self._may_delegate(plan):
+            delegate, refusal = delegate_for(plan, self.base, self.chain, self.code_tools, self.loaded)
+            if refusal is not None:
+                problems.append(refusal)
+        if not problems and delegate is None and plan.mode is Mode.LATENT:
+            problems = _typed_output_problems(context, plan, found)
+        return problems, delegate
+
+    def _may_delegate(self, plan: CallPlan) -> bool:
+        """Whether the call names a delegate (`_delegate`) or its tool does."""
+        if isinstance(plan.call, dict) and plan.call.get("_delegate") is not None:
+            return True
+        known = self.prescribing.get(plan.tool_name)
+        if known is None:
+            known = self.prescribing[plan.tool_name] = prescribed_delegate(plan.tool) is not None
+        return known
 
 
 def literal_problems(context: Context, plan: CallPlan, found: list[Occurrence] | None = None,

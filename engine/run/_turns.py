@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from jsonschema.exceptions import ValidationError, best_match
@@ -17,7 +18,7 @@ from ..calls._activities import Activities
 from ..calls._calls import Problem, ToolReading, plan_call
 from ..calls._plan import Graph, link_problems
 from ..calls._registry import Registry
-from ..calls._tools import form_indices, merged_tools, pending_calls, plan_mode
+from ..calls._tools import assumed_activities, form_indices, merged_tools, pending_calls, plan_mode
 from ..document._document import Document, Shape
 from ..document._validate import path_order, schema_violations
 from ..document._view import Messages
@@ -25,6 +26,7 @@ from ..protocol._groups import PlanReading, read_plan
 from ..protocol._messages import MISSING, Form, body_of
 from ..request._request import REFERENCE, Request, compose_request, output_schema
 from ..resolve._resolution import Diagnostic
+from ._setup import DelegateFinder
 
 OUTPUT_ERROR = "output"  # the error type of a refused final output
 
@@ -49,14 +51,15 @@ def as_turn(solution: Any) -> dict[str, Any]:
 
 def turn_problems(
     document: Document, solution: Any, *, activities: Activities | None = None, tools: Registry | None = None,
-    request: Request | None = None,
+    request: Request | None = None, base: Path | None = None, chain: tuple[Path, ...] = (),
 ) -> list[Diagnostic]:
     """What is wrong with a turn against the request as the model receives it (its composed schema).
 
     Errors refuse the turn; each names its JSON path (`$.calls[1].amount`) and what is wrong there. A
     call to a tool the request does not offer is a warning: it runs latent (SPEC 6.7). `meta` may be
     left out of a turn typed by hand (the engine does not read it). `request`: the document's request
-    composed already (a dialog checking as the user types composes it once).
+    composed already (a dialog checking as the user types composes it once). `base`, `chain`: where delegate
+    files are found and the files that delegate already (014), as the run's; by default the document's folder.
     """
     problem = turn_problem(solution)
     if problem is not None:
@@ -70,7 +73,7 @@ def turn_problems(
     problems: list[Diagnostic] = []
     offered = {tool.name: tool.item for tool in request.tools}
     reading = read_plan(list(turn["calls"]))
-    refused = _refusals(document, reading, activities, tools)
+    refused = _refusals(document, reading, activities, tools, base, chain)
     for index, where in enumerate(_places(reading)):
         call = reading.calls[index]
         found = _call_problems(call, where, offered)
@@ -96,21 +99,29 @@ def _places(reading: PlanReading) -> list[str]:
     return places
 
 
-def _refusals(document: Document, reading: PlanReading, activities: Activities | None,
-              tools: Registry | None) -> dict[int, list[Problem]]:
+def _refusals(document: Document, reading: PlanReading, activities: Activities | None, tools: Registry | None,
+              base: Path | None, chain: tuple[Path, ...]) -> dict[int, list[Problem]]:
     """What a run refuses of the turn's calls before it starts, by call index, as its set-up finds it (`plan_call`
-    for each call and its tool alone, then `link_problems`: groups that feed themselves, cycles): a malformed
-    expression, an unknown `_outputMethod`, `_scopes` that are not kinds, an output path the tool forbids or
-    requires. The parameters are the tool's schema's to judge, at the field. Without activities nothing is known
-    of what will be loaded: an activity a tool names is not refused (as `validate` takes it)."""
-    skipped = _SAID_BY_THE_SCHEMA | ({"activity"} if activities is None else set())
-    known = activities if activities is not None else Activities()
-    merged = merged_tools(document.context, dict(tools or {}))
+    for each call and its tool alone, the `DelegateFinder`, then `link_problems`: groups that feed themselves,
+    cycles): a malformed expression, an unknown `_outputMethod`, `_scopes` that are not kinds, an output path the
+    tool forbids or requires, a delegate that cannot be used, a latent call's typed `_output` that breaks the
+    tool's `_output` schema. The parameters are the tool's schema's to judge, at the field. Without activities
+    nothing is known of what will be loaded: every activity a tool names is taken as loaded (as `validate` takes
+    it), so its calls are not judged as latent ones."""
+    code_tools = dict(tools or {})
+    known = activities if activities is not None else assumed_activities(document.context, code_tools)
+    merged = merged_tools(document.context, code_tools)
     read: dict[str, ToolReading] = {}
     plans = [plan_call(index, call, merged, known, reading.expressions[index], read)
              for index, call in enumerate(reading.calls)]
-    structural = {plan.index: kept for plan in plans
-                  if plan.problems and (kept := [p for p in plan.problems if p.type not in skipped])}
+    path = document.path
+    finder = DelegateFinder(base if base is not None or path is None else path.parent,
+                            chain or ((path.resolve(),) if path is not None else ()), code_tools)
+    structural: dict[int, list[Problem]] = {}
+    for plan in plans:
+        problems, _ = finder.refusals(document.context, plan, reading.expressions[plan.index], list(plan.problems))
+        if kept := [problem for problem in problems if problem.type not in _SAID_BY_THE_SCHEMA]:
+            structural[plan.index] = kept
     link_problems(reading.units, plans, Graph.of(plans), structural)
     return structural
 
@@ -141,6 +152,9 @@ def _call_problems(call: Any, where: str, offered: dict[str, Any]) -> list[Diagn
     # SPEC 6.1: the tool's schema judges the parameters; a meta-property it does not declare (`_outputPath`,
     # `_instance`, `_reasoningForCall`, ...) augments the call (002) and is never an additional property.
     declared = item.get("properties") or {}
+    if "_output" in declared:  # a latent call's result: the set-up's own check judges it, references resolved
+        declared = {**declared, "_output": {}}
+        item = {**item, "properties": declared}
     # A meta-property that is null is absent, as a run reads it.
     judged = {key: value for key, value in call.items()
               if not key.startswith("_") or (key in declared and value is not None)}

@@ -23,8 +23,8 @@ def _maybe(values: list[Any]) -> st.SearchStrategy[Any]:
 
 @st.composite
 def tools(draw: st.DrawFn) -> dict[str, Any]:
-    """A tool `t` with an integer parameter, maybe required, and maybe a prescribed or a patterned output path,
-    maybe required too."""
+    """A tool `t` with an integer parameter, maybe required, maybe a prescribed or a patterned output path, maybe
+    required too, and maybe a typed `_output`."""
     properties: dict[str, Any] = {"_tool": {"const": "t"}, "n": {"type": "integer"}}
     schema: dict[str, Any] = {"type": "object", "properties": properties}
     path = draw(st.sampled_from(["free", "const", "pattern"]))
@@ -32,6 +32,8 @@ def tools(draw: st.DrawFn) -> dict[str, Any]:
         properties["_outputPath"] = {"const": "†state.x"}
     elif path == "pattern":
         properties["_outputPath"] = {"type": "string", "pattern": "^†state\\."}
+    if draw(st.booleans()):
+        properties["_output"] = {"type": "object", "properties": {"v": {"type": "integer"}}, "required": ["v"]}
     required = draw(st.lists(st.sampled_from(["n", "_outputPath"]), unique=True))
     if required:
         schema["required"] = required
@@ -41,14 +43,17 @@ def tools(draw: st.DrawFn) -> dict[str, Any]:
 @st.composite
 def calls(draw: st.DrawFn) -> dict[str, Any]:
     """A call of `t` or of a tool nothing defines, with literal, referenced, escaped and malformed parameters and
-    meta-properties. A reference whose value breaks the schema (`†state.s` for an integer) is left out: it is
-    judged only when the run resolves it (format.md §6), which neither check can do."""
+    meta-properties, typed `_output`s and delegates that cannot be used (the document is not saved: no file can be).
+    A reference whose value breaks the schema (`†state.s` for an integer) and a null `_output` are left out: they
+    are judged only as the run goes (format.md §6), which neither check can do."""
     call: dict[str, Any] = {"_tool": draw(st.sampled_from(["t", "t", "u"]))}
     for key, values in (("n", [1, "x", "†state.a", "†", "†nope.q", "††lit", None, "†state.x", "†state.y"]),
                         ("_outputPath", ["†state.x", "†state.y", "bad", 5, "†state.x || †state.y", "†state.", None]),
                         ("_outputMethod", ["merge", "bad", 3, "push", None]),
                         ("_instance", ["①", 2, None]),
-                        ("_scopes", [["state"], "state", ["nope"], ["†state.a"]])):
+                        ("_scopes", [["state"], "state", ["nope"], ["†state.a"]]),
+                        ("_output", [{"v": 1}, {"v": "x"}, {}, 3, "††x", {"v": "†state.a"}, {"v": "††1"}]),
+                        ("_delegate", ["https://example.com/d.json", "d.json", "", 5])):
         value = draw(_maybe(values))
         if value is not ABSENT:
             call[key] = value
@@ -123,3 +128,37 @@ def test_the_turn_check_refuses_a_cycle_and_a_group_that_feeds_itself() -> None:
     assert [(problem.path, problem.reason.split(":")[0]) for problem in turn_problems(document, turn)] == [
         ("$.calls[0]", "cycle"), ("$.calls[1]", "cycle"), ("$.calls[2].all[0]", "group"),
         ("$.calls[2].all[1]", "group")]
+
+
+def test_the_turn_check_refuses_a_delegate_a_run_cannot_use_at_its_field(tmp_path: Any) -> None:
+    """A URL, a file that is not there, a delegate outside the document's folder and one that is not a string are
+    refused at the call's `_delegate`, as a run's set-up refuses them; a file next to the document is taken."""
+    (tmp_path / "helper.json").write_text('{"context": []}', encoding="utf-8")
+    tool = {"type": "tool", "tool": {"t": {"type": "object", "properties": {"_tool": {"const": "t"}}}}}
+    document = Document(Context([tool, STATE]), Shape.ARRAY, path=tmp_path / "doc.json")
+    turn = {"calls": [{"_tool": "t", "_delegate": "https://example.com/d.json"}, {"_tool": "t", "_delegate": "gone"},
+                      {"_tool": "t", "_delegate": "../outside.json"}, {"_tool": "t", "_delegate": 5},
+                      {"_tool": "t", "_delegate": "helper"}]}
+    found = turn_problems(document, turn)
+    assert [(problem.path, problem.severity) for problem in found] == [
+        (f"$.calls[{index}]._delegate", "error") for index in range(4)]
+    assert "URL" in found[0].reason
+
+
+def test_the_turn_check_judges_a_typed_output_as_the_run_does() -> None:
+    """A latent call's typed `_output` that breaks the tool's `_output` schema is refused at `_output` with the
+    run's own words; one that holds a reference is judged when the run resolves it, and an `_output` given to a
+    call an activity runs is not the call's result."""
+    output = {"type": "object", "properties": {"v": {"type": "integer"}}, "required": ["v"]}
+    tool = {"type": "tool", "tool": {
+        "t": {"type": "object", "properties": {"_tool": {"const": "t"}, "_output": output}},
+        "e": {"type": "object", "_activity": "act", "properties": {"_tool": {"const": "e"}, "_output": output}}}}
+    document = Document(Context([tool, STATE]), Shape.ARRAY)
+    turn = {"calls": [{"_tool": "t", "_output": {"v": "x"}}, {"_tool": "t", "_output": "††1"},
+                      {"_tool": "t", "_output": {"v": "†state.a"}}, {"_tool": "t", "_output": {"v": 2}},
+                      {"_tool": "e", "_output": 3}]}
+    found = turn_problems(document, turn)
+    assert [problem.path for problem in found] == ["$.calls[0]._output", "$.calls[1]._output"]
+    assert found[0].reason.startswith("the result does not meet the _output schema of 't': $.v:")
+    assert {problem.path for problem in validate(Context([tool, STATE]), turn) if problem.severity == "error"} == {
+        "solution, call 0 (t)", "solution, call 1 (t)"}
