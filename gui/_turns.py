@@ -92,6 +92,7 @@ class TurnHost(Protocol):
     def models(self) -> Any: ...
     def intro(self) -> str: ...
     def take_turn(self, turn: Any, audit: dict[str, Any] | None = None) -> str | None: ...
+    def check_turn(self, turn: Any, request: Any = None) -> list[Diagnostic]: ...
 
 
 class TurnDialog(QDialog):
@@ -246,7 +247,7 @@ class TurnDialog(QDialog):
             self.turn = MISSING
             found = [Diagnostic(None, f"line {error.line}, column {error.column}", f"not JSON: {error.reason}")]
         else:
-            found = turn_problems(self.loop.document(), self.turn, request=self.request)
+            found = self.loop.check_turn(self.turn, self.request)
         self.problems.clear()
         for problem in found:
             item = QListWidgetItem(f"{problem.path}: {problem.reason}")
@@ -488,6 +489,10 @@ class LoopUI(QObject):
     def models(self) -> Any:
         return self.models_source()
 
+    def check_turn(self, turn: Any, request: Any = None) -> list[Diagnostic]:
+        """The turn check of the window's document (its delegate files next to it)."""
+        return turn_problems(self.document(), turn, activities=self.activities(), tools=self.tools(), request=request)
+
     def statuses(self) -> list[Status]:
         execution = self.debugger.execution
         if execution is not None:
@@ -609,8 +614,7 @@ class LoopUI(QObject):
         document = self.document()
         # The open dialog composed the request (window-modal: the document has not changed since).
         request = self.dialog.request if self.dialog is not None else None
-        found = turn_problems(document, turn, activities=self.activities(), tools=self.tools(), request=request)
-        errors = [p for p in found if p.severity == "error"]
+        errors = [p for p in self.check_turn(turn, request) if p.severity == "error"]
         if errors:
             return "Not taken: " + "; ".join(str(problem) for problem in errors)
         change = turn_change(document, turn, audit)  # the exchange in short, as `run --llm` keeps it

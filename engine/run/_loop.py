@@ -26,6 +26,7 @@ from ..document._document import Document, Shape
 from ..document._json import JSONSyntaxError, parse
 from ..protocol._errors import DocumentError
 from ..protocol._messages import MISSING
+from ..request._request import Request
 from ..resolve._resolution import Diagnostic
 from ._execution import Execution
 from ._turns import conclude, turn_change, turn_problems
@@ -185,6 +186,13 @@ class Loop:
         if change.plan is not None:
             self.document.context.append(change.plan)
 
+    def check_turn(self, solution: Any, request: Request | None = None) -> list[Diagnostic]:
+        """`turn_problems` of `solution` as this loop's run would judge its calls: its activities, its tools, and
+        its folder for delegate files (a delegate session's is its request file's). `request`: composed already."""
+        execution = self.execution
+        return turn_problems(self.document, solution, activities=execution.activities, tools=execution.code_tools,
+                             request=request, base=execution.base, chain=execution.chain)
+
     def take_turn(self, solution: Any, audit: dict[str, Any] | None = None) -> None:
         """The next turn (typed by hand, or from the model provider): its calls run at the next `tick()`.
 
@@ -193,9 +201,7 @@ class Loop:
         """
         if self.status is not LoopStatus.WAITING_FOR_TURN:
             raise RuntimeError(f"the loop is {self.status}, not waiting for a turn")
-        problems = turn_problems(self.document, solution, activities=self.execution.activities,
-                                 tools=self.execution.code_tools, base=self.execution.base, chain=self.execution.chain)
-        errors = [problem for problem in problems if problem.severity == "error"]
+        errors = [problem for problem in self.check_turn(solution) if problem.severity == "error"]
         if errors:
             raise TurnRefused(errors)
         change = turn_change(self.document, solution, audit)

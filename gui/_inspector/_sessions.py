@@ -22,7 +22,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog
 
-from contextdeck.engine import OPEN, Document, Execution, Loop, LoopStatus
+from contextdeck.engine import OPEN, Diagnostic, Document, Execution, Loop, LoopStatus
 
 from ._async import event_loop
 from ._calls import CallsModel
@@ -350,6 +350,10 @@ class DelegateTurns:
 
     def models(self) -> Any:
         return self.sessions.models()
+
+    def check_turn(self, turn: Any, request: Any = None) -> list[Diagnostic]:
+        """The session's loop checks the turn: its delegate files are found next to the delegate's request."""
+        return self.loop.check_turn(turn, request)
 
     def intro(self) -> str:
         caller = self.child.caller

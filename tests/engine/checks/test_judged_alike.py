@@ -11,7 +11,7 @@ from exec_support import CLOCK
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contextdeck.engine import Context, Document, Execution, Shape, flatten, turn_problems, validate
+from contextdeck.engine import Context, Document, Execution, Loop, Shape, flatten, turn_problems, validate
 
 STATE = {"type": "state", "state": {"a": 1, "s": "x"}}
 ABSENT = object()
@@ -24,16 +24,15 @@ def _maybe(values: list[Any]) -> st.SearchStrategy[Any]:
 @st.composite
 def tools(draw: st.DrawFn) -> dict[str, Any]:
     """A tool `t` with an integer parameter, maybe required, maybe a prescribed or a patterned output path, maybe
-    required too, and maybe a typed `_output`."""
-    properties: dict[str, Any] = {"_tool": {"const": "t"}, "n": {"type": "integer"}}
+    required too, and a typed `_output`: an integer, which `n` may read."""
+    properties: dict[str, Any] = {"_tool": {"const": "t"}, "n": {"type": "integer"},
+                                  "_output": {"type": "integer", "minimum": 0}}
     schema: dict[str, Any] = {"type": "object", "properties": properties}
     path = draw(st.sampled_from(["free", "const", "pattern"]))
     if path == "const":
         properties["_outputPath"] = {"const": "†state.x"}
     elif path == "pattern":
         properties["_outputPath"] = {"type": "string", "pattern": "^†state\\."}
-    if draw(st.booleans()):
-        properties["_output"] = {"type": "object", "properties": {"v": {"type": "integer"}}, "required": ["v"]}
     required = draw(st.lists(st.sampled_from(["n", "_outputPath"]), unique=True))
     if required:
         schema["required"] = required
@@ -52,11 +51,14 @@ def calls(draw: st.DrawFn) -> dict[str, Any]:
                         ("_outputMethod", ["merge", "bad", 3, "push", None]),
                         ("_instance", ["①", 2, None]),
                         ("_scopes", [["state"], "state", ["nope"], ["†state.a"]]),
-                        ("_output", [{"v": 1}, {"v": "x"}, {}, 3, "††x", {"v": "†state.a"}, {"v": "††1"}]),
                         ("_delegate", ["https://example.com/d.json", "d.json", "", 5])):
         value = draw(_maybe(values))
         if value is not ABSENT:
             call[key] = value
+    if call["_tool"] == "t":  # what `u` returns is its own: no schema says what `n` would read of it
+        value = draw(_maybe([1, -1, "x", "††1", "†state.a", {"v": 1}, [2]]))
+        if value is not ABSENT:
+            call["_output"] = value
     return call
 
 
@@ -162,3 +164,14 @@ def test_the_turn_check_judges_a_typed_output_as_the_run_does() -> None:
     assert found[0].reason.startswith("the result does not meet the _output schema of 't': $.v:")
     assert {problem.path for problem in validate(Context([tool, STATE]), turn) if problem.severity == "error"} == {
         "solution, call 0 (t)", "solution, call 1 (t)"}
+
+
+def test_a_loop_checks_a_turn_with_its_runs_delegate_folder(tmp_path: Any) -> None:
+    """A loop's turn check finds delegate files where its run does (a delegate session's folder is its request
+    file's), so a turn it would run is not refused for a document that has no file of its own."""
+    (tmp_path / "helper.json").write_text('{"context": []}', encoding="utf-8")
+    tool = {"type": "tool", "tool": {"t": {"type": "object", "properties": {"_tool": {"const": "t"}}}}}
+    document = Document(Context([tool, STATE]), Shape.ARRAY)
+    turn = {"calls": [{"_tool": "t", "_delegate": "helper"}]}
+    assert [problem.path for problem in turn_problems(document, turn)] == ["$.calls[0]._delegate"]
+    assert Loop(document, base=tmp_path).check_turn(turn) == []
