@@ -326,6 +326,11 @@ def sort_in_pieces(ids: Sequence[int], key: Sequence[int]) -> Iterator[Keys | No
     yield first if merging is None else merging.union()
 
 
+def sealed_chunks(sources: Iterable[Sequence[int]]) -> list[Chunk]:
+    """The sealed chunks of those of `sources` kept in chunks (a list to let go of a chunk at a time)."""
+    return [chunk for items in sources if isinstance(items, _Chunked) for chunk in items._chunks]
+
+
 def _chunks_of(items: Sequence[int]) -> list[Chunk]:
     """Chunks holding `items`: those of `Ids` (their tail copied), else copies."""
     if isinstance(items, Ids):

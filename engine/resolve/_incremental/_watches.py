@@ -28,7 +28,7 @@ from ...protocol._messages import MISSING, Path, Write, get_path
 from .. import _paranoid
 from .._chain import Chain
 from .._graveyard import let_go
-from .._keys import EMPTY_KEYS, Keys, sort_in_pieces
+from .._keys import EMPTY_KEYS, Keys, sealed_chunks, sort_in_pieces
 from .._order import NOT_IN_ORDER, Ranks
 from .._resolution import Kept, Resolution, changed, ranked
 from . import _whole
@@ -316,11 +316,6 @@ class Watchers:
         return track
 
     def _release(self, track: Track, path: Path, read: bool) -> None:
-        if read:
-            track.read[path] -= 1
-            if not track.read[path]:
-                del track.read[path]
-                track.results.pop(path, None)
         track.paths[path] -= 1
         if not track.paths[path]:
             del track.paths[path]
@@ -329,8 +324,14 @@ class Watchers:
             self._builds.pop(track, None)
             self._by_lane[track.kind][track.lane].remove(track)
             self._index_gaps(track, track.fold, None)
-            if track.fold is not None:  # its marks (a whole kind's hold a root each): freed in slices by the graveyard
-                let_go(track.fold.checkpoints.items, *(list(marks) for marks in track.fold.lanes.values()))
+            if track.fold is not None:  # its marks and sources' chunks (a whole kind's): freed in slices later
+                sources = [p.sources for p in track.fold.state.probes] + [f.keys for f in track.results.values()]
+                let_go(track.fold.checkpoints.items, *map(list, track.fold.lanes.values()), sealed_chunks(sources))
+        if read:  # (after: a track let go of buries its results' chunks first)
+            track.read[path] -= 1
+            if not track.read[path]:
+                del track.read[path]
+                track.results.pop(path, None)
 
     # -- after an edit -------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ import pytest
 
 from contextdeck.engine import Context, free_later, free_some, let_go
 from contextdeck.engine.resolve import _graveyard
+from contextdeck.engine.resolve._keys import CHUNK, Ids
 
 
 @pytest.fixture
@@ -189,7 +190,8 @@ def test_a_track_whose_last_watch_closes_lets_go_of_its_marks(buried: list[Any])
     del fold
     whole.close()
     assert any(thing is marks for thing in buried)
-    assert lanes == sorted(len(thing) for thing in buried if thing is not marks)  # each lane's marks, as a list
+    assert buried[-1] == []  # its sources' chunks: none in 600 writes
+    assert lanes == sorted(len(thing) for thing in buried[:-1] if thing is not marks)  # each lane's marks, as a list
     assert ("t", None, None) in context._watchers._tracks
     first = marks[0]
     held = sys.getrefcount(first)  # (the list's reference among them)
@@ -198,3 +200,25 @@ def test_a_track_whose_last_watch_closes_lets_go_of_its_marks(buried: list[Any])
     assert not buried
     assert sys.getrefcount(first) == held - 1  # emptied, not only let go of
     assert other.current == context.resolve("†t")
+
+
+def test_a_track_whose_last_watch_closes_lets_go_of_its_sources_chunks(buried: list[Any]) -> None:
+    """A whole kind's sources (its fold's `Ids`, its result's and the watch's `Keys`: a chunk per `CHUNK` writes)
+    are freed a chunk a step when its last watch closes, not all in the call: its track buries their chunks."""
+    context = Context([{"type": "s", "s": {f"k{n % 3}": [n]}, "_outputMethod": "merge"} for n in range(3 * CHUNK)])
+    whole = context.watch("†s", lambda _: None)
+    track = context._watchers._tracks["s", None, None]
+    assert track.fold is not None
+    ids = [probe.sources for probe in track.fold.state.probes if isinstance(probe.sources, Ids)]
+    chunks = [*track.results[()].keys._chunks, *(chunk for sources in ids for chunk in sources._chunks)]
+    assert len(chunks) >= 4
+    del track, ids
+    whole.close()
+    held = {id(chunk) for thing in buried if isinstance(thing, list) for chunk in thing}
+    assert {id(chunk) for chunk in chunks} <= held
+    first = chunks[0]
+    del chunks, whole  # (as a cursor drops a watch it closed: then nothing but the graveyard holds them)
+    count = sys.getrefcount(first)
+    assert free_some(float("inf"))
+    assert not buried
+    assert sys.getrefcount(first) < count  # emptied, not only let go of
