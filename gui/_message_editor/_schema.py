@@ -459,6 +459,22 @@ class SchemaNode(QWidget):
         QTimer.singleShot(0, chosen, lambda: show(chosen))
 
 
+def _frame_node(frame: QFrame, node: QWidget, left: list[QWidget], right: list[QWidget]) -> None:
+    """Lays out a schema node in its frame: a line of `left` and `right` widgets, the node below."""
+    top = QHBoxLayout()
+    top.setContentsMargins(0, 0, 0, 0)
+    for widget in left:
+        top.addWidget(widget)
+    top.addStretch(1)
+    for widget in right:
+        top.addWidget(widget)
+    layout = QVBoxLayout(frame)
+    layout.setContentsMargins(6, 4, 6, 4)
+    layout.setSpacing(2)
+    layout.addLayout(top)
+    layout.addWidget(node)
+
+
 class BranchRow(QFrame):
     """One schema of a choice: its place, remove, and its own schema node."""
 
@@ -468,16 +484,7 @@ class BranchRow(QFrame):
         self.remove = glyph_button("✕", f"Remove option {place + 1}")
         self.node = SchemaNode()
         self.node.load(schema)
-        top = QHBoxLayout()
-        top.setContentsMargins(0, 0, 0, 0)
-        top.addWidget(QLabel(f"option {place + 1}"))
-        top.addStretch(1)
-        top.addWidget(self.remove)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 4, 6, 4)
-        layout.setSpacing(2)
-        layout.addLayout(top)
-        layout.addWidget(self.node)
+        _frame_node(self, self.node, [QLabel(f"option {place + 1}")], [self.remove])
 
 
 class PropertyRow(QFrame):
@@ -497,14 +504,4 @@ class PropertyRow(QFrame):
         self.node = SchemaNode()
         self.node.load(schema)
         self.node.edited.connect(lambda child: self.edited.emit(self.name, child))
-        top = QHBoxLayout()
-        top.setContentsMargins(0, 0, 0, 0)
-        top.addWidget(self.label)
-        top.addStretch(1)
-        top.addWidget(self.required)
-        top.addWidget(self.remove)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 4, 6, 4)
-        layout.setSpacing(2)
-        layout.addLayout(top)
-        layout.addWidget(self.node)
+        _frame_node(self, self.node, [self.label], [self.required, self.remove])
