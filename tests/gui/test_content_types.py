@@ -4,15 +4,15 @@ edits it and writes each edit back inside `content`, and undo gives back the use
 from __future__ import annotations
 
 import copy
-import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QLineEdit
-from test_window import new_window, open_doc
 from test_window import settings as settings
+from test_window import window_on
 
 from contextdeck.engine import Context
 from contextdeck.gui._message_editor import Body
@@ -44,13 +44,8 @@ def test_timeline_rows_show_what_the_content_stands_for(qtbot: Any) -> None:
 
 
 @pytest.fixture
-def window(qtbot: Any, settings: QSettings, tmp_path: Path) -> MainWindow:
-    path = tmp_path / "wrapped.json"
-    path.write_text(json.dumps(WRAPPED), encoding="utf-8")
-    win = new_window(qtbot, settings, tmp_path / "recovery")
-    open_doc(qtbot, win, path)
-    yield win
-    win.session.close()
+def window(qtbot: Any, settings: QSettings, tmp_path: Path) -> Iterator[MainWindow]:
+    yield from window_on(qtbot, settings, tmp_path, "wrapped.json", WRAPPED)
 
 
 def test_the_data_editor_edits_the_payload_inside_the_content(qtbot: Any, window: MainWindow) -> None:

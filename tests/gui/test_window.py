@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,15 +46,21 @@ def open_doc(qtbot: Any, window: MainWindow, path: Path) -> None:
         window.session.open(path)
 
 
-@pytest.fixture
-def window(qtbot: Any, settings: QSettings, tmp_path: Path) -> MainWindow:
-    """The real window on a small document whose state depends on message order."""
-    path = tmp_path / "ordered.json"
-    path.write_text(json.dumps(ORDERED), encoding="utf-8")
+def window_on(qtbot: Any, settings: QSettings, tmp_path: Path, name: str,
+              messages: list[dict[str, Any]]) -> Iterator[MainWindow]:
+    """The real window on `name`, a document of `messages`, closed after the test (a fixture's body)."""
+    path = tmp_path / name
+    path.write_text(json.dumps(messages), encoding="utf-8")
     win = new_window(qtbot, settings, tmp_path / "recovery")
     open_doc(qtbot, win, path)
     yield win
     win.session.close()
+
+
+@pytest.fixture
+def window(qtbot: Any, settings: QSettings, tmp_path: Path) -> Iterator[MainWindow]:
+    """The real window on a small document whose state depends on message order."""
+    yield from window_on(qtbot, settings, tmp_path, "ordered.json", ORDERED)
 
 
 def state_value(window: MainWindow, key: str) -> tuple[str, Any]:
