@@ -11,6 +11,7 @@ from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QProgressBar, QProgressDialog
 
 from ._recovery import RecoveryCandidate
+from ._recovery_dialog import RecoveryChoice, RecoveryDialog
 
 if TYPE_CHECKING:
     from ._window import MainWindow
@@ -61,18 +62,11 @@ class FilesUI(QObject):
         # Qt's own dialog adds no suffix, and the suffix decides the format: a name typed bare gets the filter's.
         return path if Path(path).suffix else path + (".jsonl" if chosen.startswith("JSON Lines") else ".json")
 
-    def ask_recover(self, candidate: RecoveryCandidate) -> str:
-        """"recover", "discard" or "later" for unsaved work a previous session left."""
-        name = candidate.original_path.name if candidate.original_path is not None else "an untitled document"
-        box = QMessageBox(QMessageBox.Icon.Question, "Recover unsaved work",
-                          f"ContextDeck closed unexpectedly with unsaved changes to {name} "
-                          f"({candidate.time:%Y-%m-%d %H:%M}). Recover them?", parent=self.window)
-        recover = box.addButton("Recover", QMessageBox.ButtonRole.AcceptRole)
-        discard = box.addButton("Discard", QMessageBox.ButtonRole.DestructiveRole)
-        box.addButton("Later", QMessageBox.ButtonRole.RejectRole)
-        box.exec()
-        clicked = box.clickedButton()
-        return "recover" if clicked is recover else "discard" if clicked is discard else "later"
+    def ask_recover(self, candidates: list[RecoveryCandidate]) -> RecoveryChoice:
+        """Which piece of unsaved work previous sessions left to open, and which to delete."""
+        dialog = RecoveryDialog(candidates, self.window)
+        dialog.exec()
+        return dialog.choice()
 
     def _folder(self) -> str:
         path = self.session.path
@@ -136,15 +130,18 @@ class FilesUI(QObject):
             menu.addAction("No recent files").setEnabled(False)
 
     def offer_recovery(self) -> bool:
-        """At start: offer each piece of unsaved work a crashed session left; True when one is recovered."""
-        for candidate in self.session.recovery_candidates():
-            answer = self.ask_recover(candidate)
-            if answer == "recover":
-                self.session.recover(candidate)
-                return True
-            if answer == "discard":
-                self.session.discard_recovery(candidate)
-        return False
+        """At start: offer the unsaved work crashed sessions left, all in one question; True when a piece is
+        recovered. What the user leaves for later is offered again at the next start."""
+        candidates = self.session.recovery_candidates()
+        if not candidates:
+            return False
+        choice = self.ask_recover(candidates)
+        for candidate in choice.discard:
+            self.session.discard_recovery(candidate)
+        if choice.recover is None:
+            return False
+        self.session.recover(choice.recover)
+        return True
 
     # -- reports from the session -------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QApplication, QLineEdit, QPushButton, QWidget
 
 from contextdeck.engine import load_document, render_text
 from contextdeck.gui._app import create_window
+from contextdeck.gui._recovery_dialog import RecoveryChoice
 from contextdeck.gui._state import SourceRole
 from contextdeck.gui._window import MainWindow
 
@@ -435,7 +436,7 @@ def test_recovery_after_a_crash_restores_the_unsaved_edits(qtbot: Any, settings:
             meta["pid"] = int(dead.stdout)
             sidecar.write_text(json.dumps(meta))
     second = new_window(qtbot, QSettings(str(tmp_path / "second.ini"), QSettings.Format.IniFormat), recovery)
-    second.files.ask_recover = lambda candidate: "recover"  # type: ignore[method-assign]
+    second.files.ask_recover = lambda candidates: RecoveryChoice(candidates[0])  # type: ignore[method-assign]
     with qtbot.waitSignal(second.document.documentShown, timeout=10000):
         assert second.files.offer_recovery()
     assert document_json(second) == edited
