@@ -16,7 +16,8 @@ from typing import Any
 
 from ..calls._activities import Activities
 from ..calls._calls import parameter_problems, parameters_of, plan_call
-from ..calls._tools import ToolDefinition, form_indices, tool_definitions
+from ..calls._registry import Registry
+from ..calls._tools import ToolDefinition, form_indices, merged_tools
 from ..document._validate import json_path
 from ..document._view import Messages
 from ..protocol._errors import ExpressionError
@@ -302,9 +303,11 @@ def _refusals(number: int, call: dict[str, Any], tools: Mapping[str, ToolDefinit
 
 
 def call_problems(calls: list[Any], tools: Mapping[str, ToolDefinition], written: Mapping[str, Node | None],
-                  *, refusals: bool = True, reading: PlanReading | None = None) -> list[CallProblem]:
+                  *, refusals: bool = True, reading: PlanReading | None = None,
+                  activities: Activities | None = None) -> list[CallProblem]:
     """For each call of a plan: an unknown tool, references nothing writes and (with `refusals`) what the
-    tool's schema or `run` refuses. `reading`: the plan's `calls` read already (`read_plan`)."""
+    tool's schema or `run` refuses. `reading`: the plan's `calls` read already (`read_plan`); `activities`:
+    those loaded, when known (a call to a tool nothing defines runs the one of its name, 003)."""
     read = read_plan(calls) if reading is None else reading
     problems: list[CallProblem] = []
     for number, (call, found) in enumerate(zip(read.calls, read.expressions, strict=True)):
@@ -313,7 +316,9 @@ def call_problems(calls: list[Any], tools: Mapping[str, ToolDefinition], written
         name = call.get("_tool")
         if isinstance(name, str) and name not in tools:
             if "_delegate" not in call:  # a call naming its delegate runs that request, tool or not (014)
-                unknown = f"unknown tool {name!r}: no tool message defines it (it would run latent)"
+                runs = (f"it runs the activity {name!r}" if activities is not None and name in activities
+                        else "it would run latent")
+                unknown = f"unknown tool {name!r}: no tool message defines it ({runs})"
                 problems.append(CallProblem(number, "$._tool", unknown))
         elif refusals:
             problems.extend(_refusals(number, call, tools))
@@ -339,17 +344,19 @@ def _unscoped(number: int, scopes: list[Any], written: Mapping[str, Node | None]
                               f"scope {scope!r} names no kind any message or output path writes{hint}")
 
 
-def plan_problems(context: Messages, plans: PlanReadings) -> list[Diagnostic]:
+def plan_problems(context: Messages, plans: PlanReadings, tools: Registry | None = None,
+                  activities: Activities | None = None) -> list[Diagnostic]:
     """Unknown tools and references nothing writes in every plan message `plans` read (`read_plans`), as
     warnings (for `validate`, whose run checks judge the parameters of the pending calls). Warnings: SPEC 6.7
     runs a call to a tool nothing defines as latent, and a path may be written by what the LLM or a person
-    types; both are usually typos."""
+    types; both are usually typos. A tool of the registry `tools` is defined (SPEC 6.1: registered in code)."""
     written = _written_for(context, plans)
-    tools = tool_definitions(context)
+    defined = merged_tools(context, tools)
     problems: list[Diagnostic] = []
     for index, reading in plans.items():
         if index is not None and reading is not None:
-            found = call_problems(reading.calls, tools, written, refusals=False, reading=reading)
+            found = call_problems(reading.calls, defined, written, refusals=False, reading=reading,
+                                  activities=activities)
             problems.extend(Diagnostic(index, f"call {problem.call} {problem.field}", problem.reason, "warning")
                             for problem in found)
     return problems

@@ -55,7 +55,7 @@ def validate(
         return [
             *data_problems(context, plans),
             *unknown_references(context, tools),
-            *plan_problems(context, plans),
+            *plan_problems(context, plans, tools, activities),
             *advisor_problems,
             *_advice_problems(context, solution, advisors),
             *_run_problems(context, solution, plans, activities, tools, path),

@@ -76,7 +76,7 @@ def turn_problems(
     refused = _refusals(document, reading, activities, tools, base, chain)
     for index, where in enumerate(_places(reading)):
         call = reading.calls[index]
-        found = _call_problems(call, where, offered)
+        found = _call_problems(call, where, offered, activities)
         said = {problem.path for problem in found} | {f"{problem.path}: {problem.reason}" for problem in found}
         named = isinstance(call, dict) and isinstance(call.get("_tool"), str) and call["_tool"]
         for refusal in refused.get(index, ()) if named else ():  # not a call: `_call_problems` says so
@@ -136,7 +136,7 @@ def _said_as(problem: Problem, where: str) -> str | None:
     return f"{where}: {key!r} is a required property" if problem.message == f"the tool requires {key}" else None
 
 
-def _call_problems(call: Any, where: str, offered: dict[str, Any]) -> list[Diagnostic]:
+def _call_problems(call: Any, where: str, offered: dict[str, Any], activities: Activities | None) -> list[Diagnostic]:
     if not isinstance(call, dict):
         return [Diagnostic(None, where, "a call must be an object")]
     name = call.get("_tool")
@@ -146,8 +146,10 @@ def _call_problems(call: Any, where: str, offered: dict[str, Any]) -> list[Diagn
         return []  # it runs the request it names as its delegate, tool or not (014)
     if name not in offered:
         names = ", ".join(sorted(offered)) or "none"
+        runs = (f"the call runs the activity {name!r}" if activities is not None and name in activities
+                else "the call will run latent")  # 003: an activity of the tool's name makes it explicit
         return [Diagnostic(None, f"{where}._tool", f"the request offers no tool {name!r} (it offers: {names}); "
-                                                   "the call will run latent", "warning")]
+                                                   + runs, "warning")]
     item = offered[name]
     # SPEC 6.1: the tool's schema judges the parameters; a meta-property it does not declare (`_outputPath`,
     # `_instance`, `_reasoningForCall`, ...) augments the call (002) and is never an additional property.

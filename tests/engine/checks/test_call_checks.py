@@ -7,7 +7,15 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from contextdeck.engine import Context, ToolDefinition, call_problems, reference_problem, validate, written_paths
+from contextdeck.engine import (
+    Activities,
+    Context,
+    ToolDefinition,
+    call_problems,
+    reference_problem,
+    validate,
+    written_paths,
+)
 from contextdeck.engine.checks._call_checks import _written_for, read_plans
 from contextdeck.engine.protocol._expressions import parsed_once
 
@@ -33,6 +41,18 @@ def test_a_call_to_a_tool_nothing_defines_is_a_warning_of_validate() -> None:
     problems = [(str(problem), problem.severity) for problem in validate(ctx)]
     assert problems == [("message 3: call 0 $._tool: unknown tool 'lokup': no tool message "
                          "defines it (it would run latent)", "warning")]
+
+
+def test_a_tool_of_the_registry_is_defined_and_an_activity_of_the_name_runs() -> None:
+    """SPEC 6.1 takes tools from the context and from code (a registry): a registry tool is not unknown. SPEC 6.3
+    runs an activity registered under the tool's name: validate says so instead of "it would run latent"."""
+    ctx = context({"_tool": "fromRegistry", "id": "x"}, {"_tool": "echo", "id": "x"})
+    registry = {"fromRegistry": {"type": "object", "properties": {"id": {"type": "string"}}}}
+    activities = Activities()
+    activities.add(lambda call, tool, context: None, "echo")
+    problems = [str(problem) for problem in validate(ctx, tools=registry, activities=activities)]
+    assert problems == ["message 3: call 1 $._tool: unknown tool 'echo': no tool message defines it "
+                        "(it runs the activity 'echo')"]
 
 
 def test_a_call_naming_its_delegate_needs_no_tool() -> None:

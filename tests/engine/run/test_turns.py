@@ -4,7 +4,7 @@ import asyncio
 
 import pytest
 from chapter_support import chapter
-from exec_support import CLOCK
+from exec_support import CLOCK, registry
 
 from contextdeck.engine import (
     MISSING,
@@ -58,6 +58,17 @@ def test_a_call_to_a_tool_not_offered_is_a_warning_and_groups_are_checked_by_mem
     assert found[0][2] == "warning"
     assert "offers no tool 'sendFax' (it offers: confirmOrder, processPayment, reportFailure)" in found[0][1]
     assert found[1] == ("$.calls[1].any[0].amount", "True is not of type 'number'", "error")
+
+
+def test_a_call_to_an_activity_of_the_tools_name_is_not_said_to_run_latent() -> None:
+    """003: an activity registered under the tool's name makes the call explicit, offered by the request or not:
+    the warning says that it runs the activity, not that it runs latent."""
+    document = chapter("012_handling_failure.json")
+    turn = {"calls": [{"_tool": "sendFax", "to": "x"}]}
+    warning = turn_problems(document, turn, activities=registry(sendFax=lambda call, tool, context: None))[0]
+    assert warning.severity == "warning"
+    assert warning.reason.endswith("; the call runs the activity 'sendFax'")
+    assert problems(document, turn)[0][1].endswith("; the call will run latent")
 
 
 def test_a_call_naming_its_delegate_is_not_said_to_run_latent() -> None:
