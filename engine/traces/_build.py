@@ -156,7 +156,8 @@ class _Builder:
         last = len(conversation.messages) - 1
         for index, message in enumerate(conversation.messages):
             if index in tools:
-                self.context.append({"type": "tool", "tool": copy.deepcopy(tools[index])})
+                self.context.append({"type": "tool", "tool": {name: _answered(schema)
+                                                              for name, schema in tools[index].items()}})
             where = conversation.sources[index]
             if message.role == "assistant":
                 self._assistant(message, conversation.replies.get(index), final=index == last)
@@ -275,6 +276,26 @@ def _role_message(message: ChatMessage) -> dict[str, Any]:
     if message.name is not None:
         result["name"] = message.name
     return result
+
+
+OUTPUT_PATH = {"type": "string", "pattern": "^†",
+               "description": "where the result goes, for you to read: a kind of its own, as †result_1"}
+
+
+def _answered(schema: dict[str, Any]) -> dict[str, Any]:
+    """A function's schema as a tool whose every call says where its result goes (`_outputPath`, required).
+
+    Every call of the recorded agent got its result back; a model driving the document on must be able to
+    write the same, even where the function closes its parameters (`additionalProperties: false`, as
+    OpenAI's strict functions must)."""
+    tool = copy.deepcopy(schema)
+    properties = tool.get("properties")
+    if not isinstance(properties, dict) or "_outputPath" in properties:
+        return tool
+    tool["properties"] = {**properties, "_outputPath": OUTPUT_PATH}
+    required = tool.get("required")
+    tool["required"] = [*(required if isinstance(required, list) else []), "_outputPath"]
+    return tool
 
 
 def _literal(value: Any) -> Any:

@@ -319,8 +319,9 @@ def _parameters(call: Any) -> dict[str, Any]:
 def _definition(name: str, item: Any) -> dict[str, Any]:
     schema = dict(item) if isinstance(item, dict) else {}
     description = schema.pop("description", None)
-    properties = {key: value for key, value in _dict(schema.get("properties")).items() if key != "_tool"}
-    required = [key for key in _list(schema.get("required")) if key != "_tool"]
+    # `_`-properties (`_tool`, `_outputPath`) are the protocol's, not the function's: no argument carries them.
+    properties = {key: value for key, value in _dict(schema.get("properties")).items() if not key.startswith("_")}
+    required = [key for key in _list(schema.get("required")) if not str(key).startswith("_")]
     parameters = {**schema, "properties": properties, **({"required": required} if required else {})}
     if not required:
         parameters.pop("required", None)

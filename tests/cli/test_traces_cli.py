@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,22 @@ def write(tmp_path: Path, name: str, value: Any) -> Path:
     path = tmp_path / name
     path.write_text(value if isinstance(value, str) else json.dumps(value))
     return path
+
+
+def import_and_run_on(capsys: Any, tmp_path: Path, source: Path, fake_llm: Any) -> Path:
+    """Import `source`, then `run --llm`: the model calls the tool for Rome, answers that latent call, and
+    gives the final output. The run document."""
+    doc = tmp_path / "doc.json"
+    assert call(capsys, "import", source, "--out", doc)[0] == 0
+    rome = {"_tool": "get_weather", "city": "Rome", "_outputPath": "†rome"}
+    fake_llm.push(Reply.json({"meta": {}, "calls": [rome], "output": None}),
+                  Reply.json({"result": {"sky": "rain"}}),
+                  Reply.json({"meta": {}, "calls": [], "output": "Sunny in Paris, rain in Rome."}))
+    ran = tmp_path / "ran.json"
+    code, _, err = call(capsys, "run", doc, "--llm", fake_llm.url, "--model", "fake-small", "--out", ran,
+                        "--llm-retries", "0")
+    assert code == 0, err
+    return ran
 
 
 def test_import_writes_the_document_and_says_what_it_found(capsys: Any, tmp_path: Path) -> None:
@@ -186,16 +203,7 @@ def test_round_trip_import_run_with_the_model_export(capsys: Any, tmp_path: Path
                 "choices": [{"index": 0, "finish_reason": "tool_calls", "message": REQUEST["messages"][2]}]}
     lines = [{"request": {**REQUEST, "messages": REQUEST["messages"][:2]}, "response": response}, {"request": REQUEST}]
     source = write(tmp_path, "run.jsonl", "".join(json.dumps(line) + "\n" for line in lines))
-    doc = tmp_path / "doc.json"
-    assert call(capsys, "import", source, "--out", doc)[0] == 0
-    rome = {"_tool": "get_weather", "city": "Rome", "_outputPath": "†rome"}
-    fake_llm.push(Reply.json({"meta": {}, "calls": [rome], "output": None}),
-                  Reply.json({"result": {"sky": "rain"}}),
-                  Reply.json({"meta": {}, "calls": [], "output": "Sunny in Paris, rain in Rome."}))
-    ran = tmp_path / "ran.json"
-    code, _, err = call(capsys, "run", doc, "--llm", fake_llm.url, "--model", "fake-small", "--out", ran,
-                        "--llm-retries", "0")
-    assert code == 0, err
+    ran = import_and_run_on(capsys, tmp_path, source, fake_llm)
     trace = tmp_path / "trace.json"
     assert call(capsys, "export", ran, "--format", "otlp-json", "--out", trace)[0] == 0
     spans = json.loads(trace.read_text())["resourceSpans"][0]["scopeSpans"][0]["spans"]
@@ -232,3 +240,15 @@ def test_an_out_that_cannot_be_written_is_named_as_given(capsys: Any, tmp_path: 
         code, stdout, err = call(capsys, *argv, "--out", out)
         assert (code, stdout, err) == (1, "", f"contextdeck: cannot write {out}: No such file or directory\n")
     assert not missing.exists()
+
+
+def test_a_strict_function_imported_can_be_called_on_by_the_model(capsys: Any, tmp_path: Path,
+                                                                   fake_llm: Any) -> None:
+    """OpenAI's strict functions close their parameters (`additionalProperties: false`); imported, the model
+    driving the agent on can still say where a call's result goes, and reads it in the next turn."""
+    strict = copy.deepcopy(WEATHER)
+    strict["function"]["strict"] = True
+    strict["function"]["parameters"]["additionalProperties"] = False
+    source = write(tmp_path, "exchange.json", {**REQUEST, "tools": [strict]})
+    import_and_run_on(capsys, tmp_path, source, fake_llm)
+    assert "## Data: ¶rome" in fake_llm.requests[-1].body["messages"][-1]["content"]

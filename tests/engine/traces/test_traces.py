@@ -26,6 +26,9 @@ from contextdeck.engine import (
 WEATHER = {"type": "function", "function": {
     "name": "get_weather", "description": "Weather in a city",
     "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}
+# What every imported tool's calls say: where the result goes (docs/format.md §10).
+OUTPUT_PATH = {"type": "string", "pattern": "^†",
+               "description": "where the result goes, for you to read: a kind of its own, as †result_1"}
 SYSTEM = {"role": "system", "content": "You are a weather bot."}
 DEVELOPER = {"role": "developer", "content": "Answer in one sentence."}
 USER = {"role": "user", "content": [{"type": "text", "text": "Weather in Paris and Rome?"}]}
@@ -116,8 +119,8 @@ def test_an_exchange_keeps_its_settings_schema_and_tool_schemas() -> None:
     document = import_bytes(json.dumps(body).encode(), "ex.json")[0].document
     assert document.context[0] == {"type": "preset", "model": "gpt-4o-mini", "temperature": 0.2}
     assert document.context[1] == {"type": "tool", "tool": {"get_weather": {
-        "description": "Weather in a city", "type": "object", "properties": {"city": {"type": "string"}},
-        "required": ["city"]}}}
+        "description": "Weather in a city", "type": "object",
+        "properties": {"city": {"type": "string"}, "_outputPath": OUTPUT_PATH}, "required": ["city", "_outputPath"]}}}
     assert document.schema == schema
     assert document.solution["output"] == {"summary": "Mixed."}
     assert problems(document) == []
@@ -411,7 +414,8 @@ def test_redaction_replaces_values_and_keeps_the_document_meaning_the_same() -> 
         assert secret not in text
     assert count == 6  # the user text, the token, the city in both plan calls and both `_call`s
     assert redacted.context[4] == {"role": "user", "content": "I am [redacted], key [redacted]"}
-    assert redacted.context[1]["tool"]["get_weather"]["properties"] == {"city": {"type": "string"}}
+    assert redacted.context[1]["tool"]["get_weather"]["properties"] == {"city": {"type": "string"},
+                                                                        "_outputPath": OUTPUT_PATH}
     states = Execution(redacted.context, redacted.solution).states
     assert [state.status for state in states] == [Status.DONE, Status.DONE]
     assert "alex@example.com" in document.dumps()  # the original is untouched
