@@ -1,5 +1,6 @@
-"""A keyboard-first window: a shortcut to each pane, Tab that leaves tables, and Ctrl+Z that reaches the
-document's undo from inside a form field once the field has nothing left to undo (docs/workbench.md)."""
+"""A keyboard-first window: a shortcut to each pane, Tab that leaves tables, Ctrl+Z that reaches the
+document's undo from inside a form field once the field has nothing left to undo, and a focus frame that
+stays in sight while the keys are in use (docs/workbench.md)."""
 
 from __future__ import annotations
 
@@ -72,6 +73,7 @@ def install_keyboard(window: MainWindow, inspector: Inspector) -> dict[str, QAct
         # Tab goes on to the next control; the arrows move in the table (and so the time cursor).
         view.setTabKeyNavigation(False)
     FieldUndo(window)  # a child of the window: lives as long as it
+    FocusFrames.install()
     return actions
 
 
@@ -89,6 +91,42 @@ def focus_pane(window: MainWindow, pane: Pane) -> None:
 def _first_focusable(widget: QWidget) -> QWidget | None:
     return next((child for child in widget.findChildren(QWidget)
                  if child.isVisible() and child.isEnabled() and child.focusPolicy() & Qt.FocusPolicy.TabFocus), None)
+
+
+class FocusFrames(QObject):
+    """The focus frame drawn wherever the focus goes while the keyboard is in use.
+
+    Qt draws it only after Tab, and any focus the program moves (Alt+N to a pane, a dialog's first field, a
+    row just added) hides it again until the next Tab: a keyboard user loses sight of where the keys go. A
+    key press puts the keyboard in use until the next mouse press; while it is, a focus change keeps the
+    frame on (`WA_KeyboardFocusChange` on the focused widget's window). One per application."""
+
+    def __init__(self, app: QApplication) -> None:
+        super().__init__(app)
+        self.keys_in_use = False
+        app.installEventFilter(self)
+        app.focusChanged.connect(self._focus_changed)
+
+    @classmethod
+    def install(cls) -> None:
+        app = QApplication.instance()
+        if isinstance(app, QApplication) and app.findChild(cls) is None:
+            cls(app)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        kind = event.type()
+        if kind == QEvent.Type.KeyPress:
+            self.keys_in_use = True
+        elif kind == QEvent.Type.MouseButtonPress:
+            self.keys_in_use = False
+        return False
+
+    def _focus_changed(self, _old: QWidget | None, new: QWidget | None) -> None:
+        if new is not None and self.keys_in_use:
+            window = new.window()
+            if not window.testAttribute(Qt.WidgetAttribute.WA_KeyboardFocusChange):
+                window.setAttribute(Qt.WidgetAttribute.WA_KeyboardFocusChange)
+                new.update()
 
 
 TEXT_FIELDS = (QLineEdit, QPlainTextEdit, QTextEdit, QAbstractSpinBox, QComboBox)

@@ -422,3 +422,27 @@ def test_a_second_insert_of_a_tool_starts_with_an_empty_name(qtbot: Any, refund:
     qtbot.keyClicks(box, "other")
     qtbot.keyClick(box, Qt.Key.Key_Return)
     assert [refund.context()[n]["tool"] for n in (3, 4)] == [{}, {"other": refund.context()[4]["tool"]["other"]}]
+
+
+def frame_shown(widget: QWidget) -> bool:
+    """Whether the style draws `widget`'s focus frame: it has the focus, and its window is in keyboard use."""
+    return widget.hasFocus() and widget.window().testAttribute(Qt.WidgetAttribute.WA_KeyboardFocusChange)
+
+
+def test_a_focus_the_keys_move_keeps_its_frame_and_a_click_hides_it(qtbot: Any, refund: MainWindow) -> None:
+    """Alt+N and a dialog's or a form's own focus used to hide the frame Tab had drawn; while keys are in use
+    every focus shows it, and a mouse press ends that."""
+    timeline = refund.timeline.table
+    timeline.setFocus()
+    qtbot.waitUntil(timeline.hasFocus)
+    qtbot.keyClick(timeline, Qt.Key.Key_Tab)
+    qtbot.keyClick(focused(), Qt.Key.Key_3, Qt.KeyboardModifier.AltModifier)
+    assert refund.state_view.hasFocus()
+    assert frame_shown(refund.state_view)
+    refund.watches.entry.setFocus()  # the program's own move, as a dialog or a new row makes it
+    qtbot.waitUntil(refund.watches.entry.hasFocus)
+    assert frame_shown(refund.watches.entry)
+    qtbot.mouseClick(timeline.viewport(), Qt.MouseButton.LeftButton)
+    refund.watches.entry.setFocus()
+    qtbot.waitUntil(refund.watches.entry.hasFocus)
+    assert not frame_shown(refund.watches.entry), "after a click the frame waits for the keys again"
