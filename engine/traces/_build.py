@@ -184,6 +184,11 @@ class _Builder:
         elif message.tool_calls:
             self._turn(message, audit)
         elif final:  # the final output; without `calls`, the last plan stays the one the calls panel shows
+            if message.refusal is not None:  # no output: the refusal stays in `_model.refusal`
+                self.conversation.warnings.append(
+                    f"{exchange.where if exchange is not None else 'the last reply'}: the model refused "
+                    f"({message.refusal[:80]!r}): no final output; the refusal is kept in the solution's "
+                    "_model.refusal")
             self.solution = {"output": self._final_output(message.content), **audit}
         else:
             self.context.append({**_role_message(message), **audit})
@@ -272,7 +277,9 @@ class _Builder:
 
 
 def _role_message(message: ChatMessage) -> dict[str, Any]:
-    result: dict[str, Any] = {"role": message.role, "content": message.content if message.content is not None else ""}
+    """A text message; a refusal is the text the model read back in the later requests."""
+    content = message.content if message.content is not None else (message.refusal or "")
+    result: dict[str, Any] = {"role": message.role, "content": content}
     if message.name is not None:
         result["name"] = message.name
     return result

@@ -42,12 +42,13 @@ class ChatMessage:
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
     name: str | None = None
+    refusal: str | None = None  # the model's refusal (chat completions' `refusal`), its content then null
 
     @cached_property
     def key(self) -> tuple[Any, ...]:
         """What must be equal for a later request to repeat this message (SDKs add and drop nulls)."""
         calls = tuple((call.id, call.name, _canonical(call.arguments)) for call in self.tool_calls)
-        return self.role, _canonical(self.content or ""), calls, self.tool_call_id
+        return self.role, _canonical(self.content or self.refusal or ""), calls, self.tool_call_id
 
     def describe(self) -> str:
         if self.tool_calls:
@@ -78,6 +79,7 @@ class Exchange:
         """The reply's audit in short, as `_model` holds a model's answer (docs/models.md)."""
         found = {"model": self.model, "usage": self.usage, "latency_ms": self.latency_ms, "date": self.date,
                  "finish_reason": self.finish_reason, "id": self.response_id,
+                 "refusal": self.reply.refusal if self.reply is not None else None,
                  "source": f"{source} {self.where}".strip()}
         return {key: value for key, value in found.items() if value is not None}
 
@@ -157,9 +159,11 @@ def openai_message(raw: Any, where: str) -> ChatMessage:
     if role == "tool" and not isinstance(tool_call_id, str):
         raise Located("a tool message needs a 'tool_call_id' naming the call it answers", where)
     name = raw.get("name")
+    refusal = raw.get("refusal")
     return ChatMessage(role if role != "function" else "tool", content_text(raw.get("content")), tuple(calls),
                        tool_call_id if isinstance(tool_call_id, str) else (name if role == "function" else None),
-                       name if isinstance(name, str) and role != "function" else None)
+                       name if isinstance(name, str) and role != "function" else None,
+                       refusal if isinstance(refusal, str) and refusal else None)
 
 
 def tool_schema(function: dict[str, Any]) -> dict[str, Any]:

@@ -203,6 +203,25 @@ def test_a_retried_request_drops_the_reply_it_replaced() -> None:
     assert sum(message.get("type") == "plan" for message in imported.document.context.messages) == 2
 
 
+def test_a_refusal_is_kept_where_the_model_read_it_and_said_at_the_end() -> None:
+    """A refused reply (content null, `refusal` set) is the assistant's text where the run went on past it; as
+    the last reply it is no output: kept in the solution's `_model.refusal`, with a warning."""
+    refusal = {"role": "assistant", "content": None, "refusal": "I can't help with that."}
+    first = [SYSTEM, {"role": "user", "content": "Help me pick a lock."}]
+    second = [*first, {"role": "assistant", "content": "I can't help with that."},
+              {"role": "user", "content": "Then the weather in Paris?"}]
+    lines = [{"request": {"model": "m", "messages": first}, "response": response(refusal)},
+             {"request": {"model": "m", "messages": second}, "response": response(refusal)}]
+    [imported] = import_bytes(jsonl(lines), "run.jsonl")
+    document = imported.document
+    assert document.context[3] == {"role": "assistant", "content": "I can't help with that.",
+                                   "_model": document.context[3]["_model"]}
+    assert document.solution["output"] is None
+    assert document.solution["_model"]["refusal"] == "I can't help with that."
+    assert imported.warnings == ('line 2: the model refused ("I can\'t help with that."): no final output; the '
+                                 "refusal is kept in the solution's _model.refusal",)
+
+
 # -- broken input -----------------------------------------------------------------------------------
 
 
