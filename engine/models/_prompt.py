@@ -20,6 +20,8 @@ from ..document._view import Messages
 from ..request._request import compose_request
 
 STRATEGIES = ("json_schema", "tool", "prompt")
+# Settings about the request's function tools: the API refuses them (HTTP 400) in a body without `tools`.
+TOOL_SETTINGS = ("tool_choice", "parallel_tool_calls")
 JSON_ONLY = "Answer with one JSON object that matches this JSON Schema, and nothing else:"
 
 
@@ -37,17 +39,20 @@ class Prompt:
     def body(self, strategy: str) -> dict[str, Any]:
         """The chat completion body (without the model) asking for `schema` as `strategy` says."""
         messages = [dict(message) for message in self.messages]
+        # A preset's tool settings (an imported agent's, which offered its functions as tools) are the
+        # recorded agent's: here the calls come in the answer, and only `tool` offers a function.
+        config = {key: value for key, value in self.config.items() if key not in TOOL_SETTINGS}
         if strategy == "json_schema":
-            return {**self.config, "messages": messages, "response_format": {
+            return {**config, "messages": messages, "response_format": {
                 "type": "json_schema", "json_schema": {"name": self.name, "schema": self.schema}}}
         if strategy == "tool":
             function = {"name": self.name, "description": f"Give the answer for {self.subject}.",
                         "parameters": self.schema}
-            return {**self.config, "messages": messages, "tools": [{"type": "function", "function": function}],
+            return {**config, "messages": messages, "tools": [{"type": "function", "function": function}],
                     "tool_choice": {"type": "function", "function": {"name": self.name}}}
         if strategy == "prompt":
             instruction = f"{JSON_ONLY}\n{_json.dumps(self.schema)}"
-            return {**self.config, "messages": [*messages, {"role": "user", "content": instruction}]}
+            return {**config, "messages": [*messages, {"role": "user", "content": instruction}]}
         raise ValueError(f"unknown way to ask for structure {strategy!r}; expected one of {list(STRATEGIES)}")
 
     def as_json(self) -> dict[str, Any]:

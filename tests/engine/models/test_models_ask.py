@@ -1,11 +1,13 @@
 """Asking the model for a latent call and for the whole request; validation, branches, record and replay."""
 
 import asyncio
+import dataclasses
 import json
 
 import pytest
 
 from contextdeck.engine import (
+    STRATEGIES,
     Activities,
     Asker,
     Cassette,
@@ -105,6 +107,20 @@ def test_each_way_of_asking_for_structure_makes_its_body() -> None:
     assert by_words["messages"][-1]["content"].startswith("Answer with one JSON object that matches")
     with pytest.raises(ValueError, match="unknown way"):
         prompt.body("telepathy")
+
+
+def test_a_presets_tool_settings_are_not_sent_without_the_tools_they_are_about() -> None:
+    """`tool_choice` and `parallel_tool_calls` (an imported agent's preset keeps them) are refused by the API
+    in a body without `tools`: no way of asking sends them; the other settings go out."""
+    doc = document()
+    prompt = call_prompt(doc.context, Execution(doc).plans[0])
+    prompt = dataclasses.replace(prompt, config={"temperature": 0.2, "parallel_tool_calls": True,
+                                                 "tool_choice": "auto"})
+    for strategy in STRATEGIES:
+        body = prompt.body(strategy)
+        assert body["temperature"] == 0.2
+        assert "parallel_tool_calls" not in body
+        assert body.get("tool_choice") in (None, {"type": "function", "function": {"name": "result"}})
 
 
 def test_the_whole_request_is_exactly_the_composed_request() -> None:
