@@ -43,6 +43,7 @@ class ChatMessage:
     tool_call_id: str | None = None
     name: str | None = None
     refusal: str | None = None  # the model's refusal (chat completions' `refusal`), its content then null
+    reasoning: str | None = None  # what a reply says it thought (GenAI's `reasoning` parts): never sent back
 
     @cached_property
     def key(self) -> tuple[Any, ...]:
@@ -80,6 +81,7 @@ class Exchange:
         found = {"model": self.model, "usage": self.usage, "latency_ms": self.latency_ms, "date": self.date,
                  "finish_reason": self.finish_reason, "id": self.response_id,
                  "refusal": self.reply.refusal if self.reply is not None else None,
+                 "reasoning": self.reply.reasoning if self.reply is not None else None,
                  "source": f"{source} {self.where}".strip()}
         return {key: value for key, value in found.items() if value is not None}
 

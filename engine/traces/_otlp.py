@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -333,6 +334,9 @@ def _replace_reply(exchange: Exchange, replies: list[dict[str, Any]], span: Span
     if not replies:
         return exchange
     reply = openai_exchange({"messages": replies[:1]}, None, f"{span.where}: response").messages[0]
+    reasoning = replies[0].get("reasoning")
+    if isinstance(reasoning, str):
+        reply = dataclasses.replace(reply, reasoning=reasoning)
     return Exchange(exchange.where, exchange.messages, exchange.tools, reply, exchange.settings, exchange.schema,
                     exchange.model, exchange.usage, exchange.latency_ms, exchange.date, exchange.finish_reason,
                     exchange.response_id)
@@ -453,6 +457,10 @@ def _from_parts(message: Any, span: Span) -> list[dict[str, Any]]:
     if not isinstance(message, dict):
         raise Located("a message of gen_ai.input.messages is not an object", span.where)
     parts = [part for part in _items(message.get("parts")) if isinstance(part, dict)]
+    # The reply's reasoning is not content: the next request does not send it back, so kept as content the
+    # reply would not line up with the request repeating it.
+    thoughts = [part for part in parts if part.get("type") == "reasoning"]
+    parts = [part for part in parts if part.get("type") != "reasoning"]
     responses = [part for part in parts if part.get("type") == "tool_call_response"]
     if responses:
         return [{"role": "tool", "tool_call_id": str(part.get("id", "")),
@@ -464,6 +472,8 @@ def _from_parts(message: Any, span: Span) -> list[dict[str, Any]]:
     if calls:
         chat["tool_calls"] = [{"id": str(call.get("id", "")), "type": "function", "function": {
             "name": call.get("name"), "arguments": _as_text(call.get("arguments"))}} for call in calls]
+    if thoughts:
+        chat["reasoning"] = _parts_text(thoughts)
     return [chat]
 
 

@@ -350,6 +350,25 @@ def test_a_genai_turns_finish_reason_is_read_from_its_output_message_too() -> No
     assert "finish_reason" not in plans[1]["_model"]  # said nowhere: none
 
 
+def test_a_genai_replys_reasoning_is_its_turns_audit_not_its_content() -> None:
+    """A reply's `reasoning` part, which the next request does not repeat, leaves the turns lined up (no
+    retry, each plan its own `_model`) and is kept in that turn's `_model.reasoning`."""
+    trace = genai_trace()
+    spans = trace["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    for attribute in spans[0]["attributes"]:
+        if attribute["key"] == "gen_ai.output.messages":
+            said = json.loads(attribute["value"]["stringValue"])
+            said[0]["parts"].insert(0, {"type": "reasoning", "content": "Paris first."})
+            attribute["value"]["stringValue"] = json.dumps(said)
+    [imported] = import_bytes(json.dumps(trace).encode(), "trace.json")
+    assert not any("retry" in warning for warning in imported.warnings)
+    plans = [message for message in imported.document.context.messages if message.get("type") == "plan"]
+    assert [plan["_model"]["source"] for plan in plans] == ["trace.json span 1111111111111111",
+                                                            "trace.json span 3333333333333333"]
+    assert plans[0]["_model"]["reasoning"] == "Paris first."
+    assert plans[0]["plan"] == [{"_tool": "get_weather", "city": "Paris", "_outputPath": "†t1"}]
+
+
 def test_a_genai_trace_becomes_one_context_with_calls_outputs_and_times() -> None:
     """Chat spans become turns, tool spans the calls' outputs with `_date` and `_run` from their times; a
     result only the tool span kept is written; a tool nobody asked for is a warning."""
