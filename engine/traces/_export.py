@@ -151,7 +151,7 @@ def export_otlp(document: Document, *, name: str | None = None, tools: Registry 
     value = document.to_json()
     trace = _Trace(trace_id_of(value))
     clock = _Clock()
-    clock.start = clock.at(utc_now()) or 0
+    clock.start = _first_time(document, clock) or clock.at(utc_now()) or 0
     agent = name or (Path(document.path).stem if document.path is not None else "contextdeck")
     root_times: list[int] = []
     root = trace.span_id("root")
@@ -168,6 +168,23 @@ def export_otlp(document: Document, *, name: str | None = None, tools: Registry 
         "resource": {"attributes": [_attribute("service.name", "contextdeck")]},
         "scopeSpans": [{"scope": SCOPE, "spans": trace.spans}],
     }]}
+
+
+def _first_time(document: Document, clock: _Clock) -> int | None:
+    """The earliest time the document records (a reply's `date` less its latency, a run's start, a `_date`):
+    where spans recorded without a time begin, so that none lies outside the run (a year after it, at the
+    export's time, before the spans it holds)."""
+    found: list[int] = []
+    for message in [*document.context.messages, _dict(document.solution)]:
+        body = body_of(message)
+        audit, run = _dict(body.get("_model")), _dict(body.get("_run"))
+        latency = audit.get("latency_ms")
+        answered = clock.at(audit.get("date"))
+        if answered is not None and isinstance(latency, int | float) and not isinstance(latency, bool):
+            answered -= int(latency * 1e6)
+        found += [moment for moment in (answered, clock.at(run.get("started")), clock.at(body.get("_date")))
+                  if moment is not None]
+    return min(found, default=None)
 
 
 def trace_id_of(value: Any) -> str:

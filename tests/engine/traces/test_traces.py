@@ -18,6 +18,7 @@ from contextdeck.engine import (
     export_openai,
     export_otlp,
     import_bytes,
+    parse_document,
     redact_document,
     request_prompt,
     validate,
@@ -519,6 +520,21 @@ def test_the_export_is_otlp_with_genai_attributes_turn_by_turn() -> None:
     assert outputs[0]["parts"] == [{"type": "text", "content": "Sunny, then rain."}]
     assert turn1.end_time_unix_nano == 1764320000 * 10**9
     assert turn1.start_time_unix_nano == turn1.end_time_unix_nano - 812 * 10**6
+
+
+def test_a_turn_recorded_without_a_time_is_placed_within_the_run() -> None:
+    """A plan without `_model` (typed by hand, or its reply's audit lost) starts where the run's recorded
+    times begin, not at the export's time: no span lies outside the run or starts after the spans it holds."""
+    document = import_bytes(jsonl(log_lines()), "run.jsonl")[0].document
+    body = document.to_json()
+    del body["context"][4]["_model"]
+    spans = export_otlp(parse_document(json.dumps(body).encode(), "run.json"))["resourceSpans"][0][
+        "scopeSpans"][0]["spans"]
+    starts = {item["spanId"]: int(item["startTimeUnixNano"]) for item in spans}
+    run = (1764320000 - 1) * 10**9, (1764320010 + 1) * 10**9  # the log's replies were created in these seconds
+    assert all(run[0] <= int(item["startTimeUnixNano"]) <= int(item["endTimeUnixNano"]) <= run[1]
+               for item in spans)
+    assert all(starts[item["parentSpanId"]] <= starts[item["spanId"]] for item in spans if "parentSpanId" in item)
 
 
 def test_the_exported_turns_carry_the_model_settings_the_import_reads_back() -> None:
