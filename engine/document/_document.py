@@ -110,13 +110,20 @@ def fork(document: Document, at: int) -> Document:
     solution and request keys, and no path: a branch to try an alternative from that point.
 
     Nothing is run: the outputs before `at` are its run record, so the calls that ran stay done in it.
+    A final output without calls (a model's last turn, an imported run's last reply) answered the whole
+    context: a fork that leaves messages out has not reached it, so it has no solution.
     """
     size = len(document.context)
     if not 0 <= at < size:
         raise IndexError(f"cannot fork at message {at}: the document has {size} messages")
     messages = document.context.messages[: at + 1]
+    solution, envelope = copy.deepcopy(document.solution), copy.deepcopy(document.envelope)
+    if at + 1 < size and isinstance(solution, dict) and "calls" not in solution \
+            and solution.get("output") is not None:
+        solution = None
+        envelope.pop("solution", None)
     return Document(Context(copy.deepcopy(messages)), document.shape, copy.deepcopy(document.schema),
-                    copy.deepcopy(document.solution), None, copy.deepcopy(document.envelope))
+                    solution, None, envelope)
 
 
 def load_document(path: str | os.PathLike[str]) -> Document:

@@ -327,6 +327,19 @@ def test_fork_keeps_the_messages_up_to_the_cursor_and_the_record_in_them() -> No
         fork(document, 9)
 
 
+def test_a_fork_before_the_end_leaves_out_the_final_output_given_after_it() -> None:
+    """A solution that is only a final output (the model's last turn) answered the whole context: a fork
+    that cuts messages has none, and the loop waits for a turn; a fork of every message keeps it."""
+    final = {"output": "Sunny.", "_model": {"model": "m"}}
+    document = Document(Context([INPUT, {"role": "user", "content": "Weather?"}, {"role": "user", "content": "Rome?"}]),
+                        Shape.REQUEST, solution=final, path=None,
+                        envelope={"context": [], "solution": final})
+    branch = fork(document, 1)
+    assert branch.solution is None
+    assert "solution" not in branch.to_json()
+    assert fork(document, 2).solution == final
+
+
 def test_the_record_read_with_the_plans_texts_is_the_record_read_from_its_calls() -> None:
     """An execution serialises its plan once (`call_texts`): a message holding the plan's own call object
     and one holding an equal copy (a document reopened) are matched alike, and an edited call is still seen."""
