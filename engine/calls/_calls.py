@@ -268,7 +268,8 @@ def plan_call(index: int, call: Any, tools: dict[str, ToolDefinition], activitie
 
 
 def missing_reads(context: Context, plan: CallPlan, skip: frozenset[str] = frozenset()) -> tuple[str, ...]:
-    """The references the call waits for: for each read not found, the first missing reference of each alternative.
+    """The references the call waits for: for each read not found, every missing reference of each alternative
+    (SPEC 6.8: a blocked call is reported with the paths it waits for, and `†a && †b` waits for both).
 
     Reads that mention a reference in `skip` are not resolved (the caller already knows they wait).
     """
@@ -277,8 +278,14 @@ def missing_reads(context: Context, plan: CallPlan, skip: frozenset[str] = froze
         if skip and any(str(ref) in skip for ref in expression.references):
             continue
         resolution = context.resolve(expression, instance=plan.instance)
-        if not resolution.found:
-            missing.extend(path for path in resolution.missing if path not in missing)
+        if resolution.found:
+            continue
+        if all(len(gate) == 1 for gate in expression.alternatives):  # `missing` names each one already
+            found = resolution.missing
+        else:  # a resolution names a gate's first missing reference: the others are resolved one by one
+            found = tuple(str(ref) for gate in expression.alternatives for ref in gate
+                          if not context.resolve(Expression(str(ref), ((ref,),), (ref,)), instance=plan.instance).found)
+        missing.extend(path for path in found if path not in missing)
     return tuple(missing)
 
 

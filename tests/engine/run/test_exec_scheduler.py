@@ -31,6 +31,16 @@ def test_call_reading_a_missing_path_is_blocked_and_reported_with_it() -> None:
     assert execution.state(0).waiting_for == ("†input.userName",)
 
 
+def test_a_gate_waits_for_every_missing_reference_and_names_them_all() -> None:
+    """SPEC 6.8: `†state.a && †input.q` waits for both paths, so the report names both (an alternative of one
+    reference names it alone); once one appears, only the other is named."""
+    call = {"_tool": "greetUser", "userName": "†state.a && †input.q || †state.b", "_outputPath": "†state.g"}
+    context, execution = make([], [call], registry(greetUser=greet))
+    assert asyncio.run(execution.run()).blocked == ((0, ("†state.a", "†input.q", "†state.b")),)
+    context.append({"type": "input", "input": {"q": "x"}})
+    assert asyncio.run(execution.run()).blocked == ((0, ("†state.a", "†state.b")),)
+
+
 def test_blocked_call_runs_once_its_path_appears() -> None:
     """Appending the input makes greetUser ready; the next tick runs it."""
     context, execution = make([], [GREET], registry(greetUser=greet))
