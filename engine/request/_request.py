@@ -238,6 +238,8 @@ def _advisor(message: dict[str, Any], index: int, found: dict[str, dict[str, Any
     name = message.get("id")
     if not isinstance(name, str) or not name:
         problems.append(Diagnostic(index, "advisor", "an advisor needs a non-empty string 'id'"))
+        # Its other faults too: the author fixes them all at once, not the id first and then the rest.
+        problems.extend(Diagnostic(index, "advisor", reason) for reason in _advisor_faults(message))
         return
     problems.extend(Diagnostic(index, f"advisor {name}", reason) for reason in _advisor_faults(message))
     found[name] = message

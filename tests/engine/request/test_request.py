@@ -207,3 +207,14 @@ def test_a_required_list_with_non_names_composes_without_them() -> None:
                                            "required": [["a"], 3, "a"]}}}
     [item] = calls_items(compose_request(Context([tool])))
     assert item["required"] == ["_tool", "a"]
+
+
+def test_an_advisor_without_an_id_has_its_other_faults_said_too() -> None:
+    """017: an advisor needs an id; the same message's other faults (here `on` and `scopes`) are said at once,
+    each at its message, and the advisor is left out of the request."""
+    request = compose_request(Context([{"type": "advisor", "on": "sometimes", "scopes": "state"}]), None)
+    assert [str(problem) for problem in request.problems] == [
+        "message 0: advisor: an advisor needs a non-empty string 'id'",
+        "message 0: advisor: 'on' must be start, finish, request or null, not 'sometimes'",
+        "message 0: advisor: 'scopes' must be an array of strings (kinds or † references)"]
+    assert "advisors" not in request.schema["properties"]
