@@ -23,7 +23,7 @@ from ..protocol._messages import Form, body_of
 from ..request._request import Survey, advisors_of, consulted_now, meta_schema, output_schema_fault, survey
 from ..resolve._resolution import Diagnostic
 from ..run._setup import set_up
-from ..run._turns import output_violations
+from ..run._turns import output_violations, solution_problem
 from ._call_checks import plan_problems, read_plans
 
 # Problems `data_problems` already reports (with the expression's position) for every plan and the solution.
@@ -52,7 +52,9 @@ def validate(
     with parsed_once():  # the checks below share one reading of each plan, and each expression's parse
         advisors, advisor_problems = advisors_of(context)
         plans = read_plans(context, solution)
+        unusable = solution_problem(solution)
         return [
+            *([] if unusable is None else [unusable]),
             *data_problems(context, plans),
             *unknown_references(context, tools),
             *plan_problems(context, plans, tools, activities),

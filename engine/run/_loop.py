@@ -29,7 +29,7 @@ from ..protocol._messages import MISSING
 from ..request._request import Request
 from ..resolve._resolution import Diagnostic
 from ._execution import Execution
-from ._turns import conclude, turn_change, turn_problems
+from ._turns import conclude, solution_problem, turn_change, turn_problems
 
 # Who produces the next turn: given the document as the request stands, a solution or a `Turn` (or an
 # awaitable of one), or None when it has none to give. A model provider plugs in here (`model_turns`).
@@ -182,6 +182,9 @@ class Loop:
         """The document's own turn's calls become a plan message before they run (`turn_change`)."""
         if self.solution is None:
             return
+        problem = solution_problem(self.solution)
+        if problem is not None:  # nothing to take: said as a refused turn, never a TypeError midway
+            raise TurnRefused([problem])
         change = turn_change(self.document, self.solution)
         if change.plan is not None:
             self.document.context.append(change.plan)

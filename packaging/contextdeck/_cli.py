@@ -55,6 +55,7 @@ from contextdeck.engine import (
     parse_expression,
     run_agent,
     run_with_model,
+    solution_problem,
     turn_problem,
     turn_problems,
     utc_now,
@@ -177,6 +178,9 @@ def _asker(args: argparse.Namespace) -> Asker | None:
 
 def _run(args: argparse.Namespace) -> int:
     document = _load(args.doc)
+    unusable = solution_problem(document.solution)
+    if unusable is not None:  # nothing of it could run, and no plan may run in its place
+        raise _CannotLoad(f"{args.doc}: {unusable}")
     asker = _asker(args)
     options: dict[str, Any] = {"activities": _activities(args.activities), "tools": _tools(args.tools),
                                "clock": fixed_clock(args.now) if args.now else utc_now, "timeout": args.timeout,

@@ -144,6 +144,22 @@ def test_validate_and_render_hold_the_document_apart_from_the_collector(capsys, 
     assert gc.isenabled()
 
 
+@pytest.mark.parametrize(("solution", "said"), [
+    (5, "solution: must be an object with 'calls' and 'output', or an array of calls"),
+    ({"calls": "go", "output": None}, "solution.calls: must be an array of calls")])
+def test_a_solution_that_is_no_solution_is_a_problem_and_run_refuses_it(capsys, tmp_path, solution, said) -> None:
+    """SPEC 1: a saved request's `solution` is `{"calls", "output"}` (or 202's array of calls). Any other is a
+    problem of validate, and run refuses the document (exit 1) before running anything in its place, rather
+    than stopping midway with a TypeError or running the last plan."""
+    path = tmp_path / "s.json"
+    plan = {"type": "plan", "plan": [{"_tool": "think", "_output": 1, "_outputPath": "†state.x"}]}
+    path.write_text(json.dumps({"context": [plan], "solution": solution}), encoding="utf-8")
+    code, out, _ = run(capsys, "validate", str(path))
+    assert (code, out.splitlines()[0]) == (1, f"{path}: {said}")
+    code, out, err = run(capsys, "run", str(path))
+    assert (code, out, err) == (1, "", f"contextdeck: {path}: {said}\n")
+
+
 def test_validate_warnings_alone_exit_0(capsys, tmp_path) -> None:
     """A call to a tool nothing defines is a warning (it runs latent, SPEC 6.7): printed, exit 0."""
     path = tmp_path / "w.json"

@@ -17,6 +17,7 @@ from contextdeck.engine import (
     TurnRefused,
     conclude,
     current_turn,
+    solution_problem,
     turn_change,
     turn_problems,
     validate,
@@ -171,3 +172,19 @@ def test_validate_says_once_that_the_request_output_schema_cannot_be_used() -> N
         assert [problem for problem in found if "schema" in problem[1]] == [("schema", reason)]
     assert [(p.path, p.reason) for p in validate(document.context, schema=5)] == [
         ("schema", "the request's output schema cannot be used: invalid schema: expected an object, got number")]
+
+
+def test_a_document_whose_solution_is_no_solution_is_refused_by_the_loop() -> None:
+    """SPEC 1: the loop takes a document's own solution as its first turn; one that is not a solution (a number,
+    `calls` that are not an array) is a `TurnRefused` naming `solution`, never a TypeError midway, and the
+    document gains no plan message."""
+    document = chapter("012_handling_failure.json")
+    size = len(document.context)
+    for solution, where in ((5, "solution"), ({"calls": {}, "output": None}, "solution.calls")):
+        document.solution = solution
+        with pytest.raises(TurnRefused) as refused:
+            Loop(document, clock=CLOCK)
+        assert [problem.path for problem in refused.value.problems] == [where]
+        assert solution_problem(solution) == refused.value.problems[0]
+    assert len(document.context) == size
+    assert solution_problem(None) is solution_problem([]) is solution_problem({"output": 1}) is None
