@@ -182,6 +182,11 @@ class ToolReading:
     required_meta: tuple[str, ...] = ()  # meta-properties the tool's `required` names and no `const` fills
 
 
+# A saved request, its context, the message and its `data` take 4 of a document's 254 levels (`_json.MAX_DEPTH`)
+# and a result up to 200 (`_outputs.MAX_RESULT_DEPTH`): the path an output is wrapped in may take the other 50.
+MAX_OUTPUT_SEGMENTS = 50
+
+
 # The problem type of a required meta-property a call lacks; `_output` is not among them: a latent call
 # without one waits for it (a model or a person gives it).
 _REQUIRED_META = {"_outputPath": "outputPath", "_scopes": "scopes", "_delegate": "delegate", "_instance": "call"}
@@ -250,6 +255,12 @@ def plan_call(index: int, call: Any, tools: dict[str, ToolDefinition], activitie
             problems += (Problem("expression", text, "$._outputPath"),)
         else:
             destinations = parsed
+            for ref in parsed.references:
+                if len(ref.path) > MAX_OUTPUT_SEGMENTS:  # its output could never be saved: refused before it runs
+                    text = (f"a destination in ¶{ref.kind} {len(ref.path)} segments deep; an output path may have at "
+                            f"most {MAX_OUTPUT_SEGMENTS} (the document could not hold its output)")
+                    problems += (Problem("outputPath", text, "$._outputPath"),)
+                    break
     method = call.get("_outputMethod")
     if method is None:  # absent, or null: `set`, as for a data message (and as validate reads it)
         method = "set"

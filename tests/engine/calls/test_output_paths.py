@@ -36,3 +36,14 @@ def test_a_path_told_by_a_run_is_the_path_read_afresh(segments: list[str], kind:
     _messages._PATHS.clear()
     assert classify(message) == told
     assert _messages._explicit_path(path, "other")[1] is not None
+
+
+def test_an_output_path_too_deep_for_a_document_is_refused_before_the_call_runs() -> None:
+    """A destination 51 segments deep (beside `†s.ok`) wraps its output past the 254 levels a document holds: the
+    call is refused (`outputPath`) before it runs, never appended to stop the run; 50 segments are written."""
+    deep = "†s." + ".".join(["a"] * 51)
+    (problem,) = plan_call(0, {"_tool": "t", "_outputPath": f"†s.ok && {deep}"}, {}, Activities()).problems
+    assert (problem.type, problem.where) == ("outputPath", "$._outputPath")
+    assert problem.message == ("a destination in ¶s 51 segments deep; an output path may have at most 50 "
+                               "(the document could not hold its output)")
+    assert plan_call(0, {"_tool": "t", "_outputPath": deep[:-2]}, {}, Activities()).problems == ()
