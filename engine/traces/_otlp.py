@@ -482,25 +482,38 @@ def _as_text(value: Any) -> str:
 
 
 def _genai_events(span: Span) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The older conventions' span events: one per message (`gen_ai.user.message`, ..., `gen_ai.choice`), its
+    body as attributes or as the JSON of `gen_ai.event.content` (Azure AI Inference, Semantic Kernel); before
+    them, `gen_ai.content.prompt` and `gen_ai.content.completion` holding the messages as OpenAI's JSON."""
     messages: list[dict[str, Any]] = []
     replies: list[dict[str, Any]] = []
     for name, _, attributes in span.events:
+        body = _json_attribute(attributes.get("gen_ai.event.content"))
+        body = body if isinstance(body, dict) else attributes
         if name in ("gen_ai.system.message", "gen_ai.user.message", "gen_ai.assistant.message"):
-            message: dict[str, Any] = {"role": name.split(".")[1], "content": attributes.get("content", "")}
-            calls = _json_attribute(attributes.get("tool_calls"))
+            message: dict[str, Any] = {"role": name.split(".")[1], "content": body.get("content")}
+            calls = _json_attribute(body.get("tool_calls"))
             if isinstance(calls, list) and calls:
                 message["tool_calls"] = calls
             messages.append(message)
         elif name == "gen_ai.tool.message":
-            messages.append({"role": "tool", "tool_call_id": str(attributes.get("id", "")),
-                             "content": _as_text(attributes.get("content", ""))})
+            messages.append({"role": "tool", "tool_call_id": str(body.get("id", "")),
+                             "content": _as_text(body.get("content")) if "content" in body else None})
         elif name == "gen_ai.choice":
-            found = _json_attribute(attributes.get("message"))
+            found = _json_attribute(body.get("message"))
             if isinstance(found, dict):
                 replies.append({"role": "assistant", **found})
+        elif name in ("gen_ai.content.prompt", "gen_ai.content.completion"):
+            listed = _json_attribute(attributes.get(name.replace("content.", "")))
+            said = [item for item in _items(listed) if isinstance(item, dict)]
+            (messages if name.endswith("prompt") else replies).extend(
+                {"role": "assistant", **item} if name.endswith("completion") else item for item in said)
     if not messages:
         raise Located("the model span records no messages (is capturing message content switched off?)",
                       span.where)
+    if all(message.get("content") is None and not message.get("tool_calls") for message in messages):
+        raise Located("the model span's message events record no content (is capturing message content "
+                      "switched off?)", span.where)
     return messages, replies
 
 

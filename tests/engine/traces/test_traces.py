@@ -395,13 +395,25 @@ def test_a_genai_trace_becomes_one_context_with_calls_outputs_and_times() -> Non
     assert '"sky": "rain"' in text
 
 
-def test_genai_events_are_read_too() -> None:
-    """The older convention, one span event per message, gives the same turns."""
-    events = [
-        {"name": "gen_ai.system.message", "attributes": attrs(content="Be brief.")},
-        {"name": "gen_ai.user.message", "attributes": attrs(content="Hi")},
-        {"name": "gen_ai.choice", "attributes": attrs(message={"content": "Hello!"}, finish_reason="stop")},
-    ]
+def body(**content: Any) -> list[dict[str, Any]]:
+    """An event's body as Azure AI Inference and Semantic Kernel write it: the JSON of `gen_ai.event.content`."""
+    return attrs(gen_ai__event__content=content)
+
+
+@pytest.mark.parametrize("events", [
+    [{"name": "gen_ai.system.message", "attributes": attrs(content="Be brief.")},
+     {"name": "gen_ai.user.message", "attributes": attrs(content="Hi")},
+     {"name": "gen_ai.choice", "attributes": attrs(message={"content": "Hello!"}, finish_reason="stop")}],
+    [{"name": "gen_ai.system.message", "attributes": body(role="system", content="Be brief.")},
+     {"name": "gen_ai.user.message", "attributes": body(role="user", content="Hi")},
+     {"name": "gen_ai.choice", "attributes": body(message={"content": "Hello!"}, finish_reason="stop", index=0)}],
+    [{"name": "gen_ai.content.prompt", "attributes": attrs(gen_ai__prompt=[
+        {"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}])},
+     {"name": "gen_ai.content.completion", "attributes": attrs(gen_ai__completion=[{"content": "Hello!"}])}],
+], ids=["attributes", "event-content", "prompt-completion"])
+def test_genai_events_are_read_too(events: list[dict[str, Any]]) -> None:
+    """The older conventions, one span event per message (its body as attributes, or as the JSON of
+    `gen_ai.event.content`) or the whole prompt and completion in two events, give the same turns."""
     trace = {"resourceSpans": [{"scopeSpans": [{"spans": [
         span("1111111111111111", "chat m", 0, 10, attrs(gen_ai__operation__name="chat"), events=events)]}]}]}
     document = import_bytes(json.dumps(trace).encode(), "t.json")[0].document
@@ -423,6 +435,18 @@ def test_a_model_span_without_messages_says_why() -> None:
     trace = {"resourceSpans": [{"scopeSpans": [{"spans": [
         span("1111111111111111", "chat m", 0, 10, attrs(gen_ai__operation__name="chat"))]}]}]}
     with pytest.raises(TraceError, match="span 1111111111111111: the model span records no messages"):
+        import_bytes(json.dumps(trace).encode(), "t.json")
+
+
+def test_message_events_without_content_say_why_instead_of_empty_messages() -> None:
+    """Events whose content was not captured (or is in a place not read) are refused, never imported as
+    empty messages."""
+    events = [{"name": "gen_ai.user.message", "attributes": attrs(gen_ai__system="openai")},
+              {"name": "gen_ai.choice", "attributes": attrs(finish_reason="stop")}]
+    trace = {"resourceSpans": [{"scopeSpans": [{"spans": [
+        span("1111111111111111", "chat m", 0, 10, attrs(gen_ai__operation__name="chat"), events=events)]}]}]}
+    with pytest.raises(TraceError, match="span 1111111111111111: the model span's message events record no "
+                                         "content"):
         import_bytes(json.dumps(trace).encode(), "t.json")
 
 
