@@ -121,6 +121,17 @@ class _Results:
 _results = _Results()
 
 
+class Raised(Exception):
+    """A `BaseException` an activity raised in this process (`sys.exit`, `KeyboardInterrupt`, ...), carried back as
+    the call's failure under its own name, as a worker process reports it: raised on as it is, it would end the
+    run, or the whole program, and lose what the run had made."""
+
+    def __init__(self, raised: BaseException) -> None:
+        super().__init__(describe_exception(raised))
+        self.error_type = type(raised).__name__
+        self.__cause__ = raised
+
+
 def in_thread(fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
     """Run a sync activity on one of the shared daemon threads; its result comes back to the loop."""
     loop = asyncio.get_running_loop()
@@ -132,7 +143,7 @@ def in_thread(fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
         except Exception as exc:  # the activity's failure travels back as data
             value, error = None, exc
         except BaseException as exc:  # SystemExit and friends must not end the process from a thread
-            value, error = None, RuntimeError(f"the activity raised {type(exc).__name__}")
+            value, error = None, Raised(exc)
         _results.put(loop, (future, value, error))
 
     _threads.submit(work)
@@ -164,10 +175,15 @@ async def invoke(plan: CallPlan, resolved: dict[str, Any], context: Context, tim
         return await jobs.run(plan.index, request, limit)
     call, tool = copied(resolved), copied(plan.tool)
     fn = activity.fn
-    async with asyncio.timeout(limit):
-        result = await fn(call, tool, scoped) if activity.asynchronous else await in_thread(fn, call, tool, scoped)
-        if type(result) not in _PLAIN and inspect.isawaitable(result):  # (the ABC check is slow; JSON never awaits)
-            result = await result
+    try:
+        async with asyncio.timeout(limit):
+            result = await fn(call, tool, scoped) if activity.asynchronous else await in_thread(fn, call, tool, scoped)
+            if type(result) not in _PLAIN and inspect.isawaitable(result):  # (the ABC check is slow; JSON never awaits)
+                result = await result
+    except (Exception, asyncio.CancelledError):  # a failure, a timeout, a cancel: as they are
+        raise
+    except BaseException as raised:  # an async activity's `sys.exit`: the call's failure, not the program's end
+        raise Raised(raised) from raised
     return Ran(result)
 
 

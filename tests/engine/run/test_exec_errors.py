@@ -272,3 +272,25 @@ def test_sync_activity_runs_off_the_event_loop_thread() -> None:
     execute([], [{"_tool": "where", "_outputPath": "†state.a"}], registry(where=where))
     assert threads
     assert threads[0] is not threading.main_thread()
+
+
+def test_an_in_process_activity_that_exits_fails_its_call_as_in_a_worker() -> None:
+    """SPEC 6.7: a runtime error is the activity's exception, by its own name. `sys.exit` or a KeyboardInterrupt
+    raised by an in-process activity, sync or async, is its call's `SystemExit`/`KeyboardInterrupt` error, as a
+    worker process reports it; the run goes on (it neither ends the program nor loses what the run made)."""
+    def leave(call, tool, context):
+        raise SystemExit(3)
+
+    async def leave_async(call, tool, context):
+        raise SystemExit(4)
+
+    async def interrupt(call, tool, context):
+        raise KeyboardInterrupt
+
+    calls = [{"_tool": name, "_outputPath": f"†state.{name}"} for name in ("leave", "leave_async", "interrupt")]
+    context, execution, _ = execute([], [*calls, {"_tool": "ok", "_outputPath": "†state.ok"}], registry(
+        leave=leave, leave_async=leave_async, interrupt=interrupt, ok=lambda call, tool, context: 1))
+    assert [execution.state(index).error for index in range(3)] == [
+        {"type": "SystemExit", "message": "3"}, {"type": "SystemExit", "message": "4"},
+        {"type": "KeyboardInterrupt", "message": "KeyboardInterrupt"}]
+    assert context.resolve("†state.ok").value == 1
