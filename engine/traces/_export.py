@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import contextdeck
+
 from ..calls._outputs import utc_now
 from ..calls._record import read_record
 from ..document import _json
@@ -29,7 +31,6 @@ from ._chat import SPAN_SETTINGS
 
 Registry = dict[str, dict[str, Any]]  # tool name -> schema, as `load_tools` gives it
 
-SCOPE = {"name": "contextdeck", "version": "0.1.0"}
 DOCUMENT = "contextdeck.document"  # the root span's attribute holding the exported document's JSON
 _CLIENT, _INTERNAL = 3, 1
 
@@ -166,7 +167,7 @@ def export_otlp(document: Document, *, name: str | None = None, tools: Registry 
     trace.spans.insert(0, trace.spans.pop())
     return {"resourceSpans": [{
         "resource": {"attributes": [_attribute("service.name", "contextdeck")]},
-        "scopeSpans": [{"scope": SCOPE, "spans": trace.spans}],
+        "scopeSpans": [{"scope": {"name": "contextdeck", "version": contextdeck.__version__}, "spans": trace.spans}],
     }]}
 
 

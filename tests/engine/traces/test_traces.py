@@ -546,6 +546,16 @@ def test_the_export_is_otlp_with_genai_attributes_turn_by_turn() -> None:
     assert turn1.start_time_unix_nano == turn1.end_time_unix_nano - 812 * 10**6
 
 
+def test_the_export_names_the_contextdeck_that_wrote_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The instrumentation scope is this program at its running version (a tracing tool shows it per span)."""
+    import contextdeck
+
+    monkeypatch.setattr(contextdeck, "__version__", "9.8.7")
+    document = import_bytes(jsonl(log_lines()), "run.jsonl")[0].document
+    scope = export_otlp(document)["resourceSpans"][0]["scopeSpans"][0]["scope"]
+    assert scope == {"name": "contextdeck", "version": "9.8.7"}
+
+
 def test_a_turn_recorded_without_a_time_is_placed_within_the_run() -> None:
     """A plan without `_model` (typed by hand, or its reply's audit lost) starts where the run's recorded
     times begin, not at the export's time: no span lies outside the run or starts after the spans it holds."""
