@@ -36,6 +36,7 @@ from contextdeck.engine import (
     Imported,
     Redaction,
     TraceError,
+    contexts_held,
     export_openai,
     export_otlp,
     import_trace,
@@ -64,15 +65,15 @@ class ImportChoice:
 
 
 class ImportDialog(QDialog):
-    """The contexts a file holds (one per trace), its warnings, and the redaction rules."""
+    """The contexts a file holds (one per trace, or per agent), its warnings, and the redaction rules."""
 
     def __init__(self, name: str, imported: list[Imported], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Import a trace")
         self.imported = imported
         layout = QVBoxLayout(self)
-        count = f"{len(imported)} contexts, one per trace" if len(imported) > 1 else "one context"
-        layout.addWidget(QLabel(f"<b>{html.escape(name)}</b>: {FORMAT_NAMES[imported[0].format]}, {count}."))
+        layout.addWidget(QLabel(f"<b>{html.escape(name)}</b>: {FORMAT_NAMES[imported[0].format]}, "
+                                f"{contexts_held(imported)}."))
         self.contexts = QListWidget()
         for item in imported:
             label = f"trace {item.label}" if item.format == "otlp" else item.label

@@ -28,6 +28,18 @@ class Imported:
     turns: int = 0
 
 
+def contexts_held(imported: list[Imported]) -> str:
+    """What a file held, in words: a trace whose agents each had a conversation of their own is several
+    contexts (`TRACE/AGENT`), so contexts are counted, and traces only when they are what was counted."""
+    if len(imported) == 1:
+        return "one context"
+    traces = {item.label.split("/")[0] for item in imported}
+    if len(traces) == len(imported):
+        return f"{len(imported)} traces, one context each"
+    return (f"{len(imported)} contexts from {len(traces)} trace{'s' if len(traces) > 1 else ''}, one per agent "
+            "with a conversation of its own")
+
+
 @dataclass(frozen=True)
 class Values:
     """The JSON values of a file: one (a JSON file) or one per non-blank line (JSON Lines)."""

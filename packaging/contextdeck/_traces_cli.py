@@ -15,6 +15,7 @@ from contextdeck.engine import (
     ToolLoadError,
     TraceError,
     body_of,
+    contexts_held,
     export_openai,
     export_otlp,
     import_trace,
@@ -37,13 +38,13 @@ def choose(imported: list[Imported], trace: str | None) -> Imported:
         found = [item for item in imported if item.label.startswith(trace.lower())]
         if len(found) != 1:
             labels = ", ".join(item.label for item in imported)
-            how = "matches no trace" if not found else "matches several traces"
+            how = "matches no context" if not found else "matches several contexts"
             raise TraceError("--trace", f"{trace!r} {how}; the file holds: {labels}")
         return found[0]
     if len(imported) > 1:
         listing = "; ".join(f"{item.label} ({item.turns} model turn(s))" for item in imported)
-        raise TraceError("--trace", f"the file holds {len(imported)} traces, one context each: choose one with "
-                         f"--trace ID ({listing})")
+        raise TraceError("--trace", f"the file holds {contexts_held(imported)}: choose one with --trace ID "
+                         f"({listing})")
     return imported[0]
 
 

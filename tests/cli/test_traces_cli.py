@@ -100,7 +100,8 @@ def test_a_truncated_log_is_named_with_its_line(capsys: Any, tmp_path: Path) -> 
 
 
 def test_several_traces_need_a_choice(capsys: Any, tmp_path: Path) -> None:
-    """An OTLP file with two traces: without --trace, the traces are listed; with it, that one is written."""
+    """An OTLP file with two traces: without --trace, the traces are listed; with it, that one is written.
+    One trace whose two agents each had a conversation is two contexts, said as such."""
     spans = [{"traceId": trace, "spanId": trace[:16], "name": "chat", "attributes": [
         {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
         {"key": "gen_ai.input.messages", "value": {"stringValue": json.dumps(
@@ -115,6 +116,15 @@ def test_several_traces_need_a_choice(capsys: Any, tmp_path: Path) -> None:
     assert code == 0, err
     assert "hello b" in stdout
     assert f"trace {'b' * 32} (otlp)" in err
+    for span, agent in zip(list(spans), ("1" * 16, "2" * 16), strict=True):  # one trace, two agents apart
+        span.update(traceId="a" * 32, parentSpanId=agent)
+        spans.append({"traceId": "a" * 32, "spanId": agent, "name": f"invoke_agent {agent[0]}", "attributes": [
+            {"key": "gen_ai.operation.name", "value": {"stringValue": "invoke_agent"}}]})
+    source = write(tmp_path, "agents.json", {"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]})
+    code, _, err = call(capsys, "import", source)
+    assert code == 1
+    assert err.startswith("contextdeck: --trace: the file holds 2 contexts from 1 trace, one per agent with a "
+                          f"conversation of its own: choose one with --trace ID ({'a' * 32}/invoke_agent 1 ")
 
 
 def test_export_writes_otlp_json_and_the_openai_body(capsys: Any, tmp_path: Path) -> None:
