@@ -93,8 +93,9 @@ def turn_problems(
         for refusal in refused.get(index, ()) if named else ():  # not a call: `_call_problems` says so
             path = where + refusal.where[1:]
             if path not in said and _said_as(refusal, where) not in said:
-                found.append(Diagnostic(None, path, refusal.message if path != where else
-                                        f"{refusal.type}: {refusal.message}"))
+                # An expression's problem names its field itself (`$._output: ...`): said once, at the path.
+                reason = refusal.message.removeprefix(f"{refusal.where}: ")
+                found.append(Diagnostic(None, path, reason if path != where else f"{refusal.type}: {reason}"))
                 said.add(path)
         problems += found
     return problems + _explained(schema, turn, "$")

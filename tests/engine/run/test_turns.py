@@ -188,3 +188,12 @@ def test_a_document_whose_solution_is_no_solution_is_refused_by_the_loop() -> No
         assert solution_problem(solution) == refused.value.problems[0]
     assert len(document.context) == size
     assert solution_problem(None) is solution_problem([]) is solution_problem({"output": 1}) is None
+
+
+def test_a_malformed_reference_in_a_turn_is_said_once_at_its_field_with_its_position() -> None:
+    """SPEC 3: a malformed expression is an error naming its position; in a turn it is said at the call's field,
+    the field not repeated in the reason."""
+    document = chapter("012_handling_failure.json")
+    turn = {"calls": [{"_tool": "reportFailure", "error": "†state..error"}]}
+    assert ("$.calls[0].error", "expected a path segment after '.', found '.' at position 7", "error") in problems(
+        document, turn)
