@@ -11,7 +11,15 @@ from .calls._record import CallRecord, Entry, Record, digest, read_record
 from .calls._registry import ToolLoadError, load_tools
 from .calls._scopes import scoped_indices
 from .calls._status import OPEN, SETTLED, CallState, Decision, Stale, Status, TickReport
-from .calls._tools import ToolDefinition, merged_tools, pending_calls, plan_mode, tool_definitions, unknown_references
+from .calls._tools import (
+    ToolDefinition,
+    merged_tools,
+    pending_calls,
+    plan_mode,
+    solution_problem,
+    tool_definitions,
+    unknown_references,
+)
 from .checks._analysis import CallAnalysis, Lookup, Parameter, analyse_call
 from .checks._call_checks import CallProblem, WrittenPaths, call_problems, reference_problem, written_paths
 from .checks._checks import validate
@@ -118,7 +126,6 @@ from .run._turns import (
     current_turn,
     output_problem,
     output_violations,
-    solution_problem,
     turn_change,
     turn_problem,
     turn_problems,

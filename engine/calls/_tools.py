@@ -117,6 +117,19 @@ def _definition_problems(message: dict[str, Any]) -> list[str]:
             for name, schema in body.items() if not name or not isinstance(schema, dict)]
 
 
+def solution_problem(solution: Any) -> Diagnostic | None:
+    """What makes a document's own `solution` unusable (SPEC 1: `{"calls": [...], "output": ...}`, or 202's
+    array of calls; none at all is fine), at `solution` or `solution.calls`: `validate` says it, and `run` (and
+    a delegate's call, 014) refuses the document, rather than run a plan in its place or stop midway."""
+    if solution is None or isinstance(solution, list):
+        return None
+    if not isinstance(solution, dict):
+        return Diagnostic(None, "solution", "must be an object with 'calls' and 'output', or an array of calls")
+    if "calls" in solution and not isinstance(solution["calls"], list):
+        return Diagnostic(None, "solution.calls", "must be an array of calls")
+    return None
+
+
 def pending_calls(context: Messages, solution: Any = None) -> tuple[list[Any], int | None]:
     """The calls to run: the solution's `calls`, else the last plan message's (with its index).
 

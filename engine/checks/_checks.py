@@ -12,7 +12,7 @@ from typing import Any
 
 from ..calls._activities import Activities
 from ..calls._registry import Registry
-from ..calls._tools import assumed_activities, form_indices, pending_calls, unknown_references
+from ..calls._tools import assumed_activities, form_indices, pending_calls, solution_problem, unknown_references
 from ..document import _json
 from ..document._context import Context
 from ..document._validate import call_place, data_problems, schema_violations
@@ -23,7 +23,7 @@ from ..protocol._messages import Form, body_of
 from ..request._request import Survey, advisors_of, consulted_now, meta_schema, output_schema_fault, survey
 from ..resolve._resolution import Diagnostic
 from ..run._setup import set_up
-from ..run._turns import output_violations, solution_problem
+from ..run._turns import output_violations
 from ._call_checks import plan_problems, read_plans
 
 # Problems `data_problems` already reports (with the expression's position) for every plan and the solution.

@@ -22,6 +22,7 @@ from psygnal import Signal
 
 from ..calls._outputs import utc_now
 from ..calls._status import TickReport
+from ..calls._tools import solution_problem
 from ..document._document import Document, Shape
 from ..document._json import JSONSyntaxError, parse
 from ..protocol._errors import DocumentError
@@ -29,7 +30,7 @@ from ..protocol._messages import MISSING
 from ..request._request import Request
 from ..resolve._resolution import Diagnostic
 from ._execution import Execution
-from ._turns import conclude, solution_problem, turn_change, turn_problems
+from ._turns import conclude, turn_change, turn_problems
 
 # Who produces the next turn: given the document as the request stands, a solution or a `Turn` (or an
 # awaitable of one), or None when it has none to give. A model provider plugs in here (`model_turns`).

@@ -42,17 +42,6 @@ def turn_problem(solution: Any) -> str | None:
     return None
 
 
-def solution_problem(solution: Any) -> Diagnostic | None:
-    """What makes a document's own `solution` unusable (SPEC 1: `{"calls": [...], "output": ...}`, or 202's
-    array of calls; none at all is fine), at `solution` or `solution.calls`: `validate` says it and `run`
-    refuses the document, rather than run a plan in its place or stop midway."""
-    if solution is None or turn_problem(solution) is None:
-        return None
-    if isinstance(solution, dict):
-        return Diagnostic(None, "solution.calls", "must be an array of calls")
-    return Diagnostic(None, "solution", "must be an object with 'calls' and 'output', or an array of calls")
-
-
 def as_turn(solution: Any) -> dict[str, Any]:
     """The turn as a whole solution: an array is its calls (202); no `calls` is none, no `output` is null."""
     if isinstance(solution, list):

@@ -144,6 +144,20 @@ def test_014_a_delegate_whose_output_schema_cannot_be_used_fails_its_call_up_fro
     assert [p.reason for p in validate(loaded.context, path=loaded.path)] == [f"delegate: {reason}"]
 
 
+def test_014_a_delegate_whose_solution_is_no_solution_fails_its_call_up_front(tmp_path: Path) -> None:
+    """A delegate file whose `solution` is not one (SPEC 1) would be refused as its loop's first turn: it is a
+    delegate error on the call before anything runs, as validate says, not the parent run's end."""
+    (tmp_path / "Odd.json").write_text(json.dumps({"context": [], "solution": 5}))
+    document = tmp_path / "parent.json"
+    document.write_text(json.dumps([{"type": "plan", "plan": [
+        {"_tool": "t", "_delegate": "Odd", "q": 1, "_outputPath": "†state.r"}]}]))
+    reason = "delegate 'Odd': solution: must be an object with 'calls' and 'output', or an array of calls"
+    execution = Execution(load_document(document), clock=CLOCK)
+    assert execution.state(0).error == {"type": "delegate", "message": reason}
+    loaded = load_document(document)
+    assert [p.reason for p in validate(loaded.context, path=loaded.path)] == [f"delegate: {reason}"]
+
+
 def test_014_anonymous_delegate_is_a_clean_room() -> None:
     """014: an anonymous delegate of a latent tool starts from an empty context: only the call's input."""
     seen = []
