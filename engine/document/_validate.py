@@ -144,7 +144,7 @@ def _layer_problems(context: Messages, layers: Layers) -> tuple[list[Diagnostic]
             value, found = fold(writes, (), label, with_sources=False)  # its values and problems: no sources
             conflicts.extend(found.diagnostics if mine is None else
                              (d for d in found.diagnostics if d.message_index in mine))
-            for problem in _check(context, schema_at, label, value):
+            for problem in _check(context, schema_at, label, value, writes):
                 key = (problem.path[len(label) :], problem.reason)
                 if instance is None:
                     inherited.add(key)
@@ -154,11 +154,31 @@ def _layer_problems(context: Messages, layers: Layers) -> tuple[list[Diagnostic]
     return schemas, conflicts
 
 
-def _check(context: Messages, schema_at: int | None, label: str, value: Any) -> list[Diagnostic]:
-    """`value` against the schema of message `schema_at` (None: no schema)."""
+def _check(context: Messages, schema_at: int | None, label: str, value: Any,
+           writes: list[tuple[int, Write]]) -> list[Diagnostic]:
+    """`value` against the schema of message `schema_at` (None: no schema). Each violation names the message that
+    wrote the value it is about (the last source of its path, as `resolve` gives it), and the schema's message
+    when that is another: the message to look at is the one that wrote the bad value, not the schema's."""
     if value is MISSING or schema_at is None:
         return []
-    return schema_violations(body_of(context[schema_at])["schema"], value, schema_at, label)
+    schema = body_of(context[schema_at])["schema"]
+    try:
+        violations = schema_errors(schema, value)
+    except SchemaFault as fault:
+        return [Diagnostic(schema_at, label, str(fault))]
+    problems = []
+    for number, violation in enumerate(violations):
+        where = schema_at
+        if number < _WRITERS_TOLD:  # a fold each: past that many, the schema's message is named
+            sources = fold(writes, tuple(str(part) for part in violation.absolute_path), label)[1].sources
+            where = sources[-1] if sources else schema_at
+        reason = violation.message if where == schema_at else f"{violation.message} (the schema of message {schema_at})"
+        problems.append(Diagnostic(where, label + json_path(violation.absolute_path)[1:], reason))
+    return problems
+
+
+# How many violations of one identity name the message that wrote their value (one fold each).
+_WRITERS_TOLD = 50
 
 
 def schema_violations(schema: Any, value: Any, message_index: int | None, label: str,

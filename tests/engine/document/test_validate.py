@@ -24,17 +24,18 @@ def test_bundled_examples_are_valid(examples) -> None:
 
 
 def test_the_merged_value_is_checked_against_the_latest_schema() -> None:
-    """A later message's data is merged before checking; the violation names the JSON path."""
+    """A later message's data is merged before checking; the violation names the JSON path, and the message
+    that wrote the bad value (1), with the schema's (0)."""
     messages = [{"type": "user", "data": {"age": 1}, "schema": SCHEMA},
                 {"type": "user", "data": {"tags": ["a", 5]}}]
-    assert problems(messages) == [(0, "¶user.tags[1]", "5 is not of type 'string'")]
+    assert problems(messages) == [(1, "¶user.tags[1]", "5 is not of type 'string' (the schema of message 0)")]
 
 
 def test_an_instance_is_checked_over_the_global_layer() -> None:
     """An instance's value (its layer over the global one) is checked against the global schema."""
     messages = [{"type": "user", "data": {"age": 1}, "schema": SCHEMA},
                 {"type": "user", "_instance": "①", "data": {"age": "old"}}]
-    assert problems(messages) == [(0, "¶user[①].age", "'old' is not of type 'number'")]
+    assert problems(messages) == [(1, "¶user[①].age", "'old' is not of type 'number' (the schema of message 0)")]
 
 
 def test_a_global_violation_is_reported_once() -> None:
@@ -43,6 +44,17 @@ def test_a_global_violation_is_reported_once() -> None:
                 {"type": "user", "_instance": "①", "data": {"tags": []}},
                 {"type": "user", "_instance": "②", "data": {"tags": []}}]
     assert problems(messages) == [(0, "¶user.age", "'x' is not of type 'number'")]
+
+
+def test_a_violation_names_the_message_that_wrote_the_bad_value() -> None:
+    """The message named is the last that wrote the value at the violation's path (an output message at its
+    `_outputPath`, a plain merge, a push), not a later write elsewhere; the schema's own message is named alone."""
+    messages = [{"type": "user", "data": {"age": 1, "tags": []}, "schema": SCHEMA},
+                {"type": "user", "data": {"tags": "x"}, "_outputPath": "†user.tags", "_outputMethod": "set"},
+                {"type": "user", "data": {"name": "Ann"}},
+                {"type": "user", "data": {"age": "old"}, "schema": SCHEMA}]
+    assert problems(messages) == [(3, "¶user.age", "'old' is not of type 'number'"),
+                                  (1, "¶user.tags", "'x' is not of type 'array' (the schema of message 3)")]
 
 
 @pytest.mark.parametrize(
