@@ -173,13 +173,17 @@ def jsonl_lines(raw: bytes, name: str) -> tuple[list[int], list[Any]]:
     experiment's results); a line that is not JSON is a `DocumentError` with its line and column."""
     numbers: list[int] = []
     messages: list[Any] = []
-    for number, line in enumerate(raw.split(b"\n"), start=1):
+    pieces = raw.split(b"\n")
+    for number, line in enumerate(pieces, start=1):
         if not line.strip():
             continue
         try:
             messages.append(_json.parse(line))
         except _json.JSONSyntaxError as error:
-            raise DocumentError(name, error.reason, number, error.column) from None
+            last = not any(rest.strip() for rest in pieces[number:])
+            cut = last and _json.unclosed(line.decode("utf-8", errors="replace"))
+            reason = error.reason + (" (the file ends early: truncated?)" if cut else "")
+            raise DocumentError(name, reason, number, error.column) from None
         numbers.append(number)
     return numbers, messages
 

@@ -242,6 +242,26 @@ def parse(text: str | bytes) -> Any:
     return value
 
 
+def unclosed(text: str) -> bool:
+    """Whether the text ends inside a string, an object or an array: what a cut-off file looks like."""
+    level, in_string, escaped = 0, False, False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            level += 1
+        elif char in "]}":
+            level -= 1
+    return in_string or level > 0
+
+
 def _not_utf8(raw: bytes) -> JSONSyntaxError:
     """Where the first byte that is not UTF-8 is (orjson reports position 0 whatever it is): its line, and
     its column counted in characters like every other column, then which byte it is."""

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..document._document import Document
-from ..document._json import JSONSyntaxError
+from ..document._json import JSONSyntaxError, unclosed
 from ..document._json import parse as json_parse
 from ._build import build, line_up
 from ._chat import Exchange, ToolRun, openai_exchange
@@ -91,30 +91,10 @@ def read_values(raw: bytes, name: str) -> Values:
 
 
 def _syntax(name: str, error: JSONSyntaxError, raw: bytes, line: int | None, *, last: bool = False) -> TraceError:
-    ends_early = (line is None or last) and _unclosed(raw.decode("utf-8", errors="replace"))
+    ends_early = (line is None or last) and unclosed(raw.decode("utf-8", errors="replace"))
     why = f"not JSON: {error.reason}" + (" (the file ends early: truncated?)" if ends_early else "")
     where = f"line {line or error.line}, column {error.column}"
     return TraceError(name, why, where)
-
-
-def _unclosed(text: str) -> bool:
-    """Whether the text ends inside a string, an object or an array: what a cut-off file looks like."""
-    depth, in_string, escaped = 0, False, False
-    for char in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
-            depth += 1
-        elif char in "]}":
-            depth -= 1
-    return in_string or depth > 0
 
 
 def detect(values: Values) -> str:

@@ -255,6 +255,9 @@ def test_a_dry_run_counts_the_questions_a_change_touches(capsys, tmp_path, fake_
 
 @pytest.mark.parametrize(("text", "where"), [
     ('{"input": {"a": 1}}\n{"input": \n', "data.jsonl:2:"),
+    ('{"input": {"a": 1}}\r\n{"input": {"a": 2', "data.jsonl:2:18: Expecting ',' delimiter (the file ends early: "
+                                                  "truncated?)"),
+    ('{"input": {"a": 1} ]\n{"input": {"a": 2}}\n', "data.jsonl:1:20: Expecting ',' delimiter\n"),
     ('{"input": {"a": 1}}\n[1, 2]\n', "data.jsonl:2: expected an object"),
     ('{"id": 1, "input": {}}\n{"id": 1, "input": {}}\n', "data.jsonl:2: id 1 is also on line 1"),
     ('{"input": {}, "trajectory": {"tools": "add"}}\n', "data.jsonl:1: 'trajectory.tools'"),
