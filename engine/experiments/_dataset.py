@@ -2,7 +2,8 @@
 
 A line is `{"input": {...}, "id": ..., "expect": ..., "trajectory": {...}}` (`input` required, the rest
 optional), or a bare object, which is the input itself. An object counts as a case object only when it has
-`input` and no key outside those four, so an input that happens to have an `input` field stays an input.
+`input` and no key outside those four, so an input that happens to have an `input` field stays an input;
+one with `input`, another of the four and a key outside them is refused (a misspelt `expected`).
 """
 
 from __future__ import annotations
@@ -65,7 +66,13 @@ def parse_cases(raw: bytes, name: str = "<dataset>") -> list[Case]:
         if not isinstance(value, dict):
             raise DocumentError(name, f"expected an object (a case or an input), got {type(value).__name__}",
                                 line=number)
-        if "input" in value and not set(value) - CASE_KEYS:
+        others = set(value) - CASE_KEYS
+        if "input" in value and others and set(value) & (CASE_KEYS - {"input"}):
+            # Half a case: `expected` for `expect` would otherwise make the whole line the input, unchecked.
+            raise DocumentError(name, f"a case has only id, input, expect and trajectory, not "
+                                f"{', '.join(repr(key) for key in sorted(others))}; to give this whole object as "
+                                "the input, write it as {\"input\": ...}", line=number)
+        if "input" in value and not others:
             case_id = value.get("id")
             if (case_id is not None and not isinstance(case_id, str | int)) or isinstance(case_id, bool):
                 raise DocumentError(name, "'id' must be a string or a whole number", line=number)

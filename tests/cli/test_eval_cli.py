@@ -259,6 +259,9 @@ def test_a_dry_run_counts_the_questions_a_change_touches(capsys, tmp_path, fake_
                                                   "truncated?)"),
     ('{"input": {"a": 1} ]\n{"input": {"a": 2}}\n', "data.jsonl:1:20: Expecting ',' delimiter\n"),
     ('{"input": {"a": 1}}\n[1, 2]\n', "data.jsonl:2: expected an object"),
+    ('{"id": "a", "input": {"a": 1}, "expected": 2}\n', "data.jsonl:1: a case has only id, input, expect and "
+                                                       "trajectory, not 'expected'; to give this whole object as "
+                                                       'the input, write it as {"input": ...}'),
     ('{"id": 1, "input": {}}\n{"id": 1, "input": {}}\n', "data.jsonl:2: id 1 is also on line 1"),
     ('{"input": {}, "trajectory": {"tools": "add"}}\n', "data.jsonl:1: 'trajectory.tools'"),
 ])
