@@ -38,6 +38,7 @@ def ask_activities_path(parent: QWidget | None) -> str | None:
 NO_CALLS = "No calls: the document has no solution and no plan message."
 EMPTY_PLAN = "No calls: the last plan message (#{}) has none yet; add them in the editor's Form tab (+ call)."
 EMPTY_SOLUTION = "No calls: the solution has none."
+FINAL_OUTPUT = "No calls: the solution is a final output, and no plan message called any."
 
 
 def no_calls_note(context: Messages | None, solution: Any) -> str:
@@ -45,7 +46,10 @@ def no_calls_note(context: Messages | None, solution: Any) -> str:
     if isinstance(solution, list) or (isinstance(solution, dict) and isinstance(solution.get("calls"), list)):
         return EMPTY_SOLUTION
     plan = None if context is None else pending_calls(context, solution)[1]
-    return NO_CALLS if plan is None else EMPTY_PLAN.format(plan)
+    if plan is not None:
+        return EMPTY_PLAN.format(plan)
+    # A solution without `calls` (an imported run's last reply) is there all the same: not "no solution".
+    return FINAL_OUTPUT if isinstance(solution, dict) and solution.get("output") is not None else NO_CALLS
 
 
 class Commands(Protocol):

@@ -175,6 +175,20 @@ def test_no_calls_notice_clears_on_a_document_with_calls(qtbot: Any, window: Mai
     qtbot.waitUntil(lambda: panel.message.text() != NO_CALLS)
 
 
+def test_a_solution_that_is_only_a_final_output_is_not_called_missing(qtbot: Any, window: MainWindow,
+                                                                        tmp_path: Path) -> None:
+    """An imported run of one reply and no tool calls: the Calls panel says its solution is a final output,
+    never that the document has no solution."""
+    from contextdeck.gui._inspector._panel import FINAL_OUTPUT
+
+    path = tmp_path / "imported.json"
+    path.write_text(json.dumps({"context": [{"role": "user", "content": "Wetter in Köln?"}],
+                                "solution": {"output": "Regen.", "_model": {"model": "m"}}}), encoding="utf-8")
+    with qtbot.waitSignal(window.document.documentShown, timeout=10000):
+        window.session.open(path)
+    qtbot.waitUntil(lambda: parts(window).panel.message.text() == FINAL_OUTPUT)
+
+
 def test_a_first_plan_without_calls_is_named_by_the_panel_and_the_graph(qtbot: Any, window: MainWindow) -> None:
     """A new document, a plan message inserted (no calls yet): the calls panel and the plan graph say that plan has
     none yet (both kept saying the document had no plan message: nothing counted as calls changed)."""
