@@ -1,0 +1,237 @@
+"""The protocol's statements (SPEC 2–4, chapters 005, 007, 008, 011, 013), each held by a small example of its
+own, written as a checker of the text would write it: not the chapters' examples, which `test_chapter_*` run.
+
+Each row is the statement, the messages, the expression (with the instance and the cut), and what the text
+says `resolve` gives: found, value and the messages it came from.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from exec_support import CLOCK, execute, registry
+
+from contextdeck.engine import Context, ExpressionError
+
+
+def state(value: Any, **keys: Any) -> dict[str, Any]:
+    return {"type": "state", "state": value, **keys}
+
+
+def out(kind: str, data: Any, path: str, method: str | None = None, **keys: Any) -> dict[str, Any]:
+    """An output message of kind `kind` writing `data` at `path` (with `_outputMethod` when given)."""
+    return {"type": "data", "kind": kind, "data": data, "_outputPath": path,
+            **({"_outputMethod": method} if method else {}), **keys}
+
+
+ABSENT = object()  # not found: no value, no sources
+
+# (statement, messages, expression, instance, at, value or ABSENT, sources)
+RESOLVED: list[tuple[str, list[dict[str, Any]], str, str | None, int | None, Any, tuple[int, ...]]] = [
+    # SPEC 3: references and expressions
+    ("†kind with no path is the whole value", [state({"a": 1}), state({"b": 2})], "†state", None, None,
+     {"a": 1, "b": 2}, (0, 1)),
+    ("a key holding null is found", [state({"a": None})], "†state.a", None, None, None, (0,)),
+    ("a numeric segment indexes an array from 0", [state({"xs": [10, 20]})], "†state.xs.1", None, None, 20, (0,)),
+    ("an index past the end is not found", [state({"xs": [10, 20]})], "†state.xs.2", None, None, ABSENT, ()),
+    ("a numeric segment under an object is a key", [state({"m": {"0": "z"}})], "†state.m.0", None, None, "z", (0,)),
+    ("01 never indexes an array", [state({"xs": [10, 20]})], "†state.xs.01", None, None, ABSENT, ()),
+    ("a path below a scalar is not found", [state({"a": 5})], "†state.a.b", None, None, ABSENT, ()),
+    ("a kind nothing has is not found", [state({"a": 5})], "†input", None, None, ABSENT, ()),
+    ("|| takes the first alternative found", [state({"b": 2})], "†state.a || †state.b", None, None, 2, (0,)),
+    ("|| prefers the first when both are", [state({"a": 1, "b": 2})], "†state.a||†state.b", None, None, 1, (0,)),
+    ("&& is the last value, from both", [state({"a": 1}), state({"b": 2})], "†state.a && †state.b", None, None,
+     2, (0, 1)),
+    ("&& needs all", [state({"b": 2})], "†state.a && †state.b", None, None, ABSENT, ()),
+    ("&& binds tighter than ||", [state({"a": 1, "c": 3})], "†state.a && †state.b || †state.c", None, None, 3, (0,)),
+    ("&& binds tighter than ||, leading ||", [state({"a": 1, "b": 2, "c": 3})], "†state.c || †state.a && †state.b",
+     None, None, 3, (0,)),
+    ("segments are any characters but . | & and space", [{"type": "état", "état": {"ключ": {"名前-x_1": 1}}}],
+     "†état.ключ.名前-x_1", None, None, 1, (0,)),
+    # SPEC 2: message forms
+    ("kind defaults to data", [{"type": "data", "data": {"a": 1}}], "†data.a", None, None, 1, (0,)),
+    ("a kind that is no string is data", [{"type": "data", "kind": 5, "data": {"a": 1}}], "†data.a", None, None, 1,
+     (0,)),
+    ("the key named like the type is the payload", [{"type": "input", "input": {"a": 1}, "data": {"b": 2}}],
+     "†input", None, None, {"a": 1}, (0,)),
+    ("else data is the payload", [{"type": "input", "data": {"b": 2}, "x": 3}], "†input", None, None, {"b": 2},
+     (0,)),
+    ("else the other keys but type, schema, description, _keys",
+     [{"type": "state", "_instance": "①", "text": "Hi", "schema": {}, "description": "d", "_x": 1}], "†state",
+     "①", None, {"text": "Hi"}, (0,)),
+    ("an error message is data of kind error", [{"type": "error", "data": {"call": {}, "error": {"type": "E"}}}],
+     "†error.error.type", None, None, "E", (0,)),
+    ("a plan is no data", [{"type": "plan", "plan": []}], "†plan", None, None, ABSENT, ()),
+    # SPEC 4: the fold, its layers and its cut
+    ("an instance's message overrides a later global one", [state({"a": "i"}, _instance="①"), state({"a": "g"})],
+     "†state.a", "①", None, "i", (0,)),
+    ("without an instance only the global layer counts", [state({"a": "i"}, _instance="①"), state({"a": "g"})],
+     "†state.a", None, None, "g", (1,)),
+    ("an instance with no messages sees the global value", [state({"a": "g"})], "†state.a", "②", None, "g", (0,)),
+    ("an _instance 2 is the instance '2'", [state({"a": "i"}, _instance=2)], "†state.a", "2", None, "i", (0,)),
+    ("_instance null is global", [state({"a": 1}, _instance=None)], "†state.a", None, None, 1, (0,)),
+    ("at n folds the first n messages", [state({"a": 1}), state({"a": 2})], "†state.a", None, 1, 1, (0,)),
+    ("at 0 folds nothing", [state({"a": 1})], "†state.a", None, 0, ABSENT, ()),
+    ("plain data deep-merges", [state({"u": {"a": 1}}), state({"u": {"b": 2}})], "†state.u", None, None,
+     {"a": 1, "b": 2}, (0, 1)),
+    ("merging is not associative", [state({"k": {"x": 1}}), state({"k": 5}), state({"k": {"y": 2}})], "†state.k",
+     None, None, {"y": 2}, (2,)),
+    ("an array merged replaces", [state({"xs": [1, 2]}), state({"xs": [3]})], "†state.xs", None, None, [3], (1,)),
+    ("an output sets its path only", [state({"u": {"a": 1, "b": 2}}), out("state", {"u": {"a": 9, "c": 3}},
+     "†state.u.a")], "†state.u", None, None, {"a": 9, "b": 2}, (0, 1)),
+    ("set replaces an object", [state({"u": {"a": 1}}), out("state", {"u": {"b": 2}}, "†state.u")], "†state.u",
+     None, None, {"b": 2}, (1,)),
+    ("merge deep-merges", [state({"u": {"a": {"x": 1}}}), out("state", {"u": {"a": {"y": 2}}}, "†state.u",
+     "merge")], "†state.u", None, None, {"a": {"x": 1, "y": 2}}, (0, 1)),
+    ("assign is shallow", [state({"u": {"a": {"x": 1}, "b": 1}}), out("state", {"u": {"a": {"y": 2}}}, "†state.u",
+     "assign")], "†state.u", None, None, {"a": {"y": 2}, "b": 1}, (0, 1)),
+    ("push onto nothing makes a list", [out("state", {"l": 1}, "†state.l", "push")], "†state.l", None, None, [1],
+     (0,)),
+    ("push appends one element, a list too", [state({"l": [0]}), out("state", {"l": [1, 2]}, "†state.l", "push")],
+     "†state.l", None, None, [0, [1, 2]], (0, 1)),
+    ("push onto null is a conflict", [state({"l": None}), out("state", {"l": 1}, "†state.l", "push")],
+     "†state.l", None, None, None, (0,)),
+    ("concat appends the elements", [state({"l": [0]}), out("state", {"l": [1, 2]}, "†state.l", "concat")],
+     "†state.l", None, None, [0, 1, 2], (0, 1)),
+    ("concat of a scalar is a conflict", [state({"l": [0]}), out("state", {"l": 1}, "†state.l", "concat")],
+     "†state.l", None, None, [0], (0,)),
+    ("a scalar parent is replaced by an object", [state({"a": 5}), out("state", {"a": {"b": 1}}, "†state.a.b")],
+     "†state.a", None, None, {"b": 1}, (1,)),
+    ("index len appends", [state({"a": [1]}), out("state", {"a": {"1": 2}}, "†state.a.1")], "†state.a", None, None,
+     [1, 2], (0, 1)),
+    ("an index past len is a conflict", [state({"a": [1]}), out("state", {"a": {"2": 2}}, "†state.a.2")],
+     "†state.a", None, None, [1], (0,)),
+    ("a missing parent is made an object", [out("state", {"a": {"b": {"c": 1}}}, "†state.a.b.c")], "†state", None,
+     None, {"a": {"b": {"c": 1}}}, (0,)),
+    ("_call._outputPath: the first destination the data holds",
+     [{"type": "state", "data": {"err": {"m": 1}}, "_call": {"_tool": "t", "_outputPath": "†state.ok || †state.err"}}],
+     "†state", None, None, {"err": {"m": 1}}, (0,)),
+    ("_outputPath wins over _call's", [{"type": "state", "data": {"a": 1, "b": 2}, "_outputPath": "†state.b",
+                                        "_call": {"_tool": "t", "_outputPath": "†state.a"}}], "†state", None, None,
+     {"b": 2}, (0,)),
+    ("an output of two destinations is skipped", [state({"a": 1}), out("state", {"a": 2, "b": 2},
+     "†state.a && †state.b")], "†state.a", None, None, 1, (0,)),
+    ("_call._outputMethod is audit only", [state({"l": [1]}), {"type": "state", "data": {"l": 2}, "_call": {
+        "_tool": "t", "_outputPath": "†state.l", "_outputMethod": "push"}}], "†state.l", None, None, 2, (1,)),
+    ("a method with no path writes at the root", [{"type": "log", "data": "b", "_outputMethod": "push"}], "†log",
+     None, None, ["b"], (0,)),
+    ("an instance's push goes onto the global list, whatever the order",
+     [out("state", {"l": 2}, "†state.l", "push", _instance="①"), state({"l": [1]})], "†state.l", "①", None,
+     [1, 2], (0, 1)),
+    ("a parent write that does not reach the path is no source", [state({"a": 1}), state({"b": 2})], "†state.a",
+     None, None, 1, (0,)),
+    ("seed 000: the user from both", [{"type": "data", "data": {"user": {"name": "Alex", "status": "active"}}},
+                                      {"type": "data", "data": {"user": {"status": "inactive"}},
+                                       "_call": {"_tool": "u", "_outputPath": "†data.user.status"}}],
+     "†data.user", None, None, {"name": "Alex", "status": "inactive"}, (0, 1)),
+]
+
+
+@pytest.mark.parametrize(("statement", "messages", "expression", "instance", "at", "value", "sources"), RESOLVED,
+                         ids=[row[0] for row in RESOLVED])
+def test_resolve_gives_what_the_text_says(statement: str, messages: list[dict[str, Any]], expression: str,
+                                          instance: str | None, at: int | None, value: Any,
+                                          sources: tuple[int, ...]) -> None:
+    """`resolve` gives the statement's found, value and sources."""
+    resolution = Context(messages).resolve(expression, instance, at)
+    found = value is not ABSENT
+    assert (resolution.found, resolution.value, resolution.sources) == (
+        found, value if found else None, sources), statement
+
+
+def test_a_conflict_is_a_diagnostic_naming_message_path_and_reason() -> None:
+    """SPEC 4.7: a conflict skips its write and names the message, the path and the reason."""
+    resolution = Context([state({"l": 5}), out("state", {"l": 1}, "†state.l", "push")]).resolve("†state.l")
+    assert [str(d) for d in resolution.diagnostics] == ["message 1: †state.l: push at l: push onto a number, not an "
+                                                        "array"]
+
+
+@pytest.mark.parametrize(("expression", "position"), [
+    ("†", 1), ("†state.", 7), ("†state..a", 7), ("†a ||", 5), ("†a | †b", 3), ("†a &&& †b", 5), ("state.a", 0),
+    ("†a&&", 4), ("†a †b", 3), ("", 0), ("†.a", 1), ("††state.x", 1)])
+def test_a_malformed_expression_names_its_position(expression: str, position: int) -> None:
+    """SPEC 3: a malformed expression is an error that names the position (0-based)."""
+    with pytest.raises(ExpressionError) as raised:
+        Context([]).resolve(expression)
+    assert raised.value.position == position
+
+
+# -- SPEC 6: calls run (in process) -----------------------------------------------------------------------------
+
+def _echo(call: dict[str, Any], tool: Any, context: list[Any]) -> Any:
+    return {key: value for key, value in call.items() if not key.startswith("_")}
+
+
+def _boom(call: dict[str, Any], tool: Any, context: list[Any]) -> Any:
+    raise ValueError("nope")
+
+
+def _error_branch(call: dict[str, Any], tool: Any, context: list[Any]) -> Any:
+    return {"type": "state", "data": {"err": {"why": "x"}}}
+
+
+def _scoped(call: dict[str, Any], tool: Any, context: list[Any]) -> Any:
+    return context
+
+
+I1, I2 = {"type": "state", "_instance": "①", "v": 1}, {"type": "state", "_instance": "②", "v": 2}
+
+# (statement, messages, calls, what is appended: (kind or "error", data or error type, _outputPath, _instance))
+RUNS: list[tuple[str, list[dict[str, Any]], list[Any], list[tuple[str, Any, str | None, str | None]]]] = [
+    ("&& writes the same value to each destination", [state({"x": 1})],
+     [{"_tool": "echo", "a": "†state.x", "_outputPath": "†state.y && †data.z"}],
+     [("state", {"y": {"a": 1}}, "†state.y", None), ("data", {"z": {"a": 1}}, "†data.z", None)]),
+    ("|| writes a plain value to the first", [], [{"_tool": "echo", "a": 1, "_outputPath": "†state.ok || †state.e"}],
+     [("state", {"ok": {"a": 1}}, "†state.ok", None)]),
+    ("a returned message picks its branch of ||", [], [{"_tool": "branch", "_outputPath": "†state.ok || †state.err"}],
+     [("state", {"err": {"why": "x"}}, "†state.err", None)]),
+    ("references resolve at any depth; †† is a literal †", [state({"q": 1})],
+     [{"_tool": "echo", "a": {"b": [{"c": "†state.q"}]}, "l": "††state.q", "_outputPath": "†state.o"}],
+     [("state", {"o": {"a": {"b": [{"c": 1}]}, "l": "†state.q"}}, "†state.o", None)]),
+    ("a call's references resolve for its instance", [state({"q": "g"}), state({"q": "one"}, _instance="①")],
+     [{"_tool": "echo", "a": "†state.q", "_instance": "①", "_outputPath": "†out.v"}],
+     [("out", {"v": {"a": "one"}}, "†out.v", "①")]),
+    ("the context is the scoped kinds, global and the call's instance", [state({"g": 1}), I1, I2],
+     [{"_tool": "scoped", "_scopes": ["state"], "_instance": "①", "_outputPath": "†out.c"}],
+     [("out", {"c": [{"type": "state", "state": {"g": 1}}, I1]}, "†out.c", "①")]),
+    ("a latent call's _output, references resolved, is its result", [state({"q": 7})],
+     [{"_tool": "think", "_output": {"v": "†state.q"}, "_outputPath": "†state.r"}],
+     [("state", {"r": {"v": 7}}, "†state.r", None)]),
+    ("a runtime error is an error message of the exception's class", [],
+     [{"_tool": "boom", "_outputPath": "†state.r"}], [("error", "ValueError", None, None)]),
+    ("012: a failure fills the last branch of ||", [], [{"_tool": "boom", "_outputPath": "†state.ok || †state.e"}],
+     [("state", {"e": {"type": "ValueError", "message": "nope"}}, "†state.e", None)]),
+    ("a structural error is appended when the tick ends", [],
+     [{"_tool": "echo", "a": "†state..x", "_outputPath": "†state.p"}, {"_tool": "echo", "a": 1,
+                                                                        "_outputPath": "†state.o"}],
+     [("state", {"o": {"a": 1}}, "†state.o", None), ("error", "expression", None, None)]),
+    ("an unknown _outputMethod is refused", [], [{"_tool": "echo", "_outputPath": "†s.o", "_outputMethod": "upsert"}],
+     [("error", "outputMethod", None, None)]),
+    ("a cycle refuses its calls before anything runs", [],
+     [{"_tool": "echo", "a": "†state.a", "_outputPath": "†state.b"},
+      {"_tool": "echo", "b": "†state.b", "_outputPath": "†state.a.x"}],
+     [("error", "cycle", None, None), ("error", "cycle", None, None)]),
+    ("013: a call touching an instanced kind runs once per instance", [I1, I2],
+     [{"_tool": "echo", "a": "†state.v", "_outputPath": "†state.w"}],
+     [("state", {"w": {"a": 1}}, "†state.w", "①"), ("state", {"w": {"a": 2}}, "†state.w", "②")]),
+    ("013: a call reading a global kind only runs once", [I1, {"type": "input", "input": {"q": 1}}],
+     [{"_tool": "echo", "a": "†input.q", "_outputPath": "†out.w"}], [("out", {"w": {"a": 1}}, "†out.w", None)]),
+]
+
+
+@pytest.mark.parametrize(("statement", "messages", "calls", "appended"), RUNS, ids=[row[0] for row in RUNS])
+def test_a_run_appends_what_the_text_says(statement: str, messages: list[dict[str, Any]], calls: list[Any],
+                                          appended: list[tuple[str, Any, str | None, str | None]]) -> None:
+    """One tick appends the statement's messages: each output's kind, data, `_outputPath` and `_instance`, each
+    error message's type; `_call` is the call as written and `_date` the run's clock."""
+    context, _, _ = execute(messages, calls, registry(echo=_echo, boom=_boom, branch=_error_branch, scoped=_scoped))
+    written = context.messages[len(messages):]
+    got = [("error", m["data"]["error"]["type"], None, None) if m["type"] == "error" else
+           (m.get("kind", m["type"]), m["data"], m["_outputPath"], m.get("_instance")) for m in written]
+    assert got == appended, statement
+    for message in written:
+        assert message["_date"] == CLOCK()
+        if message["type"] != "error":  # a copy per instance (013) is the call targeted at its instance
+            untargeted = {key: value for key, value in message["_call"].items() if key != "_instance"}
+            assert message["_call"] in calls or untargeted in calls
