@@ -87,6 +87,7 @@ def unknown_references(
     for index in form_indices(context, Form.TOOL, limit):
         message = body_of(context[index])
         problems.extend(Diagnostic(index, "tool", reason) for reason in _definition_problems(message))
+        problems.extend(Diagnostic(index, "tool", reason, "warning") for reason in _unread_rules(message))
         for name in references_in(message):
             if registry is None or name not in registry:
                 where = "no tool registry is loaded" if not registry else "the tool registry has no such tool"
@@ -95,6 +96,22 @@ def unknown_references(
 
 
 _EXPECTED = "expected a schema, {name: schema}, a list, or a registry name such as \"Tool.name\""
+
+# The meta-properties a tool rules in its `properties` (SPEC 6.2, 015, 002), unlike `_activity` and `_delegate`,
+# which it gives at its top level.
+_PROPERTY_RULES = ("_outputPath", "_scopes", "_output")
+
+
+def _unread_rules(message: dict[str, Any]) -> list[str]:
+    """A rule written at a tool's top level that belongs in its `properties`: read nowhere, it would leave the
+    tool's calls unruled in silence (a prescribed `_outputPath` lost, its calls' results with it)."""
+    unread = []
+    for name, schema in tools_in(message):
+        properties = schema.get("properties") if isinstance(schema, dict) else None
+        ruled = properties if isinstance(properties, dict) else {}
+        unread += [f"tool {name!r}: a top-level {key} is not read; rule a call's {key} in properties.{key}"
+                   for key in _PROPERTY_RULES if key in schema and key not in ruled]
+    return unread
 
 
 def _definition_problems(message: dict[str, Any]) -> list[str]:

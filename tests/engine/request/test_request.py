@@ -218,3 +218,18 @@ def test_an_advisor_without_an_id_has_its_other_faults_said_too() -> None:
         "message 0: advisor: 'on' must be start, finish, request or null, not 'sometimes'",
         "message 0: advisor: 'scopes' must be an array of strings (kinds or † references)"]
     assert "advisors" not in request.schema["properties"]
+
+
+def test_a_rule_at_a_tools_top_level_is_said_to_be_unread() -> None:
+    """SPEC 6.2 and 015 rule a call's `_outputPath` and `_scopes` in the tool's `properties` (SPEC 6.3 reads
+    `_activity` at the top level): written at the top level they rule nothing, and a prescribed path would be
+    lost in silence. render and validate say so, as warnings; the same rules in `properties` are not said."""
+    rules = {"_outputPath": {"const": "†state.x"}, "_scopes": {"const": ["input"]}}
+    top = Context([{"type": "tool", "tool": {"t": {"type": "object", **rules}}}])
+    said = ["message 0: tool: tool 't': a top-level _outputPath is not read; rule a call's _outputPath in "
+            "properties._outputPath",
+            "message 0: tool: tool 't': a top-level _scopes is not read; rule a call's _scopes in properties._scopes"]
+    assert [str(problem) for problem in compose_request(top, None).problems] == said
+    assert [(str(problem), problem.severity) for problem in validate(top)] == [(text, "warning") for text in said]
+    inside = Context([{"type": "tool", "tool": {"t": {"type": "object", "properties": rules}}}])
+    assert compose_request(inside, None).problems == ()
