@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from contextdeck.engine import Form, MessageInfo, body_of, group_of, payload_of, text_of
+from contextdeck.engine import Form, MessageInfo, body_of, group_of, part_text, payload_of, text_of
 
 LIMIT = 160
 
@@ -55,10 +55,27 @@ def one_line(text: str, limit: int = LIMIT) -> str:
     return flat if len(flat) <= limit else flat[:limit].rstrip() + "…"
 
 
+def _parts_line(parts: list[dict[str, Any]]) -> str:
+    """A message's parts as a line: their texts, and each other part by its type (an image's data URL can be
+    megabytes), read only as far as a summary shows."""
+    words: list[str] = []
+    size = 0
+    for part in parts:
+        text = part_text(part)
+        word = f"[{part.get('type', 'part')}]" if text is None else text[: LIMIT * 2]
+        words.append(word)
+        size += len(word) + 1
+        if size > LIMIT * 2:
+            break
+    return " ".join(words)
+
+
 def message_summary(message: dict[str, Any], info: MessageInfo) -> str:
     """What a timeline row says about a message after its kind and instance."""
     if info.form is Form.TEXT:
         role, text = text_of(message)
+        if isinstance(text, list) and text and all(isinstance(part, dict) for part in text):
+            return f"{role}: {one_line(_parts_line(text))}"
         said = one_line(text) if isinstance(text, str) else short_json(text)
         return f"{role}: {said}"
     message = body_of(message)  # a custom content type (001) is summarised as the message it stands for

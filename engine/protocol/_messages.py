@@ -146,11 +146,18 @@ def content_text(content: Any) -> Any:
         return content
     texts: list[str] = []
     for part in content:
-        text = part.get("text") if isinstance(part, dict) and part.get("type") in TEXT_PARTS else None
-        if not isinstance(text, str):
+        text = part_text(part)
+        if text is None:
             return content
         texts.append(text)
     return "\n".join(texts)
+
+
+def part_text(part: Any) -> str | None:
+    """The text of a content part that is text (`{"type": "text", "text": ...}`, or the responses API's
+    `input_text` and `output_text`); None for any other part."""
+    text = part.get("text") if isinstance(part, dict) and part.get("type") in TEXT_PARTS else None
+    return text if isinstance(text, str) else None
 
 
 def _destination_path(message: dict[str, Any], kind: str, payload: Any) -> tuple[Path | None, str | None]:

@@ -1,4 +1,5 @@
-"""The editors below the header, one per `Body`: multi-line text, the payload form, and a note for raw shapes.
+"""The editors below the header, one per `Body`: multi-line text, a message's parts, the payload form, and a note
+for raw shapes.
 
 Each has `load(model)` (emits nothing; a value equal to the shown one leaves the widgets and the focus alone),
 `value()` (what it shows), `set_read_only(flag)` and the signal `edited(value)` carrying the body's whole new
@@ -12,7 +13,7 @@ from typing import Any
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QVBoxLayout, QWidget
 
-from contextdeck.engine import Form
+from contextdeck.engine import Form, part_text
 
 from .._editor import DataEditor
 from .._editor._base import CtrlTabTypesTab
@@ -47,6 +48,75 @@ class TextBody(QWidget):
 
     def set_read_only(self, flag: bool) -> None:
         self.text.setReadOnly(flag)
+
+
+def describe_part(part: dict[str, Any]) -> str:
+    """A part the form keeps as it is, in a line: what it is and what it points at (a data URL by its size)."""
+    kind = part.get("type")
+    inner = part.get(kind) if isinstance(kind, str) else None
+    inner = inner if isinstance(inner, dict) else {}
+    named = (inner.get(key) for key in ("url", "filename", "file_id", "format"))
+    detail = next((value for value in named if isinstance(value, str)), "")
+    if detail.startswith("data:"):  # the bytes themselves: their type and size say enough
+        detail = f"{detail.partition(',')[0]}, {len(detail) * 3 // 4 // 1024} KB inline"
+    name = {"image_url": "Image", "input_audio": "Audio", "file": "File"}.get(str(kind)) or (
+        f"A {kind} part" if isinstance(kind, str) else "A part without a type")
+    return f"{name}{': ' + detail if detail else ''} (kept as it is; the JSON tab changes it)"
+
+
+class PartsBody(QWidget):
+    """A `{role, content: [parts]}` message (OpenAI's form; a trace's message with an image keeps it): each text
+    part in a box of its own, each other part (an image, audio, a file) named in a line and kept as it is."""
+
+    edited = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._parts: list[dict[str, Any]] = []
+        self._texts: dict[int, QPlainTextEdit] = {}
+        self._layout = QVBoxLayout(self)
+        self._layout.setContentsMargins(8, 0, 8, 8)
+
+    def load(self, model: MessageModel) -> None:
+        parts: list[dict[str, Any]] = model.value
+        if _outline(parts) == _outline(self._parts):  # the same parts: texts set in place, the focus stays
+            for index, box in self._texts.items():
+                if box.toPlainText() != parts[index]["text"]:
+                    with QSignalBlocker(box):
+                        box.setPlainText(parts[index]["text"])
+            self._parts = list(parts)
+            return
+        while (item := self._layout.takeAt(0)) is not None:
+            if (widget := item.widget()) is not None:
+                widget.deleteLater()
+        self._parts, self._texts = list(parts), {}
+        for index, part in enumerate(parts):
+            if part_text(part) is not None:
+                box = self._texts[index] = QPlainTextEdit(part["text"])
+                box.setPlaceholderText("What the LLM reads")
+                box.setAccessibleName(f"Text part {index + 1}")
+                CtrlTabTypesTab(box)
+                box.textChanged.connect(lambda: self.edited.emit(self.value()))
+                self._layout.addWidget(box, 1)
+            else:
+                line = QLabel(describe_part(part))
+                line.setWordWrap(True)
+                line.setTextFormat(Qt.TextFormat.PlainText)
+                line.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+                self._layout.addWidget(line)
+
+    def value(self) -> list[dict[str, Any]]:
+        return [{**part, "text": self._texts[index].toPlainText()} if index in self._texts else part
+                for index, part in enumerate(self._parts)]
+
+    def set_read_only(self, flag: bool) -> None:
+        for box in self._texts.values():
+            box.setReadOnly(flag)
+
+
+def _outline(parts: list[dict[str, Any]]) -> list[Any]:
+    """What decides the boxes: a text part by its place alone, any other part whole."""
+    return [None if part_text(part) is not None else part for part in parts]
 
 
 class FormBody(QWidget):
@@ -113,6 +183,7 @@ class RawBody(QLabel):
 
 BODIES: dict[Body, type[Any]] = {
     Body.TEXT: TextBody,
+    Body.PARTS: PartsBody,
     Body.PAYLOAD: FormBody,
     Body.TOOLS: ToolsBody,
     Body.CALLS: CallsBody,

@@ -324,7 +324,8 @@ class MessageEditor(QWidget):
     def _title(self, model: MessageModel) -> str:
         what = escape(model.kind if model.kind is not None else model.type)
         badge = f" <span style='color:#8b5cf6'>[{escape(model.instance)}]</span>" if model.instance is not None else ""
-        part = {Body.PAYLOAD: "payload", Body.TEXT: "text", Body.TOOLS: "tools", Body.CALLS: "calls"}.get(
+        part = {Body.PAYLOAD: "payload", Body.TEXT: "text", Body.TOOLS: "tools", Body.CALLS: "calls",
+                Body.PARTS: "parts"}.get(
             model.body, "JSON")
         return f"<b>#{self._index} · {what}</b>{badge} <span style='color:gray'>({model.form} message; {part})</span>"
 

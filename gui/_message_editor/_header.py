@@ -78,7 +78,7 @@ class HeaderEditor(QWidget):
                 self.type.setCurrentText(model.type)
         # A custom content type (001) shows its role beside the keys of its content object, which say the rest.
         body = body_of(message)
-        is_text, is_data, wrapped = model.body is Body.TEXT, model.kind is not None, body is not message
+        is_text, is_data, wrapped = model.body in (Body.TEXT, Body.PARTS), model.kind is not None, body is not message
         role = message.get("role", "user")
         if (is_text or wrapped) and self.role.currentText() != str(role):
             with QSignalBlocker(self.role):

@@ -28,6 +28,7 @@ class Body(StrEnum):
     PAYLOAD = "payload"  # a data message's payload under its `schema`
     TOOLS = "tools"  # a tool message's `tool` object: name → parameter schema
     CALLS = "calls"  # a plan message's `plan` array
+    PARTS = "parts"  # a `{role, content}` message's list of parts: text, images, audio, files
     RAW = "raw"  # any other shape: edited in the JSON tab only
 
 
@@ -50,6 +51,8 @@ def _text(message: dict[str, Any], form: Form) -> MessageModel:
     key = next((name for name in TEXT_KEYS if name in message), "text")
     text = message.get(key, "")
     kind = message.get("type", "text")  # a `{role, content}` message has no type: it is text
+    if isinstance(text, list) and text and all(isinstance(part, dict) for part in text):
+        return MessageModel(form, kind, Body.PARTS, text, key)
     if not isinstance(text, str):
         return MessageModel(form, kind, Body.RAW, message)
     return MessageModel(form, kind, Body.TEXT, text, key)

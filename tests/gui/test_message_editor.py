@@ -10,7 +10,7 @@ from hypothesis import settings as limits
 from hypothesis import strategies as st
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextCursor
-from PySide6.QtWidgets import QLineEdit
+from PySide6.QtWidgets import QLabel, QLineEdit, QPlainTextEdit
 from test_window import ORDERED, state_value
 from test_window import settings as settings
 from test_window import window as window
@@ -135,6 +135,33 @@ def test_a_message_without_a_form_says_why(qtbot: Any, window: MainWindow) -> No
         assert "JSON tab" in shown
 
 
+def test_a_message_of_parts_edits_its_text_parts_and_keeps_the_others(qtbot: Any, window: MainWindow) -> None:
+    """`{role, content: [parts]}` (OpenAI's form, kept by a trace import when a part is an image): each text part
+    is a box of its own, the role is in the header, any other part is named and written back as it was."""
+    image = {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "A" * 4096}}
+    parts = [{"type": "text", "text": "What is this?"}, image, {"type": "input_text", "text": "Be brief."}]
+    window.apply_edit(Replace(0, {"role": "user", "content": parts}))
+    window.select_message(0)
+    assert window.editor.model().body is Body.PARTS
+    assert "(text message; parts)" in window.editor.title.text()
+    assert window.editor.header.form.isRowVisible(window.editor.header.role)
+    assert window.editor.header.role.currentText() == "user"
+    first, second = window.editor.body().findChildren(QPlainTextEdit)
+    (named,) = window.editor.body().findChildren(QLabel)
+    qtbot.waitUntil(named.isVisible)
+    assert named.text().startswith("Image: data:image/png;base64, 3 KB inline")
+    first.setFocus()
+    first.moveCursor(QTextCursor.MoveOperation.End)
+    qtbot.keyClicks(first, " A cat?")
+    second.setPlainText("One word.")
+    assert window.context()[0] == {"role": "user", "content": [
+        {"type": "text", "text": "What is this? A cat?"}, image, {"type": "input_text", "text": "One word."}]}
+    assert first.hasFocus(), "an edit written back leaves the boxes and the focus where they were"
+    window.session.undo_stack.undo()
+    window.session.undo_stack.undo()
+    assert window.context()[0] == {"role": "user", "content": parts}
+
+
 def test_header_fields_edit_instance_and_description(qtbot: Any, window: MainWindow) -> None:
     """The instance and description boxes set (and, emptied, remove) `_instance` and `description`."""
     window.select_message(1)
@@ -210,6 +237,11 @@ def apply(editor: MessageEditor, edit: tuple[Any, ...]) -> Any:
             return body.text.toPlainText()
         if model.body is Body.RAW:
             return None
+        if model.body is Body.PARTS:  # type into the first text part, if there is one
+            for box in body.findChildren(QPlainTextEdit):
+                box.setPlainText(edit[1] if isinstance(edit[1], str) else json.dumps(edit[1]))
+                break
+            return body.value()
         if model.body is Body.TOOLS:  # add a tool, or describe the first one
             if isinstance(edit[1], str) or not body.boxes:
                 body.new_name.setText(str(edit[1])[:3] or "t")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import gc
 
-from contextdeck.gui._summary import short_json
+from contextdeck.engine import classify
+from contextdeck.gui._summary import LIMIT, message_summary, short_json
 
 
 def test_a_small_value_is_shown_whole_in_compact_json() -> None:
@@ -40,3 +41,15 @@ def test_making_a_summary_leaves_no_cyclic_garbage() -> None:
     finally:
         if enabled:
             gc.enable()
+
+
+def test_a_message_of_parts_is_summarised_as_its_texts_and_the_other_parts_types() -> None:
+    """An image's data URL is never shown (or read whole), a long text part is cut."""
+    message = {"role": "user", "content": [
+        {"type": "text", "text": "What is this?"},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "A" * 100_000}},
+        {"type": "input_text", "text": "Be brief. " * 10_000}]}
+    line = message_summary(message, classify(message))
+    assert line.startswith("user: What is this? [image_url] Be brief. Be brief.")
+    assert line.endswith("…")
+    assert len(line) <= LIMIT + len("user: ") + 1
