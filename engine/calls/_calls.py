@@ -24,6 +24,7 @@ from ..protocol._expressions import (
     parsed_or_error,
     unescape,
 )
+from ..protocol._groups import PATTERNS
 from ..protocol._messages import METHODS
 from ..protocol._records import record
 from ..protocol._schemas import SchemaCheck, SchemaFault, first_error, schema_check
@@ -209,6 +210,18 @@ def _required_meta(tool: ToolDefinition | None) -> tuple[str, ...]:
                  and not (isinstance(rules.get(key), dict) and "const" in rules[key]))
 
 
+def _not_a_call(entry: Any) -> str:
+    """Why a plan entry is no call: a group written where a call goes is said as one (SPEC 6.10's patterns)."""
+    keys = list(entry) if isinstance(entry, dict) and "_tool" not in entry else []
+    patterns = [key for key in keys if key in PATTERNS]
+    if patterns and len(keys) == 1:  # `flatten` reads a group of one key: this one is a member of another
+        return f"pattern groups do not nest: a group's members are calls, not another group ({patterns[0]!r})"
+    if patterns:
+        others = ", ".join(repr(key) for key in keys if key not in PATTERNS)
+        return f"a pattern group is an object of one key, 'all', 'any' or 'race'; this one also has {others}"
+    return "a call must be an object with a non-empty string _tool"
+
+
 def plan_call(index: int, call: Any, tools: dict[str, ToolDefinition], activities: Activities,
               found: list[Occurrence] | None = None, read: dict[str, ToolReading] | None = None) -> CallPlan:
     """Everything about a call that can be known from the call and the tools alone, with its structural errors.
@@ -219,7 +232,7 @@ def plan_call(index: int, call: Any, tools: dict[str, ToolDefinition], activitie
     """
     name = call.get("_tool") if isinstance(call, dict) else None
     if not isinstance(name, str) or not name:
-        problem = Problem("call", "a call must be an object with a non-empty string _tool", "$._tool")
+        problem = Problem("call", _not_a_call(call), "$._tool")
         named = name if isinstance(name, str) else None
         return CallPlan(index, call, named, None, None, Mode.LATENT, None, None, None, "set", (), (problem,))
     tool = tools.get(name)

@@ -314,7 +314,11 @@ def call_problems(calls: list[Any], tools: Mapping[str, ToolDefinition], written
         if not isinstance(call, dict):
             continue
         name = call.get("_tool")
-        if isinstance(name, str) and name not in tools:
+        if not isinstance(name, str) or not name:  # no call (a group nested in a group, say): run refuses it
+            if refusals:
+                problems.extend(_refusals(number, call, tools))
+            continue  # what it would read is read by nothing
+        if name not in tools:
             if "_delegate" not in call:  # a call naming its delegate runs that request, tool or not (014)
                 runs = (f"it runs the activity {name!r}" if activities is not None and name in activities
                         else "it would run latent")

@@ -186,3 +186,17 @@ def test_validate_reads_only_the_written_paths_its_plans_read(document: list[dic
         whole = written_paths(ctx)
         for call in plan["plan"]:
             assert reference_problem(kept, call["x"]) == reference_problem(whole, call["x"])
+
+
+def test_a_group_where_a_call_goes_is_said_as_a_group_and_reads_nothing() -> None:
+    """SPEC 6.10's groups are objects of one key holding calls. A group inside a group, or one with another key,
+    is said as such (not as a call without `_tool`), and its members' references are not checked as reads of a
+    call that will never run; `_tool: ""` is no call either, not an unknown tool."""
+    member = {"_tool": "lookup", "id": "x", "_outputPath": "†nowhere.a"}
+    ctx = context({"all": [{"any": [member]}]}, {"any": [member], "why": "x"}, {"_tool": "", "x": "†nothing.y"})
+    assert [str(problem) for problem in validate(ctx)] == [
+        "message 3: call 0 (?): call: pattern groups do not nest: a group's members are calls, not another group "
+        "('any')",
+        "message 3: call 1 (?): call: a pattern group is an object of one key, 'all', 'any' or 'race'; this one "
+        "also has 'why'",
+        "message 3: call 2 (?): call: a call must be an object with a non-empty string _tool"]
