@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from exec_support import CLOCK, execute, registry
 
-from contextdeck.engine import Context, ExpressionError
+from contextdeck.engine import Context, ExpressionError, validate
 
 
 def state(value: Any, **keys: Any) -> dict[str, Any]:
@@ -235,3 +235,43 @@ def test_a_run_appends_what_the_text_says(statement: str, messages: list[dict[st
         if message["type"] != "error":  # a copy per instance (013) is the call targeted at its instance
             untargeted = {key: value for key, value in message["_call"].items() if key != "_instance"}
             assert message["_call"] in calls or untargeted in calls
+
+
+# -- validate: each problem names what and where ----------------------------------------------------------------
+
+PLAN = "plan"
+
+# (statement, messages, solution, the problems validate says, as text)
+CHECKED: list[tuple[str, list[dict[str, Any]], Any, list[str]]] = [
+    ("a malformed reference: message, call, field, position",
+     [{"type": PLAN, "plan": [{"_tool": "t", "a": {"b": ["†state..x"]}}]}, {"type": "tool", "tool": {"t": {}}}],
+     None, ["message 0: call 0 $.a.b[0]: expected a path segment after '.', found '.' at position 7"]),
+    ("a malformed _outputPath on a data message: message and position",
+     [{"type": "state", "data": {"q": 1}, "_outputPath": "†state..q"}], None,
+     ["message 0: ¶state: _outputPath: expected a path segment after '.', found '.' at position 7"]),
+    ("a conflict: the message that wrote, the path, the reason",
+     [{"type": "state", "data": {"l": 5}}, {"type": "state", "data": {"l": 1}, "_outputPath": "†state.l",
+                                            "_outputMethod": "push"}], None,
+     ["message 1: ¶state: push at l: push onto a number, not an array"]),
+    ("a schema violation: the message that wrote the value, and the schema's",
+     [{"type": "user", "data": {"age": 1}, "schema": {"properties": {"age": {"type": "number"}}}},
+      {"type": "user", "data": {"age": "x"}}], None,
+     ["message 1: ¶user.age: 'x' is not of type 'number' (the schema of message 0)"]),
+    ("the solution's call: where it is, without a message",
+     [{"type": "tool", "tool": {"t": {}}}], {"calls": [{"_tool": "t", "a": "†a | †b"}], "output": None},
+     ["solution, call 0 $.a: expected '||', found a single '|' at position 3"]),
+    ("a cycle: each call, and the paths that link them",
+     [{"type": "tool", "tool": {"t": {}}}, {"type": PLAN, "plan": [
+         {"_tool": "t", "a": "†s.a", "_outputPath": "†s.b"}, {"_tool": "t", "b": "†s.b", "_outputPath": "†s.a"}]}],
+     None, [f"message 1: call {n} (t): cycle: calls 0 (t), 1 (t) form a cycle: call 1 feeds call 0 through †s.a; "
+            "call 0 feeds call 1 through †s.b" for n in (0, 1)]),
+    ("a solution that is no solution", [], {"calls": {}}, ["solution.calls: must be an array of calls"]),
+]
+
+
+@pytest.mark.parametrize(("statement", "messages", "solution", "said"), CHECKED, ids=[row[0] for row in CHECKED])
+def test_validate_names_what_and_where(statement: str, messages: list[dict[str, Any]], solution: Any,
+                                       said: list[str]) -> None:
+    """Each problem `validate` finds is said with its message index (or the solution), the call, the field and
+    the position where there is one."""
+    assert [str(problem) for problem in validate(Context(messages), solution)] == said, statement
