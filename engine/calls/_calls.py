@@ -305,11 +305,11 @@ def missing_reads(context: Context, plan: CallPlan, skip: frozenset[str] = froze
         if resolution.found:
             continue
         if all(len(gate) == 1 for gate in expression.alternatives):  # `missing` names each one already
-            found = resolution.missing
+            absent = resolution.missing
         else:  # a resolution names a gate's first missing reference: the others are resolved one by one
-            found = tuple(str(ref) for gate in expression.alternatives for ref in gate
-                          if not context.resolve(Expression(str(ref), ((ref,),), (ref,)), instance=plan.instance).found)
-        missing.extend(path for path in found if path not in missing)
+            alone = (Expression(str(ref), ((ref,),), (ref,)) for gate in expression.alternatives for ref in gate)
+            absent = tuple(one.source for one in alone if not context.resolve(one, instance=plan.instance).found)
+        missing.extend(path for path in absent if path not in missing)
     return tuple(missing)
 
 
