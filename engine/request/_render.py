@@ -152,7 +152,9 @@ def _advisor(context: Messages, indices: list[int]) -> LLMMessage:
     role = message.get("role")
     if isinstance(role, str) and role:
         lines.append(role)
-    lines.append(f"Consulted: {ADVISOR_TIMES.get(message.get('on'), ADVISOR_TIMES[None])}")
+    when = message.get("on")  # validate says a bad one (a list, say): on demand, as `consulted_now` reads it
+    times = ADVISOR_TIMES.get(when, ADVISOR_TIMES[None]) if isinstance(when, str) else ADVISOR_TIMES[None]
+    lines.append(f"Consulted: {times}")
     scopes = message.get("scopes")
     if isinstance(scopes, list) and scopes:
         lines.append("Focus on: " + ", ".join(str(scope) for scope in scopes))

@@ -129,3 +129,10 @@ def test_latest_description_and_schema_win_and_skipped_writes_show_null() -> Non
     first, second = render(Context(messages))
     assert first.text.endswith('new\nSchema for ¶state:\n{\n  "type": "object"\n}')
     assert second.text == "## Data: ¶log\nnull"
+
+
+def test_an_advisor_whose_on_is_no_string_renders_as_on_demand() -> None:
+    """017's `on` is start, finish, request or null: a list there (validate says so) renders the advisor as
+    consulted on demand, as the request consults it, never an error out of render."""
+    text = render_text(Context([{"type": "advisor", "id": "a", "on": ["request"]}]))
+    assert "## Advisor: a\nConsulted: on demand, through the ConsultAdvisor tool" in text
