@@ -89,6 +89,9 @@ def call_prompt(context: Context, plan: CallPlan) -> Prompt:
         lines += ["", f"Tool `{plan.tool_name}`" + (f": {description}" if isinstance(description, str) else ""),
                   "Parameters schema:", _json.dumps(plan.tool.parameters)]
     lines += ["", "The call, its references resolved:", _json.dumps(call)]
+    if plan.scopes:  # 015: for a latent call, its scopes are a nudge, not a filter: the whole context stays
+        kinds = ", ".join(f"¶{kind}" for kind in plan.scopes)
+        lines += ["", f"Focus on {kinds} in the context (the call's _scopes); the rest is background."]
     lines += ["", "Answer with an object whose `result` is the call's result, matching this schema:",
               _json.dumps(result)]
     if len(branches) > 1:

@@ -84,6 +84,18 @@ def test_the_prompt_for_a_call_is_the_context_then_the_tool_the_call_and_the_res
     assert prompt.branches == ("†state.label",)
 
 
+def test_a_latent_calls_scopes_focus_the_model_on_their_kinds() -> None:
+    """015: for a latent call, `_scopes` are a nudge, not a filter: the prompt keeps the whole context and asks
+    the model to focus on the scoped kinds; a call without scopes is asked nothing of the kind."""
+    doc = document()
+    plan = Execution(doc).plans[0]
+    scoped = call_prompt(doc.context, dataclasses.replace(plan, scopes=("input", "state")))
+    assert scoped.messages[:-1] == call_prompt(doc.context, plan).messages[:-1]
+    assert "Focus on ¶input, ¶state in the context (the call's _scopes); the rest is background." in (
+        scoped.messages[-1]["content"])
+    assert "Focus on" not in call_prompt(doc.context, plan).messages[-1]["content"]
+
+
 def test_a_call_to_a_or_b_lets_the_model_name_the_branch() -> None:
     """`a || b`: the answer has a `branch` whose enum lists the alternatives."""
     doc = document(output_path="†state.label || †state.unsure")
