@@ -13,7 +13,7 @@ from typing import Any
 
 from ..calls._activities import Activities
 from ..calls._registry import Registry
-from ..calls._tools import ToolDefinition, tool_definitions, unknown_references
+from ..calls._tools import ToolDefinition, form_indices, tool_definitions, unknown_references
 from ..document import _json
 from ..document._view import Messages
 from ..protocol._errors import ExpressionError
@@ -98,7 +98,10 @@ def compose_request(
     `"tool": "Tool.name"` references look up, `activities` decide which tools are explicit."""
     limit = limit_of(context, at)
     seen = survey(context, limit)
-    composed = [_composed(definition, activities) for definition in tool_definitions(context, limit, tools).values()]
+    plans = form_indices(context, Form.PLAN, limit)
+    lazy = bool(plans) and body_of(context[plans[-1]]).get("mode") == "lazy"
+    composed = [_composed(definition, activities, lazy)
+                for definition in tool_definitions(context, limit, tools).values()]
     on_demand = [message for message in seen.advisors if message.get("on") is None]
     if on_demand:
         composed.append(ComposedTool(CONSULT_ADVISOR, True, _consult_item(on_demand, seen.instances), None))
@@ -218,9 +221,11 @@ REFERENCE = {"type": "string", "pattern": "^†", "description": "a reference to
 _STRING_LIMITS = ("enum", "const", "pattern", "format", "minLength", "maxLength", "not", "anyOf", "oneOf", "allOf")
 
 
-def _composed(definition: ToolDefinition, activities: Activities | None) -> ComposedTool:
+def _composed(definition: ToolDefinition, activities: Activities | None, lazy: bool) -> ComposedTool:
     latent = is_latent(definition, activities)
-    return ComposedTool(definition.name, latent, tool_item(definition.name, definition.schema, latent),
+    # 012: a lazy plan's model plans only and performs no latent execution, so it is given no `_output` to fill,
+    # as an explicit tool's model is not (002).
+    return ComposedTool(definition.name, latent, tool_item(definition.name, definition.schema, latent and not lazy),
                         definition.message_index)
 
 

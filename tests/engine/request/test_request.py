@@ -233,3 +233,17 @@ def test_a_rule_at_a_tools_top_level_is_said_to_be_unread() -> None:
     assert [(str(problem), problem.severity) for problem in validate(top)] == [(text, "warning") for text in said]
     inside = Context([{"type": "tool", "tool": {"t": {"type": "object", "properties": rules}}}])
     assert compose_request(inside, None).problems == ()
+
+
+def test_a_lazy_plan_offers_latent_tools_without_their_output() -> None:
+    """012: under a lazy plan the model plans only ("it will not perform latent execution"), so a latent tool's
+    item has no `_output` to fill, as an explicit tool's has none (002); under an eager plan it keeps it."""
+    tool = {"type": "tool", "tool": {"s": {"type": "object", "properties": {"t": {"type": "string"},
+                                                                           "_output": {"type": "string"}}}}}
+
+    def item(mode: str) -> dict:
+        request = compose_request(Context([tool, {"type": "plan", "mode": mode, "plan": []}]), None)
+        return dict(request.schema["properties"]["calls"]["items"]["properties"])
+
+    assert list(item("lazy")) == ["_tool", "t"]
+    assert list(item("eager")) == ["_tool", "t", "_output"]
