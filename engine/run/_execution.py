@@ -14,6 +14,7 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
 from contextlib import ExitStack
+from itertools import takewhile
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
@@ -41,8 +42,6 @@ from ._rerun import stale_calls, with_dependents
 from ._running import Outcome, Provided, Replay, Timer, conclude, failure, invoke, perform, prepare, started_audit
 from ._setup import literal_problems, set_up
 
-# Up to this many running calls, each completion also looks for others done at the same moment.
-_SCAN_LIMIT = 256
 # A tick keeps at most this many units started at once; the other ready ones start as those settle. Each started
 # call is a task, its coroutines, a future and a timeout: a plan of 100,000 ready calls started together held
 # them all at once, while activities run a few at a time anyway (32 threads in-process, a few worker processes).
@@ -363,12 +362,15 @@ class Execution:
                         open_calls = self._any_open()
                         continue
                     break
-                done = {await finished.get()}
+                await finished.get()
                 while not finished.empty():
-                    done.add(finished.get_nowait())
-                if len(running) <= _SCAN_LIMIT:  # what finished meanwhile, its callback not run yet: one batch
-                    done.update(task for task in running if task.done())
-                for task in sorted((t for t in done if t in running), key=lambda t: running[t].entry):
+                    finished.get_nowait()
+                # Completions are taken in the order their calls started, never as they come: a call that ends
+                # early waits for the ones started before it. So a tick appends the same messages in the same
+                # order whatever the activities' timing, and the next request is the same question (an
+                # unchanged experiment replays every answer from its cassette).
+                taken = list(takewhile(lambda task: task.done(), running))
+                for task in taken:
                     unit = running.pop(task)
                     self._finish(unit, task)
                     failed = failed if failed is not None or stepping else self._failure_in(unit)

@@ -323,6 +323,31 @@ def test_a_tick_awaits_its_pace_between_the_calls_it_starts_and_settles() -> Non
     assert seen[12:] == [2, 3, 4, 5, 6, 7]  # one output per settled call, the loop turning in between
 
 
+def test_a_ticks_outputs_land_in_the_order_the_calls_started_whatever_ends_first() -> None:
+    """Call 0 ends only after call 1 has: its output is still appended first, so the same tick gives the same
+    messages in the same order whatever the activities' timing (the next request is the same question)."""
+    second_done = asyncio.Event()
+
+    async def first(call, tool, context):
+        await second_done.wait()
+        for _ in range(20):  # turns of the loop in which the tick has taken call 1's completion
+            await asyncio.sleep(0)
+        return "first"
+
+    async def second(call, tool, context):
+        second_done.set()
+        return "second"
+
+    calls = [{"_tool": "first", "_outputPath": "†a"}, {"_tool": "second", "_outputPath": "†b"}]
+    context, execution = make([], calls, registry(first=first, second=second))
+
+    async def tick():
+        return await execution.run()
+
+    assert asyncio.run(tick()).ran == (0, 1)
+    assert [message["kind"] for message in context.messages] == ["a", "b"]
+
+
 def test_a_tick_keeps_a_bounded_number_of_calls_started(monkeypatch) -> None:
     """With room for three, ten ready calls never run more than three at a time, and all of them run, started in
     plan order, each as a running one settles."""
