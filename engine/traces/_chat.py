@@ -211,6 +211,9 @@ def openai_exchange(body: Any, response: Any, where: str, *, latency_ms: float |
     if not isinstance(body, dict):
         raise Located("the request is not a JSON object", where)
     messages = body.get("messages")
+    if not isinstance(messages, list) and "input" in body:
+        raise Located("a Responses API request ('input', not 'messages'): only chat completions requests are "
+                      "read; export that run as an OTLP trace (GenAI conventions) to import it", where)
     if not isinstance(messages, list):
         raise Located("the request has no 'messages' array", where)
     parsed = tuple(openai_message(message, inside(where, f"message {n}"))

@@ -238,6 +238,8 @@ def test_a_refusal_is_kept_where_the_model_read_it_and_said_at_the_end() -> None
     (lambda b: b["request"]["messages"][4].pop("tool_call_id"),
      "ex.json", "ex.json: message 4: a tool message needs a 'tool_call_id'"),
     (lambda b: b.__setitem__("response", {"choices": []}), "ex.json", "ex.json: the response has no 'choices'"),
+    (lambda b: b.__setitem__("request", {"model": "gpt-4.1", "input": [{"role": "user", "content": "Hi"}]}),
+     "ex.json", "ex.json: a Responses API request ('input', not 'messages'): only chat completions requests"),
 ])
 def test_broken_exchanges_name_the_message(mutate: Any, name: str, message: str) -> None:
     """Each kind of bad input is a TraceError naming the file and the message."""
