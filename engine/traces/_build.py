@@ -81,15 +81,21 @@ def _is_retry(exchange: Exchange, seen: list[ChatMessage]) -> bool:
     return all(exchange.messages[n].key == seen[n].key for n in range(asked))
 
 
+# An agent that keeps only its latest messages, or summarises the older ones, sends requests that do not repeat
+# the run: one document cannot hold what each of them saw.
+_TRIMMED = ("; an agent that trims or summarises its history does not line up: import the exchanges before this "
+            "one, or this one alone")
+
+
 def _check_repeats(exchange: Exchange, seen: list[ChatMessage]) -> None:
     for n, message in enumerate(seen):
         if n >= len(exchange.messages):
             raise Located(f"the request has {len(exchange.messages)} messages, fewer than the {len(seen)} of the "
-                          f"conversation so far: it does not repeat it (message {n} would be {message.describe()})",
-                          exchange.where)
+                          f"conversation so far: it does not repeat it (message {n} would be {message.describe()})"
+                          + _TRIMMED, exchange.where)
         if exchange.messages[n].key != message.key:
             raise Located(f"message {n} does not repeat the conversation so far: expected {message.describe()}, "
-                          f"found {exchange.messages[n].describe()}", exchange.where)
+                          f"found {exchange.messages[n].describe()}" + _TRIMMED, exchange.where)
 
 
 # -- the document -----------------------------------------------------------------------------------

@@ -190,8 +190,10 @@ def test_a_log_that_does_not_line_up_says_where() -> None:
     lines[2]["request"]["messages"][1] = {"role": "user", "content": "Something else"}
     with pytest.raises(TraceError) as caught:
         import_bytes(jsonl(lines), "run.jsonl")
-    assert str(caught.value).startswith("run.jsonl: line 3: message 1 does not repeat the conversation so far: "
-                                        "expected user 'Weather in Paris and Rome?', found user 'Something else'")
+    assert str(caught.value) == ("run.jsonl: line 3: message 1 does not repeat the conversation so far: expected "
+                                 "user 'Weather in Paris and Rome?', found user 'Something else'; an agent that "
+                                 "trims or summarises its history does not line up: import the exchanges before "
+                                 "this one, or this one alone")
 
 
 def test_a_retried_request_drops_the_reply_it_replaced() -> None:
