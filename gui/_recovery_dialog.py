@@ -47,6 +47,8 @@ class RecoveryDialog(QDialog):
             item.setData(Qt.ItemDataRole.UserRole, candidate)
             self.list.addItem(item)
         self.list.setCurrentRow(0)
+        rows = min(len(candidates), 8)  # a row or two need no room for eight; more scroll
+        self.list.setFixedHeight(rows * self.list.sizeHintForRow(0) + 2 * self.list.frameWidth() + 4)
         heading = QLabel("&Unsaved work, newest first:")
         heading.setBuddy(self.list)
         buttons = QDialogButtonBox()

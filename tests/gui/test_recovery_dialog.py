@@ -141,3 +141,13 @@ def test_an_untitled_piece_is_named_so(tmp_path: Path) -> None:
     untitled = RecoveryCandidate(None, candidate.recovery_file, candidate.sidecar, candidate.time, candidate.shape,
                                  candidate.pid)
     assert describe(untitled).startswith("Untitled — ")
+
+
+def test_the_list_is_as_tall_as_its_rows_up_to_eight(qtbot: Any, tmp_path: Path) -> None:
+    few = RecoveryDialog(left_behind(tmp_path / "few", ["a", "b", "c"]))
+    many = RecoveryDialog(left_behind(tmp_path / "many", [f"d{n}" for n in range(12)]))
+    for dialog in (few, many):
+        qtbot.addWidget(dialog)
+    row = few.list.sizeHintForRow(0)
+    assert 3 * row <= few.list.height() < 4 * row
+    assert 8 * row <= many.list.height() < 9 * row
