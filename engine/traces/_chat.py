@@ -75,6 +75,7 @@ class Exchange:
     date: str | None = None  # when the reply came (ISO 8601 UTC)
     finish_reason: str | None = None
     response_id: str | None = None
+    choices: int = 1  # how many the response held (`n` > 1): the first is the reply
 
     def summary(self, source: str) -> dict[str, Any]:
         """The reply's audit in short, as `_model` holds a model's answer (docs/models.md)."""
@@ -245,4 +246,5 @@ def _with_response(exchange: Exchange, response: Any, where: str) -> Exchange:
                                else None),
         finish_reason=choice.get("finish_reason") if isinstance(choice.get("finish_reason"), str) else None,
         response_id=response.get("id") if isinstance(response.get("id"), str) else None,
+        choices=len(choices),
     )

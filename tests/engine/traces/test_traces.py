@@ -206,6 +206,17 @@ def test_a_retried_request_drops_the_reply_it_replaced() -> None:
     assert sum(message.get("type") == "plan" for message in imported.document.context.messages) == 2
 
 
+def test_a_response_of_several_choices_says_which_was_taken() -> None:
+    """`n` > 1: the first choice is the reply (the one a run goes on with), and a warning says the others
+    were left out."""
+    body = exchange()
+    first = body["response"]["choices"][0]
+    body["response"]["choices"].append({**first, "index": 1, "message": {"role": "assistant", "content": "Other."}})
+    [imported] = import_bytes(json.dumps(body).encode(), "ex.json")
+    assert imported.document.solution["output"] == "Paris is sunny, Rome is rainy."
+    assert imported.warnings == ("the response holds 2 choices: the first is the reply, the others are left out",)
+
+
 def test_a_refusal_is_kept_where_the_model_read_it_and_said_at_the_end() -> None:
     """A refused reply (content null, `refusal` set) is the assistant's text where the run went on past it; as
     the last reply it is no output: kept in the solution's `_model.refusal`, with a warning."""
