@@ -13,12 +13,12 @@ from typing import Any
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QVBoxLayout, QWidget
 
-from contextdeck.engine import Form, part_text
+from contextdeck.engine import TEXT_KEYS, Form, part_text
 
 from .._editor import DataEditor
 from .._editor._base import CtrlTabTypesTab
 from ._calls import CallsBody
-from ._model import FORM_DEPTH, Body, MessageModel, deeper_than
+from ._model import FORM_DEPTH, FORM_PARTS, Body, MessageModel, deeper_than
 from ._tools import ToolsBody
 
 
@@ -167,8 +167,12 @@ class RawBody(QLabel):
         self.setMargin(8)
 
     def load(self, model: MessageModel) -> None:
+        parts = next((model.value[key] for key in TEXT_KEYS if key in model.value), None) \
+            if isinstance(model.value, dict) else None
         if deeper_than(model.value, FORM_DEPTH):
             why = f"Values nested more than {FORM_DEPTH} levels deep: edit this message in the JSON tab."
+        elif isinstance(parts, list) and len(parts) > FORM_PARTS:
+            why = f"{len(parts):,} content parts, more than the form shows ({FORM_PARTS}): edit them in the JSON tab."
         else:
             why = _NO_FORM.get(model.form, "The form has no editor for this shape of message: edit it in the "
                                            "JSON tab.")

@@ -51,7 +51,7 @@ def _text(message: dict[str, Any], form: Form) -> MessageModel:
     key = next((name for name in TEXT_KEYS if name in message), "text")
     text = message.get(key, "")
     kind = message.get("type", "text")  # a `{role, content}` message has no type: it is text
-    if isinstance(text, list) and text and all(isinstance(part, dict) for part in text):
+    if isinstance(text, list) and 0 < len(text) <= FORM_PARTS and all(isinstance(part, dict) for part in text):
         return MessageModel(form, kind, Body.PARTS, text, key)
     if not isinstance(text, str):
         return MessageModel(form, kind, Body.RAW, message)
@@ -94,6 +94,7 @@ _BODIES: dict[Form, Callable[[dict[str, Any], Form], MessageModel]] = {
 }
 
 
+FORM_PARTS = 24  # a message of more content parts is edited in the JSON tab: the form makes a box per part
 FORM_DEPTH = 40  # a message nested deeper is edited in the JSON tab: the form nests a widget per level
 
 

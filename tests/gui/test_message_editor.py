@@ -18,6 +18,7 @@ from test_window import window as window
 from contextdeck.engine import Context, Replace, payload_of
 from contextdeck.gui._message_editor import Body, MessageEditor, read_message
 from contextdeck.gui._message_editor._bodies import BODIES
+from contextdeck.gui._message_editor._model import FORM_PARTS
 from contextdeck.gui._window import MainWindow
 
 
@@ -125,6 +126,8 @@ def test_a_message_without_a_form_says_why(qtbot: Any, window: MainWindow) -> No
         ({"type": "preset", "model": "m"}, "A preset"),
         ({"type": "state", "data": deep}, "nested more than 40 levels deep"),
         ({"role": "user", "content": 3}, "no editor for this shape"),
+        ({"role": "user", "content": [{"type": "text", "text": "a"}] * (FORM_PARTS + 1)},
+         f"{FORM_PARTS + 1} content parts, more than the form shows"),
     ]
     for message, why in cases:
         window.apply_edit(Replace(0, message))
