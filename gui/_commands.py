@@ -216,26 +216,26 @@ def _inverses_of_appended(edits: list[Edit]) -> list[Edit]:
 
 
 class TurnCommand(QUndoCommand):
-    """A turn taken: its plan message appended (when it has one) and (a saved request) its solution set;
-    undo takes both back. The commands' `turnChanged` follows each way."""
+    """A turn taken: its meta message (016) and its plan message appended (when it has them) and (a saved
+    request) its solution set; undo takes them back. The commands' `turnChanged` follows each way."""
 
     def __init__(self, commands: Commands, document: Document, change: TurnChange, text: str) -> None:
         super().__init__(text)
         self._commands, self._document, self._change = commands, document, change
         self._old_solution = document.solution
-        self._inverse: Edit | None = None
+        self._inverses: list[Edit] = []
 
     def redo(self) -> None:
         context = self._document.context
-        if self._change.plan is not None:
-            self._inverse = context.apply(Insert(len(context), self._change.plan))
+        appended = [message for message in (self._change.meta, self._change.plan) if message is not None]
+        self._inverses = [context.apply(Insert(len(context), message)) for message in appended]
         if self._change.solution is not MISSING:
             self._document.solution = self._change.solution
         self._commands.turnChanged.emit()
 
     def undo(self) -> None:
-        if self._inverse is not None:
-            self._document.context.apply(self._inverse)
+        for inverse in reversed(self._inverses):
+            self._document.context.apply(inverse)
         self._document.solution = self._old_solution
         self._commands.turnChanged.emit()
 

@@ -47,6 +47,7 @@ from contextdeck.engine import (
     Cassette,
     Endpoint,
     Execution,
+    Insert,
     ModelError,
     Prompt,
     Provider,
@@ -56,6 +57,7 @@ from contextdeck.engine import (
     base_url_problem,
     call_prompt,
     cassette_path,
+    meta_message,
     request_prompt,
 )
 
@@ -504,7 +506,12 @@ class RequestDialog(PromptView):
             message = {"type": "plan", "plan": answer.value["calls"], "_model": answer.summary}
             if answer.value.get("output") is not None:
                 message["output"] = answer.value["output"]
-            self.main.commands.insert(len(document.context), message, "Ask the model for a plan")
+            # The identity the model gave back (016) before its plan, as `apply_solution` appends it: one step.
+            meta = meta_message(document, answer.value.get("meta"))
+            appended = [each for each in (meta, message) if each is not None]
+            end = len(document.context)
+            self.main.commands.apply_all("Ask the model for a plan",
+                                         [Insert(end + n, each) for n, each in enumerate(appended)])
             where = "a plan message"
         self.status.setText(f"Written: {calls} call(s) from {answer.exchange.get('model')} as {where}.")
         return None

@@ -35,6 +35,7 @@ from contextdeck.engine import (
     MISSING,
     Diagnostic,
     Document,
+    Insert,
     JSONSyntaxError,
     Messages,
     ModelError,
@@ -549,8 +550,11 @@ class LoopUI(QObject):
                 execution.record.of(index) is not None for index in range(len(execution.plans))):
             return
         change = turn_change(document, document.solution)
-        if change.plan is not None:
-            self.window.commands.insert(len(document.context), change.plan, "Plan the turn")
+        appended = [message for message in (change.meta, change.plan) if message is not None]
+        if appended:  # one undo step: the turn's meta (016) and its plan, as the engine's loop appends them
+            end = len(document.context)
+            self.window.commands.apply_all("Plan the turn", [Insert(end + n, message)
+                                                             for n, message in enumerate(appended)])
 
     def conclude_tick(self) -> None:
         """After a run: when the tick is over, its output ends the loop or, refused, is said in an error message."""
@@ -618,7 +622,7 @@ class LoopUI(QObject):
         if errors:
             return "Not taken: " + "; ".join(str(problem) for problem in errors)
         change = turn_change(document, turn, audit)  # the exchange in short, as `run --llm` keeps it
-        if change.plan is None and change.solution is MISSING:
+        if change.plan is None and change.meta is None and change.solution is MISSING:
             return "Not taken: this turn is already the current plan."
         self.window.commands.take_turn(change, "Take the next turn")
         self.window.statusBar().showMessage(_taken(document, turn), 10_000)

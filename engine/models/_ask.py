@@ -21,6 +21,7 @@ from ..document._document import Document, Shape
 from ..document._validate import json_path
 from ..protocol._schemas import SchemaFault, schema_errors
 from ..run._execution import Execution
+from ..run._turns import meta_message
 from ._cassette import MODES, Cassette
 from ._prompt import STRATEGIES, Prompt, call_prompt, request_prompt
 from ._provider import Completion, Delta, ModelError, Provider
@@ -234,7 +235,8 @@ def apply_solution(document: Document, answer: Answer) -> str:
     """Put the model's solution where it is reviewed and run next; returns where, in words.
 
     A saved request gets it as its `solution` (what the protocol calls the request's answer); a bare context
-    or JSON Lines gets a plan message appended (with the final `output` when the model gave one).
+    or JSON Lines gets a plan message appended (with the final `output` when the model gave one), after a meta
+    message when the model's `meta` changes the context's (016).
     """
     solution = answer.value
     if document.shape is Shape.REQUEST:
@@ -243,5 +245,8 @@ def apply_solution(document: Document, answer: Answer) -> str:
     message: dict[str, Any] = {"type": "plan", "plan": solution["calls"]}
     if solution["output"] is not None:
         message["output"] = solution["output"]
+    meta = meta_message(document, solution.get("meta"))
+    if meta is not None:  # the identity the model gave back (016), as a turn taken appends it
+        document.context.append(meta)
     document.context.append({**message, "_model": answer.summary})
     return f"a plan message (message {len(document.context) - 1})"

@@ -187,6 +187,8 @@ class Loop:
         if problem is not None:  # nothing to take: said as a refused turn, never a TypeError midway
             raise TurnRefused([problem])
         change = turn_change(self.document, self.solution)
+        if change.meta is not None:
+            self.document.context.append(change.meta)
         if change.plan is not None:
             self.document.context.append(change.plan)
 
@@ -212,6 +214,8 @@ class Loop:
         self.solution = solution
         if change.solution is not MISSING:
             self.document.solution = change.solution
+        if change.meta is not None:
+            self.document.context.append(change.meta)
         if change.plan is not None:
             self.document.context.append(change.plan)
         self.execution.solution = solution

@@ -24,6 +24,7 @@ from ..document._validate import path_order, schema_violations
 from ..document._view import Messages
 from ..protocol._groups import PlanReading, read_plan
 from ..protocol._messages import MISSING, Form, body_of
+from ..protocol._methods import deep_merge
 from ..request._request import REFERENCE, Request, compose_request, output_schema
 from ..resolve._resolution import Diagnostic
 from ._setup import DelegateFinder
@@ -204,10 +205,12 @@ def _deepest(error: ValidationError) -> ValidationError:
 @dataclass(frozen=True)
 class TurnChange:
     """What taking a turn changes: the plan message appended (None: none), the request's new solution
-    (`MISSING`: a bare context, which has no solution slot)."""
+    (`MISSING`: a bare context, which has no solution slot), and the meta message appended before the plan
+    (None: none)."""
 
     plan: dict[str, Any] | None
     solution: Any
+    meta: dict[str, Any] | None = None
 
 
 def turn_change(document: Document, solution: Any, audit: dict[str, Any] | None = None) -> TurnChange:
@@ -216,6 +219,8 @@ def turn_change(document: Document, solution: Any, audit: dict[str, Any] | None 
     So the next request holds the plan, and the run record of these calls follows it (format.md §9). A
     bare context keeps a non-null output in that plan message (it has nowhere else); a saved request
     keeps it in its solution. A plan equal to the last one is not appended again (a reopened document).
+    The turn's `meta` (016: the identity it gives back, its version bumped) becomes a meta message before the
+    plan, so the next request sees the identity as it now is; one the context's meta holds already is not.
     `audit` (the model's exchange in short, `_model`) goes on the plan message, and on a saved request's
     solution (a solution that is an array of calls has no room for it).
     """
@@ -233,12 +238,23 @@ def turn_change(document: Document, solution: Any, audit: dict[str, Any] | None 
             plan["output"] = copy.deepcopy(output)
         if audit:
             plan["_model"] = copy.deepcopy(audit)
+    meta = meta_message(document, turn.get("meta"))
     if not request:
-        return TurnChange(plan, MISSING)
+        return TurnChange(plan, MISSING, meta)
     kept = copy.deepcopy(solution)
     if audit and isinstance(kept, dict):  # the final turn may leave no plan message: its exchange stays here
         kept["_model"] = copy.deepcopy(audit)
-    return TurnChange(plan, kept)
+    return TurnChange(plan, kept, meta)
+
+
+def meta_message(document: Document, meta: Any) -> dict[str, Any] | None:
+    """The meta message a turn's `meta` makes, unless the context's meta (as it resolves) holds it already."""
+    if not isinstance(meta, dict) or not meta:
+        return None
+    current = document.context.resolve("†meta")
+    if current.found and deep_merge(current.value, meta) == current.value:
+        return None
+    return {"type": "meta", "meta": copy.deepcopy(meta)}
 
 
 def current_turn(document: Document) -> Any:

@@ -308,6 +308,27 @@ def test_the_whole_request_becomes_the_solution_and_undo_takes_it_back(qtbot: An
     assert model.rowCount() == 1
 
 
+def test_a_bare_context_gets_the_models_meta_then_its_plan_in_one_step(qtbot: Any, tmp_path: Path,
+                                                                        window: MainWindow, fake_llm: Any) -> None:
+    """A bare context has no solution slot: the model's answer is a plan message, after a meta message when the
+    identity it gives back (016) changes the context's, as `contextdeck ask` writes it; one undo takes both."""
+    path = tmp_path / "bare.json"
+    path.write_text(json.dumps(ticket_document()["context"]))
+    with qtbot.waitSignal(window.document.documentShown, timeout=10000):
+        window.session.open(path)
+    fake_llm.push(Reply.json({"meta": {"path": "/tickets", "version": "2"}, "calls": [], "output": None}))
+    action(window, "Ask the Model for the Whole Request…").trigger()
+    dialog = window.models.dialogs[-1]  # type: ignore[attr-defined]
+    dialog.ask_button.click()
+    qtbot.waitUntil(lambda: dialog.status.text().startswith("Written"), timeout=5000)
+    context = window.session.document.context
+    before = len(ticket_document()["context"])
+    assert [message["type"] for message in context.messages[before:]] == ["meta", "plan"]
+    assert context.resolve("†meta.version").value == "2"
+    window.session.undo_stack.undo()
+    assert len(context) == before
+
+
 def test_the_prompt_dialog_is_made_ahead_a_slice_at_a_time(qtbot: Any, window: MainWindow, fake_llm: Any) -> None:
     """The prompt dialog made ahead is made, polished and laid out each in a slice of the window's turns of its
     own, another slice between them (the three in one turn were most of a frame after a big document opened)."""

@@ -252,6 +252,21 @@ def test_the_timeline_shows_the_solution_a_turn_sets_and_its_undo_takes_back(qtb
     assert window.timeline.table.model().rowCount() == len(window.context()) + 1
 
 
+def test_a_turns_meta_is_appended_before_its_plan_and_undone_with_it(qtbot: Any, window: MainWindow) -> None:
+    """016: a turn's meta (the identity, its version bumped) becomes a meta message before its plan, as
+    `contextdeck run` appends it; one undo takes both back."""
+    run_the_tick(qtbot, window)
+    dialog = open_turn(qtbot, window)
+    type_turn(qtbot, dialog, {**SECOND, "meta": {"path": "/notes", "version": "2"}})
+    before = len(window.context())
+    dialog.take_button.click()
+    qtbot.waitUntil(lambda: not dialog.isVisible())
+    assert [message["type"] for message in window.context().messages[before:]] == ["meta", "plan"]
+    assert state(window, "†meta.version") == "2"
+    window.session.undo_stack.undo()
+    assert len(window.context()) == before
+
+
 def test_ask_model_writes_the_turn_to_review_then_take(qtbot: Any, window: MainWindow, fake_llm: Any) -> None:
     """Ask Model sends the composed request to the configured model; its turn fills the text (checked), and
     Take Turn appends it with the model's exchange on the plan message."""

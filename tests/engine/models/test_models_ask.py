@@ -416,6 +416,17 @@ def test_a_bare_context_gets_the_calls_as_a_plan_message(fake_llm) -> None:
     assert (last["type"], last["plan"], last["output"]) == ("plan", [], {"reply": "done"})
 
 
+def test_a_bare_contexts_plan_follows_the_meta_the_model_gave_back(fake_llm) -> None:
+    """016: the model gives the request's identity back, its version bumped; a bare context gets it as a meta
+    message before the plan message, so the next request sees it (a saved request keeps it in its solution)."""
+    fake_llm.push(Reply.json({"meta": {"path": "/tickets", "version": "2"}, "calls": [], "output": None}))
+    doc = parse_document(json.dumps(ticket_document()["context"]).encode())
+    before = len(doc.context)
+    apply_solution(doc, asked(doc, asker(fake_llm)))
+    assert [message["type"] for message in doc.context.messages[before:]] == ["meta", "plan"]
+    assert doc.context.resolve("†meta").value == {"path": "/tickets", "version": "2"}
+
+
 def test_a_solution_that_breaks_the_schema_is_refused_with_the_reply(fake_llm) -> None:
     """A call to a tool the request does not offer is refused; the document is not changed."""
     fake_llm.push(Reply.json({"meta": {}, "calls": [{"_tool": "launchRockets"}], "output": None}))

@@ -197,3 +197,17 @@ def test_a_malformed_reference_in_a_turn_is_said_once_at_its_field_with_its_posi
     turn = {"calls": [{"_tool": "reportFailure", "error": "†state..error"}]}
     assert ("$.calls[0].error", "expected a path segment after '.', found '.' at position 7", "error") in problems(
         document, turn)
+
+
+def test_a_turns_meta_is_the_identity_the_next_request_sees() -> None:
+    """016: the context's meta is the request's identity, and the solution gives it back with its version bumped.
+    A turn's meta becomes a meta message before its plan, so the next request (and `†meta`) sees the new
+    version; a turn giving the identity back unchanged appends none."""
+    document = Document(Context([{"type": "meta", "meta": {"path": "/g/1", "version": "1.2.3"}},
+                                 {"type": "text", "text": "go"}]))
+    call = {"_tool": "think", "_output": 1, "_outputPath": "†state.a"}
+    loop = Loop(document, clock=CLOCK)
+    loop.take_turn({"meta": {"path": "/g/1", "version": "1.2.4"}, "calls": [call], "output": None})
+    assert [message["type"] for message in document.context.messages] == ["meta", "text", "meta", "plan"]
+    assert document.context.resolve("†meta.version").value == "1.2.4"
+    assert turn_change(document, {"meta": {"version": "1.2.4"}, "calls": [call]}).meta is None
