@@ -186,8 +186,7 @@ class Track:
     def __init__(self, kind: str, instance: str | None, lane: str | None) -> None:
         self.kind, self.instance, self.lane = kind, instance, lane
         self.paths: dict[Path, int] = {}  # path -> how many references follow it (a global track: in any view)
-        self.read: dict[Path, int] = {}  # path -> how many references of this very view read it
-        self.watches: set[Watch] = set()
+        self.read: dict[Path, list[Watch]] = {}  # path -> the watches of this very view that read it, once a reference
         self.fold: Fold | None = None
         self.results: dict[Path, Found] = {}  # of every path this view reads
 
@@ -244,7 +243,7 @@ class Watchers:
                 if ref.path not in track.paths:
                     fresh.add(track)
                 track.paths[ref.path] = track.paths.get(ref.path, 0) + 1
-            track.read[ref.path] = track.read.get(ref.path, 0) + 1
+            track.read.setdefault(ref.path, []).append(handle)
             handle.tracks[ref] = track
         self._builds.update(dict.fromkeys(fresh))  # (a build of one with fewer paths starts again)
         self._pending[handle] = None
@@ -269,8 +268,6 @@ class Watchers:
             if next(ranking, True) is None:
                 break  # (a piece of its results' sources ranked: the rest in the next calls)
             del self._pending[watch]
-            for track in watch.tracks.values():
-                track.watches.add(watch)
             watch._keep(watch.evaluate(lambda t, path: t.results[path], self._store.order.snapshot()), watch._seen)
             self._watches[watch] = None
             if watch is not quiet:
@@ -302,11 +299,11 @@ class Watchers:
     def remove(self, handle: Watch) -> None:
         self._watches.pop(handle, None)
         self._pending.pop(handle, None)
-        for ref, track in handle.tracks.items():
-            track.watches.discard(handle)
-            views = [None] if track.instance is None else [None, track.instance]
-            for view in views:
-                self._release(self._tracks[track.kind, view, track.lane], ref.path, view == track.instance)
+        for ref in handle.expression.references:  # (one reference twice is added twice)
+            track = handle.tracks[ref]
+            for view in [None] if track.instance is None else [None, track.instance]:
+                reader = handle if view == track.instance else None
+                self._release(self._tracks[track.kind, view, track.lane], ref.path, reader)
 
     def _track(self, kind: str, instance: str | None, lane: str | None) -> Track:
         track = self._tracks.get((kind, instance, lane))
@@ -315,7 +312,7 @@ class Watchers:
             self._by_lane.setdefault(kind, {}).setdefault(lane, []).append(track)
         return track
 
-    def _release(self, track: Track, path: Path, read: bool) -> None:
+    def _release(self, track: Track, path: Path, reader: Watch | None) -> None:
         track.paths[path] -= 1
         if not track.paths[path]:
             del track.paths[path]
@@ -327,8 +324,8 @@ class Watchers:
             if track.fold is not None:  # its marks and sources' chunks (a whole kind's): freed in slices later
                 sources = [p.sources for p in track.fold.state.probes] + [f.keys for f in track.results.values()]
                 let_go(track.fold.checkpoints.items, *map(list, track.fold.lanes.values()), sealed_chunks(sources))
-        if read:  # (after: a track let go of buries its results' chunks first)
-            track.read[path] -= 1
+        if reader is not None:  # (after: a track let go of buries its results' chunks first)
+            track.read[path].remove(reader)
             if not track.read[path]:
                 del track.read[path]
                 track.results.pop(path, None)
@@ -477,11 +474,10 @@ class Watchers:
             computed = results.get(track)
             return computed[path] if computed is not None else track.results[path]
 
-        # The paths each refolded track has a new result at: only the watches that read one can change.
-        moved = {t: {p for p, found in got.items() if found is not t.results.get(p)} for t, got in results.items()}
+        # The watches that read a path a refolded track has a new result at (not yet answered: `fold_some`'s).
         refolded = {
-            watch for track, paths in moved.items() if paths for watch in track.watches
-            if any(ref.path in moved.get(t, ()) for ref, t in watch.tracks.items())
+            watch for t, got in results.items() for p, found in got.items() if found is not t.results.get(p)
+            for watch in t.read[p] if watch not in self._pending
         }
         # Only the refolded watches can change: the others name the same messages (their keys), and a
         # renumbering alone is no change (`Watch.current` ranks them again when read). Watches of the same
