@@ -363,19 +363,20 @@ class State:
     def step(self, message_id: int, write: Write, order_key: int, last: bool = False) -> None:
         """One step of `_fold.fold`, for every probe at once (`order_key`: the message's, for diagnostics).
 
-        `last`: no other step follows before the state is kept (an append's one step): kept sources grow by
-        one copy into a new tuple, not into a list that `freeze` copies again (a whole kind has thousands)."""
+        `last`: an append's one step over a kept fold's probes: a probe it changes is copied first (the others stay
+        shared), and kept sources grow by one copy into a new tuple, not a list `freeze` copies again."""
         root, reason, concerns = attempt(self.root, write)
         if reason is not None:
-            self._failed(order_key, reason, concerns)
+            self._failed(order_key, reason, concerns, last)
             return
         path = write.path
         size = len(path)
         old_root, self.root = self.root, root
-        for probe in self.probes:
+        for index, probe in enumerate(self.probes):
             if probe.path[:size] != path[: len(probe.path)]:  # neither is a prefix of the other
                 continue
             effect = _effect(write, old_root, probe.path)
+            probe = self.probes[index] = probe.copy() if last and effect else probe
             if effect == "reset":
                 probe.sources = [message_id]
                 probe.resets += 1
@@ -398,13 +399,14 @@ class State:
                     probe.trail.append(change)
 
 
-    def _failed(self, order_key: int, reason: str, path: Path | None) -> None:
+    def _failed(self, order_key: int, reason: str, path: Path | None, last: bool) -> None:
         """A write that could not be applied: one problem, kept once, for the probes it concerns (those on
         its path, above or below it; every probe when `path` is None)."""
         problem = (order_key, reason)
         size = 0 if path is None else len(path)
-        for probe in self.probes:
+        for index, probe in enumerate(self.probes):
             if path is None or probe.path[:size] == path[: len(probe.path)]:  # one is a prefix of the other
+                probe = self.probes[index] = probe.copy() if last else probe
                 probe.diagnostics = probe.diagnostics.plus(problem)
 
 

@@ -313,7 +313,7 @@ def step(
 ) -> Fold:
     """The fold after an appended write to a track of `lane` whose own layer is `layer` (`own`: the write is
     in that layer; else it is a global write under an instance track)."""
-    state = old.state.copy()
+    state = State(list(old.state.probes), old.state.root)  # (the probes it changes are copied: `State.step`)
     write = store.writes[message_id]
     order_key = store.order.key[message_id]
     state.step(message_id, write, order_key, last=True)
