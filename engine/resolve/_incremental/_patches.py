@@ -183,14 +183,10 @@ def cover(
     branches = _branches_of(targets)
     if branches is not None and layer.subset(branches[0]) is subset:
         lane, names = branches
-        after = key(subset[position - 1]) if position else None
-        ids = []
-        for name in names:
-            branch = layer.branch(lane, name)
-            ids += branch[0 if after is None else bisect_right(branch, after, key=key) :]
-        if len(names) > 1:
-            ids = sorted(set(ids), key=key)
-        start, place = 0, lambda message_id: bisect_left(subset, key(message_id), key=key)
+        branches_read = [layer.branch(lane, name) for name in names]  # (one is read in place, not copied)
+        ids = branches_read[0] if len(names) == 1 else sorted(set().union(*branches_read), key=key)
+        start = 0 if not position else bisect_right(ids, key(subset[position - 1]), key=key)
+        place = lambda message_id: bisect_left(subset, key(message_id), key=key)  # noqa: E731
     covered: list[int | None] = [None] * len(targets)
     left = len(targets)
     for index in range(start, len(ids)):
