@@ -318,9 +318,9 @@ def step(
     order_key = store.order.key[message_id]
     state.step(message_id, write, order_key, last=True)
     for before, probe in zip(old.state.probes, state.probes, strict=True):
-        if not probe.path and probe.resets == before.resets and len(probe.sources) == len(before.sources) + 1:
-            # A whole kind's thousands of sources grew by this write: say so, so that its result's keys are
-            # the old ones plus one (`_watches._grown`), not found by comparing the two.
+        if probe.resets == before.resets and len(probe.sources) == len(before.sources) + 1:
+            # Its sources grew by this write: said, so that its result's keys are the old ones plus one (`_grown`),
+            # and so are an instance fold's over it (`_SharedSources`), with no comparison of the two.
             probe.edits = (SourceEdit(kept(before.sources), [], [order_key]),)
     gaps, checkpoints, lanes = old.gaps, old.checkpoints, old.lanes
     if own:
@@ -662,7 +662,11 @@ class _SharedSources(NamedTuple):
         """How the sources `now` + the rest of `final` differ from `final` (`was` + the rest), as order keys (a
         fold's sources name each message once); None when a message lost has no key that is known."""
         size, before = self.bases[index]
-        if not now.resets == resets == before or (self.low < 0 and tuple(now.sources[:size]) != tuple(was)):
+        # (Under a changed global fold, its new part is the old one grown when it only gained messages, none before
+        # the old one's last: a global step tells it, `step`; else the two are compared.)
+        grown = self.low >= 0 or (
+            any(e.sources is was and not e.lost for e in now.edits) and now.sources[size - 1 : size] == was[-1:])
+        if not now.resets == resets == before or (not grown and tuple(now.sources[:size]) != tuple(was)):
             size = 0  # a side reset them, or the new global part is not the old one grown: they share none
         then, it = set(was[size:]), set(now.sources[size:])  # (`Ids` slice from the chunk the cut falls in)
         keys, low, lost = self.keys, self.low, then - it
