@@ -14,7 +14,7 @@ Decided from the writes' paths, methods and values alone; `tests/engine/resolve/
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from itertools import compress
 from operator import is_not
@@ -92,9 +92,9 @@ def patch_to(now: Any, then: Any, lane: str | None, paths: list[Path], layer: La
         covered, stop = once(layer, (id(subset), position, group), cover, subset, position, writes, group, layer, key)
         if stop is not None:
             if blocked is not None:
-                blocked[targets] = key(subset[stop])
+                blocked[targets] = stop
             return None
-        until.update((t, None if at is None else key(subset[at])) for t, at in zip(group, covered, strict=True))
+        until.update(zip(group, covered, strict=True))
     return [(patch_at(t, now, then), until[t]) for t in targets]
 
 
@@ -171,22 +171,20 @@ def cover(
     key: Callable[[int], int],
 ) -> tuple[tuple[int | None, ...], int | None]:
     """How the writes of a lane from `position` on act on two roots that differ only at `targets`
-    (`differences`): for each target, the position of the first write that replaces it (or a parent)
+    (`differences`): for each target, the order key of the first write that replaces it (or a parent)
     whatever it was, from where the two agree there (None: no write does, and none acts on it), and the
-    position of a write that acts on one by what it is, from where they may fold apart (None: none).
+    order key of a write that acts on one by what it is, from where they may fold apart (None: none).
 
     When `subset` is a lane of `layer` (by the order `key`), targets below one branch `lane.key`
     read only that branch's writes (`Layer.branch`): a write that touches none of them leaves every
     target alone, so skipping it changes nothing (a deep field of a lane written hundreds of times)."""
-    ids: list[int] = subset
-    start, place = position, None
+    ids, start = subset, position
     branches = _branches_of(targets)
     if branches is not None and layer.subset(branches[0]) is subset:
         lane, names = branches
         branches_read = [layer.branch(lane, name) for name in names]  # (one is read in place, not copied)
         ids = branches_read[0] if len(names) == 1 else sorted(set().union(*branches_read), key=key)
         start = 0 if not position else bisect_right(ids, key(subset[position - 1]), key=key)
-        place = lambda message_id: bisect_left(subset, key(message_id), key=key)  # noqa: E731
     covered: list[int | None] = [None] * len(targets)
     left = len(targets)
     for index in range(start, len(ids)):
@@ -196,9 +194,9 @@ def cover(
                 continue
             acts = acts_on(write, target)
             if acts is False:
-                return tuple(covered), index if place is None else place(ids[index])
+                return tuple(covered), key(ids[index])
             if acts:
-                covered[number] = index if place is None else place(ids[index])
+                covered[number] = key(ids[index])
                 left -= 1
         if not left:
             break

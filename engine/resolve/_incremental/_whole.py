@@ -493,9 +493,10 @@ def _placed_differences(
         return None
     question, layer = (id(subset), position, targets), edit.layer
     covered, acting = once(layer, question, cover, subset, position, edit.writes, targets, layer, edit.key)
+    at = [None if k is None else bisect_left(subset, k, key=edit.key) for k in (*covered, acting)]  # (positions)
     new, old = {lane: now}, {lane: then}
-    patches = [(patch_at(target, new, old), at) for target, at in zip(targets, covered, strict=True)]
-    return patches, acting
+    patches = [(patch_at(target, new, old), place) for target, place in zip(targets, at[:-1], strict=True)]
+    return patches, at[-1]
 
 
 def _ahead(

@@ -194,7 +194,8 @@ def test_the_order_of_an_objects_keys_is_kept_by_every_write_that_does_not_repla
 
 
 def test_the_writes_after_a_difference_cover_it_leave_it_or_stop() -> None:
-    """`cover` reads the writes of a lane until each difference is covered, or one acts on it."""
+    """`cover` reads the writes of a lane until each difference is covered, or one acts on it (each told by the
+    write's order key: here, its id)."""
     writes = {
         1: Write(("a", "x"), "set", 1),  # covers a.x
         2: Write(("a", "y"), "set", 1),  # elsewhere
@@ -203,11 +204,11 @@ def test_the_writes_after_a_difference_cover_it_leave_it_or_stop() -> None:
     }
     x, b = Difference(("a", "x")), Difference(("a", "b"))
     alone = Layer()  # (not the layer of these lists: every write of them is read)
-    assert cover([1, 2, 3, 4], 0, writes, (x,), alone, int) == ((0,), None)
+    assert cover([1, 2, 3, 4], 0, writes, (x,), alone, int) == ((1,), None)
     assert cover([1, 2, 3, 4], 1, writes, (x,), alone, int) == ((None,), None)
-    assert cover([1, 2, 3, 4], 0, writes, (x, b), alone, int) == ((0, None), 2)
-    assert cover([1, 2, 4, 3], 0, writes, (x, b), alone, int) == ((0, 2), None)
-    assert cover([1, 2, 3, 4], 0, writes, (x, b._replace(order=True)), alone, int) == ((0, 3), None)  # its keys' order
+    assert cover([1, 2, 3, 4], 0, writes, (x, b), alone, int) == ((1, None), 3)
+    assert cover([1, 2, 4, 3], 0, writes, (x, b), alone, int) == ((1, 4), None)
+    assert cover([1, 2, 3, 4], 0, writes, (x, b._replace(order=True)), alone, int) == ((1, 4), None)  # its keys' order
 
 
 branch_writes = st.sampled_from(
