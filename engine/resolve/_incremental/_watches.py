@@ -195,14 +195,7 @@ Plan = dict[Track, TrackEdit]
 Identity = tuple[str, str | None]
 
 
-class Renewal(NamedTuple):
-    """A watch's new resolution after an edit, and whether its watcher sees a change."""
-
-    watch: Watch
-    resolution: Resolution
-    changed: bool
-
-
+Renewal = tuple[Watch, Resolution, bool]  # a watch's new resolution after an edit; whether its watcher sees a change
 # What an edit does to the watches: the new folds, the refolded tracks' results, each renewed watch.
 Outcome = tuple[dict[Track, Fold], dict[Track, dict[Path, Found]], list[Renewal]]
 
@@ -483,7 +476,7 @@ class Watchers:
         # renumbering alone is no change (`Watch.current` ranks them again when read). Watches of the same
         # expression in the same view read the same results: one evaluation serves them all (a resolution
         # is frozen, so they can share it).
-        fresh = []
+        fresh: list[Renewal] = []
         made: dict[tuple[str, str | None], tuple[Resolution, Union]] = {}
         for watch in sorted(refolded, key=lambda watch: watch.serial):  # in creation order
             same = (watch.expression.source, watch.instance)
@@ -493,7 +486,7 @@ class Watchers:
             else:
                 made[same] = (resolution := watch.evaluate(now, ranks, told)), watch._union
             old = watch._resolution
-            fresh.append(Renewal(watch, resolution, changed(old, resolution, old._keys)))
+            fresh.append((watch, resolution, changed(old, resolution, old._keys)))
         return folds, results, fresh
 
     def _relabelled(self) -> Outcome:
@@ -517,7 +510,7 @@ class Watchers:
         for watch in self._watches:
             resolution = watch.evaluate(lambda track, path: results[track][path], ranks)
             was = Keys.owning([renamed.get(key, -1) for key in watch._resolution._keys])  # -1: removed since
-            fresh.append(Renewal(watch, resolution, changed(watch._resolution, resolution, was)))
+            fresh.append((watch, resolution, changed(watch._resolution, resolution, was)))
         self._store.order.renamed = None  # followed: the old keys are not needed any more
         return folds, results, fresh
 
