@@ -36,8 +36,7 @@ if TYPE_CHECKING:
 TrackCheckpoint = Checkpoint[ProbeState]
 
 
-@dataclass(frozen=True, slots=True)
-class Rebase:
+class Rebase(NamedTuple):
     """Old marks `start` to `end` (exclusive) as a splice left them: rebased from the checkpoint `matched`
     to `here`, their roots patched by `patch` (None: none)."""
 
@@ -243,7 +242,7 @@ LaneMark = Checkpoint[None]  # a lane's value (MISSING: none yet) just after one
 LaneMarks = dict[str, tuple[LaneMark, ...]]  # per lane, in order; built lazily, so some may be missing
 
 
-@dataclass
+@dataclass(slots=True)
 class Fold:
     """One track's fold: the global state it continued from, its own state, gaps and checkpoints (and,
     for a whole-kind track, its lanes' marks: `_whole`)."""
@@ -258,7 +257,7 @@ class Fold:
         self.state.freeze()
 
 
-@dataclass
+@dataclass(slots=True)
 class TrackEdit:
     """What an edit asks of one track.
 
@@ -490,12 +489,12 @@ class _TrackRepair:
         edited = work.edited
         assert edited is not None
         assert work.low is not None
-        ahead, ahead_gaps, ahead_marks = self.state.copy(), list(self.gaps), list(self.fresh)
-        fold_lane(ahead, layer, lane, writes, key, work.low - 1, ahead_gaps, after=self.after, checkpoints=ahead_marks)
-        if not isinstance(ahead.root, dict):  # fold the usual way
+        state = self.state
+        fold_lane(state, layer, lane, writes, key, work.low - 1, self.gaps, after=self.after, checkpoints=self.fresh)
+        if not isinstance(state.root, dict):  # fold the usual way, from the mark again
+            self.resume()
+            self.fresh = []
             return None
-        state = self.state = ahead
-        self.gaps, self.fresh = ahead_gaps, ahead_marks
         position = bisect_left(subset, work.low, key=key)
         previous = subset[position - 1] if position else None
         bases = [(len(probe.sources), probe.resets) for probe in state.probes]  # what both sides share
