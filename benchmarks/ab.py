@@ -4,11 +4,13 @@
 
 Each REV (a commit or branch; `.` is the working tree) has its `engine/` exported into a package of its own in a
 temporary folder and imported beside the others. Every engine gets the same document, watches and edits as
-`classes.py` (`run.py`'s seeds), and each edit is applied to every engine in turn, the order reversed at every
-other edit, each timed alone in CPU time with the collector off. Separate runs on a shared machine move by a tenth
-or more with the load; edit by edit, the engines share it: a commit against itself (an A/A run) comes out within a
-few per cent, so a difference beyond that is the code's. Prints, per class of edit, each engine's median and p99
-and the median of its per-edit ratio to the first engine.
+`classes.py` (`run.py`'s seeds), and each edit is applied to every engine in turn, each timed alone in CPU time with
+the collector off. The order rotates, so that each engine goes first as often as every other: an engine that makes
+an edit right after another made the same one finds the code and the interpreter's caches warm, and with the order
+only reversed every other edit, the engines between the first and the last always did, a few per cent cheaper.
+Separate runs on a shared machine move by a tenth or more with the load; edit by edit, the engines share it: a
+commit against itself (an A/A run) comes out within a few per cent, so a difference beyond that is the code's.
+Prints, per class of edit, each engine's median and p99 and the median of its per-edit ratio to the first engine.
 """
 
 from __future__ import annotations
@@ -88,7 +90,7 @@ def _compare(workload: bench.Workload, revisions: list[str], engines: list[Any],
         change = bench.edit(edit_rng, len(contexts[0]), workload.message)
         name = classes._class_of(contexts[0], change)
         spent = [0.0] * len(engines)
-        turn = range(len(engines)) if number % 2 == 0 else reversed(range(len(engines)))
+        turn = [(number + k) % len(engines) for k in range(len(engines))]
         for which in turn:
             fields = {field: getattr(change, field) for field in change.__dataclass_fields__}
             if "message" in fields:  # each context its own copy
