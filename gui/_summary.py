@@ -55,14 +55,17 @@ def one_line(text: str, limit: int = LIMIT) -> str:
     return flat if len(flat) <= limit else flat[:limit].rstrip() + "…"
 
 
-def _parts_line(parts: list[dict[str, Any]]) -> str:
+def _parts_line(parts: list[Any]) -> str:
     """A message's parts as a line: their texts, and each other part by its type (an image's data URL can be
     megabytes), read only as far as a summary shows."""
     words: list[str] = []
     size = 0
     for part in parts:
         text = part_text(part)
-        word = f"[{part.get('type', 'part')}]" if text is None else text[: LIMIT * 2]
+        if text is not None:
+            word = text[: LIMIT * 2]
+        else:
+            word = f"[{part.get('type', 'part')}]" if isinstance(part, dict) else short_json(part, LIMIT)
         words.append(word)
         size += len(word) + 1
         if size > LIMIT * 2:
@@ -74,7 +77,7 @@ def message_summary(message: dict[str, Any], info: MessageInfo) -> str:
     """What a timeline row says about a message after its kind and instance."""
     if info.form is Form.TEXT:
         role, text = text_of(message)
-        if isinstance(text, list) and text and all(isinstance(part, dict) for part in text):
+        if isinstance(text, list) and text and isinstance(text[0], dict):
             return f"{role}: {one_line(_parts_line(text))}"
         said = one_line(text) if isinstance(text, str) else short_json(text)
         return f"{role}: {said}"

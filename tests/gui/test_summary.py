@@ -53,3 +53,13 @@ def test_a_message_of_parts_is_summarised_as_its_texts_and_the_other_parts_types
     assert line.startswith("user: What is this? [image_url] Be brief. Be brief.")
     assert line.endswith("…")
     assert len(line) <= LIMIT + len("user: ") + 1
+
+
+def test_a_part_that_is_not_an_object_is_said_in_its_place() -> None:
+    """A content of a million parts, one of them not an object, is summarised part by part from its first ones,
+    not as the JSON of the whole list (nor checked whole for every row painted)."""
+    parts: list[object] = [{"type": "text", "text": "word"}] * 1_000_000
+    parts[1] = 7
+    message = {"role": "user", "content": parts}
+    line = message_summary(message, classify(message))
+    assert line.startswith("user: word 7 word word")
