@@ -33,6 +33,7 @@ class Reply:
     usage: dict[str, int] = field(default_factory=lambda: {"prompt_tokens": 11, "completion_tokens": 7})
     model: str = "fake-small"
     call_id: str = "call_1"  # the id of the tool call, when `tool` is given
+    refusal: str | None = None  # the model refused (structured outputs): `content` null, this text instead
 
     @classmethod
     def json(cls, value: Any, **options: Any) -> Reply:
@@ -144,6 +145,8 @@ class _Server(ThreadingHTTPServer):
 
 def _completion(reply: Reply) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+    if reply.refusal is not None:
+        message["refusal"] = reply.refusal
     if reply.tool is not None:
         name, arguments = reply.tool
         message["tool_calls"] = [
@@ -178,6 +181,9 @@ def _chunks(reply: Reply, include_usage: bool) -> list[dict[str, Any]]:
                 call["function"]["name"] = name
             chunks.append(chunk({"tool_calls": [call]}))
         chunks.append(chunk({}, "tool_calls"))
+    elif reply.refusal is not None:
+        chunks.extend(chunk({"refusal": piece}) for piece in _cut(reply.refusal, reply.pieces))
+        chunks.append(chunk({}, "stop"))
     else:
         chunks.extend(chunk({"content": piece}) for piece in _cut(reply.content or "", reply.pieces))
         chunks.append(chunk({}, "stop"))

@@ -125,7 +125,8 @@ class Asker:
             "digest": key, "model": completion.model, "endpoint": _public(self.provider.endpoint.base_url),
             "strategy": strategy, "parameters": self.provider.endpoint.parameters,
             "request": {"model": self.provider.endpoint.model, **prompt.body(strategy)},
-            "response": {"text": completion.text, "tool": completion.tool, "finish_reason": completion.finish_reason},
+            "response": {"text": completion.text, "tool": completion.tool, "finish_reason": completion.finish_reason,
+                         **({"refusal": completion.refusal} if completion.refusal else {})},
             "usage": completion.usage, "latency_ms": completion.latency_ms,
         }
         self.cassette.put(exchange)
@@ -150,6 +151,10 @@ class Asker:
         tally = self.tally
         self.tally = Tally(tally.asked + (not replayed), tally.replayed + replayed, tally.tokens + tokens)
         text = str(exchange.get("response", {}).get("text", ""))
+        refusal = exchange.get("response", {}).get("refusal")
+        if isinstance(refusal, str) and refusal and not text.strip():
+            raise ModelError(self.endpoint_label, prompt.subject, "invalid", f"the model refused: {refusal!r}",
+                             reply=refusal)
         try:
             value = parse_answer(prompt, text)
         except ValueError as error:

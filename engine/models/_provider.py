@@ -100,6 +100,7 @@ class Completion:
     usage: dict[str, int]
     latency_ms: int
     model: str
+    refusal: str | None = None  # the model declined to answer (structured outputs): its words, and no text
 
 
 def client_for(endpoint: Endpoint, **options: Any) -> AsyncOpenAI:
@@ -238,14 +239,15 @@ class Provider:
             raise _failure(self.endpoint, error) from None
         except (ValueError, TypeError, AttributeError, KeyError) as error:
             raise _failure(self.endpoint, error) from None
-        text, tool, finish, usage, model = gathered
+        text, tool, finish, usage, model, refusal = gathered
         latency = round((time.monotonic() - started) * 1000)
-        return Completion(text, tool, finish, usage, latency, model or self.endpoint.model)
+        return Completion(text, tool, finish, usage, latency, model or self.endpoint.model, refusal or None)
 
     async def _stream(self, request: dict[str, Any], on_delta: Delta) -> tuple[Any, ...]:
         stream = await self.client.chat.completions.create(
             **request, stream=True, stream_options={"include_usage": True})
         parts: list[str] = []
+        refused: list[str] = []
         tool: str | None = None
         finish: str | None = None
         usage: dict[str, int] = {}
@@ -257,6 +259,7 @@ class Provider:
                 for choice in chunk.choices or ():
                     finish = choice.finish_reason or finish
                     delta = choice.delta
+                    refused.append(getattr(delta, "refusal", None) or "")
                     piece = delta.content or ""
                     for call in delta.tool_calls or ():
                         if call.function is not None:
@@ -265,7 +268,7 @@ class Provider:
                     if piece:
                         parts.append(piece)
                         on_delta(piece)
-        return "".join(parts), tool, finish, usage, model
+        return "".join(parts), tool, finish, usage, model, "".join(refused)
 
 
 def _gather(response: Any) -> tuple[Any, ...]:
@@ -279,4 +282,5 @@ def _gather(response: Any) -> tuple[Any, ...]:
         if function is not None:
             tool, text = function.name, function.arguments or ""
             break
-    return text, tool, choice.finish_reason, _usage(response.usage), response.model
+    refusal = getattr(message, "refusal", None)
+    return text, tool, choice.finish_reason, _usage(response.usage), response.model, refusal

@@ -405,6 +405,24 @@ def test_asking_the_whole_request_puts_the_calls_in_the_solution(fake_llm) -> No
     assert doc.context.resolve("†state.label").value == {"label": "damage"}
 
 
+@pytest.mark.parametrize("streamed", [False, True])
+def test_a_refusal_is_said_with_its_words_and_replayed_the_same(fake_llm, streamed) -> None:
+    """Under structured outputs a model may refuse: no content, its words in `refusal`. The answer is refused
+    saying so, with those words as the reply (not "not JSON" of an empty text), and replays the same."""
+    fake_llm.push(Reply(refusal="I can't help with that."))
+    doc, cassette = document(), Cassette()
+    model = asker(fake_llm, cassette)
+    with pytest.raises(ModelError) as caught:
+        closing(model, ask_request(doc, model, on_delta=(lambda piece: None) if streamed else None))
+    assert (caught.value.kind, caught.value.reply) == ("invalid", "I can't help with that.")
+    assert "the model refused: \"I can't help with that.\"" in str(caught.value)
+    replaying = asker(fake_llm, cassette)
+    with pytest.raises(ModelError) as again:
+        closing(replaying, ask_request(doc, replaying))
+    assert again.value.reply == "I can't help with that."
+    assert len(fake_llm.requests) == 1
+
+
 def test_a_bare_context_gets_the_calls_as_a_plan_message(fake_llm) -> None:
     """Without a solution slot the calls become a plan message at the end, carrying the final output too."""
     fake_llm.push(Reply.json({"meta": {}, "calls": [], "output": {"reply": "done"}}))
