@@ -41,20 +41,13 @@ class DocumentSettings:
         self._restoring = True
         # Before the views take the new document: the watches panel would make the old document's pins on it,
         # and `restore` then remove them and make its own.
-        self._remove_watches()
-
-    def _remove_watches(self) -> None:
-        model = self._window.watches.model
-        for row in reversed(range(model.rowCount())):
-            model.remove(row)
+        self._window.watches.model.set_pins([])
 
     def restore(self) -> None:
-        sidecar, model = self._window.session.sidecar, self._window.watches.model
+        sidecar = self._window.session.sidecar
         self._restoring = True
         try:
-            self._remove_watches()
-            for text in _strings(sidecar.value(WATCHES, [])):
-                model.add(text)
+            self._window.watches.model.set_pins(_strings(sidecar.value(WATCHES, [])))
             self._window.state_view.set_expanded_paths(_strings(sidecar.value(EXPANDED, [])))
         finally:
             self._restoring = False

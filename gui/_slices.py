@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterable
+from typing import Protocol
 from weakref import WeakMethod
 
 import shiboken6
@@ -39,7 +41,11 @@ WAITS = 3  # turns let go by in a row at most (an edit's own turn, then the repa
 # An engine tick running in the window (`Pace`) lets the event loop turn once the turn has used this much.
 TICK_TURN_S = 0.025
 STUCK_S = 0.1  # pieces of a tick held this long in one turn go on: the loop does not say when its turns begin
-FREE_S = 0.003  # one slice of freeing what the engine let go of (`free_in_slices`)
+FREE_S = 0.003  # one slice of freeing what the engine let go of (`free_in_slices`), or of closing (`close_later`)
+
+
+class Closable(Protocol):
+    def close(self) -> None: ...
 
 
 class Slices(QObject):
@@ -54,6 +60,7 @@ class Slices(QObject):
         self._timer.timeout.connect(self._run)
         self._turn_began = time.thread_time()
         self._waited = 0  # turns let go by in a row
+        self._closing: deque[Closable] = deque()  # (`close_later`)
         self.turns = 0  # turns of the event loop begun so far
         self.last = ""  # the job the last slice ran (`Class.method`): what the benchmark's turn reports name
         dispatcher = QAbstractEventDispatcher.instance(self.thread())
@@ -84,6 +91,20 @@ class Slices(QObject):
         """One slice of freeing what the engine let go of (`free_in_slices`)."""
         if not free_some(time.perf_counter() + FREE_S):
             self.start(self.free)
+
+    def close_later(self, things: Iterable[Closable]) -> None:
+        """Close `things` in slices, in order, as many a slice as fit `FREE_S`: the watches of a document being
+        replaced, whose closing lets go of their folds (each may be a whole kind's at a million messages: hundreds
+        of them were most of the frame of the turn that handed the new document over)."""
+        self._closing.extend(things)
+        self.start(self._close_some)
+
+    def _close_some(self) -> None:
+        deadline = time.thread_time() + FREE_S
+        while self._closing and time.thread_time() < deadline:
+            self._closing.popleft().close()
+        if self._closing:
+            self.start(self._close_some)
 
     @property
     def pending(self) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -157,12 +157,11 @@ class WatchModel(QAbstractTableModel):
         return at
 
     def set_context(self, context: Context | None, at: int | None = None) -> None:
-        for pin in self._pins:
-            self._close(pin)
         if self._cursor is not None:
             for signal in _edits(self._cursor.context):
                 signal.disconnect(self._edited)
-            self._cursor.close()
+            self._close_later(self._pins)  # (then the cursor, its watches closed)
+            slices().close_later([self._cursor])
         self._cursor = None if context is None else Cursor(context, at, sliced=True)
         if context is not None:
             # after the cursor's own handlers: its pending watches
@@ -257,6 +256,18 @@ class WatchModel(QAbstractTableModel):
         self._warm_later()
         return pin
 
+    def set_pins(self, texts: Iterable[str]) -> None:
+        """Pin `texts` instead of what is pinned (a document's own pins when it opens), in one reset of the rows: a
+        document brings back hundreds in the turn that hands it over. The watches of the pins it replaces are closed
+        in slices (`Slices.close_later`): the document they follow is being replaced."""
+        self.beginResetModel()
+        self._close_later(self._pins)
+        self._pins = [PinnedWatch(*parse_pin(text)) for text in texts]
+        for pin in self._pins:
+            self._evaluate(pin)
+        self.endResetModel()
+        self._warm_later()
+
     def remove(self, row: int) -> None:
         self.beginRemoveRows(_ROOT, row, row)
         self._close(self._pins.pop(row))
@@ -285,6 +296,11 @@ class WatchModel(QAbstractTableModel):
             return
         if not pin.handle.resolved:  # its first fold at the cursor, a slice at a time; called back when done
             slices().start(self._work)
+
+    def _close_later(self, pins: list[PinnedWatch]) -> None:
+        slices().close_later([pin.handle for pin in pins if pin.handle is not None])
+        for pin in pins:
+            pin.handle = None
 
     def _close(self, pin: PinnedWatch) -> None:
         if pin.handle is not None:

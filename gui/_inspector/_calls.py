@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -45,7 +44,6 @@ BREAKPOINT_ROLE = Qt.ItemDataRole.UserRole + 3
 
 GUTTER, NUMBER, TOOL, STATUS, DETAIL = range(5)
 LARGE_CONTEXT = 10_000
-CLOSE_S = 0.003  # GUI-thread CPU a slice spends closing a previous document's watches
 HEADERS = ("", "#", "tool", "status", "detail")
 
 Reads = dict[tuple[str, str | None], Watch]  # (expression, instance) -> the watch that keeps its fold current
@@ -145,7 +143,6 @@ class CallsModel(QAbstractTableModel):
         self._restore_kept = False  # a new document: its kept breakpoints are placed on its calls
         self._changed_rows: set[int] = set()
         self._reads: dict[tuple[str, str | None], Watch] = {}  # see `_keep_reads_current`
-        self._closing: list[Watch] = []  # a previous document's, closed a few a slice (`_close_some`)
         self._shown: list[tuple[str, str]] = []  # each row's status and detail as last painted
         # The calls the rows were made from: an execution's own plans change in place when a loop's next
         # turn resets it, so they cannot say afterwards which call a breakpoint's row was.
@@ -175,9 +172,8 @@ class CallsModel(QAbstractTableModel):
             for signal in self._signals(self._context):
                 signal.disconnect(self.schedule_refresh)
         if self._context is not context:  # the old document's watches close in slices, not in the hand-over
-            self._closing += self._reads.values()
+            slices().close_later(self._reads.values())
             self._reads = {}
-            slices().start(self._close_some)
         self._keep_reads_current([])
         self._context, self._solution = context, solution
         self._reads = dict(reads or {})
@@ -193,15 +189,6 @@ class CallsModel(QAbstractTableModel):
             slices().start(self._judge)
         else:
             self.refresh()
-
-    def _close_some(self) -> None:
-        """Close a previous document's watches until the slice's budget is spent: closing one lets go of its
-        folds (a whole lane's at a million messages), and all of them were 10 ms of the hand-over."""
-        deadline = time.thread_time() + CLOSE_S
-        while self._closing and time.thread_time() < deadline:
-            self._closing.pop().close()
-        if self._closing:
-            slices().start(self._close_some)
 
     def _forget(self) -> None:
         """No rows until the next refresh (the previous document's are gone); the reads kept are kept."""

@@ -223,6 +223,34 @@ def test_a_document_reopened_following_the_latest_folds_its_pins_after_the_hand_
     assert [pin.resolution for pin in model.pins] == [context.resolve("†state"), context.resolve("†state.k3")]
 
 
+def test_a_document_reopened_following_the_latest_closes_the_old_pins_after_the_hand_over(
+        qtbot: Any, open_messages: Any) -> None:
+    """Reopened while Follow Latest is on, the old document's pins' live watches (each may let go of a kind's fold)
+    are closed in slices after the hand-over, not in it; and the pins come back in one reset of the rows."""
+    window = open_messages([{"type": "state", "data": {f"k{n % 7}": n}} for n in range(300)], "long.json")
+    window.set_follow_latest(True)
+    model = window.watches.model
+    for text in ("†state", "†state.k3", "†state.k4"):
+        model.add(text)
+    qtbot.waitUntil(lambda: not model.is_busy(), timeout=5000)
+    old = [pin.handle.live for pin in model.pins if pin.handle is not None]
+    watchers = window.context()._watchers
+    assert len(old) == 3
+    assert all(watch is not None for watch in old)
+    handed: list[int] = []
+    window.session.documentReplaced.connect(lambda: handed.append(len(watchers._watches)))
+    rows: list[str] = []
+    model.rowsInserted.connect(lambda *_: rows.append("inserted"))
+    model.modelReset.connect(lambda: rows.append("reset"))
+    with qtbot.waitSignal(window.document.documentShown, timeout=10000):
+        window.session.open(window.session.path)
+    assert handed == [3]  # still open as the new document is handed over
+    qtbot.waitUntil(lambda: not watchers._watches and not watchers._tracks, timeout=5000)
+    assert "inserted" not in rows
+    assert rows.count("reset") == 2  # the old pins gone, the document's own back
+    assert [pin.label for pin in model.pins] == ["†state", "†state.k3", "†state.k4"]
+
+
 def test_a_narrow_pane_gives_the_value_room(qtbot: Any) -> None:
     """In a pane as narrow as the window's bottom dock, the value column keeps a third of the width (it was cut to
     "missin…" between the expression's 260 pixels and the sources'); with room again the columns take back their
