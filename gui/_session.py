@@ -10,6 +10,7 @@ import dataclasses
 import os
 import time
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -366,7 +367,7 @@ class DocumentSession(QObject):
         # worth of the GUI thread on its own.
         _let_go_of(task.document.context.messages)
         if task.key != self._key or not self.is_dirty():
-            self._recovery.remove(task.key)  # saved or replaced while it was being written
+            self._remove_recovery(task.key)  # saved or replaced while it was being written
         elif isinstance(result, Path):
             self.autosaved.emit(result)
         else:
@@ -377,9 +378,14 @@ class DocumentSession(QObject):
 
     def _drop_recovery(self) -> None:
         if self._autosave_task is None:
-            self._recovery.remove(self._key)
+            self._remove_recovery(self._key)
         # else: the write under way removes its file when it sees it is no longer wanted
         self._key = new_key()
+
+    def _remove_recovery(self, key: str) -> None:
+        # On a worker (`close` waits for it): unlinking a big file is the kernel freeing its blocks, in the thread
+        # that asks; a million messages' was most of the frame of the turn that handed the next document over.
+        self._pool.start(partial(self._recovery.remove, key))
 
     def recovery_candidates(self) -> list[RecoveryCandidate]:
         """Unsaved work left behind by sessions that are no longer running, newest first."""
@@ -396,8 +402,9 @@ class DocumentSession(QObject):
         self._pool.waitForDone()
         task, self._autosave_task = self._autosave_task, None
         if task is not None:
-            self._recovery.remove(task.key)  # its late `done` finds no task and does nothing
+            self._remove_recovery(task.key)  # its late `done` finds no task and does nothing
         self._drop_recovery()
+        self._pool.waitForDone()
         self._watch.stop()
         self.sidecar.flush()
 

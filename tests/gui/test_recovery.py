@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -117,7 +118,28 @@ def test_a_clean_save_removes_the_recovery_file(qtbot, session: DocumentSession,
         change(session)
     assert list(recovery.iterdir())
     assert session.save()
-    assert not list(recovery.iterdir())
+    qtbot.waitUntil(lambda: not list(recovery.iterdir()), timeout=5_000)
+
+
+def test_opening_another_document_removes_the_recovery_files_on_a_worker(
+        qtbot, session: DocumentSession, doc: Path, recovery: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The edited document's recovery files go when another document opens, removed on a worker thread: unlinking a
+    big file is the kernel freeing its blocks, most of a frame of the turn that hands the new document over."""
+    open_and_wait(qtbot, session, doc)
+    with qtbot.waitSignal(session.autosaved, timeout=5_000):
+        change(session)
+    removers: list[str] = []
+    remove = RecoveryStore.remove
+
+    def noted(store: RecoveryStore, key: str) -> None:
+        removers.append(threading.current_thread().name)
+        remove(store, key)
+
+    monkeypatch.setattr(RecoveryStore, "remove", noted)
+    open_and_wait(qtbot, session, doc)
+    qtbot.waitUntil(lambda: not list(recovery.iterdir()), timeout=5_000)
+    assert removers
+    assert threading.main_thread().name not in removers
 
 
 def test_undoing_back_to_the_saved_state_removes_the_recovery_file(qtbot, session: DocumentSession, doc: Path,
@@ -219,7 +241,7 @@ def test_recover_opens_the_unsaved_edits_dirty_at_the_original_path(qtbot, sessi
     assert fresh.recovery_candidates() == [], "a recovered file belongs to the session that took it"
     assert fresh.save()
     assert json.loads(doc.read_text()) == [TEXT, EDIT]
-    assert not list(recovery.iterdir())
+    qtbot.waitUntil(lambda: not list(recovery.iterdir()), timeout=5_000)
     fresh.close()
 
 
