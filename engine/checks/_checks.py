@@ -149,9 +149,11 @@ def _run_problems(
 def _advice_problems(context: Messages, solution: Any, advisors: list[dict[str, Any]]) -> list[Diagnostic]:
     """Each advice in the solution against its own advisor's schema (017), never another's; an instanced
     advisor's advice names one of the context's instances (`isInstanced`)."""
-    advice = solution.get("advisors") if isinstance(solution, dict) else None
-    if advice is None:
+    if not isinstance(solution, dict):
         return []
+    advice = solution.get("advisors")
+    if advice is None:
+        return _unadvised(context, [], advisors)
     if not isinstance(advice, list):
         return [Diagnostic(None, "solution.advisors", "must be an array of advice")]
     by_id = {advisor["id"]: advisor for advisor in advisors}
@@ -181,6 +183,30 @@ def _advice_problems(context: Messages, solution: Any, advisors: list[dict[str, 
         own = {key: value for key, value in item.items() if key not in ("id", "calls", "_instance")}
         if isinstance(advisor.get("schema"), dict):
             problems.extend(schema_violations(advisor["schema"], own, None, where))
+    return problems + _unadvised(context, advice, advisors)
+
+
+def _unadvised(context: Messages, advice: list[Any], advisors: list[dict[str, Any]]) -> list[Diagnostic]:
+    """Warnings for the advisors consulted in this request that give the solution no advice (017: their advice
+    comes first, every request for `request`), and for each instance an instanced one leaves without."""
+    if not advisors:
+        return []
+    seen = survey(context, len(context))
+    given = {(item.get("id"), None if item.get("_instance") is None else str(item.get("_instance")))
+             for item in advice if isinstance(item, dict)}
+    problems: list[Diagnostic] = []
+    for advisor in advisors:
+        if not consulted_now(advisor, seen.later_request):
+            continue
+        name = advisor["id"]
+        if advisor.get("isInstanced") is True:
+            missing = [instance for instance in seen.instances if (name, instance) not in given]
+            problems += [Diagnostic(None, "solution.advisors", f"advisor {name!r} gives no advice for instance "
+                                                               f"{instance}: it advises each instance (017)", "warning")
+                         for instance in missing]
+        elif not any(item[0] == name for item in given):
+            problems.append(Diagnostic(None, "solution.advisors", f"advisor {name!r} gives no advice: it is "
+                                                                  "consulted in this request (017)", "warning"))
     return problems
 
 

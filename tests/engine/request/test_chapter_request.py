@@ -322,14 +322,31 @@ def test_017_advice_from_an_advisor_not_consulted_in_this_request_is_a_problem()
 
 
 def test_017_an_instanced_advisor_gives_advice_per_instance() -> None:
-    """017's `isInstanced`: the advice names the instance it is about, one of the context's instances."""
+    """017's `isInstanced`: the advice names the instance it is about, one of the context's instances, and each
+    instance is advised ("each item in a batch is evaluated by the advisor individually"): one left without is
+    a warning."""
     context = Context([{"type": "state", "_instance": "①", "text": "Hello"},
                        {"type": "state", "_instance": "②", "text": "Bonjour"},
                        {"type": "advisor", "id": "tone", "on": "request", "isInstanced": True, "role": "Tone."}])
     item = compose_request(context).schema["properties"]["advisors"]["items"]
     assert item["properties"]["_instance"] == {"enum": ["①", "②"]}
     assert item["required"] == ["id", "_instance"]
-    assert validate(context, {"advisors": [{"id": "tone", "_instance": "①"}], "calls": []}) == []
+    both = [{"id": "tone", "_instance": "①"}, {"id": "tone", "_instance": "②"}]
+    assert validate(context, {"advisors": both, "calls": []}) == []
+    assert [(str(p), p.severity) for p in validate(context, {"advisors": both[:1], "calls": []})] == [
+        ("solution.advisors: advisor 'tone' gives no advice for instance ②: it advises each instance (017)",
+         "warning")]
+
+
+def test_017_an_advisor_consulted_in_this_request_gives_its_advice() -> None:
+    """017: a consulted advisor's advice comes first in the solution (`request`: every request); a solution
+    without it is a warning, as is one with no `advisors` at all; an on-demand advisor is not expected."""
+    context = Context([{"type": "advisor", "id": "risk", "on": "request", "role": "Risks."},
+                       {"type": "advisor", "id": "helper", "role": "Ask me."}])
+    said = [("solution.advisors: advisor 'risk' gives no advice: it is consulted in this request (017)", "warning")]
+    for solution in ({"advisors": [], "calls": []}, {"calls": [], "output": None}):
+        assert [(str(p), p.severity) for p in validate(context, solution)] == said
+    assert validate(context, {"advisors": [{"id": "risk"}], "calls": []}) == []
 
 
 def test_017_an_instanced_advisors_advice_names_one_of_the_instances() -> None:
@@ -340,7 +357,8 @@ def test_017_an_instanced_advisors_advice_names_one_of_the_instances() -> None:
     advice = {"advisors": [{"id": "tone", "_instance": "③"}, {"id": "tone"}], "calls": []}
     assert [(p.path, p.reason) for p in validate(context, advice)] == [
         ("solution.advisors[0]._instance", "'③' is not one of the context's instances ['①']"),
-        ("solution.advisors[1]", "an instanced advisor's advice names its _instance")]
+        ("solution.advisors[1]", "an instanced advisor's advice names its _instance"),
+        ("solution.advisors", "advisor 'tone' gives no advice for instance ①: it advises each instance (017)")]
 
 
 def test_017_an_advisors_unusable_fields_are_problems_of_its_message() -> None:
