@@ -92,7 +92,10 @@ def read_values(raw: bytes, name: str) -> Values:
 
 def _syntax(name: str, error: JSONSyntaxError, raw: bytes, line: int | None, *, last: bool = False) -> TraceError:
     ends_early = (line is None or last) and unclosed(raw.decode("utf-8", errors="replace"))
-    why = f"not JSON: {error.reason}" + (" (the file ends early: truncated?)" if ends_early else "")
+    # A log or a collector's file still being written ends in half a line: the lines before it are whole.
+    rest = "; without this last line, the lines before it can be imported" if ends_early and line and line > 1 \
+        else ""
+    why = f"not JSON: {error.reason}" + (f" (the file ends early: truncated?{rest})" if ends_early else "")
     where = f"line {line or error.line}, column {error.column}"
     return TraceError(name, why, where)
 

@@ -270,7 +270,8 @@ def test_a_truncated_file_says_so_with_its_place() -> None:
     with pytest.raises(TraceError) as caught:
         import_bytes(cut, "run.jsonl")
     assert str(caught.value).startswith("run.jsonl: line 3, column ")
-    assert "truncated?" in str(caught.value)
+    assert str(caught.value).endswith("(the file ends early: truncated?; without this last line, the lines "
+                                      "before it can be imported)")
     whole = json.dumps(exchange(), indent=1).encode()
     with pytest.raises(TraceError) as caught:
         import_bytes(whole[:200], "ex.json")
