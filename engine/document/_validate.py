@@ -14,6 +14,7 @@ from ..protocol._expressions import DAGGER, Where, parsed_or_error
 from ..protocol._groups import PlanReading, PlanReadings
 from ..protocol._messages import METHODS, MISSING, Write, body_of
 from ..protocol._schemas import SchemaFault, schema_errors
+from ..protocol._values import get_path
 from ..resolve._fold import fold
 from ..resolve._resolution import Diagnostic
 from ._view import Messages
@@ -157,8 +158,8 @@ def _layer_problems(context: Messages, layers: Layers) -> tuple[list[Diagnostic]
 def _check(context: Messages, schema_at: int | None, label: str, value: Any,
            writes: list[tuple[int, Write]]) -> list[Diagnostic]:
     """`value` against the schema of message `schema_at` (None: no schema). Each violation names the message that
-    wrote the value it is about (the last source of its path, as `resolve` gives it), and the schema's message
-    when that is another: the message to look at is the one that wrote the bad value, not the schema's."""
+    wrote the value it is about (`_writers`), and the schema's message when that is another: the message to
+    look at is the one that wrote the bad value, not the schema's."""
     if value is MISSING or schema_at is None:
         return []
     schema = body_of(context[schema_at])["schema"]
@@ -166,19 +167,48 @@ def _check(context: Messages, schema_at: int | None, label: str, value: Any,
         violations = schema_errors(schema, value)
     except SchemaFault as fault:
         return [Diagnostic(schema_at, label, str(fault))]
+    paths = [tuple(str(part) for part in violation.absolute_path) for violation in violations]
+    writers = _writers(writes, set(paths))
     problems = []
-    for number, violation in enumerate(violations):
-        where = schema_at
-        if number < _WRITERS_TOLD:  # a fold each: past that many, the schema's message is named
-            sources = fold(writes, tuple(str(part) for part in violation.absolute_path), label)[1].sources
-            where = sources[-1] if sources else schema_at
+    for violation, path in zip(violations, paths, strict=True):
+        where = writers.get(path, schema_at)
         reason = violation.message if where == schema_at else f"{violation.message} (the schema of message {schema_at})"
         problems.append(Diagnostic(where, label + json_path(violation.absolute_path)[1:], reason))
     return problems
 
 
-# How many violations of one identity name the message that wrote their value (one fold each).
-_WRITERS_TOLD = 50
+def _writers(writes: list[tuple[int, Write]], paths: set[tuple[str, ...]]) -> dict[tuple[str, ...], int]:
+    """For each path, the last message that wrote the value there or a part of it: the last write at the path
+    or above it whose value holds it, or below it. One pass from the end, over the writes that can matter to a
+    path still unnamed (by its first segment), so a document of 100,000 writes costs one pass however many
+    violations it has."""
+    found: dict[tuple[str, ...], int] = {}
+    pending: dict[str, set[tuple[str, ...]]] = {}
+    for path in paths:
+        if path:
+            pending.setdefault(path[0], set()).add(path)
+        elif writes:
+            found[path] = writes[-1][0]  # the whole value: the last write changed it
+    for index, write in reversed(writes):
+        if not pending:
+            break
+        if write.problem is not None:
+            continue
+        above, value = write.path, write.value
+        heads = ([above[0]] if above else
+                 [key for key in value if key in pending] if isinstance(value, dict) else list(pending))
+        for head in heads:
+            for path in list(pending.get(head, ())):
+                depth = len(above)
+                if path[:depth] == above and get_path(value, path[depth:]) is MISSING:
+                    continue  # a write above the path that does not reach it
+                if path[:depth] != above and above[: len(path)] != path:
+                    continue  # another branch
+                found[path] = index
+                pending[head].discard(path)
+                if not pending[head]:
+                    del pending[head]
+    return found
 
 
 def schema_violations(schema: Any, value: Any, message_index: int | None, label: str,

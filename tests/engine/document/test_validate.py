@@ -366,3 +366,13 @@ def test_a_tool_that_requires_scopes_refuses_a_call_without_them_unless_it_provi
     assert problems([tool(limiting), plan]) == [
         (1, "call 0 (t)", "scopes: the tool requires _scopes")]
     assert problems([tool({"const": ["state"]}), {"type": "state", "a": 1}, plan]) == []
+
+
+def test_every_violation_names_its_writer_however_many_there_are() -> None:
+    """Each of 120 violations names the message that wrote its value (found in one pass from the end)."""
+    schema = {"type": "object", "additionalProperties": {"type": "string"}}
+    messages = [{"type": "user", "data": {}, "schema": schema}] + [
+        {"type": "user", "data": {f"k{n}": n}} for n in range(120)]
+    found = problems(messages)
+    assert len(found) == 120
+    assert all(index == int(path.split(".k")[1]) + 1 for index, path, _ in found)
