@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
 import os
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,6 +63,30 @@ class Reading:
     runs: dict[str, list[ToolRun]] = field(default_factory=dict)  # per context: its tool spans, in order
     # Per context: the document a ContextDeck export carries, taken as it is, and its model turns.
     carried: dict[str, tuple[Document, int]] = field(default_factory=dict)
+
+
+def _text(raw: bytes, name: str) -> bytes:
+    """The file's text: a gzip file (a rotated log, `.jsonl.gz`) decompressed, UTF-16 with its byte order mark
+    (what Windows PowerShell's `>` writes) as UTF-8; a binary file said as such, since a JSON error about its
+    bytes (and a guess that it was truncated) would mislead."""
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error) as error:
+            raise TraceError(name, f"a gzip file that cannot be decompressed ({error})") from None
+    if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        try:
+            raw = raw.decode("utf-16").encode("utf-8")
+        except UnicodeDecodeError as error:
+            raise TraceError(name, f"a UTF-16 text that cannot be read ({error.reason} at byte {error.start})") \
+                from None
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        byte = raw[error.start]
+        raise TraceError(name, f"byte {error.start} (0x{byte:02x}) is not UTF-8: not a JSON or JSON Lines text (a "
+                         "binary file, such as OTLP protobuf? ContextDeck reads OTLP JSON)") from None
+    return raw
 
 
 def read_values(raw: bytes, name: str) -> Values:
@@ -175,7 +201,7 @@ def import_trace(path: str | os.PathLike[str], format: str | None = None) -> lis
 def import_bytes(raw: bytes, name: str, format: str | None = None) -> list[Imported]:
     if format is not None and format not in FORMATS:
         raise TraceError(name, f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
-    values = read_values(raw, name)
+    values = read_values(_text(raw, name), name)
     chosen = format or detect(values)
     try:
         if chosen == "otlp":

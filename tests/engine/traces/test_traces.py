@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import gzip
 import json
 from typing import Any
 
@@ -277,6 +278,23 @@ def test_a_truncated_file_says_so_with_its_place() -> None:
         import_bytes(whole[:200], "ex.json")
     assert "truncated?" in str(caught.value)
     assert str(caught.value).startswith("ex.json: line ")
+
+
+def test_a_gzipped_or_utf16_log_is_read_and_a_binary_file_is_named_as_such() -> None:
+    """A rotated log (`.jsonl.gz`) and one in UTF-16 (Windows PowerShell's `>`) import as the log does; a
+    binary file (OTLP protobuf) is said to be one, never "not JSON ... truncated?" about its bytes."""
+    raw = jsonl(log_lines())
+    [plain] = import_bytes(raw, "run.jsonl")
+    [zipped] = import_bytes(gzip.compress(raw), "run.jsonl")
+    assert zipped.document.to_json() == plain.document.to_json()
+    windows = raw.decode().replace("\n", "\r\n").encode("utf-16")  # PowerShell's `>`: UTF-16 with its mark
+    assert import_bytes(windows, "run.jsonl")[0].document.to_json() == plain.document.to_json()
+    with pytest.raises(TraceError) as caught:
+        import_bytes(b"\n\x8f\x02\n\x1d\n\x0cservice.name\x12\r\n\x0btravel", "trace.pb")
+    assert str(caught.value) == ("trace.pb: byte 1 (0x8f) is not UTF-8: not a JSON or JSON Lines text (a binary "
+                                 "file, such as OTLP protobuf? ContextDeck reads OTLP JSON)")
+    with pytest.raises(TraceError, match=r"run\.jsonl\.gz: a gzip file that cannot be decompressed"):
+        import_bytes(gzip.compress(raw)[:30], "run.jsonl.gz")
 
 
 def test_a_broken_line_inside_a_log_is_not_called_truncated() -> None:
