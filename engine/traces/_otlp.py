@@ -52,11 +52,14 @@ class Span:
         """`llm`, `tool`, or None for the spans around them (agents, chains)."""
         kind = self.attributes.get("openinference.span.kind")
         operation = self.attributes.get("gen_ai.operation.name")
+        if operation is None:  # OpenLLMetry (Traceloop) names a model call's kind in `llm.request.type`
+            operation = self.attributes.get("llm.request.type")
         if kind == "LLM" or (isinstance(operation, str) and operation in LLM_OPERATIONS):
             return "llm"
         if kind == "TOOL" or operation == "execute_tool":
             return "tool"
-        if kind == "AGENT" or operation in ("invoke_agent", "create_agent"):
+        if kind == "AGENT" or operation in ("invoke_agent", "create_agent") \
+                or self.attributes.get("traceloop.span.kind") == "agent":
             return "agent"
         return None
 
@@ -313,6 +316,11 @@ def exchange_of_span(span: Span) -> Exchange:
                    "tools": _openinference_tools(attributes)}
         exchange = _replace_reply(openai_exchange(request, None, span.where, latency_ms=latency, date=date),
                                   _openinference_messages(attributes, "llm.output_messages"), span)
+    elif any(key.startswith("gen_ai.prompt.") for key in attributes):
+        request = {"messages": _openllmetry_messages(attributes, "gen_ai.prompt"),
+                   "tools": _openllmetry_tools(attributes)}
+        exchange = _replace_reply(openai_exchange(request, None, span.where, latency_ms=latency, date=date),
+                                  _openllmetry_messages(attributes, "gen_ai.completion"), span)
     else:
         messages, reply = _genai_messages(span)
         request = {"messages": messages, "tools": _genai_tools(attributes)}
@@ -351,7 +359,8 @@ def _with_span_facts(exchange: Exchange, span: Span) -> Exchange:
     reasons = attributes.get("gen_ai.response.finish_reasons")
     outputs = _items(_json_attribute(attributes.get("gen_ai.output.messages")))
     said = [message.get("finish_reason") for message in outputs if isinstance(message, dict)]  # GenAI's, per message
-    finish = exchange.finish_reason or _first_str(attributes, "llm.finish_reason") or next(
+    finish = exchange.finish_reason or _first_str(attributes, "llm.finish_reason",
+                                                  "gen_ai.completion.0.finish_reason") or next(
         (reason for reason in (*_items(reasons), *said) if isinstance(reason, str)), None)
     settings = dict(exchange.settings)
     request_model = _first_str(attributes, "gen_ai.request.model")
@@ -426,6 +435,33 @@ def _openinference_tools(attributes: dict[str, Any]) -> list[Any]:
         if isinstance(schema, dict):
             tools.append(schema)
     return tools
+
+
+# OpenLLMetry (Traceloop) flattens the messages of its own older GenAI attributes: `gen_ai.prompt.0.role`.
+
+
+def _openllmetry_messages(attributes: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
+    messages = []
+    for item in _flattened(attributes, prefix):
+        message: dict[str, Any] = {"role": item.get("role", "assistant" if prefix == "gen_ai.completion" else None)}
+        content = item.get("content")
+        parts = _json_attribute(content) if isinstance(content, str) and content.startswith("[{") else None
+        is_parts = isinstance(parts, list) and all(isinstance(part, dict) and "type" in part for part in parts)
+        message["content"] = parts if is_parts else content  # multimodal content: its parts, written as JSON
+        calls = _flattened(item, "tool_calls")
+        if calls:
+            message["tool_calls"] = [{"id": call.get("id", ""), "type": "function", "function": {
+                "name": call.get("name"), "arguments": call.get("arguments", "{}")}} for call in calls]
+        if "tool_call_id" in item:
+            message["tool_call_id"] = item["tool_call_id"]
+        messages.append(message)
+    return messages
+
+
+def _openllmetry_tools(attributes: dict[str, Any]) -> list[Any]:
+    return [{"type": "function", "function": {"name": item.get("name"), "description": item.get("description"),
+                                              "parameters": _json_attribute(item.get("parameters"))}}
+            for item in _flattened(attributes, "llm.request.functions") if isinstance(item.get("name"), str)]
 
 
 # GenAI semantic conventions: `gen_ai.input.messages` (JSON, messages of parts), or one event per message.

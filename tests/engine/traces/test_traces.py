@@ -456,6 +456,38 @@ def test_genai_events_are_read_too(events: list[dict[str, Any]]) -> None:
     assert document.solution["output"] == "Hello!"
 
 
+def test_an_openllmetry_trace_is_read_from_its_flattened_prompt_and_completion() -> None:
+    """OpenLLMetry (Traceloop) marks a model span with `llm.request.type` and flattens its messages into
+    `gen_ai.prompt.N.*` and `gen_ai.completion.N.*`, its tools into `llm.request.functions.N.*`: the same
+    turns, calls and results as the GenAI conventions give."""
+    parameters = json.dumps(WEATHER["function"]["parameters"])
+    common = {"llm__request__type": "chat", "gen_ai__request__model": "m", "gen_ai__prompt__0__role": "user",
+              "gen_ai__prompt__0__content": "Weather in Paris?", "llm__request__functions__0__name": "get_weather",
+              "llm__request__functions__0__parameters": parameters}
+    asked = {"gen_ai__completion__0__role": "assistant", "gen_ai__completion__0__finish_reason": "tool_calls",
+             "gen_ai__completion__0__tool_calls__0__id": "t1",
+             "gen_ai__completion__0__tool_calls__0__name": "get_weather",
+             "gen_ai__completion__0__tool_calls__0__arguments": '{"city": "Paris"}'}
+    history = {"gen_ai__prompt__1__role": "assistant", "gen_ai__prompt__1__tool_calls__0__id": "t1",
+               "gen_ai__prompt__1__tool_calls__0__name": "get_weather",
+               "gen_ai__prompt__1__tool_calls__0__arguments": '{"city": "Paris"}',
+               "gen_ai__prompt__2__role": "tool", "gen_ai__prompt__2__tool_call_id": "t1",
+               "gen_ai__prompt__2__content": '[{"sky": "sunny"}]'}
+    spans = [span("1111111111111111", "openai.chat", 0, 500, attrs(**common, **asked)),
+             span("2222222222222222", "openai.chat", 600, 900, attrs(**common, **history,
+                  gen_ai__completion__0__content="Sunny.", gen_ai__completion__0__finish_reason="stop"))]
+    trace = {"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}
+    document = import_bytes(json.dumps(trace).encode(), "t.json")[0].document
+    assert problems(document) == []
+    messages = document.context.messages
+    assert messages[1]["tool"]["get_weather"]["required"] == ["city", "_outputPath"]
+    plan = next(message for message in messages if message.get("type") == "plan")
+    assert plan["plan"] == [{"_tool": "get_weather", "city": "Paris", "_outputPath": "†t1"}]
+    assert plan["_model"]["finish_reason"] == "tool_calls"
+    assert next(message for message in messages if message.get("kind") == "t1")["data"] == [{"sky": "sunny"}]
+    assert document.solution["output"] == "Sunny."
+
+
 def test_spans_without_a_trace_are_named() -> None:
     """A span without a trace id (or without a span id) is refused with its span id."""
     trace = genai_trace()
