@@ -133,6 +133,20 @@ def test_013_an_instance_on_a_plan_message_is_a_warning() -> None:
         (0, "a plan is never instanced (013): its _instance is ignored; give each call its _instance", "warning")]
 
 
+def test_013_an_instance_on_a_text_tool_or_preset_message_is_a_warning() -> None:
+    """013 instances data messages; a text (SPEC 5 passes it as it is), a tool or a preset (the whole request's)
+    with `_instance` would otherwise be taken for one instance's in silence: validate warns at each."""
+    context = Context([{"type": "text", "_instance": "①", "text": "for ① only?"},
+                       {"role": "user", "content": "hi", "_instance": "②"},
+                       {"type": "tool", "_instance": "①", "tool": {"t": {"type": "object"}}},
+                       {"type": "preset", "_instance": "①", "model": "m"},
+                       {"type": "state", "_instance": "①", "x": 1}])
+    assert [(p.message_index, p.path, p.severity) for p in validate(context)] == [
+        (0, "text", "warning"), (1, "text", "warning"), (2, "tool", "warning"), (3, "preset", "warning")]
+    assert validate(context)[0].reason == ("a text message is never instanced: its _instance is ignored (013 "
+                                           "instances data)")
+
+
 def test_010_calls_and_output_in_one_step_run_then_stop() -> None:
     """010: a solution with calls and an output runs its calls, and the output ends the loop."""
     loop = loop_of("010_calls_and_output.json")
