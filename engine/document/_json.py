@@ -271,7 +271,9 @@ def _not_utf8(raw: bytes) -> JSONSyntaxError:
         start = raw.rfind(b"\n", 0, error.start) + 1
         line = raw.count(b"\n", 0, error.start) + 1
         column = len(raw[start : error.start].decode("utf-8")) + 1
-        return JSONSyntaxError(f"not valid UTF-8 (byte 0x{raw[error.start]:02x})", line, column)
+        # UTF-16's byte order mark: what Windows PowerShell's `>` and Notepad's "Unicode" write.
+        utf16 = ": a UTF-16 text, save it as UTF-8" if raw[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
+        return JSONSyntaxError(f"not valid UTF-8 (byte 0x{raw[error.start]:02x}){utf16}", line, column)
     return JSONSyntaxError("not valid UTF-8", 1, 1)  # orjson's own reading of it (a lone surrogate)
 
 

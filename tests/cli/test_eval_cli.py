@@ -259,6 +259,8 @@ def test_a_dry_run_counts_the_questions_a_change_touches(capsys, tmp_path, fake_
                                                   "truncated?)"),
     ('{"input": {"a": 1} ]\n{"input": {"a": 2}}\n', "data.jsonl:1:20: Expecting ',' delimiter\n"),
     ('{"input": {"a": 1}}\n[1, 2]\n', "data.jsonl:2: expected an object"),
+    ('{"input": {"a": 1}}\r\n'.encode("utf-16"), "data.jsonl:1:1: not valid UTF-8 (byte 0xff): a UTF-16 text, "
+                                                  "save it as UTF-8"),
     ('{"id": "a", "input": {"a": 1}, "expected": 2}\n', "data.jsonl:1: a case has only id, input, expect and "
                                                        "trajectory, not 'expected'; to give this whole object as "
                                                        'the input, write it as {"input": ...}'),
@@ -268,7 +270,7 @@ def test_a_dry_run_counts_the_questions_a_change_touches(capsys, tmp_path, fake_
 def test_a_bad_dataset_is_a_located_message(capsys, tmp_path, text, where) -> None:
     doc = agent(tmp_path)
     data = tmp_path / "data.jsonl"
-    data.write_text(text)
+    data.write_bytes(text if isinstance(text, bytes) else text.encode())
     assert main(["eval", str(doc), "--inputs", str(data), "--out", str(tmp_path / "r.jsonl")]) == 1
     err = capsys.readouterr().err
     assert where in err
