@@ -292,8 +292,7 @@ class Watchers:
     def remove(self, handle: Watch) -> None:
         self._watches.pop(handle, None)
         self._pending.pop(handle, None)
-        for ref in handle.expression.references:  # (one reference twice is added twice)
-            track = handle.tracks[ref]
+        for ref, track in handle.tracks.items():  # (one per reference: two of one path differ by their place)
             for view in [None] if track.instance is None else [None, track.instance]:
                 reader = handle if view == track.instance else None
                 self._release(self._tracks[track.kind, view, track.lane], ref.path, reader)

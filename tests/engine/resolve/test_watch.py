@@ -86,6 +86,17 @@ def test_close_stops_callbacks() -> None:
     assert calls == []
 
 
+def test_a_watch_naming_a_path_twice_lets_go_of_its_folds() -> None:
+    """Closing a watch releases what it read as it was added, a path it names twice too: no track is left, and
+    the edits after it refold nothing."""
+    ctx = Context([_state({"a": 1})])
+    handle = ctx.watch("†state.a || †state.a", lambda _: None, instance="1")
+    handle.close()
+    assert not ctx._watchers._tracks
+    ctx.append(_state({"a": 2}))
+    assert ctx.resolve("†state.a", "1").value == 2
+
+
 def test_watches_of_one_path_all_hear() -> None:
     """Several watches of the same path (they share one fold) are each called back, in creation order."""
     ctx = Context([])
