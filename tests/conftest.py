@@ -47,15 +47,30 @@ _PROFILE = "ci" if os.environ.get("CI", "").lower() == "true" else "default"
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", _PROFILE))
 
 
+# A long hunt: `CONTEXTDECK_PROPERTY_TIMES=10` before any pytest command runs every property test with ten times
+# the examples it asks for (its own `@settings`, or the profile's), without a deadline: on a loaded machine a
+# slow example is not what the hunt looks for. Off (1) by default; the dev profile's cap wins over it.
+TIMES = int(os.environ.get("CONTEXTDECK_PROPERTY_TIMES", "1"))
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under the dev profile, caps the examples of tests whose own settings ask for more."""
-    if os.environ.get("HYPOTHESIS_PROFILE") != "dev":
+    """Under the dev profile, caps the examples of tests whose own settings ask for more; with
+    CONTEXTDECK_PROPERTY_TIMES, multiplies every test's examples."""
+    dev = os.environ.get("HYPOTHESIS_PROFILE") == "dev"
+    if not dev and TIMES <= 1:
         return
+    done: set[int] = set()  # a parametrized test's items share one function: multiplied once
     for item in items:
         test = getattr(getattr(item, "obj", None), "__func__", getattr(item, "obj", None))
         own = getattr(test, "_hypothesis_internal_use_settings", None)  # where @given keeps a test's settings
-        if own is not None and own.max_examples > DEV_EXAMPLES:
-            test._hypothesis_internal_use_settings = settings(own, max_examples=DEV_EXAMPLES)  # type: ignore[union-attr]
+        if own is None or id(test) in done:
+            continue
+        done.add(id(test))
+        if dev:
+            wanted = settings(own, max_examples=min(own.max_examples, DEV_EXAMPLES))
+        else:
+            wanted = settings(own, max_examples=own.max_examples * TIMES, deadline=None)
+        test._hypothesis_internal_use_settings = wanted  # type: ignore[union-attr]
 
 
 @pytest.fixture

@@ -23,6 +23,26 @@ def test_the_dev_profile_caps_the_examples_a_test_asks_for() -> None:
     assert re.search(r"\b10 passing", ran.stdout), ran.stdout
 
 
+def test_a_long_hunt_multiplies_the_examples_every_test_asks_for() -> None:
+    """`CONTEXTDECK_PROPERTY_TIMES=3` runs a test that asks for the default 100 examples with 300; the dev
+    profile's cap wins over it (tests/conftest.py)."""
+    test = "tests/engine/protocol/test_units.py::test_units_number_every_call_once_in_plan_order"
+    env = {key: value for key, value in os.environ.items() if key not in ("HYPOTHESIS_PROFILE", "CI")}
+
+    def passing(**extra: str) -> str:
+        ran = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:pytest-qt", test,
+             "--hypothesis-show-statistics"],
+            cwd=ROOT, env={**env, "CONTEXTDECK_PROPERTY_TIMES": "3", **extra}, capture_output=True, text=True,
+            check=False,
+        )
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+        return ran.stdout
+
+    assert re.search(r"\b300 passing", long := passing()), long
+    assert re.search(r"\b10 passing", capped := passing(HYPOTHESIS_PROFILE="dev")), capped
+
+
 def test_ci_runs_a_fixed_set_of_examples() -> None:
     """With CI=true (as `.ci/run` is run) the property tests are derandomized, so a clean checkout that passed
     passes again; elsewhere they search at random (tests/conftest.py)."""
