@@ -59,6 +59,9 @@ def line_up(exchanges: list[Exchange]) -> Conversation:
         for n in range(len(seen), len(exchange.messages)):
             seen.append(exchange.messages[n])
             conversation.sources.append(inside(exchange.where, f"message {n}"))
+        if exchange.reply is None and exchange is not exchanges[-1]:
+            conversation.warnings.append(inside(exchange.where, "no response is recorded (a request that failed, "
+                                                "an error logged instead?): the run goes on from the next one"))
         if exchange.choices > 1:
             conversation.warnings.append(inside(exchange.where, f"the response holds {exchange.choices} choices: "
                                                 "the first is the reply, the others are left out"))

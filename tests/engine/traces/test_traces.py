@@ -207,6 +207,19 @@ def test_a_retried_request_drops_the_reply_it_replaced() -> None:
     assert sum(message.get("type") == "plan" for message in imported.document.context.messages) == 2
 
 
+def test_a_request_logged_without_its_response_is_said() -> None:
+    """A log line with the request and an error instead of a response (HTTP 429, say), then the same request
+    answered: the run is the answered one, and a warning names the line that has no response."""
+    lines = log_lines()
+    lines.insert(0, {"request": lines[0]["request"], "error": {"status": 429, "message": "Rate limit"}})
+    [imported] = import_bytes(jsonl(lines), "run.jsonl")
+    assert imported.warnings == ("line 1: no response is recorded (a request that failed, an error logged "
+                                 "instead?): the run goes on from the next one",)
+    plain = import_bytes(jsonl(log_lines()), "run.jsonl")[0].document
+    assert imported.document.dumps().replace("line 2", "line 1").replace("line 3", "line 2").replace(
+        "line 4", "line 3") == plain.dumps()  # the same run, its sources one line further down
+
+
 def test_a_response_of_several_choices_says_which_was_taken() -> None:
     """`n` > 1: the first choice is the reply (the one a run goes on with), and a warning says the others
     were left out."""
