@@ -104,13 +104,17 @@ _PROPERTY_RULES = ("_outputPath", "_scopes", "_output")
 
 def _unread_rules(message: dict[str, Any]) -> list[str]:
     """A rule written at a tool's top level that belongs in its `properties`: read nowhere, it would leave the
-    tool's calls unruled in silence (a prescribed `_outputPath` lost, its calls' results with it)."""
+    tool's calls unruled in silence (a prescribed `_outputPath` lost, its calls' results with it). And a schema
+    under `{name: schema}` whose `_tool.const` names another: the key names the tool (002: its unique name)."""
     unread = []
     for name, schema in tools_in(message):
         properties = schema.get("properties") if isinstance(schema, dict) else None
         ruled = properties if isinstance(properties, dict) else {}
         unread += [f"tool {name!r}: a top-level {key} is not read; rule a call's {key} in properties.{key}"
                    for key in _PROPERTY_RULES if key in schema and key not in ruled]
+        own = const_name(schema) if isinstance(schema, dict) else None
+        if own is not None and own != name:
+            unread.append(f"tool {name!r}: its properties._tool.const names {own!r}; the tool is called {name!r}")
     return unread
 
 

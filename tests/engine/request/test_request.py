@@ -247,3 +247,13 @@ def test_a_lazy_plan_offers_latent_tools_without_their_output() -> None:
 
     assert list(item("lazy")) == ["_tool", "t"]
     assert list(item("eager")) == ["_tool", "t", "_output"]
+
+
+def test_a_tool_whose_own_name_differs_from_its_key_is_said() -> None:
+    """002: a tool is identified by its unique `_tool` name. Under `{name: schema}` the key names it; a schema
+    whose `properties._tool.const` names another is a warning of the tool message, not a second tool."""
+    schema = {"type": "object", "properties": {"_tool": {"const": "other"}}}
+    request = compose_request(Context([{"type": "tool", "tool": {"greet": schema}}]), None)
+    assert [str(problem) for problem in request.problems] == [
+        "message 0: tool: tool 'greet': its properties._tool.const names 'other'; the tool is called 'greet'"]
+    assert [tool.name for tool in request.tools] == ["greet"]
