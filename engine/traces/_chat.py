@@ -150,6 +150,10 @@ def openai_message(raw: Any, where: str) -> ChatMessage:
         raise Located("'tool_calls' is not a list", where)
     for n, call in enumerate(listed):
         function = call.get("function") if isinstance(call, dict) else None
+        kind = call.get("type") if isinstance(call, dict) else None
+        if function is None and isinstance(kind, str) and kind != "function":
+            raise Located(f"tool call {n} is of type {kind!r}: only function calls are read (a custom tool's "
+                          "free-form input has no parameters to plan a call with)", where)
         if not isinstance(function, dict) or not isinstance(function.get("name"), str):
             raise Located(f"tool call {n} has no function name", where)
         call_id = call.get("id")

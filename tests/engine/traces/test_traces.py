@@ -265,6 +265,9 @@ def test_a_refusal_is_kept_where_the_model_read_it_and_said_at_the_end() -> None
     (lambda b: b["request"]["messages"][4].pop("tool_call_id"),
      "ex.json", "ex.json: message 4: a tool message needs a 'tool_call_id'"),
     (lambda b: b.__setitem__("response", {"choices": []}), "ex.json", "ex.json: the response has no 'choices'"),
+    (lambda b: b["request"]["messages"][3]["tool_calls"].__setitem__(0, {
+        "id": "c", "type": "custom", "custom": {"name": "shell", "input": "ls"}}),
+     "ex.json", "ex.json: message 3: tool call 0 is of type 'custom': only function calls are read"),
     (lambda b: b.__setitem__("request", {"model": "gpt-4.1", "input": [{"role": "user", "content": "Hi"}]}),
      "ex.json", "ex.json: a Responses API request ('input', not 'messages'): only chat completions requests"),
 ])
