@@ -165,6 +165,11 @@ class _Builder:
         if conversation.settings:
             self.context.append({"type": "preset", **copy.deepcopy(conversation.settings)})
         tools = dict(conversation.tools)
+        inferred = _inferred_tools(conversation)
+        if inferred:  # before the first message: the run may call them from its first turn
+            tools[0] = {**inferred, **tools.get(0, {})}
+            conversation.warnings.extend(f"tool {name} has no recorded definition: its schema is inferred from "
+                                         "its calls" for name in inferred)
         last = len(conversation.messages) - 1
         for index, message in enumerate(conversation.messages):
             if index in tools:
@@ -295,6 +300,20 @@ def _role_message(message: ChatMessage) -> dict[str, Any]:
     if message.name is not None:
         result["name"] = message.name
     return result
+
+
+def _inferred_tools(conversation: Conversation) -> dict[str, dict[str, Any]]:
+    """A schema for each tool the run called that no request defined: GenAI records definitions only when asked
+    (`gen_ai.tool.definitions` is opt-in), and a document that offers no tool lets no model call one."""
+    defined = {name for _, changed in conversation.tools for name in changed}
+    seen: dict[str, set[str]] = {}
+    for message in conversation.messages:
+        for call in message.tool_calls:
+            if call.name not in defined:
+                seen.setdefault(call.name, set()).update(call.arguments)
+    return {name: {"description": "No definition was recorded: inferred from the calls in the trace.",
+                   "type": "object", "properties": {key: {} for key in sorted(keys)}}
+            for name, keys in seen.items()}
 
 
 OUTPUT_PATH = {"type": "string", "pattern": "^†",

@@ -445,6 +445,22 @@ def test_a_genai_trace_becomes_one_context_with_calls_outputs_and_times() -> Non
     assert '"sky": "rain"' in text
 
 
+def test_tools_called_without_a_recorded_definition_are_offered_all_the_same() -> None:
+    """`gen_ai.tool.definitions` is opt-in: a trace without it still offers each tool its turns called, with
+    the parameters those calls used, so validate finds no unknown tool and a model can call it again."""
+    trace = genai_trace()
+    for item in trace["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+        item["attributes"] = [a for a in item["attributes"] if a["key"] != "gen_ai.tool.definitions"]
+    [imported] = import_bytes(json.dumps(trace).encode(), "trace.json")
+    document = imported.document
+    found = validate(document.context, document.solution, schema=document.schema)
+    assert [str(problem) for problem in found] == []
+    [tool] = compose_request(document.context, document.schema).tools
+    assert tool.name == "get_weather"
+    assert list(tool.item["properties"]) == ["_tool", "city", "_outputPath"]
+    assert "tool get_weather has no recorded definition: its schema is inferred from its calls" in imported.warnings
+
+
 def body(**content: Any) -> list[dict[str, Any]]:
     """An event's body as Azure AI Inference and Semantic Kernel write it: the JSON of `gen_ai.event.content`."""
     return attrs(gen_ai__event__content=content)
