@@ -201,6 +201,10 @@ class _Builder:
         elif message.tool_calls:
             self._turn(message, audit)
         elif final:  # the final output; without `calls`, the last plan stays the one the calls panel shows
+            cut = exchange.finish_reason if exchange is not None else None
+            if cut in _CUT:
+                self.conversation.warnings.append(inside(exchange.where if exchange is not None else "",
+                                                         f"the last reply {_CUT[cut]} (finish_reason {cut!r})"))
             if message.refusal is not None:  # no output: the refusal stays in `_model.refusal`
                 self.conversation.warnings.append(
                     f"{exchange.where if exchange is not None else 'the last reply'}: the model refused "
@@ -300,6 +304,11 @@ def _role_message(message: ChatMessage) -> dict[str, Any]:
     if message.name is not None:
         result["name"] = message.name
     return result
+
+
+# Why a final reply may be no whole answer, by the finish reason the API gave.
+_CUT = {"length": "was cut at its token limit: its output may be incomplete",
+        "content_filter": "was stopped by the content filter: its output may be incomplete"}
 
 
 def _inferred_tools(conversation: Conversation) -> dict[str, dict[str, Any]]:

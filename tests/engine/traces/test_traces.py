@@ -220,6 +220,17 @@ def test_a_request_logged_without_its_response_is_said() -> None:
         "line 4", "line 3") == plain.dumps()  # the same run, its sources one line further down
 
 
+def test_a_last_reply_cut_at_its_token_limit_is_said() -> None:
+    """finish_reason 'length': the output may be a cut text (no valid JSON); a warning says so at import,
+    before validate finds the output breaks the schema."""
+    body = exchange()
+    body["response"]["choices"][0].update(finish_reason="length", message={"role": "assistant",
+                                                                           "content": "Paris is sun"})
+    [imported] = import_bytes(json.dumps(body).encode(), "ex.json")
+    assert imported.warnings == ("the last reply was cut at its token limit: its output may be incomplete "
+                                 "(finish_reason 'length')",)
+
+
 def test_a_response_of_several_choices_says_which_was_taken() -> None:
     """`n` > 1: the first choice is the reply (the one a run goes on with), and a warning says the others
     were left out."""
