@@ -36,6 +36,7 @@ from contextdeck.engine import (
     Imported,
     Redaction,
     TraceError,
+    collector_warning,
     contexts_held,
     export_openai,
     export_otlp,
@@ -246,13 +247,16 @@ class TracesUI(QObject):
             else:
                 name = document.path.stem if document.path is not None else "untitled"
                 value = export_otlp(document, name=name, tools=tools)
-            write_atomically(Path(path), (json_dumps(value) + "\n").encode("utf-8"))
+            data = (json_dumps(value) + "\n").encode("utf-8")
+            write_atomically(Path(path), data)
         except (OSError, ValueError) as error:
             self._fail("Could not export.", str(error))
             return False
         what = "the request at the cursor" if form == "openai" else (
             f"{len(value['resourceSpans'][0]['scopeSpans'][0]['spans'])} spans")
-        self.window.statusBar().showMessage(f"Exported {what} to {path}", 10_000)
+        too_big = collector_warning(len(data)) if form != "openai" else None
+        said = f"; {too_big} (contextdeck export --without-document leaves out the document's copy)" if too_big else ""
+        self.window.statusBar().showMessage(f"Exported {what} to {path}{said}", 10_000)
         return True
 
     def _fail(self, title: str, message: str) -> None:

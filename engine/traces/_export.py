@@ -147,8 +147,26 @@ def turns_of(document: Document) -> list[_Turn]:
     return turns
 
 
-def export_otlp(document: Document, *, name: str | None = None, tools: Registry | None = None) -> dict[str, Any]:
-    """The document's run as an OTLP JSON `ExportTraceServiceRequest` (hex ids, as the OTLP file format)."""
+COLLECTOR_LIMIT = 4 * 2**20  # bytes: the OpenTelemetry Collector's gRPC receiver takes no bigger request by default
+
+
+def collector_warning(size: int) -> str | None:
+    """What to say of an OTLP export of `size` bytes, which a collector set as it comes would refuse; else None."""
+    if size <= COLLECTOR_LIMIT:
+        return None
+    return (f"the export is {_bytes(size)}: an OTLP collector refuses a request over {_bytes(COLLECTOR_LIMIT)} "
+            "unless its receiver is set to take more")
+
+
+def _bytes(size: int) -> str:
+    return f"{size / 2**20:.1f} MiB".replace(".0 ", " ") if size >= 2**20 else f"{size / 2**10:.0f} KiB"
+
+
+def export_otlp(document: Document, *, name: str | None = None, tools: Registry | None = None,
+                carry_document: bool = True) -> dict[str, Any]:
+    """The document's run as an OTLP JSON `ExportTraceServiceRequest` (hex ids, as the OTLP file format).
+    `carry_document=False` leaves the copy of the document off the root span: the import then reads the run
+    from the spans (a big document is most of the export, and collectors limit a request's size)."""
     value = document.to_json()
     trace = _Trace(trace_id_of(value))
     clock = _Clock()
@@ -161,9 +179,11 @@ def export_otlp(document: Document, *, name: str | None = None, tools: Registry 
     for span in trace.spans:
         root_times += [int(span["startTimeUnixNano"]), int(span["endTimeUnixNano"])]
     times = (min(root_times), max(root_times)) if root_times else clock.span(None)
-    trace.add("root", f"invoke_agent {agent}", None, times, _INTERNAL,
-              {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent,
-               "openinference.span.kind": "AGENT", DOCUMENT: _json.dumps(value, indent=False)})
+    attributes = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent,
+                  "openinference.span.kind": "AGENT"}
+    if carry_document:
+        attributes[DOCUMENT] = _json.dumps(value, indent=False)
+    trace.add("root", f"invoke_agent {agent}", None, times, _INTERNAL, attributes)
     trace.spans.insert(0, trace.spans.pop())
     return {"resourceSpans": [{
         "resource": {"attributes": [_attribute("service.name", "contextdeck")]},

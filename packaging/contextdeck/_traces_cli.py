@@ -15,6 +15,7 @@ from contextdeck.engine import (
     ToolLoadError,
     TraceError,
     body_of,
+    collector_warning,
     contexts_held,
     export_openai,
     export_otlp,
@@ -91,14 +92,21 @@ def _export(args: argparse.Namespace) -> int:
             except ToolLoadError as error:
                 say(f"cannot load tools from {error}")
                 return 1
+    if args.format == "openai" and args.without_document:
+        say("--without-document applies to --format otlp-json: an OpenAI body carries no document")
+        return 2
     if args.format == "openai":
         value = export_openai(document, at=args.at, model=args.model, tools=tools)
     else:
         if args.at is not None:
             say("--at applies to --format openai: a trace holds every turn")
             return 2
-        value = export_otlp(document, tools=tools)
+        value = export_otlp(document, tools=tools, carry_document=not args.without_document)
     text = json_dumps(value) + "\n"
+    too_big = collector_warning(len(text)) if args.format == "otlp-json" else None
+    if too_big is not None:
+        say(f"warning: {too_big}" + ("" if args.without_document else "; --without-document leaves out the copy "
+                                     "of the document the root span carries"))
     if args.out is not None:
         write_out(args.out, text.encode("utf-8"))
         count = len(value["resourceSpans"][0]["scopeSpans"][0]["spans"]) if args.format == "otlp-json" else None
@@ -134,4 +142,7 @@ def add_commands(commands: Any, non_negative: Any) -> None:
     exporter.add_argument("--model", default=None, help="openai: the model to name in the body")
     exporter.add_argument("--tools", metavar="PATH", action="extend", nargs="+", default=[],
                           help="a tool registry that `Tool.x` references name")
+    exporter.add_argument("--without-document", action="store_true",
+                          help="otlp-json: leave out the copy of the document the root span carries (the import "
+                               "then reads the run from the spans)")
     exporter.set_defaults(run=_export)

@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from contextdeck._cli import main
 from fake_llm import Reply
 
@@ -159,6 +161,42 @@ def test_an_exported_trace_imports_back_as_the_document(capsys: Any, tmp_path: P
     assert code == 0, err
     assert "warning" not in err
     assert json.loads(again.read_text()) == json.loads(doc.read_text())
+
+
+def test_an_export_without_the_document_is_read_back_from_its_spans(capsys: Any, tmp_path: Path) -> None:
+    """--without-document: the root span carries no copy; the import reads the run from the spans alone."""
+    source = write(tmp_path, "exchange.json", REQUEST)
+    doc, trace, again = tmp_path / "doc.json", tmp_path / "trace.json", tmp_path / "again.json"
+    assert call(capsys, "import", source, "--out", doc)[0] == 0
+    assert call(capsys, "export", doc, "--format", "otlp-json", "--without-document", "--out", trace)[0] == 0
+    assert "contextdeck.document" not in trace.read_text()
+    code, _, err = call(capsys, "import", trace, "--out", again)
+    assert code == 0, err
+    assert [m.get("role") for m in json.loads(again.read_text())["context"] if "role" in m] == \
+        [m.get("role") for m in json.loads(doc.read_text())["context"] if "role" in m]
+    code, _, err = call(capsys, "export", doc, "--format", "openai", "--without-document")
+    assert (code, err) == (2, "contextdeck: --without-document applies to --format otlp-json: an OpenAI body "
+                              "carries no document\n")
+
+
+def test_an_export_too_big_for_a_collector_says_so(capsys: Any, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over the collector's default request size, a warning names the size and the way to leave the copy out."""
+    from contextdeck.engine.traces import _export
+
+    monkeypatch.setattr(_export, "COLLECTOR_LIMIT", 2**20)
+    big = {**REQUEST, "messages": [*REQUEST["messages"], {"role": "user", "content": "x" * 2**20}]}
+    doc = tmp_path / "doc.json"
+    assert call(capsys, "import", write(tmp_path, "exchange.json", big), "--out", doc)[0] == 0
+    code, _, err = call(capsys, "export", doc, "--format", "otlp-json", "--out", tmp_path / "trace.json")
+    assert code == 0
+    assert "warning: the export is " in err
+    assert "an OTLP collector refuses a request over 1 MiB" in err
+    assert "--without-document" in err
+    code, _, err = call(capsys, "export", doc, "--format", "otlp-json", "--without-document",
+                        "--out", tmp_path / "lean.json")
+    assert code == 0
+    assert (tmp_path / "lean.json").stat().st_size < (tmp_path / "trace.json").stat().st_size
 
 
 def test_export_of_an_unreadable_document_says_where(capsys: Any, tmp_path: Path) -> None:

@@ -215,6 +215,28 @@ def test_export_writes_the_run_and_the_request_at_the_cursor(
     assert "Exported the request at the cursor" in window.statusBar().currentMessage()
 
 
+def test_an_export_too_big_for_a_collector_says_so(open_window: Any, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The status bar names the size a collector would refuse and the way to leave the document's copy out."""
+    from contextdeck.engine.traces import _export
+
+    doc = tmp_path / "weather.json"
+    source = tmp_path / "exchange.json"
+    source.write_text(json.dumps(EXCHANGE))
+    import_trace(source)[0].document.save(doc)
+    window = open_window(doc)
+    traces = window.traces  # type: ignore[attr-defined]
+    traces.ask_export_target = lambda: ("otlp-json", str(tmp_path / "trace.json"))
+    assert traces.export_dialog()
+    assert "MiB" not in window.statusBar().currentMessage()
+    monkeypatch.setattr(_export, "COLLECTOR_LIMIT", 1_000)
+    assert traces.export_dialog()
+    said = window.statusBar().currentMessage()
+    assert "an OTLP collector refuses a request over 1 KiB" in said
+    assert "the export is " in said
+    assert "--without-document" in said
+
+
 def test_the_import_shortcut_asks_for_a_file(qtbot: Any, open_window: Any) -> None:
     """Ctrl+Shift+I reaches File → Import Trace… from the keyboard (a cancelled file dialog opens nothing)."""
     window = open_window(None)
