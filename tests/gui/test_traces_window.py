@@ -190,16 +190,22 @@ def test_a_traces_line_in_the_import_dialog_is_shown_whole(qtbot: Any) -> None:
     assert not dialog.contexts.horizontalScrollBar().isVisible()
 
 
-def test_export_writes_the_run_and_the_request_at_the_cursor(
-        qtbot: Any, open_window: Any, tmp_path: Path) -> None:
-    """File → Export… writes OTLP JSON spans of the open document, or the request at the cursor."""
+def exporting(open_window: Any, tmp_path: Path) -> tuple[Any, Any]:
+    """The window on EXCHANGE imported and saved as weather.json, its export going to trace.json as OTLP JSON."""
     doc = tmp_path / "weather.json"
     source = tmp_path / "exchange.json"
     source.write_text(json.dumps(EXCHANGE))
     import_trace(source)[0].document.save(doc)
     window = open_window(doc)
-    traces = window.traces  # type: ignore[attr-defined]
+    traces = window.traces
     traces.ask_export_target = lambda: ("otlp-json", str(tmp_path / "trace.json"))
+    return window, traces
+
+
+def test_export_writes_the_run_and_the_request_at_the_cursor(
+        qtbot: Any, open_window: Any, tmp_path: Path) -> None:
+    """File → Export… writes OTLP JSON spans of the open document, or the request at the cursor."""
+    window, traces = exporting(open_window, tmp_path)
     assert traces.export_dialog()
     spans = json.loads((tmp_path / "trace.json").read_text())["resourceSpans"][0]["scopeSpans"][0]["spans"]
     assert [span["name"] for span in spans] == [
@@ -220,13 +226,7 @@ def test_an_export_too_big_for_a_collector_says_so(open_window: Any, tmp_path: P
     """The status bar names the size a collector would refuse and the way to leave the document's copy out."""
     from contextdeck.engine.traces import _export
 
-    doc = tmp_path / "weather.json"
-    source = tmp_path / "exchange.json"
-    source.write_text(json.dumps(EXCHANGE))
-    import_trace(source)[0].document.save(doc)
-    window = open_window(doc)
-    traces = window.traces  # type: ignore[attr-defined]
-    traces.ask_export_target = lambda: ("otlp-json", str(tmp_path / "trace.json"))
+    window, traces = exporting(open_window, tmp_path)
     assert traces.export_dialog()
     assert "MiB" not in window.statusBar().currentMessage()
     monkeypatch.setattr(_export, "COLLECTOR_LIMIT", 1_000)
