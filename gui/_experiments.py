@@ -72,6 +72,7 @@ from ._autosave import serialise, snapshot
 from ._background import BackgroundRunner
 from ._inspector._async import spawn
 from ._lines import LinesView, line_starts
+from ._timeline_delegate import row_height
 
 if TYPE_CHECKING:
     from ._models import Models
@@ -348,6 +349,8 @@ class ExperimentsPane(QWidget):
         self.table.setSelectionMode(QTableView.SelectionMode.SingleSelection)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.setWordWrap(False)  # a row a line: an output whole is in the Output tab beside the table
+        self.table.verticalHeader().setDefaultSectionSize(row_height(self.table.fontMetrics()))
         self.table.activated.connect(lambda index: self.open_run(index.row()))
         self.table.selectionModel().currentRowChanged.connect(lambda current, _: self.show_details(current.row()))
 
@@ -381,9 +384,14 @@ class ExperimentsPane(QWidget):
         self.details.addTab(self.output_diff, "Output")
         self.details.addTab(request_page, "Request Diff")
 
-        splitter = QSplitter(Qt.Orientation.Vertical)
+        # Side by side: the pane is a dock along the bottom edge, wide and low; stacked, the details' tabs left
+        # the table a row or two.
+        splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(self.table)
         splitter.addWidget(self.details)
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 2)
+        splitter.setChildrenCollapsible(False)
         layout = QVBoxLayout(self)
         layout.addLayout(bar)
         layout.addWidget(self.summary)

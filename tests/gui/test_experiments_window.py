@@ -127,6 +127,28 @@ def test_two_experiments_compared_with_a_watch_column_and_a_request_diff(
     release()
 
 
+def test_the_results_table_shows_several_rows_beside_the_details(
+        open_window: Any, tmp_path: Path, fake_llm: Any) -> None:
+    """The pane docks along the bottom edge, wide and low: the table and the details side by side, a row a line,
+    so eight results show at least four rows at the window's usual size (stacked, a row and a half)."""
+    fake_llm.answer = adder
+    (tmp_path / "acts.py").write_text(ACTIVITIES)
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps({"id": f"case{n}", "input": {"a": n, "b": 2}, "expect": {"total": n + 2}})
+                            + "\n" for n in range(8)))
+    doc = tmp_path / "agent.json"
+    results = experiment(tmp_path, fake_llm, agent(doc, "Add the numbers."), data, "eight")
+    window = open_window(doc)
+    window.resize(1440, 880)
+    pane: ExperimentsPane = window.experiments  # type: ignore[attr-defined]
+    window.menu("Run").actions()[-1].trigger()
+    pane.show_results(results)
+    table = pane.table
+    last_seen = table.rowAt(table.viewport().height() - 1)
+    assert last_seen == -1 or last_seen >= 3, last_seen
+    assert table.geometry().top() == pane.details.geometry().top()
+
+
 def test_results_naming_their_runs_relatively_find_them_beside_the_results_file(
         qtbot: Any, open_window: Any, tmp_path: Path, fake_llm: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """Results written before runs were named absolutely name them relative to the folder eval ran in: opened
