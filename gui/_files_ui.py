@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QProgressBar, QPr
 
 from ._recovery import RecoveryCandidate
 from ._recovery_dialog import RecoveryChoice, RecoveryDialog
+from ._slices import slices
 
 if TYPE_CHECKING:
     from ._window import MainWindow
@@ -30,6 +31,7 @@ class FilesUI(QObject):
         self.session = window.session
         self._progress: QProgressDialog | None = None
         self._bar: QProgressBar | None = None  # the progress dialog's
+        self._ended: list[QProgressDialog] = []  # closed a slice later (`_close_progress`)
         session = self.session
         session.loadStarted.connect(self._load_started)
         session.loadProgress.connect(self._load_progress)
@@ -171,16 +173,27 @@ class FilesUI(QObject):
             dialog.setValue(min(done, total))
 
     def _load_ended(self) -> None:
-        self._close_progress()
+        self._close_progress(later=True)
         self.window.statusBar().showMessage("Ready", 3000)
         self.window.banner.hide()
 
-    def _close_progress(self) -> None:
+    def _close_progress(self, *, later: bool = False) -> None:
+        """`later`: hidden in a slice, before those waiting, not in the turn that handed a loaded document over: hiding
+        a window-modal dialog unblocks every widget of the window under it, a third of a frame at a million messages."""
         if self._progress is not None:
             dialog, self._progress, self._bar = self._progress, None, None
             dialog.canceled.disconnect(self.session.cancel_load)
+            self._ended.append(dialog)
+        if later:
+            slices().start(self._close_ended, first=True)
+        else:
+            self._close_ended()
+
+    def _close_ended(self) -> None:
+        for dialog in self._ended:
             dialog.reset()
             dialog.deleteLater()
+        self._ended.clear()
 
     def _load_failed(self, message: str) -> None:
         self._close_progress()

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QEvent, QObject, QSettings, Qt, QTimer
-from PySide6.QtWidgets import QApplication, QLineEdit, QPushButton, QWidget
+from PySide6.QtWidgets import QApplication, QLineEdit, QProgressDialog, QPushButton, QWidget
 
 from contextdeck.engine import load_document, render_text
 from contextdeck.gui._app import create_window
@@ -570,6 +570,21 @@ def test_cancelling_the_load_progress_keeps_the_open_document(qtbot: Any, window
         cancel.click()
     assert window.files._progress is None
     assert document_json(window) == before
+
+
+def test_a_loads_progress_dialog_is_closed_after_the_hand_over_not_in_it(
+        qtbot: Any, window: MainWindow, examples: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The progress dialog of a finished load is closed in a slice after the turn that hands the document over: hiding
+    a window-modal dialog unblocks every widget of the window, a third of a frame at a million messages."""
+    closed: list[QProgressDialog] = []
+    monkeypatch.setattr(QProgressDialog, "reset", lambda dialog: closed.append(dialog))
+    at_hand_over: list[int] = []
+    window.session.loadFinished.connect(lambda: at_hand_over.append(len(closed)))
+    with qtbot.waitSignal(window.session.loadFinished, timeout=5000):
+        window.session.open(examples / "moderation_batch.json")
+        dialog = window.files._progress
+    assert at_hand_over == [0]
+    qtbot.waitUntil(lambda: closed == [dialog])
 
 
 def test_the_load_progress_is_shown_without_running_the_event_loop_inside_a_report(qtbot: Any,
