@@ -23,7 +23,6 @@ from ..calls._calls import (
     resolve_parameters,
     tool_schema_problem,
 )
-from ..calls._output_check import OUTPUT_SCHEMA_ERROR, output_problem
 from ..calls._plan import Graph, link_problems
 from ..calls._tools import ToolDefinition, merged_tools, pending_calls
 from ..document._context import Context
@@ -32,6 +31,7 @@ from ..protocol._groups import PlanReading, Unit, read_plan
 from ..protocol._schemas import SchemaCheck
 from ._delegate import Delegate, delegate_for, prescribed_delegate
 from ._instancing import instanced
+from ._running import conclude
 
 
 @dataclass(frozen=True)
@@ -144,13 +144,16 @@ def literal_problems(context: Context, plan: CallPlan, found: list[Occurrence] |
 
 
 def _typed_output_problems(context: Context, plan: CallPlan, found: list[Occurrence]) -> list[Problem]:
-    """A latent call's `_output` typed into the plan without references is its result, known before it runs:
-    one that breaks the tool's `_output` schema (002) is refused up front, so `validate` says so too."""
-    if not isinstance(plan.call, dict) or plan.call.get("_output") is None:
-        return []
-    if any(where[0] == "_output" for where, _, _ in found):
-        return []  # it holds a reference: its value is known only when the call runs
-    problem = output_problem(plan, resolve_call(context, plan)["_output"])  # `††` unescaped, as it is written
-    return [] if problem is None else [Problem(OUTPUT_SCHEMA_ERROR, problem, "$._output")]
+    """A latent call's `_output` typed into the plan without references (null too) is its result, known before
+    it runs: one the run would refuse (it breaks the tool's `_output` schema, 002, or cannot be written) is
+    refused up front, by the run's own `conclude`, so `validate` and the turn check say so too."""
+    if not plan.has_output or any(where[0] == "_output" for where, _, _ in found):
+        return []  # none, or it holds a reference: its value is known only when the call runs
+    outcome = conclude(plan, resolve_call(context, plan)["_output"], _no_clock)  # `††` unescaped, as written
+    return [] if outcome.error is None else [Problem(*outcome.error, "$._output")]
+
+
+def _no_clock() -> str:
+    return ""  # the messages `conclude` makes up front are never kept
 
 

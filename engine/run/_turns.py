@@ -106,10 +106,10 @@ def _refusals(document: Document, reading: PlanReading, activities: Activities |
     """What a run refuses of the turn's calls before it starts, by call index, as its set-up finds it (`plan_call`
     for each call and its tool alone, the `DelegateFinder`, then `link_problems`: groups that feed themselves,
     cycles): a malformed expression, an unknown `_outputMethod`, `_scopes` that are not kinds, an output path the
-    tool forbids or requires, a delegate that cannot be used, a latent call's typed `_output` that breaks the
-    tool's `_output` schema. The parameters are the tool's schema's to judge, at the field. Without activities
-    nothing is known of what will be loaded: every activity a tool names is taken as loaded (as `validate` takes
-    it), so its calls are not judged as latent ones."""
+    tool forbids or requires, a delegate that cannot be used, a latent call's typed `_output` (null too) that
+    breaks the tool's `_output` schema or cannot be written. The parameters are the tool's schema's to judge, at the
+    field. Without activities nothing is known of what will be loaded: every activity a tool names is taken as
+    loaded (as `validate` takes it), so its calls are not judged as latent ones."""
     code_tools = dict(tools or {})
     known = activities if activities is not None else assumed_activities(document.context, code_tools)
     merged = merged_tools(document.context, code_tools)

@@ -12,9 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from contextdeck.engine import Context, Document, Execution, Loop, Shape, flatten, turn_problems, validate
+from contextdeck.engine.calls._outputs import MAX_RESULT_DEPTH
 
 STATE = {"type": "state", "state": {"a": 1, "s": "x"}}
 ABSENT = object()
+UNWRITABLE: Any = 0
+for _ in range(MAX_RESULT_DEPTH + 10):  # a document holds it, a result may not nest so deep: the run cannot write it
+    UNWRITABLE = [UNWRITABLE]
 
 
 def _maybe(values: list[Any]) -> st.SearchStrategy[Any]:
@@ -23,9 +27,10 @@ def _maybe(values: list[Any]) -> st.SearchStrategy[Any]:
 
 @st.composite
 def tools(draw: st.DrawFn) -> dict[str, Any]:
-    """A tool `t` with an integer parameter, maybe required, maybe a prescribed or a patterned output path, maybe
-    required too, and a typed `_output`: an integer, which `n` may read."""
-    properties: dict[str, Any] = {"_tool": {"const": "t"}, "n": {"type": "integer"},
+    """A tool `t` with an integer parameter (or integers a `push` made), maybe required, maybe a prescribed or a
+    patterned output path, maybe required too, and a typed `_output`: an integer, which `n` may read."""
+    properties: dict[str, Any] = {"_tool": {"const": "t"},
+                                  "n": {"type": ["integer", "array"], "items": {"type": "integer"}},
                                   "_output": {"type": "integer", "minimum": 0}}
     schema: dict[str, Any] = {"type": "object", "properties": properties}
     path = draw(st.sampled_from(["free", "const", "pattern"]))
@@ -42,9 +47,10 @@ def tools(draw: st.DrawFn) -> dict[str, Any]:
 @st.composite
 def calls(draw: st.DrawFn) -> dict[str, Any]:
     """A call of `t` or of a tool nothing defines, with literal, referenced, escaped and malformed parameters and
-    meta-properties, typed `_output`s and delegates that cannot be used (the document is not saved: no file can be).
-    A reference whose value breaks the schema (`†state.s` for an integer) and a null `_output` are left out: they
-    are judged only as the run goes (format.md §6), which neither check can do."""
+    meta-properties, typed `_output`s (null, and one no document can hold, too) and delegates that cannot be used
+    (the document is not saved: no file can be). A reference whose value breaks the schema (`†state.s` for an
+    integer, or what `u`'s `_output` writes, which no schema describes) is left out: it is judged only as the run
+    goes (format.md §6), which neither check can do."""
     call: dict[str, Any] = {"_tool": draw(st.sampled_from(["t", "t", "u"]))}
     for key, values in (("n", [1, "x", "†state.a", "†", "†nope.q", "††lit", None, "†state.x", "†state.y"]),
                         ("_outputPath", ["†state.x", "†state.y", "bad", 5, "†state.x || †state.y", "†state.", None]),
@@ -55,10 +61,10 @@ def calls(draw: st.DrawFn) -> dict[str, Any]:
         value = draw(_maybe(values))
         if value is not ABSENT:
             call[key] = value
-    if call["_tool"] == "t":  # what `u` returns is its own: no schema says what `n` would read of it
-        value = draw(_maybe([1, -1, "x", "††1", "†state.a", {"v": 1}, [2]]))
-        if value is not ABSENT:
-            call["_output"] = value
+    value = draw(_maybe([1, -1, "x", "††1", "†state.a", {"v": 1}, [2], None, UNWRITABLE] if call["_tool"] == "t"
+                        else [1, "†state.a", UNWRITABLE]))  # what `n` may read of it
+    if value is not ABSENT:
+        call["_output"] = value
     return call
 
 
@@ -164,6 +170,29 @@ def test_the_turn_check_judges_a_typed_output_as_the_run_does() -> None:
     assert found[0].reason.startswith("the result does not meet the _output schema of 't': $.v:")
     assert {problem.path for problem in validate(Context([tool, STATE]), turn) if problem.severity == "error"} == {
         "solution, call 0 (t)", "solution, call 1 (t)"}
+
+
+def test_a_null_output_and_one_no_document_can_take_are_judged_up_front() -> None:
+    """A latent call's `_output: null` is its result (not a missing one), refused by the tool's `_output` schema
+    when the call writes it; an `_output` too deep to be written is refused for a tool nothing defines too. The run
+    refuses both before it starts, and `validate` and the turn check say so, at `_output`."""
+    tool = {"type": "tool", "tool": {"t": {"type": "object", "properties": {
+        "_tool": {"const": "t"}, "_output": {"type": "integer"}}}}}
+    context = [tool, STATE]
+    turn = {"calls": [{"_tool": "t", "_output": None, "_outputPath": "†state.x"},
+                      {"_tool": "u", "_output": UNWRITABLE, "_outputPath": "†state.y"},
+                      {"_tool": "t", "_output": None}, {"_tool": "u", "_output": None, "_outputPath": "†state.z"}],
+            "output": None}
+    found = [problem for problem in turn_problems(Document(Context(context), Shape.ARRAY), turn)
+             if problem.severity == "error"]
+    assert [problem.path for problem in found] == ["$.calls[0]._output", "$.calls[1]._output"]
+    assert "None is not of type 'integer'" in found[0].reason
+    assert "nested deeper than" in found[1].reason
+    assert _refused_by_validate(context, turn) == {0, 1}
+    live = Context(context)
+    report = asyncio.run(Execution(live, turn, clock=CLOCK).run())
+    assert report.ran == (2, 3)  # the other two are refused before they start
+    assert len(report.errors) == 2
 
 
 def test_a_loop_checks_a_turn_with_its_runs_delegate_folder(tmp_path: Any) -> None:
