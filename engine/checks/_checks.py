@@ -18,10 +18,11 @@ from ..document._context import Context
 from ..document._validate import call_place, data_problems, schema_violations
 from ..document._view import Messages
 from ..protocol._expressions import parsed_once
-from ..protocol._groups import PlanReadings
+from ..protocol._groups import PlanReadings, read_plan
 from ..protocol._messages import Form, body_of
 from ..request._request import Survey, advisors_of, consulted_now, meta_schema, output_schema_fault, survey
 from ..resolve._resolution import Diagnostic
+from ..run._instancing import as_written, copied_from
 from ..run._setup import set_up
 from ..run._turns import output_violations
 from ._call_checks import plan_problems, read_plans
@@ -141,18 +142,26 @@ def _run_problems(
     base, chain = (path.parent, (path.resolve(),)) if path is not None else (None, ())
     # The pending calls are the solution's or the last plan message's: read already, unless the solution is an
     # array of calls (which `read_plans` does not read).
-    reading = None if isinstance(solution, list) else plans.get(plan_index)
+    reading = (None if isinstance(solution, list) else plans.get(plan_index)) or read_plan(calls)
     setup = set_up(live, solution, known, dict(tools or {}), base, chain, reading)
+    kept = {index: told for index, problems in setup.structural.items()
+            if isinstance(setup.plans[index].call, dict)  # not a call: `data_problems` said so already
+            and (told := [problem for problem in problems if problem.type not in _REPORTED])}
+    # A call the run repeats per instance (013) is named as the plan numbers it, with the instances refused.
+    if kept and setup.calls is not reading.calls:
+        kept = as_written(kept, copied_from(reading, live))
     problems: list[Diagnostic] = []
-    for index in sorted(setup.structural):  # the calls with a problem, in plan order
-        plan = setup.plans[index]
-        if not isinstance(plan.call, dict):
-            continue  # `data_problems` said so already
-        found = dict.fromkeys((p.type, p.message) for p in setup.structural[index])
-        for kind, message in found:
-            if kind not in _REPORTED:
-                problems.append(Diagnostic(plan_index, call_place(plan_index, plan.label), f"{kind}: {message}"))
+    for index in sorted(kept):  # the calls with a problem, in plan order
+        where = call_place(plan_index, _label(index, reading.calls[index]))
+        found = dict.fromkeys(f"{problem.type}: {problem.message}" for problem in kept[index])
+        problems.extend(Diagnostic(plan_index, where, text) for text in found)
     return problems
+
+
+def _label(index: int, call: Any) -> str:
+    """A call as `CallPlan.label` names it, numbered as the plan is written."""
+    name = call.get("_tool") if isinstance(call, dict) else None
+    return f"call {index} ({name if isinstance(name, str) and name else '?'})"
 
 
 def _advice_problems(context: Messages, solution: Any, advisors: list[dict[str, Any]]) -> list[Diagnostic]:

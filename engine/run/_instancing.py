@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..calls._calls import in_parameters
+from ..calls._calls import Problem, in_parameters
 from ..document._context import Context
 from ..document._view import Messages
 from ..protocol._errors import ExpressionError
@@ -66,16 +66,54 @@ def expand_instances(entries: list[Any], context: Messages) -> list[Any]:
             else {unit.pattern: [expanded.calls[i] for i in unit.members]} for unit in expanded.units]
 
 
+def _bound(reading: PlanReading, context: Messages) -> tuple[list[str], list[bool]]:
+    """The instance ids, and for each call whether it runs once per instance (empty: no call does)."""
+    ids, kinds = instances_of(context)
+    if not ids:
+        return ids, []
+    bound = [_per_instance(call, found, kinds) for call, found in zip(reading.calls, reading.expressions, strict=True)]
+    return ids, bound if any(bound) else []
+
+
+def copied_from(reading: PlanReading, context: Messages) -> list[tuple[int, str | None]]:
+    """For each call of `instanced(reading, context)`, the index in `reading` of the call it copies, and the
+    instance the copy runs for (None: the call runs once)."""
+    ids, bound = _bound(reading, context)
+    if not bound:
+        return [(index, None) for index in range(len(reading.calls))]
+    origins: list[tuple[int, str | None]] = []
+    for unit in reading.units:  # in `instanced`'s order: a unit once, or once per instance when it has a bound call
+        for instance in ids if any(bound[i] for i in unit.members) else (None,):
+            origins += [(i, instance if bound[i] else None) for i in unit.members]
+    return origins
+
+
+def as_written(problems: dict[int, list[Problem]], origins: list[tuple[int, str | None]]) -> dict[int, list[Problem]]:
+    """The problems of a plan's calls repeated per instance (numbered as `instanced` numbers them) as the problems
+    of its calls as written (`origins`: `copied_from`'s): a problem copies share is said once, with the instances
+    it is for (the first few)."""
+    found: dict[tuple[int, str, str, str], list[str]] = {}
+    for index in sorted(problems):
+        origin, instance = origins[index]
+        for problem in problems[index]:
+            instances = found.setdefault((origin, problem.type, problem.message, problem.where), [])
+            if instance is not None:
+                instances.append(instance)
+    written: dict[int, list[Problem]] = {}
+    for (origin, kind, message, where), instances in found.items():
+        shown = ", ".join(instances[:3]) + (f" and {len(instances) - 3} more" if len(instances) > 3 else "")
+        said = f" (for instance{'s' if len(instances) > 1 else ''} {shown})" if instances else ""
+        written.setdefault(origin, []).append(Problem(kind, message + said, where))
+    return dict(sorted(written.items()))
+
+
 def instanced(reading: PlanReading, context: Messages) -> PlanReading:
     """A plan's reading with each instance-bound call (or pattern group) repeated once per instance, each copy
     targeted with `_instance` (the same reading when the context has no instances, or no call is bound)."""
-    ids, kinds = instances_of(context)
-    if not ids:
+    ids, bound = _bound(reading, context)
+    if not bound:
         return reading
     given, read = reading.calls, reading.expressions
-    bound = [_per_instance(call, found, kinds) for call, found in zip(given, read, strict=True)]
-    if not any(bound):
-        return reading
     calls: list[Any] = []
     units: list[Unit] = []
     expressions: list[list[Occurrence]] = []

@@ -27,6 +27,7 @@ from ..protocol._messages import MISSING, Form, body_of
 from ..protocol._methods import deep_merge
 from ..request._request import REFERENCE, Request, compose_request, output_schema
 from ..resolve._resolution import Diagnostic
+from ._instancing import as_written, copied_from, instanced
 from ._setup import DelegateFinder
 
 OUTPUT_ERROR = "output"  # the error type of a refused final output
@@ -109,23 +110,27 @@ def _refusals(document: Document, reading: PlanReading, activities: Activities |
     tool forbids or requires, a delegate that cannot be used, a latent call's typed `_output` (null too) that
     breaks the tool's `_output` schema or cannot be written. The parameters are the tool's schema's to judge, at the
     field. Without activities nothing is known of what will be loaded: every activity a tool names is taken as
-    loaded (as `validate` takes it), so its calls are not judged as latent ones."""
+    loaded (as `validate` takes it), so its calls are not judged as latent ones. The calls are judged as the run
+    repeats them per instance (013); a copy's refusal is its call's, with the instances it is for."""
     code_tools = dict(tools or {})
     known = activities if activities is not None else assumed_activities(document.context, code_tools)
     merged = merged_tools(document.context, code_tools)
     read: dict[str, ToolReading] = {}
-    plans = [plan_call(index, call, merged, known, reading.expressions[index], read)
-             for index, call in enumerate(reading.calls)]
+    copies = instanced(reading, document.context)  # as the run repeats them per instance (013)
+    plans = [plan_call(index, call, merged, known, copies.expressions[index], read)
+             for index, call in enumerate(copies.calls)]
     path = document.path
     finder = DelegateFinder(base if base is not None or path is None else path.parent,
                             chain or ((path.resolve(),) if path is not None else ()), code_tools)
     structural: dict[int, list[Problem]] = {}
     for plan in plans:
-        problems, _ = finder.refusals(document.context, plan, reading.expressions[plan.index], list(plan.problems))
+        problems, _ = finder.refusals(document.context, plan, copies.expressions[plan.index], list(plan.problems))
         if kept := [problem for problem in problems if problem.type not in _SAID_BY_THE_SCHEMA]:
             structural[plan.index] = kept
-    link_problems(reading.units, plans, Graph.of(plans), structural)
-    return structural
+    link_problems(copies.units, plans, Graph.of(plans), structural)
+    if copies is reading:
+        return structural
+    return as_written(structural, copied_from(reading, document.context))  # each copy's is its call's in the turn
 
 
 # The tool's schema says these in the turn check, at the field.

@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 
 from contextdeck.engine import Context, Document, Execution, Loop, Shape, flatten, turn_problems, validate
 from contextdeck.engine.calls._outputs import MAX_RESULT_DEPTH
+from contextdeck.engine.protocol._groups import read_plan
+from contextdeck.engine.run._instancing import copied_from
 
 STATE = {"type": "state", "state": {"a": 1, "s": "x"}}
 ABSENT = object()
@@ -52,10 +54,10 @@ def calls(draw: st.DrawFn) -> dict[str, Any]:
     integer, or what `u`'s `_output` writes, which no schema describes) is left out: it is judged only as the run
     goes (format.md §6), which neither check can do."""
     call: dict[str, Any] = {"_tool": draw(st.sampled_from(["t", "t", "u"]))}
-    for key, values in (("n", [1, "x", "†state.a", "†", "†nope.q", "††lit", None, "†state.x", "†state.y"]),
+    for key, values in (("n", [1, "x", "†state.a", "†", "†nope.q", "††lit", None, "†state.x", "†state.y", "†item.v"]),
                         ("_outputPath", ["†state.x", "†state.y", "bad", 5, "†state.x || †state.y", "†state.", None]),
                         ("_outputMethod", ["merge", "bad", 3, "push", None]),
-                        ("_instance", ["①", 2, None]),
+                        ("_instance", ["①", "③", 2, None]),
                         ("_scopes", [["state"], "state", ["nope"], ["†state.a"]]),
                         ("_delegate", ["https://example.com/d.json", "d.json", "", 5])):
         value = draw(_maybe(values))
@@ -73,7 +75,16 @@ entries = st.one_of(calls(), calls(), st.builds(lambda pattern, members: {patter
                                                 st.lists(calls(), min_size=1, max_size=2)))
 
 
+# Instances (013): none, the state's (every call that touches state runs once per instance), or another kind's
+# (only the calls that read it do). `③` is an instance a call may name that no data message has.
+instances = st.sampled_from([[], [{"type": "state", "_instance": "①", "state": {"a": 2}},
+                                  {"type": "state", "_instance": "②", "state": {"x": 3}}],
+                             [{"type": "item", "_instance": "①", "item": {"v": 1}},
+                              {"type": "item", "_instance": "②", "item": {"v": 2}}]])
+
+
 def _refused_by_validate(context: list[dict[str, Any]], solution: dict[str, Any]) -> set[int]:
+    """The calls refused, numbered as the solution's are written (a call repeated per instance once)."""
     return {int(found.group(1)) for problem in validate(Context(context), solution)
             if problem.severity == "error" and (found := re.match(r"solution, call (\d+)\b", problem.path))}
 
@@ -92,16 +103,19 @@ def _refused_by_the_turn_check(context: list[dict[str, Any]], solution: dict[str
 def _refused_by_a_run(context: list[dict[str, Any]], solution: dict[str, Any]) -> set[int]:
     live = Context(context)
     asyncio.run(Execution(live, solution, clock=CLOCK).run())  # no activities: nothing runs, only refusals
-    return {message["_run"]["call"] for message in live.messages[len(context):] if message.get("type") == "error"}
+    origins = copied_from(read_plan(solution["calls"]), Context(context))  # which call each copy is a copy of
+    return {origins[message["_run"]["call"]][0] for message in live.messages[len(context):]
+            if message.get("type") == "error"}
 
 
 @settings(max_examples=300, deadline=None)
-@given(tool=tools(), solution_calls=st.lists(entries, min_size=1, max_size=3))
+@given(tool=tools(), solution_calls=st.lists(entries, min_size=1, max_size=3), instanced=instances)
 def test_validate_a_run_and_the_turn_check_refuse_the_same_calls(tool: dict[str, Any],
-                                                                 solution_calls: list[dict[str, Any]]) -> None:
+                                                                 solution_calls: list[dict[str, Any]],
+                                                                 instanced: list[dict[str, Any]]) -> None:
     """Each call (a group's members each) is refused by all three or by none: its own problems, a group whose calls
-    feed each other, a cycle."""
-    context = [tool, STATE]
+    feed each other, a cycle; with instances, a call is refused when the run refuses any of its copies."""
+    context = [tool, STATE, *instanced]
     solution = {"calls": solution_calls, "output": None}
     ran = _refused_by_a_run(context, solution)
     assert _refused_by_validate(context, solution) == ran
@@ -193,6 +207,27 @@ def test_a_null_output_and_one_no_document_can_take_are_judged_up_front() -> Non
     report = asyncio.run(Execution(live, turn, clock=CLOCK).run())
     assert report.ran == (2, 3)  # the other two are refused before they start
     assert len(report.errors) == 2
+
+
+def test_a_call_repeated_per_instance_is_judged_as_the_run_repeats_it() -> None:
+    """A call without `_instance` that touches an instanced kind runs once per instance (013): a cycle that only its
+    copy for ① closes with a call naming ① is refused by the turn check too, and `validate` names each call as the
+    plan writes it (not as the run numbers the copies), with the instances it is refused for."""
+    tool = {"type": "tool", "tool": {"t": {"type": "object", "properties": {"_tool": {"const": "t"}, "n": {}}}}}
+    context = [tool, STATE, {"type": "state", "_instance": "①", "state": {"a": 2}},
+               {"type": "state", "_instance": "②", "state": {"a": 3}}]
+    turn = {"calls": [{"_tool": "t", "n": "†state.x", "_outputPath": "†state.y"},
+                      {"_tool": "t", "n": "†state.y", "_outputPath": "†state.x", "_instance": "①"},
+                      {"_tool": "t", "_outputMethod": "push", "_scopes": "state"}], "output": None}
+    found = turn_problems(Document(Context(context), Shape.ARRAY), turn)
+    assert [(problem.path, problem.reason.split(":")[0]) for problem in found] == [
+        ("$.calls[0]", "cycle"), ("$.calls[1]", "cycle"), ("$.calls[2]._scopes", "_scopes must be a list of kinds")]
+    assert found[0].reason.endswith("(for instance ①)")
+    assert not found[1].reason.endswith(")")
+    said = [(problem.path, problem.reason.endswith("(for instance ①)"))
+            for problem in validate(Context(context), turn) if problem.severity == "error"]
+    assert said == [("solution, call 0 (t)", True), ("solution, call 1 (t)", False),
+                    ("solution, call 2 (t)", False)]
 
 
 def test_a_loop_checks_a_turn_with_its_runs_delegate_folder(tmp_path: Any) -> None:

@@ -215,16 +215,15 @@ def test_a_call_whose_only_expressions_are_outside_its_parameters_has_its_parame
 
 
 def test_each_instances_copy_of_a_call_is_checked_as_the_call_was_read() -> None:
-    """A call run once per instance is read once: each copy's literal parameters are checked (numbered as `run`
-    numbers the copies), and a malformed reference is reported once, where the plan holds it."""
+    """A call run once per instance is read once: each copy's literal parameters are checked, said once at the
+    call as the plan numbers it (as the malformed reference of the call after it is), with the instances."""
     greet = {"type": "tool", "tool": {"greet": {"type": "object", "properties": {"n": {"type": "string"}}}}}
     plan = {"type": "plan", "plan": [{"_tool": "greet", "n": 5, "_outputPath": "†input.greeting"},
                                      {"_tool": "greet", "n": "†input..user", "_outputPath": "†input.other"}]}
     wrong = "parameters: invalid parameters for 'greet': $.n: 5 is not of type 'string'"
     assert problems([greet, *INSTANCES, plan]) == [
         (3, "call 1 $.n", "expected a path segment after '.', found '.' at position 7"),
-        (3, "call 0 (greet)", wrong),
-        (3, "call 1 (greet)", wrong),
+        (3, "call 0 (greet)", wrong + " (for instances ①, ②)"),
     ]
 
 
