@@ -168,7 +168,7 @@ def _check(context: Messages, schema_at: int | None, label: str, value: Any,
     except SchemaFault as fault:
         return [Diagnostic(schema_at, label, str(fault))]
     paths = [tuple(str(part) for part in violation.absolute_path) for violation in violations]
-    writers = _writers(writes, set(paths))
+    writers = _writers(writes, set(paths), value)
     problems = []
     for violation, path in zip(violations, paths, strict=True):
         where = writers.get(path, schema_at)
@@ -177,11 +177,11 @@ def _check(context: Messages, schema_at: int | None, label: str, value: Any,
     return problems
 
 
-def _writers(writes: list[tuple[int, Write]], paths: set[tuple[str, ...]]) -> dict[tuple[str, ...], int]:
+def _writers(writes: list[tuple[int, Write]], paths: set[tuple[str, ...]], value: Any) -> dict[tuple[str, ...], int]:
     """For each path, the last message that wrote the value there or a part of it: the last write at the path
-    or above it whose value holds it, or below it. One pass from the end, over the writes that can matter to a
-    path still unnamed (by its first segment), so a document of 100,000 writes costs one pass however many
-    violations it has."""
+    or above it whose value holds it (a `push` or `concat` above it: the one that appended its element), or below
+    it. One pass from the end, over the writes that can matter to a path still unnamed (by its first segment), so
+    a document of 100,000 writes costs one pass however many violations it has. `value`: what `writes` fold to."""
     found: dict[tuple[str, ...], int] = {}
     pending: dict[str, set[tuple[str, ...]]] = {}
     for path in paths:
@@ -189,26 +189,48 @@ def _writers(writes: list[tuple[int, Write]], paths: set[tuple[str, ...]]) -> di
             pending.setdefault(path[0], set()).add(path)
         elif writes:
             found[path] = writes[-1][0]  # the whole value: the last write changed it
+    lengths: dict[tuple[str, ...], int] = {}  # an array appended to: its length before the appends passed
     for index, write in reversed(writes):
         if not pending:
             break
         if write.problem is not None:
             continue
-        above, value = write.path, write.value
+        above, written = write.path, write.value
         heads = ([above[0]] if above else
-                 [key for key in value if key in pending] if isinstance(value, dict) else list(pending))
+                 [key for key in written if key in pending] if isinstance(written, dict) else list(pending))
+        appended = _appended(write, lengths, value) if above and above[0] in pending else None
         for head in heads:
             for path in list(pending.get(head, ())):
                 depth = len(above)
-                if path[:depth] == above and get_path(value, path[depth:]) is MISSING:
-                    continue  # a write above the path that does not reach it
                 if path[:depth] != above and above[: len(path)] != path:
                     continue  # another branch
+                if len(path) > depth and path[:depth] == above and (
+                        path[depth] not in appended if appended is not None
+                        else get_path(written, path[depth:]) is MISSING):
+                    continue  # a write above the path that does not reach it (an element another write appended)
                 found[path] = index
                 pending[head].discard(path)
                 if not pending[head]:
                     del pending[head]
     return found
+
+
+def _appended(write: Write, lengths: dict[tuple[str, ...], int], value: Any) -> frozenset[str] | None:
+    """The indices a `push` or `concat` appended, as strings, walking back from the end (`lengths`: each array's
+    length before the appends walked past, from its folded length in `value`); None for another method."""
+    if write.method not in _APPENDING:
+        return None
+    end = lengths.get(write.path)
+    if end is None:
+        array = get_path(value, write.path)
+        end = len(array) if isinstance(array, list) else 0
+    count = 1 if write.method == "push" else len(write.value) if isinstance(write.value, list) else 0
+    start = max(end - count, 0)
+    lengths[write.path] = start
+    return frozenset(str(position) for position in range(start, end))
+
+
+_APPENDING = frozenset(("push", "concat"))
 
 
 def schema_violations(schema: Any, value: Any, message_index: int | None, label: str,

@@ -57,6 +57,22 @@ def test_a_violation_names_the_message_that_wrote_the_bad_value() -> None:
                                   (1, "¶user.tags", "'x' is not of type 'array' (the schema of message 3)")]
 
 
+def test_an_element_appended_names_the_message_that_appended_it() -> None:
+    """A bad element a `push` or `concat` appended names that message (not the schema's, nor a later append),
+    counted back from the array's folded length; an instance's append onto the global array too."""
+    messages = [{"type": "user", "data": {"age": 1, "tags": []}, "schema": SCHEMA},
+                {"type": "user", "data": {"tags": "a"}, "_outputPath": "†user.tags", "_outputMethod": "push"},
+                {"type": "user", "data": {"tags": 5}, "_outputPath": "†user.tags", "_outputMethod": "push"},
+                {"type": "user", "data": {"tags": ["b", 6]}, "_outputPath": "†user.tags", "_outputMethod": "concat"},
+                {"type": "user", "data": {"tags": "c"}, "_outputPath": "†user.tags", "_outputMethod": "push"},
+                {"type": "user", "_instance": "①", "data": {"tags": 7}, "_outputPath": "†user.tags",
+                 "_outputMethod": "push"}]
+    schema = " (the schema of message 0)"
+    assert problems(messages) == [(2, "¶user.tags[1]", "5 is not of type 'string'" + schema),
+                                  (3, "¶user.tags[3]", "6 is not of type 'string'" + schema),
+                                  (5, "¶user[①].tags[5]", "7 is not of type 'string'" + schema)]
+
+
 @pytest.mark.parametrize(
     ("schema", "words"),
     [(5, "expected an object"), ({"type": "nonsense"}, "invalid schema"),
