@@ -73,8 +73,9 @@ _MODES = ("eager", "lazy")
 
 def _mode_problems(context: Messages) -> list[Diagnostic]:
     """A plan message's `mode` that is neither of 012's: it runs eagerly, which a misspelt "Lazy" never meant;
-    and an `_instance` on it, which 013 ignores (a plan is a global template), as a warning, as on a text, tool
-    or preset message (SPEC 5 passes text as it is; a tool or a preset is the whole request's)."""
+    and an `_instance` on it, which 013 ignores (a plan is a global template), as a warning, as on a text, tool,
+    preset or advisor message (SPEC 5 passes text as it is; a tool, a preset or an advisor is the whole
+    request's)."""
     problems: list[Diagnostic] = []
     for index in form_indices(context, Form.PLAN, len(context)):
         message = body_of(context[index])
@@ -87,12 +88,15 @@ def _mode_problems(context: Messages) -> list[Diagnostic]:
     for index in range(len(context)):  # 013 instances data messages; these pass as they are
         form = context.info(index).form
         if form in _UNINSTANCED and body_of(context[index]).get("_instance") is not None:
-            problems.append(Diagnostic(index, form.value, f"a {form.value} message is never instanced: its "
-                                                          "_instance is ignored (013 instances data)", "warning"))
+            problems.append(Diagnostic(index, form.value, f"{_UNINSTANCED[form]} message is never instanced: its "
+                                                          "_instance is ignored (013 instances data)"
+                                                          + _ADVISOR_HINT * (form is Form.ADVISOR), "warning"))
     return problems
 
 
-_UNINSTANCED = frozenset((Form.TEXT, Form.TOOL, Form.PRESET))
+# An advisor is the whole request's too: 017's `isInstanced` gives its advice an `_instance` per instance.
+_UNINSTANCED = {Form.TEXT: "a text", Form.TOOL: "a tool", Form.PRESET: "a preset", Form.ADVISOR: "an advisor"}
+_ADVISOR_HINT = "; 'isInstanced': true asks for its advice per instance (017)"
 
 
 def _meta_problems(context: Messages, solution: Any) -> list[Diagnostic]:

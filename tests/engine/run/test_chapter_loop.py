@@ -147,6 +147,17 @@ def test_013_an_instance_on_a_text_tool_or_preset_message_is_a_warning() -> None
                                            "instances data)")
 
 
+def test_013_an_instance_on_an_advisor_message_is_a_warning() -> None:
+    """017 gives an advisor no `_instance` of its own (`isInstanced` asks its advice per instance): one on the
+    advisor message is ignored, so validate warns, and says what does instance its advice."""
+    context = Context([{"type": "advisor", "id": "risk", "_instance": "①", "schema": {"type": "object"}},
+                       {"type": "advisor", "id": "cost", "isInstanced": True, "schema": {"type": "object"}},
+                       {"type": "state", "_instance": "①", "x": 1}])
+    assert [(p.message_index, p.path, p.severity, p.reason) for p in validate(context)] == [
+        (0, "advisor", "warning", "an advisor message is never instanced: its _instance is ignored (013 instances "
+                                  "data); 'isInstanced': true asks for its advice per instance (017)")]
+
+
 def test_010_calls_and_output_in_one_step_run_then_stop() -> None:
     """010: a solution with calls and an output runs its calls, and the output ends the loop."""
     loop = loop_of("010_calls_and_output.json")
