@@ -20,7 +20,8 @@ from ..calls._plan import Graph, link_problems
 from ..calls._registry import Registry
 from ..calls._tools import assumed_activities, form_indices, merged_tools, pending_calls, plan_mode
 from ..document._document import Document, Shape
-from ..document._validate import path_order, schema_violations
+from ..document._json import MESSAGE_OUTER, unwritable
+from ..document._validate import json_path, path_order, schema_violations
 from ..document._view import Messages
 from ..protocol._groups import PlanReading, read_plan
 from ..protocol._messages import MISSING, Form, body_of
@@ -66,6 +67,14 @@ def turn_problems(
     problem = turn_problem(solution)
     if problem is not None:
         return [Diagnostic(None, "$", problem)]
+    # Taking the turn appends it as a plan message (and its meta as a meta message), as deep as the turn's
+    # object: a turn the document could not hold is refused, not appended (which would fail).
+    unfit = unwritable(solution, MESSAGE_OUTER + isinstance(solution, list))
+    if unfit is not None:
+        at, reason = unfit
+        field = 3 - isinstance(solution, list)  # the call's field (`calls`, its index, the field): not hundreds
+        shown = json_path(at[:field]) + ("…" if len(at) > field else "")
+        return [Diagnostic(None, shown, f"the document could not hold the turn: {reason}")]
     turn = as_turn(solution)
     if request is None:
         request = compose_request(document.context, document.schema, activities=activities, tools=tools)

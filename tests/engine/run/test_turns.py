@@ -111,6 +111,24 @@ def test_the_loop_refuses_an_invalid_turn_and_changes_nothing() -> None:
     assert loop.status is LoopStatus.WAITING_FOR_TURN
 
 
+def test_a_turn_the_document_could_not_hold_is_refused_not_taken() -> None:
+    """A turn (a model's answer, parsed) nested deeper than a document holds would be appended as a plan message
+    the context refuses: the turn check refuses it first, at the call (an array of calls too), and the loop takes
+    nothing of it."""
+    deep: object = 0
+    for _ in range(300):
+        deep = [deep]
+    tool = {"type": "tool", "tool": {"t": {"type": "object", "properties": {"_tool": {"const": "t"}}}}}
+    loop = Loop(Document(Context([tool]), Shape.ARRAY), clock=CLOCK)
+    turn = {"calls": [{"_tool": "t", "_output": deep}]}  # no destination: a run would write nothing of it
+    reason = "the document could not hold the turn: nesting deeper than 254 levels"
+    assert problems(loop.document, turn) == [("$.calls[0]._output…", reason, "error")]
+    assert problems(loop.document, turn["calls"]) == [("$[0]._output…", reason, "error")]
+    with pytest.raises(TurnRefused):
+        loop.take_turn(turn)
+    assert loop.document.context.messages == [tool]
+
+
 def test_turn_change_appends_the_plan_once_and_keeps_a_bare_contexts_output() -> None:
     """A request keeps its output in the solution; a bare context in the plan message; a plan already there
     is not appended again; a lazy plan's mode and the model's audit are carried."""
