@@ -181,7 +181,9 @@ def _writers(writes: list[tuple[int, Write]], paths: set[tuple[str, ...]], value
     """For each path, the last message that wrote the value there or a part of it: the last write at the path
     or above it whose value holds it (a `push` or `concat` above it: the one that appended its element), or below
     it. One pass from the end, over the writes that can matter to a path still unnamed (by its first segment), so
-    a document of 100,000 writes costs one pass however many violations it has. `value`: what `writes` fold to."""
+    a document of 100,000 writes costs one pass however many violations it has. `value`: what `writes` fold to.
+    An element of an array that a write below it may have lengthened (a write at the index past its end) is
+    not counted back: its writer is the last source of a fold at its path."""
     found: dict[tuple[str, ...], int] = {}
     pending: dict[str, set[tuple[str, ...]]] = {}
     for path in paths:
@@ -190,6 +192,8 @@ def _writers(writes: list[tuple[int, Write]], paths: set[tuple[str, ...]], value
         elif writes:
             found[path] = writes[-1][0]  # the whole value: the last write changed it
     lengths: dict[tuple[str, ...], int] = {}  # an array appended to: its length before the appends passed
+    indexed: set[tuple[str, ...]] = set()  # arrays a write passed wrote an element of (it may have lengthened them)
+    unsure: set[tuple[str, ...]] = set()
     for index, write in reversed(writes):
         if not pending:
             break
@@ -198,20 +202,31 @@ def _writers(writes: list[tuple[int, Write]], paths: set[tuple[str, ...]], value
         above, written = write.path, write.value
         heads = ([above[0]] if above else
                  [key for key in written if key in pending] if isinstance(written, dict) else list(pending))
-        appended = _appended(write, lengths, value) if above and above[0] in pending else None
+        appended = None
+        if above and above[0] in pending:
+            indexed.update(above[:depth] for depth in range(1, len(above)) if above[depth].isdigit())
+            appended = _appended(write, lengths, value)
         for head in heads:
             for path in list(pending.get(head, ())):
                 depth = len(above)
                 if path[:depth] != above and above[: len(path)] != path:
                     continue  # another branch
-                if len(path) > depth and path[:depth] == above and (
-                        path[depth] not in appended if appended is not None
-                        else get_path(written, path[depth:]) is MISSING):
-                    continue  # a write above the path that does not reach it (an element another write appended)
+                if len(path) > depth and path[:depth] == above:
+                    if appended is not None and above in indexed:
+                        unsure.add(path)  # which element this append made is not known by counting
+                    elif (path[depth] not in appended if appended is not None
+                          else get_path(written, path[depth:]) is MISSING):
+                        continue  # a write above the path that does not reach it (an element another appended)
                 found[path] = index
                 pending[head].discard(path)
                 if not pending[head]:
                     del pending[head]
+    for path in unsure:
+        sources = fold(writes, path, "", with_sources=True)[1].sources
+        if sources:
+            found[path] = sources[-1]
+        else:
+            found.pop(path, None)
     return found
 
 

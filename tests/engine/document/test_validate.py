@@ -73,6 +73,18 @@ def test_an_element_appended_names_the_message_that_appended_it() -> None:
                                   (5, "¶user[①].tags[5]", "7 is not of type 'string'" + schema)]
 
 
+def test_an_element_appended_before_a_write_lengthened_the_array_names_its_appender() -> None:
+    """A write at the index just past an array's end lengthens it: the appends before it are not counted back
+    from the folded length, so the first push's bad element still names the first push."""
+    messages = [{"type": "user", "data": {"age": 1, "tags": []}, "schema": SCHEMA},
+                {"type": "user", "data": {"tags": 5}, "_outputPath": "†user.tags", "_outputMethod": "push"},
+                {"type": "user", "data": {"tags": {"1": "x"}}, "_outputPath": "†user.tags.1"},
+                {"type": "user", "data": {"tags": 6}, "_outputPath": "†user.tags", "_outputMethod": "push"}]
+    schema = " (the schema of message 0)"
+    assert problems(messages) == [(1, "¶user.tags[0]", "5 is not of type 'string'" + schema),
+                                  (3, "¶user.tags[2]", "6 is not of type 'string'" + schema)]
+
+
 @pytest.mark.parametrize(
     ("schema", "words"),
     [(5, "expected an object"), ({"type": "nonsense"}, "invalid schema"),
