@@ -452,6 +452,62 @@ def test_sources_are_ranked_a_piece_a_call_after_a_sliced_fold(expr: str, betwee
         assert isinstance(between, Edit) or other.current == reference(ctx.messages, between, "1")
 
 
+@st.composite
+def ranked_messages(draw: st.DrawFn) -> dict[str, Any]:
+    """A write of kind `s`, global or of instance 1, most of them pushed to one log: many sources at one path."""
+    message: dict[str, Any] = {"type": "data", "kind": "s", "data": {"log": draw(st.integers(0, 3)), "a": 1}}
+    if draw(st.booleans()):
+        message["_instance"] = "1"
+    shape = draw(st.sampled_from(["push"] * 18 + ["set", "plain"]))  # (a set or a plain write resets the log)
+    if shape != "plain":
+        message |= {"_outputPath": "†s.log", "_outputMethod": shape}
+    return message
+
+
+@settings(max_examples=100, deadline=None)
+@given(document=st.lists(ranked_messages(), min_size=24, max_size=60), data=st.data())
+def test_edits_between_the_pieces_of_a_ranking_leave_each_first_answer_the_reference_folds(
+    document: list[dict[str, Any]], data: st.DataObject
+) -> None:
+    """Sources ranked `8 * CHUNK` a call of `fold_some` (here a chunk of one key: eight a call), with edits, new
+    watches and folds of other builds between the calls: each watch's first answer, when it comes, is the reference
+    fold's then, and every watch is the reference fold's at the end."""
+    saved, _keys.CHUNK = _keys.CHUNK, 1
+    try:
+        with checkpoints_every(data.draw(st.sampled_from([1, 3, 16]))):
+            ctx = Context(document)
+            handles: list[tuple[Any, str, str | None, list[Resolution]]] = []
+
+            def watch() -> None:
+                expr = data.draw(st.sampled_from(["†s.log", "†s", "†s.log || †s.a", "†s.log.0"]))
+                instance, calls = data.draw(st.sampled_from([None, "1"])), []
+                handles.append((ctx._watchers.add(parse_expression(expr), calls.append, instance, 0), expr, instance,
+                                calls))
+
+            watch()
+            while ctx._watchers._builds:  # its tracks folded: its sources are being ranked
+                ctx._watchers.fold_some(steps=100)
+            for _ in range(data.draw(st.integers(1, 16))):
+                action = data.draw(st.sampled_from(["edit", "fold", "edit", "fold", "watch"]))
+                if action == "edit":
+                    ctx.apply(data.draw(edits(len(ctx), ranked_messages())))
+                elif action == "watch":
+                    watch()
+                else:
+                    was = [handle in ctx._watchers._pending for handle, *_ in handles]
+                    ctx._watchers.fold_some(steps=data.draw(st.sampled_from([2, 100])))
+                    for (handle, expr, instance, calls), pending in zip(handles, was, strict=True):
+                        if pending and handle not in ctx._watchers._pending:
+                            assert calls == [reference(ctx.messages, expr, instance)], (expr, instance)
+            while not ctx._watchers.fold_some():
+                pass
+            for handle, expr, instance, calls in handles:
+                assert calls, "every watch is answered"
+                assert handle.current == reference(ctx.messages, expr, instance), (expr, instance)
+    finally:
+        _keys.CHUNK = saved
+
+
 @contextmanager
 def a_sixth_method() -> Iterator[None]:
     """`default` — write the value only where there is none yet — registered as one more `Method` record."""
