@@ -78,14 +78,16 @@ class RecoveryDialog(QDialog):
 
     def discard_selected(self) -> None:
         """Take the selected pieces out of the list; they are deleted when the dialog closes, whatever the
-        answer. With none left there is nothing to ask."""
+        answer. With none left there is nothing to ask; else the row after the first taken is the current
+        one, where the keys were."""
+        rows = [self.list.row(item) for item in self.list.selectedItems()]
         for item in self.list.selectedItems():
             self._discarded.append(item.data(Qt.ItemDataRole.UserRole))
             self.list.takeItem(self.list.row(item))
         if self.list.count() == 0:
             self.reject()
             return
-        self.list.setCurrentRow(min(self.list.currentRow(), self.list.count() - 1))
+        self.list.setCurrentRow(min(min(rows, default=0), self.list.count() - 1))
 
     def choice(self) -> RecoveryChoice:
         chosen = self.selected() if self.result() == QDialog.DialogCode.Accepted else []

@@ -100,6 +100,16 @@ def test_keys_alone_discard_two_and_recover_the_third(qtbot: Any, dialog: Recove
     assert names(choice.discard) == ["new", "old"]
 
 
+def test_after_delete_the_row_below_takes_the_place(qtbot: Any, dialog: RecoveryDialog) -> None:
+    """Delete in the middle leaves the keys on the row that moved up into its place, as a file list does,
+    not on the row above: Delete again takes the next piece down."""
+    qtbot.keyClick(dialog.list, Qt.Key.Key_Down)
+    qtbot.keyClick(dialog.list, Qt.Key.Key_Delete)
+    assert rows(dialog) == ["new", "old"]
+    assert dialog.list.currentRow() == 1
+    assert [item.text() for item in dialog.list.selectedItems()] == [dialog.list.item(1).text()]
+
+
 def test_escape_recovers_nothing_but_keeps_what_was_discarded(qtbot: Any, dialog: RecoveryDialog) -> None:
     qtbot.keyClick(dialog.list, Qt.Key.Key_Delete)
     qtbot.keyClick(dialog.list, Qt.Key.Key_Escape)
