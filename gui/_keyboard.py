@@ -8,8 +8,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import shiboken6
 from PySide6.QtCore import QEvent, QObject, Qt
-from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
+from PySide6.QtGui import QAction, QKeyEvent, QKeySequence, QPainter, QPaintEvent, QPalette, QRegion
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QAbstractSpinBox,
@@ -98,12 +99,15 @@ class FocusFrames(QObject):
 
     Qt draws it only after Tab, and any focus the program moves (Alt+N to a pane, a dialog's first field, a
     row just added) hides it again until the next Tab: a keyboard user loses sight of where the keys go. A
-    key press puts the keyboard in use until the next mouse press; while it is, a focus change keeps the
-    frame on (`WA_KeyboardFocusChange` on the focused widget's window). One per application."""
+    key press puts the keyboard in use until the next mouse press; while it is, the focused widget's window
+    keeps `WA_KeyboardFocusChange` and the focused widget wears a `FocusRing`: the style's own frame shows
+    on a line edit only, not on a combo box, a button or a view whose current row is selected. One per
+    application."""
 
     def __init__(self, app: QApplication) -> None:
         super().__init__(app)
         self.keys_in_use = False
+        self.ring: FocusRing | None = None
         app.installEventFilter(self)
         app.focusChanged.connect(self._focus_changed)
 
@@ -115,18 +119,71 @@ class FocusFrames(QObject):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         kind = event.type()
-        if kind == QEvent.Type.KeyPress:
+        if kind == QEvent.Type.KeyPress and not self.keys_in_use:
             self.keys_in_use = True
-        elif kind == QEvent.Type.MouseButtonPress:
+            self._frame(QApplication.focusWidget())  # the first key: where the keys go now, before any move
+        elif kind == QEvent.Type.MouseButtonPress and self.keys_in_use:
             self.keys_in_use = False
+            self._frame(None)
         return False
 
     def _focus_changed(self, _old: QWidget | None, new: QWidget | None) -> None:
-        if new is not None and self.keys_in_use:
-            window = new.window()
-            if not window.testAttribute(Qt.WidgetAttribute.WA_KeyboardFocusChange):
-                window.setAttribute(Qt.WidgetAttribute.WA_KeyboardFocusChange)
-                new.update()
+        self._frame(new if self.keys_in_use else None)
+
+    def _frame(self, widget: QWidget | None) -> None:
+        ring = self.ring if self.ring is not None and shiboken6.isValid(self.ring) else None
+        if widget is None or isinstance(widget, FocusRing):
+            if ring is not None:
+                ring.hide()
+            return
+        window = widget.window()
+        if not window.testAttribute(Qt.WidgetAttribute.WA_KeyboardFocusChange):
+            window.setAttribute(Qt.WidgetAttribute.WA_KeyboardFocusChange)
+            widget.update()
+        if ring is None:
+            ring = self.ring = FocusRing()
+        ring.wear(widget)
+
+
+class FocusRing(QWidget):
+    """A ring in the palette's highlight over the edge of the widget that has the focus. A child of that
+    widget, so that it moves, clips and hides with it, and lets the mouse through; only the ring is painted
+    (a mask), the widget is left as it draws itself."""
+
+    WIDTH = 2
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+
+    def wear(self, widget: QWidget) -> None:
+        old = self.parentWidget()
+        if old is not widget:
+            if old is not None:
+                old.removeEventFilter(self)
+            self.setParent(widget)
+            widget.installEventFilter(self)
+        self._fit()
+        self.raise_()
+        self.show()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Resize and watched is self.parentWidget():
+            self._fit()
+        return False
+
+    def _fit(self) -> None:
+        parent = self.parentWidget()
+        if parent is not None:
+            rect = parent.rect()
+            self.setGeometry(rect)
+            inner = rect.adjusted(self.WIDTH, self.WIDTH, -self.WIDTH, -self.WIDTH)
+            self.setMask(QRegion(rect).subtracted(QRegion(inner)))
+
+    def paintEvent(self, _event: QPaintEvent) -> None:
+        painter = QPainter(self)
+        painter.fillRect(self.rect(), self.palette().color(QPalette.ColorRole.Highlight))
 
 
 TEXT_FIELDS = (QLineEdit, QPlainTextEdit, QTextEdit, QAbstractSpinBox, QComboBox)

@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QHelpEvent
-from PySide6.QtWidgets import QApplication, QHeaderView, QLineEdit, QToolTip, QWidget
+from PySide6.QtWidgets import QApplication, QComboBox, QHeaderView, QLineEdit, QToolTip, QWidget
 
 from contextdeck.engine import Move
+from contextdeck.gui._keyboard import FocusRing
 from contextdeck.gui._window import MainWindow
 
 DOC = [
@@ -446,3 +447,37 @@ def test_a_focus_the_keys_move_keeps_its_frame_and_a_click_hides_it(qtbot: Any, 
     refund.watches.entry.setFocus()
     qtbot.waitUntil(refund.watches.entry.hasFocus)
     assert not frame_shown(refund.watches.entry), "after a click the frame waits for the keys again"
+
+
+def ring_on(widget: QWidget) -> bool:
+    """Whether the focus ring is shown over `widget`."""
+    return any(ring.isVisible() for ring in widget.findChildren(FocusRing))
+
+
+def test_the_focused_widget_wears_a_ring_while_keys_are_in_use(qtbot: Any, refund: MainWindow) -> None:
+    """Fusion's own frame shows on a line edit only: a combo box, a button or a view whose current row is
+    selected looked the same with the keys as without. From the first key (no focus move needed) the
+    focused widget wears a ring; the program's own moves take it along; a mouse press takes it off."""
+    timeline = refund.timeline.table
+    qtbot.mouseClick(timeline.viewport(), Qt.MouseButton.LeftButton)  # keys out of use, whatever ran before
+    timeline.setFocus()
+    qtbot.waitUntil(timeline.hasFocus)
+    assert not ring_on(timeline), "no keys used yet"
+    qtbot.keyClick(timeline, Qt.Key.Key_Down)
+    assert ring_on(timeline), "the first key frames where the keys are, without a move"
+    qtbot.keyClick(focused(), Qt.Key.Key_2, Qt.KeyboardModifier.AltModifier)
+    field = focused()
+    assert field is not None
+    assert field is not timeline
+    assert ring_on(field)
+    assert not ring_on(timeline)
+    type_box = refund.editor.findChild(QComboBox)
+    assert type_box is not None
+    type_box.setFocus()
+    qtbot.waitUntil(type_box.hasFocus)
+    assert ring_on(type_box)
+    ring = type_box.findChild(FocusRing)
+    assert ring is not None
+    assert ring.geometry() == type_box.rect(), "over the widget's edge, inside it"
+    qtbot.mouseClick(timeline.viewport(), Qt.MouseButton.LeftButton)
+    assert not any(ring_on(widget) for widget in (timeline, type_box, field))
