@@ -342,6 +342,7 @@ class ExperimentsPane(QWidget):
         bar.setStretch(1, 1)
         self.summary = QLabel()
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.summary.setWordWrap(True)  # one line of it, two compared, would widen the dock over the panes beside
 
         self.table = QTableView()
         self.table.setModel(self.model)

@@ -149,6 +149,26 @@ def test_the_results_table_shows_several_rows_beside_the_details(
     assert table.geometry().top() == pane.details.geometry().top()
 
 
+def test_two_experiments_compared_leave_the_panes_beside_their_width(
+        open_window: Any, tmp_path: Path, fake_llm: Any) -> None:
+    """Compared, the summary is two long lines; unwrapped, they set the pane's least width and so widened the
+    Experiments dock over the timeline and the state beside it."""
+    fake_llm.answer = adder
+    (tmp_path / "acts.py").write_text(ACTIVITIES)
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps({"id": "one", "input": {"a": 1, "b": 2}, "expect": {"total": 3}}) + "\n")
+    doc = tmp_path / "agent.json"
+    before = experiment(tmp_path, fake_llm, agent(doc, "Add the numbers."), data, "before")
+    after = experiment(tmp_path, fake_llm, agent(doc, "Multiply the sum by ten."), data, "after")
+    window = open_window(doc)
+    pane: ExperimentsPane = window.experiments  # type: ignore[attr-defined]
+    window.menu("Run").actions()[-1].trigger()
+    least = pane.minimumSizeHint().width()
+    pane.show_results(after, before)
+    assert "before:" in pane.summary.text()
+    assert pane.minimumSizeHint().width() == least, "the summary wraps, the dock is no wider for it"
+
+
 def test_results_naming_their_runs_relatively_find_them_beside_the_results_file(
         qtbot: Any, open_window: Any, tmp_path: Path, fake_llm: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """Results written before runs were named absolutely name them relative to the folder eval ran in: opened
