@@ -412,8 +412,17 @@ class ExperimentsPane(QWidget):
             return
         self.model.show(shown, compared)
         self._show_summary()
+        self._fit_columns()
         if self.model.names:
             self.table.selectRow(0)
+
+    def _fit_columns(self) -> None:
+        """The short columns as wide as what they hold (a name at most a third of the table), so that the output
+        is in sight beside them in a pane a third of the window wide."""
+        for column in (NAME, STATUS, PASSED, TOKENS, SECONDS, DIVERGED):
+            self.table.resizeColumnToContents(column)
+        widest = max(self.table.viewport().width() // 3, 80)
+        self.table.setColumnWidth(NAME, min(self.table.columnWidth(NAME), widest))
 
     def compare_with(self, before: Path) -> None:
         """Compare the shown experiment with the one in `before`."""

@@ -147,6 +147,8 @@ def test_the_results_table_shows_several_rows_beside_the_details(
     last_seen = table.rowAt(table.viewport().height() - 1)
     assert last_seen == -1 or last_seen >= 3, last_seen
     assert table.geometry().top() == pane.details.geometry().top()
+    output_at = table.columnViewportPosition(OUTPUT)
+    assert 0 < output_at < table.viewport().width() // 2, "the short columns leave the output in sight"
 
 
 def test_two_experiments_compared_leave_the_panes_beside_their_width(
