@@ -237,8 +237,9 @@ class TracesUI(QObject):
         target = self.ask_export_target()
         return target is not None and self.export(*target)
 
-    def export(self, form: str, path: str) -> bool:
-        """Write the open document as `form` ("otlp-json" or "openai") to `path`, atomically."""
+    def export(self, form: str, path: str, *, carry_document: bool = True) -> bool:
+        """Write the open document as `form` ("otlp-json" or "openai") to `path`, atomically; OTLP without the
+        root span's copy of the document when `carry_document` is false."""
         document: Document = self.window.document.document
         tools = self.tools()
         try:
@@ -246,7 +247,7 @@ class TracesUI(QObject):
                 value = export_openai(document, at=self.window.document.at(), tools=tools)
             else:
                 name = document.path.stem if document.path is not None else "untitled"
-                value = export_otlp(document, name=name, tools=tools)
+                value = export_otlp(document, name=name, tools=tools, carry_document=carry_document)
             data = (json_dumps(value) + "\n").encode("utf-8")
             write_atomically(Path(path), data)
         except (OSError, ValueError) as error:
@@ -254,9 +255,19 @@ class TracesUI(QObject):
             return False
         what = "the request at the cursor" if form == "openai" else (
             f"{len(value['resourceSpans'][0]['scopeSpans'][0]['spans'])} spans")
+        left_out = "" if carry_document else " without the document's copy"
         too_big = collector_warning(len(data)) if form != "openai" else None
-        said = f"; {too_big} (contextdeck export --without-document leaves out the document's copy)" if too_big else ""
-        self.window.statusBar().showMessage(f"Exported {what} to {path}{said}", 10_000)
+        self.window.statusBar().showMessage(f"Exported {what}{left_out} to {path}"
+                                            + ("; too big for a collector as it comes" if too_big else ""), 10_000)
+        if too_big:
+            # Too long for the status bar's line and its ten seconds: said where it stays until dismissed.
+            said = f"<b>Exported, but {html.escape(too_big, quote=False)}.</b>"
+            if carry_document:
+                self.window.banner.show_message(
+                    f"{said} The root span's copy of the document is often most of it.",
+                    {"Export Without the Document": lambda: self.export(form, path, carry_document=False)})
+            else:
+                self.window.banner.show_message(said)
         return True
 
     def _fail(self, title: str, message: str) -> None:

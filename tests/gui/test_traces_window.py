@@ -223,18 +223,29 @@ def test_export_writes_the_run_and_the_request_at_the_cursor(
 
 def test_an_export_too_big_for_a_collector_says_so(open_window: Any, tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    """The status bar names the size a collector would refuse and the way to leave the document's copy out."""
+    """The size a collector would refuse is said in the banner (the status bar's line cut the advice off and
+    went in ten seconds), with a button that exports again without the root span's copy of the document."""
     from contextdeck.engine.traces import _export
 
     window, traces = exporting(open_window, tmp_path)
     assert traces.export_dialog()
     assert "MiB" not in window.statusBar().currentMessage()
+    assert not window.banner.isVisibleTo(window)
     monkeypatch.setattr(_export, "COLLECTOR_LIMIT", 1_000)
     assert traces.export_dialog()
-    said = window.statusBar().currentMessage()
+    assert "too big for a collector" in window.statusBar().currentMessage()
+    said = window.banner.label.text()
+    assert window.banner.isVisibleTo(window)
     assert "an OTLP collector refuses a request over 1 KiB" in said
     assert "the export is " in said
-    assert "--without-document" in said
+    root = json.loads((tmp_path / "trace.json").read_text())["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    assert _export.DOCUMENT in [attribute["key"] for attribute in root["attributes"]]
+    [again] = window.banner.buttons()
+    assert again.text() == "Export Without the Document"
+    again.click()
+    root = json.loads((tmp_path / "trace.json").read_text())["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    assert _export.DOCUMENT not in [attribute["key"] for attribute in root["attributes"]]
+    assert "without the document's copy" in window.statusBar().currentMessage()
 
 
 def test_the_import_shortcut_asks_for_a_file(qtbot: Any, open_window: Any) -> None:
