@@ -18,7 +18,15 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog, QLabel, QToolBar, QVBoxLayout
 
-from contextdeck.engine import MISSING, Answer, ModelError, request_prompt, turn_record
+from contextdeck.engine import (
+    MISSING,
+    Answer,
+    Form,
+    ModelError,
+    pending_calls,
+    request_prompt,
+    turn_record,
+)
 
 from ._background import view_of
 from ._inspector import Inspector
@@ -251,9 +259,23 @@ class AgentRunUI(QObject):
 
 
 def turn_of(document: Any) -> str:
-    """`Turn 2 · fake-small · 18 tokens · 240 ms`: the turn whose calls the document runs now, and who gave it."""
+    """`Turn 2 · fake-small · 18 tokens · 240 ms`: the turn whose calls the document runs now, and who gave it.
+
+    A solution without calls of its own (an imported run's final answer) is a turn after the last plan, while
+    the calls listed are that plan's: the heading names both, so the plan's calls are not read as the answer's."""
     found = turn_record(document)
-    return "" if found is None else f"Turn {found.number} · {turn_words(found.audit)}"
+    if found is None:
+        return ""
+    said = f"Turn {found.number} · {turn_words(found.audit)}"
+    _calls, plan_index = pending_calls(document.context, document.solution)
+    if plan_index is None:
+        return said
+    listed = len(document.context.indices_of(Form.PLAN, plan_index + 1))  # the plan's place among the plans
+    if listed == found.number:
+        return said
+    answered = isinstance(document.solution, dict) and "output" in document.solution
+    return f"Turn {listed}'s calls · then turn {found.number}{', the answer' if answered else ''}: " \
+        f"{turn_words(found.audit)}"
 
 
 def install_agent_run(window: Workbench, inspector: Inspector, turns: LoopUI, models: Models) -> AgentRunUI:

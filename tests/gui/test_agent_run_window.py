@@ -168,3 +168,21 @@ def test_the_breakpoint_kinds_are_kept_for_the_next_start(qtbot: Any, open_windo
     run.break_refused.setChecked(False)
     again = open_window(None).agent_run  # type: ignore[attr-defined]
     assert (again.break_before.isChecked(), again.break_refused.isChecked()) == (True, False)
+
+
+def test_an_answer_after_the_last_plan_names_whose_calls_are_listed(tmp_path: Path) -> None:
+    """An imported run ends in a solution that is only the answer: the calls panel lists the last plan's calls
+    (turn 1) while the turn the document is at is the answer's (turn 2). The heading said "Turn 2 · ..." over
+    turn 1's calls; it names both now. Without the answer, the plan's turn alone."""
+    from test_traces_window import EXCHANGE
+
+    from contextdeck.engine import import_trace
+
+    source = tmp_path / "exchange.json"
+    source.write_text(json.dumps(EXCHANGE))
+    document = import_trace(source)[0].document
+    assert document.solution is not None
+    assert "calls" not in document.solution
+    assert agent_run.turn_of(document) == "Turn 1's calls · then turn 2, the answer: gpt-4o-mini · ? tokens"
+    document.solution = None
+    assert agent_run.turn_of(document).startswith("Turn 1 · ")
