@@ -121,16 +121,17 @@ class FocusFrames(QObject):
         kind = event.type()
         if kind == QEvent.Type.KeyPress and not self.keys_in_use:
             self.keys_in_use = True
-            self._frame(QApplication.focusWidget())  # the first key: where the keys go now, before any move
+            self.frame(QApplication.focusWidget())  # the first key: where the keys go now, before any move
         elif kind == QEvent.Type.MouseButtonPress and self.keys_in_use:
             self.keys_in_use = False
-            self._frame(None)
+            self.frame(None)
         return False
 
     def _focus_changed(self, _old: QWidget | None, new: QWidget | None) -> None:
-        self._frame(new if self.keys_in_use else None)
+        self.frame(new if self.keys_in_use else None)
 
-    def _frame(self, widget: QWidget | None) -> None:
+    def frame(self, widget: QWidget | None) -> None:
+        """Put the ring on `widget` (and its window in keyboard use), or take it off with None."""
         ring = self.ring if self.ring is not None and shiboken6.isValid(self.ring) else None
         if widget is None or isinstance(widget, FocusRing):
             if ring is not None:

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QApplication
 from contextdeck.gui._app import create_window
 from contextdeck.gui._editor import DataEditor
 from contextdeck.gui._inspector._async import release
+from contextdeck.gui._keyboard import FocusFrames
 from contextdeck.gui._theme import apply_theme
 from contextdeck.gui._window import MainWindow
 
@@ -27,6 +28,17 @@ def deleted_after_each_test() -> Iterator[None]:
     Qt objects in an order Qt does not expect, the crash that tests/gui/collector_clears_first.py replays."""
     yield
     QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+
+
+@pytest.fixture(autouse=True)
+def keys_out_of_use() -> None:
+    """Each test starts as after a click: the keyboard's `FocusFrames` lives as long as the application, and a
+    key one test pressed put the next test's focused widget in a ring its pixels were compared without."""
+    app = QApplication.instance()
+    frames = app.findChild(FocusFrames) if app is not None else None
+    if frames is not None:
+        frames.keys_in_use = False
+        frames.frame(None)
 
 
 def switch_theme(theme: str) -> None:
