@@ -371,6 +371,9 @@ class ExperimentsPane(QWidget):
         self.turn.valueChanged.connect(lambda _: self.show_request_diff())
         self.against = QComboBox()
         self.against.addItems(["against the turn before", "against the other experiment"])
+        # Narrower than its longest choice when the pane is: its width held the details, and so the table, wide.
+        self.against.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.against.setMinimumContentsLength(12)
         self.against.currentIndexChanged.connect(lambda _: self.show_request_diff())
         self.request_text = LinesView()  # a whole request can be megabytes: only the lines in sight are laid out
         request_page = QWidget()

@@ -128,7 +128,7 @@ def test_two_experiments_compared_with_a_watch_column_and_a_request_diff(
 
 
 def test_the_results_table_shows_several_rows_beside_the_details(
-        open_window: Any, tmp_path: Path, fake_llm: Any) -> None:
+        qtbot: Any, open_window: Any, tmp_path: Path, fake_llm: Any) -> None:
     """The pane docks along the bottom edge, wide and low: the table and the details side by side, a row a line,
     so eight results show at least four rows at the window's usual size (stacked, a row and a half)."""
     fake_llm.answer = adder
@@ -147,8 +147,13 @@ def test_the_results_table_shows_several_rows_beside_the_details(
     last_seen = table.rowAt(table.viewport().height() - 1)
     assert last_seen == -1 or last_seen >= 3, last_seen
     assert table.geometry().top() == pane.details.geometry().top()
+    dock = pane.dock  # type: ignore[attr-defined]
+    dock.setFloating(True)  # as narrow as the pane is at 1280×800 beside the timeline and the state
+    dock.resize(600, 320)
+    qtbot.waitUntil(lambda: pane.width() <= 600)
+    assert table.width() > pane.details.width(), "the table, three parts to the details' two"
     output_at = table.columnViewportPosition(OUTPUT)
-    assert 0 < output_at < table.viewport().width() // 2, "the short columns leave the output in sight"
+    assert 0 < output_at < table.viewport().width() * 2 // 3, "the short columns leave the output in sight"
 
 
 def test_two_experiments_compared_leave_the_panes_beside_their_width(
