@@ -55,6 +55,15 @@ def one_line(text: str, limit: int = LIMIT) -> str:
     return flat if len(flat) <= limit else flat[:limit].rstrip() + "…"
 
 
+PART_NAMES = {"image_url": "image", "input_audio": "audio", "file": "file"}  # OpenAI's part types, in words
+
+
+def part_name(part: dict[str, Any]) -> str:
+    """What a content part that is not text is, in a word (`image`), as the timeline and the editor say it."""
+    kind = part.get("type")
+    return PART_NAMES.get(kind, kind) if isinstance(kind, str) else "part"
+
+
 def _parts_line(parts: list[Any]) -> str:
     """A message's parts as a line: their texts, and each other part by its type (an image's data URL can be
     megabytes), read only as far as a summary shows."""
@@ -65,7 +74,7 @@ def _parts_line(parts: list[Any]) -> str:
         if text is not None:
             word = text[: LIMIT * 2]
         else:
-            word = f"[{part.get('type', 'part')}]" if isinstance(part, dict) else short_json(part, LIMIT)
+            word = f"[{part_name(part)}]" if isinstance(part, dict) else short_json(part, LIMIT)
         words.append(word)
         size += len(word) + 1
         if size > LIMIT * 2:

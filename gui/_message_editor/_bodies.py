@@ -17,6 +17,7 @@ from contextdeck.engine import TEXT_KEYS, Form, part_text
 
 from .._editor import DataEditor
 from .._editor._base import CtrlTabTypesTab
+from .._summary import PART_NAMES
 from ._calls import CallsBody
 from ._model import FORM_DEPTH, FORM_PARTS, Body, MessageModel, deeper_than
 from ._tools import ToolsBody
@@ -59,7 +60,7 @@ def describe_part(part: dict[str, Any]) -> str:
     detail = next((value for value in named if isinstance(value, str)), "")
     if detail.startswith("data:"):  # the bytes themselves: their type and size say enough
         detail = f"{detail.partition(',')[0]}, {len(detail) * 3 // 4 // 1024} KB inline"
-    name = {"image_url": "Image", "input_audio": "Audio", "file": "File"}.get(str(kind)) or (
+    name = PART_NAMES[kind].capitalize() if kind in PART_NAMES else (
         f"A {kind} part" if isinstance(kind, str) else "A part without a type")
     return f"{name}{': ' + detail if detail else ''} (kept as it is; the JSON tab changes it)"
 

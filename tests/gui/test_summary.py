@@ -50,7 +50,7 @@ def test_a_message_of_parts_is_summarised_as_its_texts_and_the_other_parts_types
         {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "A" * 100_000}},
         {"type": "input_text", "text": "Be brief. " * 10_000}]}
     line = message_summary(message, classify(message))
-    assert line.startswith("user: What is this? [image_url] Be brief. Be brief.")
+    assert line.startswith("user: What is this? [image] Be brief. Be brief."), "the part named as the editor names it"
     assert line.endswith("…")
     assert len(line) <= LIMIT + len("user: ") + 1
 
