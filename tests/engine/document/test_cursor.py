@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from incremental_strategies import calls_back, documents, edits, moved_id, seen, watch_lists
 
 from contextdeck.engine import Context, Cursor, Remove, Resolution
+from contextdeck.engine.resolve import _keys
 from contextdeck.engine.resolve._incremental import _index
 from contextdeck.engine.resolve._incremental._index import FOLD_STEPS
 
@@ -57,6 +58,42 @@ def test_watches_at_a_cursor_equal_resolve_after_every_move_and_edit(
             else:  # not called back: at most renumbered (the same messages)
                 assert before[n] == seen(context, expected)
     cursor.close()
+
+
+@settings(max_examples=150, deadline=None)
+@given(documents, watch_lists(4), st.data())
+def test_watches_of_a_sliced_cursor_moved_and_edited_between_its_steps_are_exact_once_resolved(
+    messages: list[dict[str, Any]], pins: list[tuple[str, str | None]], data: st.DataObject
+) -> None:
+    """A sliced cursor (following the latest or not) is moved and its context edited between any two of its steps,
+    with a chunk of one key (sources ranked eight a call): a watch neither pending at the cursor nor waiting for its
+    first fold is what `Context.resolve` gives there, and once the steps are done every watch is."""
+    saved, _keys.CHUNK = _keys.CHUNK, 1
+    try:
+        context = Context(messages)
+        cursor = Cursor(context, data.draw(st.one_of(st.none(), st.integers(0, len(messages) + 1))), sliced=True)
+        watches = [cursor.watch(expression, lambda _: None, instance) for expression, instance in pins]
+        for _ in range(data.draw(st.integers(1, 8))):
+            action = data.draw(st.sampled_from(["steps", "move", "edit"]))
+            if action == "move":
+                cursor.move(data.draw(st.one_of(st.none(), st.integers(0, len(context) + 1))))
+            elif action == "edit":
+                context.apply(data.draw(edits(len(context))))
+            else:
+                for _ in itertools.islice(cursor.steps(), data.draw(st.integers(1, 3))):
+                    pass
+            for watch, (expression, instance) in zip(watches, pins, strict=True):
+                waiting = watch in cursor._pending or (watch.live is not None and not watch.resolved)
+                if watch.resolved and not waiting:
+                    expected = context.resolve(expression, instance, cursor.at)
+                    assert key(watch.current) == key(expected), (expression, instance, cursor.at)
+        for _ in cursor.steps():
+            pass
+        for watch, (expression, instance) in zip(watches, pins, strict=True):
+            assert key(watch.current) == key(context.resolve(expression, instance, cursor.at)), (expression, instance)
+        cursor.close()
+    finally:
+        _keys.CHUNK = saved
 
 
 def test_a_renumbering_at_a_cursor_resolves_nothing_and_calls_back_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
