@@ -35,6 +35,19 @@ def experiment(tmp_path: Path, fake_llm: Any, doc: Path, data: Path, name: str) 
     return out
 
 
+def before_and_after(tmp_path: Path, fake_llm: Any) -> tuple[Path, Path, Path]:
+    """The adder agent over one case, then with its system text changed so that the case fails: the document
+    (as after) and the two results files."""
+    fake_llm.answer = adder
+    (tmp_path / "acts.py").write_text(ACTIVITIES)
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps({"id": "one", "input": {"a": 1, "b": 2}, "expect": {"total": 3}}) + "\n")
+    doc = tmp_path / "agent.json"
+    before = experiment(tmp_path, fake_llm, agent(doc, "Add the numbers."), data, "before")
+    after = experiment(tmp_path, fake_llm, agent(doc, "Multiply the sum by ten."), data, "after")
+    return doc, before, after
+
+
 def threads_of(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str) -> list[bool]:
     """Replace `owner.name` by a wrapper that notes, at each call, whether it ran on the main thread."""
     on_main: list[bool] = []
@@ -77,13 +90,7 @@ def test_two_experiments_compared_with_a_watch_column_and_a_request_diff(
     is a JSON patch, the request diff of turn 1 shows the edited system line (composed off the GUI thread), and
     Enter on a row opens its run."""
     composed = threads_of(monkeypatch, experiments_ui, "turn_requests")
-    fake_llm.answer = adder
-    (tmp_path / "acts.py").write_text(ACTIVITIES)
-    data = tmp_path / "data.jsonl"
-    data.write_text(json.dumps({"id": "one", "input": {"a": 1, "b": 2}, "expect": {"total": 3}}) + "\n")
-    doc = tmp_path / "agent.json"
-    before = experiment(tmp_path, fake_llm, agent(doc, "Add the numbers."), data, "before")
-    after = experiment(tmp_path, fake_llm, agent(doc, "Multiply the sum by ten."), data, "after")
+    doc, before, after = before_and_after(tmp_path, fake_llm)
 
     window = open_window(doc)
     pane: ExperimentsPane = window.experiments  # type: ignore[attr-defined]
@@ -160,13 +167,7 @@ def test_two_experiments_compared_leave_the_panes_beside_their_width(
         open_window: Any, tmp_path: Path, fake_llm: Any) -> None:
     """Compared, the summary is two long lines; unwrapped, they set the pane's least width and so widened the
     Experiments dock over the timeline and the state beside it."""
-    fake_llm.answer = adder
-    (tmp_path / "acts.py").write_text(ACTIVITIES)
-    data = tmp_path / "data.jsonl"
-    data.write_text(json.dumps({"id": "one", "input": {"a": 1, "b": 2}, "expect": {"total": 3}}) + "\n")
-    doc = tmp_path / "agent.json"
-    before = experiment(tmp_path, fake_llm, agent(doc, "Add the numbers."), data, "before")
-    after = experiment(tmp_path, fake_llm, agent(doc, "Multiply the sum by ten."), data, "after")
+    doc, before, after = before_and_after(tmp_path, fake_llm)
     window = open_window(doc)
     pane: ExperimentsPane = window.experiments  # type: ignore[attr-defined]
     window.menu("Run").actions()[-1].trigger()
