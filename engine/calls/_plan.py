@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import ItemsView, Iterator, Mapping, Sequence
+from collections.abc import Callable, ItemsView, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from types import MappingProxyType
@@ -212,18 +212,46 @@ class Graph:
                         found.append(tuple(sorted(component)))
         return sorted(found)
 
-    def describe_cycle(self, cycle: tuple[int, ...], plans: Sequence[CallPlan]) -> str:
+    def describe_cycle(self, cycle: tuple[int, ...], plans: Sequence[CallPlan], origins: Origins | None = None,
+                       *, instance: bool = False) -> str:
+        """The cycle's calls and the paths that link them, each call numbered as written (`origins`: where the run
+        repeats calls per instance, 013); `instance`: the instance its copies run for is said too."""
         members = set(cycle)
-        links = [f"call {writer} feeds call {reader} through {', '.join(paths)}"
+        number = written_number(origins)
+        links = [f"call {number(writer)} feeds call {number(reader)} through {', '.join(paths)}"
                  for reader in cycle for writer, paths in sorted(self.feeders[reader].items()) if writer in members]
-        names = ", ".join(f"{i} ({plans[i].tool_name or '?'})" for i in cycle)
-        return f"calls {names} form a cycle: " + "; ".join(links)
+        names = ", ".join(f"{number(i)} ({plans[i].tool_name or '?'})" for i in cycle)
+        copied = _copied_for(cycle, origins) if instance else None
+        said = "" if copied is None else f" for instance {copied}"
+        return f"calls {names}{said} form a cycle: " + "; ".join(links)
+
+
+# For each call the run plans, the index of the call as written and the instance it is a copy for (None: the call
+# as written), as `run/_instancing.copied_from` gives them.
+Origins = Sequence[tuple[int, str | None]]
+
+
+def written_number(origins: Origins | None) -> Callable[[int], int]:
+    """A run's call index to the call's number as written."""
+    return _same if origins is None else lambda index: origins[index][0]
+
+
+def _same(index: int) -> int:
+    return index
+
+
+def _copied_for(calls: Iterable[int], origins: Origins | None) -> str | None:
+    """The instance the copies among `calls` run for (a copy feeds only its own instance's calls, so one)."""
+    return None if origins is None else next((origins[i][1] for i in calls if origins[i][1] is not None), None)
 
 
 def link_problems(units: Sequence[Unit], plans: Sequence[CallPlan], graph: Graph,
-                  structural: dict[int, list[Problem]]) -> tuple[tuple[int, ...], ...]:
+                  structural: dict[int, list[Problem]], origins: Origins | None = None) -> tuple[tuple[int, ...], ...]:
     """What the calls' links refuse, added to `structural` by call index: calls of one group that feed each other
-    (they run together) and every cycle; the cycles, in order. A run's set-up and the turn check share it."""
+    (they run together) and every cycle; the cycles, in order. A run's set-up and the turn check share it.
+    `origins`: the calls as written, where the run repeats some per instance (013): the problems name the calls
+    as the user wrote them, and the place they are said at names the instance."""
+    number = written_number(origins)
     for unit in units:
         if unit.pattern == "one":
             continue
@@ -231,12 +259,12 @@ def link_problems(units: Sequence[Unit], plans: Sequence[CallPlan], graph: Graph
         linked = [(a.index, b.index) for a in members for b in members if feeds(a, b)]
         if linked:
             text = f"calls of one {unit.pattern!r} group run together and cannot feed each other: " + ", ".join(
-                f"call {a} feeds call {b}" for a, b in linked)
+                f"call {number(a)} feeds call {number(b)}" for a, b in linked)
             for i in unit.members:
                 structural.setdefault(i, [Problem("group", text)])
     cycles = tuple(graph.cycles())
     for cycle in cycles:
-        text = graph.describe_cycle(cycle, plans)
+        text = graph.describe_cycle(cycle, plans, origins)
         for index in cycle:
             structural.setdefault(index, []).append(Problem("cycle", text))
     return cycles

@@ -185,6 +185,7 @@ class Execution:
         self.delegates: dict[int, Delegate] = setup.delegates
         self.delegations: dict[int, Any] = {}  # the nested session (a Loop) of each delegated call that ran
         self.refused = setup.refused
+        self.origins = setup.origins
         derive_statuses(self)
 
     def problems(self, index: int) -> tuple[Problem, ...]:
@@ -198,8 +199,15 @@ class Execution:
         return self._graph
 
     def describe_cycle(self, cycle: tuple[int, ...]) -> str:
-        """A refused cycle in words: its calls and the paths that link them."""
-        return self._graph.describe_cycle(cycle, self.plans)
+        """A refused cycle in words: its calls as written, the instance they run for, the paths that link them."""
+        return self._graph.describe_cycle(cycle, self.plans, self.origins, instance=True)
+
+    def written_label(self, index: int, *, tool: bool = True) -> str:
+        """Call `index` named as the plan is written (with its tool): a copy the run makes of a call per instance
+        (013) is its call's number, with the instance it runs for."""
+        number, instance = (index, None) if self.origins is None else self.origins[index]
+        named = f" ({self.plans[index].tool_name or '?'})" if tool else ""
+        return f"call {number}{named}" + ("" if instance is None else f" for instance {instance}")
 
     def replan(self, index: int, call: Any) -> list[Problem]:
         """Call `index` becomes `call` (an approval's edit): planned again, its problems returned."""

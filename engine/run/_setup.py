@@ -23,14 +23,14 @@ from ..calls._calls import (
     resolve_parameters,
     tool_schema_problem,
 )
-from ..calls._plan import Graph, link_problems
+from ..calls._plan import Graph, Origins, link_problems
 from ..calls._tools import ToolDefinition, merged_tools, pending_calls
 from ..document._context import Context
 from ..protocol._expressions import OUTPUT_PATH, Occurrence, occurrences
 from ..protocol._groups import PlanReading, Unit, read_plan
 from ..protocol._schemas import SchemaCheck
 from ._delegate import Delegate, delegate_for, prescribed_delegate
-from ._instancing import instanced
+from ._instancing import copied_from, instanced
 from ._running import conclude
 
 
@@ -47,6 +47,7 @@ class Setup:
     structural: dict[int, list[Problem]]  # call index -> what keeps it from running, found before running
     delegates: dict[int, Delegate]
     refused: tuple[tuple[int, ...], ...]  # the cycles that refuse the whole plan
+    origins: Origins | None  # each call's number as written and the instance of a copy (None: no call is copied)
 
 
 def set_up(
@@ -62,7 +63,9 @@ def set_up(
     `code_tools`, with each call's structural problems: its own, its literal parameters, its delegate, its
     group, a cycle. `reading`: the pending calls read already (`read_plan`; `validate` reads every plan once)."""
     entries, plan_index = pending_calls(context, solution)
-    read = instanced(read_plan(entries) if reading is None else reading, context)
+    written = read_plan(entries) if reading is None else reading
+    read = instanced(written, context)
+    origins = None if read is written else copied_from(written, context)
     calls, units, expressions = read.calls, read.units, read.expressions
     tools = merged_tools(context, code_tools)
     # Each call's index is its unit's int object (`flatten`), shared by its plan and state: a large plan holds many.
@@ -82,8 +85,8 @@ def set_up(
             delegates[plan.index] = delegate
         if problems:
             structural[plan.index] = problems
-    refused = link_problems(units, plans, graph, structural)
-    return Setup(plan_index, calls, units, tools, plans, graph, structural, delegates, refused)
+    refused = link_problems(units, plans, graph, structural, origins)
+    return Setup(plan_index, calls, units, tools, plans, graph, structural, delegates, refused, origins)
 
 
 class DelegateFinder:

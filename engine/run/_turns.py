@@ -136,10 +136,12 @@ def _refusals(document: Document, reading: PlanReading, activities: Activities |
         problems, _ = finder.refusals(document.context, plan, copies.expressions[plan.index], list(plan.problems))
         if kept := [problem for problem in problems if problem.type not in _SAID_BY_THE_SCHEMA]:
             structural[plan.index] = kept
-    link_problems(copies.units, plans, Graph.of(plans), structural)
     if copies is reading:
+        link_problems(copies.units, plans, Graph.of(plans), structural)
         return structural
-    return as_written(structural, copied_from(reading, document.context))  # each copy's is its call's in the turn
+    origins = copied_from(reading, document.context)
+    link_problems(copies.units, plans, Graph.of(plans), structural, origins)
+    return as_written(structural, origins)  # each copy's is its call's in the turn
 
 
 # The tool's schema says these in the turn check, at the field.

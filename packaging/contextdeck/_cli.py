@@ -413,7 +413,7 @@ def _call_lines(execution: Execution) -> list[str]:
     lines = [f"refused: {execution.describe_cycle(cycle)}" for cycle in execution.refused]
     for index in range(len(execution.plans)):
         call = analyse_call(execution, index)  # the same analysis the window's calls panel shows
-        label, error, waits = call.label, call.state.error, ", ".join(call.waiting_for)
+        label, error, waits = execution.written_label(index), call.state.error, ", ".join(call.waiting_for)
         if call.status is Status.FAILED and error is not None and error["type"] != "cycle":
             branch = " (written to its error branch)" if call.state.outputs else ""
             lines.append(f"{label} failed: {error['type']}: {error['message']}{branch}")
@@ -422,7 +422,7 @@ def _call_lines(execution: Execution) -> list[str]:
         elif call.status is Status.AWAITING_APPROVAL:
             lines.append(f"{label} is awaiting approval: {waits}")
         elif call.status is Status.BLOCKED:
-            failed = ", ".join(f"call {writer}" for writer in call.state.failed_writers)
+            failed = ", ".join(execution.written_label(writer, tool=False) for writer in call.state.failed_writers)
             because = f" (its writer {failed} failed)" if failed else ""
             lines.append(f"{label} is blocked, waiting for {waits}{because}")
         elif call.status is Status.WAITING_FOR_OUTPUT and index in execution.delegates:

@@ -125,6 +125,29 @@ def test_refused_cycle_is_reported(capsys, tmp_path) -> None:
     assert "refused: calls 0 (x), 1 (y) form a cycle: call 1 feeds call 0 through †state.b" in err
 
 
+def test_a_cycle_or_group_of_copies_is_reported_as_written(capsys, tmp_path) -> None:
+    """The calls a run repeats per instance (013) are named as the plan is written, with the instance each copy
+    runs for: a refused cycle, a group's members and the links between them."""
+    instances = [{"type": "state", "_instance": "①", "data": {"x": 1}},
+                 {"type": "state", "_instance": "②", "data": {"x": 2}}]
+    cycle = _written(tmp_path / "cycle.json", [*instances, {"type": "plan", "plan": [
+        {"_tool": "a", "q": "†state.x", "_outputPath": "†state.y", "_output": 1},
+        {"_tool": "b", "q": "†state.y", "_outputPath": "†state.x", "_output": 1}]}])
+    _, _, err = run(capsys, cycle)
+    assert [line for line in err.splitlines() if "refused" in line] == [
+        f"contextdeck: refused: calls 0 (a), 1 (b) for instance {instance} form a cycle: call 1 feeds call 0 "
+        "through †state.x; call 0 feeds call 1 through †state.y" for instance in "①②"]
+    group = _written(tmp_path / "group.json", [*instances, {"type": "plan", "plan": [
+        {"_tool": "z", "_outputPath": "†input.z", "_output": 1}, {"all": [
+            {"_tool": "a", "q": "†state.x", "_outputPath": "†state.y", "_output": 1},
+            {"_tool": "b", "q": "†state.y", "_outputPath": "†state.w", "_output": 1}]}]}])
+    _, _, err = run(capsys, group)
+    feeding = "group: calls of one 'all' group run together and cannot feed each other: call 1 feeds call 2"
+    assert [line for line in err.splitlines() if "failed" in line] == [
+        f"contextdeck: call {number} ({tool}) for instance {instance} failed: {feeding}"
+        for instance in "①②" for number, tool in ((1, "a"), (2, "b"))]
+
+
 def test_unloadable_activities_file_exits_1(capsys, examples, tmp_path) -> None:
     """A broken activities file stops the run before anything happens, with exit 1 and the reason."""
     bad = tmp_path / "bad.py"

@@ -255,6 +255,28 @@ def test_each_instances_copy_of_a_call_is_checked_as_the_call_was_read() -> None
     ]
 
 
+STATE_INSTANCES = [{"type": "state", "_instance": "①", "data": {"x": 1}},
+                   {"type": "state", "_instance": "②", "data": {"x": 2}}]
+
+
+def test_a_cycle_or_group_of_copies_names_the_calls_as_written() -> None:
+    """A cycle or a group's links among the copies a run makes of calls per instance (013) name the calls as the
+    plan is written, as the place does, with the instances (never the run's numbers of the copies)."""
+    cycle = {"type": "plan", "plan": [{"_tool": "a", "q": "†state.x", "_outputPath": "†state.y", "_output": 1},
+                                      {"_tool": "b", "q": "†state.y", "_outputPath": "†state.x", "_output": 1}]}
+    said = ("cycle: calls 0 (a), 1 (b) form a cycle: call 1 feeds call 0 through †state.x; "
+            "call 0 feeds call 1 through †state.y (for instances ①, ②)")
+    assert [p for p in problems([*STATE_INSTANCES, cycle]) if "$._tool" not in p[1]] == [
+        (2, "call 0 (a)", said), (2, "call 1 (b)", said)]
+    group = {"type": "plan", "plan": [{"_tool": "z", "_outputPath": "†input.z", "_output": 1}, {"all": [
+        {"_tool": "a", "q": "†state.x", "_outputPath": "†state.y", "_output": 1},
+        {"_tool": "b", "q": "†state.y", "_outputPath": "†state.w", "_output": 1}]}]}
+    said = ("group: calls of one 'all' group run together and cannot feed each other: call 1 feeds call 2 "
+            "(for instances ①, ②)")
+    assert [p for p in problems([*STATE_INSTANCES, group]) if "$._tool" not in p[1]] == [
+        (2, "call 1 (a)", said), (2, "call 2 (b)", said)]
+
+
 def test_a_group_whose_one_member_is_not_in_an_array_runs_once_per_instance() -> None:
     """`{"all": call}` is a group of that one call (as the plan numbers it) also when the call runs once per
     instance: each copy is the call with its `_instance`, never the group with one."""
