@@ -12,6 +12,7 @@ from .calls._registry import ToolLoadError, load_tools
 from .calls._scopes import scoped_indices
 from .calls._status import OPEN, SETTLED, CallState, Decision, Stale, Status, TickReport
 from .calls._tools import (
+    SolutionRefused,
     ToolDefinition,
     merged_tools,
     pending_calls,
@@ -232,6 +233,7 @@ __all__ = [
     "SchemaFault",
     "Settings",
     "Shape",
+    "SolutionRefused",
     "Stale",
     "Status",
     "Summary",

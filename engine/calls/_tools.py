@@ -8,6 +8,8 @@ from functools import cached_property
 from typing import Any
 
 from ..document._context import Context
+from ..document._json import MESSAGE_OUTER, unwritable
+from ..document._validate import json_path
 from ..document._view import Messages
 from ..protocol._messages import Form, body_of
 from ..resolve._resolution import Diagnostic
@@ -138,17 +140,41 @@ def _definition_problems(message: dict[str, Any]) -> list[str]:
             for name, schema in body.items() if not name or not isinstance(schema, dict)]
 
 
+class SolutionRefused(ValueError):
+    """A solution `Execution` is given that is no solution (`solution_problem`): refused before anything runs or
+    is appended. `problem`: what and where."""
+
+    def __init__(self, problem: Diagnostic) -> None:
+        super().__init__(str(problem))
+        self.problem = problem
+
+
 def solution_problem(solution: Any) -> Diagnostic | None:
     """What makes a document's own `solution` unusable (SPEC 1: `{"calls": [...], "output": ...}`, or 202's
-    array of calls; none at all is fine), at `solution` or `solution.calls`: `validate` says it, and `run` (and
-    a delegate's call, 014) refuses the document, rather than run a plan in its place or stop midway."""
-    if solution is None or isinstance(solution, list):
+    array of calls, each one the document could hold; none at all is fine), at `solution` or `solution.calls`:
+    `validate` says it, and `run`, `Execution` (and a delegate's call, 014) refuse it, rather than run a plan in
+    its place or stop midway."""
+    if solution is None:
         return None
+    if isinstance(solution, list):
+        return _unheld(solution, "solution")
     if not isinstance(solution, dict):
         return Diagnostic(None, "solution", "must be an object with 'calls' and 'output', or an array of calls")
     if "calls" in solution and not isinstance(solution["calls"], list):
         return Diagnostic(None, "solution.calls", "must be an array of calls")
-    return None
+    return _unheld(solution["calls"], "solution.calls") if "calls" in solution else None
+
+
+def _unheld(calls: list[Any], where: str) -> Diagnostic | None:
+    """Calls the document could not hold as a plan message (nested too deep, a value that is not JSON): where a
+    turn's calls go, and no deeper than a run quotes a call (an error's `data.call`). A solution given from code
+    may hold any value; one in a file sits a level above a plan message."""
+    unfit = unwritable(calls, MESSAGE_OUTER + 1)
+    if unfit is None:
+        return None
+    at, reason = unfit
+    shown = where + json_path(at[:3])[1:] + ("…" if len(at) > 3 else "")  # not hundreds of levels
+    return Diagnostic(None, shown, f"the document could not hold the call as a plan message: {reason}")
 
 
 def pending_calls(context: Messages, solution: Any = None) -> tuple[list[Any], int | None]:

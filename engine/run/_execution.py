@@ -26,7 +26,7 @@ from ..calls._outputs import Clock, OutputError, check_json, error_message, run_
 from ..calls._plan import Graph
 from ..calls._record import Record, RecordReader, call_texts
 from ..calls._status import OPEN, SETTLED, Approver, CallState, Stale, Status, TickReport
-from ..calls._tools import plan_mode
+from ..calls._tools import SolutionRefused, plan_mode, solution_problem
 from ..document._context import Context
 from ..document._document import Document
 from ..document._json import batch_collector
@@ -117,6 +117,9 @@ class Execution:
         self.turns = turns  # who produces a delegate's turns (the Loop's `turns`)
         self.outputs = outputs  # who answers a delegate's latent calls (the Loop's `outputs`)
         self.base, self.chain = base, chain
+        unusable = solution_problem(solution)
+        if unusable is not None:  # a run of it would stop midway (a call it cannot quote) or run another plan
+            raise SolutionRefused(unusable)
         self.solution = solution
         self.activities = activities if activities is not None else Activities()
         self.code_tools = dict(tools or {})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import gc
 import json
 import subprocess
@@ -146,7 +147,11 @@ def test_validate_and_render_hold_the_document_apart_from_the_collector(capsys, 
 
 @pytest.mark.parametrize(("solution", "said"), [
     (5, "solution: must be an object with 'calls' and 'output', or an array of calls"),
-    ({"calls": "go", "output": None}, "solution.calls: must be an array of calls")])
+    ({"calls": "go", "output": None}, "solution.calls: must be an array of calls"),
+    # A file holds a call nested a level deeper in its solution than the plan message a run makes of it may.
+    ({"calls": [{"_tool": "think", "p": functools.reduce(lambda value, _: [value], range(250), 1)}]},
+     "solution.calls[0].p[0]…: the document could not hold the call as a plan message: nesting deeper than 254 "
+     "levels")])
 def test_a_solution_that_is_no_solution_is_a_problem_and_run_refuses_it(capsys, tmp_path, solution, said) -> None:
     """SPEC 1: a saved request's `solution` is `{"calls", "output"}` (or 202's array of calls). Any other is a
     problem of validate, and run refuses the document (exit 1) before running anything in its place, rather

@@ -3,9 +3,10 @@
 import asyncio
 import threading
 
+import pytest
 from exec_support import execute, registry
 
-from contextdeck.engine import Activities, Context, Execution, Mode, Status, fixed_clock
+from contextdeck.engine import Activities, Context, Execution, Mode, SolutionRefused, Status, fixed_clock, validate
 
 NOW = "2026-01-01T00:00:00Z"
 CLOCK = fixed_clock(NOW)
@@ -181,6 +182,30 @@ def test_meta_properties_are_not_parameters() -> None:
                   required=["_tool", "a"], additionalProperties=False)
     context, _, _ = execute([schema], [{"_tool": "t", "a": 1, "_reasoningForCall": "why", "_output": 1}])
     assert errors(context) == []
+
+
+def _nested(depth, value=1):
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(("solution", "place"), [
+    ({"calls": [{"_tool": "t", "_outputPath": "†state.a", "_output": _nested(300)}]}, "solution.calls[0]._output[0]…"),
+    ([{"all": [{"_tool": "t", "_output": 1}, {"_tool": "t", "p": _nested(260)}]}], "solution[0].all[1]…"),
+    ({"calls": [{"_tool": "t", "p": {1, 2}}]}, "solution.calls[0].p"),
+])
+def test_a_solution_from_code_the_document_could_not_hold_is_refused_whole(solution, place) -> None:
+    """A solution given from code whose call no plan message could hold (the run quotes a call in its error
+    message, `data.call`) is refused when the run is made, naming the call's field: nothing runs, nothing is
+    appended, as a document and a turn refuse it (never a ContentError at the error message's append)."""
+    context = Context([tool("t")])
+    with pytest.raises(SolutionRefused) as refused:
+        Execution(context, solution)
+    assert refused.value.problem.path == place
+    assert "the document could not hold the call as a plan message" in refused.value.problem.reason
+    assert len(context) == 1
+    assert (place, refused.value.problem.reason) in [(d.path, d.reason) for d in validate(context, solution)]
 
 
 def test_error_message_has_the_spec_shape() -> None:
