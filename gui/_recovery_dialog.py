@@ -34,11 +34,8 @@ class RecoveryDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("Recover unsaved work")
         self._discarded: list[RecoveryCandidate] = []
-        several = len(candidates) > 1
-        intro = QLabel("ContextDeck closed unexpectedly with unsaved work"
-                       + (f" in {len(candidates)} documents." if several else ".")
-                       + " Recover it, discard what you no longer need, or decide at the next start.")
-        intro.setWordWrap(True)
+        self.intro = QLabel()
+        self.intro.setWordWrap(True)
         self.list = QListWidget()
         self.list.setSelectionMode(QListWidget.SelectionMode.ExtendedSelection)
         for candidate in candidates:
@@ -47,6 +44,7 @@ class RecoveryDialog(QDialog):
             item.setData(Qt.ItemDataRole.UserRole, candidate)
             self.list.addItem(item)
         self.list.setCurrentRow(0)
+        self._count_pieces()
         rows = min(len(candidates), 8)  # a row or two need no room for eight; more scroll
         self.list.setFixedHeight(rows * self.list.sizeHintForRow(0) + 2 * self.list.frameWidth() + 4)
         heading = QLabel("&Unsaved work, newest first:")
@@ -64,7 +62,7 @@ class RecoveryDialog(QDialog):
         QShortcut(QKeySequence(QKeySequence.StandardKey.Delete), self.list, self.discard_selected,
                   context=Qt.ShortcutContext.WidgetShortcut)
         layout = QVBoxLayout(self)
-        for widget in (intro, heading, self.list, buttons):
+        for widget in (self.intro, heading, self.list, buttons):
             layout.addWidget(widget)
         self.list.setFocus()
         self.resize(max(self.sizeHint().width(), 460), self.sizeHint().height())
@@ -87,7 +85,15 @@ class RecoveryDialog(QDialog):
         if self.list.count() == 0:
             self.reject()
             return
+        self._count_pieces()
         self.list.setCurrentRow(min(min(rows, default=0), self.list.count() - 1))
+
+    def _count_pieces(self) -> None:
+        """The intro counts the documents in the list, so that it stays true as pieces are discarded."""
+        count = self.list.count()
+        self.intro.setText("ContextDeck closed unexpectedly with unsaved work"
+                           + (f" in {count} documents." if count > 1 else ".")
+                           + " Recover it, discard what you no longer need, or decide at the next start.")
 
     def choice(self) -> RecoveryChoice:
         chosen = self.selected() if self.result() == QDialog.DialogCode.Accepted else []

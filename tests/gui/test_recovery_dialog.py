@@ -110,6 +110,15 @@ def test_after_delete_the_row_below_takes_the_place(qtbot: Any, dialog: Recovery
     assert [item.text() for item in dialog.list.selectedItems()] == [dialog.list.item(1).text()]
 
 
+def test_the_intro_counts_what_is_left_in_the_list(qtbot: Any, dialog: RecoveryDialog) -> None:
+    """The intro's count follows the list as pieces are discarded, down to the wording for one."""
+    assert "in 3 documents." in dialog.intro.text()
+    qtbot.keyClick(dialog.list, Qt.Key.Key_Delete)
+    assert "in 2 documents." in dialog.intro.text()
+    qtbot.keyClick(dialog.list, Qt.Key.Key_Delete)
+    assert dialog.intro.text().startswith("ContextDeck closed unexpectedly with unsaved work. Recover it")
+
+
 def test_escape_recovers_nothing_but_keeps_what_was_discarded(qtbot: Any, dialog: RecoveryDialog) -> None:
     qtbot.keyClick(dialog.list, Qt.Key.Key_Delete)
     qtbot.keyClick(dialog.list, Qt.Key.Key_Escape)
