@@ -172,13 +172,25 @@ def is_output(message: dict[str, Any]) -> bool:
     return "_outputPath" in message or "_call" in message
 
 
+def _token_count(usage: Any) -> str:
+    """A turn's tokens: the total, else prompt and completion added; a trace may have recorded neither."""
+    usage = usage if isinstance(usage, dict) else {}
+    counts = [usage.get(key) for key in ("prompt_tokens", "completion_tokens")]
+    total = usage.get("total_tokens")
+    if not _count(total) and all(_count(count) for count in counts):
+        total = sum(counts)
+    return f"{total} tokens" if _count(total) else "tokens unknown"
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def turn_words(audit: Any) -> str:
     """A turn's record in words: who gave it, tokens, latency, replayed; `typed or given` without one."""
     if not isinstance(audit, dict):
         return "typed or given (no model exchange)"
-    usage = audit.get("usage")
-    usage = usage if isinstance(usage, dict) else {}
-    parts = [str(audit.get("model") or "model"), f"{usage.get('total_tokens', '?')} tokens"]
+    parts = [str(audit.get("model") or "model"), _token_count(audit.get("usage"))]
     if audit.get("replayed"):
         parts.append("replayed")
     elif isinstance(audit.get("latency_ms"), int):

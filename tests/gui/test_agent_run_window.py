@@ -183,6 +183,6 @@ def test_an_answer_after_the_last_plan_names_whose_calls_are_listed(tmp_path: Pa
     document = import_trace(source)[0].document
     assert document.solution is not None
     assert "calls" not in document.solution
-    assert agent_run.turn_of(document) == "Turn 1's calls · then turn 2, the answer: gpt-4o-mini · ? tokens"
+    assert agent_run.turn_of(document) == "Turn 1's calls · then turn 2, the answer: gpt-4o-mini · tokens unknown"
     document.solution = None
     assert agent_run.turn_of(document).startswith("Turn 1 · ")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 
 from contextdeck.engine import classify
-from contextdeck.gui._summary import LIMIT, message_summary, short_json
+from contextdeck.gui._summary import LIMIT, message_summary, short_json, turn_words
 
 
 def test_a_small_value_is_shown_whole_in_compact_json() -> None:
@@ -63,3 +63,14 @@ def test_a_part_that_is_not_an_object_is_said_in_its_place() -> None:
     message = {"role": "user", "content": parts}
     line = message_summary(message, classify(message))
     assert line.startswith("user: word 7 word word")
+
+
+def test_a_turn_says_its_tokens_or_that_they_are_unknown() -> None:
+    """A turn's words give the total; a trace that recorded only prompt and completion gets their sum; one that
+    recorded no usage says the tokens are unknown (it said "? tokens"), in the timeline's plan row too."""
+    assert turn_words({"model": "m", "usage": {"total_tokens": 18}}) == "m · 18 tokens"
+    assert turn_words({"model": "m", "usage": {"prompt_tokens": 11, "completion_tokens": 7}}) == "m · 18 tokens"
+    assert turn_words({"model": "m", "usage": {"prompt_tokens": 11}}) == "m · tokens unknown"
+    assert turn_words({"model": "m", "usage": {"total_tokens": True}}) == "m · tokens unknown"
+    plan = {"type": "plan", "plan": [], "_model": {"model": "m"}}
+    assert message_summary(plan, classify(plan)) == "turn by m · tokens unknown: 0 calls: "
