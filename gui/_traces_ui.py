@@ -172,11 +172,33 @@ class TracesUI(QObject):
 
     def ask_export_target(self) -> tuple[str, str] | None:
         """("otlp-json" or "openai", the path), or None when cancelled."""
-        path, chosen = QFileDialog.getSaveFileName(self.window.window(), "Export", self._folder(), f"{OTLP};;{OPENAI}")
-        if not path:
+        dialog = self.export_file_dialog()
+        accepted = dialog.exec() == QDialog.DialogCode.Accepted
+        paths, chosen = dialog.selectedFiles(), dialog.selectedNameFilter()
+        dialog.deleteLater()
+        if not accepted or not paths:
             return None
+        path = paths[0]
         named = path if Path(path).suffix else path + ".json"  # both are JSON; Qt's own dialog adds no suffix
         return ("openai" if chosen == OPENAI else "otlp-json"), named
+
+    def export_file_dialog(self) -> QFileDialog:
+        """The save dialog, its name suggested beside the document (`<stem>.otlp.json`); choosing the other format
+        changes a suggested name to that format's, never a name the user typed."""
+        path = self.window.session.path
+        stem = path.stem if path is not None else "untitled"
+        suggested = {OTLP: f"{stem}.otlp.json", OPENAI: f"{stem}.openai.json"}
+        dialog = QFileDialog(self.window.window(), "Export", self._folder(), f"{OTLP};;{OPENAI}")
+        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+        dialog.selectFile(suggested[OTLP])
+
+        def chosen(name_filter: str) -> None:
+            typed = dialog.selectedFiles()
+            if name_filter in suggested and (not typed or Path(typed[0]).name in suggested.values()):
+                dialog.selectFile(suggested[name_filter])
+
+        dialog.filterSelected.connect(chosen)
+        return dialog
 
     def _folder(self) -> str:
         path = self.window.session.path

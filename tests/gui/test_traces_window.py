@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextDocumentFragment
-from PySide6.QtWidgets import QApplication, QLabel, QPushButton
+from PySide6.QtWidgets import QApplication, QComboBox, QDialog, QFileDialog, QLabel, QLineEdit, QPushButton
 
 from contextdeck.engine import import_bytes, import_trace
 from contextdeck.gui import _traces_ui as traces_ui
@@ -296,6 +296,29 @@ def test_an_export_named_without_a_suffix_is_a_json_file(open_window: Any, tmp_p
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """File → Export… with a bare name wrote a file without a suffix; both formats are JSON: `.json` is added."""
     window = open_window(None)
-    monkeypatch.setattr(traces_ui.QFileDialog, "getSaveFileName",
-                        lambda *args: (str(tmp_path / "trace"), traces_ui.OTLP))
+
+    def typed(dialog: QFileDialog) -> QDialog.DialogCode:
+        dialog.selectFile(str(tmp_path / "trace"))
+        return QDialog.DialogCode.Accepted
+
+    monkeypatch.setattr(traces_ui.QFileDialog, "exec", typed)
     assert window.traces.ask_export_target() == ("otlp-json", str(tmp_path / "trace.json"))  # type: ignore[attr-defined]
+
+
+def test_export_suggests_a_name_beside_the_document_for_the_format_chosen(
+        qtbot: Any, open_window: Any, tmp_path: Path) -> None:
+    """File → Export…'s name box started empty: it suggests `<stem>.otlp.json` beside the document, and
+    `<stem>.openai.json` once the other format is chosen by keys; a name the user typed stays as typed."""
+    _, traces = exporting(open_window, tmp_path)
+    dialog = traces.export_file_dialog()
+    qtbot.addWidget(dialog)
+    assert dialog.selectedFiles() == [str(tmp_path / "weather.otlp.json")]
+    formats = dialog.findChild(QComboBox, "fileTypeCombo")
+    qtbot.keyClick(formats, Qt.Key.Key_Down)
+    assert dialog.selectedNameFilter() == traces_ui.OPENAI
+    assert dialog.selectedFiles() == [str(tmp_path / "weather.openai.json")]
+    name = dialog.findChild(QLineEdit, "fileNameEdit")
+    name.setText("mine.json")
+    qtbot.keyClick(formats, Qt.Key.Key_Up)
+    assert dialog.selectedNameFilter() == traces_ui.OTLP
+    assert dialog.selectedFiles() == [str(tmp_path / "mine.json")]
