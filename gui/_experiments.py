@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import html
 import json
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -333,11 +334,14 @@ class ExperimentsPane(QWidget):
         self.open_button.setToolTip("Show an experiment's results file")
         self.open_button.clicked.connect(self.open_results_dialog)
         self.compare_button = QPushButton("Compare With…")
-        self.compare_button.setToolTip("Compare the shown experiment with an earlier one (its results file)")
+        self.compare_button.setToolTip("Compare the shown experiment with an earlier one (its results file); open or "
+                                       "run one first")
         self.compare_button.clicked.connect(self.compare_dialog)
+        self.compare_button.setEnabled(False)  # with no experiment shown there is nothing to compare
+        # Running on one row, the results shown (opened, compared, watched) on the next: on one row the buttons set a
+        # least width that held the middle column wide at 1280×800.
         bar = QHBoxLayout()
-        for widget in (self.choose, self.dataset_label, self.run_button, self.cancel_button, self.progress,
-                       self.open_button, self.compare_button):
+        for widget in (self.choose, self.dataset_label, self.run_button, self.cancel_button, self.progress):
             bar.addWidget(widget)
         bar.setStretch(1, 1)
         self.summary = QLabel()
@@ -356,13 +360,14 @@ class ExperimentsPane(QWidget):
         self.table.selectionModel().currentRowChanged.connect(lambda current, _: self.show_details(current.row()))
 
         self.watch_edit = QLineEdit()
-        self.watch_edit.setPlaceholderText("†state.order.status — pin an expression as a column")
+        self.watch_edit.setPlaceholderText("†state.order.status as a column")
         self.watch_edit.returnPressed.connect(self.add_watch_from_edit)
         watch_button = QPushButton("Add Watch Column")
         watch_button.clicked.connect(self.add_watch_from_edit)
         watch_row = QHBoxLayout()
         watch_row.addWidget(self.watch_edit, 1)
-        watch_row.addWidget(watch_button)
+        for widget in (watch_button, self.open_button, self.compare_button):
+            watch_row.addWidget(widget)
 
         self.output_diff = QPlainTextEdit(readOnly=True)
         self.turn = QSpinBox()
@@ -414,6 +419,7 @@ class ExperimentsPane(QWidget):
             self.main.statusBar().showMessage(f"Cannot show the experiment: {error}", 10_000)
             return
         self.model.show(shown, compared)
+        self.compare_button.setEnabled(True)
         self._show_summary()
         self._fit_columns()
         if self.model.names:
@@ -433,29 +439,47 @@ class ExperimentsPane(QWidget):
             self.show_results(self.model.after.path, before)
 
     def open_results_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open an experiment's results", "", "Results (*.jsonl)")
+        path, _ = QFileDialog.getOpenFileName(self, "Open an experiment's results", self._folder(), "Results (*.jsonl)")
         if path:
             self.show_results(Path(path))
 
     def compare_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Compare with an experiment", "", "Results (*.jsonl)")
+        path, _ = QFileDialog.getOpenFileName(self, "Compare with an experiment", self._folder(), "Results (*.jsonl)")
         if path:
             self.compare_with(Path(path))
 
+    def _folder(self) -> str:
+        """Where the file dialogs start: beside the results shown, else the dataset (a run writes its results there),
+        else the document; not the folder the program was started from."""
+        shown = self.model.after.path if self.model.after is not None else None
+        for path in (shown, self.dataset, self.main.session.path):
+            if path is not None:
+                return str(path.parent)
+        return ""
+
     def _show_summary(self) -> None:
-        def words(loaded: Loaded) -> str:
+        """A line an experiment, short enough that two compared take two lines of a narrow pane, not four (and two
+        rows of the table): the count of inputs and finished ones only in the tooltip while every input finished."""
+        def words(loaded: Loaded, whole: bool) -> str:
             summary = loaded.summary
             rate = "no expectations" if summary.pass_rate is None else \
-                f"pass rate {summary.pass_rate:.0%} ({summary.passed} of {summary.passed + summary.failed})"
-            return (f"<b>{loaded.path.name}</b>: {summary.cases} inputs, {summary.finished} finished, {rate}, "
+                f"{summary.pass_rate:.0%} passed ({summary.passed} of {summary.passed + summary.failed})"
+            finished = (f"{summary.cases} inputs, {summary.finished} finished, " if whole else ""
+                        if summary.finished == summary.cases else f"{summary.finished} of {summary.cases} finished, ")
+            return (f"<b>{html.escape(loaded.path.name)}</b>: {finished}{rate}, "
                     f"{summary.tokens:,} tokens ({summary.asked} asked, {summary.replayed} replayed)")
+
+        def text(after: Loaded, before: Loaded | None, whole: bool) -> str:
+            shown = words(after, whole)
+            return shown if before is None else f"before: {words(before, whole)}<br>after: {shown}"
 
         after, before = self.model.after, self.model.before
         if after is None:
             self.summary.clear()
+            self.summary.setToolTip("")
             return
-        text = words(after) if before is None else f"before: {words(before)}<br>after: {words(after)}"
-        self.summary.setText(text)
+        self.summary.setText(text(after, before, False))
+        self.summary.setToolTip(text(after, before, True))
 
     def add_watch(self, expression: str) -> None:
         if expression.strip():
@@ -545,7 +569,8 @@ class ExperimentsPane(QWidget):
     # -- running -----------------------------------------------------------------------------------
 
     def choose_dataset(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Choose a dataset", "", "Cases (*.jsonl);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(self, "Choose a dataset", self._folder(),
+                                              "Cases (*.jsonl);;All files (*)")
         if path:
             self.set_dataset(Path(path))
 

@@ -107,8 +107,8 @@ def test_two_experiments_compared_with_a_watch_column_and_a_request_diff(
     assert model.changed(0)
     assert model.data(model.index(0, 0), Qt.ItemDataRole.BackgroundRole) is not None  # the changed row is marked
     assert "before.jsonl" in pane.summary.text()
-    assert "pass rate 100%" in pane.summary.text()
-    assert "pass rate 0%" in pane.summary.text()
+    assert "100% passed (1 of 1)" in pane.summary.text()
+    assert "0% passed (0 of 1)" in pane.summary.text()
 
     pane.watch_edit.setText("†state.sum")
     pane.add_watch_from_edit()
@@ -175,6 +175,52 @@ def test_two_experiments_compared_leave_the_panes_beside_their_width(
     pane.show_results(after, before)
     assert "before:" in pane.summary.text()
     assert pane.minimumSizeHint().width() == least, "the summary wraps, the dock is no wider for it"
+
+
+def test_two_experiments_compared_take_two_short_lines_and_the_buttons_two_rows(
+        open_window: Any, tmp_path: Path, fake_llm: Any) -> None:
+    """At 1280×800 the compared summary wrapped to four lines (two table rows) and the pane's one row of buttons
+    held the middle column wide: each experiment is now one short line (the inputs and finished counts, while all
+    finished, in the tooltip), and running and the results shown have a row of buttons each."""
+    doc, before, after = before_and_after(tmp_path, fake_llm)
+    window = open_window(doc)
+    pane: ExperimentsPane = window.experiments  # type: ignore[attr-defined]
+    window.menu("Run").actions()[-1].trigger()
+    pane.show_results(after, before)
+    assert pane.summary.text().count("<br>") == 1
+    assert "inputs" not in pane.summary.text()
+    assert "finished" not in pane.summary.text()
+    assert "after: <b>after.jsonl</b>: 1 inputs, 1 finished, 0% passed (0 of 1)" in pane.summary.toolTip()
+    one_line = pane.summary.fontMetrics().lineSpacing()
+    assert pane.summary.heightForWidth(540) < 3 * one_line, "two lines in the pane as wide as at 1280×800"
+    buttons = (pane.choose, pane.run_button, pane.cancel_button, pane.open_button, pane.compare_button)
+    assert pane.minimumSizeHint().width() < sum(button.sizeHint().width() for button in buttons)
+
+
+def test_compare_with_waits_for_an_experiment_and_the_dialogs_start_beside_the_files(
+        open_window: Any, tmp_path: Path, fake_llm: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Compare With… with nothing shown let a file be chosen and then did nothing: it is off until an experiment
+    is shown. The pane's file dialogs started in the folder the program was started from: they start beside the
+    document, then beside the dataset or the results shown."""
+    doc, _, after = before_and_after(tmp_path, fake_llm)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    folders: list[str] = []
+    monkeypatch.setattr(experiments_ui.QFileDialog, "getOpenFileName",
+                        lambda parent, title, folder, filters: (folders.append(folder), ("", ""))[1])
+    window = open_window(doc)
+    pane: ExperimentsPane = window.experiments  # type: ignore[attr-defined]
+    assert not pane.compare_button.isEnabled()
+    pane.open_button.click()
+    pane.choose.click()
+    results = tmp_path / "results"
+    results.mkdir()
+    moved = after.rename(results / after.name)
+    pane.show_results(moved)
+    assert pane.compare_button.isEnabled()
+    pane.compare_button.click()
+    assert folders == [str(tmp_path), str(tmp_path), str(results)]
 
 
 def test_results_naming_their_runs_relatively_find_them_beside_the_results_file(
