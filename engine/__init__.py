@@ -24,6 +24,7 @@ from .calls._tools import (
 from .checks._analysis import CallAnalysis, Lookup, Parameter, analyse_call
 from .checks._call_checks import CallProblem, WrittenPaths, call_problems, reference_problem, written_paths
 from .checks._checks import validate
+from .checks._instances import never_found
 from .document._context import Context, Watch, content_problem
 from .document._cursor import Cursor, CursorWatch
 from .document._document import (
@@ -314,6 +315,7 @@ __all__ = [
     "meta_message",
     "model_outputs",
     "model_turns",
+    "never_found",
     "os_reason",
     "output_messages",
     "output_problem",

@@ -26,6 +26,7 @@ from ..run._instancing import as_written, copied_from
 from ..run._setup import set_up
 from ..run._turns import output_violations
 from ._call_checks import plan_problems, read_plans
+from ._instances import instance_problems
 
 # Problems `data_problems` already reports (with the expression's position) for every plan and the solution.
 _REPORTED = frozenset(("expression", "outputMethod"))
@@ -59,6 +60,7 @@ def validate(
             *data_problems(context, plans),
             *unknown_references(context, tools),
             *plan_problems(context, plans, tools, activities),
+            *instance_problems(context, plans),
             *advisor_problems,
             *_advice_problems(context, solution, advisors),
             *_run_problems(context, solution, plans, activities, tools, path),

@@ -51,6 +51,7 @@ from contextdeck.engine import (
     load_document,
     load_tools,
     load_turn,
+    never_found,
     os_reason,
     parse_expression,
     run_agent,
@@ -411,6 +412,8 @@ def _report(execution: Execution, ran: int) -> None:
 def _call_lines(execution: Execution) -> list[str]:
     """Errors, refused cycles, and calls left blocked, awaiting approval or waiting for an output."""
     lines = [f"refused: {execution.describe_cycle(cycle)}" for cycle in execution.refused]
+    blocked = [state.index for state in execution.states if state.status is Status.BLOCKED]
+    never = never_found(execution, blocked) if blocked else {}  # what an instance waits for in vain (013)
     for index in range(len(execution.plans)):
         call = analyse_call(execution, index)  # the same analysis the window's calls panel shows
         label, error, waits = execution.written_label(index), call.state.error, ", ".join(call.waiting_for)
@@ -424,7 +427,8 @@ def _call_lines(execution: Execution) -> list[str]:
         elif call.status is Status.BLOCKED:
             failed = ", ".join(execution.written_label(writer, tool=False) for writer in call.state.failed_writers)
             because = f" (its writer {failed} failed)" if failed else ""
-            lines.append(f"{label} is blocked, waiting for {waits}{because}")
+            why = f": {never[index]}" if index in never else ""
+            lines.append(f"{label} is blocked, waiting for {waits}{because}{why}")
         elif call.status is Status.WAITING_FOR_OUTPUT and index in execution.delegates:
             lines.append(f"{label} waits for the output of its delegate {execution.delegates[index].name!r}, "
                          "whose session waits for a turn")

@@ -148,6 +148,19 @@ def test_a_cycle_or_group_of_copies_is_reported_as_written(capsys, tmp_path) -> 
         for instance in "①②" for number, tool in ((1, "a"), (2, "b"))]
 
 
+def test_a_call_blocked_on_what_its_instance_never_finds_is_said_so(capsys, tmp_path) -> None:
+    """A call whose `_instance` no data message has, reading a path only another instance has, is blocked for
+    ever: when the run stops it says why, once, with the reference's position."""
+    doc = _written(tmp_path / "doc.json", [
+        {"type": "data", "kind": "state", "_instance": "①", "data": {"x": 1}},
+        {"type": "plan", "plan": [{"_tool": "t", "_instance": "③", "q": "†state.x", "_outputPath": "†state.y"}]}])
+    _, _, err = run(capsys, doc)
+    assert [line for line in err.splitlines() if "blocked" in line] == [
+        "contextdeck: call 0 (t) is blocked, waiting for †state.x: †state.x (at position 0) is never found for "
+        "instance ③ (no data message has it): only instance ① has it, and no global data or output path writes "
+        "it, so the call would wait forever (013)"]
+
+
 def test_unloadable_activities_file_exits_1(capsys, examples, tmp_path) -> None:
     """A broken activities file stops the run before anything happens, with exit 1 and the reason."""
     bad = tmp_path / "bad.py"

@@ -1,0 +1,179 @@
+"""References a call's instance never finds (013): the path only other instances' data have.
+
+A call for an instance (its `_instance`, or a copy the run makes of a call per instance) reads the global layer
+and its own. When what it reads is written only in other instances' data (by no global data message, no
+schema, no output path of any plan, nor the call's own instance), it is never found: the call waits forever,
+without a word. "Written" is static, as in `_call_checks`: a place whose shape is open accepts every path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..calls._calls import in_parameters
+from ..document._validate import call_place, json_path
+from ..document._view import Messages
+from ..protocol._errors import ExpressionError
+from ..protocol._expressions import OUTPUT_PATH, Occurrence, Reference, Where, occurrences
+from ..protocol._groups import PlanReadings
+from ..protocol._messages import body_of, payload_of
+from ..resolve._resolution import Diagnostic
+from ..run._instancing import instances_of
+from ..run._readiness import approval_gate
+from ._call_checks import (
+    Node,
+    _heads,
+    _merge_path,
+    _merge_read,
+    _of_schema,
+    _read_destinations,
+    _unwritten_at,
+    read_plans,
+)
+
+if TYPE_CHECKING:
+    from ..run._execution import Execution
+
+
+@dataclass(frozen=True)
+class Unseen:
+    """A reference of call `call` (of the plan message `plan`; None: the solution's) at `where` that `instance`
+    never finds; `holders`: the instances whose data have it."""
+
+    plan: int | None
+    call: int
+    where: Where
+    reference: Reference
+    instance: str
+    holders: tuple[str, ...]
+    stranger: bool  # no data message has the instance
+
+
+# (kind, path, instance) -> whether the instance never finds the path: each judged once.
+_Judged = dict[tuple[str, tuple[str, ...], str], bool]
+# A reference to judge: (plan message, call, where in the call, the reference, the instance it is read for).
+_Read = tuple[int | None, int, Where, Reference, str]
+
+
+def instance_problems(context: Messages, plans: PlanReadings) -> list[Diagnostic]:
+    """Warnings for what the calls of `plans` (as the run repeats them per instance) read that their instance never
+    finds, each at its call as written, with the reference's position in its expression and the instances."""
+    ids, kinds = instances_of(context)
+    if not ids:
+        return []
+    reads: list[_Read] = []
+    for index, reading in plans.items():
+        for number, (call, found) in enumerate(zip(reading.calls, reading.expressions, strict=True)) \
+                if reading is not None else ():
+            for where, ref in _reads(found, kinds):
+                # A call without `_instance` that reads an instanced kind runs once per instance (013).
+                instance = call.get("_instance")
+                names = ids if instance is None else [str(instance)]
+                reads.extend((index, number, where, ref, name) for name in names)
+    told: dict[tuple[int | None, int, Where, str, int], list[Unseen]] = {}
+    for unseen in _unseen(context, plans, reads, ids):
+        told.setdefault((unseen.plan, unseen.call, unseen.where, str(unseen.reference), unseen.reference.start),
+                        []).append(unseen)
+    return [Diagnostic(plan, call_place(plan, f"call {call} {json_path(where)}"), _said(group), "warning")
+            for (plan, call, where, _, _), group in told.items()]
+
+
+def never_found(execution: Execution, indices: Iterable[int]) -> dict[int, str]:
+    """For the calls at `indices` of a run (blocked when it stopped), why their instance never finds what they wait
+    for, by call index: what `instance_problems` says of them, with the context as the run left it."""
+    context = execution.context
+    ids, kinds = instances_of(context)
+    if not ids:
+        return {}
+    reads: list[_Read] = []
+    for index in indices:
+        plan = execution.plans[index]  # the run's calls: each copy names its instance
+        if plan.instance is not None:
+            found = _reads(occurrences(plan.call), kinds)
+            reads.extend((None, index, where, ref, plan.instance) for where, ref in found)
+    plans = read_plans(context, execution.solution)  # every plan's output paths may write for the instance
+    told: dict[int, list[Unseen]] = {}
+    for unseen in _unseen(context, plans, reads, ids):
+        told.setdefault(unseen.call, []).append(unseen)
+    return {index: "; ".join(dict.fromkeys(_said([unseen]) for unseen in group)) for index, group in told.items()}
+
+
+def _reads(found: list[Occurrence], kinds: set[str]) -> Iterator[tuple[Where, Reference]]:
+    """What a call reads (its parameters' and `_output`'s expressions, as `CallPlan.reads`) of a kind some instance
+    has: where, and the reference."""
+    for where, _, parsed in found:
+        if where == OUTPUT_PATH or isinstance(parsed, ExpressionError) or not (where[0] == "_output" or
+                                                                             in_parameters(where)):
+            continue  # a destination is written, not read; a malformed expression is validate's own problem
+        for ref in parsed.references:
+            if ref.kind in kinds and not approval_gate(ref):  # a person writes an approval (SPEC 6.8)
+                yield where, ref
+
+
+def _unseen(context: Messages, plans: PlanReadings, reads: list[_Read], ids: list[str]) -> list[Unseen]:
+    """The reads no global write and no write of their own instance make, that another instance's data make;
+    `ids`: the instances the data messages have."""
+    if not reads:
+        return []
+    heads = _heads(ref for _, _, _, ref, _ in reads)
+    shared: dict[str, Node | None] = {}  # what every instance sees: global data, schemas, output paths
+    own: dict[str, dict[str, Node | None]] = {}  # per instance, what its own data write
+    for index in range(len(context)):
+        info = context.info(index)
+        if info.kind is None or (wanted := heads.get(info.kind)) is None or info.identity is None:
+            continue
+        message = context[index]
+        if "type" not in message:
+            message = body_of(message)
+        instance = info.identity[1]
+        layer = shared if instance is None else own.setdefault(instance, {})
+        layer[info.kind] = _merge_read(layer.get(info.kind, {}), payload_of(message), wanted)
+        if "schema" in message:  # a schema declares the kind's paths for every instance
+            shared[info.kind] = _merge_read(shared.get(info.kind, {}), _of_schema(message["schema"]), wanted)
+    seen: _Judged = {}
+    left = [read for read in reads if _never(seen, read[3], read[4], shared, own)]
+    if not left:  # most reads are of what the data write
+        return []
+    for reading in plans.values():  # any call's output path may write it for the instance
+        for kind, path in _read_destinations(reading) if reading is not None else ():
+            if kind in heads:
+                shared[kind] = _merge_path(shared[kind], path) if kind in shared else _merge_path({}, path)
+    unseen: list[Unseen] = []
+    for plan, call, where, ref, instance in left:
+        if _unwritten_at(shared, ref) is None:
+            continue
+        holders = tuple(other for other, layer in own.items() if _unwritten_at(layer, ref) is None)
+        if holders:  # nothing writes it at all: `plan_problems` says so already
+            unseen.append(Unseen(plan, call, where, ref, instance, holders, instance not in ids))
+    return unseen
+
+
+def _never(seen: _Judged, ref: Reference, instance: str, shared: dict[str, Node | None],
+           own: dict[str, dict[str, Node | None]]) -> bool:
+    """Whether neither the global data nor the instance's own write `ref` (each reference judged once an instance:
+    a plan of 100,000 calls reads a few paths)."""
+    key = (ref.kind, ref.path, instance)
+    found = seen.get(key)
+    if found is None:
+        found = seen[key] = (_unwritten_at(shared, ref) is not None
+                             and _unwritten_at(own.get(instance, {}), ref) is not None)
+    return found
+
+
+def _said(group: list[Unseen]) -> str:
+    """One reference never found for the instances of `group` (copies of one call, or the call itself)."""
+    first = group[0]
+    instances = list(dict.fromkeys(unseen.instance for unseen in group))
+    holders = list(dict.fromkeys(holder for unseen in group for holder in unseen.holders))
+    strangers = " (no data message has it)" if all(unseen.stranger for unseen in group) else ""
+    have = "has" if len(holders) == 1 else "have"
+    return (f"{first.reference} (at position {first.reference.start}) is never found for "
+            f"{_instances(instances)}{strangers}: only {_instances(holders)} {have} it, and no global data or "
+            "output path writes it, so the call would wait forever (013)")
+
+
+def _instances(names: list[str]) -> str:
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    return f"instance{'s' if len(names) > 1 else ''} {shown}"

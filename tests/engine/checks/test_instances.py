@@ -1,0 +1,61 @@
+"""References a call's instance never finds (013): validate warns, a run says why the call is blocked."""
+
+import asyncio
+
+from contextdeck.engine import Context, Execution, Status, never_found, validate
+
+TOOL = {"type": "tool", "tool": {"t": {"type": "object"}}}
+ONLY_ONE = {"type": "data", "kind": "state", "_instance": "①", "data": {"x": 1, "z": {"a": 1}}}
+
+
+def warnings(messages, solution=None):
+    return [(d.message_index, d.path, d.reason) for d in validate(Context(messages), solution)
+            if d.severity == "warning"]
+
+
+def test_a_call_for_an_instance_no_data_message_has_reading_another_instances_path_is_warned() -> None:
+    """A call whose `_instance` no data message has, reading a path only another instance's data have, never
+    finds it: warned at the call, the field and the reference's position in its expression."""
+    plan = {"type": "plan", "plan": [{"_tool": "t", "_instance": "③", "q": "†input.g && †state.x.deep"}]}
+    assert warnings([TOOL, ONLY_ONE, {"type": "input", "data": {"g": 1}}, plan]) == [
+        (3, "call 0 $.q", "†state.x.deep (at position 12) is never found for instance ③ (no data message has it): "
+                          "only instance ① has it, and no global data or output path writes it, so the call would "
+                          "wait forever (013)")]
+
+
+def test_each_copy_of_a_call_is_judged_for_its_own_instance() -> None:
+    """A call the run repeats per instance reads each instance's own layer: the instance without the path is
+    named, at the call as written."""
+    other = {"type": "data", "kind": "state", "_instance": "②", "data": {"y": 2}}
+    plan = {"type": "plan", "plan": [{"_tool": "t", "q": {"deep": ["†state.x"]}}]}
+    assert warnings([TOOL, ONLY_ONE, other, plan]) == [
+        (3, "call 0 $.q.deep[0]", "†state.x (at position 0) is never found for instance ②: only instance ① has it, "
+                                  "and no global data or output path writes it, so the call would wait forever (013)")]
+
+
+def test_what_the_instance_may_see_written_is_not_warned() -> None:
+    """Global data, the instance's own data, a schema, any call's output path and an approval gate may give the
+    instance the path: no warning (and a path nothing writes is `validate`'s other warning, said once)."""
+    calls = [{"_tool": "t", "_instance": "③", "q": q} for q in
+             ("†state.g", "†state.own", "†state.declared", "†state.made", "†state.approvals.go", "†state.nobody")]
+    plan = {"type": "plan", "plan": [*calls, {"_tool": "w", "_instance": "①", "_outputPath": "†state.made"}]}
+    messages = [TOOL, ONLY_ONE, {"type": "state", "data": {"g": 1}},
+                {"type": "state", "_instance": "③", "data": {"own": 1}},
+                {"type": "state", "_instance": "①", "data": {"g": 0, "own": 0, "declared": 0, "made": 0},
+                 "schema": {"type": "object", "properties": {"declared": {}}}}, plan]
+    assert [(path, reason.split(":")[0]) for _, path, reason in warnings(messages)] == [
+        ("call 5 $.q", "nothing writes †state.nobody"), ("call 6 $._tool", "unknown tool 'w'")]
+
+
+def test_a_run_says_why_such_a_call_is_blocked() -> None:
+    """When the run stops, a call blocked on what its instance never finds is said to be so (`never_found`), and
+    a call blocked on what a call may still write is not."""
+    plan = {"type": "plan", "plan": [{"_tool": "t", "_instance": "③", "q": "†state.x"},
+                                     {"_tool": "t", "_instance": "③", "q": "†state.later"},
+                                     {"_tool": "w", "_instance": "③", "_outputPath": "†state.later"}]}
+    execution = Execution(Context([TOOL, ONLY_ONE, plan]))
+    asyncio.run(execution.run())
+    assert [state.status for state in execution.states] == [Status.BLOCKED, Status.BLOCKED, Status.WAITING_FOR_OUTPUT]
+    assert never_found(execution, [0, 1]) == {
+        0: "†state.x (at position 0) is never found for instance ③ (no data message has it): only instance ① has it, "
+           "and no global data or output path writes it, so the call would wait forever (013)"}
