@@ -20,7 +20,15 @@ from ..document._view import Messages
 from ..protocol._expressions import parsed_once
 from ..protocol._groups import PlanReadings, read_plan
 from ..protocol._messages import Form, body_of
-from ..request._request import Survey, advisors_of, consulted_now, meta_schema, output_schema_fault, survey
+from ..request._request import (
+    Survey,
+    advisors_of,
+    consulted_now,
+    meta_schema,
+    output_schema_fault,
+    survey,
+    version_warnings,
+)
 from ..resolve._resolution import Diagnostic
 from ..run._instancing import as_written, copied_from
 from ..run._setup import set_up
@@ -102,18 +110,14 @@ _ADVISOR_HINT = "; 'isInstanced': true asks for its advice per instance (017)"
 
 
 def _meta_problems(context: Messages, solution: Any) -> list[Diagnostic]:
-    """The solution's `meta` (016) against the request's meta schema, and a warning when it gives back the
-    context's version unchanged (016: "it is imperative that the agent increments the version")."""
+    """The solution's `meta` (016) against the request's meta schema, and a warning when its version is not the
+    context's incremented (`version_warnings`)."""
     meta = solution.get("meta") if isinstance(solution, dict) else None
     if meta is None:
         return []
     current = survey(context, len(context)).meta
     problems = schema_violations(meta_schema(current), meta, None, "solution.meta")
-    version = current.get("version") if isinstance(current, dict) else None
-    if version is not None and isinstance(meta, dict) and meta.get("version") == version:
-        problems.append(Diagnostic(None, "solution.meta.version",
-                                   f"{version!r} is the context's version: 016 asks for it bumped", "warning"))
-    return problems
+    return problems + version_warnings(current, meta, "solution.meta.version")
 
 
 def _schema_problems(schema: Any) -> list[Diagnostic]:

@@ -397,6 +397,39 @@ def meta_schema(meta: Any) -> dict[str, Any]:
     return {"type": "object", "description": META_DESCRIPTION, "properties": properties}
 
 
+def version_warnings(current: Any, meta: Any, where: str) -> list[Diagnostic]:
+    """A warning at `where` when the `meta` a solution gives back (016) does not bump the version of the context's
+    meta `current` as `version_problem` says."""
+    version = current.get("version") if isinstance(current, dict) else None
+    given = meta.get("version") if isinstance(meta, dict) else None
+    if not isinstance(version, str) or not isinstance(given, str):
+        return []  # no version to bump, or one the meta schema refuses already
+    branches = meta.get("branches")
+    reason = version_problem(version, given, branches if isinstance(branches, list) else None)
+    return [] if reason is None else [Diagnostic(None, where, reason, "warning")]
+
+
+def version_problem(version: str, given: str, branches: list[Any] | None = None) -> str | None:
+    """Why `given` is not the context's `version` incremented as 016 asks of a solution, or None. 016 calls a new
+    solution against the same schema a compatible change that "increments the minor version", and its example
+    bumps 1.2.3 to 1.2.4 (twice; and "latest compatible with 1.2" finds 1.2.x, which 1.3.0 would leave): the last
+    number is incremented (a branch's too: 1.2.3.branch-A.1 to .2), or a new branch starts at its first version
+    (1.2.3.branch-A.1, the branch among the solution's `branches` when it gives them)."""
+    if given == version:
+        return f"{version!r} is the context's version: 016 asks for it bumped"
+    parts = version.split(".")
+    bumped = ".".join((*parts[:-1], str(int(parts[-1]) + 1))) if parts[-1].isdecimal() else None
+    if given == bumped:
+        return None
+    branch = given.removeprefix(version + ".").removesuffix(".1")
+    if given.startswith(version + ".") and given.endswith(".1") and branch and "." not in branch \
+            and (branches is None or branch in branches):
+        return None  # 016: a new line of development
+    expected = f"{bumped!r}, " if bumped is not None else ""
+    return (f"{given!r} is not the context's {version!r} incremented: 016 asks for its last number incremented "
+            f"({expected}a compatible change), or a branch named in 'branches' started at {version}.<branch>.1")
+
+
 def nullable(schema: Any) -> dict[str, Any]:
     """The output schema with null allowed: null means "not finished yet" (002, 010).
 

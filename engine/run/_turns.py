@@ -26,7 +26,7 @@ from ..document._view import Messages
 from ..protocol._groups import PlanReading, read_plan
 from ..protocol._messages import MISSING, Form, body_of
 from ..protocol._methods import deep_merge
-from ..request._request import REFERENCE, Request, compose_request, output_schema
+from ..request._request import REFERENCE, Request, compose_request, output_schema, survey, version_warnings
 from ..resolve._resolution import Diagnostic
 from ._instancing import as_written, copied_from, instanced
 from ._setup import DelegateFinder
@@ -98,6 +98,9 @@ def turn_problems(
                 found.append(Diagnostic(None, path, reason if path != where else f"{refusal.type}: {reason}"))
                 said.add(path)
         problems += found
+    if isinstance(turn.get("meta"), dict) and "version" in turn["meta"]:  # 016: given back, its version bumped
+        problems += version_warnings(survey(document.context, len(document.context)).meta, turn["meta"],
+                                     "$.meta.version")
     return problems + _explained(schema, turn, "$")
 
 

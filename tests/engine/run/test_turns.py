@@ -229,3 +229,26 @@ def test_a_turns_meta_is_the_identity_the_next_request_sees() -> None:
     assert [message["type"] for message in document.context.messages] == ["meta", "text", "meta", "plan"]
     assert document.context.resolve("†meta.version").value == "1.2.4"
     assert turn_change(document, {"meta": {"version": "1.2.4"}, "calls": [call]}).meta is None
+
+
+@pytest.mark.parametrize(("version", "branches", "said"), [
+    ("1.2.4", None, None),  # 016's example: the last number incremented
+    ("1.2.3.branch-A.1", ["main", "branch-A"], None),  # 016: a new branch's first version
+    ("1.2.3", None, "'1.2.3' is the context's version: 016 asks for it bumped"),
+    ("1.3.0", None, "'1.3.0' is not the context's '1.2.3' incremented: 016 asks for its last number incremented "
+                    "('1.2.4', a compatible change), or a branch named in 'branches' started at 1.2.3.<branch>.1"),
+    ("1.2.3.branch-B.1", ["main"], "'1.2.3.branch-B.1' is not the context's '1.2.3' incremented: 016 asks for its "
+                                   "last number incremented ('1.2.4', a compatible change), or a branch named in "
+                                   "'branches' started at 1.2.3.<branch>.1"),
+])
+def test_a_version_given_back_is_the_contexts_incremented(version, branches, said) -> None:
+    """016 asks a new solution against the same schema (a compatible change) to increment the version: its example
+    bumps 1.2.3 to 1.2.4 (and "compatible with 1.2" finds 1.2.x), or a branch starts at 1.2.3.<branch>.1. Any
+    other version given back is a warning of the turn check and of validate, at the version."""
+    document = Document(Context([{"type": "meta", "meta": {"path": "/g/1", "version": "1.2.3", "branches": ["main"]}},
+                                 {"type": "text", "text": "go"}]))
+    meta = {"path": "/g/1", "version": version, "branches": branches or ["main"]}
+    expected = [] if said is None else [("$.meta.version", said, "warning")]
+    assert problems(document, {"meta": meta, "calls": [], "output": None}) == expected
+    found = [(d.path, d.reason, d.severity) for d in validate(document.context, {"meta": meta, "output": None})]
+    assert found == [(path.replace("$", "solution"), reason, severity) for path, reason, severity in expected]
