@@ -51,7 +51,7 @@ from .document._json import dumps as json_dumps
 from .document._json import nests_within as json_nests_within
 from .document._json import parse as json_parse
 from .document._state import CursorState, IdentityState
-from .document._validate import json_path_parts
+from .document._validate import conflicts_since, json_path_parts
 from .document._view import ContextView, Messages, Pieces
 from .experiments import (
     Baseline,
@@ -272,6 +272,7 @@ __all__ = [
     "collector_warning",
     "compose_request",
     "conclude",
+    "conflicts_since",
     "content_problem",
     "content_text",
     "context_messages",

@@ -75,15 +75,35 @@ Layer = tuple[list[tuple[int, Write]], int | None]
 Layers = dict[str, tuple[Layer, dict[str | None, Layer]]]
 
 
-def _layers(context: Messages, beside: list[Diagnostic]) -> Layers:
+def conflicts_since(context: Messages, since: int) -> list[Diagnostic]:
+    """The write conflicts and unusable output paths of the messages from index `since` on (what a run's own
+    outputs did: a `push` onto a number, a `concat` of a string), each once, as `validate` says them: an
+    instance's write in its layer over the global one, a global write in the global layer."""
+    touched = {(info.kind, info.instance) for index in range(since, len(context))
+               if (info := context.info(index)).kind is not None and info.write is not None}
+    found: list[Diagnostic] = []
+    layers = _layers(context, [], {kind for kind, _ in touched})
+    for kind, ((global_layer, _), instances) in layers.items():
+        if (kind, None) in touched:
+            found += fold(global_layer, (), _label(kind, None), with_sources=False)[1].diagnostics
+        for name, (own, _) in instances.items():
+            if (kind, name) in touched:
+                mine = {index for index, _ in own}
+                folded = fold(global_layer + own, (), _label(kind, name), with_sources=False)[1].diagnostics
+                found += (d for d in folded if d.message_index in mine)
+    return [d for d in found if d.message_index is not None and d.message_index >= since]
+
+
+def _layers(context: Messages, beside: list[Diagnostic], only: set[str] | None = None) -> Layers:
     """Per kind: the global layer's writes and each instance's own writes, in context order, each with the index
     of its latest message that gives a schema. A data message written as a custom content type (001) with keys
-    beside its content that the content would hold adds a warning to `beside` (`_beside`)."""
+    beside its content that the content would hold adds a warning to `beside` (`_beside`). `only`: these kinds
+    alone."""
     kinds: dict[str, tuple[list[tuple[int, Write]], dict[str | None, list[tuple[int, Write]]]]] = {}
     schemas: dict[tuple[str, str | None], int] = {}
     for index in range(len(context)):
         info = context.info(index)
-        if info.kind is None or info.write is None:
+        if info.kind is None or info.write is None or (only is not None and info.kind not in only):
             continue
         layers = kinds.get(info.kind)
         if layers is None:  # `setdefault` would make a list and a dict for each of 100,000 writes

@@ -43,6 +43,7 @@ from contextdeck.engine import (
     batch_collector,
     cassette_path,
     compose_request,
+    conflicts_since,
     describe_exception,
     fixed_clock,
     json_building,
@@ -193,8 +194,9 @@ def _run(args: argparse.Namespace) -> int:
         if problem is not None:
             raise _CannotLoad(f"{file}: {problem}")
         turns.append(turn)
+    start = len(document.context)  # what the run appends from here on is its own
     if args.steps is None:
-        return _run_loop(args, document, turns, options, asker)
+        return _run_loop(args, document, turns, options, asker, start)
     execution = Execution(document, **options)
     failure: ModelError | None = None
     refused: tuple[int, ...] = ()
@@ -205,6 +207,7 @@ def _run(args: argparse.Namespace) -> int:
             document, args.out, lambda: _running(_drive_with_model(execution, asker, args.steps)))
     _write(document, args.out)
     _report(execution, ran)
+    _say_conflicts(document, start)
     if failure is not None:
         print(f"contextdeck: the model failed: {failure}", file=sys.stderr)
         return EXIT_MODEL
@@ -215,7 +218,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _run_loop(args: argparse.Namespace, document: Document, turns: list[Any], options: dict[str, Any],
-              asker: Asker | None) -> int:
+              asker: Asker | None, start: int) -> int:
     """Tick after tick until the final output (010): each `--turn` the model's next turn typed by hand, then,
     with `--llm` (and not `--turns wait`), the model's, which also answers latent calls."""
     given = iter(zip(args.turn, turns, strict=True))
@@ -255,10 +258,18 @@ def _run_loop(args: argparse.Namespace, document: Document, turns: list[Any], op
     else:
         say(_ending(run, bool(turns), model_turns))
     say(f"{run.calls} call(s) run in {run.ticks} tick(s)")
+    _say_conflicts(document, start)
     if asker is not None:
         tally = run.tally
         say(f"the model: {tally.asked} request(s) asked, {tally.replayed} replayed, {tally.tokens} tokens")
     return _exit_code(run, model_turns)
+
+
+def _say_conflicts(document: Document, start: int) -> None:
+    """The conflicts the run's own outputs made (messages from `start` on), once, as `validate` says them: a
+    `push` onto a number is appended like any output, and the fold then skips it."""
+    for conflict in conflicts_since(document.context, start):
+        say(f"{conflict} (an output of this run: the fold skips it)")
 
 
 def _exit_code(run: AgentRun, model_turns: bool) -> int:

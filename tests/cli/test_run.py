@@ -161,6 +161,26 @@ def test_a_call_blocked_on_what_its_instance_never_finds_is_said_so(capsys, tmp_
         "it, so the call would wait forever (013)"]
 
 
+@pytest.mark.parametrize("steps", [(), ("--steps", "5")])
+def test_the_conflicts_the_runs_outputs_make_are_said_once(capsys, tmp_path, steps) -> None:
+    """An output the fold cannot apply (a `push` onto a number, a `concat` of a string) is appended like any
+    output; the run says each one it made, once, at its end, with the message index and the path, as `validate`
+    does (and nothing of the conflicts the document held before)."""
+    doc = _written(tmp_path / "doc.json", [
+        {"type": "state", "data": {"x": 5, "s": "a"}},
+        {"type": "state", "data": {"x": {"y": 1}}, "_outputPath": "†state.x", "_outputMethod": "concat"},
+        {"type": "plan", "plan": [
+            {"_tool": "t", "_outputPath": "†state.x", "_outputMethod": "push", "_output": 1},
+            {"_tool": "t", "_outputPath": "†state.s", "_outputMethod": "concat", "_output": "b"},
+            {"_tool": "t", "_outputPath": "†state.ok", "_outputMethod": "push", "_output": 3}]}])
+    _, _, err = run(capsys, doc, *steps)
+    assert [line for line in err.splitlines() if "fold skips" in line] == [
+        "contextdeck: message 3: ¶state: push at x: push onto a number, not an array (an output of this run: the "
+        "fold skips it)",
+        "contextdeck: message 4: ¶state: concat at s: concat of a string, not an array (an output of this run: the "
+        "fold skips it)"]
+
+
 def test_unloadable_activities_file_exits_1(capsys, examples, tmp_path) -> None:
     """A broken activities file stops the run before anything happens, with exit 1 and the reason."""
     bad = tmp_path / "bad.py"
