@@ -11,8 +11,16 @@ from pathlib import Path
 from typing import Any
 
 from ..calls._activities import Activities
+from ..calls._calls import Mode
 from ..calls._registry import Registry
-from ..calls._tools import assumed_activities, form_indices, pending_calls, solution_problem, unknown_references
+from ..calls._tools import (
+    assumed_activities,
+    form_indices,
+    pending_calls,
+    plan_mode,
+    solution_problem,
+    unknown_references,
+)
 from ..document import _json
 from ..document._context import Context
 from ..document._validate import call_place, data_problems, schema_violations
@@ -31,7 +39,7 @@ from ..request._request import (
 )
 from ..resolve._resolution import Diagnostic
 from ..run._instancing import as_written, copied_from
-from ..run._setup import set_up
+from ..run._setup import LAZY_OUTPUT, set_up
 from ..run._turns import output_violations
 from ._call_checks import plan_problems, read_plans
 from ._instances import instance_problems
@@ -165,6 +173,11 @@ def _run_problems(
         where = call_place(plan_index, _label(index, reading.calls[index]))
         found = dict.fromkeys(f"{problem.type}: {problem.message}" for problem in kept[index])
         problems.extend(Diagnostic(plan_index, where, text) for text in found)
+    if plan_mode(live) == "lazy":  # each latent call given its `_output` anyway, once as written
+        given = {index if setup.origins is None else setup.origins[index][0] for index, plan in enumerate(setup.plans)
+                 if plan.mode is Mode.LATENT and plan.has_output and index not in setup.delegates}
+        problems += [Diagnostic(plan_index, call_place(plan_index, f"call {index} $._output"), LAZY_OUTPUT, "warning")
+                     for index in sorted(given)]
     return problems
 
 

@@ -89,6 +89,11 @@ def set_up(
     return Setup(plan_index, calls, units, tools, plans, graph, structural, delegates, refused, origins)
 
 
+# 012: a lazy plan's model "will not perform latent execution": a latent call's `_output` given under one is.
+LAZY_OUTPUT = ("a lazy plan (012) asks for no latent execution: this latent call's _output is its result, given "
+               "before the plan is approved (it is taken as the result when it runs)")
+
+
 class DelegateFinder:
     """What refuses a planned call beyond its own problems and its parameters', as a run's set-up finds it: its
     delegate (014), then a latent call's typed `_output` (002). The set-up and the turn check both ask it, so that

@@ -29,7 +29,7 @@ from ..protocol._methods import deep_merge
 from ..request._request import REFERENCE, Request, compose_request, output_schema, survey, version_warnings
 from ..resolve._resolution import Diagnostic
 from ._instancing import as_written, copied_from, instanced
-from ._setup import DelegateFinder
+from ._setup import LAZY_OUTPUT, DelegateFinder
 
 OUTPUT_ERROR = "output"  # the error type of a refused final output
 
@@ -98,10 +98,26 @@ def turn_problems(
                 found.append(Diagnostic(None, path, reason if path != where else f"{refusal.type}: {reason}"))
                 said.add(path)
         problems += found
+    if plan_mode(document.context) == "lazy":
+        problems += _lazy_outputs(reading, request, activities)
     if isinstance(turn.get("meta"), dict) and "version" in turn["meta"]:  # 016: given back, its version bumped
         problems += version_warnings(survey(document.context, len(document.context)).meta, turn["meta"],
                                      "$.meta.version")
     return problems + _explained(schema, turn, "$")
+
+
+def _lazy_outputs(reading: PlanReading, request: Request, activities: Activities | None) -> list[Diagnostic]:
+    """Warnings for the latent calls a turn under a lazy plan gives an `_output` (012: its model "will not perform
+    latent execution"): a tool the request offers as latent, or one it does not offer that no activity runs."""
+    latent = {tool.name: tool.latent for tool in request.tools}
+    found: list[Diagnostic] = []
+    for call, where in zip(reading.calls, _places(reading), strict=True):
+        name = call.get("_tool") if isinstance(call, dict) else None
+        if not isinstance(name, str) or "_output" not in call or "_delegate" in call:
+            continue
+        if latent.get(name, activities is None or name not in activities):
+            found.append(Diagnostic(None, f"{where}._output", LAZY_OUTPUT, "warning"))
+    return found
 
 
 def _places(reading: PlanReading) -> list[str]:

@@ -252,3 +252,17 @@ def test_a_version_given_back_is_the_contexts_incremented(version, branches, sai
     assert problems(document, {"meta": meta, "calls": [], "output": None}) == expected
     found = [(d.path, d.reason, d.severity) for d in validate(document.context, {"meta": meta, "output": None})]
     assert found == [(path.replace("$", "solution"), reason, severity) for path, reason, severity in expected]
+
+
+def test_a_latent_calls_output_under_a_lazy_plan_is_a_warning() -> None:
+    """012: under a lazy plan the model "will not perform latent execution": a latent call given its `_output`
+    (a tool offered as latent, or one nothing defines) is warned at the field; an explicit call's is not."""
+    document = Document(Context([
+        {"type": "tool", "tool": {"sum": {"type": "object", "properties": {"_output": {"type": "string"}}}}},
+        {"type": "tool", "tool": {"fetch": {"type": "object", "_activity": "fetch"}}},
+        {"type": "plan", "mode": "lazy", "plan": []}]))
+    turn = {"calls": [{"_tool": "sum", "_output": "x", "_outputPath": "†state.s"},
+                      {"_tool": "fetch", "_output": 1, "_outputPath": "†state.f"},
+                      {"_tool": "nobody", "_output": 1}], "output": None}
+    found = [(path, severity) for path, reason, severity in problems(document, turn) if "lazy plan (012)" in reason]
+    assert found == [("$.calls[0]._output", "warning"), ("$.calls[2]._output", "warning")]
