@@ -1,4 +1,4 @@
-"""The protocol's statements (SPEC 2–4, chapters 005, 007, 008, 011, 013), each held by a small example of its
+"""The protocol's statements (SPEC 2–4, 6, chapters 005, 007, 008, 011–017), each held by a small example of its
 own, written as a checker of the text would write it: not the chapters' examples, which `test_chapter_*` run.
 
 Each row is the statement, the messages, the expression (with the instance and the cut), and what the text
@@ -125,6 +125,17 @@ RESOLVED: list[tuple[str, list[dict[str, Any]], str, str | None, int | None, Any
                                       {"type": "data", "data": {"user": {"status": "inactive"}},
                                        "_call": {"_tool": "u", "_outputPath": "†data.user.status"}}],
      "†data.user", None, None, {"name": "Alex", "status": "inactive"}, (0, 1)),
+    # 012, 016, 017: which messages are data
+    ("016: a meta message is data of kind meta", [{"type": "meta", "meta": {"path": "/g", "version": "1.2.3"}}],
+     "†meta.version", None, None, "1.2.3", (0,)),
+    ("017: an advisor message is not data", [{"type": "advisor", "id": "a", "role": "r"}], "†advisor", None, None,
+     ABSENT, ()),
+    ("013: a targeted input overrides the global one for its instance",
+     [{"type": "input", "input": {"q": "g", "k": 1}}, {"type": "input", "_instance": "①", "input": {"q": "t"}}],
+     "†input", "①", None, {"q": "t", "k": 1}, (0, 1)),
+    ("013: an instance without its own input reads the global one",
+     [{"type": "input", "input": {"q": "g"}}, {"type": "input", "_instance": "①", "input": {"q": "t"}}],
+     "†input.q", "②", None, "g", (0,)),
 ]
 
 
@@ -217,6 +228,32 @@ RUNS: list[tuple[str, list[dict[str, Any]], list[Any], list[tuple[str, Any, str 
      [("state", {"w": {"a": 1}}, "†state.w", "①"), ("state", {"w": {"a": 2}}, "†state.w", "②")]),
     ("013: a call reading a global kind only runs once", [I1, {"type": "input", "input": {"q": 1}}],
      [{"_tool": "echo", "a": "†input.q", "_outputPath": "†out.w"}], [("out", {"w": {"a": 1}}, "†out.w", None)]),
+    ("013: a call targeting an instance leaves the other unaffected",
+     [{"type": "state", "_instance": "A", "state": {"task": "draft"}},
+      {"type": "state", "_instance": "B", "state": {"task": "review"}}],
+     [{"_tool": "echo", "_instance": "B", "was": "†state.task", "_outputPath": "†state.task"}],
+     [("state", {"task": {"was": "review"}}, "†state.task", "B")]),
+    ("013: each copy reads its instance's input, or the global one", [
+        {"type": "input", "input": {"q": "g"}}, {"type": "input", "_instance": "①", "input": {"q": "t"}}, I1, I2],
+     [{"_tool": "echo", "a": "†input.q", "_outputPath": "†out.v"}],
+     [("out", {"v": {"a": "t"}}, "†out.v", "①"), ("out", {"v": {"a": "g"}}, "†out.v", "②")]),
+    ("012: a step written before the step that makes its data runs after it", [],
+     [{"_tool": "echo", "a": "†state.a", "_outputPath": "†state.b"},
+      {"_tool": "echo", "x": 1, "_outputPath": "†state.a"}],
+     [("state", {"a": {"x": 1}}, "†state.a", None), ("state", {"b": {"a": {"x": 1}}}, "†state.b", None)]),
+    ("012: under a lazy plan a solution runs nothing", [{"type": "plan", "mode": "lazy", "plan": []}],
+     [{"_tool": "echo", "a": 1, "_outputPath": "†state.o"}], []),
+    ("015: a tool's const _scopes provisions the context", [
+        {"type": "tool", "tool": {"scoped": {"type": "object", "properties": {"_scopes": {"const": ["input"]}}}}},
+        {"type": "input", "input": {"q": 1}}, state({"s": 1})],
+     [{"_tool": "scoped", "_outputPath": "†out.c"}],
+     [("out", {"c": [{"type": "input", "input": {"q": 1}}]}, "†out.c", None)]),
+    ("015: a scope the tool's schema does not allow is refused", [
+        {"type": "tool", "tool": {"scoped": {"type": "object", "properties": {
+            "_scopes": {"type": "array", "items": {"enum": ["state", "input"]}}}}}}],
+     [{"_tool": "scoped", "_scopes": ["text"], "_outputPath": "†out.c"}], [("error", "scopes", None, None)]),
+    ("015: without _scopes an activity's context is empty", [state({"s": 1})],
+     [{"_tool": "scoped", "_outputPath": "†out.c"}], [("out", {"c": []}, "†out.c", None)]),
 ]
 
 
@@ -266,6 +303,30 @@ CHECKED: list[tuple[str, list[dict[str, Any]], Any, list[str]]] = [
      None, [f"message 1: call {n} (t): cycle: calls 0 (t), 1 (t) form a cycle: call 1 feeds call 0 through †s.a; "
             "call 0 feeds call 1 through †s.b" for n in (0, 1)]),
     ("a solution that is no solution", [], {"calls": {}}, ["solution.calls: must be an array of calls"]),
+    ("016: a version bumped another way than 016's is a warning",
+     [{"type": "meta", "meta": {"path": "/g", "version": "1.2.3"}}],
+     {"meta": {"path": "/g", "version": "2.0.0"}, "output": None},
+     ["solution.meta.version: '2.0.0' is not the context's '1.2.3' incremented: 016 asks for its last number "
+      "incremented ('1.2.4', a compatible change), or a branch named in 'branches' started at 1.2.3.<branch>.1"]),
+    ("017: advice from an advisor nobody registered, and one consulted without advice",
+     [{"type": "advisor", "id": "risk", "on": "request", "role": "r"}],
+     {"advisors": [{"id": "nobody"}], "calls": [], "output": None},
+     ["solution.advisors[0]: no advisor has the id 'nobody'",
+      "solution.advisors: advisor 'risk' gives no advice: it is consulted in this request (017)"]),
+    ("012: a mode that is neither eager nor lazy", [{"type": PLAN, "mode": "Lazy", "plan": []}], None,
+     ["message 0: plan: 'mode' must be 'eager' or 'lazy', not 'Lazy': the plan would run eagerly"]),
+    ("013: what a call's instance never finds",
+     [{"type": "tool", "tool": {"t": {}}}, {"type": "state", "_instance": "①", "state": {"x": 1}},
+      {"type": PLAN, "plan": [{"_tool": "t", "_instance": "③", "q": "†state.x"}]}], None,
+     ["message 2: call 0 $.q: †state.x (at position 0) is never found for instance ③ (no data message has it): "
+      "only instance ① has it, and no global data or output path writes it, so the call would wait forever (013)"]),
+    ("012: under a lazy plan a latent call's _output is latent execution",
+     [{"type": "tool", "tool": {"sum": {"type": "object", "properties": {"_output": {"type": "string"}}}}},
+      {"type": PLAN, "mode": "lazy", "plan": []}],
+     {"calls": [{"_tool": "sum", "_output": "x", "_outputPath": "†state.s"}, {"_tool": "sum", "_outputPath": "†s.t"}],
+      "output": None},
+     ["solution, call 0 $._output: a lazy plan (012) asks for no latent execution: this latent call's _output is "
+      "its result, given before the plan is approved (it is taken as the result when it runs)"]),
 ]
 
 
