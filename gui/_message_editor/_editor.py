@@ -80,6 +80,7 @@ class MessageEditor(QWidget):
         self.tabs.addTab(self.bodies, "Form")
         self.tabs.addTab(self.schema_page, "Schema")
         self.tabs.addTab(self.json, "JSON")
+        self.tabs.currentChanged.connect(lambda _index: self._tab_shown())
         layout = self._column = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(4)
@@ -365,6 +366,14 @@ class MessageEditor(QWidget):
         if current is None or not self.isAncestorOf(current):
             return super().focusNextPrevChild(next)
         return move_focus(self, current, next) or leave(self, next)
+
+    def _tab_shown(self) -> None:
+        """Ctrl+Tab from a field left the focus where Qt's creation order put it in the new tab (a schema's
+        `required` box, or the page itself before its form was made): it goes to the tab's first field instead. On
+        the tab bar (arrows, a click) it stays there."""
+        focus = QApplication.focusWidget()
+        if focus is not None and focus is not self.tabs.tabBar() and self.tabs.isAncestorOf(focus):
+            self.focus_body()
 
     def enter(self, forward: bool) -> None:
         """The focus comes in from outside: on the first control (Tab) or the last (Shift+Tab)."""

@@ -70,13 +70,25 @@ def control_of(root: QWidget, widget: QWidget | None, chain: list[QWidget]) -> i
     return None
 
 
+def holding(widget: QWidget | None, chain: list[QWidget]) -> int | None:
+    """The place in `chain` of the first control inside `widget`, None when it holds none."""
+    if widget is None:
+        return None
+    return next((place for place, control in enumerate(chain) if widget.isAncestorOf(control)), None)
+
+
 def move_focus(root: QWidget, current: QWidget | None, forward: bool) -> bool:
     """Puts the focus on the control after (or before) `current`; False past the last (or the first), where
     Tab leaves `root` for the window's next control."""
     chain = controls(root)
     place = control_of(root, current, chain)
     if place is None:
-        return False
+        inside = holding(current, chain)
+        if inside is None:
+            return False
+        # The focus is on what holds controls (a tab's page, put there by Ctrl+Tab): Tab goes to the first of
+        # them, Shift+Tab to the control before it.
+        place = inside - 1 if forward else inside
     target = place + (1 if forward else -1)
     if not 0 <= target < len(chain):
         return False

@@ -110,6 +110,33 @@ def test_ctrl_tab_types_a_tab_in_a_text_body(qtbot: Any, refund_window: MainWind
     assert window.editor.tabs.currentIndex() == 0
 
 
+def test_ctrl_tab_to_the_schema_tab_puts_the_focus_on_its_first_field(qtbot: Any, refund_window: MainWindow) -> None:
+    """Ctrl+Tab from a form field showed the Schema tab with the focus where Qt's creation order put it (a property's
+    `required` box; for a schema not made yet, the page itself, from which Tab left the editor past every control
+    of the schema). It is on the tab's first field; from the page itself Tab goes there too, Shift+Tab to the tab
+    bar."""
+    window = refund_window
+    active(qtbot, window)
+    window.select_message(1)
+    editor = window.editor
+    field = editor.first_field()
+    assert field is not None
+    field.setFocus()
+    qtbot.keyClick(field, Qt.Key.Key_Tab, Qt.KeyboardModifier.ControlModifier)
+    assert editor.tabs.currentWidget() is editor.schema_page
+    first = editor.first_field()
+    assert first is not None
+    assert editor.schema_page.isAncestorOf(first)
+    assert focused() is first
+    page = editor.schema_page
+    page.setFocus()
+    qtbot.keyClick(page, Qt.Key.Key_Tab)
+    assert focused() is first
+    page.setFocus()
+    qtbot.keyClick(page, Qt.Key.Key_Backtab, Qt.KeyboardModifier.ShiftModifier)
+    assert focused() is editor.tabs.tabBar()
+
+
 def test_the_schema_editors_required_and_remove_are_in_the_tab_order(qtbot: Any, refund_window: MainWindow) -> None:
     """In the Schema tab Tab reaches each property's `required` box and its ✕, after the property's name row."""
     window = refund_window
