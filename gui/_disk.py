@@ -75,3 +75,9 @@ def write_file(path: Path, data: bytes) -> str | None:
     except OSError as error:
         return os_reason(error)
     return None
+
+
+def folder_of(*paths: Path | None) -> str:
+    """Where a file dialog starts: the folder of the first of `paths` known (the document, the file last used),
+    else "" (Qt's: the folder the program was started from)."""
+    return next((str(path.parent) for path in paths if path is not None), "")

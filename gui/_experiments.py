@@ -71,6 +71,7 @@ from contextdeck.engine import (
 
 from ._autosave import serialise, snapshot
 from ._background import BackgroundRunner
+from ._disk import folder_of
 from ._inspector._async import spawn
 from ._lines import LinesView, line_starts
 from ._timeline_delegate import row_height
@@ -452,10 +453,7 @@ class ExperimentsPane(QWidget):
         """Where the file dialogs start: beside the results shown, else the dataset (a run writes its results there),
         else the document; not the folder the program was started from."""
         shown = self.model.after.path if self.model.after is not None else None
-        for path in (shown, self.dataset, self.main.session.path):
-            if path is not None:
-                return str(path.parent)
-        return ""
+        return folder_of(shown, self.dataset, self.main.session.path)
 
     def _show_summary(self) -> None:
         """A line an experiment, short enough that two compared take two lines of a narrow pane, not four (and two

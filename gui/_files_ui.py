@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QProgressBar, QProgressDialog
 
+from ._disk import folder_of
 from ._recovery import RecoveryCandidate
 from ._recovery_dialog import RecoveryChoice, RecoveryDialog
 from ._slices import slices
@@ -54,11 +55,11 @@ class FilesUI(QObject):
             QMessageBox.StandardButton(answer), CANCEL)
 
     def ask_open_path(self) -> str | None:
-        path, _ = QFileDialog.getOpenFileName(self.window, "Open context", self._folder(), FILTERS)
+        path, _ = QFileDialog.getOpenFileName(self.window, "Open context", self.folder(), FILTERS)
         return path or None
 
     def ask_save_path(self) -> str | None:
-        path, chosen = QFileDialog.getSaveFileName(self.window, "Save context as", self._folder(), FILTERS)
+        path, chosen = QFileDialog.getSaveFileName(self.window, "Save context as", self.folder(), FILTERS)
         if not path:
             return None
         # Qt's own dialog adds no suffix, and the suffix decides the format: a name typed bare gets the filter's.
@@ -70,9 +71,9 @@ class FilesUI(QObject):
         dialog.exec()
         return dialog.choice()
 
-    def _folder(self) -> str:
-        path = self.session.path
-        return str(path.parent) if path is not None else ""
+    def folder(self) -> str:
+        """Where the file dialogs start: beside the open document."""
+        return folder_of(self.session.path)
 
     # -- commands ---------------------------------------------------------------------------------
 

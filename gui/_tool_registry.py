@@ -17,13 +17,13 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 from contextdeck.engine import ToolLoadError, load_tools
 
 
-def ask_registry_file(parent: QWidget | None) -> str | None:
-    path, _ = QFileDialog.getOpenFileName(parent, "Load tool registry", "", "Tool registries (*.json *.py)")
+def ask_registry_file(parent: QWidget | None, folder: str = "") -> str | None:
+    path, _ = QFileDialog.getOpenFileName(parent, "Load tool registry", folder, "Tool registries (*.json *.py)")
     return path or None
 
 
-def ask_registry_folder(parent: QWidget | None) -> str | None:
-    return QFileDialog.getExistingDirectory(parent, "Load a folder of tool JSON files") or None
+def ask_registry_folder(parent: QWidget | None, folder: str = "") -> str | None:
+    return QFileDialog.getExistingDirectory(parent, "Load a folder of tool JSON files", folder) or None
 
 
 def confirm_code(parent: QWidget | None, path: str) -> bool:
@@ -45,9 +45,12 @@ class ToolRegistryUI(QObject):
         super().__init__(parent)
         self.registry: dict[str, dict[str, Any]] = {}
         self.sources: list[str] = []
-        # Injected in tests; by default file dialogs and a warning box.
-        self.ask_file: Callable[[QWidget | None], str | None] = ask_registry_file
-        self.ask_folder: Callable[[QWidget | None], str | None] = ask_registry_folder
+        # Injected in tests; by default file dialogs (starting at `folder`: the window's, beside the document) and a
+        # warning box.
+        self.folder: Callable[[], str] = lambda: ""
+        self.ask_file: Callable[[QWidget | None], str | None] = lambda parent: ask_registry_file(parent, self.folder())
+        self.ask_folder: Callable[[QWidget | None], str | None] = lambda parent: ask_registry_folder(parent,
+                                                                                                   self.folder())
         self.confirm: Callable[[QWidget | None, str], bool] = confirm_code
         self.actions_by_name = {
             "load_tools": self._action("Load Tool Registry…", "A JSON file of tool schemas, or a Python file with "

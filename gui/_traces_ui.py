@@ -163,7 +163,8 @@ class TracesUI(QObject):
     # -- prompts -----------------------------------------------------------------------------------
 
     def ask_import_path(self) -> str | None:
-        path, _ = QFileDialog.getOpenFileName(self.window.window(), "Import a trace", self._folder(), IMPORT_FILTERS)
+        path, _ = QFileDialog.getOpenFileName(self.window.window(), "Import a trace", self.window.files.folder(),
+                                              IMPORT_FILTERS)
         return path or None
 
     def ask_import_choice(self, name: str, imported: list[Imported]) -> ImportChoice | None:
@@ -188,7 +189,7 @@ class TracesUI(QObject):
         path = self.window.session.path
         stem = path.stem if path is not None else "untitled"
         suggested = {OTLP: f"{stem}.otlp.json", OPENAI: f"{stem}.openai.json"}
-        dialog = QFileDialog(self.window.window(), "Export", self._folder(), f"{OTLP};;{OPENAI}")
+        dialog = QFileDialog(self.window.window(), "Export", self.window.files.folder(), f"{OTLP};;{OPENAI}")
         dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
         dialog.selectFile(suggested[OTLP])
 
@@ -199,10 +200,6 @@ class TracesUI(QObject):
 
         dialog.filterSelected.connect(chosen)
         return dialog
-
-    def _folder(self) -> str:
-        path = self.window.session.path
-        return str(path.parent) if path is not None else ""
 
     # -- commands -----------------------------------------------------------------------------------
 

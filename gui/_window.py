@@ -187,6 +187,8 @@ class MainWindow(QMainWindow):
     def _install_tool_registry(self) -> None:
         """File → Load Tool Registry… and Load Tool Folder…, after Load Activities…; every view asks the registry."""
         registry = self.tool_registry
+        registry.folder = self.files.folder
+        self.inspector.panel.folder = self.files.folder
         file_menu = self.menu("File")
         before = next((action for action in file_menu.actions() if action.isSeparator()), None)
         for name in ("load_tools", "load_tool_folder"):

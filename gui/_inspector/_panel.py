@@ -31,8 +31,8 @@ def confirm_code(parent: QWidget | None, path: str) -> bool:
     return answer == QMessageBox.StandardButton.Yes
 
 
-def ask_activities_path(parent: QWidget | None) -> str | None:
-    path, _ = QFileDialog.getOpenFileName(parent, "Load activities", "", "Python files (*.py)")
+def ask_activities_path(parent: QWidget | None, folder: str = "") -> str | None:
+    path, _ = QFileDialog.getOpenFileName(parent, "Load activities", folder, "Python files (*.py)")
     return path or None
 
 NO_CALLS = "No calls: the document has no solution and no plan message."
@@ -70,7 +70,9 @@ class CallsPanel(QWidget):
         self.view = CallsView(model)
         self.message = PanelMessage()  # the panel's own: above its table, in a box, not by the status bar
         # Injected in tests; by default a file dialog and a warning box.
-        self.ask_path: Callable[[QWidget | None], str | None] = ask_activities_path
+        self.folder: Callable[[], str] = lambda: ""  # where the file dialog starts: beside the document (the window's)
+        self.ask_path: Callable[[QWidget | None], str | None] = lambda parent: ask_activities_path(parent,
+                                                                                                   self.folder())
         self.confirm: Callable[[QWidget | None, str], bool] = confirm_code
         # What Step and Continue act on: this debugger, or the delegate sessions over it (their current one).
         self.commands: Commands = debugger

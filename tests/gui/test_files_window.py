@@ -141,3 +141,29 @@ def test_a_name_typed_without_a_suffix_gets_the_chosen_filters(open_window: Any,
     monkeypatch.setattr(_files_ui.QFileDialog, "getSaveFileName",
                         lambda *args: (str(tmp_path / typed), chosen))
     assert window.files.ask_save_path() == str(tmp_path / saved)
+
+
+def test_every_file_dialog_of_the_file_menu_starts_beside_the_document(
+        open_window: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Load Activities…, Load Tool Registry… and Load Tool Folder… started in the folder the program was started
+    from, while Open… and Import Trace… started beside the document: each starts beside it now."""
+    from PySide6.QtWidgets import QFileDialog
+
+    doc = tmp_path / "agents" / "doc.json"
+    doc.parent.mkdir()
+    doc.write_text(json.dumps([{"type": "text", "text": "hi"}]))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    asked: dict[str, str] = {}
+    monkeypatch.setattr(QFileDialog, "getOpenFileName",
+                        lambda parent, title, folder, filters: (asked.__setitem__(title, folder), ("", ""))[1])
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory",
+                        lambda parent, title, folder: (asked.__setitem__(title, folder), "")[1])
+    window = open_window(doc)
+    wanted = {"Load Activities…", "Load Tool Registry…", "Load Tool Folder…", "Open…", "Import Trace…"}
+    for action in window.menu("File").actions():
+        if action.text().replace("&", "") in wanted:
+            action.trigger()
+    assert len(asked) == len(wanted)
+    assert set(asked.values()) == {str(doc.parent)}, asked
