@@ -268,7 +268,9 @@ def _run_loop(args: argparse.Namespace, document: Document, turns: list[Any], op
 def _say_conflicts(document: Document, start: int) -> None:
     """The conflicts the run's own outputs made (messages from `start` on), once, as `validate` says them: a
     `push` onto a number is appended like any output, and the fold then skips it."""
-    for conflict in conflicts_since(document.context, start):
+    with _held(document):  # one pass over what the run wrote: as `validate`'s, apart from the collector
+        conflicts = conflicts_since(document.context, start)
+    for conflict in conflicts:
         say(f"{conflict} (an output of this run: the fold skips it)")
 
 
