@@ -8,7 +8,7 @@ without a word. "Written" is static, as in `_call_checks`: a place whose shape i
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -73,7 +73,7 @@ def instance_problems(context: Messages, plans: PlanReadings) -> list[Diagnostic
                 names = ids if instance is None else [str(instance)]
                 reads.extend((index, number, where, ref, name) for name in names)
     told: dict[tuple[int | None, int, Where, str, int], list[Unseen]] = {}
-    for unseen in _unseen(context, plans, reads, ids):
+    for unseen in _unseen(context, lambda: plans, reads, ids):
         told.setdefault((unseen.plan, unseen.call, unseen.where, str(unseen.reference), unseen.reference.start),
                         []).append(unseen)
     return [Diagnostic(plan, call_place(plan, f"call {call} {json_path(where)}"), _said(group), "warning")
@@ -93,9 +93,9 @@ def never_found(execution: Execution, indices: Iterable[int]) -> dict[int, str]:
         if plan.instance is not None:
             found = _reads(occurrences(plan.call), kinds)
             reads.extend((None, index, where, ref, plan.instance) for where, ref in found)
-    plans = read_plans(context, execution.solution)  # every plan's output paths may write for the instance
     told: dict[int, list[Unseen]] = {}
-    for unseen in _unseen(context, plans, reads, ids):
+    # Every plan's output paths may write for the instance: read only when the data leave a read unwritten.
+    for unseen in _unseen(context, lambda: read_plans(context, execution.solution), reads, ids):
         told.setdefault(unseen.call, []).append(unseen)
     return {index: "; ".join(dict.fromkeys(_said([unseen]) for unseen in group)) for index, group in told.items()}
 
@@ -112,9 +112,10 @@ def _reads(found: list[Occurrence], kinds: set[str]) -> Iterator[tuple[Where, Re
                 yield where, ref
 
 
-def _unseen(context: Messages, plans: PlanReadings, reads: list[_Read], ids: list[str]) -> list[Unseen]:
+def _unseen(context: Messages, plans: Callable[[], PlanReadings], reads: list[_Read],
+            ids: list[str]) -> list[Unseen]:
     """The reads no global write and no write of their own instance make, that another instance's data make;
-    `ids`: the instances the data messages have."""
+    `plans`: the plans whose output paths write too, `ids`: the instances the data messages have."""
     if not reads:
         return []
     heads = _heads(ref for _, _, _, ref, _ in reads)
@@ -136,7 +137,7 @@ def _unseen(context: Messages, plans: PlanReadings, reads: list[_Read], ids: lis
     left = [read for read in reads if _never(seen, read[3], read[4], shared, own)]
     if not left:  # most reads are of what the data write
         return []
-    for reading in plans.values():  # any call's output path may write it for the instance
+    for reading in plans().values():  # any call's output path may write it for the instance
         for kind, path in _read_destinations(reading) if reading is not None else ():
             if kind in heads:
                 shared[kind] = _merge_path(shared[kind], path) if kind in shared else _merge_path({}, path)
