@@ -1,6 +1,10 @@
 """References a call's instance never finds (013): validate warns, a run says why the call is blocked."""
 
 import asyncio
+from typing import Any
+
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
 
 from contextdeck.engine import Context, Execution, Status, never_found, validate
 
@@ -59,3 +63,52 @@ def test_a_run_says_why_such_a_call_is_blocked() -> None:
     assert never_found(execution, [0, 1]) == {
         0: "†state.x (at position 0) is never found for instance ③ (no data message has it): only instance ① has it, "
            "and no global data or output path writes it, so the call would wait forever (013)"}
+
+
+# -- no false warning: what validate says an instance never finds, the run leaves blocked ---------------------------
+
+PATHS = ("a", "b", "c", "c.d")
+
+
+def _at(path: str, value: Any) -> Any:
+    for segment in reversed(path.split(".")):
+        value = {segment: value}
+    return value
+
+
+data_messages = st.lists(st.builds(
+    lambda path, value, instance: {"type": "state", "data": _at(path, value),
+                                   **({} if instance is None else {"_instance": instance})},
+    st.sampled_from(PATHS), st.sampled_from([1, {"d": 2}, None, [1]]), st.sampled_from([None, "①", "①", "②", "②"])),
+    max_size=4)
+plan_calls = st.lists(st.builds(
+    lambda instance, read, written: {"_tool": "t", **({} if instance is None else {"_instance": instance}),
+                                     **({} if read is None else {"q": f"†state.{read}"}),
+                                     **({} if written is None else {"_outputPath": f"†state.{written}", "_output": 1})},
+    # A call for an instance no data message has, reading, is the case in point: drawn more often.
+    st.sampled_from([None, "①", "②", "③", "③"]), st.sampled_from([None, *PATHS, *PATHS]),
+    st.sampled_from([None, None, None, *PATHS])), min_size=1, max_size=4)
+
+
+@settings(max_examples=200, deadline=None)
+@given(messages=data_messages, calls=plan_calls)
+def test_what_validate_says_an_instance_never_finds_stays_blocked(messages: list[dict[str, Any]],
+                                                                  calls: list[dict[str, Any]]) -> None:
+    """Each call (or copy of a call, 013) `validate` says never finds what it reads for an instance is blocked when
+    the run of the plan has done all it can, and `never_found` says so of it (no false warning)."""
+    document = [*messages, TOOL, {"type": "plan", "plan": calls}]
+    said = [d for d in validate(Context(document)) if "never found" in d.reason]
+    execution = Execution(Context(document))
+    asyncio.run(execution.run())
+    if execution.refused:  # a cycle refuses the plan: nothing runs, there is no run to compare with
+        return
+    event("warned" if said else "none warned")
+    for warning in said:
+        number = int(warning.path.split()[1])
+        instances = warning.reason.split("never found for instance")[1].split(":")[0]
+        copies = [index for index, plan in enumerate(execution.plans)
+                  if (index if execution.origins is None else execution.origins[index][0]) == number
+                  and plan.instance is not None and plan.instance in instances]
+        assert copies, warning
+        assert all(execution.states[index].status is Status.BLOCKED for index in copies), warning
+        assert set(never_found(execution, copies)) == set(copies), warning
