@@ -104,7 +104,11 @@ def message_summary(message: dict[str, Any], info: MessageInfo) -> str:
         plan = message.get("plan")
         calls = plan if isinstance(plan, list) else []
         turn = f"turn by {turn_words(message['_model'])}: " if isinstance(message.get("_model"), dict) else ""
-        return turn + f"{len(calls)} call{'s' if len(calls) != 1 else ''}: " + " → ".join(map(entry_name, calls))
+        parts = [f"{len(calls)} call{'s' if len(calls) != 1 else ''}: " + " → ".join(map(entry_name, calls))] \
+            if calls else []
+        if message.get("output") is not None:  # a model's last turn: the output that ends the loop
+            parts.append("output " + short_json(message["output"]))
+        return turn + ("; ".join(parts) or "no calls")
     if info.form is Form.RECORD:
         call = message.get("_call")
         tool = call.get("_tool") if isinstance(call, dict) else None

@@ -65,6 +65,7 @@ WARM_LISTINGS = 2  # the window's unsettled widgets are listed again once the fi
 
 NO_PLAN = "Select a plan message (or the solution) to see its calls here."
 EMPTY_PLAN = "This plan has no calls yet: add them in the editor's Form tab (+ call)."
+ANSWER_PLAN = "No calls: this plan gives the final output."
 
 class TimelineTable(QTableView):
     """The message table. A new current row is scrolled to on the next turn of the event loop, not inside the
@@ -553,8 +554,9 @@ class TimelinePanel(QWidget):
             self._calls_area.setCurrentWidget(self.calls)
         else:
             item = self._model.getItem(index) if self._model is not None else None
-            plan = isinstance(item, dict) and body_of(item).get("type") == "plan"
-            self.calls_note.setText(EMPTY_PLAN if plan else NO_PLAN)
+            body = body_of(item) if isinstance(item, dict) else {}
+            answer = ANSWER_PLAN if body.get("output") is not None else EMPTY_PLAN
+            self.calls_note.setText(answer if body.get("type") == "plan" else NO_PLAN)
             # The calls of the plan shown last stay laid out behind the note (hundreds of rows): going back to it
             # costs no new layout. They follow its edits; its removal lets go of them (`_rows_leaving`).
             self._calls_area.setCurrentWidget(self.calls_note)

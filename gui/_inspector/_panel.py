@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QToolBar, QVBoxLayout, QWidget
 
-from contextdeck.engine import ActivityLoadError, Messages, load_activities, pending_calls, prestart_workers
+from contextdeck.engine import ActivityLoadError, Messages, body_of, load_activities, pending_calls, prestart_workers
 
 from ._calls import CallsModel, CallsView
 from ._debugger import Debugger
@@ -37,6 +37,7 @@ def ask_activities_path(parent: QWidget | None, folder: str = "") -> str | None:
 
 NO_CALLS = "No calls: the document has no solution and no plan message."
 EMPTY_PLAN = "No calls: the last plan message (#{}) has none yet; add them in the editor's Form tab (+ call)."
+ANSWER_PLAN = "No calls: the last plan message (#{}) gives the final output."
 EMPTY_SOLUTION = "No calls: the solution has none."
 FINAL_OUTPUT = "No calls: the solution is a final output, and no plan message called any."
 
@@ -47,7 +48,9 @@ def no_calls_note(context: Messages | None, solution: Any) -> str:
         return EMPTY_SOLUTION
     plan = None if context is None else pending_calls(context, solution)[1]
     if plan is not None:
-        return EMPTY_PLAN.format(plan)
+        # A model's last turn is a plan message with no calls and the output that ends the loop: nothing to add.
+        answered = context is not None and body_of(context[plan]).get("output") is not None
+        return (ANSWER_PLAN if answered else EMPTY_PLAN).format(plan)
     # A solution without `calls` (an imported run's last reply) is there all the same: not "no solution".
     return FINAL_OUTPUT if isinstance(solution, dict) and solution.get("output") is not None else NO_CALLS
 

@@ -84,6 +84,31 @@ def test_run_with_model_goes_through_the_turns_to_the_final_output(qtbot: Any, w
     assert message_summary(context[row], context.info(row)).startswith("turn by fake-small · 18 tokens · ")
 
 
+def test_a_bare_contexts_answer_is_said_to_give_the_output_not_to_lack_calls(
+        qtbot: Any, open_window: Any, tmp_path: Path, fake_llm: Any) -> None:
+    """In a context without a saved request the model's last turn is a plan message with no calls and the output:
+    the calls panel said "the last plan message has none yet; add them (+ call)", the timeline's note under it the
+    same, and its row "0 calls: ". All three say it gives the final output."""
+    from contextdeck.gui._inspector._panel import ANSWER_PLAN
+    from contextdeck.gui._timeline import ANSWER_PLAN as ROW_NOTE
+
+    path = tmp_path / "bare.json"
+    path.write_text(json.dumps([{"type": "text", "role": "system", "text": "Say done."}]))
+    window: MainWindow = open_window(path)
+    window.models.models.set_config(ModelConfig(fake_llm.url, "fake-small", timeout=5))  # type: ignore[attr-defined]
+    fake_llm.push(Reply.json({"meta": {}, "calls": [], "output": {"status": "done"}}))
+    window.agent_run.run_action.trigger()  # type: ignore[attr-defined]
+    qtbot.waitUntil(finished(qtbot, window), timeout=15000)
+    context = window.context()
+    assert context[1]["output"] == {"status": "done"}
+    panel = window.inspector.panel
+    qtbot.waitUntil(lambda: panel.message.text() == ANSWER_PLAN.format(1))
+    window.select_message(1)
+    qtbot.waitUntil(lambda: window.timeline.calls_note.text() == ROW_NOTE)
+    assert message_summary(context[1], context.info(1)).endswith(': output {status: "done"}')
+    release()
+
+
 def test_a_breakpoint_before_the_model_turn_lets_the_answer_be_edited(qtbot: Any, window: MainWindow,
                                                                      fake_llm: Any) -> None:
     """Break Before Each Model Turn: the dialog shows the request as sent and the model's answer; the answer

@@ -73,4 +73,4 @@ def test_a_turn_says_its_tokens_or_that_they_are_unknown() -> None:
     assert turn_words({"model": "m", "usage": {"prompt_tokens": 11}}) == "m · tokens unknown"
     assert turn_words({"model": "m", "usage": {"total_tokens": True}}) == "m · tokens unknown"
     plan = {"type": "plan", "plan": [], "_model": {"model": "m"}}
-    assert message_summary(plan, classify(plan)) == "turn by m · tokens unknown: 0 calls: "
+    assert message_summary(plan, classify(plan)) == "turn by m · tokens unknown: no calls"
