@@ -195,5 +195,6 @@ class CallsPanel(QWidget):
         if not self.debugger.in_process:
             prestart_workers()  # a worker imports the engine first: ready by the first Step
         self.model.refresh()
-        self.message.setText(f"Loaded {len(loaded)} activities from {Path(path).name}: {', '.join(loaded.names)}")
+        count = f"{len(loaded)} activit{'y' if len(loaded) == 1 else 'ies'}"
+        self.message.setText(f"Loaded {count} from {Path(path).name}: {', '.join(loaded.names)}")
         return True

@@ -162,6 +162,15 @@ def test_a_broken_activities_file_says_why(window: MainWindow, tmp_path: Path) -
     assert "syntax error at line 1" in inspector.panel.message.text()
 
 
+def test_one_activity_loaded_is_said_in_the_singular(window: MainWindow, tmp_path: Path) -> None:
+    inspector = parts(window)
+    path = tmp_path / "one.py"
+    path.write_text("def add(call, tool, context):\n    return 1\n\nACTIVITIES = {'add': add}\n", encoding="utf-8")
+    inspector.panel.confirm = lambda parent, file: True
+    assert inspector.panel.load_activities(str(path))
+    assert inspector.panel.message.text() == "Loaded 1 activity from one.py: add"
+
+
 def test_no_calls_notice_clears_on_a_document_with_calls(qtbot: Any, window: MainWindow, examples: Path) -> None:
     """After a document without calls, opening one with a plan removes the "No calls" notice."""
     from contextdeck.gui._inspector._panel import NO_CALLS
