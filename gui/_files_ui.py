@@ -58,8 +58,12 @@ class FilesUI(QObject):
         path, _ = QFileDialog.getOpenFileName(self.window, "Open context", self.folder(), FILTERS)
         return path or None
 
-    def ask_save_path(self) -> str | None:
-        path, chosen = QFileDialog.getSaveFileName(self.window, "Save context as", self.folder(), FILTERS)
+    def ask_save_path(self, title: str = "Save context as", name: str | None = None) -> str | None:
+        """A path to save to, the name box holding `name` (by default the document's own) in its folder."""
+        folder, own = self.folder(), self.session.path
+        name = name if name is not None else own.name if own is not None else ""
+        start = str(Path(folder, name)) if folder and name else name or folder
+        path, chosen = QFileDialog.getSaveFileName(self.window, title, start, FILTERS)
         if not path:
             return None
         # Qt's own dialog adds no suffix, and the suffix decides the format: a name typed bare gets the filter's.

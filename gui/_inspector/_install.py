@@ -63,7 +63,7 @@ class _Wiring(QObject):
         # ... in a turn of its own: the editor's new page and the timeline's scroll do not join the run's last turn.
         self._show_ran = QTimer(self, singleShot=True, interval=0)
         self._show_ran.timeout.connect(self._select_ran_to)
-        self.ask_fork_path: Callable[[], str | None] = window.files.ask_save_path
+        self.ask_fork_path: Callable[[], str | None] = self._ask_fork_path
         parts.debugger.stateChanged.connect(self._run_stopped)
 
     def document_replaced(self) -> None:
@@ -162,6 +162,12 @@ class _Wiring(QObject):
         # The message remembered while the audit was hidden may be gone since (removed, undone, another document).
         shown = index if 0 <= index < len(context) else None
         self.parts.audit.show_message(context, shown, self.window.document.document.solution)
+
+    def _ask_fork_path(self) -> str | None:
+        """The fork's file, its name suggested beside the document: `doc-fork-4.json` for a fork at message #4."""
+        own, at = self.window.session.path, self.window.document.selected_message()
+        name = f"{own.stem if own is not None else 'untitled'}-fork-{at}{own.suffix if own is not None else '.json'}"
+        return self.window.files.ask_save_path(f"Fork at message #{at}: save the fork as", name)
 
     def fork_here(self) -> Path | None:
         """Run → Fork Here…: the document up to the selected message, saved under a new name and opened.

@@ -167,3 +167,23 @@ def test_every_file_dialog_of_the_file_menu_starts_beside_the_document(
             action.trigger()
     assert len(asked) == len(wanted)
     assert set(asked.values()) == {str(doc.parent)}, asked
+
+
+def test_save_as_and_fork_here_suggest_a_name_beside_the_document(
+        qtbot: Any, open_window: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Save As… and Fork Here… opened with an empty name box titled "Save context as": Save As suggests the
+    document's own name, Fork Here says where it forks and suggests `doc-fork-1.json`, both beside the document."""
+    from PySide6.QtWidgets import QFileDialog
+
+    doc = tmp_path / "doc.json"
+    doc.write_text(json.dumps([{"type": "text", "text": "one"}, {"type": "text", "text": "two"}]))
+    asked: list[tuple[str, str]] = []
+    monkeypatch.setattr(QFileDialog, "getSaveFileName",
+                        lambda parent, title, start, filters: (asked.append((title, start)), ("", ""))[1])
+    window = open_window(doc)
+    assert not window.files.save_as_dialog()
+    window.select_message(1)
+    qtbot.waitUntil(lambda: window.document.selected_message() == 1)
+    assert window.inspector.wiring.fork_here() is None
+    assert asked == [("Save context as", str(doc)),
+                     ("Fork at message #1: save the fork as", str(tmp_path / "doc-fork-1.json"))]
