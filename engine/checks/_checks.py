@@ -69,8 +69,11 @@ def validate(
     """
     with parsed_once():  # the checks below share one reading of each plan, and each expression's parse
         advisors, advisor_problems = advisors_of(context)
-        plans = read_plans(context, solution)
         unusable = solution_problem(solution)
+        # `run` refuses such a solution whole: its calls are not read (one holding itself could not be), and the
+        # pending calls are the last plan's, as when there is none.
+        calls = solution if unusable is None else None
+        plans = read_plans(context, calls)
         return [
             *([] if unusable is None else [unusable]),
             *data_problems(context, plans),
@@ -79,7 +82,7 @@ def validate(
             *instance_problems(context, plans),
             *advisor_problems,
             *_advice_problems(context, solution, advisors),
-            *_run_problems(context, solution, plans, activities, tools, path),
+            *_run_problems(context, calls, plans, activities, tools, path),
             *(_schema_problems(schema) or _output_problems(context, solution, schema)),
             *_meta_problems(context, solution),
             *_mode_problems(context),

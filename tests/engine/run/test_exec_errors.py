@@ -190,10 +190,17 @@ def _nested(depth, value=1):
     return value
 
 
+def _holding_itself():
+    call = {"_tool": "t"}
+    call["p"] = call
+    return call
+
+
 @pytest.mark.parametrize(("solution", "place"), [
     ({"calls": [{"_tool": "t", "_outputPath": "†state.a", "_output": _nested(300)}]}, "solution.calls[0]._output[0]…"),
     ([{"all": [{"_tool": "t", "_output": 1}, {"_tool": "t", "p": _nested(260)}]}], "solution[0].all[1]…"),
     ({"calls": [{"_tool": "t", "p": {1, 2}}]}, "solution.calls[0].p"),
+    ({"calls": [_holding_itself()]}, "solution.calls[0].p"),
 ])
 def test_a_solution_from_code_the_document_could_not_hold_is_refused_whole(solution, place) -> None:
     """A solution given from code whose call no plan message could hold (the run quotes a call in its error
