@@ -33,6 +33,8 @@ class FilesUI(QObject):
         self._progress: QProgressDialog | None = None
         self._bar: QProgressBar | None = None  # the progress dialog's
         self._ended: list[QProgressDialog] = []  # closed a slice later (`_close_progress`)
+        # The model's recorded answers follow a document saved under a new name (the window's: `Models.carry`).
+        self.carry_recording: Callable[[Path | None, Path], None] = lambda old, new: None
         session = self.session
         session.loadStarted.connect(self._load_started)
         session.loadProgress.connect(self._load_progress)
@@ -114,8 +116,11 @@ class FilesUI(QObject):
         path = self.ask_save_path()
         if not path:
             return False
-        target = Path(path)
-        return self._saving(target, lambda: self.session.save_as(target))
+        target, before = Path(path), self.session.path
+        saved = self._saving(target, lambda: self.session.save_as(target))
+        if saved:
+            self.carry_recording(before, target)
+        return saved
 
     def _saving(self, path: Path, save: Callable[[], bool]) -> bool:
         """A save says so while its worker writes (the window paints meanwhile) and when it is done."""

@@ -11,6 +11,7 @@ import asyncio
 import json
 import math
 import os
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -144,6 +145,25 @@ class Models(QObject):
         self.config = config
         save_config(self.settings, config)
         self.changed.emit()
+
+    def carry(self, old: Path | None, new: Path) -> None:
+        """The exchanges recorded for the document at `old` (this session's memory for an unsaved one) go with it
+        to `new` (Save As, Fork Here): the questions already answered are replayed there, not asked (and paid for)
+        again. A recording `new` has of its own is kept; one that cannot be read or written is left (its questions
+        are only asked again)."""
+        target = cassette_path(new)
+        if target.exists() or (old is not None and old.absolute() == new.absolute()):
+            return
+        try:
+            if old is not None:
+                if cassette_path(old).exists():
+                    shutil.copyfile(cassette_path(old), target)
+                return
+            copy = Cassette(target)
+            for exchange in self.memory.exchanges.values():
+                copy.put(exchange)
+        except OSError:
+            return
 
     def asker(self) -> Asker:
         path = self.document_path()

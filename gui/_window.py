@@ -167,6 +167,7 @@ class MainWindow(QMainWindow):
         # The window hands each component the others it uses; none of them reaches into the window for one
         # (each takes a `Workbench`: gui/_workbench.py).
         self.models = install_models(self, self.inspector, tools)
+        self.files.carry_recording = self.models.models.carry
         self.turns = install_turns(self, self.inspector, tools)
         models = self.models.models
         self.turns.models_source = lambda: models

@@ -191,6 +191,7 @@ class _Wiring(QObject):
         except OSError as error:
             self.parts.panel.message.setText(f"Fork Here: could not write {chosen}: {error}")
             return None
+        window.files.carry_recording(window.session.path, Path(chosen))
         window.session.open(chosen)
         return Path(chosen)
 

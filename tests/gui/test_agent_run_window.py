@@ -109,6 +109,50 @@ def test_a_bare_contexts_answer_is_said_to_give_the_output_not_to_lack_calls(
     release()
 
 
+def test_a_fork_and_a_save_as_replay_the_answers_recorded_before(
+        qtbot: Any, open_window: Any, tmp_path: Path, fake_llm: Any) -> None:
+    """The model's answers are recorded beside the document (`DOC.models.jsonl`): a fork, or the document saved
+    under another name, started with no recording, so Run with Model asked the same question again (paid for,
+    and perhaps answered otherwise). The recording goes with it; one the new name has of its own is kept."""
+    path = tmp_path / "bare.json"
+    path.write_text(json.dumps([{"type": "text", "role": "system", "text": "Say done."}]))
+    window: MainWindow = open_window(path)
+    window.models.models.set_config(ModelConfig(fake_llm.url, "fake-small", timeout=5))  # type: ignore[attr-defined]
+    fake_llm.push(Reply.json({"meta": {}, "calls": [], "output": {"status": "done"}}))
+    run = window.agent_run  # type: ignore[attr-defined]
+    run.run_action.trigger()
+    qtbot.waitUntil(finished(qtbot, window), timeout=15000)
+    assert len(fake_llm.completions) == 1
+    window.select_message(0)
+    qtbot.waitUntil(lambda: window.document.selected_message() == 0)
+    window.inspector.wiring.ask_fork_path = lambda: str(tmp_path / "fork.json")  # type: ignore[attr-defined]
+    assert window.inspector.wiring.fork_here() == tmp_path / "fork.json"
+    qtbot.waitUntil(lambda: window.session.path == tmp_path / "fork.json" and window.document.is_shown())
+    run.run_action.trigger()
+    qtbot.waitUntil(finished(qtbot, window), timeout=15000)
+    assert window.context()[1]["_model"]["replayed"] is True
+    assert len(fake_llm.completions) == 1, "replayed from the recording the fork took along"
+    own = tmp_path / "copy.json.models.jsonl"
+    own.write_text("")
+    for name in ("again.json", "copy.json"):
+        window.files.ask_save_path = lambda name=name: str(tmp_path / name)  # type: ignore[method-assign]
+        assert window.files.save_as_dialog()
+    assert (tmp_path / "again.json.models.jsonl").read_bytes() == (tmp_path / "fork.json.models.jsonl").read_bytes()
+    assert own.read_text() == "", "a recording of its own is kept"
+    release()
+
+
+def test_an_unsaved_documents_answers_are_written_beside_it_when_it_is_saved(open_window: Any, tmp_path: Path) -> None:
+    """An unsaved document's exchanges are kept in memory; saved, they are its recording."""
+    window: MainWindow = open_window(None)
+    models = window.models.models  # type: ignore[attr-defined]
+    models.memory.put({"digest": "sha256:asked", "response": {"content": "{}"}})
+    window.files.ask_save_path = lambda: str(tmp_path / "new.json")  # type: ignore[method-assign]
+    assert window.files.save_as_dialog()
+    recorded = [json.loads(line) for line in (tmp_path / "new.json.models.jsonl").read_text().splitlines()]
+    assert [exchange["digest"] for exchange in recorded] == ["sha256:asked"]
+
+
 def test_a_breakpoint_before_the_model_turn_lets_the_answer_be_edited(qtbot: Any, window: MainWindow,
                                                                      fake_llm: Any) -> None:
     """Break Before Each Model Turn: the dialog shows the request as sent and the model's answer; the answer
