@@ -48,13 +48,21 @@ class FilesUI(QObject):
 
     def ask_unsaved(self, doing: str) -> str:
         """SAVE, DISCARD or CANCEL for unsaved changes before `doing`."""
+        answer = self.unsaved_question(doing).exec()
+        return {QMessageBox.StandardButton.Save: SAVE, QMessageBox.StandardButton.Discard: DISCARD}.get(
+            QMessageBox.StandardButton(answer), CANCEL)
+
+    def unsaved_question(self, doing: str) -> QMessageBox:
+        """The question itself; Alt+S saves and Alt+D discards (Qt's own Save and Discard have no mnemonic, so
+        only Enter, Escape and Tab reached them from the keys)."""
         box = QMessageBox(QMessageBox.Icon.Warning, "Unsaved changes",
                           f"The document has unsaved changes. Save them before {doing}?",
                           QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
                           | QMessageBox.StandardButton.Cancel, self.window)
-        answer = box.exec()
-        return {QMessageBox.StandardButton.Save: SAVE, QMessageBox.StandardButton.Discard: DISCARD}.get(
-            QMessageBox.StandardButton(answer), CANCEL)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.button(QMessageBox.StandardButton.Save).setText("&Save")
+        box.button(QMessageBox.StandardButton.Discard).setText("&Discard")
+        return box
 
     def ask_open_path(self) -> str | None:
         path, _ = QFileDialog.getOpenFileName(self.window, "Open context", self.folder(), FILTERS)

@@ -187,3 +187,23 @@ def test_save_as_and_fork_here_suggest_a_name_beside_the_document(
     assert window.inspector.wiring.fork_here() is None
     assert asked == [("Save context as", str(doc)),
                      ("Fork at message #1: save the fork as", str(tmp_path / "doc-fork-1.json"))]
+
+
+@pytest.mark.parametrize(("key", "answer"), [("D", "Discard"), ("S", "Save")])
+def test_the_unsaved_changes_question_answers_to_alt_and_a_letter(qtbot: Any, open_window: Any, key: str,
+                                                                 answer: str) -> None:
+    """Qt's own Save and Discard buttons have no mnemonic: from the keys only Enter (Save), Escape and Tab reached
+    them. Alt+S saves, Alt+D discards."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QMessageBox
+
+    window = open_window(None)
+    box = window.files.unsaved_question("closing")
+    chosen: list[QMessageBox.StandardButton] = []
+    box.buttonClicked.connect(lambda button: chosen.append(box.standardButton(button)))
+    box.open()
+    box.activateWindow()
+    qtbot.waitUntil(box.isActiveWindow)
+    qtbot.keyClick(box, getattr(Qt.Key, f"Key_{key}"), Qt.KeyboardModifier.AltModifier)
+    qtbot.waitUntil(lambda: bool(chosen))  # a mnemonic clicks as a mouse would, shown pressed for a moment
+    assert chosen == [getattr(QMessageBox.StandardButton, answer)]
