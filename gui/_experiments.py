@@ -579,9 +579,14 @@ class ExperimentsPane(QWidget):
         self._set_running(False)
 
     def _set_running(self, running: bool) -> None:
-        self.run_button.setEnabled(not running and self.dataset is not None)
+        """Run and Cancel change places as the run starts and ends; the keys go with them (disabled, the button with
+        the focus gave it to the next control, the watch box, where the next Space was typed)."""
+        had = next((button for button in (self.run_button, self.cancel_button, self.choose) if button.hasFocus()), None)
         self.cancel_button.setEnabled(running)
+        self.run_button.setEnabled(not running and self.dataset is not None)
         self.choose.setEnabled(not running)
+        if had is not None and not had.isEnabled():
+            (self.cancel_button if running else self.run_button).setFocus(Qt.FocusReason.OtherFocusReason)
 
     def run(self) -> asyncio.Future[Any] | None:
         """Run the open document over the dataset (a task; `finished` says when it ended)."""

@@ -252,6 +252,36 @@ def test_results_naming_their_runs_relatively_find_them_beside_the_results_file(
     release()
 
 
+def ready_to_run(open_window: Any, tmp_path: Path, fake_llm: Any) -> tuple[Any, ExperimentsPane]:
+    """The window on the adder agent with its activities loaded and the fake model set up: its pane."""
+    (tmp_path / "acts.py").write_text(ACTIVITIES)
+    window = open_window(agent(tmp_path / "agent.json", "Add the numbers."))
+    window.inspector.panel.confirm = lambda parent, file: True
+    assert window.inspector.panel.load_activities(str(tmp_path / "acts.py"))
+    window.models.models.set_config(ModelConfig(fake_llm.url, "fake-small", timeout=5))
+    return window, window.experiments
+
+
+def test_the_keys_stay_on_run_and_cancel_while_a_run_starts_and_ends(
+        qtbot: Any, open_window: Any, tmp_path: Path, fake_llm: Any) -> None:
+    """Space on Run disabled it with the focus on it: Qt gave the focus to the next control, the watch box, and the
+    next Space went there. The focus goes to Cancel while the run goes on, and back to Run when it ends."""
+    fake_llm.answer = lambda body: adder(body, delay=0.2)
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps({"id": 1, "input": {"a": 1, "b": 1}}) + "\n")
+    window, pane = ready_to_run(open_window, tmp_path, fake_llm)
+    window.menu("Run").actions()[-1].trigger()
+    pane.set_dataset(data)
+    pane.run_button.setFocus()
+    qtbot.waitUntil(pane.run_button.hasFocus)
+    with qtbot.waitSignal(pane.finished, timeout=30000):
+        qtbot.keyClick(pane.run_button, Qt.Key.Key_Space)
+        qtbot.waitUntil(pane.cancel_button.isEnabled)
+        assert pane.cancel_button.hasFocus()
+    assert pane.run_button.hasFocus()
+    release()
+
+
 def test_run_in_the_window_runs_the_open_document_over_the_dataset_and_compares_with_the_last(
         qtbot: Any, open_window: Any, tmp_path: Path, fake_llm: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """Run uses the document as it stands and the window's model; a second run is compared with the first. The
@@ -263,12 +293,7 @@ def test_run_in_the_window_runs_the_open_document_over_the_dataset_and_compares_
     data = tmp_path / "data.jsonl"
     data.write_text("".join(json.dumps({"id": n, "input": {"a": n, "b": 1}, "expect": {"total": n + 1}}) + "\n"
                             for n in range(3)))
-    (tmp_path / "acts.py").write_text(ACTIVITIES)
-    window = open_window(agent(tmp_path / "agent.json", "Add the numbers."))
-    window.inspector.panel.confirm = lambda parent, file: True
-    assert window.inspector.panel.load_activities(str(tmp_path / "acts.py"))
-    window.models.models.set_config(ModelConfig(fake_llm.url, "fake-small", timeout=5))  # type: ignore[attr-defined]
-    pane: ExperimentsPane = window.experiments  # type: ignore[attr-defined]
+    _, pane = ready_to_run(open_window, tmp_path, fake_llm)
     pane.set_dataset(data)
     assert pane.run_button.isEnabled()
     assert pane.progress.isHidden()  # no empty bar before a run
