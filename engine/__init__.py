@@ -24,7 +24,6 @@ from .calls._tools import (
 from .checks._analysis import CallAnalysis, Lookup, Parameter, analyse_call
 from .checks._call_checks import CallProblem, WrittenPaths, call_problems, reference_problem, written_paths
 from .checks._checks import validate
-from .checks._instances import never_found
 from .document._context import Context, Watch, content_problem
 from .document._cursor import Cursor, CursorWatch
 from .document._document import (
@@ -116,6 +115,7 @@ from .resolve._graveyard import free_later, free_some, let_go
 from .resolve._incremental._blame import Blame, BlameEntry
 from .resolve._resolution import Diagnostic, Indices, Resolution
 from .run._execution import Execution
+from .run._instances import never_found
 from .run._instancing import expand_instances, instances_of
 from .run._loop import Loop, LoopStatus, OutputSource, Tick, Turn, TurnRefused, TurnSource, load_turn
 from .run._pool import prestart_workers

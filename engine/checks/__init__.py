@@ -4,11 +4,9 @@
 from ._analysis import analyse_call
 from ._call_checks import call_problems
 from ._checks import validate
-from ._instances import never_found
 
 __all__ = [
     "analyse_call",
     "call_problems",
-    "never_found",
     "validate",
 ]

@@ -2,22 +2,34 @@
 path nothing writes (both for `validate`), and for the editor's plan form also what the tool's schema or `run`
 refuses (the engine's own `plan_call` and `parameter_problems`, so the form and `run` never disagree).
 
-"Written" is static: a kind is known when a data message has it or a call's `_outputPath` names it; a path is
-known when a message's payload holds it, the kind's schema declares it (`properties`), or an output path
-writes it. Below a place whose shape is open — a value that is not an object (`null` may become anything), an
-object schema without `properties`, an output path's destination — every path is accepted.
+"Written" is static (`calls/_written`): what the data messages, the schemas and the plans' output paths write.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..calls._activities import Activities
 from ..calls._calls import parameter_problems, parameters_of, plan_call
 from ..calls._registry import Registry
-from ..calls._tools import ToolDefinition, form_indices, merged_tools
+from ..calls._tools import ToolDefinition, merged_tools
+from ..calls._written import (
+    Heads,
+    Node,
+    destinations,
+    heads_of,
+    merge_path,
+    merge_read,
+    merge_tree,
+    merge_value,
+    of_path,
+    of_schema,
+    of_value,
+    read_destinations,
+    unwritten_at,
+)
 from ..document._validate import json_path
 from ..document._view import Messages
 from ..protocol._errors import ExpressionError
@@ -26,16 +38,11 @@ from ..protocol._expressions import (
     Expression,
     Reference,
     is_expression,
-    parse_expression,
     parsed_or_error,
 )
 from ..protocol._groups import PlanReading, PlanReadings, flatten, read_plan
 from ..protocol._messages import Form, body_of, payload_of
 from ..resolve._resolution import Diagnostic
-from ..run._readiness import approval_gate
-
-# A node of the tree of written paths: segment → node; None is open (every path below is accepted).
-Node = dict[str, "Node | None"]
 
 
 @dataclass(frozen=True)
@@ -45,98 +52,6 @@ class CallProblem:
     call: int
     field: str
     reason: str
-
-
-def _merge(node: Node | None, other: Node | None) -> Node | None:
-    """`other` merged into `node`, in place: both are trees one reading made (`WrittenPaths`), never shared,
-    so a document of n writes of n different keys costs O(n), not a copy of the tree at each."""
-    if node is None or other is None:
-        return None
-    for key, child in other.items():
-        node[key] = _merge(node[key], child) if key in node else child
-    return node
-
-
-def _of_value(value: Any) -> Node | None:
-    if not isinstance(value, dict):
-        return None
-    # A leaf is open without a call for it: a run document writes 100,000 of them.
-    return {key: _of_value(item) if isinstance(item, dict) else None for key, item in value.items()}
-
-
-def _merge_value(node: Node | None, value: Any) -> Node | None:
-    """`_merge(node, _of_value(value))` without making the value's tree first (a data message's paths)."""
-    if node is None or not isinstance(value, dict):
-        return None
-    for key, item in value.items():
-        if key not in node:
-            node[key] = _of_value(item) if isinstance(item, dict) else None
-        elif (child := node[key]) is not None:  # below an open place everything is written already
-            node[key] = _merge_value(child, item)
-    return node
-
-
-def _of_schema(schema: Any) -> Node | None:
-    properties = schema.get("properties") if isinstance(schema, dict) else None
-    if not isinstance(properties, dict) or not properties:
-        return None
-    return {key: _of_schema(item) for key, item in properties.items()}
-
-
-def _of_path(path: tuple[str, ...]) -> Node | None:
-    node: Node | None = None
-    for segment in reversed(path):
-        node = {segment: node}
-    return node
-
-
-def _merge_path(node: Node | None, path: tuple[str, ...]) -> Node | None:
-    """`_merge(node, _of_path(path))` without making the path's tree first (an output path)."""
-    if node is None or not path:
-        return None
-    if len(path) == 1:  # below a path's end everything is written (most output paths have one segment)
-        node[path[0]] = None
-        return node
-    head, rest = path[0], path[1:]
-    node[head] = _merge_path(node[head], rest) if head in node else _of_path(rest)
-    return node
-
-
-def read_plans(context: Messages, solution: Any = None) -> PlanReadings:
-    """The solution's calls and every plan message's, each read once (`read_plan`) for every check `validate`
-    makes of them."""
-    readings: PlanReadings = {}
-    if isinstance(solution, dict) and isinstance(solution.get("calls"), list):
-        readings[None] = read_plan(solution["calls"])
-    for index in form_indices(context, Form.PLAN, len(context)):
-        plan = body_of(context[index]).get("plan")
-        readings[index] = read_plan(plan) if isinstance(plan, list) else None
-    return readings
-
-
-def _destinations(calls: list[Any]) -> Iterator[tuple[str, tuple[str, ...]]]:
-    for call in calls:
-        destination = call.get("_outputPath") if isinstance(call, dict) else None
-        if isinstance(destination, str):
-            try:
-                references = parse_expression(destination).references
-            except ExpressionError:
-                continue
-            yield from ((reference.kind, reference.path) for reference in references)
-
-
-def _read_destinations(read: PlanReading) -> Iterator[tuple[str, tuple[str, ...]]]:
-    """`_destinations` of a plan's calls from its reading: an `_outputPath` that is an expression was parsed there
-    (any other, as `_destinations` reads it)."""
-    for call, found in zip(read.calls, read.expressions, strict=True):
-        for where, _, parsed in found:
-            if where == OUTPUT_PATH:
-                if not isinstance(parsed, ExpressionError):
-                    for reference in parsed.references:  # a loop, not a generator for each of 100,000 calls
-                        yield reference.kind, reference.path
-                break
-        else:
-            yield from _destinations([call])
 
 
 def written_paths(context: Messages, plans: PlanReadings | None = None) -> dict[str, Node | None]:
@@ -170,19 +85,15 @@ class WrittenPaths:
                 message = body_of(message)
             if info.kind is not None:
                 value = payload_of(message)
-                kinds[info.kind] = _merge_value(kinds[info.kind], value) if info.kind in kinds else _of_value(value)
+                kinds[info.kind] = merge_value(kinds[info.kind], value) if info.kind in kinds else of_value(value)
                 if "schema" in message:
-                    kinds[info.kind] = _merge(kinds[info.kind], _of_schema(message["schema"]))
+                    kinds[info.kind] = merge_tree(kinds[info.kind], of_schema(message["schema"]))
             elif info.form is Form.PLAN and isinstance(message.get("plan"), list):
                 read = self.plans.get(index) if self.plans is not None else None
-                found = _read_destinations(read) if read is not None else _destinations(flatten(message["plan"])[0])
+                found = read_destinations(read) if read is not None else destinations(flatten(message["plan"])[0])
                 for kind, path in found:
-                    kinds[kind] = _merge_path(kinds[kind], path) if kind in kinds else _of_path(path)
+                    kinds[kind] = merge_path(kinds[kind], path) if kind in kinds else of_path(path)
         self._next = max(self._next, stop)
-
-
-# Per kind some references read, the first segments they read (a whole kind's read adds none).
-Heads = dict[str, set[str]]
 
 
 def _written_for(context: Messages, plans: PlanReadings) -> dict[str, Node | None]:
@@ -192,17 +103,17 @@ def _written_for(context: Messages, plans: PlanReadings) -> dict[str, Node | Non
     leave unwritten: a run's calls read mostly what other calls write, and write a path each that nothing reads.
     (The tree only grows as writes are merged, in any order: a reference written once stays written.)"""
     read = _read_references(plans)
-    heads = _heads(read)
+    heads = heads_of(read)
     kinds: dict[str, Node | None] = {}
     for index, reading in plans.items():
         if index is not None and reading is not None:  # the solution's calls write nothing in the document
-            for kind, path in _read_destinations(reading):
+            for kind, path in read_destinations(reading):
                 if (wanted := heads.get(kind)) is not None:
                     if kind not in kinds:
                         kinds[kind] = {}
                     if not path or path[0] in wanted:
-                        kinds[kind] = _merge_path(kinds[kind], path)
-    left = _heads(reference for reference in read if _unwritten_at(kinds, reference) is not None)
+                        kinds[kind] = merge_path(kinds[kind], path)
+    left = heads_of(reference for reference in read if unwritten_at(kinds, reference) is not None)
     if left:
         _merge_data(context, kinds, left)
     return kinds
@@ -224,17 +135,6 @@ def _read_references(plans: PlanReadings) -> list[Reference]:
     return read
 
 
-def _heads(references: Iterable[Reference]) -> Heads:
-    heads: Heads = {}
-    for reference in references:
-        found = heads.get(reference.kind)
-        if found is None:
-            found = heads[reference.kind] = set()
-        if reference.path:
-            found.add(reference.path[0])
-    return heads
-
-
 def _merge_data(context: Messages, kinds: dict[str, Node | None], heads: Heads) -> None:
     """The paths the data messages write merged into `kinds`, of the kinds in `heads` and below each only the
     first segments in it."""
@@ -246,19 +146,8 @@ def _merge_data(context: Messages, kinds: dict[str, Node | None], heads: Heads) 
                 message = body_of(message)
             if kind not in kinds:
                 kinds[kind] = {}
-            node = _merge_read(kinds[kind], payload_of(message), wanted)
-            kinds[kind] = _merge_read(node, _of_schema(message["schema"]), wanted) if "schema" in message else node
-
-
-def _merge_read(node: Node | None, value: Any, heads: set[str]) -> Node | None:
-    """`_merge_value(node, value)` below the first segments in `heads` alone; `value` may be a tree of paths
-    (a `Node`: its open places are None, as a value's leaves are)."""
-    if node is None or not isinstance(value, dict):
-        return None
-    for key, item in value.items():
-        if key in heads:
-            node[key] = _merge_value(node[key], item) if key in node else _of_value(item)
-    return node
+            node = merge_read(kinds[kind], payload_of(message), wanted)
+            kinds[kind] = merge_read(node, of_schema(message["schema"]), wanted) if "schema" in message else node
 
 
 def reference_problem(written: Mapping[str, Node | None], text: str) -> str | None:
@@ -269,25 +158,9 @@ def reference_problem(written: Mapping[str, Node | None], text: str) -> str | No
 
 def _unwritten(written: Mapping[str, Node | None], expression: Expression) -> str | None:
     for reference in expression.references:
-        reason = _unwritten_at(written, reference)
+        reason = unwritten_at(written, reference)
         if reason is not None:
             return reason
-    return None
-
-
-def _unwritten_at(written: Mapping[str, Node | None], reference: Reference) -> str | None:
-    if approval_gate(reference):
-        return None  # a person writes it when they approve (SPEC 6.8): waiting for it is no typo
-    if reference.kind not in written:
-        return f"unknown kind ¶{reference.kind}: no message or output path writes it"
-    node = written[reference.kind]
-    for depth, segment in enumerate(reference.path):
-        if node is None:
-            break
-        if segment not in node:
-            where = "†" + ".".join((reference.kind, *reference.path[: depth + 1]))
-            return f"nothing writes {where}"
-        node = node[segment]
     return None
 
 

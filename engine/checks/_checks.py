@@ -21,6 +21,7 @@ from ..calls._tools import (
     solution_problem,
     unknown_references,
 )
+from ..calls._written import read_plans
 from ..document import _json
 from ..document._context import Context
 from ..document._validate import call_place, data_problems, schema_violations
@@ -38,11 +39,11 @@ from ..request._request import (
     version_warnings,
 )
 from ..resolve._resolution import Diagnostic
+from ..run._instances import instance_problems
 from ..run._instancing import as_written, copied_from
 from ..run._setup import LAZY_OUTPUT, set_up
 from ..run._turns import output_violations
-from ._call_checks import plan_problems, read_plans
-from ._instances import instance_problems
+from ._call_checks import plan_problems
 
 # Problems `data_problems` already reports (with the expression's position) for every plan and the solution.
 _REPORTED = frozenset(("expression", "outputMethod"))

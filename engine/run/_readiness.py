@@ -13,9 +13,10 @@ from ..calls._calls import Mode, Problem, missing_reads, parameters_refusal, res
 from ..calls._plan import Graph
 from ..calls._record import Record, RecordReader
 from ..calls._status import OPEN, SETTLED, CallState, Status
+from ..calls._written import approval_gate
 from ..document._context import Context
 from ..protocol._errors import ExpressionError
-from ..protocol._expressions import Reference, parse_expression
+from ..protocol._expressions import parse_expression
 from ..protocol._groups import Unit
 from ._plans import Plans
 
@@ -58,11 +59,6 @@ def is_approval(path: str) -> bool:
     except ExpressionError:
         return False
     return len(refs) == 1 and approval_gate(refs[0])
-
-
-def approval_gate(reference: Reference) -> bool:
-    """Whether one reference reads under `†state.approvals`: what a person writes to open a gate."""
-    return reference.kind == "state" and reference.path[:1] == ("approvals",)
 
 
 def derive_statuses(execution: Scheduled) -> None:

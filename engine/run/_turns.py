@@ -28,6 +28,7 @@ from ..protocol._messages import MISSING, Form, body_of
 from ..protocol._methods import deep_merge
 from ..request._request import REFERENCE, Request, compose_request, output_schema, survey, version_warnings
 from ..resolve._resolution import Diagnostic
+from ._instances import turn_instance_problems
 from ._instancing import as_written, copied_from, instanced
 from ._setup import LAZY_OUTPUT, DelegateFinder
 
@@ -98,6 +99,7 @@ def turn_problems(
                 found.append(Diagnostic(None, path, reason if path != where else f"{refusal.type}: {reason}"))
                 said.add(path)
         problems += found
+    problems += turn_instance_problems(document.context, reading, _places(reading))  # 013
     if plan_mode(document.context) == "lazy":
         problems += _lazy_outputs(reading, request, activities)
     if isinstance(turn.get("meta"), dict) and "version" in turn["meta"]:  # 016: given back, its version bumped

@@ -16,7 +16,8 @@ from contextdeck.engine import (
     validate,
     written_paths,
 )
-from contextdeck.engine.checks._call_checks import _written_for, read_plans
+from contextdeck.engine.calls._written import read_plans
+from contextdeck.engine.checks._call_checks import _written_for
 from contextdeck.engine.protocol._expressions import parsed_once
 
 TOOLS: dict[str, Any] = {"lookup": {"type": "object", "properties": {

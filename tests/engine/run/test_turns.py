@@ -266,3 +266,16 @@ def test_a_latent_calls_output_under_a_lazy_plan_is_a_warning() -> None:
                       {"_tool": "nobody", "_output": 1}], "output": None}
     found = [(path, severity) for path, reason, severity in problems(document, turn) if "lazy plan (012)" in reason]
     assert found == [("$.calls[0]._output", "warning"), ("$.calls[2]._output", "warning")]
+
+
+def test_a_turns_call_for_an_instance_that_never_finds_what_it_reads_is_a_warning() -> None:
+    """013: a turn's call for an instance no data message has, reading a path only another instance has, would
+    wait forever: the turn check warns at the field, as `validate` does at the plan's call."""
+    document = Document(Context([{"type": "tool", "tool": {"t": {"type": "object"}}},
+                                 {"type": "state", "_instance": "①", "data": {"x": 1}}]))
+    targeted = {"_tool": "t", "_instance": "③", "q": {"a": ["†state.x"]}}
+    turn = {"calls": [{"_tool": "t", "q": "†state.x"}, {"all": [targeted]}], "output": None}
+    assert problems(document, turn) == [
+        ("$.calls[1].all[0].q.a[0]", "†state.x (at position 0) is never found for instance ③ (no data message has "
+                                     "it): only instance ① has it, and no global data or output path writes it, so "
+                                     "the call would wait forever (013)", "warning")]

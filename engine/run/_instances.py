@@ -3,38 +3,49 @@
 A call for an instance (its `_instance`, or a copy the run makes of a call per instance) reads the global layer
 and its own. When what it reads is written only in other instances' data (by no global data message, no
 schema, no output path of any plan, nor the call's own instance), it is never found: the call waits forever,
-without a word. "Written" is static, as in `_call_checks`: a place whose shape is open accepts every path.
+without a word. "Written" is static (`calls/_written`): a place whose shape is open accepts every path.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from ..calls._calls import in_parameters
+from ..calls._written import (
+    Node,
+    approval_gate,
+    heads_of,
+    merge_path,
+    merge_read,
+    of_schema,
+    read_destinations,
+    read_plans,
+    unwritten_at,
+)
 from ..document._validate import call_place, json_path
 from ..document._view import Messages
 from ..protocol._errors import ExpressionError
 from ..protocol._expressions import OUTPUT_PATH, Occurrence, Reference, Where, occurrences
-from ..protocol._groups import PlanReadings
+from ..protocol._groups import PlanReading, PlanReadings
 from ..protocol._messages import body_of, payload_of
 from ..resolve._resolution import Diagnostic
-from ..run._instancing import instances_of
-from ..run._readiness import approval_gate
-from ._call_checks import (
-    Node,
-    _heads,
-    _merge_path,
-    _merge_read,
-    _of_schema,
-    _read_destinations,
-    _unwritten_at,
-    read_plans,
-)
+from ._instancing import instances_of
 
-if TYPE_CHECKING:
-    from ..run._execution import Execution
+
+class Ran(Protocol):
+    """What `never_found` reads of a run (`Execution` is one; this module is below it): its context, its calls
+    planned (`CallPlan`s by index, each copy with its instance) and its solution."""
+
+    @property
+    def context(self) -> Messages: ...
+
+    @property
+    def plans(self) -> Any: ...
+
+    @property
+    def solution(self) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -63,24 +74,48 @@ def instance_problems(context: Messages, plans: PlanReadings) -> list[Diagnostic
     ids, kinds = instances_of(context)
     if not ids:
         return []
-    reads: list[_Read] = []
-    for index, reading in plans.items():
-        for number, (call, found) in enumerate(zip(reading.calls, reading.expressions, strict=True)) \
-                if reading is not None else ():
-            for where, ref in _reads(found, kinds):
-                # A call without `_instance` that reads an instanced kind runs once per instance (013).
-                instance = call.get("_instance")
-                names = ids if instance is None else [str(instance)]
-                reads.extend((index, number, where, ref, name) for name in names)
+    reads = [read for index, reading in plans.items() if reading is not None
+             for read in _plan_reads(index, reading, ids, kinds)]
+    return [Diagnostic(plan, call_place(plan, f"call {call} {json_path(where)}"), said, "warning")
+            for plan, call, where, said in _told(context, lambda: plans, reads, ids)]
+
+
+def turn_instance_problems(context: Messages, reading: PlanReading, places: list[str]) -> list[Diagnostic]:
+    """`instance_problems` of a turn's calls (`reading`), each at its field in the turn (`places`: each call's
+    JSON path, `$.calls[0]`): the context's plans and the turn's own output paths write for the instance."""
+    ids, kinds = instances_of(context)
+    if not ids:
+        return []
+    reads = list(_plan_reads(None, reading, ids, kinds))
+
+    def plans() -> PlanReadings:  # read only when the data leave a read unwritten
+        return {**read_plans(context), None: reading}
+
+    return [Diagnostic(None, places[call] + json_path(where)[1:], said, "warning")
+            for _, call, where, said in _told(context, plans, reads, ids)]
+
+
+def _plan_reads(index: int | None, reading: PlanReading, ids: list[str], kinds: set[str]) -> Iterator[_Read]:
+    """What the calls of one plan read of an instanced kind, once for each instance they run for."""
+    for number, (call, found) in enumerate(zip(reading.calls, reading.expressions, strict=True)):
+        for where, ref in _reads(found, kinds):
+            # A call without `_instance` that reads an instanced kind runs once per instance (013).
+            instance = call.get("_instance")
+            for name in ids if instance is None else [str(instance)]:
+                yield index, number, where, ref, name
+
+
+def _told(context: Messages, plans: Callable[[], PlanReadings], reads: list[_Read],
+          ids: list[str]) -> list[tuple[int | None, int, Where, str]]:
+    """Each reference some instance never finds, once for the copies of its call: (plan, call, where, what)."""
     told: dict[tuple[int | None, int, Where, str, int], list[Unseen]] = {}
-    for unseen in _unseen(context, lambda: plans, reads, ids):
+    for unseen in _unseen(context, plans, reads, ids):
         told.setdefault((unseen.plan, unseen.call, unseen.where, str(unseen.reference), unseen.reference.start),
                         []).append(unseen)
-    return [Diagnostic(plan, call_place(plan, f"call {call} {json_path(where)}"), _said(group), "warning")
-            for (plan, call, where, _, _), group in told.items()]
+    return [(plan, call, where, _said(group)) for (plan, call, where, _, _), group in told.items()]
 
 
-def never_found(execution: Execution, indices: Iterable[int]) -> dict[int, str]:
+def never_found(execution: Ran, indices: Iterable[int]) -> dict[int, str]:
     """For the calls at `indices` of a run (blocked when it stopped), why their instance never finds what they wait
     for, by call index: what `instance_problems` says of them, with the context as the run left it."""
     context = execution.context
@@ -118,7 +153,7 @@ def _unseen(context: Messages, plans: Callable[[], PlanReadings], reads: list[_R
     `plans`: the plans whose output paths write too, `ids`: the instances the data messages have."""
     if not reads:
         return []
-    heads = _heads(ref for _, _, _, ref, _ in reads)
+    heads = heads_of(ref for _, _, _, ref, _ in reads)
     shared: dict[str, Node | None] = {}  # what every instance sees: global data, schemas, output paths
     own: dict[str, dict[str, Node | None]] = {}  # per instance, what its own data write
     for index in range(len(context)):
@@ -130,22 +165,22 @@ def _unseen(context: Messages, plans: Callable[[], PlanReadings], reads: list[_R
             message = body_of(message)
         instance = info.identity[1]
         layer = shared if instance is None else own.setdefault(instance, {})
-        layer[info.kind] = _merge_read(layer.get(info.kind, {}), payload_of(message), wanted)
+        layer[info.kind] = merge_read(layer.get(info.kind, {}), payload_of(message), wanted)
         if "schema" in message:  # a schema declares the kind's paths for every instance
-            shared[info.kind] = _merge_read(shared.get(info.kind, {}), _of_schema(message["schema"]), wanted)
+            shared[info.kind] = merge_read(shared.get(info.kind, {}), of_schema(message["schema"]), wanted)
     seen: _Judged = {}
     left = [read for read in reads if _never(seen, read[3], read[4], shared, own)]
     if not left:  # most reads are of what the data write
         return []
     for reading in plans().values():  # any call's output path may write it for the instance
-        for kind, path in _read_destinations(reading) if reading is not None else ():
+        for kind, path in read_destinations(reading) if reading is not None else ():
             if kind in heads:
-                shared[kind] = _merge_path(shared[kind], path) if kind in shared else _merge_path({}, path)
+                shared[kind] = merge_path(shared[kind], path) if kind in shared else merge_path({}, path)
     unseen: list[Unseen] = []
     for plan, call, where, ref, instance in left:
-        if _unwritten_at(shared, ref) is None:
+        if unwritten_at(shared, ref) is None:
             continue
-        holders = tuple(other for other, layer in own.items() if _unwritten_at(layer, ref) is None)
+        holders = tuple(other for other, layer in own.items() if unwritten_at(layer, ref) is None)
         if holders:  # nothing writes it at all: `plan_problems` says so already
             unseen.append(Unseen(plan, call, where, ref, instance, holders, instance not in ids))
     return unseen
@@ -158,8 +193,8 @@ def _never(seen: _Judged, ref: Reference, instance: str, shared: dict[str, Node 
     key = (ref.kind, ref.path, instance)
     found = seen.get(key)
     if found is None:
-        found = seen[key] = (_unwritten_at(shared, ref) is not None
-                             and _unwritten_at(own.get(instance, {}), ref) is not None)
+        found = seen[key] = (unwritten_at(shared, ref) is not None
+                             and unwritten_at(own.get(instance, {}), ref) is not None)
     return found
 
 
