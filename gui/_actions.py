@@ -71,9 +71,9 @@ def build_actions(window: MainWindow) -> dict[str, QAction]:
         add(f"insert_{kind.lower()}", "Edit", f"Insert {kind} Message", partial(window.insert_message, kind),
             f"Alt+Shift+{key}", "insert")
     add("request_schema", "Edit", "Request &Schema…", partial(edit_request_schema, window), "Ctrl+Alt+R", "insert")
-    add("duplicate", "Edit", "D&uplicate Message", window.duplicate_selected, "Ctrl+D", "duplicate")
+    add("duplicate", "Edit", "Dupli&cate Message", window.duplicate_selected, "Ctrl+D", "duplicate")
     add("delete", "Edit", "&Delete Message", window.delete_selected, Key.Delete, "delete")
-    add("move_up", "Edit", "Move &Up", lambda: window.move_selected(-1), "Alt+Up", "up")
+    add("move_up", "Edit", "Mo&ve Up", lambda: window.move_selected(-1), "Alt+Up", "up")
     add("move_down", "Edit", "Move Do&wn", lambda: window.move_selected(1), "Alt+Down", "down")
     for name in ("delete", "move_up", "move_down"):
         # Keys that text fields use too: only while the timeline has the focus.

@@ -59,18 +59,18 @@ class AgentRunUI(QObject):
         self.cancelled = False
         self.taken = 0  # turns taken in this run
         self.last_stop = ""
-        self.run_action = QAction("Run with &Model", window.window())
+        self.run_action = QAction("&Run with Model", window.window())
         self.run_action.setShortcut(QKeySequence("Ctrl+F5"))
         self.run_action.setToolTip("Continue through the loop's turns, the configured model giving each next turn "
                                    "and answering latent calls, until a valid final output")
         self.run_action.triggered.connect(lambda _checked=False: self.start())
-        self.stop_action = QAction("Stop Running with Model", window.window())
+        self.stop_action = QAction("St&op Running with Model", window.window())
         self.stop_action.setShortcut(QKeySequence("Ctrl+Alt+F5"))
         self.stop_action.triggered.connect(lambda _checked=False: self.cancel())
-        self.break_before = QAction("Break Before Each Model Turn", window.window(), checkable=True)
+        self.break_before = QAction("Break &Before Each Model Turn", window.window(), checkable=True)
         self.break_before.setToolTip("Before each turn is asked for, show the request as it will be sent; the "
                                      "answer can be edited or replaced before it is taken")
-        self.break_refused = QAction("Break on a Refused Answer", window.window(), checkable=True)
+        self.break_refused = QAction("Break on a Refused &Answer", window.window(), checkable=True)
         self.break_refused.setChecked(True)
         self.break_refused.setToolTip("A turn that breaks the request schema opens with its problems, to correct")
         settings = window.settings  # the breakpoint kinds are the user's, kept between sessions

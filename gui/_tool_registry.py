@@ -53,9 +53,9 @@ class ToolRegistryUI(QObject):
                                                                                                    self.folder())
         self.confirm: Callable[[QWidget | None, str], bool] = confirm_code
         self.actions_by_name = {
-            "load_tools": self._action("Load Tool Registry…", "A JSON file of tool schemas, or a Python file with "
+            "load_tools": self._action("Load Tool Re&gistry…", "A JSON file of tool schemas, or a Python file with "
                                        "TOOLS or typed activities (it is code: you are asked first)", self.load_file),
-            "load_tool_folder": self._action("Load Tool Folder…", "A folder of tool JSON files", self.load_folder),
+            "load_tool_folder": self._action("Load Tool &Folder…", "A folder of tool JSON files", self.load_folder),
         }
 
     def tools(self) -> dict[str, dict[str, Any]] | None:

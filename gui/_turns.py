@@ -451,7 +451,7 @@ class LoopUI(QObject):
         self.next_turn.setShortcut(QKeySequence("F8"))
         self.next_turn.setToolTip("The model's next turn: typed (checked against the request schema), or asked for")
         self.next_turn.triggered.connect(lambda _checked=False: self.open_dialog())
-        self.approve = QAction("Approve &Plan", window.window())
+        self.approve = QAction("Approve Pla&n", window.window())
         self.approve.setToolTip("Let the lazy plan (012) run: Step and Continue then run its calls")
         self.approve.triggered.connect(lambda _checked=False: self.approve_plan())
         run = window.menu("Run")

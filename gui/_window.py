@@ -62,6 +62,11 @@ from ._watches import WatchPanel
 
 MENUS = ("File", "Edit", "View", "Run", "Help")
 DEFAULT_SIZE = QSize(1400, 860)  # a first start's size, on a screen with room for it
+# View's entries for the docks, each with a letter of its own in that menu (a dock's title has none).
+DOCK_ENTRIES = {"Timeline": "Timeli&ne", "State": "&State", "LLM view": "&LLM view", "Watches": "&Watches",
+                "Calls": "&Calls", "Call inspector": "Call &inspector", "Output audit": "&Output audit",
+                "Plan graph": "&Plan graph", "Delegate session": "&Delegate session", "Call stack": "Call stac&k",
+                "Experiments": "E&xperiments"}
 FRAME = QSize(16, 48)  # what a window manager's frame and title bar add around it (resize() leaves them out)
 _log = logging.getLogger(__name__)
 
@@ -226,6 +231,7 @@ class MainWindow(QMainWindow):
         dock.setObjectName(title.replace(" ", "") + "Dock")
         dock.setWidget(widget)
         self.addDockWidget(area, dock)
+        dock.toggleViewAction().setText(DOCK_ENTRIES.get(title, title))
         view = self._menus["View"]
         if view.actions():
             view.insertAction(view.actions()[0], dock.toggleViewAction())

@@ -288,7 +288,7 @@ def install_inspector(window: Workbench) -> Inspector:
     run.addAction(panel.actions_by_name["timeout"])
     run.addAction(panel.actions_by_name["in_process"])
     run.addSeparator()
-    fork_action = run.addAction("Fork Here…")
+    fork_action = run.addAction("Fork &Here…")
     fork_action.setToolTip("A new document with the messages up to the selected one (nothing is run again)")
     fork_action.triggered.connect(lambda _checked=False: wiring.fork_here())
     file_menu = window.menu("File")

@@ -115,10 +115,10 @@ class CallsPanel(QWidget):
              "Cancel the calls running now (each gets a 'cancelled' error message)"),
             ("rerun_stale", "Re-run Stale Calls", QKeySequence("Ctrl+Shift+R"), debugger.start_rerun_stale,
              "Run again the calls whose inputs changed since they ran, and what read their outputs"),
-            ("timeout", "Activity Timeout…", "", self.ask_timeout, "How long an activity may run before it fails"),
+            ("timeout", "Activit&y Timeout…", "", self.ask_timeout, "How long an activity may run before it fails"),
             ("restart", "Restart", QKeySequence("Ctrl+Shift+F5"), debugger.restart,
              "Back to the document as it was before the first step"),
-            ("load_activities", "Load Activities…", "", self.load_activities,
+            ("load_activities", "Load Ac&tivities…", "", self.load_activities,
              "Load a Python file of activities (it is code: you are asked first)"),
         ]
         actions: dict[str, QAction] = {}
@@ -130,17 +130,17 @@ class CallsPanel(QWidget):
             action.setStatusTip(tip)
             action.triggered.connect(lambda _checked=False, run=slot: run())
             actions[name] = action
-        on_failure = QAction("Break on Failure", self)
+        on_failure = QAction("Break on &Failure", self)
         on_failure.setCheckable(True)
         on_failure.setToolTip("Continue stops once a call has failed (the calls already running finish)")
         on_failure.toggled.connect(lambda on: setattr(debugger, "break_on_failure", on))
         actions["break_on_failure"] = on_failure
-        approval = QAction("Approve each call", self)
+        approval = QAction("Appro&ve each call", self)
         approval.setCheckable(True)
         approval.setToolTip("Ask before each call runs: approve, reject, or edit it")
         approval.toggled.connect(lambda on: setattr(debugger, "approval_enabled", on))
         actions["approval"] = approval
-        in_process = QAction("Run Activities In-Process", self)
+        in_process = QAction("Run Activities &In-Process", self)
         in_process.setCheckable(True)
         in_process.setToolTip("Faster, but a crash, a hang or a busy loop in an activity is the window's, and "
                               "Cancel or a timeout cannot stop it (off: each call in a worker process)")

@@ -80,7 +80,7 @@ def test_a_conditional_breakpoint_stops_only_when_true(qtbot: Any, window: MainW
 def test_break_on_failure_stops_continue_at_the_failed_call(qtbot: Any, window: MainWindow) -> None:
     """With Run → Break on Failure, a rejected call stops Continue and the line names it."""
     inspector = parts(window)
-    next(a for a in window.menu("Run").actions() if a.text() == "Break on Failure").setChecked(True)
+    next(a for a in window.menu("Run").actions() if a.text().replace("&", "") == "Break on Failure").setChecked(True)
     inspector.debugger.approval_enabled = True
     inspector.debugger.approver = lambda call: Decision.reject("not now") if call.index == 0 else Decision.approve()
     trigger(qtbot, window, "Continue")

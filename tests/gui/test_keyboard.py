@@ -137,6 +137,27 @@ def test_the_panes_are_listed_in_the_view_menu_with_their_keys(window: MainWindo
                       ("Plan graph", "Alt+8")]
 
 
+def test_every_menu_entry_has_a_key_and_no_letter_is_taken_twice(window: MainWindow) -> None:
+    """Each entry of each menu has a shortcut or an underlined letter, and no letter is underlined twice in one
+    menu: Alt+R, M only moved between Models… and Run with Model, with the menu left open; Load Activities…, Fork
+    Here… and the docks in View had neither."""
+    from PySide6.QtGui import QKeySequence
+
+    def entries(menu: Any) -> list[Any]:
+        found = [action for action in menu.actions() if not action.isSeparator()]
+        return found + [entry for action in found if action.menu() for entry in entries(action.menu())]
+
+    for top in window.menuBar().actions():
+        for menu in [top.menu(), *(a.menu() for a in entries(top.menu()) if a.menu())]:
+            shown = [action for action in menu.actions() if not action.isSeparator()]
+            letters = [QKeySequence.mnemonic(action.text()).toString() for action in shown]
+            keyless = [action.text() for action, letter in zip(shown, letters, strict=True)
+                       if not letter and action.shortcut().isEmpty() and action.text() != "No recent files"]
+            assert keyless == [], f"{menu.title()}: entries with no key"
+            taken = [letter for letter in letters if letter]
+            assert len(taken) == len(set(taken)), f"{menu.title()}: {sorted(taken)}"
+
+
 def click_row(qtbot: Any, window: MainWindow, row: int) -> None:
     table = window.timeline.table
     rect = table.visualRect(table.model().index(row, 0))

@@ -209,7 +209,7 @@ def test_fork_here_opens_the_document_up_to_the_selected_message_and_runs_only_t
     window.select_message(lookup)
     inspector.wiring.ask_fork_path = lambda: str(tmp_path / "fork.json")  # type: ignore[attr-defined]
     with qtbot.waitSignal(window.document.documentShown, timeout=10000):
-        next(a for a in window.menu("Run").actions() if a.text() == "Fork Here…").trigger()
+        next(a for a in window.menu("Run").actions() if a.text().replace("&", "") == "Fork Here…").trigger()
     assert window.session.path == tmp_path / "fork.json"
     assert len(window.context()) == lookup + 1
     inspector = parts(window)
