@@ -76,25 +76,45 @@ def check_json(value: Any, where: str = "$") -> None:
             continue
         if isinstance(node, int):
             if abs(node) >= _INTEGER_BOUND:
-                raise OutputError(f"{at}: an integer of about {int(node.bit_length() * 0.30103)} digits (at most "
+                digits = int(node.bit_length() * 0.30103)
+                raise OutputError(f"{_place(at, where, level)}: an integer of about {digits} digits (at most "
                                   f"{MAX_INTEGER_DIGITS} can be saved)")
             continue
         if isinstance(node, float):
             if not math.isfinite(node):
-                raise OutputError(f"{at}: {node} is not a JSON number")
+                raise OutputError(f"{_place(at, where, level)}: {node} is not a JSON number")
             continue
         if not isinstance(node, list | tuple | dict):
-            raise OutputError(f"{at}: a {type(node).__name__} is not JSON")
+            raise OutputError(f"{_place(at, where, level)}: a {type(node).__name__} is not JSON")
         if level >= MAX_RESULT_DEPTH:
-            raise OutputError(f"{at}: nested deeper than {MAX_RESULT_DEPTH} levels")
+            raise OutputError(f"{_place(at, where, level)}: nested deeper than {MAX_RESULT_DEPTH} levels")
         if isinstance(node, dict):
             for key in node:
                 if not isinstance(key, str):
-                    raise OutputError(f"{at}: key {key!r} is not a string")
+                    raise OutputError(f"{_place(at, where, level)}: key {key!r} is not a string")
             items = [(item, f"{at}.{key}", level + 1) for key, item in node.items()]
         else:
             items = [(item, f"{at}[{index}]", level + 1) for index, item in enumerate(node)]
         stack.extend(reversed(items))  # the first problem in document order is the one reported
+
+
+# The levels of a path an output error shows in full.
+_SHOWN_LEVELS = 12
+
+
+def _place(at: str, where: str, level: int) -> str:
+    """Path `at` (`level` levels below `where`) as an error says it: one hundreds of levels deep by its first
+    `_SHOWN_LEVELS` segments and its depth."""
+    if level <= _SHOWN_LEVELS:
+        return at
+    cut, count = len(where), 0
+    for position in range(len(where), len(at)):
+        if at[position] in ".[":
+            count += 1
+            if count > _SHOWN_LEVELS:
+                cut = position
+                break
+    return f"{at[:cut]}… ({level} levels)"
 
 
 def check_size(value: Any, where: str = "$") -> None:

@@ -261,7 +261,7 @@ def _nested(depth):
 @pytest.mark.parametrize(("result", "reason"), [
     (10**5000, "result: an integer of about 5000 digits (at most 4300 can be saved)"),
     ({"a": [1, {"b": -(10**4300)}]}, "result.a[1].b: an integer of about 4300 digits"),
-    (_nested(1000), "nested deeper than 200 levels"),
+    (_nested(1000), f"result{'[0]' * 12}… (200 levels): nested deeper than 200 levels"),
     ({"bad": {1, 2}}, "result.bad: a set is not JSON"),
     ({"x": float("nan")}, "result.x: nan is not a JSON number"),
     ("x" * (16 * 1024 * 1024 + 1), "result: 16,777,219 bytes of JSON, more than the 16,777,216 a result may be"),
