@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-from PySide6.QtWidgets import QApplication, QToolBar
+from PySide6.QtWidgets import QApplication, QDockWidget, QLineEdit, QToolBar
 
 from ._help import show_about, show_help
 from ._request_schema import edit_request_schema
@@ -144,9 +144,17 @@ def _steady(action: QAction, window: MainWindow) -> QAction:
     return twin
 
 
-def _focus(widget: object) -> Callable[[], None]:
+def _focus(widget: QLineEdit) -> Callable[[], None]:
+    """Put the keys in `widget`, its dock shown in front first: behind another tab (the Watches behind the
+    Experiments) or closed, the focus went nowhere and the keys typed after it were lost."""
     def run() -> None:
-        widget.setFocus()  # type: ignore[attr-defined]
-        widget.selectAll()  # type: ignore[attr-defined]
+        dock = widget.parentWidget()
+        while dock is not None and not isinstance(dock, QDockWidget):
+            dock = dock.parentWidget()
+        if dock is not None:
+            dock.show()
+            dock.raise_()
+        widget.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        widget.selectAll()
 
     return run

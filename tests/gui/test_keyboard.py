@@ -137,6 +137,20 @@ def test_the_panes_are_listed_in_the_view_menu_with_their_keys(window: MainWindo
                       ("Plan graph", "Alt+8")]
 
 
+def test_pin_watch_and_filter_bring_their_pane_to_the_front(qtbot: Any, window: MainWindow) -> None:
+    """Ctrl+Shift+W with the Experiments tab in front of the Watches, or Ctrl+F with the timeline closed, put the
+    focus nowhere (a hidden field takes none): what was typed next was lost. The pane comes to the front."""
+    window.menu("Run").actions()[-1].trigger()  # Experiments…, tabbed in front of the Watches
+    assert window.watch_dock.visibleRegion().isEmpty()
+    window.actions_by_name["watch"].trigger()
+    qtbot.waitUntil(window.watches.entry.hasFocus)
+    assert not window.watch_dock.visibleRegion().isEmpty()
+    window.timeline_dock.close()
+    window.actions_by_name["find"].trigger()
+    qtbot.waitUntil(window.timeline.filter_box.hasFocus)
+    assert window.timeline_dock.isVisible()
+
+
 def test_every_menu_entry_has_a_key_and_no_letter_is_taken_twice(window: MainWindow) -> None:
     """Each entry of each menu has a shortcut or an underlined letter, and no letter is underlined twice in one
     menu: Alt+R, M only moved between Models… and Run with Model, with the menu left open; Load Activities…, Fork
