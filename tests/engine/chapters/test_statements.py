@@ -254,6 +254,11 @@ RUNS: list[tuple[str, list[dict[str, Any]], list[Any], list[tuple[str, Any, str 
      [{"_tool": "scoped", "_scopes": ["text"], "_outputPath": "†out.c"}], [("error", "scopes", None, None)]),
     ("015: without _scopes an activity's context is empty", [state({"s": 1})],
      [{"_tool": "scoped", "_outputPath": "†out.c"}], [("out", {"c": []}, "†out.c", None)]),
+    ("014: an anonymous delegate of an explicit tool runs its activity, references resolved", [state({"q": 1})],
+     [{"_tool": "echo", "_delegate": "anonymous", "a": "†state.q", "_outputPath": "†state.o"}],
+     [("state", {"o": {"a": 1}}, "†state.o", None)]),
+    ("014: an anonymous delegate of a latent tool waits for its clean room's output", [],
+     [{"_tool": "think", "_delegate": "anonymous", "a": 1, "_outputPath": "†state.o"}], []),
 ]
 
 
@@ -327,6 +332,13 @@ CHECKED: list[tuple[str, list[dict[str, Any]], Any, list[str]]] = [
       "output": None},
      ["solution, call 0 $._output: a lazy plan (012) asks for no latent execution: this latent call's _output is "
       "its result, given before the plan is approved (it is taken as the result when it runs)"]),
+    ("014: _delegate is a string: a request file or 'anonymous'; a URL is not fetched",
+     [{"type": "tool", "tool": {"t": {}}}, {"type": PLAN, "plan": [
+         {"_tool": "t", "_delegate": "http://example.com/agents/speaker_EN", "_outputPath": "†s.a"},
+         {"_tool": "t", "_delegate": 5}]}], None,
+     ["message 1: call 0 (t): delegate: delegate 'http://example.com/agents/speaker_EN' is a URL; ContextDeck does "
+      "not fetch URLs: save the request next to the document",
+      "message 1: call 1 (t): delegate: _delegate must be a non-empty string: a request file or 'anonymous'"]),
 ]
 
 
