@@ -13,7 +13,7 @@ import logging
 from typing import Any
 
 from PySide6.QtCore import QByteArray, QChildEvent, QEvent, QModelIndex, QObject, QRect, QSettings, QSize, Qt
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QFont, QFontMetrics, QGuiApplication
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
@@ -67,6 +67,7 @@ DOCK_ENTRIES = {"Timeline": "Timeli&ne", "State": "&State", "LLM view": "&LLM vi
                 "Calls": "&Calls", "Call inspector": "Call &inspector", "Output audit": "&Output audit",
                 "Plan graph": "&Plan graph", "Delegate session": "&Delegate session", "Call stack": "Call stac&k",
                 "Experiments": "E&xperiments"}
+TITLE_BAR_BUTTONS = 160  # what a window manager's icon and minimise, maximise and close buttons take of a title bar
 FRAME = QSize(16, 48)  # what a window manager's frame and title bar add around it (resize() leaves them out)
 _log = logging.getLogger(__name__)
 
@@ -269,6 +270,13 @@ class MainWindow(QMainWindow):
         dialog.setLabelText(f"Message number (0 to {count - 1}):")
         dialog.setIntRange(0, count - 1)
         dialog.setIntValue(self.selected_message() or 0)
+        # As narrow as its short label, the window manager cut the title ("Go to … ssage"): room for it in a bold
+        # title font, beside an icon and three title-bar buttons.
+        bold = QFont(dialog.font())
+        bold.setBold(True)
+        label = dialog.findChild(QLabel)  # the dialog's own minimum is its layout's: the label sets it
+        if label is not None:
+            label.setMinimumWidth(QFontMetrics(bold).horizontalAdvance(dialog.windowTitle()) + TITLE_BAR_BUTTONS)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.intValueSelected.connect(self._went_to)
         dialog.open()

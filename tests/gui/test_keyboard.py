@@ -413,6 +413,12 @@ def test_go_to_message_leaves_the_keys_in_the_timeline(qtbot: Any, refund: MainW
     qtbot.waitUntil(tool.hasFocus)
     qtbot.keyClick(tool, Qt.Key.Key_G, Qt.KeyboardModifier.ControlModifier)
     dialog = next(d for d in refund.findChildren(QInputDialog) if d.isVisible())
+    from PySide6.QtGui import QFont, QFontMetrics
+
+    bold = QFont(dialog.font())
+    bold.setBold(True)
+    title = QFontMetrics(bold).horizontalAdvance("Go to Message")
+    assert dialog.width() >= title + 150, "room for its title beside the title bar's buttons (it read 'Go to … ssage')"
     dialog.setIntValue(2)
     dialog.accept()
     qtbot.waitUntil(lambda: refund.selected_message() == 2)
