@@ -40,7 +40,7 @@ from ..request._request import (
 )
 from ..resolve._resolution import Diagnostic
 from ..run._instances import instance_problems
-from ..run._instancing import as_written, copied_from
+from ..run._instancing import as_written
 from ..run._setup import LAZY_OUTPUT, set_up
 from ..run._turns import output_violations
 from ._call_checks import plan_problems
@@ -170,8 +170,8 @@ def _run_problems(
             if isinstance(setup.plans[index].call, dict)  # not a call: `data_problems` said so already
             and (told := [problem for problem in problems if problem.type not in _REPORTED])}
     # A call the run repeats per instance (013) is named as the plan numbers it, with the instances refused.
-    if kept and setup.calls is not reading.calls:
-        kept = as_written(kept, copied_from(reading, live))
+    if kept and setup.origins is not None:
+        kept = as_written(kept, setup.origins)
     problems: list[Diagnostic] = []
     for index in sorted(kept):  # the calls with a problem, in plan order
         where = call_place(plan_index, _label(index, reading.calls[index]))

@@ -7,6 +7,7 @@ targeted with `_instance`; a call that names its instance, or touches only globa
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ..calls._calls import Problem, in_parameters
@@ -78,17 +79,12 @@ def _bound(reading: PlanReading, context: Messages) -> tuple[list[str], list[boo
 def copied_from(reading: PlanReading, context: Messages) -> list[tuple[int, str | None]]:
     """For each call of `instanced(reading, context)`, the index in `reading` of the call it copies, and the
     instance the copy runs for (None: the call runs once)."""
-    ids, bound = _bound(reading, context)
-    if not bound:
-        return [(index, None) for index in range(len(reading.calls))]
-    origins: list[tuple[int, str | None]] = []
-    for unit in reading.units:  # in `instanced`'s order: a unit once, or once per instance when it has a bound call
-        for instance in ids if any(bound[i] for i in unit.members) else (None,):
-            origins += [(i, instance if bound[i] else None) for i in unit.members]
-    return origins
+    origins = copies(reading, context)[1]
+    return [(index, None) for index in range(len(reading.calls))] if origins is None else origins
 
 
-def as_written(problems: dict[int, list[Problem]], origins: list[tuple[int, str | None]]) -> dict[int, list[Problem]]:
+def as_written(problems: dict[int, list[Problem]],
+               origins: Sequence[tuple[int, str | None]]) -> dict[int, list[Problem]]:
     """The problems of a plan's calls repeated per instance (numbered as `instanced` numbers them) as the problems
     of its calls as written (`origins`: `copied_from`'s): a problem copies share is said once, with the instances
     it is for (the first few)."""
@@ -110,20 +106,28 @@ def as_written(problems: dict[int, list[Problem]], origins: list[tuple[int, str 
 def instanced(reading: PlanReading, context: Messages) -> PlanReading:
     """A plan's reading with each instance-bound call (or pattern group) repeated once per instance, each copy
     targeted with `_instance` (the same reading when the context has no instances, or no call is bound)."""
+    return copies(reading, context)[0]
+
+
+def copies(reading: PlanReading, context: Messages) -> tuple[PlanReading, list[tuple[int, str | None]] | None]:
+    """`instanced(reading, context)` and, when it copied any call, its `copied_from` (made in the same pass: a run's
+    set-up asks both of 100,000 calls), else None."""
     ids, bound = _bound(reading, context)
     if not bound:
-        return reading
+        return reading, None
     given, read = reading.calls, reading.expressions
     calls: list[Any] = []
     units: list[Unit] = []
     expressions: list[list[Occurrence]] = []
-    add_call, add_unit, add_expressions = calls.append, units.append, expressions.append  # 100,000 calls
+    origins: list[tuple[int, str | None]] = []
+    add_call, add_unit, add_expressions, add_origin = calls.append, units.append, expressions.append, origins.append
     for unit in reading.units:
         members = unit.members
         if len(members) == 1 and not bound[first := members[0]]:
             index, position = len(calls), len(units)  # a call that runs once (the most common unit)
             add_call(given[first])
             add_expressions(read[first])
+            add_origin((first, None))
             add_unit(unit if first == index and unit.entry == position
                      else Unit.of(unit.pattern, (index,), index if index == position else position))
             continue
@@ -133,6 +137,7 @@ def instanced(reading: PlanReading, context: Messages) -> PlanReading:
                 index, position = len(calls), len(units)
                 add_call({**call, "_instance": name})
                 add_expressions(found)
+                add_origin((first, name))
                 add_unit(Unit.of("one", (index,), index if index == position else position))
             continue
         for instance in ids if any(bound[i] for i in members) else (None,):
@@ -140,7 +145,8 @@ def instanced(reading: PlanReading, context: Messages) -> PlanReading:
             for i in members:
                 calls.append({**given[i], "_instance": instance} if bound[i] else given[i])
                 expressions.append(read[i])  # `_instance` is no expression's place: a copy's are the call's
+                origins.append((i, instance if bound[i] else None))
             indices, position = tuple(range(start, len(calls))), len(units)
             # As `flatten` numbers them: one int object for a call's index and its unit's position when equal.
             units.append(Unit.of(unit.pattern, indices, indices[0] if indices == (position,) else position))
-    return PlanReading(calls, units, expressions)
+    return PlanReading(calls, units, expressions), origins

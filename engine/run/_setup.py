@@ -30,7 +30,7 @@ from ..protocol._expressions import OUTPUT_PATH, Occurrence, occurrences
 from ..protocol._groups import PlanReading, Unit, read_plan
 from ..protocol._schemas import SchemaCheck
 from ._delegate import Delegate, delegate_for, prescribed_delegate
-from ._instancing import copied_from, instanced
+from ._instancing import copies
 from ._running import conclude
 
 
@@ -64,8 +64,7 @@ def set_up(
     group, a cycle. `reading`: the pending calls read already (`read_plan`; `validate` reads every plan once)."""
     entries, plan_index = pending_calls(context, solution)
     written = read_plan(entries) if reading is None else reading
-    read = instanced(written, context)
-    origins = None if read is written else copied_from(written, context)
+    read, origins = copies(written, context)
     calls, units, expressions = read.calls, read.units, read.expressions
     tools = merged_tools(context, code_tools)
     # Each call's index is its unit's int object (`flatten`), shared by its plan and state: a large plan holds many.

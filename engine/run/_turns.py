@@ -29,7 +29,7 @@ from ..protocol._methods import deep_merge
 from ..request._request import REFERENCE, Request, compose_request, output_schema, survey, version_warnings
 from ..resolve._resolution import Diagnostic
 from ._instances import turn_instance_problems
-from ._instancing import as_written, copied_from, instanced
+from ._instancing import as_written, copies
 from ._setup import LAZY_OUTPUT, DelegateFinder
 
 OUTPUT_ERROR = "output"  # the error type of a refused final output
@@ -146,23 +146,19 @@ def _refusals(document: Document, reading: PlanReading, activities: Activities |
     known = activities if activities is not None else assumed_activities(document.context, code_tools)
     merged = merged_tools(document.context, code_tools)
     read: dict[str, ToolReading] = {}
-    copies = instanced(reading, document.context)  # as the run repeats them per instance (013)
-    plans = [plan_call(index, call, merged, known, copies.expressions[index], read)
-             for index, call in enumerate(copies.calls)]
+    copied, origins = copies(reading, document.context)  # as the run repeats them per instance (013)
+    plans = [plan_call(index, call, merged, known, copied.expressions[index], read)
+             for index, call in enumerate(copied.calls)]
     path = document.path
     finder = DelegateFinder(base if base is not None or path is None else path.parent,
                             chain or ((path.resolve(),) if path is not None else ()), code_tools)
     structural: dict[int, list[Problem]] = {}
     for plan in plans:
-        problems, _ = finder.refusals(document.context, plan, copies.expressions[plan.index], list(plan.problems))
+        problems, _ = finder.refusals(document.context, plan, copied.expressions[plan.index], list(plan.problems))
         if kept := [problem for problem in problems if problem.type not in _SAID_BY_THE_SCHEMA]:
             structural[plan.index] = kept
-    if copies is reading:
-        link_problems(copies.units, plans, Graph.of(plans), structural)
-        return structural
-    origins = copied_from(reading, document.context)
-    link_problems(copies.units, plans, Graph.of(plans), structural, origins)
-    return as_written(structural, origins)  # each copy's is its call's in the turn
+    link_problems(copied.units, plans, Graph.of(plans), structural, origins)
+    return structural if origins is None else as_written(structural, origins)  # a copy's is its call's in the turn
 
 
 # The tool's schema says these in the turn check, at the field.
