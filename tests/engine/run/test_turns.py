@@ -279,3 +279,16 @@ def test_a_turns_call_for_an_instance_that_never_finds_what_it_reads_is_a_warnin
         ("$.calls[1].all[0].q.a[0]", "†state.x (at position 0) is never found for instance ③ (no data message has "
                                      "it): only instance ① has it, and no global data or output path writes it, so "
                                      "the call would wait forever (013)", "warning")]
+
+
+def test_a_cycle_the_copies_of_a_turns_calls_close_names_the_calls_as_written() -> None:
+    """013: a cycle among the copies the run would make of a turn's calls per instance names the calls as the turn
+    writes them, at each one, with the instances (never the run's numbers of the copies)."""
+    document = Document(Context([{"type": "state", "_instance": "①", "data": {"x": 1}},
+                                 {"type": "state", "_instance": "②", "data": {"x": 2}}]))
+    turn = {"calls": [{"_tool": "a", "q": "†state.x", "_outputPath": "†state.y", "_output": 1},
+                      {"_tool": "b", "q": "†state.y", "_outputPath": "†state.x", "_output": 1}], "output": None}
+    cycle = ("cycle: calls 0 (a), 1 (b) form a cycle: call 1 feeds call 0 through †state.x; call 0 feeds call 1 "
+             "through †state.y (for instances ①, ②)")
+    assert [(path, reason) for path, reason, severity in problems(document, turn) if severity == "error"] == [
+        ("$.calls[0]", cycle), ("$.calls[1]", cycle)]
