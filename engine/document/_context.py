@@ -205,15 +205,17 @@ class Context:
         if left or entered != (len(self) - 1,):  # (an append is not counted)
             self.revision += 1
         relabelled = generation != self._store.order.generation
-        if self.followers or relabelled:  # (nobody to tell: a run appending its outputs from the command line)
-            if relabelled:
-                self._lanes.clear()  # every key changed: the logs' keys name nothing any more
-            edited = Edited(min(where), gone, entered, relabelled)
-            for follower in list(self.followers):
-                follower(edited)
-        if len(after):
-            after.emit(*where)
-        self._watchers.follow(plan, rekeyed, prior)
+        if relabelled:
+            self._lanes.clear()  # every key changed: the logs' keys name nothing any more
+        try:
+            if self.followers:  # (nobody to tell: a run appending its outputs from the command line)
+                edited = Edited(min(where), gone, entered, relabelled)
+                for follower in list(self.followers):
+                    follower(edited)
+            if len(after):
+                after.emit(*where)
+        finally:  # the edit is made: a listener that raises must not leave the watches (and resolve) before it
+            self._watchers.follow(plan, rekeyed, prior)
 
     def _valid(self, index: int) -> int:
         size = len(self)
