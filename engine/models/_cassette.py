@@ -15,6 +15,7 @@ from typing import Any
 from ..calls._outputs import Clock, utc_now
 from ..document import _json
 from ..protocol._errors import DocumentError
+from ..protocol._values import with_article
 
 MODES = ("record", "replay", "live")
 
@@ -48,12 +49,13 @@ class Cassette:
                 continue
             try:
                 exchange = _json.parse(line)
-            except ValueError as error:
+            except _json.JSONSyntaxError as error:
                 if number == len(lines):
                     break  # the last line of a write a crash cut short: that one answer is asked again
-                raise DocumentError(str(target), f"not JSON: {error}", line=number) from None
-            if not isinstance(exchange, dict) or not isinstance(exchange.get("digest"), str):
-                raise DocumentError(str(target), "expected an exchange object with a 'digest'", line=number)
+                raise DocumentError(str(target), f"not JSON: {error.reason}", number, error.column) from None
+            problem = _exchange_problem(exchange)
+            if problem is not None:
+                raise DocumentError(str(target), problem, line=number)
             cassette.exchanges[exchange["digest"]] = exchange
         return cassette
 
@@ -72,6 +74,21 @@ class Cassette:
             _drop_cut_line(self.path)
             with self.path.open("ab") as file:
                 file.write(line)
+
+
+def _exchange_problem(exchange: Any) -> str | None:
+    """What keeps a cassette line from being replayed, said before any run relies on it."""
+    if not isinstance(exchange, dict) or not isinstance(exchange.get("digest"), str):
+        return "expected an exchange object with a 'digest'"
+    response = exchange.get("response")
+    if "response" not in exchange:
+        return "the exchange has no 'response'"
+    if not isinstance(response, dict):
+        return f"the exchange's 'response' is {with_article(response)}, not an object"
+    text = response.get("text")
+    if text is not None and not isinstance(text, str):
+        return f"the exchange's 'response.text' is {with_article(text)}, not a string"
+    return None
 
 
 def _drop_cut_line(path: Path) -> None:

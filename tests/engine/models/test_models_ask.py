@@ -3,6 +3,7 @@
 import asyncio
 import dataclasses
 import json
+import re
 
 import pytest
 
@@ -314,7 +315,7 @@ def test_live_asks_again_and_records_the_newer_answer(fake_llm) -> None:
 def test_a_broken_cassette_line_is_named(tmp_path) -> None:
     """A cassette line that is not an exchange is a DocumentError with its line number."""
     path = tmp_path / "c.jsonl"
-    path.write_text('{"digest": "sha256:a"}\n[1]\n')
+    path.write_text('{"digest": "sha256:a", "response": {"text": "1"}}\n[1]\n')
     with pytest.raises(ValueError, match=r"c.jsonl:2: expected an exchange"):
         Cassette.open(path)
 
@@ -503,3 +504,19 @@ def test_asking_live_after_an_undo_with_the_server_down_writes_nothing(fake_llm)
     assert len(fake_llm.completions) == 2
     assert doc.context.messages == before
     assert execution.state(0).status is Status.WAITING_FOR_OUTPUT
+
+
+@pytest.mark.parametrize(("line", "said"), [
+    ('{"digest": "sha256:a", "response": "hi"}', "c.jsonl:2: the exchange's 'response' is a string, not an object"),
+    ('{"digest": "sha256:a"}', "c.jsonl:2: the exchange has no 'response'"),
+    ('{"digest": "sha256:a", "response": {"text": 5}}', "c.jsonl:2: the exchange's 'response.text' is a number"),
+    ("not json", "c.jsonl:2:1: not JSON: "),
+])
+def test_a_cassette_line_that_cannot_be_replayed_is_named_when_it_is_read(tmp_path, line, said) -> None:
+    """An exchange a replay could not use (a response that is no object, a text that is no string) or a line
+    that is not JSON is named with its line (and column) when the cassette is opened: before, a replay of it
+    stopped the run with an AttributeError, or refused the model's "answer" as if the model had given it."""
+    path = tmp_path / "c.jsonl"
+    path.write_text('{"digest": "sha256:b", "response": {"text": "1"}}\n' + line + "\n")
+    with pytest.raises(ValueError, match=re.escape(said)):
+        Cassette.open(path)
