@@ -7,7 +7,7 @@ There is no global registry: `@activity` only marks a function; an `Activities` 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
@@ -117,6 +117,29 @@ class Activities:
     @property
     def names(self) -> list[str]:
         return sorted(self._by_name)
+
+
+def as_activities(value: object) -> Activities:
+    """What a run's `activities=` may be: an `Activities`, a `{name: function}` dict (as a file's `ACTIVITIES`), or
+    functions marked `@activity`. Anything else is refused here, saying what it got, rather than when a call runs."""
+    if value is None or isinstance(value, Activities):
+        return value if value is not None else Activities()
+    found = Activities()
+    if isinstance(value, Mapping):
+        for name, fn in value.items():
+            if not isinstance(name, str) or not name or not callable(fn):
+                raise TypeError(f"activities[{name!r}]: expected a non-empty name and a function, got "
+                                f"{type(fn).__name__}")
+            found.add(fn, name)
+        return found
+    if isinstance(value, Iterable) and not isinstance(value, str | bytes):
+        for fn in value:
+            if not callable(fn):
+                raise TypeError(f"activities: expected functions marked @activity, got {type(fn).__name__}")
+            found.add(fn)
+        return found
+    raise TypeError("activities: expected an Activities, a {name: function} dict or @activity functions, got "
+                    f"{type(value).__name__}")
 
 
 def load_activities(path: str | Path) -> Activities:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from ..calls._activities import Activities
+from ..calls._activities import Activities, as_activities
 from ..calls._registry import Registry
 from ..calls._status import Status
 from ..document._document import Document
@@ -108,6 +108,8 @@ async def run_agent(
     unless `close_provider` is false (one provider shared by many runs, an experiment's, is closed once).
     """
     refused_outputs: list[int] = []
+    if "activities" in options:  # the model's turns are judged with the activities the run has
+        options["activities"] = as_activities(options["activities"])
     source = turns
     outputs = None
     if asker is not None:

@@ -12,7 +12,7 @@ import gc
 import operator
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from contextlib import ExitStack
 from itertools import takewhile
 from pathlib import Path
@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Protocol
 
 from psygnal import Signal
 
-from ..calls._activities import Activities
+from ..calls._activities import Activities, as_activities
 from ..calls._calls import CallPlan, Mode, Problem, plan_call
 from ..calls._outputs import Clock, OutputError, check_json, error_message, run_record_message, utc_now
 from ..calls._plan import Graph
@@ -90,7 +90,7 @@ class Execution:
         source: Document | Context,
         solution: Any = None,
         *,
-        activities: Activities | None = None,
+        activities: Activities | Mapping[str, Callable[..., Any]] | Iterable[Callable[..., Any]] | None = None,
         tools: dict[str, dict[str, Any]] | None = None,
         clock: Clock = utc_now,
         timeout: float = 60.0,
@@ -121,7 +121,7 @@ class Execution:
         if unusable is not None:  # a run of it would stop midway (a call it cannot quote) or run another plan
             raise SolutionRefused(unusable)
         self.solution = solution
-        self.activities = activities if activities is not None else Activities()
+        self.activities = as_activities(activities)
         self.code_tools = dict(tools or {})
         self.clock = clock
         self.timeout = timeout

@@ -91,3 +91,34 @@ def test_loading_a_document_runs_no_code(tmp_path) -> None:
     asyncio.run(Execution(context).run())
     assert not marker.exists()
     assert context.resolve("†state.a").value == 1
+
+
+def greeting(call, tool, context):
+    return "hi " + call["who"]
+
+
+@activity("greet")
+def marked_greeting(call, tool, context):
+    return "hi " + call["who"]
+
+
+@pytest.mark.parametrize("given", [{"greet": greeting}, [marked_greeting]], ids=["dict", "marked functions"])
+def test_a_run_takes_activities_as_a_dict_or_marked_functions(given) -> None:
+    """`activities=` written as a file's ACTIVITIES dict or as @activity functions runs them, rather than
+    failing each call inside the engine."""
+    context = Context([{"type": "tool", "tool": {"greet": {"type": "object"}}}])
+    calls = [{"_tool": "greet", "who": "Maya", "_outputPath": "†state.r"}]
+    asyncio.run(Execution(context, {"calls": calls}, activities=given).run())
+    assert context.resolve("†state.r").value == "hi Maya"
+
+
+@pytest.mark.parametrize(
+    ("given", "reason"),
+    [(greeting, "got function"), ({"greet": 1}, r"activities\['greet'\]: .* got int"), ([1], "got int")],
+)
+def test_activities_that_are_none_of_those_are_refused_before_the_run(given, reason) -> None:
+    """Anything else is a TypeError when the run is made, saying what it got; nothing is written."""
+    context = Context([{"type": "tool", "tool": {"greet": {"type": "object"}}}])
+    with pytest.raises(TypeError, match=reason):
+        Execution(context, {"calls": [{"_tool": "greet", "_outputPath": "†state.r"}]}, activities=given)
+    assert len(context) == 1
