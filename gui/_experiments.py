@@ -571,6 +571,8 @@ class ExperimentsPane(QWidget):
                                               "Cases (*.jsonl);;All files (*)")
         if path:
             self.set_dataset(Path(path))
+            if self.run_button.isEnabled():
+                self.run_button.setFocus(Qt.FocusReason.OtherFocusReason)  # the next key after a dataset: Run
 
     def set_dataset(self, path: Path) -> None:
         self.dataset = path

@@ -263,16 +263,18 @@ def ready_to_run(open_window: Any, tmp_path: Path, fake_llm: Any) -> tuple[Any, 
 
 
 def test_the_keys_stay_on_run_and_cancel_while_a_run_starts_and_ends(
-        qtbot: Any, open_window: Any, tmp_path: Path, fake_llm: Any) -> None:
-    """Space on Run disabled it with the focus on it: Qt gave the focus to the next control, the watch box, and the
-    next Space went there. The focus goes to Cancel while the run goes on, and back to Run when it ends."""
+        qtbot: Any, open_window: Any, tmp_path: Path, fake_llm: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A dataset chosen, the focus is on Run (it stayed on Dataset…). Space on Run disabled it with the focus on it:
+    Qt gave the focus to the next control, the watch box, and the next Space went there. The focus goes to Cancel
+    while the run goes on, and back to Run when it ends."""
     fake_llm.answer = lambda body: adder(body, delay=0.2)
     data = tmp_path / "data.jsonl"
     data.write_text(json.dumps({"id": 1, "input": {"a": 1, "b": 1}}) + "\n")
     window, pane = ready_to_run(open_window, tmp_path, fake_llm)
     window.menu("Run").actions()[-1].trigger()
-    pane.set_dataset(data)
-    pane.run_button.setFocus()
+    monkeypatch.setattr(experiments_ui.QFileDialog, "getOpenFileName", lambda *args: (str(data), ""))
+    pane.choose.setFocus()
+    qtbot.keyClick(pane.choose, Qt.Key.Key_Space)  # Dataset…: once chosen, the keys are on Run
     qtbot.waitUntil(pane.run_button.hasFocus)
     with qtbot.waitSignal(pane.finished, timeout=30000):
         qtbot.keyClick(pane.run_button, Qt.Key.Key_Space)
