@@ -8,7 +8,9 @@ import contextlib
 import gc
 import math
 import os
+import signal
 import sys
+import threading
 from collections.abc import Callable, Coroutine, Iterator, Sequence
 from typing import Any, TypeVar
 
@@ -70,7 +72,7 @@ EXIT_OK, EXIT_DOCUMENT, EXIT_EXPRESSION, EXIT_NOT_FOUND, EXIT_MODEL = 0, 1, 2, 3
 EXIT_REFUSED = 5  # the model's answer was refused (it broke the schema it was asked for)
 EXIT_WAITING = 6  # the model drove the loop and it stopped without a final output
 EXIT_INTERNAL = 70  # an error of ContextDeck's own (sysexits' EX_SOFTWARE); never a traceback
-EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports it
+EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports it (SIGTERM: 143, see `_stopping`)
 
 
 def _load(path: str) -> Document:
@@ -667,6 +669,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "model", None) and getattr(args, "llm", None) is None:
         parser.error("--model needs --llm BASE_URL")
     run: Any = args.run
+    if run is _gui:  # the window handles its own signals
+        return _main(run, args)
+    with _stopping() as stopped_by:
+        code = _main(run, args)
+    return 128 + stopped_by[-1] if code == EXIT_INTERRUPTED and stopped_by else code
+
+
+@contextlib.contextmanager
+def _stopping() -> Iterator[list[int]]:
+    """SIGTERM (a supervisor, `timeout`, `docker stop`) stops a command as Ctrl-C does, so that a run writes what
+    it had made first; the list it yields then holds the signal, for the exit code (143). It goes through the
+    SIGINT handler in place: inside `asyncio.run` that one cancels the run at its next await, never mid-write."""
+    stopped_by: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield stopped_by
+        return
+
+    def terminated(signum: int, frame: Any) -> None:
+        stopped_by.append(signum)
+        interrupt = signal.getsignal(signal.SIGINT)
+        if not callable(interrupt):  # SIGINT ignored (a shell's background job)
+            raise KeyboardInterrupt
+        interrupt(signal.SIGINT, frame)
+
+    previous = signal.signal(signal.SIGTERM, terminated)
+    try:
+        yield stopped_by
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _main(run: Any, args: argparse.Namespace) -> int:
     try:
         with batch_collector():
             return int(run(args))

@@ -1,6 +1,7 @@
 """`contextdeck run DOC [--activities FILE.py ...] [--out FILE] [--steps N] [--now ISO]`."""
 
 import json
+import signal
 import subprocess
 import sys
 
@@ -343,10 +344,11 @@ def test_an_activities_file_that_exits_or_fails_oddly_when_imported_exits_1(caps
     assert f"cannot load activities from {bad}: {reason}" in err
 
 
-def test_ctrl_c_writes_what_the_run_had_made_before_it_stops(tmp_path) -> None:
-    """SIGINT while the second call's activity runs: exit 130, and --out holds the first call's output (run
-    again, the first call would otherwise be made twice), written whole; the second call's is not there."""
-    import signal
+@pytest.mark.parametrize(("stop", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_ctrl_c_or_sigterm_writes_what_the_run_had_made_before_it_stops(tmp_path, stop, code) -> None:
+    """SIGINT (Ctrl-C) or SIGTERM (a supervisor's stop) while the second call's activity runs: exit 130 or 143,
+    and --out holds the first call's output (run again, the first call would otherwise be made twice), written
+    whole; the second call's is not there. SIGTERM used to end the process at once, writing nothing."""
     import time
 
     started = tmp_path / "started"
@@ -370,9 +372,9 @@ def test_ctrl_c_writes_what_the_run_had_made_before_it_stops(tmp_path) -> None:
     deadline = time.monotonic() + 60
     while not started.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(stop)
     _, err = process.communicate(timeout=60)
-    assert process.returncode == 130, err
+    assert process.returncode == code, err
     assert f"contextdeck: interrupted (what it had made is written to {out})" in err
     assert "Traceback" not in err
     written = json.loads(out.read_text())
