@@ -43,6 +43,7 @@ from bisect import bisect_left, bisect_right
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from ...protocol._expressions import Reference
@@ -72,6 +73,7 @@ _RESULTS = 64
 # Steps a piece of an instance's sources merged with the global ones counts for in `fold_some` (a piece merges
 # up to a chunk of global keys and the instance keys among them: about as long as this many folded writes).
 MERGE_STEPS = 8
+_LET_GO = attrgetter("ids", "changes", "change_keys", "failed", "problems_at", "marks", "sealed", "results")  # a log's
 
 LogKey = tuple[str, str | None, Path, int]  # kind, instance, path, global steps it continues from
 
@@ -423,14 +425,15 @@ class LaneLogs:
         self._steps -= len(log.ids)
         for dependent in log.dependents:  # instance logs continue from it
             self._drop(dependent)
-        let_go(log.ids, log.changes, log.change_keys, log.failed, log.problems_at, log.marks, log.sealed, log.results)
+        let_go(*_LET_GO(log))
 
     def clear(self) -> None:
-        """Drop every log (at a relabel of the order; and a replaced document's, freed in slices as an edit's are)."""
+        """Drop every log (at a relabel of the order)."""
         for key in list(self._logs):
             self._drop(key)
 
-    __del__ = clear
+    def __del__(self) -> None:  # a replaced document's logs: buried at once, not dropped one by one (the dict on top)
+        let_go(*(part for log in self._logs.values() for part in _LET_GO(log)), self._logs)
 
     def touch(self, identity: tuple[str, str | None], write: Write, order_key: int) -> None:
         """A write of `identity` at `order_key` is being added or removed: drop every log it can change."""

@@ -175,6 +175,28 @@ def test_a_context_let_go_of_is_buried_and_all_freed_later(buried: list[Any]) ->
     assert not buried
 
 
+def test_a_dying_contexts_path_logs_are_buried_in_one_go(buried: list[Any]) -> None:
+    """A replaced document's path logs (hundreds at a million messages) are buried together, the graveyard asked
+    once, with the dict that holds them on top (freed first, so that their lists are alone when freed)."""
+    context = _logged()
+    lanes = context._lanes
+    held, store = lanes._logs, context._store  # (the store is buried on its own when it goes: held here)
+    lists = {id(part) for log in held.values() for part in (log.ids, log.changes, log.change_keys, log.failed,
+                                                          log.problems_at, log.marks, log.sealed, log.results)}
+    del context
+    buried.clear()
+    asked: list[None] = []
+    free_later(lambda: asked.append(None))
+    del lanes
+    assert asked == [None]
+    assert buried[-1] is held
+    assert len(held) == 3
+    assert lists == {id(thing) for thing in buried[:-1]}
+    del held, store
+    assert free_some(float("inf"))
+    assert not buried
+
+
 def test_a_track_whose_last_watch_closes_lets_go_of_its_marks(buried: list[Any]) -> None:
     """Closing the last watch of a whole kind (turning Follow Latest off closes every pin's) buries its track's
     checkpoints and each lane's marks instead of freeing them in the call; the watch of another kind keeps its own,
