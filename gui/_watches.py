@@ -100,6 +100,8 @@ class WatchModel(QAbstractTableModel):
         self._cursor: Cursor | None = None
         self._document: DocumentModel | None = None
         self._pins: list[PinnedWatch] = []
+        # The pins a document brought back whose watches are still to be made, in order (`set_pins`), by id.
+        self._unmade: dict[int, PinnedWatch] = {}
         # The engine calls back each watch that changed; the rows are repainted once, after the move or edit.
         self._dirty: set[int] = set()
         self._renumbered = False  # an edit since the last repaint: sources may show other indices now
@@ -167,7 +169,8 @@ class WatchModel(QAbstractTableModel):
             # after the cursor's own handlers: its pending watches
             connect_all((signal, self._edited) for signal in _edits(context))
         for pin in self._pins:
-            self._evaluate(pin)
+            if id(pin) not in self._unmade:
+                self._evaluate(pin)
         self._all_changed()
         self._warm_later()
 
@@ -234,8 +237,9 @@ class WatchModel(QAbstractTableModel):
             self._warm_timer.start(WARM_NEXT_MS)
 
     def is_busy(self) -> bool:
-        """Whether some pins still show the value of an earlier cursor, or none yet (being resolved in slices)."""
-        return self._cursor is not None and self._cursor.pending > 0
+        """Whether some pins still show the value of an earlier cursor, or none yet (being made or resolved in
+        slices)."""
+        return bool(self._unmade) or (self._cursor is not None and self._cursor.pending > 0)
 
     def _work(self) -> None:
         if self._cursor is None:
@@ -258,15 +262,32 @@ class WatchModel(QAbstractTableModel):
 
     def set_pins(self, texts: Iterable[str]) -> None:
         """Pin `texts` instead of what is pinned (a document's own pins when it opens), in one reset of the rows: a
-        document brings back hundreds in the turn that hands it over. The watches of the pins it replaces are closed
-        in slices (`Slices.close_later`): the document they follow is being replaced."""
+        document brings back hundreds in the turn that hands it over. Their watches are made in slices after it (each
+        shows "…" until its first fold is done anyway), and the watches of the pins it replaces closed in slices
+        (`Slices.close_later`): the document they follow is being replaced."""
         self.beginResetModel()
         self._close_later(self._pins)
         self._pins = [PinnedWatch(*parse_pin(text)) for text in texts]
-        for pin in self._pins:
-            self._evaluate(pin)
+        self._unmade = {id(pin): pin for pin in self._pins}
         self.endResetModel()
-        self._warm_later()
+        if self._unmade:
+            slices().start(self._make_some)
+
+    def _make_some(self) -> None:
+        """One slice of making the watches of the pins `set_pins` brought back, in their order."""
+        deadline = time.perf_counter() + BUDGET_S
+        made: set[int] = set()
+        while self._unmade and time.perf_counter() < deadline:
+            pin = next(iter(self._unmade.values()))
+            self._evaluate(pin, fold_now=False)  # (its first fold in the cursor's slices, as a hand-over's)
+            made.add(id(pin))
+        rows = [row for row, pin in enumerate(self._pins) if id(pin) in made]
+        if rows:
+            self.dataChanged.emit(self.index(rows[0], 0), self.index(rows[-1], len(COLUMNS) - 1))
+        if self._unmade:
+            slices().start(self._make_some)
+        else:
+            self._warm_later()  # (what was listed for folding ahead before left out the pins not made yet)
 
     def remove(self, row: int) -> None:
         self.beginRemoveRows(_ROOT, row, row)
@@ -276,8 +297,10 @@ class WatchModel(QAbstractTableModel):
     def getItem(self, index: _Index) -> PinnedWatch | None:
         return self._pins[index.row()] if index.isValid() and index.row() < len(self._pins) else None
 
-    def _evaluate(self, pin: PinnedWatch) -> None:
+    def _evaluate(self, pin: PinnedWatch, fold_now: bool = True) -> None:
+        """Make `pin`'s watch (its first fold now unless `fold_now` is false or a document is being handed over)."""
         pin.error = None
+        self._unmade.pop(id(pin), None)
         if self._cursor is None:
             try:
                 parse_expression(pin.expression)
@@ -290,7 +313,8 @@ class WatchModel(QAbstractTableModel):
 
         try:
             # (a document handed over brings its pins back all in one turn: none of their folds in it)
-            pin.handle = self._cursor.watch(pin.expression, changed, pin.instance, fold_now=not self._opening())
+            pin.handle = self._cursor.watch(pin.expression, changed, pin.instance,
+                                            fold_now=fold_now and not self._opening())
         except ExpressionError as error:
             pin.error = f"{error.reason} at position {error.position}"
             return
@@ -303,6 +327,7 @@ class WatchModel(QAbstractTableModel):
             pin.handle = None
 
     def _close(self, pin: PinnedWatch) -> None:
+        self._unmade.pop(id(pin), None)
         if pin.handle is not None:
             pin.handle.close()
             pin.handle = None
@@ -366,8 +391,8 @@ class WatchModel(QAbstractTableModel):
             if column == 1:
                 if pin.error is not None:
                     return f"malformed: {pin.error}"
-                if result is None:
-                    return "…" if pin.handle is not None else ""  # (its first fold at the cursor goes on)
+                if result is None:  # (its watch being made, or its first fold at the cursor going on)
+                    return "…" if pin.handle is not None or id(pin) in self._unmade else ""
                 return short_json(result.value) if result.found else "missing " + ", ".join(result.missing)
             if result is not None and result.found:  # (the last three: ranking thousands would block a paint)
                 return ", ".join(f"#{i}" for i in result.last_sources(3))

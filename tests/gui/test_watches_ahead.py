@@ -251,6 +251,47 @@ def test_a_document_reopened_following_the_latest_closes_the_old_pins_after_the_
     assert [pin.label for pin in model.pins] == ["†state", "†state.k3", "†state.k4"]
 
 
+def test_a_document_reopened_following_the_latest_makes_its_pins_watches_after_the_hand_over(
+        qtbot: Any, open_messages: Any) -> None:
+    """Reopened while Follow Latest is on, the pins it brings back are rows at once, their watches made in slices
+    after the hand-over, in order ("…" until then); a row the user selects meanwhile stays selected, and a pin the
+    user adds meanwhile stays, after them."""
+    window = open_messages([{"type": "state", "data": {f"k{n % 7}": n}} for n in range(300)], "long.json")
+    window.set_follow_latest(True)
+    model = window.watches.model
+    texts = ["†state", "†state.k3", "†state.k4 || †state.k5", "†state.k1"]
+    for text in texts:
+        model.add(text)
+    qtbot.waitUntil(lambda: not model.is_busy(), timeout=5000)
+    made: list[str] = []
+    window.session.loadFinished.connect(lambda *_: made.append("handed over"))
+    original = WatchModel._evaluate
+
+    def evaluate(self: WatchModel, pin: PinnedWatch, *args: Any, **kwargs: Any) -> None:
+        made.append(pin.label)
+        original(self, pin, *args, **kwargs)
+
+    handed: list[list[Any]] = []
+
+    def handing_over() -> None:
+        handed.append([model.index(row, 1).data() for row in range(model.rowCount())])
+        window.watches.table.selectRow(1)
+        model.add("†state.k6")
+
+    window.session.documentReplaced.connect(handing_over)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(WatchModel, "_evaluate", evaluate)
+        with qtbot.waitSignal(window.document.documentShown, timeout=10000):
+            window.session.open(window.session.path)
+        qtbot.waitUntil(lambda: not model.is_busy(), timeout=5000)
+    assert handed == [["…"] * len(texts)]
+    assert made == ["†state.k6", "handed over", *texts]  # (the user's own at once)
+    assert [pin.label for pin in model.pins] == [*texts, "†state.k6"]
+    assert [index.row() for index in window.watches.table.selectionModel().selectedRows()] == [1]
+    context = window.context()
+    assert [pin.resolution for pin in model.pins] == [context.resolve(text) for text in [*texts, "†state.k6"]]
+
+
 def test_a_narrow_pane_gives_the_value_room(qtbot: Any) -> None:
     """In a pane as narrow as the window's bottom dock, the value column keeps a third of the width (it was cut to
     "missin…" between the expression's 260 pixels and the sources'); with room again the columns take back their
