@@ -135,6 +135,7 @@ class CallsModel(QAbstractTableModel):
         self._due = False  # an edit came while held: one refresh once it ends
         self._current = False  # nothing was edited since the fresh execution shown was made (`execution_to_run`)
         self._judged: tuple[Context, Execution] | None = None  # made in one slice, shown in the next (`_judge`)
+        self._judging = False  # emptied for a big document handed over: its calls not shown yet (`_forget`)
         self._breakpoints: dict[int, str | None] = {}  # row -> its condition (a `†` expression) or None
         self._tool_breakpoints: set[str] = set()  # stop at every call of these tools
         # Where breakpoints are kept across sessions (the window: the document's sidecar settings).
@@ -193,6 +194,7 @@ class CallsModel(QAbstractTableModel):
     def _forget(self) -> None:
         """No rows until the next refresh (the previous document's are gone); the reads kept are kept."""
         self.beginResetModel()
+        self._judging = True
         self._execution, self._calls, self._graph, self._stale, self._shown = None, [], plan_graph([]), {}, []
         self._analyses.clear()
         self.endResetModel()
@@ -204,6 +206,11 @@ class CallsModel(QAbstractTableModel):
     @property
     def context(self) -> Context | None:
         return self._context
+
+    @property
+    def judging(self) -> bool:
+        """Whether the rows are empty only until a big document's calls, being judged, are shown."""
+        return self._judging
 
     @property
     def solution(self) -> Any:
@@ -332,6 +339,7 @@ class CallsModel(QAbstractTableModel):
 
     def _show(self, execution: Execution | None, announce: bool = True) -> None:
         before = self._calls
+        self._judging = False
         plans = [] if execution is None else execution.plans
         self._keep_reads_current(plans)
         self._analyses.clear()

@@ -157,7 +157,9 @@ class CallsPanel(QWidget):
         self.actions_by_name["cancel"].setEnabled(running)
         self.actions_by_name["rerun_stale"].setEnabled(has_calls and not running)
         self.actions_by_name["restart"].setEnabled(not running)
-        if not has_calls:
+        # Not while a big document's calls are being judged: the note would say there are none, and showing it
+        # lays out the panel in the turn that hands the document over.
+        if not has_calls and not self.model.judging:
             self.message.setText(no_calls_note(self.model.context, self.model.solution))
         elif self.message.text().startswith("No calls: "):
             self.message.clear()  # a document with calls replaced one without

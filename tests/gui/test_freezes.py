@@ -45,13 +45,19 @@ def test_the_calls_reads_are_folded_by_the_loader_not_the_window(
     assert not any(on_main for _e, _i, on_main in reads)
 
 
+def _big(messages: list[Any], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """A file of `messages`, a big document to the calls panel."""
+    monkeypatch.setattr(_calls, "LARGE_CONTEXT", len(messages))
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(messages), encoding="utf-8")
+    return path
+
+
 def test_a_big_documents_calls_are_judged_in_a_turn_after_it_is_shown(
         qtbot: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, open_window: Any) -> None:
     """When a big document replaces the open one, the calls panel is emptied at once and judges the new calls
     (an Execution over the whole run record) in a later turn of the event loop, not in the hand-over's."""
-    monkeypatch.setattr(_calls, "LARGE_CONTEXT", len(PLANNED))
-    path = tmp_path / "planned.json"
-    path.write_text(json.dumps(PLANNED), encoding="utf-8")
+    path = _big(PLANNED, monkeypatch, tmp_path)
     window = open_window(None)
     model = window.inspector.model  # type: ignore[attr-defined]
     at_hand_over: list[int] = []
@@ -62,6 +68,22 @@ def test_a_big_documents_calls_are_judged_in_a_turn_after_it_is_shown(
     qtbot.waitUntil(lambda: model.rowCount() == len(INSTANCES))
     assert model.execution is not None
     assert model.execution.context is window.context()
+
+
+def test_a_big_documents_hand_over_says_no_calls_only_once_they_are_judged(
+        qtbot: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, open_window: Any) -> None:
+    """While a big document's calls are being judged, the calls panel does not say it has none (its rows are only
+    empty until then); once judged, a document without calls says so."""
+    path = _big([message for message in PLANNED if message["type"] != "plan"], monkeypatch, tmp_path)
+    window = open_window(None)
+    panel = window.inspector.panel  # type: ignore[attr-defined]
+    at_hand_over: list[str] = []
+    window.session.documentReplaced.connect(lambda: at_hand_over.append(panel.message.text()))
+    with qtbot.waitSignal(window.session.documentReplaced, timeout=10000):
+        window.session.open(path)
+    assert at_hand_over == [""]
+    qtbot.waitUntil(lambda: not panel.model.judging)
+    assert panel.message.text().startswith("No calls: ")
 
 
 class Between(QObject):
