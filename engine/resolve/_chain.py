@@ -11,6 +11,7 @@ resolution's `diagnostics` does the first time it is read.
 from __future__ import annotations
 
 from bisect import insort
+from collections.abc import Iterator
 from heapq import merge
 from operator import itemgetter
 from typing import Any
@@ -31,9 +32,6 @@ class Chain:
 
     def __len__(self) -> int:
         return self.size
-
-    def __bool__(self) -> bool:
-        return self.size > 0
 
     def plus(self, item: Any) -> Chain:
         """This chain with `item` at the end (this one is shared, not copied)."""
@@ -126,6 +124,13 @@ class _Flat(Chain):
     def __init__(self, items: tuple[Any, ...], size: int | None = None) -> None:
         super().__init__(len(items) if size is None else size, 0)
         self.flat = items
+
+
+def unlinked(chain: Chain) -> Iterator[None]:
+    """Let go of `chain` a link at a time from its end, a step each (`let_go`): a long chain freed in steps."""
+    while isinstance(chain, _Link):
+        chain = chain.before
+        yield
 
 
 def _emit(chain: Chain, start: int, out: list[Any]) -> None:

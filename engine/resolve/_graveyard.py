@@ -15,13 +15,13 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 SLICE = 64  # entries of one list or dict freed between two looks at the clock, at most
 STEP_S = 0.001  # what a step between two looks may take: fewer entries after a longer one
 
-_buried: list[list[Any] | dict[Any, Any]] = []
+_buried: list[list[Any] | dict[Any, Any] | Iterator[None]] = []
 # References to a buried list or dict while `free_some` looks at it when nothing else holds it: the graveyard's,
 # the local name's and `sys.getrefcount`'s argument (CPython 3.11; tests/engine/resolve/test_graveyard.py checks it).
 _ALONE = 3
@@ -35,7 +35,7 @@ def free_later(due: Callable[[], None] | None) -> None:
     _due[:] = [] if due is None else [(threading.get_ident(), due)]
 
 
-def let_go(*things: list[Any] | dict[Any, Any]) -> None:
+def let_go(*things: list[Any] | dict[Any, Any] | Iterator[None]) -> None:
     """Let go of big lists or dicts: on the thread that turned the graveyard on, buried (`free_some` empties each
     a slice at a time once nothing else holds it; one still held elsewhere is only let go of, never emptied);
     elsewhere, nothing (freed at once when their holder goes)."""
@@ -51,10 +51,13 @@ def free_some(deadline: float) -> bool:
     size, now = 1, time.perf_counter()
     while _buried and now < deadline:
         thing = _buried[-1]
-        if sys.getrefcount(thing) > _ALONE:  # still held elsewhere: letting go of it frees nothing now
+        if isinstance(thing, Iterator):  # each step lets go of one more thing (`unlinked`: a chain's next link)
+            if next(thing, thing) is thing:
+                _buried.pop()
+        elif sys.getrefcount(thing) > _ALONE:  # still held elsewhere: letting go of it frees nothing now
             _buried.pop()
             continue
-        if isinstance(thing, dict):
+        elif isinstance(thing, dict):
             for _ in range(min(size, len(thing))):
                 thing.popitem()
         else:

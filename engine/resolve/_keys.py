@@ -69,9 +69,6 @@ class _Chunked(Sequence[int]):
     def __len__(self) -> int:
         return self._size
 
-    def __bool__(self) -> bool:
-        return self._size > 0
-
     def __iter__(self) -> Iterator[int]:
         tail, visible = self._tail, self._size - self._sealed
         rest: Iterable[int] = tail if len(tail) == visible else islice(tail, visible)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ...protocol._expressions import Expression, Reference
 from ...protocol._messages import MISSING, Path, Write, get_path
 from .. import _paranoid
-from .._chain import Chain
+from .._chain import Chain, unlinked
 from .._graveyard import let_go
 from .._keys import EMPTY_KEYS, Keys, sealed_chunks, sort_in_pieces
 from .._order import NOT_IN_ORDER, Ranks
@@ -313,10 +313,12 @@ class Watchers:
             self._builds.pop(track, None)
             self._by_lane[track.kind][track.lane].remove(track)
             self._index_gaps(track, track.fold, None)
-            if track.fold is not None:  # its marks and sources' chunks (a whole kind's): freed in slices later
-                sources = [p.sources for p in track.fold.state.probes] + [f.keys for f in track.results.values()]
-                let_go(track.fold.checkpoints.items, *map(list, track.fold.lanes.values()), sealed_chunks(sources))
-        if reader is not None:  # (after: a track let go of buries its results' chunks first)
+            if (fold := track.fold) is not None:  # its marks; what they all share under them, freed after
+                sources = [p.sources for p in fold.state.probes] + [f.keys for f in track.results.values()]
+                let_go(sealed_chunks(sources), *(unlinked(chain) for mark in fold.checkpoints.items[:1]
+                                                 for chain in mark.held.diagnostics),
+                       fold.checkpoints.items, *map(list, fold.lanes.values()))
+        if reader is not None:  # (after: a track let go of buries its results' chunks)
             track.read[path].remove(reader)
             if not track.read[path]:
                 del track.read[path]

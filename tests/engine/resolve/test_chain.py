@@ -6,12 +6,13 @@ of one layer after a cut, less some, with others merged in by order key; an edit
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contextdeck.engine.resolve._chain import EMPTY, Chain
+from contextdeck.engine.resolve._chain import EMPTY, Chain, unlinked
 
 
 def chain_of(items: list[Any]) -> Chain:
@@ -83,3 +84,18 @@ def test_splices_of_splices_read_as_the_lists_they_stand_for(data: st.DataObject
         chain, items, _ = pool[-1]
         assert chain.items() == tuple(items)
         assert len(chain) == len(items)
+
+
+def test_a_chain_unlinked_is_let_go_of_a_link_a_step_from_its_end() -> None:
+    """`unlinked` lets go of a chain nothing else holds one link a step, the last first, so that a long chain is
+    freed in steps, not all at once by its last holder."""
+    chain = EMPTY.plus("a").plus("b").plus("c")
+    middle = chain.before  # "b": held by "c" and here
+    held = sys.getrefcount(middle)
+    steps = unlinked(chain)
+    del chain
+    next(steps)  # "c" freed: "b" held by the walk instead
+    assert sys.getrefcount(middle) == held
+    next(steps)  # "b" let go of: held only here
+    assert sys.getrefcount(middle) == held - 1
+    assert len(list(steps)) == 1  # ("a")

@@ -211,9 +211,10 @@ def test_a_track_whose_last_watch_closes_lets_go_of_its_marks(buried: list[Any])
     lanes = sorted(len(kept) for kept in fold.lanes.values())
     del fold
     whole.close()
-    assert any(thing is marks for thing in buried)
-    assert buried[-1] == []  # its sources' chunks: none in 600 writes
-    assert lanes == sorted(len(thing) for thing in buried[:-1] if thing is not marks)  # each lane's marks, as a list
+    assert buried[0] == []  # its sources' chunks: none in 600 writes
+    assert isinstance(buried[1], Iterator)  # its first mark's problems (`unlinked`)
+    assert buried[2] is marks
+    assert lanes == sorted(len(thing) for thing in buried[3:])  # each lane's marks, as a list
     assert ("t", None, None) in context._watchers._tracks
     first = marks[0]
     held = sys.getrefcount(first)  # (the list's reference among them)
@@ -222,6 +223,29 @@ def test_a_track_whose_last_watch_closes_lets_go_of_its_marks(buried: list[Any])
     assert not buried
     assert sys.getrefcount(first) == held - 1  # emptied, not only let go of
     assert other.current == context.resolve("†t")
+
+
+def test_an_instance_tracks_marks_let_go_of_what_they_share_after_them(buried: list[Any]) -> None:
+    """An instance's whole-kind fold starts from its global fold: every one of its marks holds all the global
+    problems (a link each) and sources (a chunk each). Its track buries them under its marks, so that they are freed
+    after the marks (the problems a link a step, `unlinked`), not all with the first mark; `free_some` frees them."""
+    bad = {"type": "s", "s": {"a": "text"}, "_outputPath": "†s.a", "_outputMethod": "push"}
+    global_part = [{"type": "s", "s": {"a": "text", f"k{n}": n}} if n % 2 else bad for n in range(600)]
+    context = Context([*global_part, *({"type": "s", "_instance": "i", "s": {"b": n}} for n in range(600))])
+    whole, own = context.watch("†s", lambda _: None), context.watch("†s", lambda _: None, "i")
+    track = context._watchers._tracks["s", "i", None]
+    assert track.fold is not None
+    marks = track.fold.checkpoints.items
+    problems = marks[0].held.diagnostics[0]
+    assert len(problems) >= 200  # the global ones (a push onto text)
+    del track
+    own.close()
+    whole.close()
+    below = next(at for at, thing in enumerate(buried) if thing is marks)
+    assert any(isinstance(thing, Iterator) for thing in buried[:below])
+    del marks, problems, own, whole
+    assert free_some(float("inf"))
+    assert not buried
 
 
 def test_a_track_whose_last_watch_closes_lets_go_of_its_sources_chunks(buried: list[Any]) -> None:
