@@ -4,8 +4,9 @@ plain types) is its own tool schema, and its calls are validated against it.
 Two typed forms, beside the classic `fn(call, tool, context)`:
 - `fn(params: Model, [tool, [context]]) -> R`: the first parameter is a pydantic model of the call's parameters;
 - `fn(a: int, b: str = "x") -> R`: every parameter annotated (none named `call`): the call's parameters by name.
-A classic function may still annotate its return type. The tool schema is the parameters' JSON Schema, the
-docstring as its description, and `_output` from the return type (none for `None` or no annotation).
+A classic function may still annotate its return type; a function that is none of the three is refused. The tool
+schema is the parameters' JSON Schema, the docstring as its description, and `_output` from the return type (none
+for `None` or no annotation).
 """
 
 from __future__ import annotations
@@ -69,7 +70,8 @@ def typing_of(fn: Callable[..., Any]) -> Typing | None:
     first = hints.get(positional[0].name) if positional else None
     if inspect.isclass(first) and issubclass(first, BaseModel):
         form, parameters, extra = "model", first, len(positional) - 1
-    elif positional and positional[0].name != CLASSIC_FIRST and all(p.name in hints for p in positional):
+    elif ((positional and positional[0].name != CLASSIC_FIRST) or not signature.parameters) and all(
+            p.name in hints for p in positional):  # (a function of no parameters is called with none)
         fields: dict[str, Any] = {
             p.name: (hints[p.name], ... if p.default is inspect.Parameter.empty else p.default) for p in positional}
         form, parameters, extra = "keywords", pydantic.create_model(f"{fn.__name__}_parameters", **fields), 0
@@ -130,6 +132,20 @@ def _located(error: pydantic.ValidationError) -> str:
     return "; ".join(parts)
 
 
+def _takes_a_call(name: str, fn: Callable[..., Any]) -> None:
+    """A classic activity is called as `fn(call, tool, context)`: one that cannot be is refused when it is registered,
+    rather than failing every call with Python's TypeError."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return  # (a builtin that does not say: its calls will tell)
+    try:
+        signature.bind(None, None, None)
+    except TypeError:
+        raise TypeError(f"activity {name!r}: {getattr(fn, '__name__', 'it')}{signature} cannot be called as "
+                        "(call, tool, context): take those, or annotate every parameter") from None
+
+
 def typed(name: str, fn: Callable[..., Any]) -> tuple[Callable[..., Any], Typing | None]:
     """`fn` as a classic activity `(call, tool, context)` that validates its parameters and result against its
     annotations (and turns a returned model into JSON), with what the annotations say; `fn` itself when it
@@ -140,6 +156,8 @@ def typed(name: str, fn: Callable[..., Any]) -> tuple[Callable[..., Any], Typing
         found = typing_of(fn)
     except (TypeError, pydantic.PydanticUserError, pydantic.PydanticSchemaGenerationError) as error:
         raise TypeError(f"activity {name!r}: its annotations cannot be a tool schema: {error}") from None
+    if found is None or found.form == "classic":
+        _takes_a_call(name, fn)
     if found is None:
         return fn, None
 

@@ -110,3 +110,33 @@ def test_a_recursive_model_is_refused_when_registered() -> None:
 
     with pytest.raises(TypeError, match=r"activity 'walk': .*refers to itself"):
         Activities().add(walk, "walk")
+
+
+def test_a_function_of_no_parameters_is_called_with_none() -> None:
+    """`def now() -> str` (or `def ping()`) takes no call: it runs with no arguments rather than failing each call
+    with Python's TypeError, and its schema has no parameters."""
+
+    def now() -> str:
+        return "2026-03-01"
+
+    def ping():
+        return "pong"
+
+    acts = Activities()
+    acts.add(now, "now")
+    acts.add(ping, "ping")
+    assert Activity("now", now).schema == {"type": "object", "properties": {"_output": {"type": "string"}}}
+    calls = [{"_tool": "now", "_outputPath": "†state.day"}, {"_tool": "ping", "_outputPath": "†state.echo"}]
+    context, _, _ = execute([], calls, acts)
+    assert (context.resolve("†state.day").value, context.resolve("†state.echo").value) == ("2026-03-01", "pong")
+
+
+def test_a_function_that_is_neither_form_is_refused_when_registered() -> None:
+    """Parameters not all annotated make a classic activity; one that cannot take (call, tool, context) is refused
+    when registered, naming it and its signature."""
+
+    def half(a, b: int) -> int:
+        return b
+
+    with pytest.raises(TypeError, match=r"activity 'half': half\(a, b: int\) -> int cannot be called as \(call, "):
+        Activities().add(half, "half")
