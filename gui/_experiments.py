@@ -10,6 +10,10 @@ shows each case's status, verdict, output and tokens as `before → after` where
 rows marked, the pass rates and token totals side by side, the outputs' structural diff (RFC 6902, jsonpatch)
 and the request the model received at a turn diffed against the turn before or the same turn of the other
 experiment. Watch columns pin a `†` expression and show its value at the end of every run, in both experiments.
+
+The dataset, the experiments shown and the watch columns are the open document's: kept in its settings
+(`window.session.sidecar`, key "experiments") and shown again when it is opened; another document shows its own,
+so Run never runs one document over the dataset chosen for another. The pane's first line names the document.
 """
 
 from __future__ import annotations
@@ -84,6 +88,7 @@ ResultKey = str
 NAME, STATUS, PASSED, OUTPUT, TOKENS, SECONDS, DIVERGED = range(7)
 HEADERS = ("Input", "Status", "Passed", "Output", "Tokens", "Time", "Diverged")
 CHANGED = QColor(255, 200, 60, 70)  # a case whose status, verdict or output changed between the experiments
+KEPT = "experiments"  # the document's settings key: {"dataset", "results", "compared", "watches"}, paths as text
 
 
 @dataclass
@@ -184,6 +189,11 @@ class ResultsModel(QAbstractTableModel):
         if before is not None:
             names += [case_name(result) for result in before.results if case_name(result) not in set(names)]
         self.names = names
+        self.endResetModel()
+
+    def set_watches(self, expressions: list[str]) -> None:
+        self.beginResetModel()
+        self.watches = list(expressions)
         self.endResetModel()
 
     def add_watch(self, expression: str) -> None:
@@ -317,7 +327,10 @@ class ExperimentsPane(QWidget):
         self.composer = BackgroundRunner(0, self)  # the request diff (`show_request_diff`)
         self.composer.finished.connect(self._request_diff_composed)
 
-        self.dataset_label = QLabel("No dataset")
+        self.dataset_label = QLabel()  # the document the pane's dataset and results are for, and the dataset
+        self.dataset_label.setTextFormat(Qt.TextFormat.PlainText)
+        self._opened = 0  # documents opened so far: a run that ends in another document's time shows nothing
+        self._restoring = False
         self.choose = QPushButton("Dataset…")
         self.choose.setToolTip("Choose a JSON Lines file of cases: {\"id\", \"input\", \"expect\"} a line")
         self.choose.clicked.connect(self.choose_dataset)
@@ -407,24 +420,79 @@ class ExperimentsPane(QWidget):
         layout.addWidget(self.summary)
         layout.addLayout(watch_row)
         layout.addWidget(splitter, 1)
-        self._set_running(False)
+        window.session.documentReplaced.connect(self.restore)
+        self.restore()
+
+    # -- the document's own ------------------------------------------------------------------------
+
+    def restore(self) -> None:
+        """Show the open document's dataset, experiments and watch columns (none kept: an empty pane). A file that
+        is gone since is left out; what cannot be read says so in the status bar."""
+        self._opened += 1
+        kept = self.main.session.sidecar.value(KEPT, {})
+        kept = kept if isinstance(kept, dict) else {}
+
+        def path(key: str) -> Path | None:
+            value = kept.get(key)
+            return Path(value) if isinstance(value, str) and Path(value).is_file() else None
+
+        watches = kept.get("watches")
+        self._restoring = True
+        try:
+            self.dataset = path("dataset")
+            self.model.set_watches([item for item in watches if isinstance(item, str)]
+                                   if isinstance(watches, list) else [])
+            results = path("results")
+            if results is None or not self.show_results(results, path("compared")):
+                self._clear_results()
+        finally:
+            self._restoring = False
+        self._show_dataset()
+
+    def _clear_results(self) -> None:
+        self.model.show(None)
+        self.compare_button.setEnabled(False)
+        self._show_summary()
+        self.show_details(-1)
+
+    def _keep(self) -> None:
+        """Keep the dataset, the experiments shown and the watch columns as the open document's."""
+        if self._restoring:
+            return
+        after, before = self.model.after, self.model.before
+        self.main.session.sidecar.set_value(KEPT, {
+            "dataset": None if self.dataset is None else str(self.dataset),
+            "results": None if after is None else str(after.path),
+            "compared": None if before is None else str(before.path),
+            "watches": list(self.model.watches)})
+
+    def _show_dataset(self) -> None:
+        path = self.main.session.path
+        document = path.name if path is not None else "the untitled document"
+        self.dataset_label.setText(f"{document} over {self.dataset.name}" if self.dataset is not None
+                                   else f"{document}: no dataset")
+        self.dataset_label.setToolTip(f"The dataset and the results shown are {document}'s"
+                                      + (f"\nDataset: {self.dataset}" if self.dataset is not None else ""))
+        self._set_running(self.task is not None)
 
     # -- experiments shown ---------------------------------------------------------------------------
 
-    def show_results(self, after: Path, before: Path | None = None) -> None:
-        """Show the results in `after`, compared with `before` when given."""
+    def show_results(self, after: Path, before: Path | None = None) -> bool:
+        """Show the results in `after`, compared with `before` when given; False when they cannot be read."""
         try:
             shown = Loaded(after, read_results(after))
             compared = Loaded(before, read_results(before)) if before is not None else None
         except DocumentError as error:
             self.main.statusBar().showMessage(f"Cannot show the experiment: {error}", 10_000)
-            return
+            return False
         self.model.show(shown, compared)
+        self._keep()
         self.compare_button.setEnabled(True)
         self._show_summary()
         self._fit_columns()
         if self.model.names:
             self.table.selectRow(0)
+        return True
 
     def _fit_columns(self) -> None:
         """The short columns as wide as what they hold (a name at most a third of the table), so that the output
@@ -482,6 +550,7 @@ class ExperimentsPane(QWidget):
     def add_watch(self, expression: str) -> None:
         if expression.strip():
             self.model.add_watch(expression.strip())
+            self._keep()
 
     def add_watch_from_edit(self) -> None:
         self.add_watch(self.watch_edit.text())
@@ -576,9 +645,8 @@ class ExperimentsPane(QWidget):
 
     def set_dataset(self, path: Path) -> None:
         self.dataset = path
-        self.dataset_label.setText(path.name)
-        self.dataset_label.setToolTip(str(path))
-        self._set_running(False)
+        self._keep()
+        self._show_dataset()
 
     def _set_running(self, running: bool) -> None:
         """Run and Cancel change places as the run starts and ends; the keys go with them (disabled, the button with
@@ -628,6 +696,7 @@ class ExperimentsPane(QWidget):
         self.experiment = Experiment(cases, settings, 4, lambda done, _: self.progressed.emit(done))
         self._set_running(True)
         before = self.model.after.path if self.model.after is not None else None
+        opened = self._opened
         ended = "finished"
         try:
             await run_apart(self.experiment.run, providers)
@@ -639,8 +708,10 @@ class ExperimentsPane(QWidget):
             written = write_results(out, self.experiment.results)
             self.task = None
             self._set_running(False)
-        window.statusBar().showMessage(f"Experiment {ended}: {written} of {len(cases)} inputs in {out.name}", 10_000)
-        if written:
+        left = "" if opened == self._opened else f" (for {path.name}, no longer open)"
+        window.statusBar().showMessage(f"Experiment {ended}: {written} of {len(cases)} inputs in {out.name}{left}",
+                                       10_000)
+        if written and not left:  # another document open: its own results stay shown
             self.show_results(out, before)
         self.finished.emit()
 

@@ -89,7 +89,7 @@ class DocumentSidecar(QObject):
     Values are JSON values (lists, objects, strings, numbers, booleans, None) and are copied in and
     out. An untitled document's settings live in memory until Save As gives it a path. Keys in use:
     "watches" (pinned expressions, as typed), "expanded" (state view paths), "breakpoints", "layout" (the
-    window's docks, `QMainWindow.saveState` in base64).
+    window's docks, `QMainWindow.saveState` in base64), "experiments" (the Experiments pane's).
     """
 
     writeFailed = Signal(str)  # the settings file could not be written (a background matter: no dialog)

@@ -323,3 +323,42 @@ def test_run_in_the_window_runs_the_open_document_over_the_dataset_and_compares_
     assert serialised
     assert not any(serialised)  # the document (and each case's) is serialised off the GUI thread
     release()
+
+
+def test_the_dataset_and_the_results_shown_follow_the_document(
+        qtbot: Any, open_window: Any, tmp_path: Path) -> None:
+    """The pane kept the last document's dataset and results when another was opened: Run ran the new document over
+    the old dataset, under the old results. They are the document's: another shows its own (none: Run is off), and
+    opened again, a document shows its dataset, its experiments and its watch columns; the pane names the document."""
+    first = agent(tmp_path / "first.json", "Add the numbers.")
+    (tmp_path / "second").mkdir()
+    second = agent(tmp_path / "second" / "second.json", "Add the numbers.")
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps({"id": "one", "input": {"a": 1, "b": 2}}) + "\n")
+    results = tmp_path / "data.results.jsonl"
+    results.write_text(json.dumps({"id": "one", "status": "finished", "passed": True, "output": {"total": 3}}) + "\n")
+    window = open_window(first)
+    pane: ExperimentsPane = window.experiments  # type: ignore[attr-defined]
+    assert pane.dataset_label.text() == "first.json: no dataset"
+    pane.set_dataset(data)
+    pane.show_results(results)
+    pane.add_watch("†state.sum")
+    assert pane.dataset_label.text() == "first.json over data.jsonl"
+
+    window.files.open_path(second)
+    qtbot.waitUntil(lambda: window.session.path == second)
+    assert pane.dataset is None
+    assert not pane.run_button.isEnabled()
+    assert pane.model.rowCount() == 0
+    assert pane.model.watches == []
+    assert pane.summary.text() == ""
+    assert pane.dataset_label.text() == "second.json: no dataset"
+
+    window.files.open_path(first)
+    qtbot.waitUntil(lambda: window.session.path == first)
+    assert pane.dataset == data
+    assert pane.run_button.isEnabled()
+    assert pane.model.after is not None
+    assert pane.model.after.path == results
+    assert pane.model.watches == ["†state.sum"]
+    assert pane.dataset_label.text() == "first.json over data.jsonl"
