@@ -7,6 +7,7 @@ kept current by incremental tracks (`_watches`).
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Generator, Iterable
 from functools import partial
 from typing import Any, NamedTuple
@@ -14,7 +15,7 @@ from typing import Any, NamedTuple
 from psygnal import Signal, SignalInstance
 
 from ..protocol._errors import ContentError
-from ..protocol._expressions import Expression, Reference, parse_expression
+from ..protocol._expressions import Expression, Reference, as_expression
 from ..protocol._messages import Form, MessageInfo, message_problem
 from ..resolve import _paranoid
 from ..resolve._incremental._blame import Blame, blame_of
@@ -218,7 +219,7 @@ class Context:
             self._watchers.follow(plan, rekeyed, prior)
 
     def _valid(self, index: int) -> int:
-        size = len(self)
+        index, size = _integer(index), len(self)
         if not -size <= index < size:
             raise IndexError(f"message index {index} out of range for {size} messages")
         return index % size
@@ -298,7 +299,7 @@ class Context:
         indexes at an order key, so time travel copies nothing. Raises `ExpressionError` for a malformed
         expression; never raises for bad data.
         """
-        expression = parse_expression(expr) if isinstance(expr, str) else expr
+        expression = as_expression(expr)
         instance = None if instance is None else str(instance)
         limit = self._limit_key(at)
 
@@ -319,7 +320,7 @@ class Context:
         """Fold at most about `steps` writes of what `resolve(expr, instance, at)` folds on first use: whether
         nothing is left, so that resolve then folds nothing. A caller with a time budget (the window's slices)
         calls it until it says so, then resolves: a path's first fold of thousands of writes is split."""
-        expression = parse_expression(expr) if isinstance(expr, str) else expr
+        expression = as_expression(expr)
         instance = None if instance is None else str(instance)
         limit = self._limit_key(at)
         left = steps
@@ -346,30 +347,41 @@ class Context:
     def blame(self, expr: str | Expression, instance: str | None = None, at: int | None = None) -> Blame:
         """Who made the value of `expr` what it is: the write that set its base, every later write that
         changed it (index, id, method, `_call`, `_date`), and the value each write shadowed."""
-        expression = parse_expression(expr) if isinstance(expr, str) else expr
+        expression = as_expression(expr)
         instance = None if instance is None else str(instance)
         resolution = self.resolve(expression, instance, at)
         return blame_of(self._store, expression, resolution, instance, self._limit_key(at))
 
     def watch(
-        self, expr: str, callback: Callable[[Resolution], Any], instance: str | None = None
+        self, expr: str | Expression, callback: Callable[[Resolution], Any], instance: str | None = None
     ) -> Watch:
         """Follow `expr`: `callback(resolution)` after every edit that changes found, value or sources.
 
         Watches of the same kind, instance and first path segment share one incremental fold.
         """
-        expression = parse_expression(expr)
+        expression = as_expression(expr)
+        if not callable(callback):  # refused now, not at the next edit (whose caller it would fail)
+            raise TypeError(f"watch {expression.source!r}: the callback is not callable: {type(callback).__name__}")
         return self._watchers.add(expression, callback, None if instance is None else str(instance))
 
     def _limit_key(self, at: int | None) -> int | None:
         """The order key of the last message among the first `at` (None: no limit; 0: nothing)."""
-        if at is None or at >= len(self):
+        if at is None or _integer(at, "`at`") >= len(self):
             return None
         return 0 if at <= 0 else self._store.order.key[self._store.order.ids[at - 1]]
 
 
+def _integer(value: object, what: str = "message index") -> int:
+    """An index given as something else would fail inside an edit, after its announcement."""
+    try:
+        return operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError(f"{what} must be an integer, got {type(value).__name__} {value!r}") from None
+
+
 def _clamp(index: int, size: int) -> int:
     # The same meaning as list.insert, negative indices included.
+    index = _integer(index)
     if index < 0:
         index += size
     return max(0, min(index, size))

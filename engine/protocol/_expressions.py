@@ -98,6 +98,16 @@ def parse_expression(source: str) -> Expression:
     return found
 
 
+def as_expression(expr: object) -> Expression:
+    """`expr` parsed (a string) or as it is (an `Expression`); anything else is a TypeError saying what it got."""
+    if isinstance(expr, str):
+        return parse_expression(expr)
+    if isinstance(expr, Expression):
+        return expr
+    raise TypeError(f"expected an expression (a string such as '†state.x', or an Expression), got "
+                    f"{type(expr).__name__}")
+
+
 def _parse(source: str) -> Expression:
     one = _ONE_REFERENCE.fullmatch(source)  # `lone_reference`, read here: a document has 100,000 expressions
     if one is not None:

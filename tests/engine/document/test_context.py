@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from contextdeck.engine import Context
+from contextdeck.engine import Context, parse_expression
 
 EDITS: dict[str, tuple[str, Callable[[Context], Any]]] = {
     "insert": ("inserted", lambda ctx: ctx.append({"type": "state", "data": {"x": 2}})),
@@ -36,3 +36,35 @@ def test_a_listener_that_raises_leaves_the_watches_current(name: str) -> None:
     getattr(ctx, signal).disconnect(fails)
     ctx.append({"type": "state", "data": {"y": 0}})
     assert ctx.resolve("†state.x").value == watch.current.value == expected
+
+
+@pytest.mark.parametrize(
+    ("call", "reason"),
+    [
+        (lambda ctx: ctx.insert(1.5, {"type": "text", "text": "x"}), "message index must be an integer, got float 1.5"),
+        (lambda ctx: ctx.insert("1", {"type": "text", "text": "x"}), "message index must be an integer, got str '1'"),
+        (lambda ctx: ctx.move(0.0, 1), "message index must be an integer, got float 0.0"),
+        (lambda ctx: ctx.remove(None), "message index must be an integer, got NoneType None"),
+        (lambda ctx: ctx.resolve("†state.x", at=1.5), "`at` must be an integer, got float 1.5"),
+        (lambda ctx: ctx.resolve(None), "expected an expression .* got NoneType"),
+        (lambda ctx: ctx.blame(123), "expected an expression .* got int"),
+        (lambda ctx: ctx.watch("†state.x", "print"), "watch '†state.x': the callback is not callable: str"),
+    ],
+)
+def test_arguments_of_the_wrong_type_are_refused_before_anything_changes(call, reason) -> None:
+    """A TypeError that says which argument and what it got, before any announcement: nothing changes."""
+    ctx = Context([{"type": "state", "data": {"x": n}} for n in range(3)])
+    heard: list[object] = []
+    ctx.inserting.connect(heard.append)
+    ctx.moving.connect(lambda *where: heard.append(where))
+    with pytest.raises(TypeError, match=reason):
+        call(ctx)
+    assert (heard, len(ctx), ctx.resolve("†state.x").value) == ([], 3, 2)
+    ctx.append({"type": "state", "data": {"x": 9}})
+    assert [ctx.id_at(index) for index in range(4)] == [1, 2, 3, 4]
+
+
+def test_watch_takes_a_parsed_expression_as_resolve_does() -> None:
+    """`watch` takes an `Expression` as `resolve` and `blame` do."""
+    ctx = Context([{"type": "state", "data": {"x": 1}}])
+    assert ctx.watch(parse_expression("†state.x"), lambda resolution: None).current.value == 1
