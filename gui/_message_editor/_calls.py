@@ -37,7 +37,9 @@ from PySide6.QtWidgets import (
 from contextdeck.engine import METHODS, call_problems, group_of
 
 from .._editor._base import ERROR_COLOR
+from .._editor._json_editor import JsonEditor
 from .._glyphs import glyph_button, name_glyph
+from .._summary import turn_words
 from ._catalog import Catalog
 from ._model import MessageModel
 
@@ -374,12 +376,18 @@ class Boxes(Sequence[CallBox]):
 
 
 class CallsBody(QScrollArea):
-    """The `plan` array of a plan message: its entries, each a call or a pattern group of calls.
+    """The `plan` array of a plan message: its entries, each a call or a pattern group of calls; below them the
+    turn's final output when it gave one (`output_edited`), as JSON, and who gave it.
 
     `boxes` are the call boxes in call order, group members included (the numbering of `call_problems`, the
-    debugger and `validate`); `groups` the group boxes by plan entry."""
+    debugger and `validate`); `groups` the group boxes by plan entry.
+
+    The output is edited as the calls are (a person's turn may give one; a model's answer is corrected the way its
+    calls are). The `_model` beside it is the record of the exchange, audit only: said in a line, not edited here.
+    """
 
     edited = Signal(object)
+    output_edited = Signal(object)
 
     def __init__(self, catalog: Callable[[], Catalog] = Catalog, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -398,7 +406,20 @@ class CallsBody(QScrollArea):
         adding.addWidget(self.add_button)
         adding.addWidget(self.add_group_button)
         adding.addStretch(1)
+        self.output_box = QGroupBox("Final output")
+        self.output_box.setObjectName("planOutput")
+        self.answered = QLabel()
+        self.answered.setWordWrap(True)
+        self.answered.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.output = JsonEditor(check=_an_output)
+        self.output.text.setAccessibleName("Final output")
+        self.output.edited.connect(self.output_edited)
+        output_layout = QVBoxLayout(self.output_box)
+        output_layout.addWidget(self.answered)
+        output_layout.addWidget(self.output)
+        self.output_box.hide()
         self._layout.addWidget(self.problems)
+        self._layout.addWidget(self.output_box)
         self._layout.addLayout(adding)
         self._layout.addStretch(1)
         self.setWidget(inner)
@@ -427,6 +448,23 @@ class CallsBody(QScrollArea):
             self._calls = list(model.value)
             self._rebuild()
         self._check()
+        self._show_output(model)
+
+    def _show_output(self, model: MessageModel) -> None:
+        if model.output is None:
+            self.output_box.hide()
+            return
+        self.answered.setText(f"Answered by {turn_words(model.answered)} (the exchange, as recorded, is in the "
+                              "JSON tab's _model)" if isinstance(model.answered, dict) else
+                              "Given by a person (no model exchange)")
+        self.output.set_value(model.output)
+        # As tall as the output (a line or two more to type in), at most a dozen lines: the calls and the add
+        # buttons stay in sight below it.
+        shown = json.dumps(model.output, indent=2).count("\n") + 1
+        text = self.output.text
+        margins = text.contentsMargins().top() + text.contentsMargins().bottom() + 2 * text.frameWidth()
+        text.setFixedHeight(min(max(shown + 1, 3), 12) * text.fontMetrics().lineSpacing() + margins + 8)
+        self.output_box.show()
 
     def prepare(self, model: MessageModel) -> bool:
         """Makes the boxes of `model`'s calls now, on this page while it is not on screen (`MessageEditor.prepare`):
@@ -452,6 +490,7 @@ class CallsBody(QScrollArea):
 
     def set_read_only(self, flag: bool) -> None:
         self.inner.setEnabled(not flag)
+        self.output.set_read_only(flag)
 
     # -- the boxes ---------------------------------------------------------------------------------------
 
@@ -666,3 +705,8 @@ class CallsBody(QScrollArea):
             self.problems.setText(text)
         if self.problems.isHidden() == bool(found):
             self.problems.setVisible(bool(found))
+
+
+def _an_output(value: Any) -> str | None:
+    """Why a typed value cannot be the turn's output: null is no output (the box would go as it was typed)."""
+    return "null is no output: to take the output away, remove it in the JSON tab" if value is None else None

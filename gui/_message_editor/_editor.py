@@ -21,7 +21,7 @@ from ._bodies import BODIES
 from ._catalog import Catalog
 from ._focus import controls, leave, move_focus, show
 from ._header import HeaderEditor
-from ._model import Body, MessageModel, problem_of, read_message, retyped, with_body, with_header
+from ._model import Body, MessageModel, problem_of, read_message, retyped, with_body, with_header, with_output
 from ._schema import SchemaNode
 
 if TYPE_CHECKING:
@@ -288,6 +288,10 @@ class MessageEditor(QWidget):
         if self._message is not None and page is self.bodies.currentWidget():
             self._commit(with_body(self._message, value), page)
 
+    def _output_edited(self, page: QWidget, output: Any) -> None:
+        if self._message is not None and page is self.bodies.currentWidget():
+            self._commit(with_output(self._message, output), page)
+
     def _commit(self, message: dict[str, Any], source: QWidget | None) -> None:
         before = self._message
         if before is None or _same(message, before):
@@ -347,6 +351,7 @@ class MessageEditor(QWidget):
             page = self._pages[body] = BODIES[body]()
             if body is Body.CALLS:
                 page.set_catalog_source(self._catalog_of)
+                page.output_edited.connect(partial(self._output_edited, page))
             page.edited.connect(partial(self._body_edited, page))
             self.bodies.addWidget(page)
         return page

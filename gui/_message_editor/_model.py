@@ -44,6 +44,8 @@ class MessageModel:
     schema: dict[str, Any] | None = None
     kind: str | None = None
     instance: str | None = None
+    output: Any = None  # a plan message's final output (a turn that ended the loop, in a bare context); None: none
+    answered: Any = None  # a plan message's `_model`: the model's reply as recorded (a model's turn), else None
 
 
 def _text(message: dict[str, Any], form: Form) -> MessageModel:
@@ -77,6 +79,9 @@ def _plan(message: dict[str, Any], form: Form) -> MessageModel:
     # group whose calls are not a list of them) is edited in the JSON tab.
     if model.body is Body.CALLS and not all(_formable(entry) for entry in calls):
         return MessageModel(form, message["type"], Body.RAW, message)
+    if model.body is Body.CALLS:
+        return MessageModel(form, model.type, Body.CALLS, calls, "plan", output=message.get("output"),
+                            answered=message.get("_model"))
     return model
 
 
@@ -155,6 +160,11 @@ def inside(message: dict[str, Any], change: Callable[[dict[str, Any]], dict[str,
 def with_body(message: dict[str, Any], value: Any) -> dict[str, Any]:
     """The message after its body (as `read_message` names it) became `value`."""
     return inside(message, lambda own: _with_body(own, value))
+
+
+def with_output(message: dict[str, Any], output: Any) -> dict[str, Any]:
+    """The plan message with another final `output` (None removes it)."""
+    return inside(message, lambda own: with_key(own, "output", output))
 
 
 def with_header(message: dict[str, Any], key: str, value: Any) -> dict[str, Any]:

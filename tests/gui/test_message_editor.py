@@ -138,6 +138,32 @@ def test_a_message_without_a_form_says_why(qtbot: Any, window: MainWindow) -> No
         assert "JSON tab" in shown
 
 
+def test_a_plan_message_shows_its_final_output_in_the_form(qtbot: Any, window: MainWindow) -> None:
+    """A model's final answer (a plan message with no calls and an `output`, as a bare context keeps it) showed
+    only "+ call / + group" in the form: the output is shown under the calls and edited as they are, with who gave
+    it in a line (the `_model` record is not edited there); typed null is refused, not applied; undo restores it."""
+    answered = {"model": "fake-small", "usage": {"total_tokens": 18}, "latency_ms": 11, "replayed": False}
+    plan = {"type": "plan", "plan": [], "output": {"total": 3}, "_model": answered}
+    window.apply_edit(Replace(0, plan))
+    window.select_message(0)
+    body = window.editor.body()
+    assert window.editor.model().body is Body.CALLS
+    qtbot.waitUntil(body.output_box.isVisible)
+    assert json.loads(body.output.text.toPlainText()) == {"total": 3}
+    assert body.answered.text().startswith("Answered by fake-small · 18 tokens · 11 ms")
+    body.output.text.setPlainText('{"total": 4}')
+    assert window.context()[0] == {**plan, "output": {"total": 4}}
+    body.output.text.setPlainText("null")
+    assert window.context()[0]["output"] == {"total": 4}
+    assert "null is no output" in body.output.status.text()
+    window.session.undo_stack.undo()
+    assert window.context()[0] == plan
+    assert json.loads(body.output.text.toPlainText()) == {"total": 3}
+    window.apply_edit(Replace(0, {"type": "plan", "plan": []}))
+    window.select_message(0)
+    assert not body.output_box.isVisible()  # a plan without an output has no box for one
+
+
 def test_a_message_of_parts_edits_its_text_parts_and_keeps_the_others(qtbot: Any, window: MainWindow) -> None:
     """`{role, content: [parts]}` (OpenAI's form, kept by a trace import when a part is an image): each text part
     is a box of its own, the role is in the header, any other part is named and written back as it was."""
