@@ -7,7 +7,6 @@ kept current by incremental tracks (`_watches`).
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable, Generator, Iterable
 from functools import partial
 from typing import Any, NamedTuple
@@ -26,7 +25,7 @@ from ..resolve._incremental._tracks import Fold
 from ..resolve._incremental._watches import Found, Plan, Track, Watch, Watchers, combine_keys
 from ..resolve._resolution import Resolution
 from . import _json
-from ._edits import Edit
+from ._edits import Edit, integer_index
 from ._validate import json_path
 from ._view import ContextView, Pieces
 
@@ -219,7 +218,7 @@ class Context:
             self._watchers.follow(plan, rekeyed, prior)
 
     def _valid(self, index: int) -> int:
-        index, size = _integer(index), len(self)
+        index, size = integer_index(index), len(self)
         if not -size <= index < size:
             raise IndexError(f"message index {index} out of range for {size} messages")
         return index % size
@@ -366,22 +365,14 @@ class Context:
 
     def _limit_key(self, at: int | None) -> int | None:
         """The order key of the last message among the first `at` (None: no limit; 0: nothing)."""
-        if at is None or _integer(at, "`at`") >= len(self):
+        if at is None or integer_index(at, "`at`") >= len(self):
             return None
         return 0 if at <= 0 else self._store.order.key[self._store.order.ids[at - 1]]
 
 
-def _integer(value: object, what: str = "message index") -> int:
-    """An index given as something else would fail inside an edit, after its announcement."""
-    try:
-        return operator.index(value)  # type: ignore[arg-type]
-    except TypeError:
-        raise TypeError(f"{what} must be an integer, got {type(value).__name__} {value!r}") from None
-
-
 def _clamp(index: int, size: int) -> int:
     # The same meaning as list.insert, negative indices included.
-    index = _integer(index)
+    index = integer_index(index)
     if index < 0:
         index += size
     return max(0, min(index, size))

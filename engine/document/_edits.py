@@ -5,8 +5,18 @@ The GUI wraps these in QUndoCommands; tests use them without Qt.
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+
+def integer_index(value: object, what: str = "message index") -> int:
+    """`value` as an index; anything else is a TypeError naming it, before an edit is announced (inside one it
+    would fail halfway)."""
+    try:
+        return operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError(f"{what} must be an integer, got {type(value).__name__} {value!r}") from None
 
 
 class Context(Protocol):
