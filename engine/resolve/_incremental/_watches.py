@@ -449,12 +449,18 @@ class Watchers:
             if seen:
                 changed.append(watch)
             watch._keep(resolution, watch._seen)
-        for watch in changed:
+        failed: Exception | None = None
+        for watch in changed:  # each hears of the edit, whatever an earlier callback raises (then raised after)
             if watch._owner is not None:
-                watch._callback(watch._resolution)
+                try:
+                    watch._callback(watch._resolution)
+                except Exception as error:
+                    failed = failed or error
         if _paranoid.ENABLED:
             for watch in list(self._watches):
                 _ = watch.current  # checked there against the reference fold
+        if failed is not None:
+            raise failed
 
     def _outcome(self, plan: Plan, rekeyed: tuple[int, int] | None, prior: dict[Track, Fold] | None) -> Outcome:
         """`follow`'s work after an edit that did not relabel: the new folds, results and renewals."""

@@ -68,3 +68,20 @@ def test_watch_takes_a_parsed_expression_as_resolve_does() -> None:
     """`watch` takes an `Expression` as `resolve` and `blame` do."""
     ctx = Context([{"type": "state", "data": {"x": 1}}])
     assert ctx.watch(parse_expression("†state.x"), lambda resolution: None).current.value == 1
+
+
+def test_a_watch_callback_that_raises_keeps_no_other_watch_from_hearing() -> None:
+    """Every watch whose value an edit changed is called back even when an earlier callback raises; that error
+    then reaches the edit's caller."""
+    ctx = Context([{"type": "state", "data": {"x": 1, "y": 1}}])
+    heard: list[tuple[str, object]] = []
+
+    def fails(resolution: object) -> None:
+        raise RuntimeError("a callback's own bug")
+
+    ctx.watch("†state.x", fails)
+    ctx.watch("†state.x", lambda resolution: heard.append(("x", resolution.value)))
+    ctx.watch("†state.y", lambda resolution: heard.append(("y", resolution.value)))
+    with pytest.raises(RuntimeError, match="a callback's own bug"):
+        ctx.append({"type": "state", "data": {"x": 2, "y": 2}})
+    assert heard == [("x", 2), ("y", 2)]
