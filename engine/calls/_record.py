@@ -19,6 +19,7 @@ from functools import lru_cache, partial
 from typing import Any
 
 from ..document._context import Context
+from ..document._json import MESSAGE_OUTER, unwritable
 from ..document._view import Messages
 from ..protocol._messages import Form, body_of, kind_of, payload_of
 from ..protocol._records import record
@@ -84,7 +85,14 @@ def result_audit(result: Any) -> dict[str, Any]:
         text = canonical(result)
     except (TypeError, ValueError, RecursionError):  # not JSON: the output check says so; nothing to replay
         return {}
-    return {"result": result} if len(text) <= INPUTS_LIMIT else {}
+    if len(text) > INPUTS_LIMIT:
+        return {}
+    # `canonical` writes a key 1 as "1" and nests without limit: what a message could not hold (its error
+    # message carries this audit) is left out too.
+    return {"result": result} if unwritable(result, _RESULT_OUTER) is None else {}
+
+
+_RESULT_OUTER = MESSAGE_OUTER + 2  # a message's `_run.result`
 
 
 _SMALL_INT = 10**18  # an integer this small is short as JSON

@@ -380,3 +380,23 @@ def test_ctrl_c_or_sigterm_writes_what_the_run_had_made_before_it_stops(tmp_path
     written = json.loads(out.read_text())
     assert [m.get("_outputPath") for m in written[1:]] == ["†state.a"]
     assert written[1]["data"] == {"a": 1}
+
+
+@pytest.mark.parametrize(("returns", "said"), [
+    ("{1: 'a'}", "result: key 1 is not a string"),
+    ("{'x': {True: 1}}", "result.x: key True is not a string"),
+])
+def test_an_in_process_result_with_a_key_that_is_not_a_string_fails_its_call(capsys, tmp_path, returns,
+                                                                            said) -> None:
+    """--in-process, an activity returning a dict with a key that is not a string: its call fails with the
+    reason and the rest of the document is written (exit 0). Before, the error message kept the result in its
+    `_run` audit and the run stopped on it ("the run stopped: ContentError ... a key that is not a string")."""
+    acts = tmp_path / "acts.py"
+    acts.write_text(f"def keyed(call, tool, context):\n    return {returns}\nACTIVITIES = {{'keyed': keyed}}\n")
+    doc = _written(tmp_path / "doc.json", [{"type": "plan", "plan": [{"_tool": "keyed", "_outputPath": "†state.k"}]}])
+    code, out, err = run(capsys, doc, "--activities", acts, "--in-process", "--now", NOW)
+    assert code == 0, err
+    assert f"call 0 (keyed) failed: output: {said}" in err
+    (error,) = json.loads(out)[1:]
+    assert error["type"] == "error"
+    assert "result" not in error["_run"]
