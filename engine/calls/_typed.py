@@ -62,7 +62,11 @@ def typing_of(fn: Callable[..., Any]) -> Typing | None:
     try:
         signature = inspect.signature(fn)
         hints = typing.get_type_hints(fn)
-    except (TypeError, ValueError, NameError):
+    except NameError as error:
+        if next(iter(signature.parameters), None) == CLASSIC_FIRST:  # may name what only a type checker imports
+            return None
+        raise TypeError(f"{error} (an annotation names what the file does not define)") from None
+    except (TypeError, ValueError):
         return None
     positional = [p for p in signature.parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
     returned = hints.get("return", inspect.Signature.empty)
@@ -155,7 +159,8 @@ def typed(name: str, fn: Callable[..., Any]) -> tuple[Callable[..., Any], Typing
     try:
         found = typing_of(fn)
     except (TypeError, pydantic.PydanticUserError, pydantic.PydanticSchemaGenerationError) as error:
-        raise TypeError(f"activity {name!r}: its annotations cannot be a tool schema: {error}") from None
+        first = str(error).split("\n\n", 1)[0]  # pydantic's message goes on with advice and a link
+        raise TypeError(f"activity {name!r}: its annotations cannot be a tool schema: {first}") from None
     if found is None or found.form == "classic":
         _takes_a_call(name, fn)
     if found is None:

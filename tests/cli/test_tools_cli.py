@@ -76,3 +76,31 @@ def test_run_refuses_a_result_that_breaks_the_return_type(capsys, tmp_path) -> N
     assert "call 0 (judge) failed: output: the result of 'judge' does not meet its return type" in err
     assert [m["data"] for m in context if m.get("_outputPath") == "†state.good"] == [
         {"good": {"sentiment": "negative", "confidence": 0.9}}]
+
+
+def test_an_annotation_the_file_does_not_define_is_named(capsys, tmp_path) -> None:
+    """An activity whose annotation names an undefined type is said as such (exit 1). Before, it was taken for
+    untyped and the file was said to have "no typed activities". A classic `(call, tool, context)` may still
+    name a type it imports only for a type checker: it stays an untyped activity."""
+    acts = tmp_path / "acts.py"
+    acts.write_text("from __future__ import annotations\n"
+                    "def classic(call, tool, context: Context) -> int:\n    return 1\n"
+                    "def lookup(order: Order) -> int:\n    return 1\n"
+                    "ACTIVITIES = {'classic': classic, 'lookup': lookup}\n")
+    code, out, err = call(capsys, "tools", acts)
+    assert (code, out) == (1, "")
+    assert (f"contextdeck: cannot load tools from {acts}: activity 'lookup': its annotations cannot be a tool "
+            "schema: name 'Order' is not defined (an annotation names what the file does not define)\n") == err
+
+
+def test_pydantic_advice_after_the_reason_is_left_out(capsys, tmp_path) -> None:
+    """A type pydantic cannot make a schema of is said in one line: pydantic's reason, without the advice and
+    link it adds in paragraphs of their own."""
+    acts = tmp_path / "acts.py"
+    acts.write_text("from typing import TypedDict\nclass Row(TypedDict):\n    a: int\n"
+                    "def total(row: Row) -> int:\n    return row['a']\nACTIVITIES = {'total': total}\n")
+    code, _, err = call(capsys, "tools", acts)
+    assert code == 1
+    assert "activity 'total': its annotations cannot be a tool schema: Please use `typing_extensions" in err
+    assert "errors.pydantic.dev" not in err
+    assert err.count("\n") == 1
