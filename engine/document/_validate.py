@@ -75,6 +75,11 @@ Layer = tuple[list[tuple[int, Write]], int | None]
 Layers = dict[str, tuple[Layer, dict[str | None, Layer]]]
 
 
+def schema_problems_of(context: Messages, kind: str) -> list[Diagnostic]:
+    """What `validate` says of one kind's values against their schema (a case's ¶input, say), nothing else."""
+    return _layer_problems(context, _layers(context, [], {kind}))[0]
+
+
 def conflicts_since(context: Messages, since: int) -> list[Diagnostic]:
     """The write conflicts and unusable output paths of the messages from index `since` on (what a run's own
     outputs did: a `push` onto a number, a `concat` of a string), each once, as `validate` says them: an

@@ -21,6 +21,7 @@ from typing import Any
 from ..calls._record import canonical
 from ..document._document import Document, parse_document
 from ..document._files import write_atomically
+from ..document._validate import schema_problems_of
 from ..models._agent import AgentRun, Ending, run_agent
 from ..models._ask import Asker
 from ..models._prompt import Prompt
@@ -125,6 +126,10 @@ async def run_case(case: Case, settings: Settings) -> dict[str, Any]:
     document = parse_document(settings.document, str(settings.path), path=settings.path)
     position = input_position(document)
     document.context.replace(position, with_input(document.context.messages[position], case.input))
+    broken = schema_problems_of(document.context, "input")
+    if broken:  # the loop would run on an input the agent never promised to take
+        return _not_run(case, [f"the input (line {case.line}) breaks the document's input schema: {problem}"
+                               for problem in broken])
     options = dict(settings.options)
     baseline = settings.baseline.get(case.name) if settings.baseline is not None else None
     stopped: list[str] = []
@@ -173,6 +178,13 @@ async def run_case(case: Case, settings: Settings) -> dict[str, Any]:
     return result
 
 
+def _not_run(case: Case, errors: list[str]) -> dict[str, Any]:
+    """The result line of a case that failed without running."""
+    expect = None if case.expect is MISSING else case.expect
+    return {"id": case.id, "line": case.line, "status": "failed", "output": None, "expect": expect,
+            "passed": None if expect is None and case.trajectory is None else False, "errors": errors}
+
+
 def _equal(a: Any, b: Any) -> bool:
     try:
         return canonical(a) == canonical(b)
@@ -213,10 +225,7 @@ class Experiment:
             except DocumentError:
                 raise
             except Exception as error:  # one case's crash is that case's failure, not the experiment's end
-                expect = None if case.expect is MISSING else case.expect
-                result = {"id": case.id, "line": case.line, "status": "failed", "output": None, "expect": expect,
-                          "passed": None if expect is None and case.trajectory is None else False,
-                          "errors": [f"{type(error).__name__}: {error}"]}
+                result = _not_run(case, [f"{type(error).__name__}: {error}"])
         self.results[index] = result
         self.done += 1
         if self.progress is not None:

@@ -356,3 +356,22 @@ def test_ctrl_c_ends_the_experiment_with_the_results_so_far_written(tmp_path, fa
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert [line["id"] for line in lines] == [0]
     assert lines[0]["status"] == "finished"
+
+
+def test_an_input_that_breaks_the_input_schema_fails_its_case_without_running(capsys, tmp_path, fake_llm) -> None:
+    """A case whose input breaks the schema of the document's input message fails, naming its line and each JSON
+    path, and runs nothing (exit 1); the other cases run. Before, it ran as if the input were fine and could
+    pass, though no input like it is one the agent takes."""
+    fake_llm.answer = adder
+    doc = agent(tmp_path)
+    shaped = json.loads(doc.read_text())
+    shaped["context"][1]["schema"] = {"type": "object", "properties": {"a": {"type": "number"}}, "required": ["a"]}
+    doc.write_text(json.dumps(shaped))
+    cases = [{"id": "good", "input": {"a": 1, "b": 1}}, {"id": "bad", "input": {"a": "one", "b": 1}}]
+    code, lines, err = evaluate(capsys, fake_llm, tmp_path, doc, dataset(tmp_path, cases))
+    assert code == 1
+    assert [line["status"] for line in lines] == ["finished", "failed"]
+    assert lines[1]["errors"] == ["the input (line 2) breaks the document's input schema: message 1: ¶input.a: "
+                                  "'one' is not of type 'number'"]
+    assert len(fake_llm.completions) == 2  # the good case's two turns only
+    assert "  bad: the input (line 2) breaks the document's input schema" in err
