@@ -292,8 +292,31 @@ def _exit_code(run: AgentRun, model_turns: bool) -> int:
 def _running(work: Coroutine[Any, Any, T]) -> T:
     """Run the calls. What activities running here print (`--in-process`) goes to stderr: mixed into a
     document written to stdout it would corrupt it (in workers, it goes to each call's record)."""
-    with contextlib.redirect_stdout(sys.stderr):
+    with _descriptor_1_to_stderr(), contextlib.redirect_stdout(sys.stderr):
         return asyncio.run(work)
+
+
+@contextlib.contextmanager
+def _descriptor_1_to_stderr() -> Iterator[None]:
+    """File descriptor 1 onto stderr's meanwhile: what bypasses `sys.stdout` (`os.write(1, ...)`, a program an
+    activity starts without capturing its output) goes to stderr too."""
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+    except (OSError, ValueError):  # no descriptor 1 (closed, or a stream without one)
+        yield
+        return
+    try:
+        os.dup2(2, 1)
+    except OSError:
+        os.close(saved)
+        yield
+        return
+    try:
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def _tick_lines(loop: Loop, tick: Tick) -> list[str]:

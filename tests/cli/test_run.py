@@ -316,6 +316,22 @@ def test_in_process_activities_print_to_stderr_not_into_the_document(tmp_path) -
     assert "ALSO" in result.stderr
 
 
+def test_in_process_output_that_bypasses_sys_stdout_goes_to_stderr_too(tmp_path) -> None:
+    """--in-process: an activity writing to file descriptor 1 itself, or starting a program that prints, leaves
+    the document on stdout whole; before, those bytes came first and stdout was no longer JSON."""
+    acts = tmp_path / "acts.py"
+    acts.write_text("import os, subprocess, sys\ndef shout(call, tool, context):\n    os.write(1, b'RAW\\n')\n"
+                    "    subprocess.run([sys.executable, '-c', 'print(\"CHILD\")'], check=True)\n    return 1\n"
+                    "ACTIVITIES = {'shout': shout}\n")
+    doc = _written(tmp_path / "doc.json", [{"type": "plan", "plan": [{"_tool": "shout", "_outputPath": "†state.a"}]}])
+    result = subprocess.run([sys.executable, "-m", "contextdeck", "run", str(doc), "--activities", str(acts),
+                             "--in-process"], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)[1]["data"] == {"a": 1}
+    assert "RAW\n" in result.stderr
+    assert "CHILD\n" in result.stderr
+
+
 def test_a_busy_async_activity_obeys_the_timeout(capsys, tmp_path) -> None:
     """An async activity that never yields: --timeout 1 ends it (its worker is killed), the run ends."""
     busy = tmp_path / "busy.py"
