@@ -87,7 +87,8 @@ def check_json(value: Any, where: str = "$") -> None:
         if not isinstance(node, list | tuple | dict):
             raise OutputError(f"{_place(at, where, level)}: a {type(node).__name__} is not JSON")
         if level >= MAX_RESULT_DEPTH:
-            raise OutputError(f"{_place(at, where, level)}: nested deeper than {MAX_RESULT_DEPTH} levels")
+            raise OutputError(_cycle(value, where) or f"{_place(at, where, level)}: nested deeper than "
+                                                      f"{MAX_RESULT_DEPTH} levels")
         if isinstance(node, dict):
             for key in node:
                 if not isinstance(key, str):
@@ -96,6 +97,15 @@ def check_json(value: Any, where: str = "$") -> None:
         else:
             items = [(item, f"{at}[{index}]", level + 1) for index, item in enumerate(node)]
         stack.extend(reversed(items))  # the first problem in document order is the one reported
+
+
+def _cycle(value: Any, where: str) -> str | None:
+    """Where `value` contains itself, said so: a cycle is nested past any limit too, but that says less."""
+    found = _json.unwritable(value)
+    if found is None or found[1] != _json.CYCLE:
+        return None
+    at = where + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in found[0])
+    return f"{_place(at, where, len(found[0]))}: {_json.CYCLE}"
 
 
 # The levels of a path an output error shows in full.

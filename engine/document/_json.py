@@ -178,6 +178,7 @@ def unwritable(value: Any, outer: int = 0) -> tuple[tuple[str | int, ...], str] 
 
 
 _STRICT = json.JSONEncoder(allow_nan=False, check_circular=False, ensure_ascii=False)
+CYCLE = "the value contains itself (a cycle)"
 
 
 def _first_unwritable(value: Any, outer: int) -> tuple[tuple[str | int, ...], str] | None:
@@ -187,7 +188,7 @@ def _first_unwritable(value: Any, outer: int) -> tuple[tuple[str | int, ...], st
         node, path, above = stack.pop()
         if isinstance(node, dict | list | tuple):
             if id(node) in above:
-                return path, "the value contains itself (a cycle)"
+                return path, CYCLE
             if len(path) + 1 + outer > MAX_DEPTH:
                 return path, f"nesting deeper than {MAX_DEPTH} levels"
             inside = above | {id(node)}

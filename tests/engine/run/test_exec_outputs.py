@@ -258,6 +258,13 @@ def _nested(depth):
     return value
 
 
+def _cyclic():
+    inner = [0]
+    value = {"a": [1, inner]}
+    inner.append(value)
+    return value
+
+
 @pytest.mark.parametrize(("result", "reason"), [
     (10**5000, "result: an integer of about 5000 digits (at most 4300 can be saved)"),
     ({"a": [1, {"b": -(10**4300)}]}, "result.a[1].b: an integer of about 4300 digits"),
@@ -265,7 +272,8 @@ def _nested(depth):
     ({"bad": {1, 2}}, "result.bad: a set is not JSON"),
     ({"x": float("nan")}, "result.x: nan is not a JSON number"),
     ("x" * (16 * 1024 * 1024 + 1), "result: 16,777,219 bytes of JSON, more than the 16,777,216 a result may be"),
-], ids=["huge-integer", "integer-inside", "deep", "set", "nan", "oversized"])
+    (_cyclic(), "result.a[1][1]: the value contains itself (a cycle)"),
+], ids=["huge-integer", "integer-inside", "deep", "set", "nan", "oversized", "cycle"])
 def test_a_result_beyond_the_limits_is_an_output_error_naming_the_place(result, reason) -> None:
     """Huge integers, deep nesting, non-JSON values and oversized results fail the call with an `output` error
     saying where; nothing is written, so the document can still be saved and read back."""
