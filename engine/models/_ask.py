@@ -60,6 +60,8 @@ def parse_answer(prompt: Prompt, text: str) -> Any:
     fenced = _FENCE.match(stripped)
     if fenced:
         stripped = fenced.group(1).strip()
+    if not stripped:  # no text at all (a reply whose content is null): "Expecting value" would say less
+        raise ValueError("the answer is empty: the model gave no text")
     try:
         value = _json.parse(stripped)
     except ValueError as error:

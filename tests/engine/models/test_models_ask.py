@@ -207,6 +207,17 @@ def test_a_reply_that_is_not_json_keeps_the_reply_too(fake_llm) -> None:
     assert error["reply"] == "I think it is damage."
 
 
+def test_a_reply_without_text_is_said_to_be_empty(fake_llm) -> None:
+    """A reply whose content is null (and no tool call): the answer is said to be empty, not "not JSON
+    (Expecting value (line 1, column 1))" over an empty reply."""
+    fake_llm.push(Reply(content=None))
+    doc = document()
+    run(doc, asker(fake_llm))
+    error = doc.context[len(doc.context) - 1]["data"]["error"]
+    assert "the answer is empty: the model gave no text" in error["message"]
+    assert "not JSON" not in error["message"]
+
+
 def test_the_model_may_choose_the_second_branch(fake_llm) -> None:
     """For `a || b` the model's `branch` decides where the result goes."""
     fake_llm.push(Reply.json({"branch": "†state.unsure", "result": {"label": "other"}}))
