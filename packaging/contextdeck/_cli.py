@@ -2,69 +2,74 @@
 
 from __future__ import annotations
 
-import argparse
-import asyncio
-import contextlib
-import gc
-import math
-import os
-import signal
 import sys
-import threading
-from collections.abc import Callable, Coroutine, Iterator, Sequence
-from typing import Any, TypeVar
 
-from contextdeck import __version__
-from contextdeck._out import CannotWrite, write_out
-from contextdeck._traces_cli import add_commands as add_trace_commands
-from contextdeck.engine import (
-    STRATEGIES,
-    Activities,
-    ActivityLoadError,
-    AgentRun,
-    Asker,
-    Cassette,
-    Document,
-    DocumentError,
-    Ending,
-    Endpoint,
-    Execution,
-    ExpressionError,
-    Loop,
-    LoopStatus,
-    ModelError,
-    Provider,
-    Status,
-    Tick,
-    ToolLoadError,
-    TurnRefused,
-    analyse_call,
-    apply_solution,
-    ask_request,
-    base_url_problem,
-    batch_collector,
-    cassette_path,
-    compose_request,
-    conflicts_since,
-    describe_exception,
-    fixed_clock,
-    json_building,
-    json_dumps,
-    load_activities,
-    load_document,
-    load_tools,
-    load_turn,
-    never_found,
-    os_reason,
-    parse_expression,
-    run_agent,
-    run_with_model,
-    solution_problem,
-    turn_problem,
-    turn_problems,
-    utc_now,
-    validate,
-)
+try:  # Ctrl-C while the command loads ends it as it would later (exit 130), not in a traceback
+    import argparse
+    import asyncio
+    import contextlib
+    import gc
+    import math
+    import os
+    import signal
+    import threading
+    from collections.abc import Callable, Coroutine, Iterator, Sequence
+    from typing import Any, TypeVar
+
+    from contextdeck import __version__
+    from contextdeck._out import CannotWrite, write_out
+    from contextdeck._traces_cli import add_commands as add_trace_commands
+    from contextdeck.engine import (
+        STRATEGIES,
+        Activities,
+        ActivityLoadError,
+        AgentRun,
+        Asker,
+        Cassette,
+        Document,
+        DocumentError,
+        Ending,
+        Endpoint,
+        Execution,
+        ExpressionError,
+        Loop,
+        LoopStatus,
+        ModelError,
+        Provider,
+        Status,
+        Tick,
+        ToolLoadError,
+        TurnRefused,
+        analyse_call,
+        apply_solution,
+        ask_request,
+        base_url_problem,
+        batch_collector,
+        cassette_path,
+        compose_request,
+        conflicts_since,
+        describe_exception,
+        fixed_clock,
+        json_building,
+        json_dumps,
+        load_activities,
+        load_document,
+        load_tools,
+        load_turn,
+        never_found,
+        os_reason,
+        parse_expression,
+        run_agent,
+        run_with_model,
+        solution_problem,
+        turn_problem,
+        turn_problems,
+        utc_now,
+        validate,
+    )
+except KeyboardInterrupt:
+    sys.stderr.write("contextdeck: interrupted\n")
+    raise SystemExit(130) from None
 
 T = TypeVar("T")
 # One table of exit codes for every command (README, "Command line").

@@ -253,3 +253,17 @@ def test_a_closed_pipe_ends_quietly(tmp_path) -> None:
         errors = process.stderr.read()
         code = process.wait(timeout=60)
     assert (head, code, errors) == (b"--- user -", 0, b"")
+
+
+def test_ctrl_c_while_the_command_loads_is_exit_130_without_a_traceback() -> None:
+    """Ctrl-C before the command has finished loading its modules (here: as the engine is imported) ends it as
+    Ctrl-C does later, exit 130 and one line; before, Python printed the traceback of the import under way."""
+    code = ("import sys\n"
+            "class Stop:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name == 'contextdeck.engine':\n"
+            "            raise KeyboardInterrupt\n"
+            "sys.meta_path.insert(0, Stop())\n"
+            "from contextdeck._cli import main\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert (result.returncode, result.stderr) == (130, "contextdeck: interrupted\n")
