@@ -7,6 +7,7 @@ There is no global registry: `@activity` only marks a function; an `Activities` 
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -42,6 +43,8 @@ class Activity:
     asynchronous: bool = field(default=False, init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        if self.timeout is not None:
+            seconds(self.timeout, f"activity {self.name!r}: timeout")
         fn, found = typed(self.name, self.fn)
         object.__setattr__(self, "fn", fn)
         object.__setattr__(self, "typing", found)
@@ -50,6 +53,16 @@ class Activity:
     @property
     def schema(self) -> dict[str, Any] | None:
         return self.typing.schema if self.typing is not None else None
+
+
+def seconds(value: object, what: str = "timeout") -> float:
+    """A time limit: a positive, finite number of seconds. Any other would fail every call it limits, each with an
+    error message written into the document, so it is a ValueError (TypeError) where it is given."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{what} must be a number of seconds, got {type(value).__name__} {value!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{what} must be a positive number of seconds, got {value!r}")
+    return float(value)
 
 
 @frozen

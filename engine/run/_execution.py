@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Protocol
 
 from psygnal import Signal
 
-from ..calls._activities import Activities, as_activities
+from ..calls._activities import Activities, as_activities, seconds
 from ..calls._calls import CallPlan, Mode, Problem, plan_call
 from ..calls._outputs import Clock, OutputError, check_json, error_message, run_record_message, utc_now
 from ..calls._plan import Graph
@@ -123,8 +123,10 @@ class Execution:
         self.solution = solution
         self.activities = as_activities(activities)
         self.code_tools = dict(tools or {})
+        if not callable(clock):
+            raise TypeError(f"clock must be a function returning the date, got {type(clock).__name__} {clock!r}")
         self.clock = clock
-        self.timeout = timeout
+        self.timeout = seconds(timeout)
         self.timer = timer  # measures each run's `_run.seconds`
         # Activities loaded from a file run in worker processes (`_pool`) unless the user chose speed instead.
         self.in_process = in_process

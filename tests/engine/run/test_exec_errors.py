@@ -326,3 +326,29 @@ def test_an_in_process_activity_that_exits_fails_its_call_as_in_a_worker() -> No
         {"type": "SystemExit", "message": "3"}, {"type": "SystemExit", "message": "4"},
         {"type": "KeyboardInterrupt", "message": "KeyboardInterrupt"}]
     assert context.resolve("†state.ok").value == 1
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "reason"),
+    [
+        ({"timeout": 0}, ValueError, "timeout must be a positive number of seconds, got 0"),
+        ({"timeout": -1.0}, ValueError, "timeout must be a positive number of seconds, got -1.0"),
+        ({"timeout": float("nan")}, ValueError, "timeout must be a positive number of seconds, got nan"),
+        ({"timeout": "5"}, TypeError, "timeout must be a number of seconds, got str '5'"),
+        ({"clock": NOW}, TypeError, "clock must be a function returning the date, got str"),
+    ],
+)
+def test_a_run_made_with_an_unusable_option_is_refused_before_any_call(options, error, reason) -> None:
+    """A timeout that is not a positive number of seconds, or a clock that is not a function, would fail every
+    call with an error message written into the document: the Execution refuses it, and nothing is written."""
+    context = Context([tool("t")])
+    activities = registry(t=lambda call, tool, context: 1)
+    with pytest.raises(error, match=reason):
+        Execution(context, {"calls": [{"_tool": "t", "_outputPath": "†state.r"}]}, activities=activities, **options)
+    assert len(context) == 1
+
+
+def test_an_activitys_own_timeout_is_checked_when_it_is_registered() -> None:
+    """`Activities.add(fn, name, timeout=0)` is refused there, naming the activity."""
+    with pytest.raises(ValueError, match="activity 't': timeout must be a positive number of seconds, got 0"):
+        Activities().add(lambda call, tool, context: 1, "t", timeout=0)
