@@ -185,7 +185,11 @@ def typed(name: str, fn: Callable[..., Any]) -> tuple[Callable[..., Any], Typing
             checked = found.returns.validate_python(value)
         except pydantic.ValidationError as error:
             raise ResultError(f"the result of {name!r} does not meet its return type: {_located(error)}") from None
-        return found.returns.dump_python(checked, mode="json")
+        try:
+            return found.returns.dump_python(checked, mode="json")
+        except ValueError as error:  # bytes that are not UTF-8, a value pydantic cannot serialise
+            raise ResultError(f"the result of {name!r} cannot be written as JSON: {type(error).__name__}: "
+                              f"{error}") from None
 
     if inspect.iscoroutinefunction(fn):
         @functools.wraps(fn)

@@ -99,6 +99,23 @@ def test_a_result_that_breaks_the_return_type_is_an_output_error() -> None:
     assert "the result of 'count' does not meet its return type: $: Input should be a valid integer" in error["message"]
 
 
+def test_a_result_pydantic_cannot_write_as_json_is_an_output_error() -> None:
+    """`-> bytes` returning bytes that are not UTF-8: an `output` error saying the result cannot be written as
+    JSON; before, the call failed with pydantic's bare UnicodeDecodeError as if the activity had raised it."""
+    acts = Activities()
+
+    @activity("blob")
+    def blob(n: int) -> bytes:
+        return b"\xff\x00"
+
+    acts.add(blob)
+    context, execution, _ = execute([], [{"_tool": "blob", "n": 1, "_outputPath": "†state.b"}], acts)
+    assert context.resolve("†state.b").found is False
+    error = execution.state(0).error
+    assert error["type"] == "output"
+    assert error["message"].startswith("the result of 'blob' cannot be written as JSON: UnicodeDecodeError: ")
+
+
 def test_a_recursive_model_is_refused_when_registered() -> None:
     """A model that refers to itself cannot be a stand-alone tool schema: registering it says so."""
 
