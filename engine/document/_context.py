@@ -74,6 +74,7 @@ class Context:
         self._store = Store()
         self._watchers = Watchers(self._store)
         self._lanes = LaneLogs(self._store)  # what `resolve` folded for references nobody watches
+        self._announcing = False  # an edit's `before` signal is being emitted
         # Counts every edit but an append at the end: a reader that keeps what it read (a run record, the state at
         # a cursor) reads only the messages appended since while this stays the same.
         self.revision = 0
@@ -196,10 +197,17 @@ class Context:
         made (`make`: the store, the order and the indexes; the watches' work planned, path logs dropped), told
         to every follower (`left` and `entered`: the indices of the messages that left their place and of
         those that took one), announced `after`; then the watches are repaired and called back."""
+        if self._announcing:  # it would move what is announced: the announced edit would act elsewhere
+            raise RuntimeError("a message edit inside the announcement of another (a handler of inserting, removing,"
+                               " moving or replacing): make it once that edit is made (inserted, ...)")
         gone = tuple([(index, self.info(index)) for index in left]) if left else ()
         generation = self._store.order.generation
         if len(before):  # an announcement nobody hears is skipped: a run appends its outputs unheard
-            before.emit(*where)
+            self._announcing = True
+            try:
+                before.emit(*where)
+            finally:
+                self._announcing = False
         plan: Plan = {}
         rekeyed, prior = make(plan)
         if left or entered != (len(self) - 1,):  # (an append is not counted)

@@ -85,3 +85,26 @@ def test_a_watch_callback_that_raises_keeps_no_other_watch_from_hearing() -> Non
     with pytest.raises(RuntimeError, match="a callback's own bug"):
         ctx.append({"type": "state", "data": {"x": 2, "y": 2}})
     assert heard == [("x", 2), ("y", 2)]
+
+
+@pytest.mark.parametrize("signal", ["inserting", "removing", "moving", "replacing"])
+def test_an_edit_inside_an_announcement_is_refused_and_nothing_changes(signal: str) -> None:
+    """An edit made by a handler of an edit's announcement would shift what was announced (a remove of message 2
+    would remove another): it is refused, the announced edit is not made, and the messages stay as they were."""
+    messages = [{"type": "state", "data": {"x": n}} for n in range(3)]
+    ctx = Context(messages)
+    ctx.watch("†state.x", lambda resolution: None)
+
+    def edits(*_: object) -> None:
+        ctx.insert(0, {"type": "state", "data": {"x": "inside"}})
+
+    getattr(ctx, signal).connect(edits)
+    edit = {"inserting": lambda: ctx.append({"type": "text", "text": "t"}), "removing": lambda: ctx.remove(2),
+            "moving": lambda: ctx.move(2, 0), "replacing": lambda: ctx.replace(2, {"type": "text", "text": "t"})}
+    with pytest.raises(Exception, match="a message edit inside the announcement of another"):
+        edit[signal]()
+    assert ctx.messages == messages
+    assert ctx.resolve("†state.x").value == 2
+    getattr(ctx, signal).disconnect(edits)
+    ctx.remove(2)
+    assert ctx.resolve("†state.x").value == 1
