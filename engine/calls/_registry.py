@@ -109,9 +109,19 @@ def _python_tools(file: Path) -> Registry:
             found = typed_tools(activities_of(module, file))
         except ActivityLoadError as error:
             raise ToolLoadError(error.path, error.reason) from None
+    if not found and table is not None:
+        raise ToolLoadError(str(file), "its TOOLS holds no tool schema (a dict of name -> schema, or a list of "
+                                       "schemas each naming itself in properties._tool.const)")
     if not found:
         raise ToolLoadError(str(file), "defines no TOOLS (a dict of name -> schema, or a list of schemas) and no "
                                        "typed activities (annotated parameters or return type)")
+    unwritable = _json.unwritable(found)
+    if unwritable is not None:  # a schema only Python can hold: printed or sent, it would change or fail
+        path, reason = unwritable
+        if not path:  # a name that is not a string
+            raise ToolLoadError(str(file), f"TOOLS: {reason}")
+        at = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in path[1:])
+        raise ToolLoadError(str(file), f"tool {path[0]!r}: ${at}: {reason}")
     return found
 
 

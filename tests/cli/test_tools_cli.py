@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from contextdeck._cli import main
 
 TYPED = '''
@@ -103,4 +105,24 @@ def test_pydantic_advice_after_the_reason_is_left_out(capsys, tmp_path) -> None:
     assert code == 1
     assert "activity 'total': its annotations cannot be a tool schema: Please use `typing_extensions" in err
     assert "errors.pydantic.dev" not in err
+    assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize(("tools", "said"), [
+    ("import math\nTOOLS = {'a': {'type': 'object', 'properties': {'x': {'default': math.nan}}}}",
+     "tool 'a': $.properties.x.default: nan is not a JSON number"),
+    ("TOOLS = {'a': {'type': 'object', 'properties': {'x': {'enum': [{1, 2}]}}}}",
+     "tool 'a': $.properties.x.enum[0]: set is not a JSON value"),
+    ("TOOLS = {1: {'type': 'object'}}", "TOOLS: a key that is not a string: int"),
+    ("TOOLS = [1, 2]", "its TOOLS holds no tool schema"),
+])
+def test_a_python_registry_holding_what_json_cannot_is_named(capsys, tmp_path, tools, said) -> None:
+    """A Python TOOLS holding NaN, a set or a key that is not a string is refused with the tool and the JSON path
+    (exit 1); before, NaN was printed as null (the schema changed on the way), and a set or an integer name
+    ended in an internal error. A TOOLS with no schema in it is said to be that, not to be missing."""
+    registry = tmp_path / "registry.py"
+    registry.write_text(tools + "\n")
+    code, out, err = call(capsys, "tools", registry)
+    assert (code, out) == (1, "")
+    assert err.startswith(f"contextdeck: cannot load tools from {registry}: {said}")
     assert err.count("\n") == 1
