@@ -142,7 +142,7 @@ class Watch(Kept):
 
     # Slots: a middle edit reads a few hundred of them, and a slot is one load, not a lookup.
     __slots__ = (
-        "_callback", "_owner", "_union", "expression", "instance", "serial", "tracks",
+        "_callback", "_owner", "_told", "_union", "expression", "instance", "serial", "tracks",
     )
 
     def __init__(self, owner: Watchers, expression: Expression, callback: Callable[[Resolution], Any],
@@ -152,6 +152,7 @@ class Watch(Kept):
         self.serial = serial
         self._owner: Watchers | None = owner
         self._callback = callback
+        self._told: Resolution | None = None  # the resolution its callback was last given
         self.tracks: dict[Reference, Track] = {}
         self._keep(Resolution(expression.source, False), owner._store.order.tail)  # the last result
         self._union = Union()  # the last union of its references' keys
@@ -451,7 +452,8 @@ class Watchers:
             watch._keep(resolution, watch._seen)
         failed: Exception | None = None
         for watch in changed:  # each hears of the edit, whatever an earlier callback raises (then raised after)
-            if watch._owner is not None:
+            if watch._owner is not None and watch._resolution is not watch._told:  # (an edit a callback made told it)
+                watch._told = watch._resolution
                 try:
                     watch._callback(watch._resolution)
                 except Exception as error:

@@ -108,3 +108,23 @@ def test_an_edit_inside_an_announcement_is_refused_and_nothing_changes(signal: s
     getattr(ctx, signal).disconnect(edits)
     ctx.remove(2)
     assert ctx.resolve("†state.x").value == 1
+
+
+def test_an_edit_made_in_a_callback_tells_each_watch_once() -> None:
+    """A callback that edits the context (re-entrancy): the watches called back for that inner edit are not
+    called again with the same resolution when the outer edit's callbacks go on."""
+    ctx = Context([{"type": "state", "data": {"x": 1}}])
+    first: list[object] = []
+    second: list[object] = []
+
+    def corrects(resolution) -> None:
+        first.append(resolution.value)
+        if resolution.value == 2:
+            ctx.append({"type": "state", "data": {"x": 3}})
+
+    ctx.watch("†state.x", corrects)
+    ctx.watch("†state.x", lambda resolution: second.append(resolution.value))
+    ctx.append({"type": "state", "data": {"x": 2}})
+    assert (first, second) == ([2, 3], [3])
+    ctx.append({"type": "state", "data": {"x": 4}})
+    assert (first, second) == ([2, 3, 4], [3, 4])
