@@ -34,11 +34,20 @@ def output_problem(plan: CallPlan, value: Any) -> str | None:
     found = schema_violations(schema, value, None, "$")
     if not found:
         return None
-    places = "; ".join(f"{problem.path}: {problem.reason}" for problem in found[:5])
+    # jsonschema's reasons quote the value they are about: a large one is cut in its middle, keeping what it says
+    places = "; ".join(f"{problem.path}: {_cut_middle(problem.reason)}" for problem in found[:5])
     more = f" (and {len(found) - 5} more)" if len(found) > 5 else ""
-    shown = dumps(value, indent=False)
-    shown = shown if len(shown) <= _SHOWN else shown[: _SHOWN - 1] + "…"
+    shown = _cut(dumps(value, indent=False))
     return f"the result does not meet the _output schema of {plan.tool_name!r}: {places}{more}; the result: {shown}"
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"
+
+
+def _cut_middle(text: str) -> str:
+    half = _SHOWN // 2
+    return text if len(text) <= _SHOWN else text[: half - 1] + "…" + text[-half:]
 
 
 def written_value(plan: CallPlan, message: dict[str, Any]) -> Any:

@@ -33,6 +33,28 @@ def test_an_activity_result_that_breaks_output_is_an_error_message() -> None:
     assert 'the result: {"sentiment":5,"confidence":"high"}' in error["message"]
 
 
+def test_a_large_result_that_breaks_output_is_quoted_in_short() -> None:
+    """A result of a million characters breaking `_output`: the error says the path and what is wrong in a few
+    hundred characters, the value cut in its middle; before, jsonschema's reason quoted the whole value (a
+    line of megabytes on stderr, and as much again in the error message)."""
+    huge = "x" * 1_000_000
+    context, _, _ = support.execute([SENTIMENT], [CALL], registry(sentiment=lambda call, tool, ctx: {"sentiment": 5,
+                                                                                                  "note": huge}))
+    message = error_of(context)["message"]
+    assert len(message) < 1_000
+    assert "$.sentiment: 5 is not of type 'string'" in message
+    big = {"type": "tool", "tool": {"sentiment": {"type": "object", "properties": {"_output": {"type": "number"}}}}}
+    context, _, _ = support.execute([big], [CALL], registry(sentiment=lambda call, tool, ctx: huge))
+    message = error_of(context)["message"]
+    assert len(message) < 1_000
+    reason, result = message.split("; the result: ")
+    assert reason.startswith("the result does not meet the _output schema of 'sentiment': $: 'xxx")
+    assert "x…x" in reason
+    assert reason.endswith("x' is not of type 'number'")
+    assert result.startswith('"xxx')
+    assert result.endswith("x…")
+
+
 def test_a_latent_output_typed_into_the_plan_that_breaks_output_is_an_error_message() -> None:
     """A latent call's own `_output` is checked the same way before it is written."""
     context, _, _ = support.execute([SENTIMENT], [{**CALL, "_output": {"confidence": 0.9}}])
