@@ -468,7 +468,7 @@ class ExperimentsPane(QWidget):
 
     def _show_dataset(self) -> None:
         path = self.main.session.path
-        document = path.name if path is not None else "the untitled document"
+        document = path.name if path is not None else f"{self.main.session.name} (unsaved)"
         self.dataset_label.setText(f"{document} over {self.dataset.name}" if self.dataset is not None
                                    else f"{document}: no dataset")
         self.dataset_label.setToolTip(f"The dataset and the results shown are {document}'s"

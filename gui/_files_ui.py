@@ -71,7 +71,8 @@ class FilesUI(QObject):
     def ask_save_path(self, title: str = "Save context as", name: str | None = None) -> str | None:
         """A path to save to, the name box holding `name` (by default the document's own) in its folder."""
         folder, own = self.folder(), self.session.path
-        name = name if name is not None else own.name if own is not None else ""
+        called = self.session.called
+        name = name if name is not None else own.name if own is not None else f"{called}.json" if called else ""
         start = str(Path(folder, name)) if folder and name else name or folder
         path, chosen = QFileDialog.getSaveFileName(self.window, title, start, FILTERS)
         if not path:
@@ -86,8 +87,8 @@ class FilesUI(QObject):
         return dialog.choice()
 
     def folder(self) -> str:
-        """Where the file dialogs start: beside the open document."""
-        return folder_of(self.session.path)
+        """Where the file dialogs start: beside the open document (an unsaved import: beside its trace)."""
+        return folder_of(self.session.path, self.session.source)
 
     # -- commands ---------------------------------------------------------------------------------
 

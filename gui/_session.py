@@ -62,6 +62,8 @@ class DocumentSession(QObject):
         self.sidecar = DocumentSidecar(SidecarStore(self._recovery.directory.parent / "documents"), self)
         self._document = Document(Context([]), Shape.ARRAY)
         self._path: Path | None = None
+        self._called: str | None = None  # an untitled document's own name (an import's agent or file), if any
+        self._source: Path | None = None  # the file an untitled document was imported from, if any
         self._forced_dirty = False  # recovered content: unsaved although the undo stack is clean
         self._dirty = False
         self._key = new_key()  # this document's recovery files
@@ -101,6 +103,22 @@ class DocumentSession(QObject):
         return self._path
 
     @property
+    def called(self) -> str | None:
+        """The name an untitled document came with (an imported trace's agent or file); None for any other."""
+        return self._called
+
+    @property
+    def source(self) -> Path | None:
+        """The file an untitled document was imported from (its file dialogs start beside it); None for any other."""
+        return self._source
+
+    @property
+    def name(self) -> str:
+        """What the document is called: its file's stem; untitled, the name it came with (an imported trace's agent
+        or file), else `untitled`. Exports and suggested file names use it."""
+        return self._path.stem if self._path is not None else self._called or "untitled"
+
+    @property
     def recovery_dir(self) -> Path:
         return self._recovery.directory
 
@@ -136,10 +154,11 @@ class DocumentSession(QObject):
         self.cancel_load(quiet=True)
         self._adopt(Document(Context([]), Shape.ARRAY), None, None)
 
-    def open_document(self, document: Document) -> None:
-        """A document made here (an imported trace) as the open one: untitled, and unsaved until it is saved."""
+    def open_document(self, document: Document, name: str | None = None, source: Path | None = None) -> None:
+        """A document made here (an imported trace) as the open one: untitled, and unsaved until it is saved; until
+        then it is called `name` and its file dialogs start beside `source`, the file it was made from."""
         self.cancel_load(quiet=True)
-        self._adopt(document, None, None)
+        self._adopt(document, None, None, called=name, source=source)
         self._forced_dirty = True
         self._update_dirty()
 
@@ -200,7 +219,8 @@ class DocumentSession(QObject):
         self.loadFailed.emit(message)
 
     def _adopt(self, document: Document, path: Path | None, known: Fingerprint | None,
-               recovered: RecoveryCandidate | None = None, *, reads: Reads | None = None) -> Path | None:
+               recovered: RecoveryCandidate | None = None, *, reads: Reads | None = None,
+               called: str | None = None, source: Path | None = None) -> Path | None:
         """Make `document` the open one; the previous one's recovery files go."""
         self._autosave_timer.stop()
         self._drop_copy()
@@ -211,6 +231,7 @@ class DocumentSession(QObject):
             self._key = self._recovery.claim(recovered)
         document.path = path
         self._document = document
+        self._called, self._source = called, source
         self._reads = dict(reads or {})
         self.sidecar.switch(path)
         self._forced_dirty = recovered is not None

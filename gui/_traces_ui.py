@@ -186,8 +186,7 @@ class TracesUI(QObject):
     def export_file_dialog(self) -> QFileDialog:
         """The save dialog, its name suggested beside the document (`<stem>.otlp.json`); choosing the other format
         changes a suggested name to that format's, never a name the user typed."""
-        path = self.window.session.path
-        stem = path.stem if path is not None else "untitled"
+        stem = self.window.session.name
         suggested = {OTLP: f"{stem}.otlp.json", OPENAI: f"{stem}.openai.json"}
         dialog = QFileDialog(self.window.window(), "Export", self.window.files.folder(), f"{OTLP};;{OPENAI}")
         dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
@@ -244,7 +243,7 @@ class TracesUI(QObject):
             return False
         document, count = (redact_document(choice.imported.document, choice.redaction) if choice.redaction
                            else (choice.imported.document, 0))
-        self.window.session.open_document(document)
+        self.window.session.open_document(document, choice.imported.name or None, Path(path).absolute())
         redacted = f", {count} value(s) redacted" if choice.redaction else ""
         warned = f", {len(choice.imported.warnings)} warning(s)" if choice.imported.warnings else ""
         self.window.statusBar().showMessage(
@@ -265,8 +264,8 @@ class TracesUI(QObject):
             if form == "openai":
                 value = export_openai(document, at=self.window.document.at(), tools=tools)
             else:
-                name = document.path.stem if document.path is not None else "untitled"
-                value = export_otlp(document, name=name, tools=tools, carry_document=carry_document)
+                value = export_otlp(document, name=self.window.session.name, tools=tools,
+                                    carry_document=carry_document)
             data = (json_dumps(value) + "\n").encode("utf-8")
             write_atomically(Path(path), data)
         except (OSError, ValueError) as error:

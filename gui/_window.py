@@ -356,7 +356,7 @@ class MainWindow(QMainWindow):
 
     def _update_title(self, *_changed: object) -> None:
         path = self.session.path
-        name = path.name if path is not None else "Untitled"
+        name = path.name if path is not None else self.session.called or "Untitled"
         self.setWindowTitle(f"{name}[*] — ContextDeck")
         self.setWindowModified(self.session.is_dirty())
 

@@ -197,6 +197,9 @@ def read_otlp(values: Values) -> Reading:
     for trace, spans in traces.items():
         models = _innermost([span for span in spans if span.role == "llm"], spans)
         carried = _carried(trace, spans, values.name, reading.warnings)
+        outermost = _outermost_agent(spans)
+        if outermost is not None:
+            reading.names[trace] = outermost
         if carried is not None:
             reading.contexts.append((trace, []))
             reading.carried[trace] = carried, len(models)
@@ -208,12 +211,35 @@ def read_otlp(values: Values) -> Reading:
         for label, (group, runs) in _contexts(trace, models, tools, spans, values.name).items():
             reading.contexts.append((label, group))
             reading.runs[label] = runs
+            if label != trace and not label.endswith("/outside any agent"):  # a context per agent: its own name
+                reading.names[label] = label[len(trace) + 1:]
     if not reading.contexts:
         raise TraceError(values.name, "no trace holds a model span: " + "; ".join(reading.warnings))
     return reading
 
 
 Group = tuple[list[Exchange], list[ToolRun]]
+
+
+def _outermost_agent(spans: list[Span]) -> str | None:
+    """The name of the agent the trace is a run of: its outermost agent span's (the first begun, of those with no
+    agent span above them), as `gen_ai.agent.name` or the span's name says it; None when no agent span names one."""
+    by_id = {span.id: span for span in spans}
+
+    def above(span: Span) -> bool:
+        parent, hops = span.parent, 0
+        while parent is not None and parent in by_id and hops < 256:
+            if by_id[parent].role == "agent":
+                return True
+            parent, hops = by_id[parent].parent, hops + 1
+        return False
+
+    agents = sorted((span for span in spans if span.role == "agent" and not above(span)), key=lambda span: span.start)
+    for span in agents:
+        named = span.agent_name.removeprefix("invoke_agent ").removeprefix("create_agent ").strip()
+        if named and named != span.id:
+            return named
+    return None
 
 
 def _carried(trace: str, spans: list[Span], name: str, warnings: list[str]) -> Document | None:

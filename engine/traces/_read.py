@@ -28,6 +28,9 @@ class Imported:
     label: str  # the trace id for OTLP, else the file's name
     warnings: tuple[str, ...] = ()
     turns: int = 0
+    # What the context is called: the agent's name where the trace names one, else the file's name without its
+    # suffixes (`weather.otlp.json` → `weather`). An untitled document exports under it.
+    name: str = ""
 
 
 def contexts_held(imported: list[Imported]) -> str:
@@ -63,6 +66,7 @@ class Reading:
     runs: dict[str, list[ToolRun]] = field(default_factory=dict)  # per context: its tool spans, in order
     # Per context: the document a ContextDeck export carries, taken as it is, and its model turns.
     carried: dict[str, tuple[Document, int]] = field(default_factory=dict)
+    names: dict[str, str] = field(default_factory=dict)  # per context: the agent the trace names, when it does
 
 
 def _text(raw: bytes, name: str) -> bytes:
@@ -174,15 +178,28 @@ def build_all(reading: Reading, format: str, name: str) -> list[Imported]:
     imported: list[Imported] = []
     source = Path(name).name
     for label, exchanges in reading.contexts:
+        called = reading.names.get(label) or stem_of(source)
         if label in reading.carried:
             document, turns = reading.carried[label]
-            imported.append(Imported(document, format, label, tuple(reading.warnings), turns))
+            imported.append(Imported(document, format, label, tuple(reading.warnings), turns, called))
             continue
         conversation = line_up(exchanges)
         document = build(conversation, source, reading.runs.get(label))
         imported.append(Imported(document, format, label, tuple(reading.warnings + conversation.warnings),
-                                 sum(1 for exchange in exchanges if exchange.reply is not None)))
+                                 sum(1 for exchange in exchanges if exchange.reply is not None), called))
     return imported
+
+
+_SUFFIXES = (".gz", ".jsonl", ".json", ".otlp", ".openai", ".trace")
+
+
+def stem_of(file: str) -> str:
+    """A file's name without the suffixes a trace's name is written with: `run.openai.jsonl.gz` → `run`."""
+    stem = Path(file).name
+    while (cut := next((suffix for suffix in _SUFFIXES if stem.lower().endswith(suffix)), None)) is not None \
+            and len(stem) > len(cut):
+        stem = stem[:-len(cut)]
+    return stem
 
 
 def import_trace(path: str | os.PathLike[str], format: str | None = None) -> list[Imported]:

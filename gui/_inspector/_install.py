@@ -166,7 +166,7 @@ class _Wiring(QObject):
     def _ask_fork_path(self) -> str | None:
         """The fork's file, its name suggested beside the document: `doc-fork-4.json` for a fork at message #4."""
         own, at = self.window.session.path, self.window.document.selected_message()
-        name = f"{own.stem if own is not None else 'untitled'}-fork-{at}{own.suffix if own is not None else '.json'}"
+        name = f"{self.window.session.name}-fork-{at}{own.suffix if own is not None else '.json'}"
         return self.window.files.ask_save_path(f"Fork at message #{at}: save the fork as", name)
 
     def fork_here(self) -> Path | None:

@@ -14,6 +14,7 @@ from PySide6.QtGui import QTextDocumentFragment
 from PySide6.QtWidgets import QApplication, QComboBox, QDialog, QFileDialog, QLabel, QLineEdit, QPushButton
 
 from contextdeck.engine import import_bytes, import_trace
+from contextdeck.gui import _files_ui as files_ui
 from contextdeck.gui import _traces_ui as traces_ui
 from contextdeck.gui._inspector._calls import DETAIL, STATUS, TOOL
 from contextdeck.gui._traces_ui import ImportChoice, ImportDialog
@@ -322,3 +323,36 @@ def test_export_suggests_a_name_beside_the_document_for_the_format_chosen(
     qtbot.keyClick(formats, Qt.Key.Key_Up)
     assert dialog.selectedNameFilter() == traces_ui.OTLP
     assert dialog.selectedFiles() == [str(tmp_path / "mine.json")]
+
+
+def test_an_imported_document_is_called_by_its_trace_until_it_is_saved(
+        qtbot: Any, open_window: Any, tmp_path: Path, fake_llm: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An imported, unsaved document exported as `untitled.otlp.json` with its root span `invoke_agent untitled`:
+    it is called by the file it came from (or the agent its trace names) in the window's title, the export's
+    suggested name and root span, and Save As's suggested name, and those dialogs start beside the trace, not in
+    the folder the program was started from; once saved, it is called by its file."""
+    path, _, _ = exchange_file(tmp_path, fake_llm)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    window = open_window(None)
+    traces = window.traces  # type: ignore[attr-defined]
+    traces.ask_import_choice = lambda name, imported: ImportDialog(name, imported, window).choice()
+    assert imported(qtbot, traces.import_path(str(path)))
+    assert window.windowTitle() == "exchange[*] — ContextDeck"
+    dialog = traces.export_file_dialog()
+    qtbot.addWidget(dialog)
+    assert dialog.selectedFiles()[0] == str(tmp_path / "exchange.otlp.json")  # beside the trace, not the cwd
+    assert traces.export("otlp-json", str(tmp_path / "out.json"))
+    spans = json.loads((tmp_path / "out.json").read_text())["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    assert spans[0]["name"] == "invoke_agent exchange"
+    suggested: list[str] = []
+    monkeypatch.setattr(files_ui.QFileDialog, "getSaveFileName",
+                        lambda parent, title, start, filters: (suggested.append(start), ("", ""))[1])
+    window.files.save_as_dialog()
+    assert suggested[0] == str(tmp_path / "exchange.json")
+    assert window.session.save_as(tmp_path / "kept.json")
+    assert window.session.name == "kept"
+    window.session.new()
+    assert window.session.name == "untitled"
+    assert window.windowTitle().startswith("Untitled")

@@ -849,6 +849,7 @@ def test_sub_agents_with_conversations_of_their_own_are_one_context_each() -> No
     trace = {"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}
     imported = import_bytes(json.dumps(trace).encode(), "t.json")
     assert [item.label for item in imported] == [f"{TRACE}/orchestrator", f"{TRACE}/researcher"]
+    assert [item.name for item in imported] == ["orchestrator", "researcher"]
     planner, researcher = (item.document for item in imported)
     assert planner.solution["output"] == "Planned."
     assert researcher.context.messages[-1]["data"] == "found"
@@ -861,3 +862,27 @@ def test_a_problem_in_a_model_span_is_named_once() -> None:
     with pytest.raises(TraceError) as caught:
         import_bytes(json.dumps(trace).encode(), "t.json")
     assert str(caught.value).startswith("t.json: span 1111111111111111: the model span records no messages")
+
+
+def test_an_import_is_named_by_its_agent_else_by_its_file() -> None:
+    """An untitled import exported as `untitled`: each context is called by the agent its trace names (the outermost
+    agent span's `gen_ai.agent.name`, or its span's name), else by its file's name without the trace suffixes; an
+    export of it names its root span so, and imported again it is called the same."""
+    assert import_bytes(jsonl(log_lines()), "weather.openai.jsonl.gz")[0].name == "weather"
+    assert import_bytes(json.dumps(exchange()).encode(), "/tmp/ex.json")[0].name == "ex"
+    assert import_bytes(json.dumps(genai_trace()).encode(), "run.otlp.json")[0].name == "run"
+    trace = genai_trace()
+    agent = span("9999999999999999", "invoke_agent Weather Bot", 0, 1000, attrs(
+        gen_ai__operation__name="invoke_agent", gen_ai__agent__name="Weather Bot"))
+    del agent["parentSpanId"]
+    inner = trace["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    for item in inner:
+        item["parentSpanId"] = "9999999999999999"
+    inner.insert(0, agent)
+    [first] = import_bytes(json.dumps(trace).encode(), "run.otlp.json")
+    assert first.name == "Weather Bot"
+    exported = export_otlp(first.document, name=first.name)
+    assert exported["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["name"] == "invoke_agent Weather Bot"
+    [again] = import_bytes(json.dumps(exported).encode(), "untitled.otlp.json")
+    assert again.name == "Weather Bot"
+    assert again.document.to_json() == first.document.to_json()
