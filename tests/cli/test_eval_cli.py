@@ -314,9 +314,10 @@ def test_a_results_file_that_cannot_be_written_is_said_before_any_case_runs(caps
     assert ran(tmp_path) == []
 
 
-def test_ctrl_c_ends_the_experiment_with_the_results_so_far_written(tmp_path, fake_llm) -> None:
-    """SIGINT while the second of four cases waits for the model: exit 130, and the results file holds the
-    case that finished (only it), written whole."""
+@pytest.mark.parametrize(("stop", "code"), [("SIGINT", 130), ("SIGTERM", 143)])
+def test_ctrl_c_ends_the_experiment_with_the_results_so_far_written(tmp_path, fake_llm, stop, code) -> None:
+    """SIGINT (or SIGTERM) while the second of four cases waits for the model: exit 130 (143), and the results
+    file holds the case that finished (only it), written whole."""
     import signal
     import subprocess
     import sys
@@ -348,9 +349,9 @@ def test_ctrl_c_ends_the_experiment_with_the_results_so_far_written(tmp_path, fa
     deadline = time.monotonic() + 60
     while len(fake_llm.completions) < 3 and time.monotonic() < deadline:  # the second case has begun
         time.sleep(0.05)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(getattr(signal, stop))
     _, err = process.communicate(timeout=60)
-    assert process.returncode == 130, err
+    assert process.returncode == code, err
     assert "interrupted: the results so far are written" in err
     assert "Traceback" not in err
     lines = [json.loads(line) for line in out.read_text().splitlines()]
