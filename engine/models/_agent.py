@@ -19,7 +19,7 @@ from ..calls._status import Status
 from ..document._document import Document
 from ..protocol._messages import MISSING
 from ..run._execution import Execution
-from ..run._loop import Loop, LoopStatus, OutputSource, Tick, Turn, TurnRefused, TurnSource
+from ..run._loop import Loop, LoopStatus, OutputSource, Tick, Turn, TurnRefused, TurnSource, seam, tick_limit
 from ._ask import Asker, Tally, answer_call, ask_request
 from ._provider import ModelError
 
@@ -108,6 +108,7 @@ async def run_agent(
     unless `close_provider` is false (one provider shared by many runs, an experiment's, is closed once).
     """
     refused_outputs: list[int] = []
+    tick_limit(max_ticks), seam(turns, "turns")  # (refused before the loop makes the document's turn a plan message)
     if "activities" in options:  # the model's turns are judged with the activities the run has
         options["activities"] = as_activities(options["activities"])
     source = turns

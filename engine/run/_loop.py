@@ -88,6 +88,21 @@ class TurnRefused(ValueError):
         self.problems = tuple(problems)
 
 
+def tick_limit(value: object) -> int:
+    """`max_ticks`: an integer, else a TypeError saying what it got (before the loop takes a turn)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"max_ticks must be an integer, got {type(value).__name__} {value!r}")
+    return value
+
+
+def seam(value: Any, name: str) -> Any:
+    """A loop's `turns` or `outputs`: a function or None, else a TypeError saying what it got (a list of turns is
+    not taken for one: a turn may itself be a list of calls)."""
+    if value is not None and not callable(value):
+        raise TypeError(f"{name} must be a function of the document, or None; got {type(value).__name__}")
+    return value
+
+
 class Loop:
     """A request run turn by turn. `execution` is the current tick's (the same object for every tick).
 
@@ -99,6 +114,7 @@ class Loop:
 
     def __init__(self, document: Document, *, turns: TurnSource | None = None, outputs: OutputSource | None = None,
                  **options: Any) -> None:
+        seam(turns, "turns"), seam(outputs, "outputs")
         self.document = document
         self.turns = turns
         self.outputs = outputs
@@ -227,6 +243,7 @@ class Loop:
 
         Run again after a breakpoint to continue the tick; after `approve_plan()` to run a lazy plan.
         """
+        tick_limit(max_ticks)
         while True:
             if self.status is LoopStatus.WAITING_FOR_TURN:
                 if self.turns is None or len(self.ticks) >= max_ticks:

@@ -2,6 +2,9 @@
 
 import asyncio
 import json
+import re
+
+import pytest
 
 from contextdeck.engine import (
     MISSING,
@@ -75,3 +78,17 @@ def test_latent_calls_of_a_group_are_each_answered_once(fake_llm) -> None:
     assert (run.calls, run.tally.asked, len(fake_llm.completions)) == (2, 2, 2)
     assert [m["data"] for m in document.context if m.get("_outputPath")] == [
         {"a": {"label": "damage"}}, {"b": {"label": "damage"}}]
+
+
+def test_turns_or_max_ticks_of_the_wrong_type_are_refused_before_the_document_changes() -> None:
+    """`turns=[...]` (a list is no turn source: a turn may itself be a list of calls) and `max_ticks=None` are a
+    TypeError saying what they got, raised before the loop makes the document's own turn a plan message."""
+    turn = {"calls": [], "output": {"reply": "ok"}}
+    for options, reason in [({"turns": [turn]}, "turns must be a function of the document, or None; got list"),
+                            ({"turns": lambda document: turn, "max_ticks": None},
+                             "max_ticks must be an integer, got NoneType None")]:
+        document = request(solution={"calls": [CLASSIFY], "output": None})
+        before = document.context.messages
+        with pytest.raises(TypeError, match=re.escape(reason)):
+            asyncio.run(run_agent(document, None, **options))
+        assert document.context.messages == before
