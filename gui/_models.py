@@ -66,6 +66,7 @@ from ._inspector import Inspector
 from ._inspector._async import spawn
 from ._inspector._style import MISSING_COLOUR
 from ._slices import slices
+from ._summary import counted
 
 if TYPE_CHECKING:
     from ._workbench import Workbench
@@ -303,7 +304,7 @@ class ModelsDialog(QDialog):
             self.model.clear()
             self.model.addItems(names)
             self.model.setEditText(current or (names[0] if names else ""))
-            self.status.setText(f"Connected: {len(names)} model(s) offered.")
+            self.status.setText(f"Connected: {counted(len(names), 'model')} offered.")
         finally:
             self.test_task = None
             self._check_url()
@@ -505,7 +506,7 @@ class RequestDialog(PromptView):
         self.show_prompt(prompt, "Ask the model for the whole request")
 
     def streamed(self, text: str) -> None:
-        self.status.setText(f"Receiving: {text.count(TOOL_KEY)} call(s) so far…")
+        self.status.setText(f"Receiving: {counted(text.count(TOOL_KEY), 'call')} so far…")
 
     async def _answer(self) -> str | None:
         document = self.main.document.document
@@ -533,7 +534,7 @@ class RequestDialog(PromptView):
             self.main.commands.apply_all("Ask the model for a plan",
                                          [Insert(end + n, each) for n, each in enumerate(appended)])
             where = "a plan message"
-        self.status.setText(f"Written: {calls} call(s) from {answer.exchange.get('model')} as {where}.")
+        self.status.setText(f"Written: {counted(calls, 'call')} from {answer.exchange.get('model')} as {where}.")
         return None
 
 

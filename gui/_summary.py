@@ -11,6 +11,12 @@ from contextdeck.engine import Form, MessageInfo, body_of, group_of, part_text, 
 LIMIT = 160
 
 
+def counted(count: int, word: str, plural: str | None = None) -> str:
+    """`count` and the word for that many: `1 model turn`, `2 model turns`, `0 activities` (`plural` when the word
+    does not take an s). Said in words, not `turn(s)`."""
+    return f"{count:,} {word if count == 1 else plural or word + 's'}"
+
+
 def short_json(value: Any, limit: int = LIMIT) -> str:
     """Compact JSON of `value`, cut at about `limit` characters without serializing all of a huge value."""
     parts: list[str] = []
@@ -104,7 +110,7 @@ def message_summary(message: dict[str, Any], info: MessageInfo) -> str:
         plan = message.get("plan")
         calls = plan if isinstance(plan, list) else []
         turn = f"turn by {turn_words(message['_model'])}: " if isinstance(message.get("_model"), dict) else ""
-        parts = [f"{len(calls)} call{'s' if len(calls) != 1 else ''}: " + " → ".join(map(entry_name, calls))] \
+        parts = [f"{counted(len(calls), 'call')}: " + " → ".join(map(entry_name, calls))] \
             if calls else []
         if message.get("output") is not None:  # a model's last turn: the output that ends the loop
             parts.append("output " + short_json(message["output"]))

@@ -25,7 +25,7 @@ from PySide6.QtCore import (
 from contextdeck.engine import Context, Form, body_of, group_of
 
 from ._engine_signals import connect_all
-from ._summary import call_summary, is_output, message_summary, type_label
+from ._summary import call_summary, counted, is_output, message_summary, type_label
 from ._theme import icon, message_icon
 
 _Index = QModelIndex | QPersistentModelIndex
@@ -281,11 +281,11 @@ class TimelineModel(QAbstractItemModel):
     def _solution_data(self, role: int) -> Any:
         count = len(self._solution_calls or [])
         values = {
-            Qt.ItemDataRole.DisplayRole: f"solution  {count} call{'s' if count != 1 else ''}",
+            Qt.ItemDataRole.DisplayRole: f"solution  {counted(count, 'call')}",
             Qt.ItemDataRole.DecorationRole: icon("msg-solution"),
             KindRole: "solution",
             InstanceRole: "",
-            SummaryRole: f"{count} call{'s' if count != 1 else ''} (the document's solution)",
+            SummaryRole: f"{counted(count, 'call')} (the document's solution)",
             TypeRole: "solution",
             MessageIndexRole: -1,
             ItemRole: self._solution_calls,

@@ -47,6 +47,7 @@ from contextdeck.engine import (
 )
 
 from ._inspector._async import spawn
+from ._summary import counted
 
 if TYPE_CHECKING:
     from ._workbench import Workbench
@@ -78,7 +79,8 @@ class ImportDialog(QDialog):
         self.contexts = QListWidget()
         for item in imported:
             label = f"trace {item.label}" if item.format == "otlp" else item.label
-            self.contexts.addItem(f"{label}: {item.turns} model turn(s), {len(item.document.context)} messages")
+            self.contexts.addItem(f"{label}: {counted(item.turns, 'model turn')}, "
+                                  f"{counted(len(item.document.context), 'message')}")
         self.contexts.setCurrentRow(0)
         self.contexts.currentRowChanged.connect(self._show_warnings)
         # Wide enough for each context's line whole (a trace's 32-digit id), not cut behind a scroll bar.
@@ -244,10 +246,10 @@ class TracesUI(QObject):
         document, count = (redact_document(choice.imported.document, choice.redaction) if choice.redaction
                            else (choice.imported.document, 0))
         self.window.session.open_document(document, choice.imported.name or None, Path(path).absolute())
-        redacted = f", {count} value(s) redacted" if choice.redaction else ""
-        warned = f", {len(choice.imported.warnings)} warning(s)" if choice.imported.warnings else ""
+        redacted = f", {counted(count, 'value')} redacted" if choice.redaction else ""
+        warned = f", {counted(len(choice.imported.warnings), 'warning')}" if choice.imported.warnings else ""
         self.window.statusBar().showMessage(
-            f"Imported {Path(path).name}: {choice.imported.turns} model turn(s){redacted}{warned}. "
+            f"Imported {Path(path).name}: {counted(choice.imported.turns, 'model turn')}{redacted}{warned}. "
             "Not saved yet.", 15_000)
         return True
 

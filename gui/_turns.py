@@ -63,6 +63,7 @@ from ._inspector._style import MISSING_COLOUR, WARNING_COLOUR
 from ._lines import LinesView, line_starts, role_style
 from ._llm import BACKGROUND_FROM, ROLE_COLOURS
 from ._slices import slices
+from ._summary import counted
 
 if TYPE_CHECKING:
     from ._workbench import Workbench
@@ -258,10 +259,10 @@ class TurnDialog(QDialog):
         errors = [problem for problem in found if problem.severity == "error"]
         self.take_button.setEnabled(not errors and self.turn is not MISSING and not self.asking)
         if errors:
-            self.status.setText(f"Not a turn the request accepts: {len(errors)} problem(s) (listed above).")
+            self.status.setText(f"Not a turn the request accepts: {counted(len(errors), 'problem')} (listed above).")
         elif self.turn is not MISSING:
             self.status.setText("The turn meets the request schema" + (
-                f" ({len(found)} warning(s))." if found else "."))
+                f" ({counted(len(found), 'warning')})." if found else "."))
         return found
 
     def show_place(self, item: QListWidgetItem) -> None:
@@ -338,7 +339,7 @@ class TurnDialog(QDialog):
         self.ask_button.setEnabled(True)
         found = self.check()
         errors = sum(problem.severity == "error" for problem in found)
-        self.status.setText(text + (f" {errors} problem(s) listed above." if errors else ""))
+        self.status.setText(text + (f" {counted(errors, 'problem')} listed above." if errors else ""))
 
     def _receiving(self, piece: str) -> None:
         self.received += len(piece)

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QToolBar, 
 
 from contextdeck.engine import ActivityLoadError, Messages, body_of, load_activities, pending_calls, prestart_workers
 
+from .._summary import counted
 from ._calls import CallsModel, CallsView
 from ._debugger import Debugger
 from ._style import PanelMessage
@@ -197,6 +198,6 @@ class CallsPanel(QWidget):
         if not self.debugger.in_process:
             prestart_workers()  # a worker imports the engine first: ready by the first Step
         self.model.refresh()
-        count = f"{len(loaded)} activit{'y' if len(loaded) == 1 else 'ies'}"
+        count = counted(len(loaded), "activity", "activities")
         self.message.setText(f"Loaded {count} from {Path(path).name}: {', '.join(loaded.names)}")
         return True

@@ -67,7 +67,7 @@ def test_the_settings_page_tests_the_connection_and_lists_the_models(qtbot: Any,
     assert isinstance(dialog, ModelsDialog)
     dialog.test_button.click()
     qtbot.waitUntil(lambda: dialog.status.text().startswith("Connected"), timeout=5000)
-    assert dialog.status.text() == "Connected: 2 model(s) offered."
+    assert dialog.status.text() == "Connected: 2 models offered."
     assert [dialog.model.itemText(i) for i in range(dialog.model.count())] == ["fake-large", "fake-small"]
     dialog.model.setEditText("fake-large")
     dialog.use_for_latent.setChecked(True)
@@ -298,7 +298,7 @@ def test_the_whole_request_becomes_the_solution_and_undo_takes_it_back(qtbot: An
     assert dialog.prompt.schema == composed["schema"]
     dialog.ask_button.click()
     qtbot.waitUntil(lambda: dialog.status.text().startswith("Written"), timeout=5000)
-    assert dialog.status.text() == "Written: 2 call(s) from fake-small as the request's solution."
+    assert dialog.status.text() == "Written: 2 calls from fake-small as the request's solution."
     assert document.solution["calls"] == calls
     assert fake_llm.completions[0]["messages"] == composed["messages"]
     model = window.inspector.model  # type: ignore[attr-defined]

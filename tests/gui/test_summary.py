@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 
 from contextdeck.engine import classify
-from contextdeck.gui._summary import LIMIT, message_summary, short_json, turn_words
+from contextdeck.gui._summary import LIMIT, counted, message_summary, short_json, turn_words
 
 
 def test_a_small_value_is_shown_whole_in_compact_json() -> None:
@@ -74,3 +74,12 @@ def test_a_turn_says_its_tokens_or_that_they_are_unknown() -> None:
     assert turn_words({"model": "m", "usage": {"total_tokens": True}}) == "m · tokens unknown"
     plan = {"type": "plan", "plan": [], "_model": {"model": "m"}}
     assert message_summary(plan, classify(plan)) == "turn by m · tokens unknown: no calls"
+
+
+def test_a_count_is_said_in_words_not_with_an_s_in_brackets() -> None:
+    """The import dialog and status said "1 model turn(s)": a count takes the word for that many."""
+    assert counted(1, "model turn") == "1 model turn"
+    assert counted(2, "model turn") == "2 model turns"
+    assert counted(0, "warning") == "0 warnings"
+    assert counted(1, "activity", "activities") == "1 activity"
+    assert counted(1200, "activity", "activities") == "1,200 activities"

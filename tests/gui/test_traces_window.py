@@ -186,7 +186,7 @@ def test_a_traces_line_in_the_import_dialog_is_shown_whole(qtbot: Any) -> None:
     qtbot.addWidget(dialog)
     dialog.show()
     qtbot.waitExposed(dialog)
-    assert dialog.contexts.item(0).text().startswith("trace 5b8efff798038103d269b633813fc60c: 1 model turn(s)")
+    assert dialog.contexts.item(0).text().startswith("trace 5b8efff798038103d269b633813fc60c: 1 model turn, ")
     assert dialog.contexts.viewport().width() >= dialog.contexts.sizeHintForColumn(0)
     assert not dialog.contexts.horizontalScrollBar().isVisible()
 

@@ -155,7 +155,7 @@ def test_an_invalid_turn_is_refused_and_the_document_is_unchanged(qtbot: Any, wi
     qtbot.mouseClick(dialog.problems.viewport(), Qt.MouseButton.LeftButton, pos=second)
     assert dialog.editor.textCursor().selectedText() == '"Done"'  # the place of $.output.status
     assert not dialog.take_button.isEnabled()
-    assert "2 problem(s)" in dialog.status.text()
+    assert "2 problems" in dialog.status.text()
     messages, undo_index = window.context().messages, window.session.undo_stack.index()
     assert dialog.take() is False  # Enter on the dialog, say: refused all the same
     assert window.context().messages == messages
