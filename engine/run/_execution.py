@@ -125,6 +125,8 @@ class Execution:
         self.code_tools = dict(tools or {})
         if not callable(clock):
             raise TypeError(f"clock must be a function returning the date, got {type(clock).__name__} {clock!r}")
+        if approver is not None and not callable(approver):  # (else each call would fail with an approval error)
+            raise TypeError(f"approver must be a function of a call's state, or None; got {type(approver).__name__}")
         self.clock = clock
         self.timeout = seconds(timeout)
         self.timer = timer  # measures each run's `_run.seconds`

@@ -336,11 +336,12 @@ def test_an_in_process_activity_that_exits_fails_its_call_as_in_a_worker() -> No
         ({"timeout": float("nan")}, ValueError, "timeout must be a positive number of seconds, got nan"),
         ({"timeout": "5"}, TypeError, "timeout must be a number of seconds, got str '5'"),
         ({"clock": NOW}, TypeError, "clock must be a function returning the date, got str"),
+        ({"approver": True}, TypeError, "approver must be a function of a call's state, or None; got bool"),
     ],
 )
 def test_a_run_made_with_an_unusable_option_is_refused_before_any_call(options, error, reason) -> None:
-    """A timeout that is not a positive number of seconds, or a clock that is not a function, would fail every
-    call with an error message written into the document: the Execution refuses it, and nothing is written."""
+    """A timeout that is not a positive number of seconds, or a clock or approver that is not a function, would fail
+    every call with an error message written into the document: the Execution refuses it, and nothing is written."""
     context = Context([tool("t")])
     activities = registry(t=lambda call, tool, context: 1)
     with pytest.raises(error, match=reason):
