@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QPushButton, QWidget
 
 from adder_agent import ACTIVITIES, adder, write_agent
 from contextdeck._cli import main
@@ -362,3 +362,17 @@ def test_the_dataset_and_the_results_shown_follow_the_document(
     assert pane.model.after.path == results
     assert pane.model.watches == ["†state.sum"]
     assert pane.dataset_label.text() == "first.json over data.jsonl"
+
+
+def test_the_watch_box_placeholder_is_read_whole_at_1280_by_800(qtbot: Any, open_window: Any, tmp_path: Path) -> None:
+    """At 1280×800 the watch box read "†state.order.status as a colu…" (the box there is about as wide as the Add
+    Watch Column button beside it, whatever the font): the placeholder is no wider than that button, and the tooltip
+    says what the box is for."""
+    window = open_window(agent(tmp_path / "agent.json", "Add the numbers."))
+    pane: ExperimentsPane = window.experiments  # type: ignore[attr-defined]
+    window.menu("Run").actions()[-1].trigger()
+    qtbot.waitUntil(pane.watch_edit.isVisible)
+    edit = pane.watch_edit
+    (button,) = [button for button in pane.findChildren(QPushButton) if button.text() == "Add Watch Column"]
+    assert edit.fontMetrics().horizontalAdvance(edit.placeholderText()) <= button.sizeHint().width()
+    assert "column" in edit.toolTip()
