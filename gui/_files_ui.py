@@ -33,13 +33,14 @@ class FilesUI(QObject):
         self._progress: QProgressDialog | None = None
         self._bar: QProgressBar | None = None  # the progress dialog's
         self._ended: list[QProgressDialog] = []  # closed a slice later (`_close_progress`)
+        self._said: tuple[str, str] | None = None  # (path, words) said instead of "Ready" when that file has opened
         # The model's recorded answers follow a document saved under a new name (the window's: `Models.carry`).
         self.carry_recording: Callable[[Path | None, Path], None] = lambda old, new: None
         session = self.session
         session.loadStarted.connect(self._load_started)
         session.loadProgress.connect(self._load_progress)
-        for signal in (session.loadFinished, session.loadCancelled):
-            signal.connect(self._load_ended)
+        session.loadFinished.connect(self._load_finished)
+        session.loadCancelled.connect(self._load_ended)
         session.loadFailed.connect(self._load_failed)
         session.saveFailed.connect(self._save_failed)
         session.externallyModified.connect(self._externally_modified)
@@ -191,8 +192,21 @@ class FilesUI(QObject):
         else:
             dialog.setValue(min(done, total))
 
+    def open_saying(self, path: str | Path, words: str) -> None:
+        """Open `path` (the caller has asked about unsaved changes) and, once it is open, say `words` in the status
+        bar instead of "Ready" (what was done to make it: a fork)."""
+        self._said = (str(Path(path).absolute()), words)
+        self.session.open(path)
+
+    def _load_finished(self) -> None:
+        said, self._said = self._said, None
+        self._load_ended()
+        if said is not None and self.session.path is not None and str(self.session.path) == said[0]:
+            self.window.statusBar().showMessage(said[1], 10_000)
+
     def _load_ended(self) -> None:
         self._close_progress(later=True)
+        self._said = None
         self.window.statusBar().showMessage("Ready", 3000)
         self.window.banner.hide()
 

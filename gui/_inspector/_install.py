@@ -191,8 +191,11 @@ class _Wiring(QObject):
         except OSError as error:
             self.parts.panel.message.setText(f"Fork Here: could not write {chosen}: {error}")
             return None
-        window.files.carry_recording(window.session.path, Path(chosen))
-        window.session.open(chosen)
+        own = window.session.path
+        window.files.carry_recording(own, Path(chosen))
+        forked = own.name if own is not None else window.session.name
+        window.files.open_saying(chosen, f"Forked {forked} at message #{index} into {Path(chosen).name}, which ends "
+                                         "there: nothing was run (what ran stays done).")
         return Path(chosen)
 
     def select_call(self, row: int) -> None:

@@ -197,8 +197,9 @@ def test_the_plan_graph_is_not_drawn_while_hidden_and_then_repaints_only_changed
 
 def test_fork_here_opens_the_document_up_to_the_selected_message_and_runs_only_the_rest(
         qtbot: Any, window: MainWindow, tmp_path: Path) -> None:
-    """Continue, select lookupOrder's output, Fork Here…: the fork ends there; Continue in it runs the calls
-    whose outputs came later, and lookupOrder is not run again. The original file is untouched."""
+    """Continue, select lookupOrder's output, Fork Here…: the fork ends there, and the status bar says what was
+    forked where (it said only "Ready"); Continue in it runs the calls whose outputs came later, and lookupOrder is
+    not run again. The original file is untouched."""
     inspector = parts(window)
     inspector.debugger.clock = fixed_clock(NOW)
     source = window.session.path
@@ -212,6 +213,8 @@ def test_fork_here_opens_the_document_up_to_the_selected_message_and_runs_only_t
         next(a for a in window.menu("Run").actions() if a.text().replace("&", "") == "Fork Here…").trigger()
     assert window.session.path == tmp_path / "fork.json"
     assert len(window.context()) == lookup + 1
+    said = f"Forked {source.name} at message #{lookup} into fork.json, which ends there: nothing was run"
+    qtbot.waitUntil(lambda: window.statusBar().currentMessage().startswith(said))
     inspector = parts(window)
     qtbot.waitUntil(lambda: inspector.model.rowCount() == 5 and inspector.model.status(0) is Status.DONE)
     trigger(qtbot, window, "Continue")
