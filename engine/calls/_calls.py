@@ -380,12 +380,29 @@ class ToolChecks:
                 made = schema_check(plan.tool.parameters)
             except SchemaFault as fault:
                 made = _unusable(plan, fault)
+            else:
+                made = _output_unusable(plan) or made
             self._made[plan.tool_name] = made
         return made
 
 
 def _unusable(plan: CallPlan, fault: SchemaFault) -> Problem:
     return Problem("parameters", f"the schema of tool {plan.tool_name!r} cannot be used: {fault}")
+
+
+def _output_unusable(plan: CallPlan) -> Problem | None:
+    """A tool whose `_output` schema cannot check a result: every call to it would run, then have its result
+    refused (an activity's side effects done for nothing), so it fails before it runs, as `validate` says."""
+    assert plan.tool is not None
+    properties = plan.tool.schema.get("properties")
+    output = properties.get("_output") if isinstance(properties, dict) else None
+    if not isinstance(output, dict) or not output:
+        return None
+    try:
+        schema_check(output)
+    except SchemaFault as fault:
+        return Problem("output", f"the _output schema of tool {plan.tool_name!r} cannot be used: {fault}")
+    return None
 
 
 def tool_schema_problem(plan: CallPlan, checks: ToolChecks | None = None) -> Problem | None:

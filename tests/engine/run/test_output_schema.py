@@ -97,3 +97,20 @@ def test_a_typed_latent_output_that_breaks_output_is_refused_up_front_and_valida
     error = next(m for m in context if m.get("type") == "error")
     assert error["data"]["error"]["type"] == "output"
     assert "started" not in error["_run"]  # refused before it started
+
+
+def test_a_tool_whose_output_schema_cannot_be_used_fails_its_calls_before_they_run() -> None:
+    """An `_output` schema that cannot check anything (an unknown type, a `$ref` to nothing): validate says so at
+    each call, and the run fails the call before its activity runs. Before, validate said nothing, and the run
+    ran the activity (its side effects done) only to refuse whatever it returned."""
+    broken = {"type": "tool", "tool": {"sentiment": {"type": "object", "properties": {
+        "text": {"type": "string"}, "_output": {"type": "nonsense"}}}}}
+    said = ("output: the _output schema of tool 'sentiment' cannot be used: invalid schema at #/type: 'nonsense' is "
+            "not valid under any of the given schemas")
+    context = Context([broken, {"type": "plan", "plan": [CALL]}])
+    assert [(p.path, p.reason) for p in validate(context) if p.severity == "error"] == [("call 0 (sentiment)", said)]
+    ran = []
+    context, execution, _ = support.execute([broken], [CALL], registry(sentiment=lambda c, t, x: ran.append(c)))
+    assert ran == []
+    assert execution.state(0).status is Status.FAILED
+    assert error_of(context) == {"type": "output", "message": said.removeprefix("output: ")}
