@@ -374,9 +374,11 @@ class ExperimentsPane(QWidget):
         self.table.selectionModel().currentRowChanged.connect(lambda current, _: self.show_details(current.row()))
 
         self.watch_edit = QLineEdit()
-        # Short enough to be read whole in the pane at 1280×800 (the button beside it says what it is for).
-        self.watch_edit.setPlaceholderText("†state.order.status")
-        self.watch_edit.setToolTip("A † expression: its value at the end of every case's run becomes a column")
+        # Short enough to be read whole in the pane at 1280×800, with the timeline dock widened too (the button beside
+        # it says what it is for; the tooltip gives an example).
+        self.watch_edit.setPlaceholderText("†expression")
+        self.watch_edit.setToolTip("A † expression (†state.order.status): its value at the end of every case's run "
+                                   "becomes a column")
         self.watch_edit.returnPressed.connect(self.add_watch_from_edit)
         watch_button = QPushButton("Add Watch Column")
         watch_button.clicked.connect(self.add_watch_from_edit)
