@@ -85,7 +85,8 @@ def check_json(value: Any, where: str = "$") -> None:
                 raise OutputError(f"{_place(at, where, level)}: {node} is not a JSON number")
             continue
         if not isinstance(node, list | tuple | dict):
-            raise OutputError(f"{_place(at, where, level)}: a {type(node).__name__} is not JSON")
+            name = type(node).__name__
+            raise OutputError(f"{_place(at, where, level)}: {'an' if name[0] in 'aeiou' else 'a'} {name} is not JSON")
         if level >= MAX_RESULT_DEPTH:
             raise OutputError(_cycle(value, where) or f"{_place(at, where, level)}: nested deeper than "
                                                       f"{MAX_RESULT_DEPTH} levels")

@@ -270,10 +270,11 @@ def _cyclic():
     ({"a": [1, {"b": -(10**4300)}]}, "result.a[1].b: an integer of about 4300 digits"),
     (_nested(1000), f"result{'[0]' * 12}… (200 levels): nested deeper than 200 levels"),
     ({"bad": {1, 2}}, "result.bad: a set is not JSON"),
+    ({"bad": [object()]}, "result.bad[0]: an object is not JSON"),
     ({"x": float("nan")}, "result.x: nan is not a JSON number"),
     ("x" * (16 * 1024 * 1024 + 1), "result: 16,777,219 bytes of JSON, more than the 16,777,216 a result may be"),
     (_cyclic(), "result.a[1][1]: the value contains itself (a cycle)"),
-], ids=["huge-integer", "integer-inside", "deep", "set", "nan", "oversized", "cycle"])
+], ids=["huge-integer", "integer-inside", "deep", "set", "object", "nan", "oversized", "cycle"])
 def test_a_result_beyond_the_limits_is_an_output_error_naming_the_place(result, reason) -> None:
     """Huge integers, deep nesting, non-JSON values and oversized results fail the call with an `output` error
     saying where; nothing is written, so the document can still be saved and read back."""
