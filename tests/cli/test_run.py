@@ -288,15 +288,22 @@ PRINTER = "import sys\ndef shout(call, tool, context):\n    print('LOUD')\n    p
           "    return 1\nACTIVITIES = {'shout': shout}\n"
 
 
+def _shout(tmp_path, activities: str, *options: str) -> subprocess.CompletedProcess[str]:
+    """`contextdeck run` of one call of the activity `shout` (defined by `activities`) writing †state.a; it
+    finished."""
+    acts = tmp_path / "acts.py"
+    acts.write_text(activities)
+    doc = _written(tmp_path / "doc.json", [{"type": "plan", "plan": [{"_tool": "shout", "_outputPath": "†state.a"}]}])
+    result = subprocess.run([sys.executable, "-m", "contextdeck", "run", str(doc), "--activities", str(acts),
+                             *options], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    return result
+
+
 def test_what_activities_print_never_corrupts_the_document_on_stdout(tmp_path) -> None:
     """An activity printing to stdout: the document on stdout is still JSON, what it printed is in the call's
     record (in its worker), and stderr carries only the command's report."""
-    acts = tmp_path / "acts.py"
-    acts.write_text(PRINTER)
-    doc = _written(tmp_path / "doc.json", [{"type": "plan", "plan": [{"_tool": "shout", "_outputPath": "†state.a"}]}])
-    result = subprocess.run([sys.executable, "-m", "contextdeck", "run", str(doc), "--activities", str(acts)],
-                            capture_output=True, text=True, check=False)
-    assert result.returncode == 0, result.stderr
+    result = _shout(tmp_path, PRINTER)
     written = json.loads(result.stdout)
     assert (written[1]["_run"]["stdout"], written[1]["_run"]["stderr"]) == ("LOUD\n", "ALSO\n")
     assert "LOUD" not in result.stderr
@@ -305,12 +312,7 @@ def test_what_activities_print_never_corrupts_the_document_on_stdout(tmp_path) -
 def test_in_process_activities_print_to_stderr_not_into_the_document(tmp_path) -> None:
     """--in-process: the activity runs in the command's own process; what it prints goes to stderr, and the
     document on stdout is still JSON."""
-    acts = tmp_path / "acts.py"
-    acts.write_text(PRINTER)
-    doc = _written(tmp_path / "doc.json", [{"type": "plan", "plan": [{"_tool": "shout", "_outputPath": "†state.a"}]}])
-    result = subprocess.run([sys.executable, "-m", "contextdeck", "run", str(doc), "--activities", str(acts),
-                             "--in-process"], capture_output=True, text=True, check=False)
-    assert result.returncode == 0, result.stderr
+    result = _shout(tmp_path, PRINTER, "--in-process")
     assert json.loads(result.stdout)[1]["data"] == {"a": 1}
     assert "LOUD" in result.stderr
     assert "ALSO" in result.stderr
@@ -319,14 +321,10 @@ def test_in_process_activities_print_to_stderr_not_into_the_document(tmp_path) -
 def test_in_process_output_that_bypasses_sys_stdout_goes_to_stderr_too(tmp_path) -> None:
     """--in-process: an activity writing to file descriptor 1 itself, or starting a program that prints, leaves
     the document on stdout whole; before, those bytes came first and stdout was no longer JSON."""
-    acts = tmp_path / "acts.py"
-    acts.write_text("import os, subprocess, sys\ndef shout(call, tool, context):\n    os.write(1, b'RAW\\n')\n"
-                    "    subprocess.run([sys.executable, '-c', 'print(\"CHILD\")'], check=True)\n    return 1\n"
-                    "ACTIVITIES = {'shout': shout}\n")
-    doc = _written(tmp_path / "doc.json", [{"type": "plan", "plan": [{"_tool": "shout", "_outputPath": "†state.a"}]}])
-    result = subprocess.run([sys.executable, "-m", "contextdeck", "run", str(doc), "--activities", str(acts),
-                             "--in-process"], capture_output=True, text=True, check=False)
-    assert result.returncode == 0, result.stderr
+    raw = ("import os, subprocess, sys\ndef shout(call, tool, context):\n    os.write(1, b'RAW\\n')\n"
+           "    subprocess.run([sys.executable, '-c', 'print(\"CHILD\")'], check=True)\n    return 1\n"
+           "ACTIVITIES = {'shout': shout}\n")
+    result = _shout(tmp_path, raw, "--in-process")
     assert json.loads(result.stdout)[1]["data"] == {"a": 1}
     assert "RAW\n" in result.stderr
     assert "CHILD\n" in result.stderr
