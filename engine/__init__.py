@@ -50,7 +50,7 @@ from .document._json import dumps as json_dumps
 from .document._json import nests_within as json_nests_within
 from .document._json import parse as json_parse
 from .document._state import CursorState, IdentityState
-from .document._validate import conflicts_since, json_path_parts
+from .document._validate import conflicts_since, json_path_parts, schema_problems_of
 from .document._view import ContextView, Messages, Pieces
 from .experiments import (
     Baseline,
@@ -347,6 +347,7 @@ __all__ = [
     "run_agent",
     "run_with_model",
     "schema_errors",
+    "schema_problems_of",
     "scoped_indices",
     "solution_problem",
     "summarise",

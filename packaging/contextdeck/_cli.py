@@ -61,6 +61,7 @@ try:  # Ctrl-C while the command loads ends it as it would later (exit 130), not
         parse_expression,
         run_agent,
         run_with_model,
+        schema_problems_of,
         solution_problem,
         turn_problem,
         turn_problems,
@@ -190,6 +191,11 @@ def _run(args: argparse.Namespace) -> int:
     unusable = solution_problem(document.solution)
     if unusable is not None:  # nothing of it could run, and no plan may run in its place
         raise _CannotLoad(f"{args.doc}: {unusable}")
+    broken = schema_problems_of(document.context, "input")
+    if broken:  # 006: the input is the prompt the agent promised to take (`eval` runs no such case either)
+        for violation in broken:
+            say(f"{args.doc}: {violation}")
+        raise _CannotLoad(f"{args.doc}: the input breaks its schema (006): nothing was run")
     asker = _asker(args)
     options: dict[str, Any] = {"activities": _activities(args.activities), "tools": _tools(args.tools),
                                "clock": fixed_clock(args.now) if args.now else utc_now, "timeout": args.timeout,

@@ -113,6 +113,26 @@ def test_errors_and_blocked_calls_are_reported_on_stderr(capsys, tmp_path) -> No
     assert json.loads(out)[1]["type"] == "error"
 
 
+def test_an_input_that_breaks_its_schema_is_refused_before_anything_runs(capsys, tmp_path) -> None:
+    """006: the input is the prompt the request promised to take; `run` refuses a document whose input (global or
+    an instance's) breaks its schema, with validate's words, exit 1, no call run and nothing written."""
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    path = _written(tmp_path / "doc.json", [
+        {"type": "input", "input": {"n": 1}, "schema": schema},
+        {"type": "input", "_instance": "②", "input": {"n": "five"}},
+        {"type": "plan", "plan": [{"_tool": "t", "x": "†input.n", "_outputPath": "†state.r", "_output": 1}]}])
+    for steps in ((), ("--steps", 1)):
+        code, out, err = run(capsys, path, *steps)
+        assert (code, out) == (1, "")
+        assert err.splitlines() == [
+            f"contextdeck: {path}: message 1: ¶input[②].n: 'five' is not of type 'integer' "
+            "(the schema of message 0)",
+            f"contextdeck: {path}: the input breaks its schema (006): nothing was run"]
+    assert main(["validate", str(path)]) == 1
+    assert f"{path}: message 1: ¶input[②].n: 'five'" in capsys.readouterr().out
+    assert len(json.loads(path.read_text())) == 3
+
+
 def test_refused_cycle_is_reported(capsys, tmp_path) -> None:
     """A cycle is named on stderr and nothing runs."""
     doc = [{"type": "plan", "plan": [
