@@ -33,14 +33,17 @@ class DocumentError(ValueError):
     message_index: int | None = None
 
     def __str__(self) -> str:
-        where = self.path
-        if self.line is not None:
-            where += f":{self.line}"
-            if self.column is not None:
-                where += f":{self.column}"
+        where = file_place(self.path, self.line, self.column)
         if self.message_index is not None:
             where += f": message {self.message_index}"
         return f"{where}: {self.reason}"
+
+
+def file_place(path: str, line: int | None = None, column: int | None = None) -> str:
+    """A place in a file's text as every command says it, compilers' way: `doc.json:3:16`, `log.jsonl:7`."""
+    if line is None:
+        return path
+    return f"{path}:{line}" if column is None else f"{path}:{line}:{column}"
 
 
 @frozen

@@ -4,17 +4,24 @@ from __future__ import annotations
 
 from attrs import frozen
 
+from ..protocol._errors import file_place
+
 
 @frozen
 class TraceError(ValueError):
-    """Input that cannot be imported. `where` names the place: `line 4`, `line 4: message 2`, `span 1f2e…`."""
+    """Input that cannot be imported. `where` names the record: `line 4` (a log's exchange), `line 4: message 2`,
+    `span 1f2e…`; a place in the file's text (`line`, `column`: where its JSON breaks) is said as every command
+    says one, `run.jsonl:4:41: not JSON: ...`."""
 
     path: str
     reason: str
     where: str | None = None
+    line: int | None = None
+    column: int | None = None
 
     def __str__(self) -> str:
-        return f"{self.path}: {self.where}: {self.reason}" if self.where else f"{self.path}: {self.reason}"
+        place = file_place(self.path, self.line, self.column)
+        return f"{place}: {self.where}: {self.reason}" if self.where else f"{place}: {self.reason}"
 
 
 @frozen

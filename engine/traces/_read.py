@@ -126,8 +126,7 @@ def _syntax(name: str, error: JSONSyntaxError, raw: bytes, line: int | None, *, 
     rest = "; without this last line, the lines before it can be imported" if ends_early and line and line > 1 \
         else ""
     why = f"not JSON: {error.reason}" + (f" (the file ends early: truncated?{rest})" if ends_early else "")
-    where = f"line {line or error.line}, column {error.column}"
-    return TraceError(name, why, where)
+    return TraceError(name, why, line=line or error.line, column=error.column)
 
 
 def detect(values: Values) -> str:
