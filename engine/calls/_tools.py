@@ -195,10 +195,24 @@ def pending_calls(context: Messages, solution: Any = None) -> tuple[list[Any], i
 
 def plan_mode(context: Messages) -> str:
     """The mode of the last plan message (012): "eager" (the default) or "lazy" (plan only, wait to run)."""
-    for index in range(len(context) - 1, -1, -1):
+    end = len(context)
+    # The last plan is usually among the last messages; where it is not (no plan, or an early one), a context's
+    # index of plans finds it without reading every message (a turn is checked per keystroke).
+    start = end - _NEARBY if isinstance(context, Context) and end > _NEARBY else 0
+    for index in range(end - 1, start - 1, -1):
         if context.info(index).form is Form.PLAN:
-            return "lazy" if body_of(context[index]).get("mode") == "lazy" else "eager"
+            return _mode_of(context, index)
+    if start and isinstance(context, Context):
+        plans = context.indices_of(Form.PLAN, start)
+        return _mode_of(context, plans[-1]) if plans else "eager"
     return "eager"
+
+
+_NEARBY = 256
+
+
+def _mode_of(context: Messages, index: int) -> str:
+    return "lazy" if body_of(context[index]).get("mode") == "lazy" else "eager"
 
 
 def merged_tools(

@@ -41,6 +41,8 @@ class Request:
     - `tools`: the tools in `calls`, in order, with whether each is latent.
     - `config`: settings for the model call from preset messages (model, temperature, ...).
     - `problems`: what keeps the request from being what the document says (an unknown tool reference).
+    - `meta`: the identity the request gives the model (016: the latest global `meta` value), or None; a turn's
+      `meta` is checked against it without another pass over the context.
     """
 
     messages: tuple[LLMMessage, ...]
@@ -48,6 +50,7 @@ class Request:
     tools: tuple[ComposedTool, ...]
     config: Mapping[str, Any]
     problems: tuple[Diagnostic, ...]
+    meta: Any = None
 
     def to_json(self) -> dict[str, Any]:
         """`{"messages": [{"role", "content"}], "schema": ..., "config": ...}` (a deep copy)."""
@@ -112,6 +115,7 @@ def compose_request(
         tools=tuple(composed),
         config=seen.config,
         problems=tuple(unknown_references(context, tools, limit) + seen.advisor_problems),
+        meta=seen.meta,
     )
 
 

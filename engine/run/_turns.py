@@ -26,7 +26,7 @@ from ..document._view import Messages
 from ..protocol._groups import PlanReading, read_plan
 from ..protocol._messages import MISSING, Form, body_of
 from ..protocol._methods import deep_merge
-from ..request._request import REFERENCE, Request, compose_request, output_schema, survey, version_warnings
+from ..request._request import REFERENCE, Request, compose_request, output_schema, version_warnings
 from ..resolve._resolution import Diagnostic
 from ._instances import turn_instance_problems
 from ._instancing import as_written, copies
@@ -103,8 +103,7 @@ def turn_problems(
     if plan_mode(document.context) == "lazy":
         problems += _lazy_outputs(reading, request, activities)
     if isinstance(turn.get("meta"), dict) and "version" in turn["meta"]:  # 016: given back, its version bumped
-        problems += version_warnings(survey(document.context, len(document.context)).meta, turn["meta"],
-                                     "$.meta.version")
+        problems += version_warnings(request.meta, turn["meta"], "$.meta.version")
     return problems + _explained(schema, turn, "$")
 
 

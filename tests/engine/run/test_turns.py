@@ -15,6 +15,7 @@ from contextdeck.engine import (
     Remove,
     Shape,
     TurnRefused,
+    compose_request,
     conclude,
     current_turn,
     solution_problem,
@@ -252,6 +253,23 @@ def test_a_version_given_back_is_the_contexts_incremented(version, branches, sai
     assert problems(document, {"meta": meta, "calls": [], "output": None}) == expected
     found = [(d.path, d.reason, d.severity) for d in validate(document.context, {"meta": meta, "output": None})]
     assert found == [(path.replace("$", "solution"), reason, severity) for path, reason, severity in expected]
+
+
+def test_checking_a_typed_turn_reads_no_message_again(monkeypatch) -> None:
+    """A dialog composes the request once and checks the turn per keystroke: the version warning (016, the
+    request's `meta`) and a lazy plan far back (012, the context's index of plans) read no message, so the check
+    does not grow with the document."""
+    document = Document(Context([{"type": "meta", "meta": {"path": "/g/1", "version": "1.2.3"}},
+                                 {"type": "tool", "tool": {"t": {"type": "object"}}},
+                                 {"type": "plan", "mode": "lazy", "plan": []},
+                                 *({"type": "text", "text": f"{n}"} for n in range(3000))]))
+    request = compose_request(document.context, document.schema)
+    read = []
+    monkeypatch.setattr(Context, "info", lambda self, index, info=Context.info: read.append(index) or info(self, index))
+    turn = {"meta": {"path": "/g/1", "version": "1.2.3"}, "calls": [{"_tool": "t", "_output": 1}], "output": None}
+    found = [(d.path, d.severity) for d in turn_problems(document, turn, request=request)]
+    assert found == [("$.calls[0]._output", "warning"), ("$.meta.version", "warning")]
+    assert len(read) < 300
 
 
 def test_a_latent_calls_output_under_a_lazy_plan_is_a_warning() -> None:
