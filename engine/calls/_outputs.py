@@ -189,7 +189,7 @@ def output_messages(plan: CallPlan, result: Any, clock: Clock, run: Message | No
     check_json(result, "result")
     check_size(result, "result")
     if plan.mode is Mode.EXPLICIT and is_message(result):  # a latent `_output` is always a plain value
-        return [_adopt(plan, _plain(body_of(result)), clock, run)]
+        return _adopted(plan, _plain(body_of(result)), clock, run)
     alternatives = plan.destinations.alternatives
     if not 0 <= alternative < len(alternatives):
         raise OutputError(f"there is no alternative {alternative} in {plan.output_path!r}")
@@ -224,24 +224,26 @@ def run_record_message(call: Any, clock: Clock, run: Message) -> Message:
     return {"type": RECORD_TYPE, "_call": call, "_date": clock(), "_run": run}
 
 
-def _adopt(plan: CallPlan, message: Message, clock: Clock, run: Message | None) -> Message:
-    """A data message an activity returned (its body, in the typed form the engine writes), written at the first
-    destination its data fills.
+def _adopted(plan: CallPlan, message: Message, clock: Clock, run: Message | None) -> list[Message]:
+    """A data message an activity returned (its body, in the typed form the engine writes), written at each
+    destination its data fills in the first alternative where it fills one: it picks its branch of `a || b` (003),
+    and fans out over `a && b` as a plain value does (SPEC 6.5), one output message per destination.
 
     The engine writes the audit metadata itself: the message's own `_`-keys (`_call`, `_outputPath`, `_date`,
-    `_instance`, `_run`, ...) are dropped, so a result can neither claim another call nor another path.
+    `_instance`, `_run`, ...) are dropped, so a result can neither claim another call nor another path, nor leave
+    its call's instance (008).
     """
     kind = kind_of(message)
     if kind is None or message.get("type") == "error":
         raise OutputError(f"the returned message of type {message.get('type')!r} is not a data message")
     assert plan.destinations is not None
     payload = payload_of(message)
-    fitting = [ref for ref in plan.destinations.references
-               if ref.kind == kind and get_path(payload, ref.path) is not MISSING]
-    if not fitting:
-        raise OutputError(f"the returned ¶{kind} message fills none of the destinations {plan.output_path!r}")
-    adopted = {key: value for key, value in message.items() if not key.startswith("_")}
-    return {**adopted, **_audit(plan, fitting[0], clock, run)}
+    for alternative in plan.destinations.alternatives:
+        fitting = [ref for ref in alternative if ref.kind == kind and get_path(payload, ref.path) is not MISSING]
+        if fitting:
+            adopted = {key: value for key, value in message.items() if not key.startswith("_")}
+            return [{**adopted, **_audit(plan, ref, clock, run)} for ref in fitting]
+    raise OutputError(f"the returned ¶{kind} message fills none of the destinations {plan.output_path!r}")
 
 
 def error_message(call: Any, error_type: str, text: str, clock: Clock, run: Message | None = None,

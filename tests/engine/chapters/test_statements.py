@@ -44,6 +44,7 @@ RESOLVED: list[tuple[str, list[dict[str, Any]], str, str | None, int | None, Any
     ("&& is the last value, from both", [state({"a": 1}), state({"b": 2})], "†state.a && †state.b", None, None,
      2, (0, 1)),
     ("&& needs all", [state({"b": 2})], "†state.a && †state.b", None, None, ABSENT, ()),
+    ("|| with no alternative found is not found", [state({"a": 1})], "†nope.x || †state.y", None, None, ABSENT, ()),
     ("&& binds tighter than ||", [state({"a": 1, "c": 3})], "†state.a && †state.b || †state.c", None, None, 3, (0,)),
     ("&& binds tighter than ||, leading ||", [state({"a": 1, "b": 2, "c": 3})], "†state.c || †state.a && †state.b",
      None, None, 3, (0,)),
@@ -102,6 +103,22 @@ RESOLVED: list[tuple[str, list[dict[str, Any]], str, str | None, int | None, Any
      [1, 2], (0, 1)),
     ("an index past len is a conflict", [state({"a": [1]}), out("state", {"a": {"2": 2}}, "†state.a.2")],
      "†state.a", None, None, [1], (0,)),
+    ("an output at an index replaces that element", [state({"a": [1, 2]}), out("state", {"a": [9]}, "†state.a.0")],
+     "†state.a", None, None, [9, 2], (0, 1)),
+    ("a null parent is replaced by an object", [state({"a": None}), out("state", {"a": {"b": 1}}, "†state.a.b")],
+     "†state.a", None, None, {"b": 1}, (1,)),
+    ("merge of null replaces", [state({"u": {"a": 1}}), out("state", {"u": None}, "†state.u", "merge")], "†state.u",
+     None, None, None, (1,)),
+    ("merge of an array onto an object replaces", [state({"u": {"a": 1}}), out("state", {"u": [1]}, "†state.u",
+     "merge")], "†state.u", None, None, [1], (1,)),
+    ("assign of a scalar onto an object replaces", [state({"u": {"a": 1}}), out("state", {"u": 3}, "†state.u",
+     "assign")], "†state.u", None, None, 3, (1,)),
+    ("push of null onto nothing is [null]", [out("state", {"l": None}, "†state.l", "push")], "†state.l", None, None,
+     [None], (0,)),
+    ("concat onto null is a conflict (null is found, not undefined)", [state({"l": None}), out("state", {"l": [1]},
+     "†state.l", "concat")], "†state.l", None, None, None, (0,)),
+    ("push onto an object is a conflict", [state({"l": {}}), out("state", {"l": 1}, "†state.l", "push")],
+     "†state.l", None, None, {}, (0,)),
     ("a missing parent is made an object", [out("state", {"a": {"b": {"c": 1}}}, "†state.a.b.c")], "†state", None,
      None, {"a": {"b": {"c": 1}}}, (0,)),
     ("_call._outputPath: the first destination the data holds",
@@ -186,6 +203,14 @@ def _scoped(call: dict[str, Any], tool: Any, context: list[Any]) -> Any:
     return context
 
 
+def _both(call: dict[str, Any], tool: Any, context: list[Any]) -> Any:
+    return {"type": "state", "data": {"a": 1, "b": 2}}
+
+
+def _elsewhere(call: dict[str, Any], tool: Any, context: list[Any]) -> Any:
+    return {"type": "state", "_instance": "②", "_outputPath": "†state.zzz", "data": {"ok": 1}}
+
+
 I1, I2 = {"type": "state", "_instance": "①", "v": 1}, {"type": "state", "_instance": "②", "v": 2}
 
 # (statement, messages, calls, what is appended: (kind or "error", data or error type, _outputPath, _instance))
@@ -197,6 +222,28 @@ RUNS: list[tuple[str, list[dict[str, Any]], list[Any], list[tuple[str, Any, str 
      [("state", {"ok": {"a": 1}}, "†state.ok", None)]),
     ("a returned message picks its branch of ||", [], [{"_tool": "branch", "_outputPath": "†state.ok || †state.err"}],
      [("state", {"err": {"why": "x"}}, "†state.err", None)]),
+    ("|| in a parameter with nothing found leaves the call blocked", [state({"a": 1})],
+     [{"_tool": "echo", "a": "†state.q || †input.r", "_outputPath": "†state.o"}], []),
+    ("a string with text before † is a literal", [state({"r": 2})],
+     [{"_tool": "echo", "a": "hi †state.r", "b": " †state.r", "_outputPath": "†state.o"}],
+     [("state", {"o": {"a": "hi †state.r", "b": " †state.r"}}, "†state.o", None)]),
+    ("003: a returned message fans out over && as a plain value does", [],
+     [{"_tool": "both", "_outputPath": "†state.a && †state.b"}],
+     [("state", {"a": 1, "b": 2}, "†state.a", None), ("state", {"a": 1, "b": 2}, "†state.b", None)]),
+    ("003: a returned message picks the first alternative it fills", [],
+     [{"_tool": "both", "_outputPath": "†state.x || †state.b || †state.a"}],
+     [("state", {"a": 1, "b": 2}, "†state.b", None)]),
+    ("008: a returned message stays at its call's instance and destinations", [I1],
+     [{"_tool": "elsewhere", "_instance": "①", "_outputPath": "†state.ok"}],
+     [("state", {"ok": 1}, "†state.ok", "①")]),
+    ("012: a failure fills each destination of the last alternative", [],
+     [{"_tool": "boom", "_outputPath": "†state.ok || †state.e && †log.e"}],
+     [("state", {"e": {"type": "ValueError", "message": "nope"}}, "†state.e", None),
+      ("log", {"e": {"type": "ValueError", "message": "nope"}}, "†log.e", None)]),
+    ("a latent call's _output null is the result null", [],
+     [{"_tool": "think", "_output": None, "_outputPath": "†state.r"}], [("state", {"r": None}, "†state.r", None)]),
+    ("an output path into an array writes at that index", [state({"l": [1, 2]})],
+     [{"_tool": "echo", "v": 5, "_outputPath": "†state.l.1"}], [("state", {"l": {"1": {"v": 5}}}, "†state.l.1", None)]),
     ("references resolve at any depth; †† is a literal †", [state({"q": 1})],
      [{"_tool": "echo", "a": {"b": [{"c": "†state.q"}]}, "l": "††state.q", "_outputPath": "†state.o"}],
      [("state", {"o": {"a": {"b": [{"c": 1}]}, "l": "†state.q"}}, "†state.o", None)]),
@@ -267,7 +314,8 @@ def test_a_run_appends_what_the_text_says(statement: str, messages: list[dict[st
                                           appended: list[tuple[str, Any, str | None, str | None]]) -> None:
     """One tick appends the statement's messages: each output's kind, data, `_outputPath` and `_instance`, each
     error message's type; `_call` is the call as written and `_date` the run's clock."""
-    context, _, _ = execute(messages, calls, registry(echo=_echo, boom=_boom, branch=_error_branch, scoped=_scoped))
+    context, _, _ = execute(messages, calls, registry(echo=_echo, boom=_boom, branch=_error_branch, scoped=_scoped,
+                                                          both=_both, elsewhere=_elsewhere))
     written = context.messages[len(messages):]
     got = [("error", m["data"]["error"]["type"], None, None) if m["type"] == "error" else
            (m.get("kind", m["type"]), m["data"], m["_outputPath"], m.get("_instance")) for m in written]
