@@ -41,8 +41,8 @@ from ..request._request import (
 from ..resolve._resolution import Diagnostic
 from ..run._instances import instance_problems
 from ..run._instancing import as_written
-from ..run._setup import LAZY_OUTPUT, set_up
-from ..run._turns import output_violations
+from ..run._setup import EAGER_BRANCH, LAZY_OUTPUT, set_up
+from ..run._turns import branching, output_violations
 from ._call_checks import plan_problems
 
 # Problems `data_problems` already reports (with the expression's position) for every plan and the solution.
@@ -177,11 +177,18 @@ def _run_problems(
         where = call_place(plan_index, _label(index, reading.calls[index]))
         found = dict.fromkeys(f"{problem.type}: {problem.message}" for problem in kept[index])
         problems.extend(Diagnostic(plan_index, where, text) for text in found)
-    if plan_mode(live) == "lazy":  # each latent call given its `_output` anyway, once as written
-        given = {index if setup.origins is None else setup.origins[index][0] for index, plan in enumerate(setup.plans)
-                 if plan.mode is Mode.LATENT and plan.has_output and index not in setup.delegates}
-        problems += [Diagnostic(plan_index, call_place(plan_index, f"call {index} $._output"), LAZY_OUTPUT, "warning")
-                     for index in sorted(given)]
+    # Each latent call given its `_output`, once as written (012): under a lazy plan it should not be; in eager
+    # execution its output path should be one concrete path.
+    given = {index if setup.origins is None else setup.origins[index][0]: plan for index, plan in
+             enumerate(setup.plans) if plan.mode is Mode.LATENT and plan.has_output and index not in setup.delegates}
+    lazy = plan_mode(live) == "lazy"
+    for index in sorted(given):
+        if lazy:
+            problems.append(Diagnostic(plan_index, call_place(plan_index, f"call {index} $._output"), LAZY_OUTPUT,
+                                       "warning"))
+        elif isinstance(call := reading.calls[index], dict) and (first := branching(call.get("_outputPath"))):
+            problems.append(Diagnostic(plan_index, call_place(plan_index, f"call {index} $._outputPath"),
+                                       EAGER_BRANCH.format(first=first), "warning"))
     return problems
 
 

@@ -23,6 +23,7 @@ from ..document._document import Document, Shape
 from ..document._json import MESSAGE_OUTER, unwritable
 from ..document._validate import json_path, path_order, schema_violations
 from ..document._view import Messages
+from ..protocol._expressions import Expression, parsed_or_error
 from ..protocol._groups import PlanReading, read_plan
 from ..protocol._messages import MISSING, Form, body_of
 from ..protocol._methods import deep_merge
@@ -30,7 +31,7 @@ from ..request._request import REFERENCE, Request, compose_request, output_schem
 from ..resolve._resolution import Diagnostic
 from ._instances import turn_instance_problems
 from ._instancing import as_written, copies
-from ._setup import LAZY_OUTPUT, DelegateFinder
+from ._setup import EAGER_BRANCH, LAZY_OUTPUT, DelegateFinder
 
 OUTPUT_ERROR = "output"  # the error type of a refused final output
 
@@ -100,25 +101,38 @@ def turn_problems(
                 said.add(path)
         problems += found
     problems += turn_instance_problems(document.context, reading, _places(reading))  # 013
-    if plan_mode(document.context) == "lazy":
-        problems += _lazy_outputs(reading, request, activities)
+    problems += _latent_outputs(reading, request, activities, plan_mode(document.context) == "lazy")
     if isinstance(turn.get("meta"), dict) and "version" in turn["meta"]:  # 016: given back, its version bumped
         problems += version_warnings(request.meta, turn["meta"], "$.meta.version")
     return problems + _explained(schema, turn, "$")
 
 
-def _lazy_outputs(reading: PlanReading, request: Request, activities: Activities | None) -> list[Diagnostic]:
-    """Warnings for the latent calls a turn under a lazy plan gives an `_output` (012: its model "will not perform
-    latent execution"): a tool the request offers as latent, or one it does not offer that no activity runs."""
+def _latent_outputs(reading: PlanReading, request: Request, activities: Activities | None,
+                    lazy: bool) -> list[Diagnostic]:
+    """Warnings for the latent calls a turn gives an `_output` (a tool the request offers as latent, or one it does
+    not offer that no activity runs), 012: under a lazy plan its model "will not perform latent execution"; in eager
+    execution it collapses a branching `_outputPath` to one path, so one still branching is said (`EAGER_BRANCH`)."""
     latent = {tool.name: tool.latent for tool in request.tools}
     found: list[Diagnostic] = []
     for call, where in zip(reading.calls, _places(reading), strict=True):
         name = call.get("_tool") if isinstance(call, dict) else None
         if not isinstance(name, str) or "_output" not in call or "_delegate" in call:
             continue
-        if latent.get(name, activities is None or name not in activities):
+        if not latent.get(name, activities is None or name not in activities):
+            continue
+        if lazy:
             found.append(Diagnostic(None, f"{where}._output", LAZY_OUTPUT, "warning"))
+        elif (first := branching(call.get("_outputPath"))) is not None:
+            found.append(Diagnostic(None, f"{where}._outputPath", EAGER_BRANCH.format(first=first), "warning"))
     return found
+
+
+def branching(output_path: Any) -> str | None:
+    """The first alternative of an output path that branches (`a || b`), else None (malformed: said elsewhere)."""
+    parsed = parsed_or_error(output_path) if isinstance(output_path, str) else None
+    if not isinstance(parsed, Expression) or len(parsed.alternatives) < 2:
+        return None
+    return " && ".join(str(ref) for ref in parsed.alternatives[0])
 
 
 def _places(reading: PlanReading) -> list[str]:

@@ -380,6 +380,14 @@ CHECKED: list[tuple[str, list[dict[str, Any]], Any, list[str]]] = [
       "output": None},
      ["solution, call 0 $._output: a lazy plan (012) asks for no latent execution: this latent call's _output is "
       "its result, given before the plan is approved (it is taken as the result when it runs)"]),
+    ("012: in eager execution a latent call given its _output has one concrete output path",
+     [{"type": "tool", "tool": {"sky": {"type": "object", "properties": {"_output": {"type": "string"}}}}}],
+     {"calls": [{"_tool": "sky", "_output": "rain", "_outputPath": "†state.sunny || †state.rainy"},
+                {"_tool": "sky", "_outputPath": "†state.sunny || †state.rainy"},
+                {"_tool": "sky", "_output": "sun", "_outputPath": "†state.sunny"}], "output": None},
+     ["solution, call 0 $._outputPath: a latent call given its _output has chosen its outcome (012: eager execution "
+      "collapses a branching _outputPath to one concrete path), but this _outputPath still branches: the output is "
+      "written to its first alternative, †state.sunny"]),
     ("014: _delegate is a string: a request file or 'anonymous'; a URL is not fetched",
      [{"type": "tool", "tool": {"t": {}}}, {"type": PLAN, "plan": [
          {"_tool": "t", "_delegate": "http://example.com/agents/speaker_EN", "_outputPath": "†s.a"},

@@ -286,6 +286,21 @@ def test_a_latent_calls_output_under_a_lazy_plan_is_a_warning() -> None:
     assert found == [("$.calls[0]._output", "warning"), ("$.calls[2]._output", "warning")]
 
 
+def test_a_latent_calls_output_with_a_branching_path_is_a_warning_in_eager_execution() -> None:
+    """012: in eager execution the model collapses a branching `_outputPath` to one concrete path when it gives a
+    latent call's `_output`; one still branching is warned at the path (its output goes to the first alternative).
+    A call left to wait for its output, or run by an activity, may keep its branches."""
+    document = Document(Context([
+        {"type": "tool", "tool": {"sky": {"type": "object", "properties": {"_output": {"type": "string"}}}}},
+        {"type": "tool", "tool": {"fetch": {"type": "object", "_activity": "fetch"}}}]))
+    branches = "†state.sunny || †state.rainy && †log.rainy"
+    turn = {"calls": [{"_tool": "sky", "_output": "rain", "_outputPath": branches},
+                      {"_tool": "sky", "_outputPath": branches},
+                      {"_tool": "fetch", "_output": 1, "_outputPath": branches}], "output": None}
+    assert [(path, severity) for path, reason, severity in problems(document, turn)
+            if "still branches" in reason] == [("$.calls[0]._outputPath", "warning")]
+
+
 def test_a_turns_call_for_an_instance_that_never_finds_what_it_reads_is_a_warning() -> None:
     """013: a turn's call for an instance no data message has, reading a path only another instance has, would
     wait forever: the turn check warns at the field, as `validate` does at the plan's call."""
