@@ -13,7 +13,9 @@ experiment. Watch columns pin a `†` expression and show its value at the end o
 
 The dataset, the experiments shown and the watch columns are the open document's: kept in its settings
 (`window.session.sidecar`, key "experiments") and shown again when it is opened; another document shows its own,
-so Run never runs one document over the dataset chosen for another. The pane's first line names the document.
+so Run never runs one document over the dataset chosen for another. The pane's first line names the document. A
+run still going when another document is opened goes on and keeps its results in the settings of the document it was
+started for (`DocumentSidecar.update`), not the open one's.
 """
 
 from __future__ import annotations
@@ -700,7 +702,7 @@ class ExperimentsPane(QWidget):
         self.experiment = Experiment(cases, settings, 4, lambda done, _: self.progressed.emit(done))
         self._set_running(True)
         before = self.model.after.path if self.model.after is not None else None
-        opened = self._opened
+        opened, dataset, document = self._opened, self.dataset, session.sidecar.document
         ended = "finished"
         try:
             await run_apart(self.experiment.run, providers)
@@ -712,16 +714,27 @@ class ExperimentsPane(QWidget):
             written = write_results(out, self.experiment.results)
             self.task = None
             self._set_running(False)
-        left = "" if opened == self._opened else f" (for {path.name}, no longer open)"
+        here = opened == self._opened or (document is not None and session.sidecar.holds(document))
+        left = "" if here else f" (kept with {path.name}, no longer open)" if document is not None \
+            else f" (for {path.name}, closed unsaved: kept nowhere else)"
         window.statusBar().showMessage(f"Experiment {ended}: {written} of {len(cases)} inputs in {out.name}{left}",
                                        10_000)
-        if written and not left:  # another document open: its own results stay shown
+        if written and here:
             self.show_results(out, before)
+        elif written and document is not None:  # the document it ran for shows them when opened again
+            session.sidecar.update(document, KEPT, lambda kept: _ran(kept, dataset, out, before))
         self.finished.emit()
 
     def cancel(self) -> None:
         if self.task is not None:
             self.task.cancel()
+
+
+def _ran(kept: Any, dataset: Path | None, out: Path, before: Path | None) -> dict[str, Any]:
+    """A document's kept experiments once a run for it wrote `out`: shown, compared with what it showed before."""
+    kept = kept if isinstance(kept, dict) else {}
+    return {**kept, "dataset": None if dataset is None else str(dataset), "results": str(out),
+            "compared": None if before is None else str(before)}
 
 
 def _new_run(dataset: Path, stamp: str) -> tuple[Path, Path]:

@@ -15,6 +15,7 @@ import copy
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -147,6 +148,27 @@ class DocumentSidecar(QObject):
                 written.result()
             self._values = self.store.read(document)
         self.switched.emit()
+
+    def holds(self, document: Path) -> bool:
+        """Whether these are `document`'s settings (it is the open document, under whatever name)."""
+        return self._document is not None and _absolute(self._document) == _absolute(document)
+
+    def update(self, document: Path, key: str, change: Callable[[Any], Any]) -> None:
+        """Set `key` of `document`'s settings to `change(its value now)`, whether or not it is the open document (a
+        run that ends after its document was left keeps its results there). Another document's file is read and
+        written on the worker, after the writes of it asked for before; opening it waits for this one."""
+        if self.holds(document):
+            self.set_value(key, change(self.value(key)))
+            return
+
+        def write() -> None:
+            values = self.store.read(document)
+            values[key] = change(copy.deepcopy(values.get(key)))
+            self._write(document, values)
+
+        file = self.store.file_for(document)
+        self._written = {file: future for file, future in self._written.items() if not future.done()}
+        self._written[file] = _WRITER.submit(write)
 
     def move(self, document: Path) -> None:
         """The document was saved under another name: its settings go with it."""

@@ -376,3 +376,42 @@ def test_the_watch_box_placeholder_is_read_whole_at_1280_by_800(qtbot: Any, open
     (button,) = [button for button in pane.findChildren(QPushButton) if button.text() == "Add Watch Column"]
     assert edit.fontMetrics().horizontalAdvance(edit.placeholderText()) <= button.sizeHint().width() * 2 // 3
     assert "column" in edit.toolTip()
+
+
+def test_a_run_that_ends_after_its_document_was_left_keeps_its_results_with_that_document(
+        qtbot: Any, open_window: Any, tmp_path: Path, fake_llm: Any) -> None:
+    """A run still going when another document was opened wrote its results, but the document it ran for showed the
+    experiment from before the run when opened again. The results are kept in that document's settings (not the open
+    one's): opened again, it shows them, compared with what it showed before."""
+    fake_llm.answer = lambda body: adder(body, delay=0.3)
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps({"id": "one", "input": {"a": 1, "b": 2}, "expect": {"total": 3}}) + "\n")
+    earlier = tmp_path / "earlier.results.jsonl"
+    earlier.write_text(json.dumps({"id": "one", "status": "finished", "passed": True, "output": {"total": 3}}) + "\n")
+    window, pane = ready_to_run(open_window, tmp_path, fake_llm)
+    first = window.session.path
+    pane.set_dataset(data)
+    pane.show_results(earlier)
+    (tmp_path / "other").mkdir()
+    second = agent(tmp_path / "other" / "second.json", "Add the numbers.")
+    with qtbot.waitSignal(pane.finished, timeout=30000):
+        assert pane.run() is not None
+        qtbot.waitUntil(pane.cancel_button.isEnabled)
+        window.files.open_path(second)
+        qtbot.waitUntil(lambda: window.session.path == second)
+    assert "(kept with agent.json, no longer open)" in window.statusBar().currentMessage()
+    assert pane.model.after is None  # the open document's (none) stay shown
+    assert pane.dataset is None
+
+    window.files.open_path(first)
+    qtbot.waitUntil(lambda: window.session.path == first)
+    assert pane.model.after is not None
+    assert pane.model.after.path.name.startswith("data.")
+    assert pane.model.after.path.suffix == ".jsonl"
+    assert pane.model.before is not None
+    assert pane.model.before.path == earlier
+    assert pane.dataset == data
+    window.files.open_path(second)
+    qtbot.waitUntil(lambda: window.session.path == second)
+    assert pane.model.after is None  # the other document's settings took nothing of it
+    release()

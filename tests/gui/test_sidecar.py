@@ -208,6 +208,29 @@ def test_breakpoints_are_kept_for_the_debugger(qtbot: Any, tmp_path: Path) -> No
     assert sidecar.value("breakpoints") == [{"plan": 3, "call": "lookup#0", "condition": "†state.x > 1"}]
 
 
+def test_a_document_not_open_has_one_setting_changed_after_its_own_writes(qtbot: Any, tmp_path: Path) -> None:
+    """`update` of a document left changes that key in its file after the writes asked for it before, keeps its
+    other settings, and opening it shows the change; `update` of the open document changes it in memory."""
+    store = SidecarStore(tmp_path / "documents")
+    left, other = tmp_path / "left.json", tmp_path / "other.json"
+    for path in (left, other):
+        path.write_text("[]", encoding="utf-8")
+    sidecar = DocumentSidecar(store)
+    sidecar.switch(left)
+    sidecar.set_value("watches", ["†a"])
+    sidecar.set_value("experiments", {"results": "one.jsonl"})
+    sidecar.switch(other)  # left's write is queued on the worker
+    assert not sidecar.holds(left)
+    assert sidecar.holds(other)
+    sidecar.update(left, "experiments", lambda kept: {**kept, "results": "two.jsonl", "compared": kept["results"]})
+    assert sidecar.value("experiments") is None  # the open document's settings are not touched
+    sidecar.update(other, "watches", lambda pins: [*(pins or []), "†b"])
+    assert sidecar.value("watches") == ["†b"]
+    sidecar.switch(left)
+    assert sidecar.value("experiments") == {"results": "two.jsonl", "compared": "one.jsonl"}
+    assert sidecar.value("watches") == ["†a"]
+
+
 def test_an_unwritable_settings_folder_is_reported_and_changes_nothing(qtbot: Any, tmp_path: Path) -> None:
     """A file where the folder should be: `writeFailed` says so; the values stay in memory."""
     blocker = tmp_path / "documents"
