@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -45,3 +49,57 @@ def test_the_window_opens_inside_the_screen_then_where_it_was_left(qtbot: Any, t
     qtbot.addWidget(second)
     assert second.size() == QSize(760, 700)
     second.session.close()
+
+
+SMALL_SCREEN = """
+import json, sys
+from pathlib import Path
+from PySide6.QtCore import QRect, QSettings
+from PySide6.QtWidgets import QApplication, QDockWidget
+app = QApplication(sys.argv)
+from contextdeck.gui._app import create_window
+
+folder = Path(sys.argv[1])
+settings = QSettings(str(folder / "settings.ini"), QSettings.Format.IniFormat)
+seen = []
+
+def note(window, what):
+    for _ in range(30):
+        app.processEvents()
+    room = window.screen().availableGeometry()
+    seen.append([what, window.geometry().bottom(), room.bottom(), window.minimumSizeHint().height()])
+
+first = create_window(settings, folder / "recovery")
+first.show()
+note(first, "first start")
+for dock in first.findChildren(QDockWidget):
+    dock.show()
+note(first, "every dock shown")
+first.setGeometry(QRect(100, 100, 1400, 1000))  # as left on a bigger screen
+first.save_layout()
+first.session.close()
+second = create_window(settings, folder / "recovery")
+second.show()
+note(second, "restored from a bigger screen")
+second.session.close()
+print(json.dumps(seen))
+"""
+
+
+def test_on_a_1280_by_800_screen_the_whole_window_with_its_status_bar_is_on_the_screen(tmp_path: Path) -> None:
+    """On an 800-pixel-high screen the status bar must not fall below the screen's edge: the real window (not a
+    stand-in least size) on an offscreen screen of 1280×800 is inside the screen's free area at its first start,
+    with every dock shown (its least height stays under the screen's), and restored from a geometry left on a bigger
+    screen."""
+    (tmp_path / "screen.json").write_text(json.dumps({"screens": [
+        {"name": "small", "x": 0, "y": 0, "width": 1280, "height": 800, "logicalDpi": 96, "logicalBaseDpi": 96,
+         "dpr": 1}]}))
+    environment = {**os.environ, "QT_QPA_PLATFORM": f"offscreen:configfile={tmp_path / 'screen.json'}"}
+    done = subprocess.run([sys.executable, "-c", SMALL_SCREEN, str(tmp_path)], env=environment, capture_output=True,
+                          text=True, timeout=120, check=True)
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert [what for what, *_ in seen] == ["first start", "every dock shown", "restored from a bigger screen"]
+    for what, bottom, room_bottom, least in seen:
+        assert room_bottom == 799, what  # the screen asked for
+        assert bottom <= room_bottom, f"{what}: the status bar ends at y={bottom}, the screen at y={room_bottom}"
+        assert least <= 800 - FRAME.height(), what
