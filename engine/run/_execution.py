@@ -32,7 +32,7 @@ from ..document._document import Document
 from ..document._json import batch_collector
 from ..protocol._groups import Unit
 from ._approval import approve
-from ._breakpoints import hits_breakpoint
+from ._breakpoints import breakpoint_set, hits_breakpoint
 from ._delegate import Delegate
 from ._patterns import run_pattern
 from ._plans import Plans
@@ -135,7 +135,7 @@ class Execution:
         self._jobs = Jobs()
         self.replay = replay  # recorded activity results to give instead of running (an experiment's)
         self.approver = approver
-        self.breakpoints: set[int | str] = set(breakpoints)
+        self.breakpoints: set[int | str] = set()
         self.conditions: dict[int, str] = {}  # call index -> a `†` expression: its breakpoint holds only when truthy
         self.break_on_failure = False  # run() starts nothing more once a call has failed
         # Awaited in a tick between two calls started or settled, and before each call's own work: a window lets its
@@ -157,6 +157,7 @@ class Execution:
         # generation is collected in batches meanwhile, as a tick without a pace does.
         with batch_collector():
             self.reset()
+        self.breakpoints = breakpoint_set(breakpoints, len(self.calls))
 
     # -- set-up --------------------------------------------------------------------------------
 

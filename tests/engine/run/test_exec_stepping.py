@@ -292,3 +292,25 @@ def test_finished_says_when_nothing_is_left_to_do() -> None:
     assert not execution.finished
     asyncio.run(execution.run())
     assert execution.finished
+
+
+@pytest.mark.parametrize(("breakpoints", "error", "named"), [
+    ([1.5], TypeError, "breakpoint 1.5"),
+    ([True], TypeError, "breakpoint True"),
+    ([None], TypeError, "breakpoint None"),
+    ("b", TypeError, "got str 'b'"),
+    (2, TypeError, "got int 2"),
+    ([3], ValueError, "breakpoint 3 is not a call of the plan: its calls are 0 to 2"),
+    ([-1], ValueError, "breakpoint -1"),
+])
+def test_a_breakpoint_that_could_never_stop_a_run_is_refused(breakpoints, error, named) -> None:
+    """`breakpoints=[1.5]` was accepted and never stopped anything (nor did 3 of three calls, or "b" taken as a
+    letter): each is refused with an error naming it."""
+    with pytest.raises(error, match=named.replace("(", r"\(")):
+        make(breakpoints=breakpoints)
+
+
+def test_breakpoints_may_mix_indices_and_tool_names() -> None:
+    """A call's index and a tool's name, from any iterable, are kept as a set."""
+    _, execution = make(breakpoints=iter([2, "b", 2]))
+    assert execution.breakpoints == {2, "b"}
