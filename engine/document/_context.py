@@ -25,7 +25,7 @@ from ..resolve._incremental._tracks import Fold
 from ..resolve._incremental._watches import Found, Plan, Track, Watch, Watchers, combine_keys
 from ..resolve._resolution import Resolution
 from . import _json
-from ._edits import Edit, integer_index
+from ._edits import Edit, at_index, integer_index, watch_arguments
 from ._validate import json_path
 from ._view import ContextView, Pieces
 
@@ -107,11 +107,11 @@ class Context:
         return len(self._store.order)
 
     def __getitem__(self, index: int) -> Message:
-        return self._store.listed[index]
+        return at_index(self._store.listed, index)
 
     def info(self, index: int) -> MessageInfo:
         """The parsed view of message `index`: form, kind, instance and write."""
-        return self._store.infos[self._store.order.ids[index]]
+        return self._store.infos[at_index(self._store.order.ids, index)]
 
     def view(self) -> ContextView:
         """The messages as they are now, read-only and safe to hand to another thread (render, validate)."""
@@ -366,9 +366,7 @@ class Context:
 
         Watches of the same kind, instance and first path segment share one incremental fold.
         """
-        expression = as_expression(expr)
-        if not callable(callback):  # refused now, not at the next edit (whose caller it would fail)
-            raise TypeError(f"watch {expression.source!r}: the callback is not callable: {type(callback).__name__}")
+        expression = watch_arguments(expr, callback)
         return self._watchers.add(expression, callback, None if instance is None else str(instance))
 
     def _limit_key(self, at: int | None) -> int | None:

@@ -14,11 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from ..protocol._expressions import Expression, parse_expression
+from ..protocol._expressions import Expression
 from ..protocol._messages import MessageInfo
 from ..resolve import _paranoid
 from ..resolve._resolution import Kept, Resolution, changed
 from ._context import Context, Edited, Watch
+from ._edits import watch_arguments
 
 SCAN_LIMIT = 2000  # messages looked at to find what a move or an edit touched; beyond: resolve every watch
 
@@ -93,13 +94,15 @@ class Cursor:
     def at(self) -> int | None:
         return self._at
 
-    def watch(self, expr: str, callback: Callable[[Resolution], Any], instance: str | None = None, *,
+    def watch(self, expr: str | Expression, callback: Callable[[Resolution], Any], instance: str | None = None, *,
               fold_now: bool = True) -> CursorWatch:
-        """Follow `expr` at this cursor. Raises `ExpressionError` for a malformed expression. With `sliced`, one
+        """Follow `expr` (a string or an `Expression`) at this cursor. Raises `ExpressionError` for a malformed
+        expression, TypeError for anything else or a callback that is not callable. With `sliced`, one
         slice of its first fold at the cursor is folded at once (`Context.fold_ahead`); a watch whose path is not
         folded that far then is `pending`, not yet `resolved`: `steps` resolves it and calls it back. Without
         `fold_now` it is pending at once, whatever its fold (not even its path's log is set up)."""
-        watch = CursorWatch(self, parse_expression(expr), callback, None if instance is None else str(instance))
+        expression = watch_arguments(expr, callback)  # what `Context.watch` takes, checked the same way
+        watch = CursorWatch(self, expression, callback, None if instance is None else str(instance))
         self._watches.append(watch)
         if self._at is None:
             self._go_live(watch, fold_now=fold_now)
@@ -193,9 +196,17 @@ class Cursor:
         for watch in self._watches:
             if touched is None or any(watch.reads(head) for head in touched):
                 self._pending[watch] = None
-        if not self.sliced:
-            for _ in self.steps():
-                pass
+        if not self.sliced:  # each watch is called back, whatever one raises (then raised after), as `Context.watch`'s
+            failed: Exception | None = None
+            while True:  # (a watch that raised is no longer pending: the next round goes on after it)
+                try:
+                    for _ in self.steps():
+                        pass
+                    break
+                except Exception as error:
+                    failed = failed or error
+            if failed is not None:
+                raise failed
 
     def _widened(self, heads: set[Head]) -> set[Head]:
         """`heads`, each at every lane of its kind when a universal write (a root push, a root `set`, a write

@@ -6,8 +6,13 @@ The GUI wraps these in QUndoCommands; tests use them without Qt.
 from __future__ import annotations
 
 import operator
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
+
+from ..protocol._expressions import Expression, as_expression
+
+T = TypeVar("T")
 
 
 def integer_index(value: object, what: str = "message index") -> int:
@@ -17,6 +22,26 @@ def integer_index(value: object, what: str = "message index") -> int:
         return operator.index(value)  # type: ignore[arg-type]
     except TypeError:
         raise TypeError(f"{what} must be an integer, got {type(value).__name__} {value!r}") from None
+
+
+def at_index(items: Sequence[T], index: int) -> T:
+    """`items[index]` of a context's messages; out of range, an IndexError that says the index and how many there
+    are (Python's own says neither)."""
+    try:
+        return items[index]
+    except IndexError:
+        raise IndexError(f"message index {index} out of range: the context has {len(items)} messages") from None
+    except TypeError:
+        raise TypeError(f"message index must be an integer, got {type(index).__name__} {index!r}") from None
+
+
+def watch_arguments(expr: object, callback: object) -> Expression:
+    """What `Context.watch` and `Cursor.watch` both take: `expr` as a string or an `Expression`, and a callable
+    callback, refused now rather than at the next edit (whose caller it would fail)."""
+    expression = as_expression(expr)
+    if not callable(callback):
+        raise TypeError(f"watch {expression.source!r}: the callback is not callable: {type(callback).__name__}")
+    return expression
 
 
 class Context(Protocol):

@@ -257,6 +257,7 @@ class Watchers:
             if (fold := next(folding)) is not None:
                 del builds[track]
                 self._install(track, fold)
+        failed: Exception | None = None  # each watch folded in this slice is called back, whatever one raises
         for watch in [watch for watch in self._pending if not any(t in builds for t in watch.tracks.values())]:
             ranking = self._pending[watch] = self._pending[watch] or self._rank(watch)
             if next(ranking, True) is None:
@@ -264,10 +265,15 @@ class Watchers:
             del self._pending[watch]
             watch._keep(watch.evaluate(lambda t, path: t.results[path], self._store.order.snapshot()), watch._seen)
             self._watches[watch] = None
-            if watch is not quiet:
-                watch._callback(watch._resolution)
+            try:
+                if watch is not quiet:
+                    watch._callback(watch._resolution)
+            except Exception as error:
+                failed = failed or error
         if not self._pending:
             self._builds.clear()  # (those of watches closed since: what they would add, no watch reads)
+        if failed is not None:
+            raise failed
         return not self._pending
 
     def _rank(self, watch: Watch) -> Iterator[None]:

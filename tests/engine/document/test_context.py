@@ -87,6 +87,18 @@ def test_a_watch_callback_that_raises_keeps_no_other_watch_from_hearing() -> Non
     assert heard == [("x", 2), ("y", 2)]
 
 
+@pytest.mark.parametrize("read", [lambda ctx, index: ctx[index], lambda ctx, index: ctx.info(index)])
+@pytest.mark.parametrize("index", [3, -4, 100])
+def test_a_message_out_of_range_says_the_index_and_the_length(read, index) -> None:
+    """`Context[i]` (and `info(i)`) out of range said only "list index out of range": the error names the index and
+    how many messages there are; a negative index in range counts from the end, as a list's does."""
+    ctx = Context([{"type": "state", "data": {"x": n}} for n in range(3)])
+    with pytest.raises(IndexError, match=rf"^message index {index} out of range: the context has 3 messages$"):
+        read(ctx, index)
+    assert ctx[-1] == {"type": "state", "data": {"x": 2}}
+    assert ctx.info(-3).kind == "state"
+
+
 @pytest.mark.parametrize("signal", ["inserting", "removing", "moving", "replacing"])
 def test_an_edit_inside_an_announcement_is_refused_and_nothing_changes(signal: str) -> None:
     """An edit made by a handler of an edit's announcement would shift what was announced (a remove of message 2

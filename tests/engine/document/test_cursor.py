@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from incremental_strategies import calls_back, documents, edits, moved_id, seen, watch_lists
 
-from contextdeck.engine import Context, Cursor, Remove, Resolution
+from contextdeck.engine import Context, Cursor, Remove, Resolution, parse_expression
 from contextdeck.engine.resolve import _keys
 from contextdeck.engine.resolve._incremental import _index
 from contextdeck.engine.resolve._incremental._index import FOLD_STEPS
@@ -260,3 +260,54 @@ def test_a_watch_made_live_without_folding_now_waits_for_the_cursors_steps() -> 
     list(cursor.steps())
     assert [r.value for r in calls] == [19, 299]
     assert watch.current.value == 299
+
+
+def test_a_cursor_watch_takes_what_a_context_watch_takes() -> None:
+    """`Cursor.watch` took only a string (an `Expression` failed inside the parser with an AttributeError): it takes
+    a string or an `Expression` as `Context.watch` does, and refuses anything else, or a callback that is not
+    callable, with the same TypeError."""
+    context = Context([{"type": "state", "data": {"n": n}} for n in range(5)])
+    cursor = Cursor(context, 3)
+    assert cursor.watch(parse_expression("†state.n"), lambda _: None).current.value == 2
+    for cursor_or_context in (cursor, context):
+        with pytest.raises(TypeError, match=r"expected an expression .* got int"):
+            cursor_or_context.watch(7, lambda _: None)  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match=r"watch '†state\.n': the callback is not callable: str"):
+            cursor_or_context.watch("†state.n", "print")  # type: ignore[arg-type]
+
+
+def raises_first(heard: list[object]) -> Any:
+    def fails(resolution: Resolution) -> None:
+        heard.append("raised")
+        raise RuntimeError("a callback's own bug")
+    return fails
+
+
+def test_a_callback_raising_in_a_sliced_first_fold_holds_back_no_other_callback_of_that_slice() -> None:
+    """Following the latest with `sliced`, two watches of one path are folded in the same slice: the first one's
+    callback raised and the second was called only in the next slice. Both are called in that slice, and the error
+    then reaches the caller of `steps`, as after an edit."""
+    context = Context([{"type": "state", "data": {"n": n}} for n in range(3000)])
+    cursor = Cursor(context, None, sliced=True)
+    heard: list[object] = []
+    cursor.watch("†state.n", raises_first(heard))
+    cursor.watch("†state.n", lambda resolution: heard.append(resolution.value))
+    with pytest.raises(RuntimeError, match="a callback's own bug"):
+        for _ in cursor.steps():
+            pass
+    assert heard == ["raised", 2999]
+    assert cursor.pending == 0
+
+
+def test_a_callback_raising_after_a_move_holds_back_no_other_callback() -> None:
+    """Not sliced, a move calls back every watch whose result changed even when an earlier callback raises (the
+    rest waited for the next move or edit); that error then reaches the caller of `move`."""
+    context = Context([{"type": "state", "data": {"n": n}} for n in range(30)])
+    cursor = Cursor(context, 20)
+    heard: list[object] = []
+    cursor.watch("†state.n", raises_first(heard))
+    cursor.watch("†state.n", lambda resolution: heard.append(resolution.value))
+    with pytest.raises(RuntimeError, match="a callback's own bug"):
+        cursor.move(25)
+    assert heard == ["raised", 24]
+    assert cursor.pending == 0
