@@ -6,10 +6,12 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QDialog, QDialogButtonBox, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from contextdeck.engine import Shape
 
+from ._message_editor._focus import controls, move_focus, show
 from ._message_editor._schema import SchemaNode
 
 if TYPE_CHECKING:
@@ -27,7 +29,13 @@ class RequestSchemaDialog(QDialog):
         self.node.load(copy.deepcopy(schema) if isinstance(schema, dict) else {"type": "object", "properties": {}})
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
-        scroll.setWidget(self.node)
+        scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # a stop showing no focus, before the schema's first control
+        column = QWidget()
+        rows = QVBoxLayout(column)
+        rows.setContentsMargins(0, 0, 0, 0)
+        rows.addWidget(self.node)
+        rows.addStretch(1)  # the schema from the top down (stretched, it spread its rows over the whole area)
+        scroll.setWidget(column)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
@@ -35,6 +43,19 @@ class RequestSchemaDialog(QDialog):
         layout.addWidget(QLabel("The schema of the request's final output (the document's top-level <tt>schema</tt>)."))
         layout.addWidget(scroll, 1)
         layout.addWidget(self.buttons)
+
+    def focusNextPrevChild(self, next: bool) -> bool:
+        """Tab and Shift+Tab in visual order, round the dialog: Qt's order is the order the schema's widgets were
+        made in, which took Tab from the description to the new property's name below every property."""
+        if move_focus(self, QApplication.focusWidget(), next):
+            return True
+        chain = controls(self)
+        if not chain:
+            return super().focusNextPrevChild(next)
+        first = chain[0] if next else chain[-1]
+        show(first)
+        first.setFocus(Qt.FocusReason.TabFocusReason if next else Qt.FocusReason.BacktabFocusReason)
+        return True
 
 
 def edit_request_schema(window: MainWindow) -> RequestSchemaDialog | None:

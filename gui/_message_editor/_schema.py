@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from PySide6.QtCore import QSignalBlocker, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QPalette
+from PySide6.QtGui import QColor, QKeyEvent, QPalette
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -117,8 +117,18 @@ def without_property(schema: Schema, name: str) -> Schema:
     return with_required(with_key(schema, "properties", properties), name, False)
 
 
-def _line(name: str, placeholder: str, width: int = 0) -> QLineEdit:
-    line = QLineEdit()
+class NameBox(QLineEdit):
+    """A box whose Enter is its own action (adding what it names): the key goes no further, where a dialog's default
+    button took it too (Edit → Request Schema… closed on the first property added)."""
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        super().keyPressEvent(event)
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            event.accept()
+
+
+def _line(name: str, placeholder: str, width: int = 0, kind: type[QLineEdit] = QLineEdit) -> QLineEdit:
+    line = kind()
     line.setObjectName(name)
     line.setPlaceholderText(placeholder)
     line.setToolTip(placeholder)
@@ -173,7 +183,7 @@ class SchemaNode(QWidget):
         self.format.setToolTip("format")
         self.minimum = _line("schemaMinimum", "minimum", 90)
         self.maximum = _line("schemaMaximum", "maximum", 90)
-        self.new_name = _line("schemaNewProperty", "new property name")
+        self.new_name = _line("schemaNewProperty", "new property name", kind=NameBox)
         self.add_button = QPushButton("+ property")
         self.problem = QLabel()  # what the schema does not take as typed, in words the keyboard user sees
         self.problem.setObjectName("schemaProblem")
