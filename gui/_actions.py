@@ -59,6 +59,11 @@ def build_actions(window: MainWindow) -> dict[str, QAction]:
     redo.setObjectName("redo")
     redo.setShortcut(QKeySequence(Key.Redo))
     redo.setIcon(icon("redo"))
+    # Said in the status bar: what was undone, in place of a message about it (a turn undone left "Turn taken: its
+    # output ends the loop." in sight while the loop waited for that turn again). Once a step is undone, its text is
+    # the stack's redo text, and a step redone its undo text.
+    undo.triggered.connect(lambda: window.statusBar().showMessage(f"Undone: {stack.redoText()}", 5000))
+    redo.triggered.connect(lambda: window.statusBar().showMessage(f"Redone: {stack.undoText()}", 5000))
     window.menu("Edit").addActions([undo, redo])
     actions["undo"], actions["redo"] = undo, redo
     window.menu("Edit").addSeparator()

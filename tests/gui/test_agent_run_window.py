@@ -255,3 +255,20 @@ def test_an_answer_after_the_last_plan_names_whose_calls_are_listed(tmp_path: Pa
     assert agent_run.turn_of(document) == "Turn 1's calls · then turn 2, the answer: gpt-4o-mini · tokens unknown"
     document.solution = None
     assert agent_run.turn_of(document).startswith("Turn 1 · ")
+
+
+def test_undoing_the_models_answer_says_so_in_place_of_the_turns_message(qtbot: Any, window: MainWindow,
+                                                                         fake_llm: Any) -> None:
+    """Ctrl+Z after Run with Model undid the final turn, but the status bar still said "Turn taken: its output ends
+    the loop." while the loop waited for that turn again: Undo and Redo say what they undid and redid."""
+    fake_llm.push(Reply.json({"meta": {}, "calls": [], "output": {"status": "Success"}}))
+    run = window.agent_run  # type: ignore[attr-defined]
+    run.run_action.trigger()
+    qtbot.waitUntil(finished(qtbot, window), timeout=15000)
+    assert "ends the loop" in window.statusBar().currentMessage()
+    window.actions_by_name["undo"].trigger()
+    assert window.session.document.solution is None
+    assert window.statusBar().currentMessage() == "Undone: Take the next turn"
+    window.actions_by_name["redo"].trigger()
+    assert window.session.document.solution["output"] == {"status": "Success"}
+    assert window.statusBar().currentMessage() == "Redone: Take the next turn"
