@@ -99,7 +99,7 @@ def build_actions(window: MainWindow) -> dict[str, QAction]:
     group = QActionGroup(window)
     current = str(window.settings.value("view/theme", "system"))
     for number, theme in enumerate(THEMES, start=1):
-        action = QAction(theme.capitalize(), window, checkable=True)
+        action = QAction(f"&{theme.capitalize()}", window, checkable=True)
         action.setObjectName(f"theme_{theme}")
         action.setShortcut(QKeySequence(f"Ctrl+Alt+{number}"))
         action.setChecked(theme == current)

@@ -61,8 +61,9 @@ def install_keyboard(window: MainWindow, inspector: Inspector) -> dict[str, QAct
     document's. Returns the pane actions by name."""
     menu = window.menu("View").addMenu("&Go to Pane")
     actions = {}
+    taken: set[str] = set()
     for pane in panes(window, inspector):
-        action = QAction(pane.name, window)
+        action = QAction(with_letter(pane.name, taken), window)
         action.setObjectName(f"focus_{pane.name.lower().replace(' ', '_')}")
         action.setShortcut(QKeySequence(pane.keys))
         action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
@@ -226,3 +227,13 @@ class FieldUndo(QObject):
                     event.ignore()  # not the field's: the shortcut (the window's Undo or Redo) takes it
                     return True
         return False
+
+
+def with_letter(text: str, taken: set[str]) -> str:
+    """`text` with its first letter not in `taken` underlined (and taken): a submenu opened from the keys is gone
+    through by letters; the shortcut beside an entry is no use there."""
+    for place, letter in enumerate(text):
+        if letter.isalnum() and letter.lower() not in taken:
+            taken.add(letter.lower())
+            return f"{text[:place]}&{text[place:]}"
+    return text

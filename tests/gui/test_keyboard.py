@@ -132,9 +132,9 @@ def test_the_panes_are_listed_in_the_view_menu_with_their_keys(window: MainWindo
     """View → Go to Pane names every pane and its shortcut."""
     menu = next(a.menu() for a in window.menu("View").actions() if a.text() == "&Go to Pane")
     listed = [(a.text(), a.shortcut().toString()) for a in menu.actions()]
-    assert listed == [("Timeline", "Alt+1"), ("Editor", "Alt+2"), ("State", "Alt+3"), ("Watches", "Alt+4"),
-                      ("Calls", "Alt+5"), ("Call inspector", "Alt+6"), ("LLM view", "Alt+7"),
-                      ("Plan graph", "Alt+8")]
+    assert listed == [("&Timeline", "Alt+1"), ("&Editor", "Alt+2"), ("&State", "Alt+3"), ("&Watches", "Alt+4"),
+                      ("&Calls", "Alt+5"), ("C&all inspector", "Alt+6"), ("&LLM view", "Alt+7"),
+                      ("&Plan graph", "Alt+8")]
 
 
 def test_pin_watch_and_filter_bring_their_pane_to_the_front(qtbot: Any, window: MainWindow) -> None:
@@ -165,8 +165,11 @@ def test_every_menu_entry_has_a_key_and_no_letter_is_taken_twice(window: MainWin
         for menu in [top.menu(), *(a.menu() for a in entries(top.menu()) if a.menu())]:
             shown = [action for action in menu.actions() if not action.isSeparator()]
             letters = [QKeySequence.mnemonic(action.text()).toString() for action in shown]
+            # A submenu is gone through from the keys by letters (View → Theme, D did nothing): a shortcut beside an
+            # entry there is no use.
+            inner = menu is not top.menu() and menu.title() != "Open &Recent"
             keyless = [action.text() for action, letter in zip(shown, letters, strict=True)
-                       if not letter and action.shortcut().isEmpty() and action.text() != "No recent files"]
+                       if not letter and (inner or action.shortcut().isEmpty()) and action.text() != "No recent files"]
             assert keyless == [], f"{menu.title()}: entries with no key"
             taken = [letter for letter in letters if letter]
             assert len(taken) == len(set(taken)), f"{menu.title()}: {sorted(taken)}"
