@@ -27,7 +27,7 @@ from ..calls._written import (
 from ..document._validate import call_place, json_path
 from ..document._view import Messages
 from ..protocol._errors import ExpressionError
-from ..protocol._expressions import OUTPUT_PATH, Occurrence, Reference, Where, occurrences
+from ..protocol._expressions import OUTPUT_PATH, Expression, Occurrence, Reference, Where, occurrences
 from ..protocol._groups import PlanReading, PlanReadings
 from ..protocol._messages import body_of, payload_of
 from ..resolve._resolution import Diagnostic
@@ -64,8 +64,9 @@ class Unseen:
 
 # (kind, path, instance) -> whether the instance never finds the path: each judged once.
 _Judged = dict[tuple[str, tuple[str, ...], str], bool]
-# A reference to judge: (plan message, call, where in the call, the reference, the instance it is read for).
-_Read = tuple[int | None, int, Where, Reference, str]
+# A reference to judge: (plan message, call, where in the call, the reference, the instance it is read for, the
+# expression it is in).
+_Read = tuple[int | None, int, Where, Reference, str, Expression]
 
 
 def instance_problems(context: Messages, plans: PlanReadings) -> list[Diagnostic]:
@@ -98,11 +99,11 @@ def turn_instance_problems(context: Messages, reading: PlanReading, places: list
 def _plan_reads(index: int | None, reading: PlanReading, ids: list[str], kinds: set[str]) -> Iterator[_Read]:
     """What the calls of one plan read of an instanced kind, once for each instance they run for."""
     for number, (call, found) in enumerate(zip(reading.calls, reading.expressions, strict=True)):
-        for where, ref in _reads(found, kinds):
+        for where, ref, expression in _reads(found, kinds):
             # A call without `_instance` that reads an instanced kind runs once per instance (013).
             instance = call.get("_instance")
             for name in ids if instance is None else [str(instance)]:
-                yield index, number, where, ref, name
+                yield index, number, where, ref, name, expression
 
 
 def _told(context: Messages, plans: Callable[[], PlanReadings], reads: list[_Read],
@@ -127,7 +128,7 @@ def never_found(execution: Ran, indices: Iterable[int]) -> dict[int, str]:
         plan = execution.plans[index]  # the run's calls: each copy names its instance
         if plan.instance is not None:
             found = _reads(occurrences(plan.call), kinds)
-            reads.extend((None, index, where, ref, plan.instance) for where, ref in found)
+            reads.extend((None, index, where, ref, plan.instance, expression) for where, ref, expression in found)
     told: dict[int, list[Unseen]] = {}
     # Every plan's output paths may write for the instance: read only when the data leave a read unwritten.
     for unseen in _unseen(context, lambda: read_plans(context, execution.solution), reads, ids):
@@ -135,16 +136,16 @@ def never_found(execution: Ran, indices: Iterable[int]) -> dict[int, str]:
     return {index: "; ".join(dict.fromkeys(_said([unseen]) for unseen in group)) for index, group in told.items()}
 
 
-def _reads(found: list[Occurrence], kinds: set[str]) -> Iterator[tuple[Where, Reference]]:
+def _reads(found: list[Occurrence], kinds: set[str]) -> Iterator[tuple[Where, Reference, Expression]]:
     """What a call reads (its parameters' and `_output`'s expressions, as `CallPlan.reads`) of a kind some instance
-    has: where, and the reference."""
+    has: where, the reference and the expression it is in."""
     for where, _, parsed in found:
         if where == OUTPUT_PATH or isinstance(parsed, ExpressionError) or not (where[0] == "_output" or
                                                                              in_parameters(where)):
             continue  # a destination is written, not read; a malformed expression is validate's own problem
         for ref in parsed.references:
             if ref.kind in kinds and not approval_gate(ref):  # a person writes an approval (SPEC 6.8)
-                yield where, ref
+                yield where, ref, parsed
 
 
 def _unseen(context: Messages, plans: Callable[[], PlanReadings], reads: list[_Read],
@@ -153,7 +154,7 @@ def _unseen(context: Messages, plans: Callable[[], PlanReadings], reads: list[_R
     `plans`: the plans whose output paths write too, `ids`: the instances the data messages have."""
     if not reads:
         return []
-    heads = heads_of(ref for _, _, _, ref, _ in reads)
+    heads = heads_of(read[3] for read in reads)
     shared: dict[str, Node | None] = {}  # what every instance sees: global data, schemas, output paths
     own: dict[str, dict[str, Node | None]] = {}  # per instance, what its own data write
     for index in range(len(context)):
@@ -176,14 +177,25 @@ def _unseen(context: Messages, plans: Callable[[], PlanReadings], reads: list[_R
         for kind, path in read_destinations(reading) if reading is not None else ():
             if kind in heads:
                 shared[kind] = merge_path(shared[kind], path) if kind in shared else merge_path({}, path)
-    unseen: list[Unseen] = []
-    for plan, call, where, ref, instance in left:
+    unseen: list[tuple[Unseen, Expression]] = []
+    for plan, call, where, ref, instance, expression in left:
         if unwritten_at(shared, ref) is None:
             continue
         holders = tuple(other for other, layer in own.items() if unwritten_at(layer, ref) is None)
         if holders:  # nothing writes it at all: `plan_problems` says so already
-            unseen.append(Unseen(plan, call, where, ref, instance, holders, instance not in ids))
-    return unseen
+            unseen.append((Unseen(plan, call, where, ref, instance, holders, instance not in ids), expression))
+    return _waiting(unseen)
+
+
+def _waiting(unseen: list[tuple[Unseen, Expression]]) -> list[Unseen]:
+    """The unseen references whose expression waits for ever: every alternative of its `a || b` holds one. An
+    alternative without one may still be found (SPEC 3: the first found), and the call runs on it."""
+    blocked: dict[tuple[int | None, int, Where, str], set[Reference]] = {}
+    for found, _ in unseen:
+        blocked.setdefault((found.plan, found.call, found.where, found.instance), set()).add(found.reference)
+    return [found for found, expression in unseen
+            if all(any(ref in blocked[found.plan, found.call, found.where, found.instance] for ref in alternative)
+                   for alternative in expression.alternatives)]
 
 
 def _never(seen: _Judged, ref: Reference, instance: str, shared: dict[str, Node | None],

@@ -373,6 +373,14 @@ CHECKED: list[tuple[str, list[dict[str, Any]], Any, list[str]]] = [
       {"type": PLAN, "plan": [{"_tool": "t", "_instance": "③", "q": "†state.x"}]}], None,
      ["message 2: call 0 $.q: †state.x (at position 0) is never found for instance ③ (no data message has it): "
       "only instance ① has it, and no global data or output path writes it, so the call would wait forever (013)"]),
+    ("013 and SPEC 3: an alternative the instance may find keeps the call from waiting for ever",
+     [{"type": "tool", "tool": {"t": {}}}, {"type": "state", "_instance": "①", "state": {"x": 1}},
+      {"type": "input", "input": {"y": 1}},
+      {"type": PLAN, "plan": [{"_tool": "t", "_instance": "③", "q": "†state.x || †input.y"},
+                              {"_tool": "t", "_instance": "③", "q": "†input.y && †state.x || †state.x.z"}]}], None,
+     [f"message 3: call 1 $.q: †state.x{tail} (at position {at}) is never found for instance ③ (no data message has "
+      "it): only instance ① has it, and no global data or output path writes it, so the call would wait forever "
+      "(013)" for tail, at in (("", 12), (".z", 24))]),
     ("012: under a lazy plan a latent call's _output is latent execution",
      [{"type": "tool", "tool": {"sum": {"type": "object", "properties": {"_output": {"type": "string"}}}}},
       {"type": PLAN, "mode": "lazy", "plan": []}],
