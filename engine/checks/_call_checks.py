@@ -157,11 +157,17 @@ def reference_problem(written: Mapping[str, Node | None], text: str) -> str | No
 
 
 def _unwritten(written: Mapping[str, Node | None], expression: Expression) -> str | None:
-    for reference in expression.references:
-        reason = unwritten_at(written, reference)
-        if reason is not None:
-            return reason
-    return None
+    """Each alternative's first reference nothing writes, when every alternative of `a || b` has one. While one
+    alternative is written, the others are fallbacks for what may be absent (011: `†input.optionalData ||
+    †state.defaultData`)."""
+    reasons: list[str] = []
+    for alternative in expression.alternatives:
+        reason = next((why for reference in alternative if (why := unwritten_at(written, reference)) is not None),
+                      None)
+        if reason is None:
+            return None
+        reasons.append(reason)
+    return "; ".join(dict.fromkeys(reasons))
 
 
 def _refusals(number: int, call: dict[str, Any], tools: Mapping[str, ToolDefinition]) -> Iterator[CallProblem]:

@@ -373,6 +373,11 @@ CHECKED: list[tuple[str, list[dict[str, Any]], Any, list[str]]] = [
       {"type": PLAN, "plan": [{"_tool": "t", "_instance": "③", "q": "†state.x"}]}], None,
      ["message 2: call 0 $.q: †state.x (at position 0) is never found for instance ③ (no data message has it): "
       "only instance ① has it, and no global data or output path writes it, so the call would wait forever (013)"]),
+    ("011: a fallback for what may be absent is no typo; a call whose every alternative nothing writes is",
+     [{"type": "tool", "tool": {"t": {}}}, {"type": "state", "state": {"defaultData": 1}},
+      {"type": PLAN, "plan": [{"_tool": "t", "d": "†input.optionalData || †state.defaultData"},
+                              {"_tool": "t", "d": "†input.optionalData || †state.other"}]}], None,
+     ["message 2: call 1 $.d: unknown kind ¶input: no message or output path writes it; nothing writes †state.other"]),
     ("013 and SPEC 3: an alternative the instance may find keeps the call from waiting for ever",
      [{"type": "tool", "tool": {"t": {}}}, {"type": "state", "_instance": "①", "state": {"x": 1}},
       {"type": "input", "input": {"y": 1}},
