@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QMessageBox,
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
@@ -66,7 +67,10 @@ from contextdeck.engine import (
     body_of,
     case_name,
     cassette_path,
+    conclude,
     context_messages,
+    current_turn,
+    json_dumps,
     load_cases,
     load_document,
     read_results,
@@ -665,8 +669,14 @@ class ExperimentsPane(QWidget):
             (self.cancel_button if running else self.run_button).setFocus(Qt.FocusReason.OtherFocusReason)
 
     def run(self) -> asyncio.Future[Any] | None:
-        """Run the open document over the dataset (a task; `finished` says when it ended)."""
+        """Run the open document over the dataset (a task; `finished` says when it ended). A document that already
+        ends with its final output (a run in the window, not undone) is run only if the person says so: every case
+        starts from the document as it stands, and so would end there at once, without asking the model."""
         if self.dataset is None or self.task is not None:
+            return None
+        document = self.main.session.document
+        ending = conclude(document, current_turn(document), "")
+        if ending.finished and not self.ask_run_finished(json_dumps(ending.output, indent=False)):
             return None
         try:
             cases = load_cases(self.dataset)
@@ -728,6 +738,18 @@ class ExperimentsPane(QWidget):
     def cancel(self) -> None:
         if self.task is not None:
             self.task.cancel()
+
+    def ask_run_finished(self, output: str) -> bool:
+        """Whether to run a document that already ends with its final output `output` (Cancel is the default)."""
+        box = QMessageBox(QMessageBox.Icon.Question, "Run the experiment?",
+                          f"The document already ends with its final output {output}. Each case starts from the "
+                          "document as it stands, so every case would end there at once, without running.\n\n"
+                          "Undo (Ctrl+Z) takes the document back to before that run.", parent=self)
+        run = box.addButton("&Run Anyway", QMessageBox.ButtonRole.AcceptRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.exec()
+        return box.clickedButton() is run
 
 
 def _ran(kept: Any, dataset: Path | None, out: Path, before: Path | None) -> dict[str, Any]:

@@ -415,3 +415,47 @@ def test_a_run_that_ends_after_its_document_was_left_keeps_its_results_with_that
     qtbot.waitUntil(lambda: window.session.path == second)
     assert pane.model.after is None  # the other document's settings took nothing of it
     release()
+
+
+def test_a_document_that_already_ends_with_its_output_is_run_only_when_asked_to(
+        qtbot: Any, open_window: Any, tmp_path: Path, fake_llm: Any) -> None:
+    """After Run with Model in the window, Run ran every case from the document as it stood: each ended at once with
+    that run's output (0 tokens, every case failed alike), without a word. The pane now asks first, naming the
+    output; Cancel runs nothing, Run Anyway runs as before."""
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps({"id": "one", "input": {"a": 1, "b": 2}, "expect": {"total": 3}}) + "\n")
+    window, pane = ready_to_run(open_window, tmp_path, fake_llm)
+    doc = agent(tmp_path / "ran.json", "Add the numbers.")
+    saved = json.loads(doc.read_text())
+    saved["solution"] = {"meta": {}, "calls": [], "output": {"total": 0}}  # as Run with Model leaves it
+    doc.write_text(json.dumps(saved))
+    window.files.open_path(doc)
+    qtbot.waitUntil(lambda: window.session.path == doc)
+    assert "Loop: finished" in window.turns.label.text()  # type: ignore[attr-defined]
+    pane.set_dataset(data)
+    asked: list[str] = []
+    pane.ask_run_finished = lambda output: asked.append(output) or False  # type: ignore[method-assign]
+    assert pane.run() is None
+    assert asked == ['{"total":0}']
+    assert pane.task is None
+    assert pane.model.after is None
+    pane.ask_run_finished = lambda output: True  # type: ignore[method-assign]
+    with qtbot.waitSignal(pane.finished, timeout=30000):
+        assert pane.run() is not None
+    assert pane.model.text(0, OUTPUT) == '{"total":0}'
+    release()
+
+
+def test_a_document_still_to_run_is_run_without_a_question(
+        qtbot: Any, open_window: Any, tmp_path: Path, fake_llm: Any) -> None:
+    """The adder agent as written (no output yet) runs at once."""
+    fake_llm.answer = adder
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps({"id": "one", "input": {"a": 1, "b": 2}, "expect": {"total": 3}}) + "\n")
+    _, pane = ready_to_run(open_window, tmp_path, fake_llm)
+    pane.set_dataset(data)
+    pane.ask_run_finished = lambda output: pytest.fail("asked")  # type: ignore[method-assign]
+    with qtbot.waitSignal(pane.finished, timeout=30000):
+        assert pane.run() is not None
+    assert pane.model.text(0, PASSED) == "pass"
+    release()
