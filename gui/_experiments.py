@@ -431,6 +431,7 @@ class ExperimentsPane(QWidget):
         layout.addLayout(watch_row)
         layout.addWidget(splitter, 1)
         window.session.documentReplaced.connect(self.restore)
+        window.session.pathChanged.connect(lambda _path: self._show_dataset())  # Save As: the line names the new name
         self.restore()
 
     # -- the document's own ------------------------------------------------------------------------

@@ -364,6 +364,20 @@ def test_the_dataset_and_the_results_shown_follow_the_document(
     assert pane.dataset_label.text() == "first.json over data.jsonl"
 
 
+def test_save_as_renames_the_document_the_pane_names(qtbot: Any, open_window: Any, tmp_path: Path) -> None:
+    """After Save As the pane still said "first.json over data.jsonl" of a document now called other.json (its
+    dataset and results go with it, as its settings do)."""
+    window = open_window(agent(tmp_path / "first.json", "Add the numbers."))
+    pane: ExperimentsPane = window.experiments  # type: ignore[attr-defined]
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps({"id": "one", "input": {"a": 1, "b": 2}}) + "\n")
+    pane.set_dataset(data)
+    window.files.ask_save_path = lambda *args, **kwargs: str(tmp_path / "other.json")
+    assert window.files.save_as_dialog()
+    assert pane.dataset_label.text() == "other.json over data.jsonl"
+    assert pane.dataset == data
+
+
 def test_the_watch_box_placeholder_is_read_whole_at_1280_by_800(qtbot: Any, open_window: Any, tmp_path: Path) -> None:
     """At 1280×800 the watch box read "†state.order.status as a colu…" (the box there is about as wide as the Add
     Watch Column button beside it, whatever the font; less with the timeline dock widened): the placeholder is no
