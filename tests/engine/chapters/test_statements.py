@@ -7,6 +7,7 @@ says `resolve` gives: found, value and the messages it came from.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -203,6 +204,11 @@ def _scoped(call: dict[str, Any], tool: Any, context: list[Any]) -> Any:
     return context
 
 
+async def _slow(call: dict[str, Any], tool: Any, context: list[Any]) -> Any:
+    await asyncio.sleep(0.05)
+    return "slow"
+
+
 def _both(call: dict[str, Any], tool: Any, context: list[Any]) -> Any:
     return {"type": "state", "data": {"a": 1, "b": 2}}
 
@@ -211,6 +217,7 @@ def _elsewhere(call: dict[str, Any], tool: Any, context: list[Any]) -> Any:
     return {"type": "state", "_instance": "②", "_outputPath": "†state.zzz", "data": {"ok": 1}}
 
 
+PATTERNS = {"all", "any", "race"}
 I1, I2 = {"type": "state", "_instance": "①", "v": 1}, {"type": "state", "_instance": "②", "v": 2}
 
 # (statement, messages, calls, what is appended: (kind or "error", data or error type, _outputPath, _instance))
@@ -244,6 +251,33 @@ RUNS: list[tuple[str, list[dict[str, Any]], list[Any], list[tuple[str, Any, str 
      [{"_tool": "think", "_output": None, "_outputPath": "†state.r"}], [("state", {"r": None}, "†state.r", None)]),
     ("an output path into an array writes at that index", [state({"l": [1, 2]})],
      [{"_tool": "echo", "v": 5, "_outputPath": "†state.l.1"}], [("state", {"l": {"1": {"v": 5}}}, "†state.l.1", None)]),
+    ("6.2: a tool's const _outputPath is the path of a call without one", [
+        {"type": "tool", "tool": {"echo": {"type": "object", "properties": {"_outputPath": {"const": "†state.c"}}}}}],
+     [{"_tool": "echo", "a": 1}], [("state", {"c": {"a": 1}}, "†state.c", None)]),
+    ("6.2: a call's path must match the tool's pattern", [
+        {"type": "tool", "tool": {"echo": {"type": "object", "properties": {"_outputPath": {"pattern": "^†state"}}}}}],
+     [{"_tool": "echo", "a": 1, "_outputPath": "†data.d"}], [("error", "outputPath", None, None)]),
+    ("6.3: the tool's _activity names the activity that runs", [
+        {"type": "tool", "tool": {"greet": {"type": "object", "_activity": "echo"}}}],
+     [{"_tool": "greet", "a": 1, "_outputPath": "†state.o"}], [("state", {"o": {"a": 1}}, "†state.o", None)]),
+    ("6.3 and 003: _activity '' is latent, whatever is registered under the name", [
+        {"type": "tool", "tool": {"echo": {"type": "object", "_activity": ""}}}],
+     [{"_tool": "echo", "a": 1, "_outputPath": "†state.o"}], []),
+    ("6.6: an activity without an output path runs; only its start is recorded", [],
+     [{"_tool": "echo", "a": 1}], [("_run", None, None, None)]),
+    ("6.6: a latent call without an output path is a thought: nothing but its record", [],
+     [{"_tool": "think", "_output": {"idea": 1}}], [("_run", None, None, None)]),
+    ("6.10 all: one failure and no member's output is appended", [],
+     [{"all": [{"_tool": "echo", "a": 1, "_outputPath": "†state.a"}, {"_tool": "boom", "_outputPath": "†state.b"}]}],
+     [("error", "ValueError", None, None)]),
+    ("6.10 any: the first success wins; a failure beside it is not appended", [],
+     [{"any": [{"_tool": "boom", "_outputPath": "†state.a"}, {"_tool": "slow", "_outputPath": "†state.b"}]}],
+     [("state", {"b": "slow"}, "†state.b", None)]),
+    ("6.10 race: the first to finish wins, a failure too", [],
+     [{"race": [{"_tool": "slow", "_outputPath": "†state.a"}, {"_tool": "boom", "_outputPath": "†state.b"}]}],
+     [("error", "ValueError", None, None)]),
+    ("6.8: a call waiting for †state.approvals runs nothing until a person writes it", [],
+     [{"_tool": "echo", "ok": "†state.approvals.refund", "_outputPath": "†state.o"}], []),
     ("references resolve at any depth; †† is a literal †", [state({"q": 1})],
      [{"_tool": "echo", "a": {"b": [{"c": "†state.q"}]}, "l": "††state.q", "_outputPath": "†state.o"}],
      [("state", {"o": {"a": {"b": [{"c": 1}]}, "l": "†state.q"}}, "†state.o", None)]),
@@ -315,16 +349,20 @@ def test_a_run_appends_what_the_text_says(statement: str, messages: list[dict[st
     """One tick appends the statement's messages: each output's kind, data, `_outputPath` and `_instance`, each
     error message's type; `_call` is the call as written and `_date` the run's clock."""
     context, _, _ = execute(messages, calls, registry(echo=_echo, boom=_boom, branch=_error_branch, scoped=_scoped,
-                                                          both=_both, elsewhere=_elsewhere))
+                                                          both=_both, elsewhere=_elsewhere, slow=_slow))
     written = context.messages[len(messages):]
     got = [("error", m["data"]["error"]["type"], None, None) if m["type"] == "error" else
+           ("_run", None, None, None) if m["type"] == "_run" else
            (m.get("kind", m["type"]), m["data"], m["_outputPath"], m.get("_instance")) for m in written]
     assert got == appended, statement
+    members = [member for entry in calls for member in (
+        next(iter(entry.values())) if isinstance(entry, dict) and len(entry) == 1 and set(entry) <= PATTERNS
+        else [entry])]  # a group's members (SPEC 6.10)
     for message in written:
         assert message["_date"] == CLOCK()
         if message["type"] != "error":  # a copy per instance (013) is the call targeted at its instance
             untargeted = {key: value for key, value in message["_call"].items() if key != "_instance"}
-            assert message["_call"] in calls or untargeted in calls
+            assert message["_call"] in members or untargeted in members
 
 
 # -- validate: each problem names what and where ----------------------------------------------------------------
