@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from attrs import frozen
 
+from ..protocol._errors import file_place
 from ._typed import Typing, typed
 from ._user_code import import_user_file
 
@@ -67,13 +68,16 @@ def seconds(value: object, what: str = "timeout") -> float:
 
 @frozen
 class ActivityLoadError(Exception):
-    """An activities file that cannot be loaded: which file and why."""
+    """An activities file that cannot be loaded: which file and why, and where in it when that is known
+    (said as every command says a place: `acts.py:4:12`)."""
 
     path: str
     reason: str
+    line: int | None = None
+    column: int | None = None
 
     def __str__(self) -> str:
-        return f"{self.path}: {self.reason}"
+        return f"{file_place(self.path, self.line, self.column)}: {self.reason}"
 
 
 def activity(name: str, *, timeout: float | None = None) -> Callable[[F], F]:

@@ -14,6 +14,7 @@ from typing import Any
 from attrs import frozen
 
 from ..document import _json
+from ..protocol._errors import file_place
 from ._activities import Activity, ActivityLoadError, activities_of
 from ._user_code import import_user_file
 
@@ -24,13 +25,16 @@ Registry = dict[str, dict[str, Any]]
 
 @frozen
 class ToolLoadError(Exception):
-    """A registry that cannot be loaded: which file and why."""
+    """A registry that cannot be loaded: which file and why, and where in it when that is known
+    (said as every command says a place: `tools/t.json:3:5`)."""
 
     path: str
     reason: str
+    line: int | None = None
+    column: int | None = None
 
     def __str__(self) -> str:
-        return f"{self.path}: {self.reason}"
+        return f"{file_place(self.path, self.line, self.column)}: {self.reason}"
 
 
 def reference_name(reference: str) -> str:
@@ -88,7 +92,7 @@ def _json_tools(file: Path) -> Registry:
     except OSError as error:
         raise ToolLoadError(str(file), error.strerror or str(error)) from None
     except _json.JSONSyntaxError as error:
-        raise ToolLoadError(str(file), f"line {error.line}, column {error.column}: {error.reason}") from None
+        raise ToolLoadError(str(file), error.reason, error.line, error.column) from None
     if isinstance(value, dict) and value.get("type") == "tool" and "tool" in value:
         value = value["tool"]  # a saved tool message
     found = dict(named_schemas(value))
@@ -108,7 +112,7 @@ def _python_tools(file: Path) -> Registry:
         try:
             found = typed_tools(activities_of(module, file))
         except ActivityLoadError as error:
-            raise ToolLoadError(error.path, error.reason) from None
+            raise ToolLoadError(error.path, error.reason, error.line, error.column) from None
     if not found and table is not None:
         raise ToolLoadError(str(file), "its TOOLS holds no tool schema (a dict of name -> schema, or a list of "
                                        "schemas each naming itself in properties._tool.const)")

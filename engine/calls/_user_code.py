@@ -14,8 +14,9 @@ from ..protocol._errors import describe_exception
 _module_numbers = itertools.count(1)
 
 
-def import_user_file(file: Path, prefix: str, error: Callable[[str, str], Exception]) -> ModuleType:
-    """Import `file` as a fresh module named `prefix` + a number; a failure raises `error(path, reason)`."""
+def import_user_file(file: Path, prefix: str, error: Callable[..., Exception]) -> ModuleType:
+    """Import `file` as a fresh module named `prefix` + a number; a failure raises `error(path, reason)` (a syntax
+    error: `error(path, reason, line, column)`)."""
     module_name = f"{prefix}{next(_module_numbers)}"
     spec = importlib.util.spec_from_file_location(module_name, file)
     if spec is None or spec.loader is None:
@@ -25,7 +26,7 @@ def import_user_file(file: Path, prefix: str, error: Callable[[str, str], Except
     try:
         spec.loader.exec_module(module)
     except SyntaxError as failure:
-        raise error(str(file), f"syntax error at line {failure.lineno}: {failure.msg}") from None
+        raise error(str(file), f"syntax error: {failure.msg}", failure.lineno, failure.offset) from None
     except SystemExit as failure:  # `sys.exit()` at the top of the file must not end the program loading it
         raise error(str(file), f"importing it called exit({failure.code!r})") from None
     except Exception as failure:

@@ -208,7 +208,7 @@ def test_unloadable_activities_file_exits_1(capsys, examples, tmp_path) -> None:
     bad.write_text("def (:\n")
     code, out, err = run(capsys, examples / "refund_workflow.json", "--activities", bad)
     assert (code, out) == (1, "")
-    assert f"cannot load activities from {bad}: syntax error at line 1" in err
+    assert f"cannot load activities from {bad}:1:5: syntax error: " in err
 
 
 def test_unreadable_document_exits_1(capsys, tmp_path) -> None:

@@ -59,7 +59,7 @@ def test_loaded_activity_runs_a_call(tmp_path) -> None:
 @pytest.mark.parametrize(
     ("text", "reason"),
     [
-        ("def broken(:\n", "syntax error at line 1"),
+        ("def broken(:\n", ":1:12: syntax error: "),  # the place as every command says one
         ("raise RuntimeError('no')\n", "importing it raised RuntimeError: no"),
         ("x = 1\n", "defines no activities"),
         ("ACTIVITIES = [1]\n", "ACTIVITIES must be a dict"),

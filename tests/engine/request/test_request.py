@@ -179,7 +179,7 @@ def test_a_python_registry_and_bad_registries(tmp_path) -> None:
         load_tools(empty)
     broken = tmp_path / "broken.json"
     broken.write_text("{")
-    with pytest.raises(ToolLoadError, match=r"broken\.json: line 1"):
+    with pytest.raises(ToolLoadError, match=r"broken\.json:1:2: "):
         load_tools(broken)
 
 
