@@ -8,12 +8,15 @@ without a word. "Written" is static (`calls/_written`): a place whose shape is o
 
 from __future__ import annotations
 
+import copy
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..calls._calls import in_parameters
 from ..calls._written import (
+    Heads,
     Node,
     approval_gate,
     heads_of,
@@ -24,6 +27,7 @@ from ..calls._written import (
     read_plans,
     unwritten_at,
 )
+from ..document._context import Context
 from ..document._validate import call_place, json_path
 from ..document._view import Messages
 from ..protocol._errors import ExpressionError
@@ -155,7 +159,43 @@ def _unseen(context: Messages, plans: Callable[[], PlanReadings], reads: list[_R
     if not reads:
         return []
     heads = heads_of(read[3] for read in reads)
-    shared: dict[str, Node | None] = {}  # what every instance sees: global data, schemas, output paths
+    shared, own = _data_layers(context, heads)
+    seen: _Judged = {}
+    left = [read for read in reads if _never(seen, read[3], read[4], shared, own)]
+    if not left:  # most reads are of what the data write
+        return []
+    shared = copy.deepcopy(shared)  # the output paths below are merged into it; the data's stay as they were
+    for reading in plans().values():  # any call's output path may write it for the instance
+        for kind, path in read_destinations(reading) if reading is not None else ():
+            if kind in heads:
+                shared[kind] = merge_path(shared[kind], path) if kind in shared else merge_path({}, path)
+    unseen: list[tuple[Unseen, Expression]] = []
+    for plan, call, where, ref, instance, expression in left:
+        if unwritten_at(shared, ref) is None:
+            continue
+        holders = tuple(other for other, layer in own.items() if unwritten_at(layer, ref) is None)
+        if holders:  # nothing writes it at all: `plan_problems` says so already
+            unseen.append((Unseen(plan, call, where, ref, instance, holders, instance not in ids), expression))
+    return _waiting(unseen)
+
+
+# What the data write of the kinds read: (shared: global data and every schema, own: per instance its data).
+_Layers = tuple[dict[str, Node | None], dict[str, dict[str, Node | None]]]
+# The last context's layers, for the first segments read, as of its revision and length (one entry: the turn
+# dialog checks one turn of one document per keystroke, and the document does not change meanwhile).
+_last: tuple[weakref.ref[Context], int, int, frozenset[tuple[str, frozenset[str]]], _Layers] | None = None
+
+
+def _data_layers(context: Messages, heads: Heads) -> _Layers:
+    """What the data messages write below the first segments `heads` names, global and per instance: one pass over
+    the context, kept for a `Context` until it is edited (its `revision`) or grows."""
+    global _last
+    key = frozenset((kind, frozenset(segments)) for kind, segments in heads.items())
+    last = _last
+    if isinstance(context, Context) and last is not None and last[0]() is context \
+            and last[1:4] == (context.revision, len(context), key):
+        return last[4]
+    shared: dict[str, Node | None] = {}  # what every instance sees: global data, schemas (output paths: later)
     own: dict[str, dict[str, Node | None]] = {}  # per instance, what its own data write
     for index in range(len(context)):
         info = context.info(index)
@@ -169,22 +209,9 @@ def _unseen(context: Messages, plans: Callable[[], PlanReadings], reads: list[_R
         layer[info.kind] = merge_read(layer.get(info.kind, {}), payload_of(message), wanted)
         if "schema" in message:  # a schema declares the kind's paths for every instance
             shared[info.kind] = merge_read(shared.get(info.kind, {}), of_schema(message["schema"]), wanted)
-    seen: _Judged = {}
-    left = [read for read in reads if _never(seen, read[3], read[4], shared, own)]
-    if not left:  # most reads are of what the data write
-        return []
-    for reading in plans().values():  # any call's output path may write it for the instance
-        for kind, path in read_destinations(reading) if reading is not None else ():
-            if kind in heads:
-                shared[kind] = merge_path(shared[kind], path) if kind in shared else merge_path({}, path)
-    unseen: list[tuple[Unseen, Expression]] = []
-    for plan, call, where, ref, instance, expression in left:
-        if unwritten_at(shared, ref) is None:
-            continue
-        holders = tuple(other for other, layer in own.items() if unwritten_at(layer, ref) is None)
-        if holders:  # nothing writes it at all: `plan_problems` says so already
-            unseen.append((Unseen(plan, call, where, ref, instance, holders, instance not in ids), expression))
-    return _waiting(unseen)
+    if isinstance(context, Context):
+        _last = (weakref.ref(context), context.revision, len(context), key, (shared, own))
+    return shared, own
 
 
 def _waiting(unseen: list[tuple[Unseen, Expression]]) -> list[Unseen]:

@@ -314,6 +314,30 @@ def test_a_turns_call_for_an_instance_that_never_finds_what_it_reads_is_a_warnin
                                      "the call would wait forever (013)", "warning")]
 
 
+def test_checking_a_turn_again_reads_the_instances_data_once_and_follows_edits(monkeypatch) -> None:
+    """The 013 check of a turn's reads folds what the data write in one pass over the context; checked again (a
+    keystroke in the turn dialog) it reads no message while the document is as it was, and an edit, a replace or
+    an append, is seen at once."""
+    document = Document(Context([{"type": "tool", "tool": {"t": {"type": "object"}}},
+                                 {"type": "state", "_instance": "①", "data": {"x": 1}},
+                                 *({"type": "text", "text": f"{n}"} for n in range(2000))]))
+    request = compose_request(document.context, document.schema)
+    turn = {"calls": [{"_tool": "t", "_instance": "③", "q": "†state.x"}], "output": None}
+
+    def never_found() -> list[str]:
+        return [p.path for p in turn_problems(document, turn, request=request) if "never found" in p.reason]
+
+    assert never_found() == ["$.calls[0].q"]
+    read = []
+    monkeypatch.setattr(Context, "info", lambda self, index, info=Context.info: read.append(index) or info(self, index))
+    assert never_found() == ["$.calls[0].q"]
+    assert len(read) < 300  # the last plan looked for among the last messages (012), no more
+    document.context.append({"type": "state", "data": {"x": 0}})  # global now: every instance finds it
+    assert never_found() == []
+    document.context.replace(len(document.context) - 1, {"type": "state", "data": {"y": 0}})
+    assert never_found() == ["$.calls[0].q"]
+
+
 def test_a_cycle_the_copies_of_a_turns_calls_close_names_the_calls_as_written() -> None:
     """013: a cycle among the copies the run would make of a turn's calls per instance names the calls as the turn
     writes them, at each one, with the instances (never the run's numbers of the copies)."""
