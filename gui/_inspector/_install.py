@@ -72,6 +72,7 @@ class _Wiring(QObject):
         parts.debugger.snapshot = None
         session = self.window.session
         document = session.document
+        parts.panel.message.clear()  # what a run or a load said was of the document before ("no final output...")
         parts.model.set_source(document.context, document.solution, {"path": document.path}, session.take_reads())
         parts.audit.show_message(None, None)
         self._message = None

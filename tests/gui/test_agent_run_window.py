@@ -272,3 +272,24 @@ def test_undoing_the_models_answer_says_so_in_place_of_the_turns_message(qtbot: 
     window.actions_by_name["redo"].trigger()
     assert window.session.document.solution["output"] == {"status": "Success"}
     assert window.statusBar().currentMessage() == "Redone: Take the next turn"
+
+
+def test_what_a_run_said_in_the_calls_panel_goes_with_its_document(qtbot: Any, window: MainWindow, fake_llm: Any,
+                                                                    tmp_path: Path) -> None:
+    """After Run with Model the Calls panel said "Finished: the final output is …" (or "Run with Model: no final output
+    after 25 turns"), and still said it over the calls of the next document opened: it is of the document it ran
+    in, and goes when another is opened."""
+    fake_llm.push(Reply.json({"meta": {}, "calls": [], "output": {"status": "Success"}}))
+    run = window.agent_run  # type: ignore[attr-defined]
+    run.run_action.trigger()
+    qtbot.waitUntil(finished(qtbot, window), timeout=15000)
+    panel = window.inspector.panel  # type: ignore[attr-defined]
+    said = panel.message.text()
+    assert said
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(document()))
+    window.files.open_path(other)
+    qtbot.waitUntil(lambda: window.session.path == other)
+    qtbot.waitUntil(lambda: window.inspector.model.rowCount() > 0)  # type: ignore[attr-defined]
+    assert panel.message.text() != said
+    assert "final output" not in panel.message.text()
