@@ -7,11 +7,12 @@ result of a latent call that has no `_output`, checked against the tool's `_outp
 from __future__ import annotations
 
 import html
+import itertools
 import json
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFont, QKeySequence, QShortcut
+from PySide6.QtGui import QFont, QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -42,6 +43,14 @@ def parse_json(text: str) -> tuple[Any, str | None]:
         return json.loads(text), None
     except json.JSONDecodeError as error:
         return None, f"line {error.lineno}, column {error.colno}: {error.msg}"
+
+
+def tab_as_laid_out(box: QDialogButtonBox) -> None:
+    """Tab through `box`'s buttons left to right, as the platform's button order lays them out: Qt's order was Run
+    edited call, Approve, Reject for Approve, Reject, Run edited call on screen."""
+    shown = sorted(box.buttons(), key=lambda button: button.x())
+    for before, after in itertools.pairwise(shown):
+        QWidget.setTabOrder(before, after)
 
 
 class ApprovalDialog(QDialog):
@@ -80,8 +89,13 @@ class ApprovalDialog(QDialog):
         layout.addWidget(self.reason)
         layout.addWidget(self.error)
         layout.addWidget(buttons)
+        self.buttons = buttons
         self.resize(560, 520)
         self._done = False
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        tab_as_laid_out(self.buttons)
 
     def _answer(self, decision: Decision) -> None:
         if not self._done:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QTextDocumentFragment
-from PySide6.QtWidgets import QLabel
+from PySide6.QtWidgets import QApplication, QLabel
 
 from contextdeck.engine import Activities, Context, Decision, Document, Replace, Status, fixed_clock, load_document
 from contextdeck.gui._inspector import _calls as calls_module
@@ -522,5 +522,23 @@ def test_ask_model_is_shown_only_when_a_model_is_set_up(qtbot: Any, examples: Pa
     task, dialog = _step_to_output_dialog(qtbot, debugger)
     qtbot.waitExposed(dialog)
     assert dialog.ask_model_button.isVisible() is can_ask
+    dialog.close()
+    qtbot.waitUntil(task.done)
+
+
+def test_tab_goes_through_the_approval_buttons_as_they_are_laid_out(qtbot: Any, examples: Path) -> None:
+    """From the reason, Tab went to Run edited call, then Approve, then Reject, while the buttons read Approve, Reject,
+    Run edited call on screen: Tab goes left to right."""
+    _document, _model, _debugger, task, dialog = awaiting_approval(qtbot, examples / "seed_variables.json")
+    dialog.activateWindow()
+    qtbot.waitUntil(dialog.isActiveWindow)
+    dialog.reason.setFocus()
+    reached = []
+    for _ in range(3):
+        qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Tab)
+        reached.append(QApplication.focusWidget())
+    buttons = [dialog.approve_button, dialog.reject_button, dialog.edit_button]
+    assert reached == sorted(buttons, key=lambda button: button.x())
+    assert [button.x() for button in reached] == sorted(button.x() for button in reached)
     dialog.close()
     qtbot.waitUntil(task.done)
