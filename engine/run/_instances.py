@@ -192,12 +192,13 @@ def _data_layers(context: Messages, heads: Heads) -> _Layers:
     global _last
     key = frozenset((kind, frozenset(segments)) for kind, segments in heads.items())
     last = _last
-    if isinstance(context, Context) and last is not None and last[0]() is context \
-            and last[1:4] == (context.revision, len(context), key):
+    # Taken before the pass: an edit made meanwhile (a window's, while a check runs aside) is a new pass next time.
+    revision, size = (context.revision, len(context)) if isinstance(context, Context) else (None, len(context))
+    if revision is not None and last is not None and last[0]() is context and last[1:4] == (revision, size, key):
         return last[4]
     shared: dict[str, Node | None] = {}  # what every instance sees: global data, schemas (output paths: later)
     own: dict[str, dict[str, Node | None]] = {}  # per instance, what its own data write
-    for index in range(len(context)):
+    for index in range(size):
         info = context.info(index)
         if info.kind is None or (wanted := heads.get(info.kind)) is None or info.identity is None:
             continue
@@ -209,8 +210,8 @@ def _data_layers(context: Messages, heads: Heads) -> _Layers:
         layer[info.kind] = merge_read(layer.get(info.kind, {}), payload_of(message), wanted)
         if "schema" in message:  # a schema declares the kind's paths for every instance
             shared[info.kind] = merge_read(shared.get(info.kind, {}), of_schema(message["schema"]), wanted)
-    if isinstance(context, Context):
-        _last = (weakref.ref(context), context.revision, len(context), key, (shared, own))
+    if revision is not None and isinstance(context, Context):
+        _last = (weakref.ref(context), revision, size, key, (shared, own))
     return shared, own
 
 
