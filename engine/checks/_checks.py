@@ -41,7 +41,7 @@ from ..request._request import (
 from ..resolve._resolution import Diagnostic
 from ..run._instances import instance_problems
 from ..run._instancing import as_written
-from ..run._setup import EAGER_BRANCH, LAZY_OUTPUT, set_up
+from ..run._setup import DELEGATED_OUTPUT, EAGER_BRANCH, LAZY_OUTPUT, set_up
 from ..run._turns import branching, output_violations
 from ._call_checks import plan_problems
 
@@ -179,6 +179,10 @@ def _run_problems(
         problems.extend(Diagnostic(plan_index, where, text) for text in found)
     # Each latent call given its `_output`, once as written (012): under a lazy plan it should not be; in eager
     # execution its output path should be one concrete path.
+    delegated = {index if setup.origins is None else setup.origins[index][0] for index in setup.delegates
+                 if setup.plans[index].has_output}
+    problems += [Diagnostic(plan_index, call_place(plan_index, f"call {index} $._output"), DELEGATED_OUTPUT, "warning")
+                 for index in sorted(delegated)]  # 014: the delegate gives the result
     given = {index if setup.origins is None else setup.origins[index][0]: plan for index, plan in
              enumerate(setup.plans) if plan.mode is Mode.LATENT and plan.has_output and index not in setup.delegates}
     lazy = plan_mode(live) == "lazy"

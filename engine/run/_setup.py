@@ -91,6 +91,9 @@ def set_up(
 # 012: a lazy plan's model "will not perform latent execution": a latent call's `_output` given under one is.
 LAZY_OUTPUT = ("a lazy plan (012) asks for no latent execution: this latent call's _output is its result, given "
                "before the plan is approved (it is taken as the result when it runs)")
+# 014: a delegated call's result is what its delegate's session gives; an `_output` beside it is not taken.
+DELEGATED_OUTPUT = ("a delegated call's result is its delegate's final output (014): this _output is not taken as "
+                    "its result (a reference in it is still waited for)")
 # 012: in eager execution the model collapses a branching output path to one concrete path when it gives the result.
 EAGER_BRANCH = ("a latent call given its _output has chosen its outcome (012: eager execution collapses a branching "
                 "_outputPath to one concrete path), but this _outputPath still branches: the output is written to "

@@ -18,7 +18,7 @@ from ..calls._activities import Activities
 from ..calls._calls import Problem, ToolReading, plan_call
 from ..calls._plan import Graph, link_problems
 from ..calls._registry import Registry
-from ..calls._tools import assumed_activities, form_indices, merged_tools, pending_calls, plan_mode
+from ..calls._tools import ToolDefinition, assumed_activities, form_indices, merged_tools, pending_calls, plan_mode
 from ..document._document import Document, Shape
 from ..document._json import MESSAGE_OUTER, unwritable
 from ..document._validate import json_path, path_order, schema_violations
@@ -29,9 +29,10 @@ from ..protocol._messages import MISSING, Form, body_of
 from ..protocol._methods import deep_merge
 from ..request._request import REFERENCE, Request, compose_request, output_schema, version_warnings
 from ..resolve._resolution import Diagnostic
+from ._delegate import delegate_name
 from ._instances import turn_instance_problems
 from ._instancing import as_written, copies
-from ._setup import EAGER_BRANCH, LAZY_OUTPUT, DelegateFinder
+from ._setup import DELEGATED_OUTPUT, EAGER_BRANCH, LAZY_OUTPUT, DelegateFinder
 
 OUTPUT_ERROR = "output"  # the error type of a refused final output
 
@@ -101,22 +102,27 @@ def turn_problems(
                 said.add(path)
         problems += found
     problems += turn_instance_problems(document.context, reading, _places(reading))  # 013
-    problems += _latent_outputs(reading, request, activities, plan_mode(document.context) == "lazy")
+    delegating = merged_tools(document.context, dict(tools or {}))
+    problems += _latent_outputs(reading, request, activities, plan_mode(document.context) == "lazy", delegating)
     if isinstance(turn.get("meta"), dict) and "version" in turn["meta"]:  # 016: given back, its version bumped
         problems += version_warnings(request.meta, turn["meta"], "$.meta.version")
     return problems + _explained(schema, turn, "$")
 
 
 def _latent_outputs(reading: PlanReading, request: Request, activities: Activities | None,
-                    lazy: bool) -> list[Diagnostic]:
-    """Warnings for the latent calls a turn gives an `_output` (a tool the request offers as latent, or one it does
-    not offer that no activity runs), 012: under a lazy plan its model "will not perform latent execution"; in eager
-    execution it collapses a branching `_outputPath` to one path, so one still branching is said (`EAGER_BRANCH`)."""
+                    lazy: bool, tools: dict[str, ToolDefinition]) -> list[Diagnostic]:
+    """Warnings for the calls a turn gives an `_output`: a delegated one's is not its result (014); for a latent one
+    (a tool the request offers as latent, or one it does not offer that no activity runs), 012: under a lazy plan
+    its model "will not perform latent execution"; in eager execution it collapses a branching `_outputPath` to one
+    path, so one still branching is said (`EAGER_BRANCH`)."""
     latent = {tool.name: tool.latent for tool in request.tools}
     found: list[Diagnostic] = []
     for call, where in zip(reading.calls, _places(reading), strict=True):
         name = call.get("_tool") if isinstance(call, dict) else None
-        if not isinstance(name, str) or "_output" not in call or "_delegate" in call:
+        if not isinstance(name, str) or "_output" not in call:
+            continue
+        if delegate_name(call, tools.get(name))[0] is not None:
+            found.append(Diagnostic(None, f"{where}._output", DELEGATED_OUTPUT, "warning"))
             continue
         if not latent.get(name, activities is None or name not in activities):
             continue

@@ -451,6 +451,13 @@ CHECKED: list[tuple[str, list[dict[str, Any]], Any, list[str]]] = [
      ["solution, call 0 $._outputPath: a latent call given its _output has chosen its outcome (012: eager execution "
       "collapses a branching _outputPath to one concrete path), but this _outputPath still branches: the output is "
       "written to its first alternative, †state.sunny"]),
+    ("014: a delegated call's result is its delegate's output, not an _output beside it",
+     [{"type": "tool", "tool": {"t": {"type": "object", "_delegate": "anonymous"}}}],
+     {"calls": [{"_tool": "t", "_output": 1, "_outputPath": "†s.a"}, {"_tool": "u", "_delegate": "anonymous",
+                                                                    "_output": 2, "_outputPath": "†s.b"}],
+      "output": None},
+     [f"solution, call {n} $._output: a delegated call's result is its delegate's final output (014): this _output "
+      "is not taken as its result (a reference in it is still waited for)" for n in (0, 1)]),
     ("014: _delegate is a string: a request file or 'anonymous'; a URL is not fetched",
      [{"type": "tool", "tool": {"t": {}}}, {"type": PLAN, "plan": [
          {"_tool": "t", "_delegate": "http://example.com/agents/speaker_EN", "_outputPath": "†s.a"},

@@ -301,6 +301,17 @@ def test_a_latent_calls_output_with_a_branching_path_is_a_warning_in_eager_execu
             if "still branches" in reason] == [("$.calls[0]._outputPath", "warning")]
 
 
+def test_a_delegated_calls_output_is_a_warning() -> None:
+    """014: a delegated call's result is what its delegate's session gives; an `_output` typed beside it (the call's
+    own `_delegate` or its tool's) is warned at the field, as `validate` warns of it in a plan."""
+    document = Document(Context([{"type": "tool", "tool": {"t": {"type": "object", "_delegate": "anonymous"}}}]))
+    turn = {"calls": [{"_tool": "t", "_output": 1, "_outputPath": "†s.a"},
+                      {"_tool": "u", "_delegate": "anonymous", "_output": 2},
+                      {"_tool": "u", "_output": 3}], "output": None}
+    assert [(path, severity) for path, reason, severity in problems(document, turn) if "(014)" in reason] == [
+        ("$.calls[0]._output", "warning"), ("$.calls[1]._output", "warning")]
+
+
 def test_a_turns_call_for_an_instance_that_never_finds_what_it_reads_is_a_warning() -> None:
     """013: a turn's call for an instance no data message has, reading a path only another instance has, would
     wait forever: the turn check warns at the field, as `validate` does at the plan's call."""
