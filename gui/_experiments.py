@@ -84,6 +84,7 @@ from ._background import BackgroundRunner
 from ._disk import folder_of
 from ._inspector._async import spawn
 from ._lines import LinesView, line_starts
+from ._questions import Question
 from ._timeline_delegate import row_height
 
 if TYPE_CHECKING:
@@ -742,10 +743,10 @@ class ExperimentsPane(QWidget):
 
     def ask_run_finished(self, output: str) -> bool:
         """Whether to run a document that already ends with its final output `output` (Cancel is the default)."""
-        box = QMessageBox(QMessageBox.Icon.Question, "Run the experiment?",
-                          f"The document already ends with its final output {output}. Each case starts from the "
-                          "document as it stands, so every case would end there at once, without running.\n\n"
-                          "Undo (Ctrl+Z) takes the document back to before that run.", parent=self)
+        box = Question(QMessageBox.Icon.Question, "Run the experiment?",
+                       f"The document already ends with its final output {output}. Each case starts from the "
+                       "document as it stands, so every case would end there at once, without running.\n\n"
+                       "Undo (Ctrl+Z) takes the document back to before that run.", parent=self)
         run = box.addButton("&Run Anyway", QMessageBox.ButtonRole.AcceptRole)
         box.addButton(QMessageBox.StandardButton.Cancel)
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)

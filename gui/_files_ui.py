@@ -11,6 +11,7 @@ from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QProgressBar, QProgressDialog
 
 from ._disk import folder_of
+from ._questions import Question
 from ._recovery import RecoveryCandidate
 from ._recovery_dialog import RecoveryChoice, RecoveryDialog
 from ._slices import slices
@@ -56,10 +57,10 @@ class FilesUI(QObject):
     def unsaved_question(self, doing: str) -> QMessageBox:
         """The question itself; Alt+S saves and Alt+D discards (Qt's own Save and Discard have no mnemonic, so
         only Enter, Escape and Tab reached them from the keys)."""
-        box = QMessageBox(QMessageBox.Icon.Warning, "Unsaved changes",
-                          f"The document has unsaved changes. Save them before {doing}?",
-                          QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
-                          | QMessageBox.StandardButton.Cancel, self.window)
+        box = Question(QMessageBox.Icon.Warning, "Unsaved changes",
+                       f"The document has unsaved changes. Save them before {doing}?",
+                       QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
+                       | QMessageBox.StandardButton.Cancel, self.window)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.button(QMessageBox.StandardButton.Save).setText("&Save")
         box.button(QMessageBox.StandardButton.Discard).setText("&Discard")

@@ -12,9 +12,11 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+from PySide6.QtWidgets import QFileDialog, QWidget
 
 from contextdeck.engine import ToolLoadError, load_tools
+
+from ._questions import confirm_code as ask_to_run
 
 
 def ask_registry_file(parent: QWidget | None, folder: str = "") -> str | None:
@@ -28,12 +30,8 @@ def ask_registry_folder(parent: QWidget | None, folder: str = "") -> str | None:
 
 def confirm_code(parent: QWidget | None, path: str) -> bool:
     """Ask before running code: a Python registry is imported to read its TOOLS."""
-    answer = QMessageBox.warning(
-        parent, "Load tool registry?",
-        f"<p><b>{Path(path).name}</b> is Python code. Loading it runs it to read its <code>TOOLS</code>.</p>"
-        "<p>Load it only if you trust it.</p>",
-        QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Cancel)
-    return answer == QMessageBox.StandardButton.Yes
+    return ask_to_run(parent, "Load tool registry?", path,
+                      "Loading it runs it to read its <code>TOOLS</code>.</p><p>Load it only if you trust it.")
 
 
 class ToolRegistryUI(QObject):

@@ -8,10 +8,11 @@ from typing import Any, Protocol
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QToolBar, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QToolBar, QVBoxLayout, QWidget
 
 from contextdeck.engine import ActivityLoadError, Messages, body_of, load_activities, pending_calls, prestart_workers
 
+from .._questions import confirm_code as ask_to_run
 from .._summary import counted
 from ._calls import CallsModel, CallsView
 from ._debugger import Debugger
@@ -20,16 +21,9 @@ from ._style import PanelMessage
 
 def confirm_code(parent: QWidget | None, path: str) -> bool:
     """Ask before running code: loading an activities file executes it."""
-    answer = QMessageBox.warning(
-        parent,
-        "Load activities?",
-        f"<p><b>{Path(path).name}</b> is Python code. Loading it runs it now, with your permissions, and its "
-        "activities will run when calls to their tools are stepped.</p>"
-        "<p>Load only files you trust. A document can never load code by itself.</p>",
-        QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
-        QMessageBox.StandardButton.Cancel,
-    )
-    return answer == QMessageBox.StandardButton.Yes
+    return ask_to_run(parent, "Load activities?", path,
+                      "Loading it runs it now, with your permissions, and its activities will run when calls to their "
+                      "tools are stepped.</p><p>Load only files you trust. A document can never load code by itself.")
 
 
 def ask_activities_path(parent: QWidget | None, folder: str = "") -> str | None:
