@@ -159,7 +159,7 @@ def test_a_broken_activities_file_says_why(window: MainWindow, tmp_path: Path) -
     path.write_text("def (:\n", encoding="utf-8")
     inspector.panel.confirm = lambda parent, file: True
     assert inspector.panel.load_activities(str(path)) is False
-    assert "syntax error at line 1" in inspector.panel.message.text()
+    assert "broken.py:1:5: syntax error" in inspector.panel.message.text()
 
 
 def test_one_activity_loaded_is_said_in_the_singular(window: MainWindow, tmp_path: Path) -> None:

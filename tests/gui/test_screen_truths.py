@@ -143,7 +143,7 @@ def test_the_calls_panels_message_is_the_panels_not_a_second_status_line(
     panel.confirm = lambda parent, file: True
     assert panel.load_activities(str(broken)) is False
     qtbot.waitUntil(panel.message.isVisible)
-    assert "syntax error at line 1" in panel.message.text()
+    assert "broken.py:1:5: syntax error" in panel.message.text()
     top = panel.message.mapTo(refund_window, panel.message.rect().bottomLeft()).y()
     assert top < panel.view.mapTo(refund_window, panel.view.rect().topLeft()).y()
     status = refund_window.statusBar().mapTo(refund_window, refund_window.statusBar().rect().topLeft()).y()
