@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QContextMenuEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTableView, QWidget
 
 from contextdeck.engine import (
@@ -607,9 +607,6 @@ class CallsView(QTableView):
         model.modelReset.connect(self._fit_columns)
         header.setStretchLastSection(True)
         self.clicked.connect(self._clicked)
-        self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-        self.customContextMenuRequested.connect(lambda point: self.tool_menu(self.indexAt(point)).popup(
-            self.viewport().mapToGlobal(point)))
         self.selectionModel().currentRowChanged.connect(self._current_changed)
         model.modelReset.connect(self._restore_selection)
         self._selected: int | None = None
@@ -640,22 +637,37 @@ class CallsView(QTableView):
         assert isinstance(model, CallsModel)
         return model
 
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
+        """The row's menu: under the mouse, or from the keys (the Menu key, Shift+F10) the current row's, below it.
+        From the keys Qt gives the middle of the view as the place, and the menu was the row's there, not the
+        selected call's: Run This Call ran another call."""
+        index, point = self.indexAt(event.pos()), event.pos()
+        if event.reason() == QContextMenuEvent.Reason.Keyboard and self.currentIndex().isValid():
+            index = self.currentIndex()
+            point = self.visualRect(index).bottomLeft()
+        self.tool_menu(index).popup(self.viewport().mapToGlobal(point))
+
     def tool_menu(self, index: QModelIndex) -> QMenu:
-        """The context menu of a row: run this call, run to here, break on every call of its tool."""
+        """The context menu of a row: run this call, run to here, its breakpoint (the gutter's, from the keys), its
+        condition, break on every call of its tool."""
         menu = QMenu(self)
         model = self.calls_model()
         if index.isValid():
             row = index.row()
             done = model.status(row) not in OPEN
-            menu.addAction("Run This Call Again" if done else "Run This Call").triggered.connect(
+            menu.addAction("Run This &Call Again" if done else "Run This &Call").triggered.connect(
                 lambda _checked=False: self.runCallRequested.emit(row))
-            menu.addAction("Run to Here").triggered.connect(lambda _checked=False: self.runToRequested.emit(row))
+            menu.addAction("Run to &Here").triggered.connect(lambda _checked=False: self.runToRequested.emit(row))
             menu.addSeparator()
-            menu.addAction("Breakpoint Condition…").triggered.connect(
+            here = menu.addAction("&Breakpoint")
+            here.setCheckable(True)
+            here.setChecked(row in model.breakpoints)
+            here.triggered.connect(lambda _checked=False: model.toggle_breakpoint(row))
+            menu.addAction("Breakpoint C&ondition…").triggered.connect(
                 lambda _checked=False: self.conditionRequested.emit(row))
         tool = model.plan(index.row()).tool_name if index.isValid() else None
         if tool is not None:
-            action = menu.addAction(f"Break on every {tool} call")
+            action = menu.addAction(f"Break on &every {tool} call")
             action.setCheckable(True)
             action.setChecked(tool in model.tool_breakpoints)
             action.triggered.connect(lambda _checked=False: model.toggle_tool_breakpoint(tool))

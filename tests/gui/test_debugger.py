@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QTextDocumentFragment
-from PySide6.QtWidgets import QApplication, QLabel
+from PySide6.QtGui import QContextMenuEvent, QTextDocumentFragment
+from PySide6.QtWidgets import QApplication, QLabel, QMenu
 
 from contextdeck.engine import Activities, Context, Decision, Document, Replace, Status, fixed_clock, load_document
 from contextdeck.gui._inspector import _calls as calls_module
@@ -89,7 +89,8 @@ def test_a_breakpoint_on_a_tool_stops_at_its_call(qtbot: Any, examples: Path) ->
     qtbot.addWidget(view)
     menu = view.tool_menu(model.index(2, 0))
     texts = [a.text() for a in menu.actions() if not a.isSeparator()]
-    assert texts == ["Run This Call", "Run to Here", "Breakpoint Condition…", "Break on every checkEligibility call"]
+    assert texts == ["Run This &Call", "Run to &Here", "&Breakpoint", "Breakpoint C&ondition…",
+                     "Break on &every checkEligibility call"]
     action = menu.actions()[-1]
     action.trigger()
     assert model.tool_breakpoints == {"checkEligibility"}
@@ -542,3 +543,30 @@ def test_tab_goes_through_the_approval_buttons_as_they_are_laid_out(qtbot: Any, 
     assert [button.x() for button in reached] == sorted(button.x() for button in reached)
     dialog.close()
     qtbot.waitUntil(task.done)
+
+
+def test_the_menu_key_opens_the_selected_calls_menu_and_sets_its_breakpoint(qtbot: Any, examples: Path) -> None:
+    """From the keys (the Menu key) the row menu was the one of the row in the middle of the view, not the selected
+    call's (Run This Call ran another call), and a breakpoint was set only by a click in the gutter. The menu is the
+    current row's, shown below it, and its Breakpoint entry sets and clears that call's breakpoint."""
+    _document, model, _debugger = debugger_for(examples / "refund_workflow.json")
+    view = CallsView(model)
+    qtbot.addWidget(view)
+    view.resize(420, 400)
+    view.show()
+    qtbot.waitExposed(view)
+    view.select_call(0)
+    shown: list[Any] = []
+    view.tool_menu = lambda index: shown.append(index.row()) or QMenu(view)  # type: ignore[method-assign]
+    middle = view.viewport().rect().center()
+    assert view.indexAt(middle).row() != 0
+    keys = QContextMenuEvent(QContextMenuEvent.Reason.Keyboard, middle, view.viewport().mapToGlobal(middle))
+    QApplication.sendEvent(view.viewport(), keys)
+    assert shown == [0]
+    del view.tool_menu
+    menu = view.tool_menu(model.index(0, 0))
+    (toggle,) = [action for action in menu.actions() if action.text() == "&Breakpoint"]
+    assert not toggle.isChecked()
+    toggle.trigger()
+    assert model.breakpoints == {0}
+    assert view.tool_menu(model.index(0, 0)).actions()[3].isChecked()
