@@ -41,7 +41,7 @@ from ..request._request import (
 from ..resolve._resolution import Diagnostic
 from ..run._instances import instance_problems
 from ..run._instancing import as_written
-from ..run._setup import DELEGATED_OUTPUT, EAGER_BRANCH, LAZY_OUTPUT, set_up
+from ..run._setup import DELEGATED_OUTPUT, EAGER_BRANCH, EXPLICIT_OUTPUT, LAZY_OUTPUT, set_up
 from ..run._turns import branching, output_violations
 from ._call_checks import plan_problems
 
@@ -181,8 +181,11 @@ def _run_problems(
     # execution its output path should be one concrete path.
     delegated = {index if setup.origins is None else setup.origins[index][0] for index in setup.delegates
                  if setup.plans[index].has_output}
-    problems += [Diagnostic(plan_index, call_place(plan_index, f"call {index} $._output"), DELEGATED_OUTPUT, "warning")
-                 for index in sorted(delegated)]  # 014: the delegate gives the result
+    explicit = {index if setup.origins is None else setup.origins[index][0] for index, plan in
+                enumerate(setup.plans) if plan.mode is not Mode.LATENT and plan.has_output} - delegated
+    problems += [Diagnostic(plan_index, call_place(plan_index, f"call {index} $._output"),
+                            DELEGATED_OUTPUT if index in delegated else EXPLICIT_OUTPUT, "warning")
+                 for index in sorted(delegated | explicit)]  # 014, 002: the delegate or the activity gives it
     given = {index if setup.origins is None else setup.origins[index][0]: plan for index, plan in
              enumerate(setup.plans) if plan.mode is Mode.LATENT and plan.has_output and index not in setup.delegates}
     lazy = plan_mode(live) == "lazy"

@@ -94,6 +94,9 @@ LAZY_OUTPUT = ("a lazy plan (012) asks for no latent execution: this latent call
 # 014: a delegated call's result is what its delegate's session gives; an `_output` beside it is not taken.
 DELEGATED_OUTPUT = ("a delegated call's result is its delegate's final output (014): this _output is not taken as "
                     "its result (a reference in it is still waited for)")
+# 002, 003: an explicit call's result is what its activity returns; the model is offered no `_output` for it.
+EXPLICIT_OUTPUT = ("an explicit call's result is what its activity returns (002: its tool offers no _output): this "
+                   "_output is not taken as its result (a reference in it is still waited for)")
 # 012: in eager execution the model collapses a branching output path to one concrete path when it gives the result.
 EAGER_BRANCH = ("a latent call given its _output has chosen its outcome (012: eager execution collapses a branching "
                 "_outputPath to one concrete path), but this _outputPath still branches: the output is written to "

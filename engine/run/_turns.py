@@ -32,7 +32,7 @@ from ..resolve._resolution import Diagnostic
 from ._delegate import delegate_name
 from ._instances import turn_instance_problems
 from ._instancing import as_written, copies
-from ._setup import DELEGATED_OUTPUT, EAGER_BRANCH, LAZY_OUTPUT, DelegateFinder
+from ._setup import DELEGATED_OUTPUT, EAGER_BRANCH, EXPLICIT_OUTPUT, LAZY_OUTPUT, DelegateFinder
 
 OUTPUT_ERROR = "output"  # the error type of a refused final output
 
@@ -111,10 +111,10 @@ def turn_problems(
 
 def _latent_outputs(reading: PlanReading, request: Request, activities: Activities | None,
                     lazy: bool, tools: dict[str, ToolDefinition]) -> list[Diagnostic]:
-    """Warnings for the calls a turn gives an `_output`: a delegated one's is not its result (014); for a latent one
-    (a tool the request offers as latent, or one it does not offer that no activity runs), 012: under a lazy plan
-    its model "will not perform latent execution"; in eager execution it collapses a branching `_outputPath` to one
-    path, so one still branching is said (`EAGER_BRANCH`)."""
+    """Warnings for the calls a turn gives an `_output`: a delegated or explicit one's is not its result (014, 002);
+    for a latent one (a tool the request offers as latent, or one it does not offer that no activity runs), 012:
+    under a lazy plan its model "will not perform latent execution"; in eager execution it collapses a branching
+    `_outputPath` to one path, so one still branching is said (`EAGER_BRANCH`)."""
     latent = {tool.name: tool.latent for tool in request.tools}
     found: list[Diagnostic] = []
     for call, where in zip(reading.calls, _places(reading), strict=True):
@@ -123,10 +123,9 @@ def _latent_outputs(reading: PlanReading, request: Request, activities: Activiti
             continue
         if delegate_name(call, tools.get(name))[0] is not None:
             found.append(Diagnostic(None, f"{where}._output", DELEGATED_OUTPUT, "warning"))
-            continue
-        if not latent.get(name, activities is None or name not in activities):
-            continue
-        if lazy:
+        elif not latent.get(name, activities is None or name not in activities):
+            found.append(Diagnostic(None, f"{where}._output", EXPLICIT_OUTPUT, "warning"))
+        elif lazy:
             found.append(Diagnostic(None, f"{where}._output", LAZY_OUTPUT, "warning"))
         elif (first := branching(call.get("_outputPath"))) is not None:
             found.append(Diagnostic(None, f"{where}._outputPath", EAGER_BRANCH.format(first=first), "warning"))

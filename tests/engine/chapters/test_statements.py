@@ -458,6 +458,12 @@ CHECKED: list[tuple[str, list[dict[str, Any]], Any, list[str]]] = [
       "output": None},
      [f"solution, call {n} $._output: a delegated call's result is its delegate's final output (014): this _output "
       "is not taken as its result (a reference in it is still waited for)" for n in (0, 1)]),
+    ("002: an explicit call's result is what its activity returns, not an _output beside it",
+     [{"type": "tool", "tool": {"fetch": {"type": "object", "_activity": "fetch"}, "sum": {"type": "object"}}}],
+     {"calls": [{"_tool": "fetch", "_output": 1, "_outputPath": "†s.a"}, {"_tool": "sum", "_output": 2,
+                                                                        "_outputPath": "†s.b"}], "output": None},
+     ["solution, call 0 $._output: an explicit call's result is what its activity returns (002: its tool offers no "
+      "_output): this _output is not taken as its result (a reference in it is still waited for)"]),
     ("014: _delegate is a string: a request file or 'anonymous'; a URL is not fetched",
      [{"type": "tool", "tool": {"t": {}}}, {"type": PLAN, "plan": [
          {"_tool": "t", "_delegate": "http://example.com/agents/speaker_EN", "_outputPath": "†s.a"},

@@ -170,7 +170,7 @@ def test_the_turn_check_refuses_a_delegate_a_run_cannot_use_at_its_field(tmp_pat
 def test_the_turn_check_judges_a_typed_output_as_the_run_does() -> None:
     """A latent call's typed `_output` that breaks the tool's `_output` schema is refused at `_output` with the
     run's own words; one that holds a reference is judged when the run resolves it, and an `_output` given to a
-    call an activity runs is not the call's result."""
+    call an activity runs is not the call's result (a warning says so)."""
     output = {"type": "object", "properties": {"v": {"type": "integer"}}, "required": ["v"]}
     tool = {"type": "tool", "tool": {
         "t": {"type": "object", "properties": {"_tool": {"const": "t"}, "_output": output}},
@@ -179,9 +179,12 @@ def test_the_turn_check_judges_a_typed_output_as_the_run_does() -> None:
     turn = {"calls": [{"_tool": "t", "_output": {"v": "x"}}, {"_tool": "t", "_output": "††1"},
                       {"_tool": "t", "_output": {"v": "†state.a"}}, {"_tool": "t", "_output": {"v": 2}},
                       {"_tool": "e", "_output": 3}]}
-    found = turn_problems(document, turn)
+    found = [problem for problem in turn_problems(document, turn) if problem.severity == "error"]
     assert [problem.path for problem in found] == ["$.calls[0]._output", "$.calls[1]._output"]
     assert found[0].reason.startswith("the result does not meet the _output schema of 't': $.v:")
+    assert [(problem.path, problem.reason.split(":")[0]) for problem in turn_problems(document, turn)
+            if problem.severity == "warning"] == [("$.calls[4]._output", "an explicit call's result is what its "
+                                                                          "activity returns (002")]
     assert {problem.path for problem in validate(Context([tool, STATE]), turn) if problem.severity == "error"} == {
         "solution, call 0 (t)", "solution, call 1 (t)"}
 
