@@ -351,7 +351,7 @@ class StateView(QTreeView):
         header.resizeSection(0, 150)
         header.resizeSection(2, self.fontMetrics().horizontalAdvance("#0000000") + 16)
         self.clicked.connect(self._clicked)
-        self.doubleClicked.connect(self._jump)
+        self.activated.connect(self._jump)  # a double click, or Enter from the keys (a double click only, before)
         self._expanded: set[str] = set()
         self.expanded.connect(lambda index: self._expanded.add(str(index.data(PathRole))))
         self.collapsed.connect(lambda index: self._expanded.discard(str(index.data(PathRole))))

@@ -465,7 +465,9 @@ class WatchPanel(QWidget):
         header.resizeSection(2, from_width)
         header.sectionResized.connect(self._column_resized)
         self.table.viewport().installEventFilter(self)  # a narrow pane: the fixed columns give the value room
-        self.table.doubleClicked.connect(self._jump)
+        # A double click on the value, or Enter on any cell of the row (a double click only, before): a double click
+        # on the expression edits it and activates nothing.
+        self.table.activated.connect(lambda index: self._jump(index.siblingAtColumn(1)))
         remove = QAction("Remove Watch", self.table)
         remove.setShortcut(QKeySequence(QKeySequence.StandardKey.Delete))
         remove.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)  # the timeline has its own Delete

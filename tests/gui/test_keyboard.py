@@ -525,3 +525,29 @@ def test_the_focused_widget_wears_a_ring_while_keys_are_in_use(qtbot: Any, refun
     assert ring.geometry() == type_box.rect(), "over the widget's edge, inside it"
     qtbot.mouseClick(timeline.viewport(), Qt.MouseButton.LeftButton)
     assert not any(ring_on(widget) for widget in (timeline, type_box, field))
+
+
+def test_enter_on_a_state_row_or_a_watch_selects_the_message_that_set_it(qtbot: Any, window: MainWindow) -> None:
+    """The state view's "Set by" and a watch's value jumped to their message on a click or a double click only: Enter
+    on the row did nothing. Enter selects that message, from any cell of the row; a double click on a watch's
+    expression still edits it."""
+    from contextdeck.gui._state import PathRole
+
+    window.select_message(3)
+    qtbot.waitUntil(lambda: window.state_view.state_model.rowCount() > 0)
+    model = window.state_view.state_model
+    rows = [model.index(row, 0) for row in range(model.rowCount())]
+    state = next(row for row in rows if row.data(PathRole) == "¶state")
+    window.state_view.setFocus()
+    window.state_view.setCurrentIndex(state)
+    qtbot.keyClick(window.state_view, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: window.selected_message() == 2)  # the last write of ¶state before #3
+
+    window.select_message(3)
+    window.watches.model.add("†state.user")
+    table = window.watches.table
+    qtbot.waitUntil(lambda: table.model().rowCount() == 1)
+    table.setFocus()
+    table.setCurrentIndex(table.model().index(0, 0))
+    qtbot.keyClick(table, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: window.selected_message() == 2)
