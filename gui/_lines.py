@@ -113,6 +113,7 @@ class LinesView(QAbstractScrollArea):
     than the view). Positions are offsets into the text, as in a QPlainTextEdit's plain text."""
 
     doubleClicked = Signal(int)  # the position double-clicked
+    activated = Signal(int)  # a double click's position, or Enter's: the selection's start, else the top line's
     selectionChanged = Signal()
     findRequested = Signal()  # Ctrl+F (the find key) here: taken before the window's own use of it
 
@@ -495,6 +496,7 @@ class LinesView(QAbstractScrollArea):
         self._to_primary()
         self._clicks = (2, event.timestamp() / 1000)
         self.doubleClicked.emit(position)
+        self.activated.emit(position)
 
     def _to_primary(self) -> None:
         """What the mouse selected, for a middle click elsewhere (X11's primary selection, where there is one)."""
@@ -532,6 +534,11 @@ class LinesView(QAbstractScrollArea):
             self._page_by(-1)
         elif key in (Qt.Key.Key_PageDown, Qt.Key.Key_Space):
             self._page_by(1)
+        elif key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and self.full_text \
+                and self.receivers(SIGNAL("activated(int)")) > 0:  # (else a dialog's default button takes it)
+            start, end = self.selection()  # (a place found with Ctrl+F is selected)
+            in_sight = self._in_sight()
+            self.activated.emit(start if end > start or not in_sight else self._starts[in_sight[0][0]])
         elif key == Qt.Key.Key_Home and not shift:
             bar.setValue(bar.minimum())
         elif key == Qt.Key.Key_End and not shift:

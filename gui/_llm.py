@@ -50,7 +50,7 @@ class LLMView(QWidget):
         self.messages = LinesView("Nothing reaches the model yet.")
         self.messages.styles = role_style(ROLE_COLOURS)
         self.messages.setToolTip("Double-click a message to select the context message it comes from")
-        self.messages.doubleClicked.connect(self._double_clicked)
+        self.messages.activated.connect(self._activated)  # a double click, or Enter (the place found, or the top line)
         self._starts: list[int] = []  # where each message's text starts, and the messages it came from
         self._sources: list[tuple[int, ...]] = []
         self.schema = LinesView("No schema yet.")
@@ -136,7 +136,7 @@ class LLMView(QWidget):
         found = bisect_right(self._starts, position) - 1
         return self._sources[found][0] if found >= 0 and self._sources[found] else None
 
-    def _double_clicked(self, position: int) -> None:
+    def _activated(self, position: int) -> None:
         source = self.source_at(position)
         if source is not None:
             self.sourceActivated.emit(source)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import QPointF, QSettings, Qt
 
 from contextdeck.engine import Context, compose_request, load_document
 from contextdeck.gui import _background
@@ -125,6 +125,27 @@ def test_double_clicking_a_message_selects_where_it_comes_from(qtbot: Any, windo
     qtbot.mouseDClick(pane.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     qtbot.waitUntil(lambda: window.selected_message() == 4)
     assert pane.selected_text() == "Data"  # the word double-clicked
+
+
+def test_enter_selects_where_the_place_found_or_the_top_line_comes_from(qtbot: Any, window: MainWindow) -> None:
+    """Only a double click selected the message a part of the request comes from: from the keys there was no way.
+    Enter in the Messages tab selects the message of the place found (Ctrl+F selects it) or, with nothing selected,
+    of the line at the top of the view."""
+    pane = window.llm_view.messages
+    qtbot.waitUntil(lambda: pane.toPlainText().count("## Data: ¶error") == 2)
+    text = pane.toPlainText()
+    second = text.index("## Data: ¶error", text.index("## Data: ¶error") + 1)
+    pane.select(second, second + 4)
+    window.select_message(0)
+    qtbot.keyClick(pane, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: window.selected_message() == 4)
+    pane.select(0, 0)
+    pane.scroll_to(second)
+    top = window.llm_view.source_at(pane.position_at(QPointF(pane.viewport().width() / 2, 4)))
+    assert top is not None
+    window.select_message(0 if top != 0 else 1)
+    qtbot.keyClick(pane, Qt.Key.Key_Enter)
+    qtbot.waitUntil(lambda: window.selected_message() == top)
 
 
 def big_window(qtbot: Any, tmp_path: Path, count: int) -> MainWindow:
