@@ -177,15 +177,16 @@ def _run_problems(
         where = call_place(plan_index, _label(index, reading.calls[index]))
         found = dict.fromkeys(f"{problem.type}: {problem.message}" for problem in kept[index])
         problems.extend(Diagnostic(plan_index, where, text) for text in found)
-    # Each latent call given its `_output`, once as written (012): under a lazy plan it should not be; in eager
-    # execution its output path should be one concrete path.
+    # Each call given an `_output`, once as written. A delegated or explicit call's result is its delegate's or its
+    # activity's (014, 002). A latent call's is the `_output`: under a lazy plan it should not be given (012); in
+    # eager execution its output path should be one concrete path.
     delegated = {index if setup.origins is None else setup.origins[index][0] for index in setup.delegates
                  if setup.plans[index].has_output}
     explicit = {index if setup.origins is None else setup.origins[index][0] for index, plan in
                 enumerate(setup.plans) if plan.mode is not Mode.LATENT and plan.has_output} - delegated
     problems += [Diagnostic(plan_index, call_place(plan_index, f"call {index} $._output"),
                             DELEGATED_OUTPUT if index in delegated else EXPLICIT_OUTPUT, "warning")
-                 for index in sorted(delegated | explicit)]  # 014, 002: the delegate or the activity gives it
+                 for index in sorted(delegated | explicit)]
     given = {index if setup.origins is None else setup.origins[index][0]: plan for index, plan in
              enumerate(setup.plans) if plan.mode is Mode.LATENT and plan.has_output and index not in setup.delegates}
     lazy = plan_mode(live) == "lazy"
