@@ -307,11 +307,8 @@ def full(
     yield Fold(state if base is None else base.state, state, gaps, Marks(checkpoints), lanes=lanes)
 
 
-def step(
-    store: Store, old: Fold, message_id: int, own: bool, base: Fold | None, lane: str | None, layer: Layer
-) -> Fold:
-    """The fold after an appended write to a track of `lane` whose own layer is `layer` (`own`: the write is
-    in that layer; else it is a global write under an instance track)."""
+def step(store: Store, old: Fold, message_id: int, base: Fold | None, lane: str | None, layer: Layer) -> Fold:
+    """The fold after a write appended to the track's own layer `layer`, the track of `lane`."""
     state = State(list(old.state.probes), old.state.root)  # (the probes it changes are copied: `State.step`)
     write = store.writes[message_id]
     order_key = store.order.key[message_id]
@@ -321,29 +318,23 @@ def step(
             # Its sources grew by this write: said, so that its result's keys are the old ones plus one (`_grown`),
             # and so are an instance fold's over it (`_SharedSources`), with no comparison of the two.
             probe.edits = (SourceEdit(kept(before.sources), [], [order_key]),)
-    gaps, checkpoints, lanes = old.gaps, old.checkpoints, old.lanes
-    if own:
-        # A checkpoint counts the gaps before its write, as `fold_lane`'s do: a splice there takes the old
-        # fold's gaps from that count on, the one this write opens included.
-        counted = len(gaps)
-        if not isinstance(state.root, dict):
-            gaps = [*gaps, Gap(message_id, None)]
-        elif lane is not None and gaps and gaps[-1].after is None:
-            # The gap open to the end closes at this write, as `fold_lane` closes it: at a write of the lane,
-            # or through the write that made the root an object. Left open, it would hold every later write
-            # of the layer, and the track would keep marks at writes outside its lane, which a move can leave
-            # out of order.
-            written = _index.lanes_of(write)
-            gaps = [*gaps[:-1], Gap(gaps[-1].before, message_id, written is not None and lane not in written)]
-        subset = layer.subset(lane)
-        if subset and subset[-1] == message_id and len(subset) % _index.checkpoint_every(lane) == 0:
-            checkpoints = checkpoints.plus(checkpoint(state, message_id, counted))
-        lanes = marks_after_step(lanes, layer, message_id, write, state.root)
-    elif lane is not None:
-        # A global write steps an instance track only while the instance layer is empty (`_note`): that
-        # empty layer is one gap, open to the end, while the root is not an object, as `full` records it.
-        # Without it an instance write appended next is not seen to matter to the lane.
-        gaps = [] if isinstance(state.root, dict) else [Gap(None, None)]
+    gaps, checkpoints = old.gaps, old.checkpoints
+    # A checkpoint counts the gaps before its write, as `fold_lane`'s do: a splice there takes the old
+    # fold's gaps from that count on, the one this write opens included.
+    counted = len(gaps)
+    if not isinstance(state.root, dict):
+        gaps = [*gaps, Gap(message_id, None)]
+    elif lane is not None and gaps and gaps[-1].after is None:
+        # The gap open to the end closes at this write, as `fold_lane` closes it: at a write of the lane,
+        # or through the write that made the root an object. Left open, it would hold every later write
+        # of the layer, and the track would keep marks at writes outside its lane, which a move can leave
+        # out of order.
+        written = _index.lanes_of(write)
+        gaps = [*gaps[:-1], Gap(gaps[-1].before, message_id, written is not None and lane not in written)]
+    subset = layer.subset(lane)
+    if subset and subset[-1] == message_id and len(subset) % _index.checkpoint_every(lane) == 0:
+        checkpoints = checkpoints.plus(checkpoint(state, message_id, counted))
+    lanes = marks_after_step(old.lanes, layer, message_id, write, state.root)
     return Fold(state if base is None else base.state, state, gaps, checkpoints, lanes)
 
 

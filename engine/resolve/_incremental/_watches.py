@@ -391,8 +391,6 @@ class Watchers:
                     work.appended = message_id
                 else:
                     work.appended, work.low = None, order_key
-            elif appended and first and not store.layer((kind, track.instance)).all:
-                work.appended = message_id  # no instance layer: the global write is still last
             else:
                 work.appended = None
                 work.base = True
@@ -560,8 +558,7 @@ class Watchers:
         old = folds.get(track) or track.fold
         assert old is not None  # (a track is folded when it is made: `add`)
         if work.appended is not None:
-            own = store.infos[work.appended].instance == track.instance
-            return step(store, old, work.appended, own, base, track.lane, store.layer((track.kind, track.instance)))
+            return step(store, old, work.appended, base, track.lane, store.layer((track.kind, track.instance)))
         return _repaired(store, work, old, track, base)
 
     def _base(self, track: Track, folds: dict[Track, Fold]) -> Fold | None:
