@@ -374,11 +374,6 @@ class Watchers:
         for track in tracks:
             if track.fold is None or (instance is not None and track.instance != instance):  # (None: a build's)
                 continue
-            if not (track.lane is None or lanes is None or track.lane in lanes):
-                # The gaps a global write can fall in are the global track's.
-                owner = track if track.instance == instance else self._tracks.get((kind, None, track.lane))
-                if owner not in holding:
-                    continue
             work = plan.get(track)
             first = work is None
             if work is None:
