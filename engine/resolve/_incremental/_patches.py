@@ -252,8 +252,6 @@ def common_start(now: Any, then: Any, lane: str, paths: list[Path]) -> int | Non
     at, size = 0, min(len(new), len(old))
     while at < size and (new[at] is old[at] or identical(new[at], old[at])):
         at += 1
-    if at == len(new) == len(old):
-        return None  # not different at all: `equivalent` said so
     if any(len(path) > 1 and is_index(path[1]) and int(path[1]) >= at for path in paths):
         return None
     return at
