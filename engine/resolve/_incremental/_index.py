@@ -21,7 +21,7 @@ hold persistent values: `write_at` copies only the containers along a path, so a
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right, insort
-from collections.abc import Callable, Container, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, NamedTuple, TypeVar
 
@@ -355,10 +355,9 @@ class State:
             if type(probe.sources) is list:
                 probe.sources = tuple(probe.sources)
 
-    def copy(self, paths: Container[Path] | None = None) -> State:
-        """A state that continues independently (following only `paths` when given)."""
-        probes = self.probes if paths is None else [probe for probe in self.probes if probe.path in paths]
-        return State([probe.copy() for probe in probes], self.root)
+    def copy(self) -> State:
+        """A state that continues independently."""
+        return State([probe.copy() for probe in self.probes], self.root)
 
     def step(self, message_id: int, write: Write, order_key: int, last: bool = False) -> None:
         """One step of `_fold.fold`, for every probe at once (`order_key`: the message's, for diagnostics).
