@@ -419,7 +419,7 @@ def repair(
             return spliced
     job = _TrackRepair(store, work, old, kind, instance, lane, base)
     job.resume()
-    if not work.base and job.aligned and work.low is not None:
+    if not work.base and work.low is not None:
         spliced = job.splice_at_the_edit()
         if spliced is not None:
             return spliced
@@ -449,7 +449,6 @@ class _TrackRepair:
         self.fresh: list[TrackCheckpoint] = []
         self.after: int | None = None
         self.first = 0  # the first old mark past the restart
-        self.aligned = False  # whether the state's probes are the old fold's, in its order
 
     def appends_from(self, position: int) -> bool:
         """Whether every write of the lane from `position` on appends to the lane's array."""
@@ -470,7 +469,6 @@ class _TrackRepair:
             self.head = marks.head(before)
             self.after = mark.after
         self.first = before
-        self.aligned = [probe.path for probe in self.state.probes] == self.paths
 
     def splice_at_the_edit(self) -> Fold | None:
         """One write edited: fold up to it, and compare the fold with and without the edit right there; the
@@ -518,7 +516,7 @@ class _TrackRepair:
         on at the first that is, else the new fold goes to the end."""
         work, marks, keys, key, subset = self.work, self.old.checkpoints, self.keys, self.key, self.subset
         lane, paths, layer, writes = self.lane, self.paths, self.layer, self.writes
-        matches = {marks.id_at(i): i for i in range(self.first, len(marks))} if self.aligned else {}
+        matches = {marks.id_at(i): i for i in range(self.first, len(marks))}
         low = work.low
         found: list[tuple[int, Patches]] = []  # the matched mark, and how to patch the old rest
         blocked: Blocked = {}
