@@ -374,20 +374,16 @@ class Watchers:
         for track in tracks:
             if track.fold is None or (instance is not None and track.instance != instance):  # (None: a build's)
                 continue
-            work = plan.get(track)
-            first = work is None
-            if work is None:
-                work = plan[track] = TrackEdit()
+            work = plan.setdefault(track, TrackEdit())  # (a replace plans its remove, then its insert)
             if track.instance == instance:
                 work.edited = message_id
                 if dropped:
                     work.dropped = write
-                if appended and first:
+                if appended:  # (the only write of its edit: an insert at the end)
                     work.appended = message_id
                 else:
-                    work.appended, work.low = None, order_key
+                    work.low = order_key
             else:
-                work.appended = None
                 work.base = True
 
     def _holding(self, view: Identity, order_key: int, key: Callable[[int], int], appended: bool) -> dict[Track, None]:
