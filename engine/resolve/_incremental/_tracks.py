@@ -302,8 +302,6 @@ def full(
         after = last
         yield None
     lanes = {} if maker is None else maker.made()
-    for name in layer.lanes if lane is None else (lane,):  # where a lane's tail starts: asked by its repairs, found
-        layer.appends_from(name, writes)  # here, where the track reads the lane whole, not in an edit
     yield Fold(state if base is None else base.state, state, gaps, Marks(checkpoints), lanes=lanes)
 
 
