@@ -144,15 +144,16 @@ class Marks:
                 if rebase.start <= index < rebase.end:
                     root = patched(root, rebase.patch)
                     if moved is not None:
-                        sources, resets, sizes, gaps = moved.applied(sources, resets, sizes, gaps)
+                        sources, resets, gaps = moved.applied(sources, resets, gaps)
+                        sizes = [n + d for n, d in zip(sizes, moved.problem_shift, strict=True)]
             chains = tuple(chain.first(size) for chain, size in zip(problems, sizes, strict=True))
             settled.append(Checkpoint(mark.after, root, ProbeState(sources, chains, resets, gaps)))
         return [*settled, last._replace(held=last.held._replace(diagnostics=tuple(problems)))]
 
 
 class _Moved(NamedTuple):
-    """What a rebase from `matched` to `here` does to any mark's probes, worked out once (`Marks.settled`, as
-    `_rebased` does it to one mark): per probe, the sources at the splice (None: the same as at the old
+    """What a rebase from `matched` to `here` does to any mark's probes, worked out once for all the marks it
+    covers (`Marks.settled`; `_rebased` for one): per probe, the sources at the splice (None: the same as at the old
     one) and how many it had at the old one, its resets there and how they shift, how its problems shift;
     and how the gaps shift. A probe reset since the old splice keeps its sources."""
 
@@ -168,15 +169,15 @@ class _Moved(NamedTuple):
         return not self.gap_shift and not any(self.reset_shift) and all(prefix is None for prefix in self.prefixes)
 
     def applied(
-        self, sources: tuple[Sources, ...], resets: tuple[int, ...], sizes: list[int], gaps: int
-    ) -> tuple[tuple[Sources, ...], tuple[int, ...], list[int], int]:
-        """A mark's sources, resets, problem counts and gaps, rebased."""
+        self, sources: tuple[Sources, ...], resets: tuple[int, ...], gaps: int
+    ) -> tuple[tuple[Sources, ...], tuple[int, ...], int]:
+        """A mark's sources, resets and gaps, rebased (its problems: `problem_shift` more per probe)."""
         rebased = tuple(
             s if r != m or p is None else p + tuple(s[c:])
             for s, r, m, p, c in zip(sources, resets, self.resets, self.prefixes, self.cuts, strict=True)
         )
         shifted = tuple(r + d for r, d in zip(resets, self.reset_shift, strict=True))
-        return rebased, shifted, [n + d for n, d in zip(sizes, self.problem_shift, strict=True)], gaps + self.gap_shift
+        return rebased, shifted, gaps + self.gap_shift
 
 
 def _moved(matched: TrackCheckpoint, here: TrackCheckpoint) -> _Moved | None:
@@ -667,16 +668,13 @@ def _rebased(
 ) -> TrackCheckpoint:
     """An old checkpoint after the splice point, as the new fold would have made it."""
     root = patched(mark.root, patch)
-    old, then, now = mark.held, matched.held, here.held
-    if then == now:
+    moved = _moved(matched, here)
+    if moved is None:
         return mark if patch is None else mark._replace(root=root)
-    sources = tuple(
-        _rebased_sources(now.sources[i], then.sources[i], s) if old.resets[i] == then.resets[i] else s
-        for i, s in enumerate(old.sources)
-    )
+    old, then, now = mark.held, matched.held, here.held
+    sources, resets, gaps = moved.applied(old.sources, old.resets, old.gaps)
     diagnostics = tuple(now.diagnostics[i].joined(d, then.diagnostics[i]) for i, d in enumerate(old.diagnostics))
-    resets = tuple(r - then.resets[i] + now.resets[i] for i, r in enumerate(old.resets))
-    return Checkpoint(mark.after, root, ProbeState(sources, diagnostics, resets, old.gaps - then.gaps + now.gaps))
+    return Checkpoint(mark.after, root, ProbeState(sources, diagnostics, resets, gaps))
 
 
 def _rebased_sources(now: Sequence[int], matched: Sequence[int], later: Sequence[int]) -> Sources:
