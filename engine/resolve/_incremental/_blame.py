@@ -82,7 +82,7 @@ def blame_of(
 def _folded(store: Store, ref: Reference, instance: str | None, limit: int | None) -> tuple[Any, Probe]:
     """A reference's value (MISSING: none), its lane folded again (the global layer, then the instance's) with
     a probe that keeps a trail."""
-    probe = Probe(ref.path, True)
+    probe = Probe(ref.path, trail=True)
     state = State([probe])
     for view in (None,) if instance is None else (None, instance):
         layer = store.layers.get((ref.kind, view)) or Layer()

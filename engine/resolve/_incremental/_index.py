@@ -303,14 +303,15 @@ class Probe:
 
     __slots__ = ("diagnostics", "edits", "path", "resets", "sources", "trail")
 
-    def __init__(self, path: Path, trail: bool = False) -> None:
+    def __init__(self, path: Path, sources: Sources | None = None, diagnostics: Chain = EMPTY, resets: int = 0, *,
+                 trail: bool = False) -> None:
         self.path = path
         # A tuple once a fold that holds it is kept (`freeze`): copies share it, and a step that adds
         # a source makes its own list. Tuples of ints are not tracked by the cycle collector.
         # A whole kind's thousands are `Ids` (`_whole`, an appended step): edited by the chunk, never copied.
-        self.sources: list[int] | Sources = []
-        self.diagnostics: Chain = EMPTY
-        self.resets = 0  # how many writes reset the sources so far
+        self.sources: list[int] | Sources = [] if sources is None else sources
+        self.diagnostics = diagnostics
+        self.resets = resets  # how many writes reset the sources so far
         # For blame: every write that changed the path.
         self.trail: list[Change] | None = [] if trail else None
         # Set by `_whole`: these sources are those of the probe they were repaired from, less some order
@@ -319,12 +320,8 @@ class Probe:
         self.edits: tuple[SourceEdit, ...] = ()
 
     def copy(self) -> Probe:
-        twin = Probe(self.path)
-        twin.sources = kept(self.sources)
-        twin.diagnostics = self.diagnostics
-        twin.resets = self.resets
-        twin.trail = None if self.trail is None else list(self.trail)
-        return twin
+        """A probe that continues independently (a trail is never copied: blame folds its one probe in place)."""
+        return Probe(self.path, kept(self.sources), self.diagnostics, self.resets)
 
 
 def attempt(root: Any, write: Write) -> tuple[Any, str | None, Path | None]:

@@ -463,7 +463,9 @@ class _TrackRepair:
             self.gaps, self.head, self.after = [], Marks(), None
         else:
             mark = marks.get(before - 1)
-            self.state = State([_probe_at(probe, mark, i) for i, probe in enumerate(old.state.probes)], mark.root)
+            sources, problems, resets, _ = mark.held
+            self.state = State([Probe(probe.path, sources[i], problems[i], resets[i])
+                                for i, probe in enumerate(old.state.probes)], mark.root)
             self.gaps = old.gaps[: mark.held.gaps]
             self.head = marks.head(before)
             self.after = mark.after
@@ -581,14 +583,6 @@ def _start(paths: list[Path], base: Fold | None) -> State:
     return State([by_path[path].copy() if path in by_path else Probe(path) for path in paths], base.state.root)
 
 
-def _probe_at(probe: Probe, mark: TrackCheckpoint, index: int) -> Probe:
-    twin = Probe(probe.path)
-    twin.sources = mark.held.sources[index]
-    twin.diagnostics = mark.held.diagnostics[index]
-    twin.resets = mark.held.resets[index]
-    return twin
-
-
 def _splice(state: State, gaps: list[Gap], head: Marks, fresh: list[TrackCheckpoint], later: int,
         matched: TrackCheckpoint, old: Fold, base: Fold | None, start: TrackCheckpoint | None, patches: Patches,
         told: _SharedSources | None = None) -> Fold:
@@ -615,8 +609,7 @@ def _splice(state: State, gaps: list[Gap], head: Marks, fresh: list[TrackCheckpo
         if sources is final.sources and resets == final.resets and diagnostics is final.diagnostics:
             probes.append(final)  # unchanged: folds are never stepped in place, so they can share it
             continue
-        probe = Probe(now.path)
-        probe.sources, probe.resets, probe.diagnostics = sources, resets, diagnostics
+        probe = Probe(now.path, sources, diagnostics, resets)
         if sources is final.sources:
             probe.edits = final.edits  # (a move's second half: how they differ from the kept ones)
         elif told is not None and final.resets == then.resets[index]:
