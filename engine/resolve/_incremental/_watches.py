@@ -657,11 +657,9 @@ def _grown(
                 return None
             if any(key[message_id] == NOT_IN_ORDER for message_id in went):
                 return None
-            went_keys = [key[m] for m in went]
-            edited = keys.edited(went_keys, sorted(key[m] for m in came))
-            if edited is None:
-                return None
-            keys, lost, gained = edited, (*lost, *went_keys), (*gained, *(key[m] for m in came))
+            went_keys = [key[m] for m in went]  # (all in `keys`: the old sources' keys, a moved one rekeyed above)
+            keys = keys.edited(went_keys, sorted(key[m] for m in came)) or keys  # (never None: see above)
+            lost, gained = (*lost, *went_keys), (*gained, *(key[m] for m in came))
             fresh = ()
         if fresh:
             fresh_keys = sorted(key[m] for m in fresh)
