@@ -185,10 +185,10 @@ class Cursor:
             watch.callback(resolution)
 
     def _touched(self, indices: range) -> set[Head] | None:
-        """The heads written by the messages at `indices`; None when there are too many to look."""
+        """The heads written by the messages at `indices` (`_widened`); None when there are too many to look."""
         if len(indices) > SCAN_LIMIT:
             return None
-        return _heads(self.context.info(i) for i in indices)
+        return self._widened(_heads(self.context.info(i) for i in indices))
 
     def _update(self, touched: set[Head] | None) -> None:
         """Resolve again the watches a change can matter to (all when `touched` is None). A watch whose
@@ -211,10 +211,8 @@ class Cursor:
     def _widened(self, heads: set[Head]) -> set[Head]:
         """`heads`, each at every lane of its kind when a universal write (a root push, a root `set`, a write
         with a problem) may come after it in a view: a write in one lane decides what the root is when such a
-        write applies (an object it cannot push onto, or nothing), and so what every lane reads.
-
-        A move needs none of this: the universal writes after a lane's write inside the range moved over are in
-        that range too, and their own head is every lane.
+        write applies (an object it cannot push onto, or nothing), and so what every lane reads. So too when the
+        cursor moves over it: an instance layer's universal write before the range folds after the global writes.
         """
         kinds = {kind for kind, _, lane in heads if lane is not None}
         if not kinds:

@@ -163,6 +163,32 @@ def test_a_write_in_another_lane_changes_what_a_later_root_push_does(sliced: boo
     cursor.close()
 
 
+@pytest.mark.parametrize("sliced", [False, True])
+def test_a_cursor_moved_over_a_global_write_resolves_the_lanes_an_instance_push_at_the_root_reads(
+    sliced: bool,
+) -> None:
+    """An instance's push at the root folds after every global write, earlier ones in the context too: with the
+    global `†t.a` merged the push fails on the object, without it the push makes the array. A cursor moved back
+    over that global write, in lane `a`, resolves again a watch of the instance's `†t.0`, in another lane, and
+    calls it back with what it finds there now."""
+    context = Context([{"type": "data", "kind": "t", "_instance": "1", "data": 7, "_outputMethod": "push",
+                        "_outputPath": "†t"},
+                       {"type": "data", "kind": "t", "data": {"a": None}, "_outputPath": "†t.a"}])
+    cursor = Cursor(context, sliced=sliced)
+    calls: list[Resolution] = []
+    watch = cursor.watch("†t.0", calls.append, "1")
+    for _ in cursor.steps():
+        pass
+    assert not watch.current.found
+    cursor.move(1)
+    for _ in cursor.steps():
+        pass
+    assert (watch.current.found, watch.current.value) == (True, 7)
+    assert watch.current == context.resolve("†t.0", "1", 1)
+    assert [call.value for call in calls] == [7]
+    cursor.close()
+
+
 def test_a_sliced_cursors_new_watch_folds_a_long_path_in_slices_then_calls_back() -> None:
     """With `sliced`, a watch made at a cursor whose path is not folded that far is pending after one slice of its
     first fold (at most `FOLD_STEPS` writes), not yet `resolved`; `steps` folds the rest a slice at a time and calls
