@@ -304,7 +304,7 @@ async def perform(plan: CallPlan, context: Context, clock: Clock, timeout: float
             return Outcome(plan.index, error=("withheld", given.reason), audit=_timed(audit, start))
         if isinstance(given, Replayed):
             audit = {**audit, **result_audit(given.value), "replayed": True}
-            return conclude(plan, given.value, clock, _timed(audit, start))
+            return _branched(plan, conclude(plan, given.value, clock, _timed(audit, start)), clock)
     try:
         ran = await invoke(plan, resolved, context, timeout, jobs)
     except asyncio.CancelledError:
@@ -318,4 +318,14 @@ async def perform(plan: CallPlan, context: Context, clock: Clock, timeout: float
     ended = {**audit, **result_audit(ran.result)}
     ended["seconds"] = round(timer() - start, 6)
     ended.update(ran.captured.audit())
-    return conclude(plan, ran.result, clock, ended)
+    return _branched(plan, conclude(plan, ran.result, clock, ended), clock)
+
+
+def _branched(plan: CallPlan, outcome: Outcome, clock: Clock) -> Outcome:
+    """An activity whose result cannot be written (not JSON, a message filling no destination, one breaking the
+    tool's `_output` schema) failed as one that raised did: 012's plan handles it in the last branch of `a || b`."""
+    if outcome.error is None or outcome.messages:
+        return outcome
+    kind, text = outcome.error
+    branch = failure_messages(plan, {"type": kind, "message": text}, clock, outcome.audit)
+    return replace(outcome, messages=tuple(branch)) if branch else outcome

@@ -259,6 +259,12 @@ RUNS: list[tuple[str, list[dict[str, Any]], list[Any], list[tuple[str, Any, str 
      [{"_tool": "boom", "_outputPath": "†state.ok || †state.e && †log.e"}],
      [("state", {"e": {"type": "ValueError", "message": "nope"}}, "†state.e", None),
       ("log", {"e": {"type": "ValueError", "message": "nope"}}, "†log.e", None)]),
+    ("012: an activity's result that cannot be written fails into the last alternative too", [
+        {"type": "tool", "tool": {"echo": {"type": "object", "properties": {"_output": {"type": "integer"}}}}}],
+     [{"_tool": "echo", "a": 1, "_outputPath": "†state.ok || †state.e"}],
+     [("state", {"e": {"type": "output", "message": "the result does not meet the _output schema of 'echo': $: "
+                                                    "{'a': 1} is not of type 'integer'; the result: {\"a\":1}"}},
+       "†state.e", None)]),
     ("a latent call's _output null is the result null", [],
      [{"_tool": "think", "_output": None, "_outputPath": "†state.r"}], [("state", {"r": None}, "†state.r", None)]),
     ("an output path into an array writes at that index", [state({"l": [1, 2]})],

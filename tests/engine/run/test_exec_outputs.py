@@ -118,8 +118,12 @@ def test_a_returned_role_and_content_message_is_the_message_its_content_is() -> 
     assert execution.state(0).status is Status.DONE
     text = {"role": "assistant", "content": {"type": "text", "text": "verified"}}
     context, execution, _ = execute([], [VERIFY], registry(verifyUser=lambda c, t, x: text))
-    assert context[0]["data"]["error"]["message"] == "the returned message of type 'text' is not a data message"
+    assert context.resolve("†state.user.failed").value == {  # an output failure, in the plan's error branch (012)
+        "type": "output", "message": "the returned message of type 'text' is not a data message"}
     assert execution.state(0).status is Status.FAILED
+    alone = {**VERIFY, "_outputPath": "†state.user.verified"}  # no branch for it: an error message
+    context, _, _ = execute([], [alone], registry(verifyUser=lambda c, t, x: text))
+    assert context[0]["data"]["error"]["message"] == "the returned message of type 'text' is not a data message"
     untyped = {"role": "assistant", "content": {"verified": True}}  # no typed content: a plain value
     context, _, _ = execute([], [VERIFY], registry(verifyUser=lambda c, t, x: untyped))
     assert context.resolve("†state.user.verified").value == untyped
@@ -166,8 +170,14 @@ def test_a_result_claiming_another_call_does_not_run_again_forever() -> None:
 
 
 def test_returned_message_that_fills_no_destination_is_an_error() -> None:
-    """A message that writes none of the call's destinations is refused as an output error."""
+    """A message that writes none of the call's destinations is refused as an output error: in the last branch
+    of `a || b` when the call has one (012: the tool failed), else as an error message."""
     context, execution, _ = execute([], [VERIFY], registry(verifyUser=lambda c, t, x: {"type": "state", "x": 1}))
+    assert [m["_outputPath"] for m in context.messages] == ["†state.user.failed"]
+    assert context.resolve("†state.user.failed.type").value == "output"
+    assert execution.state(0).status is Status.FAILED
+    alone = {**VERIFY, "_outputPath": "†state.user.verified"}
+    context, execution, _ = execute([], [alone], registry(verifyUser=lambda c, t, x: {"type": "state", "x": 1}))
     assert [m["type"] for m in context.messages] == ["error"]
     assert context[0]["data"]["error"]["type"] == "output"
     assert execution.state(0).status is Status.FAILED

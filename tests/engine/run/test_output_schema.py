@@ -71,12 +71,16 @@ def test_a_valid_result_is_written() -> None:
 
 
 def test_a_returned_message_is_checked_on_the_usual_branch_only() -> None:
-    """A data message an activity returns for the first branch of `a || b` is checked; one it routes to another
-    branch (012's error branch, with its own shape) is not."""
+    """A data message an activity returns for the first branch of `a || b` is checked, and one that breaks the
+    schema is the tool failing (012): written to the error branch; one it routes to another branch (012's error
+    branch, with its own shape) is not checked."""
     call = {**CALL, "_outputPath": "†state.mood || †state.failure"}
     usual = {"type": "state", "data": {"mood": BAD}}
     context, _, _ = support.execute([SENTIMENT], [call], registry(sentiment=lambda c, t, x: usual))
-    assert "$.sentiment: 5 is not of type 'string'" in error_of(context)["message"]
+    assert not context.resolve("†state.mood").found
+    failure = context.resolve("†state.failure").value
+    assert failure["type"] == "output"
+    assert "$.sentiment: 5 is not of type 'string'" in failure["message"]
     other = {"type": "state", "data": {"failure": {"code": "offline"}}}
     context, _, _ = support.execute([SENTIMENT], [call], registry(sentiment=lambda c, t, x: other))
     assert context.resolve("†state.failure").value == {"code": "offline"}
