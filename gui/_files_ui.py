@@ -34,7 +34,8 @@ class FilesUI(QObject):
         self._progress: QProgressDialog | None = None
         self._bar: QProgressBar | None = None  # the progress dialog's
         self._ended: list[QProgressDialog] = []  # closed a slice later (`_close_progress`)
-        self._said: tuple[str, str] | None = None  # (path, words) said instead of "Ready" when that file has opened
+        # (path, words): said instead of "Ready" when that file (None: an untitled one) has opened
+        self._said: tuple[str | None, str] | None = None
         # The model's recorded answers follow a document saved under a new name (the window's: `Models.carry`).
         self.carry_recording: Callable[[Path | None, Path], None] = lambda old, new: None
         session = self.session
@@ -163,6 +164,12 @@ class FilesUI(QObject):
             self.session.discard_recovery(candidate)
         if choice.recover is None:
             return False
+        original = choice.recover.original_path
+        written = f"{choice.recover.time.astimezone():%H:%M}"
+        self._said = (None if original is None else str(original.absolute()),
+                      f"Recovered the unsaved work of {original.name} (written aside at {written}): Save writes it to "
+                      f"{original.name}." if original is not None else
+                      f"Recovered unsaved work (written aside at {written}): Save As gives it a name.")
         self.session.recover(choice.recover)
         return True
 
@@ -202,7 +209,8 @@ class FilesUI(QObject):
     def _load_finished(self) -> None:
         said, self._said = self._said, None
         self._load_ended()
-        if said is not None and self.session.path is not None and str(self.session.path) == said[0]:
+        where = None if self.session.path is None else str(self.session.path.absolute())
+        if said is not None and where == said[0]:
             self.window.statusBar().showMessage(said[1], 10_000)
 
     def _load_ended(self) -> None:

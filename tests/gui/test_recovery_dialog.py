@@ -77,6 +77,10 @@ def test_the_discarded_pieces_are_deleted_and_the_chosen_one_opens(qtbot: Any, o
         assert window.files.offer_recovery()
     assert window.context().messages[0]["text"] == "middle"
     assert window.isWindowModified()
+    # The status bar said "Ready": it says what was recovered and where Save writes it.
+    assert window.statusBar().currentMessage() == (
+        f"Recovered the unsaved work of middle.json (written aside at {middle.time.astimezone():%H:%M}): Save writes "
+        "it to middle.json.")
     for gone in (old, new):
         assert not gone.recovery_file.exists()
         assert not gone.sidecar.exists()
