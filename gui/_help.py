@@ -26,7 +26,7 @@ class HelpBrowser(QDialog):
         self.browser = QTextBrowser(self)
         self.browser.setOpenExternalLinks(True)
         self.browser.setOpenLinks(True)
-        self.browser.sourceChanged.connect(lambda _url: self._titled())
+        self.browser.sourceChanged.connect(self._titled)
         toolbar = QToolBar(self)
         for text, run, key in (("Back", self.browser.backward, QKeySequence.StandardKey.Back),
                                ("Forward", self.browser.forward, QKeySequence.StandardKey.Forward),
@@ -49,8 +49,10 @@ class HelpBrowser(QDialog):
         """Show the README, the manual's first page."""
         self.browser.setSource(QUrl.fromLocalFile(str(resources.manual() / HOME)))
 
-    def _titled(self) -> None:
-        self.setWindowTitle(f"ContextDeck Help — {self.browser.documentTitle() or self.browser.source().fileName()}")
+    def _titled(self, url: QUrl) -> None:
+        """The page's title, or its file's name (a Markdown page has no title). Read from `url`: when this is said,
+        `source()` is still the page before (the first page's title ended in "Help — ")."""
+        self.setWindowTitle(f"ContextDeck Help — {self.browser.documentTitle() or url.fileName()}")
 
 
 def show_help(window: QWidget) -> HelpBrowser:

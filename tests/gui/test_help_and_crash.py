@@ -58,8 +58,10 @@ def test_f1_opens_the_manual(qtbot: Any, refund_window: MainWindow) -> None:
     qtbot.waitUntil(browser.isVisible)
     assert "ContextDeck" in browser.browser.toPlainText()
     assert browser.browser.source().fileName() == "README.md"
+    assert browser.windowTitle() == "ContextDeck Help — README.md"  # it said "ContextDeck Help — "
     browser.browser.setSource(browser.browser.source().resolved("docs/install.md"))
     assert "Installing ContextDeck" in browser.browser.toPlainText()
+    assert browser.windowTitle() == "ContextDeck Help — install.md"
     browser.close()
 
 
