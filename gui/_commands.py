@@ -179,6 +179,11 @@ class TypingCommand(EditCommand):
         if not isinstance(other, TypingCommand) or (other._message_id, other._field) != (self._message_id, self._field):
             return False
         self._edit = other._edit
+        # Typed back to where it began (the field's own undo, a word typed and erased): the step would change nothing,
+        # and Ctrl+Z once the field had nothing left said "Undone: Edit message 5" for nothing. Qt drops it.
+        if isinstance(self._inverse, Replace) and isinstance(self._edit, Replace) \
+                and self._inverse.message == self._edit.message:
+            self.setObsolete(True)
         return True
 
 
