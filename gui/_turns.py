@@ -526,9 +526,12 @@ class LoopUI(QObject):
         return ending.output if ending.finished else MISSING
 
     def intro(self) -> str:
-        return ("The tick has ended without a final output. Type the model's next turn, a solution with "
-                "<code>calls</code> (they become the plan and run on Continue) and/or <code>output</code> (one "
-                "that meets the request schema ends the loop). The request as the model receives it is on the right.")
+        """What the dialog asks for; an empty document has had no tick (it said "The tick has ended")."""
+        where = "The document is empty. Type the model's first turn" if not len(self.document().context) else \
+            "The tick has ended without a final output. Type the model's next turn"
+        return (f"{where}, a solution with <code>calls</code> (they become the plan and run on Continue) and/or "
+                "<code>output</code> (one that meets the request schema ends the loop). The request as the model "
+                "receives it is on the right.")
 
     # -- following the debugger -------------------------------------------------------------------------
 

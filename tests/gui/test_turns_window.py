@@ -636,3 +636,20 @@ def test_next_turn_closed_before_it_opens_never_opens_and_leaves_input_alone(
     assert not dialog.isVisible()
     QTest.keyClick(window.windowHandle(), Qt.Key.Key_Delete)
     qtbot.waitUntil(lambda: len(window.context()) == len(messages) - 1)
+
+
+def test_next_turn_in_an_empty_document_asks_for_the_first_turn(qtbot: Any, open_window: Any) -> None:
+    """In a new, empty document the dialog began "The tick has ended without a final output", while the status bar
+    said the document was empty: it asks for the model's first turn; after a tick, for the next one."""
+    window = open_window(None)
+    assert len(window.context()) == 0
+    dialog = open_turn(qtbot, window)
+    assert dialog.intro.text().startswith("The document is empty. Type the model's first turn, ")
+    dialog.close()
+
+
+def test_next_turn_after_a_tick_asks_for_the_next_turn(qtbot: Any, window: MainWindow) -> None:
+    run_the_tick(qtbot, window)
+    dialog = open_turn(qtbot, window)
+    assert dialog.intro.text().startswith("The tick has ended without a final output. Type the model's next turn, ")
+    dialog.close()
