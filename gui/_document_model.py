@@ -54,6 +54,7 @@ class DocumentModel(QObject):
     documentShown = Signal()  # the document `documentReplaced` told of is shown, its selection in place
     changed = Signal()  # an edit, an undo or a redo (the undo stack moved)
     messageSelected = Signal(int)  # the selected message's index
+    selectionCleared = Signal()  # no row is current any more (the last message deleted or its insert undone)
     cursorChanged = Signal(object)  # the message the views show the context as of (int), or None: the latest
     selectRequested = Signal(int)  # a component asks for message `index` to be selected (the timeline does it)
     messageReplaced = Signal(int)  # message `index` was replaced (an edit, an undo, a redo, a run)
@@ -141,6 +142,11 @@ class DocumentModel(QObject):
         if not self._follow:
             self.cursorChanged.emit(self.time_cursor())
         self._soon.start()
+
+    def clear_selection(self) -> None:
+        """No row is current: nothing is selected, and the views that show the selection show nothing."""
+        self.set_selected(None)
+        self.selectionCleared.emit()
 
     def set_follow_latest(self, follow: bool) -> bool:
         """Follow the latest message (or the selection again); True when that changed the cursor."""

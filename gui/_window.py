@@ -364,7 +364,9 @@ class MainWindow(QMainWindow):
 
     def _current_changed(self, index: QModelIndex) -> None:
         message = self._model.message_index(index) if self._model is not None else -1
-        if (index.isValid() and index.parent().isValid()) or message < 0:
+        if not index.isValid():  # no row left (the last message deleted, its insert undone): not the solution's
+            self.document.clear_selection()
+        elif index.parent().isValid() or message < 0:
             self._show_item(index)
             self.document.set_selected(None)
         else:

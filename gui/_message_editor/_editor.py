@@ -113,12 +113,16 @@ class MessageEditor(QWidget):
         redo, a run; the echo of the editor's own edit changes nothing on screen)."""
         self._document = document
         document.messageSelected.connect(self._message_selected)  # bound methods: Qt drops them with the editor
+        document.selectionCleared.connect(self._nothing_selected)
         document.messageReplaced.connect(self._message_replaced)
         document.documentReplaced.connect(self._document_replaced)
         document.changed.connect(self._changed)
 
     def _message_selected(self, index: int) -> None:
         self.set_message(index, self._document.context()[index])
+
+    def _nothing_selected(self) -> None:
+        self.set_message(None, None)
 
     def _message_replaced(self, index: int) -> None:
         if index == self._document.selected_message():

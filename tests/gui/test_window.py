@@ -696,3 +696,24 @@ def test_the_application_sets_up_the_collector_before_the_window(monkeypatch: py
     with pytest.raises(Stop):
         _app.main(None, "unused.png")
     assert calls == ["tune", "QApplication", "window"]
+
+
+def test_with_the_last_message_gone_the_editor_shows_nothing_not_a_solution(qtbot: Any, open_window: Any) -> None:
+    """In a new document, Insert Text Message then Ctrl+Z (or Delete) left no row current, and the editor showed
+    "Solution (read-only)" with a null value: the document has no solution. It says nothing is selected."""
+    window = open_window(None)
+    title = window.editor.title
+    window.insert_message("Text")
+    qtbot.waitUntil(lambda: window.selected_message() == 0)
+    assert "text" in title.text()
+    window.actions_by_name["undo"].trigger()
+    qtbot.waitUntil(lambda: len(window.context()) == 0)
+    qtbot.waitUntil(lambda: "No message selected" in title.text())
+    assert "Solution" not in title.text()
+    window.actions_by_name["redo"].trigger()
+    qtbot.waitUntil(lambda: len(window.context()) == 1)
+    window.select_message(0)
+    qtbot.waitUntil(lambda: "text" in title.text())
+    window.actions_by_name["delete"].trigger()
+    qtbot.waitUntil(lambda: len(window.context()) == 0)
+    qtbot.waitUntil(lambda: "No message selected" in title.text())
