@@ -183,11 +183,21 @@ def run(args: argparse.Namespace) -> int:
     for result in results:
         if result.get("status") == "failed" or result.get("passed") is False:
             print(f"  {_label(result)}: {'; '.join(reasons(result))}", file=sys.stderr)
+    if args.llm is not None and not args.turn and results and all(map(_ended_at_once, results)):
+        print("contextdeck: every input ended at once with the document's own final output (it already ends with "
+              "one, a run's): nothing ran and the model was not asked; remove that output to run the inputs",
+              file=sys.stderr)
     if not whole:
         print("contextdeck: interrupted: the results so far are written", file=sys.stderr)
         return EXIT_INTERRUPTED
     failed = summary.failed or any(result.get("status") == "failed" for result in results)
     return EXIT_MISSED if failed else EXIT_PASSED
+
+
+def _ended_at_once(result: dict[str, Any]) -> bool:
+    """A case that finished without a call, a question or a second tick: the document's own output ended it."""
+    return result.get("status") == "finished" and not result.get("calls") and not result.get("asked") \
+        and not result.get("replayed") and int(result.get("ticks") or 0) <= 1
 
 
 def _label(result: dict[str, Any]) -> str:

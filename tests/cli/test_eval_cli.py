@@ -78,6 +78,23 @@ def test_each_input_runs_the_loop_to_its_end_with_one_result_line(capsys, tmp_pa
     assert (tmp_path / "runs" / "line-3.json").exists()
     assert "3 of 3 input(s)" in err
     assert "2 passed, 0 failed" in err
+    assert "ended at once" not in err
+
+
+def test_a_document_that_already_ends_with_its_output_is_said_to_have_run_nothing(capsys, tmp_path,
+                                                                                   fake_llm) -> None:
+    """A document saved after a run (its solution holds the final output) ran every input to that output at once,
+    0 tokens, and eval said only "failed" for each: it says that nothing ran and why."""
+    fake_llm.answer = adder
+    doc = agent(tmp_path)
+    saved = json.loads(doc.read_text())
+    saved["solution"] = {"meta": {}, "calls": [], "output": {"total": 0}}
+    doc.write_text(json.dumps(saved))
+    code, lines, err = evaluate(capsys, fake_llm, tmp_path, doc, dataset(tmp_path, CASES[:2]))
+    assert code == 1
+    assert [line["output"] for line in lines] == [{"total": 0}, {"total": 0}]
+    assert fake_llm.completions == []
+    assert "every input ended at once with the document's own final output" in err
 
 
 def test_a_missed_expectation_exits_1_and_says_why(capsys, tmp_path, fake_llm) -> None:
