@@ -191,8 +191,13 @@ def read_otlp(values: Values) -> Reading:
     export gives back the document it carries (`_carried`).
     """
     traces: dict[str, list[Span]] = {}
+    seen: dict[tuple[str, str], Span] = {}
     for span in spans_of(values):
-        traces.setdefault(span.trace, []).append(span)
+        first = seen.setdefault((span.trace, span.id), span)
+        if first is span:
+            traces.setdefault(span.trace, []).append(span)
+        elif first != span:  # a span delivered again as it was (exporters retry) is the same span
+            raise TraceError(values.name, "the span id appears twice with different contents", span.where)
     reading = Reading()
     for trace, spans in traces.items():
         models = _innermost([span for span in spans if span.role == "llm"], spans)

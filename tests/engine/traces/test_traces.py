@@ -571,6 +571,24 @@ def test_each_trace_is_its_own_context() -> None:
     assert [item.label for item in imported] == [TRACE, "a" * 32]
 
 
+def test_a_span_delivered_twice_is_read_once() -> None:
+    """Exporters retry and collectors deliver at least once: a span repeated as it was is the same span, not a
+    retried request; the same span id with other contents is refused with its id."""
+    trace = genai_trace()
+    [once] = import_bytes(json.dumps(trace).encode(), "t.json")
+    spans = trace["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    trace["resourceSpans"].append({"scopeSpans": [{"spans": [copy.deepcopy(spans[2]), copy.deepcopy(spans[1])]}]})
+    [twice] = import_bytes(json.dumps(trace).encode(), "t.json")
+    assert (twice.turns, twice.warnings) == (once.turns, once.warnings)
+    assert twice.document.to_json() == once.document.to_json()
+    trace["resourceSpans"][-1]["scopeSpans"][0]["spans"][0]["name"] = "chat other"
+    with pytest.raises(TraceError) as caught:
+        import_bytes(json.dumps(trace).encode(), "t.json")
+    assert str(caught.value) == ("t.json: span 3333333333333333: the span id appears twice with different "
+                                 "contents")
+
+
+
 # -- redaction --------------------------------------------------------------------------------------
 
 
