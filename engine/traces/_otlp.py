@@ -320,11 +320,13 @@ def _innermost(models: list[Span], spans: list[Span]) -> list[Span]:
     model_ids = {span.id for span in models}
     outer: set[str] = set()
     for span in models:
+        above: set[str] = set()
         parent, hops = span.parent, 0
-        while parent is not None and hops < 256:
-            if parent in model_ids:
-                outer.add(parent)
+        while parent is not None and parent != span.id and hops < 256:
+            above.add(parent)
             parent, hops = parents.get(parent), hops + 1
+        if parent != span.id:  # parent ids that loop back to the span (a broken exporter) hold nothing
+            outer |= above & model_ids
     return [span for span in models if span.id not in outer]
 
 

@@ -588,6 +588,17 @@ def test_a_span_delivered_twice_is_read_once() -> None:
                                  "contents")
 
 
+@pytest.mark.parametrize("parents", [{0: "1111111111111111"}, {0: "3333333333333333", 2: "1111111111111111"}])
+def test_a_model_span_whose_parents_loop_back_to_it_is_still_a_turn(parents: dict[int, str]) -> None:
+    """A span is not inside itself: a parent id that loops back (a broken exporter) leaves no turn out."""
+    trace = genai_trace()
+    [plain] = import_bytes(json.dumps(trace).encode(), "t.json")
+    spans = trace["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    for index, parent in parents.items():
+        spans[index]["parentSpanId"] = parent
+    [looped] = import_bytes(json.dumps(trace).encode(), "t.json")
+    assert looped.turns == plain.turns == 2
+
 
 # -- redaction --------------------------------------------------------------------------------------
 
