@@ -95,6 +95,8 @@ def _text(raw: bytes, name: str) -> bytes:
 
 def read_values(raw: bytes, name: str) -> Values:
     """The file as one JSON value, else as JSON Lines; a file that is neither says where it breaks."""
+    if not raw.removeprefix(b"\xef\xbb\xbf").strip():  # a place past its last line would only puzzle
+        raise TraceError(name, "the file is empty: nothing to import")
     try:
         return Values([json_parse(raw)], None, name)
     except JSONSyntaxError as whole:

@@ -333,6 +333,13 @@ def test_a_broken_line_inside_a_log_is_not_called_truncated() -> None:
     assert "truncated" not in str(caught.value)
 
 
+@pytest.mark.parametrize("raw", [b"", b"\n\n  \r\n", b"\xef\xbb\xbf\n", gzip.compress(b"", mtime=0)])
+def test_an_empty_file_is_said_to_be_empty(raw: bytes) -> None:
+    with pytest.raises(TraceError) as caught:
+        import_bytes(raw, "run.jsonl")
+    assert str(caught.value) == "run.jsonl: the file is empty: nothing to import"
+
+
 def test_an_unknown_shape_is_refused() -> None:
     with pytest.raises(TraceError, match="not a format ContextDeck imports"):
         import_bytes(b'{"hello": 1}', "x.json")
