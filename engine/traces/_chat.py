@@ -142,6 +142,8 @@ def openai_message(raw: Any, where: str) -> ChatMessage:
     if not isinstance(raw, dict):
         raise Located(f"expected a message object, got {type(raw).__name__}", where)
     role = raw.get("role")
+    if role is None:
+        raise Located(f"the message has no role; expected one of {', '.join(ROLES)}", where)
     if role not in ROLES:
         raise Located(f"unknown role {role!r}; expected one of {', '.join(ROLES)}", where)
     calls: list[ToolCall] = []

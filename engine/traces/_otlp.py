@@ -334,6 +334,15 @@ def _innermost(models: list[Span], spans: list[Span]) -> list[Span]:
 
 
 def exchange_of_span(span: Span) -> Exchange:
+    try:
+        return _exchange_of_span(span)
+    except Located as problem:
+        if problem.where is None:  # found in the span's attributes, where no message is known yet
+            raise Located(problem.reason, span.where) from None
+        raise
+
+
+def _exchange_of_span(span: Span) -> Exchange:
     attributes = span.attributes
     latency = round((span.end - span.start) / 1e6, 3) if span.end >= span.start > 0 else None
     date = iso_precise(span.end) if span.end else None
@@ -429,6 +438,8 @@ def _usage(attributes: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _flattened(attributes: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
+    """The numbered items, in order. A number left out is refused: a message left out would shift every later
+    one, and the turn would no longer be what the model saw (attributes dropped by a limit or a processor)."""
     items: dict[int, dict[str, Any]] = {}
     for key, value in attributes.items():
         if not key.startswith(prefix + "."):
@@ -436,6 +447,10 @@ def _flattened(attributes: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
         number, _, rest = key[len(prefix) + 1:].partition(".")
         if number.isdigit() and rest:
             items.setdefault(int(number), {})[rest] = value
+    missing = next((n for n in range(len(items)) if n not in items), None)
+    if missing is not None:
+        raise Located(f"{prefix}.{missing} is not recorded, but {prefix}.{max(items)} is: the span's attributes "
+                      "were cut (an attribute count limit?)")
     return [items[n] for n in sorted(items)]
 
 

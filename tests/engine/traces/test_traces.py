@@ -548,6 +548,35 @@ def test_spans_without_a_trace_are_named() -> None:
     assert str(caught.value) == "trace.json: span 3333333333333333: the span has no trace id: it belongs to no trace"
 
 
+def openinference_trace(**flattened: Any) -> bytes:
+    attributes = {"openinference.span.kind": "LLM", "llm.output_messages.0.message.role": "assistant",
+                  "llm.output_messages.0.message.content": "Sunny."} | flattened
+    items = [{"key": key, "value": {"stringValue": value}} for key, value in attributes.items()]
+    return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [
+        span("1111111111111111", "ChatCompletion", 0, 500, items)]}]}]}).encode()
+
+
+def test_flattened_messages_with_a_number_left_out_are_refused_with_the_attribute() -> None:
+    """Attributes dropped on the way (a limit, a collector's processor): a message left out would shift the later
+    ones and the turn would not be what the model saw, so it is refused, named by the attribute, not by a shifted
+    index."""
+    whole = {"llm.input_messages.0.message.role": "system", "llm.input_messages.0.message.content": "Be brief.",
+             "llm.input_messages.1.message.role": "user", "llm.input_messages.1.message.content": "Weather?"}
+    [imported] = import_bytes(openinference_trace(**whole), "t.json")
+    assert "Weather?" in compose_request(imported.document.context).text()
+    cut = {key: value for key, value in whole.items() if ".0." not in key}
+    with pytest.raises(TraceError) as caught:
+        import_bytes(openinference_trace(**cut), "t.json")
+    assert str(caught.value) == ("t.json: span 1111111111111111: llm.input_messages.0 is not recorded, but "
+                                 "llm.input_messages.1 is: the span's attributes were cut (an attribute count "
+                                 "limit?)")
+    del whole["llm.input_messages.1.message.role"]
+    with pytest.raises(TraceError) as caught:
+        import_bytes(openinference_trace(**whole), "t.json")
+    assert str(caught.value) == ("t.json: span 1111111111111111: message 1: the message has no role; expected one "
+                                 "of system, developer, user, assistant, tool, function")
+
+
 def test_a_model_span_without_messages_says_why() -> None:
     trace = {"resourceSpans": [{"scopeSpans": [{"spans": [
         span("1111111111111111", "chat m", 0, 10, attrs(gen_ai__operation__name="chat"))]}]}]}
