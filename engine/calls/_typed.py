@@ -2,7 +2,8 @@
 plain types) is its own tool schema, and its calls are validated against it.
 
 Two typed forms, beside the classic `fn(call, tool, context)`:
-- `fn(params: Model, [tool, [context]]) -> R`: the first parameter is a pydantic model of the call's parameters;
+- `fn(params: Model, [tool, [context]]) -> R`: the first parameter is a pydantic model of the call's parameters
+  (those after it, if any, unannotated or named `tool` and `context`);
 - `fn(a: int, b: str = "x") -> R`: every parameter annotated (none named `call`): the call's parameters by name.
 A classic function may still annotate its return type; a function that is none of the three is refused. The tool
 schema is the parameters' JSON Schema, the docstring as its description, and `_output` from the return type (none
@@ -72,7 +73,11 @@ def typing_of(fn: Callable[..., Any]) -> Typing | None:
     returned = hints.get("return", inspect.Signature.empty)
     returns = None if returned in (inspect.Signature.empty, None, type(None)) else TypeAdapter(returned)
     first = hints.get(positional[0].name) if positional else None
-    if inspect.isclass(first) and issubclass(first, BaseModel):
+    # The model form passes the tool and the context after the model: a parameter after it that is annotated
+    # and not named so is the call's, as in the keywords form (else it was handed the tool).
+    takes_tool = all(p.name in ("tool", "context") or p.name not in hints for p in positional[1:3]) \
+        and len(positional) <= 3
+    if inspect.isclass(first) and issubclass(first, BaseModel) and takes_tool:
         form, parameters, extra = "model", first, len(positional) - 1
     elif ((positional and positional[0].name != CLASSIC_FIRST) or not signature.parameters) and all(
             p.name in hints for p in positional):  # (a function of no parameters is called with none)

@@ -60,6 +60,28 @@ def test_plain_annotated_parameters_are_taken_by_name() -> None:
     assert entry.fn({"_tool": "add", "a": 2, "b": 3, "_outputPath": "†state.sum"}, None, []) == 5
 
 
+def test_a_model_beside_other_annotated_parameters_is_one_parameter_among_them() -> None:
+    """`place(customer: Customer, priority: int = 1)`: every parameter is the call's, by name (the model one a
+    nested object); the model form `(params: Model, [tool, [context]])` is only for what takes tool and context,
+    else `priority` was left out of the schema and handed the tool."""
+
+    def place(customer: Customer, priority: int = 1) -> str:
+        return f"{customer.name}:{priority}"
+
+    entry = Activity("place", place)
+    assert entry.schema["properties"]["customer"]["properties"]["address"]["required"] == ["city"]
+    assert entry.schema["properties"]["priority"] == {"type": "integer", "default": 1}
+    assert entry.schema["required"] == ["customer"]
+    call = {"_tool": "place", "customer": {"name": "Maya", "address": {"city": "Oslo"}}, "priority": 3}
+    assert entry.fn(call, {"tool": "a tool"}, []) == "Maya:3"
+    assert entry.fn({**call, "priority": 1}, None, []) == "Maya:1"
+
+    def greet_with(customer: Customer, tool, context) -> str:
+        return f"{customer.name}:{tool['tool']}:{context}"
+
+    assert Activity("g", greet_with).fn({"name": "Ann", "address": {"city": "Rome"}}, {"tool": "t"}, []) == "Ann:t:[]"
+
+
 def test_a_classic_activity_has_no_schema_and_is_called_as_before() -> None:
     """`fn(call, tool, context)` without annotations is left as it is."""
 
