@@ -168,11 +168,24 @@ def load_activities(path: str | Path) -> Activities:
     file = Path(path)
     if not file.is_file():
         raise ActivityLoadError(str(file), "no such file")
-    found = activities_of(import_user_file(file, "_contextdeck_activities_", ActivityLoadError), file)
+    module = import_user_file(file, "_contextdeck_activities_", ActivityLoadError)
+    found = activities_of(module, file)
     if not found:
-        raise ActivityLoadError(str(file), "defines no activities (an ACTIVITIES dict or @activity functions)")
+        raise ActivityLoadError(str(file), "defines no activities (an ACTIVITIES dict or @activity functions)"
+                                + unregistered(module))
     source = str(file.resolve())
     return Activities(replace(item, source=source) for item in found)
+
+
+def unregistered(module: ModuleType) -> str:
+    """A file that registers no activity but defines functions: which, and how to register them (a function is
+    not an activity by being defined, so that a file's helpers are never offered as tools)."""
+    names = [name for name, value in vars(module).items() if inspect.isfunction(value)
+             and value.__module__ == module.__name__ and not name.startswith("_")]
+    if not names:
+        return ""
+    return (f": {', '.join(names)} {'is' if len(names) == 1 else 'are'} defined but not registered: name them in "
+            'ACTIVITIES = {"name": fn} or mark them @activity("name")')
 
 
 def error_type(error: BaseException) -> str:

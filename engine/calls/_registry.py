@@ -15,7 +15,7 @@ from attrs import frozen
 
 from ..document import _json
 from ..protocol._errors import file_place
-from ._activities import Activity, ActivityLoadError, activities_of
+from ._activities import Activity, ActivityLoadError, activities_of, unregistered
 from ._user_code import import_user_file
 
 REFERENCE_PREFIX = "Tool."
@@ -118,7 +118,8 @@ def _python_tools(file: Path) -> Registry:
                                        "schemas each naming itself in properties._tool.const)")
     if not found:
         raise ToolLoadError(str(file), "defines no TOOLS (a dict of name -> schema, or a list of schemas) and no "
-                                       "typed activities (annotated parameters or return type)")
+                                       "typed activities (annotated parameters or return type)"
+                            + ("" if activities_of(module, file) else unregistered(module)))
     unwritable = _json.unwritable(found)
     if unwritable is not None:  # a schema only Python can hold: printed or sent, it would change or fail
         path, reason = unwritable

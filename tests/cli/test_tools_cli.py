@@ -61,6 +61,24 @@ def test_tools_on_a_file_without_typed_activities_is_exit_1(capsys, tmp_path) ->
     assert f"cannot load tools from {acts}: defines no TOOLS" in err
 
 
+def test_typed_functions_not_registered_are_named_with_how_to_register_them(capsys, tmp_path) -> None:
+    """Annotated functions in a file are not activities until registered: `tools` and `run` name them, so the
+    message does not say the file holds no typed activity and stop there."""
+    acts = tmp_path / "acts.py"
+    acts.write_text("def place(order_id: str) -> str:\n    return order_id\n\n\n"
+                    "def _helper(x: int) -> int:\n    return x\n")
+    said = (': place is defined but not registered: name them in ACTIVITIES = {"name": fn} or mark them '
+            '@activity("name")')
+    code, _, err = call(capsys, "tools", acts)
+    assert code == 1
+    assert err.strip().endswith(said)
+    doc = tmp_path / "doc.json"
+    doc.write_text(json.dumps({"context": [{"role": "user", "content": "hi"}]}))
+    code, _, err = call(capsys, "run", doc, "--activities", acts)
+    assert code != 0
+    assert said in err
+
+
 def test_run_refuses_a_result_that_breaks_the_return_type(capsys, tmp_path) -> None:
     """The typed activity's bad result is the call's `output` error message; a good one is written."""
     acts = tmp_path / "acts.py"
