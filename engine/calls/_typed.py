@@ -62,7 +62,7 @@ def typing_of(fn: Callable[..., Any]) -> Typing | None:
     """
     try:
         signature = inspect.signature(fn)
-        hints = typing.get_type_hints(fn)
+        hints = typing.get_type_hints(fn, include_extras=True)  # keeps Annotated[..., Field(...)]
     except NameError as error:
         if next(iter(signature.parameters), None) == CLASSIC_FIRST:  # may name what only a type checker imports
             return None

@@ -1,5 +1,7 @@
 """Typed activities: annotations (pydantic models or plain types) are the tool schema and validate every call."""
 
+from typing import Annotated
+
 import pytest
 from exec_support import execute
 from pydantic import BaseModel, Field
@@ -80,6 +82,25 @@ def test_a_model_beside_other_annotated_parameters_is_one_parameter_among_them()
         return f"{customer.name}:{tool['tool']}:{context}"
 
     assert Activity("g", greet_with).fn({"name": "Ann", "address": {"city": "Rome"}}, {"tool": "t"}, []) == "Ann:t:[]"
+
+
+def test_annotated_constraints_and_descriptions_are_the_schemas_and_are_checked() -> None:
+    """`Annotated[int, Field(ge=0, description=...)]`, pydantic's way to describe a parameter, keeps its
+    description and bounds in the schema, and a call or a result outside them fails."""
+
+    def dose(mg: Annotated[int, Field(ge=0, le=10, description="milligrams")]) -> Annotated[int, Field(ge=0)]:
+        return mg - 5
+
+    entry = Activity("dose", dose)
+    assert entry.schema["properties"]["mg"] == {"type": "integer", "minimum": 0, "maximum": 10,
+                                                "description": "milligrams"}
+    assert entry.schema["properties"]["_output"] == {"type": "integer", "minimum": 0}
+    assert entry.fn({"_tool": "dose", "mg": 7}, None, []) == 2
+    with pytest.raises(ValueError, match=r"\$\.mg: Input should be less than or equal to 10"):
+        entry.fn({"_tool": "dose", "mg": 11}, None, [])
+    with pytest.raises(ValueError, match=r"the result of 'dose' does not meet its return type: \$: Input should be "
+                                         r"greater than or equal to 0"):
+        entry.fn({"_tool": "dose", "mg": 1}, None, [])
 
 
 def test_a_classic_activity_has_no_schema_and_is_called_as_before() -> None:
