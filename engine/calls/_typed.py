@@ -81,6 +81,10 @@ def typing_of(fn: Callable[..., Any]) -> Typing | None:
         form, parameters, extra = "model", first, len(positional) - 1
     elif ((positional and positional[0].name != CLASSIC_FIRST) or not signature.parameters) and all(
             p.name in hints for p in positional):  # (a function of no parameters is called with none)
+        hidden = next((p.name for p in positional if p.name.startswith("_")), None)
+        if hidden is not None:  # pydantic would leave it out of the schema, and every call would lack it
+            raise TypeError(f"parameter {hidden!r} starts with '_', which a call's keys use for its metadata: no "
+                            "call can give it; rename it")
         fields: dict[str, Any] = {
             p.name: (hints[p.name], ... if p.default is inspect.Parameter.empty else p.default) for p in positional}
         form, parameters, extra = "keywords", pydantic.create_model(f"{fn.__name__}_parameters", **fields), 0

@@ -103,6 +103,18 @@ def test_annotated_constraints_and_descriptions_are_the_schemas_and_are_checked(
         entry.fn({"_tool": "dose", "mg": 1}, None, [])
 
 
+def test_a_parameter_named_with_an_underscore_is_refused_when_registered() -> None:
+    """A call's `_` keys are its metadata, never parameters: `f(_token: str, x: int)` could never be given its
+    `_token` (and pydantic left it out of the schema), so it is refused, named, when registered."""
+
+    def f(_token: str, x: int) -> int:
+        return x
+
+    with pytest.raises(TypeError, match=r"activity 'f': its annotations cannot be a tool schema: parameter "
+                                        r"'_token' starts with '_'"):
+        Activities().add(f, "f")
+
+
 def test_a_classic_activity_has_no_schema_and_is_called_as_before() -> None:
     """`fn(call, tool, context)` without annotations is left as it is."""
 
