@@ -177,9 +177,11 @@ def run(args: argparse.Namespace) -> int:
         written = write_results(args.out, experiment.results)
     summary = summarise(results)
     rate = "" if summary.pass_rate is None else f", pass rate {summary.pass_rate:.0%}"
-    print(f"{written} of {len(cases)} input(s) in {args.out}: {summary.finished} finished, {summary.passed} passed, "
-          f"{summary.failed} failed{rate}; the model: {summary.asked} asked, {summary.replayed} replayed, "
-          f"{summary.tokens} tokens", file=sys.stderr)
+    # "failed" is a status of the result lines (the case could not finish); a missed expectation is not one.
+    ended = {status: sum(result.get("status") == status for result in results) for status in ("waiting", "failed")}
+    print(f"{written} of {len(cases)} input(s) in {args.out}: {summary.finished} finished, {ended['waiting']} "
+          f"waiting, {ended['failed']} failed; expectations: {summary.passed} met, {summary.failed} missed{rate}; "
+          f"the model: {summary.asked} asked, {summary.replayed} replayed, {summary.tokens} tokens", file=sys.stderr)
     for result in results:
         if result.get("status") == "failed" or result.get("passed") is False:
             print(f"  {_label(result)}: {'; '.join(reasons(result))}", file=sys.stderr)

@@ -77,7 +77,7 @@ def test_each_input_runs_the_loop_to_its_end_with_one_result_line(capsys, tmp_pa
     assert json.loads(doc.read_text())["context"][1]["input"] == {"a": 0, "b": 0}  # the document is untouched
     assert (tmp_path / "runs" / "line-3.json").exists()
     assert "3 of 3 input(s)" in err
-    assert "2 passed, 0 failed" in err
+    assert "3 finished, 0 waiting, 0 failed; expectations: 2 met, 0 missed, pass rate 100%" in err
     assert "ended at once" not in err
 
 
@@ -393,3 +393,5 @@ def test_an_input_that_breaks_the_input_schema_fails_its_case_without_running(ca
                                   "'one' is not of type 'number'"]
     assert len(fake_llm.completions) == 2  # the good case's two turns only
     assert "  bad: the input (line 2) breaks the document's input schema" in err
+    # the summary counts the case that failed as failed, apart from the expectations (none here)
+    assert ": 1 finished, 0 waiting, 1 failed; expectations: 0 met, 0 missed; the model: 2 asked" in err
