@@ -61,7 +61,7 @@ def _trajectory(value: Any, where: str, line: int) -> Trajectory | None:
 def parse_cases(raw: bytes, name: str = "<dataset>") -> list[Case]:
     """The cases of a JSON Lines dataset; a `DocumentError` with the line (and column) of the first bad one."""
     cases: list[Case] = []
-    seen: dict[Any, int] = {}
+    seen: dict[str, int] = {}
     for number, value in zip(*jsonl_lines(raw, name), strict=True):
         if not isinstance(value, dict):
             raise DocumentError(name, f"expected an object (a case or an input), got {type(value).__name__}",
@@ -76,10 +76,11 @@ def parse_cases(raw: bytes, name: str = "<dataset>") -> list[Case]:
             case_id = value.get("id")
             if (case_id is not None and not isinstance(case_id, str | int)) or isinstance(case_id, bool):
                 raise DocumentError(name, "'id' must be a string or a whole number", line=number)
-            if case_id is not None and case_id in seen:
-                raise DocumentError(name, f"id {case_id!r} is also on line {seen[case_id]}", line=number)
+            # 1 and "1" are one id: a run document, a comparison and the window name a case by its text.
+            if case_id is not None and str(case_id) in seen:
+                raise DocumentError(name, f"id {case_id!r} is also on line {seen[str(case_id)]}", line=number)
             if case_id is not None:
-                seen[case_id] = number
+                seen[str(case_id)] = number
             case = Case(number, case_id, value["input"], value.get("expect", MISSING),
                         _trajectory(value.get("trajectory"), name, number))
         else:

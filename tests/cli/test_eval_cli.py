@@ -282,6 +282,7 @@ def test_a_dry_run_counts_the_questions_a_change_touches(capsys, tmp_path, fake_
                                                        "trajectory, not 'expected'; to give this whole object as "
                                                        'the input, write it as {"input": ...}'),
     ('{"id": 1, "input": {}}\n{"id": 1, "input": {}}\n', "data.jsonl:2: id 1 is also on line 1"),
+    ('{"id": 1, "input": {}}\n{"id": "1", "input": {}}\n', "data.jsonl:2: id '1' is also on line 1"),
     ('{"input": {}, "trajectory": {"tools": "add"}}\n', "data.jsonl:1: 'trajectory.tools'"),
 ])
 def test_a_bad_dataset_is_a_located_message(capsys, tmp_path, text, where) -> None:
