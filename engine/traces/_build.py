@@ -259,8 +259,9 @@ class _Builder:
     def _result(self, message: ChatMessage, where: str) -> None:
         found = self._find(message.tool_call_id)
         if found is None:
-            raise Located(f"a tool message answers call {message.tool_call_id!r}, which no earlier assistant "
-                          "message made", where)
+            made = any(message.tool_call_id in turn.ids for turn in self.turns)
+            raise Located(f"a tool message answers call {message.tool_call_id!r}, which " + (
+                "an earlier tool message answered already" if made else "no earlier assistant message made"), where)
         turn, n = found
         turn.answered.add(n)
         run = self.runs.take(turn.ids[n], turn.calls[n])

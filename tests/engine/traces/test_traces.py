@@ -268,6 +268,9 @@ def test_a_refusal_is_kept_where_the_model_read_it_and_said_at_the_end() -> None
 @pytest.mark.parametrize(("mutate", "name", "message"), [
     (lambda b: b["request"]["messages"].__setitem__(5, {"role": "tool", "tool_call_id": "nope", "content": "x"}),
      "ex.json", "ex.json: message 5: a tool message answers call 'nope', which no earlier assistant message made"),
+    (lambda b: b["request"]["messages"][5].__setitem__("tool_call_id", "call_a"),
+     "ex.json", "ex.json: message 5: a tool message answers call 'call_a', which an earlier tool message answered "
+                "already"),
     (lambda b: b["request"]["messages"][3]["tool_calls"][1]["function"].__setitem__("arguments", "{city: Rome"),
      "ex.json", "ex.json: message 3: tool call 1 (get_weather): the arguments are not JSON"),
     (lambda b: b["request"]["messages"][3]["tool_calls"][1]["function"].__setitem__("arguments", "[1]"),
