@@ -163,7 +163,9 @@ def openai_message(raw: Any, where: str) -> ChatMessage:
                               arguments_of(function.get("arguments"), f"{where}: tool call {n} ({function['name']})")))
     legacy = raw.get("function_call")
     if isinstance(legacy, dict) and isinstance(legacy.get("name"), str):
-        calls.append(ToolCall("", legacy["name"], arguments_of(legacy.get("arguments"), f"{where}: function_call")))
+        # A `function` message answers it by `name`, its only id.
+        calls.append(ToolCall(legacy["name"], legacy["name"],
+                              arguments_of(legacy.get("arguments"), f"{where}: function_call")))
     tool_call_id = raw.get("tool_call_id")
     if role == "tool" and not isinstance(tool_call_id, str):
         raise Located("a tool message needs a 'tool_call_id' naming the call it answers", where)

@@ -295,6 +295,20 @@ def test_broken_exchanges_name_the_message(mutate: Any, name: str, message: str)
     assert str(caught.value).startswith(message)
 
 
+def test_a_legacy_function_call_is_answered_by_its_function_message() -> None:
+    """The older API: an assistant `function_call`, answered by a `function` message naming it; a call of the
+    same function in a later turn is answered by the next `function` message."""
+    ask = [{"role": "assistant", "content": None, "function_call": {"name": "get_weather",
+                                                                    "arguments": json.dumps({"city": city})}}
+           for city in ("Paris", "Rome")]
+    answers = [{"role": "function", "name": "get_weather", "content": sky} for sky in ("sunny", "rainy")]
+    body = {"functions": [WEATHER["function"]], "messages": [USER, ask[0], answers[0], ask[1], answers[1]]}
+    [imported] = import_bytes(json.dumps(body).encode(), "legacy.json")
+    outputs = [m for m in imported.document.context.messages if m.get("type") == "data"]
+    assert [(m["_call"]["city"], m["data"]) for m in outputs] == [("Paris", "sunny"), ("Rome", "rainy")]
+    assert problems(imported.document) == []
+
+
 def test_a_truncated_file_says_so_with_its_place() -> None:
     """A file cut in the middle of its last line (a log) or of its value (one exchange) is named as truncated."""
     raw = jsonl(log_lines())
