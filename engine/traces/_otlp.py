@@ -183,7 +183,7 @@ def _span(raw: Any, name: str, line: str) -> Span:
                 events, error)
 
 
-def read_otlp(values: Values) -> Reading:
+def read_otlp(values: Values, only: str | None = None) -> Reading:
     """One context per trace, in the order traces first appear: its model spans' exchanges, its tool runs.
 
     A trace whose model spans do not line up as one conversation, but do under each agent span (sub-agents
@@ -198,6 +198,9 @@ def read_otlp(values: Values) -> Reading:
             traces.setdefault(span.trace, []).append(span)
         elif first != span:  # a span delivered again as it was (exporters retry) is the same span
             raise TraceError(values.name, "the span id appears twice with different contents", span.where)
+    if only is not None:  # `TRACE/AGENT` or the start of a trace id; none matching: all, for the listing
+        start = only.lower().split("/", 1)[0]
+        traces = {trace: spans for trace, spans in traces.items() if trace.startswith(start)} or traces
     reading = Reading()
     for trace, spans in traces.items():
         models = _innermost([span for span in spans if span.role == "llm"], spans)

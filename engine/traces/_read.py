@@ -203,8 +203,9 @@ def stem_of(file: str) -> str:
     return stem
 
 
-def import_trace(path: str | os.PathLike[str], format: str | None = None) -> list[Imported]:
-    """The contexts a file holds: one for an OpenAI exchange or log, one per trace for OTLP.
+def import_trace(path: str | os.PathLike[str], format: str | None = None, trace: str | None = None) -> list[Imported]:
+    """The contexts a file holds: one for an OpenAI exchange or log, one per trace for OTLP (only the traces
+    whose id starts as `trace` does, when any does: another trace's faults do not stop the one asked for).
 
     Raises TraceError naming the file and the line, message or span when the input cannot be read.
     """
@@ -213,10 +214,10 @@ def import_trace(path: str | os.PathLike[str], format: str | None = None) -> lis
         raw = file.read_bytes()
     except OSError as error:
         raise TraceError(str(file), error.strerror or str(error)) from None
-    return import_bytes(raw, str(file), format)
+    return import_bytes(raw, str(file), format, trace)
 
 
-def import_bytes(raw: bytes, name: str, format: str | None = None) -> list[Imported]:
+def import_bytes(raw: bytes, name: str, format: str | None = None, trace: str | None = None) -> list[Imported]:
     if format is not None and format not in FORMATS:
         raise TraceError(name, f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
     values = read_values(_text(raw, name), name)
@@ -225,7 +226,7 @@ def import_bytes(raw: bytes, name: str, format: str | None = None) -> list[Impor
         if chosen == "otlp":
             from ._otlp import read_otlp
 
-            reading = read_otlp(values)
+            reading = read_otlp(values, trace)
         elif chosen == "openai":
             reading = read_openai(values)
         else:

@@ -60,7 +60,7 @@ def _import(args: argparse.Namespace) -> int:
             "JSON Lines cannot hold: write it to a .json file")
         return 2
     try:
-        chosen = choose(import_trace(args.file, args.source), args.trace)
+        chosen = choose(import_trace(args.file, args.source, args.trace), args.trace)
     except TraceError as error:
         say(str(error))
         return 1

@@ -624,6 +624,25 @@ def test_each_trace_is_its_own_context() -> None:
     assert [item.label for item in imported] == [TRACE, "a" * 32]
 
 
+def test_a_trace_asked_for_imports_when_another_trace_in_the_file_is_broken() -> None:
+    """`--trace ID` reads only the traces it names: another trace's fault (a span that records no messages) is
+    said when that trace is read, and does not stop the one asked for."""
+    trace = genai_trace()
+    broken = copy.deepcopy(trace["resourceSpans"][0])
+    for item in broken["scopeSpans"][0]["spans"]:
+        item["traceId"] = "a" * 32
+        item["attributes"] = [a for a in item["attributes"] if "messages" not in a["key"]
+                              and "instructions" not in a["key"]]
+    trace["resourceSpans"].append(broken)
+    raw = json.dumps(trace).encode()
+    with pytest.raises(TraceError, match="records no messages"):
+        import_bytes(raw, "t.json")
+    [imported] = import_bytes(raw, "t.json", trace=TRACE[:6])
+    assert (imported.label, imported.turns) == (TRACE, 2)
+    with pytest.raises(TraceError, match="records no messages"):
+        import_bytes(raw, "t.json", trace="aaaa")
+
+
 def test_a_span_delivered_twice_is_read_once() -> None:
     """Exporters retry and collectors deliver at least once: a span repeated as it was is the same span, not a
     retried request; the same span id with other contents is refused with its id."""
