@@ -289,7 +289,10 @@ class _Builder:
                 if n in turn.answered:
                     continue
                 run = self.runs.take(call_id, turn.calls[n])
-                if run is None:
+                if run is None:  # the API refuses such a request: a call the log or the trace lost
+                    self.conversation.warnings.append(
+                        f"tool call {call_id or n + 1!r} ({turn.calls[n]['_tool']}) has no result, in a later "
+                        "message or a tool span: the call is kept without an output")
                     continue
                 turn.answered.add(n)
                 if run.error is not None:

@@ -295,6 +295,17 @@ def test_broken_exchanges_name_the_message(mutate: Any, name: str, message: str)
     assert str(caught.value).startswith(message)
 
 
+def test_a_call_no_message_answers_is_said() -> None:
+    """The API refuses a request whose tool call has no tool message; a log that lost one imports with the call
+    kept without an output (latent), and a warning naming the call."""
+    body = exchange()
+    del body["request"]["messages"][5]
+    [imported] = import_bytes(json.dumps(body).encode(), "ex.json")
+    assert imported.warnings == ("tool call 'call_b' (get_weather) has no result, in a later message or a tool "
+                                 "span: the call is kept without an output",)
+    assert [m["_call"]["city"] for m in imported.document.context.messages if m.get("type") == "data"] == ["Paris"]
+
+
 def test_a_legacy_function_call_is_answered_by_its_function_message() -> None:
     """The older API: an assistant `function_call`, answered by a `function` message naming it; a call of the
     same function in a later turn is answered by the next `function` message."""
