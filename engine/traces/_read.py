@@ -158,7 +158,10 @@ def read_openai(values: Values) -> Reading:
     if len(values.values) != 1:
         raise TraceError(values.name, f"expected one exchange, found {len(values.values)}: import it as a log "
                          "(--from openai-log)")
-    return Reading([(Path(values.name).name, [exchange_of(values.values[0], "")])])
+    exchange = exchange_of(values.values[0], "")
+    if not exchange.messages and exchange.reply is None:  # (the API refuses it too) an empty document, else
+        raise TraceError(values.name, "the request holds no messages and no reply: nothing to import")
+    return Reading([(Path(values.name).name, [exchange])])
 
 
 def read_log(values: Values) -> Reading:

@@ -368,6 +368,12 @@ def test_an_empty_file_is_said_to_be_empty(raw: bytes) -> None:
     assert str(caught.value) == "run.jsonl: the file is empty: nothing to import"
 
 
+def test_a_request_of_no_messages_is_refused_rather_than_an_empty_document() -> None:
+    with pytest.raises(TraceError) as caught:
+        import_bytes(json.dumps({"model": "m", "messages": [], "tools": [WEATHER]}).encode(), "ex.json")
+    assert str(caught.value) == "ex.json: the request holds no messages and no reply: nothing to import"
+
+
 def test_an_unknown_shape_is_refused() -> None:
     with pytest.raises(TraceError, match="not a format ContextDeck imports"):
         import_bytes(b'{"hello": 1}', "x.json")
