@@ -9,22 +9,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..calls._record import canonical
 from ..document._validate import schema_violations
 from ..protocol._messages import MISSING
+from ..resolve._resolution import same_json
 from ._dataset import Case
 from ._steps import Steps
 
 
 def is_schema(expect: Any) -> bool:
     return isinstance(expect, dict) and "$schema" in expect
-
-
-def _same(a: Any, b: Any) -> bool:
-    try:
-        return canonical(a) == canonical(b)
-    except ValueError:  # NaN or an infinity: never equal to anything
-        return False
 
 
 def failures(case: Case, finished: bool, output: Any, steps: Steps) -> list[str] | None:
@@ -39,7 +32,7 @@ def failures(case: Case, finished: bool, output: Any, steps: Steps) -> list[str]
             missed.append("no final output to compare")
         elif is_schema(expect):
             missed.extend(f"output{d.path[1:]}: {d.reason}" for d in schema_violations(expect, output, None, "$"))
-        elif not _same(output, expect):
+        elif not same_json(output, expect):
             missed.append("the output is not the expected value")
     trajectory = case.trajectory
     if trajectory is not None:

@@ -28,6 +28,7 @@ from ..models._prompt import Prompt
 from ..models._provider import ModelError
 from ..protocol._errors import DocumentError
 from ..protocol._messages import MISSING, body_of, kind_of, payload_key
+from ..resolve._resolution import same_json
 from ..run._running import Replay, Replayed, Withheld
 from ._dataset import Case
 from ._expect import failures
@@ -167,7 +168,7 @@ async def run_case(case: Case, settings: Settings) -> dict[str, Any]:
         result.update({"would_ask": asker.would_ask, "estimated_tokens": asker.estimated,
                        "stopped_at_activity": stopped[0] if stopped else None})
     if baseline is not None:
-        result["diverged"] = diverged(baseline.steps, steps, _equal(baseline.output, output))
+        result["diverged"] = diverged(baseline.steps, steps, same_json(baseline.output, output))
     result["start"] = before
     result["errors"] = errors
     result["seconds"] = round(time.perf_counter() - started, 3)
@@ -183,13 +184,6 @@ def _not_run(case: Case, errors: list[str]) -> dict[str, Any]:
     expect = None if case.expect is MISSING else case.expect
     return {"id": case.id, "line": case.line, "status": "failed", "output": None, "expect": expect,
             "passed": None if expect is None and case.trajectory is None else False, "errors": errors}
-
-
-def _equal(a: Any, b: Any) -> bool:
-    try:
-        return canonical(a) == canonical(b)
-    except ValueError:
-        return False
 
 
 def _file_name(name: str) -> str:

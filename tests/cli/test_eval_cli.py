@@ -116,6 +116,17 @@ def test_a_missed_expectation_exits_1_and_says_why(capsys, tmp_path, fake_llm) -
     assert "value: the output is not the expected value" in err
 
 
+def test_an_expected_output_equal_as_json_is_met(capsys, tmp_path, fake_llm) -> None:
+    """`expect` compares as JSON: `5` meets `5.0` (and `-3.0` meets `-3`), `true` never meets `1`."""
+    fake_llm.answer = adder
+    cases = [{"id": "float", "input": {"a": 2, "b": 3}, "expect": {"total": 5.0}},
+             {"id": "bool", "input": {"a": 0, "b": 1}, "expect": {"total": True}}]
+    code, lines, _ = evaluate(capsys, fake_llm, tmp_path, agent(tmp_path), dataset(tmp_path, cases))
+    assert [line["output"] for line in lines] == [{"total": 5}, {"total": 1}]
+    assert [line["passed"] for line in lines] == [True, False]
+    assert code == 1
+
+
 def test_cases_whose_ids_make_the_same_file_name_keep_runs_of_their_own(capsys, tmp_path, fake_llm) -> None:
     """`a/b` and `a_b` (and `..` and `...`) made one run document, each case's result naming it: the later case's
     run overwrote the earlier's, and opening or replaying one read the other. Each has its own now; an id that is
