@@ -16,6 +16,7 @@ from typing import Any
 from ..document._document import jsonl_lines
 from ..protocol._errors import DocumentError
 from ..protocol._messages import MISSING
+from ..protocol._schemas import SchemaFault, schema_check
 
 CASE_KEYS = frozenset({"id", "input", "expect", "trajectory"})
 
@@ -58,6 +59,10 @@ def _trajectory(value: Any, where: str, line: int) -> Trajectory | None:
     return Trajectory(tuple(tools) if tools is not None else None, turns)
 
 
+def is_schema(expect: Any) -> bool:
+    return isinstance(expect, dict) and "$schema" in expect
+
+
 def parse_cases(raw: bytes, name: str = "<dataset>") -> list[Case]:
     """The cases of a JSON Lines dataset; a `DocumentError` with the line (and column) of the first bad one."""
     cases: list[Case] = []
@@ -81,8 +86,14 @@ def parse_cases(raw: bytes, name: str = "<dataset>") -> list[Case]:
                 raise DocumentError(name, f"id {case_id!r} is also on line {seen[str(case_id)]}", line=number)
             if case_id is not None:
                 seen[str(case_id)] = number
-            case = Case(number, case_id, value["input"], value.get("expect", MISSING),
-                        _trajectory(value.get("trajectory"), name, number))
+            expect = value.get("expect", MISSING)
+            if is_schema(expect):  # said before anything runs, not as each output's fault
+                try:
+                    schema_check(expect)
+                except SchemaFault as fault:
+                    raise DocumentError(name, f"'expect' is a JSON Schema (it has $schema) that cannot be used: "
+                                        f"{fault}", line=number) from None
+            case = Case(number, case_id, value["input"], expect, _trajectory(value.get("trajectory"), name, number))
         else:
             case = Case(number, None, value)
         cases.append(case)

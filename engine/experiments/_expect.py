@@ -12,12 +12,8 @@ from typing import Any
 from ..document._validate import schema_violations
 from ..protocol._messages import MISSING
 from ..resolve._resolution import same_json
-from ._dataset import Case
+from ._dataset import Case, is_schema
 from ._steps import Steps
-
-
-def is_schema(expect: Any) -> bool:
-    return isinstance(expect, dict) and "$schema" in expect
 
 
 def failures(case: Case, finished: bool, output: Any, steps: Steps) -> list[str] | None:

@@ -295,6 +295,12 @@ def test_a_dry_run_counts_the_questions_a_change_touches(capsys, tmp_path, fake_
     ('{"id": 1, "input": {}}\n{"id": 1, "input": {}}\n', "data.jsonl:2: id 1 is also on line 1"),
     ('{"id": 1, "input": {}}\n{"id": "1", "input": {}}\n', "data.jsonl:2: id '1' is also on line 1"),
     ('{"input": {}, "trajectory": {"tools": "add"}}\n', "data.jsonl:1: 'trajectory.tools'"),
+    ('{"input": {}}\n{"input": {}, "expect": {"$schema": "https://json-schema.org/draft/2020-12/schema", '
+     '"type": "nonsense"}}\n', "data.jsonl:2: 'expect' is a JSON Schema (it has $schema) that cannot be used: "
+                              "invalid schema at #/type"),
+    ('{"input": {}, "expect": {"$schema": "https://json-schema.org/draft/2020-12/schema", '
+     '"$ref": "https://example.com/s.json"}}\n',
+     "data.jsonl:1: 'expect' is a JSON Schema (it has $schema) that cannot be used: $ref "),
 ])
 def test_a_bad_dataset_is_a_located_message(capsys, tmp_path, text, where) -> None:
     doc = agent(tmp_path)
