@@ -21,7 +21,7 @@ from ..document._document import Document, Shape
 from ..document._validate import json_path
 from ..protocol._schemas import SchemaFault, schema_errors
 from ..run._execution import Execution
-from ..run._turns import meta_message
+from ..run._turns import deepest_error, meta_message
 from ._cassette import MODES, Cassette
 from ._prompt import STRATEGIES, Prompt, call_prompt, request_prompt
 from ._provider import Completion, Delta, ModelError, Provider
@@ -71,6 +71,7 @@ def parse_answer(prompt: Prompt, text: str) -> Any:
     except SchemaFault as fault:
         raise ValueError(f"the answer cannot be checked: {fault}") from None
     if errors:
+        errors = [deepest_error(e) for e in errors]  # a call's field, as a turn typed by hand says it
         found = "; ".join(f"{json_path(e.absolute_path)}: {e.message}" for e in errors[:5])
         raise ValueError(f"the answer does not match the schema: {found}")
     return value

@@ -234,11 +234,11 @@ def _own(rule: Any) -> Any:
 
 def _explained(schema: Any, value: Any, where: str) -> list[Diagnostic]:
     """Each violation at the place that explains it, in the order of the turn's paths."""
-    found = schema_violations(schema, value, None, where, explain=_deepest)
+    found = schema_violations(schema, value, None, where, explain=deepest_error)
     return sorted(found, key=lambda problem: path_order(problem.path))
 
 
-def _deepest(error: ValidationError) -> ValidationError:
+def deepest_error(error: ValidationError) -> ValidationError:
     """Inside `anyOf`/`oneOf`, the error of the branch that is not the `†` reference alternative (a parameter
     may be its value or a reference: the value's problem is the one to show), else jsonschema's best match."""
     if not error.context:
@@ -247,7 +247,7 @@ def _deepest(error: ValidationError) -> ValidationError:
     own = [e for e in error.context if not (e.relative_schema_path and branches
                                             and branches[int(e.relative_schema_path[0])] == REFERENCE)]
     chosen = best_match(own or error.context)
-    return _deepest(chosen) if chosen is not None else error
+    return deepest_error(chosen) if chosen is not None else error
 
 
 # -- taking a turn ---------------------------------------------------------------------------------------

@@ -110,6 +110,17 @@ def test_a_refused_turn_is_exit_5_with_the_reply(capsys, tmp_path, fake_llm) -> 
     assert json.loads(out) == json.loads(doc.read_text())
 
 
+def test_a_refused_turn_says_the_field_that_broke_the_schema(capsys, tmp_path, fake_llm) -> None:
+    """A call that breaks its tool's schema is said at its field, as for a turn typed by hand (`--turn`), not as
+    jsonschema's "is not valid under any of the given schemas" about the whole call."""
+    wrong = {**FIRST, "calls": [{**FIRST["calls"][0], "a": {"value": "†input.a"}}]}
+    fake_llm.push(Reply.json(wrong))
+    doc, acts = agent(tmp_path)
+    code, _, err = run(capsys, fake_llm, doc, acts)
+    assert code == 5
+    assert "the answer does not match the schema: $.calls[0].a: {'value': '†input.a'} is not of type 'number'" in err
+
+
 def test_an_endpoint_failure_is_exit_4_and_keeps_what_ran(capsys, tmp_path, fake_llm) -> None:
     """The endpoint fails on the second turn: exit 4, the first turn and its call's output are written."""
     fake_llm.push(Reply.json(FIRST), Reply.error(503, "overloaded"))
