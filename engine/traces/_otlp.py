@@ -203,27 +203,44 @@ def read_otlp(values: Values, only: str | None = None) -> Reading:
         traces = {trace: spans for trace, spans in traces.items() if trace.startswith(start)} or traces
     reading = Reading()
     for trace, spans in traces.items():
-        models = _innermost([span for span in spans if span.role == "llm"], spans)
-        carried = _carried(trace, spans, values.name, reading.warnings)
-        outermost = _outermost_agent(spans)
-        if outermost is not None:
-            reading.names[trace] = outermost
-        if carried is not None:
-            reading.contexts.append((trace, []))
-            reading.carried[trace] = carried, len(models)
-            continue
-        if not models:
-            reading.warnings.append(f"trace {trace}: no model spans (neither GenAI nor OpenInference): left out")
-            continue
-        tools = [span for span in spans if span.role == "tool"]
-        for label, (group, runs) in _contexts(trace, models, tools, spans, values.name).items():
-            reading.contexts.append((label, group))
-            reading.runs[label] = runs
-            if label != trace and not label.endswith("/outside any agent"):  # a context per agent: its own name
-                reading.names[label] = label[len(trace) + 1:]
+        try:
+            _read_trace(reading, trace, spans, values.name)
+        except (TraceError, Located) as problem:
+            if len(traces) < 2:
+                raise
+            # the other traces may import: say which one failed and how to choose another
+            others = [other for other in traces if other != trace]
+            hint = (f" (in trace {trace}, one of the file's {len(traces)} traces: import another with --trace ID: "
+                    f"{', '.join(others[:3])}{', ...' if len(others) > 3 else ''})")
+            if isinstance(problem, TraceError):
+                raise TraceError(problem.path, problem.reason + hint, problem.where, problem.line,
+                                 problem.column) from None
+            raise Located(problem.reason + hint, problem.where) from None
     if not reading.contexts:
         raise TraceError(values.name, "no trace holds a model span: " + "; ".join(reading.warnings))
     return reading
+
+
+def _read_trace(reading: Reading, trace: str, spans: list[Span], name: str) -> None:
+    """One trace's contexts into `reading`."""
+    models = _innermost([span for span in spans if span.role == "llm"], spans)
+    carried = _carried(trace, spans, name, reading.warnings)
+    outermost = _outermost_agent(spans)
+    if outermost is not None:
+        reading.names[trace] = outermost
+    if carried is not None:
+        reading.contexts.append((trace, []))
+        reading.carried[trace] = carried, len(models)
+        return
+    if not models:
+        reading.warnings.append(f"trace {trace}: no model spans (neither GenAI nor OpenInference): left out")
+        return
+    tools = [span for span in spans if span.role == "tool"]
+    for label, (group, runs) in _contexts(trace, models, tools, spans, name).items():
+        reading.contexts.append((label, group))
+        reading.runs[label] = runs
+        if label != trace and not label.endswith("/outside any agent"):  # a context per agent: its own name
+            reading.names[label] = label[len(trace) + 1:]
 
 
 Group = tuple[list[Exchange], list[ToolRun]]

@@ -652,8 +652,11 @@ def test_a_trace_asked_for_imports_when_another_trace_in_the_file_is_broken() ->
                               and "instructions" not in a["key"]]
     trace["resourceSpans"].append(broken)
     raw = json.dumps(trace).encode()
-    with pytest.raises(TraceError, match="records no messages"):
+    with pytest.raises(TraceError) as caught:
         import_bytes(raw, "t.json")
+    assert str(caught.value).endswith(f"records no messages (is capturing message content switched off?) (in trace "
+                                      f"{'a' * 32}, one of the file's 2 traces: import another with --trace ID: "
+                                      f"{TRACE})")
     [imported] = import_bytes(raw, "t.json", trace=TRACE[:6])
     assert (imported.label, imported.turns) == (TRACE, 2)
     with pytest.raises(TraceError, match="records no messages"):
