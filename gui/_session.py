@@ -27,6 +27,7 @@ from ._inspector._calls import Reads
 from ._loader import Loaded, LoadTask
 from ._recovery import RecoveryCandidate, RecoveryStore, new_key
 from ._sidecar import DocumentSidecar, SidecarStore
+from ._slices import slices
 from ._watch import FileWatch
 
 __all__ = ["DocumentSession", "RecoveryCandidate"]
@@ -70,6 +71,7 @@ class DocumentSession(QObject):
         self._pool = QThreadPool(self)
         self._pool.setMaxThreadCount(2)
         self._load: LoadTask | None = None
+        self._handing: Loaded | None = None  # a load's result, until the slice that hands it over
         self._recovering: RecoveryCandidate | None = None
         self._reads: Reads = {}  # see `take_reads`
         self._autosave_task: AutosaveTask | None = None
@@ -175,7 +177,7 @@ class DocumentSession(QObject):
 
     def cancel_load(self, *, quiet: bool = False) -> None:
         """Stop the load under way, if any; its result is discarded and the open document stays."""
-        task, self._load, self._recovering = self._load, None, None
+        task, self._load, self._recovering, self._handing = self._load, None, None, None
         if task is None:
             return
         task.cancel()
@@ -200,6 +202,15 @@ class DocumentSession(QObject):
     def _loaded(self, loaded: Loaded) -> None:
         if self._load is None or self.sender() is not self._load.signals:
             return  # a cancelled load that finished anyway
+        # The hand-over (every view taking the document) is a slice of the window's turns: in the turn the result
+        # arrived in, it followed the old document's slices or its pins' folding ahead (which waits while one is due).
+        self._handing = loaded
+        slices().start(self._hand_over, first=True)
+
+    def _hand_over(self) -> None:
+        loaded, self._handing = self._handing, None
+        if loaded is None:
+            return  # cancelled since it finished
         candidate, self._load, self._recovering = self._recovering, None, None
         if candidate is None:
             path = self._adopt(loaded.document, loaded.document.path, loaded.fingerprint, reads=loaded.reads)

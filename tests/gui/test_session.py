@@ -236,6 +236,32 @@ def test_a_large_file_loads_with_progress(qtbot, session: DocumentSession, large
     assert len(session.document.context) == LARGE
 
 
+def test_a_loads_result_is_handed_over_in_a_later_slice(qtbot, session: DocumentSession, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The turn a load's result arrives in replaces nothing: the views take the document in a slice of the window's
+    turns of its own, and a cancel before that slice keeps the open document."""
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps([TEXT, TEXT]))
+    monkeypatch.setattr(_loader.LoadTask, "run", lambda task: None)  # its result is delivered here, by hand
+    before = session.document
+    for cancel in (True, False):
+        session.open(path)
+        task = session._load
+        assert task is not None
+        task.signals.loaded.emit(task._load())  # (from this thread: `_loaded` runs in this call)
+        assert session.document is before
+        assert session.is_loading()
+        if cancel:
+            session.cancel_load()
+            qtbot.wait(50)
+            assert session.document is before
+            assert not session.is_loading()
+    with qtbot.waitSignal(session.documentReplaced, timeout=10_000):
+        pass
+    assert len(session.document.context) == 2
+    assert not session.is_loading()
+
+
 def test_cancelling_a_load_keeps_the_open_document(qtbot, session: DocumentSession, large: Path) -> None:
     """cancel_load() during a load emits loadCancelled, and the parsed result never replaces the document."""
     before = session.document
