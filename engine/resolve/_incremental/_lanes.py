@@ -432,8 +432,9 @@ class LaneLogs:
         for key in list(self._logs):
             self._drop(key)
 
-    def __del__(self) -> None:  # a replaced document's logs: buried at once, not dropped one by one (the dict on top)
-        let_go(*(part for log in self._logs.values() for part in _LET_GO(log)), self._logs)
+    def __del__(self) -> None:  # a replaced document's logs buried at once (the dict on top), over the store's
+        let_go(self._store.writes, self._store.order.key,  # writes and keys they hold: freed after them, in slices
+               *(part for log in self._logs.values() for part in _LET_GO(log)), self._logs)
 
     def touch(self, identity: tuple[str, str | None], write: Write, order_key: int) -> None:
         """A write of `identity` at `order_key` is being added or removed: drop every log it can change."""

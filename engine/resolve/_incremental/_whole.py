@@ -65,8 +65,7 @@ class _Edit:
     new: Write | None
 
     def key_of(self, message_id: int) -> int:
-        # The removed write has no key any more: it counts as being at the edit.
-        key = self.key(message_id)
+        key = self.key(message_id)  # (none for the removed write: it counts as being at the edit)
         return key if key != NOT_IN_ORDER or self.low is None else self.low
 
     def mark_key(self, mark: LaneMark) -> int:
