@@ -482,8 +482,7 @@ def _openinference_messages(attributes: dict[str, Any], prefix: str) -> list[dic
             message["content"] = item["message.content"]
         parts = _flattened(item, "message.contents")
         if parts and "content" not in message:
-            message["content"] = [{"type": part.get("message_content.type", "text"),
-                                   "text": part.get("message_content.text", "")} for part in parts]
+            message["content"] = [_content_part(part) for part in parts]
         calls = _flattened(item, "message.tool_calls")
         if calls:
             message["tool_calls"] = [{"id": call.get("tool_call.id", ""), "type": "function", "function": {
@@ -494,6 +493,14 @@ def _openinference_messages(attributes: dict[str, Any], prefix: str) -> list[dic
                 message[key] = item[f"message.{key}"]
         messages.append(message)
     return messages
+
+
+def _content_part(part: dict[str, Any]) -> dict[str, Any]:
+    """One of OpenInference's `message.contents`: a text, or an image by its URL (as the chat API writes it)."""
+    kind = part.get("message_content.type", "text")
+    if kind == "image":
+        return {"type": "image_url", "image_url": {"url": part.get("message_content.image.image.url", "")}}
+    return {"type": kind, "text": part.get("message_content.text", "")}
 
 
 def _openinference_tools(attributes: dict[str, Any]) -> list[Any]:

@@ -611,6 +611,20 @@ def test_flattened_messages_with_a_number_left_out_are_refused_with_the_attribut
                                  "of system, developer, user, assistant, tool, function")
 
 
+def test_an_openinference_image_part_keeps_its_url() -> None:
+    """`message.contents` with an image (`message_content.image.image.url`) keeps the image as the chat API
+    writes it, not as an empty text part."""
+    prefix = "llm.input_messages.0.message.contents"
+    [imported] = import_bytes(openinference_trace(**{
+        "llm.input_messages.0.message.role": "user",
+        f"{prefix}.0.message_content.type": "text", f"{prefix}.0.message_content.text": "What is this?",
+        f"{prefix}.1.message_content.type": "image",
+        f"{prefix}.1.message_content.image.image.url": "https://example.com/cat.png"}), "t.json")
+    user = next(m for m in imported.document.context.messages if m.get("role") == "user")
+    assert user["content"] == [{"type": "text", "text": "What is this?"},
+                               {"type": "image_url", "image_url": {"url": "https://example.com/cat.png"}}]
+
+
 def test_a_model_span_without_messages_says_why() -> None:
     trace = {"resourceSpans": [{"scopeSpans": [{"spans": [
         span("1111111111111111", "chat m", 0, 10, attrs(gen_ai__operation__name="chat"))]}]}]}
