@@ -323,7 +323,8 @@ def _inferred_tools(conversation: Conversation) -> dict[str, dict[str, Any]]:
     for message in conversation.messages:
         for call in message.tool_calls:
             if call.name not in defined:
-                seen.setdefault(call.name, set()).update(call.arguments)
+                # (the import writes each call's `_outputPath` itself: the rule `_answered` adds, required)
+                seen.setdefault(call.name, set()).update(key for key in call.arguments if key != "_outputPath")
     return {name: {"description": "No definition was recorded: inferred from the calls in the trace.",
                    "type": "object", "properties": {key: {} for key in sorted(keys)}}
             for name, keys in seen.items()}

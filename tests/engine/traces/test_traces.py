@@ -306,6 +306,19 @@ def test_a_call_no_message_answers_is_said() -> None:
     assert [m["_call"]["city"] for m in imported.document.context.messages if m.get("type") == "data"] == ["Paris"]
 
 
+def test_an_inferred_tool_takes_its_output_path_as_every_imported_tool_does() -> None:
+    """A call whose arguments name `_outputPath` (a model that saw the protocol) of a tool with no definition:
+    the inferred schema still requires the `†` path the import writes, not `_outputPath: {}`."""
+    ask = {"role": "assistant", "content": None, "tool_calls": [{"id": "a", "type": "function", "function": {
+        "name": "lookup", "arguments": json.dumps({"q": "cat", "_outputPath": "somewhere"})}}]}
+    body = {"messages": [USER, ask, {"role": "tool", "tool_call_id": "a", "content": "a cat"}]}
+    [imported] = import_bytes(json.dumps(body).encode(), "ex.json")
+    tool = next(m for m in imported.document.context.messages if m.get("type") == "tool")["tool"]["lookup"]
+    assert tool["properties"] == {"q": {}, "_outputPath": OUTPUT_PATH}
+    assert tool["required"] == ["_outputPath"]
+    assert problems(imported.document) == []
+
+
 def test_a_legacy_function_call_is_answered_by_its_function_message() -> None:
     """The older API: an assistant `function_call`, answered by a `function` message naming it; a call of the
     same function in a later turn is answered by the next `function` message."""
