@@ -221,6 +221,10 @@ async def _slow(call: dict[str, Any], tool: Any, context: list[Any]) -> Any:
     return "slow"
 
 
+async def _never(call: dict[str, Any], tool: Any, context: list[Any]) -> Any:
+    await asyncio.Event().wait()  # until the race it lost cancels it: no timing decides the winner
+
+
 def _both(call: dict[str, Any], tool: Any, context: list[Any]) -> Any:
     return {"type": "state", "data": {"a": 1, "b": 2}}
 
@@ -292,7 +296,7 @@ RUNS: list[tuple[str, list[dict[str, Any]], list[Any], list[tuple[str, Any, str 
      [{"any": [{"_tool": "boom", "_outputPath": "†state.a"}, {"_tool": "slow", "_outputPath": "†state.b"}]}],
      [("state", {"b": "slow"}, "†state.b", None)]),
     ("6.10 race: the first to finish wins, a failure too", [],
-     [{"race": [{"_tool": "slow", "_outputPath": "†state.a"}, {"_tool": "boom", "_outputPath": "†state.b"}]}],
+     [{"race": [{"_tool": "never", "_outputPath": "†state.a"}, {"_tool": "boom", "_outputPath": "†state.b"}]}],
      [("error", "ValueError", None, None)]),
     ("6.8: a call waiting for †state.approvals runs nothing until a person writes it", [],
      [{"_tool": "echo", "ok": "†state.approvals.refund", "_outputPath": "†state.o"}], []),
@@ -367,7 +371,8 @@ def test_a_run_appends_what_the_text_says(statement: str, messages: list[dict[st
     """One tick appends the statement's messages: each output's kind, data, `_outputPath` and `_instance`, each
     error message's type; `_call` is the call as written and `_date` the run's clock."""
     context, _, _ = execute(messages, calls, registry(echo=_echo, boom=_boom, branch=_error_branch, scoped=_scoped,
-                                                          both=_both, elsewhere=_elsewhere, slow=_slow))
+                                                          both=_both, elsewhere=_elsewhere, slow=_slow,
+                                                          never=_never))
     written = context.messages[len(messages):]
     got = [("error", m["data"]["error"]["type"], None, None) if m["type"] == "error" else
            ("_run", None, None, None) if m["type"] == "_run" else
