@@ -43,6 +43,7 @@ from ..protocol._expressions import (
 from ..protocol._groups import PlanReading, PlanReadings, flatten, read_plan
 from ..protocol._messages import Form, body_of, payload_of
 from ..resolve._resolution import Diagnostic
+from ..run._instances import odd_instance
 
 
 @dataclass(frozen=True)
@@ -184,7 +185,8 @@ def _refusals(number: int, call: dict[str, Any], tools: Mapping[str, ToolDefinit
 def call_problems(calls: list[Any], tools: Mapping[str, ToolDefinition], written: Mapping[str, Node | None],
                   *, refusals: bool = True, reading: PlanReading | None = None,
                   activities: Activities | None = None) -> list[CallProblem]:
-    """For each call of a plan: an unknown tool, references nothing writes and (with `refusals`) what the
+    """For each call of a plan: an unknown tool, references nothing writes, an `_instance` that is no instance id
+    (`odd_instance`) and (with `refusals`) what the
     tool's schema or `run` refuses. `reading`: the plan's `calls` read already (`read_plan`); `activities`:
     those loaded, when known (a call to a tool nothing defines runs the one of its name, 003)."""
     read = read_plan(calls) if reading is None else reading
@@ -192,6 +194,9 @@ def call_problems(calls: list[Any], tools: Mapping[str, ToolDefinition], written
     for number, (call, found) in enumerate(zip(read.calls, read.expressions, strict=True)):
         if not isinstance(call, dict):
             continue
+        odd = odd_instance(call.get("_instance"), call=True)
+        if odd is not None:
+            problems.append(CallProblem(number, "$._instance", odd))
         name = call.get("_tool")
         if not isinstance(name, str) or not name:  # no call (a group nested in a group, say): run refuses it
             if refusals:

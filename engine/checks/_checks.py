@@ -39,7 +39,7 @@ from ..request._request import (
     version_warnings,
 )
 from ..resolve._resolution import Diagnostic
-from ..run._instances import instance_problems
+from ..run._instances import instance_problems, odd_instance
 from ..run._instancing import as_written
 from ..run._setup import DELEGATED_OUTPUT, EAGER_BRANCH, EXPLICIT_OUTPUT, LAZY_OUTPUT, set_up
 from ..run._turns import branching, output_violations
@@ -97,7 +97,7 @@ def _mode_problems(context: Messages) -> list[Diagnostic]:
     """A plan message's `mode` that is neither of 012's: it runs eagerly, which a misspelt "Lazy" never meant;
     and an `_instance` on it, which 013 ignores (a plan is a global template), as a warning, as on a text, tool,
     preset or advisor message (SPEC 5 passes text as it is; a tool, a preset or an advisor is the whole
-    request's)."""
+    request's). A data message's `_instance` that is no instance id (`odd_instance`), as a warning."""
     problems: list[Diagnostic] = []
     for index in form_indices(context, Form.PLAN, len(context)):
         message = body_of(context[index])
@@ -108,7 +108,12 @@ def _mode_problems(context: Messages) -> list[Diagnostic]:
             problems.append(Diagnostic(index, "plan", "a plan is never instanced (013): its _instance is ignored; "
                                                       "give each call its _instance", "warning"))
     for index in range(len(context)):  # 013 instances data messages; these pass as they are
-        form = context.info(index).form
+        info = context.info(index)
+        form = info.form
+        if info.instance is not None and (info.instance[:1] in _ODD or info.instance in _ODD):  # its text first
+            odd = odd_instance(body_of(context[index]).get("_instance"), call=False)
+            if odd is not None:
+                problems.append(Diagnostic(index, f"¶{info.kind}", f"_instance: {odd}", "warning"))
         if form in _UNINSTANCED and body_of(context[index]).get("_instance") is not None:
             problems.append(Diagnostic(index, form.value, f"{_UNINSTANCED[form]} message is never instanced: its "
                                                           "_instance is ignored (013 instances data)"
@@ -116,6 +121,8 @@ def _mode_problems(context: Messages) -> list[Diagnostic]:
     return problems
 
 
+# The text of every `_instance` `odd_instance` says is no id starts with one of these or is one ("" starts with "").
+_ODD = frozenset(("", "[", "{", "True", "False"))
 # An advisor is the whole request's too: 017's `isInstanced` gives its advice an `_instance` per instance.
 _UNINSTANCED = {Form.TEXT: "a text", Form.TOOL: "a tool", Form.PRESET: "a preset", Form.ADVISOR: "an advisor"}
 _ADVISOR_HINT = "; 'isInstanced': true asks for its advice per instance (017)"

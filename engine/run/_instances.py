@@ -9,6 +9,7 @@ without a word. "Written" is static (`calls/_written`): a place whose shape is o
 from __future__ import annotations
 
 import copy
+import json
 import weakref
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -71,6 +72,20 @@ _Judged = dict[tuple[str, tuple[str, ...], str], bool]
 # A reference to judge: (plan message, call, where in the call, the reference, the instance it is read for, the
 # expression it is in).
 _Read = tuple[int | None, int, Where, Reference, str, Expression]
+
+
+def odd_instance(value: Any, *, call: bool) -> str | None:
+    """Why an `_instance` (a call's, or a data message's with `call` False) is no instance id, or None. 013 names an
+    instance by a short token (`①`, `employee_B`), and a number is read as its text (format.md §2); an empty one, a
+    boolean, an array or an object is read as Python's text of it (`True`, `[1]`): an instance of that name, which a
+    model filling an optional field, or a slip, never meant. A warning: the run goes on, as for an unknown instance."""
+    if value is None or (type(value) is str and value) or type(value) in (int, float):
+        return None
+    shown = json.dumps(value, ensure_ascii=False, default=str)
+    shown = shown if len(shown) <= 40 else shown[:39] + "…"
+    runs, instead = ("the call runs for", "a global call") if call else ("the message is the data of", "global data")
+    return (f"{shown} is not an instance id (013: a short token, a non-empty string or a number): {runs} an instance "
+            f"named {str(value)!r}; leave _instance out for {instead}")
 
 
 def instance_problems(context: Messages, plans: PlanReadings) -> list[Diagnostic]:

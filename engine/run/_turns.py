@@ -30,7 +30,7 @@ from ..protocol._methods import deep_merge
 from ..request._request import REFERENCE, Request, compose_request, output_schema, version_warnings
 from ..resolve._resolution import Diagnostic
 from ._delegate import delegate_name
-from ._instances import turn_instance_problems
+from ._instances import odd_instance, turn_instance_problems
 from ._instancing import as_written, copies
 from ._setup import DELEGATED_OUTPUT, EAGER_BRANCH, EXPLICIT_OUTPUT, LAZY_OUTPUT, DelegateFinder
 
@@ -100,6 +100,9 @@ def turn_problems(
                 reason = refusal.message.removeprefix(f"{refusal.where}: ")
                 found.append(Diagnostic(None, path, reason if path != where else f"{refusal.type}: {reason}"))
                 said.add(path)
+        odd = odd_instance(call.get("_instance"), call=True) if isinstance(call, dict) else None
+        if odd is not None:
+            found.append(Diagnostic(None, f"{where}._instance", odd, "warning"))
         problems += found
     problems += turn_instance_problems(document.context, reading, _places(reading))  # 013
     delegating = merged_tools(document.context, dict(tools or {}))

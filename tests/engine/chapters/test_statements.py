@@ -434,6 +434,16 @@ CHECKED: list[tuple[str, list[dict[str, Any]], Any, list[str]]] = [
       {"type": PLAN, "plan": [{"_tool": "t", "_instance": "③", "q": "†state.x"}]}], None,
      ["message 2: call 0 $.q: †state.x (at position 0) is never found for instance ③ (no data message has it): "
       "only instance ① has it, and no global data or output path writes it, so the call would wait forever (013)"]),
+    ("013: an _instance is a short token: an empty one, a boolean or an array is said where it is",
+     [{"type": "tool", "tool": {"t": {}}}, {"type": "state", "_instance": "", "state": {"x": 1}},
+      {"type": "state", "_instance": 2, "state": {"x": 1}},
+      {"type": PLAN, "plan": [{"_tool": "t", "_instance": False}, {"all": [{"_tool": "t", "_instance": [1]}]},
+                              {"_tool": "t", "_instance": "2"}]}], None,
+     [f"message 3: call {n} $._instance: {shown} is not an instance id (013: a short token, a non-empty string or a "
+      f"number): the call runs for an instance named {named!r}; leave _instance out for a global call"
+      for n, shown, named in ((0, "false", "False"), (1, "[1]", "[1]"))]
+     + ['message 1: ¶state: _instance: "" is not an instance id (013: a short token, a non-empty string or a number): '
+        "the message is the data of an instance named ''; leave _instance out for global data"]),
     ("011: a fallback for what may be absent is no typo; a call whose every alternative nothing writes is",
      [{"type": "tool", "tool": {"t": {}}}, {"type": "state", "state": {"defaultData": 1}},
       {"type": PLAN, "plan": [{"_tool": "t", "d": "†input.optionalData || †state.defaultData"},

@@ -325,6 +325,24 @@ def test_a_turns_call_for_an_instance_that_never_finds_what_it_reads_is_a_warnin
                                      "the call would wait forever (013)", "warning")]
 
 
+def test_a_turns_call_whose_instance_is_no_instance_id_is_a_warning_at_its_field() -> None:
+    """013 names an instance by a short token: an `_instance` that is empty, a boolean or an array (a model filling
+    an optional field) made the call one of an instance of that text, blocked for ever, and the turn check said
+    nothing of it. It says so at the call's `_instance`, as a warning (the run takes it: format.md §2); a number,
+    a token and null (global) are ids."""
+    document = Document(Context([{"type": "tool", "tool": {"t": {"type": "object"}}},
+                                 {"type": "state", "_instance": "①", "data": {"x": 1}}]))
+    calls = [{"_tool": "t", "_instance": ""}, {"all": [{"_tool": "t", "_instance": ["①"]}]},
+             {"_tool": "t", "_instance": True}, {"_tool": "t", "_instance": 2}, {"_tool": "t", "_instance": "①"},
+             {"_tool": "t", "_instance": None}]
+    said = "is not an instance id (013: a short token, a non-empty string or a number): the call runs for an instance"
+    assert problems(document, {"calls": calls, "output": None}) == [
+        ("$.calls[0]._instance", f'"" {said} named \'\'; leave _instance out for a global call', "warning"),
+        ("$.calls[1].all[0]._instance", f'["①"] {said} named "[\'①\']"; leave _instance out for a global call',
+         "warning"),
+        ("$.calls[2]._instance", f"true {said} named 'True'; leave _instance out for a global call", "warning")]
+
+
 def test_checking_a_turn_again_reads_the_instances_data_once_and_follows_edits(monkeypatch) -> None:
     """The 013 check of a turn's reads folds what the data write in one pass over the context; checked again (a
     keystroke in the turn dialog) it reads no message while the document is as it was, and an edit, a replace or
