@@ -299,8 +299,11 @@ class WorkerPool:
             try:
                 await turn
             except asyncio.CancelledError:
-                with self._lock, contextlib.suppress(ValueError):
-                    self._waiting.remove((loop, turn))
+                with self._lock:
+                    try:
+                        self._waiting.remove((loop, turn))
+                    except ValueError:  # a release woke this one already: its turn goes to the next waiter
+                        self._wake_next()
                 raise
 
     def _release(self, worker: _Worker | None) -> None:
@@ -311,12 +314,19 @@ class WorkerPool:
                     self._keep_idle(worker)
                 else:
                     worker.discard()
-            while self._waiting:
-                loop, turn = self._waiting.popleft()
-                if not turn.done():
-                    with contextlib.suppress(RuntimeError):
-                        loop.call_soon_threadsafe(_wake, turn)
-                    break
+            self._wake_next()
+
+    def _wake_next(self) -> None:
+        """Under the lock: wake the first waiter still waiting on a loop still open (a wake-up sent to one that is
+        not would be lost, and the next waiter would wait for another release, for ever if none comes)."""
+        while self._waiting:
+            loop, turn = self._waiting.popleft()
+            if not turn.done():
+                try:
+                    loop.call_soon_threadsafe(_wake, turn)
+                except RuntimeError:  # its loop closed: nobody waits there
+                    continue
+                return
 
     def prestart(self) -> None:
         """Start a worker now when none is there, so that the first call does not wait for its start."""

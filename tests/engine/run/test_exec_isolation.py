@@ -295,3 +295,32 @@ def test_an_idle_worker_is_let_go(tmp_path: Path) -> None:
     second = asyncio.run(Jobs(pool).run(0, request, 60.0)).result
     pool.shutdown()
     assert second != first
+
+
+def test_a_waiter_cancelled_as_it_is_woken_passes_its_turn_on() -> None:
+    """A call waiting for a worker (all busy), woken by a release and cancelled before it ran (a race's loser, a
+    cancelled run), took the wake-up with it: the next waiter waited for another release, for ever if none came.
+    Its turn now goes to the next waiter, as does one sent to a loop that has closed."""
+    from types import SimpleNamespace
+
+    from contextdeck.engine.run._pool import WorkerPool
+
+    async def scenario() -> None:
+        pool = WorkerPool(1)
+        worker: Any = SimpleNamespace(alive=True, idle_since=0.0)  # no process: the pool's turns are judged
+        pool._idle.append(worker)
+        held = await pool._acquire()
+        first, second = asyncio.ensure_future(pool._acquire()), asyncio.ensure_future(pool._acquire())
+        await asyncio.sleep(0)  # both wait for the one worker
+        closed = asyncio.new_event_loop()
+        closed.close()
+        pool._waiting.appendleft((closed, asyncio.Future(loop=closed)))
+        pool._release(held)  # the closed loop's waiter is passed over; `first` is woken...
+        first.cancel()  # ...and cancelled before it runs
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert second.done()
+        assert second.result() is worker
+        assert first.cancelled()
+
+    asyncio.run(scenario())
