@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt
-from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QProgressBar, QProgressDialog
+from PySide6.QtWidgets import QAbstractButton, QFileDialog, QMenu, QMessageBox, QProgressBar, QProgressDialog
 
 from ._disk import folder_of
 from ._questions import Question
@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
 FILTERS = "Contexts (*.json *.jsonl);;JSON (*.json);;JSON Lines (*.jsonl);;All files (*)"
 SAVE, DISCARD, CANCEL = "save", "discard", "cancel"
+ADD, KEEP = "add", "keep"  # a name with another suffix than a context's: add the filter's, or keep it
+SUFFIXES = (".json", ".jsonl")
 
 
 class FilesUI(QObject):
@@ -77,11 +79,63 @@ class FilesUI(QObject):
         called = self.session.called
         name = name if name is not None else own.name if own is not None else f"{called}.json" if called else ""
         start = str(Path(folder, name)) if folder and name else name or folder
-        path, chosen = QFileDialog.getSaveFileName(self.window, title, start, FILTERS)
-        if not path:
+        while True:
+            path, chosen = QFileDialog.getSaveFileName(self.window, title, start, FILTERS)
+            if not path:
+                return None
+            named = self.save_name(path, chosen)
+            if named is not None:
+                return named
+            start = path  # back to the dialog, the name as typed
+
+    def save_name(self, path: str, chosen: str) -> str | None:
+        """The name `path` typed in the save dialog with the filter `chosen` is saved under (None: ask again).
+
+        The suffix decides the format and Qt's dialog adds none: a bare name takes the filter's; another suffix than
+        a context's (`ts.py`, mostly a slip) is asked about unless All files was chosen. Qt asked before replacing the
+        name typed, not one made longer here."""
+        suffix = Path(path).suffix.lower()
+        if suffix in SUFFIXES or (suffix and chosen.startswith("All files")):
+            return path
+        named = path + (".jsonl" if chosen.startswith("JSON Lines") else ".json")
+        if suffix:
+            answer = self.ask_suffix(path, named)
+            if answer != ADD:
+                return path if answer == KEEP else None
+        if Path(named).exists() and not self.ask_replace(named):
             return None
-        # Qt's own dialog adds no suffix, and the suffix decides the format: a name typed bare gets the filter's.
-        return path if Path(path).suffix else path + (".jsonl" if chosen.startswith("JSON Lines") else ".json")
+        return named
+
+    def ask_suffix(self, path: str, named: str) -> str:
+        """ADD (save as `named`), KEEP (as `path`, written as JSON) or CANCEL for a name that is not a context's."""
+        box = self.suffix_question(path, named)
+        box.exec()
+        return self.suffix_answer(box, box.clickedButton())
+
+    def suffix_question(self, path: str, named: str) -> QMessageBox:
+        name, longer = Path(path).name, Path(named).name
+        box = Question(QMessageBox.Icon.Warning, "Save as",
+                       f"<p><b>{name}</b> does not end in .json or .jsonl. Save it as <b>{longer}</b>?</p>"
+                       f"<p>Kept as {name}, it is written as JSON, and Open lists it only under All files.</p>",
+                       QMessageBox.StandardButton.Cancel, self.window)
+        box.setDefaultButton(box.addButton(f"&Add {Path(named).suffix}", QMessageBox.ButtonRole.AcceptRole))
+        box.addButton(f"&Keep {name}", QMessageBox.ButtonRole.DestructiveRole)
+        return box
+
+    @staticmethod
+    def suffix_answer(box: QMessageBox, clicked: QAbstractButton | None) -> str:
+        """What the button `clicked` in a `suffix_question` answers (None, the box closed otherwise: CANCEL)."""
+        role = box.buttonRole(clicked) if clicked is not None else QMessageBox.ButtonRole.RejectRole
+        return {QMessageBox.ButtonRole.AcceptRole: ADD, QMessageBox.ButtonRole.DestructiveRole: KEEP}.get(role, CANCEL)
+
+    def ask_replace(self, path: str) -> bool:
+        """Whether to replace the file `path` (the name became it after the save dialog, which asked about another)."""
+        box = Question(QMessageBox.Icon.Warning, "Save as", f"<p><b>{Path(path).name}</b> already exists. "
+                       "Do you want to replace it?</p>", QMessageBox.StandardButton.Cancel, self.window)
+        replace = box.addButton("&Replace", QMessageBox.ButtonRole.AcceptRole)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.exec()
+        return box.clickedButton() is replace
 
     def ask_recover(self, candidates: list[RecoveryCandidate]) -> RecoveryChoice:
         """Which piece of unsaved work previous sessions left to open, and which to delete."""

@@ -143,6 +143,69 @@ def test_a_name_typed_without_a_suffix_gets_the_chosen_filters(open_window: Any,
     assert window.files.ask_save_path() == str(tmp_path / saved)
 
 
+@pytest.mark.parametrize(("answer", "saved"), [("add", "ts.py.json"), ("keep", "ts.py"), ("cancel", None)])
+def test_a_name_with_another_suffix_is_asked_about(open_window: Any, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch, answer: str,
+                                                   saved: str | None) -> None:
+    """A typed `ts.py` was written as JSON under that name. Save As asks: Add .json, Keep ts.py, or Cancel, which
+    opens the dialog again with the name typed. With All files chosen the name is taken as typed."""
+    from contextdeck.gui import _files_ui
+
+    window = open_window(None)
+    starts: list[str] = []
+    typed = iter([str(tmp_path / "ts.py"), ""])
+    monkeypatch.setattr(_files_ui.QFileDialog, "getSaveFileName",
+                        lambda parent, title, start, filters: (starts.append(start),
+                                                               (next(typed), "Contexts (*.json *.jsonl)"))[1])
+    asked: list[tuple[str, str]] = []
+    window.files.ask_suffix = lambda path, named: (asked.append((Path(path).name, Path(named).name)), answer)[1]
+    assert window.files.ask_save_path() == (None if saved is None else str(tmp_path / saved))
+    assert asked == [("ts.py", "ts.py.json")]
+    assert starts[1:] == ([str(tmp_path / "ts.py")] if saved is None else [])
+    assert window.files.save_name(str(tmp_path / "ts.py"), "All files (*)") == str(tmp_path / "ts.py")
+    assert len(asked) == 1
+    window.files.ask_suffix = lambda path, named: (asked.append((Path(path).name, Path(named).name)), "add")[1]
+    assert window.files.save_name(str(tmp_path / "ts.py"), "JSON Lines (*.jsonl)") == str(tmp_path / "ts.py.jsonl")
+    assert asked[1:] == [("ts.py", "ts.py.jsonl")]
+
+
+def test_a_name_made_longer_is_not_written_over_unasked(open_window: Any, tmp_path: Path) -> None:
+    """Qt's dialog asks before replacing the name typed; `doc` became `doc.json` after it and an existing doc.json
+    was replaced unasked. Now asked; No goes back to the dialog."""
+    window = open_window(None)
+    (tmp_path / "doc.json").write_text("[]")
+    asked: list[str] = []
+    window.files.ask_replace = lambda path: (asked.append(Path(path).name), False)[1]
+    assert window.files.save_name(str(tmp_path / "doc"), "JSON (*.json)") is None
+    assert window.files.save_name(str(tmp_path / "new"), "JSON (*.json)") == str(tmp_path / "new.json")
+    assert asked == ["doc.json"]
+    window.files.ask_replace = lambda path: True
+    assert window.files.save_name(str(tmp_path / "doc"), "JSON (*.json)") == str(tmp_path / "doc.json")
+
+
+@pytest.mark.parametrize("keys", [["Return"], ["A", "Alt+K"], ["K", "Escape"]])
+def test_the_suffix_question_adds_on_enter_and_keeps_on_alt_k(qtbot: Any, open_window: Any, tmp_path: Path,
+                                                             keys: list[str]) -> None:
+    """The question by keys: Enter takes Add .json (the default), Alt+K keeps the name, Escape cancels, a letter alone
+    does nothing."""
+    from PySide6.QtGui import QKeySequence
+
+    window = open_window(None)
+    box = window.files.suffix_question(str(tmp_path / "ts.py"), str(tmp_path / "ts.py.json"))
+    assert "<b>ts.py</b> does not end in .json or .jsonl. Save it as <b>ts.py.json</b>?" in box.text()
+    chosen: list[str] = []
+    box.buttonClicked.connect(lambda button: chosen.append(window.files.suffix_answer(box, button)))
+    box.open()
+    box.activateWindow()
+    qtbot.waitUntil(box.isActiveWindow)
+    for key in keys:
+        combination = QKeySequence(key)[0]
+        qtbot.keyClick(box, combination.key(), combination.keyboardModifiers())
+    qtbot.waitUntil(lambda: bool(chosen))
+    assert chosen == [{"Return": "add", "Alt+K": "keep", "Escape": "cancel"}[keys[-1]]]
+    box.close()
+
+
 def test_every_file_dialog_of_the_file_menu_starts_beside_the_document(
         open_window: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Load Activities…, Load Tool Registry… and Load Tool Folder… started in the folder the program was started
