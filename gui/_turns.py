@@ -256,6 +256,8 @@ class TurnDialog(QDialog):
             item.setData(Qt.ItemDataRole.UserRole, problem.path)
             item.setForeground(QColor(WARNING_COLOUR if problem.severity == "warning" else MISSING_COLOUR))
             self.problems.addItem(item)
+        # Empty, the list is a Tab stop that shows nothing.
+        self.problems.setFocusPolicy(Qt.FocusPolicy.StrongFocus if found else Qt.FocusPolicy.NoFocus)
         errors = [problem for problem in found if problem.severity == "error"]
         self.take_button.setEnabled(not errors and self.turn is not MISSING and not self.asking)
         if errors:

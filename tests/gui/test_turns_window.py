@@ -13,7 +13,7 @@ import pytest
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QPushButton, QWidget
 
 from contextdeck.engine import Status
 from contextdeck.gui import _turns as turns
@@ -652,4 +652,37 @@ def test_next_turn_after_a_tick_asks_for_the_next_turn(qtbot: Any, window: MainW
     run_the_tick(qtbot, window)
     dialog = open_turn(qtbot, window)
     assert dialog.intro.text().startswith("The tick has ended without a final output. Type the model's next turn, ")
+    dialog.close()
+
+
+def tab_walk(qtbot: Any, dialog: TurnDialog) -> list[str]:
+    """What Tab visits from the turn's text until it is back, named by the widgets' attribute or class."""
+    names = {id(widget): name for name, widget in vars(dialog).items() if isinstance(widget, QWidget)}
+    dialog.activateWindow()
+    dialog.editor.setFocus()
+    qtbot.waitUntil(dialog.editor.hasFocus)
+    seen: list[str] = []
+    for _ in range(12):
+        qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Tab)
+        focused = QApplication.focusWidget()
+        if focused is dialog.editor:
+            break
+        seen.append(names.get(id(focused), type(focused).__name__ if not isinstance(focused, QPushButton)
+                                 else focused.text()))
+    return seen
+
+
+def test_tab_skips_the_empty_problem_list_and_follows_the_screen(qtbot: Any, window: MainWindow) -> None:
+    """The problem list under the turn's text was a Tab stop while empty (a stop that shows nothing), and the tabs'
+    bar came after the view under it. Tab goes down the left, then the right's tabs and view, then the buttons as
+    laid out; a listed problem is a stop."""
+    run_the_tick(qtbot, window)
+    dialog = open_turn(qtbot, window)
+    type_turn(qtbot, dialog, SECOND)
+    assert problems(dialog) == []
+    after = ["QTabBar", "schema", "take_button", "Close"]  # Ask Model and Cancel Asking: disabled, no model set up
+    assert tab_walk(qtbot, dialog) == after
+    type_turn(qtbot, dialog, {"calls": [{"_tool": "nope"}], "output": None})
+    assert problems(dialog)
+    assert tab_walk(qtbot, dialog) == ["problems", *after]
     dialog.close()
