@@ -24,12 +24,11 @@ from ..protocol._methods import WRITE_METHODS
 from ..resolve import _paranoid
 from ..resolve._graveyard import let_go
 from ..resolve._incremental._blame import Blame
-from ..resolve._incremental._index import Checkpoint, attempt
+from ..resolve._incremental._index import FOLD_WORK, Checkpoint, attempt
 from ..resolve._incremental._store import Identity, Store
 from ._context import Context
 
 FOLD_WRITES = 25  # writes folded between two looks at the clock
-FOLD_WORK = 1000  # paths of one big write noted between two looks at the clock
 SPACING = 16  # writes between two marks of a track (at least): a cursor move refolds fewer than this
 
 

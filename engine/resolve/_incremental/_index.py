@@ -470,6 +470,19 @@ SHARED_SOURCES = 32
 # Steps (folded or replayed) of one slice of a first fold by default (a path log's `fold_some`, a track's `full`): a
 # small part of a window's slice budget.
 FOLD_STEPS = 128
+FOLD_WORK = 1000  # elements a write copies (or paths it sets: `_state.fold_step`) that count as one step more
+
+
+def slice_end(subset: list[int], first: int, steps: int, writes: Sequence[Write], root: Any) -> int | None:
+    """The last write of a first fold's slice of `steps` from `first` (None: the lane's end), a write appending to an
+    array of `root` (the slice's start) counting one more per `FOLD_WORK` elements it copies (values are persistent)."""
+    for position in range(first, len(subset) - 1):
+        write = writes[subset[position]]
+        before = get_path(root, write.path) if WRITE_METHODS[write.method].appends else None
+        steps -= 1 + len(before) // FOLD_WORK if isinstance(before, list) else 1
+        if steps <= 0:
+            return subset[position]
+    return None
 
 # Writes between two checkpoints of a track (module globals so that tests can make them small): every fold keeps
 # one just after the write at each multiple of it in the lane's writes (`Layer.subset`), so that a fold from

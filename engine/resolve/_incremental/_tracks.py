@@ -293,7 +293,7 @@ def full(
     while True:
         subset = layer.subset(lane)
         first = 0 if after is None else bisect_right(subset, key(after), key=key)
-        last = None if steps is None or first + steps >= len(subset) else subset[first + steps - 1]
+        last = None if steps is None else _index.slice_end(subset, first, steps, writes, state.root)
         limit = None if last is None else key(last)
         fold_lane(state, layer, lane, writes, key, limit, gaps, after=after, checkpoints=checkpoints, converge=maker)
         if last is None:
@@ -324,10 +324,9 @@ def step(store: Store, old: Fold, message_id: int, base: Fold | None, lane: str 
     if not isinstance(state.root, dict):
         gaps = [*gaps, Gap(message_id, None)]
     elif lane is not None and gaps and gaps[-1].after is None:
-        # The gap open to the end closes at this write, as `fold_lane` closes it: at a write of the lane,
-        # or through the write that made the root an object. Left open, it would hold every later write
-        # of the layer, and the track would keep marks at writes outside its lane, which a move can leave
-        # out of order.
+        # The gap open to the end closes at this write, as `fold_lane` closes it: at a write of the lane, or through the
+        # write that made the root an object. Left open, it would hold every later write of the layer, and the track
+        # would keep marks at writes outside its lane, which a move can leave out of order.
         written = _index.lanes_of(write)
         gaps = [*gaps[:-1], Gap(gaps[-1].before, message_id, written is not None and lane not in written)]
     subset = layer.subset(lane)

@@ -494,10 +494,9 @@ class Watchers:
         return folds, results, fresh
 
     def _relabelled(self) -> Outcome:
-        """After the order was relabelled every key changed, those the folds keep with their problems
-        too: every track is folded again from the start (global tracks first), and a watch is compared
-        by the keys its messages have now (`Order.renamed`). Rare: it takes about sixty inserts at one spot
-        in a row (`_order`)."""
+        """After the order was relabelled every key changed, those the folds keep with their problems too: every track
+        is folded again from the start (global tracks first), and a watch is compared by the keys its messages have now
+        (`Order.renamed`). Rare: it takes about sixty inserts at one spot in a row (`_order`)."""
         order = self._store.order
         ranks = order.snapshot()
         renamed = order.renamed

@@ -37,8 +37,8 @@ from contextdeck.engine import (
     classify,
     parse_expression,
 )
-from contextdeck.engine.protocol._messages import MISSING
-from contextdeck.engine.protocol._methods import WRITE_METHODS, Method
+from contextdeck.engine.protocol._messages import MISSING, get_path
+from contextdeck.engine.protocol._methods import WRITE_METHODS, Method, write_at
 from contextdeck.engine.resolve import _keys
 from contextdeck.engine.resolve._fold import fold
 from contextdeck.engine.resolve._incremental import _index, _tracks
@@ -734,3 +734,23 @@ def test_a_push_inserted_after_a_move_is_folded_from_the_right_checkpoint() -> N
         for edit in (Insert(0, a), Insert(1, b), Insert(2, a), Insert(0, a), Move(2, 0), Insert(1, push)):
             ctx.apply(edit)
         assert handle.current == reference(ctx.messages, "†s.a", None)
+
+
+def test_a_slice_of_a_first_fold_copies_a_bounded_number_of_elements(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A slice of a whole kind's first fold counts a write appending to a long array by the elements it copies
+    (`FOLD_WORK` each): pushes onto arrays of thousands make slices of fewer writes, not `FOLD_STEPS` copies each."""
+    document = [{"type": "data", "kind": "s", "data": {f"k{n % 2}": {"log": n}}, "_outputPath": f"†s.k{n % 2}.log",
+                 "_outputMethod": "push"} for n in range(6000)]
+    ctx, copied = Context(document), [0]
+
+    def counted(root: Any, path: Any, method: str, value: Any) -> Any:
+        before = get_path(root, path)
+        copied[0] += len(before) if isinstance(before, list) else 0
+        return write_at(root, path, method, value)
+
+    monkeypatch.setattr(_index, "write_at", counted)
+    handle, most = ctx._watchers.add(parse_expression("†s"), lambda _: None, None, 0), 0
+    while not ctx._watchers.fold_some():
+        most, copied[0] = max(most, copied[0]), 0
+    assert most <= 2 * _index.FOLD_STEPS * _index.FOLD_WORK
+    assert handle.current == reference(ctx.messages, "†s", None)
