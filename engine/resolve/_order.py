@@ -43,14 +43,13 @@ class Order:
         return len(self.ids)
 
     def extend(self, ids: Iterable[int]) -> None:
-        """Append ids at the end (the fast path of building a context)."""
+        """Append ids at the end: building a context, before any snapshot (so nothing is noted for one)."""
         order, keys = self.ids, self.keys
         last = keys[-1] if keys else 0
         for offset, message_id in enumerate(ids, start=1):
             self._keyed(message_id, last + offset * _GAP)
             order.append(message_id)
             keys.append(last + offset * _GAP)
-            self._shifted(last + offset * _GAP, 1)
 
     def index_of(self, message_id: int) -> int:
         """The current index of `message_id` (O(log n)); KeyError when it is not in the context."""
