@@ -11,6 +11,7 @@ from typing import Any
 from attrs import frozen
 
 from ..document import _json
+from ..document._validate import json_path
 from ..protocol._expressions import Reference
 from ..protocol._messages import MISSING, RECORD_TYPE, body_of, get_path, kind_of, payload_of, written_at
 from ._calls import CallPlan, Mode
@@ -105,7 +106,7 @@ def _cycle(value: Any, where: str) -> str | None:
     found = _json.unwritable(value)
     if found is None or found[1] != _json.CYCLE:
         return None
-    at = where + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in found[0])
+    at = where + json_path(found[0])[1:]
     return f"{_place(at, where, len(found[0]))}: {_json.CYCLE}"
 
 

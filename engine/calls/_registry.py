@@ -14,6 +14,7 @@ from typing import Any
 from attrs import frozen
 
 from ..document import _json
+from ..document._validate import json_path
 from ..protocol._errors import file_place
 from ._activities import Activity, ActivityLoadError, activities_of, unregistered
 from ._user_code import import_user_file
@@ -108,9 +109,11 @@ def _python_tools(file: Path) -> Registry:
     module = import_user_file(file, "_contextdeck_tools_", ToolLoadError)
     table = getattr(module, "TOOLS", None)
     found = dict(named_schemas(table))
+    activities = None
     if table is None:
         try:
-            found = typed_tools(activities_of(module, file))
+            activities = activities_of(module, file)
+            found = typed_tools(activities)
         except ActivityLoadError as error:
             raise ToolLoadError(error.path, error.reason, error.line, error.column) from None
     if not found and table is not None:
@@ -119,14 +122,13 @@ def _python_tools(file: Path) -> Registry:
     if not found:
         raise ToolLoadError(str(file), "defines no TOOLS (a dict of name -> schema, or a list of schemas) and no "
                                        "typed activities (annotated parameters or return type)"
-                            + ("" if activities_of(module, file) else unregistered(module)))
+                            + ("" if activities else unregistered(module)))
     unwritable = _json.unwritable(found)
     if unwritable is not None:  # a schema only Python can hold: printed or sent, it would change or fail
         path, reason = unwritable
         if not path:  # a name that is not a string
             raise ToolLoadError(str(file), f"TOOLS: {reason}")
-        at = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in path[1:])
-        raise ToolLoadError(str(file), f"tool {path[0]!r}: ${at}: {reason}")
+        raise ToolLoadError(str(file), f"tool {path[0]!r}: {json_path(path[1:])}: {reason}")
     return found
 
 

@@ -24,6 +24,8 @@ import pydantic.fields  # loaded now: see below
 import pydantic.functional_validators
 from pydantic import BaseModel, TypeAdapter
 
+from ..document._validate import json_path
+
 # pydantic loads its parts when first named (`from pydantic import Field`). Once Qt is loaded, PySide's import
 # hook reads each new module's source, which asks the half-imported pydantic for `__wrapped__` and fails with a
 # circular import; an activities file importing pydantic in the window would hit it. So they load with the engine.
@@ -138,11 +140,7 @@ def _inlined(schema: dict[str, Any]) -> dict[str, Any]:
 
 def _located(error: pydantic.ValidationError) -> str:
     """Each of pydantic's problems at its JSON path: `$.order.amount: Input should be a valid number`."""
-    parts = []
-    for problem in error.errors(include_url=False):
-        path = "$" + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in problem["loc"])
-        parts.append(f"{path}: {problem['msg']}")
-    return "; ".join(parts)
+    return "; ".join(f"{json_path(problem['loc'])}: {problem['msg']}" for problem in error.errors(include_url=False))
 
 
 def _takes_a_call(name: str, fn: Callable[..., Any]) -> None:
