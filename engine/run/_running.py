@@ -310,11 +310,7 @@ async def perform(plan: CallPlan, context: Context, clock: Clock, timeout: float
     except asyncio.CancelledError:
         raise
     except Exception as error:
-        failed = failure(plan, error, timeout, _timed(audit, start))
-        assert failed.error is not None
-        kind, text = failed.error
-        branch = failure_messages(plan, {"type": kind, "message": text}, clock, failed.audit)
-        return replace(failed, messages=tuple(branch))
+        return _branched(plan, failure(plan, error, timeout, _timed(audit, start)), clock)
     ended = {**audit, **result_audit(ran.result)}
     ended["seconds"] = round(timer() - start, 6)
     ended.update(ran.captured.audit())
