@@ -472,11 +472,9 @@ class ExperimentsPane(QWidget):
         if self._restoring:
             return
         after, before = self.model.after, self.model.before
-        self.main.session.sidecar.set_value(KEPT, {
-            "dataset": None if self.dataset is None else str(self.dataset),
-            "results": None if after is None else str(after.path),
-            "compared": None if before is None else str(before.path),
-            "watches": list(self.model.watches)})
+        self.main.session.sidecar.set_value(KEPT, _kept({"watches": list(self.model.watches)}, self.dataset,
+                                                        None if after is None else after.path,
+                                                        None if before is None else before.path))
 
     def _show_dataset(self) -> None:
         path = self.main.session.path
@@ -734,7 +732,7 @@ class ExperimentsPane(QWidget):
         if written and here:
             self.show_results(out, before)
         elif written and document is not None:  # the document it ran for shows them when opened again
-            session.sidecar.update(document, KEPT, lambda kept: _ran(kept, dataset, out, before))
+            session.sidecar.update(document, KEPT, lambda kept: _kept(kept, dataset, out, before))
         self.finished.emit()
 
     def cancel(self) -> None:
@@ -754,11 +752,11 @@ class ExperimentsPane(QWidget):
         return box.clickedButton() is run
 
 
-def _ran(kept: Any, dataset: Path | None, out: Path, before: Path | None) -> dict[str, Any]:
-    """A document's kept experiments once a run for it wrote `out`: shown, compared with what it showed before."""
+def _kept(kept: Any, dataset: Path | None, results: Path | None, compared: Path | None) -> dict[str, Any]:
+    """A document's kept experiments (`kept`, its watch columns) with this dataset and these results shown."""
     kept = kept if isinstance(kept, dict) else {}
-    return {**kept, "dataset": None if dataset is None else str(dataset), "results": str(out),
-            "compared": None if before is None else str(before)}
+    paths = {"dataset": dataset, "results": results, "compared": compared}
+    return {**kept, **{key: None if path is None else str(path) for key, path in paths.items()}}
 
 
 def _new_run(dataset: Path, stamp: str) -> tuple[Path, Path]:

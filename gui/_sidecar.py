@@ -172,7 +172,7 @@ class DocumentSidecar(QObject):
 
     def move(self, document: Path) -> None:
         """The document was saved under another name: its settings go with it."""
-        if self._document is None or _absolute(self._document) != _absolute(document):
+        if not self.holds(document):
             self._document = document
             if self._values:
                 self._pending = True
