@@ -459,8 +459,12 @@ class CallsBody(QScrollArea):
                               "Given by a person (no model exchange)")
         self.output.set_value(model.output)
         # As tall as the output (a line or two more to type in), at most a dozen lines: the calls and the add
-        # buttons stay in sight below it.
-        shown = json.dumps(model.output, indent=2).count("\n") + 1
+        # buttons stay in sight below it. Lines counted only that far: a big output is formatted when its tab shows.
+        shown = 1
+        for piece in json.JSONEncoder(indent=2).iterencode(model.output):
+            shown += piece.count("\n")
+            if shown >= 12:
+                break
         text = self.output.text
         margins = text.contentsMargins().top() + text.contentsMargins().bottom() + 2 * text.frameWidth()
         text.setFixedHeight(min(max(shown + 1, 3), 12) * text.fontMetrics().lineSpacing() + margins + 8)
