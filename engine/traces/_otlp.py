@@ -249,17 +249,9 @@ Group = tuple[list[Exchange], list[ToolRun]]
 def _outermost_agent(spans: list[Span]) -> str | None:
     """The name of the agent the trace is a run of: its outermost agent span's (the first begun, of those with no
     agent span above them), as `gen_ai.agent.name` or the span's name says it; None when no agent span names one."""
-    by_id = {span.id: span for span in spans}
-
-    def above(span: Span) -> bool:
-        parent, hops = span.parent, 0
-        while parent is not None and parent in by_id and hops < 256:
-            if by_id[parent].role == "agent":
-                return True
-            parent, hops = by_id[parent].parent, hops + 1
-        return False
-
-    agents = sorted((span for span in spans if span.role == "agent" and not above(span)), key=lambda span: span.start)
+    found = [span for span in spans if span.role == "agent"]
+    above = _agents_of(found, spans)
+    agents = sorted((span for span in found if above[span.id] is None), key=lambda span: span.start)
     for span in agents:
         named = span.agent_name.removeprefix("invoke_agent ").removeprefix("create_agent ").strip()
         if named and named != span.id:
