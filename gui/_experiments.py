@@ -333,6 +333,8 @@ class ExperimentsPane(QWidget):
         self.experiment: Experiment | None = None
         self.composer = BackgroundRunner(0, self)  # the request diff (`show_request_diff`)
         self.composer.finished.connect(self._request_diff_composed)
+        self.reader = BackgroundRunner(0, self)  # results files (`show_results`): a big one would hold the window
+        self.reader.finished.connect(self._results_read)
 
         self.dataset_label = QLabel()  # the document the pane's dataset and results are for, and the dataset
         self.dataset_label.setTextFormat(Qt.TextFormat.PlainText)
@@ -454,9 +456,12 @@ class ExperimentsPane(QWidget):
             self.dataset = path("dataset")
             self.model.set_watches([item for item in watches if isinstance(item, str)]
                                    if isinstance(watches, list) else [])
+            self._clear_results()  # (another document's stay shown no longer, even while this one's are read)
             results = path("results")
-            if results is None or not self.show_results(results, path("compared")):
-                self._clear_results()
+            if results is None:
+                self.reader.stop()  # (the results of a document opened before, being read)
+            else:
+                self.show_results(results, path("compared"))
         finally:
             self._restoring = False
         self._show_dataset()
@@ -487,14 +492,25 @@ class ExperimentsPane(QWidget):
 
     # -- experiments shown ---------------------------------------------------------------------------
 
-    def show_results(self, after: Path, before: Path | None = None) -> bool:
-        """Show the results in `after`, compared with `before` when given; False when they cannot be read."""
-        try:
-            shown = Loaded(after, read_results(after))
-            compared = Loaded(before, read_results(before)) if before is not None else None
-        except DocumentError as error:
-            self.main.statusBar().showMessage(f"Cannot show the experiment: {error}", 10_000)
-            return False
+    def show_results(self, after: Path, before: Path | None = None) -> None:
+        """Show the results in `after`, compared with `before` when given, once read on the reader's thread (a
+        results file can be big); meanwhile the summary line says they are being read, and what was shown stays.
+        What cannot be read is said in the status bar."""
+        self.summary.setText(f"Reading {html.escape(after.name)}…")
+        self.summary.setToolTip(str(after))
+        self.reader.request(lambda: _read(after, before))
+
+    def _results_read(self, result: object) -> None:
+        if isinstance(result, Exception):  # (a DocumentError says where; anything else, what it was)
+            why = result if isinstance(result, DocumentError) else f"{type(result).__name__}: {result}"
+            self.main.statusBar().showMessage(f"Cannot show the experiment: {why}", 10_000)
+            self._show_summary()
+            return
+        shown, compared = cast(tuple[Loaded, Loaded | None], result)
+        self._show(shown, compared)
+
+    def _show(self, shown: Loaded, compared: Loaded | None) -> None:
+        self.reader.stop()  # (a read asked for before is older than what is shown now)
         self.model.show(shown, compared)
         self._keep()
         self.compare_button.setEnabled(True)
@@ -502,7 +518,6 @@ class ExperimentsPane(QWidget):
         self._fit_columns()
         if self.model.names:
             self.table.selectRow(0)
-        return True
 
     def _fit_columns(self) -> None:
         """The short columns as wide as what they hold (a name at most a third of the table), so that the output
@@ -711,7 +726,7 @@ class ExperimentsPane(QWidget):
         self.progress.show()  # then kept: the last run's count
         self.experiment = Experiment(cases, settings, 4, lambda done, _: self.progressed.emit(done))
         self._set_running(True)
-        before = self.model.after.path if self.model.after is not None else None
+        before = self.model.after
         opened, dataset, document = self._opened, self.dataset, session.sidecar.document
         ended = "finished"
         try:
@@ -729,10 +744,11 @@ class ExperimentsPane(QWidget):
             else f" (for {path.name}, closed unsaved: kept nowhere else)"
         window.statusBar().showMessage(f"Experiment {ended}: {written} of {len(cases)} inputs in {out.name}{left}",
                                        10_000)
-        if written and here:
-            self.show_results(out, before)
+        if written and here:  # (what was written, not read back)
+            self._show(Loaded(out, [result for result in self.experiment.results if result is not None]), before)
         elif written and document is not None:  # the document it ran for shows them when opened again
-            session.sidecar.update(document, KEPT, lambda kept: _kept(kept, dataset, out, before))
+            compared = None if before is None else before.path
+            session.sidecar.update(document, KEPT, lambda kept: _kept(kept, dataset, out, compared))
         self.finished.emit()
 
     def cancel(self) -> None:
@@ -750,6 +766,11 @@ class ExperimentsPane(QWidget):
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)
         box.exec()
         return box.clickedButton() is run
+
+
+def _read(after: Path, before: Path | None) -> tuple[Loaded, Loaded | None]:
+    """(On the reader's thread.) The experiment in `after` and the one in `before`."""
+    return Loaded(after, read_results(after)), None if before is None else Loaded(before, read_results(before))
 
 
 def _kept(kept: Any, dataset: Path | None, results: Path | None, compared: Path | None) -> dict[str, Any]:

@@ -61,6 +61,12 @@ def threads_of(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str) -> list[b
     return on_main
 
 
+def shown(pane: ExperimentsPane, after: Path, before: Path | None = None) -> None:
+    """`pane.show_results`, and the files read (on the pane's reader) and shown."""
+    pane.show_results(after, before)
+    pane.reader.flush()
+
+
 def test_a_case_that_failed_or_missed_says_why_on_its_status_and_verdict(qtbot: Any, tmp_path: Path) -> None:
     """The table's status and verdict cells of a case that failed or missed its expectation say why in their
     tooltip, as `eval` prints it (the endpoint's error first); a case that passed says nothing more."""
@@ -97,8 +103,9 @@ def test_two_experiments_compared_with_a_watch_column_and_a_request_diff(
     assert not window.watch_dock.visibleRegion().isEmpty()  # the hidden pane leaves Watches in front
     window.menu("Run").actions()[-1].trigger()
     assert pane.dock.isVisible()  # type: ignore[attr-defined]
-    pane.show_results(after)
+    shown(pane, after)
     pane.compare_with(before)
+    pane.reader.flush()
     model = pane.model
     assert model.rowCount() == 1
     assert model.text(0, STATUS) == "finished"
@@ -149,7 +156,7 @@ def test_the_results_table_shows_several_rows_beside_the_details(
     window.resize(1440, 880)
     pane: ExperimentsPane = window.experiments  # type: ignore[attr-defined]
     window.menu("Run").actions()[-1].trigger()
-    pane.show_results(results)
+    shown(pane, results)
     table = pane.table
     last_seen = table.rowAt(table.viewport().height() - 1)
     assert last_seen == -1 or last_seen >= 3, last_seen
@@ -172,7 +179,7 @@ def test_two_experiments_compared_leave_the_panes_beside_their_width(
     pane: ExperimentsPane = window.experiments  # type: ignore[attr-defined]
     window.menu("Run").actions()[-1].trigger()
     least = pane.minimumSizeHint().width()
-    pane.show_results(after, before)
+    shown(pane, after, before)
     assert "before:" in pane.summary.text()
     assert pane.minimumSizeHint().width() == least, "the summary wraps, the dock is no wider for it"
 
@@ -186,7 +193,7 @@ def test_two_experiments_compared_take_two_short_lines_and_the_buttons_two_rows(
     window = open_window(doc)
     pane: ExperimentsPane = window.experiments  # type: ignore[attr-defined]
     window.menu("Run").actions()[-1].trigger()
-    pane.show_results(after, before)
+    shown(pane, after, before)
     assert pane.summary.text().count("<br>") == 1
     assert "inputs" not in pane.summary.text()
     assert "finished" not in pane.summary.text()
@@ -217,7 +224,7 @@ def test_compare_with_waits_for_an_experiment_and_the_dialogs_start_beside_the_f
     results = tmp_path / "results"
     results.mkdir()
     moved = after.rename(results / after.name)
-    pane.show_results(moved)
+    shown(pane, moved)
     assert pane.compare_button.isEnabled()
     pane.compare_button.click()
     assert folders == [str(tmp_path), str(tmp_path), str(results)]
@@ -243,7 +250,7 @@ def test_results_naming_their_runs_relatively_find_them_beside_the_results_file(
 
     window = open_window(doc)
     pane: ExperimentsPane = window.experiments  # type: ignore[attr-defined]
-    pane.show_results(results)
+    shown(pane, results)
     pane.watch_edit.setText("†state.sum")
     pane.add_watch_from_edit()
     assert pane.model.text(0, 7) == "3"
@@ -341,7 +348,7 @@ def test_the_dataset_and_the_results_shown_follow_the_document(
     pane: ExperimentsPane = window.experiments  # type: ignore[attr-defined]
     assert pane.dataset_label.text() == "first.json: no dataset"
     pane.set_dataset(data)
-    pane.show_results(results)
+    shown(pane, results)
     pane.add_watch("†state.sum")
     assert pane.dataset_label.text() == "first.json over data.jsonl"
 
@@ -358,10 +365,41 @@ def test_the_dataset_and_the_results_shown_follow_the_document(
     qtbot.waitUntil(lambda: window.session.path == first)
     assert pane.dataset == data
     assert pane.run_button.isEnabled()
+    qtbot.waitUntil(lambda: pane.model.after is not None)  # read on the pane's reader
     assert pane.model.after is not None
     assert pane.model.after.path == results
     assert pane.model.watches == ["†state.sum"]
     assert pane.dataset_label.text() == "first.json over data.jsonl"
+
+
+def test_opening_a_document_reads_its_results_off_the_gui_thread_and_says_so_meanwhile(
+        qtbot: Any, open_window: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The results a document kept were read on the GUI thread as it opened: a big file held the window. They are
+    read on the pane's reader: the document is open and the pane says it is reading them (no rows yet, none of
+    the document before) until they come."""
+    doc = agent(tmp_path / "agent.json", "Add the numbers.")
+    other = agent(tmp_path / "other.json", "Add the numbers.")
+    results = tmp_path / "data.results.jsonl"
+    results.write_text(json.dumps({"id": "one", "status": "finished", "passed": True, "output": {"total": 3}}) + "\n")
+    window = open_window(doc)
+    pane: ExperimentsPane = window.experiments  # type: ignore[attr-defined]
+    shown(pane, results)
+    window.files.open_path(other)
+    qtbot.waitUntil(lambda: window.session.path == other)
+    read = threading.Event()
+    on_main = threads_of(monkeypatch, experiments_ui, "read_results")
+    wait = experiments_ui.read_results
+    monkeypatch.setattr(experiments_ui, "read_results", lambda path: (read.wait(10), wait(path))[1])
+
+    window.files.open_path(doc)
+    qtbot.waitUntil(lambda: window.session.path == doc)
+    assert len(window.session.document.context) > 0  # the document itself is open
+    assert pane.summary.text() == "Reading data.results.jsonl…"
+    assert pane.model.rowCount() == 0
+    read.set()
+    qtbot.waitUntil(lambda: pane.model.rowCount() == 1)
+    assert "100% passed" in pane.summary.text()
+    assert on_main == [False]
 
 
 def test_save_as_renames_the_document_the_pane_names(qtbot: Any, open_window: Any, tmp_path: Path) -> None:
@@ -405,7 +443,7 @@ def test_a_run_that_ends_after_its_document_was_left_keeps_its_results_with_that
     window, pane = ready_to_run(open_window, tmp_path, fake_llm)
     first = window.session.path
     pane.set_dataset(data)
-    pane.show_results(earlier)
+    shown(pane, earlier)
     (tmp_path / "other").mkdir()
     second = agent(tmp_path / "other" / "second.json", "Add the numbers.")
     with qtbot.waitSignal(pane.finished, timeout=30000):
@@ -419,6 +457,7 @@ def test_a_run_that_ends_after_its_document_was_left_keeps_its_results_with_that
 
     window.files.open_path(first)
     qtbot.waitUntil(lambda: window.session.path == first)
+    qtbot.waitUntil(lambda: pane.model.after is not None)  # read on the pane's reader
     assert pane.model.after is not None
     assert pane.model.after.path.name.startswith("data.")
     assert pane.model.after.path.suffix == ".jsonl"
