@@ -115,7 +115,12 @@ class TurnDialog(QDialog):
         self.editor.setPlaceholderText('{"calls": [{"_tool": "…"}], "output": null}')
         self.problems = QListWidget()
         self.problems.setMaximumHeight(110)
-        self.problems.setToolTip("Click a problem to select its place in the turn")
+        self.problems.setToolTip("A problem chosen (a click, or the arrow keys) selects its place in the turn; a "
+                                 "click goes there to correct it")
+        # The keys choose as the mouse does; the focus stays in the list, so that the next arrow goes on and Enter
+        # reaches the dialog's default button. Only the user's choice: a list filled again while typing selects nothing.
+        self.problems.currentItemChanged.connect(
+            lambda item, _: self.select_place(item) if item is not None and self.problems.hasFocus() else None)
         self.problems.itemClicked.connect(self.show_place)
         self.schema = LinesView("Composing the request…")
         self.messages = LinesView("Composing the request…")
@@ -267,18 +272,22 @@ class TurnDialog(QDialog):
                 f" ({counted(len(found), 'warning')})." if found else "."))
         return found
 
-    def show_place(self, item: QListWidgetItem) -> None:
-        """Select in the text the value a problem is about (its JSON path), or go to its line and column."""
-        where = str(item.data(Qt.ItemDataRole.UserRole))
-        text = self.editor.toPlainText()
-        span = place_of(text, where)
+    def select_place(self, item: QListWidgetItem) -> bool:
+        """Select in the text the value a problem is about (its JSON path), or go to its line and column; False
+        when the text no longer has it."""
+        span = place_of(self.editor.toPlainText(), str(item.data(Qt.ItemDataRole.UserRole)))
         if span is None:
-            return
+            return False
         cursor = self.editor.textCursor()
         cursor.setPosition(span[0])
         cursor.setPosition(span[1], QTextCursor.MoveMode.KeepAnchor)
         self.editor.setTextCursor(cursor)
-        self.editor.setFocus()
+        return True
+
+    def show_place(self, item: QListWidgetItem) -> None:
+        """A problem clicked: its place selected, and the text's caret there to correct it."""
+        if self.select_place(item):
+            self.editor.setFocus()
 
     # -- taking it -------------------------------------------------------------------------------------
 
@@ -403,6 +412,8 @@ def place_of(text: str, where: str) -> tuple[int, int] | None:
     decoder = json.JSONDecoder()
     try:
         position = _skip(text, 0)
+        if parts[:1] == ("calls",) and text[position:position + 1] == "[":  # a turn typed as its calls alone
+            parts = parts[1:]
         for part in parts:
             position = _member(text, position, part, decoder)
         _value, end = decoder.raw_decode(text, position)

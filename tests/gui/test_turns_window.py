@@ -686,3 +686,37 @@ def test_tab_skips_the_empty_problem_list_and_follows_the_screen(qtbot: Any, win
     assert problems(dialog)
     assert tab_walk(qtbot, dialog) == ["problems", *after]
     dialog.close()
+
+
+def test_the_arrows_in_the_problem_list_select_each_place_and_enter_takes_the_turn(
+        qtbot: Any, window: MainWindow) -> None:
+    """A problem's place in the text was selected by a click only; the arrows in the list moved through the problems
+    and selected nothing. Tab into the list selects the first one's place, Down the next one's, the focus staying in
+    the list; Enter there is the dialog's: Take Turn (warnings only), nothing while it is off (an error). A turn
+    typed as its list of calls has its places found too (`$.calls[1]` is its second item)."""
+    run_the_tick(qtbot, window)
+    dialog = open_turn(qtbot, window)
+    type_turn(qtbot, dialog, {"calls": [{"_tool": "note", "text": 5}], "output": None})
+    assert len(problems(dialog)) == 1
+    qtbot.keyClick(dialog.editor, Qt.Key.Key_Tab)
+    assert dialog.problems.hasFocus()
+    assert dialog.editor.textCursor().selectedText() == "5"
+    qtbot.keyClick(dialog.problems, Qt.Key.Key_Return)
+    assert dialog.isVisible()  # Take Turn is off: nothing taken, the dialog stays
+    assert dialog.problems.hasFocus()
+
+    type_turn(qtbot, dialog, [{"_tool": "sendFax"}, {"_tool": "nope"}])  # the turn as its calls alone
+    assert [text.split(":")[0] for text in problems(dialog)] == ["$.calls[0]._tool", "$.calls[1]._tool"]
+    assert dialog.take_button.isEnabled()
+    assert not dialog.editor.textCursor().hasSelection()  # the list filled again while typing selects nothing
+    qtbot.keyClick(dialog.editor, Qt.Key.Key_Tab)
+    assert dialog.editor.textCursor().selectedText() == '"sendFax"'
+    qtbot.keyClick(dialog.problems, Qt.Key.Key_Down)
+    assert dialog.problems.hasFocus()
+    assert dialog.editor.textCursor().selectedText() == '"nope"'
+    qtbot.keyClick(dialog.problems, Qt.Key.Key_Up)
+    assert dialog.editor.textCursor().selectedText() == '"sendFax"'
+    before = len(window.context())
+    qtbot.keyClick(dialog.problems, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: not dialog.isVisible())
+    assert window.context()[before]["type"] == "plan"
