@@ -89,35 +89,45 @@ class FilesUI(QObject):
             start = path  # back to the dialog, the name as typed
 
     def save_name(self, path: str, chosen: str) -> str | None:
-        """The name `path` typed in the save dialog with the filter `chosen` is saved under (None: ask again).
+        """The name `path` typed in the Save As dialog with the filter `chosen` is saved under (None: ask again): a
+        context's suffix, the filter's added (`name_to_save`), or any with All files chosen."""
+        return self.name_to_save(path, SUFFIXES, ".jsonl" if chosen.startswith("JSON Lines") else ".json",
+                                 as_typed=chosen.startswith("All files"))
 
-        The suffix decides the format and Qt's dialog adds none: a bare name takes the filter's; another suffix than
-        a context's (`ts.py`, mostly a slip) is asked about unless All files was chosen. Qt asked before replacing the
-        name typed, not one made longer here."""
+    def name_to_save(self, path: str, suffixes: tuple[str, ...], added: str, *, as_typed: bool = False,
+                     title: str = "Save as") -> str | None:
+        """The name a file typed as `path` in a save dialog (Save As, Export) is written under; None: show the dialog
+        again.
+
+        The suffix decides the format and Qt's dialog adds none: a bare name takes `added`; another suffix than
+        `suffixes` (`ts.py`, mostly a slip) is asked about unless `as_typed` (All files chosen). Qt asked before
+        replacing the name typed, not one made longer here."""
         suffix = Path(path).suffix.lower()
-        if suffix in SUFFIXES or (suffix and chosen.startswith("All files")):
+        if suffix in suffixes or (suffix and as_typed):
             return path
-        named = path + (".jsonl" if chosen.startswith("JSON Lines") else ".json")
+        named = path + added
         if suffix:
-            answer = self.ask_suffix(path, named)
+            answer = self.ask_suffix(path, named, suffixes, title)
             if answer != ADD:
                 return path if answer == KEEP else None
-        if Path(named).exists() and not self.ask_replace(named):
+        if Path(named).exists() and not self.ask_replace(named, title):
             return None
         return named
 
-    def ask_suffix(self, path: str, named: str) -> str:
-        """ADD (save as `named`), KEEP (as `path`, written as JSON) or CANCEL for a name that is not a context's."""
-        box = self.suffix_question(path, named)
+    def ask_suffix(self, path: str, named: str, suffixes: tuple[str, ...] = SUFFIXES, title: str = "Save as") -> str:
+        """ADD (save as `named`), KEEP (as `path`, written all the same) or CANCEL for a name without a suffix of
+        `suffixes`."""
+        box = self.suffix_question(path, named, suffixes, title)
         box.exec()
         return self.suffix_answer(box, box.clickedButton())
 
-    def suffix_question(self, path: str, named: str) -> QMessageBox:
+    def suffix_question(self, path: str, named: str, suffixes: tuple[str, ...] = SUFFIXES,
+                        title: str = "Save as") -> QMessageBox:
         name, longer = Path(path).name, Path(named).name
-        box = Question(QMessageBox.Icon.Warning, "Save as",
-                       f"<p><b>{name}</b> does not end in .json or .jsonl. Save it as <b>{longer}</b>?</p>"
-                       f"<p>Kept as {name}, it is written as JSON, and Open lists it only under All files.</p>",
-                       QMessageBox.StandardButton.Cancel, self.window)
+        box = Question(QMessageBox.Icon.Warning, title,
+                       f"<p><b>{name}</b> does not end in {' or '.join(suffixes)}. Save it as <b>{longer}</b>?</p>"
+                       f"<p>Kept as {name}, it is written as JSON all the same, and the file dialogs list it only "
+                       "under All files.</p>", QMessageBox.StandardButton.Cancel, self.window)
         box.setDefaultButton(box.addButton(f"&Add {Path(named).suffix}", QMessageBox.ButtonRole.AcceptRole))
         box.addButton(f"&Keep {name}", QMessageBox.ButtonRole.DestructiveRole)
         return box
@@ -128,9 +138,9 @@ class FilesUI(QObject):
         role = box.buttonRole(clicked) if clicked is not None else QMessageBox.ButtonRole.RejectRole
         return {QMessageBox.ButtonRole.AcceptRole: ADD, QMessageBox.ButtonRole.DestructiveRole: KEEP}.get(role, CANCEL)
 
-    def ask_replace(self, path: str) -> bool:
+    def ask_replace(self, path: str, title: str = "Save as") -> bool:
         """Whether to replace the file `path` (the name became it after the save dialog, which asked about another)."""
-        box = Question(QMessageBox.Icon.Warning, "Save as", f"<p><b>{Path(path).name}</b> already exists. "
+        box = Question(QMessageBox.Icon.Warning, title, f"<p><b>{Path(path).name}</b> already exists. "
                        "Do you want to replace it?</p>", QMessageBox.StandardButton.Cancel, self.window)
         replace = box.addButton("&Replace", QMessageBox.ButtonRole.AcceptRole)
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)

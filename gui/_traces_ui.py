@@ -174,25 +174,32 @@ class TracesUI(QObject):
         return dialog.choice() if dialog.exec() == QDialog.DialogCode.Accepted else None
 
     def ask_export_target(self) -> tuple[str, str] | None:
-        """("otlp-json" or "openai", the path), or None when cancelled."""
-        dialog = self.export_file_dialog()
-        accepted = dialog.exec() == QDialog.DialogCode.Accepted
-        paths, chosen = dialog.selectedFiles(), dialog.selectedNameFilter()
-        dialog.deleteLater()
-        if not accepted or not paths:
-            return None
-        path = paths[0]
-        named = path if Path(path).suffix else path + ".json"  # both are JSON; Qt's own dialog adds no suffix
-        return ("openai" if chosen == OPENAI else "otlp-json"), named
+        """("otlp-json" or "openai", the path), or None when cancelled. Both formats are JSON: a bare name takes
+        `.json`, another suffix is asked about as Save As asks (`FilesUI.name_to_save`; Cancel: the dialog again)."""
+        typed: str | None = None
+        chosen = OTLP
+        while True:
+            dialog = self.export_file_dialog(typed, chosen)
+            accepted = dialog.exec() == QDialog.DialogCode.Accepted
+            paths, chosen = dialog.selectedFiles(), dialog.selectedNameFilter()
+            dialog.deleteLater()
+            if not accepted or not paths:
+                return None
+            typed = paths[0]
+            named = self.window.files.name_to_save(typed, (".json",), ".json", title="Export")
+            if named is not None:
+                return ("openai" if chosen == OPENAI else "otlp-json"), named
 
-    def export_file_dialog(self) -> QFileDialog:
-        """The save dialog, its name suggested beside the document (`<stem>.otlp.json`); choosing the other format
-        changes a suggested name to that format's, never a name the user typed."""
+    def export_file_dialog(self, typed: str | None = None, form: str = OTLP) -> QFileDialog:
+        """The save dialog, its name suggested beside the document (`<stem>.otlp.json`), or the name `typed` and the
+        format `form` chosen before; choosing the other format changes a suggested name to that format's, never a name
+        the user typed."""
         stem = self.window.session.name
         suggested = {OTLP: f"{stem}.otlp.json", OPENAI: f"{stem}.openai.json"}
         dialog = QFileDialog(self.window.window(), "Export", self.window.files.folder(), f"{OTLP};;{OPENAI}")
         dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
-        dialog.selectFile(suggested[OTLP])
+        dialog.selectNameFilter(form)
+        dialog.selectFile(typed if typed is not None else suggested[form])
 
         def chosen(name_filter: str) -> None:
             typed = dialog.selectedFiles()

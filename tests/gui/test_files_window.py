@@ -158,13 +158,13 @@ def test_a_name_with_another_suffix_is_asked_about(open_window: Any, tmp_path: P
                         lambda parent, title, start, filters: (starts.append(start),
                                                                (next(typed), "Contexts (*.json *.jsonl)"))[1])
     asked: list[tuple[str, str]] = []
-    window.files.ask_suffix = lambda path, named: (asked.append((Path(path).name, Path(named).name)), answer)[1]
+    window.files.ask_suffix = lambda path, named, *_: (asked.append((Path(path).name, Path(named).name)), answer)[1]
     assert window.files.ask_save_path() == (None if saved is None else str(tmp_path / saved))
     assert asked == [("ts.py", "ts.py.json")]
     assert starts[1:] == ([str(tmp_path / "ts.py")] if saved is None else [])
     assert window.files.save_name(str(tmp_path / "ts.py"), "All files (*)") == str(tmp_path / "ts.py")
     assert len(asked) == 1
-    window.files.ask_suffix = lambda path, named: (asked.append((Path(path).name, Path(named).name)), "add")[1]
+    window.files.ask_suffix = lambda path, named, *_: (asked.append((Path(path).name, Path(named).name)), "add")[1]
     assert window.files.save_name(str(tmp_path / "ts.py"), "JSON Lines (*.jsonl)") == str(tmp_path / "ts.py.jsonl")
     assert asked[1:] == [("ts.py", "ts.py.jsonl")]
 
@@ -175,11 +175,11 @@ def test_a_name_made_longer_is_not_written_over_unasked(open_window: Any, tmp_pa
     window = open_window(None)
     (tmp_path / "doc.json").write_text("[]")
     asked: list[str] = []
-    window.files.ask_replace = lambda path: (asked.append(Path(path).name), False)[1]
+    window.files.ask_replace = lambda path, *_: (asked.append(Path(path).name), False)[1]
     assert window.files.save_name(str(tmp_path / "doc"), "JSON (*.json)") is None
     assert window.files.save_name(str(tmp_path / "new"), "JSON (*.json)") == str(tmp_path / "new.json")
     assert asked == ["doc.json"]
-    window.files.ask_replace = lambda path: True
+    window.files.ask_replace = lambda path, *_: True
     assert window.files.save_name(str(tmp_path / "doc"), "JSON (*.json)") == str(tmp_path / "doc.json")
 
 

@@ -306,6 +306,37 @@ def test_an_export_named_without_a_suffix_is_a_json_file(open_window: Any, tmp_p
     assert window.traces.ask_export_target() == ("otlp-json", str(tmp_path / "trace.json"))  # type: ignore[attr-defined]
 
 
+@pytest.mark.parametrize(("answer", "exported"), [("add", "trace.py.json"), ("keep", "trace.py"), ("cancel", None)])
+def test_an_export_named_with_another_suffix_is_asked_about_as_save_as_asks(
+        open_window: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, answer: str, exported: str | None) -> None:
+    """Export took a typed `trace.py` as it was (Save As asks): the same question now, by the same piece — Add .json,
+    Keep trace.py, or Cancel, which shows the dialog again with the name and the format as chosen."""
+    window = open_window(None)
+    shown: list[tuple[str, str]] = []
+    typed = iter([(str(tmp_path / "trace.py"), True), ("", False)])
+
+    def typing(dialog: QFileDialog) -> QDialog.DialogCode:
+        shown.append((Path(dialog.selectedFiles()[0]).name, dialog.selectedNameFilter()))
+        name, accepted = next(typed)
+        dialog.selectNameFilter(traces_ui.OPENAI)
+        if name:
+            dialog.selectFile(name)
+        return QDialog.DialogCode.Accepted if accepted else QDialog.DialogCode.Rejected
+
+    monkeypatch.setattr(traces_ui.QFileDialog, "exec", typing)
+    asked: list[tuple[str, str, tuple[str, ...], str]] = []
+    window.files.ask_suffix = lambda *question: (asked.append((Path(question[0]).name, Path(question[1]).name,
+                                                               *question[2:])), answer)[1]
+    target = window.traces.ask_export_target()  # type: ignore[attr-defined]
+    assert target == (None if exported is None else ("openai", str(tmp_path / exported)))
+    assert asked == [("trace.py", "trace.py.json", (".json",), "Export")]
+    assert shown[1:] == ([("trace.py", traces_ui.OPENAI)] if exported is None else [])
+    box = window.files.suffix_question(str(tmp_path / "trace.py"), str(tmp_path / "trace.py.json"), (".json",),
+                                       "Export")
+    assert "<b>trace.py</b> does not end in .json. Save it as <b>trace.py.json</b>?" in box.text()
+    assert box.windowTitle() == "Export"
+
+
 def test_export_suggests_a_name_beside_the_document_for_the_format_chosen(
         qtbot: Any, open_window: Any, tmp_path: Path) -> None:
     """File → Export…'s name box started empty: it suggests `<stem>.otlp.json` beside the document, and
