@@ -9,8 +9,10 @@ from PySide6.QtGui import (
     QAction,
     QBrush,
     QColor,
+    QFocusEvent,
     QFont,
     QFontMetrics,
+    QKeyEvent,
     QKeySequence,
     QPainter,
     QPainterPath,
@@ -51,11 +53,13 @@ def _colour(role: QPalette.ColorRole) -> QColor:
 
 
 class CallNode(QGraphicsItem):
-    """One call: its tool, number and status; a click selects the call."""
+    """One call: its tool, number and status; a click selects the call. The selected call's node is drawn with a
+    thick border (`chosen`), and a dotted frame round it while the graph has the keys."""
 
     def __init__(self, call: CallPlan, status: Status, in_cycle: bool, on_click: Callable[[int], None]) -> None:
         super().__init__()
         self.call, self.status, self.in_cycle = call, status, in_cycle
+        self.chosen = False
         self._on_click = on_click
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.setAcceptHoverEvents(True)
@@ -70,9 +74,17 @@ class CallNode(QGraphicsItem):
         fill.setAlpha(32)
         border = QColor(CYCLE_COLOUR) if self.in_cycle else colour
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        painter.setPen(QPen(border, 3.0 if self.in_cycle or self.isSelected() else 1.6))
+        painter.setPen(QPen(border, 3.0 if self.in_cycle or self.chosen else 1.6))
         painter.setBrush(_colour(QPalette.ColorRole.Base))
         rect = QRectF(0, 0, NODE_W, NODE_H)
+        view = widget.parentWidget() if widget is not None else None
+        if self.chosen and view is not None and view.hasFocus():
+            frame = QPen(_colour(QPalette.ColorRole.Highlight), 1.4, Qt.PenStyle.DotLine)
+            painter.save()
+            painter.setPen(frame)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRoundedRect(rect.adjusted(-1, -1, 1, 1), 9, 9)
+            painter.restore()
         painter.drawRoundedRect(rect, 8, 8)
         painter.setBrush(fill)
         painter.drawRoundedRect(rect, 8, 8)
@@ -100,7 +112,9 @@ class CallNode(QGraphicsItem):
 
 
 class PlanGraphView(QGraphicsView):
-    """Draws a `PlanGraph`; `callClicked(call index)` when a node is clicked."""
+    """Draws a `PlanGraph`; `callClicked(call index)` when a node is clicked, or chosen by the keys: the arrows go
+    from the selected call to the next one along the data flow (Left, Right: the layer before or after, at about the
+    same height) or within its layer (Up, Down); Home and End to the first and the last call drawn."""
 
     callClicked = Signal(int)
 
@@ -119,6 +133,8 @@ class PlanGraphView(QGraphicsView):
         self.repainted = 0
         self.edge_items: list[tuple[Edge, QGraphicsPathItem]] = []
         self._zoomed = False  # the user chose a zoom: keep it (until Ctrl+0) instead of fitting on resize
+        self.chosen: int | None = None  # the selected call (`choose`), drawn and moved from by the keys
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         zooms: list[tuple[str, str, list[QKeySequence], Callable[[], None]]] = [
             ("zoom_in", "Zoom In", [QKeySequence(QKeySequence.StandardKey.ZoomIn), QKeySequence("Ctrl+=")],
              self.zoom_in),
@@ -160,6 +176,7 @@ class PlanGraphView(QGraphicsView):
             for row, node in enumerate(layer):
                 item = CallNode(by_index[node], statuses[node], graph.in_cycle(node), self.callClicked.emit)
                 item.setPos(column * (NODE_W + LAYER_GAP), row * (NODE_H + ROW_GAP))
+                item.chosen = node == self.chosen
                 scene.addItem(item)
                 self.nodes[node] = item
         ports = self._ports(graph.edges)
@@ -257,6 +274,61 @@ class PlanGraphView(QGraphicsView):
         label.setPos(anchor + QPointF(-label.boundingRect().width() / 2, -18))
         self.scene().addItem(label)
         self.edge_items.append((edge, item))
+
+    def choose(self, call: int | None) -> None:
+        """Draw `call` (the Calls panel's selected call) as the selected one, in sight."""
+        for index in (self.chosen, call):
+            node = self.nodes.get(index) if index is not None else None
+            if node is not None:
+                node.chosen = index == call
+                node.update()
+        self.chosen = call
+        node = self.nodes.get(call) if call is not None else None
+        if node is not None:
+            self.ensureVisible(node, 20, 20)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        moved = self._next(Qt.Key(event.key())) if not event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier \
+            else None
+        if moved is None:
+            super().keyPressEvent(event)
+            return
+        event.accept()
+        self.choose(moved)
+        self.callClicked.emit(moved)
+
+    def _next(self, key: Qt.Key) -> int | None:
+        """The call the key goes to from the chosen one (from none: the first); None when the key does not move."""
+        layers = [layer for layer in (self.graph.layers if self.graph is not None else ()) if layer]
+        where = {node: (column, row) for column, layer in enumerate(layers) for row, node in enumerate(layer)}
+        moves = (Qt.Key.Key_Left, Qt.Key.Key_Right, Qt.Key.Key_Up, Qt.Key.Key_Down, Qt.Key.Key_Home, Qt.Key.Key_End,
+                 Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space)
+        if not layers or key not in moves:
+            return None
+        if key == Qt.Key.Key_End:
+            return layers[-1][-1]
+        if self.chosen not in where or key == Qt.Key.Key_Home:
+            return layers[0][0]
+        column, row = where[self.chosen]
+        if key in (Qt.Key.Key_Left, Qt.Key.Key_Right):
+            column = min(max(column + (1 if key == Qt.Key.Key_Right else -1), 0), len(layers) - 1)
+        elif key in (Qt.Key.Key_Up, Qt.Key.Key_Down):
+            row += 1 if key == Qt.Key.Key_Down else -1
+        layer = layers[column]
+        return layer[min(max(row, 0), len(layer) - 1)]
+
+    def focusInEvent(self, event: QFocusEvent) -> None:
+        super().focusInEvent(event)
+        self._frame_chosen()
+
+    def focusOutEvent(self, event: QFocusEvent) -> None:
+        super().focusOutEvent(event)
+        self._frame_chosen()
+
+    def _frame_chosen(self) -> None:
+        node = self.nodes.get(self.chosen) if self.chosen is not None else None
+        if node is not None:
+            node.update()
 
     def fit(self) -> None:
         """Show the whole plan at its natural size, shrinking a large one but never below `READABLE`

@@ -267,6 +267,7 @@ def install_inspector(window: Workbench) -> Inspector:
     panel.view.callSelected.connect(lambda _row: docks["Call inspector"].raise_())
     panel.view.callSelected.connect(wiring.show_call)
     parts.graph.callClicked.connect(wiring.select_call)
+    panel.view.callSelected.connect(parts.graph.choose)  # the graph shows the selected call; its keys go from it
     parts.audit.callActivated.connect(wiring.select_call)
     parts.inspector.sourceActivated.connect(window.document.select_message)
     window.document.messageSelected.connect(wiring.show_message)

@@ -552,3 +552,25 @@ def test_enter_on_a_state_row_or_a_watch_selects_the_message_that_set_it(qtbot: 
     table.setCurrentIndex(table.model().index(0, 0))
     qtbot.keyClick(table, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: window.selected_message() == 2)
+
+
+def test_the_plan_graphs_arrows_select_the_call_in_the_calls_panel_and_follow_it(qtbot: Any, refund: MainWindow) -> None:
+    """The plan graph's nodes were chosen by the mouse only. Alt+8, then the arrows go from the call selected in the
+    Calls panel along the graph, and each one they reach is the Calls panel's selected call (the Call inspector shows
+    it) while the keys stay in the graph; a call selected in the Calls panel is the one the graph draws chosen."""
+    graph = refund.inspector.graph  # type: ignore[attr-defined]
+    view = refund.inspector.panel.view  # type: ignore[attr-defined]
+    view.select_call(1)
+    assert graph.chosen == 1
+    refund.timeline.filter_box.setFocus()
+    qtbot.waitUntil(refund.timeline.filter_box.hasFocus)
+    qtbot.keyClick(refund.timeline.filter_box, Qt.Key.Key_8, Qt.KeyboardModifier.AltModifier)
+    qtbot.waitUntil(graph.hasFocus)
+    qtbot.waitUntil(lambda: graph.graph is not None and bool(graph.nodes))
+    qtbot.keyClick(graph, Qt.Key.Key_Down)  # logStep (#1) → issueRefund (#3), in the same layer
+    assert view.currentIndex().row() == 3
+    assert graph.hasFocus()
+    qtbot.keyClick(graph, Qt.Key.Key_Right)  # along the data flow: checkEligibility (#2)
+    assert view.currentIndex().row() == 2
+    assert graph.nodes[2].chosen and not graph.nodes[3].chosen
+    assert graph.hasFocus()

@@ -76,6 +76,40 @@ def test_clicking_a_node_selects_its_call(qtbot: Any, examples: Path) -> None:
     assert clicked.args == [2]
 
 
+def test_the_keys_choose_a_node_as_a_click_does(qtbot: Any, examples: Path) -> None:
+    """Nodes were chosen by the mouse only. With the graph's focus, the first arrow chooses the first call; Down and
+    Up go through a layer, Right and Left along the data flow (to the layer's nearest row), Home and End to the
+    first and last call, Enter the chosen one again: each emits the call as a click does, draws it chosen (the
+    others not) and scrolls it into sight. Ctrl+arrows stay the view's."""
+    execution = Execution(load_document(examples / "refund_workflow.json"))
+    view = PlanGraphView()
+    qtbot.addWidget(view)
+    view.resize(240, 120)  # less than a layer: the chosen node must be scrolled to
+    view.show()
+    view.show_plan(execution.plans, [state.status for state in execution.states])
+    assert view.graph is not None
+    assert view.graph.layers == ((0, 1, 3, 4), (2,))
+    view.setFocus()
+    qtbot.waitUntil(view.hasFocus)
+    emitted: list[int] = []
+    view.callClicked.connect(emitted.append)
+    keys = [Qt.Key.Key_Down, Qt.Key.Key_Down, Qt.Key.Key_Down, Qt.Key.Key_Right, Qt.Key.Key_Left, Qt.Key.Key_Up,
+            Qt.Key.Key_End, Qt.Key.Key_Home, Qt.Key.Key_Return, Qt.Key.Key_Up]
+    for key in keys:
+        qtbot.keyClick(view, key)
+        chosen = emitted[-1]
+        assert [index for index, node in view.nodes.items() if node.chosen] == [chosen]
+        centre = view.mapFromScene(view.nodes[chosen].sceneBoundingRect().center())
+        assert view.viewport().rect().contains(centre), (key, chosen)
+    assert emitted == [0, 1, 3, 2, 0, 0, 2, 0, 0, 0]
+    qtbot.keyClick(view, Qt.Key.Key_Right, Qt.KeyboardModifier.ControlModifier)
+    assert len(emitted) == len(keys)
+    view.choose(3)  # the Calls panel's selection
+    assert [index for index, node in view.nodes.items() if node.chosen] == [3]
+    qtbot.keyClick(view, Qt.Key.Key_Right)
+    assert emitted[-1] == 2
+
+
 @pytest.fixture
 def refund_graph(qtbot: Any, examples: Path) -> Iterator[PlanGraphView]:
     """The refund plan's graph in a view as small as the docked pane at its default size."""
