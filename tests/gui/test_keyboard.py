@@ -554,7 +554,8 @@ def test_enter_on_a_state_row_or_a_watch_selects_the_message_that_set_it(qtbot: 
     qtbot.waitUntil(lambda: window.selected_message() == 2)
 
 
-def test_the_plan_graphs_arrows_select_the_call_in_the_calls_panel_and_follow_it(qtbot: Any, refund: MainWindow) -> None:
+def test_the_plan_graphs_arrows_select_the_call_in_the_calls_panel_and_follow_it(
+        qtbot: Any, refund: MainWindow) -> None:
     """The plan graph's nodes were chosen by the mouse only. Alt+8, then the arrows go from the call selected in the
     Calls panel along the graph, and each one they reach is the Calls panel's selected call (the Call inspector shows
     it) while the keys stay in the graph; a call selected in the Calls panel is the one the graph draws chosen."""
@@ -572,5 +573,6 @@ def test_the_plan_graphs_arrows_select_the_call_in_the_calls_panel_and_follow_it
     assert graph.hasFocus()
     qtbot.keyClick(graph, Qt.Key.Key_Right)  # along the data flow: checkEligibility (#2)
     assert view.currentIndex().row() == 2
-    assert graph.nodes[2].chosen and not graph.nodes[3].chosen
+    assert graph.nodes[2].chosen
+    assert not graph.nodes[3].chosen
     assert graph.hasFocus()
