@@ -11,8 +11,9 @@ from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QApplication, QDockWidget, QLineEdit, QToolBar
 
 from ._help import show_about, show_help
+from ._icons import icon
 from ._request_schema import edit_request_schema
-from ._theme import THEMES, icon
+from ._theme import THEMES
 
 if TYPE_CHECKING:
     from ._window import MainWindow

@@ -8,7 +8,7 @@ from PySide6.QtCore import QEvent, QRectF
 from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QToolButton, QWidget
 
-from ._theme import icon
+from ._icons import icon
 from ._touches import dark
 
 # (fill, edge, text) on a light and on a dark palette

@@ -1,23 +1,19 @@
-"""Icons from resources/icons and the light and dark palettes (following the system unless overridden)."""
+"""The message types' icons and colours, and the light and dark palettes (following the system unless
+overridden)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Sequence
-from functools import cache
 
 import shiboken6
-from PySide6.QtCore import QEvent, QObject, QRect, QSize, Qt, QTimer
-from PySide6.QtGui import QColor, QGuiApplication, QIcon, QIconEngine, QPainter, QPalette, QPixmap
-from PySide6.QtSvg import QSvgRenderer
-from PySide6.QtWidgets import QAbstractScrollArea, QApplication, QStyleOption, QWidget
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPalette
+from PySide6.QtWidgets import QAbstractScrollArea, QApplication, QWidget
 
-from contextdeck import resources
-
+from ._icons import icon
 from ._slices import slices
 from ._touches import Touches
-
-ICONS = resources.path("icons")
 
 THEMES = ("system", "light", "dark")
 AFTER_PAINT_S = 0.1  # in a loop that does not say when its turns begin, the next part this long after a paint
@@ -29,66 +25,6 @@ _DUE = "contextdeck_palette_due"  # a window's property: it takes the applicatio
 # Message types that have their own icon; any other kind of data uses the generic data icon.
 _TYPE_ICONS = {"text": "msg-text", "system": "msg-text", "input": "msg-input", "state": "msg-state",
                "tool": "msg-tool", "plan": "msg-plan", "error": "msg-error", "data": "msg-data"}
-
-
-# The icons' neutral stroke, drawn as is on a light palette and lighter on a dark one (as the slate of the light
-# palette it was against the dark background, hard to tell from a disabled icon).
-NEUTRAL, NEUTRAL_ON_DARK = "#64748b", "#b4bcc8"
-
-
-@cache
-def icon(name: str) -> QIcon:
-    """The SVG icon `resources/icons/<name>.svg` (an empty icon when there is none); its neutral strokes follow the
-    palette as it is when painted (`_PaletteIcon`)."""
-    path = ICONS / f"{name}.svg"
-    if not path.exists():
-        return QIcon()
-    svg = path.read_bytes()
-    return QIcon(_PaletteIcon(svg)) if NEUTRAL.encode() in svg else QIcon(str(path))
-
-
-class _PaletteIcon(QIconEngine):
-    """An SVG icon drawn with its neutral stroke in the palette's shade (light or dark, read at each paint: a theme
-    switch needs nothing more); disabled, as the style makes any icon disabled."""
-
-    def __init__(self, svg: bytes) -> None:
-        super().__init__()
-        self.svg = svg
-        self._drawn: dict[tuple[bool, int, int, float, QIcon.Mode], QPixmap] = {}
-
-    def clone(self) -> QIconEngine:
-        return _PaletteIcon(self.svg)
-
-    def pixmap(self, size: QSize, mode: QIcon.Mode, state: QIcon.State) -> QPixmap:
-        return self.scaledPixmap(size, mode, state, 1.0)
-
-    def scaledPixmap(self, size: QSize, mode: QIcon.Mode, state: QIcon.State, scale: float) -> QPixmap:
-        palette = QGuiApplication.palette()
-        dark = palette.color(QPalette.ColorRole.Window).lightness() < 128
-        key = (dark, size.width(), size.height(), scale, mode)
-        drawn = self._drawn.get(key)
-        if drawn is None:
-            drawn = self._drawn[key] = self._draw(size, scale, dark, mode, palette)
-        return drawn
-
-    def paint(self, painter: QPainter, rect: QRect, mode: QIcon.Mode, state: QIcon.State) -> None:
-        scale = painter.device().devicePixelRatioF() if painter.device() is not None else 1.0
-        painter.drawPixmap(rect, self.scaledPixmap(rect.size(), mode, state, scale))
-
-    def _draw(self, size: QSize, scale: float, dark: bool, mode: QIcon.Mode, palette: QPalette) -> QPixmap:
-        svg = self.svg.replace(NEUTRAL.encode(), NEUTRAL_ON_DARK.encode()) if dark else self.svg
-        pixmap = QPixmap(size * scale)
-        pixmap.fill(Qt.GlobalColor.transparent)
-        painter = QPainter(pixmap)
-        QSvgRenderer(svg).render(painter)
-        painter.end()
-        pixmap.setDevicePixelRatio(scale)
-        style = QApplication.style() if isinstance(QGuiApplication.instance(), QApplication) else None
-        if mode == QIcon.Mode.Disabled and style is not None:
-            option = QStyleOption()
-            option.palette = palette
-            pixmap = style.generatedIconPixmap(mode, pixmap, option)
-        return pixmap
 
 
 def message_icon(message_type: str, is_output: bool = False) -> QIcon:

@@ -42,8 +42,8 @@ from PySide6.QtWidgets import (
 
 from contextdeck.engine import body_of
 
+from ._icons import icon
 from ._slices import slices
-from ._theme import icon
 from ._timeline_delegate import TimelineDelegate, row_height
 from ._timeline_model import TimelineModel
 from ._timeline_search import FilteredTimeline, Haystacks, Query, TimelineSearch

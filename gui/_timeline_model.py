@@ -25,8 +25,9 @@ from PySide6.QtCore import (
 from contextdeck.engine import Context, Form, body_of, group_of
 
 from ._engine_signals import connect_all
+from ._icons import icon
 from ._summary import call_summary, counted, is_output, message_summary, type_label
-from ._theme import icon, message_icon
+from ._theme import message_icon
 
 _Index = QModelIndex | QPersistentModelIndex
 _ROOT = QModelIndex()

@@ -17,12 +17,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ._icons import icon as named_icon
+
 DOCK_TITLE_PADDING = 8  # the title's text from the edges
 DISABLED_ICON_OPACITY = 0.35
 TAB_PADDING = QSize(8, 4)  # added to Fusion's own tab size (both sides together)
 HEADER_PADDING = QSize(4, 2)
 # Item views whose rows breathe a little, by object name: the state tree, the call inspector's parameters.
 ROW_PADDING = {"state": QSize(0, 4), "callParameters": QSize(4, 6)}
+
+
+EXTENSION_ICONS = {QStyle.StandardPixmap.SP_ToolBarHorizontalExtensionButton: "more-right",
+                   QStyle.StandardPixmap.SP_ToolBarVerticalExtensionButton: "more-down"}
 
 
 def dark(palette: QPalette) -> bool:
@@ -51,6 +57,15 @@ class Touches(QProxyStyle):
             padding = ROW_PADDING.get(widget.objectName())
             return found if padding is None else found + padding
         return found
+
+    def standardIcon(self, icon: QStyle.StandardPixmap, option: QStyleOption | None = None,
+                     widget: QWidget | None = None) -> QIcon:
+        # A toolbar's More tools chevrons: Fusion's are a dark grey picture, faint on the dark theme's window; ours
+        # follow the palette as the toolbar's icons do.
+        more = EXTENSION_ICONS.get(icon)
+        if more is not None:
+            return named_icon(more)
+        return super().standardIcon(icon, option, widget)
 
     def drawControl(self, element: QStyle.ControlElement, option: QStyleOption, painter: QPainter,
                     widget: QWidget | None = None) -> None:

@@ -26,10 +26,10 @@ from contextdeck._runtime import freeze_young
 from contextdeck.engine import Context, Cursor, CursorWatch, ExpressionError, Resolution, parse_expression
 
 from ._engine_signals import connect_all
+from ._icons import icon
 from ._message_editor import reference_completer
 from ._slices import slices
 from ._summary import short_json
-from ._theme import icon
 
 if TYPE_CHECKING:
     from ._document_model import DocumentModel

@@ -41,6 +41,7 @@ from ._experiments import install_experiments
 from ._files_ui import FilesUI
 from ._first_input import input_targets
 from ._glyphs import name_qt_buttons
+from ._icons import icon
 from ._inspector import install_inspector
 from ._keyboard import install_keyboard
 from ._llm import LLMView
@@ -51,7 +52,7 @@ from ._session import DocumentSession
 from ._slices import free_in_slices, slices
 from ._state import StateView
 from ._status_bar import CursorLabel, StatusBar
-from ._theme import apply_theme, icon
+from ._theme import apply_theme
 from ._timeline import TimelinePanel
 from ._timeline_model import TimelineModel
 from ._tool_registry import ToolRegistryUI

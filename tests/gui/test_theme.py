@@ -10,9 +10,18 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QAbstractEventDispatcher, QEvent, QEventLoop, QObject, QSize, QTimer
 from PySide6.QtGui import QColor, QIcon, QImage, QPainter, QPaintEvent, QPalette, QPixmap
-from PySide6.QtWidgets import QApplication, QDialog, QDockWidget, QLineEdit, QMainWindow, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QDialog,
+    QDockWidget,
+    QLineEdit,
+    QMainWindow,
+    QStyle,
+    QVBoxLayout,
+    QWidget,
+)
 
-from contextdeck.gui import _document_model, _theme
+from contextdeck.gui import _document_model, _icons, _theme
 from contextdeck.gui._app import settle
 from contextdeck.gui._banner import Banner
 from contextdeck.gui._slices import slices
@@ -95,7 +104,7 @@ def test_a_disabled_toolbar_icon_stands_out_less_than_an_enabled_one(qtbot: Any,
     """On either theme's window, a disabled icon (Undo with nothing to undo) has less contrast than the same icon
     enabled: on the dark one Fusion drew it lighter than the enabled icons, so Undo and Redo looked the live ones."""
     theme(name)
-    undo = _theme.icon("undo")
+    undo = _icons.icon("undo")
     background = QApplication.palette().color(QPalette.ColorRole.Window)
     enabled, disabled = (undo.pixmap(QSize(24, 24), mode) for mode in (QIcon.Mode.Normal, QIcon.Mode.Disabled))
     assert contrast(disabled, background) < 0.6 * contrast(enabled, background)
@@ -104,13 +113,15 @@ def test_a_disabled_toolbar_icon_stands_out_less_than_an_enabled_one(qtbot: Any,
 def test_an_enabled_toolbar_icon_stands_out_on_the_dark_window_as_on_the_light_one(
         qtbot: Any, theme: Callable[[str], None]) -> None:
     """The icons' slate stroke was dim on the dark theme's window (a third less contrast than on the light one, near a
-    disabled icon's): it is drawn lighter there, the same icon following a switch either way."""
+    disabled icon's), and Fusion's More tools chevrons fainter still: both are drawn lighter there, the same icon
+    following a switch either way."""
     stood_out = {}
     for name in ("light", "dark", "light"):
         theme(name)
         background = QApplication.palette().color(QPalette.ColorRole.Window)
-        stood_out[name] = [contrast(_theme.icon(icon).pixmap(QSize(24, 24)), background)
-                           for icon in ("save", "insert", "undo")]
+        more = QApplication.style().standardIcon(QStyle.StandardPixmap.SP_ToolBarHorizontalExtensionButton)
+        stood_out[name] = [contrast(icon.pixmap(QSize(24, 24)), background)
+                           for icon in (*map(_icons.icon, ("save", "insert", "undo")), more)]
     assert all(dark >= light for dark, light in zip(stood_out["dark"], stood_out["light"], strict=True))
 
 
