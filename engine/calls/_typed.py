@@ -55,6 +55,7 @@ class Typing:
     returns: TypeAdapter[Any] | None  # the return type, None when not annotated (or None)
     schema: dict[str, Any]  # the tool schema: parameters, description, `_output`
     extra: int = 0  # "model": how many of (tool, context) it takes after the parameters
+    returns_none: bool = False  # annotated `-> None`: a result other than None breaks it
 
 
 def typing_of(fn: Callable[..., Any]) -> Typing | None:
@@ -94,7 +95,8 @@ def typing_of(fn: Callable[..., Any]) -> Typing | None:
         form, parameters, extra = "classic", None, 0
     else:
         return None
-    return Typing(form, parameters, returns, _tool_schema(fn, parameters, returns), extra)
+    return Typing(form, parameters, returns, _tool_schema(fn, parameters, returns), extra,
+                  returned in (None, type(None)))
 
 
 def _tool_schema(fn: Callable[..., Any], parameters: type[BaseModel] | None,
@@ -143,6 +145,12 @@ def _located(error: pydantic.ValidationError) -> str:
     return "; ".join(f"{json_path(problem['loc'])}: {problem['msg']}" for problem in error.errors(include_url=False))
 
 
+def _glimpse(value: Any) -> str:
+    """A returned value in short, for a message: its type and the start of its text."""
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
+
+
 def _takes_a_call(name: str, fn: Callable[..., Any]) -> None:
     """A classic activity is called as `fn(call, tool, context)`: one that cannot be is refused when it is registered,
     rather than failing every call with Python's TypeError."""
@@ -187,6 +195,9 @@ def typed(name: str, fn: Callable[..., Any]) -> tuple[Callable[..., Any], Typing
 
     def result(value: Any) -> Any:
         if found.returns is None:
+            if found.returns_none and value is not None:  # as a result breaking any other return type
+                raise ResultError(f"the result of {name!r} does not meet its return type: it is annotated -> None, "
+                                  f"but returned {_glimpse(value)}")
             return value
         try:
             checked = found.returns.validate_python(value)

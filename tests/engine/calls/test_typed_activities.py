@@ -154,6 +154,26 @@ def test_a_result_that_breaks_the_return_type_is_an_output_error() -> None:
     assert "the result of 'count' does not meet its return type: $: Input should be a valid integer" in error["message"]
 
 
+def test_a_value_returned_by_a_function_annotated_none_is_an_output_error() -> None:
+    """`-> None` is a return type like any other: a function so annotated that returns a value fails its call
+    with an `output` error naming the activity, not a write of the value; returning None stays fine."""
+    acts = Activities()
+
+    @activity("note")
+    def note(text: str) -> None:
+        return 5 if text == "bad" else None  # type: ignore[return-value]
+
+    acts.add(note)
+    context, execution, _ = execute([], [{"_tool": "note", "text": "bad", "_outputPath": "†state.n"}], acts)
+    assert context.resolve("†state.n").found is False
+    assert execution.state(0).error == {
+        "type": "output",
+        "message": "the result of 'note' does not meet its return type: it is annotated -> None, but returned int 5"}
+    context, execution, _ = execute([], [{"_tool": "note", "text": "fine", "_outputPath": "†state.n"}], acts)
+    assert execution.state(0).status is Status.DONE
+    assert context.resolve("†state.n").value is None
+
+
 def test_a_result_pydantic_cannot_write_as_json_is_an_output_error() -> None:
     """`-> bytes` returning bytes that are not UTF-8: an `output` error saying the result cannot be written as
     JSON; before, the call failed with pydantic's bare UnicodeDecodeError as if the activity had raised it."""
