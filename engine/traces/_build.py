@@ -13,15 +13,18 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..calls._outputs import wrap
 from ..document._context import Context
 from ..document._document import Document, Shape
 from ..document._json import parse as json_parse
+from ..protocol._expressions import lone_reference
 from ._chat import ChatMessage, Exchange, ToolCall, ToolRun
 from ._problems import Located, inside
 
 RESERVED_KINDS = frozenset(("data", "error", "meta", "input", "state", "text", "system", "tool", "plan",
                             "advisor", "preset", "_run"))
 _NOT_IN_KIND = re.compile(r"[^A-Za-z0-9_-]")
+_ABSENT = object()
 
 
 @dataclass
@@ -177,7 +180,7 @@ class _Builder:
                                                               for name, schema in tools[index].items()}})
             where = conversation.sources[index]
             if message.role == "assistant":
-                self._assistant(message, conversation.replies.get(index), final=index == last)
+                self._assistant(message, conversation.replies.get(index), where, final=index == last)
             elif message.role == "tool":
                 self._result(message, where)
             else:
@@ -191,15 +194,15 @@ class _Builder:
         return Document(Context(self.context), Shape.REQUEST, schema=conversation.schema, solution=self.solution,
                         envelope=envelope)
 
-    def _assistant(self, message: ChatMessage, exchange: Exchange | None, *, final: bool) -> None:
+    def _assistant(self, message: ChatMessage, exchange: Exchange | None, where: str, *, final: bool) -> None:
         audit = {"_model": exchange.summary(self.source)} if exchange is not None else {}
         if message.tool_calls and final and not self._ran(message):  # not run yet: the solution, to run next
-            calls = [self._call(call, len(self.turns), n) for n, call in enumerate(message.tool_calls)]
+            calls = self._calls(message, where)
             if isinstance(message.content, str) and message.content.strip():
                 self.context.append({"role": "assistant", "content": message.content})
             self.solution = {"calls": calls, "output": None, **audit}
         elif message.tool_calls:
-            self._turn(message, audit)
+            self._turn(message, audit, where)
         elif final:  # the final output; without `calls`, the last plan stays the one the calls panel shows
             cut = exchange.finish_reason if exchange is not None else None
             if cut in _CUT:
@@ -218,17 +221,31 @@ class _Builder:
         """A tool span ran one of the message's calls (the trace goes on after its last reply)."""
         return any(self.runs.find(call.id, {"_tool": call.name, **call.arguments}) for call in message.tool_calls)
 
-    def _turn(self, message: ChatMessage, audit: dict[str, Any]) -> None:
+    def _turn(self, message: ChatMessage, audit: dict[str, Any], where: str) -> None:
         if (isinstance(message.content, str) and message.content.strip()) or isinstance(message.content, list):
             self.context.append({"role": "assistant", "content": message.content})
-        turn = len(self.turns)
-        calls = [self._call(call, turn, n) for n, call in enumerate(message.tool_calls)]
+        calls = self._calls(message, where)
         self.turns.append(_Turn(len(self.context), calls, [call.id for call in message.tool_calls]))
         self.context.append({"type": "plan", "plan": calls, **audit})
 
-    def _call(self, call: ToolCall, turn: int, n: int) -> dict[str, Any]:
-        kind = self._kind(call.id, turn, n)
-        return {"_tool": call.name, **_literal(call.arguments), "_outputPath": "†" + kind}
+    def _calls(self, message: ChatMessage, where: str) -> list[dict[str, Any]]:
+        """The plan's calls of one assistant turn."""
+        return [self._call(call, len(self.turns), n, where) for n, call in enumerate(message.tool_calls)]
+
+    def _call(self, call: ToolCall, turn: int, n: int, where: str) -> dict[str, Any]:
+        """The call as the plan holds it. An `_outputPath` the model gave (008: the call says where its result
+        goes) is kept when it names one destination; any other is replaced by a kind of the call's own, and
+        said."""
+        given = call.arguments.get("_outputPath", _ABSENT)
+        if isinstance(given, str) and (own := lone_reference(given)) is not None:
+            self.kinds.add(own[0])  # no call after it is given this kind as its own
+            return {"_tool": call.name, **_literal(call.arguments), "_outputPath": given}
+        path = "†" + self._kind(call.id, turn, n)
+        if given is not _ABSENT:
+            self.conversation.warnings.append(inside(where, (
+                f"tool call {n} ({call.name}) gives _outputPath {given!r}, which is not one destination (†kind.path): "
+                f"its result is written to {path} instead")))
+        return {"_tool": call.name, **_literal(call.arguments), "_outputPath": path}
 
     def _kind(self, call_id: str, turn: int, n: int) -> str:
         """The kind a call's result is written to: its id, else its turn and place (docs/format.md §10)."""
@@ -269,8 +286,9 @@ class _Builder:
 
     def _output(self, turn: _Turn, n: int, value: Any, run: ToolRun | None) -> dict[str, Any]:
         call = turn.calls[n]
-        kind = call["_outputPath"][1:]
-        message: dict[str, Any] = {"type": "data", "kind": kind, "data": value, "_call": copy.deepcopy(call)}
+        kind, path = lone_reference(call["_outputPath"]) or ("", ())  # (`_call` made it one destination)
+        message: dict[str, Any] = {"type": "data", "kind": kind, "data": wrap(path, value),
+                                   "_call": copy.deepcopy(call)}
         date = run.ended if run is not None else self._turn_date(turn)
         if date is not None:
             message["_date"] = date

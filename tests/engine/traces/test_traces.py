@@ -317,6 +317,35 @@ def test_an_inferred_tool_takes_its_output_path_as_every_imported_tool_does() ->
     assert tool["properties"] == {"q": {}, "_outputPath": OUTPUT_PATH}
     assert tool["required"] == ["_outputPath"]
     assert problems(imported.document) == []
+    assert imported.warnings[-1] == ("message 1: tool call 0 (lookup) gives _outputPath 'somewhere', which is not "
+                                     "one destination (†kind.path): its result is written to †a instead")
+
+
+def test_an_output_path_the_model_gave_is_where_its_result_is_written() -> None:
+    """008: a call's `_outputPath` says where its result goes. One the model gave, naming one destination, is
+    kept in the plan and the result is written there (with no warning); a branching one is replaced by the
+    call's own kind, and a warning says so where it was read."""
+    schema = {"type": "object", "properties": {"q": {"type": "string"}, "_outputPath": {"type": "string"}}}
+    ask = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "a", "type": "function", "function": {"name": "lookup", "arguments": json.dumps(
+            {"q": "cat", "_outputPath": "†state.found.cat"})}},
+        {"id": "b", "type": "function", "function": {"name": "lookup", "arguments": json.dumps(
+            {"q": "dog", "_outputPath": "†state.dog || †state.none"})}}]}
+    body = {"request": {"tools": [{"type": "function", "function": {"name": "lookup", "parameters": schema}}],
+                        "messages": [USER, ask, {"role": "tool", "tool_call_id": "a", "content": "a cat"},
+                                     {"role": "tool", "tool_call_id": "b", "content": "a dog"}]},
+            "response": response({"role": "assistant", "content": "Both found."})}
+    [imported] = import_bytes(json.dumps(body).encode(), "ex.json")
+    context = imported.document.context
+    plan = next(m for m in context.messages if m.get("type") == "plan")["plan"]
+    assert [call["_outputPath"] for call in plan] == ["†state.found.cat", "†b"]
+    outputs = [m for m in context.messages if m.get("type") == "data"]
+    assert [(m["kind"], m["data"], m["_outputPath"]) for m in outputs] == [
+        ("state", {"found": {"cat": "a cat"}}, "†state.found.cat"), ("b", "a dog", "†b")]
+    assert context.resolve("†state.found.cat").value == "a cat"
+    assert imported.warnings == ("message 1: tool call 1 (lookup) gives _outputPath '†state.dog || †state.none', "
+                                 "which is not one destination (†kind.path): its result is written to †b instead",)
+    assert problems(imported.document) == []
 
 
 def test_a_legacy_function_call_is_answered_by_its_function_message() -> None:
