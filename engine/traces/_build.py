@@ -229,7 +229,14 @@ class _Builder:
         self.context.append({"type": "plan", "plan": calls, **audit})
 
     def _calls(self, message: ChatMessage, where: str) -> list[dict[str, Any]]:
-        """The plan's calls of one assistant turn."""
+        """The plan's calls of one assistant turn; ids it repeats are said (which tool message answers which
+        call is then only their order)."""
+        first: dict[str, int] = {}
+        for n, call in enumerate(message.tool_calls):
+            if call.id and first.setdefault(call.id, n) != n:
+                self.conversation.warnings.append(inside(where, (
+                    f"tool calls {first[call.id]} and {n} ({call.name}) share the id {call.id!r}: the results "
+                    "answering it are taken in the calls' order")))
         return [self._call(call, len(self.turns), n, where) for n, call in enumerate(message.tool_calls)]
 
     def _call(self, call: ToolCall, turn: int, n: int, where: str) -> dict[str, Any]:

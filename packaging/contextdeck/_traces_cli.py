@@ -65,8 +65,8 @@ def _import(args: argparse.Namespace) -> int:
         say(str(error))
         return 1
     document, count = redact_document(chosen.document, redaction) if redaction else (chosen.document, 0)
-    for warning in chosen.warnings:
-        say(f"warning: {warning}")
+    for warning in chosen.warnings:  # the record in words, as `_model.source` names it; the file first
+        say(f"warning: {args.file}: {warning}")
     text = document.dumps()
     if args.out is not None:
         write_out(args.out, text.encode("utf-8"))

@@ -67,6 +67,20 @@ def test_import_writes_the_document_and_says_what_it_found(capsys: Any, tmp_path
     assert code == 0, err
 
 
+def test_import_warns_of_a_tool_call_id_repeated_in_one_turn_naming_file_and_message(capsys: Any,
+                                                                                     tmp_path: Path) -> None:
+    """Two calls of one turn with one id: a warning names the file, the message and both calls."""
+    request = copy.deepcopy(REQUEST)
+    calls = request["messages"][2]["tool_calls"]
+    calls.append({**calls[0], "function": {"name": "get_weather", "arguments": "{\"city\": \"Rome\"}"}})
+    request["messages"].append({"role": "tool", "tool_call_id": "call_p", "content": "rain"})
+    source = write(tmp_path, "exchange.json", request)
+    code, _, err = call(capsys, "import", source, "--out", tmp_path / "doc.json")
+    assert code == 0, err
+    assert err.startswith(f"contextdeck: warning: {source}: message 2: tool calls 0 and 1 (get_weather) share the "
+                          "id 'call_p': the results answering it are taken in the calls' order\n")
+
+
 def test_import_redacts_before_writing(capsys: Any, tmp_path: Path) -> None:
     """Nothing matching a rule reaches the file; the count is said."""
     source = write(tmp_path, "exchange.json", REQUEST)

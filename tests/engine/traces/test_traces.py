@@ -348,6 +348,24 @@ def test_an_output_path_the_model_gave_is_where_its_result_is_written() -> None:
     assert problems(imported.document) == []
 
 
+def test_tool_call_ids_repeated_in_one_turn_are_said_where_they_are_read() -> None:
+    """Two calls of one assistant turn with one id: the tool messages answer them in order, and a warning names
+    the message and the two calls (an id reused in a later turn, as some servers do, is not warned)."""
+    ask = {"role": "assistant", "content": None, "tool_calls": [call("call_1", "Paris"), call("call_1", "Rome")]}
+    later = {"role": "assistant", "content": None, "tool_calls": [call("call_1", "Oslo")]}
+    body = {"request": {"tools": [WEATHER], "messages": [
+        USER, ask, {"role": "tool", "tool_call_id": "call_1", "content": "sunny"},
+        {"role": "tool", "tool_call_id": "call_1", "content": "rainy"},
+        later, {"role": "tool", "tool_call_id": "call_1", "content": "snow"}]},
+        "response": response({"role": "assistant", "content": "Done."})}
+    [imported] = import_bytes(json.dumps(body).encode(), "ex.json")
+    assert imported.warnings == ("message 1: tool calls 0 and 1 (get_weather) share the id 'call_1': the results "
+                                 "answering it are taken in the calls' order",)
+    outputs = [m for m in imported.document.context.messages if m.get("type") == "data"]
+    assert [(m["_call"]["city"], m["data"]) for m in outputs] == [("Paris", "sunny"), ("Rome", "rainy"),
+                                                                   ("Oslo", "snow")]
+
+
 def test_a_legacy_function_call_is_answered_by_its_function_message() -> None:
     """The older API: an assistant `function_call`, answered by a `function` message naming it; a call of the
     same function in a later turn is answered by the next `function` message."""
