@@ -189,8 +189,10 @@ def build_all(reading: Reading, format: str, name: str) -> list[Imported]:
             continue
         conversation = line_up(exchanges)
         document = build(conversation, source, reading.runs.get(label))
-        imported.append(Imported(document, format, label, tuple(reading.warnings + conversation.warnings),
-                                 sum(1 for exchange in exchanges if exchange.reply is not None), called))
+        # Every turn the model took, the replies and those a request repeats (010: each is one turn of the loop).
+        turns = sum(1 for message in conversation.messages if message.role == "assistant")
+        imported.append(Imported(document, format, label, tuple(reading.warnings + conversation.warnings), turns,
+                                 called))
     return imported
 
 

@@ -59,7 +59,7 @@ def test_import_writes_the_document_and_says_what_it_found(capsys: Any, tmp_path
     code, stdout, err = call(capsys, "import", source, "--out", out)
     assert code == 0, err
     assert stdout == ""
-    assert err == (f"contextdeck: imported exchange.json (openai): 0 model turn(s), 1 call(s), 6 messages "
+    assert err == (f"contextdeck: imported exchange.json (openai): 1 model turn(s), 1 call(s), 6 messages "
                    f"into {out}\n")
     document = json.loads(out.read_text())
     assert document["context"][-1]["data"] == {"sky": "sunny"}

@@ -348,6 +348,15 @@ def test_an_output_path_the_model_gave_is_where_its_result_is_written() -> None:
     assert problems(imported.document) == []
 
 
+def test_every_turn_the_model_took_is_counted_those_a_request_repeats_too() -> None:
+    """A turn is a turn of the loop (010) whether it is the reply or repeated in the request: a request holding
+    one assistant turn, with its reply, is two; without a reply, one (it once said 0 turns and 2 calls)."""
+    [imported] = import_bytes(json.dumps(exchange()).encode(), "ex.json")
+    assert imported.turns == 2
+    [alone] = import_bytes(json.dumps(exchange()["request"]).encode(), "ex.json")
+    assert alone.turns == 1
+
+
 def test_tool_call_ids_repeated_in_one_turn_are_said_where_they_are_read() -> None:
     """Two calls of one assistant turn with one id: the tool messages answer them in order, and a warning names
     the message and the two calls (an id reused in a later turn, as some servers do, is not warned)."""
