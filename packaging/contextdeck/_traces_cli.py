@@ -97,6 +97,11 @@ def _export(args: argparse.Namespace) -> int:
         return 2
     if args.format == "openai":
         value = export_openai(document, at=args.at, model=args.model, tools=tools)
+        if not value["messages"]:  # the API refuses a body without messages: writing one would only defer that
+            cut = f"as of its first {args.at} message(s)" if args.at is not None else "of the document"
+            say(f"{args.doc}: the request {cut} holds no message for the model, and a chat completions body needs "
+                "at least one: nothing written" + (" (give --at past the first text)" if args.at is not None else ""))
+            return 1
     else:
         if args.at is not None:
             say("--at applies to --format openai: a trace holds every turn")

@@ -164,6 +164,25 @@ def test_export_writes_otlp_json_and_the_openai_body(capsys: Any, tmp_path: Path
     assert body["response_format"]["json_schema"]["schema"] == rendered["schema"]
 
 
+def test_export_openai_of_a_request_with_no_message_is_refused(capsys: Any, tmp_path: Path) -> None:
+    """`--at 0` (or a document with no text for the model) gives a body the API refuses: exit 1, the reason,
+    nothing written; `--at 1` writes the first message."""
+    doc = write(tmp_path, "doc.json", [{"role": "user", "content": "Hi"}])
+    out = tmp_path / "body.json"
+    code, stdout, err = call(capsys, "export", doc, "--format", "openai", "--at", "0", "--out", out)
+    assert (code, stdout) == (1, "")
+    assert err == (f"contextdeck: {doc}: the request as of its first 0 message(s) holds no message for the model, "
+                   "and a chat completions body needs at least one: nothing written (give --at past the first "
+                   "text)\n")
+    assert not out.exists()
+    code, stdout, err = call(capsys, "export", write(tmp_path, "empty.json", []), "--format", "openai")
+    assert code == 1
+    assert "the request of the document holds no message for the model" in err
+    code, stdout, err = call(capsys, "export", doc, "--format", "openai", "--at", "1")
+    assert code == 0, err
+    assert json.loads(stdout)["messages"] == [{"role": "user", "content": "Hi"}]
+
+
 def test_an_exported_trace_imports_back_as_the_document(capsys: Any, tmp_path: Path) -> None:
     """import, export --format otlp-json, import again: the same document, with no warning."""
     reply = {"role": "assistant", "content": "Sunny."}
