@@ -39,7 +39,7 @@ from ..request._request import (
     version_warnings,
 )
 from ..resolve._resolution import Diagnostic
-from ..run._instances import instance_problems, odd_instance
+from ..run._instances import instance_problems, odd_data_instance
 from ..run._instancing import as_written
 from ..run._setup import DELEGATED_OUTPUT, EAGER_BRANCH, EXPLICIT_OUTPUT, LAZY_OUTPUT, set_up
 from ..run._turns import branching, output_violations
@@ -110,10 +110,8 @@ def _mode_problems(context: Messages) -> list[Diagnostic]:
     for index in range(len(context)):  # 013 instances data messages; these pass as they are
         info = context.info(index)
         form = info.form
-        if info.instance is not None and (info.instance[:1] in _ODD or info.instance in _ODD):  # its text first
-            odd = odd_instance(body_of(context[index]).get("_instance"), call=False)
-            if odd is not None:
-                problems.append(Diagnostic(index, f"¶{info.kind}", f"_instance: {odd}", "warning"))
+        if info.instance is not None and (odd := odd_data_instance(info.instance, context, index)) is not None:
+            problems.append(Diagnostic(index, f"¶{info.kind}", f"_instance: {odd}", "warning"))
         if form in _UNINSTANCED and body_of(context[index]).get("_instance") is not None:
             problems.append(Diagnostic(index, form.value, f"{_UNINSTANCED[form]} message is never instanced: its "
                                                           "_instance is ignored (013 instances data)"
@@ -121,8 +119,6 @@ def _mode_problems(context: Messages) -> list[Diagnostic]:
     return problems
 
 
-# The text of every `_instance` `odd_instance` says is no id starts with one of these or is one ("" starts with "").
-_ODD = frozenset(("", "[", "{", "True", "False"))
 # An advisor is the whole request's too: 017's `isInstanced` gives its advice an `_instance` per instance.
 _UNINSTANCED = {Form.TEXT: "a text", Form.TOOL: "a tool", Form.PRESET: "a preset", Form.ADVISOR: "an advisor"}
 _ADVISOR_HINT = "; 'isInstanced': true asks for its advice per instance (017)"

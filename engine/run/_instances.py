@@ -88,6 +88,20 @@ def odd_instance(value: Any, *, call: bool) -> str | None:
             f"named {str(value)!r}; leave _instance out for {instead}")
 
 
+def odd_data_instance(text: str, context: Messages, index: int) -> str | None:
+    """`odd_instance` of the `_instance` of the data message at `index`, whose text (`MessageInfo.instance`, Python's
+    `str` of it) is kept: the message is read only when the text may be one it refuses, so a document's ordinary
+    messages are never read again."""
+    if text[:1] not in _ODD_TEXTS and text not in _ODD_TEXTS:
+        return None
+    return odd_instance(body_of(context[index]).get("_instance"), call=False)
+
+
+# Every `_instance` `odd_instance` refuses reads, as `str` writes it, as one of these ("" is the empty one's), or
+# starts with one (an array's, an object's).
+_ODD_TEXTS = frozenset(("", "[", "{", "True", "False"))
+
+
 def instance_problems(context: Messages, plans: PlanReadings) -> list[Diagnostic]:
     """Warnings for what the calls of `plans` (as the run repeats them per instance) read that their instance never
     finds, each at its call as written, with the reference's position in its expression and the instances."""

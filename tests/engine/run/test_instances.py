@@ -112,3 +112,22 @@ def test_what_validate_says_an_instance_never_finds_stays_blocked(messages: list
         assert copies, warning
         assert all(execution.states[index].status is Status.BLOCKED for index in copies), warning
         assert set(never_found(execution, copies)) == set(copies), warning
+
+
+_SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(
+    max_size=4)
+_JSON = st.recursive(_SCALARS, lambda inner: st.lists(inner, max_size=2)
+                     | st.dictionaries(st.text(max_size=2), inner, max_size=2), max_leaves=4)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_JSON)
+def test_a_data_messages_instance_is_judged_from_its_text_as_from_its_value(value: Any) -> None:
+    """`odd_data_instance` reads a message's `_instance` only when its kept text may be odd: for every JSON value it
+    says what `odd_instance` says of the value, so no odd one is passed over unread."""
+    from contextdeck.engine.run._instances import odd_data_instance, odd_instance
+
+    if value is None:
+        return
+    context = Context([{"type": "data", "kind": "state", "_instance": value, "data": {}}])
+    assert odd_data_instance(context.info(0).instance or "", context, 0) == odd_instance(value, call=False)
