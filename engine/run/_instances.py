@@ -193,11 +193,17 @@ def _unseen(context: Messages, plans: Callable[[], PlanReadings], reads: list[_R
     left = [read for read in reads if _never(seen, read[3], read[4], shared, own)]
     if not left:  # most reads are of what the data write
         return []
-    shared = copy.deepcopy(shared)  # the output paths below are merged into it; the data's stay as they were
+    # The output paths below are merged into `shared`; the data's layers stay as `_data_layers` keeps them: a kind's
+    # tree is copied when a path is first merged into it, the others are shared.
+    shared = dict(shared)
+    written: set[str] = set()
     for reading in plans().values():  # any call's output path may write it for the instance
         for kind, path in read_destinations(reading) if reading is not None else ():
             if kind in heads:
-                shared[kind] = merge_path(shared[kind], path) if kind in shared else merge_path({}, path)
+                if kind not in written:
+                    written.add(kind)
+                    shared[kind] = copy.deepcopy(shared[kind]) if kind in shared else {}
+                shared[kind] = merge_path(shared[kind], path)
     unseen: list[tuple[Unseen, Expression]] = []
     for plan, call, where, ref, instance, expression in left:
         if unwritten_at(shared, ref) is None:

@@ -131,3 +131,22 @@ def test_a_data_messages_instance_is_judged_from_its_text_as_from_its_value(valu
         return
     context = Context([{"type": "data", "kind": "state", "_instance": value, "data": {}}])
     assert odd_data_instance(context.info(0).instance or "", context, 0) == odd_instance(value, call=False)
+
+
+def test_an_output_path_merged_for_one_check_is_not_kept_for_the_next() -> None:
+    """The data's layers are kept for the context between checks; a plan's output paths are merged into a copy of
+    the kinds they write only: a later check without that plan warns again of what only it wrote."""
+    from contextdeck.engine.calls._written import read_plans
+    from contextdeck.engine.run._instances import instance_problems
+
+    reader = {"_tool": "t", "_instance": "③", "q": "†state.y"}
+    writer = {"_tool": "t", "_outputPath": "†state.y"}
+    context = Context([TOOL, ONLY_ONE, {"type": "data", "kind": "state", "data": {"z": 1}},
+                       {"type": "data", "kind": "state", "_instance": "②", "data": {"y": 1}},
+                       {"type": "data", "kind": "other", "data": {"big": {"k": 1}}},
+                       {"type": "plan", "plan": [reader, {"_tool": "t", "q": "†other.big.k"}]}])
+    plans = read_plans(context)
+    assert len(instance_problems(context, plans)) == 1  # †state.y: only ② has it
+    written = {**plans, None: read_plans(Context([{"type": "plan", "plan": [writer]}]))[0]}
+    assert instance_problems(context, written) == []  # an output path writes it for every instance
+    assert len(instance_problems(context, plans)) == 1
