@@ -17,6 +17,7 @@ from contextdeck.engine import Form, body_of
 from .._editor import DataEditor
 from .._editor._base import show_once
 from .._editor._json_editor import JsonEditor
+from .._slices import slices
 from ._bodies import BODIES
 from ._catalog import Catalog
 from ._focus import controls, leave, move_focus, show
@@ -97,6 +98,7 @@ class MessageEditor(QWidget):
         self._message: dict[str, Any] | None = None
         self._model: MessageModel | None = None
         self._item: Any = None
+        self._emptying = False  # a document was replaced: what is shown goes in a slice of its own (`_empty`)
         self._catalog_of: Callable[[], Catalog] = Catalog
         self.header.retyped.connect(lambda type_name: self._commit(retyped(self._current(), type_name), None))
         self.header.edited.connect(lambda key, value: self._commit(with_header(self._current(), key, value),
@@ -143,7 +145,14 @@ class MessageEditor(QWidget):
         self.title.setText(self._title(self._model))
 
     def _document_replaced(self) -> None:
-        self.set_message(None, None)
+        # Emptied in the next slice, not in the hand-over's; meanwhile nothing is selected, so the window refuses an
+        # edit made from what is still shown.
+        self._emptying = True
+        slices().start(self._empty, first=True)
+
+    def _empty(self) -> None:
+        if self._emptying:  # (not when something else was shown since)
+            self.set_message(None, None)
 
     def show_selected(self) -> None:
         """Show the document's selected message again (an edit made of an older one was refused)."""
@@ -155,6 +164,7 @@ class MessageEditor(QWidget):
 
     def set_message(self, index: int | None, message: dict[str, Any] | None) -> None:
         """Shows message `index` (None: nothing selected); emits nothing."""
+        self._emptying = False
         if index is not None and message is not None and self._message is not None and _same(message, self._message):
             # The echo of our own edit coming back through the undo stack, or the same message at a new place (it
             # moved): the form is right as it is, only the title's number may change. Not laid out again: that lays
@@ -209,6 +219,7 @@ class MessageEditor(QWidget):
 
     def show_item(self, value: Any, title: str) -> None:
         """A value that is not a message (a call, the solution), read-only, under `title` (rich text)."""
+        self._emptying = False
         with self._laid_out_once():
             self._show_item(value, title)
 

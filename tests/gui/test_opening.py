@@ -133,6 +133,43 @@ def test_a_message_selected_before_the_selection_is_kept(qtbot: Any, open_window
     assert window.selected_message() == 2
 
 
+def test_the_editor_is_emptied_in_the_slice_after_the_hand_over_not_in_it(
+        qtbot: Any, open_window: Any, document: Path) -> None:
+    """The hand-over leaves the editor as it is (nothing is selected, so no edit from it is taken); the slice after
+    it shows no message, and the opening then shows the last one."""
+    window = open_window(document)
+    editor = window.editor
+    assert editor.message() == MESSAGES[LAST]
+    seen: list[Any] = []  # each message the editor shows (its index), and the end of the hand-over
+    show = editor._set_message
+
+    def showing(index: int | None, message: Any) -> None:
+        seen.append(index)
+        show(index, message)
+
+    editor._set_message = showing
+    window.session.loadFinished.connect(lambda: seen.append(
+        ("handed over", window.selected_message(), editor.title.text().startswith(f"<b>#{LAST} ·"))))
+    with qtbot.waitSignal(window.document.documentShown, timeout=10_000):
+        window.session.open(document)
+    assert seen == [("handed over", None, True), None, LAST]
+    assert editor.message() == MESSAGES[LAST]
+
+
+def test_the_message_shown_when_selected_before_the_editor_is_emptied_stays(
+        qtbot: Any, open_window: Any, document: Path) -> None:
+    """A message selected right after the hand-over, the one the editor still shows (the same file opened again),
+    stays in the editor: the slice that would have emptied it does nothing."""
+    window = open_window(document)
+    in_the_gap(window, lambda: window.select_message(LAST))
+    with qtbot.waitSignal(window.document.documentShown, timeout=10_000):
+        window.session.open(document)
+    qtbot.waitUntil(lambda: not window.forms_ahead.opening_pending())
+    assert window.selected_message() == LAST
+    assert window.editor.message() == MESSAGES[LAST]
+    assert window.editor.title.text().startswith(f"<b>#{LAST} · text</b>")
+
+
 def test_another_document_opened_before_the_selection_opens_on_its_own_last_message(
         qtbot: Any, open_window: Any) -> None:
     window = open_window(None)
