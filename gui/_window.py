@@ -380,8 +380,9 @@ class MainWindow(QMainWindow):
         return self.document.views_pending() or slices().pending or self.timeline.table.is_scrolling()
 
     def _busy_for_watches(self) -> bool:
-        """The watches fold ahead after the editor's forms are made ahead: never both in one turn."""
-        return self._busy() or self.forms_ahead.pending()
+        """The watches fold ahead after the editor's forms are made ahead: never both in one turn; and not while
+        another document loads (its hand-over replaces this one; its loader holds the interpreter's lock)."""
+        return self._busy() or self.forms_ahead.pending() or self.session.is_loading()
 
     def is_refreshing(self) -> bool:
         """A selection's views are still to follow the new cursor."""

@@ -11,6 +11,7 @@ from PySide6.QtCore import Qt
 from contextdeck.engine import Context, Insert
 from contextdeck.engine.resolve._incremental._index import FOLD_STEPS
 from contextdeck.engine.resolve._incremental._lanes import PathLog
+from contextdeck.gui import _loader
 from contextdeck.gui._watches import PinnedWatch, WatchModel
 
 COUNT = 1200
@@ -290,6 +291,38 @@ def test_a_document_reopened_following_the_latest_makes_its_pins_watches_after_t
     assert [index.row() for index in window.watches.table.selectionModel().selectedRows()] == [1]
     context = window.context()
     assert [pin.resolution for pin in model.pins] == [context.resolve(text) for text in [*texts, "†state.k6"]]
+
+
+def test_the_pins_are_not_folded_ahead_while_another_document_loads(
+        qtbot: Any, open_messages: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While a document loads, the open one's pins are not folded ahead (the new document's hand-over would drop
+    those folds); a cancelled load lets the folding ahead go on."""
+    window = open_messages([{"type": "state", "data": {f"k{n % 7}": n}} for n in range(3000)], "long.json")
+    model = window.watches.model
+    free: list[bool] = []  # each time the folding ahead looked: whether the window had no work of its own queued
+    busy = window._busy_for_watches
+    model.set_busy(lambda: free.append(not window._busy() and not window.forms_ahead.pending()) or busy())
+    folded: list[int | None] = []
+    fold_ahead = Context.fold_ahead
+
+    def folding(context: Context, expression: Any, instance: Any = None, at: int | None = None, **kw: Any) -> bool:
+        folded.append(at)
+        return fold_ahead(context, expression, instance, at, **kw)
+
+    monkeypatch.setattr(Context, "fold_ahead", folding)
+    monkeypatch.setattr(_loader.LoadTask, "run", lambda task: None)  # a load that never ends
+    for text in ("†state", "†state.k3"):
+        model.add(text)
+    qtbot.waitUntil(lambda: not model.is_busy(), timeout=5000)
+    assert model.is_warming()
+    folded.clear()
+    window.session.open(window.session.path)
+    # until it looked twice with nothing else to do (or folded them all)
+    qtbot.waitUntil(lambda: free.count(True) >= 2 or not model.is_warming(), timeout=5000)
+    assert folded == []
+    window.session.cancel_load()
+    qtbot.waitUntil(lambda: not model.is_warming(), timeout=10_000)
+    assert folded
 
 
 def test_a_narrow_pane_gives_the_value_room(qtbot: Any) -> None:
