@@ -122,6 +122,8 @@ class MessageEditor(QWidget):
 
     def _message_selected(self, index: int) -> None:
         self.set_message(index, self._document.context()[index])
+        if self.hasFocus():  # held while another document opened (`_document_replaced`): the new form's
+            self.focus_body()
 
     def _nothing_selected(self) -> None:
         self.set_message(None, None)
@@ -145,6 +147,12 @@ class MessageEditor(QWidget):
         self.title.setText(self._title(self._model))
 
     def _document_replaced(self) -> None:
+        # A field with the focus goes with the old document's form, and Qt gave the focus to the window's next control
+        # (the timeline's filter box: the next Ctrl+Z was the box's, and did nothing). The editor holds it until the
+        # new document's message is shown, then its first field has it.
+        focus = QApplication.focusWidget()
+        if focus is not None and self.isAncestorOf(focus):
+            self.setFocus(Qt.FocusReason.OtherFocusReason)
         # Emptied in the next slice, not in the hand-over's; meanwhile nothing is selected, so the window refuses an
         # edit made from what is still shown.
         self._emptying = True

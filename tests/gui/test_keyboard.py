@@ -576,3 +576,16 @@ def test_the_plan_graphs_arrows_select_the_call_in_the_calls_panel_and_follow_it
     assert graph.nodes[2].chosen
     assert not graph.nodes[3].chosen
     assert graph.hasFocus()
+
+
+def test_opening_a_document_from_a_field_of_the_editor_keeps_the_keys_in_the_editor(
+        qtbot: Any, refund: MainWindow, examples: Path) -> None:
+    """With the caret in a field of the editor, Open put the keys in the timeline's filter box (the field went with
+    its document, and Qt gave the focus to the next control of the window): Ctrl+Z there was the box's own undo, with
+    nothing to undo, and did nothing. The keys stay in the editor: in the new document's form, its first field."""
+    qtbot.keyClick(refund.timeline.filter_box, Qt.Key.Key_2, Qt.KeyboardModifier.AltModifier)
+    qtbot.waitUntil(lambda: focused() is not None and refund.editor.isAncestorOf(focused()))
+    with qtbot.waitSignal(refund.document.documentShown, timeout=10000):
+        refund.files.open_path(examples / "refund_workflow.json")
+    qtbot.waitUntil(lambda: focused() is not None and refund.editor.isAncestorOf(focused()))
+    assert focused() is not refund.timeline.filter_box
