@@ -96,6 +96,8 @@ class AgentRunUI(QObject):
         self.turn_label.setObjectName("turnLabel")
         self.turn_label.setContentsMargins(4, 0, 4, 0)
         self.turn_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # Wrapped: a long heading (an imported turn's model, its tokens) on one line widened the window past the screen.
+        self.turn_label.setWordWrap(True)
         panel = inspector.panel
         layout = panel.layout()
         if isinstance(layout, QVBoxLayout):

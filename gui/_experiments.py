@@ -338,6 +338,7 @@ class ExperimentsPane(QWidget):
 
         self.dataset_label = QLabel()  # the document the pane's dataset and results are for, and the dataset
         self.dataset_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.dataset_label.setWordWrap(True)  # one line, a long name ("untitled (unsaved)") widened the window
         self._opened = 0  # documents opened so far: a run that ends in another document's time shows nothing
         self._restoring = False
         self.choose = QPushButton("Dataset…")

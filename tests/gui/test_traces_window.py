@@ -387,3 +387,22 @@ def test_an_imported_document_is_called_by_its_trace_until_it_is_saved(
     window.session.new()
     assert window.session.name == "untitled"
     assert window.windowTitle().startswith("Untitled")
+
+
+def test_an_imported_trace_leaves_the_window_as_narrow_as_before(qtbot: Any, open_window: Any, tmp_path: Path) -> None:
+    """Driven at 1280×800 with the Experiments pane shown, an import widened the window past the screen: the Calls
+    panel's heading ("Turn 1's calls · then turn 2, the answer: gpt-4o-mini · tokens unknown") and the pane's first
+    line ("exchange (unsaved): no dataset"), a line each, set the docks' least widths. Both wrap: the window's least
+    width is what it was before the import."""
+    doc = tmp_path / "a.json"
+    doc.write_text(json.dumps([{"type": "text", "role": "system", "text": "hi"}]))
+    window = open_window(doc)
+    window.menu("Run").actions()[-1].trigger()  # Run → Experiments…
+    least = window.minimumSizeHint().width()
+    path = tmp_path / "exchange.json"
+    path.write_text(json.dumps(EXCHANGE))
+    (trace,) = import_trace(path)
+    window.session.open_document(trace.document, trace.name or None, path)
+    qtbot.waitUntil(lambda: "then turn 2" in window.agent_run.turn_label.text())  # type: ignore[attr-defined]
+    assert "(unsaved)" in window.experiments.dataset_label.text()  # type: ignore[attr-defined]
+    assert window.minimumSizeHint().width() <= least
