@@ -456,7 +456,7 @@ class _TrackRepair:
         """Start from the last old checkpoint before the edit (the start of the layer when there is none, or
         when the global fold changed under an instance track)."""
         work, old, marks = self.work, self.old, self.old.checkpoints
-        before = 0 if work.base or work.low is None else _marks_before(marks, work.low, self.keys)
+        before = 0 if work.base or work.low is None else first_mark(marks, work.low, self.keys, removed=work.low)
         if not before:
             self.state = _start(self.paths, self.base)
             self.gaps, self.head, self.after = [], Marks(), None
@@ -499,7 +499,7 @@ class _TrackRepair:
         )
         if way is not None and isinstance(state.root, dict) and isinstance(then.root, dict):
             marks, keys, low = self.old.checkpoints, self.keys, work.low
-            later = _first_mark_from(marks, self.first, low + 1, keys)  # the old marks past the edit
+            later = first_mark(marks, low + 1, keys, self.first)  # the old marks past the edit
             patches = [(patch, _until(marks, later, cover, keys)) for patch, cover in way]
             was, is_now = (checkpoint(now, edited, len(self.gaps)) for now in (then, state))
             # (a removed message: at the edit)
@@ -545,7 +545,7 @@ class _TrackRepair:
 
 def _until(marks: Marks, start: int, cover: int | None, keys: Sequence[int]) -> int | None:
     """The first old mark from `start` on that the write at order key `cover` comes before (None: none)."""
-    return None if cover is None else _first_mark_from(marks, start, cover, keys)
+    return None if cover is None else first_mark(marks, cover, keys, start)
 
 
 def _same_base(old: Fold, base: Fold, lane: str | None, layer: Layer, writes: Sequence[Write],
@@ -680,24 +680,14 @@ def _rebased_sources(now: Sequence[int], matched: Sequence[int], later: Sequence
     return tuple(now) + tuple(later[len(matched) :])  # `+`, not unpacking: a whole kind has thousands
 
 
-def _marks_before(marks: Marks, low: int, keys: Sequence[int]) -> int:
-    """How many marks come before order key `low` (a mark of a message no longer there counts as at it)."""
+def first_mark(marks: Marks, limit: int, keys: Sequence[int], start: int = 0, removed: int = NOT_IN_ORDER) -> int:
+    """The index of the first mark from `start` on at or past order key `limit` (len(marks): none): how many come
+    before it. A mark of a message no longer in the order counts as at order key `removed` (before every key)."""
     return bisect_left(
-        range(len(marks)), low, key=lambda index: low if (at := keys[marks.id_at(index)]) == NOT_IN_ORDER else at)
-
-
-def _first_mark_from(marks: Marks, start: int, limit: int, keys: Sequence[int]) -> int:
-    """The index of the first mark from `start` on at or past order key `limit` (len(marks): none).
-
-    A mark of a message no longer in the order (a removed one) counts as before every key."""
-    position = start
-    while position < len(marks) and keys[marks.id_at(position)] < limit:  # NOT_IN_ORDER is below every key
-        position += 1
-    return position
+        range(len(marks)), limit, start, key=lambda i: removed if (at := keys[marks.id_at(i)]) == NOT_IN_ORDER else at)
 
 
 __all__ = [
-    "Fold", "LaneMark", "LaneMarks", "Layer", "MarksMaker", "TrackEdit", "full", "lane_mark", "lane_value",
-    "marks_after_step",
-    "repair", "step",
+    "Fold", "LaneMark", "LaneMarks", "Layer", "MarksMaker", "TrackEdit", "first_mark", "full", "lane_mark",
+    "lane_value", "marks_after_step", "repair", "step",
 ]

@@ -41,7 +41,7 @@ from . import _index
 from ._index import Checkpoint, Layer, Probe, SourceEdit, Sources, State, attempt, kept, lanes_of
 from ._patches import Blocked, Patch, Patches, cover, differences, identical, once, patch_at, patch_to, patched
 from ._store import NO_WRITE
-from ._tracks import Fold, LaneMark, TrackEdit, _marks_before, lane_mark, lane_value
+from ._tracks import Fold, LaneMark, TrackEdit, first_mark, lane_mark, lane_value
 
 if TYPE_CHECKING:
     from ._store import Store
@@ -132,7 +132,7 @@ def repair(
         return None
     lane_marks = {**old.lanes, **{lane: change.marks for lane, change in redone.items()}}
     state = State([probe], root)
-    kept = 0 if edit.low is None else _marks_before(old.checkpoints, edit.low, store.order.key)
+    kept = 0 if edit.low is None else first_mark(old.checkpoints, edit.low, store.order.key, removed=edit.low)
     return Fold(state if base is None else base, state, [], old.checkpoints.head(kept), lane_marks)
 
 
