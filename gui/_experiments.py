@@ -105,13 +105,12 @@ class Loaded:
     path: Path
     results: list[dict[str, Any]]
     by_name: dict[str, dict[str, Any]] = field(init=False)
+    summary: Summary = field(init=False)
 
     def __post_init__(self) -> None:
+        # Made where it is read (the pane's reader), once: the summary line asks for it twice.
         self.by_name = {case_name(result): result for result in self.results}
-
-    @property
-    def summary(self) -> Summary:
-        return summarise(self.results)
+        self.summary = summarise(self.results)
 
 
 def _compact(value: Any) -> str:

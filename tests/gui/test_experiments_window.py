@@ -376,7 +376,7 @@ def test_opening_a_document_reads_its_results_off_the_gui_thread_and_says_so_mea
         qtbot: Any, open_window: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The results a document kept were read on the GUI thread as it opened: a big file held the window. They are
     read on the pane's reader: the document is open and the pane says it is reading them (no rows yet, none of
-    the document before) until they come."""
+    the document before) until they come. Their summary (a pass over every result) is made there too, once."""
     doc = agent(tmp_path / "agent.json", "Add the numbers.")
     other = agent(tmp_path / "other.json", "Add the numbers.")
     results = tmp_path / "data.results.jsonl"
@@ -388,6 +388,7 @@ def test_opening_a_document_reads_its_results_off_the_gui_thread_and_says_so_mea
     qtbot.waitUntil(lambda: window.session.path == other)
     read = threading.Event()
     on_main = threads_of(monkeypatch, experiments_ui, "read_results")
+    summarised = threads_of(monkeypatch, experiments_ui, "summarise")  # a pass over every result, as the reading
     wait = experiments_ui.read_results
     monkeypatch.setattr(experiments_ui, "read_results", lambda path: (read.wait(10), wait(path))[1])
 
@@ -400,6 +401,7 @@ def test_opening_a_document_reads_its_results_off_the_gui_thread_and_says_so_mea
     qtbot.waitUntil(lambda: pane.model.rowCount() == 1)
     assert "100% passed" in pane.summary.text()
     assert on_main == [False]
+    assert summarised == [False]
 
 
 def test_save_as_renames_the_document_the_pane_names(qtbot: Any, open_window: Any, tmp_path: Path) -> None:
