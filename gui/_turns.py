@@ -119,8 +119,7 @@ class TurnDialog(QDialog):
                                  "click goes there to correct it")
         # The keys choose as the mouse does; the focus stays in the list, so that the next arrow goes on and Enter
         # reaches the dialog's default button. Only the user's choice: a list filled again while typing selects nothing.
-        self.problems.currentItemChanged.connect(
-            lambda item, _: self.select_place(item) if item is not None and self.problems.hasFocus() else None)
+        self.problems.currentItemChanged.connect(self._problem_chosen)
         self.problems.itemClicked.connect(self.show_place)
         self.schema = LinesView("Composing the request…")
         self.messages = LinesView("Composing the request…")
@@ -271,6 +270,11 @@ class TurnDialog(QDialog):
             self.status.setText("The turn meets the request schema" + (
                 f" ({counted(len(found), 'warning')})." if found else "."))
         return found
+
+    def _problem_chosen(self, item: QListWidgetItem | None, _before: QListWidgetItem | None) -> None:
+        if item is not None and self.problems.hasFocus():
+            item.setSelected(True)  # (Tab made it current only, drawn as any other)
+            self.select_place(item)
 
     def select_place(self, item: QListWidgetItem) -> bool:
         """Select in the text the value a problem is about (its JSON path), or go to its line and column; False

@@ -711,6 +711,7 @@ def test_the_arrows_in_the_problem_list_select_each_place_and_enter_takes_the_tu
     assert not dialog.editor.textCursor().hasSelection()  # the list filled again while typing selects nothing
     qtbot.keyClick(dialog.editor, Qt.Key.Key_Tab)
     assert dialog.editor.textCursor().selectedText() == '"sendFax"'
+    assert dialog.problems.selectedItems() == [dialog.problems.item(0)]  # drawn chosen, as after a click
     qtbot.keyClick(dialog.problems, Qt.Key.Key_Down)
     assert dialog.problems.hasFocus()
     assert dialog.editor.textCursor().selectedText() == '"nope"'
