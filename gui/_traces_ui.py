@@ -281,7 +281,7 @@ class TracesUI(QObject):
             self._fail("Could not export.", str(error))
             return False
         what = "the request at the cursor" if form == "openai" else (
-            f"{len(value['resourceSpans'][0]['scopeSpans'][0]['spans'])} spans")
+            counted(len(value["resourceSpans"][0]["scopeSpans"][0]["spans"]), "span"))
         left_out = "" if carry_document else " without the document's copy"
         too_big = collector_warning(len(data)) if form != "openai" else None
         self.window.statusBar().showMessage(f"Exported {what}{left_out} to {path}"

@@ -222,6 +222,15 @@ def test_export_writes_the_run_and_the_request_at_the_cursor(
     assert "Exported the request at the cursor" in window.statusBar().currentMessage()
 
 
+def test_an_export_of_one_span_says_one_span(open_window: Any, tmp_path: Path) -> None:
+    """A document with no model turn is one span, said "Exported 1 spans" (driven by keys on the adder agent)."""
+    doc = tmp_path / "a.json"
+    doc.write_text(json.dumps([{"type": "text", "role": "system", "text": "hi"}]))
+    window = open_window(doc)
+    assert window.traces.export("otlp-json", str(tmp_path / "one.json"))  # type: ignore[attr-defined]
+    assert window.statusBar().currentMessage() == f"Exported 1 span to {tmp_path / 'one.json'}"
+
+
 def test_an_export_too_big_for_a_collector_says_so(open_window: Any, tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """The size a collector would refuse is said in the banner (the status bar's line cut the advice off and
