@@ -80,15 +80,18 @@ def baselines(results: list[dict[str, Any]], where: Path) -> dict[str, Baseline]
 
 @dataclass(frozen=True)
 class Summary:
-    """An experiment in numbers: cases, how many finished, passed and failed their expectations, tokens."""
+    """An experiment in numbers: cases; how their runs ended (each result's `status`); how many passed and failed
+    their expectations; what the model was asked, and tokens."""
 
     cases: int
     finished: int
     passed: int
-    failed: int
+    failed: int  # expectations missed (a case may finish and fail them)
     tokens: int
     asked: int
     replayed: int
+    waiting: int = 0  # runs that stopped without a final output
+    failed_runs: int = 0  # cases that could not run to an end (status `failed`: a broken input, a raised error)
 
     @property
     def pass_rate(self) -> float | None:
@@ -100,7 +103,9 @@ def summarise(results: list[dict[str, Any]]) -> Summary:
     def total(key: str) -> int:
         return sum(value for result in results if isinstance(value := result.get(key), int))
 
-    return Summary(len(results), sum(result.get("status") == "finished" for result in results),
-                   sum(result.get("passed") is True for result in results),
+    def ended(status: str) -> int:
+        return sum(result.get("status") == status for result in results)
+
+    return Summary(len(results), ended("finished"), sum(result.get("passed") is True for result in results),
                    sum(result.get("passed") is False for result in results),
-                   total("tokens"), total("asked"), total("replayed"))
+                   total("tokens"), total("asked"), total("replayed"), ended("waiting"), ended("failed"))

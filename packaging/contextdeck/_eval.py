@@ -178,9 +178,8 @@ def run(args: argparse.Namespace) -> int:
     summary = summarise(results)
     rate = "" if summary.pass_rate is None else f", pass rate {summary.pass_rate:.0%}"
     # "failed" is a status of the result lines (the case could not finish); a missed expectation is not one.
-    ended = {status: sum(result.get("status") == status for result in results) for status in ("waiting", "failed")}
-    print(f"{written} of {len(cases)} input(s) in {args.out}: {summary.finished} finished, {ended['waiting']} "
-          f"waiting, {ended['failed']} failed; expectations: {summary.passed} met, {summary.failed} missed{rate}; "
+    print(f"{written} of {len(cases)} input(s) in {args.out}: {summary.finished} finished, {summary.waiting} "
+          f"waiting, {summary.failed_runs} failed; expectations: {summary.passed} met, {summary.failed} missed{rate}; "
           f"the model: {summary.asked} asked, {summary.replayed} replayed, {summary.tokens} tokens", file=sys.stderr)
     for result in results:
         if result.get("status") == "failed" or result.get("passed") is False:
@@ -192,8 +191,7 @@ def run(args: argparse.Namespace) -> int:
     if not whole:
         print("contextdeck: interrupted: the results so far are written", file=sys.stderr)
         return EXIT_INTERRUPTED
-    failed = summary.failed or any(result.get("status") == "failed" for result in results)
-    return EXIT_MISSED if failed else EXIT_PASSED
+    return EXIT_MISSED if summary.failed or summary.failed_runs else EXIT_PASSED
 
 
 def _ended_at_once(result: dict[str, Any]) -> bool:

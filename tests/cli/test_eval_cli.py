@@ -413,3 +413,14 @@ def test_an_input_that_breaks_the_input_schema_fails_its_case_without_running(ca
     assert "  bad: the input (line 2) breaks the document's input schema" in err
     # the summary counts the case that failed as failed, apart from the expectations (none here)
     assert ": 1 finished, 0 waiting, 1 failed; expectations: 0 met, 0 missed; the model: 2 asked" in err
+
+
+def test_a_summary_counts_each_way_a_case_ended_apart_from_its_expectations() -> None:
+    """`summarise` (what eval prints and the Experiments pane shows) counts the runs that finished, waited and
+    failed by their status, and the expectations met and missed by `passed`: a case may finish and miss."""
+    from contextdeck.engine import summarise
+
+    summary = summarise([{"status": "finished", "passed": True, "tokens": 5}, {"status": "finished", "passed": False},
+                         {"status": "waiting"}, {"status": "waiting", "asked": 2}, {"status": "failed"}])
+    assert (summary.cases, summary.finished, summary.waiting, summary.failed_runs) == (5, 2, 2, 1)
+    assert (summary.passed, summary.failed, summary.tokens, summary.asked) == (1, 1, 5, 2)
