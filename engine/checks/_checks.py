@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from ..calls._activities import Activities
-from ..calls._calls import Mode
 from ..calls._registry import Registry
 from ..calls._tools import (
     assumed_activities,
@@ -41,8 +40,8 @@ from ..request._request import (
 from ..resolve._resolution import Diagnostic
 from ..run._instances import instance_problems, odd_data_instance
 from ..run._instancing import as_written
-from ..run._setup import DELEGATED_OUTPUT, EAGER_BRANCH, EXPLICIT_OUTPUT, LAZY_OUTPUT, set_up
-from ..run._turns import branching, output_violations
+from ..run._setup import given_outputs, set_up
+from ..run._turns import output_violations
 from ._call_checks import plan_problems
 
 # Problems `data_problems` already reports (with the expression's position) for every plan and the solution.
@@ -180,26 +179,10 @@ def _run_problems(
         where = call_place(plan_index, _label(index, reading.calls[index]))
         found = dict.fromkeys(f"{problem.type}: {problem.message}" for problem in kept[index])
         problems.extend(Diagnostic(plan_index, where, text) for text in found)
-    # Each call given an `_output`, once as written. A delegated or explicit call's result is its delegate's or its
-    # activity's (014, 002). A latent call's is the `_output`: under a lazy plan it should not be given (012); in
-    # eager execution its output path should be one concrete path.
-    delegated = {index if setup.origins is None else setup.origins[index][0] for index in setup.delegates
-                 if setup.plans[index].has_output}
-    explicit = {index if setup.origins is None else setup.origins[index][0] for index, plan in
-                enumerate(setup.plans) if plan.mode is not Mode.LATENT and plan.has_output} - delegated
-    problems += [Diagnostic(plan_index, call_place(plan_index, f"call {index} $._output"),
-                            DELEGATED_OUTPUT if index in delegated else EXPLICIT_OUTPUT, "warning")
-                 for index in sorted(delegated | explicit)]
-    given = {index if setup.origins is None else setup.origins[index][0]: plan for index, plan in
-             enumerate(setup.plans) if plan.mode is Mode.LATENT and plan.has_output and index not in setup.delegates}
     lazy = plan_mode(live) == "lazy"
-    for index in sorted(given):
-        if lazy:
-            problems.append(Diagnostic(plan_index, call_place(plan_index, f"call {index} $._output"), LAZY_OUTPUT,
-                                       "warning"))
-        elif isinstance(call := reading.calls[index], dict) and (first := branching(call.get("_outputPath"))):
-            problems.append(Diagnostic(plan_index, call_place(plan_index, f"call {index} $._outputPath"),
-                                       EAGER_BRANCH.format(first=first), "warning"))
+    problems += [Diagnostic(plan_index, call_place(plan_index, f"call {number} $.{field}"), text, "warning")
+                 for number, (field, text)
+                 in given_outputs(setup.plans, setup.delegates, setup.origins, lazy, reading.calls).items()]
     return problems
 
 

@@ -5,6 +5,7 @@ one function, so that what `validate` says and what `run` refuses can never disa
 
 from __future__ import annotations
 
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from ..calls._calls import (
 from ..calls._plan import Graph, Origins, link_problems
 from ..calls._tools import ToolDefinition, merged_tools, pending_calls
 from ..document._context import Context
-from ..protocol._expressions import OUTPUT_PATH, Occurrence, occurrences
+from ..protocol._expressions import OUTPUT_PATH, Expression, Occurrence, occurrences, parsed_or_error
 from ..protocol._groups import PlanReading, Unit, read_plan
 from ..protocol._schemas import SchemaCheck
 from ._delegate import Delegate, delegate_for, prescribed_delegate
@@ -101,6 +102,37 @@ EXPLICIT_OUTPUT = ("an explicit call's result is what its activity returns (002:
 EAGER_BRANCH = ("a latent call given its _output has chosen its outcome (012: eager execution collapses a branching "
                 "_outputPath to one concrete path), but this _outputPath still branches: the output is written to "
                 "its first alternative, {first}")
+
+
+def given_outputs(plans: Sequence[CallPlan], delegated: Container[int], origins: Origins | None, lazy: bool,
+                  written: Sequence[Any]) -> dict[int, tuple[str, str]]:
+    """What is said of each call given an `_output` that is not taken as given, by its number as written (a copy's
+    is its call's), in order: the field and why. A delegated or explicit call's result is its delegate's or its
+    activity's (014, 002); a latent call's is the `_output`: under a lazy plan it should not be given (012), and in
+    eager execution its output path is one concrete path. `delegated`: the calls a delegate runs (a refused one's
+    call is refused, not delegated); `written`: the calls as written. `validate` and the turn check both say it."""
+    said: dict[int, tuple[str, str]] = {}
+    for plan in plans:
+        if not plan.has_output:
+            continue
+        number = plan.index if origins is None else origins[plan.index][0]
+        if plan.index in delegated:
+            said[number] = ("_output", DELEGATED_OUTPUT)
+        elif plan.mode is not Mode.LATENT:
+            said.setdefault(number, ("_output", EXPLICIT_OUTPUT))
+        elif lazy:
+            said.setdefault(number, ("_output", LAZY_OUTPUT))
+        elif isinstance(call := written[number], dict) and (first := branching(call.get("_outputPath"))) is not None:
+            said.setdefault(number, ("_outputPath", EAGER_BRANCH.format(first=first)))
+    return dict(sorted(said.items()))
+
+
+def branching(output_path: Any) -> str | None:
+    """The first alternative of an output path that branches (`a || b`), else None (malformed: said elsewhere)."""
+    parsed = parsed_or_error(output_path) if isinstance(output_path, str) else None
+    if not isinstance(parsed, Expression) or len(parsed.alternatives) < 2:
+        return None
+    return " && ".join(str(ref) for ref in parsed.alternatives[0])
 
 
 class DelegateFinder:

@@ -15,24 +15,22 @@ from typing import Any
 from jsonschema.exceptions import ValidationError, best_match
 
 from ..calls._activities import Activities
-from ..calls._calls import Problem, ToolReading, plan_call
-from ..calls._plan import Graph, link_problems
+from ..calls._calls import CallPlan, Problem, ToolReading, plan_call
+from ..calls._plan import Graph, Origins, link_problems
 from ..calls._registry import Registry
-from ..calls._tools import ToolDefinition, assumed_activities, form_indices, merged_tools, pending_calls, plan_mode
+from ..calls._tools import assumed_activities, form_indices, merged_tools, pending_calls, plan_mode
 from ..document._document import Document, Shape
 from ..document._json import MESSAGE_OUTER, unwritable
 from ..document._validate import json_path, path_order, schema_violations
 from ..document._view import Messages
-from ..protocol._expressions import Expression, parsed_or_error
 from ..protocol._groups import PlanReading, read_plan
 from ..protocol._messages import MISSING, Form, body_of
 from ..protocol._methods import deep_merge
 from ..request._request import REFERENCE, Request, compose_request, output_schema, version_warnings
 from ..resolve._resolution import Diagnostic
-from ._delegate import delegate_name
 from ._instances import odd_instance, turn_instance_problems
 from ._instancing import as_written, copies
-from ._setup import DELEGATED_OUTPUT, EAGER_BRANCH, EXPLICIT_OUTPUT, LAZY_OUTPUT, DelegateFinder
+from ._setup import DelegateFinder, given_outputs
 
 OUTPUT_ERROR = "output"  # the error type of a refused final output
 
@@ -87,8 +85,10 @@ def turn_problems(
     problems: list[Diagnostic] = []
     offered = {tool.name: tool.item for tool in request.tools}
     reading = read_plan(list(turn["calls"]))
-    refused = _refusals(document, reading, activities, tools, base, chain)
-    for index, where in enumerate(_places(reading)):
+    judged = _judged(document, reading, activities, tools, base, chain)
+    refused = judged.refused
+    places = _places(reading)
+    for index, where in enumerate(places):
         call = reading.calls[index]
         found = _call_problems(call, where, offered, activities)
         said = {problem.path for problem in found} | {f"{problem.path}: {problem.reason}" for problem in found}
@@ -104,43 +104,13 @@ def turn_problems(
         if odd is not None:
             found.append(Diagnostic(None, f"{where}._instance", odd, "warning"))
         problems += found
-    problems += turn_instance_problems(document.context, reading, _places(reading))  # 013
-    delegating = merged_tools(document.context, dict(tools or {}))
-    problems += _latent_outputs(reading, request, activities, plan_mode(document.context) == "lazy", delegating)
+    problems += turn_instance_problems(document.context, reading, places)  # 013
+    lazy = plan_mode(document.context) == "lazy"
+    problems += [Diagnostic(None, f"{places[number]}.{field}", text, "warning") for number, (field, text)
+                 in given_outputs(judged.plans, judged.delegated, judged.origins, lazy, reading.calls).items()]
     if isinstance(turn.get("meta"), dict) and "version" in turn["meta"]:  # 016: given back, its version bumped
         problems += version_warnings(request.meta, turn["meta"], "$.meta.version")
     return problems + _explained(schema, turn, "$")
-
-
-def _latent_outputs(reading: PlanReading, request: Request, activities: Activities | None,
-                    lazy: bool, tools: dict[str, ToolDefinition]) -> list[Diagnostic]:
-    """Warnings for the calls a turn gives an `_output`: a delegated or explicit one's is not its result (014, 002);
-    for a latent one (a tool the request offers as latent, or one it does not offer that no activity runs), 012:
-    under a lazy plan its model "will not perform latent execution"; in eager execution it collapses a branching
-    `_outputPath` to one path, so one still branching is said (`EAGER_BRANCH`)."""
-    latent = {tool.name: tool.latent for tool in request.tools}
-    found: list[Diagnostic] = []
-    for call, where in zip(reading.calls, _places(reading), strict=True):
-        name = call.get("_tool") if isinstance(call, dict) else None
-        if not isinstance(name, str) or "_output" not in call:
-            continue
-        if delegate_name(call, tools.get(name))[0] is not None:
-            found.append(Diagnostic(None, f"{where}._output", DELEGATED_OUTPUT, "warning"))
-        elif not latent.get(name, activities is None or name not in activities):
-            found.append(Diagnostic(None, f"{where}._output", EXPLICIT_OUTPUT, "warning"))
-        elif lazy:
-            found.append(Diagnostic(None, f"{where}._output", LAZY_OUTPUT, "warning"))
-        elif (first := branching(call.get("_outputPath"))) is not None:
-            found.append(Diagnostic(None, f"{where}._outputPath", EAGER_BRANCH.format(first=first), "warning"))
-    return found
-
-
-def branching(output_path: Any) -> str | None:
-    """The first alternative of an output path that branches (`a || b`), else None (malformed: said elsewhere)."""
-    parsed = parsed_or_error(output_path) if isinstance(output_path, str) else None
-    if not isinstance(parsed, Expression) or len(parsed.alternatives) < 2:
-        return None
-    return " && ".join(str(ref) for ref in parsed.alternatives[0])
 
 
 def _places(reading: PlanReading) -> list[str]:
@@ -153,8 +123,19 @@ def _places(reading: PlanReading) -> list[str]:
     return places
 
 
-def _refusals(document: Document, reading: PlanReading, activities: Activities | None, tools: Registry | None,
-              base: Path | None, chain: tuple[Path, ...]) -> dict[int, list[Problem]]:
+@dataclass(frozen=True)
+class _Judged:
+    """A turn's calls as a run's set-up judges them: what it refuses of each call as written (`refused`, by index),
+    and the calls as the run repeats them per instance (`plans`, with `origins`), the delegated among them."""
+
+    refused: dict[int, list[Problem]]
+    plans: list[CallPlan]
+    delegated: set[int]
+    origins: Origins | None
+
+
+def _judged(document: Document, reading: PlanReading, activities: Activities | None, tools: Registry | None,
+            base: Path | None, chain: tuple[Path, ...]) -> _Judged:
     """What a run refuses of the turn's calls before it starts, by call index, as its set-up finds it (`plan_call`
     for each call and its tool alone, the `DelegateFinder`, then `link_problems`: groups that feed themselves,
     cycles): a malformed expression, an unknown `_outputMethod`, `_scopes` that are not kinds, an output path the
@@ -174,12 +155,17 @@ def _refusals(document: Document, reading: PlanReading, activities: Activities |
     finder = DelegateFinder(base if base is not None or path is None else path.parent,
                             chain or ((path.resolve(),) if path is not None else ()), code_tools)
     structural: dict[int, list[Problem]] = {}
+    delegated: set[int] = set()
     for plan in plans:
-        problems, _ = finder.refusals(document.context, plan, copied.expressions[plan.index], list(plan.problems))
+        found = copied.expressions[plan.index]
+        problems, delegate = finder.refusals(document.context, plan, found, list(plan.problems))
+        if delegate is not None:
+            delegated.add(plan.index)
         if kept := [problem for problem in problems if problem.type not in _SAID_BY_THE_SCHEMA]:
             structural[plan.index] = kept
     link_problems(copied.units, plans, Graph.of(plans), structural, origins)
-    return structural if origins is None else as_written(structural, origins)  # a copy's is its call's in the turn
+    # A copy's refusal is its call's in the turn.
+    return _Judged(structural if origins is None else as_written(structural, origins), plans, delegated, origins)
 
 
 # The tool's schema says these in the turn check, at the field.

@@ -242,3 +242,38 @@ def test_a_loop_checks_a_turn_with_its_runs_delegate_folder(tmp_path: Any) -> No
     turn = {"calls": [{"_tool": "t", "_delegate": "helper"}]}
     assert [problem.path for problem in turn_problems(document, turn)] == ["$.calls[0]._delegate"]
     assert Loop(document, base=tmp_path).check_turn(turn) == []
+
+
+def _output_warnings_of_validate(context: list[dict[str, Any]], solution: dict[str, Any]) -> set[tuple[int, str, str]]:
+    return {(int(found.group(1)), found.group(2), problem.reason) for problem in validate(Context(context), solution)
+            if problem.severity == "warning"
+            and (found := re.match(r"solution, call (\d+) \$\.(_output|_outputPath)$", problem.path))}
+
+
+def _output_warnings_of_the_turn_check(context: list[dict[str, Any]],
+                                       solution: dict[str, Any]) -> set[tuple[int, str, str]]:
+    _, units = flatten(solution["calls"])
+    number = {(unit.entry, None if unit.pattern == "one" else position): index
+              for unit in units for position, index in enumerate(unit.members)}
+    document = Document(Context(context), Shape.ARRAY)
+    return {(number[int(found.group(1)), None if found.group(2) is None else int(found.group(2))], found.group(3),
+             problem.reason)
+            for problem in turn_problems(document, solution) if problem.severity == "warning"
+            and (found := re.match(r"\$\.calls\[(\d+)\](?:\.(?:all|any|race)\[(\d+)\])?\.(_output|_outputPath)$",
+                                   problem.path))}
+
+
+@settings(max_examples=300, deadline=None)
+@given(tool=tools(), solution_calls=st.lists(entries, min_size=1, max_size=3), instanced=instances,
+       more=st.sampled_from([[], [{"type": "tool", "tool": {"e": {"type": "object", "_activity": "u"}}}],
+                             [{"type": "tool", "tool": {"u": {"type": "object", "_delegate": "d.json"}}}],
+                             [{"type": "plan", "mode": "lazy", "plan": []}]]))
+def test_validate_and_the_turn_check_say_the_same_of_each_output_given(tool: dict[str, Any],
+                                                                        solution_calls: list[dict[str, Any]],
+                                                                        instanced: list[dict[str, Any]],
+                                                                        more: list[dict[str, Any]]) -> None:
+    """An `_output` given to a delegated or an explicit call, or to a latent one under a lazy plan or with a
+    branching output path: both say the same warning of the same call (one piece sorts the calls for both)."""
+    context = [tool, STATE, *instanced, *more]
+    solution = {"calls": solution_calls, "output": None}
+    assert _output_warnings_of_validate(context, solution) == _output_warnings_of_the_turn_check(context, solution)
