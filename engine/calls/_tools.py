@@ -13,7 +13,7 @@ from ..document._validate import json_path
 from ..document._view import Messages
 from ..protocol._messages import Form, body_of
 from ..resolve._resolution import Diagnostic
-from ._activities import Activities
+from ._activities import Activities, Activity
 from ._registry import const_name, named_schemas, reference_name
 
 
@@ -224,15 +224,13 @@ def merged_tools(
     return found
 
 
-def assumed_activities(context: Messages, tools: Mapping[str, dict[str, Any]] | None) -> Activities:
-    """Without knowing what will be loaded, every activity a tool names is taken as loaded (never run by whoever
-    asks), so that the checks after it (the parameters, a latent call's `_output`) judge the calls as a run would."""
-    assumed = Activities()
-    for definition in merged_tools(context, dict(tools or {})).values():
-        name = definition.schema.get("_activity")
-        if isinstance(name, str) and name:
-            assumed.add(_never_run, name)
-    return assumed
+def assumed_activities(tools: Mapping[str, ToolDefinition]) -> Activities:
+    """Without knowing what will be loaded, every activity a tool (`merged_tools`) names is taken as loaded (never
+    run by whoever asks), so that the checks after it (the parameters, a latent call's `_output`) judge the calls
+    as a run would. Each name is made an activity once, however many tools name it."""
+    names = dict.fromkeys(name for definition in tools.values()
+                          if isinstance(name := definition.schema.get("_activity"), str) and name)
+    return Activities(Activity(name, _never_run) for name in names)
 
 
 def _never_run(call: Any, tool: Any, context: Any) -> None:

@@ -15,6 +15,7 @@ from ..calls._registry import Registry
 from ..calls._tools import (
     assumed_activities,
     form_indices,
+    merged_tools,
     pending_calls,
     plan_mode,
     solution_problem,
@@ -162,12 +163,13 @@ def _run_problems(
     if not calls:
         return []
     live = context if isinstance(context, Context) else Context(context[i] for i in range(len(context)))
-    known = activities if activities is not None else assumed_activities(live, tools)
+    merged = merged_tools(live, dict(tools or {}))
+    known = activities if activities is not None else assumed_activities(merged)
     base, chain = (path.parent, (path.resolve(),)) if path is not None else (None, ())
     # The pending calls are the solution's or the last plan message's: read already, unless the solution is an
     # array of calls (which `read_plans` does not read).
     reading = (None if isinstance(solution, list) else plans.get(plan_index)) or read_plan(calls)
-    setup = set_up(live, solution, known, dict(tools or {}), base, chain, reading)
+    setup = set_up(live, solution, known, dict(tools or {}), base, chain, reading, merged)
     kept = {index: told for index, problems in setup.structural.items()
             if isinstance(setup.plans[index].call, dict)  # not a call: `data_problems` said so already
             and (told := [problem for problem in problems if problem.type not in _REPORTED])}

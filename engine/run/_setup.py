@@ -59,15 +59,17 @@ def set_up(
     base: Path | None = None,
     chain: tuple[Path, ...] = (),
     reading: PlanReading | None = None,
+    merged: dict[str, ToolDefinition] | None = None,
 ) -> Setup:
     """The pending calls (the solution's, else the last plan's) planned against `context`'s tools and
     `code_tools`, with each call's structural problems: its own, its literal parameters, its delegate, its
-    group, a cycle. `reading`: the pending calls read already (`read_plan`; `validate` reads every plan once)."""
+    group, a cycle. `reading`: the pending calls read already (`read_plan`; `validate` reads every plan once);
+    `merged`: the two merged already (`merged_tools`)."""
     entries, plan_index = pending_calls(context, solution)
     written = read_plan(entries) if reading is None else reading
     read, origins = copies(written, context)
     calls, units, expressions = read.calls, read.units, read.expressions
-    tools = merged_tools(context, code_tools)
+    tools = merged_tools(context, code_tools) if merged is None else merged
     # Each call's index is its unit's int object (`flatten`), shared by its plan and state: a large plan holds many.
     tools_read: dict[str, ToolReading] = {}  # each tool read once
     plans = [plan_call(i, calls[i], tools, activities, expressions[i], tools_read)

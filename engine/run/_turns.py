@@ -145,8 +145,8 @@ def _judged(document: Document, reading: PlanReading, activities: Activities | N
     loaded (as `validate` takes it), so its calls are not judged as latent ones. The calls are judged as the run
     repeats them per instance (013); a copy's refusal is its call's, with the instances it is for."""
     code_tools = dict(tools or {})
-    known = activities if activities is not None else assumed_activities(document.context, code_tools)
     merged = merged_tools(document.context, code_tools)
+    known = activities if activities is not None else assumed_activities(merged)
     read: dict[str, ToolReading] = {}
     copied, origins = copies(reading, document.context)  # as the run repeats them per instance (013)
     plans = [plan_call(index, call, merged, known, copied.expressions[index], read)

@@ -378,3 +378,22 @@ def test_a_cycle_the_copies_of_a_turns_calls_close_names_the_calls_as_written() 
              "through †state.y (for instances ①, ②)")
     assert [(path, reason) for path, reason, severity in problems(document, turn) if severity == "error"] == [
         ("$.calls[0]", cycle), ("$.calls[1]", cycle)]
+
+
+def test_a_turn_check_merges_the_documents_tools_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tools a turn's calls are planned against, the activities their tools name (taken as loaded) and the
+    delegates are read from one merge of the document's tools and the code's: a document of thousands of tools is
+    merged once a keystroke, not once per use."""
+    import contextdeck.engine.calls._tools as tools_module
+
+    merges: list[int] = []
+    real = tools_module.tool_definitions
+    monkeypatch.setattr(tools_module, "tool_definitions",
+                        lambda *args, **kwargs: merges.append(1) or real(*args, **kwargs))
+    tools = {"type": "tool", "tool": {name: {"type": "object", "_activity": "act"} for name in ("a", "b", "c")}}
+    document = Document(Context([tools, {"type": "tool", "tool": {"d": {"type": "object"}}}]), Shape.ARRAY)
+    request = compose_request(document.context, document.schema)
+    turn = {"calls": [{"_tool": "a", "_output": 1}, {"_tool": "d", "_output": 2, "_outputPath": "†x || †y"}]}
+    assert [(problem.path, problem.reason[:22]) for problem in turn_problems(document, turn, request=request)] == [
+        ("$.calls[0]._output", "an explicit call's res"), ("$.calls[1]._outputPath", "a latent call given it")]
+    assert len(merges) == 1
