@@ -79,8 +79,10 @@ def turn_problems(
     turn = as_turn(solution)
     if request is None:
         request = compose_request(document.context, document.schema, activities=activities, tools=tools)
-    schema = copy.deepcopy(dict(request.schema))
-    schema["properties"]["calls"] = {"type": "array"}  # each call is checked against its own tool below
+    # Each call is checked against its own tool below: the request's `calls` (every tool's schema) is replaced, so
+    # only the two levels changed are copied (nothing below them is written).
+    schema = dict(request.schema)
+    schema["properties"] = {**schema["properties"], "calls": {"type": "array"}}
     schema["required"] = [key for key in schema["required"] if key != "meta"]
     problems: list[Diagnostic] = []
     offered = {tool.name: tool.item for tool in request.tools}

@@ -397,3 +397,19 @@ def test_a_turn_check_merges_the_documents_tools_once(monkeypatch: pytest.Monkey
     assert [(problem.path, problem.reason[:22]) for problem in turn_problems(document, turn, request=request)] == [
         ("$.calls[0]._output", "an explicit call's res"), ("$.calls[1]._outputPath", "a latent call given it")]
     assert len(merges) == 1
+
+
+def test_a_turn_check_leaves_the_request_it_is_given_as_it_was() -> None:
+    """The turn dialog composes the request once and checks every keystroke's turn against it: the check copies
+    only the parts of its schema it changes (`calls`, `required`), and changes nothing of the request's."""
+    import json
+
+    tool = {"type": "tool", "tool": {"t": {"type": "object", "properties": {"n": {"type": "integer"}}}}}
+    document = Document(Context([tool, {"role": "user", "content": "Go"}]), Shape.ARRAY, schema={"type": "integer"})
+    request = compose_request(document.context, document.schema)
+    before = json.dumps(request.to_json(), sort_keys=True)
+    turn = {"calls": [{"_tool": "t", "n": "x"}], "output": "many"}
+    assert [problem.path for problem in turn_problems(document, turn, request=request)] == ["$.calls[0].n", "$.output"]
+    assert [problem.path for problem in turn_problems(document, turn, request=request)] == ["$.calls[0].n", "$.output"]
+    assert json.dumps(request.to_json(), sort_keys=True) == before
+    assert request.schema["properties"]["calls"]["items"]
