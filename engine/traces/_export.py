@@ -32,6 +32,9 @@ from ._chat import SPAN_SETTINGS
 Registry = dict[str, dict[str, Any]]  # tool name -> schema, as `load_tools` gives it
 
 DOCUMENT = "contextdeck.document"  # the root span's attribute holding the exported document's JSON
+TURN_INDEX = "contextdeck.message_index"  # a turn's plan or assistant message; a call's last message
+OUTPUT_PATH = "contextdeck.output_path"  # a call's `_outputPath`
+RESULT = "gen_ai.tool.call.result"
 _CLIENT, _INTERNAL = 3, 1
 
 
@@ -248,7 +251,7 @@ def _turn_spans(document: Document, turn: _Turn, n: int, trace: _Trace, root: st
                                   for message in request.messages],
         "gen_ai.output.messages": [{"role": "assistant", "parts": parts, "finish_reason": finish}],
         "gen_ai.tool.definitions": [_definition(tool.name, tool.item) for tool in request.tools] or None,
-        "contextdeck.message_index": turn.index,
+        TURN_INDEX: turn.index,
         **_openinference_turn(request.messages, model, usage, turn, ids, request.tools),
     }
     label = f"turn {n}"
@@ -283,9 +286,9 @@ def _call_span(document: Document, call: dict[str, Any], k: int, call_id: str, e
         "gen_ai.tool.name": call.get("_tool"),
         "gen_ai.tool.call.id": call_id,
         "gen_ai.tool.call.arguments": _parameters(call),
-        "gen_ai.tool.call.result": (results[0] if len(results) == 1 else results) if results else None,
-        "contextdeck.output_path": call.get("_outputPath"),
-        "contextdeck.message_index": last.position,
+        RESULT: (results[0] if len(results) == 1 else results) if results else None,
+        OUTPUT_PATH: call.get("_outputPath"),
+        TURN_INDEX: last.position,
         "openinference.span.kind": "AGENT" if delegate else "TOOL",
         "tool.name": call.get("_tool"),
         "tool.parameters": _parameters(call),

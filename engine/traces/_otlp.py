@@ -19,8 +19,18 @@ from ..document._document import Document, Shape, parse_document
 from ..document._json import parse as json_parse
 from ..protocol._errors import DocumentError
 from ._build import line_up
-from ._chat import SPAN_SETTINGS, Exchange, ToolRun, arguments_of, iso, iso_precise, openai_exchange
-from ._export import DOCUMENT, trace_id_of
+from ._chat import (
+    SPAN_SETTINGS,
+    ChatMessage,
+    Exchange,
+    ToolCall,
+    ToolRun,
+    arguments_of,
+    iso,
+    iso_precise,
+    openai_exchange,
+)
+from ._export import DOCUMENT, OUTPUT_PATH, RESULT, TURN_INDEX, trace_id_of
 from ._problems import Located, TraceError
 from ._read import Reading, Values
 
@@ -236,6 +246,15 @@ def _read_trace(reading: Reading, trace: str, spans: list[Span], name: str) -> N
         reading.warnings.append(f"trace {trace}: no model spans (neither GenAI nor OpenInference): left out")
         return
     tools = [span for span in spans if span.role == "tool"]
+    if len(models) > 1 and any(TURN_INDEX in span.attributes for span in models):
+        exchanges, runs = _group(models, tools, name)
+        reading.contexts.append((trace, _replayed(exchanges, sorted(models, key=_in_order), tools)))
+        reading.runs[trace] = runs
+        reading.warnings.append(
+            f"trace {trace}: ContextDeck's export without its document: each turn's input is the request as rendered, "
+            "so the run is read from the first turn's input, each turn's calls and the results their tool spans "
+            "recorded (a message added between turns, not by a call, is not read back)")
+        return
     for label, (group, runs) in _contexts(trace, models, tools, spans, name).items():
         reading.contexts.append((label, group))
         reading.runs[label] = runs
@@ -301,14 +320,46 @@ def _contexts(trace: str, models: list[Span], tools: list[Span], spans: list[Spa
     return {trace: whole}
 
 
+def _in_order(span: Span) -> tuple[int, int]:
+    return span.start, span.end
+
+
 def _group(models: list[Span], tools: list[Span], name: str) -> Group:
     exchanges = []
-    for span in sorted(models, key=lambda span: (span.start, span.end)):
+    for span in sorted(models, key=_in_order):
         try:
             exchanges.append(exchange_of_span(span))
         except Located as problem:
             raise problem.within(name) from None
     return exchanges, [tool_run(span) for span in sorted(tools, key=lambda span: span.start)]
+
+
+def _replayed(exchanges: list[Exchange], models: list[Span], tools: list[Span]) -> list[Exchange]:
+    """The exchanges of ContextDeck's own turns (`models`, in order), exported without its document: each turn's
+    recorded input is the request as rendered (plans and data as user text), which no import reads back as calls.
+    Each is given instead the first turn's input, then every earlier turn's reply and the results of its calls, as
+    the tool spans under that turn recorded them; a call keeps the output path its span names (`OUTPUT_PATH`)."""
+    conversation = list(exchanges[0].messages)
+    replayed: list[Exchange] = []
+    for exchange, model in zip(exchanges, models, strict=True):
+        ran = {run.attributes.get("gen_ai.tool.call.id"): run for run in tools if run.parent == model.id}
+        reply = exchange.reply
+        if reply is not None and reply.tool_calls:
+            reply = dataclasses.replace(reply, tool_calls=tuple(_with_path(call, ran.get(call.id))
+                                                                for call in reply.tool_calls))
+        replayed.append(dataclasses.replace(exchange, messages=tuple(conversation), reply=reply))
+        if reply is None:
+            continue
+        conversation.append(reply)
+        conversation += [ChatMessage("tool", run.attributes[RESULT], tool_call_id=call.id) for call in reply.tool_calls
+                         if (run := ran.get(call.id)) is not None and run.error is None and RESULT in run.attributes]
+    return replayed
+
+
+def _with_path(call: ToolCall, run: Span | None) -> ToolCall:
+    path = run.attributes.get(OUTPUT_PATH) if run is not None else None
+    return dataclasses.replace(call, arguments={**call.arguments, "_outputPath": path}) if isinstance(path, str) \
+        else call
 
 
 def _agents_of(found: list[Span], spans: list[Span]) -> dict[str, str | None]:

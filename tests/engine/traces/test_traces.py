@@ -913,6 +913,38 @@ def without_document(trace: dict[str, Any]) -> dict[str, Any]:
     return trace
 
 
+def test_a_run_of_several_turns_exported_without_its_document_imports_back_with_its_calls() -> None:
+    """Without the carried copy, each later turn's recorded input is the request as rendered (plans and data as
+    user text): the import reads the run from the first turn's input, each turn's calls and the results their tool
+    spans recorded, so the plans, their output paths (`†state.paris` too) and the outputs come back, with a warning
+    saying how it was read."""
+    weather = {"type": "object", "properties": {"city": {"type": "string"}, "_outputPath": OUTPUT_PATH}}
+    paris = {"_tool": "get_weather", "city": "Paris", "_outputPath": "†state.paris"}
+    rome = {"_tool": "get_weather", "city": "Rome", "_outputPath": "†rome"}
+    body = {"context": [
+        {"type": "tool", "tool": {"get_weather": weather}}, SYSTEM, {"role": "user", "content": "Paris, then Rome?"},
+        {"type": "plan", "plan": [paris], "_model": {"model": "m", "date": "2026-01-01T10:00:01Z"}},
+        {"type": "data", "kind": "state", "data": {"paris": {"sky": "sunny"}}, "_call": paris,
+         "_outputPath": "†state.paris", "_date": "2026-01-01T10:00:02Z", "_run": {"call": 0}},
+        {"type": "plan", "plan": [rome], "_model": {"model": "m", "date": "2026-01-01T10:00:03Z"}},
+        {"type": "data", "kind": "rome", "data": "rain", "_call": rome, "_outputPath": "†rome",
+         "_date": "2026-01-01T10:00:04Z", "_run": {"call": 0}}],
+        "solution": {"output": "Sunny, then rain.", "_model": {"model": "m", "date": "2026-01-01T10:00:05Z"}}}
+    document = parse_document(json.dumps(body).encode(), "run.json")
+    [again] = import_bytes(json.dumps(export_otlp(document, carry_document=False)).encode(), "t.json")
+
+    def run_of(messages: list[dict[str, Any]]) -> list[Any]:
+        return [(m.get("role"), m.get("content")) if "role" in m else m.get("plan") if m["type"] == "plan"
+                else (m["kind"], m["data"], m["_call"], m["_outputPath"]) for m in messages if m.get("type") != "tool"]
+
+    assert run_of(again.document.to_json()["context"][1:]) == run_of(body["context"])  # after the preset
+    assert again.document.solution["output"] == "Sunny, then rain."
+    assert again.turns == 3
+    assert [warning.split(": ", 1)[1][:43] for warning in again.warnings] == [
+        "ContextDeck's export without its document: "]
+    assert problems(again.document) == []
+
+
 def test_contextdecks_own_export_imports_back_as_its_document() -> None:
     """A turn's recorded input is the request as rendered (plans as `## Plan` text, data as `## Data`), from which
     no import can read the messages back: the export carries its document, and importing the export gives back
@@ -934,7 +966,8 @@ def test_contextdecks_own_export_imports_back_as_its_document() -> None:
 
 def test_an_export_whose_document_was_changed_since_is_read_from_its_spans() -> None:
     """The document an export carries is taken only when it is the one the trace was exported from (the trace id
-    is its content's): one changed or cut since is said, and the trace is read from its spans."""
+    is its content's): one changed or cut since is said, and the trace is read from its spans (its turns' calls
+    too)."""
     [first] = import_bytes(json.dumps(genai_trace()).encode(), "genai.json")
     for change in ('{"context": []}', '{"context": ['):
         exported = export_otlp(first.document)
@@ -944,7 +977,7 @@ def test_an_export_whose_document_was_changed_since_is_read_from_its_spans() -> 
         root = exported["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["spanId"]
         assert again.warnings[0].startswith(f"span {root}: the ContextDeck document it carries cannot be used (")
         assert again.warnings[0].endswith("): the trace is read from its spans")
-        assert again.document.context.messages[4]["content"].startswith("## Plan")  # the rendered request
+        assert again.document.context.messages[4]["plan"] == first.document.context.messages[4]["plan"]
 
 
 def test_the_openai_export_is_the_request_the_model_receives() -> None:
