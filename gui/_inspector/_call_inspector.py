@@ -218,6 +218,9 @@ class CallInspector(QWidget):
         self.params.clear()
         self.scoped.clear()
         self._show_run(context, record)
+        self.tabs.setTabText(0, "Would run now" if record is not None else "Will run")
+        self.tabs.setTabToolTip(0, "The call as it would run now: its parameters resolved today" if record is not None
+                                else "The call as it will run: its parameters resolved")
         if context is None or call is None:
             self.title.setText("<b>No call selected</b>")
             self.summary.setText("Select a call in the Calls panel or the plan graph.")
@@ -257,9 +260,6 @@ class CallInspector(QWidget):
         self.schema.setPlainText(_json(call.tool.schema) if call.tool else
                                  f"No tool named {call.tool_name!r} is defined: the call is latent.")
         self.resolved_call.setPlainText(_json(call.resolved_call))
-        self.tabs.setTabText(0, "Would run now" if record is not None else "Will run")
-        self.tabs.setTabToolTip(0, "The call as it would run now: its parameters resolved today" if record is not None
-                                else "The call as it will run: its parameters resolved")
         self._show_scope(context, call)
 
     def _mark_received(self, item: QTreeWidgetItem, param: Parameter, received: dict[str, Any]) -> bool:

@@ -310,3 +310,23 @@ def test_opening_another_document_judges_only_its_calls(qtbot: Any, window: Main
     assert judged
     assert all(context is window.context() for context in judged)
     assert replaced is not window.context()
+
+
+def test_with_no_call_selected_the_first_tab_says_will_run(qtbot: Any, window: MainWindow, tmp_path: Path) -> None:
+    """A call that had run showed its first tab as "Would run now"; another document opened, with no call selected,
+    kept saying so over an empty page (driven by keys). With no call it says "Will run"."""
+    inspector = parts(window)
+    call = inspector.model.getItem(0)
+    path = call.plan.output_path
+    assert path is not None
+    window.commands.insert(len(window.context()), {"type": "data", "kind": "state", "data": {
+        path.split(".")[1]: {"id": 1}}, "_call": call.call, "_outputPath": path, "_run": {"call": 0}})
+    qtbot.waitUntil(lambda: inspector.model.recorded(0) is not None)
+    inspector.panel.view.select_call(0)
+    qtbot.waitUntil(lambda: inspector.inspector.tabs.tabText(0) == "Would run now")
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps([{"type": "text", "role": "system", "text": "hi"}]))
+    with qtbot.waitSignal(window.document.documentShown, timeout=10000):
+        window.files.open_path(other)
+    qtbot.waitUntil(lambda: inspector.inspector.call is None)
+    assert inspector.inspector.tabs.tabText(0) == "Will run"
