@@ -443,6 +443,8 @@ class ExperimentsPane(QWidget):
         """Show the open document's dataset, experiments and watch columns (none kept: an empty pane). A file that
         is gone since is left out; what cannot be read says so in the status bar."""
         self._opened += 1
+        if self.task is None:  # the last run's count is not this document's ("8 of 8" over another's empty pane)
+            self.progress.hide()
         kept = self.main.session.sidecar.value(KEPT, {})
         kept = kept if isinstance(kept, dict) else {}
 
@@ -723,7 +725,7 @@ class ExperimentsPane(QWidget):
         settings = Settings(data, Path(path), asker if config.ready else None, options, runs)
         self.progress.setRange(0, len(cases))
         self.progress.setValue(0)
-        self.progress.show()  # then kept: the last run's count
+        self.progress.show()  # then kept: the last run's count, until another document opens
         self.experiment = Experiment(cases, settings, 4, lambda done, _: self.progressed.emit(done))
         self._set_running(True)
         before = self.model.after

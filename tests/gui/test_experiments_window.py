@@ -294,7 +294,8 @@ def test_the_keys_stay_on_run_and_cancel_while_a_run_starts_and_ends(
 def test_run_in_the_window_runs_the_open_document_over_the_dataset_and_compares_with_the_last(
         qtbot: Any, open_window: Any, tmp_path: Path, fake_llm: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """Run uses the document as it stands and the window's model; a second run is compared with the first. The
-    progress bar is shown from the first run on (before it, an empty bar said nothing) and keeps its count. Each
+    progress bar is shown from the first run on (before it, an empty bar said nothing) and keeps its count, until
+    another document is opened. Each
     case (its document parsed, its loop run, each turn's request composed) runs off the GUI thread."""
     parsed = threads_of(monkeypatch, running_cases, "parse_document")
     serialised = threads_of(monkeypatch, Document, "pieces")
@@ -329,6 +330,10 @@ def test_run_in_the_window_runs_the_open_document_over_the_dataset_and_compares_
     assert not any(parsed)
     assert serialised
     assert not any(serialised)  # the document (and each case's) is serialised off the GUI thread
+    other = agent(tmp_path / "other.json", "Add the numbers.")
+    pane.main.files.open_path(other)
+    qtbot.waitUntil(lambda: pane.main.session.path == other)
+    assert pane.progress.isHidden()  # "3 of 3" was left over another document's empty pane
     release()
 
 
