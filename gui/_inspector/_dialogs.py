@@ -191,6 +191,15 @@ class OutputDialog(QDialog):
         self.resize(520, 380)
         self._done = False
 
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        # The keys where the result is typed: the form's first field, or the JSON text (the form opened with the focus
+        # on its Form / JSON tab bar, and the value typed went nowhere).
+        if self.form is not None:
+            self.form.form.root.editor.focus_first()
+        else:
+            self.editor.setFocus(Qt.FocusReason.OtherFocusReason)
+
     def set_text(self, text: str) -> None:
         """Type `text` as JSON (into the JSON tab when there is a form)."""
         if self.form is not None:

@@ -172,6 +172,28 @@ def test_latent_output_typed_in_the_form_is_written(qtbot: Any, examples: Path) 
     assert model.status(1) is Status.DONE
 
 
+def test_the_output_dialog_opens_with_the_keys_in_the_value(qtbot: Any, tmp_path: Path) -> None:
+    """Driven by keys, the dialog asking the adder's latent `add` for its output (a number, by its `_output` schema)
+    opened with the focus on its Form / JSON tab bar: the number typed went nowhere. It opens in the value's field."""
+    import json
+
+    from adder_agent import ADD, FIRST
+
+    doc = tmp_path / "adder.json"
+    doc.write_text(json.dumps([{"type": "tool", "tool": {"add": ADD}}, {"type": "input", "input": {"a": 1, "b": 2}},
+                               {"type": "plan", "plan": FIRST["calls"]}]))
+    _document, _model, debugger = debugger_for(doc)
+    _task, dialog = _step_to_output_dialog(qtbot, debugger)
+    qtbot.waitUntil(dialog.isVisible)
+    dialog.activateWindow()
+    qtbot.waitUntil(dialog.isActiveWindow)
+    assert dialog.form is not None
+    typed_in = QApplication.focusWidget()
+    assert typed_in is not None
+    assert dialog.form.form.isAncestorOf(typed_in), typed_in
+    dialog.close()
+
+
 def test_fan_out_output_writes_every_destination(qtbot: Any, examples: Path) -> None:
     """generateSummary's `&&` path writes the typed summary to both destinations, one message each."""
     document, _model, debugger = debugger_for(examples / "seed_variables.json")
