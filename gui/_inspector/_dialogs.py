@@ -172,8 +172,9 @@ class OutputDialog(QDialog):
         cancel = buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
         self.write_button.clicked.connect(self._write)
         self.write_button.setToolTip("Ctrl+Enter, from the text too (where Enter starts a line)")
-        for keys in ("Ctrl+Return", "Ctrl+Enter"):  # the button's, while it is enabled
-            QShortcut(QKeySequence(keys), self, self.write_button.click)
+        for keys in ("Ctrl+Return", "Ctrl+Enter"):
+            QShortcut(QKeySequence(keys), self, self._write_soon)
+        self._write_checked = False  # Ctrl+Enter came while the latest edit was being validated
         cancel.clicked.connect(self.close)
         layout = QVBoxLayout(self)
         layout.addWidget(intro)
@@ -208,9 +209,20 @@ class OutputDialog(QDialog):
         else:
             self.editor.setPlainText(text)
 
+    def _write_soon(self) -> None:
+        """Ctrl+Enter: Write now, or once the latest edit is validated (typed, then Ctrl+Enter at once, the key
+        came while Write waited for the validation, and was lost)."""
+        if self.write_button.isEnabled():
+            self.write_button.click()
+        elif self.form is not None:
+            self._write_checked = True
+
     def _validated(self, problems: list[Any]) -> None:
         self.write_button.setEnabled(True)
         self.error.setText("; ".join(_problem_text(p) for p in problems))
+        if self._write_checked:
+            self._write_checked = False
+            self.write_button.click()
 
     def _write(self) -> None:
         if self.form is not None:

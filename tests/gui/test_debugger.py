@@ -174,7 +174,8 @@ def test_latent_output_typed_in_the_form_is_written(qtbot: Any, examples: Path) 
 
 def test_the_output_dialog_opens_with_the_keys_in_the_value(qtbot: Any, tmp_path: Path) -> None:
     """Driven by keys, the dialog asking the adder's latent `add` for its output (a number, by its `_output` schema)
-    opened with the focus on its Form / JSON tab bar: the number typed went nowhere. It opens in the value's field."""
+    opened with the focus on its Form / JSON tab bar: the number typed went nowhere. It opens in the value's field,
+    and Ctrl+Enter at once after typing writes it (Write waits for the edit's validation: the key was lost)."""
     import json
 
     from adder_agent import ADD, FIRST
@@ -182,8 +183,8 @@ def test_the_output_dialog_opens_with_the_keys_in_the_value(qtbot: Any, tmp_path
     doc = tmp_path / "adder.json"
     doc.write_text(json.dumps([{"type": "tool", "tool": {"add": ADD}}, {"type": "input", "input": {"a": 1, "b": 2}},
                                {"type": "plan", "plan": FIRST["calls"]}]))
-    _document, _model, debugger = debugger_for(doc)
-    _task, dialog = _step_to_output_dialog(qtbot, debugger)
+    document, _model, debugger = debugger_for(doc)
+    task, dialog = _step_to_output_dialog(qtbot, debugger)
     qtbot.waitUntil(dialog.isVisible)
     dialog.activateWindow()
     qtbot.waitUntil(dialog.isActiveWindow)
@@ -191,7 +192,11 @@ def test_the_output_dialog_opens_with_the_keys_in_the_value(qtbot: Any, tmp_path
     typed_in = QApplication.focusWidget()
     assert typed_in is not None
     assert dialog.form.form.isAncestorOf(typed_in), typed_in
-    dialog.close()
+    qtbot.keyClick(typed_in, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClicks(typed_in, "3")
+    qtbot.keyClick(typed_in, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(task.done, timeout=60000)  # (the validation's worker process starts on demand)
+    assert document.context.resolve("†state.sum").value == 3
 
 
 def test_fan_out_output_writes_every_destination(qtbot: Any, examples: Path) -> None:
