@@ -304,9 +304,11 @@ def test_the_pins_are_not_folded_ahead_while_another_document_loads(
     model.set_busy(lambda: free.append(not window._busy() and not window.forms_ahead.pending()) or busy())
     folded: list[int | None] = []
     fold_ahead = Context.fold_ahead
+    shown = window.context()  # (a model another test left behind, not yet collected, may still fold its own)
 
     def folding(context: Context, expression: Any, instance: Any = None, at: int | None = None, **kw: Any) -> bool:
-        folded.append(at)
+        if context is shown:
+            folded.append(at)
         return fold_ahead(context, expression, instance, at, **kw)
 
     monkeypatch.setattr(Context, "fold_ahead", folding)
