@@ -339,10 +339,13 @@ def _replayed(exchanges: list[Exchange], models: list[Span], tools: list[Span]) 
     recorded input is the request as rendered (plans and data as user text), which no import reads back as calls.
     Each is given instead the first turn's input, then every earlier turn's reply and the results of its calls, as
     the tool spans under that turn recorded them; a call keeps the output path its span names (`OUTPUT_PATH`)."""
+    under: dict[str | None, dict[Any, Span]] = {}  # per model span, the tool spans under it by call id
+    for span in tools:
+        under.setdefault(span.parent, {}).setdefault(span.attributes.get("gen_ai.tool.call.id"), span)
     conversation = list(exchanges[0].messages)
     replayed: list[Exchange] = []
     for exchange, model in zip(exchanges, models, strict=True):
-        ran = {run.attributes.get("gen_ai.tool.call.id"): run for run in tools if run.parent == model.id}
+        ran = under.get(model.id, {})
         reply = exchange.reply
         if reply is not None and reply.tool_calls:
             reply = dataclasses.replace(reply, tool_calls=tuple(_with_path(call, ran.get(call.id))
