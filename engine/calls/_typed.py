@@ -145,6 +145,40 @@ def _located(error: pydantic.ValidationError) -> str:
     return "; ".join(f"{json_path(problem['loc'])}: {problem['msg']}" for problem in error.errors(include_url=False))
 
 
+def _returns_none(fn: Callable[..., Any]) -> bool:
+    """Whether `fn` is annotated `-> None` (as written, or as the text `from __future__ import annotations` keeps)."""
+    try:
+        returned = inspect.signature(fn).return_annotation
+    except (TypeError, ValueError):
+        return False
+    return returned is None or returned is type(None) or returned == "None"
+
+
+def _not_none(name: str, value: Any) -> Any:
+    if value is not None:  # as a result breaking any other return type
+        raise ResultError(f"the result of {name!r} does not meet its return type: it is annotated -> None, but "
+                          f"returned {_glimpse(value)}")
+    return value
+
+
+def _none_checked(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A classic activity annotated `-> None`, whose result is checked as a typed one's is."""
+    if inspect.iscoroutinefunction(fn):
+        @functools.wraps(fn)
+        async def run_async(call: Any, tool: Any, context: Any) -> Any:
+            return _not_none(name, await fn(call, tool, context))
+
+        setattr(run_async, _TYPED, None)
+        return run_async
+
+    @functools.wraps(fn)
+    def run(call: Any, tool: Any, context: Any) -> Any:
+        return _not_none(name, fn(call, tool, context))
+
+    setattr(run, _TYPED, None)
+    return run
+
+
 def _glimpse(value: Any) -> str:
     """A returned value in short, for a message: its type and the start of its text."""
     text = repr(value)
@@ -179,7 +213,7 @@ def typed(name: str, fn: Callable[..., Any]) -> tuple[Callable[..., Any], Typing
     if found is None or found.form == "classic":
         _takes_a_call(name, fn)
     if found is None:
-        return fn, None
+        return (_none_checked(name, fn) if _returns_none(fn) else fn), None
 
     def arguments(call: Any, tool: Any, context: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
         if found.parameters is None:
@@ -195,10 +229,7 @@ def typed(name: str, fn: Callable[..., Any]) -> tuple[Callable[..., Any], Typing
 
     def result(value: Any) -> Any:
         if found.returns is None:
-            if found.returns_none and value is not None:  # as a result breaking any other return type
-                raise ResultError(f"the result of {name!r} does not meet its return type: it is annotated -> None, "
-                                  f"but returned {_glimpse(value)}")
-            return value
+            return _not_none(name, value) if found.returns_none else value
         try:
             checked = found.returns.validate_python(value)
         except pydantic.ValidationError as error:

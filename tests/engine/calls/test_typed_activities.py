@@ -174,6 +174,30 @@ def test_a_value_returned_by_a_function_annotated_none_is_an_output_error() -> N
     assert context.resolve("†state.n").value is None
 
 
+def test_a_classic_activity_annotated_none_that_returns_a_value_fails_its_call_too() -> None:
+    """`fn(call, tool, context) -> None` is not typed (no tool schema), but its return type is checked as a typed
+    one's: a value returned (sync or async) is an `output` error naming the activity; None writes null."""
+    acts = Activities()
+
+    def note(call, tool, context) -> None:  # type: ignore[no-untyped-def]
+        return {"type": "data", "kind": "state", "data": {"n": 1}} if call["text"] == "bad" else None
+
+    async def later(call, tool, context) -> None:  # type: ignore[no-untyped-def]
+        return "x"
+
+    assert acts.add(note, "note").schema is None
+    acts.add(later, "later")
+    context, execution, _ = execute([], [{"_tool": "note", "text": "bad", "_outputPath": "†state.n"},
+                                         {"_tool": "later", "_outputPath": "†state.l"}], acts)
+    assert [execution.state(index).error for index in (0, 1)] == [
+        {"type": "output", "message": "the result of 'note' does not meet its return type: it is annotated -> None, "
+                                     "but returned dict {'type': 'data', 'kind': 'state', 'data': {'n': 1}}"},
+        {"type": "output", "message": "the result of 'later' does not meet its return type: it is annotated -> None, "
+                                      "but returned str 'x'"}]
+    context, execution, _ = execute([], [{"_tool": "note", "text": "fine", "_outputPath": "†state.n"}], acts)
+    assert context.resolve("†state.n").value is None
+
+
 def test_a_result_pydantic_cannot_write_as_json_is_an_output_error() -> None:
     """`-> bytes` returning bytes that are not UTF-8: an `output` error saying the result cannot be written as
     JSON; before, the call failed with pydantic's bare UnicodeDecodeError as if the activity had raised it."""
