@@ -8,9 +8,11 @@ window, does it.
 - **A pattern has a deadline.** jsonschema matches `pattern`, `patternProperties` (and the property
   finders of `additionalProperties` and `unevaluatedProperties`) with `re`, which backtracks without end on
   a pattern such as `^(a|a)+$`. Those searches run through the `regex` package instead, with a timeout: one
-  check of one value may spend `PATTERN_BUDGET_S` in patterns, and a search past it is reported as a
-  violation at the value's path (`pattern_timed_out`), not a hang. `regex` is a backtracking engine that
-  reads `re`'s syntax (so every pattern means what it meant before) and keeps what ECMA-262 patterns may
+  check of one value may spend `PATTERN_BUDGET_S` of CPU time in pattern searches (only the searches count,
+  not the rest of the check nor compiling a pattern, so a large valid value with many matches is never
+  blamed), and a search past it is reported as a violation at the value's path (`pattern_timed_out`), not a
+  hang; a search the spent budget leaves untried says so. `regex` is a backtracking engine that reads `re`'s
+  syntax (so every pattern means what it meant before) and keeps what ECMA-262 patterns may
   use and RE2 refuses (lookaround, backreferences). It also leaves the interpreter lock free while it
   matches, so a window's thread checking a slow pattern does not stall the event loop.
 """
@@ -295,38 +297,48 @@ _TIMED_OUT: Final = "the pattern took too long"
 
 
 class _Clock(threading.local):
-    deadline: float | None = None
-    timed_out: list[tuple[str, str]] | None = None
+    left: float | None = None  # of the budget of the check under way (None: outside any check)
+    timed_out: list[tuple[str, str, bool]] | None = None  # (pattern, text, whether it was tried)
 
 
 _clock = _Clock()
 
 
 class _budget:
-    """The pattern budget of one check; yields the (pattern, text) searches that ran out of time."""
+    """The pattern budget of one check; yields the (pattern, text, tried) searches that ran out of time."""
 
-    def __enter__(self) -> list[tuple[str, str]]:
-        self.outer = (_clock.deadline, _clock.timed_out)
-        _clock.deadline = time.monotonic() + PATTERN_BUDGET_S
+    def __enter__(self) -> list[tuple[str, str, bool]]:
+        self.outer = (_clock.left, _clock.timed_out)
+        _clock.left = PATTERN_BUDGET_S
         _clock.timed_out = []
         return _clock.timed_out
 
     def __exit__(self, *_: object) -> None:
-        _clock.deadline, _clock.timed_out = self.outer
+        _clock.left, _clock.timed_out = self.outer
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiled(pattern: str, flags: int) -> Any:
+    return regex.compile(pattern, flags)
 
 
 def _search(pattern: str, string: str, flags: int = 0) -> Any:
     """`re.search` as jsonschema calls it, through `regex` with what is left of the budget; a search that
-    runs out of time counts as no match and is recorded."""
-    deadline = _clock.deadline
-    remaining = PATTERN_BUDGET_S if deadline is None else deadline - time.monotonic()
-    if remaining > 0:
+    runs out of time counts as no match and is recorded. Only the search itself spends the budget, in CPU time
+    (`regex` searches in this thread), so a loaded machine does not make a quick pattern look slow."""
+    compiled = _compiled(pattern, flags)
+    left = PATTERN_BUDGET_S if _clock.left is None else _clock.left
+    if left > 0:
+        started = time.thread_time()
         try:
-            return regex.search(pattern, string, flags, timeout=remaining, concurrent=True)
+            return compiled.search(string, timeout=left, concurrent=True)
         except TimeoutError:
             pass
+        finally:
+            if _clock.left is not None:
+                _clock.left -= time.thread_time() - started
     if _clock.timed_out is not None:
-        _clock.timed_out.append((pattern, string))
+        _clock.timed_out.append((pattern, string, left > 0))
     return None
 
 
@@ -345,24 +357,30 @@ for _module in (jsonschema._keywords, jsonschema._utils, jsonschema._legacy_keyw
     setattr(_module, "re", _Patterns())  # noqa: B010 (the attribute is a module global, named on purpose)
 
 
-def _with_timeouts(found: list[ValidationError], timed_out: list[tuple[str, str]]) -> list[ValidationError]:
-    """A `pattern` violation whose search ran out of time says so; a timed-out property-name search (which
-    has no violation of its own) becomes one at the value's root."""
+def _with_timeouts(found: list[ValidationError],
+                   timed_out: list[tuple[str, str, bool]]) -> list[ValidationError]:
+    """A `pattern` violation whose search ran out of time (or was never tried) says so; a timed-out
+    property-name search (which has no violation of its own) becomes one at the value's root."""
     if not timed_out:
         return found
-    pending = list(timed_out)
+    pending: dict[tuple[str, str], list[bool]] = {}
+    for pattern, text, tried in timed_out:
+        pending.setdefault((pattern, text), []).append(tried)
     for error in found:
         key = (error.validator_value, error.instance)
-        if error.validator == "pattern" and key in pending:
-            pending.remove(key)
-            error.message = _timeout_message(*key)
-    for pattern, text in dict.fromkeys(pending):
-        found.append(ValidationError(f"{_timeout_message(pattern, text)} (a property name)",
-                                     validator="pattern", validator_value=pattern, instance=text))
+        if error.validator == "pattern" and pending.get(key):
+            error.message = _timeout_message(*key, pending[key].pop(0))
+    for (pattern, text), left in pending.items():
+        if left:
+            found.append(ValidationError(f"{_timeout_message(pattern, text, left[0])} (a property name)",
+                                         validator="pattern", validator_value=pattern, instance=text))
     return found
 
 
-def _timeout_message(pattern: str, text: str) -> str:
+def _timeout_message(pattern: str, text: str, tried: bool) -> str:
     shown = text if len(text) <= 40 else text[:37] + "..."
+    if not tried:
+        return (f"{_TIMED_OUT}: {pattern!r} was not tried against {shown!r}, the patterns of this value had "
+                f"spent their {PATTERN_BUDGET_S:g} s")
     return (f"{_TIMED_OUT} against {shown!r}: {pattern!r} did not finish within {PATTERN_BUDGET_S:g} s "
             "(nested repetition such as (a+)+ can backtrack without end)")

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from contextdeck.engine import Activities, Context, SchemaFault, pattern_problem, schema_errors, validate
+from contextdeck.engine.protocol import _schemas
 from loopback import CountingServer, counting_server, remote_document
 
 EVIL = "^(a|a)+$"  # backtracks without end under `re` on "aaaa…!"
@@ -116,6 +117,43 @@ def test_a_backtracking_property_pattern_is_reported(schema: dict[str, Any]) -> 
     """Property-name patterns run under the same deadline (the keywords whose searches jsonschema makes)."""
     errors = schema_errors(schema, {SLOW_TEXT: 1})
     assert any(error.message.startswith("the pattern took too long") for error in errors)
+
+
+class _JumpingClock:
+    """Stands in for `time` in the schema module: the wall clock jumps a second at each reading, and a
+    search's CPU time is `spent` (0: a quick search)."""
+
+    def __init__(self, spent: float = 0.0) -> None:
+        self.now = self.cpu = 0.0
+        self.spent = spent
+
+    def monotonic(self) -> float:
+        self.now += 1.0
+        return self.now
+
+    def thread_time(self) -> float:
+        self.cpu += self.spent  # read before and after each search: each search spends `spent`
+        return self.cpu
+
+
+MANY_IDS = {"type": "array", "items": {"type": "string", "pattern": "^[A-Z]-[0-9]{4}$"}}
+
+
+def test_a_large_valid_value_is_not_blamed_for_the_time_of_its_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the pattern searches spend the budget: a check whose other work is slow (here a wall clock that
+    jumps a second between searches, as a large value on a loaded machine) finds its valid value valid."""
+    monkeypatch.setattr(_schemas, "time", _JumpingClock())
+    assert schema_errors(MANY_IDS, [f"A-{i:04d}" for i in range(50)]) == []
+
+
+def test_a_search_the_spent_budget_leaves_untried_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once the searches have spent the budget, the next pattern is not tried, and its violation says that,
+    not that this pattern was slow."""
+    monkeypatch.setattr(_schemas, "time", _JumpingClock(spent=_schemas.PATTERN_BUDGET_S))
+    errors = schema_errors(MANY_IDS, ["A-0001", "A-0002", "A-0003"])
+    assert [error.path[0] for error in errors] == [1, 2]
+    assert all(error.message.startswith("the pattern took too long: '^[A-Z]-[0-9]{4}$' was not tried against")
+               for error in errors)
 
 
 def test_patterns_keep_their_meaning() -> None:
