@@ -367,13 +367,15 @@ def _with_timeouts(found: list[ValidationError],
     for pattern, text, tried in timed_out:
         pending.setdefault((pattern, text), []).append(tried)
     for error in found:
-        key = (error.validator_value, error.instance)
-        if error.validator == "pattern" and pending.get(key):
-            error.message = _timeout_message(*key, pending[key].pop(0))
-    for (pattern, text), left in pending.items():
+        if error.validator != "pattern":
+            continue
+        searched, instance = error.validator_value, error.instance
+        if isinstance(searched, str) and isinstance(instance, str) and pending.get((searched, instance)):
+            error.message = _timeout_message(searched, instance, pending[searched, instance].pop(0))
+    for (name_pattern, name), left in pending.items():
         if left:
-            found.append(ValidationError(f"{_timeout_message(pattern, text, left[0])} (a property name)",
-                                         validator="pattern", validator_value=pattern, instance=text))
+            found.append(ValidationError(f"{_timeout_message(name_pattern, name, left[0])} (a property name)",
+                                         validator="pattern", validator_value=name_pattern, instance=name))
     return found
 
 
