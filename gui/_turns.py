@@ -543,8 +543,11 @@ class LoopUI(QObject):
         return ending.output if ending.finished else MISSING
 
     def intro(self) -> str:
-        """What the dialog asks for; an empty document has had no tick (it said "The tick has ended")."""
-        where = "The document is empty. Type the model's first turn" if not len(self.document().context) else \
+        """What the dialog asks for: a document with no turn yet (empty, or no plan and no solution) is asked for
+        the first one (it said "The tick has ended"); else, after a tick, the next one."""
+        document = self.document()
+        where = "The document is empty. Type the model's first turn" if not len(document.context) else \
+            "No turn has been taken yet. Type the model's first turn" if current_turn(document) is None else \
             "The tick has ended without a final output. Type the model's next turn"
         return (f"{where}, a solution with <code>calls</code> (they become the plan and run on Continue) and/or "
                 "<code>output</code> (one that meets the request schema ends the loop). The request as the model "

@@ -648,6 +648,15 @@ def test_next_turn_in_an_empty_document_asks_for_the_first_turn(qtbot: Any, open
     dialog.close()
 
 
+def test_next_turn_in_a_document_with_no_plan_yet_asks_for_the_first_turn(qtbot: Any, open_document: Any) -> None:
+    """A document with its system text, input and tools but no plan (the adder agent as written) began "The tick has
+    ended without a final output" too (driven by keys): it asks for the model's first turn."""
+    window = open_document([{"type": "text", "role": "system", "text": "Add."}, {"type": "input", "input": {"a": 1}}])
+    dialog = open_turn(qtbot, window)
+    assert dialog.intro.text().startswith("No turn has been taken yet. Type the model's first turn, ")
+    dialog.close()
+
+
 def test_next_turn_after_a_tick_asks_for_the_next_turn(qtbot: Any, window: MainWindow) -> None:
     run_the_tick(qtbot, window)
     dialog = open_turn(qtbot, window)
