@@ -18,6 +18,7 @@ from ..document._context import Context
 from ..document._document import Document, Shape
 from ..document._json import parse as json_parse
 from ..protocol._expressions import lone_reference
+from ..protocol._messages import METHODS
 from ._chat import ChatMessage, Exchange, ToolCall, ToolRun
 from ._problems import Located, inside
 
@@ -294,11 +295,16 @@ class _Builder:
     def _output(self, turn: _Turn, n: int, value: Any, run: ToolRun | None) -> dict[str, Any]:
         call = turn.calls[n]
         kind, path = lone_reference(call["_outputPath"]) or ("", ())  # (`_call` made it one destination)
-        message: dict[str, Any] = {"type": "data", "kind": kind, "data": wrap(path, value),
-                                   "_call": copy.deepcopy(call)}
+        message: dict[str, Any] = {"type": "data", "kind": kind, "data": wrap(path, value)}
+        # Written as a run writes a call's result: in its instance's layer (013), with its method (008).
+        if call.get("_instance") is not None:
+            message["_instance"] = call["_instance"]
+        message["_call"] = copy.deepcopy(call)
         date = run.ended if run is not None else self._turn_date(turn)
         if date is not None:
             message["_date"] = date
+        if (method := call.get("_outputMethod")) in METHODS and method != "set":
+            message["_outputMethod"] = method
         message["_outputPath"] = call["_outputPath"]
         message["_run"] = _run_audit(n, run)
         return message

@@ -357,6 +357,28 @@ def test_every_turn_the_model_took_is_counted_those_a_request_repeats_too() -> N
     assert alone.turns == 1
 
 
+def test_a_result_is_written_as_the_call_says_in_its_instance_with_its_method() -> None:
+    """A call the model gave `_instance` and `_outputMethod` (a model that saw the protocol) has its result written
+    as a run would write it: in that instance's layer (013), with that method (008), not globally as a `set`."""
+    schema = {"type": "object", "properties": {"q": {"type": "string"}, "_outputPath": {"type": "string"}}}
+
+    def asked(call_id: str, q: str) -> dict[str, Any]:
+        arguments = {"q": q, "_outputPath": "†state.found", "_outputMethod": "push", "_instance": "①"}
+        return {"id": call_id, "type": "function", "function": {"name": "lookup", "arguments": json.dumps(arguments)}}
+
+    body = {"request": {"tools": [{"type": "function", "function": {"name": "lookup", "parameters": schema}}],
+                        "messages": [USER, {"role": "assistant", "content": None,
+                                            "tool_calls": [asked("a", "cat"), asked("b", "dog")]},
+                                     {"role": "tool", "tool_call_id": "a", "content": "a cat"},
+                                     {"role": "tool", "tool_call_id": "b", "content": "a dog"}]},
+            "response": response({"role": "assistant", "content": "Both found."})}
+    [imported] = import_bytes(json.dumps(body).encode(), "ex.json")
+    context = imported.document.context
+    assert context.resolve("†state.found", "①").value == ["a cat", "a dog"]
+    assert context.resolve("†state.found").found is False
+    assert problems(imported.document) == []
+
+
 def test_tool_call_ids_repeated_in_one_turn_are_said_where_they_are_read() -> None:
     """Two calls of one assistant turn with one id: the tool messages answer them in order, and a warning names
     the message and the two calls (an id reused in a later turn, as some servers do, is not warned)."""
