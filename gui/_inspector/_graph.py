@@ -40,6 +40,7 @@ from ._plan import Edge, PlanGraph, plan_graph
 from ._style import CYCLE_COLOUR, STATUS_COLOURS
 
 NODE_W, NODE_H = 190.0, 58.0
+FRAME_GAP = 4.5  # the chosen node's focus ring, this far outside its border
 LAYER_GAP, ROW_GAP = 120.0, 34.0
 # Zoom: fitting a big plan never shrinks it below READABLE (its text stays legible; scroll instead);
 # Ctrl+wheel and Ctrl+=/- zoom between MIN_ZOOM and MAX_ZOOM, Ctrl+0 fits again.
@@ -54,7 +55,7 @@ def _colour(role: QPalette.ColorRole) -> QColor:
 
 class CallNode(QGraphicsItem):
     """One call: its tool, number and status; a click selects the call. The selected call's node is drawn with a
-    thick border (`chosen`), and a dotted frame round it while the graph has the keys."""
+    thick border (`chosen`), and a ring in the highlight colour round it while the graph has the keys."""
 
     def __init__(self, call: CallPlan, status: Status, in_cycle: bool, on_click: Callable[[int], None]) -> None:
         super().__init__()
@@ -66,7 +67,7 @@ class CallNode(QGraphicsItem):
         self.setToolTip(f"{call.label}: {status}" + (" · part of a cycle" if in_cycle else ""))
 
     def boundingRect(self) -> QRectF:
-        return QRectF(-2, -2, NODE_W + 4, NODE_H + 4)
+        return QRectF(-FRAME_GAP - 2, -FRAME_GAP - 2, NODE_W + 2 * FRAME_GAP + 4, NODE_H + 2 * FRAME_GAP + 4)
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         colour = QColor(STATUS_COLOURS[self.status])
@@ -78,12 +79,11 @@ class CallNode(QGraphicsItem):
         painter.setBrush(_colour(QPalette.ColorRole.Base))
         rect = QRectF(0, 0, NODE_W, NODE_H)
         view = widget.parentWidget() if widget is not None else None
-        if self.chosen and view is not None and view.hasFocus():
-            frame = QPen(_colour(QPalette.ColorRole.Highlight), 1.4, Qt.PenStyle.DotLine)
+        if self.chosen and view is not None and view.hasFocus():  # outside the border, which would cover it
             painter.save()
-            painter.setPen(frame)
+            painter.setPen(QPen(_colour(QPalette.ColorRole.Highlight), 1.6))
             painter.setBrush(Qt.BrushStyle.NoBrush)
-            painter.drawRoundedRect(rect.adjusted(-1, -1, 1, 1), 9, 9)
+            painter.drawRoundedRect(rect.adjusted(-FRAME_GAP, -FRAME_GAP, FRAME_GAP, FRAME_GAP), 11, 11)
             painter.restore()
         painter.drawRoundedRect(rect, 8, 8)
         painter.setBrush(fill)

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
-from PySide6.QtGui import QColor, QFontMetrics, QWheelEvent
+from PySide6.QtGui import QColor, QFontMetrics, QPalette, QWheelEvent
 from PySide6.QtWidgets import QApplication, QGraphicsSimpleTextItem
 
 from contextdeck.engine import CallPlan, Context, Execution, Status, load_document
-from contextdeck.gui._inspector._graph import NODE_H, NODE_W, READABLE, ZOOM_STEP, PlanGraphView
+from contextdeck.gui._inspector._graph import FRAME_GAP, NODE_H, NODE_W, READABLE, ZOOM_STEP, PlanGraphView
 from contextdeck.gui._inspector._plan import plan_graph
 from contextdeck.gui._inspector._style import CYCLE_COLOUR, STATUS_COLOURS
 from contextdeck.gui._theme import apply_theme
@@ -108,6 +108,32 @@ def test_the_keys_choose_a_node_as_a_click_does(qtbot: Any, examples: Path) -> N
     assert [index for index, node in view.nodes.items() if node.chosen] == [3]
     qtbot.keyClick(view, Qt.Key.Key_Right)
     assert emitted[-1] == 2
+
+
+def test_the_chosen_node_has_a_ring_while_the_graph_has_the_keys(qtbot: Any, examples: Path) -> None:
+    """The chosen node's frame for the keys was drawn under its thick border, unseen (screenshot at 100k): a ring in
+    the highlight colour outside the border, there while the graph has the focus, gone without it."""
+    execution = Execution(load_document(examples / "refund_workflow.json"))
+    view = PlanGraphView()
+    qtbot.addWidget(view)
+    view.resize(900, 500)
+    view.show()
+    view.show_plan(execution.plans, [state.status for state in execution.states])
+    view.choose(0)
+    left, middle = view.nodes[0].pos().x(), view.nodes[0].pos().y() + NODE_H / 2  # the node's own left edge
+    background = QApplication.palette().color(QPalette.ColorRole.Window).lightness()
+
+    def ring() -> int:
+        """How far the darkest pixel just outside the node's left edge is from the background."""
+        return max(abs(pixel_lightness(view, QPointF(left - FRAME_GAP + dx, middle)) - background)
+                   for dx in (-1.5, -0.5, 0.5, 1.5))
+
+    view.setFocus()
+    qtbot.waitUntil(view.hasFocus)
+    assert ring() > 40
+    view.clearFocus()
+    qtbot.waitUntil(lambda: not view.hasFocus())
+    assert ring() < 10
 
 
 @pytest.fixture
