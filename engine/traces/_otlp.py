@@ -247,7 +247,7 @@ def _read_trace(reading: Reading, trace: str, spans: list[Span], name: str) -> N
         return
     tools = [span for span in spans if span.role == "tool"]
     if len(models) > 1 and any(TURN_INDEX in span.attributes for span in models):
-        exchanges, runs = _group(models, tools, name)
+        exchanges, runs = _group(models, tools, name, replayed=True)
         reading.contexts.append((trace, _replayed(exchanges, sorted(models, key=_in_order), tools)))
         reading.runs[trace] = runs
         reading.warnings.append(
@@ -324,11 +324,13 @@ def _in_order(span: Span) -> tuple[int, int]:
     return span.start, span.end
 
 
-def _group(models: list[Span], tools: list[Span], name: str) -> Group:
-    exchanges = []
+def _group(models: list[Span], tools: list[Span], name: str, replayed: bool = False) -> Group:
+    """The model spans' exchanges in order, and the tool runs. `replayed`: ContextDeck's own turns, whose inputs
+    after the first are not read (each holds the conversation so far, rendered; `_replayed` gives it instead)."""
+    exchanges: list[Exchange] = []
     for span in sorted(models, key=_in_order):
         try:
-            exchanges.append(exchange_of_span(span))
+            exchanges.append(exchange_of_span(span, inputs=not (replayed and exchanges)))
         except Located as problem:
             raise problem.within(name) from None
     return exchanges, [tool_run(span) for span in sorted(tools, key=lambda span: span.start)]
@@ -399,16 +401,18 @@ def _innermost(models: list[Span], spans: list[Span]) -> list[Span]:
 # -- model spans ------------------------------------------------------------------------------------
 
 
-def exchange_of_span(span: Span) -> Exchange:
+def exchange_of_span(span: Span, inputs: bool = True) -> Exchange:
+    """The span's exchange; without `inputs`, OpenInference's recorded request messages (which ContextDeck's export
+    writes) are not read: its reply, tools and facts only."""
     try:
-        return _exchange_of_span(span)
+        return _exchange_of_span(span, inputs)
     except Located as problem:
         if problem.where is None:  # found in the span's attributes, where no message is known yet
             raise Located(problem.reason, span.where) from None
         raise
 
 
-def _exchange_of_span(span: Span) -> Exchange:
+def _exchange_of_span(span: Span, inputs: bool) -> Exchange:
     attributes = span.attributes
     latency = round((span.end - span.start) / 1e6, 3) if span.end >= span.start > 0 else None
     date = iso_precise(span.end) if span.end else None
@@ -420,7 +424,7 @@ def _exchange_of_span(span: Span) -> Exchange:
         if exchange.reply is None:
             exchange = _replace_reply(exchange, _openinference_messages(attributes, "llm.output_messages"), span)
     elif any(key.startswith("llm.input_messages.") for key in attributes):
-        request = {"messages": _openinference_messages(attributes, "llm.input_messages"),
+        request = {"messages": _openinference_messages(attributes, "llm.input_messages") if inputs else [],
                    "tools": _openinference_tools(attributes)}
         exchange = _replace_reply(openai_exchange(request, None, span.where, latency_ms=latency, date=date),
                                   _openinference_messages(attributes, "llm.output_messages"), span)

@@ -967,6 +967,20 @@ def test_a_run_of_several_turns_exported_without_its_document_imports_back_with_
     assert problems(again.document) == []
 
 
+def test_a_replayed_export_reads_no_later_turns_input() -> None:
+    """Read from its first turn's input, its calls and its tool spans, ContextDeck's export without its document
+    does not read its later turns' recorded inputs (each the conversation so far, rendered: most of a big export):
+    one cut by an attribute limit does not stop the import, and the run comes back as from an intact one."""
+    [first] = import_bytes(jsonl(log_lines()), "run.jsonl")
+    exported = export_otlp(first.document, carry_document=False)
+    intact = import_bytes(json.dumps(exported).encode(), "t.json")[0].document.to_json()
+    later = exported["resourceSpans"][0]["scopeSpans"][0]["spans"][3]
+    assert later["name"].startswith("chat")
+    later["attributes"] = [a for a in later["attributes"] if not a["key"].startswith("llm.input_messages.1.")]
+    [again] = import_bytes(json.dumps(exported).encode(), "t.json")
+    assert again.document.to_json() == intact
+
+
 def test_contextdecks_own_export_imports_back_as_its_document() -> None:
     """A turn's recorded input is the request as rendered (plans as `## Plan` text, data as `## Data`), from which
     no import can read the messages back: the export carries its document, and importing the export gives back
