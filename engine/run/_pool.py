@@ -173,9 +173,13 @@ class _Worker:
             self.pending = None
 
     def kill(self) -> None:
-        """End the process and wait for it: nothing it was doing goes on after this returns."""
+        """End the process, and the processes it started, and wait for it: nothing it was doing goes on after
+        this returns."""
         self.dead = True
         if self.process.poll() is None:
+            if os.name == "posix":  # its own process group (`start_new_session`): its children are in it
+                with contextlib.suppress(OSError):
+                    os.killpg(self.process.pid, signal.SIGKILL)
             with contextlib.suppress(OSError):
                 self.process.kill()
             self.process.wait()

@@ -4,6 +4,7 @@ the call's error, what they print is the call's record, and they never touch the
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import textwrap
 from pathlib import Path
@@ -16,7 +17,7 @@ from contextdeck.engine import Activities, Context, Execution, Status, fixed_clo
 NOW = "2026-01-01T00:00:00Z"
 
 ACTIVITIES = '''
-import asyncio, ctypes, os, sys, time
+import asyncio, ctypes, os, subprocess, sys, time
 from pathlib import Path
 
 def loud(call, tool, context):
@@ -67,6 +68,13 @@ def waits(call, tool, context):
 def chatty_hang(call, tool, context):
     print("working on it")
     time.sleep(60)
+
+def parent(call, tool, context):
+    folder = Path(call["folder"])
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    (folder / "child").write_text(str(child.pid))
+    (folder / "pid").write_text(str(os.getpid()))
+    child.wait()
 
 async def spins(call, tool, context):
     folder = Path(call["folder"])
@@ -163,10 +171,13 @@ def test_an_activity_in_process_that_changes_its_arguments_changes_nothing_else(
 
 
 def gone(pid: int) -> bool:
+    """Whether process `pid` has ended (a zombie not reaped yet has)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return True
+    with contextlib.suppress(OSError):
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
     return False
 
 
@@ -215,6 +226,16 @@ def test_a_timed_out_activitys_side_effect_never_happens(activities: Activities,
     assert gone(int((tmp_path / "pid").read_text()))
     (tmp_path / "go").write_text("")
     assert not (tmp_path / "side-effect").exists()
+
+
+@pytest.mark.skipif(os.name != "posix", reason="a process group is POSIX's")
+def test_a_timeout_ends_the_processes_an_activity_started(activities: Activities, tmp_path: Path) -> None:
+    """A child process the activity started (and waits for) ends with its worker: nothing it started runs on."""
+    _, execution = run(activities, {"_tool": "parent", "folder": str(tmp_path), "_outputPath": "†state.a"},
+                       timeout=2)  # time for the child to start
+    assert error_of(execution, 0)[0] == "timeout"
+    assert gone(int((tmp_path / "pid").read_text()))
+    assert gone(int((tmp_path / "child").read_text()))
 
 
 def test_in_process_runs_a_file_activity_here(activities: Activities, capfd: pytest.CaptureFixture[str]) -> None:
