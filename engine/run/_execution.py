@@ -406,6 +406,11 @@ class Execution:
                 gc.unfreeze()
             self._froze = self._host_froze = False
             for task, unit in running.items():  # the tick itself was cancelled
+                if task.done() and not task.cancelled() and task.exception() is None:
+                    # It finished, waiting only behind a call started before it: its outputs are kept, so that
+                    # a run started again from this document does not make the call (its side effects) twice.
+                    self._finish(unit, task)
+                    continue
                 task.cancel()
                 for i in unit.members:
                     self._tasks.pop(i, None)

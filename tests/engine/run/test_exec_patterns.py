@@ -222,3 +222,32 @@ def test_reader_after_a_failed_all_group_stays_blocked() -> None:
     execution.reset()
     report = asyncio.run(execution.run())
     assert report.blocked == ((2, ("†state.a",)),)
+
+
+def test_a_cancelled_tick_keeps_the_outputs_of_calls_that_finished() -> None:
+    """A call that finished while a call started before it still runs is written when the tick is cancelled
+    (Ctrl-C, SIGTERM): run again from that document, it is not made twice; the running one is cancelled."""
+    record = []
+    done = []
+
+    async def quick(*args):
+        done.append("quick")
+        return "made"
+
+    context, execution = plan_execution([call("slow", "†state.s"), call("quick", "†state.q")],
+                                        registry(slow=slow_recorder(record), quick=quick))
+
+    async def scenario():
+        tick = asyncio.ensure_future(execution.run())
+        while done != ["quick"]:
+            await asyncio.sleep(0)
+        for _ in range(10):  # the quick call's task ends (no real time passes: both activities are async)
+            await asyncio.sleep(0)
+        tick.cancel()
+        await asyncio.gather(tick, return_exceptions=True)
+
+    asyncio.run(scenario())
+    assert execution.state(1).status is Status.DONE
+    assert context.resolve("†state.q").value == "made"
+    assert execution.state(0).status is Status.CANCELLED
+    assert not context.resolve("†state.s").found
