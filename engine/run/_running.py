@@ -184,7 +184,19 @@ async def invoke(plan: CallPlan, resolved: dict[str, Any], context: Context, tim
         raise
     except BaseException as raised:  # an async activity's `sys.exit`: the call's failure, not the program's end
         raise Raised(raised) from raised
-    return Ran(result)
+    return Ran(_own(result))
+
+
+def _own(result: Any) -> Any:
+    """A copy of what an in-process activity returned: one that keeps it and changes it later (another call,
+    a task of its own) must not change the record. What cannot be copied is not JSON, which the output
+    check refuses."""
+    if type(result) not in (dict, list):
+        return result
+    try:
+        return copied(result)
+    except Exception:  # any failure to copy: the output check says what is wrong
+        return result
 
 
 def failure(plan: CallPlan, error: BaseException, timeout: float, audit: dict[str, Any] | None = None) -> Outcome:

@@ -170,6 +170,21 @@ def test_an_activity_in_process_that_changes_its_arguments_changes_nothing_else(
     assert context[2]["_run"]["inputs"] == {"order": {"amount": 5}}
 
 
+def test_an_activity_in_process_that_changes_what_it_returned_later_changes_nothing() -> None:
+    """A result the activity keeps and changes in a later call: the earlier call's output and its record keep
+    what it returned."""
+    kept: dict[str, Any] = {"n": 1}
+    code = Activities()  # no annotations: a typed activity's result is made anew by its check
+    code.add(lambda call, tool, context: kept, "keep")
+    code.add(lambda call, tool, context: kept.update(n=999) or 2, "later")
+    context, _ = run(code, {"_tool": "keep", "_outputPath": "†state.r"})
+    written = [dict(message) for message in context]
+    asyncio.run(Execution(context, {"calls": [{"_tool": "later", "_outputPath": "†state.q"}]}, activities=code,
+                          clock=fixed_clock(NOW)).run())
+    assert context[1]["_run"]["result"] == {"n": 1}
+    assert [dict(message) for message in context][:len(written)] == written
+
+
 def gone(pid: int) -> bool:
     """Whether process `pid` has ended (a zombie not reaped yet has)."""
     try:
