@@ -122,6 +122,7 @@ class LinesView(QAbstractScrollArea):
         self.placeholder = placeholder
         self.styles: Style = lambda line: None
         self.full_text = ""
+        self.found = (0, 0)  # the place `find_text` selected last: which of how many (the find bar says it)
         self._starts: Sequence[int] = array("q", [0])
         self._layouts: dict[int, QTextLayout] = {}
         self._row = 0
@@ -414,6 +415,7 @@ class LinesView(QAbstractScrollArea):
             found = found if found >= 0 else text.find(wanted)
         if found < 0:
             return False
+        self.found = (text.count(wanted, 0, found) + 1, text.count(wanted))
         self.select(found, found + len(needle))
         self.scroll_to(found)
         return True
@@ -638,7 +640,8 @@ def role_style(colours: dict[str, str]) -> Style:
 
 class FindBar(QWidget):
     """Find in a `LinesView` (Ctrl+F in it: `findRequested`): what is typed is found as it is typed, Enter (or
-    Down) goes to the next place, Shift+Enter (or Up) to the one before, Escape closes the bar."""
+    Down) goes to the next place, Shift+Enter (or Up) to the one before, Escape closes the bar; beside the field,
+    which place of how many ("2 of 5"), as the timeline's filter says it."""
 
     def __init__(self, view: Callable[[], LinesView], parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -669,8 +672,10 @@ class FindBar(QWidget):
         self.field.selectAll()
 
     def search(self, *, backward: bool = False, again: bool = True) -> bool:
-        found = self._view().find_text(self.field.text(), backward=backward, again=again)
-        self.status.setText("" if found or not self.field.text() else "Not found")
+        view = self._view()
+        found = view.find_text(self.field.text(), backward=backward, again=again)
+        self.status.setText(f"{view.found[0]:,} of {view.found[1]:,}" if found else
+                            "Not found" if self.field.text() else "")
         return found
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:

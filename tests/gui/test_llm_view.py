@@ -259,9 +259,12 @@ def test_ctrl_f_in_the_llm_view_finds_in_the_tab_in_front(qtbot: Any, window: Ma
     text = pane.toPlainText()
     first = text.index("--- user")
     assert pane.selection() == (first, first + len("--- user"))
+    places = text.count("--- user")
+    assert bar.status.text() == f"1 of {places}"  # said nothing of how many (driven by keys)
     qtbot.keyClick(bar.field, Qt.Key.Key_Return)
     second = text.find("--- user", first + 1)
     assert pane.selection()[0] == (second if second >= 0 else first)
+    assert bar.status.text() == f"{2 if second >= 0 else 1} of {places}"
     qtbot.keyClick(bar.field, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
     assert pane.selection()[0] == first
     qtbot.keyClicks(bar.field, " nowhere to be found")
