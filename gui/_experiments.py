@@ -95,6 +95,7 @@ ResultKey = str
 NAME, STATUS, PASSED, OUTPUT, TOKENS, SECONDS, DIVERGED = range(7)
 HEADERS = ("Input", "Status", "Passed", "Output", "Tokens", "Time", "Diverged")
 CHANGED = QColor(255, 200, 60, 70)  # a case whose status, verdict or output changed between the experiments
+FIT_ROWS = 40  # the rows a column is fitted over at least, while the table is not laid out (its pane hidden)
 KEPT = "experiments"  # the document's settings key: {"dataset", "results", "compared", "watches"}, paths as text
 
 
@@ -104,13 +105,24 @@ class Loaded:
 
     path: Path
     results: list[dict[str, Any]]
+    names: list[str] = field(init=False)  # each result's case, in order
     by_name: dict[str, dict[str, Any]] = field(init=False)
     summary: Summary = field(init=False)
 
     def __post_init__(self) -> None:
-        # Made where it is read (the pane's reader), once: the summary line asks for it twice.
-        self.by_name = {case_name(result): result for result in self.results}
+        # Made where it is read (the pane's reader), once: the table's rows and the summary line ask for them.
+        self.names = [case_name(result) for result in self.results]
+        self.by_name = dict(zip(self.names, self.results, strict=True))
         self.summary = summarise(self.results)
+
+
+def row_names(after: Loaded | None, before: Loaded | None) -> list[str]:
+    """The table's rows: the cases of `after`, then those only `before` has."""
+    if after is None:
+        return []
+    if before is None:
+        return after.names
+    return after.names + [name for name in before.names if name not in after.by_name]
 
 
 def _compact(value: Any) -> str:
@@ -188,13 +200,11 @@ class ResultsModel(QAbstractTableModel):
         self.names: list[str] = []
         self.watches: list[str] = []
 
-    def show(self, after: Loaded | None, before: Loaded | None = None) -> None:
+    def show(self, after: Loaded | None, before: Loaded | None = None, names: list[str] | None = None) -> None:
+        """Show `after` compared with `before`; `names`, their `row_names` when made already (on the reader)."""
         self.beginResetModel()
         self.after, self.before = after, before
-        names = [case_name(result) for result in after.results] if after is not None else []
-        if before is not None:
-            names += [case_name(result) for result in before.results if case_name(result) not in set(names)]
-        self.names = names
+        self.names = row_names(after, before) if names is None else names
         self.endResetModel()
 
     def set_watches(self, expressions: list[str]) -> None:
@@ -508,12 +518,12 @@ class ExperimentsPane(QWidget):
             self.main.statusBar().showMessage(f"Cannot show the experiment: {why}", 10_000)
             self._show_summary()
             return
-        shown, compared = cast(tuple[Loaded, Loaded | None], result)
-        self._show(shown, compared)
+        shown, compared, names = cast(tuple[Loaded, Loaded | None, list[str]], result)
+        self._show(shown, compared, names)
 
-    def _show(self, shown: Loaded, compared: Loaded | None) -> None:
+    def _show(self, shown: Loaded, compared: Loaded | None, names: list[str] | None = None) -> None:
         self.reader.stop()  # (a read asked for before is older than what is shown now)
-        self.model.show(shown, compared)
+        self.model.show(shown, compared, names)
         self._keep()
         self.compare_button.setEnabled(True)
         self._show_summary()
@@ -522,12 +532,27 @@ class ExperimentsPane(QWidget):
             self.table.selectRow(0)
 
     def _fit_columns(self) -> None:
-        """The short columns as wide as what they hold (a name at most a third of the table), so that the output
-        is in sight beside them in a pane a third of the window wide."""
+        """The short columns as wide as what the rows in sight hold (a name at most a third of the table), so that
+        the output is in sight beside them in a pane a third of the window wide. Over the rows in sight only, and
+        one cell measured by the style a column (`resizeColumnToContents` measures a thousand rows' cells, each in
+        Python): a results file has hundreds of thousands of rows."""
+        table = self.table
+        rows = range(min(self.model.rowCount(),
+                         max(table.viewport().height() // max(table.rowHeight(0), 1) + 1, FIT_ROWS)))
         for column in (NAME, STATUS, PASSED, TOKENS, SECONDS, DIVERGED):
-            self.table.resizeColumnToContents(column)
+            table.setColumnWidth(column, max(table.horizontalHeader().sectionSizeHint(column),
+                                             self._widest(column, rows)))
         widest = max(self.table.viewport().width() // 3, 80)
         self.table.setColumnWidth(NAME, min(self.table.columnWidth(NAME), widest))
+
+    def _widest(self, column: int, rows: range) -> int:
+        """The size hint of the widest of `column`'s cells in `rows`: the one whose text is widest in the table's
+        font (the cells of a column differ in their text only, the verdict's bold aside: "fail" or "pass")."""
+        if not rows:
+            return 0
+        metrics = self.table.fontMetrics()
+        widest = max(rows, key=lambda row: metrics.horizontalAdvance(self.model.text(row, column)))
+        return self.table.sizeHintForIndex(self.model.index(widest, column)).width()
 
     def compare_with(self, before: Path) -> None:
         """Compare the shown experiment with the one in `before`."""
@@ -770,9 +795,11 @@ class ExperimentsPane(QWidget):
         return box.clickedButton() is run
 
 
-def _read(after: Path, before: Path | None) -> tuple[Loaded, Loaded | None]:
-    """(On the reader's thread.) The experiment in `after` and the one in `before`."""
-    return Loaded(after, read_results(after)), None if before is None else Loaded(before, read_results(before))
+def _read(after: Path, before: Path | None) -> tuple[Loaded, Loaded | None, list[str]]:
+    """(On the reader's thread.) The experiment in `after`, the one in `before`, and the table's rows."""
+    shown = Loaded(after, read_results(after))
+    compared = None if before is None else Loaded(before, read_results(before))
+    return shown, compared, row_names(shown, compared)
 
 
 def _kept(kept: Any, dataset: Path | None, results: Path | None, compared: Path | None) -> dict[str, Any]:

@@ -409,6 +409,41 @@ def test_opening_a_document_reads_its_results_off_the_gui_thread_and_says_so_mea
     assert summarised == [False]
 
 
+def test_a_big_results_file_is_named_on_the_reader_and_fitted_over_the_rows_in_sight(
+        qtbot: Any, open_window: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Showing 300,000 results held the GUI thread for a long turn: the table's rows were named there (compared,
+    each case of the older file looked for in a set made anew for each), and the columns were fitted over a
+    thousand rows, each cell measured in Python. The rows are named on the reader; the columns are fitted over
+    the rows in sight, as wide as the widest of those."""
+    after, before = tmp_path / "after.jsonl", tmp_path / "before.jsonl"
+    long_name = "case1-named-at-length"
+    lines = [{"id": long_name if case == 1 else f"case{case}", "status": "finished", "passed": True,
+              "output": {"total": case}} for case in range(3000)]
+    after.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    before.write_text("".join(json.dumps(line) + "\n" for line in [*lines[:-1], {**lines[0], "id": "gone"}]))
+    window = open_window(agent(tmp_path / "agent.json", "Add the numbers."))
+    pane: ExperimentsPane = window.experiments  # type: ignore[attr-defined]
+    named = threads_of(monkeypatch, experiments_ui, "case_name")
+
+    pane.show_results(after, before)
+    qtbot.waitUntil(lambda: pane.model.rowCount() == 3001)
+    assert named
+    assert not any(named)  # every case named on the reader
+    assert pane.model.names[1] == long_name
+    assert pane.model.names[-1] == "gone"
+    assert pane.table.columnWidth(0) >= pane.table.fontMetrics().horizontalAdvance(long_name)
+
+    texts: list[int] = []
+    text = experiments_ui.ResultsModel.text
+    monkeypatch.setattr(experiments_ui.ResultsModel, "text",
+                        lambda model, row, column: (texts.append(row), text(model, row, column))[1])
+    pane._fit_columns()
+    table = pane.table
+    in_sight = max(table.viewport().height() // table.rowHeight(0) + 1, experiments_ui.FIT_ROWS)
+    assert 0 < len(texts) <= 6 * (in_sight + 2)  # each column's rows in sight, and its widest cell's hint
+    assert max(texts) < in_sight
+
+
 def test_save_as_renames_the_document_the_pane_names(qtbot: Any, open_window: Any, tmp_path: Path) -> None:
     """After Save As the pane still said "first.json over data.jsonl" of a document now called other.json (its
     dataset and results go with it, as its settings do)."""
