@@ -17,7 +17,7 @@ try:  # Ctrl-C while the command loads ends it as it would later (exit 130), not
     from typing import Any, TypeVar
 
     from contextdeck import __version__
-    from contextdeck._out import CannotWrite, write_out
+    from contextdeck._out import CannotWrite, check_writable, write_out
     from contextdeck._traces_cli import add_commands as add_trace_commands
     from contextdeck.engine import (
         STRATEGIES,
@@ -188,6 +188,8 @@ def _asker(args: argparse.Namespace) -> Asker | None:
 
 def _run(args: argparse.Namespace) -> int:
     document = _load(args.doc)
+    if args.out is not None:
+        check_writable(args.out)
     unusable = solution_problem(document.solution)
     if unusable is not None:  # nothing of it could run, and no plan may run in its place
         raise _CannotLoad(f"{args.doc}: {unusable}")
@@ -425,6 +427,8 @@ async def _drive_with_model(execution: Execution, asker: Asker,
 
 def _ask(args: argparse.Namespace) -> int:
     document = _load(args.doc)
+    if args.out is not None:
+        check_writable(args.out)
     activities, tools = _activities(args.activities), _tools(args.tools)
     asker = _asker(args)
     assert asker is not None  # --llm is required for ask

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import errno
+import os
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,3 +29,20 @@ def writing(out: str) -> Iterator[None]:
 def write_out(out: str, data: bytes) -> None:
     with writing(out):
         write_atomically(Path(out), data)
+
+
+def check_writable(out: str) -> None:
+    """`CannotWrite` now when `out` could not be written at the end (a folder that does not exist, a folder
+    named as the file, a read-only file or folder): a command that runs calls or asks a model first must not
+    make their side effects, or pay for the answer, and then lose what they gave."""
+    with writing(out):
+        path = Path(out)
+        if path.is_dir():
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+        if path.exists():  # as `write_atomically` judges it
+            if not path.stat().st_mode & 0o222:
+                raise PermissionError(errno.EACCES, "the file is read-only")
+            if not os.access(path, os.W_OK):
+                os.close(os.open(path, os.O_WRONLY))  # raises the OS's own reason (EACCES, EROFS)
+        with tempfile.TemporaryFile(dir=path.parent if str(path.parent) else "."):
+            pass  # a file can be made beside it, as the atomic write will

@@ -268,6 +268,20 @@ def test_run_on_its_own_output_appends_nothing_and_repeats_no_side_effect(capsys
     assert "0 call(s) run" in err
 
 
+@pytest.mark.parametrize("out", ["missing/out.json", ".", "read-only.json"])
+def test_an_out_that_cannot_be_written_is_refused_before_anything_runs(capsys, examples, tmp_path, out) -> None:
+    """A folder that does not exist, a folder, a read-only file: said before any call runs, so that no side
+    effect is made whose output would then be lost."""
+    path, effects, log = _approved_refund(tmp_path, examples)
+    (tmp_path / "read-only.json").write_text("[]")
+    (tmp_path / "read-only.json").chmod(0o444)
+    code, _, err = run(capsys, path, "--activities", effects, "--out", tmp_path / out)
+    assert code == 1
+    assert f"cannot write {tmp_path / out}" in err
+    assert not log.exists()
+    assert (tmp_path / "read-only.json").read_text() == "[]"
+
+
 def test_run_where_the_first_call_has_run_runs_only_the_rest(capsys, examples, tmp_path) -> None:
     """--steps 1 runs lookupOrder; running that output runs the other calls, and lookupOrder once in all."""
     path, effects, log = _approved_refund(tmp_path, examples)
