@@ -28,7 +28,7 @@ from ..document._validate import call_place, data_problems, schema_violations
 from ..document._view import Messages
 from ..protocol._expressions import parsed_once
 from ..protocol._groups import PlanReadings, read_plan
-from ..protocol._messages import Form, body_of
+from ..protocol._messages import CHAT_ROLES, Form, body_of
 from ..request._request import (
     Survey,
     advisors_of,
@@ -87,6 +87,7 @@ def validate(
             *(_schema_problems(schema) or _output_problems(context, solution, schema)),
             *_meta_problems(context, solution),
             *_mode_problems(context),
+            *_role_problems(context),
         ]
 
 
@@ -120,6 +121,22 @@ def _mode_problems(context: Messages) -> list[Diagnostic]:
 
 
 # An advisor is the whole request's too: 017's `isInstanced` gives its advice an `_instance` per instance.
+def _role_problems(context: Messages) -> list[Diagnostic]:
+    """A text message's `role` that no chat API takes, as a warning: a misspelt one reaches the model as written
+    (which refuses the request), one that is no string is sent as `user`."""
+    problems: list[Diagnostic] = []
+    for index in range(len(context)):
+        if context.info(index).form is not Form.TEXT:
+            continue
+        role = context[index].get("role")
+        if role is None or role in CHAT_ROLES:
+            continue
+        sent = f"the request sends {role!r}" if isinstance(role, str) else "the message is sent as 'user'"
+        problems.append(Diagnostic(index, "role", f"{_json.dumps(role, indent=False)} is not a role of a chat "
+                                                  f"message ({', '.join(CHAT_ROLES)}): {sent}", "warning"))
+    return problems
+
+
 _UNINSTANCED = {Form.TEXT: "a text", Form.TOOL: "a tool", Form.PRESET: "a preset", Form.ADVISOR: "an advisor"}
 _ADVISOR_HINT = "; 'isInstanced': true asks for its advice per instance (017)"
 

@@ -120,6 +120,8 @@ def kind_of(message: dict[str, Any]) -> str | None:
 
 
 TEXT_KEYS = ("text", "content", "message")  # where a text-form message holds its text, first found wins
+# The roles a chat message may have (OpenAI chat completions): what a request may send, and a trace holds.
+CHAT_ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 
 
 def text_of(message: dict[str, Any]) -> tuple[str, Any]:

@@ -13,10 +13,10 @@ from functools import cached_property
 from typing import Any
 
 from ..document._json import parse as json_parse
-from ..protocol._messages import content_text
+from ..protocol._messages import CHAT_ROLES, content_text
 from ._problems import Located, inside
 
-ROLES = ("system", "developer", "user", "assistant", "tool", "function")
+ROLES = CHAT_ROLES
 # Settings of the model call worth keeping as a preset (001's "LLM config"); the rest of a body is the request.
 SETTINGS = ("model", "temperature", "top_p", "max_tokens", "max_completion_tokens", "seed", "stop",
             "frequency_penalty", "presence_penalty", "reasoning_effort", "parallel_tool_calls", "tool_choice")

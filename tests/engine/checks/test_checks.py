@@ -1,0 +1,20 @@
+"""`validate`'s checks of a message's protocol fields that no other check reads."""
+
+from __future__ import annotations
+
+from contextdeck.engine import Context, render, validate
+
+
+def test_a_role_no_chat_api_takes_is_a_warning_at_its_message() -> None:
+    """A misspelt role reaches the model as written, and one that is no string is sent as user: each is a
+    warning naming its message, and a known role is none."""
+    context = Context([{"type": "text", "text": "a", "role": "assistnat"}, {"role": "robot", "content": "b"},
+                       {"type": "text", "text": "c", "role": 5}, {"role": "assistant", "content": "d"},
+                       {"type": "text", "text": "e"}])
+    warnings = [(p.message_index, p.path, p.severity) for p in validate(context)]
+    assert warnings == [(0, "role", "warning"), (1, "role", "warning"), (2, "role", "warning")]
+    reasons = [p.reason for p in validate(context)]
+    assert reasons[0].endswith("the request sends 'assistnat'")
+    assert reasons[2].startswith("5 is not a role of a chat message")
+    assert reasons[2].endswith("the message is sent as 'user'")
+    assert [m.role for m in render(context)][:3] == ["assistnat", "robot", "user"]
