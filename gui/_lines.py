@@ -123,6 +123,11 @@ class LinesView(QAbstractScrollArea):
         self.styles: Style = lambda line: None
         self.full_text = ""
         self.found = (0, 0)  # the place `find_text` selected last: which of how many (the find bar says it)
+        # What `find_text` searches, made at the first find after `show_text` (a fold of megabytes, not per key),
+        # how many places the last needle has in it, and the place last found (needle, where, which).
+        self._haystack: str | None = None
+        self._counted = ("", 0)
+        self._last = ("", 0, 0)
         self._starts: Sequence[int] = array("q", [0])
         self._layouts: dict[int, QTextLayout] = {}
         self._row = 0
@@ -152,6 +157,7 @@ class LinesView(QAbstractScrollArea):
         if text == self.full_text:
             return
         self.full_text = text
+        self._haystack, self._counted, self._last = None, ("", 0), ("", 0, 0)
         self._starts = starts if starts is not None else line_starts(text)
         self._anchor = self._position = 0
         self._relayout()
@@ -403,9 +409,12 @@ class LinesView(QAbstractScrollArea):
         False (the selection kept) when the text has it nowhere."""
         if not needle:
             return False
-        text, wanted = self.full_text.casefold(), needle.casefold()
-        if len(text) != len(self.full_text):  # (a letter whose case fold is longer: search as written)
-            text, wanted = self.full_text, needle
+        if self._haystack is None:
+            folded = self.full_text.casefold()
+            # (a letter whose case fold is longer: search as written, the places being those of the text)
+            self._haystack = folded if len(folded) == len(self.full_text) else self.full_text
+        text = self._haystack
+        wanted = needle if text is self.full_text else needle.casefold()
         start, end = self.selection()
         if backward:  # the last place that begins before the selection
             found = text.rfind(wanted, 0, start + len(wanted) - 1)
@@ -415,10 +424,25 @@ class LinesView(QAbstractScrollArea):
             found = found if found >= 0 else text.find(wanted)
         if found < 0:
             return False
-        self.found = (text.count(wanted, 0, found) + 1, text.count(wanted))
+        self.found = (self._which(wanted, found), self._how_many(wanted))
         self.select(found, found + len(needle))
         self.scroll_to(found)
         return True
+
+    def _which(self, wanted: str, found: int) -> int:
+        """Which place of `wanted` the one at `found` is: counted on from the place found last when after it (Enter
+        going on), else from the top."""
+        text, (last, at, which) = self._haystack or "", self._last
+        which = which + text.count(wanted, at, found) if last == wanted and found >= at else \
+            text.count(wanted, 0, found) + 1
+        self._last = (wanted, found, which)
+        return which
+
+    def _how_many(self, wanted: str) -> int:
+        """How many places the text has `wanted`: counted once a needle, not again at each Enter."""
+        if self._counted[0] != wanted:
+            self._counted = (wanted, (self._haystack or "").count(wanted))
+        return self._counted[1]
 
     def _word_at(self, position: int) -> tuple[int, int]:
         index = self._line_of(position)

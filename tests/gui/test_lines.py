@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QFont, QGuiApplication, QWheelEvent
@@ -263,3 +263,41 @@ def test_the_view_with_the_keys_is_framed_in_the_highlight_colour(qtbot: Any) ->
     qtbot.keyClick(view, Qt.Key.Key_Tab)
     qtbot.waitUntil(lambda: not view.hasFocus())
     assert corner() != highlight
+
+
+class _Folds(str):
+    """A text that notes each case fold of itself, and each count over the whole of its fold."""
+
+    folds: ClassVar[list[int]] = []
+    counts: ClassVar[list[str]] = []
+
+    def casefold(self) -> str:
+        _Folds.folds.append(1)
+        return _Counts(super().casefold())
+
+
+class _Counts(str):
+    def count(self, sub: str, start: Any = None, end: Any = None) -> int:  # type: ignore[override]
+        if start is None:
+            _Folds.counts.append(sub)
+        return super().count(sub, start, end)
+
+
+def test_find_folds_the_text_once_and_counts_its_places_once_a_needle(qtbot: Any) -> None:
+    """Each key typed in the find bar folded the whole text's case and counted the needle's places twice over it
+    (a multi-megabyte request: tens of milliseconds a key). The text is folded at its first find, the places of a
+    needle counted once, and which place the one found is counted on from the last: "N of M" as before."""
+    view = shown(qtbot)
+    _Folds.folds, _Folds.counts = [], []
+    view.show_text(_Folds(LINES + "the end\n"))  # (another text: the same one is not shown again)
+    for typed in ("l", "li", "lin", "line 999"):
+        assert view.find_text(typed, again=False)
+    assert view.found == (1, LINES.count("line 999"))
+    for which in range(2, 5):
+        assert view.find_text("line 999")
+        assert view.found == (which, LINES.count("line 999"))
+    assert view.selection()[0] == LINES.index("line 9992")
+    assert view.find_text("line 999", backward=True)
+    assert view.found == (3, LINES.count("line 999"))
+    assert _Folds.folds == [1]
+    assert _Folds.counts == ["l", "li", "lin", "line 999"]
