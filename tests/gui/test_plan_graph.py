@@ -44,6 +44,17 @@ def test_instanced_writes_feed_only_their_instance() -> None:
     assert [(e.source, e.target) for e in plan_graph(calls).edges] == [(0, 2)]
 
 
+
+def _refund_graph(qtbot: Any, examples: Path, width: int, height: int) -> PlanGraphView:
+    """The refund example's plan graph, shown in a view of `width` × `height`."""
+    execution = Execution(load_document(examples / "refund_workflow.json"))
+    view = PlanGraphView()
+    qtbot.addWidget(view)
+    view.resize(width, height)
+    view.show()
+    view.show_plan(execution.plans, [state.status for state in execution.states])
+    return view
+
 def test_nodes_are_coloured_by_status_and_cycles_red(qtbot: Any) -> None:
     """Each node carries its call's status colour; nodes and edges of a cycle are drawn red."""
     calls = plans(Context([{"type": "plan", "plan": CYCLE}]))
@@ -62,13 +73,7 @@ def test_nodes_are_coloured_by_status_and_cycles_red(qtbot: Any) -> None:
 
 def test_clicking_a_node_selects_its_call(qtbot: Any, examples: Path) -> None:
     """A click on checkEligibility's node emits its call index."""
-    document = load_document(examples / "refund_workflow.json")
-    execution = Execution(document)
-    view = PlanGraphView()
-    qtbot.addWidget(view)
-    view.resize(900, 500)
-    view.show()
-    view.show_plan(execution.plans, [state.status for state in execution.states])
+    view = _refund_graph(qtbot, examples, 900, 500)
     node = view.nodes[2]
     point = view.mapFromScene(node.sceneBoundingRect().center())
     with qtbot.waitSignal(view.callClicked) as clicked:
@@ -81,12 +86,7 @@ def test_the_keys_choose_a_node_as_a_click_does(qtbot: Any, examples: Path) -> N
     Up go through a layer, Right and Left along the data flow (to the layer's nearest row), Home and End to the
     first and last call, Enter the chosen one again: each emits the call as a click does, draws it chosen (the
     others not) and scrolls it into sight. Ctrl+arrows stay the view's."""
-    execution = Execution(load_document(examples / "refund_workflow.json"))
-    view = PlanGraphView()
-    qtbot.addWidget(view)
-    view.resize(240, 120)  # less than a layer: the chosen node must be scrolled to
-    view.show()
-    view.show_plan(execution.plans, [state.status for state in execution.states])
+    view = _refund_graph(qtbot, examples, 240, 120)  # less than a layer: the chosen node must be scrolled to
     assert view.graph is not None
     assert view.graph.layers == ((0, 1, 3, 4), (2,))
     view.setFocus()
@@ -113,12 +113,7 @@ def test_the_keys_choose_a_node_as_a_click_does(qtbot: Any, examples: Path) -> N
 def test_the_chosen_node_has_a_ring_while_the_graph_has_the_keys(qtbot: Any, examples: Path) -> None:
     """The chosen node's frame for the keys was drawn under its thick border, unseen (screenshot at 100k): a ring in
     the highlight colour outside the border, there while the graph has the focus, gone without it."""
-    execution = Execution(load_document(examples / "refund_workflow.json"))
-    view = PlanGraphView()
-    qtbot.addWidget(view)
-    view.resize(900, 500)
-    view.show()
-    view.show_plan(execution.plans, [state.status for state in execution.states])
+    view = _refund_graph(qtbot, examples, 900, 500)
     view.choose(0)
     left, middle = view.nodes[0].pos().x(), view.nodes[0].pos().y() + NODE_H / 2  # the node's own left edge
     background = QApplication.palette().color(QPalette.ColorRole.Window).lightness()
@@ -139,12 +134,7 @@ def test_the_chosen_node_has_a_ring_while_the_graph_has_the_keys(qtbot: Any, exa
 @pytest.fixture
 def refund_graph(qtbot: Any, examples: Path) -> Iterator[PlanGraphView]:
     """The refund plan's graph in a view as small as the docked pane at its default size."""
-    execution = Execution(load_document(examples / "refund_workflow.json"))
-    view = PlanGraphView()
-    qtbot.addWidget(view)
-    view.resize(560, 160)
-    view.show()
-    view.show_plan(execution.plans, [state.status for state in execution.states])
+    view = _refund_graph(qtbot, examples, 560, 160)
     yield view
     apply_theme("light")
 
