@@ -189,16 +189,27 @@ def tool_schema(function: dict[str, Any]) -> dict[str, Any]:
 
 def openai_tools(body: dict[str, Any], where: str) -> tuple[tuple[str, dict[str, Any]], ...]:
     found: list[tuple[str, dict[str, Any]]] = []
-    for tool in _listed(body.get("tools")):
+    for n, tool in enumerate(_listed(body.get("tools"))):
         function = tool.get("function") if isinstance(tool, dict) else None
         if isinstance(tool, dict) and function is None and isinstance(tool.get("name"), str):
             function = tool  # the flat form (`{"type": "function", "name": ...}`)
-        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+        if not isinstance(function, dict):
             continue  # a built-in tool (web search, ...): nothing to call by name
-        found.append((function["name"], tool_schema(function)))
-    found.extend((function["name"], tool_schema(function)) for function in _listed(body.get("functions"))
-                 if isinstance(function, dict) and isinstance(function.get("name"), str))
+        found.append(_function_tool(function, inside(where, f"tool {n}")))
+    found.extend(_function_tool(function, inside(where, f"function {n}"))
+                 for n, function in enumerate(_listed(body.get("functions"))) if isinstance(function, dict))
     return tuple(found)
+
+
+def _function_tool(function: dict[str, Any], where: str) -> tuple[str, dict[str, Any]]:
+    """A function definition's name and schema; one without a name, or whose parameters are no schema object,
+    is refused rather than imported as a tool nothing can call or with a schema it does not have."""
+    name = function.get("name")
+    if not isinstance(name, str) or not name:
+        raise Located("a function tool needs a non-empty string 'name'", where)
+    if function.get("parameters") is not None and not isinstance(function["parameters"], dict):
+        raise Located(f"the parameters of {name!r} are not a JSON Schema object", where)
+    return name, tool_schema(function)
 
 
 def _listed(value: Any) -> list[Any]:

@@ -285,6 +285,12 @@ def test_a_refusal_is_kept_where_the_model_read_it_and_said_at_the_end() -> None
      "ex.json", "ex.json: message 3: tool call 0 is of type 'custom': only function calls are read"),
     (lambda b: b.__setitem__("request", {"model": "gpt-4.1", "input": [{"role": "user", "content": "Hi"}]}),
      "ex.json", "ex.json: a Responses API request ('input', not 'messages'): only chat completions requests"),
+    (lambda b: b["request"]["tools"].__setitem__(0, {"type": "function", "function": {"name": ""}}),
+     "ex.json", "ex.json: tool 0: a function tool needs a non-empty string 'name'"),
+    (lambda b: b["request"]["tools"].__setitem__(0, {"type": "function", "function": {"parameters": {}}}),
+     "ex.json", "ex.json: tool 0: a function tool needs a non-empty string 'name'"),
+    (lambda b: b["request"]["tools"].__setitem__(0, {"type": "function", "function": {"name": "f", "parameters": 5}}),
+     "ex.json", "ex.json: tool 0: the parameters of 'f' are not a JSON Schema object"),
 ])
 def test_broken_exchanges_name_the_message(mutate: Any, name: str, message: str) -> None:
     """Each kind of bad input is a TraceError naming the file and the message."""
