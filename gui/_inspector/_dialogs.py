@@ -96,6 +96,9 @@ class ApprovalDialog(QDialog):
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         tab_as_laid_out(self.buttons)
+        # The keys on what a person answers with (they opened on the read-only resolved call: Space did nothing and
+        # Tab went through both texts first); Shift+Tab goes back up to the reason and the call, as laid out.
+        self.approve_button.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def _answer(self, decision: Decision) -> None:
         if not self._done:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QContextMenuEvent, QTextDocumentFragment
-from PySide6.QtWidgets import QApplication, QLabel, QMenu
+from PySide6.QtWidgets import QApplication, QLabel, QMenu, QPlainTextEdit
 
 from contextdeck.engine import Activities, Context, Decision, Document, Replace, Status, fixed_clock, load_document
 from contextdeck.gui._inspector import _calls as calls_module
@@ -569,6 +569,26 @@ def test_tab_goes_through_the_approval_buttons_as_they_are_laid_out(qtbot: Any, 
     assert reached == sorted(buttons, key=lambda button: button.x())
     assert [button.x() for button in reached] == sorted(button.x() for button in reached)
     dialog.close()
+    qtbot.waitUntil(task.done)
+
+
+def test_the_approval_dialog_opens_on_approve_and_tabs_as_laid_out(qtbot: Any, examples: Path) -> None:
+    """The approval dialog opened with the keys in the read-only resolved call, and Tab went through it and the
+    call text before any button. It opens on Approve; Tab goes on through the buttons as laid out, then round to
+    the texts from the top (the resolved call, the call as written, the reason)."""
+    _document, _model, _debugger, task, dialog = awaiting_approval(qtbot, examples / "seed_variables.json")
+    dialog.activateWindow()
+    qtbot.waitUntil(dialog.isActiveWindow)
+    assert dialog.approve_button.hasFocus()
+    buttons = sorted(dialog.buttons.buttons(), key=lambda button: button.x())
+    texts = sorted(dialog.findChildren(QPlainTextEdit), key=lambda text: text.y())
+    reached = [QApplication.focusWidget()]
+    for _ in range(len(buttons) + len(texts)):
+        qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Tab)
+        reached.append(QApplication.focusWidget())
+    assert reached == [*buttons, *texts, dialog.reason, buttons[0]][:len(reached)]
+    assert texts[-1] is dialog.editor
+    qtbot.keyClick(dialog.approve_button, Qt.Key.Key_Space)
     qtbot.waitUntil(task.done)
 
 
