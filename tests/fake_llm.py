@@ -33,6 +33,7 @@ class Reply:
     usage: dict[str, int] = field(default_factory=lambda: {"prompt_tokens": 11, "completion_tokens": 7})
     model: str = "fake-small"
     call_id: str = "call_1"  # the id of the tool call, when `tool` is given
+    more_tools: tuple[tuple[str, str], ...] = ()  # further tool calls after `tool` (ids call_2, ...)
     refusal: str | None = None  # the model refused (structured outputs): `content` null, this text instead
 
     @classmethod
@@ -148,9 +149,9 @@ def _completion(reply: Reply) -> dict[str, Any]:
     if reply.refusal is not None:
         message["refusal"] = reply.refusal
     if reply.tool is not None:
-        name, arguments = reply.tool
         message["tool_calls"] = [
-            {"id": reply.call_id, "type": "function", "function": {"name": name, "arguments": arguments}}]
+            {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+            for call_id, (name, arguments) in _tool_calls(reply)]
     usage = dict(reply.usage)
     usage["total_tokens"] = usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
     return {
@@ -159,6 +160,12 @@ def _completion(reply: Reply) -> dict[str, Any]:
                      "finish_reason": "tool_calls" if reply.tool else "stop"}],
         "usage": usage,
     }
+
+
+def _tool_calls(reply: Reply) -> list[tuple[str, tuple[str, str]]]:
+    assert reply.tool is not None
+    more = [(f"call_{n}", tool) for n, tool in enumerate(reply.more_tools, start=2)]
+    return [(reply.call_id, reply.tool), *more]
 
 
 def _cut(text: str, pieces: int) -> list[str]:
@@ -173,13 +180,13 @@ def _chunks(reply: Reply, include_usage: bool) -> list[dict[str, Any]]:
 
     chunks = [chunk({"role": "assistant", "content": ""})]
     if reply.tool is not None:
-        name, arguments = reply.tool
-        for n, piece in enumerate(_cut(arguments, reply.pieces)):
-            call: dict[str, Any] = {"index": 0, "function": {"arguments": piece}}
-            if n == 0:
-                call.update(id=reply.call_id, type="function")
-                call["function"]["name"] = name
-            chunks.append(chunk({"tool_calls": [call]}))
+        for index, (call_id, (name, arguments)) in enumerate(_tool_calls(reply)):
+            for n, piece in enumerate(_cut(arguments, reply.pieces)):
+                call: dict[str, Any] = {"index": index, "function": {"arguments": piece}}
+                if n == 0:
+                    call.update(id=call_id, type="function")
+                    call["function"]["name"] = name
+                chunks.append(chunk({"tool_calls": [call]}))
         chunks.append(chunk({}, "tool_calls"))
     elif reply.refusal is not None:
         chunks.extend(chunk({"refusal": piece}) for piece in _cut(reply.refusal, reply.pieces))

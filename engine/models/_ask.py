@@ -129,7 +129,9 @@ class Asker:
             "strategy": strategy, "parameters": self.provider.endpoint.parameters,
             "request": {"model": self.provider.endpoint.model, **prompt.body(strategy)},
             "response": {"text": completion.text, "tool": completion.tool, "finish_reason": completion.finish_reason,
-                         **({"refusal": completion.refusal} if completion.refusal else {})},
+                         **({"refusal": completion.refusal} if completion.refusal else {}),
+                         **({"calls": [{"name": name, "arguments": arguments} for name, arguments in completion.calls]}
+                            if completion.calls else {})},
             "usage": completion.usage, "latency_ms": completion.latency_ms,
         }
         self.cassette.put(exchange)
@@ -158,11 +160,20 @@ class Asker:
         if isinstance(refusal, str) and refusal and not text.strip():
             raise ModelError(self.endpoint_label, prompt.subject, "invalid", f"the model refused: {refusal!r}",
                              reply=refusal)
+        calls = exchange.get("response", {}).get("calls")
+        if isinstance(calls, list) and len(calls) > 1:
+            raise ModelError(self.endpoint_label, prompt.subject, "invalid", _several_calls(calls),
+                             reply=_json.dumps(calls, indent=False))
         try:
             value = parse_answer(prompt, text)
         except ValueError as error:
             raise ModelError(self.endpoint_label, prompt.subject, "invalid", str(error), reply=text) from None
         return Answer(value, exchange, replayed)
+
+
+def _several_calls(calls: list[Any]) -> str:
+    names = ", ".join(str(call.get("name")) if isinstance(call, dict) else "?" for call in calls)
+    return f"the answer holds {len(calls)} tool calls ({names}) where one was asked for: none of them is taken"
 
 
 # -- latent calls -----------------------------------------------------------------------------------

@@ -101,6 +101,9 @@ class Completion:
     latency_ms: int
     model: str
     refusal: str | None = None  # the model declined to answer (structured outputs): its words, and no text
+    # Every tool call of the answer, (name, arguments), when it made more than one: `text` and `tool` are the
+    # first's. The asks force one function, so the asker refuses such an answer rather than pick one.
+    calls: tuple[tuple[str, str], ...] = ()
 
 
 def client_for(endpoint: Endpoint, **options: Any) -> AsyncOpenAI:
@@ -239,16 +242,21 @@ class Provider:
             raise _failure(self.endpoint, error) from None
         except (ValueError, TypeError, AttributeError, KeyError) as error:
             raise _failure(self.endpoint, error) from None
-        text, tool, finish, usage, model, refusal = gathered
+        text, calls, finish, usage, model, refusal = gathered
+        tool = None
+        if calls:
+            tool, text = calls[0]
         latency = round((time.monotonic() - started) * 1000)
-        return Completion(text, tool, finish, usage, latency, model or self.endpoint.model, refusal or None)
+        return Completion(text, tool, finish, usage, latency, model or self.endpoint.model, refusal or None,
+                          tuple(calls) if len(calls) > 1 else ())
 
     async def _stream(self, request: dict[str, Any], on_delta: Delta) -> tuple[Any, ...]:
         stream = await self.client.chat.completions.create(
             **request, stream=True, stream_options={"include_usage": True})
         parts: list[str] = []
         refused: list[str] = []
-        tool: str | None = None
+        calls: list[tuple[str, str]] = []
+        ids: dict[int, tuple[int, str]] = {}  # a call's stream index -> its place in `calls`, its id
         finish: str | None = None
         usage: dict[str, int] = {}
         model = ""
@@ -261,14 +269,31 @@ class Provider:
                     delta = choice.delta
                     refused.append(getattr(delta, "refusal", None) or "")
                     piece = delta.content or ""
+                    parts.append(piece)
                     for call in delta.tool_calls or ():
                         if call.function is not None:
-                            tool = call.function.name or tool
-                            piece += call.function.arguments or ""
+                            arguments = call.function.arguments or ""
+                            _add_piece(calls, ids, call, arguments)
+                            piece += arguments
                     if piece:
-                        parts.append(piece)
                         on_delta(piece)
-        return "".join(parts), tool, finish, usage, model, "".join(refused)
+        return "".join(parts), calls, finish, usage, model, "".join(refused)
+
+
+def _add_piece(calls: list[tuple[str, str]], ids: dict[int, tuple[int, str]], call: Any, arguments: str) -> None:
+    """Add a streamed piece of a tool call to the call it belongs to: the one of its index, unless it brings
+    another id (servers that number every call 0 tell them apart by id only)."""
+    index = call.index if isinstance(call.index, int) else 0
+    known = ids.get(index)
+    if known is None or (call.id and known[1] and call.id != known[1]):
+        ids[index] = (len(calls), call.id or "")
+        calls.append((call.function.name or "", arguments))
+        return
+    place, call_id = known
+    name, text = calls[place]
+    calls[place] = (name or call.function.name or "", text + arguments)
+    if call.id and not call_id:
+        ids[index] = (place, call.id)
 
 
 def _gather(response: Any) -> tuple[Any, ...]:
@@ -276,11 +301,7 @@ def _gather(response: Any) -> tuple[Any, ...]:
         raise ValueError(f"no choices in the answer: {str(response)[:200]!r}")
     choice = response.choices[0]
     message = choice.message
-    text, tool = message.content or "", None
-    for call in message.tool_calls or ():
-        function = getattr(call, "function", None)
-        if function is not None:
-            tool, text = function.name, function.arguments or ""
-            break
+    calls = [(function.name, function.arguments or "") for call in message.tool_calls or ()
+             if (function := getattr(call, "function", None)) is not None]
     refusal = getattr(message, "refusal", None)
-    return text, tool, choice.finish_reason, _usage(response.usage), response.model, refusal
+    return message.content or "", calls, choice.finish_reason, _usage(response.usage), response.model, refusal

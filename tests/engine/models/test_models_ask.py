@@ -17,6 +17,7 @@ from contextdeck.engine import (
     ModelError,
     Provider,
     Status,
+    answer_call,
     apply_solution,
     ask_request,
     call_prompt,
@@ -432,6 +433,35 @@ def test_a_refusal_is_said_with_its_words_and_replayed_the_same(fake_llm, stream
     with pytest.raises(ModelError) as again:
         closing(replaying, ask_request(doc, replaying))
     assert again.value.reply == "I can't help with that."
+    assert len(fake_llm.requests) == 1
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_an_answer_of_several_tool_calls_is_refused_naming_them_and_replayed_the_same(fake_llm, streamed) -> None:
+    """The asks force one function: an answer of several calls is refused (none is taken, the document is not
+    changed) naming the count and the functions, the calls as the reply; the cassette keeps them, a replay
+    refuses the same."""
+    first, second = json.dumps({"result": {"label": "damage"}}), json.dumps({"result": {"label": "other"}})
+    fake_llm.push(Reply(tool=("result", first), more_tools=(("result", second),)))
+    doc, cassette = document(), Cassette()
+    before = len(doc.context)
+    model = asker(fake_llm, cassette, structured="tool")
+    execution = Execution(doc, clock=fixed_clock(NOW))
+    closing(model, execution.run())
+    prompt = call_prompt(execution.context, execution.plans[0])
+    closing(model, answer_call(execution, 0, model, (lambda piece: None) if streamed else None))
+    assert execution.state(0).status is Status.FAILED
+    assert not doc.context.resolve("†state.label").found
+    error = doc.context[before]["data"]["error"]
+    expected = "the answer holds 2 tool calls (result, result) where one was asked for: none of them is taken"
+    assert (error["type"], error["message"]) == ("modelOutput", f"call 0 (classify): {fake_llm.url} (model "
+                                                 f"fake-small): {expected}")
+    assert json.loads(error["reply"]) == [
+        {"name": "result", "arguments": first}, {"name": "result", "arguments": second}]
+    replaying = asker(fake_llm, cassette, "replay", structured="tool")
+    with pytest.raises(ModelError) as again:
+        closing(replaying, replaying.ask(prompt))
+    assert expected in str(again.value)
     assert len(fake_llm.requests) == 1
 
 

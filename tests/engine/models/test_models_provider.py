@@ -73,6 +73,29 @@ def test_a_tool_call_answer_gives_the_function_and_its_arguments(fake_llm) -> No
     assert (streamed.tool, streamed.text) == ("result", '{"result": 2}')
 
 
+@pytest.mark.parametrize("streamed", [False, True])
+def test_an_answer_of_several_tool_calls_keeps_each_apart(fake_llm, streamed) -> None:
+    """Several tool calls in one answer: each keeps its own name and arguments (a stream's pieces are not run
+    together into one text); `text` and `tool` are the first's."""
+    fake_llm.push(Reply(tool=("result", '{"result": 1}'), more_tools=(("result", '{"result": 2}'),)))
+    answer = complete(fake_llm, on_delta=(lambda piece: None) if streamed else None)
+    assert answer.calls == (("result", '{"result": 1}'), ("result", '{"result": 2}'))
+    assert (answer.tool, answer.text) == ("result", '{"result": 1}')
+
+
+def test_streamed_calls_that_share_an_index_are_told_apart_by_their_ids(fake_llm) -> None:
+    """Some servers number every streamed call 0: a piece with another id starts another call."""
+    def chunk(call_id, name, arguments):
+        call = {"index": 0, "id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+        return {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "fake-small",
+                "choices": [{"index": 0, "delta": {"tool_calls": [call]}, "finish_reason": None}]}
+
+    chunks = [chunk("call_1", "result", '{"result": 1}'), chunk("call_2", "result", '{"result": 2}')]
+    fake_llm.push(Reply(raw="".join(f"data: {json.dumps(c)}\n\n" for c in chunks).encode() + b"data: [DONE]\n\n"))
+    answer = complete(fake_llm, on_delta=lambda piece: None)
+    assert answer.calls == (("result", '{"result": 1}'), ("result", '{"result": 2}'))
+
+
 @pytest.mark.parametrize("status", [400, 401, 404, 429, 500, 503])
 def test_an_http_error_names_the_endpoint_and_the_status(fake_llm, status) -> None:
     """HTTP 4xx/5xx: a ModelError of kind `status` naming the endpoint, the code and the server's message."""
