@@ -33,6 +33,16 @@ def say(text: str) -> None:
     print(f"contextdeck: {text}", file=sys.stderr)
 
 
+def past_the_end(doc: str, at: int | None, length: int) -> str | None:
+    """Why `--at` cannot be taken for the document, or None. `--at` past the end is refused rather than taken as
+    all (as the engine's `at` is): a number past the end names another document or another cut than the one
+    given, and the output would not show it (docs/format.md §10)."""
+    if at is None or at <= length:
+        return None
+    return (f"--at {at} is past the end of {doc}, which holds {length} message(s): give 0 to {length}, "
+            "or leave --at out for all of it")
+
+
 def choose(imported: list[Imported], trace: str | None) -> Imported:
     """The context to write: the only one, or the trace the user named (an id or its start)."""
     if trace is not None:
@@ -96,6 +106,10 @@ def _export(args: argparse.Namespace) -> int:
         say("--without-document applies to --format otlp-json: an OpenAI body carries no document")
         return 2
     if args.format == "openai":
+        problem = past_the_end(args.doc, args.at, len(document.context))
+        if problem is not None:
+            say(problem)
+            return 2
         value = export_openai(document, at=args.at, model=args.model, tools=tools)
         if not value["messages"]:  # the API refuses a body without messages: writing one would only defer that
             cut = f"as of its first {args.at} message(s)" if args.at is not None else "of the document"

@@ -175,6 +175,19 @@ def test_validate_warnings_alone_exit_0(capsys, tmp_path) -> None:
     assert "ok (1 messages, 1 warning(s))" in out
 
 
+@pytest.mark.parametrize("command", [["resolve", "{doc}", "†data.user"], ["render", "{doc}"],
+                                     ["render", "{doc}", "--json"], ["export", "{doc}", "--format", "openai"]])
+def test_at_past_the_end_is_a_usage_error_naming_the_document_s_length(capsys, doc, command) -> None:
+    """--at past the end names another cut than the document holds: exit 2, the value and the length said,
+    nothing printed; --at the length is all of it."""
+    argv = [part.format(doc=doc) for part in command]
+    code, out, err = run(capsys, *argv, "--at", "4")
+    assert (code, out) == (2, "")
+    assert err == (f"contextdeck: --at 4 is past the end of {doc}, which holds 3 message(s): give 0 to 3, "
+                   "or leave --at out for all of it\n")
+    assert run(capsys, *argv, "--at", "3")[:2] == run(capsys, *argv)[:2]
+
+
 def test_negative_at_is_a_usage_error(capsys, doc) -> None:
     """--at must be 0 or more."""
     with pytest.raises(SystemExit) as caught:
