@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QListWidget,
+    QMessageBox,
     QPlainTextEdit,
     QProgressDialog,
     QVBoxLayout,
@@ -38,6 +39,7 @@ from contextdeck.engine import (
     TraceError,
     collector_warning,
     contexts_held,
+    empty_request,
     export_openai,
     export_otlp,
     import_trace,
@@ -271,7 +273,12 @@ class TracesUI(QObject):
         tools = self.tools()
         try:
             if form == "openai":
-                value = export_openai(document, at=self.window.document.at(), tools=tools)
+                at = self.window.document.at()
+                value = export_openai(document, at=at, tools=tools)
+                empty = empty_request(value, at, len(document.context), "move the cursor")
+                if empty is not None:  # as the command refuses it: the API would refuse the body
+                    self.refuse("Nothing exported", empty)
+                    return False
             else:
                 value = export_otlp(document, name=self.window.session.name, tools=tools,
                                     carry_document=carry_document)
@@ -296,6 +303,10 @@ class TracesUI(QObject):
             else:
                 self.window.banner.show_message(said)
         return True
+
+    def refuse(self, title: str, message: str) -> None:
+        """Say in a message box why nothing was done (replaced in tests)."""
+        QMessageBox.warning(self.window.window(), title, message)
 
     def _fail(self, title: str, message: str) -> None:
         self.window.statusBar().showMessage(f"{title} {message}", 10_000)

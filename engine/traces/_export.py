@@ -369,6 +369,18 @@ def _definition(name: str, item: Any) -> dict[str, Any]:
     return {"type": "function", "name": name, "description": description, "parameters": parameters}
 
 
+def empty_request(body: dict[str, Any], at: int | None, length: int, later: str) -> str | None:
+    """Why the body `export_openai` gave for the first `at` of `length` messages is not to be written, or None:
+    the API refuses a body whose `messages` is empty, and a file that cannot be sent says nothing true about the
+    run. `later` says how to cut further on (the command's `--at`, the window's cursor)."""
+    if body["messages"]:
+        return None
+    cut = f"as of its first {at} message(s)" if at is not None else "of the document"
+    hint = f" ({later} past the first text)" if at is not None and at < length else ""
+    return (f"the request {cut} holds no message for the model, and a chat completions body needs at least one: "
+            f"nothing written{hint}")
+
+
 def export_openai(document: Document, *, at: int | None = None, model: str | None = None,
                   tools: Registry | None = None) -> dict[str, Any]:
     """The request at `at` (all messages when None) as a chat completions body: what `render --json` shows,

@@ -17,6 +17,7 @@ from contextdeck.engine import (
     body_of,
     collector_warning,
     contexts_held,
+    empty_request,
     export_openai,
     export_otlp,
     import_trace,
@@ -111,10 +112,9 @@ def _export(args: argparse.Namespace) -> int:
             say(problem)
             return 2
         value = export_openai(document, at=args.at, model=args.model, tools=tools)
-        if not value["messages"]:  # the API refuses a body without messages: writing one would only defer that
-            cut = f"as of its first {args.at} message(s)" if args.at is not None else "of the document"
-            say(f"{args.doc}: the request {cut} holds no message for the model, and a chat completions body needs "
-                "at least one: nothing written" + (" (give --at past the first text)" if args.at is not None else ""))
+        empty = empty_request(value, args.at, len(document.context), "give --at")
+        if empty is not None:
+            say(f"{args.doc}: {empty}")
             return 1
     else:
         if args.at is not None:

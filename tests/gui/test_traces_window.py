@@ -222,6 +222,32 @@ def test_export_writes_the_run_and_the_request_at_the_cursor(
     assert "Exported the request at the cursor" in window.statusBar().currentMessage()
 
 
+def test_an_openai_export_of_a_request_with_no_message_is_refused_in_a_message_box(
+        qtbot: Any, open_window: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cursor on a tool message before the first text: the body would hold no message, which the API
+    refuses. Refused in a message box in the command's words (`export --format openai --at 1`), nothing written."""
+    doc = tmp_path / "a.json"
+    tool = {"type": "tool", "tool": {"note": {"type": "object"}}}
+    doc.write_text(json.dumps([tool, {"type": "text", "role": "user", "text": "hi"}]))
+    window = open_window(doc)
+    told: list[tuple[str, str]] = []
+    monkeypatch.setattr(traces_ui.QMessageBox, "warning", lambda parent, title, text: told.append((title, text)))
+    window.set_follow_latest(False)
+    window.go_to(0)
+    qtbot.waitUntil(lambda: window.at() == 1)
+    target = tmp_path / "request.json"
+    assert not window.traces.export("openai", str(target))
+    assert told == [("Nothing exported", "the request as of its first 1 message(s) holds no message for the model, "
+                     "and a chat completions body needs at least one: nothing written (move the cursor past the "
+                     "first text)")]
+    assert not target.exists()
+    window.go_to(1)
+    qtbot.waitUntil(lambda: window.at() == 2)
+    assert window.traces.export("openai", str(target))
+    assert json.loads(target.read_text())["messages"] == [{"role": "user", "content": "hi"}]
+    assert len(told) == 1
+
+
 def test_an_export_of_one_span_says_one_span(open_window: Any, tmp_path: Path) -> None:
     """A document with no model turn is one span, said "Exported 1 spans" (driven by keys on the adder agent)."""
     doc = tmp_path / "a.json"
