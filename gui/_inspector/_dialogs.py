@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFont, QKeySequence, QShortcut, QShowEvent
+from PySide6.QtGui import QFont, QKeyEvent, QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -66,7 +66,8 @@ class ApprovalDialog(QDialog):
         tool = html.escape(str(call.tool_name))  # a name is text, never markup
         intro = QLabel(f"<b>{tool}</b> is about to run ({call.mode}). Its parameters resolve to:")
         intro.setTextFormat(Qt.TextFormat.RichText)
-        resolved = QPlainTextEdit(json.dumps(call.resolved_call, indent=2, ensure_ascii=False), readOnly=True)
+        self.resolved = resolved = QPlainTextEdit(json.dumps(call.resolved_call, indent=2, ensure_ascii=False),
+                                                  readOnly=True)
         resolved.setFont(_mono())
         self.editor = QPlainTextEdit(json.dumps(call.call, indent=2, ensure_ascii=False))
         self.editor.setFont(_mono())
@@ -96,9 +97,17 @@ class ApprovalDialog(QDialog):
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         tab_as_laid_out(self.buttons)
-        # The keys on what a person answers with (they opened on the read-only resolved call: Space did nothing and
-        # Tab went through both texts first); Shift+Tab goes back up to the reason and the call, as laid out.
-        self.approve_button.setFocus(Qt.FocusReason.OtherFocusReason)
+        # The keys start on what there is to read first, never on a button: the dialog can open while the person
+        # is typing elsewhere, and an approval decides a side effect (a stray Space or Enter must answer nothing).
+        self.resolved.setFocus(Qt.FocusReason.OtherFocusReason)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        # Enter presses a button only where the focus is on one: QDialog would press Approve from the resolved call
+        # or the reason (the next button in the focus chain), a decision nobody took.
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not isinstance(self.focusWidget(), QPushButton):
+            event.accept()
+            return
+        super().keyPressEvent(event)
 
     def _answer(self, decision: Decision) -> None:
         if not self._done:

@@ -572,23 +572,22 @@ def test_tab_goes_through_the_approval_buttons_as_they_are_laid_out(qtbot: Any, 
     qtbot.waitUntil(task.done)
 
 
-def test_the_approval_dialog_opens_on_approve_and_tabs_as_laid_out(qtbot: Any, examples: Path) -> None:
-    """The approval dialog opened with the keys in the read-only resolved call, and Tab went through it and the
-    call text before any button. It opens on Approve; Tab goes on through the buttons as laid out, then round to
-    the texts from the top (the resolved call, the call as written, the reason)."""
+def test_the_approval_dialog_tabs_as_laid_out_from_the_resolved_call(qtbot: Any, examples: Path) -> None:
+    """The approval dialog opens with the keys in the resolved call (what there is to read first, never a button:
+    see below); Tab goes down the texts as laid out (the call as written, the reason), through the buttons left to
+    right, and round to the top."""
     _document, _model, _debugger, task, dialog = awaiting_approval(qtbot, examples / "seed_variables.json")
     dialog.activateWindow()
     qtbot.waitUntil(dialog.isActiveWindow)
-    assert dialog.approve_button.hasFocus()
     buttons = sorted(dialog.buttons.buttons(), key=lambda button: button.x())
     texts = sorted(dialog.findChildren(QPlainTextEdit), key=lambda text: text.y())
+    assert texts == [dialog.resolved, dialog.editor]
     reached = [QApplication.focusWidget()]
-    for _ in range(len(buttons) + len(texts)):
+    for _ in range(len(buttons) + len(texts) + 1):
         qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Tab)
         reached.append(QApplication.focusWidget())
-    assert reached == [*buttons, *texts, dialog.reason, buttons[0]][:len(reached)]
-    assert texts[-1] is dialog.editor
-    qtbot.keyClick(dialog.approve_button, Qt.Key.Key_Space)
+    assert reached == [*texts, dialog.reason, *buttons, dialog.resolved]
+    dialog.close()
     qtbot.waitUntil(task.done)
 
 
@@ -617,3 +616,31 @@ def test_the_menu_key_opens_the_selected_calls_menu_and_sets_its_breakpoint(qtbo
     toggle.trigger()
     assert model.breakpoints == {0}
     assert view.tool_menu(model.index(0, 0)).actions()[3].isChecked()
+
+
+def test_no_key_typed_as_the_approval_dialog_opens_answers_it(qtbot: Any, examples: Path) -> None:
+    """An approval decides a side effect, and its dialog can open while the person is typing elsewhere (a run asks as
+    it reaches the call): Space, Enter or a letter pressed as it opens answers nothing. The keys start in the resolved
+    call, what there is to read first; a button is pressed only once the focus is taken to it."""
+    _document, _model, _debugger, task, dialog = awaiting_approval(qtbot, examples / "seed_variables.json")
+    dialog.activateWindow()
+    qtbot.waitUntil(dialog.isActiveWindow)
+    for key in (Qt.Key.Key_Space, Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_A):
+        focused = QApplication.focusWidget()
+        assert isinstance(focused, QPlainTextEdit)
+        assert focused.isReadOnly()
+        qtbot.keyClick(focused, key)
+        qtbot.wait(20)
+        assert not task.done(), Qt.Key(key).name
+        assert dialog.isVisible()
+    dialog.reason.setFocus()  # Enter in the reason presses nothing either
+    qtbot.keyClicks(dialog.reason, "later")
+    qtbot.keyClick(dialog.reason, Qt.Key.Key_Return)
+    qtbot.wait(20)
+    assert not task.done()
+    dialog.approve_button.setFocus()
+    qtbot.keyClick(dialog.approve_button, Qt.Key.Key_Return)
+    qtbot.waitUntil(task.done)
+    ran = _document.context[-1]
+    assert "_call" in ran
+    assert "rejected" not in json.dumps(ran)  # approved
