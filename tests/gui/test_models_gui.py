@@ -173,6 +173,30 @@ def test_undoing_a_model_answer_waits_for_it_again_and_continue_replays_it(qtbot
     assert len(fake_llm.completions) == 1
 
 
+def test_redo_restores_the_model_answer_as_recorded_and_asks_nothing(qtbot: Any, window: MainWindow,
+                                                                    fake_llm: Any) -> None:
+    """Undo then Redo of a model's answer: the very message comes back (its `_call`, `_date` and exchange
+    as first written), the audit says what it said then, and the model is not asked again."""
+    fake_llm.push(Reply.json(ANSWER))
+    action(window, "Use the Model for Latent Calls").setChecked(True)
+    inspector = window.inspector  # type: ignore[attr-defined]
+    action(window, "Continue").trigger()
+    qtbot.waitUntil(lambda: len(outputs(window)) == 1 and not inspector.debugger.running, timeout=5000)
+    first = json.loads(json.dumps(outputs(window)[0]))
+    window.select_message(window.context().messages.index(outputs(window)[0]))
+    inspector.docks["Output audit"].raise_()
+    qtbot.waitUntil(lambda: "answered by fake-small" in inspector.audit.run.text())
+    said = inspector.audit.run.text()
+    window.session.undo_stack.undo()
+    qtbot.waitUntil(lambda: inspector.model.status(0) is Status.WAITING_FOR_OUTPUT)
+    window.session.undo_stack.redo()
+    assert outputs(window) == [first]
+    window.select_message(window.context().messages.index(outputs(window)[0]))
+    qtbot.waitUntil(lambda: inspector.audit.run.text() == said)
+    assert not inspector.debugger.running
+    assert len(fake_llm.completions) == 1
+
+
 def test_after_an_undo_live_mode_asks_again_and_a_failing_server_writes_nothing(qtbot: Any, window: MainWindow,
                                                                                  fake_llm: Any) -> None:
     """In `live` mode the Continue after an Undo asks the server; when it fails, nothing is written, the
