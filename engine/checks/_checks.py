@@ -123,10 +123,13 @@ def _mode_problems(context: Messages) -> list[Diagnostic]:
 # An advisor is the whole request's too: 017's `isInstanced` gives its advice an `_instance` per instance.
 def _role_problems(context: Messages) -> list[Diagnostic]:
     """A text message's `role` that no chat API takes, as a warning: a misspelt one reaches the model as written
-    (which refuses the request), one that is no string is sent as `user`."""
+    (which refuses the request), one that is no string is sent as `user`; and a data message's odd `kind`."""
     problems: list[Diagnostic] = []
     for index in range(len(context)):
-        if context.info(index).form is not Form.TEXT:
+        form = context.info(index).form
+        if form is Form.DATA:
+            problems.extend(_kind_problem(index, body_of(context[index])))
+        if form is not Form.TEXT:
             continue
         role = context[index].get("role")
         if role is None or role in CHAT_ROLES:
@@ -135,6 +138,17 @@ def _role_problems(context: Messages) -> list[Diagnostic]:
         problems.append(Diagnostic(index, "role", f"{_json.dumps(role, indent=False)} is not a role of a chat "
                                                   f"message ({', '.join(CHAT_ROLES)}): {sent}", "warning"))
     return problems
+
+
+def _kind_problem(index: int, message: dict[str, Any]) -> list[Diagnostic]:
+    """A `{"type": "data"}` message whose `kind` is no non-empty string: it is data of the kind `data` (or
+    of `''`), which its writer hardly meant."""
+    kind = message.get("kind")
+    if message.get("type") != "data" or kind is None or (isinstance(kind, str) and kind):
+        return []
+    taken = kind if isinstance(kind, str) else "data"
+    return [Diagnostic(index, f"¶{taken}", f"'kind' {_json.dumps(kind, indent=False)} is not a non-empty string: "
+                                           f"the message is data of the kind {taken!r}", "warning")]
 
 
 _UNINSTANCED = {Form.TEXT: "a text", Form.TOOL: "a tool", Form.PRESET: "a preset", Form.ADVISOR: "an advisor"}

@@ -18,3 +18,14 @@ def test_a_role_no_chat_api_takes_is_a_warning_at_its_message() -> None:
     assert reasons[2].startswith("5 is not a role of a chat message")
     assert reasons[2].endswith("the message is sent as 'user'")
     assert [m.role for m in render(context)][:3] == ["assistnat", "robot", "user"]
+
+
+def test_a_data_messages_kind_that_is_no_name_is_a_warning() -> None:
+    """`kind: 5` makes data of the kind `data`, and `kind: ""` of the kind `''`: each is a warning at its
+    message; a string kind is none."""
+    context = Context([{"type": "data", "kind": 5, "data": {"a": 1}}, {"type": "data", "kind": "", "data": {}},
+                       {"type": "data", "kind": "user", "data": {}}, {"type": "data", "data": {}}])
+    problems = [(p.message_index, p.path, p.severity, p.reason) for p in validate(context)]
+    assert problems == [
+        (0, "¶data", "warning", "'kind' 5 is not a non-empty string: the message is data of the kind 'data'"),
+        (1, "¶", "warning", "'kind' \"\" is not a non-empty string: the message is data of the kind ''")]
