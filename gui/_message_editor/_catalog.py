@@ -124,14 +124,14 @@ class Catalogs(QObject):
         reading = self._reading
         if reading is None:
             return
+        if reading.done:  # in a slice of its own: the references walked, the plan form told (`changed`)
+            self._done(reading.kinds, announce=True)
+            return
         deadline = time.thread_time() + SLICE_S
         reading.advance(STEP)
         while not reading.done and time.thread_time() < deadline:
             reading.advance(STEP)
-        if reading.done:
-            self._done(reading.kinds, announce=True)
-        else:
-            slices().start(self._read)
+        slices().start(self._read)
 
     def _done(self, written: dict[str, Any], *, announce: bool) -> None:
         self._written, self._references = written, _references(written)

@@ -53,6 +53,35 @@ def test_a_big_documents_written_paths_are_read_a_slice_at_a_time(qtbot: Any, mo
     assert not catalogs.reading
 
 
+def test_a_big_documents_written_paths_are_taken_in_a_slice_after_the_last_that_reads(
+        qtbot: Any, monkeypatch: Any) -> None:
+    """The paths read are taken (their references walked) and announced in a slice of their own, not in the one
+    that reads the last messages."""
+    seen: list[str] = []
+
+    class Counted(WrittenPaths):
+        def advance(self, count: int) -> None:
+            seen.append("read")
+            super().advance(count)
+
+    read = Catalogs._read
+
+    def reading(self: Catalogs) -> None:
+        seen.append("slice")
+        read(self)
+
+    monkeypatch.setattr(catalog_module, "WrittenPaths", Counted)
+    monkeypatch.setattr(Catalogs, "_read", reading)
+    context = Context(big(catalog_module.SLICED_FROM + 100))
+    catalogs = Catalogs(lambda: context)
+    catalogs.changed.connect(lambda: seen.append("changed"))
+    catalogs.current()
+    with qtbot.waitSignal(catalogs.changed, timeout=20000):
+        pass
+    assert seen[-3:] == ["read", "slice", "changed"]
+    assert catalogs.current().written == written_paths(context)
+
+
 def test_a_small_documents_catalog_is_whole_at_once(qtbot: Any) -> None:
     context = Context(big(50))
     catalogs = Catalogs(lambda: context)
