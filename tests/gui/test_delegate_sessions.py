@@ -69,6 +69,7 @@ def opened(open_window: Any, path: Path) -> MainWindow:
 
 
 ANSWERED: list[Any] = []  # dialogs written already: a new question is another dialog
+RUNS = 20_000  # ms a wait for delegated runs may last: they start worker processes, slow on a loaded 2-core machine
 
 
 def answer(qtbot: Any, window: MainWindow, text: str) -> OutputDialog:
@@ -78,7 +79,7 @@ def answer(qtbot: Any, window: MainWindow, text: str) -> OutputDialog:
                      if isinstance(f.debugger.open_dialog, OutputDialog)
                      and f.debugger.open_dialog not in ANSWERED and f.debugger.open_dialog.isVisible()), None)
 
-    qtbot.waitUntil(lambda: dialog() is not None)
+    qtbot.waitUntil(lambda: dialog() is not None, timeout=RUNS)
     found = dialog()
     assert found is not None
     found.set_text(text)
@@ -94,7 +95,7 @@ def take_turn(qtbot: Any, window: MainWindow, turn: Any, valid: bool = True) -> 
     """Type the delegate's next turn into the Next Turn dialog its session opens, and press Take Turn."""
     sessions = sessions_of(window)
     qtbot.waitUntil(lambda: isinstance(sessions.open_dialog, TurnDialog) and sessions.open_dialog not in ANSWERED
-                    and sessions.open_dialog.isVisible())
+                    and sessions.open_dialog.isVisible(), timeout=RUNS)
     dialog = sessions.open_dialog
     assert isinstance(dialog, TurnDialog)
     # Window-modal, as the document's own Next Turn dialog: the document cannot change under the turn typed.
@@ -112,14 +113,14 @@ def take_turn(qtbot: Any, window: MainWindow, turn: Any, valid: bool = True) -> 
 
 def idle(qtbot: Any, window: MainWindow) -> None:
     sessions = sessions_of(window)
-    qtbot.waitUntil(lambda: not sessions.busy and not any(f.debugger.running for f in sessions.frames))
+    qtbot.waitUntil(lambda: not sessions.busy and not any(f.debugger.running for f in sessions.frames), timeout=RUNS)
 
 
 def stepped_into(qtbot: Any, window: MainWindow, depth: int = 1) -> Frame:
     """Run → Step Into, until the session `depth` levels down is current and idle; that session."""
     sessions = sessions_of(window)
     run_action(window, "Step Into")
-    qtbot.waitUntil(lambda: sessions.current == depth)
+    qtbot.waitUntil(lambda: sessions.current == depth, timeout=RUNS)
     idle(qtbot, window)
     return sessions.frame
 
@@ -408,7 +409,7 @@ def test_continue_runs_the_current_sessions_calls_not_the_documents(qtbot: Any, 
     before = window.context().messages
     run_action(window, "Continue")
     answer(qtbot, window, f'"{SUMMARY}"')  # summarise, delegated again: an anonymous latent session
-    qtbot.waitUntil(lambda: researcher.model.status(1) is Status.DONE)
+    qtbot.waitUntil(lambda: researcher.model.status(1) is Status.DONE, timeout=RUNS)
     idle(qtbot, window)
     assert researcher.model.status(0) is Status.DONE
     assert researcher.loop.document.context.resolve("†state.summary").value == SUMMARY
