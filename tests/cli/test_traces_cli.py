@@ -178,6 +178,9 @@ def test_export_openai_of_a_request_with_no_message_is_refused(capsys: Any, tmp_
     code, stdout, err = call(capsys, "export", write(tmp_path, "empty.json", []), "--format", "openai")
     assert code == 1
     assert "the request of the document holds no message for the model" in err
+    code, stdout, err = call(capsys, "export", write(tmp_path, "empty.json", []), "--format", "openai", "--at", "0")
+    assert code == 1
+    assert err.endswith("nothing written\n")  # no cut of a document without text gives one: no hint to cut later
     code, stdout, err = call(capsys, "export", doc, "--format", "openai", "--at", "1")
     assert code == 0, err
     assert json.loads(stdout)["messages"] == [{"role": "user", "content": "Hi"}]
