@@ -28,7 +28,7 @@ from ..document._validate import call_place, data_problems, schema_violations
 from ..document._view import Messages
 from ..protocol._expressions import parsed_once
 from ..protocol._groups import PlanReadings, read_plan
-from ..protocol._messages import CHAT_ROLES, Form, body_of
+from ..protocol._messages import CHAT_ROLES, Form, body_of, payload_key, payload_of
 from ..request._request import (
     Survey,
     advisors_of,
@@ -88,6 +88,7 @@ def validate(
             *_meta_problems(context, solution),
             *_mode_problems(context),
             *_role_problems(context),
+            *_shape_problems(context),
         ]
 
 
@@ -149,6 +150,34 @@ def _kind_problem(index: int, message: dict[str, Any]) -> list[Diagnostic]:
     taken = kind if isinstance(kind, str) else "data"
     return [Diagnostic(index, f"¶{taken}", f"'kind' {_json.dumps(kind, indent=False)} is not a non-empty string: "
                                            f"the message is data of the kind {taken!r}", "warning")]
+
+
+# 016's meta is the request's identity (`path`, `version`); an error's data names the failed call and its error.
+_OBJECT_KINDS = {"meta": "016's meta is an object (path, version)",
+                 "error": "an error's data is an object of the failed call and its error ('call', 'error')"}
+
+
+def _shape_problems(context: Messages) -> list[Diagnostic]:
+    """What a message's protocol objects must be, said as a warning where the engine reads it otherwise: a
+    preset's `preset` that is no object (its keys are then the settings, `preset` among them), a meta's or an
+    error's data that is no object (a data message's `kind`: `_kind_problem`)."""
+    problems: list[Diagnostic] = []
+    for index in range(len(context)):
+        info = context.info(index)
+        if info.form is Form.PRESET:
+            preset = body_of(context[index]).get("preset")
+            if preset is not None and not isinstance(preset, dict):
+                problems.append(Diagnostic(index, "preset", f"{_json.dumps(preset, indent=False)} is not an object "
+                                           "of settings: the model call is given 'preset' as a setting", "warning"))
+            continue
+        if info.form is not Form.DATA:
+            continue
+        body = body_of(context[index])
+        if info.kind in _OBJECT_KINDS and not isinstance(payload := payload_of(body), dict):
+            problems.append(Diagnostic(index, payload_key(body) or f"¶{info.kind}",
+                                       f"{_json.dumps(payload, indent=False)} is not an object: "
+                                       f"{_OBJECT_KINDS[info.kind]}", "warning"))
+    return problems
 
 
 _UNINSTANCED = {Form.TEXT: "a text", Form.TOOL: "a tool", Form.PRESET: "a preset", Form.ADVISOR: "an advisor"}

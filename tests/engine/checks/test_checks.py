@@ -29,3 +29,20 @@ def test_a_data_messages_kind_that_is_no_name_is_a_warning() -> None:
     assert problems == [
         (0, "¶data", "warning", "'kind' 5 is not a non-empty string: the message is data of the kind 'data'"),
         (1, "¶", "warning", "'kind' \"\" is not a non-empty string: the message is data of the kind ''")]
+
+
+def test_a_protocol_field_of_the_wrong_type_is_a_warning_at_its_message() -> None:
+    """A `preset` that is no object gives the call a setting named preset, a meta's or an error's data that is
+    no object is none of 016's: each is a warning at its field."""
+    context = Context([{"type": "data", "kind": "user", "data": {"a": 1}}, {"type": "preset", "preset": 5},
+                       {"type": "meta", "meta": 5}, {"type": "error", "data": 5},
+                       {"role": "user", "content": {"type": "error", "error": "x"}},
+                       {"type": "data", "kind": "meta", "data": {"path": "/p", "version": "1.0.0"}},
+                       {"type": "preset", "preset": {"model": "m"}}, {"type": "error", "data": {"error": {}}}])
+    assert [(p.message_index, p.path, p.severity) for p in validate(context)] == [
+        (1, "preset", "warning"), (2, "meta", "warning"), (3, "data", "warning"),
+        (4, "error", "warning")]
+    reasons = [p.reason for p in validate(context)]
+    assert reasons[0] == "5 is not an object of settings: the model call is given 'preset' as a setting"
+    assert "016" in reasons[1]
+    assert reasons[3].startswith('"x" is not an object')
