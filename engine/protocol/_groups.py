@@ -134,12 +134,26 @@ class PlanReading:
     calls: list[Any]
     units: list[Unit]
     expressions: list[list[Occurrence]]
+    entries: list[Any] | None = None  # the plan as written (the list itself, not a copy), when read from it
 
 
 def read_plan(entries: list[Any]) -> PlanReading:
     """`entries` read once (see `PlanReading`)."""
     calls, units = flatten(entries)
-    return PlanReading(calls, units, calls_occurrences(calls))
+    return PlanReading(calls, units, calls_occurrences(calls), entries)
+
+
+def unlisted_members(reading: PlanReading) -> dict[int, tuple[str, Any]]:
+    """The calls `flatten` made of a group's members that are no list (`{"all": "x"}`), by call number: the
+    group's pattern and its members as written."""
+    found: dict[int, tuple[str, Any]] = {}
+    if reading.entries is None:
+        return found
+    for unit in reading.units:
+        group = group_of(reading.entries[unit.entry]) if unit.pattern in PATTERNS else None
+        if group is not None and not isinstance(group[1], list):
+            found[unit.members[0]] = group
+    return found
 
 
 # The readings of a document's plans, by plan message index (None: the solution's calls); None for a plan

@@ -425,3 +425,14 @@ def test_every_violation_names_its_writer_however_many_there_are() -> None:
     found = problems(messages)
     assert len(found) == 120
     assert all(index == int(path.split(".k")[1]) + 1 for index, path, _ in found)
+
+
+def test_a_group_whose_members_are_no_array_is_said_as_the_group() -> None:
+    """`{"all": "x"}` is a group whose `all` is not a list: that is said, not that "x" is no call; a group's
+    array holding a non-call, and a loose entry that is none, are still calls that must be objects."""
+    found = problems([{"type": "plan", "plan": [{"all": "x"}, {"any": [5]}, 6, {"race": 7}]}])
+    assert found == [(0, "call 0", "a pattern group's 'all' must be an array of calls, not \"x\""),
+                     (0, "call 1", "a call must be an object"), (0, "call 2", "a call must be an object"),
+                     (0, "call 3", "a pattern group's 'race' must be an array of calls, not 7")]
+    assert problems([], {"calls": [{"all": "x"}]}) == [
+        (None, "solution, call 0", "a pattern group's 'all' must be an array of calls, not \"x\"")]
