@@ -86,20 +86,17 @@ def validate(
             *_run_problems(context, calls, plans, activities, tools, path),
             *(_schema_problems(schema) or _output_problems(context, solution, schema)),
             *_meta_problems(context, solution),
-            *_mode_problems(context),
-            *_role_problems(context),
-            *_shape_problems(context),
+            *_plan_mode_problems(context),
+            *_message_problems(context),
         ]
 
 
 _MODES = ("eager", "lazy")
 
 
-def _mode_problems(context: Messages) -> list[Diagnostic]:
+def _plan_mode_problems(context: Messages) -> list[Diagnostic]:
     """A plan message's `mode` that is neither of 012's: it runs eagerly, which a misspelt "Lazy" never meant;
-    and an `_instance` on it, which 013 ignores (a plan is a global template), as a warning, as on a text, tool,
-    preset or advisor message (SPEC 5 passes text as it is; a tool, a preset or an advisor is the whole
-    request's). A data message's `_instance` that is no instance id (`odd_instance`), as a warning."""
+    and an `_instance` on it, which 013 ignores (a plan is a global template), as a warning."""
     problems: list[Diagnostic] = []
     for index in form_indices(context, Form.PLAN, len(context)):
         message = body_of(context[index])
@@ -109,77 +106,64 @@ def _mode_problems(context: Messages) -> list[Diagnostic]:
         if message.get("_instance") is not None:
             problems.append(Diagnostic(index, "plan", "a plan is never instanced (013): its _instance is ignored; "
                                                       "give each call its _instance", "warning"))
-    for index in range(len(context)):  # 013 instances data messages; these pass as they are
+    return problems
+
+
+def _message_problems(context: Messages) -> list[Diagnostic]:
+    """Each message's own fields the engine reads otherwise than written, as warnings, in one pass that reads a
+    data message's body only when its classification says a field may be odd (a run's outputs are most of a long
+    document):
+    - a data message's `_instance` that is no instance id (`odd_instance`), its `kind` that is no name (it is then
+      data of the kind `data`, or of `''`), a meta's or an error's data that is no object;
+    - an `_instance` on a text, tool, preset or advisor message, which 013 ignores (SPEC 5 passes text as it is;
+      a tool, a preset or an advisor is the whole request's);
+    - a text message's `role` that no chat API takes (a misspelt one reaches the model as written, which refuses
+      the request; one that is no string is sent as `user`);
+    - a preset's `preset` that is no object (its keys are then the settings, `preset` among them)."""
+    problems: list[Diagnostic] = []
+    for index in range(len(context)):
         info = context.info(index)
         form = info.form
         if info.instance is not None and (odd := odd_data_instance(info.instance, context, index)) is not None:
             problems.append(Diagnostic(index, f"¶{info.kind}", f"_instance: {odd}", "warning"))
-        if form in _UNINSTANCED and body_of(context[index]).get("_instance") is not None:
+        if form is Form.DATA:
+            if info.kind in ("data", "") or info.kind in _OBJECT_KINDS:
+                problems += _data_problems(index, body_of(context[index]), info.kind)
+            continue
+        if form not in _UNINSTANCED:
+            continue
+        body = body_of(context[index])
+        if body.get("_instance") is not None:
             problems.append(Diagnostic(index, form.value, f"{_UNINSTANCED[form]} message is never instanced: its "
                                                           "_instance is ignored (013 instances data)"
                                                           + _ADVISOR_HINT * (form is Form.ADVISOR), "warning"))
+        if form is Form.TEXT and (role := context[index].get("role")) is not None and role not in CHAT_ROLES:
+            sent = f"the request sends {role!r}" if isinstance(role, str) else "the message is sent as 'user'"
+            problems.append(Diagnostic(index, "role", f"{_json.dumps(role, indent=False)} is not a role of a chat "
+                                                      f"message ({', '.join(CHAT_ROLES)}): {sent}", "warning"))
+        elif form is Form.PRESET and (preset := body.get("preset")) is not None and not isinstance(preset, dict):
+            problems.append(Diagnostic(index, "preset", f"{_json.dumps(preset, indent=False)} is not an object "
+                                       "of settings: the model call is given 'preset' as a setting", "warning"))
     return problems
 
 
-# An advisor is the whole request's too: 017's `isInstanced` gives its advice an `_instance` per instance.
-def _role_problems(context: Messages) -> list[Diagnostic]:
-    """A text message's `role` that no chat API takes, as a warning: a misspelt one reaches the model as written
-    (which refuses the request), one that is no string is sent as `user`; and a data message's odd `kind`."""
-    problems: list[Diagnostic] = []
-    for index in range(len(context)):
-        form = context.info(index).form
-        if form is Form.DATA:
-            problems.extend(_kind_problem(index, body_of(context[index])))
-        if form is not Form.TEXT:
-            continue
-        role = context[index].get("role")
-        if role is None or role in CHAT_ROLES:
-            continue
-        sent = f"the request sends {role!r}" if isinstance(role, str) else "the message is sent as 'user'"
-        problems.append(Diagnostic(index, "role", f"{_json.dumps(role, indent=False)} is not a role of a chat "
-                                                  f"message ({', '.join(CHAT_ROLES)}): {sent}", "warning"))
-    return problems
-
-
-def _kind_problem(index: int, message: dict[str, Any]) -> list[Diagnostic]:
-    """A `{"type": "data"}` message whose `kind` is no non-empty string: it is data of the kind `data` (or
-    of `''`), which its writer hardly meant."""
-    kind = message.get("kind")
-    if message.get("type") != "data" or kind is None or (isinstance(kind, str) and kind):
-        return []
-    taken = kind if isinstance(kind, str) else "data"
-    return [Diagnostic(index, f"¶{taken}", f"'kind' {_json.dumps(kind, indent=False)} is not a non-empty string: "
-                                           f"the message is data of the kind {taken!r}", "warning")]
+def _data_problems(index: int, body: dict[str, Any], kind: str) -> list[Diagnostic]:
+    """A data message's `kind` that is no non-empty string (`{"type": "data", "kind": 5}` is data of the kind
+    `data`, which its writer hardly meant), or a meta's or an error's data that is no object."""
+    declared = body.get("kind")
+    if body.get("type") == "data" and declared is not None and not (isinstance(declared, str) and declared):
+        return [Diagnostic(index, f"¶{kind}", f"'kind' {_json.dumps(declared, indent=False)} is not a non-empty "
+                                              f"string: the message is data of the kind {kind!r}", "warning")]
+    if kind in _OBJECT_KINDS and not isinstance(payload := payload_of(body), dict):
+        return [Diagnostic(index, payload_key(body) or f"¶{kind}", f"{_json.dumps(payload, indent=False)} is not an "
+                                                                   f"object: {_OBJECT_KINDS[kind]}", "warning")]
+    return []
 
 
 # 016's meta is the request's identity (`path`, `version`); an error's data names the failed call and its error.
 _OBJECT_KINDS = {"meta": "016's meta is an object (path, version)",
                  "error": "an error's data is an object of the failed call and its error ('call', 'error')"}
-
-
-def _shape_problems(context: Messages) -> list[Diagnostic]:
-    """What a message's protocol objects must be, said as a warning where the engine reads it otherwise: a
-    preset's `preset` that is no object (its keys are then the settings, `preset` among them), a meta's or an
-    error's data that is no object (a data message's `kind`: `_kind_problem`)."""
-    problems: list[Diagnostic] = []
-    for index in range(len(context)):
-        info = context.info(index)
-        if info.form is Form.PRESET:
-            preset = body_of(context[index]).get("preset")
-            if preset is not None and not isinstance(preset, dict):
-                problems.append(Diagnostic(index, "preset", f"{_json.dumps(preset, indent=False)} is not an object "
-                                           "of settings: the model call is given 'preset' as a setting", "warning"))
-            continue
-        if info.form is not Form.DATA:
-            continue
-        body = body_of(context[index])
-        if info.kind in _OBJECT_KINDS and not isinstance(payload := payload_of(body), dict):
-            problems.append(Diagnostic(index, payload_key(body) or f"¶{info.kind}",
-                                       f"{_json.dumps(payload, indent=False)} is not an object: "
-                                       f"{_OBJECT_KINDS[info.kind]}", "warning"))
-    return problems
-
-
+# An advisor is the whole request's too: 017's `isInstanced` gives its advice an `_instance` per instance.
 _UNINSTANCED = {Form.TEXT: "a text", Form.TOOL: "a tool", Form.PRESET: "a preset", Form.ADVISOR: "an advisor"}
 _ADVISOR_HINT = "; 'isInstanced': true asks for its advice per instance (017)"
 
