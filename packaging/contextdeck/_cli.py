@@ -19,7 +19,7 @@ try:  # Ctrl-C while the command loads ends it as it would later (exit 130), not
     from contextdeck import __version__
     from contextdeck._out import CannotWrite, check_writable, write_out
     from contextdeck._traces_cli import add_commands as add_trace_commands
-    from contextdeck._traces_cli import past_the_end
+    from contextdeck._traces_cli import refuse_past_the_end
     from contextdeck.engine import (
         STRATEGIES,
         Activities,
@@ -76,7 +76,7 @@ except KeyboardInterrupt:
 T = TypeVar("T")
 # One table of exit codes for every command (README, "Command line").
 EXIT_OK, EXIT_DOCUMENT, EXIT_EXPRESSION, EXIT_NOT_FOUND, EXIT_MODEL = 0, 1, 2, 3, 4
-EXIT_USAGE = 2  # as argparse exits for a bad option (shared with EXIT_EXPRESSION)
+# EXIT_USAGE (2, as argparse exits for a bad option; in _traces_cli) is shared with EXIT_EXPRESSION
 EXIT_REFUSED = 5  # the model's answer was refused (it broke the schema it was asked for)
 EXIT_WAITING = 6  # the model drove the loop and it stopped without a final output
 EXIT_INTERNAL = 70  # an error of ContextDeck's own (sysexits' EX_SOFTWARE); never a traceback
@@ -114,10 +114,9 @@ def _resolve(args: argparse.Namespace) -> int:
         print(f"contextdeck: malformed expression: {error}", file=sys.stderr)
         return EXIT_EXPRESSION
     document = _load(args.doc)
-    past = past_the_end(args.doc, args.at, len(document.context))
-    if past is not None:
-        print(f"contextdeck: {past}", file=sys.stderr)
-        return EXIT_USAGE
+    refused = refuse_past_the_end(args.doc, args.at, len(document.context))
+    if refused is not None:
+        return refused
     result = document.context.resolve(expression, instance=args.instance, at=args.at)
     for diagnostic in result.diagnostics:
         print(f"contextdeck: warning: {diagnostic}", file=sys.stderr)
@@ -130,10 +129,9 @@ def _resolve(args: argparse.Namespace) -> int:
 
 def _render(args: argparse.Namespace) -> int:
     with _held(_load(args.doc)) as document:
-        past = past_the_end(args.doc, args.at, len(document.context))
-        if past is not None:
-            print(f"contextdeck: {past}", file=sys.stderr)
-            return EXIT_USAGE
+        refused = refuse_past_the_end(args.doc, args.at, len(document.context))
+        if refused is not None:
+            return refused
         request = compose_request(document.context, document.schema, at=args.at,
                                   activities=_activities(args.activities), tools=_tools(args.tools))
     for problem in request.problems:

@@ -34,14 +34,18 @@ def say(text: str) -> None:
     print(f"contextdeck: {text}", file=sys.stderr)
 
 
-def past_the_end(doc: str, at: int | None, length: int) -> str | None:
-    """Why `--at` cannot be taken for the document, or None. `--at` past the end is refused rather than taken as
-    all (as the engine's `at` is): a number past the end names another document or another cut than the one
-    given, and the output would not show it (docs/format.md §10)."""
+EXIT_USAGE = 2  # as argparse exits for a bad option
+
+
+def refuse_past_the_end(doc: str, at: int | None, length: int) -> int | None:
+    """`EXIT_USAGE`, with the reason said, when `--at` is past the end of the document; else None. `--at` past the
+    end is refused rather than taken as all (as the engine's `at` is): a number past the end names another
+    document or another cut than the one given, and the output would not show it (docs/format.md §10)."""
     if at is None or at <= length:
         return None
-    return (f"--at {at} is past the end of {doc}, which holds {length} message(s): give 0 to {length}, "
-            "or leave --at out for all of it")
+    say(f"--at {at} is past the end of {doc}, which holds {length} message(s): give 0 to {length}, "
+        "or leave --at out for all of it")
+    return EXIT_USAGE
 
 
 def choose(imported: list[Imported], trace: str | None) -> Imported:
@@ -107,10 +111,9 @@ def _export(args: argparse.Namespace) -> int:
         say("--without-document applies to --format otlp-json: an OpenAI body carries no document")
         return 2
     if args.format == "openai":
-        problem = past_the_end(args.doc, args.at, len(document.context))
-        if problem is not None:
-            say(problem)
-            return 2
+        refused = refuse_past_the_end(args.doc, args.at, len(document.context))
+        if refused is not None:
+            return refused
         value = export_openai(document, at=args.at, model=args.model, tools=tools)
         empty = empty_request(value, args.at, len(document.context), "give --at")
         if empty is not None:
