@@ -36,6 +36,7 @@ from .document._document import (
 )
 from .document._edits import Edit, Insert, Move, Remove, Replace
 from .document._files import (
+    check_replaceable,
     os_reason,
     process_alive,
     process_start,
@@ -268,6 +269,7 @@ __all__ = [
     "call_prompt",
     "case_name",
     "cassette_path",
+    "check_replaceable",
     "checked_messages",
     "classify",
     "collector_warning",

@@ -21,15 +21,11 @@ from pathlib import Path
 _TEMPORARY = ".tmp"
 
 
-def write_atomically(path: Path, data: bytes | Iterable[bytes], *, new_mode: int = 0o666) -> None:
-    """Replace the file at `path` with `data`; raise OSError when it cannot be (`os_reason` says
-    why in words).
-
-    `data` may come in pieces, so that a large document is never joined into one buffer. A new file gets
-    `new_mode` less the umask; an existing one keeps its permission bits.
-    """
+def check_replaceable(path: Path) -> tuple[Path, int | None]:
+    """The file `write_atomically` would replace (a symbolic link's target) and its permission bits (None when
+    there is none yet); raise OSError when it may not be replaced (a read-only file, one the OS will not let
+    this process write)."""
     target = Path(os.path.realpath(path)) if os.path.islink(path) else path
-    directory = target.parent if str(target.parent) else Path(".")
     try:
         mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
     except FileNotFoundError:
@@ -39,6 +35,18 @@ def write_atomically(path: Path, data: bytes | Iterable[bytes], *, new_mode: int
         raise PermissionError(errno.EACCES, "the file is read-only", str(path))
     if mode is not None and not os.access(target, os.W_OK):
         os.close(os.open(target, os.O_WRONLY))  # raises the OS's own reason (EACCES, EROFS)
+    return target, mode
+
+
+def write_atomically(path: Path, data: bytes | Iterable[bytes], *, new_mode: int = 0o666) -> None:
+    """Replace the file at `path` with `data`; raise OSError when it cannot be (`os_reason` says
+    why in words).
+
+    `data` may come in pieces, so that a large document is never joined into one buffer. A new file gets
+    `new_mode` less the umask; an existing one keeps its permission bits.
+    """
+    target, mode = check_replaceable(path)
+    directory = target.parent
     sweep_temporaries(directory, target.name)
     temporary = directory / f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}{_TEMPORARY}"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import errno
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from contextdeck._out import writing
+from contextdeck._out import check_writable, writing
 from contextdeck.engine import (
     Asker,
     Cassette,
@@ -112,16 +109,6 @@ def _settings(args: argparse.Namespace) -> Settings:
                     baseline, args.replay_activities, args.dry_run)
 
 
-def _writable(out: str) -> None:
-    """The results file can be made where `out` names it: said before any case runs (the model's questions cost)."""
-    target = Path(out)
-    with writing(out):
-        if target.is_dir():
-            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
-        with tempfile.TemporaryFile(dir=target.parent):
-            pass
-
-
 def _given(turns: list[Any]) -> Any:
     """Each case gets the same turns typed by hand, in order, then asks the model (when there is one)."""
     from contextdeck.engine import Document
@@ -149,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out is None and not args.dry_run:
         raise DocumentError("eval", "--out RESULTS.jsonl is needed (or --dry-run)")
     if not args.dry_run:
-        _writable(args.out)
+        check_writable(args.out)  # said before any case runs (the model's questions cost)
     cases = load_cases(args.inputs)
     settings = _settings(args)
     bar = _bar(len(cases))

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from contextdeck.engine import os_reason, write_atomically
+from contextdeck.engine import check_replaceable, os_reason, write_atomically
 
 
 class CannotWrite(Exception):
@@ -39,10 +39,6 @@ def check_writable(out: str) -> None:
         path = Path(out)
         if path.is_dir():
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
-        if path.exists():  # as `write_atomically` judges it
-            if not path.stat().st_mode & 0o222:
-                raise PermissionError(errno.EACCES, "the file is read-only")
-            if not os.access(path, os.W_OK):
-                os.close(os.open(path, os.O_WRONLY))  # raises the OS's own reason (EACCES, EROFS)
-        with tempfile.TemporaryFile(dir=path.parent if str(path.parent) else "."):
-            pass  # a file can be made beside it, as the atomic write will
+        target, _ = check_replaceable(path)
+        with tempfile.TemporaryFile(dir=target.parent):
+            pass  # a file can be made beside the real file, as the atomic write will

@@ -268,13 +268,15 @@ def test_run_on_its_own_output_appends_nothing_and_repeats_no_side_effect(capsys
     assert "0 call(s) run" in err
 
 
-@pytest.mark.parametrize("out", ["missing/out.json", ".", "read-only.json"])
+@pytest.mark.parametrize("out", ["missing/out.json", ".", "read-only.json", "linked.json"])
 def test_an_out_that_cannot_be_written_is_refused_before_anything_runs(capsys, examples, tmp_path, out) -> None:
-    """A folder that does not exist, a folder, a read-only file: said before any call runs, so that no side
-    effect is made whose output would then be lost."""
+    """A folder that does not exist, a folder, a read-only file, a link to a file in a folder that does not
+    exist (the link's own folder is writable: the file replaced is the link's target): said before any call
+    runs, so that no side effect is made whose output would then be lost."""
     path, effects, log = _approved_refund(tmp_path, examples)
     (tmp_path / "read-only.json").write_text("[]")
     (tmp_path / "read-only.json").chmod(0o444)
+    (tmp_path / "linked.json").symlink_to(tmp_path / "gone" / "out.json")
     code, _, err = run(capsys, path, "--activities", effects, "--out", tmp_path / out)
     assert code == 1
     assert f"cannot write {tmp_path / out}" in err
