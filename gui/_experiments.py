@@ -344,6 +344,7 @@ class ExperimentsPane(QWidget):
         self.composer.finished.connect(self._request_diff_composed)
         self.reader = BackgroundRunner(0, self)  # results files (`show_results`): a big one would hold the window
         self.reader.finished.connect(self._results_read)
+        self._reading: tuple[Path, Path | None] | None = None  # the results being read: kept while none are shown
 
         self.dataset_label = QLabel()  # the document the pane's dataset and results are for, and the dataset
         self.dataset_label.setTextFormat(Qt.TextFormat.PlainText)
@@ -472,6 +473,7 @@ class ExperimentsPane(QWidget):
             results = path("results")
             if results is None:
                 self.reader.stop()  # (the results of a document opened before, being read)
+                self._reading = None
             else:
                 self.show_results(results, path("compared"))
         finally:
@@ -488,10 +490,13 @@ class ExperimentsPane(QWidget):
         """Keep the dataset, the experiments shown and the watch columns as the open document's."""
         if self._restoring:
             return
-        after, before = self.model.after, self.model.before
-        self.main.session.sidecar.set_value(KEPT, _kept({"watches": list(self.model.watches)}, self.dataset,
-                                                        None if after is None else after.path,
-                                                        None if before is None else before.path))
+        paths: tuple[Path | None, Path | None] = (None, None)
+        if self.model.after is not None:
+            before = self.model.before
+            paths = (self.model.after.path, None if before is None else before.path)
+        elif self._reading is not None:  # (a watch added while the document's results are read keeps them)
+            paths = self._reading
+        self.main.session.sidecar.set_value(KEPT, _kept({"watches": list(self.model.watches)}, self.dataset, *paths))
 
     def _show_dataset(self) -> None:
         path = self.main.session.path
@@ -510,9 +515,11 @@ class ExperimentsPane(QWidget):
         What cannot be read is said in the status bar."""
         self.summary.setText(f"Reading {html.escape(after.name)}…")
         self.summary.setToolTip(str(after))
+        self._reading = (after, before)
         self.reader.request(lambda: _read(after, before))
 
     def _results_read(self, result: object) -> None:
+        self._reading = None
         if isinstance(result, Exception):  # (a DocumentError says where; anything else, what it was)
             why = result if isinstance(result, DocumentError) else f"{type(result).__name__}: {result}"
             self.main.statusBar().showMessage(f"Cannot show the experiment: {why}", 10_000)
@@ -523,6 +530,7 @@ class ExperimentsPane(QWidget):
 
     def _show(self, shown: Loaded, compared: Loaded | None, names: list[str] | None = None) -> None:
         self.reader.stop()  # (a read asked for before is older than what is shown now)
+        self._reading = None
         self.model.show(shown, compared, names)
         self._keep()
         self.compare_button.setEnabled(True)

@@ -377,11 +377,8 @@ def test_the_dataset_and_the_results_shown_follow_the_document(
     assert pane.dataset_label.text() == "first.json over data.jsonl"
 
 
-def test_opening_a_document_reads_its_results_off_the_gui_thread_and_says_so_meanwhile(
-        qtbot: Any, open_window: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The results a document kept were read on the GUI thread as it opened: a big file held the window. They are
-    read on the pane's reader: the document is open and the pane says it is reading them (no rows yet, none of
-    the document before) until they come. Their summary (a pass over every result) is made there too, once."""
+def results_kept_and_left(qtbot: Any, open_window: Any, tmp_path: Path) -> tuple[Any, ExperimentsPane, Path, Path]:
+    """A document with its results shown, left for another: the window, the pane, the document and the results."""
     doc = agent(tmp_path / "agent.json", "Add the numbers.")
     other = agent(tmp_path / "other.json", "Add the numbers.")
     results = tmp_path / "data.results.jsonl"
@@ -391,6 +388,15 @@ def test_opening_a_document_reads_its_results_off_the_gui_thread_and_says_so_mea
     shown(pane, results)
     window.files.open_path(other)
     qtbot.waitUntil(lambda: window.session.path == other)
+    return window, pane, doc, results
+
+
+def test_opening_a_document_reads_its_results_off_the_gui_thread_and_says_so_meanwhile(
+        qtbot: Any, open_window: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The results a document kept were read on the GUI thread as it opened: a big file held the window. They are
+    read on the pane's reader: the document is open and the pane says it is reading them (no rows yet, none of
+    the document before) until they come. Their summary (a pass over every result) is made there too, once."""
+    window, pane, doc, _ = results_kept_and_left(qtbot, open_window, tmp_path)
     read = threading.Event()
     on_main = threads_of(monkeypatch, experiments_ui, "read_results")
     summarised = threads_of(monkeypatch, experiments_ui, "summarise")  # a pass over every result, as the reading
@@ -407,6 +413,25 @@ def test_opening_a_document_reads_its_results_off_the_gui_thread_and_says_so_mea
     assert "100% passed" in pane.summary.text()
     assert on_main == [False]
     assert summarised == [False]
+
+
+def test_a_watch_added_while_the_results_are_read_keeps_them_with_the_document(
+        qtbot: Any, open_window: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """None are shown while a document's results are read: a watch added meanwhile kept "no results" for the
+    document, and they were lost if the read then failed. The results being read are kept with the watch."""
+    window, pane, doc, results = results_kept_and_left(qtbot, open_window, tmp_path)
+    read = threading.Event()
+    monkeypatch.setattr(experiments_ui, "read_results", lambda path: (read.wait(10), 1 / 0)[1])  # fails, held
+
+    window.files.open_path(doc)
+    qtbot.waitUntil(lambda: window.session.path == doc)
+    assert pane.model.after is None  # still being read
+    pane.add_watch("†state.sum")
+    read.set()
+    qtbot.waitUntil(lambda: pane.summary.text() != "Reading data.results.jsonl…")
+    kept = window.session.sidecar.value(experiments_ui.KEPT, {})
+    assert kept["watches"] == ["†state.sum"]
+    assert kept["results"] == str(results)
 
 
 def test_a_big_results_file_is_named_on_the_reader_and_fitted_over_the_rows_in_sight(
