@@ -28,6 +28,11 @@ def icon(name: str) -> QIcon:
     return QIcon(PaletteIcon(svg)) if NEUTRAL.encode() in svg else QIcon(str(path))
 
 
+def dark(palette: QPalette) -> bool:
+    """Whether `palette` is a dark one (its window dark)."""
+    return palette.color(QPalette.ColorRole.Window).lightness() < 128
+
+
 class PaletteIcon(QIconEngine):
     """An SVG icon drawn with its neutral stroke in the palette's shade (light or dark, read at each paint: a theme
     switch needs nothing more); disabled, as the style makes any icon disabled."""
@@ -45,11 +50,11 @@ class PaletteIcon(QIconEngine):
 
     def scaledPixmap(self, size: QSize, mode: QIcon.Mode, state: QIcon.State, scale: float) -> QPixmap:
         palette = QGuiApplication.palette()
-        dark = palette.color(QPalette.ColorRole.Window).lightness() < 128
-        key = (dark, size.width(), size.height(), scale, mode)
+        on_dark = dark(palette)
+        key = (on_dark, size.width(), size.height(), scale, mode)
         drawn = self._drawn.get(key)
         if drawn is None:
-            drawn = self._drawn[key] = self._draw(size, scale, dark, mode, palette)
+            drawn = self._drawn[key] = self._draw(size, scale, on_dark, mode, palette)
         return drawn
 
     def paint(self, painter: QPainter, rect: QRect, mode: QIcon.Mode, state: QIcon.State) -> None:

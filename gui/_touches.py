@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ._icons import dark as dark  # (re-exported: the banner and the audit take it from here)
 from ._icons import icon as named_icon
 
 DOCK_TITLE_PADDING = 8  # the title's text from the edges
@@ -29,10 +30,6 @@ ROW_PADDING = {"state": QSize(0, 4), "callParameters": QSize(4, 6)}
 
 EXTENSION_ICONS = {QStyle.StandardPixmap.SP_ToolBarHorizontalExtensionButton: "more-right",
                    QStyle.StandardPixmap.SP_ToolBarVerticalExtensionButton: "more-down"}
-
-
-def dark(palette: QPalette) -> bool:
-    return palette.color(QPalette.ColorRole.Window).lightness() < 128
 
 
 def line_colour(palette: QPalette) -> QColor:
