@@ -230,10 +230,9 @@ class FilesUI(QObject):
             return False
         original = choice.recover.original_path
         written = f"{choice.recover.time.astimezone():%H:%M}"
-        self._said = (None if original is None else str(original.absolute()),
-                      f"Recovered the unsaved work of {original.name} (written aside at {written}): Save writes it to "
-                      f"{original.name}." if original is not None else
-                      f"Recovered unsaved work (written aside at {written}): Save As gives it a name.")
+        self._say_once_open(original, f"Recovered the unsaved work of {original.name} (written aside at {written}): "
+                            f"Save writes it to {original.name}." if original is not None else
+                            f"Recovered unsaved work (written aside at {written}): Save As gives it a name.")
         self.session.recover(choice.recover)
         return True
 
@@ -267,8 +266,12 @@ class FilesUI(QObject):
     def open_saying(self, path: str | Path, words: str) -> None:
         """Open `path` (the caller has asked about unsaved changes) and, once it is open, say `words` in the status
         bar instead of "Ready" (what was done to make it: a fork)."""
-        self._said = (str(Path(path).absolute()), words)
+        self._say_once_open(Path(path), words)
         self.session.open(path)
+
+    def _say_once_open(self, path: Path | None, words: str) -> None:
+        """Say `words` in the status bar instead of "Ready" once `path` (None: an untitled document) has opened."""
+        self._said = (None if path is None else str(path.absolute()), words)
 
     def _load_finished(self) -> None:
         said, self._said = self._said, None
