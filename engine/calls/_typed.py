@@ -74,7 +74,7 @@ def typing_of(fn: Callable[..., Any]) -> Typing | None:
         return None
     positional = [p for p in signature.parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
     returned = hints.get("return", inspect.Signature.empty)
-    returns = None if returned in (inspect.Signature.empty, None, type(None)) else TypeAdapter(returned)
+    returns = None if returned is inspect.Signature.empty or _is_none(returned) else TypeAdapter(returned)
     first = hints.get(positional[0].name) if positional else None
     # The model form passes the tool and the context after the model: a parameter after it that is annotated
     # and not named so is the call's, as in the keywords form (else it was handed the tool).
@@ -96,7 +96,7 @@ def typing_of(fn: Callable[..., Any]) -> Typing | None:
     else:
         return None
     return Typing(form, parameters, returns, _tool_schema(fn, parameters, returns), extra,
-                  returned in (None, type(None)))
+                  _is_none(returned))
 
 
 def _tool_schema(fn: Callable[..., Any], parameters: type[BaseModel] | None,
@@ -146,11 +146,16 @@ def _located(error: pydantic.ValidationError) -> str:
 
 
 def _returns_none(fn: Callable[..., Any]) -> bool:
-    """Whether `fn` is annotated `-> None` (as written, or as the text `from __future__ import annotations` keeps)."""
+    """Whether `fn` is annotated `-> None`."""
     try:
-        returned = inspect.signature(fn).return_annotation
+        return _is_none(inspect.signature(fn).return_annotation)
     except (TypeError, ValueError):
         return False
+
+
+def _is_none(returned: Any) -> bool:
+    """Whether a return annotation says `-> None` (as written, or as the text `from __future__ import annotations`
+    keeps)."""
     return returned is None or returned is type(None) or returned == "None"
 
 
@@ -163,19 +168,29 @@ def _not_none(name: str, value: Any) -> Any:
 
 def _none_checked(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     """A classic activity annotated `-> None`, whose result is checked as a typed one's is."""
+    return _wrapped(fn, lambda call, tool, context: ((call, tool, context), {}),
+                    lambda value: _not_none(name, value), None)
+
+
+def _wrapped(fn: Callable[..., Any], arguments: Callable[[Any, Any, Any], tuple[tuple[Any, ...], dict[str, Any]]],
+             result: Callable[[Any], Any], found: Typing | None) -> Callable[..., Any]:
+    """`fn` called as a classic activity `(call, tool, context)`, sync or async as `fn` is: `arguments` gives what
+    it is called with, `result` checks what it returns; marked with `found` so that it is not wrapped again."""
     if inspect.iscoroutinefunction(fn):
         @functools.wraps(fn)
         async def run_async(call: Any, tool: Any, context: Any) -> Any:
-            return _not_none(name, await fn(call, tool, context))
+            args, kwargs = arguments(call, tool, context)
+            return result(await fn(*args, **kwargs))
 
-        setattr(run_async, _TYPED, None)
+        setattr(run_async, _TYPED, found)
         return run_async
 
     @functools.wraps(fn)
     def run(call: Any, tool: Any, context: Any) -> Any:
-        return _not_none(name, fn(call, tool, context))
+        args, kwargs = arguments(call, tool, context)
+        return result(fn(*args, **kwargs))
 
-    setattr(run, _TYPED, None)
+    setattr(run, _TYPED, found)
     return run
 
 
@@ -240,19 +255,4 @@ def typed(name: str, fn: Callable[..., Any]) -> tuple[Callable[..., Any], Typing
             raise ResultError(f"the result of {name!r} cannot be written as JSON: {type(error).__name__}: "
                               f"{error}") from None
 
-    if inspect.iscoroutinefunction(fn):
-        @functools.wraps(fn)
-        async def run_async(call: Any, tool: Any, context: Any) -> Any:
-            args, kwargs = arguments(call, tool, context)
-            return result(await fn(*args, **kwargs))
-
-        setattr(run_async, _TYPED, found)
-        return run_async, found
-
-    @functools.wraps(fn)
-    def run(call: Any, tool: Any, context: Any) -> Any:
-        args, kwargs = arguments(call, tool, context)
-        return result(fn(*args, **kwargs))
-
-    setattr(run, _TYPED, found)
-    return run, found
+    return _wrapped(fn, arguments, result, found), found
