@@ -23,7 +23,7 @@ from attrs import frozen
 # orjson writes at most 254 levels; past that every recursive walk in Python (deep merge, the standard
 # library's encoder, jsonschema) comes near the interpreter's recursion limit. Deeper is refused at load.
 MAX_DEPTH = 254
-_BOM = b"\xef\xbb\xbf"
+BOM = b"\xef\xbb\xbf"
 
 
 _building = 0  # parses and context builds under way, on any thread
@@ -222,8 +222,8 @@ def parse(text: str | bytes) -> Any:
     A UTF-8 byte order mark at the start is ignored (it is not part of the JSON value).
     """
     raw = text.encode("utf-8", errors="surrogatepass") if isinstance(text, str) else text
-    if raw.startswith(_BOM):
-        raw = raw[len(_BOM) :]
+    if raw.startswith(BOM):
+        raw = raw[len(BOM) :]
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError as fast_error:

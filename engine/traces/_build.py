@@ -247,12 +247,13 @@ class _Builder:
         given = call.arguments.get("_outputPath", _ABSENT)
         if isinstance(given, str) and (own := lone_reference(given)) is not None:
             self.kinds.add(own[0])  # no call after it is given this kind as its own
-            return {"_tool": call.name, **_literal(call.arguments), "_outputPath": given}
-        path = "†" + self._kind(call.id, turn, n)
-        if given is not _ABSENT:
-            self.conversation.warnings.append(inside(where, (
-                f"tool call {n} ({call.name}) gives _outputPath {given!r}, which is not one destination (†kind.path): "
-                f"its result is written to {path} instead")))
+            path = given
+        else:
+            path = "†" + self._kind(call.id, turn, n)
+            if given is not _ABSENT:
+                self.conversation.warnings.append(inside(where, (
+                    f"tool call {n} ({call.name}) gives _outputPath {given!r}, which is not one destination "
+                    f"(†kind.path): its result is written to {path} instead")))
         return {"_tool": call.name, **_literal(call.arguments), "_outputPath": path}
 
     def _kind(self, call_id: str, turn: int, n: int) -> str:

@@ -15,6 +15,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+import attrs
+
 from ..document._document import Document, Shape, parse_document
 from ..document._json import parse as json_parse
 from ..protocol._errors import DocumentError
@@ -222,10 +224,7 @@ def read_otlp(values: Values, only: str | None = None) -> Reading:
             others = [other for other in traces if other != trace]
             hint = (f" (in trace {trace}, one of the file's {len(traces)} traces: import another with --trace ID: "
                     f"{', '.join(others[:3])}{', ...' if len(others) > 3 else ''})")
-            if isinstance(problem, TraceError):
-                raise TraceError(problem.path, problem.reason + hint, problem.where, problem.line,
-                                 problem.column) from None
-            raise Located(problem.reason + hint, problem.where) from None
+            raise attrs.evolve(problem, reason=problem.reason + hint) from None
     if not reading.contexts:
         raise TraceError(values.name, "no trace holds a model span: " + "; ".join(reading.warnings))
     return reading

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..document._document import Document
-from ..document._json import JSONSyntaxError, unclosed
+from ..document._json import BOM, JSONSyntaxError, unclosed
 from ..document._json import parse as json_parse
 from ._build import build, line_up
 from ._chat import Exchange, ToolRun, openai_exchange
@@ -95,7 +95,7 @@ def _text(raw: bytes, name: str) -> bytes:
 
 def read_values(raw: bytes, name: str) -> Values:
     """The file as one JSON value, else as JSON Lines; a file that is neither says where it breaks."""
-    if not raw.removeprefix(b"\xef\xbb\xbf").strip():  # a place past its last line would only puzzle
+    if not raw.removeprefix(BOM).strip():  # a place past its last line would only puzzle
         raise TraceError(name, "the file is empty: nothing to import")
     try:
         return Values([json_parse(raw)], None, name)
