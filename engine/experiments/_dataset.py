@@ -82,10 +82,11 @@ def parse_cases(raw: bytes, name: str = "<dataset>") -> list[Case]:
             if (case_id is not None and not isinstance(case_id, str | int)) or isinstance(case_id, bool):
                 raise DocumentError(name, "'id' must be a string or a whole number", line=number)
             # 1 and "1" are one id: a run document, a comparison and the window name a case by its text.
-            if case_id is not None and str(case_id) in seen:
-                raise DocumentError(name, f"id {case_id!r} is also on line {seen[str(case_id)]}", line=number)
             if case_id is not None:
-                seen[str(case_id)] = number
+                text = str(case_id)
+                if text in seen:
+                    raise DocumentError(name, f"id {case_id!r} is also on line {seen[text]}", line=number)
+                seen[text] = number
             expect = value.get("expect", MISSING)
             if is_schema(expect):  # said before anything runs, not as each output's fault
                 try:
