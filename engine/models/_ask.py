@@ -71,8 +71,8 @@ def parse_answer(prompt: Prompt, text: str) -> Any:
     except SchemaFault as fault:
         raise ValueError(f"the answer cannot be checked: {fault}") from None
     if errors:
-        errors = [deepest_error(e) for e in errors]  # a call's field, as a turn typed by hand says it
-        found = "; ".join(f"{json_path(e.absolute_path)}: {e.message}" for e in errors[:5])
+        shown = [deepest_error(e) for e in errors[:5]]  # a call's field, as a turn typed by hand says it
+        found = "; ".join(f"{json_path(e.absolute_path)}: {e.message}" for e in shown)
         raise ValueError(f"the answer does not match the schema: {found}")
     return value
 
