@@ -221,6 +221,12 @@ def _run(args: argparse.Namespace) -> int:
     if args.steps is None:
         return _run_loop(args, document, turns, options, asker, start)
     execution = Execution(document, **options)
+    if args.approve_plan:
+        execution.approve_plan()
+    elif execution.lazy:  # 012: nothing steps before the plan is approved, as the loop says without --steps
+        _write(document, args.out)
+        say(f"the plan is lazy: {len(execution.states)} call(s) wait for approval (--approve-plan runs them)")
+        return EXIT_OK
     failure: ModelError | None = None
     refused: tuple[int, ...] = ()
     if asker is None:

@@ -153,3 +153,18 @@ def test_a_turn_calling_a_tool_the_request_does_not_offer_runs_with_a_warning(ca
     assert f"{turn}: warning: $.calls[0]._tool: the request offers no tool 'sendFax'" in err
     assert "tick 2: 1 call(s) run" in err
     assert json.loads(out)["context"][-1]["data"] == {"fax": "sent"}
+
+
+def test_steps_wait_for_a_lazy_plan_unless_approved(capsys, tmp_path) -> None:
+    """`--steps` on a lazy plan steps nothing and says so, as the loop does; with `--approve-plan` it steps."""
+    doc = tmp_path / "doc.json"
+    plan = {"type": "plan", "mode": "lazy", "plan": [{"_tool": "t", "_output": 1, "_outputPath": "†state.a"},
+                                                     {"_tool": "t", "_output": 2, "_outputPath": "†state.b"}]}
+    doc.write_text(json.dumps([plan]))
+    code, out, err = run(capsys, doc, "--steps", 1)
+    assert (code, json.loads(out)) == (0, [plan])
+    assert "the plan is lazy: 2 call(s) wait for approval (--approve-plan runs them)" in err
+    assert "stopped" not in err
+    code, out, err = run(capsys, doc, "--steps", 1, "--approve-plan")
+    assert code == 0
+    assert [m.get("data") for m in json.loads(out)[1:]] == [{"a": 1}]
