@@ -159,12 +159,15 @@ def is_message(result: Any) -> bool:
     return isinstance(result, dict) and (isinstance(result.get("type"), str) or body_of(result) is not result)
 
 
-def _audit(plan: CallPlan, destination: Reference | None, clock: Clock, run: Message | None) -> Message:
+def _audit(plan: CallPlan, destination: Reference | None, date: str | None, run: Message | None) -> Message:
+    """The keys the engine writes on a call's output: a result can claim no other call, path or instance (008).
+    `date` None: no `_date` (an imported result whose time no trace recorded)."""
     audit: Message = {}
     if plan.instance is not None:
         audit["_instance"] = plan.call["_instance"]
     audit["_call"] = plan.call
-    audit["_date"] = clock()
+    if date is not None:
+        audit["_date"] = date
     if plan.method != "set":
         audit["_outputMethod"] = plan.method
     if destination is not None:
@@ -201,11 +204,14 @@ def _written(plan: CallPlan, alternative: tuple[Reference, ...], value: Any, clo
              run: Message | None) -> list[Message]:
     value = _plain(value)
     run = None if run is None else _json.sharing_keys(run)  # a run's messages and audits have a few shapes
-    return [
-        _json.sharing_keys({"type": "data", "kind": ref.kind, "data": wrap(ref.path, value),
-                            **_audit(plan, ref, clock, run)})
-        for ref in alternative  # `a && b`: the same value to each
-    ]
+    return [output_message(plan, ref, value, clock(), run) for ref in alternative]  # `a && b`: the same value to each
+
+
+def output_message(plan: CallPlan, destination: Reference, value: Any, date: str | None,
+                   run: Message | None) -> Message:
+    """The data message writing plain JSON `value` at one of the call's destinations, with the call's audit."""
+    return _json.sharing_keys({"type": "data", "kind": destination.kind, "data": wrap(destination.path, value),
+                               **_audit(plan, destination, date, run)})
 
 
 def failure_messages(plan: CallPlan, error: dict[str, str], clock: Clock, run: Message | None = None) -> list[Message]:
@@ -243,7 +249,7 @@ def _adopted(plan: CallPlan, message: Message, clock: Clock, run: Message | None
         fitting = [ref for ref in alternative if ref.kind == kind and get_path(payload, ref.path) is not MISSING]
         if fitting:
             adopted = {key: value for key, value in message.items() if not key.startswith("_")}
-            return [{**adopted, **_audit(plan, ref, clock, run)} for ref in fitting]
+            return [{**adopted, **_audit(plan, ref, clock(), run)} for ref in fitting]
     raise OutputError(f"the returned ¶{kind} message fills none of the destinations {plan.output_path!r}")
 
 

@@ -13,12 +13,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..calls._outputs import wrap
+from ..calls._activities import Activities
+from ..calls._calls import copied, plan_call
+from ..calls._outputs import output_message
 from ..document._context import Context
 from ..document._document import Document, Shape
 from ..document._json import parse as json_parse
 from ..protocol._expressions import lone_reference
-from ..protocol._messages import METHODS
 from ._chat import ChatMessage, Exchange, ToolCall, ToolRun
 from ._problems import Located, inside
 
@@ -26,6 +27,7 @@ RESERVED_KINDS = frozenset(("data", "error", "meta", "input", "state", "text", "
                             "advisor", "preset", "_run"))
 _NOT_IN_KIND = re.compile(r"[^A-Za-z0-9_-]")
 _ABSENT = object()
+_NO_ACTIVITIES = Activities()  # an imported call ran in the recorded agent, never here
 
 
 @dataclass
@@ -294,21 +296,11 @@ class _Builder:
         self.context.append(self._output(turn, n, _result_value(message.content), run))
 
     def _output(self, turn: _Turn, n: int, value: Any, run: ToolRun | None) -> dict[str, Any]:
-        call = turn.calls[n]
-        kind, path = lone_reference(call["_outputPath"]) or ("", ())  # (`_call` made it one destination)
-        message: dict[str, Any] = {"type": "data", "kind": kind, "data": wrap(path, value)}
-        # Written as a run writes a call's result: in its instance's layer (013), with its method (008).
-        if call.get("_instance") is not None:
-            message["_instance"] = call["_instance"]
-        message["_call"] = copy.deepcopy(call)
+        """The result written as a run writes a call's: in its instance's layer (013), with its method (008)."""
+        plan = plan_call(n, copied(turn.calls[n]), {}, _NO_ACTIVITIES)
+        assert plan.destinations is not None  # (`_call` made its `_outputPath` one destination)
         date = run.ended if run is not None else self._turn_date(turn)
-        if date is not None:
-            message["_date"] = date
-        if (method := call.get("_outputMethod")) in METHODS and method != "set":
-            message["_outputMethod"] = method
-        message["_outputPath"] = call["_outputPath"]
-        message["_run"] = _run_audit(n, run)
-        return message
+        return output_message(plan, plan.writes[0], value, date, _run_audit(n, run))
 
     def _turn_date(self, turn: _Turn) -> str | None:
         date = self.context[turn.index].get("_model", {}).get("date")
