@@ -232,7 +232,10 @@ def read_otlp(values: Values, only: str | None = None) -> Reading:
 
 def _read_trace(reading: Reading, trace: str, spans: list[Span], name: str) -> None:
     """One trace's contexts into `reading`."""
-    models = _innermost([span for span in spans if span.role == "llm"], spans)
+    # In time, once: the turns and the agents' contexts come in the order they ran, whatever order an exporter's
+    # batches wrote the spans in.
+    ordered = sorted(spans, key=_in_order)
+    models = _innermost([span for span in ordered if span.role == "llm"], spans)
     carried = _carried(trace, spans, name, reading.warnings)
     outermost = _outermost_agent(spans)
     if outermost is not None:
@@ -244,10 +247,10 @@ def _read_trace(reading: Reading, trace: str, spans: list[Span], name: str) -> N
     if not models:
         reading.warnings.append(f"trace {trace}: no model spans (neither GenAI nor OpenInference): left out")
         return
-    tools = [span for span in spans if span.role == "tool"]
+    tools = [span for span in ordered if span.role == "tool"]
     if len(models) > 1 and any(TURN_INDEX in span.attributes for span in models):
         exchanges, runs = _group(models, tools, name, replayed=True)
-        reading.contexts.append((trace, _replayed(exchanges, sorted(models, key=_in_order), tools)))
+        reading.contexts.append((trace, _replayed(exchanges, models, tools)))
         reading.runs[trace] = runs
         reading.warnings.append(
             f"trace {trace}: ContextDeck's export without its document: each turn's input is the request as rendered, "
@@ -324,15 +327,15 @@ def _in_order(span: Span) -> tuple[int, int]:
 
 
 def _group(models: list[Span], tools: list[Span], name: str, replayed: bool = False) -> Group:
-    """The model spans' exchanges in order, and the tool runs. `replayed`: ContextDeck's own turns, whose inputs
+    """The model spans' exchanges and the tool runs, both in time. `replayed`: ContextDeck's own turns, whose inputs
     after the first are not read (each holds the conversation so far, rendered; `_replayed` gives it instead)."""
     exchanges: list[Exchange] = []
-    for span in sorted(models, key=_in_order):
+    for span in models:
         try:
             exchanges.append(exchange_of_span(span, inputs=not (replayed and exchanges)))
         except Located as problem:
             raise problem.within(name) from None
-    return exchanges, [tool_run(span) for span in sorted(tools, key=lambda span: span.start)]
+    return exchanges, [tool_run(span) for span in tools]
 
 
 def _replayed(exchanges: list[Exchange], models: list[Span], tools: list[Span]) -> list[Exchange]:

@@ -1095,9 +1095,8 @@ def test_the_export_carries_openinference_attributes_too() -> None:
     assert json.loads(tool["output.value"]) == {"sky": "sunny"}
 
 
-def test_sub_agents_with_conversations_of_their_own_are_one_context_each() -> None:
-    """A trace whose agent spans hold conversations that do not line up as one: a context per agent,
-    labelled TRACE/AGENT, each with its own tool runs."""
+def sub_agents_trace() -> dict[str, Any]:
+    """An orchestrator that plans and a researcher under it that searches: two conversations in one trace."""
     def chat(span_id: str, parent: str, start: int, system: str, reply: dict[str, Any]) -> dict[str, Any]:
         item = span(span_id, "chat m", start, start + 10, attrs(
             gen_ai__operation__name="chat", gen_ai__system_instructions=[{"type": "text", "content": system}],
@@ -1126,14 +1125,33 @@ def test_sub_agents_with_conversations_of_their_own_are_one_context_each() -> No
              chat("aaaaaaaaaaaaaaaa", "1111111111111111", 10, "You plan.",
                   {"role": "assistant", "parts": [{"type": "text", "content": "Planned."}]}),
              chat("bbbbbbbbbbbbbbbb", "2222222222222222", 30, "You research.", ask), tool]
-    trace = {"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}
-    imported = import_bytes(json.dumps(trace).encode(), "t.json")
+    return {"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}
+
+
+def test_sub_agents_with_conversations_of_their_own_are_one_context_each() -> None:
+    """A trace whose agent spans hold conversations that do not line up as one: a context per agent,
+    labelled TRACE/AGENT, each with its own tool runs."""
+    imported = import_bytes(json.dumps(sub_agents_trace()).encode(), "t.json")
     assert [item.label for item in imported] == [f"{TRACE}/orchestrator", f"{TRACE}/researcher"]
     assert [item.name for item in imported] == ["orchestrator", "researcher"]
     planner, researcher = (item.document for item in imported)
     assert planner.solution["output"] == "Planned."
     assert researcher.context.messages[-1]["data"] == "found"
     assert researcher.context.messages[-1]["_call"] == {"_tool": "search", "q": "x", "_outputPath": "†t1"}
+
+
+@pytest.mark.parametrize("make", [genai_trace, sub_agents_trace])
+def test_spans_in_any_order_import_as_they_ran(make: Any) -> None:
+    """An exporter writes spans as they end, in batches: the same trace with its spans in another order in the file
+    gives the same contexts, in the same order (the agents' by their first turn), with the same warnings."""
+    trace = make()
+    spans = trace["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    seen = [(item.label, item.document.to_json(), item.warnings)
+            for item in import_bytes(json.dumps(trace).encode(), "t.json")]
+    for order in (spans[::-1], spans[1:] + spans[:1], sorted(spans, key=lambda item: item["spanId"], reverse=True)):
+        trace["resourceSpans"][0]["scopeSpans"][0]["spans"] = order
+        assert [(item.label, item.document.to_json(), item.warnings)
+                for item in import_bytes(json.dumps(trace).encode(), "t.json")] == seen
 
 
 def test_a_problem_in_a_model_span_is_named_once() -> None:
