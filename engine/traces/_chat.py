@@ -101,6 +101,8 @@ class ToolRun:
     seconds: float | None
     ended: str | None
     error: str | None = None
+    within: str | None = None  # the span it ran under: ContextDeck's export puts a call under its turn's
+    output_path: str | None = None  # the call's `_outputPath`, as ContextDeck's export records it
 
 
 def _canonical(value: Any) -> str:

@@ -32,7 +32,7 @@ from ._chat import (
     iso_precise,
     openai_exchange,
 )
-from ._export import DOCUMENT, OUTPUT_PATH, RESULT, TURN_INDEX, trace_id_of
+from ._export import DOCUMENT, OUTPUT_PATH, TURN_INDEX, trace_id_of
 from ._problems import Located, TraceError
 from ._read import Reading, Values
 
@@ -250,7 +250,7 @@ def _read_trace(reading: Reading, trace: str, spans: list[Span], name: str) -> N
     tools = [span for span in ordered if span.role == "tool"]
     if len(models) > 1 and any(TURN_INDEX in span.attributes for span in models):
         exchanges, runs = _group(models, tools, name, replayed=True)
-        reading.contexts.append((trace, _replayed(exchanges, models, tools)))
+        reading.contexts.append((trace, _replayed(exchanges, models, runs)))
         reading.runs[trace] = runs
         reading.warnings.append(
             f"trace {trace}: ContextDeck's export without its document: each turn's input is the request as rendered, "
@@ -338,14 +338,14 @@ def _group(models: list[Span], tools: list[Span], name: str, replayed: bool = Fa
     return exchanges, [tool_run(span) for span in tools]
 
 
-def _replayed(exchanges: list[Exchange], models: list[Span], tools: list[Span]) -> list[Exchange]:
+def _replayed(exchanges: list[Exchange], models: list[Span], runs: list[ToolRun]) -> list[Exchange]:
     """The exchanges of ContextDeck's own turns (`models`, in order), exported without its document: each turn's
     recorded input is the request as rendered (plans and data as user text), which no import reads back as calls.
     Each is given instead the first turn's input, then every earlier turn's reply and the results of its calls, as
     the tool spans under that turn recorded them; a call keeps the output path its span names (`OUTPUT_PATH`)."""
-    under: dict[str | None, dict[Any, Span]] = {}  # per model span, the tool spans under it by call id
-    for span in tools:
-        under.setdefault(span.parent, {}).setdefault(span.attributes.get("gen_ai.tool.call.id"), span)
+    under: dict[str | None, dict[str | None, ToolRun]] = {}  # per model span, the tool runs under it by call id
+    for run in runs:
+        under.setdefault(run.within, {}).setdefault(run.call_id, run)
     conversation = list(exchanges[0].messages)
     replayed: list[Exchange] = []
     for exchange, model in zip(exchanges, models, strict=True):
@@ -358,15 +358,14 @@ def _replayed(exchanges: list[Exchange], models: list[Span], tools: list[Span]) 
         if reply is None:
             continue
         conversation.append(reply)
-        conversation += [ChatMessage("tool", run.attributes[RESULT], tool_call_id=call.id) for call in reply.tool_calls
-                         if (run := ran.get(call.id)) is not None and run.error is None and RESULT in run.attributes]
+        conversation += [ChatMessage("tool", done.result, tool_call_id=call.id) for call in reply.tool_calls
+                         if (done := ran.get(call.id)) is not None and done.error is None and done.has_result]
     return replayed
 
 
-def _with_path(call: ToolCall, run: Span | None) -> ToolCall:
-    path = run.attributes.get(OUTPUT_PATH) if run is not None else None
-    return dataclasses.replace(call, arguments={**call.arguments, "_outputPath": path}) if isinstance(path, str) \
-        else call
+def _with_path(call: ToolCall, run: ToolRun | None) -> ToolCall:
+    path = run.output_path if run is not None else None
+    return dataclasses.replace(call, arguments={**call.arguments, "_outputPath": path}) if path is not None else call
 
 
 def _agents_of(found: list[Span], spans: list[Span]) -> dict[str, str | None]:
@@ -701,6 +700,8 @@ def tool_run(span: Span) -> ToolRun:
     has_result = any(key in attributes for key in result_keys)
     result = next((attributes[key] for key in result_keys if key in attributes), None)
     seconds = round((span.end - span.start) / 1e9, 6) if span.end >= span.start > 0 else None
+    path = attributes.get(OUTPUT_PATH)
     return ToolRun(span.where, call_id, name, arguments, result, has_result,
                    iso_precise(span.start) if span.start else None, seconds,
-                   iso(span.end / 1e9) if span.end else None, span.error)
+                   iso(span.end / 1e9) if span.end else None, span.error, span.parent,
+                   path if isinstance(path, str) else None)
