@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..calls._activities import error_type
+from ..calls._activities import Activity, error_type
 from ..calls._calls import CallPlan, Mode, Problem, check_parameters, copied, resolve_call, scoped_context
 from ..calls._output_check import OUTPUT_SCHEMA_ERROR, output_problem, written_value
 from ..calls._outputs import Clock, OutputError, failure_messages, is_message, output_messages, run_record_message
@@ -184,14 +184,14 @@ async def invoke(plan: CallPlan, resolved: dict[str, Any], context: Context, tim
         raise
     except BaseException as raised:  # an async activity's `sys.exit`: the call's failure, not the program's end
         raise Raised(raised) from raised
-    return Ran(_own(result))
+    return Ran(_own(result, activity))
 
 
-def _own(result: Any) -> Any:
+def _own(result: Any, activity: Activity) -> Any:
     """A copy of what an in-process activity returned: one that keeps it and changes it later (another call,
     a task of its own) must not change the record. What cannot be copied is not JSON, which the output
-    check refuses."""
-    if type(result) not in (dict, list):
+    check refuses. A typed activity's result is made anew by its return type's check (`_typed`), not copied."""
+    if type(result) not in (dict, list) or (activity.typing is not None and activity.typing.returns is not None):
         return result
     try:
         return copied(result)

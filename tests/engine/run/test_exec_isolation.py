@@ -170,19 +170,22 @@ def test_an_activity_in_process_that_changes_its_arguments_changes_nothing_else(
     assert context[2]["_run"]["inputs"] == {"order": {"amount": 5}}
 
 
-def test_an_activity_in_process_that_changes_what_it_returned_later_changes_nothing() -> None:
+@pytest.mark.parametrize("typed", [False, True])
+def test_an_activity_in_process_that_changes_what_it_returned_later_changes_nothing(typed: bool) -> None:
     """A result the activity keeps and changes in a later call: the earlier call's output and its record keep
-    what it returned."""
-    kept: dict[str, Any] = {"n": 1}
-    code = Activities()  # no annotations: a typed activity's result is made anew by its check
-    code.add(lambda call, tool, context: kept, "keep")
-    code.add(lambda call, tool, context: kept.update(n=999) or 2, "later")
+    what it returned, whether it is copied (no annotations) or made anew by its return type's check (typed)."""
+    kept: dict[str, Any] = {"n": 1, "deep": [{"m": 1}]}
+
+    def keep() -> dict[str, Any]:
+        return kept
+
+    code = Activities()
+    code.add(keep if typed else lambda call, tool, context: kept, "keep")
+    code.add(lambda call, tool, context: kept["deep"][0].update(m=999) or kept.update(n=999) or 2, "later")
     context, _ = run(code, {"_tool": "keep", "_outputPath": "†state.r"})
-    written = [dict(message) for message in context]
     asyncio.run(Execution(context, {"calls": [{"_tool": "later", "_outputPath": "†state.q"}]}, activities=code,
                           clock=fixed_clock(NOW)).run())
-    assert context[1]["_run"]["result"] == {"n": 1}
-    assert [dict(message) for message in context][:len(written)] == written
+    assert context[1]["_run"]["result"] == context[1]["data"]["r"] == {"n": 1, "deep": [{"m": 1}]}
 
 
 def gone(pid: int) -> bool:
