@@ -208,14 +208,13 @@ class _Builder:
             self._turn(message, audit, where)
         elif final:  # the final output; without `calls`, the last plan stays the one the calls panel shows
             cut = exchange.finish_reason if exchange is not None else None
+            place = exchange.where if exchange is not None else where  # (a request's last message: its place)
             if cut in _CUT:
-                self.conversation.warnings.append(inside(exchange.where if exchange is not None else "",
-                                                         f"the last reply {_CUT[cut]} (finish_reason {cut!r})"))
+                self.conversation.warnings.append(inside(place, f"the last reply {_CUT[cut]} (finish_reason {cut!r})"))
             if message.refusal is not None:  # no output: the refusal stays in `_model.refusal`
-                self.conversation.warnings.append(
-                    f"{exchange.where if exchange is not None else 'the last reply'}: the model refused "
-                    f"({message.refusal[:80]!r}): no final output; the refusal is kept in the solution's "
-                    "_model.refusal")
+                self.conversation.warnings.append(inside(place, (
+                    f"the model refused ({message.refusal[:80]!r}): no final output; the refusal is kept in the "
+                    "solution's _model.refusal")))
             self.solution = {"output": self._final_output(message.content), **audit}
         else:
             self.context.append({**_role_message(message), **audit})

@@ -260,6 +260,15 @@ def test_a_refusal_is_kept_where_the_model_read_it_and_said_at_the_end() -> None
     assert document.solution["_model"]["refusal"] == "I can't help with that."
     assert imported.warnings == ('line 2: the model refused ("I can\'t help with that."): no final output; the '
                                  "refusal is kept in the solution's _model.refusal",)
+    one = {"request": {"messages": first}, "response": response(refusal)}  # one exchange: no place to name
+    [alone] = import_bytes(json.dumps(one).encode(), "ex.json")
+    assert alone.warnings == (
+        'the model refused ("I can\'t help with that."): no final output; the refusal is kept in the solution\'s '
+        "_model.refusal",)
+    asked = {"messages": [*first, refusal]}  # a request ending in the refusal, without a reply: its message
+    assert import_bytes(json.dumps(asked).encode(), "ex.json")[0].warnings == (
+        'message 2: the model refused ("I can\'t help with that."): no final output; the refusal is kept in the '
+        "solution's _model.refusal",)
 
 
 # -- broken input -----------------------------------------------------------------------------------
