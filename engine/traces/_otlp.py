@@ -458,9 +458,8 @@ def _replace_reply(exchange: Exchange, replies: list[dict[str, Any]], span: Span
     reasoning = replies[0].get("reasoning")
     if isinstance(reasoning, str):
         reply = dataclasses.replace(reply, reasoning=reasoning)
-    return Exchange(exchange.where, exchange.messages, exchange.tools, reply, exchange.settings, exchange.schema,
-                    exchange.model, exchange.usage, exchange.latency_ms, exchange.date, exchange.finish_reason,
-                    exchange.response_id)
+    # Each output message is a choice (`n` > 1, a candidate): the first is the reply, the others are said.
+    return dataclasses.replace(exchange, reply=reply, choices=len(replies))
 
 
 def _with_span_facts(exchange: Exchange, span: Span) -> Exchange:
@@ -483,9 +482,9 @@ def _with_span_facts(exchange: Exchange, span: Span) -> Exchange:
         found = attributes.get(f"gen_ai.request.{key}")
         if found is not None and key not in settings:
             settings[key] = found
-    return Exchange(exchange.where, exchange.messages, exchange.tools, exchange.reply, settings, exchange.schema,
-                    model or exchange.model, usage, exchange.latency_ms, exchange.date, finish,
-                    exchange.response_id or _first_str(attributes, "gen_ai.response.id"))
+    return dataclasses.replace(exchange, settings=settings, model=model or exchange.model, usage=usage,
+                               finish_reason=finish,
+                               response_id=exchange.response_id or _first_str(attributes, "gen_ai.response.id"))
 
 
 def _first_str(attributes: dict[str, Any], *keys: str) -> str | None:

@@ -560,6 +560,21 @@ def test_a_genai_turns_finish_reason_is_read_from_its_output_message_too() -> No
     assert "finish_reason" not in plans[1]["_model"]  # said nowhere: none
 
 
+def test_a_genai_turn_of_several_output_messages_says_the_others_were_left_out() -> None:
+    """Each of GenAI's output messages is a choice (`n` > 1): the first is the reply, and a warning at the span
+    says the others were left out, as for a chat completions response of several choices."""
+    trace = genai_trace()
+    chat = trace["resourceSpans"][0]["scopeSpans"][0]["spans"][2]
+    other = {"role": "assistant", "parts": [{"type": "text", "content": "Rome is rainy."}], "finish_reason": "stop"}
+    for item in chat["attributes"]:
+        if item["key"] == "gen_ai.output.messages":
+            item["value"]["stringValue"] = json.dumps([*json.loads(item["value"]["stringValue"]), other])
+    [imported] = import_bytes(json.dumps(trace).encode(), "t.json")
+    assert "span 3333333333333333: the response holds 2 choices: the first is the reply, the others are left " \
+           "out" in imported.warnings
+    assert imported.document.context.messages[-2]["plan"][0]["city"] == "Rome"
+
+
 def test_a_genai_replys_reasoning_is_its_turns_audit_not_its_content() -> None:
     """A reply's `reasoning` part, which the next request does not repeat, leaves the turns lined up (no
     retry, each plan its own `_model`) and is kept in that turn's `_model.reasoning`."""
