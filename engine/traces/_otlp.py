@@ -406,11 +406,22 @@ def exchange_of_span(span: Span, inputs: bool = True) -> Exchange:
     """The span's exchange; without `inputs`, OpenInference's recorded request messages (which ContextDeck's export
     writes) are not read: its reply, tools and facts only."""
     try:
-        return _exchange_of_span(span, inputs)
+        return _exchange_of_span(_with_details(span), inputs)
     except Located as problem:
         if problem.where is None:  # found in the span's attributes, where no message is known yet
             raise Located(problem.reason, span.where) from None
         raise
+
+
+# GenAI's opt-in event carrying a model call's messages (and its other attributes) instead of the span's attributes.
+DETAILS_EVENT = "gen_ai.client.inference.operation.details"
+
+
+def _with_details(span: Span) -> Span:
+    """The span with the attributes its details event records and it does not (its messages, when they were
+    recorded on the event): read as its own."""
+    found = next((attributes for name, _, attributes in span.events if name == DETAILS_EVENT), None)
+    return dataclasses.replace(span, attributes={**found, **span.attributes}) if found else span
 
 
 def _exchange_of_span(span: Span, inputs: bool) -> Exchange:

@@ -575,6 +575,21 @@ def test_a_genai_turn_of_several_output_messages_says_the_others_were_left_out()
     assert imported.document.context.messages[-2]["plan"][0]["city"] == "Rome"
 
 
+def test_genai_messages_on_the_details_event_are_read_as_the_spans() -> None:
+    """GenAI's `gen_ai.client.inference.operation.details` event may carry a turn's messages instead of its span's
+    attributes: the trace imports as the one that records them on the span."""
+    trace = genai_trace()
+    [plain] = import_bytes(json.dumps(trace).encode(), "t.json")
+    for item in trace["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+        moved = [a for a in item["attributes"] if a["key"].endswith(("messages", "instructions"))]
+        item["attributes"] = [a for a in item["attributes"] if a not in moved]
+        if moved:
+            item["events"] = [{"name": "gen_ai.client.inference.operation.details",
+                               "timeUnixNano": item["endTimeUnixNano"], "attributes": moved}]
+    [details] = import_bytes(json.dumps(trace).encode(), "t.json")
+    assert details.document.to_json() == plain.document.to_json()
+
+
 def test_a_genai_replys_reasoning_is_its_turns_audit_not_its_content() -> None:
     """A reply's `reasoning` part, which the next request does not repeat, leaves the turns lined up (no
     retry, each plan its own `_model`) and is kept in that turn's `_model.reasoning`."""
