@@ -65,9 +65,12 @@ def line_up(exchanges: list[Exchange]) -> Conversation:
         for n in range(len(seen), len(exchange.messages)):
             seen.append(exchange.messages[n])
             conversation.sources.append(inside(exchange.where, f"message {n}"))
-        if exchange.reply is None and exchange is not exchanges[-1]:
-            conversation.warnings.append(inside(exchange.where, "no response is recorded (a request that failed, "
-                                                "an error logged instead?): the run goes on from the next one"))
+        if exchange.reply is None and (exchange is not exchanges[-1] or exchange.failed is not None):
+            said = (f"the request failed ({exchange.failed})" if exchange.failed is not None else
+                    "no response is recorded (a request that failed, an error logged instead?)")
+            last = exchange is exchanges[-1]
+            then = "the run ends with it unanswered" if last else "the run goes on from the next one"
+            conversation.warnings.append(inside(exchange.where, f"{said}: {then}"))
         if exchange.choices > 1:
             conversation.warnings.append(inside(exchange.where, f"the response holds {exchange.choices} choices: "
                                                 "the first is the reply, the others are left out"))

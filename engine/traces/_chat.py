@@ -6,6 +6,7 @@ what the reply cost. Every reader turns its input into exchanges; `lineup` and `
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 from dataclasses import dataclass, field
@@ -76,6 +77,7 @@ class Exchange:
     finish_reason: str | None = None
     response_id: str | None = None
     choices: int = 1  # how many the response held (`n` > 1): the first is the reply
+    failed: str | None = None  # the error recorded instead of a response (a rate limit, a server error)
 
     def summary(self, source: str) -> dict[str, Any]:
         """The reply's audit in short, as `_model` holds a model's answer (docs/models.md)."""
@@ -253,6 +255,8 @@ def _with_response(exchange: Exchange, response: Any, where: str) -> Exchange:
     if not isinstance(response, dict):
         raise Located("the response is not a JSON object", where)
     choices = response.get("choices")
+    if "error" in response and not choices:  # the request failed: the API's error body, or a log's error
+        return dataclasses.replace(exchange, failed=_error_text(response["error"]))
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise Located("the response has no 'choices'", where)
     choice = choices[0]
@@ -269,3 +273,10 @@ def _with_response(exchange: Exchange, response: Any, where: str) -> Exchange:
         response_id=response.get("id") if isinstance(response.get("id"), str) else None,
         choices=len(choices),
     )
+
+
+def _error_text(error: Any) -> str:
+    """An error as a log or the API records it (`{"message": ..., "type": ...}`, or text), in short."""
+    said = error.get("message") if isinstance(error, dict) else error
+    text = said if isinstance(said, str) else json.dumps(error, ensure_ascii=False)
+    return text if len(text) <= 120 else text[:117] + "..."

@@ -150,7 +150,10 @@ def exchange_of(value: Any, where: str) -> Exchange:
     if isinstance(value, dict) and isinstance(value.get("request"), dict):
         latency = value.get("latency_ms")
         latency = latency if isinstance(latency, int | float) and not isinstance(latency, bool) else None
-        return openai_exchange(value["request"], value.get("response"), where, latency_ms=latency)
+        response = value.get("response")
+        if response is None and value.get("error") is not None:  # a request that failed, logged with its error
+            response = {"error": value["error"]}
+        return openai_exchange(value["request"], response, where, latency_ms=latency)
     return openai_exchange(value, None, where)
 
 

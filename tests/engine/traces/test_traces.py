@@ -214,11 +214,33 @@ def test_a_request_logged_without_its_response_is_said() -> None:
     lines = log_lines()
     lines.insert(0, {"request": lines[0]["request"], "error": {"status": 429, "message": "Rate limit"}})
     [imported] = import_bytes(jsonl(lines), "run.jsonl")
-    assert imported.warnings == ("line 1: no response is recorded (a request that failed, an error logged "
-                                 "instead?): the run goes on from the next one",)
+    assert imported.warnings == ("line 1: the request failed (Rate limit): the run goes on from the next one",)
     plain = import_bytes(jsonl(log_lines()), "run.jsonl")[0].document
     assert imported.document.dumps().replace("line 2", "line 1").replace("line 3", "line 2").replace(
         "line 4", "line 3") == plain.dumps()  # the same run, its sources one line further down
+
+
+def test_a_response_that_is_an_error_is_said_not_refused() -> None:
+    """The API's error body as the response (`{"error": {...}}`, no choices): the request failed, which a warning
+    says with the error's message, wherever it is in the log; a last one ends the run with its request unanswered;
+    a line with no response and no error says only that none is recorded."""
+    lines = log_lines()
+    failed = {"error": {"message": "The server had an error while processing your request.", "type": "server_error"}}
+    lines.insert(1, {"request": lines[1]["request"], "response": failed})
+    lines.append({"request": {"model": "m", "messages": [*lines[-1]["request"]["messages"],
+                                                         lines[-1]["response"]["choices"][0]["message"],
+                                                         {"role": "user", "content": "And Oslo?"}]},
+                  "response": {"error": "overloaded"}})
+    lines.insert(0, {"request": lines[0]["request"]})
+    [imported] = import_bytes(jsonl(lines), "run.jsonl")
+    assert imported.warnings == (
+        "line 1: no response is recorded (a request that failed, an error logged instead?): the run goes on from "
+        "the next one",
+        "line 3: the request failed (The server had an error while processing your request.): the run goes on from "
+        "the next one",
+        "line 6: the request failed (overloaded): the run ends with it unanswered")
+    assert imported.document.context.messages[-1] == {"role": "user", "content": "And Oslo?"}
+    assert imported.document.solution is None
 
 
 def test_a_last_reply_cut_at_its_token_limit_is_said() -> None:
