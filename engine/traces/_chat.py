@@ -238,6 +238,10 @@ def openai_exchange(body: Any, response: Any, where: str, *, latency_ms: float |
     if not isinstance(messages, list) and "input" in body:
         raise Located("a Responses API request ('input', not 'messages'): only chat completions requests are "
                       "read; export that run as an OTLP trace (GenAI conventions) to import it", where)
+    if not isinstance(messages, list) and ("choices" in body or body.get("object") in _RESPONSES):
+        raise Located(f"a chat completions response ({body.get('object') or 'choices'}) without the request it "
+                      "answers: nothing to line up; log each request with its response, as {\"request\": ..., "
+                      "\"response\": ...}", where)
     if not isinstance(messages, list):
         raise Located("the request has no 'messages' array", where)
     parsed = tuple(openai_message(message, inside(where, f"message {n}"))
@@ -252,6 +256,8 @@ def openai_exchange(body: Any, response: Any, where: str, *, latency_ms: float |
 
 
 def _with_response(exchange: Exchange, response: Any, where: str) -> Exchange:
+    if isinstance(response, list | str):  # streamed: its chunks, or the server-sent events' text
+        response = streamed(response, inside(where, "response"))
     if not isinstance(response, dict):
         raise Located("the response is not a JSON object", where)
     choices = response.get("choices")
@@ -280,3 +286,78 @@ def _error_text(error: Any) -> str:
     said = error.get("message") if isinstance(error, dict) else error
     text = said if isinstance(said, str) else json.dumps(error, ensure_ascii=False)
     return text if len(text) <= 120 else text[:117] + "..."
+
+
+_RESPONSES = ("chat.completion", "chat.completion.chunk")
+
+
+def streamed(chunks: list[Any] | str, where: str) -> dict[str, Any]:
+    """A streamed response (`chat.completion.chunk`s, as a list or as the server-sent events' text) as the one
+    completion its chunks make: each choice's content and refusal joined, its tool calls put together by `index`
+    (their arguments come in pieces), its last finish reason; the id, model and time of the first chunk that has
+    them, the usage of the last."""
+    if isinstance(chunks, str):
+        chunks = _events(chunks, where)
+    completion: dict[str, Any] = {}
+    choices: dict[int, dict[str, Any]] = {}
+    for n, chunk in enumerate(chunks):
+        if not isinstance(chunk, dict):
+            raise Located(f"chunk {n} is not a JSON object", where)
+        completion.update({key: chunk[key] for key in ("id", "created", "model")
+                           if key not in completion and chunk.get(key) is not None})
+        if isinstance(chunk.get("usage"), dict):
+            completion["usage"] = chunk["usage"]
+        for choice in _listed(chunk.get("choices")):
+            delta = choice.get("delta") if isinstance(choice, dict) else None
+            if not isinstance(delta, dict):
+                continue
+            index = choice.get("index")
+            made = choices.setdefault(index if isinstance(index, int) else 0,
+                                      {"message": {"role": "assistant", "content": None}, "calls": {}})
+            _add_delta(made, delta)
+            if isinstance(choice.get("finish_reason"), str):
+                made["finish_reason"] = choice["finish_reason"]
+    completion["choices"] = [
+        {"index": index, "message": {**made["message"], **({"tool_calls": [
+            made["calls"][n] for n in sorted(made["calls"])]} if made["calls"] else {})},
+         "finish_reason": made.get("finish_reason")}
+        for index, made in sorted(choices.items())]
+    return completion
+
+
+def _add_delta(made: dict[str, Any], delta: dict[str, Any]) -> None:
+    """One chunk's delta added to the choice it continues."""
+    message = made["message"]
+    if isinstance(delta.get("role"), str):
+        message["role"] = delta["role"]
+    for key in ("content", "refusal"):
+        if isinstance(delta.get(key), str):
+            message[key] = (message.get(key) or "") + delta[key]
+    for piece in _listed(delta.get("tool_calls")):
+        if not isinstance(piece, dict):
+            continue
+        index = piece.get("index")
+        call = made["calls"].setdefault(index if isinstance(index, int) else len(made["calls"]), {
+            "id": "", "type": "function", "function": {"name": "", "arguments": ""}})
+        if isinstance(piece.get("id"), str) and piece["id"]:
+            call["id"] = piece["id"]
+        function = piece.get("function")
+        for key in ("name", "arguments"):
+            if isinstance(function, dict) and isinstance(function.get(key), str):
+                call["function"][key] += function[key]
+
+
+def _events(text: str, where: str) -> list[Any]:
+    """The JSON of each `data:` line of server-sent events, up to `[DONE]`."""
+    found: list[Any] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.startswith("data:"):
+            continue  # `event:`, `id:`, comments, the blank lines between events
+        data = line[5:].strip()
+        if data == "[DONE]":
+            break
+        try:
+            found.append(json_parse(data))
+        except ValueError as error:
+            raise Located(f"line {number} of its events is not JSON ({error})", where) from None
+    return found

@@ -97,6 +97,10 @@ def read_values(raw: bytes, name: str) -> Values:
     """The file as one JSON value, else as JSON Lines; a file that is neither says where it breaks."""
     if not raw.removeprefix(BOM).strip():  # a place past its last line would only puzzle
         raise TraceError(name, "the file is empty: nothing to import")
+    if raw.removeprefix(BOM).lstrip().startswith((b"data:", b"event:")):
+        raise TraceError(name, "the server-sent events of a streamed response, without the request they answer: "
+                         "nothing to line up; log each request with its response, as {\"request\": ..., "
+                         "\"response\": ...} (the response may be the events' text or their chunks)")
     try:
         return Values([json_parse(raw)], None, name)
     except JSONSyntaxError as whole:

@@ -243,6 +243,46 @@ def test_a_response_that_is_an_error_is_said_not_refused() -> None:
     assert imported.document.solution is None
 
 
+def streamed_chunks() -> list[dict[str, Any]]:
+    """`response(...)` asking for get_weather in Paris and Rome, streamed: the calls' arguments in pieces, the two
+    calls interleaved, the usage in a last chunk without choices (`stream_options.include_usage`)."""
+    def chunk(delta: dict[str, Any] | None, finish: str | None = None, **extra: Any) -> dict[str, Any]:
+        choices = [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}]
+        return {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1764320000,
+                "model": "gpt-4o-mini-2024-07-18", "choices": choices, **extra}
+
+    def piece(index: int, arguments: str, **call: Any) -> dict[str, Any]:
+        return {"tool_calls": [{"index": index, **call, "function": {
+            **({"name": "get_weather"} if call else {}), "arguments": arguments}}]}
+
+    return [chunk({"role": "assistant", "content": None}), chunk(piece(0, "", id="call_a", type="function")),
+            chunk(piece(0, '{"city": ')), chunk(piece(1, '{"ci', id="call_b", type="function")),
+            chunk(piece(0, '"Paris"}')), chunk(piece(1, 'ty": "Rome"}')), chunk({}, "tool_calls"),
+            chunk(None, usage={"prompt_tokens": 50, "completion_tokens": 9, "total_tokens": 59})]
+
+
+def test_a_streamed_response_imports_as_the_completion_its_chunks_make() -> None:
+    """A response logged as its chunks, or as the server-sent events' text, is the completion they make: the
+    same document as the whole response; chunks or events without their request are refused, saying so."""
+    request = {"model": "gpt-4o-mini", "tools": [WEATHER], "messages": [SYSTEM, USER]}
+    whole = response({"role": "assistant", "content": None, "tool_calls": [call("call_a", "Paris"),
+                                                                            call("call_b", "Rome")]},
+                     finish="tool_calls")
+    chunks = streamed_chunks()
+    events = "".join(f"data: {json.dumps(item)}\n\n" for item in chunks) + "data: [DONE]\n\n"
+    [plain] = import_bytes(json.dumps({"request": request, "response": whole}).encode(), "ex.json")
+    for streamed in (chunks, events):
+        [imported] = import_bytes(json.dumps({"request": request, "response": streamed}).encode(), "ex.json")
+        assert imported.document.to_json() == plain.document.to_json()
+    with pytest.raises(TraceError, match=r"^c.jsonl: line 1: a chat completions response \(chat.completion.chunk\) "
+                                         "without the request it answers"):
+        import_bytes(jsonl(chunks), "c.jsonl")
+    with pytest.raises(TraceError, match=r"^c.txt: the server-sent events of a streamed response, without the"):
+        import_bytes(events.encode(), "c.txt")
+    with pytest.raises(TraceError, match=r"^ex.json: response: chunk 1 is not a JSON object"):
+        import_bytes(json.dumps({"request": request, "response": [chunks[0], 5]}).encode(), "ex.json")
+
+
 def test_a_last_reply_cut_at_its_token_limit_is_said() -> None:
     """finish_reason 'length': the output may be a cut text (no valid JSON); a warning says so at import,
     before validate finds the output breaks the schema."""
