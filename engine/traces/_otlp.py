@@ -12,6 +12,7 @@ import base64
 import binascii
 import dataclasses
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -492,7 +493,7 @@ def _with_span_facts(exchange: Exchange, span: Span) -> Exchange:
     for key in SPAN_SETTINGS:
         found = attributes.get(f"gen_ai.request.{key}")
         if found is not None and key not in settings:
-            settings[key] = found
+            settings[key] = _number(found, whole=key in _WHOLE_SETTINGS)
     return dataclasses.replace(exchange, settings=settings, model=model or exchange.model, usage=usage,
                                finish_reason=finish,
                                response_id=exchange.response_id or _first_str(attributes, "gen_ai.response.id"))
@@ -507,12 +508,32 @@ def _usage(attributes: dict[str, Any]) -> dict[str, Any] | None:
              ("completion_tokens", ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens",
                                     "llm.token_count.completion")),
              ("total_tokens", ("llm.token_count.total",)))
-    usage = {name: next(attributes[key] for key in keys if key in attributes)
+    usage = {name: _number(next(attributes[key] for key in keys if key in attributes), whole=True)
              for name, keys in pairs if any(key in attributes for key in keys)}
     counts = [usage.get(name) for name in ("prompt_tokens", "completion_tokens")]
     if "total_tokens" not in usage and all(isinstance(n, int) and not isinstance(n, bool) for n in counts):
         usage["total_tokens"] = sum(counts)
     return usage or None
+
+
+_WHOLE_SETTINGS = ("max_tokens", "seed")
+
+
+def _number(value: Any, *, whole: bool) -> Any:
+    """A number an attribute holds as another kind (OTLP JSON writers differ: a count as a double or as text, a
+    temperature as text) as the number it is: `whole`, an integer; anything else as it was."""
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            number = int(text) if text.lstrip("-").isdigit() else float(text)
+        except ValueError:
+            return value
+        if not math.isfinite(number):  # `NaN`, `Infinity`: no JSON number, and no count or setting
+            return value
+        value = number
+    if whole and isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
 
 
 # OpenInference flattens lists into numbered attributes: `llm.input_messages.0.message.role`.

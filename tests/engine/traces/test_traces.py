@@ -637,6 +637,29 @@ def test_a_genai_turn_of_several_output_messages_says_the_others_were_left_out()
     assert imported.document.context.messages[-2]["plan"][0]["city"] == "Rome"
 
 
+@pytest.mark.parametrize("kind", ["stringValue", "doubleValue"])
+def test_counts_and_settings_of_another_value_kind_are_read_as_numbers(kind: str) -> None:
+    """OTLP writers differ in the kind of an attribute's value: token counts and settings given as text, or as
+    doubles, are the numbers they say (the window counts tokens only when they are integers); a text that is no
+    number, or no finite one, stays as it was."""
+    trace = genai_trace()
+    [plain] = import_bytes(json.dumps(trace).encode(), "t.json")
+    chat = trace["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    chat["attributes"] += attrs(gen_ai__request__temperature="0.25", gen_ai__request__seed="7",
+                                gen_ai__request__top_p="NaN")
+    for item in chat["attributes"]:
+        if "intValue" in item["value"]:
+            count = item["value"].pop("intValue")
+            item["value"][kind] = count if kind == "stringValue" else float(count)
+    [other] = import_bytes(json.dumps(trace).encode(), "t.json")
+    assert other.document.context.messages[4]["_model"]["usage"] == \
+        plain.document.context.messages[4]["_model"]["usage"] == {"prompt_tokens": 40, "completion_tokens": 5,
+                                                                   "total_tokens": 45}
+    assert other.document.context.messages[0] == {"type": "preset", "model": "m", "temperature": 0.25, "seed": 7,
+                                                  "top_p": "NaN"}
+    other.document.dumps()  # (a NaN would not save)
+
+
 def test_genai_messages_on_the_details_event_are_read_as_the_spans() -> None:
     """GenAI's `gen_ai.client.inference.operation.details` event may carry a turn's messages instead of its span's
     attributes: the trace imports as the one that records them on the span."""
