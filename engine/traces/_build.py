@@ -290,8 +290,12 @@ class _Builder:
         found = self._find(message.tool_call_id)
         if found is None:
             made = any(message.tool_call_id in turn.ids for turn in self.turns)
+            waiting = [f"{turn.ids[n]!r} ({turn.calls[n]['_tool']})" for turn in self.turns[-1:]
+                       for n in range(len(turn.ids)) if n not in turn.answered]
             raise Located(f"a tool message answers call {message.tool_call_id!r}, which " + (
-                "an earlier tool message answered already" if made else "no earlier assistant message made"), where)
+                "an earlier tool message answered already" if made else "no earlier assistant message made") + (
+                f" (the calls waiting for a result: {', '.join(waiting)})" if waiting else
+                " (no call is waiting for a result)"), where)
         turn, n = found
         turn.answered.add(n)
         run = self.runs.take(turn.ids[n], turn.calls[n])

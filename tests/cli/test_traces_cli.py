@@ -101,7 +101,7 @@ def test_a_bad_input_is_a_located_message_and_writes_nothing(capsys: Any, tmp_pa
     code, _, err = call(capsys, "import", source, "--out", out)
     assert code == 1
     assert err == (f"contextdeck: {source}: message 3: a tool message answers call 'call_x', which no earlier "
-                   "assistant message made\n")
+                   "assistant message made (the calls waiting for a result: 'call_p' (get_weather))\n")
     assert not out.exists()
     assert list(tmp_path.iterdir()) == [source]
 

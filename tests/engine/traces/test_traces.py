@@ -338,7 +338,11 @@ def test_a_refusal_is_kept_where_the_model_read_it_and_said_at_the_end() -> None
 
 @pytest.mark.parametrize(("mutate", "name", "message"), [
     (lambda b: b["request"]["messages"].__setitem__(5, {"role": "tool", "tool_call_id": "nope", "content": "x"}),
-     "ex.json", "ex.json: message 5: a tool message answers call 'nope', which no earlier assistant message made"),
+     "ex.json", "ex.json: message 5: a tool message answers call 'nope', which no earlier assistant message made "
+                "(the calls waiting for a result: 'call_b' (get_weather))"),
+    (lambda b: b["request"]["messages"].insert(3, {"role": "tool", "tool_call_id": "call_a", "content": "x"}),
+     "ex.json", "ex.json: message 3: a tool message answers call 'call_a', which no earlier assistant message made "
+                "(no call is waiting for a result)"),
     (lambda b: b["request"]["messages"][5].__setitem__("tool_call_id", "call_a"),
      "ex.json", "ex.json: message 5: a tool message answers call 'call_a', which an earlier tool message answered "
                 "already"),
