@@ -73,7 +73,8 @@ def derive_statuses(execution: Scheduled) -> None:
     reported = {index for index, _ in execution._errors}
     for index, problems in execution._structural.items():  # found before running: reported unless recorded
         if index not in reported and not record.has(index):
-            execution._fail(index, problems)
+            # 012: a lazy plan runs nothing, so it appends nothing either: the tick that runs it approved does.
+            execution._fail(index, problems, report=not execution.lazy)
             reported.add(index)
     changed = execution._reader.changed  # after appends only: the calls whose record grew
     units = execution.units if changed is None else _units_of(execution._unit_of, sorted([*changed, *reported]))

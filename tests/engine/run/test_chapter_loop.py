@@ -116,6 +116,21 @@ def test_lazy_plan_refuses_a_step() -> None:
         asyncio.run(execution.step())
 
 
+def test_a_lazy_plan_appends_no_error_before_it_is_approved() -> None:
+    """012: a lazy plan is a checkpoint that runs nothing: a call refused up front is failed (what `validate`
+    says), but its error message is appended only by the tick that runs the approved plan."""
+    plan = [{"_tool": "t", "_output": 1, "_outputPath": "†state.a"}, {"_tool": "t", "_outputPath": "†state..b"}]
+    document = Document(Context([{"type": "plan", "mode": "lazy", "plan": plan}]))
+    execution = Execution(document, clock=CLOCK)
+    assert asyncio.run(execution.run()).lazy
+    assert len(document.context) == 1
+    assert execution.states[1].status is Status.FAILED
+    execution.approve_plan()
+    asyncio.run(execution.run())
+    assert [m["type"] for m in document.context.messages[1:]] == ["data", "error"]
+    assert document.context.messages[2]["data"]["call"] == plan[1]
+
+
 def test_012_a_mode_that_is_neither_eager_nor_lazy_is_a_problem() -> None:
     """012 knows two modes: a misspelt one (`Lazy`) would run the plan eagerly, so validate says so at the plan
     message; `eager`, `lazy` and no mode at all are fine."""
