@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from contextdeck.engine import Activities, plan_call
+from contextdeck.engine import Activities, Context, plan_call
 from contextdeck.engine.calls._outputs import output_messages
 from contextdeck.engine.protocol import _messages
 from contextdeck.engine.protocol._messages import classify
@@ -47,3 +47,13 @@ def test_an_output_path_too_deep_for_a_document_is_refused_before_the_call_runs(
     assert problem.message == ("a destination in ¶s 51 segments deep; an output path may have at most 50 "
                                "(the document could not hold its output)")
     assert plan_call(0, {"_tool": "t", "_outputPath": deep[:-2]}, {}, Activities()).problems == ()
+
+
+def test_a_result_at_an_array_index_is_wrapped_in_objects_and_lands_in_the_array() -> None:
+    """An `_outputPath` through an array (`†state.list.1.name`) wraps the result in objects keyed by the path's
+    segments, as every path is wrapped; the fold reads it at its path and writes it into the array's element."""
+    plan = plan_call(0, {"_tool": "t", "_outputPath": "†state.list.1.name"}, {}, Activities())
+    (message,) = output_messages(plan, "Bo", CLOCK)
+    assert message["data"] == {"list": {"1": {"name": "Bo"}}}
+    context = Context([{"type": "state", "data": {"list": [{"name": "Al"}, {"name": "Cy"}]}}, message])
+    assert context.resolve("†state.list").value == [{"name": "Al"}, {"name": "Bo"}]
