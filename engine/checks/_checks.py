@@ -19,6 +19,7 @@ from ..calls._tools import (
     pending_calls,
     plan_mode,
     solution_problem,
+    tool_definitions,
     unknown_references,
 )
 from ..calls._written import read_plans
@@ -29,6 +30,7 @@ from ..document._view import Messages
 from ..protocol._expressions import parsed_once
 from ..protocol._groups import PlanReadings, read_plan
 from ..protocol._messages import CHAT_ROLES, Form, body_of, payload_key, payload_of
+from ..protocol._schemas import SchemaFault, schema_check
 from ..request._request import (
     Survey,
     advisors_of,
@@ -79,6 +81,7 @@ def validate(
             *([] if unusable is None else [unusable]),
             *data_problems(context, plans),
             *unknown_references(context, tools),
+            *_tool_schema_problems(context),
             *plan_problems(context, plans, tools, activities),
             *instance_problems(context, plans),
             *advisor_problems,
@@ -92,6 +95,20 @@ def validate(
 
 
 _MODES = ("eager", "lazy")
+
+
+def _tool_schema_problems(context: Messages) -> list[Diagnostic]:
+    """A tool whose schema no validator can use, at the message that defines it (the latest definition of its
+    name, 002): it is composed into the request as it is, and `run` refuses every call of it, so it is said
+    whether or not a plan calls it yet, as an advisor's schema is."""
+    problems: list[Diagnostic] = []
+    for name, definition in tool_definitions(context).items():
+        try:
+            schema_check(definition.schema)
+        except SchemaFault as fault:
+            problems.append(Diagnostic(definition.message_index, "tool", f"tool {name!r}: its schema cannot be used: "
+                                                                         f"{fault}"))
+    return problems
 
 
 def _plan_mode_problems(context: Messages) -> list[Diagnostic]:

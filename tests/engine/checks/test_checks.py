@@ -46,3 +46,15 @@ def test_a_protocol_field_of_the_wrong_type_is_a_warning_at_its_message() -> Non
     assert reasons[0] == "5 is not an object of settings: the model call is given 'preset' as a setting"
     assert "016" in reasons[1]
     assert reasons[3].startswith('"x" is not an object')
+
+
+def test_a_tool_schema_no_validator_can_use_is_a_problem_of_its_message() -> None:
+    """A tool whose latest definition no validator can use is said at that message, though no plan calls it
+    yet: `run` would refuse every call of it. An earlier definition the latest replaces is not judged."""
+    bad_type = {"type": "object", "properties": {"p": {"type": "strin"}}}
+    context = Context([{"type": "tool", "tool": {"a": {"type": "object", "properties": {"p": {"$ref": "#/nope"}}}}},
+                       {"type": "tool", "tool": {"b": bad_type}},
+                       {"type": "tool", "tool": {"a": {"type": "object"}}}])
+    problems = [(p.message_index, p.path, p.severity, p.reason) for p in validate(context)]
+    assert problems == [(1, "tool", "error", "tool 'b': its schema cannot be used: invalid schema at "
+                         "#/properties/p/type: 'strin' is not valid under any of the given schemas")]
