@@ -160,13 +160,13 @@ def openai_message(raw: Any, where: str) -> ChatMessage:
         if function is None and isinstance(kind, str) and kind != "function":
             raise Located(f"tool call {n} is of type {kind!r}: only function calls are read (a custom tool's "
                           "free-form input has no parameters to plan a call with)", where)
-        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-            raise Located(f"tool call {n} has no function name", where)
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str) or not function["name"]:
+            raise Located(f"tool call {n} has no function name", where)  # (no tool is named '': nothing to plan)
         call_id = call.get("id")
         calls.append(ToolCall(call_id if isinstance(call_id, str) else "", function["name"],
                               arguments_of(function.get("arguments"), f"{where}: tool call {n} ({function['name']})")))
     legacy = raw.get("function_call")
-    if isinstance(legacy, dict) and isinstance(legacy.get("name"), str):
+    if isinstance(legacy, dict) and isinstance(legacy.get("name"), str) and legacy["name"]:
         # A `function` message answers it by `name`, its only id.
         calls.append(ToolCall(legacy["name"], legacy["name"],
                               arguments_of(legacy.get("arguments"), f"{where}: function_call")))

@@ -350,6 +350,8 @@ def test_a_refusal_is_kept_where_the_model_read_it_and_said_at_the_end() -> None
      "ex.json", "ex.json: message 3: tool call 1 (get_weather): the arguments are not JSON"),
     (lambda b: b["request"]["messages"][3]["tool_calls"][1]["function"].__setitem__("arguments", "[1]"),
      "ex.json", "ex.json: message 3: tool call 1 (get_weather): the arguments are not a JSON object"),
+    (lambda b: b["request"]["messages"][3]["tool_calls"][1]["function"].__setitem__("name", ""),
+     "ex.json", "ex.json: message 3: tool call 1 has no function name"),
     (lambda b: b["request"]["messages"].__setitem__(0, {"role": "robot", "content": "x"}),
      "ex.json", "ex.json: message 0: unknown role 'robot'"),
     (lambda b: b["request"]["messages"][4].pop("tool_call_id"),
