@@ -9,6 +9,7 @@ message per tool result (with `_call`, `_date`, `_outputPath` and `_run`), and t
 from __future__ import annotations
 
 import copy
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,6 +51,8 @@ def line_up(exchanges: list[Exchange]) -> Conversation:
     previous: Exchange | None = None
     for exchange in exchanges:
         seen = conversation.messages
+        if exchange.continues is not None:
+            exchange = _continued(exchange, previous, seen)
         if previous is not None and previous.reply is not None and _is_retry(exchange, seen):
             conversation.warnings.append(
                 f"{exchange.where}: repeats the request of {previous.where} without its reply: "
@@ -84,6 +87,19 @@ def line_up(exchanges: list[Exchange]) -> Conversation:
             conversation.schema = exchange.schema
         previous = exchange
     return conversation
+
+
+def _continued(exchange: Exchange, previous: Exchange | None, seen: list[ChatMessage]) -> Exchange:
+    """A Responses API request that goes on from the reply before it (`previous_response_id`) sends only what is
+    new: the conversation so far comes first (its instructions, sent again, once)."""
+    if previous is None or previous.reply is None or previous.response_id != exchange.continues:
+        raise Located(f"the request goes on from response {exchange.continues!r} (previous_response_id), which is "
+                      "not the reply of the exchange before it: the conversation before it is kept on OpenAI's "
+                      "server, not in the file (log every request of the run, with its response)", exchange.where)
+    new = exchange.messages
+    if new and seen and new[0].role == "system" and new[0].key == seen[0].key:
+        new = new[1:]
+    return dataclasses.replace(exchange, messages=(*seen, *new))
 
 
 def _is_retry(exchange: Exchange, seen: list[ChatMessage]) -> bool:

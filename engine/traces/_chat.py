@@ -78,6 +78,7 @@ class Exchange:
     response_id: str | None = None
     choices: int = 1  # how many the response held (`n` > 1): the first is the reply
     failed: str | None = None  # the error recorded instead of a response (a rate limit, a server error)
+    continues: str | None = None  # Responses API: the response it goes on from (`previous_response_id`)
 
     def summary(self, source: str) -> dict[str, Any]:
         """The reply's audit in short, as `_model` holds a model's answer (docs/models.md)."""
@@ -235,9 +236,6 @@ def openai_exchange(body: Any, response: Any, where: str, *, latency_ms: float |
     if not isinstance(body, dict):
         raise Located("the request is not a JSON object", where)
     messages = body.get("messages")
-    if not isinstance(messages, list) and "input" in body:
-        raise Located("a Responses API request ('input', not 'messages'): only chat completions requests are "
-                      "read; export that run as an OTLP trace (GenAI conventions) to import it", where)
     if not isinstance(messages, list) and ("choices" in body or body.get("object") in _RESPONSES):
         raise Located(f"a chat completions response ({body.get('object') or 'choices'}) without the request it "
                       "answers: nothing to line up; log each request with its response, as {\"request\": ..., "
@@ -297,7 +295,7 @@ def streamed(chunks: list[Any] | str, where: str) -> dict[str, Any]:
     (their arguments come in pieces), its last finish reason; the id, model and time of the first chunk that has
     them, the usage of the last."""
     if isinstance(chunks, str):
-        chunks = _events(chunks, where)
+        chunks = server_events(chunks, where)
     completion: dict[str, Any] = {}
     choices: dict[int, dict[str, Any]] = {}
     for n, chunk in enumerate(chunks):
@@ -347,7 +345,7 @@ def _add_delta(made: dict[str, Any], delta: dict[str, Any]) -> None:
                 call["function"][key] += function[key]
 
 
-def _events(text: str, where: str) -> list[Any]:
+def server_events(text: str, where: str) -> list[Any]:
     """The JSON of each `data:` line of server-sent events, up to `[DONE]`."""
     found: list[Any] = []
     for number, line in enumerate(text.splitlines(), start=1):

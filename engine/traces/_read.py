@@ -15,6 +15,7 @@ from ..document._json import parse as json_parse
 from ._build import build, line_up
 from ._chat import Exchange, ToolRun, openai_exchange
 from ._problems import Located, TraceError
+from ._responses import is_responses_request, responses_exchange
 
 FORMATS = ("openai", "openai-log", "otlp")
 
@@ -142,23 +143,25 @@ def detect(values: Values) -> str:
         return "otlp"
     if values.lines is not None or isinstance(first, list):
         return "openai-log"
-    if isinstance(first, dict) and ("messages" in first or "request" in first):
+    if isinstance(first, dict) and ("messages" in first or "request" in first or is_responses_request(first)):
         return "openai"
-    raise TraceError(values.name, "not a format ContextDeck imports: expected an OpenAI chat completions request "
-                     "(an object with 'messages', or {'request', 'response'}), a JSON Lines log of them, or an "
-                     "OTLP JSON trace (an object with 'resourceSpans')")
+    raise TraceError(values.name, "not a format ContextDeck imports: expected an OpenAI chat completions or "
+                     "Responses API request (an object with 'messages' or 'input', or {'request', 'response'}), a "
+                     "JSON Lines log of them, or an OTLP JSON trace (an object with 'resourceSpans')")
 
 
 def exchange_of(value: Any, where: str) -> Exchange:
-    """An exchange from a request body, or from `{"request": ..., "response": ...}` (with `latency_ms`)."""
+    """An exchange from a request body, or from `{"request": ..., "response": ...}` (with `latency_ms`): a chat
+    completions one, or a Responses API one."""
+    request, response, latency = value, None, None
     if isinstance(value, dict) and isinstance(value.get("request"), dict):
-        latency = value.get("latency_ms")
+        request, response, latency = value["request"], value.get("response"), value.get("latency_ms")
         latency = latency if isinstance(latency, int | float) and not isinstance(latency, bool) else None
-        response = value.get("response")
         if response is None and value.get("error") is not None:  # a request that failed, logged with its error
             response = {"error": value["error"]}
-        return openai_exchange(value["request"], response, where, latency_ms=latency)
-    return openai_exchange(value, None, where)
+    if is_responses_request(request):
+        return responses_exchange(request, response, where, latency_ms=latency)
+    return openai_exchange(request, response, where, latency_ms=latency)
 
 
 def read_openai(values: Values) -> Reading:

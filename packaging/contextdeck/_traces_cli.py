@@ -142,8 +142,8 @@ def add_commands(commands: Any, non_negative: Any) -> None:
     """The two subcommands, on the parser's subcommands."""
     importer = commands.add_parser(
         "import", help="turn an agent's trace (OpenAI exchange or log, OTLP JSON) into a document")
-    importer.add_argument("file", help="an OpenAI chat completions request (or {request, response}), a JSON Lines "
-                                       "log of them, or an OTLP JSON trace")
+    importer.add_argument("file", help="an OpenAI chat completions or Responses API request (or {request, "
+                                       "response}), a JSON Lines log of them, or an OTLP JSON trace")
     importer.add_argument("--out", metavar="DOC.json", default=None, help="write here (atomically) instead of stdout")
     importer.add_argument("--from", dest="source", choices=TRACE_FORMATS, default=None,
                           help="the input's format (detected when not given)")

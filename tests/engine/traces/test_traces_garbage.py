@@ -8,6 +8,7 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_responses import stateless
 from test_traces import exchange, genai_trace, jsonl, log_lines
 
 from contextdeck.engine import TraceError, compose_request, export_otlp, import_bytes, validate
@@ -52,7 +53,8 @@ def outcome(raw: bytes) -> Any:
         return error
 
 
-SOURCES = {"exchange": exchange, "log": log_lines, "otlp": genai_trace}
+SOURCES = {"exchange": exchange, "log": log_lines, "otlp": genai_trace, "responses": stateless}
+LOGS = ("log", "responses")  # written as JSON Lines
 change = st.tuples(st.integers(0, 10_000), st.sampled_from([*ODD, "<remove>"]))
 
 
@@ -62,7 +64,7 @@ def test_a_mutated_input_imports_or_is_a_located_error(source: str, changes: lis
     """Nodes of a valid exchange, log or trace replaced by odd values or removed: the import gives documents
     that validate, render and export, or a TraceError; nothing else."""
     value = mutated(SOURCES[source](), changes)
-    raw = jsonl(value) if source == "log" and isinstance(value, list) else json.dumps(value).encode()
+    raw = jsonl(value) if source in LOGS and isinstance(value, list) else json.dumps(value).encode()
     imported = outcome(raw)
     if isinstance(imported, TraceError):
         assert str(imported).startswith("input.json")
@@ -79,7 +81,7 @@ def test_a_mutated_input_imports_or_is_a_located_error(source: str, changes: lis
 def test_a_cut_or_spoiled_file_is_a_located_error(source: str, at: int, junk: bytes) -> None:
     """A file cut anywhere, or with bytes put in: read, or a TraceError naming the file."""
     value = SOURCES[source]()
-    raw = jsonl(value) if source == "log" else json.dumps(value).encode()
+    raw = jsonl(value) if source in LOGS else json.dumps(value).encode()
     at %= len(raw)
     for spoiled in (raw[:at], raw[:at] + junk + raw[at + len(junk):]):
         result = outcome(spoiled)
