@@ -156,8 +156,9 @@ def _nanos(raw: Any) -> int:
 
 def spans_of(values: Values) -> list[Span]:
     spans: list[Span] = []
-    for n, value in enumerate(values.values):
-        line = values.where(n)
+    listed = values.lines is None and len(values.values) == 1 and isinstance(values.values[0], list)
+    for n, value in enumerate(values.values[0] if listed else values.values):  # (a JSON array of export requests)
+        line = f"request {n}" if listed else values.where(n)
         batches = _get(value, "resourceSpans", "resource_spans") if isinstance(value, dict) else None
         if not isinstance(batches, list):
             raise TraceError(values.name, "expected an OTLP trace: an object with 'resourceSpans'", line or None)

@@ -139,7 +139,9 @@ def _syntax(name: str, error: JSONSyntaxError, raw: bytes, line: int | None, *, 
 def detect(values: Values) -> str:
     """The format of the input: an OTLP trace, one OpenAI exchange, or a log of them."""
     first = values.values[0] if values.values else None
-    if isinstance(first, dict) and ("resourceSpans" in first or "resource_spans" in first):
+    # A JSON array: of exchanges, or of OTLP export requests.
+    leading = first[0] if isinstance(first, list) and first and values.lines is None else first
+    if isinstance(leading, dict) and ("resourceSpans" in leading or "resource_spans" in leading):
         return "otlp"
     if values.lines is not None or isinstance(first, list):
         return "openai-log"

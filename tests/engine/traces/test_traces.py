@@ -902,6 +902,21 @@ def test_a_trace_asked_for_imports_when_another_trace_in_the_file_is_broken() ->
         import_bytes(raw, "t.json", trace="aaaa")
 
 
+def test_a_json_array_of_otlp_requests_is_read_as_their_spans() -> None:
+    """Some tools save the export requests they received as one JSON array: its spans are read as the collector's
+    file of one request a line is; an item that is no request is named by its place in the array."""
+    trace = genai_trace()
+    spans = trace["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    [plain] = import_bytes(json.dumps(trace).encode(), "t.json")
+    halves = [{"resourceSpans": [{"scopeSpans": [{"spans": part}]}]} for part in (spans[:2], spans[2:])]
+    [listed] = import_bytes(json.dumps(halves).encode(), "t.json")
+    assert listed.format == "otlp"
+    assert listed.document.to_json() == plain.document.to_json()
+    with pytest.raises(TraceError) as caught:
+        import_bytes(json.dumps([*halves, {"spans": []}]).encode(), "t.json")
+    assert str(caught.value) == "t.json: request 2: expected an OTLP trace: an object with 'resourceSpans'"
+
+
 def test_a_span_delivered_twice_is_read_once() -> None:
     """Exporters retry and collectors deliver at least once: a span repeated as it was is the same span, not a
     retried request; the same span id with other contents is refused with its id."""
