@@ -662,13 +662,28 @@ def _from_parts(message: Any, span: Span) -> list[dict[str, Any]]:
     texts = [part for part in parts if part.get("type") == "text"]
     calls = [part for part in parts if part.get("type") == "tool_call"]
     others = [part for part in parts if part.get("type") not in ("text", "tool_call")]
-    chat: dict[str, Any] = {"role": message.get("role"), "content": _parts_text(texts) if not others else parts}
+    content = _parts_text(texts) if not others else [_chat_part(part) for part in parts if part not in calls]
+    chat: dict[str, Any] = {"role": message.get("role"), "content": content}
     if calls:
         chat["tool_calls"] = [{"id": str(call.get("id", "")), "type": "function", "function": {
             "name": call.get("name"), "arguments": _as_text(call.get("arguments"))}} for call in calls]
     if thoughts:
         chat["reasoning"] = _parts_text(thoughts)
     return [chat]
+
+
+def _chat_part(part: dict[str, Any]) -> dict[str, Any]:
+    """A GenAI part of a message that is not all text, as chat completions writes it: a text as `text`, an image by
+    its URI or as a data URL of its bytes as `image_url`; any other part as it is."""
+    kind, image = part.get("type"), part.get("modality") == "image"
+    if kind == "text":
+        return {"type": "text", "text": str(part.get("content", ""))}
+    if kind == "uri" and image and isinstance(part.get("uri"), str):
+        return {"type": "image_url", "image_url": {"url": part["uri"]}}
+    if kind == "blob" and image and isinstance(part.get("content"), str):
+        mime = part.get("mime_type") if isinstance(part.get("mime_type"), str) else "image/*"
+        return {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{part['content']}"}}
+    return part
 
 
 def _as_text(value: Any) -> str:

@@ -836,6 +836,24 @@ def test_flattened_messages_with_a_number_left_out_are_refused_with_the_attribut
                                  "of system, developer, user, assistant, tool, function")
 
 
+def test_a_genai_message_with_an_image_keeps_its_parts_as_chat_writes_them() -> None:
+    """GenAI's parts of a message that is not all text are chat's: text as `text`, an image by URI or by its bytes
+    (a data URL) as `image_url`, as an OpenInference or a chat completions import holds the same message."""
+    asked = {"role": "user", "parts": [
+        {"type": "text", "content": "Which is bigger?"},
+        {"type": "uri", "modality": "image", "mime_type": "image/png", "uri": "https://x/a.png"},
+        {"type": "blob", "modality": "image", "mime_type": "image/png", "content": "iVBORw0KGgo="},
+        {"type": "file", "modality": "document", "file_id": "file-1"}]}
+    reply = {"role": "assistant", "parts": [{"type": "text", "content": "The first."}], "finish_reason": "stop"}
+    trace = {"resourceSpans": [{"scopeSpans": [{"spans": [span("1111111111111111", "chat m", 0, 10, attrs(
+        gen_ai__operation__name="chat", gen_ai__input__messages=[asked], gen_ai__output__messages=[reply]))]}]}]}
+    [imported] = import_bytes(json.dumps(trace).encode(), "t.json")
+    assert imported.document.context.messages[-1]["content"] == [
+        {"type": "text", "text": "Which is bigger?"}, {"type": "image_url", "image_url": {"url": "https://x/a.png"}},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+        {"type": "file", "modality": "document", "file_id": "file-1"}]
+
+
 def test_an_openinference_image_part_keeps_its_url() -> None:
     """`message.contents` with an image (`message_content.image.image.url`) keeps the image as the chat API
     writes it, not as an empty text part."""
