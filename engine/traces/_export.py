@@ -84,10 +84,15 @@ class _Trace:
         return span_id
 
 
+# OTLP's integers are 64-bit: a collector refuses a whole request holding a larger one. A larger integer (a seed
+# a person wrote) goes out as its digits, which the import reads back as the number.
+_INT64 = (-(2**63), 2**63 - 1)
+
+
 def _attribute(key: str, value: Any) -> dict[str, Any]:
     if isinstance(value, bool):
         return {"key": key, "value": {"boolValue": value}}
-    if isinstance(value, int):
+    if isinstance(value, int) and _INT64[0] <= value <= _INT64[1]:
         return {"key": key, "value": {"intValue": str(value)}}
     if isinstance(value, float):
         return {"key": key, "value": {"doubleValue": value}}

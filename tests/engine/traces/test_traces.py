@@ -1091,6 +1091,19 @@ def test_the_exported_turns_carry_the_model_settings_the_import_reads_back() -> 
     assert again.context.messages[0] == preset
 
 
+def test_an_integer_past_64_bits_is_exported_as_its_digits() -> None:
+    """OTLP's integers are 64-bit (a collector refuses the whole request otherwise): a larger seed goes out as its
+    digits, the trace parses as OTLP, and the import reads it back as the number."""
+    body = exchange()
+    body["request"]["seed"] = 2**70
+    document = import_bytes(json.dumps(body).encode(), "ex.json")[0].document
+    exported = without_document(export_otlp(document))
+    chat = span_attributes(list(parse_otlp(exported).resource_spans[0].scope_spans[0].spans)[1])
+    assert chat["gen_ai.request.seed"] == str(2**70)
+    again = import_bytes(json.dumps(exported).encode(), "trace.json")[0].document
+    assert again.context.messages[0]["seed"] == 2**70
+
+
 def root_attributes(trace: dict[str, Any]) -> list[dict[str, Any]]:
     attributes: list[dict[str, Any]] = trace["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["attributes"]
     return attributes
