@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
+import datetime as dt
 import json
 import math
 from dataclasses import dataclass
@@ -35,7 +36,7 @@ from ._chat import (
 )
 from ._export import DOCUMENT, OUTPUT_PATH, TURN_INDEX, trace_id_of
 from ._problems import Located, TraceError
-from ._read import Reading, Values
+from ._read import Reading, Values, is_console_span
 
 LLM_OPERATIONS = frozenset(("chat", "text_completion", "generate_content", "responses"))
 _VALUE_KEYS = {"stringValue": "s", "string_value": "s", "intValue": "i", "int_value": "i", "doubleValue": "d",
@@ -159,6 +160,9 @@ def spans_of(values: Values) -> list[Span]:
     listed = values.lines is None and len(values.values) == 1 and isinstance(values.values[0], list)
     for n, value in enumerate(values.values[0] if listed else values.values):  # (a JSON array of export requests)
         line = f"request {n}" if listed else values.where(n)
+        if is_console_span(value):
+            spans.append(_span(value, values.name, line))
+            continue
         batches = _get(value, "resourceSpans", "resource_spans") if isinstance(value, dict) else None
         if not isinstance(batches, list):
             raise TraceError(values.name, "expected an OTLP trace: an object with 'resourceSpans'", line or None)
@@ -173,6 +177,8 @@ def spans_of(values: Values) -> list[Span]:
 def _span(raw: Any, name: str, line: str) -> Span:
     if not isinstance(raw, dict):
         raise TraceError(name, "a span is not an object", line or None)
+    if is_console_span(raw):
+        raw = _as_otlp(raw)
     span_id = _id(_get(raw, "spanId", "span_id"), 8)
     shown = span_id or str(_get(raw, "spanId", "span_id") or "without an id")
     where = ": ".join(part for part in (line, f"span {shown}") if part)
@@ -195,6 +201,44 @@ def _span(raw: Any, name: str, line: str) -> Span:
     end = _nanos(_get(raw, "endTimeUnixNano", "end_time_unix_nano"))
     return Span(trace, span_id, parent, str(raw.get("name", "")), start, end, _attributes(raw.get("attributes")),
                 events, error)
+
+
+def _as_otlp(raw: dict[str, Any]) -> dict[str, Any]:
+    """A console exporter's span in OTLP JSON's shape: its ids (`0x` hex) as hex, its times (ISO 8601 text) as
+    nanoseconds, its attributes and its events' (plain objects) as key-value lists, its status as a code."""
+    context: dict[str, Any] = raw["context"]
+    status = raw["status"] if isinstance(raw.get("status"), dict) else {}
+    return {"traceId": _unprefixed(context.get("trace_id")), "spanId": _unprefixed(context.get("span_id")),
+            "parentSpanId": _unprefixed(raw.get("parent_id")), "name": raw.get("name"),
+            "startTimeUnixNano": _iso_nanos(raw.get("start_time")), "endTimeUnixNano": _iso_nanos(raw.get("end_time")),
+            "attributes": _key_values(raw.get("attributes")),
+            "events": [{"name": event.get("name", ""), "timeUnixNano": _iso_nanos(event.get("timestamp")),
+                        "attributes": _key_values(event.get("attributes"))}
+                       for event in _items(raw.get("events")) if isinstance(event, dict)],
+            "status": {"code": 2 if status.get("status_code") == "ERROR" else 0, "message": status.get("description")}}
+
+
+def _unprefixed(raw: Any) -> Any:
+    return raw.removeprefix("0x") if isinstance(raw, str) else raw
+
+
+def _key_values(raw: Any) -> list[dict[str, Any]]:
+    # (a plain value is read as itself: `_value` takes what is no OTLP `AnyValue` as it is)
+    return [{"key": key, "value": value} for key, value in raw.items()] if isinstance(raw, dict) else []
+
+
+def _iso_nanos(raw: Any) -> int:
+    """ISO 8601 text (`2026-11-30T07:54:16.527698Z`) as nanoseconds since the epoch; 0 when it is none."""
+    try:
+        moment = dt.datetime.fromisoformat(raw.replace("Z", "+00:00")) if isinstance(raw, str) else None
+    except ValueError:
+        return 0
+    if moment is None or moment.tzinfo is None:
+        return 0
+    return (moment - _EPOCH) // dt.timedelta(microseconds=1) * 1000
+
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 
 def read_otlp(values: Values, only: str | None = None) -> Reading:

@@ -105,6 +105,9 @@ def read_values(raw: bytes, name: str) -> Values:
     try:
         return Values([json_parse(raw)], None, name)
     except JSONSyntaxError as whole:
+        concatenated = _concatenated(raw, name)
+        if concatenated is not None:
+            return concatenated
         first_line_end = raw.find(b"\n")
         if first_line_end < 0 or not raw[:first_line_end].strip():
             raise _syntax(name, whole, raw, None) from None
@@ -127,6 +130,41 @@ def read_values(raw: bytes, name: str) -> Values:
     return Values(values, lines, name)
 
 
+def _concatenated(raw: bytes, name: str) -> Values | None:
+    """Objects printed one after another, each from a line `{` to a line `}` (OpenTelemetry Python's console
+    exporter writes its spans so), with the line each begins on; None when the text is not several such objects."""
+    pieces = raw.removeprefix(BOM).split(b"\n")
+    values: list[Any] = []
+    lines: list[int] = []
+    start: int | None = None
+    for number, line in enumerate(pieces, start=1):
+        text = line.rstrip()
+        if start is None and text:
+            if text != b"{":
+                return None
+            start = number
+        elif start is not None and text == b"}":
+            values.append(_parsed(b"\n".join(pieces[start - 1:number]), name, start))
+            lines.append(start)
+            start = None
+    if start is not None and values:  # the last one unclosed: cut (a console still writing), or said so if not
+        values.append(_parsed(b"\n".join(pieces[start - 1:]), name, start))
+        lines.append(start)
+    return Values(values, lines, name) if len(values) > 1 else None
+
+
+def _parsed(text: bytes, name: str, start: int) -> Any:
+    """One of `_concatenated`'s objects, or the error placed in the file."""
+    try:
+        return json_parse(text)
+    except JSONSyntaxError as error:
+        ends_early = unclosed(text.decode("utf-8", errors="replace"))
+        rest = f" (the file ends early: truncated?; without the object from line {start}, the ones before it can " \
+               "be imported)" if ends_early else ""
+        raise TraceError(name, f"not JSON: {error.reason}{rest}", line=start + error.line - 1,
+                         column=error.column) from None
+
+
 def _syntax(name: str, error: JSONSyntaxError, raw: bytes, line: int | None, *, last: bool = False) -> TraceError:
     ends_early = (line is None or last) and unclosed(raw.decode("utf-8", errors="replace"))
     # A log or a collector's file still being written ends in half a line: the lines before it are whole.
@@ -136,12 +174,18 @@ def _syntax(name: str, error: JSONSyntaxError, raw: bytes, line: int | None, *, 
     return TraceError(name, why, line=line or error.line, column=error.column)
 
 
+def is_console_span(value: Any) -> bool:
+    """A span as OpenTelemetry Python's console exporter writes it (`ReadableSpan.to_json`), not in OTLP's shape."""
+    return isinstance(value, dict) and isinstance(value.get("context"), dict) and "name" in value
+
+
 def detect(values: Values) -> str:
     """The format of the input: an OTLP trace, one OpenAI exchange, or a log of them."""
     first = values.values[0] if values.values else None
     # A JSON array: of exchanges, or of OTLP export requests.
     leading = first[0] if isinstance(first, list) and first and values.lines is None else first
-    if isinstance(leading, dict) and ("resourceSpans" in leading or "resource_spans" in leading):
+    if (isinstance(leading, dict) and ("resourceSpans" in leading or "resource_spans" in leading)) \
+            or is_console_span(leading):
         return "otlp"
     if values.lines is not None or isinstance(first, list):
         return "openai-log"

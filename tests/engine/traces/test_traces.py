@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import copy
 import gzip
+import io
 import json
 import re
 from typing import Any
@@ -933,6 +934,60 @@ def test_a_json_array_of_otlp_requests_is_read_as_their_spans() -> None:
     with pytest.raises(TraceError) as caught:
         import_bytes(json.dumps([*halves, {"spans": []}]).encode(), "t.json")
     assert str(caught.value) == "t.json: request 2: expected an OTLP trace: an object with 'resourceSpans'"
+
+
+def console_spans(formatter: Any = None) -> str:
+    """What OpenTelemetry Python's ConsoleSpanExporter prints for a GenAI run of two turns and a tool: each span's
+    `to_json()`, pretty-printed one after another (or as `formatter` writes it)."""
+    sdk = pytest.importorskip("opentelemetry.sdk.trace")
+    export = pytest.importorskip("opentelemetry.sdk.trace.export")
+    out = io.StringIO()
+    provider = sdk.TracerProvider()
+    options = {"formatter": formatter} if formatter is not None else {}
+    provider.add_span_processor(export.SimpleSpanProcessor(export.ConsoleSpanExporter(out=out, **options)))
+    tracer = provider.get_tracer("agent")
+    user = {"role": "user", "parts": [{"type": "text", "content": "Weather in Paris?"}]}
+    ask = {"role": "assistant", "parts": [{"type": "tool_call", "id": "t1", "name": "get_weather",
+                                           "arguments": {"city": "Paris"}}]}
+    answer = {"role": "tool", "parts": [{"type": "tool_call_response", "id": "t1", "response": {"sky": "sunny"}}]}
+    said = {"role": "assistant", "parts": [{"type": "text", "content": "Sunny."}], "finish_reason": "stop"}
+    with tracer.start_as_current_span("invoke_agent weather") as agent:
+        agent.set_attributes({"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "weather"})
+        for inputs, outputs in (([user], [ask]), ([user, ask, answer], [said])):
+            with tracer.start_as_current_span("chat m") as chat:
+                chat.set_attributes({"gen_ai.operation.name": "chat", "gen_ai.request.model": "m",
+                                     "gen_ai.usage.input_tokens": 40, "gen_ai.usage.output_tokens": 5,
+                                     "gen_ai.input.messages": json.dumps(inputs),
+                                     "gen_ai.output.messages": json.dumps(outputs)})
+            if outputs == [ask]:
+                with tracer.start_as_current_span("execute_tool get_weather") as tool:
+                    tool.set_attributes({"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather",
+                                         "gen_ai.tool.call.id": "t1", "gen_ai.tool.call.result": '{"sky": "sunny"}'})
+    return out.getvalue()
+
+
+def test_the_python_console_exporters_spans_are_read_as_a_trace() -> None:
+    """Spans as OpenTelemetry Python's ConsoleSpanExporter prints them (ids in `context`, ISO times, attributes as an
+    object), pretty-printed one after another or one a line, import as that trace; a print cut in its last span
+    says where, and that the spans before it can be imported."""
+    printed = console_spans()
+    [imported] = import_bytes(printed.encode(), "console.txt")
+    assert (imported.format, imported.name, imported.turns) == ("otlp", "weather", 2)
+    assert imported.warnings == ("tool get_weather has no recorded definition: its schema is inferred from its calls",)
+    messages = imported.document.context.messages
+    assert messages[-2]["plan"] == [{"_tool": "get_weather", "city": "Paris", "_outputPath": "†t1"}]
+    assert messages[-2]["_model"]["usage"] == {"prompt_tokens": 40, "completion_tokens": 5, "total_tokens": 45}
+    assert (messages[-1]["data"], messages[-1]["_run"]["started"][:2]) == ({"sky": "sunny"}, "20")
+    assert imported.document.solution["output"] == "Sunny."
+    [lines] = import_bytes(console_spans(lambda span: span.to_json(indent=None) + "\n").encode(), "console.jsonl")
+    assert (lines.turns, lines.document.solution["output"]) == (2, "Sunny.")
+    assert lines.document.context.messages[-2]["plan"] == messages[-2]["plan"]
+    cut = printed[:printed.rindex('"attributes"')]
+    with pytest.raises(TraceError) as caught:
+        import_bytes(cut.encode(), "console.txt")
+    start = printed[:printed.rindex("\n{\n")].count("\n") + 2
+    assert re.match(rf"console.txt:\d+:\d+: not JSON: .* \(the file ends early: truncated\?; without the object from "
+                    rf"line {start}, the ones before it can be imported\)$", str(caught.value))
 
 
 def test_a_span_delivered_twice_is_read_once() -> None:
