@@ -167,7 +167,7 @@ def load_activities(path: str | Path) -> Activities:
     """
     file = Path(path)
     if not file.is_file():
-        raise ActivityLoadError(str(file), "no such file")
+        raise ActivityLoadError(str(file), "a folder, not a Python file" if file.is_dir() else "no such file")
     module = import_user_file(file, "_contextdeck_activities_", ActivityLoadError)
     found = activities_of(module, file)
     if not found:

@@ -79,6 +79,8 @@ def test_missing_activity_file_is_refused(tmp_path) -> None:
     """A path that is not a file is an ActivityLoadError, not a crash."""
     with pytest.raises(ActivityLoadError, match="no such file"):
         load_activities(tmp_path / "nope.py")
+    with pytest.raises(ActivityLoadError, match="a folder, not a Python file"):
+        load_activities(tmp_path)
 
 
 def test_loading_a_document_runs_no_code(tmp_path) -> None:
