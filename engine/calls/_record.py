@@ -211,7 +211,8 @@ def _entry(context: Messages, position: int) -> Entry | None:
         output = True
         if isinstance(audit.get("error"), dict):  # a failure written to the call's error branch (012)
             error = audit["error"]
-    if not isinstance(written, dict) and "planned" not in audit:
+    # A plan entry that is no call (`1`, `"x"`) is recorded by its error alone, as written: it is not run again.
+    if not isinstance(written, dict) and "planned" not in audit and error is None:
         return None
     planned = audit.get("planned", written)
     path = message.get("_outputPath")

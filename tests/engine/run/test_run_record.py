@@ -175,6 +175,20 @@ def test_a_failed_call_is_recorded_and_not_retried_by_itself() -> None:
     assert read_record(context, again.calls, 0).of(0) is not None
 
 
+def test_a_plan_entry_that_is_no_call_is_recorded_by_its_error_and_not_refused_again() -> None:
+    """A plan entry that is no object (`1`, `"x"`, `null`, a group's member) fails once: its error message, which
+    quotes it as written, is its record, so running the document again appends nothing."""
+    plan = [1, "x", None, {"_tool": 5}, {"all": "x"}, latent(0)]
+    context = Context([{"type": "plan", "plan": plan}])
+    run_to_end(Execution(context, clock=CLOCK))
+    after = context.messages
+    assert [m["type"] for m in after[1:]] == ["data", "error", "error", "error", "error", "error"]
+    again = Execution(Context(after), clock=CLOCK)
+    assert [s.status for s in again.states] == [Status.FAILED] * 5 + [Status.DONE]
+    run_to_end(again)
+    assert len(again.context) == len(after)
+
+
 def test_rerun_runs_the_call_and_what_read_its_output_again() -> None:
     """rerun() puts a finished call and its finished readers back to pending; the new outputs shadow the old."""
     context = Context([INPUT, {"type": "plan", "plan": [latent(0, "†input.x"), latent(1, "†state.p0"), latent(2)]}])
