@@ -112,7 +112,10 @@ def test_a_tool_whose_output_schema_cannot_be_used_fails_its_calls_before_they_r
     said = ("output: the _output schema of tool 'sentiment' cannot be used: invalid schema at #/type: 'nonsense' is "
             "not valid under any of the given schemas")
     context = Context([broken, {"type": "plan", "plan": [CALL]}])
-    assert [(p.path, p.reason) for p in validate(context) if p.severity == "error"] == [("call 0 (sentiment)", said)]
+    unusable = ("tool 'sentiment': its schema cannot be used: invalid schema at #/properties/_output/type: "
+                "'nonsense' is not valid under any of the given schemas")
+    assert [(p.path, p.reason) for p in validate(context) if p.severity == "error"] == [
+        ("tool", unusable), ("call 0 (sentiment)", said)]
     ran = []
     context, execution, _ = support.execute([broken], [CALL], registry(sentiment=lambda c, t, x: ran.append(c)))
     assert ran == []
