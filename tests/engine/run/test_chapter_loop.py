@@ -271,6 +271,21 @@ def test_013_one_plan_runs_across_all_instances() -> None:
     assert errors_of(document) == []
 
 
+def test_an_instance_a_run_writes_first_gets_its_copies_from_the_next_set_up() -> None:
+    """013 names the instances by their data: a global call is copied for those the context has when the plan is
+    set up. An instance first written by the run itself (a call targeted at it) gets its copy of the global call
+    when the document is run again, as a new call; the copies that ran are not repeated."""
+    plan = [{"_tool": "t", "_instance": "②", "_output": 1, "_outputPath": "†state.mine"},
+            {"_tool": "g", "_output": 2, "_outputPath": "†state.all"}]
+    context = Context([{"type": "state", "_instance": "①", "data": {}}, {"type": "plan", "plan": plan}])
+    first = Execution(context, clock=CLOCK)
+    asyncio.run(first.run())
+    assert [(s.call["_tool"], s.call.get("_instance")) for s in first.states] == [("t", "②"), ("g", "①")]
+    second = Execution(context, clock=CLOCK)
+    assert [(s.call["_tool"], s.call.get("_instance"), s.status) for s in second.states] == [
+        ("t", "②", Status.DONE), ("g", "①", Status.DONE), ("g", "②", Status.READY)]
+
+
 def test_013_global_input_targets_one_instance() -> None:
     """013: updateTask for employee_B reads and replaces B's state only; employee_A is unaffected."""
     def update(call, tool, context):
