@@ -340,8 +340,9 @@ def test_a_ref_to_nothing_refuses_calls_whose_parameters_are_references() -> Non
     plan = {"type": "plan", "plan": [{"_tool": "t", "s": "†state.a", "_outputPath": "†state.b"},
                                      {"_tool": "t", "s": 1, "_outputPath": "†state.c"}]}
     reason = "parameters: the schema of tool 't' cannot be used: $ref '#/$defs/nope' points to nothing in the schema"
+    unusable = "tool 't': its schema cannot be used: $ref '#/$defs/nope' points to nothing in the schema"
     assert problems([tool, {"type": "state", "data": {"a": 1}}, plan]) == [
-        (2, "call 0 (t)", reason), (2, "call 1 (t)", reason)]
+        (0, "tool", unusable), (2, "call 0 (t)", reason), (2, "call 1 (t)", reason)]
 
 
 def test_refs_a_validator_never_follows_or_that_resolve_leave_a_schema_usable() -> None:
