@@ -665,6 +665,34 @@ def test_counts_and_settings_of_another_value_kind_are_read_as_numbers(kind: str
     other.document.dumps()  # (a NaN would not save)
 
 
+@pytest.mark.parametrize("key", ["gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions",
+                                 "gen_ai.tool.definitions"])
+def test_a_json_attribute_cut_by_a_length_limit_is_refused_naming_it(key: str) -> None:
+    """An SDK's attribute length limit cuts a JSON value short: the turn would not be what the model saw, so it is
+    refused naming the attribute and the likely limit, never read as no messages (capture off), no reply, no
+    instructions or no tools."""
+    trace = genai_trace()
+    for item in trace["resourceSpans"][0]["scopeSpans"][0]["spans"][2]["attributes"]:
+        if item["key"] == key:
+            item["value"]["stringValue"] = item["value"]["stringValue"][:12]
+    with pytest.raises(TraceError) as caught:
+        import_bytes(json.dumps(trace).encode(), "t.json")
+    assert re.fullmatch(rf"t.json: span 3333333333333333: {key} is not JSON \(.*\): its value was cut short \(an "
+                        r"attribute length limit, such as OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT\?\)", str(caught.value))
+
+
+def test_system_instructions_written_as_their_text_are_the_system_message() -> None:
+    """`gen_ai.system_instructions` is a list of parts; one written as the text itself is that text, not left out."""
+    trace = genai_trace()
+    for item in trace["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+        for attribute in item["attributes"]:
+            if attribute["key"] == "gen_ai.system_instructions":
+                attribute["value"]["stringValue"] = "You are a weather bot."
+    [plain] = import_bytes(json.dumps(genai_trace()).encode(), "t.json")
+    [text] = import_bytes(json.dumps(trace).encode(), "t.json")
+    assert text.document.to_json() == plain.document.to_json()
+
+
 def test_genai_messages_on_the_details_event_are_read_as_the_spans() -> None:
     """GenAI's `gen_ai.client.inference.operation.details` event may carry a turn's messages instead of its span's
     attributes: the trace imports as the one that records them on the span."""
