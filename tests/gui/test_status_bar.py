@@ -22,10 +22,15 @@ def labels_shown(window: MainWindow) -> list[QWidget]:
 
 
 def settled(qtbot: Any, window: MainWindow) -> None:
+    """The window at 1280×800 with the labels' texts in: the diagnostics' count comes from a worker thread, and
+    a label's new text is laid out a turn after it is set (measured in between, the count's label overlaps the
+    next by its width)."""
     window.resize(1280, 800)
-    qtbot.waitUntil(lambda: window.width() == 1280)
-    qtbot.waitUntil(lambda: not window.is_refreshing())
-    QApplication.processEvents()
+    qtbot.waitUntil(lambda: window.width() == 1280, timeout=20000)
+    qtbot.waitUntil(lambda: not window.is_refreshing(), timeout=20000)
+    qtbot.waitUntil(lambda: window.diagnostics_label.text() != "", timeout=20000)
+    qtbot.waitUntil(lambda: all(label.width() >= label.sizeHint().width() for label in labels_shown(window)),
+                    timeout=20000)
 
 
 def test_a_long_message_ends_before_the_labels(qtbot: Any, refund_window: MainWindow) -> None:
