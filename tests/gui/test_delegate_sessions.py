@@ -69,7 +69,9 @@ def opened(open_window: Any, path: Path) -> MainWindow:
 
 
 ANSWERED: list[Any] = []  # dialogs written already: a new question is another dialog
-RUNS = 20_000  # ms a wait for delegated runs may last: they start worker processes, slow on a loaded 2-core machine
+# ms a wait for delegated runs and the output form's validation may last: they start worker processes, slow on a
+# loaded 2-core machine (a validation worker: about 0.7 s of CPU, 8 s on the clock at a load of 14)
+RUNS = 30_000
 
 
 def answer(qtbot: Any, window: MainWindow, text: str) -> OutputDialog:
@@ -84,7 +86,8 @@ def answer(qtbot: Any, window: MainWindow, text: str) -> OutputDialog:
     assert found is not None
     found.set_text(text)
     if found.form is not None:
-        qtbot.waitUntil(found.write_button.isEnabled)  # the form's validation of this text has answered
+        # The form's validation of this text has answered: its worker process starts slowly on a loaded machine.
+        qtbot.waitUntil(found.write_button.isEnabled, timeout=RUNS)
     qtbot.mouseClick(found.write_button, Qt.MouseButton.LeftButton)
     if not found.isVisible():
         ANSWERED.append(found)
