@@ -501,6 +501,20 @@ def _call_lines(execution: Execution) -> list[str]:
                          "whose session waits for a turn")
         elif call.status is Status.WAITING_FOR_OUTPUT:
             lines.append(f"{label} is latent and waits for an output (give it `_output`)")
+    return lines + _held_back(execution)
+
+
+def _held_back(execution: Execution) -> list[str]:
+    """The ready members of a pattern group that another member keeps from starting (SPEC 6.10: a group starts
+    when all its members are ready), each with the members it waits for, named as written."""
+    states, lines = execution.states, list[str]()
+    waiting = (Status.BLOCKED, Status.AWAITING_APPROVAL, Status.WAITING_FOR_OUTPUT)
+    for unit in execution.units:
+        held = [member for member in unit.members if states[member].status in waiting]
+        if held and len(unit.members) > 1:
+            names = ", ".join(execution.written_label(member, tool=False) for member in held)
+            lines += [f"{execution.written_label(member)} is ready, but its group starts together: it waits for "
+                      f"{names}" for member in unit.members if states[member].status is Status.READY]
     return lines
 
 

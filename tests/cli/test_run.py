@@ -450,3 +450,15 @@ def test_an_in_process_result_with_a_key_that_is_not_a_string_fails_its_call(cap
     (error,) = json.loads(out)[1:]
     assert error["type"] == "error"
     assert "result" not in error["_run"]
+
+
+def test_a_ready_member_of_a_group_another_member_holds_back_is_said(capsys, tmp_path) -> None:
+    """SPEC 6.10: a group starts when all its members are ready. A ready member whose group mate is blocked does
+    not run, and the run says what it waits for, as it says of the blocked one."""
+    group = {"all": [{"_tool": "t", "_output": "†state.never", "_outputPath": "†state.a"},
+                     {"_tool": "t", "_output": 1, "_outputPath": "†state.b"}]}
+    path = _written(tmp_path / "doc.json", [{"type": "plan", "plan": [group]}])
+    code, out, err = run(capsys, path)
+    assert (code, len(json.loads(out))) == (0, 1)
+    assert "call 0 (t) is blocked, waiting for †state.never" in err
+    assert "call 1 (t) is ready, but its group starts together: it waits for call 0" in err
