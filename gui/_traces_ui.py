@@ -54,7 +54,8 @@ from ._summary import counted
 if TYPE_CHECKING:
     from ._workbench import Workbench
 
-IMPORT_FILTERS = "Traces and exchanges (*.json *.jsonl);;All files (*)"
+# What the import reads: JSON, JSON Lines (also as .ndjson), a rotated log gzipped, a console's print of spans.
+IMPORT_FILTERS = "Traces and exchanges (*.json *.jsonl *.ndjson *.gz *.txt *.log);;All files (*)"
 OTLP, OPENAI = "OTLP JSON trace (*.json)", "OpenAI chat completions request (*.json)"
 FORMAT_NAMES = {"openai": "an OpenAI chat completions exchange", "openai-log": "a log of OpenAI exchanges",
                 "otlp": "an OpenTelemetry trace (OTLP JSON)"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import threading
 from collections.abc import Callable
@@ -9,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QDir, Qt
 from PySide6.QtGui import QTextDocumentFragment
 from PySide6.QtWidgets import QApplication, QComboBox, QDialog, QFileDialog, QLabel, QLineEdit, QPushButton
 
@@ -295,6 +296,24 @@ def test_the_import_shortcut_asks_for_a_file(qtbot: Any, open_window: Any) -> No
     # (test_window.py's watch table ignored it when run after this file).
     qtbot.keyRelease(window, Qt.Key.Key_Shift)
     assert QApplication.keyboardModifiers() == Qt.KeyboardModifier.NoModifier
+
+
+def test_the_import_dialog_lists_the_files_the_import_reads(tmp_path: Path) -> None:
+    """The file dialog's first filter shows each kind of file the import reads: a rotated log gzipped, JSON Lines
+    named .ndjson, the spans a console printed, as well as .json and .jsonl."""
+    untidy = Path(__file__).parent.parent / "cli" / "untidy_traces"
+    files = {"run.jsonl.gz": gzip.compress((untidy / "failed_then_retried.jsonl").read_bytes()),
+             "run.ndjson": (untidy / "failed_then_retried.jsonl").read_bytes(),
+             "spans.txt": (untidy / "console_spans.txt").read_bytes(),
+             "spans.log": (untidy / "console_spans.txt").read_bytes(),
+             "stream.json": (untidy / "streamed_chunks.json").read_bytes(),
+             "run.jsonl": (untidy / "responses_chained.jsonl").read_bytes()}
+    for name, raw in files.items():
+        (tmp_path / name).write_bytes(raw)
+        assert import_trace(tmp_path / name)
+    first = traces_ui.IMPORT_FILTERS.split(";;")[0]
+    patterns = first[first.index("(") + 1:first.index(")")].split()
+    assert sorted(QDir(str(tmp_path)).entryList(patterns, QDir.Filter.Files)) == sorted(files)
 
 
 def test_an_import_reads_the_file_off_the_gui_thread_and_can_be_cancelled(
