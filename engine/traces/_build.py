@@ -20,6 +20,7 @@ from ..calls._outputs import output_message
 from ..document._context import Context
 from ..document._document import Document, Shape
 from ..document._json import parse as json_parse
+from ..document._json import unclosed
 from ..protocol._expressions import lone_reference
 from ._chat import ChatMessage, Exchange, ToolCall, ToolRun
 from ._problems import Located, inside
@@ -315,7 +316,7 @@ class _Builder:
         turn, n = found
         turn.answered.add(n)
         run = self.runs.take(turn.ids[n], turn.calls[n])
-        self.context.append(self._output(turn, n, _result_value(message.content), run))
+        self.context.append(self._output(turn, n, self._result_of(message.content, turn, n, where), run))
 
     def _output(self, turn: _Turn, n: int, value: Any, run: ToolRun | None) -> dict[str, Any]:
         """The result written as a run writes a call's: in its instance's layer (013), with its method (008)."""
@@ -323,6 +324,16 @@ class _Builder:
         assert plan.destinations is not None  # (`_call` made its `_outputPath` one destination)
         date = run.ended if run is not None else self._turn_date(turn)
         return output_message(plan, plan.writes[0], value, date, _run_audit(n, run))
+
+    def _result_of(self, content: Any, turn: _Turn, n: int, where: str) -> Any:
+        """A tool's result as data; one that is JSON cut short (a trace's attribute length limit) is kept as its
+        text, and said: the model read the whole of it."""
+        value = _result_value(content)
+        if isinstance(value, str) and value.lstrip()[:1] in ("{", "[") and unclosed(value):
+            self.conversation.warnings.append(inside(where, (
+                f"the result of tool call {turn.ids[n] or n + 1!r} ({turn.calls[n]['_tool']}) is JSON cut short (an "
+                "attribute length limit?): kept as its text, which is not all the model read")))
+        return value
 
     def _turn_date(self, turn: _Turn) -> str | None:
         date = self.context[turn.index].get("_model", {}).get("date")
@@ -344,7 +355,7 @@ class _Builder:
                 if run.error is not None:
                     self.context.append(_error(turn.calls[n], run, n))
                 elif run.has_result:
-                    self.context.append(self._output(turn, n, _result_value(run.result), run))
+                    self.context.append(self._output(turn, n, self._result_of(run.result, turn, n, run.where), run))
 
 
 def _role_message(message: ChatMessage) -> dict[str, Any]:

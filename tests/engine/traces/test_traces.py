@@ -681,6 +681,19 @@ def test_a_json_attribute_cut_by_a_length_limit_is_refused_naming_it(key: str) -
                         r"attribute length limit, such as OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT\?\)", str(caught.value))
 
 
+def test_a_tool_result_cut_short_is_kept_as_its_text_and_said() -> None:
+    """A tool span's result cut by an attribute length limit is JSON that ends inside a value: kept as its text
+    (it is what the trace holds), with a warning that the model read more than that."""
+    trace = genai_trace()
+    for item in trace["resourceSpans"][0]["scopeSpans"][0]["spans"][3]["attributes"]:
+        if item["key"] == "gen_ai.tool.call.result":
+            item["value"]["stringValue"] = '{"sky": "ra'
+    [imported] = import_bytes(json.dumps(trace).encode(), "t.json")
+    assert imported.document.context.messages[-1]["data"] == '{"sky": "ra'
+    assert "span 4444444444444444: the result of tool call 't2' (get_weather) is JSON cut short (an attribute " \
+           "length limit?): kept as its text, which is not all the model read" in imported.warnings
+
+
 def test_system_instructions_written_as_their_text_are_the_system_message() -> None:
     """`gen_ai.system_instructions` is a list of parts; one written as the text itself is that text, not left out."""
     trace = genai_trace()
