@@ -157,22 +157,56 @@ def _nanos(raw: Any) -> int:
 
 
 def spans_of(values: Values) -> list[Span]:
+    """The file's spans, each with the events its log records name it for (`resourceLogs`: an instrumentation may
+    write a model call's messages as log records, which then come in the same file as its spans)."""
     spans: list[Span] = []
+    logged: dict[tuple[str, str], dict[tuple[str, int, str], None]] = {}
     listed = values.lines is None and len(values.values) == 1 and isinstance(values.values[0], list)
     for n, value in enumerate(values.values[0] if listed else values.values):  # (a JSON array of export requests)
         line = f"request {n}" if listed else values.where(n)
         if is_console_span(value):
             spans.append(_span(value, values.name, line))
             continue
+        logs = _get(value, "resourceLogs", "resource_logs") if isinstance(value, dict) else None
+        for batch in _items(logs):
+            for scope in _items(_get(batch, "scopeLogs", "scope_logs")):
+                for record in _items(_get(scope, "logRecords", "log_records")):
+                    _log_event(record, logged)
         batches = _get(value, "resourceSpans", "resource_spans") if isinstance(value, dict) else None
-        if not isinstance(batches, list):
+        if not isinstance(batches, list) and logs is None:
             raise TraceError(values.name, "expected an OTLP trace: an object with 'resourceSpans'", line or None)
-        for batch in batches:
+        for batch in _items(batches):
             for scope in _items(_get(batch, "scopeSpans", "scope_spans", "instrumentationLibrarySpans")):
                 spans.extend(_span(raw, values.name, line) for raw in _items(_get(scope, "spans")))
     if not spans:
-        raise TraceError(values.name, "the trace holds no spans")
-    return spans
+        raise TraceError(values.name, "the trace holds no spans" + (
+            " (only log records: put the spans they belong to in the same file)" if logged else ""))
+    return [_with_logged(span, logged.get((span.trace, span.id))) for span in spans]
+
+
+def _log_event(record: Any, logged: dict[tuple[str, str], dict[tuple[str, int, str], None]]) -> None:
+    """A log record naming a span, kept as that span's event: its name (`eventName`, or the older `event.name`
+    attribute), its time, and its attributes with its body's (the older GenAI events hold the message there)."""
+    if not isinstance(record, dict):
+        return
+    trace, span_id = _id(_get(record, "traceId", "trace_id"), 16), _id(_get(record, "spanId", "span_id"), 8)
+    attributes = _attributes(record.get("attributes"))
+    name = _get(record, "eventName", "event_name") or attributes.get("event.name")
+    if trace is None or span_id is None or not isinstance(name, str):
+        return  # a log line of the program's, not an event of a span
+    body = _value(record.get("body"))
+    content = {**(body if isinstance(body, dict) else {}), **attributes}
+    moment = _nanos(_get(record, "timeUnixNano", "time_unix_nano") or _get(record, "observedTimeUnixNano",
+                                                                             "observed_time_unix_nano"))
+    # (as JSON text, so that a record delivered twice is one event; in the file's order, for those of one time)
+    logged.setdefault((trace, span_id), {})[name, moment, json.dumps(content, sort_keys=True)] = None
+
+
+def _with_logged(span: Span, logged: dict[tuple[str, int, str], None] | None) -> Span:
+    if not logged:
+        return span
+    events = tuple((name, moment, json.loads(content)) for name, moment, content in sorted(logged, key=lambda e: e[1]))
+    return dataclasses.replace(span, events=span.events + events)
 
 
 def _span(raw: Any, name: str, line: str) -> Span:
@@ -774,8 +808,8 @@ def _genai_events(span: Span) -> tuple[list[dict[str, Any]], list[dict[str, Any]
             (messages if name.endswith("prompt") else replies).extend(
                 {"role": "assistant", **item} if name.endswith("completion") else item for item in said)
     if not messages:
-        raise Located("the model span records no messages (is capturing message content switched off?)",
-                      span.where)
+        raise Located("the model span records no messages (is capturing message content switched off? or are they "
+                      "log records this file does not hold?)", span.where)
     if all(message.get("content") is None and not message.get("tool_calls") for message in messages):
         raise Located("the model span's message events record no content (is capturing message content "
                       "switched off?)", span.where)

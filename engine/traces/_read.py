@@ -174,6 +174,9 @@ def _syntax(name: str, error: JSONSyntaxError, raw: bytes, line: int | None, *, 
     return TraceError(name, why, line=line or error.line, column=error.column)
 
 
+_OTLP_KEYS = ("resourceSpans", "resource_spans", "resourceLogs", "resource_logs")
+
+
 def is_console_span(value: Any) -> bool:
     """A span as OpenTelemetry Python's console exporter writes it (`ReadableSpan.to_json`), not in OTLP's shape."""
     return isinstance(value, dict) and isinstance(value.get("context"), dict) and "name" in value
@@ -184,8 +187,7 @@ def detect(values: Values) -> str:
     first = values.values[0] if values.values else None
     # A JSON array: of exchanges, or of OTLP export requests.
     leading = first[0] if isinstance(first, list) and first and values.lines is None else first
-    if (isinstance(leading, dict) and ("resourceSpans" in leading or "resource_spans" in leading)) \
-            or is_console_span(leading):
+    if (isinstance(leading, dict) and any(key in leading for key in _OTLP_KEYS)) or is_console_span(leading):
         return "otlp"
     if values.lines is not None or isinstance(first, list):
         return "openai-log"

@@ -808,6 +808,39 @@ def test_genai_events_are_read_too(events: list[dict[str, Any]]) -> None:
     assert document.solution["output"] == "Hello!"
 
 
+def test_genai_events_written_as_log_records_are_read_with_their_spans() -> None:
+    """The official OpenAI instrumentation writes a turn's messages as log records (`resourceLogs`) naming its span:
+    with the spans in the same file, they are that span's events, read in time, each once however often delivered;
+    a program's own log lines (no span, no event name) are left alone; logs without their spans say so."""
+    def record(name: str, at: int, content: dict[str, Any], named_as: str) -> dict[str, Any]:
+        found: dict[str, Any] = {"timeUnixNano": str(1764320000 * 10**9 + at), "traceId": TRACE,
+                                 "spanId": "1111111111111111", "attributes": attrs(gen_ai__system="openai"),
+                                 "body": {"kvlistValue": {"values": attrs(**content)}}}
+        if named_as == "field":
+            found["eventName"] = name
+        else:
+            found["attributes"] += attrs(event__name=name)
+        return found
+
+    records = [record("gen_ai.user.message", 2, {"content": "Hi"}, "field"),
+               record("gen_ai.system.message", 1, {"content": "Be brief."}, "attribute"),
+               record("gen_ai.choice", 3, {"index": 0, "finish_reason": "stop", "message": {"content": "Hello!"}},
+                      "field"),
+               {"timeUnixNano": "5", "body": {"stringValue": "HTTP Request: POST /v1/chat/completions"}}]
+    logs = {"resourceLogs": [{"scopeLogs": [{"logRecords": records}]}]}
+    spans = {"resourceSpans": [{"scopeSpans": [{"spans": [
+        span("1111111111111111", "chat m", 0, 10, attrs(gen_ai__operation__name="chat"))]}]}]}
+    for lines in ([spans, logs], [logs, spans, logs]):
+        [imported] = import_bytes(jsonl(lines), "t.jsonl")
+        assert imported.document.context.messages[-2:] == [{"role": "system", "content": "Be brief."},
+                                                           {"role": "user", "content": "Hi"}]
+        assert imported.document.solution["output"] == "Hello!"
+    with pytest.raises(TraceError) as caught:
+        import_bytes(json.dumps(logs).encode(), "logs.json")
+    assert str(caught.value) == ("logs.json: the trace holds no spans (only log records: put the spans they belong "
+                                 "to in the same file)")
+
+
 def test_an_openllmetry_trace_is_read_from_its_flattened_prompt_and_completion() -> None:
     """OpenLLMetry (Traceloop) marks a model span with `llm.request.type` and flattens its messages into
     `gen_ai.prompt.N.*` and `gen_ai.completion.N.*`, its tools into `llm.request.functions.N.*`: the same
@@ -953,7 +986,8 @@ def test_a_trace_asked_for_imports_when_another_trace_in_the_file_is_broken() ->
     raw = json.dumps(trace).encode()
     with pytest.raises(TraceError) as caught:
         import_bytes(raw, "t.json")
-    assert str(caught.value).endswith(f"records no messages (is capturing message content switched off?) (in trace "
+    assert str(caught.value).endswith(f"records no messages (is capturing message content switched off? or are they "
+                                      f"log records this file does not hold?) (in trace "
                                       f"{'a' * 32}, one of the file's 2 traces: import another with --trace ID: "
                                       f"{TRACE})")
     [imported] = import_bytes(raw, "t.json", trace=TRACE[:6])
