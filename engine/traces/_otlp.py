@@ -25,6 +25,7 @@ from ..document._json import unclosed
 from ..protocol._errors import DocumentError
 from ._build import line_up
 from ._chat import (
+    ROLES,
     SPAN_SETTINGS,
     ChatMessage,
     Exchange,
@@ -623,6 +624,15 @@ def _number(value: Any, *, whole: bool) -> Any:
     return value
 
 
+# Roles as frameworks name them on spans (LangChain's `human` and `ai`, Gemini's `model`), in any case: the chat
+# role each stands for. Any other role stays as it is, and is refused where it is read.
+_ROLES = {"human": "user", "ai": "assistant", "model": "assistant", **{role: role for role in ROLES}}
+
+
+def _role(raw: Any) -> Any:
+    return _ROLES.get(raw.lower(), raw) if isinstance(raw, str) else raw
+
+
 # OpenInference flattens lists into numbered attributes: `llm.input_messages.0.message.role`.
 
 
@@ -646,7 +656,7 @@ def _flattened(attributes: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
 def _openinference_messages(attributes: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
     messages = []
     for item in _flattened(attributes, prefix):
-        message: dict[str, Any] = {"role": item.get("message.role")}
+        message: dict[str, Any] = {"role": _role(item.get("message.role"))}
         if "message.content" in item:
             message["content"] = item["message.content"]
         parts = _flattened(item, "message.contents")
@@ -686,8 +696,9 @@ def _openinference_tools(attributes: dict[str, Any]) -> list[Any]:
 
 def _openllmetry_messages(attributes: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
     messages = []
+    given = "assistant" if prefix == "gen_ai.completion" else None  # (a completion's role goes without saying)
     for item in _flattened(attributes, prefix):
-        message: dict[str, Any] = {"role": item.get("role", "assistant" if prefix == "gen_ai.completion" else None)}
+        message: dict[str, Any] = {"role": _role(item.get("role", given))}
         content = item.get("content")
         parts = _json_attribute(content) if isinstance(content, str) and content.startswith("[{") else None
         is_parts = isinstance(parts, list) and all(isinstance(part, dict) and "type" in part for part in parts)
@@ -753,7 +764,7 @@ def _from_parts(message: Any, span: Span) -> list[dict[str, Any]]:
     calls = [part for part in parts if part.get("type") == "tool_call"]
     others = [part for part in parts if part.get("type") not in ("text", "tool_call")]
     content = _parts_text(texts) if not others else [_chat_part(part) for part in parts if part not in calls]
-    chat: dict[str, Any] = {"role": message.get("role"), "content": content}
+    chat: dict[str, Any] = {"role": _role(message.get("role")), "content": content}
     if calls:
         chat["tool_calls"] = [{"id": str(call.get("id", "")), "type": "function", "function": {
             "name": call.get("name"), "arguments": _as_text(call.get("arguments"))}} for call in calls]

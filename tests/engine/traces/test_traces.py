@@ -706,6 +706,31 @@ def test_system_instructions_written_as_their_text_are_the_system_message() -> N
     assert text.document.to_json() == plain.document.to_json()
 
 
+def test_roles_as_frameworks_name_them_are_the_chat_roles() -> None:
+    """LangChain's `Human` and `AI`, Gemini's `model`, a role in capitals: the chat role each stands for; a role that
+    stands for none is refused naming it."""
+    trace = genai_trace()
+    named = {"user": "Human", "assistant": "AI", "tool": "TOOL"}
+    for item in trace["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+        for attribute in item["attributes"]:
+            if attribute["key"] in ("gen_ai.input.messages", "gen_ai.output.messages"):
+                messages = json.loads(attribute["value"]["stringValue"])
+                for n, message in enumerate(messages):
+                    message["role"] = named[message["role"]] if n % 2 == 0 else message["role"].capitalize()
+                attribute["value"]["stringValue"] = json.dumps(messages)
+    [plain] = import_bytes(json.dumps(genai_trace()).encode(), "t.json")
+    [framed] = import_bytes(json.dumps(trace).encode(), "t.json")
+    assert framed.document.to_json() == plain.document.to_json()
+    chat = trace["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    [output] = [item for item in chat["attributes"] if item["key"] == "gen_ai.output.messages"]
+    output["value"]["stringValue"] = output["value"]["stringValue"].replace('"AI"', '"model"')
+    assert import_bytes(json.dumps(trace).encode(), "t.json")[0].document.to_json() == plain.document.to_json()
+    output["value"]["stringValue"] = output["value"]["stringValue"].replace('"model"', '"narrator"')
+    with pytest.raises(TraceError, match=r"^t.json: span 1111111111111111: response: message 0: unknown role "
+                                         r"'narrator'"):
+        import_bytes(json.dumps(trace).encode(), "t.json")
+
+
 def test_genai_messages_on_the_details_event_are_read_as_the_spans() -> None:
     """GenAI's `gen_ai.client.inference.operation.details` event may carry a turn's messages instead of its span's
     attributes: the trace imports as the one that records them on the span."""
