@@ -25,6 +25,23 @@ ADD, KEEP = "add", "keep"  # a name with another suffix than a context's: add th
 SUFFIXES = (".json", ".jsonl")
 
 
+def until_named(show: Callable[[str | None, str | None], tuple[str, str]],
+                name: Callable[[str, str], str | None]) -> tuple[str, str] | None:
+    """A save dialog shown until it gives a name to write (Save As, Export): `show(typed, chosen)` shows it with the
+    name typed and the filter chosen before (None at first) and gives the path typed ("" when cancelled) and the
+    filter chosen; `name(path, chosen)` is the name it is written under, None to show the dialog again. (That name,
+    the filter chosen), or None when cancelled."""
+    typed: str | None = None
+    chosen: str | None = None
+    while True:
+        typed, chosen = show(typed, chosen)
+        if not typed:
+            return None
+        named = name(typed, chosen)
+        if named is not None:
+            return named, chosen
+
+
 class FilesUI(QObject):
     """Dialogs and prompts around `window.session`; the ask_* methods are the only blocking ones (tests
     replace them)."""
@@ -79,14 +96,9 @@ class FilesUI(QObject):
         called = self.session.called
         name = name if name is not None else own.name if own is not None else f"{called}.json" if called else ""
         start = str(Path(folder, name)) if folder and name else name or folder
-        while True:
-            path, chosen = QFileDialog.getSaveFileName(self.window, title, start, FILTERS)
-            if not path:
-                return None
-            named = self.save_name(path, chosen)
-            if named is not None:
-                return named
-            start = path  # back to the dialog, the name as typed
+        answer = until_named(lambda typed, _chosen: QFileDialog.getSaveFileName(self.window, title, typed or start,
+                                                                               FILTERS), self.save_name)
+        return None if answer is None else answer[0]
 
     def save_name(self, path: str, chosen: str) -> str | None:
         """The name `path` typed in the Save As dialog with the filter `chosen` is saved under (None: ask again): a

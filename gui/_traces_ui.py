@@ -48,6 +48,7 @@ from contextdeck.engine import (
     write_atomically,
 )
 
+from ._files_ui import until_named
 from ._inspector._async import spawn
 from ._summary import counted
 
@@ -179,19 +180,17 @@ class TracesUI(QObject):
     def ask_export_target(self) -> tuple[str, str] | None:
         """("otlp-json" or "openai", the path), or None when cancelled. Both formats are JSON: a bare name takes
         `.json`, another suffix is asked about as Save As asks (`FilesUI.name_to_save`; Cancel: the dialog again)."""
-        typed: str | None = None
-        chosen = OTLP
-        while True:
-            dialog = self.export_file_dialog(typed, chosen)
-            accepted = dialog.exec() == QDialog.DialogCode.Accepted
-            paths, chosen = dialog.selectedFiles(), dialog.selectedNameFilter()
-            dialog.deleteLater()
-            if not accepted or not paths:
-                return None
-            typed = paths[0]
-            named = self.window.files.name_to_save(typed, (".json",), ".json", title="Export")
-            if named is not None:
-                return ("openai" if chosen == OPENAI else "otlp-json"), named
+        answer = until_named(self._export_dialog, lambda path, _chosen: self.window.files.name_to_save(
+            path, (".json",), ".json", title="Export"))
+        return None if answer is None else ("openai" if answer[1] == OPENAI else "otlp-json", answer[0])
+
+    def _export_dialog(self, typed: str | None, chosen: str | None) -> tuple[str, str]:
+        """The export dialog shown (`until_named`): the path typed ("" when cancelled) and the format chosen."""
+        dialog = self.export_file_dialog(typed, chosen or OTLP)
+        accepted = dialog.exec() == QDialog.DialogCode.Accepted
+        paths, chosen = dialog.selectedFiles(), dialog.selectedNameFilter()
+        dialog.deleteLater()
+        return (paths[0] if accepted and paths else ""), chosen
 
     def export_file_dialog(self, typed: str | None = None, form: str = OTLP) -> QFileDialog:
         """The save dialog, its name suggested beside the document (`<stem>.otlp.json`), or the name `typed` and the
