@@ -10,6 +10,8 @@ from PySide6.QtWidgets import QLabel, QWidget
 
 from contextdeck.engine import Status
 
+from .._icons import dark
+
 STATUS_COLOURS: dict[Status, str] = {
     Status.PENDING: "#8c96a0",
     Status.READY: "#2e9d5b",
@@ -90,13 +92,11 @@ class NoteBox(QLabel):
     def fill(self) -> QColor:
         """The box's colour in the palette it has now (dark when the window is)."""
         palette = self.palette()
-        return QColor(WARM_FILL[self._dark()]) if self.warm else palette.color(QPalette.ColorRole.AlternateBase)
+        return QColor(WARM_FILL[dark(palette)]) if self.warm else palette.color(QPalette.ColorRole.AlternateBase)
 
     def _edge(self) -> QColor:
-        return QColor(WARM_EDGE[self._dark()]) if self.warm else self.palette().color(QPalette.ColorRole.Mid)
-
-    def _dark(self) -> int:
-        return int(self.palette().color(QPalette.ColorRole.Window).lightness() < 128)
+        palette = self.palette()
+        return QColor(WARM_EDGE[dark(palette)]) if self.warm else palette.color(QPalette.ColorRole.Mid)
 
     def paintEvent(self, event: QPaintEvent) -> None:
         painter = QPainter(self)
