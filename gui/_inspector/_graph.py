@@ -126,6 +126,9 @@ class PlanGraphView(QGraphicsView):
         self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
         self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
         self.graph: PlanGraph | None = None
+        # The keys' map of the graph drawn (`_next`): its layers that hold calls, and each call's (layer, row).
+        self._layers: list[Sequence[int]] = []
+        self._where: dict[int, tuple[int, int]] = {}
         self.note = ""  # what the scene says while there are no calls
         self.nodes: dict[int, CallNode] = {}
         self._legend_items: list[QGraphicsItem] = []
@@ -171,6 +174,9 @@ class PlanGraphView(QGraphicsView):
         self.nodes.clear()
         self.edge_items.clear()
         graph = self.graph = plan_graph(calls)
+        self._layers = [layer for layer in graph.layers if layer]
+        self._where = {node: (column, row) for column, layer in enumerate(self._layers)
+                       for row, node in enumerate(layer)}
         by_index = {c.index: c for c in calls}
         for column, layer in enumerate(graph.layers):
             for row, node in enumerate(layer):
@@ -299,8 +305,7 @@ class PlanGraphView(QGraphicsView):
 
     def _next(self, key: Qt.Key) -> int | None:
         """The call the key goes to from the chosen one (from none: the first); None when the key does not move."""
-        layers = [layer for layer in (self.graph.layers if self.graph is not None else ()) if layer]
-        where = {node: (column, row) for column, layer in enumerate(layers) for row, node in enumerate(layer)}
+        layers, where = self._layers, self._where
         moves = (Qt.Key.Key_Left, Qt.Key.Key_Right, Qt.Key.Key_Up, Qt.Key.Key_Down, Qt.Key.Key_Home, Qt.Key.Key_End,
                  Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space)
         if not layers or key not in moves:
