@@ -76,6 +76,14 @@ def line_starts(text: str) -> array[int]:
     return starts
 
 
+def searched(text: str) -> str:
+    """What `LinesView.find_text` searches in `text`: its case fold, or the text itself when a letter's fold is
+    longer (searched as written, the places being those of the text). Made with the text where that is made off the
+    GUI thread (`show_text(..., searched=)`): a fold of megabytes."""
+    folded = text.casefold()
+    return folded if len(folded) == len(text) else text
+
+
 class _Accessible(QAccessibleWidget):
     """A LinesView to a screen reader: read-only, multi-line text whose value is `spoken_text`. (Qt's text
     interface, which lets a reader walk the text by character, cannot be given from Python: `interface_cast`
@@ -123,7 +131,7 @@ class LinesView(QAbstractScrollArea):
         self.styles: Style = lambda line: None
         self.full_text = ""
         self.found = (0, 0)  # the place `find_text` selected last: which of how many (the find bar says it)
-        # What `find_text` searches, made at the first find after `show_text` (a fold of megabytes, not per key),
+        # What `find_text` searches (`searched`: given with the text, else made at its first find, not per key),
         # how many places the last needle has in it, and the place last found (needle, where, which).
         self._haystack: str | None = None
         self._counted = ("", 0)
@@ -151,13 +159,13 @@ class LinesView(QAbstractScrollArea):
 
     # -- the text --------------------------------------------------------------------------------------
 
-    def show_text(self, text: str, starts: Sequence[int] | None = None) -> None:
-        """Show `text` (`starts`: its `line_starts`, if made already). The line at the top stays where it was, as
-        far as the new text has it; the selection goes."""
+    def show_text(self, text: str, starts: Sequence[int] | None = None, found_in: str | None = None) -> None:
+        """Show `text` (`starts`: its `line_starts`, `found_in`: its `searched`, if made already). The line at the top
+        stays where it was, as far as the new text has it; the selection goes."""
         if text == self.full_text:
             return
         self.full_text = text
-        self._haystack, self._counted, self._last = None, ("", 0), ("", 0, 0)
+        self._haystack, self._counted, self._last = found_in, ("", 0), ("", 0, 0)
         self._starts = starts if starts is not None else line_starts(text)
         self._anchor = self._position = 0
         self._relayout()
@@ -410,18 +418,19 @@ class LinesView(QAbstractScrollArea):
         if not needle:
             return False
         if self._haystack is None:
-            folded = self.full_text.casefold()
-            # (a letter whose case fold is longer: search as written, the places being those of the text)
-            self._haystack = folded if len(folded) == len(self.full_text) else self.full_text
+            self._haystack = searched(self.full_text)
         text = self._haystack
         wanted = needle if text is self.full_text else needle.casefold()
         start, end = self.selection()
-        if backward:  # the last place that begins before the selection
+        # Round past the end, the second search reads only what the first did not: a needle found nowhere is one
+        # scan of the text.
+        if backward:  # the last place that begins before the selection, else the last one at or after its start
             found = text.rfind(wanted, 0, start + len(wanted) - 1)
-            found = found if found >= 0 else text.rfind(wanted)
+            found = found if found >= 0 else text.rfind(wanted, start)
         else:
-            found = text.find(wanted, end if again else start)
-            found = found if found >= 0 else text.find(wanted)
+            begin = end if again else start
+            found = text.find(wanted, begin)
+            found = found if found >= 0 else text.find(wanted, 0, begin + len(wanted) - 1)
         if found < 0:
             return False
         self.found = (self._which(wanted, found), self._how_many(wanted))

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QLabel, QTabWidget, QVBoxLayout, QWidget
 from contextdeck.engine import Activities, Context, Request, compose_request
 
 from ._background import BackgroundRunner
-from ._lines import FindBar, LinesView, line_starts, role_style
+from ._lines import FindBar, LinesView, line_starts, role_style, searched
 from ._seen import seen
 
 if TYPE_CHECKING:
@@ -124,9 +124,9 @@ class LLMView(QWidget):
         if not isinstance(rendered, Rendered):
             return
         request = self.request = rendered.request
-        self.messages.show_text(rendered.messages, rendered.message_lines)
+        self.messages.show_text(rendered.messages, rendered.message_lines, rendered.messages_searched)
         self._starts, self._sources = rendered.starts, rendered.sources
-        self.schema.show_text(rendered.schema, rendered.schema_lines)
+        self.schema.show_text(rendered.schema, rendered.schema_lines, rendered.schema_searched)
         problems = [str(problem) for problem in request.problems]
         self.problems.setText("⚠ " + "\n⚠ ".join(problems) if problems else "")
         self.problems.setVisible(bool(problems))
@@ -154,7 +154,7 @@ class LLMView(QWidget):
 class Rendered:
     """A request and its texts, made where it was composed (the worker, for a big document): the Messages text
     (megabytes at 100,000 messages), where each message's text starts in it and what it came from, the Schema text,
-    and where each line of the two texts starts."""
+    where each line of the two texts starts, and what Find searches in each (`searched`: their case folds)."""
 
     request: Request
     messages: str
@@ -163,6 +163,8 @@ class Rendered:
     schema: str
     message_lines: Sequence[int]
     schema_lines: Sequence[int]
+    messages_searched: str
+    schema_searched: str
 
     @classmethod
     def of(cls, request: Request) -> Rendered:
@@ -172,7 +174,8 @@ class Rendered:
             sources.append(message.sources)
             start += len(f"--- {message.role} ---\n{message.text}\n\n")
         messages, schema = request.messages_text(), _schema_text(request)
-        return cls(request, messages, starts, sources, schema, line_starts(messages), line_starts(schema))
+        return cls(request, messages, starts, sources, schema, line_starts(messages), line_starts(schema),
+                   searched(messages), searched(schema))
 
 
 def _schema_text(request: Request) -> str:

@@ -8,7 +8,7 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QFont, QGuiApplication, QWheelEvent
 from PySide6.QtWidgets import QApplication
 
-from contextdeck.gui._lines import LinesView, line_starts, role_style
+from contextdeck.gui._lines import LinesView, line_starts, role_style, searched
 
 LINES = "\n".join(f"line {n} of the text" for n in range(10_000)) + "\n"
 
@@ -301,3 +301,49 @@ def test_find_folds_the_text_once_and_counts_its_places_once_a_needle(qtbot: Any
     assert view.found == (3, LINES.count("line 999"))
     assert _Folds.folds == [1]
     assert _Folds.counts == ["l", "li", "lin", "line 999"]
+
+
+def test_find_searches_the_fold_given_with_the_text(qtbot: Any) -> None:
+    """A text shown with what Find searches in it (`searched`, made with the text on the LLM view's worker) is not
+    folded again at the first key on the GUI thread."""
+    view = shown(qtbot)
+    text = _Folds(LINES + "The End\n")
+    found_in = searched(text)
+    _Folds.folds = []
+    view.show_text(text, found_in=found_in)
+    assert view.find_text("the end")
+    assert view.selection()[0] == len(LINES)
+    assert _Folds.folds == []
+
+
+class _Scans(str):
+    """A text that notes how many characters each search reads of it."""
+
+    read: ClassVar[list[int]] = []
+
+    def find(self, sub: str, start: Any = None, end: Any = None) -> int:  # type: ignore[override]
+        _Scans.read.append(len(self[start:end]))
+        return super().find(sub, start, end)
+
+    def rfind(self, sub: str, start: Any = None, end: Any = None) -> int:  # type: ignore[override]
+        _Scans.read.append(len(self[start:end]))
+        return super().rfind(sub, start, end)
+
+
+def test_a_needle_found_nowhere_is_one_scan_of_the_text(qtbot: Any) -> None:
+    """Find went from the selection to the end, then round from the top over the whole text again: a needle found
+    nowhere read the text twice a key. Round past either end, it reads only what the first search did not."""
+    view = shown(qtbot)
+    view.show_text(LINES + "the end\n", found_in=_Scans(LINES + "the end\n"))
+    middle = len(LINES) // 2
+    for backward in (False, True):
+        for again in (True, False):
+            view.select(middle, middle + 4)
+            _Scans.read = []
+            assert not view.find_text("kettle", backward=backward, again=again)
+            assert sum(_Scans.read) <= len(LINES) + len("the end\n") + len("kettle")
+    view.select(middle, middle)
+    assert view.find_text("line 2 of", again=False)  # round from the top, as before
+    assert view.selection()[0] == LINES.index("line 2 of")
+    assert view.find_text("the end", backward=True)  # round from the end
+    assert view.selection()[0] == len(LINES)

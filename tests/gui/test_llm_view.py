@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtCore import QPointF, QSettings, Qt
 
 from contextdeck.engine import Context, compose_request, load_document
-from contextdeck.gui import _background
+from contextdeck.gui import _background, _lines
 from contextdeck.gui import _llm as llm
 from contextdeck.gui._app import create_window
 from contextdeck.gui._window import MainWindow
@@ -198,6 +198,35 @@ def test_a_big_request_is_laid_out_in_the_worker_and_only_its_lines_in_sight_on_
     bottom = pane.position_at(pane.viewport().rect().bottomLeft())
     assert win.llm_view.source_at(bottom) == llm.BACKGROUND_FROM - 1
     assert pane.laid_out() < 200
+    win.session.close()
+
+
+def test_find_in_a_big_request_searches_a_fold_made_on_the_worker(qtbot: Any, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first key typed in Find folded the whole Messages text on the GUI thread (megabytes: tens of
+    milliseconds): what Find searches is made on the worker with the text, and the find goes on as before."""
+    folded_on: list[threading.Thread] = []
+    fold = _lines.searched
+
+    def recorded(text: str) -> str:
+        if "turn 4321" in text:  # not the empty document the window starts on
+            folded_on.append(threading.current_thread())
+        return fold(text)
+
+    monkeypatch.setattr(llm, "searched", recorded)
+    monkeypatch.setattr(_lines, "searched", recorded)
+    win = big_window(qtbot, tmp_path, llm.BACKGROUND_FROM)
+    win.llm_dock.raise_()
+    pane = win.llm_view.messages
+    qtbot.waitUntil(lambda: f"turn {llm.BACKGROUND_FROM - 1}" in win.llm_view.text(), timeout=20000)
+    bar = win.llm_view.find_bar
+    bar.open()
+    qtbot.keyClicks(bar.field, "TURN 4321")
+    place = pane.toPlainText().index("turn 4321\n")
+    assert pane.selection() == (place, place + len("turn 4321"))
+    assert bar.status.text() == "1 of 1"
+    assert folded_on
+    assert threading.main_thread() not in folded_on
     win.session.close()
 
 
