@@ -202,14 +202,25 @@ def exchange_of(value: Any, where: str) -> Exchange:
     """An exchange from a request body, or from `{"request": ..., "response": ...}` (with `latency_ms`): a chat
     completions one, or a Responses API one."""
     request, response, latency = value, None, None
-    if isinstance(value, dict) and isinstance(value.get("request"), dict):
-        request, response, latency = value["request"], value.get("response"), value.get("latency_ms")
+    if isinstance(value, dict) and isinstance(_body(value.get("request")), dict):
+        request, response, latency = _body(value["request"]), _body(value.get("response")), value.get("latency_ms")
         latency = latency if isinstance(latency, int | float) and not isinstance(latency, bool) else None
         if response is None and value.get("error") is not None:  # a request that failed, logged with its error
             response = {"error": value["error"]}
     if is_responses_request(request):
         return responses_exchange(request, response, where, latency_ms=latency)
     return openai_exchange(request, response, where, latency_ms=latency)
+
+
+def _body(value: Any) -> Any:
+    """A body a log wrote as its JSON text (as a proxy keeps the bytes it sent) as that JSON; anything else as it
+    is (a streamed response's events are text too, which does not start as an object)."""
+    if isinstance(value, str) and value.lstrip()[:1] == "{":
+        try:
+            return json_parse(value)
+        except ValueError:
+            return value
+    return value
 
 
 def read_openai(values: Values) -> Reading:

@@ -284,6 +284,16 @@ def test_a_streamed_response_imports_as_the_completion_its_chunks_make() -> None
         import_bytes(json.dumps({"request": request, "response": [chunks[0], 5]}).encode(), "ex.json")
 
 
+def test_bodies_logged_as_their_json_text_are_read_as_the_bodies() -> None:
+    """A proxy's log keeps the request and the response as the JSON text it sent and received: read as the bodies
+    that text holds (a streamed response's events, text too, as before)."""
+    lines = log_lines()
+    texts = [{**line, "request": json.dumps(line["request"]), "response": json.dumps(line["response"])}
+             for line in lines]
+    plain = import_bytes(jsonl(lines), "run.jsonl")[0].document
+    assert import_bytes(jsonl(texts), "run.jsonl")[0].document.to_json() == plain.to_json()
+
+
 def test_a_last_reply_cut_at_its_token_limit_is_said() -> None:
     """finish_reason 'length': the output may be a cut text (no valid JSON); a warning says so at import,
     before validate finds the output breaks the schema."""
