@@ -54,13 +54,19 @@ class _Clock:
             return None
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=dt.UTC)
-        return int(moment.timestamp() * 1_000_000) * 1000
+        nanos = int(moment.timestamp() * 1_000_000) * 1000
+        return nanos if 0 <= nanos <= _LATEST else None  # (OTLP's times are unsigned 64-bit nanoseconds)
 
     def span(self, start: int | None, seconds: float | None = None, end: int | None = None) -> tuple[int, int]:
         begin = start if start is not None else (self.last + 1_000_000 if self.last else self.start)
         finish = end if end is not None and end >= begin else begin + int((seconds or 0.001) * 1e9)
+        begin, finish = (min(max(moment, 0), _LATEST) for moment in (begin, finish))  # (a latency past its date)
         self.last = max(self.last, finish)
         return begin, finish
+
+
+# The latest time OTLP can say: a span past it (a date in year 2554 or later) is no time it can carry.
+_LATEST = 2**64 - 1
 
 
 @dataclass

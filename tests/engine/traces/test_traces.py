@@ -1269,6 +1269,19 @@ def test_an_integer_past_64_bits_is_exported_as_its_digits() -> None:
     assert again.context.messages[0]["seed"] == 2**70
 
 
+def test_a_time_otlp_cannot_say_is_left_to_the_export_clock() -> None:
+    """OTLP's times are unsigned 64-bit nanoseconds: a reply dated before 1970 (a log's `created: -1`), or a latency
+    longer than the time since 1970, exports as a trace that parses, its times within what OTLP can say."""
+    for created, latency in ((-1, None), (1764320000, 1e15)):
+        body = exchange()
+        body["response"]["created"] = created
+        if latency is not None:
+            body["latency_ms"] = latency
+        document = import_bytes(json.dumps(body).encode(), "ex.json")[0].document
+        for item in parse_otlp(export_otlp(document)).resource_spans[0].scope_spans[0].spans:
+            assert 0 <= item.start_time_unix_nano <= item.end_time_unix_nano
+
+
 def root_attributes(trace: dict[str, Any]) -> list[dict[str, Any]]:
     attributes: list[dict[str, Any]] = trace["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["attributes"]
     return attributes
