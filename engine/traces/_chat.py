@@ -112,14 +112,19 @@ def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-def iso(seconds: float) -> str:
-    """Unix seconds as ISO 8601 UTC, to the second as `_date` is written."""
-    return dt.datetime.fromtimestamp(seconds, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+def iso(seconds: float) -> str | None:
+    """Unix seconds as ISO 8601 UTC, to the second as `_date` is written; None for a time no date can say (a log's
+    milliseconds where seconds belong: year 57,000)."""
+    try:
+        return dt.datetime.fromtimestamp(seconds, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (ValueError, OverflowError, OSError):
+        return None
 
 
-def iso_precise(nanos: int) -> str:
-    moment = dt.datetime.fromtimestamp(nanos // 1_000_000_000, dt.UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S") + f".{(nanos // 1_000_000) % 1000:03d}Z"
+def iso_precise(nanos: int) -> str | None:
+    """Unix nanoseconds as ISO 8601 UTC, to the millisecond; None as `iso`."""
+    second = iso(nanos // 1_000_000_000)
+    return None if second is None else second[:-1] + f".{(nanos // 1_000_000) % 1000:03d}Z"
 
 
 # -- OpenAI chat completions ------------------------------------------------------------------------

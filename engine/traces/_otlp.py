@@ -149,12 +149,15 @@ def _attributes(raw: Any) -> dict[str, Any]:
 
 
 def _nanos(raw: Any) -> int:
+    """A time in nanoseconds as OTLP writes it (an unsigned 64-bit integer, or its digits); 0 (none) for anything
+    else."""
     if isinstance(raw, bool):
         return 0
     try:
-        return max(0, int(raw))
+        nanos = int(raw)
     except (TypeError, ValueError, OverflowError):
         return 0
+    return nanos if 0 <= nanos < 2**64 else 0
 
 
 def spans_of(values: Values) -> list[Span]:

@@ -1269,6 +1269,29 @@ def test_an_integer_past_64_bits_is_exported_as_its_digits() -> None:
     assert again.context.messages[0]["seed"] == 2**70
 
 
+@pytest.mark.parametrize("moment", [10**12, -(10**12), 1e300, 2**63])
+def test_a_reply_time_no_date_can_say_is_no_time(moment: Any) -> None:
+    """A log's `created` in milliseconds (year 33,658), or further off: the reply has no date, rather than an
+    exception out of the import."""
+    body = exchange()
+    body["response"]["created"] = moment
+    [imported] = import_bytes(json.dumps(body).encode(), "ex.json")
+    assert "date" not in imported.document.solution["_model"]
+
+
+@pytest.mark.parametrize("nanos", ["99999999999999999999999", 2**70])
+def test_a_span_time_past_64_bits_is_no_time(nanos: Any) -> None:
+    """OTLP's times are unsigned 64-bit: a span's start or end past that is no time (its turn has no latency or
+    date), not an exception out of the import."""
+    trace = genai_trace()
+    [plain] = import_bytes(json.dumps(trace).encode(), "t.json")
+    for item in trace["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+        item["endTimeUnixNano"] = nanos
+    [imported] = import_bytes(json.dumps(trace).encode(), "t.json")
+    assert (imported.turns, len(imported.document.context.messages)) == (plain.turns, 8)
+    assert "latency_ms" not in imported.document.context.messages[4]["_model"]
+
+
 def test_a_time_otlp_cannot_say_is_left_to_the_export_clock() -> None:
     """OTLP's times are unsigned 64-bit nanoseconds: a reply dated before 1970 (a log's `created: -1`), or a latency
     longer than the time since 1970, exports as a trace that parses, its times within what OTLP can say."""

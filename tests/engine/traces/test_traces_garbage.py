@@ -13,7 +13,8 @@ from test_traces import exchange, genai_trace, jsonl, log_lines
 
 from contextdeck.engine import TraceError, compose_request, export_otlp, import_bytes, validate
 
-ODD = [None, True, 0, -1, 1.5, "", "x", "†a", [], {}, [1], {"a": 1}, "call_1", "tool", "assistant", "{", "[]", "{}"]
+ODD = [None, True, 0, -1, 1.5, "", "x", "†a", [], {}, [1], {"a": 1}, "call_1", "tool", "assistant", "{", "[]", "{}",
+       10**13, -(10**13), 2**70, "99999999999999999999999"]  # times no date can say, past 64 bits
 
 
 def paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
