@@ -454,13 +454,13 @@ def checkpoint(state: State, message_id: int, gaps: int) -> Checkpoint[ProbeStat
             # place and every later checkpoint shares (its tail, then by the chunk): a tuple per checkpoint would
             # copy all the sources so far at each one, quadratic in the writes of the lane, to make and to free.
             probe.sources = Ids.owning(probe.sources)
-    held = ProbeState(
-        tuple([kept(p.sources) for p in probes]),  # (lists, not generators: a few probes each, made often)
-        tuple([p.diagnostics for p in probes]),
-        tuple([p.resets for p in probes]),
-        gaps,
-    )
-    return Checkpoint(message_id, state.root, held)
+    return Checkpoint(message_id, state.root, held(probes, gaps))
+
+
+def held(probes: list[Probe], gaps: int) -> ProbeState:
+    """What a checkpoint holds of kept probes (lists, not generators: a few probes each, made often)."""
+    return ProbeState(tuple([kept(p.sources) for p in probes]), tuple([p.diagnostics for p in probes]),
+                      tuple([p.resets for p in probes]), gaps)
 
 
 # Sources from which a checkpoint shares them with the fold's later checkpoints (`Ids`) instead of keeping a

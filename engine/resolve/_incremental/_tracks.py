@@ -60,9 +60,6 @@ class Marks:
     def __len__(self) -> int:
         return len(self.items)
 
-    def id_at(self, index: int) -> int:
-        return self.items[index].after
-
     def get(self, index: int) -> TrackCheckpoint:
         mark = self.items[index]
         for rebase in self.rebases:
@@ -516,7 +513,7 @@ class _TrackRepair:
         on at the first that is, else the new fold goes to the end."""
         work, marks, keys, key, subset = self.work, self.old.checkpoints, self.keys, self.key, self.subset
         lane, paths, layer, writes = self.lane, self.paths, self.layer, self.writes
-        matches = {marks.id_at(i): i for i in range(self.first, len(marks))}
+        matches = {marks.items[i].after: i for i in range(self.first, len(marks))}
         low = work.low
         found: list[tuple[int, Patches]] = []  # the matched mark, and how to patch the old rest
         blocked: Blocked = {}
@@ -564,9 +561,9 @@ def _same_base(old: Fold, base: Fold, lane: str | None, layer: Layer, writes: Se
     before = {probe.path: probe for probe in old.base.probes}
     after = {probe.path: probe for probe in base.state.probes}
     # At the start of the layer: where the old global fold left the probes, and where the new one does.
-    matched = checkpoint(State([before[path] for path in paths], old.state.root), 0, 0)
-    here = checkpoint(State([after[path] for path in paths], old.state.root), 0, 0)
-    start = State([after[path] for path in paths], base.state.root)  # (read by `_splice`, never stepped)
+    was, now = [before[path] for path in paths], [after[path] for path in paths]
+    matched, here = (Checkpoint(0, old.state.root, _index.held(probes, 0)) for probes in (was, now))
+    start = State(now, base.state.root)  # (read by `_splice`, never stepped)
     # A global append only grew the global fold's sources: the instance's results are told the one key gained.
     told = _SharedSources([(len(before[path].sources), before[path].resets) for path in paths], keys, -1)
     return _splice(start, [], Marks(), [], 0, matched, old, base, here, patches, told)
@@ -641,11 +638,13 @@ class _SharedSources(NamedTuple):
         """How the sources `now` + the rest of `final` differ from `final` (`was` + the rest), as order keys (a
         fold's sources name each message once); None when a message lost has no key that is known."""
         size, before = self.bases[index]
+        same = now.resets == resets == before
         # (Under a changed global fold, its new part is the old one grown when it only gained messages, none before
-        # the old one's last: a global step tells it, `step`; else the two are compared.)
-        grown = self.low >= 0 or (
-            any(e.sources is was and not e.lost for e in now.edits) and now.sources[size - 1 : size] == was[-1:])
-        if not now.resets == resets == before or (not grown and tuple(now.sources[:size]) != tuple(was)):
+        # the old one's last: a global step tells it, `step`, and the keys it gained are the change; else compared.)
+        grew = next((e for e in now.edits if e.sources is was and not e.lost), None) if self.low < 0 else None
+        if same and grew is not None and now.sources[size - 1 : size] == was[-1:]:
+            return SourceEdit(final, [], grew.gained)
+        if not same or (self.low < 0 and tuple(now.sources[:size]) != tuple(was)):
             size = 0  # a side reset them, or the new global part is not the old one grown: they share none
         then, it = set(was[size:]), set(now.sources[size:])  # (`Ids` slice from the chunk the cut falls in)
         keys, low, lost = self.keys, self.low, then - it
@@ -684,7 +683,7 @@ def first_mark(marks: Marks, limit: int, keys: Sequence[int], start: int = 0, re
     """The index of the first mark from `start` on at or past order key `limit` (len(marks): none): how many come
     before it. A mark of a message no longer in the order counts as at order key `removed` (before every key)."""
     return bisect_left(
-        range(len(marks)), limit, start, key=lambda i: removed if (at := keys[marks.id_at(i)]) == NOT_IN_ORDER else at)
+        marks.items, limit, start, key=lambda mark: removed if (at := keys[mark.after]) == NOT_IN_ORDER else at)
 
 
 __all__ = [

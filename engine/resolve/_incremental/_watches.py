@@ -570,16 +570,15 @@ class Watchers:
         `told` how its keys changed; `rekeyed`: a moved message's old and new key, the one kept key that changed.
         """
         key = self._store.order.key
-        before = {probe.path: probe for probe in track.fold.state.probes} if track.fold else {}
-        previous = track.results if before else {}
+        # (after an edit the fold is the committed one repaired or stepped: the same probes, in the same order)
+        before = track.fold.state.probes if track.fold else []
         values: dict[Path, Found] = {}
-        for probe in fold.state.probes:
+        for index, probe in enumerate(fold.state.probes):
             if probe.path not in track.read:  # followed for instance views only
                 continue
-            old, known = before.get(probe.path), previous.get(probe.path)
-            value = None
-            if told is not None and old is not None and known is not None and known.value is not MISSING:
-                value = _grown(fold.state, probe, old, known, key, rekeyed, told)
+            known, value = track.results.get(probe.path), None
+            if told is not None and before and known is not None and known.value is not MISSING:
+                value = _grown(fold.state, probe, before[index], known, key, rekeyed, told)
             values[probe.path] = value or next(f for f in probe_result(fold.state, probe, key) if f is not None)
         return values
 
