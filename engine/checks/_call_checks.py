@@ -34,10 +34,10 @@ from ..document._validate import json_path
 from ..document._view import Messages
 from ..protocol._errors import ExpressionError
 from ..protocol._expressions import (
-    OUTPUT_PATH,
     Expression,
     Reference,
     is_expression,
+    is_read,
     parsed_or_error,
 )
 from ..protocol._groups import PlanReading, PlanReadings, flatten, read_plan
@@ -127,7 +127,7 @@ def _read_references(plans: PlanReadings) -> list[Reference]:
     for reading in plans.values():
         for found in reading.expressions if reading is not None else ():
             for where, _, parsed in found:
-                if where != OUTPUT_PATH and not isinstance(parsed, ExpressionError):
+                if is_read(where) and not isinstance(parsed, ExpressionError):
                     read.extend(parsed.references)
         for call in reading.calls if reading is not None else ():  # a scope reads its whole kind (015)
             scopes = call.get("_scopes") if isinstance(call, dict) else None
@@ -211,8 +211,8 @@ def call_problems(calls: list[Any], tools: Mapping[str, ToolDefinition], written
         elif refusals:
             problems.extend(_refusals(number, call, tools))
         for path, _, parsed in found:
-            if path == ("_outputPath",) or isinstance(parsed, ExpressionError):
-                continue  # a destination: writing it is what makes it exist; malformed: validate's own check
+            if not is_read(path) or isinstance(parsed, ExpressionError):
+                continue  # a destination (writing it is what makes it exist), or text; malformed: validate's own check
             reason = _unwritten(written, parsed)
             if reason is not None:
                 problems.append(CallProblem(number, json_path(path), reason))

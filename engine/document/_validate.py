@@ -10,7 +10,7 @@ from typing import Any
 from jsonschema.exceptions import ValidationError
 
 from ..protocol._errors import ExpressionError
-from ..protocol._expressions import DAGGER, Where, parsed_or_error
+from ..protocol._expressions import DAGGER, OUTPUT_PATH, Where, is_read, parsed_or_error
 from ..protocol._groups import PlanReading, PlanReadings, unlisted_members
 from ..protocol._messages import METHODS, MISSING, Write, body_of
 from ..protocol._schemas import SchemaFault, schema_errors
@@ -309,7 +309,8 @@ def _call_problems(plans: PlanReadings) -> list[Diagnostic]:
 
 
 def _calls_problems(reading: PlanReading, plan_index: int | None) -> list[Diagnostic]:
-    """Malformed expressions anywhere in these calls' parameters and output paths; bad output methods."""
+    """Malformed expressions in these calls' parameters, `_output`s and output paths (what a run reads and writes:
+    a `†` string in another meta-property is text); bad output methods."""
     problems: list[Diagnostic] = []
     unlisted: dict[int, tuple[str, Any]] | None = None  # read at the first call that is no object
     # Members of all/any/race groups are numbered along with the other calls, as the executor numbers them.
@@ -328,7 +329,7 @@ def _calls_problems(reading: PlanReading, plan_index: int | None) -> list[Diagno
             problems.append(Diagnostic(plan_index, call_place(plan_index, f"call {number} $._outputMethod"),
                                        f"unknown _outputMethod {method!r}; expected one of {', '.join(METHODS)}"))
         for path, _, parsed in found:
-            if isinstance(parsed, ExpressionError):
+            if isinstance(parsed, ExpressionError) and (path == OUTPUT_PATH or is_read(path)):
                 problems.append(_malformed(plan_index, number, path, parsed))
         destination = call.get("_outputPath")
         # A destination must be an expression (`is_expression`, read here: a plan holds 100,000 calls).

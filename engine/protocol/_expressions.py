@@ -209,6 +209,14 @@ OUTPUT_PATH: Where = ("_outputPath",)
 Occurrence = tuple[Where, str, "Expression | ExpressionError"]
 
 
+def is_read(where: Where) -> bool:
+    """Whether a `†` string a call holds at `where` is an expression the call reads (SPEC 3, 6.8): one in a
+    parameter (a key without `_`) or in its `_output`. Its `_outputPath` is a destination, and a `†` string in any
+    other meta-property (`_reasoningForCall`, `_instance`) is its text."""
+    key = where[0]
+    return key == "_output" or not (isinstance(key, str) and key.startswith("_"))
+
+
 def find_expressions(value: Any, path: Where = ()) -> list[tuple[Where, str]]:
     """Every expression string in nested call parameters, with where it sits (in document order)."""
     found: list[tuple[Where, str]] = []

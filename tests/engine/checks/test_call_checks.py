@@ -81,6 +81,18 @@ def test_references_to_kinds_and_paths_nothing_writes() -> None:
                                                                                   "nothing writes †input.no")
 
 
+def test_a_dagger_string_in_a_meta_property_the_run_does_not_read_is_text() -> None:
+    """SPEC 3 and 6.8: a call reads the expressions of its parameters and its `_output`. A `†` string in another
+    meta-property (`_reasoningForCall`, `_instance`, one of the caller's own) is never read, so validate neither
+    calls it malformed nor says nothing writes it, as the run runs the call without waiting for it."""
+    calls = [{"_tool": "lookup", "id": "x", "_reasoningForCall": "†state..why", "_instance": "†a | †b"},
+             {"_tool": "lookup", "id": "y", "_custom": {"note": "†nothing.writes"}, "_output": "†nope.x"},
+             {"_tool": "lookup", "id": "†state..z", "_outputPath": "†state.order"}]
+    said = [(p.path, p.reason) for p in validate(context(*calls)) if "call" in p.path]
+    assert said == [("call 2 $.id", "expected a path segment after '.', found '.' at position 7"),
+                    ("call 1 $._output", "unknown kind ¶nope: no message or output path writes it")]
+
+
 def test_scopes_naming_a_kind_nothing_writes_are_warnings() -> None:
     """015: a scope is a kind. One no message or output path writes (a typo, or a `†` reference in its place)
     would give the call's context nothing of it without a word: validate warns at the scope; kinds the
