@@ -54,6 +54,8 @@ def line_up(exchanges: list[Exchange]) -> Conversation:
         seen = conversation.messages
         if exchange.continues is not None:
             exchange = _continued(exchange, previous, seen)
+        if previous is not None and previous.others and conversation.replies.get(len(seen) - 1) is previous:
+            _chosen(exchange, previous, conversation)
         if previous is not None and previous.reply is not None and _is_retry(exchange, seen):
             conversation.warnings.append(
                 f"{exchange.where}: repeats the request of {previous.where} without its reply: "
@@ -76,8 +78,7 @@ def line_up(exchanges: list[Exchange]) -> Conversation:
             then = "the run ends with it unanswered" if last else "the run goes on from the next one"
             conversation.warnings.append(inside(exchange.where, f"{said}: {then}"))
         if exchange.choices > 1:
-            conversation.warnings.append(inside(exchange.where, f"the response holds {exchange.choices} choices: "
-                                                "the first is the reply, the others are left out"))
+            conversation.warnings.append(_choices_said(exchange, 0))
         if exchange.reply is not None:
             conversation.replies[len(seen)] = exchange
             seen.append(exchange.reply)
@@ -101,6 +102,26 @@ def _continued(exchange: Exchange, previous: Exchange | None, seen: list[ChatMes
     if new and seen and new[0].role == "system" and new[0].key == seen[0].key:
         new = new[1:]
     return dataclasses.replace(exchange, messages=(*seen, *new))
+
+
+def _choices_said(exchange: Exchange, chosen: int) -> str:
+    taken = "the first is the reply" if not chosen else f"choice {chosen}, which the next request repeats, is the reply"
+    return inside(exchange.where, f"the response holds {exchange.choices} choices: {taken}, the others are left out")
+
+
+def _chosen(exchange: Exchange, previous: Exchange, conversation: Conversation) -> None:
+    """The reply of a response of several choices is the one the next request repeats (an agent that picks the best
+    of n goes on from it), when that is not the first."""
+    seen, at = conversation.messages, len(conversation.messages) - 1
+    if len(exchange.messages) <= at or exchange.messages[at].key == seen[at].key:
+        return
+    for n, (other, finish) in enumerate(previous.others, start=1):
+        if other.key == exchange.messages[at].key:
+            seen[at] = other
+            conversation.replies[at] = dataclasses.replace(previous, reply=other, finish_reason=finish)
+            said = conversation.warnings.index(_choices_said(previous, 0))
+            conversation.warnings[said] = _choices_said(previous, n)
+            return
 
 
 def _is_retry(exchange: Exchange, seen: list[ChatMessage]) -> bool:

@@ -77,6 +77,7 @@ class Exchange:
     finish_reason: str | None = None
     response_id: str | None = None
     choices: int = 1  # how many the response held (`n` > 1): the first is the reply
+    others: tuple[tuple[ChatMessage, str | None], ...] = ()  # the other choices that read, with their finish reason
     failed: str | None = None  # the error recorded instead of a response (a rate limit, a server error)
     continues: str | None = None  # Responses API: the response it goes on from (`previous_response_id`)
 
@@ -280,8 +281,22 @@ def _with_response(exchange: Exchange, response: Any, where: str) -> Exchange:
                                else None),
         finish_reason=choice.get("finish_reason") if isinstance(choice.get("finish_reason"), str) else None,
         response_id=response.get("id") if isinstance(response.get("id"), str) else None,
-        choices=len(choices),
+        choices=len(choices), others=tuple(_other_choices(choices[1:], where)),
     )
+
+
+def _other_choices(choices: list[Any], where: str) -> list[tuple[ChatMessage, str | None]]:
+    """The choices after the first, those that read as a reply (the next request may repeat one of them)."""
+    found = []
+    for n, choice in enumerate(choices, start=1):
+        try:
+            message = openai_message(choice.get("message") if isinstance(choice, dict) else None,
+                                     inside(where, f"choice {n}"))
+        except Located:
+            continue  # (only ever read if a later request repeats it; one that does not read is none of them)
+        finish = choice.get("finish_reason")
+        found.append((message, finish if isinstance(finish, str) else None))
+    return found
 
 
 def _error_text(error: Any) -> str:

@@ -316,6 +316,25 @@ def test_a_response_of_several_choices_says_which_was_taken() -> None:
     assert imported.warnings == ("the response holds 2 choices: the first is the reply, the others are left out",)
 
 
+def test_the_choice_the_next_request_repeats_is_the_reply() -> None:
+    """An agent that asks for several choices and goes on from one that is not the first: the run lines up with the
+    choice the next request repeats, which is the reply (with its own finish reason), and the warning names it."""
+    first = [SYSTEM, {"role": "user", "content": "A slogan?"}]
+    several = response({"role": "assistant", "content": "Sunny days."}, finish="stop")
+    several["choices"].append({"index": 1, "message": {"role": "assistant", "content": "Rain or shine."},
+                               "finish_reason": "length"})
+    second = [*first, {"role": "assistant", "content": "Rain or shine."}, {"role": "user", "content": "Shorter?"}]
+    lines = [{"request": {"model": "m", "messages": first}, "response": several},
+             {"request": {"model": "m", "messages": second},
+              "response": response({"role": "assistant", "content": "Rain."})}]
+    [imported] = import_bytes(jsonl(lines), "run.jsonl")
+    assert imported.warnings == ("line 1: the response holds 2 choices: choice 1, which the next request repeats, is "
+                                 "the reply, the others are left out",)
+    chosen = imported.document.context.messages[-2]
+    assert (chosen["content"], chosen["_model"]["finish_reason"]) == ("Rain or shine.", "length")
+    assert imported.document.solution["output"] == "Rain."
+
+
 def test_a_refusal_is_kept_where_the_model_read_it_and_said_at_the_end() -> None:
     """A refused reply (content null, `refusal` set) is the assistant's text where the run went on past it; as
     the last reply it is no output: kept in the solution's `_model.refusal`, with a warning."""
