@@ -24,7 +24,7 @@ from ..protocol._expressions import (
     parsed_or_error,
     unescape,
 )
-from ..protocol._groups import PATTERNS
+from ..protocol._groups import not_a_call
 from ..protocol._messages import METHODS
 from ..protocol._records import record
 from ..protocol._schemas import SchemaCheck, SchemaFault, first_error, schema_check
@@ -210,29 +210,19 @@ def _required_meta(tool: ToolDefinition | None) -> tuple[str, ...]:
                  and not (isinstance(rules.get(key), dict) and "const" in rules[key]))
 
 
-def _not_a_call(entry: Any) -> str:
-    """Why a plan entry is no call: a group written where a call goes is said as one (SPEC 6.10's patterns)."""
-    keys = list(entry) if isinstance(entry, dict) and "_tool" not in entry else []
-    patterns = [key for key in keys if key in PATTERNS]
-    if patterns and len(keys) == 1:  # `flatten` reads a group of one key: this one is a member of another
-        return f"pattern groups do not nest: a group's members are calls, not another group ({patterns[0]!r})"
-    if patterns:
-        others = ", ".join(repr(key) for key in keys if key not in PATTERNS)
-        return f"a pattern group is an object of one key, 'all', 'any' or 'race'; this one also has {others}"
-    return "a call must be an object with a non-empty string _tool"
-
-
 def plan_call(index: int, call: Any, tools: dict[str, ToolDefinition], activities: Activities,
-              found: list[Occurrence] | None = None, read: dict[str, ToolReading] | None = None) -> CallPlan:
+              found: list[Occurrence] | None = None, read: dict[str, ToolReading] | None = None,
+              group: tuple[str, Any] | None = None) -> CallPlan:
     """Everything about a call that can be known from the call and the tools alone, with its structural errors.
     `found`: the call's expressions (`occurrences` of it), when its plan was read already (`read_plan`); `read`:
-    each tool read already, by name (`read_tool`), kept for the calls that come next (a set-up plans 100,000).
+    each tool read already, by name (`read_tool`), kept for the calls that come next (a set-up plans 100,000);
+    `group`: the group whose members are no list the call was made of (`PlanReading.unlisted`).
 
     What the context adds (parameters resolved, readiness, cycles) is `analyse_call`'s (`_analysis`).
     """
     name = call.get("_tool") if isinstance(call, dict) else None
     if not isinstance(name, str) or not name:
-        problem = Problem("call", _not_a_call(call), "$._tool")
+        problem = Problem("call", not_a_call(call, group) or "", "$._tool")
         named = name if isinstance(name, str) else None
         return CallPlan(index, call, named, None, None, Mode.LATENT, None, None, None, "set", (), (problem,))
     tool = tools.get(name)

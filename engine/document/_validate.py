@@ -11,7 +11,7 @@ from jsonschema.exceptions import ValidationError
 
 from ..protocol._errors import ExpressionError
 from ..protocol._expressions import DAGGER, OUTPUT_PATH, Where, is_read, parsed_or_error
-from ..protocol._groups import PlanReading, PlanReadings, unlisted_members
+from ..protocol._groups import PlanReading, PlanReadings, not_a_call
 from ..protocol._messages import METHODS, MISSING, Write, body_of
 from ..protocol._schemas import SchemaFault, schema_errors
 from ..protocol._values import get_path
@@ -312,18 +312,12 @@ def _calls_problems(reading: PlanReading, plan_index: int | None) -> list[Diagno
     """Malformed expressions in these calls' parameters, `_output`s and output paths (what a run reads and writes:
     a `†` string in another meta-property is text); bad output methods."""
     problems: list[Diagnostic] = []
-    unlisted: dict[int, tuple[str, Any]] | None = None  # read at the first call that is no object
+    unlisted = reading.unlisted or {}
     # Members of all/any/race groups are numbered along with the other calls, as the executor numbers them.
     for number, (call, found) in enumerate(zip(reading.calls, reading.expressions, strict=True)):
-        if not isinstance(call, dict):
-            where = call_place(plan_index, f"call {number}")
-            unlisted = unlisted_members(reading) if unlisted is None else unlisted
-            group = unlisted.get(number)
-            # `flatten` makes a group's members that are no list its one call: the group is what is wrong
-            members = None if group is None else json.dumps(group[1], ensure_ascii=False)
-            reason = ("a call must be an object" if group is None else
-                      f"a pattern group's {group[0]!r} must be an array of calls, not {members}")
-            problems.append(Diagnostic(plan_index, where, reason))
+        if not isinstance(call, dict):  # one with no `_tool` is the set-up's to say (`plan_call`), for pending calls
+            problems.append(Diagnostic(plan_index, call_place(plan_index, f"call {number}"),
+                                       not_a_call(call, unlisted.get(number)) or ""))
             continue
         if "_outputMethod" in call and (method := call["_outputMethod"]) is not None and method not in METHODS:
             problems.append(Diagnostic(plan_index, call_place(plan_index, f"call {number} $._outputMethod"),

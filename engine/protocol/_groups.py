@@ -10,6 +10,7 @@ references it reads, its set-up): `read_plan` reads it once for all of them.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ._expressions import Occurrence, calls_occurrences
@@ -108,8 +109,16 @@ def group_of(entry: Any) -> tuple[str, Any] | None:
 
 def flatten(entries: list[Any]) -> tuple[list[Any], list[Unit]]:
     """The calls of a plan in order, and the units that group them."""
+    calls, units, _ = _flattened(entries)
+    return calls, units
+
+
+def _flattened(entries: list[Any]) -> tuple[list[Any], list[Unit], dict[int, tuple[str, Any]] | None]:
+    """`flatten`'s, and the calls made of a group's members that are no list (`{"all": "x"}`: its one call, by
+    number: the group's pattern and members as written; None: none)."""
     calls: list[Any] = []
     units: list[Unit] = []
+    unlisted: dict[int, tuple[str, Any]] | None = None
     for position, entry in enumerate(entries):
         group = group_of(entry) if type(entry) is not dict or len(entry) == 1 else None  # most are calls of 2+ keys
         if group is None:
@@ -118,42 +127,55 @@ def flatten(entries: list[Any]) -> tuple[list[Any], list[Unit]]:
             calls.append(entry)
             continue
         pattern, members = group
-        members = members if isinstance(members, list) else [members]
+        if not isinstance(members, list):  # read as a group of that one member (format.md §6)
+            unlisted = {} if unlisted is None else unlisted
+            unlisted[len(calls)] = group
+            members = [members]
         start = len(calls)
         calls.extend(members)
         units.append(_Group(pattern, tuple(range(start, len(calls))), position))
-    return calls, units
+    return calls, units, unlisted
 
 
 @record
 class PlanReading:
     """A plan's entries read once, for every check of it and for its set-up: its calls flattened out of their
-    groups (numbered as the executor numbers them), the units that group them, and each call's expressions,
-    parsed, with where they sit (`occurrences` of the call; none for a call that is no object)."""
+    groups (numbered as the executor numbers them), the units that group them, each call's expressions, parsed,
+    with where they sit (`occurrences` of the call; none for a call that is no object), and the calls made of a
+    group's members that are no list (`flatten`'s `unlisted`)."""
 
     calls: list[Any]
     units: list[Unit]
     expressions: list[list[Occurrence]]
-    entries: list[Any] | None = None  # the plan as written (the list itself, not a copy), when read from it
+    unlisted: dict[int, tuple[str, Any]] | None = None
 
 
 def read_plan(entries: list[Any]) -> PlanReading:
     """`entries` read once (see `PlanReading`)."""
-    calls, units = flatten(entries)
-    return PlanReading(calls, units, calls_occurrences(calls), entries)
+    calls, units, unlisted = _flattened(entries)
+    return PlanReading(calls, units, calls_occurrences(calls), unlisted)
 
 
-def unlisted_members(reading: PlanReading) -> dict[int, tuple[str, Any]]:
-    """The calls `flatten` made of a group's members that are no list (`{"all": "x"}`), by call number: the
-    group's pattern and its members as written."""
-    found: dict[int, tuple[str, Any]] = {}
-    if reading.entries is None:
-        return found
-    for unit in reading.units:
-        group = group_of(reading.entries[unit.entry]) if unit.pattern in PATTERNS else None
-        if group is not None and not isinstance(group[1], list):
-            found[unit.members[0]] = group
-    return found
+def not_a_call(call: Any, group: tuple[str, Any] | None = None) -> str | None:
+    """Why a plan's call is no call (None: it is one), said the one way `validate`, `run` and the turn check say it.
+    `group`: the group whose members are no list that `flatten` made it of (`PlanReading.unlisted`): when that
+    member is no call either, the group is what is wrong. A group written where a call goes is said as one (SPEC
+    6.10's patterns)."""
+    if isinstance(call, dict) and isinstance(name := call.get("_tool"), str) and name:
+        return None
+    if group is not None:
+        members = json.dumps(group[1], ensure_ascii=False, default=repr)
+        return f"a pattern group's {group[0]!r} must be an array of calls, not {members}"
+    if not isinstance(call, dict):
+        return "a call must be an object"
+    keys = list(call) if "_tool" not in call else []
+    patterns = [key for key in keys if key in PATTERNS]
+    if patterns and len(keys) == 1:  # `flatten` reads a group of one key: this one is a member of another
+        return f"pattern groups do not nest: a group's members are calls, not another group ({patterns[0]!r})"
+    if patterns:
+        others = ", ".join(repr(key) for key in keys if key not in PATTERNS)
+        return f"a pattern group is an object of one key, 'all', 'any' or 'race'; this one also has {others}"
+    return "a call must be an object with a non-empty string _tool"
 
 
 # The readings of a document's plans, by plan message index (None: the solution's calls); None for a plan

@@ -149,4 +149,7 @@ def copies(reading: PlanReading, context: Messages) -> tuple[PlanReading, list[t
             indices, position = tuple(range(start, len(calls))), len(units)
             # As `flatten` numbers them: one int object for a call's index and its unit's position when equal.
             units.append(Unit.of(unit.pattern, indices, indices[0] if indices == (position,) else position))
-    return PlanReading(calls, units, expressions), origins
+    # Each copy of a call made of a group's members that are no list is made of that group too.
+    unlisted = reading.unlisted and {index: reading.unlisted[origin] for index, (origin, _) in enumerate(origins)
+                                     if origin in reading.unlisted}
+    return PlanReading(calls, units, expressions, unlisted), origins

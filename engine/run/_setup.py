@@ -72,8 +72,9 @@ def set_up(
     tools = merged_tools(context, code_tools) if merged is None else merged
     # Each call's index is its unit's int object (`flatten`), shared by its plan and state: a large plan holds many.
     tools_read: dict[str, ToolReading] = {}  # each tool read once
-    plans = [plan_call(i, calls[i], tools, activities, expressions[i], tools_read)
-             for unit in units for i in unit.members]
+    unlisted = read.unlisted  # None but in a plan with a group whose members are no list
+    plans = [plan_call(i, calls[i], tools, activities, expressions[i], tools_read,
+                       unlisted.get(i) if unlisted else None) for unit in units for i in unit.members]
     graph = Graph.of(plans)
     structural: dict[int, list[Problem]] = {}
     delegates: dict[int, Delegate] = {}

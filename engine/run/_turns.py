@@ -23,7 +23,7 @@ from ..document._document import Document, Shape
 from ..document._json import MESSAGE_OUTER, unwritable
 from ..document._validate import json_path, path_order, schema_violations
 from ..document._view import Messages
-from ..protocol._groups import PlanReading, read_plan
+from ..protocol._groups import PlanReading, not_a_call, read_plan
 from ..protocol._messages import MISSING, Form, body_of
 from ..protocol._methods import deep_merge
 from ..request._request import REFERENCE, Request, compose_request, output_schema, version_warnings
@@ -92,10 +92,10 @@ def turn_problems(
     places = _places(reading)
     for index, where in enumerate(places):
         call = reading.calls[index]
-        found = _call_problems(call, where, offered, activities)
+        no_call = not_a_call(call, reading.unlisted.get(index) if reading.unlisted else None)
+        found = [Diagnostic(None, where, no_call)] if no_call else _call_problems(call, where, offered, activities)
         said = {problem.path for problem in found} | {f"{problem.path}: {problem.reason}" for problem in found}
-        named = isinstance(call, dict) and isinstance(call.get("_tool"), str) and call["_tool"]
-        for refusal in refused.get(index, ()) if named else ():  # not a call: `_call_problems` says so
+        for refusal in refused.get(index, ()) if not no_call else ():  # not a call: said once, above
             path = where + refusal.where[1:]
             if path not in said and _said_as(refusal, where) not in said:
                 # An expression's problem names its field itself (`$._output: ...`): said once, at the path.
@@ -116,11 +116,14 @@ def turn_problems(
 
 
 def _places(reading: PlanReading) -> list[str]:
-    """Each call's JSON path in the turn, in the executor's numbering: `$.calls[2]`, `$.calls[3].all[0]`."""
+    """Each call's JSON path in the turn, in the executor's numbering: `$.calls[2]`, `$.calls[3].all[0]`, and
+    `$.calls[4].all` for the one a group whose members are no list is made of."""
     places = [""] * len(reading.calls)
+    unlisted = reading.unlisted or {}
     for unit in reading.units:
         for position, index in enumerate(unit.members):
             places[index] = (f"$.calls[{unit.entry}]" if unit.pattern == "one"
+                             else f"$.calls[{unit.entry}].{unit.pattern}" if index in unlisted
                              else f"$.calls[{unit.entry}].{unit.pattern}[{position}]")
     return places
 
@@ -151,8 +154,9 @@ def _judged(document: Document, reading: PlanReading, activities: Activities | N
     known = activities if activities is not None else assumed_activities(merged)
     read: dict[str, ToolReading] = {}
     copied, origins = copies(reading, document.context)  # as the run repeats them per instance (013)
-    plans = [plan_call(index, call, merged, known, copied.expressions[index], read)
-             for index, call in enumerate(copied.calls)]
+    unlisted = copied.unlisted
+    plans = [plan_call(index, call, merged, known, copied.expressions[index], read,
+                       unlisted.get(index) if unlisted else None) for index, call in enumerate(copied.calls)]
     path = document.path
     finder = DelegateFinder(base if base is not None or path is None else path.parent,
                             chain or ((path.resolve(),) if path is not None else ()), code_tools)
@@ -180,12 +184,9 @@ def _said_as(problem: Problem, where: str) -> str | None:
     return f"{where}: {key!r} is a required property" if problem.message == f"the tool requires {key}" else None
 
 
-def _call_problems(call: Any, where: str, offered: dict[str, Any], activities: Activities | None) -> list[Diagnostic]:
-    if not isinstance(call, dict):
-        return [Diagnostic(None, where, "a call must be an object")]
-    name = call.get("_tool")
-    if not isinstance(name, str) or not name:
-        return [Diagnostic(None, where, "a call needs '_tool': the name of a tool")]
+def _call_problems(call: dict[str, Any], where: str, offered: dict[str, Any],
+                   activities: Activities | None) -> list[Diagnostic]:
+    name = call["_tool"]
     if name not in offered and "_delegate" in call:
         return []  # it runs the request it names as its delegate, tool or not (014)
     if name not in offered:

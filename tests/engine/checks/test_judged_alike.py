@@ -7,6 +7,7 @@ import asyncio
 import re
 from typing import Any
 
+import pytest
 from exec_support import CLOCK
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -277,3 +278,39 @@ def test_validate_and_the_turn_check_say_the_same_of_each_output_given(tool: dic
     context = [tool, STATE, *instanced, *more]
     solution = {"calls": solution_calls, "output": None}
     assert _output_warnings_of_validate(context, solution) == _output_warnings_of_the_turn_check(context, solution)
+
+
+# Plan entries that are no call, each with what all three say of it (format.md §6, execution.md's patterns).
+NO_CALLS = [
+    ({"all": "x"}, "$.calls[0].all", "a pattern group's 'all' must be an array of calls, not \"x\""),
+    ({"race": {"n": 1}}, "$.calls[0].race", "a pattern group's 'race' must be an array of calls, not {\"n\": 1}"),
+    (5, "$.calls[0]", "a call must be an object"),
+    ({"any": [5]}, "$.calls[0].any[0]", "a call must be an object"),
+    ({"n": 1}, "$.calls[0]", "a call must be an object with a non-empty string _tool"),
+    ({"_tool": ""}, "$.calls[0]", "a call must be an object with a non-empty string _tool"),
+    ({"all": [{"any": [{"_tool": "t"}]}]}, "$.calls[0].all[0]",
+     "pattern groups do not nest: a group's members are calls, not another group ('any')"),
+    ({"any": [{"_tool": "t"}], "why": 1}, "$.calls[0]",
+     "a pattern group is an object of one key, 'all', 'any' or 'race'; this one also has 'why'"),
+]
+
+
+@pytest.mark.parametrize(("entry", "where", "reason"), NO_CALLS)
+def test_validate_a_run_and_the_turn_check_say_a_plan_entry_that_is_no_call_alike(entry: Any, where: str,
+                                                                                   reason: str) -> None:
+    """A plan entry that is no call is said in the same words by `validate`, a run's refusal and the turn check:
+    a group whose members are no list as that group (at the group's field in a turn), a group where a call goes as
+    a group."""
+    context = [{"type": "tool", "tool": {"t": {"type": "object", "properties": {"_tool": {"const": "t"}}}}}]
+    solution = {"calls": [entry], "output": None}
+    said = [problem.reason.removeprefix("call: ") for problem in validate(Context(context), solution)
+            if problem.path.startswith("solution, call 0")]
+    live = Context(context)
+    asyncio.run(Execution(live, solution, clock=CLOCK).run())
+    refused = [message["data"]["error"]["message"] for message in live.messages[len(context):]
+               if message.get("type") == "error"]
+    document = Document(Context(context), Shape.ARRAY)
+    turned = [(problem.path, problem.reason) for problem in turn_problems(document, solution)]
+    assert said == [reason]
+    assert refused == [reason]
+    assert turned == [(where, reason)]

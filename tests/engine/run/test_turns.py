@@ -44,7 +44,7 @@ def test_each_problem_says_what_and_where() -> None:
     found = problems(document, {"calls": [{"receipt": 1}, {"_tool": "processPayment", "amount": "fifty"}],
                                 "output": {"status": "Done", "extra": 1}})
     assert found == [
-        ("$.calls[0]", "a call needs '_tool': the name of a tool", "error"),
+        ("$.calls[0]", "a call must be an object with a non-empty string _tool", "error"),
         ("$.calls[1].amount", "'fifty' is not of type 'number'", "error"),
         ("$.output", "Additional properties are not allowed ('extra' was unexpected)", "error"),
         ("$.output.status", "'Done' is not one of ['Success', 'Failed']", "error"),
