@@ -89,11 +89,12 @@ def const_name(schema: dict[str, Any]) -> str | None:
 
 def _json_tools(file: Path) -> Registry:
     try:
-        value = _json.parse(file.read_bytes())
+        raw = file.read_bytes()
+        value = _json.parse(raw)
     except OSError as error:
         raise ToolLoadError(str(file), error.strerror or str(error)) from None
     except _json.JSONSyntaxError as error:
-        raise ToolLoadError(str(file), error.reason, error.line, error.column) from None
+        raise ToolLoadError(str(file), _json.file_reason(error, raw), error.line, error.column) from None
     if isinstance(value, dict) and value.get("type") == "tool" and "tool" in value:
         value = value["tool"]  # a saved tool message
     found = dict(named_schemas(value))

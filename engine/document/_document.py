@@ -146,10 +146,7 @@ def _parsed_document(raw: bytes, name: str, *, jsonl: bool, path: Path | None) -
     if jsonl:
         lines, values = jsonl_lines(raw, name)
         return Document(Context(checked_messages(values, name, lines)), Shape.JSONL, path=path)
-    try:
-        value = _json.parse(raw)
-    except _json.JSONSyntaxError as error:
-        raise DocumentError(name, error.reason, error.line, error.column) from None
+    value = parsed_file(raw, name)
     if isinstance(value, list):
         return Document(Context(checked_messages(value, name)), Shape.ARRAY, path=path)
     if isinstance(value, dict):
@@ -168,6 +165,14 @@ def _parsed_document(raw: bytes, name: str, *, jsonl: bool, path: Path | None) -
     raise DocumentError(name, "expected an array of messages or an object with 'context'")
 
 
+def parsed_file(raw: bytes, name: str) -> Any:
+    """A file's one JSON value (a document, a turn); a `DocumentError` at its line and column otherwise."""
+    try:
+        return _json.parse(raw)
+    except _json.JSONSyntaxError as error:
+        raise DocumentError(name, _json.file_reason(error, raw), error.line, error.column) from None
+
+
 def jsonl_lines(raw: bytes, name: str) -> tuple[list[int], list[Any]]:
     """The line number and value of every non-blank line of a JSON Lines file (a document, a dataset, an
     experiment's results); a line that is not JSON is a `DocumentError` with its line and column."""
@@ -181,8 +186,7 @@ def jsonl_lines(raw: bytes, name: str) -> tuple[list[int], list[Any]]:
             messages.append(_json.parse(line))
         except _json.JSONSyntaxError as error:
             last = not any(rest.strip() for rest in pieces[number:])
-            cut = last and _json.unclosed(line.decode("utf-8", errors="replace"))
-            reason = error.reason + (" (the file ends early: truncated?)" if cut else "")
+            reason = _json.file_reason(error, line, last=last, after=bool(numbers))
             raise DocumentError(name, reason, number, error.column) from None
         numbers.append(number)
     return numbers, messages

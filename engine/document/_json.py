@@ -233,7 +233,7 @@ def parse(text: str | bytes) -> Any:
         if "recursion" in message or "depth" in message:
             raise _too_deep(decoded) from None
         if "utf-8" in message:
-            raise _not_utf8(raw) from None
+            raise not_utf8(raw) from None
         # orjson refuses some valid JSON (huge integers, lone surrogates): the standard library decides.
         value = _fallback(decoded, line, column)
     else:
@@ -263,7 +263,22 @@ def unclosed(text: str) -> bool:
     return in_string or level > 0
 
 
-def _not_utf8(raw: bytes) -> JSONSyntaxError:
+NOT_UTF8 = "not valid UTF-8"
+
+
+def file_reason(error: JSONSyntaxError, text: bytes, *, last: bool = True, after: bool = False) -> str:
+    """A file's JSON text that does not parse, said as every reader of a file says it (a document, a dataset, a
+    turn, a trace, a cassette, a tool registry), after the place `FILE:LINE:COLUMN`: the reason, and when `text`
+    (the whole file, or its JSON Lines line) is its end (`last`) and stops inside a string, an object or an array,
+    that the file ends early (a byte that is not UTF-8 is what is wrong wherever it is); `after`: whole lines come
+    before it, which can be read without it."""
+    if not last or error.reason.startswith(NOT_UTF8) or not unclosed(text.decode("utf-8", errors="replace")):
+        return error.reason
+    rest = "; without this last line, the lines before it can be read" if after else ""
+    return f"{error.reason} (the file ends early: truncated?{rest})"
+
+
+def not_utf8(raw: bytes) -> JSONSyntaxError:
     """Where the first byte that is not UTF-8 is (orjson reports position 0 whatever it is): its line, and
     its column counted in characters like every other column, then which byte it is."""
     try:
@@ -274,8 +289,8 @@ def _not_utf8(raw: bytes) -> JSONSyntaxError:
         column = len(raw[start : error.start].decode("utf-8")) + 1
         # UTF-16's byte order mark: what Windows PowerShell's `>` and Notepad's "Unicode" write.
         utf16 = ": a UTF-16 text, save it as UTF-8" if raw[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
-        return JSONSyntaxError(f"not valid UTF-8 (byte 0x{raw[error.start]:02x}){utf16}", line, column)
-    return JSONSyntaxError("not valid UTF-8", 1, 1)  # orjson's own reading of it (a lone surrogate)
+        return JSONSyntaxError(f"{NOT_UTF8} (byte 0x{raw[error.start]:02x}){utf16}", line, column)
+    return JSONSyntaxError(NOT_UTF8, 1, 1)  # orjson's own reading of it (a lone surrogate)
 
 
 def _fallback(decoded: str, line: int, column: int) -> Any:

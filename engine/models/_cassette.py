@@ -52,7 +52,7 @@ class Cassette:
             except _json.JSONSyntaxError as error:
                 if number == len(lines):
                     break  # the last line of a write a crash cut short: that one answer is asked again
-                raise DocumentError(str(target), f"not JSON: {error.reason}", number, error.column) from None
+                raise DocumentError(str(target), error.reason, number, error.column) from None
             problem = _exchange_problem(exchange)
             if problem is not None:
                 raise DocumentError(str(target), problem, line=number)

@@ -23,8 +23,7 @@ from psygnal import Signal
 from ..calls._outputs import utc_now
 from ..calls._status import TickReport
 from ..calls._tools import solution_problem
-from ..document._document import Document, Shape
-from ..document._json import JSONSyntaxError, parse
+from ..document._document import Document, Shape, parsed_file
 from ..protocol._errors import DocumentError
 from ..protocol._messages import MISSING
 from ..request._request import Request
@@ -74,10 +73,7 @@ def load_turn(path: str | Path) -> Any:
         raw = file.read_bytes()
     except OSError as error:
         raise DocumentError(str(file), error.strerror or str(error)) from None
-    try:
-        return parse(raw)
-    except JSONSyntaxError as error:
-        raise DocumentError(str(file), error.reason, error.line, error.column) from None
+    return parsed_file(raw, str(file))
 
 
 class TurnRefused(ValueError):

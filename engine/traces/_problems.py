@@ -11,7 +11,7 @@ from ..protocol._errors import file_place
 class TraceError(ValueError):
     """Input that cannot be imported. `where` names the record: `line 4` (a log's exchange), `line 4: message 2`,
     `span 1f2e…`; a place in the file's text (`line`, `column`: where its JSON breaks) is said as every command
-    says one, `run.jsonl:4:41: not JSON: ...`."""
+    says one, `run.jsonl:4:41: Expecting value`."""
 
     path: str
     reason: str

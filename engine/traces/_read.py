@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..document._document import Document
-from ..document._json import BOM, JSONSyntaxError, unclosed
+from ..document._document import Document, jsonl_lines
+from ..document._json import BOM, JSONSyntaxError, file_reason, not_utf8, unclosed
 from ..document._json import parse as json_parse
+from ..protocol._errors import DocumentError
 from ._build import build, line_up
 from ._chat import Exchange, ToolRun, openai_exchange
 from ._problems import Located, TraceError
@@ -83,19 +84,26 @@ def _text(raw: bytes, name: str) -> bytes:
         try:
             raw = raw.decode("utf-16").encode("utf-8")
         except UnicodeDecodeError as error:
-            raise TraceError(name, f"a UTF-16 text that cannot be read ({error.reason} at byte {error.start})") \
-                from None
+            read = raw[: error.start].decode("utf-16")  # the characters before it: its line and column
+            line, column = read.count("\n") + 1, len(read) - read.rfind("\n")
+            raise TraceError(name, f"a UTF-16 text that cannot be read ({error.reason})", line=line,
+                             column=column) from None
     try:
         raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        byte = raw[error.start]
-        raise TraceError(name, f"byte {error.start} (0x{byte:02x}) is not UTF-8: not a JSON or JSON Lines text (a "
-                         "binary file, such as OTLP protobuf? ContextDeck reads OTLP JSON)") from None
+    except UnicodeDecodeError:
+        bad = not_utf8(raw)
+        # No JSON text holds a control byte other than white space: such a file is binary, not text in another
+        # encoding.
+        binary = any(byte < 0x20 and byte not in b"\t\n\r" for byte in raw[:4096])
+        said = (": a binary file, not a JSON or JSON Lines text (OTLP protobuf? ContextDeck reads OTLP JSON)"
+                if binary else "")
+        raise TraceError(name, bad.reason + said, line=bad.line, column=bad.column) from None
     return raw
 
 
 def read_values(raw: bytes, name: str) -> Values:
-    """The file as one JSON value, else as JSON Lines; a file that is neither says where it breaks."""
+    """The file as one JSON value, else as JSON Lines; a file that is neither says where it breaks, as every
+    command says it (`file_reason`, `jsonl_lines`)."""
     if not raw.removeprefix(BOM).strip():  # a place past its last line would only puzzle
         raise TraceError(name, "the file is empty: nothing to import")
     if raw.removeprefix(BOM).lstrip().startswith((b"data:", b"event:")):
@@ -109,24 +117,12 @@ def read_values(raw: bytes, name: str) -> Values:
         if concatenated is not None:
             return concatenated
         first_line_end = raw.find(b"\n")
-        if first_line_end < 0 or not raw[:first_line_end].strip():
-            raise _syntax(name, whole, raw, None) from None
-        try:
-            json_parse(raw[:first_line_end])
-        except JSONSyntaxError:
-            raise _syntax(name, whole, raw, None) from None
-    values: list[Any] = []
-    lines: list[int] = []
-    pieces = raw.split(b"\n")
-    for number, line in enumerate(pieces, start=1):
-        if not line.strip():
-            continue
-        try:
-            values.append(json_parse(line))
-        except JSONSyntaxError as error:
-            last = number == len(pieces) or all(not rest.strip() for rest in pieces[number:])
-            raise _syntax(name, error, line, number, last=last) from None
-        lines.append(number)
+        if first_line_end < 0 or not _parses(raw[:first_line_end]):  # no first line of JSON: not JSON Lines
+            raise TraceError(name, file_reason(whole, raw), line=whole.line, column=whole.column) from None
+    try:
+        lines, values = jsonl_lines(raw, name)
+    except DocumentError as error:
+        raise TraceError(name, error.reason, line=error.line, column=error.column) from None
     return Values(values, lines, name)
 
 
@@ -160,18 +156,16 @@ def _parsed(text: bytes, name: str, start: int) -> Any:
     except JSONSyntaxError as error:
         ends_early = unclosed(text.decode("utf-8", errors="replace"))
         rest = f" (the file ends early: truncated?; without the object from line {start}, the ones before it can " \
-               "be imported)" if ends_early else ""
-        raise TraceError(name, f"not JSON: {error.reason}{rest}", line=start + error.line - 1,
-                         column=error.column) from None
+               "be read)" if ends_early else ""
+        raise TraceError(name, f"{error.reason}{rest}", line=start + error.line - 1, column=error.column) from None
 
 
-def _syntax(name: str, error: JSONSyntaxError, raw: bytes, line: int | None, *, last: bool = False) -> TraceError:
-    ends_early = (line is None or last) and unclosed(raw.decode("utf-8", errors="replace"))
-    # A log or a collector's file still being written ends in half a line: the lines before it are whole.
-    rest = "; without this last line, the lines before it can be imported" if ends_early and line and line > 1 \
-        else ""
-    why = f"not JSON: {error.reason}" + (f" (the file ends early: truncated?{rest})" if ends_early else "")
-    return TraceError(name, why, line=line or error.line, column=error.column)
+def _parses(text: bytes) -> bool:
+    try:
+        json_parse(text)
+    except JSONSyntaxError:
+        return False
+    return True
 
 
 _OTLP_KEYS = ("resourceSpans", "resource_spans", "resourceLogs", "resource_logs")

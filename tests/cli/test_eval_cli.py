@@ -284,7 +284,8 @@ def test_a_dry_run_counts_the_questions_a_change_touches(capsys, tmp_path, fake_
 @pytest.mark.parametrize(("text", "where"), [
     ('{"input": {"a": 1}}\n{"input": \n', "data.jsonl:2:"),
     ('{"input": {"a": 1}}\r\n{"input": {"a": 2', "data.jsonl:2:18: Expecting ',' delimiter (the file ends early: "
-                                                  "truncated?)"),
+                                                  "truncated?; without this last line, the lines before it can be "
+                                                  "read)"),
     ('{"input": {"a": 1} ]\n{"input": {"a": 2}}\n', "data.jsonl:1:20: Expecting ',' delimiter\n"),
     ('{"input": {"a": 1}}\n[1, 2]\n', "data.jsonl:2: expected an object"),
     ('{"input": {"a": 1}}\r\n'.encode("utf-16"), "data.jsonl:1:1: not valid UTF-8 (byte 0xff): a UTF-16 text, "

@@ -111,7 +111,7 @@ def test_a_truncated_log_is_named_with_its_line(capsys: Any, tmp_path: Path) -> 
     source = write(tmp_path, "run.jsonl", line + "\n" + line[:70])
     code, _, err = call(capsys, "import", source, "--out", tmp_path / "doc.json")
     assert code == 1
-    assert err.startswith(f"contextdeck: {source}:2:68: not JSON: ")
+    assert err.startswith(f"contextdeck: {source}:2:68: Unterminated string starting at ")
     assert "truncated?" in err
     document = write(tmp_path, "doc.json", "[\n" + line[:70])
     assert call(capsys, "validate", document)[2].startswith(f"contextdeck: {document}:2:")  # one way to say a place

@@ -551,7 +551,7 @@ def test_asking_live_after_an_undo_with_the_server_down_writes_nothing(fake_llm)
     ('{"digest": "sha256:a", "response": "hi"}', "c.jsonl:2: the exchange's 'response' is a string, not an object"),
     ('{"digest": "sha256:a"}', "c.jsonl:2: the exchange has no 'response'"),
     ('{"digest": "sha256:a", "response": {"text": 5}}', "c.jsonl:2: the exchange's 'response.text' is a number"),
-    ("not json", "c.jsonl:2:1: not JSON: "),
+    ("not json", "c.jsonl:2:1: Expecting value"),
 ])
 def test_a_cassette_line_that_cannot_be_replayed_is_named_when_it_is_read(tmp_path, line, said) -> None:
     """An exchange a replay could not use (a response that is no object, a text that is no string) or a line
