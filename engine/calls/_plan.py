@@ -248,7 +248,7 @@ def _copied_for(calls: Iterable[int], origins: Origins | None) -> str | None:
 def link_problems(units: Sequence[Unit], plans: Sequence[CallPlan], graph: Graph,
                   structural: dict[int, list[Problem]], origins: Origins | None = None) -> tuple[tuple[int, ...], ...]:
     """What the calls' links refuse, added to `structural` by call index: calls of one group that feed each other
-    (they run together) and every cycle; the cycles, in order. A run's set-up and the turn check share it.
+    (they run together) and every cycle; the cycles, in order (a run's set-up, and so the turn check).
     `origins`: the calls as written, where the run repeats some per instance (013): the problems name the calls
     as the user wrote them, and the place they are said at names the instance."""
     number = written_number(origins)

@@ -60,11 +60,14 @@ def set_up(
     chain: tuple[Path, ...] = (),
     reading: PlanReading | None = None,
     merged: dict[str, ToolDefinition] | None = None,
+    *,
+    literals: bool = True,
 ) -> Setup:
     """The pending calls (the solution's, else the last plan's) planned against `context`'s tools and
-    `code_tools`, with each call's structural problems: its own, its literal parameters, its delegate, its
-    group, a cycle. `reading`: the pending calls read already (`read_plan`; `validate` reads every plan once);
-    `merged`: the two merged already (`merged_tools`)."""
+    `code_tools`, with each call's structural problems: its own, its literal parameters (unless `literals` is
+    off: the turn check leaves them to the tool's schema, which says them at the field), its delegate, its group, a
+    cycle. `reading`: the pending calls read already (`read_plan`; `validate` reads every plan once); `merged`: the
+    two merged already (`merged_tools`)."""
     entries, plan_index = pending_calls(context, solution)
     written = read_plan(entries) if reading is None else reading
     read, origins = copies(written, context)
@@ -81,8 +84,8 @@ def set_up(
     checks = ToolChecks()  # each tool's parameter schema made into its check once
     finder = DelegateFinder(base, chain, code_tools)
     for plan in plans:
-        problems = list(plan.problems) if plan.problems else literal_problems(context, plan, expressions[plan.index],
-                                                                              checks)
+        problems = (list(plan.problems) if plan.problems or not literals
+                    else literal_problems(context, plan, expressions[plan.index], checks))
         problems, delegate = finder.refusals(context, plan, expressions[plan.index], problems)
         if delegate is not None:
             delegates[plan.index] = delegate
@@ -140,8 +143,7 @@ def branching(output_path: Any) -> str | None:
 
 class DelegateFinder:
     """What refuses a planned call beyond its own problems and its parameters', as a run's set-up finds it: its
-    delegate (014), then a latent call's typed `_output` (002). The set-up and the turn check both ask it, so that
-    what a turn is refused for and what a run refuses are one judgement. Each delegate file is read once, and what
+    delegate (014), then a latent call's typed `_output` (002). Each delegate file is read once, and what
     each tool prescribes is read once."""
 
     def __init__(self, base: Path | None, chain: tuple[Path, ...], code_tools: dict[str, dict[str, Any]]) -> None:

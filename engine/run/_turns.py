@@ -15,8 +15,7 @@ from typing import Any
 from jsonschema.exceptions import ValidationError, best_match
 
 from ..calls._activities import Activities
-from ..calls._calls import CallPlan, Problem, ToolReading, plan_call
-from ..calls._plan import Graph, Origins, link_problems
+from ..calls._calls import Problem
 from ..calls._registry import Registry
 from ..calls._tools import assumed_activities, form_indices, merged_tools, pending_calls, plan_mode
 from ..document._document import Document, Shape
@@ -29,8 +28,8 @@ from ..protocol._methods import deep_merge
 from ..request._request import REFERENCE, Request, compose_request, output_schema, version_warnings
 from ..resolve._resolution import Diagnostic
 from ._instances import odd_instance, turn_instance_problems
-from ._instancing import as_written, copies
-from ._setup import DelegateFinder, given_outputs
+from ._instancing import as_written
+from ._setup import Setup, given_outputs, set_up
 
 OUTPUT_ERROR = "output"  # the error type of a refused final output
 
@@ -87,8 +86,8 @@ def turn_problems(
     problems: list[Diagnostic] = []
     offered = {tool.name: tool.item for tool in request.tools}
     reading = read_plan(list(turn["calls"]))
-    judged = _judged(document, reading, activities, tools, base, chain)
-    refused = judged.refused
+    setup = _set_up(document, turn, reading, activities, tools, base, chain)
+    refused = setup.structural if setup.origins is None else as_written(setup.structural, setup.origins)
     places = _places(reading)
     for index, where in enumerate(places):
         call = reading.calls[index]
@@ -109,7 +108,7 @@ def turn_problems(
     problems += turn_instance_problems(document.context, reading, places)  # 013
     lazy = plan_mode(document.context) == "lazy"
     problems += [Diagnostic(None, f"{places[number]}.{field}", text, "warning") for number, (field, text)
-                 in given_outputs(judged.plans, judged.delegated, judged.origins, lazy, reading.calls).items()]
+                 in given_outputs(setup.plans, setup.delegates, setup.origins, lazy, reading.calls).items()]
     if isinstance(turn.get("meta"), dict) and "version" in turn["meta"]:  # 016: given back, its version bumped
         problems += version_warnings(request.meta, turn["meta"], "$.meta.version")
     return problems + _explained(schema, turn, "$")
@@ -128,54 +127,21 @@ def _places(reading: PlanReading) -> list[str]:
     return places
 
 
-@dataclass(frozen=True)
-class _Judged:
-    """A turn's calls as a run's set-up judges them: what it refuses of each call as written (`refused`, by index),
-    and the calls as the run repeats them per instance (`plans`, with `origins`), the delegated among them."""
-
-    refused: dict[int, list[Problem]]
-    plans: list[CallPlan]
-    delegated: set[int]
-    origins: Origins | None
-
-
-def _judged(document: Document, reading: PlanReading, activities: Activities | None, tools: Registry | None,
-            base: Path | None, chain: tuple[Path, ...]) -> _Judged:
-    """What a run refuses of the turn's calls before it starts, by call index, as its set-up finds it (`plan_call`
-    for each call and its tool alone, the `DelegateFinder`, then `link_problems`: groups that feed themselves,
-    cycles): a malformed expression, an unknown `_outputMethod`, `_scopes` that are not kinds, an output path the
-    tool forbids or requires, a delegate that cannot be used, a latent call's typed `_output` (null too) that
-    breaks the tool's `_output` schema or cannot be written. The parameters are the tool's schema's to judge, at the
-    field. Without activities nothing is known of what will be loaded: every activity a tool names is taken as
-    loaded (as `validate` takes it), so its calls are not judged as latent ones. The calls are judged as the run
-    repeats them per instance (013); a copy's refusal is its call's, with the instances it is for."""
+def _set_up(document: Document, turn: dict[str, Any], reading: PlanReading, activities: Activities | None,
+            tools: Registry | None, base: Path | None, chain: tuple[Path, ...]) -> Setup:
+    """The turn's calls as a run's set-up finds them (`set_up`: what it refuses of each call, by index; the calls as
+    it repeats them per instance, 013, the delegated among them), but for their literal parameters, which the tool's
+    schema judges at the field. Without activities nothing is known of what will be loaded: every activity a tool
+    names is taken as loaded (as `validate` takes it), so its calls are not judged as latent ones. Delegate files are
+    found from the document's folder unless `base` says otherwise."""
     code_tools = dict(tools or {})
     merged = merged_tools(document.context, code_tools)
     known = activities if activities is not None else assumed_activities(merged)
-    read: dict[str, ToolReading] = {}
-    copied, origins = copies(reading, document.context)  # as the run repeats them per instance (013)
-    unlisted = copied.unlisted
-    plans = [plan_call(index, call, merged, known, copied.expressions[index], read,
-                       unlisted.get(index) if unlisted else None) for index, call in enumerate(copied.calls)]
     path = document.path
-    finder = DelegateFinder(base if base is not None or path is None else path.parent,
-                            chain or ((path.resolve(),) if path is not None else ()), code_tools)
-    structural: dict[int, list[Problem]] = {}
-    delegated: set[int] = set()
-    for plan in plans:
-        found = copied.expressions[plan.index]
-        problems, delegate = finder.refusals(document.context, plan, found, list(plan.problems))
-        if delegate is not None:
-            delegated.add(plan.index)
-        if kept := [problem for problem in problems if problem.type not in _SAID_BY_THE_SCHEMA]:
-            structural[plan.index] = kept
-    link_problems(copied.units, plans, Graph.of(plans), structural, origins)
-    # A copy's refusal is its call's in the turn.
-    return _Judged(structural if origins is None else as_written(structural, origins), plans, delegated, origins)
-
-
-# The tool's schema says these in the turn check, at the field.
-_SAID_BY_THE_SCHEMA = frozenset(("parameters",))
+    if base is None and path is not None:
+        base = path.parent
+    chain = chain or ((path.resolve(),) if path is not None else ())
+    return set_up(document.context, turn, known, code_tools, base, chain, reading, merged, literals=False)
 
 
 def _said_as(problem: Problem, where: str) -> str | None:

@@ -23,6 +23,8 @@ from contextdeck.engine import (
     turn_problems,
     validate,
 )
+from contextdeck.engine.protocol._groups import read_plan
+from contextdeck.engine.run._setup import set_up
 
 
 def problems(document: Document, turn: object) -> list[tuple[str, str, str]]:
@@ -413,3 +415,21 @@ def test_a_turn_check_leaves_the_request_it_is_given_as_it_was() -> None:
     assert [problem.path for problem in turn_problems(document, turn, request=request)] == ["$.calls[0].n", "$.output"]
     assert json.dumps(request.to_json(), sort_keys=True) == before
     assert request.schema["properties"]["calls"]["items"]
+
+
+def test_the_turn_check_plans_a_turn_as_the_set_up_does_but_for_literal_parameters() -> None:
+    """The turn check is the set-up without the literal parameters' check (`literals=False`): a literal that breaks
+    the tool's schema is said once, at its field, by the schema; every other refusal is the set-up's."""
+    tool = {"type": "tool", "tool": {"t": {"type": "object", "properties": {"_tool": {"const": "t"},
+                                                                           "n": {"type": "integer"}}}}}
+    context = Context([tool])
+    turn = {"calls": [{"_tool": "t", "n": "x"}, {"_tool": "t", "n": 1, "_outputMethod": "bad"}], "output": None}
+    reading = read_plan(turn["calls"])
+    judged = set_up(context, turn, registry(), {}, reading=reading)
+    unjudged = set_up(context, turn, registry(), {}, reading=reading, literals=False)
+    assert [problem.type for problem in judged.structural[0]] == ["parameters"]
+    assert 0 not in unjudged.structural
+    assert unjudged.structural[1] == judged.structural[1]
+    found = problems(Document(context, Shape.ARRAY), turn)
+    assert [(path, severity) for path, _, severity in found] == [("$.calls[0].n", "error"),
+                                                                ("$.calls[1]._outputMethod", "error")]
