@@ -40,6 +40,7 @@ from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012, specification_with
 
 from ._glance import Glance, glance
+from ._metaschema import meets_metaschema
 from ._values import type_name
 
 PATTERN_BUDGET_S: Final = 0.5  # all the pattern searches of one check of one value, together
@@ -147,7 +148,8 @@ def _kept_validator(text: bytes, formats: bool) -> tuple[Any, Glance | None]:
 def _checked_validator(schema: dict[str, Any], formats: bool) -> Any:
     cls = jsonschema.validators.validator_for(schema)
     try:
-        cls.check_schema(schema)
+        if not meets_metaschema(schema, cls):  # a draft it does not answer for, or a fault to find and say
+            cls.check_schema(schema)
     except SchemaError as error:
         raise SchemaFault(_invalid(error)) from None
     except RecursionError:
