@@ -109,7 +109,7 @@ from .protocol._messages import (
     text_of,
 )
 from .protocol._methods import Conflict, deep_merge, write_at
-from .protocol._schemas import PATTERN_BUDGET_S, SchemaFault, pattern_problem, schema_errors
+from .protocol._schemas import PATTERN_BUDGET_S, SchemaFault, pattern_problem, schema_errors, telling_large_schemas
 from .request._render import LLMMessage, render, render_text
 from .request._request import ComposedTool, Request, compose_request, output_schema
 from .resolve._graveyard import free_later, free_some, let_go
@@ -357,6 +357,7 @@ __all__ = [
     "summarise",
     "sweep_temporaries",
     "sync_directory",
+    "telling_large_schemas",
     "text_of",
     "tool_definitions",
     "turn_change",

@@ -23,7 +23,8 @@ import functools
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, Final
 
 import jsonschema
@@ -44,6 +45,8 @@ from ._metaschema import meets_metaschema
 from ._values import type_name
 
 PATTERN_BUDGET_S: Final = 0.5  # all the pattern searches of one check of one value, together
+# A schema's JSON text from which its check against its metaschema is a wait a user notices (`telling_large_schemas`).
+LARGE_SCHEMA_BYTES: Final = 1 << 20
 
 
 @frozen
@@ -141,8 +144,30 @@ def _validator(schema: dict[str, Any], formats: bool) -> tuple[Any, Glance | Non
 
 @functools.lru_cache(maxsize=512)
 def _kept_validator(text: bytes, formats: bool) -> tuple[Any, Glance | None]:
+    if len(text) >= LARGE_SCHEMA_BYTES and _told.tell is not None:
+        _told.tell(f"checking a schema of {len(text) / (1 << 20):.1f} MiB against its metaschema first (a large "
+                   "schema takes a while)")
     schema = orjson.loads(text)
     return _checked_validator(schema, formats), glance(schema, formats)
+
+
+class _Told:
+    tell: Callable[[str], None] | None = None
+
+
+_told = _Told()
+
+
+@contextmanager
+def telling_large_schemas(tell: Callable[[str], None]) -> Iterator[None]:
+    """While inside, `tell` is given a sentence before a schema large enough to take seconds is checked against its
+    metaschema (once per schema: its validator is kept), so that whoever waits for it is told why (the command
+    line says it on stderr)."""
+    before, _told.tell = _told.tell, tell
+    try:
+        yield
+    finally:
+        _told.tell = before
 
 
 def _checked_validator(schema: dict[str, Any], formats: bool) -> Any:

@@ -64,6 +64,7 @@ try:  # Ctrl-C while the command loads ends it as it would later (exit 130), not
         run_with_model,
         schema_problems_of,
         solution_problem,
+        telling_large_schemas,
         turn_problem,
         turn_problems,
         utc_now,
@@ -768,7 +769,7 @@ def _stopping() -> Iterator[list[int]]:
 
 def _main(run: Any, args: argparse.Namespace) -> int:
     try:
-        with batch_collector():
+        with batch_collector(), telling_large_schemas(say):  # a wait of seconds is told, not silent
             return int(run(args))
     except (DocumentError, _CannotLoad, CannotWrite, _RunStopped) as error:
         print(f"contextdeck: {error}", file=sys.stderr)

@@ -14,6 +14,7 @@ import pytest
 
 import contextdeck._cli as command_line
 from contextdeck._cli import main
+from contextdeck.engine.protocol import _schemas
 
 SEED = [
     {"type": "data", "data": {"user": {"name": "Alex", "status": "active"}}},
@@ -280,3 +281,17 @@ def test_ctrl_c_while_the_command_loads_is_exit_130_without_a_traceback() -> Non
             "from contextdeck._cli import main\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert (result.returncode, result.stderr) == (130, "contextdeck: interrupted\n")
+
+
+def test_validate_tells_on_stderr_before_it_checks_a_large_schema(capsys, tmp_path, monkeypatch) -> None:
+    """A schema large enough to take seconds against its metaschema is said on stderr before the wait, once; the
+    verdict and stdout are as without it."""
+    monkeypatch.setattr(_schemas, "LARGE_SCHEMA_BYTES", 1000)
+    schema = {"title": "a large one", "properties": {f"p{n}": {"pattern": f"^{n}-"} for n in range(60)}}
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps([{"type": "input", "input": {"p1": "1-a"}, "schema": schema}]), encoding="utf-8")
+    code, out, err = run(capsys, "validate", str(path))
+    assert code == 0
+    assert out == f"{path}: ok (1 messages)\n"
+    assert err.count("contextdeck: checking a schema of ") == 1
+    assert "MiB against its metaschema first (a large schema takes a while)\n" in err

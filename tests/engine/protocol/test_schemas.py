@@ -8,7 +8,15 @@ from typing import Any
 
 import pytest
 
-from contextdeck.engine import Activities, Context, SchemaFault, pattern_problem, schema_errors, validate
+from contextdeck.engine import (
+    Activities,
+    Context,
+    SchemaFault,
+    pattern_problem,
+    schema_errors,
+    telling_large_schemas,
+    validate,
+)
 from contextdeck.engine.protocol import _schemas
 from loopback import CountingServer, counting_server, remote_document
 
@@ -161,3 +169,19 @@ def test_patterns_keep_their_meaning() -> None:
     schema = {"properties": {"a": {"pattern": r"^(?=x)(\w)\1$"}}}
     assert schema_errors(schema, {"a": "xx"}) == []
     assert len(schema_errors(schema, {"a": "xy"})) == 1
+
+
+def test_a_large_schema_is_told_before_its_check_once_and_only_to_who_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A schema whose text reaches `LARGE_SCHEMA_BYTES` is told about before its metaschema check, once (its
+    validator is kept); a smaller one is not, nor one checked outside `telling_large_schemas`."""
+    monkeypatch.setattr(_schemas, "LARGE_SCHEMA_BYTES", 2000)
+    large = {"title": "told", "properties": {f"p{n}": {"type": "string", "pattern": f"^{n}"} for n in range(100)}}
+    told: list[str] = []
+    with telling_large_schemas(told.append):
+        assert schema_errors(large, {"p1": "1"}) == []
+        assert [error.message for error in schema_errors(large, {"p2": "x"})] == ["'x' does not match '^2'"]
+        assert schema_errors({"title": "small"}, 1) == []
+    assert told == ["checking a schema of 0.0 MiB against its metaschema first (a large schema takes a while)"]
+    large["title"] = "not told"
+    assert schema_errors(large, {}) == []
+    assert len(told) == 1
