@@ -39,6 +39,7 @@ from ._chat import (
 from ._export import DOCUMENT, OUTPUT_PATH, TURN_INDEX, trace_id_of
 from ._problems import Located, TraceError
 from ._read import Reading, Values, is_console_span
+from ._responses import is_responses_request, responses_exchange
 
 LLM_OPERATIONS = frozenset(("chat", "text_completion", "generate_content", "responses"))
 _VALUE_KEYS = {"stringValue": "s", "string_value": "s", "intValue": "i", "int_value": "i", "doubleValue": "d",
@@ -518,6 +519,13 @@ def _exchange_of_span(span: Span, inputs: bool) -> Exchange:
         response = _json_attribute(attributes.get("output.value"))
         response = response if isinstance(response, dict) and "choices" in response else None
         exchange = openai_exchange(body, response, span.where, latency_ms=latency, date=date)
+        if exchange.reply is None:
+            exchange = _replace_reply(exchange, _openinference_messages(attributes, "llm.output_messages"), span)
+    elif is_responses_request(body) and inputs:  # OpenInference around the Responses API: its bodies as they went
+        response = _json_attribute(attributes.get("output.value"))
+        response = response if isinstance(response, dict) and "output" in response else None
+        exchange = responses_exchange(body, response, span.where, latency_ms=latency)
+        exchange = dataclasses.replace(exchange, date=date or exchange.date)
         if exchange.reply is None:
             exchange = _replace_reply(exchange, _openinference_messages(attributes, "llm.output_messages"), span)
     elif any(key.startswith("llm.input_messages.") for key in attributes):

@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 import pytest
-from test_traces import jsonl
+from test_traces import attrs, jsonl, span
 
 from contextdeck.engine import TraceError, import_bytes
 
@@ -138,3 +138,22 @@ def test_a_chat_completion_given_as_a_responses_reply_is_refused() -> None:
         import_bytes(json.dumps(body).encode(), "ex.json")
     assert str(caught.value) == ("ex.json: response: the response has no 'output' list (a chat completions response, "
                                  "to a Responses API request?)")
+
+
+def without_audit(messages: Any) -> list[Any]:
+    """The messages without what says where and when each came from (a log's lines, a trace's spans)."""
+    return [{key: value for key, value in message.items() if key not in ("_model", "_date", "_run")}
+            for message in messages]
+
+
+def test_an_openinference_span_around_the_responses_api_is_read_from_its_bodies() -> None:
+    """OpenInference records the Responses API's request and response bodies as `input.value` and `output.value`:
+    each model span is that exchange, and the trace is the run the log of the same exchanges gives."""
+    spans = [span(f"{n + 1:016x}", "Response", n * 100, n * 100 + 50, attrs(
+        openinference__span__kind="LLM", input__value=line["request"], output__value=line["response"]))
+        for n, line in enumerate(stateless())]
+    [traced] = import_bytes(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}).encode(), "t.json")
+    [logged] = import_bytes(jsonl(stateless()), "run.jsonl")
+    assert without_audit(traced.document.context.messages) == without_audit(logged.document.context.messages)
+    assert traced.document.solution["output"] == "Sunny in Paris."
+    assert traced.document.context.messages[4]["_model"]["reasoning"] == "The weather tool."
