@@ -158,10 +158,10 @@ def openai_message(raw: Any, where: str) -> ChatMessage:
     if role not in ROLES:
         raise Located(f"unknown role {role!r}; expected one of {', '.join(ROLES)}", where)
     calls: list[ToolCall] = []
-    listed = raw.get("tool_calls") or []
-    if not isinstance(listed, list):
+    given = raw.get("tool_calls") or []
+    if not isinstance(given, list):
         raise Located("'tool_calls' is not a list", where)
-    for n, call in enumerate(listed):
+    for n, call in enumerate(given):
         function = call.get("function") if isinstance(call, dict) else None
         kind = call.get("type") if isinstance(call, dict) else None
         if function is None and isinstance(kind, str) and kind != "function":
@@ -200,7 +200,7 @@ def tool_schema(function: dict[str, Any]) -> dict[str, Any]:
 
 def openai_tools(body: dict[str, Any], where: str) -> tuple[tuple[str, dict[str, Any]], ...]:
     found: list[tuple[str, dict[str, Any]]] = []
-    for n, tool in enumerate(_listed(body.get("tools"))):
+    for n, tool in enumerate(listed(body.get("tools"))):
         function = tool.get("function") if isinstance(tool, dict) else None
         if isinstance(tool, dict) and function is None and isinstance(tool.get("name"), str):
             function = tool  # the flat form (`{"type": "function", "name": ...}`)
@@ -208,7 +208,7 @@ def openai_tools(body: dict[str, Any], where: str) -> tuple[tuple[str, dict[str,
             continue  # a built-in tool (web search, ...): nothing to call by name
         found.append(_function_tool(function, inside(where, f"tool {n}")))
     found.extend(_function_tool(function, inside(where, f"function {n}"))
-                 for n, function in enumerate(_listed(body.get("functions"))) if isinstance(function, dict))
+                 for n, function in enumerate(listed(body.get("functions"))) if isinstance(function, dict))
     return tuple(found)
 
 
@@ -223,7 +223,8 @@ def _function_tool(function: dict[str, Any], where: str) -> tuple[str, dict[str,
     return name, tool_schema(function)
 
 
-def _listed(value: Any) -> list[Any]:
+def listed(value: Any) -> list[Any]:
+    """A list as it is; anything else (a value where a list belongs, in a broken file) as no items."""
     return value if isinstance(value, list) else []
 
 
@@ -325,7 +326,7 @@ def streamed(chunks: list[Any] | str, where: str) -> dict[str, Any]:
                            if key not in completion and chunk.get(key) is not None})
         if isinstance(chunk.get("usage"), dict):
             completion["usage"] = chunk["usage"]
-        for choice in _listed(chunk.get("choices")):
+        for choice in listed(chunk.get("choices")):
             delta = choice.get("delta") if isinstance(choice, dict) else None
             if not isinstance(delta, dict):
                 continue
@@ -351,7 +352,7 @@ def _add_delta(made: dict[str, Any], delta: dict[str, Any]) -> None:
     for key in ("content", "refusal"):
         if isinstance(delta.get(key), str):
             message[key] = (message.get(key) or "") + delta[key]
-    for piece in _listed(delta.get("tool_calls")):
+    for piece in listed(delta.get("tool_calls")):
         if not isinstance(piece, dict):
             continue
         index = piece.get("index")

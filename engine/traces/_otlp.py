@@ -1,20 +1,15 @@
-"""OpenTelemetry traces in OTLP JSON: spans as data, and the exchanges and tool runs they record.
+"""OpenTelemetry traces: the exchanges and tool runs their spans (`_spans`) record.
 
 Two conventions are read: OpenTelemetry's GenAI semantic conventions (`gen_ai.*` attributes, and the older
 `gen_ai.*.message` events) and OpenInference (`llm.*`, `input.value`, `openinference.span.kind`). A model
-span becomes an exchange, a tool span a `ToolRun`. The JSON may be the protobuf mapping's (base64 ids,
-camelCase, enum names) or the OTLP file exporter's (hex ids); both are read.
+span becomes an exchange, a tool span a `ToolRun`.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import dataclasses
-import datetime as dt
 import json
 import math
-from dataclasses import dataclass
 from typing import Any
 
 import attrs
@@ -34,251 +29,14 @@ from ._chat import (
     arguments_of,
     iso,
     iso_precise,
+    listed,
     openai_exchange,
 )
 from ._export import DOCUMENT, OUTPUT_PATH, TURN_INDEX, trace_id_of
 from ._problems import Located, TraceError
-from ._read import Reading, Values, is_console_span
+from ._read import Reading, Values
 from ._responses import is_responses_request, responses_exchange
-
-LLM_OPERATIONS = frozenset(("chat", "text_completion", "generate_content", "responses"))
-_VALUE_KEYS = {"stringValue": "s", "string_value": "s", "intValue": "i", "int_value": "i", "doubleValue": "d",
-               "double_value": "d", "boolValue": "b", "bool_value": "b", "arrayValue": "a", "array_value": "a",
-               "kvlistValue": "k", "kvlist_value": "k", "bytesValue": "y", "bytes_value": "y"}
-_ERROR = (2, "STATUS_CODE_ERROR")
-
-
-@dataclass(frozen=True)
-class Span:
-    trace: str
-    id: str
-    parent: str | None
-    name: str
-    start: int
-    end: int
-    attributes: dict[str, Any]
-    events: tuple[tuple[str, int, dict[str, Any]], ...]
-    error: str | None
-
-    @property
-    def where(self) -> str:
-        return f"span {self.id}"
-
-    @property
-    def role(self) -> str | None:
-        """`llm`, `tool`, or None for the spans around them (agents, chains)."""
-        kind = self.attributes.get("openinference.span.kind")
-        operation = self.attributes.get("gen_ai.operation.name")
-        if operation is None:  # OpenLLMetry (Traceloop) names a model call's kind in `llm.request.type`
-            operation = self.attributes.get("llm.request.type")
-        if kind == "LLM" or (isinstance(operation, str) and operation in LLM_OPERATIONS):
-            return "llm"
-        if kind == "TOOL" or operation == "execute_tool":
-            return "tool"
-        if kind == "AGENT" or operation in ("invoke_agent", "create_agent") \
-                or self.attributes.get("traceloop.span.kind") == "agent":
-            return "agent"
-        return None
-
-    @property
-    def agent_name(self) -> str:
-        named = self.attributes.get("gen_ai.agent.name")
-        return named if isinstance(named, str) and named else self.name or self.id
-
-
-def _get(value: Any, *keys: str) -> Any:
-    if not isinstance(value, dict):
-        return None
-    return next((value[key] for key in keys if key in value), None)
-
-
-def _items(value: Any) -> list[Any]:
-    """A list as it is; anything else (a value where a list belongs, in a broken file) as no items."""
-    return value if isinstance(value, list) else []
-
-
-def _id(raw: Any, size: int) -> str | None:
-    """A trace or span id as lower-case hex: hex as the OTLP file format writes it, or protobuf JSON's base64."""
-    if not isinstance(raw, str) or not raw:
-        return None
-    if len(raw) == size * 2:
-        try:
-            bytes.fromhex(raw)
-        except ValueError:
-            pass
-        else:
-            return None if raw.strip("0") == "" else raw.lower()
-    try:
-        decoded = base64.b64decode(raw, validate=True)
-    except (binascii.Error, ValueError):
-        return None
-    return decoded.hex() if len(decoded) == size and any(decoded) else None
-
-
-def _value(raw: Any) -> Any:
-    if not isinstance(raw, dict):
-        return raw
-    for key, tag in _VALUE_KEYS.items():
-        if key in raw:
-            found = raw[key]
-            if tag == "i":
-                return _integer(found)
-            if tag == "a":
-                return [_value(item) for item in _items(_get(found, "values"))]
-            if tag == "k":
-                return _attributes(_get(found, "values"))
-            return found
-    return None
-
-
-def _integer(raw: Any) -> Any:
-    """OTLP JSON writes 64-bit integers as strings; one that is not a number stays as it was written."""
-    if isinstance(raw, int | str) and not isinstance(raw, bool):
-        try:
-            return int(raw)
-        except ValueError:
-            return raw
-    return raw
-
-
-def _attributes(raw: Any) -> dict[str, Any]:
-    found: dict[str, Any] = {}
-    for item in _items(raw):
-        if isinstance(item, dict) and isinstance(item.get("key"), str):
-            found[item["key"]] = _value(item.get("value"))
-    return found
-
-
-def _nanos(raw: Any) -> int:
-    """A time in nanoseconds as OTLP writes it (an unsigned 64-bit integer, or its digits); 0 (none) for anything
-    else."""
-    if isinstance(raw, bool):
-        return 0
-    try:
-        nanos = int(raw)
-    except (TypeError, ValueError, OverflowError):
-        return 0
-    return nanos if 0 <= nanos < 2**64 else 0
-
-
-def spans_of(values: Values) -> list[Span]:
-    """The file's spans, each with the events its log records name it for (`resourceLogs`: an instrumentation may
-    write a model call's messages as log records, which then come in the same file as its spans)."""
-    spans: list[Span] = []
-    logged: dict[tuple[str, str], dict[tuple[str, int, str], None]] = {}
-    listed = values.lines is None and len(values.values) == 1 and isinstance(values.values[0], list)
-    for n, value in enumerate(values.values[0] if listed else values.values):  # (a JSON array of export requests)
-        line = f"request {n}" if listed else values.where(n)
-        if is_console_span(value):
-            spans.append(_span(value, values.name, line))
-            continue
-        logs = _get(value, "resourceLogs", "resource_logs") if isinstance(value, dict) else None
-        for batch in _items(logs):
-            for scope in _items(_get(batch, "scopeLogs", "scope_logs")):
-                for record in _items(_get(scope, "logRecords", "log_records")):
-                    _log_event(record, logged)
-        batches = _get(value, "resourceSpans", "resource_spans") if isinstance(value, dict) else None
-        if not isinstance(batches, list) and logs is None:
-            raise TraceError(values.name, "expected an OTLP trace: an object with 'resourceSpans'", line or None)
-        for batch in _items(batches):
-            for scope in _items(_get(batch, "scopeSpans", "scope_spans", "instrumentationLibrarySpans")):
-                spans.extend(_span(raw, values.name, line) for raw in _items(_get(scope, "spans")))
-    if not spans:
-        raise TraceError(values.name, "the trace holds no spans" + (
-            " (only log records: put the spans they belong to in the same file)" if logged else ""))
-    return [_with_logged(span, logged.get((span.trace, span.id))) for span in spans]
-
-
-def _log_event(record: Any, logged: dict[tuple[str, str], dict[tuple[str, int, str], None]]) -> None:
-    """A log record naming a span, kept as that span's event: its name (`eventName`, or the older `event.name`
-    attribute), its time, and its attributes with its body's (the older GenAI events hold the message there)."""
-    if not isinstance(record, dict):
-        return
-    trace, span_id = _id(_get(record, "traceId", "trace_id"), 16), _id(_get(record, "spanId", "span_id"), 8)
-    attributes = _attributes(record.get("attributes"))
-    name = _get(record, "eventName", "event_name") or attributes.get("event.name")
-    if trace is None or span_id is None or not isinstance(name, str):
-        return  # a log line of the program's, not an event of a span
-    body = _value(record.get("body"))
-    content = {**(body if isinstance(body, dict) else {}), **attributes}
-    moment = _nanos(_get(record, "timeUnixNano", "time_unix_nano") or _get(record, "observedTimeUnixNano",
-                                                                             "observed_time_unix_nano"))
-    # (as JSON text, so that a record delivered twice is one event; in the file's order, for those of one time)
-    logged.setdefault((trace, span_id), {})[name, moment, json.dumps(content, sort_keys=True)] = None
-
-
-def _with_logged(span: Span, logged: dict[tuple[str, int, str], None] | None) -> Span:
-    if not logged:
-        return span
-    events = tuple((name, moment, json.loads(content)) for name, moment, content in sorted(logged, key=lambda e: e[1]))
-    return dataclasses.replace(span, events=span.events + events)
-
-
-def _span(raw: Any, name: str, line: str) -> Span:
-    if not isinstance(raw, dict):
-        raise TraceError(name, "a span is not an object", line or None)
-    if is_console_span(raw):
-        raw = _as_otlp(raw)
-    span_id = _id(_get(raw, "spanId", "span_id"), 8)
-    shown = span_id or str(_get(raw, "spanId", "span_id") or "without an id")
-    where = ": ".join(part for part in (line, f"span {shown}") if part)
-    if span_id is None:
-        raise TraceError(name, "the span has no valid span id", where)
-    trace = _id(_get(raw, "traceId", "trace_id"), 16)
-    if trace is None:
-        raise TraceError(name, "the span has no trace id: it belongs to no trace", where)
-    status: dict[str, Any] = raw["status"] if isinstance(raw.get("status"), dict) else {}
-    events = tuple((str(event.get("name", "")), _nanos(_get(event, "timeUnixNano", "time_unix_nano")),
-                    _attributes(event.get("attributes")))
-                   for event in _items(raw.get("events")) if isinstance(event, dict))
-    error = None
-    if status.get("code") in _ERROR:
-        error = str(status.get("message") or "") or next(
-            (str(attrs.get("exception.message")) for kind, _, attrs in events if kind == "exception"),
-            "the tool failed")
-    parent = _id(_get(raw, "parentSpanId", "parent_span_id"), 8)
-    start = _nanos(_get(raw, "startTimeUnixNano", "start_time_unix_nano"))
-    end = _nanos(_get(raw, "endTimeUnixNano", "end_time_unix_nano"))
-    return Span(trace, span_id, parent, str(raw.get("name", "")), start, end, _attributes(raw.get("attributes")),
-                events, error)
-
-
-def _as_otlp(raw: dict[str, Any]) -> dict[str, Any]:
-    """A console exporter's span in OTLP JSON's shape: its ids (`0x` hex) as hex, its times (ISO 8601 text) as
-    nanoseconds, its attributes and its events' (plain objects) as key-value lists, its status as a code."""
-    context: dict[str, Any] = raw["context"]
-    status = raw["status"] if isinstance(raw.get("status"), dict) else {}
-    return {"traceId": _unprefixed(context.get("trace_id")), "spanId": _unprefixed(context.get("span_id")),
-            "parentSpanId": _unprefixed(raw.get("parent_id")), "name": raw.get("name"),
-            "startTimeUnixNano": _iso_nanos(raw.get("start_time")), "endTimeUnixNano": _iso_nanos(raw.get("end_time")),
-            "attributes": _key_values(raw.get("attributes")),
-            "events": [{"name": event.get("name", ""), "timeUnixNano": _iso_nanos(event.get("timestamp")),
-                        "attributes": _key_values(event.get("attributes"))}
-                       for event in _items(raw.get("events")) if isinstance(event, dict)],
-            "status": {"code": 2 if status.get("status_code") == "ERROR" else 0, "message": status.get("description")}}
-
-
-def _unprefixed(raw: Any) -> Any:
-    return raw.removeprefix("0x") if isinstance(raw, str) else raw
-
-
-def _key_values(raw: Any) -> list[dict[str, Any]]:
-    # (a plain value is read as itself: `_value` takes what is no OTLP `AnyValue` as it is)
-    return [{"key": key, "value": value} for key, value in raw.items()] if isinstance(raw, dict) else []
-
-
-def _iso_nanos(raw: Any) -> int:
-    """ISO 8601 text (`2026-11-30T07:54:16.527698Z`) as nanoseconds since the epoch; 0 when it is none."""
-    try:
-        moment = dt.datetime.fromisoformat(raw.replace("Z", "+00:00")) if isinstance(raw, str) else None
-    except ValueError:
-        return 0
-    if moment is None or moment.tzinfo is None:
-        return 0
-    return (moment - _EPOCH) // dt.timedelta(microseconds=1) * 1000
-
-
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+from ._spans import Span, spans_of
 
 
 def read_otlp(values: Values, only: str | None = None) -> Reading:
@@ -580,11 +338,11 @@ def _with_span_facts(exchange: Exchange, span: Span) -> Exchange:
     model = model or _first_str(attributes, "gen_ai.response.model", "llm.model_name", "gen_ai.request.model")
     usage = exchange.usage or _usage(attributes)
     reasons = attributes.get("gen_ai.response.finish_reasons")
-    outputs = _items(_json_attribute(attributes.get("gen_ai.output.messages"), "gen_ai.output.messages"))
+    outputs = listed(_json_attribute(attributes.get("gen_ai.output.messages"), "gen_ai.output.messages"))
     said = [message.get("finish_reason") for message in outputs if isinstance(message, dict)]  # GenAI's, per message
     finish = exchange.finish_reason or _first_str(attributes, "llm.finish_reason",
                                                   "gen_ai.completion.0.finish_reason") or next(
-        (reason for reason in (*_items(reasons), *said) if isinstance(reason, str)), None)
+        (reason for reason in (*listed(reasons), *said) if isinstance(reason, str)), None)
     settings = dict(exchange.settings)
     request_model = _first_str(attributes, "gen_ai.request.model")
     if "model" not in settings and request_model:
@@ -748,7 +506,7 @@ def _genai_messages(span: Span) -> tuple[list[dict[str, Any]], list[dict[str, An
     if isinstance(inputs, list):
         for message in inputs:
             messages.extend(_from_parts(message, span))
-        replies = [reply for message in _items(outputs) for reply in _from_parts(message, span)] \
+        replies = [reply for message in listed(outputs) for reply in _from_parts(message, span)] \
             if isinstance(outputs, list) else []
         return messages, replies
     return _genai_events(span)
@@ -762,7 +520,7 @@ def _from_parts(message: Any, span: Span) -> list[dict[str, Any]]:
     """One GenAI message of parts as chat messages: text and tool calls, and one tool message per response."""
     if not isinstance(message, dict):
         raise Located("a message of gen_ai.input.messages is not an object", span.where)
-    parts = [part for part in _items(message.get("parts")) if isinstance(part, dict)]
+    parts = [part for part in listed(message.get("parts")) if isinstance(part, dict)]
     # The reply's reasoning is not content: the next request does not send it back, so kept as content the
     # reply would not line up with the request repeating it.
     thoughts = [part for part in parts if part.get("type") == "reasoning"]
@@ -825,8 +583,8 @@ def _genai_events(span: Span) -> tuple[list[dict[str, Any]], list[dict[str, Any]
             if isinstance(found, dict):
                 replies.append({"role": "assistant", **found})
         elif name in ("gen_ai.content.prompt", "gen_ai.content.completion"):
-            listed = _json_attribute(attributes.get(name.replace("content.", "")), name.replace("content.", ""))
-            said = [item for item in _items(listed) if isinstance(item, dict)]
+            held = _json_attribute(attributes.get(name.replace("content.", "")), name.replace("content.", ""))
+            said = [item for item in listed(held) if isinstance(item, dict)]
             (messages if name.endswith("prompt") else replies).extend(
                 {"role": "assistant", **item} if name.endswith("completion") else item for item in said)
     if not messages:
