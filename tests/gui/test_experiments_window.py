@@ -469,6 +469,26 @@ def test_a_big_results_file_is_named_on_the_reader_and_fitted_over_the_rows_in_s
     assert max(texts) < in_sight
 
 
+def test_a_cell_wider_than_its_column_is_cut_with_a_marker_and_whole_in_its_tooltip(
+        qtbot: Any, open_window: Any, tmp_path: Path) -> None:
+    """The columns are fitted to the rows in sight: a longer name further down is cut. It is cut with an ellipsis
+    (not mid-glyph), and the cell's tooltip is the whole name."""
+    results = tmp_path / "after.jsonl"
+    long_name = "case-2500-" + "named-at-great-length-" * 6
+    lines = [{"id": long_name if case == 2500 else f"case{case}", "status": "finished", "passed": True,
+              "output": {"total": case}} for case in range(3000)]
+    results.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    window = open_window(agent(tmp_path / "agent.json", "Add the numbers."))
+    pane: ExperimentsPane = window.experiments  # type: ignore[attr-defined]
+    pane.show_results(results)
+    qtbot.waitUntil(lambda: pane.model.rowCount() == 3000)
+    table = pane.table
+    assert table.columnWidth(0) < table.fontMetrics().horizontalAdvance(long_name)
+    assert table.textElideMode() == Qt.TextElideMode.ElideRight
+    assert table.wordWrap() is False  # one line a row: elided, not wrapped out of sight
+    assert pane.model.index(2500, 0).data(Qt.ItemDataRole.ToolTipRole) == long_name
+
+
 def test_save_as_renames_the_document_the_pane_names(qtbot: Any, open_window: Any, tmp_path: Path) -> None:
     """After Save As the pane still said "first.json over data.jsonl" of a document now called other.json (its
     dataset and results go with it, as its settings do)."""
