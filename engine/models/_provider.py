@@ -182,6 +182,9 @@ def _usage(usage: Any) -> dict[str, int]:
 
 
 Delta = Callable[[str], None]
+# Streamed once a second tool call begins, instead of its pieces: the asks force one function, and the asker refuses
+# an answer of several calls (`Completion.calls`), which is known from here on.
+SECOND_CALL = "\n\n(A second tool call began: one was asked for, so this answer will be refused.)"
 
 
 class Provider:
@@ -273,8 +276,9 @@ class Provider:
                     for call in delta.tool_calls or ():
                         if call.function is not None:
                             arguments = call.function.arguments or ""
+                            before = len(calls)
                             _add_piece(calls, ids, call, arguments)
-                            piece += arguments
+                            piece += arguments if len(calls) == 1 else SECOND_CALL if before == 1 else ""
                     if piece:
                         on_delta(piece)
         return "".join(parts), calls, finish, usage, model, "".join(refused)

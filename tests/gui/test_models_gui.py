@@ -242,6 +242,23 @@ def test_the_prompt_view_shows_what_is_sent_and_streams_the_reply(qtbot: Any, wi
     assert outputs(window) == []
 
 
+def test_the_prompt_view_says_an_answer_of_several_calls_is_refused_once_the_second_begins(
+        qtbot: Any, window: MainWindow, fake_llm: Any) -> None:
+    """The reply streamed every call's pieces, one after the other, before the answer was refused at its end: once a
+    second call begins, it says the answer will be refused instead; nothing is written."""
+    fake_llm.push(Reply(tool=("result", json.dumps(ANSWER)), more_tools=(("result", '{"other": 1}'),)))
+    action(window, "Prompt for This Call…").trigger()
+    dialog = window.models.dialogs[-1]  # type: ignore[attr-defined]
+    assert isinstance(dialog, PromptDialog)
+    dialog.ask_button.click()
+    qtbot.waitUntil(lambda: "2 tool calls" in dialog.status.text(), timeout=15000)
+    reply = dialog.reply.toPlainText()
+    assert reply.startswith(json.dumps(ANSWER))
+    assert reply.endswith("one was asked for, so this answer will be refused.)")
+    assert '"other"' not in reply
+    assert outputs(window) == []
+
+
 def test_the_client_is_made_off_the_gui_thread(qtbot: Any, window: MainWindow, fake_llm: Any,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """The model's client (and with it the first `import openai`, over a second) is made on a worker thread,

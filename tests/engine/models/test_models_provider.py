@@ -83,6 +83,22 @@ def test_an_answer_of_several_tool_calls_keeps_each_apart(fake_llm, streamed) ->
     assert (answer.tool, answer.text) == ("result", '{"result": 1}')
 
 
+def test_a_stream_says_an_answer_will_be_refused_once_a_second_call_begins(fake_llm) -> None:
+    """The streamed text of an answer of several calls showed each call's pieces, the answer refused only at its end:
+    once a second call begins, the stream says so instead of its pieces (and of any call after it)."""
+    more = (("result", '{"result": 2}'), ("result", '{"result": 3}'))
+    fake_llm.push(Reply(tool=("result", '{"result": 1}'), more_tools=more))
+    pieces: list[str] = []
+    answer = complete(fake_llm, on_delta=pieces.append)
+    streamed = "".join(pieces)
+    assert streamed.startswith('{"result": 1}')
+    assert streamed.endswith("A second tool call began: one was asked for, so this answer will be refused.)")
+    assert '"result": 2' not in streamed
+    assert '"result": 3' not in streamed
+    assert streamed.count("second tool call") == 1
+    assert answer.calls == (("result", '{"result": 1}'), *more)
+
+
 def test_streamed_calls_that_share_an_index_are_told_apart_by_their_ids(fake_llm) -> None:
     """Some servers number every streamed call 0: a piece with another id starts another call."""
     def chunk(call_id, name, arguments):
