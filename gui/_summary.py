@@ -56,9 +56,13 @@ def _tokens(item: Any) -> Iterator[str]:
         yield json.dumps(item, ensure_ascii=False)
 
 
+def clipped(text: str, limit: int) -> str:
+    """`text` whole when it has at most `limit` characters, else cut short enough that an ellipsis ends it there."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
 def one_line(text: str, limit: int = LIMIT) -> str:
-    flat = " ".join(text[: limit * 2].split())
-    return flat if len(flat) <= limit else flat[:limit].rstrip() + "…"
+    return clipped(" ".join(text[: limit * 2].split()), limit + 1)
 
 
 PART_NAMES = {"image_url": "image", "input_audio": "audio", "file": "file"}  # OpenAI's part types, in words

@@ -12,6 +12,8 @@ from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, 
 from PySide6.QtGui import QHelpEvent
 from PySide6.QtWidgets import QAbstractItemView, QToolTip, QWidget
 
+from ._summary import clipped
+
 PADDING = 12  # the cell's margins and the text's own side bearings, in pixels
 LONGEST = 4000  # characters a tooltip shows at most
 
@@ -49,8 +51,7 @@ class ElidedTooltips(QObject):
         if fits:
             QToolTip.hideText()
         else:
-            shown = text if len(text) <= LONGEST else text[:LONGEST] + "…"
-            QToolTip.showText(event.globalPos(), shown, view.viewport(), rect)
+            QToolTip.showText(event.globalPos(), clipped(text, LONGEST), view.viewport(), rect)
         return True
 
 

@@ -63,7 +63,7 @@ from ._inspector._style import MISSING_COLOUR, WARNING_COLOUR
 from ._lines import LinesView, line_starts, role_style
 from ._llm import BACKGROUND_FROM, ROLE_COLOURS
 from ._slices import slices
-from ._summary import counted
+from ._summary import clipped, counted
 
 if TYPE_CHECKING:
     from ._workbench import Workbench
@@ -615,7 +615,7 @@ class LoopUI(QObject):
             text = "Loop: waiting for the next turn (F8)"
         else:
             text = "Loop: in a tick"
-        self.label.setText(_elided(text))
+        self.label.setText(clipped(text, 90))
         self.label.setToolTip(text)
 
     def _document_replaced(self) -> None:
@@ -683,10 +683,6 @@ class LoopUI(QObject):
 def _waits_for_approval(execution: Any, debugger: Any) -> bool:
     """Whether `execution` is a lazy plan (012) its debugger has not been told to run yet."""
     return execution is not None and bool(execution.lazy) and not debugger.plan_approved
-
-
-def _elided(text: str, limit: int = 90) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def install_turns(window: Workbench, inspector: Inspector, tools: Callable[[], Any]) -> LoopUI:

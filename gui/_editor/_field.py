@@ -16,6 +16,8 @@ import regex
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
+from .._summary import clipped
+
 _ROOT_URI: Final = "urn:contextdeck:editor-schema"
 _RECURSION: Final = 3  # how many times one `$ref` may nest inside itself before the form stops expanding it
 
@@ -134,8 +136,7 @@ def _discriminator(branches: list[Field], which: int) -> str:
 
 
 def _short(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 24 else text[:23] + "…"
+    return clipped(json.dumps(value, ensure_ascii=False), 24)
 
 
 def bounds_text(field: Field) -> str:
