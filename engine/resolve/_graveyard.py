@@ -22,6 +22,10 @@ SLICE = 64  # entries of one list or dict freed between two looks at the clock, 
 STEP_S = 0.001  # what a step between two looks may take: fewer entries after a longer one
 
 _buried: list[list[Any] | dict[Any, Any] | Iterator[None]] = []
+# Buried lists and dicts that something else still held when `free_some` looked, by id: kept, and looked at again at
+# its next call, under what was buried since. Let go of instead, one was freed whole wherever its last holder let go of
+# it: a replaced document's writes (a million) are held by its path logs and folds until the last of them goes.
+_held: dict[int, list[Any] | dict[Any, Any]] = {}
 # References to a buried list or dict while `free_some` looks at it when nothing else holds it: the graveyard's,
 # the local name's and `sys.getrefcount`'s argument (CPython 3.11; tests/engine/resolve/test_graveyard.py checks it).
 _ALONE = 3
@@ -37,24 +41,30 @@ def free_later(due: Callable[[], None] | None) -> None:
 
 def let_go(*things: list[Any] | dict[Any, Any] | Iterator[None]) -> None:
     """Let go of big lists or dicts: on the thread that turned the graveyard on, buried (`free_some` empties each
-    a slice at a time once nothing else holds it; one still held elsewhere is only let go of, never emptied);
-    elsewhere, nothing (freed at once when their holder goes)."""
+    a slice at a time once nothing else holds it; one still held elsewhere is kept until it is alone, never emptied
+    before); elsewhere, nothing (freed at once when their holder goes)."""
     if _due and _due[0][0] == threading.get_ident():
         _buried.extend(things)
         _due[0][1]()
 
 
 def free_some(deadline: float) -> bool:
-    """Free buried lists and dicts until `deadline` (a `time.perf_counter()` value); True when none are left.
-    Between two looks at the clock, one entry of each list or dict at first, twice as many after a quick step, half
-    as many after a slow one (`STEP_S`), at most `SLICE`: an entry may hold a whole kind's value (a mark)."""
-    size, now = 1, time.perf_counter()
+    """Free buried lists and dicts until `deadline` (a `time.perf_counter()` value); True when none are left but
+    those still held elsewhere, none of which this call's freeing could have left alone (looked at again at the next
+    call, after what was buried since). Between two looks at the clock, one entry of each list or dict at first,
+    twice as many after a quick step, half as many after a slow one (`STEP_S`), at most `SLICE`: an entry may hold
+    a whole kind's value (a mark)."""
+    if _held:
+        _buried[:0] = _held.values()
+        _held.clear()
+    size, now, freed = 1, time.perf_counter(), False
     while _buried and now < deadline:
         thing = _buried[-1]
         if isinstance(thing, Iterator):  # each step lets go of one more thing (`unlinked`: a chain's next link)
             if next(thing, thing) is thing:
                 _buried.pop()
-        elif sys.getrefcount(thing) > _ALONE:  # still held elsewhere: letting go of it frees nothing now
+        elif sys.getrefcount(thing) > _ALONE:  # still held elsewhere (or buried twice): kept once, for later
+            _held[id(thing)] = thing
             _buried.pop()
             continue
         elif isinstance(thing, dict):
@@ -62,12 +72,12 @@ def free_some(deadline: float) -> bool:
                 thing.popitem()
         else:
             del thing[-size:]  # a long list goes in slices, and its last slice too
-        then = time.perf_counter()
+        then, freed = time.perf_counter(), True
         if not thing:
             _buried.pop()
             size = 1  # (the next with one entry)
         elif then - now < STEP_S / 2 or then - now > STEP_S:
             size = min(SLICE, 2 * size) if then - now < STEP_S / 2 else max(1, size // 2)
         now = then
-    return not _buried
+    return not _buried and not (freed and _held)
 

@@ -126,6 +126,7 @@ def test_the_path_logs_an_edit_drops_are_freed_on_the_turns_after_it(
     (at a million messages 15 ms of the edit's turn when freed in it) wait in the graveyard after the edit and are
     all freed on the turns after it."""
     monkeypatch.setattr(_graveyard, "_buried", [])
+    monkeypatch.setattr(_graveyard, "_held", {})
     monkeypatch.setattr(_graveyard, "_due", [])  # (the window turns it on; off again after the test)
     window = open_messages([{"type": "state", "data": {"a": n, "b": n}} for n in range(50)], "logs.json")
     context = window.context()

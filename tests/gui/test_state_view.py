@@ -202,6 +202,7 @@ def test_the_writers_of_the_state_shown_before_are_let_go_of_and_then_freed_in_s
     stops showing to the engine's graveyard (`let_go`), not freeing them in the turn that shows the new state,
     and the window's slices free them afterwards (`free_in_slices`)."""
     monkeypatch.setattr(_graveyard, "_buried", [])
+    monkeypatch.setattr(_graveyard, "_held", {})
     monkeypatch.setattr(_graveyard, "_due", [])
     free_in_slices()
     released: list[int] = []

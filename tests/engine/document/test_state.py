@@ -280,6 +280,7 @@ def test_an_instance_fold_started_again_on_another_global_count_is_freed_in_slic
     """A cursor move past a global write starts each instance's fold again: the old fold's marks and writers are
     buried for `free_some`, not freed in the slice that moved (at a million messages, tens of milliseconds)."""
     monkeypatch.setattr(_graveyard, "_buried", [])
+    monkeypatch.setattr(_graveyard, "_held", {})
     monkeypatch.setattr(_graveyard, "_due", [])  # (off again after the test)
     free_later(lambda: None)
     monkeypatch.setattr(_blame, "SPACING", 2)
@@ -298,6 +299,6 @@ def test_an_instance_fold_started_again_on_another_global_count_is_freed_in_slic
     assert any(buried is track.marks for buried in _graveyard._buried)
     assert all(any(writer is buried for buried in _graveyard._buried) for writer in writers)
     del track, writers
-    assert free_some(float("inf"))
+    assert any(free_some(float("inf")) for _ in range(5))  # (a writer still held when looked at: a later call)
     assert not _graveyard._buried
     state.close()

@@ -22,12 +22,18 @@ from contextdeck.engine.resolve._keys import CHUNK, Ids
 def buried(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
     """The graveyard on for this thread (nothing asks for `free_some`: the test does), empty at first."""
     monkeypatch.setattr(_graveyard, "_buried", [])
+    monkeypatch.setattr(_graveyard, "_held", {})
     asked: list[None] = []
     free_later(lambda: asked.append(None))
     try:
         yield _graveyard._buried
     finally:
         free_later(None)
+
+
+def _freed_all() -> bool:
+    """`free_some` until it is done (a list still held when looked at waits for the next call), in a few calls."""
+    return any(free_some(float("inf")) for _ in range(5))
 
 
 class _Freed:
@@ -78,6 +84,7 @@ def test_a_dict_is_emptied_a_slice_at_a_time_and_only_when_nothing_else_holds_it
     monkeypatch.setattr(_graveyard, "time", clock)
     let_go(alone, held)
     del alone  # (the graveyard's is the only reference left)
+    assert not free_some(1.0)  # (the held one is looked at again once something was freed)
     assert free_some(1.0)
     assert held == {("kept",): 1}
     # Held first (let go of at once), then at each look twice as many of the other (the clock says no time passed),
@@ -86,6 +93,65 @@ def test_a_dict_is_emptied_a_slice_at_a_time_and_only_when_nothing_else_holds_it
     assert steps == [1, 2, 4, 8, 16, 32, *[slice_] * 2, 3 * slice_ - 191]
     assert seen() is None
     assert not buried
+
+
+def test_a_list_still_held_when_looked_at_is_kept_and_emptied_in_steps_once_alone(
+        monkeypatch: pytest.MonkeyPatch, buried: list[Any]) -> None:
+    """A list let go of while something else still holds it (a replaced document's writes, which its path logs and
+    folds hold until the last of them goes) is kept, not let go of: its last other holder does not free it whole,
+    and a later `free_some` empties it a step at a time."""
+    entries = [_Freed() for _ in range(300)]
+    holder = [entries]
+    let_go(entries)
+    del entries
+    _Freed.count = 0
+    assert free_some(float("inf"))  # nothing left but what is still held
+    assert not buried
+    assert _Freed.count == 0
+    holder.clear()  # its last other holder lets go of it
+    assert _Freed.count == 0  # not freed whole there
+    looks: list[int] = []  # entries freed at each look at the clock
+    monkeypatch.setattr(_graveyard, "time", SimpleNamespace(perf_counter=lambda: looks.append(_Freed.count) or 0.0))
+    assert free_some(1.0)
+    assert _Freed.count == 300
+    steps = [after - before for before, after in itertools.pairwise(looks) if after > before]
+    assert len(steps) > 1
+    assert max(steps) <= _graveyard.SLICE
+
+
+def test_a_list_held_by_another_buried_one_is_emptied_after_it(buried: list[Any]) -> None:
+    """A list still held by a buried one when looked at (a mark's writers under the marks) is emptied once the other
+    is: `free_some` says it is not done until it looked at the held ones after freeing something."""
+    inner = [_Freed() for _ in range(10)]
+    outer = [inner]
+    let_go(outer, inner)  # (the inner one is looked at first)
+    del inner, outer
+    _Freed.count = 0
+    calls = 1
+    while not free_some(float("inf")):
+        calls += 1
+    assert calls == 2
+    assert _Freed.count == 10
+    assert not buried
+    assert not _graveyard._held
+
+
+def test_a_list_buried_twice_and_still_held_is_emptied_once_alone(buried: list[Any]) -> None:
+    """Kept while held, a list buried twice (a state's writers shared by two marks) is kept once: alone, it is
+    emptied, and nothing of it is left in the graveyard."""
+    entries = [_Freed() for _ in range(10)]
+    holder = [entries]
+    let_go(entries, entries)
+    _Freed.count = 0
+    assert free_some(float("inf"))  # (looked at twice, freeing nothing)
+    assert list(_graveyard._held.values()) == [entries]
+    assert entries == holder[0]  # not emptied while held
+    del entries
+    holder.clear()
+    assert free_some(float("inf"))
+    assert _Freed.count == 10
+    assert not buried
+    assert not _graveyard._held
 
 
 def test_off_or_on_another_thread_nothing_is_buried(buried: list[Any]) -> None:
@@ -125,7 +191,7 @@ def test_the_path_logs_an_edit_drops_are_buried_and_all_freed_later(buried: list
     assert not context._lanes._logs
     assert lists == {id(thing) for thing in buried}
     assert sum(len(thing) for thing in buried if isinstance(thing, list)) >= sizes  # none emptied yet
-    assert free_some(float("inf"))
+    assert _freed_all()
     assert not buried
     assert context.resolve("†s.a.x", "i").value == 4  # made again, after the edit
 
@@ -144,7 +210,7 @@ def test_resolutions_made_before_the_edit_still_read_right_once_it_is_all_freed(
     kept = [context.resolve(*question) for question in asked]
     context.insert(0, {"type": "s", "s": {"a": []}, "_outputPath": "†s.a"})
     assert buried
-    assert free_some(float("inf"))
+    assert _freed_all()
     again = Context(messages)
     assert [kept.sources for kept in kept] == [again.resolve(*question).sources for question in asked]
 
@@ -158,7 +224,7 @@ def test_a_relabel_lets_go_of_every_log(buried: list[Any]) -> None:
     assert not context._lanes._once
     assert context._lanes._steps == 0
     assert buried
-    assert free_some(float("inf"))
+    assert _freed_all()
 
 
 def test_a_context_let_go_of_is_buried_and_all_freed_later(buried: list[Any]) -> None:
@@ -171,7 +237,7 @@ def test_a_context_let_go_of_is_buried_and_all_freed_later(buried: list[Any]) ->
     del context
     assert any(isinstance(thing, list) and len(thing) == size and thing[0] is first for thing in buried)  # whole
     assert logs <= {id(thing) for thing in buried}
-    assert free_some(float("inf"))
+    assert _freed_all()
     assert not buried
 
 
@@ -193,7 +259,7 @@ def test_a_dying_contexts_path_logs_are_buried_in_one_go(buried: list[Any]) -> N
     assert len(held) == 3
     assert lists | {id(store.writes), id(store.order.key)} == {id(thing) for thing in buried[:-1]}
     del held, store
-    assert free_some(float("inf"))
+    assert _freed_all()
     assert not buried
 
 
@@ -240,7 +306,7 @@ def test_a_track_whose_last_watch_closes_lets_go_of_its_marks(buried: list[Any])
     first = marks[0]
     held = sys.getrefcount(first)  # (the list's reference among them)
     del marks, whole  # (as a cursor drops a watch it closed: then nothing but the graveyard holds them)
-    assert free_some(float("inf"))
+    assert _freed_all()
     assert not buried
     assert sys.getrefcount(first) == held - 1  # emptied, not only let go of
     assert other.current == context.resolve("†t")
@@ -265,7 +331,7 @@ def test_an_instance_tracks_marks_let_go_of_what_they_share_after_them(buried: l
     below = next(at for at, thing in enumerate(buried) if thing is marks)
     assert any(isinstance(thing, Iterator) for thing in buried[:below])
     del marks, problems, own, whole
-    assert free_some(float("inf"))
+    assert _freed_all()
     assert not buried
 
 
@@ -286,6 +352,6 @@ def test_a_track_whose_last_watch_closes_lets_go_of_its_sources_chunks(buried: l
     first = chunks[0]
     del chunks, whole  # (as a cursor drops a watch it closed: then nothing but the graveyard holds them)
     count = sys.getrefcount(first)
-    assert free_some(float("inf"))
+    assert _freed_all()
     assert not buried
     assert sys.getrefcount(first) < count  # emptied, not only let go of
