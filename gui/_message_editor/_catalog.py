@@ -92,7 +92,7 @@ class Catalogs(QObject):
         context = self._follow()
         if self._stale and self._reading is None:
             if len(context) < SLICED_FROM:
-                self._done(written_paths(context), announce=False)
+                self._done(written_paths(context))
             else:
                 self._reading = WrittenPaths(context)
                 slices().start(self._read)
@@ -124,8 +124,9 @@ class Catalogs(QObject):
         reading = self._reading
         if reading is None:
             return
-        if reading.done:  # in a slice of its own: the references walked, the plan form told (`changed`)
-            self._done(reading.kinds, announce=True)
+        if reading.done:  # in a slice of its own: the references walked; the plan form told in the next
+            self._done(reading.kinds)
+            slices().start(self._announce)
             return
         deadline = time.thread_time() + SLICE_S
         reading.advance(STEP)
@@ -133,11 +134,13 @@ class Catalogs(QObject):
             reading.advance(STEP)
         slices().start(self._read)
 
-    def _done(self, written: dict[str, Any], *, announce: bool) -> None:
+    def _announce(self) -> None:
+        # (a slice of its own: the plan form's completions and problems, after the slice that walked the references)
+        self.changed.emit()
+
+    def _done(self, written: dict[str, Any]) -> None:
         self._written, self._references = written, _references(written)
         self._stale, self._reading = False, None
-        if announce:
-            self.changed.emit()
 
 
 def _edits(context: Context) -> tuple[Any, ...]:

@@ -55,8 +55,8 @@ def test_a_big_documents_written_paths_are_read_a_slice_at_a_time(qtbot: Any, mo
 
 def test_a_big_documents_written_paths_are_taken_in_a_slice_after_the_last_that_reads(
         qtbot: Any, monkeypatch: Any) -> None:
-    """The paths read are taken (their references walked) and announced in a slice of their own, not in the one
-    that reads the last messages."""
+    """The paths read are taken (their references walked) in a slice of their own, not in the one that reads the
+    last messages, and announced (the plan form's completions and problems) in the next."""
     seen: list[str] = []
 
     class Counted(WrittenPaths):
@@ -71,14 +71,21 @@ def test_a_big_documents_written_paths_are_taken_in_a_slice_after_the_last_that_
         read(self)
 
     monkeypatch.setattr(catalog_module, "WrittenPaths", Counted)
+    announce = Catalogs._announce
+
+    def announcing(self: Catalogs) -> None:
+        seen.append("slice")
+        announce(self)
+
     monkeypatch.setattr(Catalogs, "_read", reading)
+    monkeypatch.setattr(Catalogs, "_announce", announcing)
     context = Context(big(catalog_module.SLICED_FROM + 100))
     catalogs = Catalogs(lambda: context)
     catalogs.changed.connect(lambda: seen.append("changed"))
     catalogs.current()
     with qtbot.waitSignal(catalogs.changed, timeout=20000):
         pass
-    assert seen[-3:] == ["read", "slice", "changed"]
+    assert seen[-4:] == ["read", "slice", "slice", "changed"]
     assert catalogs.current().written == written_paths(context)
 
 
