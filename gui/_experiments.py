@@ -70,6 +70,7 @@ from contextdeck.engine import (
     conclude,
     context_messages,
     current_turn,
+    holds_run,
     json_dumps,
     load_cases,
     load_document,
@@ -719,14 +720,16 @@ class ExperimentsPane(QWidget):
             (self.cancel_button if running else self.run_button).setFocus(Qt.FocusReason.OtherFocusReason)
 
     def run(self) -> asyncio.Future[Any] | None:
-        """Run the open document over the dataset (a task; `finished` says when it ended). A document that already
-        ends with its final output (a run in the window, not undone) is run only if the person says so: every case
-        starts from the document as it stands, and so would end there at once, without asking the model."""
+        """Run the open document over the dataset (a task; `finished` says when it ended). Each case runs from the
+        request a run the document holds started from (Run with Model's: `holds_run`); a document that ends with a
+        final output no run made (a turn typed by hand) is run only if the person says so: every case would end
+        there at once, without asking the model."""
         if self.dataset is None or self.task is not None:
             return None
         document = self.main.session.document
         ending = conclude(document, current_turn(document), "")
-        if ending.finished and not self.ask_run_finished(json_dumps(ending.output, indent=False)):
+        if ending.finished and not holds_run(document) \
+                and not self.ask_run_finished(json_dumps(ending.output, indent=False)):
             return None
         try:
             cases = load_cases(self.dataset)
@@ -795,7 +798,7 @@ class ExperimentsPane(QWidget):
         box = Question(QMessageBox.Icon.Question, "Run the experiment?",
                        f"The document already ends with its final output {output}. Each case starts from the "
                        "document as it stands, so every case would end there at once, without running.\n\n"
-                       "Undo (Ctrl+Z) takes the document back to before that run.", parent=self)
+                       "Undo (Ctrl+Z) takes the document back to before that turn.", parent=self)
         run = box.addButton("&Run Anyway", QMessageBox.ButtonRole.AcceptRole)
         box.addButton(QMessageBox.StandardButton.Cancel)
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)

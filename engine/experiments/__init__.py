@@ -2,7 +2,16 @@
 
 from ._dataset import Case, Trajectory, is_schema, load_cases, parse_cases
 from ._expect import failures
-from ._experiment import Experiment, Settings, input_position, run_case, with_input
+from ._experiment import (
+    Experiment,
+    Settings,
+    holds_run,
+    input_position,
+    request_of,
+    run_case,
+    run_start,
+    with_input,
+)
 from ._results import Summary, baselines, case_name, read_results, reasons, summarise, write_results
 from ._steps import Baseline, Recorded, Step, Steps, diverged, read_steps
 
@@ -20,6 +29,7 @@ __all__ = [
     "case_name",
     "diverged",
     "failures",
+    "holds_run",
     "input_position",
     "is_schema",
     "load_cases",
@@ -27,7 +37,9 @@ __all__ = [
     "read_results",
     "read_steps",
     "reasons",
+    "request_of",
     "run_case",
+    "run_start",
     "summarise",
     "with_input",
     "write_results",

@@ -19,9 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from ..calls._record import canonical
+from ..document._context import Context
 from ..document._document import Document, parse_document
 from ..document._files import write_atomically
 from ..document._validate import schema_problems_of
+from ..document._view import Messages
 from ..models._agent import AgentRun, Ending, run_agent
 from ..models._ask import Asker
 from ..models._prompt import Prompt
@@ -49,6 +51,40 @@ def input_position(document: Document) -> int:
         raise DocumentError(name, f"the document has {len(found)} input messages (at {where}): an experiment "
                                   "replaces one; keep one", message_index=found[1])
     return found[0]
+
+
+def run_start(context: Messages) -> int | None:
+    """Where the run a document holds starts, None when it holds none: its first message that a run wrote, a
+    call's record (an output, an error or a run record: each carries `_run`, format.md §9) or a model's turn (a plan
+    message carrying `_model`)."""
+    for index in range(len(context)):
+        message = body_of(context[index])
+        if "_run" in message or (message.get("type") == "plan" and "_model" in message):
+            return index
+    return None
+
+
+def holds_run(document: Document) -> bool:
+    """Whether the document holds a run: a message one wrote (`run_start`), or a solution a model gave."""
+    return _given_by_model(document.solution) or run_start(document.context) is not None
+
+
+def _given_by_model(solution: Any) -> bool:
+    return isinstance(solution, dict) and "_model" in solution
+
+
+def request_of(document: Document) -> Document:
+    """The request a document's run started from, which each case of an experiment runs with its own input
+    (docs/experiments.md): the messages before the run's first (`run_start`), and the solution unless a model gave
+    it (it carries `_model`). The document itself when it holds no run."""
+    if not holds_run(document):
+        return document
+    start = run_start(document.context)
+    solution = document.solution
+    given = _given_by_model(solution)
+    messages = document.context.messages if start is None else document.context.messages[:start]
+    return Document(Context(messages), document.shape, document.schema, None if given else solution,
+                    document.path, document.envelope)
 
 
 def with_input(message: dict[str, Any], value: Any) -> dict[str, Any]:
@@ -124,7 +160,8 @@ async def run_case(case: Case, settings: Settings) -> dict[str, Any]:
     """Run one case to its end and say how it went, as its result line (docs/experiments.md)."""
     started = time.perf_counter()
     result: dict[str, Any] = {"id": case.id, "line": case.line}
-    document = parse_document(settings.document, str(settings.path), path=settings.path)
+    # An earlier run's messages record its own input's execution (006): each case runs from the request.
+    document = request_of(parse_document(settings.document, str(settings.path), path=settings.path))
     position = input_position(document)
     document.context.replace(position, with_input(document.context.messages[position], case.input))
     broken = schema_problems_of(document.context, "input")

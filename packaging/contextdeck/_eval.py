@@ -173,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {_label(result)}: {'; '.join(reasons(result))}", file=sys.stderr)
     if args.llm is not None and not args.turn and results and all(map(_ended_at_once, results)):
         print("contextdeck: every input ended at once with the document's own final output (it already ends with "
-              "one, a run's): nothing ran and the model was not asked; remove that output to run the inputs",
+              "one no run made): nothing ran and the model was not asked; remove that output to run the inputs",
               file=sys.stderr)
     if not whole:
         print("contextdeck: interrupted: the results so far are written", file=sys.stderr)

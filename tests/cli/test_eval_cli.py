@@ -8,6 +8,8 @@ import pytest
 
 from adder_agent import adder, write_agent
 from contextdeck._cli import main
+from contextdeck.engine import Context, Document, Shape, holds_run
+from contextdeck.engine.experiments import request_of, run_start
 from fake_llm import Reply
 
 NOW = "2026-03-01T10:00:00Z"
@@ -425,3 +427,52 @@ def test_a_summary_counts_each_way_a_case_ended_apart_from_its_expectations() ->
                          {"status": "waiting"}, {"status": "waiting", "asked": 2}, {"status": "failed"}])
     assert (summary.cases, summary.finished, summary.waiting, summary.failed_runs) == (5, 2, 2, 1)
     assert (summary.passed, summary.failed, summary.tokens, summary.asked) == (1, 1, 5, 2)
+
+
+def test_each_case_runs_from_the_request_a_run_in_the_document_started_from(capsys, tmp_path, fake_llm) -> None:
+    """A document saved after a run (its model turn, the call's output and record, the final output in its
+    solution) was run by every case from where that run ended: each ended at once with the run's output, made from
+    the document's own input. Each case now runs from the request the run started from (006: an input is one
+    execution's), and its run is what it appends: the same results as the document before the run gives."""
+    fake_llm.answer = adder
+    doc = agent(tmp_path)
+    assert main(["run", str(doc), "--activities", str(tmp_path / "acts.py"), "--llm", fake_llm.url, "--model",
+                 "fake-small", "--now", NOW, "--out", str(tmp_path / "ran.json")]) == 0
+    ran_doc = tmp_path / "ran.json"
+    held = json.loads(ran_doc.read_text())
+    assert held["solution"]["output"] == {"total": 0}
+    assert "_model" in held["solution"]
+    assert any("_run" in message for message in held["context"])
+    capsys.readouterr()
+    code, lines, err = evaluate(capsys, fake_llm, tmp_path, ran_doc, dataset(tmp_path, CASES), "--runs",
+                                tmp_path / "runs")
+    fresh_code, fresh, _ = evaluate(capsys, fake_llm, tmp_path, doc, dataset(tmp_path, CASES), "--runs",
+                                    tmp_path / "fresh", out="fresh.jsonl")
+    assert code == fresh_code == 0
+    assert [line["output"] for line in lines] == [{"total": 5}, {"total": -3}, {"total": 30}]
+    keys = ("status", "output", "passed", "ticks", "calls", "tools", "start")
+    assert [{key: line[key] for key in keys} for line in lines] == [{key: line[key] for key in keys}
+                                                                    for line in fresh]
+    assert lines[0]["start"] == len(json.loads(doc.read_text())["context"])
+    assert "ended at once" not in err
+
+
+def test_a_run_is_its_first_record_or_model_turn_on_and_a_plan_typed_by_hand_stays_the_requests() -> None:
+    """The run a document holds starts at its first message carrying `_run` (an output, an error, a run record) or
+    its first model turn (a plan carrying `_model`); a plan without `_model` before it is the request's (one typed by
+    hand cannot be told from it), and so is a solution without `_model`."""
+    request = [{"type": "text", "role": "system", "text": "Add."}, {"type": "input", "input": {"a": 1}}]
+    model_plan = {"type": "plan", "plan": [{"_tool": "add", "_outputPath": "†state.sum"}], "_model": {"model": "m"}}
+    output = {"type": "data", "kind": "state", "data": {"sum": 1}, "_call": {"_tool": "add"}, "_run": {"call": 0}}
+    bare = Document(Context([*request, model_plan, output, {"type": "text", "text": "typed after"}]))
+    assert (run_start(bare.context), holds_run(bare)) == (2, True)
+    assert request_of(bare).context.messages == request
+    by_hand = {"type": "plan", "plan": [{"_tool": "add", "_outputPath": "†state.sum"}]}
+    saved = Document(Context([*request, by_hand, output]), Shape.REQUEST, solution={"calls": [], "output": None})
+    assert request_of(saved).context.messages == [*request, by_hand]
+    assert request_of(saved).solution == {"calls": [], "output": None}
+    answered = Document(Context(request), Shape.REQUEST, solution={"calls": [], "output": 3, "_model": {}})
+    assert (run_start(answered.context), holds_run(answered), request_of(answered).solution) == (None, True, None)
+    untouched = Document(Context([*request, by_hand]), Shape.REQUEST, solution={"calls": [], "output": 3})
+    assert not holds_run(untouched)
+    assert request_of(untouched) is untouched

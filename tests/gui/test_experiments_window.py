@@ -559,9 +559,9 @@ def test_a_run_that_ends_after_its_document_was_left_keeps_its_results_with_that
 
 def test_a_document_that_already_ends_with_its_output_is_run_only_when_asked_to(
         qtbot: Any, open_window: Any, tmp_path: Path, fake_llm: Any) -> None:
-    """After Run with Model in the window, Run ran every case from the document as it stood: each ended at once with
-    that run's output (0 tokens, every case failed alike), without a word. The pane now asks first, naming the
-    output; Cancel runs nothing, Run Anyway runs as before."""
+    """A document ending with a final output no run made (a turn typed by hand: no `_model`, no record) ran every
+    case to that output at once (0 tokens, every case failed alike), without a word. The pane asks first, naming
+    the output; Cancel runs nothing, Run Anyway runs as before."""
     data = tmp_path / "data.jsonl"
     data.write_text(json.dumps({"id": "one", "input": {"a": 1, "b": 2}, "expect": {"total": 3}}) + "\n")
     window, pane = ready_to_run(open_window, tmp_path, fake_llm)
@@ -583,6 +583,29 @@ def test_a_document_that_already_ends_with_its_output_is_run_only_when_asked_to(
     with qtbot.waitSignal(pane.finished, timeout=30000):
         assert pane.run() is not None
     assert pane.model.text(0, OUTPUT) == '{"total":0}'
+    release()
+
+
+def test_a_document_a_models_run_ended_is_run_from_its_request_without_a_question(
+        qtbot: Any, open_window: Any, tmp_path: Path, fake_llm: Any) -> None:
+    """After Run with Model (its final output given by the model, `_model`), each case runs from the request that
+    run started from (docs/experiments.md): no question, and the case's own answer, not that run's output."""
+    fake_llm.answer = adder
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps({"id": "one", "input": {"a": 1, "b": 2}, "expect": {"total": 3}}) + "\n")
+    window, pane = ready_to_run(open_window, tmp_path, fake_llm)
+    doc = agent(tmp_path / "ran.json", "Add the numbers.")
+    saved = json.loads(doc.read_text())
+    saved["solution"] = {"meta": {}, "calls": [], "output": {"total": 0}, "_model": {"model": "fake-small"}}
+    doc.write_text(json.dumps(saved))
+    window.files.open_path(doc)
+    qtbot.waitUntil(lambda: window.session.path == doc)
+    pane.set_dataset(data)
+    pane.ask_run_finished = lambda output: pytest.fail("asked")  # type: ignore[method-assign]
+    with qtbot.waitSignal(pane.finished, timeout=30000):
+        assert pane.run() is not None
+    assert pane.model.text(0, OUTPUT) == '{"total":3}'
+    assert pane.model.text(0, PASSED) == "pass"
     release()
 
 
