@@ -52,7 +52,9 @@ def test_plan_entries_that_are_no_calls_fail_once(capsys: Any, tmp_path: Path) -
     """A plan entry that is no call is an error message once; the run of the output does not refuse it again."""
     ran, err = run_twice(capsys, copied(tmp_path, "entries_that_are_no_calls.json"))
     assert [m["type"] for m in ran[1:]] == ["data", *["error"] * 5]
-    assert "call 4 (?) failed: call: a call must be an object with a non-empty string _tool" in err
+    assert "call 3 (?) failed: call: a call must be an object with a non-empty string _tool" in err
+    # validate's words for a group whose members are no list (format.md §6)
+    assert "call 4 (?) failed: call: a pattern group's 'all' must be an array of calls, not \"x\"" in err
 
 
 def test_a_dagger_string_in_a_meta_property_is_text(capsys: Any, tmp_path: Path) -> None:
