@@ -169,6 +169,8 @@ async def invoke(plan: CallPlan, resolved: dict[str, Any], context: Context, tim
     activity = plan.activity
     limit = limit_of(plan, timeout)
     scoped = scoped_context(context, plan)
+    if plan.prescribed:  # the call names no path: the activity is told the tool's, to pick a branch by (003)
+        resolved = {**resolved, "_outputPath": plan.output_path}
     if jobs is not None and activity.source is not None:
         request = {"file": activity.source, "name": activity.name, "call": resolved, "tool": plan.tool,
                    "context": scoped}

@@ -89,6 +89,23 @@ def test_prescribed_path_is_used_when_the_call_has_none() -> None:
     assert context.resolve("†state.order.id").value == 1
 
 
+def test_an_activity_is_told_the_prescribed_path() -> None:
+    """003, SPEC 6.2: the activity's `call` holds the tool's `const` path when the call gives none, so that it can
+    pick a branch of `a || b`; the `_call` written stays as written."""
+    told = []
+
+    def route(call, tool, context):
+        told.append(call.get("_outputPath"))
+        return {"type": "data", "kind": "state", "data": {"miss": {"why": "none"}}}
+
+    routed = tool("route", properties={"_outputPath": {"type": "string", "const": "†state.hit || †state.miss"}})
+    context, execution, _ = execute([routed], [{"_tool": "route"}], registry(route=route))
+    assert told == ["†state.hit || †state.miss"]
+    assert context.resolve("†state.miss.why").value == "none"
+    assert context[1]["_call"] == {"_tool": "route"}
+    assert execution.state(0).status is Status.DONE
+
+
 def test_prescribed_path_refuses_another_path() -> None:
     """A call whose path differs from the tool's `const` is a structural error and writes nothing."""
     context, _, _ = execute([LOOKUP], [{"_tool": "lookupOrder", "_outputPath": "†state.other", "_output": 1}])
