@@ -40,8 +40,16 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def plan_of(calls: int) -> list[dict[str, str]]:
-    return [{"_tool": "noop", "_outputPath": f"†state.c{index}"} for index in range(calls)]
+def plan_of(calls: int, shape: str = "independent") -> list[dict[str, str]]:
+    """`calls` calls of the trivial activity, each writing its own key: independent, a chain (each reads what the
+    one before wrote: one ready at a time), or a fan-in (all but the last independent, the last reads them all)."""
+    plan = [{"_tool": "noop", "_outputPath": f"†state.c{index}"} for index in range(calls)]
+    if shape == "chain":
+        for index in range(1, calls):
+            plan[index]["in"] = f"†state.c{index - 1}"
+    elif shape == "fan-in" and calls:
+        plan[-1] = {"_tool": "noop", "in": "†state", "_outputPath": "†total.all"}
+    return plan
 
 
 def execution_of(plan: list[dict[str, str]], file: Path, in_process: bool) -> tuple[Context, Execution]:
@@ -50,10 +58,11 @@ def execution_of(plan: list[dict[str, str]], file: Path, in_process: bool) -> tu
                               clock=fixed_clock("2026-01-01T00:00:00Z"), in_process=in_process)
 
 
-def measure(calls: int, in_process: bool, file: Path, kept: list[object] | None = None) -> dict[str, float]:
+def measure(calls: int, in_process: bool, file: Path, kept: list[object] | None = None,
+            shape: str = "independent") -> dict[str, float]:
     """Run `calls` trivial calls; `kept` receives the context and the execution (to measure what they hold)."""
     start = time.process_time()
-    context, execution = execution_of(plan_of(calls), file, in_process)
+    context, execution = execution_of(plan_of(calls, shape), file, in_process)
     setup = time.process_time() - start
     threads = threading.active_count()
     wall, cpu, child = time.perf_counter(), time.process_time(), children_cpu()
@@ -120,6 +129,9 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=10_000)
     parser.add_argument("--long", type=int, default=100_000, help="in-process calls of the long run (0: none)")
     parser.add_argument("--where", action="store_true", help="then where the long run's memory is (tracemalloc)")
+    parser.add_argument("--shaped", default="10000", help="sizes of the in-process chain and fan-in runs, comma "
+                        "separated (0: none)")
+    parser.add_argument("--shapes", default="chain,fan-in", help="which of them (comma separated)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         file = Path(folder) / "noop.py"
@@ -139,13 +151,21 @@ def main() -> None:
             del kept
             if args.where:
                 where(args.long, file)
-        print(f"{args.calls:,} trivial calls, load {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-        for name, in_process in (("in-process", True), ("isolated", False)):
-            found = measure(args.calls, in_process, file)
-            total = found["cpu"] + found["workers_cpu"]
-            print(f"  {name:<10} {args.calls / total:8,.0f} calls/s of CPU ({found['cpu']:.2f} s here + "
-                  f"{found['workers_cpu']:.2f} s in workers), {args.calls / found['wall']:8,.0f} calls/s wall "
-                  f"({found['wall']:.2f} s), {found['threads_after']:+d} threads")
+        for size in (int(text) for text in args.shaped.split(",") if int(text)):
+            print(f"{size:,} dependent in-process calls, load {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+            for shape in args.shapes.split(","):
+                found = measure(size, True, file, shape=shape)
+                total = found["setup"] + found["cpu"]
+                print(f"  {shape:<10} {size / total:8,.0f} calls per CPU-second (set-up {found['setup']:.2f} s, "
+                      f"tick {found['cpu']:.2f} s)")
+        if args.calls:
+            print(f"{args.calls:,} trivial calls, load {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+            for name, in_process in (("in-process", True), ("isolated", False)):
+                found = measure(args.calls, in_process, file)
+                total = found["cpu"] + found["workers_cpu"]
+                print(f"  {name:<10} {args.calls / total:8,.0f} calls/s of CPU ({found['cpu']:.2f} s here + "
+                      f"{found['workers_cpu']:.2f} s in workers), {args.calls / found['wall']:8,.0f} calls/s wall "
+                      f"({found['wall']:.2f} s), {found['threads_after']:+d} threads")
         print(f"  load after {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
