@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, ItemsView, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from operator import attrgetter
 from types import MappingProxyType
 from typing import Any, TypeVar, cast
@@ -95,14 +96,26 @@ class _Items(ItemsView[int, _V]):
 
 @dataclass(frozen=True)
 class Graph:
-    """`feeders[i]` maps each call that feeds call i to the paths of i it may write."""
+    """`feeders[i]` maps each call that feeds call i to the paths of i it may write; `error_readers` are the
+    calls that read the `error` kind, which no call's destination writes but every error message does."""
 
     feeders: Mapping[int, Mapping[int, tuple[str, ...]]]
+    error_readers: tuple[int, ...] = ()
+
+    @cached_property
+    def readers(self) -> dict[int, list[int]]:
+        """Who each writer feeds, in call order (`feeders` turned round); a writer that feeds none is absent."""
+        readers: dict[int, list[int]] = {}
+        for reader, fed_by in self.feeders.items():
+            for writer in fed_by:
+                readers.setdefault(writer, []).append(reader)
+        return readers
 
     @classmethod
     def of(cls, plans: list[CallPlan]) -> Graph:
         kept: list[Mapping[int, tuple[str, ...]] | None] = [None] * (max(map(_index, plans), default=-1) + 1)
         readers: list[CallPlan] = []  # a call that reads nothing is fed by none
+        error_readers: list[int] = []
         # Index the destinations that may meet a read by kind, then first segment (None: the whole kind), so each
         # read meets only writers that may overlap it: a whole kind's read (`†state`) meets every writer of it, a
         # whole kind's write (`†state`) every read of it.
@@ -114,6 +127,8 @@ class Graph:
                 readers.append(plan)
                 for read in plan.reads:
                     for ref in read.references:
+                        if ref.kind == "error" and error_readers[-1:] != [plan.index]:
+                            error_readers.append(plan.index)
                         if ref.path:
                             if (read_heads := heads.get(ref.kind)) is None:
                                 heads[ref.kind] = {ref.path[0]}
@@ -124,6 +139,7 @@ class Graph:
         feeders: ByIndex[Mapping[int, tuple[str, ...]]] = ByIndex(kept)
         if not readers:
             return cls(feeders)
+        errors = tuple(error_readers)
         writers: dict[str, dict[str | None, set[int]]] = {}  # kind -> first segment (None: whole) -> writers
         for writer in plans:
             destinations = writer.destinations
@@ -164,7 +180,7 @@ class Graph:
             fed = {index: paths for index in sorted(candidates) if (paths := feeds(plans[index], reader))}
             if fed:
                 kept[reader.index] = fed
-        return cls(feeders)
+        return cls(feeders, errors)
 
     def cycles(self) -> list[tuple[int, ...]]:
         """The strongly connected groups of two or more calls (Tarjan, iterative: long chains are fine)."""

@@ -52,6 +52,9 @@ MOST_STARTED = 1024
 # of its CPU. Garbage made meanwhile that is not collected young waits for the tick's end (`gc.unfreeze`), unless
 # the host had frozen its own heap before (the window does, and collects what is frozen itself).
 _FREEZE_EVERY = 8192
+# A derivation judges only the calls affected since the last one (`_readiness._affected`) until more than this
+# many calls (and an eighth of the plan) changed state meanwhile.
+_JUDGE_ALL_PAST = 256
 _STATE_FIELDS = operator.attrgetter(*(field.name for field in dataclasses.fields(CallState)))
 
 
@@ -185,6 +188,9 @@ class Execution:
         self._unit_of = self.units if alone else [unit for unit in self.units for _ in unit.members]
         self.plans, self._graph = Plans(setup.plans, self.calls, self._tools), setup.graph
         self._states = [CallState(plan.index, call) for plan, call in zip(self.plans, self.calls, strict=True)]
+        self._open = len(self._states)  # how many calls are open (`OPEN`): every one, pending
+        self._touched: set[int] | None = None  # (see `_readiness.Scheduled`): the first derivation judges every call
+        self._length, self._appended, self._wrote_errors = 0, 0, False
         self._provided: dict[int, Provided] = {}
         self._errors: list[tuple[int, dict[str, Any]]] = []
         self._resume: int | None = None
@@ -221,6 +227,7 @@ class Execution:
         """Call `index` becomes `call` (an approval's edit): planned again, its problems returned."""
         plan = self.plans[index] = plan_call(index, call, self._tools, self.activities)
         self._graph = Graph.of(list(self.plans))
+        self._touched = None  # who feeds whom may have changed
         self._set(index, call=call)
         return list(plan.problems) or literal_problems(self.context, plan)
 
@@ -240,6 +247,7 @@ class Execution:
 
     def refresh(self) -> None:
         """Read the record and readiness again after the context was edited (Step and Continue do it too)."""
+        self._touched = None
         derive_statuses(self)
 
     def ready(self) -> list[int]:
@@ -267,6 +275,14 @@ class Execution:
             setattr(new, name, value)
         self._states[index] = new
         self._derived = None
+        if new.status is not old.status:
+            self._open += (new.status in OPEN) - (old.status in OPEN)
+        touched = self._touched
+        if touched is not None:
+            touched.add(index)
+            # Past this many, judging every call costs no more than finding the affected ones (nor holds a set).
+            if len(touched) > _JUDGE_ALL_PAST and len(touched) > len(self._states) >> 3:
+                self._touched = None
         if len(self.status_changed):  # an announcement nobody hears costs as much as the copy
             self.status_changed.emit(new)
 
@@ -290,6 +306,7 @@ class Execution:
     def approve_plan(self) -> None:
         """Let a lazy plan run (012's checkpoint: validated, simulated, then approved)."""
         self.lazy = False
+        self._touched = None  # the next look for ready calls looks at every one
 
     # -- running -------------------------------------------------------------------------------
 
@@ -305,7 +322,7 @@ class Execution:
         if self.lazy:
             raise ValueError("the plan is lazy: it waits until approve_plan()")
         if not self._ticking:
-            derive_statuses(self)  # the context may have been edited since (an approval, an undo)
+            self.refresh()  # the context may have been edited since (an approval, an undo)
         if index is not None and index not in self.ready():
             state = self._states[index]
             raise ValueError(f"call {index} is not ready: it is {state.status}")
@@ -337,11 +354,16 @@ class Execution:
             if self._derived != (self.context.revision, len(self.context)):
                 derive_statuses(self)
             open_calls = True  # whether any call may still become ready (else there is nothing to judge)
+            # The calls judged since ready units were last looked for: only their units may have become ready, as
+            # every unit ready then was queued (None: look at every unit).
+            judged: set[int] | None = None
             while True:
                 progressed = False
                 if open_calls and stopped is None and not (stepping and ran) and not self._holding:
                     if not queued:
-                        queued.extend(ready_units(self))
+                        queued.extend(ready_units(self, None if judged is None or self._touched is None
+                                                  else sorted(judged.union(self._touched))))
+                        judged = set()
                     while queued and len(running) < MOST_STARTED:
                         unit = queued.popleft()
                         if self._holding:  # paused while an earlier unit was being approved
@@ -374,7 +396,7 @@ class Execution:
                             await self.pace()
                 if not running:
                     if progressed and not stepping:
-                        derive_statuses(self)
+                        judged = _union(judged, derive_statuses(self))
                         open_calls = self._any_open()
                         continue
                     break
@@ -396,7 +418,7 @@ class Execution:
                 # Only an open call can become ready: with every call started or settled (many calls waiting
                 # for a worker) there is nothing to judge, and the tick's end reads the record once.
                 if open_calls and not queued:
-                    derive_statuses(self)
+                    judged = _union(judged, derive_statuses(self))
                     open_calls = self._any_open()
         finally:
             collecting.close()
@@ -425,7 +447,7 @@ class Execution:
         return bool(members) and all(states[i].status is Status.READY for i in members)
 
     def _any_open(self) -> bool:
-        return any(state.status in OPEN for state in self._states)
+        return self._open > 0
 
     def _failure_in(self, unit: Unit) -> int | None:
         """With `break_on_failure`: the member of `unit` that failed (refused, rejected, raised); the tick then
@@ -547,6 +569,8 @@ class Execution:
 
     def _append(self, message: dict[str, Any], call_index: int) -> int:
         self.context.append(message)
+        self._appended += 1
+        self._wrote_errors = self._wrote_errors or message.get("type") == "error"
         self._grew()
         position = len(self.context) - 1
         if len(self.message_appended):
@@ -605,7 +629,7 @@ class Execution:
         if not 0 <= alternative < len(plan.destinations.alternatives):
             raise ValueError(f"call {index} has no alternative {alternative} in {plan.output_path!r}")
         self._provided[index] = Provided(value, alternative, audit)
-        derive_statuses(self)
+        self.refresh()
         unit = next(u for u in self.units if index in u.members)
         if unit.pattern == "one" and self._states[index].status is Status.READY and not self.lazy:
             del self._provided[index]  # written now: an undo of it leaves the call waiting again
@@ -659,7 +683,7 @@ class Execution:
             if index in self.delegates:  # a new clean room, from the inputs as they are now
                 self.delegations.pop(index, None)
                 self._provided.pop(index, None)
-        derive_statuses(self)
+        self.refresh()
         return tuple(sorted(i for i in chosen if self._states[i].status in OPEN))
 
     def stale(self) -> list[Stale]:
@@ -684,3 +708,11 @@ class Execution:
         """Wait for every fire-and-forget run to end."""
         while self._background:
             await asyncio.gather(*self._background.values(), return_exceptions=True)
+
+
+def _union(judged: set[int] | None, more: list[int] | None) -> set[int] | None:
+    """The calls judged so far and those a derivation judged again (None: every call)."""
+    if judged is None or more is None:
+        return None
+    judged.update(more)
+    return judged

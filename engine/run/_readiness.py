@@ -42,6 +42,12 @@ class Scheduled(Protocol):
     _background: dict[int, Any]  # fire-and-forget runs under way
     _provided: dict[int, Any]  # outputs given from outside, not written yet
     _derived: tuple[int, int] | None  # (context revision, length) as of the last derivation, while nothing changed
+    # The calls whose state changed since the last derivation (None: unknown, derive every call), the context's
+    # length then, the messages this execution appended since and whether one of them was an error message.
+    _touched: set[int] | None
+    _length: int
+    _appended: int
+    _wrote_errors: bool
 
     @property
     def graph(self) -> Graph: ...
@@ -61,11 +67,13 @@ def is_approval(path: str) -> bool:
     return len(refs) == 1 and approval_gate(refs[0])
 
 
-def derive_statuses(execution: Scheduled) -> None:
+def derive_statuses(execution: Scheduled) -> list[int] | None:
     """Read the record again and set every call's status from it; the calls still open get their readiness.
 
     When only messages were appended since the last read, only the calls whose record grew (and those that
-    failed in this tick) are derived again: every other call's record is what it was.
+    failed in this tick) are derived again: every other call's record is what it was. When, besides, every
+    message appended since was this execution's own, only the open calls `_affected` are judged again.
+    Returns the calls it judged again, sorted (None: every call).
     """
     ignore = frozenset().union(*execution._again.values()) if execution._again else frozenset()
     execution._record = execution._reader.read(execution.context, ignore)
@@ -89,9 +97,10 @@ def derive_statuses(execution: Scheduled) -> None:
                       and not (forgiving and i in execution._structural) for i in unit.members)
         for index in unit.members:
             _derive(execution, index, reported, group_settled=settled)
+    affected = None if execution.refused else _affected(execution, changed)
     if not execution.refused:  # a refused plan runs nothing: its other calls stay pending
         states, feeders = execution._states, execution.graph.feeders
-        for state in states:
+        for state in states if affected is None else map(states.__getitem__, affected):
             if state.status in OPEN:
                 index = state.index
                 status, paths = readiness(execution, index)
@@ -100,6 +109,37 @@ def derive_statuses(execution: Scheduled) -> None:
                                and not writer_done(execution, writer)) if feeders[index] else ()
                 execution._set(index, status=status, waiting_for=paths, failed_writers=failed)
     execution._derived = (execution.context.revision, len(execution.context))
+    # What this pass set itself is an open call's readiness, which no other call's readiness reads.
+    execution._touched, execution._length = set(), len(execution.context)
+    execution._appended, execution._wrote_errors = 0, False
+    return affected
+
+
+def _affected(execution: Scheduled, changed: list[int] | None) -> list[int] | None:
+    """The calls whose readiness may differ from the last derivation's, sorted; None: maybe any.
+
+    The invariant: a call's readiness reads only its feeders' states (and their group mates', for an `any` or a
+    `race`), the context at its reads, and what was given for it (an output, a delegate's session). So after
+    appends of this execution alone, a call none of whose feeders (nor their mates) changed state, that reads no
+    error when an error message was appended, and whose own state did not change, is as ready as it was: the
+    messages a call writes are at its destinations, which the graph holds (`feeds`), and an error message writes
+    the `error` kind. Anything else (an edit, a message from elsewhere, an output given, a call edited) sets
+    `_touched` to None or makes the record be read whole (`changed` None), and every call is judged.
+    """
+    touched = execution._touched
+    if touched is None or changed is None \
+            or len(execution.context) != execution._length + execution._appended:
+        return None
+    graph = execution.graph
+    readers, unit_of = graph.readers, execution._unit_of
+    affected = set(touched)
+    for index in touched:
+        unit = unit_of[index]
+        for member in unit.members if unit.pattern in ("any", "race") else (index,):
+            affected.update(readers.get(member, ()))
+    if execution._wrote_errors:
+        affected.update(graph.error_readers)
+    return sorted(affected)
 
 
 def _units_of(unit_of: list[Unit], indices: list[int]) -> Iterator[Unit]:
@@ -180,13 +220,16 @@ def writer_done(execution: Scheduled, writer: int) -> bool:
     return False
 
 
-def ready_units(execution: Scheduled) -> list[Unit]:
-    """The units whose open members are all ready: a group starts together or not at all."""
+def ready_units(execution: Scheduled, among: list[int] | None = None) -> list[Unit]:
+    """The units whose open members are all ready: a group starts together or not at all.
+
+    `among`: sorted calls, when only their units may have become ready (None: every unit is looked at).
+    """
     if execution.refused or execution.lazy:
         return []
     states = execution._states
     ready = []
-    for unit in execution.units:
+    for unit in execution.units if among is None else _units_of(execution._unit_of, among):
         open_members = [i for i in unit.members if states[i].status not in SETTLED]
         if open_members and all(states[i].status is Status.READY for i in open_members):
             ready.append(unit)
