@@ -1,7 +1,8 @@
 """Trivial activity calls per second: in worker processes (the default) and in-process (`in_process=True`).
 
-Run: `.venv/bin/python benchmarks/activities_bench.py [--calls N] [--long M]` (`make bench`: 10,000 calls each
-way, then 100,000 in-process calls, the target: ≥ 10,000 calls per CPU-second and ≤ 2 KB of memory per call).
+Run: `.venv/bin/python benchmarks/activities_bench.py [--calls N] [--long M] [--shaped S,...]` (`make bench`:
+100,000 in-process calls, the target: ≥ 10,000 calls per CPU-second and ≤ 2 KB of memory per call; then a chain
+and a fan-in of 10,000 dependent in-process calls (`plan_of`); then 10,000 calls each way).
 The plan is N independent calls of one activity loaded from a file that returns 1, run as one tick of an
 `Execution` (so the figures include the scheduler and the writing of N outputs). CPU time is this process's
 and, for the isolated run, its workers' (they are let go and waited for before it is read); the load
