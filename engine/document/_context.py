@@ -82,17 +82,18 @@ class Context:
         # before `inserted` and the like (a `Cursor`: what entered or left the first `at` messages).
         self.followers: list[Callable[[Edited], object]] = []
         store = self._store
-        put, writes = store.put, store.writes
+        put, listed, writes = store.put, store.listed, store.writes
         with _json.building():  # a million messages: no collection walks them while they are made
             for index, message in enumerate(messages):
                 message_id = index + 1
                 message = _checked(message, index)
                 info = put(message_id, message)
+                listed.append(message)
                 write = info.write
                 if write is not None and info.kind is not None:
                     writes[message_id] = write
                     store.layer((info.kind, info.instance)).append(message_id, write)
-        self._next_id = len(store.messages)
+        self._next_id = len(listed) + 1
         store.order.extend(range(1, self._next_id))
 
     # -- reading -------------------------------------------------------------------------------
@@ -100,22 +101,22 @@ class Context:
     @property
     def messages(self) -> list[Message]:
         """The messages in their current order (a new list; the dicts are the context's own)."""
-        return self._store.listed()
+        return self._store.listed.copy()
 
     def __len__(self) -> int:
         return len(self._store.order)
 
     def __getitem__(self, index: int) -> Message:
-        return self._store.messages[int(at_index(self._store.order.ids, index))]
+        return at_index(self._store.listed, index)
 
     def info(self, index: int) -> MessageInfo:
         """The parsed view of message `index`: form, kind, instance and write."""
-        return self._store.infos[int(at_index(self._store.order.ids, index))]
+        return self._store.infos[at_index(self._store.order.ids, index)]
 
     def view(self) -> ContextView:
         """The messages as they are now, read-only and safe to hand to another thread (render, validate)."""
         ids, info = self._store.order.ids, self._store.infos
-        return ContextView(tuple(self._store.listed()), tuple([info[i] for i in ids]))
+        return ContextView(tuple(self._store.listed), tuple([info[i] for i in ids]))
 
     def view_steps(self, step: int | None = None, *, infos: bool = True) -> Generator[None, None, ContextView]:
         """`view()` taken `step` messages at a time, for a caller with a time budget (the window's slices): it
@@ -134,7 +135,7 @@ class Context:
             if self.revision != revision:
                 messages, parsed, revision = Pieces(step), Pieces(step), self.revision
             start, end = len(messages), min(len(messages) + step, len(self))
-            messages.pieces.append(self._store.listed(start, end))
+            messages.pieces.append(self._store.listed[start:end])
             if infos:
                 parsed.pieces.append(list(map(self._store.infos.__getitem__, self._store.order.ids[start:end])))
             if end == len(self):
@@ -148,7 +149,7 @@ class Context:
 
     def id_at(self, index: int) -> int:
         """The stable id of the message at `index`: it survives replace, move and other edits."""
-        return int(self._store.order.ids[index])
+        return self._store.order.ids[index]
 
     def index_of(self, message_id: int) -> int:
         """Where the message with `message_id` is now (O(log n)); raises KeyError when it was removed."""
@@ -255,6 +256,7 @@ class Context:
     def _insert(self, index: int, message: Message, message_id: int, plan: Plan) -> Made:
         self._store.put(message_id, message)
         self._store.order.insert(index, message_id)
+        self._store.listed.insert(index, message)
         appended = index == len(self) - 1  # now the last message: one step will do for its tracks
         self._write(plan, message_id, True, appended)
         return None, None
@@ -263,6 +265,7 @@ class Context:
         message_id = self._store.order.ids[index]
         self._write(plan, message_id, False)
         self._store.order.pop(index)
+        del self._store.listed[index]
         self._store.take(message_id)
         return None, None
 
@@ -270,6 +273,7 @@ class Context:
         message_id = self._store.order.ids[index]
         self._write(plan, message_id, False)
         self._store.put(message_id, message)
+        self._store.listed[index] = message
         self._write(plan, message_id, True)
         return None, None
 
@@ -281,9 +285,11 @@ class Context:
         before = self._store.order.key[message_id]
         self._write(plan, message_id, False)
         self._store.order.pop(src)
+        message = self._store.listed.pop(src)
         prior = self._watchers.refolds(plan) if plan else {}
         plan.clear()
         self._store.order.insert(dst, message_id)
+        self._store.listed.insert(dst, message)
         with self._watchers.staging(prior):  # the insert is planned against the remove's folds
             self._write(plan, message_id, True)
         return (before, self._store.order.key[message_id]), prior
@@ -312,7 +318,7 @@ class Context:
 
         resolution = combine_keys(expression, found, self._store.order.snapshot())
         if _paranoid.ENABLED:
-            _paranoid.check("Context.resolve", resolution, self._store.listed(), expression, instance, at)
+            _paranoid.check("Context.resolve", resolution, self._store.listed, expression, instance, at)
         return resolution
 
     def fold_ahead(

@@ -245,5 +245,5 @@ class Cursor:
         if _paranoid.ENABLED:  # the watches left alone are still right, at their messages' new indices
             for watch in self._watches:
                 if watch not in self._pending and watch.live is None:
-                    _paranoid.check("CursorWatch.current", watch.current, self.context._store.listed(),
+                    _paranoid.check("CursorWatch.current", watch.current, self.context._store.listed,
                                     watch.expression, watch.instance, at)

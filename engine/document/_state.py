@@ -242,7 +242,7 @@ class CursorState:
         if self._busy is folds:
             self._busy = None
         if _paranoid.ENABLED:
-            _paranoid.check_states("CursorState", out, self.context._store.listed(), at)
+            _paranoid.check_states("CursorState", out, self.context._store.listed, at)
 
     def at(self, at: int | None = None) -> list[IdentityState]:
         """The state as of the first `at` messages, computed at once."""

@@ -9,10 +9,8 @@ by these keys, so they stay valid across relabels: the order never changes, only
 
 from __future__ import annotations
 
-from bisect import insort
+from bisect import bisect_left, insort
 from collections.abc import Iterable, Iterator
-
-from sortedcontainers import SortedKeyList
 
 _GAP = 1 << 64
 NOT_IN_ORDER = -1  # `Order.key` under an id the order does not hold (keys are positive)
@@ -22,16 +20,16 @@ class Order:
     """The ids of a context's messages in order, each with an order key (`key[id]`; `NOT_IN_ORDER` under an
     id the order does not hold).
 
-    `ids` is sorted by key and kept in blocks (`SortedKeyList`, which keeps each id's key beside it): an edit in
-    the middle shifts one block, not every later id; the index of an id is its rank there. `snapshot()` hands
-    out a `Ranks` over that very list and notes every key added or taken out after it (`Shift`), so that the
-    snapshot can still rank its keys as they were; nothing is copied per edit.
+    `keys` is the sorted list of the keys, parallel to `ids`: the index of a key is its rank there.
+    `snapshot()` hands out a `Ranks` over that very list and notes every key added or taken out after
+    it (`Shift`), so that the snapshot can still rank its keys as they were; nothing is copied per edit.
     """
 
     def __init__(self) -> None:
+        self.ids: list[int] = []
+        self.keys: list[int] = []
         # A list by id (ids count up and are never reused): 8 bytes a message where a dict's table is 52.
         self.key: list[int] = []
-        self.ids = SortedKeyList(key=self.key.__getitem__)
         self.generation = 0  # how many relabels so far: keys taken before one are not comparable after
         self._snapshot: Ranks | None = None  # the latest one handed out, while nothing changed since
         self.tail = Shift(0, 0)  # the last change to `keys` noted: snapshots hold the one that was last then
@@ -46,24 +44,25 @@ class Order:
 
     def extend(self, ids: Iterable[int]) -> None:
         """Append ids at the end: building a context, before any snapshot (so nothing is noted for one)."""
-        ids = list(ids)
-        last = self.key[self.ids[-1]] if self.ids else 0
+        order, keys = self.ids, self.keys
+        last = keys[-1] if keys else 0
         for offset, message_id in enumerate(ids, start=1):
             self._keyed(message_id, last + offset * _GAP)
-        self.ids.update(ids)
+            order.append(message_id)
+            keys.append(last + offset * _GAP)
 
     def index_of(self, message_id: int) -> int:
         """The current index of `message_id` (O(log n)); KeyError when it is not in the context."""
         key = self.key[message_id] if 0 <= message_id < len(self.key) else NOT_IN_ORDER
         if key == NOT_IN_ORDER:
             raise KeyError(message_id)
-        return int(self.ids.bisect_key_left(key))
+        return bisect_left(self.keys, key)
 
     def snapshot(self) -> Ranks:
         """The indices of keys as they are now, for as long as it is kept (see `Ranks`)."""
         ranks = self._snapshot
         if ranks is None:
-            ranks = self._snapshot = Ranks(self.ids, self.tail, self.generation)
+            ranks = self._snapshot = Ranks(self.keys, self.tail, self.generation)
             self._noting = True
         return ranks
 
@@ -90,14 +89,16 @@ class Order:
             low, high = self._room(index)
         key = (low + high) // 2
         self._keyed(message_id, key)
-        self.ids.add(message_id)
+        self.ids.insert(index, message_id)
+        self.keys.insert(index, key)
         self._shifted(key, 1)
 
     def pop(self, index: int) -> int:
         """Take the id at `index` out of the order (its key is forgotten)."""
-        message_id: int = self.ids.pop(index)
+        message_id = self.ids.pop(index)
         self._shifted(self.key[message_id], -1)
         self.key[message_id] = NOT_IN_ORDER
+        self.keys.pop(index)
         return message_id
 
     def _keyed(self, message_id: int, key: int) -> None:
@@ -112,19 +113,19 @@ class Order:
         self._snapshot = None
 
     def _room(self, index: int) -> tuple[int, int]:
-        ids, key = self.ids, self.key
-        low = key[ids[index - 1 - len(ids)]] if index > 0 else 0  # (from the end: an append reads the last block)
-        high = key[ids[index]] if index < len(ids) else low + 2 * _GAP
+        keys = self.keys
+        low = keys[index - 1] if index > 0 else 0
+        high = keys[index] if index < len(keys) else low + 2 * _GAP
         return low, high
 
     def _relabel(self) -> None:
         # A new list: snapshots keep the old one, which no longer changes, and the notes made up to now.
         renamed: dict[int, int] = {}
-        ids, self._snapshot, self.tail, self._noting = list(self.ids), None, Shift(0, 0), False
-        for position, message_id in enumerate(ids, start=1):
+        self.keys, self._snapshot, self.tail, self._noting = [], None, Shift(0, 0), False
+        for position, message_id in enumerate(self.ids, start=1):
             renamed[self.key[message_id]] = position * _GAP
             self.key[message_id] = position * _GAP
-        self.ids = SortedKeyList(ids, key=self.key.__getitem__)
+            self.keys.append(position * _GAP)
         self.renamed = renamed
         self.generation += 1
 
@@ -151,13 +152,13 @@ class Ranks:
 
     __slots__ = ("_checked", "_fixes", "_table", "_top", "generation", "start")
 
-    def __init__(self, ids: SortedKeyList, last: Shift, generation: int = 0) -> None:
+    def __init__(self, keys: list[int], last: Shift, generation: int = 0) -> None:
         self.start = last  # the order's last change when taken: `Order.shifted(start, …)` says what moved since
         self.generation = generation  # of the order's keys (a relabel changes every key)
-        self._table = ids
+        self._table = keys
         self._checked = last  # the last change read
         self._fixes: list[tuple[int, int]] = []  # the changes at or below `_top` since, sorted by key
-        self._top = ids.key(ids[-1]) if ids else -1
+        self._top = keys[-1] if keys else -1
 
     def rank(self, key: int) -> int:
         return next(self.each_rank((key,)))
@@ -169,18 +170,22 @@ class Ranks:
     def each_rank(self, keys: Iterable[int]) -> Iterator[int]:
         """`ranks`, one at a time (a comparison can stop at the first that differs)."""
         table, fixes = self._read()
+        low = 0
         if not fixes:
-            yield from map(table.bisect_key_left, keys)
+            for key in keys:
+                low = bisect_left(table, key, low)
+                yield low
             return
         # Ranks in the shared list, less the keys added before each (plus those taken out).
         shift, position, count = 0, 0, len(fixes)
         for key in keys:
+            low = bisect_left(table, key, low)
             while position < count and fixes[position][0] < key:
                 shift += fixes[position][1]
                 position += 1
-            yield table.bisect_key_left(key) - shift
+            yield low - shift
 
-    def _read(self) -> tuple[SortedKeyList, list[tuple[int, int]]]:
+    def _read(self) -> tuple[list[int], list[tuple[int, int]]]:
         """The list to search and the changes to correct for (see the class)."""
         checked, fixes, top = self._checked, self._fixes, self._top
         shift = checked.later

@@ -93,7 +93,7 @@ def _folded(store: Store, ref: Reference, instance: str | None, limit: int | Non
 def _entry(store: Store, change: Change) -> BlameEntry:
     message_id, write = change.message_id, change.write
     index = store.order.index_of(message_id)
-    message = body_of(store.messages[message_id])
+    message = body_of(store.listed[index])
     return BlameEntry(
         index, message_id, write.method, ".".join(write.path),
         message.get("_call"), message.get("_date"), change.before, change.after,

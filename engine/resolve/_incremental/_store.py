@@ -19,22 +19,21 @@ Identity = tuple[str, str | None]
 GONE = MessageInfo(Form.TEXT)
 # What `Store.writes` holds under an id whose message writes nothing now (not a data message, or gone).
 NO_WRITE = Write((), "set", None)
-GONE_MESSAGE: Message = {}
 
 
 class Store:
-    """The messages by id (`messages`), where each message's stable id is in their order
+    """The messages in order (`listed`, parallel to `order.ids`), where each message's stable id is
     (`order`), what each is (`infos`), the writes of the data messages (`writes`), and those writes
     per identity and lane (`layers`), and the ids of the tool and plan messages (`forms`: finding the tools
     and the pending calls costs O(tools and plans), not a look at every message)."""
 
-    __slots__ = ("forms", "infos", "layers", "messages", "order", "writes")
+    __slots__ = ("forms", "infos", "layers", "listed", "order", "writes")
 
     def __init__(self) -> None:
         self.order = Order()
-        # By id, as `infos` (`GONE_MESSAGE` under an id no message has): an edit in the middle shifts no list of
-        # them. The messages in order are `listed()`.
-        self.messages: list[Message] = [GONE_MESSAGE]
+        # A copy of this is a copy of pointers (the window's autosave snapshot and `Context.messages` copy
+        # it on the GUI thread); a message by id is `listed[order.index_of(id)]`.
+        self.listed: list[Message] = []
         # What each message is, by id (ids count up from 1 and are never reused): a list, 8 bytes a message where
         # a dict's table is 52 at 100,000. `GONE` under an id no message has now (`info_of` says None there).
         self.infos: list[MessageInfo] = [GONE]
@@ -51,24 +50,19 @@ class Store:
         let_go(*(ids for layer in layers for ids in (layer.all, layer.universal, *layer.lanes.values(),
                                                        *layer.wide.values())),
                *(held for layer in layers for held in (layer.lanes, layer.wide, layer.branches, layer.answers)),
-               self.layers, order.key, *order.ids._lists, *order.ids._keys, self.infos, self.writes, self.messages)
-
-    def listed(self, start: int = 0, end: int | None = None) -> list[Message]:
-        """The messages from index `start` to `end` (a new list of pointers; the window's autosave copies all of
-        them on the GUI thread)."""
-        return list(map(self.messages.__getitem__, self.order.ids[start:end]))
+               self.layers, order.key, order.keys, order.ids, self.infos, self.writes, self.listed)
 
     def put(self, message_id: int, message: Message) -> MessageInfo:
-        """Keep and parse `message`, under `message_id` (a new id, or in place of the message it had)."""
+        """Parse `message`, under `message_id` (a new id, or in place of the message it had); `listed` is the
+        caller's."""
         infos = self.infos
         info = classify(message)
         if message_id == len(infos):  # a new message (every message while a context is built or a run appends)
             infos.append(info)
             self.writes.append(NO_WRITE)
-            self.messages.append(message)
             before = GONE
         else:
-            before, infos[message_id], self.messages[message_id] = infos[message_id], info, message
+            before, infos[message_id] = infos[message_id], info
         if before is not GONE and before.form is not info.form and before.form in self.forms:
             self.forms[before.form].discard(message_id)
         if info.form in self.forms:
@@ -77,7 +71,7 @@ class Store:
 
     def take(self, message_id: int) -> None:
         """Forget what is known of the message under `message_id`."""
-        self.infos[message_id], self.messages[message_id] = GONE, GONE_MESSAGE
+        self.infos[message_id] = GONE
         for ids in self.forms.values():
             ids.discard(message_id)
 

@@ -167,8 +167,7 @@ class Watch(Kept):
         if owner is not None and owner.current:
             self._now(owner._store.order)
             if _paranoid.ENABLED and self not in owner._pending:
-                store = owner._store
-                _paranoid.check("Watch.current", self._resolution, store.listed(), self.expression, self.instance)
+                _paranoid.check("Watch.current", self._resolution, owner._store.listed, self.expression, self.instance)
         return self._resolution
 
     def evaluate(self, result: Callable[[Track, Path], Found], ranks: Ranks, told: Told | None = None) -> Resolution:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import pickle
-import random
 from typing import Any
 
 import orjson
@@ -125,7 +124,7 @@ def test_every_snapshot_ranks_its_keys_as_they_were(size: int, steps: list[tuple
         elif step[0] == "pop" and len(order):
             order.pop(step[1] % len(order))
         elif step[0] == "snapshot":
-            taken.append((order.snapshot(), [order.key[i] for i in order.ids]))
+            taken.append((order.snapshot(), list(order.keys)))
         else:
             for ranks, keys in taken:
                 assert ranks.ranks(tuple(keys)) == tuple(range(len(keys)))
@@ -144,7 +143,7 @@ def test_sources_shifted_by_the_changes_since_equal_ranking_again(
     order = Order()
     order.extend(range(size))
     ranks = order.snapshot()
-    kept = tuple(sorted(data.draw(st.sets(st.sampled_from([order.key[i] for i in order.ids])))))
+    kept = tuple(sorted(data.draw(st.sets(st.sampled_from(order.keys)))))
     before = ranks.ranks(kept)
     next_id = size
     for step in steps:
@@ -153,7 +152,7 @@ def test_sources_shifted_by_the_changes_since_equal_ranking_again(
             next_id += 1
         elif step[0] == "pop" and len(order) > len(kept):
             at = step[1] % len(order)
-            if order.key[order.ids[at]] not in kept:  # a kept key taken out: its watch is refolded instead
+            if order.keys[at] not in kept:  # a kept key taken out: its watch is refolded instead
                 order.pop(at)
     if order.generation:
         return  # relabelled: the keys mean nothing now (the watches fold again)
@@ -165,7 +164,7 @@ def test_a_snapshot_taken_before_a_relabel_keeps_its_ranks() -> None:
     order = Order()
     order.extend([0, 1])
     before = order.snapshot()
-    keys = tuple(order.key[i] for i in order.ids)
+    keys = tuple(order.keys)
     order.pop(0)
     for message_id in range(2, 80):  # one spot: the keys run out of room
         order.insert(1, message_id)
@@ -221,24 +220,3 @@ def test_the_last_sources_rank_only_those(monkeypatch: pytest.MonkeyPatch) -> No
     assert result.last_sources(3) == (1_998, 1_999, 2_000)
     assert result._sources is None  # the other 1,997 were never ranked
     assert result.sources[-3:] == (1_998, 1_999, 2_000)
-
-
-def test_an_order_of_many_blocks_ranks_and_finds_ids_as_a_flat_list_would() -> None:
-    """The order keeps its ids in blocks of about a thousand: across blocks split and merged by middle inserts and
-    pops, `index_of` and `ids` agree with a plain list edited the same way, and a snapshot ranks its keys as they
-    were."""
-    rng = random.Random(7)
-    order, flat = Order(), list(range(1, 5001))
-    order.extend(flat)
-    snapshot, keys = order.snapshot(), [order.key[i] for i in flat]
-    for message_id in range(5001, 9001):
-        if rng.random() < 0.6:  # at the start (its block splits, again and again)
-            at = rng.randrange(1500)
-            order.insert(at, message_id)
-            flat.insert(at, message_id)
-        else:  # from the middle (blocks there shrink and merge)
-            at = rng.randrange(2500, 3500)
-            assert order.pop(at) == flat.pop(at)
-    assert list(order.ids) == flat
-    assert [order.index_of(message_id) for message_id in flat[::97]] == list(range(0, len(flat), 97))
-    assert snapshot.ranks(keys) == tuple(range(5000))
