@@ -125,7 +125,7 @@ class Catalogs(QObject):
         if reading is None:
             return
         if reading.done:  # in a slice of its own: the references walked; the plan form told in the next
-            self._done(reading.kinds)
+            self._take(reading.kinds)
             slices().start(self._announce)
             return
         deadline = time.thread_time() + SLICE_S
@@ -135,11 +135,19 @@ class Catalogs(QObject):
         slices().start(self._read)
 
     def _announce(self) -> None:
-        # (a slice of its own: the plan form's completions and problems, after the slice that walked the references)
-        self.changed.emit()
+        # A slice of its own: the plan form's completions and problems, after the slice that walked the references.
+        # Still `reading` until then, so that once it is not the plan form has the paths read.
+        if self._reading is not None and not self._reading.done:  # an edit meanwhile: read again
+            slices().start(self._read)
+        elif self._reading is not None:
+            self._stale, self._reading = False, None
+            self.changed.emit()
+
+    def _take(self, written: dict[str, Any]) -> None:
+        self._written, self._references = written, _references(written)
 
     def _done(self, written: dict[str, Any]) -> None:
-        self._written, self._references = written, _references(written)
+        self._take(written)
         self._stale, self._reading = False, None
 
 

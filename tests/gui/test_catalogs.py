@@ -89,6 +89,31 @@ def test_a_big_documents_written_paths_are_taken_in_a_slice_after_the_last_that_
     assert catalogs.current().written == written_paths(context)
 
 
+def test_an_edit_between_the_paths_taken_and_announced_is_in_what_is_announced(
+        qtbot: Any, monkeypatch: Any) -> None:
+    """The paths taken, an edit before the slice that announces them: they are read again, and what the plan form
+    is told of is the document as edited; `reading` until then."""
+    context = Context(big(catalog_module.SLICED_FROM + 100))
+    catalogs = Catalogs(lambda: context)
+    take = Catalogs._take
+    edited: list[bool] = []
+
+    def taken_then_edited(self: Catalogs, written: dict[str, Any]) -> None:
+        take(self, written)
+        if not edited:
+            edited.append(True)
+            context.apply(Replace(1, {"type": "state", "data": {"edited": True}}))
+
+    monkeypatch.setattr(Catalogs, "_take", taken_then_edited)
+    catalogs.current()
+    with qtbot.waitSignal(catalogs.changed, timeout=20000):
+        pass
+    assert edited
+    assert not catalogs.reading
+    assert catalogs.current().written == written_paths(context)
+    assert "edited" in catalogs.current().written["state"]
+
+
 def test_a_small_documents_catalog_is_whole_at_once(qtbot: Any) -> None:
     context = Context(big(50))
     catalogs = Catalogs(lambda: context)
