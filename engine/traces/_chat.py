@@ -266,7 +266,7 @@ def _with_response(exchange: Exchange, response: Any, where: str) -> Exchange:
     if not isinstance(response, dict):
         raise Located("the response is not a JSON object", where)
     choices = response.get("choices")
-    if "error" in response and not choices:  # the request failed: the API's error body, or a log's error
+    if response.get("error") is not None:  # the request failed: the API's error body, a log's, a stream's
         return dataclasses.replace(exchange, failed=_error_text(response["error"]))
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise Located("the response has no 'choices'", where)
@@ -314,7 +314,8 @@ def streamed(chunks: list[Any] | str, where: str) -> dict[str, Any]:
     """A streamed response (`chat.completion.chunk`s, as a list or as the server-sent events' text) as the one
     completion its chunks make: each choice's content and refusal joined, its tool calls put together by `index`
     (their arguments come in pieces), its last finish reason; the id, model and time of the first chunk that has
-    them, the usage of the last."""
+    them, the usage of the last. A chunk's `error` (a stream the server broke off) is the completion's; a stream
+    whose choices never got a finish reason, and says no error, was cut, and is refused."""
     if isinstance(chunks, str):
         chunks = server_events(chunks, where)
     completion: dict[str, Any] = {}
@@ -326,6 +327,8 @@ def streamed(chunks: list[Any] | str, where: str) -> dict[str, Any]:
                            if key not in completion and chunk.get(key) is not None})
         if isinstance(chunk.get("usage"), dict):
             completion["usage"] = chunk["usage"]
+        if chunk.get("error") is not None:
+            completion["error"] = chunk["error"]
         for choice in listed(chunk.get("choices")):
             delta = choice.get("delta") if isinstance(choice, dict) else None
             if not isinstance(delta, dict):
@@ -336,6 +339,8 @@ def streamed(chunks: list[Any] | str, where: str) -> dict[str, Any]:
             _add_delta(made, delta)
             if isinstance(choice.get("finish_reason"), str):
                 made["finish_reason"] = choice["finish_reason"]
+    if completion.get("error") is None and not any("finish_reason" in made for made in choices.values()):
+        raise Located("no choice of the streamed chunks has a finish_reason: the stream was cut?", where)
     completion["choices"] = [
         {"index": index, "message": {**made["message"], **({"tool_calls": [
             made["calls"][n] for n in sorted(made["calls"])]} if made["calls"] else {})},

@@ -284,6 +284,28 @@ def test_a_streamed_response_imports_as_the_completion_its_chunks_make() -> None
         import_bytes(json.dumps({"request": request, "response": [chunks[0], 5]}).encode(), "ex.json")
 
 
+def test_a_stream_broken_off_by_an_error_is_a_failed_request_and_a_cut_one_is_refused() -> None:
+    """A stream whose server broke off with an error chunk is a request that failed (its text so far is no
+    reply), an error chunk alone too; a stream that ends with no finish reason and no error was cut: refused."""
+    request = {"model": "m", "messages": [SYSTEM, USER]}
+
+    def chunk(content: str, finish: str | None = None) -> dict[str, Any]:
+        return {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1764320000, "model": "m",
+                "choices": [{"index": 0, "delta": {"content": content}, "finish_reason": finish}]}
+
+    error = {"error": {"message": "overloaded", "type": "server_error"}}
+    for stream in ([chunk("He"), error], [error]):
+        [imported] = import_bytes(json.dumps({"request": request, "response": stream}).encode(), "ex.json")
+        assert imported.warnings == ("the request failed (overloaded): the run ends with it unanswered",)
+        assert imported.document.solution is None
+    with pytest.raises(TraceError, match=r"^ex.json: response: no choice of the streamed chunks has a "
+                                         r"finish_reason: the stream was cut\?"):
+        import_bytes(json.dumps({"request": request, "response": [chunk("He"), chunk("llo")]}).encode(), "ex.json")
+    [whole] = import_bytes(json.dumps({"request": request, "response": [chunk("He"), chunk("llo", "stop")]}).encode(),
+                           "ex.json")
+    assert whole.document.solution["output"] == "Hello"
+
+
 def test_bodies_logged_as_their_json_text_are_read_as_the_bodies() -> None:
     """A proxy's log keeps the request and the response as the JSON text it sent and received: read as the bodies
     that text holds (a streamed response's events, text too, as before)."""
