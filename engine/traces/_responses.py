@@ -73,7 +73,11 @@ def _messages(items: list[Any], where: str, label: str) -> list[dict[str, Any]]:
             message: dict[str, Any] = {"role": item.get("role"), "content": content}
             if refusal is not None:
                 message["refusal"] = refusal
-            messages.append(message)
+            last = messages[-1] if messages else None
+            if last is not None and last.get("role") == "assistant" == message["role"]:
+                _join(last, message)  # one reply's several message items (text around a built-in tool's call)
+            else:
+                messages.append(message)
         elif kind == "function_call":
             name = item.get("name")
             if not isinstance(name, str) or not name:
@@ -101,6 +105,25 @@ def _messages(items: list[Any], where: str, label: str) -> list[dict[str, Any]]:
         elif kind != "reasoning" and kind not in _BUILT_IN:  # (reasoning is not sent back as content)
             raise Located(f"an item of type {kind!r}, which ContextDeck does not read", place)
     return messages
+
+
+def _join(reply: dict[str, Any], message: dict[str, Any]) -> None:
+    """A message of the same reply added to it: its content parts after the reply's, its refusal and tool calls
+    after the reply's."""
+    if reply.get("content") is None:
+        reply["content"] = message.get("content")
+    elif message.get("content") is not None:
+        reply["content"] = _parts(reply["content"]) + _parts(message["content"])
+    refusals = [text for text in (reply.get("refusal"), message.get("refusal")) if text is not None]
+    if refusals:
+        reply["refusal"] = "\n".join(refusals)
+    if message.get("tool_calls"):
+        reply.setdefault("tool_calls", []).extend(message["tool_calls"])
+
+
+def _parts(content: Any) -> list[Any]:
+    return content if isinstance(content, list) else [{"type": "text", "text": content}] \
+        if isinstance(content, str) else [content]
 
 
 def _content(content: Any) -> tuple[Any, str | None]:
@@ -137,13 +160,16 @@ def _completion(response: Any, where: str) -> tuple[dict[str, Any], str | None]:
     if not isinstance(output, list):
         raise Located("the response has no 'output' list (a chat completions response, to a Responses API "
                       "request?)", where)
-    replies = _messages(output, where, "output item") or [{"role": "assistant", "content": None}]
-    calls = any(reply.get("tool_calls") for reply in replies)
+    # The API has no `n`: whatever the output's items say is one reply.
+    reply: dict[str, Any] = {"role": "assistant", "content": None}
+    for message in _messages(output, where, "output item"):
+        _join(reply, message)
+    calls = bool(reply.get("tool_calls"))
     reason = response.get("incomplete_details", {}).get("reason") if response.get("status") == "incomplete" \
         and isinstance(response.get("incomplete_details"), dict) else None
     finish = _INCOMPLETE.get(reason, reason) if reason is not None else "tool_calls" if calls else "stop"
     completion: dict[str, Any] = {
-        "choices": [{"index": n, "message": reply, "finish_reason": finish} for n, reply in enumerate(replies)]}
+        "choices": [{"index": 0, "message": reply, "finish_reason": finish}]}
     for key, their in (("id", "id"), ("created", "created_at"), ("model", "model")):
         if response.get(their) is not None:
             completion[key] = response[their]

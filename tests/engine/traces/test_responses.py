@@ -132,6 +132,25 @@ def test_an_item_that_cannot_be_read_is_named_by_its_place(item: Any, message: s
     assert str(caught.value).startswith(message)
 
 
+def test_several_message_items_of_one_reply_are_one_reply() -> None:
+    """The Responses API has no `n`: a reply's text before and after a built-in tool's call is one reply, its texts
+    joined, no choice left out; the next request repeating its items lines up with it."""
+    def said(text: str, item_id: str) -> dict[str, Any]:
+        return {**ANSWER, "id": item_id, "content": [{"type": "output_text", "text": text, "annotations": []}]}
+
+    searched = {"type": "web_search_call", "id": "ws_1", "status": "completed"}
+    items = [said("Let me search.", "msg_1"), searched, said("Here is the news.", "msg_2")]
+    again = {"role": "user", "content": "Thanks. More?"}
+    lines = [{"request": request(USER), "response": response("resp_1", *items)},
+             {"request": request(USER, *items, again), "response": response("resp_2", ANSWER)}]
+    [imported] = import_bytes(jsonl(lines), "run.jsonl")
+    assert imported.warnings == ()
+    assert imported.document.context.messages[4]["content"] == "Let me search.\nHere is the news."
+    assert imported.document.context.messages[5] == again
+    [alone] = import_bytes(json.dumps(lines[0]).encode(), "ex.json")
+    assert (alone.warnings, alone.document.solution["output"]) == ((), "Let me search.\nHere is the news.")
+
+
 def test_a_chat_completion_given_as_a_responses_reply_is_refused() -> None:
     body = {"request": request(USER), "response": {"choices": [{"message": {"role": "assistant", "content": "Hi"}}]}}
     with pytest.raises(TraceError) as caught:
