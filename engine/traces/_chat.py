@@ -265,9 +265,10 @@ def _with_response(exchange: Exchange, response: Any, where: str) -> Exchange:
         response = streamed(response, inside(where, "response"))
     if not isinstance(response, dict):
         raise Located("the response is not a JSON object", where)
+    failed = failure(response)
+    if failed is not None:  # the request failed: the API's error body, a log's, a stream's
+        return dataclasses.replace(exchange, failed=failed)
     choices = response.get("choices")
-    if response.get("error") is not None:  # the request failed: the API's error body, a log's, a stream's
-        return dataclasses.replace(exchange, failed=_error_text(response["error"]))
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise Located("the response has no 'choices'", where)
     choice = choices[0]
@@ -298,6 +299,14 @@ def _other_choices(choices: list[Any], where: str) -> list[tuple[ChatMessage, st
         finish = choice.get("finish_reason")
         found.append((message, finish if isinstance(finish, str) else None))
     return found
+
+
+def failure(response: Any) -> str | None:
+    """The error a response (or a log's line) records instead of a reply, in short; None when it records none
+    (`"error": null`, as the Responses API writes on every response, is none)."""
+    if not isinstance(response, dict) or response.get("error") is None:
+        return None
+    return _error_text(response["error"])
 
 
 def _error_text(error: Any) -> str:

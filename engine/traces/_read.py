@@ -14,7 +14,7 @@ from ..document._json import BOM, JSONSyntaxError, file_reason, not_utf8, unclos
 from ..document._json import parse as json_parse
 from ..protocol._errors import DocumentError
 from ._build import build, line_up
-from ._chat import Exchange, ToolRun, openai_exchange
+from ._chat import Exchange, ToolRun, failure, openai_exchange
 from ._problems import Located, TraceError
 from ._responses import is_responses_request, responses_exchange
 
@@ -199,7 +199,7 @@ def exchange_of(value: Any, where: str) -> Exchange:
     if isinstance(value, dict) and isinstance(_body(value.get("request")), dict):
         request, response, latency = _body(value["request"]), _body(value.get("response")), value.get("latency_ms")
         latency = latency if isinstance(latency, int | float) and not isinstance(latency, bool) else None
-        if response is None and value.get("error") is not None:  # a request that failed, logged with its error
+        if response is None and failure(value) is not None:  # a request that failed, logged with its error
             response = {"error": value["error"]}
     if is_responses_request(request):
         return responses_exchange(request, response, where, latency_ms=latency)

@@ -12,7 +12,7 @@ import dataclasses
 from typing import Any
 
 from ..protocol._messages import part_text
-from ._chat import SETTINGS, Exchange, arguments_of, openai_exchange, server_events
+from ._chat import SETTINGS, Exchange, arguments_of, failure, openai_exchange, server_events
 from ._problems import Located, inside
 
 # Items the server runs itself (web search, a computer, code, MCP): no call of the agent's to plan, left out.
@@ -154,8 +154,10 @@ def _completion(response: Any, where: str) -> tuple[dict[str, Any], str | None]:
         response = _streamed(response, where)
     if not isinstance(response, dict):
         raise Located("the response is not a JSON object", where)
-    if response.get("status") == "failed" or (response.get("error") and "output" not in response):
-        return {"error": response.get("error") or "the response failed"}, None
+    if failure(response) is not None:
+        return {"error": response["error"]}, None
+    if response.get("status") == "failed":
+        return {"error": "the response failed"}, None
     output = response.get("output")
     if not isinstance(output, list):
         raise Located("the response has no 'output' list (a chat completions response, to a Responses API "

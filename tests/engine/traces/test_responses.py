@@ -99,6 +99,18 @@ def test_an_incomplete_or_failed_response_is_said() -> None:
         "line 2: the request failed (Boom.): the run ends with it unanswered",)
 
 
+def test_a_response_fails_when_its_error_is_not_null_in_both_apis() -> None:
+    """Both readers ask the same: a response whose `error` is not null failed (a Responses one with its output
+    too); `"error": null` is no failure (a chat body holding only that is refused for its missing choices)."""
+    lines = stateless()
+    lines[1]["response"] = response("resp_2", error={"message": "Boom."})
+    assert import_bytes(jsonl(lines), "run.jsonl")[0].warnings == (
+        "line 2: the request failed (Boom.): the run ends with it unanswered",)
+    chat = {"request": {"model": "m", "messages": [USER]}, "response": {"error": None}}
+    with pytest.raises(TraceError, match=r"^ex.json: the response has no 'choices'$"):
+        import_bytes(json.dumps(chat).encode(), "ex.json")
+
+
 def test_input_parts_are_read_as_chat_parts() -> None:
     """An image part is chat's `image_url`, text parts are text, a refused reply is a refusal; the server's own
     tools (web search) are left out, as a built-in tool is in a chat request."""
