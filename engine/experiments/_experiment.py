@@ -56,11 +56,14 @@ def input_position(document: Document) -> int:
 def run_start(context: Messages) -> int | None:
     """Where the run a document holds starts, None when it holds none: its first message that a run wrote, a
     call's record (an output, an error or a run record: each carries `_run`, format.md §9) or a model's turn (a plan
-    message carrying `_model`)."""
+    message carrying `_model`, or the meta message just before it: the identity that turn gave back, format.md
+    "Ticks and turns")."""
     for index in range(len(context)):
         message = body_of(context[index])
-        if "_run" in message or (message.get("type") == "plan" and "_model" in message):
+        if "_run" in message:
             return index
+        if message.get("type") == "plan" and "_model" in message:
+            return index - 1 if index and kind_of(body_of(context[index - 1])) == "meta" else index
     return None
 
 
@@ -77,11 +80,11 @@ def request_of(document: Document) -> Document:
     """The request a document's run started from, which each case of an experiment runs with its own input
     (docs/experiments.md): the messages before the run's first (`run_start`), and the solution unless a model gave
     it (it carries `_model`). The document itself when it holds no run."""
-    if not holds_run(document):
-        return document
     start = run_start(document.context)
     solution = document.solution
     given = _given_by_model(solution)
+    if start is None and not given:
+        return document
     messages = document.context.messages if start is None else document.context.messages[:start]
     return Document(Context(messages), document.shape, document.schema, None if given else solution,
                     document.path, document.envelope)

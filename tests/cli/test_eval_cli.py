@@ -8,7 +8,7 @@ import pytest
 
 from adder_agent import adder, write_agent
 from contextdeck._cli import main
-from contextdeck.engine import Context, Document, Shape, holds_run
+from contextdeck.engine import Context, Document, Loop, Shape, holds_run
 from contextdeck.engine.experiments import request_of, run_start
 from fake_llm import Reply
 
@@ -476,3 +476,16 @@ def test_a_run_is_its_first_record_or_model_turn_on_and_a_plan_typed_by_hand_sta
     untouched = Document(Context([*request, by_hand]), Shape.REQUEST, solution={"calls": [], "output": 3})
     assert not holds_run(untouched)
     assert request_of(untouched) is untouched
+
+
+def test_the_meta_message_a_model_turn_appends_is_the_runs_and_no_case_requests_it() -> None:
+    """016: a turn giving the identity back bumped appends a meta message just before its plan; that meta is the
+    run's (docs/experiments.md: everything from the run's first message on), so `request_of` leaves it out."""
+    request = [{"type": "meta", "meta": {"path": "/g/1", "version": "1.2.3"}}, {"type": "input", "input": {"a": 1}}]
+    document = Document(Context([dict(message) for message in request]))
+    call = {"_tool": "think", "_output": 1, "_outputPath": "†state.a"}
+    Loop(document).take_turn({"meta": {"path": "/g/1", "version": "1.2.4"}, "calls": [call], "output": None},
+                             {"model": "m"})
+    assert [message["type"] for message in document.context.messages] == ["meta", "input", "meta", "plan"]
+    assert (run_start(document.context), holds_run(document)) == (2, True)
+    assert request_of(document).context.messages == request
