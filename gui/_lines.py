@@ -133,7 +133,7 @@ class LinesView(QAbstractScrollArea):
         self.found = (0, 0)  # the place `find_text` selected last: which of how many (the find bar says it)
         # What `find_text` searches (`searched`: given with the text, else made at its first find, not per key),
         # how many places the last needle has in it, and the place last found (needle, where, which).
-        self._haystack: str | None = None
+        self._searched: str | None = None
         self._counted = ("", 0)
         self._last = ("", 0, 0)
         self._starts: Sequence[int] = array("q", [0])
@@ -159,13 +159,13 @@ class LinesView(QAbstractScrollArea):
 
     # -- the text --------------------------------------------------------------------------------------
 
-    def show_text(self, text: str, starts: Sequence[int] | None = None, found_in: str | None = None) -> None:
-        """Show `text` (`starts`: its `line_starts`, `found_in`: its `searched`, if made already). The line at the top
-        stays where it was, as far as the new text has it; the selection goes."""
+    def show_text(self, text: str, starts: Sequence[int] | None = None, searched: str | None = None) -> None:
+        """Show `text` (`starts`: its `line_starts`, `searched`: its `searched`, if made already). The line at the
+        top stays where it was, as far as the new text has it; the selection goes."""
         if text == self.full_text:
             return
         self.full_text = text
-        self._haystack, self._counted, self._last = found_in, ("", 0), ("", 0, 0)
+        self._searched, self._counted, self._last = searched, ("", 0), ("", 0, 0)
         self._starts = starts if starts is not None else line_starts(text)
         self._anchor = self._position = 0
         self._relayout()
@@ -417,9 +417,9 @@ class LinesView(QAbstractScrollArea):
         False (the selection kept) when the text has it nowhere."""
         if not needle:
             return False
-        if self._haystack is None:
-            self._haystack = searched(self.full_text)
-        text = self._haystack
+        if self._searched is None:
+            self._searched = searched(self.full_text)
+        text = self._searched
         wanted = needle if text is self.full_text else needle.casefold()
         start, end = self.selection()
         # Round past the end, the second search reads only what the first did not: a needle found nowhere is one
@@ -441,7 +441,7 @@ class LinesView(QAbstractScrollArea):
     def _which(self, wanted: str, found: int) -> int:
         """Which place of `wanted` the one at `found` is: counted on from the place found last when after it (Enter
         going on), else from the top."""
-        text, (last, at, which) = self._haystack or "", self._last
+        text, (last, at, which) = self._searched or "", self._last
         which = which + text.count(wanted, at, found) if last == wanted and found >= at else \
             text.count(wanted, 0, found) + 1
         self._last = (wanted, found, which)
@@ -450,7 +450,7 @@ class LinesView(QAbstractScrollArea):
     def _how_many(self, wanted: str) -> int:
         """How many places the text has `wanted`: counted once a needle, not again at each Enter."""
         if self._counted[0] != wanted:
-            self._counted = (wanted, (self._haystack or "").count(wanted))
+            self._counted = (wanted, (self._searched or "").count(wanted))
         return self._counted[1]
 
     def _word_at(self, position: int) -> tuple[int, int]:

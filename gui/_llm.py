@@ -109,11 +109,12 @@ class LLMView(QWidget):
         context, at, schema = self._context, self._at, self._document_schema
         activities, tools = self.activities(), self.tools()
 
-        def compose(source: Any) -> Rendered:
-            return Rendered.of(compose_request(source, schema, at=at, activities=activities, tools=tools))
+        def compose(source: Any, with_searched: bool = True) -> Rendered:
+            request = compose_request(source, schema, at=at, activities=activities, tools=tools)
+            return Rendered.of(request, with_searched=with_searched)
 
-        if len(context) < BACKGROUND_FROM:
-            self._rendered(compose(context))
+        if len(context) < BACKGROUND_FROM:  # a small text: folded at the first find, if Find is used at all
+            self._rendered(compose(context, with_searched=False))
             return
         self.runner.request_view(context, compose)  # on a frozen copy: the worker never touches the live context
 
@@ -154,7 +155,8 @@ class LLMView(QWidget):
 class Rendered:
     """A request and its texts, made where it was composed (the worker, for a big document): the Messages text
     (megabytes at 100,000 messages), where each message's text starts in it and what it came from, the Schema text,
-    where each line of the two texts starts, and what Find searches in each (`searched`: their case folds)."""
+    where each line of the two texts starts, and what Find searches in each (`searched`: their case folds; made
+    only on the worker, else None and made by the view at its first find)."""
 
     request: Request
     messages: str
@@ -163,11 +165,11 @@ class Rendered:
     schema: str
     message_lines: Sequence[int]
     schema_lines: Sequence[int]
-    messages_searched: str
-    schema_searched: str
+    messages_searched: str | None
+    schema_searched: str | None
 
     @classmethod
-    def of(cls, request: Request) -> Rendered:
+    def of(cls, request: Request, *, with_searched: bool = True) -> Rendered:
         starts, sources, start = [], [], 0
         for message in request.messages:  # the layout of `messages_text`: role line, text, blank line
             starts.append(start)
@@ -175,7 +177,7 @@ class Rendered:
             start += len(f"--- {message.role} ---\n{message.text}\n\n")
         messages, schema = request.messages_text(), _schema_text(request)
         return cls(request, messages, starts, sources, schema, line_starts(messages), line_starts(schema),
-                   searched(messages), searched(schema))
+                   searched(messages) if with_searched else None, searched(schema) if with_searched else None)
 
 
 def _schema_text(request: Request) -> str:

@@ -308,9 +308,9 @@ def test_find_searches_the_fold_given_with_the_text(qtbot: Any) -> None:
     folded again at the first key on the GUI thread."""
     view = shown(qtbot)
     text = _Folds(LINES + "The End\n")
-    found_in = searched(text)
+    folded = searched(text)
     _Folds.folds = []
-    view.show_text(text, found_in=found_in)
+    view.show_text(text, searched=folded)
     assert view.find_text("the end")
     assert view.selection()[0] == len(LINES)
     assert _Folds.folds == []
@@ -334,7 +334,7 @@ def test_a_needle_found_nowhere_is_one_scan_of_the_text(qtbot: Any) -> None:
     """Find went from the selection to the end, then round from the top over the whole text again: a needle found
     nowhere read the text twice a key. Round past either end, it reads only what the first search did not."""
     view = shown(qtbot)
-    view.show_text(LINES + "the end\n", found_in=_Scans(LINES + "the end\n"))
+    view.show_text(LINES + "the end\n", searched=_Scans(LINES + "the end\n"))
     middle = len(LINES) // 2
     for backward in (False, True):
         for again in (True, False):

@@ -174,10 +174,10 @@ def test_a_big_request_is_laid_out_in_the_worker_and_only_its_lines_in_sight_on_
     made_on: list[threading.Thread] = []
     lay_out = llm.Rendered.of
 
-    def recorded(request: Any) -> llm.Rendered:
+    def recorded(request: Any, **options: Any) -> llm.Rendered:
         if request.messages:  # not the empty document the window starts on
             made_on.append(threading.current_thread())
-        return lay_out(request)
+        return lay_out(request, **options)
 
     monkeypatch.setattr(llm.Rendered, "of", recorded)
     win = big_window(qtbot, tmp_path, llm.BACKGROUND_FROM)
@@ -228,6 +228,30 @@ def test_find_in_a_big_request_searches_a_fold_made_on_the_worker(qtbot: Any, tm
     assert folded_on
     assert threading.main_thread() not in folded_on
     win.session.close()
+
+
+def test_a_small_request_is_folded_for_find_only_when_find_is_used(qtbot: Any, window: MainWindow,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Below `BACKGROUND_FROM` a render makes no copy of the texts for Find; the first find makes it, once."""
+    folded: list[str] = []
+    fold = _lines.searched
+
+    def recorded(text: str) -> str:
+        folded.append(text)
+        return fold(text)
+
+    monkeypatch.setattr(llm, "searched", recorded)
+    monkeypatch.setattr(_lines, "searched", recorded)
+    view = window.llm_view
+    pane = view.messages
+    qtbot.waitUntil(lambda: "--- user ---" in pane.toPlainText())
+    view.refresh()
+    qtbot.waitUntil(lambda: not view._stale)
+    assert folded == []
+    view.find_bar.open()
+    qtbot.keyClicks(view.find_bar.field, "SUMMARISE")
+    assert pane.selection()[1] - pane.selection()[0] == len("summarise")
+    assert folded == [pane.toPlainText()]
 
 
 def test_a_big_request_is_composed_on_a_copy_taken_in_slices_that_follows_edits(
