@@ -244,8 +244,10 @@ def parse(text: str | bytes) -> Any:
 
 
 def unclosed(text: str) -> bool:
-    """Whether the text ends inside a string, an object or an array: what a cut-off file looks like."""
-    level, in_string, escaped = 0, False, False
+    """Whether the text ends inside a string, an object or an array: what a cut-off file looks like. A closer that
+    does not close the innermost opener (`[{"a": 1]`) is a mistake in the text, not an end that came early."""
+    openers: list[str] = []
+    in_string, escaped = False, False
     for char in text:
         if in_string:
             if escaped:
@@ -257,10 +259,13 @@ def unclosed(text: str) -> bool:
         elif char == '"':
             in_string = True
         elif char in "[{":
-            level += 1
-        elif char in "]}":
-            level -= 1
-    return in_string or level > 0
+            openers.append(char)
+        elif char in "]}" and (not openers or openers.pop() != _OPENER[char]):
+            return False
+    return in_string or bool(openers)
+
+
+_OPENER = {"]": "[", "}": "{"}
 
 
 NOT_UTF8 = "not valid UTF-8"

@@ -79,3 +79,18 @@ def test_a_file_cut_short_is_said_to_end_early_by_every_reader(capsys: pytest.Ca
     rest = "; without this last line, the lines before it can be read" if suffix == ".jsonl" else ""
     assert code == 1
     assert f"{bad}:2:7: Unterminated string starting at (the file ends early: truncated?{rest})\n" in err
+
+
+@pytest.mark.parametrize("text", ['[{"type": "text", "text": "a"]\n',
+                                  '{"context": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}}\n'])
+def test_a_whole_file_with_a_bracket_that_closes_the_wrong_opener_does_not_end_early(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str) -> None:
+    """A `]` closing a `{` (or a `}` closing a `[`) is a mistake in a file that is all there: said at its place,
+    never as a file cut short, however many brackets are left open when counted."""
+    bad = tmp_path / "bad.json"
+    bad.write_text(text, encoding="utf-8")
+    code = main(["validate", str(bad)])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert f"{bad}:1:" in err
+    assert "ends early" not in err
