@@ -14,6 +14,7 @@ from typing import Any
 from attrs import frozen
 
 from ..document import _json
+from ..document._document import parsed_file
 from ..document._validate import json_path
 from ..protocol._errors import file_place
 from ._activities import Activity, ActivityLoadError, activities_of, unregistered
@@ -90,11 +91,9 @@ def const_name(schema: dict[str, Any]) -> str | None:
 def _json_tools(file: Path) -> Registry:
     try:
         raw = file.read_bytes()
-        value = _json.parse(raw)
     except OSError as error:
         raise ToolLoadError(str(file), error.strerror or str(error)) from None
-    except _json.JSONSyntaxError as error:
-        raise ToolLoadError(str(file), _json.file_reason(error, raw), error.line, error.column) from None
+    value = parsed_file(raw, str(file), ToolLoadError)
     if isinstance(value, dict) and value.get("type") == "tool" and "tool" in value:
         value = value["tool"]  # a saved tool message
     found = dict(named_schemas(value))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -165,12 +165,13 @@ def _parsed_document(raw: bytes, name: str, *, jsonl: bool, path: Path | None) -
     raise DocumentError(name, "expected an array of messages or an object with 'context'")
 
 
-def parsed_file(raw: bytes, name: str) -> Any:
-    """A file's one JSON value (a document, a turn); a `DocumentError` at its line and column otherwise."""
+def parsed_file(raw: bytes, name: str, failure: Callable[[str, str, int, int], Exception] = DocumentError) -> Any:
+    """A file's one JSON value (a document, a turn, a tool registry); otherwise `failure` (a `DocumentError`
+    unless given) made from the file's name, the reason (`file_reason`), the line and the column."""
     try:
         return _json.parse(raw)
     except _json.JSONSyntaxError as error:
-        raise DocumentError(name, _json.file_reason(error, raw), error.line, error.column) from None
+        raise failure(name, _json.file_reason(error, raw), error.line, error.column) from None
 
 
 def jsonl_lines(raw: bytes, name: str) -> tuple[list[int], list[Any]]:
@@ -186,7 +187,7 @@ def jsonl_lines(raw: bytes, name: str) -> tuple[list[int], list[Any]]:
             messages.append(_json.parse(line))
         except _json.JSONSyntaxError as error:
             last = not any(rest.strip() for rest in pieces[number:])
-            reason = _json.file_reason(error, line, last=last, after=bool(numbers))
+            reason = _json.file_reason(error, line, last=last, after=_json.LINES_BEFORE if numbers else "")
             raise DocumentError(name, reason, number, error.column) from None
         numbers.append(number)
     return numbers, messages

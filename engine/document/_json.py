@@ -271,15 +271,18 @@ _OPENER = {"]": "[", "}": "{"}
 NOT_UTF8 = "not valid UTF-8"
 
 
-def file_reason(error: JSONSyntaxError, text: bytes, *, last: bool = True, after: bool = False) -> str:
+LINES_BEFORE = "without this last line, the lines before it can be read"
+
+
+def file_reason(error: JSONSyntaxError, text: bytes, *, last: bool = True, after: str = "") -> str:
     """A file's JSON text that does not parse, said as every reader of a file says it (a document, a dataset, a
     turn, a trace, a cassette, a tool registry), after the place `FILE:LINE:COLUMN`: the reason, and when `text`
-    (the whole file, or its JSON Lines line) is its end (`last`) and stops inside a string, an object or an array,
-    that the file ends early (a byte that is not UTF-8 is what is wrong wherever it is); `after`: whole lines come
-    before it, which can be read without it."""
+    (the whole file, or its last piece: a JSON Lines line, one of several objects) is its end (`last`) and stops
+    inside a string, an object or an array, that the file ends early (a byte that is not UTF-8 is what is wrong
+    wherever it is); `after`: what comes before that piece and can be read without it (`LINES_BEFORE`)."""
     if not last or error.reason.startswith(NOT_UTF8) or not unclosed(text.decode("utf-8", errors="replace")):
         return error.reason
-    rest = "; without this last line, the lines before it can be read" if after else ""
+    rest = f"; {after}" if after else ""
     return f"{error.reason} (the file ends early: truncated?{rest})"
 
 
