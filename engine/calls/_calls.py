@@ -377,7 +377,13 @@ class ToolChecks:
 
 
 def _unusable(plan: CallPlan, fault: SchemaFault) -> Problem:
-    return Problem("parameters", f"the schema of tool {plan.tool_name!r} cannot be used: {fault}")
+    assert plan.tool_name is not None  # a schema was found: the call names its tool
+    return Problem("parameters", unusable_schema(plan.tool_name, fault))
+
+
+def unusable_schema(name: str, fault: SchemaFault) -> str:
+    """A tool whose schema no validator can use, said alike at the tool's message and at each call of it."""
+    return f"tool {name!r}: its schema cannot be used: {fault}"
 
 
 def _output_unusable(plan: CallPlan) -> Problem | None:

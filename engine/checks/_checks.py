@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..calls._activities import Activities
+from ..calls._calls import unusable_schema
 from ..calls._registry import Registry
 from ..calls._tools import (
     assumed_activities,
@@ -106,8 +107,7 @@ def _tool_schema_problems(context: Messages) -> list[Diagnostic]:
         try:
             schema_check(definition.schema)
         except SchemaFault as fault:
-            problems.append(Diagnostic(definition.message_index, "tool", f"tool {name!r}: its schema cannot be used: "
-                                                                         f"{fault}"))
+            problems.append(Diagnostic(definition.message_index, "tool", unusable_schema(name, fault)))
     return problems
 
 

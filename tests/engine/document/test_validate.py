@@ -318,7 +318,7 @@ def test_a_tool_schema_that_cannot_be_used_refuses_each_of_its_calls() -> None:
                                      {"_tool": "t", "s": 2}]}
     found = [(index, path, reason) for index, path, reason in problems([tool, plan]) if "(t)" in path]
     assert [path for _, path, _ in found] == [f"call {n} (t)" for n in range(3)]
-    assert all("the schema of tool 't' cannot be used" in reason for _, _, reason in found)
+    assert all("tool 't': its schema cannot be used" in reason for _, _, reason in found)
 
 
 def test_a_missing_parameter_alone_is_told_as_the_tools_invalid_parameters() -> None:
@@ -339,8 +339,8 @@ def test_a_ref_to_nothing_refuses_calls_whose_parameters_are_references() -> Non
         "s": {"type": "integer"}, "u": {"$ref": "#/$defs/nope"}}}}}
     plan = {"type": "plan", "plan": [{"_tool": "t", "s": "†state.a", "_outputPath": "†state.b"},
                                      {"_tool": "t", "s": 1, "_outputPath": "†state.c"}]}
-    reason = "parameters: the schema of tool 't' cannot be used: $ref '#/$defs/nope' points to nothing in the schema"
     unusable = "tool 't': its schema cannot be used: $ref '#/$defs/nope' points to nothing in the schema"
+    reason = f"parameters: {unusable}"  # one wording at the tool and at its calls
     assert problems([tool, {"type": "state", "data": {"a": 1}}, plan]) == [
         (0, "tool", unusable), (2, "call 0 (t)", reason), (2, "call 1 (t)", reason)]
 

@@ -103,7 +103,7 @@ def test_a_looping_ref_in_a_tool_schema_is_reported_at_the_call() -> None:
     activities.add(lambda call, tool, context: 1, "t")
     (problem,) = [p for p in validate(Context(messages), activities=activities) if p.severity == "error"]
     assert problem.message_index == 2
-    assert "the schema of tool 't' cannot be used: $ref '#/properties/s' refers back to itself" in problem.reason
+    assert "tool 't': its schema cannot be used: $ref '#/properties/s' refers back to itself" in problem.reason
 
 
 def test_a_backtracking_pattern_is_reported_at_its_field() -> None:
