@@ -113,7 +113,7 @@ from .protocol._methods import Conflict, deep_merge, write_at
 from .protocol._schemas import PATTERN_BUDGET_S, SchemaFault, pattern_problem, schema_errors, telling_large_schemas
 from .request._render import LLMMessage, render, render_text
 from .request._request import ComposedTool, Request, compose_request, output_schema
-from .resolve._graveyard import free_later, free_some, let_go
+from .resolve._graveyard import free_later, free_some, let_go, only_held
 from .resolve._incremental._blame import Blame, BlameEntry
 from .resolve._resolution import Diagnostic, Indices, Resolution
 from .run._execution import Execution
@@ -323,6 +323,7 @@ __all__ = [
     "model_outputs",
     "model_turns",
     "never_found",
+    "only_held",
     "os_reason",
     "output_messages",
     "output_problem",

@@ -32,7 +32,7 @@ import shiboken6
 from PySide6.QtCore import QAbstractEventDispatcher, QCoreApplication, QObject, QTimer
 
 from contextdeck._runtime import freeze_young
-from contextdeck.engine import free_later, free_some
+from contextdeck.engine import free_later, free_some, only_held
 
 # A turn that has used this much (a repaint) runs no slice; the next one does. Below an undo's relayout and repaint
 # of a big document, so that a slice never follows one in the same turn.
@@ -42,6 +42,9 @@ WAITS = 3  # turns let go by in a row at most (an edit's own turn, then the repa
 TICK_TURN_S = 0.025
 STUCK_S = 0.1  # pieces of a tick held this long in one turn go on: the loop does not say when its turns begin
 FREE_S = 0.003  # one slice of freeing what the engine let go of (`free_in_slices`), or of closing (`close_later`)
+# What the engine let go of but something else still holds is looked at again this often (ms), not every turn: it may
+# be held for long, and a slice every turn would keep the event loop busy.
+HELD_MS = 500
 
 
 class Closable(Protocol):
@@ -89,7 +92,11 @@ class Slices(QObject):
 
     def free(self) -> None:
         """One slice of freeing what the engine let go of (`free_in_slices`)."""
-        if not free_some(time.perf_counter() + FREE_S):
+        if free_some(time.perf_counter() + FREE_S):
+            return
+        if only_held():
+            QTimer.singleShot(HELD_MS, self, lambda: self.start(self.free))
+        else:
             self.start(self.free)
 
     def close_later(self, things: Iterable[Closable]) -> None:

@@ -22,9 +22,8 @@ SLICE = 64  # entries of one list or dict freed between two looks at the clock, 
 STEP_S = 0.001  # what a step between two looks may take: fewer entries after a longer one
 
 _buried: list[list[Any] | dict[Any, Any] | Iterator[None]] = []
-# Buried lists and dicts that something else still held when `free_some` looked, by id: kept, and looked at again at
-# its next call, under what was buried since. Let go of instead, one was freed whole wherever its last holder let go of
-# it: a replaced document's writes (a million) are held by its path logs and folds until the last of them goes.
+# Buried lists and dicts that something else still held when `free_some` looked, by id: kept (not freed whole where
+# their last holder drops them: a replaced document's writes, held by its path logs and folds), looked at each call.
 _held: dict[int, list[Any] | dict[Any, Any]] = {}
 # References to a buried list or dict while `free_some` looks at it when nothing else holds it: the graveyard's,
 # the local name's and `sys.getrefcount`'s argument (CPython 3.11; tests/engine/resolve/test_graveyard.py checks it).
@@ -49,15 +48,14 @@ def let_go(*things: list[Any] | dict[Any, Any] | Iterator[None]) -> None:
 
 
 def free_some(deadline: float) -> bool:
-    """Free buried lists and dicts until `deadline` (a `time.perf_counter()` value); True when none are left but
-    those still held elsewhere, none of which this call's freeing could have left alone (looked at again at the next
-    call, after what was buried since). Between two looks at the clock, one entry of each list or dict at first,
-    twice as many after a quick step, half as many after a slow one (`STEP_S`), at most `SLICE`: an entry may hold
-    a whole kind's value (a mark)."""
+    """Free buried lists and dicts until `deadline` (a `time.perf_counter()` value); True when none are left, held
+    elsewhere or not (`only_held`: only those are left, looked at again each call). Between two looks at the clock, one
+    entry of each list or dict at first, twice as many after a quick step, half as many after a slow one (`STEP_S`),
+    at most `SLICE`: an entry may hold a whole kind's value (a mark)."""
     if _held:
         _buried[:0] = _held.values()
         _held.clear()
-    size, now, freed = 1, time.perf_counter(), False
+    size, now = 1, time.perf_counter()
     while _buried and now < deadline:
         thing = _buried[-1]
         if isinstance(thing, Iterator):  # each step lets go of one more thing (`unlinked`: a chain's next link)
@@ -72,12 +70,17 @@ def free_some(deadline: float) -> bool:
                 thing.popitem()
         else:
             del thing[-size:]  # a long list goes in slices, and its last slice too
-        then, freed = time.perf_counter(), True
+        then = time.perf_counter()
         if not thing:
             _buried.pop()
             size = 1  # (the next with one entry)
         elif then - now < STEP_S / 2 or then - now > STEP_S:
             size = min(SLICE, 2 * size) if then - now < STEP_S / 2 else max(1, size // 2)
         now = then
-    return not _buried and not (freed and _held)
+    return not _buried and not _held
+
+
+def only_held() -> bool:
+    """Whether what `free_some` has left is only lists and dicts still held elsewhere (it need not be asked soon)."""
+    return not _buried and bool(_held)
 

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import gc
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 from PySide6.QtCore import QAbstractEventDispatcher, QCoreApplication, QEvent, QObject
 
+from contextdeck.engine import let_go
 from contextdeck.engine.resolve import _graveyard
-from contextdeck.gui._slices import BUSY_TURN_S, slices
+from contextdeck.gui import _slices
+from contextdeck.gui._slices import BUSY_TURN_S, free_in_slices, slices
 
 
 class Job(QObject):
@@ -139,6 +142,29 @@ def test_the_path_logs_an_edit_drops_are_freed_on_the_turns_after_it(
     assert steps in {id(thing) for thing in _graveyard._buried}
     qtbot.waitUntil(lambda: not _graveyard._buried)
     assert context.resolve("†state.a").value == 49
+
+
+class _Entries(list[int]):  # (a list that can be followed by a weak reference)
+    pass
+
+
+def test_a_list_still_held_when_looked_at_is_freed_once_its_holder_drops_it(
+        monkeypatch: pytest.MonkeyPatch, qtbot: Any) -> None:
+    """What the engine lets go of while something else still holds it is looked at again every `HELD_MS`, not
+    every turn, and freed once its holder drops it, with nothing more let go of."""
+    monkeypatch.setattr(_graveyard, "_buried", [])
+    monkeypatch.setattr(_graveyard, "_held", {})
+    monkeypatch.setattr(_graveyard, "_due", [])  # (off again after the test)
+    monkeypatch.setattr(_slices, "HELD_MS", 20)
+    free_in_slices()
+    entries = _Entries(range(100))
+    seen, holder = weakref.ref(entries), [entries]
+    let_go(entries)
+    del entries
+    qtbot.waitUntil(lambda: bool(_graveyard._held) and not slices().pending)
+    holder.clear()
+    qtbot.waitUntil(lambda: seen() is None)
+    assert not _graveyard._held
 
 
 class Maker(QObject):

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from contextdeck.engine import Context, free_later, free_some, let_go
+from contextdeck.engine import Context, free_later, free_some, let_go, only_held
 from contextdeck.engine.resolve import _graveyard
 from contextdeck.engine.resolve._keys import CHUNK, Ids
 
@@ -32,8 +32,8 @@ def buried(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
 
 
 def _freed_all() -> bool:
-    """`free_some` until it is done (a list still held when looked at waits for the next call), in a few calls."""
-    return any(free_some(float("inf")) for _ in range(5))
+    """`free_some` until it is done, or all it has left is still held elsewhere, in a few calls."""
+    return any(free_some(float("inf")) or only_held() for _ in range(5))
 
 
 class _Freed:
@@ -84,8 +84,9 @@ def test_a_dict_is_emptied_a_slice_at_a_time_and_only_when_nothing_else_holds_it
     monkeypatch.setattr(_graveyard, "time", clock)
     let_go(alone, held)
     del alone  # (the graveyard's is the only reference left)
-    assert not free_some(1.0)  # (the held one is looked at again once something was freed)
-    assert free_some(1.0)
+    assert not free_some(1.0)
+    assert not free_some(1.0)  # (the held one is looked at again at each call)
+    assert only_held()
     assert held == {("kept",): 1}
     # Held first (let go of at once), then at each look twice as many of the other (the clock says no time passed),
     # at most a slice; emptied, it is freed.
@@ -99,13 +100,14 @@ def test_a_list_still_held_when_looked_at_is_kept_and_emptied_in_steps_once_alon
         monkeypatch: pytest.MonkeyPatch, buried: list[Any]) -> None:
     """A list let go of while something else still holds it (a replaced document's writes, which its path logs and
     folds hold until the last of them goes) is kept, not let go of: its last other holder does not free it whole,
-    and a later `free_some` empties it a step at a time."""
+    `free_some` says it is not done while it keeps one, and a later call empties it a step at a time."""
     entries = [_Freed() for _ in range(300)]
     holder = [entries]
     let_go(entries)
     del entries
     _Freed.count = 0
-    assert free_some(float("inf"))  # nothing left but what is still held
+    assert not free_some(float("inf"))  # not done: one is still held
+    assert only_held()
     assert not buried
     assert _Freed.count == 0
     holder.clear()  # its last other holder lets go of it
@@ -143,7 +145,7 @@ def test_a_list_buried_twice_and_still_held_is_emptied_once_alone(buried: list[A
     holder = [entries]
     let_go(entries, entries)
     _Freed.count = 0
-    assert free_some(float("inf"))  # (looked at twice, freeing nothing)
+    assert not free_some(float("inf"))  # (looked at twice, freeing nothing)
     assert list(_graveyard._held.values()) == [entries]
     assert entries == holder[0]  # not emptied while held
     del entries
