@@ -18,20 +18,16 @@ def counted(count: int, word: str, plural: str | None = None) -> str:
 
 
 def short_json(value: Any, limit: int = LIMIT) -> str:
-    """Compact JSON of `value`, cut at about `limit` characters without serializing all of a huge value."""
+    """Compact JSON of `value`, `clipped` to `limit`, without serializing all of a huge value."""
     parts: list[str] = []
-    budget = limit
+    budget = limit + 1  # one character past the limit says there is more
     for token in _tokens(value):
         if budget <= 0:
             break
-        token = token[: budget + 1]  # a long leaf is cut as soon as it is made
+        token = token[:budget]  # a long leaf is cut as soon as it is made
         parts.append(token)
         budget -= len(token)
-    else:
-        text = "".join(parts)
-        if len(text) <= limit:
-            return text
-    return "".join(parts)[:limit].rstrip() + "…"
+    return clipped("".join(parts), limit)
 
 
 def _tokens(item: Any) -> Iterator[str]:
@@ -57,12 +53,14 @@ def _tokens(item: Any) -> Iterator[str]:
 
 
 def clipped(text: str, limit: int) -> str:
-    """`text` whole when it has at most `limit` characters, else cut short enough that an ellipsis ends it there."""
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    """`text` whole when it has at most `limit` characters, else its first `limit` and an ellipsis (`limit`: the
+    characters before the ellipsis, in every summary here)."""
+    return text if len(text) <= limit else text[:limit].rstrip() + "…"
 
 
 def one_line(text: str, limit: int = LIMIT) -> str:
-    return clipped(" ".join(text[: limit * 2].split()), limit + 1)
+    """`text` on one line (its runs of white space one space each), `clipped` to `limit`."""
+    return clipped(" ".join(text[: limit * 2].split()), limit)
 
 
 PART_NAMES = {"image_url": "image", "input_audio": "audio", "file": "file"}  # OpenAI's part types, in words

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QAbstractItemView, QToolTip, QWidget
 from ._summary import clipped
 
 PADDING = 12  # the cell's margins and the text's own side bearings, in pixels
-LONGEST = 4000  # characters a tooltip shows at most
+LONGEST = 4000  # characters a tooltip shows before its ellipsis, at most
 
 
 @runtime_checkable

@@ -615,7 +615,7 @@ class LoopUI(QObject):
             text = "Loop: waiting for the next turn (F8)"
         else:
             text = "Loop: in a tick"
-        self.label.setText(clipped(text, 90))
+        self.label.setText(clipped(text, 89))
         self.label.setToolTip(text)
 
     def _document_replaced(self) -> None:

@@ -136,7 +136,7 @@ def _discriminator(branches: list[Field], which: int) -> str:
 
 
 def _short(value: Any) -> str:
-    return clipped(json.dumps(value, ensure_ascii=False), 24)
+    return clipped(json.dumps(value, ensure_ascii=False), 23)
 
 
 def bounds_text(field: Field) -> str:

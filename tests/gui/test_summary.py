@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 
 from contextdeck.engine import classify
-from contextdeck.gui._summary import LIMIT, counted, message_summary, short_json, turn_words
+from contextdeck.gui._summary import LIMIT, clipped, counted, message_summary, one_line, short_json, turn_words
 
 
 def test_a_small_value_is_shown_whole_in_compact_json() -> None:
@@ -26,6 +26,16 @@ def test_a_value_past_the_limit_is_cut_with_an_ellipsis_without_reading_all_of_i
     assert short_json({"text": "x" * 10_000}, limit=12) == '{text: "xxxx…'
     exact = short_json({"a": 1}, limit=6)
     assert exact == "{a: 1}"
+    assert short_json({"a": 1}, limit=5) == "{a: 1…"  # one character more than the limit: cut
+
+
+def test_every_summary_limit_is_the_characters_before_the_ellipsis() -> None:
+    """`short_json`, `one_line` and `clipped` read `limit` alike: a text of `limit` characters is whole, a longer
+    one is its first `limit` and an ellipsis."""
+    assert clipped("abcdef", 6) == one_line("abcdef", 6) == "abcdef"
+    assert clipped("abcdefg", 6) == one_line("abcdefg", 6) == "abcdef…"
+    assert short_json("abcd", 6) == '"abcd"'
+    assert short_json("abcde", 6) == '"abcde…'
 
 
 def test_making_a_summary_leaves_no_cyclic_garbage() -> None:
