@@ -18,6 +18,10 @@ from contextdeck.gui._keyboard import FocusFrames
 from contextdeck.gui._theme import apply_theme
 from contextdeck.gui._window import MainWindow
 
+# ms a wait may last for what a loaded 2-core machine makes slow: work that starts a worker process (a delegated
+# run, the output form's validation) and a run's coroutine waiting for its share of the GUI thread.
+LOADED_MS = 30_000
+
 
 @pytest.fixture(autouse=True)
 def deleted_after_each_test() -> Iterator[None]:

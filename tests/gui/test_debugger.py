@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QContextMenuEvent, QTextDocumentFragment
 from PySide6.QtWidgets import QApplication, QLabel, QMenu, QPlainTextEdit
 
+from conftest import LOADED_MS
 from contextdeck.engine import (
     Activities,
     Context,
@@ -32,9 +33,6 @@ from contextdeck.gui._inspector._dialogs import ApprovalDialog, OutputDialog
 from contextdeck.gui._slices import Pace
 
 NOW = "2026-01-02T03:04:05Z"
-# ms a wait may last for what a loaded 2-core machine makes slow: the form's validation starts a worker process
-# (about 0.7 s of CPU, 8 s on the clock at a load of 14), and a run's coroutine waits for its share of the GUI thread.
-LOADED = 30_000
 
 
 @pytest.fixture(autouse=True)
@@ -46,7 +44,7 @@ def _loop(qapp: Any) -> Iterator[None]:
 def run(qtbot: Any, coroutine: Coroutine[Any, Any, Any]) -> Any:
     """Drive a debugger coroutine on the Qt event loop until it ends, and return its result."""
     task = spawn(coroutine)
-    qtbot.waitUntil(task.done, timeout=LOADED)
+    qtbot.waitUntil(task.done, timeout=LOADED_MS)
     return task.result()
 
 
@@ -270,12 +268,12 @@ def test_output_form_follows_the_tools_output_schema(qtbot: Any) -> None:
     task, dialog = _step_to_output_dialog(qtbot, debugger)
     assert dialog.form is not None
     dialog.set_text('{"score": 9}')
-    qtbot.waitUntil(dialog.write_button.isEnabled, timeout=LOADED)
+    qtbot.waitUntil(dialog.write_button.isEnabled, timeout=LOADED_MS)
     qtbot.mouseClick(dialog.write_button, Qt.MouseButton.LeftButton)
     assert "$.score" in dialog.error.text()
     assert not task.done()
     dialog.set_text('{"score": 4}')
-    qtbot.waitUntil(lambda: dialog.write_button.isEnabled() and not dialog.error.text(), timeout=LOADED)
+    qtbot.waitUntil(lambda: dialog.write_button.isEnabled() and not dialog.error.text(), timeout=LOADED_MS)
     qtbot.mouseClick(dialog.write_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(task.done)
     assert document.context.resolve("†state.rating.score").value == 4
@@ -309,11 +307,11 @@ def test_a_failing_step_is_reported_not_lost(qtbot: Any, examples: Path) -> None
     debugger.approval_enabled = True
     debugger.approver = broken
     task = debugger.start_step()
-    qtbot.waitUntil(task.done, timeout=LOADED)
+    qtbot.waitUntil(task.done, timeout=LOADED_MS)
     assert debugger.last_stop == "stepped over #0"  # the engine turns a raising hook into a failed call
     debugger.model.set_source(None)
     # The failure is reported by the task's done callback, which asyncio runs a turn after the task is done.
-    with qtbot.waitSignal(debugger.stopped, timeout=LOADED) as stop:
+    with qtbot.waitSignal(debugger.stopped, timeout=LOADED_MS) as stop:
         task = debugger.start_step()
     assert stop.args == ["the debugger stopped on an error: RuntimeError: no document is open"]
     assert task.done()
@@ -472,7 +470,7 @@ def test_continue_runs_the_execution_the_panel_shows_when_nothing_changed(
     assert made == [shown]
     assert document.context[2]["_date"] == NOW  # the run's own clock
     debugger.restart()
-    qtbot.waitUntil(lambda: len(made) == 2, timeout=LOADED)  # the panel's fresh execution after the restart
+    qtbot.waitUntil(lambda: len(made) == 2, timeout=LOADED_MS)  # the panel's fresh execution after the restart
     before_edit = made[1]
     document.context.append({"type": "state", "data": {"note": "edited"}})
     # The panel's refresh after the edit waits a pause, which a loaded machine may give before the run's first

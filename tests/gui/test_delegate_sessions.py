@@ -14,6 +14,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 
+from conftest import LOADED_MS
 from contextdeck.engine import Document, Loop, LoopStatus, Status, fixed_clock, load_document
 from contextdeck.gui._inspector import Inspector
 from contextdeck.gui._inspector._async import release
@@ -69,9 +70,6 @@ def opened(open_window: Any, path: Path) -> MainWindow:
 
 
 ANSWERED: list[Any] = []  # dialogs written already: a new question is another dialog
-# ms a wait for delegated runs and the output form's validation may last: they start worker processes, slow on a
-# loaded 2-core machine (a validation worker: about 0.7 s of CPU, 8 s on the clock at a load of 14)
-RUNS = 30_000
 
 
 def answer(qtbot: Any, window: MainWindow, text: str) -> OutputDialog:
@@ -81,13 +79,13 @@ def answer(qtbot: Any, window: MainWindow, text: str) -> OutputDialog:
                      if isinstance(f.debugger.open_dialog, OutputDialog)
                      and f.debugger.open_dialog not in ANSWERED and f.debugger.open_dialog.isVisible()), None)
 
-    qtbot.waitUntil(lambda: dialog() is not None, timeout=RUNS)
+    qtbot.waitUntil(lambda: dialog() is not None, timeout=LOADED_MS)
     found = dialog()
     assert found is not None
     found.set_text(text)
     if found.form is not None:
         # The form's validation of this text has answered: its worker process starts slowly on a loaded machine.
-        qtbot.waitUntil(found.write_button.isEnabled, timeout=RUNS)
+        qtbot.waitUntil(found.write_button.isEnabled, timeout=LOADED_MS)
     qtbot.mouseClick(found.write_button, Qt.MouseButton.LeftButton)
     if not found.isVisible():
         ANSWERED.append(found)
@@ -98,7 +96,7 @@ def take_turn(qtbot: Any, window: MainWindow, turn: Any, valid: bool = True) -> 
     """Type the delegate's next turn into the Next Turn dialog its session opens, and press Take Turn."""
     sessions = sessions_of(window)
     qtbot.waitUntil(lambda: isinstance(sessions.open_dialog, TurnDialog) and sessions.open_dialog not in ANSWERED
-                    and sessions.open_dialog.isVisible(), timeout=RUNS)
+                    and sessions.open_dialog.isVisible(), timeout=LOADED_MS)
     dialog = sessions.open_dialog
     assert isinstance(dialog, TurnDialog)
     # Window-modal, as the document's own Next Turn dialog: the document cannot change under the turn typed.
@@ -116,14 +114,15 @@ def take_turn(qtbot: Any, window: MainWindow, turn: Any, valid: bool = True) -> 
 
 def idle(qtbot: Any, window: MainWindow) -> None:
     sessions = sessions_of(window)
-    qtbot.waitUntil(lambda: not sessions.busy and not any(f.debugger.running for f in sessions.frames), timeout=RUNS)
+    qtbot.waitUntil(lambda: not sessions.busy and not any(f.debugger.running for f in sessions.frames),
+                    timeout=LOADED_MS)
 
 
 def stepped_into(qtbot: Any, window: MainWindow, depth: int = 1) -> Frame:
     """Run → Step Into, until the session `depth` levels down is current and idle; that session."""
     sessions = sessions_of(window)
     run_action(window, "Step Into")
-    qtbot.waitUntil(lambda: sessions.current == depth, timeout=RUNS)
+    qtbot.waitUntil(lambda: sessions.current == depth, timeout=LOADED_MS)
     idle(qtbot, window)
     return sessions.frame
 
@@ -412,7 +411,7 @@ def test_continue_runs_the_current_sessions_calls_not_the_documents(qtbot: Any, 
     before = window.context().messages
     run_action(window, "Continue")
     answer(qtbot, window, f'"{SUMMARY}"')  # summarise, delegated again: an anonymous latent session
-    qtbot.waitUntil(lambda: researcher.model.status(1) is Status.DONE, timeout=RUNS)
+    qtbot.waitUntil(lambda: researcher.model.status(1) is Status.DONE, timeout=LOADED_MS)
     idle(qtbot, window)
     assert researcher.model.status(0) is Status.DONE
     assert researcher.loop.document.context.resolve("†state.summary").value == SUMMARY

@@ -559,9 +559,8 @@ def test_a_run_that_ends_after_its_document_was_left_keeps_its_results_with_that
 
 def test_a_document_that_already_ends_with_its_output_is_run_only_when_asked_to(
         qtbot: Any, open_window: Any, tmp_path: Path, fake_llm: Any) -> None:
-    """A document ending with a final output no run made (a turn typed by hand: no `_model`, no record) ran every
-    case to that output at once (0 tokens, every case failed alike), without a word. The pane asks first, naming
-    the output; Cancel runs nothing, Run Anyway runs as before."""
+    """Before running a document ending with a final output no run made, the pane asks, naming the output; Cancel
+    runs nothing, Run Anyway runs every case."""
     data = tmp_path / "data.jsonl"
     data.write_text(json.dumps({"id": "one", "input": {"a": 1, "b": 2}, "expect": {"total": 3}}) + "\n")
     window, pane = ready_to_run(open_window, tmp_path, fake_llm)

@@ -331,8 +331,7 @@ class _Scans(str):
 
 
 def test_a_needle_found_nowhere_is_one_scan_of_the_text(qtbot: Any) -> None:
-    """Find went from the selection to the end, then round from the top over the whole text again: a needle found
-    nowhere read the text twice a key. Round past either end, it reads only what the first search did not."""
+    """Round past either end, Find reads only what its first search did not: a needle found nowhere is one scan."""
     view = shown(qtbot)
     view.show_text(LINES + "the end\n", searched=_Scans(LINES + "the end\n"))
     middle = len(LINES) // 2

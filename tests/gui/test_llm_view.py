@@ -203,8 +203,7 @@ def test_a_big_request_is_laid_out_in_the_worker_and_only_its_lines_in_sight_on_
 
 def test_find_in_a_big_request_searches_a_fold_made_on_the_worker(qtbot: Any, tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    """The first key typed in Find folded the whole Messages text on the GUI thread (megabytes: tens of
-    milliseconds): what Find searches is made on the worker with the text, and the find goes on as before."""
+    """From `BACKGROUND_FROM` messages what Find searches is made on the worker with the text, not the GUI thread."""
     folded_on: list[threading.Thread] = []
     fold = _lines.searched
 

@@ -244,8 +244,8 @@ def test_the_prompt_view_shows_what_is_sent_and_streams_the_reply(qtbot: Any, wi
 
 def test_the_prompt_view_says_an_answer_of_several_calls_is_refused_once_the_second_begins(
         qtbot: Any, window: MainWindow, fake_llm: Any) -> None:
-    """The reply streamed every call's pieces, one after the other, before the answer was refused at its end: once a
-    second call begins, it says the answer will be refused instead; nothing is written."""
+    """Once a second call of a streamed reply begins, the prompt view says the answer will be refused; nothing is
+    written."""
     fake_llm.push(Reply(tool=("result", json.dumps(ANSWER)), more_tools=(("result", '{"other": 1}'),)))
     action(window, "Prompt for This Call…").trigger()
     dialog = window.models.dialogs[-1]  # type: ignore[attr-defined]
