@@ -226,7 +226,7 @@ def _run(args: argparse.Namespace) -> int:
         execution.approve_plan()
     elif execution.lazy:  # 012: nothing steps before the plan is approved, as the loop says without --steps
         _write(document, args.out)
-        say(f"the plan is lazy: {len(execution.states)} call(s) wait for approval (--approve-plan runs them)")
+        say(_lazy(len(execution.states)))
         return EXIT_OK
     failure: ModelError | None = None
     refused: tuple[int, ...] = ()
@@ -354,12 +354,16 @@ def _tick_lines(loop: Loop, tick: Tick) -> list[str]:
     return lines
 
 
+def _lazy(waiting: int) -> str:
+    """A lazy plan's calls waiting (012), as `run` says it with --steps and without."""
+    return f"the plan is lazy: {waiting} call(s) wait for approval (--approve-plan runs them)"
+
+
 def _ending(run: AgentRun, had_turns: bool, model: bool) -> str:
     if run.status is LoopStatus.FINISHED:
         return f"final output: {json_dumps(run.output, indent=False)}"
     if run.status is LoopStatus.LAZY:
-        waiting = len(run.loop.execution.states) if run.loop is not None else 0
-        return f"the plan is lazy: {waiting} call(s) wait for approval (--approve-plan runs them)"
+        return _lazy(len(run.loop.execution.states) if run.loop is not None else 0)
     if run.refused_outputs:
         return _refused(run.refused_outputs)
     if model:
@@ -508,7 +512,8 @@ def _call_lines(execution: Execution) -> list[str]:
 def _held_back(execution: Execution) -> list[str]:
     """The ready members of a pattern group that another member keeps from starting (SPEC 6.10: a group starts
     when all its members are ready), each with the members it waits for, named as written."""
-    states, lines = execution.states, list[str]()
+    states = execution.states
+    lines: list[str] = []
     waiting = (Status.BLOCKED, Status.AWAITING_APPROVAL, Status.WAITING_FOR_OUTPUT)
     for unit in execution.units:
         held = [member for member in unit.members if states[member].status in waiting]
