@@ -20,9 +20,9 @@ from ..calls._outputs import output_message
 from ..document._context import Context
 from ..document._document import Document, Shape
 from ..document._json import parse as json_parse
-from ..document._json import unclosed
 from ..protocol._expressions import lone_reference
 from ._chat import ChatMessage, Exchange, ToolCall, ToolRun
+from ._jsontext import cut_short
 from ._problems import Located, inside
 
 RESERVED_KINDS = frozenset(("data", "error", "meta", "input", "state", "text", "system", "tool", "plan",
@@ -350,7 +350,7 @@ class _Builder:
         """A tool's result as data; one that is JSON cut short (a trace's attribute length limit) is kept as its
         text, and said: the model read the whole of it."""
         value = _result_value(content)
-        if isinstance(value, str) and value.lstrip()[:1] in ("{", "[") and unclosed(value):
+        if isinstance(value, str) and cut_short(value):
             self.conversation.warnings.append(inside(where, (
                 f"the result of tool call {turn.ids[n] or n + 1!r} ({turn.calls[n]['_tool']}) is JSON cut short (an "
                 "attribute length limit?): kept as its text, which is not all the model read")))

@@ -15,8 +15,6 @@ from typing import Any
 import attrs
 
 from ..document._document import Document, Shape, parse_document
-from ..document._json import parse as json_parse
-from ..document._json import unclosed
 from ..protocol._errors import DocumentError
 from ._build import line_up
 from ._chat import (
@@ -33,6 +31,7 @@ from ._chat import (
     openai_exchange,
 )
 from ._export import DOCUMENT, OUTPUT_PATH, TURN_INDEX, trace_id_of
+from ._jsontext import json_text
 from ._problems import Located, TraceError
 from ._read import Reading, Values
 from ._responses import is_responses_request, responses_exchange
@@ -272,15 +271,15 @@ def _exchange_of_span(span: Span, inputs: bool) -> Exchange:
     attributes = span.attributes
     latency = round((span.end - span.start) / 1e6, 3) if span.end >= span.start > 0 else None
     date = iso_precise(span.end) if span.end else None
-    body = _json_attribute(attributes.get("input.value"))
+    body = json_text(attributes.get("input.value"))
     if isinstance(body, dict) and isinstance(body.get("messages"), list):
-        response = _json_attribute(attributes.get("output.value"))
+        response = json_text(attributes.get("output.value"))
         response = response if isinstance(response, dict) and "choices" in response else None
         exchange = openai_exchange(body, response, span.where, latency_ms=latency, date=date)
         if exchange.reply is None:
             exchange = _replace_reply(exchange, _openinference_messages(attributes, "llm.output_messages"), span)
     elif is_responses_request(body) and inputs:  # OpenInference around the Responses API: its bodies as they went
-        response = _json_attribute(attributes.get("output.value"))
+        response = json_text(attributes.get("output.value"))
         response = response if isinstance(response, dict) and "output" in response else None
         exchange = responses_exchange(body, response, span.where, latency_ms=latency)
         exchange = dataclasses.replace(exchange, date=date or exchange.date)
@@ -304,22 +303,6 @@ def _exchange_of_span(span: Span, inputs: bool) -> Exchange:
     return _with_span_facts(exchange, span)
 
 
-def _json_attribute(raw: Any, name: str | None = None) -> Any:
-    """An attribute's JSON value (None when its text is no JSON). `name`: an attribute whose value must be JSON
-    when it looks like it: one that breaks is refused, naming it (a value cut by an attribute length limit would
-    be a turn the model never saw, and read as none at all would be said as content capture switched off)."""
-    if not isinstance(raw, str):
-        return raw
-    try:
-        return json_parse(raw)
-    except ValueError as error:
-        if name is None or raw.lstrip()[:1] not in ("[", "{"):
-            return None
-        cut = "its value was cut short (an attribute length limit, such as OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT?)" \
-            if unclosed(raw) else "it was written as no JSON"
-        raise Located(f"{name} is not JSON ({error}): {cut}") from None
-
-
 def _replace_reply(exchange: Exchange, replies: list[dict[str, Any]], span: Span) -> Exchange:
     if not replies:
         return exchange
@@ -338,7 +321,7 @@ def _with_span_facts(exchange: Exchange, span: Span) -> Exchange:
     model = model or _first_str(attributes, "gen_ai.response.model", "llm.model_name", "gen_ai.request.model")
     usage = exchange.usage or _usage(attributes)
     reasons = attributes.get("gen_ai.response.finish_reasons")
-    outputs = listed(_json_attribute(attributes.get("gen_ai.output.messages"), "gen_ai.output.messages"))
+    outputs = listed(json_text(attributes.get("gen_ai.output.messages"), "gen_ai.output.messages"))
     said = [message.get("finish_reason") for message in outputs if isinstance(message, dict)]  # GenAI's, per message
     finish = exchange.finish_reason or _first_str(attributes, "llm.finish_reason",
                                                   "gen_ai.completion.0.finish_reason") or next(
@@ -454,7 +437,7 @@ def _content_part(part: dict[str, Any]) -> dict[str, Any]:
 def _openinference_tools(attributes: dict[str, Any]) -> list[Any]:
     tools = []
     for item in _flattened(attributes, "llm.tools"):
-        schema = _json_attribute(item.get("tool.json_schema"), "llm.tools.N.tool.json_schema")
+        schema = json_text(item.get("tool.json_schema"), "llm.tools.N.tool.json_schema")
         if isinstance(schema, dict):
             tools.append(schema)
     return tools
@@ -469,7 +452,7 @@ def _openllmetry_messages(attributes: dict[str, Any], prefix: str) -> list[dict[
     for item in _flattened(attributes, prefix):
         message: dict[str, Any] = {"role": _role(item.get("role", given))}
         content = item.get("content")
-        parts = _json_attribute(content) if isinstance(content, str) and content.startswith("[{") else None
+        parts = json_text(content) if isinstance(content, str) and content.startswith("[{") else None
         is_parts = isinstance(parts, list) and all(isinstance(part, dict) and "type" in part for part in parts)
         message["content"] = parts if is_parts else content  # multimodal content: its parts, written as JSON
         calls = _flattened(item, "tool_calls")
@@ -485,7 +468,7 @@ def _openllmetry_messages(attributes: dict[str, Any], prefix: str) -> list[dict[
 def _openllmetry_tools(attributes: dict[str, Any]) -> list[Any]:
     named = "llm.request.functions.N.parameters"
     return [{"type": "function", "function": {"name": item.get("name"), "description": item.get("description"),
-                                              "parameters": _json_attribute(item.get("parameters"), named)}}
+                                              "parameters": json_text(item.get("parameters"), named)}}
             for item in _flattened(attributes, "llm.request.functions") if isinstance(item.get("name"), str)]
 
 
@@ -495,14 +478,14 @@ def _openllmetry_tools(attributes: dict[str, Any]) -> list[Any]:
 def _genai_messages(span: Span) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     attributes = span.attributes
     messages: list[dict[str, Any]] = []
-    instructions = _json_attribute(attributes.get("gen_ai.system_instructions"), "gen_ai.system_instructions")
+    instructions = json_text(attributes.get("gen_ai.system_instructions"), "gen_ai.system_instructions")
     if isinstance(instructions, list) and instructions:
         messages.append({"role": "system", "content": _parts_text(instructions)})
     elif instructions is None and isinstance(attributes.get("gen_ai.system_instructions"), str) \
             and attributes["gen_ai.system_instructions"].strip():  # written as the text itself, not as parts
         messages.append({"role": "system", "content": attributes["gen_ai.system_instructions"]})
-    inputs = _json_attribute(attributes.get("gen_ai.input.messages"), "gen_ai.input.messages")
-    outputs = _json_attribute(attributes.get("gen_ai.output.messages"), "gen_ai.output.messages")
+    inputs = json_text(attributes.get("gen_ai.input.messages"), "gen_ai.input.messages")
+    outputs = json_text(attributes.get("gen_ai.output.messages"), "gen_ai.output.messages")
     if isinstance(inputs, list):
         for message in inputs:
             messages.extend(_from_parts(message, span))
@@ -567,11 +550,11 @@ def _genai_events(span: Span) -> tuple[list[dict[str, Any]], list[dict[str, Any]
     messages: list[dict[str, Any]] = []
     replies: list[dict[str, Any]] = []
     for name, _, attributes in span.events:
-        body = _json_attribute(attributes.get("gen_ai.event.content"), f"{name}: gen_ai.event.content")
+        body = json_text(attributes.get("gen_ai.event.content"), f"{name}: gen_ai.event.content")
         body = body if isinstance(body, dict) else attributes
         if name in ("gen_ai.system.message", "gen_ai.user.message", "gen_ai.assistant.message"):
             message: dict[str, Any] = {"role": name.split(".")[1], "content": body.get("content")}
-            calls = _json_attribute(body.get("tool_calls"), f"{name}: tool_calls")
+            calls = json_text(body.get("tool_calls"), f"{name}: tool_calls")
             if isinstance(calls, list) and calls:
                 message["tool_calls"] = calls
             messages.append(message)
@@ -579,11 +562,11 @@ def _genai_events(span: Span) -> tuple[list[dict[str, Any]], list[dict[str, Any]
             messages.append({"role": "tool", "tool_call_id": str(body.get("id", "")),
                              "content": _as_text(body.get("content")) if "content" in body else None})
         elif name == "gen_ai.choice":
-            found = _json_attribute(body.get("message"), f"{name}: message")
+            found = json_text(body.get("message"), f"{name}: message")
             if isinstance(found, dict):
                 replies.append({"role": "assistant", **found})
         elif name in ("gen_ai.content.prompt", "gen_ai.content.completion"):
-            held = _json_attribute(attributes.get(name.replace("content.", "")), name.replace("content.", ""))
+            held = json_text(attributes.get(name.replace("content.", "")), name.replace("content.", ""))
             said = [item for item in listed(held) if isinstance(item, dict)]
             (messages if name.endswith("prompt") else replies).extend(
                 {"role": "assistant", **item} if name.endswith("completion") else item for item in said)
@@ -597,7 +580,7 @@ def _genai_events(span: Span) -> tuple[list[dict[str, Any]], list[dict[str, Any]
 
 
 def _genai_tools(attributes: dict[str, Any]) -> list[Any]:
-    found = _json_attribute(attributes.get("gen_ai.tool.definitions"), "gen_ai.tool.definitions")
+    found = json_text(attributes.get("gen_ai.tool.definitions"), "gen_ai.tool.definitions")
     return found if isinstance(found, list) else []
 
 

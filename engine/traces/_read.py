@@ -15,6 +15,7 @@ from ..document._json import parse as json_parse
 from ..protocol._errors import DocumentError
 from ._build import build, line_up
 from ._chat import Exchange, ToolRun, failure, openai_exchange
+from ._jsontext import json_text
 from ._problems import Located, TraceError
 from ._responses import is_responses_request, responses_exchange
 
@@ -196,8 +197,9 @@ def exchange_of(value: Any, where: str) -> Exchange:
     """An exchange from a request body, or from `{"request": ..., "response": ...}` (with `latency_ms`): a chat
     completions one, or a Responses API one."""
     request, response, latency = value, None, None
-    if isinstance(value, dict) and isinstance(_body(value.get("request")), dict):
-        request, response, latency = _body(value["request"]), _body(value.get("response")), value.get("latency_ms")
+    if isinstance(value, dict) and isinstance(_body(value.get("request"), "request", where), dict):
+        request, response = _body(value["request"], "request", where), _body(value.get("response"), "response", where)
+        latency = value.get("latency_ms")
         latency = latency if isinstance(latency, int | float) and not isinstance(latency, bool) else None
         if response is None and failure(value) is not None:  # a request that failed, logged with its error
             response = {"error": value["error"]}
@@ -206,14 +208,12 @@ def exchange_of(value: Any, where: str) -> Exchange:
     return openai_exchange(request, response, where, latency_ms=latency)
 
 
-def _body(value: Any) -> Any:
-    """A body a log wrote as its JSON text (as a proxy keeps the bytes it sent) as that JSON; anything else as it
-    is (a streamed response's events are text too, which does not start as an object)."""
+def _body(value: Any, name: str, where: str) -> Any:
+    """A body a log wrote as its JSON text (as a proxy keeps the bytes it sent) as that JSON, refused by `name` when
+    it does not parse (a logger's length limit cut it: read as text, it would be said as some other fault); anything
+    else as it is (a streamed response's events are text too, which does not start as an object)."""
     if isinstance(value, str) and value.lstrip()[:1] == "{":
-        try:
-            return json_parse(value)
-        except ValueError:
-            return value
+        return json_text(value, name, limit="a logger's length limit", where=where or None)
     return value
 
 

@@ -316,6 +316,20 @@ def test_bodies_logged_as_their_json_text_are_read_as_the_bodies() -> None:
     assert import_bytes(jsonl(texts), "run.jsonl")[0].document.to_json() == plain.to_json()
 
 
+def test_a_body_logged_as_json_text_that_does_not_parse_is_refused_by_name() -> None:
+    """A body written as JSON text that breaks is refused naming it, said as cut short when it ends inside a value
+    (a logger's length limit), rather than read as text and said as some other fault."""
+    lines = log_lines()
+    cut = [lines[0], {**lines[1], "response": json.dumps(lines[1]["response"])[:40]}]
+    with pytest.raises(TraceError, match=r"^run.jsonl: line 2: response is not JSON \(.*\): its value was cut short "
+                                         r"\(a logger's length limit\?\)$"):
+        import_bytes(jsonl(cut), "run.jsonl")
+    broken = [lines[0], {**lines[1], "request": "{model: m}"}]
+    with pytest.raises(TraceError, match=r"^run.jsonl: line 2: request is not JSON \(.*\): it was written as no "
+                                         "JSON$"):
+        import_bytes(jsonl(broken), "run.jsonl")
+
+
 def test_a_last_reply_cut_at_its_token_limit_is_said() -> None:
     """finish_reason 'length': the output may be a cut text (no valid JSON); a warning says so at import,
     before validate finds the output breaks the schema."""
