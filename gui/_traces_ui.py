@@ -58,7 +58,8 @@ if TYPE_CHECKING:
 # What the import reads: JSON, JSON Lines (also as .ndjson), a rotated log gzipped, a console's print of spans.
 IMPORT_FILTERS = "Traces and exchanges (*.json *.jsonl *.ndjson *.gz *.txt *.log);;All files (*)"
 OTLP, OPENAI = "OTLP JSON trace (*.json)", "OpenAI chat completions request (*.json)"
-FORMAT_NAMES = {"openai": "an OpenAI chat completions exchange", "openai-log": "a log of OpenAI exchanges",
+# How the import dialog names a format ("openai": one exchange of either API, chat completions or Responses).
+FORMAT_NAMES = {"openai": "an OpenAI exchange", "openai-log": "a log of OpenAI exchanges",
                 "otlp": "an OpenTelemetry trace (OTLP JSON)"}
 
 

@@ -259,7 +259,8 @@ def build_all(reading: Reading, format: str, name: str) -> list[Imported]:
     return imported
 
 
-_SUFFIXES = (".gz", ".jsonl", ".json", ".otlp", ".openai", ".trace")
+# The suffixes a trace is written with, those File → Import offers among them (`.ndjson`, `.txt`, `.log`).
+_SUFFIXES = (".gz", ".jsonl", ".ndjson", ".json", ".txt", ".log", ".otlp", ".openai", ".trace")
 
 
 def stem_of(file: str) -> str:

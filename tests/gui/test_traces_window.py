@@ -150,6 +150,17 @@ def test_the_file_is_named_as_written(qtbot: Any) -> None:
     assert any(head.startswith(f"{name}: ") for head in heads)
 
 
+def test_the_dialog_says_an_openai_exchange_whichever_api_wrote_it(qtbot: Any) -> None:
+    """One exchange is said as an OpenAI exchange, a Responses API one as a chat completions one."""
+    body = {"request": {"model": "m", "input": "Hi?"}, "response": {"status": "completed", "output": [
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Hi."}]}]}}
+    for name, raw in (("r.json", body), ("x.json", EXCHANGE)):
+        dialog = ImportDialog(name, import_bytes(json.dumps(raw).encode(), name))
+        qtbot.addWidget(dialog)
+        heads = [QTextDocumentFragment.fromHtml(label.text()).toPlainText() for label in dialog.findChildren(QLabel)]
+        assert any(head.startswith(f"{name}: an OpenAI exchange, ") for head in heads)
+
+
 def test_the_rules_box_says_what_it_takes_whole(qtbot: Any) -> None:
     """The redaction rules box shows its placeholder whole (it was cut at "/regular expressi…")."""
     dialog = ImportDialog("x.json", import_bytes(json.dumps(EXCHANGE).encode(), "x.json"))

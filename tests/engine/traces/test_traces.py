@@ -1599,6 +1599,8 @@ def test_an_import_is_named_by_its_agent_else_by_its_file() -> None:
     assert import_bytes(jsonl(log_lines()), "weather.openai.jsonl.gz")[0].name == "weather"
     assert import_bytes(json.dumps(exchange()).encode(), "/tmp/ex.json")[0].name == "ex"
     assert import_bytes(json.dumps(genai_trace()).encode(), "run.otlp.json")[0].name == "run"
+    for name in ("run.ndjson", "run.txt", "run.log.gz"):
+        assert import_bytes(jsonl(log_lines()), name)[0].name == "run"
     trace = genai_trace()
     agent = span("9999999999999999", "invoke_agent Weather Bot", 0, 1000, attrs(
         gen_ai__operation__name="invoke_agent", gen_ai__agent__name="Weather Bot"))
