@@ -283,11 +283,11 @@ def _with_response(exchange: Exchange, response: Any, where: str) -> Exchange:
                                else None),
         finish_reason=choice.get("finish_reason") if isinstance(choice.get("finish_reason"), str) else None,
         response_id=response.get("id") if isinstance(response.get("id"), str) else None,
-        choices=len(choices), others=tuple(_other_choices(choices[1:], where)),
+        choices=len(choices), others=tuple(other_choices(choices[1:], where)),
     )
 
 
-def _other_choices(choices: list[Any], where: str) -> list[tuple[ChatMessage, str | None]]:
+def other_choices(choices: list[Any], where: str) -> list[tuple[ChatMessage, str | None]]:
     """The choices after the first, those that read as a reply (the next request may repeat one of them)."""
     found = []
     for n, choice in enumerate(choices, start=1):

@@ -29,6 +29,7 @@ from ._chat import (
     iso_precise,
     listed,
     openai_exchange,
+    other_choices,
 )
 from ._export import DOCUMENT, OUTPUT_PATH, TURN_INDEX, trace_id_of
 from ._jsontext import json_text
@@ -310,8 +311,11 @@ def _replace_reply(exchange: Exchange, replies: list[dict[str, Any]], span: Span
     reasoning = replies[0].get("reasoning")
     if isinstance(reasoning, str):
         reply = dataclasses.replace(reply, reasoning=reasoning)
-    # Each output message is a choice (`n` > 1, a candidate): the first is the reply, the others are said.
-    return dataclasses.replace(exchange, reply=reply, choices=len(replies))
+    # Each output message is a choice (`n` > 1, a candidate): the first is the reply, the others are said, and
+    # the one a later request goes on from is the reply instead.
+    others = other_choices([{"message": other, "finish_reason": other.get("finish_reason")} for other in replies[1:]],
+                            f"{span.where}: response")
+    return dataclasses.replace(exchange, reply=reply, choices=len(replies), others=tuple(others))
 
 
 def _with_span_facts(exchange: Exchange, span: Span) -> Exchange:
@@ -522,6 +526,8 @@ def _from_parts(message: Any, span: Span) -> list[dict[str, Any]]:
             "name": call.get("name"), "arguments": _as_text(call.get("arguments"))}} for call in calls]
     if thoughts:
         chat["reasoning"] = _parts_text(thoughts)
+    if isinstance(message.get("finish_reason"), str):  # (an output message's: the choice's own)
+        chat["finish_reason"] = message["finish_reason"]
     return [chat]
 
 

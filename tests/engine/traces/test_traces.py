@@ -692,6 +692,32 @@ def test_a_genai_turns_finish_reason_is_read_from_its_output_message_too() -> No
     assert "finish_reason" not in plans[1]["_model"]  # said nowhere: none
 
 
+def test_a_genai_turn_going_on_from_a_later_output_message_takes_it_as_the_reply() -> None:
+    """A chat span of several output messages whose next request repeats the second: that one is the reply (with
+    its own finish reason), as for a chat completions response of several choices, not a retry."""
+    def said(role: str, text: str, **extra: Any) -> dict[str, Any]:
+        return {"role": role, "parts": [{"type": "text", "content": text}], **extra}
+
+    first = [said("user", "A slogan?")]
+    spans = [
+        span("1111111111111111", "chat m", 0, 500, attrs(
+            gen_ai__operation__name="chat", gen_ai__request__model="m", gen_ai__input__messages=first,
+            gen_ai__output__messages=[said("assistant", "Sunny days.", finish_reason="stop"),
+                                      said("assistant", "Rain or shine.", finish_reason="length")])),
+        span("2222222222222222", "chat m", 600, 900, attrs(
+            gen_ai__operation__name="chat", gen_ai__request__model="m",
+            gen_ai__input__messages=[*first, said("assistant", "Rain or shine."), said("user", "Shorter?")],
+            gen_ai__output__messages=[said("assistant", "Rain.")])),
+    ]
+    trace = {"resourceSpans": [{"resource": {}, "scopeSpans": [{"scope": {"name": "agent"}, "spans": spans}]}]}
+    [imported] = import_bytes(json.dumps(trace).encode(), "trace.json")
+    assert imported.warnings == ("span 1111111111111111: the response holds 2 choices: choice 1, which the next "
+                                 "request repeats, is the reply, the others are left out",)
+    chosen = imported.document.context.messages[-2]
+    assert (chosen["content"], chosen["_model"]["finish_reason"]) == ("Rain or shine.", "length")
+    assert imported.document.solution["output"] == "Rain."
+
+
 def test_a_genai_turn_of_several_output_messages_says_the_others_were_left_out() -> None:
     """Each of GenAI's output messages is a choice (`n` > 1): the first is the reply, and a warning at the span
     says the others were left out, as for a chat completions response of several choices."""
