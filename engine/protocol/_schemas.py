@@ -25,6 +25,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Final
 
 import jsonschema
@@ -144,18 +145,14 @@ def _validator(schema: dict[str, Any], formats: bool) -> tuple[Any, Glance | Non
 
 @functools.lru_cache(maxsize=512)
 def _kept_validator(text: bytes, formats: bool) -> tuple[Any, Glance | None]:
-    if len(text) >= LARGE_SCHEMA_BYTES and _told.tell is not None:
-        _told.tell(f"checking a schema of {len(text) / (1 << 20):.1f} MiB against its metaschema first (a large "
+    if len(text) >= LARGE_SCHEMA_BYTES and (tell := _TELL.get()) is not None:
+        tell(f"checking a schema of {len(text) / (1 << 20):.1f} MiB against its metaschema first (a large "
                    "schema takes a while)")
     schema = orjson.loads(text)
     return _checked_validator(schema, formats), glance(schema, formats)
 
 
-class _Told:
-    tell: Callable[[str], None] | None = None
-
-
-_told = _Told()
+_TELL: ContextVar[Callable[[str], None] | None] = ContextVar("_TELL", default=None)
 
 
 @contextmanager
@@ -163,11 +160,11 @@ def telling_large_schemas(tell: Callable[[str], None]) -> Iterator[None]:
     """While inside, `tell` is given a sentence before a schema large enough to take seconds is checked against its
     metaschema (once per schema: its validator is kept), so that whoever waits for it is told why (the command
     line says it on stderr)."""
-    before, _told.tell = _told.tell, tell
+    token = _TELL.set(tell)
     try:
         yield
     finally:
-        _told.tell = before
+        _TELL.reset(token)
 
 
 def _checked_validator(schema: dict[str, Any], formats: bool) -> Any:
