@@ -305,8 +305,7 @@ class Execution:
 
     def approve_plan(self) -> None:
         """Let a lazy plan run (012's checkpoint: validated, simulated, then approved)."""
-        self.lazy = False
-        self._touched = None  # the next look for ready calls looks at every one
+        self.lazy = False  # the next tick looks at every unit for ready ones, as each tick's first look does
 
     # -- running -------------------------------------------------------------------------------
 
