@@ -24,7 +24,7 @@ from ..protocol._expressions import (
     parsed_or_error,
     unescape,
 )
-from ..protocol._groups import not_a_call
+from ..protocol._groups import why_no_call
 from ..protocol._messages import METHODS
 from ..protocol._records import record
 from ..protocol._schemas import SchemaCheck, SchemaFault, first_error, schema_check
@@ -222,7 +222,7 @@ def plan_call(index: int, call: Any, tools: dict[str, ToolDefinition], activitie
     """
     name = call.get("_tool") if isinstance(call, dict) else None
     if not isinstance(name, str) or not name:
-        problem = Problem("call", not_a_call(call, group) or "", "$._tool")
+        problem = Problem("call", why_no_call(call, group), "$._tool")
         named = name if isinstance(name, str) else None
         return CallPlan(index, call, named, None, None, Mode.LATENT, None, None, None, "set", (), (problem,))
     tool = tools.get(name)

@@ -11,7 +11,7 @@ from jsonschema.exceptions import ValidationError
 
 from ..protocol._errors import ExpressionError
 from ..protocol._expressions import DAGGER, OUTPUT_PATH, Where, is_read, parsed_or_error
-from ..protocol._groups import PlanReading, PlanReadings, not_a_call
+from ..protocol._groups import PlanReading, PlanReadings, why_no_call
 from ..protocol._messages import METHODS, MISSING, Write, body_of
 from ..protocol._schemas import SchemaFault, schema_errors
 from ..protocol._values import get_path
@@ -317,7 +317,7 @@ def _calls_problems(reading: PlanReading, plan_index: int | None) -> list[Diagno
     for number, (call, found) in enumerate(zip(reading.calls, reading.expressions, strict=True)):
         if not isinstance(call, dict):  # one with no `_tool` is the set-up's to say (`plan_call`), for pending calls
             problems.append(Diagnostic(plan_index, call_place(plan_index, f"call {number}"),
-                                       not_a_call(call, unlisted.get(number)) or ""))
+                                       why_no_call(call, unlisted.get(number))))
             continue
         if "_outputMethod" in call and (method := call["_outputMethod"]) is not None and method not in METHODS:
             problems.append(Diagnostic(plan_index, call_place(plan_index, f"call {number} $._outputMethod"),

@@ -157,12 +157,17 @@ def read_plan(entries: list[Any]) -> PlanReading:
 
 
 def not_a_call(call: Any, group: tuple[str, Any] | None = None) -> str | None:
-    """Why a plan's call is no call (None: it is one), said the one way `validate`, `run` and the turn check say it.
-    `group`: the group whose members are no list that `flatten` made it of (`PlanReading.unlisted`): when that
-    member is no call either, the group is what is wrong. A group written where a call goes is said as one (SPEC
-    6.10's patterns)."""
+    """Why a plan's call is no call (`why_no_call`), None when it is one."""
     if isinstance(call, dict) and isinstance(name := call.get("_tool"), str) and name:
         return None
+    return why_no_call(call, group)
+
+
+def why_no_call(call: Any, group: tuple[str, Any] | None = None) -> str:
+    """Why a plan's call, known to be no call (no object with a non-empty string `_tool`), is none, said the one way
+    `validate`, `run` and the turn check say it. `group`: the group whose members are no list that `flatten` made it
+    of (`PlanReading.unlisted`): when that member is no call either, the group is what is wrong. A group written
+    where a call goes is said as one (SPEC 6.10's patterns)."""
     if group is not None:
         members = json.dumps(group[1], ensure_ascii=False, default=repr)
         return f"a pattern group's {group[0]!r} must be an array of calls, not {members}"
