@@ -22,8 +22,7 @@ SLICE = 64  # entries of one list or dict freed between two looks at the clock, 
 STEP_S = 0.001  # what a step between two looks may take: fewer entries after a longer one
 
 _buried: list[list[Any] | dict[Any, Any] | Iterator[None]] = []
-# Buried lists and dicts that something else still held when `free_some` looked, by id: kept (not freed whole where
-# their last holder drops them: a replaced document's writes, held by its path logs and folds), looked at each call.
+# Buried lists and dicts something else still held when `free_some` looked, by id: kept, looked at again each call.
 _held: dict[int, list[Any] | dict[Any, Any]] = {}
 # References to a buried list or dict while `free_some` looks at it when nothing else holds it: the graveyard's,
 # the local name's and `sys.getrefcount`'s argument (CPython 3.11; tests/engine/resolve/test_graveyard.py checks it).

@@ -98,6 +98,14 @@ def check_value(what: str, got: Any, messages: Sequence[Message], kind: str, ins
         )
 
 
+def check_probes(what: str, before: Sequence[Any], after: Sequence[Any]) -> None:
+    """Raise `ParanoidError` unless a fold's probes after an edit follow the paths its probes before it did, in the
+    same order (`Watchers._results` pairs them by position)."""
+    paths = [probe.path for probe in before], [probe.path for probe in after]
+    if before and paths[0] != paths[1]:
+        raise ParanoidError(f"{what}: the probes before the edit follow {paths[0]}, after it {paths[1]}")
+
+
 def check_states(what: str, states: Sequence[Any], messages: Sequence[Message], at: int | None = None) -> None:
     """Raise `ParanoidError` unless `states` (each an `identity` and its whole `value`) are every (kind, instance)
     written among the first `at` messages, in the order of their first write, each with its reference value."""

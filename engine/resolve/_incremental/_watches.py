@@ -570,8 +570,9 @@ class Watchers:
         `told` how its keys changed; `rekeyed`: a moved message's old and new key, the one kept key that changed.
         """
         key = self._store.order.key
-        # (after an edit the fold is the committed one repaired or stepped: the same probes, in the same order)
         before = track.fold.state.probes if track.fold else []
+        if _paranoid.ENABLED and told is not None:  # repaired or stepped: the same probes, in the same order
+            _paranoid.check_probes("Watchers._results", before, fold.state.probes)
         values: dict[Path, Found] = {}
         for index, probe in enumerate(fold.state.probes):
             if probe.path not in track.read:  # followed for instance views only

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -51,6 +52,25 @@ def test_without_paranoid_mode_the_same_bug_goes_unseen(monkeypatch: pytest.Monk
     monkeypatch.setattr(_watches, "step", _stale_step)
     context.append(NEW)
     assert watch.current.value == 2  # wrong, silently: what paranoid mode is for
+
+
+@pytest.mark.usefixtures("paranoid")
+def test_probes_that_do_not_line_up_after_an_edit_are_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`Watchers._results` pairs a fold's probes before and after an edit by position: ones out of line are caught."""
+    context = Context(DOCUMENT)
+    context.watch("†state.user", lambda _: None)  # (one lane: one track, two probes)
+    context.watch("†state.user.name", lambda _: None)
+    context.replace(0, {"type": "state", "state": {"user": {"name": "Bo"}, "n": 1}})  # right: nothing raised
+    repaired = _watches._repaired
+
+    def shuffled(*args: Any) -> _watches.Fold:
+        fold = repaired(*args)
+        fold.state.probes.reverse()
+        return fold
+
+    monkeypatch.setattr(_watches, "_repaired", shuffled)
+    with pytest.raises(ParanoidError, match=r"Watchers\._results: the probes before the edit follow"):
+        context.replace(0, {"type": "state", "state": {"user": {"name": "Cy"}, "n": 1}})
 
 
 @pytest.mark.usefixtures("paranoid")
