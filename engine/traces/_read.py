@@ -197,8 +197,9 @@ def exchange_of(value: Any, where: str) -> Exchange:
     """An exchange from a request body, or from `{"request": ..., "response": ...}` (with `latency_ms`): a chat
     completions one, or a Responses API one."""
     request, response, latency = value, None, None
-    if isinstance(value, dict) and isinstance(_body(value.get("request"), "request", where), dict):
-        request, response = _body(value["request"], "request", where), _body(value.get("response"), "response", where)
+    body = _body(value.get("request"), "request", where) if isinstance(value, dict) else None
+    if isinstance(body, dict):
+        request, response = body, _body(value.get("response"), "response", where)
         latency = value.get("latency_ms")
         latency = latency if isinstance(latency, int | float) and not isinstance(latency, bool) else None
         if response is None and failure(value) is not None:  # a request that failed, logged with its error
