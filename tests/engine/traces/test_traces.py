@@ -14,6 +14,7 @@ import pytest
 
 from contextdeck.engine import (
     Execution,
+    Imported,
     Redaction,
     Status,
     TraceError,
@@ -363,12 +364,18 @@ def test_the_choice_the_next_request_repeats_is_the_reply() -> None:
     lines = [{"request": {"model": "m", "messages": first}, "response": several},
              {"request": {"model": "m", "messages": second},
               "response": response({"role": "assistant", "content": "Rain."})}]
-    [imported] = import_bytes(jsonl(lines), "run.jsonl")
-    assert imported.warnings == ("line 1: the response holds 2 choices: choice 1, which the next request repeats, is "
-                                 "the reply, the others are left out",)
-    chosen = imported.document.context.messages[-2]
+    went_on_from_choice_1(import_bytes(jsonl(lines), "run.jsonl"), "line 1")
+
+
+def went_on_from_choice_1(imported: list[Imported], where: str) -> None:
+    """The slogan run of two turns went on from its first turn's second choice ("Rain or shine.", cut at its length)
+    and ended with "Rain.", and the warning at `where` names that choice."""
+    [run] = imported
+    assert run.warnings == (f"{where}: the response holds 2 choices: choice 1, which the next request repeats, is "
+                            "the reply, the others are left out",)
+    chosen = run.document.context.messages[-2]
     assert (chosen["content"], chosen["_model"]["finish_reason"]) == ("Rain or shine.", "length")
-    assert imported.document.solution["output"] == "Rain."
+    assert run.document.solution["output"] == "Rain."
 
 
 def test_a_refusal_is_kept_where_the_model_read_it_and_said_at_the_end() -> None:
@@ -710,12 +717,7 @@ def test_a_genai_turn_going_on_from_a_later_output_message_takes_it_as_the_reply
             gen_ai__output__messages=[said("assistant", "Rain.")])),
     ]
     trace = {"resourceSpans": [{"resource": {}, "scopeSpans": [{"scope": {"name": "agent"}, "spans": spans}]}]}
-    [imported] = import_bytes(json.dumps(trace).encode(), "trace.json")
-    assert imported.warnings == ("span 1111111111111111: the response holds 2 choices: choice 1, which the next "
-                                 "request repeats, is the reply, the others are left out",)
-    chosen = imported.document.context.messages[-2]
-    assert (chosen["content"], chosen["_model"]["finish_reason"]) == ("Rain or shine.", "length")
-    assert imported.document.solution["output"] == "Rain."
+    went_on_from_choice_1(import_bytes(json.dumps(trace).encode(), "trace.json"), "span 1111111111111111")
 
 
 def test_a_genai_turn_of_several_output_messages_says_the_others_were_left_out() -> None:
