@@ -528,7 +528,7 @@ class RequestDialog(PromptView):
             if answer.value.get("output") is not None:
                 message["output"] = answer.value["output"]
             # The identity the model gave back (016) before its plan, as `apply_solution` appends it: one step.
-            meta = meta_message(document, answer.value.get("meta"))
+            meta = meta_message(document, answer.value.get("meta"), answer.summary)
             appended = [each for each in (meta, message) if each is not None]
             end = len(document.context)
             self.main.commands.apply_all("Ask the model for a plan",

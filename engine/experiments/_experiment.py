@@ -56,15 +56,25 @@ def input_position(document: Document) -> int:
 def run_start(context: Messages) -> int | None:
     """Where the run a document holds starts, None when it holds none: its first message that a run wrote, a
     call's record (an output, an error or a run record: each carries `_run`, format.md §9) or a model's turn (a plan
-    message carrying `_model`, or the meta message just before it: the identity that turn gave back, format.md
-    "Ticks and turns")."""
+    message, or the meta message of the identity it gave back, carrying `_model`: format.md "Ticks and turns").
+    A document whose meta messages carry no `_model` (written before turns marked them) reads a meta message just
+    before its first model plan as that turn's, as it was read before."""
     for index in range(len(context)):
         message = body_of(context[index])
         if "_run" in message:
             return index
+        if "_model" in message and kind_of(message) == "meta":
+            return index
         if message.get("type") == "plan" and "_model" in message:
-            return index - 1 if index and kind_of(body_of(context[index - 1])) == "meta" else index
+            unmarked = index and kind_of(body_of(context[index - 1])) == "meta" and not _marks_metas(context)
+            return index - 1 if unmarked else index
     return None
+
+
+def _marks_metas(context: Messages) -> bool:
+    """Whether a model's turn marked a meta message of the document as its own (`_model`)."""
+    return any(kind_of(message) == "meta" and "_model" in message
+               for message in (body_of(context[index]) for index in range(len(context))))
 
 
 def holds_run(document: Document) -> bool:

@@ -264,7 +264,7 @@ def apply_solution(document: Document, answer: Answer) -> str:
     message: dict[str, Any] = {"type": "plan", "plan": solution["calls"]}
     if solution["output"] is not None:
         message["output"] = solution["output"]
-    meta = meta_message(document, solution.get("meta"))
+    meta = meta_message(document, solution.get("meta"), answer.summary)
     if meta is not None:  # the identity the model gave back (016), as a turn taken appends it
         document.context.append(meta)
     document.context.append({**message, "_model": answer.summary})

@@ -230,7 +230,8 @@ def turn_change(document: Document, solution: Any, audit: dict[str, Any] | None 
     keeps it in its solution. A plan equal to the last one is not appended again (a reopened document).
     The turn's `meta` (016: the identity it gives back, its version bumped) becomes a meta message before the
     plan, so the next request sees the identity as it now is; one the context's meta holds already is not.
-    `audit` (the model's exchange in short, `_model`) goes on the plan message, and on a saved request's
+    `audit` (the model's exchange in short, `_model`) goes on the plan message, on that meta message (so a run's
+    first message is known from the messages: a meta typed by hand carries none), and on a saved request's
     solution (a solution that is an array of calls has no room for it).
     """
     turn = as_turn(solution)
@@ -247,7 +248,7 @@ def turn_change(document: Document, solution: Any, audit: dict[str, Any] | None 
             plan["output"] = copy.deepcopy(output)
         if audit:
             plan["_model"] = copy.deepcopy(audit)
-    meta = meta_message(document, turn.get("meta"))
+    meta = meta_message(document, turn.get("meta"), audit)
     if not request:
         return TurnChange(plan, MISSING, meta)
     kept = copy.deepcopy(solution)
@@ -256,14 +257,18 @@ def turn_change(document: Document, solution: Any, audit: dict[str, Any] | None 
     return TurnChange(plan, kept, meta)
 
 
-def meta_message(document: Document, meta: Any) -> dict[str, Any] | None:
-    """The meta message a turn's `meta` makes, unless the context's meta (as it resolves) holds it already."""
+def meta_message(document: Document, meta: Any, audit: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """The meta message a turn's `meta` makes, unless the context's meta (as it resolves) holds it already; a
+    model's turn marks it with its `audit` as `_model`, as it marks its plan (format.md "Ticks and turns")."""
     if not isinstance(meta, dict) or not meta:
         return None
     current = document.context.resolve("†meta")
     if current.found and deep_merge(current.value, meta) == current.value:
         return None
-    return {"type": "meta", "meta": copy.deepcopy(meta)}
+    message = {"type": "meta", "meta": copy.deepcopy(meta)}
+    if audit:
+        message["_model"] = copy.deepcopy(audit)
+    return message
 
 
 def current_turn(document: Document) -> Any:

@@ -1,5 +1,6 @@
 """`contextdeck eval`: the agent loop over a dataset, one result line per input, replayed when unchanged."""
 
+import asyncio
 import json
 import re
 from pathlib import Path
@@ -489,3 +490,38 @@ def test_the_meta_message_a_model_turn_appends_is_the_runs_and_no_case_requests_
     assert [message["type"] for message in document.context.messages] == ["meta", "input", "meta", "plan"]
     assert (run_start(document.context), holds_run(document)) == (2, True)
     assert request_of(document).context.messages == request
+    assert document.context[2]["_model"] == document.context[3]["_model"] == {"model": "m"}
+
+
+def test_a_final_answer_that_bumps_the_identity_leaves_its_marked_meta_to_the_run() -> None:
+    """A final answer with no calls appends no plan, only the meta message of the identity it gave back (016): that
+    message carries the turn's `_model`, so it starts the run and no case's request holds it."""
+    request = [{"type": "meta", "meta": {"path": "/g/1", "version": "1.2.3"}}, {"type": "input", "input": {"a": 1}}]
+    document = Document(Context([dict(message) for message in request]), Shape.REQUEST)
+    Loop(document).take_turn({"meta": {"path": "/g/1", "version": "1.2.4"}, "calls": [], "output": 3},
+                             {"model": "m"})
+    assert [message["type"] for message in document.context.messages] == ["meta", "input", "meta"]
+    assert (run_start(document.context), holds_run(document)) == (2, True)
+    assert request_of(document).context.messages == request
+    assert request_of(document).solution is None
+
+
+def test_a_meta_typed_before_the_first_model_plan_is_the_requests_where_turns_mark_their_meta() -> None:
+    """A meta message without `_model` just before the first model plan is the request's (the person's) once the
+    document's turns mark theirs; a document none of whose meta messages carries `_model` (written before the mark)
+    reads it as that turn's, as before."""
+    typed = {"type": "meta", "meta": {"path": "/g/1", "version": "1.2.3"}}
+    request = [{"type": "input", "input": {"a": 1}}, typed]
+    document = Document(Context([dict(message) for message in request]))
+    loop = Loop(document)
+    call = {"_tool": "think", "_output": 1, "_outputPath": "†state.a"}
+    loop.take_turn({"meta": typed["meta"], "calls": [call], "output": None}, {"model": "m"})  # the identity as is
+    asyncio.run(loop.run(max_ticks=1))
+    loop.take_turn({"meta": {"path": "/g/1", "version": "1.2.4"}, "calls": [], "output": 2}, {"model": "m"})
+    kinds = [message.get("kind", message["type"]) for message in document.context.messages]
+    assert kinds == ["input", "meta", "plan", "state", "meta", "plan"]
+    assert ["_model" in document.context[index] for index in (1, 4)] == [False, True]
+    assert (run_start(document.context), request_of(document).context.messages) == (2, request)
+    unmarked = Document(Context([dict(message) for message in request] + [
+        {"type": "plan", "plan": [call], "_model": {"model": "m"}}]))
+    assert (run_start(unmarked.context), request_of(unmarked).context.messages) == (1, request[:1])

@@ -365,6 +365,7 @@ def test_a_bare_context_gets_the_models_meta_then_its_plan_in_one_step(qtbot: An
     context = window.session.document.context
     before = len(ticket_document()["context"])
     assert [message["type"] for message in context.messages[before:]] == ["meta", "plan"]
+    assert context[before]["_model"] == context[before + 1]["_model"]
     assert context.resolve("†meta.version").value == "2"
     window.session.undo_stack.undo()
     assert len(context) == before

@@ -484,6 +484,8 @@ def test_a_bare_contexts_plan_follows_the_meta_the_model_gave_back(fake_llm) -> 
     before = len(doc.context)
     apply_solution(doc, asked(doc, asker(fake_llm)))
     assert [message["type"] for message in doc.context.messages[before:]] == ["meta", "plan"]
+    meta, plan = doc.context.messages[before:]
+    assert meta["_model"] == plan["_model"]  # the turn's own, as its plan (format.md "Ticks and turns")
     assert doc.context.resolve("†meta").value == {"path": "/tickets", "version": "2"}
 
 
