@@ -309,11 +309,13 @@ class CallsModel(QAbstractTableModel):
                          **{"activities": self._activities(), "tools": self.tools(), **self.origin, **options})
 
     def execution_to_run(self, activities: Activities, clock: Callable[[], str]) -> Execution:
-        """The execution a run starts from: the fresh one shown when nothing was edited since it was made and it
-        has the run's activities (it gets the run's clock), else a new one. Making one reads every call and the
-        run record again, tens of milliseconds for a plan of hundreds of calls, in the turn the run starts in."""
-        execution = self._execution
-        if (execution is not None and self._current and not self._live and execution.activities is activities
+        """The execution a run starts from: the fresh one judged after the last edit (shown, or to be shown in the
+        next slice) when it has the run's activities (it gets the run's clock), else a new one: making one reads
+        every call and the run record again, in the turn the run starts in."""
+        execution = self._execution if self._current else None
+        if self._judged is not None and self._judged[0] is self._context:  # (an edit empties it: judged after it)
+            execution = self._judged[1]
+        if (execution is not None and not self._live and execution.activities is activities
                 and (execution.clock is clock or not any(map(execution.problems, range(len(execution.plans)))))):
             execution.clock = clock  # no error message was made with its own clock (none is failed before running)
             return execution

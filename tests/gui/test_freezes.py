@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QObject
 
-from contextdeck.engine import Context, Watch
+from contextdeck.engine import Activities, Context, Watch
 from contextdeck.gui._inspector import _calls
 from contextdeck.gui._lines import line_starts
 from contextdeck.gui._slices import slices
@@ -140,6 +140,25 @@ def test_calls_judged_before_an_edit_are_not_shown(qtbot: Any, monkeypatch: pyte
     slices().start(between.work)
     qtbot.waitUntil(lambda: "refreshed" in done, timeout=5_000)
     assert done == ["0 rows", "judged", "another slice", "judged", f"{len(INSTANCES) + 1} rows", "refreshed"]
+
+
+def test_a_run_started_between_the_judgement_and_its_showing_takes_the_judged_execution(
+        qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run started after the calls were judged but before they are shown (the next slice) starts from the
+    execution judged, never a second one made for it (`execution_to_run`)."""
+    monkeypatch.setattr(_calls, "LARGE_CONTEXT", len(PLANNED))
+    activities = Activities()
+    model = _calls.CallsModel(activities=lambda: activities)
+    done = judged_and_shown(model, monkeypatch)
+    model.set_source(Context(PLANNED))
+    started: list[Any] = []
+    clock = lambda: "2026-01-01T00:00:00Z"  # noqa: E731
+    between = Between(done, lambda: started.append(model.execution_to_run(activities, clock)))
+    slices().start(between.work)
+    qtbot.waitUntil(lambda: "refreshed" in done)
+    assert done == ["0 rows", "judged", "another slice", f"{len(INSTANCES)} rows", "refreshed"]
+    assert started == [model.execution]
+    assert started[0].clock is clock
 
 
 def test_calls_judged_for_a_document_replaced_before_they_are_shown_are_not_shown(
