@@ -86,7 +86,7 @@ from .models._ask import (
 )
 from .models._cassette import MODES, Cassette, cassette_path
 from .models._prompt import STRATEGIES, Prompt, call_prompt, context_messages, request_prompt
-from .models._provider import Completion, Endpoint, ModelError, Provider, base_url_problem
+from .models._provider import SECOND_CALL, Completion, Endpoint, ModelError, Provider, base_url_problem
 from .protocol._errors import ContentError, DocumentError, ExpressionError, describe_exception
 from .protocol._expressions import Expression, Reference, find_expressions, is_expression, parse_expression, unescape
 from .protocol._groups import flatten, group_of
@@ -162,6 +162,7 @@ __all__ = [
     "OPEN",
     "PATTERN_BUDGET_S",
     "REDACTED",
+    "SECOND_CALL",
     "SETTLED",
     "STRATEGIES",
     "TEXT_KEYS",

@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 
 from contextdeck.engine import (
     MISSING,
+    SECOND_CALL,
     Diagnostic,
     Document,
     Insert,
@@ -172,6 +173,7 @@ class TurnDialog(QDialog):
         self.task: asyncio.Task[Any] | None = None
         self.asking = False  # Take Turn waits while the model writes
         self.received = 0  # characters of the model's answer streamed so far
+        self.refused = ""  # the engine's sentence once the answer streamed is known to be refused
         self.timer = QTimer(self, singleShot=True, interval=CHECK_DELAY_MS)
         self.timer.timeout.connect(self.check)
         self.editor.textChanged.connect(self.timer.start)
@@ -315,7 +317,7 @@ class TurnDialog(QDialog):
             self.status.setText("No model is set up: Run → Models…")
             return None
         self.asking = True
-        self.received = 0
+        self.received, self.refused = 0, ""
         self.ask_button.setEnabled(False)
         self.take_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
@@ -357,8 +359,12 @@ class TurnDialog(QDialog):
         self.status.setText(text + (f" {counted(errors, 'problem')} listed above." if errors else ""))
 
     def _receiving(self, piece: str) -> None:
-        self.received += len(piece)
-        self.status.setText(f"Receiving the model's turn… {self.received} characters")
+        if piece == SECOND_CALL:  # the engine's words, not the model's: said, not counted
+            self.refused = SECOND_CALL.strip()
+        else:
+            self.received += len(piece)
+        said = f" {self.refused}" if self.refused else ""
+        self.status.setText(f"Receiving the model's turn… {self.received} characters{said}")
 
     def _show_text(self, text: str, audit: dict[str, Any] | None) -> None:
         self.editor.setPlainText(text)

@@ -182,8 +182,8 @@ def _usage(usage: Any) -> dict[str, int]:
 
 
 Delta = Callable[[str], None]
-# Streamed once a second tool call begins, instead of its pieces: the asks force one function, and the asker refuses
-# an answer of several calls (`Completion.calls`), which is known from here on.
+# Streamed once a second tool call begins, as a piece of its own, instead of its pieces: the asks force one function,
+# and the asker refuses an answer of several calls (`Completion.calls`), which is known from here on.
 SECOND_CALL = "\n\n(A second tool call began: one was asked for, so this answer will be refused.)"
 
 
@@ -273,14 +273,18 @@ class Provider:
                     refused.append(getattr(delta, "refusal", None) or "")
                     piece = delta.content or ""
                     parts.append(piece)
+                    second = False
                     for call in delta.tool_calls or ():
                         if call.function is not None:
                             arguments = call.function.arguments or ""
                             before = len(calls)
                             _add_piece(calls, ids, call, arguments)
-                            piece += arguments if len(calls) == 1 else SECOND_CALL if before == 1 else ""
+                            piece += arguments if len(calls) == 1 else ""
+                            second = second or (before == 1 and len(calls) == 2)
                     if piece:
                         on_delta(piece)
+                    if second:  # a piece of its own: a listener knows it by its name
+                        on_delta(SECOND_CALL)
         return "".join(parts), calls, finish, usage, model, "".join(refused)
 
 

@@ -15,7 +15,8 @@ from PySide6.QtGui import QColor
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QPushButton, QWidget
 
-from contextdeck.engine import Status
+from conftest import LOADED_MS
+from contextdeck.engine import SECOND_CALL, Status
 from contextdeck.gui import _turns as turns
 from contextdeck.gui._inspector._async import release
 from contextdeck.gui._llm import BACKGROUND_FROM
@@ -354,6 +355,25 @@ def test_cancel_asking_leaves_the_text_as_it_was(qtbot: Any, window: MainWindow,
     assert window.context().messages == before
     assert dialog.ask_button.isEnabled()
     assert dialog.take_button.isEnabled()  # the text it had is a valid turn
+
+
+def test_the_status_says_an_answer_of_several_calls_will_be_refused_not_counts_it(
+        qtbot: Any, window: MainWindow, fake_llm: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once a second tool call of the streamed turn begins, the status says the answer will be refused, in the
+    engine's words; those words are not counted among the characters received."""
+    window.models.models.set_config(ModelConfig(fake_llm.url, "fake-small", timeout=30))  # type: ignore[attr-defined]
+    first = json.dumps({"meta": {}, **SECOND})
+    fake_llm.push(Reply(tool=("turn", first), more_tools=(("turn", '{"other": 1}'),)))
+    run_the_tick(qtbot, window)
+    dialog = open_turn(qtbot, window)
+    said: list[str] = []
+    show = dialog.status.setText
+    monkeypatch.setattr(dialog.status, "setText", lambda text: (said.append(text), show(text)))
+    dialog.ask_button.click()
+    qtbot.waitUntil(lambda: "was not taken" in dialog.status.text(), timeout=LOADED_MS)
+    receiving = [text for text in said if text.startswith("Receiving")]
+    assert receiving[-1] == f"Receiving the model's turn… {len(first)} characters {SECOND_CALL.strip()}"
+    assert [text for text in receiving if "second tool call" in text] == receiving[-1:]
 
 
 def test_a_saved_solutions_refused_output_is_said_once(qtbot: Any,

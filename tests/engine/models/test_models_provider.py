@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from contextdeck.engine import Endpoint, ModelError, Provider
+from contextdeck.engine import SECOND_CALL, Endpoint, ModelError, Provider
 from fake_llm import Reply
 
 HELLO = {"messages": [{"role": "user", "content": "hello"}]}
@@ -96,6 +96,7 @@ def test_a_stream_says_an_answer_will_be_refused_once_a_second_call_begins(fake_
     assert '"result": 2' not in streamed
     assert '"result": 3' not in streamed
     assert streamed.count("second tool call") == 1
+    assert pieces.count(SECOND_CALL) == 1  # a piece of its own: known by its name, never by its words
     assert answer.calls == (("result", '{"result": 1}'), *more)
 
 
