@@ -37,6 +37,7 @@ from ._commands import Commands
 from ._diagnostics import CheckProgress, DiagnosticsRunner
 from ._document_model import DocumentModel
 from ._document_settings import DocumentSettings
+from ._editor import start_ahead
 from ._experiments import install_experiments
 from ._files_ui import FilesUI
 from ._first_input import input_targets
@@ -182,6 +183,7 @@ class MainWindow(QMainWindow):
             self.inspector.sessions.models = lambda: models
         self.agent_run = install_agent_run(self, self.inspector, self.turns, models)
         self.experiments = install_experiments(self, self._activities, tools, models)
+        start_ahead(self, self._busy_for_watches)  # the validation worker, before a form asks it for a check
         self.pane_actions = install_keyboard(self, self.inspector)  # after every panel: Tab leaves all their tables
         install_elided_tooltips(self)  # and every cut-off cell of theirs has its whole text on hover
         install_still_on_activation(self)  # and none repaints when a dialog comes or goes
@@ -565,7 +567,7 @@ class MainWindow(QMainWindow):
         self.save_layout()
         self.diagnostics.shutdown()
         self.llm_view.runner.shutdown()
-        self.editor.shutdown()  # stops its validation worker processes
+        self.editor.shutdown()  # its forms ask the validation worker for nothing more
         self.session.close()
         event.accept()
 

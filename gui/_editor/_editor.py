@@ -6,7 +6,7 @@ from typing import Any
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QCloseEvent
-from PySide6.QtWidgets import QApplication, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
 from ._form import FormView
 from ._json_editor import JsonEditor
@@ -17,8 +17,8 @@ class DataEditor(QWidget):
     """Edits one JSON value through a form generated from its JSON Schema, or as raw JSON text.
 
     `set_value` loads a value (emits nothing); each user edit, in either tab, emits `value_edited` with the
-    whole new value and updates the other tab. Validation runs in a worker process after each change and
-    emits `validation_changed`; problems show at their fields, the rest in a summary above the form.
+    whole new value and updates the other tab. Validation runs in the application's worker process after each
+    change and emits `validation_changed`; problems show at their fields, the rest in a summary above the form.
     """
 
     value_edited = Signal(object)
@@ -49,9 +49,6 @@ class DataEditor(QWidget):
         self.validator.finished.connect(self._validated)
         self.form.edited.connect(self._form_edited)
         self.json.edited.connect(self._json_edited)
-        app = QApplication.instance()
-        if app is not None:
-            app.aboutToQuit.connect(self.validator.shutdown)
 
     def set_value(self, value: Any, schema: dict[str, Any] | None) -> None:
         """Shows `value` under `schema` (a form inferred from the value when None) in both tabs; emits nothing."""

@@ -6,50 +6,239 @@ run long, and keeps the checking's memory out of the window's. A small persisten
 (`contextdeck._validation_worker`, driven through `QProcess`, so the event loop is never blocked waiting on
 it) can be killed when it overruns, and is restarted for the next request. It is started by
 `contextdeck._child`, which knows how to from a checkout, an installed wheel and a frozen bundle.
+
+One worker serves every editor of the application (`shared_worker`), started ahead once the window is idle
+(`start_ahead`): a form's first validation, which an output dialog's Write waits for, then costs no process
+start. It checks one request at a time; the others wait, one per editor (a newer request replaces its editor's
+waiting one), and their time limit starts when they are sent. A request that overruns has the worker killed: its
+editor is told the validation timed out, the waiting ones go to a new worker. A worker that dies on a request is
+replaced and the request sent again once; dying on it again, or before it was ready, its editors are told the
+validation is unavailable. The value being edited is never touched: the next edit asks again.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, Final
 
-from PySide6.QtCore import QObject, QProcess, QTimer, Signal
+import shiboken6
+from PySide6.QtCore import QCoreApplication, QObject, QProcess, QTimer, Signal
 
 from contextdeck._child import child_command
 from contextdeck.engine import PATTERN_BUDGET_S
 
 Problem = tuple[tuple[Any, ...], str]  # (path into the value, message)
+Told = Callable[[int, list[Problem]], None]  # an editor's request id, and the problems found (or why none were)
 
 WORKER: Final = "contextdeck._validation_worker"
 TIMED_OUT: Final = "validation timed out"
+UNAVAILABLE: Final = "validation unavailable"
 # Past the patterns' own deadline by far: their budget is the worker's CPU time (the `regex` package's
 # timeout), which takes several times as long on the clock when a busy machine gives the worker a share of a core.
 LIMIT_MS: Final = int(PATTERN_BUDGET_S * 1000) + 9_500
+AHEAD_MS: Final = 250  # quiet this long before the worker is started ahead (`start_ahead`)
+_keys = itertools.count()
 
 
-class Validator(QObject):
-    """Validates JSON values against a schema in a worker process; `finished` carries the problems."""
+@dataclass
+class _Request:
+    key: int  # the editor's (`Validator`)
+    ident: int
+    line: bytes
+    told: Told | None  # None once its editor has gone
+    retried: bool = False
 
-    finished = Signal(list)
 
-    def __init__(self, parent: QObject | None = None, *, debounce_ms: int = 150, limit_ms: int = LIMIT_MS) -> None:
+class Worker(QObject):
+    """The validation worker process and its queue: `submit` a request line, `told` gets the answer."""
+
+    def __init__(self, parent: QObject | None = None, *, limit_ms: int = LIMIT_MS) -> None:
         super().__init__(parent)
-        self._debounce = QTimer(self, singleShot=True, interval=debounce_ms)
-        self._debounce.timeout.connect(self._send)
         self._deadline = QTimer(self, singleShot=True, interval=limit_ms)
         self._deadline.timeout.connect(self._overrun)
-        # the latest request not yet sent: (id, request line), or (id, problems) known without the worker
-        self._wanted: tuple[int, str | list[Problem]] | None = None
-        self._running: int | None = None  # id of the request the worker is on
-        self._next_id = 0
+        self._waiting: dict[int, _Request] = {}  # by editor, in the order sent
+        self._running: _Request | None = None
         self._process: QProcess | None = None
         self._ready = False
         self._buffer = b""
-        # the running worker, in a plain list that outlives this object's C++ half: when the editor is destroyed
-        # without a close (its window closes, not it), the worker is still stopped, before Qt would warn
+        self.started = 0  # processes started
+        # the running process, in a plain list that outlives this object's C++ half: when the application ends
+        # without a quit, the process is still stopped, before Qt would warn
         self._live: list[QProcess] = []
         self.destroyed.connect(partial(_reap, self._live))
+
+    def start(self) -> None:
+        """Starts the process now, unless one is running."""
+        self._worker()
+
+    def submit(self, key: int, ident: int, line: str, told: Told) -> None:
+        """Checks `line` (a request of the worker's) once the worker is free; `told(ident, problems)` after.
+        The request editor `key` had waiting, if any, is dropped."""
+        self._waiting.pop(key, None)
+        self._waiting[key] = _Request(key, ident, line.encode(), told)
+        self._next()
+
+    def withdraw(self, key: int, *_: object) -> None:
+        """Editor `key` no longer wants its answers (it is closed or gone)."""
+        self._waiting.pop(key, None)
+        if self._running is not None and self._running.key == key:
+            self._running.told = None
+
+    def is_running(self, key: int) -> bool:
+        """Whether editor `key`'s request is the one the worker is checking."""
+        return self._running is not None and self._running.key == key
+
+    def stop(self) -> None:
+        """Stops the process (it also stops by itself when this process ends and its stdin closes); what waits is
+        sent to a new one at the next request."""
+        self._deadline.stop()
+        _reap(self._live)
+        self._process, self._ready = None, False
+        if self._running is not None:
+            self._waiting = {self._running.key: self._running, **self._waiting}
+            self._running = None
+
+    def _worker(self) -> QProcess:
+        if self._process is None:
+            process = QProcess(self)
+            program, arguments = child_command(WORKER)
+            process.setProgram(program)
+            process.setArguments(arguments)
+            process.setProcessChannelMode(QProcess.ProcessChannelMode.ForwardedErrorChannel)
+            process.readyReadStandardOutput.connect(lambda: self._read(process))
+            process.errorOccurred.connect(lambda error: self._failed(process, error))
+            process.finished.connect(lambda code, status: self._ended(process, code, status))
+            self._process, self._ready, self._buffer = process, False, b""
+            self._live[:] = [process]
+            self.started += 1
+            process.start()
+        return self._process
+
+    def _next(self) -> None:
+        if self._running is not None or not self._waiting:
+            return
+        process = self._worker()
+        if not self._ready:
+            return  # sent once the worker says it is ready
+        self._running = self._waiting.pop(next(iter(self._waiting)))
+        process.write(self._running.line)
+        self._deadline.start()
+
+    def _read(self, process: QProcess) -> None:
+        if process is not self._process:
+            return
+        self._buffer += bytes(process.readAllStandardOutput().data())
+        while b"\n" in self._buffer:
+            line, self._buffer = self._buffer.split(b"\n", 1)
+            self._answer(json.loads(line))
+
+    def _answer(self, message: dict[str, Any]) -> None:
+        running = self._running
+        if message.get("ready"):
+            self._ready = True
+        elif running is not None and message.get("id") == running.ident:
+            self._deadline.stop()
+            self._running = None
+            _tell(running, [(tuple(path), text) for path, text in message["errors"]])
+        self._next()
+
+    def _overrun(self) -> None:
+        running, self._running = self._running, None
+        self._drop()
+        if running is not None:
+            _tell(running, [((), TIMED_OUT)])
+        self._next()  # the requests waiting go to a new worker
+
+    def _failed(self, process: QProcess, error: QProcess.ProcessError) -> None:
+        if error == QProcess.ProcessError.FailedToStart:
+            self._died(process, process.errorString())
+        # any other error of a process that ended is followed by `finished`
+
+    def _ended(self, process: QProcess, code: int, status: QProcess.ExitStatus) -> None:
+        crashed = status == QProcess.ExitStatus.CrashExit
+        self._died(process, "the worker was killed" if crashed else f"the worker exited with code {code}")
+
+    def _died(self, process: QProcess, why: str) -> None:
+        if process is not self._process:
+            return
+        ready, running, self._running = self._ready, self._running, None
+        self._drop()
+        told = f"{UNAVAILABLE}: {why}; edit the value to check it again"
+        if not ready:  # it never could check anything: starting another at once would fail the same way
+            waiting, self._waiting = list(self._waiting.values()), {}
+            for request in waiting:
+                _tell(request, [((), told)])
+            return
+        if running is not None:
+            if running.retried:
+                _tell(running, [((), told)])
+            elif running.key not in self._waiting:  # (a newer request of its editor's supersedes it)
+                running.retried = True
+                self._waiting = {running.key: running, **self._waiting}
+        self._next()
+
+    def _drop(self) -> None:
+        self._deadline.stop()
+        if self._process is not None:
+            _stop(self._process)
+        self._live.clear()
+        self._process, self._ready = None, False
+
+
+def _tell(request: _Request, problems: list[Problem]) -> None:
+    if request.told is not None:
+        request.told(request.ident, problems)
+
+
+_shared: list[Worker] = []  # the application's, made when first asked for
+
+
+def shared_worker() -> Worker:
+    """The application's one validation `Worker`, stopped when it quits."""
+    if not _shared or not shiboken6.isValid(_shared[0]):
+        app = QCoreApplication.instance()
+        _shared[:] = [Worker(app)]
+        if app is not None:
+            app.aboutToQuit.connect(_shared[0].stop)
+    return _shared[0]
+
+
+def start_ahead(owner: QObject, busy: Callable[[], bool]) -> None:
+    """Starts the application's validation worker once `owner` (a window) has been idle a while, not `busy`:
+    before any of its forms asks for a check, and never beside the work of its opening."""
+    timer = QTimer(owner, singleShot=True, interval=AHEAD_MS)
+
+    def due() -> None:
+        if busy():
+            timer.start()
+        else:
+            shared_worker().start()
+            timer.deleteLater()
+
+    timer.timeout.connect(due)
+    timer.start()
+
+
+class Validator(QObject):
+    """Validates JSON values against a schema, through a `Worker` (the application's); `finished` carries the
+    problems of the latest request."""
+
+    finished = Signal(list)
+
+    def __init__(self, parent: QObject | None = None, *, debounce_ms: int = 150, worker: Worker | None = None) -> None:
+        super().__init__(parent)
+        self._debounce = QTimer(self, singleShot=True, interval=debounce_ms)
+        self._debounce.timeout.connect(self._send)
+        # the latest request not yet sent: (id, request line), or (id, problems) known without the worker
+        self._wanted: tuple[int, str | list[Problem]] | None = None
+        self._next_id = 0
+        self._key = next(_keys)
+        self.worker = worker if worker is not None else shared_worker()
+        self.destroyed.connect(partial(self.worker.withdraw, self._key))
 
     def request(self, value: Any, schema: dict[str, Any] | None) -> None:
         """Asks for a validation of `value`; earlier requests not yet answered are superseded. The answer
@@ -66,82 +255,30 @@ class Validator(QObject):
         self._wanted = (self._next_id, answer)
         self._debounce.start()
 
-    def shutdown(self) -> None:
-        """Stops the worker (it also stops by itself when this process ends and its stdin closes)."""
-        self._debounce.stop()
-        self._deadline.stop()
-        _reap(self._live)
-        self._process, self._running, self._ready = None, None, False  # a later request starts a new worker
+    def is_running(self) -> bool:
+        """Whether the worker is checking a request of this validator's."""
+        return self.worker.is_running(self._key)
 
-    def _worker(self) -> QProcess:
-        if self._process is None:
-            process = QProcess(self)
-            program, arguments = child_command(WORKER)
-            process.setProgram(program)
-            process.setArguments(arguments)
-            process.setProcessChannelMode(QProcess.ProcessChannelMode.ForwardedErrorChannel)
-            process.readyReadStandardOutput.connect(lambda: self._read(process))
-            process.errorOccurred.connect(lambda error: self._failed(process, error))
-            self._process, self._ready, self._buffer = process, False, b""
-            self._live[:] = [process]
-            process.start()
-        return self._process
+    def shutdown(self) -> None:
+        """Asks for nothing more: the request waiting is dropped, the running one's answer is not reported."""
+        self._debounce.stop()
+        self._wanted = None
+        self.worker.withdraw(self._key)
 
     def _send(self) -> None:
         if self._wanted is None:
             return
         ident, answer = self._wanted
+        self._wanted = None
         if isinstance(answer, list):
-            self._wanted = None
+            self.worker.withdraw(self._key)
             self.finished.emit(answer)
-            return
-        if self._running is not None:
-            return  # the answer to the running request sends the wanted one
-        process = self._worker()
-        if not self._ready:
-            return  # sent once the worker says it is ready
-        self._running, self._wanted = ident, None
-        process.write(answer.encode())
-        self._deadline.start()
-
-    def _read(self, process: QProcess) -> None:
-        if process is not self._process:
-            return
-        self._buffer += bytes(process.readAllStandardOutput().data())
-        while b"\n" in self._buffer:
-            line, self._buffer = self._buffer.split(b"\n", 1)
-            self._answer(json.loads(line))
-
-    def _answer(self, message: dict[str, Any]) -> None:
-        if message.get("ready"):
-            self._ready = True
-        elif message.get("id") == self._running:
-            self._deadline.stop()
-            self._running = None
-            if message["id"] == self._next_id:  # otherwise stale: a newer request came since
-                self.finished.emit([(tuple(path), text) for path, text in message["errors"]])
-        self._send()
-
-    def _overrun(self) -> None:
-        if self._process is not None:
-            _stop(self._process)
-            self._live.clear()
-            self._process = None
-        stale = self._running != self._next_id
-        self._running = None
-        if stale:
-            self._send()
         else:
-            self.finished.emit([((), TIMED_OUT)])
+            self.worker.submit(self._key, ident, answer, self._told)
 
-    def _failed(self, process: QProcess, error: QProcess.ProcessError) -> None:
-        if process is not self._process or (error == QProcess.ProcessError.Crashed and self._running is None):
-            return
-        _stop(process)
-        self._live.clear()
-        self._process, self._running, self._ready = None, None, False  # a later request starts a new worker
-        self._deadline.stop()
-        self.finished.emit([((), f"validation unavailable: {process.errorString()}")])
+    def _told(self, ident: int, problems: list[Problem]) -> None:
+        if ident == self._next_id:  # otherwise stale: a newer request came since
+            self.finished.emit(problems)
 
 
 def _stop(process: QProcess) -> None:
@@ -151,6 +288,7 @@ def _stop(process: QProcess) -> None:
     process.setProperty("stopped", True)
     process.readyReadStandardOutput.disconnect()
     process.errorOccurred.disconnect()
+    process.finished.disconnect()
     process.finished.connect(process.deleteLater)
     process.closeWriteChannel()
     process.kill()

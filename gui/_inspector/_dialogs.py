@@ -141,6 +141,9 @@ class ApprovalDialog(QDialog):
         super().closeEvent(event)
 
 
+CHECKING = "Checking the value: it is written once checked."
+
+
 class OutputDialog(QDialog):
     """Asks for the result of a latent call; `answered(value)` or `cancelled()`.
 
@@ -228,6 +231,7 @@ class OutputDialog(QDialog):
             self.write_button.click()
         elif self.form is not None:
             self._write_checked = True
+            self.error.setText(CHECKING)
 
     def _validated(self, problems: list[Any]) -> None:
         self.write_button.setEnabled(True)

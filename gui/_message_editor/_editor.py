@@ -430,7 +430,7 @@ class MessageEditor(QWidget):
             field.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def shutdown(self) -> None:
-        """Stops the payload editors' validation workers."""
+        """The payload editors ask the validation worker for nothing more."""
         for page in self._pages.values():
             if hasattr(page, "data"):
                 page.data.close()

@@ -25,11 +25,12 @@ from contextdeck.engine import (
     fixed_clock,
     load_document,
 )
+from contextdeck.gui._editor._validation import shared_worker
 from contextdeck.gui._inspector import _calls as calls_module
 from contextdeck.gui._inspector._async import release, spawn
 from contextdeck.gui._inspector._calls import BREAKPOINT_ROLE, CallsModel, CallsView
 from contextdeck.gui._inspector._debugger import CANCEL, Debugger
-from contextdeck.gui._inspector._dialogs import ApprovalDialog, OutputDialog
+from contextdeck.gui._inspector._dialogs import CHECKING, ApprovalDialog, OutputDialog
 from contextdeck.gui._slices import Pace
 
 NOW = "2026-01-02T03:04:05Z"
@@ -277,6 +278,35 @@ def test_output_form_follows_the_tools_output_schema(qtbot: Any) -> None:
     qtbot.mouseClick(dialog.write_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(task.done)
     assert document.context.resolve("†state.rating.score").value == 4
+
+
+def test_the_output_dialog_answers_from_the_worker_started_ahead(qtbot: Any) -> None:
+    """With the application's validation worker started ahead, an output dialog's Write is usable once its form
+    is validated, by that worker: the dialog starts no process; Ctrl+Enter before then says the value is being
+    checked, and writes it once checked."""
+    tool = {"type": "tool", "tool": {"rate": {"type": "object", "properties": {
+        "_output": {"type": "object", "properties": {"score": {"type": "integer"}}, "required": ["score"]}}}}}
+    document = Document(Context([{"type": "state", "data": {}}, tool,
+                                 {"type": "plan", "plan": [{"_tool": "rate", "_outputPath": "†state.rating"}]}]))
+    worker = shared_worker()
+    worker.start()
+    qtbot.waitUntil(lambda: worker._ready, timeout=LOADED_MS)
+    started = worker.started
+    debugger = Debugger(CallsModel(document.context), clock=fixed_clock(NOW))
+    task, dialog = _step_to_output_dialog(qtbot, debugger)
+    assert dialog.form is not None
+    qtbot.waitUntil(dialog.write_button.isEnabled, timeout=LOADED_MS)
+    dialog.activateWindow()
+    qtbot.waitUntil(dialog.isActiveWindow)
+    typed_in = QApplication.focusWidget()
+    assert typed_in is not None
+    qtbot.keyClick(typed_in, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClicks(typed_in, "7")  # Write waits for this edit's validation
+    qtbot.keyClick(typed_in, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert dialog.error.text() == CHECKING
+    qtbot.waitUntil(task.done, timeout=LOADED_MS)
+    assert document.context.resolve("†state.rating.score").value == 7
+    assert worker.started == started
 
 
 def test_closing_the_approval_dialog_rejects(qtbot: Any, examples: Path) -> None:

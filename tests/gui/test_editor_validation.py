@@ -4,17 +4,28 @@ from __future__ import annotations
 
 import os
 import signal
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QObject, QTimer
 from PySide6.QtWidgets import QLabel, QLineEdit
 
 from contextdeck.gui._editor import DataEditor
+from contextdeck.gui._editor._validation import LIMIT_MS, TIMED_OUT, Validator, Worker, shared_worker, start_ahead
 
 pytestmark = pytest.mark.usefixtures("qapp")
 
 WAIT = 20_000  # a worker process starting on a busy machine; the wait ends as soon as the signal comes
+
+
+@pytest.fixture
+def worker() -> Iterator[Worker]:
+    """A worker of the test's own, stopped after it."""
+    made = Worker()
+    yield made
+    made.stop()
+    made.deleteLater()
 
 
 def load(qtbot: Any, editor: DataEditor, value: Any, schema: dict[str, Any] | None) -> list[Any]:
@@ -128,27 +139,55 @@ def test_a_catastrophic_pattern_does_not_block_the_event_loop(qtbot: Any, editor
     assert load(qtbot, editor, {"code": "aaa"}, CATASTROPHIC) == []
 
 
-def test_a_worker_past_the_guard_is_replaced_and_the_summary_says_so(qtbot: Any) -> None:
+def test_a_worker_past_the_guard_is_replaced_and_the_summary_says_so(qtbot: Any, worker: Worker) -> None:
     """A validation still unanswered at the guard's limit is abandoned: "validation timed out" at the root, and
     the next request goes to a new worker, which answers it."""
-    from contextdeck.gui._editor._validation import LIMIT_MS, TIMED_OUT, Validator
+    validator = Validator(debounce_ms=0, worker=worker)
+    with qtbot.waitSignal(validator.finished, timeout=WAIT):
+        validator.request({"code": "aaa"}, CATASTROPHIC)  # the worker is up
+    first = worker._process
+    worker._deadline.setInterval(200)  # under the pattern's 0.5 s of CPU: the guard comes first
+    with qtbot.waitSignal(validator.finished, timeout=WAIT) as blocker:
+        validator.request({"code": "a" * 40 + "!"}, CATASTROPHIC)
+    assert blocker.args[0] == [((), TIMED_OUT)]
+    worker._deadline.setInterval(LIMIT_MS)  # (a new worker's first check, on a busy machine)
+    with qtbot.waitSignal(validator.finished, timeout=WAIT) as blocker:
+        validator.request({"code": 1}, CATASTROPHIC)
+    assert blocker.args[0] == [(("code",), "1 is not of type 'string'")]
+    assert worker._process is not first
 
-    validator = Validator(debounce_ms=0)
-    try:
-        with qtbot.waitSignal(validator.finished, timeout=WAIT):
-            validator.request({"code": "aaa"}, CATASTROPHIC)  # the worker is up
-        first = validator._process
-        validator._deadline.setInterval(200)  # under the pattern's 0.5 s of CPU: the guard comes first
-        with qtbot.waitSignal(validator.finished, timeout=WAIT) as blocker:
-            validator.request({"code": "a" * 40 + "!"}, CATASTROPHIC)
-        assert blocker.args[0] == [((), TIMED_OUT)]
-        validator._deadline.setInterval(LIMIT_MS)  # (a new worker's first check, on a busy machine)
-        with qtbot.waitSignal(validator.finished, timeout=WAIT) as blocker:
-            validator.request({"code": 1}, CATASTROPHIC)
-        assert blocker.args[0] == [(("code",), "1 is not of type 'string'")]
-        assert validator._process is not first
-    finally:
-        validator.shutdown()
+
+def test_one_worker_started_ahead_answers_every_editor(qtbot: Any) -> None:
+    """The application's worker, started ahead once its window is idle, answers the first validation of every
+    editor made after: none starts a process of its own."""
+    owner = QObject()
+    start_ahead(owner, lambda: False)
+    worker = shared_worker()
+    qtbot.waitUntil(lambda: worker._ready, timeout=WAIT)
+    started = worker.started
+    for _ in range(3):
+        editor = DataEditor()
+        qtbot.addWidget(editor)
+        assert load(qtbot, editor, {"orderId": 1}, SCHEMA) == [(("orderId",), "1 is not of type 'string'")]
+    assert worker.started == started
+
+
+def test_a_request_waiting_behind_a_long_one_is_answered_after_it(qtbot: Any, worker: Worker) -> None:
+    """While the worker checks one editor's long request, another editor's waits and is answered once the worker
+    is free: neither is lost, neither times out."""
+    stuck, waiting = Validator(debounce_ms=0, worker=worker), Validator(debounce_ms=0, worker=worker)
+    with qtbot.waitSignal(stuck.finished, timeout=WAIT):
+        stuck.request({"code": "aaa"}, CATASTROPHIC)  # the worker is up
+    answers: list[tuple[str, Any]] = []
+    stuck.finished.connect(lambda problems: answers.append(("stuck", problems)))
+    waiting.finished.connect(lambda problems: answers.append(("waiting", problems)))
+    stuck.request({"code": "a" * 40 + "!"}, CATASTROPHIC)
+    qtbot.waitUntil(stuck.is_running, timeout=WAIT)
+    waiting.request({"code": 1}, CATASTROPHIC)
+    qtbot.waitUntil(lambda: len(answers) == 2, timeout=WAIT)
+    assert [who for who, _ in answers] == ["stuck", "waiting"]
+    assert answers[0][1][0][1].startswith("the pattern took too long")
+    assert answers[1][1] == [(("code",), "1 is not of type 'string'")]
 
 
 def test_without_a_schema_there_is_nothing_to_validate(qtbot: Any, editor: DataEditor) -> None:
@@ -177,7 +216,7 @@ def test_a_late_answer_for_an_older_schema_is_dropped(qtbot: Any, editor: DataEd
     load(qtbot, editor, {"code": "aaa"}, CATASTROPHIC)  # the worker is up
     reports.clear()
     editor.set_value({"code": "a" * 40 + "!"}, CATASTROPHIC)
-    qtbot.waitUntil(lambda: editor.validator._running is not None, timeout=WAIT)  # sent, and stuck
+    qtbot.waitUntil(lambda: editor.validator.is_running(), timeout=WAIT)  # sent, and stuck
     editor.set_value({"x": 1}, None)
     qtbot.waitUntil(lambda: reports == [[]], timeout=WAIT)
     # the stuck request times out silently; the next validation is the next thing reported
@@ -256,17 +295,27 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def test_the_worker_ends_with_its_editor(qtbot: Any, qtlog: Any) -> None:
-    """Destroying the editor (without closing it) stops its worker process cleanly, before Qt would have to."""
-    widget = DataEditor()
-    with qtbot.waitSignal(widget.validation_changed, timeout=WAIT):
-        widget.set_value({"a": 1}, {"type": "object"})
-    pid = widget.validator._process.processId()
-    assert _alive(pid)
-    gone: list[bool] = []
-    widget.destroyed.connect(lambda: gone.append(True))
-    widget.deleteLater()
-    qtbot.waitUntil(lambda: gone == [True])
+def test_an_editor_destroyed_mid_validation_leaves_the_worker_to_the_others(qtbot: Any, worker: Worker,
+                                                                            qtlog: Any) -> None:
+    """Destroying an editor (without closing it) while its request is being checked drops its answer, and the
+    worker goes on for the others; stopped, it ends cleanly, before Qt would have to."""
+    gone = Validator(debounce_ms=0, worker=worker)
+    other = Validator(debounce_ms=0, worker=worker)
+    with qtbot.waitSignal(gone.finished, timeout=WAIT):
+        gone.request({"code": "aaa"}, CATASTROPHIC)  # the worker is up
+    gone.request({"code": "a" * 40 + "!"}, CATASTROPHIC)
+    qtbot.waitUntil(gone.is_running, timeout=WAIT)
+    destroyed: list[bool] = []
+    gone.destroyed.connect(lambda: destroyed.append(True))
+    gone.deleteLater()
+    qtbot.waitUntil(lambda: destroyed == [True])
+    with qtbot.waitSignal(other.finished, timeout=WAIT) as blocker:
+        other.request({"code": 1}, CATASTROPHIC)
+    assert blocker.args[0] == [(("code",), "1 is not of type 'string'")]
+    process = worker._process
+    assert process is not None
+    pid = process.processId()
+    worker.stop()
     assert not _alive(pid)
     assert not [r for r in qtlog.records if "Destroyed while process" in r.message]
 
@@ -275,7 +324,7 @@ def test_validation_resumes_after_a_close(qtbot: Any, editor: DataEditor) -> Non
     """An editor closed mid-validation (its worker stopped) and shown again validates again."""
     load(qtbot, editor, {"code": "aaa"}, CATASTROPHIC)
     editor.set_value({"code": "a" * 40 + "!"}, CATASTROPHIC)
-    qtbot.waitUntil(lambda: editor.validator._running is not None, timeout=WAIT)
+    qtbot.waitUntil(lambda: editor.validator.is_running(), timeout=WAIT)
     editor.close()
     editor.show()
     assert load(qtbot, editor, {"orderId": 1}, SCHEMA) == [(("orderId",), "1 is not of type 'string'")]
@@ -290,13 +339,49 @@ def test_set_value_never_reports_during_the_call(qtbot: Any, editor: DataEditor)
     qtbot.waitUntil(lambda: reports == [[]], timeout=WAIT)
 
 
-def test_a_crashed_worker_is_reported_and_replaced(qtbot: Any, editor: DataEditor) -> None:
-    """A worker that dies mid-validation is reported in the summary, and the next validation starts a new one."""
+def test_a_worker_killed_mid_validation_is_replaced_and_the_request_sent_again(qtbot: Any, editor: DataEditor) -> None:
+    """A worker that dies once mid-validation is replaced and the request checked by the new one: the editor gets
+    its answer, not an error."""
     load(qtbot, editor, {"code": "aaa"}, CATASTROPHIC)
+    worker = editor.validator.worker
     editor.set_value({"code": "a" * 40 + "!"}, CATASTROPHIC)
-    qtbot.waitUntil(lambda: editor.validator._running is not None, timeout=WAIT)
+    qtbot.waitUntil(editor.validator.is_running, timeout=WAIT)
+    first = worker._process
     with qtbot.waitSignal(editor.validation_changed, timeout=WAIT) as blocker:
-        os.kill(editor.validator._process.processId(), signal.SIGKILL)
-    assert blocker.args[0][0][1].startswith("validation unavailable")
+        os.kill(first.processId(), signal.SIGKILL)
+    assert blocker.args[0][0][1].startswith("the pattern took too long")
+    assert worker._process is not first
+
+
+def test_a_worker_that_dies_twice_on_a_request_is_reported_and_replaced(qtbot: Any, editor: DataEditor) -> None:
+    """A worker that dies on the same request twice is reported in the summary, and the next validation starts a
+    new one."""
+    load(qtbot, editor, {"code": "aaa"}, CATASTROPHIC)
+    worker = editor.validator.worker
+    editor.set_value({"code": "a" * 40 + "!"}, CATASTROPHIC)
+    with qtbot.waitSignal(editor.validation_changed, timeout=WAIT) as blocker:
+        for _ in range(2):
+            qtbot.waitUntil(lambda: editor.validator.is_running() and worker._ready, timeout=WAIT)
+            os.kill(worker._process.processId(), signal.SIGKILL)
+            qtbot.waitUntil(lambda: not editor.validator.is_running(), timeout=WAIT)
+    assert blocker.args[0] == [((), "validation unavailable: the worker was killed; edit the value to check it again")]
     assert "validation unavailable" in editor.form.summary.text()
     assert load(qtbot, editor, {"code": "b"}, CATASTROPHIC) == [(("code",), "'b' does not match '^(a|a)+$'")]
+
+
+def test_a_worker_that_cannot_start_is_reported_to_every_editor_waiting(qtbot: Any, monkeypatch: Any) -> None:
+    """A worker that fails to start tells each editor waiting that validation is unavailable, and none is started
+    again until the next request."""
+    from contextdeck.gui._editor import _validation
+
+    monkeypatch.setattr(_validation, "child_command", lambda module: ("/nonexistent/python", []))
+    worker = Worker()
+    first, second = Validator(debounce_ms=0, worker=worker), Validator(debounce_ms=0, worker=worker)
+    answers: list[Any] = []
+    for validator in (first, second):
+        validator.finished.connect(answers.append)
+        validator.request({"code": 1}, CATASTROPHIC)
+    qtbot.waitUntil(lambda: len(answers) == 2, timeout=WAIT)
+    assert all(problems[0][1].startswith("validation unavailable: ") for problems in answers)
+    assert worker.started == 1
+    worker.stop()
