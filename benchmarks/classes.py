@@ -7,8 +7,8 @@ median without each part of the engine's work. What to build next for the 1000×
 The same documents, watches and edits as `run.py` (its seeds), at its full size unless told. Each edit is timed
 alone, in CPU time, with the collector off inside it and run between edits as the window runs it when idle. An
 edit's class is its kind and the layer of the message it adds or takes out: global (no `_instance`), instance, or
-text; an append is an insert at the end. The threshold is the one-pass fold from scratch over the final context
-(`run.fold_every_identity`, the median of three) divided by 1000: the median edit must be at or under it.
+text; an append is an insert at the end. The threshold is the one-pass fold from scratch (`run.fold_every_identity`,
+timed between the edits as `run.py` times it: `run.time_fold`) divided by 1000: the median edit must be at or under it.
 
 `--parts` times named functions of the engine in every edit (the outermost call only; a wrapper adds about a
 microsecond per call, so take the parts of many small calls as upper bounds), prints each class's mean per part,
@@ -90,7 +90,8 @@ def _measure(workload: bench.Workload, size: tuple[int, ...], parts: dict[str, f
     load = os.getloadavg()[0]
     edit_rng = random.Random(bench.SEED + 1)
     timed: list[tuple[str, float, dict[str, float]]] = []
-    for _ in range(edits):
+    folds: list[float] = []
+    for number in range(edits):
         change = bench.edit(edit_rng, len(ctx), workload.message)
         name = _class_of(ctx, change)
         if parts is not None:
@@ -105,7 +106,8 @@ def _measure(workload: bench.Workload, size: tuple[int, ...], parts: dict[str, f
             _answered(parts or {})
         timed.append((name, elapsed, dict(parts or {})))
         collect_when_idle()
-    fold = statistics.median(bench.seconds(lambda: bench.fold_every_identity(ctx)) for _ in range(3))
+        bench.time_fold(ctx, number, edits, folds)
+    fold = statistics.median(folds)
     threshold = fold / 1000
     every = [elapsed for _, elapsed, _ in timed]
     median = statistics.median(every)

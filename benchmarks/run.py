@@ -142,6 +142,24 @@ def fold_every_identity(ctx: Context) -> dict[tuple[str, str | None], Any]:
     return values
 
 
+# How many times the one-pass fold is timed, spread evenly over the timed edits: their median is the fold compared with.
+FOLD_SAMPLES = 9
+
+
+def time_fold(ctx: Context, number: int, count: int, folds: list[float]) -> None:
+    """After edit `number` of `count`, time the one-pass fold of `ctx` into `folds` when it is one of the
+    `FOLD_SAMPLES` spread evenly over them, with the collector off as the edits are timed: on a shared machine the
+    neighbours slow both, so the two are measured in the same minutes (timed once after the edits, the fold met
+    other neighbours than they did)."""
+    every = max(1, count // FOLD_SAMPLES)
+    if number % every == every // 2 and len(folds) < FOLD_SAMPLES:
+        enabled = gc.isenabled()
+        gc.disable()
+        folds.append(seconds(lambda: fold_every_identity(ctx)))
+        if enabled:
+            gc.enable()
+
+
 def seconds(work: Callable[[], Any]) -> float:
     """The CPU time `work` takes."""
     start = clock()
@@ -377,7 +395,8 @@ def measure(workload: Workload) -> dict[str, Any]:
     gc.collect()
     gc.freeze()
     tune_interpreter()  # the collector settings the window runs with (contextdeck/_runtime.py)
-    latencies, idle, collected_inside = run_edits(ctx, workload, random.Random(SEED + 1), EDITS, between=True)
+    folds: list[float] = []  # the one-pass fold, timed between these edits (`time_fold`)
+    latencies, idle, collected_inside = run_edits(ctx, workload, random.Random(SEED + 1), EDITS, True, folds=folds)
     every = [t for samples in latencies.values() for t in samples]
     # The very same edits on a twin of the starting context, the collector left to run inside them.
     twin = Context(json.loads(text))
@@ -407,7 +426,7 @@ def measure(workload: Workload) -> dict[str, Any]:
         reference_resolution(infos, expr, instance)
     per_watch = (clock() - start) / len(sample)
     naive_all_watches = per_watch * WATCHES
-    one_fold_per_identity = statistics.median(seconds(lambda: fold_every_identity(ctx)) for _ in range(3))
+    one_fold_per_identity = statistics.median(folds)
     # From the messages: what a non-incremental engine does after each edit (read every message, fold
     # every identity), with the same code and the indexes it builds.
     from_messages = seconds(lambda: fold_every_identity(Context(ctx.messages)))
@@ -497,14 +516,15 @@ def measure(workload: Workload) -> dict[str, Any]:
 
 
 def run_edits(
-    ctx: Context, workload: Workload, rng: random.Random, count: int, between: bool, read: Sequence[Watch] = ()
+    ctx: Context, workload: Workload, rng: random.Random, count: int, between: bool, read: Sequence[Watch] = (),
+    folds: list[float] | None = None,
 ) -> tuple[dict[str, list[float]], dict[int, list[float]], dict[int, int]]:
     """Apply `count` random edits; the seconds each took (by kind), and, with `between`, the pauses of
     the collections run between edits as the window runs them when idle (by generation); and how many
     collections of each generation ran inside the timed edits (what the collector's thresholds can change in
     the latencies). With `read`, also the seconds of each edit together with reading every one of those
     watches' `current.sources` right after it (kind "read"): an edit that only renumbers a watch leaves that
-    to the read."""
+    to the read. With `folds`, the one-pass fold timed between some of them (`time_fold`)."""
     latencies: dict[str, list[float]] = {}
     pauses: dict[int, list[float]] = {0: [], 1: [], 2: []}
     inside = {0: 0, 1: 0, 2: 0}
@@ -515,7 +535,7 @@ def run_edits(
             inside[info["generation"]] += 1
 
     gc.callbacks.append(seen)
-    for _ in range(count):
+    for number in range(count):
         change = edit(rng, len(ctx), workload.message)
         applying = True
         start = clock()
@@ -535,6 +555,8 @@ def run_edits(
             generation = collect_when_idle()
             if generation is not None:
                 pauses[generation].append(clock() - start)
+        if folds is not None:
+            time_fold(ctx, number, count, folds)
     gc.callbacks.remove(seen)
     return latencies, pauses, inside
 
