@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 import shiboken6
@@ -41,8 +42,12 @@ class Pane:
 
 
 def panes(window: MainWindow, inspector: Inspector) -> list[Pane]:
-    """The window's panes and the inspector's, in the order of their keys (Alt+1 … Alt+8)."""
+    """The window's panes and the inspector's, in the order of their keys (Alt+1 … Alt+9), then the delegate
+    sessions' (by their letter in View → Go to Pane only: a pane tabbed behind another has no other way in)."""
     watches = window.watches
+    audit = inspector.audit
+    sessions = [Pane(name, "", dock, partial(_inside, dock))
+                for name in ("Delegate session", "Call stack") if (dock := inspector.docks.get(name)) is not None]
     return [
         Pane("Timeline", "Alt+1", window.timeline_dock, lambda: window.timeline.table),
         Pane("Editor", "Alt+2", None, lambda: window.editor.first_field() or window.editor),
@@ -53,7 +58,14 @@ def panes(window: MainWindow, inspector: Inspector) -> list[Pane]:
         Pane("Call inspector", "Alt+6", inspector.docks["Call inspector"], lambda: inspector.inspector),
         Pane("LLM view", "Alt+7", window.llm_dock, lambda: window.llm_view.text_in_front()),
         Pane("Plan graph", "Alt+8", inspector.docks["Plan graph"], lambda: inspector.graph),
+        # the call as written (Shift+Tab: the link to the call)
+        Pane("Output audit", "Alt+9", inspector.docks["Output audit"], lambda: audit.call_json),
+        *sessions,
     ]
+
+
+def _inside(dock: QDockWidget) -> QWidget:
+    return dock.widget() or dock
 
 
 def install_keyboard(window: MainWindow, inspector: Inspector) -> dict[str, QAction]:
@@ -67,7 +79,7 @@ def install_keyboard(window: MainWindow, inspector: Inspector) -> dict[str, QAct
         action.setObjectName(f"focus_{pane.name.lower().replace(' ', '_')}")
         action.setShortcut(QKeySequence(pane.keys))
         action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-        action.setToolTip(f"Go to the {pane.name} pane ({pane.keys})")
+        action.setToolTip(f"Go to the {pane.name} pane" + (f" ({pane.keys})" if pane.keys else ""))
         action.triggered.connect(lambda _checked=False, p=pane: focus_pane(window, p))
         menu.addAction(action)
         actions[pane.name] = action

@@ -6,8 +6,8 @@ import html
 import json
 from typing import Any
 
-from PySide6.QtCore import QEvent, Qt, Signal
-from PySide6.QtGui import QFont
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtGui import QFont, QKeyEvent
 from PySide6.QtWidgets import QFormLayout, QLabel, QTextBrowser, QVBoxLayout, QWidget
 
 from contextdeck.engine import Context
@@ -36,6 +36,10 @@ class OutputAudit(QWidget):
         self.call_link = QLabel()
         self.call_link.setTextFormat(Qt.TextFormat.RichText)
         self.call_link.linkActivated.connect(self._link)
+        # Tab reaches the link and Enter or Space follows it, as a click does (`eventFilter`: a label's own keyboard
+        # links answer Enter only once Tab has moved inside its text)
+        self.call_link.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.call_link.installEventFilter(self)
         self.date = QLabel()
         self.method = QLabel()
         self.path = QLabel()
@@ -103,6 +107,14 @@ class OutputAudit(QWidget):
         if event.type() == QEvent.Type.PaletteChange and self._audit is not None:
             self.diff.setHtml(_diff_html(self._audit.diff, dark(self.palette())))
         super().changeEvent(event)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if (watched is self.call_link and event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent)
+                and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space)
+                and self._audit is not None and self._audit.call_index is not None):
+            self.callActivated.emit(self._audit.call_index)
+            return True
+        return super().eventFilter(watched, event)
 
     def _link(self, href: str) -> None:
         if href.startswith("call:"):

@@ -13,6 +13,7 @@ from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QHelpEvent
 from PySide6.QtWidgets import QApplication, QComboBox, QHeaderView, QLineEdit, QToolTip, QWidget
 
+from conftest import LOADED_MS
 from contextdeck.engine import Move
 from contextdeck.gui._keyboard import FocusRing
 from contextdeck.gui._window import MainWindow
@@ -72,7 +73,7 @@ def test_tab_leaves_the_calls_table(qtbot: Any, refund: MainWindow) -> None:
     ("Alt+1", lambda w: w.timeline.table), ("Alt+2", lambda w: w.editor), ("Alt+3", lambda w: w.state_view),
     ("Alt+4", lambda w: w.watches.entry), ("Alt+5", lambda w: w.inspector.panel.view),
     ("Alt+6", lambda w: w.inspector.inspector), ("Alt+7", lambda w: w.llm_view),
-    ("Alt+8", lambda w: w.inspector.graph),
+    ("Alt+8", lambda w: w.inspector.graph), ("Alt+9", lambda w: w.inspector.audit),
 ])
 def test_a_key_puts_the_focus_in_each_pane(qtbot: Any, refund: MainWindow, keys: str, expected: Any) -> None:
     """Each pane's key shows its dock (in front of its tabs) and puts the focus in it."""
@@ -134,7 +135,33 @@ def test_the_panes_are_listed_in_the_view_menu_with_their_keys(window: MainWindo
     listed = [(a.text(), a.shortcut().toString()) for a in menu.actions()]
     assert listed == [("&Timeline", "Alt+1"), ("&Editor", "Alt+2"), ("&State", "Alt+3"), ("&Watches", "Alt+4"),
                       ("&Calls", "Alt+5"), ("C&all inspector", "Alt+6"), ("&LLM view", "Alt+7"),
-                      ("&Plan graph", "Alt+8")]
+                      ("&Plan graph", "Alt+8"), ("&Output audit", "Alt+9"), ("&Delegate session", ""),
+                      ("Call stac&k", "")]
+
+
+def test_the_output_audit_is_reached_by_its_key_and_its_call_link_followed_by_enter(
+        qtbot: Any, refund: MainWindow) -> None:
+    """The output audit, tabbed behind the call inspector, had no key: Alt+9 brings it in front with the keys in
+    the call as written; Shift+Tab reaches the link to the call, and Enter selects that call as a click does."""
+    parts = refund.inspector
+    qtbot.waitUntil(lambda: parts.model.rowCount() > 0)
+    parts.model.set_breakpoint(1, False)  # (keeps the run to the first call)
+    action = next(a for a in refund.menu("Run").actions() if a.text().replace("&", "") == "Step")
+    action.trigger()
+    qtbot.waitUntil(lambda: len(refund.context()) == 6, timeout=LOADED_MS)
+    refund.select_message(5)  # the output of call #0
+    parts.panel.view.select_call(2)
+    refund.timeline.table.setFocus()
+    qtbot.waitUntil(refund.timeline.table.hasFocus)
+    qtbot.keyClick(refund.timeline.table, Qt.Key.Key_9, Qt.KeyboardModifier.AltModifier)
+    assert focused() is parts.audit.call_json
+    assert parts.audit.isVisible()
+    qtbot.waitUntil(lambda: parts.audit.audit is not None)
+    qtbot.keyClick(parts.audit.call_json, Qt.Key.Key_Backtab, Qt.KeyboardModifier.ShiftModifier)
+    assert focused() is parts.audit.call_link
+    qtbot.keyClick(parts.audit.call_link, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: parts.panel.view.currentIndex().row() == 0)
+    assert parts.docks["Call inspector"].visibleRegion().isEmpty() is False
 
 
 def test_pin_watch_and_filter_bring_their_pane_to_the_front(qtbot: Any, window: MainWindow) -> None:
