@@ -94,9 +94,14 @@ class Sessions(QObject):
             self.changed.emit()
 
     def reset(self) -> None:
-        """Back to the document's session alone (a document was opened)."""
-        self.frames[0].title = self._title()
-        self._close_above(0)
+        """Back to the document's session alone, under the document's name (a document was opened, or saved under
+        another name)."""
+        title = self._title()
+        renamed, self.frames[0].title = title != self.frames[0].title, title
+        if len(self.frames) > 1:
+            self._close_above(0)
+        elif renamed:
+            self.changed.emit()  # the call stack says the document's new name
 
     # -- commands -----------------------------------------------------------------------------------
 

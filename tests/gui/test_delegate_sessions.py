@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QListWidget
 
 from conftest import LOADED_MS
 from contextdeck.engine import Document, Loop, LoopStatus, Status, fixed_clock, load_document
@@ -450,3 +451,16 @@ def test_a_lazy_plan_in_a_delegate_session_is_approved_there(qtbot: Any, open_wi
     idle(qtbot, window)
     assert researcher.loop.document.context.resolve("†state.sources").found
     assert not inspector_of(window).debugger.plan_approved  # the document's plan: not approved by this
+
+
+def test_the_call_stack_names_the_document_opened_after_the_window(qtbot: Any, open_window: Any,
+                                                                    report: Path) -> None:
+    """The call stack's first row is the open document's name: a window started on no document said "Untitled"
+    after one was opened in it."""
+    window: MainWindow = open_window(None)
+    stack = inspector_of(window).docks["Call stack"].widget()
+    assert isinstance(stack, QListWidget)
+    assert stack.item(0).text() == "Untitled"
+    with qtbot.waitSignal(window.document.documentShown, timeout=10000):
+        window.session.open(report)
+    assert stack.item(0).text() == "report.json"
