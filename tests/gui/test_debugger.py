@@ -159,6 +159,23 @@ def test_approval_dialog_reject_with_a_reason(qtbot: Any, examples: Path) -> Non
     assert model.status(0) is Status.FAILED
 
 
+@pytest.mark.parametrize(("key", "status"), [(Qt.Key.Key_A, Status.DONE), (Qt.Key.Key_R, Status.FAILED)])
+def test_the_approval_dialog_answers_to_alt_and_a_buttons_letter(qtbot: Any, examples: Path, key: Qt.Key,
+                                                                  status: Status) -> None:
+    """Driven by keys, the dialog opens on the resolved call, where Enter answers nothing (on purpose), and its
+    buttons had no letter: Alt+A approves and Alt+R rejects, from there."""
+    _document, model, _debugger, task, dialog = awaiting_approval(qtbot, examples / "seed_variables.json")
+    qtbot.waitUntil(dialog.isVisible)
+    dialog.activateWindow()
+    qtbot.waitUntil(dialog.isActiveWindow)
+    assert QApplication.focusWidget() is dialog.resolved
+    qtbot.keyClick(dialog.resolved, Qt.Key.Key_Return)
+    assert dialog.isVisible()  # (an answer closes it at once)
+    qtbot.keyClick(dialog.resolved, key, Qt.KeyboardModifier.AltModifier)
+    qtbot.waitUntil(task.done, timeout=LOADED_MS)
+    assert model.status(0) is status
+
+
 def _step_to_output_dialog(qtbot: Any, debugger: Debugger) -> tuple[asyncio.Future[Any], OutputDialog]:
     """Start a step whose call needs its output typed, and wait for the dialog that asks for it."""
     task = spawn(debugger.step())
