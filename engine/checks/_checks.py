@@ -32,10 +32,9 @@ from ..protocol._expressions import parsed_once
 from ..protocol._groups import PlanReadings, read_plan
 from ..protocol._messages import CHAT_ROLES, Form, body_of, payload_key, payload_of
 from ..protocol._schemas import SchemaFault, schema_check
+from ..request._advice import advice_problems
 from ..request._request import (
-    Survey,
     advisors_of,
-    consulted_now,
     meta_schema,
     output_schema_fault,
     survey,
@@ -86,7 +85,7 @@ def validate(
             *plan_problems(context, plans, tools, activities),
             *instance_problems(context, plans),
             *advisor_problems,
-            *_advice_problems(context, solution, advisors),
+            *advice_problems(context, solution, advisors, "solution"),
             *_run_problems(context, calls, plans, activities, tools, path),
             *(_schema_problems(schema) or _output_problems(context, solution, schema)),
             *_meta_problems(context, solution),
@@ -254,85 +253,3 @@ def _label(index: int, call: Any) -> str:
     """A call as `CallPlan.label` names it, numbered as the plan is written."""
     name = call.get("_tool") if isinstance(call, dict) else None
     return f"call {index} ({name if isinstance(name, str) and name else '?'})"
-
-
-def _advice_problems(context: Messages, solution: Any, advisors: list[dict[str, Any]]) -> list[Diagnostic]:
-    """Each advice in the solution against its own advisor's schema (017), never another's; an instanced
-    advisor's advice names one of the context's instances (`isInstanced`)."""
-    if not isinstance(solution, dict):
-        return []
-    advice = solution.get("advisors")
-    if advice is None:
-        return _unadvised(context, [], advisors)
-    if not isinstance(advice, list):
-        return [Diagnostic(None, "solution.advisors", "must be an array of advice")]
-    by_id = {advisor["id"]: advisor for advisor in advisors}
-    problems: list[Diagnostic] = []
-    seen: Survey | None = None  # the context's advisors' setting (read once, when advice needs it)
-    for number, item in enumerate(advice):
-        where = f"solution.advisors[{number}]"
-        advisor = by_id.get(item.get("id")) if isinstance(item, dict) else None
-        if advisor is None:
-            name = item.get("id") if isinstance(item, dict) else None
-            problems.append(Diagnostic(None, where, f"no advisor has the id {name!r}"))
-            continue
-        votes = item.get("calls")
-        if votes is not None and not _is_inline_json_object(votes):
-            problems.append(Diagnostic(None, where + ".calls", "votes must be inline JSON: a string holding an object"))
-        if seen is None:
-            seen = survey(context, len(context))
-        if not consulted_now(advisor, seen.later_request):
-            on = advisor.get("on")
-            when = ("on demand, through ConsultAdvisor" if on is None else "at the start only" if on == "start"
-                    else f"never: its 'on' is {on!r}")
-            problems.append(Diagnostic(None, where, f"advisor {advisor['id']!r} gives no advice in this request: "
-                                                    f"it is consulted {when} (017)"))
-            continue
-        if advisor.get("isInstanced") is True:
-            problems.extend(_advice_instance(seen.instances, item.get("_instance"), where))
-        own = {key: value for key, value in item.items() if key not in ("id", "calls", "_instance")}
-        if isinstance(advisor.get("schema"), dict):
-            problems.extend(schema_violations(advisor["schema"], own, None, where))
-    return problems + _unadvised(context, advice, advisors)
-
-
-def _unadvised(context: Messages, advice: list[Any], advisors: list[dict[str, Any]]) -> list[Diagnostic]:
-    """Warnings for the advisors consulted in this request that give the solution no advice (017: their advice
-    comes first, every request for `request`), and for each instance an instanced one leaves without."""
-    if not advisors:
-        return []
-    seen = survey(context, len(context))
-    given = {(item.get("id"), None if item.get("_instance") is None else str(item.get("_instance")))
-             for item in advice if isinstance(item, dict)}
-    problems: list[Diagnostic] = []
-    for advisor in advisors:
-        if not consulted_now(advisor, seen.later_request):
-            continue
-        name = advisor["id"]
-        if advisor.get("isInstanced") is True:
-            missing = [instance for instance in seen.instances if (name, instance) not in given]
-            problems += [Diagnostic(None, "solution.advisors", f"advisor {name!r} gives no advice for instance "
-                                                               f"{instance}: it advises each instance (017)", "warning")
-                         for instance in missing]
-        elif not any(item[0] == name for item in given):
-            problems.append(Diagnostic(None, "solution.advisors", f"advisor {name!r} gives no advice: it is "
-                                                                  "consulted in this request (017)", "warning"))
-    return problems
-
-
-def _advice_instance(instances: list[str], instance: Any, where: str) -> list[Diagnostic]:
-    if instance is None:
-        return [Diagnostic(None, where, "an instanced advisor's advice names its _instance")]
-    if str(instance) not in instances:
-        return [Diagnostic(None, f"{where}._instance", f"{instance!r} is not one of the context's instances "
-                                                       f"{instances}")]
-    return []
-
-
-def _is_inline_json_object(text: Any) -> bool:
-    if not isinstance(text, str):
-        return False
-    try:
-        return isinstance(_json.parse(text.encode("utf-8")), dict)
-    except _json.JSONSyntaxError:
-        return False

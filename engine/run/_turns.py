@@ -25,7 +25,8 @@ from ..document._view import Messages
 from ..protocol._groups import PlanReading, not_a_call, read_plan
 from ..protocol._messages import MISSING, Form, body_of
 from ..protocol._methods import deep_merge
-from ..request._request import REFERENCE, Request, compose_request, output_schema, version_warnings
+from ..request._advice import advice_problems
+from ..request._request import REFERENCE, Request, advisors_of, compose_request, output_schema, version_warnings
 from ..resolve._resolution import Diagnostic
 from ._instances import odd_instance, turn_instance_problems
 from ._instancing import as_written
@@ -60,7 +61,8 @@ def turn_problems(
 
     Errors refuse the turn; each names its JSON path (`$.calls[1].amount`) and what is wrong there. A
     call to a tool the request does not offer is a warning: it runs latent (SPEC 6.7). `meta` may be
-    left out of a turn typed by hand (the engine does not read it). `request`: the document's request
+    left out of a turn typed by hand (the engine does not read it), and so may `advisors` (a warning: the
+    advice is judged by `advice_problems`, as `validate` judges a solution's). `request`: the document's request
     composed already (a dialog checking as the user types composes it once). `base`, `chain`: where delegate
     files are found and the files that delegate already (014), as the run's; by default the document's folder.
     """
@@ -78,11 +80,14 @@ def turn_problems(
     turn = as_turn(solution)
     if request is None:
         request = compose_request(document.context, document.schema, activities=activities, tools=tools)
-    # Each call is checked against its own tool below: the request's `calls` (every tool's schema) is replaced, so
-    # only the two levels changed are copied (nothing below them is written).
+    # Each call is checked against its own tool below, and the advice as `validate` checks it: the request's `calls`
+    # (every tool's schema) is replaced and its `advisors` left out, so only the two levels changed are copied
+    # (nothing below them is written).
     schema = dict(request.schema)
-    schema["properties"] = {**schema["properties"], "calls": {"type": "array"}}
-    schema["required"] = [key for key in schema["required"] if key != "meta"]
+    advised = "advisors" in schema["properties"]
+    schema["properties"] = {**{key: value for key, value in schema["properties"].items() if key != "advisors"},
+                            "calls": {"type": "array"}}
+    schema["required"] = [key for key in schema["required"] if key not in ("meta", "advisors")]
     problems: list[Diagnostic] = []
     offered = {tool.name: tool.item for tool in request.tools}
     reading = read_plan(list(turn["calls"]))
@@ -111,6 +116,8 @@ def turn_problems(
                  in given_outputs(setup.plans, setup.delegates, setup.origins, lazy, reading.calls).items()]
     if isinstance(turn.get("meta"), dict) and "version" in turn["meta"]:  # 016: given back, its version bumped
         problems += version_warnings(request.meta, turn["meta"], "$.meta.version")
+    if advised or "advisors" in turn:  # else no advisor is consulted and none is named: nothing to say
+        problems += advice_problems(document.context, solution, advisors_of(document.context)[0], "$")
     return problems + _explained(schema, turn, "$")
 
 

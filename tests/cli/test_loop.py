@@ -168,3 +168,25 @@ def test_steps_wait_for_a_lazy_plan_unless_approved(capsys, tmp_path) -> None:
     code, out, err = run(capsys, doc, "--steps", 1, "--approve-plan")
     assert code == 0
     assert [m.get("data") for m in json.loads(out)[1:]] == [{"a": 1}]
+
+
+ADVISED = [{"type": "advisor", "id": "risk", "on": "request", "role": "r",
+            "schema": {"type": "object", "properties": {"thought": {"type": "string"}}, "required": ["thought"]}},
+           {"type": "text", "text": "go"}]
+
+
+def test_a_turn_without_the_advice_runs_with_validates_warning_and_bad_votes_are_refused(capsys, tmp_path) -> None:
+    """format.md §8: a person's turn may leave out `advisors` as it may `meta` (the engine runs without advice); the
+    turn check says what validate says of the same solution, a warning, and refuses what validate calls an error."""
+    doc = tmp_path / "doc.json"
+    doc.write_text(json.dumps({"context": ADVISED}))
+    turn = tmp_path / "turn.json"
+    turn.write_text(json.dumps({"calls": [], "output": None}))
+    code, _out, err = run(capsys, doc, "--turn", turn)
+    assert code == 0
+    assert f"{turn}: warning: $.advisors: advisor 'risk' gives no advice: it is consulted in this request" in err
+    turn.write_text(json.dumps({"advisors": [{"id": "risk", "thought": "t", "calls": "{bad"}], "calls": [],
+                                "output": None}))
+    code, _out, err = run(capsys, doc, "--turn", turn)
+    assert code == 1
+    assert f"{turn}: turn refused: $.advisors[0].calls: votes must be inline JSON: a string holding an object" in err

@@ -12,7 +12,7 @@ from exec_support import CLOCK
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contextdeck.engine import Context, Document, Execution, Loop, Shape, flatten, turn_problems, validate
+from contextdeck.engine import MISSING, Context, Document, Execution, Loop, Shape, flatten, turn_problems, validate
 from contextdeck.engine.calls._outputs import MAX_RESULT_DEPTH
 from contextdeck.engine.protocol._groups import read_plan
 from contextdeck.engine.run._instancing import copied_from
@@ -314,3 +314,25 @@ def test_validate_a_run_and_the_turn_check_say_a_plan_entry_that_is_no_call_alik
     assert said == [reason]
     assert refused == [reason]
     assert turned == [(where, reason)]
+
+
+ADVISOR = {"type": "advisor", "id": "risk", "on": "request", "role": "r", "isInstanced": False,
+           "schema": {"type": "object", "properties": {"thought": {"type": "string"}}, "required": ["thought"]}}
+
+
+@pytest.mark.parametrize("advice", [
+    MISSING, [], "x", [{"id": "risk", "thought": "t"}], [{"id": "risk", "thought": "t", "calls": "{bad"}],
+    [{"id": "risk", "thought": "t", "calls": "{\"deploy\": 10}"}], [{"id": "risk"}], [{"id": "nope", "thought": "t"}],
+    [5], [{"id": "risk", "thought": "t"}, {"id": "risk", "thought": 3}],
+])
+@pytest.mark.parametrize("on", ["request", "start", None])
+def test_validate_and_the_turn_check_say_the_same_of_a_solutions_advice(advice: Any, on: Any) -> None:
+    """017's advice is judged by one piece: the turn check says of a turn's `advisors` what validate says of the
+    same solution, at `$` for `solution`, with the same severity (format.md §8: left out, a warning)."""
+    context = [{**ADVISOR, "on": on}, {"type": "text", "text": "go"}]
+    solution = {"calls": [], "output": None} | ({} if advice is MISSING else {"advisors": advice})
+    said = [(problem.path.replace("solution", "$", 1), problem.reason, problem.severity)
+            for problem in validate(Context(context), solution) if problem.path.startswith("solution.advisors")]
+    turned = [(problem.path, problem.reason, problem.severity)
+              for problem in turn_problems(Document(Context(context), Shape.REQUEST), solution)]
+    assert turned == said

@@ -1,0 +1,93 @@
+"""A solution's advice (017) judged one way: `validate` (a document's solution) and the turn check (a turn typed or
+given) ask this one piece, each at its own root (`solution`, `$`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..document import _json
+from ..document._validate import schema_violations
+from ..document._view import Messages
+from ..resolve._resolution import Diagnostic
+from ._request import Survey, consulted_now, survey
+
+
+def advice_problems(context: Messages, solution: Any, advisors: list[dict[str, Any]], root: str) -> list[Diagnostic]:
+    """Each advice in the solution against its own advisor's schema (017), never another's; an instanced advisor's
+    advice names one of the context's instances (`isInstanced`); votes are inline JSON. An advisor consulted in this
+    request that gives no advice is a warning (as `meta`, `calls` and `output`, a person's turn may leave advice
+    out: the engine runs without it). `advisors`: the context's (`advisors_of`)."""
+    if not isinstance(solution, dict):
+        return []  # an array of calls has no room for advice
+    advice = solution.get("advisors")
+    if advice is not None and not isinstance(advice, list):
+        return [Diagnostic(None, f"{root}.advisors", "must be an array of advice")]
+    advice = advice or []
+    by_id = {advisor["id"]: advisor for advisor in advisors}
+    problems: list[Diagnostic] = []
+    seen: Survey | None = None  # the context's advisors' setting (read once, when needed)
+    for number, item in enumerate(advice):
+        where = f"{root}.advisors[{number}]"
+        advisor = by_id.get(item.get("id")) if isinstance(item, dict) else None
+        if advisor is None:
+            name = item.get("id") if isinstance(item, dict) else None
+            problems.append(Diagnostic(None, where, f"no advisor has the id {name!r}"))
+            continue
+        votes = item.get("calls")
+        if votes is not None and not _is_inline_json_object(votes):
+            problems.append(Diagnostic(None, where + ".calls", "votes must be inline JSON: a string holding an object"))
+        seen = seen or survey(context, len(context))
+        if not consulted_now(advisor, seen.later_request):
+            on = advisor.get("on")
+            when = ("on demand, through ConsultAdvisor" if on is None else "at the start only" if on == "start"
+                    else f"never: its 'on' is {on!r}")
+            problems.append(Diagnostic(None, where, f"advisor {advisor['id']!r} gives no advice in this request: "
+                                                    f"it is consulted {when} (017)"))
+            continue
+        if advisor.get("isInstanced") is True:
+            problems.extend(_advice_instance(seen.instances, item.get("_instance"), where))
+        own = {key: value for key, value in item.items() if key not in ("id", "calls", "_instance")}
+        if isinstance(advisor.get("schema"), dict):
+            problems.extend(schema_violations(advisor["schema"], own, None, where))
+    if advisors:
+        problems += _unadvised(seen or survey(context, len(context)), advice, advisors, root)
+    return problems
+
+
+def _unadvised(seen: Survey, advice: list[Any], advisors: list[dict[str, Any]], root: str) -> list[Diagnostic]:
+    """Warnings for the advisors consulted in this request that give the solution no advice (017: their advice
+    comes first, every request for `request`), and for each instance an instanced one leaves without."""
+    given = {(item.get("id"), None if item.get("_instance") is None else str(item.get("_instance")))
+             for item in advice if isinstance(item, dict)}
+    problems: list[Diagnostic] = []
+    for advisor in advisors:
+        if not consulted_now(advisor, seen.later_request):
+            continue
+        name = advisor["id"]
+        if advisor.get("isInstanced") is True:
+            missing = [instance for instance in seen.instances if (name, instance) not in given]
+            problems += [Diagnostic(None, f"{root}.advisors", f"advisor {name!r} gives no advice for instance "
+                                                              f"{instance}: it advises each instance (017)", "warning")
+                         for instance in missing]
+        elif not any(item[0] == name for item in given):
+            problems.append(Diagnostic(None, f"{root}.advisors", f"advisor {name!r} gives no advice: it is "
+                                                                 "consulted in this request (017)", "warning"))
+    return problems
+
+
+def _advice_instance(instances: list[str], instance: Any, where: str) -> list[Diagnostic]:
+    if instance is None:
+        return [Diagnostic(None, where, "an instanced advisor's advice names its _instance")]
+    if str(instance) not in instances:
+        return [Diagnostic(None, f"{where}._instance", f"{instance!r} is not one of the context's instances "
+                                                       f"{instances}")]
+    return []
+
+
+def _is_inline_json_object(text: Any) -> bool:
+    if not isinstance(text, str):
+        return False
+    try:
+        return isinstance(_json.parse(text.encode("utf-8")), dict)
+    except _json.JSONSyntaxError:
+        return False
