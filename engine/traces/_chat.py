@@ -80,6 +80,8 @@ class Exchange:
     others: tuple[tuple[ChatMessage, str | None], ...] = ()  # the other choices that read, with their finish reason
     failed: str | None = None  # the error recorded instead of a response (a rate limit, a server error)
     continues: str | None = None  # Responses API: the response it goes on from (`previous_response_id`)
+    # What of it was not read, for a warning: its place, what it was, and the item as text (one item, one warning)
+    left_out: tuple[tuple[str, str, str], ...] = ()
 
     def summary(self, source: str) -> dict[str, Any]:
         """The reply's audit in short, as `_model` holds a model's answer (docs/models.md)."""

@@ -46,9 +46,10 @@ def read_otlp(values: Values, only: str | None = None) -> Reading:
     with conversations of their own), gives one context per agent, labelled `TRACE/AGENT`. ContextDeck's own
     export gives back the document it carries (`_carried`).
     """
+    reading = Reading()
     traces: dict[str, list[Span]] = {}
     seen: dict[tuple[str, str], Span] = {}
-    for span in spans_of(values):
+    for span in spans_of(values, reading.warnings):
         first = seen.setdefault((span.trace, span.id), span)
         if first is span:
             traces.setdefault(span.trace, []).append(span)
@@ -57,7 +58,6 @@ def read_otlp(values: Values, only: str | None = None) -> Reading:
     if only is not None:  # `TRACE/AGENT` or the start of a trace id; none matching: all, for the listing
         start = only.lower().split("/", 1)[0]
         traces = {trace: spans for trace, spans in traces.items() if trace.startswith(start)} or traces
-    reading = Reading()
     for trace, spans in traces.items():
         try:
             _read_trace(reading, trace, spans, values.name)

@@ -255,9 +255,20 @@ def build_all(reading: Reading, format: str, name: str) -> list[Imported]:
         document = build(conversation, source, reading.runs.get(label))
         # Every turn the model took, the replies and those a request repeats (010: each is one turn of the loop).
         turns = sum(1 for message in conversation.messages if message.role == "assistant")
-        imported.append(Imported(document, format, label, tuple(reading.warnings + conversation.warnings), turns,
-                                 called))
+        warnings = reading.warnings + left_out(exchanges) + conversation.warnings
+        imported.append(Imported(document, format, label, tuple(warnings), turns, called))
     return imported
+
+
+def left_out(exchanges: list[Exchange]) -> list[str]:
+    """What the exchanges did not read, each said once at its first place: a log's next request repeats the
+    conversation so far, and with it an item left out before."""
+    places: dict[tuple[str, str], list[str]] = {}
+    for exchange in exchanges:
+        for place, what, item in exchange.left_out:
+            places.setdefault((what, item), []).append(place)
+    return [f"{found[0]}: {what}" + (f" (and where {len(found) - 1} later request(s) repeat it)" if found[1:] else "")
+            for (what, _item), found in places.items()]
 
 
 # The suffixes a trace is written with, those File → Import offers among them (`.ndjson`, `.txt`, `.log`).

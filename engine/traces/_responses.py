@@ -9,6 +9,7 @@ earlier response (`previous_response_id`) sends only what is new; `line_up` puts
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any
 
 from ..protocol._messages import part_text
@@ -38,7 +39,8 @@ def responses_exchange(body: dict[str, Any], response: Any, where: str, *,
         raise Located("the request's 'input' is neither a text nor a list of items", where)
     instructions = body.get("instructions")
     messages = [{"role": "system", "content": instructions}] if isinstance(instructions, str) and instructions else []
-    messages += _messages(items, where, "input item")
+    left_out: list[tuple[str, str, str]] = []
+    messages += _messages(items, where, "input item", left_out)
     request: dict[str, Any] = {"messages": messages, "tools": body.get("tools"),
                                **{key: body[key] for key in SETTINGS if key in body and key != "tool_choice"}}
     if isinstance(body.get("tool_choice"), str):  # (an object names a tool in another shape than chat's)
@@ -51,8 +53,10 @@ def responses_exchange(body: dict[str, Any], response: Any, where: str, *,
     form = body.get("text", {}).get("format") if isinstance(body.get("text"), dict) else None
     if isinstance(form, dict) and form.get("type") == "json_schema":
         request["response_format"] = {"type": "json_schema", "json_schema": {"schema": form.get("schema")}}
-    answer, thought = _completion(response, inside(where, "response")) if response is not None else (None, None)
-    exchange = openai_exchange(request, answer, where, latency_ms=latency_ms)
+    answer, thought = _completion(response, inside(where, "response"), left_out) if response is not None \
+        else (None, None)
+    exchange = dataclasses.replace(openai_exchange(request, answer, where, latency_ms=latency_ms),
+                                   left_out=tuple(left_out))
     if thought and exchange.reply is not None:
         exchange = dataclasses.replace(exchange, reply=dataclasses.replace(exchange.reply, reasoning=thought))
     continues = body.get("previous_response_id")
@@ -60,8 +64,9 @@ def responses_exchange(body: dict[str, Any], response: Any, where: str, *,
         else exchange
 
 
-def _messages(items: list[Any], where: str, label: str) -> list[dict[str, Any]]:
-    """Items as chat messages: a reply's text and the function calls after it are one assistant message."""
+def _messages(items: list[Any], where: str, label: str, left_out: list[tuple[str, str, str]]) -> list[dict[str, Any]]:
+    """Items as chat messages: a reply's text and the function calls after it are one assistant message. An item of
+    a type not known (OpenAI adds them) is left out, said in `left_out` (its place, what it is, the item as text)."""
     messages: list[dict[str, Any]] = []
     for n, item in enumerate(items):
         place = inside(where, f"{label} {n}")
@@ -103,7 +108,9 @@ def _messages(items: list[Any], where: str, label: str) -> list[dict[str, Any]]:
             raise Located("a custom tool call: only function calls are read (a custom tool's free-form input has no "
                           "parameters to plan a call with)", place)
         elif kind != "reasoning" and kind not in _BUILT_IN:  # (reasoning is not sent back as content)
-            raise Located(f"an item of type {kind!r}, which ContextDeck does not read", place)
+            named = f" ({item['id']!r})" if isinstance(item.get("id"), str) else ""
+            said = f"an item of type {kind!r}{named}, which ContextDeck does not read: left out"
+            left_out.append((place, said, json.dumps(item, sort_keys=True, default=str)))
     return messages
 
 
@@ -147,7 +154,7 @@ def _content(content: Any) -> tuple[Any, str | None]:
     return (parts or None), ("\n".join(refusals) if refusals else None)
 
 
-def _completion(response: Any, where: str) -> tuple[dict[str, Any], str | None]:
+def _completion(response: Any, where: str, left_out: list[tuple[str, str, str]]) -> tuple[dict[str, Any], str | None]:
     """The response as a chat completion (its output items as the reply), and what its reasoning items
     summarise."""
     if isinstance(response, list | str):
@@ -164,7 +171,7 @@ def _completion(response: Any, where: str) -> tuple[dict[str, Any], str | None]:
                       "request?)", where)
     # The API has no `n`: whatever the output's items say is one reply.
     reply: dict[str, Any] = {"role": "assistant", "content": None}
-    for message in _messages(output, where, "output item"):
+    for message in _messages(output, where, "output item", left_out):
         _join(reply, message)
     calls = bool(reply.get("tool_calls"))
     reason = response.get("incomplete_details", {}).get("reason") if response.get("status") == "incomplete" \

@@ -132,16 +132,19 @@ def _nanos(raw: Any) -> int:
     return nanos if 0 <= nanos < 2**64 else 0
 
 
-def spans_of(values: Values) -> list[Span]:
+def spans_of(values: Values, warnings: list[str]) -> list[Span]:
     """The file's spans, each with the events its log records name it for (`resourceLogs`: an instrumentation may
-    write a model call's messages as log records, which then come in the same file as its spans)."""
+    write a model call's messages as log records, which then come in the same file as its spans). A span without a
+    valid span or trace id is left out, said in `warnings` (format.md §10): no other span can name it, and the rest
+    reads without it; a file none of whose spans can be read is refused with the first one's fault."""
     spans: list[Span] = []
+    left_out: list[TraceError] = []
     logged: dict[tuple[str, str], dict[tuple[str, int, str], None]] = {}
     in_array = values.lines is None and len(values.values) == 1 and isinstance(values.values[0], list)
     for n, value in enumerate(values.values[0] if in_array else values.values):  # (a JSON array of export requests)
         line = f"request {n}" if in_array else values.where(n)
         if is_console_span(value):
-            spans.append(_span(value, values.name, line))
+            _keep(_span(value, values.name, line), spans, left_out)
             continue
         logs = _get(value, "resourceLogs", "resource_logs") if isinstance(value, dict) else None
         for batch in listed(logs):
@@ -153,10 +156,14 @@ def spans_of(values: Values) -> list[Span]:
             raise TraceError(values.name, "expected an OTLP trace: an object with 'resourceSpans'", line or None)
         for batch in listed(batches):
             for scope in listed(_get(batch, "scopeSpans", "scope_spans", "instrumentationLibrarySpans")):
-                spans.extend(_span(raw, values.name, line) for raw in listed(_get(scope, "spans")))
+                for raw in listed(_get(scope, "spans")):
+                    _keep(_span(raw, values.name, line), spans, left_out)
+    if not spans and left_out:
+        raise left_out[0]
     if not spans:
         raise TraceError(values.name, "the trace holds no spans" + (
             " (only log records: put the spans they belong to in the same file)" if logged else ""))
+    warnings += [f"{fault.where}: {fault.reason}: left out" for fault in left_out]
     return [_with_logged(span, logged.get((span.trace, span.id))) for span in spans]
 
 
@@ -185,19 +192,29 @@ def _with_logged(span: Span, logged: dict[tuple[str, int, str], None] | None) ->
     return dataclasses.replace(span, events=span.events + events)
 
 
-def _span(raw: Any, name: str, line: str) -> Span:
+def _keep(span: Span | TraceError, spans: list[Span], left_out: list[TraceError]) -> None:
+    if isinstance(span, Span):
+        spans.append(span)
+    else:
+        left_out.append(span)
+
+
+def _span(raw: Any, name: str, line: str) -> Span | TraceError:
+    """The span, or why it is left out: an id no span could be named by (`_span`'s TraceError, not raised)."""
     if not isinstance(raw, dict):
         raise TraceError(name, "a span is not an object", line or None)
     if is_console_span(raw):
         raw = _as_otlp(raw)
-    span_id = _id(_get(raw, "spanId", "span_id"), 8)
-    shown = span_id or str(_get(raw, "spanId", "span_id") or "without an id")
-    where = ": ".join(part for part in (line, f"span {shown}") if part)
+    written = _get(raw, "spanId", "span_id")
+    span_id = _id(written, 8)
+    shown = span_id or (json.dumps(written) if written else "without an id")
+    called = f" ({raw['name']})" if isinstance(raw.get("name"), str) and raw["name"] else ""
+    where = ": ".join(part for part in (line, f"span {shown}{called}") if part)
     if span_id is None:
-        raise TraceError(name, "the span has no valid span id", where)
+        return TraceError(name, "the span has no valid span id", where)
     trace = _id(_get(raw, "traceId", "trace_id"), 16)
     if trace is None:
-        raise TraceError(name, "the span has no trace id: it belongs to no trace", where)
+        return TraceError(name, "the span has no trace id: it belongs to no trace", where)
     status: dict[str, Any] = raw["status"] if isinstance(raw.get("status"), dict) else {}
     events = tuple((str(event.get("name", "")), _nanos(_get(event, "timeUnixNano", "time_unix_nano")),
                     _attributes(event.get("attributes")))

@@ -991,13 +991,27 @@ def test_an_openllmetry_trace_is_read_from_its_flattened_prompt_and_completion()
     assert document.solution["output"] == "Sunny."
 
 
-def test_spans_without_a_trace_are_named() -> None:
-    """A span without a trace id (or without a span id) is refused with its span id."""
+def test_a_span_without_a_valid_trace_or_span_id_is_left_out_with_a_warning_naming_it() -> None:
+    """format.md §10: no span can name a span without a valid id, and the rest of the trace reads without it: it is
+    left out, said in a warning with its id (as written) and its name; a file none of whose spans has one is
+    refused with the first one's fault."""
     trace = genai_trace()
-    del trace["resourceSpans"][0]["scopeSpans"][0]["spans"][2]["traceId"]
+    spans = trace["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    del spans[2]["traceId"]
+    spans[4]["spanId"] = "zz"
+    [imported] = import_bytes(json.dumps(trace).encode(), "trace.json")
+    assert imported.warnings == (
+        "span 3333333333333333 (chat m): the span has no trace id: it belongs to no trace: left out",
+        'span "zz" (execute_tool get_weather): the span has no valid span id: left out',
+        "span 4444444444444444: tool get_weather ran (call t2), but no model turn asked for it: left out")
+    assert imported.turns == 1
+    assert imported.document.context[-1]["plan"] == [{"_tool": "get_weather", "city": "Paris", "_outputPath": "†t1"}]
+    for each in spans:
+        each.pop("traceId", None)
     with pytest.raises(TraceError) as caught:
         import_bytes(json.dumps(trace).encode(), "trace.json")
-    assert str(caught.value) == "trace.json: span 3333333333333333: the span has no trace id: it belongs to no trace"
+    assert str(caught.value) == "trace.json: span 1111111111111111 (chat m): the span has no trace id: it belongs " \
+                                "to no trace"
 
 
 def openinference_trace(**flattened: Any) -> bytes:
