@@ -388,8 +388,10 @@ def unusable_schema(name: str, fault: SchemaFault) -> str:
 
 def _output_unusable(plan: CallPlan) -> Problem | None:
     """A tool whose `_output` schema cannot check a result: every call to it would run, then have its result
-    refused (an activity's side effects done for nothing), so it fails before it runs, as `validate` says."""
+    refused (an activity's side effects done for nothing), so it fails before it runs. Said in the words `validate`
+    gives the tool's message (`unusable_schema`, the fault placed in the whole tool schema)."""
     assert plan.tool is not None
+    assert plan.tool_name is not None  # a schema was found: the call names its tool
     properties = plan.tool.schema.get("properties")
     output = properties.get("_output") if isinstance(properties, dict) else None
     if not isinstance(output, dict) or not output:
@@ -397,7 +399,16 @@ def _output_unusable(plan: CallPlan) -> Problem | None:
     try:
         schema_check(output)
     except SchemaFault as fault:
-        return Problem("output", f"the _output schema of tool {plan.tool_name!r} cannot be used: {fault}")
+        return Problem("output", unusable_schema(plan.tool_name, _placed(plan.tool.schema) or fault))
+    return None
+
+
+def _placed(schema: dict[str, Any]) -> SchemaFault | None:
+    """The fault of a tool's whole schema, placed in it (`#/properties/_output/type`), or None."""
+    try:
+        schema_check(schema)
+    except SchemaFault as fault:
+        return fault
     return None
 
 

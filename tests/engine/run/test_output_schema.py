@@ -109,11 +109,10 @@ def test_a_tool_whose_output_schema_cannot_be_used_fails_its_calls_before_they_r
     ran the activity (its side effects done) only to refuse whatever it returned."""
     broken = {"type": "tool", "tool": {"sentiment": {"type": "object", "properties": {
         "text": {"type": "string"}, "_output": {"type": "nonsense"}}}}}
-    said = ("output: the _output schema of tool 'sentiment' cannot be used: invalid schema at #/type: 'nonsense' is "
-            "not valid under any of the given schemas")
-    context = Context([broken, {"type": "plan", "plan": [CALL]}])
     unusable = ("tool 'sentiment': its schema cannot be used: invalid schema at #/properties/_output/type: "
                 "'nonsense' is not valid under any of the given schemas")
+    said = f"output: {unusable}"  # one sentence at the tool and at the call
+    context = Context([broken, {"type": "plan", "plan": [CALL]}])
     assert [(p.path, p.reason) for p in validate(context) if p.severity == "error"] == [
         ("tool", unusable), ("call 0 (sentiment)", said)]
     ran = []
