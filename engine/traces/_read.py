@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..document._document import Document, jsonl_lines
-from ..document._json import BOM, JSONSyntaxError, file_reason, not_utf8, unclosed
+from ..document._json import BOM, JSONSyntaxError, file_reason, not_utf8
 from ..document._json import parse as json_parse
 from ..protocol._errors import DocumentError
 from ._build import build, line_up
@@ -141,24 +141,23 @@ def _concatenated(raw: bytes, name: str) -> Values | None:
                 return None
             start = number
         elif start is not None and text == b"}":
-            values.append(_parsed(b"\n".join(pieces[start - 1:number]), name, start))
+            values.append(_parsed(b"\n".join(pieces[start - 1:number]), name, start, last=False))
             lines.append(start)
             start = None
     if start is not None and values:  # the last one unclosed: cut (a console still writing), or said so if not
-        values.append(_parsed(b"\n".join(pieces[start - 1:]), name, start))
+        values.append(_parsed(b"\n".join(pieces[start - 1:]), name, start, last=True))
         lines.append(start)
     return Values(values, lines, name) if len(values) > 1 else None
 
 
-def _parsed(text: bytes, name: str, start: int) -> Any:
-    """One of `_concatenated`'s objects, or the error placed in the file."""
+def _parsed(text: bytes, name: str, start: int, *, last: bool) -> Any:
+    """One of `_concatenated`'s objects, or the error placed in the file, said as every file's (`file_reason`)."""
     try:
         return json_parse(text)
     except JSONSyntaxError as error:
-        ends_early = unclosed(text.decode("utf-8", errors="replace"))
-        rest = f" (the file ends early: truncated?; without the object from line {start}, the ones before it can " \
-               "be read)" if ends_early else ""
-        raise TraceError(name, f"{error.reason}{rest}", line=start + error.line - 1, column=error.column) from None
+        reason = file_reason(error, text, last=last,
+                             after=f"without the object from line {start}, the ones before it can be read")
+        raise TraceError(name, reason, line=start + error.line - 1, column=error.column) from None
 
 
 def _parses(text: bytes) -> bool:
