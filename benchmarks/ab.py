@@ -10,7 +10,11 @@ an edit right after another made the same one finds the code and the interpreter
 only reversed every other edit, the engines between the first and the last always did, a few per cent cheaper.
 Separate runs on a shared machine move by a tenth or more with the load; edit by edit, the engines share it: a
 commit against itself (an A/A run) comes out within a few per cent, so a difference beyond that is the code's.
-Prints, per class of edit, each engine's median and p99 and the median of its per-edit ratio to the first engine.
+The place in the list matters too, beyond the order: in an A/A run of four copies of one commit, the later places
+read a few per cent dearer than the first whichever engine holds them. So name each revision in balanced places
+(`A B B A`, or a second run `B A A B`): a revision named more than once is pooled, each edit's time the geometric
+mean over its places. Prints, per class of edit, each revision's median and p99 and the median of its per-edit
+ratio to the first revision.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import argparse
 import gc
 import importlib
 import json
+import math
 import os
 import random
 import shutil
@@ -107,19 +112,26 @@ def _compare(workload: bench.Workload, revisions: list[str], engines: list[Any],
         f"\n{workload.name}: {messages:,} messages, {len(watched):,} watches, {edits:,} edits; load average "
         f"{load:.1f} → {os.getloadavg()[0]:.1f}; engines: {', '.join(revisions)}"
     )
-    print(f"  {'class':16} {'share':>5}  median ms per engine; ratio to the first (median of the edits'); p99 ms")
+    names = list(dict.fromkeys(revisions))  # a revision named in several places is one engine, its places pooled
+    places = [[k for k, revision in enumerate(revisions) if revision == name] for name in names]
+    print(f"  {'class':16} {'share':>5}  median ms per revision; ratio to the first (median of the edits'); p99 ms")
     by_class: dict[str, list[list[float]]] = {}
     for name, spent in timed:
-        by_class.setdefault(name, []).append(spent)
+        by_class.setdefault(name, []).append([_pooled(spent, where) for where in places])
     rows = sorted(by_class.items(), key=lambda item: -len(item[1]))
-    for name, samples in [*rows, ("all", [spent for _, spent in timed])]:
-        medians = " ".join(f"{statistics.median(s[k] for s in samples) * 1e3:7.3f}" for k in range(len(engines)))
+    every = [sample for samples in by_class.values() for sample in samples]
+    for name, samples in [*rows, ("all", every)]:
+        medians = " ".join(f"{statistics.median(s[k] for s in samples) * 1e3:7.3f}" for k in range(len(names)))
         ratios = " ".join(
-            f"{statistics.median(s[k] / s[0] for s in samples if s[0] > 0):.3f}" for k in range(1, len(engines))
+            f"{statistics.median(s[k] / s[0] for s in samples if s[0] > 0):.3f}" for k in range(1, len(names))
         )
-        p99 = " ".join(f"{bench.percentile([s[k] for s in samples], 0.99) * 1e3:.2f}" for k in range(len(engines)))
+        p99 = " ".join(f"{bench.percentile([s[k] for s in samples], 0.99) * 1e3:.2f}" for k in range(len(names)))
         print(f"  {name:16} {len(samples) / len(timed):5.0%}  {medians};  {ratios};  {p99}")
 
+
+def _pooled(spent: list[float], where: list[int]) -> float:
+    """One revision's time for an edit over the places it holds: their geometric mean."""
+    return math.exp(statistics.fmean(math.log(max(spent[k], 1e-7)) for k in where))
 
 if __name__ == "__main__":
     main()
