@@ -59,7 +59,7 @@ def free_some(deadline: float) -> bool:
         thing = _buried[-1]
         if isinstance(thing, Iterator):  # each step lets go of one more thing (`unlinked`: a chain's next link)
             if next(thing, thing) is thing:
-                _buried.pop()
+                thing = []  # (spent: popped below, and what is under it starts with one entry, as after a list)
         elif sys.getrefcount(thing) > _ALONE:  # still held elsewhere (or buried twice): kept once, for later
             _held[id(thing)] = thing
             _buried.pop()

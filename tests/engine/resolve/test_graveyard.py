@@ -67,6 +67,21 @@ def test_a_step_between_two_looks_at_the_clock_frees_what_fits_its_time(
     assert max(steps) == (_graveyard.SLICE if cost < 1e-5 else 2 if cost < _graveyard.STEP_S else 1)
 
 
+def test_the_list_under_a_chain_let_go_of_starts_with_one_entry(monkeypatch: pytest.MonkeyPatch,
+                                                                 buried: list[Any]) -> None:
+    """A chain is let go of a link a step (`unlinked`), each step quick; the list buried under it still starts with
+    one entry between two looks at the clock, not as many as the chain's steps grew to: its entries may be marks,
+    each much more to free than a link."""
+    looks: list[int] = []  # entries freed at each look at the clock
+    monkeypatch.setattr(_graveyard, "time", SimpleNamespace(perf_counter=lambda: looks.append(_Freed.count) or 0.0))
+    buried += [[_Freed() for _ in range(_graveyard.SLICE)], iter([None] * _graveyard.SLICE)]
+    _Freed.count = 0
+    assert free_some(float("inf"))
+    assert _Freed.count == _graveyard.SLICE
+    steps = [after - before for before, after in itertools.pairwise(looks) if after > before]
+    assert steps[:3] == [1, 2, 4]
+
+
 def test_a_dict_is_emptied_a_slice_at_a_time_and_only_when_nothing_else_holds_it(
         monkeypatch: pytest.MonkeyPatch, buried: list[Any]) -> None:
     """A state's writers may name every path of a whole kind: one let go of is emptied `SLICE` entries between two
