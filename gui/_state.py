@@ -109,6 +109,13 @@ def _root(row: int, folded: IdentityState) -> StateNode:
     return StateNode(label, folded.value, kind, instance, (), None, row, source=folded.writer.get(()))
 
 
+def _same_sources(node: StateNode, writer: dict[tuple[str, ...], int]) -> bool:
+    """Whether `writer` names the sources `node` and its rows made so far show: only those paths are read, not the
+    tens of thousands a whole kind's writers name (compared entry by entry, most of a frame after an edit)."""
+    return (node.value is MISSING or node.source == writer.get(node.path)) and all(
+        _same_sources(child, writer) for child in node.children)
+
+
 def _sets_any(node: StateNode, sources: set[int | None]) -> bool:
     """Whether `node` or one of its rows made so far was set by one of `sources` (its highlight changes)."""
     return node.source in sources or any(_sets_any(child, sources) for child in node.children)
@@ -194,6 +201,8 @@ class StateModel(QStandardItemModel):
             self._writers = {folded.identity: folded.writer for folded in state}
             self._reset(roots, made)
             return
+        for row in set(range(len(state))).difference(changed):  # shown as they are: what is made later reads these
+            self._take_writer(state[row])
         last = len(COLUMNS) - 1
         for start in range(0, len(changed), rows):
             part = changed[start:start + rows]
@@ -220,10 +229,7 @@ class StateModel(QStandardItemModel):
         removed and, as it is shown open, made again from the new value."""
         node = self._roots[row]
         node.value, node.source = folded.value, folded.writer.get(())
-        old = self._writers.get(folded.identity)
-        if old is not None and old is not folded.writer:  # freed in slices: it may name every path of a whole kind
-            let_go(old)
-        self._writers[folded.identity] = folded.writer
+        self._take_writer(folded)
         with QSignalBlocker(self):  # told by `show_in_parts`, one `dataChanged` per changed row
             _show(node, selected)
         if node.made:
@@ -231,6 +237,12 @@ class StateModel(QStandardItemModel):
             key.removeRows(0, key.rowCount())
             node.children, node.made = [], False
             self._make_children(node)
+
+    def _take_writer(self, folded: IdentityState) -> None:
+        old = self._writers.get(folded.identity)
+        if old is not None and old is not folded.writer:  # freed in slices: it may name every path of a whole kind
+            let_go(old)
+        self._writers[folded.identity] = folded.writer
 
     def _make_children(self, node: StateNode) -> None:
         node.children = _children(node, self._writers.get((node.kind, node.instance), {}))
@@ -248,9 +260,7 @@ class StateModel(QStandardItemModel):
         for row, (node, folded) in enumerate(zip(self._roots, state, strict=True)):
             if (node.kind, node.instance) != folded.identity:
                 return None
-            old = self._writers.get(folded.identity)
-            same = (node.value is folded.value or node.value == folded.value) and (
-                old is folded.writer or old == folded.writer)
+            same = (node.value is folded.value or node.value == folded.value) and _same_sources(node, folded.writer)
             marked = {node.shown_for, selected} - {None} if node.shown_for != selected else set()
             if not same or (marked and _sets_any(node, marked)):
                 changed.append(row)

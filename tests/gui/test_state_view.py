@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import QEvent, QObject, QPoint, QRect
 from PySide6.QtGui import QImage
 
-from contextdeck.engine import Context
+from contextdeck.engine import Context, IdentityState
 from contextdeck.engine.resolve import _graveyard
 from contextdeck.gui import _state as _gui_state
 from contextdeck.gui._slices import free_in_slices
@@ -220,6 +220,43 @@ def test_the_writers_of_the_state_shown_before_are_let_go_of_and_then_freed_in_s
     qtbot.waitUntil(lambda: not view.is_busy())
     assert {id(writer) for writer in before} <= set(released)
     qtbot.waitUntil(lambda: not _graveyard._buried)
+
+
+class _Writers(dict[tuple[str, ...], int]):
+    """An identity's writers that count how often they are compared whole."""
+
+    compared = 0
+
+    def __eq__(self, other: object) -> bool:
+        _Writers.compared += 1
+        return dict.__eq__(self, other)
+
+    __hash__ = None
+
+
+def test_the_writers_are_read_only_where_the_rows_show_a_source(qtbot: Any) -> None:
+    """After an edit an identity's writers are a new dict that may name every path of a whole kind: a row whose
+    value is equal is shown again only when a source it shows changed, read at those paths alone (never compared
+    whole); a row made later shows the new writers' sources."""
+    model = StateModel()
+    told: list[int] = []
+    model.dataChanged.connect(lambda top, *_: told.append(top.row()))
+
+    def shown(sources: dict[tuple[str, ...], int]) -> None:
+        writers = _Writers({(): 1, ("a",): 1, ("b",): 1, ("b", "c"): 1} | sources)
+        model.set_state(None, [IdentityState(("k", None), {"a": 1, "b": {"c": 2}}, writers)])
+
+    shown({})
+    _Writers.compared = 0
+    shown({("b", "c"): 5})  # a source no row shows: nothing to repaint
+    assert (told, _Writers.compared) == ([], 0)
+    model.fetchMore(model.index(0, 0))
+    b = model.index(1, 0, model.index(0, 0))
+    model.fetchMore(b)
+    assert model.index(0, 2, b).data() == "#5"
+    shown({("b", "c"): 5, ("a",): 7})  # one the root's rows show
+    assert (told, _Writers.compared) == ([0], 0)
+    assert model.index(0, 2, model.index(0, 0)).data() == "#7"
 
 
 def test_another_documents_state_is_shown_anew_not_compared_with_the_one_before(
