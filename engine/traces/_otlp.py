@@ -578,7 +578,7 @@ def _genai_events(span: Span) -> tuple[list[dict[str, Any]], list[dict[str, Any]
                 {"role": "assistant", **item} if name.endswith("completion") else item for item in said)
     if not messages:
         raise Located("the model span records no messages (is capturing message content switched off? or are they "
-                      "log records this file does not hold?)", span.where)
+                      "log records this file does not hold? give their file with it)", span.where)
     if all(message.get("content") is None and not message.get("tool_calls") for message in messages):
         raise Located("the model span's message events record no content (is capturing message content "
                       "switched off?)", span.where)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import os
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,9 +56,26 @@ class Values:
     values: list[Any]
     lines: list[int] | None = None  # each value's line, for JSON Lines
     name: str = "<input>"
+    places: list[str] | None = None  # each value's place in words, for the values of several files joined
 
     def where(self, n: int) -> str:
+        if self.places is not None:
+            return self.places[n]
         return f"line {self.lines[n]}" if self.lines is not None else ""
+
+
+def joined(parts: list[Values]) -> Values:
+    """The values of several OTLP files as one file's (a trace's spans in one, their log records in another: each
+    value an export request); a value of a later file is placed by that file's name (`logs.json line 3`)."""
+    values: list[Any] = []
+    places: list[str] = []
+    for number, part in enumerate(parts):
+        in_array = part.lines is None and len(part.values) == 1 and isinstance(part.values[0], list)
+        for n, value in enumerate(part.values[0] if in_array else part.values):
+            where = f"request {n}" if in_array else part.where(n)
+            values.append(value)
+            places.append(" ".join(piece for piece in (Path(part.name).name if number else "", where) if piece))
+    return Values(values, None, parts[0].name, places)
 
 
 @dataclass
@@ -283,25 +301,39 @@ def stem_of(file: str) -> str:
     return stem
 
 
-def import_trace(path: str | os.PathLike[str], format: str | None = None, trace: str | None = None) -> list[Imported]:
+def import_trace(path: str | os.PathLike[str], format: str | None = None, trace: str | None = None, *,
+                 more: Sequence[str | os.PathLike[str]] = ()) -> list[Imported]:
     """The contexts a file holds: one for an OpenAI exchange or log, one per trace for OTLP (only the traces
     whose id starts as `trace` does, when any does: another trace's faults do not stop the one asked for).
+    `more`: further OTLP files read with it as one (the log records of its spans, written by a logs exporter to a
+    file of their own).
 
     Raises TraceError naming the file and the line, message or span when the input cannot be read.
     """
-    file = Path(path)
-    try:
-        raw = file.read_bytes()
-    except OSError as error:
-        raise TraceError(str(file), error.strerror or str(error)) from None
-    return import_bytes(raw, str(file), format, trace)
+    files = [Path(path), *map(Path, more)]
+    raws: list[tuple[bytes, str]] = []
+    for file in files:
+        try:
+            raws.append((file.read_bytes(), str(file)))
+        except OSError as error:
+            raise TraceError(str(file), error.strerror or str(error)) from None
+    (raw, name), *rest = raws
+    return import_bytes(raw, name, format, trace, more=rest)
 
 
-def import_bytes(raw: bytes, name: str, format: str | None = None, trace: str | None = None) -> list[Imported]:
+def import_bytes(raw: bytes, name: str, format: str | None = None, trace: str | None = None, *,
+                 more: Sequence[tuple[bytes, str]] = ()) -> list[Imported]:
     if format is not None and format not in FORMATS:
         raise TraceError(name, f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
     values = read_values(_text(raw, name), name)
     chosen = format or detect(values)
+    if more:
+        parts = [values, *(read_values(_text(extra, other), other) for extra, other in more)]
+        for part in parts:
+            if (format or detect(part)) != "otlp":
+                raise TraceError(part.name, "not an OTLP JSON trace: only OTLP files are read together (a trace's "
+                                 "spans and the log records of them)")
+        values, chosen = joined(parts), "otlp"
     try:
         if chosen == "otlp":
             from ._otlp import read_otlp

@@ -162,7 +162,8 @@ def spans_of(values: Values, warnings: list[str]) -> list[Span]:
         raise left_out[0]
     if not spans:
         raise TraceError(values.name, "the trace holds no spans" + (
-            " (only log records: put the spans they belong to in the same file)" if logged else ""))
+            " (only log records: give the file of the spans they belong to with them, or put both in one file)"
+            if logged else ""))
     warnings += [f"{fault.where}: {fault.reason}: left out" for fault in left_out]
     return [_with_logged(span, logged.get((span.trace, span.id))) for span in spans]
 

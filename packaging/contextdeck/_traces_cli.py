@@ -75,13 +75,14 @@ def _import(args: argparse.Namespace) -> int:
             "JSON Lines cannot hold: write it to a .json file")
         return 2
     try:
-        chosen = choose(import_trace(args.file, args.source, args.trace), args.trace)
+        first, *more = args.file
+        chosen = choose(import_trace(first, args.source, args.trace, more=more), args.trace)
     except TraceError as error:
         say(str(error))
         return 1
     document, count = redact_document(chosen.document, redaction) if redaction else (chosen.document, 0)
     for warning in chosen.warnings:  # the record in words, as `_model.source` names it; the file first
-        say(f"warning: {args.file}: {warning}")
+        say(f"warning: {args.file[0]}: {warning}")
     text = document.dumps()
     if args.out is not None:
         write_out(args.out, text.encode("utf-8"))
@@ -142,8 +143,10 @@ def add_commands(commands: Any, non_negative: Any) -> None:
     """The two subcommands, on the parser's subcommands."""
     importer = commands.add_parser(
         "import", help="turn an agent's trace (OpenAI exchange or log, OTLP JSON) into a document")
-    importer.add_argument("file", help="an OpenAI chat completions or Responses API request (or {request, "
-                                       "response}), a JSON Lines log of them, or an OTLP JSON trace")
+    importer.add_argument("file", nargs="+", metavar="FILE",
+                          help="an OpenAI chat completions or Responses API request (or {request, response}), a JSON "
+                               "Lines log of them, or an OTLP JSON trace; several OTLP files are read as one (a "
+                               "trace's spans and, in a file of their own, their log records)")
     importer.add_argument("--out", metavar="DOC.json", default=None, help="write here (atomically) instead of stdout")
     importer.add_argument("--from", dest="source", choices=TRACE_FORMATS, default=None,
                           help="the input's format (detected when not given)")

@@ -338,3 +338,29 @@ def test_a_strict_function_imported_can_be_called_on_by_the_model(capsys: Any, t
     source = write(tmp_path, "exchange.json", {**REQUEST, "tools": [strict]})
     import_and_run_on(capsys, tmp_path, source, fake_llm)
     assert "## Data: ¶rome" in fake_llm.requests[-1].body["messages"][-1]["content"]
+
+
+def test_import_reads_a_traces_spans_and_its_log_records_from_two_files(capsys: Any, tmp_path: Path) -> None:
+    """`contextdeck import spans.json logs.jsonl`: a logs exporter's file read with the spans' file (format.md §10)."""
+    trace, span_id = "ab" * 16, "11" * 8
+
+    def record(name: str, at: int, body: dict[str, Any]) -> dict[str, Any]:
+        values = [{"key": key, "value": {"stringValue": value} if isinstance(value, str) else
+                   {"kvlistValue": {"values": [{"key": k, "value": {"stringValue": v}} for k, v in value.items()]}}}
+                  for key, value in body.items()]
+        return {"timeUnixNano": str(at), "traceId": trace, "spanId": span_id, "eventName": name,
+                "body": {"kvlistValue": {"values": values}}}
+
+    logs = {"resourceLogs": [{"scopeLogs": [{"logRecords": [
+        record("gen_ai.user.message", 1, {"content": "Hi"}),
+        record("gen_ai.choice", 2, {"finish_reason": "stop", "message": {"content": "Hello!"}})]}]}]}
+    spans = {"resourceSpans": [{"scopeSpans": [{"spans": [{
+        "traceId": trace, "spanId": span_id, "name": "chat m", "startTimeUnixNano": "0", "endTimeUnixNano": "10",
+        "attributes": [{"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}}]}]}]}]}
+    source, out = write(tmp_path, "spans.json", spans), tmp_path / "doc.json"
+    code, _, err = call(capsys, "import", source, write(tmp_path, "logs.jsonl", logs), "--out", out)
+    assert code == 0, err
+    assert json.loads(out.read_text())["solution"]["output"] == "Hello!"
+    code, _, err = call(capsys, "import", source)
+    assert code == 1
+    assert "give their file with it" in err

@@ -8,6 +8,7 @@ import gzip
 import io
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +23,7 @@ from contextdeck.engine import (
     export_openai,
     export_otlp,
     import_bytes,
+    import_trace,
     parse_document,
     redact_document,
     request_prompt,
@@ -955,8 +957,35 @@ def test_genai_events_written_as_log_records_are_read_with_their_spans() -> None
         assert imported.document.solution["output"] == "Hello!"
     with pytest.raises(TraceError) as caught:
         import_bytes(json.dumps(logs).encode(), "logs.json")
-    assert str(caught.value) == ("logs.json: the trace holds no spans (only log records: put the spans they belong "
-                                 "to in the same file)")
+    assert str(caught.value) == ("logs.json: the trace holds no spans (only log records: give the file of the spans "
+                                 "they belong to with them, or put both in one file)")
+
+
+def test_log_records_in_a_file_apart_from_their_spans_are_read_with_them(tmp_path: Path) -> None:
+    """A logs exporter writes to a file of its own: given with the spans' file (`import spans.json logs.jsonl`), the
+    two are read as one (format.md §10); a place in the later file is named by it; only OTLP files join."""
+    logs = {"resourceLogs": [{"scopeLogs": [{"logRecords": [
+        {"timeUnixNano": "1", "traceId": TRACE, "spanId": "1111111111111111", "eventName": "gen_ai.user.message",
+         "body": {"kvlistValue": {"values": attrs(content="Hi")}}},
+        {"timeUnixNano": "2", "traceId": TRACE, "spanId": "1111111111111111", "eventName": "gen_ai.choice",
+         "body": {"kvlistValue": {"values": attrs(index=0, finish_reason="stop", message={"content": "Hello!"})}}}]}]}]}
+    spans = {"resourceSpans": [{"scopeSpans": [{"spans": [
+        span("1111111111111111", "chat m", 0, 10, attrs(gen_ai__operation__name="chat"))]}]}]}
+    (tmp_path / "spans.json").write_text(json.dumps(spans))
+    (tmp_path / "logs.jsonl").write_text(json.dumps(logs) + "\n" + json.dumps({"resourceSpans": [{"scopeSpans": [
+        {"spans": [{"spanId": "zz", "name": "chat m"}]}]}]}) + "\n")
+    [imported] = import_trace(tmp_path / "spans.json", more=[tmp_path / "logs.jsonl"])
+    assert imported.document.context.messages[-1] == {"role": "user", "content": "Hi"}
+    assert imported.document.solution["output"] == "Hello!"
+    assert imported.warnings == ('logs.jsonl line 2: span "zz" (chat m): the span has no valid span id: left out',)
+    with pytest.raises(TraceError) as caught:
+        import_trace(tmp_path / "spans.json")
+    assert "records no messages" in str(caught.value)
+    (tmp_path / "chat.json").write_text(json.dumps({"messages": [{"role": "user", "content": "Hi"}]}))
+    with pytest.raises(TraceError) as caught:
+        import_trace(tmp_path / "spans.json", more=[tmp_path / "chat.json"])
+    assert str(caught.value) == (f"{tmp_path / 'chat.json'}: not an OTLP JSON trace: only OTLP files are read "
+                                 "together (a trace's spans and the log records of them)")
 
 
 def test_an_openllmetry_trace_is_read_from_its_flattened_prompt_and_completion() -> None:
@@ -1119,7 +1148,7 @@ def test_a_trace_asked_for_imports_when_another_trace_in_the_file_is_broken() ->
     with pytest.raises(TraceError) as caught:
         import_bytes(raw, "t.json")
     assert str(caught.value).endswith(f"records no messages (is capturing message content switched off? or are they "
-                                      f"log records this file does not hold?) (in trace "
+                                      f"log records this file does not hold? give their file with it) (in trace "
                                       f"{'a' * 32}, one of the file's 2 traces: import another with --trace ID: "
                                       f"{TRACE})")
     [imported] = import_bytes(raw, "t.json", trace=TRACE[:6])
