@@ -496,6 +496,21 @@ class MainWindow(QMainWindow):
             self.resizeDocks([self.state_dock, below[0]], [self.height() * 2 // 5, self.height() * 3 // 5],
                              Qt.Orientation.Vertical)
 
+    def restoreState(self, state: QByteArray | bytes | bytearray | memoryview, version: int | None = 0) -> bool:
+        """Qt's, with the keys left where they were: each dock laid out anew is hidden a moment, and Qt moved the
+        focus on down its chain (a document with a layout of its own opened with the keys in the calls table, its
+        first call selected by the focus passing through)."""
+        focused = QApplication.focusWidget()
+        if focused is None or not self.isAncestorOf(focused):
+            return super().restoreState(state, version or 0)
+        focused.clearFocus()  # nothing has the keys to move on while the docks are laid out anew
+        restored = super().restoreState(state, version or 0)
+        if focused.isVisible():
+            focused.setFocus(Qt.FocusReason.OtherFocusReason)
+        else:  # its dock is closed in this layout: the first control, as Qt would have chosen
+            self.focusNextPrevChild(True)
+        return restored
+
     def reset_layout(self) -> None:
         """Every dock and the toolbar back in its first place, shown, docked and sized as on a first start
         (View → Reset Layout): the way back from a dock closed, floated or dragged somewhere unhelpful.

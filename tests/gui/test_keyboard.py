@@ -351,6 +351,28 @@ def test_the_window_opens_with_the_focus_on_the_timeline(qtbot: Any, refund: Mai
     assert focused() is refund.timeline.table
 
 
+def test_a_documents_own_layout_leaves_the_keys_where_they_were(qtbot: Any, open_window: Any, examples: Path,
+                                                                 tmp_path: Path) -> None:
+    """Opening a document that brings its own dock layout lays every dock out anew, and Qt moved the focus on down
+    its chain meanwhile: the window opened with the keys in the calls table, not on the timeline's rows, and its
+    first call selected on the way."""
+    window: MainWindow = open_window(examples / "refund_workflow.json")
+    window.llm_dock.raise_()  # this document's layout: the LLM view in front
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(DOC), encoding="utf-8")
+    with qtbot.waitSignal(window.document.documentShown, timeout=10000):
+        window.session.open(other)
+    window.state_dock.raise_()
+    window.activateWindow()
+    window.timeline.table.setFocus()
+    qtbot.waitUntil(lambda: focused() is window.timeline.table)
+    with qtbot.waitSignal(window.document.documentShown, timeout=10000):
+        window.session.open(examples / "refund_workflow.json")
+    assert window.state_dock.visibleRegion().isEmpty()  # its layout was restored: the LLM view in front
+    assert focused() is window.timeline.table
+    assert not window.inspector.panel.view.currentIndex().isValid()  # no call selected by the focus passing
+
+
 def test_tab_and_shift_tab_never_stop_in_a_dock_behind_a_tab(qtbot: Any, refund: MainWindow) -> None:
     """Round the whole window with Tab, then with Shift+Tab: the focus never lands in a dock tabbed behind
     another (it stopped in the Output audit, the LLM view, the plan graph and the call stack, off screen, where
