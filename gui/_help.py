@@ -28,13 +28,14 @@ class HelpBrowser(QDialog):
         self.browser.setOpenLinks(True)
         self.browser.sourceChanged.connect(self._titled)
         toolbar = QToolBar(self)
-        for text, run, key in (("Back", self.browser.backward, QKeySequence.StandardKey.Back),
-                               ("Forward", self.browser.forward, QKeySequence.StandardKey.Forward),
-                               ("Contents", self.home, None)):
+        # Each with its keys: the toolbar's buttons take no focus, and Tab in the page goes from link to link.
+        for text, run, key in (("Back", self.browser.backward, QKeySequence(QKeySequence.StandardKey.Back)),
+                               ("Forward", self.browser.forward, QKeySequence(QKeySequence.StandardKey.Forward)),
+                               ("Contents", self.home, QKeySequence("Alt+Home"))):
             action = toolbar.addAction(text)
             action.triggered.connect(lambda _checked=False, run=run: run())
-            if key is not None:
-                action.setShortcut(QKeySequence(key))
+            action.setShortcut(key)
+            action.setToolTip(f"{text} ({key.toString(QKeySequence.SequenceFormat.NativeText)})")
         self.browser.backwardAvailable.connect(toolbar.actions()[0].setEnabled)
         self.browser.forwardAvailable.connect(toolbar.actions()[1].setEnabled)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QLabel
 
@@ -62,6 +63,24 @@ def test_f1_opens_the_manual(qtbot: Any, refund_window: MainWindow) -> None:
     browser.browser.setSource(browser.browser.source().resolved("docs/install.md"))
     assert "Installing ContextDeck" in browser.browser.toPlainText()
     assert browser.windowTitle() == "ContextDeck Help — install.md"
+    browser.close()
+
+
+def test_the_manuals_contents_are_reached_by_keys(qtbot: Any, refund_window: MainWindow) -> None:
+    """The toolbar's Contents had no key, and its buttons take no focus (Tab in the page goes from link to link):
+    Alt+Home goes back to the README from any page, as Back and Forward have theirs."""
+    refund_window.findChild(QAction, "help").trigger()
+    browser = refund_window.findChild(HelpBrowser)
+    assert isinstance(browser, HelpBrowser)
+    qtbot.waitUntil(browser.isVisible)
+    browser.activateWindow()
+    qtbot.waitUntil(browser.isActiveWindow)
+    browser.browser.setSource(browser.browser.source().resolved("docs/install.md"))
+    browser.browser.setSource(browser.browser.source().resolved("files.md"))
+    qtbot.keyClick(browser.browser, Qt.Key.Key_Left, Qt.KeyboardModifier.AltModifier)
+    assert browser.browser.source().fileName() == "install.md"
+    qtbot.keyClick(browser.browser, Qt.Key.Key_Home, Qt.KeyboardModifier.AltModifier)
+    assert browser.browser.source().fileName() == "README.md"
     browser.close()
 
 
