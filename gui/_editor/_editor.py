@@ -50,12 +50,13 @@ class DataEditor(QWidget):
         self.form.edited.connect(self._form_edited)
         self.json.edited.connect(self._json_edited)
 
-    def set_value(self, value: Any, schema: dict[str, Any] | None) -> None:
-        """Shows `value` under `schema` (a form inferred from the value when None) in both tabs; emits nothing."""
+    def set_value(self, value: Any, schema: dict[str, Any] | None, *, check_at_once: bool = False) -> None:
+        """Shows `value` under `schema` (a form inferred from the value when None) in both tabs; emits nothing.
+        Validated after the edits' debounce, or with `check_at_once` in the next turn (`Validator.request`)."""
         self._value, self._schema = value, schema
         self.form.set_value(value, schema)
         self.json.set_value(value)
-        self.validator.request(value, schema)
+        self.validator.request(value, schema, at_once=check_at_once)
 
     def prepare(self, value: Any, schema: dict[str, Any] | None, *, push_out: bool = False) -> bool:
         """Makes the form of `value`'s shape ahead of time (`FormView.prepare`); whether it made one."""

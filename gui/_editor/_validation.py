@@ -231,6 +231,7 @@ class Validator(QObject):
 
     def __init__(self, parent: QObject | None = None, *, debounce_ms: int = 150, worker: Worker | None = None) -> None:
         super().__init__(parent)
+        self._debounce_ms = debounce_ms
         self._debounce = QTimer(self, singleShot=True, interval=debounce_ms)
         self._debounce.timeout.connect(self._send)
         # the latest request not yet sent: (id, request line), or (id, problems) known without the worker
@@ -240,9 +241,10 @@ class Validator(QObject):
         self.worker = worker if worker is not None else shared_worker()
         self.destroyed.connect(partial(self.worker.withdraw, self._key))
 
-    def request(self, value: Any, schema: dict[str, Any] | None) -> None:
+    def request(self, value: Any, schema: dict[str, Any] | None, *, at_once: bool = False) -> None:
         """Asks for a validation of `value`; earlier requests not yet answered are superseded. The answer
-        always comes later, through `finished`, never during this call."""
+        always comes later, through `finished`, never during this call. Sent after the debounce, or with
+        `at_once` in the next turn (a value loaded, not typed: an output dialog's Write waits for it)."""
         self._next_id += 1
         answer: str | list[Problem]
         if schema is None:
@@ -253,7 +255,7 @@ class Validator(QObject):
             except (TypeError, ValueError) as error:
                 answer = [((), f"not JSON: {error}")]
         self._wanted = (self._next_id, answer)
-        self._debounce.start()
+        self._debounce.start(0 if at_once else self._debounce_ms)
 
     def is_running(self) -> bool:
         """Whether the worker is checking a request of this validator's."""

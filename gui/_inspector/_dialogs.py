@@ -199,7 +199,7 @@ class OutputDialog(QDialog):
             self.form.value_edited.connect(lambda _value: self.write_button.setEnabled(False))
             self.form.validation_changed.connect(self._validated)
             self.write_button.setEnabled(False)  # until the first validation answers
-            self.form.set_value(_example(rule), rule)
+            self.form.set_value(_example(rule), rule, check_at_once=True)
             layout.addWidget(self.form, 1)
         else:
             layout.addWidget(self.editor, 1)

@@ -172,6 +172,15 @@ def test_one_worker_started_ahead_answers_every_editor(qtbot: Any) -> None:
     assert worker.started == started
 
 
+def test_a_value_loaded_to_be_checked_at_once_skips_the_typing_debounce(qtbot: Any, editor: DataEditor) -> None:
+    """A value loaded with `check_at_once` (an output dialog's first value, which Write waits for) is sent in the
+    next turn, not after the debounce that gathers typing."""
+    editor.validator._debounce_ms = 600_000  # the typing's debounce: never, within this test
+    with qtbot.waitSignal(editor.validation_changed, timeout=WAIT) as blocker:
+        editor.set_value({"orderId": 1}, SCHEMA, check_at_once=True)
+    assert blocker.args[0] == [(("orderId",), "1 is not of type 'string'")]
+
+
 def test_a_request_waiting_behind_a_long_one_is_answered_after_it(qtbot: Any, worker: Worker) -> None:
     """While the worker checks one editor's long request, another editor's waits and is answered once the worker
     is free: neither is lost, neither times out."""
