@@ -1,12 +1,15 @@
 """The five output methods (SPEC 4.5), one record each, and writing at a path (SPEC 4.6).
 
-Values are never mutated: a write copies the containers along its path and shares the rest.
+Values are never mutated: a write copies the containers along its path and shares the rest. The one exception
+is a fold's own containers (`Owned`): those it made since it last let anyone see its root are written in place,
+so n writes of n keys into one object cost O(n), not O(n²).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from attrs import frozen
@@ -186,12 +189,27 @@ WRITE_METHODS: dict[str, Method] = {
 }
 
 
-def write_at(root: Any, path: Path, method: str, new: Any) -> Any:
-    """`root` with `method` applied at `path`; raises `Conflict` and leaves `root` untouched."""
-    apply = WRITE_METHODS[method].apply
+class Owned(dict[int, Any]):
+    """The containers (by id; held, so an id is never reused) a fold made since it last let anyone see its root:
+    nobody else holds them, so a write may change them in place. A fold clears it when it shows its root (a
+    checkpoint kept, a value given out): from then on, those are shared and copied before a write."""
+
+    def has(self, node: Any) -> bool:
+        return self.get(id(node)) is node
+
+    def made(self, node: Any) -> Any:
+        """`node`, a container the fold just made (never a message's value), noted as its own."""
+        self[id(node)] = node
+        return node
+
+
+def write_at(root: Any, path: Path, method: str, new: Any, owned: Owned | None = None) -> Any:
+    """`root` with `method` applied at `path`; raises `Conflict` and leaves `root` untouched. With `owned`, the
+    containers in it are written in place (only once the write cannot fail) and those the write makes join it."""
+    apply = WRITE_METHODS[method].apply if owned is None else partial(_applied, WRITE_METHODS[method], owned)
     if not path:
         return apply(root, new)
-    return _write(root, path, 0, apply, new)
+    return _write(root, path, 0, apply, new, owned)
 
 
 def write_below(value: Any, path: Path, method: str, new: Any) -> Any:
@@ -201,10 +219,22 @@ def write_below(value: Any, path: Path, method: str, new: Any) -> Any:
     apply = WRITE_METHODS[method].apply
     if len(path) == 1:
         return apply(value, new)
-    return _write(value, path, 1, apply, new)
+    return _write(value, path, 1, apply, new, None)
 
 
-def _write(node: Any, path: Path, depth: int, apply: Callable[[Any, Any], Any], new: Any) -> Any:
+def _applied(method: Method, owned: Owned, existing: Any, new: Any) -> Any:
+    """`method` applied to `existing`, an owned array appended to in place; the array an appending method makes
+    is owned (not the message's own, nor what was there: a method may leave it)."""
+    if method.appends is not None and type(existing) is list and owned.has(existing):
+        existing.extend(method.apply([], new))  # what it appends to any array (or its `Conflict`)
+        return existing
+    value = method.apply(existing, new)
+    if method.appends is not None and value is not new and value is not existing:
+        owned.made(value)
+    return value
+
+
+def _write(node: Any, path: Path, depth: int, apply: Callable[[Any, Any], Any], new: Any, owned: Owned | None) -> Any:
     segment = path[depth]
     last = depth == len(path) - 1
     if isinstance(node, list):
@@ -217,15 +247,20 @@ def _write(node: Any, path: Path, depth: int, apply: Callable[[Any, Any], Any], 
             raise Conflict(f"{where}: index {segment!r} outside an array of {len(node)}")
         index = int(segment)
         child = node[index] if index < len(node) else MISSING
-        value = apply(child, new) if last else _write(child, path, depth + 1, apply, new)
-        copy = list(node)
+        value = apply(child, new) if last else _write(child, path, depth + 1, apply, new, owned)
+        copy = node if owned is not None and owned.has(node) else list(node)
         if index == len(node):
             copy.append(value)
         else:
             copy[index] = value
-        return copy
+        return copy if owned is None else owned.made(copy)
     # Missing parents become objects; a scalar parent is replaced by an object (SPEC 4.6).
     base = node if isinstance(node, dict) else {}
     child = base.get(segment, MISSING)
-    value = apply(child, new) if last else _write(child, path, depth + 1, apply, new)
-    return {**base, segment: value}
+    value = apply(child, new) if last else _write(child, path, depth + 1, apply, new, owned)
+    if owned is None:
+        return {**base, segment: value}
+    if owned.has(base):
+        base[segment] = value
+        return base
+    return owned.made({**base, segment: value})

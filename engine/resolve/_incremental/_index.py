@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, NamedTuple, TypeVar
 
 from ...protocol._messages import MISSING, Path, Write, get_path
-from ...protocol._methods import WRITE_METHODS, Conflict, write_at
+from ...protocol._methods import WRITE_METHODS, Conflict, Owned, write_at
 from .. import _keys
 from .._chain import EMPTY, Chain
 from .._fold import TOO_DEEP, _effect
@@ -324,13 +324,13 @@ class Probe:
         return Probe(self.path, kept(self.sources), self.diagnostics, self.resets)
 
 
-def attempt(root: Any, write: Write) -> tuple[Any, str | None, Path | None]:
-    """One write applied to a root: the new root, or the root unchanged with the reason the write could
-    not be applied and the path of the probes that problem concerns (None: every probe)."""
+def attempt(root: Any, write: Write, owned: Owned | None = None) -> tuple[Any, str | None, Path | None]:
+    """One write applied to a root (its `owned` containers in place): the new root, or the root unchanged with the
+    reason the write could not be applied and the path of the probes that problem concerns (None: every probe)."""
     if write.problem is not None:
         return root, write.problem, None
     try:
-        return write_at(root, write.path, write.method, write.value), None, None
+        return write_at(root, write.path, write.method, write.value, owned), None, None
     except Conflict as conflict:
         return root, conflict.reported(write.method, write.path), write.path
     except RecursionError:

@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...protocol._expressions import Reference
 from ...protocol._messages import MISSING, Path, Write, get_path
-from ...protocol._methods import WRITE_METHODS, Conflict
+from ...protocol._methods import Owned
 from .._chain import EMPTY, Chain
 from .._fold import _effect
 from .._graveyard import let_go
@@ -81,16 +81,15 @@ LogKey = tuple[str, str | None, Path, int]  # kind, instance, path, global steps
 class _Recorder:
     """A fold of one path that logs every step (`BranchFold` drives it).
 
-    A push or concat onto an array at the root's first level copies the array once after each mark, and
-    appends in place while the array is its own (`owned`: made by this fold since the last mark, and seen by
-    nothing else): a lane of thousands of pushes costs as many steps, not steps times its length. A mark,
-    and the end of a run (`PathLog.upto`: its root can be read then), give the arrays away."""
+    It writes in place the containers it made since its last mark (`owned`): a lane of thousands of pushes, or a
+    kind of thousands of keys, costs as many steps, not steps times its length. A mark, and the end of a run
+    (`PathLog.upto`: its root can be read then), give them away."""
 
     __slots__ = ("log", "owned", "root")
 
     def __init__(self, log: PathLog, root: Any) -> None:
         self.log, self.root = log, root
-        self.owned: dict[str, list[Any]] = {}
+        self.owned = Owned()
 
     def step(self, message_id: int, write: Write) -> None:
         log, root = self.log, self.root
@@ -100,55 +99,20 @@ class _Recorder:
             log.marks.append(Checkpoint(ids[-1] if ids else 0, root, None))
             self.owned.clear()
         ids.append(message_id)
-        grown = self._grown(root, write)
-        if grown is None:
-            updated, reason, concerns = attempt(root, write)
-            if reason is not None:
-                target = log.path
-                if concerns is None or concerns[: len(target)] == target[: len(concerns)]:
-                    log.fail(log.key(message_id), reason)
-                return
-            self.root = updated
-            self._own(updated, write)
-        self._note(root, message_id, write, count)
-        if grown is not None:
-            grown[0].extend(grown[1])  # after `_note`, which reads the value before the write
-
-    def _note(self, root: Any, message_id: int, write: Write, count: int) -> None:
-        """Log step `count` as a change of the path when `write` (applied to `root`) changed it (`_fold._effect`)."""
-        log = self.log
-        effect = _effect(write, root, log.path)
-        if effect is not None:
+        effect = None if write.problem is not None else _effect(write, root, log.path)  # before `root` is written
+        updated, reason, concerns = attempt(root, write, self.owned)
+        if reason is not None:
+            target = log.path
+            if concerns is None or concerns[: len(target)] == target[: len(concerns)]:
+                log.fail(log.key(message_id), reason)
+            return
+        self.root = updated
+        if effect is not None:  # the step changed the path (`_fold._effect`)
             if effect == "reset":
                 log.resets.append(len(log.changes))
             log.changes.append(count)
             log.change_keys.append(log.key(message_id))
             log.seal()
-
-    def _grown(self, root: Any, write: Write) -> tuple[list[Any], list[Any]] | None:
-        """The array of its own that `write` appends to, and what it appends; None when it must be applied."""
-        path = write.path
-        if write.problem is not None or len(path) != 1 or type(root) is not dict:
-            return None
-        owned = self.owned.get(path[0])
-        if owned is None or root.get(path[0]) is not owned:
-            return None
-        method = WRITE_METHODS[write.method]
-        if method.appends is None:
-            return None
-        try:
-            tail: list[Any] = method.apply([], write.value)  # an appending method: what it appends to any array
-        except Conflict:
-            return None
-        return self.owned[path[0]], tail
-
-    def _own(self, root: Any, write: Write) -> None:
-        """Note the array `write` just made at the root's first level by appending (a copy, its own)."""
-        path = write.path
-        if len(path) == 1 and WRITE_METHODS[write.method].appends is not None and type(root) is dict:
-            made = root.get(path[0])
-            if type(made) is list and made is not write.value:  # a concat onto nothing keeps the write's own
-                self.owned[path[0]] = made
 
 
 class PathLog:
@@ -195,7 +159,7 @@ class PathLog:
         complete = fold.run(limit, most)
         self.root = fold.state.root
         if isinstance(fold.state, _Recorder):
-            fold.state.owned.clear()  # its root can be read now: no more appends in place
+            fold.state.owned.clear()  # its root can be read now: no more writes in place
         if fold.done:
             self.fold = None
         return len(self.ids) - size, complete
@@ -226,9 +190,9 @@ class PathLog:
         if not start <= done <= count:
             done, root = start, self.marks[count // self.every].root
         stop = min(count, done + most)
-        ids, writes = self.ids, self.writes
+        ids, writes, owned = self.ids, self.writes, Owned()  # what it makes is its own until `near` shows it
         for position in range(done, stop):
-            root = attempt(root, writes[ids[position]])[0]  # a write that failed leaves it as it is
+            root = attempt(root, writes[ids[position]], owned)[0]  # a write that failed leaves it as it is
         self.near = (stop, root)
         return most - (stop - done) if stop == count else None
 

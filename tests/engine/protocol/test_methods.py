@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import copy
+import re
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from incremental_strategies import METHODS, paths, values
 
 from contextdeck.engine import Context, deep_merge
+from contextdeck.engine.protocol._methods import Conflict, Owned, write_at
+from contextdeck.engine.protocol._values import MISSING
 
 
 def out(path: str, value: Any, method: str | None = None, kind: str = "state") -> dict[str, Any]:
@@ -176,3 +183,30 @@ def test_messages_are_never_mutated_by_resolution() -> None:
     ctx.resolve("†state.x")
     ctx.resolve("†state")
     assert repr(messages) == snapshot
+
+
+@settings(max_examples=300, deadline=None)
+@given(writes=st.lists(st.tuples(paths, st.sampled_from(METHODS), values), max_size=24), shown_at=st.sets(
+    st.integers(0, 24)))
+def test_a_fold_writes_in_place_only_the_containers_it_owns(
+    writes: list[tuple[tuple[str, ...], str, Any]], shown_at: set[int]
+) -> None:
+    """`write_at` with `owned` gives what it gives without, and a write that conflicts leaves the root as it was;
+    a root shown (its `owned` cleared) and every message's value stay as they were, whatever is written after."""
+    owned, root, copied = Owned(), MISSING, MISSING
+    shown: list[tuple[Any, Any]] = [(value, copy.deepcopy(value)) for _, _, value in writes]
+    for step, (path, method, value) in enumerate(writes):
+        if step in shown_at:
+            shown.append((root, copy.deepcopy(root)))
+            owned.clear()
+        before = copy.deepcopy(root)
+        try:
+            copied = write_at(copied, path, method, value)
+        except Conflict as conflict:
+            with pytest.raises(Conflict, match=re.escape(conflict.reason)):
+                write_at(root, path, method, value, owned)
+            assert root == before
+            continue
+        root = write_at(root, path, method, value, owned)
+        assert root == copied
+    assert all(value == was for value, was in shown)

@@ -743,10 +743,10 @@ def test_a_slice_of_a_first_fold_copies_a_bounded_number_of_elements(monkeypatch
                  "_outputMethod": "push"} for n in range(6000)]
     ctx, copied = Context(document), [0]
 
-    def counted(root: Any, path: Any, method: str, value: Any) -> Any:
+    def counted(root: Any, path: Any, method: str, value: Any, owned: Any = None) -> Any:
         before = get_path(root, path)
         copied[0] += len(before) if isinstance(before, list) else 0
-        return write_at(root, path, method, value)
+        return write_at(root, path, method, value, owned)
 
     monkeypatch.setattr(_index, "write_at", counted)
     handle, most = ctx._watchers.add(parse_expression("†s"), lambda _: None, None, 0), 0

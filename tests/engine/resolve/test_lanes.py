@@ -3,6 +3,7 @@ after any edits, at any cut, and kept or dropped as edits require."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -181,6 +182,24 @@ def test_an_edit_in_another_lane_keeps_the_log_and_one_in_the_lane_drops_it() ->
     assert not ctx._lanes._logs
     resolution = ctx.resolve("†s.a.x", "1")
     assert (resolution.value, resolution.sources) == (7, (2,))
+
+
+def test_a_log_never_changes_a_value_it_showed() -> None:
+    """A log writes in place only the containers it made since it last showed its root: its marks, and every value
+    `resolve` gave out at any cut, stay as they were while the log folds on and replays other cuts."""
+    document = [_state(f"k{n % 13}", {"n": n}) for n in range(60)]
+    document += [{"type": "s", "s": n, "_outputPath": "†s.list", "_outputMethod": "push"} for n in range(30)]
+    with marks_every(4):
+        ctx = Context(document)
+        shown = []
+        for at in (10, 50, 30, 33, 75, 7, 90, None, 62, 63, 3):
+            for expr in ("†s", "†s.list", "†s.k3"):
+                resolution = ctx.resolve(expr, at=at)
+                assert resolution == reference(ctx.messages, expr, None, at), (expr, at)
+                shown.append((resolution.value, copy.deepcopy(resolution.value)))
+            log = ctx._lanes._logs[("s", None, (), 0)]
+            shown.extend((mark.root, copy.deepcopy(mark.root)) for mark in log.marks)
+        assert all(value == was for value, was in shown)
 
 
 def test_an_instance_view_at_a_cut_continues_from_the_global_log_there() -> None:
