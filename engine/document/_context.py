@@ -248,7 +248,7 @@ class Context:
             else:
                 layer.add(message_id, info.write, key.__getitem__)
         self._watchers.touch(plan, info.identity, info.write, message_id, appended, dropped=not added)
-        self._lanes.touch(info.identity, info.write, key[message_id])
+        self._lanes.touch(info.identity, info.write, key[message_id], appended)
         if not added:
             layer.discard(message_id, info.write, key.__getitem__)
             store.writes[message_id] = NO_WRITE

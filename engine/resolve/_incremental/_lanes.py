@@ -245,7 +245,8 @@ class LaneLogs:
         # (the least recently read first).
         self._once: OrderedDict[LogKey, None] = OrderedDict()
         self._again: OrderedDict[LogKey, None] = OrderedDict()
-        self._kinds: dict[str, dict[LogKey, None]] = {}
+        self._kinds: dict[str, dict[Path, dict[LogKey, None]]] = {}  # per kind and lane (`path[:1]`), its logs
+        self._open: dict[LogKey, None] = {}  # the logs whose fold's last gap is still open (an append may fall in it)
         self._held: set[LogKey] | None = None  # the logs one fold ahead touched (`holding`)
         self._steps = 0
 
@@ -344,10 +345,14 @@ class LaneLogs:
             log.gaps = log.fold.gaps
             self._logs[key] = log
             self._once[key] = None
-            self._kinds.setdefault(kind, {})[key] = None
+            self._kinds.setdefault(kind, {}).setdefault(path[:1], {})[key] = None
             if base is not None:
                 base.dependents.append(key)
         added, complete = log.upto(limit, most)
+        if log.gaps and log.gaps[-1][1] is None:
+            self._open[key] = None
+        else:
+            self._open.pop(key, None)
         left = (0 if most is None else most - added) if complete else None
         if not added:
             return log, left
@@ -385,7 +390,11 @@ class LaneLogs:
             return
         self._once.pop(key, None)
         self._again.pop(key, None)
-        del self._kinds[key[0]][key]
+        self._open.pop(key, None)
+        lanes = self._kinds[key[0]]
+        del lanes[key[2][:1]][key]
+        if not lanes[key[2][:1]]:
+            del lanes[key[2][:1]]
         self._steps -= len(log.ids)
         for dependent in log.dependents:  # instance logs continue from it
             self._drop(dependent)
@@ -400,25 +409,28 @@ class LaneLogs:
         let_go(self._store.writes, self._store.order.key,  # writes and keys they hold: freed after them, in slices
                *(part for log in self._logs.values() for part in _LET_GO(log)), self._logs)
 
-    def touch(self, identity: tuple[str, str | None], write: Write, order_key: int) -> None:
-        """A write of `identity` at `order_key` is being added or removed: drop every log it can change."""
-        kind, instance = identity
-        keys = self._kinds.get(kind)
-        if not keys:
+    def touch(self, identity: tuple[str, str | None], write: Write, order_key: int, appended: bool) -> None:
+        """A write of `identity` at `order_key` is being added or removed (`appended`: added after every other):
+        drop every log it can change. Only the logs of `identity` are looked at: an instance's log goes with the
+        global log it continues from, which a global write changes alike. An appended write can change only the
+        logs of its lanes, of the whole kind, and those whose fold's last gap is open (a gap that ended, ended
+        with a write before it)."""
+        kept = self._kinds.get(identity[0])
+        if not kept:
             return
         lanes = lanes_of(write)
-        for key in list(keys):
+        if appended and lanes is not None:
+            keys = [*self._open, *(key for lane in ((), *((lane,) for lane in lanes)) for key in kept.get(lane, ()))]
+        else:
+            keys = [key for logs in kept.values() for key in logs]
+        for key in keys:
             log = self._logs.get(key)
-            if log is None:
-                continue
-            _, view, path, _ = key
-            if instance is not None and view != instance:
-                continue
-            if lanes is None or not path or path[0] in lanes or _inside(log, instance, order_key):
+            if log is not None and key[:2] == identity and (
+                lanes is None or not key[2] or key[2][0] in lanes or _inside(log, order_key)
+            ):
                 self._drop(key)
 
 
-def _inside(log: PathLog, instance: str | None, order_key: int) -> bool:
-    """Whether `order_key` falls in a gap that the fold of the layer of `instance` stepped through for `log`."""
-    part = log.base if instance is None and log.base is not None else log
-    return any((low is None or low < order_key) and (high is None or order_key < high) for low, high in part.gaps)
+def _inside(log: PathLog, order_key: int) -> bool:
+    """Whether `order_key` falls in a gap that the fold of `log` stepped through."""
+    return any((low is None or low < order_key) and (high is None or order_key < high) for low, high in log.gaps)

@@ -184,6 +184,37 @@ def test_an_edit_in_another_lane_keeps_the_log_and_one_in_the_lane_drops_it() ->
     assert (resolution.value, resolution.sources) == (7, (2,))
 
 
+def test_an_append_looks_only_at_the_logs_it_can_change() -> None:
+    """An appended write is checked against the logs of its lanes and of the whole kind, and those whose fold's gap
+    is still open: a chain of calls, each reading what the one before wrote, keeps its cost a call constant."""
+    ctx = Context([_state(f"c{n}", n) for n in range(50)])
+    for n in range(50):
+        ctx.resolve(f"†s.c{n}")
+    looked: list[object] = []
+    inside = _lanes._inside
+    _lanes._inside = lambda log, key: looked.append(log) or inside(log, key)  # type: ignore[assignment,func-returns-value]
+    try:
+        ctx.append(_state("c50", 50))
+        assert (looked, len(ctx._lanes._logs)) == ([], 50)
+        ctx.append(_state("c7", 7))  # its lane's log goes, unasked
+        assert (looked, len(ctx._lanes._logs)) == ([], 49)
+        ctx.insert(0, _state("d", 1))  # not appended: every log of the kind is asked
+        assert len(looked) == 49
+    finally:
+        _lanes._inside = inside
+
+
+def test_an_append_in_another_lane_drops_a_log_whose_gap_is_open() -> None:
+    """While the root is not an object a log's fold steps every write: an append in any lane can change it (here
+    the root becomes an object, so the instance's push at the root meets another conflict)."""
+    push = {"type": "s", "s": 1, "_outputPath": "†s", "_outputMethod": "push", "_instance": "1"}
+    ctx = Context([{"type": "s", "s": 5, "_outputPath": "†s"}, push])
+    assert ctx.resolve("†s.a", "1") == reference(ctx.messages, "†s.a", "1", None)
+    ctx.append(_state("b", 1))
+    assert not ctx._lanes._logs
+    assert ctx.resolve("†s.a", "1") == reference(ctx.messages, "†s.a", "1", None)
+
+
 def test_a_log_never_changes_a_value_it_showed() -> None:
     """A log writes in place only the containers it made since it last showed its root: its marks, and every value
     `resolve` gave out at any cut, stay as they were while the log folds on and replays other cuts."""
