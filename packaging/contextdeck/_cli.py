@@ -225,9 +225,11 @@ def _run(args: argparse.Namespace) -> int:
     if args.approve_plan:
         execution.approve_plan()
     elif execution.lazy:  # 012: nothing steps before the plan is approved, as the loop says without --steps
-        _write(document, args.out)
-        say(_lazy(len(execution.states)))
-        return EXIT_OK
+        if _unrun(execution):
+            _write(document, args.out)
+            say(_lazy(_unrun(execution)))
+            return EXIT_OK
+        execution.approve_plan()  # every call has run (it was approved then): nothing is left to step
     failure: ModelError | None = None
     refused: tuple[int, ...] = ()
     if asker is None:
@@ -359,11 +361,16 @@ def _lazy(waiting: int) -> str:
     return f"the plan is lazy: {waiting} call(s) wait for approval (--approve-plan runs them)"
 
 
+def _unrun(execution: Execution) -> int:
+    """A lazy plan's calls that wait for approval: those without a record (one that has run waits for nothing)."""
+    return sum(not execution.record.has(index) for index in range(len(execution.states)))
+
+
 def _ending(run: AgentRun, had_turns: bool, model: bool) -> str:
     if run.status is LoopStatus.FINISHED:
         return f"final output: {json_dumps(run.output, indent=False)}"
     if run.status is LoopStatus.LAZY:
-        return _lazy(len(run.loop.execution.states) if run.loop is not None else 0)
+        return _lazy(_unrun(run.loop.execution) if run.loop is not None else 0)
     if run.refused_outputs:
         return _refused(run.refused_outputs)
     if model:

@@ -88,3 +88,19 @@ def test_a_result_at_an_array_index_lands_in_the_element(capsys: Any, tmp_path: 
     assert ran[-1]["data"] == {"list": {"1": {"name": "Bo"}}}
     code, out, _ = command(capsys, "resolve", doc.with_suffix(".once.json"), "†state.list")
     assert (code, json.loads(out)) == (0, [{"name": "Al"}, {"name": "Bo"}])
+
+
+def test_a_lazy_plan_counts_only_the_calls_that_have_not_run(capsys: Any, tmp_path: Path) -> None:
+    """012: a lazy plan approved and run in part waits for approval again (the document does not record it), but
+    only its calls without a record wait; with `--steps` alike. Once every call ran, nothing waits: `--steps` says
+    what it says of any plan that ran."""
+    doc = copied(tmp_path, "lazy_plan_partly_run.json")
+    before = json.loads(doc.read_text())
+    for steps in ((), ("--steps", 1)):
+        code, out, err = command(capsys, "run", doc, *steps)
+        assert (code, json.loads(out)) == (0, before)
+        assert "the plan is lazy: 1 call(s) wait for approval (--approve-plan runs them)" in err
+    ran, _ = run_twice(capsys, doc, "--approve-plan")
+    assert ran[-1]["data"] == {"d": 3}
+    code, out, err = command(capsys, "run", doc.with_suffix(".once.json"), "--steps", 1)
+    assert (code, json.loads(out), err) == (0, ran, "contextdeck: 0 call(s) run\n")
