@@ -181,6 +181,7 @@ class ToolReading:
     scopes_rule: Any
     mode: Mode  # explicit when an activity runs its calls
     required_meta: tuple[str, ...] = ()  # meta-properties the tool's `required` names and no `const` fills
+    meta_rules: tuple[tuple[str, Any], ...] = ()  # the other meta-properties it rules (`_meta_rules`)
 
 
 # A saved request, its context, the message and its `data` take 4 of a document's 254 levels (`_json.MAX_DEPTH`)
@@ -196,7 +197,44 @@ _REQUIRED_META = {"_outputPath": "outputPath", "_scopes": "scopes", "_delegate":
 def read_tool(name: str, tool: ToolDefinition | None, activities: Activities) -> ToolReading:
     activity, problems = _mode(name, tool, activities)
     mode = Mode.EXPLICIT if activity is not None else Mode.LATENT
-    return ToolReading(activity, tuple(problems), _output_rule(tool), scopes_rule(tool), mode, _required_meta(tool))
+    return ToolReading(activity, tuple(problems), _output_rule(tool), scopes_rule(tool), mode, _required_meta(tool),
+                       _meta_rules(tool))
+
+
+# Meta-properties whose rules are read on their own: the name, the result (`_output_check`), the path, the scopes
+# and the delegate.
+_RULED_APART = frozenset({"_tool", "_output", "_outputPath", "_scopes", "_delegate"})
+
+
+def _meta_rules(tool: ToolDefinition | None) -> tuple[tuple[str, Any], ...]:
+    """The tool's rules of its calls' other meta-properties (`_outputMethod`, `_instance`, `_reasoningForCall`, a
+    key of its own): the composed `calls` item holds a turn's calls to them (002), so a run holds every call."""
+    properties = tool.schema.get("properties") if tool is not None else None
+    if not isinstance(properties, dict):
+        return ()
+    return tuple((key, rule) for key, rule in properties.items()
+                 if type(key) is str and key.startswith("_") and key not in _RULED_APART and isinstance(rule, dict))
+
+
+def _meta_problems(call: dict[str, Any], rules: tuple[tuple[str, Any], ...]) -> tuple[Problem, ...]:
+    """A meta-property the call gives (null is absent) that its tool's rule refuses, as `_output_path` says a path."""
+    problems: tuple[Problem, ...] = ()
+    for key, rule in rules:
+        given = call.get(key)
+        if given is None:
+            continue
+        kind, where = ("outputMethod" if key == "_outputMethod" else "call"), f"$.{key}"
+        if "const" in rule and given != rule["const"]:
+            problems += (Problem(kind, f"the tool prescribes {key} {rule['const']!r}, not {given!r}", where),)
+            continue
+        try:
+            error = first_error(rule, given)
+        except SchemaFault as fault:
+            problems += (Problem(kind, f"the tool's {key} schema cannot be used: {fault}", where),)
+            continue
+        if error is not None:
+            problems += (Problem(kind, f"{key} {given!r} is not allowed by the tool: {error.message}", where),)
+    return problems
 
 
 def _required_meta(tool: ToolDefinition | None) -> tuple[str, ...]:
@@ -264,9 +302,12 @@ def plan_call(index: int, call: Any, tools: dict[str, ToolDefinition], activitie
                             f"most {MAX_OUTPUT_SEGMENTS} (the document could not hold its output)")
                     problems += (Problem("outputPath", text, "$._outputPath"),)
                     break
+    if reading.meta_rules:
+        problems += _meta_problems(call, reading.meta_rules)
     method = call.get("_outputMethod")
-    if method is None:  # absent, or null: `set`, as for a data message (and as validate reads it)
-        method = "set"
+    if method is None:  # absent, or null: the tool's prescribed method (SPEC 6.2, as a path), else `set`
+        prescribed_method = dict(reading.meta_rules).get("_outputMethod", {}).get("const")
+        method = prescribed_method if prescribed_method in METHODS else "set"
     elif method not in METHODS:
         text = f"unknown _outputMethod {method!r}; expected one of {', '.join(METHODS)}"
         problems += (Problem("outputMethod", text, "$._outputMethod"),)

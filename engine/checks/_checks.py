@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..calls._activities import Activities
-from ..calls._calls import unusable_schema
+from ..calls._calls import Problem, unusable_schema
 from ..calls._registry import Registry
 from ..calls._tools import (
     assumed_activities,
@@ -47,8 +47,12 @@ from ..run._setup import given_outputs, set_up
 from ..run._turns import output_violations
 from ._call_checks import plan_problems
 
-# Problems `data_problems` already reports (with the expression's position) for every plan and the solution.
-_REPORTED = frozenset(("expression", "outputMethod"))
+
+def _reported(problem: Problem) -> bool:
+    """A problem `data_problems` already reports for every plan and the solution: a malformed expression (with its
+    position) or an unknown `_outputMethod` (a method the tool refuses is the set-up's alone)."""
+    return problem.type == "expression" or (problem.type == "outputMethod"
+                                            and problem.message.startswith("unknown _outputMethod"))
 
 
 def validate(
@@ -233,7 +237,7 @@ def _run_problems(
     setup = set_up(live, solution, known, code_tools, base, chain, reading, merged)
     kept = {index: told for index, problems in setup.structural.items()
             if isinstance(setup.plans[index].call, dict)  # not a call: `data_problems` said so already
-            and (told := [problem for problem in problems if problem.type not in _REPORTED])}
+            and (told := [problem for problem in problems if not _reported(problem)])}
     # A call the run repeats per instance (013) is named as the plan numbers it, with the instances refused.
     if kept and setup.origins is not None:
         kept = as_written(kept, setup.origins)

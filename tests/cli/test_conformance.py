@@ -104,3 +104,27 @@ def test_a_lazy_plan_counts_only_the_calls_that_have_not_run(capsys: Any, tmp_pa
     assert ran[-1]["data"] == {"d": 3}
     code, out, err = command(capsys, "run", doc.with_suffix(".once.json"), "--steps", 1)
     assert (code, json.loads(out), err) == (0, ran, "contextdeck: 0 call(s) run\n")
+
+
+def test_a_tool_rules_every_meta_property_it_declares(capsys: Any, tmp_path: Path) -> None:
+    """SPEC 6.2 (format.md §2): a tool's `properties._outputMethod` const prescribes the method of a call that gives
+    none, as `_outputPath`'s does its path; a call breaking any meta-property the tool declares is refused before it
+    runs, by validate and run as by the turn check."""
+    doc = copied(tmp_path, "meta_property_rules.json")
+    code, out, _ = command(capsys, "validate", doc)
+    assert code == 1
+    assert f"{doc}: message 2: call 2 (log): outputMethod: the tool prescribes _outputMethod 'push', not 'set'" in out
+    assert (f"{doc}: message 2: call 3 (log): call: _reasoningForCall 'far longer than twelve' is not allowed by the "
+            "tool: 'far longer than twelve' is too long") in out
+    ran, err = run_twice(capsys, doc)
+    assert [m["type"] for m in ran[3:]] == ["data", "data", "error", "error"]
+    assert ran[3]["_outputMethod"] == "push"
+    code, out, _ = command(capsys, "resolve", doc.with_suffix(".once.json"), "†state.log")
+    assert (code, json.loads(out)) == (0, ["a", "b"])
+    turn = tmp_path / "turn.json"
+    plan = json.loads(doc.read_text())[2]["plan"]
+    turn.write_text(json.dumps({"calls": plan[2:], "output": None}))
+    code, _, err = command(capsys, "run", doc, "--turn", turn)
+    assert code == 1
+    assert "turn refused: $.calls[0]._outputMethod: 'push' was expected" in err
+    assert "turn refused: $.calls[1]._reasoningForCall: 'far longer than twelve' is too long" in err

@@ -31,7 +31,8 @@ def _maybe(values: list[Any]) -> st.SearchStrategy[Any]:
 @st.composite
 def tools(draw: st.DrawFn) -> dict[str, Any]:
     """A tool `t` with an integer parameter (or integers a `push` made), maybe required, maybe a prescribed or a
-    patterned output path, maybe required too, and a typed `_output`: an integer, which `n` may read."""
+    patterned output path, maybe required too, maybe rules of its calls' method, instance and reasons, and a typed
+    `_output`: an integer, which `n` may read."""
     properties: dict[str, Any] = {"_tool": {"const": "t"},
                                   "n": {"type": ["integer", "array"], "items": {"type": "integer"}},
                                   "_output": {"type": "integer", "minimum": 0}}
@@ -41,6 +42,15 @@ def tools(draw: st.DrawFn) -> dict[str, Any]:
         properties["_outputPath"] = {"const": "†state.x"}
     elif path == "pattern":
         properties["_outputPath"] = {"type": "string", "pattern": "^†state\\."}
+    method = draw(st.sampled_from(["free", "const", "enum"]))  # SPEC 6.2: it rules its other meta-properties too
+    if method == "const":
+        properties["_outputMethod"] = {"const": "push"}
+    elif method == "enum":
+        properties["_outputMethod"] = {"enum": ["merge", "push"]}
+    if draw(st.booleans()):
+        properties["_instance"] = {"enum": ["①"]}
+    if draw(st.booleans()):
+        properties["_reasoningForCall"] = {"type": "string", "maxLength": 3}
     required = draw(st.lists(st.sampled_from(["n", "_outputPath"]), unique=True))
     if required:
         schema["required"] = required
@@ -59,6 +69,7 @@ def calls(draw: st.DrawFn) -> dict[str, Any]:
                         ("_outputPath", ["†state.x", "†state.y", "bad", 5, "†state.x || †state.y", "†state.", None]),
                         ("_outputMethod", ["merge", "bad", 3, "push", None]),
                         ("_instance", ["①", "③", 2, None]),
+                        ("_reasoningForCall", ["ok", "too long", 5]),
                         ("_scopes", [["state"], "state", ["nope"], ["†state.a"]]),
                         ("_delegate", ["https://example.com/d.json", "d.json", "", 5])):
         value = draw(_maybe(values))
