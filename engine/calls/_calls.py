@@ -412,7 +412,7 @@ class ToolChecks:
             except SchemaFault as fault:
                 made = _unusable(plan, fault)
             else:
-                made = _output_unusable(plan) or made
+                made = _output_unusable(plan) or _rules_unusable(plan) or made
             self._made[plan.tool_name] = made
         return made
 
@@ -442,6 +442,18 @@ def _output_unusable(plan: CallPlan) -> Problem | None:
     except SchemaFault as fault:
         return Problem("output", unusable_schema(plan.tool_name, _placed(plan.tool.schema) or fault))
     return None
+
+
+def _rules_unusable(plan: CallPlan) -> Problem | None:
+    """A tool whose rule of a meta-property cannot be used (`_meta_rules`: `_instance` with a bad `pattern`): the
+    composed `calls` item holds it, so a turn could not be checked, nor its calls; every call fails before it runs,
+    in the words `validate` gives the tool's message."""
+    assert plan.tool is not None
+    assert plan.tool_name is not None  # a schema was found: the call names its tool
+    if not _meta_rules(plan.tool):
+        return None
+    fault = _placed(plan.tool.schema)
+    return Problem("parameters", unusable_schema(plan.tool_name, fault)) if fault is not None else None
 
 
 def _placed(schema: dict[str, Any]) -> SchemaFault | None:

@@ -134,6 +134,21 @@ def test_validate_a_run_and_the_turn_check_refuse_the_same_calls(tool: dict[str,
     assert _refused_by_the_turn_check(context, solution) == ran
 
 
+@pytest.mark.parametrize("rule", [{"type": 5}, {"type": "string", "pattern": "["}])
+def test_a_meta_property_rule_no_validator_can_use_refuses_every_call(rule: dict[str, Any]) -> None:
+    """A tool whose rule of a meta-property cannot be used (format.md §6): its calls are refused by all three, a call
+    that gives no such meta-property too (the turn check's `calls` item holds the rule)."""
+    tool = {"type": "tool", "tool": {"t": {"type": "object", "properties": {"_tool": {"const": "t"},
+                                                                            "_reasoningForCall": rule}}}}
+    solution = {"calls": [{"_tool": "t", "_output": 1, "_outputPath": "†state.x"},
+                          {"_tool": "t", "_output": 2, "_outputPath": "†state.y", "_reasoningForCall": "why"}],
+                "output": None}
+    context = [tool, STATE]
+    assert _refused_by_a_run(context, solution) == {0, 1}
+    assert _refused_by_validate(context, solution) == {0, 1}
+    assert _refused_by_the_turn_check(context, solution) == {0, 1}
+
+
 def test_the_turn_check_refuses_what_a_run_refuses_before_it_starts() -> None:
     """A malformed output path, an unknown method, scopes that are not kinds, a `††` literal that breaks the schema
     and an output path the tool requires: each at its field. A prescribed path the call leaves out is filled."""
