@@ -306,7 +306,8 @@ def plan_call(index: int, call: Any, tools: dict[str, ToolDefinition], activitie
         problems += _meta_problems(call, reading.meta_rules)
     method = call.get("_outputMethod")
     if method is None:  # absent, or null: the tool's prescribed method (SPEC 6.2, as a path), else `set`
-        prescribed_method = dict(reading.meta_rules).get("_outputMethod", {}).get("const")
+        rules = dict(reading.meta_rules) if reading.meta_rules else {}  # most tools rule none
+        prescribed_method = rules.get("_outputMethod", {}).get("const")
         method = prescribed_method if prescribed_method in METHODS else "set"
     elif method not in METHODS:
         text = f"unknown _outputMethod {method!r}; expected one of {', '.join(METHODS)}"
