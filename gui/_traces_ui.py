@@ -1,16 +1,16 @@
 """File → Import… and File → Export…: an agent's trace in as an unsaved document, the open run out.
 
-Import asks for the file, then shows what it holds (its format, one context per trace, the warnings) with the
-redaction rules to apply; the chosen context opens as an untitled document, nothing written until it is
-saved. Export writes the open document as OTLP JSON spans, or the request at the cursor as an OpenAI chat
-completions body (docs/format.md §10).
+Import asks for the file (or several OTLP files, read as one), then shows what it holds (its format, one context
+per trace, the warnings) with the redaction rules to apply; the chosen context opens as an untitled document,
+nothing written until it is saved. Export writes the open document as OTLP JSON spans, or the request at the
+cursor as an OpenAI chat completions body (docs/format.md §10).
 """
 
 from __future__ import annotations
 
 import asyncio
 import html
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -169,10 +169,11 @@ class TracesUI(QObject):
 
     # -- prompts -----------------------------------------------------------------------------------
 
-    def ask_import_path(self) -> str | None:
-        path, _ = QFileDialog.getOpenFileName(self.window.window(), "Import a trace", self.window.files.folder(),
-                                              IMPORT_FILTERS)
-        return path or None
+    def ask_import_paths(self) -> list[str]:
+        """The files chosen (none: cancelled); several are OTLP files read as one (spans, and their log records)."""
+        paths, _ = QFileDialog.getOpenFileNames(self.window.window(), "Import a trace", self.window.files.folder(),
+                                                IMPORT_FILTERS)
+        return paths
 
     def ask_import_choice(self, name: str, imported: list[Imported]) -> ImportChoice | None:
         dialog = ImportDialog(name, imported, self.window.window())
@@ -215,19 +216,21 @@ class TracesUI(QObject):
     # -- commands -----------------------------------------------------------------------------------
 
     def import_dialog(self) -> asyncio.Task[bool] | None:
-        path = self.ask_import_path()
-        return None if path is None else self.import_path(path)
+        paths = self.ask_import_paths()
+        return self.import_path(paths[0], paths[1:]) if paths else None
 
-    def import_path(self, path: str) -> asyncio.Task[bool]:
-        """Read `path` on a worker thread ("Reading…" with Cancel), then let the user choose and redact, and open
-        the result unsaved. The task's result: whether a document opened."""
+    def import_path(self, path: str, more: Sequence[str] = ()) -> asyncio.Task[bool]:
+        """Read `path` (and `more` OTLP files with it, `import_trace`) on a worker thread ("Reading…" with Cancel),
+        then let the user choose and redact, and open the result unsaved. The task's result: whether a document
+        opened."""
         self.cancel_import()
-        reading = QProgressDialog(f"Reading {Path(path).name}…", "Cancel", 0, 0, self.window.window())
+        names = " and ".join(Path(each).name for each in (path, *more))
+        reading = QProgressDialog(f"Reading {names}…", "Cancel", 0, 0, self.window.window())
         reading.setWindowTitle("Import a trace")
         reading.setMinimumDuration(0)
         reading.setAutoClose(False)
         reading.setAutoReset(False)
-        task = spawn(self._import(path, reading))
+        task = spawn(self._import(path, reading, more))
         reading.canceled.connect(task.cancel)
         reading.open()
         self.reading, self.task = reading, task
@@ -237,9 +240,9 @@ class TracesUI(QObject):
         if self.task is not None and not self.task.done():
             self.task.cancel()
 
-    async def _import(self, path: str, reading: QProgressDialog) -> bool:
+    async def _import(self, path: str, reading: QProgressDialog, more: Sequence[str]) -> bool:
         try:
-            imported = await asyncio.to_thread(import_trace, path)
+            imported = await asyncio.to_thread(import_trace, path, more=more)
         except asyncio.CancelledError:
             self.window.statusBar().showMessage(f"Import of {Path(path).name} cancelled.", 10_000)
             return False

@@ -221,6 +221,8 @@ def test_every_file_dialog_of_the_file_menu_starts_beside_the_document(
     asked: dict[str, str] = {}
     monkeypatch.setattr(QFileDialog, "getOpenFileName",
                         lambda parent, title, folder, filters: (asked.__setitem__(title, folder), ("", ""))[1])
+    monkeypatch.setattr(QFileDialog, "getOpenFileNames",  # Import Trace… takes several files
+                        lambda parent, title, folder, filters: (asked.__setitem__(title, folder), ([], ""))[1])
     monkeypatch.setattr(QFileDialog, "getExistingDirectory",
                         lambda parent, title, folder: (asked.__setitem__(title, folder), "")[1])
     window = open_window(doc)

@@ -14,7 +14,7 @@ from PySide6.QtCore import QDir, Qt
 from PySide6.QtGui import QTextDocumentFragment
 from PySide6.QtWidgets import QApplication, QComboBox, QDialog, QFileDialog, QLabel, QLineEdit, QPushButton
 
-from contextdeck.engine import import_bytes, import_trace
+from contextdeck.engine import Redaction, import_bytes, import_trace
 from contextdeck.gui import _files_ui as files_ui
 from contextdeck.gui import _traces_ui as traces_ui
 from contextdeck.gui._inspector._calls import DETAIL, STATUS, TOOL
@@ -300,7 +300,7 @@ def test_the_import_shortcut_asks_for_a_file(qtbot: Any, open_window: Any) -> No
     """Ctrl+Shift+I reaches File → Import Trace… from the keyboard (a cancelled file dialog opens nothing)."""
     window = open_window(None)
     asked: list[bool] = []
-    window.traces.ask_import_path = lambda: asked.append(True)  # type: ignore[attr-defined]
+    window.traces.ask_import_paths = lambda: asked.append(True) or []  # type: ignore[attr-defined]
     qtbot.keyClick(window, "I", Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
     qtbot.waitUntil(lambda: asked == [True])
     # The click leaves Shift down in the application's modifier state: a later test's Delete would be Shift+Delete
@@ -340,10 +340,10 @@ def test_an_import_reads_the_file_off_the_gui_thread_and_can_be_cancelled(
     on_main: list[bool] = []
     read = traces_ui.import_trace
 
-    def slow_read(path: str) -> Any:
+    def slow_read(path: str, **options: Any) -> Any:
         on_main.append(threading.current_thread() is threading.main_thread())
         release_read.wait(10)
-        return read(path)
+        return read(path, **options)
 
     monkeypatch.setattr(traces_ui, "import_trace", slow_read)
     task = traces.import_path(str(source))
@@ -471,3 +471,29 @@ def test_an_imported_trace_leaves_the_window_as_narrow_as_before(qtbot: Any, ope
     qtbot.waitUntil(lambda: "then turn 2" in window.agent_run.turn_label.text())  # type: ignore[attr-defined]
     assert "(unsaved)" in window.experiments.dataset_label.text()  # type: ignore[attr-defined]
     assert window.minimumSizeHint().width() <= least
+
+
+def test_several_otlp_files_chosen_are_imported_as_one(qtbot: Any, open_window: Any, tmp_path: Path) -> None:
+    """File → Import Trace… takes several files: a trace's spans and, in a file of their own, their log records are
+    read as one (format.md §10); the progress names both."""
+    trace, span_id = "ab" * 16, "11" * 8
+    body = {"kvlistValue": {"values": [{"key": "content", "value": {"stringValue": "Hi"}}]}}
+    said = {"kvlistValue": {"values": [{"key": "content", "value": {"stringValue": "Hello!"}}]}}
+    choice = {"kvlistValue": {"values": [{"key": "finish_reason", "value": {"stringValue": "stop"}},
+                                         {"key": "message", "value": said}]}}
+    logs = {"resourceLogs": [{"scopeLogs": [{"logRecords": [
+        {"timeUnixNano": "1", "traceId": trace, "spanId": span_id, "eventName": "gen_ai.user.message", "body": body},
+        {"timeUnixNano": "2", "traceId": trace, "spanId": span_id, "eventName": "gen_ai.choice", "body": choice}]}]}]}
+    spans = {"resourceSpans": [{"scopeSpans": [{"spans": [{
+        "traceId": trace, "spanId": span_id, "name": "chat m", "startTimeUnixNano": "0", "endTimeUnixNano": "10",
+        "attributes": [{"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}}]}]}]}]}
+    (tmp_path / "spans.json").write_text(json.dumps(spans))
+    (tmp_path / "logs.json").write_text(json.dumps(logs))
+    window = open_window(None)
+    traces = window.traces  # type: ignore[attr-defined]
+    traces.ask_import_paths = lambda: [str(tmp_path / "spans.json"), str(tmp_path / "logs.json")]
+    traces.ask_import_choice = lambda _name, found: ImportChoice(found[0], Redaction.parse([]))
+    task = traces.import_dialog()
+    assert traces.reading.labelText() == "Reading spans.json and logs.json…"
+    assert imported(qtbot, task)
+    assert window.session.document.solution["output"] == "Hello!"
