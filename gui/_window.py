@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QChildEvent, QEvent, QModelIndex, QObject, QRect, QSettings, QSize, Qt
+from PySide6.QtCore import QChildEvent, QEvent, QModelIndex, QObject, QSettings, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QFont, QFontMetrics, QGuiApplication
 from PySide6.QtWidgets import (
     QApplication,
@@ -45,6 +45,7 @@ from ._glyphs import name_qt_buttons
 from ._icons import icon
 from ._inspector import install_inspector
 from ._keyboard import install_keyboard
+from ._layout import DockWindow, show_whole_titles
 from ._llm import LLMView
 from ._message_editor import NEW_MESSAGES, Catalogs, FormsAhead, MessageEditor
 from ._models import install_models
@@ -63,18 +64,11 @@ from ._turns import install_turns
 from ._watches import WatchPanel
 
 MENUS = ("File", "Edit", "View", "Run", "Help")
-DEFAULT_SIZE = QSize(1400, 860)  # a first start's size, on a screen with room for it
-# View's entries for the docks, each with a letter of its own in that menu (a dock's title has none).
-DOCK_ENTRIES = {"Timeline": "Timeli&ne", "State": "&State", "LLM view": "&LLM view", "Watches": "&Watches",
-                "Calls": "&Calls", "Call inspector": "Call &inspector", "Output audit": "&Output audit",
-                "Plan graph": "&Plan graph", "Delegate session": "&Delegate session", "Call stack": "Call stac&k",
-                "Experiments": "E&xperiments"}
 TITLE_BAR_BUTTONS = 160  # what a window manager's icon and minimise, maximise and close buttons take of a title bar
-FRAME = QSize(16, 48)  # what a window manager's frame and title bar add around it (resize() leaves them out)
 _log = logging.getLogger(__name__)
 
 
-class MainWindow(QMainWindow):
+class MainWindow(DockWindow):
     """The workbench window over `session.document`."""
 
     def __init__(self, settings: QSettings, session: DocumentSession | None = None) -> None:
@@ -228,20 +222,6 @@ class MainWindow(QMainWindow):
     def context(self) -> Context:
         """The open document's context (the engine's own object)."""
         return self.session.document.context
-
-    def add_dock(self, widget: QWidget, title: str, area: Qt.DockWidgetArea) -> QDockWidget:
-        """Add a panel as a dock (listed in View, its place saved with the layout)."""
-        dock = QDockWidget(title, self)
-        dock.setObjectName(title.replace(" ", "") + "Dock")
-        dock.setWidget(widget)
-        self.addDockWidget(area, dock)
-        dock.toggleViewAction().setText(DOCK_ENTRIES.get(title, title))
-        view = self._menus["View"]
-        if view.actions():
-            view.insertAction(view.actions()[0], dock.toggleViewAction())
-        else:
-            view.addAction(dock.toggleViewAction())
-        return dock
 
     def menu(self, name: str) -> QMenu:
         """The menu `name`: File, Edit, View, Run or Help."""
@@ -459,7 +439,7 @@ class MainWindow(QMainWindow):
         self.diagnostics_label.setText("No problems" if count == 0 else f"⚠ {count} problem{'s' * (count != 1)}")
         self.diagnostics_label.setToolTip("Diagnostics from validate(): schemas, references and write conflicts")
 
-    # -- theme, layout, closing ------------------------------------------------------------------------
+    # -- theme, closing ----------------------------------------------------------------------------
 
     def set_theme(self, theme: str) -> None:
         """"system" (follow the desktop's light or dark), "light" or "dark"; remembered in the settings."""
@@ -475,73 +455,6 @@ class MainWindow(QMainWindow):
         the docks on screen."""
         parts: list[QWidget | None] = [self.centralWidget(), *self.findChildren(QDockWidget)]
         return [part for part in parts if part is not None and part.isVisible() and part.updatesEnabled()]
-
-    def _restore_layout(self) -> None:
-        self._default_layout = self.saveState()  # every panel is in its first place: View → Reset Layout's target
-        geometry = self.settings.value("window/geometry")
-        state = self.settings.value("window/state")
-        if not isinstance(geometry, QByteArray) or not self.restoreGeometry(geometry):
-            self.setGeometry(first_geometry(self.screen().availableGeometry(), self.minimumSizeHint()))
-            self._default_dock_sizes()
-        if isinstance(state, QByteArray):
-            self.restoreState(state)
-
-    def _default_dock_sizes(self) -> None:
-        self.resizeDocks([self.timeline_dock, self.state_dock], [420, 440], Qt.Orientation.Horizontal)
-        self.resizeDocks([self.watch_dock], [210], Qt.Orientation.Vertical)
-        right = Qt.DockWidgetArea.RightDockWidgetArea
-        below = [dock for dock in self.findChildren(QDockWidget) if self.dockWidgetArea(dock) == right and
-                 dock is not self.state_dock and dock not in self.tabifiedDockWidgets(self.state_dock)]
-        if below:  # a second group under the state's (the run's docks): the call inspector has more parts to show
-            self.resizeDocks([self.state_dock, below[0]], [self.height() * 2 // 5, self.height() * 3 // 5],
-                             Qt.Orientation.Vertical)
-
-    def restoreState(self, state: QByteArray | bytes | bytearray | memoryview, version: int | None = 0) -> bool:
-        """Qt's, with the keys left where they were: each dock laid out anew is hidden a moment, and Qt moved the
-        focus on down its chain (a document with a layout of its own opened with the keys in the calls table, its
-        first call selected by the focus passing through)."""
-        focused = QApplication.focusWidget()
-        if focused is None or not self.isAncestorOf(focused):
-            return super().restoreState(state, version or 0)
-        focused.clearFocus()  # nothing has the keys to move on while the docks are laid out anew
-        restored = super().restoreState(state, version or 0)
-        if focused.isVisible():
-            focused.setFocus(Qt.FocusReason.OtherFocusReason)
-        else:  # its dock is closed in this layout: the first control, as Qt would have chosen
-            self.focusNextPrevChild(True)
-        return restored
-
-    def reset_layout(self) -> None:
-        """Every dock and the toolbar back in its first place, shown, docked and sized as on a first start
-        (View → Reset Layout): the way back from a dock closed, floated or dragged somewhere unhelpful.
-        The window's size and place on the screen stay as they are."""
-        self.restoreState(self._default_layout)
-        self._default_dock_sizes()
-        self.state_dock.raise_()
-        self.hide_stale_tab_strips()
-
-    def save_layout(self) -> None:
-        """The window's place on the screen and the dock layout of the next start (also the open document's own)."""
-        self.settings.setValue("window/geometry", self.saveGeometry())
-        self.settings.setValue("window/state", self.saveState())
-        self.settings.sync()
-        self.document_settings.keep_layout()
-
-    def hide_stale_tab_strips(self) -> None:
-        """Hides the dock tab strips that no group of docks uses any more.
-
-        Tabbing the docks one by one (State and LLM view, then the inspector's…) leaves Qt's strips of the
-        groups on the way shown where they were made, over the timeline and the calls panel, until a layout is
-        restored; a strip is in use when its titles are those of a group of docks tabbed together now."""
-        groups = set()
-        for dock in self.findChildren(QDockWidget):
-            together = self.tabifiedDockWidgets(dock)
-            if together:
-                groups.add(frozenset(d.windowTitle() for d in (dock, *together)))
-        for bar in self.findChildren(QTabBar):
-            if bar.parentWidget() is self and not bar.isHidden() and \
-                    frozenset(bar.tabText(i) for i in range(bar.count())) not in groups:
-                bar.hide()
 
     def event(self, event: QEvent) -> bool:
         if event.type() == QEvent.Type.UpdateRequest and self._painted_turn is None:
@@ -595,21 +508,3 @@ class MainWindow(QMainWindow):
         if files:
             event.acceptProposedAction()
             self.files.open_path(files[0])
-
-
-def first_geometry(room: QRect, least: QSize) -> QRect:
-    """A first start's place: `DEFAULT_SIZE`, smaller where the screen's free area `room` (without panels or
-    docks) has less, frame included, and centred in it (a 1280×800 screen gets the whole of its height); never
-    under `least`, the window's minimum (smaller, Qt lays the whole window out again at every edit)."""
-    size = DEFAULT_SIZE.boundedTo(room.size() - FRAME).expandedTo(least)
-    place = QRect(0, 0, size.width(), size.height())
-    place.moveCenter(room.center())
-    return place
-
-
-def show_whole_titles(tabs: QTabBar) -> None:
-    """Qt elides every tab of a dock area to fit ("St…", "LLM vi…"); whole titles, with scroll arrows when
-    they do not fit, read better."""
-    tabs.setElideMode(Qt.TextElideMode.ElideNone)
-    tabs.setUsesScrollButtons(True)
-    tabs.setExpanding(False)

@@ -12,7 +12,7 @@ from typing import Any
 from PySide6.QtCore import QRect, QSettings, QSize
 
 from contextdeck.gui._app import create_window
-from contextdeck.gui._window import DEFAULT_SIZE, FRAME, first_geometry
+from contextdeck.gui._layout import DEFAULT_SIZE, FRAME, first_geometry
 
 
 def test_a_first_start_fits_a_small_screen_and_keeps_its_size_on_a_big_one() -> None:

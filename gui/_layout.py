@@ -1,0 +1,137 @@
+"""`DockWindow`: the main window's docks and their layout: each panel's dock listed in View, the first start's
+place and sizes, the layout saved for the next start, restored and reset (View → Reset Layout).
+
+`MainWindow` (gui/_window.py) is one; it makes the docks this lays out.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QByteArray, QRect, QSettings, QSize, Qt
+from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QMenu, QTabBar, QWidget
+
+if TYPE_CHECKING:
+    from ._document_settings import DocumentSettings
+
+DEFAULT_SIZE = QSize(1400, 860)  # a first start's size, on a screen with room for it
+# View's entries for the docks, each with a letter of its own in that menu (a dock's title has none).
+DOCK_ENTRIES = {"Timeline": "Timeli&ne", "State": "&State", "LLM view": "&LLM view", "Watches": "&Watches",
+                "Calls": "&Calls", "Call inspector": "Call &inspector", "Output audit": "&Output audit",
+                "Plan graph": "&Plan graph", "Delegate session": "&Delegate session", "Call stack": "Call stac&k",
+                "Experiments": "E&xperiments"}
+FRAME = QSize(16, 48)  # what a window manager's frame and title bar add around it (resize() leaves them out)
+
+
+class DockWindow(QMainWindow):
+    """A main window whose panels are docks, with the layout kept in `settings` and the open document's own."""
+
+    settings: QSettings
+    document_settings: DocumentSettings
+    timeline_dock: QDockWidget
+    state_dock: QDockWidget
+    watch_dock: QDockWidget
+    _menus: dict[str, QMenu]
+    _default_layout: QByteArray
+
+    def add_dock(self, widget: QWidget, title: str, area: Qt.DockWidgetArea) -> QDockWidget:
+        """Add a panel as a dock (listed in View, its place saved with the layout)."""
+        dock = QDockWidget(title, self)
+        dock.setObjectName(title.replace(" ", "") + "Dock")
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        dock.toggleViewAction().setText(DOCK_ENTRIES.get(title, title))
+        view = self._menus["View"]
+        if view.actions():
+            view.insertAction(view.actions()[0], dock.toggleViewAction())
+        else:
+            view.addAction(dock.toggleViewAction())
+        return dock
+
+
+    def _restore_layout(self) -> None:
+        self._default_layout = self.saveState()  # every panel is in its first place: View → Reset Layout's target
+        geometry = self.settings.value("window/geometry")
+        state = self.settings.value("window/state")
+        if not isinstance(geometry, QByteArray) or not self.restoreGeometry(geometry):
+            self.setGeometry(first_geometry(self.screen().availableGeometry(), self.minimumSizeHint()))
+            self._default_dock_sizes()
+        if isinstance(state, QByteArray):
+            self.restoreState(state)
+
+    def _default_dock_sizes(self) -> None:
+        self.resizeDocks([self.timeline_dock, self.state_dock], [420, 440], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.watch_dock], [210], Qt.Orientation.Vertical)
+        right = Qt.DockWidgetArea.RightDockWidgetArea
+        below = [dock for dock in self.findChildren(QDockWidget) if self.dockWidgetArea(dock) == right and
+                 dock is not self.state_dock and dock not in self.tabifiedDockWidgets(self.state_dock)]
+        if below:  # a second group under the state's (the run's docks): the call inspector has more parts to show
+            self.resizeDocks([self.state_dock, below[0]], [self.height() * 2 // 5, self.height() * 3 // 5],
+                             Qt.Orientation.Vertical)
+
+    def restoreState(self, state: QByteArray | bytes | bytearray | memoryview, version: int | None = 0) -> bool:
+        """Qt's, with the keys left where they were: each dock laid out anew is hidden a moment, and Qt moved the
+        focus on down its chain (a document with a layout of its own opened with the keys in the calls table, its
+        first call selected by the focus passing through)."""
+        focused = QApplication.focusWidget()
+        if focused is None or not self.isAncestorOf(focused):
+            return super().restoreState(state, version or 0)
+        focused.clearFocus()  # nothing has the keys to move on while the docks are laid out anew
+        restored = super().restoreState(state, version or 0)
+        if focused.isVisible():
+            focused.setFocus(Qt.FocusReason.OtherFocusReason)
+        else:  # its dock is closed in this layout: the first control, as Qt would have chosen
+            self.focusNextPrevChild(True)
+        return restored
+
+    def reset_layout(self) -> None:
+        """Every dock and the toolbar back in its first place, shown, docked and sized as on a first start
+        (View → Reset Layout): the way back from a dock closed, floated or dragged somewhere unhelpful.
+        The window's size and place on the screen stay as they are."""
+        self.restoreState(self._default_layout)
+        self._default_dock_sizes()
+        self.state_dock.raise_()
+        self.hide_stale_tab_strips()
+
+    def save_layout(self) -> None:
+        """The window's place on the screen and the dock layout of the next start (also the open document's own)."""
+        self.settings.setValue("window/geometry", self.saveGeometry())
+        self.settings.setValue("window/state", self.saveState())
+        self.settings.sync()
+        self.document_settings.keep_layout()
+
+    def hide_stale_tab_strips(self) -> None:
+        """Hides the dock tab strips that no group of docks uses any more.
+
+        Tabbing the docks one by one (State and LLM view, then the inspector's…) leaves Qt's strips of the
+        groups on the way shown where they were made, over the timeline and the calls panel, until a layout is
+        restored; a strip is in use when its titles are those of a group of docks tabbed together now."""
+        groups = set()
+        for dock in self.findChildren(QDockWidget):
+            together = self.tabifiedDockWidgets(dock)
+            if together:
+                groups.add(frozenset(d.windowTitle() for d in (dock, *together)))
+        for bar in self.findChildren(QTabBar):
+            if bar.parentWidget() is self and not bar.isHidden() and \
+                    frozenset(bar.tabText(i) for i in range(bar.count())) not in groups:
+                bar.hide()
+
+
+
+
+def first_geometry(room: QRect, least: QSize) -> QRect:
+    """A first start's place: `DEFAULT_SIZE`, smaller where the screen's free area `room` (without panels or
+    docks) has less, frame included, and centred in it (a 1280×800 screen gets the whole of its height); never
+    under `least`, the window's minimum (smaller, Qt lays the whole window out again at every edit)."""
+    size = DEFAULT_SIZE.boundedTo(room.size() - FRAME).expandedTo(least)
+    place = QRect(0, 0, size.width(), size.height())
+    place.moveCenter(room.center())
+    return place
+
+
+def show_whole_titles(tabs: QTabBar) -> None:
+    """Qt elides every tab of a dock area to fit ("St…", "LLM vi…"); whole titles, with scroll arrows when
+    they do not fit, read better."""
+    tabs.setElideMode(Qt.TextElideMode.ElideNone)
+    tabs.setUsesScrollButtons(True)
+    tabs.setExpanding(False)
