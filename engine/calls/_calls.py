@@ -307,8 +307,11 @@ def plan_call(index: int, call: Any, tools: dict[str, ToolDefinition], activitie
     method = call.get("_outputMethod")
     if method is None:  # absent, or null: the tool's prescribed method (SPEC 6.2, as a path), else `set`
         rules = dict(reading.meta_rules) if reading.meta_rules else {}  # most tools rule none
-        prescribed_method = rules.get("_outputMethod", {}).get("const")
-        method = prescribed_method if prescribed_method in METHODS else "set"
+        method = rules.get("_outputMethod", {}).get("const", "set")
+        if method not in METHODS:  # the tool's, not the call's: its own method check cannot see it
+            text = f"the tool prescribes _outputMethod {method!r}, which is not one of {', '.join(METHODS)}"
+            problems += (Problem("outputMethod", text, "$._outputMethod"),)
+            method = "set"
     elif method not in METHODS:
         text = f"unknown _outputMethod {method!r}; expected one of {', '.join(METHODS)}"
         problems += (Problem("outputMethod", text, "$._outputMethod"),)

@@ -42,9 +42,11 @@ def tools(draw: st.DrawFn) -> dict[str, Any]:
         properties["_outputPath"] = {"const": "†state.x"}
     elif path == "pattern":
         properties["_outputPath"] = {"type": "string", "pattern": "^†state\\."}
-    method = draw(st.sampled_from(["free", "const", "enum"]))  # SPEC 6.2: it rules its other meta-properties too
+    method = draw(st.sampled_from(["free", "const", "enum", "no method"]))  # SPEC 6.2: it rules the others too
     if method == "const":
         properties["_outputMethod"] = {"const": "push"}
+    elif method == "no method":
+        properties["_outputMethod"] = {"const": "pushh"}
     elif method == "enum":
         properties["_outputMethod"] = {"enum": ["merge", "push"]}
     if draw(st.booleans()):
@@ -147,6 +149,18 @@ def test_a_meta_property_rule_no_validator_can_use_refuses_every_call(rule: dict
     assert _refused_by_a_run(context, solution) == {0, 1}
     assert _refused_by_validate(context, solution) == {0, 1}
     assert _refused_by_the_turn_check(context, solution) == {0, 1}
+
+
+def test_a_prescribed_method_that_is_no_method_refuses_a_call_that_gives_none() -> None:
+    """A tool's `const` `_outputMethod` is the method of a call that gives none (format.md §2): one that is no method
+    refuses the call, as an unknown method the call gives would, rather than run it `set`."""
+    tool = {"type": "tool", "tool": {"t": {"type": "object", "properties": {"_tool": {"const": "t"},
+                                                                            "_outputMethod": {"const": "pushh"}}}}}
+    solution = {"calls": [{"_tool": "t", "_output": 1, "_outputPath": "†state.x"}], "output": None}
+    context = [tool, STATE]
+    assert _refused_by_a_run(context, solution) == {0}
+    assert _refused_by_validate(context, solution) == {0}
+    assert _refused_by_the_turn_check(context, solution) == {0}
 
 
 def test_the_turn_check_refuses_what_a_run_refuses_before_it_starts() -> None:
