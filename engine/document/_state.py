@@ -20,7 +20,7 @@ from typing import Any
 
 from ..protocol._expressions import Expression, Reference
 from ..protocol._messages import MISSING, Path, Write, get_path
-from ..protocol._methods import WRITE_METHODS
+from ..protocol._methods import WRITE_METHODS, Owned
 from ..resolve import _paranoid
 from ..resolve._graveyard import let_go
 from ..resolve._incremental._blame import Blame
@@ -59,9 +59,9 @@ def _all_paths(value: Any) -> Iterator[Path]:
         stack.extend(((*path, str(key)), child) for key, child in items)
 
 
-def _touched(write: Write, before: Any, appends: Callable[[Any], list[Any]] | None) -> Iterator[Path]:
+def _touched(write: Write, start: int, appends: Callable[[Any], list[Any]] | None) -> Iterator[Path]:
     """The paths a write resets or adds to, among those that exist after it: its ancestors, its path and
-    what it writes there (what push and concat append: `appends`, onto `before`, the value there before it).
+    what it writes there (what push and concat append: `appends`, from `start`, the length of the array before).
 
     These are exactly the existing paths for which `resolve/_fold.py`'s `_effect` is "reset" or "add":
     above the write always; at and below it, every path inside the written value (a merge or an assign
@@ -75,22 +75,23 @@ def _touched(write: Write, before: Any, appends: Callable[[Any], list[Any]] | No
         yield from ((*path, *sub) for sub in _all_paths(write.value))
         return
     yield path
-    start = len(before) if isinstance(before, list) else 0
     for offset, item in enumerate(appends(write.value)):
         yield from ((*path, str(start + offset), *sub) for sub in _all_paths(item))
 
 
-def fold_step(root: Any, writer: dict[Path, int], index: int, write: Write) -> Generator[None, None, Any]:
-    """Apply one write as `resolve/_fold.py`'s `fold` does and return the new root; note the write in
-    `writer` as the latest source of every path it reset or added to (a big value: in slices)."""
-    updated, problem, _ = attempt(root, write)
-    if problem is not None:
-        return root
+def fold_step(root: Any, writer: dict[Path, int], index: int, write: Write, owned: Owned | None = None
+              ) -> Generator[None, None, Any]:
+    """Apply one write as `resolve/_fold.py`'s `fold` does (`owned`: in place, `write_at`) and return the new root;
+    note the write in `writer` as the latest source of every path it reset or added to (a big value: in slices)."""
     appends = WRITE_METHODS[write.method].appends
     before = MISSING if appends is None else get_path(root, write.path)
-    if isinstance(before, list) and len(before) >= FOLD_WORK:
+    length = len(before) if isinstance(before, list) else 0  # (before the write: it may append in place)
+    updated, problem, _ = attempt(root, write, owned)
+    if problem is not None:
+        return root
+    if length >= FOLD_WORK:
         yield  # it copied a long array (values are persistent): the clock is looked at after it
-    for number, target in enumerate(_touched(write, before, appends), 1):
+    for number, target in enumerate(_touched(write, length, appends), 1):
         if number % FOLD_WORK == 0:
             yield
         writer[target] = index
@@ -118,16 +119,18 @@ class Track:
         if done < self.done <= count:
             mark, done = self.last, self.done
         root, writer, message_id = mark.root, dict(mark.held), mark.after
+        owned = Owned()  # the containers made since the last mark (nobody sees `root` before the next)
         while done < count:
             if done % FOLD_WRITES == 0:
                 yield
             message_id = self.ids[done]
-            root = yield from fold_step(root, writer, store.order.index_of(message_id), store.writes[message_id])
+            root = yield from fold_step(root, writer, store.order.index_of(message_id), store.writes[message_id], owned)
             done += 1
             # A mark copies `writer` (which keeps paths gone since: they are never looked up, and pruning
             # would cost more than it saves), so marks are further apart when it is big.
             if done > counts[-1] and done - counts[-1] >= max(SPACING, len(writer) // 8):
                 marks.append(Checkpoint(message_id, root, writer))
+                owned.clear()
                 counts.append(done)
                 writer = dict(writer)
         self.last, self.done = Checkpoint(message_id, root, writer), done

@@ -223,15 +223,39 @@ def write_below(value: Any, path: Path, method: str, new: Any) -> Any:
 
 
 def _applied(method: Method, owned: Owned, existing: Any, new: Any) -> Any:
-    """`method` applied to `existing`, an owned array appended to in place; the array an appending method makes
-    is owned (not the message's own, nor what was there: a method may leave it)."""
+    """`method` applied to `existing`, an owned array appended to in place, an owned object merged or assigned
+    into in place; the array an appending method makes is owned (not the message's own, nor what was there: a
+    method may leave it)."""
     if method.appends is not None and type(existing) is list and owned.has(existing):
         existing.extend(method.apply([], new))  # what it appends to any array (or its `Conflict`)
         return existing
+    if method.apply in (_merge, _assign) and type(existing) is dict and type(new) is dict:  # the objects they make
+        if method.name == "assign" and not owned.has(existing):
+            return owned.made({**existing, **new})
+        later: list[tuple[dict[str, Any], str, Any]] = []
+        merged = _merged(existing, new, owned, later) if method.name == "merge" else existing
+        for target, key, value in later if method.name == "merge" else ((existing, k, v) for k, v in new.items()):
+            target[key] = value  # only now: a merge too deep for the stack raised before any change
+        return merged
     value = method.apply(existing, new)
     if method.appends is not None and value is not new and value is not existing:
         owned.made(value)
     return value
+
+
+def _merged(existing: Any, new: Any, owned: Owned, later: list[tuple[dict[str, Any], str, Any]]) -> Any:
+    """`deep_merge(existing, new)`, the objects it makes owned and the owned ones it merges into noted in `later`
+    (target, key, value) to be written in place after."""
+    if not (isinstance(existing, dict) and isinstance(new, dict)):
+        return new
+    target = existing if owned.has(existing) else owned.made(dict(existing))
+    for key, value in new.items():
+        merged = _merged(target[key], value, owned, later) if key in target else value
+        if target is not existing:
+            target[key] = merged  # (a copy nobody has seen yet)
+        elif merged is not existing.get(key, MISSING):
+            later.append((existing, key, merged))
+    return target
 
 
 def _write(node: Any, path: Path, depth: int, apply: Callable[[Any, Any], Any], new: Any, owned: Owned | None) -> Any:

@@ -356,22 +356,27 @@ class State:
         """A state that continues independently."""
         return State([probe.copy() for probe in self.probes], self.root)
 
-    def step(self, message_id: int, write: Write, order_key: int, last: bool = False) -> None:
+    def step(self, message_id: int, write: Write, order_key: int, last: bool = False, owned: Owned | None = None
+             ) -> None:
         """One step of `_fold.fold`, for every probe at once (`order_key`: the message's, for diagnostics).
 
         `last`: an append's one step over a kept fold's probes: a probe it changes is copied first (the others stay
-        shared), and kept sources grow by one copy into a new tuple, not a list `freeze` copies again."""
-        root, reason, concerns = attempt(self.root, write)
+        shared), and kept sources grow by one copy into a new tuple, not a list `freeze` copies again. `owned`: the
+        root's containers written in place (`write_at`), so effects are taken before the write."""
+        path = write.path
+        size = len(path)
+        old_root = self.root
+        effects = [_effect(write, old_root, p.path) if p.path[:size] == path[: len(p.path)] else None
+                   for p in self.probes] if owned is not None else None
+        root, reason, concerns = attempt(old_root, write, owned)
         if reason is not None:
             self._failed(order_key, reason, concerns, last)
             return
-        path = write.path
-        size = len(path)
-        old_root, self.root = self.root, root
+        self.root = root
         for index, probe in enumerate(self.probes):
             if probe.path[:size] != path[: len(probe.path)]:  # neither is a prefix of the other
                 continue
-            effect = _effect(write, old_root, probe.path)
+            effect = _effect(write, old_root, probe.path) if effects is None else effects[index]
             probe = self.probes[index] = probe.copy() if last and effect else probe
             if effect == "reset":
                 probe.sources = [message_id]
@@ -502,14 +507,16 @@ def checkpoint_every(lane: Lane) -> int:
 def fold_lane(state: State, layer: Layer, lane: Lane, writes: Sequence[Write], key: Key, limit: int | None = None,
         gaps: list[Gap] | None = None, *, after: int | None = None,
         checkpoints: list[Checkpoint[ProbeState]] | None = None,
-        converge: Callable[[int, State], Checkpoint[ProbeState] | None] | None = None) -> Checkpoint[ProbeState] | None:
+        converge: Callable[[int, State], Checkpoint[ProbeState] | None] | None = None,
+        owned: Owned | None = None) -> Checkpoint[ProbeState] | None:
     """Fold into `state` the writes of `layer` that can matter to `lane`, up to order key `limit`.
 
     Gaps scanned while the root was not an object are recorded in `gaps`: an edit inside one may
     change the result even though it is outside the lane. Tracks also pass: `after`, the write to
     resume after; `checkpoints`, to collect one every few writes; and `converge(id, state)`, which
     returns an old checkpoint when the fold has become equivalent to it: the fold then stops there and
-    returns it, so the caller can splice the old rest on.
+    returns it, so the caller can splice the old rest on; `owned`, the root's containers the fold may write in
+    place (`write_at`), which it clears at each checkpoint (`converge` too, where it keeps a value).
     """
     subset = layer.subset(lane)
     stop = len(subset) if limit is None else bisect_right(subset, limit, key=key)
@@ -519,12 +526,12 @@ def fold_lane(state: State, layer: Layer, lane: Lane, writes: Sequence[Write], k
     for position in range(first, stop + 1):
         following = subset[position] if position < stop else None
         if lane is not None and not isinstance(state.root, dict):
-            made = _scan_gap(state, layer, writes, key, previous, following, limit)
+            made = _scan_gap(state, layer, writes, key, previous, following, limit, owned)
             if gaps is not None:
                 gaps.append(Gap(previous, following) if made is None else Gap(previous, made, True))
         if following is None:
             return None
-        state.step(following, writes[following], key(following))
+        state.step(following, writes[following], key(following), owned=owned)
         root = state.root
         if lane is not None and type(root) is dict and len(root) > 1:
             # While the root is an object only the lane's key matters here: keeping that one key alone
@@ -537,11 +544,13 @@ def fold_lane(state: State, layer: Layer, lane: Lane, writes: Sequence[Write], k
                 return matched
         if checkpoints is not None and (position + 1) % every == 0:
             checkpoints.append(checkpoint(state, following, len(gaps or ())))
+            if owned is not None:
+                owned.clear()
     return None
 
 
 def _scan_gap(state: State, layer: Layer, writes: Sequence[Write], key: Key, previous: int | None,
-        following: int | None, limit: int | None) -> int | None:
+        following: int | None, limit: int | None, owned: Owned | None = None) -> int | None:
     """Fold every write of the layer after `previous` and before `following` until the root is an object
     again; the write that made it one (None: none did). The gap ends there: the writes after it cannot
     matter to the lane while the root stays an object, and only a write of the lane can make it something
@@ -555,7 +564,7 @@ def _scan_gap(state: State, layer: Layer, writes: Sequence[Write], key: Key, pre
         end = len(every) if limit is None else bisect_right(every, limit, key=key)
     for position in range(start, end):
         message_id = every[position]
-        state.step(message_id, writes[message_id], key(message_id))
+        state.step(message_id, writes[message_id], key(message_id), owned=owned)
         if isinstance(state.root, dict):
             return message_id
     return None

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ...protocol._messages import MISSING, Path, Write
+from ...protocol._methods import Owned
 from .._order import NOT_IN_ORDER
 from . import _index
 from ._index import Checkpoint, Gap, Layer, Probe, ProbeState, SourceEdit, Sources, State, checkpoint, fold_lane, kept
@@ -285,14 +286,16 @@ def full(
     state = _start(paths, base)
     gaps: list[Gap] = []
     checkpoints: list[TrackCheckpoint] = []
-    maker = MarksMaker(writes, state.root) if lane is None else None
+    owned = Owned()  # (nobody sees `state` until the fold is given out)
+    maker = MarksMaker(writes, state.root, owned) if lane is None else None
     after = None
     while True:
         subset = layer.subset(lane)
         first = 0 if after is None else bisect_right(subset, key(after), key=key)
         last = None if steps is None else _index.slice_end(subset, first, steps, writes, state.root)
         limit = None if last is None else key(last)
-        fold_lane(state, layer, lane, writes, key, limit, gaps, after=after, checkpoints=checkpoints, converge=maker)
+        fold_lane(state, layer, lane, writes, key, limit, gaps, after=after, checkpoints=checkpoints, converge=maker,
+                  owned=owned)
         if last is None:
             break
         if gaps and gaps[-1] == Gap(last, None):
@@ -300,6 +303,7 @@ def full(
         after = last
         yield None
     lanes = {} if maker is None else maker.made()
+    owned.clear()
     yield Fold(state if base is None else base.state, state, gaps, Marks(checkpoints), lanes=lanes)
 
 
@@ -348,10 +352,10 @@ class MarksMaker:
     called after each write with the state so far; the writes with a problem, the universal ones here, count
     in every lane): `lane_mark`'s."""
 
-    __slots__ = ("marks", "own", "universal", "writes")
+    __slots__ = ("marks", "own", "owned", "universal", "writes")
 
-    def __init__(self, writes: Sequence[Write], start: Any) -> None:
-        self.writes = writes
+    def __init__(self, writes: Sequence[Write], start: Any, owned: Owned) -> None:
+        self.writes, self.owned = writes, owned  # (cleared at a mark: the fold's containers are shared from then on)
         self.marks: dict[str, list[LaneMark]] | None = {} if start is MISSING or type(start) is dict else None
         self.own: dict[str, int] = {}  # per lane, its own writes so far
         self.universal = 0  # the writes in every lane's so far
@@ -370,6 +374,7 @@ class MarksMaker:
             kept = marks.setdefault(lane, [])
             if (mark := lane_mark(count + self.universal, message_id, lane_value(state.root, lane))) is not None:
                 kept.append(mark)
+                self.owned.clear()
 
     def made(self) -> LaneMarks:
         return {} if self.marks is None else {lane: tuple(marks) for lane, marks in self.marks.items()}

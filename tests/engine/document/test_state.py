@@ -105,9 +105,10 @@ def _counted_folds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     folded: list[int] = []
     step = _blame.fold_step
 
-    def counted(root: Any, writer: dict[tuple[str, ...], int], index: int, write: Any) -> Generator[None, None, Any]:
+    def counted(root: Any, writer: dict[tuple[str, ...], int], index: int, write: Any, owned: Any = None
+                ) -> Generator[None, None, Any]:
         folded.append(index)
-        return (yield from step(root, writer, index, write))
+        return (yield from step(root, writer, index, write, owned))
 
     monkeypatch.setattr(_blame, "fold_step", counted)
     return folded
@@ -302,3 +303,32 @@ def test_an_instance_fold_started_again_on_another_global_count_is_freed_in_slic
     assert any(free_some(float("inf")) for _ in range(5))  # (a writer still held when looked at: a later call)
     assert not _graveyard._buried
     state.close()
+
+
+def test_a_fold_never_changes_a_value_it_showed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The state's fold writes in place only what it made since its last mark: every mark's root and every state
+    given out is the resolved value at its cursor, and stays so while the fold goes on, back and forth."""
+    import copy
+
+    monkeypatch.setattr(_blame, "SPACING", 3)
+    messages: list[dict[str, Any]] = []
+    for n in range(60):
+        messages.append({"type": "state", "data": {f"k{n % 7}": {"n": n}, "items": {f"i{n}": [n]}}})
+        if n % 5 == 0:
+            messages.append({"type": "state", "data": {"n": n}, "_outputPath": "†state.items.i0",
+                             "_outputMethod": "push"})
+            messages.append({"type": "state", "data": {f"a{n}": n}, "_outputPath": "†state", "_outputMethod": "assign"})
+    context, layers = Context(messages), Folds(0)
+    shown: list[tuple[Any, Any]] = []
+    for at in (20, len(messages), 7, 40, 41, None):
+        value = _state(context, at if at is not None else len(messages), layers)[0].value
+        assert value == context.resolve("†state", at=at).value
+        shown.append((value, copy.deepcopy(value)))
+    track = layers.global_tracks["state"]
+    assert len(track.marks) > 10
+    for mark in track.marks[1:]:  # (the first: the start, nothing)
+        assert mark.root == context.resolve("†state", at=context._store.order.index_of(mark.after) + 1).value
+        shown.append((mark.root, copy.deepcopy(mark.root)))
+    _state(context, 10, layers)
+    _state(context, len(messages), layers)
+    assert all(value == was for value, was in shown)

@@ -203,9 +203,9 @@ def _counted_steps(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         steps[0] += 1
         return whole_step(*args)  # type: ignore[arg-type]
 
-    def counted_lane(self: _index.State, *args: object) -> None:
+    def counted_lane(self: _index.State, *args: object, **named: object) -> None:
         steps[0] += 1
-        lane_step(self, *args)  # type: ignore[arg-type]
+        lane_step(self, *args, **named)  # type: ignore[arg-type]
 
     monkeypatch.setattr(_whole, "_step", counted_whole)
     monkeypatch.setattr(_index.State, "step", counted_lane)

@@ -300,3 +300,46 @@ def test_an_instance_whole_kind_follows_a_global_change_whose_sources_nobody_tol
     assert untold == [True]
     assert handle.current == Context(ctx.messages).resolve("†state", "1")
     assert handle.current.sources == tuple(range(12))
+
+
+def test_a_whole_kind_fold_never_changes_a_value_it_showed(monkeypatch: Any) -> None:
+    """A whole-kind track's first fold writes in place only what it made since its last checkpoint or lane mark:
+    every checkpoint root and lane mark, from scratch or in slices (`fold_ahead`), is the reference fold's
+    value at its write, and every value shown stays as it was while folds go on."""
+    import copy
+
+    from test_incremental import reference
+
+    from contextdeck.engine.resolve._incremental import _index
+
+    monkeypatch.setattr(_index, "WHOLE_CHECKPOINT_EVERY", 4)
+    monkeypatch.setattr(_index, "CHECKPOINT_EVERY", 3)
+    messages: list[dict[str, Any]] = []
+    for n in range(40):
+        messages.append(_state({f"k{n % 5}": {"n": n}, "items": {f"i{n}": n}}))
+        messages.append(_state({"items": {f"j{n}": [n]}}, _instance="1"))
+        if n % 3 == 0:
+            messages.append(_state({f"a{n}": n, "k1": {"m": n}}, _outputPath="†state", _outputMethod="assign"))
+        if n % 4 == 0:
+            messages.append(_state({"n": n}, _outputPath="†state.log", _outputMethod="push"))
+    ctx = Context(messages)
+    shown: list[tuple[Any, Any]] = []
+    for view in (None, "1"):
+        while not ctx.fold_ahead("†state", view, steps=5):
+            pass
+        handle = ctx.watch("†state", lambda _: None, instance=view)
+        assert handle.current == reference(ctx.messages, "†state", view)
+        fold = ctx._watchers._tracks["state", view, None].fold
+        assert fold is not None
+        marks = [(f"†state.{lane}", mark) for lane, kept in fold.lanes.items() for mark in kept]
+        marks += [("†state", fold.checkpoints.get(index)) for index in range(len(fold.checkpoints))]
+        assert len(marks) > 20
+        for expr, mark in marks:  # (an instance fold goes on from the global fold's end)
+            at = ctx._store.order.index_of(mark.after) + 1
+            folded = [m for m in ctx.messages[: len(messages) if view else at] if "_instance" not in m]
+            folded += [m for m in ctx.messages[:at] if view and m.get("_instance") == view]
+            assert mark.root == reference(folded, expr, view).value, (expr, at)
+        shown += [(value, copy.deepcopy(value)) for value in (handle.current.value, *(mark.root for _, mark in marks))]
+    ctx.append(_state({"items": {"last": 1}}))
+    assert ctx.resolve("†state.items", "1").value["last"] == 1
+    assert all(value == was for value, was in shown)
