@@ -11,7 +11,8 @@ benchmarks/latest.json (at full size only; a run of one workload replaces only t
 there, and each workload's figures say which commit, when and at what load average they were measured).
 Not part of the test suite: timings are never asserted in tests.
 
-`python benchmarks/run.py MESSAGES WATCHES EDITS [tidy|untidy]` runs a smaller size (or one workload).
+`python benchmarks/run.py MESSAGES WATCHES EDITS [tidy|untidy|first-folds]` runs a smaller size (or one workload).
+Last, `first_folds`: a whole kind's first fold over 10,000 and 100,000 distinct keys.
 """
 
 from __future__ import annotations
@@ -336,6 +337,40 @@ def main() -> None:
             _keep(results)
     if (MESSAGES, WATCHES, EDITS) == FULL and ONLY is None:
         publish(tables, results)
+    if ONLY in (None, "first-folds"):
+        first_folds()
+
+
+def first_folds() -> None:
+    """A whole kind's first fold over n data messages that each write a distinct key (`{kN: N}`, or nested:
+    `{items: {kN: N}}`): CPU µs a write of a `†state` watch's, of `fold_ahead`'s slices then `resolve` (the
+    window's first fold) and of the state view's (`CursorState.at`). Flat from 10k to 100k when folds write their
+    own containers in place; growing with n (each write copying the whole object) if that came back."""
+    from contextdeck.engine import CursorState
+
+    print(f"\nwhole kind's first fold, µs a write (load {os.getloadavg()[0]:.2f})")
+    for nested in (False, True):
+        for size in (10_000, 100_000):
+            messages = [{"type": "data", "kind": "state", "data": {"items": {f"k{n}": n}} if nested else {f"k{n}": n}}
+                        for n in range(size)]
+            folds: dict[str, Callable[[Context], Any]] = {
+                "watch": lambda ctx: ctx.watch("†state", lambda _: None).current,
+                "fold_ahead": _sliced,
+                "state view": lambda ctx: CursorState(ctx).at(),
+            }
+            figures = []
+            for name, first_fold in folds.items():
+                ctx = Context(messages)
+                gc.collect()
+                figures.append(f"{name} {seconds(lambda: first_fold(ctx)) / size * 1e6:.1f}")  # noqa: B023
+            print(f"  {'items.kN' if nested else 'kN'}, {size:,} writes: {', '.join(figures)}", flush=True)
+
+
+def _sliced(ctx: Context) -> Any:
+    """The window's first fold: `fold_ahead`'s slices until nothing is left, then `resolve`."""
+    while not ctx.fold_ahead("†state"):
+        pass
+    return ctx.resolve("†state")
 
 
 def _commit() -> str:
