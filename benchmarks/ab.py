@@ -133,5 +133,6 @@ def _pooled(spent: list[float], where: list[int]) -> float:
     """One revision's time for an edit over the places it holds: their geometric mean."""
     return math.exp(statistics.fmean(math.log(max(spent[k], 1e-7)) for k in where))
 
+
 if __name__ == "__main__":
     main()

@@ -107,7 +107,7 @@ def _measure(workload: bench.Workload, size: tuple[int, ...], parts: dict[str, f
         timed.append((name, elapsed, dict(parts or {})))
         collect_when_idle()
         bench.time_fold(ctx, number, edits, folds)
-    fold = statistics.median(folds)
+    fold = bench.fold_seconds(ctx, folds)
     threshold = fold / 1000
     every = [elapsed for _, elapsed, _ in timed]
     median = statistics.median(every)
