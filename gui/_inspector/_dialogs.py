@@ -76,10 +76,11 @@ class ApprovalDialog(QDialog):
         self.error = QLabel()
         self.error.setStyleSheet(f"color: {MISSING_COLOUR}")
         buttons = QDialogButtonBox()
-        # Alt and a letter answer from anywhere in the dialog, as the other questions that change something do
+        # Alt and a letter answer from anywhere in the dialog, as the other questions that change something do; never
+        # a main menu's letter (F, E, V, R, H): an Alt+E meant for the Edit menu as the dialog came up would decide
         self.approve_button = buttons.addButton("&Approve", QDialogButtonBox.ButtonRole.AcceptRole)
-        self.edit_button = buttons.addButton("Run &edited call", QDialogButtonBox.ButtonRole.ApplyRole)
-        self.reject_button = buttons.addButton("&Reject", QDialogButtonBox.ButtonRole.RejectRole)
+        self.edit_button = buttons.addButton("Run e&dited call", QDialogButtonBox.ButtonRole.ApplyRole)
+        self.reject_button = buttons.addButton("Re&ject", QDialogButtonBox.ButtonRole.RejectRole)
         self.approve_button.clicked.connect(lambda: self._answer(Decision.approve()))
         self.reject_button.clicked.connect(self._reject)
         self.edit_button.clicked.connect(self._edit)

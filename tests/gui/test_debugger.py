@@ -159,21 +159,39 @@ def test_approval_dialog_reject_with_a_reason(qtbot: Any, examples: Path) -> Non
     assert model.status(0) is Status.FAILED
 
 
-@pytest.mark.parametrize(("key", "status"), [(Qt.Key.Key_A, Status.DONE), (Qt.Key.Key_R, Status.FAILED)])
-def test_the_approval_dialog_answers_to_alt_and_a_buttons_letter(qtbot: Any, examples: Path, key: Qt.Key,
-                                                                  status: Status) -> None:
-    """Driven by keys, the dialog opens on the resolved call, where Enter answers nothing (on purpose), and its
-    buttons had no letter: Alt+A approves and Alt+R rejects, from there."""
-    _document, model, _debugger, task, dialog = awaiting_approval(qtbot, examples / "seed_variables.json")
+MAIN_MENU_LETTERS = {"F", "E", "V", "R", "H"}  # File, Edit, View, Run, Help
+
+
+@pytest.mark.parametrize(("key", "edit", "status", "greeting"),
+                         [(Qt.Key.Key_A, False, Status.DONE, "Hello, Ada!"),
+                          (Qt.Key.Key_D, True, Status.DONE, "Welcome back, Ada."),
+                          (Qt.Key.Key_J, False, Status.FAILED, None)])
+def test_the_approval_dialog_answers_to_alt_and_a_buttons_letter(qtbot: Any, examples: Path, key: Qt.Key, edit: bool,
+                                                                  status: Status, greeting: str | None) -> None:
+    """Driven by keys, the dialog opens on the resolved call, where Enter answers nothing; Alt and a button's letter
+    answer (A approves, D runs the edited call, J rejects), and Alt with a main menu's letter answers nothing: an
+    Alt+E or Alt+R meant for the window's Edit or Run menu must not decide the call."""
+    document, model, _debugger, task, dialog = awaiting_approval(qtbot, examples / "seed_variables.json")
+    letters = {button.text()[button.text().index("&") + 1].upper() for button in dialog.buttons.buttons()}
+    assert letters == {"A", "D", "J"}
+    assert not letters & MAIN_MENU_LETTERS
+    if edit:
+        dialog.editor.setPlainText(dialog.editor.toPlainText().replace("Hello, Ada!", "Welcome back, Ada."))
     qtbot.waitUntil(dialog.isVisible)
     dialog.activateWindow()
     qtbot.waitUntil(dialog.isActiveWindow)
+    dialog.resolved.setFocus()
     assert QApplication.focusWidget() is dialog.resolved
     qtbot.keyClick(dialog.resolved, Qt.Key.Key_Return)
+    for menu_key in (Qt.Key.Key_E, Qt.Key.Key_R, Qt.Key.Key_F, Qt.Key.Key_V, Qt.Key.Key_H):
+        qtbot.keyClick(dialog.resolved, menu_key, Qt.KeyboardModifier.AltModifier)
     assert dialog.isVisible()  # (an answer closes it at once)
+    assert not task.done()
     qtbot.keyClick(dialog.resolved, key, Qt.KeyboardModifier.AltModifier)
     qtbot.waitUntil(task.done, timeout=LOADED_MS)
     assert model.status(0) is status
+    if greeting is not None:
+        assert document.context.resolve("†state.greeting").value == greeting
 
 
 def _step_to_output_dialog(qtbot: Any, debugger: Debugger) -> tuple[asyncio.Future[Any], OutputDialog]:
