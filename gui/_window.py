@@ -37,7 +37,7 @@ from ._commands import Commands
 from ._diagnostics import CheckProgress, DiagnosticsRunner
 from ._document_model import DocumentModel
 from ._document_settings import DocumentSettings
-from ._editor import start_ahead
+from ._editor import start_validation_ahead
 from ._experiments import install_experiments
 from ._files_ui import FilesUI
 from ._first_input import input_targets
@@ -99,7 +99,7 @@ class MainWindow(DockWindow):
         self.state_view = StateView()
         self.llm_view = LLMView()
         self.watches = WatchPanel()
-        self.watches.model.set_busy(self._busy_for_watches)
+        self.watches.model.set_busy(self._busy_for_work_ahead)
         self.timeline_dock = self.add_dock(self.timeline, "Timeline", Qt.DockWidgetArea.LeftDockWidgetArea)
         self.state_dock = self.add_dock(self.state_view, "State", Qt.DockWidgetArea.RightDockWidgetArea)
         self.llm_dock = self.add_dock(self.llm_view, "LLM view", Qt.DockWidgetArea.RightDockWidgetArea)
@@ -177,7 +177,8 @@ class MainWindow(DockWindow):
             self.inspector.sessions.models = lambda: models
         self.agent_run = install_agent_run(self, self.inspector, self.turns, models)
         self.experiments = install_experiments(self, self._activities, tools, models)
-        start_ahead(self, self._busy_for_watches)  # the validation worker, before a form asks it for a check
+        # the validation worker, before a form asks it for a check
+        start_validation_ahead(self, self._busy_for_work_ahead)
         self.pane_actions = install_keyboard(self, self.inspector)  # after every panel: Tab leaves all their tables
         install_elided_tooltips(self)  # and every cut-off cell of theirs has its whole text on hover
         install_still_on_activation(self)  # and none repaints when a dialog comes or goes
@@ -361,9 +362,10 @@ class MainWindow(DockWindow):
         """A selection's or an edit's work is still queued (the views' slices, a far jump's rows)."""
         return self.document.views_pending() or slices().pending or self.timeline.table.is_scrolling()
 
-    def _busy_for_watches(self) -> bool:
-        """The watches fold ahead after the editor's forms are made ahead: never both in one turn; and not while
-        another document loads (its hand-over replaces this one; its loader holds the interpreter's lock)."""
+    def _busy_for_work_ahead(self) -> bool:
+        """Work done ahead (the watches' fold, the validation worker's start) waits for the views' queued work and the
+        editor's forms made ahead: never both in one turn; and not while another document loads (its hand-over
+        replaces this one; its loader holds the interpreter's lock)."""
         return self._busy() or self.forms_ahead.pending() or self.session.is_loading()
 
     def is_refreshing(self) -> bool:

@@ -8,12 +8,13 @@ it) can be killed when it overruns, and is restarted for the next request. It is
 `contextdeck._child`, which knows how to from a checkout, an installed wheel and a frozen bundle.
 
 One worker serves every editor of the application (`shared_worker`), started ahead once the window is idle
-(`start_ahead`): a form's first validation, which an output dialog's Write waits for, then costs no process
+(`start_validation_ahead`): a form's first validation, which an output dialog's Write waits for, then costs no process
 start. It checks one request at a time; the others wait, one per editor (a newer request replaces its editor's
 waiting one), and their time limit starts when they are sent. A request that overruns has the worker killed: its
 editor is told the validation timed out, the waiting ones go to a new worker. A worker that dies on a request is
-replaced and the request sent again once; dying on it again, or before it was ready, its editors are told the
-validation is unavailable. The value being edited is never touched: the next edit asks again.
+replaced and the request sent again once; dying on it again, or before it was ready (or not ready within the
+time limit), its editors are told the validation is unavailable. The value being edited is never touched: the
+next edit asks again.
 """
 
 from __future__ import annotations
@@ -40,13 +41,13 @@ UNAVAILABLE: Final = "validation unavailable"
 # Past the patterns' own deadline by far: their budget is the worker's CPU time (the `regex` package's
 # timeout), which takes several times as long on the clock when a busy machine gives the worker a share of a core.
 LIMIT_MS: Final = int(PATTERN_BUDGET_S * 1000) + 9_500
-AHEAD_MS: Final = 250  # quiet this long before the worker is started ahead (`start_ahead`)
-_keys = itertools.count()
+AHEAD_MS: Final = 250  # quiet this long before the worker is started ahead (`start_validation_ahead`)
+_editors = itertools.count()
 
 
 @dataclass
 class _Request:
-    key: int  # the editor's (`Validator`)
+    editor: int  # its editor's (`Validator`) number
     ident: int
     line: bytes
     told: Told | None  # None once its editor has gone
@@ -75,22 +76,22 @@ class Worker(QObject):
         """Starts the process now, unless one is running."""
         self._worker()
 
-    def submit(self, key: int, ident: int, line: str, told: Told) -> None:
+    def submit(self, editor: int, ident: int, line: str, told: Told) -> None:
         """Checks `line` (a request of the worker's) once the worker is free; `told(ident, problems)` after.
-        The request editor `key` had waiting, if any, is dropped."""
-        self._waiting.pop(key, None)
-        self._waiting[key] = _Request(key, ident, line.encode(), told)
+        The request `editor` had waiting, if any, is dropped."""
+        self._waiting.pop(editor, None)
+        self._waiting[editor] = _Request(editor, ident, line.encode(), told)
         self._next()
 
-    def withdraw(self, key: int, *_: object) -> None:
-        """Editor `key` no longer wants its answers (it is closed or gone)."""
-        self._waiting.pop(key, None)
-        if self._running is not None and self._running.key == key:
+    def withdraw(self, editor: int, *_: object) -> None:
+        """`editor` no longer wants its answers (it is closed or gone)."""
+        self._waiting.pop(editor, None)
+        if self._running is not None and self._running.editor == editor:
             self._running.told = None
 
-    def is_running(self, key: int) -> bool:
-        """Whether editor `key`'s request is the one the worker is checking."""
-        return self._running is not None and self._running.key == key
+    def is_running(self, editor: int) -> bool:
+        """Whether `editor`'s request is the one the worker is checking."""
+        return self._running is not None and self._running.editor == editor
 
     def stop(self) -> None:
         """Stops the process (it also stops by itself when this process ends and its stdin closes); what waits is
@@ -98,9 +99,9 @@ class Worker(QObject):
         self._deadline.stop()
         _reap(self._live)
         self._process, self._ready = None, False
-        if self._running is not None:
-            self._waiting = {self._running.key: self._running, **self._waiting}
-            self._running = None
+        running, self._running = self._running, None
+        if running is not None and running.told is not None:  # (withdrawn: nobody wants its answer)
+            self._waiting = {running.editor: running, **self._waiting}
 
     def _worker(self) -> QProcess:
         if self._process is None:
@@ -122,8 +123,10 @@ class Worker(QObject):
         if self._running is not None or not self._waiting:
             return
         process = self._worker()
-        if not self._ready:
-            return  # sent once the worker says it is ready
+        if not self._ready:  # sent once the worker says it is ready, which the time limit bounds too
+            if not self._deadline.isActive():
+                self._deadline.start()
+            return
         self._running = self._waiting.pop(next(iter(self._waiting)))
         process.write(self._running.line)
         self._deadline.start()
@@ -140,6 +143,7 @@ class Worker(QObject):
         running = self._running
         if message.get("ready"):
             self._ready = True
+            self._deadline.stop()  # (the time limit waited for the ready; `_next` starts the request's)
         elif running is not None and message.get("id") == running.ident:
             self._deadline.stop()
             self._running = None
@@ -147,6 +151,10 @@ class Worker(QObject):
         self._next()
 
     def _overrun(self) -> None:
+        if not self._ready:
+            if self._process is not None:
+                self._died(self._process, "the worker did not start in time")
+            return
         running, self._running = self._running, None
         self._drop()
         if running is not None:
@@ -173,12 +181,12 @@ class Worker(QObject):
             for request in waiting:
                 _tell(request, [((), told)])
             return
-        if running is not None:
+        if running is not None and running.told is not None:  # (withdrawn: nobody wants its answer)
             if running.retried:
                 _tell(running, [((), told)])
-            elif running.key not in self._waiting:  # (a newer request of its editor's supersedes it)
+            elif running.editor not in self._waiting:  # (a newer request of its editor's supersedes it)
                 running.retried = True
-                self._waiting = {running.key: running, **self._waiting}
+                self._waiting = {running.editor: running, **self._waiting}
         self._next()
 
     def _drop(self) -> None:
@@ -207,7 +215,7 @@ def shared_worker() -> Worker:
     return _shared[0]
 
 
-def start_ahead(owner: QObject, busy: Callable[[], bool]) -> None:
+def start_validation_ahead(owner: QObject, busy: Callable[[], bool]) -> None:
     """Starts the application's validation worker once `owner` (a window) has been idle a while, not `busy`:
     before any of its forms asks for a check, and never beside the work of its opening."""
     timer = QTimer(owner, singleShot=True, interval=AHEAD_MS)
@@ -237,9 +245,9 @@ class Validator(QObject):
         # the latest request not yet sent: (id, request line), or (id, problems) known without the worker
         self._wanted: tuple[int, str | list[Problem]] | None = None
         self._next_id = 0
-        self._key = next(_keys)
+        self._editor = next(_editors)
         self.worker = worker if worker is not None else shared_worker()
-        self.destroyed.connect(partial(self.worker.withdraw, self._key))
+        self.destroyed.connect(partial(self.worker.withdraw, self._editor))
 
     def request(self, value: Any, schema: dict[str, Any] | None, *, at_once: bool = False) -> None:
         """Asks for a validation of `value`; earlier requests not yet answered are superseded. The answer
@@ -259,13 +267,13 @@ class Validator(QObject):
 
     def is_running(self) -> bool:
         """Whether the worker is checking a request of this validator's."""
-        return self.worker.is_running(self._key)
+        return self.worker.is_running(self._editor)
 
     def shutdown(self) -> None:
         """Asks for nothing more: the request waiting is dropped, the running one's answer is not reported."""
         self._debounce.stop()
         self._wanted = None
-        self.worker.withdraw(self._key)
+        self.worker.withdraw(self._editor)
 
     def _send(self) -> None:
         if self._wanted is None:
@@ -273,10 +281,10 @@ class Validator(QObject):
         ident, answer = self._wanted
         self._wanted = None
         if isinstance(answer, list):
-            self.worker.withdraw(self._key)
+            self.worker.withdraw(self._editor)
             self.finished.emit(answer)
         else:
-            self.worker.submit(self._key, ident, answer, self._told)
+            self.worker.submit(self._editor, ident, answer, self._told)
 
     def _told(self, ident: int, problems: list[Problem]) -> None:
         if ident == self._next_id:  # otherwise stale: a newer request came since
@@ -291,6 +299,9 @@ def _stop(process: QProcess) -> None:
     process.readyReadStandardOutput.disconnect()
     process.errorOccurred.disconnect()
     process.finished.disconnect()
+    if process.state() == QProcess.ProcessState.NotRunning:  # never started, or ended: no `finished` to come
+        process.deleteLater()
+        return
     process.finished.connect(process.deleteLater)
     process.closeWriteChannel()
     process.kill()

@@ -344,6 +344,27 @@ def test_the_output_dialog_answers_from_the_worker_started_ahead(qtbot: Any) -> 
     assert worker.started == started
 
 
+def test_the_output_dialog_checks_its_first_value_at_once(qtbot: Any, monkeypatch: Any) -> None:
+    """The value an output dialog opens with is checked at once, not after the typing's debounce: Write, which waits
+    for that check, becomes usable with a debounce that never ends."""
+    from functools import partial
+
+    from contextdeck.gui._editor import _editor
+    from contextdeck.gui._editor._validation import Validator
+
+    monkeypatch.setattr(_editor, "Validator", partial(Validator, debounce_ms=600_000))
+    tool = {"type": "tool", "tool": {"rate": {"type": "object", "properties": {
+        "_output": {"type": "object", "properties": {"score": {"type": "integer"}}, "required": ["score"]}}}}}
+    document = Document(Context([{"type": "state", "data": {}}, tool,
+                                 {"type": "plan", "plan": [{"_tool": "rate", "_outputPath": "†state.rating"}]}]))
+    debugger = Debugger(CallsModel(document.context), clock=fixed_clock(NOW))
+    _task, dialog = _step_to_output_dialog(qtbot, debugger)
+    assert dialog.form is not None
+    assert dialog.form.validator._debounce_ms == 600_000
+    qtbot.waitUntil(dialog.write_button.isEnabled, timeout=LOADED_MS)
+    dialog.close()
+
+
 def test_closing_the_approval_dialog_rejects(qtbot: Any, examples: Path) -> None:
     """Closing the approval window never approves silently: the call fails with a rejection."""
     document, model, _debugger, task, dialog = awaiting_approval(qtbot, examples / "seed_variables.json")

@@ -4,19 +4,52 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QObject, QTimer
+from PySide6.QtCore import QObject, QProcess, QTimer
 from PySide6.QtWidgets import QLabel, QLineEdit
 
-from contextdeck.gui._editor import DataEditor
-from contextdeck.gui._editor._validation import LIMIT_MS, TIMED_OUT, Validator, Worker, shared_worker, start_ahead
+from contextdeck._child import child_command
+from contextdeck.gui._editor import DataEditor, _validation
+from contextdeck.gui._editor._validation import (
+    LIMIT_MS,
+    TIMED_OUT,
+    Validator,
+    Worker,
+    shared_worker,
+    start_validation_ahead,
+)
 
 pytestmark = pytest.mark.usefixtures("qapp")
 
 WAIT = 20_000  # a worker process starting on a busy machine; the wait ends as soon as the signal comes
+# workers that say they are ready and never answer, or never say it
+NEVER_ANSWERS = (sys.executable, ["-c", "import sys; print('{\"ready\": true}', flush=True); sys.stdin.read()"])
+NEVER_READY = (sys.executable, ["-c", "import sys; sys.stdin.read()"])
+
+
+def workers(monkeypatch: Any, *commands: tuple[str, list[str]]) -> list[int]:
+    """Has the workers started next run `commands` in turn, then the real worker; returns the count started."""
+    started = [0]
+
+    def command(module: str) -> tuple[str, list[str]]:
+        started[0] += 1
+        return commands[started[0] - 1] if started[0] <= len(commands) else child_command(module)
+
+    monkeypatch.setattr(_validation, "child_command", command)
+    return started
+
+
+@pytest.fixture
+def fresh_shared_worker() -> Iterator[Worker]:
+    """The application's worker, stopped before the test (its next request starts a process) and after it."""
+    worker = shared_worker()
+    worker.stop()
+    yield worker
+    worker.stop()
 
 
 @pytest.fixture
@@ -157,14 +190,15 @@ def test_a_worker_past_the_guard_is_replaced_and_the_summary_says_so(qtbot: Any,
     assert worker._process is not first
 
 
-def test_one_worker_started_ahead_answers_every_editor(qtbot: Any) -> None:
+def test_one_worker_started_ahead_answers_every_editor(qtbot: Any, fresh_shared_worker: Worker) -> None:
     """The application's worker, started ahead once its window is idle, answers the first validation of every
     editor made after: none starts a process of its own."""
+    worker = fresh_shared_worker
+    started = worker.started + 1
     owner = QObject()
-    start_ahead(owner, lambda: False)
-    worker = shared_worker()
+    start_validation_ahead(owner, lambda: False)
     qtbot.waitUntil(lambda: worker._ready, timeout=WAIT)
-    started = worker.started
+    assert worker.started == started
     for _ in range(3):
         editor = DataEditor()
         qtbot.addWidget(editor)
@@ -348,29 +382,31 @@ def test_set_value_never_reports_during_the_call(qtbot: Any, editor: DataEditor)
     qtbot.waitUntil(lambda: reports == [[]], timeout=WAIT)
 
 
-def test_a_worker_killed_mid_validation_is_replaced_and_the_request_sent_again(qtbot: Any, editor: DataEditor) -> None:
+def test_a_worker_killed_mid_validation_is_replaced_and_the_request_sent_again(
+        qtbot: Any, editor: DataEditor, fresh_shared_worker: Worker, monkeypatch: Any) -> None:
     """A worker that dies once mid-validation is replaced and the request checked by the new one: the editor gets
     its answer, not an error."""
-    load(qtbot, editor, {"code": "aaa"}, CATASTROPHIC)
+    workers(monkeypatch, NEVER_ANSWERS)
     worker = editor.validator.worker
-    editor.set_value({"code": "a" * 40 + "!"}, CATASTROPHIC)
+    editor.set_value({"code": 1}, CATASTROPHIC)
     qtbot.waitUntil(editor.validator.is_running, timeout=WAIT)
     first = worker._process
     with qtbot.waitSignal(editor.validation_changed, timeout=WAIT) as blocker:
         os.kill(first.processId(), signal.SIGKILL)
-    assert blocker.args[0][0][1].startswith("the pattern took too long")
+    assert blocker.args[0] == [(("code",), "1 is not of type 'string'")]
     assert worker._process is not first
 
 
-def test_a_worker_that_dies_twice_on_a_request_is_reported_and_replaced(qtbot: Any, editor: DataEditor) -> None:
+def test_a_worker_that_dies_twice_on_a_request_is_reported_and_replaced(
+        qtbot: Any, editor: DataEditor, fresh_shared_worker: Worker, monkeypatch: Any) -> None:
     """A worker that dies on the same request twice is reported in the summary, and the next validation starts a
     new one."""
-    load(qtbot, editor, {"code": "aaa"}, CATASTROPHIC)
+    workers(monkeypatch, NEVER_ANSWERS, NEVER_ANSWERS)
     worker = editor.validator.worker
-    editor.set_value({"code": "a" * 40 + "!"}, CATASTROPHIC)
+    editor.set_value({"code": 1}, CATASTROPHIC)
     with qtbot.waitSignal(editor.validation_changed, timeout=WAIT) as blocker:
         for _ in range(2):
-            qtbot.waitUntil(lambda: editor.validator.is_running() and worker._ready, timeout=WAIT)
+            qtbot.waitUntil(editor.validator.is_running, timeout=WAIT)
             os.kill(worker._process.processId(), signal.SIGKILL)
             qtbot.waitUntil(lambda: not editor.validator.is_running(), timeout=WAIT)
     assert blocker.args[0] == [((), "validation unavailable: the worker was killed; edit the value to check it again")]
@@ -378,19 +414,58 @@ def test_a_worker_that_dies_twice_on_a_request_is_reported_and_replaced(qtbot: A
     assert load(qtbot, editor, {"code": "b"}, CATASTROPHIC) == [(("code",), "'b' does not match '^(a|a)+$'")]
 
 
-def test_a_worker_that_cannot_start_is_reported_to_every_editor_waiting(qtbot: Any, monkeypatch: Any) -> None:
-    """A worker that fails to start tells each editor waiting that validation is unavailable, and none is started
-    again until the next request."""
-    from contextdeck.gui._editor import _validation
+def test_a_withdrawn_request_is_not_sent_again_when_its_worker_dies(qtbot: Any, worker: Worker,
+                                                                    monkeypatch: Any) -> None:
+    """A request whose editor has closed is not sent again when the worker dies on it, or is stopped: no process is
+    started for an answer nobody wants."""
+    workers(monkeypatch, NEVER_ANSWERS, NEVER_ANSWERS)
+    validator = Validator(debounce_ms=0, worker=worker)
+    validator.request({"code": 1}, CATASTROPHIC)
+    qtbot.waitUntil(validator.is_running, timeout=WAIT)
+    validator.shutdown()
+    first = worker._process
+    os.kill(first.processId(), signal.SIGKILL)
+    qtbot.waitUntil(lambda: worker._process is not first, timeout=WAIT)
+    assert worker._process is None
+    assert worker.started == 1
+    assert not worker._waiting
+    validator.request({"code": 1}, CATASTROPHIC)
+    qtbot.waitUntil(validator.is_running, timeout=WAIT)
+    validator.shutdown()
+    worker.stop()
+    assert not worker._waiting
 
+
+def test_a_worker_that_never_says_ready_is_reported_after_the_time_limit(qtbot: Any, monkeypatch: Any) -> None:
+    """A worker that starts but never says it is ready leaves no request waiting for ever: after the time limit the
+    editors waiting are told validation is unavailable, and the process is gone."""
+    workers(monkeypatch, NEVER_READY)
+    worker = Worker(limit_ms=200)
+    validator = Validator(debounce_ms=0, worker=worker)
+    with qtbot.waitSignal(validator.finished, timeout=WAIT) as blocker:
+        validator.request({"code": 1}, CATASTROPHIC)
+    assert blocker.args[0] == [((), "validation unavailable: the worker did not start in time; "
+                                    "edit the value to check it again")]
+    qtbot.waitUntil(lambda: not worker.findChildren(QProcess), timeout=WAIT)
+    assert worker.started == 1
+    worker.stop()
+
+
+def test_a_worker_that_cannot_start_is_reported_to_every_editor_waiting(qtbot: Any, monkeypatch: Any) -> None:
+    """A worker that fails to start tells each editor waiting that validation is unavailable, none is started again
+    until the next request, and the process object that failed is deleted."""
     monkeypatch.setattr(_validation, "child_command", lambda module: ("/nonexistent/python", []))
     worker = Worker()
     first, second = Validator(debounce_ms=0, worker=worker), Validator(debounce_ms=0, worker=worker)
     answers: list[Any] = []
     for validator in (first, second):
         validator.finished.connect(answers.append)
-        validator.request({"code": 1}, CATASTROPHIC)
+    first.request({"code": 1}, CATASTROPHIC)
+    second.request({"code": 1}, CATASTROPHIC)
     qtbot.waitUntil(lambda: len(answers) == 2, timeout=WAIT)
     assert all(problems[0][1].startswith("validation unavailable: ") for problems in answers)
-    assert worker.started == 1
+    started = worker.started
+    qtbot.wait(50)
+    assert worker.started == started  # no restart without a new request
+    qtbot.waitUntil(lambda: not worker.findChildren(QProcess), timeout=WAIT)
     worker.stop()

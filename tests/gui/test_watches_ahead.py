@@ -300,7 +300,7 @@ def test_the_pins_are_not_folded_ahead_while_another_document_loads(
     window = open_messages([{"type": "state", "data": {f"k{n % 7}": n}} for n in range(3000)], "long.json")
     model = window.watches.model
     free: list[bool] = []  # each time the folding ahead looked: whether the window had no work of its own queued
-    busy = window._busy_for_watches
+    busy = window._busy_for_work_ahead
     model.set_busy(lambda: free.append(not window._busy() and not window.forms_ahead.pending()) or busy())
     folded: list[int | None] = []
     fold_ahead = Context.fold_ahead
