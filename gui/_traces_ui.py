@@ -230,7 +230,7 @@ class TracesUI(QObject):
         reading.setMinimumDuration(0)
         reading.setAutoClose(False)
         reading.setAutoReset(False)
-        task = spawn(self._import(path, reading, more))
+        task = spawn(self._import(path, more, names, reading))
         reading.canceled.connect(task.cancel)
         reading.open()
         self.reading, self.task = reading, task
@@ -240,11 +240,11 @@ class TracesUI(QObject):
         if self.task is not None and not self.task.done():
             self.task.cancel()
 
-    async def _import(self, path: str, reading: QProgressDialog, more: Sequence[str]) -> bool:
+    async def _import(self, path: str, more: Sequence[str], names: str, reading: QProgressDialog) -> bool:
         try:
             imported = await asyncio.to_thread(import_trace, path, more=more)
         except asyncio.CancelledError:
-            self.window.statusBar().showMessage(f"Import of {Path(path).name} cancelled.", 10_000)
+            self.window.statusBar().showMessage(f"Import of {names} cancelled.", 10_000)
             return False
         except TraceError as error:
             self._fail("Could not import the trace.", str(error))
@@ -253,7 +253,7 @@ class TracesUI(QObject):
             reading.canceled.disconnect()
             reading.close()
             reading.deleteLater()
-        choice = self.ask_import_choice(Path(path).name, imported)
+        choice = self.ask_import_choice(names, imported)
         if choice is None or not self.window.files.confirm_discard("importing a trace"):
             return False
         document, count = (redact_document(choice.imported.document, choice.redaction) if choice.redaction
@@ -262,7 +262,7 @@ class TracesUI(QObject):
         redacted = f", {counted(count, 'value')} redacted" if choice.redaction else ""
         warned = f", {counted(len(choice.imported.warnings), 'warning')}" if choice.imported.warnings else ""
         self.window.statusBar().showMessage(
-            f"Imported {Path(path).name}: {counted(choice.imported.turns, 'model turn')}{redacted}{warned}. "
+            f"Imported {names}: {counted(choice.imported.turns, 'model turn')}{redacted}{warned}. "
             "Not saved yet.", 15_000)
         return True
 

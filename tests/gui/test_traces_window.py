@@ -475,7 +475,7 @@ def test_an_imported_trace_leaves_the_window_as_narrow_as_before(qtbot: Any, ope
 
 def test_several_otlp_files_chosen_are_imported_as_one(qtbot: Any, open_window: Any, tmp_path: Path) -> None:
     """File → Import Trace… takes several files: a trace's spans and, in a file of their own, their log records are
-    read as one (format.md §10); the progress names both."""
+    read as one (format.md §10); the progress, the choice and the status name both."""
     trace, span_id = "ab" * 16, "11" * 8
     body = {"kvlistValue": {"values": [{"key": "content", "value": {"stringValue": "Hi"}}]}}
     said = {"kvlistValue": {"values": [{"key": "content", "value": {"stringValue": "Hello!"}}]}}
@@ -492,8 +492,16 @@ def test_several_otlp_files_chosen_are_imported_as_one(qtbot: Any, open_window: 
     window = open_window(None)
     traces = window.traces  # type: ignore[attr-defined]
     traces.ask_import_paths = lambda: [str(tmp_path / "spans.json"), str(tmp_path / "logs.json")]
-    traces.ask_import_choice = lambda _name, found: ImportChoice(found[0], Redaction.parse([]))
+    names: list[str] = []
+
+    def choose(name: str, found: list[Any]) -> ImportChoice:
+        names.append(name)
+        return ImportChoice(found[0], Redaction.parse([]))
+
+    traces.ask_import_choice = choose
     task = traces.import_dialog()
     assert traces.reading.labelText() == "Reading spans.json and logs.json…"
     assert imported(qtbot, task)
     assert window.session.document.solution["output"] == "Hello!"
+    assert names == ["spans.json and logs.json"]
+    assert window.statusBar().currentMessage().startswith("Imported spans.json and logs.json: ")
