@@ -36,9 +36,9 @@ class OutputAudit(QWidget):
         self.call_link = QLabel()
         self.call_link.setTextFormat(Qt.TextFormat.RichText)
         self.call_link.linkActivated.connect(self._link)
-        # Tab reaches the link and Enter or Space follows it, as a click does (`eventFilter`: a label's own keyboard
-        # links answer Enter only once Tab has moved inside its text)
-        self.call_link.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        # Tab reaches a link to a pending call and Enter or Space follows it, as a click does (`eventFilter`: a
+        # label's own keyboard links answer Enter only once Tab has moved inside its text); no link, no stop
+        self._href: str | None = None
         self.call_link.installEventFilter(self)
         self.date = QLabel()
         self.method = QLabel()
@@ -76,6 +76,8 @@ class OutputAudit(QWidget):
         """Audit message `index` of `context`; anything that is not an output message says so."""
         found = audit(context, index, solution) if context is not None and index is not None else None
         self._audit = found
+        self._href = None if found is None or found.call_index is None else f"call:{found.call_index}"
+        self.call_link.setFocusPolicy(Qt.FocusPolicy.NoFocus if self._href is None else Qt.FocusPolicy.StrongFocus)
         if found is None:
             self.heading.setText("<b>Not an output message</b><br><span style='color:gray'>Select a message "
                                  "that a call wrote (it carries <code>_call</code>).</span>")
@@ -91,7 +93,7 @@ class OutputAudit(QWidget):
             note = "<span style='color:gray'>(not in the pending calls)</span>"
             self.call_link.setText(f"{html.escape(str(tool))} {note}")
         else:
-            self.call_link.setText(f"<a href='call:{found.call_index}' style='color:{LINK_COLOUR}'>"
+            self.call_link.setText(f"<a href='{self._href}' style='color:{LINK_COLOUR}'>"
                                    f"#{found.call_index} {html.escape(str(tool))}</a>")
         self.date.setText(found.date or "—")
         self.method.setText(found.method)
@@ -110,9 +112,8 @@ class OutputAudit(QWidget):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if (watched is self.call_link and event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent)
-                and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space)
-                and self._audit is not None and self._audit.call_index is not None):
-            self.callActivated.emit(self._audit.call_index)
+                and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space) and self._href is not None):
+            self._link(self._href)
             return True
         return super().eventFilter(watched, event)
 

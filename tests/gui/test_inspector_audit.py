@@ -7,6 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtCore import Qt
+
 from contextdeck.engine import Context, Execution, fixed_clock, load_document
 from contextdeck.gui._inspector._audit import OutputAudit
 from contextdeck.gui._inspector._audit_data import audit
@@ -70,6 +72,27 @@ def test_audit_panel_link_selects_the_call(qtbot: Any, examples: Path) -> None:
     panel.show_message(context, 0)
     assert panel.audit is None
     assert "Not an output message" in panel.heading.text()
+
+
+def test_the_call_link_takes_the_keys_only_when_it_links_a_pending_call(qtbot: Any, examples: Path) -> None:
+    """Tab stops on the call link only while it links a pending call, where Enter follows it; showing "—" (no
+    output message) or a call not in the pending calls, it is no stop for the keys."""
+    context = refund_after_two_calls(examples)
+    panel = OutputAudit()
+    qtbot.addWidget(panel)
+    panel.show_message(context, 6)
+    assert panel.call_link.focusPolicy() == Qt.FocusPolicy.StrongFocus
+    with qtbot.waitSignal(panel.callActivated) as link:
+        qtbot.keyClick(panel.call_link, Qt.Key.Key_Return)
+    assert link.args == [1]
+    panel.show_message(context, 0)
+    assert panel.call_link.text() == "—"
+    assert panel.call_link.focusPolicy() == Qt.FocusPolicy.NoFocus
+    with qtbot.assertNotEmitted(panel.callActivated):
+        qtbot.keyClick(panel.call_link, Qt.Key.Key_Return)
+    panel.show_message(load_document(examples / "seed_output.json").context, 1)
+    assert "not in the pending calls" in panel.call_link.text()
+    assert panel.call_link.focusPolicy() == Qt.FocusPolicy.NoFocus
 
 
 def test_seed_output_audit_derives_the_path_from_the_call(qtbot: Any, examples: Path) -> None:
