@@ -48,7 +48,6 @@ class DockWindow(QMainWindow):
             view.addAction(dock.toggleViewAction())
         return dock
 
-
     def _restore_layout(self) -> None:
         self._default_layout = self.saveState()  # every panel is in its first place: View → Reset Layout's target
         geometry = self.settings.value("window/geometry")
@@ -70,13 +69,15 @@ class DockWindow(QMainWindow):
                              Qt.Orientation.Vertical)
 
     def restoreState(self, state: QByteArray | bytes | bytearray | memoryview, version: int | None = 0) -> bool:
-        """Qt's, with the keys left where they were: each dock laid out anew is hidden a moment, and Qt moved the
-        focus on down its chain (a document with a layout of its own opened with the keys in the calls table, its
-        first call selected by the focus passing through)."""
+        """Qt's, with the keys left where they were (or, where their dock is closed in `state`, on the first
+        control): each dock laid out anew is hidden a moment, and Qt would move the focus on down its chain,
+        selecting what it passes (the first call, in the calls table)."""
         focused = QApplication.focusWidget()
         if focused is None or not self.isAncestorOf(focused):
             return super().restoreState(state, version or 0)
-        focused.clearFocus()  # nothing has the keys to move on while the docks are laid out anew
+        # The window holds the keys while the docks are laid out anew, so nothing hidden has them to pass on; taken
+        # as a popup takes them, which a line edit keeps its selection through.
+        self.setFocus(Qt.FocusReason.PopupFocusReason)
         restored = super().restoreState(state, version or 0)
         if focused.isVisible():
             focused.setFocus(Qt.FocusReason.OtherFocusReason)
@@ -115,8 +116,6 @@ class DockWindow(QMainWindow):
             if bar.parentWidget() is self and not bar.isHidden() and \
                     frozenset(bar.tabText(i) for i in range(bar.count())) not in groups:
                 bar.hide()
-
-
 
 
 def first_geometry(room: QRect, least: QSize) -> QRect:

@@ -141,7 +141,7 @@ def test_the_panes_are_listed_in_the_view_menu_with_their_keys(window: MainWindo
 
 def test_the_output_audit_is_reached_by_its_key_and_its_call_link_followed_by_enter(
         qtbot: Any, refund: MainWindow) -> None:
-    """The output audit, tabbed behind the call inspector, had no key: Alt+9 brings it in front with the keys in
+    """The output audit, tabbed behind the call inspector, has a key: Alt+9 brings it in front with the keys in
     the call as written; Shift+Tab reaches the link to the call, and Enter selects that call as a click does."""
     parts = refund.inspector
     qtbot.waitUntil(lambda: parts.model.rowCount() > 0)
@@ -353,9 +353,8 @@ def test_the_window_opens_with_the_focus_on_the_timeline(qtbot: Any, refund: Mai
 
 def test_a_documents_own_layout_leaves_the_keys_where_they_were(qtbot: Any, open_window: Any, examples: Path,
                                                                  tmp_path: Path) -> None:
-    """Opening a document that brings its own dock layout lays every dock out anew, and Qt moved the focus on down
-    its chain meanwhile: the window opened with the keys in the calls table, not on the timeline's rows, and its
-    first call selected on the way."""
+    """Opening a document that brings its own dock layout, which lays every dock out anew, leaves the keys on the
+    timeline's rows where they were, and selects no call on the way."""
     window: MainWindow = open_window(examples / "refund_workflow.json")
     window.llm_dock.raise_()  # this document's layout: the LLM view in front
     other = tmp_path / "other.json"
@@ -371,6 +370,41 @@ def test_a_documents_own_layout_leaves_the_keys_where_they_were(qtbot: Any, open
     assert window.state_dock.visibleRegion().isEmpty()  # its layout was restored: the LLM view in front
     assert focused() is window.timeline.table
     assert not window.inspector.panel.view.currentIndex().isValid()  # no call selected by the focus passing
+
+
+def test_reset_layout_keeps_the_keys_and_a_selection_in_a_line_edit(qtbot: Any, refund: MainWindow) -> None:
+    """View → Reset Layout with the keys in the filter box and part of its text selected: the keys stay there
+    and so does the selection."""
+    refund.activateWindow()
+    box = refund.timeline.filter_box
+    box.setFocus()
+    qtbot.waitUntil(box.hasFocus)
+    box.setText("refund")
+    box.setSelection(0, 3)
+    refund.reset_layout()
+    assert focused() is box
+    assert box.selectedText() == "ref"
+
+
+def test_a_layout_that_closes_the_focused_pane_gives_the_keys_to_the_first_control(qtbot: Any,
+                                                                                    refund: MainWindow) -> None:
+    """A layout restored with the dock that had the keys closed leaves them on a control of the window that is
+    shown, not nowhere."""
+    refund.activateWindow()
+    refund.llm_dock.close()
+    closed = refund.saveState()
+    refund.llm_dock.show()
+    refund.llm_dock.raise_()
+    inside = refund.llm_view
+    inside.setFocus()
+    qtbot.waitUntil(lambda: focused() is not None and (focused() is inside or inside.isAncestorOf(focused())))
+    refund.restoreState(closed)
+    assert not refund.llm_dock.isVisible()
+    widget = focused()
+    assert widget is not None
+    assert widget is not refund  # (which holds the keys while the docks are laid out)
+    assert refund.isAncestorOf(widget)
+    assert widget.isVisible()
 
 
 def test_tab_and_shift_tab_never_stop_in_a_dock_behind_a_tab(qtbot: Any, refund: MainWindow) -> None:
