@@ -85,10 +85,13 @@ class _Wiring(QObject):
         document, whose own judgement (`set_source`) supersedes it; judged at once, the document going away was
         judged again in the hand-over's turn."""
         self.parts.model.origin = {"path": path}
+        sessions = self.parts.sessions
         if not self.parts.debugger.running:
             self.parts.debugger.execution = None  # statuses come from the run record: nothing is lost
-            if self.parts.sessions is not None:
-                self.parts.sessions.reset()
+            if sessions is not None:
+                sessions.reset()
+        elif sessions is not None:
+            sessions.rename()  # the run goes on in its sessions; only the name changes
         self.parts.model.schedule_refresh()
 
     def session_switched(self) -> None:

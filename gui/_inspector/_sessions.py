@@ -96,11 +96,17 @@ class Sessions(QObject):
     def reset(self) -> None:
         """Back to the document's session alone, under the document's name (a document was opened, or saved under
         another name)."""
-        title = self._title()
-        renamed, self.frames[0].title = title != self.frames[0].title, title
         if len(self.frames) > 1:
+            self.frames[0].title = self._title()
             self._close_above(0)
-        elif renamed:
+        else:
+            self.rename()
+
+    def rename(self) -> None:
+        """The document's session under the document's name (saved under another one), its sessions left open."""
+        title = self._title()
+        if title != self.frames[0].title:
+            self.frames[0].title = title
             self.changed.emit()  # the call stack says the document's new name
 
     # -- commands -----------------------------------------------------------------------------------

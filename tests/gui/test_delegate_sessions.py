@@ -20,7 +20,7 @@ from contextdeck.engine import Document, Loop, LoopStatus, Status, fixed_clock, 
 from contextdeck.gui._inspector import Inspector
 from contextdeck.gui._inspector._async import release
 from contextdeck.gui._inspector._calls import GUTTER
-from contextdeck.gui._inspector._dialogs import OutputDialog
+from contextdeck.gui._inspector._dialogs import ApprovalDialog, OutputDialog
 from contextdeck.gui._inspector._sessions import Frame, Sessions
 from contextdeck.gui._turns import TurnDialog
 from contextdeck.gui._window import MainWindow
@@ -455,8 +455,7 @@ def test_a_lazy_plan_in_a_delegate_session_is_approved_there(qtbot: Any, open_wi
 
 def test_the_call_stack_names_the_document_opened_after_the_window(qtbot: Any, open_window: Any,
                                                                     report: Path) -> None:
-    """The call stack's first row is the open document's name: a window started on no document said "Untitled"
-    after one was opened in it."""
+    """The call stack's first row is the open document's name, in a window started on no document too."""
     window: MainWindow = open_window(None)
     stack = inspector_of(window).docks["Call stack"].widget()
     assert isinstance(stack, QListWidget)
@@ -464,3 +463,23 @@ def test_the_call_stack_names_the_document_opened_after_the_window(qtbot: Any, o
     with qtbot.waitSignal(window.document.documentShown, timeout=10000):
         window.session.open(report)
     assert stack.item(0).text() == "report.json"
+
+
+def test_save_as_while_a_call_runs_renames_the_call_stacks_first_row(qtbot: Any, open_window: Any, examples: Path,
+                                                                      tmp_path: Path) -> None:
+    """Saved under another name while the debugger runs (a call waiting for its approval), the call stack's first
+    row says the new name."""
+    shutil.copy(examples / "seed_variables.json", tmp_path / "seed.json")
+    window = opened(open_window, tmp_path / "seed.json")
+    parts = inspector_of(window)
+    stack = parts.docks["Call stack"].widget()
+    assert isinstance(stack, QListWidget)
+    assert stack.item(0).text() == "seed.json"
+    parts.debugger.approval_enabled = True
+    task = parts.debugger.start_step()
+    qtbot.waitUntil(lambda: isinstance(parts.debugger.open_dialog, ApprovalDialog), timeout=LOADED_MS)
+    assert parts.debugger.running
+    assert window.session.save_as(tmp_path / "renamed.json")
+    assert stack.item(0).text() == "renamed.json"
+    parts.debugger.open_dialog.close()
+    qtbot.waitUntil(task.done, timeout=LOADED_MS)

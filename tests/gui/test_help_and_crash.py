@@ -67,8 +67,8 @@ def test_f1_opens_the_manual(qtbot: Any, refund_window: MainWindow) -> None:
 
 
 def test_the_manuals_contents_are_reached_by_keys(qtbot: Any, refund_window: MainWindow) -> None:
-    """The toolbar's Contents had no key, and its buttons take no focus (Tab in the page goes from link to link):
-    Alt+Home goes back to the README from any page, as Back and Forward have theirs."""
+    """Alt+Home goes back to the README from any page, as Back and Forward have their keys: the toolbar's buttons
+    take no focus (Tab in the page goes from link to link)."""
     refund_window.findChild(QAction, "help").trigger()
     browser = refund_window.findChild(HelpBrowser)
     assert isinstance(browser, HelpBrowser)
