@@ -46,7 +46,7 @@ def panes(window: MainWindow, inspector: Inspector) -> list[Pane]:
     sessions' (by their letter in View → Go to Pane only: a pane tabbed behind another has no other way in)."""
     watches = window.watches
     audit = inspector.audit
-    sessions = [Pane(name, "", dock, partial(_inside, dock))
+    tabbed_behind = [Pane(name, "", dock, partial(_inside, dock))
                 for name in ("Delegate session", "Call stack") if (dock := inspector.docks.get(name)) is not None]
     return [
         Pane("Timeline", "Alt+1", window.timeline_dock, lambda: window.timeline.table),
@@ -60,7 +60,7 @@ def panes(window: MainWindow, inspector: Inspector) -> list[Pane]:
         Pane("Plan graph", "Alt+8", inspector.docks["Plan graph"], lambda: inspector.graph),
         # the call as written (Shift+Tab: the link to the call)
         Pane("Output audit", "Alt+9", inspector.docks["Output audit"], lambda: audit.call_json),
-        *sessions,
+        *tabbed_behind,
     ]
 
 

@@ -111,7 +111,7 @@ def _root(row: int, folded: IdentityState) -> StateNode:
 
 def _same_sources(node: StateNode, writer: dict[tuple[str, ...], int]) -> bool:
     """Whether `writer` names the sources `node` and its rows made so far show: only those paths are read, not the
-    tens of thousands a whole kind's writers name (compared entry by entry, most of a frame after an edit)."""
+    tens of thousands a whole kind's writers name."""
     return (node.value is MISSING or node.source == writer.get(node.path)) and all(
         _same_sources(child, writer) for child in node.children)
 
