@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from jsonschema.exceptions import ValidationError
+from jsonschema.exceptions import ValidationError, best_match
 
 from ..document._context import Context
 from ..document._validate import json_path
@@ -27,7 +27,7 @@ from ..protocol._expressions import (
 from ..protocol._groups import why_no_call
 from ..protocol._messages import METHODS
 from ..protocol._records import record
-from ..protocol._schemas import SchemaCheck, SchemaFault, first_error, schema_check
+from ..protocol._schemas import SchemaCheck, SchemaFault, schema_check
 from ._activities import Activities, Activity
 from ._scopes import call_scopes, scoped_messages, scopes_rule
 from ._tools import ToolDefinition
@@ -129,9 +129,10 @@ def _output_rule(tool: ToolDefinition | None) -> Any:
     return properties.get("_outputPath") if isinstance(properties, dict) else None
 
 
-def _output_path(call: dict[str, Any], rule: Any) -> tuple[str | None, bool, list[Problem]]:
+def _output_path(call: dict[str, Any], rule: Any, check: SchemaCheck | None) -> tuple[str | None, bool, list[Problem]]:
     """The effective output path (SPEC 6.2), whether the tool prescribed it (`const`, the call wrote none),
-    and the problems of the call's own path checked against the tool's `_outputPath` schema (`rule`)."""
+    and the problems of the call's own path checked against the tool's `_outputPath` schema (`rule`), read in its
+    whole schema (`check`; None: one that cannot be used, said once for every call)."""
     path = call.get("_outputPath")
     if path is None:
         if isinstance(rule, dict) and "const" in rule:
@@ -143,18 +144,33 @@ def _output_path(call: dict[str, Any], rule: Any) -> tuple[str | None, bool, lis
     where = "$._outputPath"
     if not isinstance(path, str):
         return None, False, [Problem("outputPath", "_outputPath must be a string", where)]
-    if isinstance(rule, dict):
-        if "const" in rule and path != rule["const"]:
-            text = f"the tool prescribes _outputPath {rule['const']!r}, not {path!r}"
-            return None, False, [Problem("outputPath", text, where)]
+    if isinstance(rule, dict) and "const" in rule and path != rule["const"]:
+        text = f"the tool prescribes _outputPath {rule['const']!r}, not {path!r}"
+        return None, False, [Problem("outputPath", text, where)]
+    if rule is not None and check is not None:
         try:
-            error = first_error(rule, path)
-        except SchemaFault as fault:
+            found = _errors_by_key(check, {"_outputPath": path}).get("_outputPath")
+        except SchemaFault as fault:  # a path nested too deeply for it
             return None, False, [Problem("outputPath", f"the tool's _outputPath schema cannot be used: {fault}", where)]
-        if error is not None:
-            text = f"_outputPath {path!r} is not allowed by the tool: {error.message}"
+        if found:
+            text = f"_outputPath {path!r} is not allowed by the tool: {best_match(found).message}"
             return None, False, [Problem("outputPath", text, where)]
     return path, False, []
+
+
+def _errors_by_key(check: SchemaCheck, judged: dict[str, Any]) -> dict[str, list[ValidationError]]:
+    """The violations of `judged` (a call's meta-properties) by its tool's whole schema, by the key they are under,
+    and those of `required` under "" (the parameters' among them: `judged` holds none)."""
+    found: dict[str, list[ValidationError]] = {}
+    for error in check(judged):
+        if error.absolute_path:
+            found.setdefault(str(error.absolute_path[0]), []).append(error)
+        elif error.validator is None:  # a `false` rule: jsonschema places its error at the root, with its value
+            for key in [key for key, value in judged.items() if value is error.instance][:1]:
+                found.setdefault(key, []).append(error)
+        elif error.validator == "required":
+            found.setdefault("", []).append(error)
+    return found
 
 
 def _mode(tool_name: str, tool: ToolDefinition | None, activities: Activities) -> tuple[Activity | None, list[Problem]]:
@@ -173,7 +189,8 @@ def _mode(tool_name: str, tool: ToolDefinition | None, activities: Activities) -
 @record
 class ToolReading:
     """What `plan_call` reads of a call's tool, the same for each of its calls: its activity (and why it
-    cannot run it), the calls' mode, and its rules for the calls' `_outputPath` and `_scopes`."""
+    cannot run it), the calls' mode, its rules for the calls' `_outputPath` and `_scopes`, and the check of its
+    other meta-properties."""
 
     activity: Activity | None
     problems: tuple[Problem, ...]
@@ -182,6 +199,8 @@ class ToolReading:
     mode: Mode  # explicit when an activity runs its calls
     required_meta: tuple[str, ...] = ()  # meta-properties the tool's `required` names and no `const` fills
     meta_rules: tuple[tuple[str, Any], ...] = ()  # the other meta-properties it rules (`_meta_rules`)
+    check: SchemaCheck | None = None  # its whole schema, which judges them (None: no tool, or no validator can use it)
+    method: str = "set"  # the method of a call that gives none: the tool's `const`, else `set` (may be no method)
 
 
 # A saved request, its context, the message and its `data` take 4 of a document's 254 levels (`_json.MAX_DEPTH`)
@@ -197,8 +216,20 @@ _REQUIRED_META = {"_outputPath": "outputPath", "_scopes": "scopes", "_delegate":
 def read_tool(name: str, tool: ToolDefinition | None, activities: Activities) -> ToolReading:
     activity, problems = _mode(name, tool, activities)
     mode = Mode.EXPLICIT if activity is not None else Mode.LATENT
+    rules = _meta_rules(tool)
+    check = None
+    if tool is not None:
+        # The whole schema, as `validate` checks the tool's message: one that no validator can use refuses every
+        # call of it, in the one sentence, whichever properties the call gives.
+        try:
+            check = schema_check(tool.schema)
+        except SchemaFault as fault:
+            problems.append(Problem("parameters", unusable_schema(name, fault)))
+            check, rules = None, ()
+    method = dict(rules).get("_outputMethod")
     return ToolReading(activity, tuple(problems), _output_rule(tool), scopes_rule(tool), mode, _required_meta(tool),
-                       _meta_rules(tool))
+                       rules, check,
+                       method["const"] if isinstance(method, dict) and "const" in method else "set")
 
 
 # Meta-properties whose rules are read on their own: the name, the result (`_output_check`), the path, the scopes
@@ -213,27 +244,42 @@ def _meta_rules(tool: ToolDefinition | None) -> tuple[tuple[str, Any], ...]:
     if not isinstance(properties, dict):
         return ()
     return tuple((key, rule) for key, rule in properties.items()
-                 if type(key) is str and key.startswith("_") and key not in _RULED_APART and isinstance(rule, dict))
+                 if type(key) is str and key.startswith("_") and key not in _RULED_APART)
 
 
-def _meta_problems(call: dict[str, Any], rules: tuple[tuple[str, Any], ...]) -> tuple[Problem, ...]:
-    """A meta-property the call gives (null is absent) that its tool's rule refuses, as `_output_path` says a path."""
-    problems: tuple[Problem, ...] = ()
-    for key, rule in rules:
+def _meta_problems(call: dict[str, Any], reading: ToolReading) -> tuple[Problem, ...]:
+    """The meta-properties the call gives (null is absent, a `const` fills it) judged by the tool's whole schema,
+    as the turn check judges them by the composed `calls` item (`required`, `$ref`, `false`, `patternProperties`
+    alike); each refused one said as `_output_path` says a path."""
+    judged: dict[str, Any] = {}
+    for key, rule in reading.meta_rules:
         given = call.get(key)
         if given is None:
-            continue
+            if isinstance(rule, dict) and "const" in rule:  # filled by the run (SPEC 6.2)
+                judged[key] = rule["const"]
+        elif key != "_outputMethod" or given in METHODS:  # an unknown method is said as one (`plan_call`)
+            judged[key] = given
+    assert reading.check is not None
+    try:
+        by_key = _errors_by_key(reading.check, judged)
+    except SchemaFault as fault:  # a value nested too deeply for it
+        return (Problem("call", f"the tool's schema cannot judge the call's meta-properties: {fault}"),)
+    missing = [key for key, _ in reading.meta_rules for error in by_key.get("", ())
+               if key not in _REQUIRED_META and call.get(key) is None  # an unknown method is given: said as one
+               and error.message == f"{key!r} is a required property"]
+    problems: tuple[Problem, ...] = ()
+    for key, rule in reading.meta_rules:
         kind, where = ("outputMethod" if key == "_outputMethod" else "call"), f"$.{key}"
-        if "const" in rule and given != rule["const"]:
+        if key in missing:
+            problems += (Problem(kind, f"the tool requires {key}", where),)
+        if key not in by_key or call.get(key) is None:
+            continue
+        given = judged[key]
+        if isinstance(rule, dict) and "const" in rule and given != rule["const"]:
             problems += (Problem(kind, f"the tool prescribes {key} {rule['const']!r}, not {given!r}", where),)
             continue
-        try:
-            error = first_error(rule, given)
-        except SchemaFault as fault:
-            problems += (Problem(kind, f"the tool's {key} schema cannot be used: {fault}", where),)
-            continue
-        if error is not None:
-            problems += (Problem(kind, f"{key} {given!r} is not allowed by the tool: {error.message}", where),)
+        error = best_match(by_key[key])
+        problems += (Problem(kind, f"{key} {given!r} is not allowed by the tool: {error.message}", where),)
     return problems
 
 
@@ -279,7 +325,7 @@ def plan_call(index: int, call: Any, tools: dict[str, ToolDefinition], activitie
     path = call.get("_outputPath")
     prescribed = False
     if reading.output_rule is not None or type(path) is not str:  # else its own path, ruled by nothing: most calls
-        path, prescribed, path_problems = _output_path(call, reading.output_rule)
+        path, prescribed, path_problems = _output_path(call, reading.output_rule, reading.check)
         problems += tuple(path_problems)
     for key in reading.required_meta:  # as the composed `calls` item requires them of a turn
         if call.get(key) is None:  # null is absent too
@@ -302,12 +348,11 @@ def plan_call(index: int, call: Any, tools: dict[str, ToolDefinition], activitie
                             f"most {MAX_OUTPUT_SEGMENTS} (the document could not hold its output)")
                     problems += (Problem("outputPath", text, "$._outputPath"),)
                     break
-    if reading.meta_rules:
-        problems += _meta_problems(call, reading.meta_rules)
+    if reading.meta_rules:  # most tools rule no other meta-property
+        problems += _meta_problems(call, reading)
     method = call.get("_outputMethod")
     if method is None:  # absent, or null: the tool's prescribed method (SPEC 6.2, as a path), else `set`
-        rules = dict(reading.meta_rules) if reading.meta_rules else {}  # most tools rule none
-        method = rules.get("_outputMethod", {}).get("const", "set")
+        method = reading.method
         if method not in METHODS:  # the tool's, not the call's: its own method check cannot see it
             text = f"the tool prescribes _outputMethod {method!r}, which is not one of {', '.join(METHODS)}"
             problems += (Problem("outputMethod", text, "$._outputMethod"),)
@@ -415,8 +460,6 @@ class ToolChecks:
                 made = schema_check(plan.tool.parameters)
             except SchemaFault as fault:
                 made = _unusable(plan, fault)
-            else:
-                made = _output_unusable(plan) or _rules_unusable(plan) or made
             self._made[plan.tool_name] = made
         return made
 
@@ -429,44 +472,6 @@ def _unusable(plan: CallPlan, fault: SchemaFault) -> Problem:
 def unusable_schema(name: str, fault: SchemaFault) -> str:
     """A tool whose schema no validator can use, said alike at the tool's message and at each call of it."""
     return f"tool {name!r}: its schema cannot be used: {fault}"
-
-
-def _output_unusable(plan: CallPlan) -> Problem | None:
-    """A tool whose `_output` schema cannot check a result: every call to it would run, then have its result
-    refused (an activity's side effects done for nothing), so it fails before it runs. Said in the words `validate`
-    gives the tool's message (`unusable_schema`, the fault placed in the whole tool schema)."""
-    assert plan.tool is not None
-    assert plan.tool_name is not None  # a schema was found: the call names its tool
-    properties = plan.tool.schema.get("properties")
-    output = properties.get("_output") if isinstance(properties, dict) else None
-    if not isinstance(output, dict) or not output:
-        return None
-    try:
-        schema_check(output)
-    except SchemaFault as fault:
-        return Problem("output", unusable_schema(plan.tool_name, _placed(plan.tool.schema) or fault))
-    return None
-
-
-def _rules_unusable(plan: CallPlan) -> Problem | None:
-    """A tool whose rule of a meta-property cannot be used (`_meta_rules`: `_instance` with a bad `pattern`): the
-    composed `calls` item holds it, so a turn could not be checked, nor its calls; every call fails before it runs,
-    in the words `validate` gives the tool's message."""
-    assert plan.tool is not None
-    assert plan.tool_name is not None  # a schema was found: the call names its tool
-    if not _meta_rules(plan.tool):
-        return None
-    fault = _placed(plan.tool.schema)
-    return Problem("parameters", unusable_schema(plan.tool_name, fault)) if fault is not None else None
-
-
-def _placed(schema: dict[str, Any]) -> SchemaFault | None:
-    """The fault of a tool's whole schema, placed in it (`#/properties/_output/type`), or None."""
-    try:
-        schema_check(schema)
-    except SchemaFault as fault:
-        return fault
-    return None
 
 
 def tool_schema_problem(plan: CallPlan, checks: ToolChecks | None = None) -> Problem | None:

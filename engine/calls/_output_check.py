@@ -22,7 +22,15 @@ def tool_output_schema(tool: ToolDefinition | None) -> dict[str, Any]:
     """The tool's `_output` schema (002), or `{}` (any JSON) when it declares none."""
     properties = tool.schema.get("properties") if tool is not None else None
     schema = properties.get("_output") if isinstance(properties, dict) else None
-    return copy.deepcopy(schema) if isinstance(schema, dict) else {}
+    if not isinstance(schema, dict):
+        return {}
+    schema = copy.deepcopy(schema)
+    assert tool is not None
+    for key in ("$defs", "definitions"):  # its `$ref`s point into the tool's schema (`#/$defs/o`), as validate reads
+        shared = tool.schema.get(key)
+        if isinstance(shared, dict) and isinstance(schema.get(key, {}), dict):
+            schema[key] = {**copy.deepcopy(shared), **schema.get(key, {})}
+    return schema
 
 
 def output_problem(plan: CallPlan, value: Any) -> str | None:

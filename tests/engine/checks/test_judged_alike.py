@@ -31,8 +31,8 @@ def _maybe(values: list[Any]) -> st.SearchStrategy[Any]:
 @st.composite
 def tools(draw: st.DrawFn) -> dict[str, Any]:
     """A tool `t` with an integer parameter (or integers a `push` made), maybe required, maybe a prescribed or a
-    patterned output path, maybe required too, maybe rules of its calls' method, instance and reasons, and a typed
-    `_output`: an integer, which `n` may read."""
+    patterned output path, maybe required too, maybe rules of its calls' method, instance and reasons (a `false`
+    rule, a `$defs` reference), those required too, and a typed `_output`: an integer, which `n` may read."""
     properties: dict[str, Any] = {"_tool": {"const": "t"},
                                   "n": {"type": ["integer", "array"], "items": {"type": "integer"}},
                                   "_output": {"type": "integer", "minimum": 0}}
@@ -51,9 +51,15 @@ def tools(draw: st.DrawFn) -> dict[str, Any]:
         properties["_outputMethod"] = {"enum": ["merge", "push"]}
     if draw(st.booleans()):
         properties["_instance"] = {"enum": ["①"]}
-    if draw(st.booleans()):
+    reasons = draw(st.sampled_from(["free", "typed", "false", "ref"]))  # a rule as any schema may say one
+    if reasons == "typed":
         properties["_reasoningForCall"] = {"type": "string", "maxLength": 3}
-    required = draw(st.lists(st.sampled_from(["n", "_outputPath"]), unique=True))
+    elif reasons == "false":
+        properties["_reasoningForCall"] = False
+    elif reasons == "ref":
+        properties["_reasoningForCall"] = {"$ref": "#/$defs/why"}
+        schema["$defs"] = {"why": {"type": "string", "maxLength": 3}}
+    required = draw(st.lists(st.sampled_from(["n", "_outputPath", "_reasoningForCall", "_outputMethod"]), unique=True))
     if required:
         schema["required"] = required
     return {"type": "tool", "tool": {"t": schema}}
@@ -149,6 +155,85 @@ def test_a_meta_property_rule_no_validator_can_use_refuses_every_call(rule: dict
     assert _refused_by_a_run(context, solution) == {0, 1}
     assert _refused_by_validate(context, solution) == {0, 1}
     assert _refused_by_the_turn_check(context, solution) == {0, 1}
+
+
+def _tool_t(properties: dict[str, Any], **schema: Any) -> dict[str, Any]:
+    return {"type": "tool", "tool": {"t": {"type": "object", "properties": {"_tool": {"const": "t"}, **properties},
+                                           **schema}}}
+
+
+@pytest.mark.parametrize(("tool", "given", "refused"), [
+    (_tool_t({"_reasoningForCall": {"type": "string"}}, required=["_reasoningForCall"]), [None, "why"], {0}),
+    (_tool_t({"_outputMethod": {"enum": ["set", "push"]}}, required=["_outputMethod"]), [None, "push"], {0}),
+    (_tool_t({"_reasoningForCall": False}), [None, "why"], {1}),
+    (_tool_t({"_reasoningForCall": {"$ref": "#/$defs/why"}}, **{"$defs": {"why": {"maxLength": 3}}}),
+     ["why", "because"], {1}),
+    (_tool_t({}, patternProperties={"^_r": {"type": "integer"}}), [None, "why"], set()),  # judged if declared only
+    (_tool_t({"_reasoningForCall": {}}, patternProperties={"^_r": {"type": "integer"}}), [None, "why"], {1}),
+])
+def test_a_tools_meta_property_rules_are_read_as_its_whole_schema_says(tool: dict[str, Any], given: list[Any],
+                                                                        refused: set[int]) -> None:
+    """`required`, a `false` rule, a `$ref` into the tool's `$defs`, `patternProperties`: the tool's schema judges
+    the meta-properties of a call as the turn check's `calls` item does, so the three refuse the same calls."""
+    key = next(iter(tool["tool"]["t"]["properties"].keys() - {"_tool"}), "_reasoningForCall")
+    solution = {"calls": [{"_tool": "t", "_output": number, "_outputPath": f"†state.x{number}"}
+                          | ({} if value is None else {key: value}) for number, value in enumerate(given)],
+                "output": None}
+    context = [tool, STATE]
+    assert _refused_by_a_run(context, solution) == refused
+    assert _refused_by_validate(context, solution) == refused
+    assert _refused_by_the_turn_check(context, solution) == refused
+
+
+def _errors_of_a_run(context: list[dict[str, Any]], solution: dict[str, Any]) -> list[str]:
+    live = Context(context)
+    asyncio.run(Execution(live, solution, clock=CLOCK).run())
+    return [message["data"]["error"]["message"] for message in live.messages[len(context):]
+            if message.get("type") == "error"]
+
+
+@pytest.mark.parametrize("rules", [{"_reasoningForCall": {"type": 5}},
+                                   {"_outputPath": {"type": "string", "pattern": "("}},
+                                   {"_outputPath": {"type": "string", "pattern": "("}, "_reasoningForCall": {}}])
+def test_a_tool_schema_no_validator_can_use_refuses_each_call_in_one_sentence(rules: dict[str, Any]) -> None:
+    """Whichever meta-properties a call gives, a tool whose schema cannot be used refuses it in the sentence
+    `validate` says at the tool (the fault placed in the whole schema)."""
+    tool = _tool_t(rules)
+    solution = {"calls": [{"_tool": "t", "_output": 1},
+                          {"_tool": "t", "_output": 2, "_outputPath": "†state.y", "_reasoningForCall": "why"}],
+                "output": None}
+    context = [tool, STATE]
+    said = [problem.reason for problem in validate(Context(context), solution) if problem.severity == "error"]
+    at_tool = said[0]
+    assert at_tool.startswith("tool 't': its schema cannot be used: ")
+    assert "at #/properties/_" in at_tool
+    assert said[1:] == [f"parameters: {at_tool}"] * 2
+    assert _errors_of_a_run(context, solution) == [at_tool] * 2
+    assert _refused_by_the_turn_check(context, solution) == {0, 1}
+
+
+def test_an_output_rule_may_refer_to_the_tools_defs() -> None:
+    """`_output: {"$ref": "#/$defs/o"}` is a schema like any other: validate finds the tool fine, and the run
+    judges a result by it rather than refusing the call."""
+    tool = _tool_t({"_output": {"$ref": "#/$defs/o"}}, **{"$defs": {"o": {"type": "integer"}}})
+    solution = {"calls": [{"_tool": "t", "_output": 1, "_outputPath": "†state.x"},
+                          {"_tool": "t", "_output": "one", "_outputPath": "†state.y"}], "output": None}
+    context = [tool, STATE]
+    said = [problem.reason for problem in validate(Context(context), solution) if problem.severity == "error"]
+    assert len(said) == 1
+    assert "does not meet the _output schema of 't': $: 'one' is not of type 'integer'" in said[0]
+    assert [error.split(";")[0] for error in _errors_of_a_run(context, solution)] == [
+        "the result does not meet the _output schema of 't': $: 'one' is not of type 'integer'"]
+
+
+def test_an_unknown_method_under_a_tools_enum_is_said_once() -> None:
+    """A method that is no method is said as unknown, not again as one the tool's rule refuses."""
+    tool = _tool_t({"_outputMethod": {"enum": ["merge", "push"]}})
+    solution = {"calls": [{"_tool": "t", "_output": 1, "_outputPath": "†state.x", "_outputMethod": "bad"}],
+                "output": None}
+    said = [problem.reason for problem in validate(Context([tool, STATE]), solution) if problem.severity == "error"]
+    assert len(said) == 1
+    assert "unknown _outputMethod 'bad'" in said[0]
 
 
 def test_a_prescribed_method_that_is_no_method_refuses_a_call_that_gives_none() -> None:

@@ -111,7 +111,7 @@ def test_a_tool_whose_output_schema_cannot_be_used_fails_its_calls_before_they_r
         "text": {"type": "string"}, "_output": {"type": "nonsense"}}}}}
     unusable = ("tool 'sentiment': its schema cannot be used: invalid schema at #/properties/_output/type: "
                 "'nonsense' is not valid under any of the given schemas")
-    said = f"output: {unusable}"  # one sentence at the tool and at the call
+    said = f"parameters: {unusable}"  # one sentence at the tool and at every call, whatever the fault's place
     context = Context([broken, {"type": "plan", "plan": [CALL]}])
     assert [(p.path, p.reason) for p in validate(context) if p.severity == "error"] == [
         ("tool", unusable), ("call 0 (sentiment)", said)]
@@ -119,4 +119,4 @@ def test_a_tool_whose_output_schema_cannot_be_used_fails_its_calls_before_they_r
     context, execution, _ = support.execute([broken], [CALL], registry(sentiment=lambda c, t, x: ran.append(c)))
     assert ran == []
     assert execution.state(0).status is Status.FAILED
-    assert error_of(context) == {"type": "output", "message": said.removeprefix("output: ")}
+    assert error_of(context) == {"type": "parameters", "message": unusable}
