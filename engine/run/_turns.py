@@ -239,8 +239,11 @@ def turn_change(document: Document, solution: Any, audit: dict[str, Any] | None 
     plan, so the next request sees the identity as it now is; one the context's meta holds already is not.
     `audit` (the model's exchange in short, `_model`) goes on the plan message, on that meta message (so a run's
     first message is known from the messages: a meta typed by hand carries none), and on a saved request's
-    solution (a solution that is an array of calls has no room for it).
+    solution (a solution that is an array of calls has no room for it). With no `audit`, a saved solution's own
+    `_model` is it: a model's turn saved by `ask` and run later is still the model's.
     """
+    if audit is None and isinstance(solution, dict) and isinstance(solution.get("_model"), dict):
+        audit = solution["_model"]
     turn = as_turn(solution)
     request = document.shape is Shape.REQUEST
     calls, output = turn["calls"], None if request else turn["output"]

@@ -23,6 +23,7 @@ from contextdeck.engine import (
     turn_problems,
     validate,
 )
+from contextdeck.engine.experiments import request_of, run_start
 from contextdeck.engine.protocol._groups import read_plan
 from contextdeck.engine.run._setup import set_up
 
@@ -433,3 +434,15 @@ def test_the_turn_check_plans_a_turn_as_the_set_up_does_but_for_literal_paramete
     found = problems(Document(context, Shape.ARRAY), turn)
     assert [(path, severity) for path, _, severity in found] == [("$.calls[0].n", "error"),
                                                                 ("$.calls[1]._outputMethod", "error")]
+
+
+def test_a_saved_model_solution_run_later_keeps_its_mark_on_the_meta_and_plan_it_appends() -> None:
+    """`ask` saves the model's turn with its `_model`; `run` plans it later with no audit given: the meta and the
+    plan it appends still carry that mark, so the run starts at them and no case's request holds the model's plan."""
+    request = [{"type": "meta", "meta": {"path": "/g/1", "version": "1.2.3"}}, {"type": "input", "input": {"a": 1}}]
+    document = Document(Context([dict(message) for message in request]), Shape.REQUEST)
+    document.solution = {"meta": {"path": "/g/1", "version": "1.2.4"}, "output": None, "_model": {"model": "m"},
+                         "calls": [{"_tool": "think", "_output": 1, "_outputPath": "†state.a"}]}
+    asyncio.run(Loop(document).run(max_ticks=2))
+    assert [message.get("_model") for message in document.context.messages[2:4]] == [{"model": "m"}] * 2
+    assert (run_start(document.context), request_of(document).context.messages) == (2, request)
