@@ -82,6 +82,7 @@ class Exchange:
     continues: str | None = None  # Responses API: the response it goes on from (`previous_response_id`)
     # What of it was not read, for a warning: its place, what it was, and the item as text (one item, one warning)
     left_out: tuple[tuple[str, str, str], ...] = ()
+    file: str = ""  # the file it is in, where a trace is read from several (a span's: `Span.file`)
 
     def summary(self, source: str) -> dict[str, Any]:
         """The reply's audit in short, as `_model` holds a model's answer (docs/models.md)."""
@@ -89,7 +90,7 @@ class Exchange:
                  "finish_reason": self.finish_reason, "id": self.response_id,
                  "refusal": self.reply.refusal if self.reply is not None else None,
                  "reasoning": self.reply.reasoning if self.reply is not None else None,
-                 "source": f"{source} {self.where}".strip()}
+                 "source": f"{self.file or source} {self.where}".strip()}
         return {key: value for key, value in found.items() if value is not None}
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -54,7 +55,7 @@ def read_otlp(values: Values, only: str | None = None) -> Reading:
         if first is span:
             traces.setdefault(span.trace, []).append(span)
         elif first != span:  # a span delivered again as it was (exporters retry) is the same span
-            raise TraceError(values.name, "the span id appears twice with different contents", span.where)
+            raise TraceError(span.file, "the span id appears twice with different contents", span.where, span.line)
     if only is not None:  # `TRACE/AGENT` or the start of a trace id; none matching: all, for the listing
         start = only.lower().split("/", 1)[0]
         traces = {trace: spans for trace, spans in traces.items() if trace.startswith(start)} or traces
@@ -176,9 +177,10 @@ def _group(models: list[Span], tools: list[Span], name: str, replayed: bool = Fa
     exchanges: list[Exchange] = []
     for span in models:
         try:
-            exchanges.append(exchange_of_span(span, inputs=not (replayed and exchanges)))
+            exchange = exchange_of_span(span, inputs=not (replayed and exchanges))
         except Located as problem:
-            raise problem.within(name) from None
+            raise problem.within(span.file or name) from None
+        exchanges.append(dataclasses.replace(exchange, file=Path(span.file).name) if span.file else exchange)
     return exchanges, [tool_run(span) for span in tools]
 
 

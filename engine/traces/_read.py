@@ -50,32 +50,39 @@ def contexts_held(imported: list[Imported]) -> str:
 
 
 @dataclass(frozen=True)
+class Record:
+    """One value of a file to read, with its place: its file, its line (JSON Lines) and, in a JSON array of export
+    requests, which one (`request 2`)."""
+
+    value: Any
+    file: str
+    line: int | None
+    where: str
+
+
+@dataclass(frozen=True)
 class Values:
     """The JSON values of a file: one (a JSON file) or one per non-blank line (JSON Lines)."""
 
     values: list[Any]
     lines: list[int] | None = None  # each value's line, for JSON Lines
     name: str = "<input>"
-    places: list[str] | None = None  # each value's place in words, for the values of several files joined
+    more: tuple[Values, ...] = ()  # further OTLP files read with it as one (a trace's log records in a file apart)
 
     def where(self, n: int) -> str:
-        if self.places is not None:
-            return self.places[n]
         return f"line {self.lines[n]}" if self.lines is not None else ""
 
-
-def joined(parts: list[Values]) -> Values:
-    """The values of several OTLP files as one file's (a trace's spans in one, their log records in another: each
-    value an export request); a value of a later file is placed by that file's name (`logs.json line 3`)."""
-    values: list[Any] = []
-    places: list[str] = []
-    for number, part in enumerate(parts):
-        in_array = part.lines is None and len(part.values) == 1 and isinstance(part.values[0], list)
-        for n, value in enumerate(part.values[0] if in_array else part.values):
-            where = f"request {n}" if in_array else part.where(n)
-            values.append(value)
-            places.append(" ".join(piece for piece in (Path(part.name).name if number else "", where) if piece))
-    return Values(values, None, parts[0].name, places)
+    def records(self) -> list[Record]:
+        """The values of this file and of `more`, each with its place; a JSON array (of export requests) as its
+        items."""
+        records: list[Record] = []
+        for part in (self, *self.more):
+            if part.lines is None and len(part.values) == 1 and isinstance(part.values[0], list):
+                records += [Record(value, part.name, None, f"request {n}") for n, value in enumerate(part.values[0])]
+            else:
+                records += [Record(value, part.name, None if part.lines is None else part.lines[n], "")
+                            for n, value in enumerate(part.values)]
+        return records
 
 
 @dataclass
@@ -310,6 +317,7 @@ def import_trace(path: str | os.PathLike[str], format: str | None = None, trace:
 
     Raises TraceError naming the file and the line, message or span when the input cannot be read.
     """
+    _together(format, len(more))
     files = [Path(path), *map(Path, more)]
     raws: list[tuple[bytes, str]] = []
     for file in files:
@@ -321,10 +329,19 @@ def import_trace(path: str | os.PathLike[str], format: str | None = None, trace:
     return import_bytes(raw, name, format, trace, more=rest)
 
 
+def _together(format: str | None, more: int) -> None:
+    """Several files are one OTLP trace's (its spans, its log records): another format is refused before any is
+    read, since each of its files is a context of its own."""
+    if more and format not in (None, "otlp"):
+        raise TraceError("--from", f"{format}: only OTLP files are read together (a trace's spans and the log "
+                         f"records of them): import each {format} file on its own")
+
+
 def import_bytes(raw: bytes, name: str, format: str | None = None, trace: str | None = None, *,
                  more: Sequence[tuple[bytes, str]] = ()) -> list[Imported]:
     if format is not None and format not in FORMATS:
         raise TraceError(name, f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
+    _together(format, len(more))
     values = read_values(_text(raw, name), name)
     chosen = format or detect(values)
     if more:
@@ -333,7 +350,7 @@ def import_bytes(raw: bytes, name: str, format: str | None = None, trace: str | 
             if (format or detect(part)) != "otlp":
                 raise TraceError(part.name, "not an OTLP JSON trace: only OTLP files are read together (a trace's "
                                  "spans and the log records of them)")
-        values, chosen = joined(parts), "otlp"
+        values, chosen = Values(values.values, values.lines, name, tuple(parts[1:])), "otlp"
     try:
         if chosen == "otlp":
             from ._otlp import read_otlp

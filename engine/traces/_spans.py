@@ -10,12 +10,13 @@ import binascii
 import dataclasses
 import datetime as dt
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from ..protocol._errors import file_place
 from ._chat import listed
 from ._problems import TraceError
-from ._read import Values, is_console_span
+from ._read import Record, Values, is_console_span
 
 LLM_OPERATIONS = frozenset(("chat", "text_completion", "generate_content", "responses"))
 _VALUE_KEYS = {"stringValue": "s", "string_value": "s", "intValue": "i", "int_value": "i", "doubleValue": "d",
@@ -35,6 +36,9 @@ class Span:
     attributes: dict[str, Any]
     events: tuple[tuple[str, int, dict[str, Any]], ...]
     error: str | None
+    # Its file and line: several files may be read as one (not compared: a span an exporter delivered again is one)
+    file: str = field(default="", compare=False)
+    line: int | None = field(default=None, compare=False)
 
     @property
     def where(self) -> str:
@@ -140,31 +144,31 @@ def spans_of(values: Values, warnings: list[str]) -> list[Span]:
     spans: list[Span] = []
     left_out: list[TraceError] = []
     logged: dict[tuple[str, str], dict[tuple[str, int, str], None]] = {}
-    in_array = values.lines is None and len(values.values) == 1 and isinstance(values.values[0], list)
-    for n, value in enumerate(values.values[0] if in_array else values.values):  # (a JSON array of export requests)
-        line = f"request {n}" if in_array else values.where(n)
+    for record in values.records():
+        value = record.value
         if is_console_span(value):
-            _keep(_span(value, values.name, line), spans, left_out)
+            _keep(_span(value, record), spans, left_out)
             continue
         logs = _get(value, "resourceLogs", "resource_logs") if isinstance(value, dict) else None
         for batch in listed(logs):
             for scope in listed(_get(batch, "scopeLogs", "scope_logs")):
-                for record in listed(_get(scope, "logRecords", "log_records")):
-                    _log_event(record, logged)
+                for record_of_log in listed(_get(scope, "logRecords", "log_records")):
+                    _log_event(record_of_log, logged)
         batches = _get(value, "resourceSpans", "resource_spans") if isinstance(value, dict) else None
         if not isinstance(batches, list) and logs is None:
-            raise TraceError(values.name, "expected an OTLP trace: an object with 'resourceSpans'", line or None)
+            raise TraceError(record.file, "expected an OTLP trace: an object with 'resourceSpans'",
+                             record.where or None, record.line)
         for batch in listed(batches):
             for scope in listed(_get(batch, "scopeSpans", "scope_spans", "instrumentationLibrarySpans")):
                 for raw in listed(_get(scope, "spans")):
-                    _keep(_span(raw, values.name, line), spans, left_out)
+                    _keep(_span(raw, record), spans, left_out)
     if not spans and left_out:
         raise left_out[0]
     if not spans:
         raise TraceError(values.name, "the trace holds no spans" + (
             " (only log records: give the file of the spans they belong to with them, or put both in one file)"
             if logged else ""))
-    warnings += [f"{fault.where}: {fault.reason}: left out" for fault in left_out]
+    warnings += [f"{_place(fault, bool(values.more))}: {fault.reason}: left out" for fault in left_out]
     return [_with_logged(span, logged.get((span.trace, span.id))) for span in spans]
 
 
@@ -200,22 +204,31 @@ def _keep(span: Span | TraceError, spans: list[Span], left_out: list[TraceError]
         left_out.append(span)
 
 
-def _span(raw: Any, name: str, line: str) -> Span | TraceError:
+def _place(fault: TraceError, several: bool) -> str:
+    """Where a span left out is: its file and line when several files are read (`logs.jsonl:2: span …`), else its
+    line in the file the warning is said of (`line 2: span …`)."""
+    if several:
+        return ": ".join(part for part in (file_place(fault.path, fault.line), fault.where) if part)
+    return ": ".join(part for part in (f"line {fault.line}" if fault.line else "", fault.where) if part)
+
+
+def _span(raw: Any, record: Record) -> Span | TraceError:
     """The span, or why it is left out: an id no span could be named by (`_span`'s TraceError, not raised)."""
+    name, line = record.file, record.line
     if not isinstance(raw, dict):
-        raise TraceError(name, "a span is not an object", line or None)
+        raise TraceError(name, "a span is not an object", record.where or None, line)
     if is_console_span(raw):
         raw = _as_otlp(raw)
     written = _get(raw, "spanId", "span_id")
     span_id = _id(written, 8)
     shown = span_id or (json.dumps(written) if written else "without an id")
     called = f" ({raw['name']})" if isinstance(raw.get("name"), str) and raw["name"] else ""
-    where = ": ".join(part for part in (line, f"span {shown}{called}") if part)
+    where = ": ".join(part for part in (record.where, f"span {shown}{called}") if part)
     if span_id is None:
-        return TraceError(name, "the span has no valid span id", where)
+        return TraceError(name, "the span has no valid span id", where, line)
     trace = _id(_get(raw, "traceId", "trace_id"), 16)
     if trace is None:
-        return TraceError(name, "the span has no trace id: it belongs to no trace", where)
+        return TraceError(name, "the span has no trace id: it belongs to no trace", where, line)
     status: dict[str, Any] = raw["status"] if isinstance(raw.get("status"), dict) else {}
     events = tuple((str(event.get("name", "")), _nanos(_get(event, "timeUnixNano", "time_unix_nano")),
                     _attributes(event.get("attributes")))
@@ -229,7 +242,7 @@ def _span(raw: Any, name: str, line: str) -> Span | TraceError:
     start = _nanos(_get(raw, "startTimeUnixNano", "start_time_unix_nano"))
     end = _nanos(_get(raw, "endTimeUnixNano", "end_time_unix_nano"))
     return Span(trace, span_id, parent, str(raw.get("name", "")), start, end, _attributes(raw.get("attributes")),
-                events, error)
+                events, error, name, line)
 
 
 def _as_otlp(raw: dict[str, Any]) -> dict[str, Any]:

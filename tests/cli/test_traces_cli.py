@@ -364,3 +364,12 @@ def test_import_reads_a_traces_spans_and_its_log_records_from_two_files(capsys: 
     code, _, err = call(capsys, "import", source)
     assert code == 1
     assert "give their file with it" in err
+    bad_span = {"resourceSpans": [{"scopeSpans": [{"spans": [{"spanId": "zz", "name": "chat m"}]}]}]}
+    logs_file = write(tmp_path, "logs2.jsonl", json.dumps(logs) + "\n" + json.dumps(bad_span) + "\n")
+    code, _, err = call(capsys, "import", source, logs_file, "--out", out)
+    assert code == 0, err
+    assert err.startswith(f'contextdeck: warning: {logs_file}:2: span "zz" (chat m): the span has no valid span id: '
+                          "left out\n")  # its own file, once
+    code, _, err = call(capsys, "import", source, logs_file, "--from", "openai")
+    assert (code, err) == (1, "contextdeck: --from: openai: only OTLP files are read together (a trace's spans and "
+                              "the log records of them): import each openai file on its own\n")

@@ -977,10 +977,30 @@ def test_log_records_in_a_file_apart_from_their_spans_are_read_with_them(tmp_pat
     [imported] = import_trace(tmp_path / "spans.json", more=[tmp_path / "logs.jsonl"])
     assert imported.document.context.messages[-1] == {"role": "user", "content": "Hi"}
     assert imported.document.solution["output"] == "Hello!"
-    assert imported.warnings == ('logs.jsonl line 2: span "zz" (chat m): the span has no valid span id: left out',)
+    logs_file = tmp_path / "logs.jsonl"
+    assert imported.warnings == (f'{logs_file}:2: span "zz" (chat m): the span has no valid span id: left out',)
+    [reversed_order] = import_trace(logs_file, more=[tmp_path / "spans.json"])  # the span's own file, named
+    assert reversed_order.document.solution["_model"]["source"] == "spans.json span 1111111111111111"
+    assert imported.document.solution["_model"]["source"] == "spans.json span 1111111111111111"
     with pytest.raises(TraceError) as caught:
         import_trace(tmp_path / "spans.json")
     assert "records no messages" in str(caught.value)
+    (tmp_path / "not_otlp.jsonl").write_text(json.dumps(logs) + "\n[1]\n")
+    with pytest.raises(TraceError) as caught:  # a fault in the later file: that file and line
+        import_trace(tmp_path / "spans.json", more=[tmp_path / "not_otlp.jsonl"])
+    assert str(caught.value) == (f"{tmp_path / 'not_otlp.jsonl'}:2: expected an OTLP trace: an object with "
+                                 "'resourceSpans'")
+    twice = {"resourceSpans": [{"scopeSpans": [{"spans": [span("1111111111111111", "chat n", 0, 10, {})]}]}]}
+    (tmp_path / "twice.jsonl").write_text(json.dumps(logs) + "\n" + json.dumps(twice) + "\n")
+    with pytest.raises(TraceError) as caught:
+        import_trace(tmp_path / "spans.json", more=[tmp_path / "twice.jsonl"])
+    assert str(caught.value) == (f"{tmp_path / 'twice.jsonl'}:2: span 1111111111111111: the span id appears twice "
+                                 "with different contents")
+    for format in ("openai", "openai-log"):  # refused before any file is read (their names are not even opened)
+        with pytest.raises(TraceError) as caught:
+            import_trace(tmp_path / "none.json", format, more=[tmp_path / "none.jsonl"])
+        assert str(caught.value) == (f"--from: {format}: only OTLP files are read together (a trace's spans and "
+                                     f"the log records of them): import each {format} file on its own")
     (tmp_path / "chat.json").write_text(json.dumps({"messages": [{"role": "user", "content": "Hi"}]}))
     with pytest.raises(TraceError) as caught:
         import_trace(tmp_path / "spans.json", more=[tmp_path / "chat.json"])
