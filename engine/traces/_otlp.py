@@ -50,15 +50,19 @@ def read_otlp(values: Values, only: str | None = None) -> Reading:
     reading = Reading()
     traces: dict[str, list[Span]] = {}
     seen: dict[tuple[str, str], Span] = {}
-    for span in spans_of(values, reading.warnings):
+    left_out: list[tuple[str | None, str]] = []
+    for span in spans_of(values, left_out):
         first = seen.setdefault((span.trace, span.id), span)
         if first is span:
             traces.setdefault(span.trace, []).append(span)
         elif first != span:  # a span delivered again as it was (exporters retry) is the same span
             raise TraceError(span.file, "the span id appears twice with different contents", span.where, span.line)
+    start = ""
     if only is not None:  # `TRACE/AGENT` or the start of a trace id; none matching: all, for the listing
-        start = only.lower().split("/", 1)[0]
-        traces = {trace: spans for trace, spans in traces.items() if trace.startswith(start)} or traces
+        chosen = {trace: spans for trace, spans in traces.items() if trace.startswith(only.lower().split("/", 1)[0])}
+        start, traces = (only.lower().split("/", 1)[0], chosen) if chosen else ("", traces)
+    # (a span left out of another trace is that trace's to say; one of a trace with no other span is said too)
+    reading.warnings += [said for trace, said in left_out if trace is None or trace.startswith(start)]
     for trace, spans in traces.items():
         try:
             _read_trace(reading, trace, spans, values.name)

@@ -136,13 +136,14 @@ def _nanos(raw: Any) -> int:
     return nanos if 0 <= nanos < 2**64 else 0
 
 
-def spans_of(values: Values, warnings: list[str]) -> list[Span]:
+def spans_of(values: Values, warnings: list[tuple[str | None, str]]) -> list[Span]:
     """The file's spans, each with the events its log records name it for (`resourceLogs`: an instrumentation may
     write a model call's messages as log records, which then come in the same file as its spans). A span without a
-    valid span or trace id is left out, said in `warnings` (format.md §10): no other span can name it, and the rest
-    reads without it; a file none of whose spans can be read is refused with the first one's fault."""
+    valid span or trace id is left out, said in `warnings` with its trace when it names one, so that only the
+    traces imported say it (format.md §10): no other span can name it, and the rest reads without it; a file none
+    of whose spans can be read is refused with the first one's fault."""
     spans: list[Span] = []
-    left_out: list[TraceError] = []
+    left_out: list[tuple[str | None, TraceError]] = []
     logged: dict[tuple[str, str], dict[tuple[str, int, str], None]] = {}
     for record in values.records():
         value = record.value
@@ -163,12 +164,12 @@ def spans_of(values: Values, warnings: list[str]) -> list[Span]:
                 for raw in listed(_get(scope, "spans")):
                     _keep(_span(raw, record), spans, left_out)
     if not spans and left_out:
-        raise left_out[0]
+        raise left_out[0][1]
     if not spans:
         raise TraceError(values.name, "the trace holds no spans" + (
             " (only log records: give the file of the spans they belong to with them, or put both in one file)"
             if logged else ""))
-    warnings += [f"{_place(fault, bool(values.more))}: {fault.reason}: left out" for fault in left_out]
+    warnings += [(trace, f"{_place(fault, bool(values.more))}: {fault.reason}: left out") for trace, fault in left_out]
     return [_with_logged(span, logged.get((span.trace, span.id))) for span in spans]
 
 
@@ -197,7 +198,8 @@ def _with_logged(span: Span, logged: dict[tuple[str, int, str], None] | None) ->
     return dataclasses.replace(span, events=span.events + events)
 
 
-def _keep(span: Span | TraceError, spans: list[Span], left_out: list[TraceError]) -> None:
+def _keep(span: Span | tuple[str | None, TraceError], spans: list[Span],
+          left_out: list[tuple[str | None, TraceError]]) -> None:
     if isinstance(span, Span):
         spans.append(span)
     else:
@@ -212,8 +214,9 @@ def _place(fault: TraceError, several: bool) -> str:
     return ": ".join(part for part in (f"line {fault.line}" if fault.line else "", fault.where) if part)
 
 
-def _span(raw: Any, record: Record) -> Span | TraceError:
-    """The span, or why it is left out: an id no span could be named by (`_span`'s TraceError, not raised)."""
+def _span(raw: Any, record: Record) -> Span | tuple[str | None, TraceError]:
+    """The span, or why it is left out, with its trace when it names one: an id no span could be named by (a
+    TraceError, not raised)."""
     name, line = record.file, record.line
     if not isinstance(raw, dict):
         raise TraceError(name, "a span is not an object", record.where or None, line)
@@ -223,12 +226,13 @@ def _span(raw: Any, record: Record) -> Span | TraceError:
     span_id = _id(written, 8)
     shown = span_id or (json.dumps(written) if written else "without an id")
     called = f" ({raw['name']})" if isinstance(raw.get("name"), str) and raw["name"] else ""
+    trace = _id(_get(raw, "traceId", "trace_id"), 16)
     where = ": ".join(part for part in (record.where, f"span {shown}{called}") if part)
     if span_id is None:
-        return TraceError(name, "the span has no valid span id", where, line)
-    trace = _id(_get(raw, "traceId", "trace_id"), 16)
+        of_trace = f" of trace {trace}" if trace else ""
+        return trace, TraceError(name, "the span has no valid span id", where + of_trace, line)
     if trace is None:
-        return TraceError(name, "the span has no trace id: it belongs to no trace", where, line)
+        return None, TraceError(name, "the span has no trace id: it belongs to no trace", where, line)
     status: dict[str, Any] = raw["status"] if isinstance(raw.get("status"), dict) else {}
     events = tuple((str(event.get("name", "")), _nanos(_get(event, "timeUnixNano", "time_unix_nano")),
                     _attributes(event.get("attributes")))
