@@ -57,8 +57,8 @@ def run_start(context: Messages) -> int | None:
     """Where the run a document holds starts, None when it holds none: its first message that a run wrote, a
     call's record (an output, an error or a run record: each carries `_run`, format.md §9) or a model's turn (a plan
     message, or the meta message of the identity it gave back, carrying `_model`: format.md "Ticks and turns").
-    A document whose meta messages carry no `_model` (written before turns marked them) reads a meta message just
-    before its first model plan as that turn's, as it was read before."""
+    In a document with no marked meta (no meta message carries `_model`), a meta message just before the first
+    model plan is read as that turn's."""
     for index in range(len(context)):
         message = body_of(context[index])
         if "_run" in message:

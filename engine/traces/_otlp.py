@@ -61,7 +61,7 @@ def read_otlp(values: Values, only: str | None = None) -> Reading:
     if only is not None:  # `TRACE/AGENT` or the start of a trace id; none matching: all, for the listing
         chosen = {trace: spans for trace, spans in traces.items() if trace.startswith(only.lower().split("/", 1)[0])}
         start, traces = (only.lower().split("/", 1)[0], chosen) if chosen else ("", traces)
-    # (a span left out of another trace is that trace's to say; one of a trace with no other span is said too)
+    # (a span left out of a trace not chosen is that trace's to say; with no trace chosen, every one is said)
     reading.warnings += [said for trace, said in left_out if trace is None or trace.startswith(start)]
     for trace, spans in traces.items():
         try:
