@@ -750,3 +750,20 @@ def test_the_arrows_in_the_problem_list_select_each_place_and_enter_takes_the_tu
     qtbot.keyClick(dialog.problems, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: not dialog.isVisible())
     assert window.context()[before]["type"] == "plan"
+
+
+def test_a_saved_model_solution_planned_on_run_keeps_its_mark(qtbot: Any, open_document: Any) -> None:
+    """A model's turn saved by `contextdeck ask` (its `_model` kept in the solution) is planned when Continue runs
+    it: the meta and plan appended carry the mark, as the engine's loop appends them, so an experiment's cases
+    start their run there."""
+    meta = {"type": "meta", "meta": {"path": "/notes", "version": "1.0.0"}}
+    window = open_document({"schema": SCHEMA, "context": [
+        {"type": "tool", "tool": {"note": NOTE}}, meta, {"type": "input", "input": {"text": "hello"}}],
+        "solution": {"meta": {"path": "/notes", "version": "1.0.1"}, "output": None, "_model": {"model": "m"},
+                     "calls": [{"_tool": "note", "text": "†input.text", "_output": "first",
+                                "_outputPath": "†state.first"}]}})
+    run_the_tick(qtbot, window)
+    assert state(window, "†state.first") == "first"
+    appended = window.context().messages[3:5]
+    assert [(message["type"], message.get("_model")) for message in appended] == [("meta", {"model": "m"}),
+                                                                                  ("plan", {"model": "m"})]
