@@ -27,7 +27,7 @@ from ..protocol._expressions import (
 from ..protocol._groups import why_no_call
 from ..protocol._messages import METHODS
 from ..protocol._records import record
-from ..protocol._schemas import SchemaCheck, SchemaFault, schema_check
+from ..protocol._schemas import SchemaCheck, SchemaFault, errors_by_key, schema_check
 from ._activities import Activities, Activity
 from ._scopes import call_scopes, scoped_messages, scopes_rule
 from ._tools import ToolDefinition
@@ -149,28 +149,13 @@ def _output_path(call: dict[str, Any], rule: Any, check: SchemaCheck | None) -> 
         return None, False, [Problem("outputPath", text, where)]
     if rule is not None and check is not None:
         try:
-            found = _errors_by_key(check, {"_outputPath": path}).get("_outputPath")
+            found = errors_by_key(check, {"_outputPath": path}).get("_outputPath")
         except SchemaFault as fault:  # a path nested too deeply for it
             return None, False, [Problem("outputPath", f"the tool's _outputPath schema cannot be used: {fault}", where)]
         if found:
             text = f"_outputPath {path!r} is not allowed by the tool: {best_match(found).message}"
             return None, False, [Problem("outputPath", text, where)]
     return path, False, []
-
-
-def _errors_by_key(check: SchemaCheck, judged: dict[str, Any]) -> dict[str, list[ValidationError]]:
-    """The violations of `judged` (a call's meta-properties) by its tool's whole schema, by the key they are under,
-    and those of `required` under "" (the parameters' among them: `judged` holds none)."""
-    found: dict[str, list[ValidationError]] = {}
-    for error in check(judged):
-        if error.absolute_path:
-            found.setdefault(str(error.absolute_path[0]), []).append(error)
-        elif error.validator is None:  # a `false` rule: jsonschema places its error at the root, with its value
-            for key in [key for key, value in judged.items() if value is error.instance][:1]:
-                found.setdefault(key, []).append(error)
-        elif error.validator == "required":
-            found.setdefault("", []).append(error)
-    return found
 
 
 def _mode(tool_name: str, tool: ToolDefinition | None, activities: Activities) -> tuple[Activity | None, list[Problem]]:
@@ -261,7 +246,7 @@ def _meta_problems(call: dict[str, Any], reading: ToolReading) -> tuple[Problem,
             judged[key] = given
     assert reading.check is not None
     try:
-        by_key = _errors_by_key(reading.check, judged)
+        by_key = errors_by_key(reading.check, judged)
     except SchemaFault as fault:  # a value nested too deeply for it
         return (Problem("call", f"the tool's schema cannot judge the call's meta-properties: {fault}"),)
     missing = [key for key, _ in reading.meta_rules for error in by_key.get("", ())
@@ -363,7 +348,7 @@ def plan_call(index: int, call: Any, tools: dict[str, ToolDefinition], activitie
         method = "set"
     scopes: tuple[str, ...] = ()
     if reading.scopes_rule is not None or "_scopes" in call:  # else no scopes asked, none ruled: most calls
-        scopes, refusal = call_scopes(call, reading.scopes_rule)
+        scopes, refusal = call_scopes(call, reading.scopes_rule, reading.check)
         if refusal is not None:
             problems += (Problem("scopes", refusal, "$._scopes"),)
     # The mode is the tool's reading's: an enum's member looked up costs a few tenths of a microsecond a call.

@@ -10,9 +10,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from jsonschema.exceptions import best_match
+
 from ..document._view import Messages
 from ..protocol._messages import Form, body_of
-from ..protocol._schemas import SchemaFault, first_error
+from ..protocol._schemas import SchemaCheck, SchemaFault, errors_by_key
 from ._tools import ToolDefinition
 
 
@@ -22,9 +24,10 @@ def scopes_rule(tool: ToolDefinition | None) -> Any:
     return properties.get("_scopes") if isinstance(properties, dict) else None
 
 
-def call_scopes(call: dict[str, Any], rule: Any) -> tuple[tuple[str, ...], str | None]:
+def call_scopes(call: dict[str, Any], rule: Any, check: SchemaCheck | None) -> tuple[tuple[str, ...], str | None]:
     """The kinds a call sees, and the reason it may not ask for them (None when allowed); `rule`: its tool's
-    `scopes_rule`."""
+    `scopes_rule`, read in its whole schema (`check`, as the turn check reads it: a `$ref` into its `$defs`, a `false`
+    rule; None: a schema no validator can use, said once for every call)."""
     asked = call.get("_scopes")
     if asked is None and rule is None:
         return (), None  # most calls: no scopes asked, none ruled
@@ -33,15 +36,15 @@ def call_scopes(call: dict[str, Any], rule: Any) -> tuple[tuple[str, ...], str |
         asked = provisioned if provisioned is not None else []
     if not (isinstance(asked, list) and all(isinstance(kind, str) for kind in asked)):
         return (), "_scopes must be a list of kinds"
-    if isinstance(rule, dict):
-        if "const" in rule and asked != rule["const"]:
-            return (), f"the tool provisions _scopes {rule['const']!r}; the call asks for {asked!r}"
+    if isinstance(rule, dict) and "const" in rule and asked != rule["const"]:
+        return (), f"the tool provisions _scopes {rule['const']!r}; the call asks for {asked!r}"
+    if rule is not None and check is not None:
         try:
-            error = first_error(rule, asked)
-        except SchemaFault as fault:
+            found = errors_by_key(check, {"_scopes": asked}).get("_scopes")
+        except SchemaFault as fault:  # scopes nested too deeply for it
             return (), f"the tool's _scopes schema cannot be used: {fault}"
-        if error is not None:
-            return (), f"_scopes {asked!r} is not allowed by the tool: {error.message}"
+        if found:
+            return (), f"_scopes {asked!r} is not allowed by the tool: {best_match(found).message}"
     return tuple(dict.fromkeys(asked)), None
 
 

@@ -117,6 +117,21 @@ def first_error(schema: Any, value: Any) -> ValidationError | None:
     return found
 
 
+def errors_by_key(check: SchemaCheck, value: dict[str, Any]) -> dict[str, list[ValidationError]]:
+    """The violations of an object (a call's meta-properties) by a schema of objects (its tool's), by the key they
+    are under, and those of the root's `required` under "". Raises `SchemaFault` as `check` does."""
+    found: dict[str, list[ValidationError]] = {}
+    for error in check(value):
+        if error.absolute_path:
+            found.setdefault(str(error.absolute_path[0]), []).append(error)
+        elif error.validator is None:  # a `false` rule: jsonschema places its error at the root, with its value
+            for key in [key for key, given in value.items() if given is error.instance][:1]:
+                found.setdefault(key, []).append(error)
+        elif error.validator == "required":
+            found.setdefault("", []).append(error)
+    return found
+
+
 def pattern_timed_out(error: ValidationError) -> bool:
     """Whether this violation is a pattern that ran out of time rather than a value that does not match."""
     return error.validator == "pattern" and error.message.startswith(_TIMED_OUT)

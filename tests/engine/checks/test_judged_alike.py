@@ -170,11 +170,16 @@ def _tool_t(properties: dict[str, Any], **schema: Any) -> dict[str, Any]:
      ["why", "because"], {1}),
     (_tool_t({}, patternProperties={"^_r": {"type": "integer"}}), [None, "why"], set()),  # judged if declared only
     (_tool_t({"_reasoningForCall": {}}, patternProperties={"^_r": {"type": "integer"}}), [None, "why"], {1}),
+    (_tool_t({"_scopes": {"$ref": "#/$defs/kinds"}}, **{"$defs": {"kinds": {"items": {"enum": ["state"]}}}}),
+     [["state"], ["input"]], {1}),
+    (_tool_t({"_outputPath": {"$ref": "#/$defs/p"}}, **{"$defs": {"p": {"pattern": "^†state\\.x0"}}}),
+     ["†state.x0", "†state.y"], {1}),
 ])
 def test_a_tools_meta_property_rules_are_read_as_its_whole_schema_says(tool: dict[str, Any], given: list[Any],
                                                                         refused: set[int]) -> None:
-    """`required`, a `false` rule, a `$ref` into the tool's `$defs`, `patternProperties`: the tool's schema judges
-    the meta-properties of a call as the turn check's `calls` item does, so the three refuse the same calls."""
+    """`required`, a `false` rule, a `$ref` into the tool's `$defs` (of `_scopes` and `_outputPath` too),
+    `patternProperties`: the tool's schema judges the meta-properties of a call as the turn check's `calls` item
+    does, so the three refuse the same calls."""
     key = next(iter(tool["tool"]["t"]["properties"].keys() - {"_tool"}), "_reasoningForCall")
     solution = {"calls": [{"_tool": "t", "_output": number, "_outputPath": f"†state.x{number}"}
                           | ({} if value is None else {key: value}) for number, value in enumerate(given)],
