@@ -82,6 +82,7 @@ from .models._ask import (
     ask_request,
     parse_answer,
     run_with_model,
+    solution_messages,
     waiting_calls,
 )
 from .models._cassette import MODES, Cassette, cassette_path
@@ -357,6 +358,7 @@ __all__ = [
     "schema_errors",
     "schema_problems_of",
     "scoped_indices",
+    "solution_messages",
     "solution_problem",
     "summarise",
     "sweep_temporaries",

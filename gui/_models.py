@@ -58,8 +58,8 @@ from contextdeck.engine import (
     base_url_problem,
     call_prompt,
     cassette_path,
-    meta_message,
     request_prompt,
+    solution_messages,
 )
 
 from ._inspector import Inspector
@@ -524,12 +524,7 @@ class RequestDialog(PromptView):
                                             "Ask the model for the whole request")
             where = "the request's solution"
         else:
-            message = {"type": "plan", "plan": answer.value["calls"], "_model": answer.summary}
-            if answer.value.get("output") is not None:
-                message["output"] = answer.value["output"]
-            # The identity the model gave back (016) before its plan, as `apply_solution` appends it: one step.
-            meta = meta_message(document, answer.value.get("meta"), answer.summary)
-            appended = [each for each in (meta, message) if each is not None]
+            appended = solution_messages(document, answer)  # a meta message and the plan: one step
             end = len(document.context)
             self.main.commands.apply_all("Ask the model for a plan",
                                          [Insert(end + n, each) for n, each in enumerate(appended)])

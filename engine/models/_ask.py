@@ -257,15 +257,21 @@ def apply_solution(document: Document, answer: Answer) -> str:
     or JSON Lines gets a plan message appended (with the final `output` when the model gave one), after a meta
     message when the model's `meta` changes the context's (016).
     """
-    solution = answer.value
     if document.shape is Shape.REQUEST:
-        document.solution = {**solution, "_model": answer.summary}
+        document.solution = {**answer.value, "_model": answer.summary}
         return "the request's solution"
+    for message in solution_messages(document, answer):
+        document.context.append(message)
+    return f"a plan message (message {len(document.context) - 1})"
+
+
+def solution_messages(document: Document, answer: Answer) -> list[dict[str, Any]]:
+    """The messages a model's solution appends to a bare context or JSON Lines (`apply_solution`), the document
+    unchanged: a meta message when the model's `meta` changes the context's (016, as a turn taken appends it), then
+    the plan message, with the final `output` when the model gave one."""
+    solution = answer.value
     message: dict[str, Any] = {"type": "plan", "plan": solution["calls"]}
-    if solution["output"] is not None:
+    if solution.get("output") is not None:
         message["output"] = solution["output"]
     meta = meta_message(document, solution.get("meta"), answer.summary)
-    if meta is not None:  # the identity the model gave back (016), as a turn taken appends it
-        document.context.append(meta)
-    document.context.append({**message, "_model": answer.summary})
-    return f"a plan message (message {len(document.context) - 1})"
+    return [each for each in (meta, {**message, "_model": answer.summary}) if each is not None]

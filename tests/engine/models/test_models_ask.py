@@ -27,6 +27,7 @@ from contextdeck.engine import (
     render,
     request_prompt,
     run_with_model,
+    solution_messages,
 )
 from contextdeck.engine.document._json import dumps
 from fake_llm import TICKET_TOOL, Reply, ticket_document
@@ -487,6 +488,21 @@ def test_a_bare_contexts_plan_follows_the_meta_the_model_gave_back(fake_llm) -> 
     meta, plan = doc.context.messages[before:]
     assert meta["_model"] == plan["_model"]  # the turn's own, as its plan (format.md "Ticks and turns")
     assert doc.context.resolve("†meta").value == {"path": "/tickets", "version": "2"}
+
+
+def test_the_messages_a_solution_appends_are_given_without_changing_the_document(fake_llm) -> None:
+    """`solution_messages` (what the window's Ask appends in one step) gives the meta and plan messages
+    `apply_solution` appends, and leaves the document as it was."""
+    fake_llm.push(Reply.json({"meta": {"path": "/tickets", "version": "2"}, "calls": [], "output": {"reply": "done"}}))
+    doc = parse_document(json.dumps(ticket_document()["context"]).encode())
+    before = doc.context.messages[:]
+    answer = asked(doc, asker(fake_llm))
+    messages = solution_messages(doc, answer)
+    assert doc.context.messages == before
+    assert [message["type"] for message in messages] == ["meta", "plan"]
+    assert messages[1]["output"] == {"reply": "done"}
+    apply_solution(doc, answer)
+    assert doc.context.messages[len(before):] == messages
 
 
 def test_a_solution_that_breaks_the_schema_is_refused_with_the_reply(fake_llm) -> None:
