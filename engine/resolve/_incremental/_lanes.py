@@ -245,8 +245,8 @@ class LaneLogs:
         # (the least recently read first).
         self._once: OrderedDict[LogKey, None] = OrderedDict()
         self._again: OrderedDict[LogKey, None] = OrderedDict()
-        self._kinds: dict[str, dict[Path, dict[LogKey, None]]] = {}  # per kind and lane (`path[:1]`), its logs
-        self._open: dict[LogKey, None] = {}  # the logs whose fold's last gap is still open (an append may fall in it)
+        self._kinds: dict[Identity, dict[Path, dict[LogKey, None]]] = {}  # per identity and lane (`path[:1]`), its logs
+        self._open: dict[Identity, dict[LogKey, None]] = {}  # per identity, the logs whose fold's last gap is open
         self._held: set[LogKey] | None = None  # the logs one fold ahead touched (`holding`)
         self._steps = 0
 
@@ -345,14 +345,14 @@ class LaneLogs:
             log.gaps = log.fold.gaps
             self._logs[key] = log
             self._once[key] = None
-            self._kinds.setdefault(kind, {}).setdefault(path[:1], {})[key] = None
+            self._kinds.setdefault(key[:2], {}).setdefault(path[:1], {})[key] = None
             if base is not None:
                 base.dependents.append(key)
         added, complete = log.upto(limit, most)
         if log.gaps and log.gaps[-1][1] is None:
-            self._open[key] = None
+            self._open.setdefault(key[:2], {})[key] = None
         else:
-            self._open.pop(key, None)
+            self._open.get(key[:2], {}).pop(key, None)
         left = (0 if most is None else most - added) if complete else None
         if not added:
             return log, left
@@ -390,8 +390,8 @@ class LaneLogs:
             return
         self._once.pop(key, None)
         self._again.pop(key, None)
-        self._open.pop(key, None)
-        lanes = self._kinds[key[0]]
+        self._open.get(key[:2], {}).pop(key, None)
+        lanes = self._kinds[key[:2]]
         del lanes[key[2][:1]][key]
         if not lanes[key[2][:1]]:
             del lanes[key[2][:1]]
@@ -409,25 +409,24 @@ class LaneLogs:
         let_go(self._store.writes, self._store.order.key,  # writes and keys they hold: freed after them, in slices
                *(part for log in self._logs.values() for part in _LET_GO(log)), self._logs)
 
-    def touch(self, identity: tuple[str, str | None], write: Write, order_key: int, appended: bool) -> None:
+    def touch(self, identity: Identity, write: Write, order_key: int, appended: bool) -> None:
         """A write of `identity` at `order_key` is being added or removed (`appended`: added after every other):
         drop every log it can change. Only the logs of `identity` are looked at: an instance's log goes with the
         global log it continues from, which a global write changes alike. An appended write can change only the
         logs of its lanes, of the whole kind, and those whose fold's last gap is open (a gap that ended, ended
         with a write before it)."""
-        kept = self._kinds.get(identity[0])
+        kept = self._kinds.get(identity)
         if not kept:
             return
         lanes = lanes_of(write)
         if appended and lanes is not None:
-            keys = [*self._open, *(key for lane in ((), *((lane,) for lane in lanes)) for key in kept.get(lane, ()))]
+            keys = [*self._open.get(identity, ()),
+                    *(key for lane in ((), *((lane,) for lane in lanes)) for key in kept.get(lane, ()))]
         else:
             keys = [key for logs in kept.values() for key in logs]
         for key in keys:
             log = self._logs.get(key)
-            if log is not None and key[:2] == identity and (
-                lanes is None or not key[2] or key[2][0] in lanes or _inside(log, order_key)
-            ):
+            if log is not None and (lanes is None or not key[2] or key[2][0] in lanes or _inside(log, order_key)):
                 self._drop(key)
 
 

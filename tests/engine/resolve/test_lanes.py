@@ -204,6 +204,25 @@ def test_an_append_looks_only_at_the_logs_it_can_change() -> None:
         _lanes._inside = inside
 
 
+def test_an_instance_append_looks_only_at_its_instance_logs() -> None:
+    """An appended instance write is checked against the logs of its own instance only: a run of instance calls,
+    each reading its own output, keeps its cost a call constant however many instances keep logs."""
+    ctx = Context([_state("r", n, str(n)) for n in range(50)])
+    for n in range(50):
+        assert ctx.resolve("†s.r", str(n)).value == n
+    looked: list[object] = []
+
+    class Counted(dict):  # type: ignore[type-arg]
+        def get(self, key: Any, default: Any = None) -> Any:
+            looked.append(key)
+            return super().get(key, default)
+
+    ctx._lanes._logs = Counted(ctx._lanes._logs)
+    ctx.append(_state("r", 99, "7"))
+    assert {key[:2] for key in looked} == {("s", "7")}  # type: ignore[index]
+    assert (ctx.resolve("†s.r", "7").value, ctx.resolve("†s.r", "8").value) == (99, 8)
+
+
 def test_an_append_in_another_lane_drops_a_log_whose_gap_is_open() -> None:
     """While the root is not an object a log's fold steps every write: an append in any lane can change it (here
     the root becomes an object, so the instance's push at the root meets another conflict)."""
