@@ -150,8 +150,7 @@ FOLD_SAMPLES = 9
 def time_fold(ctx: Context, number: int, count: int, folds: list[float]) -> None:
     """After edit `number` of `count`, time the one-pass fold of `ctx` into `folds` when it is one of the
     `FOLD_SAMPLES` spread evenly over them, with the collector off as the edits are timed: on a shared machine the
-    neighbours slow both, so the two are measured in the same minutes (timed once after the edits, the fold met
-    other neighbours than they did)."""
+    neighbours slow both, so the two are measured in the same minutes, with the same neighbours."""
     every = max(1, count // FOLD_SAMPLES)
     if number % every == every // 2 and len(folds) < FOLD_SAMPLES:
         enabled = gc.isenabled()
@@ -352,8 +351,9 @@ def main() -> None:
 def first_folds() -> None:
     """A whole kind's first fold over n data messages that each write a distinct key (`{kN: N}`, or nested:
     `{items: {kN: N}}`): CPU µs a write of a `†state` watch's, of `fold_ahead`'s slices then `resolve` (the
-    window's first fold) and of the state view's (`CursorState.at`). Flat from 10k to 100k when folds write their
-    own containers in place; growing with n (each write copying the whole object) if that came back."""
+    window's first fold) and of the state view's (`CursorState.at`). Folds write their own containers in place, so
+    a write costs about the same at 10k and 100k, but for the copies after a checkpoint or lane mark (k²/512 and,
+    nested, k²/32: docs/performance.md "Writes in place"); a write copying the whole object would grow with n."""
     from contextdeck.engine import CursorState
 
     print(f"\nwhole kind's first fold, µs a write (load {os.getloadavg()[0]:.2f})")
