@@ -90,7 +90,7 @@ def fold_step(root: Any, writer: dict[Path, int], index: int, write: Write, owne
     if problem is not None:
         return root
     if length >= FOLD_WORK:
-        yield  # it copied a long array (values are persistent): the clock is looked at after it
+        yield  # it may have copied a long array (values are persistent): the clock is looked at after it
     for number, target in enumerate(_touched(write, length, appends), 1):
         if number % FOLD_WORK == 0:
             yield

@@ -158,7 +158,9 @@ class Method:
     that object (each key's lane, see `_index`), else a root write can change every lane; `appends(new)`:
     the elements it appends to an array (None: it does not append); `keeps_order`: where it acts on an object
     by what it is (at its path, or below where it merges an object), it keeps the object's keys in their
-    order and adds new ones at the end, so two objects with the same keys in two orders stay so (`_patches`)."""
+    order and adds new ones at the end, so two objects with the same keys in two orders stay so (`_patches`);
+    `into(owned, existing, new)`: `apply` for a fold that owns some containers (`Owned`), writing those in place
+    and owning what it makes (None: `apply`, which copies)."""
 
     name: str
     apply: Callable[[Any, Any], Any]
@@ -167,6 +169,7 @@ class Method:
     root_lanes: bool = False
     appends: Callable[[Any], list[Any]] | None = None
     keeps_order: bool = False
+    into: Callable[[Owned, Any, Any], Any] | None = None
 
 
 def _pushed(new: Any) -> list[Any]:
@@ -177,14 +180,52 @@ def _concatenated(new: Any) -> list[Any]:
     return new if isinstance(new, list) else []
 
 
+# The in-place writes (`Method.into`): only what `owned` holds is changed, and only once the write cannot fail.
+
+
+def _merge_into(owned: Owned, existing: Any, new: Any) -> Any:
+    if not (type(existing) is dict and type(new) is dict):
+        return _merge(existing, new)
+    later: list[tuple[dict[str, Any], str, Any]] = []
+    merged = _merged(existing, new, owned, later)
+    for target, key, value in later:
+        target[key] = value  # only now: a merge too deep for the stack raised before any change
+    return merged
+
+
+def _assign_into(owned: Owned, existing: Any, new: Any) -> Any:
+    if not (type(existing) is dict and type(new) is dict):
+        return _assign(existing, new)
+    if not owned.has(existing):
+        return owned.made({**existing, **new})
+    existing.update(new)
+    return existing
+
+
+def _appending_into(apply: Callable[[Any, Any], Any]) -> Callable[[Owned, Any, Any], Any]:
+    def into(owned: Owned, existing: Any, new: Any) -> Any:
+        if type(existing) is list and owned.has(existing):
+            existing.extend(apply([], new))  # what it appends to any array (or its `Conflict`)
+            return existing
+        value = apply(existing, new)
+        if value is not new and value is not existing:  # the array it made (not the message's own, nor what was
+            owned.made(value)  # there: a method may leave it)
+        return value
+
+    return into
+
+
 WRITE_METHODS: dict[str, Method] = {
     method.name: method
     for method in (
         Method("set", _set, _set_effect, _set_covers),
-        Method("merge", _merge, _merge_effect, _merge_covers, root_lanes=True, keeps_order=True),
-        Method("assign", _assign, _assign_effect, _assign_covers, root_lanes=True, keeps_order=True),
-        Method("push", _push, _appending_effect(_pushed), _appending_covers, appends=_pushed),
-        Method("concat", _concat, _appending_effect(_concatenated), _appending_covers, appends=_concatenated),
+        Method("merge", _merge, _merge_effect, _merge_covers, root_lanes=True, keeps_order=True, into=_merge_into),
+        Method("assign", _assign, _assign_effect, _assign_covers, root_lanes=True, keeps_order=True,
+               into=_assign_into),
+        Method("push", _push, _appending_effect(_pushed), _appending_covers, appends=_pushed,
+               into=_appending_into(_push)),
+        Method("concat", _concat, _appending_effect(_concatenated), _appending_covers, appends=_concatenated,
+               into=_appending_into(_concat)),
     )
 }
 
@@ -206,7 +247,8 @@ class Owned(dict[int, Any]):
 def write_at(root: Any, path: Path, method: str, new: Any, owned: Owned | None = None) -> Any:
     """`root` with `method` applied at `path`; raises `Conflict` and leaves `root` untouched. With `owned`, the
     containers in it are written in place (only once the write cannot fail) and those the write makes join it."""
-    apply = WRITE_METHODS[method].apply if owned is None else partial(_applied, WRITE_METHODS[method], owned)
+    into = WRITE_METHODS[method].into
+    apply = WRITE_METHODS[method].apply if owned is None or into is None else partial(into, owned)
     if not path:
         return apply(root, new)
     return _write(root, path, 0, apply, new, owned)
@@ -220,27 +262,6 @@ def write_below(value: Any, path: Path, method: str, new: Any) -> Any:
     if len(path) == 1:
         return apply(value, new)
     return _write(value, path, 1, apply, new, None)
-
-
-def _applied(method: Method, owned: Owned, existing: Any, new: Any) -> Any:
-    """`method` applied to `existing`, an owned array appended to in place, an owned object merged or assigned
-    into in place; the array an appending method makes is owned (not the message's own, nor what was there: a
-    method may leave it)."""
-    if method.appends is not None and type(existing) is list and owned.has(existing):
-        existing.extend(method.apply([], new))  # what it appends to any array (or its `Conflict`)
-        return existing
-    if method.apply in (_merge, _assign) and type(existing) is dict and type(new) is dict:  # the objects they make
-        if method.name == "assign" and not owned.has(existing):
-            return owned.made({**existing, **new})
-        later: list[tuple[dict[str, Any], str, Any]] = []
-        merged = _merged(existing, new, owned, later) if method.name == "merge" else existing
-        for target, key, value in later if method.name == "merge" else ((existing, k, v) for k, v in new.items()):
-            target[key] = value  # only now: a merge too deep for the stack raised before any change
-        return merged
-    value = method.apply(existing, new)
-    if method.appends is not None and value is not new and value is not existing:
-        owned.made(value)
-    return value
 
 
 def _merged(existing: Any, new: Any, owned: Owned, later: list[tuple[dict[str, Any], str, Any]]) -> Any:

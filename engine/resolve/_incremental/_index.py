@@ -362,21 +362,20 @@ class State:
 
         `last`: an append's one step over a kept fold's probes: a probe it changes is copied first (the others stay
         shared), and kept sources grow by one copy into a new tuple, not a list `freeze` copies again. `owned`: the
-        root's containers written in place (`write_at`), so effects are taken before the write."""
+        root's containers written in place (`write_at`), so what a probe reads of the root before the write (its
+        effect, its trail's value before) is read first."""
         path = write.path
         size = len(path)
         old_root = self.root
-        effects = [_effect(write, old_root, p.path) if p.path[:size] == path[: len(p.path)] else None
-                   for p in self.probes] if owned is not None else None
+        ahead = [(_effect(write, old_root, p.path), None if p.trail is None else get_path(old_root, p.path))
+                 if p.path[:size] == path[: len(p.path)] else (None, None) for p in self.probes]
         root, reason, concerns = attempt(old_root, write, owned)
         if reason is not None:
             self._failed(order_key, reason, concerns, last)
             return
         self.root = root
         for index, probe in enumerate(self.probes):
-            if probe.path[:size] != path[: len(probe.path)]:  # neither is a prefix of the other
-                continue
-            effect = _effect(write, old_root, probe.path) if effects is None else effects[index]
+            effect, before = ahead[index]  # (None: neither path is a prefix of the other)
             probe = self.probes[index] = probe.copy() if last and effect else probe
             if effect == "reset":
                 probe.sources = [message_id]
@@ -393,7 +392,7 @@ class State:
                 continue
             if probe.trail is not None:
                 # The trail follows the sources: a reset starts it again.
-                change = Change(message_id, write, get_path(old_root, probe.path), get_path(root, probe.path))
+                change = Change(message_id, write, before, get_path(root, probe.path))
                 if effect == "reset":
                     probe.trail = [change]
                 else:

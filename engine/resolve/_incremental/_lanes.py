@@ -58,7 +58,7 @@ from ._index import Checkpoint, Key, Layer, attempt, lanes_of
 from ._watches import Found
 
 if TYPE_CHECKING:
-    from ._store import Store
+    from ._store import Identity, Store
 
 # A root kept every this many steps of a log (`at` replays fewer than this many), or fewer roots in a long
 # log (a whole kind): each keeps the containers the writes since the last one copied.
