@@ -3,13 +3,16 @@ sources of a repaired fold edited in place."""
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_incremental import reference
 
 from contextdeck.engine import Context, Replace
+from contextdeck.engine.protocol._expressions import parse_expression
 from contextdeck.engine.protocol._messages import MISSING
 from contextdeck.engine.protocol._methods import WRITE_METHODS, Conflict, write_at, write_below
 from contextdeck.engine.resolve import _keys
@@ -304,12 +307,9 @@ def test_an_instance_whole_kind_follows_a_global_change_whose_sources_nobody_tol
 
 def test_a_whole_kind_fold_never_changes_a_value_it_showed(monkeypatch: Any) -> None:
     """A whole-kind track's first fold writes in place only what it made since its last checkpoint or lane mark:
-    every checkpoint root and lane mark, from scratch or in slices (`fold_ahead`), is the reference fold's
-    value at its write, and every value shown stays as it was while folds go on."""
-    import copy
-
-    from test_incremental import reference
-
+    every checkpoint root and lane mark, folded at once (after the path log's slices, `fold_ahead`) or in slices
+    (`full` keeping one `Owned` across them), is the reference fold's value at its write, and every value shown
+    stays as it was while folds go on."""
     from contextdeck.engine.resolve._incremental import _index
 
     monkeypatch.setattr(_index, "WHOLE_CHECKPOINT_EVERY", 4)
@@ -322,12 +322,23 @@ def test_a_whole_kind_fold_never_changes_a_value_it_showed(monkeypatch: Any) -> 
             messages.append(_state({f"a{n}": n, "k1": {"m": n}}, _outputPath="†state", _outputMethod="assign"))
         if n % 4 == 0:
             messages.append(_state({"n": n}, _outputPath="†state.log", _outputMethod="push"))
-    ctx = Context(messages)
+    for sliced in (False, True):
+        _fold_and_check_marks(Context(messages), messages, sliced)
+
+
+def _fold_and_check_marks(ctx: Context, messages: list[dict[str, Any]], sliced: bool) -> None:
     shown: list[tuple[Any, Any]] = []
     for view in (None, "1"):
-        while not ctx.fold_ahead("†state", view, steps=5):
-            pass
-        handle = ctx.watch("†state", lambda _: None, instance=view)
+        if sliced:
+            handle = ctx._watchers.add(parse_expression("†state"), lambda _: None, view, slices=0)
+            slices = 0
+            while not ctx._watchers.fold_some(steps=5):
+                slices += 1
+            assert slices > 3
+        else:
+            while not ctx.fold_ahead("†state", view, steps=5):
+                pass
+            handle = ctx.watch("†state", lambda _: None, instance=view)
         assert handle.current == reference(ctx.messages, "†state", view)
         fold = ctx._watchers._tracks["state", view, None].fold
         assert fold is not None
