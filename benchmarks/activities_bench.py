@@ -43,13 +43,17 @@ def children_cpu() -> float:
 
 def plan_of(calls: int, shape: str = "independent") -> list[dict[str, str]]:
     """`calls` calls of the trivial activity, each writing its own key: independent, a chain (each reads what the
-    one before wrote: one ready at a time), or a fan-in (all but the last independent, the last reads them all)."""
+    one before wrote: one ready at a time), a fan-in (all but the last independent, the last reads them all), or
+    instances (after one global call, each in an instance of its own reads and writes the same key there)."""
     plan = [{"_tool": "noop", "_outputPath": f"†state.c{index}"} for index in range(calls)]
     if shape == "chain":
         for index in range(1, calls):
             plan[index]["in"] = f"†state.c{index - 1}"
     elif shape == "fan-in" and calls:
         plan[-1] = {"_tool": "noop", "in": "†state", "_outputPath": "†total.all"}
+    elif shape == "instances":
+        plan = [{"_tool": "noop", "_outputPath": "†state.r", **({"_instance": f"i{index}", "in": "†state.r"}
+                                                               if index else {})} for index in range(calls)]
     return plan
 
 
@@ -132,7 +136,8 @@ def main() -> None:
     parser.add_argument("--where", action="store_true", help="then where the long run's memory is (tracemalloc)")
     parser.add_argument("--shaped", default="10000", help="sizes of the in-process chain and fan-in runs, comma "
                         "separated (0: none)")
-    parser.add_argument("--shapes", default="chain,fan-in", help="which of them (comma separated)")
+    parser.add_argument("--shapes", default="chain,fan-in", help="which of them (comma separated; "
+                        "also: instances)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         file = Path(folder) / "noop.py"
