@@ -240,7 +240,7 @@ def _meta_problems(call: dict[str, Any], reading: ToolReading) -> tuple[Problem,
     for key, rule in reading.meta_rules:
         given = call.get(key)
         if given is None:
-            if isinstance(rule, dict) and "const" in rule:  # filled by the run (SPEC 6.2)
+            if isinstance(rule, dict) and "const" in rule:  # the run fills `_outputMethod`, never `_instance`
                 judged[key] = rule["const"]
         elif key != "_outputMethod" or given in METHODS:  # an unknown method is said as one (`plan_call`)
             judged[key] = given

@@ -178,7 +178,8 @@ def _call_problems(call: dict[str, Any], where: str, offered: dict[str, Any],
     # A meta-property that is null is absent, as a run reads it.
     judged = {key: value for key, value in call.items()
               if not key.startswith("_") or (key in declared and value is not None)}
-    # A meta-property the tool prescribes (`const`) and the call leaves out is filled by the run (SPEC 6.2).
+    # A `const` the call leaves out refuses nothing: the run fills `_outputPath`, `_outputMethod`, `_scopes` and
+    # `_delegate` with it (SPEC 6.2), never `_instance` (which identity a call acts on is the plan's): only checked.
     for key, rule in declared.items():
         if key.startswith("_") and judged.get(key) is None and isinstance(rule, dict) and "const" in rule:
             judged[key] = rule["const"]

@@ -253,6 +253,26 @@ def test_a_prescribed_method_that_is_no_method_refuses_a_call_that_gives_none() 
     assert _refused_by_the_turn_check(context, solution) == {0}
 
 
+def test_a_tools_const_instance_is_checked_never_filled() -> None:
+    """A tool's `const` `_instance` is not filled into a call that gives none (format.md §2): the call runs globally,
+    its output without `_instance`; copied per instance (013), the copy for any other instance is refused by all
+    three checks."""
+    tool = _tool_t({"_instance": {"const": "①"}, "_output": {}})
+    solution = {"calls": [{"_tool": "t", "_output": 1, "_outputPath": "†state.x"}], "output": None}
+    live = Context([tool, STATE])
+    asyncio.run(Execution(live, solution, clock=CLOCK).run())
+    (written,) = live.messages[2:]
+    assert (written["kind"], written["data"], "_instance" in written) == ("state", {"x": 1}, False)
+    assert _refused_by_validate([tool, STATE], solution) == _refused_by_the_turn_check([tool, STATE], solution) == set()
+    instanced = [tool, STATE, {"type": "state", "_instance": "①", "state": {"a": 2}},
+                 {"type": "state", "_instance": "②", "state": {"a": 3}}]
+    solution = {"calls": [{"_tool": "t", "_output": "†state.a", "_outputPath": "†state.x"}], "output": None}
+    assert _refused_by_a_run(instanced, solution) == {0}
+    assert _refused_by_the_turn_check(instanced, solution) == {0}
+    said = [problem.reason for problem in validate(Context(instanced), solution) if problem.severity == "error"]
+    assert said == ["call: the tool prescribes _instance '①', not '②' (for instance ②)"]
+
+
 def test_the_turn_check_refuses_what_a_run_refuses_before_it_starts() -> None:
     """A malformed output path, an unknown method, scopes that are not kinds, a `††` literal that breaks the schema
     and an output path the tool requires: each at its field. A prescribed path the call leaves out is filled."""
