@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 import time
 from collections.abc import Callable
@@ -250,7 +251,20 @@ def _adopted(plan: CallPlan, message: Message, clock: Clock, run: Message | None
         if fitting:
             adopted = {key: value for key, value in message.items() if not key.startswith("_")}
             return [{**adopted, **_audit(plan, ref, clock(), run)} for ref in fitting]
-    raise OutputError(f"the returned ¶{kind} message fills none of the destinations {plan.output_path!r}")
+    raise OutputError(f"the returned ¶{kind} message fills none of the destinations {plan.output_path!r}"
+                      + _read_as_message(plan.destinations.alternatives[0][0]))
+
+
+def _read_as_message(destination: Reference) -> str:
+    """A hint for an activity that meant a plain object with a `type` key (`{"type": "rain"}`) as its value: SPEC
+    6.4 reads it as a message, so its author is shown the data message that writes a value at the destination."""
+    example = json.dumps({"type": "data", "kind": destination.kind, "data": wrap(destination.path, _VALUE)},
+                         ensure_ascii=False).replace(json.dumps(_VALUE), "...")
+    return (" (a result with a string 'type' is read as a message, SPEC 6.4: to write an object with a 'type' key "
+            f"as a value, return it in a data message, e.g. {example})")
+
+
+_VALUE = "\x00value"  # stands for the value in `_read_as_message`'s example
 
 
 def error_message(call: Any, error_type: str, text: str, clock: Clock, run: Message | None = None,

@@ -129,6 +129,21 @@ def test_a_returned_role_and_content_message_is_the_message_its_content_is() -> 
     assert context.resolve("†state.user.verified").value == untyped
 
 
+def test_a_returned_object_with_a_type_key_is_a_message_and_its_error_says_so() -> None:
+    """A plain object with a `type` key returned as a value (`{"type": "rain"}`) is read as a data message (SPEC
+    6.4); filling no destination, it is an output error that says why and shows the message writing a value."""
+    call = {"_tool": "weather", "_outputPath": "†state.today.weather"}
+    context, execution, _ = execute([], [call], registry(weather=lambda c, t, x: {"type": "rain", "mm": 3}))
+    assert context[0]["data"]["error"] == {"type": "output", "message": (
+        "the returned ¶rain message fills none of the destinations '†state.today.weather' (a result with a string "
+        "'type' is read as a message, SPEC 6.4: to write an object with a 'type' key as a value, return it in a data "
+        'message, e.g. {"type": "data", "kind": "state", "data": {"today": {"weather": ...}}})')}
+    assert execution.state(0).status is Status.FAILED
+    wrapped = {"type": "data", "kind": "state", "data": {"today": {"weather": {"type": "rain", "mm": 3}}}}
+    context, _, _ = execute([], [call], registry(weather=lambda c, t, x: wrapped))
+    assert context.resolve("†state.today.weather").value == {"type": "rain", "mm": 3}
+
+
 def test_the_engine_writes_the_audit_of_a_returned_message_itself() -> None:
     """A returned message's own `_call`, `_outputPath`, `_date`, `_instance` and `_run` are dropped: the engine
     writes the call, the destination the data fills, the clock's date and the run's audit."""
