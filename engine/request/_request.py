@@ -10,6 +10,7 @@ import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote
 
 from ..calls._activities import Activities
 from ..calls._registry import Registry
@@ -295,10 +296,15 @@ def consulted_now(advisor: dict[str, Any], later_request: bool) -> bool:
     return when in ("request", "finish")
 
 
-def advice_item(advisor: Mapping[str, Any], instances: list[str]) -> dict[str, Any]:
-    """One advisor's advice in the solution: its id, its own schema's fields, and its inline-JSON votes."""
+def advice_item(advisor: Mapping[str, Any], instances: list[str], defs: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One advisor's advice in the solution: its id, its own schema's fields, and its inline-JSON votes.
+
+    `defs`: the composed schema's `$defs`, where the advisor schema's own go (`hoisted`); without it they are
+    left out, with the `$ref`s into them."""
     schema = advisor.get("schema")
     own: dict[str, Any] = schema if isinstance(schema, dict) else {}
+    if defs is not None:
+        own = hoisted(own, f"advisors.{advisor['id']}", defs)
     properties: dict[str, Any] = {"id": {"const": advisor["id"]}}
     required = ["id"]
     if advisor.get("isInstanced") is True:
@@ -313,8 +319,10 @@ def advice_item(advisor: Mapping[str, Any], instances: list[str]) -> dict[str, A
 
 def _consult_item(advisors: list[dict[str, Any]], instances: list[str]) -> dict[str, Any]:
     ids = [advisor["id"] for advisor in advisors]
-    advice = [advice_item(advisor, instances) for advisor in advisors]
+    defs: dict[str, Any] = {}
+    advice = [advice_item(advisor, instances, defs) for advisor in advisors]
     return {
+        **({"$defs": defs} if defs else {}),  # the item stands on its own (the turn check); the schema hoists it
         "type": "object",
         "description": "Ask an on-demand advisor for its advice when the situation is ambiguous (017).",
         "properties": {
@@ -340,25 +348,96 @@ def _solution_schema(
     """002's composition: `meta`, the nullable `output`, `calls` of the tools; `advisors` first when any.
 
     A request schema whose properties name `output` beside `calls` or `meta` (012, 016) is the solution's own: its
-    `output` is the output schema and its other properties stay, before `meta`.
+    `output` is the output schema and its other properties stay, before `meta`. Each embedded schema's `$defs` move
+    to the composed root's (`hoisted`): there `#` is the composed schema's top.
     """
-    output, extra = schema, {}
+    defs: dict[str, Any] = {}
+    output, extra = hoisted(schema, "output", defs), {}
     if is_solution_schema(schema):
-        own = _properties(schema)
+        own = _properties(output)
         output = own.get("output")
         extra = {key: copy.deepcopy(value) for key, value in own.items() if key not in _ENGINE_KEYS}
     properties: dict[str, Any] = {}
     required: list[str] = []
     if advisors:
-        properties["advisors"] = {"type": "array", "items": _one_of([advice_item(a, instances) for a in advisors])}
+        advice = [advice_item(a, instances, defs) for a in advisors]
+        properties["advisors"] = {"type": "array", "items": _one_of(advice)}
         required.append("advisors")
     properties.update(extra)
     properties["meta"] = meta_schema(meta)
     properties["output"] = nullable(output)
-    items = [dict(tool.item) for tool in tools]
+    items = [hoisted(tool.item, f"calls.{tool.name}", defs) for tool in tools]
     properties["calls"] = {"type": "array", "items": _one_of(items)} if items else {"type": "array", "maxItems": 0}
     required += ["meta", "calls", "output"]
-    return {"type": "object", "properties": properties, "required": required}
+    composed = {"type": "object", "properties": properties, "required": required}
+    if defs:
+        composed["$defs"] = defs
+    return composed
+
+
+def hoisted(schema: Any, prefix: str, defs: dict[str, Any]) -> Any:
+    """`schema`, to be embedded in a composed schema, whose `$defs` and `definitions` go into `defs` (the
+    composed root's `$defs`) as `<prefix>.<name>`, and whose `$ref`s into its own root follow them: `#/$defs/x`
+    becomes `#/$defs/<prefix>.x`; any other pointer into it (`#`, `#/properties/a`) points into a copy of the
+    schema put in `defs` as `<prefix>` (only when one does). A name taken already gets `-2`, `-3`, ... Other
+    `$ref`s (remote, anchors) stay as they are: they are refused elsewhere. `defs` is written in place; the result
+    shares what it does not rewrite with `schema` (copy it before changing it).
+    """
+    if not isinstance(schema, dict):
+        return copy.deepcopy(schema)
+    moved: dict[tuple[str, str], str] = {}
+    for section in _DEFS:
+        own = schema.get(section)
+        for name in own if isinstance(own, dict) else ():
+            moved[section, name] = _reserved(f"{prefix}.{name}", defs)
+    root: list[str] = []
+
+    def target(ref: str) -> str:
+        pointer = unquote(ref[1:]) if ref.startswith("#") else None
+        if pointer is None or (pointer and not pointer.startswith("/")):
+            return ref
+        steps = [step.replace("~1", "/").replace("~0", "~") for step in pointer.split("/")[1:]]
+        if len(steps) >= 2 and (steps[0], steps[1]) in moved:
+            steps = [moved[steps[0], steps[1]], *steps[2:]]
+        else:
+            if not root:
+                root.append(_reserved(prefix, defs))
+            steps = [root[0], *steps]
+        return "#/$defs/" + "/".join(step.replace("~", "~0").replace("/", "~1") for step in steps)
+
+    def rewritten(node: Any, names: bool = False) -> Any:
+        """`node` with its `$ref`s rewritten: itself when none is (a schema without them is not copied)."""
+        if isinstance(node, list):
+            items = [rewritten(value) for value in node]
+            return node if all(new is old for new, old in zip(items, node, strict=True)) else items
+        if not isinstance(node, dict):
+            return node
+        # In `properties` and the like every value is a schema, whatever its key; elsewhere `const` and the like
+        # are values, never schemas.
+        result = {key: rewritten(value) if names else target(value) if key == "$ref" and isinstance(value, str)
+                  else value if key in _DATA else rewritten(value, key in _NAMED) for key, value in node.items()}
+        return node if all(result[key] is value for key, value in node.items()) else result
+
+    body = rewritten({key: value for key, value in schema.items() if key not in _DEFS})
+    for (section, name), key in moved.items():
+        defs[key] = rewritten(schema[section][name])
+    if root:
+        defs[root[0]] = copy.deepcopy(body)
+    return body
+
+
+def _reserved(name: str, defs: dict[str, Any]) -> str:
+    key, number = name, 1
+    while key in defs:
+        number += 1
+        key = f"{name}-{number}"
+    defs[key] = {}  # held until its schema is written
+    return key
+
+
+_DEFS = ("$defs", "definitions")
+_NAMED = ("properties", "patternProperties", "dependentSchemas", "$defs", "definitions")
+_DATA = ("const", "enum", "default", "examples")
 
 
 def is_solution_schema(schema: Any) -> bool:

@@ -49,6 +49,22 @@ def test_render_json_is_the_exact_request(capsys, doc) -> None:
     assert request["schema"]["required"] == ["meta", "calls", "output"]
 
 
+def test_render_shows_a_tools_defs_at_the_top_of_the_composed_schema(capsys, doc) -> None:
+    """A registry tool's `$defs` are the composed schema's, its `$ref` pointing there (`#` is the request's top)."""
+    tool = {**GREET, "$defs": {"name": {"type": "string"}}, "properties": {**GREET["properties"],
+                                                                           "userName": {"$ref": "#/$defs/name"}}}
+    (doc.parent / "tools" / "greet.json").write_text(json.dumps(tool), encoding="utf-8")
+    code, out, err = run(capsys, "render", str(doc), "--json", "--tools", str(doc.parent / "tools"))
+    assert (code, err) == (0, "")
+    schema = json.loads(out)["schema"]
+    assert schema["$defs"] == {"calls.greetUser.name": {"type": "string"}}
+    assert schema["properties"]["calls"]["items"]["properties"]["userName"]["anyOf"][0] == {
+        "$ref": "#/$defs/calls.greetUser.name"}
+    out = run(capsys, "render", str(doc), "--tools", str(doc.parent / "tools"))[1]
+    assert '"$ref": "#/$defs/calls.greetUser.name"' in out
+    assert '"calls.greetUser.name": {' in out
+
+
 def test_render_warns_about_an_unknown_tool_and_prints_roles(capsys, doc) -> None:
     """Without the registry the reference is a warning naming the message; the text form shows the roles."""
     code, out, err = run(capsys, "render", str(doc))

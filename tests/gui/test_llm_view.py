@@ -60,6 +60,25 @@ def test_the_schema_tab_shows_the_composed_schema_and_the_tools(qtbot: Any, wind
     assert schema["properties"]["calls"]["items"]["properties"]["_tool"] == {"const": "greetUser"}
 
 
+def test_the_schema_tab_shows_embedded_defs_at_the_top_of_the_composed_schema(qtbot: Any, tmp_path: Path) -> None:
+    """A tool's and the output schema's `$defs` are the composed schema's, their `$ref`s pointing there."""
+    name = {"$ref": "#/$defs/name"}
+    greet = {"type": "object", "$defs": {"name": {"type": "string"}}, "properties": {"userName": name}}
+    output = {"type": "object", "$defs": {"name": {"enum": ["done"]}}, "properties": {"summary": name}}
+    win = opened_window(qtbot, tmp_path, "defs.json", {"schema": output, "context": [
+        {"type": "tool", "tool": {"greetUser": greet}}, {"role": "user", "content": "Hi."}]})
+    try:
+        win.llm_dock.raise_()
+        win.llm_view.tabs.setCurrentWidget(win.llm_view.schema)
+        qtbot.waitUntil(lambda: "Tools offered: greetUser (latent)" in win.llm_view.schema.toPlainText())
+        text = win.llm_view.schema.toPlainText()
+        schema = json.loads(text[text.index("\n\n") + 2 :])
+        assert schema["$defs"] == {"output.name": {"enum": ["done"]}, "calls.greetUser.name": {"type": "string"}}
+        assert schema["properties"]["output"]["properties"]["summary"] == {"$ref": "#/$defs/output.name"}
+    finally:
+        win.session.close()
+
+
 def test_an_unknown_reference_shows_until_a_registry_names_it(qtbot: Any, window: MainWindow, tmp_path: Path) -> None:
     """`Tool.detectLanguage` without a registry is a problem above the tabs; File → Load Tool Folder… loads
     one, and the tool joins the schema while the problem goes."""

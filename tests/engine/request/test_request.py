@@ -119,7 +119,8 @@ def test_nullable_output_forms() -> None:
     assert output({"type": "object", "nullable": True, "properties": {}}) == {
         "type": ["object", "null"], "properties": {}, "additionalProperties": False}
     assert output({"type": "string", "enum": ["a"]}) == {"type": ["string", "null"], "enum": ["a", None]}
-    assert output({"$ref": "#/x"}) == {"anyOf": [{"$ref": "#/x"}, {"type": "null"}]}
+    assert output({"$ref": "#/$defs/x", "$defs": {"x": {}}}) == {"anyOf": [{"$ref": "#/$defs/output.x"},
+                                                                            {"type": "null"}]}
 
 
 def test_a_solution_schema_gives_its_output_and_keeps_its_own_fields() -> None:
@@ -257,3 +258,65 @@ def test_a_tool_whose_own_name_differs_from_its_key_is_said() -> None:
     assert [str(problem) for problem in request.problems] == [
         "message 0: tool: tool 'greet': its properties._tool.const names 'other'; the tool is called 'greet'"]
     assert [tool.name for tool in request.tools] == ["greet"]
+
+
+WHY = {"type": "string", "minLength": 3}
+SHARED_DEFS = {"type": "object", "$defs": {"why": WHY, "step": {"type": "object", "properties": {
+    "next": {"$ref": "#/$defs/step"}}}},
+               "properties": {"reason": {"$ref": "#/$defs/why"}, "same": {"$ref": "#/properties/reason"},
+                              "_output": {"type": "object", "properties": {"why": {"$ref": "#/$defs/why"},
+                                                                           "step": {"$ref": "#/$defs/step"}}}},
+               "required": ["reason"]}
+
+
+def refs_of(node) -> list[str]:
+    if isinstance(node, dict):
+        own = [node["$ref"]] if isinstance(node.get("$ref"), str) else []
+        return own + [ref for value in node.values() for ref in refs_of(value)]
+    return [r for v in node for r in refs_of(v)] if isinstance(node, list) else []
+
+
+def test_local_refs_of_tools_advisors_and_the_output_schema_resolve_in_the_composed_schema() -> None:
+    """Embedded schemas' `$defs` move to the composed root's under `<prefix>.<name>`, their `$ref`s with them: `#` in
+    the schema the model receives is its top. Two tools' `why` do not clash; `#/properties/...` follows a copy."""
+    from jsonschema import Draft202012Validator
+    from referencing import Registry
+    from referencing.jsonschema import DRAFT202012
+
+    from contextdeck.engine import Document, Shape, turn_problems
+
+    other = {"type": "object", "definitions": {"why": {"type": "integer"}},
+             "properties": {"count": {"$ref": "#/definitions/why"}}}
+    output = {"type": "object", "$defs": {"why": {"enum": ["done"]}}, "properties": {"status": {"$ref": "#/$defs/why"}}}
+    advisor = {"type": "advisor", "id": "critic", "on": "request",
+               "schema": {"$defs": {"why": WHY}, "properties": {"why": {"$ref": "#/$defs/why"}}}}
+    context = Context([{"type": "tool", "tool": {"explain": SHARED_DEFS}}, {"type": "tool", "tool": {"count": other}},
+                       advisor])
+    request = compose_request(context, output)
+    schema = request.schema
+    Draft202012Validator.check_schema(schema)
+    assert set(schema["$defs"]) == {"output.why", "advisors.critic.why", "calls.explain.why", "calls.explain.step",
+                                    "calls.explain", "calls.count.why"}
+    resource = DRAFT202012.create_resource(schema)
+    resolver = Registry().with_resource("urn:s", resource).resolver("urn:s")
+    for ref in refs_of(schema):
+        resolver.lookup(ref)  # each resolves: none points to nothing
+    assert schema["$defs"]["calls.count.why"] == {"type": "integer"}
+    assert schema["$defs"]["calls.explain.step"]["properties"]["next"] == {"$ref": "#/$defs/calls.explain.step"}
+    items = {item["properties"]["_tool"]["const"]: item for item in calls_items(request)}
+    assert items["explain"]["properties"]["same"]["anyOf"][0] == {"$ref": "#/$defs/calls.explain/properties/reason"}
+    validator = Draft202012Validator(schema)
+    good = {"meta": {}, "output": {"status": "done"}, "advisors": [{"id": "critic", "why": "fine", "calls": "{}"}],
+            "calls": [{"_tool": "explain", "reason": "because", "same": "because",
+                       "_output": {"why": "it is", "step": {"next": {}}}}, {"_tool": "count", "count": 2}]}
+    assert list(validator.iter_errors(good)) == []
+    bad = {**good, "output": {"status": "no"}, "calls": [{"_tool": "explain", "reason": "no"},
+                                                          {"_tool": "count", "count": "x"}]}
+    assert len(list(validator.iter_errors(bad))) == 3
+    document = Document(context, Shape.REQUEST, output)
+    assert turn_problems(document, good) == []
+    found = {(p.path, p.severity) for p in turn_problems(document, bad)}
+    assert {("$.output.status", "error"), ("$.calls[0].reason", "error"), ("$.calls[1].count", "error")} <= found
+    assert "calls.explain.why" in request.schema_text()
+    assert compose_request(Context([]), {"$ref": "http://x/s"}).schema["properties"]["output"] == {
+        "anyOf": [{"$ref": "http://x/s"}, {"type": "null"}]}  # a remote ref stays (refused elsewhere)
