@@ -17,7 +17,7 @@ from ..calls._registry import Registry
 from ..document import _json
 from ..document._context import Context
 from ..document._view import Messages
-from ..request._request import compose_request
+from ..request._request import compose_request, hoisted
 
 STRATEGIES = ("json_schema", "tool", "prompt")
 # Settings about the request's function tools: the API refuses them (HTTP 400) in a body without `tools`.
@@ -79,7 +79,8 @@ def call_prompt(context: Context, plan: CallPlan) -> Prompt:
     """
     branches = tuple(" && ".join(map(str, alt)) for alt in plan.destinations.alternatives) if plan.destinations else ()
     result = output_schema(plan.tool)
-    properties: dict[str, Any] = {"result": result}
+    defs: dict[str, Any] = {}  # its `$ref`s point into the tool's `$defs`: in the answer's schema they are at the top
+    properties: dict[str, Any] = {"result": hoisted(result, "result", defs)}
     if len(branches) > 1:
         properties = {"branch": {"type": "string", "enum": list(branches)}, **properties}
     call = {key: value for key, value in resolve_call(context, plan).items() if key != "_output"}
@@ -98,7 +99,8 @@ def call_prompt(context: Context, plan: CallPlan) -> Prompt:
         choices = ", ".join(f"`{branch}`" for branch in branches)
         lines += ["", f"The result goes to one of {choices}: name it in `branch` (the first is the usual one)."]
     messages = (*context_messages(context), {"role": "user", "content": "\n".join(lines)})
-    return Prompt(plan.label, messages, _closed(properties), "result", branches)
+    schema = _closed(properties) | ({"$defs": defs} if defs else {})
+    return Prompt(plan.label, messages, schema, "result", branches)
 
 
 def request_prompt(context: Messages, schema: Any = None, *, activities: Activities | None = None,

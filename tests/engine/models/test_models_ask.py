@@ -579,3 +579,21 @@ def test_a_cassette_line_that_cannot_be_replayed_is_named_when_it_is_read(tmp_pa
     path.write_text('{"digest": "sha256:b", "response": {"text": "1"}}\n' + line + "\n")
     with pytest.raises(ValueError, match=re.escape(said)):
         Cassette.open(path)
+
+
+def test_a_latent_calls_result_schema_keeps_its_tools_defs_at_the_top() -> None:
+    """The tool's `$defs` that `_output` refers to are the answer schema's, at its top: the refs resolve there."""
+    from jsonschema import Draft202012Validator
+
+    tool = {**TICKET_TOOL, "$defs": {"label": {"enum": ["damage", "other"]}},
+            "properties": {**TICKET_TOOL["properties"], "_output": {
+                "type": "object", "properties": {"label": {"$ref": "#/$defs/label"}}, "required": ["label"]}}}
+    value = ticket_document()
+    value["context"][2] = {"type": "tool", "tool": {"classify": tool}}
+    doc = document(value)
+    prompt = call_prompt(doc.context, Execution(doc).plans[0])
+    assert prompt.schema["$defs"] == {"result.label": {"enum": ["damage", "other"]}}
+    validator = Draft202012Validator(prompt.schema)
+    assert list(validator.iter_errors({"result": {"label": "damage"}})) == []
+    assert [e.message for e in validator.iter_errors({"result": {"label": "x"}})] == [
+        "'x' is not one of ['damage', 'other']"]
