@@ -225,9 +225,10 @@ def _run(args: argparse.Namespace) -> int:
     if args.approve_plan:
         execution.approve_plan()
     elif execution.lazy:  # 012: nothing steps before the plan is approved, as the loop says without --steps
-        if _unrun(execution):
+        waiting = _unrun(execution)
+        if waiting:
             _write(document, args.out)
-            say(_lazy(_unrun(execution)))
+            say(_lazy(waiting))
             return EXIT_OK
         execution.approve_plan()  # every call has run (it was approved then): nothing is left to step
     failure: ModelError | None = None
