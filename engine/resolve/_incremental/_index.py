@@ -367,7 +367,9 @@ class State:
         path = write.path
         size = len(path)
         old_root = self.root
-        ahead = [(_effect(write, old_root, p.path), None if p.trail is None else get_path(old_root, p.path))
+        # (a trail's value before is read only where the write changes its path)
+        ahead = [(effect := _effect(write, old_root, p.path),
+                  get_path(old_root, p.path) if effect is not None and p.trail is not None else None)
                  if p.path[:size] == path[: len(p.path)] else (None, None) for p in self.probes]
         root, reason, concerns = attempt(old_root, write, owned)
         if reason is not None:
