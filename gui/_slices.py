@@ -61,6 +61,9 @@ class Slices(QObject):
         self._queued: dict[tuple[int, object], WeakMethod[Callable[[], None]]] = {}
         self._timer = QTimer(self, singleShot=True, interval=0)
         self._timer.timeout.connect(self._run)
+        # one look again at what is only held (`free`): a single timer, so that every burial meanwhile adds none
+        self._held = QTimer(self, singleShot=True)
+        self._held.timeout.connect(lambda: self.start(self.free))
         self._turn_began = time.thread_time()
         self._waited = 0  # turns let go by in a row
         self._closing: deque[Closable] = deque()  # (`close_later`)
@@ -95,7 +98,8 @@ class Slices(QObject):
         if free_some(time.perf_counter() + FREE_S):
             return
         if only_held():
-            QTimer.singleShot(HELD_MS, self, lambda: self.start(self.free))
+            if not self._held.isActive():
+                self._held.start(HELD_MS)
         else:
             self.start(self.free)
 
