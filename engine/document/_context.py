@@ -256,7 +256,7 @@ class Context:
     def _insert(self, index: int, message: Message, message_id: int, plan: Plan) -> Made:
         self._store.put(message_id, message)
         self._store.order.insert(index, message_id)
-        self._store.listed.insert(index, message)
+        self._store.listed[index:index] = (message,)
         appended = index == len(self) - 1  # now the last message: one step will do for its tracks
         self._write(plan, message_id, True, appended)
         return None, None
@@ -289,7 +289,7 @@ class Context:
         prior = self._watchers.refolds(plan) if plan else {}
         plan.clear()
         self._store.order.insert(dst, message_id)
-        self._store.listed.insert(dst, message)
+        self._store.listed[dst:dst] = (message,)
         with self._watchers.staging(prior):  # the insert is planned against the remove's folds
             self._write(plan, message_id, True)
         return (before, self._store.order.key[message_id]), prior

@@ -89,8 +89,8 @@ class Order:
             low, high = self._room(index)
         key = (low + high) // 2
         self._keyed(message_id, key)
-        self.ids.insert(index, message_id)
-        self.keys.insert(index, key)
+        self.ids[index:index] = (message_id,)  # (one memmove: `list.insert` moves the rest item by item)
+        self.keys[index:index] = (key,)
         self._shifted(key, 1)
 
     def pop(self, index: int) -> int:
