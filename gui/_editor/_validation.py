@@ -12,9 +12,16 @@ One worker serves every editor of the application (`shared_worker`), started ahe
 start. It checks one request at a time; the others wait, one per editor (a newer request replaces its editor's
 waiting one), and their time limit starts when they are sent. A request that overruns has the worker killed: its
 editor is told the validation timed out, the waiting ones go to a new worker. A worker that dies on a request is
-replaced and the request sent again once; dying on it again, or before it was ready (or not ready within the
-time limit), its editors are told the validation is unavailable. The value being edited is never touched: the
-next edit asks again.
+replaced and the request sent again once; dying on it again, or before it was ready, its editors are told the
+validation is unavailable. Starting has a limit of its own (`START_LIMIT_MS`), from the process's start to its
+ready: a slow start (a loaded machine importing the engine) neither takes a check's time nor is taken for a check
+that ran long, and an editor waiting is told which of the two failed. The value being edited is never touched:
+the next edit asks again.
+
+A worker that ends while nothing waits for it (killed, out of memory, past a limit) is started again ahead, once the
+window is idle, so that the next request does not pay its start; each start again waits twice as long as the one
+before (`REVIVE_MS` up to `REVIVE_MOST_MS`) until a worker answers a request, so that one that keeps dying does not
+spin.
 """
 
 from __future__ import annotations
@@ -41,6 +48,10 @@ UNAVAILABLE: Final = "validation unavailable"
 # Past the patterns' own deadline by far: their budget is the worker's CPU time (the `regex` package's
 # timeout), which takes several times as long on the clock when a busy machine gives the worker a share of a core.
 LIMIT_MS: Final = int(PATTERN_BUDGET_S * 1000) + 9_500
+# A start imports the engine and jsonschema: a few seconds on a loaded machine, far more with the disk cold.
+START_LIMIT_MS: Final = 30_000
+REVIVE_MS: Final = 1_000  # a worker that ended is started again ahead after this, then twice as long each time
+REVIVE_MOST_MS: Final = 300_000
 AHEAD_MS: Final = 250  # quiet this long before the worker is started ahead (`start_validation_ahead`)
 _editors = itertools.count()
 
@@ -57,10 +68,17 @@ class _Request:
 class Worker(QObject):
     """The validation worker process and its queue: `submit` a request line, `told` gets the answer."""
 
-    def __init__(self, parent: QObject | None = None, *, limit_ms: int = LIMIT_MS) -> None:
+    def __init__(self, parent: QObject | None = None, *, limit_ms: int = LIMIT_MS, start_limit_ms: int = START_LIMIT_MS,
+                 revive_ms: int = REVIVE_MS) -> None:
         super().__init__(parent)
-        self._deadline = QTimer(self, singleShot=True, interval=limit_ms)
+        self._deadline = QTimer(self, singleShot=True, interval=limit_ms)  # the request being checked
         self._deadline.timeout.connect(self._overrun)
+        self._starting = QTimer(self, singleShot=True, interval=start_limit_ms)  # the process, until it is ready
+        self._starting.timeout.connect(self._slow_start)
+        self._revive_ms = self._revive_after = revive_ms  # the first wait, and the next one's
+        self._revive = QTimer(self, singleShot=True)  # a worker that ended, started again ahead
+        self._revive.timeout.connect(self._revived)
+        self.busy: Callable[[], bool] = lambda: False  # the window's work, which a start ahead waits for
         self._waiting: dict[int, _Request] = {}  # by editor, in the order sent
         self._running: _Request | None = None
         self._process: QProcess | None = None
@@ -95,8 +113,10 @@ class Worker(QObject):
 
     def stop(self) -> None:
         """Stops the process (it also stops by itself when this process ends and its stdin closes); what waits is
-        sent to a new one at the next request."""
+        sent to a new one at the next request, and none is started ahead before."""
         self._deadline.stop()
+        self._starting.stop()
+        self._revive.stop()
         _reap(self._live)
         self._process, self._ready = None, False
         running, self._running = self._running, None
@@ -116,16 +136,23 @@ class Worker(QObject):
             self._process, self._ready, self._buffer = process, False, b""
             self._live[:] = [process]
             self.started += 1
+            self._starting.start()
             process.start()
         return self._process
+
+    def _revived(self) -> None:
+        if self._process is not None:
+            return
+        if self.busy():  # not beside the window's work: a little later
+            self._revive.start(AHEAD_MS)
+            return
+        self._worker()
 
     def _next(self) -> None:
         if self._running is not None or not self._waiting:
             return
         process = self._worker()
-        if not self._ready:  # sent once the worker says it is ready, which the time limit bounds too
-            if not self._deadline.isActive():
-                self._deadline.start()
+        if not self._ready:  # sent once the worker says it is ready (`_starting` bounds the wait)
             return
         self._running = self._waiting.pop(next(iter(self._waiting)))
         process.write(self._running.line)
@@ -143,18 +170,19 @@ class Worker(QObject):
         running = self._running
         if message.get("ready"):
             self._ready = True
-            self._deadline.stop()  # (the time limit waited for the ready; `_next` starts the request's)
+            self._starting.stop()
         elif running is not None and message.get("id") == running.ident:
             self._deadline.stop()
             self._running = None
+            self._revive_after = self._revive_ms  # a worker that works: the next that ends is soon replaced
             _tell(running, [(tuple(path), text) for path, text in message["errors"]])
         self._next()
 
+    def _slow_start(self) -> None:
+        if self._process is not None and not self._ready:
+            self._died(self._process, f"the worker did not start within {self._starting.interval() / 1000:g} s")
+
     def _overrun(self) -> None:
-        if not self._ready:
-            if self._process is not None:
-                self._died(self._process, "the worker did not start in time")
-            return
         running, self._running = self._running, None
         self._drop()
         if running is not None:
@@ -190,11 +218,16 @@ class Worker(QObject):
         self._next()
 
     def _drop(self) -> None:
+        """Kills the process that failed; another is started ahead later (`_revived`) unless a request starts one."""
         self._deadline.stop()
+        self._starting.stop()
         if self._process is not None:
             _stop(self._process)
         self._live.clear()
         self._process, self._ready = None, False
+        if not self._revive.isActive():
+            self._revive.start(self._revive_after)
+            self._revive_after = min(2 * self._revive_after, REVIVE_MOST_MS)
 
 
 def _tell(request: _Request, problems: list[Problem]) -> None:
@@ -224,7 +257,9 @@ def start_validation_ahead(owner: QObject, busy: Callable[[], bool]) -> None:
         if busy():
             timer.start()
         else:
-            shared_worker().start()
+            worker = shared_worker()
+            worker.busy = lambda: shiboken6.isValid(owner) and busy()  # (a closed window is busy no more)
+            worker.start()
             timer.deleteLater()
 
     timer.timeout.connect(due)

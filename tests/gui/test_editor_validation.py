@@ -29,6 +29,7 @@ WAIT = 20_000  # a worker process starting on a busy machine; the wait ends as s
 # workers that say they are ready and never answer, or never say it
 NEVER_ANSWERS = (sys.executable, ["-c", "import sys; print('{\"ready\": true}', flush=True); sys.stdin.read()"])
 NEVER_READY = (sys.executable, ["-c", "import sys; sys.stdin.read()"])
+DIES_READY = (sys.executable, ["-c", "print('{\"ready\": true}', flush=True)"])  # says it is ready, and ends
 
 
 def workers(monkeypatch: Any, *commands: tuple[str, list[str]]) -> list[int]:
@@ -436,15 +437,16 @@ def test_a_withdrawn_request_is_not_sent_again_when_its_worker_dies(qtbot: Any, 
     assert not worker._waiting
 
 
-def test_a_worker_that_never_says_ready_is_reported_after_the_time_limit(qtbot: Any, monkeypatch: Any) -> None:
-    """A worker that starts but never says it is ready leaves no request waiting for ever: after the time limit the
-    editors waiting are told validation is unavailable, and the process is gone."""
+def test_a_worker_that_never_says_ready_is_reported_after_the_start_limit(qtbot: Any, monkeypatch: Any) -> None:
+    """A worker that starts but never says it is ready leaves no request waiting for ever: after the start's own
+    limit the editors waiting are told validation is unavailable because the worker did not start, and the process
+    is gone."""
     workers(monkeypatch, NEVER_READY)
-    worker = Worker(limit_ms=200)
+    worker = Worker(start_limit_ms=200)
     validator = Validator(debounce_ms=0, worker=worker)
     with qtbot.waitSignal(validator.finished, timeout=WAIT) as blocker:
         validator.request({"code": 1}, CATASTROPHIC)
-    assert blocker.args[0] == [((), "validation unavailable: the worker did not start in time; "
+    assert blocker.args[0] == [((), "validation unavailable: the worker did not start within 0.2 s; "
                                     "edit the value to check it again")]
     qtbot.waitUntil(lambda: not worker.findChildren(QProcess), timeout=WAIT)
     assert worker.started == 1
@@ -466,6 +468,68 @@ def test_a_worker_that_cannot_start_is_reported_to_every_editor_waiting(qtbot: A
     assert all(problems[0][1].startswith("validation unavailable: ") for problems in answers)
     started = worker.started
     qtbot.wait(50)
-    assert worker.started == started  # no restart without a new request
+    assert worker.started == started  # none started again at once: a start ahead waits (`REVIVE_MS`)
     qtbot.waitUntil(lambda: not worker.findChildren(QProcess), timeout=WAIT)
     worker.stop()
+
+
+def test_a_slow_start_has_its_own_limit_not_the_checks(qtbot: Any, monkeypatch: Any) -> None:
+    """A worker slower to say it is ready than a check may take still checks the request waiting for it: the
+    start's wait is bounded by its own limit, and the check's time begins once it is sent."""
+    slow = (sys.executable, ["-c", "import runpy, time; time.sleep(1.5); "
+                                   "runpy.run_module('contextdeck._validation_worker', run_name='__main__')"])
+    workers(monkeypatch, slow)
+    worker = Worker(limit_ms=1_000, start_limit_ms=WAIT)
+    validator = Validator(debounce_ms=0, worker=worker)
+    with qtbot.waitSignal(validator.finished, timeout=WAIT) as blocker:
+        validator.request({"code": 1}, CATASTROPHIC)
+    assert blocker.args[0] == [(("code",), "1 is not of type 'string'")]
+    worker.stop()
+
+
+def test_a_worker_that_dies_while_idle_is_started_again_ahead(qtbot: Any, monkeypatch: Any) -> None:
+    """A worker that ends while nothing waits for it is replaced ahead, with no request asking: the next request
+    finds one ready and pays no start."""
+    worker = Worker(revive_ms=50)
+    worker.start()
+    qtbot.waitUntil(lambda: worker._ready, timeout=WAIT)
+    os.kill(worker._process.processId(), signal.SIGKILL)
+    qtbot.waitUntil(lambda: worker.started == 2 and worker._ready, timeout=WAIT)
+    validator = Validator(debounce_ms=0, worker=worker)
+    with qtbot.waitSignal(validator.finished, timeout=WAIT) as blocker:
+        validator.request({"code": 1}, CATASTROPHIC)
+    assert blocker.args[0] == [(("code",), "1 is not of type 'string'")]
+    assert worker.started == 2
+    worker.stop()
+
+
+def test_a_worker_that_keeps_dying_is_started_again_less_and_less_often(qtbot: Any, monkeypatch: Any) -> None:
+    """Each worker that ends before answering anything is replaced after twice the wait of the one before, so a
+    worker that keeps dying does not spin; one that answers a request makes the next wait the first again. A start
+    ahead waits while the window is busy, and `stop` (the application quitting) starts none."""
+    workers(monkeypatch, DIES_READY, DIES_READY, DIES_READY)
+    worker = Worker(revive_ms=50)
+    waits = []
+    worker.start()
+    for started in (1, 2, 3):
+        qtbot.waitUntil(lambda started=started: worker._revive.isActive() and worker.started == started,  # type: ignore[misc]
+                        timeout=WAIT)
+        waits.append(worker._revive.interval())
+    assert waits == [50, 100, 200]
+    qtbot.waitUntil(lambda: worker.started == 4 and worker._ready, timeout=WAIT)  # the real worker
+    validator = Validator(debounce_ms=0, worker=worker)
+    with qtbot.waitSignal(validator.finished, timeout=WAIT):
+        validator.request({"code": 1}, CATASTROPHIC)
+    busy = [True]
+    worker.busy = lambda: busy[0]
+    os.kill(worker._process.processId(), signal.SIGKILL)
+    qtbot.waitUntil(lambda: worker._process is None and worker._revive.isActive(), timeout=WAIT)
+    assert worker._revive.interval() == 50
+    qtbot.waitUntil(lambda: worker._revive.interval() == _validation.AHEAD_MS, timeout=WAIT)  # waits for the window
+    assert worker._process is None
+    busy[0] = False
+    qtbot.waitUntil(lambda: worker.started == 5 and worker._ready, timeout=WAIT)
+    worker.stop()
+    assert not worker._revive.isActive()
+    assert worker._process is None
+    assert not worker._live
