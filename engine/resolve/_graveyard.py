@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-SLICE = 64  # entries of one list or dict freed between two looks at the clock, at most
+SLICE = 64  # what a step between two looks at the clock frees, at most: entries and what only they hold (`_step`)
 STEP_S = 0.001  # what a step between two looks may take: fewer entries after a longer one
 
 _buried: list[list[Any] | dict[Any, Any] | Iterator[None]] = []
@@ -48,9 +48,8 @@ def let_go(*things: list[Any] | dict[Any, Any] | Iterator[None]) -> None:
 
 def free_some(deadline: float) -> bool:
     """Free buried lists and dicts until `deadline` (a `time.perf_counter()` value); True when none are left, held
-    elsewhere or not (`only_held`: only those are left, looked at again each call). Between two looks at the clock, one
-    entry of each list or dict at first, twice as many after a quick step, half as many after a slow one (`STEP_S`),
-    at most `SLICE`: an entry may hold a whole kind's value (a mark)."""
+    elsewhere or not (`only_held`: only those are left, looked at again each call). A step between two looks at the
+    clock frees entries worth one at first (`_step`), twice as much after a quick step, half after a slow one."""
     if _held:
         _buried[:0] = _held.values()
         _held.clear()
@@ -58,25 +57,33 @@ def free_some(deadline: float) -> bool:
     while _buried and now < deadline:
         thing = _buried[-1]
         if isinstance(thing, Iterator):  # each step lets go of one more thing (`unlinked`: a chain's next link)
-            if next(thing, thing) is thing:
-                thing = []  # (spent: popped below, and what is under it starts with one entry, as after a list)
+            thing = [] if next(thing, thing) is thing else [thing]  # (spent: empty, popped below, as a list is)
         elif sys.getrefcount(thing) > _ALONE:  # still held elsewhere (or buried twice): kept once, for later
             _held[id(thing)] = thing
             _buried.pop()
             continue
-        elif isinstance(thing, dict):
-            for _ in range(min(size, len(thing))):
-                thing.popitem()
         else:
-            del thing[-size:]  # a long list goes in slices, and its last slice too
-        then = time.perf_counter()
+            _step(thing, size)
+        then, now = now, time.perf_counter()
         if not thing:
             _buried.pop()
             size = 1  # (the next with one entry)
-        elif then - now < STEP_S / 2 or then - now > STEP_S:
-            size = min(SLICE, 2 * size) if then - now < STEP_S / 2 else max(1, size // 2)
-        now = then
+        elif now - then < STEP_S / 2 or now - then > STEP_S:
+            size = min(SLICE, 2 * size) if now - then < STEP_S / 2 else max(1, size // 2)
     return not _buried and not _held
+
+
+def _step(thing: list[Any] | dict[Any, Any], size: int) -> None:
+    """Free the last entries of `thing` worth `size`, one at least: an entry is worth one and the items of each list or
+    dict only it holds, itself or in a tuple; one worth more than is left is buried under `thing`, worth none here."""
+    if isinstance(thing, list) and not {list, dict, tuple}.intersection(map(type, thing[-size:])):
+        del thing[-size:]  # (nothing there to weigh: one slice, at C's pace)
+        return
+    while thing and size > 0:  # (`size` is one at least)
+        entry, size = thing.popitem()[1] if isinstance(thing, dict) else thing.pop(), size - 1
+        for part in (entry if isinstance(entry, tuple) else [entry]) if sys.getrefcount(entry) == 2 else ():
+            if isinstance(part, list | dict) and (part is entry or sys.getrefcount(part) <= _ALONE):
+                _buried[-1:-1], size = ([part], size) if len(part) > size else ([], size - len(part))
 
 
 def only_held() -> bool:

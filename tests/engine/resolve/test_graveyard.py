@@ -372,3 +372,25 @@ def test_a_track_whose_last_watch_closes_lets_go_of_its_sources_chunks(buried: l
     assert _freed_all()
     assert not buried
     assert sys.getrefcount(first) < count  # emptied, not only let go of
+
+
+def test_a_step_is_split_by_what_its_entries_hold_not_by_their_count(buried: list[Any]) -> None:
+    """A step frees entries worth its size: an entry is worth one and the items of each list or dict only it holds,
+    itself or in a tuple (a mark's root and writers). One worth more than the step has left is not freed in it but
+    buried under the list, to be emptied in steps of its own; one still held elsewhere is worth one."""
+    marks = [(n, {"root": n}, {(str(i),): i for i in range(1_000)}) for n in range(3)]
+    buried.append(marks)
+    _graveyard._step(marks, 64)
+    assert not marks  # three marks, each worth its tuple and its root's one item: their writers were worth more
+    assert [len(each) for each in buried] == [1_000, 1_000, 1_000, 0]  # under the list, untouched
+    _graveyard._step(buried[0], 64)
+    assert len(buried[0]) == 1_000 - 64
+    buried[:] = [lists := [[n] * 10 for n in range(20)]]
+    _graveyard._step(lists, 64)  # each worth 11: five freed, then each worth more than is left, buried
+    assert len(lists) == 20 - 5 - 9
+    assert [len(each) for each in buried] == [10] * 9 + [6]
+    one = [0] * 10_000
+    shared = [one] * 70
+    _graveyard._step(shared, 64)  # held elsewhere: worth one each, freed (let go of) here
+    assert len(shared) == 70 - 64
+    assert len(buried) == 10
