@@ -42,8 +42,8 @@ WAITS = 3  # turns let go by in a row at most (an edit's own turn, then the repa
 TICK_TURN_S = 0.025
 STUCK_S = 0.1  # pieces of a tick held this long in one turn go on: the loop does not say when its turns begin
 FREE_S = 0.003  # one slice of freeing what the engine let go of (`free_in_slices`), or of closing (`close_later`)
-# What the engine let go of but something else still holds is looked at again this often (ms), not every turn: it may
-# be held for long, and a slice every turn would keep the event loop busy.
+# What the engine let go of but something else still holds is looked at again this long (ms) after the event loop next
+# wakes for something else, not every turn: it may be held for long, and only an event can make its holder let go.
 HELD_MS = 500
 
 
@@ -64,6 +64,9 @@ class Slices(QObject):
         # one look again at what is only held (`free`): a single timer, so that every burial meanwhile adds none
         self._held = QTimer(self, singleShot=True)
         self._held.timeout.connect(lambda: self.start(self.free))
+        # While only what is held is left, nothing is due until the event loop has waited and been woken by something
+        # else (`_woken`): a window left alone sleeps instead of waking every `HELD_MS` (a laptop's battery).
+        self._asleep = self._waited_since = False
         self._turn_began = time.thread_time()
         self._waited = 0  # turns let go by in a row
         self._closing: deque[Closable] = deque()  # (`close_later`)
@@ -72,10 +75,19 @@ class Slices(QObject):
         dispatcher = QAbstractEventDispatcher.instance(self.thread())
         if dispatcher is not None:
             dispatcher.aboutToBlock.connect(self._turn_begins)
+            dispatcher.awake.connect(self._woken)
 
     def _turn_begins(self) -> None:
         self._turn_began = time.thread_time()
         self.turns += 1
+        self._waited_since = self._asleep
+
+    def _woken(self) -> None:
+        # Woken after a wait that began since the last look: something else happened (input, a timer, a process's
+        # output), which may have made a holder let go.
+        if self._asleep and self._waited_since:
+            self._asleep = False
+            self._held.start(HELD_MS)
 
     def turn_used(self) -> float:
         """The GUI-thread CPU seconds the current turn of the event loop has used so far."""
@@ -98,8 +110,7 @@ class Slices(QObject):
         if free_some(time.perf_counter() + FREE_S):
             return
         if only_held():
-            if not self._held.isActive():
-                self._held.start(HELD_MS)
+            self._asleep, self._waited_since = not self._held.isActive(), False
         else:
             self.start(self.free)
 

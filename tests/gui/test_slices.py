@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QAbstractEventDispatcher, QCoreApplication, QEvent, QObject
+from PySide6.QtCore import QAbstractEventDispatcher, QCoreApplication, QEvent, QEventLoop, QObject, QTimer
 
 from contextdeck.engine import let_go
 from contextdeck.engine.resolve import _graveyard
@@ -165,6 +165,51 @@ def test_a_list_still_held_when_looked_at_is_freed_once_its_holder_drops_it(
     qtbot.waitUntil(lambda: bool(_graveyard._held) and not slices().pending)
     holder.clear()
     qtbot.waitUntil(lambda: seen() is None)
+    assert not _graveyard._held
+
+
+def test_only_what_is_held_leaves_the_window_asleep_until_something_else_wakes_it(
+        monkeypatch: pytest.MonkeyPatch, qtbot: Any) -> None:
+    """While all the graveyard has left is held elsewhere, nothing of the slices' own is due: the event loop sleeps
+    (a window left alone does not wake every `HELD_MS`). Once it has waited and been woken by something else, the
+    held are looked at again `HELD_MS` later, and a list whose holder has let go is freed."""
+    monkeypatch.setattr(_graveyard, "_buried", [])
+    monkeypatch.setattr(_graveyard, "_held", {})
+    monkeypatch.setattr(_graveyard, "_due", [])  # (off again after the test)
+    monkeypatch.setattr(_slices, "HELD_MS", 20)
+    looks = [0]
+    free_some = _slices.free_some
+
+    def counted(deadline: float) -> bool:
+        looks[0] += 1
+        return free_some(deadline)
+
+    monkeypatch.setattr(_slices, "free_some", counted)
+    free_in_slices()
+    entries = _Entries(range(100))
+    seen, holder = weakref.ref(entries), [entries]
+    let_go(entries)
+    del entries
+    runner = slices()
+    qtbot.waitUntil(lambda: bool(_graveyard._held) and not runner.pending and runner._asleep)
+    assert not runner._held.isActive()  # nothing armed: the loop may wait for ever
+    assert not runner._timer.isActive()
+    asleep = looks[0]
+    runner._woken()  # woken without having waited since the look (the same turn): still asleep
+    assert runner._asleep
+    assert not runner._held.isActive()
+    loop = QEventLoop()
+    QTimer.singleShot(0, lambda: None)  # an event of something else's, after the loop has waited
+    QTimer.singleShot(10 * _slices.HELD_MS, loop.quit)
+    loop.exec()
+    # looked again after that wake, and not at every `HELD_MS` of the wait (ten of them) while nothing else happened
+    assert 1 <= looks[0] - asleep < 5
+    assert seen() is not None
+    again = looks[0]
+    holder.clear()  # let go while the window sleeps: the next event wakes it, and the list is freed after it
+    QTimer.singleShot(0, lambda: None)
+    qtbot.waitUntil(lambda: seen() is None)
+    assert looks[0] > again
     assert not _graveyard._held
 
 
