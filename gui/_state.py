@@ -13,9 +13,11 @@ Roles: the Key column holds NodeRole, PathRole and ChangedRole, the Set by colum
 from __future__ import annotations
 
 import json
+import operator
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import compress
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QPoint, QRect, QSignalBlocker, Qt, Signal
@@ -109,6 +111,14 @@ def _root(row: int, folded: IdentityState) -> StateNode:
     return StateNode(label, folded.value, kind, instance, (), None, row, source=folded.writer.get(()))
 
 
+_IDENTITY = operator.attrgetter("identity")
+_VALUE = operator.attrgetter("value")
+_WRITER = operator.attrgetter("writer")
+_SHOWN_FOR = operator.attrgetter("shown_for")
+_MADE = operator.attrgetter("made")
+_SOURCE = operator.attrgetter("source")
+
+
 def _same_sources(node: StateNode, writer: dict[tuple[str, ...], int]) -> bool:
     """Whether `writer` names the sources `node` and its rows made so far show: only those paths are read, not the
     tens of thousands a whole kind's writers name."""
@@ -157,6 +167,7 @@ class StateModel(QStandardItemModel):
         super().__init__(0, len(COLUMNS), parent)
         self.setHorizontalHeaderLabels(list(COLUMNS))
         self._roots: list[StateNode] = []
+        self._shown: list[IdentityState] = []  # what each root shows, by row: its value and writers
         self._writers: dict[tuple[str, str | None], dict[tuple[str, ...], int]] = {}
         self._source: CursorState | None = None
         self._at: int | None = None
@@ -199,10 +210,9 @@ class StateModel(QStandardItemModel):
                 yield
             let_go(*self._writers.values())  # (each may name every path of a whole kind)
             self._writers = {folded.identity: folded.writer for folded in state}
+            self._shown = list(state)
             self._reset(roots, made)
             return
-        for row in set(range(len(state))).difference(changed):  # shown as they are: what is made later reads these
-            self._take_writer(state[row])
         last = len(COLUMNS) - 1
         for start in range(0, len(changed), rows):
             part = changed[start:start + rows]
@@ -229,7 +239,7 @@ class StateModel(QStandardItemModel):
         removed and, as it is shown open, made again from the new value."""
         node = self._roots[row]
         node.value, node.source = folded.value, folded.writer.get(())
-        self._take_writer(folded)
+        self._take_writer(row, folded)
         with QSignalBlocker(self):  # told by `show_in_parts`, one `dataChanged` per changed row
             _show(node, selected)
         if node.made:
@@ -238,11 +248,12 @@ class StateModel(QStandardItemModel):
             node.children, node.made = [], False
             self._make_children(node)
 
-    def _take_writer(self, folded: IdentityState) -> None:
+    def _take_writer(self, row: int, folded: IdentityState) -> None:
         old = self._writers.get(folded.identity)
         if old is not None and old is not folded.writer:  # freed in slices: it may name every path of a whole kind
             let_go(old)
         self._writers[folded.identity] = folded.writer
+        self._shown[row] = folded
 
     def _make_children(self, node: StateNode) -> None:
         node.children = _children(node, self._writers.get((node.kind, node.instance), {}))
@@ -253,17 +264,29 @@ class StateModel(QStandardItemModel):
     def _changed_rows(self, selected: int | None, state: list[IdentityState]) -> list[int] | None:
         """The roots to show anew, or None when the whole tree must be reset (other identities). A root's
         highlight is compared with the selection it was shown for (a state shown in parts may have been left
-        half-way for a newer one)."""
-        if len(state) != len(self._roots) or not self._roots:
+        half-way for a newer one). A root shown as it is takes its new writers (what is made later reads them).
+
+        A partial update costs what it changes: passes in C over the rows pick the few that Python compares, those
+        whose value or writers are other objects, whose rows below are made, or whose value was set by the selection
+        or one a root was shown for (its highlight may change); every other root is the same, with the same writers.
+        At a million messages a cursor move changes a few identities of thousands."""
+        shown, roots = self._shown, self._roots
+        if len(state) != len(shown) or not roots or list(map(_IDENTITY, state)) != list(map(_IDENTITY, shown)):
             return None
+        marked = {*map(_SHOWN_FOR, roots), selected} - {None}
+        other = map(operator.or_, map(operator.is_not, map(_VALUE, shown), map(_VALUE, state)),
+                    map(operator.is_not, map(_WRITER, shown), map(_WRITER, state)))
+        looked = map(operator.or_, other, map(operator.or_, map(_MADE, roots), map(marked.__contains__,
+                                                                                    map(_SOURCE, roots))))
         changed = []
-        for row, (node, folded) in enumerate(zip(self._roots, state, strict=True)):
-            if (node.kind, node.instance) != folded.identity:
-                return None
+        for row in compress(range(len(roots)), looked):
+            node, folded = roots[row], state[row]
             same = (node.value is folded.value or node.value == folded.value) and _same_sources(node, folded.writer)
-            marked = {node.shown_for, selected} - {None} if node.shown_for != selected else set()
-            if not same or (marked and _sets_any(node, marked)):
+            marking = {node.shown_for, selected} - {None} if node.shown_for != selected else set()
+            if not same or (marking and _sets_any(node, marking)):
                 changed.append(row)
+            else:
+                self._take_writer(row, folded)
         return changed
 
     def getItem(self, index: _Index) -> StateNode | None:

@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import QEvent, QObject, QPoint, QRect
 from PySide6.QtGui import QImage
 
-from contextdeck.engine import Context, IdentityState
+from contextdeck.engine import Context, CursorState, IdentityState
 from contextdeck.engine.resolve import _graveyard
 from contextdeck.gui import _state as _gui_state
 from contextdeck.gui._slices import free_in_slices
@@ -293,3 +293,29 @@ def test_the_state_of_the_document_before_is_let_go_of_in_a_slice_of_its_own(qtb
     assert old._folds.instance_tracks  # not in the call
     qtbot.waitUntil(lambda: not old._folds.global_tracks and not old._folds.instance_tracks)
     qtbot.waitUntil(lambda: not view.is_busy())
+
+
+def test_a_partial_update_compares_only_the_rows_that_can_have_changed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cursor move that changes one identity of many costs what it changes: only the roots whose value or writers
+    are other objects, or whose highlight may change, are compared in Python; the others are shown as they are and
+    keep their writers. (At a million messages every root compared was most of the update.)"""
+    count = 300
+    context = Context([{"type": "state", "_instance": f"i{n}", "data": {"v": n}} for n in range(count)]
+                      + [{"type": "state", "_instance": "i7", "data": {"v": -1}}])
+    source = CursorState(context)
+    model = StateModel()
+    model.set_state(None, source.at(count), source, count)
+    row = {model.index(row, 0).data(_gui_state.PathRole): row for row in range(model.rowCount())}
+    compared: list[str | None] = []
+    same = _gui_state._same_sources
+    monkeypatch.setattr(_gui_state, "_same_sources",
+                        lambda node, writer: compared.append(node.instance) or same(node, writer))
+    model.set_state(None, source.at(count + 1), source, count + 1)
+    assert compared == []  # i7's value is another object: shown anew without a look at its sources
+    assert model.index(row["¶state[i7]"], 1).data() == "{1 key}  {v: -1}"
+    assert model.index(row["¶state[i8]"], 1).data() == "{1 key}  {v: 8}"
+    model.set_state(count, source.at(count + 1), source, count + 1)  # the last message selected: i7's highlight
+    assert compared == ["i7"]
+    assert model.index(row["¶state[i7]"], 0).data(_gui_state.ChangedRole) is True
+    assert model.index(row["¶state[i8]"], 0).data(_gui_state.ChangedRole) is False
+    source.close()
