@@ -251,6 +251,57 @@ def dangling_ref(schema: dict[str, Any], cls: Any) -> str | None:
     return None
 
 
+def ref_targets(schema: Any) -> dict[int, tuple[str, ...]]:
+    """Where each `$ref` of `schema` that leads into `schema` itself leads, as a validator of it would follow it:
+    by the `id` of the object holding the `$ref`, the JSON pointer's steps from the root to its target (an object).
+    A `$ref` is read against the `$id`s above it and may name an `$anchor` (a schema embedded into another, whose
+    root is elsewhere, cannot say either: its `$ref`s are rewritten to these pointers, `request/hoisted`). A `$ref`
+    that leads nowhere, out of the schema or to a boolean schema is left out."""
+    if not isinstance(schema, dict):
+        return {}
+    cls: Any = jsonschema.validators.validator_for(schema)
+    specification = specification_with(cls.ID_OF(cls.META_SCHEMA) or "urn:unknown-dialect",
+                                       default=Specification.OPAQUE)
+    steps_of: dict[int, tuple[str, ...]] = {}
+    holders: list[tuple[dict[str, Any], Any]] = []
+
+    def walk(node: Any, steps: tuple[str, ...], resolver: Any, names: bool) -> None:
+        if isinstance(node, list):
+            for number, value in enumerate(node):
+                walk(value, (*steps, str(number)), resolver, False)
+            return
+        if not isinstance(node, dict):
+            return
+        if not names:
+            steps_of.setdefault(id(node), steps)
+            resolver = resolver.in_subresource(specification.create_resource(node))
+            if isinstance(node.get("$ref"), str):
+                holders.append((node, resolver))
+        for key, value in node.items():
+            if names or key not in SCHEMA_DATA:
+                walk(value, (*steps, key), resolver, not names and key in SCHEMA_NAMED)
+
+    try:
+        walk(schema, (), SPECIFICATIONS.combine(_OFFLINE).resolver_with_root(specification.create_resource(schema)),
+             False)
+    except RecursionError:
+        return {}  # too deep to check at all: refused where it is checked
+    found: dict[int, tuple[str, ...]] = {}
+    for node, resolver in holders:
+        try:
+            target = resolver.lookup(node["$ref"]).contents
+        except (Unresolvable, RecursionError):
+            continue
+        if isinstance(target, dict) and id(target) in steps_of:
+            found[id(node)] = steps_of[id(target)]
+    return found
+
+
+# In these a schema's keys are values, never schemas; in these, keys are names and every value is a schema.
+SCHEMA_DATA: Final = ("const", "enum", "default", "examples")
+SCHEMA_NAMED: Final = ("properties", "patternProperties", "dependentSchemas", "$defs", "definitions")
+
+
 def _unresolvable(error: Unresolvable) -> str:
     ref = str(getattr(error, "ref", None) or error)
     if ref.startswith("/"):  # a JSON pointer that leads nowhere is reported without its '#'

@@ -7,7 +7,8 @@ provider all read the same `Request`.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
@@ -20,7 +21,7 @@ from ..document._view import Messages
 from ..protocol._errors import ExpressionError
 from ..protocol._expressions import parsed_or_error
 from ..protocol._messages import Form, body_of, payload_of
-from ..protocol._schemas import SchemaFault, schema_check
+from ..protocol._schemas import SCHEMA_DATA, SCHEMA_NAMED, SchemaFault, ref_targets, schema_check
 from ..resolve._resolution import Diagnostic
 from ._render import LLMMessage, limit_of, messages_text, render, shown
 
@@ -196,15 +197,41 @@ def tool_item(name: str, schema: Mapping[str, Any], latent: bool) -> dict[str, A
     item = {key: copy.deepcopy(value) for key, value in schema.items() if not key.startswith("_")}
     properties: dict[str, Any] = {"_tool": {"const": name}}
     for key, value in _properties(schema).items():
-        if key != "_tool" and (latent or key != "_output"):
+        if key != "_tool":
             properties[key] = copy.deepcopy(value) if key.startswith("_") else or_reference(value)
     item.setdefault("type", "object")
     item["properties"] = properties
+    if not latent and "_output" in properties:
+        item = output_moved(item)
+        del item["properties"]["_output"]
     required = schema.get("required")
     kept = ([key for key in required if isinstance(key, str) and key != "_tool" and key in properties]
             if isinstance(required, list) else [])
     item["required"] = ["_tool", *kept]
     return item
+
+
+def output_moved(item: dict[str, Any]) -> dict[str, Any]:
+    """A tool's item whose `$ref`s into its `_output` (`#/properties/_output`, a parameter shaped as the result)
+    point at a copy of it in the item's `$defs` (`_output`, or `_output-2`, ... when taken), so that `_output` may
+    be left out (an explicit tool's, 002) or replaced (the turn check's) without a `$ref` pointing to nothing. The
+    item itself when none does."""
+    defs = item.get("$defs")
+    name = _reserved("_output", dict(defs) if isinstance(defs, dict) else {})
+    found: list[bool] = []
+
+    def target(_: dict[str, Any], ref: str) -> str:
+        steps = pointer_steps(ref)
+        if steps is None or steps[:2] != ["properties", "_output"]:
+            return ref
+        found.append(True)
+        return json_pointer(["$defs", name, *steps[2:]])
+
+    moved = with_refs(item, target)
+    if not found:
+        return item
+    output = with_refs(item["properties"]["_output"], target)
+    return {**moved, "$defs": {**(defs if isinstance(defs, dict) else {}), name: copy.deepcopy(output)}}
 
 
 def or_reference(schema: Any) -> Any:
@@ -379,9 +406,11 @@ def hoisted(schema: Any, prefix: str, defs: dict[str, Any]) -> Any:
     """`schema`, to be embedded in a composed schema, whose `$defs` and `definitions` go into `defs` (the
     composed root's `$defs`) as `<prefix>.<name>`, and whose `$ref`s into its own root follow them: `#/$defs/x`
     becomes `#/$defs/<prefix>.x`; any other pointer into it (`#`, `#/properties/a`) points into a copy of the
-    schema put in `defs` as `<prefix>` (only when one does). A name taken already gets `-2`, `-3`, ... Other
-    `$ref`s (remote, anchors) stay as they are: they are refused elsewhere. `defs` is written in place; the result
-    shares what it does not rewrite with `schema` (copy it before changing it).
+    schema put in `defs` as `<prefix>` (only when one does). A name taken already gets `-2`, `-3`, ... A schema
+    with `$id`s (its root's or a nested one's) or `$anchor`s has its `$ref`s read against them (`ref_targets`) and
+    rewritten to pointers from the composed root, and loses those keywords: embedded, they would make `#` mean
+    something else. Other `$ref`s (remote, unresolvable) stay as they are: they are refused elsewhere. `defs` is
+    written in place; the result shares what it does not rewrite with `schema` (copy it before changing it).
     """
     if not isinstance(schema, dict):
         return copy.deepcopy(schema)
@@ -392,38 +421,64 @@ def hoisted(schema: Any, prefix: str, defs: dict[str, Any]) -> Any:
             moved[section, name] = _reserved(f"{prefix}.{name}", defs)
     root: list[str] = []
 
-    def target(ref: str) -> str:
-        pointer = unquote(ref[1:]) if ref.startswith("#") else None
-        if pointer is None or (pointer and not pointer.startswith("/")):
-            return ref
-        steps = [step.replace("~1", "/").replace("~0", "~") for step in pointer.split("/")[1:]]
+    def pointer(steps: list[str]) -> str:
         if len(steps) >= 2 and (steps[0], steps[1]) in moved:
             steps = [moved[steps[0], steps[1]], *steps[2:]]
         else:
             if not root:
                 root.append(_reserved(prefix, defs))
             steps = [root[0], *steps]
-        return "#/$defs/" + "/".join(step.replace("~", "~0").replace("/", "~1") for step in steps)
+        return json_pointer(["$defs", *steps])
 
-    def rewritten(node: Any, names: bool = False) -> Any:
-        """`node` with its `$ref`s rewritten: itself when none is (a schema without them is not copied)."""
-        if isinstance(node, list):
-            items = [rewritten(value) for value in node]
-            return node if all(new is old for new, old in zip(items, node, strict=True)) else items
-        if not isinstance(node, dict):
-            return node
-        # In `properties` and the like every value is a schema, whatever its key; elsewhere `const` and the like
-        # are values, never schemas.
-        result = {key: rewritten(value) if names else target(value) if key == "$ref" and isinstance(value, str)
-                  else value if key in _DATA else rewritten(value, key in _NAMED) for key, value in node.items()}
-        return node if all(result[key] is value for key, value in node.items()) else result
+    located = ref_targets(schema) if _scoped(schema) else None
+    body = {key: value for key, value in schema.items() if key not in _DEFS}
+    if located and id(schema) in located:
+        located[id(body)] = located[id(schema)]
 
-    body = rewritten({key: value for key, value in schema.items() if key not in _DEFS})
+    def target(node: dict[str, Any], ref: str) -> str:
+        if located and id(node) in located:
+            return pointer(list(located[id(node)]))
+        steps = pointer_steps(ref)
+        return ref if steps is None else pointer(steps)
+
+    body = with_refs(body, target, () if located is None else _SCOPING)
     for (section, name), key in moved.items():
-        defs[key] = rewritten(schema[section][name])
+        defs[key] = with_refs(schema[section][name], target, () if located is None else _SCOPING)
     if root:
         defs[root[0]] = copy.deepcopy(body)
     return body
+
+
+def pointer_steps(ref: str) -> list[str] | None:
+    """The steps of a `$ref` that is a JSON pointer into its own document (`#/properties/a` is properties, a), or
+    None for any other reference."""
+    pointer = unquote(ref[1:]) if ref.startswith("#") else None
+    if pointer is None or (pointer and not pointer.startswith("/")):
+        return None
+    return [step.replace("~1", "/").replace("~0", "~") for step in pointer.split("/")[1:]]
+
+
+def json_pointer(steps: list[str]) -> str:
+    """The `$ref` of a JSON pointer from the schema's root through `steps` (`pointer_steps`' inverse)."""
+    return "#/" + "/".join(step.replace("~", "~0").replace("/", "~1") for step in steps)
+
+
+def with_refs(node: Any, target: Callable[[dict[str, Any], str], str], dropped: tuple[str, ...] = (),
+              names: bool = False) -> Any:
+    """`node` with each `$ref` rewritten to `target(the schema holding it, the ref)`, and the keywords `dropped`
+    left out of every schema: itself when nothing changes (a schema without them is not copied)."""
+    if isinstance(node, list):
+        items = [with_refs(value, target, dropped) for value in node]
+        return node if all(new is old for new, old in zip(items, node, strict=True)) else items
+    if not isinstance(node, dict):
+        return node
+    # In `properties` and the like every value is a schema, whatever its key; elsewhere `const` and the like are
+    # values, never schemas.
+    result = {key: with_refs(value, target, dropped) if names
+              else target(node, value) if key == "$ref" and isinstance(value, str)
+              else value if key in SCHEMA_DATA else with_refs(value, target, dropped, key in SCHEMA_NAMED)
+              for key, value in node.items() if names or key not in dropped}
+    return node if len(result) == len(node) and all(result[key] is value for key, value in node.items()) else result
 
 
 def _reserved(name: str, defs: dict[str, Any]) -> str:
@@ -436,8 +491,17 @@ def _reserved(name: str, defs: dict[str, Any]) -> str:
 
 
 _DEFS = ("$defs", "definitions")
-_NAMED = ("properties", "patternProperties", "dependentSchemas", "$defs", "definitions")
-_DATA = ("const", "enum", "default", "examples")
+# What makes a `$ref` mean something else than a pointer from the schema's root: `$id`s and `$anchor`s it is read
+# against, or a `$ref` that is not a pointer (a URI or an anchor): only then is each `$ref` looked up.
+_SCOPED = re.compile(r'"\$(?:id|anchor)"|"\$ref":"(?!#/|#")')
+_SCOPING = ("$id", "$anchor")
+
+
+def _scoped(schema: dict[str, Any]) -> bool:
+    try:
+        return _SCOPED.search(_json.dumps(schema, indent=False)) is not None
+    except ValueError:
+        return True  # looked up, to be sure
 
 
 def is_solution_schema(schema: Any) -> bool:

@@ -26,7 +26,15 @@ from ..protocol._groups import PlanReading, not_a_call, read_plan
 from ..protocol._messages import MISSING, Form, body_of
 from ..protocol._methods import deep_merge
 from ..request._advice import advice_problems
-from ..request._request import REFERENCE, Request, advisors_of, compose_request, output_schema, version_warnings
+from ..request._request import (
+    REFERENCE,
+    Request,
+    advisors_of,
+    compose_request,
+    output_moved,
+    output_schema,
+    version_warnings,
+)
 from ..resolve._resolution import Diagnostic
 from ._instances import odd_instance, turn_instance_problems
 from ._instancing import as_written
@@ -173,7 +181,8 @@ def _call_problems(call: dict[str, Any], where: str, offered: dict[str, Any],
     # `_instance`, `_reasoningForCall`, ...) augments the call (002) and is never an additional property.
     declared = item.get("properties") or {}
     if "_output" in declared:  # a latent call's result: the set-up's own check judges it, references resolved
-        declared = {**declared, "_output": {}}
+        item = output_moved(item)  # a parameter written as `_output` is still judged by its schema
+        declared = {**item["properties"], "_output": {}}
         item = {**item, "properties": declared}
     # A meta-property that is null is absent, as a run reads it.
     judged = {key: value for key, value in call.items()

@@ -276,6 +276,85 @@ def refs_of(node) -> list[str]:
     return [r for v in node for r in refs_of(v)] if isinstance(node, list) else []
 
 
+def composed_refs_resolve(schema) -> None:
+    """Every `$ref` of a composed schema resolves in it, read as a validator reads it (`$id`s included)."""
+    from jsonschema import Draft202012Validator
+
+    from contextdeck.engine.protocol._schemas import dangling_ref
+
+    Draft202012Validator.check_schema(schema)
+    assert dangling_ref(schema, Draft202012Validator) is None
+    assert "$id" not in json.dumps(schema)
+    assert "$anchor" not in json.dumps(schema)
+
+
+ADDRESS = {"$id": "https://example.com/address", "type": "object",
+           "$defs": {"zip": {"type": "string", "pattern": "^[0-9]{5}$"}},
+           "properties": {"zip": {"$ref": "#/$defs/zip"}, "line": {"$anchor": "line", "type": "string"},
+                          "again": {"$ref": "#line"}}}
+
+
+def test_refs_read_against_a_nested_or_root_id_resolve_in_the_composed_schema() -> None:
+    """A `$ref` relative to an `$id` inside an embedded schema (a tool's parameter, its `_output`, the output, an
+    advisor's) or to its root's `$id`, by pointer, anchor or URI, still finds its target once composed: the `$id`s
+    go (embedded, they would make `#` mean something else) and the `$ref`s become pointers from the composed root.
+    The composed schema judges as the tool's own item does."""
+    from jsonschema import Draft202012Validator
+
+    tool = {"$id": "https://example.com/ship", "type": "object",
+            "$defs": {"name": {"type": "string", "minLength": 2}},
+            "properties": {"address": ADDRESS, "name": {"$ref": "#/$defs/name"},
+                           "back": {"$ref": "https://example.com/address#/$defs/zip"},
+                           "_output": {"$id": "result", "$defs": {"n": {"type": "integer"}},
+                                       "properties": {"n": {"$ref": "#/$defs/n"}}}}}
+    output = {"$id": "https://example.com/out", "$defs": {"w": {"type": "string"}}, "type": "object",
+              "properties": {"a": {"$ref": "#/$defs/w"}, "address": ADDRESS}}
+    advisor = {"type": "advisor", "id": "critic", "on": "request",
+               "schema": {"properties": {"where": ADDRESS}}}
+    request = compose_request(Context([{"type": "tool", "tool": {"ship": tool}}, advisor]), output)
+    schema = request.schema
+    composed_refs_resolve(schema)
+    validator = Draft202012Validator(schema)
+    good = {"meta": {}, "advisors": [{"id": "critic", "where": {"zip": "12345"}, "calls": "{}"}],
+            "output": {"a": "x", "address": {"zip": "12345", "again": "x"}},
+            "calls": [{"_tool": "ship", "address": {"zip": "12345", "again": "x"}, "name": "ab", "back": "54321",
+                       "_output": {"n": 1}}]}
+    assert list(validator.iter_errors(good)) == []
+    bad = {"meta": {}, "advisors": [{"id": "critic", "where": {"zip": "1"}, "calls": "{}"}],
+           "output": {"a": 1, "address": {"zip": "1", "again": 2}},
+           "calls": [{"_tool": "ship", "address": {"zip": "1", "again": 2}, "name": "a", "back": "1",
+                      "_output": {"n": "x"}}]}
+    wrong = {".".join(map(str, error.absolute_path)) for error in validator.iter_errors(bad)}
+    assert {"advisors.0.where.zip", "output.a", "output.address.zip", "output.address.again"} <= wrong
+    item = Draft202012Validator(request.tools[0].item)
+    call = bad["calls"][0]
+    assert {".".join(map(str, e.absolute_path)) for e in item.iter_errors(call)} == {
+        "address", "name", "back", "_output.n"}  # the item as the tool wrote it: the same fields wrong
+
+
+def test_a_parameter_written_as_the_output_resolves_when_the_output_is_left_out() -> None:
+    """A `$ref` to `#/properties/_output` in a tool whose `_output` the model is not given (an explicit tool, any
+    tool under a lazy plan) points at a copy of it in the composed `$defs`, and the turn check judges the parameter
+    by it, as it does for a latent tool whose `_output` it leaves to the set-up."""
+    from contextdeck.engine import Document, Shape, turn_problems
+
+    tool = {"type": "object", "properties": {"previous": {"$ref": "#/properties/_output"},
+                                             "_output": {"type": "object", "properties": {"text": {"type": "string"}},
+                                                         "required": ["text"]}}}
+    for explicit in (True, False):
+        written = {**tool, "_activity": "refine"} if explicit else tool
+        context = Context([{"type": "tool", "tool": {"refine": written}}])
+        request = compose_request(context, None)
+        composed_refs_resolve(request.schema)
+        item = calls_items(request)[0]
+        assert ("_output" in item["properties"]) is not explicit
+        document = Document(context, Shape.REQUEST, None)
+        bad = {"output": None, "calls": [{"_tool": "refine", "previous": {"text": 1}}]}
+        assert [p.path for p in turn_problems(document, bad) if p.severity == "error"] == ["$.calls[0].previous.text"]
+        assert turn_problems(document, {"output": None, "calls": [{"_tool": "refine",
+                                                                   "previous": {"text": "a"}}]}) == []
+
+
 def test_local_refs_of_tools_advisors_and_the_output_schema_resolve_in_the_composed_schema() -> None:
     """Embedded schemas' `$defs` move to the composed root's under `<prefix>.<name>`, their `$ref`s with them: `#` in
     the schema the model receives is its top. Two tools' `why` do not clash; `#/properties/...` follows a copy."""
