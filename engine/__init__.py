@@ -112,6 +112,7 @@ from .protocol._messages import (
 )
 from .protocol._methods import Conflict, deep_merge, write_at
 from .protocol._schemas import PATTERN_BUDGET_S, SchemaFault, pattern_problem, schema_errors, telling_large_schemas
+from .request._advice import solution_refusals
 from .request._render import LLMMessage, render, render_text
 from .request._request import ComposedTool, Request, compose_request, output_schema
 from .resolve._graveyard import free_later, free_some, let_go, only_held
@@ -360,6 +361,7 @@ __all__ = [
     "scoped_indices",
     "solution_messages",
     "solution_problem",
+    "solution_refusals",
     "summarise",
     "sweep_temporaries",
     "sync_directory",

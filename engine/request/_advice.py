@@ -1,15 +1,29 @@
-"""A solution's advice (017) judged one way: `validate` (a document's solution) and the turn check (a turn typed or
-given) ask this one piece, each at its own root (`solution`, `$`)."""
+"""A solution's advice (017) judged one way: `validate` (a document's solution), `run` (`solution_refusals`) and the
+turn check (a turn typed or given) ask this one piece, each at its own root (`solution`, `$`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..calls._tools import solution_problem
 from ..document import _json
 from ..document._validate import schema_violations
 from ..document._view import Messages
 from ..resolve._resolution import Diagnostic
-from ._request import Survey, consulted_now, survey
+from ._request import Survey, advisors_of, consulted_now, survey
+
+
+def solution_refusals(context: Messages, solution: Any) -> list[Diagnostic]:
+    """What refuses a document's own solution before anything of it runs: no solution at all (`solution_problem`),
+    or advice that `validate` calls an error (017), as the turn check refuses a turn typed with it. `run`, the loop
+    and a delegate's call ask this; `validate` says the same problems."""
+    unusable = solution_problem(solution)
+    if unusable is not None:
+        return [unusable]
+    if not isinstance(solution, dict) or "advisors" not in solution:
+        return []  # no advice: nothing more to judge
+    found = advice_problems(context, solution, advisors_of(context)[0], "solution")
+    return [problem for problem in found if problem.severity == "error"]
 
 
 def advice_problems(context: Messages, solution: Any, advisors: list[dict[str, Any]], root: str) -> list[Diagnostic]:

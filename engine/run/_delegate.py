@@ -15,11 +15,12 @@ from typing import Any, NamedTuple
 
 from ..calls._calls import CallPlan, Mode, Problem, parameters_of
 from ..calls._scopes import scoped_indices
-from ..calls._tools import ToolDefinition, merged_tools, pending_calls, solution_problem
+from ..calls._tools import ToolDefinition, merged_tools, pending_calls
 from ..document._context import Context
 from ..document._document import Document, Shape, load_document
 from ..protocol._errors import DocumentError, ExpressionError
 from ..protocol._messages import body_of
+from ..request._advice import solution_refusals
 from ..request._request import output_schema_fault
 
 ANONYMOUS = "anonymous"
@@ -106,9 +107,9 @@ def _find(name: str, base: Path | None, chain: tuple[Path, ...], code_tools: dic
     fault = output_schema_fault(template.schema)
     if fault is not None:  # its loop could never accept an output: the call would wait for ever
         return None, _Refusal(f"delegate {name!r}: {fault}")
-    unusable = solution_problem(template.solution)
-    if unusable is not None:  # its loop would refuse it as its first turn
-        return None, _Refusal(f"delegate {name!r}: {unusable}")
+    unusable = solution_refusals(template.context, template.solution)
+    if unusable:  # its loop would refuse it as its first turn
+        return None, _Refusal(f"delegate {name!r}: {unusable[0]}")
     if depth < _DEPTH:
         refusal = _nested_refusal(template, path, (*chain, path), code_tools, depth + 1)
         if refusal is not None:

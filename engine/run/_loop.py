@@ -22,10 +22,10 @@ from psygnal import Signal
 
 from ..calls._outputs import utc_now
 from ..calls._status import TickReport
-from ..calls._tools import solution_problem
 from ..document._document import Document, Shape, parsed_file
 from ..protocol._errors import DocumentError
 from ..protocol._messages import MISSING
+from ..request._advice import solution_refusals
 from ..request._request import Request
 from ..resolve._resolution import Diagnostic
 from ._execution import Execution
@@ -195,9 +195,9 @@ class Loop:
         """The document's own turn's calls become a plan message before they run (`turn_change`)."""
         if self.solution is None:
             return
-        problem = solution_problem(self.solution)
-        if problem is not None:  # nothing to take: said as a refused turn, never a TypeError midway
-            raise TurnRefused([problem])
+        problems = solution_refusals(self.document.context, self.solution)
+        if problems:  # nothing to take (said as a refused turn, never a TypeError midway), or advice `validate` refuses
+            raise TurnRefused(problems)
         change = turn_change(self.document, self.solution)
         if change.meta is not None:
             self.document.context.append(change.meta)

@@ -63,7 +63,7 @@ try:  # Ctrl-C while the command loads ends it as it would later (exit 130), not
         run_agent,
         run_with_model,
         schema_problems_of,
-        solution_problem,
+        solution_refusals,
         telling_large_schemas,
         turn_problem,
         turn_problems,
@@ -199,9 +199,13 @@ def _run(args: argparse.Namespace) -> int:
     document = _load(args.doc)
     if args.out is not None:
         check_writable(args.out)
-    unusable = solution_problem(document.solution)
-    if unusable is not None:  # nothing of it could run, and no plan may run in its place
-        raise _CannotLoad(f"{args.doc}: {unusable}")
+    # Nothing of such a solution could run, and no plan may run in its place; advice `validate` calls an error
+    # refuses it as it refuses a turn typed with it (017).
+    refusals = solution_refusals(document.context, document.solution)
+    if refusals:
+        for refusal in refusals[:-1]:
+            say(f"{args.doc}: {refusal}")
+        raise _CannotLoad(f"{args.doc}: {refusals[-1]}")
     broken = schema_problems_of(document.context, "input")
     if broken:  # 006: the input is the prompt the agent promised to take (`eval` runs no such case either)
         for violation in broken:

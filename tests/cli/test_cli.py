@@ -166,6 +166,31 @@ def test_a_solution_that_is_no_solution_is_a_problem_and_run_refuses_it(capsys, 
     assert (code, out, err) == (1, "", f"contextdeck: {path}: {said}\n")
 
 
+def test_a_solution_whose_advice_validate_refuses_is_refused_by_run(capsys, tmp_path) -> None:
+    """017: advice `validate` calls an error (a field its advisor's schema refuses, an advisor nobody defines)
+    refuses the document's own solution in `run` too, as it refuses a turn typed with it: each said, exit 1, nothing
+    run, with or without --steps. Its warnings alone (an advisor left without advice) refuse nothing."""
+    advisor = {"type": "advisor", "id": "critic", "on": "request",
+               "schema": {"type": "object", "properties": {"thought": {"type": "string"}}, "required": ["thought"]}}
+    call = {"_tool": "echo", "_output": "a", "_outputPath": "†state.echo"}
+    path, out_path = tmp_path / "a.json", tmp_path / "out.json"
+    solution = {"advisors": [{"id": "critic", "thought": 5, "calls": "{}"}, {"id": "nobody"}],
+                "calls": [call], "output": "done"}
+    path.write_text(json.dumps({"context": [advisor], "solution": solution}), encoding="utf-8")
+    said = ["solution.advisors[0].thought: 5 is not of type 'string'",
+            "solution.advisors[1]: no advisor has the id 'nobody'"]
+    code, out, _ = run(capsys, "validate", str(path))
+    assert (code, out.splitlines()[:2]) == (1, [f"{path}: {line}" for line in said])
+    for steps in ([], ["--steps", "5"]):
+        code, out, err = run(capsys, "run", str(path), "--out", str(out_path), *steps)
+        assert (code, out, err.splitlines()) == (1, "", [f"contextdeck: {path}: {line}" for line in said])
+        assert not out_path.exists()
+    path.write_text(json.dumps({"context": [advisor], "solution": {"calls": [call], "output": "done"}}),
+                    encoding="utf-8")
+    assert run(capsys, "validate", str(path))[0] == 0
+    assert run(capsys, "run", str(path), "--out", str(out_path))[0] == 0
+
+
 def test_validate_warnings_alone_exit_0(capsys, tmp_path) -> None:
     """A call to a tool nothing defines is a warning (it runs latent, SPEC 6.7): printed, exit 0."""
     path = tmp_path / "w.json"

@@ -212,6 +212,25 @@ def test_a_document_whose_solution_is_no_solution_is_refused_by_the_loop() -> No
     assert solution_problem(None) is solution_problem([]) is solution_problem({"output": 1}) is None
 
 
+def test_a_document_whose_solution_s_advice_is_an_error_is_refused_by_the_loop() -> None:
+    """017: the loop takes a document's own solution as its first turn; advice `validate` calls an error refuses it
+    (`TurnRefused` with those errors, the document untouched), as it refuses the same turn typed by hand."""
+    from contextdeck.engine import Context, Document, Shape, solution_refusals, validate
+
+    advisor = {"type": "advisor", "id": "critic", "on": "request",
+               "schema": {"type": "object", "properties": {"thought": {"type": "string"}}}}
+    solution = {"advisors": [{"id": "critic", "thought": 5}], "calls": [], "output": "done"}
+    document = Document(Context([advisor]), Shape.REQUEST, None, solution)
+    with pytest.raises(TurnRefused) as refused:
+        Loop(document, clock=CLOCK)
+    errors = [p for p in validate(document.context, solution) if p.severity == "error"]
+    assert list(refused.value.problems) == errors == solution_refusals(document.context, solution)
+    assert [p.path for p in errors] == ["solution.advisors[0].thought"]
+    assert len(document.context) == 1
+    assert turn_problems(document, {**solution, "advisors": [{"id": "critic", "thought": 5}]})[0].path == (
+        "$.advisors[0].thought")
+
+
 def test_a_malformed_reference_in_a_turn_is_said_once_at_its_field_with_its_position() -> None:
     """SPEC 3: a malformed expression is an error naming its position; in a turn it is said at the call's field,
     the field not repeated in the reason."""
