@@ -41,11 +41,17 @@ class Mode(StrEnum):
 @dataclass(frozen=True, slots=True)
 class Problem:
     """A problem of a call: `type` is a keyword (expression, parameters, outputPath, cycle, ...), `message`
-    says what and where; `where` is the JSON path in the call it is about ("$" for the whole call)."""
+    says what and where; `where` is the JSON path in the call it is about ("$" for the whole call). `code` tells
+    apart problems of one `type` that a check treats apart (`UNKNOWN_METHOD`); the user reads `type` and `message`."""
 
     type: str
     message: str
     where: str = "$"
+    code: str | None = None
+
+
+# A call's `_outputMethod` that is none of the five (not a tool's that is none: a document's data says the first too).
+UNKNOWN_METHOD = "unknown-method"
 
 
 @record
@@ -344,7 +350,7 @@ def plan_call(index: int, call: Any, tools: dict[str, ToolDefinition], activitie
             method = "set"
     elif method not in METHODS:
         text = f"unknown _outputMethod {method!r}; expected one of {', '.join(METHODS)}"
-        problems += (Problem("outputMethod", text, "$._outputMethod"),)
+        problems += (Problem("outputMethod", text, "$._outputMethod", UNKNOWN_METHOD),)
         method = "set"
     scopes: tuple[str, ...] = ()
     if reading.scopes_rule is not None or "_scopes" in call:  # else no scopes asked, none ruled: most calls

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..calls._activities import Activities
-from ..calls._calls import Problem, unusable_schema
+from ..calls._calls import UNKNOWN_METHOD, Problem, unusable_schema
 from ..calls._registry import Registry
 from ..calls._tools import (
     assumed_activities,
@@ -51,8 +51,7 @@ from ._call_checks import plan_problems
 def _reported(problem: Problem) -> bool:
     """A problem `data_problems` already reports for every plan and the solution: a malformed expression (with its
     position) or an unknown `_outputMethod` (a method the tool refuses is the set-up's alone)."""
-    return problem.type == "expression" or (problem.type == "outputMethod"
-                                            and problem.message.startswith("unknown _outputMethod"))
+    return problem.type == "expression" or problem.code == UNKNOWN_METHOD
 
 
 def validate(

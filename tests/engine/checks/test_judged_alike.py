@@ -241,6 +241,30 @@ def test_an_unknown_method_under_a_tools_enum_is_said_once() -> None:
     assert "unknown _outputMethod 'bad'" in said[0]
 
 
+def test_an_unknown_method_is_told_apart_by_its_code_not_its_words() -> None:
+    """validate leaves a call's unknown method to the data check (said once) by the problem's code, never by its
+    wording; a run still says it as an `outputMethod` error, and a tool's prescribed method that is no method
+    (another problem of the same type) is not left out."""
+    from contextdeck.engine import Activities
+    from contextdeck.engine.calls._calls import UNKNOWN_METHOD, plan_call
+
+    solution = {"calls": [{"_tool": "t", "_output": 1, "_outputPath": "†state.x", "_outputMethod": "bad"}],
+                "output": None}
+    context = [_tool_t({}), STATE]
+    [problem] = plan_call(0, solution["calls"][0], {}, Activities({})).problems
+    assert (problem.type, problem.code) == ("outputMethod", UNKNOWN_METHOD)
+    said = [p.reason for p in validate(Context(context), solution) if p.severity == "error"]
+    assert len(said) == 1
+    live = Context(context)
+    asyncio.run(Execution(live, solution, clock=CLOCK).run())
+    assert live.messages[-1]["data"]["error"]["type"] == "outputMethod"
+    prescribed = {"_tool": "t", "_output": 1, "_outputPath": "†state.x"}
+    tool = _tool_t({"_outputMethod": {"const": "pushh"}})
+    [other] = [p for p in validate(Context([tool, STATE]), {"calls": [prescribed], "output": None})
+               if p.severity == "error"]
+    assert "prescribes _outputMethod 'pushh'" in other.reason
+
+
 def test_a_prescribed_method_that_is_no_method_refuses_a_call_that_gives_none() -> None:
     """A tool's `const` `_outputMethod` is the method of a call that gives none (format.md §2): one that is no method
     refuses the call, as an unknown method the call gives would, rather than run it `set`."""
