@@ -532,6 +532,22 @@ def output_schema_fault(schema: Any) -> str | None:
     return None
 
 
+def foreign_dialect(schema: Any) -> str | None:
+    """Why a schema embedded in the composed request (a tool's, the request's own) is read otherwise there, or None:
+    it declares a `$schema` other than 2020-12, the composed schema's, whose keywords its own may not mean (draft-07's
+    `items` array or `dependencies`). Embedded, `$schema` names no dialect; on its own (the turn check's item) it
+    does."""
+    declared = schema.get("$schema") if isinstance(schema, dict) else None
+    if not isinstance(declared, str) or declared.rstrip("#") == COMPOSED_DIALECT:
+        return None
+    return (f"declares $schema {declared!r}, but the request the model receives is JSON Schema 2020-12, where its "
+            "keywords may mean otherwise (draft-07's 'items' array, 'dependencies'): the model and the turn check "
+            "could read it apart; write it in 2020-12")
+
+
+COMPOSED_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+
 def meta_schema(meta: Any) -> dict[str, Any]:
     """002's `meta`: `path` and `version`, plus every other field the context's meta message gives (016)."""
     properties: dict[str, Any] = {"path": {"type": "string"}, "version": {"type": "string"}}

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from contextdeck.engine import (
     Activities,
@@ -399,3 +402,84 @@ def test_local_refs_of_tools_advisors_and_the_output_schema_resolve_in_the_compo
     assert "calls.explain.why" in request.schema_text()
     assert compose_request(Context([]), {"$ref": "http://x/s"}).schema["properties"]["output"] == {
         "anyOf": [{"$ref": "http://x/s"}, {"type": "null"}]}  # a remote ref stays (refused elsewhere)
+
+
+# -- the composed calls item judges a call as the tool's own item does -------------------------------------------
+
+_LEAVES = [{"type": "string"}, {"type": "integer", "minimum": 0}, {"enum": [1, "ab"]},
+           {"type": "string", "minLength": 2}, True, {"type": "array", "items": {"type": "integer"}}]
+_VALUES = ["x", "ab", 1, -1, [1], ["ab"], {"zip": "12345"}, {"zip": "1"}, None, {"text": "a"}, {"text": 1}]
+
+
+@st.composite
+def _embedded_tools(draw: st.DrawFn) -> dict[str, Any]:
+    """A tool schema with local `$ref`s of every kind the composition rewrites: into its `$defs` or `definitions`,
+    into its properties (`#/properties/...`, its `_output`'s), the whole schema, and relative to a nested `$id`
+    (by pointer and by anchor), maybe a root `$id` too."""
+    defs = {"d": draw(st.sampled_from(_LEAVES)), "list": {"type": "array", "items": {"$ref": "#/$defs/d"}}}
+    nested = {"$id": "https://example.com/n", "type": "object", "$defs": {"zip": draw(st.sampled_from(_LEAVES))},
+              "properties": {"zip": {"$ref": draw(st.sampled_from(["#/$defs/zip", "#z"]))}}}
+    nested["$defs"]["zip"] = {**nested["$defs"]["zip"], "$anchor": "z"} if isinstance(nested["$defs"]["zip"], dict) \
+        else {"$anchor": "z"}
+    choices = [*_LEAVES, {"$ref": "#/$defs/d"}, {"$ref": "#/$defs/list"}, {"$ref": "#/definitions/e"},
+               {"$ref": "#/properties/_output"}, {"$ref": "#/properties/a"}, nested,
+               {"$ref": "https://example.com/n#/$defs/zip"}, {"type": "array", "items": {"$ref": "#/properties/b"}}]
+    properties = {name: draw(st.sampled_from(choices)) for name in ("a", "b", "c")}
+    if properties["a"] == {"$ref": "#/properties/a"}:
+        properties["a"] = {"type": "string"}  # a `$ref` to itself refers back to itself
+    if properties["b"] == {"type": "array", "items": {"$ref": "#/properties/b"}}:
+        properties["b"] = {"type": "integer"}
+    # `#/properties/b` from `a` and `a` from `b` would loop: `b` may not point back at `a`
+    if properties["b"] == {"$ref": "#/properties/a"} and properties["a"] in ({"$ref": "#/properties/b"},):
+        properties["b"] = {"type": "string"}
+    if {"$ref": "https://example.com/n#/$defs/zip"} in properties.values() and nested not in properties.values():
+        properties["c"] = nested  # the `$id` a reference from outside reaches into
+    properties["_output"] = {"type": "object", "properties": {"text": draw(st.sampled_from(_LEAVES))}}
+    schema: dict[str, Any] = {"type": "object", "$defs": defs, "definitions": {"e": draw(st.sampled_from(_LEAVES))},
+                              "properties": properties,
+                              "required": draw(st.lists(st.sampled_from(["a", "b", "c"]), unique=True))}
+    if draw(st.booleans()):
+        schema["$id"] = "https://example.com/tool"
+    if draw(st.booleans()):
+        schema["_activity"] = "act"  # explicit: its `_output` left out of the item
+    return schema
+
+
+@settings(max_examples=100, deadline=None)
+@given(_embedded_tools(), st.fixed_dictionaries({}, optional={name: st.sampled_from(_VALUES) for name in "abc"}))
+def test_the_composed_calls_item_judges_a_call_as_the_tool_s_item_does(schema, call) -> None:
+    """The turn check judges each call against its tool's item as written (its own `$defs`, `$id`s and anchors); the
+    model is sent that item hoisted into the composed schema. For every tool and call the two agree: the call is
+    valid under one exactly when it is under the other, and the turn check refuses it exactly then."""
+    from jsonschema import Draft202012Validator
+
+    from contextdeck.engine import Document, Shape, turn_problems
+    from contextdeck.engine.protocol._schemas import dangling_ref
+
+    context = Context([{"type": "tool", "tool": {"t": schema}}])
+    request = compose_request(context, None)
+    composed = request.schema
+    assert dangling_ref(composed, Draft202012Validator) is None
+    item = request.tools[0].item
+    call = {"_tool": "t", **call}
+    alone = not list(Draft202012Validator(item).iter_errors(call))
+    solution = {"meta": {}, "output": None, "calls": [call]}
+    sent = not list(Draft202012Validator(composed).iter_errors(solution))
+    assert alone == sent
+    refused = [p for p in turn_problems(Document(context, Shape.REQUEST, None), solution)
+               if p.severity == "error" and p.path.startswith("$.calls")]
+    assert (not refused) == sent
+
+
+def test_a_tool_or_request_schema_of_another_dialect_is_a_warning_of_validate() -> None:
+    """The composed schema is 2020-12, where a tool's draft-07 keywords (a tuple `items`, `dependencies`) mean
+    otherwise than in the tool's own item, which the turn check judges: where the two could read a call apart,
+    validate warns at the tool (and at the request's schema); a schema declaring 2020-12, or nothing, is not told."""
+    draft7 = {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+              "properties": {"q": {"dependencies": {"x": ["y"]}}}}
+    same = {**draft7, "$schema": "https://json-schema.org/draft/2020-12/schema"}
+    context = Context([{"type": "tool", "tool": {"pair": draft7}}, {"type": "tool", "tool": {"other": same}}])
+    said = [(p.message_index, p.path, p.severity) for p in validate(context, schema=draft7)]
+    assert said == [(0, "tool", "warning"), (None, "schema", "warning")]
+    assert "tool 'pair': its schema declares $schema 'http://json-schema.org/draft-07/schema#'" in str(
+        validate(context)[0])
