@@ -57,7 +57,8 @@ def run_start(context: Messages) -> int | None:
     """Where the run a document holds starts, None when it holds none: its first message that a run wrote, a
     call's record (an output, an error or a run record: each carries `_run`, format.md §9) or a model's turn (a plan
     message, or the meta message of the identity it gave back, carrying `_model`: format.md "Ticks and turns").
-    In a document with no marked meta (no meta message carries `_model`), a meta message just before the first
+    A model's plan says whether the meta just before it is its turn's (`_turnMeta`); in a document written before
+    that mark, with no marked meta either (no meta message carries `_model`), a meta message just before the first
     model plan is read as that turn's."""
     for index in range(len(context)):
         message = body_of(context[index])
@@ -66,7 +67,8 @@ def run_start(context: Messages) -> int | None:
         if "_model" in message and kind_of(message) == "meta":
             return index
         if message.get("type") == "plan" and "_model" in message:
-            unmarked = index and kind_of(body_of(context[index - 1])) == "meta" and not _marks_metas(context)
+            unmarked = (index and "_turnMeta" not in message and kind_of(body_of(context[index - 1])) == "meta"
+                        and not _marks_metas(context))
             return index - 1 if unmarked else index
     return None
 

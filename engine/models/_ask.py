@@ -21,7 +21,7 @@ from ..document._document import Document, Shape
 from ..document._validate import json_path
 from ..protocol._schemas import SchemaFault, schema_errors
 from ..run._execution import Execution
-from ..run._turns import deepest_error, meta_message
+from ..run._turns import deepest_error, meta_message, model_marks
 from ._cassette import MODES, Cassette
 from ._prompt import STRATEGIES, Prompt, call_prompt, request_prompt
 from ._provider import Completion, Delta, ModelError, Provider
@@ -274,4 +274,4 @@ def solution_messages(document: Document, answer: Answer) -> list[dict[str, Any]
     if solution.get("output") is not None:
         message["output"] = solution["output"]
     meta = meta_message(document, solution.get("meta"), answer.summary)
-    return [each for each in (meta, {**message, "_model": answer.summary}) if each is not None]
+    return [each for each in (meta, {**message, **model_marks(answer.summary, meta)}) if each is not None]

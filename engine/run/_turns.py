@@ -266,9 +266,9 @@ def turn_change(document: Document, solution: Any, audit: dict[str, Any] | None 
             plan["mode"] = "lazy"
         if output is not None:
             plan["output"] = copy.deepcopy(output)
-        if audit:
-            plan["_model"] = copy.deepcopy(audit)
     meta = meta_message(document, turn.get("meta"), audit)
+    if plan is not None and audit:
+        plan.update(model_marks(audit, meta))
     if not request:
         return TurnChange(plan, MISSING, meta)
     kept = copy.deepcopy(solution)
@@ -289,6 +289,13 @@ def meta_message(document: Document, meta: Any, audit: dict[str, Any] | None = N
     if audit:
         message["_model"] = copy.deepcopy(audit)
     return message
+
+
+def model_marks(audit: dict[str, Any], meta: dict[str, Any] | None) -> dict[str, Any]:
+    """What marks a plan message as a model's turn: its exchange in short (`_model`), and whether the meta message
+    just before it is that turn's (`_turnMeta`: the identity it gave back, marked too) or the turn appended none, so
+    that a meta typed by hand there is never read as the turn's (`run_start`; format.md "Ticks and turns")."""
+    return {"_model": copy.deepcopy(audit), "_turnMeta": meta is not None}
 
 
 def current_turn(document: Document) -> Any:

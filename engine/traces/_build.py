@@ -269,7 +269,8 @@ class _Builder:
             self.context.append({"role": "assistant", "content": message.content})
         calls = self._calls(message, where)
         self.turns.append(_Turn(len(self.context), calls, [call.id for call in message.tool_calls]))
-        self.context.append({"type": "plan", "plan": calls, **audit})
+        # A trace gives no identity back (016): a model's plan has no meta message of its own before it.
+        self.context.append({"type": "plan", "plan": calls, **audit, **({"_turnMeta": False} if audit else {})})
 
     def _calls(self, message: ChatMessage, where: str) -> list[dict[str, Any]]:
         """The plan's calls of one assistant turn; ids it repeats are said (which tool message answers which

@@ -145,7 +145,7 @@ def test_turn_change_appends_the_plan_once_and_keeps_a_bare_contexts_output() ->
     assert bare.shape is not Shape.REQUEST
     change = turn_change(bare, turn, {"model": "fake"})
     assert change.plan == {"type": "plan", "plan": turn["calls"], "mode": "lazy", "output": {"status": "Failed"},
-                           "_model": {"model": "fake"}}
+                           "_model": {"model": "fake"}, "_turnMeta": False}
     assert change.solution is MISSING
     bare.context.append(change.plan)
     assert turn_change(bare, turn).plan is None
@@ -465,3 +465,25 @@ def test_a_saved_model_solution_run_later_keeps_its_mark_on_the_meta_and_plan_it
     asyncio.run(Loop(document).run(max_ticks=2))
     assert [message.get("_model") for message in document.context.messages[2:4]] == [{"model": "m"}] * 2
     assert (run_start(document.context), request_of(document).context.messages) == (2, request)
+
+
+def test_a_meta_typed_before_the_first_model_plan_stays_the_request_s_when_no_turn_gave_a_meta() -> None:
+    """A model's plan says whether the meta just before it is its turn's (`_turnMeta`): in a document none of whose
+    turns gave an identity back, a meta typed by hand before the first model plan is the request's, not cut out of
+    each case's request. A document written before the mark (a model plan without it, no marked meta) still reads
+    that meta as the turn's; one whose turn gave a meta back starts at it."""
+    request = [{"type": "input", "input": {"a": 1}}, {"type": "meta", "meta": {"path": "/g/1", "version": "1.0.0"}}]
+    document = Document(Context([dict(message) for message in request]), Shape.ARRAY)
+    take = {"output": None, "calls": [{"_tool": "think", "_output": 1, "_outputPath": "†state.a"}]}
+    change = turn_change(document, take, {"model": "m"})
+    assert change.meta is None
+    assert (change.plan["_model"], change.plan["_turnMeta"]) == ({"model": "m"}, False)
+    document.context.append(change.plan)
+    assert (run_start(document.context), request_of(document).context.messages) == (2, request)
+    old = {key: value for key, value in change.plan.items() if key != "_turnMeta"}  # written before the mark
+    assert run_start(Context([*request, old])) == 1
+    given = turn_change(document, {**take, "meta": {"version": "1.0.1"}}, {"model": "m"})
+    assert given.plan is None or given.plan["_turnMeta"] is True
+    assert given.meta["_model"] == {"model": "m"}
+    marked = Context([*request, given.meta, {**change.plan, "_turnMeta": True}])
+    assert run_start(marked) == 2
